@@ -1,0 +1,274 @@
+// Package channel is the contract of a channel plugin: the Go interface a
+// chat-platform adapter implements and the plain types it exchanges with the
+// host.
+//
+// A channel translates, nothing more. It turns platform events into
+// InboundMessages and hands them to the host through an Inbox; it posts what
+// the host asks it to Send. It never decides sessions, splitting, retries or
+// who may talk to the agent: the host does.
+//
+// Required: Channel. Optional capabilities are optional interfaces (Typer,
+// Editor, Reactor, MediaDownloader, CommandMenu); the host discovers them, so
+// implement only what the platform supports and guard with
+//
+//	var _ channel.Typer = (*Adapter)(nil)
+package channel
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Channel is implemented by every channel plugin.
+type Channel interface {
+	// Capabilities describes the platform's limits. Called once after
+	// Configure; must not block.
+	Capabilities() Capabilities
+
+	// Run receives from the platform until ctx is canceled, handing each
+	// message to inbox.Deliver. It is called once, after Configure succeeded.
+	// Deliver returns only when the host has durably stored the messages, so
+	// a plugin advances platform offsets (Telegram's getUpdates offset) only
+	// after Deliver returned nil. Returning a non-nil error other than
+	// ctx.Err() ends the plugin process; the host restarts it with backoff.
+	Run(ctx context.Context, inbox Inbox) error
+
+	// Send posts one message. The host has already split text to
+	// Capabilities().MaxTextLength. Business failures are returned as *Error
+	// with a stable Code. Send may be called concurrently for different chats.
+	Send(ctx context.Context, req SendRequest) (SendResponse, error)
+}
+
+// Inbox is the host side of inbound delivery.
+type Inbox interface {
+	// Deliver hands messages to the host and blocks until the host has
+	// durably stored all of them (nil), or ctx ends, or the plugin is
+	// stopping (error). Messages not yet stored are redelivered to the host
+	// after a reconnect, so the host may see a message twice; it dedupes.
+	Deliver(ctx context.Context, msgs ...InboundMessage) error
+}
+
+// Capabilities describe a channel's limits and formatting.
+type Capabilities struct {
+	// MaxTextLength is the longest text one Send may carry, in LengthUnit.
+	// Zero means 4000.
+	MaxTextLength int
+	// LengthUnit is how MaxTextLength is counted: LengthUTF16 (default),
+	// LengthRunes or LengthBytes.
+	LengthUnit string
+	// Markdown is the markup the channel renders from Format "markdown":
+	// MarkdownNone, MarkdownCommonMark, MarkdownTelegramHTML, MarkdownDiscord,
+	// MarkdownWhatsApp.
+	Markdown string
+	// Threads: the platform has threads or topics (InboundMessage.ThreadID).
+	Threads bool
+	// Groups: the platform has group chats.
+	Groups bool
+	// MediaIn and MediaOut list the media kinds received and sent.
+	MediaIn  []MediaKind
+	MediaOut []MediaKind
+}
+
+// Length units.
+const (
+	LengthUTF16 = "utf16"
+	LengthRunes = "runes"
+	LengthBytes = "bytes"
+)
+
+// Markdown flavours.
+const (
+	MarkdownNone         = "none"
+	MarkdownCommonMark   = "commonmark"
+	MarkdownTelegramHTML = "telegram_html"
+	MarkdownDiscord      = "discord"
+	MarkdownWhatsApp     = "whatsapp"
+)
+
+// ChatType is the kind of conversation.
+type ChatType string
+
+// Chat types.
+const (
+	ChatDirect  ChatType = "direct"
+	ChatGroup   ChatType = "group"
+	ChatChannel ChatType = "channel"
+)
+
+// MediaKind is the kind of an attachment.
+type MediaKind string
+
+// Media kinds.
+const (
+	MediaImage    MediaKind = "image"
+	MediaAudio    MediaKind = "audio"
+	MediaVoice    MediaKind = "voice"
+	MediaVideo    MediaKind = "video"
+	MediaDocument MediaKind = "document"
+	MediaSticker  MediaKind = "sticker"
+)
+
+// Sender is who wrote a message.
+type Sender struct {
+	// ID is the platform's stable id of the sender; access lists use it
+	// as "<instance>:<ID>".
+	ID       string
+	Name     string
+	Username string
+	IsBot    bool
+}
+
+// ReplyTo is the message an inbound message answers.
+type ReplyTo struct {
+	MessageID  string
+	Text       string
+	SenderID   string
+	SenderName string
+	// ToBot is true when the replied-to message is the bot's own.
+	ToBot bool
+}
+
+// Media is an inbound attachment. The host fetches its bytes with
+// MediaDownloader.DownloadMedia(Ref).
+type Media struct {
+	Kind     MediaKind
+	Ref      string
+	MIME     string
+	Size     int64
+	Filename string
+	Caption  string
+}
+
+// InboundMessage is one message from the platform, normalized.
+type InboundMessage struct {
+	ChatType ChatType
+	ChatID   string
+	// ThreadID is the thread or forum topic; empty when none.
+	ThreadID  string
+	MessageID string
+	Sender    Sender
+	// Text is the message body (a caption when the message is media only).
+	Text string
+	// CommandText is Text with the bot's own mention removed ("/cmd@bot" →
+	// "/cmd"); empty means the same as Text.
+	CommandText string
+	// WasMentioned: the bot was mentioned, or the message replies to the bot.
+	WasMentioned bool
+	ReplyTo      *ReplyTo
+	Media        []Media
+	// Timestamp is the platform's time of the message.
+	Timestamp time.Time
+	ChatTitle string
+	// Edited marks an edit of an earlier message.
+	Edited bool
+}
+
+// Formats of outbound text.
+const (
+	FormatPlain    = "plain"
+	FormatMarkdown = "markdown"
+)
+
+// OutboundMedia is a file to send.
+type OutboundMedia struct {
+	// Path is a local file path the host vouches for.
+	Path    string
+	Kind    MediaKind
+	MIME    string
+	Caption string
+}
+
+// SendRequest is one message to post.
+type SendRequest struct {
+	ChatID           string
+	ThreadID         string
+	ReplyToMessageID string
+	Text             string
+	// Format is FormatPlain or FormatMarkdown (to be converted by the channel
+	// to its Capabilities().Markdown flavour).
+	Format             string
+	Media              []OutboundMedia
+	DisableLinkPreview bool
+	Silent             bool
+}
+
+// SendResponse is the result of a successful Send.
+type SendResponse struct {
+	// MessageIDs are the platform ids of the posted messages, in order.
+	MessageIDs []string
+}
+
+// Typer is implemented by channels that can show "typing…".
+type Typer interface {
+	// SetTyping shows (On) or clears the typing indicator. The host refreshes
+	// it every few seconds while the agent works.
+	SetTyping(ctx context.Context, req TypingRequest) error
+}
+
+// TypingRequest addresses a typing indicator.
+type TypingRequest struct {
+	ChatID   string
+	ThreadID string
+	On       bool
+}
+
+// Editor is implemented by channels that can edit sent messages; the host
+// uses it for live drafts.
+type Editor interface {
+	Edit(ctx context.Context, req EditRequest) error
+}
+
+// EditRequest replaces the text of a message sent earlier.
+type EditRequest struct {
+	ChatID    string
+	ThreadID  string
+	MessageID string
+	Text      string
+	Format    string
+}
+
+// Reactor is implemented by channels that support reactions.
+type Reactor interface {
+	React(ctx context.Context, req ReactRequest) error
+}
+
+// ReactRequest adds or removes a reaction.
+type ReactRequest struct {
+	ChatID    string
+	MessageID string
+	Emoji     string
+	Remove    bool
+}
+
+// MediaDownloader is implemented by channels that receive media.
+type MediaDownloader interface {
+	// DownloadMedia opens the bytes of Media.Ref. It fails with
+	// CodeMessageTooLong when the size exceeds MaxBytes (if > 0).
+	DownloadMedia(ctx context.Context, req DownloadRequest) (io.ReadCloser, MediaInfo, error)
+}
+
+// DownloadRequest asks for the bytes of an inbound media item.
+type DownloadRequest struct {
+	Ref      string
+	MaxBytes int64
+}
+
+// MediaInfo describes downloaded bytes.
+type MediaInfo struct {
+	MIME string
+	// Size is -1 when unknown.
+	Size int64
+}
+
+// CommandMenu is implemented by channels that show a command menu.
+type CommandMenu interface {
+	// SetCommands replaces the menu with the host's commands.
+	SetCommands(ctx context.Context, cmds []MenuEntry) error
+}
+
+// MenuEntry is one command of a command menu.
+type MenuEntry struct {
+	Name        string
+	Description string
+}

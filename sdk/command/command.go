@@ -1,0 +1,68 @@
+// Package command is the contract of a command plugin: handlers for
+// "/name args" messages, answered without the agent.
+//
+// The host answers its built-in commands first (/new, /status, ...), then
+// asks command plugins by name; unknown /words go to the agent.
+package command
+
+import (
+	"context"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// Handler is implemented by command plugins.
+type Handler interface {
+	// Commands lists the commands handled. Called after Configure and on
+	// every reload; must not block.
+	Commands() []Spec
+	// Execute runs one invocation. Business failures are returned as
+	// *channel.Error; the host tells the user.
+	Execute(ctx context.Context, req Request) (Response, error)
+}
+
+// Spec describes one command.
+type Spec struct {
+	// Name without the slash, lowercase.
+	Name        string
+	Aliases     []string
+	Description string
+	// OwnerOnly commands are refused for senders not in access.owners.
+	OwnerOnly bool
+	Usage     string
+}
+
+// Conversation identifies where a command or turn happens.
+type Conversation struct {
+	SessionKey string
+	Instance   string
+	Channel    string
+	ChatType   channel.ChatType
+	ChatID     string
+	ThreadID   string
+}
+
+// Request is one command invocation.
+type Request struct {
+	// Command is the name as matched (an alias resolves to its Spec.Name).
+	Command string
+	// Args is the text after the command, trimmed.
+	Args          string
+	RawText       string
+	Conversation  Conversation
+	Sender        channel.Sender
+	SenderIsOwner bool
+}
+
+// Reply is one message to send back.
+type Reply struct {
+	Text string
+	// Format is channel.FormatPlain (default) or channel.FormatMarkdown.
+	Format string
+	Media  []channel.OutboundMedia
+}
+
+// Response is the result of Execute.
+type Response struct {
+	Replies []Reply
+}

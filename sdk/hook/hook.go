@@ -1,0 +1,36 @@
+// Package hook is the contract of a before_agent_start hook plugin: context
+// prepended to the prompt of every agent turn.
+package hook
+
+import (
+	"context"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+)
+
+// Hook is implemented by hook plugins.
+type Hook interface {
+	// BeforeAgentStart is called before every agent turn, concurrently with
+	// the other hooks and under a per-hook timeout (ctx). A failing or slow
+	// hook is logged and skipped; the turn goes on.
+	BeforeAgentStart(ctx context.Context, req Request) (Response, error)
+}
+
+// Request describes the turn about to start.
+type Request struct {
+	Conversation command.Conversation
+	Sender       channel.Sender
+	// Message is the user's message text (before the envelope).
+	Message string
+	// NewSession is true for the first turn of a session.
+	NewSession bool
+}
+
+// Response is what the hook adds. Empty strings add nothing.
+type Response struct {
+	// PrependContext is placed before the user's message.
+	PrependContext string
+	// SystemPrompt is appended to the agent's system prompt.
+	SystemPrompt string
+}

@@ -1,0 +1,329 @@
+// Package host is the client side of the plugin protocol, for hosts: the
+// go-plugin handshake and plugin set a host launches plugins with, and
+// Plugin, a typed client over one plugin's gRPC connection that speaks the
+// sdk's contract types.
+//
+// Plugin authors do not need this package; clawhost's core and sdktest use it.
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/internal/wire"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// Handshake is the go-plugin handshake of clawhost plugins.
+var Handshake = wire.Handshake
+
+// PluginName is the name to Dispense.
+const PluginName = wire.PluginName
+
+// PluginSet returns the go-plugin plugin set for plugin.ClientConfig.Plugins.
+func PluginSet() plugin.PluginSet {
+	return plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}}
+}
+
+// DialOptions are the gRPC options a host uses (message size limits).
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes))}
+}
+
+// Transport errors, as returned by every Plugin method. Business errors are
+// *channel.Error instead.
+var (
+	// ErrPluginExited: the plugin process is gone or the connection broke.
+	ErrPluginExited = errors.New("plugin exited")
+	// ErrUnimplemented: the plugin does not offer this call (an older or
+	// smaller plugin). Callers treat it as "feature absent".
+	ErrUnimplemented = errors.New("not implemented by plugin")
+)
+
+// mapErr maps a gRPC transport error to the package's errors. It is the one
+// place where gRPC status codes are interpreted.
+func mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	switch st.Code() {
+	case codes.Canceled:
+		return fmt.Errorf("%s: %w", op, context.Canceled)
+	case codes.DeadlineExceeded:
+		return fmt.Errorf("%s: %w", op, context.DeadlineExceeded)
+	case codes.Unimplemented:
+		return fmt.Errorf("%s: %w", op, ErrUnimplemented)
+	case codes.Unavailable:
+		return fmt.Errorf("%s: %w: %s", op, ErrPluginExited, st.Message())
+	default:
+		return fmt.Errorf("%s: %s: %s", op, st.Code(), st.Message())
+	}
+}
+
+// Description is what a plugin says about itself.
+type Description struct {
+	Name, Version, SDKVersion string
+	Channel, Command, Hook    bool
+	// Capabilities is set for channels. Typing, Edit, Reactions and
+	// CommandMenu report the optional interfaces the channel implements.
+	Capabilities                         channel.Capabilities
+	Typing, Edit, Reactions, CommandMenu bool
+}
+
+// Plugin is a typed client of one plugin process.
+type Plugin struct {
+	plug pb.PluginServiceClient
+	ch   pb.ChannelServiceClient
+	cmd  pb.CommandServiceClient
+	hk   pb.HookServiceClient
+}
+
+// Wrap returns a Plugin over conn (the value go-plugin's Dispense returned).
+func Wrap(conn grpc.ClientConnInterface) *Plugin {
+	return &Plugin{
+		plug: pb.NewPluginServiceClient(conn),
+		ch:   pb.NewChannelServiceClient(conn),
+		cmd:  pb.NewCommandServiceClient(conn),
+		hk:   pb.NewHookServiceClient(conn),
+	}
+}
+
+// Describe asks the plugin who it is.
+func (p *Plugin) Describe(ctx context.Context) (Description, error) {
+	r, err := p.plug.Describe(ctx, &pb.DescribeRequest{})
+	if err != nil {
+		return Description{}, mapErr("describe", err)
+	}
+	d := Description{Name: r.GetName(), Version: r.GetVersion(), SDKVersion: r.GetSdkVersion()}
+	for _, k := range r.GetKinds() {
+		switch k {
+		case pb.Kind_KIND_CHANNEL:
+			d.Channel = true
+		case pb.Kind_KIND_COMMAND:
+			d.Command = true
+		case pb.Kind_KIND_HOOK:
+			d.Hook = true
+		}
+	}
+	if c := r.GetChannel(); c != nil {
+		d.Capabilities = wire.CapabilitiesFromProto(c)
+		d.Typing, d.Edit, d.Reactions, d.CommandMenu = c.GetTyping(), c.GetEdit(), c.GetReactions(), c.GetCommandMenu()
+	}
+	return d, nil
+}
+
+// ConfigSchema returns the plugin's config schema. Attribute defaults are
+// json.RawMessage.
+func (p *Plugin) ConfigSchema(ctx context.Context) (schema.Schema, error) {
+	r, err := p.plug.ConfigSchema(ctx, &pb.ConfigSchemaRequest{})
+	if err != nil {
+		return nil, mapErr("config schema", err)
+	}
+	return wire.SchemaFromProto(r.GetAttributes()), nil
+}
+
+// Configure configures the plugin. Diagnostics are the plugin's verdict on
+// the config; error is a transport failure.
+func (p *Plugin) Configure(ctx context.Context, cfg schema.Config) (schema.Diagnostics, error) {
+	r, err := p.plug.Configure(ctx, &pb.ConfigureRequest{Instance: cfg.Instance, ConfigJson: cfg.JSON, DataDir: cfg.DataDir})
+	if err != nil {
+		return nil, mapErr("configure", err)
+	}
+	return wire.DiagnosticsFromProto(r.GetDiagnostics()), nil
+}
+
+// Delivery is one inbound message and its delivery id for Ack.
+type Delivery struct {
+	ID      uint64
+	Message channel.InboundMessage
+}
+
+// Stream is an open Receive stream.
+type Stream struct {
+	// C yields deliveries; it is closed when the stream ends.
+	C   <-chan Delivery
+	err error
+	end chan struct{}
+}
+
+// Err returns why the stream ended; call it after C is closed.
+func (s *Stream) Err() error {
+	<-s.end
+	return s.err
+}
+
+// Receive opens the inbound stream. It ends when ctx ends or the plugin
+// exits. buffer is the channel's capacity.
+func (p *Plugin) Receive(ctx context.Context, buffer int) (*Stream, error) {
+	rs, err := p.ch.Receive(ctx, &pb.ReceiveRequest{})
+	if err != nil {
+		return nil, mapErr("receive", err)
+	}
+	c := make(chan Delivery, buffer)
+	s := &Stream{C: c, end: make(chan struct{})}
+	go func() {
+		defer close(s.end)
+		defer close(c)
+		for {
+			m, err := rs.Recv()
+			if err != nil {
+				if err == io.EOF {
+					err = fmt.Errorf("receive: %w: stream closed", ErrPluginExited)
+				} else {
+					err = mapErr("receive", err)
+				}
+				s.err = err
+				return
+			}
+			select {
+			case c <- Delivery{ID: m.GetDeliveryId(), Message: wire.InboundFromProto(m)}:
+			case <-ctx.Done():
+				s.err = ctx.Err()
+				return
+			}
+		}
+	}()
+	return s, nil
+}
+
+// Ack confirms durable storage of deliveries.
+func (p *Plugin) Ack(ctx context.Context, ids ...uint64) error {
+	_, err := p.ch.Ack(ctx, &pb.AckRequest{DeliveryIds: ids})
+	return mapErr("ack", err)
+}
+
+// Send posts a message. A business failure is a *channel.Error.
+func (p *Plugin) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
+	r, err := p.ch.Send(ctx, wire.SendToProto(req))
+	if err != nil {
+		return channel.SendResponse{}, mapErr("send", err)
+	}
+	if e := r.GetError(); e != nil {
+		return channel.SendResponse{}, wire.ErrorFromProto(e)
+	}
+	return channel.SendResponse{MessageIDs: r.GetMessageIds()}, nil
+}
+
+// SetTyping shows or clears the typing indicator.
+func (p *Plugin) SetTyping(ctx context.Context, req channel.TypingRequest) error {
+	r, err := p.ch.SetTyping(ctx, &pb.SetTypingRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, On: req.On})
+	if err != nil {
+		return mapErr("set typing", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
+}
+
+// Edit replaces the text of a sent message.
+func (p *Plugin) Edit(ctx context.Context, req channel.EditRequest) error {
+	r, err := p.ch.Edit(ctx, &pb.EditRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Text: req.Text, Format: req.Format})
+	if err != nil {
+		return mapErr("edit", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
+}
+
+// React adds or removes a reaction.
+func (p *Plugin) React(ctx context.Context, req channel.ReactRequest) error {
+	r, err := p.ch.React(ctx, &pb.ReactRequest{ChatId: req.ChatID, MessageId: req.MessageID, Emoji: req.Emoji, Remove: req.Remove})
+	if err != nil {
+		return mapErr("react", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
+}
+
+// SetCommands publishes the command menu.
+func (p *Plugin) SetCommands(ctx context.Context, cmds []command.Spec) error {
+	r, err := p.ch.SetCommands(ctx, &pb.SetCommandsRequest{Commands: wire.SpecsToProto(cmds)})
+	if err != nil {
+		return mapErr("set commands", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
+}
+
+// DownloadMedia copies the bytes of an inbound media item to w and returns
+// their info. maxBytes > 0 bounds the size.
+func (p *Plugin) DownloadMedia(ctx context.Context, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s, err := p.ch.DownloadMedia(ctx, &pb.DownloadMediaRequest{Ref: ref, MaxBytes: maxBytes})
+	if err != nil {
+		return channel.MediaInfo{}, mapErr("download media", err)
+	}
+	var info channel.MediaInfo
+	first := true
+	var n int64
+	for {
+		c, err := s.Recv()
+		if err == io.EOF {
+			info.Size = n
+			return info, nil
+		}
+		if err != nil {
+			return info, mapErr("download media", err)
+		}
+		if e := c.GetError(); e != nil {
+			return info, wire.ErrorFromProto(e)
+		}
+		if first {
+			info.MIME, first = c.GetMime(), false
+		}
+		n += int64(len(c.GetData()))
+		if maxBytes > 0 && n > maxBytes {
+			return info, channel.Errorf(channel.CodeMessageTooLong, "media is larger than %d bytes", maxBytes)
+		}
+		if _, err := w.Write(c.GetData()); err != nil {
+			return info, fmt.Errorf("download media: write: %w", err)
+		}
+	}
+}
+
+// ListCommands lists a command plugin's commands.
+func (p *Plugin) ListCommands(ctx context.Context) ([]command.Spec, error) {
+	r, err := p.cmd.ListCommands(ctx, &pb.ListCommandsRequest{})
+	if err != nil {
+		return nil, mapErr("list commands", err)
+	}
+	return wire.SpecsFromProto(r.GetCommands()), nil
+}
+
+// Execute runs a command.
+func (p *Plugin) Execute(ctx context.Context, req command.Request) (command.Response, error) {
+	r, err := p.cmd.Execute(ctx, wire.ExecuteToProto(req))
+	if err != nil {
+		return command.Response{}, mapErr("execute", err)
+	}
+	if e := r.GetError(); e != nil {
+		return command.Response{}, wire.ErrorFromProto(e)
+	}
+	return command.Response{Replies: wire.RepliesFromProto(r.GetReplies())}, nil
+}
+
+// BeforeAgentStart calls a hook.
+func (p *Plugin) BeforeAgentStart(ctx context.Context, req hook.Request) (hook.Response, error) {
+	r, err := p.hk.BeforeAgentStart(ctx, wire.HookToProto(req))
+	if err != nil {
+		return hook.Response{}, mapErr("before_agent_start", err)
+	}
+	if e := r.GetError(); e != nil {
+		return hook.Response{}, wire.ErrorFromProto(e)
+	}
+	return hook.Response{PrependContext: r.GetPrependContext(), SystemPrompt: r.GetSystemPrompt()}, nil
+}

@@ -1,0 +1,303 @@
+// Package wire is the sdk's side of the protocol: conversion between the
+// hand-written contract types and the generated proto types, the gRPC server
+// shims a plugin runs, and the go-plugin glue. Only the sdk imports it.
+package wire
+
+import (
+	"encoding/json"
+	"time"
+
+	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// ErrorToProto converts a business error; nil stays nil. Errors that are not
+// *channel.Error become CodeInternal.
+func ErrorToProto(err error) *pb.PluginError {
+	if err == nil {
+		return nil
+	}
+	if e, ok := err.(*channel.Error); ok {
+		return &pb.PluginError{Code: string(e.Code), Message: e.Message, RetryAfterMs: e.RetryAfter.Milliseconds()}
+	}
+	return &pb.PluginError{Code: string(channel.CodeInternal), Message: err.Error()}
+}
+
+// ErrorFromProto converts a business error; nil stays nil.
+func ErrorFromProto(e *pb.PluginError) error {
+	if e == nil {
+		return nil
+	}
+	return &channel.Error{Code: channel.Code(e.Code), Message: e.Message, RetryAfter: time.Duration(e.RetryAfterMs) * time.Millisecond}
+}
+
+// CapabilitiesToProto converts channel capabilities.
+func CapabilitiesToProto(c channel.Capabilities) *pb.ChannelCapabilities {
+	return &pb.ChannelCapabilities{
+		MaxTextLength: int32(c.MaxTextLength),
+		LengthUnit:    c.LengthUnit,
+		Markdown:      c.Markdown,
+		Threads:       c.Threads,
+		Groups:        c.Groups,
+		MediaIn:       kindsToStrings(c.MediaIn),
+		MediaOut:      kindsToStrings(c.MediaOut),
+	}
+}
+
+// CapabilitiesFromProto converts channel capabilities, applying defaults.
+func CapabilitiesFromProto(c *pb.ChannelCapabilities) channel.Capabilities {
+	out := channel.Capabilities{
+		MaxTextLength: int(c.GetMaxTextLength()),
+		LengthUnit:    c.GetLengthUnit(),
+		Markdown:      c.GetMarkdown(),
+		Threads:       c.GetThreads(),
+		Groups:        c.GetGroups(),
+		MediaIn:       stringsToKinds(c.GetMediaIn()),
+		MediaOut:      stringsToKinds(c.GetMediaOut()),
+	}
+	if out.MaxTextLength <= 0 {
+		out.MaxTextLength = 4000
+	}
+	if out.LengthUnit == "" {
+		out.LengthUnit = channel.LengthUTF16
+	}
+	if out.Markdown == "" {
+		out.Markdown = channel.MarkdownNone
+	}
+	return out
+}
+
+func kindsToStrings(ks []channel.MediaKind) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return out
+}
+
+func stringsToKinds(ss []string) []channel.MediaKind {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]channel.MediaKind, len(ss))
+	for i, s := range ss {
+		out[i] = channel.MediaKind(s)
+	}
+	return out
+}
+
+// SchemaToProto converts a config schema. Defaults are JSON encoded.
+func SchemaToProto(s schema.Schema) ([]*pb.Attribute, error) {
+	out := make([]*pb.Attribute, 0, len(s))
+	for _, a := range s {
+		var def string
+		if a.Default != nil {
+			b, err := json.Marshal(a.Default)
+			if err != nil {
+				return nil, err
+			}
+			def = string(b)
+		}
+		typ := a.Type
+		if typ == "" {
+			typ = "string"
+		}
+		out = append(out, &pb.Attribute{Name: a.Name, Type: typ, Required: a.Required, DefaultJson: def, Sensitive: a.Sensitive, Description: a.Description})
+	}
+	return out, nil
+}
+
+// SchemaFromProto converts a config schema; defaults stay JSON (as
+// json.RawMessage) so the host can decode them against the type.
+func SchemaFromProto(as []*pb.Attribute) schema.Schema {
+	out := make(schema.Schema, 0, len(as))
+	for _, a := range as {
+		var def any
+		if a.GetDefaultJson() != "" {
+			def = json.RawMessage(a.GetDefaultJson())
+		}
+		out = append(out, schema.Attribute{Name: a.GetName(), Type: a.GetType(), Required: a.GetRequired(), Default: def, Sensitive: a.GetSensitive(), Description: a.GetDescription()})
+	}
+	return out
+}
+
+// DiagnosticsToProto converts plugin diagnostics.
+func DiagnosticsToProto(d schema.Diagnostics) []*pb.Diagnostic {
+	out := make([]*pb.Diagnostic, len(d))
+	for i, x := range d {
+		out[i] = &pb.Diagnostic{Attribute: x.Attribute, Summary: x.Summary, Detail: x.Detail}
+	}
+	return out
+}
+
+// DiagnosticsFromProto converts plugin diagnostics.
+func DiagnosticsFromProto(d []*pb.Diagnostic) schema.Diagnostics {
+	if len(d) == 0 {
+		return nil
+	}
+	out := make(schema.Diagnostics, len(d))
+	for i, x := range d {
+		out[i] = schema.Diagnostic{Attribute: x.GetAttribute(), Summary: x.GetSummary(), Detail: x.GetDetail()}
+	}
+	return out
+}
+
+// SenderToProto converts a sender.
+func SenderToProto(s channel.Sender) *pb.Sender {
+	return &pb.Sender{Id: s.ID, Name: s.Name, Username: s.Username, IsBot: s.IsBot}
+}
+
+// SenderFromProto converts a sender.
+func SenderFromProto(s *pb.Sender) channel.Sender {
+	return channel.Sender{ID: s.GetId(), Name: s.GetName(), Username: s.GetUsername(), IsBot: s.GetIsBot()}
+}
+
+// InboundToProto converts an inbound message.
+func InboundToProto(m channel.InboundMessage, id uint64) *pb.InboundMessage {
+	out := &pb.InboundMessage{
+		DeliveryId:   id,
+		ChatType:     string(m.ChatType),
+		ChatId:       m.ChatID,
+		ThreadId:     m.ThreadID,
+		MessageId:    m.MessageID,
+		Sender:       SenderToProto(m.Sender),
+		Text:         m.Text,
+		CommandText:  m.CommandText,
+		WasMentioned: m.WasMentioned,
+		ChatTitle:    m.ChatTitle,
+		Edited:       m.Edited,
+	}
+	if !m.Timestamp.IsZero() {
+		out.TimestampMs = m.Timestamp.UnixMilli()
+	}
+	if r := m.ReplyTo; r != nil {
+		out.ReplyTo = &pb.ReplyTo{MessageId: r.MessageID, Text: r.Text, SenderId: r.SenderID, SenderName: r.SenderName, ToBot: r.ToBot}
+	}
+	for _, md := range m.Media {
+		out.Media = append(out.Media, &pb.Media{Kind: string(md.Kind), Ref: md.Ref, Mime: md.MIME, Size: md.Size, Filename: md.Filename, Caption: md.Caption})
+	}
+	return out
+}
+
+// InboundFromProto converts an inbound message.
+func InboundFromProto(m *pb.InboundMessage) channel.InboundMessage {
+	out := channel.InboundMessage{
+		ChatType:     channel.ChatType(m.GetChatType()),
+		ChatID:       m.GetChatId(),
+		ThreadID:     m.GetThreadId(),
+		MessageID:    m.GetMessageId(),
+		Sender:       SenderFromProto(m.GetSender()),
+		Text:         m.GetText(),
+		CommandText:  m.GetCommandText(),
+		WasMentioned: m.GetWasMentioned(),
+		ChatTitle:    m.GetChatTitle(),
+		Edited:       m.GetEdited(),
+	}
+	if ms := m.GetTimestampMs(); ms != 0 {
+		out.Timestamp = time.UnixMilli(ms)
+	}
+	if r := m.GetReplyTo(); r != nil {
+		out.ReplyTo = &channel.ReplyTo{MessageID: r.GetMessageId(), Text: r.GetText(), SenderID: r.GetSenderId(), SenderName: r.GetSenderName(), ToBot: r.GetToBot()}
+	}
+	for _, md := range m.GetMedia() {
+		out.Media = append(out.Media, channel.Media{Kind: channel.MediaKind(md.GetKind()), Ref: md.GetRef(), MIME: md.GetMime(), Size: md.GetSize(), Filename: md.GetFilename(), Caption: md.GetCaption()})
+	}
+	return out
+}
+
+// MediaToProto converts outbound media.
+func MediaToProto(ms []channel.OutboundMedia) []*pb.OutboundMedia {
+	var out []*pb.OutboundMedia
+	for _, m := range ms {
+		out = append(out, &pb.OutboundMedia{Path: m.Path, Kind: string(m.Kind), Mime: m.MIME, Caption: m.Caption})
+	}
+	return out
+}
+
+// MediaFromProto converts outbound media.
+func MediaFromProto(ms []*pb.OutboundMedia) []channel.OutboundMedia {
+	var out []channel.OutboundMedia
+	for _, m := range ms {
+		out = append(out, channel.OutboundMedia{Path: m.GetPath(), Kind: channel.MediaKind(m.GetKind()), MIME: m.GetMime(), Caption: m.GetCaption()})
+	}
+	return out
+}
+
+// SendToProto converts a send request.
+func SendToProto(r channel.SendRequest) *pb.SendRequest {
+	return &pb.SendRequest{ChatId: r.ChatID, ThreadId: r.ThreadID, ReplyToMessageId: r.ReplyToMessageID, Text: r.Text, Format: r.Format, Media: MediaToProto(r.Media), DisableLinkPreview: r.DisableLinkPreview, Silent: r.Silent}
+}
+
+// SendFromProto converts a send request.
+func SendFromProto(r *pb.SendRequest) channel.SendRequest {
+	return channel.SendRequest{ChatID: r.GetChatId(), ThreadID: r.GetThreadId(), ReplyToMessageID: r.GetReplyToMessageId(), Text: r.GetText(), Format: r.GetFormat(), Media: MediaFromProto(r.GetMedia()), DisableLinkPreview: r.GetDisableLinkPreview(), Silent: r.GetSilent()}
+}
+
+// SpecsToProto converts command specs.
+func SpecsToProto(ss []command.Spec) []*pb.CommandSpec {
+	out := make([]*pb.CommandSpec, len(ss))
+	for i, s := range ss {
+		out[i] = &pb.CommandSpec{Name: s.Name, Aliases: s.Aliases, Description: s.Description, OwnerOnly: s.OwnerOnly, Usage: s.Usage}
+	}
+	return out
+}
+
+// SpecsFromProto converts command specs.
+func SpecsFromProto(ss []*pb.CommandSpec) []command.Spec {
+	out := make([]command.Spec, len(ss))
+	for i, s := range ss {
+		out[i] = command.Spec{Name: s.GetName(), Aliases: s.GetAliases(), Description: s.GetDescription(), OwnerOnly: s.GetOwnerOnly(), Usage: s.GetUsage()}
+	}
+	return out
+}
+
+// ConversationToProto converts a conversation.
+func ConversationToProto(c command.Conversation) *pb.Conversation {
+	return &pb.Conversation{SessionKey: c.SessionKey, Instance: c.Instance, Channel: c.Channel, ChatType: string(c.ChatType), ChatId: c.ChatID, ThreadId: c.ThreadID}
+}
+
+// ConversationFromProto converts a conversation.
+func ConversationFromProto(c *pb.Conversation) command.Conversation {
+	return command.Conversation{SessionKey: c.GetSessionKey(), Instance: c.GetInstance(), Channel: c.GetChannel(), ChatType: channel.ChatType(c.GetChatType()), ChatID: c.GetChatId(), ThreadID: c.GetThreadId()}
+}
+
+// ExecuteToProto converts a command request.
+func ExecuteToProto(r command.Request) *pb.ExecuteRequest {
+	return &pb.ExecuteRequest{Command: r.Command, Args: r.Args, RawText: r.RawText, Conversation: ConversationToProto(r.Conversation), Sender: SenderToProto(r.Sender), SenderIsOwner: r.SenderIsOwner}
+}
+
+// ExecuteFromProto converts a command request.
+func ExecuteFromProto(r *pb.ExecuteRequest) command.Request {
+	return command.Request{Command: r.GetCommand(), Args: r.GetArgs(), RawText: r.GetRawText(), Conversation: ConversationFromProto(r.GetConversation()), Sender: SenderFromProto(r.GetSender()), SenderIsOwner: r.GetSenderIsOwner()}
+}
+
+// RepliesToProto converts command replies.
+func RepliesToProto(rs []command.Reply) []*pb.Reply {
+	out := make([]*pb.Reply, len(rs))
+	for i, r := range rs {
+		out[i] = &pb.Reply{Text: r.Text, Format: r.Format, Media: MediaToProto(r.Media)}
+	}
+	return out
+}
+
+// RepliesFromProto converts command replies.
+func RepliesFromProto(rs []*pb.Reply) []command.Reply {
+	out := make([]command.Reply, len(rs))
+	for i, r := range rs {
+		out[i] = command.Reply{Text: r.GetText(), Format: r.GetFormat(), Media: MediaFromProto(r.GetMedia())}
+	}
+	return out
+}
+
+// HookToProto converts a hook request.
+func HookToProto(r hook.Request) *pb.BeforeAgentStartRequest {
+	return &pb.BeforeAgentStartRequest{Conversation: ConversationToProto(r.Conversation), Sender: SenderToProto(r.Sender), Message: r.Message, NewSession: r.NewSession}
+}
+
+// HookFromProto converts a hook request.
+func HookFromProto(r *pb.BeforeAgentStartRequest) hook.Request {
+	return hook.Request{Conversation: ConversationFromProto(r.GetConversation()), Sender: SenderFromProto(r.GetSender()), Message: r.GetMessage(), NewSession: r.GetNewSession()}
+}

@@ -1,0 +1,325 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// Impl is what a plugin offers; nil kinds are absent.
+type Impl struct {
+	Name, Version string
+	Schema        schema.Schema
+	Configure     func(ctx context.Context, cfg schema.Config) error
+	Channel       channel.Channel
+	Command       command.Handler
+	Hook          hook.Hook
+}
+
+// Kinds lists the kinds Impl offers.
+func (i *Impl) Kinds() []pb.Kind {
+	var ks []pb.Kind
+	if i.Channel != nil {
+		ks = append(ks, pb.Kind_KIND_CHANNEL)
+	}
+	if i.Command != nil {
+		ks = append(ks, pb.Kind_KIND_COMMAND)
+	}
+	if i.Hook != nil {
+		ks = append(ks, pb.Kind_KIND_HOOK)
+	}
+	return ks
+}
+
+// Server serves an Impl over gRPC. Ctx is the plugin's lifetime: canceling
+// it stops the channel's Run.
+type Server struct {
+	pb.UnimplementedPluginServiceServer
+	pb.UnimplementedChannelServiceServer
+	pb.UnimplementedCommandServiceServer
+	pb.UnimplementedHookServiceServer
+
+	Impl    *Impl
+	Log     hclog.Logger
+	Ctx     context.Context
+	Inbox   *Inbox
+	DataDir func(instance string) string
+	// Fatal is called when the channel's Run fails; it ends the process.
+	Fatal func(error)
+
+	mu         sync.Mutex
+	configured bool
+	runDone    chan struct{}
+	stream     context.CancelFunc
+}
+
+// Register registers the services Impl offers on s.
+func (srv *Server) Register(s *grpc.Server) {
+	pb.RegisterPluginServiceServer(s, srv)
+	if srv.Impl.Channel != nil {
+		pb.RegisterChannelServiceServer(s, srv)
+	}
+	if srv.Impl.Command != nil {
+		pb.RegisterCommandServiceServer(s, srv)
+	}
+	if srv.Impl.Hook != nil {
+		pb.RegisterHookServiceServer(s, srv)
+	}
+}
+
+// Describe implements PluginService.
+func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	out := &pb.DescribeResponse{Name: srv.Impl.Name, Version: srv.Impl.Version, Kinds: srv.Impl.Kinds(), SdkVersion: SDKVersion}
+	if ch := srv.Impl.Channel; ch != nil {
+		caps := CapabilitiesToProto(ch.Capabilities())
+		_, caps.Typing = ch.(channel.Typer)
+		_, caps.Edit = ch.(channel.Editor)
+		_, caps.Reactions = ch.(channel.Reactor)
+		_, caps.CommandMenu = ch.(channel.CommandMenu)
+		out.Channel = caps
+	}
+	return out, nil
+}
+
+// ConfigSchema implements PluginService.
+func (srv *Server) ConfigSchema(ctx context.Context, _ *pb.ConfigSchemaRequest) (*pb.ConfigSchemaResponse, error) {
+	as, err := SchemaToProto(srv.Impl.Schema)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "encode schema default: %v", err)
+	}
+	return &pb.ConfigSchemaResponse{Attributes: as}, nil
+}
+
+// Configure implements PluginService. It starts the channel's Run after a
+// successful configuration.
+func (srv *Server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.configured {
+		return &pb.ConfigureResponse{Diagnostics: []*pb.Diagnostic{{Summary: "plugin already configured", Detail: "Configure is called once per process"}}}, nil
+	}
+	cfg := schema.Config{Instance: req.GetInstance(), DataDir: req.GetDataDir(), JSON: req.GetConfigJson(), Logger: srv.Log}
+	if f := srv.Impl.Configure; f != nil {
+		if err := f(ctx, cfg); err != nil {
+			var diags schema.Diagnostics
+			if errors.As(err, &diags) {
+				return &pb.ConfigureResponse{Diagnostics: DiagnosticsToProto(diags)}, nil
+			}
+			return &pb.ConfigureResponse{Diagnostics: []*pb.Diagnostic{{Summary: "configure failed", Detail: err.Error()}}}, nil
+		}
+	}
+	srv.configured = true
+	if ch := srv.Impl.Channel; ch != nil {
+		srv.runDone = make(chan struct{})
+		go srv.run(ch)
+	}
+	return &pb.ConfigureResponse{}, nil
+}
+
+func (srv *Server) run(ch channel.Channel) {
+	defer close(srv.runDone)
+	err := ch.Run(srv.Ctx, srv.Inbox)
+	if err != nil && srv.Ctx.Err() == nil {
+		srv.Log.Error("channel stopped", "error", err)
+		if srv.Fatal != nil {
+			srv.Fatal(fmt.Errorf("channel run: %w", err))
+		}
+	}
+}
+
+// RunDone is closed when the channel's Run has returned; nil if Run never
+// started.
+func (srv *Server) RunDone() <-chan struct{} {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.runDone
+}
+
+// Receive implements ChannelService. A new stream replaces an older one.
+func (srv *Server) Receive(_ *pb.ReceiveRequest, stream grpc.ServerStreamingServer[pb.InboundMessage]) error {
+	srv.mu.Lock()
+	if !srv.configured {
+		srv.mu.Unlock()
+		return status.Error(codes.FailedPrecondition, "receive before configure")
+	}
+	if srv.stream != nil {
+		srv.stream()
+	}
+	ctx, cancel := context.WithCancel(stream.Context())
+	srv.stream = cancel
+	srv.mu.Unlock()
+	defer cancel()
+	err := srv.Inbox.Stream(ctx, stream.Send)
+	if errors.Is(err, ErrStopping) {
+		return status.Error(codes.Unavailable, "plugin is stopping")
+	}
+	return err
+}
+
+// Ack implements ChannelService.
+func (srv *Server) Ack(_ context.Context, req *pb.AckRequest) (*pb.AckResponse, error) {
+	srv.Inbox.Ack(req.GetDeliveryIds())
+	return &pb.AckResponse{}, nil
+}
+
+// Send implements ChannelService.
+func (srv *Server) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	res, err := srv.Impl.Channel.Send(ctx, SendFromProto(req))
+	if err != nil {
+		return &pb.SendResponse{Error: ErrorToProto(err)}, nil
+	}
+	return &pb.SendResponse{MessageIds: res.MessageIDs}, nil
+}
+
+var errUnsupported = channel.Errorf(channel.CodeUnsupported, "not supported by this channel")
+
+// SetTyping implements ChannelService.
+func (srv *Server) SetTyping(ctx context.Context, req *pb.SetTypingRequest) (*pb.SetTypingResponse, error) {
+	t, ok := srv.Impl.Channel.(channel.Typer)
+	if !ok {
+		return &pb.SetTypingResponse{Error: ErrorToProto(errUnsupported)}, nil
+	}
+	err := t.SetTyping(ctx, channel.TypingRequest{ChatID: req.GetChatId(), ThreadID: req.GetThreadId(), On: req.GetOn()})
+	return &pb.SetTypingResponse{Error: ErrorToProto(err)}, nil
+}
+
+// Edit implements ChannelService.
+func (srv *Server) Edit(ctx context.Context, req *pb.EditRequest) (*pb.EditResponse, error) {
+	e, ok := srv.Impl.Channel.(channel.Editor)
+	if !ok {
+		return &pb.EditResponse{Error: ErrorToProto(errUnsupported)}, nil
+	}
+	err := e.Edit(ctx, channel.EditRequest{ChatID: req.GetChatId(), ThreadID: req.GetThreadId(), MessageID: req.GetMessageId(), Text: req.GetText(), Format: req.GetFormat()})
+	return &pb.EditResponse{Error: ErrorToProto(err)}, nil
+}
+
+// React implements ChannelService.
+func (srv *Server) React(ctx context.Context, req *pb.ReactRequest) (*pb.ReactResponse, error) {
+	r, ok := srv.Impl.Channel.(channel.Reactor)
+	if !ok {
+		return &pb.ReactResponse{Error: ErrorToProto(errUnsupported)}, nil
+	}
+	err := r.React(ctx, channel.ReactRequest{ChatID: req.GetChatId(), MessageID: req.GetMessageId(), Emoji: req.GetEmoji(), Remove: req.GetRemove()})
+	return &pb.ReactResponse{Error: ErrorToProto(err)}, nil
+}
+
+// SetCommands implements ChannelService.
+func (srv *Server) SetCommands(ctx context.Context, req *pb.SetCommandsRequest) (*pb.SetCommandsResponse, error) {
+	m, ok := srv.Impl.Channel.(channel.CommandMenu)
+	if !ok {
+		return &pb.SetCommandsResponse{Error: ErrorToProto(errUnsupported)}, nil
+	}
+	entries := make([]channel.MenuEntry, 0, len(req.GetCommands()))
+	for _, c := range req.GetCommands() {
+		entries = append(entries, channel.MenuEntry{Name: c.GetName(), Description: c.GetDescription()})
+	}
+	return &pb.SetCommandsResponse{Error: ErrorToProto(m.SetCommands(ctx, entries))}, nil
+}
+
+// mediaChunkSize is the size of one DownloadMedia stream message.
+const mediaChunkSize = 256 << 10
+
+// DownloadMedia implements ChannelService.
+func (srv *Server) DownloadMedia(req *pb.DownloadMediaRequest, stream grpc.ServerStreamingServer[pb.MediaChunk]) error {
+	d, ok := srv.Impl.Channel.(channel.MediaDownloader)
+	if !ok {
+		return stream.Send(&pb.MediaChunk{Error: ErrorToProto(errUnsupported)})
+	}
+	rc, info, err := d.DownloadMedia(stream.Context(), channel.DownloadRequest{Ref: req.GetRef(), MaxBytes: req.GetMaxBytes()})
+	if err != nil {
+		return stream.Send(&pb.MediaChunk{Error: ErrorToProto(err)})
+	}
+	defer rc.Close()
+	buf := make([]byte, mediaChunkSize)
+	first := true
+	var total int64
+	for {
+		n, rerr := rc.Read(buf)
+		if n > 0 {
+			total += int64(n)
+			if max := req.GetMaxBytes(); max > 0 && total > max {
+				return stream.Send(&pb.MediaChunk{Error: ErrorToProto(channel.Errorf(channel.CodeMessageTooLong, "media is larger than %d bytes", max))})
+			}
+			c := &pb.MediaChunk{Data: append([]byte(nil), buf[:n]...)}
+			if first {
+				c.Mime, c.Size, first = info.MIME, info.Size, false
+			}
+			if err := stream.Send(c); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			if first {
+				return stream.Send(&pb.MediaChunk{Mime: info.MIME, Size: 0})
+			}
+			return nil
+		}
+		if rerr != nil {
+			return stream.Send(&pb.MediaChunk{Error: ErrorToProto(channel.Errorf(channel.CodeUnavailable, "read media: %v", rerr))})
+		}
+	}
+}
+
+// ListCommands implements CommandService.
+func (srv *Server) ListCommands(context.Context, *pb.ListCommandsRequest) (*pb.ListCommandsResponse, error) {
+	return &pb.ListCommandsResponse{Commands: SpecsToProto(srv.Impl.Command.Commands())}, nil
+}
+
+// Execute implements CommandService.
+func (srv *Server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	res, err := srv.Impl.Command.Execute(ctx, ExecuteFromProto(req))
+	if err != nil {
+		return &pb.ExecuteResponse{Error: ErrorToProto(err)}, nil
+	}
+	return &pb.ExecuteResponse{Replies: RepliesToProto(res.Replies)}, nil
+}
+
+// BeforeAgentStart implements HookService.
+func (srv *Server) BeforeAgentStart(ctx context.Context, req *pb.BeforeAgentStartRequest) (*pb.BeforeAgentStartResponse, error) {
+	res, err := srv.Impl.Hook.BeforeAgentStart(ctx, HookFromProto(req))
+	if err != nil {
+		return &pb.BeforeAgentStartResponse{Error: ErrorToProto(err)}, nil
+	}
+	return &pb.BeforeAgentStartResponse{PrependContext: res.PrependContext, SystemPrompt: res.SystemPrompt}, nil
+}
+
+// RecoverUnary turns a panic in a unary handler into an Internal error (with
+// the stack in the plugin log) instead of killing the plugin.
+func RecoverUnary(log hclog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("panic in plugin handler", "method", info.FullMethod, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				err = status.Errorf(codes.Internal, "plugin panicked in %s: %v", info.FullMethod, r)
+			}
+		}()
+		return handler(ctx, req)
+	}
+}
+
+// RecoverStream is RecoverUnary for streams.
+func RecoverStream(log hclog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("panic in plugin handler", "method", info.FullMethod, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				err = status.Errorf(codes.Internal, "plugin panicked in %s: %v", info.FullMethod, r)
+			}
+		}()
+		return handler(srv, ss)
+	}
+}

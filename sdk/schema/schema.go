@@ -1,0 +1,91 @@
+// Package schema describes a plugin's config {} block and carries the decoded
+// configuration to the plugin.
+//
+// A plugin declares its attributes as a Schema; the host decodes the user's
+// HCL against it (so a typo points at file:line:col with "did you mean") and
+// hands the result to the plugin as JSON in a Config.
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Attribute is one attribute of a config {} block.
+type Attribute struct {
+	// Name is the attribute name as written in HCL.
+	Name string
+	// Type is an HCL type expression: "string", "number", "bool",
+	// "list(string)", "map(string)", "object({...})". Empty means "string".
+	Type string
+	// Required makes the host refuse a config block without this attribute.
+	Required bool
+	// Default is used when the attribute is absent. It must be JSON
+	// encodable and match Type. Nil means null.
+	Default any
+	// Sensitive values (tokens, passwords) are never logged by the host.
+	Sensitive bool
+	// Description is shown by the host in diagnostics and documentation.
+	Description string
+}
+
+// Schema is the list of attributes of a plugin's config {} block.
+type Schema []Attribute
+
+// Config is what a plugin receives in Configure.
+type Config struct {
+	// Instance is the plugin instance name: the label of plugin "<instance>".
+	Instance string
+	// DataDir is a private, persistent directory for this instance (0700).
+	DataDir string
+	// JSON is the decoded config {} block, a JSON object with one key per
+	// schema attribute (absent optional attributes are their default or null).
+	JSON []byte
+	// Logger is the plugin's logger; its lines appear in the host log under
+	// the instance name. Never log secrets.
+	Logger hclog.Logger
+}
+
+// Decode unmarshals the configuration into v, typically a struct with json
+// tags matching the attribute names.
+func (c Config) Decode(v any) error {
+	if len(c.JSON) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(c.JSON, v); err != nil {
+		return fmt.Errorf("decode config of %s: %w", c.Instance, err)
+	}
+	return nil
+}
+
+// Diagnostic is one configuration problem found by a plugin.
+type Diagnostic struct {
+	// Attribute names the offending attribute; empty for the block as a whole.
+	Attribute string
+	Summary   string
+	Detail    string
+}
+
+// Diagnostics is a list of configuration problems. It is an error so that
+// Configure can return it; the host reports each entry at the attribute's
+// position in the config file.
+type Diagnostics []Diagnostic
+
+// Error implements error.
+func (d Diagnostics) Error() string {
+	parts := make([]string, 0, len(d))
+	for _, x := range d {
+		s := x.Summary
+		if x.Attribute != "" {
+			s = x.Attribute + ": " + s
+		}
+		if x.Detail != "" {
+			s += ": " + x.Detail
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
