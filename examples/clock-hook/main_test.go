@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
+)
+
+func TestClock(t *testing.T) {
+	fixed := time.Date(2026, 11, 21, 13, 4, 5, 0, time.UTC)
+	h := sdktest.Start(t, plugin(func() time.Time { return fixed }))
+	ctx := context.Background()
+	diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"Europe/Berlin"}`)})
+	if err != nil || diags != nil {
+		t.Fatalf("configure: %v %v", diags, err)
+	}
+	res, err := h.Plugin.BeforeAgentStart(ctx, hook.Request{Message: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Current date and time: Saturday 2026-11-21 14:04:05 CET"; res.PrependContext != want {
+		t.Errorf("got %q, want %q", res.PrependContext, want)
+	}
+}
+
+func TestClockBadZone(t *testing.T) {
+	h := sdktest.Start(t, plugin(time.Now))
+	diags, err := h.Plugin.Configure(context.Background(), schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"Mars/Base"}`)})
+	if err != nil || len(diags) != 1 || diags[0].Attribute != "timezone" {
+		t.Fatalf("want one diagnostic on timezone, got %v %v", diags, err)
+	}
+}

@@ -1,0 +1,214 @@
+// Command clawhost-loopback is the smallest useful channel plugin: a
+// "platform" made of two HTTP endpoints on loopback. Tests and demos post
+// inbound messages to it and read what the host sent back.
+//
+//	POST /inbound  {"chat_id","chat_type","thread_id","sender_id","sender_name","text","message_id","mentioned"}
+//	               → 200 {"message_id"} once the host has stored the message
+//	GET  /sent?after=N&wait=5s
+//	               → [{"seq","op","chat_id","thread_id","message_id","text","reply_to","on"}] (long poll)
+//
+// It writes its address to addr_file when one is configured.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/clawhost/clawhost/sdk"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// Record is one thing the host did through the channel.
+type Record struct {
+	Seq       int    `json:"seq"`
+	Op        string `json:"op"` // send | edit | typing
+	ChatID    string `json:"chat_id"`
+	ThreadID  string `json:"thread_id,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Format    string `json:"format,omitempty"`
+	ReplyTo   string `json:"reply_to,omitempty"`
+	On        bool   `json:"on,omitempty"`
+}
+
+// Inbound is the body of POST /inbound.
+type Inbound struct {
+	ChatID     string `json:"chat_id"`
+	ChatType   string `json:"chat_type"`
+	ThreadID   string `json:"thread_id"`
+	SenderID   string `json:"sender_id"`
+	SenderName string `json:"sender_name"`
+	Text       string `json:"text"`
+	MessageID  string `json:"message_id"`
+	Mentioned  bool   `json:"mentioned"`
+}
+
+type loopback struct {
+	limit int
+
+	mu      sync.Mutex
+	records []Record
+	changed chan struct{} // closed and replaced on every record
+	nextID  int
+	ln      net.Listener
+}
+
+func newLoopback() *loopback {
+	return &loopback{changed: make(chan struct{})}
+}
+
+var (
+	_ channel.Channel = (*loopback)(nil)
+	_ channel.Typer   = (*loopback)(nil)
+	_ channel.Editor  = (*loopback)(nil)
+)
+
+func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
+	var c struct {
+		Listen    string  `json:"listen"`
+		AddrFile  *string `json:"addr_file"`
+		TextLimit float64 `json:"text_limit"`
+	}
+	if err := cfg.Decode(&c); err != nil {
+		return err
+	}
+	l.limit = int(c.TextLimit)
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return schema.Diagnostics{{Attribute: "listen", Summary: "cannot listen", Detail: err.Error()}}
+	}
+	l.ln = ln
+	if c.AddrFile != nil && *c.AddrFile != "" {
+		if err := os.WriteFile(*c.AddrFile, []byte(ln.Addr().String()), 0o600); err != nil {
+			return fmt.Errorf("write addr_file: %w", err)
+		}
+	}
+	cfg.Logger.Info("loopback listening", "addr", ln.Addr().String())
+	return nil
+}
+
+func (l *loopback) Capabilities() channel.Capabilities {
+	return channel.Capabilities{MaxTextLength: l.limit, LengthUnit: channel.LengthUTF16, Markdown: channel.MarkdownNone, Threads: true, Groups: true}
+}
+
+func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /inbound", func(w http.ResponseWriter, r *http.Request) {
+		var in Inbound
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<20)).Decode(&in); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if in.ChatType == "" {
+			in.ChatType = string(channel.ChatDirect)
+		}
+		if in.MessageID == "" {
+			in.MessageID = strconv.FormatInt(time.Now().UnixNano(), 36)
+		}
+		msg := channel.InboundMessage{
+			ChatType: channel.ChatType(in.ChatType), ChatID: in.ChatID, ThreadID: in.ThreadID, MessageID: in.MessageID,
+			Sender: channel.Sender{ID: in.SenderID, Name: in.SenderName}, Text: in.Text, WasMentioned: in.Mentioned, Timestamp: time.Now(),
+		}
+		if err := inbox.Deliver(r.Context(), msg); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"message_id": in.MessageID})
+	})
+	mux.HandleFunc("GET /sent", l.serveSent)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	if err := srv.Serve(l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (l *loopback) serveSent(w http.ResponseWriter, r *http.Request) {
+	after, _ := strconv.Atoi(r.URL.Query().Get("after"))
+	wait, _ := time.ParseDuration(r.URL.Query().Get("wait"))
+	deadline := time.After(wait)
+	for {
+		l.mu.Lock()
+		var out []Record
+		for _, rec := range l.records {
+			if rec.Seq > after {
+				out = append(out, rec)
+			}
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		if len(out) > 0 || wait <= 0 {
+			_ = json.NewEncoder(w).Encode(out)
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			wait = 0
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (l *loopback) record(r Record) Record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r.Seq = len(l.records) + 1
+	l.records = append(l.records, r)
+	close(l.changed)
+	l.changed = make(chan struct{})
+	return r
+}
+
+func (l *loopback) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
+	if n := len([]rune(req.Text)); l.limit > 0 && n > l.limit {
+		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text of %d characters exceeds %d", n, l.limit)
+	}
+	l.mu.Lock()
+	l.nextID++
+	id := "m" + strconv.Itoa(l.nextID)
+	l.mu.Unlock()
+	l.record(Record{Op: "send", ChatID: req.ChatID, ThreadID: req.ThreadID, MessageID: id, Text: req.Text, Format: req.Format, ReplyTo: req.ReplyToMessageID})
+	return channel.SendResponse{MessageIDs: []string{id}}, nil
+}
+
+func (l *loopback) Edit(ctx context.Context, req channel.EditRequest) error {
+	l.record(Record{Op: "edit", ChatID: req.ChatID, ThreadID: req.ThreadID, MessageID: req.MessageID, Text: req.Text, Format: req.Format})
+	return nil
+}
+
+func (l *loopback) SetTyping(ctx context.Context, req channel.TypingRequest) error {
+	l.record(Record{Op: "typing", ChatID: req.ChatID, ThreadID: req.ThreadID, On: req.On})
+	return nil
+}
+
+func plugin() sdk.Plugin {
+	l := newLoopback()
+	return sdk.Plugin{
+		Name:    "loopback",
+		Version: "0.1.0",
+		Schema: schema.Schema{
+			{Name: "listen", Type: "string", Default: "127.0.0.1:0", Description: "address of the HTTP API (inbound messages and the sent log)"},
+			{Name: "addr_file", Type: "string", Description: "file to write the listening address to"},
+			{Name: "text_limit", Type: "number", Default: 4000, Description: "longest text one send may carry, in characters"},
+		},
+		Configure: l.configure,
+		Channel:   l,
+	}
+}
+
+func main() { sdk.Serve(plugin()) }
