@@ -1,0 +1,70 @@
+# clawhost — run `make help` for the targets.
+SHELL := /bin/bash
+GO ?= go
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+BIN := bin
+CLAUDE_VERSION := 2.1.330
+CLAUDE_DIR := .cache/claude-cli
+CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
+
+# Plugin binaries: plugins/<name>/cmd/clawhost-<name> and examples/<name>.
+PLUGIN_CMDS := $(wildcard plugins/*/cmd/clawhost-*)
+EXAMPLES := $(wildcard examples/*)
+
+.PHONY: help build run test test-go bench proto check fmt deps claude-cli browser clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build bin/clawhost and every plugin and example as bin/clawhost-<name>
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/clawhost ./core/cmd/clawhost
+	@for d in $(PLUGIN_CMDS); do echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$(basename $$d) ./$$d || exit 1; done
+	@for d in $(EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
+
+run: build ## run clawhost on the default config.hcl
+	./$(BIN)/clawhost -config config.hcl
+
+deps: claude-cli browser ## install what the tests need (claude CLI from npm, Chromium from Debian)
+
+claude-cli: $(CLAUDE_BIN) ## install the real claude CLI into .cache/claude-cli (npm)
+$(CLAUDE_BIN):
+	@command -v npm >/dev/null || { echo "npm is needed for the claude CLI tests (apt-get install npm)"; exit 1; }
+	npm install --prefix $(CLAUDE_DIR) --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_VERSION)
+	@$(CLAUDE_BIN) --version
+
+browser: ## install Debian's chromium for the browser tests (needs root or sudo)
+	@command -v chromium >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@chromium --version
+
+test: build deps ## run all tests, with the real claude CLI and a headless Chromium
+	CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
+	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...
+
+test-go: build ## run the tests that need only Go (real-CLI and browser tests skip)
+	CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...
+
+bench: build claude-cli ## run the benchmarks (figures quoted in the issues)
+	CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) \
+	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./...
+
+proto: ## regenerate proto/gen with the pinned buf and protoc plugins
+	cd proto && $(GO) tool -modfile=../tools/go.mod buf generate
+
+fmt: ## format the Go code
+	gofmt -w $$(git ls-files '*.go' | grep -v '^proto/gen/')
+
+check: ## fmt, vet, proto in sync, go mod tidy, dependency rules
+	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^proto/gen/')); [ -z "$$bad" ] || { echo "gofmt needed: $$bad"; exit 1; }
+	$(GO) vet ./...
+	$(MAKE) proto
+	@git diff --exit-code -- proto/gen || { echo "proto/gen is out of date: run make proto and commit"; exit 1; }
+	@cp go.mod /tmp/clawhost-go.mod.bak; cp go.sum /tmp/clawhost-go.sum.bak; $(GO) mod tidy; \
+	  if ! git diff --quiet -- go.mod go.sum; then echo "go.mod/go.sum not tidy: run go mod tidy"; git diff -- go.mod | head -40; exit 1; fi
+	$(GO) test -count=1 -run TestDependencyRules ./core/archtest/
+
+clean: ## remove build output
+	rm -rf $(BIN)

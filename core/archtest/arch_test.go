@@ -1,0 +1,129 @@
+package archtest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/clawhost/clawhost"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+// listPackages returns every package of the module with its non-test imports.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", module+"/...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("decode go list: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, module), "/") }
+
+func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
+
+// composers are the core packages allowed to import other core packages.
+var composers = map[string]bool{
+	"core/gateway":      true,
+	"core/cmd/clawhost": true,
+}
+
+// TestDependencyRules enforces the rules of DESIGN.md:
+//   - sdk/... never imports core/, plugins/, examples/;
+//   - plugins/ and examples/ import only sdk/... of this module (no core, no
+//     generated proto types);
+//   - core/ never imports plugins/ or examples/, and leaf packages of core
+//     do not import each other (only the composition packages do);
+//   - production code never imports "testing" (sdk/sdktest, a test harness,
+//     is the exception).
+func TestDependencyRules(t *testing.T) {
+	pkgs := listPackages(t)
+	if len(pkgs) < 5 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	for _, p := range pkgs {
+		from := rel(p.ImportPath)
+		for _, imp := range p.Imports {
+			if imp == "testing" && from != "sdk/sdktest" {
+				t.Errorf("%s imports testing: production code must not", from)
+			}
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			if msg := violation(from, rel(imp)); msg != "" {
+				t.Errorf("%s imports %s: %s", from, rel(imp), msg)
+			}
+		}
+	}
+}
+
+// violation returns which rule an import from → to breaks, or "".
+func violation(from, to string) string {
+	switch {
+	case under(from, "sdk"):
+		if under(to, "core") || under(to, "plugins") || under(to, "examples") {
+			return "sdk must not import core, plugins or examples"
+		}
+	case under(from, "plugins"), under(from, "examples"):
+		if under(to, "sdk/internal") || under(to, "proto") {
+			return "no generated or internal sdk types in plugins"
+		}
+		if !under(to, "sdk") && !sameTree(from, to) {
+			return "plugins and examples may import only sdk/..."
+		}
+	case under(from, "core"):
+		if under(to, "plugins") || under(to, "examples") {
+			return "core must not import plugins or examples"
+		}
+		if under(to, "core") && !composers[from] {
+			return "leaf packages of core must not import each other; wire them in core/gateway"
+		}
+	}
+	return ""
+}
+
+// sameTree reports whether two packages belong to the same plugin or
+// example (plugins/telegram and plugins/telegram/cmd/clawhost-telegram).
+func sameTree(a, b string) bool {
+	pa, pb := strings.SplitN(a, "/", 3), strings.SplitN(b, "/", 3)
+	return len(pa) >= 2 && len(pb) >= 2 && pa[0] == pb[0] && pa[1] == pb[1]
+}
+
+// TestRulesCatchViolations makes sure the rule checker can fail.
+func TestRulesCatchViolations(t *testing.T) {
+	cases := []struct{ from, to string }{
+		{"sdk/channel", "core/config"},
+		{"plugins/telegram", "core/gateway"},
+		{"examples/ping", "proto/gen/clawhost/v1"},
+		{"core/chunk", "core/envelope"},
+		{"core/config", "plugins/telegram"},
+	}
+	for _, c := range cases {
+		if violation(c.from, c.to) == "" {
+			t.Errorf("%s → %s should violate the rules", c.from, c.to)
+		}
+	}
+	if msg := violation("plugins/telegram/cmd/clawhost-telegram", "plugins/telegram"); msg != "" {
+		t.Errorf("a plugin's main may import its own package: %s", msg)
+	}
+}

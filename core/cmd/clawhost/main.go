@@ -1,0 +1,174 @@
+// Command clawhost is the clawhost daemon: it loads config.hcl, starts and
+// supervises the configured plugins, and connects their chats to the Claude
+// Code CLI.
+//
+//	clawhost [-config FILE]            run (default ./config.hcl)
+//	clawhost validate -config FILE     check the configuration, plugins included
+//	clawhost version                   print the version
+//
+// SIGINT and SIGTERM stop gracefully; SIGHUP reloads the configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/runner"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := "run"
+	if len(args) > 0 && !isFlag(args[0]) {
+		cmd, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("clawhost "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "config.hcl", "configuration file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch cmd {
+	case "version":
+		fmt.Fprintf(stdout, "clawhost %s\n", version)
+		return 0
+	case "validate":
+		return validate(*cfgPath, stdout, stderr)
+	case "run":
+		return serve(*cfgPath, stderr)
+	default:
+		fmt.Fprintf(stderr, "clawhost: unknown command %q (run, validate, version)\n", cmd)
+		return 2
+	}
+}
+
+func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
+
+// load reads the configuration, printing diagnostics; ok is false on errors.
+func load(path string, w io.Writer) (*config.Config, bool) {
+	cfg, diags := config.Load(path)
+	if len(diags) > 0 {
+		var files map[string]*hcl.File
+		if cfg != nil {
+			files = cfg.Files()
+		}
+		config.FormatDiagnostics(w, diags, files)
+	}
+	return cfg, cfg != nil && !diags.HasErrors()
+}
+
+func newLogger(cfg *config.Config, w io.Writer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       "clawhost",
+		Level:      hclog.LevelFromString(cfg.LogLevel),
+		Output:     w,
+		JSONFormat: cfg.LogFormat == "json",
+	})
+}
+
+func serve(path string, stderr io.Writer) int {
+	cfg, ok := load(path, stderr)
+	if !ok {
+		return 1
+	}
+	log := newLogger(cfg, stderr)
+	start := time.Now()
+
+	agent, err := runner.New(agentConfig(cfg), log.Named("runner"))
+	if err != nil {
+		log.Error("agent configuration", "error", err)
+		return 1
+	}
+	gw := gateway.New(gateway.Options{Logger: log, Agent: agent, Access: accessOf(cfg), HookOrder: hookOrder(cfg)})
+	h := pluginhost.New(pluginhost.Options{
+		Logger:   log,
+		LogLevel: cfg.LogLevel,
+		Inbound:  gw.Inbound,
+		OnReady: func(inst *pluginhost.Instance) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			gw.RefreshCommands(ctx)
+		},
+	})
+	gw.SetHost(h)
+	h.Apply(specs(cfg))
+	log.Info("clawhost started", "version", version, "config", cfg.Path(), "plugins", len(cfg.EnabledPlugins()), "startup", time.Since(start))
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	for sig := range sigs {
+		if sig == syscall.SIGHUP {
+			log.Info("SIGHUP: reloading configuration", "config", path)
+			next, ok := load(path, stderr)
+			if !ok {
+				log.Error("configuration refused; keeping the running set", "config", path)
+				continue
+			}
+			cfg = next
+			gw.SetOptions(accessOf(cfg), hookOrder(cfg))
+			h.Apply(specs(cfg))
+			log.Info("configuration reloaded", "plugins", len(cfg.EnabledPlugins()))
+			continue
+		}
+		log.Info("stopping", "signal", sig.String())
+		break
+	}
+	signal.Stop(sigs)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	gw.Close(ctx)
+	h.Stop()
+	if err := agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		log.Warn("stopping claude processes", "error", err)
+	}
+	log.Info("stopped")
+	return 0
+}
+
+func validate(path string, stdout, stderr io.Writer) int {
+	cfg, ok := load(path, stderr)
+	if !ok {
+		return 1
+	}
+	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
+	defer h.Stop()
+	failed := false
+	for _, sp := range specs(cfg) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		_, sch, err := h.Probe(ctx, sp)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "Error: plugin %q: %v\n", sp.Instance, err)
+			failed = true
+			continue
+		}
+		if _, err := sp.Decode(sch); err != nil {
+			fmt.Fprintln(stderr, err)
+			failed = true
+		}
+	}
+	if failed {
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: valid (%d plugins enabled)\n", path, len(cfg.EnabledPlugins()))
+	return 0
+}

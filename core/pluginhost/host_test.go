@@ -1,0 +1,392 @@
+package pluginhost
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/sdk"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// The test binary doubles as a misbehaving plugin: with CLAWHOST_FAULT set
+// it serves a plugin that fails in the named way.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("CLAWHOST_FAULT"); mode != "" {
+		faultPlugin(mode)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+type faulty struct{ mode string }
+
+func (f *faulty) Capabilities() channel.Capabilities { return channel.Capabilities{MaxTextLength: 100} }
+func (f *faulty) Run(ctx context.Context, inbox channel.Inbox) error {
+	switch f.mode {
+	case "panic":
+		go func() { time.Sleep(20 * time.Millisecond); panic("fault plugin panics on purpose") }()
+	case "crash":
+		time.Sleep(20 * time.Millisecond)
+		os.Exit(3)
+	case "oversize":
+		err := inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "big", Sender: channel.Sender{ID: "u"}, Text: strings.Repeat("x", 9<<20)})
+		// The sdk refuses it before it reaches the stream; deliver a normal
+		// message to show the stream still works.
+		msg := "oversize refused: " + string(channel.CodeOf(err))
+		_ = inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "ok", Sender: channel.Sender{ID: "u"}, Text: msg})
+	}
+	<-ctx.Done()
+	return nil
+}
+func (f *faulty) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
+	return channel.SendResponse{MessageIDs: []string{"1"}}, nil
+}
+
+func faultPlugin(mode string) {
+	if mode == "hang" {
+		time.Sleep(time.Hour) // never completes the handshake
+	}
+	sdk.Serve(sdk.Plugin{Name: "fault-" + mode, Channel: &faulty{mode: mode}})
+}
+
+// binDir returns a directory with the example plugins built: CLAWHOST_BIN_DIR
+// (make test sets it) or a fresh build.
+var (
+	buildOnce sync.Once
+	builtDir  string
+	buildErr  error
+)
+
+func binDir(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("CLAWHOST_BIN_DIR"); d != "" {
+		return d
+	}
+	buildOnce.Do(func() {
+		builtDir, buildErr = os.MkdirTemp("", "clawhost-bin-")
+		if buildErr != nil {
+			return
+		}
+		for _, n := range []string{"loopback", "ping", "clock-hook"} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(builtDir, "clawhost-"+n), "../../examples/"+n).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("build %s: %v\n%s", n, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtDir
+}
+
+type recorder struct {
+	mu   sync.Mutex
+	msgs []channel.InboundMessage
+	ch   chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{ch: make(chan struct{}, 1024)} }
+
+func (r *recorder) inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
+	r.mu.Lock()
+	r.msgs = append(r.msgs, msgs...)
+	r.mu.Unlock()
+	for range msgs {
+		r.ch <- struct{}{}
+	}
+	return nil
+}
+
+func (r *recorder) texts() map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]bool{}
+	for _, m := range r.msgs {
+		out[m.Text] = true
+	}
+	return out
+}
+
+func newHost(t *testing.T, rec *recorder) *Host {
+	t.Helper()
+	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound, FirstBackoff: 20 * time.Millisecond, MaxBackoff: 400 * time.Millisecond})
+	t.Cleanup(h.Stop)
+	return h
+}
+
+func loopbackSpec(t *testing.T, name string) (Spec, string) {
+	t.Helper()
+	dir := t.TempDir()
+	addrFile := filepath.Join(dir, "addr")
+	return Spec{
+		Instance: name, Source: "loopback", Path: filepath.Join(binDir(t), "clawhost-loopback"),
+		DataDir: filepath.Join(dir, "data"), Fingerprint: "1",
+		Decode: func(schema.Schema) ([]byte, error) {
+			return json.Marshal(map[string]any{"listen": "127.0.0.1:0", "addr_file": addrFile, "text_limit": 4000})
+		},
+	}, addrFile
+}
+
+func faultSpec(name, mode string) Spec {
+	return Spec{Instance: name, Source: "fault", Path: os.Args[0], Env: []string{"CLAWHOST_FAULT=" + mode}, Fingerprint: mode, StartTimeout: 2 * time.Second}
+}
+
+func waitState(t *testing.T, inst *Instance, want State, within time.Duration) Status {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		st := inst.Status()
+		if st.State == want {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instance %s: state %s (last error %q), want %s within %s", st.Instance, st.State, st.LastError, want, within)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// post injects one inbound message into a loopback plugin; it returns once
+// the host acked it (nil) or fails.
+func post(addrFile, text string) error {
+	addr, err := os.ReadFile(addrFile)
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(map[string]string{"chat_id": "c1", "sender_id": "u1", "text": text})
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Post("http://"+string(addr)+"/inbound", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+func TestLoopbackRoundTrip(t *testing.T) {
+	rec := newRecorder()
+	h := newHost(t, rec)
+	spec, addrFile := loopbackSpec(t, "lo")
+	h.Apply([]Spec{spec})
+	inst := h.Instance("lo")
+	waitState(t, inst, StateReady, 10*time.Second)
+	if err := post(addrFile, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.texts()["hello"] {
+		t.Fatalf("inbound not recorded: %v", rec.texts())
+	}
+	plug, desc, ok := inst.Client()
+	if !ok || !desc.Channel || !desc.Typing || !desc.Edit {
+		t.Fatalf("describe: %+v", desc)
+	}
+	if _, err := plug.Send(context.Background(), channel.SendRequest{ChatID: "c1", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKillPluginMidStream: kill -9 of a channel plugin while messages flow;
+// it is restarted, its stream resumes, and every message the host acked
+// (the POST returned 200) was stored.
+func TestKillPluginMidStream(t *testing.T) {
+	rec := newRecorder()
+	h := newHost(t, rec)
+	spec, addrFile := loopbackSpec(t, "lo")
+	h.Apply([]Spec{spec})
+	inst := h.Instance("lo")
+	first := waitState(t, inst, StateReady, 10*time.Second)
+
+	var acked []string
+	killed := false
+	for i := 0; i < 200; i++ {
+		text := fmt.Sprintf("m%03d", i)
+		if i == 100 {
+			if first.PID <= 0 {
+				t.Fatalf("no pid for the plugin: %+v", first)
+			}
+			_ = syscall.Kill(first.PID, syscall.SIGKILL)
+			killed = true
+		}
+		// Like a platform, the client retries until the plugin accepts.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			err := post(addrFile, text)
+			if err == nil {
+				acked = append(acked, text)
+				break
+			}
+			if !killed || time.Now().After(deadline) {
+				t.Fatalf("post %s: %v", text, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	st := waitState(t, inst, StateReady, 5*time.Second)
+	if st.Restarts < 1 || st.PID == first.PID {
+		t.Fatalf("plugin was not restarted: %+v", st)
+	}
+	got := rec.texts()
+	for _, a := range acked {
+		if !got[a] {
+			t.Errorf("acked message %s was lost", a)
+		}
+	}
+	if len(acked) != 200 {
+		t.Errorf("only %d of 200 messages acked", len(acked))
+	}
+}
+
+func TestPanickingPluginIsRestarted(t *testing.T) {
+	h := newHost(t, newRecorder())
+	h.Apply([]Spec{faultSpec("p", "panic")})
+	inst := h.Instance("p")
+	deadline := time.Now().Add(10 * time.Second)
+	for inst.Status().Restarts < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("panicking plugin not restarted twice: %+v", inst.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := inst.Status(); !strings.Contains(st.LastError, "exited") {
+		t.Errorf("last error %q does not say the plugin exited", st.LastError)
+	}
+}
+
+func TestHandshakeTimeout(t *testing.T) {
+	h := newHost(t, newRecorder())
+	sp := faultSpec("slow", "hang")
+	sp.StartTimeout = 300 * time.Millisecond
+	h.Apply([]Spec{sp})
+	st := waitState(t, h.Instance("slow"), StateDegraded, 5*time.Second)
+	if !strings.Contains(st.LastError, "slow") || !strings.Contains(st.LastError, "timeout") {
+		t.Errorf("error %q should name the instance and the timeout", st.LastError)
+	}
+}
+
+func TestMissingBinary(t *testing.T) {
+	h := newHost(t, newRecorder())
+	path := filepath.Join(t.TempDir(), "clawhost-nope")
+	h.Apply([]Spec{{Instance: "nope", Source: "nope", Path: path, Fingerprint: "1"}})
+	st := waitState(t, h.Instance("nope"), StateDegraded, 5*time.Second)
+	if !strings.Contains(st.LastError, path) || !strings.Contains(st.LastError, "nope") {
+		t.Errorf("error %q should name the instance and the path", st.LastError)
+	}
+}
+
+func TestChecksum(t *testing.T) {
+	h := newHost(t, newRecorder())
+	good, _ := loopbackSpec(t, "good")
+	b, err := os.ReadFile(good.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	good.SHA256 = hex.EncodeToString(sum[:])
+	bad, _ := loopbackSpec(t, "bad")
+	bad.SHA256 = strings.Repeat("0", 64)
+	h.Apply([]Spec{good, bad})
+	waitState(t, h.Instance("good"), StateReady, 10*time.Second)
+	st := waitState(t, h.Instance("bad"), StateDegraded, 5*time.Second)
+	if !strings.Contains(st.LastError, "checksum") {
+		t.Errorf("error %q should say the checksum does not match", st.LastError)
+	}
+}
+
+// TestCrashLoop: a plugin that keeps crashing backs off ever longer and is
+// degraded, while a healthy plugin keeps working.
+func TestCrashLoop(t *testing.T) {
+	rec := newRecorder()
+	h := newHost(t, rec)
+	lo, addrFile := loopbackSpec(t, "lo")
+	h.Apply([]Spec{lo, faultSpec("crashy", "crash")})
+	waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	crashy := h.Instance("crashy")
+	deadline := time.Now().Add(10 * time.Second)
+	var starts []time.Time
+	last := -1
+	for len(starts) < 5 && time.Now().Before(deadline) {
+		if st := crashy.Status(); st.Restarts != last && st.State == StateStarting {
+			last = st.Restarts
+			starts = append(starts, time.Now())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if len(starts) < 5 {
+		t.Fatalf("saw only %d restarts", len(starts))
+	}
+	first, later := starts[1].Sub(starts[0]), starts[4].Sub(starts[3])
+	if later <= first {
+		t.Errorf("backoff did not grow: first gap %s, later gap %s", first, later)
+	}
+	if err := post(addrFile, "still here"); err != nil || !rec.texts()["still here"] {
+		t.Errorf("healthy plugin stopped working during the crash loop: %v", err)
+	}
+}
+
+func TestOversizeMessageRefusedByPlugin(t *testing.T) {
+	rec := newRecorder()
+	h := newHost(t, rec)
+	h.Apply([]Spec{faultSpec("big", "oversize")})
+	select {
+	case <-rec.ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no message after the oversize one")
+	}
+	if got := rec.texts(); !got["oversize refused: message_too_long"] {
+		t.Fatalf("got %v", got)
+	}
+	if st := h.Instance("big").Status(); st.State != StateReady || st.Restarts != 0 {
+		t.Errorf("plugin should stay up: %+v", st)
+	}
+}
+
+// TestApplyReconciles: enabling, disabling and changing instances touches
+// only those instances.
+func TestApplyReconciles(t *testing.T) {
+	h := newHost(t, newRecorder())
+	a, _ := loopbackSpec(t, "a")
+	b, _ := loopbackSpec(t, "b")
+	h.Apply([]Spec{a})
+	pa := waitState(t, h.Instance("a"), StateReady, 10*time.Second).PID
+	h.Apply([]Spec{a, b})
+	waitState(t, h.Instance("b"), StateReady, 10*time.Second)
+	if st := h.Instance("a").Status(); st.PID != pa {
+		t.Errorf("unchanged instance a was restarted")
+	}
+	b.Fingerprint = "2"
+	h.Apply([]Spec{b})
+	if h.Instance("a") != nil {
+		t.Errorf("disabled instance a still present")
+	}
+	if pa <= 0 {
+		t.Fatalf("no pid for instance a")
+	}
+	if err := syscall.Kill(pa, 0); err == nil {
+		time.Sleep(500 * time.Millisecond)
+		if syscall.Kill(pa, 0) == nil {
+			t.Errorf("process of removed instance a (pid %d) still running", pa)
+		}
+	}
+	waitState(t, h.Instance("b"), StateReady, 10*time.Second)
+}
