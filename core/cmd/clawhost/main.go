@@ -93,6 +93,12 @@ func serve(path string, stderr io.Writer) int {
 	log := newLogger(cfg, stderr)
 	start := time.Now()
 
+	for _, dir := range []string{cfg.DataDir, cfg.Agent.Workspace} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			log.Error("cannot create directory", "dir", dir, "error", err)
+			return 1
+		}
+	}
 	agent, err := runner.New(agentConfig(cfg), log.Named("runner"))
 	if err != nil {
 		log.Error("agent configuration", "error", err)

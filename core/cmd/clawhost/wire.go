@@ -24,7 +24,7 @@ func specs(cfg *config.Config) []pluginhost.Spec {
 			SHA256:       p.SHA256,
 			StartTimeout: p.StartTimeout.Duration(),
 			DataDir:      filepath.Join(cfg.DataDir, "plugins", p.Name),
-			Fingerprint:  cfg.Fingerprint(p.Name),
+			Fingerprint:  p.Fingerprint(),
 			Decode: func(s schema.Schema) ([]byte, error) {
 				js, diags := config.DecodePluginConfig(p, s)
 				if diags.HasErrors() {

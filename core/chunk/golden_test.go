@@ -1,0 +1,54 @@
+package chunk
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
+
+const goldenInput = "# Release notes\n\nThis release (finally) fixes the chunker so long replies stay readable 😀.\r\n" +
+	"- item one\n- item two with a [link](https://example.com/a/very/long/path/that/keeps/going)\n\n" +
+	"```go\nfunc main() {\n\tfor i := 0; i < 10; i++ {\n\t\tfmt.Println(\"hello, world\", i)\n\t}\n}\n```\n\n" +
+	"Family: 👨‍👩‍👧‍👦 flags: 🇺🇸🇩🇪 accents: e\u0301e\u0301e\u0301.\n"
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		run  func() []string
+	}{
+		{"text-40", func() []string { return Text(goldenInput, 40) }},
+		{"markdown-40", func() []string { return Markdown(goldenInput, 40) }},
+		{"markdown-newline-120", func() []string { return MarkdownWithMode(goldenInput, 120, ModeNewline) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var b strings.Builder
+			for i, c := range tc.run() {
+				fmt.Fprintf(&b, "--- chunk %d (%d units)\n%s\n", i, Len(c), c)
+			}
+			path := filepath.Join("testdata", "golden", tc.name+".txt")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read golden (run with -update to create): %v", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("output differs from %s:\n%s", path, b.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,394 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as a fake claude CLI (stream-json in and out)
+// when CLAWHOST_FAKE_CLAUDE is set: every user message is answered with
+// "echo: <text>".
+func TestMain(m *testing.M) {
+	if os.Getenv("CLAWHOST_FAKE_CLAUDE") != "" {
+		fakeClaude()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func fakeClaude() {
+	sid := "00000000-0000-4000-8000-000000000000"
+	for i, a := range os.Args {
+		if (a == "--session-id" || a == "--resume") && i+1 < len(os.Args) {
+			sid = os.Args[i+1]
+		}
+	}
+	out := json.NewEncoder(os.Stdout)
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var in struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &in) != nil {
+			continue
+		}
+		var text string
+		if json.Unmarshal(in.Message.Content, &text) != nil {
+			var blocks []struct{ Text string }
+			_ = json.Unmarshal(in.Message.Content, &blocks)
+			for _, b := range blocks {
+				text += b.Text
+			}
+		}
+		reply := "echo: " + text
+		_ = out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": sid})
+		_ = out.Encode(map[string]any{"type": "assistant", "session_id": sid, "message": map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": reply}}}})
+		_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": reply, "session_id": sid, "num_turns": 1,
+			"usage": map[string]any{"input_tokens": 10, "output_tokens": 2}})
+	}
+}
+
+var (
+	buildOnce sync.Once
+	builtDir  string
+	buildErr  error
+)
+
+// binDir returns a directory holding clawhost and the example plugins:
+// CLAWHOST_BIN_DIR (make test sets it) or a fresh build.
+func binDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("CLAWHOST_BIN_DIR"); d != "" {
+		return d
+	}
+	buildOnce.Do(func() {
+		builtDir, buildErr = os.MkdirTemp("", "clawhost-bin-")
+		if buildErr != nil {
+			return
+		}
+		targets := map[string]string{"clawhost": "."}
+		for _, n := range []string{"loopback", "ping", "clock-hook"} {
+			targets["clawhost-"+n] = "../../../examples/" + n
+		}
+		for name, pkg := range targets {
+			if out, err := exec.Command("go", "build", "-o", filepath.Join(builtDir, name), pkg).CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("build %s: %v\n%s", name, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtDir
+}
+
+type daemon struct {
+	t        testing.TB
+	cmd      *exec.Cmd
+	dir      string
+	cfgPath  string
+	addrFile string
+	log      *syncBuffer
+	after    int
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+const configTemplate = `
+data_dir   = "./data"
+plugin_dir = %q
+log_level  = "debug"
+agent {
+  command   = %q
+  workspace = "./workspace"
+  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
+  timeout   = "30s"
+}
+access {
+  dm_policy  = "allowlist"
+  allow_from = ["lo:u1"]
+}
+plugin "lo" {
+  source = "loopback"
+  config {
+    addr_file = %q
+  }
+}
+plugin "ping" {
+  source  = "ping"
+  enabled = %v
+}
+plugin "clock" {
+  source = "clock-hook"
+}
+`
+
+func writeConfig(t testing.TB, dir string, ping bool) string {
+	t.Helper()
+	exe, _ := os.Executable()
+	path := filepath.Join(dir, "config.hcl")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(configTemplate, binDir(t), exe, filepath.Join(dir, "lo.addr"), ping)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func startDaemon(t testing.TB, ping bool) *daemon {
+	t.Helper()
+	dir := t.TempDir()
+	d := &daemon{t: t, dir: dir, cfgPath: writeConfig(t, dir, ping), addrFile: filepath.Join(dir, "lo.addr"), log: &syncBuffer{}}
+	d.cmd = exec.Command(filepath.Join(binDir(t), "clawhost"), "-config", d.cfgPath)
+	d.cmd.Stderr = d.log
+	d.cmd.Stdout = d.log
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			_ = d.cmd.Process.Kill()
+			_ = d.cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("clawhost log:\n%s", d.log.String())
+		}
+	})
+	d.waitFor(func() bool { _, err := os.Stat(d.addrFile); return err == nil }, "loopback address file")
+	return d
+}
+
+func (d *daemon) waitFor(cond func() bool, what string) {
+	d.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (d *daemon) addr() string {
+	b, _ := os.ReadFile(d.addrFile)
+	return string(b)
+}
+
+func (d *daemon) post(sender, text string) {
+	d.t.Helper()
+	body, _ := json.Marshal(map[string]string{"chat_id": "chat-" + sender, "sender_id": sender, "text": text})
+	resp, err := http.Post("http://"+d.addr()+"/inbound", "application/json", bytes.NewReader(body))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		d.t.Fatalf("inbound: status %d", resp.StatusCode)
+	}
+}
+
+type record struct {
+	Seq    int    `json:"seq"`
+	Op     string `json:"op"`
+	ChatID string `json:"chat_id"`
+	Text   string `json:"text"`
+}
+
+// nextSend returns the next message sent to chat, skipping typing and edits.
+func (d *daemon) nextSend(chat string) string {
+	d.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(fmt.Sprintf("http://%s/sent?after=%d&wait=2s", d.addr(), d.after))
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		var recs []record
+		_ = json.NewDecoder(resp.Body).Decode(&recs)
+		resp.Body.Close()
+		for _, r := range recs {
+			d.after = r.Seq
+			if r.Op == "send" && r.ChatID == chat {
+				return r.Text
+			}
+		}
+	}
+	d.t.Fatalf("no message sent to %s", chat)
+	return ""
+}
+
+// children returns the pids whose parent is pid.
+func children(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+func pluginPIDs(d *daemon, want int) []int {
+	d.t.Helper()
+	var pids []int
+	d.waitFor(func() bool {
+		pids = nil
+		for _, p := range children(d.cmd.Process.Pid) {
+			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); strings.Contains(exe, "clawhost-") {
+				pids = append(pids, p)
+			}
+		}
+		return len(pids) == want
+	}, fmt.Sprintf("%d plugin processes", want))
+	return pids
+}
+
+// TestEndToEnd: a message in a loopback chat reaches the (fake) agent with
+// the clock hook's context and the reply comes back; /ping is answered by
+// the command plugin; an unknown sender never reaches the agent; SIGHUP
+// disables and re-enables a plugin; SIGTERM leaves no plugin running.
+func TestEndToEnd(t *testing.T) {
+	d := startDaemon(t, true)
+	pluginPIDs(d, 3)
+
+	d.post("u1", "hello there")
+	got := d.nextSend("chat-u1")
+	if !strings.HasPrefix(got, "echo: ") || !strings.Contains(got, "hello there") || !strings.Contains(got, "Current date and time") {
+		t.Errorf("reply %q: want an echo of the prompt with the clock hook's context", got)
+	}
+
+	d.post("u1", "/ping now")
+	if got := d.nextSend("chat-u1"); got != "pong now" {
+		t.Errorf("/ping: got %q", got)
+	}
+
+	d.post("u2", "let me in")
+	if got := d.nextSend("chat-u2"); strings.Contains(got, "echo") || !strings.Contains(got, "lo:u2") {
+		t.Errorf("unknown sender: got %q, want a refusal naming lo:u2", got)
+	}
+
+	// SIGHUP with ping disabled: /ping goes to the agent instead.
+	writeConfig(t, d.dir, false)
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	pluginPIDs(d, 2)
+	d.post("u1", "/ping again")
+	if got := d.nextSend("chat-u1"); !strings.HasPrefix(got, "echo: ") {
+		t.Errorf("/ping with the plugin disabled: got %q, want the agent's echo", got)
+	}
+	// An invalid file is refused and the running set kept.
+	_ = os.WriteFile(d.cfgPath, []byte("plugin \"x\" {"), 0o600)
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	d.waitFor(func() bool { return strings.Contains(d.log.String(), "configuration refused") }, "refusal of the invalid file")
+	writeConfig(t, d.dir, true)
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	pids := pluginPIDs(d, 3)
+	d.post("u1", "/ping back")
+	if got := d.nextSend("chat-u1"); got != "pong back" {
+		t.Errorf("/ping re-enabled: got %q", got)
+	}
+
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	if err := d.cmd.Wait(); err != nil {
+		t.Errorf("clawhost exit after SIGTERM: %v", err)
+	}
+	for _, p := range pids {
+		if alive(p) {
+			t.Errorf("plugin pid %d still running after SIGTERM", p)
+		}
+	}
+}
+
+// TestNoOrphansAfterSIGKILL: plugins die with the host.
+func TestNoOrphansAfterSIGKILL(t *testing.T) {
+	d := startDaemon(t, true)
+	pids := pluginPIDs(d, 3)
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+	d.waitFor(func() bool {
+		for _, p := range pids {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	}, "plugins to exit after the host was SIGKILLed")
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	good := writeConfig(t, dir, true)
+	var out, errb bytes.Buffer
+	if code := run([]string{"validate", "-config", good}, &out, &errb); code != 0 {
+		t.Fatalf("valid config: exit %d\n%s", code, errb.String())
+	}
+	bad := filepath.Join(dir, "bad.hcl")
+	src := strings.Replace(fmt.Sprintf(configTemplate, binDir(t), "claude", "x", true), "addr_file = \"x\"", "adr_file = 1", 1)
+	_ = os.WriteFile(bad, []byte(src), 0o600)
+	errb.Reset()
+	if code := run([]string{"validate", "-config", bad}, io.Discard, &errb); code != 1 {
+		t.Fatalf("invalid plugin config: exit %d, want 1", code)
+	}
+	if s := errb.String(); !strings.Contains(s, "adr_file") || !strings.Contains(s, "addr_file") {
+		t.Errorf("diagnostics should point at adr_file and suggest addr_file:\n%s", s)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"version"}, &out, io.Discard); code != 0 || !strings.HasPrefix(out.String(), "clawhost ") {
+		t.Fatalf("version: %d %q", code, out.String())
+	}
+}

@@ -1,0 +1,101 @@
+package command
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// vectorCase is one expected result recorded by running OpenClaw.
+type vectorCase struct {
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+	Params   json.RawMessage `json:"params"`
+	Expected json.RawMessage `json:"expected"`
+}
+
+func loadVectors(t *testing.T, group string) []vectorCase {
+	t.Helper()
+	raw, err := os.ReadFile("../testdata/openclaw-vectors.json")
+	if err != nil {
+		t.Fatalf("read vectors: %v", err)
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		t.Fatalf("decode vectors: %v", err)
+	}
+	var cases []vectorCase
+	if err := json.Unmarshal(all[group], &cases); err != nil {
+		t.Fatalf("decode group %s: %v", group, err)
+	}
+	if len(cases) == 0 {
+		t.Fatalf("group %s has no cases", group)
+	}
+	return cases
+}
+
+func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) {
+	t.Helper()
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+}
+
+func TestVectorsCommands(t *testing.T) {
+	t.Parallel()
+	groups := map[string]func(string) bool{
+		"commands.hasControlCommand":            HasControlCommand,
+		"commands.isControlCommandMessage":      IsControlCommandMessage,
+		"commands.isSessionBoundaryCommandText": IsSessionBoundary,
+		"commands.hasInlineCommandTokens":       HasInlineCommandTokens,
+	}
+	for group, fn := range groups {
+		for _, tc := range loadVectors(t, group) {
+			t.Run(group+"/"+tc.Name, func(t *testing.T) {
+				t.Parallel()
+				var in string
+				var want bool
+				mustUnmarshal(t, tc.Input, &in)
+				mustUnmarshal(t, tc.Expected, &want)
+				if got := fn(in); got != want {
+					t.Errorf("%q: got %v, want %v", in, got, want)
+				}
+			})
+		}
+	}
+}
+
+func TestSetParse(t *testing.T) {
+	t.Parallel()
+	s := NewSet("/Deploy", "status")
+	cases := []struct {
+		in, name, args string
+		ok             bool
+	}{
+		{"/deploy prod  ", "deploy", "prod", true},
+		{"  /STATUS: full", "status", "full", true},
+		{"/deployx", "", "", false},
+		{"deploy", "", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			t.Parallel()
+			name, args, ok := s.Parse(tc.in)
+			if name != tc.name || args != tc.args || ok != tc.ok {
+				t.Errorf("got %q %q %v", name, args, ok)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"/new hi", "/status@x", "/t:", "/", "/\u00e9"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		name, _, ok := Default.Parse(text)
+		if ok && !Default[name] {
+			t.Fatalf("parsed unknown command %q", name)
+		}
+	})
+}

@@ -1,0 +1,141 @@
+package config
+
+import "slices"
+
+// Defaults of the agent block.
+const (
+	DefaultAgentCommand       = "claude"
+	DefaultAgentWorkspace     = "./workspace"
+	DefaultAgentTimeout       = Duration("10m")
+	DefaultAgentIdleTimeout   = Duration("30m")
+	DefaultAgentMaxWarm       = 4
+	DefaultAgentMaxConcurrent = 4
+)
+
+// PermissionModes are the values agent.permission_mode accepts (those of the
+// Claude Code CLI's --permission-mode).
+var PermissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan", "default"}
+
+// Agent is the agent {} block: how the Claude Code CLI is run for every turn.
+type Agent struct {
+	// Command is the Claude Code CLI (command): a name looked up in PATH, or
+	// a path; a relative path (one containing "/") is resolved against the
+	// directory of the config file. Default "claude".
+	Command string `hcl:"command,optional"`
+
+	// Args are extra command-line arguments appended after clawhost's own
+	// flags (args).
+	Args []string `hcl:"args,optional"`
+
+	// Env is extra environment for claude, over the host's environment
+	// (env), e.g. { ANTHROPIC_BASE_URL = "http://127.0.0.1:8080" }.
+	Env map[string]string `hcl:"env,optional"`
+
+	// Workspace is the working directory of every claude run (workspace).
+	// Default "./workspace", resolved against the directory of the config
+	// file.
+	Workspace string `hcl:"workspace,optional"`
+
+	// Model is passed as --model when set (model), e.g. "sonnet".
+	Model string `hcl:"model,optional"`
+
+	// FallbackModel is passed as --fallback-model when set (fallback_model).
+	FallbackModel string `hcl:"fallback_model,optional"`
+
+	// PermissionMode is passed as --permission-mode when set
+	// (permission_mode): acceptEdits, auto, bypassPermissions, manual,
+	// dontAsk, plan or default. For a chat bot "dontAsk" with AllowedTools is
+	// the safe choice. bypassPermissions is refused by claude when it runs
+	// as root unless IS_SANDBOX=1 is in Env (Load warns).
+	PermissionMode string `hcl:"permission_mode,optional"`
+
+	// AllowedTools are passed as --allowedTools (allowed_tools), e.g.
+	// ["Read", "Bash(git log:*)"].
+	AllowedTools []string `hcl:"allowed_tools,optional"`
+
+	// DisallowedTools are passed as --disallowedTools (disallowed_tools).
+	DisallowedTools []string `hcl:"disallowed_tools,optional"`
+
+	// MCPConfig are MCP server config files or JSON strings, passed as
+	// --mcp-config (mcp_config). They are passed as written: a relative file
+	// name is relative to Workspace, claude's working directory.
+	MCPConfig []string `hcl:"mcp_config,optional"`
+
+	// AddDirs are extra directories claude's tools may access, each passed as
+	// --add-dir (add_dirs). Relative ones are resolved against the directory
+	// of the config file.
+	AddDirs []string `hcl:"add_dirs,optional"`
+
+	// SystemPrompt is text appended to Claude Code's system prompt
+	// (system_prompt).
+	SystemPrompt string `hcl:"system_prompt,optional"`
+
+	// SystemPromptFile is a file whose content is appended to the system
+	// prompt after SystemPrompt (system_prompt_file), read at every process
+	// start. Resolved against the directory of the config file.
+	SystemPromptFile string `hcl:"system_prompt_file,optional"`
+
+	// Timeout bounds one turn, waiting included; on expiry the run is killed
+	// (timeout). Default "10m".
+	Timeout Duration `hcl:"timeout,optional"`
+
+	// MaxTurns is passed as --max-turns when > 0 (max_turns): agentic round
+	// trips per turn. 0 means claude's own limit.
+	MaxTurns int `hcl:"max_turns,optional"`
+
+	// IdleTimeout stops a warm claude process that has not run a turn for
+	// this long (idle_timeout). Default "30m".
+	IdleTimeout Duration `hcl:"idle_timeout,optional"`
+
+	// MaxWarm is how many warm claude processes are kept (max_warm), ≈ 210 MB
+	// each; beyond it the least recently used idle one is stopped. 0 keeps
+	// none warm. Default 4.
+	MaxWarm int `hcl:"max_warm,optional"`
+
+	// MaxConcurrent caps turns running at once across all sessions
+	// (max_concurrent); further turns wait. At least 1. Default 4.
+	MaxConcurrent int `hcl:"max_concurrent,optional"`
+
+	// OneShot runs every turn in a fresh claude process (one_shot): slower
+	// (≈ 0.9 s start per turn) but holds no memory between turns. Default
+	// false.
+	OneShot bool `hcl:"one_shot,optional"`
+}
+
+func defaultAgent() *Agent {
+	return &Agent{
+		Command:       DefaultAgentCommand,
+		Workspace:     DefaultAgentWorkspace,
+		Timeout:       DefaultAgentTimeout,
+		IdleTimeout:   DefaultAgentIdleTimeout,
+		MaxWarm:       DefaultAgentMaxWarm,
+		MaxConcurrent: DefaultAgentMaxConcurrent,
+	}
+}
+
+func (a *Agent) check(k *checker) {
+	if a.Command == "" {
+		k.errorf(k.valueRange("command"), "Invalid value for agent.command", "The command must not be empty.")
+	}
+	if a.PermissionMode != "" {
+		k.enum("permission_mode", a.PermissionMode, PermissionModes)
+	}
+	k.duration("timeout", a.Timeout)
+	k.duration("idle_timeout", a.IdleTimeout)
+	k.atLeast("max_turns", a.MaxTurns, 0)
+	k.atLeast("max_warm", a.MaxWarm, 0)
+	k.atLeast("max_concurrent", a.MaxConcurrent, 1)
+
+	const skipFlag = "--dangerously-skip-permissions"
+	subject := k.valueRange("permission_mode")
+	bypass := a.PermissionMode == "bypassPermissions"
+	if i := slices.Index(a.Args, skipFlag); i >= 0 {
+		bypass = true
+		subject = k.elemRange("args", i, len(a.Args))
+	}
+	if bypass && a.Env["IS_SANDBOX"] != "1" {
+		k.emit(warning(subject, "Permission checks skipped outside a sandbox",
+			"Claude Code refuses bypassPermissions and "+skipFlag+" when it runs as root unless IS_SANDBOX=1 is set. "+
+				"If clawhost runs as root in a container, add IS_SANDBOX = \"1\" to agent.env; otherwise run it as an unprivileged user."))
+	}
+}

@@ -1,0 +1,240 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Default values of the top-level settings.
+const (
+	DefaultDataDir   = "./data"
+	DefaultPluginDir = "./bin"
+	DefaultLogLevel  = "info"
+	DefaultLogFormat = "text"
+)
+
+// Config is a decoded configuration file. Load and Parse return it with every
+// default applied and every relative path made relative to the directory of
+// the file (absolute when the file was given by Load).
+type Config struct {
+	// DataDir holds the database and the plugins' private directories
+	// (data_dir). Default "./data"; a relative path is resolved against the
+	// directory of the config file.
+	DataDir string `hcl:"data_dir,optional"`
+
+	// PluginDir is where plugin binaries are looked for (plugin_dir): the
+	// default path of plugin "x" { source = "y" } is <plugin_dir>/clawhost-y.
+	// Default "./bin"; a relative path is resolved against the directory of
+	// the config file.
+	PluginDir string `hcl:"plugin_dir,optional"`
+
+	// LogLevel is the lowest level logged (log_level): trace, debug, info,
+	// warn or error. Default "info".
+	LogLevel string `hcl:"log_level,optional"`
+
+	// LogFormat is the log line format (log_format): "text" for people,
+	// "json" for machines. Default "text".
+	LogFormat string `hcl:"log_format,optional"`
+
+	// Agent configures the Claude Code CLI runs (agent {}). Never nil after
+	// Load; an absent block means all defaults.
+	Agent *Agent `hcl:"agent,block"`
+
+	// Access decides who may talk to the agent (access {}). Never nil after
+	// Load; an absent block means all defaults.
+	Access *Access `hcl:"access,block"`
+
+	// Admin configures the local admin HTTP endpoint (admin {}). Never nil
+	// after Load; an absent block means all defaults.
+	Admin *Admin `hcl:"admin,block"`
+
+	// Plugins are the plugin "<instance>" blocks in file order, disabled ones
+	// included.
+	Plugins []*Plugin `hcl:"plugin,block"`
+
+	path  string
+	dir   string
+	files map[string]*hcl.File
+	body  hcl.Body
+	ctx   *hcl.EvalContext
+}
+
+// Default returns the configuration of an empty file whose relative paths
+// are not yet resolved.
+func Default() *Config {
+	return &Config{
+		DataDir:   DefaultDataDir,
+		PluginDir: DefaultPluginDir,
+		LogLevel:  DefaultLogLevel,
+		LogFormat: DefaultLogFormat,
+		Agent:     defaultAgent(),
+		Access:    defaultAccess(),
+		Admin:     defaultAdmin(),
+	}
+}
+
+// Load reads and decodes the configuration file at path. Relative paths in
+// the file are resolved against the absolute directory of path.
+//
+// The returned Config is nil only when the file cannot be read. When diags
+// has errors the Config must not be used, except for Files (to print the
+// diagnostics with FormatDiagnostics).
+func Load(path string) (*Config, hcl.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Failed to read configuration file",
+			Detail:   fmt.Sprintf("Cannot read %s: %s.", path, err),
+		}}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	return parse(src, path, filepath.Dir(abs), os.LookupEnv)
+}
+
+// Parse decodes configuration source. filename names the source in
+// diagnostics; relative paths in the file are resolved against
+// filepath.Dir(filename) (so they stay relative when filename is).
+//
+// The returned Config is never nil. When diags has errors the Config must not
+// be used, except for Files.
+func Parse(src []byte, filename string) (*Config, hcl.Diagnostics) {
+	return parse(src, filename, filepath.Dir(filename), os.LookupEnv)
+}
+
+// lookupEnvFunc is os.LookupEnv, replaced in tests.
+type lookupEnvFunc func(string) (string, bool)
+
+func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, hcl.Diagnostics) {
+	cfg := Default()
+	cfg.path = filename
+	cfg.dir = dir
+	cfg.ctx = evalContext(lookupEnv)
+
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	cfg.files = map[string]*hcl.File{filename: file}
+	if file == nil || file.Body == nil || diags.HasErrors() {
+		// A syntax error leaves a partial body; decoding it would report
+		// follow-on problems that are not the user's.
+		return cfg, diags
+	}
+	cfg.body = file.Body
+
+	// Plugin blocks are prefilled with their defaults: gohcl decodes into
+	// the existing elements and so keeps what the file does not set.
+	pcontent, _, _ := file.Body.PartialContent(&hcl.BodySchema{
+		Blocks: []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}},
+	})
+	for _, b := range pcontent.Blocks {
+		p := defaultPlugin()
+		p.block = b
+		cfg.Plugins = append(cfg.Plugins, p)
+	}
+
+	diags = append(diags, tidyDecodeDiagnostics(gohcl.DecodeBody(file.Body, cfg.ctx, cfg), file.Body)...)
+	for _, p := range cfg.Plugins {
+		p.ctx = cfg.ctx
+		if p.ConfigBlock == nil && p.block != nil {
+			// gohcl leaves it nil when the block is repeated (and says
+			// so): decode the first one rather than report its
+			// attributes missing.
+			c, _, _ := p.block.Body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "config"}}})
+			if c != nil && len(c.Blocks) > 0 {
+				p.ConfigBlock = &ConfigBlock{Body: c.Blocks[0].Body, DefRange: c.Blocks[0].DefRange}
+			}
+		}
+	}
+	diags = append(diags, cfg.check()...)
+	cfg.resolvePaths()
+	sortDiagnostics(diags)
+	return cfg, diags
+}
+
+// Path is the file name the configuration was read from, as given to Load or
+// Parse.
+func (c *Config) Path() string { return c.path }
+
+// Dir is the directory relative paths in the file were resolved against.
+func (c *Config) Dir() string { return c.dir }
+
+// Files maps file names to parsed files, for FormatDiagnostics. It includes
+// the file even when it had syntax errors.
+func (c *Config) Files() map[string]*hcl.File { return c.files }
+
+// Plugin returns the plugin block with the given instance name, or nil.
+func (c *Config) Plugin(instance string) *Plugin {
+	for _, p := range c.Plugins {
+		if p.Name == instance {
+			return p
+		}
+	}
+	return nil
+}
+
+// EnabledPlugins returns the plugin blocks with enabled = true, in file order.
+func (c *Config) EnabledPlugins() []*Plugin {
+	var out []*Plugin
+	for _, p := range c.Plugins {
+		if p.Enabled {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// check runs the rules types cannot express, over every block.
+func (c *Config) check() hcl.Diagnostics {
+	k := newChecker(c, c.body)
+	k.enum("log_level", c.LogLevel, logLevels)
+	k.enum("log_format", c.LogFormat, logFormats)
+	c.Agent.check(k.block("agent"))
+	c.Access.check(k.block("access"))
+	c.Admin.check(k.block("admin"))
+	checkPlugins(k, c.Plugins)
+	return *k.diags
+}
+
+var (
+	logLevels  = []string{"trace", "debug", "info", "warn", "error"}
+	logFormats = []string{"text", "json"}
+)
+
+// resolvePaths makes the file's relative paths relative to c.dir.
+func (c *Config) resolvePaths() {
+	c.DataDir = c.resolve(c.DataDir)
+	c.PluginDir = c.resolve(c.PluginDir)
+	a := c.Agent
+	a.Workspace = c.resolve(a.Workspace)
+	a.SystemPromptFile = c.resolve(a.SystemPromptFile)
+	if strings.ContainsRune(a.Command, '/') || strings.ContainsRune(a.Command, filepath.Separator) {
+		a.Command = c.resolve(a.Command)
+	}
+	for i, d := range a.AddDirs {
+		a.AddDirs[i] = c.resolve(d)
+	}
+	for _, p := range c.Plugins {
+		if p.Path == "" {
+			if p.Source != "" {
+				p.Path = filepath.Join(c.PluginDir, BinaryPrefix+p.Source)
+			}
+		} else {
+			p.Path = c.resolve(p.Path)
+		}
+	}
+}
+
+func (c *Config) resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}

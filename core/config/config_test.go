@@ -1,0 +1,442 @@
+package config
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+func mustParse(t *testing.T, src string, env map[string]string) *Config {
+	t.Helper()
+	cfg, diags := parse([]byte(src), "/etc/clawhost/config.hcl", "/etc/clawhost", mapEnv(env))
+	if diags.HasErrors() {
+		t.Fatalf("parse: %s", diags.Error())
+	}
+	return cfg
+}
+
+func mapEnv(env map[string]string) lookupEnvFunc {
+	return func(name string) (string, bool) {
+		v, ok := env[name]
+		return v, ok
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `plugin "tg" { source = "telegram" }`, nil)
+	tests := []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"data_dir", cfg.DataDir, "/etc/clawhost/data"},
+		{"plugin_dir", cfg.PluginDir, "/etc/clawhost/bin"},
+		{"log_level", cfg.LogLevel, "info"},
+		{"log_format", cfg.LogFormat, "text"},
+		{"agent.command", cfg.Agent.Command, "claude"},
+		{"agent.workspace", cfg.Agent.Workspace, "/etc/clawhost/workspace"},
+		{"agent.timeout", cfg.Agent.Timeout.Duration(), 10 * time.Minute},
+		{"agent.idle_timeout", cfg.Agent.IdleTimeout.Duration(), 30 * time.Minute},
+		{"agent.max_warm", cfg.Agent.MaxWarm, 4},
+		{"agent.max_concurrent", cfg.Agent.MaxConcurrent, 4},
+		{"agent.max_turns", cfg.Agent.MaxTurns, 0},
+		{"agent.one_shot", cfg.Agent.OneShot, false},
+		{"agent.permission_mode", cfg.Agent.PermissionMode, ""},
+		{"access.dm_policy", cfg.Access.DMPolicy, "pairing"},
+		{"access.group_policy", cfg.Access.GroupPolicy, "allowlist"},
+		{"access.require_mention", cfg.Access.RequireMention, true},
+		{"admin.listen", cfg.Admin.Listen, "127.0.0.1:8791"},
+		{"plugin.enabled", cfg.Plugins[0].Enabled, true},
+		{"plugin.path", cfg.Plugins[0].Path, "/etc/clawhost/bin/clawhost-telegram"},
+		{"plugin.start_timeout", cfg.Plugins[0].StartTimeout.Duration(), 10 * time.Second},
+		{"plugin.config", cfg.Plugins[0].ConfigBlock == nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if !reflect.DeepEqual(tt.got, tt.want) {
+				t.Errorf("%s = %#v, want %#v", tt.name, tt.got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBlocksKeepDefaults checks that a block setting one attribute keeps the
+// defaults of the others.
+func TestBlocksKeepDefaults(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+agent  { model = "sonnet" }
+access { owners = [] }
+admin  { }
+plugin "a" {
+  source = "x"
+  path   = "/opt/a"
+}
+plugin "b" {
+  source  = "y"
+  enabled = false
+}
+`, nil)
+	if cfg.Agent.Model != "sonnet" || cfg.Agent.Command != "claude" || cfg.Agent.MaxWarm != 4 || cfg.Agent.Timeout != "10m" {
+		t.Errorf("agent = %+v", cfg.Agent)
+	}
+	if !cfg.Access.RequireMention || cfg.Access.DMPolicy != "pairing" {
+		t.Errorf("access = %+v", cfg.Access)
+	}
+	if cfg.Admin.Listen != DefaultAdminListen {
+		t.Errorf("admin.listen = %q", cfg.Admin.Listen)
+	}
+	if a := cfg.Plugin("a"); !a.Enabled || a.StartTimeout != DefaultStartTimeout || a.Path != "/opt/a" {
+		t.Errorf("plugin a = %+v", a)
+	}
+	if b := cfg.Plugin("b"); b.Enabled || b.StartTimeout != DefaultStartTimeout {
+		t.Errorf("plugin b = %+v", b)
+	}
+	if got := cfg.EnabledPlugins(); len(got) != 1 || got[0].Name != "a" {
+		t.Errorf("EnabledPlugins = %v", got)
+	}
+	if cfg.Plugin("c") != nil {
+		t.Error("Plugin(c) != nil")
+	}
+}
+
+func TestPathResolution(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		filename string
+		dir      string
+		src      string
+		get      func(*Config) string
+		want     string
+	}{
+		{"relative data_dir", "/srv/c/config.hcl", "/srv/c", `data_dir = "state"`, func(c *Config) string { return c.DataDir }, "/srv/c/state"},
+		{"dot-dot data_dir", "/srv/c/config.hcl", "/srv/c", `data_dir = "../state"`, func(c *Config) string { return c.DataDir }, "/srv/state"},
+		{"absolute data_dir", "/srv/c/config.hcl", "/srv/c", `data_dir = "/var/lib/x"`, func(c *Config) string { return c.DataDir }, "/var/lib/x"},
+		{"relative file name", "conf/config.hcl", "conf", `data_dir = "./data"`, func(c *Config) string { return c.DataDir }, "conf/data"},
+		{"plugin default path", "/srv/c/config.hcl", "/srv/c", `plugin_dir = "plugins"
+plugin "tg" { source = "telegram" }`, func(c *Config) string { return c.Plugins[0].Path }, "/srv/c/plugins/clawhost-telegram"},
+		{"plugin absolute plugin_dir", "/srv/c/config.hcl", "/srv/c", `plugin_dir = "/usr/lib/clawhost"
+plugin "tg" { source = "telegram" }`, func(c *Config) string { return c.Plugins[0].Path }, "/usr/lib/clawhost/clawhost-telegram"},
+		{"plugin relative path", "/srv/c/config.hcl", "/srv/c", `plugin "tg" {
+  source = "telegram"
+  path   = "build/tg"
+}`, func(c *Config) string { return c.Plugins[0].Path }, "/srv/c/build/tg"},
+		{"workspace", "/srv/c/config.hcl", "/srv/c", `agent { workspace = "ws" }`, func(c *Config) string { return c.Agent.Workspace }, "/srv/c/ws"},
+		{"system_prompt_file", "/srv/c/config.hcl", "/srv/c", `agent { system_prompt_file = "prompt.md" }`, func(c *Config) string { return c.Agent.SystemPromptFile }, "/srv/c/prompt.md"},
+		{"add_dirs", "/srv/c/config.hcl", "/srv/c", `agent { add_dirs = ["docs", "/abs"] }`, func(c *Config) string { return strings.Join(c.Agent.AddDirs, ",") }, "/srv/c/docs,/abs"},
+		{"command in PATH", "/srv/c/config.hcl", "/srv/c", `agent { command = "claude" }`, func(c *Config) string { return c.Agent.Command }, "claude"},
+		{"command relative path", "/srv/c/config.hcl", "/srv/c", `agent { command = "./node_modules/.bin/claude" }`, func(c *Config) string { return c.Agent.Command }, "/srv/c/node_modules/.bin/claude"},
+		{"mcp_config as written", "/srv/c/config.hcl", "/srv/c", `agent { mcp_config = ["mcp.json"] }`, func(c *Config) string { return c.Agent.MCPConfig[0] }, "mcp.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, diags := parse([]byte(tt.src), tt.filename, tt.dir, mapEnv(nil))
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			if got := tt.get(cfg); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.hcl")
+	if err := os.WriteFile(path, []byte(`data_dir = "d"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := Load(path)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if cfg.DataDir != filepath.Join(dir, "d") || cfg.Path() != path || cfg.Dir() != dir {
+		t.Errorf("DataDir %q Path %q Dir %q", cfg.DataDir, cfg.Path(), cfg.Dir())
+	}
+	if cfg.Files()[path] == nil {
+		t.Errorf("Files lacks %s", path)
+	}
+
+	cfg, diags = Load(filepath.Join(dir, "missing.hcl"))
+	if cfg != nil || !diags.HasErrors() || !strings.Contains(diags.Error(), "missing.hcl") {
+		t.Errorf("Load(missing) = %v, %v", cfg, diags)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"TOKEN": "abc", "EMPTY": ""}
+	tests := []struct {
+		name    string
+		expr    string
+		want    string
+		wantErr string
+	}{
+		{"set", `env("TOKEN")`, "abc", ""},
+		{"set with default", `env("TOKEN", "d")`, "abc", ""},
+		{"unset with default", `env("NOPE", "d")`, "d", ""},
+		{"empty is set", `env("EMPTY", "d")`, "", ""},
+		{"unset", `env("NOPE")`, "", `environment variable "NOPE" is not set`},
+		{"empty name", `env("")`, "", "must not be empty"},
+		{"too many", `env("A", "b", "c")`, "", "at most one default"},
+		{"conditional", `env("TOKEN", "") != "" ? "on" : "off"`, "on", ""},
+		{"conditional unset", `env("NOPE", "") != "" ? "on" : "off"`, "off", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, diags := parse([]byte("agent {\n model = "+tt.expr+"\n}\n"), "c.hcl", ".", mapEnv(env))
+			if tt.wantErr != "" {
+				if !diags.HasErrors() || !strings.Contains(diags.Error(), tt.wantErr) {
+					t.Fatalf("diags = %v, want %q", diags, tt.wantErr)
+				}
+				return
+			}
+			if diags.HasErrors() {
+				t.Fatal(diags.Error())
+			}
+			if cfg.Agent.Model != tt.want {
+				t.Errorf("model = %q, want %q", cfg.Agent.Model, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnabledFromEnv(t *testing.T) {
+	t.Parallel()
+	src := `
+plugin "tg" {
+  source  = "telegram"
+  enabled = env("TELEGRAM_BOT_TOKEN", "") != ""
+  config {
+    token = env("TELEGRAM_BOT_TOKEN")
+  }
+}`
+	if cfg := mustParse(t, src, nil); cfg.Plugins[0].Enabled {
+		t.Error("enabled without TELEGRAM_BOT_TOKEN")
+	}
+	if cfg := mustParse(t, src, map[string]string{"TELEGRAM_BOT_TOKEN": ""}); cfg.Plugins[0].Enabled {
+		t.Error("enabled with empty TELEGRAM_BOT_TOKEN")
+	}
+	cfg := mustParse(t, src, map[string]string{"TELEGRAM_BOT_TOKEN": "123:abc"})
+	if !cfg.Plugins[0].Enabled {
+		t.Fatal("disabled with TELEGRAM_BOT_TOKEN set")
+	}
+	js, diags := DecodePluginConfig(cfg.Plugins[0], schema.Schema{{Name: "token", Required: true, Sensitive: true}})
+	if diags.HasErrors() || string(js) != `{"token":"123:abc"}` {
+		t.Errorf("DecodePluginConfig = %s, %v", js, diags)
+	}
+}
+
+func TestDecodePluginConfigTypes(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+plugin "p" {
+  source = "p"
+  config {
+    s    = 12
+    n    = "42"
+    l    = ["a", 1]
+    m    = { a = 1 }
+    o    = { host = "h", port = "80" }
+    anyv = [1, "x"]
+  }
+}`, nil)
+	s := schema.Schema{
+		{Name: "s"},
+		{Name: "n", Type: "number"},
+		{Name: "l", Type: "list(string)"},
+		{Name: "m", Type: "map(number)"},
+		{Name: "o", Type: "object({host = string, port = number})"},
+		{Name: "anyv", Type: "any"},
+		{Name: "b", Type: "bool", Default: json.RawMessage(`true`)},
+		{Name: "ls", Type: "list(number)", Default: []int{1, 2}},
+		{Name: "dyn", Type: "any", Default: map[string]any{"k": "v"}},
+		{Name: "nul", Type: "string"},
+	}
+	js, diags := DecodePluginConfig(cfg.Plugins[0], s)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	want := `{"anyv":[1,"x"],"b":true,"dyn":{"k":"v"},"l":["a","1"],"ls":[1,2],"m":{"a":1},"n":42,"nul":null,"o":{"host":"h","port":80},"s":"12"}`
+	var got, exp any
+	_ = json.Unmarshal(js, &got)
+	_ = json.Unmarshal([]byte(want), &exp)
+	if !reflect.DeepEqual(got, exp) {
+		t.Errorf("got  %s\nwant %s", js, want)
+	}
+}
+
+func TestDecodePluginConfigBadSchema(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `plugin "p" { source = "p" }`, nil)
+	_, diags := DecodePluginConfig(cfg.Plugins[0], schema.Schema{
+		{Name: "a", Type: "lits(string)"},
+		{Name: "b", Type: "number", Default: json.RawMessage(`"x"`)},
+	})
+	if len(diags) != 2 {
+		t.Fatalf("want 2 diagnostics, got %v", diags)
+	}
+	for _, d := range diags {
+		if d.Summary != "Invalid plugin schema" || !strings.Contains(d.Detail, `Plugin "p"`) || d.Subject == nil {
+			t.Errorf("diagnostic %+v", d)
+		}
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	t.Parallel()
+	base := `
+plugin "tg" {
+  source = "telegram"
+  config {
+    token = env("TOKEN")
+    chats = [1, 2]
+  }
+}
+plugin "other" { source = "x" }
+`
+	fp := func(src string, env map[string]string) string {
+		t.Helper()
+		return mustParse(t, src, env).Plugin("tg").Fingerprint()
+	}
+	env := map[string]string{"TOKEN": "a"}
+	ref := fp(base, env)
+	if len(ref) != 64 {
+		t.Fatalf("fingerprint %q", ref)
+	}
+	same := []struct{ name, src string }{
+		{"identical", base},
+		{"reformatted and commented", strings.ReplaceAll(base, "chats = [1, 2]", "# the chats\n    chats = [\n      1,\n      2,\n    ]")},
+		{"other instance changed", strings.Replace(base, `source = "x"`, `source = "y"`, 1)},
+		{"attribute order", strings.Replace(strings.Replace(base, "    token = env(\"TOKEN\")\n", "", 1), "chats = [1, 2]", "chats = [1, 2]\n    token = env(\"TOKEN\")", 1)},
+	}
+	for _, tt := range same {
+		if got := fp(tt.src, env); got != ref {
+			t.Errorf("%s: fingerprint changed", tt.name)
+		}
+	}
+	changed := []struct {
+		name string
+		src  string
+		env  map[string]string
+	}{
+		{"env value", base, map[string]string{"TOKEN": "b"}},
+		{"config value", strings.Replace(base, "[1, 2]", "[1, 3]", 1), env},
+		{"source", strings.Replace(base, `"telegram"`, `"telegram2"`, 1), env},
+		{"path", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  path = \"/x\"", 1), env},
+		{"sha256", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  sha256 = \""+strings.Repeat("a", 64)+"\"", 1), env},
+		{"enabled", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  enabled = false", 1), env},
+		{"start_timeout", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  start_timeout = \"20s\"", 1), env},
+	}
+	for _, tt := range changed {
+		if got := fp(tt.src, tt.env); got == ref {
+			t.Errorf("%s: fingerprint unchanged", tt.name)
+		}
+	}
+	// An unset variable is not an error for the fingerprint, and differs.
+	if got := fp(base, nil); got == ref || got == "" {
+		t.Errorf("unset env: fingerprint %q", got)
+	}
+	// Equal durations written differently are the same start_timeout.
+	a := fp(strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  start_timeout = \"60s\"", 1), env)
+	b := fp(strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  start_timeout = \"1m\"", 1), env)
+	if a != b {
+		t.Error("60s and 1m fingerprint differently")
+	}
+}
+
+func TestSourceDiagnostic(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+plugin "tg" { source = "telgram" }
+plugin "own" {
+  source = "mine"
+  path   = "/opt/mine"
+}
+`, nil)
+	d := cfg.SourceDiagnostic("tg", []string{"clawhost-telegram", "discord", "clawhost-telegram"})
+	if d == nil || d.Severity != hcl.DiagError {
+		t.Fatalf("diagnostic %v", d)
+	}
+	for _, want := range []string{`Did you mean "telegram"?`, "discord, telegram.", "/etc/clawhost/bin/clawhost-telgram"} {
+		if !strings.Contains(d.Detail, want) {
+			t.Errorf("detail %q lacks %q", d.Detail, want)
+		}
+	}
+	if d.Subject == nil || d.Subject.Start.Line != 2 || d.Subject.Start.Column != 24 {
+		t.Errorf("subject %v, want line 2 col 24", d.Subject)
+	}
+	if d := cfg.SourceDiagnostic("tg", nil); !strings.Contains(d.Detail, "no clawhost-* binaries") {
+		t.Errorf("detail %q", d.Detail)
+	}
+	if d := cfg.SourceDiagnostic("own", nil); !strings.Contains(d.Detail, "/opt/mine") || d.Subject.Start.Line != 5 {
+		t.Errorf("path diagnostic %v", d)
+	}
+	if cfg.SourceDiagnostic("nope", nil) != nil {
+		t.Error("diagnostic for unknown instance")
+	}
+}
+
+func TestAvailableSources(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, mode := range map[string]os.FileMode{
+		"clawhost-telegram": 0o755,
+		"clawhost-discord":  0o700,
+		"clawhost-notexec":  0o644,
+		"other":             0o755,
+		"clawhost-":         0o755,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "clawhost-dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := AvailableSources(dir)
+	if err != nil || strings.Join(got, ",") != "discord,telegram" {
+		t.Errorf("AvailableSources = %v, %v", got, err)
+	}
+	if got, err := AvailableSources(filepath.Join(dir, "missing")); err != nil || got != nil {
+		t.Errorf("missing dir: %v, %v", got, err)
+	}
+}
+
+func TestFormatDiagnosticsReadsFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.hcl")
+	if err := os.WriteFile(path, []byte("log_level = \"loud\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, diags := Load(path)
+	var b strings.Builder
+	if err := FormatDiagnostics(&b, diags, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`1: log_level = "loud"`, path + ":1:13", "1 error"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := FormatDiagnostics(&b, nil, nil); err != nil || b.Len() != 0 {
+		t.Errorf("no diagnostics wrote %q", b.String())
+	}
+}

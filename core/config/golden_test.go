@@ -1,0 +1,106 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// secret is the value of every sensitive setting in testdata: it must never
+// appear in diagnostics.
+const secret = "hunter2"
+
+// testEnv is the environment the golden files are evaluated in.
+var testEnv = map[string]string{
+	"TG_TOKEN":      secret + "-from-env",
+	"TG2_TOKEN":     secret + "-second",
+	"EMPTY":         "",
+	"CLAWHOST_HOME": "/srv/clawhost",
+}
+
+func lookupTestEnv(name string) (string, bool) {
+	v, ok := testEnv[name]
+	return v, ok
+}
+
+// telegramSchema is what a telegram-like plugin declares; the golden harness
+// decodes every enabled plugin with source "telegram" against it.
+var telegramSchema = schema.Schema{
+	{Name: "token", Type: "string", Required: true, Sensitive: true, Description: "Bot API token."},
+	{Name: "api_endpoint", Type: "string", Default: json.RawMessage(`"https://api.telegram.org/bot%s/%s"`)},
+	{Name: "poll_timeout", Type: "number", Default: json.RawMessage(`30`)},
+	{Name: "allowed_chats", Type: "list(string)"},
+	{Name: "debug", Type: "bool", Default: false},
+	{Name: "webhook_secret", Type: "string", Sensitive: true},
+}
+
+// TestGolden loads every testdata/diag/*.hcl file, decodes the config of its
+// telegram plugins, and compares the formatted diagnostics (and decoded
+// plugin JSON) with the .golden file next to it.
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	inputs, err := filepath.Glob(filepath.Join("testdata", "diag", "*.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) == 0 {
+		t.Fatal("no golden inputs")
+	}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".hcl")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			src, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, diags := parse(src, filepath.Base(in), "/etc/clawhost", lookupTestEnv)
+			var decoded bytes.Buffer
+			for _, p := range cfg.Plugins {
+				if !p.Enabled || p.Source != "telegram" {
+					continue
+				}
+				js, pdiags := DecodePluginConfig(p, telegramSchema)
+				diags = append(diags, pdiags...)
+				if js != nil {
+					fmt.Fprintf(&decoded, "plugin %q config: %s\n", p.Name, js)
+				}
+			}
+			var out bytes.Buffer
+			if err := FormatDiagnostics(&out, diags, cfg.Files()); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(out.String(), secret) {
+				t.Errorf("diagnostics show a sensitive value:\n%s", out.String())
+			}
+			out.Write(decoded.Bytes())
+			if out.Len() == 0 {
+				out.WriteString("(no diagnostics)\n")
+			}
+
+			golden := strings.TrimSuffix(in, ".hcl") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got := out.String(); got != string(want) {
+				t.Errorf("diagnostics differ from %s (run go test -update to accept):\n--- got\n%s\n--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,208 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// BinaryPrefix starts the file name of every plugin binary: the default path
+// of plugin "x" { source = "y" } is <plugin_dir>/clawhost-y.
+const BinaryPrefix = "clawhost-"
+
+// DefaultStartTimeout is the default plugin start_timeout.
+const DefaultStartTimeout = Duration("10s")
+
+var (
+	instanceRe = regexp.MustCompile(`^[a-z0-9_-]+$`)
+	sha256Re   = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+)
+
+// Plugin is one plugin "<instance>" {} block. The label is the instance
+// name; several instances may share a source (two Telegram bots, say).
+type Plugin struct {
+	// Name is the instance name, the block's label: lower-case letters,
+	// digits, "_" and "-". It prefixes senders in access entries
+	// ("tg:1001") and names the plugin in logs. Unique in the file.
+	Name string `hcl:"name,label"`
+
+	// Source names the plugin (source, required): its binary is
+	// <plugin_dir>/clawhost-<source> unless Path is set.
+	Source string `hcl:"source"`
+
+	// Enabled starts the plugin (enabled). Default true. It may be an
+	// expression, e.g. env("TELEGRAM_BOT_TOKEN", "") != "".
+	Enabled bool `hcl:"enabled,optional"`
+
+	// Path is the plugin binary (path). Default <plugin_dir>/clawhost-<source>;
+	// a relative path is resolved against the directory of the config file.
+	// Load always fills it in.
+	Path string `hcl:"path,optional"`
+
+	// SHA256 is the expected hex SHA-256 of the binary (sha256, optional);
+	// when set, the host refuses to start a binary with another checksum.
+	// Load lower-cases it.
+	SHA256 string `hcl:"sha256,optional"`
+
+	// StartTimeout bounds the plugin's start: launch, handshake, schema and
+	// Configure (start_timeout). Default "10s".
+	StartTimeout Duration `hcl:"start_timeout,optional"`
+
+	// ConfigBlock is the plugin's own config {} block, kept undecoded: its
+	// schema comes from the plugin at run time (see DecodePluginConfig). Nil
+	// when the block is absent, which is the same as an empty block.
+	ConfigBlock *ConfigBlock `hcl:"config,block"`
+
+	// DefRange is the position of the block header, for diagnostics about
+	// the instance (it failed to start, its binary is missing).
+	DefRange hcl.Range `hcl:",def_range"`
+
+	block *hcl.Block       // the plugin block itself, for attribute positions
+	ctx   *hcl.EvalContext // the file's evaluation context (env())
+}
+
+// ConfigBlock is a plugin's raw config {} block.
+type ConfigBlock struct {
+	// Body is the block's content, decoded by DecodePluginConfig.
+	Body hcl.Body `hcl:",remain"`
+	// DefRange is the position of the "config" header.
+	DefRange hcl.Range `hcl:",def_range"`
+}
+
+func defaultPlugin() *Plugin {
+	return &Plugin{Enabled: true, StartTimeout: DefaultStartTimeout}
+}
+
+// Range returns the position of the value of the plugin block's attribute
+// name ("source", "path", "sha256", ...), or the block header when the
+// attribute is not written, for diagnostics the host reports about the
+// instance.
+func (p *Plugin) Range(name string) hcl.Range {
+	if p.block != nil {
+		k := &checker{body: p.block.Body}
+		if r := k.valueRange(name); r != nil {
+			return *r
+		}
+	}
+	return p.DefRange
+}
+
+func checkPlugins(k *checker, plugins []*Plugin) {
+	seen := map[string]*Plugin{}
+	for _, p := range plugins {
+		pk := k.sub(nil, fmt.Sprintf("plugin %q", p.Name))
+		if p.block != nil {
+			pk.body = p.block.Body
+		}
+		labelRange := p.DefRange
+		if p.block != nil && len(p.block.LabelRanges) > 0 {
+			labelRange = p.block.LabelRanges[0]
+		}
+		if !instanceRe.MatchString(p.Name) {
+			k.errorf(&labelRange, "Invalid plugin instance name",
+				"%q is not a valid instance name: use lower-case letters, digits, \"_\" and \"-\".", p.Name)
+		}
+		if first, dup := seen[p.Name]; dup {
+			k.errorf(&labelRange, "Duplicate plugin instance",
+				"Plugin %q is already defined at %s. Instance names must be unique; two instances of one source need two names.",
+				p.Name, pos(first.DefRange))
+		} else {
+			seen[p.Name] = p
+		}
+		if pk.attr("source") != nil {
+			if p.Source == "" || !instanceRe.MatchString(p.Source) {
+				pk.errorf(pk.valueRange("source"), "Invalid value for "+pk.qualified("source"),
+					"%q is not a plugin source name: use lower-case letters, digits, \"_\" and \"-\"; the binary is %s<source>.", p.Source, BinaryPrefix)
+			}
+		}
+		if p.SHA256 != "" {
+			if !sha256Re.MatchString(p.SHA256) {
+				pk.errorf(pk.valueRange("sha256"), "Invalid value for "+pk.qualified("sha256"),
+					"The SHA-256 of the plugin binary is 64 hexadecimal digits (as printed by sha256sum); this value has %d characters%s.",
+					len(p.SHA256), nonHexNote(p.SHA256))
+			}
+			p.SHA256 = strings.ToLower(p.SHA256)
+		}
+		pk.duration("start_timeout", p.StartTimeout)
+	}
+}
+
+func nonHexNote(s string) string {
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return " and non-hexadecimal characters"
+		}
+	}
+	return ""
+}
+
+// SourceDiagnostic explains that the binary of plugin instance is missing.
+// available are the sources found in plugin_dir (file names with or without
+// the "clawhost-" prefix, e.g. from AvailableSources); the diagnostic
+// suggests the nearest one ("did you mean") and lists them. It is nil when
+// there is no such instance.
+func (c *Config) SourceDiagnostic(instance string, available []string) *hcl.Diagnostic {
+	p := c.Plugin(instance)
+	if p == nil {
+		return nil
+	}
+	names := make([]string, 0, len(available))
+	for _, a := range available {
+		names = append(names, strings.TrimPrefix(a, BinaryPrefix))
+	}
+	sort.Strings(names)
+	names = slices.Compact(names)
+
+	list := "There are no " + BinaryPrefix + "* binaries in " + c.PluginDir + "."
+	if len(names) > 0 {
+		list = fmt.Sprintf("Sources available in %s: %s.", c.PluginDir, strings.Join(names, ", "))
+	}
+	if p.block != nil && (&checker{body: p.block.Body}).attr("path") != nil {
+		r := p.Range("path")
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Plugin binary not found",
+			Detail:   fmt.Sprintf("Plugin %q: %s does not exist or is not executable.", instance, p.Path),
+			Subject:  &r,
+		}
+	}
+	r := p.Range("source")
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Plugin binary not found",
+		Detail: fmt.Sprintf("Plugin %q has source %q, but %s does not exist or is not executable.%s %s",
+			instance, p.Source, p.Path, didYouMean(p.Source, names), list),
+		Subject: &r,
+	}
+}
+
+// AvailableSources lists the sources whose binaries (clawhost-<source>
+// executables) are in dir, sorted. A missing dir gives none.
+func AvailableSources(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list plugin sources: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, BinaryPrefix) || len(name) == len(BinaryPrefix) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+			continue
+		}
+		out = append(out, strings.TrimPrefix(name, BinaryPrefix))
+	}
+	sort.Strings(out)
+	return out, nil
+}

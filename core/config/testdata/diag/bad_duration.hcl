@@ -1,0 +1,10 @@
+agent {
+  timeout      = "10 minutes"
+  idle_timeout = "-5m"
+}
+
+plugin "tg" {
+  source        = "telegram"
+  enabled       = false
+  start_timeout = "10"
+}

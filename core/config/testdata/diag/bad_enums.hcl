@@ -1,0 +1,11 @@
+log_level  = "warning"
+log_format = "yaml"
+
+agent {
+  permission_mode = "acceptedits"
+  max_concurrent  = 0
+}
+
+admin {
+  listen = "localhost"
+}

@@ -1,0 +1,4 @@
+plugin "tg" {
+  source  = "Telegram Bot"
+  enabled = false
+}

@@ -1,0 +1,3 @@
+agent {
+  args = ["--verbose", "--dangerously-skip-permissions"]
+}

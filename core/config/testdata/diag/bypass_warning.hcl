@@ -1,0 +1,3 @@
+agent {
+  permission_mode = "bypassPermissions"
+}

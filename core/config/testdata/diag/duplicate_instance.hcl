@@ -1,0 +1,17 @@
+plugin "tg" {
+  source  = "telegram"
+  enabled = false
+}
+
+plugin "discord" {
+  source = "discord"
+}
+
+plugin "tg" {
+  source  = "telegram"
+  enabled = false
+}
+
+plugin "Bad Name" {
+  source = "x"
+}

@@ -1,0 +1,8 @@
+data_dir = "./data"
+
+agent {
+  command = "claude
+}
+
+plugin "tg" {
+  source = "telegram"

@@ -1,0 +1,8 @@
+plugin "tg" {
+  enabled = false
+}
+
+plugin "web" {
+  # source forgotten
+  path = "/opt/clawhost/web"
+}

@@ -1,0 +1,11 @@
+agnet {
+  command = "claude"
+}
+
+acess {
+  dm_policy = "open"
+}
+
+plugins "tg" {
+  source = "telegram"
+}

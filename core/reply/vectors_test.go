@@ -1,0 +1,159 @@
+package reply
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// vectorCase is one expected result recorded by running OpenClaw.
+type vectorCase struct {
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+	Params   json.RawMessage `json:"params"`
+	Expected json.RawMessage `json:"expected"`
+}
+
+func loadVectors(t *testing.T, group string) []vectorCase {
+	t.Helper()
+	raw, err := os.ReadFile("../testdata/openclaw-vectors.json")
+	if err != nil {
+		t.Fatalf("read vectors: %v", err)
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		t.Fatalf("decode vectors: %v", err)
+	}
+	var cases []vectorCase
+	if err := json.Unmarshal(all[group], &cases); err != nil {
+		t.Fatalf("decode group %s: %v", group, err)
+	}
+	if len(cases) == 0 {
+		t.Fatalf("group %s has no cases", group)
+	}
+	return cases
+}
+
+func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) {
+	t.Helper()
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+}
+
+func TestVectorsTokens(t *testing.T) {
+	t.Parallel()
+	boolFns := map[string]func(string, string) bool{
+		"tokens.isSilentReplyText":        IsSilentReplyText,
+		"tokens.isSilentReplyPayloadText": IsSilentReplyPayloadText,
+		"tokens.startsWithSilentToken":    StartsWithSilentToken,
+	}
+	strFns := map[string]func(string, string) string{
+		"tokens.stripSilentToken":        StripSilentToken,
+		"tokens.stripLeadingSilentToken": StripLeadingSilentToken,
+	}
+	for group, fn := range boolFns {
+		for _, tc := range loadVectors(t, group) {
+			t.Run(group+"/"+tc.Name, func(t *testing.T) {
+				t.Parallel()
+				var in string
+				var want bool
+				mustUnmarshal(t, tc.Input, &in)
+				mustUnmarshal(t, tc.Expected, &want)
+				if got := fn(in, ""); got != want {
+					t.Errorf("%q: got %v, want %v", in, got, want)
+				}
+			})
+		}
+	}
+	for group, fn := range strFns {
+		for _, tc := range loadVectors(t, group) {
+			t.Run(group+"/"+tc.Name, func(t *testing.T) {
+				t.Parallel()
+				var in, want string
+				mustUnmarshal(t, tc.Input, &in)
+				mustUnmarshal(t, tc.Expected, &want)
+				if got := fn(in, ""); got != want {
+					t.Errorf("%q: got %q, want %q", in, got, want)
+				}
+			})
+		}
+	}
+}
+
+func TestVectorsStripHeartbeatToken(t *testing.T) {
+	t.Parallel()
+	for _, tc := range loadVectors(t, "heartbeat.stripHeartbeatToken") {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			var in string
+			var p struct {
+				Mode        HeartbeatMode `json:"mode"`
+				MaxAckChars *int          `json:"maxAckChars"`
+			}
+			var want struct {
+				ShouldSkip bool   `json:"shouldSkip"`
+				Text       string `json:"text"`
+				DidStrip   bool   `json:"didStrip"`
+			}
+			mustUnmarshal(t, tc.Input, &in)
+			mustUnmarshal(t, tc.Params, &p)
+			mustUnmarshal(t, tc.Expected, &want)
+			got := StripHeartbeatToken(in, HeartbeatOptions{Mode: p.Mode, MaxAckChars: p.MaxAckChars})
+			if got != HeartbeatResult(want) {
+				t.Errorf("%q: got %+v, want %+v", in, got, want)
+			}
+		})
+	}
+}
+
+func TestVectorsNormalizeReplyPayload(t *testing.T) {
+	t.Parallel()
+	type jsPayload struct {
+		Text     *string `json:"text,omitempty"`
+		MediaURL string  `json:"mediaUrl,omitempty"`
+	}
+	for _, tc := range loadVectors(t, "normalizeReplyPayload") {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			var in jsPayload
+			var p struct {
+				ResponsePrefix        string `json:"responsePrefix"`
+				SilentToken           string `json:"silentToken"`
+				ResponsePrefixContext *struct {
+					Model string `json:"model"`
+				} `json:"responsePrefixContext"`
+			}
+			var want *jsPayload
+			mustUnmarshal(t, tc.Input, &in)
+			mustUnmarshal(t, tc.Params, &p)
+			mustUnmarshal(t, tc.Expected, &want)
+			payload := Payload{}
+			if in.Text != nil {
+				payload.Text = *in.Text
+			}
+			if in.MediaURL != "" {
+				payload.MediaURLs = []string{in.MediaURL}
+			}
+			opts := Options{ResponsePrefix: p.ResponsePrefix, SilentToken: p.SilentToken}
+			if p.ResponsePrefixContext != nil {
+				opts.PrefixContext.Model = p.ResponsePrefixContext.Model
+			}
+			got, reason := Normalize(payload, opts)
+			switch {
+			case want == nil && reason == Deliver:
+				t.Errorf("got %+v, want suppression", got)
+			case want != nil && reason != Deliver:
+				t.Errorf("suppressed (%s), want %+v", reason, *want)
+			case want != nil:
+				wantMedia := []string(nil)
+				if want.MediaURL != "" {
+					wantMedia = []string{want.MediaURL}
+				}
+				if got.Text != *want.Text || len(got.MediaURLs) != len(wantMedia) || (len(wantMedia) == 1 && got.MediaURLs[0] != wantMedia[0]) {
+					t.Errorf("got %+v, want %+v", got, *want)
+				}
+			}
+		})
+	}
+}

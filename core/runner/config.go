@@ -1,0 +1,248 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults applied by Config.withDefaults (and so by New) to zero fields.
+const (
+	DefaultCommand       = "claude"
+	DefaultTimeout       = 10 * time.Minute
+	DefaultIdleTimeout   = 10 * time.Minute
+	DefaultMaxWarm       = 4
+	DefaultMaxConcurrent = 4
+	DefaultMaxRetries    = 3
+	DefaultKillGrace     = 3 * time.Second
+)
+
+// Config configures a Runner. The HCL "agent" block maps onto it; every field has a usable
+// zero value (see the Default constants).
+type Config struct {
+	// Command is the Claude Code CLI executable, a name looked up in PATH or a path
+	// (agent.command). Default "claude".
+	Command string
+	// Args are extra arguments appended after the runner's own flags (agent.args).
+	Args []string
+	// Env is extra environment for claude (agent.env), applied over the host environment and
+	// the runner's defaults (DISABLE_TELEMETRY=1, DISABLE_ERROR_REPORTING=1,
+	// DISABLE_AUTOUPDATER=1, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
+	// CLAUDE_CODE_MAX_RETRIES). A key set to "" is passed as empty. TMPDIR is always the
+	// runner's per-process directory.
+	Env map[string]string
+	// Workspace is the working directory of every claude process (agent.workspace).
+	// Default: the host's current directory. Made absolute by New.
+	Workspace string
+	// StateDir holds the per-process TMPDIRs and prompt files (removed when the process
+	// ends). Default: <os.TempDir()>/clawhost-runner.
+	StateDir string
+	// Model is passed as --model when set (agent.model).
+	Model string
+	// FallbackModel is passed as --fallback-model when set (a comma list is allowed).
+	FallbackModel string
+	// PermissionMode is passed as --permission-mode when set: acceptEdits, auto,
+	// bypassPermissions, manual, dontAsk, plan or default. For a chat bot "dontAsk" (with
+	// AllowedTools) is the safe choice.
+	PermissionMode string
+	// AllowedTools and DisallowedTools are passed as --allowedTools / --disallowedTools
+	// (comma-joined), e.g. ["Read", "Bash(git log:*)"].
+	AllowedTools    []string
+	DisallowedTools []string
+	// MCPConfig are MCP config files or JSON strings, passed as --mcp-config.
+	MCPConfig []string
+	// AddDirs are extra directories the tools may access, each passed as --add-dir.
+	AddDirs []string
+	// SystemPrompt is text appended to Claude Code's system prompt on every process start.
+	SystemPrompt string
+	// SystemPromptFile is a file whose content is appended too (read at each process start,
+	// after SystemPrompt). The runner writes the combined text (with the turn's
+	// ExtraSystemPrompt) to a private file and passes --append-system-prompt-file, so the
+	// text never appears in argv, and --system-prompt-snapshot off, so a resumed
+	// conversation uses the current text.
+	SystemPromptFile string
+	// Timeout bounds one turn, from Run until the result (queueing for the session and the
+	// concurrency cap included). On expiry the run is killed and reported as timeout.
+	// Default 10m.
+	Timeout time.Duration
+	// MaxTurns is passed as --max-turns when > 0 (agentic round trips per turn).
+	MaxTurns int
+	// IdleTimeout stops a warm process that has not run a turn for this long. Default 10m.
+	IdleTimeout time.Duration
+	// MaxWarm is the number of warm processes kept; beyond it the least recently used idle
+	// one is stopped. Each costs ≈ 210 MB RSS. Default 4.
+	MaxWarm int
+	// MaxConcurrent caps turns running at once across all sessions; further turns wait.
+	// Default 4.
+	MaxConcurrent int
+	// OneShot runs every turn in a fresh process (prompt on stdin, then EOF) instead of
+	// keeping processes warm. Slower (≈ 0.9 s start per turn) but holds no memory between turns.
+	OneShot bool
+	// PartialMessages passes --include-partial-messages so text arrives as deltas
+	// (EventTextDelta) while it streams, not only as complete blocks.
+	PartialMessages bool
+	// MaxRetries sets CLAUDE_CODE_MAX_RETRIES (API retries inside one turn; claude's own
+	// default is 10 ≈ 3 minutes on a persistent 529). 0 means DefaultMaxRetries; a negative
+	// value means no retries.
+	MaxRetries int
+	// KillGrace is the wait between SIGTERM and SIGKILL when a run is aborted or timed out,
+	// and between closing stdin and SIGTERM when an idle process is stopped. Default 3s.
+	KillGrace time.Duration
+	// MemoryFlush sets when a session should run a memory-flush turn; see MemoryFlush.
+	MemoryFlush MemoryFlush
+}
+
+// withDefaults fills zero fields.
+func (c Config) withDefaults() Config {
+	if c.Command == "" {
+		c.Command = DefaultCommand
+	}
+	if c.Workspace == "" {
+		if wd, err := os.Getwd(); err == nil {
+			c.Workspace = wd
+		}
+	}
+	if c.StateDir == "" {
+		c.StateDir = filepath.Join(os.TempDir(), "clawhost-runner")
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxWarm <= 0 {
+		c.MaxWarm = DefaultMaxWarm
+	}
+	if c.MaxConcurrent <= 0 {
+		c.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultMaxRetries
+	}
+	if c.KillGrace <= 0 {
+		c.KillGrace = DefaultKillGrace
+	}
+	c.MemoryFlush = c.MemoryFlush.withDefaults()
+	return c
+}
+
+var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan", "default"}
+
+// Validate reports every problem in c at once, naming the agent.* setting. It checks the
+// rule claude enforces at run time: --dangerously-skip-permissions and
+// --permission-mode bypassPermissions are refused as root unless IS_SANDBOX=1.
+func (c Config) Validate() error { return c.validate(os.Geteuid(), os.Getenv("IS_SANDBOX")) }
+
+func (c Config) validate(euid int, hostSandbox string) error {
+	var errs []error
+	if c.PermissionMode != "" && !slices.Contains(permissionModes, c.PermissionMode) {
+		errs = append(errs, fmt.Errorf("agent.permission_mode %q is not one of %s", c.PermissionMode, strings.Join(permissionModes, ", ")))
+	}
+	bypass := c.PermissionMode == "bypassPermissions" || slices.Contains(c.Args, "--dangerously-skip-permissions")
+	sandbox := hostSandbox
+	if v, ok := c.Env["IS_SANDBOX"]; ok {
+		sandbox = v
+	}
+	if bypass && euid == 0 && sandbox != "1" {
+		setting := `agent.permission_mode = "bypassPermissions"`
+		if c.PermissionMode != "bypassPermissions" {
+			setting = `agent.args "--dangerously-skip-permissions"`
+		}
+		errs = append(errs, fmt.Errorf("%s: claude refuses it when running as root; run clawhost as another user, choose another permission mode, or set agent.env IS_SANDBOX = \"1\" if this host is a disposable sandbox", setting))
+	}
+	if c.Timeout < 0 || c.IdleTimeout < 0 || c.KillGrace < 0 {
+		errs = append(errs, errors.New("agent: timeout, idle_timeout and kill_grace must not be negative"))
+	}
+	if c.MaxTurns < 0 || c.MaxWarm < 0 || c.MaxConcurrent < 0 {
+		errs = append(errs, errors.New("agent: max_turns, max_warm and max_concurrent must not be negative"))
+	}
+	if c.MemoryFlush.SoftThresholdTokens < 0 || c.MemoryFlush.ReserveTokens < 0 || c.MemoryFlush.ContextWindow < 0 {
+		errs = append(errs, errors.New("agent.memory_flush: token counts must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// launch describes one process start.
+type launch struct {
+	sessionID string
+	resume    bool
+	warm      bool
+	// promptFile is the --append-system-prompt-file path, "" for none.
+	promptFile string
+}
+
+// args builds claude's argv (without the command) for one process start.
+func (c Config) args(l launch) []string {
+	a := []string{"-p", "--output-format", "stream-json", "--verbose"}
+	if l.warm {
+		a = append(a, "--input-format", "stream-json")
+	}
+	if c.PartialMessages {
+		a = append(a, "--include-partial-messages")
+	}
+	if l.resume {
+		a = append(a, "--resume", l.sessionID)
+	} else {
+		a = append(a, "--session-id", l.sessionID)
+	}
+	if c.Model != "" {
+		a = append(a, "--model", c.Model)
+	}
+	if c.FallbackModel != "" {
+		a = append(a, "--fallback-model", c.FallbackModel)
+	}
+	if c.PermissionMode != "" {
+		a = append(a, "--permission-mode", c.PermissionMode)
+	}
+	if len(c.AllowedTools) > 0 {
+		a = append(a, "--allowedTools", strings.Join(c.AllowedTools, ","))
+	}
+	if len(c.DisallowedTools) > 0 {
+		a = append(a, "--disallowedTools", strings.Join(c.DisallowedTools, ","))
+	}
+	for _, m := range c.MCPConfig {
+		a = append(a, "--mcp-config", m)
+	}
+	for _, d := range c.AddDirs {
+		a = append(a, "--add-dir", d)
+	}
+	if c.MaxTurns > 0 {
+		a = append(a, "--max-turns", strconv.Itoa(c.MaxTurns))
+	}
+	if l.promptFile != "" {
+		a = append(a, "--append-system-prompt-file", l.promptFile, "--system-prompt-snapshot", "off")
+	}
+	return append(a, c.Args...)
+}
+
+// env builds claude's environment: host, runner defaults, configured, then TMPDIR.
+func (c Config) env(host []string, tmpdir string) []string {
+	e := append([]string(nil), host...)
+	e = append(e,
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"DISABLE_AUTOUPDATER=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	)
+	retries := c.MaxRetries
+	if retries < 0 {
+		retries = 0
+	}
+	e = append(e, "CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(retries))
+	keys := make([]string, 0, len(c.Env))
+	for k := range c.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		e = append(e, k+"="+c.Env[k])
+	}
+	// exec uses the last value of a duplicated key.
+	return append(e, "TMPDIR="+tmpdir)
+}

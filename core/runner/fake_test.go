@@ -1,0 +1,443 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/go-hclog"
+)
+
+// The test binary doubles as a fake claude when FAKE_CLAUDE=1: it speaks the stream-json
+// protocol, keeps "transcripts" under FAKE_CLAUDE_STATE and logs each start to
+// FAKE_CLAUDE_STATE/starts. The prompt selects behaviour:
+//
+//	"crash"        exit 3 without a result
+//	"exit0"        exit 0 without a result
+//	"hang"         start a child `sleep 60` in the group, write its pid to <state>/child, then wait forever
+//	"hang-noterm"  like hang, and ignore SIGTERM
+//	"tool"         a tool_use message, then the result
+//	anything else  "echo: <prompt>"
+func TestMain(m *testing.M) {
+	if os.Getenv("FAKE_CLAUDE") == "1" {
+		os.Exit(fakeClaude(os.Args[1:]))
+	}
+	if os.Getenv("FAKE_HOST") == "1" {
+		os.Exit(fakeHost())
+	}
+	os.Exit(m.Run())
+}
+
+func fakeClaude(args []string) int {
+	state := os.Getenv("FAKE_CLAUDE_STATE")
+	arg := func(name string) string {
+		if i := slices.Index(args, name); i >= 0 && i+1 < len(args) {
+			return args[i+1]
+		}
+		return ""
+	}
+	sid, resume := arg("--session-id"), false
+	if s := arg("--resume"); s != "" {
+		sid, resume = s, true
+	}
+	f, _ := os.OpenFile(filepath.Join(state, "starts"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	fmt.Fprintf(f, "%d %s tmpdir=%s\n", os.Getpid(), strings.Join(args, " "), os.Getenv("TMPDIR"))
+	f.Close()
+	transcript := filepath.Join(state, sid+".jsonl")
+	if resume {
+		if _, err := os.Stat(transcript); err != nil {
+			fmt.Fprintf(os.Stderr, "No conversation found with session ID: %s\n", sid)
+			return 1
+		}
+	} else if _, err := os.Stat(transcript); err == nil {
+		fmt.Fprintf(os.Stderr, "Error: Session ID %s is already in use.\n", sid)
+		return 1
+	}
+	if slices.Contains(args, "--bad-flag") {
+		fmt.Fprintln(os.Stderr, "error: unknown option '--bad-flag'")
+		return 1
+	}
+	out := json.NewEncoder(os.Stdout)
+	warm := arg("--input-format") == "stream-json"
+	in := bufio.NewReader(os.Stdin)
+	for {
+		var prompt string
+		if warm {
+			ln, err := in.ReadBytes('\n')
+			if err != nil {
+				return 0
+			}
+			var msg struct{ Message struct{ Content string } }
+			_ = json.Unmarshal(ln, &msg)
+			prompt = msg.Message.Content
+		} else {
+			b, _ := readAll(in)
+			prompt = string(b)
+		}
+		history, _ := os.ReadFile(transcript)
+		_ = os.WriteFile(transcript, append(history, []byte(prompt+"\n")...), 0o600)
+		out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": sid})
+		switch prompt {
+		case "crash":
+			return 3
+		case "exit0":
+			return 0
+		case "hang", "hang-noterm":
+			if prompt == "hang-noterm" {
+				signal.Ignore(syscall.SIGTERM)
+			}
+			child := exec.Command("sleep", "60")
+			_ = child.Start()
+			_ = os.WriteFile(filepath.Join(state, "child"), []byte(strconv.Itoa(child.Process.Pid)), 0o600)
+			out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
+				"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": "partial"}}}})
+			select {}
+		case "tool":
+			out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
+				"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": map[string]any{"command": "ls   -la\n/tmp"}}}}})
+		}
+		text := "echo: " + prompt
+		out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
+			"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}}})
+		out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": text, "session_id": sid,
+			"stop_reason": "end_turn", "terminal_reason": "completed", "num_turns": 1, "duration_ms": 5, "total_cost_usd": 0.01,
+			"usage":      map[string]any{"input_tokens": 100, "output_tokens": 5, "cache_read_input_tokens": 7, "cache_creation_input_tokens": 3},
+			"modelUsage": map[string]any{"claude-fake": map[string]any{"outputTokens": 5, "contextWindow": 200000}}})
+		if !warm {
+			return 0
+		}
+	}
+}
+
+// fakeHost is a host process: a Runner with the fake claude running a "hang" turn. It
+// prints claude's pid and blocks until killed.
+func fakeHost() int {
+	exe, _ := os.Executable()
+	r, err := New(Config{Command: exe, Env: map[string]string{"FAKE_CLAUDE": "1", "FAKE_HOST": "", "FAKE_CLAUDE_STATE": os.Getenv("FAKE_CLAUDE_STATE")},
+		StateDir: os.Getenv("FAKE_CLAUDE_STATE")}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	turn, _ := r.Run(context.Background(), TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "hang"})
+	<-turn.Events()
+	for _, pid := range r.Warm() {
+		fmt.Println(pid)
+	}
+	select {}
+}
+
+func readAll(r *bufio.Reader) ([]byte, error) {
+	var b []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		b = append(b, buf[:n]...)
+		if err != nil {
+			return b, nil
+		}
+	}
+}
+
+type fakeEnv struct {
+	r     *Runner
+	state string
+}
+
+func newFake(t *testing.T, mut func(*Config)) *fakeEnv {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	cfg := Config{
+		Command:   exe,
+		Env:       map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": state},
+		Workspace: t.TempDir(),
+		StateDir:  t.TempDir(),
+		Timeout:   10 * time.Second,
+		KillGrace: 300 * time.Millisecond,
+	}
+	if mut != nil {
+		mut(&cfg)
+	}
+	r, err := New(cfg, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := r.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return &fakeEnv{r: r, state: state}
+}
+
+func (f *fakeEnv) starts(t *testing.T) []string {
+	b, _ := os.ReadFile(filepath.Join(f.state, "starts"))
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+func TestFakeWarmReuseAndArgs(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, func(c *Config) { c.Model = "m1"; c.AllowedTools = []string{"Read", "Bash(git log:*)"}; c.MaxTurns = 3 })
+	sid := uuid.NewString()
+	a := runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "hi"})
+	mustOK(t, a, "echo: hi")
+	b := runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "again"})
+	mustOK(t, b, "echo: again")
+	if !a.NewProcess || b.NewProcess || a.PID != b.PID {
+		t.Fatalf("warm reuse: %v/%v pids %d/%d", a.NewProcess, b.NewProcess, a.PID, b.PID)
+	}
+	if a.Usage.PromptTokens() != 110 || a.Model != "claude-fake" || a.ContextWindow != 200000 || a.Usage.CostUSD != 0.01 {
+		t.Fatalf("usage/model: %+v", a)
+	}
+	starts := f.starts(t)
+	if len(starts) != 1 {
+		t.Fatalf("starts %q", starts)
+	}
+	for _, want := range []string{"-p --output-format stream-json --verbose --input-format stream-json --session-id " + sid,
+		"--model m1", "--allowedTools Read,Bash(git log:*)", "--max-turns 3", "tmpdir=" + f.r.Config().StateDir} {
+		if !strings.Contains(starts[0], want) {
+			t.Fatalf("start %q lacks %q", starts[0], want)
+		}
+	}
+	if strings.Contains(starts[0], "hi") {
+		t.Fatal("prompt in argv")
+	}
+}
+
+func TestFakeOneShot(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, func(c *Config) { c.OneShot = true })
+	sid := uuid.NewString()
+	mustOK(t, runTurn(t, f.r, TurnRequest{SessionID: sid, NewSession: true, Prompt: "one"}), "echo: one")
+	res := runTurn(t, f.r, TurnRequest{SessionID: sid, Prompt: "two"})
+	mustOK(t, res, "echo: two")
+	starts := f.starts(t)
+	if len(starts) != 2 || strings.Contains(starts[0], "--input-format") || !strings.Contains(starts[1], "--resume "+sid) {
+		t.Fatalf("starts %q", starts)
+	}
+	if len(f.r.Warm()) != 0 {
+		t.Fatal("one-shot kept a process")
+	}
+}
+
+func TestFakeIdleAndLRU(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, func(c *Config) { c.MaxWarm = 2; c.IdleTimeout = 300 * time.Millisecond })
+	var pids []int
+	for _, k := range []string{"a", "b", "c"} {
+		res := runTurn(t, f.r, TurnRequest{Key: k, SessionID: uuid.NewString(), NewSession: true, Prompt: k})
+		mustOK(t, res, "echo: "+k)
+		pids = append(pids, res.PID)
+	}
+	// "a" was least recently used: stopped when "c" started.
+	waitGone(t, pids[0], 3*time.Second)
+	if w := f.r.Warm(); len(w) > 2 || w["a"] != 0 {
+		t.Fatalf("warm after LRU: %v", w)
+	}
+	// Idle timeout stops the rest.
+	waitGone(t, pids[1], 3*time.Second)
+	waitGone(t, pids[2], 3*time.Second)
+	if w := f.r.Warm(); len(w) != 0 {
+		t.Fatalf("warm after idle: %v", w)
+	}
+}
+
+func TestFakeAbortKillsGroup(t *testing.T) {
+	t.Parallel()
+	for _, prompt := range []string{"hang", "hang-noterm"} {
+		t.Run(prompt, func(t *testing.T) {
+			t.Parallel()
+			f := newFake(t, nil)
+			sid := uuid.NewString()
+			turn, err := f.r.Run(context.Background(), TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: prompt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := <-turn.Events()
+			if ev.Kind != EventText || ev.Text != "partial" {
+				t.Fatalf("first event %+v", ev)
+			}
+			pid := f.r.Warm()["k"]
+			child, _ := os.ReadFile(filepath.Join(f.state, "child"))
+			childPID, _ := strconv.Atoi(string(child))
+			if !f.r.Abort("k") {
+				t.Fatal("no turn to abort")
+			}
+			res := turn.Wait()
+			if res.Err == nil || res.Err.Kind != KindAborted || res.Streamed != "partial" {
+				t.Fatalf("result %+v", res)
+			}
+			waitGone(t, pid, 2*time.Second)
+			waitGone(t, childPID, 2*time.Second)
+			// The next turn resumes in a new process.
+			res = runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "next"})
+			mustOK(t, res, "echo: next")
+			if !res.NewProcess || !strings.Contains(f.starts(t)[1], "--resume "+sid) {
+				t.Fatalf("after abort: %v %q", res.NewProcess, f.starts(t))
+			}
+		})
+	}
+}
+
+func TestFakeTimeoutAndContext(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, func(c *Config) { c.Timeout = 500 * time.Millisecond })
+	res := runTurn(t, f.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "hang"})
+	if res.Err == nil || res.Err.Kind != KindTimeout || res.Err.Notice != Notice(KindTimeout) {
+		t.Fatalf("timeout: %+v", res.Err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	turn, _ := f.r.Run(ctx, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "hang"})
+	<-turn.Events()
+	cancel()
+	if res := turn.Wait(); res.Err == nil || res.Err.Kind != KindAborted {
+		t.Fatalf("cancel: %+v", res.Err)
+	}
+}
+
+func TestFakeCrashAndRecovery(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, nil)
+	sid := uuid.NewString()
+	mustOK(t, runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "a"}), "echo: a")
+	for _, tc := range []struct{ prompt, detail string }{{"crash", "exit status 3"}, {"exit0", "without a result"}} {
+		res := runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: tc.prompt})
+		if res.Err == nil || res.Err.Kind != KindCrash || !strings.Contains(res.Err.Detail, tc.detail) {
+			t.Fatalf("%s: %+v", tc.prompt, res.Err)
+		}
+		res = runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "b"})
+		mustOK(t, res, "echo: b")
+		if !res.NewProcess {
+			t.Fatalf("after %s the dead process was reused", tc.prompt)
+		}
+	}
+	// A warm process killed from outside while idle: the next turn restarts transparently.
+	pid := f.r.Warm()["k"]
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	waitGone(t, pid, 2*time.Second)
+	res := runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "c"})
+	mustOK(t, res, "echo: c")
+}
+
+func TestFakeSessionFallbacks(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, nil)
+	// Resume of an unknown session: fresh session, reported.
+	sid := uuid.NewString()
+	res := runTurn(t, f.r, TurnRequest{SessionID: sid, Prompt: "x"})
+	mustOK(t, res, "echo: x")
+	if !res.SessionReset {
+		t.Fatal("SessionReset not set")
+	}
+	// NewSession for a uuid that already has a transcript (another process): resumed.
+	f.r.Stop(sid)
+	res = runTurn(t, f.r, TurnRequest{Key: "other", SessionID: sid, NewSession: true, Prompt: "y"})
+	mustOK(t, res, "echo: y")
+	if res.SessionReset {
+		t.Fatal("SessionReset set on an in-use id")
+	}
+}
+
+func TestFakeUsageErrorAndNotFound(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, func(c *Config) { c.Args = []string{"--bad-flag"} })
+	res := runTurn(t, f.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "x"})
+	if res.Err == nil || res.Err.Kind != KindUsage || !strings.Contains(res.Err.Detail, "unknown option") {
+		t.Fatalf("usage: %+v", res.Err)
+	}
+	f2 := newFake(t, func(c *Config) { c.Command = "claude-does-not-exist-here" })
+	res = runTurn(t, f2.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "x"})
+	if res.Err == nil || res.Err.Kind != KindCLINotFound || !strings.Contains(res.Err.Detail, "agent.command") ||
+		!strings.Contains(res.Err.Detail, "npm install -g @anthropic-ai/claude-code") {
+		t.Fatalf("not found: %+v", res.Err)
+	}
+}
+
+func TestFakeToolProgressAndSerialization(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, nil)
+	sid := uuid.NewString()
+	turn, _ := f.r.Run(context.Background(), TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "tool"})
+	second, _ := f.r.Run(context.Background(), TurnRequest{Key: "k", SessionID: sid, Prompt: "queued"})
+	var kinds []string
+	for ev := range turn.Events() {
+		kinds = append(kinds, ev.Kind.String())
+		if ev.Kind == EventToolUse && (ev.Tool.Name != "Bash" || ev.Tool.Summary != "ls -la /tmp") {
+			t.Fatalf("tool %+v", ev.Tool)
+		}
+	}
+	if strings.Join(kinds, ",") != "tool_use,text,result" {
+		t.Fatalf("events %v", kinds)
+	}
+	res := second.Wait()
+	mustOK(t, res, "echo: queued")
+	if res.NewProcess {
+		t.Fatal("queued turn did not reuse the process")
+	}
+}
+
+// TestFakeDiesWithHost: SIGKILL to the host process takes claude (Pdeathsig) with it.
+func TestFakeDiesWithHost(t *testing.T) {
+	t.Parallel()
+	exe, _ := os.Executable()
+	host := exec.Command(exe)
+	host.Env = append(os.Environ(), "FAKE_HOST=1", "FAKE_CLAUDE_STATE="+t.TempDir())
+	out, _ := host.StdoutPipe()
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer host.Process.Kill()
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil || pid == 0 {
+		t.Fatalf("host did not report a claude pid: %v", err)
+	}
+	if !alive(pid) {
+		t.Fatal("claude not running")
+	}
+	_ = host.Process.Kill()
+	_ = host.Wait()
+	// Pdeathsig reaches claude only; its tools (the fake's `sleep`) stay in its group.
+	defer syscall.Kill(-pid, syscall.SIGKILL)
+	waitGone(t, pid, 3*time.Second)
+}
+
+func TestValidateRoot(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		cfg     Config
+		euid    int
+		sandbox string
+		wantErr string
+	}{
+		{"bypass as root", Config{PermissionMode: "bypassPermissions"}, 0, "", `agent.permission_mode = "bypassPermissions"`},
+		{"skip flag as root", Config{Args: []string{"--dangerously-skip-permissions"}}, 0, "", `agent.args "--dangerously-skip-permissions"`},
+		{"bypass as root in sandbox env", Config{PermissionMode: "bypassPermissions", Env: map[string]string{"IS_SANDBOX": "1"}}, 0, "", ""},
+		{"bypass as root host sandbox", Config{PermissionMode: "bypassPermissions"}, 0, "1", ""},
+		{"bypass as user", Config{PermissionMode: "bypassPermissions"}, 1000, "", ""},
+		{"bad mode", Config{PermissionMode: "yolo"}, 1000, "", `agent.permission_mode "yolo"`},
+	} {
+		err := tc.cfg.validate(tc.euid, tc.sandbox)
+		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.wantErr)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package runner
+
+// Memory-flush defaults (OpenClaw's values; seed 001 §7).
+const (
+	// DefaultFlushContextWindow is used when neither the config nor claude's report gives a
+	// context window.
+	DefaultFlushContextWindow = 200_000
+	// DefaultFlushReserveTokens is kept free for the compaction itself.
+	DefaultFlushReserveTokens = 20_000
+	// DefaultFlushSoftThreshold is the margin before the reserve at which the flush runs.
+	DefaultFlushSoftThreshold = 4_000
+	// DefaultFlushPrompt is the user message of a flush turn.
+	DefaultFlushPrompt = "Pre-compaction memory flush. Store durable memories now (use memory/YYYY-MM-DD.md; create memory/ if needed). If nothing to store, reply with NO_REPLY."
+	// DefaultFlushSystemPrompt is the extra system prompt of a flush turn.
+	DefaultFlushSystemPrompt = "Pre-compaction memory flush turn. The session is near auto-compaction; capture durable memories to disk. You may reply, but usually NO_REPLY is correct."
+)
+
+// MemoryFlush decides when a session should run a memory-flush turn: a turn that asks the
+// agent to write durable notes to the workspace before claude compacts (forgets) older
+// context. The caller runs it as an ordinary turn (TurnRequest{Prompt: Prompt,
+// ExtraSystemPrompt: SystemPrompt}), suppresses a NO_REPLY answer, and records the
+// compaction count it ran at, so it runs once per compaction cycle.
+type MemoryFlush struct {
+	// Disabled turns memory flushes off.
+	Disabled bool
+	// ContextWindow is the model's context window in tokens. 0 means: use the window claude
+	// reports for the session's model (Result.ContextWindow), else
+	// DefaultFlushContextWindow.
+	ContextWindow int
+	// ReserveTokens is kept free for compaction. Default 20,000.
+	ReserveTokens int
+	// SoftThresholdTokens is the margin before the reserve. Default 4,000.
+	SoftThresholdTokens int
+	// Prompt and SystemPrompt are the flush turn's texts (defaults above).
+	Prompt       string
+	SystemPrompt string
+}
+
+func (m MemoryFlush) withDefaults() MemoryFlush {
+	if m.ReserveTokens == 0 {
+		m.ReserveTokens = DefaultFlushReserveTokens
+	}
+	if m.SoftThresholdTokens == 0 {
+		m.SoftThresholdTokens = DefaultFlushSoftThreshold
+	}
+	if m.Prompt == "" {
+		m.Prompt = DefaultFlushPrompt
+	}
+	if m.SystemPrompt == "" {
+		m.SystemPrompt = DefaultFlushSystemPrompt
+	}
+	return m
+}
+
+// FlushState is what the caller's session store keeps for the decision.
+type FlushState struct {
+	// PromptTokens is the last turn's Usage.PromptTokens().
+	PromptTokens int
+	// ReportedContextWindow is the last turn's Result.ContextWindow (0 if unknown).
+	ReportedContextWindow int
+	// CompactionCount counts compactions of the session (Result.Compacted turns).
+	CompactionCount int
+	// FlushedAtCompaction is CompactionCount when the last flush ran; nil if never.
+	FlushedAtCompaction *int
+}
+
+// Threshold is the prompt size at which a flush is due:
+// contextWindow - ReserveTokens - SoftThresholdTokens (never below 0).
+func (m MemoryFlush) Threshold(reportedWindow int) int {
+	m = m.withDefaults()
+	w := m.ContextWindow
+	if w <= 0 {
+		w = reportedWindow
+	}
+	if w <= 0 {
+		w = DefaultFlushContextWindow
+	}
+	return max(w-m.ReserveTokens-m.SoftThresholdTokens, 0)
+}
+
+// Due reports whether a flush turn should run before the next turn: enabled, the prompt has
+// reached Threshold, and no flush ran yet in the current compaction cycle.
+func (m MemoryFlush) Due(s FlushState) bool {
+	if m.Disabled || s.PromptTokens <= 0 {
+		return false
+	}
+	if s.FlushedAtCompaction != nil && *s.FlushedAtCompaction == s.CompactionCount {
+		return false
+	}
+	return s.PromptTokens >= m.Threshold(s.ReportedContextWindow)
+}
+
+// Texts returns the flush turn's prompt and extra system prompt (defaults applied).
+func (m MemoryFlush) Texts() (prompt, systemPrompt string) {
+	m = m.withDefaults()
+	return m.Prompt, m.SystemPrompt
+}

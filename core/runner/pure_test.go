@@ -1,0 +1,266 @@
+package runner
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func lens(blocks []string) []int {
+	var out []int
+	for _, b := range blocks {
+		out = append(out, utf8.RuneCountInString(b))
+	}
+	return out
+}
+
+func TestCoalescerCuts(t *testing.T) {
+	t.Parallel()
+	para := func(n int, ch string) string { return strings.Repeat(ch, n) }
+	for _, tc := range []struct {
+		name  string
+		in    []string
+		want  []int // block lengths from Add calls only
+		final string
+		rest  []int // from Finish
+	}{
+		{"short stays buffered", []string{"hello"}, nil, "", []int{5}},
+		{"paragraph break after min", []string{para(850, "a") + "\n\n" + para(100, "b")}, []int{850}, "", []int{100}},
+		{"paragraph break before min ignored", []string{para(500, "a") + "\n\n" + para(400, "b")}, nil, "", []int{902}},
+		{"over max hard cut", []string{para(2500, "x")}, []int{1200, 1200}, "", []int{100}},
+		{"over max newline", []string{para(1000, "a") + "\n" + para(300, "b")}, []int{1000}, "", []int{300}},
+		{"over max sentence", []string{para(900, "a") + ". " + para(400, "b")}, []int{901}, "", []int{400}},
+		{"over max space", []string{para(900, "a") + " " + para(400, "b")}, []int{900}, "", []int{400}},
+		{"deltas accumulate", []string{para(400, "a"), para(400, "a"), "\n\n", para(10, "b")}, []int{800}, "", []int{10}},
+		{"multibyte counts runes", []string{para(1300, "é")}, []int{1200}, "", []int{100}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := &fakeClock{t: time.Unix(0, 0)}
+			c := NewCoalescer(CoalesceConfig{}, clk.now)
+			var got []string
+			for _, s := range tc.in {
+				got = append(got, c.Add(s)...)
+			}
+			if g := lens(got); !equalInts(g, tc.want) {
+				t.Fatalf("blocks %v, want %v", g, tc.want)
+			}
+			rest, diverged := c.Finish(tc.final)
+			if g := lens(rest); !equalInts(g, tc.rest) || diverged {
+				t.Fatalf("finish %v (diverged %v), want %v", g, diverged, tc.rest)
+			}
+		})
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestCoalescerIdle(t *testing.T) {
+	t.Parallel()
+	clk := &fakeClock{t: time.Unix(0, 0)}
+	c := NewCoalescer(CoalesceConfig{}, clk.now)
+	if out := c.Add("first bit"); out != nil {
+		t.Fatal(out)
+	}
+	at, ok := c.Deadline()
+	if !ok || !at.Equal(clk.t.Add(time.Second)) {
+		t.Fatalf("deadline %v %v", at, ok)
+	}
+	clk.advance(999 * time.Millisecond)
+	if out := c.Poll(); out != nil {
+		t.Fatalf("flushed early: %q", out)
+	}
+	clk.advance(time.Millisecond)
+	if out := c.Poll(); len(out) != 1 || out[0] != "first bit" {
+		t.Fatalf("idle flush %q", out)
+	}
+	if _, ok := c.Deadline(); ok {
+		t.Fatal("deadline with empty buffer")
+	}
+	// Nothing twice: the final result equal to the stream adds nothing.
+	if out, diverged := c.Finish("first bit"); len(out) != 0 || diverged {
+		t.Fatalf("finish repeated text: %q", out)
+	}
+}
+
+func TestCoalescerReconcile(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		blocks   []string
+		final    string
+		want     string
+		diverged bool
+	}{
+		{"equal", []string{"hello world"}, "hello world", "hello world", false},
+		{"last block of several", []string{"Let me check.", "Done: 42"}, "Done: 42", "Let me check.\n\nDone: 42", false},
+		{"final longer", []string{"hello"}, "hello world", "hello world", false},
+		{"empty final", []string{"partial"}, "", "partial", false},
+		{"diverged", []string{"abc"}, "xyz", "abc|xyz", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := &fakeClock{t: time.Unix(0, 0)}
+			c := NewCoalescer(CoalesceConfig{}, clk.now)
+			var out []string
+			for _, b := range tc.blocks {
+				out = append(out, c.Add(b)...)
+				c.EndBlock()
+			}
+			rest, diverged := c.Finish(tc.final)
+			out = append(out, rest...)
+			if got := strings.Join(out, "|"); got != tc.want || diverged != tc.diverged {
+				t.Fatalf("got %q (diverged %v), want %q (%v)", got, diverged, tc.want, tc.diverged)
+			}
+		})
+	}
+}
+
+func TestCoalescerFeedDeltasThenText(t *testing.T) {
+	t.Parallel()
+	c := NewCoalescer(CoalesceConfig{}, (&fakeClock{}).now)
+	var out []string
+	res := &Result{Text: "ab"}
+	for _, e := range []Event{{Kind: EventTextDelta, Text: "a"}, {Kind: EventTextDelta, Text: "b"}, {Kind: EventText, Text: "ab"}, {Kind: EventBlockEnd}, {Kind: EventResult, Result: res}} {
+		out = append(out, c.Feed(e)...)
+	}
+	if strings.Join(out, "|") != "ab" {
+		t.Fatalf("got %q", out)
+	}
+}
+
+// FuzzCoalescer checks the invariants: no block over MaxChars, the delivered text equals
+// the input modulo whitespace, and nothing is lost or repeated.
+func FuzzCoalescer(f *testing.F) {
+	f.Add("hello\n\nworld", 3, uint8(10))
+	f.Add(strings.Repeat("word ", 500), 7, uint8(200))
+	f.Fuzz(func(t *testing.T, s string, parts int, minc uint8) {
+		if !utf8.ValidString(s) || parts <= 0 || parts > 50 {
+			return
+		}
+		c := NewCoalescer(CoalesceConfig{MinChars: int(minc) + 1, MaxChars: int(minc) + 40}, (&fakeClock{}).now)
+		var out []string
+		r := []rune(s)
+		step := len(r)/parts + 1
+		for i := 0; i < len(r); i += step {
+			out = append(out, c.Add(string(r[i:min(i+step, len(r))]))...)
+		}
+		rest, _ := c.Finish(s)
+		out = append(out, rest...)
+		for _, b := range out {
+			if utf8.RuneCountInString(b) > int(minc)+40 {
+				t.Fatalf("block of %d runes", utf8.RuneCountInString(b))
+			}
+		}
+		if strings.Join(strings.Fields(strings.Join(out, " ")), "") != strings.Join(strings.Fields(s), "") {
+			t.Fatalf("text changed: %q -> %q", s, out)
+		}
+	})
+}
+
+func TestMemoryFlush(t *testing.T) {
+	t.Parallel()
+	zero, one := 0, 1
+	m := MemoryFlush{ContextWindow: 100_000, ReserveTokens: 5_000, SoftThresholdTokens: 4_000}
+	if got := m.Threshold(0); got != 91_000 {
+		t.Fatalf("threshold %d, want 91000 (seed 001 §7 example)", got)
+	}
+	for _, tc := range []struct {
+		name string
+		m    MemoryFlush
+		s    FlushState
+		want bool
+	}{
+		{"below", m, FlushState{PromptTokens: 90_999}, false},
+		{"at threshold", m, FlushState{PromptTokens: 91_000}, true},
+		{"already flushed this cycle", m, FlushState{PromptTokens: 95_000, CompactionCount: 0, FlushedAtCompaction: &zero}, false},
+		{"flushed in an earlier cycle", m, FlushState{PromptTokens: 95_000, CompactionCount: 1, FlushedAtCompaction: &zero}, true},
+		{"flushed this cycle 1", m, FlushState{PromptTokens: 95_000, CompactionCount: 1, FlushedAtCompaction: &one}, false},
+		{"reported window", MemoryFlush{}, FlushState{PromptTokens: 976_000, ReportedContextWindow: 1_000_000}, true},
+		{"reported window below", MemoryFlush{}, FlushState{PromptTokens: 975_999, ReportedContextWindow: 1_000_000}, false},
+		{"default window", MemoryFlush{}, FlushState{PromptTokens: 176_000}, true},
+		{"disabled", MemoryFlush{Disabled: true}, FlushState{PromptTokens: 999_999}, false},
+	} {
+		if got := tc.m.Due(tc.s); got != tc.want {
+			t.Errorf("%s: Due = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	p, sp := MemoryFlush{}.Texts()
+	if !strings.Contains(p, "NO_REPLY") || !strings.Contains(sp, "memory flush") {
+		t.Fatalf("texts %q %q", p, sp)
+	}
+}
+
+// Result lines verbatim from reference/claude-cli.md §5 (abridged to the fields read).
+func TestClassifyResult(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, line string
+		want       ErrorKind
+	}{
+		{"success", `{"type":"result","subtype":"success","is_error":false,"result":"echo: hello"}`, ""},
+		{"529", `{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error","api_error_status":529,"api_error_type":"overloaded_error","result":"API Error: 529 Overloaded."}`, KindOverloaded},
+		{"prompt too long", `{"type":"result","subtype":"success","is_error":true,"terminal_reason":"prompt_too_long","api_error_status":400,"api_error_type":"invalid_request_error","result":"Prompt is too long · ..."}`, KindPromptTooLong},
+		{"max turns", `{"type":"result","subtype":"error_max_turns","is_error":true,"terminal_reason":"max_turns","errors":["Reached maximum number of turns (1)"]}`, KindMaxTurns},
+		{"budget", `{"type":"result","subtype":"error_max_budget_usd","is_error":true,"terminal_reason":"budget_exhausted","errors":["Reached maximum budget ($0.001)"]}`, KindMaxBudget},
+		{"not logged in", `{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error","api_error_status":null,"result":"Not logged in · Please run /login"}`, KindAuth},
+		{"invalid key", `{"type":"result","subtype":"success","is_error":true,"api_error_status":401,"api_error_type":"authentication_error","result":"Invalid API key · Fix external API key"}`, KindAuth},
+		{"429", `{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"api_error_type":"rate_limit_error","result":"API Error: Request rejected (429)"}`, KindRateLimited},
+		{"500", `{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"api_error_type":"api_error","result":"API Error: 500"}`, KindAPI},
+		{"refused", `{"type":"result","subtype":"success","is_error":true,"api_error_status":null,"result":"API Error: Connection refused"}`, KindAPI},
+		{"sigint", `{"type":"result","subtype":"error_during_execution","is_error":true,"terminal_reason":"aborted_streaming","result":null}`, KindAborted},
+		{"no conversation", `{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["No conversation found with session ID: x"]}`, KindSessionMissing},
+	} {
+		var wr wireResult
+		if err := json.Unmarshal([]byte(tc.line), &wr); err != nil {
+			t.Fatal(err)
+		}
+		got := classifyResult(&wr)
+		if (got == nil) != (tc.want == "") || (got != nil && (got.Kind != tc.want || got.Notice == "")) {
+			t.Errorf("%s: got %+v, want %q", tc.name, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		code   int
+		empty  bool
+		stderr string
+		want   ErrorKind
+	}{
+		{1, true, "error: unknown option '--no-such-flag'", KindUsage},
+		{1, true, "No conversation found with session ID: x", KindSessionMissing},
+		{0, true, "", KindCrash},
+		{143, true, "", KindCrash},
+		{1, false, "", KindCrash},
+	} {
+		if got := classifyExit(tc.code, tc.empty, tc.stderr); got.Kind != tc.want {
+			t.Errorf("exit %d %q: got %s, want %s", tc.code, tc.stderr, got.Kind, tc.want)
+		}
+	}
+}
+
+func TestSummarizeInput(t *testing.T) {
+	t.Parallel()
+	if got := summarizeInput(json.RawMessage(`{"command":"echo  hi\nthere","description":"say"}`)); got != "echo hi there" {
+		t.Fatal(got)
+	}
+	if got := summarizeInput(json.RawMessage(`{"file_path":"` + strings.Repeat("a", 100) + `"}`)); utf8.RuneCountInString(got) != 80 {
+		t.Fatal(got)
+	}
+}

@@ -1,0 +1,263 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// EventKind says what an Event carries.
+type EventKind int
+
+const (
+	// EventText is one complete assistant text block (from an "assistant" message). Each
+	// block is sent once. With Config.PartialMessages the same text was already sent as
+	// EventTextDelta events; consumers use one or the other.
+	EventText EventKind = iota + 1
+	// EventTextDelta is a piece of assistant text as it streams (Config.PartialMessages).
+	EventTextDelta
+	// EventBlockEnd ends a text block whose deltas were sent (Config.PartialMessages).
+	EventBlockEnd
+	// EventToolUse is a tool call the agent made (progress for the user: "running Bash ...").
+	EventToolUse
+	// EventResult is the last event of a turn; Event.Result is set.
+	EventResult
+)
+
+// String names the kind.
+func (k EventKind) String() string {
+	switch k {
+	case EventText:
+		return "text"
+	case EventTextDelta:
+		return "text_delta"
+	case EventBlockEnd:
+		return "block_end"
+	case EventToolUse:
+		return "tool_use"
+	case EventResult:
+		return "result"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event is one thing that happened during a turn, delivered in order.
+type Event struct {
+	Kind EventKind
+	// Text is set for EventText and EventTextDelta.
+	Text string
+	// Tool is set for EventToolUse.
+	Tool *ToolUse
+	// Result is set for EventResult.
+	Result *Result
+	// At is when the runner read the line from claude's stdout.
+	At time.Time
+}
+
+// ToolUse describes a tool call.
+type ToolUse struct {
+	// ID is the tool_use id.
+	ID string
+	// Name is the tool name ("Bash", "Read", an MCP tool ...).
+	Name string
+	// Summary is a short one-line description of the input (command, path, pattern, URL
+	// or description), at most 80 characters; "" when nothing suitable is present.
+	Summary string
+}
+
+// Usage is the token and cost accounting of one turn, as claude reports it.
+type Usage struct {
+	InputTokens              int
+	OutputTokens             int
+	CacheReadInputTokens     int
+	CacheCreationInputTokens int
+	// CostUSD is claude's client-side estimate at list price.
+	CostUSD float64
+}
+
+// PromptTokens is input + cache read + cache creation: the size of the prompt the model saw,
+// the number memory-flush decisions use.
+func (u Usage) PromptTokens() int {
+	return u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+}
+
+// Result is the outcome of one turn.
+type Result struct {
+	// Err is nil on success (claude's is_error false). Otherwise its Kind says why.
+	Err *Error
+	// Text is claude's final result text ("" when absent, e.g. error_max_turns, abort).
+	// For error results it is claude's error message; show Err.Notice instead.
+	Text string
+	// Streamed is all assistant text delivered as events during the turn (blocks joined
+	// with "\n\n"); after an abort or timeout it is the partial reply.
+	Streamed string
+	// Subtype, TerminalReason and StopReason are claude's fields, for logs.
+	Subtype        string
+	TerminalReason string
+	StopReason     string
+	// APIErrorStatus and APIErrorType are set when an API call failed.
+	APIErrorStatus int
+	APIErrorType   string
+	// Usage is the turn's token usage.
+	Usage Usage
+	// Model is the model that answered (from modelUsage; the one with most output tokens).
+	Model string
+	// ContextWindow is that model's context window as claude reports it (0 if unknown).
+	ContextWindow int
+	// NumTurns is claude's agentic round trips in this turn.
+	NumTurns int
+	// Duration and APIDuration are claude's duration_ms and duration_api_ms.
+	Duration    time.Duration
+	APIDuration time.Duration
+	// SessionID is the claude session the turn ran in.
+	SessionID string
+	// SessionReset is true when the session could not be resumed (its transcript was
+	// missing) and the turn ran in a fresh session with the same id; tell the user that
+	// the earlier conversation is not in context.
+	SessionReset bool
+	// Compacted is true when claude compacted the conversation during the turn
+	// (a system/compact_boundary message was seen); a new memory-flush cycle begins.
+	Compacted bool
+	// Steered is the number of messages added with Runner.Steer during the turn.
+	Steered int
+	// NewProcess is true when this turn started a claude process; false when it reused a
+	// warm one.
+	NewProcess bool
+	// PID is the claude process id that ran the turn.
+	PID int
+}
+
+// wireMsg is one stdout line of claude's stream-json output; only the fields used are
+// decoded.
+type wireMsg struct {
+	Type            string          `json:"type"`
+	Subtype         string          `json:"subtype"`
+	SessionID       string          `json:"session_id"`
+	ParentToolUseID *string         `json:"parent_tool_use_id"`
+	Message         json.RawMessage `json:"message"`
+	Event           json.RawMessage `json:"event"`
+	Error           json.RawMessage `json:"error"`
+	IsAPIError      bool            `json:"is_api_error_message"`
+}
+
+type wireAssistant struct {
+	Model   string `json:"model"`
+	Content []struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"content"`
+}
+
+type wireStreamEvent struct {
+	Type  string `json:"type"`
+	Index int    `json:"index"`
+	Delta struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"delta"`
+	ContentBlock struct {
+		Type string `json:"type"`
+	} `json:"content_block"`
+}
+
+// wireResult is the "result" line.
+type wireResult struct {
+	Subtype        string   `json:"subtype"`
+	IsError        bool     `json:"is_error"`
+	Result         *string  `json:"result"`
+	Errors         []string `json:"errors"`
+	SessionID      string   `json:"session_id"`
+	StopReason     *string  `json:"stop_reason"`
+	TerminalReason string   `json:"terminal_reason"`
+	APIErrorStatus *int     `json:"api_error_status"`
+	APIErrorType   string   `json:"api_error_type"`
+	NumTurns       int      `json:"num_turns"`
+	DurationMS     int64    `json:"duration_ms"`
+	DurationAPIMS  int64    `json:"duration_api_ms"`
+	TotalCostUSD   float64  `json:"total_cost_usd"`
+	Usage          struct {
+		InputTokens              int `json:"input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	} `json:"usage"`
+	ModelUsage map[string]struct {
+		OutputTokens  int `json:"outputTokens"`
+		ContextWindow int `json:"contextWindow"`
+	} `json:"modelUsage"`
+}
+
+func (r *wireResult) status() int {
+	if r.APIErrorStatus == nil {
+		return 0
+	}
+	return *r.APIErrorStatus
+}
+
+// text is the result text, or the errors joined when there is none.
+func (r *wireResult) text() string {
+	if r.Result != nil && *r.Result != "" {
+		return *r.Result
+	}
+	return strings.Join(r.Errors, "; ")
+}
+
+// fill copies the result fields into res.
+func (r *wireResult) fill(res *Result) {
+	if r.Result != nil {
+		res.Text = *r.Result
+	}
+	res.Subtype = r.Subtype
+	res.TerminalReason = r.TerminalReason
+	if r.StopReason != nil {
+		res.StopReason = *r.StopReason
+	}
+	res.APIErrorStatus = r.status()
+	res.APIErrorType = r.APIErrorType
+	res.NumTurns = r.NumTurns
+	res.Duration = time.Duration(r.DurationMS) * time.Millisecond
+	res.APIDuration = time.Duration(r.DurationAPIMS) * time.Millisecond
+	res.Usage = Usage{
+		InputTokens:              r.Usage.InputTokens,
+		OutputTokens:             r.Usage.OutputTokens,
+		CacheReadInputTokens:     r.Usage.CacheReadInputTokens,
+		CacheCreationInputTokens: r.Usage.CacheCreationInputTokens,
+		CostUSD:                  r.TotalCostUSD,
+	}
+	best := -1
+	for name, mu := range r.ModelUsage {
+		if mu.OutputTokens > best || (mu.OutputTokens == best && name < res.Model) {
+			best, res.Model, res.ContextWindow = mu.OutputTokens, name, mu.ContextWindow
+		}
+	}
+	if r.SessionID != "" {
+		res.SessionID = r.SessionID
+	}
+}
+
+// summarizeInput picks a short description of a tool input.
+func summarizeInput(raw json.RawMessage) string {
+	var in map[string]any
+	if json.Unmarshal(raw, &in) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "file_path", "path", "pattern", "url", "query", "description", "prompt"} {
+		if s, ok := in[k].(string); ok && s != "" {
+			return truncate(strings.Join(strings.Fields(s), " "), 80)
+		}
+	}
+	return ""
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,16 @@
+//go:build linux
+
+package runner
+
+import "syscall"
+
+// sysProcAttr puts claude in its own process group (so a signal reaches the tools it
+// started) and kills it when the host dies. Pdeathsig fires when the OS thread that
+// started the child exits; the Go runtime keeps its threads unless a goroutine exits while
+// locked to one, which this package never does.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// signalGroup signals the process group led by pid; errors (group gone) are ignored.
+func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }

@@ -1,0 +1,212 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// payload is a typical normalized message (~300 bytes of JSON).
+var payload = []byte(`{"channel":"telegram","chat_type":"group","sender":{"id":"1001","name":"Ada Lovelace","username":"ada"},` +
+	`"text":"Could you summarise the thread above and list the open questions, please?","reply_to":"4711",` +
+	`"mentions":["clawbot"],"timestamp":"2026-01-01T12:00:00Z","media":[]}`)
+
+// BenchmarkAcceptParallel measures group-committed Accepts from 1,000
+// concurrent senders (one session each); msgs/s is the sustained rate.
+func BenchmarkAcceptParallel(b *testing.B) {
+	for _, sync := range []string{"NORMAL", "FULL"} {
+		b.Run("sync="+sync, func(b *testing.B) {
+			d, err := Open(context.Background(), b.TempDir(), Options{Synchronous: sync})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			var seq atomic.Int64
+			b.SetParallelism(1000 / runtime.GOMAXPROCS(0))
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					n := seq.Add(1)
+					in := Inbound{Instance: "tg", ChatID: strconv.FormatInt(n%1000, 10), MessageID: strconv.FormatInt(n, 10), Message: payload}
+					if _, err := d.Accept(ctx, in); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+		})
+	}
+}
+
+// BenchmarkLifecycleParallel runs the whole journal life of a message:
+// Accept, Enqueue, Start, RecordReply (one chunk), MarkSent: five
+// group-committed writes per message.
+func BenchmarkLifecycleParallel(b *testing.B) {
+	d, err := Open(context.Background(), b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	var seq atomic.Int64
+	b.SetParallelism(1000 / runtime.GOMAXPROCS(0))
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			n := seq.Add(1)
+			chat := strconv.FormatInt(n%1000, 10)
+			r, err := d.Accept(ctx, Inbound{Instance: "tg", ChatID: chat, MessageID: strconv.FormatInt(n, 10), Message: payload})
+			if err == nil {
+				err = d.Enqueue(ctx, r.ID, "s"+chat)
+			}
+			if err == nil {
+				err = d.Start(ctx, r.ID)
+			}
+			if err == nil {
+				err = d.RecordReply(ctx, Reply{JournalID: r.ID, Text: "ok", Chunks: []string{"ok"}})
+			}
+			if err == nil {
+				_, err = d.MarkSent(ctx, ChunkSent{JournalID: r.ID, Index: 0, PlatformIDs: []string{"1"}})
+			}
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+}
+
+func benchSession(i int) Session {
+	return Session{
+		Key: fmt.Sprintf("agent:main:tg:group:%06d", i), SessionID: fmt.Sprintf("s%06d", i),
+		ClaudeSessionID: fmt.Sprintf("0b6c3f1e-0000-4000-8000-%012d", i), Turns: int64(i),
+		Usage: Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300},
+		Model: "claude-sonnet-4", Chat: []byte(`{"channel":"telegram","chat_type":"group","chat_id":"-100123","display":"Team chat"}`),
+		LastTarget: Target{Instance: "tg", ChatID: "-100123"},
+	}
+}
+
+func BenchmarkSessionGet(b *testing.B) {
+	d, err := Open(context.Background(), b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	for i := range 10_000 {
+		if err := d.PutSession(ctx, benchSession(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var seq atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			key := benchSession(int(seq.Add(1) % 10_000)).Key
+			if _, err := d.Session(ctx, key); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkSessionPut(b *testing.B) {
+	d, err := Open(context.Background(), b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	var seq atomic.Int64
+	b.SetParallelism(100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := d.PutSession(ctx, benchSession(int(seq.Add(1)%10_000))); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// vmRSS returns the resident set size from /proc/self/status, in bytes.
+func vmRSS(tb testing.TB) int64 {
+	tb.Helper()
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		tb.Skipf("no /proc/self/status: %v", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	tb.Skip("VmRSS not found")
+	return 0
+}
+
+// BenchmarkSessionsRSS measures the resident memory added by 10,000 stored
+// sessions: RSS of an open, idle store vs. after inserting them and
+// reading every one back and listing them all. Run it alone:
+//
+//	go test ./core/store -run '^$' -bench SessionsRSS -benchtime 1x
+func BenchmarkSessionsRSS(b *testing.B) {
+	for range b.N {
+		ctx := context.Background()
+		runtime.GC()
+		debug.FreeOSMemory()
+		before := vmRSS(b)
+		d, err := Open(ctx, b.TempDir(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		debug.FreeOSMemory()
+		idle := vmRSS(b)
+		for i := range 10_000 {
+			if err := d.PutSession(ctx, benchSession(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := range 10_000 {
+			if _, err := d.Session(ctx, benchSession(i).Key); err != nil {
+				b.Fatal(err)
+			}
+		}
+		req := ListSessionsRequest{Limit: 500}
+		for {
+			resp, err := d.ListSessions(ctx, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if resp.Next == "" {
+				break
+			}
+			req.After = resp.Next
+		}
+		runtime.GC()
+		debug.FreeOSMemory()
+		after := vmRSS(b)
+		d.Close()
+		b.ReportMetric(float64(idle-before)/(1<<20), "MB-open")
+		b.ReportMetric(float64(after-idle)/(1<<20), "MB-10k-sessions")
+	}
+}

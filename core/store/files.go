@@ -1,0 +1,96 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Modes of the data directory and of every file the store creates.
+const (
+	DirMode  fs.FileMode = 0o700
+	FileMode fs.FileMode = 0o600
+)
+
+// prepareDir creates dir with DirMode, or tightens an existing one whose
+// mode grants anything to group or others.
+func prepareDir(dir string, log hclog.Logger) error {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("stat data dir: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("data dir %s is not a directory", dir)
+	}
+	if st.Mode().Perm() != DirMode {
+		if err := os.Chmod(dir, DirMode); err != nil {
+			return fmt.Errorf("tighten data dir mode: %w", err)
+		}
+		log.Info("tightened data dir mode", "path", dir, "was", st.Mode().Perm().String(), "now", DirMode.String())
+	}
+	return nil
+}
+
+// prepareFiles creates the database file with FileMode if it is missing
+// (SQLite gives the -wal and -shm files the mode of the main file) and
+// tightens the modes of the database and its companion files.
+func prepareFiles(dbPath string, log hclog.Logger) error {
+	f, err := os.OpenFile(dbPath, os.O_RDWR|os.O_CREATE, FileMode)
+	if err != nil {
+		return fmt.Errorf("create database file: %w", err)
+	}
+	f.Close()
+	for _, p := range []string{dbPath, dbPath + "-wal", dbPath + "-shm", dbPath + "-journal", lockPath(filepath.Dir(dbPath))} {
+		if err := tightenFile(p, log); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func tightenFile(p string, log hclog.Logger) error {
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", p, err)
+	}
+	if st.Mode().Perm() == FileMode {
+		return nil
+	}
+	if err := os.Chmod(p, FileMode); err != nil {
+		return fmt.Errorf("tighten mode of %s: %w", p, err)
+	}
+	log.Info("tightened file mode", "path", p, "was", st.Mode().Perm().String(), "now", FileMode.String())
+	return nil
+}
+
+func lockPath(dir string) string { return filepath.Join(dir, LockFile) }
+
+// lockDir takes an exclusive, non-blocking flock on the lock file, so two
+// processes never write the same database. The kernel drops the lock when
+// the process dies, also on kill -9.
+func lockDir(dir string) (*os.File, error) {
+	p := lockPath(dir)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("data dir %s is in use by another process", dir)
+		}
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	return f, nil
+}

@@ -1,0 +1,543 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// State is the state of a journal entry. See the package documentation for
+// the state machine.
+type State string
+
+// Journal states.
+const (
+	StateAccepted   State = "accepted"   // stored and acked, not routed yet
+	StateQueued     State = "queued"     // waiting in its session's lane
+	StateProcessing State = "processing" // the runner was (being) started
+	StateReplied    State = "replied"    // reply stored in the outbox, delivering
+	StateDone       State = "done"       // terminal: handled
+	StateDropped    State = "dropped"    // terminal: dropped on purpose (queue policy, access, abort)
+	StateFailed     State = "failed"     // terminal: could not be handled
+)
+
+// Terminal reports whether no transition leaves s.
+func (s State) Terminal() bool {
+	return s == StateDone || s == StateDropped || s == StateFailed
+}
+
+// rank orders the states; no transition lowers it except Recover's
+// processing → queued.
+func (s State) rank() int {
+	switch s {
+	case StateAccepted:
+		return 0
+	case StateQueued:
+		return 1
+	case StateProcessing:
+		return 2
+	case StateReplied:
+		return 3
+	case StateDone, StateDropped, StateFailed:
+		return 4
+	}
+	return -1
+}
+
+// Journal is the inbound journal and per-session queue.
+type Journal interface {
+	// Accept stores an inbound message, unless its dedupe key was seen
+	// within the dedupe TTL; then it stores nothing and reports Duplicate.
+	// It returns after the message is durable: the core acks it to the
+	// plugin then, in both cases. Accept blocks for one group commit.
+	Accept(ctx context.Context, in Inbound) (AcceptResult, error)
+	// Entry returns one journal entry, or ErrNotFound.
+	Entry(ctx context.Context, id int64) (Entry, error)
+	// Enqueue routes an accepted entry to a session's queue (accepted →
+	// queued). Enqueueing a queued entry again changes its session key.
+	Enqueue(ctx context.Context, id int64, sessionKey string) error
+	// Start marks entries as handed to the runner (accepted|queued →
+	// processing) and increments their Attempts, all or none. Call it, and
+	// let it return, before starting claude.
+	Start(ctx context.Context, ids ...int64) error
+	// Finish moves entries to a terminal state, all or none. Finishing an
+	// entry that already is in that state is a no-op; any other terminal
+	// state is ErrBadTransition.
+	Finish(ctx context.Context, req FinishRequest) error
+	// ListPending returns up to limit (≤ 0: all) queued entries of a
+	// session, oldest first. Empty (nil) when nothing is pending.
+	ListPending(ctx context.Context, sessionKey string, limit int) ([]Entry, error)
+	// CountPending returns the number of queued entries of a session.
+	CountPending(ctx context.Context, sessionKey string) (int, error)
+	// ListUnfinished returns non-terminal entries with id > afterID, oldest
+	// first, up to limit (≤ 0: all).
+	ListUnfinished(ctx context.Context, afterID int64, limit int) ([]Entry, error)
+	// Recover applies the recovery rules of the package documentation and
+	// returns what is left to do. Call it once at start-up, before channels
+	// start; it is idempotent.
+	Recover(ctx context.Context, opts RecoverOptions) (Recovery, error)
+	// Prune deletes terminal entries last updated before the cutoff, with
+	// their replies and chunks, and returns how many entries it deleted.
+	Prune(ctx context.Context, before time.Time) (int, error)
+}
+
+// Inbound is a message as received from a channel plugin.
+type Inbound struct {
+	// Instance is the plugin instance name (the label of its plugin block).
+	Instance string
+	// ChatID is the platform chat the message came from. Required.
+	ChatID string
+	// ThreadID is the thread or topic within the chat; empty for none.
+	ThreadID string
+	// MessageID is the platform message id; part of the dedupe key.
+	MessageID string
+	// DedupeKey overrides the key derived from Instance, ChatID, ThreadID
+	// and MessageID. If both it and MessageID are empty the message is not
+	// deduplicated.
+	DedupeKey string
+	// ReceivedAt is when the core received it; zero means now.
+	ReceivedAt time.Time
+	// Message is the normalized message, opaque to the store (JSON).
+	Message []byte
+}
+
+// key returns the dedupe key of in, empty if it has none.
+func (in Inbound) key() string {
+	if in.DedupeKey != "" {
+		return in.DedupeKey
+	}
+	if in.MessageID == "" {
+		return ""
+	}
+	// \x1f (unit separator) cannot be confused with the ids' characters
+	// the way ':' could.
+	return strings.Join([]string{in.Instance, in.ChatID, in.ThreadID, in.MessageID}, "\x1f")
+}
+
+// AcceptResult is the outcome of [Journal.Accept].
+type AcceptResult struct {
+	// ID is the new entry's id; for a duplicate, the id of the entry that
+	// first carried the key (it may have been pruned since).
+	ID int64
+	// Duplicate reports that the key was seen within the TTL and nothing
+	// was stored.
+	Duplicate bool
+}
+
+// Entry is a stored journal entry.
+type Entry struct {
+	ID         int64
+	Instance   string
+	ChatID     string
+	ThreadID   string
+	MessageID  string
+	DedupeKey  string
+	ReceivedAt time.Time
+	Message    []byte
+	State      State
+	// SessionKey is set by Enqueue; empty while accepted.
+	SessionKey string
+	// Attempts counts the Starts, i.e. the runs handed to claude.
+	Attempts int
+	// Reason says why an entry was dropped or failed; may be empty.
+	Reason    string
+	UpdatedAt time.Time
+}
+
+// FinishRequest moves entries to a terminal state.
+type FinishRequest struct {
+	IDs []int64
+	// State is StateDone, StateDropped or StateFailed.
+	State State
+	// Reason is kept with the entry (e.g. "queue full", "not allowed").
+	Reason string
+}
+
+// RecoverOptions tune [Journal.Recover].
+type RecoverOptions struct {
+	// StaleAfter: replies produced longer ago are not re-sent. Zero means
+	// DefaultStaleAfter.
+	StaleAfter time.Duration
+	// MaxAttempts: an interrupted run is retried while Attempts is below
+	// it. Zero means DefaultMaxAttempts; 1 means never retry.
+	MaxAttempts int
+}
+
+// Recovery is what [Journal.Recover] leaves for the core to do.
+type Recovery struct {
+	// Resume: accepted and queued entries (including interrupted runs sent
+	// back to queued), oldest first. Route the accepted ones; the queued
+	// ones are already in their session's queue.
+	Resume []Entry
+	// Deliver: replies produced but not fully sent, oldest first, with
+	// per-chunk delivery state. Send the unsent chunks, in order.
+	Deliver []PendingReply
+	// Stale: replies older than StaleAfter, now failed, not to be sent.
+	Stale []PendingReply
+	// Failed: interrupted runs that reached MaxAttempts, now failed.
+	Failed []Entry
+}
+
+const entryCols = `id, instance, chat_id, thread_id, message_id, dedupe_key, received_at,
+	message, state, session_key, attempts, reason, updated_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanEntry(s scanner) (Entry, error) {
+	var e Entry
+	var recv, upd int64
+	var st string
+	err := s.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
+		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd)
+	e.ReceivedAt, e.UpdatedAt, e.State = fromNanos(recv), fromNanos(upd), State(st)
+	return e, err
+}
+
+func scanEntries(rows *sql.Rows, err error) ([]Entry, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+const (
+	qDedupeGet = `SELECT journal_id FROM dedupe WHERE key = ?`
+	// qDedupePut stores a new key or replaces an expired one (seen_at at or
+	// before the 4th argument, now - TTL); for a live key it changes no row.
+	qDedupePut = `INSERT INTO dedupe(key, journal_id, seen_at) VALUES (?1, ?2, ?3)
+		ON CONFLICT(key) DO UPDATE SET journal_id = excluded.journal_id, seen_at = excluded.seen_at
+		WHERE dedupe.seen_at <= ?4`
+	qJournalInsert = `INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?)`
+	qEntry = `SELECT ` + entryCols + ` FROM journal WHERE id = ?`
+	qState = `SELECT state FROM journal WHERE id = ?`
+)
+
+// Accept implements [Journal].
+func (d *DB) Accept(ctx context.Context, in Inbound) (AcceptResult, error) {
+	if in.Instance == "" || in.ChatID == "" {
+		return AcceptResult{}, errors.New("accept: instance and chat id are required")
+	}
+	key := in.key()
+	ttl := d.opts.DedupeTTL.Nanoseconds()
+	var res AcceptResult
+	err := d.w.do(ctx, func(t *wtx) error {
+		now := d.now()
+		id := t.nextID()
+		if key != "" {
+			// Store the key unless it is live: a live key updates nothing.
+			n, err := t.execN(qDedupePut, key, id, now.UnixNano(), now.UnixNano()-ttl)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				t.ids-- // give the id back
+				var first int64
+				if err := t.scan(qDedupeGet, []any{key}, &first); err != nil {
+					return err
+				}
+				res = AcceptResult{ID: first, Duplicate: true}
+				return nil
+			}
+			t.dedupeDelta++
+		}
+		recv := in.ReceivedAt
+		if recv.IsZero() {
+			recv = now
+		}
+		if _, err := t.exec(qJournalInsert, id, in.Instance, in.ChatID, in.ThreadID, in.MessageID, key,
+			recv.UnixNano(), in.Message, now.UnixNano()); err != nil {
+			return err
+		}
+		res = AcceptResult{ID: id}
+		return nil
+	})
+	if err != nil {
+		return AcceptResult{}, fmt.Errorf("accept: %w", err)
+	}
+	return res, nil
+}
+
+// Entry implements [Journal].
+func (d *DB) Entry(ctx context.Context, id int64) (Entry, error) {
+	row, err := d.queryRow(ctx, qEntry, id)
+	if err != nil {
+		return Entry{}, fmt.Errorf("journal entry %d: %w", id, err)
+	}
+	e, err := scanEntry(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Entry{}, fmt.Errorf("journal entry %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("journal entry %d: %w", id, err)
+	}
+	return e, nil
+}
+
+// state reads the current state of an entry inside a write transaction.
+func (t *wtx) state(id int64) (State, error) {
+	var s string
+	err := t.scan(qState, []any{id}, &s)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("journal entry %d: %w", id, ErrNotFound)
+	}
+	return State(s), err
+}
+
+// Enqueue implements [Journal].
+func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
+	if sessionKey == "" {
+		return fmt.Errorf("enqueue %d: empty session key", id)
+	}
+	err := d.w.do(ctx, func(t *wtx) error {
+		n, err := t.execN(`UPDATE journal SET state = 'queued', session_key = ?, updated_at = ? WHERE id = ? AND state IN ('accepted', 'queued')`,
+			sessionKey, d.now().UnixNano(), id)
+		if err != nil || n == 1 {
+			return err
+		}
+		return t.refuse(id, StateQueued)
+	})
+	if err != nil {
+		return fmt.Errorf("enqueue %d: %w", id, err)
+	}
+	return nil
+}
+
+// Start implements [Journal].
+func (d *DB) Start(ctx context.Context, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := d.w.do(ctx, func(t *wtx) error {
+		now := d.now().UnixNano()
+		for _, id := range ids {
+			// A failed op is rolled back whole: no need to check all first.
+			n, err := t.execN(`UPDATE journal SET state = 'processing', attempts = attempts + 1, updated_at = ?
+				WHERE id = ? AND state IN ('accepted', 'queued')`, now, id)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return t.refuse(id, StateProcessing)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("start %v: %w", ids, err)
+	}
+	return nil
+}
+
+// Finish implements [Journal].
+func (d *DB) Finish(ctx context.Context, req FinishRequest) error {
+	if !req.State.Terminal() {
+		return fmt.Errorf("finish: %q is not a terminal state", req.State)
+	}
+	if len(req.IDs) == 0 {
+		return nil
+	}
+	err := d.w.do(ctx, func(t *wtx) error {
+		return t.finish(req.IDs, req.State, req.Reason, d.now())
+	})
+	if err != nil {
+		return fmt.Errorf("finish %v as %s: %w", req.IDs, req.State, err)
+	}
+	return nil
+}
+
+// finish applies a terminal transition to all ids; an id already in that
+// state is left alone.
+func (t *wtx) finish(ids []int64, to State, reason string, now time.Time) error {
+	for _, id := range ids {
+		n, err := t.execN(`UPDATE journal SET state = ?, reason = ?, updated_at = ?
+			WHERE id = ? AND state NOT IN ('done', 'dropped', 'failed')`, string(to), reason, now.UnixNano(), id)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if s, err := t.state(id); err != nil || s != to {
+				return t.refuse(id, to)
+			}
+		}
+	}
+	return nil
+}
+
+// refuse explains why entry id could not move to state to: ErrNotFound or
+// ErrBadTransition.
+func (t *wtx) refuse(id int64, to State) error {
+	s, err := t.state(id)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("entry %d: %w: %s → %s", id, ErrBadTransition, s, to)
+}
+
+// ListPending implements [Journal].
+func (d *DB) ListPending(ctx context.Context, sessionKey string, limit int) ([]Entry, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	es, err := scanEntries(d.query(ctx, `SELECT `+entryCols+` FROM journal
+		WHERE session_key = ? AND state = 'queued' ORDER BY id LIMIT ?`, sessionKey, limit))
+	if err != nil {
+		return nil, fmt.Errorf("list pending of %s: %w", sessionKey, err)
+	}
+	return es, nil
+}
+
+// CountPending implements [Journal].
+func (d *DB) CountPending(ctx context.Context, sessionKey string) (int, error) {
+	row, err := d.queryRow(ctx, `SELECT count(*) FROM journal WHERE session_key = ? AND state = 'queued'`, sessionKey)
+	var n int
+	if err == nil {
+		err = row.Scan(&n)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count pending of %s: %w", sessionKey, err)
+	}
+	return n, nil
+}
+
+// qUnfinished walks the small partial index, not the whole journal.
+const qUnfinished = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_open
+	WHERE state NOT IN ('done', 'dropped', 'failed') AND id > ? ORDER BY id LIMIT ?`
+
+// ListUnfinished implements [Journal].
+func (d *DB) ListUnfinished(ctx context.Context, afterID int64, limit int) ([]Entry, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	es, err := scanEntries(d.query(ctx, qUnfinished, afterID, limit))
+	if err != nil {
+		return nil, fmt.Errorf("list unfinished: %w", err)
+	}
+	return es, nil
+}
+
+// Recover implements [Journal].
+func (d *DB) Recover(ctx context.Context, opts RecoverOptions) (Recovery, error) {
+	if opts.StaleAfter <= 0 {
+		opts.StaleAfter = DefaultStaleAfter
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	var rec Recovery
+	err := d.w.do(ctx, func(t *wtx) error {
+		rec = Recovery{}
+		now := d.now()
+		open, err := scanEntries(t.query(qUnfinished, 0, -1))
+		if err != nil {
+			return err
+		}
+		for _, e := range open {
+			switch e.State {
+			case StateAccepted, StateQueued:
+				rec.Resume = append(rec.Resume, e)
+			case StateProcessing:
+				if e.Attempts < opts.MaxAttempts {
+					e.State = StateQueued
+					if e.SessionKey == "" {
+						e.State = StateAccepted
+					}
+					e.UpdatedAt = now
+					if _, err := t.exec(`UPDATE journal SET state = ?, updated_at = ? WHERE id = ?`, string(e.State), now.UnixNano(), e.ID); err != nil {
+						return err
+					}
+					rec.Resume = append(rec.Resume, e)
+					continue
+				}
+				e.State, e.Reason, e.UpdatedAt = StateFailed, "interrupted", now
+				if err := t.finish([]int64{e.ID}, StateFailed, e.Reason, now); err != nil {
+					return err
+				}
+				rec.Failed = append(rec.Failed, e)
+			case StateReplied:
+				p, err := t.pendingReply(e)
+				if err != nil {
+					return err
+				}
+				if now.Sub(p.Reply.ProducedAt) > opts.StaleAfter {
+					p.Entry.State, p.Entry.Reason, p.Entry.UpdatedAt = StateFailed, "stale reply", now
+					if err := t.finish([]int64{e.ID}, StateFailed, p.Entry.Reason, now); err != nil {
+						return err
+					}
+					rec.Stale = append(rec.Stale, p)
+					continue
+				}
+				rec.Deliver = append(rec.Deliver, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Recovery{}, fmt.Errorf("recover journal: %w", err)
+	}
+	return rec, nil
+}
+
+// pruneBatch bounds the rows one Prune transaction deletes, so Accepts are
+// not held up behind a huge delete.
+const pruneBatch = 5000
+
+// Prune implements [Journal].
+func (d *DB) Prune(ctx context.Context, before time.Time) (int, error) {
+	total := 0
+	for {
+		var n int64
+		err := d.w.do(ctx, func(t *wtx) error {
+			rows, err := t.query(`SELECT id FROM journal WHERE state IN ('done', 'dropped', 'failed') AND updated_at < ? LIMIT ?`,
+				before.UnixNano(), pruneBatch)
+			if err != nil {
+				return err
+			}
+			var ids []any
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				ids = append(ids, id)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			n = int64(len(ids))
+			for _, id := range ids {
+				for _, q := range []string{
+					`DELETE FROM reply_chunks WHERE journal_id = ?`,
+					`DELETE FROM replies WHERE journal_id = ?`,
+					`DELETE FROM journal WHERE id = ?`,
+				} {
+					if _, err := t.exec(q, id); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("prune journal: %w", err)
+		}
+		total += int(n)
+		if n < pruneBatch {
+			return total, nil
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; the database's user_version pragma is
+// the number applied so far. Append only: never edit a released step.
+// Times are Unix nanoseconds (0 = unset).
+var migrations = []string{
+	// 1: journal, dedupe, outbox, sessions, pairing.
+	`
+CREATE TABLE journal (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	instance    TEXT    NOT NULL,
+	chat_id     TEXT    NOT NULL,
+	thread_id   TEXT    NOT NULL DEFAULT '',
+	message_id  TEXT    NOT NULL DEFAULT '',
+	dedupe_key  TEXT    NOT NULL DEFAULT '',
+	received_at INTEGER NOT NULL,
+	message     BLOB,
+	state       TEXT    NOT NULL,
+	session_key TEXT    NOT NULL DEFAULT '',
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	reason      TEXT    NOT NULL DEFAULT '',
+	updated_at  INTEGER NOT NULL
+);
+-- Unfinished entries (recovery) and the per-session queue stay small
+-- however long the journal grows: both are partial indexes.
+CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed');
+CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued';
+CREATE INDEX journal_finished ON journal(updated_at) WHERE state IN ('done', 'dropped', 'failed');
+
+CREATE TABLE dedupe (
+	key        TEXT    PRIMARY KEY,
+	journal_id INTEGER NOT NULL,
+	seen_at    INTEGER NOT NULL
+);
+CREATE INDEX dedupe_seen ON dedupe(seen_at);
+
+CREATE TABLE replies (
+	journal_id  INTEGER PRIMARY KEY,
+	instance    TEXT    NOT NULL,
+	chat_id     TEXT    NOT NULL,
+	thread_id   TEXT    NOT NULL DEFAULT '',
+	text        TEXT    NOT NULL,
+	produced_at INTEGER NOT NULL,
+	chunks      INTEGER NOT NULL
+);
+CREATE TABLE reply_chunks (
+	journal_id   INTEGER NOT NULL,
+	idx          INTEGER NOT NULL,
+	text         TEXT    NOT NULL,
+	sent_at      INTEGER NOT NULL DEFAULT 0,
+	platform_ids TEXT    NOT NULL DEFAULT '',
+	PRIMARY KEY (journal_id, idx)
+) WITHOUT ROWID;
+
+CREATE TABLE sessions (
+	key                TEXT    PRIMARY KEY,
+	session_id         TEXT    NOT NULL DEFAULT '',
+	claude_session_id  TEXT    NOT NULL DEFAULT '',
+	created_at         INTEGER NOT NULL,
+	updated_at         INTEGER NOT NULL,
+	last_message_at    INTEGER NOT NULL DEFAULT 0,
+	turns              INTEGER NOT NULL DEFAULT 0,
+	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+	cache_create_tokens INTEGER NOT NULL DEFAULT 0,
+	cost_usd           REAL    NOT NULL DEFAULT 0,
+	model              TEXT    NOT NULL DEFAULT '',
+	chat               BLOB,
+	target_instance    TEXT    NOT NULL DEFAULT '',
+	target_chat_id     TEXT    NOT NULL DEFAULT '',
+	target_thread_id   TEXT    NOT NULL DEFAULT '',
+	verbose            INTEGER NOT NULL DEFAULT 0,
+	abort_hint         INTEGER NOT NULL DEFAULT 0,
+	memory_flush_cycle INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE pairing_codes (
+	instance   TEXT    NOT NULL,
+	sender_id  TEXT    NOT NULL,
+	code       TEXT    NOT NULL UNIQUE,
+	created_at INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL,
+	PRIMARY KEY (instance, sender_id)
+);
+CREATE TABLE approved_senders (
+	instance    TEXT    NOT NULL,
+	sender_id   TEXT    NOT NULL,
+	approved_at INTEGER NOT NULL,
+	PRIMARY KEY (instance, sender_id)
+) WITHOUT ROWID;
+`,
+}
+
+// schemaVersion is the user_version a database has after Open.
+var schemaVersion = len(migrations)
+
+// migrate brings the schema to schemaVersion, one transaction per step. A
+// database from a newer binary is refused rather than guessed at.
+func migrate(ctx context.Context, conn *sql.Conn) error {
+	var v int
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read user_version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this binary's %d", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		if err := migrateStep(ctx, conn, i); err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func migrateStep(ctx context.Context, conn *sql.Conn, i int) (err error) {
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, migrations[i]); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return err
+}

@@ -1,0 +1,268 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sessions maps session keys to claude sessions and their bookkeeping.
+// Sessions are read from disk on demand; none are cached in memory.
+type Sessions interface {
+	// Session returns the session stored under key, or ErrNotFound.
+	Session(ctx context.Context, key string) (Session, error)
+	// PutSession inserts or replaces the session under s.Key. CreatedAt is
+	// kept from the stored row when there is one (zero on insert means
+	// now); zero UpdatedAt means now.
+	PutSession(ctx context.Context, s Session) error
+	// UpdateSession reads the session under key, lets fn change it and
+	// stores it, atomically with respect to every other write. fn gets a
+	// zero Session with Key set and found false when there is none; it runs
+	// on the writer goroutine, so it must be quick and must not call the
+	// store; it may run more than once (when its group commit is retried)
+	// and should only change s. An error from fn aborts the update and is
+	// returned. UpdatedAt is set to now.
+	UpdateSession(ctx context.Context, key string, fn func(s *Session, found bool) error) (Session, error)
+	// ListSessions returns sessions in key order, a page at a time.
+	ListSessions(ctx context.Context, req ListSessionsRequest) (ListSessionsResponse, error)
+	// DeleteSession removes a session (a reset creates a new one with
+	// PutSession). Deleting a missing session is not an error.
+	DeleteSession(ctx context.Context, key string) error
+	// CountSessions returns the number of stored sessions.
+	CountSessions(ctx context.Context) (int, error)
+}
+
+// Session is the stored state of one conversation.
+type Session struct {
+	// Key is the session key the core derives from channel, chat and
+	// thread.
+	Key string
+	// SessionID is the core's id of the current session under Key; a reset
+	// (/new) gives a new one.
+	SessionID string
+	// ClaudeSessionID is the uuid passed to claude --session-id/--resume.
+	ClaudeSessionID string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	// LastMessageAt is when the last inbound message of the session came.
+	LastMessageAt time.Time
+	// Turns counts completed claude turns.
+	Turns int64
+	// Usage is the accumulated token usage.
+	Usage Usage
+	// CostUSD is the accumulated cost reported by claude.
+	CostUSD float64
+	// Model is the model of the last turn.
+	Model string
+	// Chat is chat metadata (channel, chat type, chat id, display names)
+	// as JSON, opaque to the store.
+	Chat []byte
+	// LastTarget is where the last reply was delivered.
+	LastTarget Target
+	// Verbose is the session's /verbose flag.
+	Verbose bool
+	// AbortHint: the last run was aborted and the next prompt says so.
+	AbortHint bool
+	// MemoryFlushCycle marks the compaction cycle in which the last memory
+	// flush ran, so a cycle is flushed once.
+	MemoryFlushCycle int64
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens         int64
+	OutputTokens        int64
+	CacheReadTokens     int64
+	CacheCreationTokens int64
+}
+
+// Target is a delivery address.
+type Target struct {
+	Instance string
+	ChatID   string
+	ThreadID string
+}
+
+// ListSessionsRequest asks for one page of sessions.
+type ListSessionsRequest struct {
+	// After is the last key of the previous page; empty for the first.
+	After string
+	// Limit is the page size; ≤ 0 means 100.
+	Limit int
+}
+
+// ListSessionsResponse is one page of sessions.
+type ListSessionsResponse struct {
+	Sessions []Session
+	// Next is the After of the next page; empty on the last page.
+	Next string
+}
+
+const sessionCols = `key, session_id, claude_session_id, created_at, updated_at, last_message_at, turns,
+	input_tokens, output_tokens, cache_read_tokens, cache_create_tokens, cost_usd, model, chat,
+	target_instance, target_chat_id, target_thread_id, verbose, abort_hint, memory_flush_cycle`
+
+const qSession = `SELECT ` + sessionCols + ` FROM sessions WHERE key = ?`
+
+const qSessionPut = `INSERT INTO sessions(` + sessionCols + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT(key) DO UPDATE SET
+		session_id = excluded.session_id, claude_session_id = excluded.claude_session_id,
+		updated_at = excluded.updated_at, last_message_at = excluded.last_message_at,
+		turns = excluded.turns, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+		cache_read_tokens = excluded.cache_read_tokens, cache_create_tokens = excluded.cache_create_tokens,
+		cost_usd = excluded.cost_usd, model = excluded.model, chat = excluded.chat,
+		target_instance = excluded.target_instance, target_chat_id = excluded.target_chat_id,
+		target_thread_id = excluded.target_thread_id, verbose = excluded.verbose,
+		abort_hint = excluded.abort_hint, memory_flush_cycle = excluded.memory_flush_cycle`
+
+func scanSession(s scanner) (Session, error) {
+	var x Session
+	var created, updated, last int64
+	err := s.Scan(&x.Key, &x.SessionID, &x.ClaudeSessionID, &created, &updated, &last, &x.Turns,
+		&x.Usage.InputTokens, &x.Usage.OutputTokens, &x.Usage.CacheReadTokens, &x.Usage.CacheCreationTokens,
+		&x.CostUSD, &x.Model, &x.Chat, &x.LastTarget.Instance, &x.LastTarget.ChatID, &x.LastTarget.ThreadID,
+		&x.Verbose, &x.AbortHint, &x.MemoryFlushCycle)
+	x.CreatedAt, x.UpdatedAt, x.LastMessageAt = fromNanos(created), fromNanos(updated), fromNanos(last)
+	return x, err
+}
+
+func sessionArgs(x Session) []any {
+	return []any{x.Key, x.SessionID, x.ClaudeSessionID, nanos(x.CreatedAt), nanos(x.UpdatedAt), nanos(x.LastMessageAt), x.Turns,
+		x.Usage.InputTokens, x.Usage.OutputTokens, x.Usage.CacheReadTokens, x.Usage.CacheCreationTokens,
+		x.CostUSD, x.Model, x.Chat, x.LastTarget.Instance, x.LastTarget.ChatID, x.LastTarget.ThreadID,
+		x.Verbose, x.AbortHint, x.MemoryFlushCycle}
+}
+
+// Session implements [Sessions].
+func (d *DB) Session(ctx context.Context, key string) (Session, error) {
+	row, err := d.queryRow(ctx, qSession, key)
+	if err != nil {
+		return Session{}, fmt.Errorf("session %s: %w", key, err)
+	}
+	s, err := scanSession(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, fmt.Errorf("session %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("session %s: %w", key, err)
+	}
+	return s, nil
+}
+
+// PutSession implements [Sessions].
+func (d *DB) PutSession(ctx context.Context, s Session) error {
+	if s.Key == "" {
+		return errors.New("put session: empty key")
+	}
+	err := d.w.do(ctx, func(t *wtx) error {
+		x := s
+		now := d.now()
+		if x.CreatedAt.IsZero() {
+			x.CreatedAt = now
+		}
+		if x.UpdatedAt.IsZero() {
+			x.UpdatedAt = now
+		}
+		_, err := t.exec(qSessionPut, sessionArgs(x)...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("put session %s: %w", s.Key, err)
+	}
+	return nil
+}
+
+// UpdateSession implements [Sessions].
+func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *Session, found bool) error) (Session, error) {
+	if key == "" {
+		return Session{}, errors.New("update session: empty key")
+	}
+	var out Session
+	err := d.w.do(ctx, func(t *wtx) error {
+		st, err := t.stmt(qSession)
+		if err != nil {
+			return err
+		}
+		s, err := scanSession(st.QueryRowContext(context.Background(), key))
+		found := err == nil
+		if errors.Is(err, sql.ErrNoRows) {
+			s = Session{Key: key}
+		} else if err != nil {
+			return err
+		}
+		if err := fn(&s, found); err != nil {
+			return err
+		}
+		now := d.now()
+		s.Key = key
+		if s.CreatedAt.IsZero() {
+			s.CreatedAt = now
+		}
+		s.UpdatedAt = now
+		if _, err := t.exec(qSessionPut, sessionArgs(s)...); err != nil {
+			return err
+		}
+		out = s
+		return nil
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("update session %s: %w", key, err)
+	}
+	return out, nil
+}
+
+// ListSessions implements [Sessions].
+func (d *DB) ListSessions(ctx context.Context, req ListSessionsRequest) (ListSessionsResponse, error) {
+	if req.Limit <= 0 {
+		req.Limit = 100
+	}
+	rows, err := d.query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE key > ? ORDER BY key LIMIT ?`, req.After, req.Limit+1)
+	if err != nil {
+		return ListSessionsResponse{}, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var resp ListSessionsResponse
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return ListSessionsResponse{}, fmt.Errorf("list sessions: %w", err)
+		}
+		resp.Sessions = append(resp.Sessions, s)
+	}
+	if err := rows.Err(); err != nil {
+		return ListSessionsResponse{}, fmt.Errorf("list sessions: %w", err)
+	}
+	if len(resp.Sessions) > req.Limit {
+		resp.Sessions = resp.Sessions[:req.Limit]
+		resp.Next = resp.Sessions[req.Limit-1].Key
+	}
+	return resp, nil
+}
+
+// DeleteSession implements [Sessions].
+func (d *DB) DeleteSession(ctx context.Context, key string) error {
+	err := d.w.do(ctx, func(t *wtx) error {
+		_, err := t.exec(`DELETE FROM sessions WHERE key = ?`, key)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete session %s: %w", key, err)
+	}
+	return nil
+}
+
+// CountSessions implements [Sessions].
+func (d *DB) CountSessions(ctx context.Context) (int, error) {
+	row, err := d.queryRow(ctx, `SELECT count(*) FROM sessions`)
+	var n int
+	if err == nil {
+		err = row.Scan(&n)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count sessions: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,290 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// writer owns the only read-write connection and runs every write. It
+// collects the operations submitted while the previous batch was committing
+// and commits them together (group commit).
+type writer struct {
+	conn     *sql.Conn
+	reqs     chan *op
+	maxBatch int
+	done     chan struct{}
+
+	mu     sync.RWMutex // held for reading while submitting, for writing by close
+	closed bool
+
+	stmts map[string]*sql.Stmt // prepared on conn, used only by the writer goroutine
+
+	dedupeMax int
+	dedupeN   int   // committed number of dedupe rows (an upper bound, see pruneDedupe)
+	lastID    int64 // highest journal id ever allocated
+}
+
+// op is one write. fn runs inside the batch transaction on the writer
+// goroutine and must not call the store. When it returns an error the batch
+// is rolled back and every operation re-run in a transaction of its own, so
+// a failing fn never leaves a partial change; fn may therefore run twice
+// and must only set its results, not act on the outside.
+type op struct {
+	ctx  context.Context
+	fn   func(*wtx) error
+	err  error
+	done chan struct{}
+}
+
+// wtx is what an op sees: the batch transaction.
+type wtx struct {
+	w           *writer
+	dedupeDelta int
+	ids         int64 // journal ids allocated in this transaction
+}
+
+// nextID allocates a journal id. Ids come from the writer, not from
+// SQLite, so that Accept can write the dedupe key before the entry; they
+// only become final when the transaction commits.
+func (t *wtx) nextID() int64 {
+	t.ids++
+	return t.w.lastID + t.ids
+}
+
+func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int) (*writer, error) {
+	w := &writer{
+		conn:      conn,
+		reqs:      make(chan *op, maxBatch),
+		maxBatch:  maxBatch,
+		done:      make(chan struct{}),
+		stmts:     map[string]*sql.Stmt{},
+		dedupeMax: dedupeMax,
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM dedupe").Scan(&w.dedupeN); err != nil {
+		return nil, fmt.Errorf("count dedupe keys: %w", err)
+	}
+	// AUTOINCREMENT keeps sqlite_sequence at the highest id ever used, also
+	// after the newest entries were pruned: ids are never reused.
+	if err := conn.QueryRowContext(ctx, `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'journal'), 0),
+		coalesce((SELECT max(id) FROM journal), 0))`).Scan(&w.lastID); err != nil {
+		return nil, fmt.Errorf("read last journal id: %w", err)
+	}
+	go w.loop()
+	return w, nil
+}
+
+// do submits fn and waits until its batch committed (or failed). It returns
+// ctx.Err() without running fn if ctx ends before fn started; see the
+// package documentation for the guarantees once fn started.
+func (w *writer) do(ctx context.Context, fn func(*wtx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o := &op{ctx: ctx, fn: fn, done: make(chan struct{})}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case w.reqs <- o:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return ctx.Err()
+	}
+	w.mu.RUnlock()
+	// Once queued, the op is always resolved by the writer (it checks the
+	// op's ctx before running it), so waiting here cannot hang.
+	<-o.done
+	return o.err
+}
+
+func (w *writer) close() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.reqs)
+	}
+	w.mu.Unlock()
+	<-w.done
+}
+
+func (w *writer) loop() {
+	defer close(w.done)
+	defer func() {
+		for _, s := range w.stmts {
+			s.Close()
+		}
+		w.conn.Close()
+	}()
+	batch := make([]*op, 0, w.maxBatch)
+	for {
+		o, ok := <-w.reqs
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], o)
+	fill:
+		for len(batch) < w.maxBatch {
+			select {
+			case o, ok := <-w.reqs:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		w.run(batch)
+		for i := range batch {
+			close(batch[i].done)
+			batch[i] = nil
+		}
+	}
+}
+
+// run executes a batch in one transaction. If any op fails, the batch is
+// rolled back and each op runs in a transaction of its own.
+func (w *writer) run(batch []*op) {
+	live := batch[:0:0]
+	for _, o := range batch {
+		if err := o.ctx.Err(); err != nil {
+			o.err = err
+			continue
+		}
+		live = append(live, o)
+	}
+	if len(live) == 0 {
+		return
+	}
+	if len(live) > 1 {
+		err := w.tx(func(t *wtx) error {
+			for _, o := range live {
+				if err := o.fn(t); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			return
+		}
+	}
+	for _, o := range live {
+		o.err = w.tx(o.fn)
+	}
+}
+
+// tx runs fn in one transaction and commits, with the store's housekeeping
+// (dedupe cap) just before the commit.
+func (w *writer) tx(fn func(*wtx) error) (err error) {
+	// The writer's own context: a caller's cancellation must not abort a
+	// batch shared with others.
+	ctx := context.Background()
+	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	t := &wtx{w: w}
+	defer func() {
+		if err != nil {
+			if _, rerr := w.conn.ExecContext(ctx, "ROLLBACK"); rerr != nil && !isNoTx(rerr) {
+				err = errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+			}
+		}
+	}()
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := t.pruneDedupe(); err != nil {
+		return err
+	}
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	w.dedupeN += t.dedupeDelta
+	w.lastID += t.ids
+	return nil
+}
+
+func isNoTx(err error) bool {
+	// SQLite rolls back by itself after some errors (e.g. SQLITE_FULL);
+	// the explicit ROLLBACK then reports that no transaction is active.
+	return err != nil && strings.Contains(err.Error(), "no transaction is active")
+}
+
+func (t *wtx) stmt(query string) (*sql.Stmt, error) {
+	if s, ok := t.w.stmts[query]; ok {
+		return s, nil
+	}
+	s, err := t.w.conn.PrepareContext(context.Background(), query)
+	if err != nil {
+		return nil, err
+	}
+	t.w.stmts[query] = s
+	return s, nil
+}
+
+func (t *wtx) exec(query string, args ...any) (sql.Result, error) {
+	s, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(context.Background(), args...)
+}
+
+// scan runs a single-row query and scans it into dest; no row is
+// sql.ErrNoRows.
+func (t *wtx) scan(query string, args []any, dest ...any) error {
+	s, err := t.stmt(query)
+	if err != nil {
+		return err
+	}
+	return s.QueryRowContext(context.Background(), args...).Scan(dest...)
+}
+
+func (t *wtx) query(query string, args ...any) (*sql.Rows, error) {
+	s, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryContext(context.Background(), args...)
+}
+
+// execN runs an exec and returns the number of rows it changed.
+func (t *wtx) execN(query string, args ...any) (int64, error) {
+	r, err := t.exec(query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return r.RowsAffected()
+}
+
+const qDedupePrune = `DELETE FROM dedupe WHERE key IN (
+	SELECT key FROM dedupe ORDER BY seen_at, rowid LIMIT ?)`
+
+// pruneDedupe keeps the dedupe table at its cap, deleting the oldest keys.
+// The running count over-estimates (a key re-stored after its TTL is
+// counted as new), so when it passes the cap the real count is taken first.
+func (t *wtx) pruneDedupe() error {
+	if t.w.dedupeN+t.dedupeDelta <= t.w.dedupeMax {
+		return nil
+	}
+	var n int
+	if err := t.scan(`SELECT count(*) FROM dedupe`, nil, &n); err != nil {
+		return fmt.Errorf("count dedupe keys: %w", err)
+	}
+	if over := n - t.w.dedupeMax; over > 0 {
+		del, err := t.execN(qDedupePrune, over)
+		if err != nil {
+			return fmt.Errorf("prune dedupe keys: %w", err)
+		}
+		n -= int(del)
+	}
+	t.dedupeDelta = n - t.w.dedupeN
+	return nil
+}

@@ -1,0 +1,157 @@
+package telegram
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// Defaults of the config {} block.
+const (
+	// DefaultAPIEndpoint is Telegram's cloud Bot API (token, method).
+	DefaultAPIEndpoint = "https://api.telegram.org/bot%s/%s"
+	// DefaultPollTimeout is the long-poll timeout of getUpdates, seconds.
+	DefaultPollTimeout = 30
+	// DefaultMaxDownloadBytes caps media downloads: 20 MiB, the cloud Bot
+	// API's getFile limit.
+	DefaultMaxDownloadBytes = 20 << 20
+	// MaxTextLength is Telegram's limit of one message's visible text, in
+	// UTF-16 code units.
+	MaxTextLength = 4096
+	// maxCaptionLength is Telegram's limit of a media caption.
+	maxCaptionLength = 1024
+)
+
+// Schema is the plugin's config {} block.
+var Schema = schema.Schema{
+	{Name: "token", Type: "string", Required: true, Sensitive: true,
+		Description: `bot token from @BotFather, typically env("TELEGRAM_BOT_TOKEN"); never logged`},
+	{Name: "api_endpoint", Type: "string", Default: DefaultAPIEndpoint,
+		Description: `Bot API URL format with two %s (token, method): a self-hosted Bot API server or a test fake`},
+	{Name: "file_endpoint", Type: "string",
+		Description: `file download URL format with two %s (token, file_path); default: api_endpoint with "/bot%s/%s" replaced by "/file/bot%s/%s"`},
+	{Name: "poll_timeout", Type: "number", Default: DefaultPollTimeout,
+		Description: "getUpdates long-poll timeout in seconds (0..50)"},
+	{Name: "webhook_listen", Type: "string",
+		Description: `address to receive updates by webhook instead of long polling, e.g. "127.0.0.1:8443" (behind a TLS reverse proxy)`},
+	{Name: "webhook_url", Type: "string",
+		Description: "public https URL Telegram posts updates to; when set the plugin calls setWebhook with it (webhook mode only)"},
+	{Name: "webhook_secret", Type: "string", Sensitive: true,
+		Description: "secret Telegram sends in X-Telegram-Bot-Api-Secret-Token (1-256 of A-Z a-z 0-9 _ -); required in webhook mode"},
+	{Name: "text_limit", Type: "number", Default: MaxTextLength,
+		Description: "longest message text in UTF-16 units (1..4096)"},
+	{Name: "disable_web_page_preview", Type: "bool", Default: false,
+		Description: "never show link previews"},
+	{Name: "max_download_bytes", Type: "number", Default: DefaultMaxDownloadBytes,
+		Description: "largest inbound media file downloaded, in bytes"},
+}
+
+// Config is the decoded config {} block.
+type Config struct {
+	Token                 string  `json:"token"`
+	APIEndpoint           string  `json:"api_endpoint"`
+	FileEndpoint          string  `json:"file_endpoint"`
+	PollTimeout           float64 `json:"poll_timeout"`
+	WebhookListen         string  `json:"webhook_listen"`
+	WebhookURL            string  `json:"webhook_url"`
+	WebhookSecret         string  `json:"webhook_secret"`
+	TextLimit             float64 `json:"text_limit"`
+	DisableWebPagePreview bool    `json:"disable_web_page_preview"`
+	MaxDownloadBytes      float64 `json:"max_download_bytes"`
+}
+
+// withDefaults fills unset fields; a host always sends defaults, tests and
+// other hosts may not.
+func (c Config) withDefaults() Config {
+	if c.APIEndpoint == "" {
+		c.APIEndpoint = DefaultAPIEndpoint
+	}
+	if c.FileEndpoint == "" {
+		c.FileEndpoint = deriveFileEndpoint(c.APIEndpoint)
+	}
+	if c.TextLimit == 0 {
+		c.TextLimit = MaxTextLength
+	}
+	if c.MaxDownloadBytes == 0 {
+		c.MaxDownloadBytes = DefaultMaxDownloadBytes
+	}
+	return c
+}
+
+// deriveFileEndpoint turns ".../bot%s/%s" into ".../file/bot%s/%s", the
+// layout of api.telegram.org and of telegram-bot-api servers.
+func deriveFileEndpoint(api string) string {
+	if i := strings.LastIndex(api, "/bot%s/%s"); i >= 0 {
+		return api[:i] + "/file/bot%s/%s" + api[i+len("/bot%s/%s"):]
+	}
+	return ""
+}
+
+// validate reports every problem of c at once.
+func (c Config) validate() schema.Diagnostics {
+	var d schema.Diagnostics
+	add := func(attr, summary, detail string) {
+		d = append(d, schema.Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
+	}
+	if strings.TrimSpace(c.Token) == "" {
+		add("token", "must not be empty", `set it to env("TELEGRAM_BOT_TOKEN")`)
+	} else if strings.ContainsAny(c.Token, " /\n\t") {
+		add("token", "is not a bot token", "a token looks like 123456:ABC-DEF…")
+	}
+	checkFormat := func(attr, v string) {
+		if strings.Count(v, "%s") != 2 || strings.Count(v, "%") != 2 {
+			add(attr, "must contain exactly two %s (token, then method or path)", "")
+			return
+		}
+		u, err := url.Parse(strings.ReplaceAll(v, "%s", "x"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add(attr, "must be an http or https URL", "")
+		}
+	}
+	checkFormat("api_endpoint", c.APIEndpoint)
+	if c.FileEndpoint == "" {
+		add("file_endpoint", "cannot be derived from api_endpoint", `set file_endpoint, e.g. "https://host/file/bot%s/%s"`)
+	} else {
+		checkFormat("file_endpoint", c.FileEndpoint)
+	}
+	if c.PollTimeout < 0 || c.PollTimeout > 50 {
+		add("poll_timeout", "must be between 0 and 50 seconds", "")
+	}
+	if c.TextLimit < 1 || c.TextLimit > MaxTextLength || c.TextLimit != float64(int(c.TextLimit)) {
+		add("text_limit", fmt.Sprintf("must be a whole number between 1 and %d", MaxTextLength), "")
+	}
+	if c.MaxDownloadBytes < 1 {
+		add("max_download_bytes", "must be positive", "")
+	}
+	if c.WebhookListen != "" {
+		if _, _, err := net.SplitHostPort(c.WebhookListen); err != nil {
+			add("webhook_listen", "must be host:port", err.Error())
+		}
+		if !validSecret(c.WebhookSecret) {
+			add("webhook_secret", "is required in webhook mode: 1-256 characters of A-Z a-z 0-9 _ -", "")
+		}
+		if c.WebhookURL != "" {
+			if u, err := url.Parse(c.WebhookURL); err != nil || u.Scheme != "https" || u.Host == "" {
+				add("webhook_url", "must be an https URL", "")
+			}
+		}
+	} else if c.WebhookURL != "" || c.WebhookSecret != "" {
+		add("webhook_listen", "is required when webhook_url or webhook_secret is set", "")
+	}
+	return d
+}
+
+func validSecret(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,152 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+const testToken = "123456:TEST-token_secret"
+
+// newTestAdapter returns an adapter configured against srv, with extra
+// config attributes merged in.
+func newTestAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any) *Adapter {
+	t.Helper()
+	cfg := map[string]any{"token": testToken, "api_endpoint": srv.APIEndpoint(), "poll_timeout": 1}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New()
+	if err := a.Configure(context.Background(), schema.Config{Instance: "tg", JSON: b}); err != nil {
+		t.Fatalf("configure: %v", err)
+	}
+	return a
+}
+
+func newServer(t *testing.T) *telegramtest.Server {
+	t.Helper()
+	srv := telegramtest.NewServer(testToken)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// fakeInbox records deliveries; deliver, if set, decides each call's result.
+type fakeInbox struct {
+	mu      sync.Mutex
+	calls   [][]channel.InboundMessage
+	stored  []channel.InboundMessage
+	deliver func(ctx context.Context, call int, msgs []channel.InboundMessage) error
+	changed chan struct{}
+}
+
+func newInbox() *fakeInbox { return &fakeInbox{changed: make(chan struct{}, 100)} }
+
+func (f *fakeInbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) error {
+	f.mu.Lock()
+	f.calls = append(f.calls, msgs)
+	n := len(f.calls)
+	deliver := f.deliver
+	f.mu.Unlock()
+	var err error
+	if deliver != nil {
+		err = deliver(ctx, n, msgs)
+	}
+	f.mu.Lock()
+	if err == nil {
+		f.stored = append(f.stored, msgs...)
+	}
+	f.mu.Unlock()
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+	return err
+}
+
+func (f *fakeInbox) Stored() []channel.InboundMessage {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]channel.InboundMessage(nil), f.stored...)
+}
+
+func (f *fakeInbox) Calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+// waitStored waits until n messages are stored.
+func (f *fakeInbox) waitStored(t *testing.T, n int) []channel.InboundMessage {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		if s := f.Stored(); len(s) >= n {
+			return s
+		}
+		select {
+		case <-f.changed:
+		case <-deadline:
+			t.Fatalf("waited for %d stored messages, have %d", n, len(f.Stored()))
+		}
+	}
+}
+
+// sleepRecorder replaces Adapter.sleep: it records the delays and returns
+// at once; after limit calls it cancels the run.
+type sleepRecorder struct {
+	mu     sync.Mutex
+	delays []time.Duration
+	limit  int
+	cancel context.CancelFunc
+}
+
+func (s *sleepRecorder) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.delays = append(s.delays, d)
+	stop := s.limit > 0 && len(s.delays) >= s.limit
+	s.mu.Unlock()
+	if stop {
+		s.cancel()
+		return context.Canceled
+	}
+	return ctx.Err()
+}
+
+func (s *sleepRecorder) Delays() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.delays...)
+}
+
+// runAdapter runs a in the background and returns a stop function that
+// cancels and waits for Run's result.
+func runAdapter(t *testing.T, ctx context.Context, cancel context.CancelFunc, a *Adapter, inbox channel.Inbox) func() error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, inbox) }()
+	var once sync.Once
+	var result error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case result = <-done:
+			case <-time.After(10 * time.Second):
+				t.Error("Run did not return after cancel")
+			}
+		})
+		return result
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}

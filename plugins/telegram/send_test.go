@@ -1,0 +1,293 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+func TestSendMarkdownAsHTML(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, map[string]any{"disable_web_page_preview": true})
+	resp, err := a.Send(context.Background(), channel.SendRequest{
+		ChatID: "-100777", ThreadID: "42", ReplyToMessageID: "51", Text: "**done**: see `x < y`", Format: channel.FormatMarkdown, Silent: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := srv.Sent()
+	if len(sent) != 1 || len(resp.MessageIDs) != 1 || resp.MessageIDs[0] != "1" {
+		t.Fatalf("sent %+v resp %+v", sent, resp)
+	}
+	s := sent[0]
+	if s.ParseMode != "HTML" || s.Text != "<b>done</b>: see <code>x &lt; y</code>" || s.Visible != "done: see x < y" {
+		t.Fatalf("sent %+v", s)
+	}
+	if s.ThreadID != 42 || s.ReplyTo != 51 || !s.DisableLinkPreview || !s.Silent {
+		t.Fatalf("routing/options lost: %+v", s)
+	}
+}
+
+func TestSendFallsBackToPlainWhenHTMLRefused(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.Fail("sendMessage", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0"})
+	a := newTestAdapter(t, srv, nil)
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "*hi*", Format: channel.FormatMarkdown}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests("sendMessage")
+	if len(reqs) != 2 || reqs[0].Params.Get("parse_mode") != "HTML" || reqs[1].Params.Get("parse_mode") != "" || reqs[1].Params.Get("text") != "*hi*" {
+		t.Fatalf("requests %+v", reqs)
+	}
+}
+
+func TestSendPlainWhenHTMLWouldExceedLimit(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, map[string]any{"text_limit": 20})
+	// 20 units of markdown; the lazy continuation line is indented in the
+	// converted text, which makes the visible text 22 units: sent as plain.
+	md := "- a\n- b\n- c\n- d\n-e"
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: md + "xx", Format: channel.FormatMarkdown}); err != nil {
+		t.Fatal(err)
+	}
+	if s := srv.Sent(); len(s) != 1 || s[0].ParseMode != "" {
+		t.Fatalf("sent %+v", s)
+	}
+	_, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: strings.Repeat("😀", 11)})
+	if channel.CodeOf(err) != channel.CodeMessageTooLong {
+		t.Fatalf("22 UTF-16 units with limit 20: %v", err)
+	}
+	if len(srv.Requests("sendMessage")) != 1 {
+		t.Fatal("a too long text reached the API")
+	}
+}
+
+func TestSendLimitIsUTF16(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, nil)
+	ok := strings.Repeat("😀", 2048) // 4096 units
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: ok, Format: channel.FormatMarkdown}); err != nil {
+		t.Fatalf("4096 units: %v", err)
+	}
+	_, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: ok + "x"})
+	if channel.CodeOf(err) != channel.CodeMessageTooLong {
+		t.Fatalf("4097 units: %v", err)
+	}
+}
+
+func TestSendErrorMapping(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		fail  telegramtest.Failure
+		code  channel.Code
+		retry time.Duration
+	}{
+		{"429", telegramtest.TooManyRequests(12), channel.CodeRateLimited, 12 * time.Second},
+		{"too long", telegramtest.Failure{Code: 400, Description: "Bad Request: message is too long"}, channel.CodeMessageTooLong, 0},
+		{"chat not found", telegramtest.Failure{Code: 400, Description: "Bad Request: chat not found"}, channel.CodeChatNotFound, 0},
+		{"thread not found", telegramtest.Failure{Code: 400, Description: "Bad Request: message thread not found"}, channel.CodeChatNotFound, 0},
+		{"other 400", telegramtest.Failure{Code: 400, Description: "Bad Request: wrong something"}, channel.CodeInvalidRequest, 0},
+		{"blocked", telegramtest.Failure{Code: 403, Description: "Forbidden: bot was blocked by the user"}, channel.CodeForbidden, 0},
+		{"401", telegramtest.Unauthorized(), channel.CodeUnauthorized, 0},
+		{"502", telegramtest.Failure{Code: 502, Description: "Bad Gateway"}, channel.CodeUnavailable, 0},
+		{"500", telegramtest.Failure{Code: 500, Description: "Internal Server Error"}, channel.CodeUnavailable, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			srv.Fail("sendMessage", 1, tt.fail)
+			a := newTestAdapter(t, srv, nil)
+			_, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "hi"})
+			var ce *channel.Error
+			if !errors.As(err, &ce) || ce.Code != tt.code || ce.RetryAfter != tt.retry {
+				t.Fatalf("got %#v, want code %s retry %v", err, tt.code, tt.retry)
+			}
+			if strings.Contains(err.Error(), testToken) {
+				t.Fatalf("token in %q", err)
+			}
+		})
+	}
+}
+
+func TestSendRealChatNotFound(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, nil)
+	_, err := a.Send(context.Background(), channel.SendRequest{ChatID: "nobody", Text: "hi"})
+	if channel.CodeOf(err) != channel.CodeChatNotFound {
+		t.Fatal(err)
+	}
+	_, err = a.Send(context.Background(), channel.SendRequest{ChatID: "1", ThreadID: "general", Text: "hi"})
+	if channel.CodeOf(err) != channel.CodeInvalidRequest {
+		t.Fatal(err)
+	}
+	_, err = a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: " \n"})
+	if channel.CodeOf(err) != channel.CodeInvalidRequest {
+		t.Fatal(err)
+	}
+}
+
+func TestSendMedia(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, nil)
+	dir := t.TempDir()
+	img := filepath.Join(dir, "chart.png")
+	doc := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(img, []byte("\x89PNG fake"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(doc, []byte("notes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := a.Send(context.Background(), channel.SendRequest{
+		ChatID: "1", ThreadID: "7", ReplyToMessageID: "3", Text: "here", Format: channel.FormatPlain,
+		Media: []channel.OutboundMedia{
+			{Path: img, Kind: channel.MediaImage, Caption: "the chart"},
+			{Path: doc, Kind: channel.MediaDocument, Caption: strings.Repeat("c", 1100)},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := srv.Sent()
+	if len(resp.MessageIDs) != 4 || len(s) != 4 {
+		t.Fatalf("resp %v sent %+v", resp, s)
+	}
+	if s[0].Method != "sendMessage" || s[0].ReplyTo != 3 || s[1].ReplyTo != 0 {
+		t.Fatalf("only the first message replies: %+v", s)
+	}
+	if s[1].Method != "sendPhoto" || s[1].File.Filename != "chart.png" || string(s[1].File.Data) != "\x89PNG fake" || s[1].Visible != "the chart" || s[1].ThreadID != 7 {
+		t.Fatalf("photo %+v", s[1])
+	}
+	if s[2].Method != "sendDocument" || s[2].Visible != "" || s[3].Method != "sendMessage" || len(s[3].Visible) != 1100 || s[3].ThreadID != 7 {
+		t.Fatalf("document with long caption %+v / %+v", s[2], s[3])
+	}
+	_, err = a.Send(context.Background(), channel.SendRequest{ChatID: "1", Media: []channel.OutboundMedia{{Path: filepath.Join(dir, "missing")}}})
+	if channel.CodeOf(err) != channel.CodeInvalidRequest {
+		t.Fatal(err)
+	}
+}
+
+func TestEdit(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, nil)
+	ctx := context.Background()
+	resp, err := a.Send(ctx, channel.SendRequest{ChatID: "5", Text: "draft"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.MessageIDs[0]
+	if err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: id, Text: "**final**", Format: channel.FormatMarkdown}); err != nil {
+		t.Fatal(err)
+	}
+	// Same content again: Telegram says "not modified", which is success.
+	if err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: id, Text: "**final**", Format: channel.FormatMarkdown}); err != nil {
+		t.Fatalf("not modified: %v", err)
+	}
+	s := srv.Sent()
+	if len(s) != 2 || s[1].Method != "editMessageText" || s[1].Text != "<b>final</b>" || s[1].ParseMode != "HTML" {
+		t.Fatalf("sent %+v", s)
+	}
+	srv.Fail("editMessageText", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: can't parse entities: Unexpected end tag at byte offset 3"})
+	if err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: id, Text: "*plain now*", Format: channel.FormatMarkdown}); err != nil {
+		t.Fatal(err)
+	}
+	if s := srv.Sent(); s[2].ParseMode != "" || s[2].Text != "*plain now*" {
+		t.Fatalf("fallback %+v", s[2])
+	}
+	err = a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: "4242", Text: "x"})
+	if channel.CodeOf(err) != channel.CodeInvalidRequest {
+		t.Fatal(err)
+	}
+}
+
+func TestSetTyping(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, nil)
+	ctx := context.Background()
+	if err := a.SetTyping(ctx, channel.TypingRequest{ChatID: "5", ThreadID: "9", On: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetTyping(ctx, channel.TypingRequest{ChatID: "5", On: false}); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Requests("sendChatAction")
+	if len(r) != 1 || r[0].Params.Get("action") != "typing" || r[0].Params.Get("message_thread_id") != "9" {
+		t.Fatalf("requests %+v", r)
+	}
+}
+
+func TestDownloadMedia(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.AddFile("f1", "photos/file_1.jpg", []byte("jpeg bytes"))
+	srv.AddFile("big", "documents/big.bin", make([]byte, 2000))
+	a := newTestAdapter(t, srv, map[string]any{"max_download_bytes": 1500})
+	ctx := context.Background()
+	rc, info, err := a.DownloadMedia(ctx, channel.DownloadRequest{Ref: "f1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || string(b) != "jpeg bytes" || info.MIME != "image/jpeg" || info.Size != 10 {
+		t.Fatalf("got %q %+v %v", b, info, err)
+	}
+	if _, _, err := a.DownloadMedia(ctx, channel.DownloadRequest{Ref: "big"}); channel.CodeOf(err) != channel.CodeMessageTooLong {
+		t.Fatalf("config cap: %v", err)
+	}
+	if _, _, err := a.DownloadMedia(ctx, channel.DownloadRequest{Ref: "f1", MaxBytes: 5}); channel.CodeOf(err) != channel.CodeMessageTooLong {
+		t.Fatalf("request cap: %v", err)
+	}
+	if _, _, err := a.DownloadMedia(ctx, channel.DownloadRequest{Ref: "nope"}); channel.CodeOf(err) != channel.CodeInvalidRequest {
+		t.Fatalf("unknown file: %v", err)
+	}
+}
+
+func TestCappedBodyWhenSizeUnknown(t *testing.T) {
+	t.Parallel()
+	c := &cappedBody{rc: io.NopCloser(strings.NewReader("0123456789")), left: 4}
+	_, err := io.ReadAll(c)
+	if channel.CodeOf(err) != channel.CodeMessageTooLong {
+		t.Fatal(err)
+	}
+}
+
+func TestSetCommands(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, nil)
+	err := a.SetCommands(context.Background(), []channel.MenuEntry{
+		{Name: "/New", Description: "start a new session"},
+		{Name: "status", Description: ""},
+		{Name: "bad-name", Description: "x"},
+		{Name: "this_command_name_is_far_too_long_x", Description: "x"},
+		{Name: "new", Description: "duplicate"},
+		{Name: "help", Description: strings.Repeat("d", 300)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Commands()
+	if len(got) != 3 || got[0] != (telegramtest.BotCommand{Command: "new", Description: "start a new session"}) ||
+		got[1] != (telegramtest.BotCommand{Command: "status", Description: "status"}) || len(got[2].Description) != 256 {
+		t.Fatalf("commands %+v", got)
+	}
+}

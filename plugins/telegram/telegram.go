@@ -1,0 +1,369 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/sdk"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// Version is the plugin's version.
+const Version = "0.1.0"
+
+// Compile-time checks of the optional capabilities.
+var (
+	_ channel.Channel         = (*Adapter)(nil)
+	_ channel.Typer           = (*Adapter)(nil)
+	_ channel.Editor          = (*Adapter)(nil)
+	_ channel.MediaDownloader = (*Adapter)(nil)
+	_ channel.CommandMenu     = (*Adapter)(nil)
+)
+
+// Timeouts of single Bot API calls (long polls get poll_timeout on top).
+const (
+	callTimeout   = 60 * time.Second
+	uploadTimeout = 5 * time.Minute
+	pollSlack     = 15 * time.Second
+)
+
+// Retry policies of the receive loop. Backoff doubles from min to max and
+// resets after a successful call.
+var (
+	// network errors, 5xx, malformed answers
+	netPolicy = policy{min: time.Second, max: 30 * time.Second}
+	// 409: another poller, or a webhook is set
+	conflictPolicy = policy{min: 5 * time.Second, max: time.Minute}
+	// 401/404: the token is rejected; only a config change helps, so grow to
+	// a long cap instead of hammering the API
+	authPolicy = policy{min: 10 * time.Second, max: 10 * time.Minute}
+	// the host did not store a delivery
+	deliverPolicy = policy{min: 500 * time.Millisecond, max: 10 * time.Second}
+)
+
+// Plugin is the telegram plugin as sdk.Serve wants it:
+//
+//	func main() { sdk.Serve(telegram.Plugin()) }
+func Plugin() sdk.Plugin {
+	a := New()
+	return sdk.Plugin{
+		Name:      "telegram",
+		Version:   Version,
+		Schema:    Schema,
+		Configure: a.Configure,
+		Channel:   a,
+	}
+}
+
+// Adapter is the Telegram channel. Create it with New, then Configure it
+// once; Run, Send and the optional capabilities may then be used
+// concurrently.
+type Adapter struct {
+	cfg Config
+	api *client
+	log hclog.Logger
+
+	// sleep waits d or until ctx ends; tests replace it to observe backoff
+	// without waiting.
+	sleep func(ctx context.Context, d time.Duration) error
+
+	me atomic.Pointer[self]
+
+	mu          sync.Mutex
+	webhookAddr string        // bound address in webhook mode
+	listening   chan struct{} // closed once webhookAddr is set
+}
+
+// New returns an unconfigured Adapter.
+func New() *Adapter {
+	return &Adapter{
+		log:       hclog.NewNullLogger(),
+		sleep:     sleepCtx,
+		listening: make(chan struct{}),
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Configure decodes and validates the config {} block. It does not touch
+// the network: a bot that is offline at startup still starts, and Run
+// finds out who it is (getMe) in the background.
+func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
+	var c Config
+	if err := cfg.Decode(&c); err != nil {
+		return err
+	}
+	c = c.withDefaults()
+	if d := c.validate(); len(d) > 0 {
+		return d
+	}
+	a.cfg = c
+	if cfg.Logger != nil {
+		a.log = cfg.Logger
+	}
+	a.api = &client{
+		token:        c.Token,
+		apiEndpoint:  c.APIEndpoint,
+		fileEndpoint: c.FileEndpoint,
+		http:         &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
+	}
+	return nil
+}
+
+// Capabilities implements channel.Channel.
+func (a *Adapter) Capabilities() channel.Capabilities {
+	limit := MaxTextLength
+	if a.cfg.TextLimit > 0 {
+		limit = int(a.cfg.TextLimit)
+	}
+	return channel.Capabilities{
+		MaxTextLength: limit,
+		LengthUnit:    channel.LengthUTF16,
+		Markdown:      channel.MarkdownTelegramHTML,
+		Threads:       true,
+		Groups:        true,
+		MediaIn: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaVoice,
+			channel.MediaAudio, channel.MediaVideo, channel.MediaSticker},
+		// Images go out as photos, everything else as documents.
+		MediaOut: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio,
+			channel.MediaVoice, channel.MediaVideo},
+	}
+}
+
+// Run implements channel.Channel. It first learns the bot's identity
+// (getMe, retried with backoff while the network or the token fails), then
+// receives by long polling, or by webhook when webhook_listen is set.
+//
+// Failures of the Bot API never end Run: network errors and 5xx are retried
+// with a backoff capped at 30s, 409 Conflict (a second poller or a webhook)
+// at 1m, and 401 Unauthorized — a rejected token, which only a config change
+// (and thus a plugin restart) can fix — at 10m, each time logged as an
+// error. Returning instead would make the host restart the plugin in a loop
+// that hammers the API with the same bad token. Run returns nil when ctx
+// ends, and an error only when the webhook listener cannot be opened.
+func (a *Adapter) Run(ctx context.Context, inbox channel.Inbox) error {
+	if a.api == nil {
+		return errors.New("telegram: run before configure")
+	}
+	if err := a.identify(ctx); err != nil {
+		return nil // ctx ended
+	}
+	if a.cfg.WebhookListen != "" {
+		return a.runWebhook(ctx, inbox)
+	}
+	return a.poll(ctx, inbox)
+}
+
+// identify calls getMe until it succeeds or ctx ends.
+func (a *Adapter) identify(ctx context.Context) error {
+	r := newRetrier(a)
+	for {
+		raw, err := a.callTimeout(ctx, "getMe", nil, callTimeout)
+		if err == nil {
+			var u struct {
+				ID       int64  `json:"id"`
+				Username string `json:"username"`
+			}
+			if err = json.Unmarshal(raw, &u); err == nil && u.ID != 0 {
+				a.me.Store(&self{ID: u.ID, Username: u.Username})
+				a.log.Info("connected to telegram", "bot", "@"+u.Username, "bot_id", u.ID)
+				return nil
+			}
+			err = &apiError{Method: "getMe", Description: "malformed answer"}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := r.wait(ctx, err); err != nil {
+			return err
+		}
+	}
+}
+
+// poll is the getUpdates loop. The offset advances past a batch only after
+// inbox.Deliver returned nil for it: until then Telegram keeps the updates
+// and sends them again, so a crash of the plugin or the host loses nothing.
+func (a *Adapter) poll(ctx context.Context, inbox channel.Inbox) error {
+	timeout := int(a.cfg.PollTimeout)
+	r := newRetrier(a)
+	offset := 0
+	for ctx.Err() == nil {
+		params := map[string]string{
+			"timeout":         strconv.Itoa(timeout),
+			"allowed_updates": allowedUpdates,
+		}
+		if offset != 0 {
+			params["offset"] = strconv.Itoa(offset)
+		}
+		raw, err := a.callTimeout(ctx, "getUpdates", params, time.Duration(timeout)*time.Second+pollSlack)
+		var items []json.RawMessage
+		if err == nil {
+			if jerr := json.Unmarshal(raw, &items); jerr != nil {
+				err = &apiError{Method: "getUpdates", Description: "malformed answer"}
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if r.wait(ctx, err) != nil {
+				return nil
+			}
+			continue
+		}
+		r.reset()
+		msgs, next := a.mapBatch(items)
+		if next <= offset {
+			continue
+		}
+		if len(msgs) > 0 {
+			if err := inbox.Deliver(ctx, msgs...); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				d := r.deliver.next()
+				a.log.Warn("host did not store the messages; fetching them again", "error", err, "retry_in", d)
+				if a.sleep(ctx, d) != nil {
+					return nil
+				}
+				continue // offset unchanged: getUpdates returns the batch again
+			}
+			r.deliver.reset()
+		}
+		offset = next
+	}
+	return nil
+}
+
+// mapBatch maps a getUpdates result and returns the offset that confirms it.
+func (a *Adapter) mapBatch(items []json.RawMessage) ([]channel.InboundMessage, int) {
+	me := *a.me.Load()
+	var msgs []channel.InboundMessage
+	next := 0
+	for _, raw := range items {
+		u, err := decodeUpdate(raw)
+		if u.UpdateID >= next {
+			next = u.UpdateID + 1
+		}
+		if err != nil {
+			a.log.Warn("skipping an update that does not decode", "update_id", u.UpdateID, "error", err)
+			continue
+		}
+		if m, ok := toInbound(u, me); ok {
+			msgs = append(msgs, m)
+		}
+	}
+	return msgs, next
+}
+
+func (a *Adapter) callTimeout(ctx context.Context, method string, params map[string]string, d time.Duration) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return a.api.call(ctx, method, params)
+}
+
+// policy is an exponential backoff without jitter (one bot, one poller:
+// there is no herd to spread).
+type policy struct {
+	min, max time.Duration
+	cur      time.Duration
+}
+
+func (p *policy) next() time.Duration {
+	switch {
+	case p.cur == 0:
+		p.cur = p.min
+	case p.cur*2 > p.max:
+		p.cur = p.max
+	default:
+		p.cur *= 2
+	}
+	return p.cur
+}
+
+func (p *policy) reset() { p.cur = 0 }
+
+// retrier classifies receive-loop failures, logs them and waits.
+type retrier struct {
+	a                            *Adapter
+	net, conflict, auth, deliver policy
+}
+
+func newRetrier(a *Adapter) *retrier {
+	return &retrier{a: a, net: netPolicy, conflict: conflictPolicy, auth: authPolicy, deliver: deliverPolicy}
+}
+
+func (r *retrier) reset() {
+	r.net.reset()
+	r.conflict.reset()
+	r.auth.reset()
+}
+
+// wait logs err and sleeps for the delay its class calls for.
+func (r *retrier) wait(ctx context.Context, err error) error {
+	d := r.delay(err)
+	return r.a.sleep(ctx, d)
+}
+
+func (r *retrier) delay(err error) time.Duration {
+	log := r.a.log
+	var e *apiError
+	if !errors.As(err, &e) {
+		d := r.net.next()
+		log.Warn("telegram call failed", "error", err, "retry_in", d)
+		return d
+	}
+	switch {
+	case e.Code == http.StatusUnauthorized:
+		d := r.auth.next()
+		log.Error("telegram rejected the bot token (401 Unauthorized): check the token in the config", "method", e.Method, "retry_in", d)
+		return d
+	case e.Code == http.StatusNotFound:
+		d := r.auth.next()
+		log.Error("telegram answered 404 Not Found: the token is malformed or api_endpoint is wrong", "method", e.Method, "retry_in", d)
+		return d
+	case e.Code == http.StatusConflict:
+		d := r.conflict.next()
+		log.Error("telegram refused getUpdates (409 Conflict): another instance polls with this token, or a webhook is set (deleteWebhook, or use webhook_listen)",
+			"detail", e.Description, "retry_in", d)
+		return d
+	case e.Code == http.StatusTooManyRequests && e.RetryAfter > 0:
+		log.Warn("telegram rate limit", "method", e.Method, "retry_in", e.RetryAfter)
+		return e.RetryAfter
+	default:
+		d := r.net.next()
+		log.Warn("telegram call failed", "error", e.Error(), "retry_in", d)
+		return d
+	}
+}
+
+// webhookListenAddr returns the bound webhook address once listening (tests).
+func (a *Adapter) webhookListenAddr(ctx context.Context) (string, error) {
+	select {
+	case <-a.listening:
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.webhookAddr, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("webhook not listening: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,238 @@
+package telegram
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// update is one getUpdates result. tgbotapi.Update predates forum topics, so
+// the plugin decodes its own envelope around tgbotapi.Message. Update kinds
+// other than these four (callback queries, reactions, member changes, …)
+// are not requested and ignored if they arrive.
+type update struct {
+	UpdateID          int      `json:"update_id"`
+	Message           *message `json:"message,omitempty"`
+	EditedMessage     *message `json:"edited_message,omitempty"`
+	ChannelPost       *message `json:"channel_post,omitempty"`
+	EditedChannelPost *message `json:"edited_channel_post,omitempty"`
+}
+
+// allowedUpdates is the allowed_updates parameter of getUpdates/setWebhook.
+const allowedUpdates = `["message","edited_message","channel_post","edited_channel_post"]`
+
+// message is tgbotapi.Message plus the forum-topic fields of Bot API 6.3.
+type message struct {
+	tgbotapi.Message
+	MessageThreadID int  `json:"message_thread_id,omitempty"`
+	IsTopicMessage  bool `json:"is_topic_message,omitempty"`
+}
+
+// self is the bot's identity from getMe, used for mention detection.
+type self struct {
+	ID       int64
+	Username string
+}
+
+// decodeUpdate decodes one raw update. An update whose message does not
+// decode (a field whose type changed in a newer Bot API) still yields its
+// update_id, so the offset can move past it.
+func decodeUpdate(raw json.RawMessage) (update, error) {
+	var u update
+	if err := json.Unmarshal(raw, &u); err != nil {
+		var id struct {
+			UpdateID int `json:"update_id"`
+		}
+		_ = json.Unmarshal(raw, &id)
+		return update{UpdateID: id.UpdateID}, err
+	}
+	return u, nil
+}
+
+// toInbound maps an update to an InboundMessage. ok is false for updates
+// that carry nothing for the agent:
+//
+//   - update kinds other than (edited) messages and channel posts;
+//   - service messages and anything else without text, caption or media;
+//   - commands addressed to another bot ("/start@otherbot").
+//
+// Edited messages and channel posts are delivered with Edited set: the host
+// decides what an edit means (its dedupe key includes the flag, or it drops
+// them); the plugin translates, nothing more.
+func toInbound(u update, me self) (channel.InboundMessage, bool) {
+	m, edited := u.Message, false
+	switch {
+	case u.Message != nil:
+	case u.EditedMessage != nil:
+		m, edited = u.EditedMessage, true
+	case u.ChannelPost != nil:
+		m = u.ChannelPost
+	case u.EditedChannelPost != nil:
+		m, edited = u.EditedChannelPost, true
+	default:
+		return channel.InboundMessage{}, false
+	}
+	if m.Chat == nil {
+		return channel.InboundMessage{}, false
+	}
+	text, entities := m.Text, m.Entities
+	if text == "" {
+		text, entities = m.Caption, m.CaptionEntities
+	}
+	media := mediaOf(m)
+	if strings.TrimSpace(text) == "" && len(media) == 0 {
+		return channel.InboundMessage{}, false
+	}
+	in := channel.InboundMessage{
+		ChatID:    strconv.FormatInt(m.Chat.ID, 10),
+		MessageID: strconv.Itoa(m.MessageID),
+		Text:      text,
+		Media:     media,
+		Timestamp: time.Unix(int64(m.Date), 0).UTC(),
+		ChatTitle: m.Chat.Title,
+		Edited:    edited,
+	}
+	if edited && m.EditDate != 0 {
+		in.Timestamp = time.Unix(int64(m.EditDate), 0).UTC()
+	}
+	switch m.Chat.Type {
+	case "private":
+		in.ChatType = channel.ChatDirect
+	case "channel":
+		in.ChatType = channel.ChatChannel
+	default: // group, supergroup
+		in.ChatType = channel.ChatGroup
+	}
+	if m.IsTopicMessage && m.MessageThreadID != 0 {
+		in.ThreadID = strconv.Itoa(m.MessageThreadID)
+	}
+	in.Sender = senderOf(m)
+	if r := m.ReplyToMessage; r != nil && !(m.IsTopicMessage && r.MessageID == m.MessageThreadID) {
+		// In a forum topic every message "replies" to the topic's creation
+		// message; that is not a reply.
+		in.ReplyTo = &channel.ReplyTo{
+			MessageID: strconv.Itoa(r.MessageID),
+			Text:      r.Text,
+		}
+		if in.ReplyTo.Text == "" {
+			in.ReplyTo.Text = r.Caption
+		}
+		if r.From != nil {
+			in.ReplyTo.SenderID = strconv.FormatInt(r.From.ID, 10)
+			in.ReplyTo.SenderName = fullName(r.From.FirstName, r.From.LastName)
+			in.ReplyTo.ToBot = me.ID != 0 && r.From.ID == me.ID
+		} else if r.SenderChat != nil {
+			in.ReplyTo.SenderID = strconv.FormatInt(r.SenderChat.ID, 10)
+			in.ReplyTo.SenderName = r.SenderChat.Title
+		}
+		if in.ReplyTo.ToBot {
+			in.WasMentioned = true
+		}
+	}
+
+	units := utf16.Encode([]rune(text))
+	for _, e := range entities {
+		if e.Offset < 0 || e.Length <= 0 || e.Offset+e.Length > len(units) {
+			continue
+		}
+		part := string(utf16.Decode(units[e.Offset : e.Offset+e.Length]))
+		switch e.Type {
+		case "mention":
+			if me.Username != "" && strings.EqualFold(part, "@"+me.Username) {
+				in.WasMentioned = true
+			}
+		case "text_mention":
+			if e.User != nil && me.ID != 0 && e.User.ID == me.ID {
+				in.WasMentioned = true
+			}
+		case "bot_command":
+			if e.Offset != 0 {
+				continue
+			}
+			cmd, target, addressed := strings.Cut(part, "@")
+			if !addressed {
+				continue
+			}
+			if me.Username == "" || !strings.EqualFold(target, me.Username) {
+				return channel.InboundMessage{}, false // for another bot
+			}
+			in.WasMentioned = true
+			in.CommandText = cmd + string(utf16.Decode(units[e.Offset+e.Length:]))
+		}
+	}
+	return in, true
+}
+
+func senderOf(m *message) channel.Sender {
+	switch {
+	case m.From != nil && !(m.SenderChat != nil && m.From.UserName == "GroupAnonymousBot"):
+		return channel.Sender{
+			ID:       strconv.FormatInt(m.From.ID, 10),
+			Name:     fullName(m.From.FirstName, m.From.LastName),
+			Username: m.From.UserName,
+			IsBot:    m.From.IsBot,
+		}
+	case m.SenderChat != nil:
+		// Channel posts and anonymous group admins speak as a chat.
+		return channel.Sender{ID: strconv.FormatInt(m.SenderChat.ID, 10), Name: m.SenderChat.Title, Username: m.SenderChat.UserName}
+	default:
+		return channel.Sender{ID: strconv.FormatInt(m.Chat.ID, 10), Name: m.Chat.Title, Username: m.Chat.UserName}
+	}
+}
+
+func fullName(first, last string) string {
+	return strings.TrimSpace(first + " " + last)
+}
+
+// mediaOf lists a message's attachments; Ref is the file_id. Of a photo the
+// largest size is taken.
+func mediaOf(m *message) []channel.Media {
+	var out []channel.Media
+	add := func(kind channel.MediaKind, id, mime, name string, size int) {
+		if id != "" {
+			out = append(out, channel.Media{Kind: kind, Ref: id, MIME: mime, Filename: name, Size: int64(size), Caption: m.Caption})
+		}
+	}
+	if len(m.Photo) > 0 {
+		best := m.Photo[0]
+		for _, p := range m.Photo[1:] {
+			if p.FileSize > best.FileSize || (p.FileSize == best.FileSize && p.Width*p.Height > best.Width*best.Height) {
+				best = p
+			}
+		}
+		add(channel.MediaImage, best.FileID, "image/jpeg", "", best.FileSize)
+	}
+	if d := m.Document; d != nil {
+		kind := channel.MediaDocument
+		if m.Animation != nil {
+			kind = channel.MediaVideo
+		}
+		add(kind, d.FileID, d.MimeType, d.FileName, d.FileSize)
+	}
+	if v := m.Voice; v != nil {
+		add(channel.MediaVoice, v.FileID, v.MimeType, "", v.FileSize)
+	}
+	if a := m.Audio; a != nil {
+		add(channel.MediaAudio, a.FileID, a.MimeType, a.FileName, a.FileSize)
+	}
+	if v := m.Video; v != nil {
+		add(channel.MediaVideo, v.FileID, v.MimeType, v.FileName, v.FileSize)
+	}
+	if v := m.VideoNote; v != nil {
+		add(channel.MediaVideo, v.FileID, "video/mp4", "", v.FileSize)
+	}
+	if s := m.Sticker; s != nil {
+		mime := "image/webp"
+		if s.IsAnimated {
+			mime = "application/x-tgsticker"
+		}
+		add(channel.MediaSticker, s.FileID, mime, "", s.FileSize)
+	}
+	return out
+}

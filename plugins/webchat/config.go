@@ -1,0 +1,125 @@
+package webchat
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// Defaults of the config {} block.
+const (
+	// DefaultListen is where the page is served when listen is not set.
+	DefaultListen = "127.0.0.1:8790"
+	// DefaultHistoryLimit is how many messages a conversation keeps.
+	DefaultHistoryLimit = 200
+	// DefaultTitle is the page's title.
+	DefaultTitle = "clawhost"
+	// maxHistoryLimit bounds history_limit: the whole history of a chat is
+	// sent to the page on every (re)connect.
+	maxHistoryLimit = 5000
+)
+
+// Schema is the plugin's config {} block.
+var Schema = schema.Schema{
+	{
+		Name:        "listen",
+		Type:        "string",
+		Default:     DefaultListen,
+		Description: "host:port the chat page is served on. Anything but a loopback address (127.0.0.1, ::1, localhost) requires access_token.",
+	},
+	{
+		Name:        "access_token",
+		Type:        "string",
+		Sensitive:   true,
+		Description: "Token the page requires: open it once with ?token=<access_token>, a cookie keeps it. Required when listen is not a loopback address.",
+	},
+	{
+		Name:        "history_limit",
+		Type:        "number",
+		Default:     DefaultHistoryLimit,
+		Description: "Messages kept per conversation, in memory and in <data_dir>/history.json, and shown again after a reload.",
+	},
+	{
+		Name:        "title",
+		Type:        "string",
+		Default:     DefaultTitle,
+		Description: "Title shown by the page.",
+	},
+}
+
+// Config is the decoded config {} block; see Schema for the meaning of
+// each field.
+type Config struct {
+	// Listen is the host:port to serve on.
+	Listen string `json:"listen"`
+	// AccessToken, when set, is required by the page and the WebSocket.
+	AccessToken string `json:"access_token"`
+	// HistoryLimit is the number of messages kept per conversation.
+	HistoryLimit float64 `json:"history_limit"`
+	// Title is the page title.
+	Title string `json:"title"`
+}
+
+// withDefaults fills absent (null) attributes; the host normally did so
+// already from the schema defaults.
+func (c Config) withDefaults() Config {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.HistoryLimit == 0 {
+		c.HistoryLimit = DefaultHistoryLimit
+	}
+	if c.Title == "" {
+		c.Title = DefaultTitle
+	}
+	return c
+}
+
+// validate checks c and returns every problem at once.
+func (c Config) validate() schema.Diagnostics {
+	var diags schema.Diagnostics
+	loopback, err := isLoopbackListen(c.Listen)
+	if err != nil {
+		diags = append(diags, schema.Diagnostic{Attribute: "listen", Summary: "invalid listen address " + strconv.Quote(c.Listen), Detail: err.Error() + `; use host:port, e.g. "127.0.0.1:8790"`})
+	} else if !loopback && c.AccessToken == "" {
+		diags = append(diags, schema.Diagnostic{
+			Attribute: "listen",
+			Summary:   fmt.Sprintf("listen address %q is not loopback and no access_token is set", c.Listen),
+			Detail:    "anyone who can reach this address could talk to the agent; set access_token (e.g. access_token = env(\"WEBCHAT_TOKEN\")) or listen on 127.0.0.1",
+		})
+	}
+	if c.AccessToken != "" && len(c.AccessToken) < 16 {
+		diags = append(diags, schema.Diagnostic{Attribute: "access_token", Summary: "access_token is too short", Detail: "use at least 16 characters, e.g. the output of `openssl rand -hex 16`"})
+	}
+	if c.HistoryLimit != math.Trunc(c.HistoryLimit) || c.HistoryLimit < 1 || c.HistoryLimit > maxHistoryLimit {
+		diags = append(diags, schema.Diagnostic{Attribute: "history_limit", Summary: fmt.Sprintf("history_limit must be a whole number from 1 to %d", maxHistoryLimit)})
+	}
+	return diags
+}
+
+// isLoopbackListen reports whether the host part of a listen address is a
+// loopback address. An empty host (":8790") means every interface: not
+// loopback. Host names other than "localhost" count as not loopback, since
+// what they resolve to may change.
+func isLoopbackListen(listen string) (bool, error) {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false, err
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return false, fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return isLoopbackHost(host), nil
+}
+
+// isLoopbackHost reports whether host (no port) names the loopback interface.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,189 @@
+// clawhost webchat page. Talks to the plugin over one WebSocket at /ws; see
+// protocol.go for the frames. Every body the plugin sends is rendered and
+// sanitized on the server; this script never builds HTML from text.
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const log = $("log"), conn = $("conn"), typing = $("typing"), banner = $("banner");
+  const form = $("composer"), input = $("input"), commands = $("commands"), title = $("title");
+
+  let ws = null;
+  let lastSeq = 0;          // sequence number of the last event applied
+  let backoff = 500;        // next reconnect delay, ms
+  let maxBytes = 65536;     // MaxInboundBytes, from hello
+  let clientSeq = 0;
+  const pending = new Map(); // client_id -> text, until the server echoed it
+
+  function setConn(state, text) {
+    conn.dataset.state = state;
+    conn.textContent = text || state;
+  }
+
+  function showError(text) {
+    banner.textContent = text;
+    banner.hidden = !text;
+  }
+
+  function connect() {
+    setConn("connecting", "connecting…");
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const sock = new WebSocket(proto + "//" + location.host + "/ws");
+    ws = sock;
+    sock.onmessage = (e) => {
+      let ev;
+      try { ev = JSON.parse(e.data); } catch (_) { return; }
+      handle(ev);
+    };
+    sock.onclose = (e) => {
+      if (ws !== sock) return;
+      ws = null;
+      let why = "offline";
+      if (e.code === 1009) {
+        showError("Message too big for the connection; reconnecting.");
+      }
+      if (e.reason) why += " (" + e.reason + ")";
+      setConn("offline", why + " — reconnecting…");
+      const delay = backoff * (0.5 + Math.random() / 2);
+      backoff = Math.min(backoff * 2, 10000);
+      setTimeout(connect, delay);
+    };
+  }
+
+  // resync drops the connection; the next hello carries the full history.
+  function resync() {
+    backoff = 250;
+    if (ws) ws.close(4000, "resync");
+  }
+
+  function handle(ev) {
+    switch (ev.type) {
+      case "hello":
+        backoff = 500;
+        lastSeq = ev.seq || 0;
+        if (ev.title) { title.textContent = ev.title; document.title = ev.title; }
+        if (ev.max_bytes) maxBytes = ev.max_bytes;
+        log.replaceChildren();
+        (ev.history || []).forEach(upsert);
+        setTyping(!!ev.typing);
+        setCommands(ev.commands || []);
+        setConn("online", "online");
+        scrollDown(true);
+        return;
+      case "commands":
+        setCommands(ev.commands || []);
+        return;
+      case "error":
+        if (ev.client_id && pending.has(ev.client_id)) {
+          if (!input.value) input.value = pending.get(ev.client_id);
+          pending.delete(ev.client_id);
+        }
+        showError(ev.error);
+        return;
+    }
+    // Sequenced events: apply in order, skip duplicates, resync on a gap.
+    if (!ev.seq || ev.seq <= lastSeq) return;
+    if (ev.seq !== lastSeq + 1) { resync(); return; }
+    lastSeq = ev.seq;
+    if (ev.type === "message" || ev.type === "update") {
+      if (ev.message.client_id) pending.delete(ev.message.client_id);
+      const atBottom = nearBottom();
+      upsert(ev.message);
+      scrollDown(atBottom);
+    } else if (ev.type === "typing") {
+      setTyping(!!ev.typing);
+    }
+  }
+
+  function nearBottom() {
+    return log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+  }
+  function scrollDown(force) {
+    if (force) log.scrollTop = log.scrollHeight;
+  }
+
+  // upsert adds or replaces a message element, keeping them ordered by seq.
+  function upsert(m) {
+    let el = log.querySelector('.msg[data-id="' + CSS.escape(m.id) + '"]');
+    if (!el) {
+      el = document.createElement("div");
+      el.className = "msg " + (m.role === "user" ? "user" : "bot");
+      el.dataset.id = m.id;
+      el.dataset.seq = String(m.seq);
+      const body = document.createElement("div");
+      body.className = "body";
+      const meta = document.createElement("div");
+      meta.className = "meta";
+      const time = document.createElement("time");
+      const status = document.createElement("span");
+      status.className = "status";
+      meta.append(time, " ", status);
+      el.append(body, meta);
+      let after = null;
+      for (let n = log.lastElementChild; n; n = n.previousElementSibling) {
+        if (Number(n.dataset.seq) < m.seq) { after = n; break; }
+      }
+      if (after) after.after(el); else log.prepend(el);
+    }
+    // m.html is produced by the plugin's sanitizer (bluemonday) or escaping.
+    el.querySelector(".body").innerHTML = m.html;
+    const t = new Date(m.time);
+    const time = el.querySelector("time");
+    time.dateTime = m.time;
+    time.textContent = isNaN(t) ? "" : t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    let status = "";
+    if (m.role === "user") {
+      el.dataset.status = m.status || "";
+      status = { sending: "sending…", sent: "sent", failed: "not delivered" }[m.status] || "";
+    }
+    el.querySelector(".status").textContent = status;
+  }
+
+  function setTyping(on) {
+    typing.hidden = !on;
+  }
+
+  function setCommands(list) {
+    commands.replaceChildren();
+    for (const c of list) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = c.text;
+      b.title = c.description || "";
+      b.dataset.command = c.text;
+      b.addEventListener("click", () => send(c.text, false));
+      commands.append(b);
+    }
+  }
+
+  // send sends text as the user's message; fromInput clears the input.
+  function send(text, fromInput) {
+    if (!text.trim()) return;
+    const size = new TextEncoder().encode(text).length;
+    if (size > maxBytes) {
+      showError("Message too long: " + size + " bytes; the limit is " + Math.floor(maxBytes / 1024) + " KiB.");
+      return;
+    }
+    if (!ws || ws.readyState !== WebSocket.OPEN) {
+      showError("Not connected; your message is kept, try again in a moment.");
+      return;
+    }
+    showError("");
+    const id = "c" + (++clientSeq);
+    pending.set(id, text);
+    ws.send(JSON.stringify({ type: "send", client_id: id, text: text }));
+    if (fromInput) input.value = "";
+  }
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    send(input.value, true);
+  });
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      send(input.value, true);
+    }
+  });
+
+  connect();
+})();

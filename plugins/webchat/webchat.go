@@ -1,0 +1,439 @@
+// Package webchat is clawhost's web chat channel: the default channel that
+// works with no platform account. It serves a small chat page (HTML, CSS
+// and JavaScript embedded in the binary, no external assets) on a local
+// address and talks to it over a WebSocket.
+//
+// Identity: the first visit sets a random HttpOnly, SameSite=Strict cookie
+// (clawhost_webchat). The sender id is derived from it (a hash, so logs and
+// access lists never hold the cookie's secret), and a browser keeps its
+// conversation across reloads. Every browser is its own direct chat: ChatID
+// equals Sender.ID.
+//
+// Inbound: text typed in the page becomes a channel.InboundMessage handed to
+// the host; the page shows "sent" once Inbox.Deliver returned, i.e. the host
+// stored it. Text is limited to MaxInboundBytes; invalid UTF-8 is replaced.
+//
+// Outbound: Send renders markdown on the server (goldmark with GFM, then
+// bluemonday's UGC policy; see renderer) and pushes it to every open tab of
+// the chat. Edit replaces a message in place (streaming drafts), SetTyping
+// shows an indicator that clears on On=false or after TypingTTL. Events of a
+// chat carry sequence numbers, so the page applies them in order and
+// resyncs on a gap. Each chat keeps its last history_limit messages in
+// memory and in <data_dir>/history.json (0600), so a reload, even after the
+// plugin was restarted, shows the conversation; the page reconnects by
+// itself with backoff.
+//
+// Security: on a loopback address without access_token the page answers
+// only requests whose Host is a loopback name (no DNS rebinding); listening
+// anywhere else requires access_token, which the page takes once as
+// ?token= and then keeps in a cookie. The WebSocket accepts only same-host
+// Origins. The page sends a strict Content-Security-Policy.
+//
+// The package is a library: cmd/clawhost-webchat is its plugin binary, and
+// webchattest drives it from tests (a Go WebSocket client and headless
+// Chromium helpers).
+package webchat
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf16"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/sdk"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// Version is the plugin's version.
+const Version = "0.1.0"
+
+// Limits.
+const (
+	// MaxTextLength is the longest text Send and Edit accept, in UTF-16
+	// code units (Capabilities().MaxTextLength).
+	MaxTextLength = 16000
+	// MaxInboundBytes is the longest message a user may send, in UTF-8
+	// bytes. Longer ones are refused with an error shown in the page.
+	MaxInboundBytes = 64 << 10
+	// TypingTTL is how long a typing indicator stays without a refresh.
+	TypingTTL = 2 * time.Minute
+	// maxFrameBytes bounds one WebSocket frame from the page: room for
+	// MaxInboundBytes of text escaped in JSON. A larger frame closes the
+	// connection; the page checks the size before sending.
+	maxFrameBytes = 8 * MaxInboundBytes
+	// maxChats bounds the conversations kept; the least recently active
+	// one without an open page is dropped first.
+	maxChats = 1000
+	// flushDelay coalesces history writes (a streamed draft edits often).
+	flushDelay = 250 * time.Millisecond
+)
+
+// DefaultCommands are the command buttons shown until the host sends its
+// command menu (channel.CommandMenu).
+var DefaultCommands = []Command{
+	{Text: "/new", Description: "start a new conversation"},
+	{Text: "/status", Description: "show the session status"},
+	{Text: "/stop", Description: "stop the current run"},
+}
+
+// Compile-time checks of the optional interfaces.
+var (
+	_ channel.Channel     = (*Adapter)(nil)
+	_ channel.Typer       = (*Adapter)(nil)
+	_ channel.Editor      = (*Adapter)(nil)
+	_ channel.CommandMenu = (*Adapter)(nil)
+)
+
+// Options inject the adapter's clock. The zero value uses real time.
+type Options struct {
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// AfterFunc calls f once after d unless stop is called first; nil
+	// means time.AfterFunc. Used for the typing indicator's TTL.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+}
+
+// Adapter is the web chat channel. Create it with New, then Configure and
+// Run it (sdk.Serve does both through Plugin).
+type Adapter struct {
+	now       func() time.Time
+	afterFunc func(time.Duration, func()) func() bool
+	render    *renderer
+
+	// Set by Configure, read-only afterwards.
+	cfg      Config
+	log      hclog.Logger
+	store    store
+	ln       net.Listener
+	srv      *http.Server
+	tokenMAC string
+	url      string
+
+	mu       sync.Mutex
+	chats    map[string]*chat
+	commands []Command
+	inbox    channel.Inbox
+	runCtx   context.Context
+	ran      bool
+	dirty    bool // history changed since the last write
+	kick     chan struct{}
+}
+
+// New returns an unconfigured adapter.
+func New(opts Options) *Adapter {
+	a := &Adapter{
+		now:       opts.Now,
+		afterFunc: opts.AfterFunc,
+		render:    newRenderer(),
+		chats:     map[string]*chat{},
+		commands:  DefaultCommands,
+		kick:      make(chan struct{}, 1),
+		log:       hclog.NewNullLogger(),
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.afterFunc == nil {
+		a.afterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	return a
+}
+
+// Plugin returns the plugin description for sdk.Serve: a fresh adapter
+// with real time.
+func Plugin() sdk.Plugin {
+	a := New(Options{})
+	return sdk.Plugin{
+		Name:      "webchat",
+		Version:   Version,
+		Schema:    Schema,
+		Configure: a.Configure,
+		Channel:   a,
+	}
+}
+
+// Configure decodes and checks the config block, loads the history from
+// cfg.DataDir and binds the listen address. Problems come back as
+// schema.Diagnostics, all at once; an address in use is one of them.
+// Nothing is served until Run.
+func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
+	if cfg.Logger != nil {
+		a.log = cfg.Logger
+	}
+	var c Config
+	if err := cfg.Decode(&c); err != nil {
+		return err
+	}
+	c = c.withDefaults()
+	if diags := c.validate(); len(diags) > 0 {
+		return diags
+	}
+	a.cfg = c
+	a.store = store{dir: cfg.DataDir}
+	chats, err := a.store.load()
+	if err != nil {
+		a.log.Warn("history not loaded", "error", err)
+	}
+	a.restore(chats)
+	if c.AccessToken != "" {
+		a.tokenMAC = tokenMAC(c.AccessToken)
+	}
+
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", c.Listen)
+	if err != nil {
+		d := schema.Diagnostic{Attribute: "listen", Summary: fmt.Sprintf("cannot listen on %s", c.Listen), Detail: err.Error()}
+		if errors.Is(err, syscall.EADDRINUSE) {
+			d.Summary = fmt.Sprintf("cannot listen on %s: the address is already in use", c.Listen)
+			d.Detail = "another program (or another webchat instance) uses this port; stop it or choose another listen address"
+		}
+		return schema.Diagnostics{d}
+	}
+	a.ln = ln
+	a.url = pageURL(ln.Addr())
+	a.srv = &http.Server{
+		Handler:           a.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	return nil
+}
+
+// URL is the address of the page, e.g. "http://127.0.0.1:8790/" (without
+// the access token); empty before Configure.
+func (a *Adapter) URL() string { return a.url }
+
+// Close releases the listener of an adapter that was configured but never
+// run. After Run started, cancel Run's context instead.
+func (a *Adapter) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ran || a.ln == nil {
+		return nil
+	}
+	return a.ln.Close()
+}
+
+// pageURL is the URL to open for a listener address; an unspecified
+// address (all interfaces) is shown as localhost.
+func pageURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+// Capabilities implements channel.Channel.
+func (a *Adapter) Capabilities() channel.Capabilities {
+	return channel.Capabilities{
+		MaxTextLength: MaxTextLength,
+		LengthUnit:    channel.LengthUTF16,
+		Markdown:      channel.MarkdownCommonMark,
+		Groups:        false,
+	}
+}
+
+// Run serves the page until ctx ends, then closes every open page's
+// socket (the pages reconnect to the next process) and writes the history.
+// It returns nil when ctx ended and an error when serving failed.
+func (a *Adapter) Run(ctx context.Context, inbox channel.Inbox) error {
+	a.mu.Lock()
+	if a.ln == nil || a.ran {
+		a.mu.Unlock()
+		return errors.New("webchat: run before configure or run twice")
+	}
+	a.ran, a.inbox, a.runCtx = true, inbox, ctx
+	a.mu.Unlock()
+
+	flushDone := make(chan struct{})
+	flushCtx, stopFlush := context.WithCancel(context.Background())
+	go func() {
+		defer close(flushDone)
+		a.flushLoop(flushCtx)
+	}()
+
+	served := make(chan error, 1)
+	go func() { served <- a.srv.Serve(a.ln) }()
+	if a.cfg.AccessToken != "" {
+		a.log.Info("webchat listening", "url", a.url, "hint", "open it once with ?token=<access_token>")
+	} else {
+		a.log.Info("webchat listening", "url", a.url)
+	}
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+		err = fmt.Errorf("webchat: serve: %w", err)
+	}
+	a.closeSockets()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if serr := a.srv.Shutdown(shutCtx); serr != nil {
+		a.log.Warn("http shutdown", "error", serr)
+	}
+	stopFlush()
+	<-flushDone
+	return err
+}
+
+// Send implements channel.Channel: it adds a bot message to the chat and
+// pushes it to the chat's open pages. The chat must exist: a page of it was
+// opened, or it is in the history.
+func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
+	if len(req.Media) > 0 {
+		return channel.SendResponse{}, channel.Errorf(channel.CodeUnsupported, "webchat does not send media")
+	}
+	if req.Text == "" {
+		return channel.SendResponse{}, channel.Errorf(channel.CodeInvalidRequest, "empty text")
+	}
+	if n := utf16Len(req.Text); n > MaxTextLength {
+		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", n, MaxTextLength)
+	}
+	text := strings.ToValidUTF8(req.Text, "\uFFFD")
+	r := &record{ID: newID("b"), Role: RoleBot, Text: text, Format: req.Format, Time: a.now().UTC()}
+	r.html = a.render.render(text, req.Format)
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.chats[req.ChatID]
+	if c == nil {
+		return channel.SendResponse{}, channel.Errorf(channel.CodeChatNotFound, "no webchat conversation %q", req.ChatID)
+	}
+	a.appendLocked(c, r)
+	return channel.SendResponse{MessageIDs: []string{r.ID}}, nil
+}
+
+// Edit implements channel.Editor: it replaces the text of a bot message
+// and pushes the new version to the chat's open pages.
+func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
+	if req.Text == "" {
+		return channel.Errorf(channel.CodeInvalidRequest, "empty text")
+	}
+	if n := utf16Len(req.Text); n > MaxTextLength {
+		return channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", n, MaxTextLength)
+	}
+	text := strings.ToValidUTF8(req.Text, "\uFFFD")
+	html := a.render.render(text, req.Format)
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.chats[req.ChatID]
+	if c == nil {
+		return channel.Errorf(channel.CodeChatNotFound, "no webchat conversation %q", req.ChatID)
+	}
+	r := c.find(req.MessageID)
+	if r == nil {
+		return channel.Errorf(channel.CodeInvalidRequest, "no message %q in this conversation (edited messages must be recent: history keeps %d)", req.MessageID, int(a.cfg.HistoryLimit))
+	}
+	if r.Role != RoleBot {
+		return channel.Errorf(channel.CodeForbidden, "message %q was written by the user", req.MessageID)
+	}
+	if r.Text == text && r.Format == req.Format {
+		return nil
+	}
+	r.Text, r.Format, r.html, r.Edited = text, req.Format, html, true
+	a.updateLocked(c, r)
+	return nil
+}
+
+// SetTyping implements channel.Typer. The indicator clears on On=false or
+// TypingTTL after the last On.
+func (a *Adapter) SetTyping(ctx context.Context, req channel.TypingRequest) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.chats[req.ChatID]
+	if c == nil {
+		return channel.Errorf(channel.CodeChatNotFound, "no webchat conversation %q", req.ChatID)
+	}
+	if c.typingStop != nil {
+		c.typingStop()
+		c.typingStop = nil
+	}
+	c.typingGen++
+	if req.On {
+		gen := c.typingGen
+		c.typingStop = a.afterFunc(TypingTTL, func() {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if c.typingGen == gen {
+				c.typingStop = nil
+				a.setTypingLocked(c, false)
+			}
+		})
+	}
+	a.setTypingLocked(c, req.On)
+	return nil
+}
+
+// SetCommands implements channel.CommandMenu: the page's command buttons
+// become the host's commands.
+func (a *Adapter) SetCommands(ctx context.Context, cmds []channel.MenuEntry) error {
+	out := make([]Command, 0, len(cmds))
+	for _, m := range cmds {
+		name := strings.TrimPrefix(strings.TrimSpace(m.Name), "/")
+		if name == "" {
+			continue
+		}
+		out = append(out, Command{Text: "/" + name, Description: m.Description})
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.commands = out
+	b := marshalEvent(Event{Type: EventCommands, Commands: out})
+	for _, c := range a.chats {
+		for s := range c.socks {
+			s.enqueue(b)
+		}
+	}
+	return nil
+}
+
+// newID returns a random message id with a prefix ("u" user, "b" bot).
+func newID(prefix string) string {
+	var b [9]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s { // invalid UTF-8 yields U+FFFD: one unit
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+func marshalEvent(ev Event) []byte {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		// Event holds only strings, numbers and times: cannot fail.
+		panic("webchat: marshal event: " + err.Error())
+	}
+	return b
+}
+
+// humanBytes formats a byte count for messages shown to the user.
+func humanBytes(n int) string {
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return strconv.Itoa(n>>10) + " KiB"
+	}
+	return strconv.Itoa(n) + " bytes"
+}
