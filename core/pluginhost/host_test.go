@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,6 +45,18 @@ func (f *faulty) Run(ctx context.Context, inbox channel.Inbox) error {
 	case "crash":
 		time.Sleep(20 * time.Millisecond)
 		os.Exit(3)
+	case "flood":
+		n, _ := strconv.Atoi(os.Getenv("CLAWHOST_FLOOD_N"))
+		batch := make([]channel.InboundMessage, 0, 512)
+		for i := 0; i < n; i++ {
+			batch = append(batch, channel.InboundMessage{ChatType: channel.ChatDirect, ChatID: "c", MessageID: strconv.Itoa(i), Sender: channel.Sender{ID: "u"}, Text: "a message of about one hundred bytes, which is what a short chat message looks like ok"})
+			if len(batch) == cap(batch) || i == n-1 {
+				if err := inbox.Deliver(ctx, batch...); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+		}
 	case "oversize":
 		err := inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "big", Sender: channel.Sender{ID: "u"}, Text: strings.Repeat("x", 9<<20)})
 		// The sdk refuses it before it reaches the stream; deliver a normal
@@ -73,7 +86,7 @@ var (
 	buildErr  error
 )
 
-func binDir(t *testing.T) string {
+func binDir(t testing.TB) string {
 	t.Helper()
 	if d := os.Getenv("CLAWHOST_BIN_DIR"); d != "" {
 		return d
@@ -132,7 +145,7 @@ func newHost(t *testing.T, rec *recorder) *Host {
 	return h
 }
 
-func loopbackSpec(t *testing.T, name string) (Spec, string) {
+func loopbackSpec(t testing.TB, name string) (Spec, string) {
 	t.Helper()
 	dir := t.TempDir()
 	addrFile := filepath.Join(dir, "addr")

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkStartup measures exec of clawhost until all 3 example plugins
+// (loopback, ping, clock-hook) are ready, and reports the idle RSS of the
+// host and of one plugin after the last start.
+func BenchmarkStartup(b *testing.B) {
+	dir := b.TempDir()
+	cfg := writeConfig(b, dir, true)
+	bin := filepath.Join(binDir(b), "clawhost")
+	var lat []time.Duration
+	var hostRSS, pluginRSS float64
+	for i := 0; i < b.N; i++ {
+		log := &syncBuffer{}
+		cmd := exec.Command(bin, "-config", cfg)
+		cmd.Stderr = log
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		for strings.Count(log.String(), "state=ready") < 3 {
+			if time.Since(t0) > 20*time.Second {
+				b.Fatalf("plugins not ready:\n%s", log.String())
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+		lat = append(lat, time.Since(t0))
+		if i == b.N-1 {
+			time.Sleep(2 * time.Second)
+			hostRSS = rssMB(cmd.Process.Pid)
+			for _, c := range children(cmd.Process.Pid) {
+				if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", c)); strings.HasSuffix(exe, "clawhost-loopback") {
+					pluginRSS = rssMB(c)
+				}
+			}
+		}
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ready-ms")
+	b.ReportMetric(hostRSS, "host-rss-MB")
+	b.ReportMetric(pluginRSS, "plugin-rss-MB")
+}
+
+func rssMB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
