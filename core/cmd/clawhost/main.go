@@ -158,7 +158,15 @@ func validate(path string, stdout, stderr io.Writer) int {
 	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
 	defer h.Stop()
 	failed := false
+	avail, _ := config.AvailableSources(cfg.PluginDir)
 	for _, sp := range specs(cfg) {
+		if _, err := os.Stat(sp.Path); err != nil {
+			if d := cfg.SourceDiagnostic(sp.Instance, avail); d != nil {
+				config.FormatDiagnostics(stderr, hcl.Diagnostics{d}, cfg.Files())
+				failed = true
+				continue
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		_, sch, err := h.Probe(ctx, sp)
 		cancel()

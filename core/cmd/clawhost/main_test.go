@@ -386,6 +386,20 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+func TestValidateUnknownSource(t *testing.T) {
+	dir := t.TempDir()
+	src := strings.Replace(fmt.Sprintf(configTemplate, binDir(t), "claude", "x", true), `source = "loopback"`, `source = "lopback"`, 1)
+	path := filepath.Join(dir, "c.hcl")
+	_ = os.WriteFile(path, []byte(src), 0o600)
+	var errb bytes.Buffer
+	if code := run([]string{"validate", "-config", path}, io.Discard, &errb); code != 1 {
+		t.Fatalf("unknown source: exit %d, want 1", code)
+	}
+	if s := errb.String(); !strings.Contains(s, "clawhost-lopback") || !strings.Contains(s, `"loopback"`) {
+		t.Errorf("want the missing path and a did-you-mean for loopback:\n%s", s)
+	}
+}
+
 func TestVersion(t *testing.T) {
 	var out bytes.Buffer
 	if code := run([]string{"version"}, &out, io.Discard); code != 0 || !strings.HasPrefix(out.String(), "clawhost ") {
