@@ -284,13 +284,16 @@ func (g *Gateway) command(ctx context.Context, key string, in inbound, name, arg
 	if inst == nil {
 		return false
 	}
-	plug, _, ready := inst.Client()
-	if !ready {
+	// A plugin that is (re)starting gets a moment to become ready.
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	wctx, wcancel := context.WithTimeout(cctx, 10*time.Second)
+	plug, _, err := inst.WaitReady(wctx)
+	wcancel()
+	if err != nil {
 		g.reply(in, fmt.Sprintf("The /%s command is unavailable right now (plugin %s is not ready).", name, route.instance))
 		return true
 	}
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	res, err := plug.Execute(cctx, command.Request{
 		Command: route.spec.Name, Args: args, RawText: in.msg.Text,
 		Conversation: g.conversation(key, in), Sender: in.msg.Sender,

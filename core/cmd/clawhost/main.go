@@ -132,6 +132,9 @@ func serve(path string, stderr io.Writer) int {
 			cfg = next
 			gw.SetOptions(accessOf(cfg), hookOrder(cfg))
 			h.Apply(specs(cfg))
+			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
+			gw.RefreshCommands(rctx) // drop commands of stopped plugins
+			rcancel()
 			log.Info("configuration reloaded", "plugins", len(cfg.EnabledPlugins()))
 			continue
 		}
