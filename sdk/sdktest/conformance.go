@@ -41,12 +41,15 @@ func Conformance(t *testing.T, cc ConformanceConfig) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 6*timeout)
 		t.Cleanup(cancel)
+		// The data dir is made before Start so that cleanup (LIFO) stops the
+		// plugin before its directory is removed.
+		dataDir := t.TempDir()
 		h := Start(t, cc.New(t))
 		d, err := h.Plugin.Describe(ctx)
 		if err != nil {
 			t.Fatalf("describe: %v", err)
 		}
-		if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "conformance", JSON: cc.Config, DataDir: t.TempDir()}); err != nil || len(diags) > 0 {
+		if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "conformance", JSON: cc.Config, DataDir: dataDir}); err != nil || len(diags) > 0 {
 			t.Fatalf("configure: err=%v diags=%v", err, diags)
 		}
 		return h.Plugin, d, ctx
