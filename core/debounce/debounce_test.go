@@ -2,7 +2,7 @@ package debounce
 
 import (
 	"encoding/json"
-	"os"
+	"github.com/clawhost/clawhost/core/internal/vectors"
 	"reflect"
 	"sort"
 	"strings"
@@ -12,39 +12,11 @@ import (
 )
 
 // vectorCase is one expected result recorded by running OpenClaw.
-type vectorCase struct {
-	Name     string          `json:"name"`
-	Input    json.RawMessage `json:"input"`
-	Params   json.RawMessage `json:"params"`
-	Expected json.RawMessage `json:"expected"`
-}
+type vectorCase = vectors.Case
 
-func loadVectors(t *testing.T, group string) []vectorCase {
-	t.Helper()
-	raw, err := os.ReadFile("../testdata/openclaw-vectors.json")
-	if err != nil {
-		t.Fatalf("read vectors: %v", err)
-	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &all); err != nil {
-		t.Fatalf("decode vectors: %v", err)
-	}
-	var cases []vectorCase
-	if err := json.Unmarshal(all[group], &cases); err != nil {
-		t.Fatalf("decode group %s: %v", group, err)
-	}
-	if len(cases) == 0 {
-		t.Fatalf("group %s has no cases", group)
-	}
-	return cases
-}
+func loadVectors(t *testing.T, group string) []vectorCase { return vectors.Load(t, group) }
 
-func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) {
-	t.Helper()
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
-}
+func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) { vectors.Unmarshal(t, raw, v) }
 
 // fakeClock fires timers only when the test advances it.
 type fakeClock struct {
