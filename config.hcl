@@ -38,6 +38,51 @@ admin {
   listen = "127.0.0.1:8791"  # status page, /healthz, /metrics; "" disables
 }
 
+session {
+  # Which direct messages share a claude session: "main" (all of them, one
+  # session), "per-peer" (one per sender id, across plugins) or
+  # "per-channel-peer" (one per plugin instance and sender). Groups and
+  # threads always have their own.
+  dm_scope       = "per-channel-peer"
+  reset_triggers = ["/new", "/reset"]  # start a new session; [] disables
+
+  # Automatic reset; without a reset block sessions never expire.
+  # mode: "none" | "idle" (after idle_minutes without a message) | "daily"
+  # (sessions started before at_hour:00 local time are stale).
+  # reset {
+  #   mode    = "daily"
+  #   at_hour = 4              # 0..23
+  # }
+  # Per kind of conversation ("direct", "group" or "thread"); unset
+  # attributes inherit from reset {}.
+  # reset_by_type "group" {
+  #   mode         = "idle"
+  #   idle_minutes = 240       # >= 1
+  # }
+}
+
+queue {
+  # A message that arrives while the session's turn runs: "followup" (runs
+  # next, one turn per message) | "collect" (waiting messages run as one
+  # turn) | "interrupt" (stops the running turn) | "steer" (passed to the
+  # running turn).
+  mode = "followup"
+  cap  = 20            # messages waiting per session, >= 1
+  drop = "summarize"   # beyond cap: summarize | old | new
+  # debounce = "1500ms"  # wait for a pause and handle a burst together; unset or "0s" = off
+}
+
+messages {
+  # response_prefix   = "[{model}]"  # before every reply
+  text_limit          = 4000      # longest reply chunk; the channel's own limit still applies
+  chunk_mode          = "length"  # length | newline (split only between paragraphs)
+  group_history_limit = 50        # unaddressed group messages kept as context; 0 disables
+  timezone            = "local"   # envelope timestamps: local | utc | an IANA name ("Europe/Berlin")
+  streaming           = "auto"    # auto (live draft where the channel can edit) | blocks | draft | off
+  verbose             = false     # show tool progress lines
+  hook_timeout        = "5s"      # per before_agent_start hook
+}
+
 # The local web chat: open http://127.0.0.1:8790 after `make run`.
 plugin "web" {
   source = "webchat"
@@ -50,6 +95,16 @@ plugin "web" {
 plugin "tg" {
   source  = "telegram"
   enabled = env("TELEGRAM_BOT_TOKEN", "") != ""
+  # Host settings for this instance only (changing them does not restart
+  # the plugin): debounce, text_limit and queue_mode override queue {} and
+  # messages {}; a reset {} block replaces session.reset.
+  # debounce   = "0s"
+  # text_limit = 4000
+  # queue_mode = "collect"
+  # reset {
+  #   mode         = "idle"
+  #   idle_minutes = 60
+  # }
   config {
     token = env("TELEGRAM_BOT_TOKEN", "")
   }

@@ -183,3 +183,36 @@ func quoteList(xs []string) string {
 func warning(subject *hcl.Range, summary, detail string) *hcl.Diagnostic {
 	return &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: subject}
 }
+
+// blocks returns the blocks of the given type in k.body, in file order;
+// labels names their labels (blocks with another number of labels are left
+// out, as the decoder leaves them out).
+func (k *checker) blocks(typ string, labels ...string) []*hcl.Block {
+	if k.body == nil {
+		return nil
+	}
+	content, _, _ := k.body.PartialContent(&hcl.BodySchema{
+		Blocks: []hcl.BlockHeaderSchema{{Type: typ, LabelNames: labels}},
+	})
+	if content == nil {
+		return nil
+	}
+	return content.Blocks
+}
+
+// optionalDuration checks a duration that may be empty (unset) or zero:
+// when set it must parse and not be negative.
+func (k *checker) optionalDuration(name string, d Duration) {
+	if d == "" {
+		return
+	}
+	v, err := d.parse()
+	switch {
+	case err != nil:
+		k.errorf(k.valueRange(name), "Invalid duration for "+k.qualified(name),
+			"%q is not a duration: write a number with a unit, such as \"500ms\" or \"2s\" (\"0s\" turns it off).", string(d))
+	case v < 0:
+		k.errorf(k.valueRange(name), "Invalid duration for "+k.qualified(name),
+			"The duration must be zero or positive, not %q.", string(d))
+	}
+}

@@ -54,6 +54,20 @@ type Config struct {
 	// after Load; an absent block means all defaults.
 	Admin *Admin `hcl:"admin,block"`
 
+	// Session decides which conversations share a claude session and when
+	// one starts afresh (session {}). Never nil after Load; an absent block
+	// means all defaults.
+	Session *Session `hcl:"session,block"`
+
+	// Queue decides what happens to messages that arrive while a turn runs
+	// (queue {}). Never nil after Load; an absent block means all defaults.
+	Queue *Queue `hcl:"queue,block"`
+
+	// Messages shapes prompts and replies: prefix, chunking, group history,
+	// envelope time zone, streaming, hooks (messages {}). Never nil after
+	// Load; an absent block means all defaults.
+	Messages *Messages `hcl:"messages,block"`
+
 	// Plugins are the plugin "<instance>" blocks in file order, disabled ones
 	// included.
 	Plugins []*Plugin `hcl:"plugin,block"`
@@ -76,6 +90,9 @@ func Default() *Config {
 		Agent:     defaultAgent(),
 		Access:    defaultAccess(),
 		Admin:     defaultAdmin(),
+		Session:   defaultSession(),
+		Queue:     defaultQueue(),
+		Messages:  defaultMessages(),
 	}
 }
 
@@ -153,10 +170,29 @@ func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, 
 			}
 		}
 	}
-	diags = append(diags, cfg.check()...)
+	diags = append(diags, withoutFollowOns(cfg.check(), diags)...)
 	cfg.resolvePaths()
 	sortDiagnostics(diags)
 	return cfg, diags
+}
+
+// withoutFollowOns drops the diagnostics of checks about a value the decoder
+// already refused (idle_minutes = 1.5 is not a whole number; the check
+// would then see 0).
+func withoutFollowOns(checks, decoded hcl.Diagnostics) hcl.Diagnostics {
+	refused := map[hcl.Range]bool{}
+	for _, d := range decoded {
+		if d.Severity == hcl.DiagError && d.Subject != nil {
+			refused[*d.Subject] = true
+		}
+	}
+	out := checks[:0:0]
+	for _, d := range checks {
+		if d.Subject == nil || !refused[*d.Subject] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Path is the file name the configuration was read from, as given to Load or
@@ -199,6 +235,9 @@ func (c *Config) check() hcl.Diagnostics {
 	c.Agent.check(k.block("agent"))
 	c.Access.check(k.block("access"))
 	c.Admin.check(k.block("admin"))
+	c.Session.check(k.block("session"))
+	c.Queue.check(k.block("queue"))
+	c.Messages.check(k.block("messages"))
 	checkPlugins(k, c.Plugins)
 	return *k.diags
 }

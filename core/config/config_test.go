@@ -59,6 +59,27 @@ func TestDefaults(t *testing.T) {
 		{"plugin.path", cfg.Plugins[0].Path, "/etc/clawhost/bin/clawhost-telegram"},
 		{"plugin.start_timeout", cfg.Plugins[0].StartTimeout.Duration(), 10 * time.Second},
 		{"plugin.config", cfg.Plugins[0].ConfigBlock == nil, true},
+		{"plugin.debounce", cfg.Plugins[0].Debounce, Duration("")},
+		{"plugin.text_limit", cfg.Plugins[0].TextLimit, 0},
+		{"plugin.queue_mode", cfg.Plugins[0].QueueMode, ""},
+		{"plugin.reset", cfg.Plugins[0].Reset == nil, true},
+		{"session.dm_scope", cfg.Session.DMScope, "per-channel-peer"},
+		{"session.reset_triggers", cfg.Session.ResetTriggers, []string{"/new", "/reset"}},
+		{"session.reset", cfg.Session.Reset == nil, true},
+		{"session.reset_by_type", len(cfg.Session.ResetByType), 0},
+		{"queue.mode", cfg.Queue.Mode, "followup"},
+		{"queue.cap", cfg.Queue.Cap, 20},
+		{"queue.drop", cfg.Queue.Drop, "summarize"},
+		{"queue.debounce", cfg.Queue.Debounce.Duration(), time.Duration(0)},
+		{"messages.response_prefix", cfg.Messages.ResponsePrefix, ""},
+		{"messages.text_limit", cfg.Messages.TextLimit, 4000},
+		{"messages.chunk_mode", cfg.Messages.ChunkMode, "length"},
+		{"messages.group_history_limit", cfg.Messages.GroupHistoryLimit, 50},
+		{"messages.timezone", cfg.Messages.Timezone, "local"},
+		{"messages.location", cfg.Messages.Location(), time.Local},
+		{"messages.streaming", cfg.Messages.Streaming, "auto"},
+		{"messages.verbose", cfg.Messages.Verbose, false},
+		{"messages.hook_timeout", cfg.Messages.HookTimeout.Duration(), 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,6 +128,208 @@ plugin "b" {
 	}
 	if cfg.Plugin("c") != nil {
 		t.Error("Plugin(c) != nil")
+	}
+}
+
+// TestSessionQueueMessages decodes a file that sets every attribute of the
+// session, queue and messages blocks and the host settings of a plugin.
+func TestSessionQueueMessages(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+session {
+  dm_scope       = "main"
+  reset_triggers = ["/fresh"]
+  reset {
+    mode         = "daily"
+    idle_minutes = 90
+    at_hour      = 0
+  }
+  reset_by_type "direct" {
+    mode         = "idle"
+    idle_minutes = 120
+  }
+  reset_by_type "group" {
+    at_hour = 23
+  }
+  reset_by_type "thread" {
+    mode = "none"
+  }
+}
+queue {
+  mode     = "interrupt"
+  cap      = 1
+  drop     = "old"
+  debounce = "1500ms"
+}
+messages {
+  response_prefix     = "[{model}]"
+  text_limit          = 1
+  chunk_mode          = "newline"
+  group_history_limit = 0
+  timezone            = "utc"
+  streaming           = "blocks"
+  verbose             = true
+  hook_timeout        = "250ms"
+}
+plugin "tg" {
+  source     = "telegram"
+  debounce   = "0s"
+  text_limit = 2000
+  queue_mode = "steer"
+  reset {
+    mode    = "daily"
+    at_hour = 5
+  }
+}
+plugin "web" {
+  source   = "webchat"
+  debounce = "2s"
+}
+`, nil)
+	ptr := func(v int) *int { return &v }
+	wantSession := &Session{
+		DMScope:       "main",
+		ResetTriggers: []string{"/fresh"},
+		Reset:         &ResetRule{Mode: "daily", IdleMinutes: ptr(90), AtHour: ptr(0)},
+		ResetByType: []*TypeReset{
+			{Type: "direct", Mode: "idle", IdleMinutes: ptr(120)},
+			{Type: "group", AtHour: ptr(23)},
+			{Type: "thread", Mode: "none"},
+		},
+	}
+	if !reflect.DeepEqual(cfg.Session, wantSession) {
+		t.Errorf("session = %s\nwant %s", jsonString(cfg.Session), jsonString(wantSession))
+	}
+	wantQueue := &Queue{Mode: "interrupt", Cap: 1, Drop: "old", Debounce: "1500ms"}
+	if !reflect.DeepEqual(cfg.Queue, wantQueue) {
+		t.Errorf("queue = %+v, want %+v", cfg.Queue, wantQueue)
+	}
+	wantMessages := &Messages{
+		ResponsePrefix:    "[{model}]",
+		TextLimit:         1,
+		ChunkMode:         "newline",
+		GroupHistoryLimit: 0,
+		Timezone:          "utc",
+		Streaming:         "blocks",
+		Verbose:           true,
+		HookTimeout:       "250ms",
+	}
+	if !reflect.DeepEqual(cfg.Messages, wantMessages) {
+		t.Errorf("messages = %+v, want %+v", cfg.Messages, wantMessages)
+	}
+	if cfg.Messages.Location() != time.UTC {
+		t.Errorf("Location = %v, want UTC", cfg.Messages.Location())
+	}
+	if got := cfg.Session.ResetByType[0].Rule(); !reflect.DeepEqual(got, &ResetRule{Mode: "idle", IdleMinutes: ptr(120)}) {
+		t.Errorf("Rule = %+v", got)
+	}
+
+	tg := cfg.Plugin("tg")
+	if tg.Debounce != "0s" || tg.Debounce.Duration() != 0 || tg.TextLimit != 2000 || tg.QueueMode != "steer" ||
+		!reflect.DeepEqual(tg.Reset, &ResetRule{Mode: "daily", AtHour: ptr(5)}) {
+		t.Errorf("plugin tg = %+v, reset %+v", tg, tg.Reset)
+	}
+	if web := cfg.Plugin("web"); web.Debounce.Duration() != 2*time.Second || web.TextLimit != 0 || web.QueueMode != "" || web.Reset != nil {
+		t.Errorf("plugin web = %+v", web)
+	}
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestDefaultResetTriggersNotShared checks that a Config's reset_triggers
+// can be changed without changing the defaults.
+func TestDefaultResetTriggersNotShared(t *testing.T) {
+	t.Parallel()
+	cfg := Default()
+	cfg.Session.ResetTriggers[0] = "/changed"
+	if DefaultResetTriggers[0] != "/new" || Default().Session.ResetTriggers[0] != "/new" {
+		t.Errorf("defaults changed: %v", DefaultResetTriggers)
+	}
+}
+
+// TestZeroDurations checks which durations may be "0s" or empty: the two
+// debounce settings may, the others may not.
+func TestZeroDurations(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		src string
+		ok  bool
+	}{
+		{`queue { debounce = "0s" }`, true},
+		{`queue { debounce = "0" }`, true},
+		{`queue { debounce = "" }`, true},
+		{`queue { debounce = "-1ms" }`, false},
+		{`queue { debounce = "1" }`, false},
+		{`plugin "p" {
+  source   = "p"
+  debounce = "0s"
+}`, true},
+		{`plugin "p" {
+  source   = "p"
+  debounce = "-2s"
+}`, false},
+		{`messages { hook_timeout = "0s" }`, false},
+		{`agent { timeout = "0s" }`, false},
+		{`plugin "p" {
+  source        = "p"
+  start_timeout = "0s"
+}`, false},
+	}
+	for _, tt := range tests {
+		_, diags := parse([]byte(tt.src), "c.hcl", ".", mapEnv(nil))
+		if diags.HasErrors() == tt.ok {
+			t.Errorf("%s: diags %v, want ok=%v", tt.src, diags, tt.ok)
+		}
+	}
+}
+
+func TestTimezone(t *testing.T) {
+	t.Parallel()
+	type test struct {
+		tz      string
+		ok      bool
+		suggest string
+	}
+	tests := []test{
+		{"local", true, ""},
+		{"utc", true, ""},
+		{"UTC", true, ""},
+		{"Etc/UTC", true, ""},
+		{"Utc", false, `Did you mean "utc"?`},
+		{"Local ", false, `Did you mean "local"?`},
+		{"", false, ""},
+		{"../../etc/passwd", false, ""},
+		{"Mars/Olympus_Mons", false, ""},
+	}
+	// Suggesting zone names needs the system's time zone database.
+	if _, err := time.LoadLocation("Europe/Berlin"); err == nil && len(zoneNames()) > 0 {
+		tests = append(tests,
+			test{"Europe/Berlin", true, ""},
+			test{"europe/berlin", false, `Did you mean "Europe/Berlin"?`},
+			test{"Europe/Berln", false, `Did you mean "Europe/Berlin"?`},
+		)
+	}
+	for _, tt := range tests {
+		cfg, diags := parse([]byte(`messages { timezone = "`+tt.tz+`" }`), "c.hcl", ".", mapEnv(nil))
+		if diags.HasErrors() == tt.ok {
+			t.Errorf("%q: diags %v, want ok=%v", tt.tz, diags, tt.ok)
+			continue
+		}
+		if tt.ok {
+			if loc := cfg.Messages.Location(); loc == nil {
+				t.Errorf("%q: nil location", tt.tz)
+			}
+			continue
+		}
+		if tt.suggest != "" && !strings.Contains(diags[0].Detail, tt.suggest) {
+			t.Errorf("%q: detail %q lacks %q", tt.tz, diags[0].Detail, tt.suggest)
+		}
+		if tt.suggest == "" && strings.Contains(diags[0].Detail, "Did you mean") {
+			t.Errorf("%q: unexpected suggestion in %q", tt.tz, diags[0].Detail)
+		}
 	}
 }
 
@@ -348,6 +571,31 @@ plugin "other" { source = "x" }
 			t.Errorf("%s: fingerprint unchanged", tt.name)
 		}
 	}
+	// The host-side settings of the block do not restart the plugin.
+	hostSide := []struct{ name, attrs string }{
+		{"debounce", `debounce = "2s"`},
+		{"debounce off", `debounce = "0s"`},
+		{"text_limit", `text_limit = 1000`},
+		{"queue_mode", `queue_mode = "collect"`},
+		{"reset", "reset {\n    mode         = \"idle\"\n    idle_minutes = 30\n  }"},
+		{"all", "debounce = \"1s\"\n  text_limit = 10\n  queue_mode = \"steer\"\n  reset {\n    mode = \"none\"\n  }"},
+	}
+	for _, tt := range hostSide {
+		src := strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  "+tt.attrs, 1)
+		cfg := mustParse(t, src, env)
+		p := cfg.Plugin("tg")
+		if p.Debounce == "" && p.TextLimit == 0 && p.QueueMode == "" && p.Reset == nil {
+			t.Fatalf("%s: host setting not decoded", tt.name)
+		}
+		if got := p.Fingerprint(); got != ref {
+			t.Errorf("%s: fingerprint changed", tt.name)
+		}
+	}
+	// Nor do the top-level session, queue and messages blocks.
+	if got := fp("queue { mode = \"collect\" }\nmessages { text_limit = 100 }\nsession { dm_scope = \"main\" }\n"+base, env); got != ref {
+		t.Error("top-level host settings changed the fingerprint")
+	}
+
 	// An unset variable is not an error for the fingerprint, and differs.
 	if got := fp(base, nil); got == ref || got == "" {
 		t.Errorf("unset env: fingerprint %q", got)

@@ -1,11 +1,12 @@
 // Package config reads clawhost's HCL configuration file.
 //
 // Load (or Parse) decodes the host's own settings — data_dir, plugin_dir,
-// log_level, log_format and the agent, access, admin and plugin blocks — into
-// a Config, applies defaults, resolves relative paths against the directory of
-// the file and checks cross-field rules. Every problem is collected into one
-// hcl.Diagnostics with file:line:col, so a user sees all of them at once
-// (FormatDiagnostics prints them with source snippets).
+// log_level, log_format and the agent, access, admin, session, queue,
+// messages and plugin blocks — into a Config, applies defaults, resolves
+// relative paths against the directory of the file and checks cross-field
+// rules. Every problem is collected into one hcl.Diagnostics with
+// file:line:col, so a user sees all of them at once (FormatDiagnostics
+// prints them with source snippets).
 //
 // The config {} block of each plugin "<instance>" block is kept raw: its
 // schema is only known once the plugin binary has been started and asked for

@@ -53,6 +53,29 @@ type Plugin struct {
 	// Configure (start_timeout). Default "10s".
 	StartTimeout Duration `hcl:"start_timeout,optional"`
 
+	// Debounce overrides queue.debounce for this instance's messages
+	// (debounce): "0s" turns debouncing off. Empty (the default) inherits
+	// queue.debounce. A host setting: changing it does not restart the
+	// plugin.
+	Debounce Duration `hcl:"debounce,optional"`
+
+	// TextLimit overrides messages.text_limit for this instance's replies
+	// (text_limit); the channel's own limit still caps it. At least 1 when
+	// written; 0 (the default) inherits messages.text_limit. A host
+	// setting: changing it does not restart the plugin.
+	TextLimit int `hcl:"text_limit,optional"`
+
+	// QueueMode overrides queue.mode for this instance's conversations
+	// (queue_mode), with the same values. Empty (the default) inherits
+	// queue.mode. A host setting: changing it does not restart the plugin.
+	QueueMode string `hcl:"queue_mode,optional"`
+
+	// Reset replaces session.reset for this instance's conversations
+	// (reset {}); session.reset_by_type still refines it. Nil when the block
+	// is absent: session.reset applies. A host setting: changing it does not
+	// restart the plugin.
+	Reset *ResetRule `hcl:"reset,block"`
+
 	// ConfigBlock is the plugin's own config {} block, kept undecoded: its
 	// schema comes from the plugin at run time (see DecodePluginConfig). Nil
 	// when the block is absent, which is the same as an empty block.
@@ -129,6 +152,19 @@ func checkPlugins(k *checker, plugins []*Plugin) {
 			p.SHA256 = strings.ToLower(p.SHA256)
 		}
 		pk.duration("start_timeout", p.StartTimeout)
+		pk.optionalDuration("debounce", p.Debounce)
+		if pk.attr("text_limit") != nil && p.TextLimit < 1 {
+			pk.errorf(pk.valueRange("text_limit"), "Invalid value for "+pk.qualified("text_limit"),
+				"The value must be at least 1, not %d; remove the attribute to use messages.text_limit.", p.TextLimit)
+		}
+		if p.QueueMode != "" {
+			pk.enum("queue_mode", p.QueueMode, QueueModes)
+		}
+		if p.Reset != nil {
+			rk := pk.block("reset")
+			rk.where = "the reset block of " + pk.where
+			p.Reset.check(rk)
+		}
 	}
 }
 

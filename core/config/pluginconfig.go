@@ -244,6 +244,10 @@ type sensitiveDiag struct{}
 // it). A reload restarts an instance whose fingerprint changed. The config
 // block is evaluated without the plugin's schema; a block that does not
 // evaluate hashes its problems instead, so it differs from any valid one.
+//
+// The host-side settings of the block — debounce, text_limit, queue_mode
+// and reset — are not part of it: the host applies them without restarting
+// the plugin.
 func (p *Plugin) Fingerprint() string {
 	type fp struct {
 		Source       string          `json:"source"`

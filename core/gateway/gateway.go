@@ -1,511 +1,542 @@
-// Package gateway is the one place that composes the core: it turns a
-// loaded configuration into supervised plugins, routes each inbound message
-// of a channel instance through access control, commands, hooks and the
-// claude runner, and sends the reply back through the same instance.
+// Package gateway is the one place that composes the core: it routes each
+// inbound message of a channel instance through the conversation pipeline
+// and sends the reply back through the same instance.
 //
-// This is the thin end-to-end path of the plugin-host foundation: messages
-// are processed one at a time per conversation, in memory. The durable
-// journal, dedupe, debounce, queue modes, envelope and chunking of the
-// conversation pipeline plug in here.
+//	Inbound ─▶ journal (durable; the plugin's ack waits for it) ─▶ dedupe
+//	  ─▶ access (allowlist / pairing / groups / mention gating; /whoami)
+//	  ─▶ debounce ─▶ reset triggers and commands (built-in, then plugins)
+//	  ─▶ per-session lane and queue mode (followup / collect / interrupt / steer)
+//	  ─▶ session (key, reset policy) ─▶ prompt (envelope, group history,
+//	     reply context, media, hooks) ─▶ runner (claude; streamed blocks or a
+//	     live draft) ─▶ normalize (NO_REPLY, HEARTBEAT_OK, prefix, reply tags)
+//	  ─▶ chunk ─▶ outbox ─▶ ordered delivery with retries ─Send▶ plugin
+//
+// Every message is in the journal before anything else happens to it, and
+// the journal is also the per-session queue, so a restart (or kill -9 at any
+// moment) resumes where the host stopped: see Start and the store package's
+// recovery rules. Replies are recorded in the outbox before the first chunk
+// is sent and each chunk is marked when the channel accepted it.
 package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/chunk"
+	"github.com/clawhost/clawhost/core/debounce"
+	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/sessionreset"
+	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/command"
-	"github.com/clawhost/clawhost/sdk/hook"
 )
 
 // Agent runs turns; *runner.Runner implements it.
 type Agent interface {
 	Run(ctx context.Context, req runner.TurnRequest) (*runner.Turn, error)
+	Abort(key string) bool
+	Steer(key, text string) (bool, error)
+	CanSteer() bool
+	Stop(key string)
+	Warm() map[string]int
 	Close(ctx context.Context) error
 }
 
-// Access decides whether a sender may reach the agent.
-type Access struct {
-	// Open lets everyone in (dm_policy = "open").
-	Open bool
-	// Allowed holds "<instance>:<sender id>" entries (allow_from and owners).
-	Allowed map[string]bool
+// Observer receives the gateway's measurements; *metrics.Metrics
+// implements it. Nil means none.
+type Observer interface {
+	MessageIn(instance string)
+	MessageOut(instance string)
+	Dropped(instance, reason string)
+	Duplicate(instance string)
+	SendError(instance, code string)
+	Turn(d time.Duration, outcome string)
+	RunnerError(kind string)
+	SetQueueDepth(n int)
+	SetActiveRuns(n int)
 }
 
-// Allows reports whether the sender of msg on instance may talk to the agent.
-func (a Access) Allows(instance string, msg channel.InboundMessage) bool {
-	return a.Open || a.Allowed[instance+":"+msg.Sender.ID] || a.Allowed[instance+":*"]
+// Settings are the pipeline's configurable behaviour; SetSettings replaces
+// them on reload. The composer maps the HCL blocks onto them.
+type Settings struct {
+	Access Access
+	// Sources maps each enabled instance to its plugin source ("telegram"),
+	// the envelope's channel label.
+	Sources map[string]string
+	// HookOrder lists plugin instances in config order; the ones that are
+	// hooks are called before each turn, each bounded by HookTimeout.
+	HookOrder   []string
+	HookTimeout time.Duration
+	// DMScope decides which direct messages share a session.
+	DMScope sessionkey.DMScope
+	// ResetTriggers start a new session, the text after them being its
+	// first message; nil means "/new" and "/reset", empty means none.
+	ResetTriggers []string
+	Reset         sessionreset.Config
+	// Location is the zone of daily resets (messages.timezone); nil
+	// means local time.
+	Location *time.Location
+	// QueueMode is followup, collect, interrupt or steer; ByInstance
+	// overrides it per instance. QueueCap bounds waiting messages per
+	// session; QueueDrop (old | new | summarize) says what goes when full.
+	QueueMode           string
+	QueueModeByInstance map[string]string
+	QueueCap            int
+	QueueDrop           string
+	Debounce            debounce.Settings
+	// TextLimit caps a chunk (the channel's own limit caps it further);
+	// ByInstance overrides it.
+	TextLimit           int
+	TextLimitByInstance map[string]int
+	ChunkMode           chunk.Mode
+	// GroupHistoryLimit is how many unaddressed group messages are kept
+	// as context for the next addressed one; 0 disables.
+	GroupHistoryLimit int
+	Envelope          envelope.Options
+	ResponsePrefix    string
+	// Streaming is auto, blocks, draft or off.
+	Streaming string
+	// Verbose shows tool progress lines by default (/verbose toggles it per
+	// session).
+	Verbose bool
+	// Workspace is the agent's working directory; inbound media are
+	// stored under <Workspace>/media and MEDIA: paths must be inside it.
+	Workspace string
+	// Model is the configured model, shown by /status before the first turn.
+	Model string
 }
+
+func (s *Settings) defaults() {
+	if s.HookTimeout <= 0 {
+		s.HookTimeout = 5 * time.Second
+	}
+	if s.QueueMode == "" {
+		s.QueueMode = ModeFollowup
+	}
+	if s.QueueCap <= 0 {
+		s.QueueCap = 20
+	}
+	if s.QueueDrop == "" {
+		s.QueueDrop = DropSummarize
+	}
+	if s.TextLimit <= 0 {
+		s.TextLimit = chunk.DefaultLimit
+	}
+	if s.ChunkMode == "" {
+		s.ChunkMode = chunk.ModeLength
+	}
+	if s.ResetTriggers == nil {
+		s.ResetTriggers = sessionreset.DefaultTriggers
+	}
+	if s.Streaming == "" {
+		s.Streaming = StreamAuto
+	}
+}
+
+// Queue modes, drop policies and streaming modes.
+const (
+	ModeFollowup  = "followup"
+	ModeCollect   = "collect"
+	ModeInterrupt = "interrupt"
+	ModeSteer     = "steer"
+
+	DropOld       = "old"
+	DropNew       = "new"
+	DropSummarize = "summarize"
+
+	StreamAuto   = "auto"
+	StreamBlocks = "blocks"
+	StreamDraft  = "draft"
+	StreamOff    = "off"
+)
 
 // Options configure a Gateway.
 type Options struct {
-	Logger hclog.Logger
-	Agent  Agent
-	Access Access
-	// HookTimeout bounds each before_agent_start hook; zero means 5 s.
-	HookTimeout time.Duration
-	// HookOrder lists hook instances in config order.
-	HookOrder []string
+	Logger   hclog.Logger
+	Store    store.Store
+	Agent    Agent
+	Observer Observer
+	Settings Settings
+	// Version is shown by /status.
+	Version string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// StaleAfter bounds the age of a produced reply that is still sent
+	// after a restart; zero means the store's default (15 min).
+	StaleAfter time.Duration
+	// Retention is how long finished journal entries are kept; zero means
+	// 7 days.
+	Retention time.Duration
+	// MaxMediaBytes caps one downloaded inbound attachment; zero means 20 MiB.
+	MaxMediaBytes int64
 }
 
 // Gateway routes messages between channel plugins and the agent.
 type Gateway struct {
-	opts Options
-	log  hclog.Logger
-	host *pluginhost.Host
+	opts    Options
+	log     hclog.Logger
+	store   store.Store
+	agent   Agent
+	obs     Observer
+	host    *pluginhost.Host
+	started time.Time
 
-	mu       sync.Mutex
-	lanes    map[string]*lane
-	sessions map[string]string // session key → claude session id
-	commands map[string]commandRoute
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
+	mu         sync.Mutex
+	set        Settings
+	commands   map[string]commandRoute
+	lanes      map[string]*lane
+	debouncers map[time.Duration]*debounce.Debouncer[item]
+	refused    map[string]time.Time
+	summaries  map[string][]string
+
+	history   *groupHistory
+	arrivals  *serial
+	sendLocks keyedMutex
+	queued    atomic.Int64
+	active    atomic.Int64
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
-type commandRoute struct {
-	instance string
-	spec     command.Spec
+// item is one accepted journal entry travelling through the arrival stage.
+type item struct {
+	id  int64
+	key string
+	m   Message
 }
 
-type lane struct {
-	queue chan inbound
-}
-
-type inbound struct {
-	instance string
-	msg      channel.InboundMessage
-}
-
-// New returns a Gateway. SetHost must be called before messages arrive.
+// New returns a Gateway. SetHost and Start must be called before plugins
+// deliver messages.
 func New(opts Options) *Gateway {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	if opts.HookTimeout <= 0 {
-		opts.HookTimeout = 5 * time.Second
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = 7 * 24 * time.Hour
+	}
+	if opts.MaxMediaBytes <= 0 {
+		opts.MaxMediaBytes = 20 << 20
+	}
+	opts.Settings.defaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Gateway{opts: opts, log: opts.Logger.Named("gateway"), lanes: map[string]*lane{}, sessions: map[string]string{}, commands: map[string]commandRoute{}, ctx: ctx, cancel: cancel}
+	g := &Gateway{
+		opts: opts, log: opts.Logger.Named("gateway"), store: opts.Store, agent: opts.Agent, obs: opts.Observer,
+		started: opts.Now(), set: opts.Settings,
+		commands: map[string]commandRoute{}, lanes: map[string]*lane{},
+		debouncers: map[time.Duration]*debounce.Debouncer[item]{}, refused: map[string]time.Time{}, summaries: map[string][]string{},
+		history: newGroupHistory(1000), arrivals: newSerial(), ctx: ctx, cancel: cancel,
+	}
+	return g
 }
 
 // SetHost connects the gateway to the plugin host.
 func (g *Gateway) SetHost(h *pluginhost.Host) { g.host = h }
 
-// SetOptions replaces access and hook settings (on reload).
-func (g *Gateway) SetOptions(access Access, hookOrder []string) {
+// SetSettings replaces the pipeline settings (on reload). Sessions, queues
+// and running turns are untouched; pending debounce windows are flushed.
+func (g *Gateway) SetSettings(s Settings) {
+	s.defaults()
 	g.mu.Lock()
-	g.opts.Access, g.opts.HookOrder = access, hookOrder
+	g.set = s
+	old := g.debouncers
+	g.debouncers = map[time.Duration]*debounce.Debouncer[item]{}
 	g.mu.Unlock()
+	for _, d := range old {
+		d.Close()
+	}
 }
 
-// Inbound is the pluginhost.InboundFunc: it accepts messages into their
-// conversation's lane.
-func (g *Gateway) Inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
-	for _, m := range msgs {
-		key := SessionKey(instance, m)
-		g.mu.Lock()
-		l, ok := g.lanes[key]
-		if !ok {
-			l = &lane{queue: make(chan inbound, 256)}
-			g.lanes[key] = l
-			g.wg.Add(1)
-			go g.serve(key, l)
+func (g *Gateway) settings() Settings {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.set
+}
+
+// Start recovers the journal: it must run after SetHost and before the
+// plugins are started. Accepted messages are routed again, queued ones
+// resume in their lanes, produced replies are delivered (the chunks not yet
+// sent), stale replies and twice-interrupted runs are logged and the user is
+// told briefly. It also starts the hourly journal pruning.
+func (g *Gateway) Start(ctx context.Context) error {
+	rec, err := g.store.Recover(ctx, store.RecoverOptions{StaleAfter: g.opts.StaleAfter})
+	if err != nil {
+		return err
+	}
+	if n := len(rec.Resume) + len(rec.Deliver) + len(rec.Stale) + len(rec.Failed); n > 0 {
+		g.log.Info("resuming from the journal", "messages", len(rec.Resume), "replies_to_deliver", len(rec.Deliver), "stale_replies", len(rec.Stale), "interrupted", len(rec.Failed))
+	}
+	kicked := map[string]bool{}
+	for _, e := range rec.Resume {
+		m, err := decodeMessage(e.Message)
+		if err != nil {
+			g.log.Error("journal entry unreadable; marked failed", "id", e.ID, "error", err)
+			_ = g.store.Finish(ctx, store.FinishRequest{IDs: []int64{e.ID}, State: store.StateFailed, Reason: "unreadable"})
+			continue
 		}
-		g.mu.Unlock()
-		select {
-		case l.queue <- inbound{instance: instance, msg: m}:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-g.ctx.Done():
-			return errors.New("gateway is stopping")
+		if e.State == store.StateQueued {
+			g.queued.Add(1)
+			if !kicked[e.SessionKey] {
+				kicked[e.SessionKey] = true
+				defer g.kick(e.SessionKey)
+			}
+			continue
+		}
+		g.submit(item{id: e.ID, key: g.sessionKey(g.settings(), &m), m: m})
+	}
+	for _, p := range rec.Deliver {
+		p := p
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			m, _ := decodeMessage(p.Entry.Message)
+			key := g.sessionKey(g.settings(), &m)
+			g.deliverPending(key, p, m)
+		}()
+	}
+	for _, p := range rec.Stale {
+		g.log.Warn("reply older than the stale bound not sent after restart", "id", p.Entry.ID, "instance", p.Entry.Instance, "chat", p.Entry.ChatID, "produced", p.Reply.ProducedAt)
+	}
+	for _, e := range rec.Failed {
+		g.log.Error("message interrupted twice; not run again", "id", e.ID, "instance", e.Instance, "chat", e.ChatID)
+		if m, err := decodeMessage(e.Message); err == nil {
+			g.wg.Add(1)
+			go func() {
+				defer g.wg.Done()
+				g.notify(g.sessionKey(g.settings(), &m), targetOf(&m), "Your last message could not be answered: the gateway restarted twice while working on it. Please send it again.")
+			}()
 		}
 	}
+	g.wg.Add(1)
+	go g.prune()
 	return nil
 }
 
-// SessionKey returns the conversation key of a message:
-// <instance>:direct:<peer>, <instance>:group:<chat> or
-// <instance>:channel:<chat>, with :thread:<id> when threaded.
-func SessionKey(instance string, m channel.InboundMessage) string {
-	var k string
-	switch m.ChatType {
-	case channel.ChatGroup, channel.ChatChannel:
-		k = instance + ":" + string(m.ChatType) + ":" + m.ChatID
-	default:
-		k = instance + ":direct:" + m.Sender.ID
+func (g *Gateway) prune() {
+	defer g.wg.Done()
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := g.store.Prune(g.ctx, g.opts.Now().Add(-g.opts.Retention)); err != nil && g.ctx.Err() == nil {
+			g.log.Warn("journal prune failed", "error", err)
+		} else if n > 0 {
+			g.log.Debug("journal pruned", "entries", n)
+		}
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
-	if m.ThreadID != "" {
-		k += ":thread:" + m.ThreadID
-	}
-	return k
 }
 
-// Close stops accepting messages and waits for running turns to end.
+func decodeMessage(b []byte) (Message, error) {
+	var m Message
+	err := json.Unmarshal(b, &m)
+	return m, err
+}
+
+// Inbound is the pluginhost.InboundFunc. Each message is normalized and
+// stored in the journal (the dedupe check is part of that); only when every
+// message of the batch is stored does it return nil, and the plugin host
+// acks them. Messages of one conversation are stored in order; different
+// conversations are stored concurrently, so one group commit covers them.
+func (g *Gateway) Inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
+	if g.ctx.Err() != nil {
+		return errors.New("gateway is stopping")
+	}
+	set := g.settings()
+	source := set.Sources[instance]
+	now := g.opts.Now()
+	type conv struct{ items []item }
+	convs := map[string]*conv{}
+	var order []*conv
+	for _, in := range msgs {
+		if in.Edited {
+			g.log.Debug("edited message ignored", "instance", instance, "chat", in.ChatID, "message", in.MessageID)
+			continue
+		}
+		m, problems := normalize(instance, source, in, now)
+		for _, p := range problems {
+			g.log.Warn("inbound message repaired", "instance", instance, "chat", m.ChatID, "message", m.MessageID, "problem", p)
+		}
+		if m.ChatID == "" {
+			g.log.Warn("inbound message without chat or sender id dropped", "instance", instance, "message", m.MessageID)
+			g.obs.Dropped(instance, "no chat id")
+			continue
+		}
+		key := g.sessionKey(set, &m)
+		c := convs[key]
+		if c == nil {
+			c = &conv{}
+			convs[key] = c
+			order = append(order, c)
+		}
+		c.items = append(c.items, item{key: key, m: m})
+	}
+	errs := make([]error, len(order))
+	var wg sync.WaitGroup
+	for i, c := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range c.items {
+				it := &c.items[j]
+				payload, _ := json.Marshal(&it.m)
+				res, err := g.store.Accept(ctx, store.Inbound{Instance: instance, ChatID: it.m.ChatID, ThreadID: it.m.ThreadID, MessageID: it.m.MessageID, ReceivedAt: now, Message: payload})
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				if res.Duplicate {
+					g.obs.Duplicate(instance)
+					g.log.Debug("duplicate message ignored", "instance", instance, "chat", it.m.ChatID, "message", it.m.MessageID)
+					continue
+				}
+				g.obs.MessageIn(instance)
+				it.id = res.ID
+				g.submit(*it)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// sessionKey derives the conversation's session key.
+func (g *Gateway) sessionKey(set Settings, m *Message) string {
+	kind := sessionkey.Direct
+	peer := m.Sender.ID
+	switch m.ChatType {
+	case channel.ChatGroup:
+		kind, peer = sessionkey.Group, m.ChatID
+	case channel.ChatChannel:
+		kind, peer = sessionkey.Channel, m.ChatID
+	}
+	if peer == "" {
+		peer = m.ChatID
+	}
+	return sessionkey.WithThread(sessionkey.Build(sessionkey.Params{Instance: m.Instance, Kind: kind, PeerID: peer, DMScope: set.DMScope}), m.ThreadID)
+}
+
+// Close stops accepting messages, flushes debounce windows, and waits for
+// running turns and deliveries to end (or ctx). Messages still queued stay
+// in the journal for the next start.
 func (g *Gateway) Close(ctx context.Context) {
+	g.mu.Lock()
+	ds := g.debouncers
+	g.debouncers = map[time.Duration]*debounce.Debouncer[item]{}
+	g.mu.Unlock()
 	g.cancel()
+	for _, d := range ds {
+		d.Close()
+	}
 	done := make(chan struct{})
-	go func() { g.wg.Wait(); close(done) }()
+	go func() { g.wg.Wait(); g.arrivals.wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
 	}
 }
 
-func (g *Gateway) serve(key string, l *lane) {
-	defer g.wg.Done()
+type nopObserver struct{}
+
+func (nopObserver) MessageIn(string)           {}
+func (nopObserver) MessageOut(string)          {}
+func (nopObserver) Dropped(string, string)     {}
+func (nopObserver) Duplicate(string)           {}
+func (nopObserver) SendError(string, string)   {}
+func (nopObserver) Turn(time.Duration, string) {}
+func (nopObserver) RunnerError(string)         {}
+func (nopObserver) SetQueueDepth(int)          {}
+func (nopObserver) SetActiveRuns(int)          {}
+
+// serial runs functions in submission order per key, one goroutine per busy
+// key; keys without work hold no goroutine.
+type serial struct {
+	mu     sync.Mutex
+	queues map[string][]func()
+	wg     sync.WaitGroup
+}
+
+func newSerial() *serial { return &serial{queues: map[string][]func(){}} }
+
+func (s *serial) do(key string, f func()) {
+	s.mu.Lock()
+	q, busy := s.queues[key]
+	s.queues[key] = append(q, f)
+	if !busy {
+		s.wg.Add(1)
+		go s.run(key)
+	}
+	s.mu.Unlock()
+}
+
+func (s *serial) run(key string) {
+	defer s.wg.Done()
 	for {
-		select {
-		case in := <-l.queue:
-			g.handle(key, in)
-		case <-g.ctx.Done():
+		s.mu.Lock()
+		q := s.queues[key]
+		if len(q) == 0 {
+			delete(s.queues, key)
+			s.mu.Unlock()
 			return
 		}
+		f := q[0]
+		q[0] = nil
+		s.queues[key] = q[1:]
+		s.mu.Unlock()
+		f()
 	}
 }
 
-// handle processes one message to completion.
-func (g *Gateway) handle(key string, in inbound) {
-	log := g.log.With("session", key, "message", in.msg.MessageID)
-	text := strings.TrimSpace(in.msg.Text)
-	if text == "" && len(in.msg.Media) == 0 {
-		log.Debug("empty message ignored")
-		return
-	}
-	g.mu.Lock()
-	access := g.opts.Access
-	g.mu.Unlock()
-	if !access.Allows(in.instance, in.msg) {
-		log.Info("sender not allowed; message not passed to the agent", "sender", in.instance+":"+in.msg.Sender.ID)
-		if in.msg.ChatType == channel.ChatDirect || in.msg.ChatType == "" {
-			g.reply(in, fmt.Sprintf("You are not allowed to talk to this bot. Your id is %s:%s; the owner can add it to access.allow_from.", in.instance, in.msg.Sender.ID))
-		}
-		return
-	}
-	ctx, cancel := context.WithCancel(g.ctx)
-	defer cancel()
-	if name, args, ok := parseCommand(commandText(in.msg)); ok {
-		if handled := g.command(ctx, key, in, name, args); handled {
-			return
-		}
-	}
-	g.turn(ctx, key, in, log)
+func (s *serial) wait() { s.wg.Wait() }
+
+// keyedMutex serializes work per key (deliveries of one session).
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyLock
 }
 
-func commandText(m channel.InboundMessage) string {
-	if m.CommandText != "" {
-		return strings.TrimSpace(m.CommandText)
-	}
-	return strings.TrimSpace(m.Text)
+type keyLock struct {
+	mu   sync.Mutex
+	refs int
 }
 
-// parseCommand splits "/name args" (name lowercased, "@bot" suffix removed).
-func parseCommand(text string) (name, args string, ok bool) {
-	if !strings.HasPrefix(text, "/") || len(text) < 2 {
-		return "", "", false
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyLock{}
 	}
-	name, args, _ = strings.Cut(text[1:], " ")
-	if at := strings.IndexByte(name, '@'); at >= 0 {
-		name = name[:at]
+	l := k.locks[key]
+	if l == nil {
+		l = &keyLock{}
+		k.locks[key] = l
 	}
-	if name == "" {
-		return "", "", false
-	}
-	return strings.ToLower(name), strings.TrimSpace(args), true
-}
-
-// RefreshCommands rebuilds the command table from the ready command
-// plugins; call it when an instance becomes ready or stops.
-func (g *Gateway) RefreshCommands(ctx context.Context) {
-	table := map[string]commandRoute{}
-	for _, inst := range g.host.Instances() {
-		plug, desc, ok := inst.Client()
-		if !ok || !desc.Command {
-			continue
-		}
-		specs, err := plug.ListCommands(ctx)
-		if err != nil {
-			g.log.Warn("list commands failed", "instance", inst.Name(), "error", err)
-			continue
-		}
-		for _, s := range specs {
-			for _, n := range append([]string{s.Name}, s.Aliases...) {
-				n = strings.ToLower(n)
-				if prev, dup := table[n]; dup {
-					g.log.Warn("command offered twice; first wins", "command", n, "kept", prev.instance, "ignored", inst.Name())
-					continue
-				}
-				table[n] = commandRoute{instance: inst.Name(), spec: s}
-			}
-		}
-	}
-	g.mu.Lock()
-	g.commands = table
-	g.mu.Unlock()
-}
-
-// Commands returns the command plugins' commands (for menus and /help).
-func (g *Gateway) Commands() []command.Spec {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	seen := map[string]bool{}
-	var out []command.Spec
-	for _, r := range g.commands {
-		if !seen[r.spec.Name] {
-			seen[r.spec.Name] = true
-			out = append(out, r.spec)
-		}
-	}
-	return out
-}
-
-func (g *Gateway) command(ctx context.Context, key string, in inbound, name, args string) bool {
-	g.mu.Lock()
-	route, ok := g.commands[name]
-	g.mu.Unlock()
-	if !ok {
-		return false
-	}
-	inst := g.host.Instance(route.instance)
-	if inst == nil {
-		return false
-	}
-	// A plugin that is (re)starting gets a moment to become ready.
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	wctx, wcancel := context.WithTimeout(cctx, 10*time.Second)
-	plug, _, err := inst.WaitReady(wctx)
-	wcancel()
-	if err != nil {
-		g.reply(in, fmt.Sprintf("The /%s command is unavailable right now (plugin %s is not ready).", name, route.instance))
-		return true
-	}
-	res, err := plug.Execute(cctx, command.Request{
-		Command: route.spec.Name, Args: args, RawText: in.msg.Text,
-		Conversation: g.conversation(key, in), Sender: in.msg.Sender,
-	})
-	if err != nil {
-		g.log.Error("command failed", "command", name, "instance", route.instance, "error", err)
-		g.reply(in, fmt.Sprintf("The /%s command failed.", name))
-		return true
-	}
-	for _, r := range res.Replies {
-		g.send(in, r.Text, r.Format)
-	}
-	return true
-}
-
-func (g *Gateway) conversation(key string, in inbound) command.Conversation {
-	ch := ""
-	if inst := g.host.Instance(in.instance); inst != nil {
-		ch = inst.Status().Source
-	}
-	return command.Conversation{SessionKey: key, Instance: in.instance, Channel: ch, ChatType: in.msg.ChatType, ChatID: in.msg.ChatID, ThreadID: in.msg.ThreadID}
-}
-
-// hooks calls every ready hook concurrently and merges their context in
-// config order; failing or slow hooks are logged and skipped.
-func (g *Gateway) hooks(ctx context.Context, key string, in inbound, newSession bool) (prepend, system string) {
-	g.mu.Lock()
-	order := append([]string(nil), g.opts.HookOrder...)
-	g.mu.Unlock()
-	res := make([]hook.Response, len(order))
-	var wg sync.WaitGroup
-	for idx, name := range order {
-		inst := g.host.Instance(name)
-		if inst == nil {
-			continue
-		}
-		plug, desc, ok := inst.Client()
-		if !ok || !desc.Hook {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			hctx, cancel := context.WithTimeout(ctx, g.opts.HookTimeout)
-			defer cancel()
-			r, err := plug.BeforeAgentStart(hctx, hook.Request{Conversation: g.conversation(key, in), Sender: in.msg.Sender, Message: in.msg.Text, NewSession: newSession})
-			if err != nil {
-				g.log.Warn("before_agent_start hook failed; skipped", "hook", name, "error", err)
-				return
-			}
-			res[idx] = r
-		}()
-	}
-	wg.Wait()
-	var pre, sys []string
-	for _, r := range res {
-		if s := strings.TrimSpace(r.PrependContext); s != "" {
-			pre = append(pre, s)
-		}
-		if s := strings.TrimSpace(r.SystemPrompt); s != "" {
-			sys = append(sys, s)
-		}
-	}
-	return strings.Join(pre, "\n\n"), strings.Join(sys, "\n\n")
-}
-
-func (g *Gateway) turn(ctx context.Context, key string, in inbound, log hclog.Logger) {
-	g.mu.Lock()
-	sid, known := g.sessions[key]
-	if !known {
-		sid = uuid.NewString()
-		g.sessions[key] = sid
-	}
-	g.mu.Unlock()
-
-	stopTyping := g.typing(ctx, in)
-	defer stopTyping()
-
-	prepend, system := g.hooks(ctx, key, in, !known)
-	prompt := in.msg.Text
-	if prepend != "" {
-		prompt = prepend + "\n\n" + prompt
-	}
-	t, err := g.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sid, NewSession: !known, Prompt: prompt, ExtraSystemPrompt: system})
-	if err != nil {
-		log.Error("agent turn could not start", "error", err)
-		g.reply(in, "The agent is unavailable right now.")
-		return
-	}
-	for range t.Events() {
-		// Streaming replies belong to the runner issue; the thin path sends
-		// the final result only.
-	}
-	res := t.Wait()
-	if res.Err != nil {
-		log.Error("agent turn failed", "kind", res.Err.Kind, "detail", res.Err.Detail)
-		g.reply(in, res.Err.Notice)
-		return
-	}
-	log.Info("agent turn done", "duration", res.Duration, "input_tokens", res.Usage.InputTokens, "output_tokens", res.Usage.OutputTokens)
-	if strings.TrimSpace(res.Text) == "" {
-		return
-	}
-	g.send(in, res.Text, channel.FormatMarkdown)
-}
-
-// typing shows the typing indicator until the returned func is called,
-// refreshing it every 6 s.
-func (g *Gateway) typing(ctx context.Context, in inbound) func() {
-	inst := g.host.Instance(in.instance)
-	if inst == nil {
-		return func() {}
-	}
-	plug, desc, ok := inst.Client()
-	if !ok || !desc.Typing {
-		return func() {}
-	}
-	tctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(6 * time.Second)
-		defer t.Stop()
-		for {
-			c, cc := context.WithTimeout(tctx, 5*time.Second)
-			_ = plug.SetTyping(c, channel.TypingRequest{ChatID: in.msg.ChatID, ThreadID: in.msg.ThreadID, On: true})
-			cc()
-			select {
-			case <-tctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	l.refs++
+	k.mu.Unlock()
+	l.mu.Lock()
 	return func() {
-		cancel()
-		<-done
-		c, cc := context.WithTimeout(g.ctx, 5*time.Second)
-		_ = plug.SetTyping(c, channel.TypingRequest{ChatID: in.msg.ChatID, ThreadID: in.msg.ThreadID, On: false})
-		cc()
-	}
-}
-
-func (g *Gateway) reply(in inbound, text string) { g.send(in, text, channel.FormatPlain) }
-
-// send splits text to the channel's limit and sends the parts in order,
-// waiting for the instance to be ready (it may be restarting).
-func (g *Gateway) send(in inbound, text, format string) {
-	inst := g.host.Instance(in.instance)
-	if inst == nil {
-		g.log.Error("reply dropped: instance is gone", "instance", in.instance)
-		return
-	}
-	ctx, cancel := context.WithTimeout(g.ctx, 60*time.Second)
-	defer cancel()
-	plug, desc, err := inst.WaitReady(ctx)
-	if err != nil {
-		g.log.Error("reply dropped", "instance", in.instance, "error", err)
-		return
-	}
-	for _, part := range split(text, desc.Capabilities.MaxTextLength) {
-		req := channel.SendRequest{ChatID: in.msg.ChatID, ThreadID: in.msg.ThreadID, Text: part, Format: format}
-		if _, err := plug.Send(ctx, req); err != nil {
-			if channel.CodeOf(err) == channel.CodeFormattingRejected {
-				req.Format = channel.FormatPlain
-				_, err = plug.Send(ctx, req)
-			}
-			if err != nil {
-				g.log.Error("send failed", "instance", in.instance, "chat", in.msg.ChatID, "error", err)
-				return
-			}
+		l.mu.Unlock()
+		k.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(k.locks, key)
 		}
+		k.mu.Unlock()
 	}
-}
-
-// split cuts text into parts of at most limit UTF-16 code units, preferring
-// newlines. The conversation pipeline's markdown-aware chunker replaces it.
-func split(text string, limit int) []string {
-	if limit <= 0 {
-		limit = 4000
-	}
-	var out []string
-	rs := []rune(text)
-	for len(rs) > 0 {
-		n, units := 0, 0
-		for n < len(rs) {
-			u := 1
-			if rs[n] >= 0x10000 {
-				u = 2
-			}
-			if units+u > limit {
-				break
-			}
-			units += u
-			n++
-		}
-		if n < len(rs) {
-			if nl := lastNewline(rs[:n]); nl > n/2 {
-				n = nl + 1
-			}
-		}
-		out = append(out, string(rs[:n]))
-		rs = rs[n:]
-	}
-	return out
-}
-
-func lastNewline(rs []rune) int {
-	for i := len(rs) - 1; i >= 0; i-- {
-		if rs[i] == '\n' {
-			return i
-		}
-	}
-	return -1
 }

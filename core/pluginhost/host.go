@@ -384,6 +384,11 @@ func (i *Instance) runOnce() error {
 	if len(diags) > 0 {
 		return fmt.Errorf("configure plugin %s: %w", i.spec.Instance, diags)
 	}
+	// Capabilities may depend on the configuration (a text_limit
+	// override): describe again now that the plugin is configured.
+	if desc, err = plug.Describe(ctx); err != nil {
+		return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+	}
 
 	var stream *host.Stream
 	if desc.Channel {

@@ -2,8 +2,12 @@
 // "platform" made of two HTTP endpoints on loopback. Tests and demos post
 // inbound messages to it and read what the host sent back.
 //
-//	POST /inbound  {"chat_id","chat_type","thread_id","sender_id","sender_name","text","message_id","mentioned"}
+//	POST /inbound  {"chat_id","chat_type","thread_id","sender_id","sender_name","text","message_id","mentioned",
+//	                "command_text","chat_title","edited","reply_to":{"message_id","text","to_bot"},
+//	                "media":[{"kind","ref","mime","filename"}]}
 //	               → 200 {"message_id"} once the host has stored the message
+//	POST /fail     {"op":"send"|"edit","code","count","retry_after_ms"}
+//	               → the next count sends (edits) fail with that channel error code
 //	GET  /sent?after=N&wait=5s
 //	               → [{"seq","op","chat_id","thread_id","message_id","text","reply_to","on"}] (long poll)
 //
@@ -15,10 +19,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +44,8 @@ type Record struct {
 	Format    string `json:"format,omitempty"`
 	ReplyTo   string `json:"reply_to,omitempty"`
 	On        bool   `json:"on,omitempty"`
+	// Media are the paths of files sent with the message.
+	Media []string `json:"media,omitempty"`
 }
 
 // Inbound is the body of POST /inbound.
@@ -50,6 +58,31 @@ type Inbound struct {
 	Text       string `json:"text"`
 	MessageID  string `json:"message_id"`
 	Mentioned  bool   `json:"mentioned"`
+	// CommandText, ChatTitle, Edited and ReplyTo map to the
+	// channel.InboundMessage fields of the same names.
+	CommandText string `json:"command_text"`
+	ChatTitle   string `json:"chat_title"`
+	Edited      bool   `json:"edited"`
+	ReplyTo     *struct {
+		MessageID string `json:"message_id"`
+		Text      string `json:"text"`
+		ToBot     bool   `json:"to_bot"`
+	} `json:"reply_to"`
+	// Media refs of the form "data:<text>" download as <text>.
+	Media []struct {
+		Kind     string `json:"kind"`
+		Ref      string `json:"ref"`
+		MIME     string `json:"mime"`
+		Filename string `json:"filename"`
+	} `json:"media"`
+}
+
+// Fail is the body of POST /fail.
+type Fail struct {
+	Op           string `json:"op"`
+	Code         string `json:"code"`
+	Count        int    `json:"count"`
+	RetryAfterMS int    `json:"retry_after_ms"`
 }
 
 type loopback struct {
@@ -60,16 +93,19 @@ type loopback struct {
 	changed chan struct{} // closed and replaced on every record
 	nextID  int
 	ln      net.Listener
+	fails   map[string]*Fail
 }
 
 func newLoopback() *loopback {
-	return &loopback{changed: make(chan struct{})}
+	return &loopback{changed: make(chan struct{}), fails: map[string]*Fail{}}
 }
 
 var (
 	_ channel.Channel = (*loopback)(nil)
 	_ channel.Typer   = (*loopback)(nil)
 	_ channel.Editor  = (*loopback)(nil)
+
+	_ channel.MediaDownloader = (*loopback)(nil)
 )
 
 func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
@@ -117,6 +153,13 @@ func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
 		msg := channel.InboundMessage{
 			ChatType: channel.ChatType(in.ChatType), ChatID: in.ChatID, ThreadID: in.ThreadID, MessageID: in.MessageID,
 			Sender: channel.Sender{ID: in.SenderID, Name: in.SenderName}, Text: in.Text, WasMentioned: in.Mentioned, Timestamp: time.Now(),
+			CommandText: in.CommandText, ChatTitle: in.ChatTitle, Edited: in.Edited,
+		}
+		if in.ReplyTo != nil {
+			msg.ReplyTo = &channel.ReplyTo{MessageID: in.ReplyTo.MessageID, Text: in.ReplyTo.Text, ToBot: in.ReplyTo.ToBot}
+		}
+		for _, m := range in.Media {
+			msg.Media = append(msg.Media, channel.Media{Kind: channel.MediaKind(m.Kind), Ref: m.Ref, MIME: m.MIME, Filename: m.Filename, Size: int64(len(strings.TrimPrefix(m.Ref, "data:")))})
 		}
 		if err := inbox.Deliver(r.Context(), msg); err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
@@ -125,6 +168,16 @@ func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
 		_ = json.NewEncoder(w).Encode(map[string]string{"message_id": in.MessageID})
 	})
 	mux.HandleFunc("GET /sent", l.serveSent)
+	mux.HandleFunc("POST /fail", func(w http.ResponseWriter, r *http.Request) {
+		var f Fail
+		if err := json.NewDecoder(r.Body).Decode(&f); err != nil || (f.Op != "send" && f.Op != "edit") {
+			http.Error(w, "want {op: send|edit, code, count}", http.StatusBadRequest)
+			return
+		}
+		l.mu.Lock()
+		l.fails[f.Op] = &f
+		l.mu.Unlock()
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -174,7 +227,23 @@ func (l *loopback) record(r Record) Record {
 	return r
 }
 
+// injected returns the error POST /fail scheduled for op, if any.
+func (l *loopback) injected(op string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.fails[op]
+	if f == nil || f.Count <= 0 {
+		return nil
+	}
+	f.Count--
+	return &channel.Error{Code: channel.Code(f.Code), Message: "injected failure", RetryAfter: time.Duration(f.RetryAfterMS) * time.Millisecond}
+}
+
 func (l *loopback) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
+	if err := l.injected("send"); err != nil {
+		l.record(Record{Op: "send_failed", ChatID: req.ChatID, ThreadID: req.ThreadID, Text: req.Text, Format: req.Format})
+		return channel.SendResponse{}, err
+	}
 	if n := len([]rune(req.Text)); l.limit > 0 && n > l.limit {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text of %d characters exceeds %d", n, l.limit)
 	}
@@ -182,11 +251,30 @@ func (l *loopback) Send(ctx context.Context, req channel.SendRequest) (channel.S
 	l.nextID++
 	id := "m" + strconv.Itoa(l.nextID)
 	l.mu.Unlock()
-	l.record(Record{Op: "send", ChatID: req.ChatID, ThreadID: req.ThreadID, MessageID: id, Text: req.Text, Format: req.Format, ReplyTo: req.ReplyToMessageID})
+	rec := Record{Op: "send", ChatID: req.ChatID, ThreadID: req.ThreadID, MessageID: id, Text: req.Text, Format: req.Format, ReplyTo: req.ReplyToMessageID}
+	for _, m := range req.Media {
+		rec.Media = append(rec.Media, m.Path)
+	}
+	l.record(rec)
 	return channel.SendResponse{MessageIDs: []string{id}}, nil
 }
 
+// DownloadMedia serves "data:<text>" refs.
+func (l *loopback) DownloadMedia(ctx context.Context, req channel.DownloadRequest) (io.ReadCloser, channel.MediaInfo, error) {
+	data, ok := strings.CutPrefix(req.Ref, "data:")
+	if !ok {
+		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeInvalidRequest, "unknown media ref")
+	}
+	if req.MaxBytes > 0 && int64(len(data)) > req.MaxBytes {
+		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeMessageTooLong, "media of %d bytes exceeds %d", len(data), req.MaxBytes)
+	}
+	return io.NopCloser(strings.NewReader(data)), channel.MediaInfo{MIME: "text/plain", Size: int64(len(data))}, nil
+}
+
 func (l *loopback) Edit(ctx context.Context, req channel.EditRequest) error {
+	if err := l.injected("edit"); err != nil {
+		return err
+	}
 	l.record(Record{Op: "edit", ChatID: req.ChatID, ThreadID: req.ThreadID, MessageID: req.MessageID, Text: req.Text, Format: req.Format})
 	return nil
 }

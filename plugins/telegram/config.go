@@ -34,7 +34,7 @@ var Schema = schema.Schema{
 	{Name: "file_endpoint", Type: "string",
 		Description: `file download URL format with two %s (token, file_path); default: api_endpoint with "/bot%s/%s" replaced by "/file/bot%s/%s"`},
 	{Name: "poll_timeout", Type: "number", Default: DefaultPollTimeout,
-		Description: "getUpdates long-poll timeout in seconds (0..50)"},
+		Description: "getUpdates long-poll timeout in seconds (0..50; 0 polls every second)"},
 	{Name: "webhook_listen", Type: "string",
 		Description: `address to receive updates by webhook instead of long polling, e.g. "127.0.0.1:8443" (behind a TLS reverse proxy)`},
 	{Name: "webhook_url", Type: "string",

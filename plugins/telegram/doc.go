@@ -31,12 +31,18 @@
 //
 // Startup needs no network: Configure only validates, and Run calls getMe
 // (for the bot's username, needed for mention detection) with backoff in
-// the background. Run never gives up on Bot API failures: network errors
-// and 5xx back off up to 30s, 409 Conflict (a second poller with the same
-// token, or a webhook still set) up to 1m, and 401 Unauthorized up to 10m,
-// each logged as a clear error. A rejected token is fixed only by editing
-// the config, which restarts the plugin anyway; returning an error instead
-// would make the host restart the plugin in a loop that hammers Telegram.
+// the background before it starts polling; until then updates simply wait
+// at Telegram. Run never gives up on Bot API failures: network errors and
+// 5xx back off from 1s up to 30s, 429 waits retry_after, 409 Conflict (a
+// second poller with the same token, or a webhook still set) backs off from
+// 5s up to 1m, and 401 Unauthorized (also 404, a malformed token) from 10s
+// up to 10m, each logged as a clear error that names the cause but never
+// the token. Decision on 401: back off in the plugin rather than return an
+// error from Run. A rejected token is fixed only by editing the config,
+// which restarts the plugin anyway; returning an error would make the host
+// restart the plugin every ≤30s, each start calling getMe again. With
+// poll_timeout = 0 (short polling) an empty answer is followed by a 1s
+// pause, so the loop never spins.
 //
 // # Mapping
 //
@@ -46,23 +52,55 @@
 // topic. WasMentioned is set for an @username mention of the bot, a
 // text_mention of the bot, a reply to one of the bot's messages, and a
 // "/cmd@botusername" command, whose CommandText is "/cmd …" without the
-// mention. A command addressed to another bot ("/cmd@otherbot") is not
-// delivered. Captions are the text of media messages; messages without
-// text, caption or media (joins, pins, …) and unknown update kinds are
-// skipped, and an update that does not decode is logged and skipped.
-// Edited messages and edited channel posts are delivered with Edited set;
-// what an edit means is the host's decision.
+// mention. Decision on "/cmd@otherbot": such a message is not delivered at
+// all (the offset still moves past it). Delivering it with WasMentioned
+// false is not enough, because the host's command parser strips any "@bot"
+// suffix and would run "/cmd" as if it were addressed to us. Captions are
+// the text of media messages (Text = caption); messages without text,
+// caption or media (joins, pins, empty texts, …) and update kinds other
+// than (edited) messages and channel posts are skipped with a debug log
+// line naming the update's kind; unknown fields are ignored; an update that
+// does not decode at all is logged as a warning and skipped. Decision on
+// edits: edited messages and edited channel posts are delivered with
+// Edited set (and the edit time as Timestamp); what an edit means is the
+// host's decision (it ignores them).
 //
 // Inbound photos (the largest size), documents, voice notes, audio, video,
 // video notes and stickers become channel.Media with Ref = file_id;
-// DownloadMedia fetches them with getFile and the file endpoint.
+// DownloadMedia fetches them with getFile and the file endpoint, refusing
+// with message_too_long files over the smaller of DownloadRequest.MaxBytes
+// and max_download_bytes: before the download from getFile's file_size or
+// the response's Content-Length, and while streaming otherwise. The file
+// endpoint is file_endpoint when set; otherwise it is derived from
+// api_endpoint by replacing its "/bot%s/%s" with "/file/bot%s/%s" (for the
+// default endpoint "https://api.telegram.org/file/bot<token>/<file_path>",
+// the layout of self-hosted telegram-bot-api servers too); an api_endpoint
+// without that suffix needs an explicit file_endpoint.
 //
 // # Sending
 //
-// Markdown is converted to Telegram HTML (see MarkdownToHTML). When Telegram
-// answers 400 "can't parse entities", or the converted text would be longer
-// than the limit, the original text is sent without parse_mode. Failures are
-// *channel.Error: 429 → rate_limited with RetryAfter from
+// Markdown is converted to Telegram HTML (see MarkdownToHTML). Decision on
+// refused markup: the plain fallback happens inside the plugin, so the host
+// never sees formatting_rejected. When Telegram answers 400 "can't parse
+// entities", or the converted text would be longer than the limit, the
+// original text is sent without parse_mode (or, if that is longer than the
+// limit, the converted text without markup). The plugin never sends more
+// than the limit (4096 UTF-16 units, or text_limit): longer text is refused
+// with message_too_long. Replies use reply_parameters, topics
+// message_thread_id, and disable_web_page_preview (or
+// SendRequest.DisableLinkPreview) link_preview_options.
+//
+// Media of a SendRequest are multipart uploads of the local files: images
+// with sendPhoto, other kinds with sendDocument. The text is the caption of
+// the first file when it fits a caption (1024 units) and that file has no
+// caption of its own; otherwise it is sent as a message before the files.
+// Typing is sendChatAction "typing" (SetTyping with On=false does nothing:
+// Telegram clears it by itself); Edit is editMessageText, where "message
+// is not modified" counts as success and other failures are typed errors;
+// SetCommands is setMyCommands with names lowercased and entries Telegram
+// would refuse skipped with a log line.
+//
+// Failures are *channel.Error: 429 → rate_limited with RetryAfter from
 // parameters.retry_after, "message is too long" → message_too_long,
 // "chat not found" → chat_not_found, 403 → forbidden, 401 → unauthorized,
 // other 400 → invalid_request, 5xx and network errors → unavailable.

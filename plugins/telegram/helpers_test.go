@@ -1,11 +1,14 @@
 package telegram
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -18,6 +21,33 @@ const testToken = "123456:TEST-token_secret"
 // config attributes merged in.
 func newTestAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any) *Adapter {
 	t.Helper()
+	a, _ := newLoggedAdapter(t, srv, extra)
+	return a
+}
+
+// logBuffer collects log output safely across goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// newLoggedAdapter is newTestAdapter with its log (all levels) captured.
+func newLoggedAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any) (*Adapter, *logBuffer) {
+	t.Helper()
+	logs := &logBuffer{}
+	log := hclog.New(&hclog.LoggerOptions{Name: "telegram", Output: logs, Level: hclog.Trace})
 	cfg := map[string]any{"token": testToken, "api_endpoint": srv.APIEndpoint(), "poll_timeout": 1}
 	for k, v := range extra {
 		cfg[k] = v
@@ -27,10 +57,10 @@ func newTestAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any
 		t.Fatal(err)
 	}
 	a := New()
-	if err := a.Configure(context.Background(), schema.Config{Instance: "tg", JSON: b}); err != nil {
+	if err := a.Configure(context.Background(), schema.Config{Instance: "tg", JSON: b, Logger: log}); err != nil {
 		t.Fatalf("configure: %v", err)
 	}
-	return a
+	return a, logs
 }
 
 func newServer(t *testing.T) *telegramtest.Server {

@@ -120,9 +120,15 @@ func TestUnauthorizedBacksOffToLongCap(t *testing.T) {
 			t.Fatalf("delay %d = %v, want %v (all: %v)", i, got[i], want[i], got)
 		}
 	}
-	if n := len(srv.Requests("getMe")); n != 0 {
-		// the wrong token is refused before the method is recorded
-		t.Fatalf("recorded %d getMe calls with a wrong token", n)
+	// One getMe per wait, each refused; polling never starts.
+	reqs := srv.Requests("")
+	if len(reqs) != len(want) {
+		t.Fatalf("%d requests for %d waits", len(reqs), len(want))
+	}
+	for _, r := range reqs {
+		if r.Method != "getMe" || !r.Unauthorized {
+			t.Fatalf("request %+v", r)
+		}
 	}
 }
 

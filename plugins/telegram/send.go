@@ -25,13 +25,24 @@ const (
 	maxDocumentBytes = 50 << 20
 )
 
-// Send implements channel.Channel. The text (if any) goes first, then each
-// media file: images with sendPhoto, everything else with sendDocument
-// (multipart upload of the local file). Only the first message replies to
-// ReplyToMessageID. Markdown becomes Telegram HTML; if Telegram refuses the
-// HTML ("can't parse entities"), or its visible text would exceed the
-// limit, the same text is sent without parse_mode. Text longer than the
-// limit is refused with message_too_long before any request.
+// Send implements channel.Channel.
+//
+// Without media, the text is one sendMessage. With media, each file is a
+// multipart upload from its local path: images with sendPhoto (as a
+// document when larger than a photo may be, or when Telegram refuses it as
+// a photo), everything else with sendDocument. The text becomes the caption
+// of the first file when that file has no caption of its own and the text
+// fits a caption (1024 UTF-16 units); otherwise it is sent first, as its own
+// message. A file caption too long for a caption follows its file as a
+// message. Only the first message replies to ReplyToMessageID.
+//
+// Markdown becomes Telegram HTML. If Telegram refuses the HTML ("can't
+// parse entities"), the plugin itself resends the text without parse_mode
+// (it never returns formatting_rejected): the raw markdown when it fits the
+// limit, else the converted text without markup. The same happens when the
+// HTML's visible text would exceed the limit. Plain text longer than the
+// limit is refused with message_too_long before any request: the plugin
+// never sends more than Capabilities().MaxTextLength.
 //
 // On failure the response lists the messages already posted and the error
 // is a *channel.Error.
@@ -48,26 +59,31 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		base["disable_notification"] = "true"
 	}
 	reply := req.ReplyToMessageID
-	replyParams := func(p tgbotapi.Params) error {
-		if reply == "" {
-			return nil
+	if reply != "" {
+		if _, err := strconv.Atoi(reply); err != nil {
+			return resp, channel.Errorf(channel.CodeInvalidRequest, "reply_to message id %q is not a Telegram message id", reply)
 		}
-		id, err := strconv.Atoi(reply)
-		if err != nil {
-			return channel.Errorf(channel.CodeInvalidRequest, "reply_to message id %q is not a Telegram message id", reply)
-		}
-		p["reply_parameters"] = fmt.Sprintf(`{"message_id":%d,"allow_sending_without_reply":true}`, id)
-		reply = ""
-		return nil
 	}
-	if strings.TrimSpace(req.Text) == "" && len(req.Media) == 0 {
+	replyParams := func(p tgbotapi.Params) {
+		if reply != "" {
+			p["reply_parameters"] = fmt.Sprintf(`{"message_id":%s,"allow_sending_without_reply":true}`, reply)
+			reply = ""
+		}
+	}
+	hasText := strings.TrimSpace(req.Text) != ""
+	if !hasText && len(req.Media) == 0 {
 		return resp, channel.Errorf(channel.CodeInvalidRequest, "nothing to send: empty text and no media")
 	}
-	if strings.TrimSpace(req.Text) != "" {
-		p := clone(base)
-		if err := replyParams(p); err != nil {
+	for _, m := range req.Media {
+		if err := checkMedia(m); err != nil {
 			return resp, err
 		}
+	}
+	textAsCaption := hasText && len(req.Media) > 0 && strings.TrimSpace(req.Media[0].Caption) == "" &&
+		fitsCaption(req.Text, req.Format)
+	if hasText && !textAsCaption {
+		p := clone(base)
+		replyParams(p)
 		if a.cfg.DisableWebPagePreview || req.DisableLinkPreview {
 			p["link_preview_options"] = `{"is_disabled":true}`
 		}
@@ -77,12 +93,14 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		}
 		resp.MessageIDs = append(resp.MessageIDs, id)
 	}
-	for _, m := range req.Media {
+	for i, m := range req.Media {
 		p := clone(base)
-		if err := replyParams(p); err != nil {
-			return resp, err
+		replyParams(p)
+		caption := m.Caption
+		if i == 0 && textAsCaption {
+			caption = req.Text
 		}
-		ids, err := a.sendMedia(ctx, p, m)
+		ids, err := a.sendMedia(ctx, p, m, caption, req.Format)
 		resp.MessageIDs = append(resp.MessageIDs, ids...)
 		if err != nil {
 			return resp, err
@@ -120,28 +138,61 @@ func (a *Adapter) textLimit() int {
 	return MaxTextLength
 }
 
+// rendering is one way of sending a text: with parse_mode HTML or plain.
+type rendering struct {
+	text, parseMode string
+}
+
+// renderings lists the ways to send text within limit, best first: the HTML
+// of markdown, then the raw text, then (markdown only) the converted text
+// without markup. ok is false when none fits.
+func renderings(text, format string, limit int) (out []rendering, ok bool) {
+	var vis string
+	if format == channel.FormatMarkdown {
+		var html string
+		html, vis = MarkdownToHTML(text)
+		if strings.TrimSpace(vis) != "" && utf16Len(vis) <= limit {
+			out = append(out, rendering{html, "HTML"})
+		}
+	}
+	if utf16Len(text) <= limit {
+		out = append(out, rendering{text, ""})
+	} else if strings.TrimSpace(vis) != "" && utf16Len(vis) <= limit {
+		out = append(out, rendering{vis, ""})
+	}
+	return out, len(out) > 0
+}
+
+// fitsCaption reports whether text can be sent as a media caption.
+func fitsCaption(text, format string) bool {
+	_, ok := renderings(strings.TrimSpace(text), format, maxCaptionLength)
+	return ok
+}
+
 // sendText posts text with method (sendMessage or editMessageText) and
 // returns the message id. It tries HTML first for markdown and falls back
-// to plain text.
+// to plain text when Telegram refuses the HTML.
 func (a *Adapter) sendText(ctx context.Context, method string, p tgbotapi.Params, text, format string) (string, error) {
 	limit := a.textLimit()
-	if format == channel.FormatMarkdown {
-		html, vis := MarkdownToHTML(text)
-		if strings.TrimSpace(vis) != "" && utf16Len(vis) <= limit {
-			p["text"], p["parse_mode"] = html, "HTML"
-			id, err := a.postText(ctx, method, p)
-			if channel.CodeOf(err) != channel.CodeFormattingRejected {
-				return id, err
-			}
-			a.log.Debug("telegram refused the HTML; sending plain text", "method", method, "error", err)
-		}
+	rs, ok := renderings(text, format, limit)
+	if !ok {
+		return "", channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", utf16Len(text), limit)
+	}
+	var err error
+	for _, r := range rs {
+		p["text"] = r.text
 		delete(p, "parse_mode")
+		if r.parseMode != "" {
+			p["parse_mode"] = r.parseMode
+		}
+		var id string
+		id, err = a.postText(ctx, method, p)
+		if channel.CodeOf(err) != channel.CodeFormattingRejected || r.parseMode == "" {
+			return id, err
+		}
+		a.log.Debug("telegram refused the HTML; sending plain text", "method", method, "error", err)
 	}
-	if n := utf16Len(text); n > limit {
-		return "", channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", n, limit)
-	}
-	p["text"] = text
-	return a.postText(ctx, method, p)
+	return "", err
 }
 
 func (a *Adapter) postText(ctx context.Context, method string, p tgbotapi.Params) (string, error) {
@@ -163,57 +214,112 @@ func messageID(raw json.RawMessage) string {
 	return strconv.Itoa(m.MessageID)
 }
 
-// sendMedia uploads one file. A caption longer than Telegram's caption
-// limit is sent as a separate text message after the file.
-func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.OutboundMedia) ([]string, error) {
-	f, err := os.Open(m.Path)
+// checkMedia validates a file before anything is sent.
+func checkMedia(m channel.OutboundMedia) error {
+	st, err := os.Stat(m.Path)
 	if err != nil {
-		return nil, channel.Errorf(channel.CodeInvalidRequest, "open media: %v", err)
+		return channel.Errorf(channel.CodeInvalidRequest, "media %s: %v", filepath.Base(m.Path), errors.Unwrap(err))
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, channel.Errorf(channel.CodeInvalidRequest, "media %s is not a regular file", filepath.Base(m.Path))
+	if !st.Mode().IsRegular() {
+		return channel.Errorf(channel.CodeInvalidRequest, "media %s is not a regular file", filepath.Base(m.Path))
 	}
 	if st.Size() == 0 {
-		return nil, channel.Errorf(channel.CodeInvalidRequest, "media %s is empty", filepath.Base(m.Path))
-	}
-	method, field := "sendDocument", "document"
-	if m.Kind == channel.MediaImage && st.Size() <= maxPhotoBytes {
-		method, field = "sendPhoto", "photo"
+		return channel.Errorf(channel.CodeInvalidRequest, "media %s is empty", filepath.Base(m.Path))
 	}
 	if st.Size() > maxDocumentBytes {
-		return nil, channel.Errorf(channel.CodeMessageTooLong, "media %s is %d bytes, Telegram takes at most %d", filepath.Base(m.Path), st.Size(), maxDocumentBytes)
+		return channel.Errorf(channel.CodeMessageTooLong, "media %s is %d bytes, Telegram takes at most %d", filepath.Base(m.Path), st.Size(), maxDocumentBytes)
 	}
-	caption := strings.TrimSpace(m.Caption)
+	return nil
+}
+
+// sendMedia uploads one file with caption (in format). A caption too long
+// for a caption is sent as a separate text message after the file.
+func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.OutboundMedia, caption, format string) ([]string, error) {
+	st, err := os.Stat(m.Path)
+	if err != nil {
+		return nil, channel.Errorf(channel.CodeInvalidRequest, "media %s: %v", filepath.Base(m.Path), errors.Unwrap(err))
+	}
+	asPhoto := m.Kind == channel.MediaImage && st.Size() <= maxPhotoBytes
+	caption = strings.TrimSpace(caption)
+	var rs []rendering
 	late := ""
-	if utf16Len(caption) > maxCaptionLength {
-		caption, late = "", caption
-	}
 	if caption != "" {
-		p["caption"] = caption
+		var ok bool
+		if rs, ok = renderings(caption, format, maxCaptionLength); !ok {
+			late = caption
+		}
+	}
+	if len(rs) == 0 {
+		rs = []rendering{{}} // no caption
 	}
 	ctx, cancel := context.WithTimeout(ctx, uploadTimeout)
 	defer cancel()
-	raw, err := a.api.upload(ctx, method, p, []tgbotapi.RequestFile{{
-		Name: field, Data: tgbotapi.FileReader{Name: filepath.Base(m.Path), Reader: f},
-	}})
-	if err != nil {
-		return nil, toChannelError("send media", err)
+	var id string
+	for i := 0; ; {
+		r := rs[i]
+		q := clone(p)
+		if r.text != "" {
+			q["caption"] = r.text
+		}
+		if r.parseMode != "" {
+			q["parse_mode"] = r.parseMode
+		}
+		method, field := "sendDocument", "document"
+		if asPhoto {
+			method, field = "sendPhoto", "photo"
+		}
+		id, err = a.uploadFile(ctx, method, field, q, m.Path)
+		code := channel.CodeOf(err)
+		switch {
+		case err == nil:
+		case code == channel.CodeFormattingRejected && r.parseMode != "" && i+1 < len(rs):
+			a.log.Debug("telegram refused the caption's HTML; sending it plain", "method", method, "error", err)
+			i++
+			continue
+		case asPhoto && code == channel.CodeInvalidRequest:
+			// PHOTO_INVALID_DIMENSIONS, IMAGE_PROCESS_FAILED, …: a file
+			// Telegram cannot show as a photo still goes as a document.
+			a.log.Debug("telegram refused the image as a photo; sending it as a document", "error", err)
+			asPhoto = false
+			continue
+		}
+		break
 	}
-	ids := []string{messageID(raw)}
+	if err != nil {
+		return nil, err
+	}
+	ids := []string{id}
 	if late != "" {
 		tp := tgbotapi.Params{"chat_id": p["chat_id"]}
 		if t, ok := p["message_thread_id"]; ok {
 			tp["message_thread_id"] = t
 		}
-		id, err := a.sendText(ctx, "sendMessage", tp, late, channel.FormatPlain)
+		if v, ok := p["disable_notification"]; ok {
+			tp["disable_notification"] = v
+		}
+		id, err := a.sendText(ctx, "sendMessage", tp, late, format)
 		if err != nil {
 			return ids, err
 		}
 		ids = append(ids, id)
 	}
 	return ids, nil
+}
+
+// uploadFile posts the file at path as field of method (multipart).
+func (a *Adapter) uploadFile(ctx context.Context, method, field string, p tgbotapi.Params, path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", channel.Errorf(channel.CodeInvalidRequest, "open media %s: %v", filepath.Base(path), errors.Unwrap(err))
+	}
+	defer f.Close()
+	raw, err := a.api.upload(ctx, method, p, []tgbotapi.RequestFile{{
+		Name: field, Data: tgbotapi.FileReader{Name: filepath.Base(path), Reader: f},
+	}})
+	if err != nil {
+		return "", toChannelError("send media", err)
+	}
+	return messageID(raw), nil
 }
 
 // SetTyping implements channel.Typer with sendChatAction "typing". Telegram
@@ -316,19 +422,32 @@ func (a *Adapter) DownloadMedia(ctx context.Context, req channel.DownloadRequest
 }
 
 // cappedBody fails with message_too_long once more than left bytes arrive.
+// The read that crosses the cap returns one byte past it together with the
+// error, so that a caller counting bytes against the same cap (the sdk's
+// media stream, which reports other read errors as unavailable) sees the
+// overflow as well.
 type cappedBody struct {
 	rc   io.ReadCloser
 	left int64
+	over bool
 }
 
 func (c *cappedBody) Read(p []byte) (int, error) {
-	n, err := c.rc.Read(p)
-	c.left -= int64(n)
-	if c.left < 0 {
-		return 0, channel.Errorf(channel.CodeMessageTooLong, "media exceeds the download limit")
+	if c.over {
+		return 0, errTooBig
 	}
+	n, err := c.rc.Read(p)
+	if int64(n) > c.left {
+		c.over = true
+		n = int(c.left) + 1
+		c.left = -1
+		return n, errTooBig
+	}
+	c.left -= int64(n)
 	return n, err
 }
+
+var errTooBig = channel.Errorf(channel.CodeMessageTooLong, "media exceeds the download limit")
 
 func (c *cappedBody) Close() error { return c.rc.Close() }
 
@@ -352,8 +471,12 @@ func (a *Adapter) SetCommands(ctx context.Context, cmds []channel.MenuEntry) err
 	seen := map[string]bool{}
 	for _, c := range cmds {
 		name := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(c.Name), "/"))
-		if !validCommandName(name) || seen[name] {
-			a.log.Debug("command not shown in the telegram menu", "command", c.Name)
+		if !validCommandName(name) {
+			a.log.Info("command not shown in the telegram menu: telegram allows only 1-32 of a-z, 0-9 and _", "command", c.Name)
+			continue
+		}
+		if seen[name] {
+			a.log.Info("command not shown in the telegram menu: listed twice", "command", c.Name)
 			continue
 		}
 		if len(out) == maxCommands {

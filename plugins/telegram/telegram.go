@@ -35,6 +35,9 @@ const (
 	callTimeout   = 60 * time.Second
 	uploadTimeout = 5 * time.Minute
 	pollSlack     = 15 * time.Second
+	// shortPollPause separates getUpdates calls that found nothing when
+	// poll_timeout is 0.
+	shortPollPause = time.Second
 )
 
 // Retry policies of the receive loop. Backoff doubles from min to max and
@@ -108,7 +111,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // the network: a bot that is offline at startup still starts, and Run
 // finds out who it is (getMe) in the background.
 func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
-	var c Config
+	// Absent (or null) attributes keep their defaults.
+	c := Config{PollTimeout: DefaultPollTimeout}
 	if err := cfg.Decode(&c); err != nil {
 		return err
 	}
@@ -233,6 +237,13 @@ func (a *Adapter) poll(ctx context.Context, inbox channel.Inbox) error {
 		r.reset()
 		msgs, next := a.mapBatch(items)
 		if next <= offset {
+			if timeout == 0 {
+				// Short polling (poll_timeout = 0) answers at once: pause
+				// instead of spinning against the API.
+				if a.sleep(ctx, shortPollPause) != nil {
+					return nil
+				}
+			}
 			continue
 		}
 		if len(msgs) > 0 {
@@ -270,6 +281,8 @@ func (a *Adapter) mapBatch(items []json.RawMessage) ([]channel.InboundMessage, i
 		}
 		if m, ok := toInbound(u, me); ok {
 			msgs = append(msgs, m)
+		} else {
+			a.log.Debug("ignoring an update with nothing for the agent", "update_id", u.UpdateID, "kinds", updateKinds(raw))
 		}
 	}
 	return msgs, next

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"encoding/json"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,23 @@ func decodeUpdate(raw json.RawMessage) (update, error) {
 		return update{UpdateID: id.UpdateID}, err
 	}
 	return u, nil
+}
+
+// updateKinds lists the fields of a raw update other than update_id (its
+// kind, e.g. "message" or "message_reaction"), for log lines.
+func updateKinds(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return "?"
+	}
+	kinds := make([]string, 0, len(m))
+	for k := range m {
+		if k != "update_id" {
+			kinds = append(kinds, k)
+		}
+	}
+	sort.Strings(kinds)
+	return strings.Join(kinds, ",")
 }
 
 // toInbound maps an update to an InboundMessage. ok is false for updates

@@ -112,6 +112,8 @@ func (a *Adapter) webhookHandler(inbox channel.Inbox) http.Handler {
 				http.Error(w, "not stored", http.StatusServiceUnavailable)
 				return
 			}
+		} else {
+			a.log.Debug("ignoring an update with nothing for the agent", "update_id", u.UpdateID, "kinds", updateKinds(body))
 		}
 		w.WriteHeader(http.StatusOK)
 	})

@@ -102,6 +102,9 @@ func TestRenderMarkdown(t *testing.T) {
 		{"strikethrough", "~~gone~~", channel.FormatMarkdown, []string{"<del>gone</del>"}},
 		{"plain is escaped, not parsed", "**a** <b>", channel.FormatPlain, []string{`<div class="plain">**a** &lt;b&gt;</div>`}},
 		{"empty format is plain", "<i>", "", []string{"&lt;i&gt;"}},
+		{"inline raw html is shown as text", "a <img src=x onerror=alert(1)> b", channel.FormatMarkdown, []string{"a &lt;img src=x onerror=alert(1)&gt; b"}},
+		{"html block is shown as text", "<script>\nalert(1)\n</script>\n\nafter", channel.FormatMarkdown, []string{"<p>&lt;script&gt;<br>\nalert(1)<br>\n&lt;/script&gt;</p>", "<p>after</p>"}},
+		{"html comment is shown as text", "x <!-- hidden --> y", channel.FormatMarkdown, []string{"x &lt;!-- hidden --&gt; y"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -186,6 +186,21 @@ func SenderID(cookie string) string {
 	return "web-" + hex.EncodeToString(sum[:8])
 }
 
+// validSenderID reports whether id has the form SenderID returns: "web-"
+// and 16 lowercase hex digits.
+func validSenderID(id string) bool {
+	h, ok := strings.CutPrefix(id, "web-")
+	if !ok || len(h) != 16 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // serveSocket runs one page's WebSocket: it sends the hello and then the
 // chat's events, and reads the user's messages.
 func (a *Adapter) serveSocket(w http.ResponseWriter, r *http.Request) {

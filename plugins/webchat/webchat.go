@@ -295,8 +295,10 @@ func (a *Adapter) Run(ctx context.Context, inbox channel.Inbox) error {
 }
 
 // Send implements channel.Channel: it adds a bot message to the chat and
-// pushes it to the chat's open pages. The chat must exist: a page of it was
-// opened, or it is in the history.
+// pushes it to the chat's open pages. The chat must be known (a page of it
+// was opened, or it is in the history) or its id must have the form of a
+// sender id (SenderID), so a reply that arrives after a restart lost the
+// newest history is kept for the page to show when it reconnects.
 func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
 	if len(req.Media) > 0 {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeUnsupported, "webchat does not send media")
@@ -315,7 +317,14 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	defer a.mu.Unlock()
 	c := a.chats[req.ChatID]
 	if c == nil {
-		return channel.SendResponse{}, channel.Errorf(channel.CodeChatNotFound, "no webchat conversation %q", req.ChatID)
+		if !validSenderID(req.ChatID) {
+			return channel.SendResponse{}, channel.Errorf(channel.CodeChatNotFound, "no webchat conversation %q", req.ChatID)
+		}
+		// A well-formed id whose chat this process does not know: the
+		// plugin was restarted (kill -9) before the history holding it
+		// was written, and the page has not reconnected yet. Keep the
+		// reply; the page shows it when it reconnects.
+		c = a.chatLocked(req.ChatID)
 	}
 	a.appendLocked(c, r)
 	return channel.SendResponse{MessageIDs: []string{r.ID}}, nil

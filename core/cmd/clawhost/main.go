@@ -4,6 +4,8 @@
 //
 //	clawhost [-config FILE]            run (default ./config.hcl)
 //	clawhost validate -config FILE     check the configuration, plugins included
+//	clawhost pairing list|approve CODE [-config FILE]
+//	                                   pending pairing codes; approve one
 //	clawhost version                   print the version
 //
 // SIGINT and SIGTERM stop gracefully; SIGHUP reloads the configuration.
@@ -23,10 +25,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -44,19 +49,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("clawhost "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "config.hcl", "configuration file")
+	var positional []string
+	for len(args) > 0 && !isFlag(args[0]) {
+		positional, args = append(positional, args[0]), args[1:]
+	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	positional = append(positional, fs.Args()...)
 	switch cmd {
 	case "version":
 		fmt.Fprintf(stdout, "clawhost %s\n", version)
 		return 0
 	case "validate":
 		return validate(*cfgPath, stdout, stderr)
+	case "pairing":
+		return pairing(*cfgPath, positional, stdout, stderr)
 	case "run":
 		return serve(*cfgPath, stderr)
 	default:
-		fmt.Fprintf(stderr, "clawhost: unknown command %q (run, validate, version)\n", cmd)
+		fmt.Fprintf(stderr, "clawhost: unknown command %q (run, validate, pairing, version)\n", cmd)
 		return 2
 	}
 }
@@ -76,8 +88,8 @@ func load(path string, w io.Writer) (*config.Config, bool) {
 	return cfg, cfg != nil && !diags.HasErrors()
 }
 
-func newLogger(cfg *config.Config, w io.Writer) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
+func newLogger(cfg *config.Config, w io.Writer) hclog.InterceptLogger {
+	return hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name:       "clawhost",
 		Level:      hclog.LevelFromString(cfg.LogLevel),
 		Output:     w,
@@ -90,7 +102,9 @@ func serve(path string, stderr io.Writer) int {
 	if !ok {
 		return 1
 	}
+	ring := admin.NewErrorRing(admin.DefaultErrorRingSize)
 	log := newLogger(cfg, stderr)
+	log.RegisterSink(ring)
 	start := time.Now()
 
 	for _, dir := range []string{cfg.DataDir, cfg.Agent.Workspace} {
@@ -99,12 +113,26 @@ func serve(path string, stderr io.Writer) int {
 			return 1
 		}
 	}
-	agent, err := runner.New(agentConfig(cfg), log.Named("runner"))
+	octx, ocancel := context.WithTimeout(context.Background(), 30*time.Second)
+	db, err := store.Open(octx, cfg.DataDir, store.Options{Logger: log.Named("store")})
+	ocancel()
+	if err != nil {
+		log.Error("cannot open the database", "dir", cfg.DataDir, "error", err)
+		return 1
+	}
+	defer db.Close()
+	rc := agentConfig(cfg)
+	if err := rc.Validate(); err != nil {
+		log.Error("agent configuration", "error", err)
+		return 1
+	}
+	agent, err := runner.New(rc, log.Named("runner"))
 	if err != nil {
 		log.Error("agent configuration", "error", err)
 		return 1
 	}
-	gw := gateway.New(gateway.Options{Logger: log, Agent: agent, Access: accessOf(cfg), HookOrder: hookOrder(cfg)})
+	m := metrics.New()
+	gw := gateway.New(gateway.Options{Logger: log, Store: db, Agent: agent, Observer: m, Settings: settingsOf(cfg), Version: version})
 	h := pluginhost.New(pluginhost.Options{
 		Logger:   log,
 		LogLevel: cfg.LogLevel,
@@ -116,7 +144,30 @@ func serve(path string, stderr io.Writer) int {
 		},
 	})
 	gw.SetHost(h)
+	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err = gw.Start(rctx)
+	rcancel()
+	if err != nil {
+		log.Error("journal recovery failed", "error", err)
+		return 1
+	}
+	m.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h) })
+	m.WatchWarm(func() int { return len(agent.Warm()) })
 	h.Apply(specs(cfg))
+
+	var adm *admin.Server
+	if cfg.Admin.Listen != "" {
+		adm, err = admin.Start(admin.Options{
+			Listen: cfg.Admin.Listen, Logger: log.Named("admin"), Metrics: m.Handler(),
+			Source:  &statusSource{gw: gw, host: h, agent: agent, ring: ring, started: start},
+			Pairing: pairingAPI{db},
+		})
+		if err != nil {
+			log.Error("admin endpoint not started", "listen", cfg.Admin.Listen, "error", err)
+		} else {
+			log.Info("status page", "url", "http://"+adm.Addr()+"/")
+		}
+	}
 	log.Info("clawhost started", "version", version, "config", cfg.Path(), "plugins", len(cfg.EnabledPlugins()), "startup", time.Since(start))
 
 	sigs := make(chan os.Signal, 4)
@@ -130,7 +181,7 @@ func serve(path string, stderr io.Writer) int {
 				continue
 			}
 			cfg = next
-			gw.SetOptions(accessOf(cfg), hookOrder(cfg))
+			gw.SetSettings(settingsOf(cfg))
 			h.Apply(specs(cfg))
 			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
 			gw.RefreshCommands(rctx) // drop commands of stopped plugins
@@ -144,6 +195,9 @@ func serve(path string, stderr io.Writer) int {
 	signal.Stop(sigs)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if adm != nil {
+		_ = adm.Close(ctx)
+	}
 	gw.Close(ctx)
 	h.Stop()
 	if err := agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {

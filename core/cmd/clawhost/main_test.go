@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -16,52 +15,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 )
 
-// The test binary doubles as a fake claude CLI (stream-json in and out)
-// when CLAWHOST_FAKE_CLAUDE is set: every user message is answered with
-// "echo: <text>".
+// The test binary doubles as a fake claude CLI (core/internal/fakeclaude)
+// when CLAWHOST_FAKE_CLAUDE is set.
 func TestMain(m *testing.M) {
-	if os.Getenv("CLAWHOST_FAKE_CLAUDE") != "" {
-		fakeClaude()
+	if os.Getenv(fakeclaude.EnvVar) != "" {
+		fakeclaude.Main()
 		return
 	}
 	os.Exit(m.Run())
-}
-
-func fakeClaude() {
-	sid := "00000000-0000-4000-8000-000000000000"
-	for i, a := range os.Args {
-		if (a == "--session-id" || a == "--resume") && i+1 < len(os.Args) {
-			sid = os.Args[i+1]
-		}
-	}
-	out := json.NewEncoder(os.Stdout)
-	sc := bufio.NewScanner(os.Stdin)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var in struct {
-			Message struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(sc.Bytes(), &in) != nil {
-			continue
-		}
-		var text string
-		if json.Unmarshal(in.Message.Content, &text) != nil {
-			var blocks []struct{ Text string }
-			_ = json.Unmarshal(in.Message.Content, &blocks)
-			for _, b := range blocks {
-				text += b.Text
-			}
-		}
-		reply := "echo: " + text
-		_ = out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": sid})
-		_ = out.Encode(map[string]any{"type": "assistant", "session_id": sid, "message": map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": reply}}}})
-		_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": reply, "session_id": sid, "num_turns": 1,
-			"usage": map[string]any{"input_tokens": 10, "output_tokens": 2}})
-	}
 }
 
 var (

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"time"
 
+	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/gateway"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -49,15 +54,78 @@ func hookOrder(cfg *config.Config) []string {
 	return out
 }
 
-// accessOf builds the gateway's access rule from the access block. Until
-// pairing lands, "pairing" behaves like "allowlist": unknown senders are
-// told their id and never reach the agent.
-func accessOf(cfg *config.Config) gateway.Access {
-	a := gateway.Access{Open: cfg.Access.DMPolicy == "open", Allowed: map[string]bool{}}
-	for _, e := range append(append([]string(nil), cfg.Access.AllowFrom...), cfg.Access.Owners...) {
-		a.Allowed[e] = true
+// settingsOf maps the configuration onto the gateway's pipeline settings.
+func settingsOf(cfg *config.Config) gateway.Settings {
+	a, sess, q, msg := cfg.Access, cfg.Session, cfg.Queue, cfg.Messages
+	set := gateway.Settings{
+		Access: gateway.Access{
+			DMPolicy: a.DMPolicy, Owners: a.Owners, AllowFrom: a.AllowFrom,
+			GroupPolicy: a.GroupPolicy, Groups: a.Groups, RequireMention: a.RequireMention, TriggerWords: a.TriggerWords,
+		},
+		Sources:             map[string]string{},
+		HookOrder:           hookOrder(cfg),
+		HookTimeout:         msg.HookTimeout.Duration(),
+		DMScope:             sessionkey.DMScope(sess.DMScope),
+		ResetTriggers:       sess.ResetTriggers,
+		Reset:               sessionreset.Config{Default: resetRule(sess.Reset), ByType: map[sessionreset.Type]*sessionreset.Rule{}, ByInstance: map[string]*sessionreset.Rule{}},
+		Location:            msg.Location(),
+		QueueMode:           q.Mode,
+		QueueModeByInstance: map[string]string{},
+		QueueCap:            q.Cap,
+		QueueDrop:           q.Drop,
+		TextLimit:           msg.TextLimit,
+		TextLimitByInstance: map[string]int{},
+		ChunkMode:           chunk.Mode(msg.ChunkMode),
+		GroupHistoryLimit:   msg.GroupHistoryLimit,
+		Envelope:            envelope.Options{TimeZone: msg.Timezone},
+		ResponsePrefix:      msg.ResponsePrefix,
+		Streaming:           msg.Streaming,
+		Verbose:             msg.Verbose,
+		Workspace:           cfg.Agent.Workspace,
+		Model:               cfg.Agent.Model,
 	}
-	return a
+	if len(sess.ResetTriggers) == 0 {
+		set.ResetTriggers = []string{"/\x00none"} // triggers turned off
+	}
+	for _, t := range sess.ResetByType {
+		set.Reset.ByType[sessionreset.Type(t.Type)] = resetRule(t.Rule())
+	}
+	if d := q.Debounce.Duration(); d > 0 {
+		set.Debounce.Global = &d
+	}
+	set.Debounce.ByInstance = map[string]time.Duration{}
+	for _, p := range cfg.EnabledPlugins() {
+		set.Sources[p.Name] = p.Source
+		if p.Reset != nil {
+			set.Reset.ByInstance[p.Name] = resetRule(p.Reset)
+		}
+		if p.QueueMode != "" {
+			set.QueueModeByInstance[p.Name] = p.QueueMode
+		}
+		if p.TextLimit > 0 {
+			set.TextLimitByInstance[p.Name] = p.TextLimit
+		}
+		if p.Debounce != "" {
+			set.Debounce.ByInstance[p.Name] = p.Debounce.Duration()
+		}
+	}
+	return set
+}
+
+func resetRule(r *config.ResetRule) *sessionreset.Rule {
+	if r == nil {
+		return nil
+	}
+	out := &sessionreset.Rule{Mode: sessionreset.Mode(r.Mode)}
+	if r.AtHour != nil {
+		h := float64(*r.AtHour)
+		out.AtHour = &h
+	}
+	if r.IdleMinutes != nil {
+		m := float64(*r.IdleMinutes)
+		out.IdleMinutes = &m
+	}
+	return out
 }
 
 func agentConfig(cfg *config.Config) runner.Config {

@@ -9,8 +9,14 @@
 // the 4096 UTF-16 limit of the visible text), editMessageText,
 // sendChatAction, getFile and file downloads, sendPhoto/sendDocument
 // (multipart), setMyCommands, setWebhook/deleteWebhook. Any method can be
-// scripted to fail (429 with retry_after, 409, 401, 5xx) with Fail. Every
-// request is recorded.
+// scripted to fail (429 with retry_after, 409, 401, 5xx) with Fail. A wrong
+// token is answered 401. Every request is recorded (see Requests), those
+// with a wrong token (Request.Unauthorized) and file downloads
+// (DownloadMethod) included.
+//
+// AddFileWithSize stands for huge files and for downloads of unknown size;
+// NewServerWithListener starts the fake on a given listener, e.g. on the
+// address of a Bot API that was down until then.
 //
 // Start it from any package:
 //
@@ -30,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -110,12 +117,19 @@ type UploadedFile struct {
 	Data     []byte
 }
 
+// DownloadMethod is the Request.Method of a file download (GET
+// /file/bot<token>/<file_path>); Params["file_path"] is the path.
+const DownloadMethod = "download"
+
 // Request is one recorded API call.
 type Request struct {
 	Method string
 	Params url.Values
 	Files  []UploadedFile
 	Time   time.Time
+	// Unauthorized is set for a call made with a wrong token; it was
+	// answered 401 and its parameters were not parsed.
+	Unauthorized bool
 }
 
 // Sent is a message the bot sent (or edited) successfully.
@@ -145,6 +159,9 @@ type queued struct {
 type file struct {
 	path string
 	data []byte
+	// size is the file_size getFile announces; < 0 omits it (and the
+	// download is sent without Content-Length).
+	size int64
 }
 
 // Server is the fake Bot API. Its methods are safe for concurrent use.
@@ -178,7 +195,24 @@ type failureScript struct {
 // NewServer starts a fake Bot API on loopback that accepts token and
 // serves getMe as the bot "clawbot" (id 999). Close it when done.
 func NewServer(token string) *Server {
-	s := &Server{
+	s := newServer(token)
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	return s
+}
+
+// NewServerWithListener is NewServer serving on ln, e.g. a listener on the
+// address of a Bot API that was unreachable until now. The server owns ln.
+func NewServerWithListener(token string, ln net.Listener) *Server {
+	s := newServer(token)
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
+	s.srv.Listener.Close()
+	s.srv.Listener = ln
+	s.srv.Start()
+	return s
+}
+
+func newServer(token string) *Server {
+	return &Server{
 		token:        token,
 		bot:          User{ID: 999, IsBot: true, FirstName: "Claw", Username: "clawbot"},
 		notify:       make(chan struct{}),
@@ -189,8 +223,6 @@ func NewServer(token string) *Server {
 		failures:     map[string][]failureScript{},
 		files:        map[string]file{},
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
-	return s
 }
 
 // Close shuts the server down.
@@ -344,7 +376,18 @@ func (s *Server) ClearFailures() {
 func (s *Server) AddFile(fileID, filePath string, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.files[fileID] = file{path: filePath, data: data}
+	s.files[fileID] = file{path: filePath, data: data, size: int64(len(data))}
+}
+
+// AddFileWithSize is AddFile with the file_size getFile announces set to
+// size instead of len(data): larger to stand for a huge file without
+// holding it in memory (getFile refuses files over MaxGetFileBytes, as
+// Telegram does), smaller to model a size Telegram got wrong, or < 0 to
+// omit file_size and stream the download without Content-Length.
+func (s *Server) AddFileWithSize(fileID, filePath string, data []byte, size int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.files[fileID] = file{path: filePath, data: data, size: size}
 }
 
 // SetWebhook sets (non-empty) or clears the webhook URL, as setWebhook and
@@ -452,6 +495,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if token != s.token {
+		s.mu.Lock()
+		s.requests = append(s.requests, Request{Method: method, Time: time.Now(), Unauthorized: true})
+		s.mu.Unlock()
 		writeError(w, &apiError{code: 401, desc: "Unauthorized"})
 		return
 	}
@@ -829,25 +875,43 @@ func (s *Server) getFile(p url.Values) (any, *apiError) {
 	if !ok {
 		return nil, badRequest("invalid file_id")
 	}
-	if len(f.data) > MaxGetFileBytes {
+	if f.size > MaxGetFileBytes || len(f.data) > MaxGetFileBytes {
 		return nil, badRequest("file is too big")
 	}
-	return map[string]any{"file_id": id, "file_unique_id": "u" + id, "file_size": len(f.data), "file_path": f.path}, nil
+	out := map[string]any{"file_id": id, "file_unique_id": "u" + id, "file_path": f.path}
+	if f.size >= 0 {
+		out["file_size"] = f.size
+	}
+	return out, nil
 }
 
 func (s *Server) serveFile(w http.ResponseWriter, rest string) {
 	token, path, ok := strings.Cut(rest, "/")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, Request{Method: DownloadMethod, Params: url.Values{"file_path": {path}}, Time: time.Now(), Unauthorized: !ok || token != s.token})
 	if !ok || token != s.token {
 		writeError(w, &apiError{code: 401, desc: "Unauthorized"})
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, f := range s.files {
 		if f.path == path {
 			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Header().Set("Content-Length", strconv.Itoa(len(f.data)))
-			_, _ = w.Write(f.data)
+			if f.size >= 0 {
+				w.Header().Set("Content-Length", strconv.Itoa(len(f.data)))
+				_, _ = w.Write(f.data)
+				return
+			}
+			// Unknown size: chunked, in pieces.
+			fl, _ := w.(http.Flusher)
+			for b := f.data; len(b) > 0; {
+				n := min(len(b), 512)
+				_, _ = w.Write(b[:n])
+				if fl != nil {
+					fl.Flush()
+				}
+				b = b[n:]
+			}
 			return
 		}
 	}

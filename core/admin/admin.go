@@ -1,0 +1,308 @@
+// Package admin serves clawhost's local admin HTTP endpoint: a status page
+// for humans, the same status as JSON, a health check, the Prometheus
+// metrics and the approval of pending pairing codes.
+//
+// It is configured by
+//
+//	admin {
+//	  listen = "127.0.0.1:8791"
+//	}
+//
+// and listens on loopback by default. The endpoint has no authentication:
+// anyone who can connect may read the status (session keys, plugin errors,
+// pairing codes) and approve pairings, which grants a sender access to the
+// agent. Binding it to a non-loopback address exposes all of that to the
+// network; [Start] logs a warning when it does. Put it behind an
+// authenticating reverse proxy instead.
+//
+// Endpoints:
+//
+//	GET  /                 HTML status page, refreshes itself every 5 s
+//	GET  /status.json      the [Snapshot] as JSON
+//	GET  /healthz          200 "ok" when every plugin is ready, else 503
+//	GET  /metrics          the Prometheus handler (404 when none)
+//	GET  /pairing          pending pairing codes as JSON (404 without Pairing)
+//	POST /pairing/approve  approve a code: form or JSON {"code": "..."}
+//
+// Two browser guards protect the loopback endpoint from web pages the
+// operator visits: a request whose Host header is a DNS name other than
+// "localhost" or the configured listen host is refused (DNS rebinding), and
+// a cross-origin POST is refused (Sec-Fetch-Site / Origin, see
+// [net/http.CrossOriginProtection]). Host headers that are IP literals are
+// accepted: a browser only sends one when the page itself was loaded from
+// that address, so they cannot carry a rebinding attack, and they let an
+// operator who deliberately bound the endpoint to 0.0.0.0 reach it by IP.
+//
+// The package also provides [ErrorRing], an hclog sink keeping the recent
+// warnings and errors that the status page shows.
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// DefaultListen is the address used when [Options.Listen] is empty.
+const DefaultListen = "127.0.0.1:8791"
+
+// DefaultSnapshotTimeout bounds how long a request waits for the
+// [Source] when [Options.SnapshotTimeout] is zero.
+const DefaultSnapshotTimeout = 3 * time.Second
+
+// Source provides the host's state.
+type Source interface {
+	// Snapshot returns the current state. It is called once per request to
+	// /, /status.json and /healthz, from the request's goroutine and
+	// possibly concurrently with itself; it should return quickly and give
+	// up when ctx is done. A Snapshot not returned within the server's
+	// snapshot timeout counts as "the source did not answer".
+	Snapshot(ctx context.Context) Snapshot
+}
+
+// Snapshot is the host's state at one moment.
+type Snapshot struct {
+	// Version is clawhost's version string.
+	Version string `json:"version"`
+	// StartedAt is when the host started.
+	StartedAt time.Time `json:"started_at"`
+	// Plugins lists every enabled plugin instance.
+	Plugins []Plugin `json:"plugins"`
+	// Sessions lists the most recently active sessions first. The source
+	// caps the list (for example at 200); SessionCount is the total.
+	Sessions []Session `json:"sessions"`
+	// SessionCount is the number of sessions known to the host.
+	SessionCount int `json:"session_count"`
+	// QueueDepth is the number of messages waiting across all sessions.
+	QueueDepth int `json:"queue_depth"`
+	// Warm lists the runner's warm claude processes.
+	Warm []Warm `json:"warm"`
+	// Errors lists recent errors, newest first (see [ErrorRing]).
+	Errors []ErrorEntry `json:"errors"`
+}
+
+// Plugin is one enabled plugin instance as seen by the supervisor.
+type Plugin struct {
+	// Instance is the configured instance name (the block label).
+	Instance string `json:"instance"`
+	// Source is the plugin source, e.g. "telegram".
+	Source string `json:"source"`
+	// State is the supervisor's state name, e.g. "running", "backoff".
+	State string `json:"state"`
+	// LastError is the last error the plugin failed with; empty if none.
+	LastError string `json:"last_error,omitempty"`
+	// Restarts counts restarts since the host started.
+	Restarts int `json:"restarts"`
+	// PID is the plugin process id; 0 when not running.
+	PID int `json:"pid,omitempty"`
+	// Since is when the plugin entered State; zero if unknown.
+	Since time.Time `json:"since"`
+	// Ready reports whether the plugin is up and serving; /healthz
+	// requires every plugin to be ready.
+	Ready bool `json:"ready"`
+	// Kinds lists the plugin kinds the instance serves ("channel",
+	// "command", "hook").
+	Kinds []string `json:"kinds"`
+}
+
+// Session is one conversation's session.
+type Session struct {
+	// Key is the session key.
+	Key string `json:"key"`
+	// SessionID is the claude session uuid; empty before the first turn.
+	SessionID string `json:"session_id,omitempty"`
+	// Model is the model of the last turn, if known.
+	Model string `json:"model,omitempty"`
+	// LastActivity is when the session last received or sent a message.
+	LastActivity time.Time `json:"last_activity"`
+	// Turns counts finished agent turns.
+	Turns int64 `json:"turns"`
+	// InputTokens and OutputTokens sum the turns' token usage.
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	// CostUSD sums the turns' reported cost.
+	CostUSD float64 `json:"cost_usd"`
+	// Queued is the number of messages waiting for this session.
+	Queued int `json:"queued"`
+	// Running reports whether a turn is running now.
+	Running bool `json:"running"`
+}
+
+// Warm is one warm claude process of the runner.
+type Warm struct {
+	// Key is the session key the process serves.
+	Key string `json:"key"`
+	// PID is the process id.
+	PID int `json:"pid"`
+}
+
+// ErrorEntry is one recent warning or error.
+type ErrorEntry struct {
+	// At is when it was logged.
+	At time.Time `json:"at"`
+	// Level is "warn" or "error".
+	Level string `json:"level,omitempty"`
+	// Source is the name of the logger that logged it, e.g. "pluginhost.tg".
+	Source string `json:"source"`
+	// Message is the log message followed by its key=value arguments,
+	// secrets redacted.
+	Message string `json:"message"`
+}
+
+// Pairing approves senders waiting for access under dm_policy = "pairing".
+type Pairing interface {
+	// PendingPairings returns the codes not yet approved nor expired.
+	// It is called per GET /pairing; an empty result means none pending.
+	PendingPairings(ctx context.Context) ([]PairingCode, error)
+	// ApprovePairing approves code and returns the allow-list entry it
+	// created, "<instance>:<sender id>". The error wraps [ErrNotFound] for
+	// an unknown code and [ErrExpired] for an expired one.
+	ApprovePairing(ctx context.Context, code string) (entry string, err error)
+}
+
+// PairingCode is one pending pairing request.
+type PairingCode struct {
+	// Instance is the plugin instance the sender wrote to.
+	Instance string `json:"instance"`
+	// SenderID is the sender's platform id.
+	SenderID string `json:"sender_id"`
+	// Code is the code the sender was given.
+	Code string `json:"code"`
+	// CreatedAt and ExpiresAt bound the code's validity.
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Errors a [Pairing] wraps to select the HTTP status of /pairing/approve.
+var (
+	ErrNotFound = errors.New("pairing code not found")
+	ErrExpired  = errors.New("pairing code expired")
+)
+
+// Options configures [Start].
+type Options struct {
+	// Listen is the TCP address to listen on; empty means DefaultListen.
+	// Port 0 picks a free port (see [Server.Addr]).
+	Listen string
+	// Source provides the state; required.
+	Source Source
+	// Metrics serves /metrics; nil answers 404.
+	Metrics http.Handler
+	// Pairing serves /pairing and /pairing/approve; nil answers 404.
+	Pairing Pairing
+	// Logger receives the server's logs; nil discards them.
+	Logger hclog.Logger
+	// SnapshotTimeout bounds each call to Source.Snapshot; zero means
+	// DefaultSnapshotTimeout.
+	SnapshotTimeout time.Duration
+	// Now is the clock used for ages and uptimes on the status page; nil
+	// means time.Now.
+	Now func() time.Time
+}
+
+// Server is a running admin endpoint.
+type Server struct {
+	ln        net.Listener
+	srv       *http.Server
+	log       hclog.Logger
+	served    chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start listens on opts.Listen and serves the admin endpoint in the
+// background until [Server.Close]. It fails when the address cannot be
+// bound (the error names it, e.g. when the port is in use).
+func Start(opts Options) (*Server, error) {
+	if opts.Source == nil {
+		return nil, errors.New("start admin: no status source")
+	}
+	if opts.Listen == "" {
+		opts.Listen = DefaultListen
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.SnapshotTimeout <= 0 {
+		opts.SnapshotTimeout = DefaultSnapshotTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	configuredHost, _, err := net.SplitHostPort(opts.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("start admin: listen address %q: %w", opts.Listen, err)
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("start admin: listen on %s: %w", opts.Listen, err)
+	}
+	log := opts.Logger
+	if !isLoopbackListener(ln) {
+		log.Warn("admin endpoint listens on a non-loopback address; it has no authentication and exposes status and pairing approval to the network",
+			"address", ln.Addr().String())
+	}
+	h := &handler{
+		source:  opts.Source,
+		metrics: opts.Metrics,
+		pairing: opts.Pairing,
+		log:     log,
+		timeout: opts.SnapshotTimeout,
+		now:     opts.Now,
+		hosts:   allowedHosts(configuredHost),
+	}
+	s := &Server{
+		ln:  ln,
+		log: log,
+		srv: &http.Server{
+			Handler:           h.routes(),
+			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       10 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       60 * time.Second,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+		},
+		served: make(chan struct{}),
+	}
+	go func() {
+		defer close(s.served)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("admin endpoint stopped", "error", err)
+		}
+	}()
+	log.Info("admin endpoint listening", "address", s.Addr())
+	return s, nil
+}
+
+// Addr returns the address the server listens on, with the actual port
+// when Listen asked for port 0.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops accepting connections and waits for the requests in flight
+// until ctx is done; then it closes the remaining connections and returns
+// ctx's error. Calling Close again returns the first result.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		err := s.srv.Shutdown(ctx)
+		if err != nil {
+			_ = s.srv.Close()
+			err = fmt.Errorf("close admin endpoint: %w", err)
+		}
+		<-s.served
+		s.closeErr = err
+	})
+	return s.closeErr
+}
+
+// isLoopbackListener reports whether ln accepts only loopback connections.
+func isLoopbackListener(ln net.Listener) bool {
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	return ok && addr.IP.IsLoopback()
+}

@@ -1,0 +1,529 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+const xss = `<script>alert(1)</script>`
+const xssEscaped = `&lt;script&gt;alert(1)&lt;/script&gt;`
+
+var t0 = time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+
+// fakeSource returns a fixed snapshot; with block set it waits for ctx to
+// end before answering, like a source stuck on a lock.
+type fakeSource struct {
+	mu    sync.Mutex
+	snap  Snapshot
+	block bool
+	calls int
+}
+
+func (f *fakeSource) Snapshot(ctx context.Context) Snapshot {
+	f.mu.Lock()
+	f.calls++
+	snap, block := f.snap, f.block
+	f.mu.Unlock()
+	if block {
+		<-ctx.Done()
+	}
+	return snap
+}
+
+// fakePairing records approvals; codes maps a code to its entry or error.
+type fakePairing struct {
+	mu       sync.Mutex
+	pending  []PairingCode
+	codes    map[string]string
+	expired  map[string]bool
+	approved []string
+}
+
+func (f *fakePairing) PendingPairings(context.Context) ([]PairingCode, error) {
+	return f.pending, nil
+}
+
+func (f *fakePairing) ApprovePairing(_ context.Context, code string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.approved = append(f.approved, code)
+	if f.expired[code] {
+		return "", fmt.Errorf("approve %s: %w", code, ErrExpired)
+	}
+	entry, ok := f.codes[code]
+	if !ok {
+		return "", fmt.Errorf("approve %s: %w", code, ErrNotFound)
+	}
+	return entry, nil
+}
+
+func (f *fakePairing) calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.approved...)
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func sampleSnapshot() Snapshot {
+	return Snapshot{
+		Version:   "1.2.3",
+		StartedAt: t0.Add(-26 * time.Hour),
+		Plugins: []Plugin{
+			{Instance: "tg", Source: "telegram", State: "running", Restarts: 2, PID: 4242,
+				Since: t0.Add(-3 * time.Minute), Ready: true, Kinds: []string{"channel"}},
+			{Instance: "dc", Source: "discord", State: "backoff", Restarts: 7,
+				LastError: "dial: " + xss, Since: t0.Add(-42 * time.Second), Kinds: []string{"channel", "command"}},
+		},
+		Sessions: []Session{
+			{Key: "tg:dm:1001", SessionID: "0d6c1a2e-1111-2222-3333-444455556666", Model: "claude-sonnet",
+				LastActivity: t0.Add(-90 * time.Second), Turns: 12, InputTokens: 34567, OutputTokens: 8910,
+				CostUSD: 0.12345, Queued: 3, Running: true},
+			{Key: "dc:" + xss, LastActivity: t0.Add(-2 * time.Hour)},
+		},
+		SessionCount: 250,
+		QueueDepth:   5,
+		Warm:         []Warm{{Key: "tg:dm:1001", PID: 31337}},
+		Errors: []ErrorEntry{
+			{At: t0.Add(-time.Minute), Level: "error", Source: "pluginhost.dc", Message: "crashed " + xss},
+		},
+	}
+}
+
+// start runs a server on a free loopback port, closed at the end of the test.
+func start(t *testing.T, opts Options) *Server {
+	t.Helper()
+	if opts.Listen == "" {
+		opts.Listen = "127.0.0.1:0"
+	}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return t0 }
+	}
+	s, err := Start(opts)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+type request struct {
+	method, path, host, body string
+	header                   map[string]string
+}
+
+// do sends req to s and returns the status and body.
+func do(t *testing.T, s *Server, req request) (int, string, http.Header) {
+	t.Helper()
+	if req.method == "" {
+		req.method = http.MethodGet
+	}
+	r, err := http.NewRequest(req.method, "http://"+s.Addr()+req.path, strings.NewReader(req.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.host != "" {
+		r.Host = req.host
+	}
+	for k, v := range req.header {
+		r.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.method, req.path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body), resp.Header
+}
+
+func TestStatusPage(t *testing.T) {
+	t.Parallel()
+	s := start(t, Options{Source: &fakeSource{snap: sampleSnapshot()}})
+	code, body, hdr := do(t, s, request{path: "/"})
+	if code != http.StatusOK {
+		t.Fatalf("status %d, body:\n%s", code, body)
+	}
+	if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	for _, want := range []string{
+		`<meta http-equiv="refresh" content="5">`,
+		"version 1.2.3", "up 1d02h",
+		"plugins ready: <b class=\"bad\">1/2</b>",
+		"sessions: <b>250</b>", "queued messages: <b>5</b>", "warm processes: <b>1</b>",
+		// plugins: instance, source, kinds, state, time in state, restarts, pid
+		"<td>tg</td><td>telegram</td><td>channel</td><td>running</td>",
+		`<td class="n">3m00s</td><td class="n">2</td><td class="n">4242</td>`,
+		"<td>dc</td><td>discord</td><td>channel, command</td><td>backoff</td>",
+		`<td class="n">42s</td><td class="n">7</td>`,
+		// sessions
+		"showing 2 of 250",
+		"<td>tg:dm:1001</td>", ">0d6c1a2e<", "claude-sonnet", "1m30s ago",
+		`<td class="n">12</td><td class="n">34567</td><td class="n">8910</td><td class="n">$0.1235</td><td class="n">3</td>`,
+		"running</span>", "2h00m ago",
+		// warm and errors
+		`<td class="n">31337</td>`, "pluginhost.dc",
+		// escaping
+		"dial: " + xssEscaped, "dc:" + xssEscaped, "crashed " + xssEscaped,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<script") {
+		t.Error("page contains an unescaped <script>")
+	}
+	if strings.Contains(body, "http://") || strings.Contains(body, "https://") || strings.Contains(body, "src=") {
+		t.Error("page references external assets")
+	}
+	if csp := hdr.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("Content-Security-Policy %q", csp)
+	}
+}
+
+func TestStatusPageEmpty(t *testing.T) {
+	t.Parallel()
+	s := start(t, Options{Source: &fakeSource{}})
+	code, body, _ := do(t, s, request{path: "/"})
+	if code != http.StatusOK {
+		t.Fatalf("status %d", code)
+	}
+	for _, want := range []string{"No plugin enabled.", "No sessions.", "No warm process.", "No recent errors.", "version unknown"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if code, _, _ := do(t, s, request{path: "/nope"}); code != http.StatusNotFound {
+		t.Errorf("GET /nope: status %d, want 404", code)
+	}
+}
+
+func TestHealthz(t *testing.T) {
+	t.Parallel()
+	ready := Plugin{Instance: "tg", State: "running", Ready: true}
+	cases := []struct {
+		name     string
+		src      *fakeSource
+		code     int
+		contains []string
+		lacks    []string
+	}{
+		{"all ready", &fakeSource{snap: Snapshot{Plugins: []Plugin{ready, {Instance: "dc", Ready: true}}}},
+			200, []string{"ok"}, nil},
+		{"no plugins", &fakeSource{}, 200, []string{"ok"}, nil},
+		{"one not ready", &fakeSource{snap: Snapshot{Plugins: []Plugin{ready, {Instance: "dc", State: "backoff"}, {Instance: "wa", State: "starting"}}}},
+			503, []string{"not ready", "dc backoff", "wa starting"}, []string{"tg", "ok"}},
+		{"source silent", &fakeSource{block: true, snap: Snapshot{Plugins: []Plugin{ready}}},
+			503, []string{"did not answer"}, []string{"ok"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := start(t, Options{Source: c.src, SnapshotTimeout: 50 * time.Millisecond})
+			code, body, hdr := do(t, s, request{path: "/healthz"})
+			if code != c.code {
+				t.Errorf("status %d, want %d; body %q", code, c.code, body)
+			}
+			if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+				t.Errorf("Content-Type %q", ct)
+			}
+			for _, w := range c.contains {
+				if !strings.Contains(body, w) {
+					t.Errorf("body %q lacks %q", body, w)
+				}
+			}
+			for _, w := range c.lacks {
+				if strings.Contains(body, w) {
+					t.Errorf("body %q contains %q", body, w)
+				}
+			}
+		})
+	}
+}
+
+func TestStatusJSON(t *testing.T) {
+	t.Parallel()
+	want := sampleSnapshot()
+	s := start(t, Options{Source: &fakeSource{snap: want}})
+	code, body, hdr := do(t, s, request{path: "/status.json"})
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %s", code, body)
+	}
+	if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	var got Snapshot
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatalf("decode: %v\n%s", err, body)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("decoded snapshot differs:\n got %+v\nwant %+v", got, want)
+	}
+	if !strings.Contains(body, `"session_count": 250`) || !strings.Contains(body, `"last_error": "dial: \u003cscript\u003e`) {
+		t.Errorf("unexpected JSON field names or escaping:\n%s", body)
+	}
+
+	empty := start(t, Options{Source: &fakeSource{}})
+	_, body, _ = do(t, empty, request{path: "/status.json"})
+	for _, f := range []string{`"plugins": []`, `"sessions": []`, `"warm": []`, `"errors": []`} {
+		if !strings.Contains(body, f) {
+			t.Errorf("empty snapshot JSON lacks %s:\n%s", f, body)
+		}
+	}
+
+	silent := start(t, Options{Source: &fakeSource{block: true}, SnapshotTimeout: 20 * time.Millisecond})
+	if code, _, _ := do(t, silent, request{path: "/status.json"}); code != http.StatusServiceUnavailable {
+		t.Errorf("silent source: status %d, want 503", code)
+	}
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
+	none := start(t, Options{Source: &fakeSource{}})
+	if code, _, _ := do(t, none, request{path: "/metrics"}); code != http.StatusNotFound {
+		t.Errorf("without metrics: status %d, want 404", code)
+	}
+	m := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "clawhost_up 1") })
+	s := start(t, Options{Source: &fakeSource{}, Metrics: m})
+	if code, body, _ := do(t, s, request{path: "/metrics"}); code != 200 || body != "clawhost_up 1\n" {
+		t.Errorf("metrics: status %d body %q", code, body)
+	}
+}
+
+func newFakePairing() *fakePairing {
+	return &fakePairing{
+		pending: []PairingCode{{Instance: "tg", SenderID: "1001", Code: "ABCD1234",
+			CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}},
+		codes:   map[string]string{"ABCD1234": "tg:1001"},
+		expired: map[string]bool{"OLD00000": true},
+	}
+}
+
+func TestPairing(t *testing.T) {
+	t.Parallel()
+	p := newFakePairing()
+	s := start(t, Options{Source: &fakeSource{}, Pairing: p})
+
+	code, body, _ := do(t, s, request{path: "/pairing"})
+	var pending []PairingCode
+	if err := json.Unmarshal([]byte(body), &pending); code != 200 || err != nil {
+		t.Fatalf("GET /pairing: %d %v %s", code, err, body)
+	}
+	if !reflect.DeepEqual(pending, p.pending) {
+		t.Errorf("pending = %+v, want %+v", pending, p.pending)
+	}
+
+	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	jsonCT := map[string]string{"Content-Type": "application/json"}
+	cases := []struct {
+		name   string
+		req    request
+		code   int
+		body   string
+		called bool
+	}{
+		{"form", request{body: "code=ABCD1234", header: form}, 200, `"approved": "tg:1001"`, true},
+		{"json", request{body: `{"code":" ABCD1234 "}`, header: jsonCT}, 200, `"approved": "tg:1001"`, true},
+		{"unknown", request{body: "code=NOPE", header: form}, 404, "not found", true},
+		{"expired", request{body: `{"code":"OLD00000"}`, header: jsonCT}, 410, "expired", true},
+		{"missing form", request{body: "other=1", header: form}, 400, "missing code", false},
+		{"missing json", request{body: `{}`, header: jsonCT}, 400, "missing code", false},
+		{"malformed json", request{body: `{"code":`, header: jsonCT}, 400, "malformed", false},
+		{"query only", request{path: "/pairing/approve?code=ABCD1234", header: form}, 400, "missing code", false},
+		{"cross-site fetch", request{body: "code=ABCD1234", header: map[string]string{
+			"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "cross-site"}}, 403, "cross-origin", false},
+		{"foreign origin", request{body: "code=ABCD1234", header: map[string]string{
+			"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"}}, 403, "cross-origin", false},
+		{"same origin", request{body: "code=ABCD1234", header: map[string]string{
+			"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://" + s.Addr(), "Sec-Fetch-Site": "same-origin"}}, 200, "tg:1001", true},
+	}
+	for _, c := range cases {
+		before := len(p.calls())
+		c.req.method = http.MethodPost
+		if c.req.path == "" {
+			c.req.path = "/pairing/approve"
+		}
+		code, body, _ := do(t, s, c.req)
+		if code != c.code || !strings.Contains(body, c.body) {
+			t.Errorf("%s: %d %q, want %d containing %q", c.name, code, body, c.code, c.body)
+		}
+		if called := len(p.calls()) > before; called != c.called {
+			t.Errorf("%s: ApprovePairing called = %v, want %v", c.name, called, c.called)
+		}
+	}
+
+	if code, _, hdr := do(t, s, request{path: "/pairing/approve"}); code != http.StatusMethodNotAllowed || hdr.Get("Allow") != "POST" {
+		t.Errorf("GET /pairing/approve: %d Allow=%q, want 405 POST", code, hdr.Get("Allow"))
+	}
+	if got := p.calls(); len(got) == 0 || got[0] != "ABCD1234" {
+		t.Errorf("approved codes %q: the JSON code was not trimmed or the form code not passed", got)
+	}
+}
+
+func TestPairingDisabled(t *testing.T) {
+	t.Parallel()
+	s := start(t, Options{Source: &fakeSource{}})
+	if code, _, _ := do(t, s, request{path: "/pairing"}); code != 404 {
+		t.Errorf("GET /pairing: %d, want 404", code)
+	}
+	code, _, _ := do(t, s, request{method: http.MethodPost, path: "/pairing/approve", body: "code=X",
+		header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+	if code != 404 {
+		t.Errorf("POST /pairing/approve: %d, want 404", code)
+	}
+}
+
+func TestHostGuard(t *testing.T) {
+	t.Parallel()
+	src := &fakeSource{snap: Snapshot{Plugins: []Plugin{{Instance: "tg", Ready: true}}}}
+	s := start(t, Options{Source: src})
+	_, port, _ := net.SplitHostPort(s.Addr())
+	cases := []struct {
+		host string
+		code int
+	}{
+		{"", 200}, // the client sends the dialled address
+		{"localhost:" + port, 200},
+		{"LOCALHOST.", 200},
+		{"127.0.0.1:" + port, 200},
+		{"[::1]:" + port, 200},
+		{"192.168.1.5:" + port, 200},
+		{"evil.example:" + port, 403},
+		{"evil.example", 403},
+		{"localhost.evil.example", 403},
+		{"admin.internal:" + port, 403},
+	}
+	for _, c := range cases {
+		if code, body, _ := do(t, s, request{path: "/healthz", host: c.host}); code != c.code {
+			t.Errorf("Host %q: status %d (%q), want %d", c.host, code, body, c.code)
+		}
+	}
+	src.mu.Lock()
+	calls := src.calls
+	src.mu.Unlock()
+	if want := 6; calls != want {
+		t.Errorf("source called %d times, want %d: refused requests must not reach it", calls, want)
+	}
+}
+
+func TestHostGuardListenName(t *testing.T) {
+	t.Parallel()
+	h := &handler{hosts: allowedHosts("admin.internal")}
+	for host, want := range map[string]bool{
+		"admin.internal:8791": true,
+		"Admin.Internal":      true,
+		"localhost":           true,
+		"other.internal":      false,
+		"":                    false,
+	} {
+		if got := h.hostAllowed(host); got != want {
+			t.Errorf("hostAllowed(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	t.Parallel()
+	if _, err := Start(Options{Listen: "127.0.0.1:0"}); err == nil {
+		t.Error("Start without a source succeeded")
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	_, err = Start(Options{Listen: busy.Addr().String(), Source: &fakeSource{}})
+	if err == nil || !strings.Contains(err.Error(), busy.Addr().String()) {
+		t.Errorf("Start on a busy port: err = %v, want one naming %s", err, busy.Addr())
+	}
+	if _, err := Start(Options{Listen: "no-port", Source: &fakeSource{}}); err == nil || !strings.Contains(err.Error(), "no-port") {
+		t.Errorf("Start with a bad address: err = %v", err)
+	}
+}
+
+func TestNonLoopbackWarning(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		listen string
+		warn   bool
+	}{
+		{"127.0.0.1:0", false},
+		{"0.0.0.0:0", true},
+	} {
+		var out syncBuffer
+		log := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info})
+		start(t, Options{Listen: c.listen, Source: &fakeSource{}, Logger: log})
+		if got := strings.Contains(out.String(), "non-loopback"); got != c.warn {
+			t.Errorf("listen %s: warning logged = %v, want %v; log:\n%s", c.listen, got, c.warn, out.String())
+		}
+	}
+}
+
+func TestClose(t *testing.T) {
+	t.Parallel()
+	s, err := Start(Options{Listen: "127.0.0.1:0", Source: &fakeSource{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := s.Addr()
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		t.Error("server still answers after Close")
+	}
+}
+
+func TestSourcePanicIsContained(t *testing.T) {
+	t.Parallel()
+	s := start(t, Options{Source: panicSource{}, SnapshotTimeout: time.Second})
+	code, _, _ := do(t, s, request{path: "/healthz"})
+	if code != http.StatusServiceUnavailable {
+		t.Errorf("status %d, want 503", code)
+	}
+}
+
+type panicSource struct{}
+
+func (panicSource) Snapshot(context.Context) Snapshot { panic("boom") }

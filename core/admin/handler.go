@@ -1,0 +1,298 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// maxApproveBody bounds the body of POST /pairing/approve.
+const maxApproveBody = 4 << 10
+
+// handler serves the endpoints of one [Server].
+type handler struct {
+	source  Source
+	metrics http.Handler
+	pairing Pairing
+	log     hclog.Logger
+	timeout time.Duration
+	now     func() time.Time
+	// hosts are the DNS names accepted in the Host header (lower case);
+	// IP literals are always accepted.
+	hosts map[string]bool
+}
+
+// routes returns the complete handler: host guard, cross-origin guard,
+// security headers and the routes.
+func (h *handler) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", h.page)
+	mux.HandleFunc("GET /status.json", h.statusJSON)
+	mux.HandleFunc("GET /healthz", h.healthz)
+	mux.HandleFunc("GET /metrics", h.serveMetrics)
+	mux.HandleFunc("GET /pairing", h.pendingPairings)
+	mux.HandleFunc("POST /pairing/approve", h.approvePairing)
+
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.log.Warn("refused cross-origin request", "method", r.Method, "path", r.URL.Path,
+			"origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
+	}))
+	return h.guardHost(cop.Handler(securityHeaders(mux)))
+}
+
+// allowedHosts returns the DNS names accepted in Host headers: localhost
+// and the host of the listen address when it is a name.
+func allowedHosts(listenHost string) map[string]bool {
+	hosts := map[string]bool{"localhost": true}
+	if name := normalizeHost(listenHost); name != "" {
+		if _, err := netip.ParseAddr(name); err != nil {
+			hosts[name] = true
+		}
+	}
+	return hosts
+}
+
+// normalizeHost lower-cases a host name, drops a trailing dot and IPv6
+// brackets.
+func normalizeHost(host string) string {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return strings.TrimSuffix(strings.ToLower(host), ".")
+}
+
+// hostAllowed reports whether a Host header value (with or without port)
+// names this server: an IP literal, localhost or the listen host.
+func (h *handler) hostAllowed(hostport string) bool {
+	host := hostport
+	if hh, _, err := net.SplitHostPort(hostport); err == nil {
+		host = hh
+	}
+	host = normalizeHost(host)
+	if host == "" {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	return h.hosts[host]
+}
+
+// guardHost refuses requests whose Host header is a foreign DNS name, the
+// signature of a DNS-rebinding attack from a web page.
+func (h *handler) guardHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.hostAllowed(r.Host) {
+			h.log.Warn("refused request with foreign Host header", "host", r.Host, "path", r.URL.Path)
+			http.Error(w, "host not allowed", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// securityHeaders keeps browsers from framing, sniffing or caching the
+// responses, and the page from loading anything external.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("Cache-Control", "no-store")
+		hd.Set("Content-Security-Policy",
+			"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// snapshot asks the source for the state, waiting at most h.timeout. ok is
+// false when the source did not answer in time (or panicked).
+func (h *handler) snapshot(ctx context.Context) (snap Snapshot, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	type result struct {
+		snap Snapshot
+		ok   bool
+	}
+	ch := make(chan result, 1) // buffered: a late answer must not block the goroutine
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				h.log.Error("status source panicked", "panic", fmt.Sprint(p))
+				ch <- result{}
+			}
+		}()
+		ch <- result{snap: h.source.Snapshot(ctx), ok: true}
+	}()
+	select {
+	case res := <-ch:
+		return res.snap, res.ok && ctx.Err() == nil
+	case <-ctx.Done():
+		h.log.Warn("status source did not answer", "timeout", h.timeout)
+		return Snapshot{}, false
+	}
+}
+
+// statusJSON serves GET /status.json.
+func (h *handler) statusJSON(w http.ResponseWriter, r *http.Request) {
+	snap, ok := h.snapshot(r.Context())
+	if !ok {
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{"status source did not answer"})
+		return
+	}
+	writeJSON(w, http.StatusOK, withEmptySlices(snap))
+}
+
+// withEmptySlices replaces nil lists by empty ones, so JSON clients see []
+// rather than null.
+func withEmptySlices(s Snapshot) Snapshot {
+	if s.Plugins == nil {
+		s.Plugins = []Plugin{}
+	}
+	for i := range s.Plugins {
+		if s.Plugins[i].Kinds == nil {
+			s.Plugins[i].Kinds = []string{}
+		}
+	}
+	if s.Sessions == nil {
+		s.Sessions = []Session{}
+	}
+	if s.Warm == nil {
+		s.Warm = []Warm{}
+	}
+	if s.Errors == nil {
+		s.Errors = []ErrorEntry{}
+	}
+	return s
+}
+
+// healthz serves GET /healthz: 200 "ok" when the source answered and every
+// plugin is ready (also when no plugin is enabled), else 503 and the
+// instances not ready, one per line.
+func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	snap, ok := h.snapshot(r.Context())
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "status source did not answer")
+		return
+	}
+	var b strings.Builder
+	for _, p := range snap.Plugins {
+		if !p.Ready {
+			fmt.Fprintf(&b, "%s %s\n", p.Instance, p.State)
+		}
+	}
+	if b.Len() > 0 {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, "not ready:\n"+b.String())
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+// serveMetrics serves GET /metrics.
+func (h *handler) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if h.metrics == nil {
+		http.NotFound(w, r)
+		return
+	}
+	h.metrics.ServeHTTP(w, r)
+}
+
+// pendingPairings serves GET /pairing.
+func (h *handler) pendingPairings(w http.ResponseWriter, r *http.Request) {
+	if h.pairing == nil {
+		writeJSON(w, http.StatusNotFound, errorBody{"pairing is not available"})
+		return
+	}
+	codes, err := h.pairing.PendingPairings(r.Context())
+	if err != nil {
+		h.log.Error("list pending pairings", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{"listing pending pairings failed"})
+		return
+	}
+	if codes == nil {
+		codes = []PairingCode{}
+	}
+	writeJSON(w, http.StatusOK, codes)
+}
+
+// approvePairing serves POST /pairing/approve with the code in a form
+// field or a JSON object {"code": "..."}.
+func (h *handler) approvePairing(w http.ResponseWriter, r *http.Request) {
+	if h.pairing == nil {
+		writeJSON(w, http.StatusNotFound, errorBody{"pairing is not available"})
+		return
+	}
+	code, err := readCode(w, r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{err.Error()})
+		return
+	}
+	entry, err := h.pairing.ApprovePairing(r.Context(), code)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		writeJSON(w, http.StatusNotFound, errorBody{ErrNotFound.Error()})
+	case errors.Is(err, ErrExpired):
+		writeJSON(w, http.StatusGone, errorBody{ErrExpired.Error()})
+	case err != nil:
+		h.log.Error("approve pairing", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{"approving the pairing failed"})
+	default:
+		h.log.Info("pairing approved", "entry", entry)
+		writeJSON(w, http.StatusOK, struct {
+			Approved string `json:"approved"`
+		}{entry})
+	}
+}
+
+// readCode extracts the pairing code from the request body.
+func readCode(w http.ResponseWriter, r *http.Request) (string, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxApproveBody)
+	var code string
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mediaType == "application/json" {
+		var body struct {
+			Code string `json:"code"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			return "", errors.New("malformed JSON body")
+		}
+		code = body.Code
+	} else {
+		if err := r.ParseForm(); err != nil {
+			return "", errors.New("malformed form body")
+		}
+		code = r.PostForm.Get("code")
+	}
+	code = strings.TrimSpace(code)
+	if code == "" {
+		return "", errors.New("missing code")
+	}
+	return code, nil
+}
+
+// errorBody is the JSON body of an error answer.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// writeJSON writes v as indented JSON with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client went away; nothing to do
+}

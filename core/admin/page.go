@@ -1,0 +1,154 @@
+package admin
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// page serves GET /: the status page. It is rendered into a buffer first so
+// a template error yields a clean 500 instead of half a page.
+func (h *handler) page(w http.ResponseWriter, r *http.Request) {
+	snap, ok := h.snapshot(r.Context())
+	data := pageData{Snap: snap, OK: ok, Now: h.now()}
+	for _, p := range snap.Plugins {
+		if p.Ready {
+			data.Ready++
+		}
+	}
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, data); err != nil {
+		h.log.Error("render status page", "error", err)
+		http.Error(w, "rendering the status page failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_, _ = w.Write(buf.Bytes())
+}
+
+// pageData is the status page's template data.
+type pageData struct {
+	Snap  Snapshot
+	OK    bool // the source answered
+	Now   time.Time
+	Ready int // plugins ready
+}
+
+// Age formats the time elapsed from t to the page's clock, "—" for the
+// zero time.
+func (d pageData) Age(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return formatDuration(d.Now.Sub(t))
+}
+
+// Stamp formats t for the page, "—" for the zero time.
+func (d pageData) Stamp(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+// formatDuration formats d coarsely: 42s, 3m07s, 5h03m, 2d05h.
+func formatDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	default:
+		return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
+	}
+}
+
+var pageTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
+	"join": func(s []string) string { return strings.Join(s, ", ") },
+	"cost": func(f float64) string { return fmt.Sprintf("$%.4f", f) },
+	"short": func(s string) string {
+		if r := []rune(s); len(r) > 8 {
+			return string(r[:8])
+		}
+		return s
+	},
+}).Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="refresh" content="5">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>clawhost status</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fafafa}
+h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
+table{border-collapse:collapse;width:100%;background:#fff}
+th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}
+th{background:#f0f0f0;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.meta,.none{color:#666}.ok{color:#080}.bad{color:#b00}
+.err{font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-word}
+.summary{display:flex;gap:1.5em;list-style:none;padding:0}
+</style>
+</head>
+<body>
+<h1>clawhost</h1>
+{{if not .OK}}<p class="bad">The status source did not answer in time.</p>
+{{end}}<p class="meta">version {{or .Snap.Version "unknown"}} · started {{.Stamp .Snap.StartedAt}} · up {{.Age .Snap.StartedAt}} · page refreshes every 5 s</p>
+<ul class="summary">
+<li>plugins ready: <b class="{{if eq .Ready (len .Snap.Plugins)}}ok{{else}}bad{{end}}">{{.Ready}}/{{len .Snap.Plugins}}</b></li>
+<li>sessions: <b>{{.Snap.SessionCount}}</b></li>
+<li>queued messages: <b>{{.Snap.QueueDepth}}</b></li>
+<li>warm processes: <b>{{len .Snap.Warm}}</b></li>
+</ul>
+
+<h2>Plugins</h2>
+{{if .Snap.Plugins}}<table>
+<thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>last error</th></tr></thead>
+<tbody>
+{{range .Snap.Plugins}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else}}bad{{end}}">{{if .Ready}}yes{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="err">{{.LastError}}</td></tr>
+{{end}}</tbody>
+</table>
+{{else}}<p class="none">No plugin enabled.</p>
+{{end}}
+<h2>Sessions</h2>
+{{if .Snap.Sessions}}<p class="meta">showing {{len .Snap.Sessions}} of {{.Snap.SessionCount}}, most recently active first</p>
+<table>
+<thead><tr><th>key</th><th>session</th><th>model</th><th>last activity</th><th>turns</th><th>input tokens</th><th>output tokens</th><th>cost</th><th>queued</th><th>running</th></tr></thead>
+<tbody>
+{{range .Snap.Sessions}}<tr><td>{{.Key}}</td><td title="{{.SessionID}}">{{short .SessionID}}</td><td>{{.Model}}</td><td class="n">{{$.Age .LastActivity}} ago</td><td class="n">{{.Turns}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.Queued}}</td><td>{{if .Running}}<span class="ok">running</span>{{else}}idle{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+{{else}}<p class="none">No sessions.</p>
+{{end}}
+<h2>Warm claude processes</h2>
+{{if .Snap.Warm}}<table>
+<thead><tr><th>session key</th><th>pid</th></tr></thead>
+<tbody>
+{{range .Snap.Warm}}<tr><td>{{.Key}}</td><td class="n">{{.PID}}</td></tr>
+{{end}}</tbody>
+</table>
+{{else}}<p class="none">No warm process.</p>
+{{end}}
+<h2>Recent errors</h2>
+{{if .Snap.Errors}}<table>
+<thead><tr><th>time</th><th>level</th><th>source</th><th>message</th></tr></thead>
+<tbody>
+{{range .Snap.Errors}}<tr><td>{{$.Stamp .At}}</td><td class="{{if eq .Level "error"}}bad{{end}}">{{.Level}}</td><td>{{.Source}}</td><td class="err">{{.Message}}</td></tr>
+{{end}}</tbody>
+</table>
+{{else}}<p class="none">No recent errors.</p>
+{{end}}</body>
+</html>
+`))

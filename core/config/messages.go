@@ -1,0 +1,183 @@
+package config
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+)
+
+// Defaults of the messages block.
+const (
+	DefaultTextLimit         = 4000
+	DefaultChunkMode         = "length"
+	DefaultGroupHistoryLimit = 50
+	DefaultTimezone          = "local"
+	DefaultStreaming         = "auto"
+	DefaultHookTimeout       = Duration("5s")
+)
+
+// ChunkModes are the values messages.chunk_mode accepts; StreamingModes
+// those of messages.streaming.
+var (
+	ChunkModes     = []string{"length", "newline"}
+	StreamingModes = []string{"auto", "blocks", "draft", "off"}
+)
+
+// Messages is the messages {} block: how prompts are built from inbound
+// messages and how replies are sent back.
+type Messages struct {
+	// ResponsePrefix is put before every reply (response_prefix). It may
+	// contain templates such as {model}, filled in per reply. Default ""
+	// (none).
+	ResponsePrefix string `hcl:"response_prefix,optional"`
+
+	// TextLimit is the longest reply chunk, in characters (text_limit); a
+	// longer reply is split. The host uses the smaller of this and the
+	// channel's own limit. At least 1. Default 4000. A plugin's text_limit
+	// overrides it for that instance.
+	TextLimit int `hcl:"text_limit,optional"`
+
+	// ChunkMode decides where a long reply is split (chunk_mode): "length"
+	// — as late as the limit allows, at a line break or space where there is
+	// one; "newline" — only between paragraphs (at blank lines), packing as
+	// many paragraphs as fit, and by length only inside a paragraph longer
+	// than the limit. Code blocks are never broken unbalanced. Default
+	// "length".
+	ChunkMode string `hcl:"chunk_mode,optional"`
+
+	// GroupHistoryLimit is how many recent group messages not addressed to
+	// the agent are kept and given to it as context with the next message
+	// that is (group_history_limit). 0 disables the history. Default 50.
+	GroupHistoryLimit int `hcl:"group_history_limit,optional"`
+
+	// Timezone is the time zone of the timestamps in message envelopes
+	// (timezone): "local" — the host's; "utc"; or an IANA name such as
+	// "Europe/Berlin". Default "local". Location returns it.
+	Timezone string `hcl:"timezone,optional"`
+
+	// Streaming decides how a reply reaches the chat while it is written
+	// (streaming): "auto" — a live draft where the channel can edit
+	// messages, else "blocks"; "blocks" — each finished block (paragraph,
+	// code block) is sent as it completes; "draft" — one message edited as
+	// the reply grows (channels that cannot edit get "blocks"); "off" — the
+	// whole reply once the turn ends. Default "auto".
+	Streaming string `hcl:"streaming,optional"`
+
+	// Verbose shows the agent's tool use as progress lines in the chat
+	// (verbose). Default false.
+	Verbose bool `hcl:"verbose,optional"`
+
+	// HookTimeout bounds each before_agent_start hook plugin's answer
+	// (hook_timeout); a hook that takes longer is skipped for that turn.
+	// Default "5s".
+	HookTimeout Duration `hcl:"hook_timeout,optional"`
+}
+
+func defaultMessages() *Messages {
+	return &Messages{
+		TextLimit:         DefaultTextLimit,
+		ChunkMode:         DefaultChunkMode,
+		GroupHistoryLimit: DefaultGroupHistoryLimit,
+		Timezone:          DefaultTimezone,
+		Streaming:         DefaultStreaming,
+		HookTimeout:       DefaultHookTimeout,
+	}
+}
+
+// Location returns the time zone of Timezone: time.Local for "local",
+// time.UTC for "utc", else the IANA zone (time.Local when it cannot be
+// loaded, which Load has already refused).
+func (m *Messages) Location() *time.Location {
+	switch m.Timezone {
+	case "local", "":
+		return time.Local
+	case "utc":
+		return time.UTC
+	}
+	loc, err := time.LoadLocation(m.Timezone)
+	if err != nil {
+		return time.Local
+	}
+	return loc
+}
+
+func (m *Messages) check(k *checker) {
+	k.atLeast("text_limit", m.TextLimit, 1)
+	k.enum("chunk_mode", m.ChunkMode, ChunkModes)
+	k.atLeast("group_history_limit", m.GroupHistoryLimit, 0)
+	k.timezone("timezone", m.Timezone)
+	k.enum("streaming", m.Streaming, StreamingModes)
+	k.duration("hook_timeout", m.HookTimeout)
+}
+
+// timezone checks a time zone setting: "local", "utc" or an IANA name.
+func (k *checker) timezone(name, tz string) {
+	if tz == "local" || tz == "utc" {
+		return
+	}
+	if tz != "" && !strings.ContainsFunc(tz, unicode.IsSpace) {
+		if _, err := time.LoadLocation(tz); err == nil {
+			return
+		}
+	}
+	k.errorf(k.valueRange(name), "Invalid value for "+k.qualified(name),
+		"%q is not a time zone: write \"local\", \"utc\" or an IANA time zone name such as \"Europe/Berlin\".%s",
+		tz, suggestTimezone(tz))
+}
+
+// suggestTimezone is " Did you mean \"x\"?" for a near miss of "local",
+// "utc" or a zone name of the system's time zone database, else "".
+func suggestTimezone(tz string) string {
+	candidates := append([]string{"local", "utc"}, zoneNames()...)
+	for _, c := range candidates {
+		if strings.EqualFold(c, tz) {
+			return fmt.Sprintf(" Did you mean %q?", c)
+		}
+	}
+	return didYouMean(tz, candidates)
+}
+
+// zoneNames lists the zone names of the first time zone database directory
+// found (the ones the time package reads), for suggestions; none when there
+// is none.
+var zoneNames = sync.OnceValue(func() []string {
+	dirs := []string{"/usr/share/zoneinfo", "/usr/share/lib/zoneinfo", "/usr/lib/locale/TZ", "/etc/zoneinfo"}
+	if z := os.Getenv("ZONEINFO"); z != "" {
+		dirs = append([]string{z}, dirs...)
+	}
+	for _, dir := range dirs {
+		var names []string
+		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			rel, rerr := filepath.Rel(dir, path)
+			if rerr != nil || rel == "." {
+				return nil
+			}
+			base := d.Name()
+			// Zone names start upper-case ("Europe/Berlin", "UTC");
+			// data files ("zone.tab", "posixrules") and the
+			// "posix/" and "right/" copies do not count.
+			if base[0] < 'A' || base[0] > 'Z' || strings.Contains(base, ".") {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !d.IsDir() {
+				names = append(names, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if len(names) > 0 {
+			return names
+		}
+	}
+	return nil
+})

@@ -1,0 +1,3 @@
+messages {
+  timezone = "Mars/Olympus_Mons"
+}

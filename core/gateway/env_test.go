@@ -1,0 +1,299 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// The gateway tests run the real pipeline: the plugin host with the
+// loopback example channel (a real plugin process), the SQLite store and
+// the runner driving a fake claude (this test binary, see
+// core/internal/fakeclaude).
+
+var loopbackBin string
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeclaude.EnvVar) != "" {
+		fakeclaude.Main()
+		return
+	}
+	dir, err := os.MkdirTemp("", "gateway-test-")
+	if err != nil {
+		panic(err)
+	}
+	loopbackBin = filepath.Join(dir, "clawhost-loopback")
+	if out, err := exec.Command("go", "build", "-o", loopbackBin, "../../examples/loopback").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build loopback: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type env struct {
+	t      *testing.T
+	dir    string
+	db     *store.DB
+	agent  *runner.Runner
+	gw     *Gateway
+	host   *pluginhost.Host
+	addr   string
+	after  int
+	logBuf *lockedBuffer
+	set    Settings
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type envOptions struct {
+	settings  func(*Settings)
+	runner    func(*runner.Config)
+	textLimit int
+	dir       string // reuse a data dir (restart)
+}
+
+// baseSettings admits lo:u1 (and owner lo:owner) in direct chats and the
+// group lo:g1.
+func baseSettings() Settings {
+	return Settings{
+		Access: Access{DMPolicy: PolicyPairing, AllowFrom: []string{"lo:u1"}, Owners: []string{"lo:owner"},
+			GroupPolicy: PolicyAllowlist, Groups: []string{"lo:g1"}, RequireMention: true},
+		Sources:           map[string]string{"lo": "loopback"},
+		GroupHistoryLimit: 50,
+		Streaming:         StreamBlocks,
+	}
+}
+
+func newEnv(t *testing.T, o envOptions) *env {
+	t.Helper()
+	dir := o.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	e := &env{t: t, dir: dir, logBuf: &lockedBuffer{}}
+	log := hclog.New(&hclog.LoggerOptions{Output: e.logBuf, Level: hclog.Debug})
+	var err error
+	e.db, err = store.Open(context.Background(), filepath.Join(dir, "data"), store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	ws := filepath.Join(dir, "workspace")
+	_ = os.MkdirAll(ws, 0o700)
+	rc := runner.Config{Command: exe, Env: map[string]string{fakeclaude.EnvVar: "1"}, Workspace: ws, StateDir: filepath.Join(dir, "runner"), Timeout: 20 * time.Second, KillGrace: 200 * time.Millisecond}
+	if o.runner != nil {
+		o.runner(&rc)
+	}
+	e.agent, err = runner.New(rc, log.Named("runner"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.set = baseSettings()
+	e.set.Workspace = ws
+	if o.settings != nil {
+		o.settings(&e.set)
+	}
+	e.gw = New(Options{Logger: log, Store: e.db, Agent: e.agent, Settings: e.set, Version: "test"})
+	e.host = pluginhost.New(pluginhost.Options{Logger: log, Inbound: e.gw.Inbound, OnReady: func(*pluginhost.Instance) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		e.gw.RefreshCommands(ctx)
+	}})
+	e.gw.SetHost(e.host)
+	if err := e.gw.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	addrFile := filepath.Join(dir, "lo.addr")
+	_ = os.Remove(addrFile)
+	limit := o.textLimit
+	if limit == 0 {
+		limit = 4000
+	}
+	e.host.Apply([]pluginhost.Spec{{
+		Instance: "lo", Source: "loopback", Path: loopbackBin, DataDir: filepath.Join(dir, "plugins", "lo"), Fingerprint: "lo",
+		Decode: func(schema.Schema) ([]byte, error) {
+			return json.Marshal(map[string]any{"addr_file": addrFile, "text_limit": limit})
+		},
+	}})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		b, err := os.ReadFile(addrFile)
+		if err == nil && len(b) > 0 {
+			e.addr = string(b)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("loopback did not start\n%s", e.logBuf.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Cleanup(func() {
+		e.stop()
+		if t.Failed() {
+			t.Logf("log:\n%s", e.logBuf.String())
+		}
+	})
+	return e
+}
+
+func (e *env) stop() {
+	if e.gw == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e.gw.Close(ctx)
+	e.host.Stop()
+	_ = e.agent.Close(ctx)
+	_ = e.db.Close()
+	e.gw = nil
+}
+
+// in is a loopback inbound message.
+type in map[string]any
+
+func dm(sender, text string) in {
+	return in{"chat_id": "chat-" + sender, "sender_id": sender, "sender_name": "User " + sender, "text": text}
+}
+
+func (e *env) post(m in) {
+	e.t.Helper()
+	body, _ := json.Marshal(m)
+	resp, err := http.Post("http://"+e.addr+"/inbound", "application/json", bytes.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		e.t.Fatalf("inbound: status %d", resp.StatusCode)
+	}
+}
+
+func (e *env) fail(op, code string, count, retryAfterMS int) {
+	e.t.Helper()
+	body, _ := json.Marshal(map[string]any{"op": op, "code": code, "count": count, "retry_after_ms": retryAfterMS})
+	resp, err := http.Post("http://"+e.addr+"/fail", "application/json", bytes.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+type record struct {
+	Seq       int      `json:"seq"`
+	Op        string   `json:"op"`
+	ChatID    string   `json:"chat_id"`
+	ThreadID  string   `json:"thread_id"`
+	MessageID string   `json:"message_id"`
+	Text      string   `json:"text"`
+	Format    string   `json:"format"`
+	ReplyTo   string   `json:"reply_to"`
+	On        bool     `json:"on"`
+	Media     []string `json:"media"`
+}
+
+// records returns everything the channel did after the last call, waiting
+// up to wait for at least one record.
+func (e *env) records(wait time.Duration) []record {
+	e.t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://%s/sent?after=%d&wait=%s", e.addr, e.after, wait))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var recs []record
+	_ = json.NewDecoder(resp.Body).Decode(&recs)
+	for _, r := range recs {
+		e.after = max(e.after, r.Seq)
+	}
+	return recs
+}
+
+// next returns the next record with op "send" to chat.
+func (e *env) next(chat string) record {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range e.records(time.Second) {
+			if r.Op == "send" && r.ChatID == chat {
+				e.after = r.Seq
+				return r
+			}
+		}
+	}
+	e.t.Fatalf("nothing sent to %s", chat)
+	return record{}
+}
+
+// text returns the text of the next send to chat.
+func (e *env) text(chat string) string {
+	e.t.Helper()
+	return e.next(chat).Text
+}
+
+// quiet asserts nothing is sent to chat for d.
+func (e *env) quiet(chat string, d time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		for _, r := range e.records(time.Until(deadline)) {
+			if r.Op == "send" && r.ChatID == chat {
+				e.t.Fatalf("unexpected send to %s: %q", chat, r.Text)
+			}
+		}
+	}
+}
+
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func contains(t *testing.T, got string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%q does not contain %q", got, w)
+		}
+	}
+}

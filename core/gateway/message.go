@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// Message is the core's normalized inbound message (the seeds' simplified
+// MsgContext). It is what the journal stores, as JSON, for every accepted
+// message, so a restart resumes with exactly what arrived.
+type Message struct {
+	// Instance is the plugin instance the message came through; Channel is
+	// its source ("telegram"), used as the envelope's channel label.
+	Instance string `json:"instance"`
+	Channel  string `json:"channel,omitempty"`
+	// ChatType is direct, group or channel.
+	ChatType channel.ChatType `json:"chat_type"`
+	ChatID   string           `json:"chat_id"`
+	ThreadID string           `json:"thread_id,omitempty"`
+	// MessageID is the platform's id of the message.
+	MessageID string `json:"message_id,omitempty"`
+	// From is the sender in allow_from form, "<instance>:<sender id>"; To
+	// is the chat, "<instance>:<chat id>".
+	From   string         `json:"from"`
+	To     string         `json:"to"`
+	Sender channel.Sender `json:"sender"`
+	// Body is the text (a media caption when there is no text);
+	// CommandBody is the body with the bot's own mention removed.
+	Body        string `json:"body"`
+	CommandBody string `json:"command_body,omitempty"`
+	// WasMentioned: the bot was mentioned or replied to.
+	WasMentioned bool             `json:"was_mentioned,omitempty"`
+	ReplyTo      *channel.ReplyTo `json:"reply_to,omitempty"`
+	Media        []Media          `json:"media,omitempty"`
+	// Timestamp is the platform's time of the message; ReceivedAt when the
+	// host got it.
+	Timestamp  time.Time `json:"timestamp"`
+	ReceivedAt time.Time `json:"received_at"`
+	ChatTitle  string    `json:"chat_title,omitempty"`
+}
+
+// Media is an inbound attachment. Path is set once the host downloaded it
+// into the workspace.
+type Media struct {
+	Kind     channel.MediaKind `json:"kind"`
+	Ref      string            `json:"ref"`
+	Path     string            `json:"path,omitempty"`
+	MIME     string            `json:"mime,omitempty"`
+	Size     int64             `json:"size,omitempty"`
+	Filename string            `json:"filename,omitempty"`
+	Caption  string            `json:"caption,omitempty"`
+}
+
+// IsGroup reports whether the message is from a group or channel chat.
+func (m *Message) IsGroup() bool {
+	return m.ChatType == channel.ChatGroup || m.ChatType == channel.ChatChannel
+}
+
+// Command returns the text commands are parsed from.
+func (m *Message) Command() string {
+	if m.CommandBody != "" {
+		return strings.TrimSpace(m.CommandBody)
+	}
+	return strings.TrimSpace(m.Body)
+}
+
+// normalize turns a channel's message into a Message. Bad input is repaired,
+// never refused: invalid UTF-8 becomes U+FFFD, control characters other
+// than newline and tab are removed, an unknown chat type is treated as
+// direct (the most restrictive access rules apply to it) and reported in
+// problems for the log.
+func normalize(instance, source string, in channel.InboundMessage, now time.Time) (m Message, problems []string) {
+	m = Message{
+		Instance: instance, Channel: source, ChatType: in.ChatType,
+		ChatID: cleanID(in.ChatID), ThreadID: cleanID(in.ThreadID), MessageID: cleanID(in.MessageID),
+		Sender:       channel.Sender{ID: cleanID(in.Sender.ID), Name: cleanText(in.Sender.Name), Username: cleanText(in.Sender.Username), IsBot: in.Sender.IsBot},
+		Body:         cleanText(in.Text),
+		CommandBody:  cleanText(in.CommandText),
+		WasMentioned: in.WasMentioned,
+		Timestamp:    in.Timestamp,
+		ReceivedAt:   now,
+		ChatTitle:    cleanText(in.ChatTitle),
+	}
+	if !utf8.ValidString(in.Text) {
+		problems = append(problems, "invalid UTF-8 in the text was replaced")
+	}
+	switch m.ChatType {
+	case channel.ChatDirect, channel.ChatGroup, channel.ChatChannel:
+	case "":
+		m.ChatType = channel.ChatDirect
+	default:
+		problems = append(problems, "unknown chat type "+strconvQuote(string(in.ChatType))+" treated as direct")
+		m.ChatType = channel.ChatDirect
+	}
+	if m.ChatID == "" && m.ChatType == channel.ChatDirect {
+		m.ChatID = m.Sender.ID
+	}
+	if m.Timestamp.IsZero() || m.Timestamp.After(now.Add(time.Minute)) {
+		m.Timestamp = now
+	}
+	if in.ReplyTo != nil {
+		r := *in.ReplyTo
+		r.Text, r.SenderName, r.MessageID, r.SenderID = cleanText(r.Text), cleanText(r.SenderName), cleanID(r.MessageID), cleanID(r.SenderID)
+		m.ReplyTo = &r
+		if r.ToBot {
+			m.WasMentioned = true
+		}
+	}
+	for _, md := range in.Media {
+		m.Media = append(m.Media, Media{Kind: md.Kind, Ref: md.Ref, MIME: md.MIME, Size: md.Size, Filename: cleanText(md.Filename), Caption: cleanText(md.Caption)})
+	}
+	m.From = instance + ":" + m.Sender.ID
+	m.To = instance + ":" + m.ChatID
+	return m, problems
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// cleanText makes text valid UTF-8 and drops control characters except
+// newline and tab (carriage returns are dropped too, so "\r\n" is "\n").
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	clean := true
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// cleanID is cleanText for identifiers: no whitespace either.
+func cleanID(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}

@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDirectMessageReachesAgentInEnvelope(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.post(dm("u1", "hello there"))
+	got := e.text("chat-u1")
+	contains(t, got, "echo: ", "[Loopback User u1", "hello there")
+}
+
+func TestPairing(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.post(dm("stranger", "let me in"))
+	got := e.text("chat-stranger")
+	contains(t, got, "pairing code", "clawhost pairing approve")
+	code := got[strings.Index(got, "code is ")+8:]
+	code = code[:strings.IndexByte(code, ' ')]
+	// Writing again while the code is pending is not answered.
+	e.post(dm("stranger", "hello?"))
+	e.quiet("chat-stranger", 500*time.Millisecond)
+	// /whoami works for strangers.
+	e.post(dm("stranger", "/whoami"))
+	contains(t, e.text("chat-stranger"), "lo:stranger")
+	// A non-owner cannot approve; the owner can.
+	e.post(dm("u1", "/approve "+code))
+	contains(t, e.text("chat-u1"), "Only an owner")
+	e.post(dm("owner", "/approve "+code))
+	contains(t, e.text("chat-owner"), "Approved lo:stranger")
+	e.post(dm("stranger", "now?"))
+	contains(t, e.text("chat-stranger"), "echo: ", "now?")
+}
+
+func TestDedupe(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	m := dm("u1", "once")
+	m["message_id"] = "same-id"
+	e.post(m)
+	e.post(m)
+	contains(t, e.text("chat-u1"), "once")
+	e.quiet("chat-u1", 700*time.Millisecond)
+}
+
+func TestGroupMentionAndHistory(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	g := func(sender, text string, mentioned bool) in {
+		return in{"chat_id": "g1", "chat_type": "group", "chat_title": "The Group", "sender_id": sender, "sender_name": "Name " + sender, "text": text, "mentioned": mentioned}
+	}
+	e.post(g("a", "first unaddressed", false))
+	e.post(g("b", "second unaddressed", false))
+	e.quiet("g1", 500*time.Millisecond)
+	e.post(g("c", "@bot what do you think?", true))
+	got := e.text("g1")
+	contains(t, got, "[Chat messages since your last reply - for context]", "first unaddressed", "second unaddressed", "[Current message - respond to this]", "what do you think?")
+	// A group that is not allowed is ignored, even with a mention.
+	e.post(in{"chat_id": "g2", "chat_type": "group", "sender_id": "a", "text": "hi", "mentioned": true})
+	e.quiet("g2", 500*time.Millisecond)
+}
+
+func TestResetTriggers(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.post(dm("u1", "one"))
+	e.text("chat-u1")
+	s1, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	e.post(dm("u1", "/new"))
+	contains(t, e.text("chat-u1"), "New session started")
+	e.post(dm("u1", "/reset hello again"))
+	got := e.text("chat-u1")
+	contains(t, got, "echo: ", "hello again")
+	if strings.Contains(got, "/reset") {
+		t.Errorf("the trigger should be stripped: %q", got)
+	}
+	s2, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	if s1.ClaudeSessionID == "" || s1.ClaudeSessionID == s2.ClaudeSessionID {
+		t.Errorf("claude session not renewed: %q → %q", s1.ClaudeSessionID, s2.ClaudeSessionID)
+	}
+}
+
+func TestBuiltinCommands(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.post(dm("u1", "hi"))
+	e.text("chat-u1")
+	e.post(dm("u1", "/status"))
+	contains(t, e.text("chat-u1"), "Session: lo:direct:u1", "Model: claude-fake-1", "Turns: 1", "Cost: $0.0125", "0 queued", "Uptime")
+	e.post(dm("u1", "/help"))
+	contains(t, e.text("chat-u1"), "/new", "/status", "/stop", "/whoami")
+	e.post(dm("u1", "/stop"))
+	contains(t, e.text("chat-u1"), "Nothing is running")
+	e.post(dm("u1", "/unknowncmd x"))
+	contains(t, e.text("chat-u1"), "echo: ", "/unknowncmd x")
+}

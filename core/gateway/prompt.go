@@ -1,0 +1,230 @@
+package gateway
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/clawhost/clawhost/core/envelope"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/hook"
+)
+
+// AbortHint prefixes the first prompt after an aborted run (OpenClaw's
+// wording, seed 000).
+const AbortHint = "Note: The previous agent run was aborted by the user. Resume carefully or ask for clarification."
+
+// channelLabel is the envelope's channel part: the plugin source, title-cased.
+func channelLabel(source string) string {
+	if source == "" {
+		return ""
+	}
+	r := []rune(source)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+// envelopeOf renders one message as the agent sees it:
+// "[Channel From +elapsed Timestamp] Sender: body", with the quoted message
+// and the paths of downloaded media after it. Header parts are sanitized and
+// body lines that open with '[' are escaped, so a user cannot forge a
+// header.
+func (g *Gateway) envelopeOf(set Settings, m *Message, previous time.Time) string {
+	body := m.Body
+	if trig := matchTrigger(set, body); trig.Triggered {
+		body = trig.Payload
+	}
+	body = envelope.NeutralizeBody(body)
+	if m.ReplyTo != nil {
+		sender := m.ReplyTo.SenderName
+		if m.ReplyTo.ToBot {
+			sender = "you (the assistant)"
+		}
+		if q := envelope.ReplyContext(envelope.ReplyTo{Sender: sender, ID: m.ReplyTo.MessageID, Body: m.ReplyTo.Text}); q != "" {
+			body += "\n\n" + q
+		}
+	}
+	for _, md := range m.Media {
+		if md.Path != "" {
+			body += fmt.Sprintf("\n[Attached %s: %s]", md.Kind, envelope.SanitizeHeaderPart(md.Path))
+		} else {
+			body += fmt.Sprintf("\n[Attached %s could not be downloaded]", md.Kind)
+		}
+	}
+	name := m.Sender.Name
+	if name == "" {
+		name = m.Sender.Username
+	}
+	if name == "" {
+		name = m.Sender.ID
+	}
+	from := envelope.FromLabel(envelope.FromLabelParams{
+		IsGroup: m.IsGroup(), GroupLabel: m.ChatTitle, GroupID: m.ChatID,
+		DirectLabel: name, DirectID: m.Sender.ID,
+	})
+	return envelope.FormatInbound(envelope.Inbound{
+		Header:   envelope.Header{Channel: channelLabel(m.Channel), From: from, Timestamp: m.Timestamp, Previous: previous},
+		ChatType: envelope.ChatType(m.ChatType),
+		Sender:   envelope.Sender{Name: m.Sender.Name, Username: m.Sender.Username, ID: m.Sender.ID},
+	}, body, set.Envelope)
+}
+
+// historyLine is a group message kept as context (no elapsed part).
+func (g *Gateway) historyLine(set Settings, m *Message) string {
+	return g.envelopeOf(set, m, time.Time{})
+}
+
+// buildPrompt assembles the user message of a turn: abort hint, summaries
+// of dropped messages, group history, the message(s) in their envelopes
+// (collect mode: under the queued-messages header) and the sender metadata
+// in an untrusted block.
+func (g *Gateway) buildPrompt(set Settings, sess store.Session, msgs []Message, collected bool, dropped []string) string {
+	prev := sess.LastMessageAt
+	envs := make([]string, len(msgs))
+	for i := range msgs {
+		envs[i] = g.envelopeOf(set, &msgs[i], prev)
+		prev = msgs[i].Timestamp
+	}
+	var current string
+	switch {
+	case len(envs) == 1:
+		current = envs[0]
+	case collected:
+		current = envelope.QueuedMessages(envs)
+	default:
+		current = strings.Join(envs, "\n")
+	}
+	last := &msgs[len(msgs)-1]
+	if last.IsGroup() && set.GroupHistoryLimit > 0 {
+		if hist := g.history.take(historyKey(last)); len(hist) > 0 {
+			current = envelope.GroupHistory(hist, current, false)
+		}
+	}
+	var parts []string
+	if sess.AbortHint {
+		parts = append(parts, AbortHint)
+	}
+	if len(dropped) > 0 {
+		parts = append(parts, "[Messages dropped while the queue was full - summaries]\n"+strings.Join(dropped, "\n"))
+	}
+	parts = append(parts, current)
+	meta := map[string]string{"sender_name": last.Sender.Name, "sender_username": last.Sender.Username}
+	if last.IsGroup() {
+		meta["chat_title"] = last.ChatTitle
+	}
+	if md := envelope.UntrustedMetadata(meta); md != "" {
+		parts = append(parts, md)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// hooks calls every ready before_agent_start hook concurrently, each bounded
+// by the hook timeout, and merges their context in config order; a failing
+// or slow hook is logged and skipped — the turn goes on.
+func (g *Gateway) hooks(set Settings, key string, m *Message, newSession bool) (prepend, system string) {
+	if g.host == nil {
+		return "", ""
+	}
+	res := make([]hook.Response, len(set.HookOrder))
+	var wg sync.WaitGroup
+	for idx, name := range set.HookOrder {
+		inst := g.host.Instance(name)
+		if inst == nil {
+			continue
+		}
+		plug, desc, ok := inst.Client()
+		if !ok || !desc.Hook {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(g.ctx, set.HookTimeout)
+			defer cancel()
+			r, err := plug.BeforeAgentStart(ctx, hook.Request{Conversation: g.conversation(key, m), Sender: m.Sender, Message: m.Body, NewSession: newSession})
+			if err != nil {
+				g.log.Warn("before_agent_start hook failed; skipped", "hook", name, "error", err)
+				return
+			}
+			res[idx] = r
+		}()
+	}
+	wg.Wait()
+	var pre, sys []string
+	for _, r := range res {
+		if s := strings.TrimSpace(r.PrependContext); s != "" {
+			pre = append(pre, s)
+		}
+		if s := strings.TrimSpace(r.SystemPrompt); s != "" {
+			sys = append(sys, s)
+		}
+	}
+	return strings.Join(pre, "\n\n"), strings.Join(sys, "\n\n")
+}
+
+// groupHistory keeps, per group chat, the recent messages not addressed to
+// the bot, for the next addressed message. Groups are evicted least
+// recently used first beyond maxGroups.
+type groupHistory struct {
+	mu        sync.Mutex
+	maxGroups int
+	lru       *list.List // of *historyEntry, front = most recent
+	byKey     map[string]*list.Element
+}
+
+type historyEntry struct {
+	key   string
+	lines []string
+}
+
+func newGroupHistory(maxGroups int) *groupHistory {
+	return &groupHistory{maxGroups: maxGroups, lru: list.New(), byKey: map[string]*list.Element{}}
+}
+
+func (h *groupHistory) add(key, line string, limit int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	el := h.byKey[key]
+	if el == nil {
+		el = h.lru.PushFront(&historyEntry{key: key})
+		h.byKey[key] = el
+		for h.lru.Len() > h.maxGroups {
+			old := h.lru.Back()
+			h.lru.Remove(old)
+			delete(h.byKey, old.Value.(*historyEntry).key)
+		}
+	} else {
+		h.lru.MoveToFront(el)
+	}
+	e := el.Value.(*historyEntry)
+	e.lines = append(e.lines, line)
+	if len(e.lines) > limit {
+		e.lines = append([]string(nil), e.lines[len(e.lines)-limit:]...)
+	}
+}
+
+// take returns and clears a group's history.
+func (h *groupHistory) take(key string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	el := h.byKey[key]
+	if el == nil {
+		return nil
+	}
+	h.lru.Remove(el)
+	delete(h.byKey, key)
+	return el.Value.(*historyEntry).lines
+}
+
+func (h *groupHistory) clear(key string) { h.take(key) }
+
+// len is the number of groups with history (for tests).
+func (h *groupHistory) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lru.Len()
+}

@@ -1,0 +1,116 @@
+// Package fakeclaude is a stand-in for the claude CLI in tests: a test binary
+// calls Main from TestMain when EnvVar is set, and the runner is pointed at
+// the test executable. It speaks the stream-json protocol on stdin/stdout.
+package fakeclaude
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EnvVar, when set in the environment, makes a test binary act as claude.
+const EnvVar = "CLAWHOST_FAKE_CLAUDE"
+
+// Main is the fake claude. Every user message is answered with
+// "echo: <text>", unless the text carries directives (anywhere in the
+// prompt, so they survive the envelope):
+//
+//	#sleep=<duration>   wait before answering (a run /stop can interrupt)
+//	#blocks=<n>         answer with n assistant messages of ~900 characters,
+//	                    "block <i>: ..." each, #gap=<duration> apart
+//	#error=<kind>       answer with an error result: overloaded, too_long
+//	#silent             answer NO_REPLY
+func Main() {
+	sid := "00000000-0000-4000-8000-000000000000"
+	for i, a := range os.Args {
+		if (a == "--session-id" || a == "--resume") && i+1 < len(os.Args) {
+			sid = os.Args[i+1]
+		}
+	}
+	out := json.NewEncoder(os.Stdout)
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	turn := 0
+	for sc.Scan() {
+		var in struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &in) != nil {
+			continue
+		}
+		var text string
+		if json.Unmarshal(in.Message.Content, &text) != nil {
+			var blocks []struct{ Text string }
+			_ = json.Unmarshal(in.Message.Content, &blocks)
+			for _, b := range blocks {
+				text += b.Text
+			}
+		}
+		turn++
+		_ = out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": sid})
+		if d, ok := directive(text, "sleep"); ok {
+			dur, _ := time.ParseDuration(d)
+			time.Sleep(dur)
+		}
+		assistant := func(s string) {
+			_ = out.Encode(map[string]any{"type": "assistant", "session_id": sid, "message": map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": s}}}})
+		}
+		result := func(s string) {
+			_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": s, "session_id": sid, "num_turns": 1,
+				"total_cost_usd": 0.0125, "usage": map[string]any{"input_tokens": 10, "output_tokens": 2},
+				"modelUsage": map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "contextWindow": 200000}}})
+		}
+		if kind, ok := directive(text, "error"); ok {
+			msg, status := "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", 529
+			if kind == "too_long" {
+				msg, status = "Prompt is too long", 400
+			}
+			_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": msg, "api_error_status": status, "session_id": sid, "num_turns": 1})
+			continue
+		}
+		if _, ok := directive(text, "silent"); ok {
+			assistant("NO_REPLY")
+			result("NO_REPLY")
+			continue
+		}
+		if n, ok := directive(text, "blocks"); ok {
+			count, _ := strconv.Atoi(n)
+			gap := time.Duration(0)
+			if g, ok := directive(text, "gap"); ok {
+				gap, _ = time.ParseDuration(g)
+			}
+			var last string
+			for i := 1; i <= count; i++ {
+				last = fmt.Sprintf("block %d: %s", i, strings.Repeat("lorem ipsum ", 75))
+				assistant(last)
+				if i < count {
+					time.Sleep(gap)
+				}
+			}
+			result(last)
+			continue
+		}
+		reply := fmt.Sprintf("echo: %s", text)
+		assistant(reply)
+		result(reply)
+	}
+}
+
+var directiveRE = regexp.MustCompile(`#(sleep|blocks|gap|error|silent)(?:=([^\s\]]+))?`)
+
+func directive(text, name string) (string, bool) {
+	for _, m := range directiveRE.FindAllStringSubmatch(text, -1) {
+		if m[1] == name {
+			return m[2], true
+		}
+	}
+	return "", false
+}

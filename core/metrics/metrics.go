@@ -1,0 +1,311 @@
+// Package metrics exposes clawhost's Prometheus metrics: messages in and out
+// per plugin instance, drops, duplicates, send errors, agent turns and their
+// duration, runner errors, queue depth, active runs, plugin health and warm
+// claude processes.
+//
+// A [Metrics] owns its own registry (never the global default one), which
+// also carries the Go runtime and process collectors; [Metrics.Handler]
+// serves it in the Prometheus exposition format. The composer (core/gateway)
+// creates one Metrics, calls its methods from the message path and mounts
+// the handler on the admin endpoint.
+//
+// # Cardinality
+//
+// Every label value must come from a small, bounded set: instance names come
+// from the configuration (plugin "tg" {} blocks), reasons, codes, outcomes
+// and kinds are short enums chosen by the caller (for example "rate_limited",
+// "ok", "timeout"). Never pass user input, session keys, chat ids or error
+// text as a label value: each distinct value is a new time series, kept for
+// the life of the process, and the per-label child cache grows with it.
+//
+// # Cost
+//
+// All methods are safe for concurrent use. The counters' children are cached
+// per label value, so after the first call for a given value a method takes
+// a read lock, a map lookup and an atomic add; it does not allocate.
+package metrics
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// namespace prefixes every metric name.
+const namespace = "clawhost"
+
+// TurnBuckets are the upper bounds, in seconds, of the turn duration
+// histogram: from a 50 ms cached reply to the 10-minute ceiling of a long
+// agentic turn.
+var TurnBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600}
+
+// PluginStat is one plugin instance as seen by the supervisor at scrape
+// time; see [Metrics.WatchPlugins].
+type PluginStat struct {
+	// Instance is the configured instance name (the label of the plugin
+	// block), used as the instance label.
+	Instance string
+	// Source is the plugin source ("telegram"); informational, not a label.
+	Source string
+	// State is the supervisor's state name; informational, not a label.
+	State string
+	// Ready reports whether the plugin is up and serving;
+	// clawhost_plugin_up is 1 when true.
+	Ready bool
+	// Restarts counts the restarts since the host started. It must never
+	// decrease for an instance: it is exposed as a counter.
+	Restarts int
+}
+
+// Metrics records clawhost's metrics in its own registry. Create it with
+// [New]; the zero value is not usable.
+type Metrics struct {
+	registry *prometheus.Registry
+
+	messagesIn  *counterCache
+	messagesOut *counterCache
+	dropped     *counterCache
+	duplicates  *counterCache
+	sendErrors  *counterCache
+	turns       *counterCache
+	runnerErrs  *counterCache
+
+	turnDuration prometheus.Histogram
+	queueDepth   prometheus.Gauge
+	activeRuns   prometheus.Gauge
+
+	watch *watchCollector
+}
+
+// New returns Metrics with every clawhost metric, the Go runtime collector
+// and the process collector registered in a fresh registry.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		messagesIn: newCounterCache(prometheus.CounterOpts{
+			Namespace: namespace, Name: "messages_in_total",
+			Help: "Inbound messages received from channel plugins, per plugin instance.",
+		}, "instance"),
+		messagesOut: newCounterCache(prometheus.CounterOpts{
+			Namespace: namespace, Name: "messages_out_total",
+			Help: "Successful Send calls to channel plugins, per plugin instance.",
+		}, "instance"),
+		dropped: newCounterCache(prometheus.CounterOpts{
+			Namespace: namespace, Name: "messages_dropped_total",
+			Help: "Inbound messages dropped before reaching the agent, per plugin instance and reason.",
+		}, "instance", "reason"),
+		duplicates: newCounterCache(prometheus.CounterOpts{
+			Namespace: namespace, Name: "messages_duplicate_total",
+			Help: "Inbound messages recognised as duplicates and ignored, per plugin instance.",
+		}, "instance"),
+		sendErrors: newCounterCache(prometheus.CounterOpts{
+			Namespace: namespace, Name: "send_errors_total",
+			Help: "Failed Send calls to channel plugins, per plugin instance and error code.",
+		}, "instance", "code"),
+		turns: newCounterCache(prometheus.CounterOpts{
+			Namespace: namespace, Name: "turns_total",
+			Help: "Agent turns finished, per outcome.",
+		}, "outcome"),
+		runnerErrs: newCounterCache(prometheus.CounterOpts{
+			Namespace: namespace, Name: "runner_errors_total",
+			Help: "Errors of the claude runner, per kind.",
+		}, "kind"),
+		turnDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "turn_duration_seconds",
+			Help:    "Wall-clock duration of agent turns, in seconds.",
+			Buckets: TurnBuckets,
+		}),
+		queueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "queue_depth",
+			Help: "Messages waiting for a turn, across all sessions.",
+		}),
+		activeRuns: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "active_runs",
+			Help: "Agent turns running now.",
+		}),
+		watch: newWatchCollector(),
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.messagesIn.vec, m.messagesOut.vec, m.dropped.vec, m.duplicates.vec,
+		m.sendErrors.vec, m.turns.vec, m.runnerErrs.vec,
+		m.turnDuration, m.queueDepth, m.activeRuns,
+		m.watch,
+	)
+	return m
+}
+
+// Handler returns the HTTP handler serving the registry in the Prometheus
+// exposition format. A collector that fails during a scrape is reported in
+// the response without hiding the other metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		Registry:      m.registry, // promhttp's own request metrics
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+// Registerer returns the registry, for collectors the composer wants to add
+// next to clawhost's own.
+func (m *Metrics) Registerer() prometheus.Registerer { return m.registry }
+
+// MessageIn counts one inbound message from a plugin instance.
+func (m *Metrics) MessageIn(instance string) { m.messagesIn.get(instance, "").Inc() }
+
+// MessageOut counts one successful Send call to a plugin instance (a reply
+// split into three chunks sent by three calls counts three).
+func (m *Metrics) MessageOut(instance string) { m.messagesOut.get(instance, "").Inc() }
+
+// Dropped counts one inbound message dropped before the agent for a short,
+// fixed reason such as "not_allowed", "mention_required" or "queue_full".
+func (m *Metrics) Dropped(instance, reason string) { m.dropped.get(instance, reason).Inc() }
+
+// Duplicate counts one inbound message ignored as a duplicate.
+func (m *Metrics) Duplicate(instance string) { m.duplicates.get(instance, "").Inc() }
+
+// SendError counts one failed Send call, labelled with the plugin's stable
+// error code ("rate_limited", "message_too_long", ...) or a host-side code
+// for transport failures.
+func (m *Metrics) SendError(instance, code string) { m.sendErrors.get(instance, code).Inc() }
+
+// Turn records one finished agent turn: it counts it under outcome (a short
+// enum such as "ok", "error", "timeout", "canceled") and observes its
+// duration in clawhost_turn_duration_seconds. A negative d counts as 0.
+func (m *Metrics) Turn(d time.Duration, outcome string) {
+	m.turns.get(outcome, "").Inc()
+	if d < 0 {
+		d = 0
+	}
+	m.turnDuration.Observe(d.Seconds())
+}
+
+// RunnerError counts one error of the claude runner, by kind (a short enum
+// such as "start", "exit", "timeout", "parse").
+func (m *Metrics) RunnerError(kind string) { m.runnerErrs.get(kind, "").Inc() }
+
+// SetQueueDepth sets the number of messages waiting across all sessions.
+func (m *Metrics) SetQueueDepth(n int) { m.queueDepth.Set(float64(n)) }
+
+// SetActiveRuns sets the number of agent turns running now.
+func (m *Metrics) SetActiveRuns(n int) { m.activeRuns.Set(float64(n)) }
+
+// WatchPlugins installs f, called at every scrape to produce
+// clawhost_plugin_restarts_total{instance} (a counter) and
+// clawhost_plugin_up{instance} (1 when Ready, else 0). f is called from the
+// scraping goroutine, possibly concurrently with itself, so it must be safe
+// for concurrent use and quick (no blocking I/O). A later call replaces f;
+// nil removes it. Until f is installed the two metrics are absent. When f
+// reports an instance twice, the first entry wins.
+func (m *Metrics) WatchPlugins(f func() []PluginStat) { m.watch.plugins.Store(&f) }
+
+// WatchWarm installs f, called at every scrape to produce the
+// clawhost_runner_warm_processes gauge (warm claude processes kept by the
+// runner). The same rules as for [Metrics.WatchPlugins] apply; until f is
+// installed the gauge is absent.
+func (m *Metrics) WatchWarm(f func() int) { m.watch.warm.Store(&f) }
+
+// counterCache is a CounterVec with one or two labels whose children are
+// cached by label values, so that the hot path neither hashes the label
+// values in client_golang nor builds a variadic slice.
+type counterCache struct {
+	vec    *prometheus.CounterVec
+	labels int
+
+	mu       sync.RWMutex
+	children map[[2]string]prometheus.Counter
+}
+
+func newCounterCache(opts prometheus.CounterOpts, labels ...string) *counterCache {
+	return &counterCache{
+		vec:      prometheus.NewCounterVec(opts, labels),
+		labels:   len(labels),
+		children: make(map[[2]string]prometheus.Counter),
+	}
+}
+
+// get returns the child for the label values; b is ignored for a
+// single-label vector.
+func (c *counterCache) get(a, b string) prometheus.Counter {
+	key := [2]string{a, b}
+	c.mu.RLock()
+	child, ok := c.children[key]
+	c.mu.RUnlock()
+	if ok {
+		return child
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if child, ok := c.children[key]; ok {
+		return child
+	}
+	if c.labels == 1 {
+		child = c.vec.WithLabelValues(a)
+	} else {
+		child = c.vec.WithLabelValues(a, b)
+	}
+	c.children[key] = child
+	return child
+}
+
+// watchCollector produces the metrics evaluated at scrape time.
+type watchCollector struct {
+	restarts *prometheus.Desc
+	up       *prometheus.Desc
+	warmDesc *prometheus.Desc
+
+	plugins atomic.Pointer[func() []PluginStat]
+	warm    atomic.Pointer[func() int]
+}
+
+func newWatchCollector() *watchCollector {
+	return &watchCollector{
+		restarts: prometheus.NewDesc(
+			prometheus.BuildFQName(namespace, "plugin", "restarts_total"),
+			"Restarts of a plugin instance since the host started.",
+			[]string{"instance"}, nil),
+		up: prometheus.NewDesc(
+			prometheus.BuildFQName(namespace, "plugin", "up"),
+			"1 when the plugin instance is ready, else 0.",
+			[]string{"instance"}, nil),
+		warmDesc: prometheus.NewDesc(
+			prometheus.BuildFQName(namespace, "runner", "warm_processes"),
+			"Warm claude processes kept by the runner.",
+			nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *watchCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.restarts
+	ch <- c.up
+	ch <- c.warmDesc
+}
+
+// Collect implements prometheus.Collector.
+func (c *watchCollector) Collect(ch chan<- prometheus.Metric) {
+	if f := c.plugins.Load(); f != nil && *f != nil {
+		stats := (*f)()
+		seen := make(map[string]bool, len(stats))
+		for _, s := range stats {
+			if seen[s.Instance] {
+				continue
+			}
+			seen[s.Instance] = true
+			up := 0.0
+			if s.Ready {
+				up = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.restarts, prometheus.CounterValue, float64(s.Restarts), s.Instance)
+			ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, s.Instance)
+		}
+	}
+	if f := c.warm.Load(); f != nil && *f != nil {
+		ch <- prometheus.MustNewConstMetric(c.warmDesc, prometheus.GaugeValue, float64((*f)()))
+	}
+}

@@ -1,0 +1,213 @@
+package metrics
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// scrape fetches the exposition text from m's handler.
+func scrape(t *testing.T, m *Metrics) string {
+	t.Helper()
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read scrape: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape status %d: %s", resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+// wantLines checks that every line appears verbatim in the exposition.
+func wantLines(t *testing.T, text string, lines ...string) {
+	t.Helper()
+	have := make(map[string]bool)
+	for _, l := range strings.Split(text, "\n") {
+		have[l] = true
+	}
+	for _, l := range lines {
+		if !have[l] {
+			t.Errorf("exposition lacks %q", l)
+		}
+	}
+}
+
+func TestCountersAndGauges(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.MessageIn("tg")
+	m.MessageIn("tg")
+	m.MessageIn("dc")
+	m.MessageOut("tg")
+	m.Dropped("tg", "not_allowed")
+	m.Dropped("tg", "not_allowed")
+	m.Dropped("tg", "mention_required")
+	m.Duplicate("dc")
+	m.SendError("tg", "rate_limited")
+	m.RunnerError("timeout")
+	m.SetQueueDepth(7)
+	m.SetQueueDepth(3)
+	m.SetActiveRuns(2)
+
+	text := scrape(t, m)
+	wantLines(t, text,
+		`clawhost_messages_in_total{instance="tg"} 2`,
+		`clawhost_messages_in_total{instance="dc"} 1`,
+		`clawhost_messages_out_total{instance="tg"} 1`,
+		`clawhost_messages_dropped_total{instance="tg",reason="not_allowed"} 2`,
+		`clawhost_messages_dropped_total{instance="tg",reason="mention_required"} 1`,
+		`clawhost_messages_duplicate_total{instance="dc"} 1`,
+		`clawhost_send_errors_total{code="rate_limited",instance="tg"} 1`,
+		`clawhost_runner_errors_total{kind="timeout"} 1`,
+		`clawhost_queue_depth 3`,
+		`clawhost_active_runs 2`,
+		`# TYPE clawhost_messages_in_total counter`,
+		`# TYPE clawhost_queue_depth gauge`,
+	)
+	if strings.Contains(text, `clawhost_messages_out_total{instance="dc"}`) {
+		t.Error("a series appeared for a label value never used")
+	}
+}
+
+func TestTurnHistogram(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.Turn(30*time.Millisecond, "ok")
+	m.Turn(1500*time.Millisecond, "ok")
+	m.Turn(700*time.Second, "timeout")
+	m.Turn(-time.Second, "error") // clamped to 0
+
+	wantLines(t, scrape(t, m),
+		`clawhost_turns_total{outcome="ok"} 2`,
+		`clawhost_turns_total{outcome="timeout"} 1`,
+		`clawhost_turns_total{outcome="error"} 1`,
+		`# TYPE clawhost_turn_duration_seconds histogram`,
+		`clawhost_turn_duration_seconds_bucket{le="0.05"} 2`,
+		`clawhost_turn_duration_seconds_bucket{le="1"} 2`,
+		`clawhost_turn_duration_seconds_bucket{le="2.5"} 3`,
+		`clawhost_turn_duration_seconds_bucket{le="600"} 3`,
+		`clawhost_turn_duration_seconds_bucket{le="+Inf"} 4`,
+		`clawhost_turn_duration_seconds_sum 701.53`,
+		`clawhost_turn_duration_seconds_count 4`,
+	)
+}
+
+func TestWatchers(t *testing.T) {
+	t.Parallel()
+	m := New()
+	text := scrape(t, m)
+	for _, name := range []string{"clawhost_plugin_up", "clawhost_plugin_restarts_total", "clawhost_runner_warm_processes"} {
+		if strings.Contains(text, name) {
+			t.Errorf("%s exposed before a watcher was installed", name)
+		}
+	}
+
+	warm := 1
+	m.WatchWarm(func() int { return warm })
+	m.WatchPlugins(func() []PluginStat {
+		return []PluginStat{
+			{Instance: "tg", Source: "telegram", State: "running", Ready: true, Restarts: 3},
+			{Instance: "dc", Source: "discord", State: "backoff", Ready: false, Restarts: 0},
+			{Instance: "tg", Ready: false, Restarts: 99}, // duplicate: ignored
+		}
+	})
+	warm = 4 // evaluated at scrape, not at install
+	text = scrape(t, m)
+	wantLines(t, text,
+		`clawhost_plugin_restarts_total{instance="tg"} 3`,
+		`clawhost_plugin_restarts_total{instance="dc"} 0`,
+		`clawhost_plugin_up{instance="tg"} 1`,
+		`clawhost_plugin_up{instance="dc"} 0`,
+		`# TYPE clawhost_plugin_restarts_total counter`,
+		`# TYPE clawhost_plugin_up gauge`,
+		`clawhost_runner_warm_processes 4`,
+	)
+	if strings.Contains(text, `clawhost_plugin_restarts_total{instance="tg"} 99`) {
+		t.Error("duplicate instance overrode the first entry")
+	}
+
+	m.WatchPlugins(nil)
+	if text := scrape(t, m); strings.Contains(text, "clawhost_plugin_up{") {
+		t.Error("plugin metrics still exposed after WatchPlugins(nil)")
+	}
+}
+
+func TestRuntimeCollectors(t *testing.T) {
+	t.Parallel()
+	text := scrape(t, New())
+	for _, name := range []string{"go_goroutines", "process_start_time_seconds"} {
+		if !strings.Contains(text, "\n"+name+" ") {
+			t.Errorf("exposition lacks %s", name)
+		}
+	}
+}
+
+func TestOwnRegistry(t *testing.T) {
+	t.Parallel()
+	a, b := New(), New()
+	a.MessageIn("tg")
+	if strings.Contains(scrape(t, b), `clawhost_messages_in_total{instance="tg"}`) {
+		t.Error("two Metrics share a registry")
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
+	m := New()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inst := []string{"tg", "dc"}[i%2]
+			for range 1000 {
+				m.MessageIn(inst)
+				m.SendError(inst, "rate_limited")
+			}
+		}()
+	}
+	wg.Wait()
+	wantLines(t, scrape(t, m),
+		`clawhost_messages_in_total{instance="tg"} 4000`,
+		`clawhost_messages_in_total{instance="dc"} 4000`,
+		`clawhost_send_errors_total{code="rate_limited",instance="dc"} 4000`,
+	)
+}
+
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	m := New()
+	m.MessageIn("tg")
+	m.Dropped("tg", "not_allowed")
+	m.Turn(time.Second, "ok")
+	allocs := testing.AllocsPerRun(100, func() {
+		m.MessageIn("tg")
+		m.MessageOut("tg")
+		m.Dropped("tg", "not_allowed")
+		m.Turn(time.Second, "ok")
+		m.SetQueueDepth(5)
+		m.SetActiveRuns(1)
+	})
+	if allocs != 0 {
+		t.Errorf("hot path allocates %.1f times per call", allocs)
+	}
+}
+
+func BenchmarkMessageIn(b *testing.B) {
+	m := New()
+	b.ReportAllocs()
+	for b.Loop() {
+		m.MessageIn("tg")
+	}
+}
