@@ -110,6 +110,21 @@ plugin "tg" {
   }
 }
 
+# Discord, enabled when DISCORD_BOT_TOKEN is set, and WhatsApp, enabled when
+# WHATSAPP_ENABLED is set (it pairs by QR code on first start). Their plugin
+# binaries (clawhost-discord, clawhost-whatsapp) are not part of this release
+# yet: until they are, setting the variable makes the host report the
+# missing binary (and `make run` keeps serving the other channels).
+plugin "dc" {
+  source  = "discord"
+  enabled = env("DISCORD_BOT_TOKEN", "") != ""
+}
+
+plugin "wa" {
+  source  = "whatsapp"
+  enabled = env("WHATSAPP_ENABLED", "") != ""
+}
+
 # /ping, answered without the agent.
 plugin "ping" {
   source = "ping"

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -208,4 +209,12 @@ func TestRestartResumesQueuedMessages(t *testing.T) {
 		t.Errorf("%d unfinished journal entries", len(ents))
 	}
 	_ = store.StateDone
+}
+
+func TestMissingCLIGivesNotice(t *testing.T) {
+	e := newEnv(t, envOptions{runner: func(c *runner.Config) { c.Command = filepath.Join(t.TempDir(), "no-claude-here") }})
+	e.post(dm("u1", "hello?"))
+	got := e.text("chat-u1")
+	contains(t, got, "Claude Code is not installed")
+	contains(t, e.logBuf.String(), "agent.command")
 }

@@ -189,20 +189,26 @@ type record struct {
 	Text   string `json:"text"`
 }
 
+// sent returns what the loopback channel did after the last record seen,
+// waiting up to wait for something.
+func (d *daemon) sent(wait time.Duration) []record {
+	resp, err := http.Get(fmt.Sprintf("http://%s/sent?after=%d&wait=%s", d.addr(), d.after, wait))
+	if err != nil {
+		time.Sleep(50 * time.Millisecond)
+		return nil
+	}
+	defer resp.Body.Close()
+	var recs []record
+	_ = json.NewDecoder(resp.Body).Decode(&recs)
+	return recs
+}
+
 // nextSend returns the next message sent to chat, skipping typing and edits.
 func (d *daemon) nextSend(chat string) string {
 	d.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(fmt.Sprintf("http://%s/sent?after=%d&wait=2s", d.addr(), d.after))
-		if err != nil {
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		var recs []record
-		_ = json.NewDecoder(resp.Body).Decode(&recs)
-		resp.Body.Close()
-		for _, r := range recs {
+		for _, r := range d.sent(2 * time.Second) {
 			d.after = r.Seq
 			if r.Op == "send" && r.ChatID == chat {
 				return r.Text

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const adminConfig = `
+data_dir   = "./data"
+plugin_dir = %q
+agent {
+  command = %q
+  env     = { CLAWHOST_FAKE_CLAUDE = "1" }
+}
+access {
+  dm_policy = "pairing"
+  owners    = ["lo:owner"]
+}
+admin {
+  listen = %q
+}
+plugin "lo" {
+  source = "loopback"
+  config {
+    addr_file = %q
+  }
+}
+`
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestAdminAndPairingCLI: the status page, /healthz and /metrics over HTTP,
+// and `clawhost pairing list|approve` through a running host's admin
+// endpoint.
+func TestAdminAndPairingCLI(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	adminAddr := wcFreeAddr(t)
+	d := &daemon{t: t, dir: dir, cfgPath: filepath.Join(dir, "config.hcl"), addrFile: filepath.Join(dir, "lo.addr"), log: &syncBuffer{}}
+	if err := os.WriteFile(d.cfgPath, []byte(fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, d.addrFile)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd = exec.Command(filepath.Join(binDir(t), "clawhost"), "-config", d.cfgPath)
+	d.cmd.Stderr, d.cmd.Stdout = d.log, d.log
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = d.cmd.Process.Kill()
+		_ = d.cmd.Wait()
+		if t.Failed() {
+			t.Logf("clawhost log:\n%s", d.log.String())
+		}
+	})
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
+	base := "http://" + adminAddr
+	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200")
+
+	// A stranger is refused with a pairing code; the CLI lists and approves it.
+	d.post("stranger", "hello")
+	reply := d.nextSend("chat-stranger")
+	i := strings.Index(reply, "code is ")
+	if i < 0 {
+		t.Fatalf("no pairing code in %q", reply)
+	}
+	code := strings.Fields(reply[i+len("code is "):])[0]
+	var out, errb bytes.Buffer
+	if rc := run([]string{"pairing", "list", "-config", d.cfgPath}, &out, &errb); rc != 0 || !strings.Contains(out.String(), code) || !strings.Contains(out.String(), "lo:stranger") {
+		t.Fatalf("pairing list: rc %d out %q err %q", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	if rc := run([]string{"pairing", "approve", code, "-config", d.cfgPath}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "approved lo:stranger") {
+		t.Fatalf("pairing approve: rc %d out %q err %q", rc, out.String(), errb.String())
+	}
+	d.post("stranger", "now me")
+	if got := d.nextSend("chat-stranger"); !strings.Contains(got, "echo: ") || !strings.Contains(got, "now me") {
+		t.Fatalf("after approval: %q", got)
+	}
+
+	code2, page := get(t, base+"/")
+	if code2 != 200 || !strings.Contains(page, "lo:direct:stranger") || !strings.Contains(page, "loopback") {
+		t.Errorf("status page %d:\n%s", code2, page)
+	}
+	_, m := get(t, base+"/metrics")
+	for _, want := range []string{`clawhost_messages_in_total{instance="lo"} 2`, `clawhost_turns_total{outcome="ok"} 1`, `clawhost_plugin_up{instance="lo"} 1`, "clawhost_turn_duration_seconds_bucket"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	// The plugin dies: /healthz goes 503 until the host restarted it.
+	pids := pluginPIDs(d, 1)
+	_ = syscallKill(pids[0])
+	deadline := time.Now().Add(10 * time.Second)
+	saw503 := false
+	for time.Now().Before(deadline) {
+		c, _ := get(t, base+"/healthz")
+		if c == 503 {
+			saw503 = true
+		}
+		if saw503 && c == 200 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if c, body := get(t, base+"/healthz"); c != 200 {
+		t.Errorf("/healthz after the restart: %d %s", c, body)
+	}
+	if !saw503 {
+		t.Log("restart was faster than the /healthz polling; 503 not observed")
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// restart starts clawhost again on the daemon's directory and config.
+func (d *daemon) restart() {
+	d.t.Helper()
+	_ = os.Remove(d.addrFile)
+	d.log = &syncBuffer{}
+	d.after = 0
+	d.cmd = exec.Command(filepath.Join(binDir(d.t), "clawhost"), "-config", d.cfgPath)
+	d.cmd.Stderr = d.log
+	d.cmd.Stdout = d.log
+	if err := d.cmd.Start(); err != nil {
+		d.t.Fatal(err)
+	}
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file after restart")
+}
+
+// TestKill9MidTurnCompletesOnce: clawhost is SIGKILLed while claude works
+// on a message; after a restart the turn runs again and its reply is
+// delivered exactly once.
+func TestKill9MidTurnCompletesOnce(t *testing.T) {
+	d := startDaemon(t, false)
+	pluginPIDs(d, 2)
+	d.post("u1", "survive this #sleep=1500ms")
+	// Wait until the turn is running (typing indicator on).
+	d.waitFor(func() bool { return typingSeen(d) }, "the turn to start (typing on)")
+	time.Sleep(300 * time.Millisecond)
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+
+	d.restart()
+	got := d.nextSend("chat-u1")
+	if !strings.Contains(got, "survive this") {
+		t.Fatalf("after restart: %q", got)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range d.sent(time.Until(deadline)) {
+			d.after = r.Seq
+			if r.Op == "send" && r.ChatID == "chat-u1" {
+				t.Fatalf("reply delivered twice: %q", r.Text)
+			}
+		}
+	}
+	_ = d.cmd.Process.Signal(os.Interrupt)
+	_ = d.cmd.Wait()
+}
+
+func typingSeen(d *daemon) bool {
+	for _, r := range d.sent(0) {
+		if r.Op == "typing" {
+			return true
+		}
+	}
+	return false
+}
+
+func syscallKill(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}
