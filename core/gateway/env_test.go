@@ -20,6 +20,7 @@ import (
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -84,6 +85,7 @@ type envOptions struct {
 	runner    func(*runner.Config)
 	textLimit int
 	dir       string // reuse a data dir (restart)
+	now       func() time.Time
 }
 
 // baseSettings admits lo:u1 (and owner lo:owner) in direct chats and the
@@ -107,7 +109,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e := &env{t: t, dir: dir, logBuf: &lockedBuffer{}}
 	log := hclog.New(&hclog.LoggerOptions{Output: e.logBuf, Level: hclog.Debug})
 	var err error
-	e.db, err = store.Open(context.Background(), filepath.Join(dir, "data"), store.Options{Synchronous: "NORMAL"})
+	e.db, err = store.Open(context.Background(), filepath.Join(dir, "data"), store.Options{Synchronous: "NORMAL", Now: o.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.settings != nil {
 		o.settings(&e.set)
 	}
-	e.gw = New(Options{Logger: log, Store: e.db, Agent: e.agent, Settings: e.set, Version: "test"})
+	e.gw = New(Options{Logger: log, Store: e.db, Agent: e.agent, Settings: e.set, Version: "test", Now: o.now})
 	e.host = pluginhost.New(pluginhost.Options{Logger: log, Inbound: e.gw.Inbound, OnReady: func(*pluginhost.Instance) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -297,3 +299,5 @@ func contains(t *testing.T, got string, want ...string) {
 		}
 	}
 }
+
+func senderID(id string) channel.Sender { return channel.Sender{ID: id} }

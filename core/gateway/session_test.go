@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/sessionreset"
+)
+
+func TestSessionKeys(t *testing.T) {
+	g := New(Options{})
+	cases := []struct {
+		scope sessionkey.DMScope
+		m     Message
+		want  string
+	}{
+		{"", Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}, "tg:direct:5"},
+		{sessionkey.PerPeer, Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}, "direct:5"},
+		{sessionkey.Main, Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}, "main"},
+		{sessionkey.Main, Message{Instance: "tg", ChatType: "group", ChatID: "-100", Sender: senderID("5")}, "tg:group:-100"},
+		{"", Message{Instance: "tg", ChatType: "group", ChatID: "-100", ThreadID: "7", Sender: senderID("5")}, "tg:group:-100:thread:7"},
+		{"", Message{Instance: "dc", ChatType: "channel", ChatID: "c1", Sender: senderID("5")}, "dc:channel:c1"},
+	}
+	for _, c := range cases {
+		if got := g.sessionKey(Settings{DMScope: c.scope}, &c.m); got != c.want {
+			t.Errorf("scope %q %+v: %q, want %q", c.scope, c.m, got, c.want)
+		}
+	}
+}
+
+func TestIdleResetPolicyStartsNewSession(t *testing.T) {
+	var offset atomic.Int64
+	idle := 1.0
+	e := newEnv(t, envOptions{settings: func(s *Settings) {
+		s.Reset = sessionreset.Config{Default: &sessionreset.Rule{Mode: sessionreset.ModeIdle, IdleMinutes: &idle}}
+	}, now: func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }})
+	e.post(dm("u1", "one"))
+	e.text("chat-u1")
+	s1, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	e.post(dm("u1", "two"))
+	e.text("chat-u1")
+	s2, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	if s1.SessionID != s2.SessionID {
+		t.Fatalf("a session within the idle window must continue")
+	}
+	offset.Store(int64(2 * time.Minute))
+	e.post(dm("u1", "three"))
+	e.text("chat-u1")
+	s3, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	if s3.SessionID == s2.SessionID || s3.ClaudeSessionID == s2.ClaudeSessionID {
+		t.Fatalf("idle session not reset")
+	}
+}
+
+func TestTriggerWordsAndTyping(t *testing.T) {
+	e := newEnv(t, envOptions{settings: func(s *Settings) {
+		s.Access.TriggerWords = []string{"claw"}
+		s.ResponsePrefix = "[bot]"
+	}})
+	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "a", "text": "clawhost is nice"})
+	e.quiet("g1", 400*time.Millisecond)
+	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "a", "text": "hey Claw, answer"})
+	var sawTypingOn, sawTypingOff bool
+	deadline := time.Now().Add(10 * time.Second)
+	var reply string
+	for reply == "" && time.Now().Before(deadline) {
+		for _, r := range e.records(time.Second) {
+			switch {
+			case r.Op == "typing" && r.On:
+				sawTypingOn = true
+			case r.Op == "send" && r.ChatID == "g1":
+				reply = r.Text
+			}
+		}
+	}
+	contains(t, reply, "[bot] echo: ", "hey Claw, answer")
+	for _, r := range e.records(time.Second) {
+		if r.Op == "typing" && !r.On {
+			sawTypingOff = true
+		}
+	}
+	if !sawTypingOn || !sawTypingOff {
+		t.Errorf("typing on %v off %v", sawTypingOn, sawTypingOff)
+	}
+}
+
+func TestTriggerWordBoundaries(t *testing.T) {
+	a := Access{TriggerWords: []string{"claw", "hé"}}
+	for text, want := range map[string]bool{"claw": true, "Hey CLAW!": true, "clawhost": false, "a-claw-b": true, "hé là": true, "théâtre": false} {
+		if got := a.triggered(text); got != want {
+			t.Errorf("%q: %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestQueueDropNew(t *testing.T) {
+	e := newEnv(t, envOptions{settings: func(s *Settings) { s.QueueCap = 1; s.QueueDrop = DropNew }})
+	e.post(dm("u1", "busy #sleep=600ms"))
+	time.Sleep(200 * time.Millisecond)
+	e.post(dm("u1", "kept"))
+	e.post(dm("u1", "dropped"))
+	contains(t, e.text("chat-u1"), "busy")
+	got := e.text("chat-u1")
+	contains(t, got, "kept")
+	if strings.Contains(got, "dropped") {
+		t.Errorf("newest message should be dropped: %q", got)
+	}
+	e.quiet("chat-u1", 500*time.Millisecond)
+}
