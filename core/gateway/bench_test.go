@@ -1,0 +1,480 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// Benchmarks of the gateway's own overhead: Inbound is called directly (as
+// the plugin host's pump does, batches of up to 256), without a plugin
+// process (no host: replies are empty, so nothing is sent) and with an
+// in-process agent whose turns finish at once (runner.FinishedTurn). What is
+// measured is the journal (SQLite, group commit) and the pipeline around it.
+// Debounce is off. Run them with
+//
+//	go test ./core/gateway -run '^$' -bench . -benchtime 20000x -count 3
+//
+// and BenchmarkGatewaySessionsRSS alone with -benchtime 1x (it measures the
+// process's RSS; earlier benchmarks in the same process blur it).
+
+// benchAgent is an Agent whose turns end at once with res; onRun, when set,
+// is called with the time Run was entered.
+type benchAgent struct {
+	res   runner.Result
+	onRun func(req runner.TurnRequest, at time.Time)
+	runs  atomic.Int64
+}
+
+func (a *benchAgent) Run(_ context.Context, req runner.TurnRequest) (*runner.Turn, error) {
+	at := time.Now()
+	a.runs.Add(1)
+	if a.onRun != nil {
+		a.onRun(req, at)
+	}
+	return runner.FinishedTurn(a.res), nil
+}
+func (a *benchAgent) Abort(string) bool                  { return false }
+func (a *benchAgent) Steer(string, string) (bool, error) { return false, nil }
+func (a *benchAgent) CanSteer() bool                     { return false }
+func (a *benchAgent) Stop(string)                        {}
+func (a *benchAgent) Warm() map[string]int               { return nil }
+func (a *benchAgent) Close(context.Context) error        { return nil }
+
+// countingStore counts the store calls of the pipeline and the journal
+// entries that reached a terminal state.
+type countingStore struct {
+	store.Store
+	finished atomic.Int64 // entries done, dropped or failed
+	bad      atomic.Int64 // of which not done
+	wake     chan struct{}
+	writes   atomic.Int64
+	reads    atomic.Int64
+	// stage is the time of the first return of each pipeline step since
+	// the last resetStages (the latency benchmark has one message in
+	// flight, so they are that message's).
+	stage [stageCount]atomic.Int64
+	// gate, when set, holds Enqueue (the first write after the accept)
+	// until it is closed.
+	gate chan struct{}
+}
+
+const (
+	stAccept  = iota // Inbound: journal accept
+	stEnqueue        // arrival, route: journal enqueue
+	stLane           // the lane reads its queue
+	stSession        // session lookup or creation
+	stStart          // journal start
+	stageCount
+)
+
+var stageNames = [stageCount + 1]string{"accept", "enqueue", "lane", "session", "start", "prompt+run"}
+
+func newCountingStore(s store.Store) *countingStore {
+	return &countingStore{Store: s, wake: make(chan struct{}, 1)}
+}
+
+func (c *countingStore) ended(n int, bad bool) {
+	if bad {
+		c.bad.Add(int64(n))
+	}
+	c.finished.Add(int64(n))
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// waitFinished waits until n entries have ended, or fails after d.
+func (c *countingStore) waitFinished(tb testing.TB, n int64, d time.Duration) {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for c.finished.Load() < n {
+		select {
+		case <-c.wake:
+		case <-deadline.C:
+			tb.Fatalf("only %d of %d journal entries finished after %s", c.finished.Load(), n, d)
+		}
+	}
+}
+
+func (c *countingStore) mark(st int) { c.stage[st].CompareAndSwap(0, time.Now().UnixNano()) }
+
+func (c *countingStore) resetStages() {
+	for i := range c.stage {
+		c.stage[i].Store(0)
+	}
+}
+
+func (c *countingStore) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, error) {
+	c.writes.Add(1)
+	defer c.mark(stAccept)
+	return c.Store.Accept(ctx, in)
+}
+
+func (c *countingStore) Enqueue(ctx context.Context, id int64, key string) error {
+	if c.gate != nil {
+		<-c.gate
+	}
+	c.writes.Add(1)
+	defer c.mark(stEnqueue)
+	return c.Store.Enqueue(ctx, id, key)
+}
+
+func (c *countingStore) Start(ctx context.Context, ids ...int64) error {
+	c.writes.Add(1)
+	defer c.mark(stStart)
+	return c.Store.Start(ctx, ids...)
+}
+
+func (c *countingStore) UpdateSession(ctx context.Context, key string, fn func(*store.Session, bool) error) (store.Session, error) {
+	c.writes.Add(1)
+	defer c.mark(stSession)
+	return c.Store.UpdateSession(ctx, key, fn)
+}
+
+func (c *countingStore) RecordReply(ctx context.Context, r store.Reply) error {
+	c.writes.Add(1)
+	err := c.Store.RecordReply(ctx, r)
+	if err == nil && len(r.Chunks) == 0 {
+		c.ended(1+len(r.Covers), false)
+	}
+	return err
+}
+
+func (c *countingStore) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentResult, error) {
+	c.writes.Add(1)
+	res, err := c.Store.MarkSent(ctx, s)
+	if err == nil && res.AllSent {
+		c.ended(1, false)
+	}
+	return res, err
+}
+
+func (c *countingStore) Finish(ctx context.Context, req store.FinishRequest) error {
+	c.writes.Add(1)
+	err := c.Store.Finish(ctx, req)
+	if err == nil {
+		c.ended(len(req.IDs), req.State != store.StateDone)
+	}
+	return err
+}
+
+func (c *countingStore) ListPending(ctx context.Context, key string, limit int) ([]store.Entry, error) {
+	c.reads.Add(1)
+	es, err := c.Store.ListPending(ctx, key, limit)
+	if len(es) > 0 {
+		c.mark(stLane)
+	}
+	return es, err
+}
+
+func (c *countingStore) CountPending(ctx context.Context, key string) (int, error) {
+	c.reads.Add(1)
+	return c.Store.CountPending(ctx, key)
+}
+
+// benchGateway is a started gateway over a fresh store in dir, without a
+// plugin host, admitting every direct sender of instance "lo".
+type benchGateway struct {
+	gw    *Gateway
+	db    *store.DB
+	st    *countingStore
+	agent *benchAgent
+}
+
+func newBenchGateway(tb testing.TB, dir, sync string, agent *benchAgent) *benchGateway {
+	tb.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(dir, "data"), store.Options{Synchronous: sync})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st := newCountingStore(db)
+	set := Settings{
+		Access:    Access{DMPolicy: PolicyOpen},
+		Sources:   map[string]string{"lo": "loopback"},
+		Streaming: StreamBlocks,
+		Workspace: dir,
+	}
+	// A production-like logger: Info level, the output discarded.
+	log := hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Info})
+	gw := New(Options{Logger: log, Store: st, Agent: agent, Settings: set, Version: "bench"})
+	if err := gw.Start(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return &benchGateway{gw: gw, db: db, st: st, agent: agent}
+}
+
+func (b *benchGateway) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b.gw.Close(ctx)
+	_ = b.db.Close()
+}
+
+// checkAllDone fails unless every journal entry is finished and none
+// failed or was dropped.
+func (b *benchGateway) checkAllDone(tb testing.TB) {
+	tb.Helper()
+	if n := b.st.bad.Load(); n > 0 {
+		tb.Fatalf("%d journal entries were dropped or failed", n)
+	}
+	open, err := b.db.ListUnfinished(context.Background(), 0, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(open) > 0 {
+		tb.Fatalf("journal entry %d is still %s", open[0].ID, open[0].State)
+	}
+}
+
+// benchDM is a direct message from sender with a unique message id.
+func benchDM(sender string, seq int) channel.InboundMessage {
+	return channel.InboundMessage{
+		ChatType:  channel.ChatDirect,
+		ChatID:    "chat-" + sender,
+		MessageID: strconv.Itoa(seq),
+		Sender:    channel.Sender{ID: sender, Name: "User " + sender, Username: "user" + sender},
+		Text:      "Could you summarise the thread above and list the open questions, please?",
+		Timestamp: time.Now(),
+	}
+}
+
+var syncModes = []string{"FULL", "NORMAL"}
+
+// percentile returns the p-th percentile (0..1) of sorted values.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p)
+	return sorted[i]
+}
+
+// BenchmarkInboundToRun measures the pipeline's latency from Gateway.Inbound
+// to the agent's Run being called, one message in flight at a time (each
+// message's turn and reply finish before the next is sent), over 1,000
+// direct-chat sessions: journal accept (the ack), arrival, route, enqueue,
+// lane, session, journal start and prompt. ack-* is Inbound's own return
+// (what the plugin waits for); run-* is the overhead up to Run.
+func BenchmarkInboundToRun(b *testing.B) {
+	for _, mode := range syncModes {
+		b.Run("sync="+mode, func(b *testing.B) {
+			runs := make(chan time.Time, 1)
+			agent := &benchAgent{onRun: func(_ runner.TurnRequest, at time.Time) { runs <- at }}
+			bg := newBenchGateway(b, b.TempDir(), mode, agent)
+			defer bg.close()
+			ctx := context.Background()
+			var lat, ack []time.Duration
+			var stages [stageCount + 1][]time.Duration
+			seq := 0
+			send := func(record bool) {
+				sender := "u" + strconv.Itoa(seq%1000)
+				msg := []channel.InboundMessage{benchDM(sender, seq)}
+				seq++
+				bg.st.resetStages()
+				t0 := time.Now()
+				if err := bg.gw.Inbound(ctx, "lo", msg); err != nil {
+					b.Fatal(err)
+				}
+				acked := time.Since(t0)
+				var at time.Time
+				select {
+				case at = <-runs:
+				case <-time.After(10 * time.Second):
+					b.Fatal("the agent was not run within 10s")
+				}
+				bg.st.waitFinished(b, int64(seq), 10*time.Second)
+				if record {
+					lat = append(lat, at.Sub(t0))
+					ack = append(ack, acked)
+					prev := t0.UnixNano()
+					for i := range stageCount {
+						s := bg.st.stage[i].Load()
+						stages[i] = append(stages[i], time.Duration(s-prev))
+						prev = s
+					}
+					stages[stageCount] = append(stages[stageCount], time.Duration(at.UnixNano()-prev))
+				}
+			}
+			// Warm up: statements prepared, the first sessions created.
+			for range 50 {
+				send(false)
+			}
+			b.ResetTimer()
+			for range b.N {
+				send(true)
+			}
+			b.StopTimer()
+			bg.checkAllDone(b)
+			slices.Sort(lat)
+			slices.Sort(ack)
+			b.ReportMetric(float64(percentile(lat, 0.50)), "run-p50-ns")
+			b.ReportMetric(float64(percentile(lat, 0.99)), "run-p99-ns")
+			b.ReportMetric(float64(percentile(ack, 0.50)), "ack-p50-ns")
+			b.ReportMetric(float64(percentile(ack, 0.99)), "ack-p99-ns")
+			b.ReportMetric(0, "ns/op") // the cycle includes the reply; not a figure of interest
+			var parts []string
+			for i, s := range stages {
+				slices.Sort(s)
+				parts = append(parts, fmt.Sprintf("%s %v/%v", stageNames[i], percentile(s, 0.5), percentile(s, 0.99)))
+			}
+			b.Logf("n=%d stages p50/p99 (each from the previous): %s", len(lat), strings.Join(parts, ", "))
+		})
+	}
+}
+
+// BenchmarkInboundThroughput measures sustained throughput: b.N direct
+// messages from 1,000 senders (one session each) delivered through Inbound
+// in batches of 256, one batch after the other like the plugin host's pump,
+// until every journal entry is done (accepted, queued, run, replied).
+// msgs/s is end to end; ack-msgs/s is the rate at which Inbound returned
+// (the journal accept the plugin waits for, with the rest of the pipeline
+// running behind it); writes/msg counts the journal and session writes.
+func BenchmarkInboundThroughput(b *testing.B) {
+	for _, mode := range syncModes {
+		b.Run("sync="+mode, func(b *testing.B) { benchThroughput(b, mode, false) })
+	}
+}
+
+// BenchmarkInboundAcceptOnly is BenchmarkInboundThroughput with the rest of
+// the pipeline held back (the first write after the accept waits until
+// every batch is stored): ack-msgs/s is the rate of Inbound alone. The held
+// messages are then run to the end, untimed, and checked.
+func BenchmarkInboundAcceptOnly(b *testing.B) {
+	for _, mode := range syncModes {
+		b.Run("sync="+mode, func(b *testing.B) { benchThroughput(b, mode, true) })
+	}
+}
+
+func benchThroughput(b *testing.B, mode string, acceptOnly bool) {
+	agent := &benchAgent{}
+	bg := newBenchGateway(b, b.TempDir(), mode, agent)
+	defer bg.close()
+	if acceptOnly {
+		bg.st.gate = make(chan struct{})
+	}
+	ctx := context.Background()
+	const senders, batchSize = 1000, 256
+	names := make([]string, senders)
+	for i := range names {
+		names[i] = "u" + strconv.Itoa(i)
+	}
+	batch := make([]channel.InboundMessage, 0, batchSize)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for off := 0; off < b.N; off += batchSize {
+		batch = batch[:0]
+		for k := off; k < min(off+batchSize, b.N); k++ {
+			batch = append(batch, benchDM(names[k%senders], k))
+		}
+		if err := bg.gw.Inbound(ctx, "lo", batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	acked := time.Since(start)
+	if acceptOnly {
+		b.StopTimer()
+		close(bg.st.gate)
+	}
+	bg.st.waitFinished(b, int64(b.N), time.Minute+time.Duration(b.N)*time.Millisecond)
+	total := time.Since(start)
+	b.StopTimer()
+	bg.checkAllDone(b)
+	if got := agent.runs.Load(); got != int64(b.N) {
+		b.Fatalf("agent ran %d turns for %d messages", got, b.N)
+	}
+	b.ReportMetric(float64(b.N)/acked.Seconds(), "ack-msgs/s")
+	if !acceptOnly {
+		b.ReportMetric(float64(b.N)/total.Seconds(), "msgs/s")
+		b.ReportMetric(float64(bg.st.writes.Load())/float64(b.N), "writes/msg")
+		b.ReportMetric(float64(bg.st.reads.Load())/float64(b.N), "queue-reads/msg")
+	}
+}
+
+// vmRSS returns the resident set size from /proc/self/status, in bytes.
+func vmRSS(tb testing.TB) int64 {
+	tb.Helper()
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		tb.Skipf("no /proc/self/status: %v", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	tb.Skip("VmRSS not found")
+	return 0
+}
+
+// settle collects garbage and returns freed memory to the OS, then reports
+// RSS and the live Go heap.
+func settle(tb testing.TB) (rss, heap int64) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return vmRSS(tb), int64(ms.HeapAlloc)
+}
+
+// BenchmarkGatewaySessionsRSS measures the memory 10,000 stored sessions
+// add to an idle gateway: RSS and live Go heap after GC, with the gateway
+// and store open and idle, vs. after one message from each of 10,000
+// direct senders went through the whole pipeline (journal, session, turn,
+// empty reply) and the status page's read path (Gateway.Sessions with its
+// limit of 200) ran. Run it alone:
+//
+//	go test ./core/gateway -run '^$' -bench SessionsRSS -benchtime 1x -count 3
+func BenchmarkGatewaySessionsRSS(b *testing.B) {
+	const sessions, batchSize = 10_000, 256
+	for range b.N {
+		b.StopTimer()
+		ctx := context.Background()
+		bg := newBenchGateway(b, b.TempDir(), "FULL", &benchAgent{})
+		idleRSS, idleHeap := settle(b)
+		b.StartTimer()
+		batch := make([]channel.InboundMessage, 0, batchSize)
+		for off := 0; off < sessions; off += batchSize {
+			batch = batch[:0]
+			for k := off; k < min(off+batchSize, sessions); k++ {
+				batch = append(batch, benchDM("s"+strconv.Itoa(k), k))
+			}
+			if err := bg.gw.Inbound(ctx, "lo", batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		bg.st.waitFinished(b, sessions, 2*time.Minute)
+		list, total := bg.gw.Sessions(ctx, 200)
+		b.StopTimer()
+		if total != sessions || len(list) != 200 {
+			b.Fatalf("Sessions: %d listed, %d total; want 200 of %d", len(list), total, sessions)
+		}
+		bg.checkAllDone(b)
+		rss, heap := settle(b)
+		runtime.KeepAlive(list)
+		b.ReportMetric(float64(rss-idleRSS)/(1<<20), "rss-delta-MB")
+		b.ReportMetric(float64(heap-idleHeap)/(1<<20), "heap-delta-MB")
+		b.ReportMetric(float64(idleRSS)/(1<<20), "idle-rss-MB")
+		bg.close()
+		b.StartTimer()
+	}
+}
