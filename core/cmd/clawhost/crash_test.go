@@ -38,7 +38,17 @@ func TestKill9MidTurnCompletesOnce(t *testing.T) {
 	_ = d.cmd.Wait()
 
 	d.restart()
-	got := d.nextSend("chat-u1")
+	var got string
+	deadline0 := time.Now().Add(45 * time.Second)
+	for got == "" && time.Now().Before(deadline0) {
+		for _, r := range d.sent(2 * time.Second) {
+			d.after = r.Seq
+			if r.Op == "send" && r.ChatID == "chat-u1" {
+				got = r.Text
+				break
+			}
+		}
+	}
 	if !strings.Contains(got, "survive this") {
 		t.Fatalf("after restart: %q", got)
 	}

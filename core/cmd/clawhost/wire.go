@@ -151,5 +151,8 @@ func agentConfig(cfg *config.Config) runner.Config {
 		MaxWarm:          a.MaxWarm,
 		MaxConcurrent:    a.MaxConcurrent,
 		OneShot:          a.OneShot,
+		// Text deltas, so "blocks" and "draft" streaming show a long
+		// reply while it is written, not only once each block is complete.
+		PartialMessages: true,
 	}
 }
