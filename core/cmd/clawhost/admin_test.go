@@ -6,9 +6,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -53,22 +53,12 @@ func TestAdminAndPairingCLI(t *testing.T) {
 	dir := t.TempDir()
 	exe, _ := os.Executable()
 	adminAddr := wcFreeAddr(t)
-	d := &daemon{t: t, dir: dir, cfgPath: filepath.Join(dir, "config.hcl"), addrFile: filepath.Join(dir, "lo.addr"), log: &syncBuffer{}}
-	if err := os.WriteFile(d.cfgPath, []byte(fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, d.addrFile)), 0o600); err != nil {
+	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d.cmd = exec.Command(filepath.Join(binDir(t), "clawhost"), "-config", d.cfgPath)
-	d.cmd.Stderr, d.cmd.Stdout = d.log, d.log
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = d.cmd.Process.Kill()
-		_ = d.cmd.Wait()
-		if t.Failed() {
-			t.Logf("clawhost log:\n%s", d.log.String())
-		}
-	})
+	d := launch(t, dir, cfgPath)
+	d.addrFile = addrFile
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
 	base := "http://" + adminAddr
 	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200")
@@ -106,7 +96,7 @@ func TestAdminAndPairingCLI(t *testing.T) {
 	}
 	// The plugin dies: /healthz goes 503 until the host restarted it.
 	pids := pluginPIDs(d, 1)
-	_ = syscallKill(pids[0])
+	_ = syscall.Kill(pids[0], syscall.SIGKILL)
 	deadline := time.Now().Add(10 * time.Second)
 	saw503 := false
 	for time.Now().Before(deadline) {

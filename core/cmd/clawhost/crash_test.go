@@ -2,8 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,14 +11,8 @@ import (
 func (d *daemon) restart() {
 	d.t.Helper()
 	_ = os.Remove(d.addrFile)
-	d.log = &syncBuffer{}
 	d.after = 0
-	d.cmd = exec.Command(filepath.Join(binDir(d.t), "clawhost"), "-config", d.cfgPath)
-	d.cmd.Stderr = d.log
-	d.cmd.Stdout = d.log
-	if err := d.cmd.Start(); err != nil {
-		d.t.Fatal(err)
-	}
+	d.spawn()
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file after restart")
 }
 
@@ -72,12 +64,4 @@ func typingSeen(d *daemon) bool {
 		}
 	}
 	return false
-}
-
-func syscallKill(pid int) error {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return err
-	}
-	return p.Kill()
 }

@@ -35,8 +35,9 @@ var (
 	buildErr  error
 )
 
-// binDir returns a directory holding clawhost and the example plugins:
-// CLAWHOST_BIN_DIR (make test sets it) or a fresh build.
+// binDir returns a directory holding clawhost, the first-party plugins and
+// the example plugins: CLAWHOST_BIN_DIR (make test sets it to make build's
+// bin/) or a fresh build.
 func binDir(t testing.TB) string {
 	t.Helper()
 	if d := os.Getenv("CLAWHOST_BIN_DIR"); d != "" {
@@ -50,6 +51,9 @@ func binDir(t testing.TB) string {
 		targets := map[string]string{"clawhost": "."}
 		for _, n := range []string{"loopback", "ping", "clock-hook"} {
 			targets["clawhost-"+n] = "../../../examples/" + n
+		}
+		for _, n := range []string{"telegram", "webchat"} {
+			targets["clawhost-"+n] = "../../../plugins/" + n + "/cmd/clawhost-" + n
 		}
 		for name, pkg := range targets {
 			if out, err := exec.Command("go", "build", "-o", filepath.Join(builtDir, name), pkg).CombinedOutput(); err != nil {
@@ -133,24 +137,48 @@ func writeConfig(t testing.TB, dir string, ping bool) string {
 func startDaemon(t testing.TB, ping bool) *daemon {
 	t.Helper()
 	dir := t.TempDir()
-	d := &daemon{t: t, dir: dir, cfgPath: writeConfig(t, dir, ping), addrFile: filepath.Join(dir, "lo.addr"), log: &syncBuffer{}}
-	d.cmd = exec.Command(filepath.Join(binDir(t), "clawhost"), "-config", d.cfgPath)
-	d.cmd.Stderr = d.log
-	d.cmd.Stdout = d.log
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	d := launch(t, dir, writeConfig(t, dir, ping))
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	d.waitFor(func() bool { _, err := os.Stat(d.addrFile); return err == nil }, "loopback address file")
+	return d
+}
+
+// launch runs clawhost on cfgPath. At the end of the test it is stopped
+// with SIGTERM (SIGKILL after 10 s) and, when the test failed, its log is
+// printed.
+func launch(t testing.TB, dir, cfgPath string) *daemon {
+	t.Helper()
+	d := &daemon{t: t, dir: dir, cfgPath: cfgPath}
+	d.spawn()
 	t.Cleanup(func() {
 		if d.cmd.ProcessState == nil {
-			_ = d.cmd.Process.Kill()
-			_ = d.cmd.Wait()
+			_ = d.cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = d.cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = d.cmd.Process.Kill()
+				<-done
+			}
 		}
 		if t.Failed() {
 			t.Logf("clawhost log:\n%s", d.log.String())
 		}
 	})
-	d.waitFor(func() bool { _, err := os.Stat(d.addrFile); return err == nil }, "loopback address file")
 	return d
+}
+
+// spawn starts the clawhost process with a fresh log.
+func (d *daemon) spawn() {
+	d.t.Helper()
+	d.log = &syncBuffer{}
+	d.cmd = exec.Command(filepath.Join(binDir(d.t), "clawhost"), "-config", d.cfgPath)
+	d.cmd.Stderr = d.log
+	d.cmd.Stdout = d.log
+	if err := d.cmd.Start(); err != nil {
+		d.t.Fatal(err)
+	}
 }
 
 func (d *daemon) waitFor(cond func() bool, what string) {

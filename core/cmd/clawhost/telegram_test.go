@@ -9,12 +9,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -77,43 +75,6 @@ plugin "tg" {
 }
 `
 
-var (
-	tgBuildOnce sync.Once
-	tgPluginDir string
-	tgBuildErr  error
-)
-
-// telegramPluginDir returns a directory holding clawhost-telegram: binDir(t)
-// when it already has it (make build puts it there), else binDir's fresh
-// build directory, else (CLAWHOST_BIN_DIR without it) a temp dir of its own.
-func telegramPluginDir(t testing.TB) string {
-	t.Helper()
-	bins := binDir(t)
-	tgBuildOnce.Do(func() {
-		if _, err := os.Stat(filepath.Join(bins, "clawhost-telegram")); err == nil {
-			tgPluginDir = bins
-			return
-		}
-		dir := bins
-		if os.Getenv("CLAWHOST_BIN_DIR") != "" {
-			// Not ours to write into.
-			if dir, tgBuildErr = os.MkdirTemp("", "clawhost-telegram-bin-"); tgBuildErr != nil {
-				return
-			}
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "clawhost-telegram"), "../../../plugins/telegram/cmd/clawhost-telegram").CombinedOutput()
-		if err != nil {
-			tgBuildErr = fmt.Errorf("build clawhost-telegram: %v\n%s", err, out)
-			return
-		}
-		tgPluginDir = dir
-	})
-	if tgBuildErr != nil {
-		t.Fatal(tgBuildErr)
-	}
-	return tgPluginDir
-}
-
 // startTelegramDaemon starts a fake Bot API and clawhost with only the
 // telegram plugin pointed at it, and returns both once the plugin polls.
 func startTelegramDaemon(t *testing.T, streaming string) (*daemon, *telegramtest.Server) {
@@ -125,35 +86,16 @@ func startTelegramDaemon(t *testing.T, streaming string) (*daemon, *telegramtest
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(tgConfigTemplate, filepath.Join(dir, "data"), telegramPluginDir(t), exe, streaming, tgToken, srv.APIEndpoint())
+	src := fmt.Sprintf(tgConfigTemplate, filepath.Join(dir, "data"), binDir(t), exe, streaming, tgToken, srv.APIEndpoint())
 	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := &daemon{t: t, dir: dir, cfgPath: cfg, log: &syncBuffer{}}
-	d.cmd = exec.Command(filepath.Join(binDir(t), "clawhost"), "-config", cfg)
-	d.cmd.Stdout = d.log
-	d.cmd.Stderr = d.log
-	if err := d.cmd.Start(); err != nil {
-		srv.Close()
 		t.Fatal(err)
 	}
 	// Cleanups run last-registered first: the daemon stops before the fake
 	// closes, so the plugin never sees its API vanish.
 	t.Cleanup(srv.Close)
+	d := launch(t, dir, cfg)
 	t.Cleanup(func() {
-		if d.cmd.ProcessState == nil {
-			_ = d.cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = d.cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = d.cmd.Process.Kill()
-				<-done
-			}
-		}
 		if t.Failed() {
-			t.Logf("clawhost log:\n%s", d.log.String())
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})

@@ -11,11 +11,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,43 +52,6 @@ plugin "web" {
 }
 `
 
-var (
-	wcBuildOnce sync.Once
-	wcPluginDir string
-	wcBuildErr  error
-)
-
-// webchatPluginDir returns a directory holding clawhost-webchat: binDir(t)
-// when it already has it (make build puts it there), else binDir's fresh
-// build directory, else (CLAWHOST_BIN_DIR without it) a temp dir of its own.
-func webchatPluginDir(t testing.TB) string {
-	t.Helper()
-	bins := binDir(t)
-	wcBuildOnce.Do(func() {
-		if _, err := os.Stat(filepath.Join(bins, "clawhost-webchat")); err == nil {
-			wcPluginDir = bins
-			return
-		}
-		dir := bins
-		if os.Getenv("CLAWHOST_BIN_DIR") != "" {
-			// Not ours to write into.
-			if dir, wcBuildErr = os.MkdirTemp("", "clawhost-webchat-bin-"); wcBuildErr != nil {
-				return
-			}
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "clawhost-webchat"), "../../../plugins/webchat/cmd/clawhost-webchat").CombinedOutput()
-		if err != nil {
-			wcBuildErr = fmt.Errorf("build clawhost-webchat: %v\n%s", err, out)
-			return
-		}
-		wcPluginDir = dir
-	})
-	if wcBuildErr != nil {
-		t.Fatal(wcBuildErr)
-	}
-	return wcPluginDir
-}
-
 // wcFreeAddr returns a loopback address with a port free right now.
 func wcFreeAddr(t testing.TB) string {
 	t.Helper()
@@ -114,33 +75,11 @@ func startWebchatDaemon(t *testing.T) (*daemon, string) {
 	}
 	listen := wcFreeAddr(t)
 	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(wcConfigTemplate, filepath.Join(dir, "data"), webchatPluginDir(t), exe, listen)
+	src := fmt.Sprintf(wcConfigTemplate, filepath.Join(dir, "data"), binDir(t), exe, listen)
 	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{t: t, dir: dir, cfgPath: cfg, log: &syncBuffer{}}
-	d.cmd = exec.Command(filepath.Join(binDir(t), "clawhost"), "-config", cfg)
-	d.cmd.Stdout = d.log
-	d.cmd.Stderr = d.log
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if d.cmd.ProcessState == nil {
-			_ = d.cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = d.cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = d.cmd.Process.Kill()
-				<-done
-			}
-		}
-		if t.Failed() {
-			t.Logf("clawhost log:\n%s", d.log.String())
-		}
-	})
+	d := launch(t, dir, cfg)
 	url := "http://" + listen + "/"
 	d.waitFor(func() bool { return wcHealthy(url) }, "the webchat page at "+url)
 	return d, url
