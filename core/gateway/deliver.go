@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/chunk"
-	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/reply"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
@@ -203,8 +202,8 @@ func (g *Gateway) limit(ctx context.Context, instance string) int {
 	}
 	capability := 0
 	if g.host != nil {
-		wctx, cancel := context.WithTimeout(ctx, readyWait)
-		if inst := g.instance(wctx, instance); inst != nil {
+		if inst := g.host.Instance(instance); inst != nil {
+			wctx, cancel := context.WithTimeout(ctx, readyWait)
 			if _, desc, err := inst.WaitReady(wctx); err == nil {
 				capability = desc.Capabilities.MaxTextLength
 				if desc.Capabilities.LengthUnit == channel.LengthBytes && capability > 0 {
@@ -212,8 +211,8 @@ func (g *Gateway) limit(ctx context.Context, instance string) int {
 					capability /= 3
 				}
 			}
+			cancel()
 		}
-		cancel()
 	}
 	return chunk.CapLimit(configured, capability)
 }
@@ -345,12 +344,11 @@ func (g *Gateway) sendOne(tgt target, req channel.SendRequest) ([]string, error)
 		if g.host == nil {
 			return nil, errors.New("no plugin host")
 		}
-		ctx, cancel := context.WithTimeout(g.ctx, readyWait)
-		inst := g.instance(ctx, tgt.Instance)
+		inst := g.host.Instance(tgt.Instance)
 		if inst == nil {
-			cancel()
 			return nil, fmt.Errorf("instance %q is not running", tgt.Instance)
 		}
+		ctx, cancel := context.WithTimeout(g.ctx, readyWait)
 		var plug *host.Plugin
 		plug, _, err = inst.WaitReady(ctx)
 		if err == nil {
@@ -707,33 +705,3 @@ func mediaExt(md *Media) string {
 	return ".bin"
 }
 
-// instance returns the plugin instance, waiting (until ctx ends) for one
-// that is configured but not yet handed to the plugin host — right after a
-// start, recovered work runs before the plugins are applied. Nil when the
-// instance is not configured or ctx ended.
-func (g *Gateway) instance(ctx context.Context, name string) *pluginhost.Instance {
-	if g.host == nil {
-		return nil
-	}
-	for {
-		if inst := g.host.Instance(name); inst != nil {
-			return inst
-		}
-		if !g.configured(name) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// configured reports whether the instance is enabled in the settings.
-func (g *Gateway) configured(name string) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	_, ok := g.set.Sources[name]
-	return ok
-}

@@ -136,9 +136,6 @@ func newEnv(t *testing.T, o envOptions) *env {
 		e.gw.RefreshCommands(ctx)
 	}})
 	e.gw.SetHost(e.host)
-	if err := e.gw.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	addrFile := filepath.Join(dir, "lo.addr")
 	_ = os.Remove(addrFile)
 	limit := o.textLimit
@@ -151,6 +148,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 			return json.Marshal(map[string]any{"addr_file": addrFile, "text_limit": limit})
 		},
 	}})
+	if err := e.gw.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		b, err := os.ReadFile(addrFile)

@@ -203,6 +203,9 @@ type Gateway struct {
 	queued    atomic.Int64
 	active    atomic.Int64
 
+	// ready is closed when Start has recovered the journal; Inbound waits
+	// for it, so nothing new is accepted before recovery has run.
+	ready  chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -215,8 +218,8 @@ type item struct {
 	m   Message
 }
 
-// New returns a Gateway. SetHost and Start must be called before plugins
-// deliver messages.
+// New returns a Gateway. Call SetHost, apply the plugins to the host, then
+// Start; messages the plugins deliver meanwhile wait for Start.
 func New(opts Options) *Gateway {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
@@ -240,7 +243,7 @@ func New(opts Options) *Gateway {
 		started: opts.Now(), set: opts.Settings,
 		commands: map[string]commandRoute{}, lanes: map[string]*lane{},
 		debouncers: map[time.Duration]*debounce.Debouncer[item]{}, refused: map[string]time.Time{}, summaries: map[string][]string{},
-		history: newGroupHistory(1000), arrivals: newSerial(), ctx: ctx, cancel: cancel,
+		history: newGroupHistory(1000), arrivals: newSerial(), ready: make(chan struct{}), ctx: ctx, cancel: cancel,
 	}
 	return g
 }
@@ -268,11 +271,14 @@ func (g *Gateway) settings() Settings {
 	return g.set
 }
 
-// Start recovers the journal: it must run after SetHost and before the
-// plugins are started. Accepted messages are routed again, queued ones
-// resume in their lanes, produced replies are delivered (the chunks not yet
-// sent), stale replies and twice-interrupted runs are logged and the user is
-// told briefly. It also starts the hourly journal pruning.
+// Start recovers the journal. Run it after SetHost and after the plugin
+// host has the configured instances (Apply), so recovered work finds them
+// (they may still be starting: delivery waits for readiness). Inbound
+// waits for Start, so no new message is accepted before recovery. Accepted
+// messages are routed again, queued ones resume in their lanes, produced
+// replies are delivered (the chunks not yet sent), stale replies and
+// twice-interrupted runs are logged and the user is told briefly. It also
+// starts the hourly journal pruning.
 func (g *Gateway) Start(ctx context.Context) error {
 	rec, err := g.store.Recover(ctx, store.RecoverOptions{StaleAfter: g.opts.StaleAfter})
 	if err != nil {
@@ -324,6 +330,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	}
 	g.wg.Add(1)
 	go g.prune()
+	close(g.ready)
 	return nil
 }
 
@@ -357,6 +364,12 @@ func decodeMessage(b []byte) (Message, error) {
 // acks them. Messages of one conversation are stored in order; different
 // conversations are stored concurrently, so one group commit covers them.
 func (g *Gateway) Inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
+	select {
+	case <-g.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-g.ctx.Done():
+	}
 	if g.ctx.Err() != nil {
 		return errors.New("gateway is stopping")
 	}

@@ -216,7 +216,7 @@ func (g *Gateway) turn(l *lane, entries []store.Entry, collected bool) bool {
 	tgt := targetOf(last)
 	log := g.log.With("session", key, "ids", ids)
 
-	if g.host != nil && g.host.Instance(last.Instance) == nil && !g.configured(last.Instance) {
+	if g.host != nil && g.host.Instance(last.Instance) == nil {
 		log.Warn("message for a disabled or unknown instance; kept in the journal until it is enabled and the host restarts", "instance", last.Instance)
 		return false
 	}

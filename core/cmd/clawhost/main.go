@@ -144,16 +144,17 @@ func serve(path string, stderr io.Writer) int {
 		},
 	})
 	gw.SetHost(h)
+	h.Apply(specs(cfg))
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
-	err = gw.Start(rctx)
+	err = gw.Start(rctx) // inbound messages wait for the recovery
 	rcancel()
 	if err != nil {
 		log.Error("journal recovery failed", "error", err)
+		h.Stop()
 		return 1
 	}
 	m.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h) })
 	m.WatchWarm(func() int { return len(agent.Warm()) })
-	h.Apply(specs(cfg))
 
 	var adm *admin.Server
 	if cfg.Admin.Listen != "" {
