@@ -114,36 +114,23 @@ type SessionInfo struct {
 }
 
 // Sessions returns up to limit sessions, most recently active first, and
-// the number of stored sessions. It reads at most 10,000 sessions.
+// the number of stored sessions.
 func (g *Gateway) Sessions(ctx context.Context, limit int) ([]SessionInfo, int) {
-	var all []store.Session
-	req := store.ListSessionsRequest{Limit: 500}
-	for len(all) < 10000 {
-		page, err := g.store.ListSessions(ctx, req)
-		if err != nil {
-			break
-		}
-		all = append(all, page.Sessions...)
-		if page.Next == "" {
-			break
-		}
-		req.After = page.Next
+	recent, err := g.store.RecentSessions(ctx, limit)
+	if err != nil {
+		g.log.Warn("listing sessions failed", "error", err)
 	}
 	total, err := g.store.CountSessions(ctx)
 	if err != nil {
-		total = len(all)
+		total = len(recent)
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].UpdatedAt.After(all[j].UpdatedAt) })
-	if len(all) > limit {
-		all = all[:limit]
-	}
-	out := make([]SessionInfo, len(all))
-	for i, s := range all {
-		out[i].Session = s
-		out[i].Queued, _ = g.store.CountPending(ctx, s.Key)
-		g.mu.Lock()
-		out[i].Running = g.lanes[s.Key] != nil && g.lanes[s.Key].active != nil
-		g.mu.Unlock()
+	queued, _ := g.store.PendingCounts(ctx)
+	out := make([]SessionInfo, len(recent))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, s := range recent {
+		l := g.lanes[s.Key]
+		out[i] = SessionInfo{Session: s, Queued: queued[s.Key], Running: l != nil && l.active != nil}
 	}
 	return out, total
 }

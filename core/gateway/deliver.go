@@ -704,4 +704,3 @@ func mediaExt(md *Media) string {
 	}
 	return ".bin"
 }
-

@@ -73,6 +73,9 @@ type Journal interface {
 	ListPending(ctx context.Context, sessionKey string, limit int) ([]Entry, error)
 	// CountPending returns the number of queued entries of a session.
 	CountPending(ctx context.Context, sessionKey string) (int, error)
+	// PendingCounts returns the number of queued entries per session key;
+	// sessions with none are absent.
+	PendingCounts(ctx context.Context) (map[string]int, error)
 	// ListUnfinished returns non-terminal entries with id > afterID, oldest
 	// first, up to limit (≤ 0: all).
 	ListUnfinished(ctx context.Context, afterID int64, limit int) ([]Entry, error)
@@ -414,6 +417,28 @@ func (d *DB) CountPending(ctx context.Context, sessionKey string) (int, error) {
 		return 0, fmt.Errorf("count pending of %s: %w", sessionKey, err)
 	}
 	return n, nil
+}
+
+// PendingCounts implements [Journal].
+func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := d.query(ctx, `SELECT session_key, count(*) FROM journal WHERE state = 'queued' GROUP BY session_key`)
+	if err != nil {
+		return nil, fmt.Errorf("pending counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var key string
+		var n int
+		if err := rows.Scan(&key, &n); err != nil {
+			return nil, fmt.Errorf("pending counts: %w", err)
+		}
+		out[key] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pending counts: %w", err)
+	}
+	return out, nil
 }
 
 // qUnfinished walks the small partial index, not the whole journal.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -27,6 +28,9 @@ type Sessions interface {
 	UpdateSession(ctx context.Context, key string, fn func(s *Session, found bool) error) (Session, error)
 	// ListSessions returns sessions in key order, a page at a time.
 	ListSessions(ctx context.Context, req ListSessionsRequest) (ListSessionsResponse, error)
+	// RecentSessions returns up to limit (≤ 0: 100) sessions, most recently
+	// updated first (for status pages).
+	RecentSessions(ctx context.Context, limit int) ([]Session, error)
 	// DeleteSession removes a session (a reset creates a new one with
 	// PutSession). Deleting a missing session is not an error.
 	DeleteSession(ctx context.Context, key string) error
@@ -240,6 +244,30 @@ func (d *DB) ListSessions(ctx context.Context, req ListSessionsRequest) (ListSes
 		resp.Next = resp.Sessions[req.Limit-1].Key
 	}
 	return resp, nil
+}
+
+// RecentSessions implements [Sessions].
+func (d *DB) RecentSessions(ctx context.Context, limit int) ([]Session, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := d.query(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY updated_at DESC, key LIMIT `+strconv.Itoa(limit))
+	if err != nil {
+		return nil, fmt.Errorf("recent sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("recent sessions: %w", err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recent sessions: %w", err)
+	}
+	return out, nil
 }
 
 // DeleteSession implements [Sessions].

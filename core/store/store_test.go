@@ -954,3 +954,37 @@ func TestBatchIsolation(t *testing.T) {
 		}
 	}
 }
+
+func TestRecentSessionsAndPendingCounts(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	clock := now
+	db, err := Open(context.Background(), t.TempDir(), Options{Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for i, k := range []string{"a", "b", "c"} {
+		clock = now.Add(time.Duration(i) * time.Minute)
+		if err := db.PutSession(ctx, Session{Key: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.RecentSessions(ctx, 2)
+	if err != nil || len(got) != 2 || got[0].Key != "c" || got[1].Key != "b" {
+		t.Fatalf("recent: %v %+v", err, got)
+	}
+	for i, key := range []string{"a", "a", "c"} {
+		res, err := db.Accept(ctx, Inbound{Instance: "lo", ChatID: "x", MessageID: fmt.Sprint(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Enqueue(ctx, res.ID, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts, err := db.PendingCounts(ctx)
+	if err != nil || counts["a"] != 2 || counts["c"] != 1 || len(counts) != 2 {
+		t.Fatalf("counts: %v %v", err, counts)
+	}
+}
