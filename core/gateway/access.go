@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 	"unicode"
-
-	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // Access decides who may reach the agent. It is safer than OpenClaw's
@@ -146,7 +144,3 @@ func boundary(s string, i int) bool {
 	}
 	return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_')
 }
-
-// directLike reports whether a refusal may be answered in the chat (never
-// in groups: that would let anyone make the bot talk).
-func directLike(m *Message) bool { return m.ChatType == channel.ChatDirect }

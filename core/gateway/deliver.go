@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawhost/clawhost/core/chunk"
@@ -158,10 +159,8 @@ loop:
 		if mode == StreamDraft {
 			// The draft shows the streamed text; the final message is the
 			// whole reply.
+			// Finish already reconciled the result with the stream.
 			final = strings.TrimSpace(acc.String() + "\n\n" + strings.Join(blocks, "\n\n"))
-			if strings.TrimSpace(res.Text) != "" && !strings.Contains(final, strings.TrimSpace(res.Text)) {
-				final = strings.TrimSpace(final + "\n\n" + res.Text)
-			}
 		} else {
 			final = strings.Join(blocks, "\n\n")
 		}
@@ -456,21 +455,17 @@ type draft struct {
 	failed   bool
 	overflow bool
 	timer    *time.Timer
-	mu       chan struct{} // 1-slot lock usable with the timer goroutine
+	mu       sync.Mutex // also taken by the throttle timer's goroutine
 }
 
 func (g *Gateway) newDraft(key string, tgt target) *draft {
-	d := &draft{g: g, key: key, tgt: tgt, limit: g.limit(g.ctx, tgt.Instance), mu: make(chan struct{}, 1)}
-	return d
+	return &draft{g: g, key: key, tgt: tgt, limit: g.limit(g.ctx, tgt.Instance)}
 }
-
-func (d *draft) lock()   { d.mu <- struct{}{} }
-func (d *draft) unlock() { <-d.mu }
 
 // update shows text (the whole streamed reply so far).
 func (d *draft) update(text string) {
-	d.lock()
-	defer d.unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.failed || d.overflow {
 		return
 	}
@@ -485,8 +480,8 @@ func (d *draft) update(text string) {
 	if wait := draftInterval - d.g.opts.Now().Sub(d.last); wait > 0 && !d.last.IsZero() {
 		if d.timer == nil {
 			d.timer = time.AfterFunc(wait, func() {
-				d.lock()
-				defer d.unlock()
+				d.mu.Lock()
+				defer d.mu.Unlock()
 				d.timer = nil
 				d.flushLocked()
 			})
@@ -521,8 +516,8 @@ func (d *draft) flushLocked() {
 }
 
 func (d *draft) stop() {
-	d.lock()
-	defer d.unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.timer != nil {
 		d.timer.Stop()
 		d.timer = nil
@@ -533,8 +528,8 @@ func (d *draft) stop() {
 // draft message exists it is edited to that chunk and true is returned (the
 // chunk is delivered); otherwise the chunk is sent normally.
 func (d *draft) takeFirst(first string) (string, bool) {
-	d.lock()
-	defer d.unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.id == "" || d.failed {
 		return "", false
 	}

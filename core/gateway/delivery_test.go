@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/store"
 )
 
 func TestStreamingBlocksArriveWhileAgentWorks(t *testing.T) {
@@ -208,7 +207,6 @@ func TestRestartResumesQueuedMessages(t *testing.T) {
 	if len(ents) != 0 {
 		t.Errorf("%d unfinished journal entries", len(ents))
 	}
-	_ = store.StateDone
 }
 
 func TestMissingCLIGivesNotice(t *testing.T) {

@@ -456,7 +456,7 @@ func (g *Gateway) status(key string, m *Message) string {
 	return b.String()
 }
 
-// chatOf is the delivery target of a message.
+// target is where a reply goes.
 type target struct {
 	Instance, ChatID, ThreadID string
 }

@@ -94,3 +94,11 @@ func TestBuiltinCommands(t *testing.T) {
 	e.post(dm("u1", "/unknowncmd x"))
 	contains(t, e.text("chat-u1"), "echo: ", "/unknowncmd x")
 }
+
+func TestVerboseToggle(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.post(dm("u1", "/verbose"))
+	contains(t, e.text("chat-u1"), "will be shown")
+	e.post(dm("u1", "/verbose off"))
+	contains(t, e.text("chat-u1"), "will not be shown")
+}

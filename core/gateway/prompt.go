@@ -221,10 +221,3 @@ func (h *groupHistory) take(key string) []string {
 }
 
 func (h *groupHistory) clear(key string) { h.take(key) }
-
-// len is the number of groups with history (for tests).
-func (h *groupHistory) len() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.lru.Len()
-}

@@ -288,19 +288,21 @@ func (g *Gateway) approve(set Settings, m *Message, code string) string {
 }
 
 func (g *Gateway) verbose(key, args string) string {
-	var on bool
-	switch strings.ToLower(strings.TrimSpace(args)) {
-	case "on", "true", "1", "yes":
-		on = true
-	case "off", "false", "0", "no":
-	default:
-		s, _ := g.store.Session(g.ctx, key)
-		on = !s.Verbose
-	}
-	if _, err := g.store.UpdateSession(g.ctx, key, func(s *store.Session, found bool) error { s.Verbose = on; return nil }); err != nil {
+	s, err := g.store.UpdateSession(g.ctx, key, func(s *store.Session, found bool) error {
+		switch strings.ToLower(strings.TrimSpace(args)) {
+		case "on", "true", "1", "yes":
+			s.Verbose = true
+		case "off", "false", "0", "no":
+			s.Verbose = false
+		default:
+			s.Verbose = !s.Verbose
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
 		return "Could not change the setting."
-	}
-	if on {
+	case s.Verbose:
 		return "Tool progress will be shown."
 	}
 	return "Tool progress will not be shown."
