@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
@@ -36,18 +36,13 @@ func TestMain(m *testing.M) {
 		fakeclaude.Main()
 		return
 	}
-	dir, err := os.MkdirTemp("", "gateway-test-")
+	dir, err := testbin.Dir()
 	if err != nil {
-		panic(err)
-	}
-	loopbackBin = filepath.Join(dir, "clawhost-loopback")
-	if out, err := exec.Command("go", "build", "-o", loopbackBin, "../../examples/loopback").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build loopback: %v\n%s", err, out)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	loopbackBin = filepath.Join(dir, "clawhost-loopback")
+	os.Exit(m.Run())
 }
 
 type env struct {

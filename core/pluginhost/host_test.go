@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
@@ -78,36 +78,14 @@ func faultPlugin(mode string) {
 	sdk.Serve(sdk.Plugin{Name: "fault-" + mode, Channel: &faulty{mode: mode}})
 }
 
-// binDir returns a directory with the example plugins built: CLAWHOST_BIN_DIR
-// (make test sets it) or a fresh build.
-var (
-	buildOnce sync.Once
-	builtDir  string
-	buildErr  error
-)
-
+// binDir returns the directory holding the example plugins.
 func binDir(t testing.TB) string {
 	t.Helper()
-	if d := os.Getenv("CLAWHOST_BIN_DIR"); d != "" {
-		return d
+	d, err := testbin.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
-	buildOnce.Do(func() {
-		builtDir, buildErr = os.MkdirTemp("", "clawhost-bin-")
-		if buildErr != nil {
-			return
-		}
-		for _, n := range []string{"loopback", "ping", "clock-hook"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(builtDir, "clawhost-"+n), "../../examples/"+n).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("build %s: %v\n%s", n, err, out)
-				return
-			}
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtDir
+	return d
 }
 
 type recorder struct {

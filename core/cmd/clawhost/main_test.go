@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/internal/testbin"
 )
 
 // The test binary doubles as a fake claude CLI (core/internal/fakeclaude)
@@ -29,43 +30,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var (
-	buildOnce sync.Once
-	builtDir  string
-	buildErr  error
-)
-
-// binDir returns a directory holding clawhost, the first-party plugins and
-// the example plugins: CLAWHOST_BIN_DIR (make test sets it to make build's
-// bin/) or a fresh build.
+// binDir returns the directory holding clawhost and every plugin binary.
 func binDir(t testing.TB) string {
 	t.Helper()
-	if d := os.Getenv("CLAWHOST_BIN_DIR"); d != "" {
-		return d
+	d, err := testbin.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
-	buildOnce.Do(func() {
-		builtDir, buildErr = os.MkdirTemp("", "clawhost-bin-")
-		if buildErr != nil {
-			return
-		}
-		targets := map[string]string{"clawhost": "."}
-		for _, n := range []string{"loopback", "ping", "clock-hook"} {
-			targets["clawhost-"+n] = "../../../examples/" + n
-		}
-		for _, n := range []string{"telegram", "webchat"} {
-			targets["clawhost-"+n] = "../../../plugins/" + n + "/cmd/clawhost-" + n
-		}
-		for name, pkg := range targets {
-			if out, err := exec.Command("go", "build", "-o", filepath.Join(builtDir, name), pkg).CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("build %s: %v\n%s", name, err, out)
-				return
-			}
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtDir
+	return d
 }
 
 type daemon struct {

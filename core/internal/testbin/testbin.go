@@ -1,0 +1,51 @@
+// Package testbin gives tests the clawhost binaries: the directory named by
+// CLAWHOST_BIN_DIR (make test sets it to make build's bin/), or, when it is
+// unset, a fresh build of clawhost and every first-party and example plugin
+// into a temporary directory, once per test process. Binaries are named as
+// the Makefile names them: clawhost and clawhost-<plugin>.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+)
+
+const module = "github.com/clawhost/clawhost/"
+
+// packages maps binary names to the main packages they are built from.
+var packages = map[string]string{
+	"clawhost":            module + "core/cmd/clawhost",
+	"clawhost-telegram":   module + "plugins/telegram/cmd/clawhost-telegram",
+	"clawhost-webchat":    module + "plugins/webchat/cmd/clawhost-webchat",
+	"clawhost-loopback":   module + "examples/loopback",
+	"clawhost-ping":       module + "examples/ping",
+	"clawhost-clock-hook": module + "examples/clock-hook",
+}
+
+var (
+	once sync.Once
+	dir  string
+	err  error
+)
+
+// Dir returns the directory holding the binaries.
+func Dir() (string, error) {
+	if d := os.Getenv("CLAWHOST_BIN_DIR"); d != "" {
+		return d, nil
+	}
+	once.Do(func() {
+		if dir, err = os.MkdirTemp("", "clawhost-bin-"); err != nil {
+			return
+		}
+		for name, pkg := range packages {
+			if out, berr := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); berr != nil {
+				err = fmt.Errorf("build %s: %v\n%s", name, berr, out)
+				return
+			}
+		}
+	})
+	return dir, err
+}
