@@ -358,10 +358,6 @@ func (i *Instance) runOnce() error {
 
 	ctx, cancel := context.WithCancel(i.ctx)
 	defer cancel()
-	desc, err := plug.Describe(ctx)
-	if err != nil {
-		return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
-	}
 	sch, err := plug.ConfigSchema(ctx)
 	if err != nil {
 		return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
@@ -384,9 +380,10 @@ func (i *Instance) runOnce() error {
 	if len(diags) > 0 {
 		return fmt.Errorf("configure plugin %s: %w", i.spec.Instance, diags)
 	}
-	// Capabilities may depend on the configuration (a text_limit
-	// override): describe again now that the plugin is configured.
-	if desc, err = plug.Describe(ctx); err != nil {
+	// Described after Configure: capabilities may depend on the
+	// configuration (a text_limit override).
+	desc, err := plug.Describe(ctx)
+	if err != nil {
 		return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
 	}
 
