@@ -1,19 +1,11 @@
 package chunk
 
 import (
-	"encoding/json"
 	"github.com/clawhost/clawhost/core/internal/vectors"
 	"math"
 	"reflect"
 	"testing"
 )
-
-// vectorCase is one expected result recorded by running OpenClaw.
-type vectorCase = vectors.Case
-
-func loadVectors(t *testing.T, group string) []vectorCase { return vectors.Load(t, group) }
-
-func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) { vectors.Unmarshal(t, raw, v) }
 
 type chunkParams struct {
 	Limit float64 `json:"limit"`
@@ -43,15 +35,15 @@ func TestVectorsChunk(t *testing.T) {
 		},
 	}
 	for group, fn := range groups {
-		for _, tc := range loadVectors(t, group) {
+		for _, tc := range vectors.Load(t, group) {
 			t.Run(group+"/"+tc.Name, func(t *testing.T) {
 				t.Parallel()
 				var in string
 				var p chunkParams
 				var want []string
-				mustUnmarshal(t, tc.Input, &in)
-				mustUnmarshal(t, tc.Params, &p)
-				mustUnmarshal(t, tc.Expected, &want)
+				vectors.Unmarshal(t, tc.Input, &in)
+				vectors.Unmarshal(t, tc.Params, &p)
+				vectors.Unmarshal(t, tc.Expected, &want)
 				got := fn(in, p)
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("input %q limit %v\n got %q\nwant %q", in, p.Limit, got, want)
@@ -74,7 +66,7 @@ func TestVectorsResolveTextChunkLimit(t *testing.T) {
 		TextChunkLimit int                `json:"textChunkLimit"`
 		Accounts       map[string]account `json:"accounts"`
 	}
-	for _, tc := range loadVectors(t, "resolveTextChunkLimit") {
+	for _, tc := range vectors.Load(t, "resolveTextChunkLimit") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p struct {
@@ -88,8 +80,8 @@ func TestVectorsResolveTextChunkLimit(t *testing.T) {
 				} `json:"opts"`
 			}
 			var want int
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			var cfg *ChannelLimits
 			if p.Cfg != nil && p.Provider != nil && *p.Provider != "webchat" {
 				if ch, ok := p.Cfg.Channels[*p.Provider]; ok {

@@ -1,17 +1,9 @@
 package command
 
 import (
-	"encoding/json"
 	"github.com/clawhost/clawhost/core/internal/vectors"
 	"testing"
 )
-
-// vectorCase is one expected result recorded by running OpenClaw.
-type vectorCase = vectors.Case
-
-func loadVectors(t *testing.T, group string) []vectorCase { return vectors.Load(t, group) }
-
-func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) { vectors.Unmarshal(t, raw, v) }
 
 func TestVectorsCommands(t *testing.T) {
 	t.Parallel()
@@ -22,13 +14,13 @@ func TestVectorsCommands(t *testing.T) {
 		"commands.hasInlineCommandTokens":       HasInlineCommandTokens,
 	}
 	for group, fn := range groups {
-		for _, tc := range loadVectors(t, group) {
+		for _, tc := range vectors.Load(t, group) {
 			t.Run(group+"/"+tc.Name, func(t *testing.T) {
 				t.Parallel()
 				var in string
 				var want bool
-				mustUnmarshal(t, tc.Input, &in)
-				mustUnmarshal(t, tc.Expected, &want)
+				vectors.Unmarshal(t, tc.Input, &in)
+				vectors.Unmarshal(t, tc.Expected, &want)
 				if got := fn(in); got != want {
 					t.Errorf("%q: got %v, want %v", in, got, want)
 				}

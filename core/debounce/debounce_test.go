@@ -1,7 +1,6 @@
 package debounce
 
 import (
-	"encoding/json"
 	"github.com/clawhost/clawhost/core/internal/vectors"
 	"reflect"
 	"sort"
@@ -10,13 +9,6 @@ import (
 	"testing"
 	"time"
 )
-
-// vectorCase is one expected result recorded by running OpenClaw.
-type vectorCase = vectors.Case
-
-func loadVectors(t *testing.T, group string) []vectorCase { return vectors.Load(t, group) }
-
-func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) { vectors.Unmarshal(t, raw, v) }
 
 // fakeClock fires timers only when the test advances it.
 type fakeClock struct {
@@ -97,7 +89,7 @@ type msg struct {
 
 func TestVectorsDebounce(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "debounce") {
+	for _, tc := range vectors.Load(t, "debounce") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var in []struct {
@@ -110,9 +102,9 @@ func TestVectorsDebounce(t *testing.T) {
 				Settle     int64 `json:"settle"`
 			}
 			var want []flushed
-			mustUnmarshal(t, tc.Input, &in)
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Input, &in)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			start := time.UnixMilli(1_000_000)
 			clock := &fakeClock{now: start}
 			var got []flushed
@@ -144,7 +136,7 @@ func TestVectorsDebounce(t *testing.T) {
 
 func TestVectorsResolveInboundDebounceMs(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "debounce.resolveInboundDebounceMs") {
+	for _, tc := range vectors.Load(t, "debounce.resolveInboundDebounceMs") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p struct {
@@ -160,8 +152,8 @@ func TestVectorsResolveInboundDebounceMs(t *testing.T) {
 				OverrideMs *int64 `json:"overrideMs"`
 			}
 			var want int64
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 			var s Settings
 			if g := p.Cfg.Messages.Inbound.DebounceMs; g != nil {

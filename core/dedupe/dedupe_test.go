@@ -1,18 +1,10 @@
 package dedupe
 
 import (
-	"encoding/json"
 	"github.com/clawhost/clawhost/core/internal/vectors"
 	"testing"
 	"time"
 )
-
-// vectorCase is one expected result recorded by running OpenClaw.
-type vectorCase = vectors.Case
-
-func loadVectors(t *testing.T, group string) []vectorCase { return vectors.Load(t, group) }
-
-func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) { vectors.Unmarshal(t, raw, v) }
 
 // fakeClock is a settable clock.
 type fakeClock struct{ t time.Time }
@@ -44,13 +36,13 @@ func openClawMessage(ctx map[string]string) Message {
 
 func TestVectorsBuildInboundDedupeKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "dedupe.buildInboundDedupeKey") {
+	for _, tc := range vectors.Load(t, "dedupe.buildInboundDedupeKey") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var ctx map[string]string
 			var want *string
-			mustUnmarshal(t, tc.Input, &ctx)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Input, &ctx)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			got, ok := Key(openClawMessage(ctx))
 			if ok != (want != nil) || (ok && got != *want) {
 				t.Errorf("got %q %v, want %v", got, ok, want)
@@ -61,7 +53,7 @@ func TestVectorsBuildInboundDedupeKey(t *testing.T) {
 
 func TestVectorsCacheCheckSequence(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "dedupe.cacheCheckSequence") {
+	for _, tc := range vectors.Load(t, "dedupe.cacheCheckSequence") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var steps []struct {
@@ -73,9 +65,9 @@ func TestVectorsCacheCheckSequence(t *testing.T) {
 				MaxSize int   `json:"maxSize"`
 			}
 			var want []bool
-			mustUnmarshal(t, tc.Input, &steps)
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Input, &steps)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			clock := &fakeClock{}
 			c := New(Options{TTL: time.Duration(p.TTLMs) * time.Millisecond, MaxEntries: p.MaxSize, Now: clock.Now})
 			for i, s := range steps {
@@ -90,11 +82,11 @@ func TestVectorsCacheCheckSequence(t *testing.T) {
 
 func TestVectorsClaimProtocol(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "dedupe.claimProtocol") {
+	for _, tc := range vectors.Load(t, "dedupe.claimProtocol") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var want []ClaimResult
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			clock := &fakeClock{t: time.UnixMilli(1)}
 			c := New(Options{Now: clock.Now})
 			var got []ClaimResult

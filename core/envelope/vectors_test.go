@@ -1,18 +1,10 @@
 package envelope
 
 import (
-	"encoding/json"
 	"github.com/clawhost/clawhost/core/internal/vectors"
 	"testing"
 	"time"
 )
-
-// vectorCase is one expected result recorded by running OpenClaw.
-type vectorCase = vectors.Case
-
-func loadVectors(t *testing.T, group string) []vectorCase { return vectors.Load(t, group) }
-
-func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) { vectors.Unmarshal(t, raw, v) }
 
 type envParams struct {
 	Channel           string  `json:"channel"`
@@ -65,13 +57,13 @@ func (p envParams) header() Header {
 
 func TestVectorsFormatAgentEnvelope(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "envelope.formatAgentEnvelope") {
+	for _, tc := range vectors.Load(t, "envelope.formatAgentEnvelope") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p envParams
 			var want string
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			if got := FormatAgent(p.header(), p.Body, p.options()); got != want {
 				t.Errorf("got  %q\nwant %q", got, want)
 			}
@@ -81,13 +73,13 @@ func TestVectorsFormatAgentEnvelope(t *testing.T) {
 
 func TestVectorsFormatInboundEnvelope(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "envelope.formatInboundEnvelope") {
+	for _, tc := range vectors.Load(t, "envelope.formatInboundEnvelope") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p envParams
 			var want string
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			in := Inbound{Header: p.header(), ChatType: ChatType(p.ChatType), SenderLabel: p.SenderLabel, FromMe: p.FromMe}
 			if s := p.Sender; s != nil {
 				in.Sender = Sender{Name: s.Name, Username: s.Username, Tag: s.Tag, E164: s.E164, ID: s.ID}
@@ -101,7 +93,7 @@ func TestVectorsFormatInboundEnvelope(t *testing.T) {
 
 func TestVectorsFormatInboundFromLabel(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "envelope.formatInboundFromLabel") {
+	for _, tc := range vectors.Load(t, "envelope.formatInboundFromLabel") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p struct {
@@ -113,8 +105,8 @@ func TestVectorsFormatInboundFromLabel(t *testing.T) {
 				DirectID      string `json:"directId"`
 			}
 			var want string
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			got := FromLabel(FromLabelParams(p))
 			if got != want {
 				t.Errorf("got %q, want %q", got, want)

@@ -1,17 +1,9 @@
 package reply
 
 import (
-	"encoding/json"
 	"github.com/clawhost/clawhost/core/internal/vectors"
 	"testing"
 )
-
-// vectorCase is one expected result recorded by running OpenClaw.
-type vectorCase = vectors.Case
-
-func loadVectors(t *testing.T, group string) []vectorCase { return vectors.Load(t, group) }
-
-func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) { vectors.Unmarshal(t, raw, v) }
 
 func TestVectorsTokens(t *testing.T) {
 	t.Parallel()
@@ -25,13 +17,13 @@ func TestVectorsTokens(t *testing.T) {
 		"tokens.stripLeadingSilentToken": StripLeadingSilentToken,
 	}
 	for group, fn := range boolFns {
-		for _, tc := range loadVectors(t, group) {
+		for _, tc := range vectors.Load(t, group) {
 			t.Run(group+"/"+tc.Name, func(t *testing.T) {
 				t.Parallel()
 				var in string
 				var want bool
-				mustUnmarshal(t, tc.Input, &in)
-				mustUnmarshal(t, tc.Expected, &want)
+				vectors.Unmarshal(t, tc.Input, &in)
+				vectors.Unmarshal(t, tc.Expected, &want)
 				if got := fn(in, ""); got != want {
 					t.Errorf("%q: got %v, want %v", in, got, want)
 				}
@@ -39,12 +31,12 @@ func TestVectorsTokens(t *testing.T) {
 		}
 	}
 	for group, fn := range strFns {
-		for _, tc := range loadVectors(t, group) {
+		for _, tc := range vectors.Load(t, group) {
 			t.Run(group+"/"+tc.Name, func(t *testing.T) {
 				t.Parallel()
 				var in, want string
-				mustUnmarshal(t, tc.Input, &in)
-				mustUnmarshal(t, tc.Expected, &want)
+				vectors.Unmarshal(t, tc.Input, &in)
+				vectors.Unmarshal(t, tc.Expected, &want)
 				if got := fn(in, ""); got != want {
 					t.Errorf("%q: got %q, want %q", in, got, want)
 				}
@@ -55,7 +47,7 @@ func TestVectorsTokens(t *testing.T) {
 
 func TestVectorsStripHeartbeatToken(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "heartbeat.stripHeartbeatToken") {
+	for _, tc := range vectors.Load(t, "heartbeat.stripHeartbeatToken") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var in string
@@ -68,9 +60,9 @@ func TestVectorsStripHeartbeatToken(t *testing.T) {
 				Text       string `json:"text"`
 				DidStrip   bool   `json:"didStrip"`
 			}
-			mustUnmarshal(t, tc.Input, &in)
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Input, &in)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			got := StripHeartbeatToken(in, HeartbeatOptions{Mode: p.Mode, MaxAckChars: p.MaxAckChars})
 			if got != HeartbeatResult(want) {
 				t.Errorf("%q: got %+v, want %+v", in, got, want)
@@ -85,7 +77,7 @@ func TestVectorsNormalizeReplyPayload(t *testing.T) {
 		Text     *string `json:"text,omitempty"`
 		MediaURL string  `json:"mediaUrl,omitempty"`
 	}
-	for _, tc := range loadVectors(t, "normalizeReplyPayload") {
+	for _, tc := range vectors.Load(t, "normalizeReplyPayload") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var in jsPayload
@@ -97,9 +89,9 @@ func TestVectorsNormalizeReplyPayload(t *testing.T) {
 				} `json:"responsePrefixContext"`
 			}
 			var want *jsPayload
-			mustUnmarshal(t, tc.Input, &in)
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Input, &in)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			payload := Payload{}
 			if in.Text != nil {
 				payload.Text = *in.Text

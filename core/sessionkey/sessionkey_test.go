@@ -1,18 +1,10 @@
 package sessionkey
 
 import (
-	"encoding/json"
 	"github.com/clawhost/clawhost/core/internal/vectors"
 	"strings"
 	"testing"
 )
-
-// vectorCase is one expected result recorded by running OpenClaw.
-type vectorCase = vectors.Case
-
-func loadVectors(t *testing.T, group string) []vectorCase { return vectors.Load(t, group) }
-
-func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) { vectors.Unmarshal(t, raw, v) }
 
 // notApplicable lists OpenClaw vectors with no clawhost counterpart.
 var notApplicable = map[string]string{
@@ -22,7 +14,7 @@ var notApplicable = map[string]string{
 
 func TestVectorsBuildAgentPeerSessionKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "sessionKey.buildAgentPeerSessionKey") {
+	for _, tc := range vectors.Load(t, "sessionKey.buildAgentPeerSessionKey") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			if why, ok := notApplicable[tc.Name]; ok {
@@ -39,8 +31,8 @@ func TestVectorsBuildAgentPeerSessionKey(t *testing.T) {
 				IdentityLinks map[string][]string `json:"identityLinks"`
 			}
 			var want string
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			scope := p.DMScope
 			if scope == "" {
 				scope = Main // OpenClaw's default; clawhost's is PerChannelPeer
@@ -58,7 +50,7 @@ func TestVectorsBuildAgentPeerSessionKey(t *testing.T) {
 
 func TestVectorsBuildAgentMainSessionKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "sessionKey.buildAgentMainSessionKey") {
+	for _, tc := range vectors.Load(t, "sessionKey.buildAgentMainSessionKey") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p struct {
@@ -66,8 +58,8 @@ func TestVectorsBuildAgentMainSessionKey(t *testing.T) {
 				MainKey string `json:"mainKey"`
 			}
 			var want string
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			key := Build(Params{DMScope: Main, MainKey: p.MainKey, PeerID: "x"})
 			if got := OpenClawKey(p.AgentID, key); got != want {
 				t.Errorf("got %q, want %q", got, want)
@@ -78,7 +70,7 @@ func TestVectorsBuildAgentMainSessionKey(t *testing.T) {
 
 func TestVectorsResolveThreadSessionKeys(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "sessionKey.resolveThreadSessionKeys") {
+	for _, tc := range vectors.Load(t, "sessionKey.resolveThreadSessionKeys") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p struct {
@@ -89,8 +81,8 @@ func TestVectorsResolveThreadSessionKeys(t *testing.T) {
 			var want struct {
 				SessionKey string `json:"sessionKey"`
 			}
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			got := p.Base
 			if p.UseSuffix == nil || *p.UseSuffix {
 				got = WithThread(p.Base, p.ThreadID)
@@ -104,7 +96,7 @@ func TestVectorsResolveThreadSessionKeys(t *testing.T) {
 
 func TestVectorsParseAgentSessionKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "sessionKey.parseAgentSessionKey") {
+	for _, tc := range vectors.Load(t, "sessionKey.parseAgentSessionKey") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var in string
@@ -112,8 +104,8 @@ func TestVectorsParseAgentSessionKey(t *testing.T) {
 				AgentID string `json:"agentId"`
 				Rest    string `json:"rest"`
 			}
-			mustUnmarshal(t, tc.Input, &in)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Input, &in)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			agent, rest, ok := ParseOpenClawKey(in)
 			if ok != (want != nil) || (ok && (agent != want.AgentID || rest != want.Rest)) {
 				t.Errorf("got %q %q %v, want %+v", agent, rest, ok, want)
@@ -126,7 +118,7 @@ func TestVectorsParseAgentSessionKey(t *testing.T) {
 // instance stands for "<channel>:<account>", so the parts after it must match.
 func TestVectorsBuildGroupHistoryKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "sessionKey.buildGroupHistoryKey") {
+	for _, tc := range vectors.Load(t, "sessionKey.buildGroupHistoryKey") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p struct {
@@ -135,8 +127,8 @@ func TestVectorsBuildGroupHistoryKey(t *testing.T) {
 				PeerID   string `json:"peerId"`
 			}
 			var want string
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			got := HistoryKey("inst", p.PeerKind, p.PeerID)
 			wantParts := strings.SplitN(want, ":", 3)
 			if got != "inst:"+wantParts[2] || wantParts[0] != strings.ToLower(p.Channel) {

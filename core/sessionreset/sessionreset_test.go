@@ -1,18 +1,10 @@
 package sessionreset
 
 import (
-	"encoding/json"
 	"github.com/clawhost/clawhost/core/internal/vectors"
 	"testing"
 	"time"
 )
-
-// vectorCase is one expected result recorded by running OpenClaw.
-type vectorCase = vectors.Case
-
-func loadVectors(t *testing.T, group string) []vectorCase { return vectors.Load(t, group) }
-
-func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) { vectors.Unmarshal(t, raw, v) }
 
 func msTime(ms *int64) time.Time {
 	if ms == nil || *ms == 0 {
@@ -30,7 +22,7 @@ func msOf(t time.Time) int64 {
 
 func TestVectorsEvaluateSessionFreshness(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "reset.evaluateSessionFreshness") {
+	for _, tc := range vectors.Load(t, "reset.evaluateSessionFreshness") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p struct {
@@ -51,8 +43,8 @@ func TestVectorsEvaluateSessionFreshness(t *testing.T) {
 				IdleExpiresAt int64  `json:"idleExpiresAt"`
 				StaleReason   string `json:"staleReason"`
 			}
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			loc, err := time.LoadLocation(p.TZ)
 			if err != nil {
 				t.Fatal(err)
@@ -83,7 +75,7 @@ func (r *jsRule) rule() *Rule {
 
 func TestVectorsResolveSessionResetPolicy(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "reset.resolveSessionResetPolicy") {
+	for _, tc := range vectors.Load(t, "reset.resolveSessionResetPolicy") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p struct {
@@ -101,8 +93,8 @@ func TestVectorsResolveSessionResetPolicy(t *testing.T) {
 				IdleMinutes int  `json:"idleMinutes"`
 				Configured  bool `json:"configured"`
 			}
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &raw)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &raw)
 			want = Policy(raw)
 			var cfg Config
 			if p.SessionCfg != nil {
@@ -124,7 +116,7 @@ func TestVectorsResolveSessionResetPolicy(t *testing.T) {
 
 func TestVectorsResolveSessionResetType(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "sessionKey.resolveSessionResetType") {
+	for _, tc := range vectors.Load(t, "sessionKey.resolveSessionResetType") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var p struct {
@@ -133,8 +125,8 @@ func TestVectorsResolveSessionResetType(t *testing.T) {
 				IsThread   bool   `json:"isThread"`
 			}
 			var want Type
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			if got := TypeOf(p.SessionKey, p.IsGroup, p.IsThread); got != want {
 				t.Errorf("got %q, want %q", got, want)
 			}
@@ -144,7 +136,7 @@ func TestVectorsResolveSessionResetType(t *testing.T) {
 
 func TestVectorsResetTriggerCommand(t *testing.T) {
 	t.Parallel()
-	for _, tc := range loadVectors(t, "reset.resetTriggerCommand") {
+	for _, tc := range vectors.Load(t, "reset.resetTriggerCommand") {
 		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			var in string
@@ -161,9 +153,9 @@ func TestVectorsResetTriggerCommand(t *testing.T) {
 				Payload   *string `json:"payload"`
 				SoftReset bool    `json:"softReset"`
 			}
-			mustUnmarshal(t, tc.Input, &in)
-			mustUnmarshal(t, tc.Params, &p)
-			mustUnmarshal(t, tc.Expected, &want)
+			vectors.Unmarshal(t, tc.Input, &in)
+			vectors.Unmarshal(t, tc.Params, &p)
+			vectors.Unmarshal(t, tc.Expected, &want)
 			got := MatchTrigger(in, TriggerOptions{Triggers: p.ResetTriggers, Authorized: p.ResetAuthorized, BotUsername: p.Ctx.BotUsername})
 			w := TriggerMatch{Triggered: want.Triggered, SoftReset: want.SoftReset}
 			if want.Trigger != nil {

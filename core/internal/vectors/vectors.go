@@ -6,6 +6,7 @@ package vectors
 import (
 	_ "embed"
 	"encoding/json"
+	"sync"
 )
 
 //go:embed openclaw-vectors.json
@@ -30,8 +31,8 @@ type TB interface {
 // empty.
 func Load(t TB, group string) []Case {
 	t.Helper()
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &all); err != nil {
+	all, err := groups()
+	if err != nil {
 		t.Fatalf("decode vectors: %v", err)
 	}
 	var cases []Case
@@ -43,6 +44,13 @@ func Load(t TB, group string) []Case {
 	}
 	return cases
 }
+
+// groups decodes the file into its groups once per test process.
+var groups = sync.OnceValues(func() (map[string]json.RawMessage, error) {
+	var all map[string]json.RawMessage
+	err := json.Unmarshal(raw, &all)
+	return all, err
+})
 
 // Unmarshal decodes raw into v, failing t on error.
 func Unmarshal(t TB, raw json.RawMessage, v any) {
