@@ -107,9 +107,7 @@ func BenchmarkSessionGet(b *testing.B) {
 	defer d.Close()
 	ctx := context.Background()
 	for i := range 10_000 {
-		if err := d.PutSession(ctx, benchSession(i)); err != nil {
-			b.Fatal(err)
-		}
+		putSession(b, d, benchSession(i))
 	}
 	var seq atomic.Int64
 	b.ReportAllocs()
@@ -125,7 +123,9 @@ func BenchmarkSessionGet(b *testing.B) {
 	})
 }
 
-func BenchmarkSessionPut(b *testing.B) {
+// BenchmarkSessionUpdate replaces whole sessions with UpdateSession (a
+// read and a write in one group-committed operation).
+func BenchmarkSessionUpdate(b *testing.B) {
 	d, err := Open(context.Background(), b.TempDir(), Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -138,7 +138,8 @@ func BenchmarkSessionPut(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if err := d.PutSession(ctx, benchSession(int(seq.Add(1)%10_000))); err != nil {
+			s := benchSession(int(seq.Add(1) % 10_000))
+			if _, err := d.UpdateSession(ctx, s.Key, func(x *Session, _ bool) error { *x = s; return nil }); err != nil {
 				b.Error(err)
 				return
 			}
@@ -165,7 +166,8 @@ func vmRSS(tb testing.TB) int64 {
 
 // BenchmarkSessionsRSS measures the resident memory added by 10,000 stored
 // sessions: RSS of an open, idle store vs. after inserting them and
-// reading every one back and listing them all. Run it alone:
+// reading every one back and listing the most recent ones (as the status
+// page does). Run it alone:
 //
 //	go test ./core/store -run '^$' -bench SessionsRSS -benchtime 1x
 func BenchmarkSessionsRSS(b *testing.B) {
@@ -182,25 +184,15 @@ func BenchmarkSessionsRSS(b *testing.B) {
 		debug.FreeOSMemory()
 		idle := vmRSS(b)
 		for i := range 10_000 {
-			if err := d.PutSession(ctx, benchSession(i)); err != nil {
-				b.Fatal(err)
-			}
+			putSession(b, d, benchSession(i))
 		}
 		for i := range 10_000 {
 			if _, err := d.Session(ctx, benchSession(i).Key); err != nil {
 				b.Fatal(err)
 			}
 		}
-		req := ListSessionsRequest{Limit: 500}
-		for {
-			resp, err := d.ListSessions(ctx, req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if resp.Next == "" {
-				break
-			}
-			req.After = resp.Next
+		if _, err := d.RecentSessions(ctx, 0); err != nil {
+			b.Fatal(err)
 		}
 		runtime.GC()
 		debug.FreeOSMemory()

@@ -25,12 +25,8 @@ type Pairing interface {
 	// PendingPairings lists unexpired codes, oldest first; instance ""
 	// means all instances.
 	PendingPairings(ctx context.Context, instance string) ([]PairingCode, error)
-	// ApprovedSenders lists the approved senders in (instance, sender) order.
-	ApprovedSenders(ctx context.Context) ([]ApprovedSender, error)
 	// IsApproved reports whether the sender was approved.
 	IsApproved(ctx context.Context, instance, senderID string) (bool, error)
-	// RevokeSender removes an approval; a missing one is not an error.
-	RevokeSender(ctx context.Context, instance, senderID string) error
 }
 
 // PairingRequest asks for a pairing code for a sender.
@@ -210,29 +206,6 @@ func (d *DB) PendingPairings(ctx context.Context, instance string) ([]PairingCod
 	return out, nil
 }
 
-// ApprovedSenders implements [Pairing].
-func (d *DB) ApprovedSenders(ctx context.Context) ([]ApprovedSender, error) {
-	rows, err := d.query(ctx, `SELECT instance, sender_id, approved_at FROM approved_senders ORDER BY instance, sender_id`)
-	if err != nil {
-		return nil, fmt.Errorf("list approved senders: %w", err)
-	}
-	defer rows.Close()
-	var out []ApprovedSender
-	for rows.Next() {
-		var a ApprovedSender
-		var at int64
-		if err := rows.Scan(&a.Instance, &a.SenderID, &at); err != nil {
-			return nil, fmt.Errorf("list approved senders: %w", err)
-		}
-		a.ApprovedAt = fromNanos(at)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list approved senders: %w", err)
-	}
-	return out, nil
-}
-
 // IsApproved implements [Pairing].
 func (d *DB) IsApproved(ctx context.Context, instance, senderID string) (bool, error) {
 	row, err := d.queryRow(ctx, `SELECT 1 FROM approved_senders WHERE instance = ? AND sender_id = ?`, instance, senderID)
@@ -247,16 +220,4 @@ func (d *DB) IsApproved(ctx context.Context, instance, senderID string) (bool, e
 		return false, fmt.Errorf("is %s:%s approved: %w", instance, senderID, err)
 	}
 	return true, nil
-}
-
-// RevokeSender implements [Pairing].
-func (d *DB) RevokeSender(ctx context.Context, instance, senderID string) error {
-	err := d.w.do(ctx, func(t *wtx) error {
-		_, err := t.exec(`DELETE FROM approved_senders WHERE instance = ? AND sender_id = ?`, instance, senderID)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("revoke %s:%s: %w", instance, senderID, err)
-	}
-	return nil
 }

@@ -14,10 +14,6 @@ import (
 type Sessions interface {
 	// Session returns the session stored under key, or ErrNotFound.
 	Session(ctx context.Context, key string) (Session, error)
-	// PutSession inserts or replaces the session under s.Key. CreatedAt is
-	// kept from the stored row when there is one (zero on insert means
-	// now); zero UpdatedAt means now.
-	PutSession(ctx context.Context, s Session) error
 	// UpdateSession reads the session under key, lets fn change it and
 	// stores it, atomically with respect to every other write. fn gets a
 	// zero Session with Key set and found false when there is none; it runs
@@ -26,14 +22,9 @@ type Sessions interface {
 	// and should only change s. An error from fn aborts the update and is
 	// returned. UpdatedAt is set to now.
 	UpdateSession(ctx context.Context, key string, fn func(s *Session, found bool) error) (Session, error)
-	// ListSessions returns sessions in key order, a page at a time.
-	ListSessions(ctx context.Context, req ListSessionsRequest) (ListSessionsResponse, error)
 	// RecentSessions returns up to limit (≤ 0: 100) sessions, most recently
 	// updated first (for status pages).
 	RecentSessions(ctx context.Context, limit int) ([]Session, error)
-	// DeleteSession removes a session (a reset creates a new one with
-	// PutSession). Deleting a missing session is not an error.
-	DeleteSession(ctx context.Context, key string) error
 	// CountSessions returns the number of stored sessions.
 	CountSessions(ctx context.Context) (int, error)
 }
@@ -89,21 +80,6 @@ type Target struct {
 	ThreadID string
 }
 
-// ListSessionsRequest asks for one page of sessions.
-type ListSessionsRequest struct {
-	// After is the last key of the previous page; empty for the first.
-	After string
-	// Limit is the page size; ≤ 0 means 100.
-	Limit int
-}
-
-// ListSessionsResponse is one page of sessions.
-type ListSessionsResponse struct {
-	Sessions []Session
-	// Next is the After of the next page; empty on the last page.
-	Next string
-}
-
 const sessionCols = `key, session_id, claude_session_id, created_at, updated_at, last_message_at, turns,
 	input_tokens, output_tokens, cache_read_tokens, cache_create_tokens, cost_usd, model, chat,
 	target_instance, target_chat_id, target_thread_id, verbose, abort_hint, memory_flush_cycle`
@@ -156,29 +132,6 @@ func (d *DB) Session(ctx context.Context, key string) (Session, error) {
 	return s, nil
 }
 
-// PutSession implements [Sessions].
-func (d *DB) PutSession(ctx context.Context, s Session) error {
-	if s.Key == "" {
-		return errors.New("put session: empty key")
-	}
-	err := d.w.do(ctx, func(t *wtx) error {
-		x := s
-		now := d.now()
-		if x.CreatedAt.IsZero() {
-			x.CreatedAt = now
-		}
-		if x.UpdatedAt.IsZero() {
-			x.UpdatedAt = now
-		}
-		_, err := t.exec(qSessionPut, sessionArgs(x)...)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("put session %s: %w", s.Key, err)
-	}
-	return nil
-}
-
 // UpdateSession implements [Sessions].
 func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *Session, found bool) error) (Session, error) {
 	if key == "" {
@@ -218,34 +171,6 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *Session, 
 	return out, nil
 }
 
-// ListSessions implements [Sessions].
-func (d *DB) ListSessions(ctx context.Context, req ListSessionsRequest) (ListSessionsResponse, error) {
-	if req.Limit <= 0 {
-		req.Limit = 100
-	}
-	rows, err := d.query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE key > ? ORDER BY key LIMIT ?`, req.After, req.Limit+1)
-	if err != nil {
-		return ListSessionsResponse{}, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	var resp ListSessionsResponse
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return ListSessionsResponse{}, fmt.Errorf("list sessions: %w", err)
-		}
-		resp.Sessions = append(resp.Sessions, s)
-	}
-	if err := rows.Err(); err != nil {
-		return ListSessionsResponse{}, fmt.Errorf("list sessions: %w", err)
-	}
-	if len(resp.Sessions) > req.Limit {
-		resp.Sessions = resp.Sessions[:req.Limit]
-		resp.Next = resp.Sessions[req.Limit-1].Key
-	}
-	return resp, nil
-}
-
 // RecentSessions implements [Sessions].
 func (d *DB) RecentSessions(ctx context.Context, limit int) ([]Session, error) {
 	if limit <= 0 {
@@ -268,18 +193,6 @@ func (d *DB) RecentSessions(ctx context.Context, limit int) ([]Session, error) {
 		return nil, fmt.Errorf("recent sessions: %w", err)
 	}
 	return out, nil
-}
-
-// DeleteSession implements [Sessions].
-func (d *DB) DeleteSession(ctx context.Context, key string) error {
-	err := d.w.do(ctx, func(t *wtx) error {
-		_, err := t.exec(`DELETE FROM sessions WHERE key = ?`, key)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("delete session %s: %w", key, err)
-	}
-	return nil
 }
 
 // CountSessions implements [Sessions].

@@ -232,9 +232,6 @@ func (d *DB) open(ctx context.Context) error {
 	return nil
 }
 
-// Dir returns the data directory the DB was opened in.
-func (d *DB) Dir() string { return d.dir }
-
 // Close stops the writer after the operations already submitted, closes the
 // connections and releases the directory lock.
 func (d *DB) Close() error {
