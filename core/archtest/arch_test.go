@@ -48,14 +48,31 @@ var composers = map[string]bool{
 	"core/cmd/clawhost": true,
 }
 
+// contracts are core packages whose sub-packages (engines, conformance
+// suites) may import them: a contract and its implementations are one
+// concept, not two leaves.
+var contracts = map[string]bool{
+	"core/store": true,
+}
+
+// harnesses are test support packages: they may import "testing", and
+// production code must not import them.
+var harnesses = map[string]bool{
+	"sdk/sdktest":          true,
+	"core/store/storetest": true,
+}
+
 // TestDependencyRules enforces the rules of DESIGN.md:
 //   - sdk/... never imports core/, plugins/, examples/;
 //   - plugins/ and examples/ import only sdk/... of this module (no core, no
 //     generated proto types);
 //   - core/ never imports plugins/ or examples/, and leaf packages of core
 //     do not import each other (only the composition packages do);
-//   - production code never imports "testing" (sdk/sdktest, a test harness,
-//     is the exception).
+//   - a contract's sub-packages may import the contract (core/store/sqlite
+//     and core/store/storetest import core/store);
+//   - production code never imports "testing" and never imports a test
+//     harness; the harnesses (sdk/sdktest, core/store/storetest) are the
+//     exception to the first rule.
 func TestDependencyRules(t *testing.T) {
 	pkgs := listPackages(t)
 	if len(pkgs) < 5 {
@@ -64,7 +81,7 @@ func TestDependencyRules(t *testing.T) {
 	for _, p := range pkgs {
 		from := rel(p.ImportPath)
 		for _, imp := range p.Imports {
-			if imp == "testing" && from != "sdk/sdktest" {
+			if imp == "testing" && !harnesses[from] {
 				t.Errorf("%s imports testing: production code must not", from)
 			}
 			if !strings.HasPrefix(imp, module+"/") {
@@ -79,6 +96,9 @@ func TestDependencyRules(t *testing.T) {
 
 // violation returns which rule an import from → to breaks, or "".
 func violation(from, to string) string {
+	if harnesses[to] {
+		return "production code must not import a test harness"
+	}
 	switch {
 	case under(from, "sdk"):
 		if under(to, "core") || under(to, "plugins") || under(to, "examples") {
@@ -95,7 +115,7 @@ func violation(from, to string) string {
 		if under(to, "plugins") || under(to, "examples") {
 			return "core must not import plugins or examples"
 		}
-		if under(to, "core") && !composers[from] {
+		if under(to, "core") && !composers[from] && !(contracts[to] && under(from, to)) {
 			return "leaf packages of core must not import each other; wire them in core/gateway"
 		}
 	}
@@ -117,6 +137,11 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"examples/ping", "proto/gen/clawhost/v1"},
 		{"core/chunk", "core/envelope"},
 		{"core/config", "plugins/telegram"},
+		{"core/store", "core/store/sqlite"},
+		{"core/store/sqlite", "core/config"},
+		{"core/gateway", "core/store/storetest"},
+		{"core/store/sqlite", "core/store/storetest"},
+		{"plugins/telegram", "sdk/sdktest"},
 	}
 	for _, c := range cases {
 		if violation(c.from, c.to) == "" {
@@ -125,5 +150,10 @@ func TestRulesCatchViolations(t *testing.T) {
 	}
 	if msg := violation("plugins/telegram/cmd/clawhost-telegram", "plugins/telegram"); msg != "" {
 		t.Errorf("a plugin's main may import its own package: %s", msg)
+	}
+	for _, from := range []string{"core/store/sqlite", "core/store/storetest"} {
+		if msg := violation(from, "core/store"); msg != "" {
+			t.Errorf("%s may import its contract core/store: %s", from, msg)
+		}
 	}
 }
