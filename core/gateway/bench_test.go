@@ -19,6 +19,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -194,14 +195,14 @@ func (c *countingStore) CountPending(ctx context.Context, key string) (int, erro
 // plugin host, admitting every direct sender of instance "lo".
 type benchGateway struct {
 	gw    *Gateway
-	db    *store.DB
+	db    *sqlite.DB
 	st    *countingStore
 	agent *benchAgent
 }
 
 func newBenchGateway(tb testing.TB, dir, sync string, agent *benchAgent) *benchGateway {
 	tb.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(dir, "data"), store.Options{Synchronous: sync})
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "data"), sqlite.Options{Synchronous: sync})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 type env struct {
 	t      *testing.T
 	dir    string
-	db     *store.DB
+	db     *sqlite.DB
 	agent  *runner.Runner
 	gw     *Gateway
 	host   *pluginhost.Host
@@ -104,7 +104,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e := &env{t: t, dir: dir, logBuf: &lockedBuffer{}}
 	log := hclog.New(&hclog.LoggerOptions{Output: e.logBuf, Level: hclog.Debug})
 	var err error
-	e.db, err = store.Open(context.Background(), filepath.Join(dir, "data"), store.Options{Synchronous: "NORMAL", Now: o.now})
+	e.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "data"), sqlite.Options{Synchronous: "NORMAL", Now: o.now})
 	if err != nil {
 		t.Fatal(err)
 	}

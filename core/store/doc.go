@@ -3,65 +3,72 @@
 // of produced replies, the sessions and the pairing codes and approved
 // senders.
 //
-// The embedded implementation, [DB], is one SQLite database
-// (clawhost.db, pure-Go driver modernc.org/sqlite) in the data directory.
-// The rest of the core sees it through the [Journal], [Outbox], [Sessions]
-// and [Pairing] interfaces (together [Store]) so that a shared SQL server can
-// replace it later. The package is a leaf: it imports nothing from core/ or
-// sdk/. The core defines the normalized message struct; the journal stores it
-// as opaque bytes.
+// This package is the contract only: the [Store] interface and its parts
+// ([Journal], [Outbox], [Sessions], [Pairing]), their types and errors, and
+// below the guarantees every engine gives. The engines live in
+// sub-packages: core/store/sqlite is the embedded one (one SQLite database
+// in the data directory); a shared SQL server (PostgreSQL) can be added next
+// to it without touching the core. Every engine passes the conformance
+// suite core/store/storetest, which checks what this documentation
+// promises. The package is a leaf: it imports nothing from core/ or sdk/,
+// and no database driver. The core defines the normalized message struct;
+// the journal stores it as opaque bytes.
 //
-// # Files and locking
+// # What every engine guarantees
 //
-// [Open] creates the data directory with mode 0700 and the database files
-// with mode 0600, and tightens both when an existing directory or file is
-// more permissive (SQLite creates the -wal and -shm files with the mode of
-// the main file). It takes an exclusive flock on clawhost.db.lock, so a second
-// process on the same directory fails fast instead of interleaving writes.
+// Concurrency: all methods are safe for concurrent use.
 //
-// # Writes: one writer, group commit
+// Atomicity: every write method is all or none. A call that returns an
+// error changed nothing, with two documented exceptions: ApprovePairing
+// deletes an expired code and reports [ErrExpired], and Prune may delete
+// in several steps and returns how many entries it deleted before the
+// error. A failing call does not fail or undo concurrent calls, however the
+// engine batches them.
 //
-// Every write goes through a single writer goroutine that owns the only
-// read-write connection. Concurrent calls are batched into one transaction
-// (BEGIN IMMEDIATE … COMMIT); each caller returns only after the batch that
-// contains its change has committed. A failing operation does not take its
-// batch down: the batch is rolled back and its operations are re-run one
-// transaction each, so every caller gets its own result. Reads use a
-// separate pool of query-only connections and, thanks to WAL, never wait for
-// the writer; a read issued after a write returned sees that write.
+// Visibility: a read that starts after a write returned sees that write,
+// whichever goroutine made it.
 //
-// A caller's context is honoured until its operation starts executing inside
-// a batch. Once started, the operation commits or fails with its batch even
-// if the context is cancelled meanwhile; the call then still returns the
-// operation's outcome. Operations are therefore never half-applied, but a
-// caller that gave up waiting (ctx error) must treat the outcome as unknown:
-// for Accept that is harmless, because redelivery by the plugin hits the
-// dedupe key.
+// Durability: a write that returned nil survives the death of the process
+// at any later instant (kill -9), and a restart of the engine on the same
+// storage sees it. This is what lets the core ack a message to the plugin
+// after [Journal.Accept]. Whether a write also survives an operating-system
+// crash or power loss is the engine's documented trade-off.
 //
-// # Durability
+// Context: a write whose context ends before the write started returns the
+// context's error and changes nothing. Once started, the write commits or
+// fails as a whole even if the context ends meanwhile; it is never
+// half-applied. A caller that got a context error must treat the
+// outcome as unknown: for Accept that is harmless, because redelivery by
+// the plugin hits the dedupe key.
 //
-// The database runs in WAL mode with synchronous=FULL by default: every
-// commit fsyncs the WAL, so an acked message survives the death of the
-// process at any instant (kill -9) and also an operating-system crash or
-// power loss. Group commit pays that fsync once per batch, not per message;
-// BenchmarkAcceptParallel shows FULL within about 15% of NORMAL and above the
-// 20,000 messages/s goal. [Options.Synchronous] = "NORMAL" drops the fsync
-// per commit (fsyncs happen at checkpoints only): still safe against a
-// process crash, because a committed transaction is in the WAL file, but
-// after an OS crash or power loss the last transactions may roll back (the
-// database stays consistent); an acked message is then lost unless the
-// platform redelivers it. Choose NORMAL only for slow disks.
+// Time: every stamp a method sets (received, updated, produced, sent,
+// created, expires, approved at) and every age it checks (dedupe TTL,
+// pairing expiry, [RecoverOptions.StaleAfter]) uses the clock the engine
+// was opened with, never the wall clock directly, so tests inject one.
+// Times are kept to the nanosecond and come back as the same instant
+// (compare with Equal; the location is not kept); the zero time stays zero.
+//
+// Ids: journal ids are positive and never reused, not even after
+// [Journal.Prune]; an Accept that returned before another started has the
+// lower id, so id order is arrival order.
+//
+// Empty results: list methods return nil, not an error, when nothing
+// matches; a missing single item is [ErrNotFound].
 //
 // # The journal state machine
 //
 // Every inbound message a channel delivers is stored by [Journal.Accept]
 // before the core acks it to the plugin. Accept is also the dedupe check:
 // the key is the instance, chat id, thread id and platform message id (or an
-// explicit [Inbound.DedupeKey]); if the key was seen within the dedupe TTL
-// (default 20 minutes, injected clock) Accept reports a duplicate and stores
-// nothing. A duplicate was durably stored before, so the core acks it too.
-// The dedupe table keeps at most 5000 keys (oldest pruned first) and
-// survives a restart.
+// explicit [Inbound.DedupeKey]; see [Inbound.Key]); if the key was stored
+// within the dedupe TTL ([DefaultDedupeTTL], 20 minutes, on the injected
+// clock) Accept reports a duplicate and stores nothing. A duplicate was
+// durably stored before, so the core acks it too. A key older than the TTL
+// is stored again by the next Accept that carries it, which then starts a
+// new TTL. Dedupe keys survive a restart. An engine may bound the number of
+// keys it keeps, pruning the oldest first (core/store/sqlite keeps 5000); a
+// pruned key no longer catches duplicates, so the bound must exceed the
+// messages expected within one TTL.
 //
 // States and their transitions (anything else is [ErrBadTransition]):
 //
@@ -89,14 +96,15 @@
 //     chunk moves replied to done. A reply with no chunks (NO_REPLY) goes
 //     straight to done.
 //
-// No state ever goes backwards, with one exception, made only by
-// [Journal.Recover]: processing back to queued.
+// No state ever goes backwards ([State.Rank] never decreases), with one
+// exception, made only by [Journal.Recover]: processing back to queued (or
+// to accepted, for an entry without a session).
 //
 // # Recovery rules (after a restart, or kill -9 at any moment)
 //
-// [Journal.Recover] applies these rules in one transaction and returns what
-// the core has to resume. It is idempotent; call it once at start-up, before
-// any channel is started.
+// [Journal.Recover] applies these rules atomically (one transaction) and
+// returns what the core has to resume. It is idempotent; call it once at
+// start-up, before any channel is started.
 //
 //  1. accepted and queued entries are untouched and returned in
 //     [Recovery.Resume], oldest (lowest id, i.e. first received) first. The

@@ -2,10 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -30,9 +26,11 @@ func (s State) Terminal() bool {
 	return s == StateDone || s == StateDropped || s == StateFailed
 }
 
-// rank orders the states; no transition lowers it except Recover's
-// processing → queued.
-func (s State) rank() int {
+// Rank orders the states along the state machine: accepted 0, queued 1,
+// processing 2, replied 3, the terminal states 4, an unknown state -1. No
+// transition lowers an entry's rank except [Journal.Recover]'s processing →
+// queued (or accepted).
+func (s State) Rank() int {
 	switch s {
 	case StateAccepted:
 		return 0
@@ -48,28 +46,42 @@ func (s State) rank() int {
 	return -1
 }
 
-// Journal is the inbound journal and per-session queue.
+// Journal is the inbound journal and per-session queue. Its state machine
+// and recovery rules are in the package documentation.
 type Journal interface {
-	// Accept stores an inbound message, unless its dedupe key was seen
-	// within the dedupe TTL; then it stores nothing and reports Duplicate.
-	// It returns after the message is durable: the core acks it to the
-	// plugin then, in both cases. Accept blocks for one group commit.
+	// Accept stores an inbound message as accepted, unless its dedupe key
+	// ([Inbound.Key]) was stored within the dedupe TTL; then it stores
+	// nothing and reports Duplicate. Checking and storing the key is atomic:
+	// of concurrent Accepts with one key exactly one stores. Accept returns
+	// only once the message is durable (the core acks it to the plugin
+	// then, in both cases), so it blocks for a commit. Instance and ChatID
+	// are required.
 	Accept(ctx context.Context, in Inbound) (AcceptResult, error)
-	// Entry returns one journal entry, or ErrNotFound.
+	// Entry returns one journal entry in any state, or ErrNotFound (never
+	// stored, or pruned). The daemon does not call it (it gets its work from
+	// Recover and ListPending); it is kept as the one read of an entry in
+	// any state, including the terminal ones, with its Reason and Attempts:
+	// without it the state machine could not be checked, and the
+	// conformance suite and the crash test check it.
 	Entry(ctx context.Context, id int64) (Entry, error)
-	// Enqueue routes an accepted entry to a session's queue (accepted →
-	// queued). Enqueueing a queued entry again changes its session key.
+	// Enqueue routes an entry to a session's queue (accepted → queued).
+	// Enqueueing a queued entry again changes its session key. An empty
+	// session key is an error; an entry in another state is
+	// ErrBadTransition, a missing one ErrNotFound.
 	Enqueue(ctx context.Context, id int64, sessionKey string) error
 	// Start marks entries as handed to the runner (accepted|queued →
-	// processing) and increments their Attempts, all or none. Call it, and
-	// let it return, before starting claude.
+	// processing) and increments their Attempts, all or none: one id that
+	// cannot move (ErrBadTransition, ErrNotFound) leaves every entry
+	// unchanged. No ids is a no-op. Call it, and let it return, before
+	// starting claude.
 	Start(ctx context.Context, ids ...int64) error
 	// Finish moves entries to a terminal state, all or none. Finishing an
 	// entry that already is in that state is a no-op; any other terminal
-	// state is ErrBadTransition.
+	// state is ErrBadTransition. A non-terminal req.State is an error; no
+	// ids is a no-op.
 	Finish(ctx context.Context, req FinishRequest) error
 	// ListPending returns up to limit (≤ 0: all) queued entries of a
-	// session, oldest first. Empty (nil) when nothing is pending.
+	// session, oldest (lowest id) first. Nil when nothing is pending.
 	ListPending(ctx context.Context, sessionKey string, limit int) ([]Entry, error)
 	// CountPending returns the number of queued entries of a session.
 	CountPending(ctx context.Context, sessionKey string) (int, error)
@@ -77,14 +89,18 @@ type Journal interface {
 	// sessions with none are absent.
 	PendingCounts(ctx context.Context) (map[string]int, error)
 	// ListUnfinished returns non-terminal entries with id > afterID, oldest
-	// first, up to limit (≤ 0: all).
+	// first, up to limit (≤ 0: all). The daemon does not call it; the
+	// gateway's tests and the crash test use it to see every open entry.
 	ListUnfinished(ctx context.Context, afterID int64, limit int) ([]Entry, error)
-	// Recover applies the recovery rules of the package documentation and
-	// returns what is left to do. Call it once at start-up, before channels
-	// start; it is idempotent.
+	// Recover applies the recovery rules of the package documentation,
+	// atomically, and returns what is left to do. Call it once at start-up,
+	// before channels start; it is idempotent.
 	Recover(ctx context.Context, opts RecoverOptions) (Recovery, error)
 	// Prune deletes terminal entries last updated before the cutoff, with
 	// their replies and chunks, and returns how many entries it deleted.
+	// Open entries are never pruned. An engine may delete in several
+	// transactions; each deleted entry goes with its reply and chunks.
+	// Dedupe keys are not pruned here (they expire on their own).
 	Prune(ctx context.Context, before time.Time) (int, error)
 }
 
@@ -102,14 +118,18 @@ type Inbound struct {
 	// and MessageID. If both it and MessageID are empty the message is not
 	// deduplicated.
 	DedupeKey string
-	// ReceivedAt is when the core received it; zero means now.
+	// ReceivedAt is when the core received it; zero means now (the
+	// engine's clock).
 	ReceivedAt time.Time
 	// Message is the normalized message, opaque to the store (JSON).
 	Message []byte
 }
 
-// key returns the dedupe key of in, empty if it has none.
-func (in Inbound) key() string {
+// Key returns the dedupe key of in: DedupeKey if set, else Instance,
+// ChatID, ThreadID and MessageID joined; empty (not deduplicated) if in has
+// neither a DedupeKey nor a MessageID. Engines store it as
+// [Entry.DedupeKey].
+func (in Inbound) Key() string {
 	if in.DedupeKey != "" {
 		return in.DedupeKey
 	}
@@ -124,7 +144,9 @@ func (in Inbound) key() string {
 // AcceptResult is the outcome of [Journal.Accept].
 type AcceptResult struct {
 	// ID is the new entry's id; for a duplicate, the id of the entry that
-	// first carried the key (it may have been pruned since).
+	// first carried the key (it may have been pruned since). Ids are
+	// positive, never reused (not even after Prune), and an Accept that
+	// returned before another started has the lower id.
 	ID int64
 	// Duplicate reports that the key was seen within the TTL and nothing
 	// was stored.
@@ -133,26 +155,33 @@ type AcceptResult struct {
 
 // Entry is a stored journal entry.
 type Entry struct {
-	ID         int64
+	// ID is the id Accept returned.
+	ID int64
+	// Instance, ChatID, ThreadID, MessageID, ReceivedAt and Message are
+	// the accepted [Inbound]'s (ReceivedAt defaulted to the accept time).
 	Instance   string
 	ChatID     string
 	ThreadID   string
 	MessageID  string
-	DedupeKey  string
 	ReceivedAt time.Time
 	Message    []byte
-	State      State
+	// DedupeKey is the accepted Inbound's [Inbound.Key]; empty for none.
+	DedupeKey string
+	// State is the entry's place in the state machine.
+	State State
 	// SessionKey is set by Enqueue; empty while accepted.
 	SessionKey string
 	// Attempts counts the Starts, i.e. the runs handed to claude.
 	Attempts int
 	// Reason says why an entry was dropped or failed; may be empty.
-	Reason    string
+	Reason string
+	// UpdatedAt is when the entry last changed state.
 	UpdatedAt time.Time
 }
 
 // FinishRequest moves entries to a terminal state.
 type FinishRequest struct {
+	// IDs are the entries to finish, all or none.
 	IDs []int64
 	// State is StateDone, StateDropped or StateFailed.
 	State State
@@ -183,390 +212,4 @@ type Recovery struct {
 	Stale []PendingReply
 	// Failed: interrupted runs that reached MaxAttempts, now failed.
 	Failed []Entry
-}
-
-const entryCols = `id, instance, chat_id, thread_id, message_id, dedupe_key, received_at,
-	message, state, session_key, attempts, reason, updated_at`
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanEntry(s scanner) (Entry, error) {
-	var e Entry
-	var recv, upd int64
-	var st string
-	err := s.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
-		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd)
-	e.ReceivedAt, e.UpdatedAt, e.State = fromNanos(recv), fromNanos(upd), State(st)
-	return e, err
-}
-
-func scanEntries(rows *sql.Rows, err error) ([]Entry, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
-}
-
-const (
-	qDedupeGet = `SELECT journal_id FROM dedupe WHERE key = ?`
-	// qDedupePut stores a new key or replaces an expired one (seen_at at or
-	// before the 4th argument, now - TTL); for a live key it changes no row.
-	qDedupePut = `INSERT INTO dedupe(key, journal_id, seen_at) VALUES (?1, ?2, ?3)
-		ON CONFLICT(key) DO UPDATE SET journal_id = excluded.journal_id, seen_at = excluded.seen_at
-		WHERE dedupe.seen_at <= ?4`
-	qJournalInsert = `INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?)`
-	qEntry = `SELECT ` + entryCols + ` FROM journal WHERE id = ?`
-	qState = `SELECT state FROM journal WHERE id = ?`
-)
-
-// Accept implements [Journal].
-func (d *DB) Accept(ctx context.Context, in Inbound) (AcceptResult, error) {
-	if in.Instance == "" || in.ChatID == "" {
-		return AcceptResult{}, errors.New("accept: instance and chat id are required")
-	}
-	key := in.key()
-	ttl := d.opts.DedupeTTL.Nanoseconds()
-	var res AcceptResult
-	err := d.w.do(ctx, func(t *wtx) error {
-		now := d.now()
-		id := t.nextID()
-		if key != "" {
-			// Store the key unless it is live: a live key updates nothing.
-			n, err := t.execN(qDedupePut, key, id, now.UnixNano(), now.UnixNano()-ttl)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				t.ids-- // give the id back
-				var first int64
-				if err := t.scan(qDedupeGet, []any{key}, &first); err != nil {
-					return err
-				}
-				res = AcceptResult{ID: first, Duplicate: true}
-				return nil
-			}
-			t.dedupeDelta++
-		}
-		recv := in.ReceivedAt
-		if recv.IsZero() {
-			recv = now
-		}
-		if _, err := t.exec(qJournalInsert, id, in.Instance, in.ChatID, in.ThreadID, in.MessageID, key,
-			recv.UnixNano(), in.Message, now.UnixNano()); err != nil {
-			return err
-		}
-		res = AcceptResult{ID: id}
-		return nil
-	})
-	if err != nil {
-		return AcceptResult{}, fmt.Errorf("accept: %w", err)
-	}
-	return res, nil
-}
-
-// Entry implements [Journal].
-func (d *DB) Entry(ctx context.Context, id int64) (Entry, error) {
-	row, err := d.queryRow(ctx, qEntry, id)
-	if err != nil {
-		return Entry{}, fmt.Errorf("journal entry %d: %w", id, err)
-	}
-	e, err := scanEntry(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Entry{}, fmt.Errorf("journal entry %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return Entry{}, fmt.Errorf("journal entry %d: %w", id, err)
-	}
-	return e, nil
-}
-
-// state reads the current state of an entry inside a write transaction.
-func (t *wtx) state(id int64) (State, error) {
-	var s string
-	err := t.scan(qState, []any{id}, &s)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("journal entry %d: %w", id, ErrNotFound)
-	}
-	return State(s), err
-}
-
-// Enqueue implements [Journal].
-func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
-	if sessionKey == "" {
-		return fmt.Errorf("enqueue %d: empty session key", id)
-	}
-	err := d.w.do(ctx, func(t *wtx) error {
-		n, err := t.execN(`UPDATE journal SET state = 'queued', session_key = ?, updated_at = ? WHERE id = ? AND state IN ('accepted', 'queued')`,
-			sessionKey, d.now().UnixNano(), id)
-		if err != nil || n == 1 {
-			return err
-		}
-		return t.refuse(id, StateQueued)
-	})
-	if err != nil {
-		return fmt.Errorf("enqueue %d: %w", id, err)
-	}
-	return nil
-}
-
-// Start implements [Journal].
-func (d *DB) Start(ctx context.Context, ids ...int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	err := d.w.do(ctx, func(t *wtx) error {
-		now := d.now().UnixNano()
-		for _, id := range ids {
-			// A failed op is rolled back whole: no need to check all first.
-			n, err := t.execN(`UPDATE journal SET state = 'processing', attempts = attempts + 1, updated_at = ?
-				WHERE id = ? AND state IN ('accepted', 'queued')`, now, id)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				return t.refuse(id, StateProcessing)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("start %v: %w", ids, err)
-	}
-	return nil
-}
-
-// Finish implements [Journal].
-func (d *DB) Finish(ctx context.Context, req FinishRequest) error {
-	if !req.State.Terminal() {
-		return fmt.Errorf("finish: %q is not a terminal state", req.State)
-	}
-	if len(req.IDs) == 0 {
-		return nil
-	}
-	err := d.w.do(ctx, func(t *wtx) error {
-		return t.finish(req.IDs, req.State, req.Reason, d.now())
-	})
-	if err != nil {
-		return fmt.Errorf("finish %v as %s: %w", req.IDs, req.State, err)
-	}
-	return nil
-}
-
-// finish applies a terminal transition to all ids; an id already in that
-// state is left alone.
-func (t *wtx) finish(ids []int64, to State, reason string, now time.Time) error {
-	for _, id := range ids {
-		n, err := t.execN(`UPDATE journal SET state = ?, reason = ?, updated_at = ?
-			WHERE id = ? AND state NOT IN ('done', 'dropped', 'failed')`, string(to), reason, now.UnixNano(), id)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			if s, err := t.state(id); err != nil || s != to {
-				return t.refuse(id, to)
-			}
-		}
-	}
-	return nil
-}
-
-// refuse explains why entry id could not move to state to: ErrNotFound or
-// ErrBadTransition.
-func (t *wtx) refuse(id int64, to State) error {
-	s, err := t.state(id)
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("entry %d: %w: %s → %s", id, ErrBadTransition, s, to)
-}
-
-// ListPending implements [Journal].
-func (d *DB) ListPending(ctx context.Context, sessionKey string, limit int) ([]Entry, error) {
-	// The limit is written into the SQL, not bound: SQLite plans with a
-	// bound LIMIT's value, so binding it re-prepares the statement on every
-	// call (measured: 13 µs instead of 6 µs per query).
-	q := `SELECT ` + entryCols + ` FROM journal WHERE session_key = ? AND state = 'queued' ORDER BY id`
-	if limit > 0 {
-		q += " LIMIT " + strconv.Itoa(limit)
-	}
-	es, err := scanEntries(d.query(ctx, q, sessionKey))
-	if err != nil {
-		return nil, fmt.Errorf("list pending of %s: %w", sessionKey, err)
-	}
-	return es, nil
-}
-
-// CountPending implements [Journal].
-func (d *DB) CountPending(ctx context.Context, sessionKey string) (int, error) {
-	row, err := d.queryRow(ctx, `SELECT count(*) FROM journal WHERE session_key = ? AND state = 'queued'`, sessionKey)
-	var n int
-	if err == nil {
-		err = row.Scan(&n)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("count pending of %s: %w", sessionKey, err)
-	}
-	return n, nil
-}
-
-// PendingCounts implements [Journal].
-func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := d.query(ctx, `SELECT session_key, count(*) FROM journal WHERE state = 'queued' GROUP BY session_key`)
-	if err != nil {
-		return nil, fmt.Errorf("pending counts: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var key string
-		var n int
-		if err := rows.Scan(&key, &n); err != nil {
-			return nil, fmt.Errorf("pending counts: %w", err)
-		}
-		out[key] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pending counts: %w", err)
-	}
-	return out, nil
-}
-
-// qUnfinished walks the small partial index, not the whole journal.
-const qUnfinished = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_open
-	WHERE state NOT IN ('done', 'dropped', 'failed') AND id > ? ORDER BY id LIMIT ?`
-
-// ListUnfinished implements [Journal].
-func (d *DB) ListUnfinished(ctx context.Context, afterID int64, limit int) ([]Entry, error) {
-	if limit <= 0 {
-		limit = -1
-	}
-	es, err := scanEntries(d.query(ctx, qUnfinished, afterID, limit))
-	if err != nil {
-		return nil, fmt.Errorf("list unfinished: %w", err)
-	}
-	return es, nil
-}
-
-// Recover implements [Journal].
-func (d *DB) Recover(ctx context.Context, opts RecoverOptions) (Recovery, error) {
-	if opts.StaleAfter <= 0 {
-		opts.StaleAfter = DefaultStaleAfter
-	}
-	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = DefaultMaxAttempts
-	}
-	var rec Recovery
-	err := d.w.do(ctx, func(t *wtx) error {
-		rec = Recovery{}
-		now := d.now()
-		open, err := scanEntries(t.query(qUnfinished, 0, -1))
-		if err != nil {
-			return err
-		}
-		for _, e := range open {
-			switch e.State {
-			case StateAccepted, StateQueued:
-				rec.Resume = append(rec.Resume, e)
-			case StateProcessing:
-				if e.Attempts < opts.MaxAttempts {
-					e.State = StateQueued
-					if e.SessionKey == "" {
-						e.State = StateAccepted
-					}
-					e.UpdatedAt = now
-					if _, err := t.exec(`UPDATE journal SET state = ?, updated_at = ? WHERE id = ?`, string(e.State), now.UnixNano(), e.ID); err != nil {
-						return err
-					}
-					rec.Resume = append(rec.Resume, e)
-					continue
-				}
-				e.State, e.Reason, e.UpdatedAt = StateFailed, "interrupted", now
-				if err := t.finish([]int64{e.ID}, StateFailed, e.Reason, now); err != nil {
-					return err
-				}
-				rec.Failed = append(rec.Failed, e)
-			case StateReplied:
-				p, err := t.pendingReply(e)
-				if err != nil {
-					return err
-				}
-				if now.Sub(p.Reply.ProducedAt) > opts.StaleAfter {
-					p.Entry.State, p.Entry.Reason, p.Entry.UpdatedAt = StateFailed, "stale reply", now
-					if err := t.finish([]int64{e.ID}, StateFailed, p.Entry.Reason, now); err != nil {
-						return err
-					}
-					rec.Stale = append(rec.Stale, p)
-					continue
-				}
-				rec.Deliver = append(rec.Deliver, p)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return Recovery{}, fmt.Errorf("recover journal: %w", err)
-	}
-	return rec, nil
-}
-
-// pruneBatch bounds the rows one Prune transaction deletes, so Accepts are
-// not held up behind a huge delete.
-const pruneBatch = 5000
-
-// Prune implements [Journal].
-func (d *DB) Prune(ctx context.Context, before time.Time) (int, error) {
-	total := 0
-	for {
-		var n int64
-		err := d.w.do(ctx, func(t *wtx) error {
-			rows, err := t.query(`SELECT id FROM journal WHERE state IN ('done', 'dropped', 'failed') AND updated_at < ? LIMIT ?`,
-				before.UnixNano(), pruneBatch)
-			if err != nil {
-				return err
-			}
-			var ids []any
-			for rows.Next() {
-				var id int64
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				ids = append(ids, id)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			n = int64(len(ids))
-			for _, id := range ids {
-				for _, q := range []string{
-					`DELETE FROM reply_chunks WHERE journal_id = ?`,
-					`DELETE FROM replies WHERE journal_id = ?`,
-					`DELETE FROM journal WHERE id = ?`,
-				} {
-					if _, err := t.exec(q, id); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return total, fmt.Errorf("prune journal: %w", err)
-		}
-		total += int(n)
-		if n < pruneBatch {
-			return total, nil
-		}
-	}
 }

@@ -2,27 +2,30 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 )
 
 // Outbox holds produced replies until every chunk has been sent.
 type Outbox interface {
-	// RecordReply stores the reply of a journal entry and its chunks, and in
-	// the same transaction moves the entry to replied (to done if there are
-	// no chunks) and the entries in Covers to done. The entry must be
-	// accepted, queued or processing. Call it as soon as the run finished,
-	// before sending anything.
+	// RecordReply stores the reply of a journal entry and its chunks and,
+	// atomically with that, moves the entry to replied (to done if there
+	// are no chunks) and the entries in Covers to done. The entry must be
+	// accepted, queued or processing (else ErrBadTransition; a missing one
+	// is ErrNotFound); an entry covering itself is an error. Call it as
+	// soon as the run finished, before sending anything.
 	RecordReply(ctx context.Context, r Reply) error
-	// PendingReply returns a stored reply with its chunks' delivery state,
-	// or ErrNotFound.
+	// PendingReply returns a stored reply with its entry and its chunks'
+	// delivery state, read consistently, or ErrNotFound (no such entry, or
+	// no reply). The daemon does not call it (Recover returns the same
+	// view for the replies still to deliver); it is kept as the one read of
+	// a reply outside recovery, in any state: without it MarkSent's
+	// first-record-wins and the survival of delivered chunks could not be
+	// checked, and the conformance suite and the crash test check them.
 	PendingReply(ctx context.Context, journalID int64) (PendingReply, error)
 	// MarkSent records that a chunk was delivered. The first record wins:
-	// marking a sent chunk again changes nothing. When the last unsent chunk
-	// is marked the entry becomes done and AllSent is true.
+	// marking a sent chunk again changes nothing. An unknown chunk is
+	// ErrNotFound. When the last unsent chunk is marked the entry becomes
+	// done (in the same atomic write) and AllSent is true.
 	MarkSent(ctx context.Context, s ChunkSent) (MarkSentResult, error)
 }
 
@@ -43,14 +46,17 @@ type Reply struct {
 	// Chunks is Text split to the channel's limits, in send order. Stored
 	// so that a resumed delivery sends exactly the chunks not yet sent.
 	Chunks []string
-	// ProducedAt is when the run produced it; zero means now.
+	// ProducedAt is when the run produced it; zero means now. Recover
+	// compares it with [RecoverOptions.StaleAfter].
 	ProducedAt time.Time
 }
 
 // Chunk is one stored chunk of a reply and its delivery state.
 type Chunk struct {
+	// Index is the chunk's position in [Reply.Chunks], from 0.
 	Index int
-	Text  string
+	// Text is the chunk as stored by RecordReply.
+	Text string
 	// SentAt is zero while the chunk is unsent.
 	SentAt time.Time
 	// PlatformIDs are the platform message ids Send returned.
@@ -62,8 +68,12 @@ func (c Chunk) Sent() bool { return !c.SentAt.IsZero() }
 
 // PendingReply is a reply with its entry and chunks.
 type PendingReply struct {
-	Entry  Entry
-	Reply  Reply
+	// Entry is the journal entry the reply answers.
+	Entry Entry
+	// Reply is the reply as recorded, with its target filled in; Covers
+	// is not kept.
+	Reply Reply
+	// Chunks are Reply.Chunks with their delivery state, in order.
 	Chunks []Chunk
 }
 
@@ -80,10 +90,13 @@ func (p PendingReply) Unsent() []Chunk {
 
 // ChunkSent records the delivery of one chunk.
 type ChunkSent struct {
-	JournalID   int64
-	Index       int
+	// JournalID is the entry whose reply the chunk belongs to.
+	JournalID int64
+	// Index is the chunk's [Chunk.Index].
+	Index int
+	// PlatformIDs are the platform message ids Send returned.
 	PlatformIDs []string
-	// SentAt is zero for now.
+	// SentAt is when it was sent; zero means now.
 	SentAt time.Time
 }
 
@@ -91,176 +104,4 @@ type ChunkSent struct {
 type MarkSentResult struct {
 	// AllSent: every chunk of the reply is delivered; the entry is done.
 	AllSent bool
-}
-
-// RecordReply implements [Outbox].
-func (d *DB) RecordReply(ctx context.Context, r Reply) error {
-	err := d.w.do(ctx, func(t *wtx) error {
-		now := d.now()
-		var st, inst, chat, thread string
-		err := t.scan(`SELECT state, instance, chat_id, thread_id FROM journal WHERE id = ?`, []any{r.JournalID}, &st, &inst, &chat, &thread)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("journal entry %d: %w", r.JournalID, ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if State(st).rank() > StateProcessing.rank() {
-			return fmt.Errorf("%w: %s → replied", ErrBadTransition, st)
-		}
-		if r.Instance == "" && r.ChatID == "" {
-			r.Instance, r.ChatID, r.ThreadID = inst, chat, thread
-		}
-		produced := r.ProducedAt
-		if produced.IsZero() {
-			produced = now
-		}
-		for _, id := range r.Covers {
-			if id == r.JournalID {
-				return fmt.Errorf("entry %d covers itself", id)
-			}
-		}
-		if len(r.Covers) > 0 {
-			if err := t.finish(r.Covers, StateDone, "", now); err != nil {
-				return err
-			}
-		}
-		if _, err := t.exec(`INSERT INTO replies(journal_id, instance, chat_id, thread_id, text, produced_at, chunks) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			r.JournalID, r.Instance, r.ChatID, r.ThreadID, r.Text, produced.UnixNano(), len(r.Chunks)); err != nil {
-			return err
-		}
-		for i, c := range r.Chunks {
-			if _, err := t.exec(`INSERT INTO reply_chunks(journal_id, idx, text) VALUES (?, ?, ?)`, r.JournalID, i, c); err != nil {
-				return err
-			}
-		}
-		to := StateReplied
-		if len(r.Chunks) == 0 {
-			to = StateDone
-		}
-		_, err = t.exec(`UPDATE journal SET state = ?, updated_at = ? WHERE id = ?`, string(to), now.UnixNano(), r.JournalID)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("record reply to %d: %w", r.JournalID, err)
-	}
-	return nil
-}
-
-// MarkSent implements [Outbox].
-func (d *DB) MarkSent(ctx context.Context, s ChunkSent) (MarkSentResult, error) {
-	var res MarkSentResult
-	err := d.w.do(ctx, func(t *wtx) error {
-		now := d.now()
-		sent := s.SentAt
-		if sent.IsZero() {
-			sent = now
-		}
-		ids, err := json.Marshal(s.PlatformIDs)
-		if err != nil {
-			return err
-		}
-		n, err := t.execN(`UPDATE reply_chunks SET sent_at = ?, platform_ids = ? WHERE journal_id = ? AND idx = ? AND sent_at = 0`,
-			sent.UnixNano(), string(ids), s.JournalID, s.Index)
-		if err != nil {
-			return err
-		}
-		if n == 0 { // already sent (first record wins), or no such chunk
-			var x int
-			err := t.scan(`SELECT 1 FROM reply_chunks WHERE journal_id = ? AND idx = ?`, []any{s.JournalID, s.Index}, &x)
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("chunk %d: %w", s.Index, ErrNotFound)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		var unsent bool
-		if err := t.scan(`SELECT EXISTS (SELECT 1 FROM reply_chunks WHERE journal_id = ? AND sent_at = 0)`, []any{s.JournalID}, &unsent); err != nil {
-			return err
-		}
-		res = MarkSentResult{AllSent: !unsent}
-		if unsent {
-			return nil
-		}
-		_, err = t.exec(`UPDATE journal SET state = 'done', updated_at = ? WHERE id = ? AND state = 'replied'`, now.UnixNano(), s.JournalID)
-		return err
-	})
-	if err != nil {
-		return MarkSentResult{}, fmt.Errorf("mark chunk %d of %d sent: %w", s.Index, s.JournalID, err)
-	}
-	return res, nil
-}
-
-// PendingReply implements [Outbox].
-func (d *DB) PendingReply(ctx context.Context, journalID int64) (PendingReply, error) {
-	// Read in one read transaction so entry, reply and chunks agree.
-	tx, err := d.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
-	}
-	defer tx.Rollback()
-	e, err := scanEntry(tx.QueryRowContext(ctx, qEntry, journalID))
-	if errors.Is(err, sql.ErrNoRows) {
-		err = ErrNotFound
-	}
-	if err != nil {
-		return PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
-	}
-	p, err := loadReply(e, func(q string, args ...any) *sql.Row { return tx.QueryRowContext(ctx, q, args...) },
-		func(q string, args ...any) (*sql.Rows, error) { return tx.QueryContext(ctx, q, args...) })
-	if err != nil {
-		return PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
-	}
-	return p, nil
-}
-
-func (t *wtx) pendingReply(e Entry) (PendingReply, error) {
-	return loadReply(e,
-		func(q string, args ...any) *sql.Row {
-			s, err := t.stmt(q)
-			if err != nil {
-				return t.w.conn.QueryRowContext(context.Background(), q, args...)
-			}
-			return s.QueryRowContext(context.Background(), args...)
-		},
-		t.query)
-}
-
-// loadReply reads the reply and chunks of e through the given query
-// functions (a read transaction or the writer's).
-func loadReply(e Entry, row func(string, ...any) *sql.Row, rows func(string, ...any) (*sql.Rows, error)) (PendingReply, error) {
-	p := PendingReply{Entry: e}
-	var produced int64
-	err := row(`SELECT instance, chat_id, thread_id, text, produced_at FROM replies WHERE journal_id = ?`, e.ID).
-		Scan(&p.Reply.Instance, &p.Reply.ChatID, &p.Reply.ThreadID, &p.Reply.Text, &produced)
-	if errors.Is(err, sql.ErrNoRows) {
-		return PendingReply{}, ErrNotFound
-	}
-	if err != nil {
-		return PendingReply{}, err
-	}
-	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, fromNanos(produced)
-	rs, err := rows(`SELECT idx, text, sent_at, platform_ids FROM reply_chunks WHERE journal_id = ? ORDER BY idx`, e.ID)
-	if err != nil {
-		return PendingReply{}, err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var c Chunk
-		var sent int64
-		var ids string
-		if err := rs.Scan(&c.Index, &c.Text, &sent, &ids); err != nil {
-			return PendingReply{}, err
-		}
-		c.SentAt = fromNanos(sent)
-		if ids != "" {
-			if err := json.Unmarshal([]byte(ids), &c.PlatformIDs); err != nil {
-				return PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
-			}
-		}
-		p.Reply.Chunks = append(p.Reply.Chunks, c.Text)
-		p.Chunks = append(p.Chunks, c)
-	}
-	return p, rs.Err()
 }

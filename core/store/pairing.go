@@ -2,11 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 )
 
@@ -15,33 +10,42 @@ import (
 type Pairing interface {
 	// RequestPairing returns the sender's pending unexpired code, or
 	// creates one (Created true). It fails with ErrTooManyPending when the
-	// instance has the maximum of pending codes. Expired codes are deleted
-	// first.
+	// instance has the maximum of pending codes (DefaultMaxPendingPairings
+	// unless the engine was configured otherwise). Expired codes are
+	// deleted first, so they never count. Codes are unique among the
+	// pending codes of all instances. Instance and SenderID are required.
 	RequestPairing(ctx context.Context, req PairingRequest) (PairingResponse, error)
-	// ApprovePairing consumes a code (case-insensitive) and adds its sender
-	// to the approved senders. ErrNotFound for an unknown code, ErrExpired
-	// for an expired one (which is deleted).
+	// ApprovePairing consumes a code (case-insensitive, surrounding spaces
+	// ignored) and adds its sender to the approved senders, stamped now.
+	// ErrNotFound for an unknown code, ErrExpired for an expired one, which
+	// is deleted all the same.
 	ApprovePairing(ctx context.Context, code string) (ApprovedSender, error)
 	// PendingPairings lists unexpired codes, oldest first; instance ""
 	// means all instances.
 	PendingPairings(ctx context.Context, instance string) ([]PairingCode, error)
-	// IsApproved reports whether the sender was approved.
+	// IsApproved reports whether the sender was approved. Approvals do not
+	// expire.
 	IsApproved(ctx context.Context, instance, senderID string) (bool, error)
 }
 
 // PairingRequest asks for a pairing code for a sender.
 type PairingRequest struct {
+	// Instance is the plugin instance the sender wrote to.
 	Instance string
+	// SenderID is the platform id of the sender.
 	SenderID string
 	// TTL is the code's lifetime; ≤ 0 means one hour.
 	TTL time.Duration
-	// Code is used as given if not empty (upper-cased); otherwise a random
-	// 8-character code is generated.
+	// Code is used as given if not empty (trimmed, upper-cased; an error
+	// if another sender holds it); otherwise a random 8-character code of
+	// capital letters and digits, without the easily misread 0, O, 1 and
+	// I, is generated.
 	Code string
 }
 
 // PairingResponse carries the sender's code.
 type PairingResponse struct {
+	// Code is the sender's pending code.
 	Code PairingCode
 	// Created is false when an existing pending code was returned.
 	Created bool
@@ -49,175 +53,26 @@ type PairingResponse struct {
 
 // PairingCode is a pending pairing request.
 type PairingCode struct {
-	Instance  string
-	SenderID  string
-	Code      string
+	// Instance and SenderID are the sender's, as requested.
+	Instance string
+	SenderID string
+	// Code is what the owner approves.
+	Code string
+	// CreatedAt is when the code was created.
 	CreatedAt time.Time
+	// ExpiresAt is CreatedAt plus the request's TTL; from then on the code
+	// is expired.
 	ExpiresAt time.Time
 }
 
 // ApprovedSender is a sender an owner approved.
 type ApprovedSender struct {
-	Instance   string
-	SenderID   string
+	// Instance and SenderID are the approved code's.
+	Instance string
+	SenderID string
+	// ApprovedAt is when the code was approved.
 	ApprovedAt time.Time
 }
 
 // Entry returns the allowlist form "<instance>:<sender id>".
 func (a ApprovedSender) Entry() string { return a.Instance + ":" + a.SenderID }
-
-// codeAlphabet leaves out 0, O, 1 and I, which people misread.
-const codeAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-
-func newCode() string {
-	b := make([]byte, 8)
-	rand.Read(b) // never fails (crypto/rand panics instead)
-	for i := range b {
-		b[i] = codeAlphabet[int(b[i])%len(codeAlphabet)] // 256 % 32 == 0: unbiased
-	}
-	return string(b)
-}
-
-// RequestPairing implements [Pairing].
-func (d *DB) RequestPairing(ctx context.Context, req PairingRequest) (PairingResponse, error) {
-	if req.Instance == "" || req.SenderID == "" {
-		return PairingResponse{}, errors.New("request pairing: instance and sender id are required")
-	}
-	if req.TTL <= 0 {
-		req.TTL = time.Hour
-	}
-	var resp PairingResponse
-	err := d.w.do(ctx, func(t *wtx) error {
-		now := d.now()
-		if _, err := t.exec(`DELETE FROM pairing_codes WHERE expires_at <= ?`, now.UnixNano()); err != nil {
-			return err
-		}
-		var c PairingCode
-		var created, expires int64
-		err := t.scan(`SELECT code, created_at, expires_at FROM pairing_codes WHERE instance = ? AND sender_id = ?`,
-			[]any{req.Instance, req.SenderID}, &c.Code, &created, &expires)
-		if err == nil {
-			c.Instance, c.SenderID, c.CreatedAt, c.ExpiresAt = req.Instance, req.SenderID, fromNanos(created), fromNanos(expires)
-			resp = PairingResponse{Code: c}
-			return nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		var n int
-		if err := t.scan(`SELECT count(*) FROM pairing_codes WHERE instance = ?`, []any{req.Instance}, &n); err != nil {
-			return err
-		}
-		if n >= d.opts.MaxPendingPairings {
-			return ErrTooManyPending
-		}
-		c = PairingCode{Instance: req.Instance, SenderID: req.SenderID, CreatedAt: now, ExpiresAt: now.Add(req.TTL)}
-		for range 10 {
-			c.Code = strings.ToUpper(strings.TrimSpace(req.Code))
-			if c.Code == "" {
-				c.Code = newCode()
-			}
-			var x int
-			err := t.scan(`SELECT 1 FROM pairing_codes WHERE code = ?`, []any{c.Code}, &x)
-			if errors.Is(err, sql.ErrNoRows) {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			if req.Code != "" {
-				return fmt.Errorf("code %s is already in use", c.Code)
-			}
-		}
-		if _, err := t.exec(`INSERT INTO pairing_codes(instance, sender_id, code, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
-			c.Instance, c.SenderID, c.Code, now.UnixNano(), c.ExpiresAt.UnixNano()); err != nil {
-			return err
-		}
-		resp = PairingResponse{Code: c, Created: true}
-		return nil
-	})
-	if err != nil {
-		return PairingResponse{}, fmt.Errorf("request pairing for %s:%s: %w", req.Instance, req.SenderID, err)
-	}
-	return resp, nil
-}
-
-// ApprovePairing implements [Pairing].
-func (d *DB) ApprovePairing(ctx context.Context, code string) (ApprovedSender, error) {
-	code = strings.ToUpper(strings.TrimSpace(code))
-	var a ApprovedSender
-	var expired bool
-	err := d.w.do(ctx, func(t *wtx) error {
-		now := d.now()
-		expired = false
-		var expires int64
-		err := t.scan(`SELECT instance, sender_id, expires_at FROM pairing_codes WHERE code = ?`, []any{code}, &a.Instance, &a.SenderID, &expires)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := t.exec(`DELETE FROM pairing_codes WHERE code = ?`, code); err != nil {
-			return err
-		}
-		if expires <= now.UnixNano() {
-			// Commit the deletion of the expired code; report after.
-			expired = true
-			return nil
-		}
-		a.ApprovedAt = now
-		_, err = t.exec(`INSERT INTO approved_senders(instance, sender_id, approved_at) VALUES (?, ?, ?)
-			ON CONFLICT(instance, sender_id) DO UPDATE SET approved_at = excluded.approved_at`,
-			a.Instance, a.SenderID, now.UnixNano())
-		return err
-	})
-	if err == nil && expired {
-		err = ErrExpired
-	}
-	if err != nil {
-		return ApprovedSender{}, fmt.Errorf("approve pairing code %s: %w", code, err)
-	}
-	return a, nil
-}
-
-// PendingPairings implements [Pairing].
-func (d *DB) PendingPairings(ctx context.Context, instance string) ([]PairingCode, error) {
-	rows, err := d.query(ctx, `SELECT instance, sender_id, code, created_at, expires_at FROM pairing_codes
-		WHERE (? = '' OR instance = ?) AND expires_at > ? ORDER BY created_at, instance, sender_id`,
-		instance, instance, d.now().UnixNano())
-	if err != nil {
-		return nil, fmt.Errorf("list pending pairings: %w", err)
-	}
-	defer rows.Close()
-	var out []PairingCode
-	for rows.Next() {
-		var c PairingCode
-		var created, expires int64
-		if err := rows.Scan(&c.Instance, &c.SenderID, &c.Code, &created, &expires); err != nil {
-			return nil, fmt.Errorf("list pending pairings: %w", err)
-		}
-		c.CreatedAt, c.ExpiresAt = fromNanos(created), fromNanos(expires)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list pending pairings: %w", err)
-	}
-	return out, nil
-}
-
-// IsApproved implements [Pairing].
-func (d *DB) IsApproved(ctx context.Context, instance, senderID string) (bool, error) {
-	row, err := d.queryRow(ctx, `SELECT 1 FROM approved_senders WHERE instance = ? AND sender_id = ?`, instance, senderID)
-	var x int
-	if err == nil {
-		err = row.Scan(&x)
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("is %s:%s approved: %w", instance, senderID, err)
-	}
-	return true, nil
-}

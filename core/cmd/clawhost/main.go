@@ -31,7 +31,7 @@ import (
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -114,7 +114,7 @@ func serve(path string, stderr io.Writer) int {
 		}
 	}
 	octx, ocancel := context.WithTimeout(context.Background(), 30*time.Second)
-	db, err := store.Open(octx, cfg.DataDir, store.Options{Logger: log.Named("store")})
+	db, err := sqlite.Open(octx, cfg.DataDir, sqlite.Options{Logger: log.Named("store")})
 	ocancel()
 	if err != nil {
 		log.Error("cannot open the database", "dir", cfg.DataDir, "error", err)

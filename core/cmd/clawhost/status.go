@@ -20,6 +20,7 @@ import (
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
 )
 
 // statusSource feeds the admin status page.
@@ -122,7 +123,7 @@ func pairing(path string, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := store.Open(ctx, cfg.DataDir, store.Options{})
+	db, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost pairing: %v (if clawhost is running, enable its admin endpoint: admin { listen = %q })\n", err, config.DefaultAdminListen)
 		return 1

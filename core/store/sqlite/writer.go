@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/clawhost/clawhost/core/store"
 )
 
 // writer owns the only read-write connection and runs every write. It
@@ -88,7 +90,7 @@ func (w *writer) do(ctx context.Context, fn func(*wtx) error) error {
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
-		return ErrClosed
+		return store.ErrClosed
 	}
 	select {
 	case w.reqs <- o:

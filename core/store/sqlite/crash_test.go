@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/store"
 )
 
 // The crash test re-executes the test binary as a writer process
@@ -55,7 +57,7 @@ func TestCrashChild(t *testing.T) {
 		say("E list: %v", err)
 		os.Exit(1)
 	}
-	work := make(chan Entry, len(open)+1)
+	work := make(chan store.Entry, len(open)+1)
 	for _, e := range open {
 		work <- e
 	}
@@ -67,20 +69,20 @@ func TestCrashChild(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(g), uint64(time.Now().UnixNano())))
 			for i := 0; ; i++ {
-				var e Entry
+				var e store.Entry
 				select {
 				case e = <-work:
 				default:
 					mid := fmt.Sprintf("r%s-g%d-%d", round, g, i)
-					r, err := d.Accept(ctx, Inbound{Instance: "tg", ChatID: strconv.Itoa(g), MessageID: mid, Message: []byte(`{}`)})
+					r, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: strconv.Itoa(g), MessageID: mid, Message: []byte(`{}`)})
 					if err != nil || r.Duplicate {
 						say("E accept %s: %+v %v", mid, r, err)
 						continue
 					}
 					say("A %d %s", r.ID, mid)
-					e = Entry{ID: r.ID, State: StateAccepted, ChatID: strconv.Itoa(g), MessageID: mid, Instance: "tg"}
+					e = store.Entry{ID: r.ID, State: store.StateAccepted, ChatID: strconv.Itoa(g), MessageID: mid, Instance: "tg"}
 					if rng.IntN(4) == 0 {
-						if r, err := d.Accept(ctx, Inbound{Instance: "tg", ChatID: e.ChatID, MessageID: mid}); err != nil || !r.Duplicate {
+						if r, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: e.ChatID, MessageID: mid}); err != nil || !r.Duplicate {
 							say("E duplicate %s not detected: %+v %v", mid, r, err)
 						}
 					}
@@ -94,25 +96,25 @@ func TestCrashChild(t *testing.T) {
 
 // advance moves an entry some random steps along its life, reporting each
 // step that returned success.
-func advance(ctx context.Context, d *DB, e Entry, rng *rand.Rand, say func(string, ...any)) {
+func advance(ctx context.Context, d *DB, e store.Entry, rng *rand.Rand, say func(string, ...any)) {
 	for rng.IntN(5) != 0 {
 		var err error
 		switch e.State {
-		case StateAccepted:
+		case store.StateAccepted:
 			if rng.IntN(10) == 0 {
-				err = d.Finish(ctx, FinishRequest{IDs: []int64{e.ID}, State: StateDropped, Reason: "test"})
-				e.State = StateDropped
+				err = d.Finish(ctx, store.FinishRequest{IDs: []int64{e.ID}, State: store.StateDropped, Reason: "test"})
+				e.State = store.StateDropped
 				break
 			}
 			err = d.Enqueue(ctx, e.ID, "s"+e.ChatID)
-			e.State = StateQueued
-		case StateQueued:
+			e.State = store.StateQueued
+		case store.StateQueued:
 			err = d.Start(ctx, e.ID)
-			e.State = StateProcessing
-		case StateProcessing:
-			err = d.RecordReply(ctx, Reply{JournalID: e.ID, Text: "ab", Chunks: []string{"a", "b"}})
-			e.State = StateReplied
-		case StateReplied:
+			e.State = store.StateProcessing
+		case store.StateProcessing:
+			err = d.RecordReply(ctx, store.Reply{JournalID: e.ID, Text: "ab", Chunks: []string{"a", "b"}})
+			e.State = store.StateReplied
+		case store.StateReplied:
 			p, perr := d.PendingReply(ctx, e.ID)
 			if perr != nil {
 				say("E pending reply %d: %v", e.ID, perr)
@@ -123,12 +125,12 @@ func advance(ctx context.Context, d *DB, e Entry, rng *rand.Rand, say func(strin
 				say("E replied %d without unsent chunks", e.ID)
 				return
 			}
-			var r MarkSentResult
-			r, err = d.MarkSent(ctx, ChunkSent{JournalID: e.ID, Index: u[0].Index, PlatformIDs: []string{"p"}})
+			var r store.MarkSentResult
+			r, err = d.MarkSent(ctx, store.ChunkSent{JournalID: e.ID, Index: u[0].Index, PlatformIDs: []string{"p"}})
 			if err == nil {
 				say("C %d %d", e.ID, u[0].Index)
 				if r.AllSent {
-					e.State = StateDone
+					e.State = store.StateDone
 				}
 			}
 		default:
@@ -169,7 +171,7 @@ func (f *crashFacts) parse(t *testing.T, out []byte) (accepts int) {
 				continue
 			}
 			id, _ := strconv.ParseInt(fs[1], 10, 64)
-			if r := State(fs[2]).rank(); r > f.rank[id] {
+			if r := store.State(fs[2]).Rank(); r > f.rank[id] {
 				f.rank[id] = r
 			}
 		case "C":
@@ -267,10 +269,10 @@ func verifyCrashFacts(t *testing.T, ctx context.Context, dir string, f *crashFac
 		if e.MessageID != mid {
 			t.Fatalf("round %d: entry %d is %s, want %s", round, id, e.MessageID, mid)
 		}
-		if e.State.rank() < f.rank[id] {
-			t.Fatalf("round %d: entry %d went backwards to %s (rank %d < %d)", round, id, e.State, e.State.rank(), f.rank[id])
+		if e.State.Rank() < f.rank[id] {
+			t.Fatalf("round %d: entry %d went backwards to %s (rank %d < %d)", round, id, e.State, e.State.Rank(), f.rank[id])
 		}
-		if e.Attempts > DefaultMaxAttempts {
+		if e.Attempts > store.DefaultMaxAttempts {
 			t.Fatalf("round %d: entry %d started %d times", round, id, e.Attempts)
 		}
 		for idx := range f.sent[id] {
@@ -279,20 +281,20 @@ func verifyCrashFacts(t *testing.T, ctx context.Context, dir string, f *crashFac
 				t.Fatalf("round %d: sent chunk %d of %d lost: %v", round, idx, id, err)
 			}
 		}
-		if r, err := d.Accept(ctx, Inbound{Instance: "tg", ChatID: e.ChatID, MessageID: mid}); err != nil || !r.Duplicate || r.ID != id {
+		if r, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: e.ChatID, MessageID: mid}); err != nil || !r.Duplicate || r.ID != id {
 			t.Fatalf("round %d: re-accept of %s = %+v, %v; want duplicate of %d", round, mid, r, err, id)
 		}
 	}
-	rec, err := d.Recover(ctx, RecoverOptions{})
+	rec, err := d.Recover(ctx, store.RecoverOptions{})
 	if err != nil {
 		t.Fatalf("round %d: recover: %v", round, err)
 	}
 	for _, e := range rec.Resume {
-		if f.rank[e.ID] >= StateReplied.rank() {
+		if f.rank[e.ID] >= store.StateReplied.Rank() {
 			t.Fatalf("round %d: entry %d had a reply but is resumed for a run", round, e.ID)
 		}
 		// Recover's processing → queued is the one allowed step back.
-		f.rank[e.ID] = min(f.rank[e.ID], e.State.rank())
+		f.rank[e.ID] = min(f.rank[e.ID], e.State.Rank())
 	}
 	for _, p := range rec.Deliver {
 		for idx := range f.sent[p.Entry.ID] {
@@ -302,7 +304,7 @@ func verifyCrashFacts(t *testing.T, ctx context.Context, dir string, f *crashFac
 		}
 	}
 	for _, e := range rec.Failed {
-		f.rank[e.ID] = StateFailed.rank()
+		f.rank[e.ID] = store.StateFailed.Rank()
 	}
 	if len(rec.Stale) > 0 {
 		t.Fatalf("round %d: %d stale replies within seconds", round, len(rec.Stale))
@@ -312,7 +314,7 @@ func verifyCrashFacts(t *testing.T, ctx context.Context, dir string, f *crashFac
 		t.Fatal(err)
 	}
 	for _, e := range left {
-		if e.State == StateProcessing {
+		if e.State == store.StateProcessing {
 			t.Fatalf("round %d: entry %d still processing after Recover", round, e.ID)
 		}
 	}

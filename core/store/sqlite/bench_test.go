@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/store"
 )
 
 // payload is a typical normalized message (~300 bytes of JSON).
@@ -37,7 +39,7 @@ func BenchmarkAcceptParallel(b *testing.B) {
 				ctx := context.Background()
 				for pb.Next() {
 					n := seq.Add(1)
-					in := Inbound{Instance: "tg", ChatID: strconv.FormatInt(n%1000, 10), MessageID: strconv.FormatInt(n, 10), Message: payload}
+					in := store.Inbound{Instance: "tg", ChatID: strconv.FormatInt(n%1000, 10), MessageID: strconv.FormatInt(n, 10), Message: payload}
 					if _, err := d.Accept(ctx, in); err != nil {
 						b.Error(err)
 						return
@@ -67,7 +69,7 @@ func BenchmarkLifecycleParallel(b *testing.B) {
 		for pb.Next() {
 			n := seq.Add(1)
 			chat := strconv.FormatInt(n%1000, 10)
-			r, err := d.Accept(ctx, Inbound{Instance: "tg", ChatID: chat, MessageID: strconv.FormatInt(n, 10), Message: payload})
+			r, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: chat, MessageID: strconv.FormatInt(n, 10), Message: payload})
 			if err == nil {
 				err = d.Enqueue(ctx, r.ID, "s"+chat)
 			}
@@ -75,10 +77,10 @@ func BenchmarkLifecycleParallel(b *testing.B) {
 				err = d.Start(ctx, r.ID)
 			}
 			if err == nil {
-				err = d.RecordReply(ctx, Reply{JournalID: r.ID, Text: "ok", Chunks: []string{"ok"}})
+				err = d.RecordReply(ctx, store.Reply{JournalID: r.ID, Text: "ok", Chunks: []string{"ok"}})
 			}
 			if err == nil {
-				_, err = d.MarkSent(ctx, ChunkSent{JournalID: r.ID, Index: 0, PlatformIDs: []string{"1"}})
+				_, err = d.MarkSent(ctx, store.ChunkSent{JournalID: r.ID, Index: 0, PlatformIDs: []string{"1"}})
 			}
 			if err != nil {
 				b.Error(err)
@@ -89,13 +91,13 @@ func BenchmarkLifecycleParallel(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
 }
 
-func benchSession(i int) Session {
-	return Session{
+func benchSession(i int) store.Session {
+	return store.Session{
 		Key: fmt.Sprintf("agent:main:tg:group:%06d", i), SessionID: fmt.Sprintf("s%06d", i),
 		ClaudeSessionID: fmt.Sprintf("0b6c3f1e-0000-4000-8000-%012d", i), Turns: int64(i),
-		Usage: Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300},
+		Usage: store.Usage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 5000, CacheCreationTokens: 300},
 		Model: "claude-sonnet-4", Chat: []byte(`{"channel":"telegram","chat_type":"group","chat_id":"-100123","display":"Team chat"}`),
-		LastTarget: Target{Instance: "tg", ChatID: "-100123"},
+		LastTarget: store.Target{Instance: "tg", ChatID: "-100123"},
 	}
 }
 
@@ -139,7 +141,7 @@ func BenchmarkSessionUpdate(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			s := benchSession(int(seq.Add(1) % 10_000))
-			if _, err := d.UpdateSession(ctx, s.Key, func(x *Session, _ bool) error { *x = s; return nil }); err != nil {
+			if _, err := d.UpdateSession(ctx, s.Key, func(x *store.Session, _ bool) error { *x = s; return nil }); err != nil {
 				b.Error(err)
 				return
 			}
@@ -169,7 +171,7 @@ func vmRSS(tb testing.TB) int64 {
 // reading every one back and listing the most recent ones (as the status
 // page does). Run it alone:
 //
-//	go test ./core/store -run '^$' -bench SessionsRSS -benchtime 1x
+//	go test ./core/store/sqlite -run '^$' -bench SessionsRSS -benchtime 1x
 func BenchmarkSessionsRSS(b *testing.B) {
 	for range b.N {
 		ctx := context.Background()

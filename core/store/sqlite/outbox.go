@@ -1,0 +1,183 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// RecordReply implements [store.Outbox].
+func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
+	err := d.w.do(ctx, func(t *wtx) error {
+		now := d.now()
+		var st, inst, chat, thread string
+		err := t.scan(`SELECT state, instance, chat_id, thread_id FROM journal WHERE id = ?`, []any{r.JournalID}, &st, &inst, &chat, &thread)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("journal entry %d: %w", r.JournalID, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if store.State(st).Rank() > store.StateProcessing.Rank() {
+			return fmt.Errorf("%w: %s → replied", store.ErrBadTransition, st)
+		}
+		if r.Instance == "" && r.ChatID == "" {
+			r.Instance, r.ChatID, r.ThreadID = inst, chat, thread
+		}
+		produced := r.ProducedAt
+		if produced.IsZero() {
+			produced = now
+		}
+		for _, id := range r.Covers {
+			if id == r.JournalID {
+				return fmt.Errorf("entry %d covers itself", id)
+			}
+		}
+		if len(r.Covers) > 0 {
+			if err := t.finish(r.Covers, store.StateDone, "", now); err != nil {
+				return err
+			}
+		}
+		if _, err := t.exec(`INSERT INTO replies(journal_id, instance, chat_id, thread_id, text, produced_at, chunks) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			r.JournalID, r.Instance, r.ChatID, r.ThreadID, r.Text, produced.UnixNano(), len(r.Chunks)); err != nil {
+			return err
+		}
+		for i, c := range r.Chunks {
+			if _, err := t.exec(`INSERT INTO reply_chunks(journal_id, idx, text) VALUES (?, ?, ?)`, r.JournalID, i, c); err != nil {
+				return err
+			}
+		}
+		to := store.StateReplied
+		if len(r.Chunks) == 0 {
+			to = store.StateDone
+		}
+		_, err = t.exec(`UPDATE journal SET state = ?, updated_at = ? WHERE id = ?`, string(to), now.UnixNano(), r.JournalID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record reply to %d: %w", r.JournalID, err)
+	}
+	return nil
+}
+
+// MarkSent implements [store.Outbox].
+func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentResult, error) {
+	var res store.MarkSentResult
+	err := d.w.do(ctx, func(t *wtx) error {
+		now := d.now()
+		sent := s.SentAt
+		if sent.IsZero() {
+			sent = now
+		}
+		ids, err := json.Marshal(s.PlatformIDs)
+		if err != nil {
+			return err
+		}
+		n, err := t.execN(`UPDATE reply_chunks SET sent_at = ?, platform_ids = ? WHERE journal_id = ? AND idx = ? AND sent_at = 0`,
+			sent.UnixNano(), string(ids), s.JournalID, s.Index)
+		if err != nil {
+			return err
+		}
+		if n == 0 { // already sent (first record wins), or no such chunk
+			var x int
+			err := t.scan(`SELECT 1 FROM reply_chunks WHERE journal_id = ? AND idx = ?`, []any{s.JournalID, s.Index}, &x)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("chunk %d: %w", s.Index, store.ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		var unsent bool
+		if err := t.scan(`SELECT EXISTS (SELECT 1 FROM reply_chunks WHERE journal_id = ? AND sent_at = 0)`, []any{s.JournalID}, &unsent); err != nil {
+			return err
+		}
+		res = store.MarkSentResult{AllSent: !unsent}
+		if unsent {
+			return nil
+		}
+		_, err = t.exec(`UPDATE journal SET state = 'done', updated_at = ? WHERE id = ? AND state = 'replied'`, now.UnixNano(), s.JournalID)
+		return err
+	})
+	if err != nil {
+		return store.MarkSentResult{}, fmt.Errorf("mark chunk %d of %d sent: %w", s.Index, s.JournalID, err)
+	}
+	return res, nil
+}
+
+// PendingReply implements [store.Outbox].
+func (d *DB) PendingReply(ctx context.Context, journalID int64) (store.PendingReply, error) {
+	// Read in one read transaction so entry, reply and chunks agree.
+	tx, err := d.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return store.PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
+	}
+	defer tx.Rollback()
+	e, err := scanEntry(tx.QueryRowContext(ctx, qEntry, journalID))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
+	}
+	p, err := loadReply(e, func(q string, args ...any) *sql.Row { return tx.QueryRowContext(ctx, q, args...) },
+		func(q string, args ...any) (*sql.Rows, error) { return tx.QueryContext(ctx, q, args...) })
+	if err != nil {
+		return store.PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
+	}
+	return p, nil
+}
+
+func (t *wtx) pendingReply(e store.Entry) (store.PendingReply, error) {
+	return loadReply(e,
+		func(q string, args ...any) *sql.Row {
+			s, err := t.stmt(q)
+			if err != nil {
+				return t.w.conn.QueryRowContext(context.Background(), q, args...)
+			}
+			return s.QueryRowContext(context.Background(), args...)
+		},
+		t.query)
+}
+
+// loadReply reads the reply and chunks of e through the given query
+// functions (a read transaction or the writer's).
+func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(string, ...any) (*sql.Rows, error)) (store.PendingReply, error) {
+	p := store.PendingReply{Entry: e}
+	var produced int64
+	err := row(`SELECT instance, chat_id, thread_id, text, produced_at FROM replies WHERE journal_id = ?`, e.ID).
+		Scan(&p.Reply.Instance, &p.Reply.ChatID, &p.Reply.ThreadID, &p.Reply.Text, &produced)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.PendingReply{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.PendingReply{}, err
+	}
+	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, fromNanos(produced)
+	rs, err := rows(`SELECT idx, text, sent_at, platform_ids FROM reply_chunks WHERE journal_id = ? ORDER BY idx`, e.ID)
+	if err != nil {
+		return store.PendingReply{}, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var c store.Chunk
+		var sent int64
+		var ids string
+		if err := rs.Scan(&c.Index, &c.Text, &sent, &ids); err != nil {
+			return store.PendingReply{}, err
+		}
+		c.SentAt = fromNanos(sent)
+		if ids != "" {
+			if err := json.Unmarshal([]byte(ids), &c.PlatformIDs); err != nil {
+				return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
+			}
+		}
+		p.Reply.Chunks = append(p.Reply.Chunks, c.Text)
+		p.Chunks = append(p.Chunks, c)
+	}
+	return p, rs.Err()
+}

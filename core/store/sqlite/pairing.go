@@ -1,0 +1,169 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// codeAlphabet leaves out 0, O, 1 and I, which people misread.
+const codeAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+func newCode() string {
+	b := make([]byte, 8)
+	rand.Read(b) // never fails (crypto/rand panics instead)
+	for i := range b {
+		b[i] = codeAlphabet[int(b[i])%len(codeAlphabet)] // 256 % 32 == 0: unbiased
+	}
+	return string(b)
+}
+
+// RequestPairing implements [store.Pairing].
+func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (store.PairingResponse, error) {
+	if req.Instance == "" || req.SenderID == "" {
+		return store.PairingResponse{}, errors.New("request pairing: instance and sender id are required")
+	}
+	if req.TTL <= 0 {
+		req.TTL = time.Hour
+	}
+	var resp store.PairingResponse
+	err := d.w.do(ctx, func(t *wtx) error {
+		now := d.now()
+		if _, err := t.exec(`DELETE FROM pairing_codes WHERE expires_at <= ?`, now.UnixNano()); err != nil {
+			return err
+		}
+		var c store.PairingCode
+		var created, expires int64
+		err := t.scan(`SELECT code, created_at, expires_at FROM pairing_codes WHERE instance = ? AND sender_id = ?`,
+			[]any{req.Instance, req.SenderID}, &c.Code, &created, &expires)
+		if err == nil {
+			c.Instance, c.SenderID, c.CreatedAt, c.ExpiresAt = req.Instance, req.SenderID, fromNanos(created), fromNanos(expires)
+			resp = store.PairingResponse{Code: c}
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		var n int
+		if err := t.scan(`SELECT count(*) FROM pairing_codes WHERE instance = ?`, []any{req.Instance}, &n); err != nil {
+			return err
+		}
+		if n >= d.opts.MaxPendingPairings {
+			return store.ErrTooManyPending
+		}
+		c = store.PairingCode{Instance: req.Instance, SenderID: req.SenderID, CreatedAt: now, ExpiresAt: now.Add(req.TTL)}
+		for range 10 {
+			c.Code = strings.ToUpper(strings.TrimSpace(req.Code))
+			if c.Code == "" {
+				c.Code = newCode()
+			}
+			var x int
+			err := t.scan(`SELECT 1 FROM pairing_codes WHERE code = ?`, []any{c.Code}, &x)
+			if errors.Is(err, sql.ErrNoRows) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if req.Code != "" {
+				return fmt.Errorf("code %s is already in use", c.Code)
+			}
+		}
+		if _, err := t.exec(`INSERT INTO pairing_codes(instance, sender_id, code, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+			c.Instance, c.SenderID, c.Code, now.UnixNano(), c.ExpiresAt.UnixNano()); err != nil {
+			return err
+		}
+		resp = store.PairingResponse{Code: c, Created: true}
+		return nil
+	})
+	if err != nil {
+		return store.PairingResponse{}, fmt.Errorf("request pairing for %s:%s: %w", req.Instance, req.SenderID, err)
+	}
+	return resp, nil
+}
+
+// ApprovePairing implements [store.Pairing].
+func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSender, error) {
+	code = strings.ToUpper(strings.TrimSpace(code))
+	var a store.ApprovedSender
+	var expired bool
+	err := d.w.do(ctx, func(t *wtx) error {
+		now := d.now()
+		expired = false
+		var expires int64
+		err := t.scan(`SELECT instance, sender_id, expires_at FROM pairing_codes WHERE code = ?`, []any{code}, &a.Instance, &a.SenderID, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := t.exec(`DELETE FROM pairing_codes WHERE code = ?`, code); err != nil {
+			return err
+		}
+		if expires <= now.UnixNano() {
+			// Commit the deletion of the expired code; report after.
+			expired = true
+			return nil
+		}
+		a.ApprovedAt = now
+		_, err = t.exec(`INSERT INTO approved_senders(instance, sender_id, approved_at) VALUES (?, ?, ?)
+			ON CONFLICT(instance, sender_id) DO UPDATE SET approved_at = excluded.approved_at`,
+			a.Instance, a.SenderID, now.UnixNano())
+		return err
+	})
+	if err == nil && expired {
+		err = store.ErrExpired
+	}
+	if err != nil {
+		return store.ApprovedSender{}, fmt.Errorf("approve pairing code %s: %w", code, err)
+	}
+	return a, nil
+}
+
+// PendingPairings implements [store.Pairing].
+func (d *DB) PendingPairings(ctx context.Context, instance string) ([]store.PairingCode, error) {
+	rows, err := d.query(ctx, `SELECT instance, sender_id, code, created_at, expires_at FROM pairing_codes
+		WHERE (? = '' OR instance = ?) AND expires_at > ? ORDER BY created_at, instance, sender_id`,
+		instance, instance, d.now().UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("list pending pairings: %w", err)
+	}
+	defer rows.Close()
+	var out []store.PairingCode
+	for rows.Next() {
+		var c store.PairingCode
+		var created, expires int64
+		if err := rows.Scan(&c.Instance, &c.SenderID, &c.Code, &created, &expires); err != nil {
+			return nil, fmt.Errorf("list pending pairings: %w", err)
+		}
+		c.CreatedAt, c.ExpiresAt = fromNanos(created), fromNanos(expires)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list pending pairings: %w", err)
+	}
+	return out, nil
+}
+
+// IsApproved implements [store.Pairing].
+func (d *DB) IsApproved(ctx context.Context, instance, senderID string) (bool, error) {
+	row, err := d.queryRow(ctx, `SELECT 1 FROM approved_senders WHERE instance = ? AND sender_id = ?`, instance, senderID)
+	var x int
+	if err == nil {
+		err = row.Scan(&x)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("is %s:%s approved: %w", instance, senderID, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,264 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/storetest"
+)
+
+// TestConformance runs the store contract's conformance suite against
+// SQLite, each subtest on a fresh data directory.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		dir := t.TempDir()
+		return func(t *testing.T, now func() time.Time) store.Store {
+			// NORMAL keeps the many small sequential writes of the suite
+			// fast; the crash test runs the default (FULL).
+			d, err := Open(context.Background(), dir, Options{Synchronous: "NORMAL", Now: now})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			return d
+		}
+	})
+}
+
+// openTest opens a DB in dir (clk nil: the wall clock) that is closed when
+// the test ends.
+func openTest(t testing.TB, dir string, clk *storetest.Clock) *DB {
+	t.Helper()
+	// NORMAL keeps the many small sequential writes of the tests fast; the
+	// crash test runs the default (FULL).
+	opts := Options{Synchronous: "NORMAL"}
+	if clk != nil {
+		opts.Now = clk.Now
+	}
+	d, err := Open(context.Background(), dir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// msg is the i-th test message of chat 100 on instance tg.
+func msg(i int) store.Inbound {
+	return store.Inbound{Instance: "tg", ChatID: "100", MessageID: fmt.Sprint(i), Message: []byte(fmt.Sprintf(`{"text":"m%d"}`, i))}
+}
+
+// mustAccept accepts in and fails the test unless it was stored as new.
+func mustAccept(t testing.TB, d *DB, in store.Inbound) int64 {
+	t.Helper()
+	r, err := d.Accept(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Accept: %v", err)
+	}
+	if r.Duplicate {
+		t.Fatalf("Accept %v: unexpected duplicate", in.MessageID)
+	}
+	return r.ID
+}
+
+// putSession stores s as it is (CreatedAt and UpdatedAt become now).
+func putSession(t testing.TB, d *DB, s store.Session) {
+	t.Helper()
+	if _, err := d.UpdateSession(context.Background(), s.Key, func(x *store.Session, _ bool) error { *x = s; return nil }); err != nil {
+		t.Fatalf("UpdateSession %s: %v", s.Key, err)
+	}
+}
+
+// count returns the number of rows in an engine table.
+func count(t testing.TB, d *DB, table string) int {
+	t.Helper()
+	var n int
+	if err := d.rdb.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestDedupeCap: the oldest keys beyond Options.DedupeMax are pruned, and
+// the cap and the keys survive a restart.
+func TestDedupeCap(t *testing.T) {
+	t.Parallel()
+	clk := storetest.NewClock()
+	dir := t.TempDir()
+	d, err := Open(context.Background(), dir, Options{Now: clk.Now, DedupeMax: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		mustAccept(t, d, msg(i))
+		clk.Advance(time.Millisecond)
+	}
+	if n := count(t, d, "dedupe"); n != 50 {
+		t.Fatalf("dedupe rows = %d, want 50", n)
+	}
+	// The 10 oldest were pruned: they are accepted again; the newest are not.
+	if r, _ := d.Accept(context.Background(), msg(0)); r.Duplicate {
+		t.Fatal("oldest key survived the cap")
+	}
+	if r, _ := d.Accept(context.Background(), msg(59)); !r.Duplicate {
+		t.Fatal("newest key was pruned")
+	}
+	d.Close()
+	// The cap and the keys survive a restart.
+	d2, err := Open(context.Background(), dir, Options{Now: clk.Now, DedupeMax: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	if r, _ := d2.Accept(context.Background(), msg(58)); !r.Duplicate {
+		t.Fatal("dedupe key lost across restart")
+	}
+	mustAccept(t, d2, msg(1000))
+	if n := count(t, d2, "dedupe"); n != 50 {
+		t.Fatalf("after reopen dedupe rows = %d, want 50", n)
+	}
+}
+
+// TestDefaultDedupeCap: without an option the cap is DefaultDedupeMax.
+func TestDefaultDedupeCap(t *testing.T) {
+	t.Parallel()
+	clk := storetest.NewClock()
+	d := openTest(t, t.TempDir(), clk)
+	for i := range DefaultDedupeMax + 10 {
+		mustAccept(t, d, msg(i))
+	}
+	if n := count(t, d, "dedupe"); n != DefaultDedupeMax {
+		t.Fatalf("dedupe rows = %d, want %d", n, DefaultDedupeMax)
+	}
+}
+
+// wdbExec runs a statement through the writer (test surgery only).
+func (d *DB) wdbExec(q string, args ...any) (int64, error) {
+	var n int64
+	err := d.w.do(context.Background(), func(t *wtx) (err error) {
+		n, err = t.execN(q, args...)
+		return err
+	})
+	return n, err
+}
+
+// TestOpenTwiceIsRefused: the lock file keeps a second Open off the
+// directory.
+func TestOpenTwiceIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	openTest(t, dir, nil)
+	if d, err := Open(context.Background(), dir, Options{}); err == nil {
+		d.Close()
+		t.Fatal("second Open of one data dir succeeded")
+	}
+}
+
+// TestSchemaTooNew: a database migrated by a newer binary is refused.
+func TestSchemaTooNew(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	d := openTest(t, dir, nil)
+	if _, err := d.wdbExec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if d, err := Open(context.Background(), dir, Options{}); err == nil {
+		d.Close()
+		t.Fatal("opened a database with a newer schema")
+	}
+}
+
+// TestFileModes: 0700 for the directory, 0600 for every file, also when
+// they were looser before Open.
+func TestFileModes(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	ctx := context.Background()
+	check := func(dir string) {
+		t.Helper()
+		st, err := os.Stat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != DirMode {
+			t.Errorf("dir mode = %v, want %v", st.Mode().Perm(), DirMode)
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, e := range ents {
+			info, err := e.Info()
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[e.Name()] = true
+			if info.Mode().Perm() != FileMode {
+				t.Errorf("%s mode = %v, want %v", e.Name(), info.Mode().Perm(), FileMode)
+			}
+		}
+		for _, f := range []string{DBFile, DBFile + "-wal", DBFile + "-shm", LockFile} {
+			if !seen[f] {
+				t.Errorf("%s missing (have %v)", f, seen)
+			}
+		}
+	}
+
+	// A fresh, nested directory.
+	fresh := filepath.Join(base, "a", "data")
+	d := openTest(t, fresh, nil)
+	mustAccept(t, d, msg(1))
+	check(fresh)
+	d.Close()
+
+	// Loosen everything, reopen: tightened.
+	os.Chmod(fresh, 0o755)
+	for _, f := range []string{DBFile, DBFile + "-wal", DBFile + "-shm", LockFile} {
+		os.Chmod(filepath.Join(fresh, f), 0o644)
+	}
+	d, err := Open(ctx, fresh, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAccept(t, d, msg(2))
+	check(fresh)
+	d.Close()
+
+	// A file in place of the directory.
+	file := filepath.Join(base, "file")
+	os.WriteFile(file, nil, 0o600)
+	if d, err := Open(ctx, file, Options{}); err == nil {
+		d.Close()
+		t.Fatal("Open on a regular file succeeded")
+	}
+}
+
+// TestPruneDeletesChunks: Prune takes a finished entry's reply and chunks
+// along (the suite sees the entry and the reply go; no method reads a
+// chunk alone).
+func TestPruneDeletesChunks(t *testing.T) {
+	t.Parallel()
+	clk := storetest.NewClock()
+	d := openTest(t, t.TempDir(), clk)
+	ctx := context.Background()
+	old := mustAccept(t, d, msg(1))
+	d.Start(ctx, old)
+	d.RecordReply(ctx, store.Reply{JournalID: old, Text: "ab", Chunks: []string{"a", "b"}})
+	d.MarkSent(ctx, store.ChunkSent{JournalID: old, Index: 0})
+	d.MarkSent(ctx, store.ChunkSent{JournalID: old, Index: 1})
+	clk.Advance(time.Hour)
+	if n, err := d.Prune(ctx, clk.Now()); err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v; want 1", n, err)
+	}
+	for _, table := range []string{"journal", "replies", "reply_chunks"} {
+		if n := count(t, d, table); n != 0 {
+			t.Fatalf("%d rows left in %s", n, table)
+		}
+	}
+}
