@@ -42,10 +42,37 @@ func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path
 
 func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
 
-// composers are the core packages allowed to import other core packages.
-var composers = map[string]bool{
-	"core/gateway":      true,
-	"core/cmd/clawhost": true,
+// Layers of the core, from the top: the daemon's composition (core and
+// core/cmd/...) may import anything in core; the pipeline's composer
+// (core/gateway) imports the stages and leaves but not the plugin host (it
+// reaches plugins through its ports); a stage imports leaves only; a leaf
+// imports no other core package. Calls therefore never run back up.
+const (
+	layerLeaf = iota
+	layerStage
+	layerPipeline
+	layerDaemon
+)
+
+// stages are the pipeline's stage packages.
+var stages = map[string]bool{
+	"core/access":   true,
+	"core/command":  true,
+	"core/queue":    true,
+	"core/turn":     true,
+	"core/delivery": true,
+}
+
+func layer(p string) int {
+	switch {
+	case p == "core" || under(p, "core/cmd"):
+		return layerDaemon
+	case p == "core/gateway":
+		return layerPipeline
+	case stages[p]:
+		return layerStage
+	}
+	return layerLeaf
 }
 
 // contracts are core packages whose sub-packages (engines, conformance
@@ -66,8 +93,9 @@ var harnesses = map[string]bool{
 //   - sdk/... never imports core/, plugins/, examples/;
 //   - plugins/ and examples/ import only sdk/... of this module (no core, no
 //     generated proto types);
-//   - core/ never imports plugins/ or examples/, and leaf packages of core
-//     do not import each other (only the composition packages do);
+//   - core/ never imports plugins/ or examples/; inside core, imports go
+//     down the layers (see layer): daemon → pipeline composer → stages →
+//     leaves, no stage imports another and no leaf imports another;
 //   - a contract's sub-packages may import the contract (core/store/sqlite
 //     and core/store/storetest import core/store);
 //   - production code never imports "testing" and never imports a test
@@ -115,9 +143,25 @@ func violation(from, to string) string {
 		if under(to, "plugins") || under(to, "examples") {
 			return "core must not import plugins or examples"
 		}
-		if under(to, "core") && !composers[from] && !(contracts[to] && under(from, to)) {
-			return "leaf packages of core must not import each other; wire them in core/gateway"
+		if under(to, "core") && !(contracts[to] && under(from, to)) {
+			return coreViolation(from, to)
 		}
+	}
+	return ""
+}
+
+// coreViolation applies the layers to an import inside core.
+func coreViolation(from, to string) string {
+	lf, lt := layer(from), layer(to)
+	switch {
+	case lf == layerDaemon:
+		return ""
+	case to == "core/pluginhost":
+		return "the pipeline reaches plugins through its ports; only the daemon (core) uses the plugin host"
+	case lt >= lf && lf > layerLeaf:
+		return "stages must not import each other or their composer; the composer (core/gateway) wires them"
+	case lf == layerLeaf:
+		return "leaf packages of core must not import each other; a stage or a composer wires them"
 	}
 	return ""
 }
@@ -136,6 +180,12 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"plugins/telegram", "core/gateway"},
 		{"examples/ping", "proto/gen/clawhost/v1"},
 		{"core/chunk", "core/envelope"},
+		{"core/queue", "core/turn"},
+		{"core/turn", "core/gateway"},
+		{"core/gateway", "core/pluginhost"},
+		{"core/delivery", "core/pluginhost"},
+		{"core/gateway", "core"},
+		{"core/chunk", "core/message"},
 		{"core/config", "plugins/telegram"},
 		{"core/store", "core/store/sqlite"},
 		{"core/store/sqlite", "core/config"},
@@ -150,6 +200,11 @@ func TestRulesCatchViolations(t *testing.T) {
 	}
 	if msg := violation("plugins/telegram/cmd/clawhost-telegram", "plugins/telegram"); msg != "" {
 		t.Errorf("a plugin's main may import its own package: %s", msg)
+	}
+	for _, ok := range [][2]string{{"core/gateway", "core/queue"}, {"core/queue", "core/store"}, {"core", "core/pluginhost"}, {"core/cmd/clawhost", "core"}} {
+		if msg := violation(ok[0], ok[1]); msg != "" {
+			t.Errorf("%s → %s goes down the layers: %s", ok[0], ok[1], msg)
+		}
 	}
 	for _, from := range []string{"core/store/sqlite", "core/store/storetest"} {
 		if msg := violation(from, "core/store"); msg != "" {

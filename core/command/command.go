@@ -1,54 +1,147 @@
-// Package command recognises chat control commands ("/status", "/new",
-// "stop") in inbound text, so the pipeline can route them around the agent
-// and past the debouncer.
+// Package command is the one command registry of the core: the built-in
+// commands the gateway answers itself and the commands of command plugins,
+// how a message is parsed into a command, the command menu and help text,
+// and which commands are for owners only.
 //
-// It reproduces OpenClaw's command-detection.ts (openclaw@2026.9.6) for the
-// built-in command set, checked against the vectors produced by running
-// OpenClaw. A command is recognised only at the start of the message:
-// "/name", optionally followed by ':' or whitespace and arguments,
-// case-insensitive. "/status@somebot" is not a control command here (bot
-// mentions are resolved by the channel adapter before detection).
+// Grammar (OpenClaw's command detection, openclaw@2026.9.6, checked
+// against its vectors): a command is recognised only at the start of the
+// message, "/name" followed by ':' or whitespace and arguments, the name
+// case-insensitive. "/status@somebot" is not a command: bot mentions are
+// resolved by the channel adapter, which strips its own bot's name and
+// drops commands addressed to another bot. Unknown "/words" are not
+// commands; they go to the agent.
 //
-// The command list is clawhost's registry of built-ins; [Set] lets callers
-// add plugin commands. All functions are pure.
+// To add a built-in: add a [Spec] to the list the composer passes to
+// [NewRegistry] and a case to its handler (core/gateway/builtins.go).
 package command
 
 import (
-	"regexp"
+	"sort"
 	"strings"
+	"sync"
 	"unicode"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+	sdkcommand "github.com/clawhost/clawhost/sdk/command"
 )
 
-// Builtins are the control commands clawhost handles itself.
-var Builtins = []string{
-	"help", "commands", "status", "whoami", "id", "context", "stop", "restart",
-	"new", "reset", "compact", "think", "thinking", "t", "verbose", "v",
-	"reasoning", "reason", "elevated", "elev", "model", "models", "queue",
-	"usage", "activation", "send", "config", "debug",
+// Spec is one command of the registry.
+type Spec struct {
+	// Name is the command without the slash, lower case.
+	Name string
+	// Help is the one-line description for /help and the command menu.
+	Help string
+	// OwnerOnly commands are refused to senders who are not owners.
+	OwnerOnly bool
+	// Instance is the command plugin that executes it; empty for built-ins.
+	Instance string
+	// Plugin is the plugin's own spec (its canonical name may differ from
+	// Name when Name is an alias); zero for built-ins.
+	Plugin sdkcommand.Spec
 }
 
-// AbortWords stop the active run when sent as a whole message.
-var AbortWords = []string{"stop", "esc", "abort", "interrupt", "halt", "exit"}
+// Builtin reports whether the core answers the command itself.
+func (s Spec) Builtin() bool { return s.Instance == "" }
 
-// Set is a set of command names (without the slash, lower case).
-type Set map[string]bool
+// PluginCommands are the commands one ready command plugin offers.
+type PluginCommands struct {
+	Instance string
+	Specs    []sdkcommand.Spec
+}
 
-// NewSet builds a Set from names; a leading '/' is ignored.
-func NewSet(names ...string) Set {
-	s := make(Set, len(names))
-	for _, n := range names {
-		s[strings.ToLower(strings.TrimPrefix(strings.TrimSpace(n), "/"))] = true
+// Invocation is a parsed command.
+type Invocation struct {
+	Spec
+	// Args is the text after the name (trimmed).
+	Args string
+}
+
+// Registry holds the built-ins (fixed at creation) and the plugin commands
+// (replaced as plugins come and go). It is safe for concurrent use.
+type Registry struct {
+	builtins []Spec
+
+	mu      sync.RWMutex
+	byName  map[string]Spec
+	plugins []Spec // sorted by name, one per plugin command (aliases folded)
+}
+
+// NewRegistry returns a registry of builtins, in the order /help lists them.
+func NewRegistry(builtins []Spec) *Registry {
+	r := &Registry{builtins: builtins}
+	r.byName = r.index(nil)
+	return r
+}
+
+func (r *Registry) index(plugins []Spec) map[string]Spec {
+	m := make(map[string]Spec, len(r.builtins)+len(plugins))
+	for _, b := range r.builtins {
+		m[b.Name] = b
 	}
-	return s
+	for _, p := range plugins {
+		m[p.Name] = p
+	}
+	return m
 }
 
-// Default is the Set of [Builtins].
-var Default = NewSet(Builtins...)
+// SetPlugins replaces the plugin commands. A plugin command (or alias)
+// named like a built-in is ignored, and so is the second plugin offering a
+// name already taken; each conflict is returned as a warning for the log.
+func (r *Registry) SetPlugins(offers []PluginCommands) (warnings []string) {
+	taken := map[string]string{}
+	for _, b := range r.builtins {
+		taken[b.Name] = ""
+	}
+	var named []Spec
+	var canonical []Spec
+	for _, o := range offers {
+		for _, s := range o.Specs {
+			first := true
+			for _, n := range append([]string{s.Name}, s.Aliases...) {
+				n = strings.ToLower(n)
+				if prev, dup := taken[n]; dup {
+					if prev == "" {
+						warnings = append(warnings, "plugin command /"+n+" of "+o.Instance+" shadows a built-in; ignored")
+					} else {
+						warnings = append(warnings, "command /"+n+" offered by "+prev+" and "+o.Instance+"; "+prev+" kept")
+					}
+					continue
+				}
+				taken[n] = o.Instance
+				spec := Spec{Name: n, Help: s.Description, OwnerOnly: s.OwnerOnly, Instance: o.Instance, Plugin: s}
+				named = append(named, spec)
+				if first {
+					canonical = append(canonical, spec)
+					first = false
+				}
+			}
+		}
+	}
+	sort.Slice(canonical, func(i, j int) bool { return canonical[i].Name < canonical[j].Name })
+	m := r.index(named)
+	r.mu.Lock()
+	r.byName, r.plugins = m, canonical
+	r.mu.Unlock()
+	return warnings
+}
 
-// Parse splits a message that starts with a command in s into the command
-// name (lower case) and its arguments (trimmed). ok is false when the
-// message does not start with a known command.
-func (s Set) Parse(text string) (name, args string, ok bool) {
+// Parse recognises a registered command at the start of text.
+func (r *Registry) Parse(text string) (Invocation, bool) {
+	name, args, ok := split(text)
+	if !ok {
+		return Invocation{}, false
+	}
+	r.mu.RLock()
+	s, ok := r.byName[name]
+	r.mu.RUnlock()
+	if !ok {
+		return Invocation{}, false
+	}
+	return Invocation{Spec: s, Args: args}, true
+}
+
+// split cuts "/name[:| ]args" into the lower-case name and trimmed args.
+func split(text string) (name, args string, ok bool) {
 	t := strings.TrimSpace(text)
 	if !strings.HasPrefix(t, "/") {
 		return "", "", false
@@ -57,24 +150,47 @@ func (s Set) Parse(text string) (name, args string, ok bool) {
 	for end < len(t) && t[end] != ':' && !unicode.IsSpace(rune(t[end])) {
 		end++
 	}
-	name = strings.ToLower(t[1:end])
-	if !s[name] {
+	if end == 1 {
 		return "", "", false
 	}
-	rest := t[end:]
-	rest = strings.TrimPrefix(rest, ":")
-	return name, strings.TrimSpace(rest), true
+	return strings.ToLower(t[1:end]), strings.TrimSpace(strings.TrimPrefix(t[end:], ":")), true
 }
 
-// Has reports whether text starts with a command in s.
-func (s Set) Has(text string) bool {
-	_, _, ok := s.Parse(text)
-	return ok
+// Plugins returns the plugin commands, one per command (aliases folded),
+// sorted by name.
+func (r *Registry) Plugins() []Spec {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]Spec(nil), r.plugins...)
 }
 
-// HasControlCommand reports whether text starts with a built-in command
-// (OpenClaw's hasControlCommand).
-func HasControlCommand(text string) bool { return Default.Has(text) }
+// Menu is the command menu a channel shows: built-ins first, then plugin
+// commands.
+func (r *Registry) Menu() []channel.MenuEntry {
+	var out []channel.MenuEntry
+	for _, s := range append(append([]Spec(nil), r.builtins...), r.Plugins()...) {
+		d := s.Help
+		if d == "" {
+			d = s.Name
+		}
+		out = append(out, channel.MenuEntry{Name: s.Name, Description: d})
+	}
+	return out
+}
+
+// Help is the text of /help.
+func (r *Registry) Help() string {
+	var b strings.Builder
+	b.WriteString("Commands:\n")
+	for _, s := range append(append([]Spec(nil), r.builtins...), r.Plugins()...) {
+		b.WriteString("/" + s.Name + " — " + s.Help + "\n")
+	}
+	b.WriteString("Anything else goes to the agent.")
+	return b.String()
+}
+
+// AbortWords stop the active run when sent as a whole message.
+var AbortWords = []string{"stop", "esc", "abort", "interrupt", "halt", "exit"}
 
 // IsAbortTrigger reports whether the whole message is an abort word
 // ("stop", "esc", "abort", …), ignoring case, surrounding whitespace and
@@ -88,29 +204,3 @@ func IsAbortTrigger(text string) bool {
 	}
 	return false
 }
-
-// IsControlCommandMessage reports whether the message is handled by the
-// gateway rather than the agent: a built-in command or an abort word
-// (OpenClaw's isControlCommandMessage).
-func IsControlCommandMessage(text string) bool {
-	return HasControlCommand(text) || IsAbortTrigger(text)
-}
-
-// IsSessionBoundary reports whether the message ends the current session:
-// /new or /reset with or without arguments, except "/reset soft" (OpenClaw's
-// isSessionBoundaryCommandText).
-func IsSessionBoundary(text string) bool {
-	name, args, ok := Default.Parse(text)
-	if !ok || (name != "new" && name != "reset") {
-		return false
-	}
-	first, _, _ := strings.Cut(strings.ToLower(args), " ")
-	return !(name == "reset" && first == "soft")
-}
-
-var inlineToken = regexp.MustCompile(`(?i)(?:^|\s)[/!][a-z]`)
-
-// HasInlineCommandTokens reports whether the text contains something that
-// looks like a command anywhere, "/word" or "!word" at the start or after
-// whitespace (OpenClaw's hasInlineCommandTokens). URL paths do not count.
-func HasInlineCommandTokens(text string) bool { return inlineToken.MatchString(text) }

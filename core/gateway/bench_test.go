@@ -17,9 +17,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -208,10 +211,10 @@ func newBenchGateway(tb testing.TB, dir, sync string, agent *benchAgent) *benchG
 	}
 	st := newCountingStore(db)
 	set := Settings{
-		Access:    Access{DMPolicy: PolicyOpen},
-		Sources:   map[string]string{"lo": "loopback"},
-		Streaming: StreamBlocks,
-		Workspace: dir,
+		Access:   access.Policy{DMPolicy: access.PolicyOpen},
+		Sources:  map[string]string{"lo": "loopback"},
+		Turn:     turn.Settings{Streaming: turn.StreamBlocks, Workspace: dir},
+		Delivery: delivery.Settings{Workspace: dir},
 	}
 	// A production-like logger: Info level, the output discarded.
 	log := hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Info})

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/turn"
 )
 
 func TestStreamingBlocksArriveWhileAgentWorks(t *testing.T) {
@@ -34,7 +35,7 @@ func TestStreamingBlocksArriveWhileAgentWorks(t *testing.T) {
 }
 
 func TestStreamingDraftEditsInPlace(t *testing.T) {
-	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Streaming = StreamAuto }})
+	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Turn.Streaming = turn.StreamAuto }})
 	e.post(dm("u1", "#blocks=3 #gap=1200ms"))
 	first := e.next("chat-u1")
 	contains(t, first.Text, "block 1:")
@@ -135,7 +136,7 @@ func TestReplyContextMediaAndTags(t *testing.T) {
 	e.post(m)
 	got := e.text("chat-u1")
 	contains(t, got, "[Replying to you (the assistant) id:m9]", "the quoted text", "[Attached document: ")
-	matches, _ := filepath.Glob(filepath.Join(e.set.Workspace, "media", "lo", "*.txt"))
+	matches, _ := filepath.Glob(filepath.Join(e.set.Turn.Workspace, "media", "lo", "*.txt"))
 	if len(matches) != 1 {
 		t.Fatalf("downloaded media: %v", matches)
 	}

@@ -15,11 +15,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
@@ -87,11 +89,10 @@ type envOptions struct {
 // group lo:g1.
 func baseSettings() Settings {
 	return Settings{
-		Access: Access{DMPolicy: PolicyPairing, AllowFrom: []string{"lo:u1"}, Owners: []string{"lo:owner"},
-			GroupPolicy: PolicyAllowlist, Groups: []string{"lo:g1"}, RequireMention: true},
-		Sources:           map[string]string{"lo": "loopback"},
-		GroupHistoryLimit: 50,
-		Streaming:         StreamBlocks,
+		Access: access.Policy{DMPolicy: access.PolicyPairing, AllowFrom: []string{"lo:u1"}, Owners: []string{"lo:owner"},
+			GroupPolicy: access.PolicyAllowlist, Groups: []string{"lo:g1"}, RequireMention: true},
+		Sources: map[string]string{"lo": "loopback"},
+		Turn:    turn.Settings{Streaming: turn.StreamBlocks, GroupHistoryLimit: 50},
 	}
 }
 
@@ -120,17 +121,18 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e.set = baseSettings()
-	e.set.Workspace = ws
+	e.set.Turn.Workspace, e.set.Delivery.Workspace = ws, ws
 	if o.settings != nil {
 		o.settings(&e.set)
 	}
-	e.gw = New(Options{Logger: log, Store: e.db, Agent: e.agent, Settings: e.set, Version: "test", Now: o.now})
-	e.host = pluginhost.New(pluginhost.Options{Logger: log, Inbound: e.gw.Inbound, OnReady: func(*pluginhost.Instance) {
+	e.host = pluginhost.New(pluginhost.Options{Logger: log, Inbound: func(ctx context.Context, inst string, msgs []channel.InboundMessage) error {
+		return e.gw.Inbound(ctx, inst, msgs)
+	}, OnReady: func(*pluginhost.Instance) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		e.gw.RefreshCommands(ctx)
 	}})
-	e.gw.SetHost(e.host)
+	e.gw = New(Options{Logger: log, Store: e.db, Agent: e.agent, Ports: e.host.Ports(), Settings: e.set, MemoryFlush: e.agent.Config().MemoryFlush, Version: "test", Now: o.now})
 	addrFile := filepath.Join(dir, "lo.addr")
 	_ = os.Remove(addrFile)
 	limit := o.textLimit

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/debounce"
+	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/turn"
 )
 
 func TestQueueFollowupOneTurnEach(t *testing.T) {
@@ -21,7 +23,7 @@ func TestQueueFollowupOneTurnEach(t *testing.T) {
 }
 
 func TestQueueCollect(t *testing.T) {
-	e := newEnv(t, envOptions{settings: func(s *Settings) { s.QueueMode = ModeCollect }})
+	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Queue.Mode = queue.Collect }})
 	e.post(dm("u1", "first #sleep=600ms"))
 	time.Sleep(150 * time.Millisecond)
 	e.post(dm("u1", "second"))
@@ -33,19 +35,19 @@ func TestQueueCollect(t *testing.T) {
 }
 
 func TestQueueInterrupt(t *testing.T) {
-	e := newEnv(t, envOptions{settings: func(s *Settings) { s.QueueMode = ModeInterrupt }})
+	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Queue.Mode = queue.Interrupt }})
 	e.post(dm("u1", "slow #sleep=5s"))
 	time.Sleep(400 * time.Millisecond)
 	e.post(dm("u1", "newer"))
 	got := e.text("chat-u1")
-	contains(t, got, "newer", AbortHint)
+	contains(t, got, "newer", turn.AbortHint)
 	if strings.Contains(got, "slow") {
 		t.Errorf("the interrupted message must not be answered: %q", got)
 	}
 }
 
 func TestQueueCapDropsOldWithSummary(t *testing.T) {
-	e := newEnv(t, envOptions{settings: func(s *Settings) { s.QueueCap = 2 }})
+	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Queue.Cap = 2 }})
 	e.post(dm("u1", "busy #sleep=800ms"))
 	time.Sleep(200 * time.Millisecond)
 	for _, w := range []string{"m1", "m2", "m3", "m4"} {
@@ -67,7 +69,7 @@ func TestStopAbortsAndClearsQueue(t *testing.T) {
 	contains(t, e.text("chat-u1"), "Stopped.", "1 queued message(s) dropped")
 	e.post(dm("u1", "after"))
 	got := e.text("chat-u1")
-	contains(t, got, "after", AbortHint)
+	contains(t, got, "after", turn.AbortHint)
 	if strings.Contains(got, "queued") || strings.Contains(got, "long") {
 		t.Errorf("stopped and dropped messages must not be answered: %q", got)
 	}

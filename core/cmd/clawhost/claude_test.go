@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
-	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/turn"
 )
 
 // clClaudeBin finds the real CLI: $CLAWHOST_CLAUDE_BIN or
@@ -494,7 +494,7 @@ func TestClaudeHostStop(t *testing.T) {
 		t.Fatalf("reply after /stop %q", got.Text)
 	}
 	r := h.request(2, time.Second)
-	if last := r.LastUserText(); !strings.Contains(last, gateway.AbortHint) || !strings.Contains(last, "are you still there?") {
+	if last := r.LastUserText(); !strings.Contains(last, turn.AbortHint) || !strings.Contains(last, "are you still there?") {
 		t.Fatalf("prompt after /stop lacks the abort note: %q", last)
 	}
 	for _, s := range h.sends(chat, 0) {
@@ -505,7 +505,7 @@ func TestClaudeHostStop(t *testing.T) {
 	// The note is for one turn only.
 	h.post("u1", "and again")
 	_, _ = h.waitSend(chat, m, 60*time.Second)
-	if last := h.request(3, time.Second).LastUserText(); strings.Contains(last, gateway.AbortHint) {
+	if last := h.request(3, time.Second).LastUserText(); strings.Contains(last, turn.AbortHint) {
 		t.Fatalf("abort note repeated on the second turn after /stop: %q", last)
 	}
 }

@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,13 +24,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/config"
-	"github.com/clawhost/clawhost/core/gateway"
-	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
-	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/store/sqlite"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -88,123 +83,44 @@ func load(path string, w io.Writer) (*config.Config, bool) {
 	return cfg, cfg != nil && !diags.HasErrors()
 }
 
-func newLogger(cfg *config.Config, w io.Writer) hclog.InterceptLogger {
-	return hclog.NewInterceptLogger(&hclog.LoggerOptions{
-		Name:       "clawhost",
-		Level:      hclog.LevelFromString(cfg.LogLevel),
-		Output:     w,
-		JSONFormat: cfg.LogFormat == "json",
-	})
-}
-
+// serve runs clawhost until SIGINT or SIGTERM; SIGHUP reloads the
+// configuration (an invalid file is refused and the running set kept).
 func serve(path string, stderr io.Writer) int {
 	cfg, ok := load(path, stderr)
 	if !ok {
 		return 1
 	}
-	ring := admin.NewErrorRing(admin.DefaultErrorRingSize)
-	log := newLogger(cfg, stderr)
-	log.RegisterSink(ring)
-	start := time.Now()
-
-	for _, dir := range []string{cfg.DataDir, cfg.Agent.Workspace} {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			log.Error("cannot create directory", "dir", dir, "error", err)
-			return 1
-		}
-	}
-	octx, ocancel := context.WithTimeout(context.Background(), 30*time.Second)
-	db, err := sqlite.Open(octx, cfg.DataDir, sqlite.Options{Logger: log.Named("store")})
-	ocancel()
+	h, err := core.New(cfg, core.Options{Version: version, LogOutput: stderr})
 	if err != nil {
-		log.Error("cannot open the database", "dir", cfg.DataDir, "error", err)
+		fmt.Fprintf(stderr, "clawhost: %v\n", err)
 		return 1
 	}
-	defer db.Close()
-	rc := agentConfig(cfg)
-	if err := rc.Validate(); err != nil {
-		log.Error("agent configuration", "error", err)
-		return 1
-	}
-	agent, err := runner.New(rc, log.Named("runner"))
-	if err != nil {
-		log.Error("agent configuration", "error", err)
-		return 1
-	}
-	m := metrics.New()
-	gw := gateway.New(gateway.Options{Logger: log, Store: db, Agent: agent, Observer: m, Settings: settingsOf(cfg), Version: version})
-	h := pluginhost.New(pluginhost.Options{
-		Logger:   log,
-		LogLevel: cfg.LogLevel,
-		Inbound:  gw.Inbound,
-		OnReady: func(inst *pluginhost.Instance) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			gw.RefreshCommands(ctx)
-		},
-	})
-	gw.SetHost(h)
-	h.Apply(specs(cfg))
-	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
-	err = gw.Start(rctx) // inbound messages wait for the recovery
-	rcancel()
-	if err != nil {
-		log.Error("journal recovery failed", "error", err)
-		h.Stop()
-		return 1
-	}
-	m.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h) })
-	m.WatchWarm(func() int { return len(agent.Warm()) })
-
-	var adm *admin.Server
-	if cfg.Admin.Listen != "" {
-		adm, err = admin.Start(admin.Options{
-			Listen: cfg.Admin.Listen, Logger: log.Named("admin"), Metrics: m.Handler(),
-			Source:  &statusSource{gw: gw, host: h, agent: agent, ring: ring, started: start},
-			Pairing: pairingAPI{db},
-		})
-		if err != nil {
-			log.Error("admin endpoint not started", "listen", cfg.Admin.Listen, "error", err)
-		} else {
-			log.Info("status page", "url", "http://"+adm.Addr()+"/")
-		}
-	}
-	log.Info("clawhost started", "version", version, "config", cfg.Path(), "plugins", len(cfg.EnabledPlugins()), "startup", time.Since(start))
-
+	log := h.Logger()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	for sig := range sigs {
-		if sig == syscall.SIGHUP {
+	defer signal.Stop(sigs)
+	go func() {
+		for sig := range sigs {
+			if sig != syscall.SIGHUP {
+				log.Info("stopping", "signal", sig.String())
+				cancel()
+				return
+			}
 			log.Info("SIGHUP: reloading configuration", "config", path)
 			next, ok := load(path, stderr)
 			if !ok {
 				log.Error("configuration refused; keeping the running set", "config", path)
 				continue
 			}
-			cfg = next
-			gw.SetSettings(settingsOf(cfg))
-			h.Apply(specs(cfg))
-			rctx, rcancel := context.WithTimeout(context.Background(), 10*time.Second)
-			gw.RefreshCommands(rctx) // drop commands of stopped plugins
-			rcancel()
-			log.Info("configuration reloaded", "plugins", len(cfg.EnabledPlugins()))
-			continue
+			h.Reload(next)
 		}
-		log.Info("stopping", "signal", sig.String())
-		break
+	}()
+	if err := h.Run(ctx); err != nil {
+		log.Error("clawhost stopped", "error", err)
+		return 1
 	}
-	signal.Stop(sigs)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if adm != nil {
-		_ = adm.Close(ctx)
-	}
-	gw.Close(ctx)
-	h.Stop()
-	if err := agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		log.Warn("stopping claude processes", "error", err)
-	}
-	log.Info("stopped")
 	return 0
 }
 
@@ -217,7 +133,7 @@ func validate(path string, stdout, stderr io.Writer) int {
 	defer h.Stop()
 	failed := false
 	avail, _ := config.AvailableSources(cfg.PluginDir)
-	for _, sp := range specs(cfg) {
+	for _, sp := range core.Specs(cfg) {
 		if _, err := os.Stat(sp.Path); err != nil {
 			if d := cfg.SourceDiagnostic(sp.Instance, avail); d != nil {
 				config.FormatDiagnostics(stderr, hcl.Diagnostics{d}, cfg.Files())

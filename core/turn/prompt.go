@@ -1,7 +1,6 @@
-package gateway
+package turn
 
 import (
-	"container/list"
 	"context"
 	"fmt"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/clawhost/clawhost/core/envelope"
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/hook"
 )
@@ -28,14 +28,25 @@ func channelLabel(source string) string {
 	return string(r)
 }
 
+// prompt builds the turn's user message with the hooks' context before it,
+// and the hooks' extra system prompt.
+func (t *Turns) prompt(ctx context.Context, set Settings, req Request, sess store.Session, msgs []message.Message, fresh bool) (prompt, system string) {
+	prompt = t.buildPrompt(set, sess, msgs, req.Collected, req.Summaries)
+	prepend, system := t.hooks(ctx, set, req.Key, &msgs[len(msgs)-1], fresh)
+	if prepend != "" {
+		prompt = prepend + "\n\n" + prompt
+	}
+	return prompt, system
+}
+
 // envelopeOf renders one message as the agent sees it:
 // "[Channel From +elapsed Timestamp] Sender: body", with the quoted message
 // and the paths of downloaded media after it. Header parts are sanitized and
 // body lines that open with '[' are escaped, so a user cannot forge a
 // header.
-func (g *Gateway) envelopeOf(set Settings, m *Message, previous time.Time) string {
+func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time) string {
 	body := m.Body
-	if trig := matchTrigger(set, body); trig.Triggered {
+	if trig := t.MatchTrigger(body); trig.Triggered {
 		body = trig.Payload
 	}
 	body = envelope.NeutralizeBody(body)
@@ -73,20 +84,15 @@ func (g *Gateway) envelopeOf(set Settings, m *Message, previous time.Time) strin
 	}, body, set.Envelope)
 }
 
-// historyLine is a group message kept as context (no elapsed part).
-func (g *Gateway) historyLine(set Settings, m *Message) string {
-	return g.envelopeOf(set, m, time.Time{})
-}
-
 // buildPrompt assembles the user message of a turn: abort hint, summaries
 // of dropped messages, group history, the message(s) in their envelopes
 // (collect mode: under the queued-messages header) and the sender metadata
 // in an untrusted block.
-func (g *Gateway) buildPrompt(set Settings, sess store.Session, msgs []Message, collected bool, dropped []string) string {
+func (t *Turns) buildPrompt(set Settings, sess store.Session, msgs []message.Message, collected bool, dropped []string) string {
 	prev := sess.LastMessageAt
 	envs := make([]string, len(msgs))
 	for i := range msgs {
-		envs[i] = g.envelopeOf(set, &msgs[i], prev)
+		envs[i] = t.envelopeOf(set, &msgs[i], prev)
 		prev = msgs[i].Timestamp
 	}
 	var current string
@@ -100,7 +106,7 @@ func (g *Gateway) buildPrompt(set Settings, sess store.Session, msgs []Message, 
 	}
 	last := &msgs[len(msgs)-1]
 	if last.IsGroup() && set.GroupHistoryLimit > 0 {
-		if hist := g.history.take(historyKey(last)); len(hist) > 0 {
+		if hist := t.history.Take(HistoryKey(last)); len(hist) > 0 {
 			current = envelope.GroupHistory(hist, current, false)
 		}
 	}
@@ -122,35 +128,30 @@ func (g *Gateway) buildPrompt(set Settings, sess store.Session, msgs []Message, 
 	return strings.Join(parts, "\n\n")
 }
 
-// hooks calls every ready before_agent_start hook concurrently, each bounded
-// by the hook timeout, and merges their context in config order; a failing
-// or slow hook is logged and skipped — the turn goes on.
-func (g *Gateway) hooks(set Settings, key string, m *Message, newSession bool) (prepend, system string) {
-	if g.host == nil {
+// hooks calls every before_agent_start hook concurrently, each bounded by
+// the hook timeout, and merges their context in config order; a failing or
+// slow hook is logged and skipped — the turn goes on.
+func (t *Turns) hooks(ctx context.Context, set Settings, key string, m *message.Message, newSession bool) (prepend, system string) {
+	if t.opts.Hooks == nil {
 		return "", ""
 	}
 	res := make([]hook.Response, len(set.HookOrder))
+	req := hook.Request{Conversation: m.Conversation(key), Sender: m.Sender, Message: m.Body, NewSession: newSession}
 	var wg sync.WaitGroup
 	for idx, name := range set.HookOrder {
-		inst := g.host.Instance(name)
-		if inst == nil {
-			continue
-		}
-		plug, desc, ok := inst.Client()
-		if !ok || !desc.Hook {
-			continue
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(g.ctx, set.HookTimeout)
+			hctx, cancel := context.WithTimeout(ctx, set.HookTimeout)
 			defer cancel()
-			r, err := plug.BeforeAgentStart(ctx, hook.Request{Conversation: g.conversation(key, m), Sender: m.Sender, Message: m.Body, NewSession: newSession})
+			r, ok, err := t.opts.Hooks.BeforeAgentStart(hctx, name, req)
 			if err != nil {
-				g.log.Warn("before_agent_start hook failed; skipped", "hook", name, "error", err)
+				t.log.Warn("before_agent_start hook failed; skipped", "hook", name, "error", err)
 				return
 			}
-			res[idx] = r
+			if ok {
+				res[idx] = r
+			}
 		}()
 	}
 	wg.Wait()
@@ -165,59 +166,3 @@ func (g *Gateway) hooks(set Settings, key string, m *Message, newSession bool) (
 	}
 	return strings.Join(pre, "\n\n"), strings.Join(sys, "\n\n")
 }
-
-// groupHistory keeps, per group chat, the recent messages not addressed to
-// the bot, for the next addressed message. Groups are evicted least
-// recently used first beyond maxGroups.
-type groupHistory struct {
-	mu        sync.Mutex
-	maxGroups int
-	lru       *list.List // of *historyEntry, front = most recent
-	byKey     map[string]*list.Element
-}
-
-type historyEntry struct {
-	key   string
-	lines []string
-}
-
-func newGroupHistory(maxGroups int) *groupHistory {
-	return &groupHistory{maxGroups: maxGroups, lru: list.New(), byKey: map[string]*list.Element{}}
-}
-
-func (h *groupHistory) add(key, line string, limit int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	el := h.byKey[key]
-	if el == nil {
-		el = h.lru.PushFront(&historyEntry{key: key})
-		h.byKey[key] = el
-		for h.lru.Len() > h.maxGroups {
-			old := h.lru.Back()
-			h.lru.Remove(old)
-			delete(h.byKey, old.Value.(*historyEntry).key)
-		}
-	} else {
-		h.lru.MoveToFront(el)
-	}
-	e := el.Value.(*historyEntry)
-	e.lines = append(e.lines, line)
-	if len(e.lines) > limit {
-		e.lines = append([]string(nil), e.lines[len(e.lines)-limit:]...)
-	}
-}
-
-// take returns and clears a group's history.
-func (h *groupHistory) take(key string) []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	el := h.byKey[key]
-	if el == nil {
-		return nil
-	}
-	h.lru.Remove(el)
-	delete(h.byKey, key)
-	return el.Value.(*historyEntry).lines
-}
-
-func (h *groupHistory) clear(key string) { h.take(key) }

@@ -13,85 +13,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
-	"github.com/clawhost/clawhost/core/gateway"
-	"github.com/clawhost/clawhost/core/metrics"
-	"github.com/clawhost/clawhost/core/pluginhost"
-	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 )
-
-// statusSource feeds the admin status page.
-type statusSource struct {
-	gw      *gateway.Gateway
-	host    *pluginhost.Host
-	agent   *runner.Runner
-	ring    *admin.ErrorRing
-	started time.Time
-}
-
-func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
-	snap := admin.Snapshot{Version: version, StartedAt: s.started, QueueDepth: s.gw.QueueDepth(), Errors: s.ring.List()}
-	for _, inst := range s.host.Instances() {
-		st := inst.Status()
-		p := admin.Plugin{Instance: st.Instance, Source: st.Source, State: string(st.State), LastError: st.LastError,
-			Restarts: st.Restarts, PID: st.PID, Since: st.Since, Ready: st.State == pluginhost.StateReady}
-		d := st.Description
-		for kind, on := range map[string]bool{"channel": d.Channel, "command": d.Command, "hook": d.Hook} {
-			if on {
-				p.Kinds = append(p.Kinds, kind)
-			}
-		}
-		snap.Plugins = append(snap.Plugins, p)
-	}
-	sessions, total := s.gw.Sessions(ctx, 200)
-	snap.SessionCount = total
-	for _, si := range sessions {
-		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, SessionID: si.SessionID, Model: si.Model,
-			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
-			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running})
-	}
-	for key, pid := range s.agent.Warm() {
-		snap.Warm = append(snap.Warm, admin.Warm{Key: key, PID: pid})
-	}
-	return snap
-}
-
-func pluginStats(h *pluginhost.Host) []metrics.PluginStat {
-	var out []metrics.PluginStat
-	for _, inst := range h.Instances() {
-		st := inst.Status()
-		out = append(out, metrics.PluginStat{Instance: st.Instance, Source: st.Source, State: string(st.State), Ready: st.State == pluginhost.StateReady, Restarts: st.Restarts})
-	}
-	return out
-}
-
-// pairingAPI adapts the store to the admin endpoint.
-type pairingAPI struct{ db store.Pairing }
-
-func (p pairingAPI) PendingPairings(ctx context.Context) ([]admin.PairingCode, error) {
-	codes, err := p.db.PendingPairings(ctx, "")
-	out := make([]admin.PairingCode, len(codes))
-	for i, c := range codes {
-		out[i] = admin.PairingCode{Instance: c.Instance, SenderID: c.SenderID, Code: c.Code, CreatedAt: c.CreatedAt, ExpiresAt: c.ExpiresAt}
-	}
-	return out, err
-}
-
-func (p pairingAPI) ApprovePairing(ctx context.Context, code string) (string, error) {
-	s, err := p.db.ApprovePairing(ctx, code)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return "", admin.ErrNotFound
-	case errors.Is(err, store.ErrExpired):
-		return "", admin.ErrExpired
-	case err != nil:
-		return "", err
-	}
-	return s.Entry(), nil
-}
 
 // pairing is `clawhost pairing list` and `clawhost pairing approve CODE`.
 // While clawhost runs, the database is locked by it: the command then goes
@@ -129,7 +55,7 @@ func pairing(path string, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer db.Close()
-	api := pairingAPI{db}
+	api := core.PairingAPI{DB: db}
 	if code == "" {
 		codes, err := api.PendingPairings(ctx)
 		if err != nil {

@@ -1,19 +1,32 @@
-package gateway
+// Package message is the core's normalized inbound message: what a channel
+// delivered, repaired (valid UTF-8, no control characters, a known chat
+// type), plus where a reply to it goes. It is also the journal's payload:
+// every accepted message is stored encoded by [Encode] and read back by
+// [Decode], so a restart resumes with exactly what arrived. The payload is
+// versioned ([Version]); Decode reads every version written so far.
+package message
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
 )
 
+// Version is the journal payload version Encode writes. Version 0 (no
+// "v" field) is the same shape written before the field existed.
+const Version = 1
+
 // Message is the core's normalized inbound message (the seeds' simplified
-// MsgContext). It is what the journal stores, as JSON, for every accepted
-// message, so a restart resumes with exactly what arrived.
+// MsgContext).
 type Message struct {
+	// V is the payload version; Encode sets it.
+	V int `json:"v,omitempty"`
 	// Instance is the plugin instance the message came through; Channel is
 	// its source ("telegram"), used as the envelope's channel label.
 	Instance string `json:"instance"`
@@ -69,12 +82,12 @@ func (m *Message) Command() string {
 	return strings.TrimSpace(m.Body)
 }
 
-// normalize turns a channel's message into a Message. Bad input is repaired,
+// Normalize turns a channel's message into a Message. Bad input is repaired,
 // never refused: invalid UTF-8 becomes U+FFFD, control characters other
 // than newline and tab are removed, an unknown chat type is treated as
 // direct (the most restrictive access rules apply to it) and reported in
 // problems for the log.
-func normalize(instance, source string, in channel.InboundMessage, now time.Time) (m Message, problems []string) {
+func Normalize(instance, source string, in channel.InboundMessage, now time.Time) (m Message, problems []string) {
 	m = Message{
 		Instance: instance, Channel: source, ChatType: in.ChatType,
 		ChatID: cleanID(in.ChatID), ThreadID: cleanID(in.ThreadID), MessageID: cleanID(in.MessageID),
@@ -154,4 +167,37 @@ func cleanID(s string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// Encode returns the journal payload of m.
+func Encode(m *Message) []byte {
+	c := *m
+	c.V = Version
+	b, _ := json.Marshal(&c) // a Message always marshals
+	return b
+}
+
+// Decode reads a journal payload of any version up to [Version].
+func Decode(b []byte) (Message, error) {
+	var m Message
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Message{}, fmt.Errorf("decode journal message: %w", err)
+	}
+	if m.V > Version {
+		return Message{}, fmt.Errorf("decode journal message: version %d is newer than this clawhost (%d)", m.V, Version)
+	}
+	return m, nil
+}
+
+// Target is where a reply goes: a chat (and thread) of an instance.
+type Target struct {
+	Instance, ChatID, ThreadID string
+}
+
+// Target returns where a reply to m goes.
+func (m *Message) Target() Target { return Target{m.Instance, m.ChatID, m.ThreadID} }
+
+// Conversation describes m's chat to command and hook plugins.
+func (m *Message) Conversation(sessionKey string) command.Conversation {
+	return command.Conversation{SessionKey: sessionKey, Instance: m.Instance, Channel: m.Channel, ChatType: m.ChatType, ChatID: m.ChatID, ThreadID: m.ThreadID}
 }

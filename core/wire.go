@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"bytes"
@@ -6,19 +6,23 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/envelope"
+	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/gateway"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/sessionreset"
+	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
-// specs turns the enabled plugin blocks into what the plugin host runs.
-func specs(cfg *config.Config) []pluginhost.Spec {
+// Specs turns the enabled plugin blocks into what the plugin host runs.
+func Specs(cfg *config.Config) []pluginhost.Spec {
 	var out []pluginhost.Spec
 	for _, p := range cfg.EnabledPlugins() {
 		p := p
@@ -54,35 +58,66 @@ func hookOrder(cfg *config.Config) []string {
 	return out
 }
 
-// settingsOf maps the configuration onto the gateway's pipeline settings.
+// settingsOf maps the configuration onto the pipeline settings. The
+// configuration is valid (config.Load checked the enums).
 func settingsOf(cfg *config.Config) gateway.Settings {
-	a, sess, q, msg := cfg.Access, cfg.Session, cfg.Queue, cfg.Messages
+	a, sess, msg := cfg.Access, cfg.Session, cfg.Messages
 	set := gateway.Settings{
-		Access: gateway.Access{
+		Access: access.Policy{
 			DMPolicy: a.DMPolicy, Owners: a.Owners, AllowFrom: a.AllowFrom,
 			GroupPolicy: a.GroupPolicy, Groups: a.Groups, RequireMention: a.RequireMention, TriggerWords: a.TriggerWords,
 		},
-		Sources:             map[string]string{},
-		HookOrder:           hookOrder(cfg),
-		HookTimeout:         msg.HookTimeout.Duration(),
-		DMScope:             sessionkey.DMScope(sess.DMScope),
-		ResetTriggers:       sess.ResetTriggers,
-		Reset:               sessionreset.Config{Default: resetRule(sess.Reset), ByType: map[sessionreset.Type]*sessionreset.Rule{}, ByInstance: map[string]*sessionreset.Rule{}},
-		Location:            msg.Location(),
-		QueueMode:           q.Mode,
-		QueueModeByInstance: map[string]string{},
-		QueueCap:            q.Cap,
-		QueueDrop:           q.Drop,
-		TextLimit:           msg.TextLimit,
-		TextLimitByInstance: map[string]int{},
-		ChunkMode:           chunk.Mode(msg.ChunkMode),
-		GroupHistoryLimit:   msg.GroupHistoryLimit,
-		Envelope:            envelope.Options{TimeZone: msg.Timezone},
-		ResponsePrefix:      msg.ResponsePrefix,
-		Streaming:           msg.Streaming,
-		Verbose:             msg.Verbose,
-		Workspace:           cfg.Agent.Workspace,
-		Model:               cfg.Agent.Model,
+		Sources: map[string]string{},
+		DMScope: sessionkey.DMScope(sess.DMScope),
+		Queue:   queuePolicy(cfg),
+		Turn:    turnSettings(cfg),
+		Delivery: delivery.Settings{
+			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
+			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace,
+		},
+	}
+	if d := cfg.Queue.Debounce.Duration(); d > 0 {
+		set.Debounce.Global = &d
+	}
+	set.Debounce.ByInstance = map[string]time.Duration{}
+	for _, p := range cfg.EnabledPlugins() {
+		set.Sources[p.Name] = p.Source
+		if p.TextLimit > 0 {
+			set.Delivery.TextLimitByInstance[p.Name] = p.TextLimit
+		}
+		if p.Debounce != "" {
+			set.Debounce.ByInstance[p.Name] = p.Debounce.Duration()
+		}
+	}
+	return set
+}
+
+func queuePolicy(cfg *config.Config) queue.Policy {
+	q := cfg.Queue
+	pol := queue.Policy{Mode: queue.Mode(q.Mode), ByInstance: map[string]queue.Mode{}, Cap: q.Cap, Drop: queue.Drop(q.Drop)}
+	for _, p := range cfg.EnabledPlugins() {
+		if p.QueueMode != "" {
+			pol.ByInstance[p.Name] = queue.Mode(p.QueueMode)
+		}
+	}
+	return pol
+}
+
+func turnSettings(cfg *config.Config) turn.Settings {
+	sess, msg := cfg.Session, cfg.Messages
+	set := turn.Settings{
+		HookOrder:         hookOrder(cfg),
+		HookTimeout:       msg.HookTimeout.Duration(),
+		ResetTriggers:     sess.ResetTriggers,
+		Reset:             sessionreset.Config{Default: resetRule(sess.Reset), ByType: map[sessionreset.Type]*sessionreset.Rule{}, ByInstance: map[string]*sessionreset.Rule{}},
+		Location:          msg.Location(),
+		GroupHistoryLimit: msg.GroupHistoryLimit,
+		Envelope:          envelope.Options{TimeZone: msg.Timezone},
+		ResponsePrefix:    msg.ResponsePrefix,
+		Streaming:         turn.Streaming(msg.Streaming),
+		Verbose:           msg.Verbose,
+		Workspace:         cfg.Agent.Workspace,
+		Model:             cfg.Agent.Model,
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off
@@ -90,23 +125,9 @@ func settingsOf(cfg *config.Config) gateway.Settings {
 	for _, t := range sess.ResetByType {
 		set.Reset.ByType[sessionreset.Type(t.Type)] = resetRule(t.Rule())
 	}
-	if d := q.Debounce.Duration(); d > 0 {
-		set.Debounce.Global = &d
-	}
-	set.Debounce.ByInstance = map[string]time.Duration{}
 	for _, p := range cfg.EnabledPlugins() {
-		set.Sources[p.Name] = p.Source
 		if p.Reset != nil {
 			set.Reset.ByInstance[p.Name] = resetRule(p.Reset)
-		}
-		if p.QueueMode != "" {
-			set.QueueModeByInstance[p.Name] = p.QueueMode
-		}
-		if p.TextLimit > 0 {
-			set.TextLimitByInstance[p.Name] = p.TextLimit
-		}
-		if p.Debounce != "" {
-			set.Debounce.ByInstance[p.Name] = p.Debounce.Duration()
 		}
 	}
 	return set

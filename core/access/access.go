@@ -1,16 +1,24 @@
-package gateway
+// Package access decides who may reach the agent: the direct-message policy
+// (pairing, allowlist, open), owners, the group policy and mention gating.
+// It is the pipeline's stage right after the journal; a message it does not
+// admit never reaches debounce, commands or the agent.
+package access
 
 import (
 	"context"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
+
+	"github.com/clawhost/clawhost/core/message"
 )
 
-// Access decides who may reach the agent. It is safer than OpenClaw's
+// Policy decides who may reach the agent. It is safer than OpenClaw's
 // defaults on purpose: direct messages default to pairing (OpenClaw: open
 // for paired platforms), groups must be listed (group_policy "allowlist")
 // and require a mention by default.
-type Access struct {
+type Policy struct {
 	// DMPolicy is "pairing" (default), "allowlist" or "open".
 	DMPolicy string
 	// Owners, AllowFrom and Groups hold "<instance>:<id>" entries;
@@ -34,21 +42,22 @@ const (
 	PolicyDisabled  = "disabled"
 )
 
-// verdict is what access control decided for a message.
-type verdict int
+// Verdict is what access control decided for a message.
+type Verdict int
 
+// Verdicts.
 const (
-	// admit: the message goes on through the pipeline.
-	admit verdict = iota
-	// refuse: an unknown direct sender under the allowlist policy.
-	refuse
-	// pair: an unknown direct sender under the pairing policy.
-	pair
-	// ignoreGroup: a group that is not allowed.
-	ignoreGroup
-	// unaddressed: an allowed group, but the bot was not addressed; the
+	// Admit: the message goes on through the pipeline.
+	Admit Verdict = iota
+	// Refuse: an unknown direct sender under the allowlist policy.
+	Refuse
+	// Pair: an unknown direct sender under the pairing policy.
+	Pair
+	// IgnoreGroup: a group that is not allowed.
+	IgnoreGroup
+	// Unaddressed: an allowed group, but the bot was not addressed; the
 	// message is kept as group history.
-	unaddressed
+	Unaddressed
 )
 
 func listed(list []string, instance, id string) bool {
@@ -61,7 +70,7 @@ func listed(list []string, instance, id string) bool {
 }
 
 // IsOwner reports whether the sender of m is an owner.
-func (a *Access) IsOwner(m *Message) bool {
+func (a *Policy) IsOwner(m *message.Message) bool {
 	for _, e := range a.Owners {
 		if e == m.From {
 			return true
@@ -70,39 +79,39 @@ func (a *Access) IsOwner(m *Message) bool {
 	return false
 }
 
-// decide applies the policy; approved reports whether an owner approved
+// Decide applies the policy; approved reports whether an owner approved
 // the sender through pairing (it is consulted last, it reads the store).
-func (a *Access) decide(ctx context.Context, m *Message, approved func(context.Context, string, string) bool) verdict {
+func (a *Policy) Decide(ctx context.Context, m *message.Message, approved func(context.Context, string, string) bool) Verdict {
 	if m.IsGroup() {
 		switch a.GroupPolicy {
 		case PolicyOpen:
 		case PolicyDisabled:
-			return ignoreGroup
+			return IgnoreGroup
 		default:
 			if !listed(a.Groups, m.Instance, m.ChatID) {
-				return ignoreGroup
+				return IgnoreGroup
 			}
 		}
 		if a.RequireMention && !m.WasMentioned && !a.triggered(m.Body) {
-			return unaddressed
+			return Unaddressed
 		}
-		return admit
+		return Admit
 	}
 	if a.DMPolicy == PolicyOpen || a.IsOwner(m) || listed(a.AllowFrom, m.Instance, m.Sender.ID) {
-		return admit
+		return Admit
 	}
 	if approved != nil && approved(ctx, m.Instance, m.Sender.ID) {
-		return admit
+		return Admit
 	}
 	if a.DMPolicy == PolicyAllowlist {
-		return refuse
+		return Refuse
 	}
-	return pair
+	return Pair
 }
 
 // triggered reports whether text contains a trigger word as a whole word,
 // ignoring case.
-func (a *Access) triggered(text string) bool {
+func (a *Policy) triggered(text string) bool {
 	if len(a.TriggerWords) == 0 {
 		return false
 	}
@@ -143,4 +152,43 @@ func boundary(s string, i int) bool {
 		}
 	}
 	return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_')
+}
+
+// Refusals limits refusal notices: at most one per sender per Window, so a
+// stranger cannot make the bot talk in a loop. The zero value is not
+// usable; call NewRefusals.
+type Refusals struct {
+	window time.Duration
+	now    func() time.Time
+
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// maxRefused bounds the senders remembered; beyond it the memory is reset
+// (a stranger may then get a second notice early).
+const maxRefused = 10000
+
+// NewRefusals returns a limiter with one notice per sender per window;
+// now is the clock (nil means time.Now).
+func NewRefusals(window time.Duration, now func() time.Time) *Refusals {
+	if now == nil {
+		now = time.Now
+	}
+	return &Refusals{window: window, now: now, last: map[string]time.Time{}}
+}
+
+// Allow reports whether a refusal may be sent to sender now, and records it.
+func (r *Refusals) Allow(sender string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if t, ok := r.last[sender]; ok && now.Sub(t) < r.window {
+		return false
+	}
+	if len(r.last) > maxRefused {
+		r.last = map[string]time.Time{}
+	}
+	r.last[sender] = now
+	return true
 }

@@ -1,0 +1,77 @@
+package access
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+func TestTriggerWordBoundaries(t *testing.T) {
+	t.Parallel()
+	a := Policy{TriggerWords: []string{"claw", "hé"}}
+	for text, want := range map[string]bool{"claw": true, "Hey CLAW!": true, "clawhost": false, "a-claw-b": true, "hé là": true, "théâtre": false} {
+		if got := a.triggered(text); got != want {
+			t.Errorf("%q: %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	t.Parallel()
+	p := Policy{DMPolicy: PolicyPairing, AllowFrom: []string{"tg:1"}, Owners: []string{"tg:9"}, GroupPolicy: PolicyAllowlist, Groups: []string{"tg:-5"}, RequireMention: true, TriggerWords: []string{"claw"}}
+	dm := func(id string) *message.Message {
+		return &message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: id, Sender: channel.Sender{ID: id}, From: "tg:" + id}
+	}
+	group := func(chat, body string, mention bool) *message.Message {
+		return &message.Message{Instance: "tg", ChatType: channel.ChatGroup, ChatID: chat, Body: body, WasMentioned: mention, Sender: channel.Sender{ID: "1"}}
+	}
+	cases := []struct {
+		name string
+		pol  Policy
+		m    *message.Message
+		ok   bool // approved through pairing
+		want Verdict
+	}{
+		{"allowlisted", p, dm("1"), false, Admit},
+		{"owner", p, dm("9"), false, Admit},
+		{"stranger pairs", p, dm("2"), false, Pair},
+		{"paired stranger", p, dm("2"), true, Admit},
+		{"stranger under allowlist", Policy{DMPolicy: PolicyAllowlist}, dm("2"), false, Refuse},
+		{"open", Policy{DMPolicy: PolicyOpen}, dm("2"), false, Admit},
+		{"unlisted group", p, group("-6", "hi", true), false, IgnoreGroup},
+		{"listed group, not addressed", p, group("-5", "hi", false), false, Unaddressed},
+		{"listed group, mentioned", p, group("-5", "hi", true), false, Admit},
+		{"listed group, trigger word", p, group("-5", "hey claw", false), false, Admit},
+		{"groups disabled", Policy{GroupPolicy: PolicyDisabled}, group("-5", "hi", true), false, IgnoreGroup},
+		{"groups open", Policy{GroupPolicy: PolicyOpen}, group("-7", "hi", false), false, Admit},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := c.pol.Decide(t.Context(), c.m, func(_ context.Context, _, _ string) bool { return c.ok })
+			if got != c.want {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestRefusalsOncePerWindow(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	r := NewRefusals(time.Hour, func() time.Time { return now })
+	if !r.Allow("tg:1") || r.Allow("tg:1") || !r.Allow("tg:2") {
+		t.Fatal("one refusal per sender")
+	}
+	now = now.Add(59 * time.Minute)
+	if r.Allow("tg:1") {
+		t.Fatal("still inside the window")
+	}
+	now = now.Add(time.Minute)
+	if !r.Allow("tg:1") {
+		t.Fatal("the window passed")
+	}
+}

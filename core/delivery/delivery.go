@@ -1,0 +1,236 @@
+// Package delivery gets replies to the chat: media lines and chunking to
+// the channel's limit, the outbox (a reply and its chunks are recorded
+// before the first send; each chunk is marked when the channel accepted
+// it), ordered sends per session with retries that honour the platform's
+// retry_after, the formatting fallback, live drafts edited in place, and
+// the typing indicator.
+//
+// It reaches channels only through the [Channels] port; core/pluginhost
+// implements it over the plugin processes, and tests use a recording fake
+// with an injected [Clock]. To add a channel capability: a method on
+// Channels (and its pluginhost adapter), used here.
+package delivery
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/chunk"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+// Channels is the port to the channel instances.
+type Channels interface {
+	// Ready returns the description of an instance that is ready now;
+	// false when it is unknown, starting or restarting. Never blocks.
+	Ready(instance string) (host.Description, bool)
+	// WaitReady blocks until the instance is ready, it is stopped, or ctx
+	// ends; an unknown instance fails at once.
+	WaitReady(ctx context.Context, instance string) (host.Description, error)
+	// Send waits for the instance like WaitReady, then sends.
+	Send(ctx context.Context, instance string, req channel.SendRequest) (channel.SendResponse, error)
+	// Edit and SetTyping fail at once when the instance is not ready.
+	Edit(ctx context.Context, instance string, req channel.EditRequest) error
+	SetTyping(ctx context.Context, instance string, req channel.TypingRequest) error
+	// Download waits for the instance like WaitReady, then streams the
+	// media ref into w (at most maxBytes).
+	Download(ctx context.Context, instance, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error)
+}
+
+// Store is the part of the store delivery writes.
+type Store interface {
+	RecordReply(ctx context.Context, r store.Reply) error
+	MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentResult, error)
+	Finish(ctx context.Context, req store.FinishRequest) error
+}
+
+// Observer receives delivery measurements.
+type Observer interface {
+	MessageOut(instance string)
+	SendError(instance, code string)
+}
+
+// Clock is time as delivery sees it; tests inject a fake.
+type Clock interface {
+	Now() time.Time
+	// After is time.After.
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Settings are delivery's configurable behaviour.
+type Settings struct {
+	// TextLimit caps a chunk (the channel's own limit caps it further);
+	// ByInstance overrides it. Zero means chunk.DefaultLimit.
+	TextLimit           int
+	TextLimitByInstance map[string]int
+	ChunkMode           chunk.Mode
+	// Workspace is where MEDIA:<path> files must be to be sent.
+	Workspace string
+}
+
+// Options configure a Dispatcher.
+type Options struct {
+	Logger   hclog.Logger
+	Channels Channels
+	Store    Store
+	Observer Observer
+	Clock    Clock
+	Settings Settings
+}
+
+// Tuning.
+const (
+	typingRefresh = 6 * time.Second
+	typingMax     = 2 * time.Minute
+	draftInterval = time.Second
+	sendAttempts  = 6
+	firstRetry    = 500 * time.Millisecond
+	maxRetryWait  = 30 * time.Second
+	maxRetryAfter = 5 * time.Minute
+	readyWait     = 60 * time.Second
+)
+
+// Dispatcher delivers replies and notices. Safe for concurrent use; sends
+// of one session never interleave.
+type Dispatcher struct {
+	log   hclog.Logger
+	ch    Channels
+	store Store
+	obs   Observer
+	clock Clock
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	locks  keyedMutex
+
+	mu  sync.Mutex
+	set Settings
+}
+
+// New returns a Dispatcher.
+func New(opts Options) *Dispatcher {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Dispatcher{log: opts.Logger.Named("delivery"), ch: opts.Channels, store: opts.Store, obs: opts.Observer, clock: opts.Clock, ctx: ctx, cancel: cancel, set: withDefaults(opts.Settings)}
+}
+
+func withDefaults(s Settings) Settings {
+	if s.TextLimit <= 0 {
+		s.TextLimit = chunk.DefaultLimit
+	}
+	if s.ChunkMode == "" {
+		s.ChunkMode = chunk.ModeLength
+	}
+	return s
+}
+
+// SetSettings replaces the settings (on reload).
+func (d *Dispatcher) SetSettings(s Settings) {
+	d.mu.Lock()
+	d.set = withDefaults(s)
+	d.mu.Unlock()
+}
+
+func (d *Dispatcher) settings() Settings {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.set
+}
+
+// Close ends pending retries; unsent chunks stay in the outbox for the
+// next start.
+func (d *Dispatcher) Close() { d.cancel() }
+
+// CanEdit reports whether the instance is ready and edits messages (live
+// drafts are possible).
+func (d *Dispatcher) CanEdit(instance string) bool {
+	desc, ok := d.ch.Ready(instance)
+	return ok && desc.Edit
+}
+
+// Limit is the chunk limit for an instance: the configured limit capped
+// by the channel's capability (waiting for the instance to be ready).
+func (d *Dispatcher) Limit(ctx context.Context, instance string) int {
+	set := d.settings()
+	configured := set.TextLimit
+	if v := set.TextLimitByInstance[instance]; v > 0 {
+		configured = v
+	}
+	capability := 0
+	wctx, cancel := context.WithTimeout(ctx, readyWait)
+	defer cancel()
+	if desc, err := d.ch.WaitReady(wctx, instance); err == nil {
+		capability = desc.Capabilities.MaxTextLength
+		if desc.Capabilities.LengthUnit == channel.LengthBytes && capability > 0 {
+			// UTF-8 needs up to 3 bytes per UTF-16 unit.
+			capability /= 3
+		}
+	}
+	return chunk.CapLimit(configured, capability)
+}
+
+func (d *Dispatcher) chunks(ctx context.Context, instance, text string) []string {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	return chunk.MarkdownWithMode(text, d.Limit(ctx, instance), d.settings().ChunkMode)
+}
+
+// keyedMutex serializes work per key (the sends of one session).
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyLock
+}
+
+type keyLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyLock{}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) MessageOut(string)        {}
+func (nopObserver) SendError(string, string) {}

@@ -1,0 +1,129 @@
+package delivery
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clawhost/clawhost/core/chunk"
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/reply"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// Draft is a live draft: one message edited in place as a reply streams,
+// at most once a second. When editing fails the draft is abandoned and the
+// reply is delivered as ordinary messages.
+type Draft struct {
+	d     *Dispatcher
+	key   string
+	tgt   message.Target
+	limit int
+
+	mu       sync.Mutex // also taken by the throttle goroutine
+	id       string
+	last     time.Time
+	pending  string
+	shown    string
+	failed   bool
+	overflow bool
+	waiting  bool
+	stopped  chan struct{}
+}
+
+// NewDraft starts a draft for a reply to tgt; nothing is sent until Update.
+func (d *Dispatcher) NewDraft(key string, tgt message.Target) *Draft {
+	return &Draft{d: d, key: key, tgt: tgt, limit: d.Limit(d.ctx, tgt.Instance), stopped: make(chan struct{})}
+}
+
+// Update shows text (the whole streamed reply so far).
+func (dr *Draft) Update(text string) {
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	if dr.failed || dr.overflow || reply.IsSilentReplyPrefixText(strings.TrimSpace(text), reply.SilentToken) {
+		return
+	}
+	if chunk.Len(text) > dr.limit {
+		dr.overflow = true
+		return
+	}
+	dr.pending = text
+	if wait := draftInterval - dr.d.clock.Now().Sub(dr.last); wait > 0 && !dr.last.IsZero() {
+		if !dr.waiting {
+			dr.waiting = true
+			go dr.flushAfter(wait)
+		}
+		return
+	}
+	dr.flushLocked()
+}
+
+func (dr *Draft) flushAfter(wait time.Duration) {
+	select {
+	case <-dr.stopped:
+		return
+	case <-dr.d.clock.After(wait):
+	}
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	dr.waiting = false
+	select {
+	case <-dr.stopped:
+	default:
+		dr.flushLocked()
+	}
+}
+
+func (dr *Draft) flushLocked() {
+	if dr.failed || dr.pending == "" || dr.pending == dr.shown {
+		return
+	}
+	text := dr.pending
+	dr.last = dr.d.clock.Now()
+	if dr.id == "" {
+		ids := dr.d.Send(dr.key, dr.tgt, text, channel.FormatMarkdown)
+		if len(ids) == 0 {
+			dr.failed = true
+			return
+		}
+		dr.id, dr.shown = ids[0], text
+		return
+	}
+	if err := dr.d.edit(dr.tgt, dr.id, text); err != nil {
+		dr.d.log.Debug("draft edit failed; falling back to separate messages", "error", err)
+		dr.failed = true
+		return
+	}
+	dr.shown = text
+}
+
+// Stop ends the throttled updates (the turn's text is complete).
+func (dr *Draft) Stop() {
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	select {
+	case <-dr.stopped:
+	default:
+		close(dr.stopped)
+	}
+}
+
+// TakeFirst is called with the first chunk of the final reply: when the
+// draft message exists it is edited to that chunk and its id returned
+// with true (the chunk is delivered); otherwise the chunk is sent normally.
+func (dr *Draft) TakeFirst(first string) (string, bool) {
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	if dr.id == "" || dr.failed {
+		return "", false
+	}
+	if dr.shown == first {
+		return dr.id, true
+	}
+	if err := dr.d.edit(dr.tgt, dr.id, first); err != nil {
+		dr.d.log.Debug("final draft edit failed; sending the reply as new messages", "error", err)
+		return "", false
+	}
+	dr.shown = first
+	return dr.id, true
+}

@@ -1,0 +1,39 @@
+package delivery
+
+import (
+	"context"
+	"time"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// Typing shows the typing indicator in tgt while the agent works:
+// refreshed every 6 s, given up after 2 min. The returned function seals
+// it when the turn ends, so a late event cannot restart it; it waits for
+// the indicator to be switched off.
+func (d *Dispatcher) Typing(tgt message.Target) (seal func()) {
+	if desc, ok := d.ch.Ready(tgt.Instance); !ok || !desc.Typing {
+		return func() {}
+	}
+	ctx, cancel := context.WithTimeout(d.ctx, typingMax)
+	done := make(chan struct{})
+	set := func(ctx context.Context, on bool) {
+		c, cc := context.WithTimeout(ctx, 5*time.Second)
+		defer cc()
+		_ = d.ch.SetTyping(c, tgt.Instance, channel.TypingRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, On: on})
+	}
+	go func() {
+		defer close(done)
+		for {
+			set(ctx, true)
+			select {
+			case <-ctx.Done():
+				set(d.ctx, false)
+				return
+			case <-d.clock.After(typingRefresh):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}

@@ -1,0 +1,104 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// Start recovers the journal. Run it after the plugin host has the
+// configured instances, so recovered work finds them (they may still be
+// starting: delivery waits for readiness). Inbound waits for Start, so no
+// new message is accepted before recovery. Accepted messages are routed
+// again, queued ones resume in their lanes, produced replies are delivered
+// (the chunks not yet sent), stale replies and twice-interrupted runs are
+// logged and the user is told briefly. It also starts the hourly journal
+// pruning.
+func (g *Gateway) Start(ctx context.Context) error {
+	rec, err := g.store.Recover(ctx, store.RecoverOptions{StaleAfter: g.opts.StaleAfter})
+	if err != nil {
+		return err
+	}
+	if n := len(rec.Resume) + len(rec.Deliver) + len(rec.Stale) + len(rec.Failed); n > 0 {
+		g.log.Info("resuming from the journal", "messages", len(rec.Resume), "replies_to_deliver", len(rec.Deliver), "stale_replies", len(rec.Stale), "interrupted", len(rec.Failed))
+	}
+	g.resume(rec.Resume)
+	for _, p := range rec.Deliver {
+		g.background(func() {
+			m, _ := message.Decode(p.Entry.Message)
+			g.delivery.DeliverPending(sessionKey(g.settings().DMScope, &m), p, m.Target())
+		})
+	}
+	for _, p := range rec.Stale {
+		g.log.Warn("reply older than the stale bound not sent after restart", "id", p.Entry.ID, "instance", p.Entry.Instance, "chat", p.Entry.ChatID, "produced", p.Reply.ProducedAt)
+	}
+	for _, e := range rec.Failed {
+		g.log.Error("message interrupted twice; not run again", "id", e.ID, "instance", e.Instance, "chat", e.ChatID)
+		if m, err := message.Decode(e.Message); err == nil {
+			g.background(func() {
+				g.delivery.Notify(sessionKey(g.settings().DMScope, &m), m.Target(), "Your last message could not be answered: the gateway restarted twice while working on it. Please send it again.")
+			})
+		}
+	}
+	g.background(g.prune)
+	close(g.ready)
+	return nil
+}
+
+// resume routes accepted entries again and restarts the lanes of queued
+// ones (after every entry is counted).
+func (g *Gateway) resume(entries []store.Entry) {
+	var kick []string
+	kicked := map[string]bool{}
+	queued := 0
+	for _, e := range entries {
+		m, err := message.Decode(e.Message)
+		if err != nil {
+			g.log.Error("journal entry unreadable; marked failed", "id", e.ID, "error", err)
+			g.finish(e.ID, store.StateFailed, "unreadable")
+			continue
+		}
+		if e.State == store.StateQueued {
+			queued++
+			if !kicked[e.SessionKey] {
+				kicked[e.SessionKey] = true
+				kick = append(kick, e.SessionKey)
+			}
+			continue
+		}
+		g.submit(arrival{key: sessionKey(g.settings().DMScope, &m), Item: queue.Item{ID: e.ID, Message: m}})
+	}
+	g.queue.Recovered(queued)
+	for _, k := range kick {
+		g.queue.Kick(k)
+	}
+}
+
+// background runs f on the gateway's wait group.
+func (g *Gateway) background(f func()) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		f()
+	}()
+}
+
+func (g *Gateway) prune() {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := g.store.Prune(g.ctx, g.opts.Now().Add(-g.opts.Retention)); err != nil && g.ctx.Err() == nil {
+			g.log.Warn("journal prune failed", "error", err)
+		} else if n > 0 {
+			g.log.Debug("journal pruned", "entries", n)
+		}
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,207 @@
+// Package core assembles the clawhost daemon: [Host] opens the store,
+// starts the claude runner, the plugin host and the conversation pipeline
+// (core/gateway) with its stages, serves the admin endpoint, and reloads or
+// shuts all of it down. core/cmd/clawhost keeps only flags, signals and
+// subcommands.
+//
+// Packages of the core, by layer (core/archtest enforces the direction):
+//
+//	core                 this package: composition of the daemon
+//	core/gateway         composition of the pipeline (intake, routing, built-ins)
+//	core/access, command, queue, turn, delivery
+//	                     the pipeline's stages; none imports another
+//	core/store (+ engines), runner, pluginhost, config, admin, metrics,
+//	message, chunk, envelope, reply, sessionkey, sessionreset, debounce
+//	                     leaves: each imports no other core package
+//	                     (message and the store contract aside)
+//
+// Lifecycle, as caddy's modules: New (decode and provision: open and
+// check everything, start nothing that serves) → Run (apply the plugins,
+// recover the journal, serve) → Reload (validated config; the running set
+// changes only by what changed) → Shutdown (stop intake, finish or park
+// turns, stop plugins and claude, close the store), also after a partial
+// start.
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/metrics"
+	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// Options configure a Host.
+type Options struct {
+	// Version is shown by /status, the status page and the log.
+	Version string
+	// LogOutput receives the log; nil means os.Stderr.
+	LogOutput io.Writer
+}
+
+// Host is a running clawhost.
+type Host struct {
+	opts    Options
+	cfg     *config.Config
+	log     hclog.InterceptLogger
+	ring    *admin.ErrorRing
+	started time.Time
+
+	db      store.Store
+	agent   *runner.Runner
+	metrics *metrics.Metrics
+	gw      *gateway.Gateway
+	plugins *pluginhost.Host
+	admin   *admin.Server
+}
+
+// New provisions a Host for a valid configuration: directories, the
+// store, the runner, the plugin host and the pipeline. Nothing is started;
+// on error everything opened so far is closed.
+func New(cfg *config.Config, opts Options) (*Host, error) {
+	if opts.LogOutput == nil {
+		opts.LogOutput = os.Stderr
+	}
+	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now()}
+	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
+		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: opts.LogOutput, JSONFormat: cfg.LogFormat == "json",
+	})
+	h.log.RegisterSink(h.ring)
+	if err := h.provision(); err != nil {
+		if h.db != nil {
+			_ = h.db.Close()
+		}
+		return nil, err
+	}
+	return h, nil
+}
+
+// Logger is the host's logger.
+func (h *Host) Logger() hclog.Logger { return h.log }
+
+func (h *Host) provision() error {
+	for _, dir := range []string{h.cfg.DataDir, h.cfg.Agent.Workspace} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create directory %s: %w", dir, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := sqlite.Open(ctx, h.cfg.DataDir, sqlite.Options{Logger: h.log.Named("store")})
+	if err != nil {
+		return fmt.Errorf("open the database in %s: %w", h.cfg.DataDir, err)
+	}
+	h.db = db
+	rc := agentConfig(h.cfg)
+	if err := rc.Validate(); err != nil {
+		return fmt.Errorf("agent configuration: %w", err)
+	}
+	if h.agent, err = runner.New(rc, h.log.Named("runner")); err != nil {
+		return fmt.Errorf("agent configuration: %w", err)
+	}
+	h.metrics = metrics.New()
+	h.plugins = pluginhost.New(pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady})
+	h.gw = gateway.New(gateway.Options{
+		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
+		Settings: settingsOf(h.cfg), MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
+	})
+	return nil
+}
+
+// inbound hands the plugins' messages to the pipeline. The plugin host
+// calls it only for instances started by Run, after New built the
+// pipeline.
+func (h *Host) inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
+	return h.gw.Inbound(ctx, instance, msgs)
+}
+
+func (h *Host) pluginReady(*pluginhost.Instance) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h.gw.RefreshCommands(ctx)
+}
+
+// Start applies the plugins, recovers the journal and starts the admin
+// endpoint. Inbound messages wait for the recovery.
+func (h *Host) Start(ctx context.Context) error {
+	h.plugins.Apply(Specs(h.cfg))
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err := h.gw.Start(rctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("journal recovery: %w", err)
+	}
+	h.metrics.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h.plugins) })
+	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
+	if l := h.cfg.Admin.Listen; l != "" {
+		h.admin, err = admin.Start(admin.Options{
+			Listen: l, Logger: h.log.Named("admin"), Metrics: h.metrics.Handler(),
+			Source:  &statusSource{h: h},
+			Pairing: PairingAPI{h.db},
+		})
+		if err != nil {
+			h.log.Error("admin endpoint not started", "listen", l, "error", err)
+		} else {
+			h.log.Info("status page", "url", "http://"+h.admin.Addr()+"/")
+		}
+	}
+	h.log.Info("clawhost started", "version", h.opts.Version, "config", h.cfg.Path(), "plugins", len(h.cfg.EnabledPlugins()), "startup", time.Since(h.started))
+	return nil
+}
+
+// Run starts the host and serves until ctx ends, then shuts down (within
+// 10 s).
+func (h *Host) Run(ctx context.Context) error {
+	err := h.Start(ctx)
+	if err == nil {
+		<-ctx.Done()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h.Shutdown(sctx)
+	return err
+}
+
+// Reload applies a new, valid configuration: pipeline settings replaced,
+// plugins started, stopped or restarted by what changed, sessions
+// untouched.
+func (h *Host) Reload(cfg *config.Config) {
+	h.cfg = cfg
+	h.gw.SetSettings(settingsOf(cfg))
+	h.plugins.Apply(Specs(cfg))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	h.gw.RefreshCommands(ctx) // drop commands of stopped plugins
+	cancel()
+	h.log.Info("configuration reloaded", "plugins", len(cfg.EnabledPlugins()))
+}
+
+// Shutdown stops the admin endpoint and intake, lets running turns and
+// deliveries end (or parks them in the journal when ctx ends), stops every
+// plugin and claude process, and closes the store.
+func (h *Host) Shutdown(ctx context.Context) {
+	if h.admin != nil {
+		_ = h.admin.Close(ctx)
+	}
+	h.gw.Close(ctx)
+	h.plugins.Stop()
+	if err := h.agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		h.log.Warn("stopping claude processes", "error", err)
+	}
+	if err := h.db.Close(); err != nil {
+		h.log.Warn("closing the database", "error", err)
+	}
+	h.log.Info("stopped")
+}

@@ -1,0 +1,156 @@
+package pluginhost
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+// Ports adapts the host to the ports the pipeline owns (core/delivery's
+// and core/turn's Channels, core/turn's Hooks, core/gateway's Commands):
+// calls address an instance by name, and the adapter finds its process,
+// waits for it to be ready where the port says so, and calls the plugin.
+// It is the only place the pipeline's calls meet go-plugin.
+type Ports struct{ h *Host }
+
+// Ports returns the host's adapter to the pipeline's ports.
+func (h *Host) Ports() Ports { return Ports{h} }
+
+// errUnknown is the error for an instance that is not configured: a
+// non-retryable channel error, so delivery does not wait for it.
+func errUnknown(instance string) error {
+	return channel.Errorf(channel.CodeInvalidRequest, "instance %q is not running", instance)
+}
+
+// Known reports whether the instance is configured (it may be restarting).
+func (p Ports) Known(instance string) bool { return p.h.Instance(instance) != nil }
+
+// Ready returns the description of an instance that is ready now.
+func (p Ports) Ready(instance string) (host.Description, bool) {
+	_, desc, ok := p.client(instance)
+	return desc, ok
+}
+
+func (p Ports) client(instance string) (*host.Plugin, host.Description, bool) {
+	inst := p.h.Instance(instance)
+	if inst == nil {
+		return nil, host.Description{}, false
+	}
+	return inst.Client()
+}
+
+func (p Ports) wait(ctx context.Context, instance string) (*host.Plugin, host.Description, error) {
+	inst := p.h.Instance(instance)
+	if inst == nil {
+		return nil, host.Description{}, errUnknown(instance)
+	}
+	return inst.WaitReady(ctx)
+}
+
+// WaitReady blocks until the instance is ready, stopped, or ctx ends.
+func (p Ports) WaitReady(ctx context.Context, instance string) (host.Description, error) {
+	_, desc, err := p.wait(ctx, instance)
+	return desc, err
+}
+
+// Send waits for the instance to be ready, then sends.
+func (p Ports) Send(ctx context.Context, instance string, req channel.SendRequest) (channel.SendResponse, error) {
+	plug, _, err := p.wait(ctx, instance)
+	if err != nil {
+		return channel.SendResponse{}, err
+	}
+	return plug.Send(ctx, req)
+}
+
+// Edit edits a message; it fails at once when the instance is not ready.
+func (p Ports) Edit(ctx context.Context, instance string, req channel.EditRequest) error {
+	plug, _, ok := p.client(instance)
+	if !ok {
+		return fmt.Errorf("plugin %s is not ready", instance)
+	}
+	return plug.Edit(ctx, req)
+}
+
+// SetTyping sets the typing indicator; it fails at once when the instance
+// is not ready.
+func (p Ports) SetTyping(ctx context.Context, instance string, req channel.TypingRequest) error {
+	plug, _, ok := p.client(instance)
+	if !ok {
+		return fmt.Errorf("plugin %s is not ready", instance)
+	}
+	return plug.SetTyping(ctx, req)
+}
+
+// Download waits for the instance to be ready, then streams a media ref.
+func (p Ports) Download(ctx context.Context, instance, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error) {
+	plug, _, err := p.wait(ctx, instance)
+	if err != nil {
+		return channel.MediaInfo{}, err
+	}
+	return plug.DownloadMedia(ctx, ref, maxBytes, w)
+}
+
+// BeforeAgentStart calls a hook instance; ok is false when it is not a
+// ready hook plugin.
+func (p Ports) BeforeAgentStart(ctx context.Context, instance string, req hook.Request) (hook.Response, bool, error) {
+	plug, desc, ok := p.client(instance)
+	if !ok || !desc.Hook {
+		return hook.Response{}, false, nil
+	}
+	resp, err := plug.BeforeAgentStart(ctx, req)
+	return resp, err == nil, err
+}
+
+// ListCommands asks every ready command plugin for its commands, by
+// instance; a plugin that fails is skipped and its error returned with the
+// others.
+func (p Ports) ListCommands(ctx context.Context) (map[string][]command.Spec, []error) {
+	out := map[string][]command.Spec{}
+	var errs []error
+	for _, inst := range p.h.Instances() {
+		plug, desc, ok := inst.Client()
+		if !ok || !desc.Command {
+			continue
+		}
+		specs, err := plug.ListCommands(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list commands of %s: %w", inst.Name(), err))
+			continue
+		}
+		out[inst.Name()] = specs
+	}
+	return out, errs
+}
+
+// Execute waits for the command instance to be ready, then runs a command.
+func (p Ports) Execute(ctx context.Context, instance string, req command.Request) (command.Response, error) {
+	plug, _, err := p.wait(ctx, instance)
+	if err != nil {
+		return command.Response{}, err
+	}
+	return plug.Execute(ctx, req)
+}
+
+// PublishMenu sets the command menu of every ready channel that has one.
+func (p Ports) PublishMenu(ctx context.Context, menu []channel.MenuEntry) []error {
+	specs := make([]command.Spec, len(menu))
+	for i, e := range menu {
+		specs[i] = command.Spec{Name: e.Name, Description: e.Description}
+	}
+	var errs []error
+	for _, inst := range p.h.Instances() {
+		plug, desc, ok := inst.Client()
+		if !ok || !desc.Channel || !desc.CommandMenu {
+			continue
+		}
+		if err := plug.SetCommands(ctx, specs); err != nil {
+			errs = append(errs, fmt.Errorf("publish the command menu to %s: %w", inst.Name(), err))
+		}
+	}
+	return errs
+}

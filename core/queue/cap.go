@@ -1,0 +1,69 @@
+package queue
+
+import (
+	"strings"
+
+	"github.com/clawhost/clawhost/core/envelope"
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// applyCap enforces the queue cap: DropOld drops the oldest waiting
+// messages, DropNew the newest, DropSummarize the oldest but keeps a
+// one-line summary of each for the next turn.
+func (q *Queue) applyCap(pol Policy, key, instance string) {
+	n, err := q.journal.CountPending(q.ctx, key)
+	if err != nil || n <= pol.Cap {
+		return
+	}
+	pending, err := q.journal.ListPending(q.ctx, key, 0)
+	over := len(pending) - pol.Cap
+	if err != nil || over <= 0 {
+		return
+	}
+	drop := pending[:over]
+	if pol.Drop == DropNew {
+		drop = pending[len(pending)-over:]
+	}
+	ids := make([]int64, len(drop))
+	for i, e := range drop {
+		ids[i] = e.ID
+	}
+	q.finish(ids, store.StateDropped, "queue full")
+	q.add(-len(ids))
+	for range ids {
+		q.obs.Dropped(instance, "queue full")
+	}
+	q.log.Warn("queue full; messages dropped", "session", key, "policy", pol.Drop, "dropped", len(ids), "cap", pol.Cap)
+	if pol.Drop == DropSummarize {
+		q.summarize(key, drop, pol.Cap)
+	}
+}
+
+// summarize keeps one line per dropped entry (at most limit per session).
+func (q *Queue) summarize(key string, drop []store.Entry, limit int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	sum := q.summaries[key]
+	for _, e := range drop {
+		if m, err := message.Decode(e.Message); err == nil {
+			sum = append(sum, summaryLine(&m))
+		}
+	}
+	if len(sum) > limit {
+		sum = sum[len(sum)-limit:]
+	}
+	q.summaries[key] = sum
+}
+
+func summaryLine(m *message.Message) string {
+	name := m.Sender.Name
+	if name == "" {
+		name = m.Sender.ID
+	}
+	body := strings.Join(strings.Fields(m.Body), " ")
+	if r := []rune(body); len(r) > 140 {
+		body = string(r[:139]) + "…"
+	}
+	return "- " + envelope.SanitizeHeaderPart(name) + ": " + body
+}

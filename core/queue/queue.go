@@ -1,0 +1,271 @@
+package queue
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// Item is an accepted journal entry entering the queue.
+type Item struct {
+	ID      int64
+	Message message.Message
+}
+
+// Runner is the turn stage as the queue drives it.
+type Runner interface {
+	// RunTurn runs one turn over b and delivers its reply. It calls
+	// b.Start once the entries are handed to the agent.
+	RunTurn(ctx context.Context, b *Batch) Status
+	// Abort ends the session's running agent turn; false when none runs.
+	Abort(key string) bool
+	// Steer injects messages into the session's running agent turn; false
+	// when it could not (they are then queued as in Followup).
+	Steer(key string, items []Item) bool
+}
+
+// Status is what became of a turn the queue handed out.
+type Status int
+
+// Statuses.
+const (
+	// Ran: the batch was handled (answered, dropped or failed); the lane
+	// goes on with the next entries.
+	Ran Status = iota
+	// Retry: a store failure kept the entries queued; the lane waits
+	// (Options.Backoff) and tries again.
+	Retry
+	// Halt: the lane cannot go on (the entries' instance is gone, or the
+	// host is stopping); the entries stay in the journal until a restart.
+	Halt
+)
+
+// Observer receives the queue's measurements.
+type Observer interface {
+	SetQueueDepth(n int)
+	Dropped(instance, reason string)
+}
+
+// Options configure a Queue.
+type Options struct {
+	Logger  hclog.Logger
+	Journal store.Journal
+	Runner  Runner
+	// Observer may be nil.
+	Observer Observer
+	Policy   Policy
+	// Backoff is how long a lane waits after a store failure; zero means 1 s.
+	Backoff time.Duration
+}
+
+// Queue runs each session's queued entries, one turn at a time, oldest
+// first. All methods are safe for concurrent use.
+type Queue struct {
+	log     hclog.Logger
+	journal store.Journal
+	runner  Runner
+	obs     Observer
+	backoff time.Duration
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	queued atomic.Int64
+
+	mu        sync.Mutex
+	policy    Policy
+	lanes     map[string]*lane
+	summaries map[string][]string
+}
+
+// lane is a session's run state.
+type lane struct {
+	key     string
+	running bool // a goroutine is draining the queue
+	dirty   bool // work was added since the goroutine last looked
+	active  *Batch
+	// batch maps entry ids a debounce window merged to the first id.
+	batch map[int64]int64
+}
+
+// New returns a Queue; lanes start on Enqueue or Kick.
+func New(opts Options) *Queue {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Queue{
+		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, backoff: opts.Backoff,
+		ctx: ctx, cancel: cancel, policy: opts.Policy.withDefaults(), lanes: map[string]*lane{}, summaries: map[string][]string{},
+	}
+}
+
+// SetPolicy replaces the policy (on reload); waiting entries stay.
+func (q *Queue) SetPolicy(p Policy) {
+	q.mu.Lock()
+	q.policy = p.withDefaults()
+	q.mu.Unlock()
+}
+
+func (q *Queue) currentPolicy() Policy {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.policy
+}
+
+// Close stops the lanes after their running turns and waits for them (or
+// ctx). Queued entries stay in the journal for the next start.
+func (q *Queue) Close(ctx context.Context) {
+	q.cancel()
+	done := make(chan struct{})
+	go func() { q.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// Context is cancelled when the queue closes; turns run under it.
+func (q *Queue) Context() context.Context { return q.ctx }
+
+func (q *Queue) lane(key string) *lane {
+	l := q.lanes[key]
+	if l == nil {
+		l = &lane{key: key, batch: map[int64]int64{}}
+		q.lanes[key] = l
+	}
+	return l
+}
+
+// Recovered counts n entries found queued in the journal at start.
+func (q *Queue) Recovered(n int) { q.add(n) }
+
+func (q *Queue) add(n int) {
+	q.obs.SetQueueDepth(int(max(q.queued.Add(int64(n)), 0)))
+}
+
+// Depth is the number of entries waiting in session queues.
+func (q *Queue) Depth() int { return int(max(q.queued.Load(), 0)) }
+
+// Running reports whether a turn of the session is running.
+func (q *Queue) Running(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := q.lanes[key]
+	return l != nil && l.active != nil
+}
+
+// Enqueue puts a batch (one message, or the messages a debounce window
+// merged, oldest first) in the session's queue, applies the mode against
+// a running turn and the cap with its drop policy, and starts the lane.
+func (q *Queue) Enqueue(key string, items []Item) {
+	ids := make([]int64, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+		if err := q.journal.Enqueue(q.ctx, it.ID, key); err != nil {
+			q.log.Error("enqueue failed; the message stays in the journal for the next start", "id", it.ID, "error", err)
+			return
+		}
+	}
+	q.add(len(ids))
+	pol := q.currentPolicy()
+	instance := items[len(items)-1].Message.Instance
+	q.mu.Lock()
+	l := q.lane(key)
+	if len(items) > 1 {
+		for _, id := range ids {
+			l.batch[id] = ids[0]
+		}
+	}
+	run := l.active
+	q.mu.Unlock()
+	if run != nil {
+		switch pol.ModeFor(instance) {
+		case Interrupt:
+			q.Abort(key, "interrupted by a new message")
+		case Steer:
+			if q.steer(key, run, items, ids) {
+				return
+			}
+		}
+	}
+	q.applyCap(pol, key, instance)
+	q.Kick(key)
+}
+
+// steer injects items into the running turn; its reply then answers them.
+func (q *Queue) steer(key string, run *Batch, items []Item, ids []int64) bool {
+	if !q.runner.Steer(key, items) {
+		return false
+	}
+	if err := q.journal.Start(q.ctx, ids...); err != nil {
+		q.log.Error("journal start of steered messages failed", "error", err)
+	}
+	q.add(-len(ids))
+	run.mu.Lock()
+	run.steered = append(run.steered, ids...)
+	run.mu.Unlock()
+	q.log.Debug("message steered into the running turn", "session", key, "ids", ids)
+	return true
+}
+
+// Abort ends the session's running turn, if any, recording why.
+func (q *Queue) Abort(key, reason string) bool {
+	q.mu.Lock()
+	var run *Batch
+	if l := q.lanes[key]; l != nil {
+		run = l.active
+	}
+	q.mu.Unlock()
+	if run == nil {
+		return false
+	}
+	run.mu.Lock()
+	if run.reason == "" {
+		run.reason = reason
+	}
+	run.mu.Unlock()
+	return q.runner.Abort(key)
+}
+
+// Clear drops every waiting entry of the session and its summaries (for
+// /stop); it returns how many were dropped.
+func (q *Queue) Clear(key, reason string) int {
+	pending, _ := q.journal.ListPending(q.ctx, key, 0)
+	ids := make([]int64, len(pending))
+	for i, e := range pending {
+		ids[i] = e.ID
+	}
+	q.finish(ids, store.StateDropped, reason)
+	q.add(-len(ids))
+	q.mu.Lock()
+	delete(q.summaries, key)
+	q.mu.Unlock()
+	return len(ids)
+}
+
+func (q *Queue) finish(ids []int64, state store.State, reason string) {
+	if len(ids) == 0 {
+		return
+	}
+	if err := q.journal.Finish(q.ctx, store.FinishRequest{IDs: ids, State: state, Reason: reason}); err != nil && q.ctx.Err() == nil {
+		q.log.Error("journal finish failed", "ids", ids, "state", state, "error", err)
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) SetQueueDepth(int)      {}
+func (nopObserver) Dropped(string, string) {}

@@ -1,0 +1,366 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// The queue's rules run in-process against the real SQLite journal and a
+// recording runner that holds each turn until the test releases it.
+
+type turnCall struct {
+	b    *Batch
+	done chan Status
+}
+
+type recRunner struct {
+	turns   chan turnCall
+	mu      sync.Mutex
+	aborts  []string
+	steer   bool
+	steered [][]Item
+}
+
+func newRecRunner() *recRunner { return &recRunner{turns: make(chan turnCall)} }
+
+func (r *recRunner) RunTurn(ctx context.Context, b *Batch) Status {
+	c := turnCall{b: b, done: make(chan Status)}
+	select {
+	case r.turns <- c:
+	case <-ctx.Done():
+		return Halt
+	}
+	return <-c.done
+}
+
+func (r *recRunner) Abort(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.aborts = append(r.aborts, key)
+	return true
+}
+
+func (r *recRunner) Steer(key string, items []Item) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.steer {
+		r.steered = append(r.steered, items)
+	}
+	return r.steer
+}
+
+// next waits for the lane to hand out a turn (bounded).
+func (r *recRunner) next(t *testing.T) turnCall {
+	t.Helper()
+	select {
+	case c := <-r.turns:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no turn was started")
+	}
+	return turnCall{}
+}
+
+// begin takes the next turn and marks its entries started, as a turn does
+// before it runs the agent.
+func (r *recRunner) begin(t *testing.T) turnCall {
+	t.Helper()
+	c := r.next(t)
+	if err := c.b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// run takes the next turn, marks it started and ends it with st.
+func (r *recRunner) run(t *testing.T, st Status) *Batch {
+	t.Helper()
+	c := r.next(t)
+	if st == Ran {
+		if err := c.b.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.done <- st
+	return c.b
+}
+
+type recObserver struct {
+	mu      sync.Mutex
+	depth   int
+	dropped int
+}
+
+func (o *recObserver) SetQueueDepth(n int) { o.mu.Lock(); o.depth = n; o.mu.Unlock() }
+func (o *recObserver) Dropped(string, string) {
+	o.mu.Lock()
+	o.dropped++
+	o.mu.Unlock()
+}
+
+type fixture struct {
+	t   *testing.T
+	db  *sqlite.DB
+	q   *Queue
+	run *recRunner
+	obs *recObserver
+	n   int
+}
+
+func newFixture(t *testing.T, pol Policy) *fixture {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, db: db, run: newRecRunner(), obs: &recObserver{}}
+	f.q = New(Options{Journal: db, Runner: f.run, Observer: f.obs, Policy: pol, Backoff: time.Millisecond})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		f.q.Close(ctx)
+		_ = db.Close()
+	})
+	return f
+}
+
+// item accepts a message into the journal and returns it as a queue item.
+func (f *fixture) item(body string) Item {
+	f.t.Helper()
+	f.n++
+	m := message.Message{Instance: "tg", ChatID: "1", MessageID: fmt.Sprint(f.n), Body: body, Sender: channel.Sender{ID: "7", Name: "Ann"}}
+	res, err := f.db.Accept(context.Background(), store.Inbound{Instance: "tg", ChatID: "1", MessageID: m.MessageID, Message: message.Encode(&m)})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return Item{ID: res.ID, Message: m}
+}
+
+func bodies(t *testing.T, b *Batch) []string {
+	t.Helper()
+	var out []string
+	for _, e := range b.Entries {
+		m, err := message.Decode(e.Message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m.Body)
+	}
+	return out
+}
+
+func (f *fixture) state(id int64) store.State {
+	f.t.Helper()
+	e, err := f.db.Entry(context.Background(), id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return e.State
+}
+
+func equal(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+func TestFollowupOneTurnPerMessageInOrder(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{})
+	f.q.Enqueue("k", []Item{f.item("a")})
+	c := f.run.begin(t) // "a" is running
+	f.q.Enqueue("k", []Item{f.item("b")})
+	f.q.Enqueue("k", []Item{f.item("c")})
+	if got := bodies(t, c.b); !equal(got, []string{"a"}) {
+		t.Fatalf("first turn %v", got)
+	}
+	if !f.q.Running("k") || f.q.Depth() != 2 {
+		t.Fatalf("running %v depth %d", f.q.Running("k"), f.q.Depth())
+	}
+	c.done <- Ran
+	for _, want := range []string{"b", "c"} {
+		if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{want}) {
+			t.Fatalf("got %v, want %s", got, want)
+		}
+	}
+	if f.q.Depth() != 0 {
+		t.Errorf("depth %d after every turn", f.q.Depth())
+	}
+}
+
+func TestDebounceBatchIsOneTurn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{})
+	a, b := f.item("a"), f.item("b")
+	f.q.Enqueue("k", []Item{a, b})
+	got := f.run.run(t, Ran)
+	if !equal(bodies(t, got), []string{"a", "b"}) || got.Collected {
+		t.Fatalf("batch %v collected %v", bodies(t, got), got.Collected)
+	}
+	if cov := got.Covers(); len(cov) != 1 || cov[0] != b.ID {
+		t.Errorf("covers %v, want [%d]", cov, b.ID)
+	}
+}
+
+func TestCollectTakesEverythingWaiting(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{Mode: Collect})
+	f.q.Enqueue("k", []Item{f.item("a")})
+	c := f.run.begin(t)
+	f.q.Enqueue("k", []Item{f.item("b")})
+	f.q.Enqueue("k", []Item{f.item("c")})
+	c.done <- Ran
+	got := f.run.run(t, Ran)
+	if !equal(bodies(t, got), []string{"b", "c"}) || !got.Collected {
+		t.Fatalf("batch %v collected %v", bodies(t, got), got.Collected)
+	}
+}
+
+func TestInterruptAbortsTheRunningTurn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{Mode: Followup, ByInstance: map[string]Mode{"tg": Interrupt}})
+	f.q.Enqueue("k", []Item{f.item("slow")})
+	c := f.run.begin(t)
+	f.q.Enqueue("k", []Item{f.item("newer")})
+	if c.b.AbortReason() != "interrupted by a new message" || len(f.run.aborts) != 1 {
+		t.Fatalf("reason %q aborts %v", c.b.AbortReason(), f.run.aborts)
+	}
+	c.done <- Ran
+	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"newer"}) {
+		t.Fatalf("next turn %v", got)
+	}
+}
+
+func TestSteerJoinsTheRunningTurn(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{Mode: Steer})
+	f.run.steer = true
+	f.q.Enqueue("k", []Item{f.item("first")})
+	c := f.run.begin(t)
+	s := f.item("more")
+	f.q.Enqueue("k", []Item{s})
+	if cov := c.b.Covers(); len(cov) != 1 || cov[0] != s.ID {
+		t.Fatalf("covers %v, want the steered %d", cov, s.ID)
+	}
+	if f.state(s.ID) != store.StateProcessing || f.q.Depth() != 0 {
+		t.Errorf("steered entry %s, depth %d", f.state(s.ID), f.q.Depth())
+	}
+	c.done <- Ran
+	f.run.steer = false
+	f.q.Enqueue("k", []Item{f.item("after")})
+	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"after"}) {
+		t.Fatalf("steered message run again: %v", got)
+	}
+}
+
+func TestCapPolicies(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		drop      Drop
+		next      []string
+		summaries int
+	}{
+		{DropOld, []string{"m3"}, 0},
+		{DropNew, []string{"m1"}, 0},
+		{DropSummarize, []string{"m3"}, 1},
+	} {
+		t.Run(string(tc.drop), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, Policy{Cap: 1, Drop: tc.drop})
+			f.q.Enqueue("k", []Item{f.item("busy")})
+			c := f.run.begin(t)
+			var items []Item
+			for _, w := range []string{"m1", "m2", "m3"} {
+				it := f.item(w)
+				items = append(items, it)
+				f.q.Enqueue("k", []Item{it})
+			}
+			c.done <- Ran
+			got := f.run.run(t, Ran)
+			if !equal(bodies(t, got), tc.next) || len(got.Summaries) != tc.summaries {
+				t.Fatalf("next %v summaries %q", bodies(t, got), got.Summaries)
+			}
+			// Summaries are capped like the queue: the latest drop is kept.
+			if tc.summaries > 0 && got.Summaries[0] != "- Ann: m2" {
+				t.Errorf("summary %q", got.Summaries[0])
+			}
+			if f.obs.dropped != 2 {
+				t.Errorf("dropped %d, want 2", f.obs.dropped)
+			}
+		})
+	}
+}
+
+func TestRetryAndHalt(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{})
+	it := f.item("a")
+	f.q.Enqueue("k", []Item{it})
+	f.run.run(t, Retry) // a store failure: the same entry again
+	if got := bodies(t, f.run.run(t, Halt)); !equal(got, []string{"a"}) {
+		t.Fatalf("retried %v", got)
+	}
+	if f.state(it.ID) != store.StateQueued {
+		t.Fatalf("halted entry is %s, want queued", f.state(it.ID))
+	}
+	f.q.Kick("k") // e.g. the instance is back after a restart
+	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"a"}) {
+		t.Fatalf("after kick %v", got)
+	}
+}
+
+func TestClearDropsWaiting(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{})
+	f.q.Enqueue("k", []Item{f.item("a")})
+	c := f.run.begin(t)
+	b := f.item("b")
+	f.q.Enqueue("k", []Item{b})
+	if n := f.q.Clear("k", "cleared by /stop"); n != 1 || f.state(b.ID) != store.StateDropped || f.q.Depth() != 0 {
+		t.Fatalf("cleared %d, state %s, depth %d", n, f.state(b.ID), f.q.Depth())
+	}
+	c.done <- Ran
+}
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	if m, err := ParseMode(" Collect "); err != nil || m != Collect {
+		t.Errorf("ParseMode: %v %v", m, err)
+	}
+	if m, _ := ParseMode(""); m != Followup {
+		t.Errorf("default mode %v", m)
+	}
+	if _, err := ParseMode("queue"); err == nil {
+		t.Error("unknown mode accepted")
+	}
+	if d, _ := ParseDrop(""); d != DropSummarize {
+		t.Errorf("default drop %v", d)
+	}
+	if _, err := ParseDrop("x"); err == nil {
+		t.Error("unknown drop accepted")
+	}
+}
+
+func TestOrderedRunsInOrderPerKey(t *testing.T) {
+	t.Parallel()
+	o := NewOrdered()
+	var mu sync.Mutex
+	got := map[string][]int{}
+	for i := range 100 {
+		for _, k := range []string{"a", "b"} {
+			o.Do(k, func() { mu.Lock(); got[k] = append(got[k], i); mu.Unlock() })
+		}
+	}
+	o.Wait()
+	for _, k := range []string{"a", "b"} {
+		for i, v := range got[k] {
+			if v != i {
+				t.Fatalf("%s out of order: %v", k, got[k])
+			}
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package core
+
+import (
+	"context"
+	"errors"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/metrics"
+	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// statusSource feeds the admin status page.
+type statusSource struct{ h *Host }
+
+func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
+	h := s.h
+	snap := admin.Snapshot{Version: h.opts.Version, StartedAt: h.started, QueueDepth: h.gw.QueueDepth(), Errors: h.ring.List()}
+	for _, inst := range h.plugins.Instances() {
+		st := inst.Status()
+		p := admin.Plugin{Instance: st.Instance, Source: st.Source, State: string(st.State), LastError: st.LastError,
+			Restarts: st.Restarts, PID: st.PID, Since: st.Since, Ready: st.State == pluginhost.StateReady}
+		d := st.Description
+		for kind, on := range map[string]bool{"channel": d.Channel, "command": d.Command, "hook": d.Hook} {
+			if on {
+				p.Kinds = append(p.Kinds, kind)
+			}
+		}
+		snap.Plugins = append(snap.Plugins, p)
+	}
+	sessions, total := h.gw.Sessions(ctx, 200)
+	snap.SessionCount = total
+	for _, si := range sessions {
+		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, SessionID: si.SessionID, Model: si.Model,
+			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
+			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running})
+	}
+	for key, pid := range h.agent.Warm() {
+		snap.Warm = append(snap.Warm, admin.Warm{Key: key, PID: pid})
+	}
+	return snap
+}
+
+func pluginStats(h *pluginhost.Host) []metrics.PluginStat {
+	var out []metrics.PluginStat
+	for _, inst := range h.Instances() {
+		st := inst.Status()
+		out = append(out, metrics.PluginStat{Instance: st.Instance, Source: st.Source, State: string(st.State), Ready: st.State == pluginhost.StateReady, Restarts: st.Restarts})
+	}
+	return out
+}
+
+// PairingAPI adapts the store's pairing codes to the admin endpoint and
+// the pairing subcommand.
+type PairingAPI struct{ DB store.Pairing }
+
+// PendingPairings lists the pending codes of every instance.
+func (p PairingAPI) PendingPairings(ctx context.Context) ([]admin.PairingCode, error) {
+	codes, err := p.DB.PendingPairings(ctx, "")
+	out := make([]admin.PairingCode, len(codes))
+	for i, c := range codes {
+		out[i] = admin.PairingCode{Instance: c.Instance, SenderID: c.SenderID, Code: c.Code, CreatedAt: c.CreatedAt, ExpiresAt: c.ExpiresAt}
+	}
+	return out, err
+}
+
+// ApprovePairing approves a code and returns the sender's allow_from entry.
+func (p PairingAPI) ApprovePairing(ctx context.Context, code string) (string, error) {
+	s, err := p.DB.ApprovePairing(ctx, code)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", admin.ErrNotFound
+	case errors.Is(err, store.ErrExpired):
+		return "", admin.ErrExpired
+	case err != nil:
+		return "", err
+	}
+	return s.Entry(), nil
+}

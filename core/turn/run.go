@@ -1,0 +1,165 @@
+package turn
+
+import (
+	"context"
+	"strings"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// Request is one turn: queued entries of one session, oldest first.
+type Request struct {
+	Key     string
+	Entries []store.Entry
+	// Collected: several waiting messages merged by collect mode.
+	Collected bool
+	// Summaries of messages the queue cap dropped.
+	Summaries []string
+	// Start marks the entries as handed to the agent.
+	Start func(ctx context.Context) error
+	// AbortReason says why the run was aborted; called after it ended.
+	AbortReason func() string
+}
+
+// Outcome is what became of a turn.
+type Outcome struct {
+	// Retry: a store failure kept the entries queued. Halt: the lane cannot
+	// go on (instance gone, host stopping); the entries stay in the journal.
+	Retry, Halt bool
+	// Deliver: record Text (possibly empty: "no reply") as the reply to
+	// the entries, and send it to Target.
+	Deliver bool
+	Target  message.Target
+	Text    string
+	Format  string
+	ReplyTo string
+	// Draft is the turn's live draft, if any: the reply's first chunk
+	// replaces it.
+	Draft Draft
+	// EndTyping switches the typing indicator off; call it once the reply
+	// is delivered. Nil unless Deliver.
+	EndTyping func()
+}
+
+// Run runs the turn.
+func (t *Turns) Run(ctx context.Context, req Request) Outcome {
+	set := t.settings()
+	msgs, ok := t.decode(ctx, req.Entries)
+	if !ok {
+		return Outcome{}
+	}
+	last := &msgs[len(msgs)-1]
+	log := t.log.With("session", req.Key, "ids", ids(req.Entries))
+	if !t.opts.Channels.Known(last.Instance) {
+		log.Warn("message for a disabled or unknown instance; kept in the journal until it is enabled and the host restarts", "instance", last.Instance)
+		return Outcome{Halt: true}
+	}
+	sess, fresh, err := t.session(ctx, set, req.Key, last)
+	if err != nil {
+		log.Error("session store failed; message kept queued", "error", err)
+		return Outcome{Retry: true}
+	}
+	if err := req.Start(ctx); err != nil {
+		if ctx.Err() == nil {
+			log.Error("journal start failed; message kept queued", "error", err)
+		}
+		return Outcome{Retry: ctx.Err() == nil, Halt: ctx.Err() != nil}
+	}
+	seal := t.opts.Output.Typing(last.Target())
+	o := t.exchange(ctx, set, req, sess, fresh, msgs)
+	if o.Deliver {
+		o.EndTyping = seal
+	} else {
+		seal()
+	}
+	return o
+}
+
+// exchange runs the agent for the started entries and says what to deliver.
+func (t *Turns) exchange(ctx context.Context, set Settings, req Request, sess store.Session, fresh bool, msgs []message.Message) Outcome {
+	last := &msgs[len(msgs)-1]
+	log := t.log.With("session", req.Key, "ids", ids(req.Entries))
+	for i := range msgs {
+		t.fetchMedia(ctx, set, &msgs[i], req.Entries[i].ID)
+	}
+	prompt, system := t.prompt(ctx, set, req, sess, msgs, fresh)
+	t.memoryFlush(ctx, req.Key, &sess, last.Target())
+
+	t.opts.Observer.SetActiveRuns(int(t.active.Add(1)))
+	started := t.opts.Now()
+	res, out := t.runAgent(ctx, set, req.Key, sess, fresh, prompt, system, last)
+	t.opts.Observer.SetActiveRuns(int(t.active.Add(-1)))
+	if ctx.Err() != nil {
+		// Shutting down: the run was cut by the stop, not by the user. The
+		// entries stay in processing; the next start runs them again.
+		log.Info("turn interrupted by shutdown; it runs again after the restart")
+		return Outcome{Halt: true}
+	}
+	outcome := "ok"
+	if res.Err != nil {
+		outcome = string(res.Err.Kind)
+		t.opts.Observer.RunnerError(outcome)
+	}
+	t.opts.Observer.Turn(t.opts.Now().Sub(started), outcome)
+	t.recordUsage(ctx, req.Key, sess, res, last)
+	log.Debug("agent turn done", "duration", res.Duration, "outcome", outcome, "new_process", res.NewProcess)
+	return t.outcome(ctx, req, res, out, last)
+}
+
+// outcome turns the runner's result into what to deliver.
+func (t *Turns) outcome(ctx context.Context, req Request, res runner.Result, out streamed, last *message.Message) Outcome {
+	o := Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatMarkdown, Draft: out.draft}
+	log := t.log.With("session", req.Key)
+	switch {
+	case res.Err == nil:
+		o.Text = out.remainder
+		if res.SessionReset {
+			o.Text = strings.TrimSpace("(The earlier conversation could not be restored; this reply starts a new session.)\n\n" + o.Text)
+		}
+	case res.Err.Kind == runner.KindAborted:
+		log.Info("turn aborted", "reason", req.AbortReason())
+		return Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatPlain}
+	case res.Err.Kind == runner.KindPromptTooLong:
+		log.Warn("conversation too long for the context window; starting a new session", "detail", res.Err.Detail)
+		t.Reset(ctx, req.Key, last, "prompt too long")
+		o.Text, o.Format = "This conversation got too long for the model's context, so I started a new session. Please send your last message again.", channel.FormatPlain
+	default:
+		log.Error("agent turn failed", "kind", res.Err.Kind, "detail", res.Err.Detail)
+		o.Text, o.Format = res.Err.Notice, channel.FormatPlain
+	}
+	if out.replyTo.Current {
+		o.ReplyTo = last.MessageID
+	} else if out.replyTo.MessageID != "" {
+		o.ReplyTo = out.replyTo.MessageID
+	}
+	return o
+}
+
+// decode reads the entries' messages; an unreadable entry fails alone and
+// the turn is skipped (the lane picks the rest again).
+func (t *Turns) decode(ctx context.Context, entries []store.Entry) ([]message.Message, bool) {
+	msgs := make([]message.Message, 0, len(entries))
+	for _, e := range entries {
+		m, err := message.Decode(e.Message)
+		if err != nil {
+			t.log.Error("journal entry unreadable; marked failed", "id", e.ID, "error", err)
+			if ferr := t.opts.Store.Finish(ctx, store.FinishRequest{IDs: []int64{e.ID}, State: store.StateFailed, Reason: "unreadable"}); ferr != nil {
+				t.log.Error("journal finish failed", "id", e.ID, "error", ferr)
+			}
+			return nil, false
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, true
+}
+
+func ids(entries []store.Entry) []int64 {
+	out := make([]int64, len(entries))
+	for i, e := range entries {
+		out[i] = e.ID
+	}
+	return out
+}

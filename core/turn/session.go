@@ -1,0 +1,168 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/reply"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionreset"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// chatMeta is what the session store keeps as chat metadata, plus the
+// memory-flush bookkeeping the runner's MemoryFlush decision needs.
+type chatMeta struct {
+	Instance     string `json:"instance"`
+	Channel      string `json:"channel"`
+	ChatType     string `json:"chat_type"`
+	ChatID       string `json:"chat_id"`
+	ThreadID     string `json:"thread_id,omitempty"`
+	Title        string `json:"title,omitempty"`
+	SenderName   string `json:"sender_name,omitempty"`
+	PromptTokens int    `json:"prompt_tokens,omitempty"`
+	Window       int    `json:"context_window,omitempty"`
+	Compactions  int    `json:"compactions,omitempty"`
+}
+
+// session returns the session to run the turn in, starting a new one when
+// there is none, or when the reset policy says the old one is stale.
+func (t *Turns) session(ctx context.Context, set Settings, key string, m *message.Message) (store.Session, bool, error) {
+	now := t.opts.Now()
+	var fresh bool
+	var staleReason string
+	s, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+		stale := !found || s.ClaudeSessionID == ""
+		if !stale {
+			typ := sessionreset.TypeOf(key, m.IsGroup(), m.ThreadID != "")
+			pol := sessionreset.Resolve(set.Reset, m.Instance, typ)
+			f := sessionreset.Evaluate(pol, sessionreset.Times{UpdatedAt: s.UpdatedAt, StartedAt: s.CreatedAt, LastInteractionAt: s.LastMessageAt}, now, set.Location)
+			if !f.Fresh {
+				stale, staleReason = true, f.StaleReason
+			}
+		}
+		if stale {
+			*s = store.Session{Key: key, SessionID: uuid.NewString(), ClaudeSessionID: uuid.NewString(), CreatedAt: now, Verbose: s.Verbose, AbortHint: s.AbortHint}
+			fresh = true
+		}
+		return nil
+	})
+	if staleReason != "" {
+		t.log.Info("session expired by reset policy; starting a new one", "session", key, "reason", staleReason)
+		t.opts.Agent.Stop(key)
+		t.history.Clear(HistoryKey(m))
+	}
+	return s, fresh, err
+}
+
+// Reset starts a new session under key: the claude process is stopped and
+// the next turn starts a new claude session; the chat's group history is
+// cleared. Queued messages stay (aborting a running turn is the queue's).
+func (t *Turns) Reset(ctx context.Context, key string, m *message.Message, reason string) {
+	t.opts.Agent.Stop(key)
+	if _, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+		*s = store.Session{Key: key, Verbose: s.Verbose, Chat: s.Chat, LastTarget: s.LastTarget}
+		return nil
+	}); err != nil {
+		t.log.Error("session reset failed", "session", key, "error", err)
+	}
+	t.history.Clear(HistoryKey(m))
+	t.log.Info("session reset", "session", key, "reason", reason)
+}
+
+// recordUsage adds the turn to the session's bookkeeping.
+func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session, res runner.Result, m *message.Message) {
+	now := t.opts.Now()
+	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+		if s.SessionID != sess.SessionID && found {
+			return nil // reset meanwhile
+		}
+		if !found {
+			*s = sess
+		}
+		if res.Err == nil || res.Usage.OutputTokens > 0 {
+			s.Turns++
+		}
+		s.Usage.InputTokens += int64(res.Usage.InputTokens)
+		s.Usage.OutputTokens += int64(res.Usage.OutputTokens)
+		s.Usage.CacheReadTokens += int64(res.Usage.CacheReadInputTokens)
+		s.Usage.CacheCreationTokens += int64(res.Usage.CacheCreationInputTokens)
+		s.CostUSD += res.Usage.CostUSD
+		if res.Model != "" {
+			s.Model = res.Model
+		}
+		s.LastMessageAt = now
+		s.LastTarget = store.Target{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID}
+		// The next prompt says the run was cut short (/stop, interrupt
+		// mode, the turn timeout).
+		s.AbortHint = res.Err != nil && (res.Err.Kind == runner.KindAborted || res.Err.Kind == runner.KindTimeout)
+		s.Chat = updateMeta(s.Chat, res, m)
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		t.log.Error("session update failed", "session", key, "error", err)
+	}
+}
+
+// updateMeta folds the turn into the session's chat metadata.
+func updateMeta(raw []byte, res runner.Result, m *message.Message) []byte {
+	var meta chatMeta
+	_ = json.Unmarshal(raw, &meta)
+	meta.Instance, meta.Channel, meta.ChatType, meta.ChatID, meta.ThreadID = m.Instance, m.Channel, string(m.ChatType), m.ChatID, m.ThreadID
+	if m.ChatTitle != "" {
+		meta.Title = m.ChatTitle
+	}
+	if m.Sender.Name != "" && !m.IsGroup() {
+		meta.SenderName = m.Sender.Name
+	}
+	if p := res.Usage.PromptTokens(); p > 0 {
+		meta.PromptTokens = p
+	}
+	if res.ContextWindow > 0 {
+		meta.Window = res.ContextWindow
+	}
+	if res.Compacted {
+		meta.Compactions++
+	}
+	b, _ := json.Marshal(meta)
+	return b
+}
+
+// memoryFlush runs the pre-compaction memory-flush turn when the session's
+// prompt approaches the context window, once per compaction cycle. Its
+// NO_REPLY is suppressed; any other answer is sent like a notice.
+func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session, tgt message.Target) {
+	mf := t.opts.MemoryFlush
+	var meta chatMeta
+	_ = json.Unmarshal(sess.Chat, &meta)
+	var flushed *int
+	if sess.MemoryFlushCycle > 0 {
+		c := int(sess.MemoryFlushCycle - 1)
+		flushed = &c
+	}
+	if !mf.Due(runner.FlushState{PromptTokens: meta.PromptTokens, ReportedContextWindow: meta.Window, CompactionCount: meta.Compactions, FlushedAtCompaction: flushed}) {
+		return
+	}
+	prompt, system := mf.Texts()
+	t.log.Info("running the memory-flush turn before compaction", "session", key, "prompt_tokens", meta.PromptTokens)
+	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system})
+	if err != nil {
+		return
+	}
+	res := run.Wait()
+	cycle := int64(meta.Compactions) + 1
+	_, _ = t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error { s.MemoryFlushCycle = cycle; return nil })
+	sess.MemoryFlushCycle = cycle
+	if res.Err != nil {
+		t.log.Warn("memory-flush turn failed", "session", key, "kind", res.Err.Kind)
+		return
+	}
+	if p, skip := reply.Normalize(reply.Payload{Text: res.Text}, reply.Options{}); skip == reply.Deliver && strings.TrimSpace(p.Text) != "" {
+		t.opts.Output.Send(key, tgt, p.Text, channel.FormatPlain)
+	}
+}

@@ -1,0 +1,186 @@
+package turn
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/reply"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+const progressMaxLen = 120
+
+// streamed is what a run leaves for delivery.
+type streamed struct {
+	// remainder is the normalized reply text not yet delivered.
+	remainder string
+	replyTo   reply.ReplyTarget
+	draft     Draft
+}
+
+// streamer shows one run's text while it is produced: blocks are sent as
+// they are coalesced (800–1200 characters, paragraph breaks preferred, 1 s
+// idle flush), or shown as a live draft edited at most once a second.
+type streamer struct {
+	t       *Turns
+	key     string
+	tgt     message.Target
+	mode    Streaming
+	verbose bool
+	opts    reply.Options
+	c       *runner.Coalescer
+	acc     strings.Builder // the whole streamed text, for the draft
+	out     streamed
+}
+
+// streamMode resolves the streaming setting for a target.
+func (t *Turns) streamMode(set Settings, instance string) Streaming {
+	if set.Streaming != StreamAuto && set.Streaming != StreamDraft {
+		return set.Streaming
+	}
+	if t.opts.Output.CanEdit(instance) {
+		return StreamDraft
+	}
+	return StreamBlocks
+}
+
+// runAgent runs the turn and streams its text. What the final result adds
+// to what was streamed is returned for the outbox; nothing is shown twice.
+func (t *Turns) runAgent(ctx context.Context, set Settings, key string, sess store.Session, fresh bool, prompt, system string, m *message.Message) (runner.Result, streamed) {
+	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system})
+	if err != nil {
+		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
+	}
+	s := &streamer{
+		t: t, key: key, tgt: m.Target(), mode: t.streamMode(set, m.Instance), verbose: sess.Verbose || set.Verbose,
+		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: set.Model, ModelFull: set.Model, Provider: "anthropic"}},
+		c:    runner.NewCoalescer(runner.CoalesceConfig{}, t.opts.Now),
+	}
+	if s.mode == StreamDraft {
+		s.out.draft = t.opts.Output.NewDraft(key, s.tgt)
+	}
+	res := s.consume(run.Events())
+	if s.out.draft != nil {
+		s.out.draft.Stop()
+	}
+	if res.Err == nil {
+		s.finish(res.Text)
+	}
+	return res, s.out
+}
+
+// consume reads the run's events until it ends, streaming text and tool
+// progress, and returns its result.
+func (s *streamer) consume(events <-chan runner.Event) runner.Result {
+	var res runner.Result
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				return res
+			}
+			s.event(e, &res)
+		case <-timerC:
+			for _, b := range s.c.Poll() {
+				s.emit(b)
+			}
+		}
+		timerC = nil
+		if at, ok := s.c.Deadline(); ok && s.mode != StreamOff {
+			wait := max(at.Sub(s.t.opts.Now()), time.Millisecond)
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			timerC = timer.C
+		}
+	}
+}
+
+func (s *streamer) event(e runner.Event, res *runner.Result) {
+	switch e.Kind {
+	case runner.EventResult:
+		*res = *e.Result
+	case runner.EventToolUse:
+		if s.verbose && e.Tool != nil {
+			s.t.opts.Output.Send(s.key, s.tgt, progressLine(e.Tool), channel.FormatPlain)
+		}
+	default:
+		if s.mode != StreamOff {
+			for _, b := range s.c.Feed(e) {
+				s.emit(b)
+			}
+		}
+	}
+}
+
+// emit shows one coalesced block.
+func (s *streamer) emit(block string) {
+	switch s.mode {
+	case StreamBlocks:
+		p, skip := reply.Normalize(reply.Payload{Text: block}, s.opts)
+		if skip != reply.Deliver || strings.TrimSpace(p.Text) == "" {
+			return
+		}
+		if !p.ReplyTo.IsZero() && s.out.replyTo.IsZero() {
+			s.out.replyTo = p.ReplyTo
+		}
+		s.t.opts.Output.Send(s.key, s.tgt, p.Text, channel.FormatMarkdown)
+	case StreamDraft:
+		if s.acc.Len() > 0 {
+			s.acc.WriteString("\n\n")
+		}
+		s.acc.WriteString(block)
+		s.out.draft.Update(s.acc.String())
+	}
+}
+
+// finish reconciles the final result with what was streamed and keeps the
+// rest, normalized, for delivery.
+func (s *streamer) finish(text string) {
+	final := text
+	if s.mode != StreamOff {
+		blocks, diverged := s.c.Finish(text)
+		if diverged {
+			s.t.log.Debug("final result differs from the streamed text; delivered in full", "session", s.key)
+		}
+		if s.mode == StreamDraft {
+			// The draft shows the streamed text; the final message is the
+			// whole reply.
+			final = strings.TrimSpace(s.acc.String() + "\n\n" + strings.Join(blocks, "\n\n"))
+		} else {
+			final = strings.Join(blocks, "\n\n")
+		}
+	}
+	p, skip := reply.Normalize(reply.Payload{Text: final}, s.opts)
+	if skip != reply.Deliver {
+		return
+	}
+	s.out.remainder = p.Text
+	if s.out.replyTo.IsZero() {
+		s.out.replyTo = p.ReplyTo
+	}
+}
+
+func progressLine(t *runner.ToolUse) string {
+	s := "⚙ " + t.Name
+	if t.Summary != "" {
+		s += ": " + t.Summary
+	}
+	if r := []rune(s); len(r) > progressMaxLen {
+		s = string(r[:progressMaxLen-1]) + "…"
+	}
+	return s
+}

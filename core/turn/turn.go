@@ -1,0 +1,231 @@
+// Package turn runs one agent turn for a batch of queued messages: it
+// decides whether the session is still fresh (reset policies), downloads
+// attachments, builds the prompt (envelopes, group history, dropped-message
+// summaries, the abort hint, before_agent_start hooks), runs the memory
+// flush when due, calls the runner and streams its text (blocks or a live
+// draft), records usage, and hands back what to deliver. It does not
+// deliver the final reply itself: the composer passes the [Outcome] to
+// core/delivery, so a turn can be tested without a channel.
+//
+// It reaches plugins and the chat only through its ports: [Channels] (is
+// the instance configured, download media), [Hooks] and [Output].
+package turn
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/envelope"
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionreset"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/hook"
+)
+
+// Agent runs claude turns; *runner.Runner implements it.
+type Agent interface {
+	Run(ctx context.Context, req runner.TurnRequest) (*runner.Turn, error)
+	// Steer injects text into the session's running turn.
+	Steer(key, text string) (bool, error)
+	CanSteer() bool
+	// Stop ends the session's warm process (a new session follows).
+	Stop(key string)
+}
+
+// Channels is the port to the channel instances a turn needs.
+type Channels interface {
+	// Known reports whether the instance is configured (it may be
+	// restarting).
+	Known(instance string) bool
+	// Download waits for the instance to be ready, then streams the media
+	// ref into w (at most maxBytes).
+	Download(ctx context.Context, instance, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error)
+}
+
+// Hooks is the port to the before_agent_start hook plugins.
+type Hooks interface {
+	// BeforeAgentStart calls the hook instance. ok is false when the
+	// instance is not a ready hook plugin (it is skipped). It may block up
+	// to ctx's deadline.
+	BeforeAgentStart(ctx context.Context, instance string, req hook.Request) (resp hook.Response, ok bool, err error)
+}
+
+// Draft is a live draft of a reply (core/delivery's *Draft).
+type Draft interface {
+	// Update shows the whole streamed text so far.
+	Update(text string)
+	// Stop ends updates; the final reply takes the draft over.
+	Stop()
+	// TakeFirst delivers the final reply's first chunk by editing the
+	// draft; false when it could not.
+	TakeFirst(first string) (id string, ok bool)
+}
+
+// Output is how a turn reaches the chat while it runs (core/delivery).
+type Output interface {
+	CanEdit(instance string) bool
+	// Typing shows the typing indicator until seal is called.
+	Typing(tgt message.Target) (seal func())
+	// Send sends text outside the outbox, chunked, in session order.
+	Send(key string, tgt message.Target, text, format string) []string
+	NewDraft(key string, tgt message.Target) Draft
+}
+
+// Store is the part of the store a turn uses.
+type Store interface {
+	UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error)
+	Finish(ctx context.Context, req store.FinishRequest) error
+}
+
+// Observer receives turn measurements.
+type Observer interface {
+	Turn(d time.Duration, outcome string)
+	RunnerError(kind string)
+	SetActiveRuns(n int)
+}
+
+// Streaming says how a reply is shown while it is produced.
+type Streaming string
+
+// Streaming modes.
+const (
+	// StreamAuto is StreamDraft where the channel edits, StreamBlocks
+	// elsewhere.
+	StreamAuto   Streaming = "auto"
+	StreamBlocks Streaming = "blocks"
+	StreamDraft  Streaming = "draft"
+	StreamOff    Streaming = "off"
+)
+
+// Settings are a turn's configurable behaviour.
+type Settings struct {
+	// HookOrder lists plugin instances in config order; the hooks among
+	// them are called before each turn, each bounded by HookTimeout.
+	HookOrder   []string
+	HookTimeout time.Duration
+	// ResetTriggers start a new session; the text after one is the first
+	// message. Nil means "/new" and "/reset", empty means none.
+	ResetTriggers []string
+	Reset         sessionreset.Config
+	// Location is the zone of daily resets; nil means local time.
+	Location *time.Location
+	// GroupHistoryLimit is how many unaddressed group messages are kept as
+	// context for the next addressed one; 0 disables.
+	GroupHistoryLimit int
+	Envelope          envelope.Options
+	ResponsePrefix    string
+	Streaming         Streaming
+	// Verbose shows tool progress lines (/verbose toggles it per session).
+	Verbose bool
+	// Workspace is claude's working directory; attachments are stored
+	// under <Workspace>/media.
+	Workspace string
+	// Model is the configured model (the reply prefix's {model}).
+	Model string
+}
+
+func withDefaults(s Settings) Settings {
+	if s.HookTimeout <= 0 {
+		s.HookTimeout = 5 * time.Second
+	}
+	if s.ResetTriggers == nil {
+		s.ResetTriggers = sessionreset.DefaultTriggers
+	}
+	if s.Streaming == "" {
+		s.Streaming = StreamAuto
+	}
+	return s
+}
+
+// Options configure Turns.
+type Options struct {
+	Logger   hclog.Logger
+	Agent    Agent
+	Channels Channels
+	Hooks    Hooks
+	Output   Output
+	Store    Store
+	Observer Observer
+	Settings Settings
+	// MemoryFlush decides the pre-compaction memory-flush turn (the
+	// runner's Config().MemoryFlush; set Disabled to turn it off).
+	MemoryFlush runner.MemoryFlush
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxMediaBytes caps one downloaded attachment; zero means 20 MiB.
+	MaxMediaBytes int64
+}
+
+// Turns runs turns. Safe for concurrent use (one turn per session at a
+// time is the queue's rule).
+type Turns struct {
+	opts    Options
+	log     hclog.Logger
+	history *History
+	active  atomic.Int64
+	set     atomic.Pointer[Settings]
+}
+
+// New returns Turns.
+func New(opts Options) *Turns {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxMediaBytes <= 0 {
+		opts.MaxMediaBytes = 20 << 20
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	t := &Turns{opts: opts, log: opts.Logger.Named("turn"), history: NewHistory(1000)}
+	t.SetSettings(opts.Settings)
+	return t
+}
+
+// SetSettings replaces the settings (on reload); running turns keep theirs.
+func (t *Turns) SetSettings(s Settings) {
+	s = withDefaults(s)
+	t.set.Store(&s)
+}
+
+func (t *Turns) settings() Settings { return *t.set.Load() }
+
+// MatchTrigger matches the configured reset triggers (none when the list
+// is empty).
+func (t *Turns) MatchTrigger(text string) sessionreset.TriggerMatch {
+	set := t.settings()
+	if len(set.ResetTriggers) == 0 {
+		return sessionreset.TriggerMatch{}
+	}
+	return sessionreset.MatchTrigger(text, sessionreset.TriggerOptions{Triggers: set.ResetTriggers, Authorized: true})
+}
+
+// Steer injects messages into the session's running turn.
+func (t *Turns) Steer(key string, msgs []message.Message) bool {
+	if !t.opts.Agent.CanSteer() {
+		return false
+	}
+	set := t.settings()
+	parts := make([]string, len(msgs))
+	for i := range msgs {
+		parts[i] = t.envelopeOf(set, &msgs[i], time.Time{})
+	}
+	ok, err := t.opts.Agent.Steer(key, strings.Join(parts, "\n"))
+	return err == nil && ok
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Turn(time.Duration, string) {}
+func (nopObserver) RunnerError(string)         {}
+func (nopObserver) SetActiveRuns(int)          {}
