@@ -1,0 +1,319 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+// Delivery's rules run in-process: a recording fake channel behind the
+// Channels port, a fake clock that records every wait and lets it pass at
+// once, and the real SQLite outbox.
+
+type sent struct {
+	op, text, format, replyTo string
+	msgID                     string
+}
+
+// fakeChannel records calls in order and fails Send as scripted.
+type fakeChannel struct {
+	mu       sync.Mutex
+	desc     host.Description
+	calls    []sent
+	sendErrs []error // consumed one per Send; nil entries succeed
+	editErr  error
+	n        int
+}
+
+func (f *fakeChannel) Ready(string) (host.Description, bool) { return f.desc, true }
+func (f *fakeChannel) WaitReady(context.Context, string) (host.Description, error) {
+	return f.desc, nil
+}
+
+func (f *fakeChannel) Send(_ context.Context, _ string, req channel.SendRequest) (channel.SendResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.sendErrs) > 0 {
+		err := f.sendErrs[0]
+		f.sendErrs = f.sendErrs[1:]
+		if err != nil {
+			f.calls = append(f.calls, sent{op: "send-failed", text: req.Text, format: req.Format})
+			return channel.SendResponse{}, err
+		}
+	}
+	f.n++
+	id := fmt.Sprint(f.n)
+	f.calls = append(f.calls, sent{op: "send", text: req.Text, format: req.Format, replyTo: req.ReplyToMessageID, msgID: id})
+	return channel.SendResponse{MessageIDs: []string{id}}, nil
+}
+
+func (f *fakeChannel) Edit(_ context.Context, _ string, req channel.EditRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, sent{op: "edit", text: req.Text, format: req.Format, msgID: req.MessageID})
+	return f.editErr
+}
+
+func (f *fakeChannel) SetTyping(_ context.Context, _ string, req channel.TypingRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, sent{op: fmt.Sprint("typing-", req.On)})
+	return nil
+}
+
+func (f *fakeChannel) Download(context.Context, string, string, int64, io.Writer) (channel.MediaInfo, error) {
+	return channel.MediaInfo{}, errors.New("no media")
+}
+
+func (f *fakeChannel) log() []sent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]sent(nil), f.calls...)
+}
+
+// fakeClock records the waits and lets each pass at once.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	waits []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits = append(c.waits, d)
+	c.now = c.now.Add(d)
+	ch := make(chan time.Time, 1)
+	ch <- c.now
+	return ch
+}
+
+func (c *fakeClock) recorded() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.waits...)
+}
+
+type fixture struct {
+	t     *testing.T
+	db    *sqlite.DB
+	ch    *fakeChannel
+	clock *fakeClock
+	d     *Dispatcher
+	n     int
+}
+
+func newFixture(t *testing.T, limit int) *fixture {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, db: db, clock: &fakeClock{now: time.Unix(1_800_000_000, 0)},
+		ch: &fakeChannel{desc: host.Description{Channel: true, Edit: true, Typing: true, Capabilities: channel.Capabilities{MaxTextLength: limit}}}}
+	f.d = New(Options{Channels: f.ch, Store: db, Clock: f.clock})
+	t.Cleanup(func() { f.d.Close(); _ = db.Close() })
+	return f
+}
+
+// entry accepts a message and starts it, as a turn would.
+func (f *fixture) entry() int64 {
+	f.t.Helper()
+	f.n++
+	ctx := context.Background()
+	res, err := f.db.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "1", MessageID: fmt.Sprint(f.n), Message: []byte(`{}`)})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.db.Enqueue(ctx, res.ID, "k"); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.db.Start(ctx, res.ID); err != nil {
+		f.t.Fatal(err)
+	}
+	return res.ID
+}
+
+func (f *fixture) state(id int64) store.State {
+	f.t.Helper()
+	e, err := f.db.Entry(context.Background(), id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return e.State
+}
+
+var tgt = message.Target{Instance: "tg", ChatID: "1"}
+
+func TestChunksInOrderThenDone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 20)
+	id := f.entry()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown, ReplyTo: "m9"})
+	calls := f.ch.log()
+	if len(calls) < 3 {
+		t.Fatalf("expected the reply split over several messages: %+v", calls)
+	}
+	var joined []string
+	for i, c := range calls {
+		if c.op != "send" || len([]rune(c.text)) > 20 {
+			t.Fatalf("call %d: %+v", i, c)
+		}
+		if (i == 0) != (c.replyTo == "m9") {
+			t.Errorf("only the first chunk replies to the message: %+v", c)
+		}
+		joined = append(joined, c.text)
+	}
+	if got := strings.Join(joined, " "); got != "one two three four five six seven eight nine ten" {
+		t.Errorf("chunks out of order or lost: %q", got)
+	}
+	if st := f.state(id); st != store.StateDone {
+		t.Errorf("entry %s after every chunk was sent, want done", st)
+	}
+}
+
+func TestRetryHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.sendErrs = []error{
+		&channel.Error{Code: channel.CodeRateLimited, RetryAfter: 7 * time.Second},
+		&channel.Error{Code: channel.CodeUnavailable},
+		errors.New("connection reset"),
+		nil,
+	}
+	id := f.entry()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	want := []time.Duration{7 * time.Second, time.Second, 2 * time.Second}
+	if got := f.clock.recorded(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("waits %v, want %v (retry_after first, then the backoff doubling from where it was)", got, want)
+	}
+	if f.state(id) != store.StateDone {
+		t.Errorf("entry %s", f.state(id))
+	}
+}
+
+func TestFormattingRejectedFallsBackToPlainAtOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.sendErrs = []error{&channel.Error{Code: channel.CodeFormattingRejected}}
+	f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: "*bold*", Format: channel.FormatMarkdown})
+	calls := f.ch.log()
+	if len(calls) != 2 || calls[1].op != "send" || calls[1].format != channel.FormatPlain {
+		t.Fatalf("calls %+v", calls)
+	}
+	if w := f.clock.recorded(); len(w) != 0 {
+		t.Errorf("the plain retry waits for nothing: %v", w)
+	}
+}
+
+func TestPermanentFailureFailsTheEntryAndTellsTheUser(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 20)
+	f.ch.sendErrs = []error{nil, &channel.Error{Code: channel.CodeForbidden}}
+	id := f.entry()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
+	calls := f.ch.log()
+	last := calls[len(calls)-1]
+	if last.text != "(Part of the reply could not be delivered.)" || calls[1].op != "send-failed" || len(calls) != 3 {
+		t.Fatalf("calls %+v", calls)
+	}
+	if f.state(id) != store.StateFailed {
+		t.Errorf("entry %s, want failed", f.state(id))
+	}
+	if w := f.clock.recorded(); len(w) != 0 {
+		t.Errorf("a permanent error is not retried: %v", w)
+	}
+}
+
+func TestRetriesEndAfterSixAttempts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	for range sendAttempts {
+		f.ch.sendErrs = append(f.ch.sendErrs, &channel.Error{Code: channel.CodeUnavailable})
+	}
+	id := f.entry()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}
+	if got := f.clock.recorded(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("waits %v, want %v", got, want)
+	}
+	if f.state(id) != store.StateFailed {
+		t.Errorf("entry %s, want failed", f.state(id))
+	}
+}
+
+func TestDraftIsEditedIntoTheReply(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	dr := f.d.NewDraft("k", tgt)
+	dr.Update("Hel")
+	dr.Update("Hello wor") // within the second: held back
+	dr.Stop()
+	id := f.entry()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
+	calls := f.ch.log()
+	if len(calls) != 2 || calls[0].op != "send" || calls[0].text != "Hel" || calls[1].op != "edit" || calls[1].msgID != "1" || calls[1].text != "Hello world" {
+		t.Fatalf("calls %+v", calls)
+	}
+	if f.state(id) != store.StateDone {
+		t.Errorf("entry %s: the draft's edit delivers the reply", f.state(id))
+	}
+}
+
+func TestDraftEditFailureSendsTheReplyNormally(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.editErr = &channel.Error{Code: channel.CodeUnsupported}
+	dr := f.d.NewDraft("k", tgt)
+	dr.Update("Hel")
+	dr.Stop()
+	f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
+	calls := f.ch.log()
+	if n := len(calls); n != 3 || calls[2].op != "send" || calls[2].text != "Hello world" {
+		t.Fatalf("calls %+v", calls)
+	}
+}
+
+func TestEmptyReplyIsRecordedAsDone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	id := f.entry()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt})
+	if len(f.ch.log()) != 0 || f.state(id) != store.StateDone {
+		t.Fatalf("calls %+v state %s", f.ch.log(), f.state(id))
+	}
+}
+
+func TestLimitUsesTheSmallerOfConfigAndChannel(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 30)
+	if got := f.d.Limit(context.Background(), "tg"); got != 30 {
+		t.Errorf("channel limit: %d", got)
+	}
+	f.d.SetSettings(Settings{TextLimit: 10})
+	if got := f.d.Limit(context.Background(), "tg"); got != 10 {
+		t.Errorf("configured limit: %d", got)
+	}
+	f.ch.desc.Capabilities = channel.Capabilities{MaxTextLength: 300, LengthUnit: channel.LengthBytes}
+	f.d.SetSettings(Settings{TextLimit: 4000})
+	if got := f.d.Limit(context.Background(), "tg"); got != 100 {
+		t.Errorf("a byte limit allows 3 bytes per unit: %d", got)
+	}
+}
