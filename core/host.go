@@ -112,11 +112,15 @@ func (h *Host) provision() error {
 	if h.agent, err = runner.New(rc, h.log.Named("runner")); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
+	set, err := settingsOf(h.cfg)
+	if err != nil {
+		return err
+	}
 	h.metrics = metrics.New()
 	h.plugins = pluginhost.New(pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady})
 	h.gw = gateway.New(gateway.Options{
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
-		Settings: settingsOf(h.cfg), MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
+		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
 	})
 	return nil
 }
@@ -177,15 +181,21 @@ func (h *Host) Run(ctx context.Context) error {
 
 // Reload applies a new, valid configuration: pipeline settings replaced,
 // plugins started, stopped or restarted by what changed, sessions
-// untouched.
-func (h *Host) Reload(cfg *config.Config) {
+// untouched. A configuration it cannot apply is refused whole and the
+// running set kept.
+func (h *Host) Reload(cfg *config.Config) error {
+	set, err := settingsOf(cfg)
+	if err != nil {
+		return fmt.Errorf("configuration refused: %w", err)
+	}
 	h.cfg = cfg
-	h.gw.SetSettings(settingsOf(cfg))
+	h.gw.SetSettings(set)
 	h.plugins.Apply(Specs(cfg))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	h.gw.RefreshCommands(ctx) // drop commands of stopped plugins
 	cancel()
 	h.log.Info("configuration reloaded", "plugins", len(cfg.EnabledPlugins()))
+	return nil
 }
 
 // Shutdown stops the admin endpoint and intake, lets running turns and

@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -58,9 +59,8 @@ func hookOrder(cfg *config.Config) []string {
 	return out
 }
 
-// settingsOf maps the configuration onto the pipeline settings. The
-// configuration is valid (config.Load checked the enums).
-func settingsOf(cfg *config.Config) gateway.Settings {
+// settingsOf maps the configuration onto the pipeline settings.
+func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	a, sess, msg := cfg.Access, cfg.Session, cfg.Messages
 	set := gateway.Settings{
 		Access: access.Policy{
@@ -69,12 +69,15 @@ func settingsOf(cfg *config.Config) gateway.Settings {
 		},
 		Sources: map[string]string{},
 		DMScope: sessionkey.DMScope(sess.DMScope),
-		Queue:   queuePolicy(cfg),
 		Turn:    turnSettings(cfg),
 		Delivery: delivery.Settings{
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace,
 		},
+	}
+	var err error
+	if set.Queue, err = queuePolicy(cfg); err != nil {
+		return set, err
 	}
 	if d := cfg.Queue.Debounce.Duration(); d > 0 {
 		set.Debounce.Global = &d
@@ -89,18 +92,31 @@ func settingsOf(cfg *config.Config) gateway.Settings {
 			set.Debounce.ByInstance[p.Name] = p.Debounce.Duration()
 		}
 	}
-	return set
+	return set, nil
 }
 
-func queuePolicy(cfg *config.Config) queue.Policy {
+// queuePolicy parses the queue block and the plugins' queue_mode (config
+// has checked them against config.QueueModes, which must name the same
+// set: TestQueueEnumsMatch).
+func queuePolicy(cfg *config.Config) (queue.Policy, error) {
 	q := cfg.Queue
-	pol := queue.Policy{Mode: queue.Mode(q.Mode), ByInstance: map[string]queue.Mode{}, Cap: q.Cap, Drop: queue.Drop(q.Drop)}
+	pol := queue.Policy{ByInstance: map[string]queue.Mode{}, Cap: q.Cap}
+	var err error
+	if pol.Mode, err = queue.ParseMode(q.Mode); err != nil {
+		return pol, err
+	}
+	if pol.Drop, err = queue.ParseDrop(q.Drop); err != nil {
+		return pol, err
+	}
 	for _, p := range cfg.EnabledPlugins() {
-		if p.QueueMode != "" {
-			pol.ByInstance[p.Name] = queue.Mode(p.QueueMode)
+		if p.QueueMode == "" {
+			continue
+		}
+		if pol.ByInstance[p.Name], err = queue.ParseMode(p.QueueMode); err != nil {
+			return pol, fmt.Errorf("plugin %s: %w", p.Name, err)
 		}
 	}
-	return pol
+	return pol, nil
 }
 
 func turnSettings(cfg *config.Config) turn.Settings {

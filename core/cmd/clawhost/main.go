@@ -114,7 +114,9 @@ func serve(path string, stderr io.Writer) int {
 				log.Error("configuration refused; keeping the running set", "config", path)
 				continue
 			}
-			h.Reload(next)
+			if err := h.Reload(next); err != nil {
+				log.Error("configuration refused; keeping the running set", "config", path, "error", err)
+			}
 		}
 	}()
 	if err := h.Run(ctx); err != nil {
