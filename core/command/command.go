@@ -11,8 +11,9 @@
 // drops commands addressed to another bot. Unknown "/words" are not
 // commands; they go to the agent.
 //
-// To add a built-in: add a [Spec] to the list the composer passes to
-// [NewRegistry] and a case to its handler (core/gateway/builtins.go).
+// To add a built-in: a [Spec] in [Builtins] and a case in
+// [Handler.builtin]. The handler acts on sessions through the [Sessions]
+// port and on command plugins through the [Plugins] port.
 package command
 
 import (

@@ -14,8 +14,8 @@
 // recovery rules.
 //
 // The pipeline reaches plugins only through ports: core/delivery.Channels,
-// core/turn.Channels and Hooks, and [Commands] here; core/pluginhost.Ports
-// implements all of them. Calls go one way: the gateway calls the stages,
+// core/turn.Channels and Hooks, core/command.Plugins; core/pluginhost.Ports
+// implements all of them ([Ports]). Calls go one way: the gateway calls the stages,
 // a stage never calls the gateway (the queue runs turns through the
 // queue.Runner interface, which the gateway implements by calling
 // core/turn and then core/delivery).
@@ -40,7 +40,6 @@ import (
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
-	sdkcommand "github.com/clawhost/clawhost/sdk/command"
 )
 
 // Agent runs turns; *runner.Runner implements it.
@@ -50,24 +49,13 @@ type Agent interface {
 	Abort(key string) bool
 }
 
-// Ports is everything the pipeline needs from the plugins;
-// core/pluginhost.Ports implements it.
+// Ports is everything the pipeline needs from the plugins: the stages'
+// ports together. core/pluginhost.Ports implements it.
 type Ports interface {
 	delivery.Channels
 	turn.Channels
 	turn.Hooks
-	Commands
-}
-
-// Commands is the port to the command plugins.
-type Commands interface {
-	// ListCommands asks every ready command plugin for its commands.
-	ListCommands(ctx context.Context) (map[string][]sdkcommand.Spec, []error)
-	// Execute waits for the instance to be ready (bounded by ctx), then
-	// runs the command.
-	Execute(ctx context.Context, instance string, req sdkcommand.Request) (sdkcommand.Response, error)
-	// PublishMenu sets the command menu of every channel that has one.
-	PublishMenu(ctx context.Context, menu []channel.MenuEntry) []error
+	command.Plugins
 }
 
 // Observer receives the pipeline's measurements; *metrics.Metrics
@@ -125,6 +113,7 @@ type Gateway struct {
 	obs      Observer
 	started  time.Time
 	commands *command.Registry
+	handler  *command.Handler
 	refused  *access.Refusals
 	arrivals *queue.Ordered
 	queue    *queue.Queue
@@ -162,7 +151,7 @@ func New(opts Options) *Gateway {
 	log := opts.Logger.Named("gateway")
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
-		commands: command.NewRegistry(builtins), refused: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
+		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel,
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery})
@@ -170,6 +159,10 @@ func New(opts Options) *Gateway {
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now,
 	})
+	g.handler = &command.Handler{
+		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
+		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func() string { return g.settings().Turn.Model },
+	}
 	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Policy: opts.Settings.Queue})
 	return g
 }

@@ -1,0 +1,255 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+// Builtins are the commands the core answers itself, in /help order. To
+// add one: a Spec here and a case in [Handler.builtin].
+var Builtins = []Spec{
+	{Name: "new", Help: "start a new session (text after it is its first message)"},
+	{Name: "reset", Help: "same as /new"},
+	{Name: "status", Help: "session, model, usage and queue"},
+	{Name: "help", Help: "this list"},
+	{Name: "commands", Help: "this list"},
+	{Name: "stop", Help: "stop the running reply and clear the queue"},
+	{Name: "whoami", Help: "your id, as access.allow_from wants it"},
+	{Name: "approve", Help: "approve a pairing code (owners)", OwnerOnly: true},
+	{Name: "verbose", Help: "show tool progress: /verbose on|off"},
+}
+
+// Sessions is the port the built-ins act on a session through; the
+// composer implements it over the queue and turn stages.
+type Sessions interface {
+	// Reset starts a new session (a running turn is aborted).
+	Reset(key string, m *message.Message, reason string)
+	// Stop aborts the running turn and drops the waiting messages.
+	Stop(key string) (aborted bool, dropped int)
+	// Running reports whether a turn of the session runs.
+	Running(key string) bool
+}
+
+// Plugins is the port to the command plugins; core/pluginhost.Ports
+// implements it.
+type Plugins interface {
+	// ListCommands asks every ready command plugin for its commands.
+	ListCommands(ctx context.Context) (map[string][]command.Spec, []error)
+	// WaitReady blocks until the instance is ready or ctx ends.
+	WaitReady(ctx context.Context, instance string) (host.Description, error)
+	// Execute runs a command of a ready plugin.
+	Execute(ctx context.Context, instance string, req command.Request) (command.Response, error)
+	// PublishMenu sets the command menu of every channel that has one.
+	PublishMenu(ctx context.Context, menu []channel.MenuEntry) []error
+}
+
+// Store is the part of the store the built-ins read and write.
+type Store interface {
+	Session(ctx context.Context, key string) (store.Session, error)
+	UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error)
+	CountPending(ctx context.Context, sessionKey string) (int, error)
+	ApprovePairing(ctx context.Context, code string) (store.ApprovedSender, error)
+}
+
+// Handler answers commands: the built-ins itself, plugin commands through
+// the Plugins port.
+type Handler struct {
+	Registry *Registry
+	Sessions Sessions
+	Plugins  Plugins
+	Store    Store
+	Logger   hclog.Logger
+	// Now is the clock; Started is when the host started (for /status).
+	Now     func() time.Time
+	Started time.Time
+	// Version is shown by /status; Model returns the configured model.
+	Version string
+	Model   func() string
+}
+
+// Answer runs a parsed command for the sender of m in session key and
+// returns the text to answer with (empty: nothing to say). isOwner says
+// whether the sender is an owner (owner-only commands are refused
+// otherwise).
+func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, inv Invocation, isOwner bool) string {
+	switch {
+	case inv.OwnerOnly && !isOwner && inv.Builtin():
+		return "Only an owner can use /" + inv.Name + "."
+	case inv.OwnerOnly && !isOwner:
+		return fmt.Sprintf("The /%s command is for owners only.", inv.Name)
+	case !inv.Builtin():
+		return h.plugin(ctx, key, m, inv)
+	}
+	return h.builtin(ctx, key, m, inv)
+}
+
+func (h *Handler) builtin(ctx context.Context, key string, m *message.Message, inv Invocation) string {
+	switch inv.Name {
+	case "new", "reset":
+		h.Sessions.Reset(key, m, "/"+inv.Name)
+		return "New session started."
+	case "status":
+		return h.status(ctx, key)
+	case "help", "commands":
+		return h.Registry.Help()
+	case "stop":
+		return stopText(h.Sessions.Stop(key))
+	case "whoami":
+		return fmt.Sprintf("You are %s.", m.From)
+	case "approve":
+		return h.approve(ctx, m, inv.Args)
+	case "verbose":
+		return h.verbose(ctx, key, inv.Args)
+	}
+	return ""
+}
+
+func stopText(aborted bool, dropped int) string {
+	switch {
+	case aborted && dropped > 0:
+		return fmt.Sprintf("Stopped. %d queued message(s) dropped.", dropped)
+	case aborted:
+		return "Stopped."
+	case dropped > 0:
+		return fmt.Sprintf("Nothing was running; %d queued message(s) dropped.", dropped)
+	}
+	return "Nothing is running."
+}
+
+func (h *Handler) approve(ctx context.Context, m *message.Message, code string) string {
+	if code == "" {
+		return "Usage: /approve CODE"
+	}
+	s, err := h.Store.ApprovePairing(ctx, code)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "Unknown pairing code."
+	case errors.Is(err, store.ErrExpired):
+		return "That pairing code expired."
+	case err != nil:
+		h.Logger.Error("approve failed", "error", err)
+		return "Approval failed; see the gateway log."
+	}
+	h.Logger.Info("pairing approved", "sender", s.Entry(), "by", m.From)
+	return fmt.Sprintf("Approved %s.", s.Entry())
+}
+
+func (h *Handler) verbose(ctx context.Context, key, args string) string {
+	s, err := h.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+		switch strings.ToLower(strings.TrimSpace(args)) {
+		case "on", "true", "1", "yes":
+			s.Verbose = true
+		case "off", "false", "0", "no":
+			s.Verbose = false
+		default:
+			s.Verbose = !s.Verbose
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return "Could not change the setting."
+	case s.Verbose:
+		return "Tool progress will be shown."
+	}
+	return "Tool progress will not be shown."
+}
+
+// status is the answer of /status.
+func (h *Handler) status(ctx context.Context, key string) string {
+	s, err := h.Store.Session(ctx, key)
+	queued, _ := h.Store.CountPending(ctx, key)
+	now := h.Now()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Session: %s\n", key)
+	if errors.Is(err, store.ErrNotFound) || s.SessionID == "" {
+		b.WriteString("No conversation yet.\n")
+	} else {
+		model := s.Model
+		if model == "" && h.Model != nil {
+			model = h.Model()
+		}
+		if model == "" {
+			model = "default"
+		}
+		fmt.Fprintf(&b, "Session id: %s\nModel: %s\nTurns: %d\nTokens: %d in, %d out (cache %d read, %d written)\nCost: $%.4f\n",
+			s.SessionID, model, s.Turns, s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheReadTokens, s.Usage.CacheCreationTokens, s.CostUSD)
+		if !s.LastMessageAt.IsZero() {
+			fmt.Fprintf(&b, "Last activity: %s ago\n", now.Sub(s.LastMessageAt).Round(time.Second))
+		}
+	}
+	state := "idle"
+	if h.Sessions.Running(key) {
+		state = "running"
+	}
+	fmt.Fprintf(&b, "Agent: %s, %d queued\nUptime: %s", state, queued, now.Sub(h.Started).Round(time.Second))
+	if h.Version != "" {
+		fmt.Fprintf(&b, "\nclawhost %s", h.Version)
+	}
+	return b.String()
+}
+
+// plugin runs a command plugin's command and returns its answer.
+func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, inv Invocation) string {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := h.Plugins.WaitReady(wctx, inv.Instance)
+	wcancel()
+	if err != nil {
+		return fmt.Sprintf("The /%s command is unavailable right now (plugin %s is not ready).", inv.Name, inv.Instance)
+	}
+	res, err := h.Plugins.Execute(ctx, inv.Instance, command.Request{
+		Command: inv.Plugin.Name, Args: inv.Args, RawText: m.Body,
+		Conversation: m.Conversation(key), Sender: m.Sender,
+	})
+	if err != nil {
+		h.Logger.Error("command failed", "command", inv.Name, "instance", inv.Instance, "error", err)
+		return fmt.Sprintf("The /%s command failed.", inv.Name)
+	}
+	var parts []string
+	for _, r := range res.Replies {
+		if strings.TrimSpace(r.Text) != "" {
+			parts = append(parts, r.Text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// Refresh rebuilds the plugin commands from the ready command plugins and
+// publishes the command menu (built-ins and plugin commands) to every
+// ready channel that has one; call it when an instance becomes ready or
+// stops.
+func (h *Handler) Refresh(ctx context.Context) {
+	offers, errs := h.Plugins.ListCommands(ctx)
+	for _, err := range errs {
+		h.Logger.Warn("listing commands failed", "error", err)
+	}
+	names := make([]string, 0, len(offers))
+	for n := range offers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	list := make([]PluginCommands, len(names))
+	for i, n := range names {
+		list[i] = PluginCommands{Instance: n, Specs: offers[n]}
+	}
+	for _, w := range h.Registry.SetPlugins(list) {
+		h.Logger.Warn(w)
+	}
+	for _, err := range h.Plugins.PublishMenu(ctx, h.Registry.Menu()) {
+		h.Logger.Warn("publishing the command menu failed", "error", err)
+	}
+}

@@ -1,0 +1,148 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/sdk/channel"
+	sdkcommand "github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+type fakeSessions struct {
+	resets  []string
+	running bool
+	aborted bool
+	dropped int
+}
+
+func (f *fakeSessions) Reset(key string, _ *message.Message, reason string) {
+	f.resets = append(f.resets, key+" "+reason)
+}
+func (f *fakeSessions) Stop(string) (bool, int) { return f.aborted, f.dropped }
+func (f *fakeSessions) Running(string) bool     { return f.running }
+
+type fakePlugins struct {
+	ready    bool
+	executed []sdkcommand.Request
+	menus    [][]channel.MenuEntry
+}
+
+func (f *fakePlugins) ListCommands(context.Context) (map[string][]sdkcommand.Spec, []error) {
+	return map[string][]sdkcommand.Spec{"ops": {{Name: "deploy", Description: "ship it", OwnerOnly: true}, {Name: "ping"}}}, nil
+}
+
+func (f *fakePlugins) WaitReady(context.Context, string) (host.Description, error) {
+	if !f.ready {
+		return host.Description{}, errors.New("not ready")
+	}
+	return host.Description{Command: true}, nil
+}
+
+func (f *fakePlugins) Execute(_ context.Context, _ string, req sdkcommand.Request) (sdkcommand.Response, error) {
+	f.executed = append(f.executed, req)
+	return sdkcommand.Response{Replies: []sdkcommand.Reply{{Text: "pong " + req.Args}, {Text: " "}}}, nil
+}
+
+func (f *fakePlugins) PublishMenu(_ context.Context, menu []channel.MenuEntry) []error {
+	f.menus = append(f.menus, menu)
+	return nil
+}
+
+func newHandler(t *testing.T) (*Handler, *fakeSessions, *fakePlugins, *sqlite.DB) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	s, p := &fakeSessions{}, &fakePlugins{ready: true}
+	start := time.Unix(1_800_000_000, 0)
+	h := &Handler{Registry: NewRegistry(Builtins), Sessions: s, Plugins: p, Store: db, Logger: hclog.NewNullLogger(),
+		Now: func() time.Time { return start.Add(90 * time.Second) }, Started: start, Version: "v9", Model: func() string { return "opus" }}
+	h.Refresh(context.Background())
+	return h, s, p, db
+}
+
+func answer(t *testing.T, h *Handler, text string, owner bool) string {
+	t.Helper()
+	inv, ok := h.Registry.Parse(text)
+	if !ok {
+		t.Fatalf("%q is not a command", text)
+	}
+	m := &message.Message{Instance: "tg", From: "tg:5", Body: text, Sender: channel.Sender{ID: "5"}}
+	return h.Answer(context.Background(), "tg:direct:5", m, inv, owner)
+}
+
+func TestBuiltins(t *testing.T) {
+	t.Parallel()
+	h, s, _, _ := newHandler(t)
+	cases := []struct {
+		text  string
+		owner bool
+		want  string
+	}{
+		{"/whoami", false, "You are tg:5."},
+		{"/new", false, "New session started."},
+		{"/approve ABC", false, "Only an owner can use /approve."},
+		{"/approve", true, "Usage: /approve CODE"},
+		{"/approve NOPE", true, "Unknown pairing code."},
+		{"/stop", false, "Nothing is running."},
+		{"/verbose on", false, "Tool progress will be shown."},
+		{"/verbose", false, "Tool progress will not be shown."},
+		{"/status", false, "Session: tg:direct:5\nNo conversation yet.\nAgent: idle, 0 queued\nUptime: 1m30s\nclawhost v9"},
+	}
+	for _, c := range cases {
+		if got := answer(t, h, c.text, c.owner); got != c.want {
+			t.Errorf("%s: %q, want %q", c.text, got, c.want)
+		}
+	}
+	if len(s.resets) != 1 || s.resets[0] != "tg:direct:5 /new" {
+		t.Errorf("resets %q", s.resets)
+	}
+	s.aborted, s.dropped = true, 2
+	if got := answer(t, h, "/stop", false); got != "Stopped. 2 queued message(s) dropped." {
+		t.Errorf("/stop: %q", got)
+	}
+	if got := answer(t, h, "/help", false); !strings.Contains(got, "/verbose — show tool progress") || !strings.Contains(got, "/deploy — ship it") {
+		t.Errorf("/help: %q", got)
+	}
+}
+
+func TestApproveWithAPendingCode(t *testing.T) {
+	t.Parallel()
+	h, _, _, db := newHandler(t)
+	res, err := db.RequestPairing(context.Background(), store.PairingRequest{Instance: "tg", SenderID: "77"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := answer(t, h, "/approve "+res.Code.Code, true); got != "Approved tg:77." {
+		t.Errorf("%q", got)
+	}
+}
+
+func TestPluginCommands(t *testing.T) {
+	t.Parallel()
+	h, _, p, _ := newHandler(t)
+	if len(p.menus) != 1 || len(p.menus[0]) != len(Builtins)+2 {
+		t.Fatalf("menu published once with every command: %v", p.menus)
+	}
+	if got := answer(t, h, "/deploy prod", false); got != "The /deploy command is for owners only." {
+		t.Errorf("owner-only: %q", got)
+	}
+	if got := answer(t, h, "/ping x", false); got != "pong x" || p.executed[0].Command != "ping" || p.executed[0].Conversation.SessionKey != "tg:direct:5" {
+		t.Errorf("ping: %q %+v", got, p.executed)
+	}
+	p.ready = false
+	if got := answer(t, h, "/ping", false); got != "The /ping command is unavailable right now (plugin ops is not ready)." {
+		t.Errorf("not ready: %q", got)
+	}
+}
