@@ -28,15 +28,6 @@ func BenchmarkChunkMarkdown1MiB(b *testing.B) {
 	}
 }
 
-func BenchmarkChunkText1MiB(b *testing.B) {
-	text := markdownMiB()
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		Text(text, DefaultLimit)
-	}
-}
-
 func BenchmarkChunkMarkdown1MiBLimit2000(b *testing.B) {
 	text := markdownMiB()
 	b.SetBytes(int64(len(text)))

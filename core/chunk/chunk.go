@@ -1,9 +1,9 @@
 // Package chunk splits outbound reply text into pieces that fit a chat
 // platform's message size limit.
 //
-// It reproduces the behaviour of OpenClaw's chunkText, chunkMarkdownText,
-// chunkByParagraph and chunkByNewline (openclaw@2026.9.6), checked case by
-// case against the vectors produced by running OpenClaw itself:
+// It reproduces the behaviour of OpenClaw's chunkMarkdownText,
+// chunkMarkdownTextWithMode and chunkByParagraph (openclaw@2026.9.6), checked
+// case by case against the vectors produced by running OpenClaw itself:
 //
 //   - Limits and lengths are UTF-16 code units (JavaScript String.length),
 //     not bytes or runes. Use [Len] to measure.
@@ -16,12 +16,6 @@
 //     floor it first (OpenClaw treats 3.7 as 3).
 //
 // # What is kept and what is dropped
-//
-// [Text] (plain) trims trailing whitespace from each emitted chunk and skips
-// all whitespace at the start of the next one, so for plain chunking the
-// concatenation of the chunks equals the input with whitespace runs at the
-// cut points removed; no non-whitespace character is ever lost, duplicated or
-// reordered. Whitespace-only input longer than the limit yields no chunks.
 //
 // [Markdown] is fence aware. It never trims inside a chunk; at a cut outside
 // a fenced code block it skips one whitespace grapheme and then any newlines;
@@ -41,24 +35,19 @@
 //   - When the only progress point inside a fence would leave no room for the
 //     appended close line, clawhost hard-splits instead of emitting a chunk
 //     one unit over the limit (an off-by-one in OpenClaw's budget).
-//   - [ByNewline] cuts over-long lines on grapheme boundaries; OpenClaw
-//     slices raw code units there.
 //
 // All functions are pure and safe for concurrent use. Each call encodes its
 // input to UTF-16 once and works on indices, so chunking is linear in the
 // input size.
 package chunk
 
-import (
-	"sort"
-	"strings"
-)
+import "sort"
 
 // DefaultLimit is the chunk limit used when nothing is configured (OpenClaw's
 // DEFAULT_CHUNK_LIMIT).
 const DefaultLimit = 4000
 
-// Mode selects how [TextWithMode] and [MarkdownWithMode] split text.
+// Mode selects how [MarkdownWithMode] splits text.
 type Mode string
 
 const (
@@ -70,63 +59,6 @@ const (
 	// to length splitting.
 	ModeNewline Mode = "newline"
 )
-
-// Text splits plain text into chunks of at most limit UTF-16 code units
-// (OpenClaw's chunkText). Inside each window it prefers the last newline,
-// then the last whitespace, counting only positions outside parentheses, and
-// otherwise hard-breaks at the limit. Emitted chunks have trailing whitespace
-// trimmed; leading whitespace of the remainder is skipped.
-func Text(text string, limit int) []string {
-	if text == "" {
-		return []string{}
-	}
-	if limit <= 0 {
-		return []string{text}
-	}
-	u := encode(text)
-	if len(u) <= limit {
-		return []string{text}
-	}
-	return chunkPlain(u, limit, nil)
-}
-
-// chunkPlain is chunkTextByBreakResolver with the paren-aware resolver. It
-// appends to out and returns it.
-func chunkPlain(u units, limit int, out []string) []string {
-	if out == nil {
-		out = []string{}
-	}
-	if len(u) == 0 {
-		return out
-	}
-	if limit <= 0 || len(u) <= limit {
-		return append(out, u.String())
-	}
-	buf := make([]byte, 0, 4*limit)
-	pos := 0
-	for len(u)-pos > limit {
-		windowEnd := pos + limit
-		nl, ws := scanBreaks(u, pos, windowEnd, nil)
-		cand := ws
-		if nl > pos {
-			cand = nl
-		}
-		breakIdx := windowEnd
-		if rel := cand - pos; cand >= 0 && rel > 0 && (rel == limit || rel >= u.firstClusterLen(pos)) {
-			breakIdx = cand
-		}
-		safe := u.graphemeEnd(pos, breakIdx)
-		if end := u.trimSpaceClustersEnd(pos, safe); end > pos {
-			buf = appendUnits(buf[:0], u[pos:end])
-			out = append(out, string(buf))
-		}
-		pos = u.skipSpaceClusters(pos, safe, -1)
-	}
-	if end := u.trimSpaceClustersEnd(pos, len(u)); end > pos {
-		out = append(out, u[pos:end].String())
-	}
-	return out
-}
 
 // scanBreaks returns the last newline and the last other whitespace in
 // u[from:to] that sit outside parentheses, as absolute indices (-1 if none).
@@ -367,16 +299,7 @@ func lastIndexNewline(u units, from int) int {
 	return -1
 }
 
-// TextWithMode dispatches to [ByParagraph] (splitting long paragraphs) for
-// [ModeNewline] and to [Text] otherwise (OpenClaw's chunkTextWithMode).
-func TextWithMode(text string, limit int, mode Mode) []string {
-	if mode == ModeNewline {
-		return ByParagraph(text, limit, true)
-	}
-	return Text(text, limit)
-}
-
-// MarkdownWithMode is the markdown-aware variant of [TextWithMode]
+// MarkdownWithMode splits markdown with [Markdown] in [ModeLength]
 // (OpenClaw's chunkMarkdownTextWithMode). In [ModeNewline] paragraphs are
 // packed without splitting long ones; any packed chunk still over the limit
 // is cut after closing fences and each piece is chunked with [Markdown].
@@ -385,7 +308,7 @@ func MarkdownWithMode(text string, limit int, mode Mode) []string {
 		return Markdown(text, limit)
 	}
 	out := []string{}
-	for _, para := range ByParagraph(text, limit, false) {
+	for _, para := range ByParagraph(text, limit) {
 		u := encode(para)
 		if limit <= 0 || len(u) <= limit {
 			out = append(out, para)
@@ -425,9 +348,8 @@ func splitAfterFences(u units) []units {
 // paragraphs greedily up to limit and keeping the original separator between
 // packed paragraphs (OpenClaw's chunkByParagraph). CRLF and lone CR become
 // LF first; U+2029 becomes a blank line and U+2028 a newline. A paragraph
-// longer than limit is split with [Text] when splitLong is true and kept
-// whole otherwise. Text with no blank line is returned whole if it fits.
-func ByParagraph(text string, limit int, splitLong bool) []string {
+// longer than limit is kept whole, as is text with no blank line.
+func ByParagraph(text string, limit int) []string {
 	if text == "" {
 		return []string{}
 	}
@@ -437,10 +359,7 @@ func ByParagraph(text string, limit int, splitLong bool) []string {
 	u := normalizeNewlines(encode(text))
 	seps := paragraphSeparators(u)
 	if len(seps) == 0 {
-		if len(u) <= limit || !splitLong {
-			return []string{u.String()}
-		}
-		return chunkPlain(u, limit, nil)
+		return []string{u.String()}
 	}
 	out := []string{}
 	packStart, packEnd := -1, -1
@@ -463,11 +382,7 @@ func ByParagraph(text string, limit int, splitLong bool) []string {
 		}
 		if pEnd-pStart > limit {
 			flush()
-			if splitLong {
-				out = chunkPlain(u[pStart:pEnd], limit, out)
-			} else {
-				out = append(out, u[pStart:pEnd].String())
-			}
+			out = append(out, u[pStart:pEnd].String())
 			continue
 		}
 		if packStart >= 0 && pEnd-packStart <= limit {
@@ -545,92 +460,4 @@ func paragraphSeparators(u units) [][2]int {
 		i = j - 1
 	}
 	return seps
-}
-
-// NewlineOptions tunes [ByNewline]. The zero value is OpenClaw's default.
-type NewlineOptions struct {
-	// KeepLongLines keeps a line longer than the limit whole instead of
-	// splitting it (OpenClaw's splitLongLines: false).
-	KeepLongLines bool
-	// KeepLineWhitespace keeps each line's leading and trailing whitespace
-	// (OpenClaw's trimLines: false). Blank-line detection still trims.
-	KeepLineWhitespace bool
-}
-
-// ByNewline emits one chunk per non-blank line (OpenClaw's chunkByNewline).
-// Lines are trimmed unless opts.KeepLineWhitespace; blank lines are folded
-// into the next line as leading "\n"s (at most limit-1 of them), and blank
-// lines at the very end are appended to the last chunk. A line longer than
-// limit is cut at limit and the rest chunked with [Text].
-func ByNewline(text string, limit int, opts NewlineOptions) []string {
-	if text == "" {
-		return []string{}
-	}
-	if limit <= 0 {
-		if strings.TrimSpace(text) == "" || isAllSpace(encode(text)) {
-			return []string{}
-		}
-		return []string{text}
-	}
-	u := encode(text)
-	out := []string{}
-	pendingBlank := 0
-	for lineStart := 0; lineStart <= len(u); {
-		lineEnd := lineStart
-		for lineEnd < len(u) && u[lineEnd] != '\n' {
-			lineEnd++
-		}
-		ts := u.trimSpaceStart(lineStart, lineEnd)
-		te := u.trimSpaceEnd(ts, lineEnd)
-		if ts == te {
-			pendingBlank++
-		} else {
-			blank := 0
-			if pendingBlank > 0 {
-				blank = min(pendingBlank, max(0, limit-1))
-			}
-			pendingBlank = 0
-			line := u[ts:te]
-			if opts.KeepLineWhitespace {
-				line = u[lineStart:lineEnd]
-			}
-			prefix := strings.Repeat("\n", blank)
-			if opts.KeepLongLines || len(line)+blank <= limit {
-				out = append(out, prefix+line.String())
-			} else {
-				firstLimit := max(1, limit-blank)
-				cut := line.graphemeEnd(0, firstLimit)
-				out = append(out, prefix+line[:cut].String())
-				if cut < len(line) {
-					out = chunkPlainAny(line[cut:], limit, out)
-				}
-			}
-		}
-		if lineEnd >= len(u) {
-			break
-		}
-		lineStart = lineEnd + 1
-	}
-	if pendingBlank > 0 && len(out) > 0 {
-		out[len(out)-1] += strings.Repeat("\n", pendingBlank)
-	}
-	return out
-}
-
-// chunkPlainAny is chunkText applied to an already encoded remainder: it
-// returns the text whole when it fits.
-func chunkPlainAny(u units, limit int, out []string) []string {
-	if len(u) <= limit {
-		return append(out, u.String())
-	}
-	return chunkPlain(u, limit, out)
-}
-
-func isAllSpace(u units) bool {
-	for _, c := range u {
-		if !isSpace(c) {
-			return false
-		}
-	}
-	return true
 }

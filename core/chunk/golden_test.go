@@ -22,7 +22,6 @@ func TestGolden(t *testing.T) {
 		name string
 		run  func() []string
 	}{
-		{"text-40", func() []string { return Text(goldenInput, 40) }},
 		{"markdown-40", func() []string { return Markdown(goldenInput, 40) }},
 		{"markdown-newline-120", func() []string { return MarkdownWithMode(goldenInput, 120, ModeNewline) }},
 	}

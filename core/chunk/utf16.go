@@ -148,19 +148,6 @@ func (u units) clusterStart(lo, p int) int {
 // segmenting from lo.
 func (u units) isBoundary(lo, i int) bool { return u.clusterStart(lo, i) == i }
 
-// firstClusterLen is the width of the first grapheme cluster starting at lo.
-func (u units) firstClusterLen(lo int) int {
-	if lo >= len(u) {
-		return 0
-	}
-	for i := lo + 1; i <= len(u); i++ {
-		if i == len(u) || u.isBoundary(lo, i) {
-			return i - lo
-		}
-	}
-	return len(u) - lo
-}
-
 // graphemeEnd mirrors OpenClaw's findGraphemeChunkEnd with preferredEnd equal
 // to maxEnd: the largest whole-cluster cut at or before maxEnd, or, when not
 // even one cluster fits, a code-point-safe partial cut so progress is made.
@@ -202,21 +189,6 @@ func (u units) skipSpaceClusters(lo, i, maxClusters int) int {
 		i = j
 	}
 	return i
-}
-
-// trimSpaceClustersEnd returns the end of u[lo:end] after removing trailing
-// whole whitespace-only clusters.
-func (u units) trimSpaceClustersEnd(lo, end int) int {
-	for end > lo && isSpace(u[end-1]) {
-		s := u.clusterStart(lo, end-1)
-		for k := s; k < end; k++ {
-			if !isSpace(u[k]) {
-				return end
-			}
-		}
-		end = s
-	}
-	return end
 }
 
 // trimSpaceEnd is String.prototype.trimEnd on code units.

@@ -118,16 +118,6 @@ func Load(path string) (*Config, hcl.Diagnostics) {
 	return parse(src, path, filepath.Dir(abs), os.LookupEnv)
 }
 
-// Parse decodes configuration source. filename names the source in
-// diagnostics; relative paths in the file are resolved against
-// filepath.Dir(filename) (so they stay relative when filename is).
-//
-// The returned Config is never nil. When diags has errors the Config must not
-// be used, except for Files.
-func Parse(src []byte, filename string) (*Config, hcl.Diagnostics) {
-	return parse(src, filename, filepath.Dir(filename), os.LookupEnv)
-}
-
 // lookupEnvFunc is os.LookupEnv, replaced in tests.
 type lookupEnvFunc func(string) (string, bool)
 

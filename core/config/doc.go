@@ -1,6 +1,6 @@
 // Package config reads clawhost's HCL configuration file.
 //
-// Load (or Parse) decodes the host's own settings — data_dir, plugin_dir,
+// Load decodes the host's own settings — data_dir, plugin_dir,
 // log_level, log_format and the agent, access, admin, session, queue,
 // messages and plugin blocks — into a Config, applies defaults, resolves
 // relative paths against the directory of the file and checks cross-field

@@ -13,15 +13,7 @@ import (
 // schema, and decodes the plugin's config block against it. All problems are
 // printed together.
 func Example() {
-	src := []byte(`
-plugin "tg" {
-  source = "telegram"
-  config {
-    tokn = "123:abc"
-  }
-}
-`)
-	cfg, diags := config.Parse(src, "config.hcl")
+	cfg, diags := config.Load("testdata/example.hcl")
 	for _, p := range cfg.EnabledPlugins() {
 		// In the host the schema comes from the plugin's ConfigSchema RPC.
 		s := schema.Schema{
@@ -40,21 +32,21 @@ plugin "tg" {
 	// Output:
 	// Error: Missing required argument in plugin "tg"
 	//
-	//   on config.hcl line 4, in plugin "tg":
+	//   on testdata/example.hcl line 4, in plugin "tg":
 	//    4:   config {
 	//
 	// The argument "token" is required, but no definition was found.
 	//
-	//   -> config.hcl:4:10
+	//   -> testdata/example.hcl:4:10
 	//
 	// Error: Unsupported argument in plugin "tg"
 	//
-	//   on config.hcl line 5:
+	//   on testdata/example.hcl line 5:
 	//   (source not shown: it may contain a sensitive value)
 	//
 	// An argument named "tokn" is not expected here. Did you mean "token"?
 	//
-	//   -> config.hcl:5:5
+	//   -> testdata/example.hcl:5:5
 	//
 	// 2 errors
 }

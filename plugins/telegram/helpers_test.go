@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -179,4 +180,16 @@ func runAdapter(t *testing.T, ctx context.Context, cancel context.CancelFunc, a 
 	}
 	t.Cleanup(func() { _ = stop() })
 	return stop
+}
+
+// webhookListenAddr returns a's bound webhook address once it listens.
+func (a *Adapter) webhookListenAddr(ctx context.Context) (string, error) {
+	select {
+	case <-a.listening:
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.webhookAddr, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("webhook not listening: %w", ctx.Err())
+	}
 }

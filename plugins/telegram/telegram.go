@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -366,17 +365,5 @@ func (r *retrier) delay(err error) time.Duration {
 		d := r.net.next()
 		log.Warn("telegram call failed", "error", e.Error(), "retry_in", d)
 		return d
-	}
-}
-
-// webhookListenAddr returns the bound webhook address once listening (tests).
-func (a *Adapter) webhookListenAddr(ctx context.Context) (string, error) {
-	select {
-	case <-a.listening:
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return a.webhookAddr, nil
-	case <-ctx.Done():
-		return "", fmt.Errorf("webhook not listening: %w", ctx.Err())
 	}
 }

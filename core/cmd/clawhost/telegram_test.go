@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ access {
   require_mention = true
 }
 admin {
-  listen = ""
+  listen = "127.0.0.1:0" # an ephemeral port, for /metrics (see tgCounter)
 }
 messages {
   streaming = %q
@@ -489,56 +490,106 @@ func tgPluginPID(d *daemon, not int) int {
 	return 0
 }
 
-// tgPollInFlight waits until the plugin is parked in a long poll: its last
-// getUpdates started a moment ago and (poll_timeout 30s) is far from
-// timing out.
-func tgPollInFlight(t *testing.T, srv *telegramtest.Server) {
+// tgPollParked waits until the plugin is parked in a long poll that has
+// passed the fake's failure script: every update is confirmed and the last
+// getUpdates (which confirmed them, so it was sent after the last delivery)
+// is younger than poll_timeout (30s), so it is still waiting for updates.
+func tgPollParked(t *testing.T, srv *telegramtest.Server, lastID int) {
 	t.Helper()
-	tgWaitFor(t, "a getUpdates long poll in flight", func() bool {
+	tgWaitFor(t, "a getUpdates long poll parked with every update confirmed", func() bool {
 		rs := srv.Requests("getUpdates")
-		if len(rs) == 0 {
+		if len(rs) == 0 || srv.Pending() != 0 {
 			return false
 		}
-		age := time.Since(rs[len(rs)-1].Time)
-		return age > 200*time.Millisecond && age < 20*time.Second
+		last := rs[len(rs)-1]
+		offset, _ := strconv.Atoi(last.Params.Get("offset"))
+		return offset > lastID && time.Since(last.Time) < 20*time.Second
 	})
 }
 
-// TestTelegramPluginRestart kills the plugin process (SIGKILL) twice: once
-// after it handed an update to the host but before it could confirm it to
-// Telegram, while the agent is still working on it, and once with an update
-// waiting that no plugin has fetched yet. Each time the host restarts the
-// plugin, and each update is answered exactly once: the redelivered copy is
-// dropped by the host's dedupe, the reply waits for the new process.
+// tgStatusURL finds the admin endpoint (port 0 in tgConfigTemplate) in the
+// daemon's "status page" log line.
+var tgStatusURL = regexp.MustCompile(`status page: url=(http://[^/\s]+)/`)
+
+// tgCounter returns the value of the daemon's Prometheus counter name for
+// instance tg; 0 while nothing was counted.
+func tgCounter(t *testing.T, d *daemon, name string) int {
+	t.Helper()
+	m := tgStatusURL.FindStringSubmatch(d.log.String())
+	if m == nil {
+		t.Fatal("the clawhost log names no admin endpoint")
+	}
+	_, body := get(t, m[1]+"/metrics")
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, name+`{instance="tg"} `); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("metric line %q: %v", line, err)
+			}
+			return int(f)
+		}
+	}
+	return 0
+}
+
+// tgWaitConfirmed waits until the host has heard back from the plugin about
+// every message the fake accepted: its count of successful Send calls
+// equals the fake's count of sent messages. Then no Send is in flight, and
+// killing the plugin cannot hit the one window where a reply may be sent
+// twice: a Send that reached Telegram but whose answer died with the
+// plugin is retried (delivery is at-least-once per chunk, with a window of
+// one Send; see core/store).
+func tgWaitConfirmed(t *testing.T, d *daemon, srv *telegramtest.Server) {
+	t.Helper()
+	tgWaitFor(t, "the host to hear back about every message sent", func() bool {
+		sent := 0
+		for _, s := range srv.Sent() {
+			if s.Method == "sendMessage" {
+				sent++
+			}
+		}
+		return tgCounter(t, d, "clawhost_messages_out_total") == sent
+	})
+}
+
+// TestTelegramPluginRestart kills the plugin process (SIGKILL) twice, each
+// time where the design promises exactly-once answers: once after the host
+// acked an update but before the plugin could confirm it to Telegram, while
+// the agent is still working on it, and once with no Send in flight and an
+// update waiting that no plugin has fetched yet. Each time the host restarts
+// the plugin as a new process; the unconfirmed update is fetched again, the
+// redelivered copy is dropped by the host's dedupe, the reply goes out
+// through the new process, and each update is answered exactly once.
 func TestTelegramPluginRestart(t *testing.T) {
 	d, srv := startTelegramDaemon(t, "auto")
 	alice := telegramtest.PrivateChat(tgAlice)
 	from := tgUser(tgAlice, "Alice")
 
-	srv.PushText(alice, from, "warm up warm-marker")
+	warm := srv.PushText(alice, from, "warm up warm-marker")
 	tgWaitMessage(t, srv, tgAlice, "echo:", "warm-marker")
+	tgWaitConfirmed(t, d, srv)
+	// The host publishes the command menu each time the plugin is ready.
+	tgWaitFor(t, "the command menu", func() bool { return len(srv.Requests("setMyCommands")) > 0 })
 	menus := len(srv.Requests("setMyCommands"))
 	old := tgPluginPID(d, 0)
 	if old == 0 {
 		t.Fatal("no clawhost-telegram process")
 	}
 
-	// 1. Delivered to the host, not confirmed to Telegram. The long poll
-	// in flight has passed the fake's failure script and returns the
-	// update; every later getUpdates fails, so the offset that would
-	// confirm it never reaches the fake.
-	tgPollInFlight(t, srv)
+	// 1. Acked by the host, not confirmed to Telegram. The parked long
+	// poll returns the update; every later getUpdates fails, so the offset
+	// that would confirm it never reaches the fake. The agent answers only
+	// once the test creates release, so the turn is certainly in flight
+	// across the restart and no Send can be under way when the plugin dies.
+	tgPollParked(t, srv, warm)
 	polls := len(srv.Requests("getUpdates"))
 	srv.Fail("getUpdates", -1, telegramtest.Failure{Code: 502, Description: "Bad Gateway"})
-	id := srv.PushText(alice, from, "slow one #sleep=2s restart-marker")
+	release := filepath.Join(t.TempDir(), "release")
+	id := srv.PushText(alice, from, "slow one #wait="+release+" restart-marker")
+	// The plugin polls again only after the host acked the update.
 	tgWaitFor(t, "the plugin to hand the update over and poll again", func() bool { return len(srv.Requests("getUpdates")) > polls })
 	if srv.Pending() != 1 {
 		t.Fatalf("%d updates pending, want the unconfirmed one", srv.Pending())
-	}
-	if n := tgCount(srv, tgAlice, "restart-marker"); n != 0 {
-		// Only on a badly overloaded machine: the kill then no longer
-		// falls into the turn, the rest of the test still holds.
-		t.Logf("answered before the plugin was killed: the reply is not in flight across the restart")
 	}
 	killedAt := time.Now()
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
@@ -548,23 +599,27 @@ func TestTelegramPluginRestart(t *testing.T) {
 	var next int
 	tgWaitFor(t, "the host to restart the plugin", func() bool { next = tgPluginPID(d, old); return next != 0 })
 	t.Logf("plugin pid %d killed, restarted as %d after %v", old, next, time.Since(killedAt).Round(time.Millisecond))
-	tgWaitMessage(t, srv, tgAlice, "echo:", "restart-marker")
-	tgWaitFor(t, "the restarted plugin to confirm the update", func() bool { return srv.Offset() > id })
-	// The restarted plugin fetched the update again (no offset yet).
-	var refetch bool
-	for _, r := range srv.Requests("getUpdates") {
-		if r.Time.After(killedAt) {
-			o, err := strconv.Atoi(r.Params.Get("offset"))
-			refetch = err != nil || o <= id
-			break
-		}
-	}
-	if !refetch {
-		t.Errorf("the restarted plugin's first getUpdates skipped update %d: the redelivery path was not exercised", id)
-	}
 	tgWaitFor(t, "the host to drop the redelivered copy", func() bool {
-		return strings.Contains(d.log.String(), "duplicate message ignored")
+		return tgCounter(t, d, "clawhost_messages_duplicate_total") > 0
 	})
+	tgWaitFor(t, "the restarted plugin to confirm the update", func() bool { return srv.Offset() > id })
+	// The restarted plugin fetched the update again (without an offset, or
+	// one not past it); the killed one only ever asked for offset id+1.
+	refetched := slices.ContainsFunc(srv.Requests("getUpdates"), func(r telegramtest.Request) bool {
+		o, err := strconv.Atoi(r.Params.Get("offset"))
+		return r.Time.After(killedAt) && (err != nil || o <= id)
+	})
+	if !refetched {
+		t.Errorf("no getUpdates after the restart fetched update %d again: the redelivery path was not exercised", id)
+	}
+	if n := tgCount(srv, tgAlice, "restart-marker"); n != 0 {
+		t.Fatalf("answered %d times before the agent was released", n)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tgWaitMessage(t, srv, tgAlice, "echo:", "restart-marker")
+	tgWaitConfirmed(t, d, srv)
 
 	// 2. An update that arrives while the plugin is dead.
 	if err := syscall.Kill(next, syscall.SIGKILL); err != nil {
@@ -576,16 +631,20 @@ func TestTelegramPluginRestart(t *testing.T) {
 	tgWaitFor(t, "the update to be confirmed", func() bool { return srv.Offset() > id2 })
 
 	// A later message in the same chat is answered after any duplicate
-	// would have been: then count.
+	// would have been: one session runs and delivers in order. Once the
+	// host heard back about a Send for each of the four answers, count.
 	srv.PushText(alice, from, "and now? after-marker")
 	tgWaitMessage(t, srv, tgAlice, "echo:", "after-marker")
-	tgSettle(t, srv, 500*time.Millisecond)
-	for _, marker := range []string{"restart-marker", "dead-marker", "after-marker"} {
+	markers := []string{"warm-marker", "restart-marker", "dead-marker", "after-marker"}
+	tgWaitFor(t, "the host to hear back about every answer", func() bool {
+		return tgCounter(t, d, "clawhost_messages_out_total") >= len(markers)
+	})
+	for _, marker := range markers {
 		if n := tgCount(srv, tgAlice, marker); n != 1 {
 			t.Errorf("%q answered %d times, want exactly once", marker, n)
 		}
 	}
-	if got := len(srv.Requests("setMyCommands")); got < menus+2 {
-		t.Errorf("setMyCommands called %d times in all, want the menu published again by each restarted plugin (%d before)", got, menus)
-	}
+	tgWaitFor(t, "each restarted plugin to publish the command menu", func() bool {
+		return len(srv.Requests("setMyCommands")) >= menus+2
+	})
 }

@@ -22,6 +22,9 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 // prompt, so they survive the envelope):
 //
 //	#sleep=<duration>   wait before answering (a run /stop can interrupt)
+//	#wait=<path>        wait before answering until the file at path exists
+//	                    (at most waitLimit), so a test decides when the turn
+//	                    ends instead of guessing how long it takes
 //	#blocks=<n>         answer with n assistant messages of ~900 characters,
 //	                    "block <i>: ..." each, #gap=<duration> apart
 //	#error=<kind>       answer with an error result: overloaded, too_long
@@ -59,6 +62,9 @@ func Main() {
 		if d, ok := directive(text, "sleep"); ok {
 			dur, _ := time.ParseDuration(d)
 			time.Sleep(dur)
+		}
+		if path, _ := directive(text, "wait"); path != "" {
+			waitFile(path)
 		}
 		assistant := func(s string) {
 			_ = out.Encode(map[string]any{"type": "assistant", "session_id": sid, "message": map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": s}}}})
@@ -104,7 +110,22 @@ func Main() {
 	}
 }
 
-var directiveRE = regexp.MustCompile(`#(sleep|blocks|gap|error|silent)(?:=([^\s\]]+))?`)
+var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent)(?:=([^\s\]]+))?`)
+
+// waitLimit bounds #wait: a test that never releases the turn gets an
+// answer (and its own failure) rather than a hung agent.
+const waitLimit = time.Minute
+
+// waitFile returns once the file at path exists, or after waitLimit.
+func waitFile(path string) {
+	deadline := time.Now().Add(waitLimit)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 func directive(text, name string) (string, bool) {
 	for _, m := range directiveRE.FindAllStringSubmatch(text, -1) {
