@@ -1,6 +1,7 @@
 package anthropictest
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -51,15 +52,11 @@ func (s *Server) handleMessages(w http.ResponseWriter, hr *http.Request) {
 	s.mu.Unlock()
 }
 
+// answer writes reply as the response to req: after the header delay, an error reply, one
+// JSON message, or an SSE stream, as the reply and the request's "stream" field ask.
 func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req *Request, reply Reply) {
-	if reply.HeaderDelay > 0 {
-		t := time.NewTimer(reply.HeaderDelay)
-		select {
-		case <-t.C:
-		case <-hr.Context().Done():
-			t.Stop()
-			return
-		}
+	if !pause(hr.Context(), reply.HeaderDelay) {
+		return
 	}
 	if reply.ShouldRetry != nil {
 		w.Header().Set("x-should-retry", fmt.Sprint(*reply.ShouldRetry))
@@ -67,123 +64,186 @@ func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req *Request, r
 	reqID := "req_fake_" + randHex(10)
 	w.Header().Set("request-id", reqID)
 	if reply.Status != 0 && reply.Status != http.StatusOK {
-		req.setStatus(reply.Status)
-		typ, msg := reply.ErrorType, reply.ErrorMessage
-		if typ == "" {
-			typ = errorTypeFor(reply.Status)
-		}
-		if msg == "" {
-			msg = errorMessageFor(reply.Status)
-		}
-		writeError(w, reply.Status, typ, msg, &reqID)
+		writeReplyError(w, req, reply, reqID)
 		return
 	}
-
-	text := reply.Text
-	if text == "" && reply.ToolUse == nil {
-		text = "echo: " + req.LastUserText()
-	}
-	model := req.Model
-	if model == "" {
-		model = DefaultModel
-	}
-	in := reply.InputTokens
-	if in == 0 {
-		in = estimateTokens(req)
-	}
-	out := reply.OutputTokens
-	if out == 0 {
-		out = len(text)/4 + 1
-	}
-	stop := "end_turn"
-	if reply.ToolUse != nil {
-		stop = "tool_use"
-	}
-	msgID := "msg_fake_" + randHex(10)
-	usage := map[string]any{"input_tokens": in, "output_tokens": out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-
-	var toolID string
-	var toolInput []byte
-	if reply.ToolUse != nil {
-		toolID = "toolu_fake_" + randHex(8)
-		toolInput, _ = json.Marshal(reply.ToolUse.Input)
-		if reply.ToolUse.Input == nil {
-			toolInput = []byte("{}")
-		}
-	}
-
+	m := resolve(req, reply)
 	if !req.Stream {
-		var content []any
-		if text != "" {
-			content = append(content, map[string]any{"type": "text", "text": text})
-		}
-		if reply.ToolUse != nil {
-			content = append(content, map[string]any{"type": "tool_use", "id": toolID, "name": reply.ToolUse.Name, "input": json.RawMessage(toolInput)})
-		}
-		b, _ := json.Marshal(map[string]any{
-			"id": msgID, "type": "message", "role": "assistant", "model": model, "content": content,
-			"stop_reason": stop, "stop_sequence": nil, "usage": usage,
-		})
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		req.setStatus(http.StatusOK)
-		_, _ = w.Write(b)
-		req.setLastToken()
+		writeMessage(w, req, m)
 		return
 	}
+	streamMessage(w, hr, req, m)
+}
 
+// pause waits d and reports true, or reports false as soon as ctx ends. A d <= 0 returns
+// true at once.
+func pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	}
+}
+
+// writeReplyError sends a scripted error reply, filling in the error type and message the
+// reply leaves empty from its status.
+func writeReplyError(w http.ResponseWriter, req *Request, reply Reply, reqID string) {
+	req.setStatus(reply.Status)
+	typ, msg := reply.ErrorType, reply.ErrorMessage
+	if typ == "" {
+		typ = errorTypeFor(reply.Status)
+	}
+	if msg == "" {
+		msg = errorMessageFor(reply.Status)
+	}
+	writeError(w, reply.Status, typ, msg, &reqID)
+}
+
+// message is a successful reply resolved against its request: echo text filled in,
+// defaults applied and ids drawn, ready to be written as JSON or as an SSE stream.
+type message struct {
+	reply     Reply
+	text      string
+	model     string
+	in, out   int // input and output token counts
+	stop      string
+	msgID     string
+	toolID    string // set when reply.ToolUse is not nil
+	toolInput []byte // reply.ToolUse.Input as JSON
+}
+
+// resolve applies reply's defaults for req: echo text, the default model, estimated token
+// counts, the stop reason, and fresh message and tool ids.
+func resolve(req *Request, reply Reply) message {
+	m := message{reply: reply, text: reply.Text, model: req.Model, in: reply.InputTokens, out: reply.OutputTokens, stop: "end_turn"}
+	if m.text == "" && reply.ToolUse == nil {
+		m.text = "echo: " + req.LastUserText()
+	}
+	if m.model == "" {
+		m.model = DefaultModel
+	}
+	if m.in == 0 {
+		m.in = estimateTokens(req)
+	}
+	if m.out == 0 {
+		m.out = len(m.text)/4 + 1
+	}
+	if reply.ToolUse != nil {
+		m.stop = "tool_use"
+	}
+	m.msgID = "msg_fake_" + randHex(10)
+	if reply.ToolUse != nil {
+		m.toolID = "toolu_fake_" + randHex(8)
+		m.toolInput, _ = json.Marshal(reply.ToolUse.Input)
+		if reply.ToolUse.Input == nil {
+			m.toolInput = []byte("{}")
+		}
+	}
+	return m
+}
+
+// writeMessage answers a request with "stream": false: one JSON message.
+func writeMessage(w http.ResponseWriter, req *Request, m message) {
+	usage := map[string]any{"input_tokens": m.in, "output_tokens": m.out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	var content []any
+	if m.text != "" {
+		content = append(content, map[string]any{"type": "text", "text": m.text})
+	}
+	if tu := m.reply.ToolUse; tu != nil {
+		content = append(content, map[string]any{"type": "tool_use", "id": m.toolID, "name": tu.Name, "input": json.RawMessage(m.toolInput)})
+	}
+	b, _ := json.Marshal(map[string]any{
+		"id": m.msgID, "type": "message", "role": "assistant", "model": m.model, "content": content,
+		"stop_reason": m.stop, "stop_sequence": nil, "usage": usage,
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	req.setStatus(http.StatusOK)
+	_, _ = w.Write(b)
+	req.setLastToken()
+}
+
+// sse writes server-sent events, flushing after each one.
+type sse struct {
+	w  http.ResponseWriter
+	fl http.Flusher // nil when w cannot flush
+}
+
+// send writes one event and reports whether the write succeeded.
+func (e sse) send(event string, data any) bool {
+	b, _ := json.Marshal(data)
+	if _, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+		return false
+	}
+	if e.fl != nil {
+		e.fl.Flush()
+	}
+	return true
+}
+
+// streamMessage answers a streaming request with the SSE sequence the real API sends:
+// message_start, the text block, the tool_use block, message_delta, message_stop. It stops
+// early when the client goes away during a text delta or a chunk delay.
+func streamMessage(w http.ResponseWriter, hr *http.Request, req *Request, m message) {
 	fl, _ := w.(http.Flusher)
+	e := sse{w: w, fl: fl}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	req.setStatus(http.StatusOK)
-	send := func(event string, data any) bool {
-		b, _ := json.Marshal(data)
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return true
-	}
-	startUsage := map[string]any{"input_tokens": in, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": msgID, "type": "message", "role": "assistant", "model": model, "content": []any{},
+	startUsage := map[string]any{"input_tokens": m.in, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	e.send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": m.msgID, "type": "message", "role": "assistant", "model": m.model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": startUsage,
 	}})
 	idx := 0
-	if text != "" {
-		send("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
-		send("ping", map[string]any{"type": "ping"})
-		for i, part := range splitRunes(text, reply.Chunks) {
-			if i > 0 && reply.ChunkDelay > 0 {
-				t := time.NewTimer(reply.ChunkDelay)
-				select {
-				case <-t.C:
-				case <-hr.Context().Done():
-					t.Stop()
-					return
-				}
-			}
-			if !send("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "text_delta", "text": part}}) {
-				return
-			}
+	if m.text != "" {
+		if !streamText(e, hr, req, m, idx) {
+			return
 		}
-		req.setLastToken()
-		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
 		idx++
 	}
-	if reply.ToolUse != nil {
-		send("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "tool_use", "id": toolID, "name": reply.ToolUse.Name, "input": map[string]any{}}})
-		send("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(toolInput)}})
-		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
-		if text == "" {
-			req.setLastToken()
+	if m.reply.ToolUse != nil {
+		streamToolUse(e, req, m, idx)
+	}
+	e.send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": m.stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": m.out}})
+	e.send("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// streamText writes the text block at index idx as m.reply.Chunks deltas with
+// m.reply.ChunkDelay between them. It reports false when the stream must end: the client
+// went away during a pause or a delta could not be written.
+func streamText(e sse, hr *http.Request, req *Request, m message, idx int) bool {
+	e.send("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
+	e.send("ping", map[string]any{"type": "ping"})
+	for i, part := range splitRunes(m.text, m.reply.Chunks) {
+		if i > 0 && !pause(hr.Context(), m.reply.ChunkDelay) {
+			return false
+		}
+		if !e.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "text_delta", "text": part}}) {
+			return false
 		}
 	}
-	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": out}})
-	send("message_stop", map[string]any{"type": "message_stop"})
+	req.setLastToken()
+	e.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
+	return true
+}
+
+// streamToolUse writes the tool_use block at index idx, its input as one input_json_delta.
+func streamToolUse(e sse, req *Request, m message, idx int) {
+	tu := m.reply.ToolUse
+	e.send("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "tool_use", "id": m.toolID, "name": tu.Name, "input": map[string]any{}}})
+	e.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(m.toolInput)}})
+	e.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
+	if m.text == "" {
+		req.setLastToken()
+	}
 }
 
 // splitRunes splits s into n parts of near-equal rune counts (n < 1 means 1).
