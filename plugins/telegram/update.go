@@ -84,19 +84,8 @@ func updateKinds(raw json.RawMessage) string {
 // decides what an edit means (its dedupe key includes the flag, or it drops
 // them); the plugin translates, nothing more.
 func toInbound(u update, me self) (channel.InboundMessage, bool) {
-	m, edited := u.Message, false
-	switch {
-	case u.Message != nil:
-	case u.EditedMessage != nil:
-		m, edited = u.EditedMessage, true
-	case u.ChannelPost != nil:
-		m = u.ChannelPost
-	case u.EditedChannelPost != nil:
-		m, edited = u.EditedChannelPost, true
-	default:
-		return channel.InboundMessage{}, false
-	}
-	if m.Chat == nil {
+	m, edited := messageOf(u)
+	if m == nil || m.Chat == nil {
 		return channel.InboundMessage{}, false
 	}
 	text, entities := m.Text, m.Entities
@@ -119,41 +108,81 @@ func toInbound(u update, me self) (channel.InboundMessage, bool) {
 	if edited && m.EditDate != 0 {
 		in.Timestamp = time.Unix(int64(m.EditDate), 0).UTC()
 	}
-	switch m.Chat.Type {
-	case "private":
-		in.ChatType = channel.ChatDirect
-	case "channel":
-		in.ChatType = channel.ChatChannel
-	default: // group, supergroup
-		in.ChatType = channel.ChatGroup
-	}
+	in.ChatType = chatTypeOf(m.Chat.Type)
 	if m.IsTopicMessage && m.MessageThreadID != 0 {
 		in.ThreadID = strconv.Itoa(m.MessageThreadID)
 	}
 	in.Sender = senderOf(m)
-	if r := m.ReplyToMessage; r != nil && !(m.IsTopicMessage && r.MessageID == m.MessageThreadID) {
+	if in.ReplyTo = replyToOf(m, me); in.ReplyTo != nil && in.ReplyTo.ToBot {
+		in.WasMentioned = true
+	}
+	if !applyEntities(&in, text, entities, me) {
+		return channel.InboundMessage{}, false // a command for another bot
+	}
+	return in, true
+}
+
+// messageOf picks the message an update carries and whether it is an edit;
+// m is nil for other update kinds.
+func messageOf(u update) (m *message, edited bool) {
+	switch {
+	case u.Message != nil:
+		return u.Message, false
+	case u.EditedMessage != nil:
+		return u.EditedMessage, true
+	case u.ChannelPost != nil:
+		return u.ChannelPost, false
+	case u.EditedChannelPost != nil:
+		return u.EditedChannelPost, true
+	default:
+		return nil, false
+	}
+}
+
+// chatTypeOf maps Telegram's chat type to the channel's.
+func chatTypeOf(t string) channel.ChatType {
+	switch t {
+	case "private":
+		return channel.ChatDirect
+	case "channel":
+		return channel.ChatChannel
+	default: // group, supergroup
+		return channel.ChatGroup
+	}
+}
+
+// replyToOf describes the message m replies to, or returns nil when m is not
+// a reply. ToBot is set when the replied-to message is the bot's own.
+func replyToOf(m *message, me self) *channel.ReplyTo {
+	r := m.ReplyToMessage
+	if r == nil || (m.IsTopicMessage && r.MessageID == m.MessageThreadID) {
 		// In a forum topic every message "replies" to the topic's creation
 		// message; that is not a reply.
-		in.ReplyTo = &channel.ReplyTo{
-			MessageID: strconv.Itoa(r.MessageID),
-			Text:      r.Text,
-		}
-		if in.ReplyTo.Text == "" {
-			in.ReplyTo.Text = r.Caption
-		}
-		if r.From != nil {
-			in.ReplyTo.SenderID = strconv.FormatInt(r.From.ID, 10)
-			in.ReplyTo.SenderName = fullName(r.From.FirstName, r.From.LastName)
-			in.ReplyTo.ToBot = me.ID != 0 && r.From.ID == me.ID
-		} else if r.SenderChat != nil {
-			in.ReplyTo.SenderID = strconv.FormatInt(r.SenderChat.ID, 10)
-			in.ReplyTo.SenderName = r.SenderChat.Title
-		}
-		if in.ReplyTo.ToBot {
-			in.WasMentioned = true
-		}
+		return nil
 	}
+	rt := &channel.ReplyTo{
+		MessageID: strconv.Itoa(r.MessageID),
+		Text:      r.Text,
+	}
+	if rt.Text == "" {
+		rt.Text = r.Caption
+	}
+	if r.From != nil {
+		rt.SenderID = strconv.FormatInt(r.From.ID, 10)
+		rt.SenderName = fullName(r.From.FirstName, r.From.LastName)
+		rt.ToBot = me.ID != 0 && r.From.ID == me.ID
+	} else if r.SenderChat != nil {
+		rt.SenderID = strconv.FormatInt(r.SenderChat.ID, 10)
+		rt.SenderName = r.SenderChat.Title
+	}
+	return rt
+}
 
+// applyEntities reads text's entities: a mention of the bot (by username or
+// text_mention) sets WasMentioned; a leading "/cmd@bot" addressed to this bot
+// sets WasMentioned and CommandText. It returns false when the leading
+// command is addressed to another bot.
+func applyEntities(in *channel.InboundMessage, text string, entities []tgbotapi.MessageEntity, me self) bool {
 	units := utf16.Encode([]rune(text))
 	for _, e := range entities {
 		if e.Offset < 0 || e.Length <= 0 || e.Offset+e.Length > len(units) {
@@ -178,13 +207,13 @@ func toInbound(u update, me self) (channel.InboundMessage, bool) {
 				continue
 			}
 			if me.Username == "" || !strings.EqualFold(target, me.Username) {
-				return channel.InboundMessage{}, false // for another bot
+				return false
 			}
 			in.WasMentioned = true
 			in.CommandText = cmd + string(utf16.Decode(units[e.Offset+e.Length:]))
 		}
 	}
-	return in, true
+	return true
 }
 
 func senderOf(m *message) channel.Sender {

@@ -33,158 +33,182 @@ type ConformanceConfig struct {
 // redelivery of unacked messages on a new stream, sends up to the declared
 // text limit, and typed errors for optional capabilities it lacks.
 func Conformance(t *testing.T, cc ConformanceConfig) {
-	timeout := cc.Timeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
+	c := conformance{cc: cc, timeout: cc.Timeout}
+	if c.timeout == 0 {
+		c.timeout = 10 * time.Second
 	}
-	setup := func(t *testing.T) (*host.Plugin, host.Description, context.Context) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 6*timeout)
-		t.Cleanup(cancel)
-		// The data dir is made before Start so that cleanup (LIFO) stops the
-		// plugin before its directory is removed.
-		dataDir := t.TempDir()
-		h := Start(t, cc.New(t))
-		d, err := h.Plugin.Describe(ctx)
-		if err != nil {
-			t.Fatalf("describe: %v", err)
-		}
-		if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "conformance", JSON: cc.Config, DataDir: dataDir}); err != nil || len(diags) > 0 {
-			t.Fatalf("configure: err=%v diags=%v", err, diags)
-		}
-		return h.Plugin, d, ctx
+	t.Run("describe", c.describe)
+	t.Run("receive_ack_redeliver", c.receiveAckRedeliver)
+	t.Run("send", c.send)
+	t.Run("optional_capabilities", c.optionalCapabilities)
+}
+
+// conformance holds one Conformance run's config; each check is a method run
+// as its own sub-test.
+type conformance struct {
+	cc      ConformanceConfig
+	timeout time.Duration // per step
+}
+
+// setup starts a fresh plugin, describes and configures it, and returns it with
+// its description and a context bounding the sub-test.
+func (c conformance) setup(t *testing.T) (*host.Plugin, host.Description, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*c.timeout)
+	t.Cleanup(cancel)
+	// The data dir is made before Start so that cleanup (LIFO) stops the
+	// plugin before its directory is removed.
+	dataDir := t.TempDir()
+	h := Start(t, c.cc.New(t))
+	d, err := h.Plugin.Describe(ctx)
+	if err != nil {
+		t.Fatalf("describe: %v", err)
 	}
+	if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "conformance", JSON: c.cc.Config, DataDir: dataDir}); err != nil || len(diags) > 0 {
+		t.Fatalf("configure: err=%v diags=%v", err, diags)
+	}
+	return h.Plugin, d, ctx
+}
 
-	t.Run("describe", func(t *testing.T) {
-		h := Start(t, cc.New(t))
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		d, err := h.Plugin.Describe(ctx)
-		if err != nil {
-			t.Fatalf("describe: %v", err)
+// describe checks Describe and ConfigSchema: a named channel plugin with a
+// positive text limit and uniquely named, described config attributes.
+func (c conformance) describe(t *testing.T) {
+	h := Start(t, c.cc.New(t))
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	d, err := h.Plugin.Describe(ctx)
+	if err != nil {
+		t.Fatalf("describe: %v", err)
+	}
+	if !d.Channel {
+		t.Fatalf("describe: plugin %q does not offer a channel", d.Name)
+	}
+	if d.Name == "" {
+		t.Errorf("describe: empty name")
+	}
+	if d.Capabilities.MaxTextLength <= 0 {
+		t.Errorf("capabilities: max text length %d", d.Capabilities.MaxTextLength)
+	}
+	s, err := h.Plugin.ConfigSchema(ctx)
+	if err != nil {
+		t.Fatalf("config schema: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, a := range s {
+		if a.Name == "" || seen[a.Name] {
+			t.Errorf("config schema: empty or duplicate attribute name %q", a.Name)
 		}
-		if !d.Channel {
-			t.Fatalf("describe: plugin %q does not offer a channel", d.Name)
+		seen[a.Name] = true
+		if a.Description == "" {
+			t.Errorf("config schema: attribute %q has no description", a.Name)
 		}
-		if d.Name == "" {
-			t.Errorf("describe: empty name")
-		}
-		if d.Capabilities.MaxTextLength <= 0 {
-			t.Errorf("capabilities: max text length %d", d.Capabilities.MaxTextLength)
-		}
-		s, err := h.Plugin.ConfigSchema(ctx)
-		if err != nil {
-			t.Fatalf("config schema: %v", err)
-		}
-		seen := map[string]bool{}
-		for _, a := range s {
-			if a.Name == "" || seen[a.Name] {
-				t.Errorf("config schema: empty or duplicate attribute name %q", a.Name)
-			}
-			seen[a.Name] = true
-			if a.Description == "" {
-				t.Errorf("config schema: attribute %q has no description", a.Name)
-			}
-		}
-	})
+	}
+}
 
-	t.Run("receive_ack_redeliver", func(t *testing.T) {
-		p, _, ctx := setup(t)
-		sctx, stop := context.WithCancel(ctx)
-		s, err := p.Receive(sctx, 16)
-		if err != nil {
-			t.Fatalf("receive: %v", err)
-		}
-		chat := cc.Inject(t, "conformance one")
-		first := next(t, s, timeout)
-		if first.Message.Text != "conformance one" || first.Message.ChatID != chat {
-			t.Fatalf("got text %q chat %q, want %q in %q", first.Message.Text, first.Message.ChatID, "conformance one", chat)
-		}
-		if first.Message.MessageID == "" || first.Message.Sender.ID == "" {
-			t.Errorf("inbound message lacks message id or sender id: %+v", first.Message)
-		}
-		// Not acked: a new stream must see it again.
-		stop()
-		_ = s.Err()
-		s2, err := p.Receive(ctx, 16)
-		if err != nil {
-			t.Fatalf("receive again: %v", err)
-		}
-		again := next(t, s2, timeout)
-		if again.Message.MessageID != first.Message.MessageID {
-			t.Fatalf("redelivery: got message %q, want %q", again.Message.MessageID, first.Message.MessageID)
-		}
-		if err := p.Ack(ctx, again.ID); err != nil {
-			t.Fatalf("ack: %v", err)
-		}
-		cc.Inject(t, "conformance two")
-		second := next(t, s2, timeout)
-		if second.Message.Text != "conformance two" {
-			t.Fatalf("after ack got %q, want the next message", second.Message.Text)
-		}
-		if err := p.Ack(ctx, second.ID); err != nil {
-			t.Fatalf("ack: %v", err)
-		}
-	})
+// receiveAckRedeliver checks inbound delivery: an injected message arrives with
+// its chat, message and sender ids, is delivered again on a new stream while
+// unacked, and after an ack the next message follows.
+func (c conformance) receiveAckRedeliver(t *testing.T) {
+	p, _, ctx := c.setup(t)
+	sctx, stop := context.WithCancel(ctx)
+	s, err := p.Receive(sctx, 16)
+	if err != nil {
+		t.Fatalf("receive: %v", err)
+	}
+	chat := c.cc.Inject(t, "conformance one")
+	first := next(t, s, c.timeout)
+	if first.Message.Text != "conformance one" || first.Message.ChatID != chat {
+		t.Fatalf("got text %q chat %q, want %q in %q", first.Message.Text, first.Message.ChatID, "conformance one", chat)
+	}
+	if first.Message.MessageID == "" || first.Message.Sender.ID == "" {
+		t.Errorf("inbound message lacks message id or sender id: %+v", first.Message)
+	}
+	// Not acked: a new stream must see it again.
+	stop()
+	_ = s.Err()
+	s2, err := p.Receive(ctx, 16)
+	if err != nil {
+		t.Fatalf("receive again: %v", err)
+	}
+	again := next(t, s2, c.timeout)
+	if again.Message.MessageID != first.Message.MessageID {
+		t.Fatalf("redelivery: got message %q, want %q", again.Message.MessageID, first.Message.MessageID)
+	}
+	if err := p.Ack(ctx, again.ID); err != nil {
+		t.Fatalf("ack: %v", err)
+	}
+	c.cc.Inject(t, "conformance two")
+	second := next(t, s2, c.timeout)
+	if second.Message.Text != "conformance two" {
+		t.Fatalf("after ack got %q, want the next message", second.Message.Text)
+	}
+	if err := p.Ack(ctx, second.ID); err != nil {
+		t.Fatalf("ack: %v", err)
+	}
+}
 
-	t.Run("send", func(t *testing.T) {
-		p, d, ctx := setup(t)
+// send checks a plain reply, a reply of exactly the declared text limit and a
+// markdown reply.
+func (c conformance) send(t *testing.T) {
+	p, d, ctx := c.setup(t)
+	s, err := p.Receive(ctx, 16)
+	if err != nil {
+		t.Fatalf("receive: %v", err)
+	}
+	chat := c.cc.Inject(t, "hello")
+	in := next(t, s, c.timeout)
+	_ = p.Ack(ctx, in.ID)
+	res, err := p.Send(ctx, channel.SendRequest{ChatID: chat, ThreadID: in.Message.ThreadID, Text: "plain reply", Format: channel.FormatPlain})
+	if err != nil || len(res.MessageIDs) == 0 {
+		t.Fatalf("send: ids=%v err=%v", res.MessageIDs, err)
+	}
+	// "x" is one unit in every length unit.
+	long := strings.Repeat("x", d.Capabilities.MaxTextLength)
+	if _, err := p.Send(ctx, channel.SendRequest{ChatID: chat, Text: long, Format: channel.FormatPlain}); err != nil {
+		t.Fatalf("send of exactly the declared limit (%d %s) failed: %v", d.Capabilities.MaxTextLength, d.Capabilities.LengthUnit, err)
+	}
+	_, err = p.Send(ctx, channel.SendRequest{ChatID: chat, Text: "**bold** and `code`", Format: channel.FormatMarkdown})
+	if err != nil {
+		t.Fatalf("markdown send: %v", err)
+	}
+}
+
+// optionalCapabilities checks that typing, edit and reactions fail with
+// CodeUnsupported when not declared, that a declared Edit works on a sent
+// message, and that the plugin is still running after React.
+func (c conformance) optionalCapabilities(t *testing.T) {
+	p, d, ctx := c.setup(t)
+	err := p.SetTyping(ctx, channel.TypingRequest{ChatID: "x", On: true})
+	if !d.Typing && channel.CodeOf(err) != channel.CodeUnsupported {
+		t.Errorf("SetTyping without Typer: got %v, want unsupported", err)
+	}
+	err = p.Edit(ctx, channel.EditRequest{ChatID: "x", MessageID: "1", Text: "t"})
+	if !d.Edit && channel.CodeOf(err) != channel.CodeUnsupported {
+		t.Errorf("Edit without Editor: got %v, want unsupported", err)
+	}
+	if d.Edit {
 		s, err := p.Receive(ctx, 16)
 		if err != nil {
 			t.Fatalf("receive: %v", err)
 		}
-		chat := cc.Inject(t, "hello")
-		in := next(t, s, timeout)
+		chat := c.cc.Inject(t, "edit me")
+		in := next(t, s, c.timeout)
 		_ = p.Ack(ctx, in.ID)
-		res, err := p.Send(ctx, channel.SendRequest{ChatID: chat, ThreadID: in.Message.ThreadID, Text: "plain reply", Format: channel.FormatPlain})
-		if err != nil || len(res.MessageIDs) == 0 {
-			t.Fatalf("send: ids=%v err=%v", res.MessageIDs, err)
-		}
-		// "x" is one unit in every length unit.
-		long := strings.Repeat("x", d.Capabilities.MaxTextLength)
-		if _, err := p.Send(ctx, channel.SendRequest{ChatID: chat, Text: long, Format: channel.FormatPlain}); err != nil {
-			t.Fatalf("send of exactly the declared limit (%d %s) failed: %v", d.Capabilities.MaxTextLength, d.Capabilities.LengthUnit, err)
-		}
-		_, err = p.Send(ctx, channel.SendRequest{ChatID: chat, Text: "**bold** and `code`", Format: channel.FormatMarkdown})
+		res, err := p.Send(ctx, channel.SendRequest{ChatID: chat, Text: "draft", Format: channel.FormatPlain})
 		if err != nil {
-			t.Fatalf("markdown send: %v", err)
+			t.Fatalf("send: %v", err)
 		}
-	})
-
-	t.Run("optional_capabilities", func(t *testing.T) {
-		p, d, ctx := setup(t)
-		err := p.SetTyping(ctx, channel.TypingRequest{ChatID: "x", On: true})
-		if !d.Typing && channel.CodeOf(err) != channel.CodeUnsupported {
-			t.Errorf("SetTyping without Typer: got %v, want unsupported", err)
+		if err := p.Edit(ctx, channel.EditRequest{ChatID: chat, MessageID: res.MessageIDs[0], Text: "final", Format: channel.FormatPlain}); err != nil {
+			t.Fatalf("edit: %v", err)
 		}
-		err = p.Edit(ctx, channel.EditRequest{ChatID: "x", MessageID: "1", Text: "t"})
-		if !d.Edit && channel.CodeOf(err) != channel.CodeUnsupported {
-			t.Errorf("Edit without Editor: got %v, want unsupported", err)
-		}
-		if d.Edit {
-			s, err := p.Receive(ctx, 16)
-			if err != nil {
-				t.Fatalf("receive: %v", err)
-			}
-			chat := cc.Inject(t, "edit me")
-			in := next(t, s, timeout)
-			_ = p.Ack(ctx, in.ID)
-			res, err := p.Send(ctx, channel.SendRequest{ChatID: chat, Text: "draft", Format: channel.FormatPlain})
-			if err != nil {
-				t.Fatalf("send: %v", err)
-			}
-			if err := p.Edit(ctx, channel.EditRequest{ChatID: chat, MessageID: res.MessageIDs[0], Text: "final", Format: channel.FormatPlain}); err != nil {
-				t.Fatalf("edit: %v", err)
-			}
-		}
-		err = p.React(ctx, channel.ReactRequest{ChatID: "x", MessageID: "1", Emoji: "👍"})
-		if !d.Reactions && channel.CodeOf(err) != channel.CodeUnsupported {
-			t.Errorf("React without Reactor: got %v, want unsupported", err)
-		}
-		if err != nil && errors.Is(err, host.ErrPluginExited) {
-			t.Fatalf("plugin died: %v", err)
-		}
-	})
+	}
+	err = p.React(ctx, channel.ReactRequest{ChatID: "x", MessageID: "1", Emoji: "👍"})
+	if !d.Reactions && channel.CodeOf(err) != channel.CodeUnsupported {
+		t.Errorf("React without Reactor: got %v, want unsupported", err)
+	}
+	if err != nil && errors.Is(err, host.ErrPluginExited) {
+		t.Fatalf("plugin died: %v", err)
+	}
 }
 
 func next(t *testing.T, s *host.Stream, timeout time.Duration) host.Delivery {

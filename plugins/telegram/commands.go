@@ -1,0 +1,80 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"unicode/utf16"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// maxCommands is Telegram's limit of a command menu.
+const maxCommands = 100
+
+// SetCommands implements channel.CommandMenu with setMyCommands. Names are
+// lowercased and stripped of a leading "/"; names longer than 32 characters
+// or with characters outside [a-z0-9_], and duplicates, are skipped (and
+// logged). Empty descriptions become the command name; long ones are cut to
+// 256 characters. At most 100 commands are set.
+func (a *Adapter) SetCommands(ctx context.Context, cmds []channel.MenuEntry) error {
+	if a.api == nil {
+		return channel.Errorf(channel.CodeInternal, "set commands before configure")
+	}
+	type botCommand struct {
+		Command     string `json:"command"`
+		Description string `json:"description"`
+	}
+	out := []botCommand{}
+	seen := map[string]bool{}
+	for _, c := range cmds {
+		name := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(c.Name), "/"))
+		if !validCommandName(name) {
+			a.log.Info("command not shown in the telegram menu: telegram allows only 1-32 of a-z, 0-9 and _", "command", c.Name)
+			continue
+		}
+		if seen[name] {
+			a.log.Info("command not shown in the telegram menu: listed twice", "command", c.Name)
+			continue
+		}
+		if len(out) == maxCommands {
+			a.log.Warn("telegram shows at most 100 commands; the rest are left out", "first_left_out", name)
+			break
+		}
+		seen[name] = true
+		desc := strings.Join(strings.Fields(c.Description), " ")
+		if desc == "" {
+			desc = name
+		}
+		out = append(out, botCommand{Command: name, Description: truncateUTF16(desc, 256)})
+	}
+	b, _ := json.Marshal(out)
+	_, err := a.callTimeout(ctx, "setMyCommands", tgbotapi.Params{"commands": string(b)}, callTimeout)
+	return toChannelError("set commands", err)
+}
+
+func validCommandName(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// truncateUTF16 cuts s to at most n UTF-16 units at a rune boundary.
+func truncateUTF16(s string, n int) string {
+	used := 0
+	for i, r := range s {
+		used += utf16.RuneLen(r)
+		if used > n {
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -1,0 +1,66 @@
+package telegramtest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Failure is a scripted error answer.
+type Failure struct {
+	// Code is the HTTP status and error_code (e.g. 429, 409, 401, 502).
+	Code int
+	// Description is Telegram's text, e.g. "Too Many Requests: retry after 3".
+	Description string
+	// RetryAfter becomes parameters.retry_after when > 0.
+	RetryAfter int
+}
+
+// TooManyRequests is Telegram's 429 answer.
+func TooManyRequests(retryAfter int) Failure {
+	return Failure{Code: 429, Description: fmt.Sprintf("Too Many Requests: retry after %d", retryAfter), RetryAfter: retryAfter}
+}
+
+// Conflict is Telegram's 409 answer to a second poller.
+func Conflict() Failure {
+	return Failure{Code: 409, Description: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"}
+}
+
+// Unauthorized is Telegram's answer to a rejected token.
+func Unauthorized() Failure { return Failure{Code: 401, Description: "Unauthorized"} }
+
+type failureScript struct {
+	f     Failure
+	times int // < 0: forever
+}
+
+// Fail makes the next times calls of method (e.g. "sendMessage") answer f;
+// times < 0 means until ClearFailures.
+func (s *Server) Fail(method string, times int, f Failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := strings.ToLower(method)
+	s.failures[k] = append(s.failures[k], failureScript{f: f, times: times})
+}
+
+// ClearFailures removes all scripted failures.
+func (s *Server) ClearFailures() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = map[string][]failureScript{}
+}
+
+func (s *Server) takeFailure(method string) *Failure {
+	list := s.failures[method]
+	if len(list) == 0 {
+		return nil
+	}
+	f := list[0].f
+	if list[0].times > 0 {
+		list[0].times--
+		if list[0].times == 0 {
+			list = list[1:]
+		}
+	}
+	s.failures[method] = list
+	return &f
+}

@@ -1,0 +1,237 @@
+package telegramtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sent is a message the bot sent (or edited) successfully.
+type Sent struct {
+	// Method is the API method: sendMessage, editMessageText, sendPhoto, sendDocument.
+	Method    string
+	ChatID    string
+	MessageID int
+	ThreadID  int
+	// ReplyTo is the replied-to message id (reply_parameters or reply_to_message_id).
+	ReplyTo int
+	// Text is the text or caption as sent (HTML source when ParseMode is HTML).
+	Text      string
+	ParseMode string
+	// Visible is what the user sees: Text with tags removed and entities decoded.
+	Visible            string
+	DisableLinkPreview bool
+	Silent             bool
+	File               *UploadedFile
+}
+
+// Sent returns the messages sent and edited so far, in order.
+func (s *Server) Sent() []Sent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Sent(nil), s.sent...)
+}
+
+// WaitSent waits until at least n messages were sent (see Sent) or ctx ends.
+func (s *Server) WaitSent(ctx context.Context, n int) ([]Sent, error) {
+	for {
+		s.mu.Lock()
+		if len(s.sent) >= n {
+			out := append([]Sent(nil), s.sent...)
+			s.mu.Unlock()
+			return out, nil
+		}
+		wait := s.sentNotify
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return s.Sent(), fmt.Errorf("wait for %d sent messages: %w", n, ctx.Err())
+		case <-wait:
+		}
+	}
+}
+
+func (s *Server) recordSent(m Sent) {
+	s.sent = append(s.sent, m)
+	s.messages[m.ChatID+"/"+strconv.Itoa(m.MessageID)] = m
+	close(s.sentNotify)
+	s.sentNotify = make(chan struct{})
+}
+
+func checkChat(p url.Values) (string, *apiError) {
+	chat := p.Get("chat_id")
+	if chat == "" {
+		return "", badRequest("chat_id is empty")
+	}
+	if _, err := strconv.ParseInt(chat, 10, 64); err != nil && !strings.HasPrefix(chat, "@") {
+		return "", badRequest("chat not found")
+	}
+	return chat, nil
+}
+
+// visible parses text with parse_mode and returns what the user would see.
+func visible(text, parseMode string) (string, *apiError) {
+	switch strings.ToLower(parseMode) {
+	case "":
+		return text, nil
+	case "html":
+		v, err := ParseHTML(text)
+		if err != nil {
+			return "", badRequest("can't parse entities: %v", err)
+		}
+		return v, nil
+	case "markdown", "markdownv2":
+		return text, nil // not validated by the fake
+	default:
+		return "", badRequest("unsupported parse_mode")
+	}
+}
+
+func replyTo(p url.Values) (int, *apiError) {
+	if rp := p.Get("reply_parameters"); rp != "" {
+		var v struct {
+			MessageID int `json:"message_id"`
+		}
+		if err := json.Unmarshal([]byte(rp), &v); err != nil || v.MessageID == 0 {
+			return 0, badRequest("can't parse reply parameters JSON object")
+		}
+		return v.MessageID, nil
+	}
+	if id := p.Get("reply_to_message_id"); id != "" {
+		n, err := strconv.Atoi(id)
+		if err != nil {
+			return 0, badRequest("invalid reply_to_message_id")
+		}
+		return n, nil
+	}
+	return 0, nil
+}
+
+func linkPreviewDisabled(p url.Values) bool {
+	if p.Get("disable_web_page_preview") == "true" {
+		return true
+	}
+	if lp := p.Get("link_preview_options"); lp != "" {
+		var v struct {
+			IsDisabled bool `json:"is_disabled"`
+		}
+		_ = json.Unmarshal([]byte(lp), &v)
+		return v.IsDisabled
+	}
+	return false
+}
+
+func (s *Server) messageJSON(m Sent) map[string]any {
+	chatID, _ := strconv.ParseInt(m.ChatID, 10, 64)
+	chatType := "supergroup"
+	if chatID > 0 {
+		chatType = "private"
+	}
+	out := map[string]any{
+		"message_id": m.MessageID,
+		"date":       time.Now().Unix(),
+		"chat":       map[string]any{"id": chatID, "type": chatType},
+		"from":       s.bot,
+	}
+	if m.File == nil {
+		out["text"] = m.Visible
+	} else if m.Visible != "" {
+		out["caption"] = m.Visible
+	}
+	if m.ThreadID != 0 {
+		out["message_thread_id"] = m.ThreadID
+		out["is_topic_message"] = true
+	}
+	return out
+}
+
+func (s *Server) sendMessage(p url.Values) (any, *apiError) {
+	chat, aerr := checkChat(p)
+	if aerr != nil {
+		return nil, aerr
+	}
+	text := p.Get("text")
+	if strings.TrimSpace(text) == "" {
+		return nil, badRequest("message text is empty")
+	}
+	vis, aerr := visible(text, p.Get("parse_mode"))
+	if aerr != nil {
+		return nil, aerr
+	}
+	if strings.TrimSpace(vis) == "" {
+		return nil, badRequest("message text is empty")
+	}
+	if UTF16Len(vis) > MaxTextLength {
+		return nil, badRequest("message is too long")
+	}
+	reply, aerr := replyTo(p)
+	if aerr != nil {
+		return nil, aerr
+	}
+	thread, _ := strconv.Atoi(p.Get("message_thread_id"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := Sent{
+		Method: "sendMessage", ChatID: chat, MessageID: s.nextMsgID, ThreadID: thread, ReplyTo: reply,
+		Text: text, ParseMode: p.Get("parse_mode"), Visible: vis,
+		DisableLinkPreview: linkPreviewDisabled(p), Silent: p.Get("disable_notification") == "true",
+	}
+	s.nextMsgID++
+	s.recordSent(m)
+	return s.messageJSON(m), nil
+}
+
+func (s *Server) editMessageText(p url.Values) (any, *apiError) {
+	chat, aerr := checkChat(p)
+	if aerr != nil {
+		return nil, aerr
+	}
+	id, err := strconv.Atoi(p.Get("message_id"))
+	if err != nil {
+		return nil, badRequest("message identifier is not specified")
+	}
+	text := p.Get("text")
+	if strings.TrimSpace(text) == "" {
+		return nil, badRequest("text must be non-empty")
+	}
+	vis, aerr := visible(text, p.Get("parse_mode"))
+	if aerr != nil {
+		return nil, aerr
+	}
+	if UTF16Len(vis) > MaxTextLength {
+		return nil, badRequest("MESSAGE_TOO_LONG")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.messages[chat+"/"+strconv.Itoa(id)]
+	if !ok {
+		return nil, badRequest("message to edit not found")
+	}
+	if old.Visible == vis && strings.EqualFold(old.ParseMode, p.Get("parse_mode")) && old.Text == text {
+		return nil, badRequest("message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message")
+	}
+	m := old
+	m.Method, m.Text, m.ParseMode, m.Visible = "editMessageText", text, p.Get("parse_mode"), vis
+	s.recordSent(m)
+	return s.messageJSON(m), nil
+}
+
+var chatActions = map[string]bool{
+	"typing": true, "upload_photo": true, "record_video": true, "upload_video": true,
+	"record_voice": true, "upload_voice": true, "upload_document": true, "choose_sticker": true,
+	"find_location": true, "record_video_note": true, "upload_video_note": true,
+}
+
+func (s *Server) sendChatAction(p url.Values) (any, *apiError) {
+	if _, aerr := checkChat(p); aerr != nil {
+		return nil, aerr
+	}
+	if !chatActions[p.Get("action")] {
+		return nil, badRequest("wrong parameter action in request")
+	}
+	return true, nil
+}
