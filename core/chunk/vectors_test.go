@@ -12,6 +12,12 @@ type chunkParams struct {
 	Mode  Mode    `json:"mode"`
 }
 
+// TestVectorsChunk runs OpenClaw's markdown chunking cases. Its plain-text
+// groups (chunkText, chunkTextWithMode, chunkByNewline) and
+// resolveTextChunkLimit do not apply: every clawhost reply goes through the
+// markdown chunker, and the limit comes from the channel's capability
+// capped by messages.text_limit (CapLimit), not from OpenClaw's per-account
+// table — those functions had no caller and were removed.
 func TestVectorsChunk(t *testing.T) {
 	t.Parallel()
 	groups := map[string]func(text string, p chunkParams) []string{
