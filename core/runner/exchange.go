@@ -163,11 +163,9 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Resu
 		payload = append(b, '\n')
 	}
 	if !r.cfg.OneShot {
-		t.steerMu.Lock()
-		t.steerOpen, t.steerProc = true, p
-		t.steerMu.Unlock()
+		t.steering.begin(p)
 	}
-	defer t.closeSteer(true)
+	defer t.steering.end(true)
 	// Results of turns that steered messages queued behind (usage summed into the last).
 	var (
 		accOut   int
@@ -292,7 +290,7 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Resu
 					State       string `json:"state"`
 				}
 				if json.Unmarshal(ln.raw, &cl) == nil && (cl.State == "started" || cl.State == "completed") {
-					t.steerStarted(cl.CommandUUID)
+					t.steering.started(cl.CommandUUID)
 				}
 			case "result":
 				var wr wireResult
@@ -300,7 +298,7 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Resu
 					res.Err = newError(KindCrash, fmt.Sprintf("unreadable result line: %v", err))
 					return res, sawOutput
 				}
-				if t.closeSteer(false) {
+				if t.steering.end(false) {
 					// A steered message was queued behind this result; its turn follows.
 					var part Result
 					wr.fill(&part)
@@ -314,9 +312,7 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Resu
 				res.Usage.OutputTokens += accOut
 				res.Usage.CostUSD += accCost
 				res.NumTurns += accTurns
-				t.steerMu.Lock()
-				res.Steered = len(t.steers)
-				t.steerMu.Unlock()
+				res.Steered = t.steering.count()
 				res.Err = classifyResult(&wr)
 				res.Streamed = streamed()
 				return res, sawOutput

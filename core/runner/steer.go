@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // CanSteer reports whether Steer is available: true unless Config.OneShot.
@@ -30,49 +31,76 @@ func (r *Runner) Steer(key, text string) (bool, error) {
 	if t == nil {
 		return false, nil
 	}
-	return t.steer(text)
+	return t.steering.send(text)
 }
 
-func (t *Turn) steer(text string) (bool, error) {
-	t.steerMu.Lock()
-	defer t.steerMu.Unlock()
-	if !t.steerOpen || t.steerProc == nil {
+// steering is a Turn's door for steered messages. It is open while the turn reads from a
+// warm process and has not accepted its final result; ids maps each steered message's uuid
+// to whether claude has started it (a command_lifecycle line).
+type steering struct {
+	mu   sync.Mutex
+	open bool
+	proc *proc
+	ids  map[string]bool
+}
+
+// begin opens steering into p's stdin (the exchange calls it before writing the prompt).
+func (s *steering) begin(p *proc) {
+	s.mu.Lock()
+	s.open, s.proc = true, p
+	s.mu.Unlock()
+}
+
+// send writes text as a user message with a fresh uuid; false when steering is closed.
+func (s *steering) send(text string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open || s.proc == nil {
 		return false, nil
 	}
 	id := newUUID()
 	b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}, "uuid": id})
-	if _, err := t.steerProc.stdin.Write(append(b, '\n')); err != nil {
+	if _, err := s.proc.stdin.Write(append(b, '\n')); err != nil {
 		return false, fmt.Errorf("steer: write to claude: %w", err)
 	}
-	if t.steers == nil {
-		t.steers = map[string]bool{}
+	if s.ids == nil {
+		s.ids = map[string]bool{}
 	}
-	t.steers[id] = false
+	s.ids[id] = false
 	return true, nil
 }
 
-// closeSteer ends steering; more reports whether a steered message has not started yet
-// (so another result will follow).
-func (t *Turn) closeSteer(final bool) (more bool) {
-	t.steerMu.Lock()
-	defer t.steerMu.Unlock()
-	for _, started := range t.steers {
+// end is called at each result line (final false) and when the exchange returns (final
+// true). more reports whether a steered message has not started yet, so another result
+// will follow; steering stays open for it unless final.
+func (s *steering) end(final bool) (more bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, started := range s.ids {
 		if !started {
 			more = true
 		}
 	}
 	if final || !more {
-		t.steerOpen = false
+		s.open = false
 	}
 	return more
 }
 
-func (t *Turn) steerStarted(id string) {
-	t.steerMu.Lock()
-	defer t.steerMu.Unlock()
-	if _, ok := t.steers[id]; ok {
-		t.steers[id] = true
+// started records that claude started the steered message id; other ids are ignored.
+func (s *steering) started(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.ids[id]; ok {
+		s.ids[id] = true
 	}
+}
+
+// count is the number of messages steered into the turn.
+func (s *steering) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ids)
 }
 
 func newUUID() string {

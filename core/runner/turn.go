@@ -22,12 +22,8 @@ type Turn struct {
 	done chan struct{}
 	res  Result
 
-	// Steering: open while the turn reads from a warm process and has not accepted its
-	// final result. steers maps a steered message's uuid to whether claude started it.
-	steerMu   sync.Mutex
-	steerOpen bool
-	steerProc *proc
-	steers    map[string]bool
+	// steering lets Runner.Steer write to the process running the turn.
+	steering steering
 }
 
 func newTurn(key string) *Turn {
