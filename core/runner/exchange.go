@@ -6,29 +6,21 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
-// turn runs one turn to its Result.
+// turn runs one turn to its Result: it waits for the key's previous turn (prev, nil when
+// none) and for a concurrency slot, marks the turn active (Abort and Steer find it), then
+// runs attempts. Config.Timeout counts from here.
 func (r *Runner) turn(ctx context.Context, t *Turn, req TurnRequest, prev <-chan struct{}) Result {
-	log := r.log.With("key", req.Key, "session", req.SessionID)
 	timer := time.NewTimer(r.cfg.Timeout)
 	defer timer.Stop()
 	st := stopper{ctx: ctx, t: t, timer: timer.C}
 
 	// One turn per key at a time, in Run order.
-	if prev == nil {
-		closed := make(chan struct{})
-		close(closed)
-		prev = closed
-	}
-	select {
-	case <-prev:
-	case <-t.abortCh:
-		return stoppedResult(t.abortKind, "stopped while waiting for the previous turn")
-	case <-ctx.Done():
-		return stoppedResult(KindAborted, "stopped while waiting for the previous turn")
-	case <-timer.C:
-		return stoppedResult(KindTimeout, "timed out waiting for the previous turn of this conversation")
+	if res, ok := st.waitPrevious(prev); !ok {
+		return res
 	}
 	r.mu.Lock()
 	r.active[req.Key] = t
@@ -41,56 +33,15 @@ func (r *Runner) turn(ctx context.Context, t *Turn, req TurnRequest, prev <-chan
 		r.mu.Unlock()
 	}()
 
-	select {
-	case r.sem <- struct{}{}:
-	case <-t.abortCh:
-		return stoppedResult(t.abortKind, "stopped while waiting for a free slot")
-	case <-ctx.Done():
-		return stoppedResult(KindAborted, "stopped while waiting for a free slot")
-	case <-timer.C:
-		return stoppedResult(KindTimeout, "timed out waiting for a free slot (agent.max_concurrent)")
+	if res, ok := st.waitSlot(r.sem); !ok {
+		return res
 	}
 	defer func() { <-r.sem }()
-
-	sessionReset := false
-	resume := !req.NewSession
-	for attempt := 0; ; attempt++ {
-		p, reused, serr := r.acquire(req, resume)
-		if serr != nil {
-			log.Error("start claude", "error", serr.Detail)
-			return Result{Err: serr, SessionReset: sessionReset}
-		}
-		res, sawOutput := r.exchange(st, t, p, req.Prompt)
-		res.NewProcess = !reused
-		res.PID = p.pid
-		if res.SessionID == "" {
-			res.SessionID = req.SessionID
-		}
-		res.SessionReset = res.SessionReset || sessionReset
-		r.release(p, res.Err == nil || isResultError(res.Err))
-		if attempt >= 2 || res.Err == nil {
-			return res
-		}
-		switch {
-		case res.Err.Kind == KindSessionMissing && resume:
-			log.Warn("session transcript missing; starting a fresh session with the same id", "detail", res.Err.Detail)
-			resume, sessionReset = false, true
-		case res.Err.Kind == KindUsage && !resume && strings.Contains(res.Err.Detail, "already in use"):
-			log.Info("session id already has a transcript; resuming it")
-			resume = true
-		case res.Err.Kind == KindCrash && reused && !sawOutput:
-			log.Warn("warm process died before the turn; restarting with --resume", "detail", res.Err.Detail)
-			resume = true
-		default:
-			if res.Err.Kind != KindAborted && res.Err.Kind != KindTimeout {
-				log.Warn("turn failed", "kind", res.Err.Kind, "detail", res.Err.Detail)
-			}
-			return res
-		}
-	}
+	return r.attempts(st, t, req)
 }
 
-// stopper gathers the ways a turn ends early.
+// stopper gathers the ways a turn ends early: Abort (or Close), the caller's context, and
+// Config.Timeout.
 type stopper struct {
 	ctx   context.Context
 	t     *Turn
@@ -127,8 +78,100 @@ func (s stopper) wait(ch <-chan struct{}) ErrorKind {
 	}
 }
 
+// waitPrevious waits until prev (the end of the key's previous turn; nil for none) is
+// closed. ok false: the turn ended while queued, with res.
+func (s stopper) waitPrevious(prev <-chan struct{}) (res Result, ok bool) {
+	if prev == nil {
+		closed := make(chan struct{})
+		close(closed)
+		prev = closed
+	}
+	select {
+	case <-prev:
+		return Result{}, true
+	case <-s.t.abortCh:
+		return stoppedResult(s.t.abortKind, "stopped while waiting for the previous turn"), false
+	case <-s.ctx.Done():
+		return stoppedResult(KindAborted, "stopped while waiting for the previous turn"), false
+	case <-s.timer:
+		return stoppedResult(KindTimeout, "timed out waiting for the previous turn of this conversation"), false
+	}
+}
+
+// waitSlot takes a slot in sem (Config.MaxConcurrent). ok false: the turn ended while
+// queued, with res.
+func (s stopper) waitSlot(sem chan<- struct{}) (res Result, ok bool) {
+	select {
+	case sem <- struct{}{}:
+		return Result{}, true
+	case <-s.t.abortCh:
+		return stoppedResult(s.t.abortKind, "stopped while waiting for a free slot"), false
+	case <-s.ctx.Done():
+		return stoppedResult(KindAborted, "stopped while waiting for a free slot"), false
+	case <-s.timer:
+		return stoppedResult(KindTimeout, "timed out waiting for a free slot (agent.max_concurrent)"), false
+	}
+}
+
 func stoppedResult(kind ErrorKind, detail string) Result {
 	return Result{Err: newError(kind, detail)}
+}
+
+// attempts runs the turn on a process from the pool, up to three times: again when the
+// session must be started the other way (see launchPlan.retry) or a warm process died
+// before the turn.
+func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest) Result {
+	log := r.log.With("key", req.Key, "session", req.SessionID)
+	plan := launchPlan{resume: !req.NewSession}
+	for attempt := 0; ; attempt++ {
+		p, reused, serr := r.acquire(req, plan.resume)
+		if serr != nil {
+			log.Error("start claude", "error", serr.Detail)
+			return Result{Err: serr, SessionReset: plan.sessionReset}
+		}
+		res, sawOutput := r.exchange(st, t, p, req.Prompt)
+		res.NewProcess = !reused
+		res.PID = p.pid
+		if res.SessionID == "" {
+			res.SessionID = req.SessionID
+		}
+		res.SessionReset = res.SessionReset || plan.sessionReset
+		r.release(p, res.Err == nil || isResultError(res.Err))
+		if attempt >= 2 || res.Err == nil || !plan.retry(log, res.Err, reused, sawOutput) {
+			return res
+		}
+	}
+}
+
+// launchPlan is how the next attempt starts claude.
+type launchPlan struct {
+	// resume: --resume the session, else --session-id (a new session).
+	resume bool
+	// sessionReset: the transcript was missing and the session started fresh.
+	sessionReset bool
+}
+
+// retry adjusts the plan after an attempt failed with e and reports whether to try again:
+// a missing transcript starts fresh, an id already in use is resumed, and a reused warm
+// process that died before writing anything is replaced by a resumed one.
+func (lp *launchPlan) retry(log hclog.Logger, e *Error, reused, sawOutput bool) bool {
+	switch {
+	case e.Kind == KindSessionMissing && lp.resume:
+		log.Warn("session transcript missing; starting a fresh session with the same id", "detail", e.Detail)
+		lp.resume, lp.sessionReset = false, true
+	case e.Kind == KindUsage && !lp.resume && strings.Contains(e.Detail, "already in use"):
+		log.Info("session id already has a transcript; resuming it")
+		lp.resume = true
+	case e.Kind == KindCrash && reused && !sawOutput:
+		log.Warn("warm process died before the turn; restarting with --resume", "detail", e.Detail)
+		lp.resume = true
+	default:
+		if e.Kind != KindAborted && e.Kind != KindTimeout {
+			log.Warn("turn failed", "kind", e.Kind, "detail", e.Detail)
+		}
+		return false
+	}
+	return true
 }
 
 // isResultError reports whether the failure came as a result object from a healthy process
@@ -144,67 +187,15 @@ func isResultError(e *Error) bool {
 // exchange sends the prompt to p and reads until the result, p's end, or an early stop.
 // sawOutput reports whether p wrote anything during this turn.
 func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Result, sawOutput bool) {
-	// Discard anything left from an earlier turn.
-	for drained := false; !drained; {
-		select {
-		case _, ok := <-p.msgs:
-			if !ok {
-				drained = true
-			}
-		default:
-			drained = true
-		}
-	}
-	var payload []byte
-	if r.cfg.OneShot {
-		payload = []byte(prompt)
-	} else {
-		b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}})
-		payload = append(b, '\n')
-	}
+	p.discardUnread()
 	if !r.cfg.OneShot {
 		t.steering.begin(p)
 	}
 	defer t.steering.end(true)
-	// Results of turns that steered messages queued behind (usage summed into the last).
-	var (
-		accOut   int
-		accCost  float64
-		accTurns int
-	)
-	wrote := make(chan error, 1)
-	go func() {
-		_, err := p.stdin.Write(payload)
-		if r.cfg.OneShot {
-			p.closeStdin()
-		}
-		wrote <- err
-	}()
-
-	var (
-		blocks  []string
-		cur     strings.Builder
-		inBlock bool
-	)
-	streamed := func() string {
-		all := blocks
-		if cur.Len() > 0 {
-			all = append(append([]string(nil), blocks...), cur.String())
-		}
-		return strings.Join(all, "\n\n")
-	}
-	stop := func(kind ErrorKind) Result {
-		r.kill(p)
-		detail := "aborted"
-		if kind == KindTimeout {
-			detail = fmt.Sprintf("no result within agent.timeout (%s)", r.cfg.Timeout)
-		}
-		res.Err = newError(kind, detail)
-		res.Streamed = streamed()
-		return res
-	}
+	wrote := r.writePrompt(p, prompt)
+	x := &reading{t: t}
 	if k := st.reason(); k != "" {
-		return stop(k), false
+		return r.stopped(p, x, k), false
 	}
 	for {
 		select {
@@ -213,110 +204,135 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Resu
 				r.log.Debug("write prompt", "pid", p.pid, "error", err)
 			}
 			wrote = nil
-			continue
 		case <-st.t.abortCh:
-			return stop(st.t.abortKind), sawOutput
+			return r.stopped(p, x, st.t.abortKind), x.sawOutput
 		case <-st.ctx.Done():
-			return stop(KindAborted), sawOutput
+			return r.stopped(p, x, KindAborted), x.sawOutput
 		case <-st.timer:
 			st.t.abort(KindTimeout)
-			return stop(st.t.abortKind), sawOutput
+			return r.stopped(p, x, st.t.abortKind), x.sawOutput
 		case ln, ok := <-p.msgs:
 			if !ok {
-				if k := st.wait(p.exited); k != "" {
-					return stop(k), sawOutput
-				}
-				res.Err = classifyExit(p.exitCode, p.stdoutBytes == 0, p.stderr.String())
-				res.Streamed = streamed()
-				return res, sawOutput
+				return r.ended(st, p, x), x.sawOutput
 			}
-			sawOutput = true
-			m := ln.msg
-			switch m.Type {
-			case "system":
-				switch m.Subtype {
-				case "init":
-					res.SessionID = m.SessionID
-				case "compact_boundary":
-					res.Compacted = true
-				}
-			case "stream_event":
-				if m.ParentToolUseID != nil {
-					continue
-				}
-				var ev wireStreamEvent
-				if json.Unmarshal(m.Event, &ev) != nil {
-					continue
-				}
-				switch ev.Type {
-				case "content_block_start":
-					inBlock = ev.ContentBlock.Type == "text"
-					cur.Reset()
-				case "content_block_delta":
-					if ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
-						cur.WriteString(ev.Delta.Text)
-						t.emit(Event{Kind: EventTextDelta, Text: ev.Delta.Text, At: ln.at})
-					}
-				case "content_block_stop":
-					if inBlock {
-						t.emit(Event{Kind: EventBlockEnd, At: ln.at})
-						inBlock = false
-					}
-				}
-			case "assistant":
-				if m.ParentToolUseID != nil || m.IsAPIError || (len(m.Error) > 0 && string(m.Error) != "null") {
-					continue
-				}
-				var am wireAssistant
-				if json.Unmarshal(m.Message, &am) != nil {
-					continue
-				}
-				for _, c := range am.Content {
-					switch c.Type {
-					case "text":
-						if c.Text == "" {
-							continue
-						}
-						blocks = append(blocks, c.Text)
-						cur.Reset()
-						t.emit(Event{Kind: EventText, Text: c.Text, At: ln.at})
-					case "tool_use":
-						t.emit(Event{Kind: EventToolUse, Tool: &ToolUse{ID: c.ID, Name: c.Name, Summary: summarizeInput(c.Input)}, At: ln.at})
-					}
-				}
-			case "command_lifecycle":
-				var cl struct {
-					CommandUUID string `json:"command_uuid"`
-					State       string `json:"state"`
-				}
-				if json.Unmarshal(ln.raw, &cl) == nil && (cl.State == "started" || cl.State == "completed") {
-					t.steering.started(cl.CommandUUID)
-				}
-			case "result":
-				var wr wireResult
-				if err := json.Unmarshal(ln.raw, &wr); err != nil {
-					res.Err = newError(KindCrash, fmt.Sprintf("unreadable result line: %v", err))
-					return res, sawOutput
-				}
-				if t.steering.end(false) {
-					// A steered message was queued behind this result; its turn follows.
-					var part Result
-					wr.fill(&part)
-					accOut += part.Usage.OutputTokens
-					accCost += part.Usage.CostUSD
-					accTurns += part.NumTurns
-					continue
-				}
-				wr.fill(&res)
-				// Input tokens stay the last request's: the prompt size memory flush needs.
-				res.Usage.OutputTokens += accOut
-				res.Usage.CostUSD += accCost
-				res.NumTurns += accTurns
-				res.Steered = t.steering.count()
-				res.Err = classifyResult(&wr)
-				res.Streamed = streamed()
-				return res, sawOutput
+			x.sawOutput = true
+			if x.read(ln) {
+				return x.res, true
 			}
 		}
 	}
+}
+
+// writePrompt writes the prompt to p's stdin in the background — a stream-json user
+// message, or with Config.OneShot the plain text and then EOF — and delivers the write's
+// error on the returned channel. A blocked write never blocks the exchange.
+func (r *Runner) writePrompt(p *proc, prompt string) <-chan error {
+	var payload []byte
+	if r.cfg.OneShot {
+		payload = []byte(prompt)
+	} else {
+		b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}})
+		payload = append(b, '\n')
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := p.stdin.Write(payload)
+		if r.cfg.OneShot {
+			p.closeStdin()
+		}
+		wrote <- err
+	}()
+	return wrote
+}
+
+// stopped kills p after an abort or timeout and returns the turn's partial Result.
+func (r *Runner) stopped(p *proc, x *reading, kind ErrorKind) Result {
+	r.kill(p)
+	detail := "aborted"
+	if kind == KindTimeout {
+		detail = fmt.Sprintf("no result within agent.timeout (%s)", r.cfg.Timeout)
+	}
+	x.res.Err = newError(kind, detail)
+	x.res.Streamed = x.text.streamed()
+	return x.res
+}
+
+// ended returns the Result of a process whose output ended before a result line: it waits
+// for the exit and classifies it (exit code, stderr).
+func (r *Runner) ended(st stopper, p *proc, x *reading) Result {
+	if k := st.wait(p.exited); k != "" {
+		return r.stopped(p, x, k)
+	}
+	x.res.Err = classifyExit(p.exitCode, p.stdoutBytes == 0, p.stderr.String())
+	x.res.Streamed = x.text.streamed()
+	return x.res
+}
+
+// reading is what one exchange has read from claude's stdout so far.
+type reading struct {
+	t *Turn
+	// res collects the session id and compaction from system lines, then the result.
+	res  Result
+	text textStream
+	// sawOutput: claude wrote at least one line during this turn.
+	sawOutput bool
+	// Usage of results that steered messages queued behind, summed into the last result.
+	steeredOut   int
+	steeredCost  float64
+	steeredTurns int
+}
+
+// read handles one stdout line; done reports that it was the turn's final result (or an
+// unreadable one), and x.res is the turn's Result.
+func (x *reading) read(ln line) (done bool) {
+	m := ln.msg
+	switch m.Type {
+	case "system":
+		switch m.Subtype {
+		case "init":
+			x.res.SessionID = m.SessionID
+		case "compact_boundary":
+			x.res.Compacted = true
+		}
+	case "stream_event":
+		x.text.streamEvent(x.t, m, ln.at)
+	case "assistant":
+		x.text.assistant(x.t, m, ln.at)
+	case "command_lifecycle":
+		var cl wireCommandLifecycle
+		if json.Unmarshal(ln.raw, &cl) == nil && (cl.State == "started" || cl.State == "completed") {
+			x.t.steering.started(cl.CommandUUID)
+		}
+	case "result":
+		return x.result(ln.raw)
+	}
+	return false
+}
+
+// result handles a result line. When a steered message is still queued behind it, its
+// usage is kept for the final result and reading goes on (done false).
+func (x *reading) result(raw []byte) (done bool) {
+	var wr wireResult
+	if err := json.Unmarshal(raw, &wr); err != nil {
+		x.res.Err = newError(KindCrash, fmt.Sprintf("unreadable result line: %v", err))
+		return true
+	}
+	if x.t.steering.end(false) {
+		// A steered message was queued behind this result; its turn follows.
+		var part Result
+		wr.fill(&part)
+		x.steeredOut += part.Usage.OutputTokens
+		x.steeredCost += part.Usage.CostUSD
+		x.steeredTurns += part.NumTurns
+		return false
+	}
+	wr.fill(&x.res)
+	// Input tokens stay the last request's: the prompt size memory flush needs.
+	x.res.Usage.OutputTokens += x.steeredOut
+	x.res.Usage.CostUSD += x.steeredCost
+	x.res.NumTurns += x.steeredTurns
+	x.res.Steered = x.t.steering.count()
+	x.res.Err = classifyResult(&wr)
+	x.res.Streamed = x.text.streamed()
+	return true
 }

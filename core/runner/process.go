@@ -55,6 +55,20 @@ func (p *proc) isDead() bool {
 
 func (p *proc) closeStdin() { p.stdinOnce.Do(func() { _ = p.stdin.Close() }) }
 
+// discardUnread drops lines left unread from an earlier turn.
+func (p *proc) discardUnread() {
+	for drained := false; !drained; {
+		select {
+		case _, ok := <-p.msgs:
+			if !ok {
+				drained = true
+			}
+		default:
+			drained = true
+		}
+	}
+}
+
 // start launches claude for a key.
 func (r *Runner) start(key, sessionID string, resume bool, extra string) (*proc, *Error) {
 	path, err := exec.LookPath(r.cfg.Command)
