@@ -69,33 +69,49 @@ func (p *proc) discardUnread() {
 	}
 }
 
-// start launches claude for a key.
+// start launches claude for a key: a private TMPDIR, the system prompt file, the process
+// in its own group, a goroutine reading its stdout into p.msgs and one reaping it.
 func (r *Runner) start(key, sessionID string, resume bool, extra string) (*proc, *Error) {
 	path, err := exec.LookPath(r.cfg.Command)
 	if err != nil {
 		return nil, errNotFound(r.cfg.Command, err)
 	}
+	tmp, serr := r.newTmpdir()
+	if serr != nil {
+		return nil, serr
+	}
+	l := launch{sessionID: sessionID, resume: resume, warm: !r.cfg.OneShot}
+	p, serr := r.spawn(path, l, key, extra, tmp)
+	if serr != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, serr
+	}
+	return p, nil
+}
+
+// newTmpdir creates the next process's TMPDIR under Config.StateDir.
+func (r *Runner) newTmpdir() (string, *Error) {
 	r.mu.Lock()
 	r.seq++
 	n := r.seq
 	r.mu.Unlock()
 	tmp := filepath.Join(r.cfg.StateDir, "t", strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(n))
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return nil, newError(KindCrash, fmt.Sprintf("create TMPDIR: %v", err))
+		return "", newError(KindCrash, fmt.Sprintf("create TMPDIR: %v", err))
 	}
-	fail := func(e *Error) (*proc, *Error) {
-		_ = os.RemoveAll(tmp)
-		return nil, e
-	}
-	l := launch{sessionID: sessionID, resume: resume, warm: !r.cfg.OneShot}
+	return tmp, nil
+}
+
+// spawn starts the process described by l; the caller removes tmp when it fails.
+func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *Error) {
 	sys, err := r.systemPrompt(extra)
 	if err != nil {
-		return fail(newError(KindUsage, err.Error()))
+		return nil, newError(KindUsage, err.Error())
 	}
 	if sys != "" {
 		l.promptFile = filepath.Join(tmp, "system-prompt.md")
 		if err := os.WriteFile(l.promptFile, []byte(sys), 0o600); err != nil {
-			return fail(newError(KindCrash, fmt.Sprintf("write system prompt file: %v", err)))
+			return nil, newError(KindCrash, fmt.Sprintf("write system prompt file: %v", err))
 		}
 	}
 	cmd := exec.Command(path, r.cfg.args(l)...)
@@ -105,88 +121,102 @@ func (r *Runner) start(key, sessionID string, resume bool, extra string) (*proc,
 	cmd.WaitDelay = r.cfg.KillGrace
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return fail(newError(KindCrash, fmt.Sprintf("stdin pipe: %v", err)))
+		return nil, newError(KindCrash, fmt.Sprintf("stdin pipe: %v", err))
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return fail(newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err)))
+		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
 	}
 	cmd.Stdout = pw
-	p := &proc{key: key, sessionID: sessionID, extra: extra, cmd: cmd, stdin: stdin,
+	p := &proc{key: key, sessionID: l.sessionID, extra: extra, cmd: cmd, stdin: stdin,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return fail(errNotFound(r.cfg.Command, err))
+			return nil, errNotFound(r.cfg.Command, err)
 		}
-		return fail(newError(KindCrash, fmt.Sprintf("start %s: %v", path, err)))
+		return nil, newError(KindCrash, fmt.Sprintf("start %s: %v", path, err))
 	}
 	pw.Close()
 	p.pid = cmd.Process.Pid
-	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", sessionID, "resume", resume, "warm", l.warm)
+	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm)
 
 	readerDone := make(chan struct{})
 	dead := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		defer close(p.msgs)
-		br := bufio.NewReaderSize(pr, 64<<10)
-		for {
-			b, err := br.ReadBytes('\n')
-			if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 {
-				p.stdoutBytes += len(b)
-				var m wireMsg
-				if jerr := json.Unmarshal(trimmed, &m); jerr != nil {
-					r.log.Debug("non-JSON line from claude", "pid", p.pid, "line", truncate(string(trimmed), 200))
-				} else {
-					select {
-					case p.msgs <- line{msg: m, raw: trimmed, at: time.Now()}:
-					case <-dead:
-						return
-					}
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		werr := cmd.Wait()
-		code := 0
-		if werr != nil {
-			var ee *exec.ExitError
-			if errors.As(werr, &ee) {
-				code = ee.ExitCode()
-				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					code = 128 + int(ws.Signal())
-				}
-			} else {
-				code = -1
-			}
-		}
-		t := time.NewTimer(r.cfg.KillGrace)
-		select {
-		case <-readerDone:
-		case <-t.C:
-			// A grandchild holds stdout open.
-			pr.Close()
-		}
-		t.Stop()
-		close(dead)
-		<-readerDone
-		pr.Close()
-		p.exitCode = code
-		close(p.exited)
-		_ = os.RemoveAll(tmp)
-		r.mu.Lock()
-		r.removeLocked(p)
-		r.mu.Unlock()
-		r.log.Debug("claude exited", "key", key, "pid", p.pid, "code", code)
-	}()
+	go r.readStdout(p, pr, dead, readerDone)
+	go r.reap(p, pr, dead, readerDone)
 	return p, nil
+}
+
+// readStdout decodes p's stdout, one JSON object a line, into p.msgs until EOF, or until
+// dead is closed (p was reaped and nobody reads any more). Other lines are logged and
+// dropped. It closes p.msgs, then done.
+func (r *Runner) readStdout(p *proc, stdout io.Reader, dead <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	defer close(p.msgs)
+	br := bufio.NewReaderSize(stdout, 64<<10)
+	for {
+		b, err := br.ReadBytes('\n')
+		if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 {
+			p.stdoutBytes += len(b)
+			var m wireMsg
+			if jerr := json.Unmarshal(trimmed, &m); jerr != nil {
+				r.log.Debug("non-JSON line from claude", "pid", p.pid, "line", truncate(string(trimmed), 200))
+			} else {
+				select {
+				case p.msgs <- line{msg: m, raw: trimmed, at: time.Now()}:
+				case <-dead:
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// reap waits for p to exit and for its stdout reader (closing stdout after KillGrace when
+// a grandchild still holds it open), records the exit code, closes p.exited, removes the
+// TMPDIR and drops p from the pool.
+func (r *Runner) reap(p *proc, stdout *os.File, dead chan<- struct{}, readerDone <-chan struct{}) {
+	code := exitCode(p.cmd.Wait())
+	t := time.NewTimer(r.cfg.KillGrace)
+	select {
+	case <-readerDone:
+	case <-t.C:
+		// A grandchild holds stdout open.
+		stdout.Close()
+	}
+	t.Stop()
+	close(dead)
+	<-readerDone
+	stdout.Close()
+	p.exitCode = code
+	close(p.exited)
+	_ = os.RemoveAll(p.tmpdir)
+	r.mu.Lock()
+	r.removeLocked(p)
+	r.mu.Unlock()
+	r.log.Debug("claude exited", "key", p.key, "pid", p.pid, "code", code)
+}
+
+// exitCode maps cmd.Wait's error to an exit status: 128+signal when killed, -1 when the
+// wait itself failed.
+func exitCode(werr error) int {
+	if werr == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) {
+		return -1
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
 }
 
 // systemPrompt combines the configured text, file and the turn's extra text.
