@@ -4,6 +4,12 @@ import (
 	"time"
 )
 
+// The pool keeps at most one warm process per conversation key in Runner.procs (guarded by
+// Runner.mu). A turn takes its key's process with acquire (busy while the turn runs) and
+// gives it back with release. An idle process is stopped after Config.IdleTimeout; beyond
+// Config.MaxWarm the least recently used idle one is stopped. With Config.OneShot the pool
+// stays empty: every turn starts a process and release ends it.
+
 // acquire returns the key's warm process when it fits the request, or starts one.
 func (r *Runner) acquire(req TurnRequest, resume bool) (p *proc, reused bool, err *Error) {
 	extra := req.ExtraSystemPrompt
@@ -24,14 +30,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool) (p *proc, reused bool, er
 			stale = append(stale, old)
 		}
 		// Make room: count the process about to start.
-		for len(r.procs) >= r.cfg.MaxWarm {
-			lru := r.lruIdleLocked()
-			if lru == nil {
-				break
-			}
-			r.removeLocked(lru)
-			stale = append(stale, lru)
-		}
+		stale = append(stale, r.evictLocked(r.cfg.MaxWarm-1)...)
 		r.mu.Unlock()
 		for _, s := range stale {
 			r.stopAsync(s)
@@ -57,7 +56,6 @@ func (r *Runner) release(p *proc, keep bool) {
 		r.stopAsync(p)
 		return
 	}
-	var evict []*proc
 	r.mu.Lock()
 	p.busy = false
 	p.lastUsed = time.Now()
@@ -69,6 +67,17 @@ func (r *Runner) release(p *proc, keep bool) {
 		r.stopAsync(p)
 		return
 	}
+	r.armIdleLocked(p)
+	evict := r.evictLocked(r.cfg.MaxWarm)
+	r.mu.Unlock()
+	for _, e := range evict {
+		r.log.Debug("stopping least recently used claude process", "key", e.key, "pid", e.pid)
+		r.stopAsync(e)
+	}
+}
+
+// armIdleLocked stops p after Config.IdleTimeout unless it ran a turn meanwhile.
+func (r *Runner) armIdleLocked(p *proc) {
 	used := p.lastUsed
 	p.idle = time.AfterFunc(r.cfg.IdleTimeout, func() {
 		r.mu.Lock()
@@ -81,21 +90,24 @@ func (r *Runner) release(p *proc, keep bool) {
 		r.log.Debug("stopping idle claude process", "key", p.key, "pid", p.pid)
 		r.stopAsync(p)
 	})
-	for len(r.procs) > r.cfg.MaxWarm {
+}
+
+// evictLocked removes least recently used idle processes while more than keep are warm
+// and returns them for the caller to stop (after unlocking).
+func (r *Runner) evictLocked(keep int) []*proc {
+	var out []*proc
+	for len(r.procs) > keep {
 		lru := r.lruIdleLocked()
 		if lru == nil {
 			break
 		}
 		r.removeLocked(lru)
-		evict = append(evict, lru)
+		out = append(out, lru)
 	}
-	r.mu.Unlock()
-	for _, e := range evict {
-		r.log.Debug("stopping least recently used claude process", "key", e.key, "pid", e.pid)
-		r.stopAsync(e)
-	}
+	return out
 }
 
+// lruIdleLocked is the least recently used process not running a turn, or nil.
 func (r *Runner) lruIdleLocked() *proc {
 	var lru *proc
 	for _, p := range r.procs {
@@ -106,6 +118,7 @@ func (r *Runner) lruIdleLocked() *proc {
 	return lru
 }
 
+// removeLocked drops p from the pool (if it is still its key's process) and its idle timer.
 func (r *Runner) removeLocked(p *proc) {
 	if r.procs[p.key] == p {
 		delete(r.procs, p.key)
