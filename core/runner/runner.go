@@ -21,9 +21,9 @@ type Runner struct {
 
 	mu     sync.Mutex
 	closed bool
-	procs  map[string]*proc // warm processes by conversation key
-	lanes  map[string]*lane // per-key serialization
-	active map[string]*Turn // running turn by key
+	procs  map[string]*proc // warm processes by conversation key (pool.go)
+	lanes  map[string]*lane // per-key serialization (Run)
+	active map[string]*Turn // running turn by key, for Abort and Steer
 	seq    int
 	wg     sync.WaitGroup
 }
