@@ -316,49 +316,6 @@ func TestRealAPIErrors(t *testing.T) {
 	}
 }
 
-// deliverBlocks runs a Coalescer over a turn's events with real timers: deliver gets each
-// block, other (may be nil) every event as it arrives (tool progress, the result). It
-// returns when events is closed.
-func deliverBlocks(events <-chan Event, c *Coalescer, deliver func(block string), other func(Event)) {
-	var timer *time.Timer
-	var timerC <-chan time.Time
-	rearm := func() {
-		if timer != nil {
-			timer.Stop()
-			timerC = nil
-		}
-		if at, ok := c.Deadline(); ok {
-			timer = time.NewTimer(max(at.Sub(c.now()), 0))
-			timerC = timer.C
-		}
-	}
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		select {
-		case e, ok := <-events:
-			if !ok {
-				return
-			}
-			for _, b := range c.Feed(e) {
-				deliver(b)
-			}
-			if other != nil {
-				other(e)
-			}
-			rearm()
-		case <-timerC:
-			for _, b := range c.Poll() {
-				deliver(b)
-			}
-			rearm()
-		}
-	}
-}
-
 func TestRealLongReplyBlocks(t *testing.T) {
 	t.Parallel()
 	e := newReal(t, func(c *Config) { c.PartialMessages = true })
