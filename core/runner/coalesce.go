@@ -43,7 +43,7 @@ func (c CoalesceConfig) withDefaults() CoalesceConfig {
 
 // Coalescer turns a turn's streamed assistant text into chat-sized blocks. It is pure: no
 // goroutines or timers; time comes from the injected clock, and the caller calls Poll at
-// Deadline (DeliverBlocks does this).
+// Deadline.
 //
 // Cutting: while at least MinChars are buffered, the text up to the last paragraph break
 // ("\n\n") between MinChars and MaxChars is delivered. Beyond MaxChars without such a
@@ -247,47 +247,4 @@ func lastIndex(buf []rune, sep string, lo, hi int) int {
 		}
 	}
 	return -1
-}
-
-// DeliverBlocks runs a Coalescer over a turn's events with real timers: deliver gets each
-// block, other (may be nil) every event as it arrives (tool progress, the result). It
-// returns when events is closed.
-func DeliverBlocks(events <-chan Event, c *Coalescer, deliver func(block string), other func(Event)) {
-	var timer *time.Timer
-	var timerC <-chan time.Time
-	rearm := func() {
-		if timer != nil {
-			timer.Stop()
-			timerC = nil
-		}
-		if at, ok := c.Deadline(); ok {
-			timer = time.NewTimer(max(at.Sub(c.now()), 0))
-			timerC = timer.C
-		}
-	}
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		select {
-		case e, ok := <-events:
-			if !ok {
-				return
-			}
-			for _, b := range c.Feed(e) {
-				deliver(b)
-			}
-			if other != nil {
-				other(e)
-			}
-			rearm()
-		case <-timerC:
-			for _, b := range c.Poll() {
-				deliver(b)
-			}
-			rearm()
-		}
-	}
 }

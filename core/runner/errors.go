@@ -82,9 +82,6 @@ var notices = map[ErrorKind]string{
 	KindSessionMissing: "The previous conversation could not be found, so a new one was started.",
 }
 
-// Notice returns the user-visible text for kind.
-func Notice(kind ErrorKind) string { return notices[kind] }
-
 func newError(kind ErrorKind, detail string) *Error {
 	return &Error{Kind: kind, Notice: notices[kind], Detail: detail}
 }

@@ -301,7 +301,7 @@ func TestFakeTimeoutAndContext(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, func(c *Config) { c.Timeout = 500 * time.Millisecond })
 	res := runTurn(t, f.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "hang"})
-	if res.Err == nil || res.Err.Kind != KindTimeout || res.Err.Notice != Notice(KindTimeout) {
+	if res.Err == nil || res.Err.Kind != KindTimeout || res.Err.Notice != notices[KindTimeout] {
 		t.Fatalf("timeout: %+v", res.Err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

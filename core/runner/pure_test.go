@@ -148,6 +148,49 @@ func TestCoalescerFeedDeltasThenText(t *testing.T) {
 
 // FuzzCoalescer checks the invariants: no block over MaxChars, the delivered text equals
 // the input modulo whitespace, and nothing is lost or repeated.
+// deliverBlocks runs a Coalescer over a turn's events with real timers: deliver gets each
+// block, other (may be nil) every event as it arrives (tool progress, the result). It
+// returns when events is closed.
+func deliverBlocks(events <-chan Event, c *Coalescer, deliver func(block string), other func(Event)) {
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	rearm := func() {
+		if timer != nil {
+			timer.Stop()
+			timerC = nil
+		}
+		if at, ok := c.Deadline(); ok {
+			timer = time.NewTimer(max(at.Sub(c.now()), 0))
+			timerC = timer.C
+		}
+	}
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				return
+			}
+			for _, b := range c.Feed(e) {
+				deliver(b)
+			}
+			if other != nil {
+				other(e)
+			}
+			rearm()
+		case <-timerC:
+			for _, b := range c.Poll() {
+				deliver(b)
+			}
+			rearm()
+		}
+	}
+}
+
 func FuzzCoalescer(f *testing.F) {
 	f.Add("hello\n\nworld", 3, uint8(10))
 	f.Add(strings.Repeat("word ", 500), 7, uint8(200))

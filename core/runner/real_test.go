@@ -332,7 +332,7 @@ func TestRealLongReplyBlocks(t *testing.T) {
 	var blocks []string
 	var deltas int
 	var res *Result
-	DeliverBlocks(turn.Events(), NewCoalescer(CoalesceConfig{}, nil), func(b string) { blocks = append(blocks, b) }, func(ev Event) {
+	deliverBlocks(turn.Events(), NewCoalescer(CoalesceConfig{}, nil), func(b string) { blocks = append(blocks, b) }, func(ev Event) {
 		switch ev.Kind {
 		case EventTextDelta:
 			deltas++

@@ -240,6 +240,82 @@ func (r *wireResult) fill(res *Result) {
 	}
 }
 
+// wireCommandLifecycle is a "command_lifecycle" line: claude started or completed a
+// queued user message (a steered one, by its uuid).
+type wireCommandLifecycle struct {
+	CommandUUID string `json:"command_uuid"`
+	State       string `json:"state"`
+}
+
+// textStream turns the assistant lines of one turn into events and keeps the text
+// delivered so far (Result.Streamed). Lines from subagents (parent_tool_use_id set) and
+// API error messages are skipped.
+type textStream struct {
+	blocks  []string        // complete text blocks, from "assistant" messages
+	cur     strings.Builder // deltas of the block being streamed (Config.PartialMessages)
+	inBlock bool            // the content block being streamed is text
+}
+
+// streamEvent handles a "stream_event" line: text deltas and the end of a text block.
+func (s *textStream) streamEvent(t *Turn, m wireMsg, at time.Time) {
+	if m.ParentToolUseID != nil {
+		return
+	}
+	var ev wireStreamEvent
+	if json.Unmarshal(m.Event, &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "content_block_start":
+		s.inBlock = ev.ContentBlock.Type == "text"
+		s.cur.Reset()
+	case "content_block_delta":
+		if ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
+			s.cur.WriteString(ev.Delta.Text)
+			t.emit(Event{Kind: EventTextDelta, Text: ev.Delta.Text, At: at})
+		}
+	case "content_block_stop":
+		if s.inBlock {
+			t.emit(Event{Kind: EventBlockEnd, At: at})
+			s.inBlock = false
+		}
+	}
+}
+
+// assistant handles an "assistant" message: its complete text blocks and tool calls.
+func (s *textStream) assistant(t *Turn, m wireMsg, at time.Time) {
+	if m.ParentToolUseID != nil || m.IsAPIError || (len(m.Error) > 0 && string(m.Error) != "null") {
+		return
+	}
+	var am wireAssistant
+	if json.Unmarshal(m.Message, &am) != nil {
+		return
+	}
+	for _, c := range am.Content {
+		switch c.Type {
+		case "text":
+			if c.Text == "" {
+				continue
+			}
+			s.blocks = append(s.blocks, c.Text)
+			s.cur.Reset()
+			t.emit(Event{Kind: EventText, Text: c.Text, At: at})
+		case "tool_use":
+			t.emit(Event{Kind: EventToolUse, Tool: &ToolUse{ID: c.ID, Name: c.Name, Summary: summarizeInput(c.Input)}, At: at})
+		}
+	}
+}
+
+// streamed is the text delivered so far, blocks joined with "\n\n" (a block still
+// streaming included).
+func (s *textStream) streamed() string {
+	all := s.blocks
+	if s.cur.Len() > 0 {
+		all = append(append([]string(nil), s.blocks...), s.cur.String())
+	}
+	return strings.Join(all, "\n\n")
+}
+
 // summarizeInput picks a short description of a tool input.
 func summarizeInput(raw json.RawMessage) string {
 	var in map[string]any

@@ -1,0 +1,338 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// turn runs one turn to its Result: it waits for the key's previous turn (prev, nil when
+// none) and for a concurrency slot, marks the turn active (Abort and Steer find it), then
+// runs attempts. Config.Timeout counts from here.
+func (r *Runner) turn(ctx context.Context, t *Turn, req TurnRequest, prev <-chan struct{}) Result {
+	timer := time.NewTimer(r.cfg.Timeout)
+	defer timer.Stop()
+	st := stopper{ctx: ctx, t: t, timer: timer.C}
+
+	// One turn per key at a time, in Run order.
+	if res, ok := st.waitPrevious(prev); !ok {
+		return res
+	}
+	r.mu.Lock()
+	r.active[req.Key] = t
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		if r.active[req.Key] == t {
+			delete(r.active, req.Key)
+		}
+		r.mu.Unlock()
+	}()
+
+	if res, ok := st.waitSlot(r.sem); !ok {
+		return res
+	}
+	defer func() { <-r.sem }()
+	return r.attempts(st, t, req)
+}
+
+// stopper gathers the ways a turn ends early: Abort (or Close), the caller's context, and
+// Config.Timeout.
+type stopper struct {
+	ctx   context.Context
+	t     *Turn
+	timer <-chan time.Time
+}
+
+// reason reports why the turn must stop, or "" to continue.
+func (s stopper) reason() ErrorKind {
+	select {
+	case <-s.t.abortCh:
+		return s.t.abortKind
+	case <-s.ctx.Done():
+		return KindAborted
+	case <-s.timer:
+		s.t.abort(KindTimeout)
+		return s.t.abortKind
+	default:
+		return ""
+	}
+}
+
+// wait blocks on ch or an early end.
+func (s stopper) wait(ch <-chan struct{}) ErrorKind {
+	select {
+	case <-ch:
+		return ""
+	case <-s.t.abortCh:
+		return s.t.abortKind
+	case <-s.ctx.Done():
+		return KindAborted
+	case <-s.timer:
+		s.t.abort(KindTimeout)
+		return s.t.abortKind
+	}
+}
+
+// waitPrevious waits until prev (the end of the key's previous turn; nil for none) is
+// closed. ok false: the turn ended while queued, with res.
+func (s stopper) waitPrevious(prev <-chan struct{}) (res Result, ok bool) {
+	if prev == nil {
+		closed := make(chan struct{})
+		close(closed)
+		prev = closed
+	}
+	select {
+	case <-prev:
+		return Result{}, true
+	case <-s.t.abortCh:
+		return stoppedResult(s.t.abortKind, "stopped while waiting for the previous turn"), false
+	case <-s.ctx.Done():
+		return stoppedResult(KindAborted, "stopped while waiting for the previous turn"), false
+	case <-s.timer:
+		return stoppedResult(KindTimeout, "timed out waiting for the previous turn of this conversation"), false
+	}
+}
+
+// waitSlot takes a slot in sem (Config.MaxConcurrent). ok false: the turn ended while
+// queued, with res.
+func (s stopper) waitSlot(sem chan<- struct{}) (res Result, ok bool) {
+	select {
+	case sem <- struct{}{}:
+		return Result{}, true
+	case <-s.t.abortCh:
+		return stoppedResult(s.t.abortKind, "stopped while waiting for a free slot"), false
+	case <-s.ctx.Done():
+		return stoppedResult(KindAborted, "stopped while waiting for a free slot"), false
+	case <-s.timer:
+		return stoppedResult(KindTimeout, "timed out waiting for a free slot (agent.max_concurrent)"), false
+	}
+}
+
+func stoppedResult(kind ErrorKind, detail string) Result {
+	return Result{Err: newError(kind, detail)}
+}
+
+// attempts runs the turn on a process from the pool, up to three times: again when the
+// session must be started the other way (see launchPlan.retry) or a warm process died
+// before the turn.
+func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest) Result {
+	log := r.log.With("key", req.Key, "session", req.SessionID)
+	plan := launchPlan{resume: !req.NewSession}
+	for attempt := 0; ; attempt++ {
+		p, reused, serr := r.acquire(req, plan.resume)
+		if serr != nil {
+			log.Error("start claude", "error", serr.Detail)
+			return Result{Err: serr, SessionReset: plan.sessionReset}
+		}
+		res, sawOutput := r.exchange(st, t, p, req.Prompt)
+		res.NewProcess = !reused
+		res.PID = p.pid
+		if res.SessionID == "" {
+			res.SessionID = req.SessionID
+		}
+		res.SessionReset = res.SessionReset || plan.sessionReset
+		r.release(p, res.Err == nil || isResultError(res.Err))
+		if attempt >= 2 || res.Err == nil || !plan.retry(log, res.Err, reused, sawOutput) {
+			return res
+		}
+	}
+}
+
+// launchPlan is how the next attempt starts claude.
+type launchPlan struct {
+	// resume: --resume the session, else --session-id (a new session).
+	resume bool
+	// sessionReset: the transcript was missing and the session started fresh.
+	sessionReset bool
+}
+
+// retry adjusts the plan after an attempt failed with e and reports whether to try again:
+// a missing transcript starts fresh, an id already in use is resumed, and a reused warm
+// process that died before writing anything is replaced by a resumed one.
+func (lp *launchPlan) retry(log hclog.Logger, e *Error, reused, sawOutput bool) bool {
+	switch {
+	case e.Kind == KindSessionMissing && lp.resume:
+		log.Warn("session transcript missing; starting a fresh session with the same id", "detail", e.Detail)
+		lp.resume, lp.sessionReset = false, true
+	case e.Kind == KindUsage && !lp.resume && strings.Contains(e.Detail, "already in use"):
+		log.Info("session id already has a transcript; resuming it")
+		lp.resume = true
+	case e.Kind == KindCrash && reused && !sawOutput:
+		log.Warn("warm process died before the turn; restarting with --resume", "detail", e.Detail)
+		lp.resume = true
+	default:
+		if e.Kind != KindAborted && e.Kind != KindTimeout {
+			log.Warn("turn failed", "kind", e.Kind, "detail", e.Detail)
+		}
+		return false
+	}
+	return true
+}
+
+// isResultError reports whether the failure came as a result object from a healthy process
+// (e.g. an API error), which keeps the warm process usable.
+func isResultError(e *Error) bool {
+	switch e.Kind {
+	case KindCrash, KindUsage, KindTimeout, KindAborted, KindCLINotFound, KindSessionMissing:
+		return false
+	}
+	return true
+}
+
+// exchange sends the prompt to p and reads until the result, p's end, or an early stop.
+// sawOutput reports whether p wrote anything during this turn.
+func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Result, sawOutput bool) {
+	p.discardUnread()
+	if !r.cfg.OneShot {
+		t.steering.begin(p)
+	}
+	defer t.steering.end(true)
+	wrote := r.writePrompt(p, prompt)
+	x := &reading{t: t}
+	if k := st.reason(); k != "" {
+		return r.stopped(p, x, k), false
+	}
+	for {
+		select {
+		case err := <-wrote:
+			if err != nil {
+				r.log.Debug("write prompt", "pid", p.pid, "error", err)
+			}
+			wrote = nil
+		case <-st.t.abortCh:
+			return r.stopped(p, x, st.t.abortKind), x.sawOutput
+		case <-st.ctx.Done():
+			return r.stopped(p, x, KindAborted), x.sawOutput
+		case <-st.timer:
+			st.t.abort(KindTimeout)
+			return r.stopped(p, x, st.t.abortKind), x.sawOutput
+		case ln, ok := <-p.msgs:
+			if !ok {
+				return r.ended(st, p, x), x.sawOutput
+			}
+			x.sawOutput = true
+			if x.read(ln) {
+				return x.res, true
+			}
+		}
+	}
+}
+
+// writePrompt writes the prompt to p's stdin in the background — a stream-json user
+// message, or with Config.OneShot the plain text and then EOF — and delivers the write's
+// error on the returned channel. A blocked write never blocks the exchange.
+func (r *Runner) writePrompt(p *proc, prompt string) <-chan error {
+	var payload []byte
+	if r.cfg.OneShot {
+		payload = []byte(prompt)
+	} else {
+		b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}})
+		payload = append(b, '\n')
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := p.stdin.Write(payload)
+		if r.cfg.OneShot {
+			p.closeStdin()
+		}
+		wrote <- err
+	}()
+	return wrote
+}
+
+// stopped kills p after an abort or timeout and returns the turn's partial Result.
+func (r *Runner) stopped(p *proc, x *reading, kind ErrorKind) Result {
+	r.kill(p)
+	detail := "aborted"
+	if kind == KindTimeout {
+		detail = fmt.Sprintf("no result within agent.timeout (%s)", r.cfg.Timeout)
+	}
+	x.res.Err = newError(kind, detail)
+	x.res.Streamed = x.text.streamed()
+	return x.res
+}
+
+// ended returns the Result of a process whose output ended before a result line: it waits
+// for the exit and classifies it (exit code, stderr).
+func (r *Runner) ended(st stopper, p *proc, x *reading) Result {
+	if k := st.wait(p.exited); k != "" {
+		return r.stopped(p, x, k)
+	}
+	x.res.Err = classifyExit(p.exitCode, p.stdoutBytes == 0, p.stderr.String())
+	x.res.Streamed = x.text.streamed()
+	return x.res
+}
+
+// reading is what one exchange has read from claude's stdout so far.
+type reading struct {
+	t *Turn
+	// res collects the session id and compaction from system lines, then the result.
+	res  Result
+	text textStream
+	// sawOutput: claude wrote at least one line during this turn.
+	sawOutput bool
+	// Usage of results that steered messages queued behind, summed into the last result.
+	steeredOut   int
+	steeredCost  float64
+	steeredTurns int
+}
+
+// read handles one stdout line; done reports that it was the turn's final result (or an
+// unreadable one), and x.res is the turn's Result.
+func (x *reading) read(ln line) (done bool) {
+	m := ln.msg
+	switch m.Type {
+	case "system":
+		switch m.Subtype {
+		case "init":
+			x.res.SessionID = m.SessionID
+		case "compact_boundary":
+			x.res.Compacted = true
+		}
+	case "stream_event":
+		x.text.streamEvent(x.t, m, ln.at)
+	case "assistant":
+		x.text.assistant(x.t, m, ln.at)
+	case "command_lifecycle":
+		var cl wireCommandLifecycle
+		if json.Unmarshal(ln.raw, &cl) == nil && (cl.State == "started" || cl.State == "completed") {
+			x.t.steering.started(cl.CommandUUID)
+		}
+	case "result":
+		return x.result(ln.raw)
+	}
+	return false
+}
+
+// result handles a result line. When a steered message is still queued behind it, its
+// usage is kept for the final result and reading goes on (done false).
+func (x *reading) result(raw []byte) (done bool) {
+	var wr wireResult
+	if err := json.Unmarshal(raw, &wr); err != nil {
+		x.res.Err = newError(KindCrash, fmt.Sprintf("unreadable result line: %v", err))
+		return true
+	}
+	if x.t.steering.end(false) {
+		// A steered message was queued behind this result; its turn follows.
+		var part Result
+		wr.fill(&part)
+		x.steeredOut += part.Usage.OutputTokens
+		x.steeredCost += part.Usage.CostUSD
+		x.steeredTurns += part.NumTurns
+		return false
+	}
+	wr.fill(&x.res)
+	// Input tokens stay the last request's: the prompt size memory flush needs.
+	x.res.Usage.OutputTokens += x.steeredOut
+	x.res.Usage.CostUSD += x.steeredCost
+	x.res.NumTurns += x.steeredTurns
+	x.res.Steered = x.t.steering.count()
+	x.res.Err = classifyResult(&wr)
+	x.res.Streamed = x.text.streamed()
+	return true
+}

@@ -1,0 +1,298 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// proc is one claude process.
+type proc struct {
+	key, sessionID, extra string
+	pid                   int
+	cmd                   *exec.Cmd
+	stdin                 io.WriteCloser
+	stdinOnce             sync.Once
+	msgs                  chan line
+	exited                chan struct{} // closed after Wait and the stdout reader ended
+	exitCode              int
+	stdoutBytes           int
+	stderr                *tailBuffer
+	tmpdir                string
+
+	// guarded by Runner.mu
+	busy     bool
+	lastUsed time.Time
+	idle     *time.Timer
+}
+
+type line struct {
+	msg wireMsg
+	raw []byte
+	at  time.Time
+}
+
+func (p *proc) isDead() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *proc) closeStdin() { p.stdinOnce.Do(func() { _ = p.stdin.Close() }) }
+
+// discardUnread drops lines left unread from an earlier turn.
+func (p *proc) discardUnread() {
+	for drained := false; !drained; {
+		select {
+		case _, ok := <-p.msgs:
+			if !ok {
+				drained = true
+			}
+		default:
+			drained = true
+		}
+	}
+}
+
+// start launches claude for a key: a private TMPDIR, the system prompt file, the process
+// in its own group, a goroutine reading its stdout into p.msgs and one reaping it.
+func (r *Runner) start(key, sessionID string, resume bool, extra string) (*proc, *Error) {
+	path, err := exec.LookPath(r.cfg.Command)
+	if err != nil {
+		return nil, errNotFound(r.cfg.Command, err)
+	}
+	tmp, serr := r.newTmpdir()
+	if serr != nil {
+		return nil, serr
+	}
+	l := launch{sessionID: sessionID, resume: resume, warm: !r.cfg.OneShot}
+	p, serr := r.spawn(path, l, key, extra, tmp)
+	if serr != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, serr
+	}
+	return p, nil
+}
+
+// newTmpdir creates the next process's TMPDIR under Config.StateDir.
+func (r *Runner) newTmpdir() (string, *Error) {
+	r.mu.Lock()
+	r.seq++
+	n := r.seq
+	r.mu.Unlock()
+	tmp := filepath.Join(r.cfg.StateDir, "t", strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(n))
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return "", newError(KindCrash, fmt.Sprintf("create TMPDIR: %v", err))
+	}
+	return tmp, nil
+}
+
+// spawn starts the process described by l; the caller removes tmp when it fails.
+func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *Error) {
+	sys, err := r.systemPrompt(extra)
+	if err != nil {
+		return nil, newError(KindUsage, err.Error())
+	}
+	if sys != "" {
+		l.promptFile = filepath.Join(tmp, "system-prompt.md")
+		if err := os.WriteFile(l.promptFile, []byte(sys), 0o600); err != nil {
+			return nil, newError(KindCrash, fmt.Sprintf("write system prompt file: %v", err))
+		}
+	}
+	cmd := exec.Command(path, r.cfg.args(l)...)
+	cmd.Dir = r.cfg.Workspace
+	cmd.Env = r.cfg.env(os.Environ(), tmp)
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.WaitDelay = r.cfg.KillGrace
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, newError(KindCrash, fmt.Sprintf("stdin pipe: %v", err))
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
+	}
+	cmd.Stdout = pw
+	p := &proc{key: key, sessionID: l.sessionID, extra: extra, cmd: cmd, stdin: stdin,
+		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, errNotFound(r.cfg.Command, err)
+		}
+		return nil, newError(KindCrash, fmt.Sprintf("start %s: %v", path, err))
+	}
+	pw.Close()
+	p.pid = cmd.Process.Pid
+	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm)
+
+	readerDone := make(chan struct{})
+	dead := make(chan struct{})
+	go r.readStdout(p, pr, dead, readerDone)
+	go r.reap(p, pr, dead, readerDone)
+	return p, nil
+}
+
+// readStdout decodes p's stdout, one JSON object a line, into p.msgs until EOF, or until
+// dead is closed (p was reaped and nobody reads any more). Other lines are logged and
+// dropped. It closes p.msgs, then done.
+func (r *Runner) readStdout(p *proc, stdout io.Reader, dead <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	defer close(p.msgs)
+	br := bufio.NewReaderSize(stdout, 64<<10)
+	for {
+		b, err := br.ReadBytes('\n')
+		if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 {
+			p.stdoutBytes += len(b)
+			var m wireMsg
+			if jerr := json.Unmarshal(trimmed, &m); jerr != nil {
+				r.log.Debug("non-JSON line from claude", "pid", p.pid, "line", truncate(string(trimmed), 200))
+			} else {
+				select {
+				case p.msgs <- line{msg: m, raw: trimmed, at: time.Now()}:
+				case <-dead:
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// reap waits for p to exit and for its stdout reader (closing stdout after KillGrace when
+// a grandchild still holds it open), records the exit code, closes p.exited, removes the
+// TMPDIR and drops p from the pool.
+func (r *Runner) reap(p *proc, stdout *os.File, dead chan<- struct{}, readerDone <-chan struct{}) {
+	code := exitCode(p.cmd.Wait())
+	t := time.NewTimer(r.cfg.KillGrace)
+	select {
+	case <-readerDone:
+	case <-t.C:
+		// A grandchild holds stdout open.
+		stdout.Close()
+	}
+	t.Stop()
+	close(dead)
+	<-readerDone
+	stdout.Close()
+	p.exitCode = code
+	close(p.exited)
+	_ = os.RemoveAll(p.tmpdir)
+	r.mu.Lock()
+	r.removeLocked(p)
+	r.mu.Unlock()
+	r.log.Debug("claude exited", "key", p.key, "pid", p.pid, "code", code)
+}
+
+// exitCode maps cmd.Wait's error to an exit status: 128+signal when killed, -1 when the
+// wait itself failed.
+func exitCode(werr error) int {
+	if werr == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) {
+		return -1
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
+}
+
+// systemPrompt combines the configured text, file and the turn's extra text.
+func (r *Runner) systemPrompt(extra string) (string, error) {
+	var parts []string
+	if s := strings.TrimSpace(r.cfg.SystemPrompt); s != "" {
+		parts = append(parts, s)
+	}
+	if r.cfg.SystemPromptFile != "" {
+		b, err := os.ReadFile(r.cfg.SystemPromptFile)
+		if err != nil {
+			return "", fmt.Errorf("agent.system_prompt_file: %w", err)
+		}
+		if s := strings.TrimSpace(string(b)); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if s := strings.TrimSpace(extra); s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+// stopAsync ends p in the background: close stdin (claude exits at EOF), SIGTERM to the
+// group after KillGrace, SIGKILL after another.
+func (r *Runner) stopAsync(p *proc) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		p.closeStdin()
+		t := time.NewTimer(r.cfg.KillGrace)
+		defer t.Stop()
+		select {
+		case <-p.exited:
+			return
+		case <-t.C:
+		}
+		r.kill(p)
+	}()
+}
+
+// kill sends SIGTERM to p's process group, SIGKILL after KillGrace, and waits for p.
+func (r *Runner) kill(p *proc) {
+	signalGroup(p.pid, syscall.SIGTERM)
+	t := time.NewTimer(r.cfg.KillGrace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+		r.log.Warn("claude ignored SIGTERM; killing", "pid", p.pid)
+		signalGroup(p.pid, syscall.SIGKILL)
+		<-p.exited
+	}
+	// Tools that outlived claude in its group.
+	signalGroup(p.pid, syscall.SIGKILL)
+}
+
+// tailBuffer keeps the last max bytes written (claude's stderr).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

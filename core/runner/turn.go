@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"sync"
+	"time"
+)
+
+// Turn is a running turn. Read Events until it is closed, or call Wait.
+type Turn struct {
+	key string
+
+	mu      sync.Mutex
+	pending []Event
+	ended   bool
+	wake    chan struct{}
+	out     chan Event
+
+	abortOnce sync.Once
+	abortCh   chan struct{}
+	abortKind ErrorKind
+
+	done chan struct{}
+	res  Result
+
+	// steering lets Runner.Steer write to the process running the turn.
+	steering steering
+}
+
+func newTurn(key string) *Turn {
+	t := &Turn{key: key, wake: make(chan struct{}, 1), out: make(chan Event), abortCh: make(chan struct{}), done: make(chan struct{})}
+	go t.forward()
+	return t
+}
+
+// Events yields the turn's events in order; the last is EventResult, then the channel is
+// closed. The runner never waits for the reader: events are queued without bound.
+func (t *Turn) Events() <-chan Event { return t.out }
+
+// Wait blocks until the turn ends and returns its Result. Events not yet received are
+// discarded, so call it after draining Events or instead of reading them.
+func (t *Turn) Wait() Result {
+	for range t.out {
+	}
+	<-t.done
+	return t.res
+}
+
+// Done is closed when the turn has ended (its Result is final).
+func (t *Turn) Done() <-chan struct{} { return t.done }
+
+func (t *Turn) emit(e Event) {
+	t.mu.Lock()
+	t.pending = append(t.pending, e)
+	t.mu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (t *Turn) forward() {
+	for {
+		t.mu.Lock()
+		if len(t.pending) == 0 {
+			ended := t.ended
+			t.mu.Unlock()
+			if ended {
+				close(t.out)
+				return
+			}
+			<-t.wake
+			continue
+		}
+		e := t.pending[0]
+		t.pending = t.pending[1:]
+		t.mu.Unlock()
+		t.out <- e
+	}
+}
+
+func (t *Turn) finish(res Result) {
+	t.res = res
+	close(t.done)
+	r := res
+	t.emit(Event{Kind: EventResult, Result: &r, At: time.Now()})
+	t.mu.Lock()
+	t.ended = true
+	t.mu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (t *Turn) abort(kind ErrorKind) {
+	t.abortOnce.Do(func() {
+		t.abortKind = kind
+		close(t.abortCh)
+	})
+}
+
+// FinishedTurn returns a Turn that has already ended with res: its Events
+// channel yields events in order, then an EventResult carrying res, and is
+// then closed; Done is closed and Wait returns res at once.
+//
+// It is for agents that do not drive the claude CLI (a canned answer, a
+// relay to another backend) and for tests that fake the Agent a Turn is
+// consumed by. events should not contain an EventResult (the final one is
+// added); an event with a zero At gets the time of the call. The Turn has
+// no key and no process: nothing can abort or steer it.
+func FinishedTurn(res Result, events ...Event) *Turn {
+	t := newTurn("")
+	now := time.Now()
+	for _, e := range events {
+		if e.At.IsZero() {
+			e.At = now
+		}
+		t.emit(e)
+	}
+	t.finish(res)
+	return t
+}
