@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	sdkcommand "github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/host"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -218,7 +223,7 @@ func newBenchGateway(tb testing.TB, dir, sync string, agent *benchAgent) *benchG
 	}
 	// A production-like logger: Info level, the output discarded.
 	log := hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Info})
-	gw := New(Options{Logger: log, Store: st, Agent: agent, Settings: set, Version: "bench"})
+	gw := New(Options{Logger: log, Store: st, Agent: agent, Ports: benchPorts{}, Settings: set, Version: "bench"})
 	if err := gw.Start(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
@@ -482,3 +487,36 @@ func BenchmarkGatewaySessionsRSS(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// benchPorts is a channel that accepts every send at once, with no
+// typing, edits, hooks or command plugins: the benchmarks measure the
+// core, not a plugin process.
+type benchPorts struct{}
+
+func (benchPorts) Known(string) bool { return true }
+func (benchPorts) Ready(string) (host.Description, bool) {
+	return host.Description{Channel: true}, true
+}
+func (benchPorts) WaitReady(context.Context, string) (host.Description, error) {
+	return host.Description{Channel: true}, nil
+}
+func (benchPorts) Send(context.Context, string, channel.SendRequest) (channel.SendResponse, error) {
+	return channel.SendResponse{MessageIDs: []string{"1"}}, nil
+}
+func (benchPorts) Edit(context.Context, string, channel.EditRequest) error { return nil }
+func (benchPorts) SetTyping(context.Context, string, channel.TypingRequest) error {
+	return nil
+}
+func (benchPorts) Download(context.Context, string, string, int64, io.Writer) (channel.MediaInfo, error) {
+	return channel.MediaInfo{}, errors.New("no media in benchmarks")
+}
+func (benchPorts) BeforeAgentStart(context.Context, string, hook.Request) (hook.Response, bool, error) {
+	return hook.Response{}, false, nil
+}
+func (benchPorts) ListCommands(context.Context) (map[string][]sdkcommand.Spec, []error) {
+	return nil, nil
+}
+func (benchPorts) Execute(context.Context, string, sdkcommand.Request) (sdkcommand.Response, error) {
+	return sdkcommand.Response{}, errors.New("no command plugins in benchmarks")
+}
+func (benchPorts) PublishMenu(context.Context, []channel.MenuEntry) []error { return nil }
