@@ -1,0 +1,54 @@
+package message
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+func TestNormalizeRepairs(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	in := channel.InboundMessage{
+		ChatType: "space-station", MessageID: " 4 2\n", Sender: channel.Sender{ID: "5", Name: "A\x00nn"},
+		Text: "hi \xff\r\nthere\x07", Timestamp: now.Add(time.Hour),
+		ReplyTo: &channel.ReplyTo{ToBot: true, Text: "q\x1b"},
+	}
+	m, problems := Normalize("tg", "telegram", in, now)
+	if m.ChatType != channel.ChatDirect || m.ChatID != "5" || m.MessageID != "42" || m.Sender.Name != "Ann" {
+		t.Errorf("ids and chat type: %+v", m)
+	}
+	if m.Body != "hi \uFFFD\nthere" || m.ReplyTo.Text != "q" || !m.WasMentioned {
+		t.Errorf("text %q reply %+v mentioned %v", m.Body, m.ReplyTo, m.WasMentioned)
+	}
+	if !m.Timestamp.Equal(now) || m.From != "tg:5" || m.To != "tg:5" || m.Channel != "telegram" {
+		t.Errorf("timestamp %v from %q to %q", m.Timestamp, m.From, m.To)
+	}
+	if len(problems) != 2 || !strings.Contains(problems[1], `"space-station"`) {
+		t.Errorf("problems %q", problems)
+	}
+}
+
+func TestPayloadVersions(t *testing.T) {
+	t.Parallel()
+	m := Message{Instance: "tg", ChatID: "1", Body: "x"}
+	b := Encode(&m)
+	if !strings.Contains(string(b), `"v":1`) {
+		t.Fatalf("payload %s", b)
+	}
+	got, err := Decode(b)
+	if err != nil || got.Body != "x" || got.V != Version {
+		t.Fatalf("round trip %+v %v", got, err)
+	}
+	if got, err := Decode([]byte(`{"instance":"tg","chat_id":"1","body":"old"}`)); err != nil || got.Body != "old" {
+		t.Errorf("a version-0 payload (before the field) still reads: %+v %v", got, err)
+	}
+	if _, err := Decode([]byte(`{"v":99}`)); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("a newer payload is refused clearly: %v", err)
+	}
+	if m.Target() != (Target{Instance: "tg", ChatID: "1"}) {
+		t.Errorf("target %+v", m.Target())
+	}
+}

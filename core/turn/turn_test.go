@@ -1,0 +1,217 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionreset"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/hook"
+)
+
+// A turn's rules run in-process: an agent whose turns are already
+// finished (runner.FinishedTurn), recording output and hooks, the real
+// SQLite session store and an injected clock.
+
+type fakeAgent struct {
+	mu      sync.Mutex
+	reqs    []runner.TurnRequest
+	stopped []string
+	result  runner.Result
+	events  []runner.Event
+}
+
+func (a *fakeAgent) Run(_ context.Context, req runner.TurnRequest) (*runner.Turn, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.reqs = append(a.reqs, req)
+	return runner.FinishedTurn(a.result, a.events...), nil
+}
+func (a *fakeAgent) Steer(string, string) (bool, error) { return false, nil }
+func (a *fakeAgent) CanSteer() bool                     { return false }
+func (a *fakeAgent) Stop(key string)                    { a.stopped = append(a.stopped, key) }
+
+type fakeOutput struct {
+	mu    sync.Mutex
+	sent  []string
+	typed int
+}
+
+func (o *fakeOutput) CanEdit(string) bool { return false }
+func (o *fakeOutput) Typing(message.Target) func() {
+	o.mu.Lock()
+	o.typed++
+	o.mu.Unlock()
+	return func() {}
+}
+func (o *fakeOutput) Send(_ string, _ message.Target, text, _ string) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.sent = append(o.sent, text)
+	return []string{"1"}
+}
+func (o *fakeOutput) NewDraft(string, message.Target) Draft { return nil }
+
+type fakeChannels struct{}
+
+func (fakeChannels) Known(instance string) bool { return instance == "tg" }
+func (fakeChannels) Download(context.Context, string, string, int64, io.Writer) (channel.MediaInfo, error) {
+	return channel.MediaInfo{}, errors.New("offline")
+}
+
+type fakeHooks map[string]hook.Response
+
+func (h fakeHooks) BeforeAgentStart(_ context.Context, instance string, _ hook.Request) (hook.Response, bool, error) {
+	r, ok := h[instance]
+	if instance == "broken" {
+		return hook.Response{}, false, errors.New("boom")
+	}
+	return r, ok, nil
+}
+
+type fixture struct {
+	t     *testing.T
+	db    *sqlite.DB
+	agent *fakeAgent
+	out   *fakeOutput
+	turns *Turns
+	now   time.Time
+	n     int
+}
+
+func newFixture(t *testing.T, set Settings) *fixture {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	f := &fixture{t: t, db: db, agent: &fakeAgent{result: runner.Result{Text: "hello back"}}, out: &fakeOutput{}, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	hooks := fakeHooks{"clock": {PrependContext: "It is noon."}, "weather": {PrependContext: "Sunny.", SystemPrompt: "Be brief."}}
+	f.turns = New(Options{Agent: f.agent, Channels: fakeChannels{}, Hooks: hooks, Output: f.out, Store: db, Settings: set,
+		MemoryFlush: runner.MemoryFlush{Disabled: true}, Now: func() time.Time { return f.now }})
+	return f
+}
+
+// request accepts and queues a message of instance, returning the turn's
+// request over it.
+func (f *fixture) request(instance, body string) Request {
+	f.t.Helper()
+	f.n++
+	ctx := context.Background()
+	m := message.Message{Instance: instance, Channel: "telegram", ChatType: channel.ChatDirect, ChatID: "5", MessageID: "m" + string(rune('0'+f.n)),
+		Sender: channel.Sender{ID: "5", Name: "Ann"}, Body: body, Timestamp: f.now, From: instance + ":5"}
+	res, err := f.db.Accept(ctx, store.Inbound{Instance: instance, ChatID: "5", MessageID: m.MessageID, Message: message.Encode(&m)})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.db.Enqueue(ctx, res.ID, "tg:direct:5"); err != nil {
+		f.t.Fatal(err)
+	}
+	e, _ := f.db.Entry(ctx, res.ID)
+	return Request{Key: "tg:direct:5", Entries: []store.Entry{e}, Start: func(ctx context.Context) error { return f.db.Start(ctx, res.ID) }, AbortReason: func() string { return "" }}
+}
+
+func TestTurnPromptHooksAndReply(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{HookOrder: []string{"weather", "broken", "clock", "not-a-hook"}, Streaming: StreamOff})
+	o := f.turns.Run(context.Background(), f.request("tg", "hi there"))
+	if !o.Deliver || o.Text != "hello back" || o.Format != channel.FormatMarkdown || o.Target != (message.Target{Instance: "tg", ChatID: "5"}) {
+		t.Fatalf("outcome %+v", o)
+	}
+	req := f.agent.reqs[0]
+	if !req.NewSession || req.SessionID == "" {
+		t.Errorf("first turn starts a new claude session: %+v", req)
+	}
+	if !strings.HasPrefix(req.Prompt, "Sunny.\n\nIt is noon.\n\n[Telegram Ann") || !strings.Contains(req.Prompt, "hi there") {
+		t.Errorf("hooks in config order before the envelope, the failing one skipped: %q", req.Prompt)
+	}
+	if req.ExtraSystemPrompt != "Be brief." {
+		t.Errorf("system prompt %q", req.ExtraSystemPrompt)
+	}
+	o.EndTyping()
+	if f.out.typed != 1 {
+		t.Errorf("typing shown %d times", f.out.typed)
+	}
+	s, _ := f.db.Session(context.Background(), "tg:direct:5")
+	if s.Turns != 1 || s.ClaudeSessionID != req.SessionID {
+		t.Errorf("session after the turn: %+v", s)
+	}
+	// The next turn resumes the same claude session.
+	f.now = f.now.Add(time.Minute)
+	f.turns.Run(context.Background(), f.request("tg", "again"))
+	if r := f.agent.reqs[1]; r.NewSession || r.SessionID != req.SessionID {
+		t.Errorf("second turn: %+v", r)
+	}
+}
+
+func TestIdleResetStartsANewSession(t *testing.T) {
+	t.Parallel()
+	idle := 30.0
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	f.turns.SetSettings(Settings{Streaming: StreamOff, Reset: resetIdle(idle)})
+	f.turns.Run(context.Background(), f.request("tg", "one"))
+	f.now = f.now.Add(31 * time.Minute)
+	f.turns.Run(context.Background(), f.request("tg", "two"))
+	if a, b := f.agent.reqs[0], f.agent.reqs[1]; !b.NewSession || a.SessionID == b.SessionID {
+		t.Fatalf("an idle session is replaced: %+v then %+v", a, b)
+	}
+	if len(f.agent.stopped) != 1 {
+		t.Errorf("the old claude process is stopped: %v", f.agent.stopped)
+	}
+}
+
+func TestBlocksStreamAndTheRestIsDelivered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamBlocks})
+	first := strings.Repeat("word ", 250) // past the coalescer's minimum
+	f.agent.events = []runner.Event{{Kind: runner.EventText, Text: first}, {Kind: runner.EventText, Text: "last part"}}
+	f.agent.result = runner.Result{Text: "last part"} // claude's result is its last text block
+	o := f.turns.Run(context.Background(), f.request("tg", "long please"))
+	if len(f.out.sent) == 0 || !strings.Contains(strings.Join(f.out.sent, ""), "word word") {
+		t.Fatalf("nothing streamed: %q", f.out.sent)
+	}
+	all := strings.Join(f.out.sent, " ") + " " + o.Text
+	if n := strings.Count(all, "word"); n != 250 || strings.Count(all, "last part") != 1 || !strings.HasSuffix(o.Text, "last part") {
+		t.Errorf("streamed blocks and the outbox's rest hold the reply once (%d words): %q + %q", n, f.out.sent, o.Text)
+	}
+}
+
+func TestErrorsBecomeNotices(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	f.turns.Run(context.Background(), f.request("tg", "one"))
+	f.agent.result = runner.Result{Err: &runner.Error{Kind: runner.KindPromptTooLong, Notice: "too long"}}
+	o := f.turns.Run(context.Background(), f.request("tg", "two"))
+	if !strings.Contains(o.Text, "started a new session") || o.Format != channel.FormatPlain {
+		t.Errorf("prompt too long: %+v", o)
+	}
+	if s, _ := f.db.Session(context.Background(), "tg:direct:5"); s.ClaudeSessionID != "" {
+		t.Errorf("the session was reset: %+v", s)
+	}
+	f.agent.result = runner.Result{Err: &runner.Error{Kind: runner.KindOverloaded, Notice: "Claude is overloaded right now."}}
+	if o := f.turns.Run(context.Background(), f.request("tg", "three")); o.Text != "Claude is overloaded right now." {
+		t.Errorf("notice: %+v", o)
+	}
+}
+
+func TestUnknownInstanceHaltsTheLane(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{})
+	if o := f.turns.Run(context.Background(), f.request("gone", "hi")); !o.Halt || len(f.agent.reqs) != 0 {
+		t.Fatalf("outcome %+v, runs %d", o, len(f.agent.reqs))
+	}
+}
+
+func resetIdle(minutes float64) sessionreset.Config {
+	return sessionreset.Config{Default: &sessionreset.Rule{Mode: sessionreset.ModeIdle, IdleMinutes: &minutes}}
+}
