@@ -88,6 +88,10 @@ type Options struct {
 	Observer Observer
 	Clock    Clock
 	Settings Settings
+	// Serialize takes the session's send lock and returns its unlock;
+	// core/queue.Locks provides it (per-session order has one owner). Nil
+	// means a lock of the dispatcher's own.
+	Serialize func(key string) (unlock func())
 }
 
 // Tuning.
@@ -111,9 +115,9 @@ type Dispatcher struct {
 	obs   Observer
 	clock Clock
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	locks  keyedMutex
+	ctx       context.Context
+	cancel    context.CancelFunc
+	serialize func(key string) (unlock func())
 
 	mu  sync.Mutex
 	set Settings
@@ -130,8 +134,12 @@ func New(opts Options) *Dispatcher {
 	if opts.Clock == nil {
 		opts.Clock = realClock{}
 	}
+	if opts.Serialize == nil {
+		var mu sync.Mutex
+		opts.Serialize = func(string) func() { mu.Lock(); return mu.Unlock }
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Dispatcher{log: opts.Logger.Named("delivery"), ch: opts.Channels, store: opts.Store, obs: opts.Observer, clock: opts.Clock, ctx: ctx, cancel: cancel, set: withDefaults(opts.Settings)}
+	return &Dispatcher{log: opts.Logger.Named("delivery"), ch: opts.Channels, store: opts.Store, obs: opts.Observer, clock: opts.Clock, ctx: ctx, cancel: cancel, serialize: opts.Serialize, set: withDefaults(opts.Settings)}
 }
 
 func withDefaults(s Settings) Settings {
@@ -194,40 +202,6 @@ func (d *Dispatcher) chunks(ctx context.Context, instance, text string) []string
 		return nil
 	}
 	return chunk.MarkdownWithMode(text, d.Limit(ctx, instance), d.settings().ChunkMode)
-}
-
-// keyedMutex serializes work per key (the sends of one session).
-type keyedMutex struct {
-	mu    sync.Mutex
-	locks map[string]*keyLock
-}
-
-type keyLock struct {
-	mu   sync.Mutex
-	refs int
-}
-
-func (k *keyedMutex) lock(key string) func() {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = map[string]*keyLock{}
-	}
-	l := k.locks[key]
-	if l == nil {
-		l = &keyLock{}
-		k.locks[key] = l
-	}
-	l.refs++
-	k.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		k.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(k.locks, key)
-		}
-		k.mu.Unlock()
-	}
 }
 
 type nopObserver struct{}

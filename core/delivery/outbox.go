@@ -70,7 +70,7 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 // delivered ends the reply: the entry fails and the user is told, when
 // that is possible, rather than left waiting.
 func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks []store.Chunk, format, replyTo string, media []channel.OutboundMedia) {
-	unlock := d.locks.lock(key)
+	unlock := d.serialize(key)
 	defer unlock()
 	for i, c := range chunks {
 		if c.Sent() {

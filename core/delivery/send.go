@@ -13,7 +13,7 @@ import (
 // progress lines, notices), chunked and in session order; it returns the
 // platform ids of what was sent.
 func (d *Dispatcher) Send(key string, tgt message.Target, text, format string) []string {
-	unlock := d.locks.lock(key)
+	unlock := d.serialize(key)
 	defer unlock()
 	var all []string
 	for _, part := range d.chunks(d.ctx, tgt.Instance, text) {

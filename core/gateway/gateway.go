@@ -116,6 +116,7 @@ type Gateway struct {
 	handler  *command.Handler
 	refused  *access.Refusals
 	arrivals *queue.Ordered
+	sends    queue.Locks
 	queue    *queue.Queue
 	turns    *turn.Turns
 	delivery *delivery.Dispatcher
@@ -154,7 +155,7 @@ func New(opts Options) *Gateway {
 		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel,
 	}
-	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery})
+	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now,

@@ -6,8 +6,10 @@
 // It is the only place that knows per-session order. The queue itself is
 // the journal (the session's queued entries, oldest first); a lane is the
 // in-memory run state over it. [Ordered] serializes the work of one
-// conversation before the queue (the arrival stage). Nothing else in the
-// core orders work by session: stages run what the queue hands them.
+// conversation before the queue (the arrival stage), and [Locks] keeps the
+// sends of one session from interleaving (core/delivery takes them).
+// Nothing else in the core orders work by session: stages run what the
+// queue hands them.
 //
 // To add a queue mode: a [Mode] constant, its case in [ParseMode], and its
 // behaviour in [Queue.Enqueue] (against a running turn) and pick (what the

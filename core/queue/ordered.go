@@ -46,3 +46,40 @@ func (s *Ordered) run(key string) {
 
 // Wait blocks until every submitted function has run.
 func (s *Ordered) Wait() { s.wg.Wait() }
+
+// Locks is a mutex per key: core/delivery takes a session's lock around
+// its sends, so two replies (or a reply and a notice) of one session never
+// interleave. The zero value is ready to use.
+type Locks struct {
+	mu    sync.Mutex
+	locks map[string]*keyLock
+}
+
+type keyLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// Lock takes key's lock and returns its unlock; unused keys hold no memory.
+func (k *Locks) Lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyLock{}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}
