@@ -510,7 +510,7 @@ func (benchPorts) SetTyping(context.Context, string, channel.TypingRequest) erro
 func (benchPorts) Download(context.Context, string, string, int64, io.Writer) (channel.MediaInfo, error) {
 	return channel.MediaInfo{}, errors.New("no media in benchmarks")
 }
-func (benchPorts) BeforeAgentStart(context.Context, string, hook.Request) (hook.Response, bool, error) {
+func (benchPorts) BeforeAgentStart(context.Context, string, hook.Request, time.Duration) (hook.Response, bool, error) {
 	return hook.Response{}, false, nil
 }
 func (benchPorts) ListCommands(context.Context) (map[string][]sdkcommand.Spec, []error) {

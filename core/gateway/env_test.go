@@ -81,6 +81,8 @@ type envOptions struct {
 	settings  func(*Settings)
 	runner    func(*runner.Config)
 	textLimit int
+	// extra plugin instances, started with the loopback channel.
+	extra []pluginhost.Spec
 	dir       string // reuse a data dir (restart)
 	now       func() time.Time
 }
@@ -139,12 +141,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if limit == 0 {
 		limit = 4000
 	}
-	e.host.Apply([]pluginhost.Spec{{
+	e.host.Apply(append([]pluginhost.Spec{{
 		Instance: "lo", Source: "loopback", Path: loopbackBin, DataDir: filepath.Join(dir, "plugins", "lo"), Fingerprint: "lo",
 		Decode: func(schema.Schema) ([]byte, error) {
 			return json.Marshal(map[string]any{"addr_file": addrFile, "text_limit": limit})
 		},
-	}})
+	}}, o.extra...))
 	if err := e.gw.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

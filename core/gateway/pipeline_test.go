@@ -2,9 +2,14 @@ package gateway
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/sdk/schema"
 )
 
 func TestDirectMessageReachesAgentInEnvelope(t *testing.T) {
@@ -101,4 +106,23 @@ func TestVerboseToggle(t *testing.T) {
 	contains(t, e.text("chat-u1"), "will be shown")
 	e.post(dm("u1", "/verbose off"))
 	contains(t, e.text("chat-u1"), "will not be shown")
+}
+
+// TestTurnWaitsForAStartingHook: the first message after a start is
+// answered with the hook's context even when the hook plugin becomes ready
+// after the channel (here it starts 1.5 s late, behind a shell wrapper).
+func TestTurnWaitsForAStartingHook(t *testing.T) {
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow-clock-hook")
+	script := "#!/bin/sh\nsleep 1.5\nexec " + filepath.Join(filepath.Dir(loopbackBin), "clawhost-clock-hook") + " \"$@\"\n"
+	if err := os.WriteFile(slow, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOptions{
+		settings: func(s *Settings) { s.Turn.HookOrder = []string{"lo", "clock"} },
+		extra: []pluginhost.Spec{{Instance: "clock", Source: "clock-hook", Path: slow, DataDir: filepath.Join(dir, "clock"), Fingerprint: "clock",
+			Decode: func(schema.Schema) ([]byte, error) { return []byte(`{"timezone":"UTC"}`), nil }}},
+	})
+	e.post(dm("u1", "first after start"))
+	contains(t, e.text("chat-u1"), "first after start", "Current date and time")
 }

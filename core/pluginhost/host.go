@@ -451,10 +451,7 @@ func (i *Instance) launch() (*plugin.Client, *host.Plugin, error) {
 			return nil, nil, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)
 		}
 	}
-	timeout := i.spec.StartTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
+	timeout := i.startTimeout()
 	dir := i.spec.DataDir
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -498,4 +495,16 @@ func (i *Instance) launch() (*plugin.Client, *host.Plugin, error) {
 		return nil, nil, fmt.Errorf("start plugin %s: unexpected client type %T", i.spec.Instance, raw)
 	}
 	return client, host.Wrap(conn), nil
+}
+
+// defaultStartTimeout bounds a plugin's handshake when its spec sets none.
+const defaultStartTimeout = 10 * time.Second
+
+// startTimeout bounds the instance's handshake and the wait for it to be
+// ready.
+func (i *Instance) startTimeout() time.Duration {
+	if i.spec.StartTimeout > 0 {
+		return i.spec.StartTimeout
+	}
+	return defaultStartTimeout
 }

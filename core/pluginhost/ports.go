@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -95,14 +96,35 @@ func (p Ports) Download(ctx context.Context, instance, ref string, maxBytes int6
 	return plug.DownloadMedia(ctx, ref, maxBytes, w)
 }
 
-// BeforeAgentStart calls a hook instance; ok is false when it is not a
-// ready hook plugin.
-func (p Ports) BeforeAgentStart(ctx context.Context, instance string, req hook.Request) (hook.Response, bool, error) {
-	plug, desc, ok := p.client(instance)
-	if !ok || !desc.Hook {
+// BeforeAgentStart calls a hook instance, bounding the call by timeout.
+// A hook that is still starting (or restarting) is waited for, bounded by
+// its start timeout, so the first turn after a start does not run without
+// its context; an instance known not to be a hook is never waited for. ok
+// is false when the instance is not a hook.
+func (p Ports) BeforeAgentStart(ctx context.Context, instance string, req hook.Request, timeout time.Duration) (hook.Response, bool, error) {
+	inst := p.h.Instance(instance)
+	if inst == nil {
 		return hook.Response{}, false, nil
 	}
-	resp, err := plug.BeforeAgentStart(ctx, req)
+	plug, desc, ok := inst.Client()
+	if !ok {
+		if last := inst.Status().Description; last.Name != "" && !last.Hook {
+			return hook.Response{}, false, nil // a channel or command plugin
+		}
+		wctx, cancel := context.WithTimeout(ctx, inst.startTimeout())
+		var err error
+		plug, desc, err = inst.WaitReady(wctx)
+		cancel()
+		if err != nil {
+			return hook.Response{}, false, fmt.Errorf("hook %s: %w", instance, err)
+		}
+	}
+	if !desc.Hook {
+		return hook.Response{}, false, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := plug.BeforeAgentStart(cctx, req)
 	return resp, err == nil, err
 }
 

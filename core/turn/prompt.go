@@ -142,9 +142,7 @@ func (t *Turns) hooks(ctx context.Context, set Settings, key string, m *message.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			hctx, cancel := context.WithTimeout(ctx, set.HookTimeout)
-			defer cancel()
-			r, ok, err := t.opts.Hooks.BeforeAgentStart(hctx, name, req)
+			r, ok, err := t.opts.Hooks.BeforeAgentStart(ctx, name, req, set.HookTimeout)
 			if err != nil {
 				t.log.Warn("before_agent_start hook failed; skipped", "hook", name, "error", err)
 				return

@@ -51,10 +51,11 @@ type Channels interface {
 
 // Hooks is the port to the before_agent_start hook plugins.
 type Hooks interface {
-	// BeforeAgentStart calls the hook instance. ok is false when the
-	// instance is not a ready hook plugin (it is skipped). It may block up
-	// to ctx's deadline.
-	BeforeAgentStart(ctx context.Context, instance string, req hook.Request) (resp hook.Response, ok bool, err error)
+	// BeforeAgentStart calls the hook instance, the call bounded by
+	// timeout; a hook that is still starting is waited for first (bounded
+	// by its start timeout). ok is false when the instance is not a hook
+	// plugin (it is skipped).
+	BeforeAgentStart(ctx context.Context, instance string, req hook.Request, timeout time.Duration) (resp hook.Response, ok bool, err error)
 }
 
 // Draft is a live draft of a reply (core/delivery's *Draft).

@@ -70,7 +70,7 @@ func (fakeChannels) Download(context.Context, string, string, int64, io.Writer) 
 
 type fakeHooks map[string]hook.Response
 
-func (h fakeHooks) BeforeAgentStart(_ context.Context, instance string, _ hook.Request) (hook.Response, bool, error) {
+func (h fakeHooks) BeforeAgentStart(_ context.Context, instance string, _ hook.Request, _ time.Duration) (hook.Response, bool, error) {
 	r, ok := h[instance]
 	if instance == "broken" {
 		return hook.Response{}, false, errors.New("boom")
