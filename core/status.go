@@ -19,7 +19,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	for _, inst := range h.plugins.Instances() {
 		st := inst.Status()
 		p := admin.Plugin{Instance: st.Instance, Source: st.Source, State: string(st.State), LastError: st.LastError,
-			Restarts: st.Restarts, PID: st.PID, Since: st.Since, Ready: st.State == pluginhost.StateReady}
+			Restarts: st.Restarts, PID: st.PID, Since: st.Since, Ready: st.State == pluginhost.StateReady, Action: st.Action}
 		d := st.Description
 		for kind, on := range map[string]bool{"channel": d.Channel, "command": d.Command, "hook": d.Hook} {
 			if on {

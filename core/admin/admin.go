@@ -106,6 +106,8 @@ type Plugin struct {
 	// Ready reports whether the plugin is up and serving; /healthz
 	// requires every plugin to be ready.
 	Ready bool `json:"ready"`
+	// Action says what the operator does about State; empty when nothing.
+	Action string `json:"action,omitempty"`
 	// Kinds lists the plugin kinds the instance serves ("channel",
 	// "command", "hook").
 	Kinds []string `json:"kinds"`

@@ -250,9 +250,9 @@ func TestHealthz(t *testing.T) {
 			200, []string{"ok"}, nil},
 		{"no plugins", &fakeSource{}, 200, []string{"ok"}, nil},
 		{"one not ready", &fakeSource{snap: Snapshot{Plugins: []Plugin{ready, {Instance: "dc", State: "backoff"}, {Instance: "wa", State: "starting"}}}},
-			503, []string{"not ready", "dc backoff", "wa starting"}, []string{"tg", "ok"}},
+			503, []string{`"status":"unavailable"`, `"instance":"dc","source":"","state":"backoff"`, `"instance":"wa"`}, []string{`"tg"`, `"ok"`}},
 		{"source silent", &fakeSource{block: true, snap: Snapshot{Plugins: []Plugin{ready}}},
-			503, []string{"did not answer"}, []string{"ok"}},
+			503, []string{"did not answer"}, []string{`"ok"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -262,7 +262,7 @@ func TestHealthz(t *testing.T) {
 			if code != c.code {
 				t.Errorf("status %d, want %d; body %q", code, c.code, body)
 			}
-			if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+			if ct := hdr.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type %q", ct)
 			}
 			for _, w := range c.contains {

@@ -176,29 +176,38 @@ func withEmptySlices(s Snapshot) Snapshot {
 	return s
 }
 
-// healthz serves GET /healthz: 200 "ok" when the source answered and every
-// plugin is ready (also when no plugin is enabled), else 503 and the
-// instances not ready, one per line.
+// Health is the JSON body of GET /healthz.
+type Health struct {
+	// Status is "ok" when every enabled plugin is ready, else
+	// "unavailable".
+	Status string `json:"status"`
+	// Error is set when the status source did not answer.
+	Error string `json:"error,omitempty"`
+	// NotReady lists the instances that are not ready, with their state,
+	// last error and what to do.
+	NotReady []Plugin `json:"not_ready,omitempty"`
+}
+
+// healthz serves GET /healthz: 200 with {"status":"ok"} when the source
+// answered and every plugin is ready (also when no plugin is enabled),
+// else 503 with the instances not ready.
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Type", "application/json")
 	snap, ok := h.snapshot(r.Context())
+	body := Health{Status: "ok"}
 	if !ok {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, "status source did not answer")
-		return
+		body = Health{Status: "unavailable", Error: "status source did not answer"}
 	}
-	var b strings.Builder
 	for _, p := range snap.Plugins {
 		if !p.Ready {
-			fmt.Fprintf(&b, "%s %s\n", p.Instance, p.State)
+			body.Status = "unavailable"
+			body.NotReady = append(body.NotReady, p)
 		}
 	}
-	if b.Len() > 0 {
+	if body.Status != "ok" {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprint(w, "not ready:\n"+b.String())
-		return
 	}
-	fmt.Fprintln(w, "ok")
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // serveMetrics serves GET /metrics.

@@ -117,7 +117,7 @@ th{background:#f0f0f0;font-weight:600}td.n{text-align:right;font-variant-numeric
 {{if .Snap.Plugins}}<table>
 <thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>last error</th></tr></thead>
 <tbody>
-{{range .Snap.Plugins}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else}}bad{{end}}">{{if .Ready}}yes{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="err">{{.LastError}}</td></tr>
+{{range .Snap.Plugins}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else}}bad{{end}}">{{if .Ready}}yes{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="err">{{.LastError}}{{if .Action}}<br><b>What to do:</b> {{.Action}}{{end}}</td></tr>
 {{end}}</tbody>
 </table>
 {{else}}<p class="none">No plugin enabled.</p>

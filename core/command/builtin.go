@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -77,6 +78,8 @@ type Handler struct {
 	// Version is shown by /status; Model returns the configured model.
 	Version string
 	Model   func() string
+
+	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }
 
 // Answer runs a parsed command for the sender of m in session key and
@@ -233,6 +236,8 @@ func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, in
 // ready channel that has one; call it when an instance becomes ready or
 // stops.
 func (h *Handler) Refresh(ctx context.Context) {
+	h.refresh.Lock()
+	defer h.refresh.Unlock()
 	offers, errs := h.Plugins.ListCommands(ctx)
 	for _, err := range errs {
 		h.Logger.Warn("listing commands failed", "error", err)

@@ -148,7 +148,9 @@ func (g *Gateway) route(key string, batch []arrival) {
 			}
 			// The payload becomes the first message of the new session; the
 			// turn strips the trigger again when it builds the prompt.
-		} else if inv, ok := g.commands.Parse(text); ok {
+		} else if inv, ok := g.commands.Parse(text); ok && (inv.Builtin() || g.opts.Ports.Known(inv.Instance)) {
+			// A plugin command whose instance was just removed (a reload
+			// not yet reflected in the registry) goes to the agent.
 			g.command(head, inv)
 			return
 		} else if command.IsAbortTrigger(text) {

@@ -20,13 +20,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -67,13 +70,42 @@ type Spec struct {
 // State is the lifecycle state of an instance.
 type State string
 
-// States.
+// States. Every failure is a state the operator sees (status page,
+// /status.json, /metrics, `clawhost status`), with what to do in
+// [Status.Action].
 const (
+	// StateStarting: the process is being launched, handshaked, configured.
 	StateStarting State = "starting"
-	StateReady    State = "ready"
+	// StateReady: serving.
+	StateReady State = "ready"
+	// StateDegraded: it crashed or failed to start; it is restarted with
+	// backoff.
 	StateDegraded State = "degraded"
-	StateStopped  State = "stopped"
+	// StateMisconfigured: the plugin rejected its configuration (or the
+	// configured sha256 does not match). It is not restarted in a loop; a
+	// reload with a fixed block starts it again.
+	StateMisconfigured State = "misconfigured"
+	// StateMissing: the binary does not exist. One error names the path;
+	// a reload (after building or installing it) tries again.
+	StateMissing State = "missing"
+	// StateUnresponsive: the liveness probe got no answer; the process is
+	// killed and restarted (then degraded, starting, ready).
+	StateUnresponsive State = "unresponsive"
+	// StateStopped: stopped by the host.
+	StateStopped State = "stopped"
 )
+
+// settled reports whether a state waits for a reload instead of a restart.
+func (s State) settled() bool { return s == StateMisconfigured || s == StateMissing }
+
+// runError is why a run ended in a settled state.
+type runError struct {
+	state State
+	err   error
+}
+
+func (e *runError) Error() string { return e.err.Error() }
+func (e *runError) Unwrap() error { return e.err }
 
 // InboundFunc stores inbound messages of a channel instance durably. It
 // returns nil only when all of msgs are stored; then they are acked.
@@ -92,6 +124,10 @@ type Options struct {
 	FirstBackoff, MaxBackoff, StablePeriod time.Duration
 	// LogLevel is passed to plugins.
 	LogLevel string
+	// ProbeInterval is how often a ready plugin is probed for liveness,
+	// ProbeTimeout how long it has to answer; zero values mean 15 s and
+	// 5 s. A plugin that does not answer is killed and restarted.
+	ProbeInterval, ProbeTimeout time.Duration
 }
 
 // Host supervises a set of plugin instances.
@@ -119,6 +155,12 @@ func New(opts Options) *Host {
 	if opts.StablePeriod <= 0 {
 		opts.StablePeriod = 60 * time.Second
 	}
+	if opts.ProbeInterval <= 0 {
+		opts.ProbeInterval = 15 * time.Second
+	}
+	if opts.ProbeTimeout <= 0 {
+		opts.ProbeTimeout = 5 * time.Second
+	}
 	return &Host{opts: opts, log: opts.Logger.Named("pluginhost"), sp: newSpawner(), instances: map[string]*Instance{}}
 }
 
@@ -138,7 +180,10 @@ func (h *Host) Apply(specs []Spec) {
 	var stop []*Instance
 	for name, inst := range h.instances {
 		s, ok := want[name]
-		if !ok || s.Fingerprint != inst.spec.Fingerprint {
+		// A missing or misconfigured instance is tried again on every
+		// reload: the binary may be built now, the plugin's own checks
+		// may pass.
+		if !ok || s.Fingerprint != inst.spec.Fingerprint || inst.Status().State.settled() {
 			stop = append(stop, inst)
 			delete(h.instances, name)
 		}
@@ -211,6 +256,17 @@ type Status struct {
 	Since            time.Time
 	PID              int
 	Description      host.Description
+	// Action tells the operator what to do about State; empty when
+	// nothing is needed.
+	Action string
+}
+
+// actions are what the operator does about each state.
+var actions = map[State]string{
+	StateDegraded:      "it restarts by itself with backoff; if it keeps failing, read last_error and the plugin's log lines",
+	StateMisconfigured: "fix the instance's plugin block (see last_error), then reload: send SIGHUP to clawhost or restart it",
+	StateMissing:       "build or install the binary (make build), or set path in the plugin block, then reload (SIGHUP)",
+	StateUnresponsive:  "it was killed and restarts by itself; if it repeats, read the plugin's log lines",
 }
 
 // Instance is one supervised plugin instance.
@@ -232,6 +288,7 @@ type Instance struct {
 	plug     *host.Plugin
 	desc     host.Description
 	readyCh  chan struct{} // closed when ready; replaced on restart
+	probeErr error         // set when the liveness probe killed the run
 }
 
 func newInstance(h *Host, s Spec) *Instance {
@@ -246,7 +303,7 @@ func (i *Instance) Name() string { return i.spec.Instance }
 func (i *Instance) Status() Status {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	st := Status{Instance: i.spec.Instance, Source: i.spec.Source, State: i.state, Restarts: i.restarts, Since: i.since, PID: i.pid, Description: i.desc}
+	st := Status{Instance: i.spec.Instance, Source: i.spec.Source, State: i.state, Restarts: i.restarts, Since: i.since, PID: i.pid, Description: i.desc, Action: actions[i.state]}
 	if i.lastErr != nil {
 		st.LastError = i.lastErr.Error()
 	}
@@ -305,8 +362,8 @@ func (i *Instance) setState(s State, err error) {
 	}
 	i.mu.Unlock()
 	switch {
-	case s == StateDegraded:
-		i.log.Error("plugin degraded", "state", s, "error", err)
+	case s == StateDegraded || s.settled() || s == StateUnresponsive:
+		i.log.Error("plugin "+string(s), "state", s, "error", err)
 	case prev != s:
 		i.log.Info("plugin state", "state", s)
 	}
@@ -318,13 +375,27 @@ func (i *Instance) stop() {
 }
 
 // supervise runs the instance until stopped, restarting it with backoff.
+// A run that ends missing or misconfigured is not restarted: the instance
+// stays in that state until a reload replaces it.
 func (i *Instance) supervise() {
 	defer close(i.done)
 	backoff := i.h.opts.FirstBackoff
 	for {
 		started := time.Now()
 		err := i.runOnce()
+		i.mu.Lock()
+		if i.probeErr != nil {
+			err, i.probeErr = i.probeErr, nil
+		}
+		i.mu.Unlock()
 		if i.ctx.Err() != nil {
+			i.setState(StateStopped, nil)
+			return
+		}
+		var settled *runError
+		if errors.As(err, &settled) {
+			i.setState(settled.state, err)
+			<-i.ctx.Done()
 			i.setState(StateStopped, nil)
 			return
 		}
@@ -335,7 +406,7 @@ func (i *Instance) supervise() {
 		i.restarts++
 		i.mu.Unlock()
 		i.setState(StateDegraded, err)
-		i.log.Info("restarting plugin", "in", backoff)
+		i.log.Info("restarting plugin", "in", backoff.String())
 		select {
 		case <-time.After(backoff):
 		case <-i.ctx.Done():
@@ -365,7 +436,7 @@ func (i *Instance) runOnce() error {
 	var cfgJSON []byte
 	if i.spec.Decode != nil {
 		if cfgJSON, err = i.spec.Decode(sch); err != nil {
-			return fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)
+			return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)}
 		}
 	}
 	if i.spec.DataDir != "" {
@@ -378,7 +449,7 @@ func (i *Instance) runOnce() error {
 		return fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)
 	}
 	if len(diags) > 0 {
-		return fmt.Errorf("configure plugin %s: %w", i.spec.Instance, diags)
+		return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: the plugin rejected its config block: %w", i.spec.Instance, diags)}
 	}
 	// Described after Configure: capabilities may depend on the
 	// configuration (a text_limit override).
@@ -401,6 +472,7 @@ func (i *Instance) runOnce() error {
 		go f(i)
 	}
 
+	go i.probe(ctx, plug)
 	exited := make(chan struct{})
 	go func() {
 		for !client.Exited() {
@@ -443,12 +515,14 @@ func verifyChecksum(path, want string) error {
 // launch execs and handshakes the plugin.
 func (i *Instance) launch() (*plugin.Client, *host.Plugin, error) {
 	path := i.spec.Path
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, &runError{StateMissing, fmt.Errorf("start plugin %s: binary %s not found: build it (make build) or set path in its plugin block, then reload", i.spec.Instance, path)}
+	} else if err != nil {
 		return nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
 	}
 	if i.spec.SHA256 != "" {
 		if err := verifyChecksum(path, i.spec.SHA256); err != nil {
-			return nil, nil, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)
+			return nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)}
 		}
 	}
 	timeout := i.startTimeout()
@@ -507,4 +581,42 @@ func (i *Instance) startTimeout() time.Duration {
 		return i.spec.StartTimeout
 	}
 	return defaultStartTimeout
+}
+
+// probe checks that a ready plugin answers (Describe) every ProbeInterval.
+// One that does not answer within ProbeTimeout — hung, SIGSTOPped,
+// deadlocked — is marked unresponsive and killed; the supervisor restarts
+// it. Until it is ready again, calls that need it wait or fail at once
+// instead of blocking on the dead one.
+func (i *Instance) probe(ctx context.Context, plug *host.Plugin) {
+	t := time.NewTicker(i.h.opts.ProbeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, i.h.opts.ProbeTimeout)
+		_, err := plug.Describe(pctx)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			continue
+		}
+		perr := fmt.Errorf("plugin %s did not answer the liveness probe within %s: killed, it restarts", i.spec.Instance, i.h.opts.ProbeTimeout)
+		i.mu.Lock()
+		i.probeErr = perr // why the run ends, for the degraded state
+		i.mu.Unlock()
+		i.setState(StateUnresponsive, perr)
+		// SIGKILL to its process group (Setpgid, spawn.go), not
+		// client.Kill: a stopped process never answers the graceful
+		// shutdown that Kill tries first.
+		i.mu.Lock()
+		pid := i.pid
+		i.mu.Unlock()
+		if pid > 0 {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		return
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -277,11 +278,85 @@ func TestHandshakeTimeout(t *testing.T) {
 
 func TestMissingBinary(t *testing.T) {
 	h := newHost(t, newRecorder())
-	path := filepath.Join(t.TempDir(), "clawhost-nope")
-	h.Apply([]Spec{{Instance: "nope", Source: "nope", Path: path, Fingerprint: "1"}})
-	st := waitState(t, h.Instance("nope"), StateDegraded, 5*time.Second)
-	if !strings.Contains(st.LastError, path) || !strings.Contains(st.LastError, "nope") {
-		t.Errorf("error %q should name the instance and the path", st.LastError)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "clawhost-loopback")
+	spec, addrFile := loopbackSpec(t, "lo")
+	spec.Path = path
+	crashing := faultSpec("other", "panic") // its restarts are the test's clock
+	h.Apply([]Spec{spec, crashing})
+	st := waitState(t, h.Instance("lo"), StateMissing, 5*time.Second)
+	if !strings.Contains(st.LastError, path) || !strings.Contains(st.LastError, "lo") || !strings.Contains(st.Action, "make build") {
+		t.Errorf("error %q should name the instance and the path; action %q the fix", st.LastError, st.Action)
+	}
+	// Not retried in a loop: while the other instance restarts three times,
+	// the missing one stays settled until a reload.
+	for deadline := time.Now().Add(10 * time.Second); h.Instance("other").Status().Restarts < 3; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the crashing instance did not restart")
+		}
+	}
+	if st := h.Instance("lo").Status(); st.State != StateMissing || st.Restarts != 0 {
+		t.Fatalf("a missing binary is not retried: %+v", st)
+	}
+	// Installed, then reloaded with the same block: it starts.
+	b, err := os.ReadFile(filepath.Join(binDir(t), "clawhost-loopback"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h.Apply([]Spec{spec, crashing})
+	waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	if err := post(addrFile, "after install"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMisconfiguredSettlesUntilReload(t *testing.T) {
+	h := newHost(t, newRecorder())
+	spec, _ := loopbackSpec(t, "lo")
+	good := spec.Decode
+	spec.Decode = func(schema.Schema) ([]byte, error) {
+		return nil, errors.New("config.hcl:7,3: unsupported argument \"tokn\"")
+	}
+	h.Apply([]Spec{spec})
+	st := waitState(t, h.Instance("lo"), StateMisconfigured, 10*time.Second)
+	if !strings.Contains(st.LastError, "tokn") || st.Restarts != 0 || !strings.Contains(st.Action, "reload") {
+		t.Fatalf("status %+v", st)
+	}
+	spec.Decode = good // the operator fixed the block and reloaded
+	h.Apply([]Spec{spec})
+	waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+}
+
+func TestUnresponsivePluginIsRestarted(t *testing.T) {
+	rec := newRecorder()
+	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound,
+		FirstBackoff: 20 * time.Millisecond, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 300 * time.Millisecond})
+	t.Cleanup(h.Stop)
+	spec, addrFile := loopbackSpec(t, "lo")
+	h.Apply([]Spec{spec})
+	first := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	if err := syscall.Kill(first.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		st := h.Instance("lo").Status()
+		if st.State == StateReady && st.PID != first.PID {
+			if !strings.Contains(st.LastError, "liveness probe") {
+				t.Errorf("last error %q", st.LastError)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not restarted: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := post(addrFile, "after restart"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -298,7 +373,7 @@ func TestChecksum(t *testing.T) {
 	bad.SHA256 = strings.Repeat("0", 64)
 	h.Apply([]Spec{good, bad})
 	waitState(t, h.Instance("good"), StateReady, 10*time.Second)
-	st := waitState(t, h.Instance("bad"), StateDegraded, 5*time.Second)
+	st := waitState(t, h.Instance("bad"), StateMisconfigured, 5*time.Second)
 	if !strings.Contains(st.LastError, "checksum") {
 		t.Errorf("error %q should say the checksum does not match", st.LastError)
 	}
