@@ -12,7 +12,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -300,5 +302,53 @@ func TestPumpEndsStreamForLegacyPlugin(t *testing.T) {
 		if n := store.count(id); n != 1 {
 			t.Errorf("%s stored %d times", id, n)
 		}
+	}
+}
+
+// failingAck is legacyChannel whose first Ack fails (a transport error).
+type failingAck struct {
+	*legacyChannel
+	failed bool
+}
+
+func (f *failingAck) Ack(ctx context.Context, req *pb.AckRequest) (*pb.AckResponse, error) {
+	f.mu.Lock()
+	first := !f.failed
+	f.failed = true
+	f.mu.Unlock()
+	if first {
+		return nil, status.Error(codes.Internal, "ack lost")
+	}
+	return f.legacyChannel.Ack(ctx, req)
+}
+
+// TestPumpReopensStreamAfterFailedAck: a stored message whose Ack failed
+// stays in flight at the plugin; the pump ends the stream, the plugin
+// sends the message again on the next one, and that copy is acked (the
+// real store reports it as a duplicate).
+func TestPumpReopensStreamAfterFailedAck(t *testing.T) {
+	t.Parallel()
+	fc := &failingAck{legacyChannel: newLegacyChannel()}
+	store := &flakyStore{stored: map[string]int{}}
+	fc.push(1)
+	runPump(t, func(s *grpc.Server) { pb.RegisterChannelServiceServer(s, fc) }, store)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fc.mu.Lock()
+		acked := fc.acked[1]
+		fc.mu.Unlock()
+		if acked == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("message 1 never acked after the failed ack")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := fc.streamCount(); n != 2 {
+		t.Errorf("%d Receive streams, want 2", n)
+	}
+	if n := store.count("m1"); n != 2 {
+		t.Errorf("m1 reached the store %d times, want 2 (stored, then its redelivery)", n)
 	}
 }
