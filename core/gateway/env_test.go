@@ -85,6 +85,9 @@ type envOptions struct {
 	extra []pluginhost.Spec
 	dir       string // reuse a data dir (restart)
 	now       func() time.Time
+	// busyTimeout is the store's wait for a lock held by another
+	// connection; zero is the store's default.
+	busyTimeout time.Duration
 }
 
 // baseSettings admits lo:u1 (and owner lo:owner) in direct chats and the
@@ -107,7 +110,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e := &env{t: t, dir: dir, logBuf: &lockedBuffer{}}
 	log := hclog.New(&hclog.LoggerOptions{Output: e.logBuf, Level: hclog.Debug})
 	var err error
-	e.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "data"), sqlite.Options{Synchronous: "NORMAL", Now: o.now})
+	e.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "data"), sqlite.Options{Synchronous: "NORMAL", Now: o.now, BusyTimeout: o.busyTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,11 @@
 //
 // Inbound messages of channel plugins are handed to the Inbound function;
 // they are acked to the plugin only after it returned nil (the message is
-// durably stored), so a message survives the death of either process.
+// durably stored), so a message survives the death of either process. When
+// it fails (the store is locked or full) the batch is nacked and the plugin
+// sends it again after a delay that grows while the store keeps failing
+// (first 250 ms, doubling up to 10 s, reset by the next stored batch); see
+// pump.
 package pluginhost
 
 import (
@@ -108,7 +112,9 @@ func (e *runError) Error() string { return e.err.Error() }
 func (e *runError) Unwrap() error { return e.err }
 
 // InboundFunc stores inbound messages of a channel instance durably. It
-// returns nil only when all of msgs are stored; then they are acked.
+// returns nil only when all of msgs are stored; then they are acked. An
+// error nacks them all: the plugin sends them again later, so a retry may
+// carry messages the failed call did store (the store dedupes them).
 type InboundFunc func(ctx context.Context, instance string, msgs []channel.InboundMessage) error
 
 // Options configure a Host.
@@ -122,6 +128,12 @@ type Options struct {
 	// FirstBackoff, MaxBackoff and StablePeriod tune restarts; zero values
 	// mean 50 ms, 30 s and 60 s.
 	FirstBackoff, MaxBackoff, StablePeriod time.Duration
+	// InboundRetryFirst and InboundRetryMax bound how long a plugin waits
+	// before it sends again after Inbound failed: the first failure waits
+	// InboundRetryFirst, each further one twice as long up to
+	// InboundRetryMax, and a stored batch resets it. Zero values mean
+	// 250 ms and 10 s.
+	InboundRetryFirst, InboundRetryMax time.Duration
 	// LogLevel is passed to plugins.
 	LogLevel string
 	// ProbeInterval is how often a ready plugin is probed for liveness,
@@ -160,6 +172,12 @@ func New(opts Options) *Host {
 	}
 	if opts.ProbeTimeout <= 0 {
 		opts.ProbeTimeout = 5 * time.Second
+	}
+	if opts.InboundRetryFirst <= 0 {
+		opts.InboundRetryFirst = 250 * time.Millisecond
+	}
+	if opts.InboundRetryMax <= 0 {
+		opts.InboundRetryMax = 10 * time.Second
 	}
 	return &Host{opts: opts, log: opts.Logger.Named("pluginhost"), sp: newSpawner(), instances: map[string]*Instance{}}
 }
@@ -459,8 +477,9 @@ func (i *Instance) runOnce() error {
 	}
 
 	var stream *host.Stream
+	var endStream context.CancelFunc
 	if desc.Channel {
-		if stream, err = plug.Receive(ctx, 1024); err != nil {
+		if stream, endStream, err = openStream(ctx, plug); err != nil {
 			return fmt.Errorf("plugin %s: %w", i.spec.Instance, err)
 		}
 	}
@@ -486,7 +505,7 @@ func (i *Instance) runOnce() error {
 		close(exited)
 	}()
 	if stream != nil {
-		return i.pump(ctx, plug, stream)
+		return i.pump(ctx, plug, stream, endStream)
 	}
 	<-exited
 	if i.ctx.Err() != nil {

@@ -261,3 +261,46 @@ func TestKilledProcessLosesNothing(t *testing.T) {
 		t.Fatalf("chat %s", again.Message.ChatID)
 	}
 }
+
+// The host could not store an update and nacked it: the sdk sends it again
+// on the same stream after the delay, the getUpdates loop waits in Deliver
+// meanwhile without confirming the offset, and the ack after the second
+// delivery confirms it. No restart, no second Receive.
+func TestNackedUpdateIsSentAgainAfterTheDelay(t *testing.T) {
+	t.Parallel()
+	srv := telegramtest.NewServer("42:NACK")
+	t.Cleanup(srv.Close)
+	id := srv.PushText(telegramtest.PrivateChat(alice.ID), alice, "store me later")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h := sdktest.Start(t, telegram.Plugin())
+	configure(t, ctx, h.Plugin, config(t, srv))
+	s, err := h.Plugin.Receive(ctx, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := receiveOne(t, s)
+	nacked := time.Now()
+	const delay = 300 * time.Millisecond
+	if err := h.Plugin.Nack(ctx, "database is locked", delay, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	again := receiveOne(t, s)
+	if waited := time.Since(nacked); waited < delay {
+		t.Errorf("sent again after %s, before the %s delay", waited, delay)
+	}
+	if again.ID != first.ID || again.Message.MessageID != first.Message.MessageID || again.Message.Text != "store me later" {
+		t.Fatalf("sent again %d %+v, want delivery %d %+v", again.ID, again.Message, first.ID, first.Message)
+	}
+	if srv.Offset() > id || srv.Pending() != 1 {
+		t.Fatalf("offset %d confirmed update %d before the ack", srv.Offset(), id)
+	}
+	if err := h.Plugin.Ack(ctx, again.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "offset after ack", func() bool { return srv.Offset() == id+1 && srv.Pending() == 0 })
+	next := srv.PushText(telegramtest.PrivateChat(alice.ID), alice, "and the next one")
+	if d := receiveOne(t, s); d.Message.Text != "and the next one" {
+		t.Fatalf("after the ack got %q, want the next update (%d), not a third copy", d.Message.Text, next)
+	}
+}

@@ -46,6 +46,15 @@ type Inbox interface {
 	// durably stored all of them (nil), or ctx ends, or the plugin is
 	// stopping (error). Messages not yet stored are redelivered to the host
 	// after a reconnect, so the host may see a message twice; it dedupes.
+	//
+	// When the host cannot store them (its journal is locked, its disk is
+	// full) it says so (a nack, with how long to wait); the sdk holds the
+	// messages, sends them again after that delay — the host grows it while
+	// its store keeps failing — and Deliver keeps blocking meanwhile. A
+	// failing store therefore slows Deliver down but never makes it fail or
+	// hang for good: the plugin needs no retry loop of its own, and a
+	// platform offset stays where it was until Deliver returns nil. Pass a
+	// ctx with a deadline if the platform cannot wait (a webhook answer).
 	Deliver(ctx context.Context, msgs ...InboundMessage) error
 }
 

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -208,6 +209,17 @@ func (p *Plugin) Receive(ctx context.Context, buffer int) (*Stream, error) {
 func (p *Plugin) Ack(ctx context.Context, ids ...uint64) error {
 	_, err := p.ch.Ack(ctx, &pb.AckRequest{DeliveryIds: ids})
 	return mapErr("ack", err)
+}
+
+// Nack tells the plugin that the host could not store deliveries: the
+// plugin keeps them and sends them again on the open stream, sending
+// nothing before retryAfter. reason is for the plugin's log. A plugin built
+// before Nack existed answers ErrUnimplemented; the caller then ends the
+// stream and opens a new one after retryAfter, on which the plugin
+// redelivers everything it has not seen acked.
+func (p *Plugin) Nack(ctx context.Context, reason string, retryAfter time.Duration, ids ...uint64) error {
+	_, err := p.ch.Nack(ctx, &pb.NackRequest{DeliveryIds: ids, Reason: reason, RetryAfterMs: retryAfter.Milliseconds()})
+	return mapErr("nack", err)
 }
 
 // Send posts a message. A business failure is a *channel.Error.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"sync"
+	"time"
 
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -21,26 +22,47 @@ type delivery struct {
 	abandoned bool
 }
 
+// Nack retry bounds: a Nack without retry_after waits DefaultNackRetry; a
+// longer retry_after than MaxNackRetry is cut to it, so a confused host
+// cannot silence a plugin for long.
+const (
+	DefaultNackRetry = time.Second
+	MaxNackRetry     = time.Minute
+)
+
 // Inbox queues inbound messages until a Receive stream sends them and keeps
-// them in flight until the host acks. In-flight messages of a stream that
-// ends go back to the front of the queue, so a message is redelivered until
-// it is acked (at-least-once; the host dedupes).
+// them in flight until the host acks. A message is redelivered until it is
+// acked (at-least-once; the host dedupes):
+//
+//   - in-flight messages of a stream that ends go back to the queue, and
+//     the next stream sends them first;
+//   - a nacked message (the host could not store it) goes back to the
+//     queue, and the inbox holds every send back for the retry delay the
+//     host asked for; then it sends the queue again in delivery order, on
+//     whatever stream is open.
+//
+// Deliver does not see nacks: it keeps waiting until the host acked every
+// one of its messages, or its ctx ends.
 type Inbox struct {
 	mu       sync.Mutex
 	nextID   uint64
-	queue    []*delivery
+	queue    []*delivery // in delivery id order
 	inflight map[uint64]*delivery
-	wake     chan struct{} // capacity 1: something was queued
+	hold     <-chan time.Time // non-nil: send nothing until it fires
+	wake     chan struct{}    // capacity 1: something was queued, or hold changed
 	stopped  chan struct{}
 	stopOnce sync.Once
 	// MaxMessageBytes bounds one encoded message; larger ones are refused
 	// by Deliver rather than poisoning the stream.
 	MaxMessageBytes int
+	// After returns a channel that fires after d (time.After); tests
+	// replace it to release a hold without waiting.
+	After func(d time.Duration) <-chan time.Time
 }
 
 // NewInbox returns an empty Inbox.
 func NewInbox() *Inbox {
-	return &Inbox{inflight: map[uint64]*delivery{}, wake: make(chan struct{}, 1), stopped: make(chan struct{}), MaxMessageBytes: 8 << 20}
+	return &Inbox{inflight: map[uint64]*delivery{}, wake: make(chan struct{}, 1), stopped: make(chan struct{}), MaxMessageBytes: 8 << 20, After: time.After}
 }
 
 var _ channel.Inbox = (*Inbox)(nil)
@@ -108,6 +130,57 @@ func (in *Inbox) Ack(ids []uint64) {
 	in.mu.Unlock()
 }
 
+// Nack hands in-flight deliveries back: they return to the queue in
+// delivery order, and nothing is sent before retry has passed (zero means
+// DefaultNackRetry; at most MaxNackRetry). Unknown ids (acked, or not in
+// flight) are ignored; a Nack that matches nothing changes nothing. It
+// returns how many deliveries it handed back.
+func (in *Inbox) Nack(ids []uint64, retry time.Duration) int {
+	if retry <= 0 {
+		retry = DefaultNackRetry
+	}
+	retry = min(retry, MaxNackRetry)
+	in.mu.Lock()
+	var back []*delivery
+	for _, id := range ids {
+		if d, ok := in.inflight[id]; ok {
+			delete(in.inflight, id)
+			back = append(back, d)
+		}
+	}
+	if len(back) == 0 {
+		in.mu.Unlock()
+		return 0
+	}
+	in.requeueLocked(back)
+	in.hold = in.After(retry)
+	in.mu.Unlock()
+	in.signal()
+	return len(back)
+}
+
+// requeueLocked merges ds back into the queue, keeping delivery id order.
+func (in *Inbox) requeueLocked(ds []*delivery) {
+	in.queue = append(in.queue, ds...)
+	sort.Slice(in.queue, func(i, j int) bool { return in.queue[i].msg.DeliveryId < in.queue[j].msg.DeliveryId })
+}
+
+// holding returns the pending hold, if any.
+func (in *Inbox) holding() <-chan time.Time {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.hold
+}
+
+// release ends the hold h, unless a later Nack replaced it.
+func (in *Inbox) release(h <-chan time.Time) {
+	in.mu.Lock()
+	if in.hold == h {
+		in.hold = nil
+	}
+	in.mu.Unlock()
+}
+
 // take returns the queued deliveries, moving them in flight.
 func (in *Inbox) take() []*pb.InboundMessage {
 	in.mu.Lock()
@@ -124,8 +197,8 @@ func (in *Inbox) take() []*pb.InboundMessage {
 	return out
 }
 
-// requeue puts every in-flight delivery back at the front of the queue, in
-// delivery order. Called when a stream ends.
+// requeue puts every in-flight delivery back into the queue, in delivery
+// order. Called when a stream ends.
 func (in *Inbox) requeue() {
 	in.mu.Lock()
 	back := make([]*delivery, 0, len(in.inflight))
@@ -133,8 +206,9 @@ func (in *Inbox) requeue() {
 		back = append(back, d)
 		delete(in.inflight, id)
 	}
-	sort.Slice(back, func(i, j int) bool { return back[i].msg.DeliveryId < back[j].msg.DeliveryId })
-	in.queue = append(back, in.queue...)
+	if len(back) > 0 {
+		in.requeueLocked(back)
+	}
 	in.mu.Unlock()
 	if len(back) > 0 {
 		in.signal()
@@ -142,9 +216,22 @@ func (in *Inbox) requeue() {
 }
 
 // Stream sends queued deliveries with send until ctx ends or send fails.
+// While a Nack's hold lasts it sends nothing.
 func (in *Inbox) Stream(ctx context.Context, send func(*pb.InboundMessage) error) error {
 	defer in.requeue()
 	for {
+		if h := in.holding(); h != nil {
+			select {
+			case <-h:
+				in.release(h)
+			case <-in.wake: // queued, or a later Nack replaced the hold
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-in.stopped:
+				return ErrStopping
+			}
+			continue
+		}
 		for _, m := range in.take() {
 			if err := send(m); err != nil {
 				return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
@@ -174,6 +175,16 @@ func (srv *Server) Receive(_ *pb.ReceiveRequest, stream grpc.ServerStreamingServ
 func (srv *Server) Ack(_ context.Context, req *pb.AckRequest) (*pb.AckResponse, error) {
 	srv.Inbox.Ack(req.GetDeliveryIds())
 	return &pb.AckResponse{}, nil
+}
+
+// Nack implements ChannelService: the deliveries go back to the inbox,
+// which sends again after the host's retry_after.
+func (srv *Server) Nack(_ context.Context, req *pb.NackRequest) (*pb.NackResponse, error) {
+	retry := time.Duration(req.GetRetryAfterMs()) * time.Millisecond
+	if n := srv.Inbox.Nack(req.GetDeliveryIds(), retry); n > 0 {
+		srv.Log.Warn("host could not store inbound messages; redelivering them", "count", n, "reason", req.GetReason(), "retry_after", retry)
+	}
+	return &pb.NackResponse{}, nil
 }
 
 // Send implements ChannelService.

@@ -1236,6 +1236,108 @@ func (*AckResponse) Descriptor() ([]byte, []int) {
 	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
+type NackRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	DeliveryIds []uint64               `protobuf:"varint,1,rep,packed,name=delivery_ids,json=deliveryIds,proto3" json:"delivery_ids,omitempty"`
+	// reason is human text for the plugin's log (the store's error), without
+	// secrets.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// retry_after_ms is how long the plugin waits before it sends on the
+	// stream again. The host grows it while the store keeps failing and
+	// resets it after a success. Zero means the plugin picks (the sdk waits
+	// one second).
+	RetryAfterMs  int64 `protobuf:"varint,3,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NackRequest) Reset() {
+	*x = NackRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NackRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NackRequest) ProtoMessage() {}
+
+func (x *NackRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NackRequest.ProtoReflect.Descriptor instead.
+func (*NackRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *NackRequest) GetDeliveryIds() []uint64 {
+	if x != nil {
+		return x.DeliveryIds
+	}
+	return nil
+}
+
+func (x *NackRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *NackRequest) GetRetryAfterMs() int64 {
+	if x != nil {
+		return x.RetryAfterMs
+	}
+	return 0
+}
+
+type NackResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NackResponse) Reset() {
+	*x = NackResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NackResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NackResponse) ProtoMessage() {}
+
+func (x *NackResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NackResponse.ProtoReflect.Descriptor instead.
+func (*NackResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{18}
+}
+
 // OutboundMedia is a file to send.
 type OutboundMedia struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1250,7 +1352,7 @@ type OutboundMedia struct {
 
 func (x *OutboundMedia) Reset() {
 	*x = OutboundMedia{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1364,7 @@ func (x *OutboundMedia) String() string {
 func (*OutboundMedia) ProtoMessage() {}
 
 func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1377,7 @@ func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutboundMedia.ProtoReflect.Descriptor instead.
 func (*OutboundMedia) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *OutboundMedia) GetPath() string {
@@ -1324,7 +1426,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1336,7 +1438,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1349,7 +1451,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SendRequest) GetChatId() string {
@@ -1418,7 +1520,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1430,7 +1532,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1443,7 +1545,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SendResponse) GetMessageIds() []string {
@@ -1471,7 +1573,7 @@ type SetTypingRequest struct {
 
 func (x *SetTypingRequest) Reset() {
 	*x = SetTypingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1483,7 +1585,7 @@ func (x *SetTypingRequest) String() string {
 func (*SetTypingRequest) ProtoMessage() {}
 
 func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1496,7 +1598,7 @@ func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingRequest.ProtoReflect.Descriptor instead.
 func (*SetTypingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SetTypingRequest) GetChatId() string {
@@ -1529,7 +1631,7 @@ type SetTypingResponse struct {
 
 func (x *SetTypingResponse) Reset() {
 	*x = SetTypingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1541,7 +1643,7 @@ func (x *SetTypingResponse) String() string {
 func (*SetTypingResponse) ProtoMessage() {}
 
 func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1554,7 +1656,7 @@ func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingResponse.ProtoReflect.Descriptor instead.
 func (*SetTypingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetTypingResponse) GetError() *PluginError {
@@ -1577,7 +1679,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1691,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1704,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *EditRequest) GetChatId() string {
@@ -1649,7 +1751,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1763,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1776,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *EditResponse) GetError() *PluginError {
@@ -1696,7 +1798,7 @@ type ReactRequest struct {
 
 func (x *ReactRequest) Reset() {
 	*x = ReactRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +1810,7 @@ func (x *ReactRequest) String() string {
 func (*ReactRequest) ProtoMessage() {}
 
 func (x *ReactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +1823,7 @@ func (x *ReactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactRequest.ProtoReflect.Descriptor instead.
 func (*ReactRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReactRequest) GetChatId() string {
@@ -1761,7 +1863,7 @@ type ReactResponse struct {
 
 func (x *ReactResponse) Reset() {
 	*x = ReactResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1773,7 +1875,7 @@ func (x *ReactResponse) String() string {
 func (*ReactResponse) ProtoMessage() {}
 
 func (x *ReactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1786,7 +1888,7 @@ func (x *ReactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactResponse.ProtoReflect.Descriptor instead.
 func (*ReactResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ReactResponse) GetError() *PluginError {
@@ -1806,7 +1908,7 @@ type DownloadMediaRequest struct {
 
 func (x *DownloadMediaRequest) Reset() {
 	*x = DownloadMediaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1818,7 +1920,7 @@ func (x *DownloadMediaRequest) String() string {
 func (*DownloadMediaRequest) ProtoMessage() {}
 
 func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1831,7 +1933,7 @@ func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadMediaRequest.ProtoReflect.Descriptor instead.
 func (*DownloadMediaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DownloadMediaRequest) GetRef() string {
@@ -1862,7 +1964,7 @@ type MediaChunk struct {
 
 func (x *MediaChunk) Reset() {
 	*x = MediaChunk{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +1976,7 @@ func (x *MediaChunk) String() string {
 func (*MediaChunk) ProtoMessage() {}
 
 func (x *MediaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +1989,7 @@ func (x *MediaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaChunk.ProtoReflect.Descriptor instead.
 func (*MediaChunk) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *MediaChunk) GetData() []byte {
@@ -1932,7 +2034,7 @@ type CommandSpec struct {
 
 func (x *CommandSpec) Reset() {
 	*x = CommandSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +2046,7 @@ func (x *CommandSpec) String() string {
 func (*CommandSpec) ProtoMessage() {}
 
 func (x *CommandSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +2059,7 @@ func (x *CommandSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandSpec.ProtoReflect.Descriptor instead.
 func (*CommandSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CommandSpec) GetName() string {
@@ -2004,7 +2106,7 @@ type SetCommandsRequest struct {
 
 func (x *SetCommandsRequest) Reset() {
 	*x = SetCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2016,7 +2118,7 @@ func (x *SetCommandsRequest) String() string {
 func (*SetCommandsRequest) ProtoMessage() {}
 
 func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2029,7 +2131,7 @@ func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsRequest.ProtoReflect.Descriptor instead.
 func (*SetCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SetCommandsRequest) GetCommands() []*CommandSpec {
@@ -2048,7 +2150,7 @@ type SetCommandsResponse struct {
 
 func (x *SetCommandsResponse) Reset() {
 	*x = SetCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2060,7 +2162,7 @@ func (x *SetCommandsResponse) String() string {
 func (*SetCommandsResponse) ProtoMessage() {}
 
 func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2073,7 +2175,7 @@ func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsResponse.ProtoReflect.Descriptor instead.
 func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetCommandsResponse) GetError() *PluginError {
@@ -2091,7 +2193,7 @@ type ListCommandsRequest struct {
 
 func (x *ListCommandsRequest) Reset() {
 	*x = ListCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2103,7 +2205,7 @@ func (x *ListCommandsRequest) String() string {
 func (*ListCommandsRequest) ProtoMessage() {}
 
 func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2116,7 +2218,7 @@ func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsRequest.ProtoReflect.Descriptor instead.
 func (*ListCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 type ListCommandsResponse struct {
@@ -2128,7 +2230,7 @@ type ListCommandsResponse struct {
 
 func (x *ListCommandsResponse) Reset() {
 	*x = ListCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2242,7 @@ func (x *ListCommandsResponse) String() string {
 func (*ListCommandsResponse) ProtoMessage() {}
 
 func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2255,7 @@ func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsResponse.ProtoReflect.Descriptor instead.
 func (*ListCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListCommandsResponse) GetCommands() []*CommandSpec {
@@ -2178,7 +2280,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2190,7 +2292,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2203,7 +2305,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Conversation) GetSessionKey() string {
@@ -2262,7 +2364,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2376,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2389,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ExecuteRequest) GetCommand() string {
@@ -2344,7 +2446,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2458,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2471,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Reply) GetText() string {
@@ -2403,7 +2505,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2415,7 +2517,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2428,7 +2530,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ExecuteResponse) GetReplies() []*Reply {
@@ -2457,7 +2559,7 @@ type BeforeAgentStartRequest struct {
 
 func (x *BeforeAgentStartRequest) Reset() {
 	*x = BeforeAgentStartRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2469,7 +2571,7 @@ func (x *BeforeAgentStartRequest) String() string {
 func (*BeforeAgentStartRequest) ProtoMessage() {}
 
 func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2482,7 +2584,7 @@ func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartRequest.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BeforeAgentStartRequest) GetConversation() *Conversation {
@@ -2524,7 +2626,7 @@ type BeforeAgentStartResponse struct {
 
 func (x *BeforeAgentStartResponse) Reset() {
 	*x = BeforeAgentStartResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2536,7 +2638,7 @@ func (x *BeforeAgentStartResponse) String() string {
 func (*BeforeAgentStartResponse) ProtoMessage() {}
 
 func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2549,7 +2651,7 @@ func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartResponse.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *BeforeAgentStartResponse) GetPrependContext() string {
@@ -2671,7 +2773,12 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"AckRequest\x12!\n" +
 	"\fdelivery_ids\x18\x01 \x03(\x04R\vdeliveryIds\"\r\n" +
-	"\vAckResponse\"e\n" +
+	"\vAckResponse\"n\n" +
+	"\vNackRequest\x12!\n" +
+	"\fdelivery_ids\x18\x01 \x03(\x04R\vdeliveryIds\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12$\n" +
+	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\"\x0e\n" +
+	"\fNackResponse\"e\n" +
 	"\rOutboundMedia\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
@@ -2776,10 +2883,11 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\rPluginService\x12G\n" +
 	"\bDescribe\x12\x1c.clawhost.v1.DescribeRequest\x1a\x1d.clawhost.v1.DescribeResponse\x12S\n" +
 	"\fConfigSchema\x12 .clawhost.v1.ConfigSchemaRequest\x1a!.clawhost.v1.ConfigSchemaResponse\x12J\n" +
-	"\tConfigure\x12\x1d.clawhost.v1.ConfigureRequest\x1a\x1e.clawhost.v1.ConfigureResponse2\xb8\x04\n" +
+	"\tConfigure\x12\x1d.clawhost.v1.ConfigureRequest\x1a\x1e.clawhost.v1.ConfigureResponse2\xf5\x04\n" +
 	"\x0eChannelService\x12E\n" +
 	"\aReceive\x12\x1b.clawhost.v1.ReceiveRequest\x1a\x1b.clawhost.v1.InboundMessage0\x01\x128\n" +
 	"\x03Ack\x12\x17.clawhost.v1.AckRequest\x1a\x18.clawhost.v1.AckResponse\x12;\n" +
+	"\x04Nack\x12\x18.clawhost.v1.NackRequest\x1a\x19.clawhost.v1.NackResponse\x12;\n" +
 	"\x04Send\x12\x18.clawhost.v1.SendRequest\x1a\x19.clawhost.v1.SendResponse\x12J\n" +
 	"\tSetTyping\x12\x1d.clawhost.v1.SetTypingRequest\x1a\x1e.clawhost.v1.SetTypingResponse\x12;\n" +
 	"\x04Edit\x12\x18.clawhost.v1.EditRequest\x1a\x19.clawhost.v1.EditResponse\x12>\n" +
@@ -2805,7 +2913,7 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
@@ -2825,28 +2933,30 @@ var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(*InboundMessage)(nil),           // 15: clawhost.v1.InboundMessage
 	(*AckRequest)(nil),               // 16: clawhost.v1.AckRequest
 	(*AckResponse)(nil),              // 17: clawhost.v1.AckResponse
-	(*OutboundMedia)(nil),            // 18: clawhost.v1.OutboundMedia
-	(*SendRequest)(nil),              // 19: clawhost.v1.SendRequest
-	(*SendResponse)(nil),             // 20: clawhost.v1.SendResponse
-	(*SetTypingRequest)(nil),         // 21: clawhost.v1.SetTypingRequest
-	(*SetTypingResponse)(nil),        // 22: clawhost.v1.SetTypingResponse
-	(*EditRequest)(nil),              // 23: clawhost.v1.EditRequest
-	(*EditResponse)(nil),             // 24: clawhost.v1.EditResponse
-	(*ReactRequest)(nil),             // 25: clawhost.v1.ReactRequest
-	(*ReactResponse)(nil),            // 26: clawhost.v1.ReactResponse
-	(*DownloadMediaRequest)(nil),     // 27: clawhost.v1.DownloadMediaRequest
-	(*MediaChunk)(nil),               // 28: clawhost.v1.MediaChunk
-	(*CommandSpec)(nil),              // 29: clawhost.v1.CommandSpec
-	(*SetCommandsRequest)(nil),       // 30: clawhost.v1.SetCommandsRequest
-	(*SetCommandsResponse)(nil),      // 31: clawhost.v1.SetCommandsResponse
-	(*ListCommandsRequest)(nil),      // 32: clawhost.v1.ListCommandsRequest
-	(*ListCommandsResponse)(nil),     // 33: clawhost.v1.ListCommandsResponse
-	(*Conversation)(nil),             // 34: clawhost.v1.Conversation
-	(*ExecuteRequest)(nil),           // 35: clawhost.v1.ExecuteRequest
-	(*Reply)(nil),                    // 36: clawhost.v1.Reply
-	(*ExecuteResponse)(nil),          // 37: clawhost.v1.ExecuteResponse
-	(*BeforeAgentStartRequest)(nil),  // 38: clawhost.v1.BeforeAgentStartRequest
-	(*BeforeAgentStartResponse)(nil), // 39: clawhost.v1.BeforeAgentStartResponse
+	(*NackRequest)(nil),              // 18: clawhost.v1.NackRequest
+	(*NackResponse)(nil),             // 19: clawhost.v1.NackResponse
+	(*OutboundMedia)(nil),            // 20: clawhost.v1.OutboundMedia
+	(*SendRequest)(nil),              // 21: clawhost.v1.SendRequest
+	(*SendResponse)(nil),             // 22: clawhost.v1.SendResponse
+	(*SetTypingRequest)(nil),         // 23: clawhost.v1.SetTypingRequest
+	(*SetTypingResponse)(nil),        // 24: clawhost.v1.SetTypingResponse
+	(*EditRequest)(nil),              // 25: clawhost.v1.EditRequest
+	(*EditResponse)(nil),             // 26: clawhost.v1.EditResponse
+	(*ReactRequest)(nil),             // 27: clawhost.v1.ReactRequest
+	(*ReactResponse)(nil),            // 28: clawhost.v1.ReactResponse
+	(*DownloadMediaRequest)(nil),     // 29: clawhost.v1.DownloadMediaRequest
+	(*MediaChunk)(nil),               // 30: clawhost.v1.MediaChunk
+	(*CommandSpec)(nil),              // 31: clawhost.v1.CommandSpec
+	(*SetCommandsRequest)(nil),       // 32: clawhost.v1.SetCommandsRequest
+	(*SetCommandsResponse)(nil),      // 33: clawhost.v1.SetCommandsResponse
+	(*ListCommandsRequest)(nil),      // 34: clawhost.v1.ListCommandsRequest
+	(*ListCommandsResponse)(nil),     // 35: clawhost.v1.ListCommandsResponse
+	(*Conversation)(nil),             // 36: clawhost.v1.Conversation
+	(*ExecuteRequest)(nil),           // 37: clawhost.v1.ExecuteRequest
+	(*Reply)(nil),                    // 38: clawhost.v1.Reply
+	(*ExecuteResponse)(nil),          // 39: clawhost.v1.ExecuteResponse
+	(*BeforeAgentStartRequest)(nil),  // 40: clawhost.v1.BeforeAgentStartRequest
+	(*BeforeAgentStartResponse)(nil), // 41: clawhost.v1.BeforeAgentStartResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
@@ -2856,21 +2966,21 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	12, // 4: clawhost.v1.InboundMessage.sender:type_name -> clawhost.v1.Sender
 	13, // 5: clawhost.v1.InboundMessage.reply_to:type_name -> clawhost.v1.ReplyTo
 	14, // 6: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
-	18, // 7: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
+	20, // 7: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
 	1,  // 8: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
 	1,  // 9: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
 	1,  // 10: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
 	1,  // 11: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
 	1,  // 12: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	29, // 13: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	31, // 13: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
 	1,  // 14: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	29, // 15: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	34, // 16: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	31, // 15: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	36, // 16: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
 	12, // 17: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	18, // 18: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	36, // 19: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	20, // 18: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	38, // 19: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
 	1,  // 20: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	34, // 21: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	36, // 21: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
 	12, // 22: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
 	1,  // 23: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
 	2,  // 24: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
@@ -2878,31 +2988,33 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	8,  // 26: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
 	11, // 27: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
 	16, // 28: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	19, // 29: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	21, // 30: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	23, // 31: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	25, // 32: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	27, // 33: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	30, // 34: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	32, // 35: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	35, // 36: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	38, // 37: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	3,  // 38: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	7,  // 39: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	10, // 40: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	15, // 41: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	17, // 42: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	20, // 43: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	22, // 44: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	24, // 45: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	26, // 46: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	28, // 47: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	31, // 48: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	33, // 49: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	37, // 50: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	39, // 51: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	38, // [38:52] is the sub-list for method output_type
-	24, // [24:38] is the sub-list for method input_type
+	18, // 29: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	21, // 30: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	23, // 31: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	25, // 32: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	27, // 33: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	29, // 34: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	32, // 35: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	34, // 36: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	37, // 37: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	40, // 38: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	3,  // 39: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	7,  // 40: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	10, // 41: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	15, // 42: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	17, // 43: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	19, // 44: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	22, // 45: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	24, // 46: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	26, // 47: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	28, // 48: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	30, // 49: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	33, // 50: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	35, // 51: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	39, // 52: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	41, // 53: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	39, // [39:54] is the sub-list for method output_type
+	24, // [24:39] is the sub-list for method input_type
 	24, // [24:24] is the sub-list for extension type_name
 	24, // [24:24] is the sub-list for extension extendee
 	0,  // [0:24] is the sub-list for field type_name
@@ -2919,7 +3031,7 @@ func file_clawhost_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   39,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

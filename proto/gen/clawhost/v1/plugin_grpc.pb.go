@@ -224,6 +224,7 @@ var PluginService_ServiceDesc = grpc.ServiceDesc{
 const (
 	ChannelService_Receive_FullMethodName       = "/clawhost.v1.ChannelService/Receive"
 	ChannelService_Ack_FullMethodName           = "/clawhost.v1.ChannelService/Ack"
+	ChannelService_Nack_FullMethodName          = "/clawhost.v1.ChannelService/Nack"
 	ChannelService_Send_FullMethodName          = "/clawhost.v1.ChannelService/Send"
 	ChannelService_SetTyping_FullMethodName     = "/clawhost.v1.ChannelService/SetTyping"
 	ChannelService_Edit_FullMethodName          = "/clawhost.v1.ChannelService/Edit"
@@ -238,11 +239,27 @@ const (
 //
 // ChannelService is served by channel plugins.
 type ChannelServiceClient interface {
-	// Receive is opened once by the host and streams inbound messages. A
-	// message is redelivered on the next Receive stream until the host acks it.
+	// Receive is opened by the host and streams inbound messages. A message
+	// is redelivered on the next Receive stream until the host acks it, and
+	// after a Nack on the same stream. A new Receive stream replaces an older
+	// one: the plugin ends the old stream and requeues what it had in flight.
 	Receive(ctx context.Context, in *ReceiveRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[InboundMessage], error)
-	// Ack confirms that the host has durably stored the given deliveries.
+	// Ack confirms that the host has durably stored the given deliveries. An
+	// acked delivery is never sent again.
 	Ack(ctx context.Context, in *AckRequest, opts ...grpc.CallOption) (*AckResponse, error)
+	// Nack tells the plugin that the host could not store the given
+	// deliveries (the journal is locked, the disk is full). The plugin keeps
+	// them and sends them again on the current stream, in delivery order and
+	// with the same delivery ids, and sends nothing at all on that stream
+	// before retry_after_ms has passed: the host refuses what arrives while it
+	// backs off, so holding everything back keeps a chat's messages in order.
+	// A nacked delivery is not an error for the platform side: the plugin's
+	// Deliver keeps waiting for the ack. Unknown ids are ignored.
+	//
+	// Added after v1.0. A plugin that answers Unimplemented still works: the
+	// host then ends the Receive stream instead, waits retry_after itself and
+	// opens a new stream, on which the plugin redelivers everything unacked.
+	Nack(ctx context.Context, in *NackRequest, opts ...grpc.CallOption) (*NackResponse, error)
 	// Send posts one message to the platform.
 	Send(ctx context.Context, in *SendRequest, opts ...grpc.CallOption) (*SendResponse, error)
 	// SetTyping shows or clears a typing indicator (capability "typing").
@@ -289,6 +306,16 @@ func (c *channelServiceClient) Ack(ctx context.Context, in *AckRequest, opts ...
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AckResponse)
 	err := c.cc.Invoke(ctx, ChannelService_Ack_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *channelServiceClient) Nack(ctx context.Context, in *NackRequest, opts ...grpc.CallOption) (*NackResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NackResponse)
+	err := c.cc.Invoke(ctx, ChannelService_Nack_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -370,11 +397,27 @@ func (c *channelServiceClient) SetCommands(ctx context.Context, in *SetCommandsR
 //
 // ChannelService is served by channel plugins.
 type ChannelServiceServer interface {
-	// Receive is opened once by the host and streams inbound messages. A
-	// message is redelivered on the next Receive stream until the host acks it.
+	// Receive is opened by the host and streams inbound messages. A message
+	// is redelivered on the next Receive stream until the host acks it, and
+	// after a Nack on the same stream. A new Receive stream replaces an older
+	// one: the plugin ends the old stream and requeues what it had in flight.
 	Receive(*ReceiveRequest, grpc.ServerStreamingServer[InboundMessage]) error
-	// Ack confirms that the host has durably stored the given deliveries.
+	// Ack confirms that the host has durably stored the given deliveries. An
+	// acked delivery is never sent again.
 	Ack(context.Context, *AckRequest) (*AckResponse, error)
+	// Nack tells the plugin that the host could not store the given
+	// deliveries (the journal is locked, the disk is full). The plugin keeps
+	// them and sends them again on the current stream, in delivery order and
+	// with the same delivery ids, and sends nothing at all on that stream
+	// before retry_after_ms has passed: the host refuses what arrives while it
+	// backs off, so holding everything back keeps a chat's messages in order.
+	// A nacked delivery is not an error for the platform side: the plugin's
+	// Deliver keeps waiting for the ack. Unknown ids are ignored.
+	//
+	// Added after v1.0. A plugin that answers Unimplemented still works: the
+	// host then ends the Receive stream instead, waits retry_after itself and
+	// opens a new stream, on which the plugin redelivers everything unacked.
+	Nack(context.Context, *NackRequest) (*NackResponse, error)
 	// Send posts one message to the platform.
 	Send(context.Context, *SendRequest) (*SendResponse, error)
 	// SetTyping shows or clears a typing indicator (capability "typing").
@@ -403,6 +446,9 @@ func (UnimplementedChannelServiceServer) Receive(*ReceiveRequest, grpc.ServerStr
 }
 func (UnimplementedChannelServiceServer) Ack(context.Context, *AckRequest) (*AckResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Ack not implemented")
+}
+func (UnimplementedChannelServiceServer) Nack(context.Context, *NackRequest) (*NackResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Nack not implemented")
 }
 func (UnimplementedChannelServiceServer) Send(context.Context, *SendRequest) (*SendResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Send not implemented")
@@ -468,6 +514,24 @@ func _ChannelService_Ack_Handler(srv interface{}, ctx context.Context, dec func(
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ChannelServiceServer).Ack(ctx, req.(*AckRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ChannelService_Nack_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NackRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ChannelServiceServer).Nack(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ChannelService_Nack_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ChannelServiceServer).Nack(ctx, req.(*NackRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -583,6 +647,10 @@ var ChannelService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Ack",
 			Handler:    _ChannelService_Ack_Handler,
+		},
+		{
+			MethodName: "Nack",
+			Handler:    _ChannelService_Nack_Handler,
 		},
 		{
 			MethodName: "Send",
