@@ -11,6 +11,11 @@
 // it is SIGKILLed: they are started with Pdeathsig, and the sdk's watchdog
 // exits when the parent process is gone.
 //
+// A plugin does not inherit the host's environment: it gets PATH, HOME,
+// TMPDIR, USER, LOGNAME, LANG, LC_* and TZ, the variables its plugin block
+// names (Spec.Env) and the host's own (the go-plugin handshake,
+// sdk.EnvLogLevel); see pluginEnv.
+//
 // Inbound messages of channel plugins are handed to the Inbound function;
 // they are acked to the plugin only after it returned nil (the message is
 // durably stored), so a message survives the death of either process.
@@ -24,6 +29,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,7 +58,10 @@ type Spec struct {
 	SHA256 string
 	// StartTimeout bounds the handshake; zero means 10 s.
 	StartTimeout time.Duration
-	// Env is extra environment for the plugin process ("NAME=value").
+	// Env is extra environment for the plugin process ("NAME=value"): the
+	// plugin block's env attribute. It is added to the few host variables a
+	// plugin inherits (see pluginEnv) and may override them, but not the
+	// handshake's. The values may be secrets: never log them.
 	Env []string
 	// DataDir is the instance's private directory (created 0700).
 	DataDir string
@@ -468,12 +477,15 @@ func (i *Instance) launch() (*plugin.Client, *host.Plugin, error) {
 		StartTimeout:     timeout,
 		Logger:           i.log,
 		GRPCDialOptions:  host.DialOptions(),
-		// go-plugin hands us a template cmd carrying its environment (the
-		// magic cookie, protocol versions); we exec the real one through the
+		// Not the host's environment: pluginEnv decides what a plugin sees.
+		SkipHostEnv: true,
+		// go-plugin hands us a template cmd carrying only its handshake
+		// environment (SkipHostEnv); we exec the real one through the
 		// spawner so Pdeathsig holds.
 		RunnerFunc: func(l hclog.Logger, tmpl *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(path)
-			cmd.Env = append(append(tmpl.Env, sdk.EnvLogLevel+"="+i.h.opts.LogLevel), i.spec.Env...)
+			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+i.h.opts.LogLevel)
+			cmd.Env = pluginEnv(os.Environ(), i.spec.Env, own)
 			cmd.Dir = dir
 			return newProcRunner(l, i.h.sp, cmd, func(pid int) {
 				i.mu.Lock()

@@ -22,6 +22,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/host"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -380,4 +381,59 @@ func TestApplyReconciles(t *testing.T) {
 		}
 	}
 	waitState(t, h.Instance("b"), StateReady, 10*time.Second)
+}
+
+// TestPluginEnvironment: a plugin sees the few host variables it inherits,
+// its block's env and the handshake — not the rest of the host's
+// environment, where secrets live.
+func TestPluginEnvironment(t *testing.T) {
+	const secret = "hunter2-host-secret"
+	t.Setenv("CLAWHOST_TEST_SECRET", secret)
+	t.Setenv("LC_TIME", "C.UTF-8")
+	t.Setenv("HOME", "/host/home")
+	h := newHost(t, newRecorder())
+	spec, _ := loopbackSpec(t, "lo")
+	spec.Env = []string{"PLUGIN_SETTING=from-block", "HOME=/plugin/home"}
+	h.Apply([]Spec{spec})
+	st := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", st.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") {
+		name, value, _ := strings.Cut(kv, "=")
+		env[name] = value
+		if strings.Contains(value, secret) {
+			t.Errorf("the plugin sees the host's secret in %s", name)
+		}
+		own := name == host.Handshake.MagicCookieKey || name == sdk.EnvLogLevel || strings.HasPrefix(name, "PLUGIN_")
+		if !inherited(name) && !own {
+			t.Errorf("the plugin inherited %s, which is neither allowed nor configured", name)
+		}
+	}
+	for name, want := range map[string]string{
+		"PLUGIN_SETTING":              "from-block",
+		"HOME":                        "/plugin/home", // the block overrides an inherited variable
+		"LC_TIME":                     "C.UTF-8",
+		"PATH":                        os.Getenv("PATH"),
+		host.Handshake.MagicCookieKey: host.Handshake.MagicCookieValue,
+	} {
+		if got, ok := env[name]; !ok || got != want {
+			t.Errorf("%s = %q (set: %v), want %q", name, got, ok, want)
+		}
+	}
+	if _, ok := env[sdk.EnvLogLevel]; !ok {
+		t.Errorf("%s not set", sdk.EnvLogLevel)
+	}
+}
+
+func TestPluginEnv(t *testing.T) {
+	t.Parallel()
+	hostEnv := []string{"PATH=/bin", "HOME=/h", "TELEGRAM_BOT_TOKEN=secret", "LC_ALL=C", "LCX=no", "TZ=UTC", "AWS_SECRET_ACCESS_KEY=x", "MALFORMED"}
+	got := pluginEnv(hostEnv, []string{"HOME=/p", "EXTRA=1", "PLUGIN_PROTOCOL_VERSIONS=9"}, []string{"PLUGIN_PROTOCOL_VERSIONS=1", "CLAWHOST_LOG_LEVEL=info"})
+	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "TZ=UTC", "HOME=/p", "EXTRA=1", "PLUGIN_PROTOCOL_VERSIONS=9", "PLUGIN_PROTOCOL_VERSIONS=1", "CLAWHOST_LOG_LEVEL=info"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("pluginEnv =\n%q\nwant (exec keeps the last of a duplicated name)\n%q", got, want)
+	}
 }
