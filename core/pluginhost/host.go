@@ -6,10 +6,11 @@
 // states starting → ready, and to degraded when its process exits or fails
 // to start; a degraded instance is restarted with capped exponential backoff
 // (first restart within 100 ms, doubling up to 30 s, reset once the instance
-// stayed ready for StablePeriod). Stop ends every plugin: gracefully first,
-// then by SIGKILL of its process group. Plugins also die with the host when
-// it is SIGKILLed: they are started with Pdeathsig, and the sdk's watchdog
-// exits when the parent process is gone.
+// stayed ready for StablePeriod). Stop ends every plugin: SIGTERM to its
+// process group first, SIGKILL after DefaultStopGrace (see
+// procRunner.terminate). Plugins also die with the host when it is
+// SIGKILLed: they are started with Pdeathsig, and the sdk's watchdog exits
+// when the parent process is gone.
 //
 // A plugin does not inherit the host's environment: it gets PATH, HOME,
 // TMPDIR, USER, LOGNAME, LANG, LC_* and TZ, the variables its plugin block
@@ -101,7 +102,17 @@ type Options struct {
 	FirstBackoff, MaxBackoff, StablePeriod time.Duration
 	// LogLevel is passed to plugins.
 	LogLevel string
+	// StopGrace is how long a plugin may take to exit after SIGTERM before
+	// its process group is killed; zero means DefaultStopGrace.
+	StopGrace time.Duration
 }
+
+// DefaultStopGrace is how long a stopped plugin (Stop, a reload that
+// disables or changes it) may take to exit after SIGTERM before its process
+// group gets SIGKILL. Long enough for a channel to finish a send in flight
+// and close its platform connection; short enough that a reload or a
+// shutdown does not hang on a plugin that ignores the signal.
+const DefaultStopGrace = 5 * time.Second
 
 // Host supervises a set of plugin instances.
 type Host struct {
@@ -127,6 +138,9 @@ func New(opts Options) *Host {
 	}
 	if opts.StablePeriod <= 0 {
 		opts.StablePeriod = 60 * time.Second
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = DefaultStopGrace
 	}
 	return &Host{opts: opts, log: opts.Logger.Named("pluginhost"), sp: newSpawner(), instances: map[string]*Instance{}}
 }
@@ -359,11 +373,11 @@ func (i *Instance) supervise() {
 // runOnce starts the plugin and serves it until its process ends or the
 // instance is stopped. It returns why the run ended.
 func (i *Instance) runOnce() error {
-	client, plug, err := i.launch()
+	client, proc, plug, err := i.launch()
 	if err != nil {
 		return err
 	}
-	defer client.Kill()
+	defer i.h.shutdown(client, proc)
 
 	ctx, cancel := context.WithCancel(i.ctx)
 	defer cancel()
@@ -432,6 +446,14 @@ func (i *Instance) runOnce() error {
 	return fmt.Errorf("plugin %s exited", i.spec.Instance)
 }
 
+// shutdown stops a launched plugin: procRunner.terminate (SIGTERM, SIGKILL
+// after the grace period), then client.Kill, which only closes the
+// connection to a process that is gone.
+func (h *Host) shutdown(client *plugin.Client, proc *procRunner) {
+	proc.terminate(h.opts.StopGrace)
+	client.Kill()
+}
+
 // verifyChecksum compares the SHA-256 of the file at path with want (hex).
 func verifyChecksum(path, want string) error {
 	f, err := os.Open(path)
@@ -450,14 +472,14 @@ func verifyChecksum(path, want string) error {
 }
 
 // launch execs and handshakes the plugin.
-func (i *Instance) launch() (*plugin.Client, *host.Plugin, error) {
+func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 	path := i.spec.Path
 	if _, err := os.Stat(path); err != nil {
-		return nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
+		return nil, nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
 	}
 	if i.spec.SHA256 != "" {
 		if err := verifyChecksum(path, i.spec.SHA256); err != nil {
-			return nil, nil, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)
+			return nil, nil, nil, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)
 		}
 	}
 	timeout := i.spec.StartTimeout
@@ -467,9 +489,10 @@ func (i *Instance) launch() (*plugin.Client, *host.Plugin, error) {
 	dir := i.spec.DataDir
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+			return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
 		}
 	}
+	var proc *procRunner
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  host.Handshake,
 		Plugins:          host.PluginSet(),
@@ -487,27 +510,29 @@ func (i *Instance) launch() (*plugin.Client, *host.Plugin, error) {
 			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+i.h.opts.LogLevel)
 			cmd.Env = pluginEnv(os.Environ(), i.spec.Env, own)
 			cmd.Dir = dir
-			return newProcRunner(l, i.h.sp, cmd, func(pid int) {
+			r, err := newProcRunner(l, i.h.sp, cmd, func(pid int) {
 				i.mu.Lock()
 				i.pid = pid
 				i.mu.Unlock()
 			})
+			proc = r
+			return r, err
 		},
 	})
 	rpc, err := client.Client()
 	if err != nil {
 		client.Kill()
-		return nil, nil, fmt.Errorf("start plugin %s (%s): %w", i.spec.Instance, path, err)
+		return nil, nil, nil, fmt.Errorf("start plugin %s (%s): %w", i.spec.Instance, path, err)
 	}
 	raw, err := rpc.Dispense(host.PluginName)
 	if err != nil {
-		client.Kill()
-		return nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+		i.h.shutdown(client, proc)
+		return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
 	}
 	conn, ok := raw.(*grpc.ClientConn)
 	if !ok {
-		client.Kill()
-		return nil, nil, fmt.Errorf("start plugin %s: unexpected client type %T", i.spec.Instance, raw)
+		i.h.shutdown(client, proc)
+		return nil, nil, nil, fmt.Errorf("start plugin %s: unexpected client type %T", i.spec.Instance, raw)
 	}
-	return client, host.Wrap(conn), nil
+	return client, proc, host.Wrap(conn), nil
 }
