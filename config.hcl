@@ -14,7 +14,11 @@ agent {
   workspace = "./workspace"  # cwd of every claude run
   timeout   = "10m"          # per turn
   # args            = []      # extra CLI flags
-  # env             = { ANTHROPIC_BASE_URL = "..." }
+  # claude does not inherit clawhost's environment, only PATH, HOME, USER,
+  # LOGNAME, SHELL, LANG, LC_*, TERM, TZ and its own settings when set
+  # (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, CLAUDE_CONFIG_DIR, the proxy
+  # variables, ...; see README). Anything else it or its tools need goes here:
+  # env             = { GITHUB_TOKEN = env("GITHUB_TOKEN") }
   # model           = "sonnet"
   # permission_mode = "default"   # acceptEdits | auto | bypassPermissions | manual | dontAsk | plan | default
   # idle_timeout    = "30m"  # warm claude processes stop after this
@@ -105,6 +109,11 @@ plugin "tg" {
   #   mode         = "idle"
   #   idle_minutes = 60
   # }
+  # A plugin does not inherit clawhost's environment: it sees PATH, HOME,
+  # TMPDIR, USER, LOGNAME, LANG, LC_*, TZ and what env names (values may be
+  # secrets: they are never printed; changing one restarts the plugin).
+  # Secrets the plugin declares go in config {} below.
+  # env = { HTTPS_PROXY = env("HTTPS_PROXY", "") }
   config {
     token = env("TELEGRAM_BOT_TOKEN", "")
   }

@@ -33,6 +33,7 @@ func Specs(cfg *config.Config) []pluginhost.Spec {
 			Path:         p.Path,
 			SHA256:       p.SHA256,
 			StartTimeout: p.StartTimeout.Duration(),
+			Env:          config.EnvSlice(p.Env),
 			DataDir:      filepath.Join(cfg.DataDir, "plugins", p.Name),
 			Fingerprint:  p.Fingerprint(),
 			Decode: func(s schema.Schema) ([]byte, error) {

@@ -1,9 +1,13 @@
 package core
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/queue"
 )
 
@@ -20,5 +24,35 @@ func TestQueueEnumsMatch(t *testing.T) {
 		if _, err := queue.ParseDrop(d); err != nil {
 			t.Errorf("config accepts drop policy %q: %v", d, err)
 		}
+	}
+}
+
+// TestSpecsCarryPluginEnv: a plugin block's env reaches the plugin host as
+// sorted NAME=value pairs, and a change of it changes the fingerprint.
+func TestSpecsCarryPluginEnv(t *testing.T) {
+	t.Parallel()
+	load := func(env string) pluginhost.Spec {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "config.hcl")
+		src := "plugin \"x\" {\n  source = \"x\"\n  env = " + env + "\n}\n"
+		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, diags := config.Load(path)
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		specs := Specs(cfg)
+		if len(specs) != 1 {
+			t.Fatalf("specs: %+v", specs)
+		}
+		return specs[0]
+	}
+	a := load(`{ B = "2", A = "1" }`)
+	if got := strings.Join(a.Env, " "); got != "A=1 B=2" {
+		t.Errorf("Spec.Env = %q, want \"A=1 B=2\"", got)
+	}
+	if b := load(`{ B = "2", A = "changed" }`); b.Fingerprint == a.Fingerprint {
+		t.Error("a changed env value kept the fingerprint: the plugin would not restart")
 	}
 }

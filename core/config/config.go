@@ -161,6 +161,7 @@ func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, 
 		}
 	}
 	diags = append(diags, withoutFollowOns(cfg.check(), diags)...)
+	hideEnvSources(diags, file.Body)
 	cfg.resolvePaths()
 	sortDiagnostics(diags)
 	return cfg, diags

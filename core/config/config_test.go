@@ -565,6 +565,7 @@ plugin "other" { source = "x" }
 		{"sha256", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  sha256 = \""+strings.Repeat("a", 64)+"\"", 1), env},
 		{"enabled", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  enabled = false", 1), env},
 		{"start_timeout", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  start_timeout = \"20s\"", 1), env},
+		{"env added", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  env = { HTTPS_PROXY = \"http://p:3128\" }", 1), env},
 	}
 	for _, tt := range changed {
 		if got := fp(tt.src, tt.env); got == ref {
@@ -605,6 +606,32 @@ plugin "other" { source = "x" }
 	b := fp(strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  start_timeout = \"1m\"", 1), env)
 	if a != b {
 		t.Error("60s and 1m fingerprint differently")
+	}
+}
+
+// TestPluginEnvAttribute: a plugin block's env decodes with env() calls, is
+// handed out sorted, and a change of a value — also one read from the
+// environment — changes the fingerprint.
+func TestPluginEnvAttribute(t *testing.T) {
+	t.Parallel()
+	src := `
+plugin "tg" {
+  source = "telegram"
+  env = {
+    PROXY_TOKEN = env("PROXY_TOKEN")
+    HTTPS_PROXY = "http://proxy:3128"
+  }
+}`
+	cfg := mustParse(t, src, map[string]string{"PROXY_TOKEN": "a"})
+	p := cfg.Plugin("tg")
+	if got := strings.Join(EnvSlice(p.Env), " "); got != "HTTPS_PROXY=http://proxy:3128 PROXY_TOKEN=a" {
+		t.Errorf("EnvSlice = %q", got)
+	}
+	if other := mustParse(t, src, map[string]string{"PROXY_TOKEN": "b"}).Plugin("tg"); other.Fingerprint() == p.Fingerprint() {
+		t.Error("a changed env value read from the environment kept the fingerprint")
+	}
+	if none := mustParse(t, `plugin "tg" { source = "telegram" }`, nil).Plugin("tg"); none.Env != nil || len(EnvSlice(none.Env)) != 0 {
+		t.Errorf("no env attribute: %v", none.Env)
 	}
 }
 

@@ -68,6 +68,37 @@ func writeHidden(w io.Writer, d *hcl.Diagnostic) {
 	}
 }
 
+// hideEnvSources marks the diagnostics about the env attribute of the agent
+// block or of a plugin block as sensitive — no source snippet, no
+// expression values — since environment values are often secrets (API keys,
+// tokens).
+func hideEnvSources(diags hcl.Diagnostics, body hcl.Body) {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return
+	}
+	var ranges []hcl.Range
+	for _, b := range sb.Blocks {
+		if b.Type != "agent" && b.Type != "plugin" {
+			continue
+		}
+		if a := b.Body.Attributes["env"]; a != nil {
+			ranges = append(ranges, a.SrcRange)
+		}
+	}
+	for _, d := range diags {
+		if d.Subject == nil {
+			continue
+		}
+		for _, r := range ranges {
+			if r.Overlaps(*d.Subject) || r.ContainsOffset(d.Subject.Start.Byte) {
+				d.Expression, d.EvalContext, d.Extra = nil, nil, sensitiveDiag{}
+				break
+			}
+		}
+	}
+}
+
 // withSources returns files plus, read from disk, every file a diagnostic
 // names that files lacks. The caller's map is not modified.
 func withSources(diags hcl.Diagnostics, files map[string]*hcl.File) map[string]*hcl.File {

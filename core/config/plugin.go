@@ -21,6 +21,7 @@ const DefaultStartTimeout = Duration("10s")
 var (
 	instanceRe = regexp.MustCompile(`^[a-z0-9_-]+$`)
 	sha256Re   = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	envNameRe  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // Plugin is one plugin "<instance>" {} block. The label is the instance
@@ -52,6 +53,18 @@ type Plugin struct {
 	// StartTimeout bounds the plugin's start: launch, handshake, schema and
 	// Configure (start_timeout). Default "10s".
 	StartTimeout Duration `hcl:"start_timeout,optional"`
+
+	// Env is extra environment for the plugin process (env), e.g.
+	// { HTTPS_PROXY = env("HTTPS_PROXY", "") }. A plugin does not inherit the
+	// host's environment: it gets PATH, HOME, TMPDIR, USER, LOGNAME, LANG,
+	// LC_* and TZ from it, these variables (which may replace those), and
+	// the host's own handshake variables (which nothing replaces). Names are
+	// letters, digits and "_", not starting with a digit. The values may be
+	// secrets: they are part of the fingerprint (a change restarts the
+	// plugin) but never shown in diagnostics or logs. A plugin's own secrets
+	// (tokens) belong in its config block, as the sensitive attributes its
+	// schema declares.
+	Env map[string]string `hcl:"env,optional"`
 
 	// Debounce overrides queue.debounce for this instance's messages
 	// (debounce): "0s" turns debouncing off. Empty (the default) inherits
@@ -152,6 +165,7 @@ func checkPlugins(k *checker, plugins []*Plugin) {
 			p.SHA256 = strings.ToLower(p.SHA256)
 		}
 		pk.duration("start_timeout", p.StartTimeout)
+		pk.envNames("env", p.Env)
 		pk.optionalDuration("debounce", p.Debounce)
 		if pk.attr("text_limit") != nil && p.TextLimit < 1 {
 			pk.errorf(pk.valueRange("text_limit"), "Invalid value for "+pk.qualified("text_limit"),
@@ -166,6 +180,34 @@ func checkPlugins(k *checker, plugins []*Plugin) {
 			p.Reset.check(rk)
 		}
 	}
+}
+
+// envNames checks the names of the environment map attribute name. Its
+// values are not looked at: they may be secrets (hideEnvSources keeps them
+// out of every diagnostic).
+func (k *checker) envNames(name string, env map[string]string) {
+	names := make([]string, 0, len(env))
+	for n := range env {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !envNameRe.MatchString(n) {
+			k.errorf(k.valueRange(name), "Invalid environment variable name in "+k.qualified(name),
+				"%q is not an environment variable name: use letters, digits and \"_\", not starting with a digit.", n)
+		}
+	}
+}
+
+// EnvSlice returns env as "NAME=value" strings sorted by name, as
+// exec.Cmd.Env takes them.
+func EnvSlice(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for n, v := range env {
+		out = append(out, n+"="+v)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func nonHexNote(s string) string {

@@ -239,24 +239,27 @@ func (p *Plugin) touchesSensitive(r hcl.Range, body hcl.Body, sensitive map[stri
 type sensitiveDiag struct{}
 
 // Fingerprint is a stable hash over everything that makes a running instance
-// of p: source, path, sha256, enabled, start_timeout and the evaluated config
-// block (env() calls included, so a changed environment variable changes
-// it). A reload restarts an instance whose fingerprint changed. The config
-// block is evaluated without the plugin's schema; a block that does not
-// evaluate hashes its problems instead, so it differs from any valid one.
+// of p: source, path, sha256, enabled, start_timeout, env and the evaluated
+// config block (env() calls included, so a changed environment variable
+// changes it). A reload restarts an instance whose fingerprint changed. The
+// config block is evaluated without the plugin's schema; a block that does
+// not evaluate hashes its problems instead, so it differs from any valid
+// one. Being a hash, it shows none of the values (env and config may hold
+// secrets).
 //
 // The host-side settings of the block — debounce, text_limit, queue_mode
 // and reset — are not part of it: the host applies them without restarting
 // the plugin.
 func (p *Plugin) Fingerprint() string {
 	type fp struct {
-		Source       string          `json:"source"`
-		Path         string          `json:"path"`
-		SHA256       string          `json:"sha256"`
-		Enabled      bool            `json:"enabled"`
-		StartTimeout string          `json:"start_timeout"`
-		Config       json.RawMessage `json:"config,omitempty"`
-		ConfigError  string          `json:"config_error,omitempty"`
+		Source       string            `json:"source"`
+		Path         string            `json:"path"`
+		SHA256       string            `json:"sha256"`
+		Enabled      bool              `json:"enabled"`
+		StartTimeout string            `json:"start_timeout"`
+		Env          map[string]string `json:"env,omitempty"`
+		Config       json.RawMessage   `json:"config,omitempty"`
+		ConfigError  string            `json:"config_error,omitempty"`
 	}
 	f := fp{
 		Source:       p.Source,
@@ -264,6 +267,7 @@ func (p *Plugin) Fingerprint() string {
 		SHA256:       p.SHA256,
 		Enabled:      p.Enabled,
 		StartTimeout: p.StartTimeout.Duration().String(),
+		Env:          p.Env,
 	}
 	f.Config, f.ConfigError = p.evaluatedConfig()
 	b, _ := json.Marshal(f)

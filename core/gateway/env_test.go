@@ -83,8 +83,8 @@ type envOptions struct {
 	textLimit int
 	// extra plugin instances, started with the loopback channel.
 	extra []pluginhost.Spec
-	dir       string // reuse a data dir (restart)
-	now       func() time.Time
+	dir   string // reuse a data dir (restart)
+	now   func() time.Time
 	// busyTimeout is the store's wait for a lock held by another
 	// connection; zero is the store's default.
 	busyTimeout time.Duration

@@ -6,10 +6,16 @@
 // states starting → ready, and to degraded when its process exits or fails
 // to start; a degraded instance is restarted with capped exponential backoff
 // (first restart within 100 ms, doubling up to 30 s, reset once the instance
-// stayed ready for StablePeriod). Stop ends every plugin: gracefully first,
-// then by SIGKILL of its process group. Plugins also die with the host when
-// it is SIGKILLed: they are started with Pdeathsig, and the sdk's watchdog
-// exits when the parent process is gone.
+// stayed ready for StablePeriod). Stop ends every plugin: SIGTERM to its
+// process group first, SIGKILL after DefaultStopGrace (see
+// procRunner.terminate). Plugins also die with the host when it is
+// SIGKILLed: they are started with Pdeathsig, and the sdk's watchdog exits
+// when the parent process is gone.
+//
+// A plugin does not inherit the host's environment: it gets PATH, HOME,
+// TMPDIR, USER, LOGNAME, LANG, LC_* and TZ, the variables its plugin block
+// names (Spec.Env) and the host's own (the go-plugin handshake,
+// sdk.EnvLogLevel); see pluginEnv.
 //
 // Inbound messages of channel plugins are handed to the Inbound function;
 // they are acked to the plugin only after it returned nil (the message is
@@ -30,6 +36,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -59,7 +66,10 @@ type Spec struct {
 	SHA256 string
 	// StartTimeout bounds the handshake; zero means 10 s.
 	StartTimeout time.Duration
-	// Env is extra environment for the plugin process ("NAME=value").
+	// Env is extra environment for the plugin process ("NAME=value"): the
+	// plugin block's env attribute. It is added to the few host variables a
+	// plugin inherits (see pluginEnv) and may override them, but not the
+	// handshake's. The values may be secrets: never log them.
 	Env []string
 	// DataDir is the instance's private directory (created 0700).
 	DataDir string
@@ -140,7 +150,17 @@ type Options struct {
 	// ProbeTimeout how long it has to answer; zero values mean 15 s and
 	// 5 s. A plugin that does not answer is killed and restarted.
 	ProbeInterval, ProbeTimeout time.Duration
+	// StopGrace is how long a plugin may take to exit after SIGTERM before
+	// its process group is killed; zero means DefaultStopGrace.
+	StopGrace time.Duration
 }
+
+// DefaultStopGrace is how long a stopped plugin (Stop, a reload that
+// disables or changes it) may take to exit after SIGTERM before its process
+// group gets SIGKILL. Long enough for a channel to finish a send in flight
+// and close its platform connection; short enough that a reload or a
+// shutdown does not hang on a plugin that ignores the signal.
+const DefaultStopGrace = 5 * time.Second
 
 // Host supervises a set of plugin instances.
 type Host struct {
@@ -178,6 +198,9 @@ func New(opts Options) *Host {
 	}
 	if opts.InboundRetryMax <= 0 {
 		opts.InboundRetryMax = 10 * time.Second
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = DefaultStopGrace
 	}
 	return &Host{opts: opts, log: opts.Logger.Named("pluginhost"), sp: newSpawner(), instances: map[string]*Instance{}}
 }
@@ -439,11 +462,11 @@ func (i *Instance) supervise() {
 // runOnce starts the plugin and serves it until its process ends or the
 // instance is stopped. It returns why the run ended.
 func (i *Instance) runOnce() error {
-	client, plug, err := i.launch()
+	client, proc, plug, err := i.launch()
 	if err != nil {
 		return err
 	}
-	defer client.Kill()
+	defer i.h.shutdown(client, proc)
 
 	ctx, cancel := context.WithCancel(i.ctx)
 	defer cancel()
@@ -514,6 +537,14 @@ func (i *Instance) runOnce() error {
 	return fmt.Errorf("plugin %s exited", i.spec.Instance)
 }
 
+// shutdown stops a launched plugin: procRunner.terminate (SIGTERM, SIGKILL
+// after the grace period), then client.Kill, which only closes the
+// connection to a process that is gone.
+func (h *Host) shutdown(client *plugin.Client, proc *procRunner) {
+	proc.terminate(h.opts.StopGrace)
+	client.Kill()
+}
+
 // verifyChecksum compares the SHA-256 of the file at path with want (hex).
 func verifyChecksum(path, want string) error {
 	f, err := os.Open(path)
@@ -532,25 +563,26 @@ func verifyChecksum(path, want string) error {
 }
 
 // launch execs and handshakes the plugin.
-func (i *Instance) launch() (*plugin.Client, *host.Plugin, error) {
+func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 	path := i.spec.Path
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, &runError{StateMissing, fmt.Errorf("start plugin %s: binary %s not found: build it (make build) or set path in its plugin block, then reload", i.spec.Instance, path)}
+		return nil, nil, nil, &runError{StateMissing, fmt.Errorf("start plugin %s: binary %s not found: build it (make build) or set path in its plugin block, then reload", i.spec.Instance, path)}
 	} else if err != nil {
-		return nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
+		return nil, nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
 	}
 	if i.spec.SHA256 != "" {
 		if err := verifyChecksum(path, i.spec.SHA256); err != nil {
-			return nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)}
+			return nil, nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)}
 		}
 	}
 	timeout := i.startTimeout()
 	dir := i.spec.DataDir
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+			return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
 		}
 	}
+	var proc *procRunner
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  host.Handshake,
 		Plugins:          host.PluginSet(),
@@ -558,36 +590,41 @@ func (i *Instance) launch() (*plugin.Client, *host.Plugin, error) {
 		StartTimeout:     timeout,
 		Logger:           i.log,
 		GRPCDialOptions:  host.DialOptions(),
-		// go-plugin hands us a template cmd carrying its environment (the
-		// magic cookie, protocol versions); we exec the real one through the
+		// Not the host's environment: pluginEnv decides what a plugin sees.
+		SkipHostEnv: true,
+		// go-plugin hands us a template cmd carrying only its handshake
+		// environment (SkipHostEnv); we exec the real one through the
 		// spawner so Pdeathsig holds.
 		RunnerFunc: func(l hclog.Logger, tmpl *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(path)
-			cmd.Env = append(append(tmpl.Env, sdk.EnvLogLevel+"="+i.h.opts.LogLevel), i.spec.Env...)
+			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+i.h.opts.LogLevel)
+			cmd.Env = pluginEnv(os.Environ(), i.spec.Env, own)
 			cmd.Dir = dir
-			return newProcRunner(l, i.h.sp, cmd, func(pid int) {
+			r, err := newProcRunner(l, i.h.sp, cmd, func(pid int) {
 				i.mu.Lock()
 				i.pid = pid
 				i.mu.Unlock()
 			})
+			proc = r
+			return r, err
 		},
 	})
 	rpc, err := client.Client()
 	if err != nil {
 		client.Kill()
-		return nil, nil, fmt.Errorf("start plugin %s (%s): %w", i.spec.Instance, path, err)
+		return nil, nil, nil, fmt.Errorf("start plugin %s (%s): %w", i.spec.Instance, path, err)
 	}
 	raw, err := rpc.Dispense(host.PluginName)
 	if err != nil {
-		client.Kill()
-		return nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+		i.h.shutdown(client, proc)
+		return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
 	}
 	conn, ok := raw.(*grpc.ClientConn)
 	if !ok {
-		client.Kill()
-		return nil, nil, fmt.Errorf("start plugin %s: unexpected client type %T", i.spec.Instance, raw)
+		i.h.shutdown(client, proc)
+		return nil, nil, nil, fmt.Errorf("start plugin %s: unexpected client type %T", i.spec.Instance, raw)
 	}
-	return client, host.Wrap(conn), nil
+	return client, proc, host.Wrap(conn), nil
 }
 
 // defaultStartTimeout bounds a plugin's handshake when its spec sets none.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/host"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -72,11 +74,35 @@ func (f *faulty) Send(ctx context.Context, req channel.SendRequest) (channel.Sen
 	return channel.SendResponse{MessageIDs: []string{"1"}}, nil
 }
 
+// faultPlugin serves the fault plugin of mode. Besides the modes of
+// faulty.Run:
+//
+//	hang         never completes the handshake
+//	ignoreterm   ignores SIGTERM once configured (a plugin stuck in a
+//	             cleanup that never ends)
+//	termdefault  dies of SIGTERM once configured, as a program without a
+//	             handler does (a plugin not written with the sdk)
+//
+// Any other mode is a well-behaved sdk plugin.
 func faultPlugin(mode string) {
 	if mode == "hang" {
 		time.Sleep(time.Hour) // never completes the handshake
 	}
-	sdk.Serve(sdk.Plugin{Name: "fault-" + mode, Channel: &faulty{mode: mode}})
+	p := sdk.Plugin{Name: "fault-" + mode, Channel: &faulty{mode: mode}}
+	switch mode {
+	case "ignoreterm", "termdefault":
+		// After sdk.Serve installed its SIGTERM handler, which Ignore and
+		// Reset replace.
+		p.Configure = func(context.Context, schema.Config) error {
+			if mode == "ignoreterm" {
+				signal.Ignore(syscall.SIGTERM)
+			} else {
+				signal.Reset(syscall.SIGTERM)
+			}
+			return nil
+		}
+	}
+	sdk.Serve(p)
 }
 
 // binDir returns the directory holding the example plugins.
@@ -455,4 +481,153 @@ func TestApplyReconciles(t *testing.T) {
 		}
 	}
 	waitState(t, h.Instance("b"), StateReady, 10*time.Second)
+}
+
+// syncBuffer is a log output the test reads while the host writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// logLines returns the lines of log at level ("WARN", "ERROR").
+func logLines(log, level string) []string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "["+level+"]") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestStopPolitely: stopping a plugin sends SIGTERM first. One that exits
+// on it — through the sdk's handler (exit 0) or by dying of the signal, as
+// a plugin without a handler does — is stopped at once, without a WARN or
+// ERROR line. One that ignores it is killed with its process group after
+// the grace period, with exactly one WARN.
+func TestStopPolitely(t *testing.T) {
+	for _, tc := range []struct {
+		mode  string
+		grace time.Duration
+		// within bounds the stop; the ignoring plugin must also take at
+		// least grace.
+		within   time.Duration
+		wantWarn bool
+		// evidence is a log line showing how the plugin ended.
+		evidence string
+	}{
+		{mode: "polite", grace: 20 * time.Second, within: 5 * time.Second, evidence: "SIGTERM: stopping"}, // the sdk's handler
+		{mode: "termdefault", grace: 20 * time.Second, within: 5 * time.Second, evidence: "signal: terminated"},
+		{mode: "ignoreterm", grace: 400 * time.Millisecond, within: 400*time.Millisecond + 5*time.Second, wantWarn: true, evidence: "signal: killed"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			log := &syncBuffer{}
+			h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: log}), StopGrace: tc.grace})
+			t.Cleanup(h.Stop)
+			h.Apply([]Spec{faultSpec("f", tc.mode)})
+			st := waitState(t, h.Instance("f"), StateReady, 10*time.Second)
+			if st.PID <= 0 {
+				t.Fatalf("no pid: %+v", st)
+			}
+			start := time.Now()
+			h.Apply(nil) // returns once the process has been reaped
+			took := time.Since(start)
+			defer func() {
+				if t.Failed() {
+					t.Logf("host log:\n%s", log.String())
+				}
+			}()
+			if err := syscall.Kill(st.PID, 0); err != syscall.ESRCH {
+				_ = syscall.Kill(-st.PID, syscall.SIGKILL)
+				t.Fatalf("plugin process %d still exists after stop (kill 0: %v)", st.PID, err)
+			}
+			if took > tc.within {
+				t.Errorf("stop took %s, want at most %s", took, tc.within)
+			}
+			if tc.wantWarn && took < tc.grace {
+				t.Errorf("stop took %s: killed before the grace period of %s", took, tc.grace)
+			}
+			out := log.String()
+			if !strings.Contains(out, tc.evidence) {
+				t.Errorf("no %q in the log", tc.evidence)
+			}
+			if errs := logLines(out, "ERROR"); len(errs) > 0 {
+				t.Errorf("ERROR lines while stopping:\n%s", strings.Join(errs, "\n"))
+			}
+			warns := logLines(out, "WARN")
+			switch {
+			case !tc.wantWarn && len(warns) > 0:
+				t.Errorf("WARN lines while stopping:\n%s", strings.Join(warns, "\n"))
+			case tc.wantWarn && (len(warns) != 1 || !strings.Contains(warns[0], "SIGTERM") || !strings.Contains(warns[0], strconv.Itoa(st.PID))):
+				t.Errorf("want one WARN naming SIGTERM and pid %d, got:\n%s", st.PID, strings.Join(warns, "\n"))
+			}
+		})
+	}
+}
+
+// TestPluginEnvironment: a plugin sees the few host variables it inherits,
+// its block's env and the handshake — not the rest of the host's
+// environment, where secrets live.
+func TestPluginEnvironment(t *testing.T) {
+	const secret = "hunter2-host-secret"
+	t.Setenv("CLAWHOST_TEST_SECRET", secret)
+	t.Setenv("LC_TIME", "C.UTF-8")
+	t.Setenv("HOME", "/host/home")
+	h := newHost(t, newRecorder())
+	spec, _ := loopbackSpec(t, "lo")
+	spec.Env = []string{"PLUGIN_SETTING=from-block", "HOME=/plugin/home"}
+	h.Apply([]Spec{spec})
+	st := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", st.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") {
+		name, value, _ := strings.Cut(kv, "=")
+		env[name] = value
+		if strings.Contains(value, secret) {
+			t.Errorf("the plugin sees the host's secret in %s", name)
+		}
+		own := name == host.Handshake.MagicCookieKey || name == sdk.EnvLogLevel || strings.HasPrefix(name, "PLUGIN_")
+		if !inherited(name) && !own {
+			t.Errorf("the plugin inherited %s, which is neither allowed nor configured", name)
+		}
+	}
+	for name, want := range map[string]string{
+		"PLUGIN_SETTING":              "from-block",
+		"HOME":                        "/plugin/home", // the block overrides an inherited variable
+		"LC_TIME":                     "C.UTF-8",
+		"PATH":                        os.Getenv("PATH"),
+		host.Handshake.MagicCookieKey: host.Handshake.MagicCookieValue,
+	} {
+		if got, ok := env[name]; !ok || got != want {
+			t.Errorf("%s = %q (set: %v), want %q", name, got, ok, want)
+		}
+	}
+	if _, ok := env[sdk.EnvLogLevel]; !ok {
+		t.Errorf("%s not set", sdk.EnvLogLevel)
+	}
+}
+
+func TestPluginEnv(t *testing.T) {
+	t.Parallel()
+	hostEnv := []string{"PATH=/bin", "HOME=/h", "TELEGRAM_BOT_TOKEN=secret", "LC_ALL=C", "LCX=no", "TZ=UTC", "AWS_SECRET_ACCESS_KEY=x", "MALFORMED"}
+	got := pluginEnv(hostEnv, []string{"HOME=/p", "EXTRA=1", "PLUGIN_PROTOCOL_VERSIONS=9"}, []string{"PLUGIN_PROTOCOL_VERSIONS=1", "CLAWHOST_LOG_LEVEL=info"})
+	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "TZ=UTC", "HOME=/p", "EXTRA=1", "PLUGIN_PROTOCOL_VERSIONS=9", "PLUGIN_PROTOCOL_VERSIONS=1", "CLAWHOST_LOG_LEVEL=info"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("pluginEnv =\n%q\nwant (exec keeps the last of a duplicated name)\n%q", got, want)
+	}
 }

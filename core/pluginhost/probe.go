@@ -14,11 +14,11 @@ import (
 func (h *Host) Probe(ctx context.Context, spec Spec) (host.Description, schema.Schema, error) {
 	inst := newInstance(h, spec)
 	defer inst.cancel()
-	client, plug, err := inst.launch()
+	client, proc, plug, err := inst.launch()
 	if err != nil {
 		return host.Description{}, nil, err
 	}
-	defer client.Kill()
+	defer h.shutdown(client, proc)
 	desc, err := plug.Describe(ctx)
 	if err != nil {
 		return host.Description{}, nil, fmt.Errorf("probe plugin %s: %w", spec.Instance, err)

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
@@ -46,7 +48,8 @@ func (s *spawner) start(cmd *exec.Cmd) error {
 }
 
 // procRunner is a go-plugin runner.Runner that execs through the spawner,
-// with Pdeathsig set, and kills the whole process group.
+// with Pdeathsig set, stops the plugin politely (terminate) and kills the
+// whole process group.
 type procRunner struct {
 	log    hclog.Logger
 	sp     *spawner
@@ -55,6 +58,9 @@ type procRunner struct {
 	stderr io.ReadCloser
 	pid    int
 	onPID  func(int)
+
+	exited   chan struct{} // closed when the process has been reaped
+	stopping atomic.Bool   // terminate was called: a signal death is expected
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -69,7 +75,7 @@ func newProcRunner(log hclog.Logger, sp *spawner, cmd *exec.Cmd, onPID func(int)
 	if err != nil {
 		return nil, err
 	}
-	return &procRunner{log: log, sp: sp, cmd: cmd, stdout: stdout, stderr: stderr, onPID: onPID}, nil
+	return &procRunner{log: log, sp: sp, cmd: cmd, stdout: stdout, stderr: stderr, onPID: onPID, exited: make(chan struct{})}, nil
 }
 
 func (r *procRunner) Start(context.Context) error {
@@ -84,9 +90,73 @@ func (r *procRunner) Start(context.Context) error {
 	return nil
 }
 
-func (r *procRunner) Wait(context.Context) error { return r.cmd.Wait() }
+// Wait reaps the process (go-plugin calls it once, from its own goroutine,
+// and logs its result: an error as ERROR "plugin process exited"). A death
+// by SIGTERM or SIGKILL after terminate is the outcome the host asked for,
+// not a failure, so it is reported as a clean exit; terminate has already
+// logged the one warning a SIGKILL deserves.
+func (r *procRunner) Wait(context.Context) error {
+	err := r.cmd.Wait()
+	close(r.exited)
+	if err != nil && r.stopping.Load() && killedByStop(err) {
+		r.log.Debug("plugin process ended by stop signal", "pid", r.pid, "status", err)
+		return nil
+	}
+	return err
+}
 
-// Kill kills the plugin's process group (the plugin and anything it started).
+// killedByStop reports whether err (from cmd.Wait) says the process died of
+// SIGTERM or SIGKILL.
+func killedByStop(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGTERM || ws.Signal() == syscall.SIGKILL)
+}
+
+// terminate stops the plugin politely and returns once its process has been
+// reaped: SIGTERM to its process group (the sdk stops gracefully on it:
+// the channel's Run returns, the process exits 0; a plugin in any language
+// can do the same), then, if the plugin is still running after grace,
+// SIGKILL to the group with one warning. Whatever the plugin left running in
+// its group is killed in either case.
+//
+// Why SIGTERM and not go-plugin's own graceful shutdown (Client.Kill: a
+// Shutdown RPC to the plugin's GRPCController service, then a hard-coded 2 s
+// wait, then "plugin failed to exit gracefully" and SIGKILL): the RPC exists
+// only in plugins built on go-plugin, so a plugin written in another
+// language was SIGKILLed after 2 s with a WARN and an ERROR on every stop
+// and reload; and 2 s is not ours to choose. A signal is understood by every
+// process. Client.Kill still runs afterwards, on a process that is gone, to
+// close the connection quietly.
+func (r *procRunner) terminate(grace time.Duration) {
+	if r.cmd.Process == nil || r.pid <= 0 {
+		return
+	}
+	select {
+	case <-r.exited: // it ended on its own (a crash)
+	default:
+		r.stopping.Store(true)
+		_ = syscall.Kill(-r.pid, syscall.SIGTERM) // the plugin's own process group (Setpgid)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-r.exited:
+		case <-t.C:
+			r.log.Warn("plugin still running after SIGTERM and the grace period; killing its process group", "pid", r.pid, "grace", grace)
+			_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+			<-r.exited
+		}
+	}
+	// Whatever the plugin left behind in its group.
+	_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+}
+
+// Kill kills the plugin's process group (the plugin and anything it
+// started) at once. go-plugin calls it when the handshake fails; a running
+// plugin is stopped with terminate first.
 func (r *procRunner) Kill(context.Context) error {
 	if r.cmd.Process == nil || r.pid <= 0 {
 		return nil

@@ -30,11 +30,13 @@ type Config struct {
 	Command string
 	// Args are extra arguments appended after the runner's own flags (agent.args).
 	Args []string
-	// Env is extra environment for claude (agent.env), applied over the host environment and
-	// the runner's defaults (DISABLE_TELEMETRY=1, DISABLE_ERROR_REPORTING=1,
-	// DISABLE_AUTOUPDATER=1, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
-	// CLAUDE_CODE_MAX_RETRIES). A key set to "" is passed as empty. TMPDIR is always the
-	// runner's per-process directory.
+	// Env is extra environment for claude (agent.env), applied over the few host variables
+	// claude inherits (listed in the package documentation, under Environment; nothing else
+	// of the host's environment reaches claude) and the runner's defaults (DISABLE_TELEMETRY=1,
+	// DISABLE_ERROR_REPORTING=1, DISABLE_AUTOUPDATER=1,
+	// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, CLAUDE_CODE_MAX_RETRIES). A key set to
+	// "" is passed as empty. TMPDIR is always the runner's per-process directory. What the
+	// tools claude runs need (a GITHUB_TOKEN for gh, say) goes here too.
 	Env map[string]string
 	// Workspace is the working directory of every claude process (agent.workspace).
 	// Default: the host's current directory. Made absolute by New.
@@ -221,9 +223,66 @@ func (c Config) args(l launch) []string {
 	return append(a, c.Args...)
 }
 
-// env builds claude's environment: host, runner defaults, configured, then TMPDIR.
+// inheritedEnv names the host variables claude inherits when they are set: what claude
+// and the tools it runs (Bash) need to find programs (PATH), the user's home, where claude
+// keeps its login and transcripts (HOME), who runs them (USER, LOGNAME), the shell the
+// Bash tool starts (SHELL), the locale (LANG and every LC_* variable), the terminal type
+// (TERM) and the time zone (TZ). TMPDIR is not inherited: each process gets its own.
+var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_*", "TERM", "TZ"}
+
+// claudeEnv names claude's own settings, passed through from the host environment when
+// they are set, because they are meant for claude and a user who exports them for the
+// claude CLI expects the bot's claude to use them too (agent.env overrides them):
+//
+//	ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN   claude's credentials (without one, claude
+//	                                          uses the login under HOME or
+//	                                          CLAUDE_CONFIG_DIR)
+//	ANTHROPIC_BASE_URL                        the Messages API endpoint (a gateway, a fake)
+//	ANTHROPIC_MODEL, ANTHROPIC_SMALL_FAST_MODEL,
+//	ANTHROPIC_DEFAULT_{OPUS,SONNET,HAIKU}_MODEL  model choice
+//	CLAUDE_CONFIG_DIR                         where claude keeps its login and settings
+//	HTTPS_PROXY, HTTP_PROXY, NO_PROXY (and lower-case)  the way to the API
+//	NODE_EXTRA_CA_CERTS                       the CA of such a proxy
+//	IS_SANDBOX                                Config.Validate honours the host's value,
+//	                                          so claude must see the same one
+//
+// The variables that keep claude offline (DISABLE_TELEMETRY and the others listed at
+// Config.Env) are not inherited: the runner always sets them. Everything else — above
+// all the host's secrets (TELEGRAM_BOT_TOKEN, a DISCORD_BOT_TOKEN, cloud credentials) —
+// stays out of claude's environment, and so out of reach of the tools the model runs.
+var claudeEnv = []string{
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
+	"ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
+	"ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+	"CLAUDE_CONFIG_DIR",
+	"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
+	"NODE_EXTRA_CA_CERTS",
+	"IS_SANDBOX",
+}
+
+// passedThrough reports whether the host variable name reaches claude.
+func passedThrough(name string) bool {
+	if slices.Contains(claudeEnv, name) {
+		return true
+	}
+	for _, n := range inheritedEnv {
+		if n == name || (strings.HasSuffix(n, "*") && strings.HasPrefix(name, strings.TrimSuffix(n, "*"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// env builds claude's environment: the host variables inheritedEnv and claudeEnv name,
+// the runner's defaults, Config.Env, then TMPDIR (exec keeps the last value of a
+// duplicated name).
 func (c Config) env(host []string, tmpdir string) []string {
-	e := append([]string(nil), host...)
+	var e []string
+	for _, kv := range host {
+		if name, _, ok := strings.Cut(kv, "="); ok && passedThrough(name) {
+			e = append(e, kv)
+		}
+	}
 	e = append(e,
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",

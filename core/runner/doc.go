@@ -22,6 +22,16 @@
 // Config.StateDir and the workspace as cwd, runs in its own process group (so Abort kills
 // tools it started) and, on Linux, dies with the host (Pdeathsig SIGKILL).
 //
+// Environment: claude does not inherit the host's environment, which holds the host's
+// secrets (TELEGRAM_BOT_TOKEN and the like) that the model's tools could otherwise read.
+// It gets PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM and TZ; claude's own settings
+// when the host has them (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL,
+// the ANTHROPIC_*MODEL variables, CLAUDE_CONFIG_DIR, the proxy variables,
+// NODE_EXTRA_CA_CERTS, IS_SANDBOX — the list and the reason for each are at claudeEnv);
+// the runner's settings (its private TMPDIR, the variables that keep claude from any
+// traffic but the API, CLAUDE_CODE_MAX_RETRIES); and Config.Env (agent.env), which
+// overrides all but TMPDIR. Anything else claude or its tools need goes in agent.env.
+//
 // Observed claude behaviour the caller should know: after a turn that failed with an API
 // error, claude keeps the failed user message, and the next turn's prompt is merged into
 // the same user message ("<failed prompt>\n<new prompt>") — the model sees both.

@@ -29,6 +29,7 @@ import (
 //	"hang"         start a child `sleep 60` in the group, write its pid to <state>/child, then wait forever
 //	"hang-noterm"  like hang, and ignore SIGTERM
 //	"tool"         a tool_use message, then the result
+//	"env"          "echo: env" and its environment, one NAME=value a line
 //	anything else  "echo: <prompt>"
 func TestMain(m *testing.M) {
 	if os.Getenv("FAKE_CLAUDE") == "1" {
@@ -104,6 +105,8 @@ func fakeClaude(args []string) int {
 			out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
 				"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": "partial"}}}})
 			select {}
+		case "env":
+			prompt += "\n" + strings.Join(os.Environ(), "\n")
 		case "tool":
 			out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
 				"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": map[string]any{"command": "ls   -la\n/tmp"}}}}})
@@ -391,6 +394,60 @@ func TestFakeToolProgressAndSerialization(t *testing.T) {
 	mustOK(t, res, "echo: queued")
 	if res.NewProcess {
 		t.Fatal("queued turn did not reuse the process")
+	}
+}
+
+// TestFakeEnvironment: claude sees agent.env, the few host variables it inherits and
+// claude's own settings the host has — never the rest of the host's environment, where
+// the host's secrets are.
+func TestFakeEnvironment(t *testing.T) {
+	const secret = "hunter2-host-secret"
+	t.Setenv("CLAWHOST_TEST_SECRET", secret)
+	t.Setenv("TELEGRAM_BOT_TOKEN", secret)
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9") // claude's own: passed through
+	t.Setenv("LC_TIME", "C.UTF-8")
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("TMPDIR", t.TempDir()) // the host's; claude gets its own
+	f := newFake(t, func(c *Config) {
+		c.Env["AGENT_SETTING"] = "from-agent-env"
+		c.Env["LANG"] = "POSIX" // agent.env wins over an inherited variable
+	})
+	res := runTurn(t, f.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "env"})
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	lines := strings.Split(res.Text, "\n")
+	if lines[0] != "echo: env" {
+		t.Fatalf("result %q", res.Text)
+	}
+	cfg := f.r.Config()
+	env := map[string]string{}
+	for _, kv := range lines[1:] {
+		name, value, _ := strings.Cut(kv, "=")
+		env[name] = value
+		if strings.Contains(value, secret) {
+			t.Errorf("claude sees the host's secret in %s", name)
+		}
+		_, configured := cfg.Env[name]
+		runnerOwn := name == "TMPDIR" || name == "CLAUDE_CODE_MAX_RETRIES" || name == "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" || strings.HasPrefix(name, "DISABLE_")
+		if !passedThrough(name) && !configured && !runnerOwn {
+			t.Errorf("claude inherited %s, which is neither allowed nor configured", name)
+		}
+	}
+	for name, want := range map[string]string{
+		"AGENT_SETTING":      "from-agent-env",
+		"LANG":               "POSIX",
+		"LC_TIME":            "C.UTF-8",
+		"ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+		"PATH":               os.Getenv("PATH"),
+		"DISABLE_TELEMETRY":  "1",
+	} {
+		if got, ok := env[name]; !ok || got != want {
+			t.Errorf("%s = %q (set: %v), want %q", name, got, ok, want)
+		}
+	}
+	if tmp := env["TMPDIR"]; !strings.HasPrefix(tmp, cfg.StateDir+string(filepath.Separator)) {
+		t.Errorf("TMPDIR = %q, want the runner's own under %s", tmp, cfg.StateDir)
 	}
 }
 

@@ -307,3 +307,19 @@ func TestSummarizeInput(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestEnv: claude's environment keeps only the allowed host variables, then the runner's
+// defaults, agent.env and TMPDIR, in that order (exec keeps the last of a duplicated name).
+func TestEnv(t *testing.T) {
+	t.Parallel()
+	host := []string{"PATH=/bin", "TELEGRAM_BOT_TOKEN=secret", "HOME=/h", "LC_ALL=C", "LCX=no", "ANTHROPIC_API_KEY=k",
+		"AWS_SECRET_ACCESS_KEY=x", "TMPDIR=/host/tmp", "DISABLE_TELEMETRY=0", "https_proxy=http://p", "MALFORMED"}
+	c := Config{MaxRetries: 2, Env: map[string]string{"B": "2", "A": "1", "HOME": "/agent"}}
+	got := strings.Join(c.env(host, "/state/t/1"), " ")
+	want := "PATH=/bin HOME=/h LC_ALL=C ANTHROPIC_API_KEY=k https_proxy=http://p " +
+		"DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_MAX_RETRIES=2 " +
+		"A=1 B=2 HOME=/agent TMPDIR=/state/t/1"
+	if got != want {
+		t.Errorf("env =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,53 @@
+package pluginhost
+
+import (
+	"slices"
+	"strings"
+)
+
+// inheritedEnv names the host variables every plugin inherits, when set:
+// what any program needs to find executables, its home and temporary
+// directory, who it runs as, how to format text and time. Nothing else of
+// the host's environment reaches a plugin: TELEGRAM_BOT_TOKEN and any other
+// secret of the host stays out of /proc/<pid>/environ of every plugin,
+// third-party ones included. A plugin gets its secrets through its config
+// block (sensitive attributes) and other variables through the block's env
+// attribute (Spec.Env).
+var inheritedEnv = []string{"PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "LANG", "TZ"}
+
+// inheritedEnvPrefixes are prefixes of inherited host variables (the locale
+// categories LC_ALL, LC_CTYPE, ...).
+var inheritedEnvPrefixes = []string{"LC_"}
+
+// pluginEnv builds a plugin's environment from, in order of precedence
+// (exec uses the last value of a duplicated name):
+//   - own: the host's own variables — go-plugin's handshake (magic cookie,
+//     protocol versions, ports, socket directory; the template cmd go-plugin
+//     hands the runner carries them, and nothing else since the client is
+//     configured with SkipHostEnv) and the sdk's (sdk.EnvLogLevel). They
+//     come last so a configured env cannot break the handshake;
+//   - extra: the plugin block's env attribute ("NAME=value");
+//   - the variables of host named by inheritedEnv and inheritedEnvPrefixes.
+func pluginEnv(host, extra, own []string) []string {
+	out := make([]string, 0, len(inheritedEnv)+len(extra)+len(own))
+	for _, kv := range host {
+		name, _, ok := strings.Cut(kv, "=")
+		if ok && inherited(name) {
+			out = append(out, kv)
+		}
+	}
+	out = append(out, extra...)
+	return append(out, own...)
+}
+
+func inherited(name string) bool {
+	if slices.Contains(inheritedEnv, name) {
+		return true
+	}
+	for _, p := range inheritedEnvPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
