@@ -361,7 +361,8 @@ func (i *Instance) Client() (*host.Plugin, host.Description, bool) {
 	return i.plug, i.desc, true
 }
 
-// WaitReady blocks until the instance is ready or ctx ends.
+// WaitReady blocks until the instance is ready or ctx ends; it fails at
+// once for a stopped, missing or misconfigured instance.
 func (i *Instance) WaitReady(ctx context.Context) (*host.Plugin, host.Description, error) {
 	for {
 		i.mu.Lock()
@@ -371,8 +372,9 @@ func (i *Instance) WaitReady(ctx context.Context) (*host.Plugin, host.Descriptio
 		if st == StateReady {
 			return plug, desc, nil
 		}
-		if st == StateStopped {
-			return nil, host.Description{}, fmt.Errorf("plugin %s is stopped", i.spec.Instance)
+		if st == StateStopped || st.settled() {
+			// A settled instance waits for a reload, not for time.
+			return nil, host.Description{}, fmt.Errorf("plugin %s is %s", i.spec.Instance, st)
 		}
 		select {
 		case <-ch:

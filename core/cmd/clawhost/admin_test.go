@@ -116,3 +116,52 @@ func TestAdminAndPairingCLI(t *testing.T) {
 		t.Log("restart was faster than the /healthz polling; 503 not observed")
 	}
 }
+
+// TestStatusShowsWhatToDo: a plugin whose binary is missing settles in
+// "missing" (no restart loop); `clawhost status` and /healthz name it with
+// what to do, while the rest of the host serves.
+func TestStatusShowsWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	adminAddr := wcFreeAddr(t)
+	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
+	cfg := fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile) + `
+plugin "gone" {
+  source = "loopback"
+  path   = "` + filepath.Join(dir, "clawhost-gone") + `"
+}
+`
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := launch(t, dir, cfgPath)
+	d.addrFile = addrFile
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
+	var out, errb bytes.Buffer
+	d.waitFor(func() bool {
+		out.Reset()
+		errb.Reset()
+		rc := run([]string{"status", "-config", cfgPath}, &out, &errb)
+		return rc == 1 && strings.Contains(out.String(), "missing") && strings.Contains(out.String(), "plugins ready 1/2")
+	}, "status: lo ready, gone missing")
+	for _, want := range []string{"plugins ready 1/2", "gone", "clawhost-gone", "what to do: build or install the binary"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status output lacks %q:\n%s", want, out.String())
+		}
+	}
+	code, body := get(t, "http://"+adminAddr+"/healthz")
+	if code != 503 || !strings.Contains(body, `"instance":"gone"`) || !strings.Contains(body, `"state":"missing"`) || strings.Contains(body, `"instance":"lo"`) {
+		t.Errorf("/healthz %d %s", code, body)
+	}
+	start := time.Now()
+	d.post("owner", "still serving")
+	if got := d.nextSend("chat-owner"); !strings.Contains(got, "still serving") {
+		t.Errorf("reply %q", got)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the reply waited %s: nothing may wait for a missing plugin", took) // a hook wait would take the 10 s start timeout
+	}
+	if n := strings.Count(d.log.String(), "plugin missing"); n != 1 {
+		t.Errorf("the missing binary is reported once, not in a loop: %d lines", n)
+	}
+}

@@ -6,6 +6,7 @@
 //	clawhost validate -config FILE     check the configuration, plugins included
 //	clawhost pairing list|approve CODE [-config FILE]
 //	                                   pending pairing codes; approve one
+//	clawhost status [-config FILE]     the running host's plugins: state, error, what to do
 //	clawhost version                   print the version
 //
 // SIGINT and SIGTERM stop gracefully; SIGHUP reloads the configuration.
@@ -60,6 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return validate(*cfgPath, stdout, stderr)
 	case "pairing":
 		return pairing(*cfgPath, positional, stdout, stderr)
+	case "status":
+		return status(*cfgPath, stdout, stderr)
 	case "run":
 		return serve(*cfgPath, stderr)
 	default:

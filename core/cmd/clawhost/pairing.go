@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"syscall"
@@ -87,11 +86,7 @@ func formatCodes(codes []admin.PairingCode) string {
 
 // pairingHTTP lists or approves through a running clawhost's admin endpoint.
 func pairingHTTP(listen, code string) (string, error) {
-	host, port, _ := net.SplitHostPort(listen)
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
-	base := "http://" + net.JoinHostPort(host, port)
+	base := adminBase(listen)
 	client := &http.Client{Timeout: 10 * time.Second}
 	if code == "" {
 		resp, err := client.Get(base + "/pairing")

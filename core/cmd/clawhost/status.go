@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/config"
+)
+
+// status is `clawhost status`: the running host's plugins with their
+// state, last error and what to do, read from its admin endpoint. Exit 0
+// when every plugin is ready, 1 when one is not, 2 when the host cannot
+// be reached (not running, or admin disabled).
+func status(path string, stdout, stderr io.Writer) int {
+	cfg, ok := load(path, stderr)
+	if !ok {
+		return 2
+	}
+	if cfg.Admin.Listen == "" {
+		fmt.Fprintf(stderr, "clawhost status: the admin endpoint is disabled; enable it: admin { listen = %q }\n", config.DefaultAdminListen)
+		return 2
+	}
+	snap, err := fetchStatus(cfg.Admin.Listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost status: %v (is clawhost running with this config?)\n", err)
+		return 2
+	}
+	fmt.Fprint(stdout, formatStatus(snap, time.Now()))
+	for _, p := range snap.Plugins {
+		if !p.Ready {
+			return 1
+		}
+	}
+	return 0
+}
+
+// fetchStatus reads /status.json from the admin endpoint on loopback.
+func fetchStatus(listen string) (admin.Snapshot, error) {
+	var snap admin.Snapshot
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(adminBase(listen) + "/status.json")
+	if err != nil {
+		return snap, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return snap, fmt.Errorf("admin endpoint: %s", resp.Status)
+	}
+	return snap, json.NewDecoder(resp.Body).Decode(&snap)
+}
+
+// adminBase is the URL of the admin endpoint for a listen address; an
+// unspecified host means loopback.
+func adminBase(listen string) string {
+	host, port, _ := net.SplitHostPort(listen)
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// formatStatus renders a snapshot for the terminal.
+func formatStatus(s admin.Snapshot, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "clawhost %s, up %s, %d sessions, %d queued\n", s.Version, now.Sub(s.StartedAt).Round(time.Second), s.SessionCount, s.QueueDepth)
+	ready := 0
+	for _, p := range s.Plugins {
+		if p.Ready {
+			ready++
+		}
+	}
+	fmt.Fprintf(&b, "plugins ready %d/%d\n", ready, len(s.Plugins))
+	for _, p := range s.Plugins {
+		fmt.Fprintf(&b, "  %-14s %-10s %-14s restarts %d\n", p.Instance, p.Source, p.State, p.Restarts)
+		if p.LastError != "" && !p.Ready {
+			fmt.Fprintf(&b, "      error: %s\n", p.LastError)
+		}
+		if p.Action != "" {
+			fmt.Fprintf(&b, "      what to do: %s\n", p.Action)
+		}
+	}
+	return b.String()
+}
