@@ -28,27 +28,13 @@ package pluginhost
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"os/exec"
-	"slices"
 	"sort"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/go-plugin/runner"
-	"google.golang.org/grpc"
 
-	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/host"
 	"github.com/clawhost/clawhost/sdk/schema"
@@ -80,46 +66,6 @@ type Spec struct {
 	// plugin declared, returning the JSON for Configure.
 	Decode func(schema.Schema) ([]byte, error)
 }
-
-// State is the lifecycle state of an instance.
-type State string
-
-// States. Every failure is a state the operator sees (status page,
-// /status.json, /metrics, `clawhost status`), with what to do in
-// [Status.Action].
-const (
-	// StateStarting: the process is being launched, handshaked, configured.
-	StateStarting State = "starting"
-	// StateReady: serving.
-	StateReady State = "ready"
-	// StateDegraded: it crashed or failed to start; it is restarted with
-	// backoff.
-	StateDegraded State = "degraded"
-	// StateMisconfigured: the plugin rejected its configuration (or the
-	// configured sha256 does not match). It is not restarted in a loop; a
-	// reload with a fixed block starts it again.
-	StateMisconfigured State = "misconfigured"
-	// StateMissing: the binary does not exist. One error names the path;
-	// a reload (after building or installing it) tries again.
-	StateMissing State = "missing"
-	// StateUnresponsive: the liveness probe got no answer; the process is
-	// killed and restarted (then degraded, starting, ready).
-	StateUnresponsive State = "unresponsive"
-	// StateStopped: stopped by the host.
-	StateStopped State = "stopped"
-)
-
-// settled reports whether a state waits for a reload instead of a restart.
-func (s State) settled() bool { return s == StateMisconfigured || s == StateMissing }
-
-// runError is why a run ended in a settled state.
-type runError struct {
-	state State
-	err   error
-}
-
-func (e *runError) Error() string { return e.err.Error() }
-func (e *runError) Unwrap() error { return e.err }
 
 // InboundFunc stores inbound messages of a channel instance durably. It
 // returns nil only when all of msgs are stored; then they are acked. An
@@ -288,28 +234,6 @@ func (h *Host) Instances() []*Instance {
 	return out
 }
 
-// Status is a snapshot of an instance.
-type Status struct {
-	Instance, Source string
-	State            State
-	Restarts         int
-	LastError        string
-	Since            time.Time
-	PID              int
-	Description      host.Description
-	// Action tells the operator what to do about State; empty when
-	// nothing is needed.
-	Action string
-}
-
-// actions are what the operator does about each state.
-var actions = map[State]string{
-	StateDegraded:      "it restarts by itself with backoff; if it keeps failing, read last_error and the plugin's log lines",
-	StateMisconfigured: "fix the instance's plugin block (see last_error), then reload: send SIGHUP to clawhost or restart it",
-	StateMissing:       "build or install the binary (make build), or set path in the plugin block, then reload (SIGHUP)",
-	StateUnresponsive:  "it was killed and restarts by itself; if it repeats, read the plugin's log lines",
-}
-
 // Instance is one supervised plugin instance.
 type Instance struct {
 	h    *Host
@@ -339,17 +263,6 @@ func newInstance(h *Host, s Spec) *Instance {
 
 // Name returns the instance name.
 func (i *Instance) Name() string { return i.spec.Instance }
-
-// Status returns a snapshot.
-func (i *Instance) Status() Status {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	st := Status{Instance: i.spec.Instance, Source: i.spec.Source, State: i.state, Restarts: i.restarts, Since: i.since, PID: i.pid, Description: i.desc, Action: actions[i.state]}
-	if i.lastErr != nil {
-		st.LastError = i.lastErr.Error()
-	}
-	return st
-}
 
 // Client returns the plugin client and description if the instance is ready.
 func (i *Instance) Client() (*host.Plugin, host.Description, bool) {
@@ -384,297 +297,7 @@ func (i *Instance) WaitReady(ctx context.Context) (*host.Plugin, host.Descriptio
 	}
 }
 
-func (i *Instance) setState(s State, err error) {
-	i.mu.Lock()
-	prev := i.state
-	i.state, i.since = s, time.Now()
-	if err != nil {
-		i.lastErr = err
-	}
-	if s == StateReady {
-		close(i.readyCh)
-	} else if prev == StateReady {
-		i.readyCh = make(chan struct{})
-	}
-	if s == StateStopped {
-		select {
-		case <-i.readyCh:
-		default:
-			close(i.readyCh)
-		}
-	}
-	i.mu.Unlock()
-	switch {
-	case s == StateDegraded || s.settled() || s == StateUnresponsive:
-		i.log.Error("plugin "+string(s), "state", s, "error", err)
-	case prev != s:
-		i.log.Info("plugin state", "state", s)
-	}
-}
-
 func (i *Instance) stop() {
 	i.cancel()
 	<-i.done
-}
-
-// supervise runs the instance until stopped, restarting it with backoff.
-// A run that ends missing or misconfigured is not restarted: the instance
-// stays in that state until a reload replaces it.
-func (i *Instance) supervise() {
-	defer close(i.done)
-	backoff := i.h.opts.FirstBackoff
-	for {
-		started := time.Now()
-		err := i.runOnce()
-		i.mu.Lock()
-		if i.probeErr != nil {
-			err, i.probeErr = i.probeErr, nil
-		}
-		i.mu.Unlock()
-		if i.ctx.Err() != nil {
-			i.setState(StateStopped, nil)
-			return
-		}
-		var settled *runError
-		if errors.As(err, &settled) {
-			i.setState(settled.state, err)
-			<-i.ctx.Done()
-			i.setState(StateStopped, nil)
-			return
-		}
-		if time.Since(started) >= i.h.opts.StablePeriod {
-			backoff = i.h.opts.FirstBackoff
-		}
-		i.mu.Lock()
-		i.restarts++
-		i.mu.Unlock()
-		i.setState(StateDegraded, err)
-		i.log.Info("restarting plugin", "in", backoff.String())
-		select {
-		case <-time.After(backoff):
-		case <-i.ctx.Done():
-			i.setState(StateStopped, nil)
-			return
-		}
-		backoff = min(backoff*2, i.h.opts.MaxBackoff)
-		i.setState(StateStarting, nil)
-	}
-}
-
-// runOnce starts the plugin and serves it until its process ends or the
-// instance is stopped. It returns why the run ended.
-func (i *Instance) runOnce() error {
-	client, proc, plug, err := i.launch()
-	if err != nil {
-		return err
-	}
-	defer i.h.shutdown(client, proc)
-
-	ctx, cancel := context.WithCancel(i.ctx)
-	defer cancel()
-	sch, err := plug.ConfigSchema(ctx)
-	if err != nil {
-		return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
-	}
-	var cfgJSON []byte
-	if i.spec.Decode != nil {
-		if cfgJSON, err = i.spec.Decode(sch); err != nil {
-			return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)}
-		}
-	}
-	if i.spec.DataDir != "" {
-		if err := os.MkdirAll(i.spec.DataDir, 0o700); err != nil {
-			return fmt.Errorf("configure plugin %s: data dir: %w", i.spec.Instance, err)
-		}
-	}
-	diags, err := plug.Configure(ctx, schema.Config{Instance: i.spec.Instance, JSON: cfgJSON, DataDir: i.spec.DataDir})
-	if err != nil {
-		return fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)
-	}
-	if len(diags) > 0 {
-		return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: the plugin rejected its config block: %w", i.spec.Instance, diags)}
-	}
-	// Described after Configure: capabilities may depend on the
-	// configuration (a text_limit override).
-	desc, err := plug.Describe(ctx)
-	if err != nil {
-		return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
-	}
-
-	var stream *host.Stream
-	var endStream context.CancelFunc
-	if desc.Channel {
-		if stream, endStream, err = openStream(ctx, plug); err != nil {
-			return fmt.Errorf("plugin %s: %w", i.spec.Instance, err)
-		}
-	}
-	i.mu.Lock()
-	i.plug, i.desc = plug, desc
-	i.mu.Unlock()
-	i.setState(StateReady, nil)
-	if f := i.h.opts.OnReady; f != nil {
-		go f(i)
-	}
-
-	go i.probe(ctx, plug)
-	exited := make(chan struct{})
-	go func() {
-		for !client.Exited() {
-			select {
-			case <-ctx.Done():
-				close(exited)
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-		close(exited)
-	}()
-	if stream != nil {
-		return i.pump(ctx, plug, stream, endStream)
-	}
-	<-exited
-	if i.ctx.Err() != nil {
-		return nil
-	}
-	return fmt.Errorf("plugin %s exited", i.spec.Instance)
-}
-
-// shutdown stops a launched plugin: procRunner.terminate (SIGTERM, SIGKILL
-// after the grace period), then client.Kill, which only closes the
-// connection to a process that is gone.
-func (h *Host) shutdown(client *plugin.Client, proc *procRunner) {
-	proc.terminate(h.opts.StopGrace)
-	client.Kill()
-}
-
-// verifyChecksum compares the SHA-256 of the file at path with want (hex).
-func verifyChecksum(path, want string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return fmt.Errorf("checksum of %s: %w", path, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
-		return fmt.Errorf("checksum of %s is %s, the configured sha256 is %s", path, got, want)
-	}
-	return nil
-}
-
-// launch execs and handshakes the plugin.
-func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
-	path := i.spec.Path
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil, &runError{StateMissing, fmt.Errorf("start plugin %s: binary %s not found: build it (make build) or set path in its plugin block, then reload", i.spec.Instance, path)}
-	} else if err != nil {
-		return nil, nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
-	}
-	if i.spec.SHA256 != "" {
-		if err := verifyChecksum(path, i.spec.SHA256); err != nil {
-			return nil, nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)}
-		}
-	}
-	timeout := i.startTimeout()
-	dir := i.spec.DataDir
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
-		}
-	}
-	var proc *procRunner
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  host.Handshake,
-		Plugins:          host.PluginSet(),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		StartTimeout:     timeout,
-		Logger:           i.log,
-		GRPCDialOptions:  host.DialOptions(),
-		// Not the host's environment: pluginEnv decides what a plugin sees.
-		SkipHostEnv: true,
-		// go-plugin hands us a template cmd carrying only its handshake
-		// environment (SkipHostEnv); we exec the real one through the
-		// spawner so Pdeathsig holds.
-		RunnerFunc: func(l hclog.Logger, tmpl *exec.Cmd, _ string) (runner.Runner, error) {
-			cmd := exec.Command(path)
-			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+i.h.opts.LogLevel)
-			cmd.Env = pluginEnv(os.Environ(), i.spec.Env, own)
-			cmd.Dir = dir
-			r, err := newProcRunner(l, i.h.sp, cmd, func(pid int) {
-				i.mu.Lock()
-				i.pid = pid
-				i.mu.Unlock()
-			})
-			proc = r
-			return r, err
-		},
-	})
-	rpc, err := client.Client()
-	if err != nil {
-		client.Kill()
-		return nil, nil, nil, fmt.Errorf("start plugin %s (%s): %w", i.spec.Instance, path, err)
-	}
-	raw, err := rpc.Dispense(host.PluginName)
-	if err != nil {
-		i.h.shutdown(client, proc)
-		return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
-	}
-	conn, ok := raw.(*grpc.ClientConn)
-	if !ok {
-		i.h.shutdown(client, proc)
-		return nil, nil, nil, fmt.Errorf("start plugin %s: unexpected client type %T", i.spec.Instance, raw)
-	}
-	return client, proc, host.Wrap(conn), nil
-}
-
-// defaultStartTimeout bounds a plugin's handshake when its spec sets none.
-const defaultStartTimeout = 10 * time.Second
-
-// startTimeout bounds the instance's handshake and the wait for it to be
-// ready.
-func (i *Instance) startTimeout() time.Duration {
-	if i.spec.StartTimeout > 0 {
-		return i.spec.StartTimeout
-	}
-	return defaultStartTimeout
-}
-
-// probe checks that a ready plugin answers (Describe) every ProbeInterval.
-// One that does not answer within ProbeTimeout — hung, SIGSTOPped,
-// deadlocked — is marked unresponsive and killed; the supervisor restarts
-// it. Until it is ready again, calls that need it wait or fail at once
-// instead of blocking on the dead one.
-func (i *Instance) probe(ctx context.Context, plug *host.Plugin) {
-	t := time.NewTicker(i.h.opts.ProbeInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		pctx, cancel := context.WithTimeout(ctx, i.h.opts.ProbeTimeout)
-		_, err := plug.Describe(pctx)
-		cancel()
-		if err == nil || ctx.Err() != nil {
-			continue
-		}
-		perr := fmt.Errorf("plugin %s did not answer the liveness probe within %s: killed, it restarts", i.spec.Instance, i.h.opts.ProbeTimeout)
-		i.mu.Lock()
-		i.probeErr = perr // why the run ends, for the degraded state
-		i.mu.Unlock()
-		i.setState(StateUnresponsive, perr)
-		// SIGKILL to its process group (Setpgid, spawn.go), not
-		// client.Kill: a stopped process never answers the graceful
-		// shutdown that Kill tries first.
-		i.mu.Lock()
-		pid := i.pid
-		i.mu.Unlock()
-		if pid > 0 {
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-		}
-		return
-	}
 }

@@ -75,132 +75,202 @@ func (r *storeRetry) reset() { *r = storeRetry{first: r.first, max: r.max} }
 // has not seen acked (what was stored already is a duplicate for the store,
 // and acked then). Either way the channel recovers without a restart.
 func (i *Instance) pump(ctx context.Context, plug *host.Plugin, s *host.Stream, cancel context.CancelFunc) error {
-	defer func() { cancel() }()
-	acks := make(chan []uint64, 64)
-	ackFailed := make(chan struct{}, 1)
+	p := &pumper{
+		i:         i,
+		ctx:       ctx,
+		plug:      plug,
+		s:         s,
+		cancel:    cancel,
+		inbound:   i.h.opts.Inbound,
+		retry:     storeRetry{first: i.h.opts.InboundRetryFirst, max: i.h.opts.InboundRetryMax},
+		nacker:    &nacker{plug: plug, log: i.log},
+		acks:      make(chan []uint64, 64),
+		ackFailed: make(chan struct{}, 1),
+		msgs:      make([]channel.InboundMessage, 0, maxBatch),
+		ids:       make([]uint64, 0, maxBatch),
+	}
+	defer func() { p.cancel() }()
 	ackDone := make(chan struct{})
-	go func() {
-		defer close(ackDone)
-		for ids := range acks {
-		merge:
-			for {
-				select {
-				case more, ok := <-acks:
-					if !ok {
-						break merge
-					}
-					ids = append(ids, more...)
-				default:
-					break merge
-				}
-			}
-			if err := plug.Ack(ctx, ids...); err != nil && ctx.Err() == nil {
-				i.log.Warn("ack failed; ending the stream so the plugin redelivers", "count", len(ids), "error", err)
-				select {
-				case ackFailed <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}()
+	go p.sendAcks(ackDone)
 	defer func() {
-		close(acks)
+		close(p.acks)
 		<-ackDone
 	}()
 
-	inbound := i.h.opts.Inbound
-	retry := storeRetry{first: i.h.opts.InboundRetryFirst, max: i.h.opts.InboundRetryMax}
-	nacker := &nacker{plug: plug, log: i.log}
-	restart := false // the stream was ended on purpose: open another
-	msgs := make([]channel.InboundMessage, 0, maxBatch)
-	ids := make([]uint64, 0, maxBatch)
 	for {
-		var d host.Delivery
-		ok := true
 		select {
-		case d, ok = <-s.C:
-		case <-ackFailed:
-			restart = true
-			cancel()
-			if !retry.failing() {
-				retry.until = time.Now().Add(retry.first)
-			}
-			continue
-		}
-		if !ok {
-			cancel()
-			if ctx.Err() != nil {
-				return nil
-			}
-			err := s.Err()
-			if restart {
-				restart = false
-				if !sleepUntil(ctx, retry.until) {
-					return nil
-				}
-				var oerr error
-				if s, cancel, oerr = openStream(ctx, plug); oerr != nil {
-					return fmt.Errorf("plugin %s: reopen inbound stream: %w", i.spec.Instance, oerr)
+		case d, ok := <-p.s.C:
+			if !ok {
+				if reopened, err := p.streamEnded(); !reopened {
+					return err
 				}
 				continue
 			}
-			if errors.Is(err, host.ErrPluginExited) {
-				return fmt.Errorf("plugin %s exited: %w", i.spec.Instance, err)
+			if p.restart {
+				// Sent before the stream ended: the plugin requeued it and
+				// sends it again on the next stream.
+				continue
 			}
-			return fmt.Errorf("plugin %s: inbound stream: %w", i.spec.Instance, err)
-		}
-		if restart {
-			// Sent before the stream ended: the plugin requeued it and
-			// sends it again on the next stream.
-			continue
-		}
-		msgs, ids = append(msgs[:0], d.Message), append(ids[:0], d.ID)
-	drain:
-		for len(msgs) < maxBatch {
-			select {
-			case d, ok := <-s.C:
-				if !ok {
-					break drain
-				}
-				msgs, ids = append(msgs, d.Message), append(ids, d.ID)
-			default:
-				break drain
+			p.readBatch(d)
+			if p.inbound == nil || p.refuseWhileBackingOff() {
+				continue
 			}
-		}
-		if inbound == nil {
-			continue
-		}
-		if now := time.Now(); now.Before(retry.until) {
-			// Still backing off: refuse without trying the store.
-			retry.failures++
-			if !nacker.nack(ctx, ids, retry.reason, retry.until.Sub(now)) {
-				restart = true
-				cancel()
-			}
-			continue
-		}
-		if err := inbound(ctx, i.spec.Instance, msgs); err != nil {
-			if ctx.Err() != nil {
+			if stopping := p.storeAndAck(); stopping {
 				return nil
 			}
-			delay := retry.fail(err, time.Now())
-			if retry.failures == 1 {
-				i.log.Error("storing inbound messages failed; nacked, the plugin sends them again", "count", len(msgs), "error", err, "retry_in", delay)
-			} else {
-				i.log.Debug("storing inbound messages failed again", "count", len(msgs), "error", err, "retry_in", delay, "failures", retry.failures)
-			}
-			if !nacker.nack(ctx, ids, retry.reason, delay) {
-				restart = true
-				cancel()
-			}
-			continue
+		case <-p.ackFailed:
+			p.ackFailedEnd()
 		}
-		if retry.failing() {
-			i.log.Info("storing inbound messages works again", "nacked_batches", retry.failures, "outage", time.Since(retry.since).Round(time.Millisecond))
-			retry.reset()
-		}
-		acks <- append([]uint64(nil), ids...)
 	}
+}
+
+// pumper is the state of one pump: the stream it reads (replaced when it is
+// reopened), the store's backoff, and the acks on their way to the plugin.
+type pumper struct {
+	i       *Instance
+	ctx     context.Context
+	plug    *host.Plugin
+	s       *host.Stream
+	cancel  context.CancelFunc // ends s
+	inbound InboundFunc
+	retry   storeRetry
+	nacker  *nacker
+	restart bool // the stream was ended on purpose: open another
+
+	acks      chan []uint64 // ids stored, to ack; closed when the pump returns
+	ackFailed chan struct{} // an Ack failed: end the stream
+
+	msgs []channel.InboundMessage // the current batch
+	ids  []uint64                 // its delivery ids
+}
+
+// sendAcks acks what arrives on acks, merging whatever is pending into one
+// call, until acks is closed; then it closes done. A failed Ack is signalled
+// on ackFailed.
+func (p *pumper) sendAcks(done chan<- struct{}) {
+	defer close(done)
+	for ids := range p.acks {
+	merge:
+		for {
+			select {
+			case more, ok := <-p.acks:
+				if !ok {
+					break merge
+				}
+				ids = append(ids, more...)
+			default:
+				break merge
+			}
+		}
+		if err := p.plug.Ack(p.ctx, ids...); err != nil && p.ctx.Err() == nil {
+			p.i.log.Warn("ack failed; ending the stream so the plugin redelivers", "count", len(ids), "error", err)
+			select {
+			case p.ackFailed <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// endStream ends the stream on purpose: the plugin requeues what it has
+// not seen acked, and the pump opens another stream once it has ended.
+func (p *pumper) endStream() {
+	p.restart = true
+	p.cancel()
+}
+
+// ackFailedEnd ends the stream after a failed Ack. The next one opens when
+// the store's backoff has passed or, if the store works, after the first
+// delay.
+func (p *pumper) ackFailedEnd() {
+	p.endStream()
+	if !p.retry.failing() {
+		p.retry.until = time.Now().Add(p.retry.first)
+	}
+}
+
+// streamEnded handles the end of the stream. One ended on purpose is
+// reopened once the backoff has passed (reopened is true); otherwise err
+// says why the pump returns (nil when the instance is stopping).
+func (p *pumper) streamEnded() (reopened bool, err error) {
+	p.cancel()
+	if p.ctx.Err() != nil {
+		return false, nil
+	}
+	err = p.s.Err()
+	if p.restart {
+		p.restart = false
+		if !sleepUntil(p.ctx, p.retry.until) {
+			return false, nil
+		}
+		var oerr error
+		if p.s, p.cancel, oerr = openStream(p.ctx, p.plug); oerr != nil {
+			return false, fmt.Errorf("plugin %s: reopen inbound stream: %w", p.i.spec.Instance, oerr)
+		}
+		return true, nil
+	}
+	if errors.Is(err, host.ErrPluginExited) {
+		return false, fmt.Errorf("plugin %s exited: %w", p.i.spec.Instance, err)
+	}
+	return false, fmt.Errorf("plugin %s: inbound stream: %w", p.i.spec.Instance, err)
+}
+
+// readBatch makes d the first message of a new batch and adds what else
+// waits on the stream, up to maxBatch, without blocking.
+func (p *pumper) readBatch(d host.Delivery) {
+	p.msgs, p.ids = append(p.msgs[:0], d.Message), append(p.ids[:0], d.ID)
+	for len(p.msgs) < maxBatch {
+		select {
+		case d, ok := <-p.s.C:
+			if !ok {
+				return
+			}
+			p.msgs, p.ids = append(p.msgs, d.Message), append(p.ids, d.ID)
+		default:
+			return
+		}
+	}
+}
+
+// refuseWhileBackingOff nacks the batch without trying the store while the
+// store's backoff has not passed, and reports whether it did.
+func (p *pumper) refuseWhileBackingOff() bool {
+	now := time.Now()
+	if !now.Before(p.retry.until) {
+		return false
+	}
+	p.retry.failures++
+	if !p.nacker.nack(p.ctx, p.ids, p.retry.reason, p.retry.until.Sub(now)) {
+		p.endStream()
+	}
+	return true
+}
+
+// storeAndAck hands the batch to the Inbound function and queues its ack;
+// when the store fails it backs off and nacks the batch. It reports whether
+// the instance is stopping.
+func (p *pumper) storeAndAck() (stopping bool) {
+	if err := p.inbound(p.ctx, p.i.spec.Instance, p.msgs); err != nil {
+		if p.ctx.Err() != nil {
+			return true
+		}
+		delay := p.retry.fail(err, time.Now())
+		if p.retry.failures == 1 {
+			p.i.log.Error("storing inbound messages failed; nacked, the plugin sends them again", "count", len(p.msgs), "error", err, "retry_in", delay)
+		} else {
+			p.i.log.Debug("storing inbound messages failed again", "count", len(p.msgs), "error", err, "retry_in", delay, "failures", p.retry.failures)
+		}
+		if !p.nacker.nack(p.ctx, p.ids, p.retry.reason, delay) {
+			p.endStream()
+		}
+		return false
+	}
+	if p.retry.failing() {
+		p.i.log.Info("storing inbound messages works again", "nacked_batches", p.retry.failures, "outage", time.Since(p.retry.since).Round(time.Millisecond))
+		p.retry.reset()
+	}
+	p.acks <- append([]uint64(nil), p.ids...)
+	return false
 }
 
 // nacker sends Nacks to one plugin process and remembers whether it takes

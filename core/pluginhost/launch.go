@@ -1,0 +1,125 @@
+package pluginhost
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
+
+	"github.com/clawhost/clawhost/sdk"
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+// shutdown stops a launched plugin: procRunner.terminate (SIGTERM, SIGKILL
+// after the grace period), then client.Kill, which only closes the
+// connection to a process that is gone.
+func (h *Host) shutdown(client *plugin.Client, proc *procRunner) {
+	proc.terminate(h.opts.StopGrace)
+	client.Kill()
+}
+
+// verifyChecksum compares the SHA-256 of the file at path with want (hex).
+func verifyChecksum(path, want string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("checksum of %s: %w", path, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
+		return fmt.Errorf("checksum of %s is %s, the configured sha256 is %s", path, got, want)
+	}
+	return nil
+}
+
+// launch execs and handshakes the plugin.
+func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
+	path := i.spec.Path
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil, &runError{StateMissing, fmt.Errorf("start plugin %s: binary %s not found: build it (make build) or set path in its plugin block, then reload", i.spec.Instance, path)}
+	} else if err != nil {
+		return nil, nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
+	}
+	if i.spec.SHA256 != "" {
+		if err := verifyChecksum(path, i.spec.SHA256); err != nil {
+			return nil, nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)}
+		}
+	}
+	timeout := i.startTimeout()
+	dir := i.spec.DataDir
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+		}
+	}
+	var proc *procRunner
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  host.Handshake,
+		Plugins:          host.PluginSet(),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		StartTimeout:     timeout,
+		Logger:           i.log,
+		GRPCDialOptions:  host.DialOptions(),
+		// Not the host's environment: pluginEnv decides what a plugin sees.
+		SkipHostEnv: true,
+		// go-plugin hands us a template cmd carrying only its handshake
+		// environment (SkipHostEnv); we exec the real one through the
+		// spawner so Pdeathsig holds.
+		RunnerFunc: func(l hclog.Logger, tmpl *exec.Cmd, _ string) (runner.Runner, error) {
+			cmd := exec.Command(path)
+			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+i.h.opts.LogLevel)
+			cmd.Env = pluginEnv(os.Environ(), i.spec.Env, own)
+			cmd.Dir = dir
+			r, err := newProcRunner(l, i.h.sp, cmd, func(pid int) {
+				i.mu.Lock()
+				i.pid = pid
+				i.mu.Unlock()
+			})
+			proc = r
+			return r, err
+		},
+	})
+	rpc, err := client.Client()
+	if err != nil {
+		client.Kill()
+		return nil, nil, nil, fmt.Errorf("start plugin %s (%s): %w", i.spec.Instance, path, err)
+	}
+	raw, err := rpc.Dispense(host.PluginName)
+	if err != nil {
+		i.h.shutdown(client, proc)
+		return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+	}
+	conn, ok := raw.(*grpc.ClientConn)
+	if !ok {
+		i.h.shutdown(client, proc)
+		return nil, nil, nil, fmt.Errorf("start plugin %s: unexpected client type %T", i.spec.Instance, raw)
+	}
+	return client, proc, host.Wrap(conn), nil
+}
+
+// defaultStartTimeout bounds a plugin's handshake when its spec sets none.
+const defaultStartTimeout = 10 * time.Second
+
+// startTimeout bounds the instance's handshake and the wait for it to be
+// ready.
+func (i *Instance) startTimeout() time.Duration {
+	if i.spec.StartTimeout > 0 {
+		return i.spec.StartTimeout
+	}
+	return defaultStartTimeout
+}

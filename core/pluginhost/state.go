@@ -1,0 +1,108 @@
+package pluginhost
+
+import (
+	"time"
+
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+// State is the lifecycle state of an instance.
+type State string
+
+// States. Every failure is a state the operator sees (status page,
+// /status.json, /metrics, `clawhost status`), with what to do in
+// [Status.Action].
+const (
+	// StateStarting: the process is being launched, handshaked, configured.
+	StateStarting State = "starting"
+	// StateReady: serving.
+	StateReady State = "ready"
+	// StateDegraded: it crashed or failed to start; it is restarted with
+	// backoff.
+	StateDegraded State = "degraded"
+	// StateMisconfigured: the plugin rejected its configuration (or the
+	// configured sha256 does not match). It is not restarted in a loop; a
+	// reload with a fixed block starts it again.
+	StateMisconfigured State = "misconfigured"
+	// StateMissing: the binary does not exist. One error names the path;
+	// a reload (after building or installing it) tries again.
+	StateMissing State = "missing"
+	// StateUnresponsive: the liveness probe got no answer; the process is
+	// killed and restarted (then degraded, starting, ready).
+	StateUnresponsive State = "unresponsive"
+	// StateStopped: stopped by the host.
+	StateStopped State = "stopped"
+)
+
+// settled reports whether a state waits for a reload instead of a restart.
+func (s State) settled() bool { return s == StateMisconfigured || s == StateMissing }
+
+// runError is why a run ended in a settled state.
+type runError struct {
+	state State
+	err   error
+}
+
+func (e *runError) Error() string { return e.err.Error() }
+func (e *runError) Unwrap() error { return e.err }
+
+// Status is a snapshot of an instance.
+type Status struct {
+	Instance, Source string
+	State            State
+	Restarts         int
+	LastError        string
+	Since            time.Time
+	PID              int
+	Description      host.Description
+	// Action tells the operator what to do about State; empty when
+	// nothing is needed.
+	Action string
+}
+
+// actions are what the operator does about each state.
+var actions = map[State]string{
+	StateDegraded:      "it restarts by itself with backoff; if it keeps failing, read last_error and the plugin's log lines",
+	StateMisconfigured: "fix the instance's plugin block (see last_error), then reload: send SIGHUP to clawhost or restart it",
+	StateMissing:       "build or install the binary (make build), or set path in the plugin block, then reload (SIGHUP)",
+	StateUnresponsive:  "it was killed and restarts by itself; if it repeats, read the plugin's log lines",
+}
+
+// Status returns a snapshot.
+func (i *Instance) Status() Status {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	st := Status{Instance: i.spec.Instance, Source: i.spec.Source, State: i.state, Restarts: i.restarts, Since: i.since, PID: i.pid, Description: i.desc, Action: actions[i.state]}
+	if i.lastErr != nil {
+		st.LastError = i.lastErr.Error()
+	}
+	return st
+}
+
+func (i *Instance) setState(s State, err error) {
+	i.mu.Lock()
+	prev := i.state
+	i.state, i.since = s, time.Now()
+	if err != nil {
+		i.lastErr = err
+	}
+	if s == StateReady {
+		close(i.readyCh)
+	} else if prev == StateReady {
+		i.readyCh = make(chan struct{})
+	}
+	if s == StateStopped {
+		select {
+		case <-i.readyCh:
+		default:
+			close(i.readyCh)
+		}
+	}
+	i.mu.Unlock()
+	switch {
+	case s == StateDegraded || s.settled() || s == StateUnresponsive:
+		i.log.Error("plugin "+string(s), "state", s, "error", err)
+	case prev != s:
+		i.log.Info("plugin state", "state", s)
+	}
+}

@@ -1,0 +1,173 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// supervise runs the instance until stopped, restarting it with backoff.
+// A run that ends missing or misconfigured is not restarted: the instance
+// stays in that state until a reload replaces it.
+func (i *Instance) supervise() {
+	defer close(i.done)
+	backoff := i.h.opts.FirstBackoff
+	for {
+		started := time.Now()
+		err := i.runOnce()
+		i.mu.Lock()
+		if i.probeErr != nil {
+			err, i.probeErr = i.probeErr, nil
+		}
+		i.mu.Unlock()
+		if i.ctx.Err() != nil {
+			i.setState(StateStopped, nil)
+			return
+		}
+		var settled *runError
+		if errors.As(err, &settled) {
+			i.setState(settled.state, err)
+			<-i.ctx.Done()
+			i.setState(StateStopped, nil)
+			return
+		}
+		if time.Since(started) >= i.h.opts.StablePeriod {
+			backoff = i.h.opts.FirstBackoff
+		}
+		i.mu.Lock()
+		i.restarts++
+		i.mu.Unlock()
+		i.setState(StateDegraded, err)
+		i.log.Info("restarting plugin", "in", backoff.String())
+		select {
+		case <-time.After(backoff):
+		case <-i.ctx.Done():
+			i.setState(StateStopped, nil)
+			return
+		}
+		backoff = min(backoff*2, i.h.opts.MaxBackoff)
+		i.setState(StateStarting, nil)
+	}
+}
+
+// runOnce starts the plugin and serves it until its process ends or the
+// instance is stopped. It returns why the run ended.
+func (i *Instance) runOnce() error {
+	client, proc, plug, err := i.launch()
+	if err != nil {
+		return err
+	}
+	defer i.h.shutdown(client, proc)
+
+	ctx, cancel := context.WithCancel(i.ctx)
+	defer cancel()
+	sch, err := plug.ConfigSchema(ctx)
+	if err != nil {
+		return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+	}
+	var cfgJSON []byte
+	if i.spec.Decode != nil {
+		if cfgJSON, err = i.spec.Decode(sch); err != nil {
+			return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)}
+		}
+	}
+	if i.spec.DataDir != "" {
+		if err := os.MkdirAll(i.spec.DataDir, 0o700); err != nil {
+			return fmt.Errorf("configure plugin %s: data dir: %w", i.spec.Instance, err)
+		}
+	}
+	diags, err := plug.Configure(ctx, schema.Config{Instance: i.spec.Instance, JSON: cfgJSON, DataDir: i.spec.DataDir})
+	if err != nil {
+		return fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)
+	}
+	if len(diags) > 0 {
+		return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: the plugin rejected its config block: %w", i.spec.Instance, diags)}
+	}
+	// Described after Configure: capabilities may depend on the
+	// configuration (a text_limit override).
+	desc, err := plug.Describe(ctx)
+	if err != nil {
+		return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+	}
+
+	var stream *host.Stream
+	var endStream context.CancelFunc
+	if desc.Channel {
+		if stream, endStream, err = openStream(ctx, plug); err != nil {
+			return fmt.Errorf("plugin %s: %w", i.spec.Instance, err)
+		}
+	}
+	i.mu.Lock()
+	i.plug, i.desc = plug, desc
+	i.mu.Unlock()
+	i.setState(StateReady, nil)
+	if f := i.h.opts.OnReady; f != nil {
+		go f(i)
+	}
+
+	go i.probe(ctx, plug)
+	exited := make(chan struct{})
+	go func() {
+		for !client.Exited() {
+			select {
+			case <-ctx.Done():
+				close(exited)
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		close(exited)
+	}()
+	if stream != nil {
+		return i.pump(ctx, plug, stream, endStream)
+	}
+	<-exited
+	if i.ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("plugin %s exited", i.spec.Instance)
+}
+
+// probe checks that a ready plugin answers (Describe) every ProbeInterval.
+// One that does not answer within ProbeTimeout — hung, SIGSTOPped,
+// deadlocked — is marked unresponsive and killed; the supervisor restarts
+// it. Until it is ready again, calls that need it wait or fail at once
+// instead of blocking on the dead one.
+func (i *Instance) probe(ctx context.Context, plug *host.Plugin) {
+	t := time.NewTicker(i.h.opts.ProbeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, i.h.opts.ProbeTimeout)
+		_, err := plug.Describe(pctx)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			continue
+		}
+		perr := fmt.Errorf("plugin %s did not answer the liveness probe within %s: killed, it restarts", i.spec.Instance, i.h.opts.ProbeTimeout)
+		i.mu.Lock()
+		i.probeErr = perr // why the run ends, for the degraded state
+		i.mu.Unlock()
+		i.setState(StateUnresponsive, perr)
+		// SIGKILL to its process group (Setpgid, spawn.go), not
+		// client.Kill: a stopped process never answers the graceful
+		// shutdown that Kill tries first.
+		i.mu.Lock()
+		pid := i.pid
+		i.mu.Unlock()
+		if pid > 0 {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		return
+	}
+}
