@@ -203,10 +203,13 @@ func (p *pumper) streamEnded() (reopened bool, err error) {
 		if !sleepUntil(p.ctx, p.retry.until) {
 			return false, nil
 		}
-		var oerr error
-		if p.s, p.cancel, oerr = openStream(p.ctx, p.plug); oerr != nil {
+		s, cancel, oerr := openStream(p.ctx, p.plug)
+		if oerr != nil {
+			// p.cancel stays the old stream's (already called): a nil
+			// cancel here would panic when pump returns.
 			return false, fmt.Errorf("plugin %s: reopen inbound stream: %w", p.i.spec.Instance, oerr)
 		}
+		p.s, p.cancel = s, cancel
 		return true, nil
 	}
 	if errors.Is(err, host.ErrPluginExited) {
