@@ -87,6 +87,12 @@ messages {
   hook_timeout        = "5s"      # per before_agent_start hook
 }
 
+# Plugins. Each block is one instance, supervised by the host: `clawhost status`
+# (or the status page) shows its state and what to do — starting, ready,
+# degraded (crashed; restarted with backoff), misconfigured (the plugin rejected
+# this block: fix it, then SIGHUP), missing (binary not built: make build, then
+# SIGHUP), unresponsive (failed the liveness probe; restarted).
+
 # The local web chat: open http://127.0.0.1:8790 after `make run`.
 plugin "web" {
   source = "webchat"
