@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -17,9 +16,10 @@ import (
 // followed by a "  -> file:line:col" line, then a count ("2 errors, 1
 // warning"). The diagnostics are sorted by position first, those without one
 // last. files supplies the sources for the snippets (Config.Files); a file
-// missing from it is read from disk, and one that cannot be read is shown
-// without a snippet. Diagnostics about sensitive plugin attributes are
-// always shown without a snippet. Nothing is written for no diagnostics.
+// missing from it is read from disk (up to MaxFileSize), and one that cannot
+// be read is shown without a snippet. Diagnostics about sensitive plugin
+// attributes, and those about a file's size or nesting, are always shown
+// without a snippet. Nothing is written for no diagnostics.
 //
 // The time is linear in the number of diagnostics plus the size of the
 // files: each file is indexed once (line starts, top-level blocks), where
@@ -44,6 +44,8 @@ func FormatDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl
 		switch d.Extra.(type) {
 		case sensitiveDiag:
 			writeHidden(bw, d, "it may contain a sensitive value")
+		case limitDiag:
+			writeHidden(bw, d, "the file is over a limit")
 		default:
 			var ix *sourceIndex
 			if d.Subject != nil {
@@ -244,7 +246,8 @@ func (ix *sourceIndex) line(i int, filename string) hcl.Range {
 }
 
 // withSources returns files plus, read from disk, every file a diagnostic
-// names that files lacks. The caller's map is not modified.
+// names that files lacks. The caller's map is not modified. A file is read
+// once, and not at all when it is larger than MaxFileSize.
 func withSources(diags hcl.Diagnostics, files map[string]*hcl.File) map[string]*hcl.File {
 	out := make(map[string]*hcl.File, len(files))
 	for k, v := range files {
@@ -258,8 +261,8 @@ func withSources(diags hcl.Diagnostics, files map[string]*hcl.File) map[string]*
 		if _, ok := out[name]; ok {
 			continue
 		}
-		src, err := os.ReadFile(name)
-		if err != nil {
+		src, err := readLimited(name)
+		if err != nil || len(src) > MaxFileSize {
 			out[name] = nil
 			continue
 		}

@@ -8,6 +8,12 @@
 // file:line:col, so a user sees all of them at once (FormatDiagnostics
 // prints them with source snippets).
 //
+// Input is bounded: a file larger than MaxFileSize or nesting deeper than
+// MaxNesting is refused with one diagnostic before the HCL parser, which
+// recurses, sees it — a Go stack overflow cannot be recovered, and a SIGHUP
+// must not kill the running host. FormatDiagnostics is linear in the
+// diagnostics and the file.
+//
 // The config {} block of each plugin "<instance>" block is kept raw: its
 // schema is only known once the plugin binary has been started and asked for
 // it. DecodePluginConfig then decodes the block against that schema and

@@ -14,8 +14,8 @@ import (
 )
 
 // FuzzParse feeds arbitrary bytes through everything a configuration file
-// reaches: Parse, DecodePluginConfig, Fingerprint, SourceDiagnostic and
-// FormatDiagnostics. None may panic.
+// reaches: parse, DecodePluginConfig, Fingerprint, SourceDiagnostic and
+// FormatDiagnostics. None may panic or overflow the stack.
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "diag", "*.hcl"))
 	for _, s := range seeds {
@@ -25,6 +25,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`plugin "a" { config { x = env("A", "b") } }`))
 	f.Add([]byte("access { owners = [\"a:1\", 2] }\nplugin \"a\" { source = \"s\" }"))
+	f.Add([]byte("a = " + strings.Repeat("[", MaxNesting) + strings.Repeat("]", MaxNesting)))
+	f.Add([]byte("a = \"${" + strings.Repeat("!", MaxNesting) + "true}\""))
 	s := schema.Schema{
 		{Name: "token", Required: true, Sensitive: true},
 		{Name: "n", Type: "number", Default: 3},
@@ -103,6 +105,8 @@ func formatWithHCL(t *testing.T, diags hcl.Diagnostics, files map[string]*hcl.Fi
 		switch d.Extra.(type) {
 		case sensitiveDiag:
 			writeHidden(&b, d, "it may contain a sensitive value")
+		case limitDiag:
+			writeHidden(&b, d, "the file is over a limit")
 		default:
 			if err := wr.WriteDiagnostic(d); err != nil {
 				t.Fatal(err)

@@ -385,3 +385,58 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("version: %d %q", code, out.String())
 	}
 }
+
+// TestValidateLimits: a file over the size limit and one nested too deeply
+// get one diagnostic each with file:line:col, and no crash.
+func TestValidateLimits(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"large", "# " + strings.Repeat("x", 2<<20) + "\n", "too large"},
+		{"nested", "a = " + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "\n", "nested too deeply"},
+	} {
+		path := filepath.Join(dir, tc.name+".hcl")
+		if err := os.WriteFile(path, []byte(tc.src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var errb bytes.Buffer
+		if code := run([]string{"validate", "-config", path}, io.Discard, &errb); code != 1 {
+			t.Errorf("%s: exit %d, want 1", tc.name, code)
+		}
+		if s := errb.String(); !strings.Contains(s, tc.want) || !strings.Contains(s, "-> "+path+":1:") || len(s) > 2000 {
+			t.Errorf("%s: want a short diagnostic %q at %s:1:\n%.2000s", tc.name, tc.want, path, s)
+		}
+	}
+}
+
+// TestReloadNestedKeepsRunning: SIGHUP with a file nested deep enough to
+// overflow the parser's stack (or over the size limit) is refused with a
+// diagnostic; the host keeps running and answering.
+func TestReloadNestedKeepsRunning(t *testing.T) {
+	d := startDaemon(t, false)
+	pluginPIDs(d, 2)
+	for i, src := range []string{
+		"a = " + strings.Repeat("[", 1000000) + "\n",
+		strings.Repeat("# padding\n", 200000),
+	} {
+		if err := os.WriteFile(d.cfgPath, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_ = d.cmd.Process.Signal(syscall.SIGHUP)
+		d.waitFor(func() bool { return strings.Count(d.log.String(), "configuration refused") == i+1 }, "refusal of the file")
+		if d.cmd.ProcessState != nil {
+			t.Fatalf("clawhost exited: %v", d.cmd.ProcessState)
+		}
+		d.post("u1", fmt.Sprintf("still there %d?", i))
+		if got := d.nextSend("chat-u1"); !strings.Contains(got, fmt.Sprintf("still there %d?", i)) {
+			t.Errorf("reply %q: want the echo", got)
+		}
+	}
+	log := d.log.String()
+	for _, want := range []string{"Configuration nested too deeply", "Configuration file too large", d.cfgPath + ":1:"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+}
