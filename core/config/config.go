@@ -104,8 +104,9 @@ func Default() *Config {
 // parsed.
 //
 // The returned Config is nil only when the file cannot be read. When diags
-// has errors the Config must not be used, except for Files (to print the
-// diagnostics with FormatDiagnostics).
+// has errors the Config must not be used to run, except for Files (to print
+// the diagnostics with FormatDiagnostics) and ProbePlugins (to check the
+// plugins the errors leave alone).
 func Load(path string) (*Config, hcl.Diagnostics) {
 	src, err := readLimited(path)
 	if err != nil {

@@ -17,8 +17,10 @@
 // The config {} block of each plugin "<instance>" block is kept raw: its
 // schema is only known once the plugin binary has been started and asked for
 // it. DecodePluginConfig then decodes the block against that schema and
-// returns the JSON object the host sends in Configure. Plugin.Fingerprint lets
-// a reload (SIGHUP) tell which instances changed without knowing the schema.
+// returns the JSON object the host sends in Configure; Config.ProbePlugins
+// says which plugins `clawhost validate` can still start for that when the
+// file has errors. Plugin.Fingerprint lets a reload (SIGHUP) tell which
+// instances changed without knowing the schema.
 //
 // Expressions may call env("NAME") or env("NAME", "default"), so secrets stay
 // out of the file and plugins can be enabled from the environment:

@@ -14,8 +14,8 @@ import (
 )
 
 // FuzzParse feeds arbitrary bytes through everything a configuration file
-// reaches: parse, DecodePluginConfig, Fingerprint, SourceDiagnostic and
-// FormatDiagnostics. None may panic or overflow the stack.
+// reaches: parse, DecodePluginConfig, Fingerprint, SourceDiagnostic,
+// ProbePlugins and FormatDiagnostics. None may panic or overflow the stack.
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "diag", "*.hcl"))
 	for _, s := range seeds {
@@ -41,8 +41,9 @@ func FuzzParse(f *testing.F) {
 			_, pd := DecodePluginConfig(p, s)
 			diags = append(diags, pd...)
 			_ = p.Fingerprint()
-			_ = cfg.SourceDiagnostic(p.Name, []string{"telegram"})
+			_ = cfg.SourceDiagnostic(p, []string{"telegram"})
 		}
+		_ = cfg.ProbePlugins(diags)
 		if err := FormatDiagnostics(discard{}, diags, cfg.Files()); err != nil {
 			t.Fatal(err)
 		}

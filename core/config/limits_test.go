@@ -72,3 +72,68 @@ func TestSizeLimit(t *testing.T) {
 		t.Errorf("subject %+v, want line %d col %d", s, wantLine, wantCol)
 	}
 }
+
+// TestProbePlugins: the plugins validate still starts are those whose label
+// and launch attributes have no error, whatever else is wrong.
+func TestProbePlugins(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, src string
+		want      string // instance names, in file order
+	}{
+		{"errors elsewhere", `
+log_level = "loud"
+plugin "ok" {
+  source     = "a"
+  queue_mode = "x"
+  text_limit = 0
+  typo       = 1
+}
+plugin "off" {
+  source  = "a"
+  enabled = false
+}
+plugin "badsha" {
+  source = "a"
+  sha256 = "zz"
+}
+plugin "Bad Name" { source = "a" }
+plugin "ok" { source = "b" }
+plugin "badtimeout" {
+  source        = "a"
+  start_timeout = "soon"
+}
+plugin "badenabled" {
+  source  = "a"
+  enabled = env("UNSET_VARIABLE")
+}
+plugin "badsource" { source = "A B" }
+plugin "nosource" {}
+plugin "last" { source = "c" }
+`, "ok last"},
+		{"bad plugin_dir", `
+plugin_dir = ["x"]
+plugin "default" { source = "a" }
+plugin "own" {
+  source = "a"
+  path   = "/opt/a"
+}
+`, "own"},
+		{"syntax error", `plugin "a" { source = "a" }` + "\nb = [", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, diags := parse([]byte(tc.src), "p.hcl", "/etc/clawhost", lookupTestEnv)
+			if !diags.HasErrors() {
+				t.Fatal("want errors")
+			}
+			var got []string
+			for _, p := range cfg.ProbePlugins(diags) {
+				got = append(got, p.Name)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("probed %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -126,39 +126,63 @@ func serve(path string, stderr io.Writer) int {
 	return 0
 }
 
+// validate is `clawhost validate`: every problem of the file and of its
+// plugins in one list. After the file is loaded, each enabled plugin its
+// errors leave alone (Config.ProbePlugins) is looked for in plugin_dir,
+// started to ask for its schema, and its config block decoded against it.
+// All diagnostics are then sorted by position and printed once, with the
+// count.
 func validate(path string, stdout, stderr io.Writer) int {
-	cfg, ok := load(path, stderr)
-	if !ok {
+	cfg, diags := config.Load(path)
+	if cfg == nil {
+		config.FormatDiagnostics(stderr, diags, nil)
 		return 1
 	}
-	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
-	defer h.Stop()
-	failed := false
-	avail, _ := config.AvailableSources(cfg.PluginDir)
-	for _, sp := range core.Specs(cfg) {
-		if _, err := os.Stat(sp.Path); err != nil {
-			if d := cfg.SourceDiagnostic(sp.Instance, avail); d != nil {
-				config.FormatDiagnostics(stderr, hcl.Diagnostics{d}, cfg.Files())
-				failed = true
-				continue
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		_, sch, err := h.Probe(ctx, sp)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(stderr, "Error: plugin %q: %v\n", sp.Instance, err)
-			failed = true
-			continue
-		}
-		if _, err := sp.Decode(sch); err != nil {
-			fmt.Fprintln(stderr, err)
-			failed = true
-		}
-	}
-	if failed {
+	diags = append(diags, probePlugins(cfg, cfg.ProbePlugins(diags))...)
+	config.FormatDiagnostics(stderr, diags, cfg.Files())
+	if diags.HasErrors() {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: valid (%d plugins enabled)\n", path, len(cfg.EnabledPlugins()))
 	return 0
+}
+
+// probeTimeout bounds the probe of one plugin: start, handshake, schema.
+const probeTimeout = 20 * time.Second
+
+// probePlugins checks plugins: a missing binary gets a diagnostic with the
+// nearest available source; the others are started for their schema, and
+// their config block decoded against it. A plugin that does not start gets
+// a diagnostic at its block.
+func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	var avail []string
+	listed := false
+	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
+	defer h.Stop()
+	for _, p := range plugins {
+		if _, err := os.Stat(p.Path); err != nil {
+			if !listed {
+				avail, _ = config.AvailableSources(cfg.PluginDir)
+				listed = true
+			}
+			diags = append(diags, cfg.SourceDiagnostic(p, avail))
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		_, sch, err := h.Probe(ctx, core.PluginSpec(cfg, p))
+		cancel()
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Plugin did not start",
+				Detail:   fmt.Sprintf("Plugin %q (%s) could not be started to read its config schema: %v.", p.Name, p.Path, err),
+				Subject:  p.DefRange.Ptr(),
+			})
+			continue
+		}
+		_, pdiags := config.DecodePluginConfig(p, sch)
+		diags = append(diags, pdiags...)
+	}
+	return diags
 }

@@ -386,6 +386,77 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestValidateOnePass: the file's own errors, a missing binary and a
+// plugin's schema errors come in one list sorted by position, with one
+// count. A plugin block with an error in its host settings is still probed;
+// one with an error in what says how to start it is not.
+func TestValidateOnePass(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.hcl")
+	src := fmt.Sprintf(`plugin_dir = %q
+plugin "lo" {
+  source     = "loopback"
+  queue_mode = "folowup"
+  config {
+    adr_file = "x"
+  }
+}
+log_level = "loud"
+plugin "tg" {
+  source = "lopback"
+}
+plugin "sum" {
+  source = "loopback"
+  sha256 = "abc"
+  config {
+    nope = 1
+  }
+}
+`, binDir(t))
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"validate", "-config", path}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, errb.String())
+	}
+	got := errb.String()
+	// Each problem once, in file order: line 4, 6, 9, 11, 15.
+	want := []string{
+		path + ":4:16",  // queue_mode: did you mean "followup"
+		path + ":6:5",   // adr_file: from the loopback plugin's schema
+		path + ":9:13",  // log_level
+		path + ":11:12", // lopback: binary not found
+		path + ":15:12", // sha256
+	}
+	var at []int
+	for _, w := range want {
+		if strings.Count(got, "-> "+w+"\n") != 1 {
+			t.Errorf("want one diagnostic at %s", w)
+		}
+		at = append(at, strings.Index(got, "-> "+w+"\n"))
+	}
+	for i := 1; i < len(at); i++ {
+		if at[i] < at[i-1] {
+			t.Errorf("%s printed before %s", want[i], want[i-1])
+		}
+	}
+	for _, s := range []string{`Did you mean "followup"?`, `Did you mean "loopback"?`, `"adr_file"`, "addr_file"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("output lacks %s", s)
+		}
+	}
+	if strings.Contains(got, "nope") {
+		t.Error(`plugin "sum" was probed although its sha256 is invalid`)
+	}
+	if n := strings.Count(got, " errors\n"); n != 1 || !strings.HasSuffix(got, "\n5 errors\n") {
+		t.Errorf("want one count line at the end, \"5 errors\":\n%s", got)
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout: %q", out.String())
+	}
+}
+
 // TestValidateLimits: a file over the size limit and one nested too deeply
 // get one diagnostic each with file:line:col, and no crash.
 func TestValidateLimits(t *testing.T) {
