@@ -26,28 +26,33 @@ import (
 func Specs(cfg *config.Config) []pluginhost.Spec {
 	var out []pluginhost.Spec
 	for _, p := range cfg.EnabledPlugins() {
-		p := p
-		out = append(out, pluginhost.Spec{
-			Instance:     p.Name,
-			Source:       p.Source,
-			Path:         p.Path,
-			SHA256:       p.SHA256,
-			StartTimeout: p.StartTimeout.Duration(),
-			Env:          config.EnvSlice(p.Env),
-			DataDir:      filepath.Join(cfg.DataDir, "plugins", p.Name),
-			Fingerprint:  p.Fingerprint(),
-			Decode: func(s schema.Schema) ([]byte, error) {
-				js, diags := config.DecodePluginConfig(p, s)
-				if diags.HasErrors() {
-					var buf bytes.Buffer
-					config.FormatDiagnostics(&buf, diags, cfg.Files())
-					return nil, errors.New(buf.String())
-				}
-				return js, nil
-			},
-		})
+		out = append(out, PluginSpec(cfg, p))
 	}
 	return out
+}
+
+// PluginSpec is what the plugin host runs for plugin block p of cfg. Its
+// Decode formats the config block's diagnostics into the error.
+func PluginSpec(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
+	return pluginhost.Spec{
+		Instance:     p.Name,
+		Source:       p.Source,
+		Path:         p.Path,
+		SHA256:       p.SHA256,
+		StartTimeout: p.StartTimeout.Duration(),
+		Env:          config.EnvSlice(p.Env),
+		DataDir:      filepath.Join(cfg.DataDir, "plugins", p.Name),
+		Fingerprint:  p.Fingerprint(),
+		Decode: func(s schema.Schema) ([]byte, error) {
+			js, diags := config.DecodePluginConfig(p, s)
+			if diags.HasErrors() {
+				var buf bytes.Buffer
+				config.FormatDiagnostics(&buf, diags, cfg.Files())
+				return nil, errors.New(buf.String())
+			}
+			return js, nil
+		},
+	}
 }
 
 // hookOrder lists the enabled plugin instances in config order; the gateway

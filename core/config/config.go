@@ -99,11 +99,16 @@ func Default() *Config {
 // Load reads and decodes the configuration file at path. Relative paths in
 // the file are resolved against the absolute directory of path.
 //
+// A file larger than MaxFileSize or nesting deeper than MaxNesting is
+// refused with one diagnostic at the place it goes over, before it is
+// parsed.
+//
 // The returned Config is nil only when the file cannot be read. When diags
-// has errors the Config must not be used, except for Files (to print the
-// diagnostics with FormatDiagnostics).
+// has errors the Config must not be used to run, except for Files (to print
+// the diagnostics with FormatDiagnostics) and ProbePlugins (to check the
+// plugins the errors leave alone).
 func Load(path string) (*Config, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readLimited(path)
 	if err != nil {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -127,6 +132,12 @@ func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, 
 	cfg.dir = dir
 	cfg.ctx = evalContext(lookupEnv)
 
+	if diags := checkLimits(src, filename); diags.HasErrors() {
+		// No source is kept: these diagnostics have no snippet, and
+		// FormatDiagnostics must not read the file from disk again.
+		cfg.files = map[string]*hcl.File{filename: {}}
+		return cfg, diags
+	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	cfg.files = map[string]*hcl.File{filename: file}
 	if file == nil || file.Body == nil || diags.HasErrors() {

@@ -644,7 +644,7 @@ plugin "own" {
   path   = "/opt/mine"
 }
 `, nil)
-	d := cfg.SourceDiagnostic("tg", []string{"clawhost-telegram", "discord", "clawhost-telegram"})
+	d := cfg.SourceDiagnostic(cfg.Plugin("tg"), []string{"clawhost-telegram", "discord", "clawhost-telegram"})
 	if d == nil || d.Severity != hcl.DiagError {
 		t.Fatalf("diagnostic %v", d)
 	}
@@ -656,14 +656,14 @@ plugin "own" {
 	if d.Subject == nil || d.Subject.Start.Line != 2 || d.Subject.Start.Column != 24 {
 		t.Errorf("subject %v, want line 2 col 24", d.Subject)
 	}
-	if d := cfg.SourceDiagnostic("tg", nil); !strings.Contains(d.Detail, "no clawhost-* binaries") {
+	if d := cfg.SourceDiagnostic(cfg.Plugin("tg"), nil); !strings.Contains(d.Detail, "no clawhost-* binaries") {
 		t.Errorf("detail %q", d.Detail)
 	}
-	if d := cfg.SourceDiagnostic("own", nil); !strings.Contains(d.Detail, "/opt/mine") || d.Subject.Start.Line != 5 {
+	if d := cfg.SourceDiagnostic(cfg.Plugin("own"), nil); !strings.Contains(d.Detail, "/opt/mine") || d.Subject.Start.Line != 5 {
 		t.Errorf("path diagnostic %v", d)
 	}
-	if cfg.SourceDiagnostic("nope", nil) != nil {
-		t.Error("diagnostic for unknown instance")
+	if cfg.SourceDiagnostic(nil, nil) != nil {
+		t.Error("diagnostic for no plugin")
 	}
 }
 

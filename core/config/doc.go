@@ -8,11 +8,19 @@
 // file:line:col, so a user sees all of them at once (FormatDiagnostics
 // prints them with source snippets).
 //
+// Input is bounded: a file larger than MaxFileSize or nesting deeper than
+// MaxNesting is refused with one diagnostic before the HCL parser, which
+// recurses, sees it — a Go stack overflow cannot be recovered, and a SIGHUP
+// must not kill the running host. FormatDiagnostics is linear in the
+// diagnostics and the file.
+//
 // The config {} block of each plugin "<instance>" block is kept raw: its
 // schema is only known once the plugin binary has been started and asked for
 // it. DecodePluginConfig then decodes the block against that schema and
-// returns the JSON object the host sends in Configure. Plugin.Fingerprint lets
-// a reload (SIGHUP) tell which instances changed without knowing the schema.
+// returns the JSON object the host sends in Configure; Config.ProbePlugins
+// says which plugins `clawhost validate` can still start for that when the
+// file has errors. Plugin.Fingerprint lets a reload (SIGHUP) tell which
+// instances changed without knowing the schema.
 //
 // Expressions may call env("NAME") or env("NAME", "default"), so secrets stay
 // out of the file and plugins can be enabled from the environment:

@@ -43,7 +43,23 @@ var telegramSchema = schema.Schema{
 	{Name: "webhook_secret", Type: "string", Sensitive: true},
 }
 
-// TestGolden loads every testdata/diag/*.hcl file, decodes the config of its
+// generated are golden inputs too large to keep in testdata: name to source.
+// Their .golden files are in testdata/diag like the others.
+var generated = map[string]func() []byte{
+	// A valid file that a comment makes one byte longer than MaxFileSize:
+	// refused at the byte past the limit, with no snippet.
+	"too_large": func() []byte {
+		src := []byte("plugin \"tg\" {\n  source = \"telegram\"\n  config { token = \"" + secret + "\" }\n}\n")
+		line := "# " + strings.Repeat("padding ", 8) + "\n"
+		for len(src) <= MaxFileSize {
+			src = append(src, line...)
+		}
+		return src[:MaxFileSize+1]
+	},
+}
+
+// TestGolden loads every testdata/diag/*.hcl file (and every generated
+// input), decodes the config of its
 // telegram plugins, and compares the formatted diagnostics (and decoded
 // plugin JSON) with the .golden file next to it.
 func TestGolden(t *testing.T) {
@@ -55,11 +71,17 @@ func TestGolden(t *testing.T) {
 	if len(inputs) == 0 {
 		t.Fatal("no golden inputs")
 	}
+	for name := range generated {
+		inputs = append(inputs, filepath.Join("testdata", "diag", name+".hcl"))
+	}
 	for _, in := range inputs {
 		name := strings.TrimSuffix(filepath.Base(in), ".hcl")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			src, err := os.ReadFile(in)
+			if gen := generated[name]; gen != nil {
+				src, err = gen(), nil
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

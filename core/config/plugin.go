@@ -219,16 +219,16 @@ func nonHexNote(s string) string {
 	return ""
 }
 
-// SourceDiagnostic explains that the binary of plugin instance is missing.
+// SourceDiagnostic explains that the binary of plugin p is missing.
 // available are the sources found in plugin_dir (file names with or without
 // the "clawhost-" prefix, e.g. from AvailableSources); the diagnostic
-// suggests the nearest one ("did you mean") and lists them. It is nil when
-// there is no such instance.
-func (c *Config) SourceDiagnostic(instance string, available []string) *hcl.Diagnostic {
-	p := c.Plugin(instance)
+// suggests the nearest one ("did you mean") and lists them. It is nil when p
+// is nil.
+func (c *Config) SourceDiagnostic(p *Plugin, available []string) *hcl.Diagnostic {
 	if p == nil {
 		return nil
 	}
+	instance := p.Name
 	names := make([]string, 0, len(available))
 	for _, a := range available {
 		names = append(names, strings.TrimPrefix(a, BinaryPrefix))
@@ -283,4 +283,64 @@ func AvailableSources(dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// launchAttributes are the attributes of a plugin block that say what to
+// start: an error in one of them leaves nothing to probe.
+var launchAttributes = []string{"source", "path", "sha256", "enabled", "start_timeout"}
+
+// ProbePlugins returns the enabled plugins that `clawhost validate` can
+// still start and ask for their schema although diags (from Load) may have
+// errors: those with a source and a path, whose label and whose source,
+// path, sha256, enabled and start_timeout attributes have no error — and,
+// for a plugin without a path, plugin_dir has none. An error elsewhere, even
+// in the same block (a bad queue_mode, a misspelt attribute), does not keep
+// a plugin from being probed; its config block is checked too. The time is
+// linear in the plugins and diagnostics (error positions are sorted once).
+// After a syntax error there are no plugins.
+func (c *Config) ProbePlugins(diags hcl.Diagnostics) []*Plugin {
+	errAt := map[string][]int{} // file name: sorted error offsets
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError && d.Subject != nil {
+			errAt[d.Subject.Filename] = append(errAt[d.Subject.Filename], d.Subject.Start.Byte)
+		}
+	}
+	for _, offs := range errAt {
+		slices.Sort(offs)
+	}
+	// hit reports whether an error starts inside r.
+	hit := func(r hcl.Range) bool {
+		offs := errAt[r.Filename]
+		i, _ := slices.BinarySearch(offs, r.Start.Byte)
+		return i < len(offs) && offs[i] < max(r.End.Byte, r.Start.Byte+1)
+	}
+	dirBad := false
+	if c.body != nil {
+		if a := (&checker{body: c.body}).attr("plugin_dir"); a != nil {
+			dirBad = hit(a.Range)
+		}
+	}
+	var out []*Plugin
+	for _, p := range c.EnabledPlugins() {
+		if p.Source == "" || p.Path == "" || p.block == nil {
+			continue
+		}
+		bad := false
+		for _, r := range p.block.LabelRanges {
+			bad = bad || hit(r)
+		}
+		k := &checker{body: p.block.Body}
+		for _, name := range launchAttributes {
+			if a := k.attr(name); a != nil {
+				bad = bad || hit(a.Range)
+			}
+		}
+		if k.attr("path") == nil {
+			bad = bad || dirBad
+		}
+		if !bad {
+			out = append(out, p)
+		}
+	}
+	return out
 }

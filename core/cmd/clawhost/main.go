@@ -2,23 +2,26 @@
 // supervises the configured plugins, and connects their chats to the Claude
 // Code CLI.
 //
-//	clawhost [-config FILE]            run (default ./config.hcl)
-//	clawhost validate -config FILE     check the configuration, plugins included
+//	clawhost [run] [-config FILE]      run (default ./config.hcl)
+//	clawhost validate [-config FILE]   check the configuration, plugins included
 //	clawhost pairing list|approve CODE [-config FILE]
 //	                                   pending pairing codes; approve one
 //	clawhost status [-config FILE]     the running host's plugins: state, error, what to do
 //	clawhost version                   print the version
+//	clawhost help [COMMAND]            the commands and flags
 //
 // SIGINT and SIGTERM stop gracefully; SIGHUP reloads the configuration.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,19 +40,119 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// command is one subcommand as help lists it.
+type command struct {
+	name    string // as typed: "validate", "pairing list"
+	args    string // after the name: "[-config FILE]"
+	summary string // one line
+	detail  string // what `clawhost help NAME` adds; may be empty
+}
+
+// commands are the subcommands, in the order help lists them.
+var commands = []command{
+	{"run", "[-config FILE]", "run the host (the default): start the enabled plugins and answer chats",
+		"SIGHUP reloads the configuration (an invalid file is refused and the running set kept);\nSIGINT and SIGTERM stop every plugin and claude process and exit."},
+	{"validate", "[-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
+		"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares (the plugin is started for it,\nunless an error is in what says how to start it: source, path, sha256, enabled,\nstart_timeout). Exit 0 when valid (warnings allowed), 1 on errors, 2 on bad usage."},
+	{"pairing list", "[-config FILE]", "the pending pairing codes of unknown senders", ""},
+	{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
+		"Goes through the running host's admin endpoint, or the database when clawhost is stopped."},
+	{"version", "", "print the version", ""},
+	{"help", "[COMMAND]", "print the commands and flags, or one command's usage", ""},
+}
+
+// configFlagUsage is the one flag, as help shows it.
+const configFlagUsage = "configuration file; relative paths in it are relative to its directory"
+
+// writeUsage writes every command with its one line, then the flags.
+func writeUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: clawhost [COMMAND] [-config FILE]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	width := 0
+	for _, c := range commands {
+		width = max(width, len(c.name)+1+len(c.args))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, strings.TrimSpace(c.name+" "+c.args), c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Flags:")
+	fmt.Fprintf(w, "  -config FILE  %s (default \"config.hcl\")\n", configFlagUsage)
+	fmt.Fprintln(w, "  -h, -help     print this help")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "clawhost help COMMAND" for more about one command.`)
+}
+
+// help is `clawhost help [COMMAND]`: the named command's usage and detail
+// (every command starting with the name: "pairing" gives both), then the
+// full list. An unknown name is a usage error.
+func help(topic []string, stdout, stderr io.Writer) int {
+	name := strings.Join(topic, " ")
+	if name == "" {
+		writeUsage(stdout)
+		return 0
+	}
+	var found []command
+	for _, c := range commands {
+		if c.name == name || strings.HasPrefix(c.name, name+" ") {
+			found = append(found, c)
+		}
+	}
+	if len(found) == 0 {
+		fmt.Fprintf(stderr, "clawhost help: unknown command %q\n\n", name)
+		writeUsage(stderr)
+		return 2
+	}
+	for _, c := range found {
+		fmt.Fprintf(stdout, "clawhost %s\n    %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+		if c.detail != "" {
+			fmt.Fprintf(stdout, "\n%s\n", c.detail)
+		}
+		fmt.Fprintln(stdout)
+	}
+	writeUsage(stdout)
+	return 0
+}
+
+// known reports whether cmd is the first word of a command.
+func known(cmd string) bool {
+	for _, c := range commands {
+		if c.name == cmd || strings.HasPrefix(c.name, cmd+" ") {
+			return true
+		}
+	}
+	return false
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "run"
 	if len(args) > 0 && !isFlag(args[0]) {
 		cmd, args = args[0], args[1:]
 	}
+	if !known(cmd) {
+		fmt.Fprintf(stderr, "clawhost: unknown command %q\n\n", cmd)
+		writeUsage(stderr)
+		return 2
+	}
 	fs := flag.NewFlagSet("clawhost "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "config.hcl", "configuration file")
+	fs.Usage = func() {} // help is written below, once
+	cfgPath := fs.String("config", "config.hcl", configFlagUsage)
 	var positional []string
 	for len(args) > 0 && !isFlag(args[0]) {
 		positional, args = append(positional, args[0]), args[1:]
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			if cmd == "run" || cmd == "help" {
+				return help(nil, stdout, stderr)
+			}
+			return help([]string{cmd}, stdout, stderr)
+		}
+		// The flag package has said what is wrong.
+		fmt.Fprintln(stderr)
+		writeUsage(stderr)
 		return 2
 	}
 	positional = append(positional, fs.Args()...)
@@ -57,17 +160,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "version":
 		fmt.Fprintf(stdout, "clawhost %s\n", version)
 		return 0
+	case "help":
+		return help(positional, stdout, stderr)
 	case "validate":
 		return validate(*cfgPath, stdout, stderr)
 	case "pairing":
 		return pairing(*cfgPath, positional, stdout, stderr)
 	case "status":
 		return status(*cfgPath, stdout, stderr)
-	case "run":
+	default: // "run"
 		return serve(*cfgPath, stderr)
-	default:
-		fmt.Fprintf(stderr, "clawhost: unknown command %q (run, validate, pairing, version)\n", cmd)
-		return 2
 	}
 }
 
@@ -129,39 +231,63 @@ func serve(path string, stderr io.Writer) int {
 	return 0
 }
 
+// validate is `clawhost validate`: every problem of the file and of its
+// plugins in one list. After the file is loaded, each enabled plugin its
+// errors leave alone (Config.ProbePlugins) is looked for in plugin_dir,
+// started to ask for its schema, and its config block decoded against it.
+// All diagnostics are then sorted by position and printed once, with the
+// count.
 func validate(path string, stdout, stderr io.Writer) int {
-	cfg, ok := load(path, stderr)
-	if !ok {
+	cfg, diags := config.Load(path)
+	if cfg == nil {
+		config.FormatDiagnostics(stderr, diags, nil)
 		return 1
 	}
-	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
-	defer h.Stop()
-	failed := false
-	avail, _ := config.AvailableSources(cfg.PluginDir)
-	for _, sp := range core.Specs(cfg) {
-		if _, err := os.Stat(sp.Path); err != nil {
-			if d := cfg.SourceDiagnostic(sp.Instance, avail); d != nil {
-				config.FormatDiagnostics(stderr, hcl.Diagnostics{d}, cfg.Files())
-				failed = true
-				continue
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		_, sch, err := h.Probe(ctx, sp)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(stderr, "Error: plugin %q: %v\n", sp.Instance, err)
-			failed = true
-			continue
-		}
-		if _, err := sp.Decode(sch); err != nil {
-			fmt.Fprintln(stderr, err)
-			failed = true
-		}
-	}
-	if failed {
+	diags = append(diags, probePlugins(cfg, cfg.ProbePlugins(diags))...)
+	config.FormatDiagnostics(stderr, diags, cfg.Files())
+	if diags.HasErrors() {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: valid (%d plugins enabled)\n", path, len(cfg.EnabledPlugins()))
 	return 0
+}
+
+// probeTimeout bounds the probe of one plugin: start, handshake, schema.
+const probeTimeout = 20 * time.Second
+
+// probePlugins checks plugins: a missing binary gets a diagnostic with the
+// nearest available source; the others are started for their schema, and
+// their config block decoded against it. A plugin that does not start gets
+// a diagnostic at its block.
+func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	var avail []string
+	listed := false
+	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
+	defer h.Stop()
+	for _, p := range plugins {
+		if _, err := os.Stat(p.Path); err != nil {
+			if !listed {
+				avail, _ = config.AvailableSources(cfg.PluginDir)
+				listed = true
+			}
+			diags = append(diags, cfg.SourceDiagnostic(p, avail))
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		_, sch, err := h.Probe(ctx, core.PluginSpec(cfg, p))
+		cancel()
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Plugin did not start",
+				Detail:   fmt.Sprintf("Plugin %q (%s) could not be started to read its config schema: %v.", p.Name, p.Path, err),
+				Subject:  p.DefRange.Ptr(),
+			})
+			continue
+		}
+		_, pdiags := config.DecodePluginConfig(p, sch)
+		diags = append(diags, pdiags...)
+	}
+	return diags
 }

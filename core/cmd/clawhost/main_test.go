@@ -385,3 +385,177 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("version: %d %q", code, out.String())
 	}
 }
+
+// TestValidateOnePass: the file's own errors, a missing binary and a
+// plugin's schema errors come in one list sorted by position, with one
+// count. A plugin block with an error in its host settings is still probed;
+// one with an error in what says how to start it is not.
+func TestValidateOnePass(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.hcl")
+	src := fmt.Sprintf(`plugin_dir = %q
+plugin "lo" {
+  source     = "loopback"
+  queue_mode = "folowup"
+  config {
+    adr_file = "x"
+  }
+}
+log_level = "loud"
+plugin "tg" {
+  source = "lopback"
+}
+plugin "sum" {
+  source = "loopback"
+  sha256 = "abc"
+  config {
+    nope = 1
+  }
+}
+`, binDir(t))
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"validate", "-config", path}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, errb.String())
+	}
+	got := errb.String()
+	// Each problem once, in file order: line 4, 6, 9, 11, 15.
+	want := []string{
+		path + ":4:16",  // queue_mode: did you mean "followup"
+		path + ":6:5",   // adr_file: from the loopback plugin's schema
+		path + ":9:13",  // log_level
+		path + ":11:12", // lopback: binary not found
+		path + ":15:12", // sha256
+	}
+	var at []int
+	for _, w := range want {
+		if strings.Count(got, "-> "+w+"\n") != 1 {
+			t.Errorf("want one diagnostic at %s", w)
+		}
+		at = append(at, strings.Index(got, "-> "+w+"\n"))
+	}
+	for i := 1; i < len(at); i++ {
+		if at[i] < at[i-1] {
+			t.Errorf("%s printed before %s", want[i], want[i-1])
+		}
+	}
+	for _, s := range []string{`Did you mean "followup"?`, `Did you mean "loopback"?`, `"adr_file"`, "addr_file"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("output lacks %s", s)
+		}
+	}
+	if strings.Contains(got, "nope") {
+		t.Error(`plugin "sum" was probed although its sha256 is invalid`)
+	}
+	if n := strings.Count(got, " errors\n"); n != 1 || !strings.HasSuffix(got, "\n5 errors\n") {
+		t.Errorf("want one count line at the end, \"5 errors\":\n%s", got)
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout: %q", out.String())
+	}
+}
+
+// TestValidateLimits: a file over the size limit and one nested too deeply
+// get one diagnostic each with file:line:col, and no crash.
+func TestValidateLimits(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"large", "# " + strings.Repeat("x", 2<<20) + "\n", "too large"},
+		{"nested", "a = " + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "\n", "nested too deeply"},
+	} {
+		path := filepath.Join(dir, tc.name+".hcl")
+		if err := os.WriteFile(path, []byte(tc.src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var errb bytes.Buffer
+		if code := run([]string{"validate", "-config", path}, io.Discard, &errb); code != 1 {
+			t.Errorf("%s: exit %d, want 1", tc.name, code)
+		}
+		if s := errb.String(); !strings.Contains(s, tc.want) || !strings.Contains(s, "-> "+path+":1:") || len(s) > 2000 {
+			t.Errorf("%s: want a short diagnostic %q at %s:1:\n%.2000s", tc.name, tc.want, path, s)
+		}
+	}
+}
+
+// TestReloadNestedKeepsRunning: SIGHUP with a file nested deep enough to
+// overflow the parser's stack (or over the size limit) is refused with a
+// diagnostic; the host keeps running and answering.
+func TestReloadNestedKeepsRunning(t *testing.T) {
+	d := startDaemon(t, false)
+	pluginPIDs(d, 2)
+	for i, src := range []string{
+		"a = " + strings.Repeat("[", 1000000) + "\n",
+		strings.Repeat("# padding\n", 200000),
+	} {
+		if err := os.WriteFile(d.cfgPath, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_ = d.cmd.Process.Signal(syscall.SIGHUP)
+		d.waitFor(func() bool { return strings.Count(d.log.String(), "configuration refused") == i+1 }, "refusal of the file")
+		if d.cmd.ProcessState != nil {
+			t.Fatalf("clawhost exited: %v", d.cmd.ProcessState)
+		}
+		d.post("u1", fmt.Sprintf("still there %d?", i))
+		if got := d.nextSend("chat-u1"); !strings.Contains(got, fmt.Sprintf("still there %d?", i)) {
+			t.Errorf("reply %q: want the echo", got)
+		}
+	}
+	log := d.log.String()
+	for _, want := range []string{"Configuration nested too deeply", "Configuration file too large", d.cfgPath + ":1:"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+}
+
+// TestHelp: -h, help and help COMMAND list every command with its line and
+// the flags on stdout; an unknown command or help topic lists them on
+// stderr and exits 2.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	lines := []string{
+		"  run [-config FILE] ", "  validate [-config FILE] ", "  pairing list [-config FILE] ",
+		"  pairing approve CODE [-config FILE] ", "  version ", "  help [COMMAND] ", "  -config FILE ",
+	}
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout bool   // the list is on stdout, else stderr
+		extra  string // also wanted
+	}{
+		{[]string{"-h"}, 0, true, ""},
+		{[]string{"-help"}, 0, true, ""},
+		{[]string{"help"}, 0, true, ""},
+		{[]string{"help", "validate"}, 0, true, "sorted by file:line:col"},
+		{[]string{"validate", "-h"}, 0, true, "clawhost validate [-config FILE]\n"},
+		{[]string{"help", "pairing"}, 0, true, "clawhost pairing approve CODE"},
+		{[]string{"frobnicate"}, 2, false, `unknown command "frobnicate"`},
+		{[]string{"help", "frobnicate"}, 2, false, `unknown command "frobnicate"`},
+		{[]string{"validate", "-bogus"}, 2, false, "-bogus"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			var out, errb bytes.Buffer
+			code := run(tc.args, &out, &errb)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			list, other := out.String(), errb.String()
+			if !tc.stdout {
+				list, other = other, list
+			}
+			for _, l := range append(lines, tc.extra) {
+				if !strings.Contains(list, l) {
+					t.Errorf("lacks %q:\n%s", l, list)
+				}
+			}
+			if other != "" {
+				t.Errorf("other stream: %q", other)
+			}
+		})
+	}
+}
