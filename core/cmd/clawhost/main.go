@@ -57,6 +57,8 @@ var commands = []command{
 	{"pairing list", "[-config FILE]", "the pending pairing codes of unknown senders", ""},
 	{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
 		"Goes through the running host's admin endpoint, or the database when clawhost is stopped."},
+	{"status", "[-config FILE]", "the running host's plugins: state, last error, what to do",
+		"Reads the running host's admin endpoint (admin { listen = ... } in the file). Exit 0 when\nevery plugin is ready, 1 when one is not, 2 when the host cannot be reached."},
 	{"version", "", "print the version", ""},
 	{"help", "[COMMAND]", "print the commands and flags, or one command's usage", ""},
 }
