@@ -359,7 +359,7 @@ func TestMisconfiguredSettlesUntilReload(t *testing.T) {
 func TestUnresponsivePluginIsRestarted(t *testing.T) {
 	rec := newRecorder()
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound,
-		FirstBackoff: 20 * time.Millisecond, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: 300 * time.Millisecond})
+		FirstBackoff: 20 * time.Millisecond, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: time.Second})
 	t.Cleanup(h.Stop)
 	spec, addrFile := loopbackSpec(t, "lo")
 	h.Apply([]Spec{spec})
