@@ -8,6 +8,7 @@ import (
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/hashicorp/go-hclog"
 )
 
 // Request is one turn: queued entries of one session, oldest first.
@@ -69,7 +70,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		return Outcome{Retry: ctx.Err() == nil, Halt: ctx.Err() != nil}
 	}
 	seal := t.opts.Output.Typing(last.Target())
-	o := t.exchange(ctx, set, req, sess, fresh, msgs)
+	o := t.exchange(ctx, log, set, req, sess, fresh, msgs)
 	if o.Deliver {
 		o.EndTyping = seal
 	} else {
@@ -79,9 +80,8 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 }
 
 // exchange runs the agent for the started entries and says what to deliver.
-func (t *Turns) exchange(ctx context.Context, set Settings, req Request, sess store.Session, fresh bool, msgs []message.Message) Outcome {
+func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, req Request, sess store.Session, fresh bool, msgs []message.Message) Outcome {
 	last := &msgs[len(msgs)-1]
-	log := t.log.With("session", req.Key, "ids", ids(req.Entries))
 	for i := range msgs {
 		t.fetchMedia(ctx, set, &msgs[i], req.Entries[i].ID)
 	}
@@ -106,13 +106,12 @@ func (t *Turns) exchange(ctx context.Context, set Settings, req Request, sess st
 	t.opts.Observer.Turn(t.opts.Now().Sub(started), outcome)
 	t.recordUsage(ctx, req.Key, sess, res, last)
 	log.Debug("agent turn done", "duration", res.Duration, "outcome", outcome, "new_process", res.NewProcess)
-	return t.outcome(ctx, req, res, out, last)
+	return t.outcome(ctx, log, req, res, out, last)
 }
 
 // outcome turns the runner's result into what to deliver.
-func (t *Turns) outcome(ctx context.Context, req Request, res runner.Result, out streamed, last *message.Message) Outcome {
+func (t *Turns) outcome(ctx context.Context, log hclog.Logger, req Request, res runner.Result, out streamed, last *message.Message) Outcome {
 	o := Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatMarkdown, Draft: out.draft}
-	log := t.log.With("session", req.Key)
 	switch {
 	case res.Err == nil:
 		o.Text = out.remainder
