@@ -218,7 +218,17 @@ func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, in
 		Command: inv.Plugin.Name, Args: inv.Args, RawText: m.Body,
 		Conversation: m.Conversation(key), Sender: m.Sender,
 	})
-	if err != nil {
+	var ce *channel.Error
+	switch {
+	case errors.As(err, &ce) && ce.Code == channel.CodeInvalidRequest && ce.Message != "":
+		// The plugin's own answer to a wrong invocation (usage, a bad
+		// argument): the user's mistake, not the host's.
+		h.Logger.Debug("command refused the request", "command", inv.Name, "instance", inv.Instance, "reason", ce.Message)
+		return ce.Message
+	case errors.As(err, &ce):
+		h.Logger.Warn("command failed", "command", inv.Name, "instance", inv.Instance, "code", string(ce.Code), "error", ce.Message)
+		return fmt.Sprintf("The /%s command failed: %s", inv.Name, ce.Message)
+	case err != nil:
 		h.Logger.Error("command failed", "command", inv.Name, "instance", inv.Instance, "error", err)
 		return fmt.Sprintf("The /%s command failed.", inv.Name)
 	}

@@ -49,6 +49,14 @@ func (f *fakePlugins) WaitReady(context.Context, string) (host.Description, erro
 
 func (f *fakePlugins) Execute(_ context.Context, _ string, req sdkcommand.Request) (sdkcommand.Response, error) {
 	f.executed = append(f.executed, req)
+	switch req.Args {
+	case "":
+		return sdkcommand.Response{}, channel.Errorf(channel.CodeInvalidRequest, "usage: /ping TEXT")
+	case "quota":
+		return sdkcommand.Response{}, channel.Errorf(channel.CodeRateLimited, "quota used up")
+	case "crash":
+		return sdkcommand.Response{}, errors.New("plugin exited")
+	}
 	return sdkcommand.Response{Replies: []sdkcommand.Reply{{Text: "pong " + req.Args}, {Text: " "}}}, nil
 }
 
@@ -140,6 +148,15 @@ func TestPluginCommands(t *testing.T) {
 	}
 	if got := answer(t, h, "/ping x", false); got != "pong x" || p.executed[0].Command != "ping" || p.executed[0].Conversation.SessionKey != "tg:direct:5" {
 		t.Errorf("ping: %q %+v", got, p.executed)
+	}
+	for args, want := range map[string]string{
+		"":      "usage: /ping TEXT", // the plugin's usage text reaches the user
+		"quota": "The /ping command failed: quota used up",
+		"crash": "The /ping command failed.",
+	} {
+		if got := answer(t, h, strings.TrimSpace("/ping "+args), false); got != want {
+			t.Errorf("/ping %s: %q, want %q", args, got, want)
+		}
 	}
 	p.ready = false
 	if got := answer(t, h, "/ping", false); got != "The /ping command is unavailable right now (plugin ops is not ready)." {
