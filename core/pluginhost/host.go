@@ -254,6 +254,7 @@ type Instance struct {
 	desc     host.Description
 	readyCh  chan struct{} // closed when ready; replaced on restart
 	probeErr error         // set when the liveness probe killed the run
+	tail     *stderrTail   // the current process's last stderr lines
 }
 
 func newInstance(h *Host, s Spec) *Instance {

@@ -85,8 +85,14 @@ func (f *faulty) Send(ctx context.Context, req channel.SendRequest) (channel.Sen
 //
 // Any other mode is a well-behaved sdk plugin.
 func faultPlugin(mode string) {
-	if mode == "hang" {
+	switch mode {
+	case "hang":
 		time.Sleep(time.Hour) // never completes the handshake
+	case "nokind":
+		sdk.Serve(sdk.Plugin{Name: "fault-nokind"}) // refuses to start: no kind
+		return
+	case "stdout":
+		fmt.Println("a plugin that prints to stdout") // breaks the handshake
 	}
 	p := sdk.Plugin{Name: "fault-" + mode, Channel: &faulty{mode: mode}}
 	switch mode {
@@ -629,5 +635,27 @@ func TestPluginEnv(t *testing.T) {
 	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "TZ=UTC", "HOME=/p", "EXTRA=1", "PLUGIN_PROTOCOL_VERSIONS=9", "PLUGIN_PROTOCOL_VERSIONS=1", "CLAWHOST_LOG_LEVEL=info"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("pluginEnv =\n%q\nwant (exec keeps the last of a duplicated name)\n%q", got, want)
+	}
+}
+
+// TestStartupErrorsSayWhy: the state's error names the real reason of a
+// failed start — what the plugin wrote to stderr, or that it wrote to
+// stdout before the handshake — not only "no handshake".
+func TestStartupErrorsSayWhy(t *testing.T) {
+	h := newHost(t, newRecorder())
+	h.Apply([]Spec{faultSpec("nokind", "nokind"), faultSpec("stdout", "stdout")})
+	for name, want := range map[string]string{
+		"nokind": "plugin offers no kind: set Channel, Command or Hook",
+		"stdout": `wrote "a plugin that prints to stdout" to stdout before the handshake`,
+	} {
+		deadline := time.Now().Add(10 * time.Second)
+		st := h.Instance(name).Status()
+		for ; !strings.Contains(st.LastError, want); st = h.Instance(name).Status() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: state %s, error %q lacks %q", name, st.State, st.LastError, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Logf("%s: %s", name, st.LastError)
 	}
 }

@@ -91,13 +91,18 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 				i.mu.Unlock()
 			})
 			proc = r
+			if r != nil {
+				i.mu.Lock()
+				i.tail = r.tail
+				i.mu.Unlock()
+			}
 			return r, err
 		},
 	})
 	rpc, err := client.Client()
 	if err != nil {
 		client.Kill()
-		return nil, nil, nil, fmt.Errorf("start plugin %s (%s): %w", i.spec.Instance, path, err)
+		return nil, nil, nil, fmt.Errorf("start plugin %s (%s): %w", i.spec.Instance, path, handshakeError(err))
 	}
 	raw, err := rpc.Dispense(host.PluginName)
 	if err != nil {
@@ -122,4 +127,22 @@ func (i *Instance) startTimeout() time.Duration {
 		return i.spec.StartTimeout
 	}
 	return defaultStartTimeout
+}
+
+// handshakeError says in plain words why go-plugin's handshake failed when
+// its own message would mislead: a line on stdout that is not the
+// handshake (stdout belongs to it), or no line at all (the plugin exited
+// first; its stderr, added by the supervisor, says why).
+func handshakeError(err error) error {
+	const marker = "Unrecognized remote plugin message: "
+	msg := err.Error()
+	i := strings.Index(msg, marker)
+	if i < 0 {
+		return err
+	}
+	line, _, _ := strings.Cut(msg[i+len(marker):], "\n")
+	if line = strings.TrimSpace(line); line == "" {
+		return errors.New("the plugin exited before the handshake")
+	}
+	return fmt.Errorf("the plugin wrote %q to stdout before the handshake (stdout belongs to the handshake; a plugin logs to stderr)", line)
 }

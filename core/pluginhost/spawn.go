@@ -56,6 +56,7 @@ type procRunner struct {
 	cmd    *exec.Cmd
 	stdout io.ReadCloser
 	stderr io.ReadCloser
+	tail   *stderrTail // the last lines of stderr, for errors
 	pid    int
 	onPID  func(int)
 
@@ -75,7 +76,7 @@ func newProcRunner(log hclog.Logger, sp *spawner, cmd *exec.Cmd, onPID func(int)
 	if err != nil {
 		return nil, err
 	}
-	return &procRunner{log: log, sp: sp, cmd: cmd, stdout: stdout, stderr: stderr, onPID: onPID, exited: make(chan struct{})}, nil
+	return &procRunner{log: log, sp: sp, cmd: cmd, stdout: stdout, stderr: stderr, tail: &stderrTail{}, onPID: onPID, exited: make(chan struct{})}, nil
 }
 
 func (r *procRunner) Start(context.Context) error {
@@ -169,10 +170,18 @@ func (r *procRunner) Kill(context.Context) error {
 }
 
 func (r *procRunner) Stdout() io.ReadCloser { return r.stdout }
-func (r *procRunner) Stderr() io.ReadCloser { return r.stderr }
-func (r *procRunner) Name() string          { return r.cmd.Path }
-func (r *procRunner) ID() string            { return fmt.Sprint(r.pid) }
+func (r *procRunner) Stderr() io.ReadCloser {
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(r.stderr, r.tail), r.stderr}
+}
+func (r *procRunner) Name() string { return r.cmd.Path }
+func (r *procRunner) ID() string   { return fmt.Sprint(r.pid) }
 func (r *procRunner) Diagnose(context.Context) string {
+	if t := r.tail.String(); t != "" {
+		return "the plugin did not complete the clawhost handshake; it wrote to stderr: " + t
+	}
 	return "the plugin did not complete the clawhost handshake: is " + r.cmd.Path + " a clawhost plugin built with the sdk?"
 }
 func (r *procRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,7 +44,7 @@ func (i *Instance) supervise() {
 		i.mu.Lock()
 		i.restarts++
 		i.mu.Unlock()
-		i.setState(StateDegraded, err)
+		i.setState(StateDegraded, i.withStderr(err))
 		i.log.Info("restarting plugin", "in", backoff.String())
 		select {
 		case <-time.After(backoff):
@@ -170,4 +171,19 @@ func (i *Instance) probe(ctx context.Context, plug *host.Plugin) {
 		}
 		return
 	}
+}
+
+// withStderr adds what the plugin last wrote to stderr to the error of a
+// failed run (a panic, a refused start), unless the error already says it.
+func (i *Instance) withStderr(err error) error {
+	i.mu.Lock()
+	tail := i.tail
+	i.mu.Unlock()
+	if err == nil || tail == nil {
+		return err
+	}
+	if t := tail.String(); t != "" && !strings.Contains(err.Error(), t) {
+		return fmt.Errorf("%w; the plugin's last stderr lines: %s", err, t)
+	}
+	return err
 }
