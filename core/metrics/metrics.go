@@ -52,7 +52,8 @@ type PluginStat struct {
 	Instance string
 	// Source is the plugin source ("telegram"); informational, not a label.
 	Source string
-	// State is the supervisor's state name; informational, not a label.
+	// State is the supervisor's state name: the state label of
+	// clawhost_plugin_state.
 	State string
 	// Ready reports whether the plugin is up and serving;
 	// clawhost_plugin_up is 1 when true.
@@ -197,7 +198,9 @@ func (m *Metrics) SetActiveRuns(n int) { m.activeRuns.Set(float64(n)) }
 
 // WatchPlugins installs f, called at every scrape to produce
 // clawhost_plugin_restarts_total{instance} (a counter) and
-// clawhost_plugin_up{instance} (1 when Ready, else 0). f is called from the
+// clawhost_plugin_up{instance} (1 when Ready, else 0) and
+// clawhost_plugin_state{instance,state} (1, for the current state only, so
+// an alert can name it: missing, misconfigured, ...). f is called from the
 // scraping goroutine, possibly concurrently with itself, so it must be safe
 // for concurrent use and quick (no blocking I/O). A later call replaces f;
 // nil removes it. Until f is installed the two metrics are absent. When f
@@ -257,6 +260,7 @@ func (c *counterCache) get(a, b string) prometheus.Counter {
 type watchCollector struct {
 	restarts *prometheus.Desc
 	up       *prometheus.Desc
+	state    *prometheus.Desc
 	warmDesc *prometheus.Desc
 
 	plugins atomic.Pointer[func() []PluginStat]
@@ -273,6 +277,10 @@ func newWatchCollector() *watchCollector {
 			prometheus.BuildFQName(namespace, "plugin", "up"),
 			"1 when the plugin instance is ready, else 0.",
 			[]string{"instance"}, nil),
+		state: prometheus.NewDesc(
+			prometheus.BuildFQName(namespace, "plugin", "state"),
+			"1 for the plugin instance's current supervisor state (starting, ready, degraded, misconfigured, missing, unresponsive, stopped).",
+			[]string{"instance", "state"}, nil),
 		warmDesc: prometheus.NewDesc(
 			prometheus.BuildFQName(namespace, "runner", "warm_processes"),
 			"Warm claude processes kept by the runner.",
@@ -284,6 +292,7 @@ func newWatchCollector() *watchCollector {
 func (c *watchCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.restarts
 	ch <- c.up
+	ch <- c.state
 	ch <- c.warmDesc
 }
 
@@ -303,6 +312,9 @@ func (c *watchCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(c.restarts, prometheus.CounterValue, float64(s.Restarts), s.Instance)
 			ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, s.Instance)
+			if s.State != "" {
+				ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, 1, s.Instance, s.State)
+			}
 		}
 	}
 	if f := c.warm.Load(); f != nil && *f != nil {

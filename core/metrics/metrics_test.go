@@ -130,6 +130,8 @@ func TestWatchers(t *testing.T) {
 		`clawhost_plugin_restarts_total{instance="dc"} 0`,
 		`clawhost_plugin_up{instance="tg"} 1`,
 		`clawhost_plugin_up{instance="dc"} 0`,
+		`clawhost_plugin_state{instance="tg",state="running"} 1`,
+		`clawhost_plugin_state{instance="dc",state="backoff"} 1`,
 		`# TYPE clawhost_plugin_restarts_total counter`,
 		`# TYPE clawhost_plugin_up gauge`,
 		`clawhost_runner_warm_processes 4`,

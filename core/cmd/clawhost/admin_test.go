@@ -154,6 +154,9 @@ plugin "gone" {
 		t.Errorf("/healthz %d %s", code, body)
 	}
 	start := time.Now()
+	if _, m := get(t, "http://"+adminAddr+"/metrics"); !strings.Contains(m, `clawhost_plugin_state{instance="gone",state="missing"} 1`) {
+		t.Errorf("/metrics lacks the missing state:\n%s", m)
+	}
 	d.post("owner", "still serving")
 	if got := d.nextSend("chat-owner"); !strings.Contains(got, "still serving") {
 		t.Errorf("reply %q", got)
