@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -73,24 +74,6 @@ func (f *fakePairing) calls() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.approved...)
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func sampleSnapshot() Snapshot {
@@ -488,7 +471,7 @@ func TestNonLoopbackWarning(t *testing.T) {
 		{"127.0.0.1:0", false},
 		{"0.0.0.0:0", true},
 	} {
-		var out syncBuffer
+		var out syncbuf.Buffer
 		log := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info})
 		start(t, Options{Listen: c.listen, Source: &fakeSource{}, Logger: log})
 		if got := strings.Contains(out.String(), "non-loopback"); got != c.warn {

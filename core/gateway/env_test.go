@@ -9,9 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -56,25 +57,8 @@ type env struct {
 	host   *pluginhost.Host
 	addr   string
 	after  int
-	logBuf *lockedBuffer
+	logBuf *syncbuf.Buffer
 	set    Settings
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 type envOptions struct {
@@ -107,7 +91,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	e := &env{t: t, dir: dir, logBuf: &lockedBuffer{}}
+	e := &env{t: t, dir: dir, logBuf: &syncbuf.Buffer{}}
 	log := hclog.New(&hclog.LoggerOptions{Output: e.logBuf, Level: hclog.Debug})
 	var err error
 	e.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "data"), sqlite.Options{Synchronous: "NORMAL", Now: o.now, BusyTimeout: o.busyTimeout})

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
 )
 
 // BenchmarkStartup measures exec of clawhost until all 3 example plugins
@@ -24,7 +26,7 @@ func BenchmarkStartup(b *testing.B) {
 	var lat []time.Duration
 	var hostRSS, pluginRSS float64
 	for i := 0; i < b.N; i++ {
-		log := &syncBuffer{}
+		log := &syncbuf.Buffer{}
 		cmd := exec.Command(bin, "-config", cfg)
 		cmd.Stderr = log
 		t0 := time.Now()

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/turn"
 )
 
@@ -113,7 +114,7 @@ type clHost struct {
 	fake     *anthropictest.Server
 
 	cmd      *exec.Cmd
-	log      *syncBuffer
+	log      *syncbuf.Buffer
 	addr     string
 	stopPoll context.CancelFunc
 	pollDone chan struct{}
@@ -157,7 +158,7 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 func (h *clHost) start() {
 	h.t.Helper()
 	_ = os.Remove(h.addrFile)
-	h.log = &syncBuffer{}
+	h.log = &syncbuf.Buffer{}
 	h.cmd = exec.Command(filepath.Join(binDir(h.t), "clawhost"), "-config", h.cfgPath)
 	h.cmd.Stdout = h.log
 	h.cmd.Stderr = h.log

@@ -11,10 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/core/internal/testbin"
@@ -46,25 +47,8 @@ type daemon struct {
 	dir      string
 	cfgPath  string
 	addrFile string
-	log      *syncBuffer
+	log      *syncbuf.Buffer
 	after    int
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 const configTemplate = `
@@ -144,7 +128,7 @@ func launch(t testing.TB, dir, cfgPath string) *daemon {
 // spawn starts the clawhost process with a fresh log.
 func (d *daemon) spawn() {
 	d.t.Helper()
-	d.log = &syncBuffer{}
+	d.log = &syncbuf.Buffer{}
 	d.cmd = exec.Command(filepath.Join(binDir(d.t), "clawhost"), "-config", d.cfgPath)
 	d.cmd.Stderr = d.log
 	d.cmd.Stdout = d.log
