@@ -1,9 +1,6 @@
 package pluginhost
 
-import (
-	"slices"
-	"strings"
-)
+import "github.com/clawhost/clawhost/core/internal/envfilter"
 
 // inheritedEnv names the host variables every plugin inherits, when set:
 // what any program needs to find executables, its home and temporary
@@ -13,11 +10,8 @@ import (
 // third-party ones included. A plugin gets its secrets through its config
 // block (sensitive attributes) and other variables through the block's env
 // attribute (Spec.Env).
-var inheritedEnv = []string{"PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "LANG", "TZ"}
-
-// inheritedEnvPrefixes are prefixes of inherited host variables (the locale
-// categories LC_ALL, LC_CTYPE, ...).
-var inheritedEnvPrefixes = []string{"LC_"}
+// LC_* are the locale categories (LC_ALL, LC_CTYPE, ...).
+var inheritedEnv = []string{"PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "LANG", "LC_*", "TZ"}
 
 // pluginEnv builds a plugin's environment from, in order of precedence
 // (exec uses the last value of a duplicated name):
@@ -27,27 +21,9 @@ var inheritedEnvPrefixes = []string{"LC_"}
 //     configured with SkipHostEnv) and the sdk's (sdk.EnvLogLevel). They
 //     come last so a configured env cannot break the handshake;
 //   - extra: the plugin block's env attribute ("NAME=value");
-//   - the variables of host named by inheritedEnv and inheritedEnvPrefixes.
+//   - the variables of host named by inheritedEnv.
 func pluginEnv(host, extra, own []string) []string {
-	out := make([]string, 0, len(inheritedEnv)+len(extra)+len(own))
-	for _, kv := range host {
-		name, _, ok := strings.Cut(kv, "=")
-		if ok && inherited(name) {
-			out = append(out, kv)
-		}
-	}
+	out := envfilter.Keep(host, inheritedEnv...)
 	out = append(out, extra...)
 	return append(out, own...)
-}
-
-func inherited(name string) bool {
-	if slices.Contains(inheritedEnv, name) {
-		return true
-	}
-	for _, p := range inheritedEnvPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
 }

@@ -19,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/envfilter"
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/internal/testbin"
@@ -489,24 +492,6 @@ func TestApplyReconciles(t *testing.T) {
 	waitState(t, h.Instance("b"), StateReady, 10*time.Second)
 }
 
-// syncBuffer is a log output the test reads while the host writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // logLines returns the lines of log at level ("WARN", "ERROR").
 func logLines(log, level string) []string {
 	var out []string
@@ -539,7 +524,7 @@ func TestStopPolitely(t *testing.T) {
 		{mode: "ignoreterm", grace: 400 * time.Millisecond, within: 400*time.Millisecond + 5*time.Second, wantWarn: true, evidence: "signal: killed"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			log := &syncBuffer{}
+			log := &syncbuf.Buffer{}
 			h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: log}), StopGrace: tc.grace})
 			t.Cleanup(h.Stop)
 			h.Apply([]Spec{faultSpec("f", tc.mode)})
@@ -608,7 +593,7 @@ func TestPluginEnvironment(t *testing.T) {
 			t.Errorf("the plugin sees the host's secret in %s", name)
 		}
 		own := name == host.Handshake.MagicCookieKey || name == sdk.EnvLogLevel || strings.HasPrefix(name, "PLUGIN_")
-		if !inherited(name) && !own {
+		if !envfilter.Allowed(name, inheritedEnv...) && !own {
 			t.Errorf("the plugin inherited %s, which is neither allowed nor configured", name)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/envfilter"
 )
 
 // Defaults applied by Config.withDefaults (and so by New) to zero fields.
@@ -260,29 +262,11 @@ var claudeEnv = []string{
 	"IS_SANDBOX",
 }
 
-// passedThrough reports whether the host variable name reaches claude.
-func passedThrough(name string) bool {
-	if slices.Contains(claudeEnv, name) {
-		return true
-	}
-	for _, n := range inheritedEnv {
-		if n == name || (strings.HasSuffix(n, "*") && strings.HasPrefix(name, strings.TrimSuffix(n, "*"))) {
-			return true
-		}
-	}
-	return false
-}
-
 // env builds claude's environment: the host variables inheritedEnv and claudeEnv name,
 // the runner's defaults, Config.Env, then TMPDIR (exec keeps the last value of a
 // duplicated name).
 func (c Config) env(host []string, tmpdir string) []string {
-	var e []string
-	for _, kv := range host {
-		if name, _, ok := strings.Cut(kv, "="); ok && passedThrough(name) {
-			e = append(e, kv)
-		}
-	}
+	e := envfilter.Keep(host, append(slices.Clone(inheritedEnv), claudeEnv...)...)
 	e = append(e,
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",

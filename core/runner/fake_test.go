@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/envfilter"
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 )
@@ -430,7 +431,7 @@ func TestFakeEnvironment(t *testing.T) {
 		}
 		_, configured := cfg.Env[name]
 		runnerOwn := name == "TMPDIR" || name == "CLAUDE_CODE_MAX_RETRIES" || name == "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" || strings.HasPrefix(name, "DISABLE_")
-		if !passedThrough(name) && !configured && !runnerOwn {
+		if !envfilter.Allowed(name, append(slices.Clone(inheritedEnv), claudeEnv...)...) && !configured && !runnerOwn {
 			t.Errorf("claude inherited %s, which is neither allowed nor configured", name)
 		}
 	}
