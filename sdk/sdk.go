@@ -29,6 +29,18 @@ type Plugin struct {
 	Version string
 	// Schema declares the attributes of the plugin's config {} block.
 	Schema schema.Schema
+	// Validate checks a decoded config {} block without applying it: no
+	// network, no files written, no goroutines left behind. Return
+	// schema.Diagnostics to point the user at attributes (by path: "token",
+	// "guilds[1]"); any other error is reported for the block as a whole.
+	// The host calls it from `clawhost validate`, before a start and on a
+	// reload before anything is stopped, so a block the plugin rejects is
+	// refused at its file:line:col while the running instance is kept. It
+	// may be called any number of times, in a process that is never
+	// configured. Nil: the block is checked only by Configure.
+	//
+	// Usually Configure calls the same checks; see the quick start.
+	Validate func(ctx context.Context, cfg schema.Config) error
 	// Configure receives the decoded config {} block, once per process,
 	// before any other call. Return schema.Diagnostics to point the user at
 	// attributes; any other error is reported for the block as a whole.
@@ -40,6 +52,11 @@ type Plugin struct {
 	Command command.Handler
 	// Hook is a before_agent_start hook, if the plugin offers one.
 	Hook hook.Hook
+	// Retry is called when the operator asks the plugin to try again what
+	// its last status.Attention named in Retry ("Show a new QR code"). It
+	// must return quickly; report the outcome through the status.Reporter
+	// from Configure. Nil: the plugin offers no retry.
+	Retry func(ctx context.Context) error
 }
 
 // Environment variables the host sets for its plugins.
@@ -100,7 +117,7 @@ func run(p Plugin, log hclog.Logger) int {
 	}
 	inbox := wire.NewInbox()
 	srv := &wire.Server{
-		Impl:  &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook},
+		Impl:  &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Retry: p.Retry},
 		Log:   log,
 		Ctx:   ctx,
 		Inbox: inbox,

@@ -68,7 +68,8 @@ type Capabilities struct {
 	LengthUnit string
 	// Markdown is the markup the channel renders from Format "markdown":
 	// MarkdownNone, MarkdownCommonMark, MarkdownTelegramHTML, MarkdownDiscord,
-	// MarkdownWhatsApp.
+	// MarkdownWhatsApp. With MarkdownNone (the default) the host sends
+	// plain text: the agent's markdown is rendered to plain text first.
 	Markdown string
 	// Threads: the platform has threads or topics (InboundMessage.ThreadID).
 	Threads bool
@@ -77,6 +78,12 @@ type Capabilities struct {
 	// MediaIn and MediaOut list the media kinds received and sent.
 	MediaIn  []MediaKind
 	MediaOut []MediaKind
+	// DisplayName is the platform's name for people ("Telegram"); the host
+	// uses it as the envelope label. Empty means the plugin's name.
+	DisplayName string
+	// MaxLines is a soft limit of lines per message (Discord: 17): the host
+	// splits longer replies there, reopening code fences. Zero means none.
+	MaxLines int
 }
 
 // Length units.

@@ -25,6 +25,23 @@ type Request struct {
 	Message string
 	// NewSession is true for the first turn of a session.
 	NewSession bool
+	// Workspace is the agent's working directory (absolute).
+	Workspace string
+	// SessionID is the agent's session id for this turn (claude's
+	// --session-id/--resume uuid).
+	SessionID string
+	// Attachments are the message's media, already saved on the host.
+	Attachments []Attachment
+}
+
+// Attachment is an inbound media item saved on the host.
+type Attachment struct {
+	Kind channel.MediaKind
+	// Path is absolute, inside Workspace.
+	Path     string
+	MIME     string
+	Filename string
+	Size     int64
 }
 
 // Response is what the hook adds. Empty strings add nothing.

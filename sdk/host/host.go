@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	grpcstatus "google.golang.org/grpc/status"
 
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -24,6 +24,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Handshake is the go-plugin handshake of clawhost plugins.
@@ -61,7 +62,7 @@ func mapErr(op string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	st, ok := status.FromError(err)
+	st, ok := grpcstatus.FromError(err)
 	if !ok {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -149,6 +150,65 @@ func (p *Plugin) Configure(ctx context.Context, cfg schema.Config) (schema.Diagn
 		return nil, mapErr("configure", err)
 	}
 	return wire.DiagnosticsFromProto(r.GetDiagnostics()), nil
+}
+
+// Validate asks the plugin to check cfg without applying it. Diagnostics
+// are the plugin's verdict; ErrUnimplemented means the plugin predates
+// Validate (it checks its block only in Configure).
+func (p *Plugin) Validate(ctx context.Context, cfg schema.Config) (schema.Diagnostics, error) {
+	r, err := p.plug.Validate(ctx, &pb.ValidateRequest{Instance: cfg.Instance, ConfigJson: cfg.JSON})
+	if err != nil {
+		return nil, mapErr("validate", err)
+	}
+	return wire.DiagnosticsFromProto(r.GetDiagnostics()), nil
+}
+
+// WatchStatus opens the plugin's status stream: each report is sent on the
+// returned channel, which is closed when the stream ends (ctx ended, the
+// plugin exited); the error, if any, is then available from the returned
+// func. ErrUnimplemented (from the first call) means the plugin never
+// reports: it is ready while it runs.
+func (p *Plugin) WatchStatus(ctx context.Context) (<-chan status.Status, func() error, error) {
+	ws, err := p.plug.WatchStatus(ctx, &pb.WatchStatusRequest{})
+	if err != nil {
+		return nil, nil, mapErr("watch status", err)
+	}
+	c := make(chan status.Status, 1)
+	end := make(chan struct{})
+	var serr error
+	go func() {
+		defer close(end)
+		defer close(c)
+		for {
+			m, err := ws.Recv()
+			if err != nil {
+				if err == io.EOF {
+					err = fmt.Errorf("watch status: %w: stream closed", ErrPluginExited)
+				} else {
+					err = mapErr("watch status", err)
+				}
+				serr = err
+				return
+			}
+			select {
+			case c <- wire.StatusFromProto(m):
+			case <-ctx.Done():
+				serr = ctx.Err()
+				return
+			}
+		}
+	}()
+	return c, func() error { <-end; return serr }, nil
+}
+
+// Retry asks the plugin to try again what its status's Attention.Retry
+// named. A business error (*channel.Error) says why it cannot.
+func (p *Plugin) Retry(ctx context.Context) error {
+	r, err := p.plug.Retry(ctx, &pb.RetryRequest{})
+	if err != nil {
+		return mapErr("retry", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
 }
 
 // Delivery is one inbound message and its delivery id for Ack.

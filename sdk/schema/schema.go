@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Attribute is one attribute of a config {} block.
@@ -47,6 +49,10 @@ type Config struct {
 	// Logger is the plugin's logger; its lines appear in the host log under
 	// the instance name. Never log secrets.
 	Logger hclog.Logger
+	// Status reports the plugin's state to the operator (see package
+	// status). Keep it: it stays valid for the life of the process. In
+	// Validate it is status.Discard.
+	Status status.Reporter
 }
 
 // Decode unmarshals the configuration into v, typically a struct with json
@@ -63,14 +69,19 @@ func (c Config) Decode(v any) error {
 
 // Diagnostic is one configuration problem found by a plugin.
 type Diagnostic struct {
-	// Attribute names the offending attribute; empty for the block as a whole.
+	// Attribute is the path of the offending value; empty for the block as
+	// a whole. An attribute name ("token"), then ".key" for a map or object
+	// key and "[n]" for a list element ("guilds[1]", "pacing.min"). The
+	// host reports the diagnostic at that value's file:line:col.
 	Attribute string
 	Summary   string
 	Detail    string
+	// Warning is printed but does not refuse the block.
+	Warning bool
 }
 
 // Diagnostics is a list of configuration problems. It is an error so that
-// Configure can return it; the host reports each entry at the attribute's
+// Validate and Configure can return it; the host reports each entry at the attribute's
 // position in the config file.
 type Diagnostics []Diagnostic
 

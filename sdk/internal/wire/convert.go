@@ -12,6 +12,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // ErrorToProto converts a business error; nil stays nil. Errors that are not
@@ -44,6 +45,8 @@ func CapabilitiesToProto(c channel.Capabilities) *pb.ChannelCapabilities {
 		Groups:        c.Groups,
 		MediaIn:       kindsToStrings(c.MediaIn),
 		MediaOut:      kindsToStrings(c.MediaOut),
+		DisplayName:   c.DisplayName,
+		MaxLines:      int32(c.MaxLines),
 	}
 }
 
@@ -57,6 +60,11 @@ func CapabilitiesFromProto(c *pb.ChannelCapabilities) channel.Capabilities {
 		Groups:        c.GetGroups(),
 		MediaIn:       stringsToKinds(c.GetMediaIn()),
 		MediaOut:      stringsToKinds(c.GetMediaOut()),
+		DisplayName:   c.GetDisplayName(),
+		MaxLines:      int(c.GetMaxLines()),
+	}
+	if out.MaxLines < 0 {
+		out.MaxLines = 0
 	}
 	if out.MaxTextLength <= 0 {
 		out.MaxTextLength = 4000
@@ -129,6 +137,9 @@ func DiagnosticsToProto(d schema.Diagnostics) []*pb.Diagnostic {
 	out := make([]*pb.Diagnostic, len(d))
 	for i, x := range d {
 		out[i] = &pb.Diagnostic{Attribute: x.Attribute, Summary: x.Summary, Detail: x.Detail}
+		if x.Warning {
+			out[i].Severity = "warning"
+		}
 	}
 	return out
 }
@@ -140,7 +151,7 @@ func DiagnosticsFromProto(d []*pb.Diagnostic) schema.Diagnostics {
 	}
 	out := make(schema.Diagnostics, len(d))
 	for i, x := range d {
-		out[i] = schema.Diagnostic{Attribute: x.GetAttribute(), Summary: x.GetSummary(), Detail: x.GetDetail()}
+		out[i] = schema.Diagnostic{Attribute: x.GetAttribute(), Summary: x.GetSummary(), Detail: x.GetDetail(), Warning: x.GetSeverity() == "warning"}
 	}
 	return out
 }
@@ -294,10 +305,49 @@ func RepliesFromProto(rs []*pb.Reply) []command.Reply {
 
 // HookToProto converts a hook request.
 func HookToProto(r hook.Request) *pb.BeforeAgentStartRequest {
-	return &pb.BeforeAgentStartRequest{Conversation: ConversationToProto(r.Conversation), Sender: SenderToProto(r.Sender), Message: r.Message, NewSession: r.NewSession}
+	out := &pb.BeforeAgentStartRequest{Conversation: ConversationToProto(r.Conversation), Sender: SenderToProto(r.Sender), Message: r.Message, NewSession: r.NewSession, Workspace: r.Workspace, SessionId: r.SessionID}
+	for _, a := range r.Attachments {
+		out.Attachments = append(out.Attachments, &pb.Attachment{Kind: string(a.Kind), Path: a.Path, Mime: a.MIME, Filename: a.Filename, Size: a.Size})
+	}
+	return out
 }
 
 // HookFromProto converts a hook request.
 func HookFromProto(r *pb.BeforeAgentStartRequest) hook.Request {
-	return hook.Request{Conversation: ConversationFromProto(r.GetConversation()), Sender: SenderFromProto(r.GetSender()), Message: r.GetMessage(), NewSession: r.GetNewSession()}
+	out := hook.Request{Conversation: ConversationFromProto(r.GetConversation()), Sender: SenderFromProto(r.GetSender()), Message: r.GetMessage(), NewSession: r.GetNewSession(), Workspace: r.GetWorkspace(), SessionID: r.GetSessionId()}
+	for _, a := range r.GetAttachments() {
+		out.Attachments = append(out.Attachments, hook.Attachment{Kind: channel.MediaKind(a.GetKind()), Path: a.GetPath(), MIME: a.GetMime(), Filename: a.GetFilename(), Size: a.GetSize()})
+	}
+	return out
+}
+
+// StatusToProto converts a plugin's status report.
+func StatusToProto(s status.Status) *pb.PluginStatus {
+	out := &pb.PluginStatus{State: string(s.State), Message: s.Message}
+	if out.State == "" {
+		out.State = string(status.Ready)
+	}
+	if a := s.Attention; a != nil {
+		out.Attention = &pb.Attention{Kind: string(a.Kind), Data: a.Data, Retry: a.Retry}
+		if !a.ExpiresAt.IsZero() {
+			out.Attention.ExpiresAtMs = a.ExpiresAt.UnixMilli()
+		}
+	}
+	return out
+}
+
+// StatusFromProto converts a plugin's status report. An unknown state is
+// kept as sent (the host shows it as not ready).
+func StatusFromProto(s *pb.PluginStatus) status.Status {
+	out := status.Status{State: status.State(s.GetState()), Message: s.GetMessage()}
+	if out.State == "" {
+		out.State = status.Ready
+	}
+	if a := s.GetAttention(); a != nil {
+		out.Attention = &status.Attention{Kind: status.AttentionKind(a.GetKind()), Data: a.GetData(), Retry: a.GetRetry()}
+		if ms := a.GetExpiresAtMs(); ms > 0 {
+			out.Attention.ExpiresAt = time.UnixMilli(ms)
+		}
+	}
+	return out
 }

@@ -19,13 +19,16 @@ import (
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/schema"
+	sdkstatus "github.com/clawhost/clawhost/sdk/status"
 )
 
 // Impl is what a plugin offers; nil kinds are absent.
 type Impl struct {
 	Name, Version string
 	Schema        schema.Schema
+	Validate      func(ctx context.Context, cfg schema.Config) error
 	Configure     func(ctx context.Context, cfg schema.Config) error
+	Retry         func(ctx context.Context) error
 	Channel       channel.Channel
 	Command       command.Handler
 	Hook          hook.Hook
@@ -61,6 +64,9 @@ type Server struct {
 	DataDir func(instance string) string
 	// Fatal is called when the channel's Run fails; it ends the process.
 	Fatal func(error)
+
+	// Status holds the plugin's latest status report.
+	Status Status
 
 	mu         sync.Mutex
 	configured bool
@@ -113,14 +119,10 @@ func (srv *Server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb
 	if srv.configured {
 		return &pb.ConfigureResponse{Diagnostics: []*pb.Diagnostic{{Summary: "plugin already configured", Detail: "Configure is called once per process"}}}, nil
 	}
-	cfg := schema.Config{Instance: req.GetInstance(), DataDir: req.GetDataDir(), JSON: req.GetConfigJson(), Logger: srv.Log}
+	cfg := schema.Config{Instance: req.GetInstance(), DataDir: req.GetDataDir(), JSON: req.GetConfigJson(), Logger: srv.Log, Status: &srv.Status}
 	if f := srv.Impl.Configure; f != nil {
 		if err := f(ctx, cfg); err != nil {
-			var diags schema.Diagnostics
-			if errors.As(err, &diags) {
-				return &pb.ConfigureResponse{Diagnostics: DiagnosticsToProto(diags)}, nil
-			}
-			return &pb.ConfigureResponse{Diagnostics: []*pb.Diagnostic{{Summary: "configure failed", Detail: err.Error()}}}, nil
+			return &pb.ConfigureResponse{Diagnostics: diagnosticsOf("configure failed", err)}, nil
 		}
 	}
 	srv.configured = true
@@ -129,6 +131,61 @@ func (srv *Server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb
 		go srv.run(ch)
 	}
 	return &pb.ConfigureResponse{}, nil
+}
+
+// diagnosticsOf turns a Validate or Configure error into diagnostics:
+// schema.Diagnostics keep their attribute paths, any other error is one
+// diagnostic for the block as a whole.
+func diagnosticsOf(summary string, err error) []*pb.Diagnostic {
+	var diags schema.Diagnostics
+	if errors.As(err, &diags) {
+		return DiagnosticsToProto(diags)
+	}
+	return []*pb.Diagnostic{{Summary: summary, Detail: err.Error()}}
+}
+
+// Validate implements PluginService: the plugin's own checks, with no side
+// effects. A plugin without a Validate func finds nothing to object to
+// (the host's schema decoding has already checked types and required
+// attributes).
+func (srv *Server) Validate(ctx context.Context, req *pb.ValidateRequest) (*pb.ValidateResponse, error) {
+	f := srv.Impl.Validate
+	if f == nil {
+		return &pb.ValidateResponse{}, nil
+	}
+	cfg := schema.Config{Instance: req.GetInstance(), JSON: req.GetConfigJson(), Logger: srv.Log, Status: sdkstatus.Discard}
+	if err := f(ctx, cfg); err != nil {
+		return &pb.ValidateResponse{Diagnostics: diagnosticsOf("invalid configuration", err)}, nil
+	}
+	return &pb.ValidateResponse{}, nil
+}
+
+// WatchStatus implements PluginService: the current status at once, then
+// each change, until the host ends the stream or the plugin stops.
+func (srv *Server) WatchStatus(_ *pb.WatchStatusRequest, stream grpc.ServerStreamingServer[pb.PluginStatus]) error {
+	ctx := stream.Context()
+	for {
+		st, changed := srv.Status.current()
+		if err := stream.Send(StatusToProto(st)); err != nil {
+			return err
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil
+		case <-srv.Ctx.Done():
+			return status.Error(codes.Unavailable, "plugin is stopping")
+		}
+	}
+}
+
+// Retry implements PluginService.
+func (srv *Server) Retry(ctx context.Context, _ *pb.RetryRequest) (*pb.RetryResponse, error) {
+	f := srv.Impl.Retry
+	if f == nil {
+		return &pb.RetryResponse{Error: ErrorToProto(errUnsupported)}, nil
+	}
+	return &pb.RetryResponse{Error: ErrorToProto(f(ctx))}, nil
 }
 
 func (srv *Server) run(ch channel.Channel) {

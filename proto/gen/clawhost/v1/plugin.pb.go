@@ -275,15 +275,21 @@ type ChannelCapabilities struct {
 	// length_unit: utf16 | runes | bytes.
 	LengthUnit string `protobuf:"bytes,2,opt,name=length_unit,json=lengthUnit,proto3" json:"length_unit,omitempty"`
 	// markdown: none | commonmark | telegram_html | discord | whatsapp.
-	Markdown      string   `protobuf:"bytes,3,opt,name=markdown,proto3" json:"markdown,omitempty"`
-	Typing        bool     `protobuf:"varint,4,opt,name=typing,proto3" json:"typing,omitempty"`
-	Edit          bool     `protobuf:"varint,5,opt,name=edit,proto3" json:"edit,omitempty"`
-	Reactions     bool     `protobuf:"varint,6,opt,name=reactions,proto3" json:"reactions,omitempty"`
-	Threads       bool     `protobuf:"varint,7,opt,name=threads,proto3" json:"threads,omitempty"`
-	Groups        bool     `protobuf:"varint,8,opt,name=groups,proto3" json:"groups,omitempty"`
-	MediaIn       []string `protobuf:"bytes,9,rep,name=media_in,json=mediaIn,proto3" json:"media_in,omitempty"`
-	MediaOut      []string `protobuf:"bytes,10,rep,name=media_out,json=mediaOut,proto3" json:"media_out,omitempty"`
-	CommandMenu   bool     `protobuf:"varint,11,opt,name=command_menu,json=commandMenu,proto3" json:"command_menu,omitempty"`
+	Markdown    string   `protobuf:"bytes,3,opt,name=markdown,proto3" json:"markdown,omitempty"`
+	Typing      bool     `protobuf:"varint,4,opt,name=typing,proto3" json:"typing,omitempty"`
+	Edit        bool     `protobuf:"varint,5,opt,name=edit,proto3" json:"edit,omitempty"`
+	Reactions   bool     `protobuf:"varint,6,opt,name=reactions,proto3" json:"reactions,omitempty"`
+	Threads     bool     `protobuf:"varint,7,opt,name=threads,proto3" json:"threads,omitempty"`
+	Groups      bool     `protobuf:"varint,8,opt,name=groups,proto3" json:"groups,omitempty"`
+	MediaIn     []string `protobuf:"bytes,9,rep,name=media_in,json=mediaIn,proto3" json:"media_in,omitempty"`
+	MediaOut    []string `protobuf:"bytes,10,rep,name=media_out,json=mediaOut,proto3" json:"media_out,omitempty"`
+	CommandMenu bool     `protobuf:"varint,11,opt,name=command_menu,json=commandMenu,proto3" json:"command_menu,omitempty"`
+	// display_name is the platform's name for people ("Telegram"), used as the
+	// envelope label; empty = the plugin's name.
+	DisplayName string `protobuf:"bytes,12,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	// max_lines is a soft limit of lines per message (Discord: 17) the host
+	// splits at, reopening code fences; 0 = none.
+	MaxLines      int32 `protobuf:"varint,13,opt,name=max_lines,json=maxLines,proto3" json:"max_lines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -393,6 +399,20 @@ func (x *ChannelCapabilities) GetCommandMenu() bool {
 		return x.CommandMenu
 	}
 	return false
+}
+
+func (x *ChannelCapabilities) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *ChannelCapabilities) GetMaxLines() int32 {
+	if x != nil {
+		return x.MaxLines
+	}
+	return 0
 }
 
 // Attribute is one attribute of a plugin's config {} block.
@@ -563,6 +583,106 @@ func (x *ConfigSchemaResponse) GetAttributes() []*Attribute {
 	return nil
 }
 
+type ValidateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// instance is the plugin instance name.
+	Instance string `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	// config_json is the decoded config {} block as a JSON object, as
+	// Configure would receive it.
+	ConfigJson    []byte `protobuf:"bytes,2,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateRequest) Reset() {
+	*x = ValidateRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateRequest) ProtoMessage() {}
+
+func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
+func (*ValidateRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ValidateRequest) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
+func (x *ValidateRequest) GetConfigJson() []byte {
+	if x != nil {
+		return x.ConfigJson
+	}
+	return nil
+}
+
+type ValidateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// diagnostics are the problems found; empty means the block is valid.
+	Diagnostics   []*Diagnostic `protobuf:"bytes,1,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateResponse) Reset() {
+	*x = ValidateResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateResponse) ProtoMessage() {}
+
+func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
+func (*ValidateResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ValidateResponse) GetDiagnostics() []*Diagnostic {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
+}
+
 type ConfigureRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// instance is the plugin instance name (the label of plugin "<instance>").
@@ -577,7 +697,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -589,7 +709,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -602,7 +722,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ConfigureRequest) GetInstance() string {
@@ -629,17 +749,24 @@ func (x *ConfigureRequest) GetDataDir() string {
 // Diagnostic is a configuration problem found by the plugin.
 type Diagnostic struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// attribute names the offending attribute, if any.
-	Attribute     string `protobuf:"bytes,1,opt,name=attribute,proto3" json:"attribute,omitempty"`
-	Summary       string `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
-	Detail        string `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	// attribute is the path of the offending value inside the config {}
+	// block, empty for the block as a whole: an attribute name ("token"),
+	// then ".key" for a map or object key and "[n]" for a list element
+	// ("guilds[1]", "pacing.min"). The host reports the diagnostic at that
+	// value's file:line:col, or at the closest enclosing one it can find.
+	Attribute string `protobuf:"bytes,1,opt,name=attribute,proto3" json:"attribute,omitempty"`
+	Summary   string `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	Detail    string `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	// severity: error (default, also when empty) | warning. A warning is
+	// printed but does not refuse the block.
+	Severity      string `protobuf:"bytes,4,opt,name=severity,proto3" json:"severity,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Diagnostic) Reset() {
 	*x = Diagnostic{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +778,7 @@ func (x *Diagnostic) String() string {
 func (*Diagnostic) ProtoMessage() {}
 
 func (x *Diagnostic) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +791,7 @@ func (x *Diagnostic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostic.ProtoReflect.Descriptor instead.
 func (*Diagnostic) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Diagnostic) GetAttribute() string {
@@ -688,6 +815,13 @@ func (x *Diagnostic) GetDetail() string {
 	return ""
 }
 
+func (x *Diagnostic) GetSeverity() string {
+	if x != nil {
+		return x.Severity
+	}
+	return ""
+}
+
 type ConfigureResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Diagnostics   []*Diagnostic          `protobuf:"bytes,1,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
@@ -697,7 +831,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -709,7 +843,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -722,12 +856,278 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ConfigureResponse) GetDiagnostics() []*Diagnostic {
 	if x != nil {
 		return x.Diagnostics
+	}
+	return nil
+}
+
+type WatchStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchStatusRequest) Reset() {
+	*x = WatchStatusRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchStatusRequest) ProtoMessage() {}
+
+func (x *WatchStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchStatusRequest.ProtoReflect.Descriptor instead.
+func (*WatchStatusRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{12}
+}
+
+// PluginStatus is what the plugin says about itself.
+type PluginStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// state: ready | needs_attention | degraded.
+	//
+	//	ready: working.
+	//	needs_attention: it cannot work until a person acts (a token was
+	//	  rejected, a device must be linked, an intent enabled); the plugin
+	//	  stays up and the host does not restart it. message says what to do.
+	//	degraded: it is trying and failing by itself (the platform cannot be
+	//	  reached); message says why. The host does not restart it either.
+	State string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	// message is one or two sentences for the operator, without secrets.
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// attention is what the operator needs to act, when state is
+	// needs_attention; unset otherwise.
+	Attention     *Attention `protobuf:"bytes,3,opt,name=attention,proto3" json:"attention,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginStatus) Reset() {
+	*x = PluginStatus{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginStatus) ProtoMessage() {}
+
+func (x *PluginStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginStatus.ProtoReflect.Descriptor instead.
+func (*PluginStatus) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PluginStatus) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *PluginStatus) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *PluginStatus) GetAttention() *Attention {
+	if x != nil {
+		return x.Attention
+	}
+	return nil
+}
+
+// Attention is an action the operator takes.
+type Attention struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind: qr | code | link. qr: data is the text to encode as a QR code
+	// (the host renders it as an image on the status page and as a terminal
+	// QR in `clawhost status`); code: data is a code to type on a device;
+	// link: data is a URL to open.
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Data string `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// expires_at_ms is when data stops being valid (Unix ms); 0 = unknown.
+	// The plugin sends a new status with new data when it rotates.
+	ExpiresAtMs int64 `protobuf:"varint,3,opt,name=expires_at_ms,json=expiresAtMs,proto3" json:"expires_at_ms,omitempty"`
+	// retry, when not empty, is the label of an operator action that asks
+	// the plugin to try again (e.g. "Show a new QR code"): the host offers it
+	// on the status page and as `clawhost retry <instance>`, and calls Retry.
+	Retry         string `protobuf:"bytes,4,opt,name=retry,proto3" json:"retry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Attention) Reset() {
+	*x = Attention{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Attention) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Attention) ProtoMessage() {}
+
+func (x *Attention) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Attention.ProtoReflect.Descriptor instead.
+func (*Attention) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Attention) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Attention) GetData() string {
+	if x != nil {
+		return x.Data
+	}
+	return ""
+}
+
+func (x *Attention) GetExpiresAtMs() int64 {
+	if x != nil {
+		return x.ExpiresAtMs
+	}
+	return 0
+}
+
+func (x *Attention) GetRetry() string {
+	if x != nil {
+		return x.Retry
+	}
+	return ""
+}
+
+type RetryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryRequest) Reset() {
+	*x = RetryRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryRequest) ProtoMessage() {}
+
+func (x *RetryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryRequest.ProtoReflect.Descriptor instead.
+func (*RetryRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{15}
+}
+
+type RetryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *PluginError           `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryResponse) Reset() {
+	*x = RetryResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryResponse) ProtoMessage() {}
+
+func (x *RetryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryResponse.ProtoReflect.Descriptor instead.
+func (*RetryResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RetryResponse) GetError() *PluginError {
+	if x != nil {
+		return x.Error
 	}
 	return nil
 }
@@ -740,7 +1140,7 @@ type ReceiveRequest struct {
 
 func (x *ReceiveRequest) Reset() {
 	*x = ReceiveRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -752,7 +1152,7 @@ func (x *ReceiveRequest) String() string {
 func (*ReceiveRequest) ProtoMessage() {}
 
 func (x *ReceiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -765,7 +1165,7 @@ func (x *ReceiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveRequest.ProtoReflect.Descriptor instead.
 func (*ReceiveRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 // Sender is who wrote a message.
@@ -781,7 +1181,7 @@ type Sender struct {
 
 func (x *Sender) Reset() {
 	*x = Sender{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -793,7 +1193,7 @@ func (x *Sender) String() string {
 func (*Sender) ProtoMessage() {}
 
 func (x *Sender) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -806,7 +1206,7 @@ func (x *Sender) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sender.ProtoReflect.Descriptor instead.
 func (*Sender) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Sender) GetId() string {
@@ -852,7 +1252,7 @@ type ReplyTo struct {
 
 func (x *ReplyTo) Reset() {
 	*x = ReplyTo{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -864,7 +1264,7 @@ func (x *ReplyTo) String() string {
 func (*ReplyTo) ProtoMessage() {}
 
 func (x *ReplyTo) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -877,7 +1277,7 @@ func (x *ReplyTo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplyTo.ProtoReflect.Descriptor instead.
 func (*ReplyTo) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReplyTo) GetMessageId() string {
@@ -931,7 +1331,7 @@ type Media struct {
 
 func (x *Media) Reset() {
 	*x = Media{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +1343,7 @@ func (x *Media) String() string {
 func (*Media) ProtoMessage() {}
 
 func (x *Media) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +1356,7 @@ func (x *Media) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Media.ProtoReflect.Descriptor instead.
 func (*Media) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Media) GetKind() string {
@@ -1030,7 +1430,7 @@ type InboundMessage struct {
 
 func (x *InboundMessage) Reset() {
 	*x = InboundMessage{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1442,7 @@ func (x *InboundMessage) String() string {
 func (*InboundMessage) ProtoMessage() {}
 
 func (x *InboundMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1455,7 @@ func (x *InboundMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboundMessage.ProtoReflect.Descriptor instead.
 func (*InboundMessage) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *InboundMessage) GetDeliveryId() uint64 {
@@ -1165,7 +1565,7 @@ type AckRequest struct {
 
 func (x *AckRequest) Reset() {
 	*x = AckRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1177,7 +1577,7 @@ func (x *AckRequest) String() string {
 func (*AckRequest) ProtoMessage() {}
 
 func (x *AckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1190,7 +1590,7 @@ func (x *AckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckRequest.ProtoReflect.Descriptor instead.
 func (*AckRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AckRequest) GetDeliveryIds() []uint64 {
@@ -1208,7 +1608,7 @@ type AckResponse struct {
 
 func (x *AckResponse) Reset() {
 	*x = AckResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1220,7 +1620,7 @@ func (x *AckResponse) String() string {
 func (*AckResponse) ProtoMessage() {}
 
 func (x *AckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1233,7 +1633,7 @@ func (x *AckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckResponse.ProtoReflect.Descriptor instead.
 func (*AckResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 type NackRequest struct {
@@ -1253,7 +1653,7 @@ type NackRequest struct {
 
 func (x *NackRequest) Reset() {
 	*x = NackRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1265,7 +1665,7 @@ func (x *NackRequest) String() string {
 func (*NackRequest) ProtoMessage() {}
 
 func (x *NackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1278,7 +1678,7 @@ func (x *NackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackRequest.ProtoReflect.Descriptor instead.
 func (*NackRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *NackRequest) GetDeliveryIds() []uint64 {
@@ -1310,7 +1710,7 @@ type NackResponse struct {
 
 func (x *NackResponse) Reset() {
 	*x = NackResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1722,7 @@ func (x *NackResponse) String() string {
 func (*NackResponse) ProtoMessage() {}
 
 func (x *NackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +1735,7 @@ func (x *NackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackResponse.ProtoReflect.Descriptor instead.
 func (*NackResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 // OutboundMedia is a file to send.
@@ -1352,7 +1752,7 @@ type OutboundMedia struct {
 
 func (x *OutboundMedia) Reset() {
 	*x = OutboundMedia{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1364,7 +1764,7 @@ func (x *OutboundMedia) String() string {
 func (*OutboundMedia) ProtoMessage() {}
 
 func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,7 +1777,7 @@ func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutboundMedia.ProtoReflect.Descriptor instead.
 func (*OutboundMedia) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *OutboundMedia) GetPath() string {
@@ -1426,7 +1826,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1838,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1851,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SendRequest) GetChatId() string {
@@ -1520,7 +1920,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1532,7 +1932,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1545,7 +1945,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SendResponse) GetMessageIds() []string {
@@ -1573,7 +1973,7 @@ type SetTypingRequest struct {
 
 func (x *SetTypingRequest) Reset() {
 	*x = SetTypingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1985,7 @@ func (x *SetTypingRequest) String() string {
 func (*SetTypingRequest) ProtoMessage() {}
 
 func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1998,7 @@ func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingRequest.ProtoReflect.Descriptor instead.
 func (*SetTypingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SetTypingRequest) GetChatId() string {
@@ -1631,7 +2031,7 @@ type SetTypingResponse struct {
 
 func (x *SetTypingResponse) Reset() {
 	*x = SetTypingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +2043,7 @@ func (x *SetTypingResponse) String() string {
 func (*SetTypingResponse) ProtoMessage() {}
 
 func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +2056,7 @@ func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingResponse.ProtoReflect.Descriptor instead.
 func (*SetTypingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SetTypingResponse) GetError() *PluginError {
@@ -1679,7 +2079,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +2091,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +2104,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *EditRequest) GetChatId() string {
@@ -1751,7 +2151,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1763,7 +2163,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1776,7 +2176,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *EditResponse) GetError() *PluginError {
@@ -1798,7 +2198,7 @@ type ReactRequest struct {
 
 func (x *ReactRequest) Reset() {
 	*x = ReactRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1810,7 +2210,7 @@ func (x *ReactRequest) String() string {
 func (*ReactRequest) ProtoMessage() {}
 
 func (x *ReactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1823,7 +2223,7 @@ func (x *ReactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactRequest.ProtoReflect.Descriptor instead.
 func (*ReactRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReactRequest) GetChatId() string {
@@ -1863,7 +2263,7 @@ type ReactResponse struct {
 
 func (x *ReactResponse) Reset() {
 	*x = ReactResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2275,7 @@ func (x *ReactResponse) String() string {
 func (*ReactResponse) ProtoMessage() {}
 
 func (x *ReactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2288,7 @@ func (x *ReactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactResponse.ProtoReflect.Descriptor instead.
 func (*ReactResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReactResponse) GetError() *PluginError {
@@ -1908,7 +2308,7 @@ type DownloadMediaRequest struct {
 
 func (x *DownloadMediaRequest) Reset() {
 	*x = DownloadMediaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +2320,7 @@ func (x *DownloadMediaRequest) String() string {
 func (*DownloadMediaRequest) ProtoMessage() {}
 
 func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2333,7 @@ func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadMediaRequest.ProtoReflect.Descriptor instead.
 func (*DownloadMediaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DownloadMediaRequest) GetRef() string {
@@ -1964,7 +2364,7 @@ type MediaChunk struct {
 
 func (x *MediaChunk) Reset() {
 	*x = MediaChunk{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2376,7 @@ func (x *MediaChunk) String() string {
 func (*MediaChunk) ProtoMessage() {}
 
 func (x *MediaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2389,7 @@ func (x *MediaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaChunk.ProtoReflect.Descriptor instead.
 func (*MediaChunk) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *MediaChunk) GetData() []byte {
@@ -2034,7 +2434,7 @@ type CommandSpec struct {
 
 func (x *CommandSpec) Reset() {
 	*x = CommandSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2446,7 @@ func (x *CommandSpec) String() string {
 func (*CommandSpec) ProtoMessage() {}
 
 func (x *CommandSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2459,7 @@ func (x *CommandSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandSpec.ProtoReflect.Descriptor instead.
 func (*CommandSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CommandSpec) GetName() string {
@@ -2106,7 +2506,7 @@ type SetCommandsRequest struct {
 
 func (x *SetCommandsRequest) Reset() {
 	*x = SetCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2118,7 +2518,7 @@ func (x *SetCommandsRequest) String() string {
 func (*SetCommandsRequest) ProtoMessage() {}
 
 func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2131,7 +2531,7 @@ func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsRequest.ProtoReflect.Descriptor instead.
 func (*SetCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetCommandsRequest) GetCommands() []*CommandSpec {
@@ -2150,7 +2550,7 @@ type SetCommandsResponse struct {
 
 func (x *SetCommandsResponse) Reset() {
 	*x = SetCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2162,7 +2562,7 @@ func (x *SetCommandsResponse) String() string {
 func (*SetCommandsResponse) ProtoMessage() {}
 
 func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2175,7 +2575,7 @@ func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsResponse.ProtoReflect.Descriptor instead.
 func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetCommandsResponse) GetError() *PluginError {
@@ -2193,7 +2593,7 @@ type ListCommandsRequest struct {
 
 func (x *ListCommandsRequest) Reset() {
 	*x = ListCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2205,7 +2605,7 @@ func (x *ListCommandsRequest) String() string {
 func (*ListCommandsRequest) ProtoMessage() {}
 
 func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2218,7 +2618,7 @@ func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsRequest.ProtoReflect.Descriptor instead.
 func (*ListCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 type ListCommandsResponse struct {
@@ -2230,7 +2630,7 @@ type ListCommandsResponse struct {
 
 func (x *ListCommandsResponse) Reset() {
 	*x = ListCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2242,7 +2642,7 @@ func (x *ListCommandsResponse) String() string {
 func (*ListCommandsResponse) ProtoMessage() {}
 
 func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2255,7 +2655,7 @@ func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsResponse.ProtoReflect.Descriptor instead.
 func (*ListCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListCommandsResponse) GetCommands() []*CommandSpec {
@@ -2280,7 +2680,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2292,7 +2692,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2305,7 +2705,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Conversation) GetSessionKey() string {
@@ -2364,7 +2764,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2376,7 +2776,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2389,7 +2789,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ExecuteRequest) GetCommand() string {
@@ -2446,7 +2846,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2458,7 +2858,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2471,7 +2871,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Reply) GetText() string {
@@ -2505,7 +2905,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2517,7 +2917,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2530,7 +2930,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ExecuteResponse) GetReplies() []*Reply {
@@ -2548,18 +2948,25 @@ func (x *ExecuteResponse) GetError() *PluginError {
 }
 
 type BeforeAgentStartRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Conversation  *Conversation          `protobuf:"bytes,1,opt,name=conversation,proto3" json:"conversation,omitempty"`
-	Sender        *Sender                `protobuf:"bytes,2,opt,name=sender,proto3" json:"sender,omitempty"`
-	Message       string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
-	NewSession    bool                   `protobuf:"varint,4,opt,name=new_session,json=newSession,proto3" json:"new_session,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Conversation *Conversation          `protobuf:"bytes,1,opt,name=conversation,proto3" json:"conversation,omitempty"`
+	Sender       *Sender                `protobuf:"bytes,2,opt,name=sender,proto3" json:"sender,omitempty"`
+	Message      string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	NewSession   bool                   `protobuf:"varint,4,opt,name=new_session,json=newSession,proto3" json:"new_session,omitempty"`
+	// workspace is the agent's working directory (absolute).
+	Workspace string `protobuf:"bytes,5,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// session_id is the agent's session id (claude's --session-id/--resume
+	// uuid) for this turn.
+	SessionId string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// attachments are the message's media, already downloaded to the host.
+	Attachments   []*Attachment `protobuf:"bytes,7,rep,name=attachments,proto3" json:"attachments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BeforeAgentStartRequest) Reset() {
 	*x = BeforeAgentStartRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2571,7 +2978,7 @@ func (x *BeforeAgentStartRequest) String() string {
 func (*BeforeAgentStartRequest) ProtoMessage() {}
 
 func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2584,7 +2991,7 @@ func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartRequest.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *BeforeAgentStartRequest) GetConversation() *Conversation {
@@ -2615,6 +3022,106 @@ func (x *BeforeAgentStartRequest) GetNewSession() bool {
 	return false
 }
 
+func (x *BeforeAgentStartRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *BeforeAgentStartRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *BeforeAgentStartRequest) GetAttachments() []*Attachment {
+	if x != nil {
+		return x.Attachments
+	}
+	return nil
+}
+
+// Attachment is an inbound media item saved on the host.
+type Attachment struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind: image | audio | voice | video | document | sticker.
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// path is absolute, inside the workspace.
+	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Mime          string `protobuf:"bytes,3,opt,name=mime,proto3" json:"mime,omitempty"`
+	Filename      string `protobuf:"bytes,4,opt,name=filename,proto3" json:"filename,omitempty"`
+	Size          int64  `protobuf:"varint,5,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Attachment) Reset() {
+	*x = Attachment{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Attachment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Attachment) ProtoMessage() {}
+
+func (x *Attachment) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
+func (*Attachment) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *Attachment) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Attachment) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *Attachment) GetMime() string {
+	if x != nil {
+		return x.Mime
+	}
+	return ""
+}
+
+func (x *Attachment) GetFilename() string {
+	if x != nil {
+		return x.Filename
+	}
+	return ""
+}
+
+func (x *Attachment) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
 type BeforeAgentStartResponse struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	PrependContext string                 `protobuf:"bytes,1,opt,name=prepend_context,json=prependContext,proto3" json:"prepend_context,omitempty"`
@@ -2626,7 +3133,7 @@ type BeforeAgentStartResponse struct {
 
 func (x *BeforeAgentStartResponse) Reset() {
 	*x = BeforeAgentStartResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2638,7 +3145,7 @@ func (x *BeforeAgentStartResponse) String() string {
 func (*BeforeAgentStartResponse) ProtoMessage() {}
 
 func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2651,7 +3158,7 @@ func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartResponse.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *BeforeAgentStartResponse) GetPrependContext() string {
@@ -2691,7 +3198,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x05kinds\x18\x03 \x03(\x0e2\x11.clawhost.v1.KindR\x05kinds\x12:\n" +
 	"\achannel\x18\x04 \x01(\v2 .clawhost.v1.ChannelCapabilitiesR\achannel\x12\x1f\n" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
-	"sdkVersion\"\xd1\x02\n" +
+	"sdkVersion\"\x91\x03\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
@@ -2705,7 +3212,9 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\bmedia_in\x18\t \x03(\tR\amediaIn\x12\x1b\n" +
 	"\tmedia_out\x18\n" +
 	" \x03(\tR\bmediaOut\x12!\n" +
-	"\fcommand_menu\x18\v \x01(\bR\vcommandMenu\"\xb2\x01\n" +
+	"\fcommand_menu\x18\v \x01(\bR\vcommandMenu\x12!\n" +
+	"\fdisplay_name\x18\f \x01(\tR\vdisplayName\x12\x1b\n" +
+	"\tmax_lines\x18\r \x01(\x05R\bmaxLines\"\xb2\x01\n" +
 	"\tAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
@@ -2717,19 +3226,39 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x14ConfigSchemaResponse\x126\n" +
 	"\n" +
 	"attributes\x18\x01 \x03(\v2\x16.clawhost.v1.AttributeR\n" +
-	"attributes\"j\n" +
+	"attributes\"N\n" +
+	"\x0fValidateRequest\x12\x1a\n" +
+	"\binstance\x18\x01 \x01(\tR\binstance\x12\x1f\n" +
+	"\vconfig_json\x18\x02 \x01(\fR\n" +
+	"configJson\"M\n" +
+	"\x10ValidateResponse\x129\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x17.clawhost.v1.DiagnosticR\vdiagnostics\"j\n" +
 	"\x10ConfigureRequest\x12\x1a\n" +
 	"\binstance\x18\x01 \x01(\tR\binstance\x12\x1f\n" +
 	"\vconfig_json\x18\x02 \x01(\fR\n" +
 	"configJson\x12\x19\n" +
-	"\bdata_dir\x18\x03 \x01(\tR\adataDir\"\\\n" +
+	"\bdata_dir\x18\x03 \x01(\tR\adataDir\"x\n" +
 	"\n" +
 	"Diagnostic\x12\x1c\n" +
 	"\tattribute\x18\x01 \x01(\tR\tattribute\x12\x18\n" +
 	"\asummary\x18\x02 \x01(\tR\asummary\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\tR\x06detail\"N\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\x12\x1a\n" +
+	"\bseverity\x18\x04 \x01(\tR\bseverity\"N\n" +
 	"\x11ConfigureResponse\x129\n" +
-	"\vdiagnostics\x18\x01 \x03(\v2\x17.clawhost.v1.DiagnosticR\vdiagnostics\"\x10\n" +
+	"\vdiagnostics\x18\x01 \x03(\v2\x17.clawhost.v1.DiagnosticR\vdiagnostics\"\x14\n" +
+	"\x12WatchStatusRequest\"t\n" +
+	"\fPluginStatus\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\tR\x05state\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x124\n" +
+	"\tattention\x18\x03 \x01(\v2\x16.clawhost.v1.AttentionR\tattention\"m\n" +
+	"\tAttention\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\tR\x04data\x12\"\n" +
+	"\rexpires_at_ms\x18\x03 \x01(\x03R\vexpiresAtMs\x12\x14\n" +
+	"\x05retry\x18\x04 \x01(\tR\x05retry\"\x0e\n" +
+	"\fRetryRequest\"?\n" +
+	"\rRetryResponse\x12.\n" +
+	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\x10\n" +
 	"\x0eReceiveRequest\"_\n" +
 	"\x06Sender\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -2864,13 +3393,24 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x05media\x18\x03 \x03(\v2\x1a.clawhost.v1.OutboundMediaR\x05media\"o\n" +
 	"\x0fExecuteResponse\x12,\n" +
 	"\areplies\x18\x01 \x03(\v2\x12.clawhost.v1.ReplyR\areplies\x12.\n" +
-	"\x05error\x18\x02 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\xc0\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\xb8\x02\n" +
 	"\x17BeforeAgentStartRequest\x12=\n" +
 	"\fconversation\x18\x01 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12+\n" +
 	"\x06sender\x18\x02 \x01(\v2\x13.clawhost.v1.SenderR\x06sender\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12\x1f\n" +
 	"\vnew_session\x18\x04 \x01(\bR\n" +
-	"newSession\"\x98\x01\n" +
+	"newSession\x12\x1c\n" +
+	"\tworkspace\x18\x05 \x01(\tR\tworkspace\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\x129\n" +
+	"\vattachments\x18\a \x03(\v2\x17.clawhost.v1.AttachmentR\vattachments\"x\n" +
+	"\n" +
+	"Attachment\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
+	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x1a\n" +
+	"\bfilename\x18\x04 \x01(\tR\bfilename\x12\x12\n" +
+	"\x04size\x18\x05 \x01(\x03R\x04size\"\x98\x01\n" +
 	"\x18BeforeAgentStartResponse\x12'\n" +
 	"\x0fprepend_context\x18\x01 \x01(\tR\x0eprependContext\x12#\n" +
 	"\rsystem_prompt\x18\x02 \x01(\tR\fsystemPrompt\x12.\n" +
@@ -2879,11 +3419,14 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fKIND_CHANNEL\x10\x01\x12\x10\n" +
 	"\fKIND_COMMAND\x10\x02\x12\r\n" +
-	"\tKIND_HOOK\x10\x032\xf9\x01\n" +
+	"\tKIND_HOOK\x10\x032\xcf\x03\n" +
 	"\rPluginService\x12G\n" +
 	"\bDescribe\x12\x1c.clawhost.v1.DescribeRequest\x1a\x1d.clawhost.v1.DescribeResponse\x12S\n" +
-	"\fConfigSchema\x12 .clawhost.v1.ConfigSchemaRequest\x1a!.clawhost.v1.ConfigSchemaResponse\x12J\n" +
-	"\tConfigure\x12\x1d.clawhost.v1.ConfigureRequest\x1a\x1e.clawhost.v1.ConfigureResponse2\xf5\x04\n" +
+	"\fConfigSchema\x12 .clawhost.v1.ConfigSchemaRequest\x1a!.clawhost.v1.ConfigSchemaResponse\x12G\n" +
+	"\bValidate\x12\x1c.clawhost.v1.ValidateRequest\x1a\x1d.clawhost.v1.ValidateResponse\x12J\n" +
+	"\tConfigure\x12\x1d.clawhost.v1.ConfigureRequest\x1a\x1e.clawhost.v1.ConfigureResponse\x12K\n" +
+	"\vWatchStatus\x12\x1f.clawhost.v1.WatchStatusRequest\x1a\x19.clawhost.v1.PluginStatus0\x01\x12>\n" +
+	"\x05Retry\x12\x19.clawhost.v1.RetryRequest\x1a\x1a.clawhost.v1.RetryResponse2\xf5\x04\n" +
 	"\x0eChannelService\x12E\n" +
 	"\aReceive\x12\x1b.clawhost.v1.ReceiveRequest\x1a\x1b.clawhost.v1.InboundMessage0\x01\x128\n" +
 	"\x03Ack\x12\x17.clawhost.v1.AckRequest\x1a\x18.clawhost.v1.AckResponse\x12;\n" +
@@ -2913,7 +3456,7 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
@@ -2923,101 +3466,119 @@ var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(*Attribute)(nil),                // 5: clawhost.v1.Attribute
 	(*ConfigSchemaRequest)(nil),      // 6: clawhost.v1.ConfigSchemaRequest
 	(*ConfigSchemaResponse)(nil),     // 7: clawhost.v1.ConfigSchemaResponse
-	(*ConfigureRequest)(nil),         // 8: clawhost.v1.ConfigureRequest
-	(*Diagnostic)(nil),               // 9: clawhost.v1.Diagnostic
-	(*ConfigureResponse)(nil),        // 10: clawhost.v1.ConfigureResponse
-	(*ReceiveRequest)(nil),           // 11: clawhost.v1.ReceiveRequest
-	(*Sender)(nil),                   // 12: clawhost.v1.Sender
-	(*ReplyTo)(nil),                  // 13: clawhost.v1.ReplyTo
-	(*Media)(nil),                    // 14: clawhost.v1.Media
-	(*InboundMessage)(nil),           // 15: clawhost.v1.InboundMessage
-	(*AckRequest)(nil),               // 16: clawhost.v1.AckRequest
-	(*AckResponse)(nil),              // 17: clawhost.v1.AckResponse
-	(*NackRequest)(nil),              // 18: clawhost.v1.NackRequest
-	(*NackResponse)(nil),             // 19: clawhost.v1.NackResponse
-	(*OutboundMedia)(nil),            // 20: clawhost.v1.OutboundMedia
-	(*SendRequest)(nil),              // 21: clawhost.v1.SendRequest
-	(*SendResponse)(nil),             // 22: clawhost.v1.SendResponse
-	(*SetTypingRequest)(nil),         // 23: clawhost.v1.SetTypingRequest
-	(*SetTypingResponse)(nil),        // 24: clawhost.v1.SetTypingResponse
-	(*EditRequest)(nil),              // 25: clawhost.v1.EditRequest
-	(*EditResponse)(nil),             // 26: clawhost.v1.EditResponse
-	(*ReactRequest)(nil),             // 27: clawhost.v1.ReactRequest
-	(*ReactResponse)(nil),            // 28: clawhost.v1.ReactResponse
-	(*DownloadMediaRequest)(nil),     // 29: clawhost.v1.DownloadMediaRequest
-	(*MediaChunk)(nil),               // 30: clawhost.v1.MediaChunk
-	(*CommandSpec)(nil),              // 31: clawhost.v1.CommandSpec
-	(*SetCommandsRequest)(nil),       // 32: clawhost.v1.SetCommandsRequest
-	(*SetCommandsResponse)(nil),      // 33: clawhost.v1.SetCommandsResponse
-	(*ListCommandsRequest)(nil),      // 34: clawhost.v1.ListCommandsRequest
-	(*ListCommandsResponse)(nil),     // 35: clawhost.v1.ListCommandsResponse
-	(*Conversation)(nil),             // 36: clawhost.v1.Conversation
-	(*ExecuteRequest)(nil),           // 37: clawhost.v1.ExecuteRequest
-	(*Reply)(nil),                    // 38: clawhost.v1.Reply
-	(*ExecuteResponse)(nil),          // 39: clawhost.v1.ExecuteResponse
-	(*BeforeAgentStartRequest)(nil),  // 40: clawhost.v1.BeforeAgentStartRequest
-	(*BeforeAgentStartResponse)(nil), // 41: clawhost.v1.BeforeAgentStartResponse
+	(*ValidateRequest)(nil),          // 8: clawhost.v1.ValidateRequest
+	(*ValidateResponse)(nil),         // 9: clawhost.v1.ValidateResponse
+	(*ConfigureRequest)(nil),         // 10: clawhost.v1.ConfigureRequest
+	(*Diagnostic)(nil),               // 11: clawhost.v1.Diagnostic
+	(*ConfigureResponse)(nil),        // 12: clawhost.v1.ConfigureResponse
+	(*WatchStatusRequest)(nil),       // 13: clawhost.v1.WatchStatusRequest
+	(*PluginStatus)(nil),             // 14: clawhost.v1.PluginStatus
+	(*Attention)(nil),                // 15: clawhost.v1.Attention
+	(*RetryRequest)(nil),             // 16: clawhost.v1.RetryRequest
+	(*RetryResponse)(nil),            // 17: clawhost.v1.RetryResponse
+	(*ReceiveRequest)(nil),           // 18: clawhost.v1.ReceiveRequest
+	(*Sender)(nil),                   // 19: clawhost.v1.Sender
+	(*ReplyTo)(nil),                  // 20: clawhost.v1.ReplyTo
+	(*Media)(nil),                    // 21: clawhost.v1.Media
+	(*InboundMessage)(nil),           // 22: clawhost.v1.InboundMessage
+	(*AckRequest)(nil),               // 23: clawhost.v1.AckRequest
+	(*AckResponse)(nil),              // 24: clawhost.v1.AckResponse
+	(*NackRequest)(nil),              // 25: clawhost.v1.NackRequest
+	(*NackResponse)(nil),             // 26: clawhost.v1.NackResponse
+	(*OutboundMedia)(nil),            // 27: clawhost.v1.OutboundMedia
+	(*SendRequest)(nil),              // 28: clawhost.v1.SendRequest
+	(*SendResponse)(nil),             // 29: clawhost.v1.SendResponse
+	(*SetTypingRequest)(nil),         // 30: clawhost.v1.SetTypingRequest
+	(*SetTypingResponse)(nil),        // 31: clawhost.v1.SetTypingResponse
+	(*EditRequest)(nil),              // 32: clawhost.v1.EditRequest
+	(*EditResponse)(nil),             // 33: clawhost.v1.EditResponse
+	(*ReactRequest)(nil),             // 34: clawhost.v1.ReactRequest
+	(*ReactResponse)(nil),            // 35: clawhost.v1.ReactResponse
+	(*DownloadMediaRequest)(nil),     // 36: clawhost.v1.DownloadMediaRequest
+	(*MediaChunk)(nil),               // 37: clawhost.v1.MediaChunk
+	(*CommandSpec)(nil),              // 38: clawhost.v1.CommandSpec
+	(*SetCommandsRequest)(nil),       // 39: clawhost.v1.SetCommandsRequest
+	(*SetCommandsResponse)(nil),      // 40: clawhost.v1.SetCommandsResponse
+	(*ListCommandsRequest)(nil),      // 41: clawhost.v1.ListCommandsRequest
+	(*ListCommandsResponse)(nil),     // 42: clawhost.v1.ListCommandsResponse
+	(*Conversation)(nil),             // 43: clawhost.v1.Conversation
+	(*ExecuteRequest)(nil),           // 44: clawhost.v1.ExecuteRequest
+	(*Reply)(nil),                    // 45: clawhost.v1.Reply
+	(*ExecuteResponse)(nil),          // 46: clawhost.v1.ExecuteResponse
+	(*BeforeAgentStartRequest)(nil),  // 47: clawhost.v1.BeforeAgentStartRequest
+	(*Attachment)(nil),               // 48: clawhost.v1.Attachment
+	(*BeforeAgentStartResponse)(nil), // 49: clawhost.v1.BeforeAgentStartResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
 	4,  // 1: clawhost.v1.DescribeResponse.channel:type_name -> clawhost.v1.ChannelCapabilities
 	5,  // 2: clawhost.v1.ConfigSchemaResponse.attributes:type_name -> clawhost.v1.Attribute
-	9,  // 3: clawhost.v1.ConfigureResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
-	12, // 4: clawhost.v1.InboundMessage.sender:type_name -> clawhost.v1.Sender
-	13, // 5: clawhost.v1.InboundMessage.reply_to:type_name -> clawhost.v1.ReplyTo
-	14, // 6: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
-	20, // 7: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
-	1,  // 8: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 9: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 10: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 11: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 12: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	31, // 13: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 14: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	31, // 15: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	36, // 16: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	12, // 17: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	20, // 18: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	38, // 19: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 20: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	36, // 21: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	12, // 22: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	1,  // 23: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 24: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	6,  // 25: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	8,  // 26: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	11, // 27: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	16, // 28: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	18, // 29: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	21, // 30: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	23, // 31: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	25, // 32: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	27, // 33: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	29, // 34: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	32, // 35: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	34, // 36: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	37, // 37: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	40, // 38: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	3,  // 39: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	7,  // 40: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	10, // 41: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	15, // 42: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	17, // 43: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	19, // 44: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	22, // 45: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	24, // 46: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	26, // 47: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	28, // 48: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	30, // 49: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	33, // 50: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	35, // 51: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	39, // 52: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	41, // 53: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	39, // [39:54] is the sub-list for method output_type
-	24, // [24:39] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	11, // 3: clawhost.v1.ValidateResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
+	11, // 4: clawhost.v1.ConfigureResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
+	15, // 5: clawhost.v1.PluginStatus.attention:type_name -> clawhost.v1.Attention
+	1,  // 6: clawhost.v1.RetryResponse.error:type_name -> clawhost.v1.PluginError
+	19, // 7: clawhost.v1.InboundMessage.sender:type_name -> clawhost.v1.Sender
+	20, // 8: clawhost.v1.InboundMessage.reply_to:type_name -> clawhost.v1.ReplyTo
+	21, // 9: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
+	27, // 10: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
+	1,  // 11: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 12: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 13: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 14: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 15: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	38, // 16: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 17: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	38, // 18: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	43, // 19: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 20: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	27, // 21: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	45, // 22: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 23: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	43, // 24: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 25: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	48, // 26: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 27: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 28: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	6,  // 29: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	8,  // 30: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	10, // 31: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	13, // 32: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	16, // 33: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	18, // 34: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	23, // 35: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	25, // 36: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	28, // 37: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	30, // 38: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	32, // 39: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	34, // 40: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	36, // 41: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	39, // 42: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	41, // 43: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	44, // 44: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	47, // 45: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	3,  // 46: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	7,  // 47: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	9,  // 48: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	12, // 49: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	14, // 50: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	17, // 51: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	22, // 52: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	24, // 53: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	26, // 54: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	29, // 55: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	31, // 56: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	33, // 57: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	35, // 58: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	37, // 59: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	40, // 60: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	42, // 61: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	46, // 62: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	49, // 63: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	46, // [46:64] is the sub-list for method output_type
+	28, // [28:46] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
@@ -3031,7 +3592,7 @@ func file_clawhost_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   41,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -34,7 +34,10 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	PluginService_Describe_FullMethodName     = "/clawhost.v1.PluginService/Describe"
 	PluginService_ConfigSchema_FullMethodName = "/clawhost.v1.PluginService/ConfigSchema"
+	PluginService_Validate_FullMethodName     = "/clawhost.v1.PluginService/Validate"
 	PluginService_Configure_FullMethodName    = "/clawhost.v1.PluginService/Configure"
+	PluginService_WatchStatus_FullMethodName  = "/clawhost.v1.PluginService/WatchStatus"
+	PluginService_Retry_FullMethodName        = "/clawhost.v1.PluginService/Retry"
 )
 
 // PluginServiceClient is the client API for PluginService service.
@@ -47,9 +50,35 @@ type PluginServiceClient interface {
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error)
 	// ConfigSchema returns the attributes of the plugin's config {} block.
 	ConfigSchema(ctx context.Context, in *ConfigSchemaRequest, opts ...grpc.CallOption) (*ConfigSchemaResponse, error)
+	// Validate checks a decoded config {} block without applying it and
+	// without side effects (no network, no files written). The host calls it
+	// from `clawhost validate`, before a start and on a reload before anything
+	// is stopped, so a block the plugin would reject is refused at its
+	// file:line:col and the running instance is kept. May be called any number
+	// of times, before or after Configure, on a process that is never
+	// configured.
+	//
+	// Added after v1.0. Unimplemented means the plugin checks its block only
+	// in Configure.
+	Validate(ctx context.Context, in *ValidateRequest, opts ...grpc.CallOption) (*ValidateResponse, error)
 	// Configure hands the decoded config {} block to the plugin. Called once per
 	// process, before any other kind-specific call.
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
+	// WatchStatus is opened by the host after Configure succeeded. The plugin
+	// sends its current status at once and then every change. The host keeps
+	// the latest: an instance whose process runs is shown as the plugin says
+	// (ready, needs_attention with what the operator does, degraded with
+	// why). A plugin that never sends is ready once configured.
+	//
+	// Added after v1.0. Unimplemented means "always ready while running".
+	WatchStatus(ctx context.Context, in *WatchStatusRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[PluginStatus], error)
+	// Retry is the operator asking the plugin to try again what its status
+	// named in Attention.retry (link the device again, reconnect after the
+	// token was fixed on the platform's side). Answered at once; the outcome
+	// comes as a new status.
+	//
+	// Added after v1.0.
+	Retry(ctx context.Context, in *RetryRequest, opts ...grpc.CallOption) (*RetryResponse, error)
 }
 
 type pluginServiceClient struct {
@@ -80,10 +109,49 @@ func (c *pluginServiceClient) ConfigSchema(ctx context.Context, in *ConfigSchema
 	return out, nil
 }
 
+func (c *pluginServiceClient) Validate(ctx context.Context, in *ValidateRequest, opts ...grpc.CallOption) (*ValidateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ValidateResponse)
+	err := c.cc.Invoke(ctx, PluginService_Validate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *pluginServiceClient) Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ConfigureResponse)
 	err := c.cc.Invoke(ctx, PluginService_Configure_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginServiceClient) WatchStatus(ctx context.Context, in *WatchStatusRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[PluginStatus], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PluginService_ServiceDesc.Streams[0], PluginService_WatchStatus_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchStatusRequest, PluginStatus]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PluginService_WatchStatusClient = grpc.ServerStreamingClient[PluginStatus]
+
+func (c *pluginServiceClient) Retry(ctx context.Context, in *RetryRequest, opts ...grpc.CallOption) (*RetryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RetryResponse)
+	err := c.cc.Invoke(ctx, PluginService_Retry_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +168,35 @@ type PluginServiceServer interface {
 	Describe(context.Context, *DescribeRequest) (*DescribeResponse, error)
 	// ConfigSchema returns the attributes of the plugin's config {} block.
 	ConfigSchema(context.Context, *ConfigSchemaRequest) (*ConfigSchemaResponse, error)
+	// Validate checks a decoded config {} block without applying it and
+	// without side effects (no network, no files written). The host calls it
+	// from `clawhost validate`, before a start and on a reload before anything
+	// is stopped, so a block the plugin would reject is refused at its
+	// file:line:col and the running instance is kept. May be called any number
+	// of times, before or after Configure, on a process that is never
+	// configured.
+	//
+	// Added after v1.0. Unimplemented means the plugin checks its block only
+	// in Configure.
+	Validate(context.Context, *ValidateRequest) (*ValidateResponse, error)
 	// Configure hands the decoded config {} block to the plugin. Called once per
 	// process, before any other kind-specific call.
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
+	// WatchStatus is opened by the host after Configure succeeded. The plugin
+	// sends its current status at once and then every change. The host keeps
+	// the latest: an instance whose process runs is shown as the plugin says
+	// (ready, needs_attention with what the operator does, degraded with
+	// why). A plugin that never sends is ready once configured.
+	//
+	// Added after v1.0. Unimplemented means "always ready while running".
+	WatchStatus(*WatchStatusRequest, grpc.ServerStreamingServer[PluginStatus]) error
+	// Retry is the operator asking the plugin to try again what its status
+	// named in Attention.retry (link the device again, reconnect after the
+	// token was fixed on the platform's side). Answered at once; the outcome
+	// comes as a new status.
+	//
+	// Added after v1.0.
+	Retry(context.Context, *RetryRequest) (*RetryResponse, error)
 	mustEmbedUnimplementedPluginServiceServer()
 }
 
@@ -119,8 +213,17 @@ func (UnimplementedPluginServiceServer) Describe(context.Context, *DescribeReque
 func (UnimplementedPluginServiceServer) ConfigSchema(context.Context, *ConfigSchemaRequest) (*ConfigSchemaResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConfigSchema not implemented")
 }
+func (UnimplementedPluginServiceServer) Validate(context.Context, *ValidateRequest) (*ValidateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Validate not implemented")
+}
 func (UnimplementedPluginServiceServer) Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Configure not implemented")
+}
+func (UnimplementedPluginServiceServer) WatchStatus(*WatchStatusRequest, grpc.ServerStreamingServer[PluginStatus]) error {
+	return status.Error(codes.Unimplemented, "method WatchStatus not implemented")
+}
+func (UnimplementedPluginServiceServer) Retry(context.Context, *RetryRequest) (*RetryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Retry not implemented")
 }
 func (UnimplementedPluginServiceServer) mustEmbedUnimplementedPluginServiceServer() {}
 func (UnimplementedPluginServiceServer) testEmbeddedByValue()                       {}
@@ -179,6 +282,24 @@ func _PluginService_ConfigSchema_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PluginService_Validate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ValidateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServiceServer).Validate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PluginService_Validate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServiceServer).Validate(ctx, req.(*ValidateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PluginService_Configure_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ConfigureRequest)
 	if err := dec(in); err != nil {
@@ -193,6 +314,35 @@ func _PluginService_Configure_Handler(srv interface{}, ctx context.Context, dec 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(PluginServiceServer).Configure(ctx, req.(*ConfigureRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PluginService_WatchStatus_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchStatusRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PluginServiceServer).WatchStatus(m, &grpc.GenericServerStream[WatchStatusRequest, PluginStatus]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PluginService_WatchStatusServer = grpc.ServerStreamingServer[PluginStatus]
+
+func _PluginService_Retry_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RetryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServiceServer).Retry(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PluginService_Retry_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServiceServer).Retry(ctx, req.(*RetryRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -213,11 +363,25 @@ var PluginService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _PluginService_ConfigSchema_Handler,
 		},
 		{
+			MethodName: "Validate",
+			Handler:    _PluginService_Validate_Handler,
+		},
+		{
 			MethodName: "Configure",
 			Handler:    _PluginService_Configure_Handler,
 		},
+		{
+			MethodName: "Retry",
+			Handler:    _PluginService_Retry_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchStatus",
+			Handler:       _PluginService_WatchStatus_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "clawhost/v1/plugin.proto",
 }
 
