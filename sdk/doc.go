@@ -94,6 +94,6 @@
 // sdktest.Conformance, which drives it over a real gRPC connection.
 //
 // Rules: never write to stdout (the go-plugin handshake lives there); log
-// through schema.Config.Logger, never log secrets; return business failures
+// through schema.Config.Logger (a *slog.Logger), never log secrets; return business failures
 // as *channel.Error.
 package sdk
