@@ -11,7 +11,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -136,19 +135,7 @@ func run(p Plugin, log hclog.Logger) int {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		plugin.Serve(&plugin.ServeConfig{
-			HandshakeConfig: wire.Handshake,
-			Plugins:         plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{Srv: srv}},
-			Logger:          log,
-			GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-				opts = append(opts,
-					grpc.MaxRecvMsgSize(wire.MaxMessageBytes),
-					grpc.MaxSendMsgSize(wire.MaxMessageBytes),
-					grpc.ChainUnaryInterceptor(wire.RecoverUnary(log)),
-					grpc.ChainStreamInterceptor(wire.RecoverStream(log)))
-				return grpc.NewServer(opts...)
-			},
-		})
+		plugin.Serve(wire.ServeConfig(srv, log))
 	}()
 
 	code := 0

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -23,7 +24,20 @@ type ConformanceConfig struct {
 	// Inject makes the platform produce one inbound message with the given
 	// text (e.g. push an update into a fake Bot API) and returns the chat id
 	// it will arrive in.
+	//
+	// Blocking rules: Inject is called on the test's goroutine while the
+	// host side of the harness is receiving, but the harness reads the
+	// message and acks it only after Inject returned. Inject must therefore
+	// return once the platform has the message, without waiting for the
+	// plugin to deliver it or for the host to store it: a platform call
+	// that answers only after the ack (the loopback example's POST
+	// /inbound) has to run on a goroutine of its own. Inject may call
+	// t.Fatal; it is never called concurrently.
 	Inject func(t *testing.T, text string) (chatID string)
+	// UnknownChatID is a chat id the platform does not know; Send to it
+	// must fail with channel.CodeChatNotFound. Empty means
+	// "clawhost-conformance-unknown-chat".
+	UnknownChatID string
 	// Timeout bounds each step; zero means 10s.
 	Timeout time.Duration
 }
@@ -31,15 +45,23 @@ type ConformanceConfig struct {
 // Conformance runs the behaviour every channel plugin owes the host:
 // describe/schema sanity, configure, inbound delivery with host acks,
 // redelivery of unacked messages on a new stream, sends up to the declared
-// text limit, and typed errors for optional capabilities it lacks.
+// text limit, multi-byte text at that limit counted in the declared unit
+// (accepted at the limit, refused or split one unit above it), a typed
+// chat_not_found for an unknown chat, and typed errors for optional
+// capabilities it lacks.
 func Conformance(t *testing.T, cc ConformanceConfig) {
 	c := conformance{cc: cc, timeout: cc.Timeout}
 	if c.timeout == 0 {
 		c.timeout = 10 * time.Second
 	}
+	if c.cc.UnknownChatID == "" {
+		c.cc.UnknownChatID = "clawhost-conformance-unknown-chat"
+	}
 	t.Run("describe", c.describe)
 	t.Run("receive_ack_redeliver", c.receiveAckRedeliver)
 	t.Run("send", c.send)
+	t.Run("text_limit", c.textLimit)
+	t.Run("unknown_chat", c.unknownChat)
 	t.Run("optional_capabilities", c.optionalCapabilities)
 }
 
@@ -170,6 +192,63 @@ func (c conformance) send(t *testing.T) {
 	_, err = p.Send(ctx, channel.SendRequest{ChatID: chat, Text: "**bold** and `code`", Format: channel.FormatMarkdown})
 	if err != nil {
 		t.Fatalf("markdown send: %v", err)
+	}
+}
+
+// atLimit returns a text of exactly n units of unit made of multi-byte
+// characters, so that counting in another unit gives another length: for
+// UTF-16 and runes an emoji outside the BMP (2 UTF-16 units, 1 rune, 4
+// bytes), for bytes "é" (2 bytes, 1 rune, 1 UTF-16 unit). An odd n of
+// UTF-16 units or bytes ends with one "x".
+func atLimit(unit string, n int) string {
+	switch unit {
+	case channel.LengthRunes:
+		return strings.Repeat("😀", n)
+	case channel.LengthBytes:
+		return strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
+	}
+	return strings.Repeat("😀", n/2) + strings.Repeat("x", n%2)
+}
+
+// textLimit checks the declared limit with multi-byte text: exactly
+// MaxTextLength units (counted in LengthUnit) are accepted; one unit more
+// is refused with CodeMessageTooLong or sent split (more than one message
+// id), never accepted as one message nor failed otherwise.
+func (c conformance) textLimit(t *testing.T) {
+	p, d, ctx := c.setup(t)
+	s, err := p.Receive(ctx, 16)
+	if err != nil {
+		t.Fatalf("receive: %v", err)
+	}
+	chat := c.cc.Inject(t, "limits")
+	in := next(t, s, c.timeout)
+	_ = p.Ack(ctx, in.ID)
+	unit, n := d.Capabilities.LengthUnit, d.Capabilities.MaxTextLength
+	if unit == "" {
+		unit = channel.LengthUTF16
+	}
+	exact := atLimit(unit, n)
+	if _, err := p.Send(ctx, channel.SendRequest{ChatID: chat, Text: exact, Format: channel.FormatPlain}); err != nil {
+		t.Errorf("send of exactly the declared limit (%d %s) in multi-byte characters (%d runes, %d bytes) failed: %v", n, unit, utf8.RuneCountInString(exact), len(exact), err)
+	}
+	res, err := p.Send(ctx, channel.SendRequest{ChatID: chat, Text: exact + "x", Format: channel.FormatPlain})
+	switch {
+	case err == nil && len(res.MessageIDs) < 2:
+		t.Errorf("send of one %s over the declared limit of %d was accepted as one message (ids %v): refuse it with %s or split it; is the length counted in another unit than %q?", unit, n, res.MessageIDs, channel.CodeMessageTooLong, unit)
+	case err != nil && channel.CodeOf(err) != channel.CodeMessageTooLong:
+		t.Errorf("send of one %s over the declared limit of %d: got %v, want code %s", unit, n, err, channel.CodeMessageTooLong)
+	}
+}
+
+// unknownChat checks that Send to a chat the platform does not know fails
+// with a *channel.Error of CodeChatNotFound (the host then stops retrying
+// and drops the reply), not with a transport error or another code.
+func (c conformance) unknownChat(t *testing.T) {
+	p, _, ctx := c.setup(t)
+	_, err := p.Send(ctx, channel.SendRequest{ChatID: c.cc.UnknownChatID, Text: "to nobody", Format: channel.FormatPlain})
+	var ce *channel.Error
+	if !errors.As(err, &ce) || ce.Code != channel.CodeChatNotFound {
+		t.Errorf("send to unknown chat %q: got %v, want a *channel.Error with code %s", c.cc.UnknownChatID, err, channel.CodeChatNotFound)
 	}
 }
 
