@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/host"
@@ -99,6 +100,11 @@ type Options struct {
 	// StopGrace is how long a plugin may take to exit after SIGTERM before
 	// its process group is killed; zero means DefaultStopGrace.
 	StopGrace time.Duration
+	// Reattach maps instance names to plugins an author started by hand in
+	// debug mode (host.ParseReattach of CLAWHOST_REATTACH): those
+	// instances attach to the running process instead of launching their
+	// binary. `clawhost validate`'s Probe always launches.
+	Reattach map[string]*plugin.ReattachConfig
 }
 
 // DefaultStopGrace is how long a stopped plugin (Stop, a reload that
@@ -181,6 +187,7 @@ func (h *Host) Apply(specs []Spec) {
 			continue
 		}
 		inst := newInstance(h, s)
+		inst.reattach = h.opts.Reattach[name]
 		h.instances[name] = inst
 		start = append(start, inst)
 	}
@@ -255,6 +262,9 @@ type Instance struct {
 	readyCh  chan struct{} // closed when ready; replaced on restart
 	probeErr error         // set when the liveness probe killed the run
 	tail     *stderrTail   // the current process's last stderr lines
+	// reattach, when set, is the debug-mode process to attach to instead
+	// of launching the binary (Options.Reattach).
+	reattach *plugin.ReattachConfig
 }
 
 func newInstance(h *Host, s Spec) *Instance {
