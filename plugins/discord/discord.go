@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"sync"
@@ -72,6 +73,9 @@ type Adapter struct {
 	// identifyGap is the least time between two IDENTIFYs (Discord allows
 	// one per 5 s; each counts against 1000 a day).
 	identifyGap time.Duration
+	// invalidPause is the wait before identifying after a non-resumable
+	// op 9 (Discord asks for 1–5 s).
+	invalidPause func() time.Duration
 
 	me    atomic.Pointer[identity]
 	chans channelCache
@@ -84,11 +88,11 @@ type Adapter struct {
 
 // identity is who the bot is, learned from READY and GUILD_CREATE.
 type identity struct {
-	UserID   string
-	Username string
-	AppID    string
+	UserID   string `json:"user_id"`
+	Username string `json:"username"`
+	AppID    string `json:"app_id"`
 	// Roles is the bot's managed role per guild.
-	Roles map[string]string
+	Roles map[string]string `json:"roles,omitempty"`
 }
 
 // New returns an unconfigured Adapter.
@@ -99,7 +103,10 @@ func New() *Adapter {
 		sleep:       sleepCtx,
 		now:         time.Now,
 		identifyGap: 5 * time.Second,
-		retry:       make(chan struct{}, 1),
+		invalidPause: func() time.Duration {
+			return time.Second + rand.N(4*time.Second)
+		},
+		retry: make(chan struct{}, 1),
 	}
 }
 
@@ -137,6 +144,9 @@ func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
 		return err
 	}
 	a.state = st
+	if me := st.identity(); me != nil {
+		a.me.Store(me)
+	}
 	base, _ := url.Parse(c.APIEndpoint)
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	a.http = &http.Client{Transport: transport}

@@ -287,7 +287,7 @@ func (a *Adapter) connect(ctx context.Context, lastIdentify *time.Time) *closeEr
 			c.closeResumable()
 			if !resumable {
 				// Discord asks for a pause of 1–5 s before identifying.
-				if a.sleep(ctx, time.Second+rand.N(4*time.Second)) != nil {
+				if a.sleep(ctx, a.invalidPause()) != nil {
 					return &closeErr{err: ctx.Err()}
 				}
 			}

@@ -105,6 +105,7 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 	reports := &statusLog{}
 	a := New()
 	a.identifyGap = 0
+	a.invalidPause = func() time.Duration { return 10 * time.Millisecond }
 	if err := a.Configure(context.Background(), schema.Config{Instance: "dc", JSON: b, Logger: log, DataDir: dir, Status: reports}); err != nil {
 		t.Fatalf("configure: %v", err)
 	}

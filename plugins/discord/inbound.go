@@ -81,9 +81,9 @@ func (a *Adapter) dispatch(ctx context.Context, c *conn, p gwPayload) (bool, err
 	switch p.T {
 	case "READY":
 		var r struct {
-			SessionID string          `json:"session_id"`
-			ResumeURL string          `json:"resume_gateway_url"`
-			User      discordgo.User  `json:"user"`
+			SessionID string              `json:"session_id"`
+			ResumeURL string              `json:"resume_gateway_url"`
+			User      discordgo.User      `json:"user"`
 			App       struct{ ID string } `json:"application"`
 		}
 		if err := json.Unmarshal(p.D, &r); err != nil {
@@ -97,6 +97,9 @@ func (a *Adapter) dispatch(ctx context.Context, c *conn, p gwPayload) (bool, err
 			}
 		}
 		a.me.Store(me)
+		if err := a.state.setIdentity(me); err != nil {
+			return false, err
+		}
 		a.log.Info("connected to discord", "bot", r.User.Username, "bot_id", r.User.ID)
 		a.status.Report(status.Status{State: status.Ready})
 		if err := a.state.setSession(r.SessionID, r.ResumeURL, p.S); err != nil {
@@ -132,6 +135,9 @@ func (a *Adapter) dispatch(ctx context.Context, c *conn, p gwPayload) (bool, err
 							}
 						}
 						a.me.Store(&cp)
+						if err := a.state.setIdentity(&cp); err != nil {
+							return false, err
+						}
 					}
 				}
 			}

@@ -37,6 +37,9 @@ type persisted struct {
 	// Seq is the sequence number of the last dispatch whose effect is in
 	// this file (its message in Pending, or nothing to do).
 	Seq int64 `json:"seq,omitempty"`
+	// Me is the bot's identity from READY and GUILD_CREATE: a resumed
+	// session gets neither again.
+	Me *identity `json:"me,omitempty"`
 	// Pending are messages not yet stored by the host, oldest first.
 	Pending []channel.InboundMessage `json:"pending,omitempty"`
 	// Last is the newest message id seen per channel (thread ids included),
@@ -134,6 +137,21 @@ func (s *store) setSession(id, url string, seq int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.p.SessionID, s.p.ResumeURL, s.p.Seq = id, url, seq
+	return s.saveLocked()
+}
+
+// identity returns the saved identity (nil for none).
+func (s *store) identity() *identity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.p.Me
+}
+
+// setIdentity saves the bot's identity.
+func (s *store) setIdentity(me *identity) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.p.Me = me
 	return s.saveLocked()
 }
 
