@@ -45,7 +45,6 @@ func TestInvalidSession(t *testing.T) {
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, "", nil)
-	a.invalidPause = func() time.Duration { return 10 * time.Millisecond }
 	inbox := newInbox()
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
@@ -209,4 +208,3 @@ func TestHeartbeat(t *testing.T) {
 		t.Errorf("%d identifies", srv.Identifies())
 	}
 }
-
