@@ -8,11 +8,15 @@ CLAUDE_VERSION := 2.1.330
 CLAUDE_DIR := .cache/claude-cli
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 
-# Plugin binaries: plugins/<name>/cmd/clawhost-<name> and examples/<name>.
+# Plugin binaries: plugins/<name>/cmd/clawhost-<name> and examples/<name>
+# (Go: main.go; Python: __main__.py).
 PLUGIN_CMDS := $(wildcard plugins/*/cmd/clawhost-*)
-EXAMPLES := $(wildcard examples/*)
+GO_EXAMPLES := $(patsubst %/main.go,%,$(wildcard examples/*/main.go))
+PY_EXAMPLES := $(patsubst %/__main__.py,%,$(wildcard examples/*/__main__.py))
+# The Python the Python examples run with: Debian's, where python3-grpcio lives.
+PYTHON ?= /usr/bin/python3
 
-.PHONY: help build run test test-go bench proto check fmt deps claude-cli browser clean
+.PHONY: help build python-examples run test test-go bench proto check fmt deps claude-cli browser python-grpc clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -21,7 +25,20 @@ build: ## build bin/clawhost and every plugin and example as bin/clawhost-<name>
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/clawhost ./core/cmd/clawhost
 	@for d in $(PLUGIN_CMDS); do echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$(basename $$d) ./$$d || exit 1; done
-	@for d in $(EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
+	@for d in $(GO_EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
+	@$(MAKE) --no-print-directory python-examples
+
+# A Python example (a directory with __main__.py) becomes one executable zip,
+# bin/clawhost-<name>: its .py files plus the descriptor set of the protocol
+# (buf build), from which the plugin builds its message classes at run time,
+# so there is no generated Python code to keep in sync. It runs with
+# $(PYTHON) and needs Debian's python3-grpcio and python3-protobuf (make deps).
+python-examples: ## build the Python examples as bin/clawhost-<name> (executable zips)
+	@mkdir -p $(BIN)
+	@for d in $(PY_EXAMPLES); do n=$$(basename $$d); stage=$(BIN)/.stage-$$n; \
+	  echo "zipapp $$d -> $(BIN)/clawhost-$$n"; rm -rf $$stage && mkdir -p $$stage && cp $$d/*.py $$stage/ && \
+	  (cd proto && $(GO) tool -modfile=../tools/go.mod buf build --exclude-source-info -o ../$$stage/clawhost.binpb) && \
+	  $(PYTHON) -m zipapp $$stage -p '$(PYTHON)' -o $(BIN)/clawhost-$$n && rm -rf $$stage || exit 1; done
 
 run: build ## run clawhost on the default config.hcl
 	./$(BIN)/clawhost -config config.hcl
