@@ -593,7 +593,10 @@ func checkOptionalCapabilities(ctx context.Context, tg Target) (string, error) {
 	}
 	if d.Edit {
 		if tg.Inject == nil {
-			return "", errors.Join(append(pr, fmt.Errorf("%w: checking Edit needs a way to inject inbound messages", ErrSkipped))...)
+			if len(pr) > 0 {
+				return "", pr.err()
+			}
+			return "", fmt.Errorf("%w: checking Edit needs a way to inject inbound messages", ErrSkipped)
 		}
 		in, err := receiveOne(ctx, tg, inst, "edit me")
 		if err != nil {
