@@ -136,8 +136,11 @@ class Echo:
         p = self.p
         if request.command != "echo":
             return p.ExecuteResponse(error=p.PluginError(code="invalid_request", message="unknown command /%s" % request.command))
-        text = request.args.strip() or "usage: /echo TEXT"
-        return p.ExecuteResponse(replies=[p.Reply(text=text, format="plain")])
+        if not request.args.strip():
+            # invalid_request: the user's mistake; the host shows the
+            # message to the user instead of logging a failure.
+            return p.ExecuteResponse(error=p.PluginError(code="invalid_request", message="usage: /echo TEXT"))
+        return p.ExecuteResponse(replies=[p.Reply(text=request.args.strip(), format="plain")])
 
     # --- ChannelService ------------------------------------------------------
 

@@ -67,7 +67,9 @@ func (badCommands) Execute(context.Context, sdkcommand.Request) (sdkcommand.Resp
 // warning and exits late.
 type stuckChannel struct{}
 
-func (stuckChannel) Capabilities() channel.Capabilities { return channel.Capabilities{MaxTextLength: 100} }
+func (stuckChannel) Capabilities() channel.Capabilities {
+	return channel.Capabilities{MaxTextLength: 100}
+}
 func (stuckChannel) Run(context.Context, channel.Inbox) error {
 	select {}
 }
@@ -274,6 +276,11 @@ func TestPythonPluginEndToEnd(t *testing.T) {
 	d.post("u1", "/echo über 🐍")
 	if got := d.nextSend("chat-u1"); got != "über 🐍" {
 		t.Errorf("/echo: got %q", got)
+	}
+
+	d.post("u1", "/echo")
+	if got := d.nextSend("chat-u1"); got != "usage: /echo TEXT" {
+		t.Errorf("/echo without text: got %q, want the plugin's invalid_request message", got)
 	}
 
 	// A changed config block restarts the instance.
