@@ -35,7 +35,8 @@ build: ## build bin/clawhost and every plugin and example as bin/clawhost-<name>
 # $(PYTHON) and needs Debian's python3-grpcio and python3-protobuf (make deps).
 py-examples: ## build the Python examples as bin/clawhost-<name> (executable zips)
 	@mkdir -p $(BIN)
-	@for d in $(PY_EXAMPLES); do n=$$(basename $$d); stage=$(BIN)/.stage-$$n; \
+	@[ -x $(PYTHON) ] || { echo "skipping the Python examples: no $(PYTHON) (apt-get install python3, or set PYTHON)"; exit 0; }; \
+	for d in $(PY_EXAMPLES); do n=$$(basename $$d); stage=$(BIN)/.stage-$$n; \
 	  echo "zipapp $$d -> $(BIN)/clawhost-$$n"; rm -rf $$stage && mkdir -p $$stage && cp $$d/*.py $$stage/ && \
 	  (cd proto && $(GO) tool -modfile=../tools/go.mod buf build --exclude-source-info -o ../$$stage/clawhost.binpb) && \
 	  $(PYTHON) -m zipapp $$stage -p '$(PYTHON)' -o $(BIN)/clawhost-$$n && rm -rf $$stage || exit 1; done
