@@ -152,7 +152,7 @@ class Echo:
         return self.p.AckResponse()
 
     def Nack(self, request, context):
-        self.log.warning("the host could not store messages; sending them again later",
+        self.log.info("the host could not store messages; sending them again later",
                          extra={"kv": {"reason": request.reason, "retry_after_ms": request.retry_after_ms}})
         self.inbox.nack(request.delivery_ids, request.retry_after_ms)
         return self.p.NackResponse()

@@ -73,12 +73,13 @@ var ErrSkipped = errors.New("skipped")
 
 // ChannelChecks are what a channel plugin owes the host: describe and schema
 // sanity, inbound delivery with host acks and redelivery of unacked
-// messages on a new stream, sends up to the declared text limit, and typed
+// messages on a new stream and after a Nack, sends up to the declared text limit, and typed
 // errors for the optional capabilities it does not declare.
 func ChannelChecks() []Check {
 	return []Check{
 		{"describe", checkDescribeChannel},
 		{"receive_ack_redeliver", checkReceiveAckRedeliver},
+		{"nack_redeliver", checkNackRedeliver},
 		{"send", checkSend},
 		{"optional_capabilities", checkOptionalCapabilities},
 	}
@@ -511,6 +512,56 @@ func checkReceiveAckRedeliver(ctx context.Context, tg Target) (string, error) {
 		return "", fmt.Errorf("ack: %w", err)
 	}
 	return "", pr.err()
+}
+
+// nackRetry is the delay the nack check asks for.
+const nackRetry = 300 * time.Millisecond
+
+// checkNackRedeliver: a nacked delivery comes again on the same stream with
+// the same id, not before the retry delay the Nack asked for. A plugin
+// without Nack passes (the host then reopens the stream instead).
+func checkNackRedeliver(ctx context.Context, tg Target) (string, error) {
+	inst, _, stop, err := tg.injected(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 6*tg.timeout())
+	defer cancel()
+	p := inst.Plugin
+	s, err := p.Receive(ctx, 16)
+	if err != nil {
+		return "", fmt.Errorf("receive: %w", err)
+	}
+	if _, err := tg.inject(ctx, inst, "conformance nack"); err != nil {
+		return "", err
+	}
+	first, err := next(s, tg.timeout())
+	if err != nil {
+		return "", err
+	}
+	nacked := time.Now()
+	if err := p.Nack(ctx, "conformance: the store is busy", nackRetry, first.ID); errors.Is(err, host.ErrUnimplemented) {
+		_ = p.Ack(ctx, first.ID)
+		return "Nack is not implemented: the host reopens the stream instead", nil
+	} else if err != nil {
+		return "", fmt.Errorf("nack: %w", err)
+	}
+	again, err := next(s, tg.timeout())
+	if err != nil {
+		return "", fmt.Errorf("after nack: %w", err)
+	}
+	waited := time.Since(nacked)
+	if again.ID != first.ID || again.Message.MessageID != first.Message.MessageID {
+		return "", fmt.Errorf("after nack got delivery %d (message %q), want %d (message %q) again", again.ID, again.Message.MessageID, first.ID, first.Message.MessageID)
+	}
+	if waited < nackRetry {
+		return "", fmt.Errorf("a delivery nacked with retry_after %s came again after %s", nackRetry, waited.Round(time.Millisecond))
+	}
+	if err := p.Ack(ctx, again.ID); err != nil {
+		return "", fmt.Errorf("ack: %w", err)
+	}
+	return fmt.Sprintf("redelivered after %s", waited.Round(time.Millisecond)), nil
 }
 
 // checkSend: a plain reply, a reply of exactly the declared text limit and a

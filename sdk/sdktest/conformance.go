@@ -28,7 +28,7 @@ type ConformanceConfig struct {
 // Conformance runs the behaviour every channel plugin owes the host
 // (conformance.ChannelChecks), each check as a sub-test: describe/schema
 // sanity, configure, inbound delivery with host acks, redelivery of unacked
-// messages on a new stream, sends up to the declared text limit, and typed
+// messages on a new stream and after a Nack, sends up to the declared text limit, and typed
 // errors for optional capabilities it lacks. `clawhost plugin test` runs
 // the same checks against a plugin binary.
 func Conformance(t *testing.T, cc ConformanceConfig) {
