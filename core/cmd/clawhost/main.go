@@ -7,6 +7,7 @@
 //	clawhost pairing list|approve CODE [-config FILE]
 //	                                   pending pairing codes; approve one
 //	clawhost status [-config FILE]     the running host's plugins: state, error, what to do
+//	clawhost plugin test [flags] PATH  the conformance checks against a plugin binary
 //	clawhost version                   print the version
 //	clawhost help [COMMAND]            the commands and flags
 //
@@ -59,6 +60,28 @@ var commands = []command{
 		"Goes through the running host's admin endpoint, or the database when clawhost is stopped."},
 	{"status", "[-config FILE]", "the running host's plugins: state, last error, what to do",
 		"Reads the running host's admin endpoint (admin { listen = ... } in the file). Exit 0 when\nevery plugin is ready, 1 when one is not, 2 when the host cannot be reached."},
+	{"plugin test", "[flags] PATH", "run the conformance checks against a plugin binary, in any language",
+		"Launches PATH as the host does (handshake, minimal environment, its own process group) on\n" +
+			"fresh processes and checks what every plugin owes the host: Describe, ConfigSchema,\n" +
+			"Validate and Configure, WatchStatus, a clean exit on SIGTERM without warnings; then per\n" +
+			"kind: a channel's inbound delivery, ack and redelivery, sends up to its declared limit and\n" +
+			"its optional capabilities; a command plugin's command list; a hook's answer. One line per\n" +
+			"check; exit 0 when all pass (skips allowed), 1 when one fails, 2 on bad usage.\n\n" +
+			"Flags (before or after PATH):\n" +
+			"  -config-json JSON|@FILE  the plugin's config {} block as JSON (default {}; the schema's\n" +
+			"                           defaults are filled in)\n" +
+			"  -inject CMD              shell command that makes the plugin's platform produce one\n" +
+			"                           inbound message; it gets CLAWHOST_TEST_TEXT (and _JSON, the\n" +
+			"                           text as a JSON string) and CLAWHOST_TEST_DATA_DIR (the plugin's\n" +
+			"                           data dir and working directory) and may block until the\n" +
+			"                           message is acked. Without it the inbound checks are skipped.\n" +
+			"  -timeout D               bound of each step (default 10s)\n" +
+			"  -grace D                 how long the plugin may take to exit after SIGTERM (default 5s)\n" +
+			"  -v                       show the plugin's log\n\n" +
+			"Example, the loopback channel (its address is written to lo.addr in its data dir):\n" +
+			"  clawhost plugin test -config-json '{\"addr_file\":\"lo.addr\"}' \\\n" +
+			"    -inject 'curl -s -d \"{\\\"chat_id\\\":\\\"c1\\\",\\\"sender_id\\\":\\\"u1\\\",\\\"text\\\":$CLAWHOST_TEST_TEXT_JSON}\" \\\n" +
+			"      http://$(cat lo.addr)/inbound' bin/clawhost-loopback"},
 	{"version", "", "print the version", ""},
 	{"help", "[COMMAND]", "print the commands and flags, or one command's usage", ""},
 }
@@ -131,6 +154,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "run"
 	if len(args) > 0 && !isFlag(args[0]) {
 		cmd, args = args[0], args[1:]
+	}
+	if cmd == "plugin" {
+		return pluginCommand(args, stdout, stderr)
 	}
 	if !known(cmd) {
 		fmt.Fprintf(stderr, "clawhost: unknown command %q\n\n", cmd)
