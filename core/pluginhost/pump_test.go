@@ -352,3 +352,19 @@ func TestPumpReopensStreamAfterFailedAck(t *testing.T) {
 		t.Errorf("m1 reached the store %d times, want 2 (stored, then its redelivery)", n)
 	}
 }
+
+func TestGuardLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"plain text\n", "plain text\n"},
+		{`{"@message":"ok","@level":"info","n":1}` + "\n", `{"@message":"ok","@level":"info","n":1}` + "\n"},
+		{`{"@message":1,"@level":2,"@timestamp":3}` + "\n", `{"@level":"2","@message":"1"}` + "\n"},
+		{`{"@message":null}` + "\n", `{"@message":"null"}` + "\n"},
+		{`{"@message":"x","@timestamp":false}`, `{"@message":"x"}` + "\n"},
+		{`{"not json` + "\n", `{"not json` + "\n"},
+	} {
+		if got := string(guardLine([]byte(tc.in))); got != tc.want {
+			t.Errorf("guardLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

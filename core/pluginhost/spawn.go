@@ -174,7 +174,7 @@ func (r *procRunner) Stderr() io.ReadCloser {
 	return struct {
 		io.Reader
 		io.Closer
-	}{io.TeeReader(r.stderr, r.tail), r.stderr}
+	}{newLogGuard(io.TeeReader(r.stderr, r.tail)), r.stderr}
 }
 func (r *procRunner) Name() string { return r.cmd.Path }
 func (r *procRunner) ID() string   { return fmt.Sprint(r.pid) }

@@ -1,8 +1,10 @@
 package pluginhost
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"sync"
 )
@@ -77,4 +79,69 @@ func (t *stderrTail) String() string {
 		lines = append(append([]string(nil), lines...), p)
 	}
 	return strings.Join(lines, " | ")
+}
+
+// logGuard sits between a plugin's stderr and go-plugin's log reader.
+// go-plugin parses every stderr line that is JSON as an hclog entry and
+// type-asserts "@message", "@level" and "@timestamp" to strings without
+// checking: a plugin (in any language, by mistake or on purpose) writing
+// {"@message":1} would panic the host's reader goroutine and end the host.
+// The guard rewrites such a line — a non-string message or level becomes its
+// JSON text, a non-string timestamp is dropped — and passes every other byte
+// through unchanged, in order.
+type logGuard struct {
+	r       *bufio.Reader
+	pending []byte
+	err     error
+}
+
+func newLogGuard(r io.Reader) *logGuard { return &logGuard{r: bufio.NewReader(r)} }
+
+// Read implements io.Reader.
+func (g *logGuard) Read(p []byte) (int, error) {
+	for len(g.pending) == 0 {
+		if g.err != nil {
+			return 0, g.err
+		}
+		line, err := g.r.ReadBytes('\n')
+		g.pending, g.err = guardLine(line), err
+	}
+	n := copy(p, g.pending)
+	g.pending = g.pending[n:]
+	return n, nil
+}
+
+// guardLine returns line with its hclog fields made safe for go-plugin; a
+// line that needs nothing is returned as is.
+func guardLine(line []byte) []byte {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !bytes.Contains(trimmed, []byte(`"@`)) {
+		return line
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(trimmed, &m) != nil {
+		return line
+	}
+	changed := false
+	for _, k := range []string{"@message", "@level", "@timestamp"} {
+		v, ok := m[k]
+		if !ok || (len(v) > 0 && v[0] == '"') {
+			continue
+		}
+		changed = true
+		if k == "@timestamp" {
+			delete(m, k)
+			continue
+		}
+		s, _ := json.Marshal(string(v))
+		m[k] = s
+	}
+	if !changed {
+		return line
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return line
+	}
+	return append(out, '\n')
 }
