@@ -38,6 +38,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/host"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Spec is what to run for one plugin instance.
@@ -255,6 +256,15 @@ type Instance struct {
 	readyCh  chan struct{} // closed when ready; replaced on restart
 	probeErr error         // set when the liveness probe killed the run
 	tail     *stderrTail   // the current process's last stderr lines
+
+	// What the plugin reports about itself (attention.go): rmu orders the
+	// reports with the start and end of runs; gen numbers runs, so a late
+	// report of an ended run is dropped; up is set while the current run
+	// serves; report is its latest report.
+	rmu    sync.Mutex
+	gen    int
+	up     bool
+	report status.Status
 }
 
 func newInstance(h *Host, s Spec) *Instance {
@@ -276,7 +286,9 @@ func (i *Instance) Client() (*host.Plugin, host.Description, bool) {
 }
 
 // WaitReady blocks until the instance is ready or ctx ends; it fails at
-// once for a stopped, missing or misconfigured instance.
+// once for a stopped, missing or misconfigured instance, and for one that
+// needs attention (with a non-retryable *channel.Error naming what the
+// plugin asked for, so delivery gives up instead of retrying).
 func (i *Instance) WaitReady(ctx context.Context) (*host.Plugin, host.Description, error) {
 	for {
 		i.mu.Lock()
@@ -289,6 +301,10 @@ func (i *Instance) WaitReady(ctx context.Context) (*host.Plugin, host.Descriptio
 		if st == StateStopped || st.settled() {
 			// A settled instance waits for a reload, not for time.
 			return nil, host.Description{}, fmt.Errorf("plugin %s is %s", i.spec.Instance, st)
+		}
+		if st == StateNeedsAttention {
+			// It waits for a person, who may take days: fail now.
+			return nil, host.Description{}, i.attentionError()
 		}
 		select {
 		case <-ch:
