@@ -57,7 +57,9 @@ func TestReportedStatus(t *testing.T) {
 		link    string
 	}{
 		{"token rejected", map[string]any{"token": "999:WRONG"}, nil, status.NeedsAttention, "@BotFather", botFatherURL},
-		{"not found", nil, func(s *telegramtest.Server) { s.Fail("getMe", -1, telegramtest.Failure{Code: 404, Description: "Not Found"}) }, status.NeedsAttention, "api_endpoint", ""},
+		{"not found", nil, func(s *telegramtest.Server) {
+			s.Fail("getMe", -1, telegramtest.Failure{Code: 404, Description: "Not Found"})
+		}, status.NeedsAttention, "api_endpoint", ""},
 		{"api down", map[string]any{"api_endpoint": "http://" + downAddr + "/bot%s/%s"}, nil, status.Degraded, "connection refused", ""},
 		{"bad gateway", nil, func(s *telegramtest.Server) {
 			s.Fail("getMe", -1, telegramtest.Failure{Code: 502, Description: "Bad Gateway"})
