@@ -245,7 +245,12 @@ func (i *Instance) reported(st *Status) {
 	if !i.up {
 		return
 	}
-	st.Message = i.report.Message
+	switch st.State {
+	case StateReady, StateNeedsAttention, StateDegraded:
+		st.Message = i.report.Message
+	default:
+		return // unresponsive: the probe's verdict, not the plugin's
+	}
 	switch st.State {
 	case StateNeedsAttention:
 		st.Action = i.report.Message

@@ -357,3 +357,22 @@ func instanceOf(t *testing.T, base, name string) admin.Plugin {
 	t.Fatalf("no plugin %s in status.json", name)
 	return admin.Plugin{}
 }
+
+// TestRetryUsage: help lists retry; it needs exactly one instance.
+func TestRetryUsage(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	if rc := run([]string{"help"}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "  retry INSTANCE [-config FILE] ") {
+		t.Errorf("help lacks retry:\n%s", out.String())
+	}
+	out.Reset()
+	if rc := run([]string{"help", "retry"}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "status page's button") {
+		t.Errorf("help retry: %d\n%s", rc, out.String())
+	}
+	for _, args := range [][]string{{"retry"}, {"retry", "a", "b"}} {
+		errb.Reset()
+		if rc := run(args, &out, &errb); rc != 2 || !strings.Contains(errb.String(), "usage: clawhost retry INSTANCE") {
+			t.Errorf("%v: exit %d %q", args, rc, errb.String())
+		}
+	}
+}
