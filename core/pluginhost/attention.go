@@ -59,27 +59,32 @@ const actionReportedDegraded = "it keeps running and tries again by itself (it i
 // said nothing about what to do.
 const actionNeedsAttention = "the plugin needs an operator; read its log lines"
 
-// stateOf maps a plugin's report to the instance state.
+// stateOf maps a plugin's report to the instance state. A state this host
+// does not know (from a newer plugin) is not ready: degraded, with the
+// state's name in the last error (see reportErr).
 func stateOf(st status.Status) State {
 	switch st.State {
+	case status.Ready, "":
+		return StateReady
 	case status.NeedsAttention:
 		return StateNeedsAttention
-	case status.Degraded:
-		return StateDegraded
 	default:
-		return StateReady
+		return StateDegraded
 	}
 }
 
 // reportErr is the last error a report of st sets: the message of a
-// degraded report, nil otherwise.
+// degraded report (or of a state this host does not know), nil otherwise.
 func (i *Instance) reportErr(st status.Status) error {
-	if st.State != status.Degraded {
+	if stateOf(st) != StateDegraded {
 		return nil
 	}
 	msg := st.Message
 	if msg == "" {
 		msg = "degraded, without saying why"
+	}
+	if st.State != status.Degraded {
+		return fmt.Errorf("plugin %s reports the state %q, which this host does not know: %s", i.spec.Instance, st.State, msg)
 	}
 	return fmt.Errorf("plugin %s reports: %s", i.spec.Instance, msg)
 }

@@ -5,18 +5,27 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	grpcstatus "google.golang.org/grpc/status"
+
+	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/host"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
 )
@@ -189,7 +198,9 @@ func TestReportBeforeReady(t *testing.T) {
 	var readyCalls atomic.Int32
 	h := New(Options{Logger: hclog.NewNullLogger(), OnReady: func(*Instance) { readyCalls.Add(1) }})
 	t.Cleanup(h.Stop)
-	h.Apply([]Spec{faultSpec("att", "attention-at-start")})
+	spec := faultSpec("att", "attention-at-start")
+	spec.StartTimeout = 20 * time.Second // the test binary starts slowly under -race
+	h.Apply([]Spec{spec})
 	inst := h.Instance("att")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -227,10 +238,107 @@ func TestStateOf(t *testing.T) {
 		{"", StateReady},
 		{status.NeedsAttention, StateNeedsAttention},
 		{status.Degraded, StateDegraded},
-		{"something new", StateReady},
+		{"something new", StateDegraded},
 	} {
 		if got := stateOf(status.Status{State: tc.in}); got != tc.want {
 			t.Errorf("stateOf(%q) = %s, want %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+// statusServer is the PluginService of a plugin over in-process gRPC:
+// WatchStatus runs the script of its n-th call; nil script means the
+// plugin predates WatchStatus (the embedded Unimplemented answers).
+type statusServer struct {
+	pb.UnimplementedPluginServiceServer
+	mu     sync.Mutex
+	calls  int
+	script func(call int, stream grpc.ServerStreamingServer[pb.PluginStatus]) error
+}
+
+func (s *statusServer) WatchStatus(req *pb.WatchStatusRequest, stream grpc.ServerStreamingServer[pb.PluginStatus]) error {
+	if s.script == nil {
+		return s.UnimplementedPluginServiceServer.WatchStatus(req, stream)
+	}
+	s.mu.Lock()
+	s.calls++
+	n := s.calls
+	s.mu.Unlock()
+	return s.script(n, stream)
+}
+
+// watchInProcess runs watchStatus and serving for an instance whose plugin
+// is srv, as runOnce does, and returns the instance.
+func watchInProcess(t *testing.T, srv *statusServer) *Instance {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	pb.RegisterPluginServiceServer(gs, srv)
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	h := New(Options{Logger: hclog.NewNullLogger()})
+	inst := newInstance(h, Spec{Instance: "fake"})
+	t.Cleanup(inst.cancel)
+	inst.watchStatus(inst.ctx, host.Wrap(conn))
+	inst.serving()
+	return inst
+}
+
+// TestPluginWithoutWatchStatus: a plugin built before WatchStatus existed
+// answers Unimplemented; it is ready at once, without waiting for a first
+// report.
+func TestPluginWithoutWatchStatus(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	inst := watchInProcess(t, &statusServer{})
+	if took := time.Since(start); took >= firstReportWait {
+		t.Errorf("waited %s for a report that never comes", took)
+	}
+	if st := inst.Status(); st.State != StateReady || st.Message != "" {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// TestStatusStreamReopened: the stream breaks while the plugin runs; it is
+// opened again and the next report applies. An unknown state is not ready.
+func TestStatusStreamReopened(t *testing.T) {
+	t.Parallel()
+	srv := &statusServer{script: func(call int, stream grpc.ServerStreamingServer[pb.PluginStatus]) error {
+		switch call {
+		case 1:
+			if err := stream.Send(&pb.PluginStatus{State: "ready"}); err != nil {
+				return err
+			}
+			return grpcstatus.Error(codes.Internal, "the stream broke")
+		case 2:
+			if err := stream.Send(&pb.PluginStatus{State: "needs_attention", Message: "type the code",
+				Attention: &pb.Attention{Kind: "code", Data: "1234"}}); err != nil {
+				return err
+			}
+			if err := stream.Send(&pb.PluginStatus{State: "hibernating", Message: "zzz"}); err != nil {
+				return err
+			}
+		}
+		<-stream.Context().Done()
+		return nil
+	}}
+	inst := watchInProcess(t, srv)
+	st := waitStatus(t, inst, 10*time.Second, "the unknown state after the reopened stream", func(s Status) bool { return s.State == StateDegraded })
+	if !strings.Contains(st.LastError, `"hibernating"`) || !strings.Contains(st.LastError, "zzz") {
+		t.Fatalf("status %+v", st)
+	}
+	srv.mu.Lock()
+	calls := srv.calls
+	srv.mu.Unlock()
+	if calls != 2 {
+		t.Fatalf("WatchStatus called %d times, want 2", calls)
 	}
 }

@@ -6,7 +6,10 @@
 // states starting → ready, and to degraded when its process exits or fails
 // to start; a degraded instance is restarted with capped exponential backoff
 // (first restart within 100 ms, doubling up to 30 s, reset once the instance
-// stayed ready for StablePeriod). Stop ends every plugin: SIGTERM to its
+// stayed ready for StablePeriod). A running plugin also reports its own
+// state (sdk/status): needs_attention when a person must act (a rejected
+// token, a QR code to scan; see Instance.Retry) and degraded when what it
+// depends on fails; neither is restarted (attention.go). Stop ends every plugin: SIGTERM to its
 // process group first, SIGKILL after DefaultStopGrace (see
 // procRunner.terminate). Plugins also die with the host when it is
 // SIGKILLed: they are started with Pdeathsig, and the sdk's watchdog exits
