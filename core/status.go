@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/metrics"
@@ -53,12 +52,18 @@ func (s *statusSource) Retry(ctx context.Context, instance string) error {
 	err := s.h.plugins.Retry(ctx, instance)
 	switch {
 	case errors.Is(err, pluginhost.ErrUnknownInstance):
-		return fmt.Errorf("%w: %s", admin.ErrUnknownInstance, instance)
+		return classified{err, admin.ErrUnknownInstance}
 	case errors.Is(err, pluginhost.ErrNoRetry):
-		return fmt.Errorf("%w: %v", admin.ErrNoRetry, err)
+		return classified{err, admin.ErrNoRetry}
 	}
 	return err
 }
+
+// classified is err, also matching the admin endpoint's error kind.
+type classified struct{ err, kind error }
+
+func (c classified) Error() string   { return c.err.Error() }
+func (c classified) Unwrap() []error { return []error{c.err, c.kind} }
 
 func pluginStats(h *pluginhost.Host) []metrics.PluginStat {
 	var out []metrics.PluginStat
