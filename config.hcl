@@ -89,9 +89,13 @@ messages {
 
 # Plugins. Each block is one instance, supervised by the host: `clawhost status`
 # (or the status page) shows its state and what to do — starting, ready,
-# degraded (crashed; restarted with backoff), misconfigured (the plugin rejected
-# this block: fix it, then SIGHUP), missing (binary not built: make build, then
-# SIGHUP), unresponsive (failed the liveness probe; restarted).
+# needs_attention (the plugin needs you: a rejected token, a QR code to scan, a
+# code or a link, shown with its message; `clawhost retry <instance>` or the
+# page's button when it offers a retry; not restarted), degraded (crashed and
+# restarted with backoff, or the plugin cannot reach its platform and retries by
+# itself), misconfigured (the plugin rejected this block: fix it, then SIGHUP),
+# missing (binary not built: make build, then SIGHUP), unresponsive (failed the
+# liveness probe; restarted), stopped.
 
 # The local web chat: open http://127.0.0.1:8790 after `make run`.
 plugin "web" {
@@ -120,6 +124,9 @@ plugin "tg" {
   # secrets: they are never printed; changing one restarts the plugin).
   # Secrets the plugin declares go in config {} below.
   # env = { HTTPS_PROXY = env("HTTPS_PROXY", "") }
+  # A token Telegram rejects shows as needs_attention ("get a new token from
+  # @BotFather"); an unreachable Bot API as degraded. The variable is read at
+  # start: after changing it, restart clawhost (a reload keeps the old value).
   config {
     token = env("TELEGRAM_BOT_TOKEN", "")
   }

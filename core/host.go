@@ -154,6 +154,7 @@ func (h *Host) Start(ctx context.Context) error {
 		h.admin, err = admin.Start(admin.Options{
 			Listen: l, Logger: h.log.Named("admin"), Metrics: h.metrics.Handler(),
 			Source:  &statusSource{h: h},
+			Retrier: &statusSource{h: h},
 			Pairing: PairingAPI{h.db},
 		})
 		if err != nil {

@@ -23,6 +23,14 @@
 //	GET  /metrics          the Prometheus handler (404 when none)
 //	GET  /pairing          pending pairing codes as JSON (404 without Pairing)
 //	POST /pairing/approve  approve a code: form or JSON {"code": "..."}
+//	POST /plugins/{instance}/retry
+//	                       call the plugin's Retry (the button of a plugin
+//	                       that needs attention; 404 without Retrier)
+//
+// A plugin that needs attention is shown with what it reported: its message
+// as what to do, a QR payload as an inline PNG image (a data: URI, so the
+// page's refresh every 5 s follows a rotated code), a pairing code as text,
+// a link as a link, the expiry, and a button when it offers a retry.
 //
 // Two browser guards protect the loopback endpoint from web pages the
 // operator visits: a request whose Host header is a DNS name other than
@@ -93,7 +101,8 @@ type Plugin struct {
 	Instance string `json:"instance"`
 	// Source is the plugin source, e.g. "telegram".
 	Source string `json:"source"`
-	// State is the supervisor's state name, e.g. "running", "backoff".
+	// State is the instance's state: starting, ready, needs_attention,
+	// degraded, misconfigured, missing, unresponsive or stopped.
 	State string `json:"state"`
 	// LastError is the last error the plugin failed with; empty if none.
 	LastError string `json:"last_error,omitempty"`
@@ -111,6 +120,26 @@ type Plugin struct {
 	// Kinds lists the plugin kinds the instance serves ("channel",
 	// "command", "hook").
 	Kinds []string `json:"kinds"`
+	// Message is what the running plugin last reported about itself,
+	// exactly as reported; empty when nothing.
+	Message string `json:"message,omitempty"`
+	// Attention is what the operator needs to act when State is
+	// needs_attention, exactly as the plugin reported it; nil otherwise.
+	Attention *Attention `json:"attention,omitempty"`
+}
+
+// Attention is what a plugin that needs attention asks the operator for.
+type Attention struct {
+	// Kind is "qr" (Data is text to encode as a QR code and scan), "code"
+	// (a code to type on a device) or "link" (a URL to open).
+	Kind string `json:"kind"`
+	// Data is the QR payload, the code or the URL.
+	Data string `json:"data"`
+	// ExpiresAt is when Data stops being valid; zero when unknown.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// Retry, when not empty, labels the action that POST
+	// /plugins/{instance}/retry (and `clawhost retry`) performs.
+	Retry string `json:"retry,omitempty"`
 }
 
 // Session is one conversation's session.
@@ -181,6 +210,21 @@ type PairingCode struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
+// Retrier performs the retry a plugin that needs attention offers.
+type Retrier interface {
+	// Retry calls the instance's plugin Retry. It is called per POST
+	// /plugins/{instance}/retry with a bounded ctx. The error wraps
+	// [ErrUnknownInstance] or [ErrNoRetry] to select 404 or 409; any other
+	// error (the plugin's) is answered 502 with its text.
+	Retry(ctx context.Context, instance string) error
+}
+
+// Errors a [Retrier] wraps to select the HTTP status of a retry.
+var (
+	ErrUnknownInstance = errors.New("no such plugin instance")
+	ErrNoRetry         = errors.New("the plugin offers no retry now")
+)
+
 // Errors a [Pairing] wraps to select the HTTP status of /pairing/approve.
 var (
 	ErrNotFound = errors.New("pairing code not found")
@@ -198,6 +242,8 @@ type Options struct {
 	Metrics http.Handler
 	// Pairing serves /pairing and /pairing/approve; nil answers 404.
 	Pairing Pairing
+	// Retrier serves POST /plugins/{instance}/retry; nil answers 404.
+	Retrier Retrier
 	// Logger receives the server's logs; nil discards them.
 	Logger hclog.Logger
 	// SnapshotTimeout bounds each call to Source.Snapshot; zero means
@@ -254,6 +300,7 @@ func Start(opts Options) (*Server, error) {
 		source:  opts.Source,
 		metrics: opts.Metrics,
 		pairing: opts.Pairing,
+		retrier: opts.Retrier,
 		log:     log,
 		timeout: opts.SnapshotTimeout,
 		now:     opts.Now,

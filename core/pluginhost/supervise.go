@@ -65,6 +65,7 @@ func (i *Instance) runOnce() error {
 		return err
 	}
 	defer i.h.shutdown(client, proc)
+	defer i.down()
 
 	ctx, cancel := context.WithCancel(i.ctx)
 	defer cancel()
@@ -90,6 +91,7 @@ func (i *Instance) runOnce() error {
 	if len(diags) > 0 {
 		return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: the plugin rejected its config block: %w", i.spec.Instance, diags)}
 	}
+	i.watchStatus(ctx, plug)
 	// Described after Configure: capabilities may depend on the
 	// configuration (a text_limit override).
 	desc, err := plug.Describe(ctx)
@@ -107,10 +109,7 @@ func (i *Instance) runOnce() error {
 	i.mu.Lock()
 	i.plug, i.desc = plug, desc
 	i.mu.Unlock()
-	i.setState(StateReady, nil)
-	if f := i.h.opts.OnReady; f != nil {
-		go f(i)
-	}
+	i.serving()
 
 	go i.probe(ctx, plug)
 	exited := make(chan struct{})

@@ -10,6 +10,14 @@
 //	               → the next count sends (edits) fail with that channel error code
 //	GET  /sent?after=N&wait=5s
 //	               → [{"seq","op","chat_id","thread_id","message_id","text","reply_to","on"}] (long poll)
+//	POST /status   {"state":"ready"|"needs_attention"|"degraded","message",
+//	                "attention":{"kind":"qr"|"code"|"link","data","expires_at","retry"}}
+//	               → the plugin reports that status to the host
+//
+// The host's Retry (the status page's button, `clawhost retry`) is recorded
+// as op "retry" in /sent and, when the current status has an attention,
+// rotates it: the data gets the suffix "#<n>" (the n-th retry) and the
+// expiry moves a minute on, as a real plugin showing a new QR code would.
 //
 // It writes its address to addr_file when one is configured.
 package main
@@ -31,6 +39,7 @@ import (
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Record is one thing the host did through the channel.
@@ -85,8 +94,21 @@ type Fail struct {
 	RetryAfterMS int    `json:"retry_after_ms"`
 }
 
+// StatusBody is the body of POST /status.
+type StatusBody struct {
+	State     string `json:"state"`
+	Message   string `json:"message"`
+	Attention *struct {
+		Kind      string    `json:"kind"`
+		Data      string    `json:"data"`
+		ExpiresAt time.Time `json:"expires_at"`
+		Retry     string    `json:"retry"`
+	} `json:"attention"`
+}
+
 type loopback struct {
-	limit int
+	limit  int
+	status status.Reporter
 
 	mu      sync.Mutex
 	records []Record
@@ -94,6 +116,8 @@ type loopback struct {
 	nextID  int
 	ln      net.Listener
 	fails   map[string]*Fail
+	current status.Status // the last status reported
+	retries int
 }
 
 func newLoopback() *loopback {
@@ -118,6 +142,10 @@ func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
 		return err
 	}
 	l.limit = int(c.TextLimit)
+	l.status = status.Discard
+	if cfg.Status != nil {
+		l.status = cfg.Status
+	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return schema.Diagnostics{{Attribute: "listen", Summary: "cannot listen", Detail: err.Error()}}
@@ -177,6 +205,21 @@ func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
 		l.mu.Lock()
 		l.fails[f.Op] = &f
 		l.mu.Unlock()
+	})
+	mux.HandleFunc("POST /status", func(w http.ResponseWriter, r *http.Request) {
+		var b StatusBody
+		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		st := status.Status{State: status.State(b.State), Message: b.Message}
+		if a := b.Attention; a != nil {
+			st.Attention = &status.Attention{Kind: status.AttentionKind(a.Kind), Data: a.Data, ExpiresAt: a.ExpiresAt, Retry: a.Retry}
+		}
+		l.mu.Lock()
+		l.current = st
+		l.mu.Unlock()
+		l.status.Report(st)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -284,6 +327,29 @@ func (l *loopback) SetTyping(ctx context.Context, req channel.TypingRequest) err
 	return nil
 }
 
+// retry is the plugin's Retry: it records the call and rotates the
+// attention's data.
+func (l *loopback) retry(ctx context.Context) error {
+	l.mu.Lock()
+	l.retries++
+	n := l.retries
+	st := l.current
+	if a := st.Attention; a != nil {
+		c := *a
+		if base, _, ok := strings.Cut(c.Data, "#"); ok {
+			c.Data = base
+		}
+		c.Data += "#" + strconv.Itoa(n)
+		c.ExpiresAt = time.Now().Add(time.Minute).UTC()
+		st.Attention = &c
+	}
+	l.current = st
+	l.mu.Unlock()
+	l.record(Record{Op: "retry", Text: strconv.Itoa(n)})
+	l.status.Report(st)
+	return nil
+}
+
 func plugin() sdk.Plugin {
 	l := newLoopback()
 	return sdk.Plugin{
@@ -296,6 +362,7 @@ func plugin() sdk.Plugin {
 		},
 		Configure: l.configure,
 		Channel:   l,
+		Retry:     l.retry,
 	}
 }
 

@@ -8,6 +8,8 @@
 //	                                   pending pairing codes; approve one
 //	clawhost status [-config FILE]     the running host's plugins: state, error, what to do
 //	clawhost plugin test [flags] PATH  the conformance checks against a plugin binary
+//	clawhost retry INSTANCE [-config FILE]
+//	                                   call the retry a plugin that needs attention offers
 //	clawhost version                   print the version
 //	clawhost help [COMMAND]            the commands and flags
 //
@@ -59,7 +61,7 @@ var commands = []command{
 	{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
 		"Goes through the running host's admin endpoint, or the database when clawhost is stopped."},
 	{"status", "[-config FILE]", "the running host's plugins: state, last error, what to do",
-		"Reads the running host's admin endpoint (admin { listen = ... } in the file). Exit 0 when\nevery plugin is ready, 1 when one is not, 2 when the host cannot be reached."},
+		"Reads the running host's admin endpoint (admin { listen = ... } in the file). Exit 0 when\nevery plugin is ready, 1 when one is not, 2 when the host cannot be reached. A plugin that\nneeds attention is shown with what it asks for: a QR code drawn in the terminal, a code or\na link, and its expiry."},
 	{"plugin test", "[flags] PATH", "run the conformance checks against a plugin binary, in any language",
 		"Launches PATH as the host does (handshake, minimal environment, its own process group) on\n" +
 			"fresh processes and checks what every plugin owes the host: Describe, ConfigSchema,\n" +
@@ -82,6 +84,8 @@ var commands = []command{
 			"  clawhost plugin test -config-json '{\"addr_file\":\"lo.addr\"}' \\\n" +
 			"    -inject 'curl -s -d \"{\\\"chat_id\\\":\\\"c1\\\",\\\"sender_id\\\":\\\"u1\\\",\\\"text\\\":$CLAWHOST_TEST_TEXT_JSON}\" \\\n" +
 			"      http://$(cat lo.addr)/inbound' bin/clawhost-loopback"},
+	{"retry", "INSTANCE [-config FILE]", "call the retry a plugin that needs attention offers (\"Show a new QR code\")",
+		"What the status page's button does, through the running host's admin endpoint. Exit 0 when\nthe plugin took the request (clawhost status shows its next report), 1 when the instance is\nunknown, offers no retry or refused it, 2 when the host cannot be reached."},
 	{"version", "", "print the version", ""},
 	{"help", "[COMMAND]", "print the commands and flags, or one command's usage", ""},
 }
@@ -196,6 +200,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return pairing(*cfgPath, positional, stdout, stderr)
 	case "status":
 		return status(*cfgPath, stdout, stderr)
+	case "retry":
+		return retry(*cfgPath, positional, stdout, stderr)
 	default: // "run"
 		return serve(*cfgPath, stderr)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/qrcode"
 )
 
 // status is `clawhost status`: the running host's plugins with their
@@ -83,6 +84,43 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 		if p.Action != "" {
 			fmt.Fprintf(&b, "      what to do: %s\n", p.Action)
 		}
+		if p.Attention != nil {
+			writeAttention(&b, p.Instance, *p.Attention, now)
+		}
 	}
 	return b.String()
+}
+
+// attentionIndent indents what a plugin asks for under its line.
+const attentionIndent = "      "
+
+// writeAttention writes what a plugin that needs attention asks for: a QR
+// code drawn in the terminal, a code or a link as text, the expiry, and the
+// command that performs its retry.
+func writeAttention(b *strings.Builder, instance string, a admin.Attention, now time.Time) {
+	switch a.Kind {
+	case "qr":
+		art, err := qrcode.Terminal(a.Data, attentionIndent)
+		if err != nil {
+			fmt.Fprintf(b, "%sthe QR code cannot be drawn (%v); open the status page\n", attentionIndent, err)
+			break
+		}
+		fmt.Fprintf(b, "%sscan this QR code:\n%s", attentionIndent, art)
+	case "code":
+		fmt.Fprintf(b, "%scode: %s\n", attentionIndent, a.Data)
+	case "link":
+		fmt.Fprintf(b, "%sopen: %s\n", attentionIndent, a.Data)
+	default:
+		fmt.Fprintf(b, "%s%s: %s\n", attentionIndent, a.Kind, a.Data)
+	}
+	if !a.ExpiresAt.IsZero() {
+		if left := a.ExpiresAt.Sub(now); left > 0 {
+			fmt.Fprintf(b, "%svalid until %s (%s left); run clawhost status again for a newer one\n", attentionIndent, a.ExpiresAt.Local().Format("15:04:05"), left.Round(time.Second))
+		} else {
+			fmt.Fprintf(b, "%sexpired %s ago; run clawhost status again for a newer one\n", attentionIndent, (-left).Round(time.Second))
+		}
+	}
+	if a.Retry != "" {
+		fmt.Fprintf(b, "%s%s: clawhost retry %s\n", attentionIndent, a.Retry, instance)
+	}
 }
