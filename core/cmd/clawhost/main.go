@@ -14,6 +14,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -216,14 +217,23 @@ func serve(path string, stderr io.Writer) int {
 				return
 			}
 			log.Info("SIGHUP: reloading configuration", "config", path)
-			next, ok := load(path, stderr)
-			if !ok {
-				log.Error("configuration refused; keeping the running set", "config", path)
+			at := time.Now()
+			next, diags := config.Load(path)
+			if next == nil || diags.HasErrors() {
+				var buf bytes.Buffer
+				var files map[string]*hcl.File
+				if next != nil {
+					files = next.Files()
+				}
+				config.FormatDiagnostics(&buf, diags, files)
+				h.Refuse(at, buf.String())
 				continue
 			}
-			if err := h.Reload(next); err != nil {
-				log.Error("configuration refused; keeping the running set", "config", path, "error", err)
+			if len(diags) > 0 {
+				config.FormatDiagnostics(stderr, diags, next.Files())
 			}
+			// A refusal is logged and shown by the host (Host.Refuse).
+			_ = h.Reload(next)
 		}
 	}()
 	if err := h.Run(ctx); err != nil {
@@ -254,13 +264,15 @@ func validate(path string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// probeTimeout bounds the probe of one plugin: start, handshake, schema.
+// probeTimeout bounds the probe of one plugin: start, handshake, schema,
+// the plugin's own checks.
 const probeTimeout = 20 * time.Second
 
 // probePlugins checks plugins: a missing binary gets a diagnostic with the
-// nearest available source; the others are started for their schema, and
-// their config block decoded against it. A plugin that does not start gets
-// a diagnostic at its block.
+// nearest available source; the others are started (core.CheckPlugin) for
+// their schema, their config block decoded against it, and the decoded
+// block checked by the plugin's own Validate in the same process. A plugin
+// that does not start gets a diagnostic at its block.
 func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	var avail []string
@@ -277,19 +289,17 @@ func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics 
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		_, sch, err := h.Probe(ctx, core.PluginSpec(cfg, p))
+		pdiags, err := core.CheckPlugin(ctx, h, cfg, p)
 		cancel()
+		diags = append(diags, pdiags...)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Plugin did not start",
-				Detail:   fmt.Sprintf("Plugin %q (%s) could not be started to read its config schema: %v.", p.Name, p.Path, err),
+				Detail:   fmt.Sprintf("Plugin %q (%s) could not be started to check its config block: %v.", p.Name, p.Path, err),
 				Subject:  p.DefRange.Ptr(),
 			})
-			continue
 		}
-		_, pdiags := config.DecodePluginConfig(p, sch)
-		diags = append(diags, pdiags...)
 	}
 	return diags
 }
