@@ -45,7 +45,7 @@ plugin "clock" {
 
 // checksDaemon writes checksConfig with the clock's time zone into dir.
 type checksFile struct {
-	t                             *testing.T
+	t                              *testing.T
 	dir, path, adminAddr, addrFile string
 }
 
