@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -14,19 +13,14 @@ import (
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
-// ErrPluginNotStarted is wrapped by CheckPlugin's error when the plugin
-// could not be started (or did not answer) to check its block: nothing is
-// known about the block then.
-var ErrPluginNotStarted = errors.New("plugin did not start")
-
 // CheckPlugin checks the config block of plugin p of cfg the way the
 // plugin itself would at its start: ph starts the binary in a probe
 // process, the block is decoded against the schema the plugin declares,
 // and, when that succeeds, the plugin's own checks (Validate) run on the
 // decoded block. The diagnostics of both are at file:line:col in the
-// block, warnings included, sorted. The error (wrapping
-// ErrPluginNotStarted) says why the plugin could not be asked; p's binary
-// must exist. ctx bounds the probe.
+// block, warnings included, sorted. The error says why the plugin could
+// not be started or asked (nothing is known about the block then); p's
+// binary must exist. ctx bounds the probe.
 func CheckPlugin(ctx context.Context, ph *pluginhost.Host, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, error) {
 	var diags hcl.Diagnostics
 	res, err := ph.Check(ctx, PluginSpec(cfg, p), func(s schema.Schema) []byte {
@@ -38,7 +32,7 @@ func CheckPlugin(ctx context.Context, ph *pluginhost.Host, cfg *config.Config, p
 		return js
 	})
 	if err != nil {
-		return diags, fmt.Errorf("check plugin %s: %w: %w", p.Name, ErrPluginNotStarted, err)
+		return diags, fmt.Errorf("check plugin %s: %w", p.Name, err)
 	}
 	return append(diags, config.PluginDiagnostics(p, res.Schema, res.Verdict)...), nil
 }

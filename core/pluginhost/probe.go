@@ -68,8 +68,8 @@ func validate(ctx context.Context, plug *host.Plugin, instance string, js []byte
 	return diags, nil
 }
 
-// HasErrors reports whether diags hold an error (not only warnings).
-func HasErrors(diags schema.Diagnostics) bool {
+// hasErrors reports whether diags hold an error (not only warnings).
+func hasErrors(diags schema.Diagnostics) bool {
 	for _, d := range diags {
 		if !d.Warning {
 			return true
@@ -82,9 +82,12 @@ func HasErrors(diags schema.Diagnostics) bool {
 // about to be configured with, in the process just started. A block the
 // plugin rejects settles the instance as misconfigured, with the
 // diagnostics at their file:line:col (Spec.Explain); warnings are logged
-// and the start goes on.
+// and the start goes on. The check is bounded by the start timeout; a
+// plugin that predates Validate is configured without it.
 func (i *Instance) checkBeforeConfigure(ctx context.Context, plug *host.Plugin, sch schema.Schema, js []byte) error {
-	diags, err := validate(ctx, plug, i.spec.Instance, js)
+	vctx, cancel := context.WithTimeout(ctx, i.startTimeout())
+	diags, err := validate(vctx, plug, i.spec.Instance, js)
+	cancel()
 	if err != nil {
 		return err
 	}
@@ -92,7 +95,7 @@ func (i *Instance) checkBeforeConfigure(ctx context.Context, plug *host.Plugin, 
 		return nil
 	}
 	text := i.explain(sch, diags)
-	if HasErrors(diags) {
+	if hasErrors(diags) {
 		return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: the plugin rejected its config block:\n%s", i.spec.Instance, text)}
 	}
 	i.log.Warn("the plugin warns about its config block", "diagnostics", text)
