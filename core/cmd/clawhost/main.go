@@ -52,14 +52,14 @@ type command struct {
 // commands are the subcommands, in the order help lists them.
 var commands = []command{
 	{"run", "[-config FILE]", "run the host (the default): start the enabled plugins and answer chats",
-		"SIGHUP reloads the configuration (an invalid file is refused and the running set kept);\nSIGINT and SIGTERM stop every plugin and claude process and exit."},
+		"SIGHUP reloads the configuration: new and changed plugin blocks are checked by their\nplugins first; an invalid file is refused whole and the running set kept (clawhost status\nshows why); SIGINT and SIGTERM stop every plugin and claude process and exit."},
 	{"validate", "[-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
-		"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares (the plugin is started for it,\nunless an error is in what says how to start it: source, path, sha256, enabled,\nstart_timeout). Exit 0 when valid (warnings allowed), 1 on errors, 2 on bad usage."},
+		"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Exit 0 when valid (warnings allowed), 1 on errors,\n2 on bad usage."},
 	{"pairing list", "[-config FILE]", "the pending pairing codes of unknown senders", ""},
 	{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
 		"Goes through the running host's admin endpoint, or the database when clawhost is stopped."},
 	{"status", "[-config FILE]", "the running host's plugins: state, last error, what to do",
-		"Reads the running host's admin endpoint (admin { listen = ... } in the file). Exit 0 when\nevery plugin is ready, 1 when one is not, 2 when the host cannot be reached."},
+		"Reads the running host's admin endpoint (admin { listen = ... } in the file), and shows a\nrefused last reload with its diagnostics. Exit 0 when every plugin is ready, 1 when one is\nnot or the last reload was refused, 2 when the host cannot be reached."},
 	{"version", "", "print the version", ""},
 	{"help", "[COMMAND]", "print the commands and flags, or one command's usage", ""},
 }
