@@ -41,10 +41,9 @@ func CheckPlugin(ctx context.Context, ph *pluginhost.Host, cfg *config.Config, p
 // cfg that are new or changed (pluginhost.Host.Changed; an unchanged
 // instance is not probed, even a misconfigured one, which its restart
 // checks again): each is probed as CheckPlugin does, bounded by its start
-// timeout. It returns the diagnostics of all of
-// them. A plugin whose binary is missing, or that cannot be started, adds
-// none: the reload goes on and the instance shows its state as it would
-// without the check.
+// timeout. It returns the diagnostics of all of them. A plugin whose
+// binary is missing, or that cannot be started, adds none: the reload goes
+// on and the instance shows its state as it would without the check.
 func (h *Host) checkChanged(cfg *config.Config) hcl.Diagnostics {
 	var (
 		mu    sync.Mutex
