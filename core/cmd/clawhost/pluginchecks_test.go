@@ -193,3 +193,43 @@ func TestPluginChecksAtStartAndReload(t *testing.T) {
 		t.Error("the refusal is not logged")
 	}
 }
+
+// TestValidateTelegramToken: the telegram plugin's own check rejects a
+// malformed token at its file:line:col without printing the token (the
+// schema marks it sensitive); a webhook_url without webhook_listen is
+// reported about webhook_listen, which is not written, at the config
+// block.
+func TestValidateTelegramToken(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.hcl")
+	const secret = "hunter2-not-a-token"
+	src := fmt.Sprintf(`plugin_dir = %q
+plugin "tg" {
+  source = "telegram"
+  config {
+    token       = %q
+    webhook_url = "http://insecure.example/hook"
+  }
+}
+`, binDir(t), secret)
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	if code := run([]string{"validate", "-config", path}, io.Discard, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, errb.String())
+	}
+	got := errb.String()
+	for _, want := range []string{
+		`Malformed bot token in plugin "tg"`, "-> " + path + ":5:19", "(source not shown: it may contain a sensitive value)",
+		`Missing webhook_listen in plugin "tg"`, "-> " + path + ":4:3", "\n2 errors\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "hunter2") {
+		t.Errorf("the token is printed:\n%s", got)
+	}
+}
