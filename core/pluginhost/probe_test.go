@@ -2,12 +2,19 @@ package pluginhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
+	"github.com/clawhost/clawhost/sdk/host"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -74,4 +81,59 @@ func TestRejectedBlockSettlesAtStart(t *testing.T) {
 	}
 	h.Apply([]Spec{clockSpec(t, "UTC")})
 	waitState(t, h.Instance("clock"), StateReady, 10*time.Second)
+}
+
+// olderPlugin is the PluginService of a plugin built before Validate
+// existed, written against the proto: Validate answers Unimplemented (the
+// embedded default).
+type olderPlugin struct {
+	pb.UnimplementedPluginServiceServer
+}
+
+// rejectingPlugin's Validate rejects one attribute.
+type rejectingPlugin struct {
+	pb.UnimplementedPluginServiceServer
+}
+
+func (rejectingPlugin) Validate(context.Context, *pb.ValidateRequest) (*pb.ValidateResponse, error) {
+	return &pb.ValidateResponse{Diagnostics: []*pb.Diagnostic{{Attribute: "token", Summary: "Malformed bot token"}}}, nil
+}
+
+// TestCheckBeforeConfigureOlderPlugin: a plugin that predates Validate is
+// not refused (nothing to say), one whose Validate rejects the block
+// settles as misconfigured with the Explain text.
+func TestCheckBeforeConfigureOlderPlugin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		srv     pb.PluginServiceServer
+		refused bool
+	}{{"older", olderPlugin{}, false}, {"rejecting", rejectingPlugin{}, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs := grpc.NewServer()
+			pb.RegisterPluginServiceServer(gs, tc.srv)
+			go func() { _ = gs.Serve(lis) }()
+			t.Cleanup(gs.Stop)
+			conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = conn.Close() })
+			h := New(Options{})
+			inst := newInstance(h, Spec{Instance: "tg", Explain: func(_ schema.Schema, d schema.Diagnostics) string { return "c.hcl:5:19: " + d.Error() }})
+			err = inst.checkBeforeConfigure(context.Background(), host.Wrap(conn), nil, []byte(`{"token":"x"}`))
+			var settled *runError
+			switch {
+			case !tc.refused && err != nil:
+				t.Errorf("an older plugin is refused: %v", err)
+			case tc.refused && (!errors.As(err, &settled) || settled.state != StateMisconfigured || !strings.Contains(err.Error(), "c.hcl:5:19: token: Malformed bot token")):
+				t.Errorf("rejected block: %v, want misconfigured with the explained diagnostic", err)
+			}
+		})
+	}
 }
