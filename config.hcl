@@ -1,6 +1,9 @@
 # clawhost — default configuration. Every setting is documented here; run
-# `bin/clawhost validate -config config.hcl` after editing, and send SIGHUP to
-# a running clawhost to reload it.
+# `bin/clawhost validate -config config.hcl` after editing (it checks every
+# plugin's config block too, with the plugin's own checks), and send SIGHUP to
+# a running clawhost to reload it. A reload checks new and changed plugin
+# blocks first; a file with an error is refused whole and the running plugins
+# are kept (`clawhost status` shows why).
 #
 # Relative paths are relative to this file's directory.
 
@@ -93,9 +96,12 @@ messages {
 # code or a link, shown with its message; `clawhost retry <instance>` or the
 # page's button when it offers a retry; not restarted), degraded (crashed and
 # restarted with backoff, or the plugin cannot reach its platform and retries by
-# itself), misconfigured (the plugin rejected this block: fix it, then SIGHUP),
-# missing (binary not built: make build, then SIGHUP), unresponsive (failed the
-# liveness probe; restarted), stopped.
+# itself), misconfigured (the plugin rejected this block, at the file:line:col
+# its error names: fix it, then SIGHUP), missing (binary not built: make build,
+# then SIGHUP), unresponsive (failed the liveness probe; restarted), stopped.
+# A plugin checks its own config {} block (a token's shape, a URL): `clawhost
+# validate` and a reload report what it rejects at the value, before anything
+# is started or stopped.
 
 # The local web chat: open http://127.0.0.1:8790 after `make run`.
 plugin "web" {

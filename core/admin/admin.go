@@ -93,6 +93,22 @@ type Snapshot struct {
 	Warm []Warm `json:"warm"`
 	// Errors lists recent errors, newest first (see [ErrorRing]).
 	Errors []ErrorEntry `json:"errors"`
+	// LastReload is the outcome of the last reload (SIGHUP); nil when the
+	// configuration was never reloaded.
+	LastReload *Reload `json:"last_reload,omitempty"`
+}
+
+// Reload is the outcome of one reload of the configuration.
+type Reload struct {
+	// At is when the reload was asked for.
+	At time.Time `json:"at"`
+	// Refused reports that the file was refused: the running set was
+	// kept as it was.
+	Refused bool `json:"refused"`
+	// Reason is why it was refused: the diagnostics at file:line:col, as
+	// `clawhost validate` prints them (no sensitive value). Empty when it
+	// was applied.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Plugin is one enabled plugin instance as seen by the supervisor.

@@ -520,3 +520,4 @@ func (benchPorts) Execute(context.Context, string, sdkcommand.Request) (sdkcomma
 	return sdkcommand.Response{}, errors.New("no command plugins in benchmarks")
 }
 func (benchPorts) PublishMenu(context.Context, []channel.MenuEntry) []error { return nil }
+func (benchPorts) AwaitCommandPlugins(context.Context) []string             { return nil }

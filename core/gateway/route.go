@@ -148,7 +148,7 @@ func (g *Gateway) route(key string, batch []arrival) {
 			}
 			// The payload becomes the first message of the new session; the
 			// turn strips the trigger again when it builds the prompt.
-		} else if inv, ok := g.commands.Parse(text); ok && (inv.Builtin() || g.opts.Ports.Known(inv.Instance)) {
+		} else if inv, ok := g.handler.Resolve(g.ctx, text); ok && (inv.Builtin() || g.opts.Ports.Known(inv.Instance)) {
 			// A plugin command whose instance was just removed (a reload
 			// not yet reflected in the registry) goes to the agent.
 			g.command(head, inv)

@@ -69,6 +69,11 @@ type Spec struct {
 	// Decode decodes the instance's config block against the schema the
 	// plugin declared, returning the JSON for Configure.
 	Decode func(schema.Schema) ([]byte, error)
+	// Explain formats the diagnostics the plugin's own checks returned
+	// (Validate, Configure) for the operator, at the file:line:col of the
+	// values they name; s is the schema the plugin declared. Nil: plain
+	// text.
+	Explain func(s schema.Schema, diags schema.Diagnostics) string
 }
 
 // InboundFunc stores inbound messages of a channel instance durably. It

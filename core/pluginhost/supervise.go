@@ -79,6 +79,9 @@ func (i *Instance) runOnce() error {
 			return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)}
 		}
 	}
+	if err := i.checkBeforeConfigure(ctx, plug, sch, cfgJSON); err != nil {
+		return err
+	}
 	if i.spec.DataDir != "" {
 		if err := os.MkdirAll(i.spec.DataDir, 0o700); err != nil {
 			return fmt.Errorf("configure plugin %s: data dir: %w", i.spec.Instance, err)
@@ -89,7 +92,7 @@ func (i *Instance) runOnce() error {
 		return fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)
 	}
 	if len(diags) > 0 {
-		return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: the plugin rejected its config block: %w", i.spec.Instance, diags)}
+		return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: the plugin rejected its config block:\n%s", i.spec.Instance, i.explain(sch, diags))}
 	}
 	i.watchStatus(ctx, plug)
 	// Described after Configure: capabilities may depend on the

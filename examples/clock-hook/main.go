@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/clawhost/clawhost/sdk"
@@ -22,16 +23,34 @@ func (c *clock) BeforeAgentStart(ctx context.Context, req hook.Request) (hook.Re
 	return hook.Response{PrependContext: "Current date and time: " + t.Format("Monday 2006-01-02 15:04:05 MST")}, nil
 }
 
-func (c *clock) configure(ctx context.Context, cfg schema.Config) error {
+// location decodes the block and loads its time zone: the one check of
+// this plugin, shared by validate and configure.
+func location(cfg schema.Config) (*time.Location, error) {
 	var v struct {
 		Timezone string `json:"timezone"`
 	}
 	if err := cfg.Decode(&v); err != nil {
-		return err
+		return nil, err
 	}
 	loc, err := time.LoadLocation(v.Timezone)
 	if err != nil {
-		return schema.Diagnostics{{Attribute: "timezone", Summary: "unknown time zone", Detail: err.Error()}}
+		return nil, schema.Diagnostics{{Attribute: "timezone", Summary: "Unknown time zone",
+			Detail: fmt.Sprintf("%q is not an IANA time zone name; use one such as \"Europe/Berlin\", or \"Local\" or \"UTC\"", v.Timezone)}}
+	}
+	return loc, nil
+}
+
+// validate checks the block without applying it (clawhost validate, and a
+// start or reload before the plugin is configured).
+func validate(_ context.Context, cfg schema.Config) error {
+	_, err := location(cfg)
+	return err
+}
+
+func (c *clock) configure(_ context.Context, cfg schema.Config) error {
+	loc, err := location(cfg)
+	if err != nil {
+		return err
 	}
 	c.loc = loc
 	return nil
@@ -43,6 +62,7 @@ func plugin(now func() time.Time) sdk.Plugin {
 		Name:      "clock-hook",
 		Version:   "0.1.0",
 		Schema:    schema.Schema{{Name: "timezone", Type: "string", Default: "Local", Description: "IANA time zone name, or Local or UTC"}},
+		Validate:  validate,
 		Configure: c.configure,
 		Hook:      c,
 	}

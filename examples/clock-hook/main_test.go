@@ -34,3 +34,22 @@ func TestClockBadZone(t *testing.T) {
 		t.Fatalf("want one diagnostic on timezone, got %v %v", diags, err)
 	}
 }
+
+// TestClockValidate: Validate holds the same check as Configure, without
+// configuring (a valid block is configured afterwards).
+func TestClockValidate(t *testing.T) {
+	h := sdktest.Start(t, plugin(time.Now))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		zone string
+		bad  bool
+	}{{"Mars/Base", true}, {"Europe/Berlin", false}, {"UTC", false}} {
+		diags, err := h.Plugin.Validate(ctx, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"` + tc.zone + `"}`)})
+		if err != nil || (len(diags) == 1 && diags[0].Attribute == "timezone") != tc.bad || (!tc.bad && len(diags) > 0) {
+			t.Errorf("validate %q: %v %v", tc.zone, diags, err)
+		}
+	}
+	if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"UTC"}`)}); err != nil || diags != nil {
+		t.Fatalf("configure after validate: %v %v", diags, err)
+	}
+}

@@ -63,6 +63,7 @@ func Plugin() sdk.Plugin {
 		Name:      "telegram",
 		Version:   Version,
 		Schema:    Schema,
+		Validate:  Validate,
 		Configure: a.Configure,
 		Channel:   a,
 	}
@@ -112,18 +113,14 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Configure decodes and validates the config {} block. It does not touch
-// the network: a bot that is offline at startup still starts, and Run
-// finds out who it is (getMe) in the background.
+// Configure decodes and validates the config {} block (the checks of
+// Validate). It does not touch the network: a bot that is offline at
+// startup still starts, and Run finds out who it is (getMe) in the
+// background.
 func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
-	// Absent (or null) attributes keep their defaults.
-	c := Config{PollTimeout: DefaultPollTimeout}
-	if err := cfg.Decode(&c); err != nil {
+	c, err := decodeConfig(cfg)
+	if err != nil {
 		return err
-	}
-	c = c.withDefaults()
-	if d := c.validate(); len(d) > 0 {
-		return d
 	}
 	a.cfg = c
 	if cfg.Logger != nil {

@@ -17,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -54,14 +55,14 @@ type command struct {
 // commands are the subcommands, in the order help lists them.
 var commands = []command{
 	{"run", "[-config FILE]", "run the host (the default): start the enabled plugins and answer chats",
-		"SIGHUP reloads the configuration (an invalid file is refused and the running set kept);\nSIGINT and SIGTERM stop every plugin and claude process and exit."},
+		"SIGHUP reloads the configuration: new and changed plugin blocks are checked by their\nplugins first; an invalid file is refused whole and the running set kept (clawhost status\nshows why); SIGINT and SIGTERM stop every plugin and claude process and exit."},
 	{"validate", "[-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
-		"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares (the plugin is started for it,\nunless an error is in what says how to start it: source, path, sha256, enabled,\nstart_timeout). Exit 0 when valid (warnings allowed), 1 on errors, 2 on bad usage."},
+		"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Exit 0 when valid (warnings allowed), 1 on errors,\n2 on bad usage."},
 	{"pairing list", "[-config FILE]", "the pending pairing codes of unknown senders", ""},
 	{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
 		"Goes through the running host's admin endpoint, or the database when clawhost is stopped."},
 	{"status", "[-config FILE]", "the running host's plugins: state, last error, what to do",
-		"Reads the running host's admin endpoint (admin { listen = ... } in the file). Exit 0 when\nevery plugin is ready, 1 when one is not, 2 when the host cannot be reached. A plugin that\nneeds attention is shown with what it asks for: a QR code drawn in the terminal, a code or\na link, and its expiry."},
+		"Reads the running host's admin endpoint (admin { listen = ... } in the file), and shows a\nrefused last reload with its diagnostics. Exit 0 when every plugin is ready, 1 when one is\nnot or the last reload was refused, 2 when the host cannot be reached. A plugin that needs\nattention is shown with what it asks for: a QR code drawn in the terminal, a code or a link,\nand its expiry."},
 	{"plugin test", "[flags] PATH", "run the conformance checks against a plugin binary, in any language",
 		"Launches PATH as the host does (handshake, minimal environment, its own process group) on\n" +
 			"fresh processes and checks what every plugin owes the host: Describe, ConfigSchema,\n" +
@@ -248,14 +249,23 @@ func serve(path string, stderr io.Writer) int {
 				return
 			}
 			log.Info("SIGHUP: reloading configuration", "config", path)
-			next, ok := load(path, stderr)
-			if !ok {
-				log.Error("configuration refused; keeping the running set", "config", path)
+			at := time.Now()
+			next, diags := config.Load(path)
+			if next == nil || diags.HasErrors() {
+				var buf bytes.Buffer
+				var files map[string]*hcl.File
+				if next != nil {
+					files = next.Files()
+				}
+				config.FormatDiagnostics(&buf, diags, files)
+				h.Refuse(at, buf.String())
 				continue
 			}
-			if err := h.Reload(next); err != nil {
-				log.Error("configuration refused; keeping the running set", "config", path, "error", err)
+			if len(diags) > 0 {
+				config.FormatDiagnostics(stderr, diags, next.Files())
 			}
+			// A refusal is logged and shown by the host (Host.Refuse).
+			_ = h.Reload(next)
 		}
 	}()
 	if err := h.Run(ctx); err != nil {
@@ -286,13 +296,15 @@ func validate(path string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// probeTimeout bounds the probe of one plugin: start, handshake, schema.
+// probeTimeout bounds the probe of one plugin: start, handshake, schema,
+// the plugin's own checks.
 const probeTimeout = 20 * time.Second
 
 // probePlugins checks plugins: a missing binary gets a diagnostic with the
-// nearest available source; the others are started for their schema, and
-// their config block decoded against it. A plugin that does not start gets
-// a diagnostic at its block.
+// nearest available source; the others are started (core.CheckPlugin) for
+// their schema, their config block decoded against it, and the decoded
+// block checked by the plugin's own Validate in the same process. A plugin
+// that does not start gets a diagnostic at its block.
 func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	var avail []string
@@ -309,19 +321,17 @@ func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics 
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		_, sch, err := h.Probe(ctx, core.PluginSpec(cfg, p))
+		pdiags, err := core.CheckPlugin(ctx, h, cfg, p)
 		cancel()
+		diags = append(diags, pdiags...)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Plugin did not start",
-				Detail:   fmt.Sprintf("Plugin %q (%s) could not be started to read its config schema: %v.", p.Name, p.Path, err),
+				Detail:   fmt.Sprintf("Plugin %q (%s) could not be started to check its config block: %v.", p.Name, p.Path, err),
 				Subject:  p.DefRange.Ptr(),
 			})
-			continue
 		}
-		_, pdiags := config.DecodePluginConfig(p, sch)
-		diags = append(diags, pdiags...)
 	}
 	return diags
 }

@@ -119,7 +119,7 @@ func pluginTest(ctx context.Context, o pluginTestOptions, stdout, stderr io.Writ
 	inst, err := tl.start(pctx)
 	if err != nil {
 		cancel()
-		fmt.Fprintf(stdout, "FAIL  handshake\n%s", indent(err.Error()))
+		fmt.Fprintf(stdout, "FAIL  handshake\n%s", checkDetail(err.Error()))
 		return 1
 	}
 	d, derr := inst.Plugin.Describe(pctx)
@@ -127,7 +127,7 @@ func pluginTest(ctx context.Context, o pluginTestOptions, stdout, stderr io.Writ
 	stopErr := tl.stop(inst)
 	cancel()
 	if err := errors.Join(derr, serr); err != nil {
-		fmt.Fprintf(stdout, "FAIL  describe\n%s", indent(err.Error()))
+		fmt.Fprintf(stdout, "FAIL  describe\n%s", checkDetail(err.Error()))
 		return 1
 	}
 	cfg, err := withDefaults(userJSON, sch)
@@ -163,7 +163,7 @@ func pluginTest(ctx context.Context, o pluginTestOptions, stdout, stderr io.Writ
 			fmt.Fprintf(stdout, "SKIP  %-22s %v\n", c.Name, err)
 		case err != nil:
 			failed++
-			fmt.Fprintf(stdout, "FAIL  %-22s (%s)\n%s", c.Name, took, indent(err.Error()))
+			fmt.Fprintf(stdout, "FAIL  %-22s (%s)\n%s", c.Name, took, checkDetail(err.Error()))
 		default:
 			passed++
 			fmt.Fprintf(stdout, "PASS  %-22s (%s) %s\n", c.Name, took, note)
@@ -288,11 +288,8 @@ func kindList(d host.Description) string {
 	return strings.Join(ks, ", ")
 }
 
-// indent prefixes every line of s for the check list.
-func indent(s string) string {
-	var b strings.Builder
-	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		b.WriteString("      " + l + "\n")
-	}
-	return b.String()
+// checkDetail indents every line of s under a check's line.
+func checkDetail(s string) string {
+	const pad = "      "
+	return pad + indent(strings.TrimRight(s, "\n"), pad) + "\n"
 }
