@@ -296,7 +296,11 @@ func sessionKey(scope sessionkey.DMScope, m *message.Message) string {
 
 // Close stops accepting messages, flushes debounce windows, and waits for
 // running turns and deliveries to end (or ctx). Messages still queued stay
-// in the journal for the next start.
+// in the journal for the next start. Delivery drains first and closes
+// last: no new send starts, but a turn whose result arrives during the
+// stop still records it, and a send in flight is still marked when it
+// returns, so neither is repeated after the restart; ctx bounds that
+// grace.
 func (g *Gateway) Close(ctx context.Context) {
 	g.mu.Lock()
 	ds := g.debouncers
@@ -306,7 +310,7 @@ func (g *Gateway) Close(ctx context.Context) {
 	for _, d := range ds {
 		d.Close()
 	}
-	g.delivery.Close()
+	g.delivery.Drain()
 	g.queue.Close(ctx)
 	done := make(chan struct{})
 	go func() { g.wg.Wait(); g.arrivals.Wait(); close(done) }()
@@ -314,6 +318,7 @@ func (g *Gateway) Close(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 	}
+	g.delivery.Close()
 }
 
 type nopObserver struct{}

@@ -213,6 +213,6 @@ func (l lanes) Steer(key string, items []queue.Item) bool {
 // output is delivery as a turn sees it.
 type output struct{ *delivery.Dispatcher }
 
-func (o output) NewDraft(key string, tgt message.Target) turn.Draft {
-	return o.Dispatcher.NewDraft(key, tgt)
+func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Live) turn.Draft {
+	return o.Dispatcher.NewDraft(key, id, tgt, prev)
 }

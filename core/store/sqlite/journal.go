@@ -377,6 +377,7 @@ func (d *DB) Prune(ctx context.Context, before time.Time) (int, error) {
 			for _, id := range ids {
 				for _, q := range []string{
 					`DELETE FROM reply_chunks WHERE journal_id = ?`,
+					`DELETE FROM live_output WHERE journal_id = ?`,
 					`DELETE FROM replies WHERE journal_id = ?`,
 					`DELETE FROM journal WHERE id = ?`,
 				} {

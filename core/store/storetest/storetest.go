@@ -70,6 +70,7 @@ var cases = []struct {
 	{"CancelledContext", testCancelledContext},
 	{"FailureIsolation", testFailureIsolation},
 	{"Outbox", testOutbox},
+	{"AttemptsAndLive", testAttemptsAndLive},
 	{"Recover", testRecover},
 	{"Prune", testPrune},
 	{"ReopenKeepsState", testReopenKeepsState},

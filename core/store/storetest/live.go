@@ -1,0 +1,91 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// testAttemptsAndLive: MarkAttempt before a send, an uncertain MarkSent,
+// the reply's send options and draft id kept, and the live output of a
+// running turn (attempted, confirmed, a draft's text replaced, refused
+// once the reply is recorded), all surviving a restart.
+func testAttemptsAndLive(t *testing.T, h *env) {
+	d := h.open()
+	ctx := context.Background()
+	id := mustAccept(t, d, msg(1))
+	if err := d.Start(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := d.LiveOutput(ctx, id); err != nil || l != nil {
+		t.Fatalf("LiveOutput before any = %v, %v", l, err)
+	}
+	steps := []store.Live{
+		{JournalID: id, Seq: 0, Kind: store.LiveDraft, Text: "Hel"},
+		{JournalID: id, Seq: 0, Kind: store.LiveDraft, Text: "Hel", PlatformIDs: []string{"m1"}},
+		{JournalID: id, Seq: 0, Kind: store.LiveDraft, Text: "Hello"}, // an edit keeps the id
+		{JournalID: id, Seq: 1, Kind: store.LiveBlock, Text: "block"},  // attempted, never confirmed
+	}
+	for _, l := range steps {
+		if err := d.RecordLive(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.RecordLive(ctx, store.Live{JournalID: 4242, Kind: store.LiveDraft}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("live output of a missing entry: %v", err)
+	}
+	if err := d.RecordReply(ctx, store.Reply{JournalID: id, Text: "a b", Chunks: []string{"a", "b"}, Format: "plain", ReplyTo: "m0", DraftID: "m1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RecordLive(ctx, store.Live{JournalID: id, Seq: 0, Kind: store.LiveDraft, Text: "late"}); !errors.Is(err, store.ErrBadTransition) {
+		t.Fatalf("live output after the reply: %v", err)
+	}
+	if err := d.MarkAttempt(ctx, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.MarkAttempt(ctx, id, 9); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("MarkAttempt of a missing chunk: %v", err)
+	}
+	if _, err := d.MarkSent(ctx, store.ChunkSent{JournalID: id, Index: 0, PlatformIDs: []string{"m1"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	d.Close()
+	d = h.open()
+	live, err := d.LiveOutput(ctx, id)
+	if err != nil || len(live) != 2 {
+		t.Fatalf("LiveOutput = %+v, %v", live, err)
+	}
+	if l := live[0]; l.Kind != store.LiveDraft || l.Text != "Hello" || !l.Confirmed() || l.PlatformIDs[0] != "m1" {
+		t.Fatalf("draft = %+v", l)
+	}
+	if l := live[1]; l.Kind != store.LiveBlock || l.Confirmed() {
+		t.Fatalf("block = %+v", l)
+	}
+	p, err := d.PendingReply(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Reply.Format != "plain" || p.Reply.ReplyTo != "m0" || p.Reply.DraftID != "m1" {
+		t.Fatalf("send options not kept: %+v", p.Reply)
+	}
+	if c := p.Chunks[1]; c.AttemptedAt.IsZero() || c.Sent() || c.Uncertain {
+		t.Fatalf("attempted chunk = %+v", c)
+	}
+	if c := p.Chunks[0]; !c.AttemptedAt.IsZero() || !c.Sent() {
+		t.Fatalf("draft chunk = %+v", c)
+	}
+	res, err := d.MarkSent(ctx, store.ChunkSent{JournalID: id, Index: 1, Uncertain: true})
+	if err != nil || !res.AllSent {
+		t.Fatalf("uncertain MarkSent = %+v, %v", res, err)
+	}
+	p, _ = d.PendingReply(ctx, id)
+	if c := p.Chunks[1]; !c.Sent() || !c.Uncertain || len(c.PlatformIDs) != 0 {
+		t.Fatalf("uncertain chunk = %+v", c)
+	}
+	if p.Entry.State != store.StateDone {
+		t.Fatalf("entry = %s, want done", p.Entry.State)
+	}
+}
