@@ -292,7 +292,9 @@ func TestDraftEditFailureSendsTheReplyNormally(t *testing.T) {
 	dr.Stop()
 	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
 	calls := f.ch.log()
-	if n := len(calls); n != 3 || calls[2].op != "send" || calls[2].text != "Hello world" {
+	// send the draft, the refused final edit, one more try (a lost answer
+	// would be retried), then the reply as a new message.
+	if n := len(calls); n != 4 || calls[2].op != "edit" || calls[3].op != "send" || calls[3].text != "Hello world" {
 		t.Fatalf("calls %+v", calls)
 	}
 }

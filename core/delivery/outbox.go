@@ -66,15 +66,16 @@ func (d *Dispatcher) Deliver(r Reply) {
 	for i, p := range parts {
 		chunks[i] = store.Chunk{Index: i, Text: p}
 	}
-	edit := draftID
 	if draftID != "" && !d.halted() {
-		edit = "" // tried here; if it failed, chunk 0 is sent as a new message
+		// When this edit fails, sendChunks tries again (an edit whose answer
+		// was lost is repeated, it is idempotent) and sends chunk 0 as a new
+		// message only when the channel refuses the edit.
 		if pid, ok := r.Draft.TakeFirst(chunks[0].Text); ok {
 			chunks[0].SentAt = d.clock.Now()
 			d.mark(r.ID, 0, []string{pid})
 		}
 	}
-	d.sendChunks(r.Key, r.ID, r.Target, chunks, r.Format, r.ReplyTo, edit, media)
+	d.sendChunks(r.Key, r.ID, r.Target, chunks, r.Format, r.ReplyTo, draftID, media)
 }
 
 // DeliverPending sends the unsent chunks of a reply recovered from the

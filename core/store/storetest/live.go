@@ -26,7 +26,7 @@ func testAttemptsAndLive(t *testing.T, h *env) {
 		{JournalID: id, Seq: 0, Kind: store.LiveDraft, Text: "Hel"},
 		{JournalID: id, Seq: 0, Kind: store.LiveDraft, Text: "Hel", PlatformIDs: []string{"m1"}},
 		{JournalID: id, Seq: 0, Kind: store.LiveDraft, Text: "Hello"}, // an edit keeps the id
-		{JournalID: id, Seq: 1, Kind: store.LiveBlock, Text: "block"},  // attempted, never confirmed
+		{JournalID: id, Seq: 1, Kind: store.LiveBlock, Text: "block"}, // attempted, never confirmed
 	}
 	for _, l := range steps {
 		if err := d.RecordLive(ctx, l); err != nil {
