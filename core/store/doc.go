@@ -61,14 +61,15 @@
 // before the core acks it to the plugin. Accept is also the dedupe check:
 // the key is the instance, chat id, thread id and platform message id (or an
 // explicit [Inbound.DedupeKey]; see [Inbound.Key]); if the key was stored
-// within the dedupe TTL ([DefaultDedupeTTL], 20 minutes, on the injected
+// within the dedupe TTL ([DefaultDedupeTTL], 24 hours, on the injected
 // clock) Accept reports a duplicate and stores nothing. A duplicate was
 // durably stored before, so the core acks it too. A key older than the TTL
 // is stored again by the next Accept that carries it, which then starts a
 // new TTL. Dedupe keys survive a restart. An engine may bound the number of
-// keys it keeps, pruning the oldest first (core/store/sqlite keeps 5000); a
-// pruned key no longer catches duplicates, so the bound must exceed the
-// messages expected within one TTL.
+// keys it keeps, evicting the oldest (first seen) first (core/store/sqlite
+// keeps 200,000, about 20 MB); an evicted key no longer catches
+// duplicates, so the bound must exceed the messages expected within one TTL
+// (200,000 a day is 2.3 messages a second, sustained).
 //
 // States and their transitions (anything else is [ErrBadTransition]):
 //

@@ -9,8 +9,11 @@ import (
 // and the conformance suite (core/store/storetest) expects them.
 const (
 	// DefaultDedupeTTL is how long an accepted dedupe key rejects
-	// duplicates.
-	DefaultDedupeTTL = 20 * time.Minute
+	// duplicates: as long as a platform redelivers (Telegram keeps
+	// unconfirmed updates for 24 hours), so a host down for hours between
+	// its ack and the platform's offset confirmation does not run a batch
+	// twice.
+	DefaultDedupeTTL = 24 * time.Hour
 	// DefaultStaleAfter is [RecoverOptions.StaleAfter] when zero.
 	DefaultStaleAfter = 15 * time.Minute
 	// DefaultMaxAttempts is [RecoverOptions.MaxAttempts] when zero.
