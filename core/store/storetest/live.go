@@ -89,3 +89,28 @@ func testAttemptsAndLive(t *testing.T, h *env) {
 		t.Fatalf("entry = %s, want done", p.Entry.State)
 	}
 }
+
+// testFinishFrom: Finish with From moves only the entries still in that
+// state and leaves the others, without an error.
+func testFinishFrom(t *testing.T, h *env) {
+	d := h.open()
+	ctx := context.Background()
+	a, b := mustAccept(t, d, msg(1)), mustAccept(t, d, msg(2))
+	for _, id := range []int64{a, b} {
+		if err := d.Enqueue(ctx, id, "k"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Start(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Finish(ctx, store.FinishRequest{IDs: []int64{a, b}, State: store.StateDropped, Reason: "queue full", From: store.StateQueued}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := d.Entry(ctx, a); e.State != store.StateProcessing {
+		t.Errorf("started entry = %s, want processing", e.State)
+	}
+	if e, _ := d.Entry(ctx, b); e.State != store.StateDropped || e.Reason != "queue full" {
+		t.Errorf("waiting entry = %s %q, want dropped", e.State, e.Reason)
+	}
+}

@@ -71,6 +71,7 @@ var cases = []struct {
 	{"FailureIsolation", testFailureIsolation},
 	{"Outbox", testOutbox},
 	{"AttemptsAndLive", testAttemptsAndLive},
+	{"FinishFrom", testFinishFrom},
 	{"Recover", testRecover},
 	{"Prune", testPrune},
 	{"ReopenKeepsState", testReopenKeepsState},
