@@ -115,11 +115,13 @@ type Gateway struct {
 	commands *command.Registry
 	handler  *command.Handler
 	refused  *access.Refusals
-	arrivals *queue.Ordered
-	sends    queue.Locks
-	queue    *queue.Queue
-	turns    *turn.Turns
-	delivery *delivery.Dispatcher
+	// busyPairing limits the "try later" answer to one per sender an hour.
+	busyPairing *access.Refusals
+	arrivals    *queue.Ordered
+	sends       queue.Locks
+	queue       *queue.Queue
+	turns       *turn.Turns
+	delivery    *delivery.Dispatcher
 
 	mu         sync.Mutex
 	set        Settings
@@ -152,7 +154,7 @@ func New(opts Options) *Gateway {
 	log := opts.Logger.Named("gateway")
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
-		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
+		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel,
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})

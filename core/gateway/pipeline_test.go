@@ -126,3 +126,17 @@ func TestTurnWaitsForAStartingHook(t *testing.T) {
 	e.post(dm("u1", "first after start"))
 	contains(t, e.text("chat-u1"), "first after start", "Current date and time")
 }
+
+// TestPairingFullTellsNewcomersToTryLater: when every pairing slot is
+// taken, a newcomer is told to try later (once), not left in silence.
+func TestPairingFullTellsNewcomersToTryLater(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	for _, s := range []string{"s1", "s2", "s3"} {
+		e.post(dm(s, "hi"))
+		contains(t, e.text("chat-"+s), "pairing code")
+	}
+	e.post(dm("s4", "hi"))
+	contains(t, e.text("chat-s4"), "write again later")
+	e.post(dm("s4", "hello?"))
+	e.quiet("chat-s4", 500*time.Millisecond)
+}

@@ -113,6 +113,12 @@ CREATE TABLE live_output (
 	PRIMARY KEY (journal_id, seq)
 ) WITHOUT ROWID;
 `,
+	// 3: wrong pairing-code guesses (bounded guessing).
+	`
+CREATE TABLE pairing_guesses (
+	at INTEGER NOT NULL
+);
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

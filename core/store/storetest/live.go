@@ -3,7 +3,9 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/clawhost/clawhost/core/store"
 )
@@ -112,5 +114,36 @@ func testFinishFrom(t *testing.T, h *env) {
 	}
 	if e, _ := d.Entry(ctx, b); e.State != store.StateDropped || e.Reason != "queue full" {
 		t.Errorf("waiting entry = %s %q, want dropped", e.State, e.Reason)
+	}
+}
+
+// testPairingGuesses: wrong codes are bounded: the one that reaches
+// store.MaxWrongPairingGuesses voids every pending code and locks approvals
+// for store.PairingGuessWindow.
+func testPairingGuesses(t *testing.T, h *env) {
+	d := h.open()
+	ctx := context.Background()
+	r, err := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "s", TTL: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range store.MaxWrongPairingGuesses {
+		if _, err := d.ApprovePairing(ctx, fmt.Sprintf("WRONG%03d", i)); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("guess %d: %v", i, err)
+		}
+	}
+	if _, err := d.ApprovePairing(ctx, r.Code.Code); !errors.Is(err, store.ErrTooManyAttempts) {
+		t.Fatalf("approval while locked: %v", err)
+	}
+	h.clk.Advance(store.PairingGuessWindow + time.Second)
+	if _, err := d.ApprovePairing(ctx, r.Code.Code); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the code pending during the guessing is void: %v", err)
+	}
+	r2, err := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ApprovePairing(ctx, r2.Code.Code); err != nil {
+		t.Fatalf("after the window a new code is approved: %v", err)
 	}
 }

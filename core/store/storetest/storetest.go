@@ -72,6 +72,7 @@ var cases = []struct {
 	{"Outbox", testOutbox},
 	{"AttemptsAndLive", testAttemptsAndLive},
 	{"FinishFrom", testFinishFrom},
+	{"PairingGuesses", testPairingGuesses},
 	{"Recover", testRecover},
 	{"Prune", testPrune},
 	{"ReopenKeepsState", testReopenKeepsState},
