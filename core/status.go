@@ -96,6 +96,8 @@ func (p PairingAPI) ApprovePairing(ctx context.Context, code string) (string, er
 		return "", admin.ErrNotFound
 	case errors.Is(err, store.ErrExpired):
 		return "", admin.ErrExpired
+	case errors.Is(err, store.ErrTooManyAttempts):
+		return "", admin.ErrTooManyAttempts
 	case err != nil:
 		return "", err
 	}

@@ -209,7 +209,8 @@ type Pairing interface {
 	PendingPairings(ctx context.Context) ([]PairingCode, error)
 	// ApprovePairing approves code and returns the allow-list entry it
 	// created, "<instance>:<sender id>". The error wraps [ErrNotFound] for
-	// an unknown code and [ErrExpired] for an expired one.
+	// an unknown code, [ErrExpired] for an expired one and
+	// [ErrTooManyAttempts] while guessing is locked out.
 	ApprovePairing(ctx context.Context, code string) (entry string, err error)
 }
 
@@ -245,6 +246,8 @@ var (
 var (
 	ErrNotFound = errors.New("pairing code not found")
 	ErrExpired  = errors.New("pairing code expired")
+	// ErrTooManyAttempts: too many wrong codes were tried recently (429).
+	ErrTooManyAttempts = errors.New("too many wrong pairing codes; try again later")
 )
 
 // Options configures [Start].

@@ -259,6 +259,8 @@ func (h *handler) approvePairing(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{ErrNotFound.Error()})
 	case errors.Is(err, ErrExpired):
 		writeJSON(w, http.StatusGone, errorBody{ErrExpired.Error()})
+	case errors.Is(err, ErrTooManyAttempts):
+		writeJSON(w, http.StatusTooManyRequests, errorBody{ErrTooManyAttempts.Error()})
 	case err != nil:
 		h.log.Error("approve pairing", "error", err)
 		writeJSON(w, http.StatusInternalServerError, errorBody{"approving the pairing failed"})

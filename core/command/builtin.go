@@ -146,6 +146,8 @@ func (h *Handler) approve(ctx context.Context, m *message.Message, code string) 
 		return "Unknown pairing code."
 	case errors.Is(err, store.ErrExpired):
 		return "That pairing code expired."
+	case errors.Is(err, store.ErrTooManyAttempts):
+		return "Too many wrong pairing codes were tried recently; pending codes were voided and approvals are paused for a few minutes."
 	case err != nil:
 		h.Logger.Error("approve failed", "error", err)
 		return "Approval failed; see the gateway log."

@@ -160,3 +160,17 @@ func TestCommandWaitsForAStartingCommandPlugin(t *testing.T) {
 		t.Errorf("an unknown command took %s: nothing may wait for a missing or ready plugin", took)
 	}
 }
+
+// TestPairingFullTellsNewcomersToTryLater: when every pairing slot is
+// taken, a newcomer is told to try later (once), not left in silence.
+func TestPairingFullTellsNewcomersToTryLater(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	for _, s := range []string{"s1", "s2", "s3"} {
+		e.post(dm(s, "hi"))
+		contains(t, e.text("chat-"+s), "pairing code")
+	}
+	e.post(dm("s4", "hi"))
+	contains(t, e.text("chat-s4"), "write again later")
+	e.post(dm("s4", "hello?"))
+	e.quiet("chat-s4", 500*time.Millisecond)
+}

@@ -108,6 +108,10 @@ type Options struct {
 	// StopGrace is how long a plugin may take to exit after SIGTERM before
 	// its process group is killed; zero means DefaultStopGrace.
 	StopGrace time.Duration
+
+	// afterVerify, when set (tests), runs between a binary's checksum and
+	// its exec.
+	afterVerify func(path string)
 }
 
 // DefaultStopGrace is how long a stopped plugin (Stop, a reload that

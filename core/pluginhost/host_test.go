@@ -422,6 +422,48 @@ func TestChecksum(t *testing.T) {
 	}
 }
 
+// TestChecksumIsOfTheBytesThatRun: a binary swapped in after its checksum
+// was verified (renamed over the path, as an update or an attacker would)
+// does not run; the verified bytes do.
+func TestChecksumIsOfTheBytesThatRun(t *testing.T) {
+	h := newHost(t, newRecorder())
+	spec, _ := loopbackSpec(t, "lo")
+	b, err := os.ReadFile(spec.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	dir := t.TempDir()
+	spec.Path = filepath.Join(dir, "clawhost-loopback")
+	if err := os.WriteFile(spec.Path, b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	spec.SHA256 = hex.EncodeToString(sum[:])
+	marker := filepath.Join(dir, "unverified-ran")
+	swapped := make(chan struct{})
+	h.opts.afterVerify = func(path string) {
+		evil := path + ".new"
+		_ = os.WriteFile(evil, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o700)
+		if err := os.Rename(evil, path); err != nil {
+			t.Errorf("swap: %v", err)
+		}
+		close(swapped)
+	}
+	h.Apply([]Spec{spec})
+	st := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	<-swapped
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the binary swapped in after the check ran")
+	}
+	ran, err := os.ReadFile(fmt.Sprintf("/proc/%d/exe", st.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sha256.Sum256(ran) != sum {
+		t.Fatal("the running plugin is not the verified binary")
+	}
+}
+
 // TestCrashLoop: a plugin that keeps crashing backs off ever longer and is
 // degraded, while a healthy plugin keeps working.
 func TestCrashLoop(t *testing.T) {
