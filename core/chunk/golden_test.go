@@ -21,12 +21,12 @@ const goldenInput = "# Release notes\n\nThis release (finally) fixes the chunker
 var goldenLong = "Here is the fix.\n\n" +
 	"1. Parse the config.\n2. Validate it.\n3. Start the plugins.\n\n" +
 	"```go\n" + func() string {
-		var b strings.Builder
-		for i := range 30 {
-			fmt.Fprintf(&b, "\tstep%d() // line %d\n", i, i)
-		}
-		return b.String()
-	}() + "```\n\nThat is all: run `make check` after it.\nThen commit.\n"
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "\tstep%d() // line %d\n", i, i)
+	}
+	return b.String()
+}() + "```\n\nThat is all: run `make check` after it.\nThen commit.\n"
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
