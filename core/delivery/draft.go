@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/reply"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -18,7 +17,7 @@ type Draft struct {
 	d     *Dispatcher
 	key   string
 	tgt   message.Target
-	limit int
+	shape shape
 
 	mu       sync.Mutex // also taken by the throttle goroutine
 	id       string
@@ -33,17 +32,19 @@ type Draft struct {
 
 // NewDraft starts a draft for a reply to tgt; nothing is sent until Update.
 func (d *Dispatcher) NewDraft(key string, tgt message.Target) *Draft {
-	return &Draft{d: d, key: key, tgt: tgt, limit: d.Limit(d.ctx, tgt.Instance), stopped: make(chan struct{})}
+	return &Draft{d: d, key: key, tgt: tgt, shape: d.shapeOf(d.ctx, tgt.Instance), stopped: make(chan struct{})}
 }
 
-// Update shows text (the whole streamed reply so far).
+// Update shows text (the whole streamed reply so far, markdown). A text
+// that no longer fits one message (length or line limit) ends the updates.
 func (dr *Draft) Update(text string) {
 	dr.mu.Lock()
 	defer dr.mu.Unlock()
 	if dr.failed || dr.overflow || reply.IsSilentReplyPrefixText(strings.TrimSpace(text), reply.SilentToken) {
 		return
 	}
-	if chunk.Len(text) > dr.limit {
+	text, _ = dr.shape.render(text, channel.FormatMarkdown)
+	if !dr.shape.fits(text) {
 		dr.overflow = true
 		return
 	}
@@ -81,7 +82,7 @@ func (dr *Draft) flushLocked() {
 	text := dr.pending
 	dr.last = dr.d.clock.Now()
 	if dr.id == "" {
-		ids := dr.d.Send(dr.key, dr.tgt, text, channel.FormatMarkdown)
+		ids := dr.d.Send(dr.key, dr.tgt, text, dr.shape.format())
 		if len(ids) == 0 {
 			dr.failed = true
 			return
@@ -89,7 +90,7 @@ func (dr *Draft) flushLocked() {
 		dr.id, dr.shown = ids[0], text
 		return
 	}
-	if err := dr.d.edit(dr.tgt, dr.id, text); err != nil {
+	if err := dr.d.edit(dr.tgt, dr.id, text, dr.shape.format()); err != nil {
 		dr.d.log.Debug("draft edit failed; falling back to separate messages", "error", err)
 		dr.failed = true
 		return
@@ -120,7 +121,7 @@ func (dr *Draft) TakeFirst(first string) (string, bool) {
 	if dr.shown == first {
 		return dr.id, true
 	}
-	if err := dr.d.edit(dr.tgt, dr.id, first); err != nil {
+	if err := dr.d.edit(dr.tgt, dr.id, first, dr.shape.format()); err != nil {
 		dr.d.log.Debug("final draft edit failed; sending the reply as new messages", "error", err)
 		return "", false
 	}

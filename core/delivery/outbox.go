@@ -30,7 +30,7 @@ type Reply struct {
 // Deliver records the reply in the outbox, then sends its chunks in order.
 func (d *Dispatcher) Deliver(r Reply) {
 	text, media := d.extractMedia(r.Text)
-	parts := d.chunks(d.ctx, r.Target.Instance, text)
+	parts, format := d.prepare(d.ctx, r.Target.Instance, text, r.Format)
 	if len(parts) == 0 && len(media) > 0 {
 		parts = []string{""}
 	}
@@ -51,7 +51,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 			d.mark(r.ID, 0, []string{pid})
 		}
 	}
-	d.sendChunks(r.Key, r.ID, r.Target, chunks, r.Format, r.ReplyTo, media)
+	d.sendChunks(r.Key, r.ID, r.Target, chunks, format, r.ReplyTo, media)
 }
 
 // DeliverPending sends the unsent chunks of a reply recovered from the
@@ -62,7 +62,7 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 		tgt = fallback
 	}
 	d.log.Info("delivering a reply produced before the restart", "id", p.Entry.ID, "chunks", len(p.Unsent()))
-	d.sendChunks(key, p.Entry.ID, tgt, p.Unsent(), channel.FormatMarkdown, "", nil)
+	d.sendChunks(key, p.Entry.ID, tgt, p.Unsent(), d.shapeOf(d.ctx, tgt.Instance).format(), "", nil)
 }
 
 // sendChunks sends chunks in order under the session's lock and marks each

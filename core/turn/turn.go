@@ -151,6 +151,9 @@ type Options struct {
 	Agent    Agent
 	Channels Channels
 	Hooks    Hooks
+	// Labels names instances in the envelope; nil means each instance's
+	// source, title-cased.
+	Labels   Labels
 	Output   Output
 	Store    Store
 	Observer Observer
