@@ -146,3 +146,35 @@ func TestEnvelopeUsesTheDisplayName(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamedBlocksKeepFencesBalanced: on a channel that cannot edit,
+// each streamed block is a message of its own with balanced code fences,
+// a long code block closed and reopened with its info string.
+func TestStreamedBlocksKeepFencesBalanced(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamBlocks})
+	var code strings.Builder
+	for i := range 80 {
+		code.WriteString("\tfmt.Println(\"line of generated code\", " + strings.Repeat("x", i%7) + ")\n")
+	}
+	text := "Here it is:\n\n```go\n" + code.String() + "```\n\nThat is all."
+	for r := []rune(text); len(r) > 0; {
+		n := min(len(r), 50)
+		f.agent.events = append(f.agent.events, runner.Event{Kind: runner.EventTextDelta, Text: string(r[:n])})
+		r = r[n:]
+	}
+	f.agent.result = runner.Result{Text: text}
+	o := f.turns.Run(context.Background(), f.request("tg", "code please"))
+	msgs := append(append([]string(nil), f.out.sent...), o.Text)
+	if len(f.out.sent) < 2 {
+		t.Fatalf("the reply streams in blocks: %q", msgs)
+	}
+	for i, m := range msgs {
+		if strings.Count(m, "```")%2 != 0 {
+			t.Errorf("message %d has an open fence: %q", i, m)
+		}
+		if i > 0 && strings.HasPrefix(m, "\tfmt") {
+			t.Errorf("message %d continues code without reopening the fence: %q", i, m)
+		}
+	}
+}
