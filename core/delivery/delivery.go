@@ -1,5 +1,6 @@
-// Package delivery gets replies to the chat: media lines and chunking to
-// the channel's limit, the outbox (a reply and its chunks are recorded
+// Package delivery gets replies to the chat: media lines, plain text for a
+// channel that declares no markdown (core/plaintext), chunking to the
+// channel's length and line limits (core/chunk), the outbox (a reply and its chunks are recorded
 // before the first send; each chunk is marked when the channel accepted
 // it), ordered sends per session with retries that honour the platform's
 // retry_after, the formatting fallback, live drafts edited in place, and
