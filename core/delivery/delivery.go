@@ -1,5 +1,6 @@
-// Package delivery gets replies to the chat: media lines and chunking to
-// the channel's limit, the outbox (a reply and its chunks are recorded
+// Package delivery gets replies to the chat: media lines, plain text for a
+// channel that declares no markdown (core/plaintext), chunking to the
+// channel's length and line limits (core/chunk), the outbox (a reply and its chunks are recorded
 // before the first send; each chunk is marked when the channel accepted
 // it), ordered sends per session with retries that honour the platform's
 // retry_after, the formatting fallback, live drafts edited in place, and
@@ -14,7 +15,6 @@ package delivery
 import (
 	"context"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -204,29 +204,7 @@ func (d *Dispatcher) CanEdit(instance string) bool {
 // Limit is the chunk limit for an instance: the configured limit capped
 // by the channel's capability (waiting for the instance to be ready).
 func (d *Dispatcher) Limit(ctx context.Context, instance string) int {
-	set := d.settings()
-	configured := set.TextLimit
-	if v := set.TextLimitByInstance[instance]; v > 0 {
-		configured = v
-	}
-	capability := 0
-	wctx, cancel := context.WithTimeout(ctx, readyWait)
-	defer cancel()
-	if desc, err := d.ch.WaitReady(wctx, instance); err == nil {
-		capability = desc.Capabilities.MaxTextLength
-		if desc.Capabilities.LengthUnit == channel.LengthBytes && capability > 0 {
-			// UTF-8 needs up to 3 bytes per UTF-16 unit.
-			capability /= 3
-		}
-	}
-	return chunk.CapLimit(configured, capability)
-}
-
-func (d *Dispatcher) chunks(ctx context.Context, instance, text string) []string {
-	if strings.TrimSpace(text) == "" {
-		return nil
-	}
-	return chunk.MarkdownWithMode(text, d.Limit(ctx, instance), d.settings().ChunkMode)
+	return d.shapeOf(ctx, instance).limit
 }
 
 type nopObserver struct{}

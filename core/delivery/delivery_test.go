@@ -132,7 +132,7 @@ func newFixture(t *testing.T, limit int) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, db: db, clock: &fakeClock{now: time.Unix(1_800_000_000, 0)},
-		ch: &fakeChannel{desc: host.Description{Channel: true, Edit: true, Typing: true, Capabilities: channel.Capabilities{MaxTextLength: limit}}}}
+		ch: &fakeChannel{desc: host.Description{Channel: true, Edit: true, Typing: true, Capabilities: channel.Capabilities{MaxTextLength: limit, Markdown: channel.MarkdownCommonMark}}}}
 	f.d = New(Options{Channels: f.ch, Store: db, Clock: f.clock})
 	t.Cleanup(func() { f.d.Close(); _ = db.Close() })
 	return f
@@ -319,7 +319,7 @@ func TestLimitUsesTheSmallerOfConfigAndChannel(t *testing.T) {
 	if got := f.d.Limit(context.Background(), "tg"); got != 10 {
 		t.Errorf("configured limit: %d", got)
 	}
-	f.ch.desc.Capabilities = channel.Capabilities{MaxTextLength: 300, LengthUnit: channel.LengthBytes}
+	f.ch.desc.Capabilities = channel.Capabilities{MaxTextLength: 300, LengthUnit: channel.LengthBytes, Markdown: channel.MarkdownCommonMark}
 	f.d.SetSettings(Settings{TextLimit: 4000})
 	if got := f.d.Limit(context.Background(), "tg"); got != 100 {
 		t.Errorf("a byte limit allows 3 bytes per unit: %d", got)

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/reply"
 	"github.com/clawhost/clawhost/core/store"
@@ -23,7 +22,7 @@ type Draft struct {
 	key   string
 	entry int64
 	tgt   message.Target
-	limit int
+	shape shape
 
 	mu       sync.Mutex // also taken by the throttle goroutine
 	id       string
@@ -41,7 +40,7 @@ type Draft struct {
 // same entry (prev, from the store's LiveOutput) is continued: updates and
 // the final reply edit that message instead of posting a new one.
 func (d *Dispatcher) NewDraft(key string, id int64, tgt message.Target, prev store.Live) *Draft {
-	dr := &Draft{d: d, key: key, entry: id, tgt: tgt, limit: d.Limit(d.ctx, tgt.Instance), stopped: make(chan struct{})}
+	dr := &Draft{d: d, key: key, entry: id, tgt: tgt, shape: d.shapeOf(d.ctx, tgt.Instance), stopped: make(chan struct{})}
 	if prev.Kind == store.LiveDraft && prev.Confirmed() {
 		dr.id, dr.shown = prev.PlatformIDs[0], prev.Text
 	}
@@ -65,14 +64,16 @@ func (dr *Draft) MessageID() string {
 	return dr.id
 }
 
-// Update shows text (the whole streamed reply so far).
+// Update shows text (the whole streamed reply so far, markdown). A text
+// that no longer fits one message (length or line limit) ends the updates.
 func (dr *Draft) Update(text string) {
 	dr.mu.Lock()
 	defer dr.mu.Unlock()
 	if dr.failed || dr.overflow || reply.IsSilentReplyPrefixText(strings.TrimSpace(text), reply.SilentToken) {
 		return
 	}
-	if chunk.Len(text) > dr.limit {
+	text, _ = dr.shape.render(text, channel.FormatMarkdown)
+	if !dr.shape.fits(text) {
 		dr.overflow = true
 		return
 	}
@@ -120,7 +121,7 @@ func (dr *Draft) flushLocked() {
 			dr.failed = true
 			return
 		}
-		ids := dr.d.Send(dr.key, dr.tgt, text, channel.FormatMarkdown)
+		ids := dr.d.Send(dr.key, dr.tgt, text, dr.shape.format())
 		if len(ids) == 0 {
 			dr.failed = true
 			return
@@ -131,7 +132,7 @@ func (dr *Draft) flushLocked() {
 		}
 		return
 	}
-	if err := dr.d.edit(dr.tgt, dr.id, text, channel.FormatMarkdown); err != nil {
+	if err := dr.d.edit(dr.tgt, dr.id, text, dr.shape.format()); err != nil {
 		dr.d.log.Debug("draft edit failed; falling back to separate messages", "error", err)
 		dr.failed = true
 		return
@@ -165,7 +166,7 @@ func (dr *Draft) TakeFirst(first string) (string, bool) {
 	if dr.shown == first {
 		return dr.id, true
 	}
-	if err := dr.d.edit(dr.tgt, dr.id, first, channel.FormatMarkdown); err != nil {
+	if err := dr.d.edit(dr.tgt, dr.id, first, dr.shape.format()); err != nil {
 		dr.d.log.Debug("final draft edit failed; sending the reply as new messages", "error", err)
 		return "", false
 	}

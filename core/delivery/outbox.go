@@ -46,7 +46,7 @@ const (
 // order.
 func (d *Dispatcher) Deliver(r Reply) {
 	text, media := d.extractMedia(r.Text)
-	parts := d.chunks(d.ctx, r.Target.Instance, text)
+	parts, format := d.prepare(d.ctx, r.Target.Instance, text, r.Format)
 	if len(parts) == 0 && len(media) > 0 {
 		parts = []string{""}
 	}
@@ -55,7 +55,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 		draftID = r.Draft.MessageID()
 	}
 	err := d.store.RecordReply(d.ctx, store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
-		Text: text, Chunks: parts, Format: r.Format, ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now()})
+		Text: text, Chunks: parts, Format: format, ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now()})
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.log.Error("recording the reply failed; not sent", "id", r.ID, "error", err)
@@ -75,7 +75,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 			d.mark(r.ID, 0, []string{pid})
 		}
 	}
-	d.sendChunks(r.Key, r.ID, r.Target, chunks, r.Format, r.ReplyTo, draftID, media)
+	d.sendChunks(r.Key, r.ID, r.Target, chunks, format, r.ReplyTo, draftID, media)
 }
 
 // DeliverPending sends the unsent chunks of a reply recovered from the
@@ -89,9 +89,12 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 	if tgt.Instance == "" {
 		tgt = fallback
 	}
+	// The chunks were recorded already shaped for the channel, in the
+	// format recorded with them; a reply recorded without one goes in the
+	// channel's format.
 	format := p.Reply.Format
 	if format == "" {
-		format = channel.FormatMarkdown
+		format = d.shapeOf(d.ctx, tgt.Instance).format()
 	}
 	d.log.Info("delivering a reply produced before the restart", "id", p.Entry.ID, "chunks", len(p.Unsent()))
 	d.sendChunks(key, p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, nil)

@@ -18,7 +18,8 @@ func (d *Dispatcher) Send(key string, tgt message.Target, text, format string) [
 	unlock := d.serialize(key)
 	defer unlock()
 	var all []string
-	for _, part := range d.chunks(d.ctx, tgt.Instance, text) {
+	parts, format := d.prepare(d.ctx, tgt.Instance, text, format)
+	for _, part := range parts {
 		ids, err := d.sendOne(tgt, channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: part, Format: format})
 		if err != nil {
 			if !d.halted() {
@@ -166,11 +167,11 @@ func (d *Dispatcher) edit(tgt message.Target, id, text, format string) error {
 	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
 	defer cancel()
 	if format == "" {
-		format = channel.FormatMarkdown
+		format = d.shapeOf(d.ctx, tgt.Instance).format()
 	}
 	req := channel.EditRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, MessageID: id, Text: text, Format: format}
 	err := d.ch.Edit(ctx, tgt.Instance, req)
-	if channel.CodeOf(err) == channel.CodeFormattingRejected {
+	if channel.CodeOf(err) == channel.CodeFormattingRejected && format != channel.FormatPlain {
 		req.Format = channel.FormatPlain
 		err = d.ch.Edit(ctx, tgt.Instance, req)
 	}

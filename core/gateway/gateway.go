@@ -55,6 +55,7 @@ type Ports interface {
 	delivery.Channels
 	turn.Channels
 	turn.Hooks
+	turn.Labels
 	command.Plugins
 }
 
@@ -159,7 +160,7 @@ func New(opts Options) *Gateway {
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.turns = turn.New(turn.Options{
-		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
+		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now,
 	})
 	g.handler = &command.Handler{

@@ -57,10 +57,13 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}
+	mode := t.streamMode(set, m.Instance)
 	s := &streamer{
-		t: t, key: key, id: id, tgt: m.Target(), mode: t.streamMode(set, m.Instance), verbose: sess.Verbose || set.Verbose,
+		t: t, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose,
 		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: set.Model, ModelFull: set.Model, Provider: "anthropic"}},
-		c:    runner.NewCoalescer(runner.CoalesceConfig{}, t.opts.Now),
+		// Blocks are separate messages, each with balanced code fences; a
+		// draft joins them into one.
+		c: runner.NewCoalescer(runner.CoalesceConfig{Joined: mode == StreamDraft}, t.opts.Now),
 	}
 	if s.mode == StreamDraft {
 		s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)

@@ -8,7 +8,8 @@
 // core/delivery, so a turn can be tested without a channel.
 //
 // It reaches plugins and the chat only through its ports: [Channels] (is
-// the instance configured, download media), [Hooks] and [Output].
+// the instance configured, download media), [Hooks], [Labels] (display
+// names for the envelope) and [Output].
 package turn
 
 import (
@@ -161,6 +162,9 @@ type Options struct {
 	Agent    Agent
 	Channels Channels
 	Hooks    Hooks
+	// Labels names instances in the envelope; nil means each instance's
+	// source, title-cased.
+	Labels   Labels
 	Output   Output
 	Store    Store
 	Observer Observer

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/sdktest"
@@ -51,5 +52,27 @@ func TestClockValidate(t *testing.T) {
 	}
 	if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"UTC"}`)}); err != nil || diags != nil {
 		t.Fatalf("configure after validate: %v %v", diags, err)
+	}
+}
+
+// TestTurnDetails: the workspace, session id and attachments the host puts
+// in the request cross the gRPC boundary and reach the hook.
+func TestTurnDetails(t *testing.T) {
+	fixed := time.Date(2026, 11, 21, 13, 4, 5, 0, time.UTC)
+	h := sdktest.Start(t, plugin(func() time.Time { return fixed }))
+	ctx := context.Background()
+	if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"UTC","turn_details":true}`)}); err != nil || diags != nil {
+		t.Fatalf("configure: %v %v", diags, err)
+	}
+	res, err := h.Plugin.BeforeAgentStart(ctx, hook.Request{Message: "look", NewSession: true, Workspace: "/srv/ws", SessionID: "0b6c3a52-5f7e-4d1c-9a55-0f3f6a1c2b7d",
+		Attachments: []hook.Attachment{{Kind: channel.MediaImage, Path: "/srv/ws/media/tg/7-0.png", MIME: "image/png", Filename: "cat.png", Size: 1234}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Current date and time: Saturday 2026-11-21 13:04:05 UTC\n" +
+		"Session: 0b6c3a52-5f7e-4d1c-9a55-0f3f6a1c2b7d (new)\nWorkspace: /srv/ws\nAttachments: 1\n" +
+		"- image /srv/ws/media/tg/7-0.png (image/png, \"cat.png\", 1234 bytes)"
+	if res.PrependContext != want {
+		t.Errorf("got\n%s\nwant\n%s", res.PrependContext, want)
 	}
 }

@@ -107,8 +107,11 @@ type StatusBody struct {
 }
 
 type loopback struct {
-	limit  int
-	status status.Reporter
+	limit       int
+	markdown    string
+	maxLines    int
+	displayName string
+	status      status.Reporter
 
 	mu      sync.Mutex
 	records []Record
@@ -137,14 +140,26 @@ func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
 		Listen    string  `json:"listen"`
 		AddrFile  *string `json:"addr_file"`
 		TextLimit float64 `json:"text_limit"`
+		Markdown  *string `json:"markdown"`
+		MaxLines  float64 `json:"max_lines"`
+		Display   *string `json:"display_name"`
 	}
 	if err := cfg.Decode(&c); err != nil {
 		return err
 	}
-	l.limit = int(c.TextLimit)
 	l.status = status.Discard
 	if cfg.Status != nil {
 		l.status = cfg.Status
+	}
+	l.limit, l.maxLines = int(c.TextLimit), int(c.MaxLines)
+	// The host sends markdown as the agent wrote it unless the channel
+	// declares "none"; the loopback records it as is by default.
+	l.markdown = channel.MarkdownCommonMark
+	if c.Markdown != nil && *c.Markdown != "" {
+		l.markdown = *c.Markdown
+	}
+	if c.Display != nil {
+		l.displayName = *c.Display
 	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
@@ -161,7 +176,8 @@ func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
 }
 
 func (l *loopback) Capabilities() channel.Capabilities {
-	return channel.Capabilities{MaxTextLength: l.limit, LengthUnit: channel.LengthUTF16, Markdown: channel.MarkdownNone, Threads: true, Groups: true}
+	return channel.Capabilities{MaxTextLength: l.limit, LengthUnit: channel.LengthUTF16, Markdown: l.markdown, Threads: true, Groups: true,
+		MaxLines: l.maxLines, DisplayName: l.displayName}
 }
 
 func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
@@ -359,6 +375,9 @@ func plugin() sdk.Plugin {
 			{Name: "listen", Type: "string", Default: "127.0.0.1:0", Description: "address of the HTTP API (inbound messages and the sent log)"},
 			{Name: "addr_file", Type: "string", Description: "file to write the listening address to"},
 			{Name: "text_limit", Type: "number", Default: 4000, Description: "longest text one send may carry, in characters"},
+			{Name: "markdown", Type: "string", Default: "commonmark", Description: `markdown flavour declared to the host; "none" makes the host send plain text`},
+			{Name: "max_lines", Type: "number", Default: 0, Description: "line limit per message declared to the host (0: none)"},
+			{Name: "display_name", Type: "string", Description: "platform name declared to the host (the envelope label); empty means the plugin's name"},
 		},
 		Configure: l.configure,
 		Channel:   l,
