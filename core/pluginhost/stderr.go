@@ -89,6 +89,11 @@ func (t *stderrTail) String() string {
 // The guard rewrites such a line — a non-string message or level becomes its
 // JSON text, a non-string timestamp is dropped — and passes every other byte
 // through unchanged, in order.
+//
+// It also keeps integers readable: go-plugin decodes every JSON number as a
+// float64, which hclog prints as 1e+09 or 5.00000009e+08 (a duration in
+// nanoseconds, a message id). An integer field is handed on as its decimal
+// text instead.
 type logGuard struct {
 	r       *bufio.Reader
 	pending []byte
@@ -123,6 +128,12 @@ func guardLine(line []byte) []byte {
 		return line
 	}
 	changed := false
+	for k, v := range m {
+		if !strings.HasPrefix(k, "@") && isInteger(v) {
+			m[k], _ = json.Marshal(string(v))
+			changed = true
+		}
+	}
 	for _, k := range []string{"@message", "@level", "@timestamp"} {
 		v, ok := m[k]
 		if !ok || (len(v) > 0 && v[0] == '"') {
@@ -144,4 +155,21 @@ func guardLine(line []byte) []byte {
 		return line
 	}
 	return append(out, '\n')
+}
+
+// isInteger reports whether v is a JSON number without fraction or
+// exponent.
+func isInteger(v json.RawMessage) bool {
+	if len(v) == 0 {
+		return false
+	}
+	for i, c := range v {
+		if c == '-' && i == 0 && len(v) > 1 {
+			continue
+		}
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
