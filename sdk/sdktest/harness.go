@@ -52,5 +52,5 @@ func Start(t testing.TB, p sdk.Plugin) *Harness {
 
 // ImplOf converts an sdk.Plugin for the wire layer.
 func ImplOf(p sdk.Plugin) *wire.Impl {
-	return &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook}
+	return &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Retry: p.Retry}
 }
