@@ -427,6 +427,13 @@ func TestDiscordPluginKilled(t *testing.T) {
 	if old == 0 {
 		t.Fatal("no clawhost-discord process")
 	}
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", old)); err == nil {
+		for _, l := range strings.Split(string(st), "\n") {
+			if strings.HasPrefix(l, "VmRSS:") {
+				t.Logf("plugin after one conversation: %s", strings.Join(strings.Fields(l), " "))
+			}
+		}
+	}
 	release := filepath.Join(t.TempDir(), "release")
 	e.pushDM(dcAlice, "slow one #wait="+release+" kill-marker")
 	tgWaitFor(t, "the turn to run (typing)", func() bool {
