@@ -7,6 +7,7 @@ package main
 // from the fake's channels.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -492,7 +493,8 @@ func TestDiscordMentionOnly(t *testing.T) {
 // TestDiscordIntentNotEnabled: the Message Content intent is off in the
 // portal (4014 at start): the instance is not ready, `clawhost status`
 // and /status.json say needs_attention with what to do, and the plugin
-// neither restarts nor identifies again.
+// neither restarts nor identifies again; once the intent is on, `clawhost
+// retry dc` makes the same process connect.
 func TestDiscordIntentNotEnabled(t *testing.T) {
 	e := startDiscordDaemon(t, true, func(srv *discordtest.Server) { srv.SetMessageContentAllowed(false) })
 	var rc int
@@ -517,4 +519,17 @@ func TestDiscordIntentNotEnabled(t *testing.T) {
 	if e.srv.Identifies() != n {
 		t.Errorf("identified again (%d → %d) with a fatal close code", n, e.srv.Identifies())
 	}
+
+	// The operator enables the intent and asks for a retry: ready, same process.
+	e.srv.SetMessageContentAllowed(true)
+	var rout, rerr bytes.Buffer
+	if rc := run([]string{"retry", "dc", "-config", e.cfgPath}, &rout, &rerr); rc != 0 {
+		t.Fatalf("clawhost retry dc: exit %d: %s%s", rc, rout.String(), rerr.String())
+	}
+	e.d.waitFor(func() bool { rc, out = statusOut(e.cfgPath); return rc == 0 }, "dc ready after the retry")
+	if got := instanceOf(t, base, "dc"); got.PID != st.PID || got.State != "ready" {
+		t.Errorf("after the retry: %+v (pid was %d)", got, st.PID)
+	}
+	e.pushDM(dcAlice, "hello after retry retry-marker")
+	e.waitMessage(t, e.dm[dcAlice.ID].ID, "echo:", "retry-marker")
 }

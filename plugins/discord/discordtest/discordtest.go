@@ -102,7 +102,6 @@ type Server struct {
 	interactions   map[string]Interaction // by token
 	commands       map[string][]Command   // "" (global) or guild id
 	sentNotify     chan struct{}
-	changed        chan struct{} // closed and replaced on any recorded change
 	gw             gateway
 	contentAllowed bool
 }
@@ -127,7 +126,6 @@ func NewServer(token string) *Server {
 		interactions:   map[string]Interaction{},
 		commands:       map[string][]Command{},
 		sentNotify:     make(chan struct{}),
-		changed:        make(chan struct{}),
 		contentAllowed: true,
 	}
 	s.gw.init()
@@ -160,8 +158,8 @@ func (s *Server) SetMessageContentAllowed(ok bool) {
 	s.contentAllowed = ok
 }
 
-// NewID returns a fresh snowflake.
-func (s *Server) NewID() string {
+// newID returns a fresh snowflake.
+func (s *Server) newID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.newIDLocked()
@@ -280,10 +278,6 @@ func (s *Server) PushCommand(channel Channel, u User, name, args string) Interac
 	return in
 }
 
-// Dispatch sends any event to the session (and records it for replay);
-// it returns the sequence number.
-func (s *Server) Dispatch(event string, d any) int64 { return s.gw.dispatch(event, d) }
-
 // Sent returns what the bot made appear, in order.
 func (s *Server) Sent() []Sent {
 	s.mu.Lock()
@@ -386,19 +380,6 @@ func (s *Server) nextFailure(route string) (Failure, bool) {
 	return fs[0], true
 }
 
-// Changed returns a channel closed at the next recorded change (a request,
-// a connection); for waiting without polling.
-func (s *Server) Changed() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.changed
-}
-
-func (s *Server) notifyLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
 func (s *Server) addSentLocked(x Sent) {
 	x.Time = time.Now()
 	s.sent = append(s.sent, x)
@@ -484,7 +465,6 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	webhook := name == RouteFollowup || name == RouteEditOriginal || name == RouteEditFollowup || name == RouteCallback
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Route: name, Method: r.Method, Path: r.URL.Path, Body: body, Time: time.Now()})
-	s.notifyLocked()
 	s.mu.Unlock()
 	if name == "" {
 		apiError(w, http.StatusNotFound, 0, "404: Not Found")
@@ -760,7 +740,6 @@ func (s *Server) callback(w http.ResponseWriter, body []byte, id, token string) 
 		s.storeLocked(m)
 		s.interactions[token+"/original"] = Interaction{ID: m.ID}
 	}
-	s.notifyLocked()
 	s.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -835,7 +814,6 @@ func (s *Server) overwriteCommands(w http.ResponseWriter, body []byte, scope str
 		cmds[i].ID = s.newIDLocked()
 	}
 	s.commands[scope] = cmds
-	s.notifyLocked()
 	s.mu.Unlock()
 	writeJSON(w, 200, cmds)
 }

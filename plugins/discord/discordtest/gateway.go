@@ -129,19 +129,6 @@ func (s *Server) Intents() int {
 	return s.gw.intents
 }
 
-// Live counts connections that are identified or resumed.
-func (s *Server) Live() int {
-	s.gw.mu.Lock()
-	defer s.gw.mu.Unlock()
-	n := 0
-	for c := range s.gw.conns {
-		if c.sess != nil && c.sess == s.gw.session {
-			n++
-		}
-	}
-	return n
-}
-
 // WaitLive waits until a connection is identified or resumed and the
 // number of IDENTIFY plus RESUME payloads seen is at least handshakes.
 func (s *Server) WaitLive(ctx context.Context, handshakes int) error {
@@ -163,14 +150,6 @@ func (s *Server) WaitLive(ctx context.Context, handshakes int) error {
 		case <-ch:
 		}
 	}
-}
-
-// GatewayChanged returns a channel closed at the next change of the
-// gateway (a connection, a handshake, a close).
-func (s *Server) GatewayChanged() <-chan struct{} {
-	s.gw.mu.Lock()
-	defer s.gw.mu.Unlock()
-	return s.gw.changed
 }
 
 // Reconnect sends op 7 RECONNECT on every connection.
@@ -343,7 +322,7 @@ func (s *Server) identify(c *gwConn, raw json.RawMessage) bool {
 		c.closeWith(4014, "Disallowed intent(s).")
 		return false
 	}
-	sess := &session{id: s.NewID() + "-session", intents: d.Intents}
+	sess := &session{id: s.newID() + "-session", intents: d.Intents}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.session = sess
