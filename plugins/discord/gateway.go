@@ -330,8 +330,10 @@ func readPayload(ws *websocket.Conn) (gwPayload, error) {
 // it, as Discord asks) and closes a connection whose last beat was not
 // acknowledged: a zombie that would otherwise miss messages silently.
 func (a *Adapter) heartbeat(ctx context.Context, c *conn, interval time.Duration) {
+	// The server's interval paces this, not the injected sleep (which tests
+	// use to make backoff instant).
 	first := time.Duration(rand.Int64N(int64(interval)))
-	if a.sleep(ctx, first) != nil {
+	if sleepCtx(ctx, first) != nil {
 		return
 	}
 	for {
@@ -343,7 +345,7 @@ func (a *Adapter) heartbeat(ctx context.Context, c *conn, interval time.Duration
 		if err := c.send(map[string]any{"op": 1, "d": seqOrNull(c.seq.Load())}); err != nil {
 			return
 		}
-		if a.sleep(ctx, interval) != nil {
+		if sleepCtx(ctx, interval) != nil {
 			return
 		}
 	}

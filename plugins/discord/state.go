@@ -23,6 +23,9 @@ const (
 	maxBackfillChannels = 50
 	// backfillAge: channels quiet for longer are not read back.
 	backfillAge = 7 * 24 * time.Hour
+	// maxLastSeen: beyond this many channels, those quiet for longer than
+	// backfillAge are forgotten.
+	maxLastSeen = 1000
 	// interactionTTL is how long an interaction token can answer (Discord:
 	// 15 minutes), minus a margin for the request itself.
 	interactionTTL = 14*time.Minute + 30*time.Second
@@ -180,6 +183,13 @@ func (s *store) advance(seq int64, channelID, lastID string, at time.Time, msgs 
 		if cur, ok := s.p.Last[channelID]; !ok || snowflakeLess(cur.ID, lastID) {
 			s.p.Last[channelID] = lastSeen{ID: lastID, Time: at}
 			s.dirty = true
+		}
+		if len(s.p.Last) > maxLastSeen {
+			for id, l := range s.p.Last {
+				if at.Sub(l.Time) > backfillAge {
+					delete(s.p.Last, id)
+				}
+			}
 		}
 	}
 	added := false
