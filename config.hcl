@@ -138,16 +138,37 @@ plugin "tg" {
   }
 }
 
-# Discord, enabled when DISCORD_BOT_TOKEN is set, and WhatsApp, enabled when
-# WHATSAPP_ENABLED is set (it pairs by QR code on first start). Their plugin
-# binaries (clawhost-discord, clawhost-whatsapp) are not part of this release
-# yet: until they are, setting the variable makes the host report the
-# missing binary (and `make run` keeps serving the other channels).
+# Discord, enabled when DISCORD_BOT_TOKEN is set. How to create the bot and
+# invite it: README, "Discord". Allow people and channels in access {}:
+# "dc:<user id>" in allow_from for DMs, "dc:<channel id>" in groups for a
+# server channel (its threads included).
+# A rejected token (4004) or the Message Content intent not enabled in the
+# Developer Portal (4014) shows as needs_attention with what to do; the
+# plugin then waits (`clawhost retry dc` after enabling the intent).
 plugin "dc" {
   source  = "discord"
   enabled = env("DISCORD_BOT_TOKEN", "") != ""
+  config {
+    token = env("DISCORD_BOT_TOKEN", "")
+    # false: mention-only mode, no privileged intent needed; in servers the
+    # bot then reads only messages that mention or reply to it.
+    # message_content         = true
+    # Server ids for slash commands (instant); empty registers them
+    # globally, which can take up to an hour to show.
+    # guilds                  = ["123456789012345678"]
+    # slash_commands          = true
+    # A mention in a channel opens a thread; one session per thread.
+    # thread_per_conversation = false
+    # thread_auto_archive     = 1440      # minutes: 60 | 1440 | 4320 | 10080
+    # max_download_bytes      = 26214400  # inbound attachments
+    # api_endpoint            = "https://discord.com"
+  }
 }
 
+# WhatsApp, enabled when WHATSAPP_ENABLED is set (it pairs by QR code on
+# first start). Its plugin binary (clawhost-whatsapp) is not part of this
+# release yet: until it is, setting the variable makes the host report the
+# missing binary (and `make run` keeps serving the other channels).
 plugin "wa" {
   source  = "whatsapp"
   enabled = env("WHATSAPP_ENABLED", "") != ""
