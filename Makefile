@@ -8,16 +8,20 @@ CLAUDE_VERSION := 2.1.330
 CLAUDE_DIR := .cache/claude-cli
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 
-# Plugin binaries: plugins/<name>/cmd/clawhost-<name> and examples/<name>.
+# Plugin binaries: plugins/<name>/cmd/clawhost-<name> and examples/<name>
+# (Go: main.go; Python: __main__.py).
 PLUGIN_CMDS := $(wildcard plugins/*/cmd/clawhost-*)
-EXAMPLES := $(wildcard examples/*)
+GO_EXAMPLES := $(patsubst %/main.go,%,$(wildcard examples/*/main.go))
+PY_EXAMPLES := $(patsubst %/__main__.py,%,$(wildcard examples/*/__main__.py))
+# The Python the Python examples run with: Debian's, where python3-grpcio lives.
+PYTHON ?= /usr/bin/python3
 
 # Go modules of the repository: the daemon (with the first-party plugins and
 # examples), the sdk and the generated protocol. `go test ./...` does not
 # enter a nested module, so the test, vet and tidy targets run each one.
 MODULES := . sdk proto
 
-.PHONY: help build run test test-go bench proto check fmt deps claude-cli browser clean
+.PHONY: help build py-examples run test test-go bench proto check fmt deps claude-cli browser python-grpc clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -26,12 +30,26 @@ build: ## build bin/clawhost and every plugin and example as bin/clawhost-<name>
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/clawhost ./core/cmd/clawhost
 	@for d in $(PLUGIN_CMDS); do echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$(basename $$d) ./$$d || exit 1; done
-	@for d in $(EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
+	@for d in $(GO_EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
+	@$(MAKE) --no-print-directory py-examples
+
+# A Python example (a directory with __main__.py) becomes one executable zip,
+# bin/clawhost-<name>: its .py files plus the descriptor set of the protocol
+# (buf build), from which the plugin builds its message classes at run time,
+# so there is no generated Python code to keep in sync. It runs with
+# $(PYTHON) and needs Debian's python3-grpcio and python3-protobuf (make deps).
+py-examples: ## build the Python examples as bin/clawhost-<name> (executable zips)
+	@mkdir -p $(BIN)
+	@[ -x $(PYTHON) ] || { echo "skipping the Python examples: no $(PYTHON) (apt-get install python3, or set PYTHON)"; exit 0; }; \
+	for d in $(PY_EXAMPLES); do n=$$(basename $$d); stage=$(BIN)/.stage-$$n; \
+	  echo "zipapp $$d -> $(BIN)/clawhost-$$n"; rm -rf $$stage && mkdir -p $$stage && cp $$d/*.py $$stage/ && \
+	  (cd proto && $(GO) tool -modfile=../tools/go.mod buf build --exclude-source-info -o ../$$stage/clawhost.binpb) && \
+	  $(PYTHON) -m zipapp $$stage -p '$(PYTHON)' -o $(BIN)/clawhost-$$n && rm -rf $$stage || exit 1; done
 
 run: build ## run clawhost on the default config.hcl
 	./$(BIN)/clawhost -config config.hcl
 
-deps: claude-cli browser ## install what the tests need (claude CLI from npm, Chromium from Debian)
+deps: claude-cli browser python-grpc ## install what the tests need (claude CLI from npm, Chromium and Python gRPC from Debian)
 
 claude-cli: $(CLAUDE_BIN) ## install the real claude CLI into .cache/claude-cli (npm)
 $(CLAUDE_BIN):
@@ -45,9 +63,15 @@ browser: ## install Debian's chromium for the browser tests (needs root or sudo)
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 	@chromium --version
 
-test: build deps ## run all tests, with the real claude CLI and a headless Chromium
+python-grpc: ## install Debian's python3-grpcio and python3-protobuf for the Python example (needs root or sudo)
+	@$(PYTHON) -c 'import grpc, google.protobuf' 2>/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3 python3-grpcio python3-protobuf >/dev/null; }
+	@$(PYTHON) -c 'import grpc, google.protobuf; print("python3-grpcio", grpc.__version__, "protobuf", google.protobuf.__version__)'
+
+test: build deps ## run all tests, with the real claude CLI, a headless Chromium and the Python example
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
-	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
+	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
 	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...) || exit 1; done
 
 test-go: build ## run the tests that need only Go (real-CLI and browser tests skip)

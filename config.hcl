@@ -1,6 +1,9 @@
 # clawhost — default configuration. Every setting is documented here; run
-# `bin/clawhost validate -config config.hcl` after editing, and send SIGHUP to
-# a running clawhost to reload it.
+# `bin/clawhost validate -config config.hcl` after editing (it checks every
+# plugin's config block too, with the plugin's own checks), and send SIGHUP to
+# a running clawhost to reload it. A reload checks new and changed plugin
+# blocks first; a file with an error is refused whole and the running plugins
+# are kept (`clawhost status` shows why).
 #
 # Relative paths are relative to this file's directory.
 
@@ -89,9 +92,16 @@ messages {
 
 # Plugins. Each block is one instance, supervised by the host: `clawhost status`
 # (or the status page) shows its state and what to do — starting, ready,
-# degraded (crashed; restarted with backoff), misconfigured (the plugin rejected
-# this block: fix it, then SIGHUP), missing (binary not built: make build, then
-# SIGHUP), unresponsive (failed the liveness probe; restarted).
+# needs_attention (the plugin needs you: a rejected token, a QR code to scan, a
+# code or a link, shown with its message; `clawhost retry <instance>` or the
+# page's button when it offers a retry; not restarted), degraded (crashed and
+# restarted with backoff, or the plugin cannot reach its platform and retries by
+# itself), misconfigured (the plugin rejected this block, at the file:line:col
+# its error names: fix it, then SIGHUP), missing (binary not built: make build,
+# then SIGHUP), unresponsive (failed the liveness probe; restarted), stopped.
+# A plugin checks its own config {} block (a token's shape, a URL): `clawhost
+# validate` and a reload report what it rejects at the value, before anything
+# is started or stopped.
 
 # The local web chat: open http://127.0.0.1:8790 after `make run`.
 plugin "web" {
@@ -120,21 +130,45 @@ plugin "tg" {
   # secrets: they are never printed; changing one restarts the plugin).
   # Secrets the plugin declares go in config {} below.
   # env = { HTTPS_PROXY = env("HTTPS_PROXY", "") }
+  # A token Telegram rejects shows as needs_attention ("get a new token from
+  # @BotFather"); an unreachable Bot API as degraded. The variable is read at
+  # start: after changing it, restart clawhost (a reload keeps the old value).
   config {
     token = env("TELEGRAM_BOT_TOKEN", "")
   }
 }
 
-# Discord, enabled when DISCORD_BOT_TOKEN is set, and WhatsApp, enabled when
-# WHATSAPP_ENABLED is set (it pairs by QR code on first start). Their plugin
-# binaries (clawhost-discord, clawhost-whatsapp) are not part of this release
-# yet: until they are, setting the variable makes the host report the
-# missing binary (and `make run` keeps serving the other channels).
+# Discord, enabled when DISCORD_BOT_TOKEN is set. How to create the bot and
+# invite it: README, "Discord". Allow people and channels in access {}:
+# "dc:<user id>" in allow_from for DMs, "dc:<channel id>" in groups for a
+# server channel (its threads included).
+# A rejected token (4004) or the Message Content intent not enabled in the
+# Developer Portal (4014) shows as needs_attention with what to do; the
+# plugin then waits (`clawhost retry dc` after enabling the intent).
 plugin "dc" {
   source  = "discord"
   enabled = env("DISCORD_BOT_TOKEN", "") != ""
+  config {
+    token = env("DISCORD_BOT_TOKEN", "")
+    # false: mention-only mode, no privileged intent needed; in servers the
+    # bot then reads only messages that mention or reply to it.
+    # message_content         = true
+    # Server ids for slash commands (instant); empty registers them
+    # globally, which can take up to an hour to show.
+    # guilds                  = ["123456789012345678"]
+    # slash_commands          = true
+    # A mention in a channel opens a thread; one session per thread.
+    # thread_per_conversation = false
+    # thread_auto_archive     = 1440      # minutes: 60 | 1440 | 4320 | 10080
+    # max_download_bytes      = 26214400  # inbound attachments
+    # api_endpoint            = "https://discord.com"
+  }
 }
 
+# WhatsApp, enabled when WHATSAPP_ENABLED is set (it pairs by QR code on
+# first start). Its plugin binary (clawhost-whatsapp) is not part of this
+# release yet: until it is, setting the variable makes the host report the
+# missing binary (and `make run` keeps serving the other channels).
 plugin "wa" {
   source  = "whatsapp"
   enabled = env("WHATSAPP_ENABLED", "") != ""

@@ -24,11 +24,13 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -67,6 +69,9 @@ type Host struct {
 	gw      *gateway.Gateway
 	plugins *pluginhost.Host
 	admin   *admin.Server
+
+	reloadMu   sync.Mutex
+	lastReload *admin.Reload // nil until the first reload
 }
 
 // New provisions a Host for a valid configuration: directories, the
@@ -163,6 +168,7 @@ func (h *Host) Start(ctx context.Context) error {
 		h.admin, err = admin.Start(admin.Options{
 			Listen: l, Logger: h.log.Named("admin"), Metrics: h.metrics.Handler(),
 			Source:  &statusSource{h: h},
+			Retrier: &statusSource{h: h},
 			Pairing: PairingAPI{h.db},
 		})
 		if err != nil {
@@ -190,13 +196,30 @@ func (h *Host) Run(ctx context.Context) error {
 
 // Reload applies a new, valid configuration: pipeline settings replaced,
 // plugins started, stopped or restarted by what changed, sessions
-// untouched. A configuration it cannot apply is refused whole and the
-// running set kept.
+// untouched. Before anything is stopped, the block of every new or changed
+// enabled plugin is checked by its plugin (checkChanged: a probe process,
+// bounded by its start timeout). A configuration it cannot apply, or one a
+// plugin rejects, is refused whole and the running set kept; the refusal
+// is logged with the diagnostics at file:line:col and recorded for the
+// status page (see Refuse).
 func (h *Host) Reload(cfg *config.Config) error {
+	at := time.Now()
 	set, err := settingsOf(cfg)
 	if err != nil {
-		return fmt.Errorf("configuration refused: %w", err)
+		err = fmt.Errorf("configuration refused: %w", err)
+		h.Refuse(at, err.Error())
+		return err
 	}
+	if diags := h.checkChanged(cfg); len(diags) > 0 {
+		var buf bytes.Buffer
+		config.FormatDiagnostics(&buf, diags, cfg.Files())
+		if diags.HasErrors() {
+			h.Refuse(at, buf.String())
+			return errors.New("configuration refused: a plugin rejects its config block")
+		}
+		h.log.Warn("reload: plugins warn about their config blocks", "diagnostics", buf.String())
+	}
+	h.setLastReload(&admin.Reload{At: at})
 	h.cfg = cfg
 	h.gw.SetSettings(set)
 	h.plugins.Apply(Specs(cfg))
@@ -205,6 +228,33 @@ func (h *Host) Reload(cfg *config.Config) error {
 	cancel()
 	h.log.Info("configuration reloaded", "plugins", len(cfg.EnabledPlugins()))
 	return nil
+}
+
+// Refuse records that the reload asked for at at was refused — the file
+// did not load, or a plugin rejected its block — and logs why (reason:
+// diagnostics as `clawhost validate` prints them). The running set is
+// kept; the status page, /status.json and `clawhost status` show the
+// refusal until the next reload.
+func (h *Host) Refuse(at time.Time, reason string) {
+	h.setLastReload(&admin.Reload{At: at, Refused: true, Reason: reason})
+	h.log.Error("configuration refused; keeping the running set", "config", h.cfg.Path(), "diagnostics", reason)
+}
+
+func (h *Host) setLastReload(r *admin.Reload) {
+	h.reloadMu.Lock()
+	h.lastReload = r
+	h.reloadMu.Unlock()
+}
+
+// LastReload is the outcome of the last reload; nil before the first.
+func (h *Host) LastReload() *admin.Reload {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	if h.lastReload == nil {
+		return nil
+	}
+	r := *h.lastReload
+	return &r
 }
 
 // Shutdown stops the admin endpoint and intake, lets running turns and

@@ -15,11 +15,15 @@ type statusSource struct{ h *Host }
 
 func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	h := s.h
-	snap := admin.Snapshot{Version: h.opts.Version, StartedAt: h.started, QueueDepth: h.gw.QueueDepth(), Errors: h.ring.List()}
+	snap := admin.Snapshot{Version: h.opts.Version, StartedAt: h.started, QueueDepth: h.gw.QueueDepth(), Errors: h.ring.List(), LastReload: h.LastReload()}
 	for _, inst := range h.plugins.Instances() {
 		st := inst.Status()
 		p := admin.Plugin{Instance: st.Instance, Source: st.Source, State: string(st.State), LastError: st.LastError,
-			Restarts: st.Restarts, PID: st.PID, Since: st.Since, Ready: st.State == pluginhost.StateReady, Action: st.Action}
+			Restarts: st.Restarts, PID: st.PID, Since: st.Since, Ready: st.State == pluginhost.StateReady, Action: st.Action,
+			Message: st.Message}
+		if a := st.Attention; a != nil {
+			p.Attention = &admin.Attention{Kind: string(a.Kind), Data: a.Data, ExpiresAt: a.ExpiresAt, Retry: a.Retry}
+		}
 		d := st.Description
 		for kind, on := range map[string]bool{"channel": d.Channel, "command": d.Command, "hook": d.Hook} {
 			if on {
@@ -40,6 +44,26 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	}
 	return snap
 }
+
+// Retry is the admin endpoint's retry button and `clawhost retry`: it
+// calls the plugin's Retry, mapping the plugin host's errors to the admin
+// endpoint's.
+func (s *statusSource) Retry(ctx context.Context, instance string) error {
+	err := s.h.plugins.Retry(ctx, instance)
+	switch {
+	case errors.Is(err, pluginhost.ErrUnknownInstance):
+		return classified{err, admin.ErrUnknownInstance}
+	case errors.Is(err, pluginhost.ErrNoRetry):
+		return classified{err, admin.ErrNoRetry}
+	}
+	return err
+}
+
+// classified is err, also matching the admin endpoint's error kind.
+type classified struct{ err, kind error }
+
+func (c classified) Error() string   { return c.err.Error() }
+func (c classified) Unwrap() []error { return []error{c.err, c.kind} }
 
 func pluginStats(h *pluginhost.Host) []metrics.PluginStat {
 	var out []metrics.PluginStat
@@ -72,6 +96,8 @@ func (p PairingAPI) ApprovePairing(ctx context.Context, code string) (string, er
 		return "", admin.ErrNotFound
 	case errors.Is(err, store.ErrExpired):
 		return "", admin.ErrExpired
+	case errors.Is(err, store.ErrTooManyAttempts):
+		return "", admin.ErrTooManyAttempts
 	case err != nil:
 		return "", err
 	}

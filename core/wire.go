@@ -32,7 +32,8 @@ func Specs(cfg *config.Config) []pluginhost.Spec {
 }
 
 // PluginSpec is what the plugin host runs for plugin block p of cfg. Its
-// Decode formats the config block's diagnostics into the error.
+// Decode formats the config block's diagnostics into the error; its
+// Explain formats the plugin's own at their file:line:col in the block.
 func PluginSpec(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
 	return pluginhost.Spec{
 		Instance:     p.Name,
@@ -51,6 +52,11 @@ func PluginSpec(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
 				return nil, errors.New(buf.String())
 			}
 			return js, nil
+		},
+		Explain: func(s schema.Schema, d schema.Diagnostics) string {
+			var buf bytes.Buffer
+			config.FormatDiagnostics(&buf, config.PluginDiagnostics(p, s, d), cfg.Files())
+			return buf.String()
 		},
 	}
 }

@@ -23,6 +23,14 @@
 //	GET  /metrics          the Prometheus handler (404 when none)
 //	GET  /pairing          pending pairing codes as JSON (404 without Pairing)
 //	POST /pairing/approve  approve a code: form or JSON {"code": "..."}
+//	POST /plugins/{instance}/retry
+//	                       call the plugin's Retry (the button of a plugin
+//	                       that needs attention; 404 without Retrier)
+//
+// A plugin that needs attention is shown with what it reported: its message
+// as what to do, a QR payload as an inline PNG image (a data: URI, so the
+// page's refresh every 5 s follows a rotated code), a pairing code as text,
+// a link as a link, the expiry, and a button when it offers a retry.
 //
 // Two browser guards protect the loopback endpoint from web pages the
 // operator visits: a request whose Host header is a DNS name other than
@@ -85,6 +93,22 @@ type Snapshot struct {
 	Warm []Warm `json:"warm"`
 	// Errors lists recent errors, newest first (see [ErrorRing]).
 	Errors []ErrorEntry `json:"errors"`
+	// LastReload is the outcome of the last reload (SIGHUP); nil when the
+	// configuration was never reloaded.
+	LastReload *Reload `json:"last_reload,omitempty"`
+}
+
+// Reload is the outcome of one reload of the configuration.
+type Reload struct {
+	// At is when the reload was asked for.
+	At time.Time `json:"at"`
+	// Refused reports that the file was refused: the running set was
+	// kept as it was.
+	Refused bool `json:"refused"`
+	// Reason is why it was refused: the diagnostics at file:line:col, as
+	// `clawhost validate` prints them (no sensitive value). Empty when it
+	// was applied.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Plugin is one enabled plugin instance as seen by the supervisor.
@@ -93,7 +117,8 @@ type Plugin struct {
 	Instance string `json:"instance"`
 	// Source is the plugin source, e.g. "telegram".
 	Source string `json:"source"`
-	// State is the supervisor's state name, e.g. "running", "backoff".
+	// State is the instance's state: starting, ready, needs_attention,
+	// degraded, misconfigured, missing, unresponsive or stopped.
 	State string `json:"state"`
 	// LastError is the last error the plugin failed with; empty if none.
 	LastError string `json:"last_error,omitempty"`
@@ -111,6 +136,26 @@ type Plugin struct {
 	// Kinds lists the plugin kinds the instance serves ("channel",
 	// "command", "hook").
 	Kinds []string `json:"kinds"`
+	// Message is what the running plugin last reported about itself,
+	// exactly as reported; empty when nothing.
+	Message string `json:"message,omitempty"`
+	// Attention is what the operator needs to act when State is
+	// needs_attention, exactly as the plugin reported it; nil otherwise.
+	Attention *Attention `json:"attention,omitempty"`
+}
+
+// Attention is what a plugin that needs attention asks the operator for.
+type Attention struct {
+	// Kind is "qr" (Data is text to encode as a QR code and scan), "code"
+	// (a code to type on a device) or "link" (a URL to open).
+	Kind string `json:"kind"`
+	// Data is the QR payload, the code or the URL.
+	Data string `json:"data"`
+	// ExpiresAt is when Data stops being valid; zero when unknown.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// Retry, when not empty, labels the action that POST
+	// /plugins/{instance}/retry (and `clawhost retry`) performs.
+	Retry string `json:"retry,omitempty"`
 }
 
 // Session is one conversation's session.
@@ -164,7 +209,8 @@ type Pairing interface {
 	PendingPairings(ctx context.Context) ([]PairingCode, error)
 	// ApprovePairing approves code and returns the allow-list entry it
 	// created, "<instance>:<sender id>". The error wraps [ErrNotFound] for
-	// an unknown code and [ErrExpired] for an expired one.
+	// an unknown code, [ErrExpired] for an expired one and
+	// [ErrTooManyAttempts] while guessing is locked out.
 	ApprovePairing(ctx context.Context, code string) (entry string, err error)
 }
 
@@ -181,10 +227,27 @@ type PairingCode struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
+// Retrier performs the retry a plugin that needs attention offers.
+type Retrier interface {
+	// Retry calls the instance's plugin Retry. It is called per POST
+	// /plugins/{instance}/retry with a bounded ctx. The error wraps
+	// [ErrUnknownInstance] or [ErrNoRetry] to select 404 or 409; any other
+	// error (the plugin's) is answered 502 with its text.
+	Retry(ctx context.Context, instance string) error
+}
+
+// Errors a [Retrier] wraps to select the HTTP status of a retry.
+var (
+	ErrUnknownInstance = errors.New("no such plugin instance")
+	ErrNoRetry         = errors.New("the plugin offers no retry now")
+)
+
 // Errors a [Pairing] wraps to select the HTTP status of /pairing/approve.
 var (
 	ErrNotFound = errors.New("pairing code not found")
 	ErrExpired  = errors.New("pairing code expired")
+	// ErrTooManyAttempts: too many wrong codes were tried recently (429).
+	ErrTooManyAttempts = errors.New("too many wrong pairing codes; try again later")
 )
 
 // Options configures [Start].
@@ -198,6 +261,8 @@ type Options struct {
 	Metrics http.Handler
 	// Pairing serves /pairing and /pairing/approve; nil answers 404.
 	Pairing Pairing
+	// Retrier serves POST /plugins/{instance}/retry; nil answers 404.
+	Retrier Retrier
 	// Logger receives the server's logs; nil discards them.
 	Logger hclog.Logger
 	// SnapshotTimeout bounds each call to Source.Snapshot; zero means
@@ -254,6 +319,7 @@ func Start(opts Options) (*Server, error) {
 		source:  opts.Source,
 		metrics: opts.Metrics,
 		pairing: opts.Pairing,
+		retrier: opts.Retrier,
 		log:     log,
 		timeout: opts.SnapshotTimeout,
 		now:     opts.Now,

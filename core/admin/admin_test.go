@@ -63,6 +63,9 @@ func (f *fakePairing) ApprovePairing(_ context.Context, code string) (string, er
 	if f.expired[code] {
 		return "", fmt.Errorf("approve %s: %w", code, ErrExpired)
 	}
+	if code == "LOCKED00" {
+		return "", fmt.Errorf("approve %s: %w", code, ErrTooManyAttempts)
+	}
 	entry, ok := f.codes[code]
 	if !ok {
 		return "", fmt.Errorf("approve %s: %w", code, ErrNotFound)
@@ -347,6 +350,7 @@ func TestPairing(t *testing.T) {
 		{"json", request{body: `{"code":" ABCD1234 "}`, header: jsonCT}, 200, `"approved": "tg:1001"`, true},
 		{"unknown", request{body: "code=NOPE", header: form}, 404, "not found", true},
 		{"expired", request{body: `{"code":"OLD00000"}`, header: jsonCT}, 410, "expired", true},
+		{"guessing locked out", request{body: "code=LOCKED00", header: form}, 429, "too many wrong", true},
 		{"missing form", request{body: "other=1", header: form}, 400, "missing code", false},
 		{"missing json", request{body: `{}`, header: jsonCT}, 400, "missing code", false},
 		{"malformed json", request{body: `{"code":`, header: jsonCT}, 400, "malformed", false},

@@ -23,6 +23,7 @@ type handler struct {
 	source  Source
 	metrics http.Handler
 	pairing Pairing
+	retrier Retrier
 	log     hclog.Logger
 	timeout time.Duration
 	now     func() time.Time
@@ -41,6 +42,7 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("GET /metrics", h.serveMetrics)
 	mux.HandleFunc("GET /pairing", h.pendingPairings)
 	mux.HandleFunc("POST /pairing/approve", h.approvePairing)
+	mux.HandleFunc("POST /plugins/{instance}/retry", h.retry)
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -101,7 +103,9 @@ func (h *handler) guardHost(next http.Handler) http.Handler {
 }
 
 // securityHeaders keeps browsers from framing, sniffing or caching the
-// responses, and the page from loading anything external.
+// responses, and the page from loading anything external: images only as
+// data: URIs (a plugin's QR code), forms only to this server (the retry
+// button).
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
@@ -110,7 +114,7 @@ func securityHeaders(next http.Handler) http.Handler {
 		hd.Set("Referrer-Policy", "no-referrer")
 		hd.Set("Cache-Control", "no-store")
 		hd.Set("Content-Security-Policy",
-			"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+			"default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 		next.ServeHTTP(w, r)
 	})
 }
@@ -255,6 +259,8 @@ func (h *handler) approvePairing(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{ErrNotFound.Error()})
 	case errors.Is(err, ErrExpired):
 		writeJSON(w, http.StatusGone, errorBody{ErrExpired.Error()})
+	case errors.Is(err, ErrTooManyAttempts):
+		writeJSON(w, http.StatusTooManyRequests, errorBody{ErrTooManyAttempts.Error()})
 	case err != nil:
 		h.log.Error("approve pairing", "error", err)
 		writeJSON(w, http.StatusInternalServerError, errorBody{"approving the pairing failed"})
@@ -263,6 +269,51 @@ func (h *handler) approvePairing(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, struct {
 			Approved string `json:"approved"`
 		}{entry})
+	}
+}
+
+// retryTimeout bounds a plugin's Retry (it must return quickly; the
+// outcome shows in its next status report).
+const retryTimeout = 10 * time.Second
+
+// retry serves POST /plugins/{instance}/retry. A JSON client (Accept:
+// application/json, as `clawhost retry` sends) gets a JSON answer; a
+// browser's form post is sent back to the status page on success and gets
+// the error as text otherwise.
+func (h *handler) retry(w http.ResponseWriter, r *http.Request) {
+	instance := r.PathValue("instance")
+	asJSON := strings.Contains(r.Header.Get("Accept"), "application/json")
+	fail := func(status int, msg string) {
+		if asJSON {
+			writeJSON(w, status, errorBody{msg})
+			return
+		}
+		http.Error(w, msg, status)
+	}
+	if h.retrier == nil {
+		fail(http.StatusNotFound, "retry is not available")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), retryTimeout)
+	defer cancel()
+	err := h.retrier.Retry(ctx, instance)
+	switch {
+	case errors.Is(err, ErrUnknownInstance):
+		fail(http.StatusNotFound, err.Error())
+	case errors.Is(err, ErrNoRetry):
+		fail(http.StatusConflict, err.Error())
+	case err != nil:
+		h.log.Error("plugin retry failed", "instance", instance, "error", err)
+		fail(http.StatusBadGateway, err.Error())
+	default:
+		h.log.Info("plugin retry requested", "instance", instance)
+		if !asJSON {
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct {
+			Retried string `json:"retried"`
+		}{instance})
 	}
 }
 

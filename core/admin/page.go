@@ -2,11 +2,14 @@ package admin
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/qrcode"
 )
 
 // page serves GET /: the status page. It is rendered into a buffer first so
@@ -57,6 +60,30 @@ func (d pageData) Stamp(t time.Time) string {
 	return t.Local().Format("2006-01-02 15:04:05")
 }
 
+// Until says how long until t by the page's clock: "45s left" or
+// "expired 3s ago".
+func (d pageData) Until(t time.Time) string {
+	if left := t.Sub(d.Now); left > 0 {
+		return formatDuration(left) + " left"
+	}
+	return "expired " + formatDuration(d.Now.Sub(t)) + " ago"
+}
+
+// qrScale is the size of one QR module on the page, in pixels.
+const qrScale = 5
+
+// qrSource returns a QR code of text as a data: URI for an <img>, or ""
+// when text cannot be encoded. The image is built on every page load, so
+// the page's refresh shows a rotated code.
+func qrSource(text string) template.URL {
+	png, err := qrcode.PNG(text, qrScale)
+	if err != nil {
+		return ""
+	}
+	// A data: URI of our own PNG: safe to mark as a URL for the template.
+	return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))
+}
+
 // formatDuration formats d coarsely: 42s, 3m07s, 5h03m, 2d05h.
 func formatDuration(d time.Duration) string {
 	if d < 0 {
@@ -76,8 +103,9 @@ func formatDuration(d time.Duration) string {
 }
 
 var pageTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
-	"join": func(s []string) string { return strings.Join(s, ", ") },
-	"cost": func(f float64) string { return fmt.Sprintf("$%.4f", f) },
+	"join":  func(s []string) string { return strings.Join(s, ", ") },
+	"qrsrc": qrSource,
+	"cost":  func(f float64) string { return fmt.Sprintf("$%.4f", f) },
 	"short": func(s string) string {
 		if r := []rune(s); len(r) > 8 {
 			return string(r[:8])
@@ -100,12 +128,17 @@ th{background:#f0f0f0;font-weight:600}td.n{text-align:right;font-variant-numeric
 .meta,.none{color:#666}.ok{color:#080}.bad{color:#b00}
 .err{font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-word}
 .summary{display:flex;gap:1.5em;list-style:none;padding:0}
+tr.attention td{background:#fff8e1}.attention p{margin:.3em 0}
+img.qr{image-rendering:pixelated;border:1px solid #ddd;display:block;margin:.4em 0}
+code.code{font-size:1.6em;letter-spacing:.1em}
 </style>
 </head>
 <body>
 <h1>clawhost</h1>
 {{if not .OK}}<p class="bad">The status source did not answer in time.</p>
-{{end}}<p class="meta">version {{or .Snap.Version "unknown"}} · started {{.Stamp .Snap.StartedAt}} · up {{.Age .Snap.StartedAt}} · page refreshes every 5 s</p>
+{{end}}{{with .Snap.LastReload}}{{if .Refused}}<div class="bad"><p><b>The last reload ({{$.Stamp .At}}) was refused; the running set is kept.</b> Fix the file, check it with <code>clawhost validate</code>, then reload again (SIGHUP).</p>
+<pre class="err">{{.Reason}}</pre></div>
+{{end}}{{end}}<p class="meta">version {{or .Snap.Version "unknown"}} · started {{.Stamp .Snap.StartedAt}} · up {{.Age .Snap.StartedAt}} · page refreshes every 5 s</p>
 <ul class="summary">
 <li>plugins ready: <b class="{{if eq .Ready (len .Snap.Plugins)}}ok{{else}}bad{{end}}">{{.Ready}}/{{len .Snap.Plugins}}</b></li>
 <li>sessions: <b>{{.Snap.SessionCount}}</b></li>
@@ -117,8 +150,18 @@ th{background:#f0f0f0;font-weight:600}td.n{text-align:right;font-variant-numeric
 {{if .Snap.Plugins}}<table>
 <thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>last error</th></tr></thead>
 <tbody>
-{{range .Snap.Plugins}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else}}bad{{end}}">{{if .Ready}}yes{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="err">{{.LastError}}{{if .Action}}<br><b>What to do:</b> {{.Action}}{{end}}</td></tr>
-{{end}}</tbody>
+{{range .Snap.Plugins}}{{$p := .}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else}}bad{{end}}">{{if .Ready}}yes{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="err">{{.LastError}}{{if .Action}}{{if .LastError}}<br>{{end}}<b>What to do:</b> {{.Action}}{{end}}</td></tr>
+{{with .Attention}}<tr class="attention" id="attention-{{$p.Instance}}"><td colspan="9">
+{{if eq .Kind "qr"}}{{with qrsrc .Data}}<p>Scan this QR code for <b>{{$p.Instance}}</b>:</p>
+<img class="qr" src="{{.}}" alt="QR code for {{$p.Instance}}">
+{{else}}<p class="bad">The QR code for {{$p.Instance}} cannot be shown (the plugin sent {{len $p.Attention.Data}} bytes).</p>
+{{end}}{{else if eq .Kind "code"}}<p>Code for <b>{{$p.Instance}}</b>: <code class="code">{{.Data}}</code></p>
+{{else if eq .Kind "link"}}<p>Open: <a href="{{.Data}}" rel="noreferrer noopener" target="_blank">{{.Data}}</a></p>
+{{else}}<p>{{.Kind}}: <code>{{.Data}}</code></p>
+{{end}}{{if not .ExpiresAt.IsZero}}<p class="meta">valid until {{$.Stamp .ExpiresAt}} ({{$.Until .ExpiresAt}}); this page refreshes every 5 s and shows the plugin's newest one</p>
+{{end}}{{if .Retry}}<form method="post" action="/plugins/{{$p.Instance}}/retry"><button type="submit">{{.Retry}}</button></form>
+{{end}}</td></tr>
+{{end}}{{end}}</tbody>
 </table>
 {{else}}<p class="none">No plugin enabled.</p>
 {{end}}

@@ -35,3 +35,12 @@ func BenchmarkChunkMarkdown1MiBLimit2000(b *testing.B) {
 		Markdown(text, 2000)
 	}
 }
+
+func BenchmarkLines1MiB2000x17(b *testing.B) {
+	text := markdownMiB()
+	chunks := Markdown(text, 2000)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Lines(chunks, 2000, 17)
+	}
+}

@@ -11,6 +11,9 @@ type fenceSpan struct {
 	openLine   units // indent + marker + info string, without any CR
 	marker     units // the run of ``` or ~~~ characters
 	indent     units // 0-3 spaces
+	// closed: the fence has a closing line (end is that line's end);
+	// otherwise it runs to the end of the text.
+	closed bool
 }
 
 // closeLine is the line that closes the fence: indent + marker.
@@ -49,7 +52,7 @@ func parseFences(u units) []fenceSpan {
 				f.start = lineStart
 				open, isOpen, openChar, openLen = f, true, char, n
 			case char == openChar && n >= openLen && onlySpaceTab(f.openLine[len(f.indent)+n:]):
-				open.end = lineEnd
+				open.end, open.closed = lineEnd, true
 				spans = append(spans, open)
 				isOpen = false
 			}

@@ -54,6 +54,11 @@ type Plugins interface {
 	Execute(ctx context.Context, instance string, req command.Request) (command.Response, error)
 	// PublishMenu sets the command menu of every channel that has one.
 	PublishMenu(ctx context.Context, menu []channel.MenuEntry) []error
+	// AwaitCommandPlugins waits (each bounded by its start timeout) for
+	// the configured plugins that may offer commands and are still
+	// starting, and returns the instances that are ready command plugins
+	// then. It returns at once when none is starting.
+	AwaitCommandPlugins(ctx context.Context) []string
 }
 
 // Store is the part of the store the built-ins read and write.
@@ -141,6 +146,8 @@ func (h *Handler) approve(ctx context.Context, m *message.Message, code string) 
 		return "Unknown pairing code."
 	case errors.Is(err, store.ErrExpired):
 		return "That pairing code expired."
+	case errors.Is(err, store.ErrTooManyAttempts):
+		return "Too many wrong pairing codes were tried recently; pending codes were voided and approvals are paused for a few minutes."
 	case err != nil:
 		h.Logger.Error("approve failed", "error", err)
 		return "Approval failed; see the gateway log."
@@ -239,6 +246,26 @@ func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, in
 		}
 	}
 	return strings.Join(parts, "\n\n")
+}
+
+// Resolve parses text as a registered command. A "/word" that names none
+// may be a command of a plugin still starting: Resolve then waits for the
+// command plugins that are starting (Plugins.AwaitCommandPlugins, bounded
+// by their start timeouts) and, when a ready one has not been listed yet
+// (it just became ready), refreshes the plugin commands and parses again.
+// Text that is not a "/word", and a "/word" while no plugin is starting, is
+// decided at once.
+func (h *Handler) Resolve(ctx context.Context, text string) (Invocation, bool) {
+	if inv, ok := h.Registry.Parse(text); ok {
+		return inv, true
+	}
+	if _, _, cmd := split(text); !cmd {
+		return Invocation{}, false
+	}
+	if !h.Registry.Lists(h.Plugins.AwaitCommandPlugins(ctx)) {
+		h.Refresh(ctx)
+	}
+	return h.Registry.Parse(text)
 }
 
 // Refresh rebuilds the plugin commands from the ready command plugins and

@@ -34,10 +34,23 @@ type fakePlugins struct {
 	ready    bool
 	executed []sdkcommand.Request
 	menus    [][]channel.MenuEntry
+	// starting: the "ops" plugin is still starting (it lists nothing)
+	// until AwaitCommandPlugins, which counts its calls in awaited.
+	starting bool
+	awaited  int
 }
 
 func (f *fakePlugins) ListCommands(context.Context) (map[string][]sdkcommand.Spec, []error) {
+	if f.starting {
+		return map[string][]sdkcommand.Spec{}, nil
+	}
 	return map[string][]sdkcommand.Spec{"ops": {{Name: "deploy", Description: "ship it", OwnerOnly: true}, {Name: "ping"}}}, nil
+}
+
+func (f *fakePlugins) AwaitCommandPlugins(context.Context) []string {
+	f.awaited++
+	f.starting = false
+	return []string{"ops"}
 }
 
 func (f *fakePlugins) WaitReady(context.Context, string) (host.Description, error) {
@@ -78,6 +91,40 @@ func newHandler(t *testing.T) (*Handler, *fakeSessions, *fakePlugins, *sqlite.DB
 		Now: func() time.Time { return start.Add(90 * time.Second) }, Started: start, Version: "v9", Model: func() string { return "opus" }}
 	h.Refresh(context.Background())
 	return h, s, p, db
+}
+
+// TestResolveWaitsForStartingCommandPlugins: a "/word" that names no
+// registered command waits for the command plugins still starting and is
+// parsed again once one is ready; other text never waits, and a "/word"
+// with nothing starting is decided at once (no command).
+func TestResolveWaitsForStartingCommandPlugins(t *testing.T) {
+	t.Parallel()
+	h, _, p, _ := newHandler(t)
+	p.starting = true
+	h.Refresh(context.Background())
+	if _, ok := h.Registry.Parse("/ping x"); ok {
+		t.Fatal("/ping is registered while its plugin is starting")
+	}
+	for _, text := range []string{"hello", "/status", "ping x", "/"} {
+		h.Resolve(context.Background(), text)
+	}
+	if p.awaited != 0 {
+		t.Fatalf("waited %d times for text that is not an unknown /word", p.awaited)
+	}
+	inv, ok := h.Resolve(context.Background(), "/ping x")
+	if !ok || inv.Instance != "ops" || inv.Name != "ping" || inv.Args != "x" || p.awaited != 1 {
+		t.Fatalf("/ping while starting: %+v %v (awaited %d), want ops' ping", inv, ok, p.awaited)
+	}
+	if _, ok := h.Resolve(context.Background(), "/nosuch"); ok || p.awaited != 2 {
+		t.Errorf("/nosuch: ok %v awaited %d, want no command after one (immediate) wait", ok, p.awaited)
+	}
+	// ops is listed now: an unknown /word refreshes nothing (no menu is
+	// published again).
+	menus := len(p.menus)
+	h.Resolve(context.Background(), "/nosuch")
+	if len(p.menus) != menus {
+		t.Errorf("an unknown /word with every ready plugin listed refreshed the commands")
+	}
 }
 
 func answer(t *testing.T, h *Handler, text string, owner bool) string {

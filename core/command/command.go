@@ -64,7 +64,8 @@ type Registry struct {
 
 	mu      sync.RWMutex
 	byName  map[string]Spec
-	plugins []Spec // sorted by name, one per plugin command (aliases folded)
+	plugins []Spec          // sorted by name, one per plugin command (aliases folded)
+	listed  map[string]bool // the instances whose offers SetPlugins got
 }
 
 // NewRegistry returns a registry of builtins, in the order /help lists them.
@@ -120,10 +121,27 @@ func (r *Registry) SetPlugins(offers []PluginCommands) (warnings []string) {
 	}
 	sort.Slice(canonical, func(i, j int) bool { return canonical[i].Name < canonical[j].Name })
 	m := r.index(named)
+	listed := make(map[string]bool, len(offers))
+	for _, o := range offers {
+		listed[o.Instance] = true
+	}
 	r.mu.Lock()
-	r.byName, r.plugins = m, canonical
+	r.byName, r.plugins, r.listed = m, canonical, listed
 	r.mu.Unlock()
 	return warnings
+}
+
+// Lists reports whether the commands of every one of instances were in the
+// last SetPlugins (even when an instance offered none).
+func (r *Registry) Lists(instances []string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, n := range instances {
+		if !r.listed[n] {
+			return false
+		}
+	}
+	return true
 }
 
 // Parse recognises a registered command at the start of text.

@@ -1,5 +1,6 @@
-// Package delivery gets replies to the chat: media lines and chunking to
-// the channel's limit, the outbox (a reply and its chunks are recorded
+// Package delivery gets replies to the chat: media lines, plain text for a
+// channel that declares no markdown (core/plaintext), chunking to the
+// channel's length and line limits (core/chunk), the outbox (a reply and its chunks are recorded
 // before the first send; each chunk is marked when the channel accepted
 // it), ordered sends per session with retries that honour the platform's
 // retry_after, the formatting fallback, live drafts edited in place, and
@@ -14,7 +15,6 @@ package delivery
 import (
 	"context"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,7 +47,9 @@ type Channels interface {
 // Store is the part of the store delivery writes.
 type Store interface {
 	RecordReply(ctx context.Context, r store.Reply) error
+	MarkAttempt(ctx context.Context, journalID int64, index int) error
 	MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentResult, error)
+	RecordLive(ctx context.Context, l store.Live) error
 	Finish(ctx context.Context, req store.FinishRequest) error
 }
 
@@ -104,6 +106,7 @@ const (
 	maxRetryWait  = 30 * time.Second
 	maxRetryAfter = 5 * time.Minute
 	readyWait     = 60 * time.Second
+	sendTimeout   = 60 * time.Second
 )
 
 // Dispatcher delivers replies and notices. Safe for concurrent use; sends
@@ -115,8 +118,12 @@ type Dispatcher struct {
 	obs   Observer
 	clock Clock
 
+	// ctx ends with Close (store writes and sends in flight are cut);
+	// draining is closed by Drain (no new send or retry starts).
 	ctx       context.Context
 	cancel    context.CancelFunc
+	draining  chan struct{}
+	drainOnce sync.Once
 	serialize func(key string) (unlock func())
 
 	mu  sync.Mutex
@@ -139,7 +146,7 @@ func New(opts Options) *Dispatcher {
 		opts.Serialize = func(string) func() { mu.Lock(); return mu.Unlock }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Dispatcher{log: opts.Logger.Named("delivery"), ch: opts.Channels, store: opts.Store, obs: opts.Observer, clock: opts.Clock, ctx: ctx, cancel: cancel, serialize: opts.Serialize, set: withDefaults(opts.Settings)}
+	return &Dispatcher{log: opts.Logger.Named("delivery"), ch: opts.Channels, store: opts.Store, obs: opts.Observer, clock: opts.Clock, ctx: ctx, cancel: cancel, draining: make(chan struct{}), serialize: opts.Serialize, set: withDefaults(opts.Settings)}
 }
 
 func withDefaults(s Settings) Settings {
@@ -165,9 +172,27 @@ func (d *Dispatcher) settings() Settings {
 	return d.set
 }
 
-// Close ends pending retries; unsent chunks stay in the outbox for the
-// next start.
-func (d *Dispatcher) Close() { d.cancel() }
+// Drain is the first step of a shutdown: no new send, edit or retry
+// starts, but replies are still recorded and a send in flight is still
+// marked when it returns (so a result in hand and a delivered chunk are
+// not lost to the shutdown). Unsent chunks stay in the outbox for the
+// next start. Call Close after the grace period.
+func (d *Dispatcher) Drain() { d.drainOnce.Do(func() { close(d.draining) }) }
+
+// Close ends everything still in flight (Drain first, then Close after a
+// bounded grace); unsent chunks stay in the outbox for the next start.
+func (d *Dispatcher) Close() { d.Drain(); d.cancel() }
+
+// halted reports whether the dispatcher is draining or closed: nothing new
+// is sent, and a failure is the shutdown's, not the chat's.
+func (d *Dispatcher) halted() bool {
+	select {
+	case <-d.draining:
+		return true
+	default:
+		return d.ctx.Err() != nil
+	}
+}
 
 // CanEdit reports whether the instance is ready and edits messages (live
 // drafts are possible).
@@ -179,29 +204,7 @@ func (d *Dispatcher) CanEdit(instance string) bool {
 // Limit is the chunk limit for an instance: the configured limit capped
 // by the channel's capability (waiting for the instance to be ready).
 func (d *Dispatcher) Limit(ctx context.Context, instance string) int {
-	set := d.settings()
-	configured := set.TextLimit
-	if v := set.TextLimitByInstance[instance]; v > 0 {
-		configured = v
-	}
-	capability := 0
-	wctx, cancel := context.WithTimeout(ctx, readyWait)
-	defer cancel()
-	if desc, err := d.ch.WaitReady(wctx, instance); err == nil {
-		capability = desc.Capabilities.MaxTextLength
-		if desc.Capabilities.LengthUnit == channel.LengthBytes && capability > 0 {
-			// UTF-8 needs up to 3 bytes per UTF-16 unit.
-			capability /= 3
-		}
-	}
-	return chunk.CapLimit(configured, capability)
-}
-
-func (d *Dispatcher) chunks(ctx context.Context, instance, text string) []string {
-	if strings.TrimSpace(text) == "" {
-		return nil
-	}
-	return chunk.MarkdownWithMode(text, d.Limit(ctx, instance), d.settings().ChunkMode)
+	return d.shapeOf(ctx, instance).limit
 }
 
 type nopObserver struct{}

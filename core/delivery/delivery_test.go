@@ -34,6 +34,8 @@ type fakeChannel struct {
 	sendErrs []error // consumed one per Send; nil entries succeed
 	editErr  error
 	n        int
+	// onSend, when set, runs at the start of each Send (outside the lock).
+	onSend func(req channel.SendRequest)
 }
 
 func (f *fakeChannel) Ready(string) (host.Description, bool) { return f.desc, true }
@@ -42,6 +44,9 @@ func (f *fakeChannel) WaitReady(context.Context, string) (host.Description, erro
 }
 
 func (f *fakeChannel) Send(_ context.Context, _ string, req channel.SendRequest) (channel.SendResponse, error) {
+	if f.onSend != nil {
+		f.onSend(req)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.sendErrs) > 0 {
@@ -127,7 +132,7 @@ func newFixture(t *testing.T, limit int) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, db: db, clock: &fakeClock{now: time.Unix(1_800_000_000, 0)},
-		ch: &fakeChannel{desc: host.Description{Channel: true, Edit: true, Typing: true, Capabilities: channel.Capabilities{MaxTextLength: limit}}}}
+		ch: &fakeChannel{desc: host.Description{Channel: true, Edit: true, Typing: true, Capabilities: channel.Capabilities{MaxTextLength: limit, Markdown: channel.MarkdownCommonMark}}}}
 	f.d = New(Options{Channels: f.ch, Store: db, Clock: f.clock})
 	t.Cleanup(func() { f.d.Close(); _ = db.Close() })
 	return f
@@ -262,11 +267,11 @@ func TestRetriesEndAfterSixAttempts(t *testing.T) {
 func TestDraftIsEditedIntoTheReply(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
-	dr := f.d.NewDraft("k", tgt)
+	id := f.entry()
+	dr := f.d.NewDraft("k", id, tgt, store.Live{})
 	dr.Update("Hel")
 	dr.Update("Hello wor") // within the second: held back
 	dr.Stop()
-	id := f.entry()
 	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
 	calls := f.ch.log()
 	if len(calls) != 2 || calls[0].op != "send" || calls[0].text != "Hel" || calls[1].op != "edit" || calls[1].msgID != "1" || calls[1].text != "Hello world" {
@@ -281,12 +286,15 @@ func TestDraftEditFailureSendsTheReplyNormally(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	f.ch.editErr = &channel.Error{Code: channel.CodeUnsupported}
-	dr := f.d.NewDraft("k", tgt)
+	id := f.entry()
+	dr := f.d.NewDraft("k", id, tgt, store.Live{})
 	dr.Update("Hel")
 	dr.Stop()
-	f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
 	calls := f.ch.log()
-	if n := len(calls); n != 3 || calls[2].op != "send" || calls[2].text != "Hello world" {
+	// send the draft, the refused final edit, one more try (a lost answer
+	// would be retried), then the reply as a new message.
+	if n := len(calls); n != 4 || calls[2].op != "edit" || calls[3].op != "send" || calls[3].text != "Hello world" {
 		t.Fatalf("calls %+v", calls)
 	}
 }
@@ -311,7 +319,7 @@ func TestLimitUsesTheSmallerOfConfigAndChannel(t *testing.T) {
 	if got := f.d.Limit(context.Background(), "tg"); got != 10 {
 		t.Errorf("configured limit: %d", got)
 	}
-	f.ch.desc.Capabilities = channel.Capabilities{MaxTextLength: 300, LengthUnit: channel.LengthBytes}
+	f.ch.desc.Capabilities = channel.Capabilities{MaxTextLength: 300, LengthUnit: channel.LengthBytes, Markdown: channel.MarkdownCommonMark}
 	f.d.SetSettings(Settings{TextLimit: 4000})
 	if got := f.d.Limit(context.Background(), "tg"); got != 100 {
 		t.Errorf("a byte limit allows 3 bytes per unit: %d", got)

@@ -5,20 +5,24 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/reply"
+	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // Draft is a live draft: one message edited in place as a reply streams,
 // at most once a second. When editing fails the draft is abandoned and the
-// reply is delivered as ordinary messages.
+// reply is delivered as ordinary messages. The draft is recorded as the
+// live output of its journal entry before its message is sent, with the
+// message id once the channel answered, and its text after each edit: a
+// turn run again after a restart continues the same message.
 type Draft struct {
 	d     *Dispatcher
 	key   string
+	entry int64
 	tgt   message.Target
-	limit int
+	shape shape
 
 	mu       sync.Mutex // also taken by the throttle goroutine
 	id       string
@@ -31,19 +35,45 @@ type Draft struct {
 	stopped  chan struct{}
 }
 
-// NewDraft starts a draft for a reply to tgt; nothing is sent until Update.
-func (d *Dispatcher) NewDraft(key string, tgt message.Target) *Draft {
-	return &Draft{d: d, key: key, tgt: tgt, limit: d.Limit(d.ctx, tgt.Instance), stopped: make(chan struct{})}
+// NewDraft starts a draft for the reply to journal entry id, shown in tgt;
+// nothing is sent until Update. A confirmed draft of an earlier run of the
+// same entry (prev, from the store's LiveOutput) is continued: updates and
+// the final reply edit that message instead of posting a new one.
+func (d *Dispatcher) NewDraft(key string, id int64, tgt message.Target, prev store.Live) *Draft {
+	dr := &Draft{d: d, key: key, entry: id, tgt: tgt, shape: d.shapeOf(d.ctx, tgt.Instance), stopped: make(chan struct{})}
+	if prev.Kind == store.LiveDraft && prev.Confirmed() {
+		dr.id, dr.shown = prev.PlatformIDs[0], prev.Text
+	}
+	return dr
 }
 
-// Update shows text (the whole streamed reply so far).
+// record stores the draft as its entry's live output (ids nil: attempted,
+// or an edit's text).
+func (dr *Draft) record(text string, ids []string) error {
+	return dr.d.store.RecordLive(dr.d.ctx, store.Live{JournalID: dr.entry, Seq: 0, Kind: store.LiveDraft, Text: text, PlatformIDs: ids})
+}
+
+// MessageID is the draft message's platform id; "" when there is none or
+// the draft was abandoned.
+func (dr *Draft) MessageID() string {
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	if dr.failed {
+		return ""
+	}
+	return dr.id
+}
+
+// Update shows text (the whole streamed reply so far, markdown). A text
+// that no longer fits one message (length or line limit) ends the updates.
 func (dr *Draft) Update(text string) {
 	dr.mu.Lock()
 	defer dr.mu.Unlock()
 	if dr.failed || dr.overflow || reply.IsSilentReplyPrefixText(strings.TrimSpace(text), reply.SilentToken) {
 		return
 	}
-	if chunk.Len(text) > dr.limit {
+	text, _ = dr.shape.render(text, channel.FormatMarkdown)
+	if !dr.shape.fits(text) {
 		dr.overflow = true
 		return
 	}
@@ -80,21 +110,37 @@ func (dr *Draft) flushLocked() {
 	}
 	text := dr.pending
 	dr.last = dr.d.clock.Now()
+	if dr.d.halted() {
+		return
+	}
 	if dr.id == "" {
-		ids := dr.d.Send(dr.key, dr.tgt, text, channel.FormatMarkdown)
+		// Recorded before it is sent: a restart in between knows a draft
+		// may be showing.
+		if err := dr.record(text, nil); err != nil {
+			dr.d.log.Debug("recording the draft failed; no draft", "error", err)
+			dr.failed = true
+			return
+		}
+		ids := dr.d.Send(dr.key, dr.tgt, text, dr.shape.format())
 		if len(ids) == 0 {
 			dr.failed = true
 			return
 		}
 		dr.id, dr.shown = ids[0], text
+		if err := dr.record(text, ids[:1]); err != nil {
+			dr.d.log.Debug("recording the draft's message id failed", "error", err)
+		}
 		return
 	}
-	if err := dr.d.edit(dr.tgt, dr.id, text); err != nil {
+	if err := dr.d.edit(dr.tgt, dr.id, text, dr.shape.format()); err != nil {
 		dr.d.log.Debug("draft edit failed; falling back to separate messages", "error", err)
 		dr.failed = true
 		return
 	}
 	dr.shown = text
+	if err := dr.record(text, nil); err != nil {
+		dr.d.log.Debug("recording the draft's text failed", "error", err)
+	}
 }
 
 // Stop ends the throttled updates (the turn's text is complete).
@@ -120,7 +166,7 @@ func (dr *Draft) TakeFirst(first string) (string, bool) {
 	if dr.shown == first {
 		return dr.id, true
 	}
-	if err := dr.d.edit(dr.tgt, dr.id, first); err != nil {
+	if err := dr.d.edit(dr.tgt, dr.id, first, dr.shape.format()); err != nil {
 		dr.d.log.Debug("final draft edit failed; sending the reply as new messages", "error", err)
 		return "", false
 	}

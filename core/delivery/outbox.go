@@ -1,6 +1,8 @@
 package delivery
 
 import (
+	"errors"
+
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -23,18 +25,37 @@ type Reply struct {
 	// Draft, when set, is the turn's live draft: the first chunk is
 	// delivered by editing it (a *Draft of this package).
 	Draft interface {
+		// MessageID is the draft message's platform id; "" when none was
+		// confirmed.
+		MessageID() string
 		TakeFirst(first string) (platformID string, ok bool)
 	}
 }
 
-// Deliver records the reply in the outbox, then sends its chunks in order.
+// Notices the user gets when a reply cannot be delivered whole.
+const (
+	noticePartFailed = "(Part of the reply could not be delivered.)"
+	noticeFailed     = "(The reply could not be delivered.)"
+	// noticeUncertain: a chunk whose send has an unknown outcome is not
+	// sent again (at most once); the user is told instead.
+	noticeUncertain = "(Part of this reply may be missing: the connection to the chat broke while it was being sent, and it is not sent twice.)"
+)
+
+// Deliver records the reply in the outbox (with its format, reply-to and
+// the draft whose message chunk 0 replaces), then sends its chunks in
+// order.
 func (d *Dispatcher) Deliver(r Reply) {
 	text, media := d.extractMedia(r.Text)
-	parts := d.chunks(d.ctx, r.Target.Instance, text)
+	parts, format := d.prepare(d.ctx, r.Target.Instance, text, r.Format)
 	if len(parts) == 0 && len(media) > 0 {
 		parts = []string{""}
 	}
-	err := d.store.RecordReply(d.ctx, store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID, Text: text, Chunks: parts, ProducedAt: d.clock.Now()})
+	draftID := ""
+	if r.Draft != nil && len(parts) > 0 && len(media) == 0 {
+		draftID = r.Draft.MessageID()
+	}
+	err := d.store.RecordReply(d.ctx, store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
+		Text: text, Chunks: parts, Format: format, ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now()})
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.log.Error("recording the reply failed; not sent", "id", r.ID, "error", err)
@@ -45,36 +66,90 @@ func (d *Dispatcher) Deliver(r Reply) {
 	for i, p := range parts {
 		chunks[i] = store.Chunk{Index: i, Text: p}
 	}
-	if r.Draft != nil && len(chunks) > 0 && len(media) == 0 {
+	if draftID != "" && !d.halted() {
+		// When this edit fails, sendChunks tries again (an edit whose answer
+		// was lost is repeated, it is idempotent) and sends chunk 0 as a new
+		// message only when the channel refuses the edit.
 		if pid, ok := r.Draft.TakeFirst(chunks[0].Text); ok {
 			chunks[0].SentAt = d.clock.Now()
 			d.mark(r.ID, 0, []string{pid})
 		}
 	}
-	d.sendChunks(r.Key, r.ID, r.Target, chunks, r.Format, r.ReplyTo, media)
+	d.sendChunks(r.Key, r.ID, r.Target, chunks, format, r.ReplyTo, draftID, media)
 }
 
 // DeliverPending sends the unsent chunks of a reply recovered from the
-// outbox after a restart; fallback is the target when the reply has none.
+// outbox after a restart, with the format and reply-to it was recorded
+// with; fallback is the target when the reply has none. An unsent chunk 0
+// of a reply with a draft is delivered by editing the draft; a chunk
+// whose send was attempted before the restart is not sent again (see
+// sendChunks).
 func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback message.Target) {
 	tgt := message.Target{Instance: p.Reply.Instance, ChatID: p.Reply.ChatID, ThreadID: p.Reply.ThreadID}
 	if tgt.Instance == "" {
 		tgt = fallback
 	}
+	// The chunks were recorded already shaped for the channel, in the
+	// format recorded with them; a reply recorded without one goes in the
+	// channel's format.
+	format := p.Reply.Format
+	if format == "" {
+		format = d.shapeOf(d.ctx, tgt.Instance).format()
+	}
 	d.log.Info("delivering a reply produced before the restart", "id", p.Entry.ID, "chunks", len(p.Unsent()))
-	d.sendChunks(key, p.Entry.ID, tgt, p.Unsent(), channel.FormatMarkdown, "", nil)
+	d.sendChunks(key, p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, nil)
 }
 
-// sendChunks sends chunks in order under the session's lock and marks each
-// in the outbox once the channel accepted it. A chunk that cannot be
-// delivered ends the reply: the entry fails and the user is told, when
-// that is possible, rather than left waiting.
-func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks []store.Chunk, format, replyTo string, media []channel.OutboundMedia) {
+// sendChunks sends the unsent chunks in order under the session's lock.
+// Each chunk is marked attempted in the outbox before its first send and
+// marked sent once the channel accepted it. Chunk 0 of a reply with a
+// draft is delivered by editing the draft, never as a new message (unless
+// the edit is refused). A chunk attempted before (a restart came between
+// the send and its mark) or whose send has an unknown outcome is marked
+// sent as uncertain, not sent again, and the user is told once that a part
+// may be missing: delivery is at most once for that chunk. A chunk that
+// cannot be delivered ends the reply: the entry fails and the user is told,
+// when that is possible, rather than left waiting. Once the dispatcher
+// drains, the chunks left stay in the outbox for the next start.
+func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks []store.Chunk, format, replyTo, draftID string, media []channel.OutboundMedia) {
 	unlock := d.serialize(key)
 	defer unlock()
+	told := false
+	tell := func() {
+		if !told {
+			told = true
+			d.notice(tgt, noticeUncertain)
+		}
+	}
 	for i, c := range chunks {
 		if c.Sent() {
 			continue
+		}
+		if d.halted() {
+			return
+		}
+		if !c.AttemptedAt.IsZero() {
+			d.log.Warn("a chunk was being sent when the host stopped; not sent again", "id", id, "chunk", c.Index)
+			d.markUncertain(id, c.Index)
+			tell()
+			continue
+		}
+		if c.Index == 0 && draftID != "" {
+			err := d.editDraft(tgt, draftID, c.Text, format)
+			if err == nil {
+				d.mark(id, 0, []string{draftID})
+				continue
+			}
+			if d.halted() {
+				return
+			}
+			d.log.Warn("the draft could not be edited to the reply; sending it as a new message", "id", id, "error", err)
+		}
+		if err := d.store.MarkAttempt(d.ctx, id, c.Index); err != nil {
+			if !d.halted() {
+				d.failed(id, tgt, i, c, err)
+			}
+			return
 		}
 		req := channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: c.Text, Format: format}
 		if i == 0 {
@@ -84,17 +159,24 @@ func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks
 			req.Media = media
 		}
 		ids, err := d.sendOne(tgt, req)
-		if err != nil {
+		switch {
+		case errors.Is(err, errUncertain):
+			d.log.Warn("the outcome of a send is unknown; not sent again", "id", id, "chunk", c.Index, "error", err)
+			d.markUncertain(id, c.Index)
+			tell()
+		case err != nil:
 			d.failed(id, tgt, i, c, err)
 			return
+		default:
+			d.mark(id, c.Index, ids)
 		}
-		d.mark(id, c.Index, ids)
 	}
 }
 
-// failed ends a reply whose chunk could not be delivered.
+// failed ends a reply whose chunk could not be delivered; the user is told
+// unless the chat cannot be reached at all.
 func (d *Dispatcher) failed(id int64, tgt message.Target, i int, c store.Chunk, err error) {
-	if d.ctx.Err() != nil {
+	if d.halted() {
 		return // the outbox keeps it for the next start
 	}
 	code := channel.CodeOf(err)
@@ -102,13 +184,32 @@ func (d *Dispatcher) failed(id int64, tgt message.Target, i int, c store.Chunk, 
 	if ferr := d.store.Finish(d.ctx, store.FinishRequest{IDs: []int64{id}, State: store.StateFailed, Reason: "delivery failed: " + string(code)}); ferr != nil && d.ctx.Err() == nil {
 		d.log.Error("journal finish failed", "id", id, "error", ferr)
 	}
-	if i > 0 || code == channel.CodeMessageTooLong || code == channel.CodeInvalidRequest {
-		_, _ = d.sendOne(tgt, channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: "(Part of the reply could not be delivered.)", Format: channel.FormatPlain})
+	if i > 0 {
+		d.notice(tgt, noticePartFailed)
+		return
 	}
+	switch code {
+	case channel.CodeForbidden, channel.CodeChatNotFound, channel.CodeUnauthorized:
+		// The chat cannot be reached at all.
+	default:
+		d.notice(tgt, noticeFailed)
+	}
+}
+
+// notice tells the chat something about its reply (plain text, outside the
+// outbox, no retries once draining).
+func (d *Dispatcher) notice(tgt message.Target, text string) {
+	_, _ = d.sendOne(tgt, channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: text, Format: channel.FormatPlain})
 }
 
 func (d *Dispatcher) mark(id int64, index int, platformIDs []string) {
 	if _, err := d.store.MarkSent(d.ctx, store.ChunkSent{JournalID: id, Index: index, PlatformIDs: platformIDs}); err != nil && d.ctx.Err() == nil {
+		d.log.Error("outbox mark failed", "id", id, "chunk", index, "error", err)
+	}
+}
+
+func (d *Dispatcher) markUncertain(id int64, index int) {
+	if _, err := d.store.MarkSent(d.ctx, store.ChunkSent{JournalID: id, Index: index, Uncertain: true}); err != nil && d.ctx.Err() == nil {
 		d.log.Error("outbox mark failed", "id", id, "chunk", index, "error", err)
 	}
 }

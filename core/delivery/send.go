@@ -3,10 +3,12 @@ package delivery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/host"
 )
 
 // Send sends text that is not recorded in the outbox (streamed blocks,
@@ -16,10 +18,11 @@ func (d *Dispatcher) Send(key string, tgt message.Target, text, format string) [
 	unlock := d.serialize(key)
 	defer unlock()
 	var all []string
-	for _, part := range d.chunks(d.ctx, tgt.Instance, text) {
+	parts, format := d.prepare(d.ctx, tgt.Instance, text, format)
+	for _, part := range parts {
 		ids, err := d.sendOne(tgt, channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: part, Format: format})
 		if err != nil {
-			if d.ctx.Err() == nil {
+			if !d.halted() {
 				d.log.Error("send failed", "instance", tgt.Instance, "chat", tgt.ChatID, "error", err)
 			}
 			return all
@@ -34,21 +37,52 @@ func (d *Dispatcher) Notify(key string, tgt message.Target, text string) {
 	d.Send(key, tgt, text, channel.FormatPlain)
 }
 
+// errUncertain marks a send whose outcome is unknown: see uncertain.
+var errUncertain = errors.New("the send may have reached the chat; not repeated")
+
+// uncertain reports whether a failed Send may nonetheless have reached the
+// platform, so sending it again could post it twice: the plugin says so
+// (channel.CodeUncertain: the request was written but its answer lost), the
+// call outlived its deadline, or the plugin died during the call. A
+// business error from the plugin (any other *channel.Error) is a definite
+// failure, and an instance that never became ready was never asked.
+func uncertain(err error) bool {
+	var ce *channel.Error
+	if errors.As(err, &ce) {
+		return ce.Code == channel.CodeUncertain
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, host.ErrPluginExited)
+}
+
 // sendOne sends one message, waiting for the instance to be ready (it may
-// be restarting) and retrying retryable failures with backoff, honouring
-// the platform's retry_after. A formatting_rejected error is retried at
-// once as plain text.
+// be restarting) and retrying failures that certainly did not deliver it,
+// with backoff, honouring the platform's retry_after. A
+// formatting_rejected error is retried at once as plain text. A send whose
+// outcome is unknown (see uncertain) is never retried: it returns an error
+// wrapping errUncertain. Once the dispatcher drains, no new attempt starts.
 func (d *Dispatcher) sendOne(tgt message.Target, req channel.SendRequest) ([]string, error) {
 	wait := firstRetry
 	var err error
 	for attempt := 0; attempt < sendAttempts; attempt++ {
-		var resp channel.SendResponse
-		ctx, cancel := context.WithTimeout(d.ctx, readyWait)
-		resp, err = d.ch.Send(ctx, tgt.Instance, req)
-		cancel()
+		if d.halted() {
+			return nil, errHalted
+		}
+		wctx, wcancel := context.WithTimeout(d.ctx, readyWait)
+		_, err = d.ch.WaitReady(wctx, tgt.Instance)
+		wcancel()
 		if err == nil {
-			d.obs.MessageOut(tgt.Instance)
-			return resp.MessageIDs, nil
+			var resp channel.SendResponse
+			ctx, cancel := context.WithTimeout(d.ctx, sendTimeout)
+			resp, err = d.ch.Send(ctx, tgt.Instance, req)
+			cancel()
+			if err == nil {
+				d.obs.MessageOut(tgt.Instance)
+				return resp.MessageIDs, nil
+			}
+			if d.ctx.Err() == nil && uncertain(err) {
+				d.obs.SendError(tgt.Instance, string(channel.CodeUncertain))
+				return nil, fmt.Errorf("%w: %w", errUncertain, err)
+			}
 		}
 		if d.ctx.Err() != nil {
 			return nil, d.ctx.Err()
@@ -70,31 +104,74 @@ func (d *Dispatcher) sendOne(tgt message.Target, req channel.SendRequest) ([]str
 		}
 		d.log.Warn("send failed; retrying", "instance", tgt.Instance, "chat", tgt.ChatID, "attempt", attempt+1, "in", delay, "error", err)
 		if !d.sleep(delay) {
-			return nil, d.ctx.Err()
+			return nil, errHalted
 		}
 		wait = min(wait*2, maxRetryWait)
 	}
 	return nil, err
 }
 
-// sleep waits d on the clock; false when the dispatcher closed first.
+// errHalted: the dispatcher drains or closed before the send.
+var errHalted = errors.New("delivery is shutting down")
+
+// sleep waits d on the clock; false when the dispatcher drains or closes
+// first.
 func (d *Dispatcher) sleep(delay time.Duration) bool {
 	select {
 	case <-d.ctx.Done():
+		return false
+	case <-d.draining:
 		return false
 	case <-d.clock.After(delay):
 		return true
 	}
 }
 
+// editDraft edits a recovered draft to text, waiting for the instance and
+// retrying what may succeed like sendOne (an edit is idempotent, so an
+// unknown outcome is retried too).
+func (d *Dispatcher) editDraft(tgt message.Target, id, text, format string) error {
+	wait := firstRetry
+	var err error
+	for attempt := 0; attempt < sendAttempts; attempt++ {
+		if d.halted() {
+			return errHalted
+		}
+		wctx, wcancel := context.WithTimeout(d.ctx, readyWait)
+		_, err = d.ch.WaitReady(wctx, tgt.Instance)
+		wcancel()
+		if err == nil {
+			if err = d.edit(tgt, id, text, format); err == nil {
+				return nil
+			}
+		}
+		var ce *channel.Error
+		if errors.As(err, &ce) && !ce.Code.Retryable() && ce.Code != channel.CodeUncertain {
+			return err
+		}
+		delay := wait
+		if ce != nil && ce.RetryAfter > 0 {
+			delay = min(ce.RetryAfter, maxRetryAfter)
+		}
+		if !d.sleep(delay) {
+			return errHalted
+		}
+		wait = min(wait*2, maxRetryWait)
+	}
+	return err
+}
+
 // edit edits a sent message, retrying once as plain text when the channel
 // rejects the formatting.
-func (d *Dispatcher) edit(tgt message.Target, id, text string) error {
+func (d *Dispatcher) edit(tgt message.Target, id, text, format string) error {
 	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
 	defer cancel()
-	req := channel.EditRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, MessageID: id, Text: text, Format: channel.FormatMarkdown}
+	if format == "" {
+		format = d.shapeOf(d.ctx, tgt.Instance).format()
+	}
+	req := channel.EditRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, MessageID: id, Text: text, Format: format}
 	err := d.ch.Edit(ctx, tgt.Instance, req)
-	if channel.CodeOf(err) == channel.CodeFormattingRejected {
+	if channel.CodeOf(err) == channel.CodeFormattingRejected && format != channel.FormatPlain {
 		req.Format = channel.FormatPlain
 		err = d.ch.Edit(ctx, tgt.Instance, req)
 	}

@@ -493,12 +493,15 @@ func BenchmarkGatewaySessionsRSS(b *testing.B) {
 // core, not a plugin process.
 type benchPorts struct{}
 
-func (benchPorts) Known(string) bool { return true }
-func (benchPorts) Ready(string) (host.Description, bool) {
-	return host.Description{Channel: true}, true
-}
+// benchDesc renders markdown itself, so the core sends the agent's text
+// as it is (no plain-text rendering is measured).
+var benchDesc = host.Description{Channel: true, Capabilities: channel.Capabilities{Markdown: channel.MarkdownCommonMark}}
+
+func (benchPorts) Known(string) bool                     { return true }
+func (benchPorts) DisplayName(string) string             { return "" }
+func (benchPorts) Ready(string) (host.Description, bool) { return benchDesc, true }
 func (benchPorts) WaitReady(context.Context, string) (host.Description, error) {
-	return host.Description{Channel: true}, nil
+	return benchDesc, nil
 }
 func (benchPorts) Send(context.Context, string, channel.SendRequest) (channel.SendResponse, error) {
 	return channel.SendResponse{MessageIDs: []string{"1"}}, nil
@@ -520,3 +523,4 @@ func (benchPorts) Execute(context.Context, string, sdkcommand.Request) (sdkcomma
 	return sdkcommand.Response{}, errors.New("no command plugins in benchmarks")
 }
 func (benchPorts) PublishMenu(context.Context, []channel.MenuEntry) []error { return nil }
+func (benchPorts) AwaitCommandPlugins(context.Context) []string             { return nil }

@@ -72,6 +72,8 @@ type envOptions struct {
 	// busyTimeout is the store's wait for a lock held by another
 	// connection; zero is the store's default.
 	busyTimeout time.Duration
+	// loopback adds attributes to the loopback channel's config block.
+	loopback map[string]any
 }
 
 // baseSettings admits lo:u1 (and owner lo:owner) in direct chats and the
@@ -131,7 +133,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e.host.Apply(append([]pluginhost.Spec{{
 		Instance: "lo", Source: "loopback", Path: loopbackBin, DataDir: filepath.Join(dir, "plugins", "lo"), Fingerprint: "lo",
 		Decode: func(schema.Schema) ([]byte, error) {
-			return json.Marshal(map[string]any{"addr_file": addrFile, "text_limit": limit})
+			cfg := map[string]any{"addr_file": addrFile, "text_limit": limit}
+			for k, v := range o.loopback {
+				cfg[k] = v
+			}
+			return json.Marshal(cfg)
 		},
 	}}, o.extra...))
 	if err := e.gw.Start(context.Background()); err != nil {

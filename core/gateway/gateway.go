@@ -55,6 +55,7 @@ type Ports interface {
 	delivery.Channels
 	turn.Channels
 	turn.Hooks
+	turn.Labels
 	command.Plugins
 }
 
@@ -115,11 +116,13 @@ type Gateway struct {
 	commands *command.Registry
 	handler  *command.Handler
 	refused  *access.Refusals
-	arrivals *queue.Ordered
-	sends    queue.Locks
-	queue    *queue.Queue
-	turns    *turn.Turns
-	delivery *delivery.Dispatcher
+	// busyPairing limits the "try later" answer to one per sender an hour.
+	busyPairing *access.Refusals
+	arrivals    *queue.Ordered
+	sends       queue.Locks
+	queue       *queue.Queue
+	turns       *turn.Turns
+	delivery    *delivery.Dispatcher
 
 	mu         sync.Mutex
 	set        Settings
@@ -152,12 +155,12 @@ func New(opts Options) *Gateway {
 	log := opts.Logger.Named("gateway")
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
-		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
+		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel,
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.turns = turn.New(turn.Options{
-		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
+		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now,
 	})
 	g.handler = &command.Handler{
@@ -296,7 +299,11 @@ func sessionKey(scope sessionkey.DMScope, m *message.Message) string {
 
 // Close stops accepting messages, flushes debounce windows, and waits for
 // running turns and deliveries to end (or ctx). Messages still queued stay
-// in the journal for the next start.
+// in the journal for the next start. Delivery drains first and closes
+// last: no new send starts, but a turn whose result arrives during the
+// stop still records it, and a send in flight is still marked when it
+// returns, so neither is repeated after the restart; ctx bounds that
+// grace.
 func (g *Gateway) Close(ctx context.Context) {
 	g.mu.Lock()
 	ds := g.debouncers
@@ -306,7 +313,7 @@ func (g *Gateway) Close(ctx context.Context) {
 	for _, d := range ds {
 		d.Close()
 	}
-	g.delivery.Close()
+	g.delivery.Drain()
 	g.queue.Close(ctx)
 	done := make(chan struct{})
 	go func() { g.wg.Wait(); g.arrivals.Wait(); close(done) }()
@@ -314,6 +321,7 @@ func (g *Gateway) Close(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 	}
+	g.delivery.Close()
 }
 
 type nopObserver struct{}

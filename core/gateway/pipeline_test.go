@@ -126,3 +126,51 @@ func TestTurnWaitsForAStartingHook(t *testing.T) {
 	e.post(dm("u1", "first after start"))
 	contains(t, e.text("chat-u1"), "first after start", "Current date and time")
 }
+
+// TestCommandWaitsForAStartingCommandPlugin: "/ping" sent while the ping
+// plugin is still starting (1.5 s late, behind a shell wrapper) is answered
+// by the plugin, not sent to the agent as unknown text. An unknown /word
+// with no plugin starting, and one while the only other instance is
+// missing, go to the agent without waiting.
+func TestCommandWaitsForAStartingCommandPlugin(t *testing.T) {
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow-ping")
+	script := "#!/bin/sh\nsleep 1.5\nexec " + filepath.Join(filepath.Dir(loopbackBin), "clawhost-ping") + " \"$@\"\n"
+	if err := os.WriteFile(slow, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOptions{
+		extra: []pluginhost.Spec{
+			{Instance: "ping", Source: "ping", Path: slow, DataDir: filepath.Join(dir, "ping"), Fingerprint: "ping"},
+			{Instance: "gone", Source: "gone", Path: filepath.Join(dir, "clawhost-gone"), DataDir: filepath.Join(dir, "gone"), Fingerprint: "gone"},
+		},
+	})
+	if st := e.host.Instance("ping").Status().State; st != pluginhost.StateStarting {
+		t.Fatalf("ping is %s before the message, want starting (the test would prove nothing)", st)
+	}
+	e.post(dm("u1", "/ping early"))
+	if got := e.text("chat-u1"); got != "pong early" {
+		t.Errorf("/ping while the plugin starts: got %q, want the plugin's answer", got)
+	}
+	e.waitFor("gone missing", func() bool { return e.host.Instance("gone").Status().State == pluginhost.StateMissing })
+	start := time.Now()
+	e.post(dm("u1", "/nosuch thing"))
+	contains(t, e.text("chat-u1"), "echo: ", "/nosuch thing")
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("an unknown command took %s: nothing may wait for a missing or ready plugin", took)
+	}
+}
+
+// TestPairingFullTellsNewcomersToTryLater: when every pairing slot is
+// taken, a newcomer is told to try later (once), not left in silence.
+func TestPairingFullTellsNewcomersToTryLater(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	for _, s := range []string{"s1", "s2", "s3"} {
+		e.post(dm(s, "hi"))
+		contains(t, e.text("chat-"+s), "pairing code")
+	}
+	e.post(dm("s4", "hi"))
+	contains(t, e.text("chat-s4"), "write again later")
+	e.post(dm("s4", "hello?"))
+	e.quiet("chat-s4", 500*time.Millisecond)
+}

@@ -32,20 +32,52 @@ func (g *Gateway) Start(ctx context.Context) error {
 			g.delivery.DeliverPending(sessionKey(g.settings().DMScope, &m), p, m.Target())
 		})
 	}
-	for _, p := range rec.Stale {
-		g.log.Warn("reply older than the stale bound not sent after restart", "id", p.Entry.ID, "instance", p.Entry.Instance, "chat", p.Entry.ChatID, "produced", p.Reply.ProducedAt)
-	}
+	g.tellStale(rec.Stale)
 	for _, e := range rec.Failed {
 		g.log.Error("message interrupted twice; not run again", "id", e.ID, "instance", e.Instance, "chat", e.ChatID)
 		if m, err := message.Decode(e.Message); err == nil {
 			g.background(func() {
-				g.delivery.Notify(sessionKey(g.settings().DMScope, &m), m.Target(), "Your last message could not be answered: the gateway restarted twice while working on it. Please send it again.")
+				// A draft the turn showed is marked as cut off, not left
+				// looking like the answer.
+				live, err := g.store.LiveOutput(g.ctx, e.ID)
+				if err != nil {
+					g.log.Warn("reading the interrupted turn's output failed", "id", e.ID, "error", err)
+				}
+				g.delivery.Interrupted(sessionKey(g.settings().DMScope, &m), m.Target(), live, noticeInterrupted)
 			})
 		}
 	}
 	g.background(g.prune)
 	close(g.ready)
 	return nil
+}
+
+// Notices of recovery.
+const (
+	noticeInterrupted = "(Your last message could not be answered: the gateway restarted twice while working on it. Please send it again.)"
+	noticeStale       = "(A reply to your message was produced before the gateway restarted and is now too old to deliver. Please send your message again if you still need an answer.)"
+)
+
+// tellStale tells each chat with replies too old to deliver after the
+// restart, once per chat however many there were.
+func (g *Gateway) tellStale(stale []store.PendingReply) {
+	told := map[message.Target]bool{}
+	for _, p := range stale {
+		g.log.Warn("reply older than the stale bound not sent after restart", "id", p.Entry.ID, "instance", p.Entry.Instance, "chat", p.Entry.ChatID, "produced", p.Reply.ProducedAt)
+		m, err := message.Decode(p.Entry.Message)
+		if err != nil {
+			continue
+		}
+		tgt := message.Target{Instance: p.Reply.Instance, ChatID: p.Reply.ChatID, ThreadID: p.Reply.ThreadID}
+		if tgt.Instance == "" {
+			tgt = m.Target()
+		}
+		if told[tgt] {
+			continue
+		}
+		told[tgt] = true
+		g.background(func() { g.delivery.Notify(sessionKey(g.settings().DMScope, &m), tgt, noticeStale) })
+	}
 }
 
 // resume routes accepted entries again and restarts the lanes of queued

@@ -92,6 +92,11 @@ func (g *Gateway) pairing(a arrival) {
 	case errors.Is(err, store.ErrTooManyPending):
 		g.log.Warn("pairing request refused: too many pending codes for this instance", "sender", m.From)
 		g.obs.Dropped(m.Instance, "pairing")
+		if g.busyPairing.Allow(m.From) {
+			// Told once an hour per sender, not silence.
+			g.respond(a, "This bot is handling other access requests right now. Please write again later to get a pairing code.")
+			return
+		}
 		g.finish(a.ID, store.StateDropped, "too many pending pairings")
 		return
 	case err != nil:
@@ -148,7 +153,7 @@ func (g *Gateway) route(key string, batch []arrival) {
 			}
 			// The payload becomes the first message of the new session; the
 			// turn strips the trigger again when it builds the prompt.
-		} else if inv, ok := g.commands.Parse(text); ok && (inv.Builtin() || g.opts.Ports.Known(inv.Instance)) {
+		} else if inv, ok := g.handler.Resolve(g.ctx, text); ok && (inv.Builtin() || g.opts.Ports.Known(inv.Instance)) {
 			// A plugin command whose instance was just removed (a reload
 			// not yet reflected in the registry) goes to the agent.
 			g.command(head, inv)
@@ -213,6 +218,6 @@ func (l lanes) Steer(key string, items []queue.Item) bool {
 // output is delivery as a turn sees it.
 type output struct{ *delivery.Dispatcher }
 
-func (o output) NewDraft(key string, tgt message.Target) turn.Draft {
-	return o.Dispatcher.NewDraft(key, tgt)
+func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Live) turn.Draft {
+	return o.Dispatcher.NewDraft(key, id, tgt, prev)
 }

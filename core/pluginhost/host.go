@@ -6,7 +6,10 @@
 // states starting → ready, and to degraded when its process exits or fails
 // to start; a degraded instance is restarted with capped exponential backoff
 // (first restart within 100 ms, doubling up to 30 s, reset once the instance
-// stayed ready for StablePeriod). Stop ends every plugin: SIGTERM to its
+// stayed ready for StablePeriod). A running plugin also reports its own
+// state (sdk/status): needs_attention when a person must act (a rejected
+// token, a QR code to scan; see Instance.Retry) and degraded when what it
+// depends on fails; neither is restarted (attention.go). Stop ends every plugin: SIGTERM to its
 // process group first, SIGKILL after DefaultStopGrace (see
 // procRunner.terminate). Plugins also die with the host when it is
 // SIGKILLed: they are started with Pdeathsig, and the sdk's watchdog exits
@@ -39,6 +42,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/host"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Spec is what to run for one plugin instance.
@@ -66,6 +70,11 @@ type Spec struct {
 	// Decode decodes the instance's config block against the schema the
 	// plugin declared, returning the JSON for Configure.
 	Decode func(schema.Schema) ([]byte, error)
+	// Explain formats the diagnostics the plugin's own checks returned
+	// (Validate, Configure) for the operator, at the file:line:col of the
+	// values they name; s is the schema the plugin declared. Nil: plain
+	// text.
+	Explain func(s schema.Schema, diags schema.Diagnostics) string
 }
 
 // InboundFunc stores inbound messages of a channel instance durably. It
@@ -105,6 +114,10 @@ type Options struct {
 	// instances attach to the running process instead of launching their
 	// binary. `clawhost validate`'s Probe always launches.
 	Reattach map[string]*plugin.ReattachConfig
+
+	// afterVerify, when set (tests), runs between a binary's checksum and
+	// its exec.
+	afterVerify func(path string)
 }
 
 // DefaultStopGrace is how long a stopped plugin (Stop, a reload that
@@ -265,6 +278,15 @@ type Instance struct {
 	// reattach, when set, is the debug-mode process to attach to instead
 	// of launching the binary (Options.Reattach).
 	reattach *plugin.ReattachConfig
+
+	// What the plugin reports about itself (attention.go): rmu orders the
+	// reports with the start and end of runs; gen numbers runs, so a late
+	// report of an ended run is dropped; up is set while the current run
+	// serves; report is its latest report.
+	rmu    sync.Mutex
+	gen    int
+	up     bool
+	report status.Status
 }
 
 func newInstance(h *Host, s Spec) *Instance {
@@ -286,7 +308,9 @@ func (i *Instance) Client() (*host.Plugin, host.Description, bool) {
 }
 
 // WaitReady blocks until the instance is ready or ctx ends; it fails at
-// once for a stopped, missing or misconfigured instance.
+// once for a stopped, missing or misconfigured instance, and for one that
+// needs attention (with a non-retryable *channel.Error naming what the
+// plugin asked for, so delivery gives up instead of retrying).
 func (i *Instance) WaitReady(ctx context.Context) (*host.Plugin, host.Description, error) {
 	for {
 		i.mu.Lock()
@@ -299,6 +323,10 @@ func (i *Instance) WaitReady(ctx context.Context) (*host.Plugin, host.Descriptio
 		if st == StateStopped || st.settled() {
 			// A settled instance waits for a reload, not for time.
 			return nil, host.Description{}, fmt.Errorf("plugin %s is %s", i.spec.Instance, st)
+		}
+		if st == StateNeedsAttention {
+			// It waits for a person, who may take days: fail now.
+			return nil, host.Description{}, i.attentionError()
 		}
 		select {
 		case <-ch:

@@ -63,6 +63,14 @@ func (f *faulty) Run(ctx context.Context, inbox channel.Inbox) error {
 				batch = batch[:0]
 			}
 		}
+	case "badlog":
+		// hclog-shaped lines whose fields are not strings: go-plugin's
+		// reader type-asserts them and would panic the host. Written to
+		// fd 2 itself: go-plugin's Serve points os.Stderr elsewhere.
+		stderr := os.NewFile(2, "stderr")
+		fmt.Fprintln(stderr, `{"@message":1,"@level":2,"@timestamp":3,"n":4}`)
+		fmt.Fprintln(stderr, `{"@message":{"nested":true},"@level":"warn"}`)
+		fmt.Fprintln(stderr, `{"@message":"a good line after the bad ones","@level":"info"}`)
 	case "oversize":
 		err := inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "big", Sender: channel.Sender{ID: "u"}, Text: strings.Repeat("x", 9<<20)})
 		// The sdk refuses it before it reaches the stream; deliver a normal
@@ -416,6 +424,48 @@ func TestChecksum(t *testing.T) {
 	}
 }
 
+// TestChecksumIsOfTheBytesThatRun: a binary swapped in after its checksum
+// was verified (renamed over the path, as an update or an attacker would)
+// does not run; the verified bytes do.
+func TestChecksumIsOfTheBytesThatRun(t *testing.T) {
+	h := newHost(t, newRecorder())
+	spec, _ := loopbackSpec(t, "lo")
+	b, err := os.ReadFile(spec.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	dir := t.TempDir()
+	spec.Path = filepath.Join(dir, "clawhost-loopback")
+	if err := os.WriteFile(spec.Path, b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	spec.SHA256 = hex.EncodeToString(sum[:])
+	marker := filepath.Join(dir, "unverified-ran")
+	swapped := make(chan struct{})
+	h.opts.afterVerify = func(path string) {
+		evil := path + ".new"
+		_ = os.WriteFile(evil, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o700)
+		if err := os.Rename(evil, path); err != nil {
+			t.Errorf("swap: %v", err)
+		}
+		close(swapped)
+	}
+	h.Apply([]Spec{spec})
+	st := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	<-swapped
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the binary swapped in after the check ran")
+	}
+	ran, err := os.ReadFile(fmt.Sprintf("/proc/%d/exe", st.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sha256.Sum256(ran) != sum {
+		t.Fatal("the running plugin is not the verified binary")
+	}
+}
+
 // TestCrashLoop: a plugin that keeps crashing backs off ever longer and is
 // degraded, while a healthy plugin keeps working.
 func TestCrashLoop(t *testing.T) {
@@ -628,6 +678,28 @@ func TestPluginEnv(t *testing.T) {
 // TestStartupErrorsSayWhy: the state's error names the real reason of a
 // failed start — what the plugin wrote to stderr, or that it wrote to
 // stdout before the handshake — not only "no handshake".
+// TestBadLogLinesDoNotCrashTheHost: a plugin in any language may write
+// JSON to stderr whose hclog fields are not strings. go-plugin's log reader
+// asserts them to strings and panics (which ends the host); the host's
+// stderr guard rewrites them first.
+func TestBadLogLinesDoNotCrashTheHost(t *testing.T) {
+	var buf syncbuf.Buffer
+	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &buf}), Inbound: newRecorder().inbound})
+	t.Cleanup(h.Stop)
+	h.Apply([]Spec{faultSpec("badlog", "badlog")})
+	waitState(t, h.Instance("badlog"), StateReady, 10*time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(buf.String(), "a good line after the bad ones") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the line after the bad ones never reached the host log:\n%s", buf.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !strings.Contains(buf.String(), `{"nested":true}`) {
+		t.Errorf("the non-string message was not kept as text:\n%s", buf.String())
+	}
+}
+
 func TestStartupErrorsSayWhy(t *testing.T) {
 	h := newHost(t, newRecorder())
 	h.Apply([]Spec{faultSpec("nokind", "nokind"), faultSpec("stdout", "stdout")})

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,22 +39,33 @@ func (h *Host) shutdown(client *plugin.Client, proc *procRunner) {
 	client.Kill()
 }
 
-// verifyChecksum compares the SHA-256 of the file at path with want (hex).
-func verifyChecksum(path, want string) error {
+// openVerified opens the file at path and compares the SHA-256 of the
+// bytes read from that descriptor with want (hex). The caller execs the
+// returned file itself (execPath), not the path again, so the bytes that
+// run are the bytes that were checked: a file renamed over path after the
+// check cannot run in its place. It closes the file on any error.
+func openVerified(path, want string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return fmt.Errorf("checksum of %s: %w", path, err)
+		f.Close()
+		return nil, fmt.Errorf("checksum of %s: %w", path, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
-		return fmt.Errorf("checksum of %s is %s, the configured sha256 is %s", path, got, want)
+		f.Close()
+		return nil, fmt.Errorf("checksum of %s is %s, the configured sha256 is %s", path, got, want)
 	}
-	return nil
+	return f, nil
 }
+
+// execPath is the path that execs an open file: /proc/self/fd/N names the
+// descriptor's file in the child as in the parent (the child is forked with
+// the parent's descriptors; close-on-exec closes it only once the exec
+// opened the file).
+func execPath(f *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(f.Fd())) }
 
 // launch execs and handshakes the plugin.
 func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
@@ -66,9 +78,17 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 	} else if err != nil {
 		return nil, nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
 	}
+	exe := path
 	if i.spec.SHA256 != "" {
-		if err := verifyChecksum(path, i.spec.SHA256); err != nil {
+		f, err := openVerified(path, i.spec.SHA256)
+		if err != nil {
 			return nil, nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)}
+		}
+		// Held open until the process has started (and exec'd it).
+		defer f.Close()
+		exe = execPath(f)
+		if i.h.opts.afterVerify != nil {
+			i.h.opts.afterVerify(path)
 		}
 	}
 	timeout := i.startTimeout()
@@ -92,7 +112,8 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 		// environment (SkipHostEnv); we exec the real one through the
 		// spawner so Pdeathsig holds.
 		RunnerFunc: func(l hclog.Logger, tmpl *exec.Cmd, _ string) (runner.Runner, error) {
-			cmd := exec.Command(path)
+			cmd := exec.Command(exe)
+			cmd.Args = []string{path}
 			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+i.h.opts.LogLevel)
 			cmd.Env = pluginEnv(os.Environ(), i.spec.Env, own)
 			cmd.Dir = dir

@@ -31,6 +31,20 @@ func errUnknown(instance string) error {
 // Known reports whether the instance is configured (it may be restarting).
 func (p Ports) Known(instance string) bool { return p.h.Instance(instance) != nil }
 
+// DisplayName is the platform name the instance's plugin declares
+// (channel.Capabilities.DisplayName); while it restarts, the one from its
+// last start. Empty when none is declared or the instance is unknown.
+func (p Ports) DisplayName(instance string) string {
+	inst := p.h.Instance(instance)
+	if inst == nil {
+		return ""
+	}
+	if _, desc, ok := inst.Client(); ok {
+		return desc.Capabilities.DisplayName
+	}
+	return inst.Status().Description.Capabilities.DisplayName
+}
+
 // Ready returns the description of an instance that is ready now.
 func (p Ports) Ready(instance string) (host.Description, bool) {
 	_, desc, ok := p.client(instance)

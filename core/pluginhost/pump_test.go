@@ -352,3 +352,20 @@ func TestPumpReopensStreamAfterFailedAck(t *testing.T) {
 		t.Errorf("m1 reached the store %d times, want 2 (stored, then its redelivery)", n)
 	}
 }
+
+func TestGuardLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"plain text\n", "plain text\n"},
+		{`{"@message":"ok","@level":"info","n":"x"}` + "\n", `{"@message":"ok","@level":"info","n":"x"}` + "\n"},
+		{`{"@message":1,"@level":2,"@timestamp":3}` + "\n", `{"@level":"2","@message":"1"}` + "\n"},
+		{`{"@message":"backing off","retry_after":1000000000,"id":500000009,"ratio":0.5,"n":-3}` + "\n", `{"@message":"backing off","id":"500000009","n":"-3","ratio":0.5,"retry_after":"1000000000"}` + "\n"},
+		{`{"@message":null}` + "\n", `{"@message":"null"}` + "\n"},
+		{`{"@message":"x","@timestamp":false}`, `{"@message":"x"}` + "\n"},
+		{`{"not json` + "\n", `{"not json` + "\n"},
+	} {
+		if got := string(guardLine([]byte(tc.in))); got != tc.want {
+			t.Errorf("guardLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -174,15 +174,15 @@ func (r *procRunner) Stderr() io.ReadCloser {
 	return struct {
 		io.Reader
 		io.Closer
-	}{io.TeeReader(r.stderr, r.tail), r.stderr}
+	}{newLogGuard(io.TeeReader(r.stderr, r.tail)), r.stderr}
 }
-func (r *procRunner) Name() string { return r.cmd.Path }
+func (r *procRunner) Name() string { return r.cmd.Args[0] }
 func (r *procRunner) ID() string   { return fmt.Sprint(r.pid) }
 func (r *procRunner) Diagnose(context.Context) string {
 	if t := r.tail.String(); t != "" {
 		return "the plugin did not complete the clawhost handshake; it wrote to stderr: " + t
 	}
-	return "the plugin did not complete the clawhost handshake: is " + r.cmd.Path + " a clawhost plugin built with the sdk?"
+	return "the plugin did not complete the clawhost handshake: is " + r.cmd.Args[0] + " a clawhost plugin built with the sdk?"
 }
 func (r *procRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
 func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // State is the lifecycle state of an instance.
@@ -18,7 +19,9 @@ const (
 	// StateReady: serving.
 	StateReady State = "ready"
 	// StateDegraded: it crashed or failed to start; it is restarted with
-	// backoff.
+	// backoff. Also the state of a running plugin that reported degraded
+	// (it is up and retrying by itself, e.g. the platform is unreachable):
+	// that one is not restarted, and calls wait for it as for a restart.
 	StateDegraded State = "degraded"
 	// StateMisconfigured: the plugin rejected its configuration (or the
 	// configured sha256 does not match). It is not restarted in a loop; a
@@ -32,6 +35,13 @@ const (
 	StateUnresponsive State = "unresponsive"
 	// StateStopped: stopped by the host.
 	StateStopped State = "stopped"
+	// StateNeedsAttention: the plugin runs but reported that it cannot
+	// work until a person acts (a rejected token, a device to link); its
+	// message is the Action and Status.Attention carries a QR payload, a
+	// code or a link. It is not restarted and not ready: sends to it fail
+	// at once. It leaves the state when the plugin reports ready (see
+	// attention.go).
+	StateNeedsAttention State = "needs_attention"
 )
 
 // settled reports whether a state waits for a reload instead of a restart.
@@ -58,6 +68,14 @@ type Status struct {
 	// Action tells the operator what to do about State; empty when
 	// nothing is needed.
 	Action string
+	// Message is what the running plugin last reported about itself (its
+	// status.Status.Message), exactly as reported; empty when it reported
+	// nothing or the instance is not running.
+	Message string
+	// Attention is what the operator needs to act (a QR payload, a code, a
+	// link), exactly as the plugin reported it; set only in
+	// StateNeedsAttention, and then possibly nil.
+	Attention *status.Attention
 }
 
 // actions are what the operator does about each state.
@@ -76,6 +94,7 @@ func (i *Instance) Status() Status {
 	if i.lastErr != nil {
 		st.LastError = i.lastErr.Error()
 	}
+	i.reported(&st)
 	return st
 }
 

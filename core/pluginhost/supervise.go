@@ -65,6 +65,7 @@ func (i *Instance) runOnce() error {
 		return err
 	}
 	defer i.h.shutdown(client, proc)
+	defer i.down()
 
 	ctx, cancel := context.WithCancel(i.ctx)
 	defer cancel()
@@ -78,6 +79,9 @@ func (i *Instance) runOnce() error {
 			return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)}
 		}
 	}
+	if err := i.checkBeforeConfigure(ctx, plug, sch, cfgJSON); err != nil {
+		return err
+	}
 	if i.spec.DataDir != "" {
 		if err := os.MkdirAll(i.spec.DataDir, 0o700); err != nil {
 			return fmt.Errorf("configure plugin %s: data dir: %w", i.spec.Instance, err)
@@ -88,8 +92,9 @@ func (i *Instance) runOnce() error {
 		return fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)
 	}
 	if len(diags) > 0 {
-		return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: the plugin rejected its config block: %w", i.spec.Instance, diags)}
+		return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: the plugin rejected its config block:\n%s", i.spec.Instance, i.explain(sch, diags))}
 	}
+	i.watchStatus(ctx, plug)
 	// Described after Configure: capabilities may depend on the
 	// configuration (a text_limit override).
 	desc, err := plug.Describe(ctx)
@@ -107,10 +112,7 @@ func (i *Instance) runOnce() error {
 	i.mu.Lock()
 	i.plug, i.desc = plug, desc
 	i.mu.Unlock()
-	i.setState(StateReady, nil)
-	if f := i.h.opts.OnReady; f != nil {
-		go f(i)
-	}
+	i.serving()
 
 	go i.probe(ctx, plug)
 	exited := make(chan struct{})

@@ -29,7 +29,19 @@ func (q *Queue) applyCap(pol Policy, key, instance string) {
 	for i, e := range drop {
 		ids[i] = e.ID
 	}
-	q.finish(ids, store.StateDropped, "queue full")
+	// Only what is still waiting is dropped: the lane may have started the
+	// oldest entry since it was listed.
+	if err := q.journal.Finish(q.ctx, store.FinishRequest{IDs: ids, State: store.StateDropped, Reason: "queue full", From: store.StateQueued}); err != nil {
+		if q.ctx.Err() == nil {
+			q.log.Error("journal finish failed", "ids", ids, "error", err)
+		}
+		return
+	}
+	drop = q.reallyDropped(drop)
+	ids = ids[:0]
+	for _, e := range drop {
+		ids = append(ids, e.ID)
+	}
 	q.add(-len(ids))
 	for range ids {
 		q.obs.Dropped(instance, "queue full")
@@ -38,6 +50,19 @@ func (q *Queue) applyCap(pol Policy, key, instance string) {
 	if pol.Drop == DropSummarize {
 		q.summarize(key, drop, pol.Cap)
 	}
+}
+
+// reallyDropped keeps the entries the cap's Finish did drop (dropped for
+// "queue full"); one a lane started meanwhile is running, not dropped.
+func (q *Queue) reallyDropped(drop []store.Entry) []store.Entry {
+	var out []store.Entry
+	for _, e := range drop {
+		cur, err := q.journal.Entry(q.ctx, e.ID)
+		if err == nil && cur.State == store.StateDropped && cur.Reason == "queue full" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // summarize keeps one line per dropped entry (at most limit per session).

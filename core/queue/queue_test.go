@@ -364,3 +364,49 @@ func TestOrderedRunsInOrderPerKey(t *testing.T) {
 		}
 	}
 }
+
+// startingJournal starts the oldest pending entry right after the cap
+// listed the queue, as a lane's drain does when it races the cap.
+type startingJournal struct {
+	store.Journal
+	once sync.Once
+}
+
+func (j *startingJournal) ListPending(ctx context.Context, key string, limit int) ([]store.Entry, error) {
+	es, err := j.Journal.ListPending(ctx, key, limit)
+	if len(es) > 1 {
+		j.once.Do(func() { _ = j.Journal.Start(ctx, es[0].ID) })
+	}
+	return es, err
+}
+
+// TestCapNeverDropsTheEntryBeingStarted: the cap drops only what still
+// waits; an entry the lane started between the cap's read and its drop
+// keeps running (its reply is not refused and thrown away).
+func TestCapNeverDropsTheEntryBeingStarted(t *testing.T) {
+	t.Parallel()
+	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	obs := &recObserver{}
+	q := New(Options{Journal: &startingJournal{Journal: db}, Runner: newRecRunner(), Observer: obs, Policy: Policy{Cap: 1, Drop: DropOld}})
+	f := &fixture{t: t, db: db}
+	a, b := f.item("a"), f.item("b")
+	for _, it := range []Item{a, b} {
+		if err := db.Enqueue(context.Background(), it.ID, "k"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q.applyCap(Policy{Cap: 1, Drop: DropOld}, "k", "tg")
+	if st := f.state(a.ID); st != store.StateProcessing {
+		t.Fatalf("the started entry is %s, want processing (never dropped under its turn)", st)
+	}
+	if st := f.state(b.ID); st != store.StateQueued {
+		t.Errorf("the waiting entry is %s", st)
+	}
+	if obs.dropped != 0 {
+		t.Errorf("%d drops counted, want 0", obs.dropped)
+	}
+}

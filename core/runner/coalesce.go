@@ -23,6 +23,9 @@ type CoalesceConfig struct {
 	MaxChars int
 	// Idle: buffered text is delivered when nothing was added for this long. Default 1s.
 	Idle time.Duration
+	// Joined: the blocks are shown joined in one message (a live draft edited in place),
+	// so code fences are neither closed and reopened at cuts nor waited for.
+	Joined bool
 }
 
 func (c CoalesceConfig) withDefaults() CoalesceConfig {
@@ -51,6 +54,17 @@ func (c CoalesceConfig) withDefaults() CoalesceConfig {
 // MaxChars], else a hard cut at MaxChars. Whitespace at a cut is dropped; nothing is
 // delivered twice. Text blocks from different assistant messages are joined with "\n\n".
 //
+// Code fences: every block is sent as a message of its own, so a block never ends inside
+// a fenced code block (``` or ~~~, CommonMark's rules). When the cut would fall inside
+// one, the block ends after the code block if that fits in MaxChars, else before it when
+// text precedes it; a code block still being written is waited for (an idle flush keeps
+// it back, and Deadline reports nothing due until more text arrives). Only a code block
+// longer than MaxChars is split: the block ends at a line end inside it with the fence's
+// close line added, and the next block starts with the fence's open line (same info
+// string; the bare marker when the open line is too long), both counted in MaxChars. A
+// reply that ends inside a code block gets its close line. Removing the added close and
+// reopen lines and the whitespace at cuts gives back the streamed text.
+//
 // Reconciling with the final result (Finish): claude's result text is the last assistant
 // message's text. With S the streamed blocks joined by "\n\n" and F the result (both
 // trimmed): if F is empty or S ends with F (F is S, or F is the last block), only the
@@ -68,6 +82,15 @@ type Coalescer struct {
 	blocks    []string
 	cur       strings.Builder
 	sawDeltas bool
+	// carry is the code block the last block closed; the buffer starts
+	// inside it and the next block reopens it.
+	carry *fence
+	// held: an idle flush kept back a code block still being written;
+	// no deadline until more text arrives.
+	held bool
+	// record, when set (tests), is told how each block was built (empty
+	// blocks, which are not delivered, included).
+	record func(block string, reopened, closed bool)
 }
 
 // NewCoalescer returns a Coalescer; now is its clock (time.Now when nil).
@@ -90,7 +113,7 @@ func (c *Coalescer) Add(text string) []string {
 	c.buf = append(c.buf, []rune(text)...)
 	c.cur.WriteString(text)
 	c.lastAdd = c.now()
-	return c.drain(false)
+	return c.drain(drainDue)
 }
 
 // EndBlock marks the end of an assistant text block; the next text is joined with "\n\n".
@@ -102,22 +125,24 @@ func (c *Coalescer) EndBlock() {
 	}
 }
 
-// Deadline is when Poll should be called next; ok is false when nothing is buffered.
+// Deadline is when Poll should be called next; ok is false when nothing is buffered, or
+// when the last Poll kept back a code block that is still being written (more text is
+// needed first).
 func (c *Coalescer) Deadline() (at time.Time, ok bool) {
-	if len(c.buf) == 0 {
+	if len(c.buf) == 0 || c.held {
 		return time.Time{}, false
 	}
 	return c.lastAdd.Add(c.cfg.Idle), true
 }
 
 // Poll returns the buffered text when the idle time has passed (in blocks of at most
-// MaxChars), else nil.
+// MaxChars, keeping back a code block still being written), else nil.
 func (c *Coalescer) Poll() []string {
 	at, ok := c.Deadline()
 	if !ok || c.now().Before(at) {
 		return nil
 	}
-	return c.drain(true)
+	return c.drain(drainIdle)
 }
 
 // Finish ends the turn: it reconciles the final result text (see Coalescer) and returns
@@ -139,12 +164,12 @@ func (c *Coalescer) Finish(final string) (blocks []string, diverged bool) {
 	case last != "" && strings.HasPrefix(f, last):
 		extra = f[len(last):]
 	default:
-		blocks = c.drain(true)
+		blocks = c.drain(drainFinal)
 		c.buf = append(c.buf[:0], []rune(f)...)
-		return append(blocks, c.drain(true)...), true
+		return append(blocks, c.drain(drainFinal)...), true
 	}
 	c.buf = append(c.buf, []rune(extra)...)
-	return c.drain(true), false
+	return c.drain(drainFinal), false
 }
 
 // Feed applies one runner Event and returns the blocks due. Deltas are used when the turn
@@ -174,45 +199,152 @@ func (c *Coalescer) Feed(e Event) []string {
 	return nil
 }
 
-// drain cuts due blocks; force delivers everything (still at most MaxChars per block).
-func (c *Coalescer) drain(force bool) []string {
+// drainMode says how much of the buffer drain delivers.
+type drainMode int
+
+const (
+	// drainDue delivers only blocks that are due (text was added).
+	drainDue drainMode = iota
+	// drainIdle delivers everything (the stream paused), except a code
+	// block still being written that may yet fit in one block.
+	drainIdle
+	// drainFinal delivers everything (the turn ended); a code block the
+	// reply leaves open is closed.
+	drainFinal
+)
+
+// drain cuts blocks from the buffer (at most MaxChars each) as mode allows.
+func (c *Coalescer) drain(mode drainMode) []string {
 	var out []string
+	c.held = false
 	for len(c.buf) > 0 {
-		n := len(c.buf)
-		if n < c.cfg.MinChars && !force {
+		block, ok := c.next(mode)
+		if !ok {
 			break
 		}
-		cut, skip := -1, 0
-		if n >= c.cfg.MinChars {
-			cut = lastIndex(c.buf, "\n\n", c.cfg.MinChars, min(n, c.cfg.MaxChars))
-			skip = 2
-		}
-		if cut < 0 && n > c.cfg.MaxChars {
-			cut, skip = c.bestBreak()
-		}
-		if cut < 0 {
-			if !force {
-				break
-			}
-			cut, skip = n, 0
-		}
-		block := strings.TrimRightFunc(string(c.buf[:cut]), unicode.IsSpace)
-		rest := c.buf[cut+skip:]
-		for len(rest) > 0 && (rest[0] == '\n' || rest[0] == '\r') {
-			rest = rest[1:]
-		}
-		c.buf = append(c.buf[:0], rest...)
-		if strings.TrimSpace(block) != "" {
+		if block != "" {
 			out = append(out, block)
 		}
+	}
+	if mode == drainFinal {
+		c.carry = nil
 	}
 	return out
 }
 
-// bestBreak finds a cut in [MinChars, MaxChars] for an over-long buffer: newline, sentence
-// end, space, else a hard cut at MaxChars. skip is how many runes after the cut to drop.
-func (c *Coalescer) bestBreak() (cut, skip int) {
-	lo, hi := c.cfg.MinChars, c.cfg.MaxChars
+// next cuts one block from the buffer; ok is false when nothing is due.
+// The block never ends inside a fenced code block unless the code block
+// is longer than a block: then the block closes it and the next block
+// reopens it with the same open line (info string included).
+func (c *Coalescer) next(mode drainMode) (block string, ok bool) {
+	n := len(c.buf)
+	force := mode != drainDue
+	if n < c.cfg.MinChars && !force {
+		return "", false
+	}
+	var prefix []rune
+	maxC := c.cfg.MaxChars
+	if c.carry != nil {
+		prefix = c.carry.reopenLine(c.cfg.MaxChars)
+		maxC -= len(prefix) + 1
+	}
+	lo := min(c.cfg.MinChars, maxC)
+	cut, skip := -1, 0
+	if n >= lo {
+		cut = lastIndex(c.buf, "\n\n", lo, min(n, maxC))
+		skip = 2
+	}
+	if cut < 0 && n > maxC {
+		cut, skip = c.bestBreak(lo, maxC)
+	}
+	if cut < 0 {
+		if !force {
+			return "", false
+		}
+		cut, skip = n, 0
+	}
+	var closeF *fence
+	if c.cfg.Joined {
+		// One message: no fence handling.
+	} else if f := fenceAt(scanFences(c.buf, c.carry), cut); f != nil {
+		closeLen := f.indent + f.marker
+		switch {
+		case f.end >= 0 && f.end <= maxC:
+			// The code block ends within this block: cut after it.
+			cut, skip = f.end, 0
+		case f.start > 0 && strings.TrimSpace(string(c.buf[:f.start])) != "":
+			// Deliver the text before the code block; it starts the next.
+			cut, skip = f.start, 0
+		case f.end < 0 && n <= maxC && mode != drainFinal:
+			// Still being written, and it may fit one block: wait.
+			c.held = mode == drainIdle
+			return "", false
+		case f.end < 0 && mode == drainFinal && n+1+closeLen <= maxC:
+			// The reply ends inside the code block: close it.
+			cut, skip, closeF = n, 0, f
+		case !f.canBalance(c.cfg.MaxChars):
+			// A marker too long to close and reopen: cut as chosen.
+		default:
+			if k, sk, ok := fenceCut(c.buf, f, maxC-closeLen-1); ok {
+				cut, skip, closeF = k, sk, f
+			}
+		}
+	}
+	var b []rune
+	if prefix != nil {
+		b = append(append(b, prefix...), '\n')
+	}
+	b = append(b, c.buf[:cut]...)
+	b = []rune(strings.TrimRightFunc(string(b), unicode.IsSpace))
+	if closeF != nil {
+		b = append(append(b, '\n'), closeF.closeLine()...)
+	}
+	rest := c.buf[cut+skip:]
+	if closeF == nil {
+		for len(rest) > 0 && (rest[0] == '\n' || rest[0] == '\r') {
+			rest = rest[1:]
+		}
+		c.carry = nil
+	} else {
+		c.carry = &fence{open: append([]rune(nil), closeF.open...), indent: closeF.indent, marker: closeF.marker}
+	}
+	c.buf = append(c.buf[:0], rest...)
+	block = string(b)
+	if c.record != nil {
+		c.record(block, prefix != nil, closeF != nil)
+	}
+	if strings.TrimSpace(block) == "" {
+		return "", true
+	}
+	return block, true
+}
+
+// fenceCut picks where a block ends inside fence f, leaving room for its
+// close line: the last line end at most room runes in, after the open
+// line and at least one rune of code; else a hard cut at room. The block
+// is buf[:cut]; skip runes (the newline) are dropped after it.
+func fenceCut(buf []rune, f *fence, room int) (cut, skip int, ok bool) {
+	first := 1 // a carried fence: at least one rune of code
+	if f.start >= 0 {
+		first = f.start + len(f.open) + 2
+		for first-2 < len(buf) && buf[first-2] != '\n' {
+			first++ // past a CR ending the open line
+		}
+	}
+	if room < first {
+		return 0, 0, false
+	}
+	for k := min(room, len(buf)-1); k >= first; k-- {
+		if buf[k] == '\n' {
+			return k, 1, true
+		}
+	}
+	return room, 0, true
+}
+
+// bestBreak finds a cut in [lo, hi] for an over-long buffer: newline, sentence end, space,
+// else a hard cut at hi. skip is how many runes after the cut to drop.
+func (c *Coalescer) bestBreak(lo, hi int) (cut, skip int) {
 	if i := lastIndex(c.buf, "\n", lo, hi); i >= 0 {
 		return i, 1
 	}

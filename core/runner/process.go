@@ -31,6 +31,7 @@ type proc struct {
 	stdoutBytes           int
 	stderr                *tailBuffer
 	tmpdir                string
+	lifeline              *os.File // write end of the lifeline; nil without one
 
 	// guarded by Runner.mu
 	busy     bool
@@ -141,6 +142,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 	}
 	pw.Close()
 	p.pid = cmd.Process.Pid
+	p.lifeline = r.startLifeline(p.pid)
 	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm)
 
 	readerDone := make(chan struct{})
@@ -148,6 +150,45 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 	go r.readStdout(p, pr, dead, readerDone)
 	go r.reap(p, pr, dead, readerDone)
 	return p, nil
+}
+
+// lifelineScript waits for EOF on stdin (the host closed the lifeline or
+// died), then kills its own process group: claude's.
+const lifelineScript = "read _; kill -9 0"
+
+// startLifeline starts the watcher that makes claude and everything it
+// started die with the host, even when the host is killed with SIGKILL:
+// Pdeathsig reaches claude only, and the tools claude started would be
+// re-parented and live on. The watcher is a shell in claude's process
+// group, without Pdeathsig, reading a pipe whose write end only the host
+// holds; when the host dies (or closes it after claude exited), the read
+// ends and the watcher kills the group — claude, its tools, and itself.
+// Being in the group, it also keeps the group id from being reused while
+// it waits. It returns the write end, or nil (logged) when no watcher
+// could be started; claude then runs without one.
+func (r *Runner) startLifeline(pgid int) *os.File {
+	sh, err := exec.LookPath("/bin/sh")
+	if err != nil {
+		r.log.Warn("no /bin/sh: the tools claude starts may outlive a killed host", "error", err)
+		return nil
+	}
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		r.log.Warn("lifeline pipe failed", "error", err)
+		return nil
+	}
+	defer rd.Close()
+	cmd := exec.Command(sh, "-c", lifelineScript)
+	cmd.Stdin = rd
+	cmd.Env = []string{}
+	cmd.SysProcAttr = lifelineAttr(pgid)
+	if err := cmd.Start(); err != nil {
+		wr.Close()
+		r.log.Warn("lifeline watcher failed to start", "pid", pgid, "error", err)
+		return nil
+	}
+	go func() { _ = cmd.Wait() }()
+	return wr
 }
 
 // readStdout decodes p's stdout, one JSON object a line, into p.msgs until EOF, or until
@@ -195,6 +236,10 @@ func (r *Runner) reap(p *proc, stdout *os.File, dead chan<- struct{}, readerDone
 	<-readerDone
 	stdout.Close()
 	p.exitCode = code
+	if p.lifeline != nil {
+		// The watcher kills what claude left in its group, then itself.
+		p.lifeline.Close()
+	}
 	close(p.exited)
 	_ = os.RemoveAll(p.tmpdir)
 	r.mu.Lock()

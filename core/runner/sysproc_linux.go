@@ -12,5 +12,12 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
+// lifelineAttr puts the lifeline watcher in claude's process group (see
+// startLifeline) and, unlike claude, without Pdeathsig: it must outlive the
+// host to kill what claude started.
+func lifelineAttr(pgid int) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+}
+
 // signalGroup signals the process group led by pid; errors (group gone) are ignored.
 func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }

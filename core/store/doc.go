@@ -61,14 +61,15 @@
 // before the core acks it to the plugin. Accept is also the dedupe check:
 // the key is the instance, chat id, thread id and platform message id (or an
 // explicit [Inbound.DedupeKey]; see [Inbound.Key]); if the key was stored
-// within the dedupe TTL ([DefaultDedupeTTL], 20 minutes, on the injected
+// within the dedupe TTL ([DefaultDedupeTTL], 24 hours, on the injected
 // clock) Accept reports a duplicate and stores nothing. A duplicate was
 // durably stored before, so the core acks it too. A key older than the TTL
 // is stored again by the next Accept that carries it, which then starts a
 // new TTL. Dedupe keys survive a restart. An engine may bound the number of
-// keys it keeps, pruning the oldest first (core/store/sqlite keeps 5000); a
-// pruned key no longer catches duplicates, so the bound must exceed the
-// messages expected within one TTL.
+// keys it keeps, evicting the oldest (first seen) first (core/store/sqlite
+// keeps 200,000, about 20 MB); an evicted key no longer catches
+// duplicates, so the bound must exceed the messages expected within one TTL
+// (200,000 a day is 2.3 messages a second, sustained).
 //
 // States and their transitions (anything else is [ErrBadTransition]):
 //
@@ -110,15 +111,14 @@
 //     [Recovery.Resume], oldest (lowest id, i.e. first received) first. The
 //     per-session queue is intact because it lives in the journal.
 //  2. replied entries have a produced reply: they go to delivery, never to
-//     claude again. [Recovery.Deliver] lists each with its chunks and which
-//     chunks already have platform message ids, so a delivered chunk is not
-//     sent again and an undelivered one is not lost. A chunk whose Send
-//     succeeded but whose MarkSent was lost in the crash is re-sent: delivery
-//     is at-least-once per chunk, with a window of one Send.
-//     A reply produced more than [RecoverOptions.StaleAfter] ago (default
-//     15 minutes) is not re-sent: the entry becomes failed ("stale reply")
-//     and is reported in [Recovery.Stale] so the core can log it or tell the
-//     user briefly.
+//     claude again. [Recovery.Deliver] lists each with its chunks and their
+//     delivery state (sent, attempted, uncertain), its format, reply-to and
+//     draft, so a delivered chunk is not sent again and an undelivered one
+//     is not lost (see "Delivery" below for the one chunk whose fate is
+//     unknown). A reply produced more than [RecoverOptions.StaleAfter] ago
+//     (default 15 minutes) is not re-sent: the entry becomes failed ("stale
+//     reply") and is reported in [Recovery.Stale]; the core tells each chat
+//     concerned once.
 //  3. processing entries have no stored reply: the run was started but its
 //     result was lost. If Attempts < [RecoverOptions.MaxAttempts] (default 2)
 //     the entry goes back to queued (to accepted if it had no session) and
@@ -129,7 +129,40 @@
 //     was produced is never re-run. MaxAttempts = 1 gives strict
 //     at-most-once runs (an interrupted turn is reported, not retried).
 //     The only way claude sees a message twice is a crash between the end of
-//     the run and the commit of RecordReply; Attempts bounds it.
+//     the run and the commit of RecordReply; Attempts bounds it. (A
+//     graceful stop never causes it: the core records a result it holds
+//     before it honours the stop.) What the interrupted run showed is in
+//     [Outbox.LiveOutput]: the re-run continues its draft (edits the same
+//     message), and tells the user the reply starts again when the run had
+//     shown blocks or a draft whose send was not confirmed; a run not
+//     retried has its draft edited to say it was interrupted.
+//
+// # Delivery: what the user sees, exactly once or said so
+//
+// The core's promise, which these records make possible: a message is
+// answered once, or the user is told what happened; never silently twice
+// and never silently not at all.
+//
+//   - Everything a turn shows before its reply is recorded is live output
+//     ([Outbox.RecordLive]): recorded before it is sent, with its platform
+//     ids once the channel answered. The reply records the draft's id
+//     ([Reply.DraftID]) and chunk 0 is delivered by editing that draft, also
+//     after a restart, never as a second message.
+//   - Every chunk is marked attempted ([Outbox.MarkAttempt]) before its
+//     first Send and sent ([Outbox.MarkSent]) when the channel answered. A
+//     send is retried only when it certainly did not reach the platform (a
+//     refused connection, a 5xx or 429 answer, a plugin not ready).
+//   - Ambiguous sends are at most once: when the answer is lost after the
+//     request left (a dropped connection, no answer before the deadline, a
+//     malformed answer, the plugin's death during the call; the plugin
+//     reports channel.CodeUncertain), or when a restart finds a chunk
+//     attempted but not marked, the chunk is marked sent with
+//     [ChunkSent.Uncertain] and not sent again; the rest of the reply is
+//     delivered and the user is told once that a part may be missing.
+//     Edits are idempotent and are retried.
+//   - A reply that cannot be delivered fails its entry and the user is told
+//     (unless the chat itself is gone); a stale reply after a restart, a
+//     twice-interrupted turn and a dropped message are told in one message.
 //
 // # Housekeeping
 //

@@ -78,7 +78,8 @@ type Journal interface {
 	// Finish moves entries to a terminal state, all or none. Finishing an
 	// entry that already is in that state is a no-op; any other terminal
 	// state is ErrBadTransition. A non-terminal req.State is an error; no
-	// ids is a no-op.
+	// ids is a no-op. With req.From set, only the entries in that state
+	// move (see [FinishRequest.From]).
 	Finish(ctx context.Context, req FinishRequest) error
 	// ListPending returns up to limit (≤ 0: all) queued entries of a
 	// session, oldest (lowest id) first. Nil when nothing is pending.
@@ -187,6 +188,11 @@ type FinishRequest struct {
 	State State
 	// Reason is kept with the entry (e.g. "queue full", "not allowed").
 	Reason string
+	// From, when set, restricts the request to the entries still in that
+	// state: the others are left as they are, without an error. The queue
+	// cap drops with From = StateQueued, so an entry a lane started in the
+	// meantime is never dropped under its running turn.
+	From State
 }
 
 // RecoverOptions tune [Journal.Recover].

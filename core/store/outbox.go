@@ -14,6 +14,13 @@ type Outbox interface {
 	// is ErrNotFound); an entry covering itself is an error. Call it as
 	// soon as the run finished, before sending anything.
 	RecordReply(ctx context.Context, r Reply) error
+	// MarkAttempt records that a chunk is about to be handed to the
+	// channel: call it, and let it return, before the first Send of the
+	// chunk. A chunk attempted but never marked sent is uncertain after a
+	// restart (the platform may have it): delivery does not send it again
+	// (see the package documentation, "Delivery"). Marking an attempted or
+	// sent chunk again changes nothing; an unknown chunk is ErrNotFound.
+	MarkAttempt(ctx context.Context, journalID int64, index int) error
 	// PendingReply returns a stored reply with its entry and its chunks'
 	// delivery state, read consistently, or ErrNotFound (no such entry, or
 	// no reply). The daemon does not call it (Recover returns the same
@@ -27,7 +34,47 @@ type Outbox interface {
 	// ErrNotFound. When the last unsent chunk is marked the entry becomes
 	// done (in the same atomic write) and AllSent is true.
 	MarkSent(ctx context.Context, s ChunkSent) (MarkSentResult, error)
+	// RecordLive stores (inserts or replaces) what a running turn showed
+	// before its reply was recorded: the live draft (Seq 0) or a streamed
+	// block (Seq ≥ 1). Call it before the message is sent (PlatformIDs
+	// empty: attempted) and again once the channel answered (its ids), and
+	// after each edit of a draft (its text). The entry must be accepted,
+	// queued or processing (else ErrBadTransition; missing: ErrNotFound).
+	RecordLive(ctx context.Context, l Live) error
+	// LiveOutput returns the live output recorded for an entry, by Seq;
+	// nil when none. A re-run (after a restart) reads it to continue the
+	// draft instead of posting a second one.
+	LiveOutput(ctx context.Context, journalID int64) ([]Live, error)
 }
+
+// LiveKind is the kind of a [Live] record.
+type LiveKind string
+
+// Live kinds.
+const (
+	// LiveDraft is the turn's live draft, edited in place (Seq 0).
+	LiveDraft LiveKind = "draft"
+	// LiveBlock is a block streamed as its own message (Seq ≥ 1).
+	LiveBlock LiveKind = "block"
+)
+
+// Live is one message a turn showed while it ran, before its reply was
+// recorded.
+type Live struct {
+	// JournalID is the entry whose turn showed it (the first of the batch).
+	JournalID int64
+	// Seq is 0 for the draft, 1, 2, … for streamed blocks in send order.
+	Seq  int
+	Kind LiveKind
+	// Text is what the message shows (for a draft: its latest text).
+	Text string
+	// PlatformIDs are the ids the channel returned; empty while the send is
+	// in flight or its outcome is unknown.
+	PlatformIDs []string
+}
+
+// Confirmed reports whether the channel answered the send with an id.
+func (l Live) Confirmed() bool { return len(l.PlatformIDs) > 0 }
 
 // Reply is a produced reply to one journal entry.
 type Reply struct {
@@ -46,6 +93,13 @@ type Reply struct {
 	// Chunks is Text split to the channel's limits, in send order. Stored
 	// so that a resumed delivery sends exactly the chunks not yet sent.
 	Chunks []string
+	// Format and ReplyTo are the send options of the chunks (ReplyTo: of
+	// the first), kept so a resumed delivery sends them alike.
+	Format  string
+	ReplyTo string
+	// DraftID is the platform id of the turn's live draft, if any: chunk 0
+	// is delivered by editing that message, never as a new one.
+	DraftID string
 	// ProducedAt is when the run produced it; zero means now. Recover
 	// compares it with [RecoverOptions.StaleAfter].
 	ProducedAt time.Time
@@ -61,6 +115,12 @@ type Chunk struct {
 	SentAt time.Time
 	// PlatformIDs are the platform message ids Send returned.
 	PlatformIDs []string
+	// AttemptedAt is when [Outbox.MarkAttempt] recorded the first Send;
+	// zero if never attempted.
+	AttemptedAt time.Time
+	// Uncertain: the chunk was marked sent without the channel's
+	// confirmation (its outcome is unknown; it is not sent again).
+	Uncertain bool
 }
 
 // Sent reports whether the chunk was delivered.
@@ -98,6 +158,10 @@ type ChunkSent struct {
 	PlatformIDs []string
 	// SentAt is when it was sent; zero means now.
 	SentAt time.Time
+	// Uncertain records that the outcome is unknown (the send may or may
+	// not have reached the platform); the chunk counts as sent and is
+	// never sent again.
+	Uncertain bool
 }
 
 // MarkSentResult is the outcome of [Outbox.MarkSent].

@@ -18,7 +18,10 @@ type Pairing interface {
 	// ApprovePairing consumes a code (case-insensitive, surrounding spaces
 	// ignored) and adds its sender to the approved senders, stamped now.
 	// ErrNotFound for an unknown code, ErrExpired for an expired one, which
-	// is deleted all the same.
+	// is deleted all the same. An unknown code counts as a wrong guess,
+	// which is kept (a documented exception to all-or-none); see
+	// [MaxWrongPairingGuesses] for what too many of them do, and
+	// ErrTooManyAttempts.
 	ApprovePairing(ctx context.Context, code string) (ApprovedSender, error)
 	// PendingPairings lists unexpired codes, oldest first; instance ""
 	// means all instances.

@@ -9,8 +9,11 @@ import (
 // and the conformance suite (core/store/storetest) expects them.
 const (
 	// DefaultDedupeTTL is how long an accepted dedupe key rejects
-	// duplicates.
-	DefaultDedupeTTL = 20 * time.Minute
+	// duplicates: as long as a platform redelivers (Telegram keeps
+	// unconfirmed updates for 24 hours), so a host down for hours between
+	// its ack and the platform's offset confirmation does not run a batch
+	// twice.
+	DefaultDedupeTTL = 24 * time.Hour
 	// DefaultStaleAfter is [RecoverOptions.StaleAfter] when zero.
 	DefaultStaleAfter = 15 * time.Minute
 	// DefaultMaxAttempts is [RecoverOptions.MaxAttempts] when zero.
@@ -18,6 +21,16 @@ const (
 	// DefaultMaxPendingPairings caps the unexpired pairing codes of one
 	// instance ([Pairing.RequestPairing]).
 	DefaultMaxPendingPairings = 3
+	// MaxWrongPairingGuesses is how many unknown codes [Pairing.ApprovePairing]
+	// accepts within PairingGuessWindow. The one that reaches it voids
+	// every pending code (the codes a guesser may be closing in on; their
+	// senders ask again) and until the window has passed every approval is
+	// refused with [ErrTooManyAttempts]. That bounds guessing to 10 tries in
+	// 10 minutes against codes of 2^40 values, whoever asks (the admin
+	// endpoint, an owner's /approve, the CLI).
+	MaxWrongPairingGuesses = 10
+	// PairingGuessWindow is the window of MaxWrongPairingGuesses.
+	PairingGuessWindow = 10 * time.Minute
 )
 
 // Errors returned by the store. Engines wrap them; test them with
@@ -34,6 +47,9 @@ var (
 	// ErrTooManyPending: the instance already has the maximum number of
 	// pending pairing codes.
 	ErrTooManyPending = errors.New("too many pending pairing requests")
+	// ErrTooManyAttempts: too many wrong pairing codes were tried
+	// recently; approvals are refused for a while.
+	ErrTooManyAttempts = errors.New("too many wrong pairing codes; try again later")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store closed")
 )

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // fetchMedia downloads a message's attachments into
@@ -31,30 +32,33 @@ func (t *Turns) fetchMedia(ctx context.Context, set Settings, m *message.Message
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%d-%d%s", id, i, mediaExt(md)))
 		dctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		err := t.download(dctx, m.Instance, md.Ref, path)
+		info, err := t.download(dctx, m.Instance, md.Ref, path)
 		cancel()
 		if err != nil {
 			t.log.Warn("media download failed", "instance", m.Instance, "kind", md.Kind, "error", err)
 			continue
 		}
 		md.Path = path
+		if md.MIME == "" {
+			md.MIME = info.MIME
+		}
 	}
 }
 
-func (t *Turns) download(ctx context.Context, instance, ref, path string) error {
+func (t *Turns) download(ctx context.Context, instance, ref, path string) (channel.MediaInfo, error) {
 	f, err := os.OpenFile(path+".part", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
-		return err
+		return channel.MediaInfo{}, err
 	}
-	_, err = t.opts.Channels.Download(ctx, instance, ref, t.opts.MaxMediaBytes, f)
+	info, err := t.opts.Channels.Download(ctx, instance, ref, t.opts.MaxMediaBytes, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		os.Remove(path + ".part")
-		return err
+		return info, err
 	}
-	return os.Rename(path+".part", path)
+	return info, os.Rename(path+".part", path)
 }
 
 func mediaExt(md *message.Media) string {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/message"
@@ -18,21 +17,11 @@ import (
 // wording, seed 000).
 const AbortHint = "Note: The previous agent run was aborted by the user. Resume carefully or ask for clarification."
 
-// channelLabel is the envelope's channel part: the plugin source, title-cased.
-func channelLabel(source string) string {
-	if source == "" {
-		return ""
-	}
-	r := []rune(source)
-	r[0] = unicode.ToUpper(r[0])
-	return string(r)
-}
-
 // prompt builds the turn's user message with the hooks' context before it,
 // and the hooks' extra system prompt.
 func (t *Turns) prompt(ctx context.Context, set Settings, req Request, sess store.Session, msgs []message.Message, fresh bool) (prompt, system string) {
 	prompt = t.buildPrompt(set, sess, msgs, req.Collected, req.Summaries)
-	prepend, system := t.hooks(ctx, set, req.Key, &msgs[len(msgs)-1], fresh)
+	prepend, system := t.hooks(ctx, set, t.hookRequest(set, req.Key, sess, msgs, fresh))
 	if prepend != "" {
 		prompt = prepend + "\n\n" + prompt
 	}
@@ -78,7 +67,7 @@ func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time)
 		DirectLabel: name, DirectID: m.Sender.ID,
 	})
 	return envelope.FormatInbound(envelope.Inbound{
-		Header:   envelope.Header{Channel: channelLabel(m.Channel), From: from, Timestamp: m.Timestamp, Previous: previous},
+		Header:   envelope.Header{Channel: t.channelLabel(m.Instance, m.Channel), From: from, Timestamp: m.Timestamp, Previous: previous},
 		ChatType: envelope.ChatType(m.ChatType),
 		Sender:   envelope.Sender{Name: m.Sender.Name, Username: m.Sender.Username, ID: m.Sender.ID},
 	}, body, set.Envelope)
@@ -131,12 +120,11 @@ func (t *Turns) buildPrompt(set Settings, sess store.Session, msgs []message.Mes
 // hooks calls every before_agent_start hook concurrently, each bounded by
 // the hook timeout, and merges their context in config order; a failing or
 // slow hook is logged and skipped — the turn goes on.
-func (t *Turns) hooks(ctx context.Context, set Settings, key string, m *message.Message, newSession bool) (prepend, system string) {
+func (t *Turns) hooks(ctx context.Context, set Settings, req hook.Request) (prepend, system string) {
 	if t.opts.Hooks == nil {
 		return "", ""
 	}
 	res := make([]hook.Response, len(set.HookOrder))
-	req := hook.Request{Conversation: m.Conversation(key), Sender: m.Sender, Message: m.Body, NewSession: newSession}
 	var wg sync.WaitGroup
 	for idx, name := range set.HookOrder {
 		wg.Add(1)

@@ -88,15 +88,23 @@ func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, re
 	prompt, system := t.prompt(ctx, set, req, sess, msgs, fresh)
 	t.memoryFlush(ctx, req.Key, &sess, last.Target())
 
+	prev := t.earlierRun(ctx, log, req, last)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(1)))
 	started := t.opts.Now()
-	res, out := t.runAgent(ctx, set, req.Key, sess, fresh, prompt, system, last)
+	res, out := t.runAgent(ctx, set, req.Key, req.Entries[0].ID, prev, sess, fresh, prompt, system, last)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(-1)))
 	if ctx.Err() != nil {
-		// Shutting down: the run was cut by the stop, not by the user. The
-		// entries stay in processing; the next start runs them again.
-		log.Info("turn interrupted by shutdown; it runs again after the restart")
-		return Outcome{Halt: true}
+		if res.Err != nil {
+			// Shutting down: the run was cut by the stop, not by the user.
+			// The entries stay in processing; the next start runs them
+			// again.
+			log.Info("turn interrupted by shutdown; it runs again after the restart")
+			return Outcome{Halt: true}
+		}
+		// The result is in hand: it is recorded, not thrown away to be
+		// produced a second time after the restart.
+		log.Info("turn finished during shutdown; its reply is recorded")
+		ctx = context.WithoutCancel(ctx)
 	}
 	outcome := "ok"
 	if res.Err != nil {
@@ -135,6 +143,40 @@ func (t *Turns) outcome(ctx context.Context, log hclog.Logger, req Request, res 
 		o.ReplyTo = out.replyTo.MessageID
 	}
 	return o
+}
+
+// restartNotice precedes a run of a turn whose earlier run showed the user
+// something that cannot be continued (streamed blocks, or a draft whose
+// send was never confirmed): the user is told the reply starts again
+// rather than silently getting a second copy of its beginning.
+const restartNotice = "(The gateway restarted while answering; the reply starts again.)"
+
+// earlierRun reads what an earlier run of the turn showed before a restart
+// (the store's live output of its first entry) and returns the draft to
+// continue, if any. Anything else that was shown is announced with
+// restartNotice before the run.
+func (t *Turns) earlierRun(ctx context.Context, log hclog.Logger, req Request, last *message.Message) store.Live {
+	if req.Entries[0].Attempts < 1 {
+		return store.Live{}
+	}
+	live, err := t.opts.Store.LiveOutput(ctx, req.Entries[0].ID)
+	if err != nil {
+		log.Warn("reading the earlier run's output failed", "error", err)
+		return store.Live{}
+	}
+	var draft store.Live
+	announce := false
+	for _, l := range live {
+		if l.Kind == store.LiveDraft && l.Confirmed() {
+			draft = l
+		} else {
+			announce = true
+		}
+	}
+	if announce {
+		t.opts.Output.Send(req.Key, last.Target(), restartNotice, channel.FormatPlain)
+	}
+	return draft
 }
 
 // decode reads the entries' messages; an unreadable entry fails alone and

@@ -28,6 +28,8 @@ type streamed struct {
 type streamer struct {
 	t       *Turns
 	key     string
+	id      int64 // the journal entry the live output is recorded for
+	blocks  int   // streamed blocks sent so far
 	tgt     message.Target
 	mode    Streaming
 	verbose bool
@@ -50,18 +52,21 @@ func (t *Turns) streamMode(set Settings, instance string) Streaming {
 
 // runAgent runs the turn and streams its text. What the final result adds
 // to what was streamed is returned for the outbox; nothing is shown twice.
-func (t *Turns) runAgent(ctx context.Context, set Settings, key string, sess store.Session, fresh bool, prompt, system string, m *message.Message) (runner.Result, streamed) {
+func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message) (runner.Result, streamed) {
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system})
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}
+	mode := t.streamMode(set, m.Instance)
 	s := &streamer{
-		t: t, key: key, tgt: m.Target(), mode: t.streamMode(set, m.Instance), verbose: sess.Verbose || set.Verbose,
+		t: t, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose,
 		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: set.Model, ModelFull: set.Model, Provider: "anthropic"}},
-		c:    runner.NewCoalescer(runner.CoalesceConfig{}, t.opts.Now),
+		// Blocks are separate messages, each with balanced code fences; a
+		// draft joins them into one.
+		c: runner.NewCoalescer(runner.CoalesceConfig{Joined: mode == StreamDraft}, t.opts.Now),
 	}
 	if s.mode == StreamDraft {
-		s.out.draft = t.opts.Output.NewDraft(key, s.tgt)
+		s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
 	}
 	res := s.consume(run.Events())
 	if s.out.draft != nil {
@@ -137,7 +142,8 @@ func (s *streamer) emit(block string) {
 		if !p.ReplyTo.IsZero() && s.out.replyTo.IsZero() {
 			s.out.replyTo = p.ReplyTo
 		}
-		s.t.opts.Output.Send(s.key, s.tgt, p.Text, channel.FormatMarkdown)
+		s.blocks++
+		s.t.opts.Output.SendBlock(s.key, s.id, s.blocks, s.tgt, p.Text)
 	case StreamDraft:
 		if s.acc.Len() > 0 {
 			s.acc.WriteString("\n\n")

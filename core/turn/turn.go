@@ -8,7 +8,8 @@
 // core/delivery, so a turn can be tested without a channel.
 //
 // It reaches plugins and the chat only through its ports: [Channels] (is
-// the instance configured, download media), [Hooks] and [Output].
+// the instance configured, download media), [Hooks], [Labels] (display
+// names for the envelope) and [Output].
 package turn
 
 import (
@@ -67,6 +68,8 @@ type Draft interface {
 	// TakeFirst delivers the final reply's first chunk by editing the
 	// draft; false when it could not.
 	TakeFirst(first string) (id string, ok bool)
+	// MessageID is the draft message's platform id ("" when none).
+	MessageID() string
 }
 
 // Output is how a turn reaches the chat while it runs (core/delivery).
@@ -76,13 +79,21 @@ type Output interface {
 	Typing(tgt message.Target) (seal func())
 	// Send sends text outside the outbox, chunked, in session order.
 	Send(key string, tgt message.Target, text, format string) []string
-	NewDraft(key string, tgt message.Target) Draft
+	// SendBlock sends a streamed block of the turn of journal entry id
+	// (seq 1, 2, …), recorded as its live output before it is sent.
+	SendBlock(key string, id int64, seq int, tgt message.Target, text string) bool
+	// NewDraft starts the live draft of the turn of journal entry id,
+	// continuing prev (a confirmed draft of an earlier run) if set.
+	NewDraft(key string, id int64, tgt message.Target, prev store.Live) Draft
 }
 
 // Store is the part of the store a turn uses.
 type Store interface {
 	UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error)
 	Finish(ctx context.Context, req store.FinishRequest) error
+	// LiveOutput is what an earlier run of the entry showed (a restart
+	// came before its reply was recorded).
+	LiveOutput(ctx context.Context, journalID int64) ([]store.Live, error)
 }
 
 // Observer receives turn measurements.
@@ -151,6 +162,9 @@ type Options struct {
 	Agent    Agent
 	Channels Channels
 	Hooks    Hooks
+	// Labels names instances in the envelope; nil means each instance's
+	// source, title-cased.
+	Labels   Labels
 	Output   Output
 	Store    Store
 	Observer Observer

@@ -28,11 +28,16 @@ type fakeAgent struct {
 	stopped []string
 	result  runner.Result
 	events  []runner.Event
+	// onRun, when set, runs as a turn starts.
+	onRun func()
 }
 
 func (a *fakeAgent) Run(_ context.Context, req runner.TurnRequest) (*runner.Turn, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.onRun != nil {
+		a.onRun()
+	}
 	a.reqs = append(a.reqs, req)
 	return runner.FinishedTurn(a.result, a.events...), nil
 }
@@ -41,12 +46,14 @@ func (a *fakeAgent) CanSteer() bool                     { return false }
 func (a *fakeAgent) Stop(key string)                    { a.stopped = append(a.stopped, key) }
 
 type fakeOutput struct {
-	mu    sync.Mutex
-	sent  []string
-	typed int
+	mu     sync.Mutex
+	sent   []string
+	typed  int
+	edits  bool
+	drafts []store.Live // the prev of each NewDraft
 }
 
-func (o *fakeOutput) CanEdit(string) bool { return false }
+func (o *fakeOutput) CanEdit(string) bool { return o.edits }
 func (o *fakeOutput) Typing(message.Target) func() {
 	o.mu.Lock()
 	o.typed++
@@ -59,7 +66,23 @@ func (o *fakeOutput) Send(_ string, _ message.Target, text, _ string) []string {
 	o.sent = append(o.sent, text)
 	return []string{"1"}
 }
-func (o *fakeOutput) NewDraft(string, message.Target) Draft { return nil }
+func (o *fakeOutput) SendBlock(key string, _ int64, _ int, tgt message.Target, text string) bool {
+	return len(o.Send(key, tgt, text, channel.FormatMarkdown)) > 0
+}
+func (o *fakeOutput) NewDraft(_ string, _ int64, _ message.Target, prev store.Live) Draft {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.drafts = append(o.drafts, prev)
+	return nopDraft{}
+}
+
+// nopDraft shows nothing.
+type nopDraft struct{}
+
+func (nopDraft) Update(string)                   {}
+func (nopDraft) Stop()                           {}
+func (nopDraft) TakeFirst(string) (string, bool) { return "", false }
+func (nopDraft) MessageID() string               { return "" }
 
 type fakeChannels struct{}
 

@@ -10,6 +10,14 @@
 //	               → the next count sends (edits) fail with that channel error code
 //	GET  /sent?after=N&wait=5s
 //	               → [{"seq","op","chat_id","thread_id","message_id","text","reply_to","on"}] (long poll)
+//	POST /status   {"state":"ready"|"needs_attention"|"degraded","message",
+//	                "attention":{"kind":"qr"|"code"|"link","data","expires_at","retry"}}
+//	               → the plugin reports that status to the host
+//
+// The host's Retry (the status page's button, `clawhost retry`) is recorded
+// as op "retry" in /sent and, when the current status has an attention,
+// rotates it: the data gets the suffix "#<n>" (the n-th retry) and the
+// expiry moves a minute on, as a real plugin showing a new QR code would.
 //
 // It writes its address to addr_file when one is configured. Every chat
 // exists on this platform except those whose id starts with "missing-":
@@ -36,6 +44,7 @@ import (
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Record is one thing the host did through the channel.
@@ -90,8 +99,24 @@ type Fail struct {
 	RetryAfterMS int    `json:"retry_after_ms"`
 }
 
+// StatusBody is the body of POST /status.
+type StatusBody struct {
+	State     string `json:"state"`
+	Message   string `json:"message"`
+	Attention *struct {
+		Kind      string    `json:"kind"`
+		Data      string    `json:"data"`
+		ExpiresAt time.Time `json:"expires_at"`
+		Retry     string    `json:"retry"`
+	} `json:"attention"`
+}
+
 type loopback struct {
-	limit int
+	limit       int
+	markdown    string
+	maxLines    int
+	displayName string
+	status      status.Reporter
 
 	mu      sync.Mutex
 	records []Record
@@ -99,6 +124,8 @@ type loopback struct {
 	nextID  int
 	ln      net.Listener
 	fails   map[string]*Fail
+	current status.Status // the last status reported
+	retries int
 }
 
 func newLoopback() *loopback {
@@ -118,11 +145,27 @@ func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
 		Listen    string  `json:"listen"`
 		AddrFile  *string `json:"addr_file"`
 		TextLimit float64 `json:"text_limit"`
+		Markdown  *string `json:"markdown"`
+		MaxLines  float64 `json:"max_lines"`
+		Display   *string `json:"display_name"`
 	}
 	if err := cfg.Decode(&c); err != nil {
 		return err
 	}
-	l.limit = int(c.TextLimit)
+	l.status = status.Discard
+	if cfg.Status != nil {
+		l.status = cfg.Status
+	}
+	l.limit, l.maxLines = int(c.TextLimit), int(c.MaxLines)
+	// The host sends markdown as the agent wrote it unless the channel
+	// declares "none"; the loopback records it as is by default.
+	l.markdown = channel.MarkdownCommonMark
+	if c.Markdown != nil && *c.Markdown != "" {
+		l.markdown = *c.Markdown
+	}
+	if c.Display != nil {
+		l.displayName = *c.Display
+	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return schema.Diagnostics{{Attribute: "listen", Summary: "cannot listen", Detail: err.Error()}}
@@ -138,7 +181,8 @@ func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
 }
 
 func (l *loopback) Capabilities() channel.Capabilities {
-	return channel.Capabilities{MaxTextLength: l.limit, LengthUnit: channel.LengthUTF16, Markdown: channel.MarkdownNone, Threads: true, Groups: true}
+	return channel.Capabilities{MaxTextLength: l.limit, LengthUnit: channel.LengthUTF16, Markdown: l.markdown, Threads: true, Groups: true,
+		MaxLines: l.maxLines, DisplayName: l.displayName}
 }
 
 func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
@@ -182,6 +226,21 @@ func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
 		l.mu.Lock()
 		l.fails[f.Op] = &f
 		l.mu.Unlock()
+	})
+	mux.HandleFunc("POST /status", func(w http.ResponseWriter, r *http.Request) {
+		var b StatusBody
+		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		st := status.Status{State: status.State(b.State), Message: b.Message}
+		if a := b.Attention; a != nil {
+			st.Attention = &status.Attention{Kind: status.AttentionKind(a.Kind), Data: a.Data, ExpiresAt: a.ExpiresAt, Retry: a.Retry}
+		}
+		l.mu.Lock()
+		l.current = st
+		l.mu.Unlock()
+		l.status.Report(st)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -307,6 +366,29 @@ func (l *loopback) SetTyping(ctx context.Context, req channel.TypingRequest) err
 	return nil
 }
 
+// retry is the plugin's Retry: it records the call and rotates the
+// attention's data.
+func (l *loopback) retry(ctx context.Context) error {
+	l.mu.Lock()
+	l.retries++
+	n := l.retries
+	st := l.current
+	if a := st.Attention; a != nil {
+		c := *a
+		if base, _, ok := strings.Cut(c.Data, "#"); ok {
+			c.Data = base
+		}
+		c.Data += "#" + strconv.Itoa(n)
+		c.ExpiresAt = time.Now().Add(time.Minute).UTC()
+		st.Attention = &c
+	}
+	l.current = st
+	l.mu.Unlock()
+	l.record(Record{Op: "retry", Text: strconv.Itoa(n)})
+	l.status.Report(st)
+	return nil
+}
+
 func plugin() sdk.Plugin {
 	l := newLoopback()
 	return sdk.Plugin{
@@ -316,9 +398,13 @@ func plugin() sdk.Plugin {
 			{Name: "listen", Type: "string", Default: "127.0.0.1:0", Description: "address of the HTTP API (inbound messages and the sent log)"},
 			{Name: "addr_file", Type: "string", Description: "file to write the listening address to"},
 			{Name: "text_limit", Type: "number", Default: 4000, Description: "longest text one send may carry, in characters"},
+			{Name: "markdown", Type: "string", Default: "commonmark", Description: `markdown flavour declared to the host; "none" makes the host send plain text`},
+			{Name: "max_lines", Type: "number", Default: 0, Description: "line limit per message declared to the host (0: none)"},
+			{Name: "display_name", Type: "string", Description: "platform name declared to the host (the envelope label); empty means the plugin's name"},
 		},
 		Configure: l.configure,
 		Channel:   l,
+		Retry:     l.retry,
 	}
 }
 

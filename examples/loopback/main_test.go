@@ -18,8 +18,7 @@ func TestConformance(t *testing.T) {
 			cur = p.Channel.(*loopback)
 			return p
 		},
-		Config:        []byte(`{"listen":"127.0.0.1:0","text_limit":4000}`),
-		UnknownChatID: "missing-chat",
+		Config: []byte(`{"listen":"127.0.0.1:0","text_limit":4000}`),
 		Inject: func(t *testing.T, text string) string {
 			body, _ := json.Marshal(Inbound{ChatID: "c1", SenderID: "u1", Text: text})
 			url := "http://" + cur.ln.Addr().String() + "/inbound"

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -37,6 +39,9 @@ type apiError struct {
 	RetryAfter  time.Duration
 	// Network is set for transport failures (already redacted).
 	Network string
+	// Uncertain: the request was written but its answer was lost or
+	// unreadable, so Telegram may have carried it out.
+	Uncertain bool
 }
 
 func (e *apiError) Error() string {
@@ -55,15 +60,23 @@ func (e *apiError) is(s string) bool {
 	return strings.Contains(strings.ToLower(e.Description), strings.ToLower(s))
 }
 
-// ctxDoer is the tgbotapi.HTTPClient of one call.
+// ctxDoer is the tgbotapi.HTTPClient of one call. It records whether the
+// request was written to the connection: a failure after that point has
+// an unknown outcome.
 type ctxDoer struct {
 	ctx    context.Context
 	c      *http.Client
 	status int
+	wrote  atomic.Bool
 }
 
 func (d *ctxDoer) Do(r *http.Request) (*http.Response, error) {
-	resp, err := d.c.Do(r.WithContext(d.ctx))
+	trace := &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		if i.Err == nil {
+			d.wrote.Store(true)
+		}
+	}}
+	resp, err := d.c.Do(r.WithContext(httptrace.WithClientTrace(d.ctx, trace)))
 	if resp != nil {
 		d.status = resp.StatusCode
 	}
@@ -81,24 +94,30 @@ func (c *client) bot(ctx context.Context) (*tgbotapi.BotAPI, *ctxDoer) {
 func (c *client) call(ctx context.Context, method string, params tgbotapi.Params) (json.RawMessage, error) {
 	b, d := c.bot(ctx)
 	resp, err := b.MakeRequest(method, params)
-	return c.result(ctx, method, resp, d.status, err)
+	return c.result(ctx, method, resp, d, err)
 }
 
 // upload performs method as a multipart request with files.
 func (c *client) upload(ctx context.Context, method string, params tgbotapi.Params, files []tgbotapi.RequestFile) (json.RawMessage, error) {
 	b, d := c.bot(ctx)
 	resp, err := b.UploadFiles(method, params, files)
-	return c.result(ctx, method, resp, d.status, err)
+	return c.result(ctx, method, resp, d, err)
 }
 
-func (c *client) result(ctx context.Context, method string, resp *tgbotapi.APIResponse, status int, err error) (json.RawMessage, error) {
+func (c *client) result(ctx context.Context, method string, resp *tgbotapi.APIResponse, d *ctxDoer, err error) (json.RawMessage, error) {
+	status := d.status
 	if err == nil && resp != nil && resp.Ok {
 		return resp.Result, nil
 	}
+	e := &apiError{Method: method}
 	if ctx.Err() != nil {
+		if d.wrote.Load() {
+			// Sent, then no answer within the deadline.
+			e.Network, e.Uncertain = "no answer: "+ctx.Err().Error(), true
+			return nil, e
+		}
 		return nil, fmt.Errorf("telegram %s: %w", method, ctx.Err())
 	}
-	e := &apiError{Method: method}
 	// UploadFiles leaves tgbotapi.Error.Code empty: read the response itself.
 	if resp != nil && !resp.Ok && (resp.ErrorCode != 0 || resp.Description != "") {
 		e.Code, e.Description = resp.ErrorCode, c.redact(resp.Description)
@@ -114,11 +133,15 @@ func (c *client) result(ctx context.Context, method string, resp *tgbotapi.APIRe
 		// An answer that is not a Bot API response (a proxy's HTML page).
 		e.Code, e.Description = status, http.StatusText(status)
 		if status < 300 {
+			// Telegram answered 200 but the body is unreadable: it most
+			// likely did what was asked.
 			e.Description = "malformed response: " + c.redact(fmt.Sprint(err))
+			e.Uncertain = true
 		}
 		return nil, e
 	}
 	e.Network = c.redact(fmt.Sprint(err))
+	e.Uncertain = d.wrote.Load()
 	return nil, e
 }
 
@@ -175,6 +198,8 @@ func toChannelError(op string, err error) error {
 	msg := op + ": " + e.Error()
 	code := channel.CodeInternal
 	switch {
+	case e.Uncertain:
+		code = channel.CodeUncertain
 	case e.Network != "":
 		code = channel.CodeUnavailable
 	case e.Code == http.StatusTooManyRequests:

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -90,58 +91,99 @@ func deriveFileEndpoint(api string) string {
 	return ""
 }
 
-// validate reports every problem of c at once.
+// Validate checks a config {} block without applying it: no network, no
+// files, nothing kept. The host calls it from `clawhost validate`, before a
+// start and on a reload, so a block Telegram would refuse is reported at
+// its file:line:col before a working bot is stopped. Configure runs the
+// same checks. The token's value never appears in a diagnostic.
+func Validate(_ context.Context, cfg schema.Config) error {
+	_, err := decodeConfig(cfg)
+	return err
+}
+
+// decodeConfig decodes a config block, fills defaults and checks it.
+func decodeConfig(cfg schema.Config) (Config, error) {
+	// Absent (or null) attributes keep their defaults.
+	c := Config{PollTimeout: DefaultPollTimeout}
+	if err := cfg.Decode(&c); err != nil {
+		return c, err
+	}
+	c = c.withDefaults()
+	if d := c.validate(); len(d) > 0 {
+		return c, d
+	}
+	return c, nil
+}
+
+// validate reports every problem of c at once. Summaries read on their
+// own (the host prints `<summary> in plugin "tg"` above the value).
 func (c Config) validate() schema.Diagnostics {
 	var d schema.Diagnostics
 	add := func(attr, summary, detail string) {
 		d = append(d, schema.Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
 	}
 	if strings.TrimSpace(c.Token) == "" {
-		add("token", "must not be empty", `set it to env("TELEGRAM_BOT_TOKEN")`)
-	} else if strings.ContainsAny(c.Token, " /\n\t") {
-		add("token", "is not a bot token", "a token looks like 123456:ABC-DEF…")
+		add("token", "Empty bot token", `set it to env("TELEGRAM_BOT_TOKEN") with the token @BotFather gave you`)
+	} else if !tokenShape(c.Token) {
+		add("token", "Malformed bot token", "a bot token is the bot's numeric id, a colon and a secret of letters, digits, _ and - (123456789:AAH…), as @BotFather gives it; this value does not have that shape")
 	}
 	checkFormat := func(attr, v string) {
 		if strings.Count(v, "%s") != 2 || strings.Count(v, "%") != 2 {
-			add(attr, "must contain exactly two %s (token, then method or path)", "")
+			add(attr, "Invalid "+attr, "it must contain exactly two %s: the token, then the method or file path")
 			return
 		}
 		u, err := url.Parse(strings.ReplaceAll(v, "%s", "x"))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add(attr, "must be an http or https URL", "")
+			add(attr, "Invalid "+attr, "it must be an http or https URL")
 		}
 	}
 	checkFormat("api_endpoint", c.APIEndpoint)
 	if c.FileEndpoint == "" {
-		add("file_endpoint", "cannot be derived from api_endpoint", `set file_endpoint, e.g. "https://host/file/bot%s/%s"`)
+		add("file_endpoint", "Missing file_endpoint", `it cannot be derived from api_endpoint (no "/bot%s/%s" in it); set it, e.g. "https://host/file/bot%s/%s"`)
 	} else {
 		checkFormat("file_endpoint", c.FileEndpoint)
 	}
 	if c.PollTimeout < 0 || c.PollTimeout > 50 {
-		add("poll_timeout", "must be between 0 and 50 seconds", "")
+		add("poll_timeout", "Invalid poll_timeout", "it must be between 0 and 50 seconds")
 	}
 	if c.TextLimit < 1 || c.TextLimit > MaxTextLength || c.TextLimit != float64(int(c.TextLimit)) {
-		add("text_limit", fmt.Sprintf("must be a whole number between 1 and %d", MaxTextLength), "")
+		add("text_limit", "Invalid text_limit", fmt.Sprintf("it must be a whole number between 1 and %d", MaxTextLength))
 	}
 	if c.MaxDownloadBytes < 1 {
-		add("max_download_bytes", "must be positive", "")
+		add("max_download_bytes", "Invalid max_download_bytes", "it must be positive")
 	}
 	if c.WebhookListen != "" {
 		if _, _, err := net.SplitHostPort(c.WebhookListen); err != nil {
-			add("webhook_listen", "must be host:port", err.Error())
+			add("webhook_listen", "Invalid webhook_listen", "it must be host:port: "+err.Error())
 		}
 		if !validSecret(c.WebhookSecret) {
-			add("webhook_secret", "is required in webhook mode: 1-256 characters of A-Z a-z 0-9 _ -", "")
+			add("webhook_secret", "Missing or invalid webhook_secret", "webhook mode needs a secret of 1-256 characters of A-Z a-z 0-9 _ -")
 		}
 		if c.WebhookURL != "" {
 			if u, err := url.Parse(c.WebhookURL); err != nil || u.Scheme != "https" || u.Host == "" {
-				add("webhook_url", "must be an https URL", "")
+				add("webhook_url", "Invalid webhook_url", "Telegram posts updates only to an https URL")
 			}
 		}
 	} else if c.WebhookURL != "" || c.WebhookSecret != "" {
-		add("webhook_listen", "is required when webhook_url or webhook_secret is set", "")
+		add("webhook_listen", "Missing webhook_listen", "webhook_url and webhook_secret need webhook_listen, the address the plugin receives updates on")
 	}
 	return d
+}
+
+// tokenShape reports whether s looks like a bot token: the bot's numeric
+// id, ":", and a secret of A-Z a-z 0-9 _ -. Whether Telegram accepts it is
+// known only when the plugin runs (getMe).
+func tokenShape(s string) bool {
+	id, secret, ok := strings.Cut(s, ":")
+	if !ok || id == "" || secret == "" {
+		return false
+	}
+	for _, r := range id {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return validSecret(secret)
 }
 
 func validSecret(s string) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,12 +27,25 @@ func TestConfigDiagnostics(t *testing.T) {
 		{"custom endpoint needs file endpoint", map[string]any{"token": "1:A", "api_endpoint": "http://h/%s/%s"}, []string{"file_endpoint"}},
 		{"webhook without secret", map[string]any{"token": "1:A", "webhook_listen": "127.0.0.1:8443", "webhook_url": "http://insecure"}, []string{"webhook_secret", "webhook_url"}},
 		{"secret without listen", map[string]any{"token": "1:A", "webhook_secret": "s"}, []string{"webhook_listen"}},
+		{"token without id", map[string]any{"token": "hunter2"}, []string{"token"}},
+		{"token with a letter in the id", map[string]any{"token": "12a:hunter2"}, []string{"token"}},
+		{"token with a space", map[string]any{"token": "123:hunter 2"}, []string{"token"}},
+		{"token without secret", map[string]any{"token": "123:"}, []string{"token"}},
+		{"real shape", map[string]any{"token": "123456789:AAHk-x_yZ"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b, _ := json.Marshal(tt.cfg)
 			err := New().Configure(context.Background(), schema.Config{JSON: b})
+			// Validate holds the same checks, without configuring.
+			verr := Validate(context.Background(), schema.Config{JSON: b})
+			if fmt.Sprint(verr) != fmt.Sprint(err) {
+				t.Errorf("Validate says %v, Configure %v", verr, err)
+			}
+			if tok, _ := tt.cfg["token"].(string); len(tok) > 3 && strings.Contains(fmt.Sprint(err), tok) {
+				t.Errorf("a diagnostic shows the token: %v", err)
+			}
 			var d schema.Diagnostics
 			if tt.attrs == nil {
 				if err != nil {

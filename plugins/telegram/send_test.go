@@ -291,3 +291,41 @@ func TestSetCommands(t *testing.T) {
 		t.Fatalf("commands %+v", got)
 	}
 }
+
+// A send Telegram carried out but whose answer was lost (connection
+// dropped, a malformed 200, no answer before the deadline) is reported as
+// uncertain, so the host does not post it a second time; a send that
+// never reached Telegram is not.
+func TestLostAnswerIsUncertain(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		f    telegramtest.Failure
+	}{
+		{"dropped", telegramtest.AcceptedThenDropped()},
+		{"malformed", telegramtest.AcceptedMalformed()},
+		{"silence", telegramtest.AcceptedSilence()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			srv.Fail("sendMessage", 1, tc.f)
+			a := newTestAdapter(t, srv, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err := a.Send(ctx, channel.SendRequest{ChatID: "1", Text: "hi", Format: channel.FormatPlain})
+			if channel.CodeOf(err) != channel.CodeUncertain {
+				t.Fatalf("error %v, want uncertain", err)
+			}
+			if n := len(srv.Sent()); n != 1 {
+				t.Fatalf("%d messages carried out, want 1 (sent once, never retried)", n)
+			}
+		})
+	}
+	srv := newServer(t)
+	srv.Fail("sendMessage", 1, telegramtest.Failure{Code: 502, Description: "Bad Gateway"})
+	a := newTestAdapter(t, srv, nil)
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "hi", Format: channel.FormatPlain}); channel.CodeOf(err) != channel.CodeUnavailable {
+		t.Fatalf("a 502 is a definite failure: %v", err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Version is the plugin's version.
@@ -61,6 +62,7 @@ func Plugin() sdk.Plugin {
 		Name:      "telegram",
 		Version:   Version,
 		Schema:    Schema,
+		Validate:  Validate,
 		Configure: a.Configure,
 		Channel:   a,
 	}
@@ -80,6 +82,10 @@ type Adapter struct {
 
 	me atomic.Pointer[self]
 
+	// status reports the receive loop's health to the host (status.go);
+	// status.Discard until Configure.
+	status status.Reporter
+
 	mu          sync.Mutex
 	webhookAddr string        // bound address in webhook mode
 	listening   chan struct{} // closed once webhookAddr is set
@@ -90,6 +96,7 @@ func New() *Adapter {
 	return &Adapter{
 		log:       slog.New(slog.DiscardHandler),
 		sleep:     sleepCtx,
+		status:    status.Discard,
 		listening: make(chan struct{}),
 	}
 }
@@ -105,22 +112,21 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Configure decodes and validates the config {} block. It does not touch
-// the network: a bot that is offline at startup still starts, and Run
-// finds out who it is (getMe) in the background.
+// Configure decodes and validates the config {} block (the checks of
+// Validate). It does not touch the network: a bot that is offline at
+// startup still starts, and Run finds out who it is (getMe) in the
+// background.
 func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
-	// Absent (or null) attributes keep their defaults.
-	c := Config{PollTimeout: DefaultPollTimeout}
-	if err := cfg.Decode(&c); err != nil {
+	c, err := decodeConfig(cfg)
+	if err != nil {
 		return err
-	}
-	c = c.withDefaults()
-	if d := c.validate(); len(d) > 0 {
-		return d
 	}
 	a.cfg = c
 	if cfg.Logger != nil {
 		a.log = cfg.Logger
+	}
+	if cfg.Status != nil {
+		a.status = cfg.Status
 	}
 	a.api = &client{
 		token:        c.Token,
@@ -155,6 +161,10 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 // (getMe, retried with backoff while the network or the token fails), then
 // receives by long polling, or by webhook when webhook_listen is set.
 //
+// What each failure means for the operator is reported to the host as the
+// plugin's status (status.go): a rejected token as needs_attention, an
+// unreachable API as degraded, success as ready.
+//
 // Failures of the Bot API never end Run: network errors and 5xx are retried
 // with a backoff capped at 30s, 409 Conflict (a second poller or a webhook)
 // at 1m, and 401 Unauthorized — a rejected token, which only a config change
@@ -188,6 +198,7 @@ func (a *Adapter) identify(ctx context.Context) error {
 			if err = json.Unmarshal(raw, &u); err == nil && u.ID != 0 {
 				a.me.Store(&self{ID: u.ID, Username: u.Username})
 				a.log.Info("connected to telegram", "bot", "@"+u.Username, "bot_id", u.ID)
+				a.reportReady()
 				return nil
 			}
 			err = &apiError{Method: "getMe", Description: "malformed answer"}
@@ -233,6 +244,7 @@ func (a *Adapter) poll(ctx context.Context, inbox channel.Inbox) error {
 			continue
 		}
 		r.reset()
+		a.reportReady()
 		msgs, next := a.mapBatch(items)
 		if next <= offset {
 			if timeout == 0 {
@@ -329,8 +341,10 @@ func (r *retrier) reset() {
 	r.auth.reset()
 }
 
-// wait logs err and sleeps for the delay its class calls for.
+// wait logs err, reports what it means to the host, and sleeps for the
+// delay its class calls for.
 func (r *retrier) wait(ctx context.Context, err error) error {
+	r.a.reportFailure(err)
 	d := r.delay(err)
 	return r.a.sleep(ctx, d)
 }

@@ -70,6 +70,7 @@ func (a *Adapter) setWebhook(ctx context.Context) {
 		_, err := a.callTimeout(ctx, "setWebhook", p, callTimeout)
 		if err == nil {
 			a.log.Info("telegram webhook set")
+			a.reportReady()
 			return
 		}
 		if ctx.Err() != nil || r.wait(ctx, err) != nil {

@@ -1,6 +1,7 @@
 package webchat
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net"
@@ -76,6 +77,30 @@ func (c Config) withDefaults() Config {
 		c.Title = DefaultTitle
 	}
 	return c
+}
+
+// Validate checks a config {} block without applying it: nothing is bound,
+// read or written. The host calls it from `clawhost validate`, before a
+// start and on a reload, so a block the web chat would refuse is reported
+// at its file:line:col before a working chat is stopped. Configure runs
+// the same checks, and also finds an address already in use, which only
+// binding it can tell. The access token never appears in a diagnostic.
+func Validate(_ context.Context, cfg schema.Config) error {
+	_, err := decodeConfig(cfg)
+	return err
+}
+
+// decodeConfig decodes a config block, fills defaults and checks it.
+func decodeConfig(cfg schema.Config) (Config, error) {
+	var c Config
+	if err := cfg.Decode(&c); err != nil {
+		return c, err
+	}
+	c = c.withDefaults()
+	if diags := c.validate(); len(diags) > 0 {
+		return c, diags
+	}
+	return c, nil
 }
 
 // validate checks c and returns every problem at once.

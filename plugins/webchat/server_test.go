@@ -3,6 +3,7 @@ package webchat_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -436,6 +437,19 @@ func TestConfigureDiagnostics(t *testing.T) {
 			a := webchat.New(webchat.Options{})
 			t.Cleanup(func() { a.Close() })
 			err := a.Configure(context.Background(), schema.Config{Instance: "web", JSON: []byte(tt.json)})
+			// Validate holds the same checks but binds nothing: it cannot
+			// know that a port is in use.
+			verr := webchat.Validate(context.Background(), schema.Config{Instance: "web", JSON: []byte(tt.json)})
+			if tt.summary == "already in use" {
+				if verr != nil {
+					t.Errorf("Validate of a busy port: %v, want nothing (it binds nothing)", verr)
+				}
+			} else if fmt.Sprint(verr) != fmt.Sprint(err) {
+				t.Errorf("Validate says %v, Configure %v", verr, err)
+			}
+			if strings.Contains(fmt.Sprint(err), `"short"`) {
+				t.Errorf("a diagnostic shows the access token: %v", err)
+			}
 			var diags schema.Diagnostics
 			if !errors.As(err, &diags) || len(diags) != 1 {
 				t.Fatalf("got %v, want one diagnostic", err)

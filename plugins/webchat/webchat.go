@@ -159,26 +159,24 @@ func Plugin() sdk.Plugin {
 		Name:      "webchat",
 		Version:   Version,
 		Schema:    Schema,
+		Validate:  Validate,
 		Configure: a.Configure,
 		Channel:   a,
 	}
 }
 
-// Configure decodes and checks the config block, loads the history from
-// cfg.DataDir and binds the listen address. Problems come back as
-// schema.Diagnostics, all at once; an address in use is one of them.
+// Configure decodes and checks the config block (the checks of Validate),
+// loads the history from cfg.DataDir and binds the listen address.
+// Problems come back as schema.Diagnostics, all at once; an address in use
+// is one of them (Validate cannot know it: it binds nothing).
 // Nothing is served until Run.
 func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
 	if cfg.Logger != nil {
 		a.log = cfg.Logger
 	}
-	var c Config
-	if err := cfg.Decode(&c); err != nil {
+	c, err := decodeConfig(cfg)
+	if err != nil {
 		return err
-	}
-	c = c.withDefaults()
-	if diags := c.validate(); len(diags) > 0 {
-		return diags
 	}
 	a.cfg = c
 	a.store = store{dir: cfg.DataDir}

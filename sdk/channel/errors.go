@@ -33,6 +33,12 @@ const (
 	CodeUnsupported Code = "unsupported"
 	// CodeInternal: anything else.
 	CodeInternal Code = "internal"
+	// CodeUncertain: the request reached the platform but its answer was
+	// lost (the connection broke after the request was written, no answer
+	// within the deadline, or an answer that could not be read): the
+	// platform may have carried it out. Not retried, so a message is never
+	// posted twice; the host tells the user a part may be missing.
+	CodeUncertain Code = "uncertain"
 )
 
 // Retryable reports whether an operation failing with this code may succeed

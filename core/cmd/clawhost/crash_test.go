@@ -2,7 +2,10 @@ package main
 
 import (
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -64,4 +67,30 @@ func typingSeen(d *daemon) bool {
 		}
 	}
 	return false
+}
+
+// TestKill9KillsClaudesTools: a process a claude tool started (sleep 300)
+// does not outlive clawhost's SIGKILL: claude's process group is killed by
+// its lifeline watcher as soon as the host is gone, without a restart.
+func TestKill9KillsClaudesTools(t *testing.T) {
+	d := startDaemon(t, false)
+	pluginPIDs(d, 2)
+	pidFile := filepath.Join(t.TempDir(), "tool.pid")
+	d.post("u1", "run a tool #spawn="+pidFile+" #sleep=60s")
+	var tool int
+	d.waitFor(func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		tool, _ = strconv.Atoi(string(b))
+		return tool > 0
+	}, "the tool's pid file")
+	t.Cleanup(func() { _ = syscall.Kill(tool, syscall.SIGKILL) })
+	if !alive(tool) {
+		t.Fatalf("tool %d not running", tool)
+	}
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+	d.waitFor(func() bool { return !alive(tool) }, "the tool to die with the host")
 }

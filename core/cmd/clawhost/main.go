@@ -7,6 +7,9 @@
 //	clawhost pairing list|approve CODE [-config FILE]
 //	                                   pending pairing codes; approve one
 //	clawhost status [-config FILE]     the running host's plugins: state, error, what to do
+//	clawhost plugin test [flags] PATH  the conformance checks against a plugin binary
+//	clawhost retry INSTANCE [-config FILE]
+//	                                   call the retry a plugin that needs attention offers
 //	clawhost version                   print the version
 //	clawhost help [COMMAND]            the commands and flags
 //
@@ -14,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -51,14 +55,38 @@ type command struct {
 // commands are the subcommands, in the order help lists them.
 var commands = []command{
 	{"run", "[-config FILE]", "run the host (the default): start the enabled plugins and answer chats",
-		"SIGHUP reloads the configuration (an invalid file is refused and the running set kept);\nSIGINT and SIGTERM stop every plugin and claude process and exit."},
+		"SIGHUP reloads the configuration: new and changed plugin blocks are checked by their\nplugins first; an invalid file is refused whole and the running set kept (clawhost status\nshows why); SIGINT and SIGTERM stop every plugin and claude process and exit."},
 	{"validate", "[-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
-		"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares (the plugin is started for it,\nunless an error is in what says how to start it: source, path, sha256, enabled,\nstart_timeout). Exit 0 when valid (warnings allowed), 1 on errors, 2 on bad usage."},
+		"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Exit 0 when valid (warnings allowed), 1 on errors,\n2 on bad usage."},
 	{"pairing list", "[-config FILE]", "the pending pairing codes of unknown senders", ""},
 	{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
 		"Goes through the running host's admin endpoint, or the database when clawhost is stopped."},
 	{"status", "[-config FILE]", "the running host's plugins: state, last error, what to do",
-		"Reads the running host's admin endpoint (admin { listen = ... } in the file). Exit 0 when\nevery plugin is ready, 1 when one is not, 2 when the host cannot be reached."},
+		"Reads the running host's admin endpoint (admin { listen = ... } in the file), and shows a\nrefused last reload with its diagnostics. Exit 0 when every plugin is ready, 1 when one is\nnot or the last reload was refused, 2 when the host cannot be reached. A plugin that needs\nattention is shown with what it asks for: a QR code drawn in the terminal, a code or a link,\nand its expiry."},
+	{"plugin test", "[flags] PATH", "run the conformance checks against a plugin binary, in any language",
+		"Launches PATH as the host does (handshake, minimal environment, its own process group) on\n" +
+			"fresh processes and checks what every plugin owes the host: Describe, ConfigSchema,\n" +
+			"Validate and Configure, WatchStatus, a clean exit on SIGTERM without warnings; then per\n" +
+			"kind: a channel's inbound delivery, ack and redelivery, sends up to its declared limit and\n" +
+			"its optional capabilities; a command plugin's command list; a hook's answer. One line per\n" +
+			"check; exit 0 when all pass (skips allowed), 1 when one fails, 2 on bad usage.\n\n" +
+			"Flags (before or after PATH):\n" +
+			"  -config-json JSON|@FILE  the plugin's config {} block as JSON (default {}; the schema's\n" +
+			"                           defaults are filled in)\n" +
+			"  -inject CMD              shell command that makes the plugin's platform produce one\n" +
+			"                           inbound message; it gets CLAWHOST_TEST_TEXT (and _JSON, the\n" +
+			"                           text as a JSON string) and CLAWHOST_TEST_DATA_DIR (the plugin's\n" +
+			"                           data dir and working directory) and may block until the\n" +
+			"                           message is acked. Without it the inbound checks are skipped.\n" +
+			"  -timeout D               bound of each step (default 10s)\n" +
+			"  -grace D                 how long the plugin may take to exit after SIGTERM (default 5s)\n" +
+			"  -v                       show the plugin's log\n\n" +
+			"Example, the loopback channel (its address is written to lo.addr in its data dir):\n" +
+			"  clawhost plugin test -config-json '{\"addr_file\":\"lo.addr\"}' \\\n" +
+			"    -inject 'curl -s -d \"{\\\"chat_id\\\":\\\"c1\\\",\\\"sender_id\\\":\\\"u1\\\",\\\"text\\\":$CLAWHOST_TEST_TEXT_JSON}\" \\\n" +
+			"      http://$(cat lo.addr)/inbound' bin/clawhost-loopback"},
+	{"retry", "INSTANCE [-config FILE]", "call the retry a plugin that needs attention offers (\"Show a new QR code\")",
+		"What the status page's button does, through the running host's admin endpoint. Exit 0 when\nthe plugin took the request (clawhost status shows its next report), 1 when the instance is\nunknown, offers no retry or refused it, 2 when the host cannot be reached."},
 	{"version", "", "print the version", ""},
 	{"help", "[COMMAND]", "print the commands and flags, or one command's usage", ""},
 }
@@ -132,6 +160,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && !isFlag(args[0]) {
 		cmd, args = args[0], args[1:]
 	}
+	if cmd == "plugin" {
+		return pluginCommand(args, stdout, stderr)
+	}
 	if !known(cmd) {
 		fmt.Fprintf(stderr, "clawhost: unknown command %q\n\n", cmd)
 		writeUsage(stderr)
@@ -170,6 +201,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return pairing(*cfgPath, positional, stdout, stderr)
 	case "status":
 		return status(*cfgPath, stdout, stderr)
+	case "retry":
+		return retry(*cfgPath, positional, stdout, stderr)
 	default: // "run"
 		return serve(*cfgPath, stderr)
 	}
@@ -216,14 +249,23 @@ func serve(path string, stderr io.Writer) int {
 				return
 			}
 			log.Info("SIGHUP: reloading configuration", "config", path)
-			next, ok := load(path, stderr)
-			if !ok {
-				log.Error("configuration refused; keeping the running set", "config", path)
+			at := time.Now()
+			next, diags := config.Load(path)
+			if next == nil || diags.HasErrors() {
+				var buf bytes.Buffer
+				var files map[string]*hcl.File
+				if next != nil {
+					files = next.Files()
+				}
+				config.FormatDiagnostics(&buf, diags, files)
+				h.Refuse(at, buf.String())
 				continue
 			}
-			if err := h.Reload(next); err != nil {
-				log.Error("configuration refused; keeping the running set", "config", path, "error", err)
+			if len(diags) > 0 {
+				config.FormatDiagnostics(stderr, diags, next.Files())
 			}
+			// A refusal is logged and shown by the host (Host.Refuse).
+			_ = h.Reload(next)
 		}
 	}()
 	if err := h.Run(ctx); err != nil {
@@ -254,13 +296,15 @@ func validate(path string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// probeTimeout bounds the probe of one plugin: start, handshake, schema.
+// probeTimeout bounds the probe of one plugin: start, handshake, schema,
+// the plugin's own checks.
 const probeTimeout = 20 * time.Second
 
 // probePlugins checks plugins: a missing binary gets a diagnostic with the
-// nearest available source; the others are started for their schema, and
-// their config block decoded against it. A plugin that does not start gets
-// a diagnostic at its block.
+// nearest available source; the others are started (core.CheckPlugin) for
+// their schema, their config block decoded against it, and the decoded
+// block checked by the plugin's own Validate in the same process. A plugin
+// that does not start gets a diagnostic at its block.
 func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	var avail []string
@@ -277,19 +321,17 @@ func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics 
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		_, sch, err := h.Probe(ctx, core.PluginSpec(cfg, p))
+		pdiags, err := core.CheckPlugin(ctx, h, cfg, p)
 		cancel()
+		diags = append(diags, pdiags...)
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Plugin did not start",
-				Detail:   fmt.Sprintf("Plugin %q (%s) could not be started to read its config schema: %v.", p.Name, p.Path, err),
+				Detail:   fmt.Sprintf("Plugin %q (%s) could not be started to check its config block: %v.", p.Name, p.Path, err),
 				Subject:  p.DefRange.Ptr(),
 			})
-			continue
 		}
-		_, pdiags := config.DecodePluginConfig(p, sch)
-		diags = append(diags, pdiags...)
 	}
 	return diags
 }

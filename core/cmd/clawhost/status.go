@@ -11,12 +11,15 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/qrcode"
 )
 
 // status is `clawhost status`: the running host's plugins with their
-// state, last error and what to do, read from its admin endpoint. Exit 0
-// when every plugin is ready, 1 when one is not, 2 when the host cannot
-// be reached (not running, or admin disabled).
+// state, last error and what to do, and a refused last reload with its
+// diagnostics, read from its admin endpoint. Exit 0 when every plugin is
+// ready (and the last reload was not refused), 1 when one is not (or it
+// was), 2 when the host cannot be reached (not running, or admin
+// disabled).
 func status(path string, stdout, stderr io.Writer) int {
 	cfg, ok := load(path, stderr)
 	if !ok {
@@ -32,6 +35,9 @@ func status(path string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprint(stdout, formatStatus(snap, time.Now()))
+	if r := snap.LastReload; r != nil && r.Refused {
+		return 1
+	}
 	for _, p := range snap.Plugins {
 		if !p.Ready {
 			return 1
@@ -74,15 +80,61 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 			ready++
 		}
 	}
+	if r := s.LastReload; r != nil && r.Refused {
+		fmt.Fprintf(&b, "the last reload (%s) was refused; the running set is kept. Fix the file (clawhost validate), then reload:\n%s\n",
+			r.At.Local().Format("2006-01-02 15:04:05"), "    "+indent(strings.TrimRight(r.Reason, "\n"), "    "))
+	}
 	fmt.Fprintf(&b, "plugins ready %d/%d\n", ready, len(s.Plugins))
 	for _, p := range s.Plugins {
 		fmt.Fprintf(&b, "  %-14s %-10s %-14s restarts %d\n", p.Instance, p.Source, p.State, p.Restarts)
 		if p.LastError != "" && !p.Ready {
-			fmt.Fprintf(&b, "      error: %s\n", p.LastError)
+			fmt.Fprintf(&b, "      error: %s\n", indent(p.LastError, "        "))
 		}
 		if p.Action != "" {
 			fmt.Fprintf(&b, "      what to do: %s\n", p.Action)
 		}
+		if p.Attention != nil {
+			writeAttention(&b, p.Instance, *p.Attention, now)
+		}
 	}
 	return b.String()
+}
+
+// attentionIndent indents what a plugin asks for under its line.
+const attentionIndent = "      "
+
+// writeAttention writes what a plugin that needs attention asks for: a QR
+// code drawn in the terminal, a code or a link as text, the expiry, and the
+// command that performs its retry.
+func writeAttention(b *strings.Builder, instance string, a admin.Attention, now time.Time) {
+	switch a.Kind {
+	case "qr":
+		art, err := qrcode.Terminal(a.Data, attentionIndent)
+		if err != nil {
+			fmt.Fprintf(b, "%sthe QR code cannot be drawn (%v); open the status page\n", attentionIndent, err)
+			break
+		}
+		fmt.Fprintf(b, "%sscan this QR code:\n%s", attentionIndent, art)
+	case "code":
+		fmt.Fprintf(b, "%scode: %s\n", attentionIndent, a.Data)
+	case "link":
+		fmt.Fprintf(b, "%sopen: %s\n", attentionIndent, a.Data)
+	default:
+		fmt.Fprintf(b, "%s%s: %s\n", attentionIndent, a.Kind, a.Data)
+	}
+	if !a.ExpiresAt.IsZero() {
+		if left := a.ExpiresAt.Sub(now); left > 0 {
+			fmt.Fprintf(b, "%svalid until %s (%s left); run clawhost status again for a newer one\n", attentionIndent, a.ExpiresAt.Local().Format("15:04:05"), left.Round(time.Second))
+		} else {
+			fmt.Fprintf(b, "%sexpired %s ago; run clawhost status again for a newer one\n", attentionIndent, (-left).Round(time.Second))
+		}
+	}
+	if a.Retry != "" {
+		fmt.Fprintf(b, "%s%s: clawhost retry %s\n", attentionIndent, a.Retry, instance)
+	}
+}
+
+// indent prefixes every line of s but the first with prefix.
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+prefix)
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,6 +30,9 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	                    "block <i>: ..." each, #gap=<duration> apart
 //	#error=<kind>       answer with an error result: overloaded, too_long
 //	#silent             answer NO_REPLY
+//	#spawn=<path>       start `sleep 300` as a tool would (in claude's
+//	                    process group) and write its pid to path, before
+//	                    anything else; a test checks it dies with the host
 func Main() {
 	sid := "00000000-0000-4000-8000-000000000000"
 	for i, a := range os.Args {
@@ -59,6 +63,9 @@ func Main() {
 		}
 		turn++
 		_ = out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": sid})
+		if path, _ := directive(text, "spawn"); path != "" {
+			spawnTool(path)
+		}
 		if d, ok := directive(text, "sleep"); ok {
 			dur, _ := time.ParseDuration(d)
 			time.Sleep(dur)
@@ -110,7 +117,23 @@ func Main() {
 	}
 }
 
-var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent)(?:=([^\s\]]+))?`)
+var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|spawn)(?:=([^\s\]]+))?`)
+
+// spawnTool starts a long-lived tool process and writes its pid to path.
+func spawnTool(path string) {
+	bin := "/bin/sleep"
+	if _, err := os.Stat(bin); err != nil {
+		bin = "sleep"
+	}
+	cmd := exec.Command(bin, "300")
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "fakeclaude: spawn:", err)
+		return
+	}
+	_ = os.WriteFile(path+".tmp", []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+	_ = os.Rename(path+".tmp", path)
+	go func() { _ = cmd.Wait() }()
+}
 
 // waitLimit bounds #wait: a test that never releases the turn gets an
 // answer (and its own failure) rather than a hung agent.

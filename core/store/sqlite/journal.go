@@ -180,6 +180,15 @@ func (d *DB) Finish(ctx context.Context, req store.FinishRequest) error {
 		return nil
 	}
 	err := d.w.do(ctx, func(t *wtx) error {
+		if req.From != "" {
+			for _, id := range req.IDs {
+				if _, err := t.exec(`UPDATE journal SET state = ?, reason = ?, updated_at = ? WHERE id = ? AND state = ?`,
+					string(req.State), req.Reason, d.now().UnixNano(), id, string(req.From)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		return t.finish(req.IDs, req.State, req.Reason, d.now())
 	})
 	if err != nil {
@@ -377,6 +386,7 @@ func (d *DB) Prune(ctx context.Context, before time.Time) (int, error) {
 			for _, id := range ids {
 				for _, q := range []string{
 					`DELETE FROM reply_chunks WHERE journal_id = ?`,
+					`DELETE FROM live_output WHERE journal_id = ?`,
 					`DELETE FROM replies WHERE journal_id = ?`,
 					`DELETE FROM journal WHERE id = ?`,
 				} {

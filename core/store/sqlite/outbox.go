@@ -42,8 +42,9 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 				return err
 			}
 		}
-		if _, err := t.exec(`INSERT INTO replies(journal_id, instance, chat_id, thread_id, text, produced_at, chunks) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			r.JournalID, r.Instance, r.ChatID, r.ThreadID, r.Text, produced.UnixNano(), len(r.Chunks)); err != nil {
+		if _, err := t.exec(`INSERT INTO replies(journal_id, instance, chat_id, thread_id, text, produced_at, chunks, format, reply_to, draft_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.JournalID, r.Instance, r.ChatID, r.ThreadID, r.Text, produced.UnixNano(), len(r.Chunks), r.Format, r.ReplyTo, r.DraftID); err != nil {
 			return err
 		}
 		for i, c := range r.Chunks {
@@ -77,8 +78,8 @@ func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentRes
 		if err != nil {
 			return err
 		}
-		n, err := t.execN(`UPDATE reply_chunks SET sent_at = ?, platform_ids = ? WHERE journal_id = ? AND idx = ? AND sent_at = 0`,
-			sent.UnixNano(), string(ids), s.JournalID, s.Index)
+		n, err := t.execN(`UPDATE reply_chunks SET sent_at = ?, platform_ids = ?, uncertain = ? WHERE journal_id = ? AND idx = ? AND sent_at = 0`,
+			sent.UnixNano(), string(ids), s.Uncertain, s.JournalID, s.Index)
 		if err != nil {
 			return err
 		}
@@ -149,8 +150,8 @@ func (t *wtx) pendingReply(e store.Entry) (store.PendingReply, error) {
 func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(string, ...any) (*sql.Rows, error)) (store.PendingReply, error) {
 	p := store.PendingReply{Entry: e}
 	var produced int64
-	err := row(`SELECT instance, chat_id, thread_id, text, produced_at FROM replies WHERE journal_id = ?`, e.ID).
-		Scan(&p.Reply.Instance, &p.Reply.ChatID, &p.Reply.ThreadID, &p.Reply.Text, &produced)
+	err := row(`SELECT instance, chat_id, thread_id, text, produced_at, format, reply_to, draft_id FROM replies WHERE journal_id = ?`, e.ID).
+		Scan(&p.Reply.Instance, &p.Reply.ChatID, &p.Reply.ThreadID, &p.Reply.Text, &produced, &p.Reply.Format, &p.Reply.ReplyTo, &p.Reply.DraftID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.PendingReply{}, store.ErrNotFound
 	}
@@ -158,19 +159,19 @@ func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(strin
 		return store.PendingReply{}, err
 	}
 	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, fromNanos(produced)
-	rs, err := rows(`SELECT idx, text, sent_at, platform_ids FROM reply_chunks WHERE journal_id = ? ORDER BY idx`, e.ID)
+	rs, err := rows(`SELECT idx, text, sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks WHERE journal_id = ? ORDER BY idx`, e.ID)
 	if err != nil {
 		return store.PendingReply{}, err
 	}
 	defer rs.Close()
 	for rs.Next() {
 		var c store.Chunk
-		var sent int64
+		var sent, attempted int64
 		var ids string
-		if err := rs.Scan(&c.Index, &c.Text, &sent, &ids); err != nil {
+		if err := rs.Scan(&c.Index, &c.Text, &sent, &ids, &attempted, &c.Uncertain); err != nil {
 			return store.PendingReply{}, err
 		}
-		c.SentAt = fromNanos(sent)
+		c.SentAt, c.AttemptedAt = fromNanos(sent), fromNanos(attempted)
 		if ids != "" {
 			if err := json.Unmarshal([]byte(ids), &c.PlatformIDs); err != nil {
 				return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
@@ -180,4 +181,83 @@ func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(strin
 		p.Chunks = append(p.Chunks, c)
 	}
 	return p, rs.Err()
+}
+
+// MarkAttempt implements [store.Outbox].
+func (d *DB) MarkAttempt(ctx context.Context, journalID int64, index int) error {
+	err := d.w.do(ctx, func(t *wtx) error {
+		n, err := t.execN(`UPDATE reply_chunks SET attempted_at = ? WHERE journal_id = ? AND idx = ? AND attempted_at = 0 AND sent_at = 0`,
+			d.now().UnixNano(), journalID, index)
+		if err != nil || n == 1 {
+			return err
+		}
+		var x int
+		err = t.scan(`SELECT 1 FROM reply_chunks WHERE journal_id = ? AND idx = ?`, []any{journalID, index}, &x)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("chunk %d: %w", index, store.ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("mark chunk %d of %d attempted: %w", index, journalID, err)
+	}
+	return nil
+}
+
+// RecordLive implements [store.Outbox].
+func (d *DB) RecordLive(ctx context.Context, l store.Live) error {
+	err := d.w.do(ctx, func(t *wtx) error {
+		st, err := t.state(l.JournalID)
+		if err != nil {
+			return err
+		}
+		if st.Rank() > store.StateProcessing.Rank() {
+			return fmt.Errorf("%w: live output of a %s entry", store.ErrBadTransition, st)
+		}
+		ids := ""
+		if len(l.PlatformIDs) > 0 {
+			b, err := json.Marshal(l.PlatformIDs)
+			if err != nil {
+				return err
+			}
+			ids = string(b)
+		}
+		_, err = t.exec(`INSERT INTO live_output(journal_id, seq, kind, text, platform_ids) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT(journal_id, seq) DO UPDATE SET kind = excluded.kind, text = excluded.text,
+			platform_ids = CASE WHEN excluded.platform_ids = '' THEN live_output.platform_ids ELSE excluded.platform_ids END`,
+			l.JournalID, l.Seq, string(l.Kind), l.Text, ids)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record live output %d of %d: %w", l.Seq, l.JournalID, err)
+	}
+	return nil
+}
+
+// LiveOutput implements [store.Outbox].
+func (d *DB) LiveOutput(ctx context.Context, journalID int64) ([]store.Live, error) {
+	rows, err := d.query(ctx, `SELECT seq, kind, text, platform_ids FROM live_output WHERE journal_id = ? ORDER BY seq`, journalID)
+	if err != nil {
+		return nil, fmt.Errorf("live output of %d: %w", journalID, err)
+	}
+	defer rows.Close()
+	var out []store.Live
+	for rows.Next() {
+		l := store.Live{JournalID: journalID}
+		var kind, ids string
+		if err := rows.Scan(&l.Seq, &kind, &l.Text, &ids); err != nil {
+			return nil, fmt.Errorf("live output of %d: %w", journalID, err)
+		}
+		l.Kind = store.LiveKind(kind)
+		if ids != "" {
+			if err := json.Unmarshal([]byte(ids), &l.PlatformIDs); err != nil {
+				return nil, fmt.Errorf("live output of %d: %w", journalID, err)
+			}
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("live output of %d: %w", journalID, err)
+	}
+	return out, nil
 }

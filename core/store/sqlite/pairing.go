@@ -92,14 +92,35 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSender, error) {
 	code = strings.ToUpper(strings.TrimSpace(code))
 	var a store.ApprovedSender
-	var expired bool
+	var expired, wrong bool
 	err := d.w.do(ctx, func(t *wtx) error {
 		now := d.now()
-		expired = false
+		expired, wrong = false, false
+		since := now.Add(-store.PairingGuessWindow).UnixNano()
+		if _, err := t.exec(`DELETE FROM pairing_guesses WHERE at <= ?`, since); err != nil {
+			return err
+		}
+		var guesses int
+		if err := t.scan(`SELECT count(*) FROM pairing_guesses`, nil, &guesses); err != nil {
+			return err
+		}
+		if guesses >= store.MaxWrongPairingGuesses {
+			return store.ErrTooManyAttempts
+		}
 		var expires int64
 		err := t.scan(`SELECT instance, sender_id, expires_at FROM pairing_codes WHERE code = ?`, []any{code}, &a.Instance, &a.SenderID, &expires)
 		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotFound
+			// Commit the guess (and, at the bound, void every pending
+			// code); report after.
+			wrong = true
+			if _, err := t.exec(`INSERT INTO pairing_guesses(at) VALUES (?)`, now.UnixNano()); err != nil {
+				return err
+			}
+			if guesses+1 >= store.MaxWrongPairingGuesses {
+				_, err := t.exec(`DELETE FROM pairing_codes`)
+				return err
+			}
+			return nil
 		}
 		if err != nil {
 			return err
@@ -118,8 +139,11 @@ func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSen
 			a.Instance, a.SenderID, now.UnixNano())
 		return err
 	})
-	if err == nil && expired {
+	switch {
+	case err == nil && expired:
 		err = store.ErrExpired
+	case err == nil && wrong:
+		err = store.ErrNotFound
 	}
 	if err != nil {
 		return store.ApprovedSender{}, fmt.Errorf("approve pairing code %s: %w", code, err)

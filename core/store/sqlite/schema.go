@@ -96,6 +96,29 @@ CREATE TABLE approved_senders (
 	PRIMARY KEY (instance, sender_id)
 ) WITHOUT ROWID;
 `,
+	// 2: send attempts and uncertain chunks, the reply's send options and
+	// draft, and the live output of running turns.
+	`
+ALTER TABLE reply_chunks ADD COLUMN attempted_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE reply_chunks ADD COLUMN uncertain INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE replies ADD COLUMN format TEXT NOT NULL DEFAULT '';
+ALTER TABLE replies ADD COLUMN reply_to TEXT NOT NULL DEFAULT '';
+ALTER TABLE replies ADD COLUMN draft_id TEXT NOT NULL DEFAULT '';
+CREATE TABLE live_output (
+	journal_id   INTEGER NOT NULL,
+	seq          INTEGER NOT NULL,
+	kind         TEXT    NOT NULL,
+	text         TEXT    NOT NULL,
+	platform_ids TEXT    NOT NULL DEFAULT '',
+	PRIMARY KEY (journal_id, seq)
+) WITHOUT ROWID;
+`,
+	// 3: wrong pairing-code guesses (bounded guessing).
+	`
+CREATE TABLE pairing_guesses (
+	at INTEGER NOT NULL
+);
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

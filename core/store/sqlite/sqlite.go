@@ -31,7 +31,7 @@ const (
 // (dedupe TTL, pending pairings) are in core/store.
 const (
 	// DefaultDedupeMax is [Options.DedupeMax] when zero.
-	DefaultDedupeMax = 5000
+	DefaultDedupeMax = 200_000
 	// DefaultBusyTimeout is [Options.BusyTimeout] when zero.
 	DefaultBusyTimeout = 5 * time.Second
 	// DefaultMaxBatch is [Options.MaxBatch] when zero.

@@ -13,7 +13,34 @@ type Failure struct {
 	Description string
 	// RetryAfter becomes parameters.retry_after when > 0.
 	RetryAfter int
+	// Fault, when set, replaces the error answer: the call is carried out
+	// (a message is sent) and then its answer is lost in the given way;
+	// Code and Description are ignored.
+	Fault Fault
 }
+
+// Fault is how the answer to a call that was carried out gets lost.
+type Fault string
+
+// Faults.
+const (
+	// FaultDrop closes the connection without an answer.
+	FaultDrop Fault = "drop"
+	// FaultMalformed answers 200 with a body that is not JSON.
+	FaultMalformed Fault = "malformed"
+	// FaultSilence answers nothing until the client gives up.
+	FaultSilence Fault = "silence"
+)
+
+// AcceptedThenDropped carries the call out, then drops the connection.
+func AcceptedThenDropped() Failure { return Failure{Fault: FaultDrop} }
+
+// AcceptedMalformed carries the call out, then answers 200 with garbage.
+func AcceptedMalformed() Failure { return Failure{Fault: FaultMalformed} }
+
+// AcceptedSilence carries the call out, then answers nothing until the
+// client gives up.
+func AcceptedSilence() Failure { return Failure{Fault: FaultSilence} }
 
 // TooManyRequests is Telegram's 429 answer.
 func TooManyRequests(retryAfter int) Failure {

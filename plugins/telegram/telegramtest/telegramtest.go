@@ -221,7 +221,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, req)
 	f := s.takeFailure(strings.ToLower(method))
 	s.mu.Unlock()
-	if f != nil {
+	if f != nil && f.Fault == "" {
 		writeError(w, &apiError{code: f.Code, desc: f.Description, ra: f.RetryAfter})
 		return
 	}
@@ -257,6 +257,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		result = true
 	default:
 		aerr = &apiError{code: 404, desc: "Not Found"}
+	}
+	if f != nil {
+		loseAnswer(w, r, f.Fault)
+		return
 	}
 	if aerr != nil {
 		writeError(w, aerr)
@@ -314,4 +318,23 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.code)
 	_, _ = w.Write(b)
+}
+
+// loseAnswer loses the answer to a call that was carried out, as f says.
+func loseAnswer(w http.ResponseWriter, r *http.Request, f Fault) {
+	switch f {
+	case FaultMalformed:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":tru`))
+	case FaultSilence:
+		<-r.Context().Done()
+	default: // FaultDrop
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
 }

@@ -240,7 +240,7 @@ func (srv *Server) Ack(_ context.Context, req *pb.AckRequest) (*pb.AckResponse, 
 func (srv *Server) Nack(_ context.Context, req *pb.NackRequest) (*pb.NackResponse, error) {
 	retry := time.Duration(req.GetRetryAfterMs()) * time.Millisecond
 	if n := srv.Inbox.Nack(req.GetDeliveryIds(), retry); n > 0 {
-		srv.Log.Warn("host could not store inbound messages; redelivering them", "count", n, "reason", req.GetReason(), "retry_after", retry)
+		srv.Log.Warn("host could not store inbound messages; redelivering them", "count", n, "reason", req.GetReason(), "retry_after", retry.String())
 	}
 	return &pb.NackResponse{}, nil
 }

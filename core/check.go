@@ -1,0 +1,76 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// CheckPlugin checks the config block of plugin p of cfg the way the
+// plugin itself would at its start: ph starts the binary in a probe
+// process, the block is decoded against the schema the plugin declares,
+// and, when that succeeds, the plugin's own checks (Validate) run on the
+// decoded block. The diagnostics of both are at file:line:col in the
+// block, warnings included, sorted. The error says why the plugin could
+// not be started or asked (nothing is known about the block then); p's
+// binary must exist. ctx bounds the probe.
+func CheckPlugin(ctx context.Context, ph *pluginhost.Host, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, error) {
+	var diags hcl.Diagnostics
+	res, err := ph.Check(ctx, PluginSpec(cfg, p), func(s schema.Schema) []byte {
+		js, d := config.DecodePluginConfig(p, s)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			return nil
+		}
+		return js
+	})
+	if err != nil {
+		return diags, fmt.Errorf("check plugin %s: %w", p.Name, err)
+	}
+	return append(diags, config.PluginDiagnostics(p, res.Schema, res.Verdict)...), nil
+}
+
+// checkChanged checks, concurrently, the blocks of the enabled plugins of
+// cfg that are new or changed (pluginhost.Host.Changed; an unchanged
+// instance is not probed, even a misconfigured one, which its restart
+// checks again): each is probed as CheckPlugin does, bounded by its start
+// timeout. It returns the diagnostics of all of them. A plugin whose
+// binary is missing, or that cannot be started, adds none: the reload goes
+// on and the instance shows its state as it would without the check.
+func (h *Host) checkChanged(cfg *config.Config) hcl.Diagnostics {
+	var (
+		mu    sync.Mutex
+		diags hcl.Diagnostics
+		wg    sync.WaitGroup
+	)
+	for _, p := range cfg.EnabledPlugins() {
+		if !h.plugins.Changed(p.Name, p.Fingerprint()) {
+			continue
+		}
+		if _, err := os.Stat(p.Path); err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), p.StartTimeout.Duration())
+			defer cancel()
+			d, err := CheckPlugin(ctx, h.plugins, cfg, p)
+			if err != nil {
+				h.log.Warn("reload: could not check the plugin's config block", "instance", p.Name, "error", err)
+			}
+			mu.Lock()
+			diags = append(diags, d...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return diags
+}

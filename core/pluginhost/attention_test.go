@@ -1,0 +1,344 @@
+package pluginhost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	grpcstatus "google.golang.org/grpc/status"
+
+	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
+
+	"github.com/clawhost/clawhost/sdk"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
+)
+
+// With CLAWHOST_FAULT=attention-at-start the test binary serves a plugin
+// that reports needs_attention from Configure, before the host could call
+// it ready. init runs before TestMain; sdk.Serve never returns.
+func init() {
+	if os.Getenv("CLAWHOST_FAULT") != "attention-at-start" {
+		return
+	}
+	sdk.Serve(sdk.Plugin{
+		Name:    "fault-attention",
+		Channel: &faulty{},
+		Configure: func(_ context.Context, cfg schema.Config) error {
+			cfg.Status.Report(status.Status{State: status.NeedsAttention, Message: "scan the code",
+				Attention: &status.Attention{Kind: status.Code, Data: "123-456"}})
+			return nil
+		},
+	})
+}
+
+// report makes a loopback plugin report st (its POST /status).
+func report(t *testing.T, addrFile string, st map[string]any) {
+	t.Helper()
+	addr, err := os.ReadFile(addrFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(st)
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Post("http://"+string(addr)+"/status", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /status: %s", resp.Status)
+	}
+}
+
+// waitStatus polls the instance until ok accepts its status.
+func waitStatus(t *testing.T, inst *Instance, within time.Duration, what string, ok func(Status) bool) Status {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		st := inst.Status()
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s; status %+v", what, within, st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPluginReportedStates drives a running loopback plugin through every
+// state it can report: needs_attention (with a QR and a retry), degraded
+// and ready, then kills it while it needs attention.
+func TestPluginReportedStates(t *testing.T) {
+	rec := newRecorder()
+	var readyCalls atomic.Int32
+	// A short probe interval: the probe keeps running in every reported
+	// state and must not take needs_attention for a hang.
+	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound,
+		FirstBackoff: 20 * time.Millisecond, ProbeInterval: 20 * time.Millisecond, ProbeTimeout: 2 * time.Second,
+		OnReady: func(*Instance) { readyCalls.Add(1) }})
+	t.Cleanup(h.Stop)
+	spec, addrFile := loopbackSpec(t, "lo")
+	h.Apply([]Spec{spec})
+	inst := h.Instance("lo")
+	first := waitState(t, inst, StateReady, 10*time.Second)
+	ports := h.Ports()
+
+	// needs_attention with a QR code and a retry label.
+	expires := time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond)
+	msg := "scan the QR code with the phone: Settings → Linked devices"
+	report(t, addrFile, map[string]any{"state": "needs_attention", "message": msg,
+		"attention": map[string]any{"kind": "qr", "data": "2@abc,def==", "expires_at": expires, "retry": "Show a new QR code"}})
+	st := waitState(t, inst, StateNeedsAttention, 5*time.Second)
+	want := status.Attention{Kind: status.QR, Data: "2@abc,def==", ExpiresAt: expires, Retry: "Show a new QR code"}
+	if st.Attention == nil || !st.Attention.ExpiresAt.Equal(want.ExpiresAt) || st.Attention.Kind != want.Kind || st.Attention.Data != want.Data || st.Attention.Retry != want.Retry {
+		t.Fatalf("attention %+v, want %+v", st.Attention, want)
+	}
+	if st.Action != msg || st.Message != msg || st.PID != first.PID || st.Restarts != 0 {
+		t.Fatalf("status %+v", st)
+	}
+
+	// Not ready: calls fail at once with a non-retryable error that says why.
+	start := time.Now()
+	_, err := ports.Send(context.Background(), "lo", channel.SendRequest{ChatID: "c1", Text: "hi"})
+	if err == nil || channel.CodeOf(err).Retryable() || channel.CodeOf(err) == channel.CodeInternal || !strings.Contains(err.Error(), msg) {
+		t.Fatalf("send to an instance that needs attention: %v (code %s)", err, channel.CodeOf(err))
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("send took %s to fail", d)
+	}
+	if _, ok := ports.Ready("lo"); ok {
+		t.Fatal("Ready reports an instance that needs attention")
+	}
+
+	// Retry reaches the plugin, which rotates its QR code; the host shows
+	// the new one.
+	if err := h.Retry(context.Background(), "lo"); err != nil {
+		t.Fatal(err)
+	}
+	st = waitStatus(t, inst, 5*time.Second, "rotated QR", func(s Status) bool { return s.Attention != nil && s.Attention.Data == "2@abc,def==#1" })
+	if st.State != StateNeedsAttention || !st.Attention.ExpiresAt.After(expires.Add(-time.Second)) {
+		t.Fatalf("after retry: %+v", st)
+	}
+
+	// Probed all along and never killed.
+	time.Sleep(200 * time.Millisecond) // ten probe intervals
+	if st := inst.Status(); st.PID != first.PID || st.Restarts != 0 || st.State != StateNeedsAttention {
+		t.Fatalf("needs_attention plugin was restarted or changed: %+v", st)
+	}
+
+	// degraded: up and retrying by itself; not restarted, calls wait.
+	report(t, addrFile, map[string]any{"state": "degraded", "message": "cannot reach the platform: connection refused"})
+	st = waitState(t, inst, StateDegraded, 5*time.Second)
+	if !strings.Contains(st.LastError, "connection refused") || st.Attention != nil || st.Action != actionReportedDegraded || st.PID != first.PID {
+		t.Fatalf("degraded status %+v", st)
+	}
+	if err := h.Retry(context.Background(), "lo"); !errors.Is(err, ErrNoRetry) {
+		t.Fatalf("retry while degraded: %v", err)
+	}
+	readyBefore := readyCalls.Load()
+	sent := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := ports.Send(ctx, "lo", channel.SendRequest{ChatID: "c1", Text: "waited"})
+		sent <- err
+	}()
+	select {
+	case err := <-sent:
+		t.Fatalf("send to a degraded instance did not wait: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	// ready again: the waiting send goes through, OnReady runs again.
+	report(t, addrFile, map[string]any{"state": "ready"})
+	if err := <-sent; err != nil {
+		t.Fatalf("waiting send: %v", err)
+	}
+	st = waitState(t, inst, StateReady, 5*time.Second)
+	if st.Message != "" || st.Attention != nil || st.Action != "" {
+		t.Fatalf("ready status %+v", st)
+	}
+	waitStatus(t, inst, 5*time.Second, "OnReady called", func(Status) bool { return readyCalls.Load() > readyBefore })
+
+	// needs_attention, then the process dies: crash handling applies, and
+	// the new process starts without the old report.
+	report(t, addrFile, map[string]any{"state": "needs_attention", "message": "link the device",
+		"attention": map[string]any{"kind": "code", "data": "ABCD-EFGH"}})
+	waitState(t, inst, StateNeedsAttention, 5*time.Second)
+	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st = waitStatus(t, inst, 10*time.Second, "restarted", func(s Status) bool { return s.State == StateReady && s.PID != first.PID })
+	if st.Restarts != 1 || st.Attention != nil || st.Message != "" {
+		t.Fatalf("after the crash: %+v", st)
+	}
+}
+
+// TestReportBeforeReady: a plugin that knows from the start that it needs
+// attention is never shown ready (OnReady is not called) and its report
+// is there at once.
+func TestReportBeforeReady(t *testing.T) {
+	var readyCalls atomic.Int32
+	h := New(Options{Logger: hclog.NewNullLogger(), OnReady: func(*Instance) { readyCalls.Add(1) }})
+	t.Cleanup(h.Stop)
+	spec := faultSpec("att", "attention-at-start")
+	spec.StartTimeout = 20 * time.Second // the test binary starts slowly under -race
+	h.Apply([]Spec{spec})
+	inst := h.Instance("att")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := inst.Status()
+		if st.State == StateNeedsAttention {
+			if st.Action != "scan the code" || st.Attention == nil || st.Attention.Kind != status.Code || st.Attention.Data != "123-456" {
+				t.Fatalf("status %+v", st)
+			}
+			break
+		}
+		if st.State != StateStarting || time.Now().After(deadline) {
+			t.Fatalf("state %s (last error %q) before needs_attention", st.State, st.LastError)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := readyCalls.Load(); n != 0 {
+		t.Fatalf("OnReady called %d times for a plugin that needs attention", n)
+	}
+	if err := h.Retry(context.Background(), "att"); !errors.Is(err, ErrNoRetry) {
+		t.Fatalf("retry without a retry label: %v", err)
+	}
+	if err := h.Retry(context.Background(), "nope"); !errors.Is(err, ErrUnknownInstance) {
+		t.Fatalf("retry of an unknown instance: %v", err)
+	}
+}
+
+// TestStateOf maps every report to its state.
+func TestStateOf(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   status.State
+		want State
+	}{
+		{status.Ready, StateReady},
+		{"", StateReady},
+		{status.NeedsAttention, StateNeedsAttention},
+		{status.Degraded, StateDegraded},
+		{"something new", StateDegraded},
+	} {
+		if got := stateOf(status.Status{State: tc.in}); got != tc.want {
+			t.Errorf("stateOf(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// statusServer is the PluginService of a plugin over in-process gRPC:
+// WatchStatus runs the script of its n-th call; nil script means the
+// plugin predates WatchStatus (the embedded Unimplemented answers).
+type statusServer struct {
+	pb.UnimplementedPluginServiceServer
+	mu     sync.Mutex
+	calls  int
+	script func(call int, stream grpc.ServerStreamingServer[pb.PluginStatus]) error
+}
+
+func (s *statusServer) WatchStatus(req *pb.WatchStatusRequest, stream grpc.ServerStreamingServer[pb.PluginStatus]) error {
+	if s.script == nil {
+		return s.UnimplementedPluginServiceServer.WatchStatus(req, stream)
+	}
+	s.mu.Lock()
+	s.calls++
+	n := s.calls
+	s.mu.Unlock()
+	return s.script(n, stream)
+}
+
+// watchInProcess runs watchStatus and serving for an instance whose plugin
+// is srv, as runOnce does, and returns the instance.
+func watchInProcess(t *testing.T, srv *statusServer) *Instance {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	pb.RegisterPluginServiceServer(gs, srv)
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	h := New(Options{Logger: hclog.NewNullLogger()})
+	inst := newInstance(h, Spec{Instance: "fake"})
+	t.Cleanup(inst.cancel)
+	inst.watchStatus(inst.ctx, host.Wrap(conn))
+	inst.serving()
+	return inst
+}
+
+// TestPluginWithoutWatchStatus: a plugin built before WatchStatus existed
+// answers Unimplemented; it is ready at once, without waiting for a first
+// report.
+func TestPluginWithoutWatchStatus(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	inst := watchInProcess(t, &statusServer{})
+	if took := time.Since(start); took >= firstReportWait {
+		t.Errorf("waited %s for a report that never comes", took)
+	}
+	if st := inst.Status(); st.State != StateReady || st.Message != "" {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// TestStatusStreamReopened: the stream breaks while the plugin runs; it is
+// opened again and the next report applies. An unknown state is not ready.
+func TestStatusStreamReopened(t *testing.T) {
+	t.Parallel()
+	srv := &statusServer{script: func(call int, stream grpc.ServerStreamingServer[pb.PluginStatus]) error {
+		switch call {
+		case 1:
+			if err := stream.Send(&pb.PluginStatus{State: "ready"}); err != nil {
+				return err
+			}
+			return grpcstatus.Error(codes.Internal, "the stream broke")
+		case 2:
+			if err := stream.Send(&pb.PluginStatus{State: "needs_attention", Message: "type the code",
+				Attention: &pb.Attention{Kind: "code", Data: "1234"}}); err != nil {
+				return err
+			}
+			if err := stream.Send(&pb.PluginStatus{State: "hibernating", Message: "zzz"}); err != nil {
+				return err
+			}
+		}
+		<-stream.Context().Done()
+		return nil
+	}}
+	inst := watchInProcess(t, srv)
+	st := waitStatus(t, inst, 10*time.Second, "the unknown state after the reopened stream", func(s Status) bool { return s.State == StateDegraded })
+	if !strings.Contains(st.LastError, `"hibernating"`) || !strings.Contains(st.LastError, "zzz") {
+		t.Fatalf("status %+v", st)
+	}
+	srv.mu.Lock()
+	calls := srv.calls
+	srv.mu.Unlock()
+	if calls != 2 {
+		t.Fatalf("WatchStatus called %d times, want 2", calls)
+	}
+}

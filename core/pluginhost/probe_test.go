@@ -1,0 +1,139 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
+	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// clockSpec runs the clock-hook example, whose Validate rejects an unknown
+// time zone.
+func clockSpec(t *testing.T, zone string) Spec {
+	return Spec{
+		Instance: "clock", Source: "clock-hook", Path: filepath.Join(binDir(t), "clawhost-clock-hook"),
+		DataDir: filepath.Join(t.TempDir(), "data"), Fingerprint: zone,
+		Decode: func(schema.Schema) ([]byte, error) { return []byte(fmt.Sprintf(`{"timezone":%q}`, zone)), nil },
+		Explain: func(s schema.Schema, d schema.Diagnostics) string {
+			return fmt.Sprintf("config.hcl:9:16: %s (%d attributes)", d.Error(), len(s))
+		},
+	}
+}
+
+// TestCheckAsksValidate: Check reads the schema and asks the plugin's own
+// checks about the decoded block in a probe process; no JSON, no question.
+func TestCheckAsksValidate(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, newRecorder())
+	for _, tc := range []struct {
+		zone  string
+		skip  bool // decode gives no JSON
+		wantN int
+	}{{"Mars/Base", false, 1}, {"UTC", false, 0}, {"Mars/Base", true, 0}} {
+		asked := false
+		res, err := h.Check(context.Background(), clockSpec(t, tc.zone), func(s schema.Schema) []byte {
+			asked = len(s) > 0 && s[0].Name == "timezone"
+			if tc.skip {
+				return nil
+			}
+			return []byte(fmt.Sprintf(`{"timezone":%q}`, tc.zone))
+		})
+		if err != nil || !asked || !res.Description.Hook {
+			t.Fatalf("%s: %+v %v (schema seen %v)", tc.zone, res, err, asked)
+		}
+		if len(res.Verdict) != tc.wantN || (tc.wantN == 1 && res.Verdict[0].Attribute != "timezone") {
+			t.Errorf("%s (skip %v): verdict %v, want %d on timezone", tc.zone, tc.skip, res.Verdict, tc.wantN)
+		}
+	}
+	if h.Instance("clock") != nil {
+		t.Error("Check registered an instance")
+	}
+}
+
+// TestRejectedBlockSettlesAtStart: a block the plugin's Validate rejects
+// settles the instance as misconfigured with Spec.Explain's text, without
+// restarts; Changed says which specs Apply would start afresh.
+func TestRejectedBlockSettlesAtStart(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, newRecorder())
+	spec := clockSpec(t, "Mars/Base")
+	if !h.Changed("clock", spec.Fingerprint) {
+		t.Error("an instance not running is not changed")
+	}
+	h.Apply([]Spec{spec})
+	st := waitState(t, h.Instance("clock"), StateMisconfigured, 10*time.Second)
+	if !strings.Contains(st.LastError, "config.hcl:9:16: timezone: Unknown time zone") || st.Restarts != 0 {
+		t.Errorf("status %+v", st)
+	}
+	if h.Changed("clock", spec.Fingerprint) || !h.Changed("clock", "UTC") {
+		t.Error("Changed: same fingerprint must be unchanged, another changed")
+	}
+	h.Apply([]Spec{clockSpec(t, "UTC")})
+	waitState(t, h.Instance("clock"), StateReady, 10*time.Second)
+}
+
+// olderPlugin is the PluginService of a plugin built before Validate
+// existed, written against the proto: Validate answers Unimplemented (the
+// embedded default).
+type olderPlugin struct {
+	pb.UnimplementedPluginServiceServer
+}
+
+// rejectingPlugin's Validate rejects one attribute.
+type rejectingPlugin struct {
+	pb.UnimplementedPluginServiceServer
+}
+
+func (rejectingPlugin) Validate(context.Context, *pb.ValidateRequest) (*pb.ValidateResponse, error) {
+	return &pb.ValidateResponse{Diagnostics: []*pb.Diagnostic{{Attribute: "token", Summary: "Malformed bot token"}}}, nil
+}
+
+// TestCheckBeforeConfigureOlderPlugin: a plugin that predates Validate is
+// not refused (nothing to say), one whose Validate rejects the block
+// settles as misconfigured with the Explain text.
+func TestCheckBeforeConfigureOlderPlugin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		srv     pb.PluginServiceServer
+		refused bool
+	}{{"older", olderPlugin{}, false}, {"rejecting", rejectingPlugin{}, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs := grpc.NewServer()
+			pb.RegisterPluginServiceServer(gs, tc.srv)
+			go func() { _ = gs.Serve(lis) }()
+			t.Cleanup(gs.Stop)
+			conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = conn.Close() })
+			h := New(Options{})
+			inst := newInstance(h, Spec{Instance: "tg", Explain: func(_ schema.Schema, d schema.Diagnostics) string { return "c.hcl:5:19: " + d.Error() }})
+			err = inst.checkBeforeConfigure(context.Background(), host.Wrap(conn), nil, []byte(`{"token":"x"}`))
+			var settled *runError
+			switch {
+			case !tc.refused && err != nil:
+				t.Errorf("an older plugin is refused: %v", err)
+			case tc.refused && (!errors.As(err, &settled) || settled.state != StateMisconfigured || !strings.Contains(err.Error(), "c.hcl:5:19: token: Malformed bot token")):
+				t.Errorf("rejected block: %v, want misconfigured with the explained diagnostic", err)
+			}
+		})
+	}
+}

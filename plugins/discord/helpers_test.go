@@ -1,0 +1,236 @@
+package discord
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/plugins/discord/discordtest"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
+)
+
+const testToken = "TEST.token-secret_part.xyz"
+
+// testWait bounds every wait of these tests.
+const testWait = 10 * time.Second
+
+// Users of the tests.
+var (
+	alice = discordtest.User{ID: "100000000000000101", Username: "alice", GlobalName: "Alice"}
+	bob   = discordtest.User{ID: "100000000000000102", Username: "bob"}
+	other = discordtest.User{ID: "100000000000000199", Username: "otherbot", Bot: true}
+)
+
+const guildID = "300000000000000001"
+
+func newServer(t *testing.T) *discordtest.Server {
+	t.Helper()
+	srv := discordtest.NewServer(testToken)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// logBuffer collects log output safely across goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// statusLog records reports.
+type statusLog struct {
+	mu  sync.Mutex
+	all []status.Status
+}
+
+func (s *statusLog) Report(st status.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.all = append(s.all, st)
+}
+
+func (s *statusLog) last() status.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.all) == 0 {
+		return status.Status{}
+	}
+	return s.all[len(s.all)-1]
+}
+
+// testAdapter is a configured adapter with its log and status reports.
+type testAdapter struct {
+	*Adapter
+	logs    *logBuffer
+	reports *statusLog
+	dir     string
+}
+
+// newAdapter configures an adapter against srv with extra attributes; dir
+// is its data dir ("" for a fresh one).
+func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[string]any) *testAdapter {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	logs := &logBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	cfg := map[string]any{"token": testToken, "api_endpoint": srv.Endpoint()}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := &statusLog{}
+	a := New()
+	a.identifyGap = 0
+	a.invalidPause = func() time.Duration { return 10 * time.Millisecond }
+	if err := a.Configure(context.Background(), schema.Config{Instance: "dc", JSON: b, Logger: log, DataDir: dir, Status: reports}); err != nil {
+		t.Fatalf("configure: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plugin log:\n%s", logs.String())
+		}
+	})
+	return &testAdapter{Adapter: a, logs: logs, reports: reports, dir: dir}
+}
+
+// run runs the adapter until the returned stop is called (or the test
+// ends) with inbox.
+func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, inbox) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("run: %v", err)
+				}
+			case <-time.After(testWait):
+				t.Errorf("run did not return after cancel")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// fakeInbox records deliveries; deliver, if set, decides each call's result.
+type fakeInbox struct {
+	mu      sync.Mutex
+	stored  []channel.InboundMessage
+	calls   int
+	deliver func(ctx context.Context, call int, msgs []channel.InboundMessage) error
+	changed chan struct{}
+}
+
+func newInbox() *fakeInbox { return &fakeInbox{changed: make(chan struct{})} }
+
+func (f *fakeInbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) error {
+	f.mu.Lock()
+	f.calls++
+	call, d := f.calls, f.deliver
+	f.mu.Unlock()
+	if d != nil {
+		if err := d(ctx, call, msgs); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stored = append(f.stored, msgs...)
+	close(f.changed)
+	f.changed = make(chan struct{})
+	return nil
+}
+
+func (f *fakeInbox) all() []channel.InboundMessage {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]channel.InboundMessage(nil), f.stored...)
+}
+
+// wait waits until n messages are stored and returns them.
+func (f *fakeInbox) wait(t *testing.T, n int) []channel.InboundMessage {
+	t.Helper()
+	deadline := time.After(testWait)
+	for {
+		f.mu.Lock()
+		if len(f.stored) >= n {
+			out := append([]channel.InboundMessage(nil), f.stored...)
+			f.mu.Unlock()
+			return out
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %d messages; have %d: %+v", n, len(f.all()), f.all())
+		}
+	}
+}
+
+// waitLive waits until the fake has seen handshakes IDENTIFY+RESUME
+// payloads and a connection is live.
+func waitLive(t *testing.T, srv *discordtest.Server, handshakes int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
+	defer cancel()
+	if err := srv.WaitLive(ctx, handshakes); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond (process-level conditions of the fake) up to testWait.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func text(msgs []channel.InboundMessage) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+// guildChannel adds a text channel of the test guild.
+func guildChannel(srv *discordtest.Server, name string) discordtest.Channel {
+	return srv.AddChannel(discordtest.Channel{Type: discordtest.ChannelGuildText, GuildID: guildID, Name: name})
+}
+
+func mention(id string) string { return fmt.Sprintf("<@%s>", id) }

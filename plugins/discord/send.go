@@ -1,0 +1,326 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// noMentions keeps the agent's text from pinging anyone: @everyone, roles
+// and users stay plain text.
+func noMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+}
+
+// target is the channel a message goes to: the thread when there is one.
+func target(chatID, threadID string) string {
+	if threadID != "" {
+		return threadID
+	}
+	return chatID
+}
+
+// Send implements channel.Channel. A reply in a chat where a slash command
+// awaits its answer goes through the interaction's webhook (replacing
+// "thinking…", then as follow-ups) while its token is valid, else into the
+// channel. Replies reference the triggering message without failing when
+// it is gone; mentions in the text never ping.
+func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
+	if a.rest == nil {
+		return channel.SendResponse{}, channel.Errorf(channel.CodeInternal, "send before configure")
+	}
+	if err := fits(req.Text); err != nil {
+		return channel.SendResponse{}, err
+	}
+	content := a.render(req.Text, req.Format)
+	files, closeFiles, err := openMedia(req.Media)
+	if err != nil {
+		return channel.SendResponse{}, err
+	}
+	defer closeFiles()
+	if content == "" && len(files) > 0 {
+		var caps []string
+		for _, m := range req.Media {
+			if m.Caption != "" {
+				caps = append(caps, m.Caption)
+			}
+		}
+		content = a.render(strings.Join(caps, "\n"), req.Format)
+	}
+	d := callTimeout
+	if len(files) > 0 {
+		d = uploadTimeout
+	}
+	opt, cancel := a.call(ctx, d)
+	defer cancel()
+
+	if ix := a.state.interactionFor(req.ChatID, req.ThreadID, a.now()); ix != nil {
+		id, err := a.sendInteraction(ix, content, files, opt)
+		if err == nil {
+			return channel.SendResponse{MessageIDs: []string{id}}, nil
+		}
+		if code := restCode(err); code != 10015 && code != 50027 { // unknown webhook, invalid token: post in the channel
+			return channel.SendResponse{}, mapErr(err)
+		}
+		a.log.Info("slash command token expired; answering in the channel")
+		a.state.dropInteractions(req.ChatID, req.ThreadID)
+	}
+
+	msg := &discordgo.MessageSend{Content: content, AllowedMentions: noMentions(), Files: files}
+	if req.Silent {
+		msg.Flags = discordgo.MessageFlagsSuppressNotifications
+	}
+	if req.DisableLinkPreview {
+		msg.Flags |= discordgo.MessageFlagsSuppressEmbeds
+	}
+	if req.ReplyToMessageID != "" && isSnowflake(req.ReplyToMessageID) {
+		no := false
+		msg.Reference = &discordgo.MessageReference{MessageID: req.ReplyToMessageID, FailIfNotExists: &no}
+	}
+	m, err := a.rest.ChannelMessageSendComplex(target(req.ChatID, req.ThreadID), msg, opt)
+	if err != nil {
+		return channel.SendResponse{}, mapErr(err)
+	}
+	return channel.SendResponse{MessageIDs: []string{m.ID}}, nil
+}
+
+// sendInteraction answers a slash command: the first message replaces the
+// deferred response, later ones are follow-ups.
+func (a *Adapter) sendInteraction(ix *interaction, content string, files []*discordgo.File, opt discordgo.RequestOption) (string, error) {
+	di := &discordgo.Interaction{ID: ix.ID, AppID: ix.AppID, Token: ix.Token}
+	var m *discordgo.Message
+	var err error
+	if !ix.Answered {
+		m, err = a.rest.InteractionResponseEdit(di, &discordgo.WebhookEdit{Content: &content, Files: files, AllowedMentions: noMentions()}, opt)
+	} else {
+		m, err = a.rest.FollowupMessageCreate(di, true, &discordgo.WebhookParams{Content: content, Files: files, AllowedMentions: noMentions()}, opt)
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := a.state.answered(ix, m.ID); err != nil {
+		a.log.Warn("could not save the state", "error", err)
+	}
+	return m.ID, nil
+}
+
+// Edit implements channel.Editor (live drafts).
+func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
+	if a.rest == nil {
+		return channel.Errorf(channel.CodeInternal, "edit before configure")
+	}
+	if err := fits(req.Text); err != nil {
+		return err
+	}
+	content := a.render(req.Text, req.Format)
+	opt, cancel := a.call(ctx, callTimeout)
+	defer cancel()
+	if ix := a.state.interactionOf(req.MessageID, a.now()); ix != nil {
+		di := &discordgo.Interaction{ID: ix.ID, AppID: ix.AppID, Token: ix.Token}
+		var err error
+		if len(ix.Messages) > 0 && ix.Messages[0] == req.MessageID {
+			_, err = a.rest.InteractionResponseEdit(di, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions()}, opt)
+		} else {
+			_, err = a.rest.FollowupMessageEdit(di, req.MessageID, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions()}, opt)
+		}
+		return mapErr(err)
+	}
+	_, err := a.rest.ChannelMessageEditComplex(&discordgo.MessageEdit{
+		ID: req.MessageID, Channel: target(req.ChatID, req.ThreadID), Content: &content, AllowedMentions: noMentions(),
+	}, opt)
+	return mapErr(err)
+}
+
+// SetTyping implements channel.Typer. Discord shows typing for about 10 s
+// (the host refreshes it every few seconds) and has no call to clear it:
+// Off is a no-op, the indicator ends with the next message.
+func (a *Adapter) SetTyping(ctx context.Context, req channel.TypingRequest) error {
+	if !req.On {
+		return nil
+	}
+	if a.rest == nil {
+		return channel.Errorf(channel.CodeInternal, "typing before configure")
+	}
+	opt, cancel := a.call(ctx, callTimeout)
+	defer cancel()
+	return mapErr(a.rest.ChannelTyping(target(req.ChatID, req.ThreadID), opt))
+}
+
+// DownloadMedia implements channel.MediaDownloader: Ref is the
+// attachment's URL. The bot token is not sent (attachment URLs are signed).
+func (a *Adapter) DownloadMedia(ctx context.Context, req channel.DownloadRequest) (io.ReadCloser, channel.MediaInfo, error) {
+	u, err := url.Parse(req.Ref)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeInvalidRequest, "not an attachment url")
+	}
+	limit := req.MaxBytes
+	if limit <= 0 || limit > int64(a.cfg.MaxDownloadBytes) {
+		limit = int64(a.cfg.MaxDownloadBytes)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeInvalidRequest, "download: %v", err)
+	}
+	resp, err := a.http.Do(hreq)
+	if err != nil {
+		return nil, channel.MediaInfo{}, &channel.Error{Code: channel.CodeUnavailable, Message: "download attachment: " + err.Error()}
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusForbidden:
+		resp.Body.Close()
+		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeChatNotFound, "download attachment: %s (expired or deleted)", resp.Status)
+	case resp.StatusCode != http.StatusOK:
+		resp.Body.Close()
+		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeUnavailable, "download attachment: %s", resp.Status)
+	}
+	if resp.ContentLength > limit {
+		resp.Body.Close()
+		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeMessageTooLong, "attachment of %d bytes exceeds %d", resp.ContentLength, limit)
+	}
+	info := channel.MediaInfo{MIME: resp.Header.Get("Content-Type"), Size: resp.ContentLength}
+	return &limitedBody{r: io.LimitReader(resp.Body, limit+1), c: resp.Body, limit: limit}, info, nil
+}
+
+// limitedBody fails a download that turns out longer than its limit.
+type limitedBody struct {
+	r     io.Reader
+	c     io.Closer
+	n     int64
+	limit int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if b.n > b.limit {
+		return n, channel.Errorf(channel.CodeMessageTooLong, "attachment exceeds %d bytes", b.limit)
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.c.Close() }
+
+// openMedia opens the files of a Send.
+func openMedia(media []channel.OutboundMedia) ([]*discordgo.File, func(), error) {
+	var files []*discordgo.File
+	var closers []io.Closer
+	done := func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}
+	for _, m := range media {
+		f, err := os.Open(m.Path)
+		if err != nil {
+			done()
+			return nil, func() {}, channel.Errorf(channel.CodeInvalidRequest, "open media: %v", err)
+		}
+		closers = append(closers, f)
+		ct := m.MIME
+		if ct == "" {
+			ct = mime.TypeByExtension(filepath.Ext(m.Path))
+		}
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		files = append(files, &discordgo.File{Name: filepath.Base(m.Path), ContentType: ct, Reader: f})
+	}
+	return files, done, nil
+}
+
+// render turns the host's text into Discord's markup: markdown with its
+// tables as code blocks (Discord renders none); plain text with markdown
+// characters escaped when that still fits the limit.
+func (a *Adapter) render(text, format string) string {
+	if format == channel.FormatMarkdown {
+		if out := tablesToCode(text); utf16Len(out) <= MaxTextLength {
+			return out
+		}
+		return text
+	}
+	if out := escapeMarkdown(text); utf16Len(out) <= MaxTextLength {
+		return out
+	}
+	return text
+}
+
+// fits refuses a text over the declared limit (Capabilities: MaxTextLength
+// UTF-16 units) with CodeMessageTooLong, as the channel contract asks,
+// although Discord itself would take up to 2000 code points.
+func fits(text string) error {
+	if n := utf16Len(text); n > MaxTextLength {
+		return channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", n, MaxTextLength)
+	}
+	return nil
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// restCode is Discord's JSON error code of err, 0 for none.
+func restCode(err error) int {
+	var re *discordgo.RESTError
+	if errors.As(err, &re) && re.Message != nil {
+		return re.Message.Code
+	}
+	return 0
+}
+
+// mapErr turns a discordgo error into the sdk's typed error; nil stays nil.
+// This is the one place where Discord's statuses and codes become codes
+// the host acts on.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var rl *discordgo.RateLimitError
+	if errors.As(err, &rl) {
+		return &channel.Error{Code: channel.CodeRateLimited, Message: "discord rate limit", RetryAfter: rl.RetryAfter}
+	}
+	var re *discordgo.RESTError
+	if !errors.As(err, &re) || re.Response == nil {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return &channel.Error{Code: channel.CodeUnavailable, Message: err.Error()}
+	}
+	msg, code := re.Response.Status, 0
+	if re.Message != nil {
+		code = re.Message.Code
+		msg = fmt.Sprintf("%s (%d %s)", re.Response.Status, code, re.Message.Message)
+	}
+	st := re.Response.StatusCode
+	switch {
+	case code == 50035 && strings.Contains(string(re.ResponseBody), "BASE_TYPE_MAX_LENGTH"):
+		return &channel.Error{Code: channel.CodeMessageTooLong, Message: msg}
+	case st == http.StatusUnauthorized:
+		return &channel.Error{Code: channel.CodeUnauthorized, Message: "discord rejected the bot token"}
+	case st == http.StatusNotFound || code == 10003 || code == 10008:
+		return &channel.Error{Code: channel.CodeChatNotFound, Message: msg}
+	case st == http.StatusForbidden || code == 50001 || code == 50013 || code == 50007:
+		return &channel.Error{Code: channel.CodeForbidden, Message: msg}
+	case st == http.StatusTooManyRequests:
+		return &channel.Error{Code: channel.CodeRateLimited, Message: msg, RetryAfter: time.Second}
+	case st >= 500:
+		return &channel.Error{Code: channel.CodeUnavailable, Message: msg}
+	}
+	return &channel.Error{Code: channel.CodeInvalidRequest, Message: msg}
+}
