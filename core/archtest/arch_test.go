@@ -143,6 +143,7 @@ var daemonModules = []string{
 	"github.com/prometheus/",
 	"github.com/chromedp/",
 	"github.com/go-telegram-bot-api/",
+	"github.com/bwmarrin/discordgo",
 	"github.com/yuin/goldmark",
 	"github.com/microcosm-cc/bluemonday",
 	"github.com/coder/websocket",
