@@ -16,6 +16,11 @@ PY_EXAMPLES := $(patsubst %/__main__.py,%,$(wildcard examples/*/__main__.py))
 # The Python the Python examples run with: Debian's, where python3-grpcio lives.
 PYTHON ?= /usr/bin/python3
 
+# Go modules of the repository: the daemon (with the first-party plugins and
+# examples), the sdk and the generated protocol. `go test ./...` does not
+# enter a nested module, so the test, vet and tidy targets run each one.
+MODULES := . sdk proto
+
 .PHONY: help build py-examples run test test-go bench proto check fmt deps claude-cli browser python-grpc clean
 
 help: ## list the targets
@@ -65,18 +70,24 @@ python-grpc: ## install Debian's python3-grpcio and python3-protobuf for the Pyt
 	@$(PYTHON) -c 'import grpc, google.protobuf; print("python3-grpcio", grpc.__version__, "protobuf", google.protobuf.__version__)'
 
 test: build deps ## run all tests, with the real claude CLI, a headless Chromium and the Python example
-	CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
-	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...
+	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
+	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
+	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...) || exit 1; done
 
 test-go: build ## run the tests that need only Go (real-CLI and browser tests skip)
-	CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...
+	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
+	  (cd $$m && CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...) || exit 1; done
 
 bench: build claude-cli ## run the benchmarks (figures quoted in the issues)
-	CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) \
-	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./...
+	@for m in $(MODULES); do echo "(cd $$m && $(GO) test -bench . ./...)"; \
+	  (cd $$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) \
+	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./...) || exit 1; done
 
+# buf runs from the root so that `go tool protoc-gen-go` resolves in the
+# root module (which pins the protoc plugins); the proto module itself
+# requires only grpc and protobuf.
 proto: ## regenerate proto/gen with the pinned buf and protoc plugins
-	cd proto && $(GO) tool -modfile=../tools/go.mod buf generate
+	$(GO) tool -modfile=tools/go.mod buf generate proto --template proto/buf.gen.yaml
 
 fmt: ## format the Go code
 	gofmt -w $$(git ls-files '*.go' | grep -v '^proto/gen/')
@@ -88,13 +99,12 @@ DEADCODE_ALLOWED := core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: Finishe
 
 check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, no dead code
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^proto/gen/')); [ -z "$$bad" ] || { echo "gofmt needed: $$bad"; exit 1; }
-	$(GO) vet ./...
+	@for m in $(MODULES); do echo "(cd $$m && $(GO) vet ./...)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 	$(MAKE) proto
 	@git diff --exit-code -- proto/gen || { echo "proto/gen is out of date: run make proto and commit"; exit 1; }
-	@cp go.mod /tmp/clawhost-go.mod.bak; cp go.sum /tmp/clawhost-go.sum.bak; $(GO) mod tidy; \
-	  if ! git diff --quiet -- go.mod go.sum; then echo "go.mod/go.sum not tidy: run go mod tidy"; git diff -- go.mod | head -40; exit 1; fi
-	$(GO) test -count=1 -run TestDependencyRules ./core/archtest/
-	@dead=$$($(GO) tool -modfile=tools/go.mod deadcode ./core/cmd/clawhost ./plugins/*/cmd/* ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
+	@for m in $(MODULES) tools; do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod or go.sum is not tidy: run (cd $$m && go mod tidy)"; exit 1; }; done
+	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule' ./core/archtest/
+	@dead=$$($(GO) tool -modfile=tools/go.mod deadcode -filter '^github.com/clawhost/clawhost(/|$$)' ./core/cmd/clawhost ./plugins/*/cmd/* ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
 	  [ -z "$$dead" ] || { echo "unreachable code (delete it, or say why it stays in DEADCODE_ALLOWED):"; echo "$$dead"; exit 1; }
 
 clean: ## remove build output

@@ -7,6 +7,8 @@ require (
 	github.com/bwmarrin/discordgo v0.29.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/clawhost/clawhost/proto v0.0.0
+	github.com/clawhost/clawhost/sdk v0.0.0
 	github.com/coder/websocket v1.8.15
 	github.com/go-telegram-bot-api/telegram-bot-api/v5 v5.5.1
 	github.com/google/uuid v1.6.0
@@ -22,7 +24,6 @@ require (
 	github.com/zclconf/go-cty v1.19.0
 	golang.org/x/net v0.60.0
 	google.golang.org/grpc v1.85.0
-	google.golang.org/protobuf v1.36.12
 	modernc.org/sqlite v1.60.1
 	rsc.io/qr v0.2.0
 )
@@ -59,6 +60,7 @@ require (
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc v1.6.2 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
@@ -67,4 +69,11 @@ require (
 tool (
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc
 	google.golang.org/protobuf/cmd/protoc-gen-go
+)
+
+// The sdk and the generated protocol are modules of their own, so that a
+// plugin author does not download the daemon's dependencies.
+replace (
+	github.com/clawhost/clawhost/proto => ./proto
+	github.com/clawhost/clawhost/sdk => ./sdk
 )

@@ -44,6 +44,7 @@ import (
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/host"
 )
 
 // Options configure a Host.
@@ -122,7 +123,15 @@ func (h *Host) provision() error {
 		return err
 	}
 	h.metrics = metrics.New()
-	h.plugins = pluginhost.New(pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady})
+	// An author debugging a plugin starts it by hand and names it here.
+	reattach, err := host.ParseReattach(os.Getenv(host.EnvReattach))
+	if err != nil {
+		return err
+	}
+	for name := range reattach {
+		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", host.EnvReattach)
+	}
+	h.plugins = pluginhost.New(pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach})
 	h.gw = gateway.New(gateway.Options{
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,

@@ -10,8 +10,21 @@
 //     agent turn.
 //
 // You implement plain Go interfaces; sdk.Serve does the rest (go-plugin,
-// gRPC, the handshake, JSON logging on stderr, exiting when the host dies,
-// SIGTERM). First-party plugins use nothing but this sdk.
+// gRPC, the handshake, logging on stderr in the format the host reads,
+// exiting when the host dies, SIGTERM). First-party plugins use nothing but
+// this sdk.
+//
+// The sdk is a Go module of its own, github.com/clawhost/clawhost/sdk; it
+// requires the generated protocol, github.com/clawhost/clawhost/proto, and
+// go-plugin, gRPC and protobuf, none of the daemon's dependencies. Until
+// both are tagged, require them from a checkout:
+//
+//	require github.com/clawhost/clawhost/sdk v0.0.0
+//
+//	replace (
+//		github.com/clawhost/clawhost/sdk => ../clawhost/sdk
+//		github.com/clawhost/clawhost/proto => ../clawhost/proto
+//	)
 //
 // # Quick start: a channel plugin in one file
 //
@@ -25,16 +38,39 @@
 //		"github.com/clawhost/clawhost/sdk"
 //		"github.com/clawhost/clawhost/sdk/channel"
 //		"github.com/clawhost/clawhost/sdk/schema"
+//		"github.com/clawhost/clawhost/sdk/status"
 //	)
 //
-//	type ticker struct{ every time.Duration }
+//	type config struct {
+//		Every float64 `json:"every"`
+//	}
+//
+//	// check is the plugin's own config check, shared by Validate and
+//	// Configure. Diagnostics point at attributes of the user's block.
+//	func check(cfg schema.Config) (config, error) {
+//		var c config
+//		if err := cfg.Decode(&c); err != nil {
+//			return c, err
+//		}
+//		if c.Every <= 0 {
+//			return c, schema.Diagnostics{{Attribute: "every", Summary: "must be positive"}}
+//		}
+//		return c, nil
+//	}
+//
+//	type ticker struct {
+//		every  time.Duration
+//		status status.Reporter
+//	}
 //
 //	func (t *ticker) Capabilities() channel.Capabilities {
-//		return channel.Capabilities{MaxTextLength: 2000}
+//		return channel.Capabilities{MaxTextLength: 2000, LengthUnit: channel.LengthUTF16, DisplayName: "Ticker"}
 //	}
 //
 //	// Run receives from the platform; here it invents one message per tick.
+//	// It returns when ctx ends.
 //	func (t *ticker) Run(ctx context.Context, inbox channel.Inbox) error {
+//		t.status.Report(status.Status{State: status.Ready})
 //		for i := 0; ; i++ {
 //			select {
 //			case <-ctx.Done():
@@ -66,15 +102,18 @@
 //		sdk.Serve(sdk.Plugin{
 //			Name: "ticker", Version: "0.1.0",
 //			Schema: schema.Schema{{Name: "every", Type: "number", Default: 60, Description: "seconds between ticks"}},
+//			Validate: func(ctx context.Context, cfg schema.Config) error {
+//				_, err := check(cfg)
+//				return err
+//			},
 //			Configure: func(ctx context.Context, cfg schema.Config) error {
-//				var c struct{ Every float64 `json:"every"` }
-//				if err := cfg.Decode(&c); err != nil {
+//				c, err := check(cfg)
+//				if err != nil {
 //					return err
 //				}
-//				if c.Every <= 0 {
-//					return schema.Diagnostics{{Attribute: "every", Summary: "must be positive"}}
-//				}
 //				t.every = time.Duration(c.Every * float64(time.Second))
+//				t.status = cfg.Status
+//				cfg.Logger.Info("ticking", "every", t.every)
 //				return nil
 //			},
 //			Channel: t,
@@ -88,12 +127,56 @@
 //	  config { every = 30 }
 //	}
 //
+// Validate runs the plugin's own checks without side effects: `clawhost
+// validate`, a start and a reload call it before anything is stopped, and
+// report its schema.Diagnostics at the file:line:col of the attribute.
+// Configure is called once per process; share the checks as above.
+//
+// Logging: schema.Config.Logger is a *slog.Logger. Its lines appear in the
+// host log under the instance name with their level and attributes; debug
+// and trace (a level below slog.LevelDebug) lines are written only when the
+// host's log level asks for them. Never log secrets.
+//
+// Status: keep schema.Config.Status from Configure and report what only the
+// plugin knows (package status). A plugin that never reports is ready while
+// it runs. One that cannot work until a person acts says so instead of
+// failing, and is not restarted:
+//
+//	t.status.Report(status.Status{
+//		State:   status.NeedsAttention,
+//		Message: "the platform rejected the token; create a new one and reload",
+//	})
+//
+// Degraded says it is trying and failing by itself (the platform is
+// unreachable); report Ready again when it recovers. With an Attention (a
+// QR code, a pairing code, a link) and its Retry label, set Plugin.Retry:
+// the operator's "retry" calls it.
+//
 // Optional capabilities are optional interfaces: implement channel.Typer,
 // channel.Editor, channel.Reactor, channel.MediaDownloader or
 // channel.CommandMenu and the host uses them. Test a channel with
-// sdktest.Conformance, which drives it over a real gRPC connection.
+// sdktest.Conformance, which drives it over a real gRPC connection and
+// checks the contract of channel.Channel (acks and redelivery, the text
+// limit in its unit, chat_not_found, typed errors).
+//
+// # Debug mode
+//
+// To run a plugin under a debugger, start it yourself with EnvDebug set to
+// the instance name (the label of its plugin block; "1" means the plugin's
+// Name):
+//
+//	CLAWHOST_PLUGIN_DEBUG=tick dlv exec ./bin/clawhost-ticker
+//
+// It serves without a handshake, logs readable lines, and prints on stderr
+// a CLAWHOST_REATTACH='{"tick":{...}}' line. Start clawhost with that
+// variable in its environment: the instance attaches to your process
+// instead of launching its binary (as Terraform's TF_REATTACH_PROVIDERS
+// does). The host does not probe its liveness (a breakpoint is not a hang)
+// and never signals it; stopping the instance closes the connection and
+// the plugin exits. A plugin is configured once per process, so start both
+// again for the next run.
 //
 // Rules: never write to stdout (the go-plugin handshake lives there); log
 // through schema.Config.Logger, never log secrets; return business failures
-// as *channel.Error.
+// as *channel.Error; return from Run when its context ends.
 package sdk

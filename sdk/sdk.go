@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -65,21 +65,38 @@ const (
 	EnvLogLevel = "CLAWHOST_LOG_LEVEL"
 )
 
+// EnvDebug, set by an author who starts a plugin binary by hand, runs it in
+// debug mode: no handshake is expected; the plugin serves on a socket and
+// prints (on stderr) the CLAWHOST_REATTACH value with which clawhost
+// attaches to it instead of starting it, so that it can run under a
+// debugger. "1" or "true" names the instance after the plugin (Plugin.Name);
+// any other value is the instance name, the label of the plugin block.
+const EnvDebug = "CLAWHOST_PLUGIN_DEBUG"
+
 // watchdogInterval is how often the plugin checks that its host is alive.
 const watchdogInterval = 500 * time.Millisecond
 
+// stopTimeout bounds the wait for the channel's Run (and, in debug mode,
+// go-plugin's server) to end at exit.
+const stopTimeout = 2 * time.Second
+
 // Serve runs the plugin until the host stops it, then exits the process.
-// It owns go-plugin, gRPC, the handshake, the hclog JSON logger on stderr,
-// a parent-process watchdog (the plugin exits when the host is gone, even if
-// the host was SIGKILLed) and signal handling (SIGTERM stops gracefully).
+// It owns go-plugin, gRPC, the handshake, the logger (hclog's JSON lines on
+// stderr, which the host shows under the instance name), a parent-process
+// watchdog (the plugin exits when the host is gone, even if the host was
+// SIGKILLed) and signal handling (SIGTERM stops gracefully).
+//
+// With EnvDebug set it runs in debug mode instead (see the package
+// documentation): the same plugin, started by hand, with readable log lines.
 //
 // Serve never returns. Call it as the only statement of main. Do not write to
 // stdout anywhere in a plugin: the handshake lives there.
 func Serve(p Plugin) {
+	instance := debugInstance(p.Name, os.Getenv(EnvDebug))
 	log := hclog.New(&hclog.LoggerOptions{
 		Name:       p.Name,
 		Output:     os.Stderr,
-		JSONFormat: true,
+		JSONFormat: instance == "",
 		Level:      hclog.LevelFromString(os.Getenv(EnvLogLevel)),
 	})
 	if err := validate(p); err != nil {
@@ -87,11 +104,24 @@ func Serve(p Plugin) {
 		fmt.Fprintf(os.Stderr, "clawhost plugin %s: %v\n", p.Name, err)
 		os.Exit(1)
 	}
-	if os.Getenv(wire.Handshake.MagicCookieKey) != wire.Handshake.MagicCookieValue {
-		fmt.Fprintf(os.Stderr, "This binary is a clawhost plugin (%s). It is started by clawhost; it is not meant to be run by hand.\n", p.Name)
+	if instance == "" && os.Getenv(wire.Handshake.MagicCookieKey) != wire.Handshake.MagicCookieValue {
+		fmt.Fprintf(os.Stderr, "This binary is a clawhost plugin (%s). It is started by clawhost; it is not meant to be run by hand.\n"+
+			"To run it by hand (under a debugger), set %s=1 and start clawhost with the %s value it prints.\n", p.Name, EnvDebug, wire.EnvReattach)
 		os.Exit(1)
 	}
-	os.Exit(run(p, log))
+	os.Exit(run(p, log, instance))
+}
+
+// debugInstance is the instance name debug mode announces for the value v
+// of EnvDebug, or "" when debug mode is off.
+func debugInstance(name, v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "0", "false", "no", "off":
+		return ""
+	case "1", "true", "yes", "on":
+		return name
+	}
+	return strings.TrimSpace(v)
 }
 
 func validate(p Plugin) error {
@@ -104,7 +134,10 @@ func validate(p Plugin) error {
 	return nil
 }
 
-func run(p Plugin, log hclog.Logger) int {
+// run serves p until the host stops it and returns the exit code. With
+// debugAs set it serves in go-plugin's test mode (no handshake on stdout)
+// and announces the reattach config for the instance debugAs.
+func run(p Plugin, log hclog.Logger, debugAs string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -127,29 +160,33 @@ func run(p Plugin, log hclog.Logger) int {
 	go watchParent(log, os.Getppid(), func() { stop(0) })
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)
+	if debugAs != "" {
+		signal.Notify(sigs, os.Interrupt) // Ctrl-C in the author's terminal
+	}
 	go func() {
-		<-sigs
-		log.Info("SIGTERM: stopping")
+		name := "SIGTERM"
+		if <-sigs == os.Interrupt {
+			name = "SIGINT"
+		}
+		log.Info(name + ": stopping")
 		stop(0)
 	}()
 
 	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		plugin.Serve(&plugin.ServeConfig{
-			HandshakeConfig: wire.Handshake,
-			Plugins:         plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{Srv: srv}},
-			Logger:          log,
-			GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-				opts = append(opts,
-					grpc.MaxRecvMsgSize(wire.MaxMessageBytes),
-					grpc.MaxSendMsgSize(wire.MaxMessageBytes),
-					grpc.ChainUnaryInterceptor(wire.RecoverUnary(log)),
-					grpc.ChainStreamInterceptor(wire.RecoverStream(log)))
-				return grpc.NewServer(opts...)
-			},
-		})
-	}()
+	cfg := wire.ServeConfig(srv, log)
+	serveCtx, stopServing := context.WithCancel(context.Background())
+	defer stopServing()
+	if debugAs != "" {
+		reattach := make(chan *plugin.ReattachConfig, 1)
+		cfg.Test = &plugin.ServeTestConfig{Context: serveCtx, ReattachConfigCh: reattach, CloseCh: served}
+		go announce(p.Name, debugAs, reattach, func() { stop(1) })
+		go plugin.Serve(cfg)
+	} else {
+		go func() {
+			defer close(served)
+			plugin.Serve(cfg)
+		}()
+	}
 
 	code := 0
 	select {
@@ -161,11 +198,36 @@ func run(p Plugin, log hclog.Logger) int {
 	if done := srv.RunDone(); done != nil {
 		select {
 		case <-done:
-		case <-time.After(2 * time.Second):
-			log.Warn("channel did not stop within 2s")
+		case <-time.After(stopTimeout):
+			log.Warn("channel did not stop within " + stopTimeout.String())
+		}
+	}
+	if debugAs != "" {
+		stopServing()
+		select {
+		case <-served:
+		case <-time.After(stopTimeout):
 		}
 	}
 	return code
+}
+
+// announce prints, on stderr, how to attach clawhost to this plugin in
+// debug mode. Stdout is not used even here: nothing reads it, but a plugin
+// never writes there.
+func announce(name, instance string, reattach <-chan *plugin.ReattachConfig, fail func()) {
+	rc := <-reattach
+	line, err := wire.ReattachLine(instance, rc)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "clawhost plugin %s: %v\n", name, err)
+		fail()
+		return
+	}
+	fmt.Fprintf(os.Stderr, "clawhost plugin %s is running in debug mode (pid %d) as instance %q.\n"+
+		"Start clawhost with this in its environment; it attaches to this process instead of starting the plugin:\n\n"+
+		"%s='%s'\n\n"+
+		"The process exits when clawhost stops the instance. Set %s=<instance> to name another plugin block.\n",
+		name, rc.Pid, instance, wire.EnvReattach, line, EnvDebug)
 }
 
 // watchParent calls gone when the parent process changes (the host died and

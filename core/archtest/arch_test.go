@@ -15,7 +15,10 @@ type pkg struct {
 	Imports    []string
 }
 
-// listPackages returns every package of the module with its non-test imports.
+// listPackages returns every package of the repository's modules (the
+// daemon's, the sdk's and the protocol's: module+"/..." matches the packages
+// of every module in the build list under that path) with their non-test
+// imports.
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", module+"/...")
@@ -103,8 +106,17 @@ var harnesses = map[string]bool{
 //     exception to the first rule.
 func TestDependencyRules(t *testing.T) {
 	pkgs := listPackages(t)
-	if len(pkgs) < 5 {
-		t.Fatalf("go list found only %d packages", len(pkgs))
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		seen[rel(p.ImportPath)] = true
+	}
+	// The rules are only as good as the walk: each module's packages must be
+	// in it (the sdk and proto modules are nested, and a pattern that missed
+	// them would check nothing there).
+	for _, want := range []string{"core/gateway", "sdk", "sdk/sdktest", "sdk/internal/wire", "proto/gen/clawhost/v1", "plugins/telegram", "examples/loopback"} {
+		if !seen[want] {
+			t.Errorf("go list did not find package %s: the dependency rules would not see it", want)
+		}
 	}
 	for _, p := range pkgs {
 		from := rel(p.ImportPath)
@@ -117,6 +129,45 @@ func TestDependencyRules(t *testing.T) {
 			}
 			if msg := violation(from, rel(imp)); msg != "" {
 				t.Errorf("%s imports %s: %s", from, rel(imp), msg)
+			}
+		}
+	}
+}
+
+// daemonModules are dependencies of the daemon that a plugin author must not
+// download: the sdk module's build list must not contain them.
+var daemonModules = []string{
+	"github.com/hashicorp/hcl",
+	"github.com/zclconf/go-cty",
+	"modernc.org/sqlite",
+	"github.com/prometheus/",
+	"github.com/chromedp/",
+	"github.com/go-telegram-bot-api/",
+	"github.com/bwmarrin/discordgo",
+	"github.com/yuin/goldmark",
+	"github.com/microcosm-cc/bluemonday",
+	"github.com/coder/websocket",
+	"github.com/clawhost/clawhost ",
+}
+
+// TestSDKModuleIsLean checks that the sdk is a module of its own whose
+// dependencies are the plugin protocol's (go-plugin, gRPC, protobuf), not the
+// daemon's.
+func TestSDKModuleIsLean(t *testing.T) {
+	cmd := exec.Command("go", "list", "-m", "all")
+	cmd.Dir = "../../sdk"
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m all in sdk: %v", err)
+	}
+	mods := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(mods) == 0 || mods[0] != module+"/sdk" {
+		t.Fatalf("sdk/go.mod is not the module %s/sdk: first line %q", module, mods[0])
+	}
+	for _, m := range mods {
+		for _, bad := range daemonModules {
+			if strings.HasPrefix(m+" ", bad) {
+				t.Errorf("the sdk module depends on %s, a daemon dependency", m)
 			}
 		}
 	}

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/host"
@@ -108,6 +109,11 @@ type Options struct {
 	// StopGrace is how long a plugin may take to exit after SIGTERM before
 	// its process group is killed; zero means DefaultStopGrace.
 	StopGrace time.Duration
+	// Reattach maps instance names to plugins an author started by hand in
+	// debug mode (host.ParseReattach of CLAWHOST_REATTACH): those
+	// instances attach to the running process instead of launching their
+	// binary. `clawhost validate`'s Probe always launches.
+	Reattach map[string]*plugin.ReattachConfig
 
 	// afterVerify, when set (tests), runs between a binary's checksum and
 	// its exec.
@@ -194,6 +200,7 @@ func (h *Host) Apply(specs []Spec) {
 			continue
 		}
 		inst := newInstance(h, s)
+		inst.reattach = h.opts.Reattach[name]
 		h.instances[name] = inst
 		start = append(start, inst)
 	}
@@ -268,6 +275,9 @@ type Instance struct {
 	readyCh  chan struct{} // closed when ready; replaced on restart
 	probeErr error         // set when the liveness probe killed the run
 	tail     *stderrTail   // the current process's last stderr lines
+	// reattach, when set, is the debug-mode process to attach to instead
+	// of launching the binary (Options.Reattach).
+	reattach *plugin.ReattachConfig
 
 	// What the plugin reports about itself (attention.go): rmu orders the
 	// reports with the start and end of runs; gen numbers runs, so a late

@@ -107,6 +107,8 @@ func faultPlugin(mode string) {
 	}
 	p := sdk.Plugin{Name: "fault-" + mode, Channel: &faulty{mode: mode}}
 	switch mode {
+	case "logs":
+		p.Configure = logEveryLevel
 	case "ignoreterm", "termdefault":
 		// After sdk.Serve installed its SIGTERM handler, which Ignore and
 		// Reset replace.

@@ -25,8 +25,16 @@ import (
 
 // shutdown stops a launched plugin: procRunner.terminate (SIGTERM, SIGKILL
 // after the grace period), then client.Kill, which only closes the
-// connection to a process that is gone.
+// connection to a process that is gone. An attached plugin (proc nil) is
+// only asked to stop over its connection.
 func (h *Host) shutdown(client *plugin.Client, proc *procRunner) {
+	if proc == nil { // attached (debug mode): close the connection only
+		if rpc, err := client.Client(); err == nil {
+			_ = rpc.Close()
+		}
+		client.Kill()
+		return
+	}
 	proc.terminate(h.opts.StopGrace)
 	client.Kill()
 }
@@ -61,6 +69,9 @@ func execPath(f *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(f.
 
 // launch execs and handshakes the plugin.
 func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
+	if i.reattach != nil {
+		return i.attach()
+	}
 	path := i.spec.Path
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil, &runError{StateMissing, fmt.Errorf("start plugin %s: binary %s not found: build it (make build) or set path in its plugin block, then reload", i.spec.Instance, path)}

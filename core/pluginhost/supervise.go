@@ -143,6 +143,9 @@ func (i *Instance) runOnce() error {
 // it. Until it is ready again, calls that need it wait or fail at once
 // instead of blocking on the dead one.
 func (i *Instance) probe(ctx context.Context, plug *host.Plugin) {
+	if i.reattach != nil {
+		return // under a debugger: a breakpoint is not a hang
+	}
 	t := time.NewTicker(i.h.opts.ProbeInterval)
 	defer t.Stop()
 	for {

@@ -19,7 +19,11 @@
 // rotates it: the data gets the suffix "#<n>" (the n-th retry) and the
 // expiry moves a minute on, as a real plugin showing a new QR code would.
 //
-// It writes its address to addr_file when one is configured.
+// It writes its address to addr_file when one is configured. Every chat
+// exists on this platform except those whose id starts with "missing-":
+// Send and Edit to one fail with chat_not_found, as a real platform's do
+// for a chat the bot is not in. Texts are counted in UTF-16 code units, the
+// unit it declares.
 package main
 
 import (
@@ -35,6 +39,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf16"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -298,13 +303,28 @@ func (l *loopback) injected(op string) error {
 	return &channel.Error{Code: channel.Code(f.Code), Message: "injected failure", RetryAfter: time.Duration(f.RetryAfterMS) * time.Millisecond}
 }
 
+// missingPrefix starts the ids of chats this platform does not have.
+const missingPrefix = "missing-"
+
+// utf16Len is the length of s in UTF-16 code units.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
 func (l *loopback) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
 	if err := l.injected("send"); err != nil {
 		l.record(Record{Op: "send_failed", ChatID: req.ChatID, ThreadID: req.ThreadID, Text: req.Text, Format: req.Format})
 		return channel.SendResponse{}, err
 	}
-	if n := len([]rune(req.Text)); l.limit > 0 && n > l.limit {
-		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text of %d characters exceeds %d", n, l.limit)
+	if strings.HasPrefix(req.ChatID, missingPrefix) {
+		return channel.SendResponse{}, channel.Errorf(channel.CodeChatNotFound, "no chat %q", req.ChatID)
+	}
+	if n := utf16Len(req.Text); l.limit > 0 && n > l.limit {
+		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text of %d UTF-16 units exceeds %d", n, l.limit)
 	}
 	l.mu.Lock()
 	l.nextID++
@@ -333,6 +353,9 @@ func (l *loopback) DownloadMedia(ctx context.Context, req channel.DownloadReques
 func (l *loopback) Edit(ctx context.Context, req channel.EditRequest) error {
 	if err := l.injected("edit"); err != nil {
 		return err
+	}
+	if strings.HasPrefix(req.ChatID, missingPrefix) {
+		return channel.Errorf(channel.CodeChatNotFound, "no chat %q", req.ChatID)
 	}
 	l.record(Record{Op: "edit", ChatID: req.ChatID, ThreadID: req.ThreadID, MessageID: req.MessageID, Text: req.Text, Format: req.Format})
 	return nil

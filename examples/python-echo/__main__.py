@@ -162,8 +162,10 @@ class Echo:
         if len(request.text) > self.limit:
             return p.SendResponse(error=p.PluginError(
                 code="message_too_long", message="text of %d characters exceeds %d" % (len(request.text), self.limit)))
-        if not request.chat_id:
-            return p.SendResponse(error=p.PluginError(code="chat_not_found", message="empty chat id"))
+        if not request.chat_id or request.chat_id.startswith("missing-"):
+            # Like the Go loopback example, this platform has every chat
+            # but those whose id starts with "missing-".
+            return p.SendResponse(error=p.PluginError(code="chat_not_found", message="no chat %r" % request.chat_id))
         with self.mu:
             self.next_id += 1
             mid = "m%d" % self.next_id

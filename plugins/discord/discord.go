@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -60,7 +60,7 @@ func Plugin() sdk.Plugin {
 // concurrently.
 type Adapter struct {
 	cfg    Config
-	log    hclog.Logger
+	log    *slog.Logger
 	status status.Reporter
 	rest   *discordgo.Session
 	http   *http.Client // attachment downloads (no bot token sent)
@@ -98,7 +98,7 @@ type identity struct {
 // New returns an unconfigured Adapter.
 func New() *Adapter {
 	return &Adapter{
-		log:         hclog.NewNullLogger(),
+		log:         slog.New(slog.DiscardHandler),
 		status:      status.Discard,
 		sleep:       sleepCtx,
 		now:         time.Now,

@@ -5,11 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -93,7 +92,7 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 		dir = t.TempDir()
 	}
 	logs := &logBuffer{}
-	log := hclog.New(&hclog.LoggerOptions{Name: "discord", Output: logs, Level: hclog.Trace})
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
 	cfg := map[string]any{"token": testToken, "api_endpoint": srv.Endpoint()}
 	for k, v := range extra {
 		cfg[k] = v

@@ -42,6 +42,9 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	if a.rest == nil {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeInternal, "send before configure")
 	}
+	if err := fits(req.Text); err != nil {
+		return channel.SendResponse{}, err
+	}
 	content := a.render(req.Text, req.Format)
 	files, closeFiles, err := openMedia(req.Media)
 	if err != nil {
@@ -118,6 +121,9 @@ func (a *Adapter) sendInteraction(ix *interaction, content string, files []*disc
 func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if a.rest == nil {
 		return channel.Errorf(channel.CodeInternal, "edit before configure")
+	}
+	if err := fits(req.Text); err != nil {
+		return err
 	}
 	content := a.render(req.Text, req.Format)
 	opt, cancel := a.call(ctx, callTimeout)
@@ -249,6 +255,16 @@ func (a *Adapter) render(text, format string) string {
 		return out
 	}
 	return text
+}
+
+// fits refuses a text over the declared limit (Capabilities: MaxTextLength
+// UTF-16 units) with CodeMessageTooLong, as the channel contract asks,
+// although Discord itself would take up to 2000 code points.
+func fits(text string) error {
+	if n := utf16Len(text); n > MaxTextLength {
+		return channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", n, MaxTextLength)
+	}
+	return nil
 }
 
 func utf16Len(s string) int {

@@ -5,11 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -48,7 +47,7 @@ func (l *logBuffer) String() string {
 func newLoggedAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any) (*Adapter, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
-	log := hclog.New(&hclog.LoggerOptions{Name: "telegram", Output: logs, Level: hclog.Trace})
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
 	cfg := map[string]any{"token": testToken, "api_endpoint": srv.APIEndpoint(), "poll_timeout": 1}
 	for k, v := range extra {
 		cfg[k] = v

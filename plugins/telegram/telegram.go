@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -75,7 +74,7 @@ func Plugin() sdk.Plugin {
 type Adapter struct {
 	cfg Config
 	api *client
-	log hclog.Logger
+	log *slog.Logger
 
 	// sleep waits d or until ctx ends; tests replace it to observe backoff
 	// without waiting.
@@ -95,7 +94,7 @@ type Adapter struct {
 // New returns an unconfigured Adapter.
 func New() *Adapter {
 	return &Adapter{
-		log:       hclog.NewNullLogger(),
+		log:       slog.New(slog.DiscardHandler),
 		sleep:     sleepCtx,
 		status:    status.Discard,
 		listening: make(chan struct{}),

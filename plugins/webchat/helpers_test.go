@@ -3,11 +3,10 @@ package webchat_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/plugins/webchat"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
@@ -39,7 +38,7 @@ func start(t *testing.T, s setup) *running {
 	}
 	js, _ := json.Marshal(cfg)
 	a := webchat.New(s.opts)
-	log := hclog.New(&hclog.LoggerOptions{Name: "webchat", Level: hclog.Warn, Output: testWriter{t}})
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if err := a.Configure(context.Background(), schema.Config{Instance: "web", DataDir: s.dataDir, JSON: js, Logger: log}); err != nil {
 		t.Fatalf("configure: %v", err)
 	}

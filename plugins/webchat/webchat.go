@@ -41,6 +41,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -49,8 +50,6 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf16"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -115,7 +114,7 @@ type Adapter struct {
 
 	// Set by Configure, read-only afterwards.
 	cfg      Config
-	log      hclog.Logger
+	log      *slog.Logger
 	store    store
 	ln       net.Listener
 	srv      *http.Server
@@ -141,7 +140,7 @@ func New(opts Options) *Adapter {
 		chats:     map[string]*chat{},
 		commands:  DefaultCommands,
 		kick:      make(chan struct{}, 1),
-		log:       hclog.NewNullLogger(),
+		log:       slog.New(slog.DiscardHandler),
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -205,7 +204,7 @@ func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
 	a.srv = &http.Server{
 		Handler:           a.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          a.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	return nil
 }

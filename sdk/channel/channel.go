@@ -37,6 +37,17 @@ type Channel interface {
 	// Send posts one message. The host has already split text to
 	// Capabilities().MaxTextLength. Business failures are returned as *Error
 	// with a stable Code. Send may be called concurrently for different chats.
+	//
+	// The contract, checked by sdktest.Conformance:
+	//   - a text of exactly MaxTextLength units, counted in LengthUnit, is
+	//     accepted whatever its characters (emoji are 2 UTF-16 units, 1
+	//     rune, 4 bytes);
+	//   - a longer text is refused with CodeMessageTooLong or sent as more
+	//     than one message (one id each in SendResponse.MessageIDs); it is
+	//     never truncated or accepted as one message the platform will cut;
+	//   - a chat the platform does not know, or the bot is not in, fails
+	//     with CodeChatNotFound: the host then gives up on the reply instead
+	//     of retrying it.
 	Send(ctx context.Context, req SendRequest) (SendResponse, error)
 }
 
@@ -61,10 +72,12 @@ type Inbox interface {
 // Capabilities describe a channel's limits and formatting.
 type Capabilities struct {
 	// MaxTextLength is the longest text one Send may carry, in LengthUnit.
-	// Zero means 4000.
+	// Zero means 4000. Declare what the platform really takes: the host
+	// splits to it, and Send must accept it (see Channel.Send).
 	MaxTextLength int
-	// LengthUnit is how MaxTextLength is counted: LengthUTF16 (default),
-	// LengthRunes or LengthBytes.
+	// LengthUnit is how MaxTextLength is counted: LengthUTF16 (default;
+	// Telegram, Discord and browsers count so), LengthRunes or LengthBytes.
+	// Count in the same unit in Send.
 	LengthUnit string
 	// Markdown is the markup the channel renders from Format "markdown":
 	// MarkdownNone, MarkdownCommonMark, MarkdownTelegramHTML, MarkdownDiscord,

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -53,9 +54,18 @@ type Target struct {
 	// must not wait for the host's ack: checks ack later or never. Nil:
 	// the checks that need inbound messages are skipped.
 	Inject func(ctx context.Context, inst Instance, text string) (chatID string, err error)
+	// UnknownChatID is a chat id the platform does not know: Send to it
+	// must fail with channel.CodeChatNotFound. Empty means
+	// DefaultUnknownChatID.
+	UnknownChatID string
 	// Timeout bounds each step; zero means 10s.
 	Timeout time.Duration
 }
+
+// DefaultUnknownChatID is the chat the unknown_chat check sends to when
+// Target.UnknownChatID is empty. No real platform has it; the loopback
+// examples have no chat whose id starts with "missing-".
+const DefaultUnknownChatID = "missing-conformance-chat"
 
 // Check is one behaviour.
 type Check struct {
@@ -71,16 +81,22 @@ type Check struct {
 // target (Inject is nil).
 var ErrSkipped = errors.New("skipped")
 
-// ChannelChecks are what a channel plugin owes the host: describe and schema
-// sanity, inbound delivery with host acks and redelivery of unacked
-// messages on a new stream and after a Nack, sends up to the declared text limit, and typed
-// errors for the optional capabilities it does not declare.
+// ChannelChecks are what a channel plugin owes the host (the contract of
+// channel.Channel): describe and schema sanity, inbound delivery with host
+// acks and redelivery of unacked messages on a new stream and after a
+// Nack, sends up to the declared text limit, multi-byte text at that limit
+// counted in the declared unit (accepted; one unit more refused with
+// message_too_long or split), chat_not_found for a chat the platform does
+// not know, and typed errors for the optional capabilities it does not
+// declare.
 func ChannelChecks() []Check {
 	return []Check{
 		{"describe", checkDescribeChannel},
 		{"receive_ack_redeliver", checkReceiveAckRedeliver},
 		{"nack_redeliver", checkNackRedeliver},
 		{"send", checkSend},
+		{"text_limit", checkTextLimit},
+		{"unknown_chat", checkUnknownChat},
 		{"optional_capabilities", checkOptionalCapabilities},
 	}
 }
@@ -591,6 +607,80 @@ func checkSend(ctx context.Context, tg Target) (string, error) {
 	}
 	if _, err := p.Send(ctx, channel.SendRequest{ChatID: chat, Text: "**bold** and `code`", Format: channel.FormatMarkdown}); err != nil {
 		return "", fmt.Errorf("markdown send: %w", err)
+	}
+	return "", nil
+}
+
+// atLimit returns a text of exactly n units of unit made of multi-byte
+// characters, so that counting in another unit gives another length: for
+// UTF-16 and runes an emoji outside the BMP (2 UTF-16 units, 1 rune, 4
+// bytes), for bytes "é" (2 bytes, 1 rune, 1 UTF-16 unit). An odd n of
+// UTF-16 units or bytes ends with one "x". An empty unit is UTF-16.
+func atLimit(unit string, n int) string {
+	switch unit {
+	case channel.LengthRunes:
+		return strings.Repeat("😀", n)
+	case channel.LengthBytes:
+		return strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
+	}
+	return strings.Repeat("😀", n/2) + strings.Repeat("x", n%2)
+}
+
+// checkTextLimit: exactly MaxTextLength units of multi-byte text (counted
+// in LengthUnit) are accepted; one unit more is refused with
+// CodeMessageTooLong or sent split (more than one message id), never
+// accepted as one message nor failed otherwise.
+func checkTextLimit(ctx context.Context, tg Target) (string, error) {
+	inst, d, stop, err := tg.injected(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 6*tg.timeout())
+	defer cancel()
+	in, err := receiveOne(ctx, tg, inst, "limits")
+	if err != nil {
+		return "", err
+	}
+	chat := in.Message.ChatID
+	unit, n := d.Capabilities.LengthUnit, d.Capabilities.MaxTextLength
+	if unit == "" {
+		unit = channel.LengthUTF16
+	}
+	var pr problems
+	exact := atLimit(unit, n)
+	if _, err := inst.Plugin.Send(ctx, channel.SendRequest{ChatID: chat, Text: exact, Format: channel.FormatPlain}); err != nil {
+		pr.addf("send of exactly the declared limit (%d %s) in multi-byte characters (%d runes, %d bytes) failed: %w", n, unit, utf8.RuneCountInString(exact), len(exact), err)
+	}
+	res, err := inst.Plugin.Send(ctx, channel.SendRequest{ChatID: chat, Text: exact + "x", Format: channel.FormatPlain})
+	switch {
+	case err == nil && len(res.MessageIDs) < 2:
+		pr.addf("send of one %s over the declared limit of %d was accepted as one message (ids %v): refuse it with %s or split it; is the length counted in another unit than %q?", unit, n, res.MessageIDs, channel.CodeMessageTooLong, unit)
+	case err != nil && channel.CodeOf(err) != channel.CodeMessageTooLong:
+		pr.addf("send of one %s over the declared limit of %d: got %v, want code %s", unit, n, err, channel.CodeMessageTooLong)
+	}
+	return fmt.Sprintf("%d %s", n, unit), pr.err()
+}
+
+// checkUnknownChat: Send to a chat the platform does not know fails with a
+// *channel.Error of CodeChatNotFound (the host then gives up on the reply
+// instead of retrying it), not with a transport error or another code.
+func checkUnknownChat(ctx context.Context, tg Target) (string, error) {
+	inst, _, stop, err := tg.configured(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
+	defer cancel()
+	chat := tg.UnknownChatID
+	if chat == "" {
+		chat = DefaultUnknownChatID
+	}
+	_, err = inst.Plugin.Send(ctx, channel.SendRequest{ChatID: chat, Text: "to nobody", Format: channel.FormatPlain})
+	var ce *channel.Error
+	if !errors.As(err, &ce) || ce.Code != channel.CodeChatNotFound {
+		return "", fmt.Errorf("send to unknown chat %q: got %v, want a *channel.Error with code %s", chat, err, channel.CodeChatNotFound)
 	}
 	return "", nil
 }

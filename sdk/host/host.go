@@ -4,13 +4,18 @@
 // sdk's contract types.
 //
 // Plugin authors do not need this package; clawhost's core and sdktest use it.
+// Its API has go-plugin's types (HandshakeConfig, PluginSet, ReattachConfig)
+// because a host drives go-plugin itself; no type of the sdk's internal
+// packages appears in it.
 package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -398,4 +403,36 @@ func (p *Plugin) BeforeAgentStart(ctx context.Context, req hook.Request) (hook.R
 		return hook.Response{}, wire.ErrorFromProto(e)
 	}
 	return hook.Response{PrependContext: r.GetPrependContext(), SystemPrompt: r.GetSystemPrompt()}, nil
+}
+
+// EnvReattach names the environment variable with which a host attaches to
+// plugins an author started by hand in debug mode (see package sdk) instead
+// of launching them: a JSON object from instance name to reattach config,
+// as the plugin prints it, e.g.
+//
+//	CLAWHOST_REATTACH='{"tick":{"Protocol":"grpc","ProtocolVersion":1,"Pid":4242,"Test":true,"Addr":{"Network":"unix","String":"/tmp/plugin123"}}}'
+const EnvReattach = wire.EnvReattach
+
+// ParseReattach parses the value of EnvReattach into go-plugin reattach
+// configs by instance name, for plugin.ClientConfig.Reattach. Every config
+// is in test mode: the host does not kill a process it did not start, it
+// only closes the connection (the sdk's debug mode then exits). An empty
+// value is no instances.
+func ParseReattach(v string) (map[string]*plugin.ReattachConfig, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var raw map[string]wire.Reattach
+	if err := json.Unmarshal([]byte(v), &raw); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", EnvReattach, err)
+	}
+	out := make(map[string]*plugin.ReattachConfig, len(raw))
+	for inst, r := range raw {
+		rc, err := r.Config()
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: instance %q: %w", EnvReattach, inst, err)
+		}
+		out[inst] = rc
+	}
+	return out, nil
 }

@@ -9,9 +9,8 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/sdk/status"
 )
@@ -47,8 +46,12 @@ type Config struct {
 	// schema attribute (absent optional attributes are their default or null).
 	JSON []byte
 	// Logger is the plugin's logger; its lines appear in the host log under
-	// the instance name. Never log secrets.
-	Logger hclog.Logger
+	// the instance name, with their level and attributes. Debug and trace
+	// lines (a level below slog.LevelDebug is trace) are written only when
+	// the host's log level asks for them. Never log secrets. Nil when a
+	// test configures the plugin directly; sdk.Serve and sdktest always set
+	// it.
+	Logger *slog.Logger
 	// Status reports the plugin's state to the operator (see package
 	// status). Keep it: it stays valid for the life of the process. In
 	// Validate it is status.Discard.

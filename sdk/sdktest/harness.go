@@ -1,15 +1,22 @@
 // Package sdktest tests plugins in-process over a real gRPC connection: the
-// same go-plugin glue, server shims and host client as in production, minus
-// the process boundary. Conformance runs the behaviour every channel plugin
-// owes the host.
+// same go-plugin serving code, server shims and host client as in
+// production, minus the process boundary. Conformance runs the behaviour
+// every channel plugin owes the host.
+//
+// Everything the plugin and go-plugin log goes to t.Log, so it shows with
+// a failing test (or -v) and never on the terminal of a passing one.
 package sdktest
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 
 	"github.com/clawhost/clawhost/sdk"
@@ -17,40 +24,154 @@ import (
 	"github.com/clawhost/clawhost/sdk/internal/wire"
 )
 
+// StopTimeout bounds each step of the teardown at the end of a test: the
+// channel's Run returning after its context was canceled, then go-plugin's
+// server stopping. A plugin that overruns it fails the test with an error
+// naming the step instead of hanging it.
+const StopTimeout = 5 * time.Second
+
 // Harness is a plugin served in-process and a host client connected to it.
 type Harness struct {
 	// Plugin is the host's client of the plugin under test.
 	Plugin *host.Plugin
-	// Inbox is the plugin side's inbox (for white-box checks).
-	cancel context.CancelFunc
 }
 
-// Start serves p in-process and connects a host client to it. Everything is
-// torn down when t ends.
+// Start serves p in-process and connects a host client to it. When t ends
+// the plugin is stopped as the host stops it: the channel's Run context is
+// canceled (Run must return within StopTimeout), then the connection and
+// the server are closed.
 func Start(t testing.TB, p sdk.Plugin) *Harness {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	log := hclog.New(&hclog.LoggerOptions{Name: p.Name, Output: hclog.DefaultOutput, Level: hclog.Warn})
-	inbox := wire.NewInbox()
-	srv := &wire.Server{Impl: ImplOf(p), Log: log, Ctx: ctx, Inbox: inbox}
-	client, _ := plugin.TestPluginGRPCConn(t, true, map[string]plugin.Plugin{wire.PluginName: &wire.GRPCPlugin{Srv: srv}})
-	raw, err := client.Dispense(wire.PluginName)
-	if err != nil {
-		t.Fatalf("dispense: %v", err)
-	}
-	h := &Harness{Plugin: host.Wrap(raw.(*grpc.ClientConn)), cancel: cancel}
-	t.Cleanup(func() {
-		cancel()
-		inbox.Stop()
-		if done := srv.RunDone(); done != nil {
-			<-done
-		}
-		client.Close()
-	})
+	h, stop := start(t, p, StopTimeout)
+	t.Cleanup(stop)
 	return h
 }
 
-// ImplOf converts an sdk.Plugin for the wire layer.
-func ImplOf(p sdk.Plugin) *wire.Impl {
+// start is Start with the teardown returned instead of registered, and its
+// bound as a parameter (the tests of this package shorten it).
+func start(t testing.TB, p sdk.Plugin, stopTimeout time.Duration) (*Harness, func()) {
+	t.Helper()
+	out := &testWriter{t: t}
+	pluginLog := hclog.New(&hclog.LoggerOptions{Name: p.Name, Output: out, Level: hclog.Debug})
+	goPluginLog := hclog.New(&hclog.LoggerOptions{Name: "go-plugin", Output: out, Level: hclog.Warn})
+
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	inbox := wire.NewInbox()
+	srv := &wire.Server{Impl: implOf(p), Log: pluginLog, Ctx: runCtx, Inbox: inbox}
+
+	serveCtx, cancelServe := context.WithCancel(context.Background())
+	reattach := make(chan *plugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	cfg := wire.ServeConfig(srv, goPluginLog)
+	cfg.Test = &plugin.ServeTestConfig{Context: serveCtx, ReattachConfigCh: reattach, CloseCh: closed}
+	go plugin.Serve(cfg)
+
+	var rc *plugin.ReattachConfig
+	select {
+	case rc = <-reattach:
+	case <-closed:
+		cancelRun()
+		cancelServe()
+		out.close()
+		t.Fatalf("sdktest: plugin %s: go-plugin's server did not start (its log above says why)", p.Name)
+	}
+	// In-process: the "process" go-plugin watches is the server, which
+	// ends when closed is.
+	rc.ReattachFunc = func() (runner.AttachedRunner, error) { return served(closed), nil }
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  host.Handshake,
+		Plugins:          host.PluginSet(),
+		Reattach:         rc,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  host.DialOptions(),
+		Logger:           goPluginLog,
+	})
+	stop := func() {
+		defer out.close()
+		cancelRun()
+		inbox.Stop()
+		if done := srv.RunDone(); done != nil {
+			select {
+			case <-done:
+			case <-time.After(stopTimeout):
+				t.Errorf("sdktest: plugin %s: the channel's Run did not return within %s of its context being canceled; Run must return when ctx is done (look for a blocking call that ignores ctx)", p.Name, stopTimeout)
+			}
+		}
+		if rpc, err := client.Client(); err == nil {
+			_ = rpc.Close()
+		}
+		client.Kill()
+		cancelServe()
+		select {
+		case <-closed:
+		case <-time.After(stopTimeout):
+			t.Errorf("sdktest: plugin %s: go-plugin's server did not stop within %s (a handler that ignores its context?)", p.Name, stopTimeout)
+		}
+	}
+	rpc, err := client.Client()
+	if err != nil {
+		stop()
+		t.Fatalf("sdktest: connect to plugin %s: %v", p.Name, err)
+	}
+	raw, err := rpc.Dispense(wire.PluginName)
+	if err != nil {
+		stop()
+		t.Fatalf("sdktest: dispense: %v", err)
+	}
+	conn, ok := raw.(*grpc.ClientConn)
+	if !ok {
+		stop()
+		t.Fatalf("sdktest: dispense returned %T", raw)
+	}
+	return &Harness{Plugin: host.Wrap(conn)}, stop
+}
+
+// served is the runner.AttachedRunner of an in-process server: it has
+// exited when closed is closed; Kill leaves stopping it to the teardown.
+type served <-chan struct{}
+
+func (s served) Wait(ctx context.Context) error {
+	select {
+	case <-s:
+	case <-ctx.Done():
+	}
+	return nil
+}
+func (s served) Kill(context.Context) error { return nil }
+func (s served) ID() string                 { return "in-process" }
+func (s served) PluginToHost(n, a string) (string, string, error) {
+	return n, a, nil
+}
+func (s served) HostToPlugin(n, a string) (string, string, error) {
+	return n, a, nil
+}
+
+// implOf converts an sdk.Plugin for the wire layer.
+func implOf(p sdk.Plugin) *wire.Impl {
 	return &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Retry: p.Retry}
+}
+
+// testWriter writes log lines to t.Log until the test's teardown closes
+// it; later lines (from a goroutine the plugin left behind) are dropped, as
+// t.Log after the end of a test panics.
+type testWriter struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+// Write implements io.Writer; hclog writes one line per call.
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *testWriter) close() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
 }

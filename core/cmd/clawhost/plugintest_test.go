@@ -155,9 +155,9 @@ func TestPluginTestGo(t *testing.T) {
 		avoid []string
 	}{
 		{"loopback", []string{"-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), filepath.Join(bin, "clawhost-loopback")}, 0,
-			[]string{"PASS  receive_ack_redeliver", "PASS  send ", "PASS  stop ", "PASS  channel_describe", "10 passed, 0 failed, 0 skipped", "PASS  nack_redeliver"}, []string{"FAIL", "SKIP"}},
+			[]string{"PASS  receive_ack_redeliver", "PASS  send ", "PASS  stop ", "PASS  channel_describe", "12 passed, 0 failed, 0 skipped", "PASS  nack_redeliver", "PASS  text_limit", "PASS  unknown_chat"}, []string{"FAIL", "SKIP"}},
 		{"loopback without inject", []string{filepath.Join(bin, "clawhost-loopback")}, 0,
-			[]string{"SKIP  receive_ack_redeliver", "SKIP  send ", "SKIP  optional_capabilities", "6 passed, 0 failed, 4 skipped"}, []string{"FAIL"}},
+			[]string{"SKIP  receive_ack_redeliver", "SKIP  send ", "SKIP  optional_capabilities", "SKIP  text_limit", "PASS  unknown_chat", "7 passed, 0 failed, 5 skipped"}, []string{"FAIL"}},
 		{"ping", []string{filepath.Join(bin, "clawhost-ping")}, 0, []string{"PASS  list_commands          ", "/ping", "6 passed, 0 failed"}, nil},
 		{"clock-hook", []string{filepath.Join(bin, "clawhost-clock-hook")}, 0, []string{"PASS  before_agent_start", "6 passed, 0 failed"}, nil},
 		{"stdout garbage", []string{garbage}, 1, []string{"FAIL  handshake", "Unrecognized remote plugin message: hello"}, []string{"PASS"}},
@@ -218,7 +218,7 @@ func TestPluginTestPython(t *testing.T) {
 	t.Parallel()
 	path := pythonPlugin(t)
 	code, out, errs := runPluginTest(t, "-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), path)
-	if code != 0 || !strings.Contains(out, "11 passed, 0 failed, 0 skipped") {
+	if code != 0 || !strings.Contains(out, "13 passed, 0 failed, 0 skipped") {
 		t.Errorf("exit %d, want every check passed:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/internal/slogh"
 	"github.com/clawhost/clawhost/sdk/schema"
 	sdkstatus "github.com/clawhost/clawhost/sdk/status"
 )
@@ -119,7 +120,7 @@ func (srv *Server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb
 	if srv.configured {
 		return &pb.ConfigureResponse{Diagnostics: []*pb.Diagnostic{{Summary: "plugin already configured", Detail: "Configure is called once per process"}}}, nil
 	}
-	cfg := schema.Config{Instance: req.GetInstance(), DataDir: req.GetDataDir(), JSON: req.GetConfigJson(), Logger: srv.Log, Status: &srv.Status}
+	cfg := schema.Config{Instance: req.GetInstance(), DataDir: req.GetDataDir(), JSON: req.GetConfigJson(), Logger: slogh.New(srv.Log), Status: &srv.Status}
 	if f := srv.Impl.Configure; f != nil {
 		if err := f(ctx, cfg); err != nil {
 			return &pb.ConfigureResponse{Diagnostics: diagnosticsOf("configure failed", err)}, nil
@@ -153,7 +154,7 @@ func (srv *Server) Validate(ctx context.Context, req *pb.ValidateRequest) (*pb.V
 	if f == nil {
 		return &pb.ValidateResponse{}, nil
 	}
-	cfg := schema.Config{Instance: req.GetInstance(), JSON: req.GetConfigJson(), Logger: srv.Log, Status: sdkstatus.Discard}
+	cfg := schema.Config{Instance: req.GetInstance(), JSON: req.GetConfigJson(), Logger: slogh.New(srv.Log), Status: sdkstatus.Discard}
 	if err := f(ctx, cfg); err != nil {
 		return &pb.ValidateResponse{Diagnostics: diagnosticsOf("invalid configuration", err)}, nil
 	}
@@ -239,7 +240,7 @@ func (srv *Server) Ack(_ context.Context, req *pb.AckRequest) (*pb.AckResponse, 
 func (srv *Server) Nack(_ context.Context, req *pb.NackRequest) (*pb.NackResponse, error) {
 	retry := time.Duration(req.GetRetryAfterMs()) * time.Millisecond
 	if n := srv.Inbox.Nack(req.GetDeliveryIds(), retry); n > 0 {
-		srv.Log.Warn("host could not store inbound messages; redelivering them", "count", n, "reason", req.GetReason(), "retry_after", retry)
+		srv.Log.Warn("host could not store inbound messages; redelivering them", "count", n, "reason", req.GetReason(), "retry_after", retry.String())
 	}
 	return &pb.NackResponse{}, nil
 }

@@ -1,0 +1,47 @@
+package pluginhost
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+// attach connects to a plugin an author started by hand in debug mode
+// (Options.Reattach) instead of launching one. The host does not own that
+// process: stopping the instance closes the connection, which makes the
+// sdk's debug mode exit; it is never signalled, and it has no liveness
+// probe (a breakpoint is not a hang).
+func (i *Instance) attach() (*plugin.Client, *procRunner, *host.Plugin, error) {
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  host.Handshake,
+		Plugins:          host.PluginSet(),
+		Reattach:         i.reattach,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           i.log,
+		GRPCDialOptions:  host.DialOptions(),
+	})
+	rpc, err := client.Client()
+	if err != nil {
+		// Not retried in a loop: the process was started by hand and
+		// CLAWHOST_REATTACH names that one process.
+		return nil, nil, nil, &runError{StateMissing, fmt.Errorf("attach to plugin %s (pid %d, %s): %w: start it again in debug mode and restart clawhost with the CLAWHOST_REATTACH it prints", i.spec.Instance, i.reattach.Pid, i.reattach.Addr, err)}
+	}
+	raw, err := rpc.Dispense(host.PluginName)
+	if err != nil {
+		_ = rpc.Close()
+		return nil, nil, nil, fmt.Errorf("attach to plugin %s: %w", i.spec.Instance, err)
+	}
+	conn, ok := raw.(*grpc.ClientConn)
+	if !ok {
+		_ = rpc.Close()
+		return nil, nil, nil, fmt.Errorf("attach to plugin %s: unexpected client type %T", i.spec.Instance, raw)
+	}
+	i.mu.Lock()
+	i.pid = i.reattach.Pid
+	i.mu.Unlock()
+	i.log.Info("attached to a plugin started by hand (debug mode)", "pid", i.reattach.Pid)
+	return client, nil, host.Wrap(conn), nil
+}
