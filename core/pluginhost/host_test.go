@@ -405,6 +405,39 @@ func TestUnresponsivePluginIsRestarted(t *testing.T) {
 	}
 }
 
+// TestSendToAHungPluginEndsWithTheProbe: a send in flight to a plugin that
+// stopped answering (SIGSTOP) fails once the liveness probe kills it,
+// instead of blocking until the caller's own deadline; the next send waits
+// for the restarted process and goes through.
+func TestSendToAHungPluginEndsWithTheProbe(t *testing.T) {
+	rec := newRecorder()
+	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound,
+		FirstBackoff: 20 * time.Millisecond, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: time.Second})
+	t.Cleanup(h.Stop)
+	spec, _ := loopbackSpec(t, "lo")
+	h.Apply([]Spec{spec})
+	first := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	if err := syscall.Kill(first.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	const deadline = 30 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	start := time.Now()
+	_, err := h.Ports().Send(ctx, "lo", channel.SendRequest{ChatID: "c1", Text: "to a hung plugin"})
+	took := time.Since(start)
+	if err == nil || took > deadline/3 {
+		t.Fatalf("send to the stopped plugin: err %v after %v; want a failure once the probe (1 s) kills it", err, took)
+	}
+	t.Logf("send failed after %v: %v", took.Round(time.Millisecond), err)
+	if _, err := h.Ports().Send(ctx, "lo", channel.SendRequest{ChatID: "c1", Text: "after the restart"}); err != nil {
+		t.Fatalf("send after the restart: %v", err)
+	}
+	if st := h.Instance("lo").Status(); st.PID == first.PID {
+		t.Errorf("still the stopped process %d", st.PID)
+	}
+}
+
 func TestChecksum(t *testing.T) {
 	h := newHost(t, newRecorder())
 	good, _ := loopbackSpec(t, "good")
