@@ -216,6 +216,14 @@ func (l lanes) Steer(key string, items []queue.Item) bool {
 }
 
 // output is delivery as a turn sees it.
+// notices sends the queue's notices (messages the cap dropped) in the
+// background, as recovery's are.
+type notices struct{ g *Gateway }
+
+func (n notices) Notify(key string, tgt message.Target, text string) {
+	n.g.background(func() { n.g.delivery.Notify(key, tgt, text) })
+}
+
 type output struct{ *delivery.Dispatcher }
 
 func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Live) turn.Draft {
