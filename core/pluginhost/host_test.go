@@ -72,11 +72,11 @@ func (f *faulty) Run(ctx context.Context, inbox channel.Inbox) error {
 		fmt.Fprintln(stderr, `{"@message":{"nested":true},"@level":"warn"}`)
 		fmt.Fprintln(stderr, `{"@message":"a good line after the bad ones","@level":"info"}`)
 	case "oversize":
-		err := inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "big", Sender: channel.Sender{ID: "u"}, Text: strings.Repeat("x", 9<<20)})
-		// The sdk refuses it before it reaches the stream; deliver a normal
-		// message to show the stream still works.
-		msg := "oversize refused: " + string(channel.CodeOf(err))
-		_ = inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "ok", Sender: channel.Sender{ID: "u"}, Text: msg})
+		// The sdk hands the host a stub instead, in the same batch as a
+		// normal message, and Deliver succeeds: the plugin moves on.
+		err := inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "big", Sender: channel.Sender{ID: "u"}, Text: strings.Repeat("x", 9<<20)},
+			channel.InboundMessage{ChatID: "c", MessageID: "ok", Sender: channel.Sender{ID: "u"}, Text: "after the big one"})
+		_ = inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "next", Sender: channel.Sender{ID: "u"}, Text: fmt.Sprintf("delivered: %v", err)})
 	}
 	<-ctx.Done()
 	return nil
@@ -530,17 +530,26 @@ func TestCrashLoop(t *testing.T) {
 	}
 }
 
-func TestOversizeMessageRefusedByPlugin(t *testing.T) {
+// TestOversizeMessageBecomesAStub: a message over the frame limit reaches the
+// host as a stub (ids and size, no text) in its batch, Deliver succeeds and
+// the plugin goes on, without a restart.
+func TestOversizeMessageBecomesAStub(t *testing.T) {
 	rec := newRecorder()
 	h := newHost(t, rec)
 	h.Apply([]Spec{faultSpec("big", "oversize")})
-	select {
-	case <-rec.ch:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no message after the oversize one")
+	for range 3 {
+		select {
+		case <-rec.ch:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the stub and the messages after it did not all arrive")
+		}
 	}
-	if got := rec.texts(); !got["oversize refused: message_too_long"] {
-		t.Fatalf("got %v", got)
+	rec.mu.Lock()
+	msgs := append([]channel.InboundMessage(nil), rec.msgs...)
+	rec.mu.Unlock()
+	if len(msgs) != 3 || msgs[0].MessageID != "big" || msgs[0].OversizeBytes < 9<<20 || msgs[0].Text != "" ||
+		msgs[1].Text != "after the big one" || msgs[2].Text != "delivered: <nil>" {
+		t.Fatalf("got %+v", msgs)
 	}
 	if st := h.Instance("big").Status(); st.State != StateReady || st.Restarts != 0 {
 		t.Errorf("plugin should stay up: %+v", st)
