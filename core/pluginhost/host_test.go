@@ -405,6 +405,30 @@ func TestUnresponsivePluginIsRestarted(t *testing.T) {
 	}
 }
 
+// waitStopped waits until every thread of pid is stopped (SIGSTOP takes
+// effect asynchronously: a thread may still answer a call meanwhile).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		stopped := len(tasks) > 0
+		for _, f := range tasks {
+			b, err := os.ReadFile(f)
+			// The state follows the parenthesized command name.
+			i := strings.LastIndexByte(string(b), ')')
+			stopped = stopped && err == nil && i > 0 && len(b) > i+2 && (b[i+2] == 'T' || b[i+2] == 't')
+		}
+		if stopped {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not stop", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestSendToAHungPluginEndsWithTheProbe: a send in flight to a plugin that
 // stopped answering (SIGSTOP) fails once the liveness probe kills it,
 // instead of blocking until the caller's own deadline; the next send waits
@@ -420,6 +444,7 @@ func TestSendToAHungPluginEndsWithTheProbe(t *testing.T) {
 	if err := syscall.Kill(first.PID, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, first.PID)
 	const deadline = 30 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
