@@ -162,7 +162,9 @@
 //     Edits are idempotent and are retried.
 //   - A reply that cannot be delivered fails its entry and the user is told
 //     (unless the chat itself is gone); a stale reply after a restart, a
-//     twice-interrupted turn and a dropped message are told in one message.
+//     twice-interrupted turn and a dropped message (the queue cap's old or
+//     new policy, a message too large for the plugin protocol, pairing
+//     slots full) are told in one message.
 //
 // # Housekeeping
 //
