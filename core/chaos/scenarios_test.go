@@ -19,7 +19,7 @@ import (
 
 // scenario is one kind of fault.
 type scenario struct {
-	name  string
+	name   string
 	prefix string // of its message marks
 	// long and short are the trials of `make chaos` and of TestChaosShort.
 	long, short int

@@ -104,6 +104,7 @@ const (
 	sendAttempts  = 6
 	firstRetry    = 500 * time.Millisecond
 	maxRetryWait  = 30 * time.Second
+	maxStoreWait  = 5 * time.Second
 	maxRetryAfter = 5 * time.Minute
 	readyWait     = 60 * time.Second
 	sendTimeout   = 60 * time.Second
