@@ -20,7 +20,7 @@ var (
 	flagSeed   = flag.Uint64("chaos.seed", 0, "seed of every random choice (0: from the clock; printed)")
 	flagTrials = flag.String("chaos.trials", "", "trials per scenario over the defaults, e.g. host-kill9=100,api-drop=5")
 	flagOnly   = flag.String("chaos.only", "", "run only the scenarios whose name matches this regexp")
-	flagBudget = flag.Duration("chaos.budget", 20*time.Minute, "no trial starts after this much time (long campaign)")
+	flagBudget = flag.Duration("chaos.budget", 30*time.Minute, "no trial starts after this much time (long campaign)")
 	flagKeep   = flag.String("chaos.keep", "", "keep each scenario's directory (logs, run log, database) under this directory")
 )
 
