@@ -190,6 +190,10 @@ func (e *env) startHost() time.Time {
 		}
 	}
 	cmd.Env = append(envv, "HOME="+e.home)
+	// A host outlives an interrupted test run otherwise (go test's
+	// timeout, ^C): it dies with the test process, its plugins and claude
+	// with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	fmt.Fprintf(e.log, "\n===== chaos: exec clawhost at %s =====\n", time.Now().Format(time.RFC3339Nano))
 	at := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -228,6 +232,7 @@ func (e *env) stopHost(sig syscall.Signal) {
 // gone, it is started again. It returns the moment of the exec.
 func (e *env) restartHost(sig syscall.Signal) time.Time {
 	e.stopHost(sig)
+	e.srv.ClearFailures()
 	e.checkGone(fmt.Sprintf("after %v", sig))
 	return e.startHost()
 }

@@ -49,15 +49,19 @@ func apiFault(f func(r uint64) telegramtest.Failure) func(*env, uint64) time.Tim
 }
 
 var scenarios = []scenario{
-	{name: "host-kill9", prefix: "hk", long: 100, short: 3, window: 2500 * time.Millisecond, inject: func(e *env, _ uint64) time.Time {
+	{name: "host-kill9", prefix: "hk", long: 100, short: 3, window: 2500 * time.Millisecond, inject: func(e *env, r uint64) time.Time {
 		e.faults++
+		e.unconfirmed(r)
 		return e.restartHost(syscall.SIGKILL)
 	}},
-	{name: "host-sigterm", prefix: "ht", long: 30, short: 2, window: 2500 * time.Millisecond, inject: func(e *env, _ uint64) time.Time {
+	{name: "host-sigterm", prefix: "ht", long: 30, short: 2, window: 2500 * time.Millisecond, inject: func(e *env, r uint64) time.Time {
 		e.faults++
+		e.unconfirmed(r)
 		return e.restartHost(syscall.SIGTERM)
 	}},
-	{name: "plugin-kill9", prefix: "pk", long: 50, short: 2, window: 2500 * time.Millisecond, inject: func(e *env, _ uint64) time.Time {
+	{name: "plugin-kill9", prefix: "pk", long: 50, short: 2, window: 2500 * time.Millisecond, inject: func(e *env, r uint64) time.Time {
+		e.unconfirmed(r)
+		defer e.srv.ClearFailures()
 		var pid int
 		e.waitUntil(3*time.Second, func() bool { pid = e.pluginPID(); return pid != 0 })
 		if pid == 0 {
@@ -120,6 +124,22 @@ var scenarios = []scenario{
 		_ = os.Remove(filler)
 		return time.Now()
 	}},
+}
+
+// unconfirmed: in half the trials (r odd) getUpdates fails (502) for a
+// while before a kill, so the updates the host already stored and acked
+// are not yet confirmed to Telegram: the next plugin process fetches them
+// again, and the host's durable dedupe must drop them. Without this a
+// random kill almost never lands in the few milliseconds between an ack
+// and the next poll. The failures end with the kill (restartHost clears
+// them before the exec).
+func (e *env) unconfirmed(r uint64) {
+	if r%2 == 0 {
+		return
+	}
+	e.srv.Fail("getUpdates", -1, telegramtest.ServerError(502))
+	fmt.Fprintf(e.log, "\n===== chaos: getUpdates fails (502) before the kill, at %s =====\n", time.Now().Format(time.RFC3339Nano))
+	time.Sleep(time.Duration(300+r%1200) * time.Millisecond)
 }
 
 // rngFor is the scenario's random source: the seed and its name.
