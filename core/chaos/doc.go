@@ -85,11 +85,15 @@
 //     five seconds after every host kill and after the final stop), or
 //     that is no descendant of the running host (checked after every
 //     trial). A failure.
+//   - unfinished: a message whose journal entry is still open (accepted,
+//     queued, processing or replied) after the host's final stop, whatever
+//     the chat shows: the journal and the chat disagree, and the next start
+//     would resume it. A failure.
 //
 // The campaign prints one table (scenario, trials, messages, answered 1,
 // lost, doubled, uncertain told, other told, runs ×2, finished re-run,
-// orphans, recovery median and max) and fails on any lost or doubled
-// message, finished re-run or orphan.
+// orphans, unfinished, recovery median and max) and fails on any lost or
+// doubled message, finished re-run, orphan or unfinished entry.
 //
 // # Reproducing
 //
