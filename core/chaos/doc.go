@@ -26,11 +26,12 @@
 //     then starts it again on the same directory;
 //   - plugin-kill9: the telegram plugin gets SIGKILL (the host restarts it);
 //   - claude-kill9: one claude process gets SIGKILL;
-//   - api-drop, api-malformed, api-5xx, api-429, api-silence: the fake
-//     Bot API carries one or two calls out (sendMessage, editMessageText
-//     or getUpdates) and loses the answer (connection dropped, a 200 that
-//     is not JSON), or refuses them (502, 429 with retry_after), or answers
-//     them after a silence of several seconds;
+//   - api-drop, api-malformed, api-5xx, api-429, api-silence, api-timeout:
+//     the fake Bot API carries one or two calls out (sendMessage,
+//     editMessageText or getUpdates) and loses the answer (connection
+//     dropped, a 200 that is not JSON, silence until the client gives up),
+//     or refuses them (500/502/503, 429 with retry_after), or answers them
+//     after a silence of several seconds;
 //   - store-locked: another connection holds the database with BEGIN
 //     EXCLUSIVE for a few seconds;
 //   - disk-full: the data directory is a small tmpfs, filled up for a few
@@ -40,8 +41,8 @@
 // journal entry is finished (done, failed or dropped). Recovery time is
 // from the restart's exec (host faults), the kill (plugin, claude) or the
 // end of the fault (API and store faults) to the moment every message of
-// the trial was settled. A message not settled within a minute stays
-// unsettled; it counts as lost unless the chat shows its answer in the end.
+// the trial was settled. A message not settled within two minutes stays
+// unsettled (noted); it is judged like every other message in the end.
 //
 // # What is counted, per message
 //

@@ -25,8 +25,9 @@ import (
 
 const (
 	token = "123456:TEST-clawhost-chaos"
-	// settleLimit bounds the wait for a trial's messages.
-	settleLimit = 60 * time.Second
+	// settleLimit bounds the wait for a trial's messages: longer than the
+	// host's send timeout (60 s), which an API silence runs into.
+	settleLimit = 2 * time.Minute
 	// orphanGrace is how long the processes of a dead host may take to go.
 	orphanGrace = 5 * time.Second
 	// stopLimit bounds a SIGTERMed host's shutdown; then it is killed.

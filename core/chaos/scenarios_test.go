@@ -98,6 +98,8 @@ var scenarios = []scenario{
 		inject: apiFault(func(r uint64) telegramtest.Failure {
 			return telegramtest.Slow(time.Duration(3+r%4) * time.Second)
 		})},
+	{name: "api-timeout", prefix: "at", long: 2, window: 2000 * time.Millisecond,
+		inject: apiFault(func(uint64) telegramtest.Failure { return telegramtest.AcceptedSilence() })},
 	{name: "store-locked", prefix: "sl", long: 6, short: 1, window: 1500 * time.Millisecond, inject: func(e *env, r uint64) time.Time {
 		hold := time.Duration(3+r%4) * time.Second
 		release, err := lockDatabase(filepath.Join(e.data, "clawhost.db"))
