@@ -41,7 +41,9 @@
 // journal entry is finished (done, failed or dropped). Recovery time is
 // from the restart's exec (host faults), the kill (plugin, claude) or the
 // end of the fault (API and store faults) to the moment every message of
-// the trial was settled. A message not settled within two minutes stays
+// the trial was settled (near zero when they all were before it: a
+// SIGTERMed host finishes or hands back its work first). A message not
+// settled within two minutes stays
 // unsettled (noted); it is judged like every other message in the end.
 //
 // # What is counted, per message
