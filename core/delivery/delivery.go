@@ -129,6 +129,8 @@ type Dispatcher struct {
 
 	mu  sync.Mutex
 	set Settings
+	// seen is the description last seen of each instance (see describe).
+	seen map[string]host.Description
 }
 
 // New returns a Dispatcher.

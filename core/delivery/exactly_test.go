@@ -353,3 +353,117 @@ func TestStoreRefusalNotRetried(t *testing.T) {
 		t.Errorf("sent %+v for an entry whose reply could not be recorded", calls)
 	}
 }
+
+// flakyReady is a channel whose readiness a test switches: while down,
+// Ready is false and WaitReady blocks until its context ends (a plugin
+// restarting, or degraded because its platform is unreachable).
+type flakyReady struct {
+	*fakeChannel
+	mu    sync.Mutex
+	down  bool
+	waits int
+}
+
+func (f *flakyReady) setDown(down bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = down
+}
+
+func (f *flakyReady) Ready(instance string) (host.Description, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return host.Description{}, false
+	}
+	return f.fakeChannel.Ready(instance)
+}
+
+func (f *flakyReady) WaitReady(ctx context.Context, instance string) (host.Description, error) {
+	f.mu.Lock()
+	down := f.down
+	f.waits++
+	f.mu.Unlock()
+	if down {
+		<-ctx.Done()
+		return host.Description{}, ctx.Err()
+	}
+	return f.fakeChannel.WaitReady(ctx, instance)
+}
+
+// A reply produced while the channel is not ready is recorded at once,
+// shaped by the channel's last known capabilities, without waiting for
+// it: the reply is a result in hand. Waiting (up to a minute) lost it
+// when a graceful stop came meanwhile, and the turn ran again after the
+// restart (found by the chaos campaign: SIGTERM while getUpdates failed).
+func TestReplyRecordedWhileChannelDown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 20)
+	ch := &flakyReady{fakeChannel: f.ch}
+	d := New(Options{Channels: ch, Store: f.db, Clock: f.clock})
+	t.Cleanup(d.Close)
+	first := f.entry()
+	d.Deliver(Reply{Key: "k", ID: first, Target: tgt, Text: "seen while ready", Format: channel.FormatPlain})
+
+	ch.setDown(true)
+	id := f.entry()
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		// Delivery waits for the channel to send; the recording must not.
+		d.Deliver(Reply{Key: "k2", ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatPlain})
+	}()
+	waitFor(t, "the reply to be recorded", func() bool { return f.state(id) == store.StateReplied })
+	rec, err := f.db.Recover(context.Background(), store.RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rec.Deliver {
+		if p.Entry.ID != id {
+			continue
+		}
+		if len(p.Chunks) < 3 {
+			t.Errorf("chunks %+v: want the channel's limit of 20 (remembered), not the configured 4000", p.Chunks)
+		}
+	}
+	d.Close()
+	<-recorded
+}
+
+// With no capabilities ever seen, a reply waiting for the channel to be
+// ready is recorded as soon as the host drains, not after the wait's
+// bound: a graceful stop keeps the result in hand.
+func TestReplyRecordedOnDrainWhileChannelNeverReady(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 20)
+	ch := &flakyReady{fakeChannel: f.ch, down: true}
+	d := New(Options{Channels: ch, Store: f.db, Clock: f.clock})
+	t.Cleanup(d.Close)
+	id := f.entry()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "in hand", Format: channel.FormatPlain})
+	}()
+	waitFor(t, "delivery to wait for the channel", func() bool { ch.mu.Lock(); defer ch.mu.Unlock(); return ch.waits > 0 })
+	d.Drain()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Deliver still waits for the channel 5 s after the drain")
+	}
+	if st := f.state(id); st != store.StateReplied {
+		t.Errorf("entry %s after the drain, want replied (recorded, to be sent after the restart)", st)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
