@@ -148,6 +148,9 @@ func (e *env) trial(i int, rng *rand.Rand) {
 	p := plan(rng)
 	at := time.Duration(rng.Int64N(int64(e.sc.window)))
 	r := rng.Uint64()
+	if e.sc.before != nil {
+		e.sc.before(e, i)
+	}
 	fmt.Fprintf(e.log, "\n===== chaos: trial %d at %s =====\n", i, time.Now().Format(time.RFC3339Nano))
 	sent := make(chan []*msg, 1)
 	go func() { sent <- e.send(i, p) }()

@@ -24,7 +24,10 @@
 //   - host-kill9, host-sigterm: the host gets SIGKILL or SIGTERM; once it
 //     is gone the trial checks that nothing of its process tree survived,
 //     then starts it again on the same directory;
-//   - plugin-kill9: the telegram plugin gets SIGKILL (the host restarts it);
+//   - plugin-kill9: the telegram plugin gets SIGKILL (the host restarts it;
+//     every fifth trial starts on a freshly restarted host, so the host's
+//     crash-loop backoff, which reaches 30 s after ten quick crashes, does
+//     not turn every later trial into a 30 s wait);
 //   - claude-kill9: one claude process gets SIGKILL;
 //   - api-drop, api-malformed, api-5xx, api-429, api-silence, api-timeout:
 //     the fake Bot API carries one or two calls out (sendMessage,
