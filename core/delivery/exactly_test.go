@@ -105,6 +105,34 @@ func TestRecoveredReplyEditsTheDraftAndKeepsItsFormat(t *testing.T) {
 	}
 }
 
+// A recovered reply of several messages shows the bot typing while it
+// goes out (at the platform's pace it can take a while), and typing ends
+// with it; a single message needs none.
+func TestRecoveredReplyShowsTyping(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 20)
+	ctx := context.Background()
+	long, short := f.entry(), f.entry()
+	if err := f.db.RecordReply(ctx, store.Reply{JournalID: long, Text: "x", Chunks: []string{"one", "two", "three"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.RecordReply(ctx, store.Reply{JournalID: short, Text: "y", Chunks: []string{"only"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.d.DeliverPending("k", f.pending(long), tgt)
+	ty := f.ch.typings()
+	if len(ty) < 2 || !ty[0] || ty[len(ty)-1] {
+		t.Fatalf("typing %v, want on while the reply went out, then off", ty)
+	}
+	if n := len(f.ch.log()); n != 3 {
+		t.Fatalf("%d messages, want 3", n)
+	}
+	f.d.DeliverPending("k", f.pending(short), tgt)
+	if got := f.ch.typings(); len(got) != len(ty) {
+		t.Errorf("typing for a one-message reply: %v", got[len(ty):])
+	}
+}
+
 func TestRecoveredReplyKeepsReplyTo(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)

@@ -97,7 +97,14 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 	if format == "" {
 		format = d.shapeOf(d.ctx, tgt.Instance).format()
 	}
-	d.log.Info("delivering a reply produced before the restart", "id", p.Entry.ID, "chunks", len(p.Unsent()))
+	unsent := len(p.Unsent())
+	d.log.Info("delivering a reply produced before the restart", "id", p.Entry.ID, "chunks", unsent)
+	if unsent > 1 {
+		// A reply of several messages takes a while at the platform's
+		// pace: the chat shows the bot typing meanwhile, as during a turn.
+		seal := d.Typing(tgt)
+		defer seal()
+	}
 	d.sendChunks(key, p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, nil)
 }
 
