@@ -20,7 +20,7 @@ var (
 	flagSeed   = flag.Uint64("chaos.seed", 0, "seed of every random choice (0: from the clock; printed)")
 	flagTrials = flag.String("chaos.trials", "", "trials per scenario over the defaults, e.g. host-kill9=100,api-drop=5")
 	flagOnly   = flag.String("chaos.only", "", "run only the scenarios whose name matches this regexp")
-	flagBudget = flag.Duration("chaos.budget", 30*time.Minute, "no trial starts after this much time (long campaign)")
+	flagBudget = flag.Duration("chaos.budget", 30*time.Minute, "wall-clock bound of the long campaign, shared among the scenarios by their trials (a scenario starts no trial after its share)")
 	flagKeep   = flag.String("chaos.keep", "", "keep each scenario's directory (logs, run log, database) under this directory")
 )
 
@@ -90,12 +90,28 @@ func campaign(t *testing.T, o options) {
 	}
 	start := time.Now()
 	fmt.Printf("chaos campaign: seed %d (reproduce with -chaos.seed=%d)\n", o.seed, o.seed)
+	// The budget is shared among the scenarios by their trials, so a
+	// short budget runs fewer trials of every scenario rather than all of
+	// the first ones and none of the last; time a scenario leaves unused
+	// goes to the ones after it.
+	left := 0
+	for _, sc := range scenarios {
+		if only == nil || only.MatchString(sc.name) {
+			left += trials(t, sc, o.short)
+		}
+	}
 	var rows []row
 	for _, sc := range scenarios {
 		n := trials(t, sc, o.short)
 		if n == 0 || (only != nil && !only.MatchString(sc.name)) {
 			continue
 		}
+		var deadline time.Time
+		if o.budget > 0 {
+			remaining := o.budget - time.Since(start)
+			deadline = time.Now().Add(remaining * time.Duration(n) / time.Duration(left))
+		}
+		left -= n
 		dir := t.TempDir()
 		if *flagKeep != "" {
 			dir = filepath.Join(*flagKeep, sc.name)
@@ -110,8 +126,8 @@ func campaign(t *testing.T, o options) {
 		}
 		rng := rngFor(o.seed, sc.name)
 		for i := range n {
-			if o.budget > 0 && time.Since(start) > o.budget {
-				e.notes = append(e.notes, fmt.Sprintf("time budget %v reached after %d of %d trials", o.budget, i, n))
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				e.notes = append(e.notes, fmt.Sprintf("the scenario's share of the %v budget was used after %d of %d trials", o.budget, i, n))
 				break
 			}
 			e.trial(i, rng)

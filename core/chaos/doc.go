@@ -112,7 +112,9 @@
 //	make chaos CHAOS_ARGS='-chaos.seed=<seed> -chaos.only=host-kill9'
 //
 // -chaos.trials overrides trials per scenario ("host-kill9=100,api-drop=5"),
-// -chaos.budget bounds the wall-clock time (no trial starts after it) and
+// -chaos.budget bounds the wall-clock time (shared among the scenarios by
+// their trials: each starts no trial after its share, so a short budget
+// runs fewer trials of every scenario, and the table says how many) and
 // -chaos.keep keeps the scenarios' directories (host logs, run logs,
 // databases) for a look afterwards.
 package chaos

@@ -31,6 +31,7 @@ type fakeChannel struct {
 	mu       sync.Mutex
 	desc     host.Description
 	calls    []sent
+	typing   []bool  // each SetTyping, in order
 	sendErrs []error // consumed one per Send; nil entries succeed
 	editErr  error
 	n        int
@@ -73,12 +74,18 @@ func (f *fakeChannel) Edit(_ context.Context, _ string, req channel.EditRequest)
 func (f *fakeChannel) SetTyping(_ context.Context, _ string, req channel.TypingRequest) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, sent{op: fmt.Sprint("typing-", req.On)})
+	f.typing = append(f.typing, req.On)
 	return nil
 }
 
 func (f *fakeChannel) Download(context.Context, string, string, int64, io.Writer) (channel.MediaInfo, error) {
 	return channel.MediaInfo{}, errors.New("no media")
+}
+
+func (f *fakeChannel) typings() []bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]bool(nil), f.typing...)
 }
 
 func (f *fakeChannel) log() []sent {

@@ -97,7 +97,14 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 	if format == "" {
 		format = d.shapeOf(d.ctx, tgt.Instance).format()
 	}
-	d.log.Info("delivering a reply produced before the restart", "id", p.Entry.ID, "chunks", len(p.Unsent()))
+	unsent := len(p.Unsent())
+	d.log.Info("delivering a reply produced before the restart", "id", p.Entry.ID, "chunks", unsent)
+	if unsent > 1 {
+		// A reply of several messages takes a while at the platform's
+		// pace: the chat shows the bot typing meanwhile, as during a turn.
+		seal := d.Typing(tgt)
+		defer seal()
+	}
 	d.sendChunks(key, p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, nil)
 }
 
@@ -146,12 +153,6 @@ func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks
 			}
 			d.log.Warn("the draft could not be edited to the reply; sending it as a new message", "id", id, "error", err)
 		}
-		if err := d.persist("mark attempt", id, func() error { return d.store.MarkAttempt(d.ctx, id, c.Index) }); err != nil {
-			if !d.halted() {
-				d.failed(id, tgt, i, c, err)
-			}
-			return
-		}
 		req := channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: c.Text, Format: format}
 		if i == 0 {
 			req.ReplyToMessageID = replyTo
@@ -159,8 +160,23 @@ func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks
 		if i == len(chunks)-1 {
 			req.Media = media
 		}
-		ids, err := d.sendOne(tgt, req)
+		// The chunk is marked attempted once, just before the plugin is
+		// first asked (not while waiting for it to be ready).
+		attempted, markErr := false, error(nil)
+		ids, err := d.sendOneAfter(tgt, req, func() error {
+			if attempted {
+				return nil
+			}
+			markErr = d.persist("mark attempt", id, func() error { return d.store.MarkAttempt(d.ctx, id, c.Index) })
+			attempted = markErr == nil
+			return markErr
+		})
 		switch {
+		case markErr != nil:
+			if !d.halted() {
+				d.failed(id, tgt, i, c, markErr)
+			}
+			return
 		case errors.Is(err, errUncertain):
 			d.log.Warn("the outcome of a send is unknown; not sent again", "id", id, "chunk", c.Index, "error", err)
 			d.markUncertain(id, c.Index)

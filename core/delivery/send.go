@@ -61,6 +61,16 @@ func uncertain(err error) bool {
 // outcome is unknown (see uncertain) is never retried: it returns an error
 // wrapping errUncertain. Once the dispatcher drains, no new attempt starts.
 func (d *Dispatcher) sendOne(tgt message.Target, req channel.SendRequest) ([]string, error) {
+	return d.sendOneAfter(tgt, req, nil)
+}
+
+// sendOneAfter is sendOne calling before, when not nil, each time just
+// before the request is handed to the plugin (after the instance is
+// ready); an error from before ends the send with that error. The outbox
+// marks a chunk attempted there, so a chunk still waiting for its plugin
+// when the host stops was certainly not sent and goes out after the
+// restart instead of being taken as possibly delivered.
+func (d *Dispatcher) sendOneAfter(tgt message.Target, req channel.SendRequest, before func() error) ([]string, error) {
 	wait := firstRetry
 	var err error
 	for attempt := 0; attempt < sendAttempts; attempt++ {
@@ -70,6 +80,11 @@ func (d *Dispatcher) sendOne(tgt message.Target, req channel.SendRequest) ([]str
 		wctx, wcancel := context.WithTimeout(d.ctx, readyWait)
 		_, err = d.ch.WaitReady(wctx, tgt.Instance)
 		wcancel()
+		if err == nil && before != nil {
+			if berr := before(); berr != nil {
+				return nil, berr
+			}
+		}
 		if err == nil {
 			var resp channel.SendResponse
 			ctx, cancel := context.WithTimeout(d.ctx, sendTimeout)

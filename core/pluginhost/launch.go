@@ -117,9 +117,14 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+i.h.opts.LogLevel)
 			cmd.Env = pluginEnv(os.Environ(), i.spec.Env, own)
 			cmd.Dir = dir
-			r, err := newProcRunner(l, i.h.sp, cmd, func(pid int) {
+			r, err := newProcRunner(l, i.h.sp, cmd, func(pid int, alive bool) {
 				i.mu.Lock()
-				i.pid = pid
+				switch {
+				case alive:
+					i.pid = pid
+				case i.pid == pid: // not a newer process's
+					i.pid = 0
+				}
 				i.mu.Unlock()
 			})
 			proc = r

@@ -63,7 +63,7 @@ func TestCheckAsksValidate(t *testing.T) {
 
 // TestRejectedBlockSettlesAtStart: a block the plugin's Validate rejects
 // settles the instance as misconfigured with Spec.Explain's text, without
-// restarts; Changed says which specs Apply would start afresh.
+// restarts and without the pid of the process that checked it; Changed says which specs Apply would start afresh.
 func TestRejectedBlockSettlesAtStart(t *testing.T) {
 	t.Parallel()
 	h := newHost(t, newRecorder())
@@ -76,6 +76,8 @@ func TestRejectedBlockSettlesAtStart(t *testing.T) {
 	if !strings.Contains(st.LastError, "config.hcl:9:16: timezone: Unknown time zone") || st.Restarts != 0 {
 		t.Errorf("status %+v", st)
 	}
+	// The process that validated is gone: the status names no pid.
+	waitStatus(t, h.Instance("clock"), 5*time.Second, "no pid once the process is gone", func(s Status) bool { return s.PID == 0 })
 	if h.Changed("clock", spec.Fingerprint) || !h.Changed("clock", "UTC") {
 		t.Error("Changed: same fingerprint must be unchanged, another changed")
 	}

@@ -58,7 +58,10 @@ type procRunner struct {
 	stderr io.ReadCloser
 	tail   *stderrTail // the last lines of stderr, for errors
 	pid    int
-	onPID  func(int)
+	// onPID is told the pid once the process started and again, with
+	// alive false, once it has been reaped, so a status never names a
+	// process that is gone.
+	onPID func(pid int, alive bool)
 
 	exited   chan struct{} // closed when the process has been reaped
 	stopping atomic.Bool   // terminate was called: a signal death is expected
@@ -66,7 +69,7 @@ type procRunner struct {
 
 var _ runner.Runner = (*procRunner)(nil)
 
-func newProcRunner(log hclog.Logger, sp *spawner, cmd *exec.Cmd, onPID func(int)) (*procRunner, error) {
+func newProcRunner(log hclog.Logger, sp *spawner, cmd *exec.Cmd, onPID func(pid int, alive bool)) (*procRunner, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -85,7 +88,7 @@ func (r *procRunner) Start(context.Context) error {
 	}
 	r.pid = r.cmd.Process.Pid
 	if r.onPID != nil {
-		r.onPID(r.pid)
+		r.onPID(r.pid, true)
 	}
 	r.log.Debug("plugin process started", "pid", r.pid)
 	return nil
@@ -99,6 +102,9 @@ func (r *procRunner) Start(context.Context) error {
 func (r *procRunner) Wait(context.Context) error {
 	err := r.cmd.Wait()
 	close(r.exited)
+	if r.onPID != nil {
+		r.onPID(r.pid, false)
+	}
 	if err != nil && r.stopping.Load() && killedByStop(err) {
 		r.log.Debug("plugin process ended by stop signal", "pid", r.pid, "status", err)
 		return nil

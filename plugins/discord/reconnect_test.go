@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -194,6 +195,37 @@ func TestFatalCloseDuringSession(t *testing.T) {
 	waitFor(t, "needs_attention", func() bool { return a.reports.last().State == status.NeedsAttention })
 	if hs := srv.Identifies() + srv.Resumes(); hs != 1 {
 		t.Errorf("%d handshakes after 4004, want no new one", hs)
+	}
+}
+
+// TestFatalCloseCodes: every other close code Discord documents as "do
+// not reconnect" (4010–4013) ends the same way as 4004: needs_attention
+// with the reason, and no new handshake.
+func TestFatalCloseCodes(t *testing.T) {
+	for code, want := range map[int]string{
+		4010: "4010 Invalid shard",
+		4011: "4011 Sharding required",
+		4012: "4012 Invalid API version",
+		4013: "4013 Invalid intent(s)",
+	} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			a := newAdapter(t, srv, "", nil)
+			a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+			a.run(t, newInbox())
+			waitLive(t, srv, 1)
+			srv.CloseGateway(code, "closed by the test")
+			waitFor(t, "needs_attention", func() bool { return a.reports.last().State == status.NeedsAttention })
+			if st := a.reports.last(); !strings.Contains(st.Message, want) {
+				t.Errorf("status %q, want %q", st.Message, want)
+			}
+			n := srv.Identifies() + srv.Resumes()
+			time.Sleep(100 * time.Millisecond) // a process-level observation window
+			if hs := srv.Identifies() + srv.Resumes(); hs != 1 || hs != n {
+				t.Errorf("%d handshakes after %d, want no new one", hs, code)
+			}
+		})
 	}
 }
 
