@@ -80,10 +80,11 @@
 //   - runs ×2: messages whose turn claude started more than once (a run
 //     interrupted by a host kill is run again, at most once).
 //   - finished re-run: a turn started again after an earlier run of it had
-//     written its result, unless the host was SIGKILLed in between (the
-//     one window the journal's contract admits: a crash between the result
-//     and the commit of the reply), or after the journal had recorded the
-//     reply. A failure.
+//     written its result, unless the host was SIGKILLed after that run
+//     started (the one window the journal's contract admits: a crash
+//     before the reply was committed; claude may write its result a few
+//     milliseconds after the host died, to nobody), or after the journal
+//     had recorded the reply. A failure.
 //   - orphans: a process of the scenario (one whose environment carries
 //     the scenario's HOME, which the host, the plugins, claude and claude's
 //     tools inherit, or one in the process group of a claude process: the

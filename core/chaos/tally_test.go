@@ -73,8 +73,11 @@ func (e *env) runs() map[string][]*run {
 
 // finishedRerun says why run k of rs was a re-run of a finished turn, or
 // "" when it was not: an earlier run had written its result, and either
-// the host was not SIGKILLed between that result and run k, or the
-// journal recorded the reply before run k started.
+// the host was not SIGKILLed between that run's start and run k, or the
+// journal recorded the reply before run k started. A kill after the run
+// started and before its result counts: claude outlives the host by a few
+// milliseconds (its lifeline notices the death) and may write a result
+// nobody reads any more.
 func (e *env) finishedRerun(rs []*run, k int, en entry) string {
 	for j := range k {
 		if rs[j].result == 0 || rs[j].result > rs[k].start {
@@ -84,7 +87,7 @@ func (e *env) finishedRerun(rs []*run, k int, en entry) string {
 			return fmt.Sprintf("run %d started %v after the reply was recorded", k+1, time.Duration(rs[k].start-en.producedAt))
 		}
 		killed := slices.ContainsFunc(e.kills, func(at time.Time) bool {
-			return at.UnixNano() > rs[j].result && at.UnixNano() < rs[k].start
+			return at.UnixNano() > rs[j].start && at.UnixNano() < rs[k].start
 		})
 		if !killed {
 			return fmt.Sprintf("run %d started %v after run %d wrote its result, with no SIGKILL of the host in between",
