@@ -348,6 +348,8 @@ func (s *Server) handleIQ(c *conn, iq *waBinary.Node) {
 			}
 			s.mu.Unlock()
 		}
+	case xmlns == "w:m" && child == "media_conn":
+		s.answer(c, iq, s.mediaConn())
 	case xmlns == "usync":
 		s.answer(c, iq, s.usync(c, children[0]))
 	case xmlns == "w:g2" && typ == "get" && child == "query":

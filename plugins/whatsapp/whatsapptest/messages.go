@@ -335,14 +335,6 @@ func (s *Server) handleReceipt(n *waBinary.Node) {
 	s.notifyLocked()
 }
 
-// Ack is an <ack> the client sent for a message (it does so instead of a
-// receipt for messages it could not use).
-type Ack struct {
-	ID    string
-	Class string
-	Error int
-}
-
 func (s *Server) handleAck(n *waBinary.Node) {
 	ag := n.AttrGetter()
 	id := ag.OptionalString("id")

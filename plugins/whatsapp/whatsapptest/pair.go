@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -131,10 +130,4 @@ func randomID() string {
 	b := make([]byte, 9)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("3EB0%X", b)
-}
-
-func be32(v uint32) []byte {
-	b := make([]byte, 4)
-	binary.BigEndian.PutUint32(b, v)
-	return b
 }

@@ -46,8 +46,12 @@
 // (decrypted for every recipient device), delivery acks, receipts,
 // redelivery of unreceipted messages on the next login, chat presence,
 // stream errors (515, conflict replaced, device removed), login failures
-// (401, 402, 405) and dropped connections. Not covered: history sync, app
-// state, media, calls, newsletters, retry receipts (recorded, not acted on).
+// (401, 402, 405), dropped connections, and media both ways (media_conn,
+// encrypted uploads and downloads over HTTPS on the same listener: images
+// and voice notes from contacts, DownloadSent for what the client sent).
+// Not covered: history sync, app state, calls, newsletters, edits and
+// reactions beyond what Send carries as a raw message, retry receipts
+// (recorded, not acted on).
 //
 // The package does not import "testing"; it can back end-to-end tests and
 // manual runs alike.
@@ -139,6 +143,7 @@ type Server struct {
 	failure  *Failure
 	logins   int
 	events   []ConnEvent
+	blobs    map[string][]byte // media by path
 }
 
 // New starts a fake WhatsApp server on 127.0.0.1 with an ephemeral port.
@@ -174,6 +179,7 @@ func New(opts Options) (*Server, error) {
 		contacts: map[string]*Contact{},
 		groups:   map[string]*Group{},
 		skdmSent: map[string]bool{},
+		blobs:    map[string][]byte{},
 	}
 	s.chain = certChain(root, s.static.Pub)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -203,6 +209,7 @@ func New(opts Options) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ws/chat", s.serveWS)
+	mux.HandleFunc("/", s.serveMedia)
 	s.http = httptest.NewUnstartedServer(mux)
 	s.http.Listener.Close()
 	s.http.Listener = ln

@@ -1,6 +1,7 @@
 package whatsapptest_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -576,5 +577,58 @@ func TestSelfChat(t *testing.T) {
 	m, _ = waitEvent[*events.Message](t, c, from, nil)
 	if m.Info.ID != id || !m.Info.IsFromMe || m.Info.Chat != ct.JID() || textOf(m) != "from my phone" {
 		t.Fatalf("got %+v %q", m.Info, textOf(m))
+	}
+}
+
+func TestMedia(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c, _ := pair(t, srv)
+	ct := addContact(t, srv, "15550001111", "200000000000001", "Alice")
+	ctx := ctxT(t)
+	img := bytes.Repeat([]byte("\xff\xd8 not really a jpeg "), 1000)
+	id, err := ct.SendImage(ctx, whatsapptest.ImageOptions{Data: img, Caption: "look"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := waitEvent[*events.Message](t, c, 0, func(m *events.Message) bool { return m.Info.ID == id })
+	got, err := c.cli.Download(ctx, m.Message.GetImageMessage())
+	if err != nil || !bytes.Equal(got, img) || m.Message.GetImageMessage().GetCaption() != "look" {
+		t.Fatalf("image: %d bytes, %v", len(got), err)
+	}
+	voice := bytes.Repeat([]byte("OggS"), 500)
+	id, err = ct.SendVoiceNote(ctx, whatsapptest.VoiceOptions{Data: voice, Seconds: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ = waitEvent[*events.Message](t, c, 0, func(m *events.Message) bool { return m.Info.ID == id })
+	if !m.Message.GetAudioMessage().GetPTT() {
+		t.Fatalf("not a voice note: %v", m.Message)
+	}
+	got, err = c.cli.Download(ctx, m.Message.GetAudioMessage())
+	if err != nil || !bytes.Equal(got, voice) {
+		t.Fatalf("voice: %d bytes, %v", len(got), err)
+	}
+	// The client uploads and sends an image; the fake decrypts it.
+	out := bytes.Repeat([]byte("png?"), 777)
+	up, err := c.cli.Upload(ctx, out, whatsmeow.MediaImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.cli.SendMessage(ctx, ct.JID(), &waE2E.Message{ImageMessage: &waE2E.ImageMessage{
+		URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
+		FileSHA256: up.FileSHA256, FileEncSHA256: up.FileEncSHA256, FileLength: proto.Uint64(up.FileLength),
+		Mimetype: proto.String("image/png"), Caption: proto.String("mine"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, err := srv.WaitSent(ctx, func(m whatsapptest.SentMessage) bool { return m.ID == resp.ID })
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := srv.DownloadSent(sm)
+	if err != nil || !bytes.Equal(data, out) {
+		t.Fatalf("sent image: %d bytes, %v", len(data), err)
 	}
 }
