@@ -70,6 +70,19 @@ type session struct {
 	qrExpires time.Time // when it rotates
 	qrEnd     time.Time // when linking gives up
 	phoneCode string    // the pairing code for pair_phone, once WhatsApp gave it
+	device    string    // the device's JID (with device part), once linked
+}
+
+func (s *session) setDevice(j types.JID) {
+	s.mu.Lock()
+	s.device = j.String()
+	s.mu.Unlock()
+}
+
+func (s *session) deviceJID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.device
 }
 
 func newSession(cli *whatsmeow.Client) *session {
@@ -96,11 +109,18 @@ func (a *Adapter) runSession(ctx context.Context) ending {
 	cli.EnableDecryptedEventBuffer = true // a redelivered message is not decrypted twice (the ratchet moved on)
 	cli.ManualHistorySyncDownload = true  // never download or replay the chat history
 	cli.InitialAutoReconnect = true       // a linked device offline at start keeps trying by itself
-	cli.BackgroundEventCtx = ctx
+	// The connection's context ends only after Disconnect: canceling it
+	// first closes the socket under whatsmeow's feet, and its read pump
+	// then races with Disconnect (seen with -race).
+	connCtx, endConn := context.WithCancel(context.WithoutCancel(ctx))
+	cli.BackgroundEventCtx = connCtx
 	if a.set.server != "" {
 		useTestServer(cli, a.set.server)
 	}
 	s := newSession(cli)
+	if dev.ID != nil {
+		s.setDevice(*dev.ID)
+	}
 	if s.linked.Load() {
 		a.me.Store(&identity{PN: dev.GetJID().ToNonAD(), LID: dev.GetLID().ToNonAD()})
 	} else {
@@ -112,17 +132,36 @@ func (a *Adapter) runSession(ctx context.Context) ending {
 	defer func() {
 		s.doneOnce.Do(func() { close(s.done) })
 		cli.Disconnect()
+		endConn()
 		cli.RemoveEventHandler(handler)
 		a.connectedAt.Store(0)
 	}()
-	if err := cli.ConnectContext(ctx); err != nil {
+	if err := cli.ConnectContext(connCtx); err != nil {
 		return ending{kind: endConnectError, err: err}
 	}
 	select {
 	case <-ctx.Done():
 		return ending{}
 	case e := <-s.end:
+		if e.kind == endLoggedOut {
+			a.forgetDevice(ctx, s)
+		}
 		return e
+	}
+}
+
+// forgetDevice deletes a logged-out device from the store. whatsmeow does
+// so too, but on its own goroutine after dispatching LoggedOut; a Retry
+// before it finished would log in with the dead credentials again. The
+// row is deleted by the JID taken when the session learnt it, never read
+// from the client's store, which whatsmeow is resetting.
+func (a *Adapter) forgetDevice(ctx context.Context, s *session) {
+	jid := s.deviceJID()
+	if jid == "" {
+		return
+	}
+	if _, err := a.db.ExecContext(ctx, `DELETE FROM whatsmeow_device WHERE jid = ?`, jid); err != nil {
+		a.log.Warn("could not delete the logged-out device", "error", err)
 	}
 }
 
@@ -141,6 +180,7 @@ func (a *Adapter) handle(ctx context.Context, s *session, evt any) bool {
 	case *events.PairSuccess:
 		s.pairOnce.Do(func() { close(s.paired) })
 		s.linked.Store(true)
+		s.setDevice(e.ID)
 		a.me.Store(&identity{PN: e.ID.ToNonAD(), LID: e.LID.ToNonAD()})
 		a.log.Info("linked to the WhatsApp account", "phone", "+"+e.ID.User, "platform", e.Platform)
 		a.status.Report(status.Status{State: status.Degraded, Message: "Linked to +" + e.ID.User + "; logging in."})

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/store/sqlstore"
 	"go.mau.fi/whatsmeow/types"
@@ -107,13 +108,9 @@ func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
 		a.status = cfg.Status
 	}
 	if s.server != "" {
-		trustTestRoot(s.rootKey)
 		a.log.Warn("connecting to a test server instead of WhatsApp", "server_address", s.server)
 	}
-	if !s.webVersion.IsZero() {
-		setWebVersion(s.webVersion)
-	}
-	store.SetOSInfo(s.deviceName, [3]uint32{0, 1, 0})
+	applyGlobals(s)
 
 	db, container, err := openStore(ctx, cfg.DataDir, newWALogger(a.log.With("component", "store")))
 	if err != nil {
@@ -128,6 +125,28 @@ func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
 	a.pace = &pacer{min: s.pacingMin, max: s.pacingMax, now: a.now, rand: rand.Float64, sleep: a.sleep}
 	a.log.Info("configured", "settings", s.String(), "web_version", store.GetWAVersion().String())
 	return nil
+}
+
+// globalsMu guards whatsmeow's process-wide settings.
+var globalsMu sync.Mutex
+
+// applyGlobals sets what whatsmeow keeps in package variables: the device
+// name shown on the phone, the web version, and (tests only) the trusted
+// root key. A plugin process serves one instance, so they are its own;
+// values already in place are not written again, so that instances in one
+// test process do not race with each other's connections.
+func applyGlobals(s settings) {
+	globalsMu.Lock()
+	defer globalsMu.Unlock()
+	if s.server != "" && whatsmeow.WACertPubKey != s.rootKey {
+		trustTestRoot(s.rootKey)
+	}
+	if !s.webVersion.IsZero() && store.GetWAVersion() != s.webVersion {
+		setWebVersion(s.webVersion)
+	}
+	if store.DeviceProps.GetOs() != s.deviceName {
+		store.SetOSInfo(s.deviceName, [3]uint32{0, 1, 0})
+	}
 }
 
 // setWebVersion announces v instead of the built-in WhatsApp Web version.
