@@ -47,6 +47,7 @@ type conn struct {
 	cancel context.CancelFunc
 	noise  [32]byte
 	reg    *registration // before pairing
+	link   *linkCode     // s.mu: phone-number pairing in progress
 	dev    *device       // after login
 
 	active   bool            // s.mu: sent passive=active after login
@@ -348,6 +349,8 @@ func (s *Server) handleIQ(c *conn, iq *waBinary.Node) {
 			}
 			s.mu.Unlock()
 		}
+	case xmlns == "md" && child == "link_code_companion_reg":
+		s.handleLinkCode(c, iq, children[0])
 	case xmlns == "w:m" && child == "media_conn":
 		s.answer(c, iq, s.mediaConn())
 	case xmlns == "usync":

@@ -51,14 +51,23 @@ func (s *Server) PairQR(ctx context.Context, qr string) error {
 		s.mu.Unlock()
 		return errors.New("whatsapptest: pair: no connection waiting with this QR code")
 	}
-	if c.reg.identity != [32]byte(ident) {
-		s.mu.Unlock()
-		return errors.New("whatsapptest: pair: QR identity key differs from the registration")
-	}
+	s.mu.Unlock()
+	return s.completePairing(ctx, c, [32]byte(ident), adv)
+}
+
+// completePairing plays the phone accepting the link: pair-success with a
+// device identity signed by the account key and authenticated with the
+// companion's ADV secret, then the client's pair-device-sign, then 515.
+func (s *Server) completePairing(ctx context.Context, c *conn, ident [32]byte, adv []byte) error {
+	s.mu.Lock()
 	devID := s.nextDev
 	s.nextDev++
 	reg := c.reg
 	s.mu.Unlock()
+	if reg.identity != ident {
+		return errors.New("whatsapptest: pair: identity key differs from the registration")
+	}
+	noise := c.noise
 
 	details, err := proto.Marshal(&waAdv.ADVDeviceIdentity{
 		RawID:     proto.Uint32(uint32(time.Now().UnixNano())),
@@ -69,7 +78,7 @@ func (s *Server) PairQR(ctx context.Context, qr string) error {
 		return err
 	}
 	accountKey := s.phone.dev.IdentityKey
-	msg := slices.Concat(whatsmeow.AdvAccountSignaturePrefix, details, ident)
+	msg := slices.Concat(whatsmeow.AdvAccountSignaturePrefix, details, ident[:])
 	accSig := ecc.CalculateSignature(ecc.NewDjbECPrivateKey(*accountKey.Priv), msg)
 	signed, err := proto.Marshal(&waAdv.ADVSignedDeviceIdentity{
 		Details:             details,
@@ -107,15 +116,15 @@ func (s *Server) PairQR(ctx context.Context, qr string) error {
 	if !ok || proto.Unmarshal(raw, &back) != nil {
 		return fmt.Errorf("whatsapptest: pair: bad pair-device-sign: %s", resp.XMLString())
 	}
-	devMsg := slices.Concat(whatsmeow.AdvDeviceSignaturePrefix, back.GetDetails(), ident, accountKey.Pub[:])
+	devMsg := slices.Concat(whatsmeow.AdvDeviceSignaturePrefix, back.GetDetails(), ident[:], accountKey.Pub[:])
 	if !bytes.Equal(back.GetDetails(), details) || len(back.GetDeviceSignature()) != 64 ||
-		!ecc.VerifySignature(ecc.NewDjbECPublicKey([32]byte(ident)), devMsg, [64]byte(back.GetDeviceSignature())) {
+		!ecc.VerifySignature(ecc.NewDjbECPublicKey(ident), devMsg, [64]byte(back.GetDeviceSignature())) {
 		return errors.New("whatsapptest: pair: device signature does not verify")
 	}
 
 	s.mu.Lock()
 	s.device = &device{
-		id: devID, noise: [32]byte(noise), identity: reg.identity,
+		id: devID, noise: noise, identity: reg.identity,
 		regID: reg.regID, signedPreKey: reg.signedPreKey,
 	}
 	s.inbound = nil

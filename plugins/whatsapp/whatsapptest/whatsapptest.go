@@ -36,8 +36,9 @@
 //
 // # Coverage
 //
-// Pairing by QR code (PairQR plays the phone scanning it; phone-number
-// pairing codes are not supported), login with stored credentials (also
+// Pairing by QR code (PairQR plays the phone scanning it) or by phone
+// number and pairing code (PairCode plays the owner typing the code the
+// client got from Client.PairPhone), login with stored credentials (also
 // after the client process was killed and restarted), prekey upload and
 // count, usync device and LID queries, prekey bundles, group info (w:g2),
 // inbound direct messages addressed by phone number or by LID, inbound group

@@ -3,9 +3,11 @@ package whatsapptest_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -631,4 +633,73 @@ func TestMedia(t *testing.T) {
 	if err != nil || !bytes.Equal(data, out) {
 		t.Fatalf("sent image: %d bytes, %v", len(data), err)
 	}
+}
+
+func TestPairByCode(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv, filepath.Join(t.TempDir(), "wa.db"))
+	if err := c.cli.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent[*events.QR](t, c, 0, nil)
+	ctx := ctxT(t)
+	code, err := c.cli.PairPhone(ctx, "+"+srv.JID().User, true, whatsmeow.PairClientChrome, "Chrome (Linux)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.PairCode(ctx, code); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent[*events.PairSuccess](t, c, 0, nil)
+	waitEvent[*events.Connected](t, c, 0, nil)
+	if err := srv.WaitLoggedIn(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPairingRejectsWrongSecrets(t *testing.T) {
+	t.Parallel()
+	t.Run("qr-with-other-adv-secret", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t)
+		c := newClient(t, srv, filepath.Join(t.TempDir(), "wa.db"))
+		if err := c.cli.Connect(); err != nil {
+			t.Fatal(err)
+		}
+		qr, _ := waitEvent[*events.QR](t, c, 0, nil)
+		parts := strings.Split(qr.Codes[0], ",")
+		parts[3] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+		if err := srv.PairQR(ctxT(t), strings.Join(parts, ",")); err == nil {
+			t.Fatal("pairing with a wrong ADV secret succeeded")
+		}
+		waitEvent[*events.PairError](t, c, 0, nil)
+		if _, _, ok := srv.Device(); ok {
+			t.Fatal("device linked")
+		}
+	})
+	t.Run("wrong-code", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t)
+		c := newClient(t, srv, filepath.Join(t.TempDir(), "wa.db"))
+		if err := c.cli.Connect(); err != nil {
+			t.Fatal(err)
+		}
+		waitEvent[*events.QR](t, c, 0, nil)
+		ctx := ctxT(t)
+		code, err := c.cli.PairPhone(ctx, srv.JID().User, true, whatsmeow.PairClientChrome, "Chrome (Linux)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrong := "AAAA-AAAA"
+		if code == wrong {
+			wrong = "BBBB-BBBB"
+		}
+		if err := srv.PairCode(ctx, wrong); err == nil {
+			t.Fatal("pairing with a wrong code succeeded")
+		}
+		if _, _, ok := srv.Device(); ok {
+			t.Fatal("device linked")
+		}
+	})
 }
