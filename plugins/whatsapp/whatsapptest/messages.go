@@ -418,3 +418,57 @@ func (s *Server) handlePresence(n *waBinary.Node) {
 	s.notifyLocked()
 	s.mu.Unlock()
 }
+
+// ReceiptOptions describe a receipt a contact sends for messages the
+// linked device sent.
+type ReceiptOptions struct {
+	// IDs are the receipted message ids (at least one).
+	IDs []string
+	// Type is "" (delivered), "read" or "played".
+	Type string
+	// Group, when set, makes it a receipt in that group chat.
+	Group *Group
+	// LIDAddressed sends it from the contact's LID instead of the phone
+	// number (direct chats only).
+	LIDAddressed bool
+}
+
+// SendReceipt sends a receipt from the contact to the logged-in linked
+// device (events.Receipt). Receipts are not stored for later delivery: it
+// fails when no device is logged in.
+func (c *Contact) SendReceipt(ctx context.Context, o ReceiptOptions) error {
+	if len(o.IDs) == 0 {
+		return errors.New("whatsapptest: receipt: no ids")
+	}
+	conn, err := c.s.loggedInConn()
+	if err != nil {
+		return err
+	}
+	attrs := waBinary.Attrs{"id": o.IDs[0], "t": time.Now().Unix()}
+	if o.Type != "" {
+		attrs["type"] = o.Type
+	}
+	switch {
+	case o.Group != nil:
+		attrs["from"] = o.Group.jid
+		attrs["participant"] = c.p.lid
+	case o.LIDAddressed:
+		attrs["from"] = c.p.lid
+	default:
+		attrs["from"] = c.p.pn
+	}
+	n := waBinary.Node{Tag: "receipt", Attrs: attrs}
+	if len(o.IDs) > 1 {
+		items := make([]waBinary.Node, 0, len(o.IDs)-1)
+		for _, id := range o.IDs[1:] {
+			items = append(items, waBinary.Node{Tag: "item", Attrs: waBinary.Attrs{"id": id}})
+		}
+		n.Content = []waBinary.Node{{Tag: "list", Content: items}}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.s.deliverMu.Lock()
+	defer c.s.deliverMu.Unlock()
+	return conn.send(n)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -175,6 +176,21 @@ func pair(t *testing.T, srv *whatsapptest.Server) (*client, string) {
 	return c, path
 }
 
+// wireFromConfig does what a client configured with server_address and
+// server_root_key must do (see the package doc).
+func wireFromConfig(t *testing.T, cli *whatsmeow.Client, addr, rootHex string) {
+	t.Helper()
+	key, err := hex.DecodeString(rootHex)
+	if err != nil || len(key) != 32 {
+		t.Fatalf("root key %q: %v", rootHex, err)
+	}
+	whatsapptest.SetRootKey([32]byte(key))
+	hc := whatsapptest.NewHTTPClient(addr)
+	cli.SetWebsocketHTTPClient(hc)
+	cli.SetPreLoginHTTPClient(hc)
+	cli.SetMediaHTTPClient(hc)
+}
+
 func addContact(t *testing.T, srv *whatsapptest.Server, phone, lid, name string) *whatsapptest.Contact {
 	t.Helper()
 	ct, err := srv.AddContact(whatsapptest.ContactOptions{Phone: phone, LID: lid, Name: name})
@@ -220,7 +236,10 @@ func TestLoginAfterRestartWithoutQR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The restarted client is wired from the two config values only, as
+	// the plugin process is.
 	c2 := newClient(t, srv, path)
+	wireFromConfig(t, c2.cli, srv.Addr(), srv.RootKeyHex())
 	if err := c2.cli.Connect(); err != nil {
 		t.Fatal(err)
 	}
@@ -326,6 +345,15 @@ func TestDirectMessagesOut(t *testing.T) {
 	}
 	if sm.Text() != "quoting you" || sm.QuotedID() != id || sm.To != ct.LID() || len(sm.Errors) != 0 {
 		t.Fatalf("sent %+v errors %v", sm, sm.Errors)
+	}
+	// Alice's phone confirms delivery and reading.
+	from = c.count()
+	if err := ct.SendReceipt(ctx, whatsapptest.ReceiptOptions{IDs: []string{resp.ID}, Type: "read"}); err != nil {
+		t.Fatal(err)
+	}
+	rc, _ := waitEvent[*events.Receipt](t, c, from, nil)
+	if rc.Type != types.ReceiptTypeRead || !slices.Equal(rc.MessageIDs, []string{resp.ID}) || rc.Sender != ct.JID() {
+		t.Fatalf("receipt %+v", rc)
 	}
 	// Nothing the client sent came back to it as a message.
 	c.mu.Lock()
