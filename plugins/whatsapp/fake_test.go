@@ -3,6 +3,7 @@ package whatsapp
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -464,5 +465,73 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFakePairPhone: with pair_phone the plugin shows a pairing code the
+// owner types on the phone, and links.
+func TestFakePairPhone(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t)
+	r := start(t, srv, t.TempDir(), map[string]any{"pair_phone": "+" + srv.JID().User})
+	st, next := r.st.wait(t, 0, "pairing code", func(s status.Status) bool {
+		return s.State == status.NeedsAttention && s.Attention != nil && s.Attention.Kind == status.Code
+	})
+	if !strings.Contains(st.Message, "Link with phone number") || st.Attention.ExpiresAt.IsZero() {
+		t.Errorf("code status: %+v", st)
+	}
+	if err := srv.PairCode(ctxLong(t), st.Attention.Data); err != nil {
+		t.Fatal(err)
+	}
+	r.st.wait(t, next, "ready", isReady)
+}
+
+// TestFakeMedia: a voice note comes in as MediaVoice and downloads; an
+// image goes out and the recipient can decrypt it.
+func TestFakeMedia(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t)
+	r := start(t, srv, t.TempDir(), nil)
+	r.link(t)
+	ann := contact(t, srv, "15550008888", "200000000000008", "Ann")
+	ctx := ctxLong(t)
+	voice := []byte("OggS fake opus bytes")
+	if _, err := ann.SendVoiceNote(ctx, whatsapptest.VoiceOptions{Data: voice, Seconds: 2}); err != nil {
+		t.Fatal(err)
+	}
+	m := r.in.next(t)
+	if len(m.Media) != 1 || m.Media[0].Kind != channel.MediaVoice {
+		t.Fatalf("voice note: %+v", m)
+	}
+	rc, info, err := r.a.DownloadMedia(ctx, channel.DownloadRequest{Ref: m.Media[0].Ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 100)
+	n, _ := rc.Read(got)
+	rc.Close()
+	if string(got[:n]) != string(voice) || info.Size != int64(len(voice)) {
+		t.Errorf("downloaded %q (%+v)", got[:n], info)
+	}
+	if _, _, err := r.a.DownloadMedia(ctx, channel.DownloadRequest{Ref: m.Media[0].Ref, MaxBytes: 3}); channel.CodeOf(err) != channel.CodeMessageTooLong {
+		t.Errorf("over max bytes: %v", err)
+	}
+
+	img := t.TempDir() + "/chart.png"
+	png := []byte("\x89PNG\r\n\x1a\n fake image")
+	if err := os.WriteFile(img, png, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := r.a.Send(ctx, channel.SendRequest{ChatID: m.ChatID, Media: []channel.OutboundMedia{{Path: img, Kind: channel.MediaImage, Caption: "the chart"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := srv.WaitSent(ctx, func(s whatsapptest.SentMessage) bool { return s.ID == resp.MessageIDs[0] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := srv.DownloadSent(sent)
+	if err != nil || string(data) != string(png) || sent.Message.GetImageMessage().GetCaption() != "the chart" {
+		t.Errorf("image out: %q %v caption %q", data, err, sent.Message.GetImageMessage().GetCaption())
 	}
 }
