@@ -54,7 +54,7 @@ func childClient() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	cli := whatsmeow.NewClient(dev, nil)
+	cli := whatsmeow.NewClient(dev, stderrLog{"child"})
 	cli.SynchronousAck = true
 	cli.EnableDecryptedEventBuffer = true
 	hc := whatsapptest.NewHTTPClient(os.Getenv("WA_ADDR"))
@@ -73,6 +73,8 @@ func childClient() int {
 			out <- "QR " + e.Codes[0]
 		case *events.Connected:
 			out <- "CONNECTED"
+		case *events.UndecryptableMessage:
+			out <- "UNDECRYPTABLE " + e.Info.ID
 		case *events.Message:
 			text := e.Message.GetConversation()
 			out <- "MSG " + e.Info.ID + " " + text
@@ -180,8 +182,9 @@ func TestClientProcessKilledAndRestarted(t *testing.T) {
 		}
 	}
 
+	// Stored messages come right after <success>, before whatsmeow's
+	// events.Connected (which waits for the prekey and passive IQs).
 	second := startChild(t, srv, db, "")
-	second.expect(t, "CONNECTED")
 	if got := second.expect(t, "MSG "); got != id+" refuse me until the restart" {
 		t.Fatalf("restarted child got %q", got)
 	}
@@ -191,4 +194,17 @@ func TestClientProcessKilledAndRestarted(t *testing.T) {
 	if err := srv.WaitLogins(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// stderrLog sends the child's whatsmeow warnings and errors to stderr, which
+// the test shows.
+type stderrLog struct{ module string }
+
+func (l stderrLog) Warnf(msg string, args ...any)  { l.logf("WARN", msg, args...) }
+func (l stderrLog) Errorf(msg string, args ...any) { l.logf("ERROR", msg, args...) }
+func (l stderrLog) Infof(string, ...any)           {}
+func (l stderrLog) Debugf(string, ...any)          {}
+func (l stderrLog) Sub(m string) waLog.Logger      { return stderrLog{l.module + "/" + m} }
+func (l stderrLog) logf(level, msg string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s %s: %s\n", level, l.module, fmt.Sprintf(msg, args...))
 }

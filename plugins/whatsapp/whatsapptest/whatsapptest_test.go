@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -59,7 +61,11 @@ type client struct {
 
 func newServer(t *testing.T) *whatsapptest.Server {
 	t.Helper()
-	srv, err := whatsapptest.New(whatsapptest.Options{})
+	var opts whatsapptest.Options
+	if os.Getenv("WA_DEBUG") != "" { // the nodes exchanged, on stderr
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	srv, err := whatsapptest.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
