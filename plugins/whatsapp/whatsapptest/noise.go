@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -18,8 +18,6 @@ import (
 	"go.mau.fi/whatsmeow/socket"
 	"go.mau.fi/whatsmeow/util/gcmutil"
 	"go.mau.fi/whatsmeow/util/keys"
-	"golang.org/x/crypto/curve25519"
-	"golang.org/x/crypto/hkdf"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -78,15 +76,15 @@ func (n *noiseState) decrypt(ciphertext []byte) ([]byte, error) {
 }
 
 func expand(salt, data []byte) (first, second []byte) {
-	h := hkdf.New(sha256.New, data, salt, nil)
-	first, second = make([]byte, 32), make([]byte, 32)
-	_, _ = io.ReadFull(h, first)
-	_, _ = io.ReadFull(h, second)
-	return first, second
+	out, err := hkdf.Key(sha256.New, data, salt, "", 64)
+	if err != nil {
+		panic(err) // only for lengths out of range, which is a bug here
+	}
+	return out[:32], out[32:]
 }
 
 func (n *noiseState) mixDH(priv, pub *[32]byte) error {
-	secret, err := curve25519.X25519(priv[:], pub[:])
+	secret, err := x25519(priv, pub[:])
 	if err != nil {
 		return err
 	}
