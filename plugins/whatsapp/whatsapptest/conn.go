@@ -299,11 +299,14 @@ func (s *Server) answerError(c *conn, iq *waBinary.Node, code int, text string) 
 
 // IQ is an info query the client sent.
 type IQ struct {
+	// Namespace is the xmlns, e.g. "encrypt", "usync", "w:g2", "w:p".
 	Namespace string
-	Type      string
+	// Type is "get" or "set".
+	Type string
 	// Child is the tag of the first child, e.g. "count", "usync", "query".
 	Child string
-	Time  time.Time
+	// Time is when the fake received it.
+	Time time.Time
 }
 
 // IQs returns every info query the client sent, answered or not.

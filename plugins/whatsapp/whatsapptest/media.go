@@ -29,12 +29,18 @@ const mediaHost = "mmg.whatsapp.net"
 // Media is an encrypted blob stored on the fake's media server, with what a
 // message needs to reference it.
 type Media struct {
-	URL           string
-	DirectPath    string
-	MediaKey      []byte
+	// URL is https://mmg.whatsapp.net/<direct path>; clients wired to the
+	// fake download it from the fake.
+	URL string
+	// DirectPath is the path and query of the blob.
+	DirectPath string
+	// MediaKey is the random 32-byte key the blob is encrypted with.
+	MediaKey []byte
+	// FileSHA256 and FileEncSHA256 hash the plaintext and the blob.
 	FileSHA256    []byte
 	FileEncSHA256 []byte
-	FileLength    uint64
+	// FileLength is the plaintext length.
+	FileLength uint64
 }
 
 func mediaKeys(key []byte, typ whatsmeow.MediaType) (iv, cipherKey, macKey []byte) {
@@ -81,9 +87,12 @@ func blobKey(pathAndQuery string) string {
 
 // ImageOptions describe an image sent to the linked device.
 type ImageOptions struct {
-	Data     []byte
-	Mimetype string // default "image/jpeg"
-	Caption  string
+	// Data is the image file.
+	Data []byte
+	// Mimetype defaults to "image/jpeg".
+	Mimetype string
+	// Caption is shown under the image, none when empty.
+	Caption string
 	SendOptions
 }
 
@@ -109,9 +118,12 @@ func (c *Contact) SendImage(ctx context.Context, o ImageOptions) (string, error)
 
 // VoiceOptions describe a voice note (push-to-talk audio).
 type VoiceOptions struct {
-	Data     []byte
-	Mimetype string // default "audio/ogg; codecs=opus"
-	Seconds  uint32
+	// Data is the audio file.
+	Data []byte
+	// Mimetype defaults to "audio/ogg; codecs=opus".
+	Mimetype string
+	// Seconds is the announced duration.
+	Seconds uint32
 	SendOptions
 }
 

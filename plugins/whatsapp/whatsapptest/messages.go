@@ -112,11 +112,14 @@ func (o TextOptions) Message() *waE2E.Message {
 	return &waE2E.Message{ExtendedTextMessage: &waE2E.ExtendedTextMessage{Text: proto.String(o.Text), ContextInfo: ci}}
 }
 
-// SendOptions describe how a message is addressed; see TextOptions.
+// SendOptions describe how a message is addressed.
 type SendOptions struct {
-	ID           string
+	// ID is the message id; default a fresh random one.
+	ID string
+	// LIDAddressed: see TextOptions.LIDAddressed.
 	LIDAddressed bool
-	Time         time.Time
+	// Time is the server timestamp, default now.
+	Time time.Time
 }
 
 // SendText sends a direct text message from the contact to the linked
@@ -271,10 +274,14 @@ type Receipt struct {
 	ID string
 	// Type is "" (delivered), "inactive", "read", "read-self", "sender",
 	// "retry", "played", ...
-	Type        string
-	To          types.JID
+	Type string
+	// To is the chat the receipt is for (the sender's JID as the client
+	// saw it, or a group).
+	To types.JID
+	// Participant is the sender of a group message.
 	Participant types.JID
-	Time        time.Time
+	// Time is when the fake received it.
+	Time time.Time
 }
 
 // Receipts returns every receipt the client sent, in order.
@@ -353,12 +360,14 @@ func (s *Server) handleAck(n *waBinary.Node) {
 
 // ChatPresence is a <chatstate> the client sent (typing indicators).
 type ChatPresence struct {
+	// To is the chat the client is typing in.
 	To types.JID
 	// State is "composing" or "paused".
 	State string
 	// Media is "audio" for recording, else "".
 	Media string
-	Time  time.Time
+	// Time is when the fake received it.
+	Time time.Time
 }
 
 // ChatPresences returns the chat states the client sent.
@@ -398,8 +407,11 @@ func (s *Server) handleChatState(n *waBinary.Node) {
 
 // Presence is a <presence> the client sent (available/unavailable).
 type Presence struct {
+	// Type is "available" or "unavailable".
 	Type string
+	// Name is the push name the client announced.
 	Name string
+	// Time is when the fake received it.
 	Time time.Time
 }
 

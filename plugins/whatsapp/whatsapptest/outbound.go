@@ -14,6 +14,7 @@ import (
 
 // SentMessage is a message the linked device sent, decrypted.
 type SentMessage struct {
+	// ID is the message id the client chose.
 	ID string
 	// To is the chat: a contact's JID (phone number or LID, as the client
 	// addressed it), a group, or the owner's own JID.
@@ -27,7 +28,8 @@ type SentMessage struct {
 	Message *waE2E.Message
 	// Errors are per-device decryption failures, if any.
 	Errors []string
-	Time   time.Time
+	// Time is when the fake received it.
+	Time time.Time
 }
 
 // Text is the message's text: Conversation or ExtendedTextMessage.Text.

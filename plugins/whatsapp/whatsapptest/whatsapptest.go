@@ -409,9 +409,12 @@ const (
 
 // ConnEvent is one entry of the connection log.
 type ConnEvent struct {
-	Kind   ConnEventKind
+	Kind ConnEventKind
+	// Detail is the device id for logins and pairings, the failure
+	// reason for refused logins, else "".
 	Detail string
-	Time   time.Time
+	// Time is when it happened.
+	Time time.Time
 }
 
 // Events returns the connection log.
