@@ -104,6 +104,7 @@ func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
 	if cfg.Logger != nil {
 		a.log = cfg.Logger
 	}
+	signalLog.Store(a.log.With("component", "signal"))
 	if cfg.Status != nil {
 		a.status = cfg.Status
 	}
