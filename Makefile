@@ -21,7 +21,7 @@ PYTHON ?= /usr/bin/python3
 # enter a nested module, so the test, vet and tidy targets run each one.
 MODULES := . sdk proto
 
-.PHONY: help build py-examples run test test-go bench proto check fmt deps claude-cli browser python-grpc clean
+.PHONY: help build py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -82,6 +82,15 @@ bench: build claude-cli ## run the benchmarks (figures quoted in the issues)
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test -bench . ./...)"; \
 	  (cd $$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) \
 	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./...) || exit 1; done
+
+# The chaos campaign (core/chaos): the real clawhost and telegram plugin
+# against the fake Bot API and a fake claude, killed and faulted at random;
+# one table, non-zero exit on any lost or doubled message, re-run of a
+# finished turn or orphan process. ~15 min with the default trials; e.g.
+# make chaos CHAOS_ARGS='-chaos.seed=42 -chaos.trials=host-kill9=20 -chaos.only=kill'
+CHAOS_ARGS ?=
+chaos: build ## run the chaos campaign (kills, API and store faults; CHAOS_ARGS='-chaos.seed=N -chaos.trials=host-kill9=100,...')
+	CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 60m -run '^TestChaos$$' ./core/chaos -args -chaos.long $(CHAOS_ARGS)
 
 # buf runs from the root so that `go tool protoc-gen-go` resolves in the
 # root module (which pins the protoc plugins); the proto module itself

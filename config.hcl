@@ -76,6 +76,9 @@ queue {
   mode = "followup"
   cap  = 20            # messages waiting per session, >= 1
   drop = "summarize"   # beyond cap: summarize | old | new
+  # summarize: the oldest are dropped but the next turn gets one line of
+  # each; old / new: the oldest / newest are dropped and the chat is told
+  # once (until the next turn starts) to send again what still matters.
   # debounce = "1500ms"  # wait for a pause and handle a burst together; unset or "0s" = off
 }
 

@@ -104,6 +104,7 @@ const (
 	sendAttempts  = 6
 	firstRetry    = 500 * time.Millisecond
 	maxRetryWait  = 30 * time.Second
+	maxStoreWait  = 5 * time.Second
 	maxRetryAfter = 5 * time.Minute
 	readyWait     = 60 * time.Second
 	sendTimeout   = 60 * time.Second
@@ -128,6 +129,8 @@ type Dispatcher struct {
 
 	mu  sync.Mutex
 	set Settings
+	// seen is the description last seen of each instance (see describe).
+	seen map[string]host.Description
 }
 
 // New returns a Dispatcher.

@@ -2,12 +2,16 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/host"
 )
@@ -252,5 +256,214 @@ func TestInterruptedEditsTheDraft(t *testing.T) {
 	f.d.Interrupted("k", tgt, []store.Live{{Kind: store.LiveBlock, Text: "b", PlatformIDs: []string{"m4"}}}, "(interrupted)")
 	if c := f.ch.log(); len(c) != 2 || c[1].op != "send" || c[1].text != "(interrupted)" {
 		t.Fatalf("calls %+v", c)
+	}
+}
+
+// outageStore is the outbox of a database that fails every write of the
+// named kinds while down is set (a full disk, a lock held elsewhere).
+type outageStore struct {
+	*sqlite.DB
+	mu    sync.Mutex
+	down  map[string]int // op → failures left
+	tried map[string]int
+}
+
+var errDiskFull = errors.New("commit: database or disk is full (13)")
+
+func (s *outageStore) fail(op string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tried[op]++
+	if s.down[op] > 0 {
+		s.down[op]--
+		return errDiskFull
+	}
+	return nil
+}
+
+func (s *outageStore) RecordReply(ctx context.Context, r store.Reply) error {
+	if err := s.fail("reply"); err != nil {
+		return err
+	}
+	return s.DB.RecordReply(ctx, r)
+}
+
+func (s *outageStore) MarkAttempt(ctx context.Context, id int64, index int) error {
+	if err := s.fail("attempt"); err != nil {
+		return err
+	}
+	return s.DB.MarkAttempt(ctx, id, index)
+}
+
+func (s *outageStore) MarkSent(ctx context.Context, c store.ChunkSent) (store.MarkSentResult, error) {
+	if err := s.fail("sent"); err != nil {
+		return store.MarkSentResult{}, err
+	}
+	return s.DB.MarkSent(ctx, c)
+}
+
+// TestStoreOutageDelaysDelivery: while the outbox cannot be written (a
+// full disk), the reply a turn produced is neither dropped nor sent
+// unrecorded: each write is retried with backoff until the store is back,
+// then the reply goes out once and the entry is done. Dropping it would
+// leave the entry in processing, to be run by claude again after the next
+// restart (found by the chaos campaign's disk-full scenario); an unmarked
+// chunk would be told "may be missing" after a restart.
+func TestStoreOutageDelaysDelivery(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	s := &outageStore{DB: f.db, down: map[string]int{"reply": 3, "attempt": 2, "sent": 2}, tried: map[string]int{}}
+	d := New(Options{Channels: f.ch, Store: s, Clock: f.clock})
+	t.Cleanup(d.Close)
+	id := f.entry()
+	d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "the answer", Format: channel.FormatPlain})
+	var sends []string
+	for _, c := range f.ch.log() {
+		sends = append(sends, c.op+":"+c.text)
+	}
+	if len(sends) != 1 || sends[0] != "send:the answer" {
+		t.Errorf("channel saw %q, want the reply sent once", sends)
+	}
+	if st := f.state(id); st != store.StateDone {
+		t.Errorf("entry %s, want done once the store came back", st)
+	}
+	if s.tried["reply"] != 4 || s.tried["attempt"] != 3 || s.tried["sent"] != 3 {
+		t.Errorf("writes tried %v, want each retried until it passed", s.tried)
+	}
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 500 * time.Millisecond, time.Second, 500 * time.Millisecond, time.Second}
+	if got := f.clock.recorded(); !slices.Equal(got, want) {
+		t.Errorf("waits %v, want backoff per write %v", got, want)
+	}
+}
+
+// TestStoreRefusalNotRetried: a write the store refuses for good (the
+// entry was finished meanwhile) is not retried.
+func TestStoreRefusalNotRetried(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	id := f.entry()
+	if err := f.db.Finish(context.Background(), store.FinishRequest{IDs: []int64{id}, State: store.StateDropped, Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "late", Format: channel.FormatPlain})
+	if got := f.clock.recorded(); len(got) != 0 {
+		t.Errorf("waited %v: a refused transition was retried", got)
+	}
+	if calls := f.ch.log(); len(calls) != 0 {
+		t.Errorf("sent %+v for an entry whose reply could not be recorded", calls)
+	}
+}
+
+// flakyReady is a channel whose readiness a test switches: while down,
+// Ready is false and WaitReady blocks until its context ends (a plugin
+// restarting, or degraded because its platform is unreachable).
+type flakyReady struct {
+	*fakeChannel
+	mu    sync.Mutex
+	down  bool
+	waits int
+}
+
+func (f *flakyReady) setDown(down bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = down
+}
+
+func (f *flakyReady) Ready(instance string) (host.Description, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return host.Description{}, false
+	}
+	return f.fakeChannel.Ready(instance)
+}
+
+func (f *flakyReady) WaitReady(ctx context.Context, instance string) (host.Description, error) {
+	f.mu.Lock()
+	down := f.down
+	f.waits++
+	f.mu.Unlock()
+	if down {
+		<-ctx.Done()
+		return host.Description{}, ctx.Err()
+	}
+	return f.fakeChannel.WaitReady(ctx, instance)
+}
+
+// A reply produced while the channel is not ready is recorded at once,
+// shaped by the channel's last known capabilities, without waiting for
+// it: the reply is a result in hand. Waiting (up to a minute) lost it
+// when a graceful stop came meanwhile, and the turn ran again after the
+// restart (found by the chaos campaign: SIGTERM while getUpdates failed).
+func TestReplyRecordedWhileChannelDown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 20)
+	ch := &flakyReady{fakeChannel: f.ch}
+	d := New(Options{Channels: ch, Store: f.db, Clock: f.clock})
+	t.Cleanup(d.Close)
+	first := f.entry()
+	d.Deliver(Reply{Key: "k", ID: first, Target: tgt, Text: "seen while ready", Format: channel.FormatPlain})
+
+	ch.setDown(true)
+	id := f.entry()
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		// Delivery waits for the channel to send; the recording must not.
+		d.Deliver(Reply{Key: "k2", ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatPlain})
+	}()
+	waitFor(t, "the reply to be recorded", func() bool { return f.state(id) == store.StateReplied })
+	rec, err := f.db.Recover(context.Background(), store.RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rec.Deliver {
+		if p.Entry.ID != id {
+			continue
+		}
+		if len(p.Chunks) < 3 {
+			t.Errorf("chunks %+v: want the channel's limit of 20 (remembered), not the configured 4000", p.Chunks)
+		}
+	}
+	d.Close()
+	<-recorded
+}
+
+// With no capabilities ever seen, a reply waiting for the channel to be
+// ready is recorded as soon as the host drains, not after the wait's
+// bound: a graceful stop keeps the result in hand.
+func TestReplyRecordedOnDrainWhileChannelNeverReady(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 20)
+	ch := &flakyReady{fakeChannel: f.ch, down: true}
+	d := New(Options{Channels: ch, Store: f.db, Clock: f.clock})
+	t.Cleanup(d.Close)
+	id := f.entry()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "in hand", Format: channel.FormatPlain})
+	}()
+	waitFor(t, "delivery to wait for the channel", func() bool { ch.mu.Lock(); defer ch.mu.Unlock(); return ch.waits > 0 })
+	d.Drain()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Deliver still waits for the channel 5 s after the drain")
+	}
+	if st := f.state(id); st != store.StateReplied {
+		t.Errorf("entry %s after the drain, want replied (recorded, to be sent after the restart)", st)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

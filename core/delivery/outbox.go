@@ -54,8 +54,9 @@ func (d *Dispatcher) Deliver(r Reply) {
 	if r.Draft != nil && len(parts) > 0 && len(media) == 0 {
 		draftID = r.Draft.MessageID()
 	}
-	err := d.store.RecordReply(d.ctx, store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
-		Text: text, Chunks: parts, Format: format, ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now()})
+	rec := store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
+		Text: text, Chunks: parts, Format: format, ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now()}
+	err := d.persist("record reply", r.ID, func() error { return d.store.RecordReply(d.ctx, rec) })
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.log.Error("recording the reply failed; not sent", "id", r.ID, "error", err)
@@ -145,7 +146,7 @@ func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks
 			}
 			d.log.Warn("the draft could not be edited to the reply; sending it as a new message", "id", id, "error", err)
 		}
-		if err := d.store.MarkAttempt(d.ctx, id, c.Index); err != nil {
+		if err := d.persist("mark attempt", id, func() error { return d.store.MarkAttempt(d.ctx, id, c.Index) }); err != nil {
 			if !d.halted() {
 				d.failed(id, tgt, i, c, err)
 			}
@@ -181,7 +182,9 @@ func (d *Dispatcher) failed(id int64, tgt message.Target, i int, c store.Chunk, 
 	}
 	code := channel.CodeOf(err)
 	d.log.Error("reply could not be delivered", "id", id, "instance", tgt.Instance, "chat", tgt.ChatID, "chunk", c.Index, "error", err)
-	if ferr := d.store.Finish(d.ctx, store.FinishRequest{IDs: []int64{id}, State: store.StateFailed, Reason: "delivery failed: " + string(code)}); ferr != nil && d.ctx.Err() == nil {
+	if ferr := d.persist("finish", id, func() error {
+		return d.store.Finish(d.ctx, store.FinishRequest{IDs: []int64{id}, State: store.StateFailed, Reason: "delivery failed: " + string(code)})
+	}); ferr != nil && d.ctx.Err() == nil {
 		d.log.Error("journal finish failed", "id", id, "error", ferr)
 	}
 	if i > 0 {
@@ -203,13 +206,42 @@ func (d *Dispatcher) notice(tgt message.Target, text string) {
 }
 
 func (d *Dispatcher) mark(id int64, index int, platformIDs []string) {
-	if _, err := d.store.MarkSent(d.ctx, store.ChunkSent{JournalID: id, Index: index, PlatformIDs: platformIDs}); err != nil && d.ctx.Err() == nil {
-		d.log.Error("outbox mark failed", "id", id, "chunk", index, "error", err)
-	}
+	d.markSent(store.ChunkSent{JournalID: id, Index: index, PlatformIDs: platformIDs})
 }
 
 func (d *Dispatcher) markUncertain(id int64, index int) {
-	if _, err := d.store.MarkSent(d.ctx, store.ChunkSent{JournalID: id, Index: index, Uncertain: true}); err != nil && d.ctx.Err() == nil {
-		d.log.Error("outbox mark failed", "id", id, "chunk", index, "error", err)
+	d.markSent(store.ChunkSent{JournalID: id, Index: index, Uncertain: true})
+}
+
+func (d *Dispatcher) markSent(c store.ChunkSent) {
+	err := d.persist("mark sent", c.JournalID, func() error { _, err := d.store.MarkSent(d.ctx, c); return err })
+	if err != nil && d.ctx.Err() == nil {
+		d.log.Error("outbox mark failed", "id", c.JournalID, "chunk", c.Index, "error", err)
+	}
+}
+
+// persist runs a write of the outbox, retrying a failure that may pass (a
+// locked database, a full disk) with backoff until it succeeds or the
+// dispatcher is closed. What delivery writes is a result in hand: a reply
+// dropped because the store failed once leaves its entry in processing, to
+// be run again by claude after the next restart, and a chunk left
+// attempted but unmarked becomes an uncertain send. So the session's
+// delivery waits for the store instead; a drain does not end the retries
+// (a graceful stop records what it holds, for as long as Close allows). A
+// refused transition, a missing entry and a closed store are final.
+func (d *Dispatcher) persist(op string, id int64, write func() error) error {
+	wait := firstRetry
+	for {
+		err := write()
+		if err == nil || d.ctx.Err() != nil || errors.Is(err, store.ErrBadTransition) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrClosed) {
+			return err
+		}
+		d.log.Error("outbox write failed; retrying", "op", op, "id", id, "in", wait, "error", err)
+		select {
+		case <-d.ctx.Done():
+			return err
+		case <-d.clock.After(wait):
+		}
+		wait = min(wait*2, maxStoreWait)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/plaintext"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/host"
 )
 
 // shape is what an instance's capabilities ask of outbound text.
@@ -21,9 +22,13 @@ type shape struct {
 	plain bool
 }
 
-// shapeOf reads the instance's capabilities, waiting for it to be ready
-// (bounded); an instance that does not become ready gets the configured
-// limit and markdown as before.
+// shapeOf reads the instance's capabilities: from the instance when it is
+// ready, else from the description last seen of it (a plugin restarting
+// or degraded keeps its capabilities), else by waiting for it to be ready
+// (bounded, and ended by a drain). An instance never seen ready gets the
+// configured limit and markdown as before. Not waiting for an instance
+// that was seen is what lets a graceful stop record a reply in hand: the
+// reply is shaped, then recorded, before anything waits for the channel.
 func (d *Dispatcher) shapeOf(ctx context.Context, instance string) shape {
 	set := d.settings()
 	configured := set.TextLimit
@@ -32,9 +37,7 @@ func (d *Dispatcher) shapeOf(ctx context.Context, instance string) shape {
 	}
 	var sh shape
 	capability := 0
-	wctx, cancel := context.WithTimeout(ctx, readyWait)
-	defer cancel()
-	if desc, err := d.ch.WaitReady(wctx, instance); err == nil {
+	if desc, ok := d.describe(ctx, instance); ok {
 		caps := desc.Capabilities
 		capability = caps.MaxTextLength
 		if caps.LengthUnit == channel.LengthBytes && capability > 0 {
@@ -46,6 +49,46 @@ func (d *Dispatcher) shapeOf(ctx context.Context, instance string) shape {
 	}
 	sh.limit = chunk.CapLimit(configured, capability)
 	return sh
+}
+
+// describe returns the instance's description: the ready instance's (and
+// remembers it), else the last one seen, else the one it has once ready,
+// waiting at most readyWait and never past a drain.
+func (d *Dispatcher) describe(ctx context.Context, instance string) (host.Description, bool) {
+	if desc, ok := d.ch.Ready(instance); ok {
+		d.remember(instance, desc)
+		return desc, true
+	}
+	d.mu.Lock()
+	desc, ok := d.seen[instance]
+	d.mu.Unlock()
+	if ok {
+		return desc, true
+	}
+	wctx, cancel := context.WithTimeout(ctx, readyWait)
+	defer cancel()
+	go func() {
+		select {
+		case <-d.draining:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	desc, err := d.ch.WaitReady(wctx, instance)
+	if err != nil {
+		return host.Description{}, false
+	}
+	d.remember(instance, desc)
+	return desc, true
+}
+
+func (d *Dispatcher) remember(instance string, desc host.Description) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seen == nil {
+		d.seen = map[string]host.Description{}
+	}
+	d.seen[instance] = desc
 }
 
 // render converts markdown for a channel that shows none: the agent's

@@ -167,7 +167,7 @@ func New(opts Options) *Gateway {
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
 		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func() string { return g.settings().Turn.Model },
 	}
-	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Policy: opts.Settings.Queue})
+	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue})
 	return g
 }
 

@@ -174,3 +174,21 @@ func TestPairingFullTellsNewcomersToTryLater(t *testing.T) {
 	e.post(dm("s4", "hello?"))
 	e.quiet("chat-s4", 500*time.Millisecond)
 }
+
+// TestOversizeMessageIsToldAndSkipped: a message over the plugin
+// protocol's 8 MiB limit reaches the host as a stub through the loopback
+// plugin process; the sender is told once, the agent never sees it, and
+// the chat goes on.
+func TestOversizeMessageIsToldAndSkipped(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.post(dm("u1", strings.Repeat("x", 9<<20)))
+	got := e.text("chat-u1")
+	contains(t, got, "too large to handle", "was skipped")
+	if strings.Contains(got, "echo:") {
+		t.Errorf("the agent answered the oversize message: %.80q", got)
+	}
+	e.post(dm("u1", "after the big one"))
+	contains(t, e.text("chat-u1"), "echo:", "after the big one")
+	e.quiet("chat-u1", 400*time.Millisecond)
+	contains(t, e.logBuf.String(), "too large for the plugin protocol")
+}

@@ -47,6 +47,10 @@ func (g *Gateway) arrive(a arrival) {
 	set := g.settings()
 	m := &a.Message
 	log := g.log.With("session", a.key, "id", a.ID)
+	if m.OversizeBytes > 0 {
+		g.oversize(a, set.Access.Decide(g.ctx, m, g.approved))
+		return
+	}
 	if strings.TrimSpace(m.Body) == "" && len(m.Media) == 0 {
 		log.Debug("empty message ignored")
 		g.obs.Dropped(m.Instance, "empty")
@@ -79,6 +83,23 @@ func (g *Gateway) arrive(a arrival) {
 	default:
 		g.debouncer(set, m.Instance).Enqueue(a)
 	}
+}
+
+// noticeOversize tells a sender their message was too large to handle.
+const noticeOversize = "(Your message was too large to handle (%.1f MiB; at most 8 MiB get through) and was skipped. Please send it in smaller parts, or as a file.)"
+
+// oversize handles the stub of a message too large for the plugin protocol
+// (message.OversizeBytes): a sender the bot would answer is told once (the
+// notice is the entry's reply, in the outbox); the agent never sees it.
+func (g *Gateway) oversize(a arrival, v access.Verdict) {
+	m := &a.Message
+	g.log.Warn("inbound message too large for the plugin protocol; skipped", "instance", m.Instance, "chat", m.ChatID, "message", m.MessageID, "bytes", m.OversizeBytes)
+	g.obs.Dropped(m.Instance, "too large")
+	if v != access.Admit {
+		g.finish(a.ID, store.StateDropped, "too large")
+		return
+	}
+	g.respond(a, fmt.Sprintf(noticeOversize, float64(m.OversizeBytes)/(1<<20)))
 }
 
 // pairing answers an unknown direct sender with a one-time code an owner
@@ -216,6 +237,14 @@ func (l lanes) Steer(key string, items []queue.Item) bool {
 }
 
 // output is delivery as a turn sees it.
+// notices sends the queue's notices (messages the cap dropped) in the
+// background, as recovery's are.
+type notices struct{ g *Gateway }
+
+func (n notices) Notify(key string, tgt message.Target, text string) {
+	n.g.background(func() { n.g.delivery.Notify(key, tgt, text) })
+}
+
 type output struct{ *delivery.Dispatcher }
 
 func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Live) turn.Draft {

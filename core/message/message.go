@@ -55,6 +55,10 @@ type Message struct {
 	Timestamp  time.Time `json:"timestamp"`
 	ReceivedAt time.Time `json:"received_at"`
 	ChatTitle  string    `json:"chat_title,omitempty"`
+	// OversizeBytes is set when the message was too large for the plugin
+	// protocol: this is a stub (no body, reply or media), the sender is told
+	// and the agent never sees it.
+	OversizeBytes int64 `json:"oversize_bytes,omitempty"`
 }
 
 // Media is an inbound attachment. Path is set once the host downloaded it
@@ -91,13 +95,14 @@ func Normalize(instance, source string, in channel.InboundMessage, now time.Time
 	m = Message{
 		Instance: instance, Channel: source, ChatType: in.ChatType,
 		ChatID: cleanID(in.ChatID), ThreadID: cleanID(in.ThreadID), MessageID: cleanID(in.MessageID),
-		Sender:       channel.Sender{ID: cleanID(in.Sender.ID), Name: cleanText(in.Sender.Name), Username: cleanText(in.Sender.Username), IsBot: in.Sender.IsBot, AltIDs: cleanIDs(in.Sender.AltIDs)},
-		Body:         cleanText(in.Text),
-		CommandBody:  cleanText(in.CommandText),
-		WasMentioned: in.WasMentioned,
-		Timestamp:    in.Timestamp,
-		ReceivedAt:   now,
-		ChatTitle:    cleanText(in.ChatTitle),
+		Sender:        channel.Sender{ID: cleanID(in.Sender.ID), Name: cleanText(in.Sender.Name), Username: cleanText(in.Sender.Username), IsBot: in.Sender.IsBot, AltIDs: cleanIDs(in.Sender.AltIDs)},
+		Body:          cleanText(in.Text),
+		CommandBody:   cleanText(in.CommandText),
+		WasMentioned:  in.WasMentioned,
+		Timestamp:     in.Timestamp,
+		ReceivedAt:    now,
+		ChatTitle:     cleanText(in.ChatTitle),
+		OversizeBytes: in.OversizeBytes,
 	}
 	if !utf8.ValidString(in.Text) {
 		problems = append(problems, "invalid UTF-8 in the text was replaced")

@@ -72,11 +72,11 @@ func (f *faulty) Run(ctx context.Context, inbox channel.Inbox) error {
 		fmt.Fprintln(stderr, `{"@message":{"nested":true},"@level":"warn"}`)
 		fmt.Fprintln(stderr, `{"@message":"a good line after the bad ones","@level":"info"}`)
 	case "oversize":
-		err := inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "big", Sender: channel.Sender{ID: "u"}, Text: strings.Repeat("x", 9<<20)})
-		// The sdk refuses it before it reaches the stream; deliver a normal
-		// message to show the stream still works.
-		msg := "oversize refused: " + string(channel.CodeOf(err))
-		_ = inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "ok", Sender: channel.Sender{ID: "u"}, Text: msg})
+		// The sdk hands the host a stub instead, in the same batch as a
+		// normal message, and Deliver succeeds: the plugin moves on.
+		err := inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "big", Sender: channel.Sender{ID: "u"}, Text: strings.Repeat("x", 9<<20)},
+			channel.InboundMessage{ChatID: "c", MessageID: "ok", Sender: channel.Sender{ID: "u"}, Text: "after the big one"})
+		_ = inbox.Deliver(ctx, channel.InboundMessage{ChatID: "c", MessageID: "next", Sender: channel.Sender{ID: "u"}, Text: fmt.Sprintf("delivered: %v", err)})
 	}
 	<-ctx.Done()
 	return nil
@@ -405,6 +405,64 @@ func TestUnresponsivePluginIsRestarted(t *testing.T) {
 	}
 }
 
+// waitStopped waits until every thread of pid is stopped (SIGSTOP takes
+// effect asynchronously: a thread may still answer a call meanwhile).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		stopped := len(tasks) > 0
+		for _, f := range tasks {
+			b, err := os.ReadFile(f)
+			// The state follows the parenthesized command name.
+			i := strings.LastIndexByte(string(b), ')')
+			stopped = stopped && err == nil && i > 0 && len(b) > i+2 && (b[i+2] == 'T' || b[i+2] == 't')
+		}
+		if stopped {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not stop", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestSendToAHungPluginEndsWithTheProbe: a send in flight to a plugin that
+// stopped answering (SIGSTOP) fails once the liveness probe kills it,
+// instead of blocking until the caller's own deadline; the next send waits
+// for the restarted process and goes through.
+func TestSendToAHungPluginEndsWithTheProbe(t *testing.T) {
+	rec := newRecorder()
+	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound,
+		FirstBackoff: 20 * time.Millisecond, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: time.Second})
+	t.Cleanup(h.Stop)
+	spec, _ := loopbackSpec(t, "lo")
+	h.Apply([]Spec{spec})
+	first := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	if err := syscall.Kill(first.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	waitStopped(t, first.PID)
+	const deadline = 30 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	start := time.Now()
+	_, err := h.Ports().Send(ctx, "lo", channel.SendRequest{ChatID: "c1", Text: "to a hung plugin"})
+	took := time.Since(start)
+	if err == nil || took > deadline/3 {
+		t.Fatalf("send to the stopped plugin: err %v after %v; want a failure once the probe (1 s) kills it", err, took)
+	}
+	t.Logf("send failed after %v: %v", took.Round(time.Millisecond), err)
+	if _, err := h.Ports().Send(ctx, "lo", channel.SendRequest{ChatID: "c1", Text: "after the restart"}); err != nil {
+		t.Fatalf("send after the restart: %v", err)
+	}
+	if st := h.Instance("lo").Status(); st.PID == first.PID {
+		t.Errorf("still the stopped process %d", st.PID)
+	}
+}
+
 func TestChecksum(t *testing.T) {
 	h := newHost(t, newRecorder())
 	good, _ := loopbackSpec(t, "good")
@@ -497,17 +555,26 @@ func TestCrashLoop(t *testing.T) {
 	}
 }
 
-func TestOversizeMessageRefusedByPlugin(t *testing.T) {
+// TestOversizeMessageBecomesAStub: a message over the frame limit reaches the
+// host as a stub (ids and size, no text) in its batch, Deliver succeeds and
+// the plugin goes on, without a restart.
+func TestOversizeMessageBecomesAStub(t *testing.T) {
 	rec := newRecorder()
 	h := newHost(t, rec)
 	h.Apply([]Spec{faultSpec("big", "oversize")})
-	select {
-	case <-rec.ch:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no message after the oversize one")
+	for range 3 {
+		select {
+		case <-rec.ch:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the stub and the messages after it did not all arrive")
+		}
 	}
-	if got := rec.texts(); !got["oversize refused: message_too_long"] {
-		t.Fatalf("got %v", got)
+	rec.mu.Lock()
+	msgs := append([]channel.InboundMessage(nil), rec.msgs...)
+	rec.mu.Unlock()
+	if len(msgs) != 3 || msgs[0].MessageID != "big" || msgs[0].OversizeBytes < 9<<20 || msgs[0].Text != "" ||
+		msgs[1].Text != "after the big one" || msgs[2].Text != "delivered: <nil>" {
+		t.Fatalf("got %+v", msgs)
 	}
 	if st := h.Instance("big").Status(); st.State != StateReady || st.Restarts != 0 {
 		t.Errorf("plugin should stay up: %+v", st)

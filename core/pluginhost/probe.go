@@ -38,7 +38,9 @@ func (h *Host) Check(ctx context.Context, spec Spec, decode func(schema.Schema) 
 	inst.log = inst.log.Named("check") // not the running instance's lines
 	client, proc, plug, err := inst.launch()
 	if err != nil {
-		return res, err
+		// As at start: what the plugin wrote to stderr says why ("plugin
+		// offers no kind"); go-plugin's error only says it exited.
+		return res, inst.withStderr(err)
 	}
 	defer h.shutdown(client, proc)
 	if res.Description, err = plug.Describe(ctx); err != nil {

@@ -137,3 +137,15 @@ func TestCheckBeforeConfigureOlderPlugin(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSaysWhyAPluginDidNotStart: a probe of a plugin that exits
+// before the handshake carries the plugin's own reason from its stderr, as
+// a failed start does, so `clawhost validate` shows it.
+func TestCheckSaysWhyAPluginDidNotStart(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, newRecorder())
+	_, err := h.Check(context.Background(), faultSpec("nokind", "nokind"), func(schema.Schema) []byte { return nil })
+	if err == nil || !strings.Contains(err.Error(), "plugin offers no kind: set Channel, Command or Hook") {
+		t.Fatalf("check error %v, want the plugin's stderr reason", err)
+	}
+}

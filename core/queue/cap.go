@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/clawhost/clawhost/core/envelope"
@@ -10,7 +11,8 @@ import (
 
 // applyCap enforces the queue cap: DropOld drops the oldest waiting
 // messages, DropNew the newest, DropSummarize the oldest but keeps a
-// one-line summary of each for the next turn.
+// one-line summary of each for the next turn. With DropOld and DropNew the
+// chat is told (tellDropped); summarized messages still reach the agent.
 func (q *Queue) applyCap(pol Policy, key, instance string) {
 	n, err := q.journal.CountPending(q.ctx, key)
 	if err != nil || n <= pol.Cap {
@@ -49,6 +51,38 @@ func (q *Queue) applyCap(pol Policy, key, instance string) {
 	q.log.Warn("queue full; messages dropped", "session", key, "policy", pol.Drop, "dropped", len(ids), "cap", pol.Cap)
 	if pol.Drop == DropSummarize {
 		q.summarize(key, drop, pol.Cap)
+	} else {
+		q.tellDropped(key, drop, pol)
+	}
+}
+
+// tellDropped tells each chat whose messages the cap dropped, in one
+// message until the session's next turn starts, however often the cap
+// strikes meanwhile (a flood gets one notice, not one per message).
+func (q *Queue) tellDropped(key string, drop []store.Entry, pol Policy) {
+	if q.notify == nil || len(drop) == 0 {
+		return
+	}
+	q.mu.Lock()
+	told := q.toldCap[key]
+	q.toldCap[key] = true
+	q.mu.Unlock()
+	if told {
+		return
+	}
+	which := "oldest"
+	if pol.Drop == DropNew {
+		which = "newest"
+	}
+	text := fmt.Sprintf("(Some of your messages were not answered: more than %d were waiting, so the %s were skipped. Please send again what still needs an answer.)", pol.Cap, which)
+	seen := map[message.Target]bool{}
+	for _, e := range drop {
+		m, err := message.Decode(e.Message)
+		if err != nil || seen[m.Target()] {
+			continue
+		}
+		seen[m.Target()] = true
+		q.notify.Notify(key, m.Target(), text)
 	}
 }
 

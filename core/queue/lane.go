@@ -148,6 +148,7 @@ func (q *Queue) pick(l *lane, pending []store.Entry) *Batch {
 	defer q.mu.Unlock()
 	b.Summaries = q.summaries[l.key]
 	delete(q.summaries, l.key)
+	delete(q.toldCap, l.key)
 	if q.policy.ModeFor(pending[0].Instance) == Collect {
 		b.Entries, b.Collected = pending, len(pending) > 1
 		return b

@@ -52,6 +52,13 @@ type Observer interface {
 	Dropped(instance, reason string)
 }
 
+// Notifier tells a chat something outside any turn: that the cap dropped
+// messages of its sender. Notify must not block (the composer sends in the
+// background).
+type Notifier interface {
+	Notify(key string, tgt message.Target, text string)
+}
+
 // Options configure a Queue.
 type Options struct {
 	Logger  hclog.Logger
@@ -59,6 +66,8 @@ type Options struct {
 	Runner  Runner
 	// Observer may be nil.
 	Observer Observer
+	// Notifier may be nil: drops are then only logged and counted.
+	Notifier Notifier
 	Policy   Policy
 	// Backoff is how long a lane waits after a store failure; zero means 1 s.
 	Backoff time.Duration
@@ -71,6 +80,7 @@ type Queue struct {
 	journal store.Journal
 	runner  Runner
 	obs     Observer
+	notify  Notifier
 	backoff time.Duration
 
 	ctx    context.Context
@@ -82,6 +92,9 @@ type Queue struct {
 	policy    Policy
 	lanes     map[string]*lane
 	summaries map[string][]string
+	// toldCap holds the sessions whose chat was told of a cap drop since
+	// their last turn started: one notice however often the cap strikes.
+	toldCap map[string]bool
 }
 
 // lane is a session's run state.
@@ -107,8 +120,8 @@ func New(opts Options) *Queue {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Queue{
-		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, backoff: opts.Backoff,
-		ctx: ctx, cancel: cancel, policy: opts.Policy.withDefaults(), lanes: map[string]*lane{}, summaries: map[string][]string{},
+		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, notify: opts.Notifier, backoff: opts.Backoff,
+		ctx: ctx, cancel: cancel, policy: opts.Policy.withDefaults(), lanes: map[string]*lane{}, summaries: map[string][]string{}, toldCap: map[string]bool{},
 	}
 }
 
@@ -252,6 +265,7 @@ func (q *Queue) Clear(key, reason string) int {
 	q.add(-len(ids))
 	q.mu.Lock()
 	delete(q.summaries, key)
+	delete(q.toldCap, key)
 	q.mu.Unlock()
 	return len(ids)
 }

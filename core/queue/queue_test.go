@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,13 +107,32 @@ func (o *recObserver) Dropped(string, string) {
 	o.mu.Unlock()
 }
 
+// recNotifier records the queue's notices.
+type recNotifier struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (n *recNotifier) Notify(key string, tgt message.Target, text string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.texts = append(n.texts, key+" "+tgt.Instance+"/"+tgt.ChatID+": "+text)
+}
+
+func (n *recNotifier) all() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.texts...)
+}
+
 type fixture struct {
-	t   *testing.T
-	db  *sqlite.DB
-	q   *Queue
-	run *recRunner
-	obs *recObserver
-	n   int
+	t     *testing.T
+	db    *sqlite.DB
+	q     *Queue
+	run   *recRunner
+	obs   *recObserver
+	notes *recNotifier
+	n     int
 }
 
 func newFixture(t *testing.T, pol Policy) *fixture {
@@ -121,8 +141,8 @@ func newFixture(t *testing.T, pol Policy) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, db: db, run: newRecRunner(), obs: &recObserver{}}
-	f.q = New(Options{Journal: db, Runner: f.run, Observer: f.obs, Policy: pol, Backoff: time.Millisecond})
+	f := &fixture{t: t, db: db, run: newRecRunner(), obs: &recObserver{}, notes: &recNotifier{}}
+	f.q = New(Options{Journal: db, Runner: f.run, Observer: f.obs, Notifier: f.notes, Policy: pol, Backoff: time.Millisecond})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -263,10 +283,11 @@ func TestCapPolicies(t *testing.T) {
 		drop      Drop
 		next      []string
 		summaries int
+		notice    string // "" for none
 	}{
-		{DropOld, []string{"m3"}, 0},
-		{DropNew, []string{"m1"}, 0},
-		{DropSummarize, []string{"m3"}, 1},
+		{DropOld, []string{"m3"}, 0, "the oldest were skipped"},
+		{DropNew, []string{"m1"}, 0, "the newest were skipped"},
+		{DropSummarize, []string{"m3"}, 1, ""},
 	} {
 		t.Run(string(tc.drop), func(t *testing.T) {
 			t.Parallel()
@@ -291,6 +312,25 @@ func TestCapPolicies(t *testing.T) {
 			if f.obs.dropped != 2 {
 				t.Errorf("dropped %d, want 2", f.obs.dropped)
 			}
+			// The chat is told once for both drops of this turn (not with
+			// summarize: the agent gets the messages).
+			notes := f.notes.all()
+			if tc.notice == "" && len(notes) != 0 || tc.notice != "" && (len(notes) != 1 || !strings.HasPrefix(notes[0], "k tg/1: ") || !strings.Contains(notes[0], tc.notice)) {
+				t.Fatalf("notices %q, want one saying %q", notes, tc.notice)
+			}
+			if tc.notice == "" {
+				return
+			}
+			// A drop after the next turn started is told again.
+			f.q.Enqueue("k", []Item{f.item("busy again")})
+			c = f.run.begin(t)
+			for _, w := range []string{"m4", "m5"} {
+				f.q.Enqueue("k", []Item{f.item(w)})
+			}
+			if n := len(f.notes.all()); n != 2 {
+				t.Errorf("%d notices after a drop during the next turn, want 2", n)
+			}
+			c.done <- Ran
 		})
 	}
 }

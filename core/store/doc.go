@@ -160,9 +160,16 @@
 //     [ChunkSent.Uncertain] and not sent again; the rest of the reply is
 //     delivered and the user is told once that a part may be missing.
 //     Edits are idempotent and are retried.
+//   - A write of the outbox that fails and may pass (a locked database, a
+//     full disk) is retried, with backoff, until it succeeds or the host
+//     stops: the session's delivery waits for the store rather than drop a
+//     produced reply (its entry would stay processing and be run again
+//     after the next restart) or leave a sent chunk unmarked.
 //   - A reply that cannot be delivered fails its entry and the user is told
 //     (unless the chat itself is gone); a stale reply after a restart, a
-//     twice-interrupted turn and a dropped message are told in one message.
+//     twice-interrupted turn and a dropped message (the queue cap's old or
+//     new policy, a message too large for the plugin protocol, pairing
+//     slots full) are told in one message.
 //
 // # Housekeeping
 //

@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -209,5 +210,46 @@ func TestHeartbeat(t *testing.T) {
 	waitFor(t, "a resume after missing acks", func() bool { return srv.Resumes() >= 1 })
 	if srv.Identifies() != 1 {
 		t.Errorf("%d identifies", srv.Identifies())
+	}
+}
+
+// TestIdentifySpaced: a session Discord invalidates twice in a row is
+// identified anew each time no sooner than identifyGap after the previous
+// IDENTIFY (Discord allows one per 5 s and 1000 a day); the wait is asked
+// of the injected clock, which the fake sleep advances.
+func TestIdentifySpaced(t *testing.T) {
+	srv := newServer(t)
+	a := newAdapter(t, srv, "", nil)
+	a.identifyGap = 5 * time.Second
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 0)
+	var waits []time.Duration
+	a.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	a.sleep = func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		waits = append(waits, d)
+		now = now.Add(d)
+		mu.Unlock()
+		return ctx.Err()
+	}
+	a.run(t, newInbox())
+	waitLive(t, srv, 1)
+	for i := 2; i <= 3; i++ {
+		srv.InvalidSession(false)
+		waitLive(t, srv, i)
+	}
+	if srv.Identifies() != 3 {
+		t.Fatalf("%d identifies, want 3", srv.Identifies())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	spaced := 0
+	for _, d := range waits {
+		if d >= a.identifyGap-time.Second && d <= a.identifyGap {
+			spaced++
+		}
+	}
+	if spaced != 2 {
+		t.Errorf("waits %v: want one of about %v before each of the 2 new IDENTIFYs", waits, a.identifyGap)
 	}
 }

@@ -196,6 +196,13 @@ type InboundMessage struct {
 	ChatTitle string
 	// Edited marks an edit of an earlier message.
 	Edited bool
+	// OversizeBytes is set by the sdk, never by a plugin: the message was
+	// too large to hand to the host (its encoded size, over the inbox's
+	// limit), so the host got a stub of it — ids, sender, time, title and
+	// WasMentioned, without text, reply or media — and tells the sender it
+	// was skipped. Deliver still returns nil once the stub is stored, so
+	// the plugin moves on.
+	OversizeBytes int64
 }
 
 // Formats of outbound text.

@@ -511,6 +511,16 @@ func TestDiscordIntentNotEnabled(t *testing.T) {
 	if st.State != "needs_attention" {
 		t.Errorf("status.json: %+v", st)
 	}
+	// The status page says it too, with the link to the Developer Portal
+	// and the retry button; /healthz is not ok.
+	if code, page := get(t, base+"/"); code != 200 || !strings.Contains(page, "needs_attention") ||
+		!strings.Contains(page, "Message Content Intent") || !strings.Contains(page, "https://discord.com/developers/applications") ||
+		!strings.Contains(page, "/plugins/dc/retry") || strings.Contains(page, dcToken) {
+		t.Errorf("status page (HTTP %d) lacks the attention of dc:\n%s", code, page)
+	}
+	if code, body := get(t, base+"/healthz"); code != 503 || !strings.Contains(body, `"instance":"dc"`) {
+		t.Errorf("healthz: HTTP %d %s", code, body)
+	}
 	n := e.srv.Identifies()
 	time.Sleep(500 * time.Millisecond)
 	if got := instanceOf(t, base, "dc"); got.PID != st.PID || got.Restarts != 0 {

@@ -33,6 +33,16 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	#spawn=<path>       start `sleep 300` as a tool would (in claude's
 //	                    process group) and write its pid to path, before
 //	                    anything else; a test checks it dies with the host
+//	#mark=<id>          names the message for RunLogEnvVar's log (several
+//	                    allowed, one per message of the prompt)
+//	#parts=<n>          answer with n paragraphs "mark <id> part <i>/<n>"
+//	                    (the first #mark's id) of ~120 characters each, so
+//	                    a small text_limit puts each in a chunk of its own
+//	                    and a test can count every chunk a chat shows
+//
+// When RunLogEnvVar names a file, the fake appends one JSON line
+// ([RunEvent]) to it when the process starts, when a turn starts and
+// after a turn's result was written to stdout.
 func Main() {
 	sid := "00000000-0000-4000-8000-000000000000"
 	for i, a := range os.Args {
@@ -41,6 +51,7 @@ func Main() {
 		}
 	}
 	out := json.NewEncoder(os.Stdout)
+	logRun(RunEvent{Event: "proc"})
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	turn := 0
@@ -62,6 +73,8 @@ func Main() {
 			}
 		}
 		turn++
+		marks := directives(text, "mark")
+		logRun(RunEvent{Event: "start", Marks: marks})
 		_ = out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": sid})
 		if path, _ := directive(text, "spawn"); path != "" {
 			spawnTool(path)
@@ -80,6 +93,7 @@ func Main() {
 			_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": s, "session_id": sid, "num_turns": 1,
 				"total_cost_usd": 0.0125, "usage": map[string]any{"input_tokens": 10, "output_tokens": 2},
 				"modelUsage": map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "contextWindow": 200000}}})
+			logRun(RunEvent{Event: "result", Marks: marks})
 		}
 		if kind, ok := directive(text, "error"); ok {
 			msg, status := "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", 529
@@ -111,13 +125,79 @@ func Main() {
 			result(last)
 			continue
 		}
+		if n, ok := directive(text, "parts"); ok && len(marks) > 0 {
+			reply := Parts(marks[0], atoi(n))
+			assistant(reply)
+			result(reply)
+			continue
+		}
 		reply := fmt.Sprintf("echo: %s", text)
 		assistant(reply)
 		result(reply)
 	}
 }
 
-var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|spawn)(?:=([^\s\]]+))?`)
+var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|spawn|mark|parts)(?:=([^\s\]]+))?`)
+
+// RunLogEnvVar names the file the fake appends its [RunEvent]s to.
+const RunLogEnvVar = "CLAWHOST_FAKE_CLAUDE_LOG"
+
+// RunEvent is one line of the run log.
+type RunEvent struct {
+	// Event is "proc" (the process started), "start" (a turn started) or
+	// "result" (the turn's result was written to stdout).
+	Event string `json:"event"`
+	// PID is the fake's process id (also its process group: claude's
+	// tools and the host's lifeline watcher live in it).
+	PID int `json:"pid"`
+	// Marks are the #mark ids of the turn's prompt.
+	Marks []string `json:"marks,omitempty"`
+	// At is the wall clock, in Unix nanoseconds.
+	At int64 `json:"at"`
+}
+
+// Parts is the reply #parts=n gives for mark: n paragraphs
+// "mark <id> part <i>/<n> xxx…" of about 120 characters, a blank line
+// apart.
+func Parts(mark string, n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			b.WriteString("\n\n")
+		}
+		p := fmt.Sprintf("%s %s ", PartLabel(mark, i, n), strings.Repeat("x", 90))
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// PartLabel is how part i of n of mark's reply starts.
+func PartLabel(mark string, i, n int) string {
+	return fmt.Sprintf("mark %s part %d/%d", mark, i, n)
+}
+
+// logRun appends ev to the run log, if there is one. Each event is one
+// write on a file opened with O_APPEND, so the lines of concurrent fakes
+// do not mix.
+func logRun(ev RunEvent) {
+	path := os.Getenv(RunLogEnvVar)
+	if path == "" {
+		return
+	}
+	ev.PID, ev.At = os.Getpid(), time.Now().UnixNano()
+	b, _ := json.Marshal(ev)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.Write(append(b, '\n'))
+	_ = f.Close()
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
 
 // spawnTool starts a long-lived tool process and writes its pid to path.
 func spawnTool(path string) {
@@ -148,6 +228,17 @@ func waitFile(path string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// directives returns the values of every occurrence of name, in order.
+func directives(text, name string) []string {
+	var out []string
+	for _, m := range directiveRE.FindAllStringSubmatch(text, -1) {
+		if m[1] == name {
+			out = append(out, m[2])
+		}
+	}
+	return out
 }
 
 func directive(text, name string) (string, bool) {

@@ -3,6 +3,7 @@ package telegramtest
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Failure is a scripted error answer.
@@ -17,6 +18,11 @@ type Failure struct {
 	// (a message is sent) and then its answer is lost in the given way;
 	// Code and Description are ignored.
 	Fault Fault
+	// Delay, when > 0, holds the call this long before anything else
+	// happens: a long silence of the server. It then answers as the other
+	// fields say, or normally when they are all zero (see Slow). A client
+	// that gives up meanwhile finds the call not carried out.
+	Delay time.Duration
 }
 
 // Fault is how the answer to a call that was carried out gets lost.
@@ -41,6 +47,15 @@ func AcceptedMalformed() Failure { return Failure{Fault: FaultMalformed} }
 // AcceptedSilence carries the call out, then answers nothing until the
 // client gives up.
 func AcceptedSilence() Failure { return Failure{Fault: FaultSilence} }
+
+// Slow answers normally after a silence of d.
+func Slow(d time.Duration) Failure { return Failure{Delay: d} }
+
+// ServerError is a 5xx answer (502 Bad Gateway, 500, 503…) of Telegram or
+// a proxy in front of it; the call was not carried out.
+func ServerError(code int) Failure {
+	return Failure{Code: code, Description: fmt.Sprintf("%d %s", code, "Server Error")}
+}
 
 // TooManyRequests is Telegram's 429 answer.
 func TooManyRequests(retryAfter int) Failure {

@@ -9,7 +9,9 @@
 // the 4096 UTF-16 limit of the visible text), editMessageText,
 // sendChatAction, getFile and file downloads, sendPhoto/sendDocument
 // (multipart), setMyCommands, setWebhook/deleteWebhook. Any method can be
-// scripted to fail (429 with retry_after, 409, 401, 5xx) with Fail. A wrong
+// scripted to fail (429 with retry_after, 409, 401, 5xx), to lose the
+// answer of a call it carried out (dropped connection, malformed 200,
+// silence) or to answer after a long silence, with Fail. A wrong
 // token is answered 401. Every request is recorded (see Requests), those
 // with a wrong token (Request.Unauthorized) and file downloads
 // (DownloadMethod) included.
@@ -221,7 +223,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, req)
 	f := s.takeFailure(strings.ToLower(method))
 	s.mu.Unlock()
-	if f != nil && f.Fault == "" {
+	if f != nil && f.Delay > 0 {
+		t := time.NewTimer(f.Delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return // the client gave up: nothing was carried out
+		}
+	}
+	if f != nil && f.Fault == "" && f.Code != 0 {
 		writeError(w, &apiError{code: f.Code, desc: f.Description, ra: f.RetryAfter})
 		return
 	}
@@ -258,7 +269,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		aerr = &apiError{code: 404, desc: "Not Found"}
 	}
-	if f != nil {
+	if f != nil && f.Fault != "" {
 		loseAnswer(w, r, f.Fault)
 		return
 	}

@@ -169,17 +169,18 @@ func SenderFromProto(s *pb.Sender) channel.Sender {
 // InboundToProto converts an inbound message.
 func InboundToProto(m channel.InboundMessage, id uint64) *pb.InboundMessage {
 	out := &pb.InboundMessage{
-		DeliveryId:   id,
-		ChatType:     string(m.ChatType),
-		ChatId:       m.ChatID,
-		ThreadId:     m.ThreadID,
-		MessageId:    m.MessageID,
-		Sender:       SenderToProto(m.Sender),
-		Text:         m.Text,
-		CommandText:  m.CommandText,
-		WasMentioned: m.WasMentioned,
-		ChatTitle:    m.ChatTitle,
-		Edited:       m.Edited,
+		DeliveryId:    id,
+		ChatType:      string(m.ChatType),
+		ChatId:        m.ChatID,
+		ThreadId:      m.ThreadID,
+		MessageId:     m.MessageID,
+		Sender:        SenderToProto(m.Sender),
+		Text:          m.Text,
+		CommandText:   m.CommandText,
+		WasMentioned:  m.WasMentioned,
+		ChatTitle:     m.ChatTitle,
+		Edited:        m.Edited,
+		OversizeBytes: m.OversizeBytes,
 	}
 	if !m.Timestamp.IsZero() {
 		out.TimestampMs = m.Timestamp.UnixMilli()
@@ -196,16 +197,17 @@ func InboundToProto(m channel.InboundMessage, id uint64) *pb.InboundMessage {
 // InboundFromProto converts an inbound message.
 func InboundFromProto(m *pb.InboundMessage) channel.InboundMessage {
 	out := channel.InboundMessage{
-		ChatType:     channel.ChatType(m.GetChatType()),
-		ChatID:       m.GetChatId(),
-		ThreadID:     m.GetThreadId(),
-		MessageID:    m.GetMessageId(),
-		Sender:       SenderFromProto(m.GetSender()),
-		Text:         m.GetText(),
-		CommandText:  m.GetCommandText(),
-		WasMentioned: m.GetWasMentioned(),
-		ChatTitle:    m.GetChatTitle(),
-		Edited:       m.GetEdited(),
+		ChatType:      channel.ChatType(m.GetChatType()),
+		ChatID:        m.GetChatId(),
+		ThreadID:      m.GetThreadId(),
+		MessageID:     m.GetMessageId(),
+		Sender:        SenderFromProto(m.GetSender()),
+		Text:          m.GetText(),
+		CommandText:   m.GetCommandText(),
+		WasMentioned:  m.GetWasMentioned(),
+		ChatTitle:     m.GetChatTitle(),
+		Edited:        m.GetEdited(),
+		OversizeBytes: m.GetOversizeBytes(),
 	}
 	if ms := m.GetTimestampMs(); ms != 0 {
 		out.Timestamp = time.UnixMilli(ms)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,8 +53,10 @@ type Inbox struct {
 	wake     chan struct{}    // capacity 1: something was queued, or hold changed
 	stopped  chan struct{}
 	stopOnce sync.Once
-	// MaxMessageBytes bounds one encoded message; larger ones are refused
-	// by Deliver rather than poisoning the stream.
+	// MaxMessageBytes bounds one encoded message. A larger one would
+	// poison the stream (over the gRPC frame limit): Deliver hands the host
+	// a stub of it instead (oversizeStub), which the host answers with a
+	// notice, so the platform's offset moves on.
 	MaxMessageBytes int
 	// After returns a channel that fires after d (time.After); tests
 	// replace it to release a hold without waiting.
@@ -78,8 +81,7 @@ func (in *Inbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) er
 		in.nextID++
 		p := InboundToProto(m, in.nextID)
 		if n := protoSize(p); in.MaxMessageBytes > 0 && n > in.MaxMessageBytes {
-			in.mu.Unlock()
-			return channel.Errorf(channel.CodeMessageTooLong, "inbound message %q is %d bytes encoded, over the %d byte limit", m.MessageID, n, in.MaxMessageBytes)
+			p = InboundToProto(oversizeStub(m, n), in.nextID)
 		}
 		ds[i] = &delivery{msg: p, done: make(chan struct{})}
 	}
@@ -97,6 +99,24 @@ func (in *Inbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) er
 		}
 	}
 	return nil
+}
+
+// oversizeStub is what the host gets of a message too large to carry: who
+// wrote it where and when, and its size; no text, reply or media.
+func oversizeStub(m channel.InboundMessage, size int) channel.InboundMessage {
+	clip := func(s string) string {
+		if len(s) > 1024 { // ids, names and titles are short on every platform
+			s = strings.ToValidUTF8(s[:1024], "")
+		}
+		return s
+	}
+	snd := channel.Sender{ID: clip(m.Sender.ID), Name: clip(m.Sender.Name), Username: clip(m.Sender.Username), IsBot: m.Sender.IsBot}
+	return channel.InboundMessage{
+		ChatType: m.ChatType, ChatID: clip(m.ChatID), ThreadID: clip(m.ThreadID), MessageID: clip(m.MessageID),
+		Sender: snd, Timestamp: m.Timestamp, ChatTitle: clip(m.ChatTitle), Edited: m.Edited,
+		WasMentioned:  m.WasMentioned || (m.ReplyTo != nil && m.ReplyTo.ToBot),
+		OversizeBytes: int64(size),
+	}
 }
 
 func (in *Inbox) abandon(ds []*delivery) {

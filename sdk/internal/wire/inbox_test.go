@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -193,4 +194,41 @@ func TestInboxNackRetryBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInboxOversizeIsAStub: a message over MaxMessageBytes does not fail
+// Deliver (the platform's offset would never move); the host gets a stub
+// with its ids, sender and size, without the text or reply, in its place
+// among the others, and Deliver returns once everything is acked.
+func TestInboxOversizeIsAStub(t *testing.T) {
+	t.Parallel()
+	in := NewInbox()
+	in.MaxMessageBytes = 1000
+	sent, _ := streamed(t, in)
+	big := strings.Repeat("x", 5000)
+	res := make(chan error, 1)
+	go func() {
+		res <- in.Deliver(context.Background(),
+			channel.InboundMessage{ChatID: "c", MessageID: "small-1", Text: "hi"},
+			channel.InboundMessage{ChatID: "c", MessageID: "big", Text: big, Sender: channel.Sender{ID: "u", Name: "Ann"},
+				ReplyTo: &channel.ReplyTo{MessageID: "b1", Text: "earlier", ToBot: true}},
+			channel.InboundMessage{ChatID: "c", MessageID: "small-2", Text: "there"})
+	}()
+	var got []*pb.InboundMessage
+	for range 3 {
+		got = append(got, next(t, sent))
+	}
+	pending(t, res, "Deliver")
+	stub := got[1]
+	if got[0].GetMessageId() != "small-1" || stub.GetMessageId() != "big" || got[2].GetMessageId() != "small-2" {
+		t.Fatalf("sent %v, %v, %v", got[0].GetMessageId(), stub.GetMessageId(), got[2].GetMessageId())
+	}
+	if stub.GetOversizeBytes() < 5000 || stub.GetText() != "" || stub.GetReplyTo() != nil || stub.GetSender().GetName() != "Ann" ||
+		!stub.GetWasMentioned() || got[0].GetOversizeBytes() != 0 {
+		t.Errorf("stub %v", stub)
+	}
+	for _, m := range got {
+		in.Ack([]uint64{m.GetDeliveryId()})
+	}
+	returned(t, res, "Deliver with an oversize message")
 }

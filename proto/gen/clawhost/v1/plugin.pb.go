@@ -1434,7 +1434,14 @@ type InboundMessage struct {
 	TimestampMs int64  `protobuf:"varint,12,opt,name=timestamp_ms,json=timestampMs,proto3" json:"timestamp_ms,omitempty"`
 	ChatTitle   string `protobuf:"bytes,13,opt,name=chat_title,json=chatTitle,proto3" json:"chat_title,omitempty"`
 	// edited is true for an edit of an earlier message.
-	Edited        bool `protobuf:"varint,14,opt,name=edited,proto3" json:"edited,omitempty"`
+	Edited bool `protobuf:"varint,14,opt,name=edited,proto3" json:"edited,omitempty"`
+	// oversize_bytes, when not zero, says the message was too large to carry
+	// (its encoded size, over the limit the plugin keeps under the 16 MiB
+	// frame): the plugin sent this stub instead — chat, thread, message id,
+	// sender, time, title and was_mentioned; no text, reply_to or media — so
+	// the channel moves on. The host does not answer it; it tells the sender
+	// once that the message was too large and skipped.
+	OversizeBytes int64 `protobuf:"varint,15,opt,name=oversize_bytes,json=oversizeBytes,proto3" json:"oversize_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1565,6 +1572,13 @@ func (x *InboundMessage) GetEdited() bool {
 		return x.Edited
 	}
 	return false
+}
+
+func (x *InboundMessage) GetOversizeBytes() int64 {
+	if x != nil {
+		return x.OversizeBytes
+	}
+	return 0
 }
 
 type AckRequest struct {
@@ -3291,7 +3305,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x12\n" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x1a\n" +
 	"\bfilename\x18\x05 \x01(\tR\bfilename\x12\x18\n" +
-	"\acaption\x18\x06 \x01(\tR\acaption\"\xe1\x03\n" +
+	"\acaption\x18\x06 \x01(\tR\acaption\"\x88\x04\n" +
 	"\x0eInboundMessage\x12\x1f\n" +
 	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
 	"deliveryId\x12\x1b\n" +
@@ -3310,7 +3324,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\ftimestamp_ms\x18\f \x01(\x03R\vtimestampMs\x12\x1d\n" +
 	"\n" +
 	"chat_title\x18\r \x01(\tR\tchatTitle\x12\x16\n" +
-	"\x06edited\x18\x0e \x01(\bR\x06edited\"/\n" +
+	"\x06edited\x18\x0e \x01(\bR\x06edited\x12%\n" +
+	"\x0eoversize_bytes\x18\x0f \x01(\x03R\roversizeBytes\"/\n" +
 	"\n" +
 	"AckRequest\x12!\n" +
 	"\fdelivery_ids\x18\x01 \x03(\x04R\vdeliveryIds\"\r\n" +

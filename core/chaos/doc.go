@@ -1,0 +1,118 @@
+// Package chaos is clawhost's chaos campaign: the proof, shipped with the
+// project, that the exactly-once mechanisms hold when processes die and
+// the outside world misbehaves. It has no code of its own outside its
+// tests (the harness is test-only, so the core never imports a plugin's
+// fake): `make chaos` runs the long campaign, and TestChaosShort, a few
+// trials with a fixed seed, runs in `make test` so a regression fails CI.
+//
+// # What runs
+//
+// The real clawhost binary runs the real clawhost-telegram plugin process
+// against the project's fake Bot API (plugins/telegram/telegramtest, in
+// the test process, on loopback), with the test binary as a fake claude
+// CLI (core/internal/fakeclaude). Four Telegram DM chats send messages;
+// each message asks the fake claude for a reply of one to three parts
+// ("mark <id> part <i>/<n> …"), which a small text_limit puts in one
+// chunk each, after a random think time, sometimes starting a tool (a
+// `sleep 300` in claude's process group). Streaming is the default
+// ("auto": a live draft edited into the reply).
+//
+// Every scenario starts its own host on a fresh data directory and runs
+// trials. A trial: two to four chats send one to three messages each at
+// random gaps; at a random moment the scenario's fault strikes:
+//
+//   - host-kill9, host-sigterm: the host gets SIGKILL or SIGTERM; once it
+//     is gone the trial checks that nothing of its process tree survived,
+//     then starts it again on the same directory;
+//   - plugin-kill9: the telegram plugin gets SIGKILL (the host restarts it;
+//     every fifth trial starts on a freshly restarted host, so the host's
+//     crash-loop backoff, which reaches 30 s after ten quick crashes, does
+//     not turn every later trial into a 30 s wait);
+//   - claude-kill9: one claude process gets SIGKILL;
+//   - api-drop, api-malformed, api-5xx, api-429, api-silence, api-timeout:
+//     the fake Bot API carries one or two calls out (sendMessage,
+//     editMessageText or getUpdates) and loses the answer (connection
+//     dropped, a 200 that is not JSON, silence until the client gives up),
+//     or refuses them (500/502/503, 429 with retry_after), or answers them
+//     after a silence of several seconds;
+//   - store-locked: another connection holds the database with BEGIN
+//     EXCLUSIVE for a few seconds;
+//   - disk-full: the data directory is a small tmpfs, filled up for a few
+//     seconds (needs root and mount(8); skipped, and said so, otherwise).
+//
+// The trial then waits until every message it sent is settled: its
+// journal entry is finished (done, failed or dropped). Recovery time is
+// from the restart's exec (host faults), the kill (plugin, claude) or the
+// end of the fault (API and store faults) to the moment every message of
+// the trial was settled (near zero when they all were before it: a
+// SIGTERMed host finishes or hands back its work first). A message not
+// settled within two minutes stays
+// unsettled (noted); it is judged like every other message in the end.
+//
+// # What is counted, per message
+//
+// At the end of a scenario the host is stopped and every message is
+// judged from three records: what the fake Bot API shows in the chat in
+// the end (each bot message with its last content, after edits), the
+// journal (the entry's state, attempts, uncertain chunks and reply text,
+// read from the SQLite file), and the fake claude's run log (every turn
+// start and every result written, with the message ids of the prompt).
+//
+//   - answered 1: every part of the reply is shown by exactly one bot
+//     message of the chat.
+//   - doubled: a part is shown by two or more bot messages — unless the
+//     turn ran twice and the chat shows the notice that the reply starts
+//     again ("restart told"; the earlier run's draft could not be taken
+//     over, and the user was told so).
+//   - uncertain told: a part is shown by no message, the journal marked
+//     one of the reply's chunks uncertain (a send whose answer was lost:
+//     at most once, never retried blindly) and the chat shows the notice
+//     that part of a reply may be missing. Each such notice excuses one
+//     message of its chat.
+//   - other told: a part is shown by no message and the chat shows what
+//     the host said instead: the agent's error notice (claude was killed
+//     mid-turn: "The assistant stopped unexpectedly…", the reply the
+//     journal recorded), or the notice of a reply that could not be
+//     delivered, of a message interrupted twice, or of a stale reply.
+//     Also counted here: "restart told" above.
+//   - lost: anything else with a part shown by no message (including a
+//     message the journal never stored, or one never settled).
+//   - runs ×2: messages whose turn claude started more than once (a run
+//     interrupted by a host kill is run again, at most once).
+//   - finished re-run: a turn started again after an earlier run of it had
+//     written its result, unless the host was SIGKILLed in between (the
+//     one window the journal's contract admits: a crash between the result
+//     and the commit of the reply), or after the journal had recorded the
+//     reply. A failure.
+//   - orphans: a process of the scenario (one whose environment carries
+//     the scenario's HOME, which the host, the plugins, claude and claude's
+//     tools inherit, or one in the process group of a claude process: the
+//     lifeline watcher) that is alive while the host is dead (checked for
+//     five seconds after every host kill and after the final stop), or
+//     that is no descendant of the running host (checked after every
+//     trial). A failure.
+//   - unfinished: a message whose journal entry is still open (accepted,
+//     queued, processing or replied) after the host's final stop, whatever
+//     the chat shows: the journal and the chat disagree, and the next start
+//     would resume it. A failure.
+//
+// The campaign prints one table (scenario, trials, messages, answered 1,
+// lost, doubled, uncertain told, other told, runs ×2, finished re-run,
+// orphans, unfinished, recovery median and max) and fails on any lost or
+// doubled message, finished re-run, orphan or unfinished entry.
+//
+// # Reproducing
+//
+// Every random choice (chats, message counts and gaps, think times, parts,
+// tools, the fault's moment and kind) comes from a PCG seeded with
+// -chaos.seed and the scenario's name, drawn before the trial runs, so a
+// seed replays the same plan (the processes' own timing, of course, is
+// the machine's). `make chaos` prints the seed; rerun with
+//
+//	make chaos CHAOS_ARGS='-chaos.seed=<seed> -chaos.only=host-kill9'
+//
+// -chaos.trials overrides trials per scenario ("host-kill9=100,api-drop=5"),
+// -chaos.budget bounds the wall-clock time (no trial starts after it) and
+// -chaos.keep keeps the scenarios' directories (host logs, run logs,
+// databases) for a look afterwards.
+package chaos

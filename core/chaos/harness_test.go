@@ -1,0 +1,520 @@
+package chaos
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/internal/testbin"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+
+	_ "modernc.org/sqlite" // the journal is read with the driver the store uses
+)
+
+const (
+	token = "123456:TEST-clawhost-chaos"
+	// settleLimit bounds the wait for a trial's messages: longer than the
+	// host's send timeout (60 s), which an API silence runs into.
+	settleLimit = 2 * time.Minute
+	// orphanGrace is how long the processes of a dead host may take to go.
+	orphanGrace = 5 * time.Second
+	// stopLimit bounds a SIGTERMed host's shutdown; then it is killed.
+	stopLimit = 30 * time.Second
+)
+
+// chats are the DM chats (and their users) that talk to the bot.
+var chats = []int64{1001, 1002, 1003, 1004}
+
+// configTemplate: data dir, plugin dir, agent command, run log, token,
+// api_endpoint. text_limit 160 with chunk_mode "newline" puts each part
+// of a fake reply (about 120 characters) in a chunk of its own.
+const configTemplate = `
+data_dir   = %q
+plugin_dir = %q
+log_level  = "debug"
+agent {
+  command   = %q
+  workspace = "./workspace"
+  env       = { CLAWHOST_FAKE_CLAUDE = "1", CLAWHOST_FAKE_CLAUDE_LOG = %q }
+  timeout   = "30s"
+}
+access {
+  dm_policy  = "allowlist"
+  allow_from = ["tg:1001", "tg:1002", "tg:1003", "tg:1004"]
+}
+messages {
+  streaming  = "auto"
+  text_limit = 160
+  chunk_mode = "newline"
+}
+plugin "tg" {
+  source = "telegram"
+  config {
+    token        = %q
+    api_endpoint = %q
+    poll_timeout = 30
+  }
+}
+`
+
+// msg is one message a chat sent.
+type msg struct {
+	mark  string
+	chat  int64
+	id    int // Telegram message id
+	parts int
+	trial int
+	// settled: the journal entry was finished before the trial's limit.
+	settled bool
+}
+
+// env is one scenario's world: the fake Bot API, the host on its
+// directory, and what was sent and done.
+type env struct {
+	t      testing.TB
+	sc     scenario
+	dir    string
+	data   string
+	home   string
+	runLog string
+	exe    string
+	srv    *telegramtest.Server
+	log    *os.File
+
+	host     *exec.Cmd
+	hostDone chan struct{}
+	hostPID  int
+
+	pushMu sync.Mutex
+	mu     sync.Mutex
+	msgs   []*msg
+	// kills are the moments the host was sent SIGKILL.
+	kills []time.Time
+
+	db *sql.DB
+
+	orphans  []string
+	recovery []time.Duration
+	notes    []string
+	faults   int // faults that struck (a claude kill finds no claude, say)
+	trials   int
+}
+
+func newEnv(t testing.TB, sc scenario, dir string) *env {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, sc: sc, dir: dir, data: filepath.Join(dir, "data"), home: filepath.Join(dir, "home"),
+		runLog: filepath.Join(dir, "claude-runs.jsonl"), exe: exe}
+	for _, d := range []string{e.data, e.home, filepath.Join(dir, "tools")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bins, err := testbin.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = telegramtest.NewServer(token)
+	cfg := fmt.Sprintf(configTemplate, e.data, bins, exe, e.runLog, token, e.srv.APIEndpoint())
+	if err := os.WriteFile(filepath.Join(dir, "config.hcl"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if e.log, err = os.OpenFile(filepath.Join(dir, "clawhost.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// setup prepares the data directory (the disk-full scenario mounts a
+// tmpfs there) and starts the host; false when the scenario cannot run
+// here (said in the notes).
+func (e *env) setup() bool {
+	if e.sc.tmpfs {
+		if reason := mountTmpfs(e.data, tmpfsSize); reason != "" {
+			e.notes = append(e.notes, "skipped: "+reason)
+			return false
+		}
+	}
+	e.startHost()
+	e.waitUntil(30*time.Second, func() bool { return len(e.srv.Commands()) > 0 })
+	return true
+}
+
+// stop stops the host (SIGTERM) and checks that nothing of it survived.
+func (e *env) stop() {
+	if e.host != nil {
+		e.stopHost(syscall.SIGTERM)
+		e.checkGone("final stop")
+	}
+}
+
+// close stops the host if it runs, then closes the database, the fake
+// API and the log, and unmounts a tmpfs.
+func (e *env) close() {
+	e.stop()
+	if e.db != nil {
+		e.db.Close()
+	}
+	e.srv.Close()
+	e.log.Close()
+	if e.sc.tmpfs {
+		_ = syscall.Unmount(e.data, syscall.MNT_DETACH)
+	}
+}
+
+// startHost execs clawhost with the scenario's HOME, which everything it
+// starts inherits: that is how a process of the scenario is recognized.
+func (e *env) startHost() time.Time {
+	bins, _ := testbin.Dir()
+	cmd := exec.Command(filepath.Join(bins, "clawhost"), "-config", filepath.Join(e.dir, "config.hcl"))
+	cmd.Dir = e.dir
+	cmd.Stdout, cmd.Stderr = e.log, e.log
+	var envv []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, fakeclaude.EnvVar+"=") {
+			envv = append(envv, kv)
+		}
+	}
+	cmd.Env = append(envv, "HOME="+e.home)
+	// A host outlives an interrupted test run otherwise (go test's
+	// timeout, ^C): it dies with the test process, its plugins and claude
+	// with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	fmt.Fprintf(e.log, "\n===== chaos: exec clawhost at %s =====\n", time.Now().Format(time.RFC3339Nano))
+	at := time.Now()
+	if err := cmd.Start(); err != nil {
+		e.t.Fatalf("start clawhost: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	e.host, e.hostDone, e.hostPID = cmd, done, cmd.Process.Pid
+	return at
+}
+
+// stopHost signals the host and waits for it; a SIGTERMed host that has
+// not exited after stopLimit is killed (and noted).
+func (e *env) stopHost(sig syscall.Signal) {
+	if sig == syscall.SIGKILL {
+		e.mu.Lock()
+		e.kills = append(e.kills, time.Now())
+		e.mu.Unlock()
+	}
+	fmt.Fprintf(e.log, "\n===== chaos: %v to clawhost at %s =====\n", sig, time.Now().Format(time.RFC3339Nano))
+	_ = e.host.Process.Signal(sig)
+	select {
+	case <-e.hostDone:
+	case <-time.After(stopLimit):
+		e.notes = append(e.notes, fmt.Sprintf("host ignored %v for %v; killed", sig, stopLimit))
+		e.mu.Lock()
+		e.kills = append(e.kills, time.Now())
+		e.mu.Unlock()
+		_ = e.host.Process.Kill()
+		<-e.hostDone
+	}
+	e.host = nil
+}
+
+// restartHost: the host got sig; once it and everything it started are
+// gone, it is started again. It returns the moment of the exec.
+func (e *env) restartHost(sig syscall.Signal) time.Time {
+	e.stopHost(sig)
+	e.srv.ClearFailures()
+	e.checkGone(fmt.Sprintf("after %v", sig))
+	return e.startHost()
+}
+
+// push sends text from chat's user as a new Telegram message and returns
+// its message id. Pushes are serialized: the fake numbers messages from
+// its update counter.
+func (e *env) push(chat int64, text string) int {
+	e.pushMu.Lock()
+	defer e.pushMu.Unlock()
+	update := e.srv.PushText(telegramtest.PrivateChat(chat), telegramtest.User{ID: chat, FirstName: "U" + strconv.FormatInt(chat, 10)}, text)
+	return update + 1000
+}
+
+func (e *env) waitUntil(limit time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// journal opens the database read-only (once).
+func (e *env) journal() *sql.DB {
+	if e.db == nil {
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(e.data, "clawhost.db")+"?mode=ro&_pragma=busy_timeout(200)")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		db.SetMaxOpenConns(1)
+		e.db = db
+	}
+	return e.db
+}
+
+// entry is a message's journal entry.
+type entry struct {
+	found      bool
+	id         int64
+	state      string
+	reason     string
+	attempts   int
+	uncertain  int
+	replyText  string
+	producedAt int64
+	hasReply   bool
+}
+
+func (e *env) entry(m *msg) (entry, error) {
+	var en entry
+	row := e.journal().QueryRow(`SELECT id, state, reason, attempts FROM journal WHERE instance = 'tg' AND chat_id = ? AND message_id = ?`,
+		strconv.FormatInt(m.chat, 10), strconv.Itoa(m.id))
+	switch err := row.Scan(&en.id, &en.state, &en.reason, &en.attempts); err {
+	case nil:
+		en.found = true
+	case sql.ErrNoRows:
+		return en, nil
+	default:
+		return en, err
+	}
+	err := e.journal().QueryRow(`SELECT text, produced_at FROM replies WHERE journal_id = ?`, en.id).Scan(&en.replyText, &en.producedAt)
+	switch err {
+	case nil:
+		en.hasReply = true
+	case sql.ErrNoRows:
+	default:
+		return en, err
+	}
+	err = e.journal().QueryRow(`SELECT count(*) FROM reply_chunks WHERE journal_id = ? AND uncertain = 1`, en.id).Scan(&en.uncertain)
+	return en, err
+}
+
+func finished(state string) bool { return state == "done" || state == "failed" || state == "dropped" }
+
+// settle waits until every message of ms has a finished journal entry,
+// and returns when that was first seen; ok is false after settleLimit.
+func (e *env) settle(ms []*msg) (time.Time, bool) {
+	deadline := time.Now().Add(settleLimit)
+	for {
+		all := true
+		for _, m := range ms {
+			if m.settled {
+				continue
+			}
+			en, err := e.entry(m)
+			if err == nil && en.found && finished(en.state) {
+				m.settled = true
+				continue
+			}
+			all = false
+		}
+		if all {
+			return time.Now(), true
+		}
+		if time.Now().After(deadline) {
+			return time.Now(), false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// proc is a process seen in /proc.
+type proc struct {
+	pid, ppid, pgid int
+	state           string
+	cmdline         string
+	environ         []byte
+}
+
+func procs() map[int]proc {
+	out := map[int]proc{}
+	ents, _ := os.ReadDir("/proc")
+	for _, ent := range ents {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + ent.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 4 {
+			continue
+		}
+		p := proc{pid: pid, state: f[0]}
+		p.ppid, _ = strconv.Atoi(f[1])
+		p.pgid, _ = strconv.Atoi(f[2])
+		cl, _ := os.ReadFile("/proc/" + ent.Name() + "/cmdline")
+		p.cmdline = strings.TrimSpace(strings.ReplaceAll(string(cl), "\x00", " "))
+		p.environ, _ = os.ReadFile("/proc/" + ent.Name() + "/environ")
+		out[pid] = p
+	}
+	return out
+}
+
+// claudePIDs are the pids of every fake claude process the run log names.
+func (e *env) claudePIDs() map[int]bool {
+	out := map[int]bool{}
+	for _, ev := range e.runEvents() {
+		out[ev.PID] = true
+	}
+	return out
+}
+
+// ours returns the live processes of the scenario that are not the host
+// or its descendants (every one when the host is dead).
+func (e *env) ours() []proc {
+	all := procs()
+	claude := e.claudePIDs()
+	mark := []byte("HOME=" + e.home + "\x00")
+	var out []proc
+	for _, p := range all {
+		if p.state == "Z" || p.pid == os.Getpid() {
+			continue
+		}
+		if !bytes.Contains(p.environ, mark) && !claude[p.pgid] {
+			continue
+		}
+		if e.host != nil && descends(all, p.pid, e.hostPID) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func descends(all map[int]proc, pid, root int) bool {
+	for i := 0; i < 64 && pid > 1; i++ {
+		if pid == root {
+			return true
+		}
+		pid = all[pid].ppid
+	}
+	return false
+}
+
+// checkGone waits up to orphanGrace for every process of the scenario
+// outside the running host to go; those left are orphans (recorded, then
+// killed so they do not haunt the next trial).
+func (e *env) checkGone(when string) {
+	var left []proc
+	e.waitUntil(orphanGrace, func() bool { left = e.ours(); return len(left) == 0 })
+	for _, p := range left {
+		e.orphans = append(e.orphans, fmt.Sprintf("%s: pid %d (ppid %d, pgid %d) %q", when, p.pid, p.ppid, p.pgid, p.cmdline))
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
+	}
+}
+
+// pluginPID is the running clawhost-telegram process (0 for none).
+func (e *env) pluginPID() int {
+	for _, p := range procs() {
+		if p.ppid == e.hostPID && p.state != "Z" && strings.Contains(p.cmdline, "clawhost-telegram") {
+			return p.pid
+		}
+	}
+	return 0
+}
+
+// claudeProcs are the running fake claude processes of the host.
+func (e *env) claudeProcs() []int {
+	var out []int
+	for _, p := range procs() {
+		if p.ppid == e.hostPID && p.state != "Z" && strings.HasPrefix(p.cmdline, e.exe+" ") {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// runEvents reads the fake claude's run log.
+func (e *env) runEvents() []fakeclaude.RunEvent {
+	b, _ := os.ReadFile(e.runLog)
+	var out []fakeclaude.RunEvent
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var ev fakeclaude.RunEvent
+		if json.Unmarshal(line, &ev) == nil && ev.Event != "" {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// planMsg is a message a trial will send.
+type planMsg struct {
+	gap   time.Duration // before it is sent
+	think time.Duration // the fake claude's time to answer
+	parts int
+	tool  bool
+}
+
+// plan draws a trial's messages, per chat.
+func plan(rng *rand.Rand) map[int64][]planMsg {
+	out := map[int64][]planMsg{}
+	order := rng.Perm(len(chats))
+	n := 2 + rng.IntN(len(chats)-1)
+	for _, i := range order[:n] {
+		k := 1 + rng.IntN(3)
+		for range k {
+			out[chats[i]] = append(out[chats[i]], planMsg{
+				gap:   time.Duration(rng.IntN(500)) * time.Millisecond,
+				think: time.Duration(rng.IntN(1500)) * time.Millisecond,
+				parts: 1 + rng.IntN(3),
+				tool:  rng.IntN(4) == 0,
+			})
+		}
+	}
+	return out
+}
+
+// send runs a trial's plan: each chat sends its messages in order.
+func (e *env) send(trial int, p map[int64][]planMsg) []*msg {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var out []*msg
+	for chat, list := range p {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j, pm := range list {
+				time.Sleep(pm.gap)
+				mark := fmt.Sprintf("%s%03dc%dm%d", e.sc.prefix, trial, chat%10, j)
+				text := fmt.Sprintf("hello %s #mark=%s #parts=%d #sleep=%dms", mark, mark, pm.parts, pm.think.Milliseconds())
+				if pm.tool {
+					text += " #spawn=" + filepath.Join(e.dir, "tools", mark+".pid")
+				}
+				m := &msg{mark: mark, chat: chat, parts: pm.parts, trial: trial}
+				m.id = e.push(chat, text)
+				mu.Lock()
+				out = append(out, m)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	e.mu.Lock()
+	e.msgs = append(e.msgs, out...)
+	e.mu.Unlock()
+	return out
+}

@@ -1,0 +1,251 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+)
+
+// row is one scenario's line of the table.
+type row struct {
+	name                                    string
+	trials, msgs                            int
+	answered, lost, doubled                 int
+	uncertainTold, otherTold                int
+	reruns, finishedReruns, orphans         int
+	unfinished                              int
+	recMedian, recMax                       time.Duration
+	skipped                                 bool
+	notes                                   []string
+	failures                                []string // one line per lost, doubled, finished re-run or orphan
+	uncertainNotices, restartNotices, kills int
+}
+
+func (r row) failed() bool {
+	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished > 0
+}
+
+// Notices the host sends instead of (part of) a reply; see core/delivery,
+// core/turn and core/gateway.
+const (
+	noticeUncertain = "may be missing"
+	noticeRestart   = "the reply starts again"
+)
+
+var noticesOther = []string{"could not be delivered", "could not be answered", "too old to deliver"}
+
+// run is one turn of the fake claude.
+type run struct {
+	pid           int
+	start, result int64
+}
+
+// runs reads the run log: the turns of each mark, in order of start.
+func (e *env) runs() map[string][]*run {
+	evs := e.runEvents()
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].At < evs[j].At })
+	out := map[string][]*run{}
+	for _, ev := range evs {
+		for _, m := range ev.Marks {
+			switch ev.Event {
+			case "start":
+				out[m] = append(out[m], &run{pid: ev.PID, start: ev.At})
+			case "result":
+				rs := out[m]
+				for i := len(rs) - 1; i >= 0; i-- {
+					if rs[i].pid == ev.PID && rs[i].result == 0 {
+						rs[i].result = ev.At
+						break
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// finishedRerun says why run k of rs was a re-run of a finished turn, or
+// "" when it was not: an earlier run had written its result, and either
+// the host was not SIGKILLed between that result and run k, or the
+// journal recorded the reply before run k started.
+func (e *env) finishedRerun(rs []*run, k int, en entry) string {
+	for j := range k {
+		if rs[j].result == 0 || rs[j].result > rs[k].start {
+			continue
+		}
+		if en.hasReply && en.producedAt < rs[k].start {
+			return fmt.Sprintf("run %d started %v after the reply was recorded", k+1, time.Duration(rs[k].start-en.producedAt))
+		}
+		killed := slices.ContainsFunc(e.kills, func(at time.Time) bool {
+			return at.UnixNano() > rs[j].result && at.UnixNano() < rs[k].start
+		})
+		if !killed {
+			return fmt.Sprintf("run %d started %v after run %d wrote its result, with no SIGKILL of the host in between",
+				k+1, time.Duration(rs[k].start-rs[j].result), j+1)
+		}
+	}
+	return ""
+}
+
+// chatView is what a chat shows in the end: each bot message with its
+// last content, in the order they were first sent.
+func (e *env) chatViews() map[string][]string {
+	at := map[string]int{}
+	out := map[string][]string{}
+	for _, s := range e.srv.Sent() {
+		k := s.ChatID + "/" + strconv.Itoa(s.MessageID)
+		if i, ok := at[k]; ok {
+			out[s.ChatID][i] = s.Visible
+			continue
+		}
+		at[k] = len(out[s.ChatID])
+		out[s.ChatID] = append(out[s.ChatID], s.Visible)
+	}
+	return out
+}
+
+func count(view []string, f func(string) bool) int {
+	n := 0
+	for _, v := range view {
+		if f(v) {
+			n++
+		}
+	}
+	return n
+}
+
+// tally judges every message of the scenario (see the package
+// documentation) once the host is stopped.
+func (e *env) tally() row {
+	r := row{name: e.sc.name, trials: e.trials, msgs: len(e.msgs), orphans: len(e.orphans), notes: e.notes, kills: len(e.kills)}
+	for _, o := range e.orphans {
+		r.failures = append(r.failures, "orphan "+o)
+	}
+	views := e.chatViews()
+	runs := e.runs()
+	// Notices still to be matched with a message, per chat and kind.
+	spare := map[string]int{}
+	for chat, view := range views {
+		u := count(view, func(v string) bool { return strings.Contains(v, noticeUncertain) })
+		rs := count(view, func(v string) bool { return strings.Contains(v, noticeRestart) })
+		r.uncertainNotices += u
+		r.restartNotices += rs
+		spare[chat+"|uncertain"] = u
+		spare[chat+"|restart"] = rs
+		spare[chat+"|other"] = count(view, func(v string) bool {
+			return slices.ContainsFunc(noticesOther, func(n string) bool { return strings.Contains(v, n) })
+		})
+	}
+	take := func(key string) bool {
+		if spare[key] > 0 {
+			spare[key]--
+			return true
+		}
+		return false
+	}
+	for _, m := range e.msgs {
+		chat := strconv.FormatInt(m.chat, 10)
+		view := views[chat]
+		en, err := e.entry(m)
+		if err != nil {
+			r.notes = append(r.notes, fmt.Sprintf("%s: journal: %v", m.mark, err))
+		}
+		copies := make([]int, m.parts)
+		for i := range copies {
+			label := fakeclaude.PartLabel(m.mark, i+1, m.parts) + " "
+			copies[i] = count(view, func(v string) bool { return strings.Contains(v, label) })
+		}
+		rs := runs[m.mark]
+		if len(rs) >= 2 {
+			r.reruns++
+		}
+		for k := 1; k < len(rs); k++ {
+			if why := e.finishedRerun(rs, k, en); why != "" {
+				r.finishedReruns++
+				r.failures = append(r.failures, fmt.Sprintf("finished re-run %s (trial %d, chat %s): %s", m.mark, m.trial, chat, why))
+				break
+			}
+		}
+		// A reply without the mark is the agent's error notice (claude
+		// died): the chat shows it as often as messages got it.
+		if key := chat + "|reply:" + en.replyText; en.hasReply && !strings.Contains(en.replyText, m.mark) {
+			if _, ok := spare[key]; !ok {
+				spare[key] = count(view, func(v string) bool { return strings.TrimSpace(v) == strings.TrimSpace(en.replyText) })
+			}
+		}
+		desc := fmt.Sprintf("%s (trial %d, chat %s, message %d): copies per part %v, journal %+v, runs %d", m.mark, m.trial, chat, m.id, copies, en, len(rs))
+		if en.found && !finished(en.state) {
+			r.unfinished++
+			r.failures = append(r.failures, "unfinished "+desc)
+		}
+		switch {
+		case !slices.ContainsFunc(copies, func(c int) bool { return c != 1 }):
+			r.answered++
+		case slices.ContainsFunc(copies, func(c int) bool { return c > 1 }):
+			if len(rs) >= 2 && take(chat+"|restart") {
+				r.otherTold++
+			} else {
+				r.doubled++
+				r.failures = append(r.failures, "doubled "+desc)
+			}
+		case en.found && en.uncertain > 0 && take(chat+"|uncertain"):
+			r.uncertainTold++
+		case en.found && en.state == "failed" && take(chat+"|other"):
+			r.otherTold++
+		case en.found && en.hasReply && en.replyText != "" && !strings.Contains(en.replyText, m.mark) && take(chat+"|reply:"+en.replyText):
+			r.otherTold++
+		default:
+			r.lost++
+			r.failures = append(r.failures, "lost "+desc)
+		}
+	}
+	slices.Sort(e.recovery)
+	if n := len(e.recovery); n > 0 {
+		r.recMedian, r.recMax = e.recovery[n/2], e.recovery[n-1]
+	}
+	return r
+}
+
+// printTable writes the campaign's one table.
+func printTable(w io.Writer, rows []row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tfinished re-run\torphans\tunfinished\trecovery median\trecovery max\t")
+	var tot row
+	for _, r := range rows {
+		if r.skipped {
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
+			r.uncertainTold, r.otherTold, r.reruns, r.finishedReruns, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
+		tot.trials += r.trials
+		tot.msgs += r.msgs
+		tot.answered += r.answered
+		tot.lost += r.lost
+		tot.doubled += r.doubled
+		tot.uncertainTold += r.uncertainTold
+		tot.otherTold += r.otherTold
+		tot.reruns += r.reruns
+		tot.finishedReruns += r.finishedReruns
+		tot.orphans += r.orphans
+		tot.unfinished += r.unfinished
+		tot.recMax = max(tot.recMax, r.recMax)
+	}
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
+		tot.uncertainTold, tot.otherTold, tot.reruns, tot.finishedReruns, tot.orphans, tot.unfinished, "", dur(tot.recMax))
+	tw.Flush()
+}
+
+func dur(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
