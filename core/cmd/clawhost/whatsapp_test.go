@@ -187,8 +187,9 @@ func waShowsQR(p admin.Plugin) bool {
 // the status page, checks that the page's image, `clawhost status`'s
 // terminal drawing and /status.json carry the same code, scans it with
 // the fake phone, and waits until the instance is ready. not is a QR code
-// that must not be the one scanned (an old one), or "".
-func (e *waEnv) link(t *testing.T, not string) {
+// that must not be the one scanned (an old one), or "". It returns the
+// code scanned.
+func (e *waEnv) link(t *testing.T, not string) string {
 	t.Helper()
 	p := e.waitState(t, "a QR code on the status page", func(p admin.Plugin) bool {
 		return waShowsQR(p) && p.Attention.Data != not
@@ -220,6 +221,7 @@ func (e *waEnv) link(t *testing.T, not string) {
 	if err := e.srv.WaitLoggedIn(waCtx(t)); err != nil {
 		t.Fatal(err)
 	}
+	return qr
 }
 
 func (e *waEnv) contact(t *testing.T, o whatsapptest.ContactOptions) *whatsapptest.Contact {
@@ -561,7 +563,11 @@ func TestWhatsAppPluginKilled(t *testing.T) {
 	}
 	defer unlock()
 
-	id, err := ann.SendText(ctx, whatsapptest.TextOptions{Text: "store me kill-marker #mark=kill"})
+	// The agent answers only once the test creates release, after the
+	// restart: no Send can be under way to the stopped plugin (a Send cut
+	// by the kill is not repeated, by design: it may have gone out).
+	release := filepath.Join(t.TempDir(), "release")
+	id, err := ann.SendText(ctx, whatsapptest.TextOptions{Text: "store me kill-marker #mark=kill #wait=" + release})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,10 +605,16 @@ func TestWhatsAppPluginKilled(t *testing.T) {
 	}
 	t.Logf("plugin pid %d killed, restarted as %d, logged in after %v", old, next, time.Since(killedAt).Round(time.Millisecond))
 	e.receipted(t, id)
-	e.waitText(t, waChat(ann), "echo:", "kill-marker")
 	waWaitFor(t, "the host to drop the redelivered copy", func() bool {
 		return strings.Contains(e.d.log.String(), "duplicate message ignored") && strings.Contains(e.d.log.String(), id)
 	})
+	if n := e.count(waChat(ann), "kill-marker"); n != 0 {
+		t.Fatalf("answered %d times before the agent was released", n)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.waitText(t, waChat(ann), "echo:", "kill-marker")
 	if _, err := ann.SendText(ctx, whatsapptest.TextOptions{Text: "and now? after-marker"}); err != nil {
 		t.Fatal(err)
 	}
@@ -628,7 +640,7 @@ func TestWhatsAppPluginKilled(t *testing.T) {
 // links a new device, and messages are answered again.
 func TestWhatsAppLoggedOut(t *testing.T) {
 	e := startWhatsAppDaemon(t, false)
-	e.link(t, "")
+	oldQR := e.link(t, "")
 	first := e.plugin(t)
 	oldPN, _, _ := e.srv.Device()
 	e.srv.RemoveDevice()
@@ -654,7 +666,7 @@ func TestWhatsAppLoggedOut(t *testing.T) {
 	if rc := run([]string{"retry", "wa", "-config", e.cfgPath}, &rout, &rerr); rc != 0 {
 		t.Fatalf("clawhost retry wa: exit %d: %s%s", rc, rout.String(), rerr.String())
 	}
-	e.link(t, "")
+	e.link(t, oldQR)
 	newPN, _, ok := e.srv.Device()
 	if !ok || newPN == oldPN {
 		t.Errorf("device %v after relinking, was %v: want a new device", newPN, oldPN)
