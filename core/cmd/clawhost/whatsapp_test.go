@@ -339,6 +339,9 @@ func TestWhatsAppChannel(t *testing.T) {
 		if _, _, ok := srv.Device(); !ok {
 			t.Errorf("the fake has no linked device")
 		}
+		// Idle: the linking's prekey upload and first sync are over.
+		time.Sleep(2 * time.Second)
+		t.Logf("plugin idle after linking: %s", waRSS(waPluginPID(e.d, 0)))
 	})
 	if t.Failed() {
 		t.FailNow()
@@ -473,6 +476,7 @@ func TestWhatsAppChannel(t *testing.T) {
 			all.WriteString(m.Text() + "\n")
 		}
 		t.Logf("%d messages of %v UTF-16 units", len(msgs), sizes)
+		t.Logf("plugin after the conversations: %s", waRSS(waPluginPID(e.d, 0)))
 		if len(msgs) < 2 {
 			t.Errorf("%d messages: ~8k UTF-16 units need at least 2", len(msgs))
 		}
@@ -489,6 +493,20 @@ func TestWhatsAppChannel(t *testing.T) {
 			last = at
 		}
 	})
+}
+
+// waRSS is the resident set of process pid, from /proc.
+func waRSS(pid int) string {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return err.Error()
+	}
+	for _, l := range strings.Split(string(st), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			return strings.Join(strings.Fields(l), " ")
+		}
+	}
+	return "no VmRSS"
 }
 
 // waPluginPID returns the pid of the running clawhost-whatsapp process
