@@ -71,6 +71,9 @@ access {
 admin {
   listen = %q
 }
+messages {
+  streaming = "off" # a reply comes whole: the channel's limit, not block streaming, splits it
+}
 plugin "wa" {
   source = "whatsapp"
   config {
@@ -451,8 +454,9 @@ func TestWhatsAppChannel(t *testing.T) {
 		}
 	})
 
-	// A reply of ~8k UTF-16 units (half of them in surrogate pairs) is
-	// split into messages of at most 4000 units, every line once, in order.
+	// A reply of ~8k UTF-16 units (most of them in surrogate pairs: ~4.5k
+	// runes) is split into messages of at most 4000 units — as few as the
+	// limit allows — every line once, in order.
 	t.Run("LongReply", func(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("a long one long-marker\n")
@@ -477,8 +481,12 @@ func TestWhatsAppChannel(t *testing.T) {
 		}
 		t.Logf("%d messages of %v UTF-16 units", len(msgs), sizes)
 		t.Logf("plugin after the conversations: %s", waRSS(waPluginPID(e.d, 0)))
-		if len(msgs) < 2 {
-			t.Errorf("%d messages: ~8k UTF-16 units need at least 2", len(msgs))
+		total := 0
+		for _, n := range sizes {
+			total += n
+		}
+		if len(msgs) < 2 || len(msgs) > (total+whatsapp.MaxTextLength-1)/whatsapp.MaxTextLength+1 {
+			t.Errorf("%d messages for %d UTF-16 units: want them split at the limit of %d, no finer", len(msgs), total, whatsapp.MaxTextLength)
 		}
 		last := -1
 		for i := 1; i <= 110; i++ {
