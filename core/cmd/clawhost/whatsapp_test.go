@@ -117,6 +117,11 @@ func startWhatsAppDaemon(t *testing.T, selfChat bool) *waEnv {
 	t.Cleanup(srv.Close) // runs after the daemon stopped
 	e.d = launch(t, dir, e.cfgPath)
 	t.Cleanup(func() {
+		// With binaries built with -race (CLAWHOST_BIN_DIR), a race in
+		// the host or the plugin is reported in the daemon's log.
+		if strings.Contains(e.d.log.String(), "DATA RACE") {
+			t.Error("a data race was reported in the host or the plugin")
+		}
 		if t.Failed() {
 			t.Logf("whatsapp: sent by the bot:\n%s", waSentLog(srv))
 		}
