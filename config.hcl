@@ -168,13 +168,33 @@ plugin "dc" {
   }
 }
 
-# WhatsApp, enabled when WHATSAPP_ENABLED is set (it pairs by QR code on
-# first start). Its plugin binary (clawhost-whatsapp) is not part of this
-# release yet: until it is, setting the variable makes the host report the
-# missing binary (and `make run` keeps serving the other channels).
+# WhatsApp, enabled when WHATSAPP_ENABLED is set. The plugin joins a
+# WhatsApp account as a linked device: on first start `clawhost status` and
+# the status page show a QR code (WhatsApp on the phone → Settings → Linked
+# devices → Link a device); the link is kept in data_dir. Allow people by
+# phone number: allow_from = ["wa:+15551234567"] (it also matches the LID
+# WhatsApp may address them by); groups = ["wa:<id>@g.us"]. README,
+# "WhatsApp", says more, and why a dedicated number and pacing matter.
 plugin "wa" {
   source  = "whatsapp"
   enabled = env("WHATSAPP_ENABLED", "") != ""
+  config {
+    # Link with a code typed on the phone instead of a QR code.
+    # pair_phone       = "+15551234567"
+    # Personal number: your notes in "Message yourself" go to the agent;
+    # only_self_chat keeps everyone else who writes to you away from it.
+    # self_chat        = false
+    # only_self_chat   = false
+    # Random pause between two messages sent (ban risk).
+    # pacing           = { min = "1s", max = "3s" }
+    # Messages older than (re)connecting minus this get no answer.
+    # backlog_margin   = "30s"
+    # read_receipts    = true
+    # device_name      = "clawhost"   # shown under Linked devices
+    # If WhatsApp refuses this build as outdated (405) before an update:
+    # web_version      = "2.3000.1031080782"
+    # max_download_bytes = 67108864
+  }
 }
 
 # /ping, answered without the agent.

@@ -69,11 +69,28 @@ func listed(list []string, instance, id string) bool {
 	return false
 }
 
-// IsOwner reports whether the sender of m is an owner.
+// senderListed reports whether the sender of m is in list under its id or
+// one of its alternate ids (a WhatsApp phone number or LID).
+func senderListed(list []string, m *message.Message) bool {
+	for _, id := range m.SenderIDs() {
+		if listed(list, m.Instance, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsOwner reports whether the sender of m is an owner, under its id or one
+// of its alternate ids.
 func (a *Policy) IsOwner(m *message.Message) bool {
 	for _, e := range a.Owners {
 		if e == m.From {
 			return true
+		}
+		for _, id := range m.Sender.AltIDs {
+			if e == m.Instance+":"+id {
+				return true
+			}
 		}
 	}
 	return false
@@ -97,11 +114,15 @@ func (a *Policy) Decide(ctx context.Context, m *message.Message, approved func(c
 		}
 		return Admit
 	}
-	if a.DMPolicy == PolicyOpen || a.IsOwner(m) || listed(a.AllowFrom, m.Instance, m.Sender.ID) {
+	if a.DMPolicy == PolicyOpen || a.IsOwner(m) || senderListed(a.AllowFrom, m) {
 		return Admit
 	}
-	if approved != nil && approved(ctx, m.Instance, m.Sender.ID) {
-		return Admit
+	if approved != nil {
+		for _, id := range m.SenderIDs() {
+			if approved(ctx, m.Instance, id) {
+				return Admit
+			}
+		}
 	}
 	if a.DMPolicy == PolicyAllowlist {
 		return Refuse

@@ -75,3 +75,35 @@ func TestRefusalsOncePerWindow(t *testing.T) {
 		t.Fatal("the window passed")
 	}
 }
+
+// TestDecideAltIDs: a sender with alternate ids (a WhatsApp LID beside the
+// phone number) is admitted by an entry written with any of them, as owner,
+// on the allowlist or approved through pairing under another form.
+func TestDecideAltIDs(t *testing.T) {
+	t.Parallel()
+	wa := func(id string, alt ...string) *message.Message {
+		return &message.Message{Instance: "wa", ChatType: channel.ChatDirect, ChatID: id, Sender: channel.Sender{ID: id, AltIDs: alt}, From: "wa:" + id}
+	}
+	allow := Policy{DMPolicy: PolicyAllowlist, AllowFrom: []string{"wa:+15550001"}, Owners: []string{"wa:77@lid"}}
+	cases := []struct {
+		name     string
+		m        *message.Message
+		approved string // the id pairing approved
+		want     Verdict
+	}{
+		{"phone number as id", wa("+15550001", "11@lid"), "", Admit},
+		{"phone number as alt id", wa("11@lid", "+15550001"), "", Admit},
+		{"owner by LID", wa("+15550009", "77@lid"), "", Admit},
+		{"neither form listed", wa("+15550002", "12@lid"), "", Refuse},
+		{"approved under the LID", wa("+15550002", "12@lid"), "12@lid", Admit},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := allow.Decide(t.Context(), c.m, func(_ context.Context, inst, id string) bool { return inst == "wa" && id == c.approved })
+			if got != c.want {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -144,6 +144,7 @@ var daemonModules = []string{
 	"github.com/chromedp/",
 	"github.com/go-telegram-bot-api/",
 	"github.com/bwmarrin/discordgo",
+	"go.mau.fi/",
 	"github.com/yuin/goldmark",
 	"github.com/microcosm-cc/bluemonday",
 	"github.com/coder/websocket",
@@ -171,6 +172,48 @@ func TestSDKModuleIsLean(t *testing.T) {
 			}
 		}
 	}
+}
+
+// platformLibraries are the chat platforms' client libraries: they belong
+// in the plugins' binaries, never in the host's.
+var platformLibraries = []string{
+	"go.mau.fi/whatsmeow",
+	"go.mau.fi/libsignal",
+	"github.com/bwmarrin/discordgo",
+	"github.com/go-telegram-bot-api/",
+}
+
+// TestHostBinaryHasNoPlatformLibrary checks that no platform library is
+// linked into bin/clawhost (a plugin package imported by accident would
+// pull in whatsmeow and its SQLite store).
+func TestHostBinaryHasNoPlatformLibrary(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./core/cmd/clawhost")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps found only %q", deps)
+	}
+	for _, d := range deps {
+		if hasPlatformLibrary(d) {
+			t.Errorf("the host binary links %s, a platform library", d)
+		}
+	}
+	if !hasPlatformLibrary("go.mau.fi/whatsmeow/store/sqlstore") || hasPlatformLibrary("github.com/clawhost/clawhost/core") {
+		t.Error("hasPlatformLibrary cannot tell")
+	}
+}
+
+func hasPlatformLibrary(pkg string) bool {
+	for _, lib := range platformLibraries {
+		if pkg == lib || strings.HasPrefix(pkg, strings.TrimSuffix(lib, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // violation returns which rule an import from → to breaks, or "".

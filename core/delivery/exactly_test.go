@@ -213,6 +213,27 @@ func TestUncertainSendIsNotRetried(t *testing.T) {
 	}
 }
 
+// A send that never reached the plugin (it had died just before, and the
+// connection to it could not be made) is not uncertain: it is sent again
+// once the plugin is back, and the reply is not lost.
+func TestSendThatNeverLeftIsRetried(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.sendErrs = []error{fmt.Errorf("send: %w: %w: connection error: desc = \"transport: error while dialing: dial unix /tmp/plugin: connect: connection refused\"", host.ErrPluginExited, host.ErrNotSent)}
+	id := f.entry()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	var texts []string
+	for _, c := range f.ch.log() {
+		texts = append(texts, c.op+":"+c.text)
+	}
+	if want := []string{"send-failed:hello", "send:hello"}; fmt.Sprint(texts) != fmt.Sprint(want) {
+		t.Fatalf("calls %q, want %q", texts, want)
+	}
+	if p := f.pending(id); p.Entry.State != store.StateDone || p.Chunks[0].Uncertain {
+		t.Fatalf("reply %+v", p)
+	}
+}
+
 // A malformed or failed answer that the plugin reports as a definite error
 // is not silent: the user is told the reply could not be delivered.
 func TestUndeliverableFirstChunkTellsTheUser(t *testing.T) {

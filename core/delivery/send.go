@@ -45,11 +45,16 @@ var errUncertain = errors.New("the send may have reached the chat; not repeated"
 // (channel.CodeUncertain: the request was written but its answer lost), the
 // call outlived its deadline, or the plugin died during the call. A
 // business error from the plugin (any other *channel.Error) is a definite
-// failure, and an instance that never became ready was never asked.
+// failure, an instance that never became ready was never asked, and a call
+// that could not reach the plugin at all (host.ErrNotSent: it died just
+// before, while still counted ready) is retried once it is back.
 func uncertain(err error) bool {
 	var ce *channel.Error
 	if errors.As(err, &ce) {
 		return ce.Code == channel.CodeUncertain
+	}
+	if errors.Is(err, host.ErrNotSent) {
+		return false
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, host.ErrPluginExited)
 }

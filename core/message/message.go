@@ -95,7 +95,7 @@ func Normalize(instance, source string, in channel.InboundMessage, now time.Time
 	m = Message{
 		Instance: instance, Channel: source, ChatType: in.ChatType,
 		ChatID: cleanID(in.ChatID), ThreadID: cleanID(in.ThreadID), MessageID: cleanID(in.MessageID),
-		Sender:        channel.Sender{ID: cleanID(in.Sender.ID), Name: cleanText(in.Sender.Name), Username: cleanText(in.Sender.Username), IsBot: in.Sender.IsBot},
+		Sender:        channel.Sender{ID: cleanID(in.Sender.ID), Name: cleanText(in.Sender.Name), Username: cleanText(in.Sender.Username), IsBot: in.Sender.IsBot, AltIDs: cleanIDs(in.Sender.AltIDs)},
 		Body:          cleanText(in.Text),
 		CommandBody:   cleanText(in.CommandText),
 		WasMentioned:  in.WasMentioned,
@@ -172,6 +172,26 @@ func cleanID(s string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// cleanIDs cleans each id and drops the empty ones; nil when none is left.
+func cleanIDs(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if id = cleanID(id); id != "" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// SenderIDs returns the sender's id and its alternate ids
+// (channel.Sender.AltIDs), the forms an access list entry may use.
+func (m *Message) SenderIDs() []string {
+	if len(m.Sender.AltIDs) == 0 {
+		return []string{m.Sender.ID}
+	}
+	return append([]string{m.Sender.ID}, m.Sender.AltIDs...)
 }
 
 // Encode returns the journal payload of m.

@@ -52,3 +52,21 @@ func TestPayloadVersions(t *testing.T) {
 		t.Errorf("target %+v", m.Target())
 	}
 }
+
+// TestNormalizeAltIDs: alternate sender ids are cleaned, empty ones dropped,
+// and survive the journal payload.
+func TestNormalizeAltIDs(t *testing.T) {
+	t.Parallel()
+	m, _ := Normalize("wa", "whatsapp", channel.InboundMessage{Sender: channel.Sender{ID: "+1555", AltIDs: []string{" 42@lid\n", ""}}}, time.Unix(1, 0))
+	if got := m.SenderIDs(); len(got) != 2 || got[0] != "+1555" || got[1] != "42@lid" {
+		t.Fatalf("SenderIDs = %q", got)
+	}
+	back, err := Decode(Encode(&m))
+	if err != nil || len(back.Sender.AltIDs) != 1 || back.Sender.AltIDs[0] != "42@lid" {
+		t.Fatalf("decoded %+v, %v", back.Sender, err)
+	}
+	plain, _ := Normalize("tg", "telegram", channel.InboundMessage{Sender: channel.Sender{ID: "1"}}, time.Unix(1, 0))
+	if b := string(Encode(&plain)); strings.Contains(b, "AltIDs") {
+		t.Errorf("a sender without alternate ids writes them: %s", b)
+	}
+}

@@ -146,6 +146,11 @@ type Sender struct {
 	Name     string
 	Username string
 	IsBot    bool
+	// AltIDs are other stable ids of the same sender, when the platform
+	// has more than one (WhatsApp: the phone number as ID, the LID here).
+	// Access lists match "<instance>:<ID>" or any "<instance>:<alt id>", so
+	// an entry written with either form admits the sender. Nil: none.
+	AltIDs []string `json:",omitempty"`
 }
 
 // ReplyTo is the message an inbound message answers.

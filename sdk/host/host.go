@@ -53,6 +53,11 @@ func DialOptions() []grpc.DialOption {
 var (
 	// ErrPluginExited: the plugin process is gone or the connection broke.
 	ErrPluginExited = errors.New("plugin exited")
+	// ErrNotSent accompanies ErrPluginExited when the call certainly never
+	// reached the plugin: the connection to it could not be made (the
+	// process had died before the call). Such a call may be repeated
+	// without risk of doing it twice, unlike one the plugin died during.
+	ErrNotSent = errors.New("the call did not reach the plugin")
 	// ErrUnimplemented: the plugin does not offer this call (an older or
 	// smaller plugin). Callers treat it as "feature absent".
 	ErrUnimplemented = errors.New("not implemented by plugin")
@@ -79,6 +84,12 @@ func mapErr(op string, err error) error {
 	case codes.Unimplemented:
 		return fmt.Errorf("%s: %w", op, ErrUnimplemented)
 	case codes.Unavailable:
+		// gRPC fails a call at once, before writing anything, while the
+		// connection cannot be (re)established; its message then carries
+		// the transport's "error while dialing".
+		if strings.Contains(st.Message(), "error while dialing") {
+			return fmt.Errorf("%s: %w: %w: %s", op, ErrPluginExited, ErrNotSent, st.Message())
+		}
 		return fmt.Errorf("%s: %w: %s", op, ErrPluginExited, st.Message())
 	default:
 		return fmt.Errorf("%s: %s: %s", op, st.Code(), st.Message())

@@ -158,12 +158,12 @@ func DiagnosticsFromProto(d []*pb.Diagnostic) schema.Diagnostics {
 
 // SenderToProto converts a sender.
 func SenderToProto(s channel.Sender) *pb.Sender {
-	return &pb.Sender{Id: s.ID, Name: s.Name, Username: s.Username, IsBot: s.IsBot}
+	return &pb.Sender{Id: s.ID, Name: s.Name, Username: s.Username, IsBot: s.IsBot, AltIds: s.AltIDs}
 }
 
 // SenderFromProto converts a sender.
 func SenderFromProto(s *pb.Sender) channel.Sender {
-	return channel.Sender{ID: s.GetId(), Name: s.GetName(), Username: s.GetUsername(), IsBot: s.GetIsBot()}
+	return channel.Sender{ID: s.GetId(), Name: s.GetName(), Username: s.GetUsername(), IsBot: s.GetIsBot(), AltIDs: s.GetAltIds()}
 }
 
 // InboundToProto converts an inbound message.

@@ -1170,11 +1170,15 @@ func (*ReceiveRequest) Descriptor() ([]byte, []int) {
 
 // Sender is who wrote a message.
 type Sender struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Username      string                 `protobuf:"bytes,3,opt,name=username,proto3" json:"username,omitempty"`
-	IsBot         bool                   `protobuf:"varint,4,opt,name=is_bot,json=isBot,proto3" json:"is_bot,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name     string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Username string                 `protobuf:"bytes,3,opt,name=username,proto3" json:"username,omitempty"`
+	IsBot    bool                   `protobuf:"varint,4,opt,name=is_bot,json=isBot,proto3" json:"is_bot,omitempty"`
+	// alt_ids are other ids of the same sender on the platform (WhatsApp: the
+	// LID beside the phone number). Access lists match id or any of them.
+	// Empty from plugins built before the field existed.
+	AltIds        []string `protobuf:"bytes,5,rep,name=alt_ids,json=altIds,proto3" json:"alt_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1235,6 +1239,13 @@ func (x *Sender) GetIsBot() bool {
 		return x.IsBot
 	}
 	return false
+}
+
+func (x *Sender) GetAltIds() []string {
+	if x != nil {
+		return x.AltIds
+	}
+	return nil
 }
 
 // ReplyTo is the message an inbound message answers.
@@ -3273,12 +3284,13 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\fRetryRequest\"?\n" +
 	"\rRetryResponse\x12.\n" +
 	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\x10\n" +
-	"\x0eReceiveRequest\"_\n" +
+	"\x0eReceiveRequest\"x\n" +
 	"\x06Sender\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
 	"\busername\x18\x03 \x01(\tR\busername\x12\x15\n" +
-	"\x06is_bot\x18\x04 \x01(\bR\x05isBot\"\x91\x01\n" +
+	"\x06is_bot\x18\x04 \x01(\bR\x05isBot\x12\x17\n" +
+	"\aalt_ids\x18\x05 \x03(\tR\x06altIds\"\x91\x01\n" +
 	"\aReplyTo\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x12\n" +
