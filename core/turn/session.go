@@ -52,6 +52,14 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 		}
 		return nil
 	})
+	// A session no turn of claude's ever completed (claude was missing or
+	// failing) has no conversation to resume: it starts as new, so the
+	// first real reply does not apologise for an earlier conversation
+	// that never was. (Had claude written a transcript after all, the
+	// runner resumes it: "already in use".)
+	if err == nil && !fresh && s.Turns == 0 {
+		fresh = true
+	}
 	if staleReason != "" {
 		t.log.Info("session expired by reset policy; starting a new one", "session", key, "reason", staleReason)
 		t.opts.Agent.Stop(key)

@@ -177,6 +177,29 @@ func TestTurnPromptHooksAndReply(t *testing.T) {
 	}
 }
 
+// Turns that never completed (claude missing) leave no conversation: the
+// first turn that runs starts a new claude session instead of resuming one
+// that does not exist (which said "the earlier conversation could not be
+// restored" on the first real reply).
+func TestFailedTurnsLeaveTheSessionNew(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	f.agent.result = runner.Result{Err: &runner.Error{Kind: runner.KindCLINotFound, Notice: "claude is not installed"}}
+	f.turns.Run(context.Background(), f.request("tg", "one"))
+	f.turns.Run(context.Background(), f.request("tg", "two"))
+	f.agent.result = runner.Result{Text: "hello"}
+	f.turns.Run(context.Background(), f.request("tg", "three"))
+	for i, r := range f.agent.reqs {
+		if !r.NewSession {
+			t.Errorf("turn %d resumes a session no turn completed: %+v", i+1, r)
+		}
+	}
+	f.turns.Run(context.Background(), f.request("tg", "four"))
+	if r := f.agent.reqs[3]; r.NewSession || r.SessionID != f.agent.reqs[2].SessionID {
+		t.Errorf("after a completed turn the session is resumed: %+v", r)
+	}
+}
+
 func TestIdleResetStartsANewSession(t *testing.T) {
 	t.Parallel()
 	idle := 30.0
