@@ -51,6 +51,7 @@ type fakeOutput struct {
 	typed  int
 	edits  bool
 	drafts []store.Live // the prev of each NewDraft
+	draft  Draft        // returned by NewDraft when set
 }
 
 func (o *fakeOutput) CanEdit(string) bool { return o.edits }
@@ -73,6 +74,9 @@ func (o *fakeOutput) NewDraft(_ string, _ int64, _ message.Target, prev store.Li
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.drafts = append(o.drafts, prev)
+	if o.draft != nil {
+		return o.draft
+	}
 	return nopDraft{}
 }
 
@@ -83,6 +87,7 @@ func (nopDraft) Update(string)                   {}
 func (nopDraft) Stop()                           {}
 func (nopDraft) TakeFirst(string) (string, bool) { return "", false }
 func (nopDraft) MessageID() string               { return "" }
+func (nopDraft) Interrupted(string)              {}
 
 type fakeChannels struct{}
 
@@ -197,6 +202,32 @@ func TestFailedTurnsLeaveTheSessionNew(t *testing.T) {
 	f.turns.Run(context.Background(), f.request("tg", "four"))
 	if r := f.agent.reqs[3]; r.NewSession || r.SessionID != f.agent.reqs[2].SessionID {
 		t.Errorf("after a completed turn the session is resumed: %+v", r)
+	}
+}
+
+// markDraft records Interrupted.
+type markDraft struct {
+	nopDraft
+	notes []string
+}
+
+func (d *markDraft) Interrupted(note string) { d.notes = append(d.notes, note) }
+
+// A stopped turn marks its draft as cut off and delivers nothing more.
+func TestStoppedTurnMarksItsDraft(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamDraft})
+	f.out.edits = true
+	d := &markDraft{}
+	f.out.draft = d
+	f.agent.events = []runner.Event{{Kind: runner.EventText, Text: "partial"}}
+	f.agent.result = runner.Result{Err: &runner.Error{Kind: runner.KindAborted, Notice: "stopped"}}
+	o := f.turns.Run(context.Background(), f.request("tg", "long question"))
+	if len(d.notes) != 1 || d.notes[0] != "(stopped)" {
+		t.Errorf("draft notes %q", d.notes)
+	}
+	if o.Text != "" {
+		t.Errorf("a stopped turn delivers %q", o.Text)
 	}
 }
 
