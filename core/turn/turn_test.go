@@ -231,6 +231,16 @@ func TestStoppedTurnMarksItsDraft(t *testing.T) {
 	}
 }
 
+// {model} in response_prefix is the model that answered.
+func TestResponsePrefixNamesTheAnsweringModel(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff, ResponsePrefix: "[{model}|{modelFull}]", Model: "opus"})
+	f.agent.result = runner.Result{Text: "hi", Model: "claude-sonnet-5-1"}
+	if o := f.turns.Run(context.Background(), f.request("tg", "q")); o.Text != "[sonnet|claude-sonnet-5-1] hi" {
+		t.Errorf("reply %q", o.Text)
+	}
+}
+
 func TestIdleResetStartsANewSession(t *testing.T) {
 	t.Parallel()
 	idle := 30.0
