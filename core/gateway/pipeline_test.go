@@ -94,7 +94,9 @@ func TestBuiltinCommands(t *testing.T) {
 	e.post(dm("u1", "hi"))
 	e.text("chat-u1")
 	e.post(dm("u1", "/status"))
-	contains(t, e.text("chat-u1"), "Session: lo:direct:u1", "Model: claude-fake-1", "Turns: 1", "Cost: $0.0125", "0 queued", "Uptime")
+	s, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	// The claude session id, as the runner's log lines show it.
+	contains(t, e.text("chat-u1"), "Session: lo:direct:u1", "Claude session: "+s.ClaudeSessionID, "Model: claude-fake-1", "Turns: 1", "Cost: $0.0125", "0 queued", "Uptime")
 	e.post(dm("u1", "/help"))
 	contains(t, e.text("chat-u1"), "/new", "/status", "/stop", "/whoami")
 	e.post(dm("u1", "/stop"))
