@@ -241,6 +241,22 @@ func TestResponsePrefixNamesTheAnsweringModel(t *testing.T) {
 	}
 }
 
+// A follow-up that came while the previous turn ran carries "+elapsed"
+// from the previous message, not from the end of that turn.
+func TestQueuedFollowUpCarriesElapsed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	first := f.request("tg", "one")
+	f.now = f.now.Add(2 * time.Minute) // the second message arrives
+	second := f.request("tg", "two")
+	f.now = f.now.Add(3 * time.Minute) // the first turn ends after it
+	f.turns.Run(context.Background(), first)
+	f.turns.Run(context.Background(), second)
+	if p := f.agent.reqs[1].Prompt; !strings.Contains(p, "+2m") {
+		t.Errorf("follow-up prompt %q lacks +2m", p)
+	}
+}
+
 func TestIdleResetStartsANewSession(t *testing.T) {
 	t.Parallel()
 	idle := 30.0
