@@ -46,8 +46,8 @@ py-examples: ## build the Python examples as bin/clawhost-<name> (executable zip
 	  (cd proto && $(GO) tool -modfile=../tools/go.mod buf build --exclude-source-info -o ../$$stage/clawhost.binpb) && \
 	  $(PYTHON) -m zipapp $$stage -p '$(PYTHON)' -o $(BIN)/clawhost-$$n && rm -rf $$stage || exit 1; done
 
-run: build ## run clawhost on the default config.hcl
-	./$(BIN)/clawhost -config config.hcl
+run: build ## run clawhost on the default config.hcl (finds the claude CLI make test installed, else the one on PATH)
+	PATH="$(CURDIR)/$(CLAUDE_DIR)/node_modules/.bin:$$PATH" ./$(BIN)/clawhost -config config.hcl
 
 deps: claude-cli browser python-grpc ## install what the tests need (claude CLI from npm, Chromium and Python gRPC from Debian)
 

@@ -194,8 +194,10 @@ func (h *Handler) status(ctx context.Context, key string) string {
 		if model == "" {
 			model = "default"
 		}
-		fmt.Fprintf(&b, "Session id: %s\nModel: %s\nTurns: %d\nTokens: %d in, %d out (cache %d read, %d written)\nCost: $%.4f\n",
-			s.SessionID, model, s.Turns, s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheReadTokens, s.Usage.CacheCreationTokens, s.CostUSD)
+		// The id the logs show (the runner's session=) and that
+		// `claude --resume` takes; the core's own session id is internal.
+		fmt.Fprintf(&b, "Claude session: %s\nModel: %s\nTurns: %d\nTokens: %d in, %d out (cache %d read, %d written)\nCost: $%.4f\n",
+			s.ClaudeSessionID, model, s.Turns, s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheReadTokens, s.Usage.CacheCreationTokens, s.CostUSD)
 		if !s.LastMessageAt.IsZero() {
 			fmt.Fprintf(&b, "Last activity: %s ago\n", now.Sub(s.LastMessageAt).Round(time.Second))
 		}

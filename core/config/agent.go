@@ -53,7 +53,8 @@ type Agent struct {
 	// ["Read", "Bash(git log:*)"].
 	AllowedTools []string `hcl:"allowed_tools,optional"`
 
-	// DisallowedTools are passed as --disallowedTools (disallowed_tools).
+	// DisallowedTools are passed as --disallowedTools (disallowed_tools),
+	// after runner.DefaultDisallowedTools, which are always disallowed.
 	DisallowedTools []string `hcl:"disallowed_tools,optional"`
 
 	// MCPConfig are MCP server config files or JSON strings, passed as

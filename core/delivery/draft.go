@@ -154,6 +154,30 @@ func (dr *Draft) Stop() {
 	}
 }
 
+// Interrupted appends note to the text the draft message shows, when there
+// is one (a turn stopped before its reply); a text that would no longer fit
+// one message is left as it is. Updates end.
+func (dr *Draft) Interrupted(note string) {
+	dr.Stop()
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	if dr.id == "" || dr.failed || dr.shown == "" {
+		return
+	}
+	text := dr.shown + "\n\n" + note
+	if !dr.shape.fits(text) {
+		return
+	}
+	if err := dr.d.edit(dr.tgt, dr.id, text, dr.shape.format()); err != nil {
+		dr.d.log.Debug("marking the stopped draft failed", "error", err)
+		return
+	}
+	dr.shown = text
+	if err := dr.record(text, nil); err != nil {
+		dr.d.log.Debug("recording the draft's text failed", "error", err)
+	}
+}
+
 // TakeFirst is called with the first chunk of the final reply: when the
 // draft message exists it is edited to that chunk and its id returned
 // with true (the chunk is delivered); otherwise the chunk is sent normally.

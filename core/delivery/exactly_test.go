@@ -563,3 +563,31 @@ func TestChunkWaitingForItsChannelIsNotAttempted(t *testing.T) {
 		t.Errorf("entry %s", f.state(id))
 	}
 }
+
+// A stopped turn's draft is marked as cut off, its text kept; a draft
+// never shown is left alone.
+func TestStoppedDraftIsMarked(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	id := f.entry()
+	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr.Update("The answer is")
+	dr.Interrupted("(stopped)")
+	calls := f.ch.log()
+	if len(calls) != 2 || calls[0].op != "send" || calls[1].op != "edit" || calls[1].msgID != calls[0].msgID || calls[1].text != "The answer is\n\n(stopped)" {
+		t.Fatalf("calls %+v", calls)
+	}
+	live, _ := f.db.LiveOutput(context.Background(), id)
+	if len(live) != 1 || live[0].Text != "The answer is\n\n(stopped)" {
+		t.Errorf("live output %+v: the mark is recorded too", live)
+	}
+	dr.Update("more") // updates ended
+	if n := len(f.ch.log()); n != 2 {
+		t.Errorf("%d calls after the mark", n)
+	}
+	empty := f.d.NewDraft("k", f.entry(), tgt, store.Live{})
+	empty.Interrupted("(stopped)")
+	if n := len(f.ch.log()); n != 2 {
+		t.Errorf("a draft never shown was edited")
+	}
+}

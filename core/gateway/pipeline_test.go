@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -91,7 +94,9 @@ func TestBuiltinCommands(t *testing.T) {
 	e.post(dm("u1", "hi"))
 	e.text("chat-u1")
 	e.post(dm("u1", "/status"))
-	contains(t, e.text("chat-u1"), "Session: lo:direct:u1", "Model: claude-fake-1", "Turns: 1", "Cost: $0.0125", "0 queued", "Uptime")
+	s, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	// The claude session id, as the runner's log lines show it.
+	contains(t, e.text("chat-u1"), "Session: lo:direct:u1", "Claude session: "+s.ClaudeSessionID, "Model: claude-fake-1", "Turns: 1", "Cost: $0.0125", "0 queued", "Uptime")
 	e.post(dm("u1", "/help"))
 	contains(t, e.text("chat-u1"), "/new", "/status", "/stop", "/whoami")
 	e.post(dm("u1", "/stop"))
@@ -191,4 +196,33 @@ func TestOversizeMessageIsToldAndSkipped(t *testing.T) {
 	contains(t, e.text("chat-u1"), "echo:", "after the big one")
 	e.quiet("chat-u1", 400*time.Millisecond)
 	contains(t, e.logBuf.String(), "too large for the plugin protocol")
+}
+
+// /whoami tells an allowed sender they are allowed (not how to get
+// allowed), a stranger the allow_from line, and in a group the group's id.
+func TestWhoamiText(t *testing.T) {
+	t.Parallel()
+	dmMsg := &message.Message{From: "tg:42", To: "tg:42", ChatType: channel.ChatDirect}
+	if got := whoami(dmMsg, access.Admit); !strings.Contains(got, "You are tg:42.") || strings.Contains(got, "To allow you") || !strings.Contains(got, "You may talk") {
+		t.Errorf("allowed: %q", got)
+	}
+	if got := whoami(dmMsg, access.Refuse); !strings.Contains(got, `adds "tg:42" to access.allow_from`) {
+		t.Errorf("stranger: %q", got)
+	}
+	grp := &message.Message{From: "tg:42", To: "tg:-1001234", ChatType: channel.ChatGroup}
+	if got := whoami(grp, access.Unaddressed); !strings.Contains(got, "This group is tg:-1001234.") {
+		t.Errorf("group: %q", got)
+	}
+}
+
+func TestSpoken(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		time.Hour: "1 hour", 2*time.Hour + 30*time.Minute: "2 hours 30 minutes", 10 * time.Minute: "10 minutes",
+		time.Minute: "1 minute", 20 * time.Second: "less than a minute", 59*time.Minute + 50*time.Second: "1 hour",
+	} {
+		if got := spoken(d); got != want {
+			t.Errorf("spoken(%v) = %q, want %q", d, got, want)
+		}
+	}
 }

@@ -59,7 +59,7 @@ func (g *Gateway) arrive(a arrival) {
 	}
 	v := set.Access.Decide(g.ctx, m, g.approved)
 	if inv, ok := g.commands.Parse(m.Command()); ok && inv.Name == "whoami" && v != access.IgnoreGroup && (v != access.Unaddressed || m.WasMentioned) {
-		g.respond(a, fmt.Sprintf("You are %s. To allow you, an owner adds %q to access.allow_from.", m.From, m.From))
+		g.respond(a, whoami(m, v))
 		return
 	}
 	switch v {
@@ -132,7 +132,7 @@ func (g *Gateway) pairing(a arrival) {
 	}
 	g.log.Info("pairing code issued; approve with `clawhost pairing approve CODE`", "sender", m.From, "code", res.Code.Code, "expires", res.Code.ExpiresAt)
 	g.respond(a, fmt.Sprintf("This bot does not know you yet. Your pairing code is %s (valid for %s). Ask the owner to approve it: clawhost pairing approve %s",
-		res.Code.Code, res.Code.ExpiresAt.Sub(res.Code.CreatedAt).Round(time.Minute), res.Code.Code))
+		res.Code.Code, spoken(res.Code.ExpiresAt.Sub(res.Code.CreatedAt)), res.Code.Code))
 }
 
 // debouncer returns the debouncer for an instance's delay. Commands and
@@ -249,4 +249,44 @@ type output struct{ *delivery.Dispatcher }
 
 func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Live) turn.Draft {
 	return o.Dispatcher.NewDraft(key, id, tgt, prev)
+}
+
+// whoami answers /whoami before access is decided: who the sender is, in
+// the form access lists take, whether they may use the agent here, and in
+// a group the group's id, the form access.groups takes.
+func whoami(m *message.Message, v access.Verdict) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are %s.", m.From)
+	if m.IsGroup() {
+		fmt.Fprintf(&b, " This group is %s.", m.To)
+	}
+	switch v {
+	case access.Admit, access.Unaddressed:
+		b.WriteString(" You may talk to the agent here.")
+	default:
+		fmt.Fprintf(&b, " To allow you, an owner adds %q to access.allow_from.", m.From)
+	}
+	return b.String()
+}
+
+// spoken says a duration as a person would: "1 hour", "2 hours 30 minutes",
+// "10 minutes" (to the minute; under a minute, "less than a minute").
+func spoken(d time.Duration) string {
+	d = d.Round(time.Minute)
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	unit := func(n int, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", n, one)
+	}
+	switch {
+	case h > 0 && m > 0:
+		return unit(h, "hour") + " " + unit(m, "minute")
+	case h > 0:
+		return unit(h, "hour")
+	case m > 0:
+		return unit(m, "minute")
+	}
+	return "less than a minute"
 }

@@ -149,6 +149,28 @@ type PrefixContext struct {
 
 func (c PrefixContext) isZero() bool { return c == PrefixContext{} }
 
+// ShortModel is a model id's family name for {model}: "claude-opus-5-5" →
+// "opus", "claude-3-5-sonnet-20241022" → "sonnet"; an id with no such word
+// (an alias like "opus" included) is returned as it is.
+func ShortModel(id string) string {
+	for _, part := range strings.Split(id, "-") {
+		if part == "" || part == "claude" {
+			continue
+		}
+		letters := true
+		for _, r := range part {
+			if r < 'a' || r > 'z' {
+				letters = false
+				break
+			}
+		}
+		if letters {
+			return part
+		}
+	}
+	return id
+}
+
 var templateVar = regexp.MustCompile(`\{([A-Za-z][A-Za-z0-9_.]*)\}`)
 
 // ResolvePrefixTemplate replaces {model}, {modelFull}, {provider},

@@ -75,3 +75,12 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+func TestShortModel(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[string]string{"claude-opus-5-5": "opus", "claude-3-5-sonnet-20241022": "sonnet", "claude-haiku-4-5@20251001": "haiku", "opus": "opus", "": "", "gpt-4o": "gpt"} {
+		if got := ShortModel(id); got != want {
+			t.Errorf("ShortModel(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

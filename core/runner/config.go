@@ -55,7 +55,8 @@ type Config struct {
 	// AllowedTools) is the safe choice.
 	PermissionMode string
 	// AllowedTools and DisallowedTools are passed as --allowedTools / --disallowedTools
-	// (comma-joined), e.g. ["Read", "Bash(git log:*)"].
+	// (comma-joined), e.g. ["Read", "Bash(git log:*)"]. DefaultDisallowedTools are
+	// always added to DisallowedTools.
 	AllowedTools    []string
 	DisallowedTools []string
 	// MCPConfig are MCP config files or JSON strings, passed as --mcp-config.
@@ -207,9 +208,7 @@ func (c Config) args(l launch) []string {
 	if len(c.AllowedTools) > 0 {
 		a = append(a, "--allowedTools", strings.Join(c.AllowedTools, ","))
 	}
-	if len(c.DisallowedTools) > 0 {
-		a = append(a, "--disallowedTools", strings.Join(c.DisallowedTools, ","))
-	}
+	a = append(a, "--disallowedTools", strings.Join(disallowed(c.DisallowedTools), ","))
 	for _, m := range c.MCPConfig {
 		a = append(a, "--mcp-config", m)
 	}
@@ -288,4 +287,25 @@ func (c Config) env(host []string, tmpdir string) []string {
 	}
 	// exec uses the last value of a duplicated key.
 	return append(e, "TMPDIR="+tmpdir)
+}
+
+// DefaultDisallowedTools are claude's tools that produce output after the
+// turn that used them has ended: a wake-up or cron job claude schedules for
+// itself, a monitor, a command left running in the background. clawhost reads
+// claude's output only during a turn, so what they produced reached nobody (a
+// ScheduleWakeup fired 89 s later, the API was called and the reply was
+// dropped). They are disallowed in every process, whatever the config says;
+// OpenClaw disallows the same.
+var DefaultDisallowedTools = []string{"ScheduleWakeup", "CronCreate", "CronDelete", "CronList", "Monitor", "Bash(run_in_background:true)"}
+
+// disallowed is DefaultDisallowedTools followed by the configured ones not
+// among them.
+func disallowed(configured []string) []string {
+	out := slices.Clone(DefaultDisallowedTools)
+	for _, t := range configured {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

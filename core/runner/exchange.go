@@ -187,7 +187,7 @@ func isResultError(e *Error) bool {
 // exchange sends the prompt to p and reads until the result, p's end, or an early stop.
 // sawOutput reports whether p wrote anything during this turn.
 func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Result, sawOutput bool) {
-	p.discardUnread()
+	p.discardUnread(r.log)
 	if !r.cfg.OneShot {
 		t.steering.begin(p)
 	}

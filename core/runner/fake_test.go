@@ -199,7 +199,12 @@ func (f *fakeEnv) starts(t *testing.T) []string {
 
 func TestFakeWarmReuseAndArgs(t *testing.T) {
 	t.Parallel()
-	f := newFake(t, func(c *Config) { c.Model = "m1"; c.AllowedTools = []string{"Read", "Bash(git log:*)"}; c.MaxTurns = 3 })
+	f := newFake(t, func(c *Config) {
+		c.Model = "m1"
+		c.AllowedTools = []string{"Read", "Bash(git log:*)"}
+		c.DisallowedTools = []string{"Write", "Monitor"}
+		c.MaxTurns = 3
+	})
 	sid := uuid.NewString()
 	a := runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "hi"})
 	mustOK(t, a, "echo: hi")
@@ -216,7 +221,8 @@ func TestFakeWarmReuseAndArgs(t *testing.T) {
 		t.Fatalf("starts %q", starts)
 	}
 	for _, want := range []string{"-p --output-format stream-json --verbose --input-format stream-json --session-id " + sid,
-		"--model m1", "--allowedTools Read,Bash(git log:*)", "--max-turns 3", "tmpdir=" + f.r.Config().StateDir} {
+		"--model m1", "--allowedTools Read,Bash(git log:*)", "--max-turns 3",
+		"--disallowedTools ScheduleWakeup,CronCreate,CronDelete,CronList,Monitor,Bash(run_in_background:true),Write ", "tmpdir=" + f.r.Config().StateDir} {
 		if !strings.Contains(starts[0], want) {
 			t.Fatalf("start %q lacks %q", starts[0], want)
 		}

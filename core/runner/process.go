@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // proc is one claude process.
@@ -56,17 +58,36 @@ func (p *proc) isDead() bool {
 
 func (p *proc) closeStdin() { p.stdinOnce.Do(func() { _ = p.stdin.Close() }) }
 
-// discardUnread drops lines left unread from an earlier turn.
-func (p *proc) discardUnread() {
+// discardUnread drops lines claude wrote while no turn was reading (after
+// an earlier turn's result): never silently. A result produced between
+// turns (a wake-up or background task the disallowed tools did not catch)
+// is logged with its text, since nobody will deliver it.
+func (p *proc) discardUnread(log hclog.Logger) {
+	n := 0
 	for drained := false; !drained; {
 		select {
-		case _, ok := <-p.msgs:
+		case ln, ok := <-p.msgs:
 			if !ok {
 				drained = true
+				break
+			}
+			n++
+			if ln.msg.Type == "result" {
+				var res wireResult
+				_ = json.Unmarshal(ln.raw, &res)
+				text := ""
+				if res.Result != nil {
+					text = truncate(*res.Result, 500)
+				}
+				log.Warn("claude produced a reply between turns; it is not delivered (nobody asked for it)",
+					"pid", p.pid, "key", p.key, "subtype", res.Subtype, "text", text)
 			}
 		default:
 			drained = true
 		}
+	}
+	if n > 0 {
+		log.Debug("dropped output claude wrote between turns", "pid", p.pid, "key", p.key, "lines", n)
 	}
 }
 

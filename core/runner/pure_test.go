@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 type fakeClock struct{ t time.Time }
@@ -321,5 +323,29 @@ func TestEnv(t *testing.T) {
 		"A=1 B=2 HOME=/agent TMPDIR=/state/t/1"
 	if got != want {
 		t.Errorf("env =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Output claude wrote while no turn was reading (a wake-up it scheduled)
+// is dropped, but never silently: a result is logged at WARN with its text.
+func TestBetweenTurnsOutputIsLogged(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &buf})
+	p := &proc{key: "tg:direct:1", pid: 42, msgs: make(chan line, 4)}
+	raw := []byte(`{"type":"result","subtype":"success","result":"Reminder: the oven is on","session_id":"s"}`)
+	var m wireMsg
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	p.msgs <- line{msg: wireMsg{Type: "assistant"}, raw: []byte(`{"type":"assistant"}`)}
+	p.msgs <- line{msg: m, raw: raw}
+	p.discardUnread(log)
+	out := buf.String()
+	if !strings.Contains(out, "[WARN]") || !strings.Contains(out, "between turns") || !strings.Contains(out, "Reminder: the oven is on") || !strings.Contains(out, "key=tg:direct:1") {
+		t.Errorf("log %q", out)
+	}
+	if len(p.msgs) != 0 {
+		t.Errorf("%d lines left", len(p.msgs))
 	}
 }

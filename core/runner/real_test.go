@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,6 +152,28 @@ func TestRealWarmFollowUpAndResume(t *testing.T) {
 		t.Fatalf("follow-up started a new process (pid %d, first %d)", res.PID, first)
 	}
 	reqs := e.fake.Requests()
+	// The tools that answer after the turn are not offered to the model
+	// (DefaultDisallowedTools); the others are.
+	var body struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, tl := range body.Tools {
+		tools = append(tools, tl.Name)
+	}
+	for _, gone := range []string{"ScheduleWakeup", "CronCreate", "CronDelete", "CronList", "Monitor"} {
+		if slices.Contains(tools, gone) {
+			t.Errorf("tool %s offered to the model: %q", gone, tools)
+		}
+	}
+	if !slices.Contains(tools, "Bash") || !slices.Contains(tools, "Read") {
+		t.Errorf("tools %q: Bash and Read must stay", tools)
+	}
 	if got := reqs[len(reqs)-1].UserTexts(); !slices.Equal(got, []string{"my name is Alice", "what is my name?"}) {
 		t.Fatalf("follow-up request history %q", got)
 	}

@@ -78,7 +78,7 @@ func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time)
 // (collect mode: under the queued-messages header) and the sender metadata
 // in an untrusted block.
 func (t *Turns) buildPrompt(set Settings, sess store.Session, msgs []message.Message, collected bool, dropped []string) string {
-	prev := sess.LastMessageAt
+	prev := lastMessageTime(sess)
 	envs := make([]string, len(msgs))
 	for i := range msgs {
 		envs[i] = t.envelopeOf(set, &msgs[i], prev)

@@ -117,6 +117,10 @@ func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, re
 	return t.outcome(ctx, log, req, res, out, last)
 }
 
+// noteStopped ends the draft of a turn that was stopped (/stop, or a new
+// message in interrupt mode).
+const noteStopped = "(stopped)"
+
 // outcome turns the runner's result into what to deliver.
 func (t *Turns) outcome(ctx context.Context, log hclog.Logger, req Request, res runner.Result, out streamed, last *message.Message) Outcome {
 	o := Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatMarkdown, Draft: out.draft}
@@ -128,6 +132,11 @@ func (t *Turns) outcome(ctx context.Context, log hclog.Logger, req Request, res 
 		}
 	case res.Err.Kind == runner.KindAborted:
 		log.Info("turn aborted", "reason", req.AbortReason())
+		if out.draft != nil {
+			// The draft shows a reply cut off: say so, rather than leave
+			// it looking like the whole answer.
+			out.draft.Interrupted(noteStopped)
+		}
 		return Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatPlain}
 	case res.Err.Kind == runner.KindPromptTooLong:
 		log.Warn("conversation too long for the context window; starting a new session", "detail", res.Err.Detail)

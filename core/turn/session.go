@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -28,6 +29,20 @@ type chatMeta struct {
 	PromptTokens int    `json:"prompt_tokens,omitempty"`
 	Window       int    `json:"context_window,omitempty"`
 	Compactions  int    `json:"compactions,omitempty"`
+	// LastMessage is the time of the last message a turn answered, from
+	// which the next message's "+elapsed" counts (LastMessageAt is the end
+	// of that turn, which the idle reset needs).
+	LastMessage time.Time `json:"last_message,omitzero"`
+}
+
+// lastMessageTime is when the last answered message of sess was written,
+// else the end of its last turn.
+func lastMessageTime(sess store.Session) time.Time {
+	var meta chatMeta
+	if json.Unmarshal(sess.Chat, &meta) == nil && !meta.LastMessage.IsZero() {
+		return meta.LastMessage
+	}
+	return sess.LastMessageAt
 }
 
 // session returns the session to run the turn in, starting a new one when
@@ -52,6 +67,14 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 		}
 		return nil
 	})
+	// A session no turn of claude's ever completed (claude was missing or
+	// failing) has no conversation to resume: it starts as new, so the
+	// first real reply does not apologise for an earlier conversation
+	// that never was. (Had claude written a transcript after all, the
+	// runner resumes it: "already in use".)
+	if err == nil && !fresh && s.Turns == 0 {
+		fresh = true
+	}
 	if staleReason != "" {
 		t.log.Info("session expired by reset policy; starting a new one", "session", key, "reason", staleReason)
 		t.opts.Agent.Stop(key)
@@ -128,6 +151,9 @@ func updateMeta(raw []byte, res runner.Result, m *message.Message) []byte {
 	}
 	if res.Compacted {
 		meta.Compactions++
+	}
+	if !m.Timestamp.IsZero() {
+		meta.LastMessage = m.Timestamp
 	}
 	b, _ := json.Marshal(meta)
 	return b

@@ -60,7 +60,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	mode := t.streamMode(set, m.Instance)
 	s := &streamer{
 		t: t, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose,
-		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: set.Model, ModelFull: set.Model, Provider: "anthropic"}},
+		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: reply.ShortModel(set.Model), ModelFull: set.Model, Provider: "anthropic"}},
 		// Blocks are separate messages, each with balanced code fences; a
 		// draft joins them into one.
 		c: runner.NewCoalescer(runner.CoalesceConfig{Joined: mode == StreamDraft}, t.opts.Now),
@@ -71,6 +71,11 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	res := s.consume(run.Events())
 	if s.out.draft != nil {
 		s.out.draft.Stop()
+	}
+	if res.Model != "" {
+		// {model} in response_prefix names the model that answered, not
+		// the one configured (an alias, a fallback, or none).
+		s.opts.PrefixContext.Model, s.opts.PrefixContext.ModelFull = reply.ShortModel(res.Model), res.Model
 	}
 	if res.Err == nil {
 		s.finish(res.Text)

@@ -70,6 +70,10 @@ type Draft interface {
 	TakeFirst(first string) (id string, ok bool)
 	// MessageID is the draft message's platform id ("" when none).
 	MessageID() string
+	// Interrupted marks the text the draft shows as cut off (note
+	// appended), when a draft message exists: the turn ended without a
+	// reply (/stop).
+	Interrupted(note string)
 }
 
 // Output is how a turn reaches the chat while it runs (core/delivery).

@@ -51,6 +51,7 @@ type fakeOutput struct {
 	typed  int
 	edits  bool
 	drafts []store.Live // the prev of each NewDraft
+	draft  Draft        // returned by NewDraft when set
 }
 
 func (o *fakeOutput) CanEdit(string) bool { return o.edits }
@@ -73,6 +74,9 @@ func (o *fakeOutput) NewDraft(_ string, _ int64, _ message.Target, prev store.Li
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.drafts = append(o.drafts, prev)
+	if o.draft != nil {
+		return o.draft
+	}
 	return nopDraft{}
 }
 
@@ -83,6 +87,7 @@ func (nopDraft) Update(string)                   {}
 func (nopDraft) Stop()                           {}
 func (nopDraft) TakeFirst(string) (string, bool) { return "", false }
 func (nopDraft) MessageID() string               { return "" }
+func (nopDraft) Interrupted(string)              {}
 
 type fakeChannels struct{}
 
@@ -174,6 +179,81 @@ func TestTurnPromptHooksAndReply(t *testing.T) {
 	f.turns.Run(context.Background(), f.request("tg", "again"))
 	if r := f.agent.reqs[1]; r.NewSession || r.SessionID != req.SessionID {
 		t.Errorf("second turn: %+v", r)
+	}
+}
+
+// Turns that never completed (claude missing) leave no conversation: the
+// first turn that runs starts a new claude session instead of resuming one
+// that does not exist (which said "the earlier conversation could not be
+// restored" on the first real reply).
+func TestFailedTurnsLeaveTheSessionNew(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	f.agent.result = runner.Result{Err: &runner.Error{Kind: runner.KindCLINotFound, Notice: "claude is not installed"}}
+	f.turns.Run(context.Background(), f.request("tg", "one"))
+	f.turns.Run(context.Background(), f.request("tg", "two"))
+	f.agent.result = runner.Result{Text: "hello"}
+	f.turns.Run(context.Background(), f.request("tg", "three"))
+	for i, r := range f.agent.reqs {
+		if !r.NewSession {
+			t.Errorf("turn %d resumes a session no turn completed: %+v", i+1, r)
+		}
+	}
+	f.turns.Run(context.Background(), f.request("tg", "four"))
+	if r := f.agent.reqs[3]; r.NewSession || r.SessionID != f.agent.reqs[2].SessionID {
+		t.Errorf("after a completed turn the session is resumed: %+v", r)
+	}
+}
+
+// markDraft records Interrupted.
+type markDraft struct {
+	nopDraft
+	notes []string
+}
+
+func (d *markDraft) Interrupted(note string) { d.notes = append(d.notes, note) }
+
+// A stopped turn marks its draft as cut off and delivers nothing more.
+func TestStoppedTurnMarksItsDraft(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamDraft})
+	f.out.edits = true
+	d := &markDraft{}
+	f.out.draft = d
+	f.agent.events = []runner.Event{{Kind: runner.EventText, Text: "partial"}}
+	f.agent.result = runner.Result{Err: &runner.Error{Kind: runner.KindAborted, Notice: "stopped"}}
+	o := f.turns.Run(context.Background(), f.request("tg", "long question"))
+	if len(d.notes) != 1 || d.notes[0] != "(stopped)" {
+		t.Errorf("draft notes %q", d.notes)
+	}
+	if o.Text != "" {
+		t.Errorf("a stopped turn delivers %q", o.Text)
+	}
+}
+
+// {model} in response_prefix is the model that answered.
+func TestResponsePrefixNamesTheAnsweringModel(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff, ResponsePrefix: "[{model}|{modelFull}]", Model: "opus"})
+	f.agent.result = runner.Result{Text: "hi", Model: "claude-sonnet-5-1"}
+	if o := f.turns.Run(context.Background(), f.request("tg", "q")); o.Text != "[sonnet|claude-sonnet-5-1] hi" {
+		t.Errorf("reply %q", o.Text)
+	}
+}
+
+// A follow-up that came while the previous turn ran carries "+elapsed"
+// from the previous message, not from the end of that turn.
+func TestQueuedFollowUpCarriesElapsed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	first := f.request("tg", "one")
+	f.now = f.now.Add(2 * time.Minute) // the second message arrives
+	second := f.request("tg", "two")
+	f.now = f.now.Add(3 * time.Minute) // the first turn ends after it
+	f.turns.Run(context.Background(), first)
+	f.turns.Run(context.Background(), second)
+	if p := f.agent.reqs[1].Prompt; !strings.Contains(p, "+2m") {
+		t.Errorf("follow-up prompt %q lacks +2m", p)
 	}
 }
 

@@ -3,7 +3,6 @@ package whatsapp
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -382,12 +381,16 @@ func (a *Adapter) onMessage(ctx context.Context, s *session, e *events.Message) 
 		in.me = *me
 	}
 	msg, why := in.convert(e)
+	if why == skipBacklog {
+		// A person's message, not answered by policy (a reply to a
+		// backlog risks a ban): said where the operator looks, with
+		// what to change if these should be answered.
+		a.log.Info("message older than the connection not answered (backlog); raise backlog_margin to answer such messages",
+			"id", e.Info.ID, "chat", e.Info.Chat.String(), "age", a.now().Sub(e.Info.Timestamp).Round(time.Second), "backlog_margin", a.set.backlogMargin)
+		return true
+	}
 	if why != "" {
-		level := levelTrace
-		if why == skipBacklog {
-			level = slog.LevelDebug
-		}
-		a.log.Log(ctx, level, "message not delivered", "id", e.Info.ID, "chat", e.Info.Chat.String(), "why", why)
+		a.log.Log(ctx, levelTrace, "message not delivered", "id", e.Info.ID, "chat", e.Info.Chat.String(), "why", why)
 		return true
 	}
 	if msg.ChatType == channel.ChatGroup {

@@ -3,6 +3,7 @@ package whatsapp
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -293,10 +294,16 @@ func TestMessageAck(t *testing.T) {
 	if a.handle(t.Context(), s, evt2) {
 		t.Fatal("a message the host did not store reported as handled: WhatsApp would not deliver it again")
 	}
+	var logged strings.Builder
+	a.log = slog.New(slog.NewTextHandler(&logged, nil))
 	old := msgEvt(ann, ann, types.EmptyJID, false, txt("backlog"))
 	old.Info.Timestamp = a.now().Add(-time.Hour)
 	if !a.handle(t.Context(), s, old) {
 		t.Fatal("a backlog message must be acknowledged (not redelivered)")
+	}
+	// Not answered by policy, and said at INFO with what to change.
+	if l := logged.String(); !strings.Contains(l, "level=INFO") || !strings.Contains(l, "backlog_margin") || !strings.Contains(l, "age=1h0m0s") {
+		t.Errorf("backlog not reported to the operator: %q", l)
 	}
 	if strings.Join(rec.msgs, ";") != "+15550000002 hello" {
 		t.Errorf("delivered %q", rec.msgs)
