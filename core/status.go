@@ -39,6 +39,9 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
 			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running})
 	}
+	for _, g := range h.gw.UnlistedGroups() {
+		snap.UnlistedGroups = append(snap.UnlistedGroups, admin.UnlistedGroup{ID: g.ID, Title: g.Title, Messages: g.Messages, LastSeen: g.LastSeen})
+	}
 	for key, pid := range h.agent.Warm() {
 		snap.Warm = append(snap.Warm, admin.Warm{Key: key, PID: pid})
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/clawhost/clawhost/core/access"
 
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/message"
@@ -59,6 +60,10 @@ func (g *Gateway) Sessions(ctx context.Context, limit int) ([]SessionInfo, int) 
 	}
 	return out, total
 }
+
+// UnlistedGroups are the groups that wrote since the start while
+// access.groups does not list them, the most recent first.
+func (g *Gateway) UnlistedGroups() []access.UnlistedGroup { return g.unlisted.List() }
 
 // QueueDepth is the number of messages waiting in session queues.
 func (g *Gateway) QueueDepth() int { return g.queue.Depth() }

@@ -66,8 +66,12 @@ func TestGroupMentionAndHistory(t *testing.T) {
 	got := e.text("g1")
 	contains(t, got, "[Chat messages since your last reply - for context]", "first unaddressed", "second unaddressed", "[Current message - respond to this]", "what do you think?")
 	// A group that is not allowed is ignored, even with a mention.
-	e.post(in{"chat_id": "g2", "chat_type": "group", "sender_id": "a", "text": "hi", "mentioned": true})
+	e.post(in{"chat_id": "g2", "chat_type": "group", "chat_title": "Other", "sender_id": "a", "text": "hi", "mentioned": true})
 	e.quiet("g2", 500*time.Millisecond)
+	// The operator sees it, with the entry to add.
+	if u := e.gw.UnlistedGroups(); len(u) != 1 || u[0].ID != "lo:g2" || u[0].Title != "Other" || u[0].Messages != 1 {
+		t.Errorf("unlisted groups %+v", u)
+	}
 }
 
 func TestResetTriggers(t *testing.T) {

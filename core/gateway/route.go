@@ -64,7 +64,12 @@ func (g *Gateway) arrive(a arrival) {
 	}
 	switch v {
 	case access.IgnoreGroup:
-		log.Debug("group not allowed; message ignored", "group", m.To)
+		if set.Access.GroupPolicy == access.PolicyDisabled {
+			log.Debug("groups are disabled (access.group_policy); message ignored", "group", m.To)
+		} else if g.unlisted.Seen(m.To, m.ChatTitle) {
+			log.Info(fmt.Sprintf("a group access.groups does not list wrote; it gets no answer. To answer there, add %q to access.groups (it is on the status page too)", m.To),
+				"group", m.To, "title", m.ChatTitle)
+		}
 		g.obs.Dropped(m.Instance, "group not allowed")
 		g.finish(a.ID, store.StateDropped, "group not allowed")
 	case access.Unaddressed:
