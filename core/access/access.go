@@ -28,6 +28,10 @@ type Policy struct {
 	// GroupPolicy is "allowlist" (default), "open" or "disabled".
 	GroupPolicy string
 	Groups      []string
+	// GroupAllowFrom, when not empty, are the senders (besides the owners)
+	// whose messages trigger the agent in groups; the others' are
+	// Unaddressed (kept as context).
+	GroupAllowFrom []string
 	// RequireMention: in groups the agent answers only when mentioned,
 	// replied to, or addressed with one of TriggerWords.
 	RequireMention bool
@@ -110,6 +114,9 @@ func (a *Policy) Decide(ctx context.Context, m *message.Message, approved func(c
 			}
 		}
 		if a.RequireMention && !m.WasMentioned && !a.triggered(m.Body) {
+			return Unaddressed
+		}
+		if len(a.GroupAllowFrom) > 0 && !a.IsOwner(m) && !senderListed(a.GroupAllowFrom, m) {
 			return Unaddressed
 		}
 		return Admit
