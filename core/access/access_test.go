@@ -119,3 +119,29 @@ func TestDecideAltIDs(t *testing.T) {
 		})
 	}
 }
+
+func TestMayControl(t *testing.T) {
+	t.Parallel()
+	msg := func(chatType channel.ChatType, sender string) *message.Message {
+		return &message.Message{Instance: "tg", ChatType: chatType, ChatID: "-5", Sender: channel.Sender{ID: sender}, From: "tg:" + sender}
+	}
+	withOwners := Policy{Owners: []string{"tg:9"}}
+	withList := Policy{Owners: []string{"tg:9"}, GroupAllowFrom: []string{"tg:3"}}
+	for _, c := range []struct {
+		name string
+		pol  Policy
+		m    *message.Message
+		want bool
+	}{
+		{"direct chat: the sender's own session", withOwners, msg(channel.ChatDirect, "1"), true},
+		{"group, no owners configured", Policy{}, msg(channel.ChatGroup, "1"), true},
+		{"group, owner", withOwners, msg(channel.ChatGroup, "9"), true},
+		{"group, member", withOwners, msg(channel.ChatGroup, "1"), false},
+		{"group, member group_allow_from lists", withList, msg(channel.ChatGroup, "3"), true},
+		{"group, member it does not", withList, msg(channel.ChatGroup, "1"), false},
+	} {
+		if got := c.pol.MayControl(c.m); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

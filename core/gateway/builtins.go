@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"context"
-	"github.com/clawhost/clawhost/core/access"
 
+	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
@@ -12,7 +12,8 @@ import (
 // command answers a built-in or plugin command (core/command.Handler).
 func (g *Gateway) command(a arrival, inv command.Invocation) {
 	set := g.settings()
-	g.respond(a, g.handler.Answer(g.ctx, a.key, &a.Message, inv, set.Access.IsOwner(&a.Message)))
+	who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message)}
+	g.respond(a, g.handler.Answer(g.ctx, a.key, &a.Message, inv, who))
 }
 
 // RefreshCommands rebuilds the plugin commands and republishes the

@@ -230,3 +230,25 @@ func TestSpoken(t *testing.T) {
 		}
 	}
 }
+
+// In a group, with owners configured, a member cannot reset or stop the
+// session (a reset trigger is refused, an abort word is an ordinary
+// message); an owner can.
+func TestGroupMemberCannotResetOrStop(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	g := func(sender, text string) in {
+		return in{"chat_id": "g1", "chat_type": "group", "sender_id": sender, "sender_name": sender, "text": text, "mentioned": true}
+	}
+	e.post(g("a", "hello"))
+	contains(t, e.text("g1"), "echo: ", "hello")
+	s1, _ := e.db.Session(context.Background(), "lo:group:g1")
+	e.post(g("a", "/new"))
+	contains(t, e.text("g1"), "only an owner can start a new session")
+	e.post(g("a", "stop"))
+	contains(t, e.text("g1"), "echo: ", "stop")
+	if s2, _ := e.db.Session(context.Background(), "lo:group:g1"); s2.ClaudeSessionID != s1.ClaudeSessionID {
+		t.Errorf("a member reset the group's session")
+	}
+	e.post(g("owner", "/new"))
+	contains(t, e.text("g1"), "New session started")
+}

@@ -171,7 +171,12 @@ func (g *Gateway) route(key string, batch []arrival) {
 	head := batch[0]
 	text := head.Message.Command()
 	if len(batch) == 1 {
-		if trig := g.turns.MatchTrigger(text); trig.Triggered {
+		set := g.settings()
+		control := set.Access.MayControl(&head.Message)
+		if trig := g.turns.MatchTrigger(text); trig.Triggered && !control {
+			g.respond(head, "In this group only an owner can start a new session.")
+			return
+		} else if trig.Triggered {
 			g.resetSession(key, &head.Message, "trigger "+trig.Trigger)
 			if strings.TrimSpace(trig.Payload) == "" {
 				g.respond(head, "New session started.")
@@ -184,7 +189,9 @@ func (g *Gateway) route(key string, batch []arrival) {
 			// not yet reflected in the registry) goes to the agent.
 			g.command(head, inv)
 			return
-		} else if command.IsAbortTrigger(text) {
+		} else if command.IsAbortTrigger(text) && control {
+			// An abort word from a member who may not stop the session is
+			// an ordinary message.
 			g.command(head, command.Invocation{Spec: command.Spec{Name: "stop"}})
 			return
 		}
