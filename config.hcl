@@ -39,6 +39,12 @@ access {
   # whoever can open it is on this machine.
   allow_from = ["web:*"]
   owners     = []
+  # Groups: list them ("<instance>:<group id>"; /whoami in a group prints
+  # it, and a group that is not listed shows on the status page). By default
+  # any member who mentions the bot triggers it; group_allow_from limits
+  # that to the senders listed (and the owners).
+  # groups           = ["tg:-1001234567890"]
+  # group_allow_from = ["tg:123456789"]
 }
 
 admin {

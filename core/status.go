@@ -35,9 +35,12 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	sessions, total := h.gw.Sessions(ctx, 200)
 	snap.SessionCount = total
 	for _, si := range sessions {
-		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, SessionID: si.SessionID, Model: si.Model,
+		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, SessionID: si.ClaudeSessionID, Model: si.Model,
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
 			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running})
+	}
+	for _, g := range h.gw.UnlistedGroups() {
+		snap.UnlistedGroups = append(snap.UnlistedGroups, admin.UnlistedGroup{ID: g.ID, Title: g.Title, Messages: g.Messages, LastSeen: g.LastSeen})
 	}
 	for key, pid := range h.agent.Warm() {
 		snap.Warm = append(snap.Warm, admin.Warm{Key: key, PID: pid})

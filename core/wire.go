@@ -77,7 +77,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	set := gateway.Settings{
 		Access: access.Policy{
 			DMPolicy: a.DMPolicy, Owners: a.Owners, AllowFrom: a.AllowFrom,
-			GroupPolicy: a.GroupPolicy, Groups: a.Groups, RequireMention: a.RequireMention, TriggerWords: a.TriggerWords,
+			GroupPolicy: a.GroupPolicy, Groups: a.Groups, GroupAllowFrom: a.GroupAllowFrom, RequireMention: a.RequireMention, TriggerWords: a.TriggerWords,
 		},
 		Sources: map[string]string{},
 		DMScope: sessionkey.DMScope(sess.DMScope),

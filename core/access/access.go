@@ -28,6 +28,10 @@ type Policy struct {
 	// GroupPolicy is "allowlist" (default), "open" or "disabled".
 	GroupPolicy string
 	Groups      []string
+	// GroupAllowFrom, when not empty, are the senders (besides the owners)
+	// whose messages trigger the agent in groups; the others' are
+	// Unaddressed (kept as context).
+	GroupAllowFrom []string
 	// RequireMention: in groups the agent answers only when mentioned,
 	// replied to, or addressed with one of TriggerWords.
 	RequireMention bool
@@ -96,6 +100,19 @@ func (a *Policy) IsOwner(m *message.Message) bool {
 	return false
 }
 
+// MayControl reports whether the sender of m may control the session of
+// the chat m came from: start it anew (/new, a reset trigger), stop it
+// (/stop, an abort word) and see its costs in /status. In a direct chat the
+// session is the sender's own; in a group, once owners are configured, only
+// an owner or a sender group_allow_from lists may; with no owners
+// configured every member may (nobody set up roles).
+func (a *Policy) MayControl(m *message.Message) bool {
+	if !m.IsGroup() || len(a.Owners) == 0 || a.IsOwner(m) {
+		return true
+	}
+	return len(a.GroupAllowFrom) > 0 && senderListed(a.GroupAllowFrom, m)
+}
+
 // Decide applies the policy; approved reports whether an owner approved
 // the sender through pairing (it is consulted last, it reads the store).
 func (a *Policy) Decide(ctx context.Context, m *message.Message, approved func(context.Context, string, string) bool) Verdict {
@@ -110,6 +127,9 @@ func (a *Policy) Decide(ctx context.Context, m *message.Message, approved func(c
 			}
 		}
 		if a.RequireMention && !m.WasMentioned && !a.triggered(m.Body) {
+			return Unaddressed
+		}
+		if len(a.GroupAllowFrom) > 0 && !a.IsOwner(m) && !senderListed(a.GroupAllowFrom, m) {
 			return Unaddressed
 		}
 		return Admit

@@ -28,6 +28,13 @@ func TestDecide(t *testing.T) {
 	group := func(chat, body string, mention bool) *message.Message {
 		return &message.Message{Instance: "tg", ChatType: channel.ChatGroup, ChatID: chat, Body: body, WasMentioned: mention, Sender: channel.Sender{ID: "1"}}
 	}
+	groupFrom := func(chat, sender string, mention bool) *message.Message {
+		m := group(chat, "hi", mention)
+		m.Sender.ID, m.From = sender, "tg:"+sender
+		return m
+	}
+	gaf := p
+	gaf.GroupAllowFrom = []string{"tg:3"}
 	cases := []struct {
 		name string
 		pol  Policy
@@ -47,6 +54,11 @@ func TestDecide(t *testing.T) {
 		{"listed group, trigger word", p, group("-5", "hey claw", false), false, Admit},
 		{"groups disabled", Policy{GroupPolicy: PolicyDisabled}, group("-5", "hi", true), false, IgnoreGroup},
 		{"groups open", Policy{GroupPolicy: PolicyOpen}, group("-7", "hi", false), false, Admit},
+		// group_allow_from: sender 1 is not listed, so a mention from them
+		// is context only; a listed sender and an owner trigger.
+		{"group_allow_from, other member", gaf, group("-5", "hi", true), false, Unaddressed},
+		{"group_allow_from, listed member", gaf, groupFrom("-5", "3", true), false, Admit},
+		{"group_allow_from, owner", gaf, groupFrom("-5", "9", true), false, Admit},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,5 +117,31 @@ func TestDecideAltIDs(t *testing.T) {
 				t.Errorf("got %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+func TestMayControl(t *testing.T) {
+	t.Parallel()
+	msg := func(chatType channel.ChatType, sender string) *message.Message {
+		return &message.Message{Instance: "tg", ChatType: chatType, ChatID: "-5", Sender: channel.Sender{ID: sender}, From: "tg:" + sender}
+	}
+	withOwners := Policy{Owners: []string{"tg:9"}}
+	withList := Policy{Owners: []string{"tg:9"}, GroupAllowFrom: []string{"tg:3"}}
+	for _, c := range []struct {
+		name string
+		pol  Policy
+		m    *message.Message
+		want bool
+	}{
+		{"direct chat: the sender's own session", withOwners, msg(channel.ChatDirect, "1"), true},
+		{"group, no owners configured", Policy{}, msg(channel.ChatGroup, "1"), true},
+		{"group, owner", withOwners, msg(channel.ChatGroup, "9"), true},
+		{"group, member", withOwners, msg(channel.ChatGroup, "1"), false},
+		{"group, member group_allow_from lists", withList, msg(channel.ChatGroup, "3"), true},
+		{"group, member it does not", withList, msg(channel.ChatGroup, "1"), false},
+	} {
+		if got := c.pol.MayControl(c.m); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -96,6 +96,22 @@ type Snapshot struct {
 	// LastReload is the outcome of the last reload (SIGHUP); nil when the
 	// configuration was never reloaded.
 	LastReload *Reload `json:"last_reload,omitempty"`
+	// UnlistedGroups are group chats that wrote while access.groups does
+	// not list them (they get no answer), the most recent first.
+	UnlistedGroups []UnlistedGroup `json:"unlisted_groups,omitempty"`
+}
+
+// UnlistedGroup is a group chat refused because access.groups does not
+// list it.
+type UnlistedGroup struct {
+	// ID is the entry to add to access.groups.
+	ID string `json:"id"`
+	// Title is the chat's title, when known.
+	Title string `json:"title,omitempty"`
+	// Messages counts its messages since the host started.
+	Messages int `json:"messages"`
+	// LastSeen is when the last one came.
+	LastSeen time.Time `json:"last_seen"`
 }
 
 // Reload is the outcome of one reload of the configuration.

@@ -81,8 +81,9 @@ func (f *fakePairing) calls() []string {
 
 func sampleSnapshot() Snapshot {
 	return Snapshot{
-		Version:   "1.2.3",
-		StartedAt: t0.Add(-26 * time.Hour),
+		UnlistedGroups: []UnlistedGroup{{ID: "tg:-100777", Title: "Team " + xss, Messages: 3, LastSeen: t0.Add(-2 * time.Minute)}},
+		Version:        "1.2.3",
+		StartedAt:      t0.Add(-26 * time.Hour),
 		Plugins: []Plugin{
 			{Instance: "tg", Source: "telegram", State: "running", Restarts: 2, PID: 4242,
 				Since: t0.Add(-3 * time.Minute), Ready: true, Kinds: []string{"channel"}},
@@ -187,6 +188,8 @@ func TestStatusPage(t *testing.T) {
 		"running</span>", "2h00m ago",
 		// warm and errors
 		`<td class="n">31337</td>`, "pluginhost.dc",
+		// groups not allowed: the entry to add
+		"Groups not allowed", `<code>"tg:-100777"</code>`, "Team " + xssEscaped, "2m00s ago",
 		// escaping
 		"dial: " + xssEscaped, "dc:" + xssEscaped, "crashed " + xssEscaped,
 	} {

@@ -165,6 +165,15 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 </table>
 {{else}}<p class="none">No plugin enabled.</p>
 {{end}}
+{{if .Snap.UnlistedGroups}}<h2>Groups not allowed</h2>
+<p class="meta">These group chats wrote, but <code>access.groups</code> does not list them, so they get no answer. To answer in one, add its id to <code>access { groups = [...] }</code> and reload (SIGHUP).</p>
+<table>
+<thead><tr><th>add to access.groups</th><th>title</th><th>messages</th><th>last</th></tr></thead>
+<tbody>
+{{range .Snap.UnlistedGroups}}<tr><td><code>"{{.ID}}"</code></td><td>{{.Title}}</td><td class="n">{{.Messages}}</td><td class="n">{{$.Age .LastSeen}} ago</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}
 <h2>Sessions</h2>
 {{if .Snap.Sessions}}<p class="meta">showing {{len .Snap.Sessions}} of {{.Snap.SessionCount}}, most recently active first</p>
 <table>

@@ -87,18 +87,33 @@ type Handler struct {
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }
 
+// Role is what the sender of a command may do.
+type Role struct {
+	// Owner: owner-only commands are refused otherwise.
+	Owner bool
+	// Control: the sender may start the session anew, stop it and see its
+	// costs (access.Policy.MayControl); /new, /reset and /stop are refused
+	// and /status leaves the costs out otherwise.
+	Control bool
+}
+
+// controlled are the built-ins that need Role.Control.
+var controlled = map[string]bool{"new": true, "reset": true, "stop": true}
+
 // Answer runs a parsed command for the sender of m in session key and
-// returns the text to answer with (empty: nothing to say). isOwner says
-// whether the sender is an owner (owner-only commands are refused
-// otherwise).
-func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, inv Invocation, isOwner bool) string {
+// returns the text to answer with (empty: nothing to say).
+func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) string {
 	switch {
-	case inv.OwnerOnly && !isOwner && inv.Builtin():
+	case inv.OwnerOnly && !who.Owner && inv.Builtin():
 		return "Only an owner can use /" + inv.Name + "."
-	case inv.OwnerOnly && !isOwner:
+	case inv.OwnerOnly && !who.Owner:
 		return fmt.Sprintf("The /%s command is for owners only.", inv.Name)
 	case !inv.Builtin():
 		return h.plugin(ctx, key, m, inv)
+	case controlled[inv.Name] && !who.Control:
+		return "In this group only an owner can use /" + inv.Name + "."
+	case inv.Name == "status":
+		return h.status(ctx, key, who.Control)
 	}
 	return h.builtin(ctx, key, m, inv)
 }
@@ -109,7 +124,7 @@ func (h *Handler) builtin(ctx context.Context, key string, m *message.Message, i
 		h.Sessions.Reset(key, m, "/"+inv.Name)
 		return "New session started."
 	case "status":
-		return h.status(ctx, key)
+		return h.status(ctx, key, true)
 	case "help", "commands":
 		return h.Registry.Help()
 	case "stop":
@@ -177,8 +192,9 @@ func (h *Handler) verbose(ctx context.Context, key, args string) string {
 	return "Tool progress will not be shown."
 }
 
-// status is the answer of /status.
-func (h *Handler) status(ctx context.Context, key string) string {
+// status is the answer of /status; costs leaves out the tokens and the
+// cost (a group member who does not control the session).
+func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 	s, err := h.Store.Session(ctx, key)
 	queued, _ := h.Store.CountPending(ctx, key)
 	now := h.Now()
@@ -196,8 +212,11 @@ func (h *Handler) status(ctx context.Context, key string) string {
 		}
 		// The id the logs show (the runner's session=) and that
 		// `claude --resume` takes; the core's own session id is internal.
-		fmt.Fprintf(&b, "Claude session: %s\nModel: %s\nTurns: %d\nTokens: %d in, %d out (cache %d read, %d written)\nCost: $%.4f\n",
-			s.ClaudeSessionID, model, s.Turns, s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheReadTokens, s.Usage.CacheCreationTokens, s.CostUSD)
+		fmt.Fprintf(&b, "Claude session: %s\nModel: %s\nTurns: %d\n", s.ClaudeSessionID, model, s.Turns)
+		if costs {
+			fmt.Fprintf(&b, "Tokens: %d in, %d out (cache %d read, %d written)\nCost: $%.4f\n",
+				s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheReadTokens, s.Usage.CacheCreationTokens, s.CostUSD)
+		}
 		if !s.LastMessageAt.IsZero() {
 			fmt.Fprintf(&b, "Last activity: %s ago\n", now.Sub(s.LastMessageAt).Round(time.Second))
 		}

@@ -134,7 +134,7 @@ func answer(t *testing.T, h *Handler, text string, owner bool) string {
 		t.Fatalf("%q is not a command", text)
 	}
 	m := &message.Message{Instance: "tg", From: "tg:5", Body: text, Sender: channel.Sender{ID: "5"}}
-	return h.Answer(context.Background(), "tg:direct:5", m, inv, owner)
+	return h.Answer(context.Background(), "tg:direct:5", m, inv, Role{Owner: owner, Control: true})
 }
 
 func TestBuiltins(t *testing.T) {
@@ -208,5 +208,44 @@ func TestPluginCommands(t *testing.T) {
 	p.ready = false
 	if got := answer(t, h, "/ping", false); got != "The /ping command is unavailable right now (plugin ops is not ready)." {
 		t.Errorf("not ready: %q", got)
+	}
+}
+
+// A group member who does not control the session cannot start it anew or
+// stop it, and /status leaves the costs out for them.
+func TestControlRole(t *testing.T) {
+	t.Parallel()
+	h, s, _, db := newHandler(t)
+	if _, err := db.UpdateSession(context.Background(), "tg:group:-5", func(x *store.Session, _ bool) error {
+		x.SessionID, x.ClaudeSessionID, x.Turns, x.CostUSD = "s", "c", 3, 1.25
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	m := &message.Message{Instance: "tg", ChatType: channel.ChatGroup, ChatID: "-5", From: "tg:5", Sender: channel.Sender{ID: "5"}}
+	ask := func(text string, who Role) string {
+		inv, ok := h.Registry.Parse(text)
+		if !ok {
+			t.Fatalf("%q is not a command", text)
+		}
+		return h.Answer(context.Background(), "tg:group:-5", m, inv, who)
+	}
+	member, owner := Role{}, Role{Owner: true, Control: true}
+	for _, cmd := range []string{"/new", "/reset", "/stop"} {
+		if got := ask(cmd, member); got != "In this group only an owner can use "+cmd+"." {
+			t.Errorf("%s by a member: %q", cmd, got)
+		}
+	}
+	if len(s.resets) != 0 {
+		t.Errorf("a member reset the session: %q", s.resets)
+	}
+	if got := ask("/status", member); strings.Contains(got, "Cost") || strings.Contains(got, "Tokens") || !strings.Contains(got, "Turns: 3") {
+		t.Errorf("/status for a member: %q", got)
+	}
+	if got := ask("/status", owner); !strings.Contains(got, "Cost: $1.2500") {
+		t.Errorf("/status for an owner: %q", got)
+	}
+	if got := ask("/new", owner); got != "New session started." {
+		t.Errorf("/new by an owner: %q", got)
 	}
 }

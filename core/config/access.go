@@ -48,6 +48,12 @@ type Access struct {
 	// Groups are the allowed groups, "<instance>:<group id>" (groups).
 	Groups []string `hcl:"groups,optional"`
 
+	// GroupAllowFrom, when set, are the senders who may trigger the agent
+	// in allowed groups (group_allow_from, OpenClaw's name), besides the
+	// owners; other members' messages are kept as the group's context
+	// only. Empty: any member may.
+	GroupAllowFrom []string `hcl:"group_allow_from,optional"`
+
 	// RequireMention makes the agent answer in groups only when mentioned,
 	// replied to, or addressed with a trigger word (require_mention).
 	// Default true.
@@ -68,6 +74,7 @@ func (a *Access) check(k *checker) {
 	k.entries("owners", "sender", a.Owners)
 	k.entries("allow_from", "sender", a.AllowFrom)
 	k.entries("groups", "group", a.Groups)
+	k.entries("group_allow_from", "sender", a.GroupAllowFrom)
 	for i, w := range a.TriggerWords {
 		if strings.TrimSpace(w) == "" {
 			k.errorf(k.elemRange("trigger_words", i, len(a.TriggerWords)), "Invalid value for access.trigger_words",

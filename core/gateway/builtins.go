@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 
+	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
@@ -11,7 +12,8 @@ import (
 // command answers a built-in or plugin command (core/command.Handler).
 func (g *Gateway) command(a arrival, inv command.Invocation) {
 	set := g.settings()
-	g.respond(a, g.handler.Answer(g.ctx, a.key, &a.Message, inv, set.Access.IsOwner(&a.Message)))
+	who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message)}
+	g.respond(a, g.handler.Answer(g.ctx, a.key, &a.Message, inv, who))
 }
 
 // RefreshCommands rebuilds the plugin commands and republishes the
@@ -59,6 +61,10 @@ func (g *Gateway) Sessions(ctx context.Context, limit int) ([]SessionInfo, int) 
 	}
 	return out, total
 }
+
+// UnlistedGroups are the groups that wrote since the start while
+// access.groups does not list them, the most recent first.
+func (g *Gateway) UnlistedGroups() []access.UnlistedGroup { return g.unlisted.List() }
 
 // QueueDepth is the number of messages waiting in session queues.
 func (g *Gateway) QueueDepth() int { return g.queue.Depth() }

@@ -24,6 +24,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,6 +117,9 @@ type Gateway struct {
 	commands *command.Registry
 	handler  *command.Handler
 	refused  *access.Refusals
+	// unlisted are the groups refused because access.groups does not
+	// list them, for the status page.
+	unlisted *access.Unlisted
 	// busyPairing limits the "try later" answer to one per sender an hour.
 	busyPairing *access.Refusals
 	arrivals    *queue.Ordered
@@ -155,7 +159,7 @@ func New(opts Options) *Gateway {
 	log := opts.Logger.Named("gateway")
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
-		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
+		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), unlisted: access.NewUnlisted(opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel,
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
@@ -177,6 +181,10 @@ func (g *Gateway) SetSettings(s Settings) {
 	g.queue.SetPolicy(s.Queue)
 	g.turns.SetSettings(s.Turn)
 	g.delivery.SetSettings(s.Delivery)
+	g.unlisted.Forget(func(id string) bool {
+		instance, chat, _ := strings.Cut(id, ":")
+		return s.Access.Decide(g.ctx, &message.Message{Instance: instance, ChatID: chat, ChatType: channel.ChatGroup, WasMentioned: true}, nil) != access.IgnoreGroup
+	})
 	g.mu.Lock()
 	g.set = s
 	old := g.debouncers

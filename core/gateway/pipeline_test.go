@@ -66,8 +66,12 @@ func TestGroupMentionAndHistory(t *testing.T) {
 	got := e.text("g1")
 	contains(t, got, "[Chat messages since your last reply - for context]", "first unaddressed", "second unaddressed", "[Current message - respond to this]", "what do you think?")
 	// A group that is not allowed is ignored, even with a mention.
-	e.post(in{"chat_id": "g2", "chat_type": "group", "sender_id": "a", "text": "hi", "mentioned": true})
+	e.post(in{"chat_id": "g2", "chat_type": "group", "chat_title": "Other", "sender_id": "a", "text": "hi", "mentioned": true})
 	e.quiet("g2", 500*time.Millisecond)
+	// The operator sees it, with the entry to add.
+	if u := e.gw.UnlistedGroups(); len(u) != 1 || u[0].ID != "lo:g2" || u[0].Title != "Other" || u[0].Messages != 1 {
+		t.Errorf("unlisted groups %+v", u)
+	}
 }
 
 func TestResetTriggers(t *testing.T) {
@@ -225,4 +229,26 @@ func TestSpoken(t *testing.T) {
 			t.Errorf("spoken(%v) = %q, want %q", d, got, want)
 		}
 	}
+}
+
+// In a group, with owners configured, a member cannot reset or stop the
+// session (a reset trigger is refused, an abort word is an ordinary
+// message); an owner can.
+func TestGroupMemberCannotResetOrStop(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	g := func(sender, text string) in {
+		return in{"chat_id": "g1", "chat_type": "group", "sender_id": sender, "sender_name": sender, "text": text, "mentioned": true}
+	}
+	e.post(g("a", "hello"))
+	contains(t, e.text("g1"), "echo: ", "hello")
+	s1, _ := e.db.Session(context.Background(), "lo:group:g1")
+	e.post(g("a", "/new"))
+	contains(t, e.text("g1"), "only an owner can start a new session")
+	e.post(g("a", "stop"))
+	contains(t, e.text("g1"), "echo: ", "stop")
+	if s2, _ := e.db.Session(context.Background(), "lo:group:g1"); s2.ClaudeSessionID != s1.ClaudeSessionID {
+		t.Errorf("a member reset the group's session")
+	}
+	e.post(g("owner", "/new"))
+	contains(t, e.text("g1"), "New session started")
 }

@@ -64,7 +64,12 @@ func (g *Gateway) arrive(a arrival) {
 	}
 	switch v {
 	case access.IgnoreGroup:
-		log.Debug("group not allowed; message ignored", "group", m.To)
+		if set.Access.GroupPolicy == access.PolicyDisabled {
+			log.Debug("groups are disabled (access.group_policy); message ignored", "group", m.To)
+		} else if g.unlisted.Seen(m.To, m.ChatTitle) {
+			log.Info(fmt.Sprintf("a group access.groups does not list wrote; it gets no answer. To answer there, add %q to access.groups (it is on the status page too)", m.To),
+				"group", m.To, "title", m.ChatTitle)
+		}
 		g.obs.Dropped(m.Instance, "group not allowed")
 		g.finish(a.ID, store.StateDropped, "group not allowed")
 	case access.Unaddressed:
@@ -166,7 +171,12 @@ func (g *Gateway) route(key string, batch []arrival) {
 	head := batch[0]
 	text := head.Message.Command()
 	if len(batch) == 1 {
-		if trig := g.turns.MatchTrigger(text); trig.Triggered {
+		set := g.settings()
+		control := set.Access.MayControl(&head.Message)
+		if trig := g.turns.MatchTrigger(text); trig.Triggered && !control {
+			g.respond(head, "In this group only an owner can start a new session.")
+			return
+		} else if trig.Triggered {
 			g.resetSession(key, &head.Message, "trigger "+trig.Trigger)
 			if strings.TrimSpace(trig.Payload) == "" {
 				g.respond(head, "New session started.")
@@ -179,7 +189,9 @@ func (g *Gateway) route(key string, batch []arrival) {
 			// not yet reflected in the registry) goes to the agent.
 			g.command(head, inv)
 			return
-		} else if command.IsAbortTrigger(text) {
+		} else if command.IsAbortTrigger(text) && control {
+			// An abort word from a member who may not stop the session is
+			// an ordinary message.
 			g.command(head, command.Invocation{Spec: command.Spec{Name: "stop"}})
 			return
 		}

@@ -58,7 +58,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		log.Warn("message for a disabled or unknown instance; kept in the journal until it is enabled and the host restarts", "instance", last.Instance)
 		return Outcome{Halt: true}
 	}
-	sess, fresh, err := t.session(ctx, set, req.Key, last)
+	sess, fresh, note, err := t.session(ctx, set, req.Key, last)
 	if err != nil {
 		log.Error("session store failed; message kept queued", "error", err)
 		return Outcome{Retry: true}
@@ -70,6 +70,11 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		return Outcome{Retry: ctx.Err() == nil, Halt: ctx.Err() != nil}
 	}
 	seal := t.opts.Output.Typing(last.Target())
+	if note != "" {
+		// Before the reply (streamed blocks included), once: the reset is
+		// stored, so a re-run after a restart does not say it again.
+		t.opts.Output.Send(req.Key, last.Target(), note, channel.FormatPlain)
+	}
 	o := t.exchange(ctx, log, set, req, sess, fresh, msgs)
 	if o.Deliver {
 		o.EndTyping = seal

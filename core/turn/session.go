@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -47,15 +48,19 @@ func lastMessageTime(sess store.Session) time.Time {
 
 // session returns the session to run the turn in, starting a new one when
 // there is none, or when the reset policy says the old one is stale.
-func (t *Turns) session(ctx context.Context, set Settings, key string, m *message.Message) (store.Session, bool, error) {
+//
+// note, when not empty, tells the user why their conversation starts anew
+// (the reset policy expired it); it precedes the turn's reply.
+func (t *Turns) session(ctx context.Context, set Settings, key string, m *message.Message) (sess store.Session, fresh bool, note string, err error) {
 	now := t.opts.Now()
-	var fresh bool
 	var staleReason string
+	var pol sessionreset.Policy
 	s, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		stale := !found || s.ClaudeSessionID == ""
+		staleReason = ""
 		if !stale {
 			typ := sessionreset.TypeOf(key, m.IsGroup(), m.ThreadID != "")
-			pol := sessionreset.Resolve(set.Reset, m.Instance, typ)
+			pol = sessionreset.Resolve(set.Reset, m.Instance, typ)
 			f := sessionreset.Evaluate(pol, sessionreset.Times{UpdatedAt: s.UpdatedAt, StartedAt: s.CreatedAt, LastInteractionAt: s.LastMessageAt}, now, set.Location)
 			if !f.Fresh {
 				stale, staleReason = true, f.StaleReason
@@ -75,12 +80,36 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 	if err == nil && !fresh && s.Turns == 0 {
 		fresh = true
 	}
+	switch staleReason {
+	case sessionreset.ReasonIdle:
+		note = fmt.Sprintf("(New conversation: the last one had been idle for more than %s.)", minutesSpoken(pol.IdleMinutes))
+	case sessionreset.ReasonDaily:
+		note = fmt.Sprintf("(New conversation: conversations start afresh every day at %02d:00.)", pol.AtHour)
+	}
 	if staleReason != "" {
 		t.log.Info("session expired by reset policy; starting a new one", "session", key, "reason", staleReason)
 		t.opts.Agent.Stop(key)
 		t.history.Clear(HistoryKey(m))
 	}
-	return s, fresh, err
+	return s, fresh, note, err
+}
+
+// minutesSpoken says n minutes as "30 minutes", "1 hour", "1 hour 30 minutes".
+func minutesSpoken(n int) string {
+	h, m := n/60, n%60
+	unit := func(k int, one string) string {
+		if k == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", k, one)
+	}
+	switch {
+	case h > 0 && m > 0:
+		return unit(h, "hour") + " " + unit(m, "minute")
+	case h > 0:
+		return unit(h, "hour")
+	}
+	return unit(m, "minute")
 }
 
 // Reset starts a new session under key: the claude process is stopped and

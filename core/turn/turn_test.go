@@ -271,6 +271,31 @@ func TestIdleResetStartsANewSession(t *testing.T) {
 	if len(f.agent.stopped) != 1 {
 		t.Errorf("the old claude process is stopped: %v", f.agent.stopped)
 	}
+	if len(f.out.sent) != 1 || f.out.sent[0] != "(New conversation: the last one had been idle for more than 30 minutes.)" {
+		t.Errorf("the reset is announced once: %q", f.out.sent)
+	}
+}
+
+func TestDailyResetIsAnnounced(t *testing.T) {
+	t.Parallel()
+	at := 4.0
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	f.turns.SetSettings(Settings{Streaming: StreamOff, Location: time.UTC, Reset: sessionreset.Config{Default: &sessionreset.Rule{Mode: sessionreset.ModeDaily, AtHour: &at}}})
+	f.turns.Run(context.Background(), f.request("tg", "one")) // noon
+	f.now = f.now.Add(17 * time.Hour)                         // 05:00 the next day
+	f.turns.Run(context.Background(), f.request("tg", "two"))
+	if len(f.out.sent) != 1 || f.out.sent[0] != "(New conversation: conversations start afresh every day at 04:00.)" {
+		t.Errorf("notices %q", f.out.sent)
+	}
+}
+
+func TestMinutesSpoken(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{1: "1 minute", 30: "30 minutes", 60: "1 hour", 90: "1 hour 30 minutes", 120: "2 hours"} {
+		if got := minutesSpoken(n); got != want {
+			t.Errorf("minutesSpoken(%d) = %q, want %q", n, got, want)
+		}
+	}
 }
 
 func TestBlocksStreamAndTheRestIsDelivered(t *testing.T) {

@@ -376,3 +376,18 @@ func TestRetryUsage(t *testing.T) {
 		}
 	}
 }
+
+// clawhost status lists the groups access.groups does not list, with the
+// entry to add.
+func TestFormatStatusUnlistedGroups(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour), UnlistedGroups: []admin.UnlistedGroup{
+		{ID: "tg:-100777", Title: "Team", Messages: 3, LastSeen: now.Add(-2 * time.Minute)},
+	}}, now)
+	for _, want := range []string{"access.groups does not list", `"tg:-100777" (Team): 3 messages, last 2m0s ago`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+}

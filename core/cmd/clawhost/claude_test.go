@@ -413,6 +413,14 @@ func TestClaudeHostConversation(t *testing.T) {
 		t.Fatalf("claude processes after the follow-up %v, before %v: a new process was started", now, warm)
 	}
 
+	// /status names the session by the id claude itself uses (its
+	// session header, the runner's log lines, claude --resume).
+	h.post("u1", "/status")
+	got, m = h.waitSend(chat, m, 30*time.Second)
+	if !strings.Contains(got.Text, "Claude session: "+sid) {
+		t.Fatalf("/status %q does not name claude's session %s", got.Text, sid)
+	}
+
 	// 3. Host restart: the session is resumed from claude's transcript.
 	h.stop()
 	for _, p := range warm {

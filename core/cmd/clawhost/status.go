@@ -97,6 +97,16 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 			writeAttention(&b, p.Instance, *p.Attention, now)
 		}
 	}
+	if len(s.UnlistedGroups) > 0 {
+		fmt.Fprintf(&b, "groups that wrote but access.groups does not list (no answer there); to answer, add the id to access.groups and reload:\n")
+		for _, g := range s.UnlistedGroups {
+			title := ""
+			if g.Title != "" {
+				title = " (" + g.Title + ")"
+			}
+			fmt.Fprintf(&b, "  %q%s: %d messages, last %s ago\n", g.ID, title, g.Messages, now.Sub(g.LastSeen).Round(time.Second))
+		}
+	}
 	return b.String()
 }
 

@@ -4,6 +4,7 @@ access {
   owners       = ["tg:1001", "tgg:1002"]
   allow_from   = ["1003", "tg:", "discord:42"]
   groups       = ["dc:-100200"]
+  group_allow_from = ["wa:+1555"]
 }
 
 plugin "tg" {
