@@ -23,6 +23,7 @@ agent {
   # variables, ...; see README). Anything else it or its tools need goes here:
   # env             = { GITHUB_TOKEN = env("GITHUB_TOKEN") }
   # model           = "sonnet"
+  # models          = ["opus", "sonnet"]  # what /model offers a chat; unset: any name
   # permission_mode = "default"   # acceptEdits | auto | bypassPermissions | manual | dontAsk | plan | default
   # idle_timeout    = "30m"  # warm claude processes stop after this
   # max_warm        = 4

@@ -146,6 +146,7 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		Verbose:           msg.Verbose,
 		Workspace:         cfg.Agent.Workspace,
 		Model:             cfg.Agent.Model,
+		Models:            cfg.Agent.Models,
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off

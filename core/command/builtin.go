@@ -1,9 +1,12 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,7 +33,12 @@ var Builtins = []Spec{
 	{Name: "whoami", Help: "your id, as access.allow_from wants it"},
 	{Name: "approve", Help: "approve a pairing code (owners)", OwnerOnly: true},
 	{Name: "verbose", Help: "show tool progress: /verbose on|off"},
+	{Name: "model", Help: "this chat's model: /model [name|default]"},
+	{Name: "effort", Help: "how hard claude thinks: /effort low|medium|high|max|default"},
 }
+
+// Efforts are the levels /effort takes (claude's --effort).
+var Efforts = []string{"low", "medium", "high", "max"}
 
 // Sessions is the port the built-ins act on a session through; the
 // composer implements it over the queue and turn stages.
@@ -41,6 +49,12 @@ type Sessions interface {
 	Stop(key string) (aborted bool, dropped int)
 	// Running reports whether a turn of the session runs.
 	Running(key string) bool
+	// Overrides are the session's /model and /effort ("" for the
+	// configured default).
+	Overrides(ctx context.Context, key string) (model, effort string, err error)
+	// SetOverride stores one of them ("model" or "effort"); the next turn
+	// applies it (the warm claude process restarts with --resume).
+	SetOverride(ctx context.Context, key, name, value string) error
 }
 
 // Plugins is the port to the command plugins; core/pluginhost.Ports
@@ -80,9 +94,11 @@ type Handler struct {
 	// Now is the clock; Started is when the host started (for /status).
 	Now     func() time.Time
 	Started time.Time
-	// Version is shown by /status; Model returns the configured model.
+	// Version is shown by /status; Model returns the configured model;
+	// Models, the models /model offers (agent.models; empty: any name).
 	Version string
 	Model   func() string
+	Models  func() []string
 
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }
@@ -98,7 +114,7 @@ type Role struct {
 }
 
 // controlled are the built-ins that need Role.Control.
-var controlled = map[string]bool{"new": true, "reset": true, "stop": true}
+var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "model": true, "effort": true}
 
 // Answer runs a parsed command for the sender of m in session key and
 // returns the text to answer with (empty: nothing to say).
@@ -135,6 +151,10 @@ func (h *Handler) builtin(ctx context.Context, key string, m *message.Message, i
 		return h.approve(ctx, m, inv.Args)
 	case "verbose":
 		return h.verbose(ctx, key, inv.Args)
+	case "model":
+		return h.model(ctx, key, strings.TrimSpace(inv.Args))
+	case "effort":
+		return h.effort(ctx, key, strings.ToLower(strings.TrimSpace(inv.Args)))
 	}
 	return ""
 }
@@ -212,6 +232,14 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 		}
 		// The id the logs show (the runner's session=) and that
 		// `claude --resume` takes; the core's own session id is internal.
+		if om, oe, _ := h.Sessions.Overrides(ctx, key); om != "" || oe != "" {
+			if om != "" {
+				model = om + " (set with /model)"
+			}
+			if oe != "" {
+				model += ", effort " + oe
+			}
+		}
 		fmt.Fprintf(&b, "Claude session: %s\nModel: %s\nTurns: %d\n", s.ClaudeSessionID, model, s.Turns)
 		if costs {
 			fmt.Fprintf(&b, "Tokens: %d in, %d out (cache %d read, %d written)\nCost: $%.4f\n",
@@ -315,4 +343,75 @@ func (h *Handler) Refresh(ctx context.Context) {
 	for _, err := range h.Plugins.PublishMenu(ctx, h.Registry.Menu()) {
 		h.Logger.Warn("publishing the command menu failed", "error", err)
 	}
+}
+
+// modelName is what /model accepts as a model when agent.models is not
+// set: an alias or a model id.
+var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@\[\]-]{0,99}$`)
+
+// model answers /model: bare, the session's model and the ones offered;
+// "default" clears the override; a name sets it.
+func (h *Handler) model(ctx context.Context, key, arg string) string {
+	var offered []string
+	if h.Models != nil {
+		offered = h.Models()
+	}
+	cur, _, err := h.Sessions.Overrides(ctx, key)
+	if err != nil {
+		return "The session could not be read; try again."
+	}
+	def := ""
+	if h.Model != nil {
+		def = h.Model()
+	}
+	switch {
+	case arg == "":
+		var b strings.Builder
+		switch {
+		case cur != "":
+			fmt.Fprintf(&b, "Model: %s (set with /model; /model default goes back to %s).", cur, cmp.Or(def, "claude's default"))
+		default:
+			fmt.Fprintf(&b, "Model: %s.", cmp.Or(def, "claude's default"))
+		}
+		if len(offered) > 0 {
+			fmt.Fprintf(&b, "\nAvailable: %s. Change with /model NAME.", strings.Join(offered, ", "))
+		} else {
+			b.WriteString("\nChange with /model NAME (a model name or alias, e.g. opus or sonnet).")
+		}
+		return b.String()
+	case strings.EqualFold(arg, "default"):
+		arg = ""
+	case len(offered) > 0 && !slices.Contains(offered, arg):
+		return fmt.Sprintf("%q is not offered here. Available: %s.", arg, strings.Join(offered, ", "))
+	case !modelName.MatchString(arg):
+		return fmt.Sprintf("%q is not a model name.", arg)
+	}
+	if err := h.Sessions.SetOverride(ctx, key, "model", arg); err != nil {
+		return "The model could not be changed; try again."
+	}
+	if arg == "" {
+		return fmt.Sprintf("Model: back to %s. The conversation goes on.", cmp.Or(def, "claude's default"))
+	}
+	return fmt.Sprintf("Model: %s from the next message on. The conversation goes on.", arg)
+}
+
+// effort answers /effort: bare, the session's level; "default" clears it; a
+// level sets it.
+func (h *Handler) effort(ctx context.Context, key, arg string) string {
+	_, cur, err := h.Sessions.Overrides(ctx, key)
+	if err != nil {
+		return "The session could not be read; try again."
+	}
+	switch {
+	case arg == "":
+		return fmt.Sprintf("Effort: %s. Change with /effort %s or default.", cmp.Or(cur, "claude's default"), strings.Join(Efforts, "|"))
+	case arg == "default":
+		arg = ""
+	case !slices.Contains(Efforts, arg):
+		return fmt.Sprintf("Effort is one of %s, or default.", strings.Join(Efforts, ", "))
+	}
+	if err := h.Sessions.SetOverride(ctx, key, "effort", arg); err != nil {
+		return "The effort could not be changed; try again."
+	}
+	return fmt.Sprintf("Effort: %s from the next message on.", cmp.Or(arg, "claude's default"))
 }

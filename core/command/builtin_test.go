@@ -18,10 +18,25 @@ import (
 )
 
 type fakeSessions struct {
-	resets  []string
-	running bool
-	aborted bool
-	dropped int
+	resets        []string
+	running       bool
+	aborted       bool
+	dropped       int
+	model, effort string
+}
+
+func (f *fakeSessions) Overrides(context.Context, string) (string, string, error) {
+	return f.model, f.effort, nil
+}
+
+func (f *fakeSessions) SetOverride(_ context.Context, _, name, value string) error {
+	switch name {
+	case "model":
+		f.model = value
+	case "effort":
+		f.effort = value
+	}
+	return nil
 }
 
 func (f *fakeSessions) Reset(key string, _ *message.Message, reason string) {
@@ -247,5 +262,37 @@ func TestControlRole(t *testing.T) {
 	}
 	if got := ask("/new", owner); got != "New session started." {
 		t.Errorf("/new by an owner: %q", got)
+	}
+}
+
+func TestModelAndEffort(t *testing.T) {
+	t.Parallel()
+	h, s, _, _ := newHandler(t)
+	h.Model = func() string { return "opus" }
+	offered := []string{"opus", "sonnet"}
+	h.Models = func() []string { return offered }
+	for _, c := range []struct{ text, want string }{
+		{"/model", "Model: opus.\nAvailable: opus, sonnet. Change with /model NAME."},
+		{"/model haiku", `"haiku" is not offered here. Available: opus, sonnet.`},
+		{"/model sonnet", "Model: sonnet from the next message on. The conversation goes on."},
+		{"/model", "Model: sonnet (set with /model; /model default goes back to opus).\nAvailable: opus, sonnet. Change with /model NAME."},
+		{"/effort", "Effort: claude's default. Change with /effort low|medium|high|max or default."},
+		{"/effort extreme", "Effort is one of low, medium, high, max, or default."},
+		{"/effort HIGH", "Effort: high from the next message on."},
+		{"/model default", "Model: back to opus. The conversation goes on."},
+	} {
+		if got := answer(t, h, c.text, false); got != c.want {
+			t.Errorf("%s: %q, want %q", c.text, got, c.want)
+		}
+	}
+	if s.model != "" || s.effort != "high" {
+		t.Errorf("stored model %q effort %q", s.model, s.effort)
+	}
+	offered = nil // agent.models unset: any name
+	if got := answer(t, h, "/model claude-haiku-4-5", false); got != "Model: claude-haiku-4-5 from the next message on. The conversation goes on." || s.model != "claude-haiku-4-5" {
+		t.Errorf("any name: %q (%q)", got, s.model)
+	}
+	if got := answer(t, h, "/model rm -rf", false); got != `"rm -rf" is not a model name.` {
+		t.Errorf("bad name: %q", got)
 	}
 }

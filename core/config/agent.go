@@ -39,6 +39,10 @@ type Agent struct {
 	// Model is passed as --model when set (model), e.g. "sonnet".
 	Model string `hcl:"model,optional"`
 
+	// Models are the models /model offers a chat (models), e.g. ["opus",
+	// "sonnet"]; empty: /model takes any model name or alias.
+	Models []string `hcl:"models,optional"`
+
 	// FallbackModel is passed as --fallback-model when set (fallback_model).
 	FallbackModel string `hcl:"fallback_model,optional"`
 

@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"errors"
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/turn"
 )
 
 // command answers a built-in or plugin command (core/command.Handler).
@@ -35,6 +37,35 @@ func (s sessions) Stop(key string) (bool, int) {
 }
 
 func (s sessions) Running(key string) bool { return s.g.queue.Running(key) }
+
+// Overrides are the session's /model and /effort.
+func (s sessions) Overrides(ctx context.Context, key string) (model, effort string, err error) {
+	sess, err := s.g.store.Session(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	o := turn.OverridesOf(sess)
+	return o.Model, o.Effort, nil
+}
+
+// SetOverride stores the session's /model or /effort.
+func (s sessions) SetOverride(ctx context.Context, key, name, value string) error {
+	_, err := s.g.turns.SetOverrides(ctx, key, func(o *turn.Overrides) {
+		switch name {
+		case "model":
+			o.Model = value
+		case "effort":
+			o.Effort = value
+		}
+	})
+	if err == nil {
+		s.g.log.Info("session setting changed", "session", key, "setting", name, "value", value)
+	}
+	return err
+}
 
 // SessionInfo is a session as the status page shows it.
 type SessionInfo struct {

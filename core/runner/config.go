@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -180,6 +181,8 @@ type launch struct {
 	warm      bool
 	// promptFile is the --append-system-prompt-file path, "" for none.
 	promptFile string
+	// model overrides Config.Model; effort is --effort ("" for none).
+	model, effort string
 }
 
 // args builds claude's argv (without the command) for one process start.
@@ -196,8 +199,11 @@ func (c Config) args(l launch) []string {
 	} else {
 		a = append(a, "--session-id", l.sessionID)
 	}
-	if c.Model != "" {
-		a = append(a, "--model", c.Model)
+	if model := cmp.Or(l.model, c.Model); model != "" {
+		a = append(a, "--model", model)
+	}
+	if l.effort != "" {
+		a = append(a, "--effort", l.effort)
 	}
 	if c.FallbackModel != "" {
 		a = append(a, "--fallback-model", c.FallbackModel)

@@ -505,3 +505,25 @@ func TestValidateRoot(t *testing.T) {
 		}
 	}
 }
+
+// A session's /model and /effort reach claude's argv; changing one
+// restarts the warm process with --resume, so the conversation goes on.
+func TestFakeModelAndEffortOverrides(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, func(c *Config) { c.Model = "m-config" })
+	sid := uuid.NewString()
+	a := runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "one"})
+	mustOK(t, a, "echo: one")
+	b := runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "two", Model: "m-chat", Effort: "high"})
+	mustOK(t, b, "echo: two")
+	c := runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "three", Model: "m-chat", Effort: "high"})
+	mustOK(t, c, "echo: three")
+	if !b.NewProcess || c.NewProcess || b.PID == a.PID || c.PID != b.PID {
+		t.Fatalf("processes: %d %d %d (new %v %v %v)", a.PID, b.PID, c.PID, a.NewProcess, b.NewProcess, c.NewProcess)
+	}
+	starts := f.starts(t)
+	if len(starts) != 2 || !strings.Contains(starts[0], "--model m-config") || strings.Contains(starts[0], "--effort") ||
+		!strings.Contains(starts[1], "--resume "+sid) || !strings.Contains(starts[1], "--model m-chat") || !strings.Contains(starts[1], "--effort high") {
+		t.Fatalf("starts %q", starts)
+	}
+}

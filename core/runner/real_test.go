@@ -489,3 +489,37 @@ func TestRealSteer(t *testing.T) {
 		}
 	})
 }
+
+// /model and /effort with the real CLI: the request at the API carries the
+// model and output_config.effort, and the conversation goes on in the
+// restarted process.
+func TestRealModelAndEffort(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, nil)
+	sid := uuid.NewString()
+	mustOK(t, runTurn(t, e.r, TurnRequest{Key: "chat", SessionID: sid, NewSession: true, Prompt: "my name is Alice", Model: "claude-sonnet-4-5"}), "echo: my name is Alice")
+	if m := e.fake.Requests()[0].Model; m != "claude-sonnet-4-5" {
+		t.Errorf("first request model %q", m)
+	}
+	// claude sends output_config.effort only for models that take it (the
+	// default opus does; sonnet 4.5 got none in this run).
+	res := runTurn(t, e.r, TurnRequest{Key: "chat", SessionID: sid, Prompt: "again", Model: "claude-opus-5-5", Effort: "high"})
+	mustOK(t, res, "echo: again")
+	if !res.NewProcess {
+		t.Error("the new model did not restart the process")
+	}
+	reqs := e.fake.Requests()
+	last := reqs[len(reqs)-1]
+	var body struct {
+		OutputConfig struct {
+			Effort string `json:"effort"`
+		} `json:"output_config"`
+	}
+	_ = json.Unmarshal(last.Body, &body)
+	if last.Model != "claude-opus-5-5" || body.OutputConfig.Effort != "high" {
+		t.Errorf("request model %q effort %q", last.Model, body.OutputConfig.Effort)
+	}
+	if u := last.UserTexts(); !slices.Equal(u, []string{"my name is Alice", "again"}) {
+		t.Errorf("the conversation did not go on: %q", u)
+	}
+}

@@ -90,6 +90,12 @@ type TurnRequest struct {
 	// process started with different text is restarted (resuming the session) so the text
 	// applies.
 	ExtraSystemPrompt string
+	// Model, when set, is passed as --model instead of Config.Model (a
+	// per-session /model); Effort, when set, as --effort (/effort: low,
+	// medium, high or max). A warm process started with other values is
+	// restarted, resuming the session, so they apply.
+	Model  string
+	Effort string
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

@@ -34,6 +34,59 @@ type chatMeta struct {
 	// which the next message's "+elapsed" counts (LastMessageAt is the end
 	// of that turn, which the idle reset needs).
 	LastMessage time.Time `json:"last_message,omitzero"`
+	// Model and Effort are the session's /model and /effort, "" for the
+	// configured default.
+	Model  string `json:"model,omitempty"`
+	Effort string `json:"effort,omitempty"`
+}
+
+// Overrides are a session's per-session settings (/model, /effort).
+type Overrides struct {
+	Model, Effort string
+}
+
+// keepOverrides is the chat metadata a new session starts with: the
+// overrides of the old one (/model and /effort outlive /new), nothing of
+// its conversation (token counts, compactions).
+func keepOverrides(raw []byte) []byte {
+	o := OverridesOf(store.Session{Chat: raw})
+	if o == (Overrides{}) {
+		return nil
+	}
+	b, _ := json.Marshal(chatMeta{Model: o.Model, Effort: o.Effort})
+	return b
+}
+
+// OverridesOf reads a session's overrides from its chat metadata.
+func OverridesOf(sess store.Session) Overrides {
+	var meta chatMeta
+	_ = json.Unmarshal(sess.Chat, &meta)
+	return Overrides{Model: meta.Model, Effort: meta.Effort}
+}
+
+// SetOverrides changes the session's /model and /effort with set, storing
+// them in the session (they survive restarts and /new); the next turn
+// restarts the warm claude process with --resume so they apply and the
+// conversation goes on.
+func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*Overrides)) (Overrides, error) {
+	var out Overrides
+	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+		var meta chatMeta
+		_ = json.Unmarshal(s.Chat, &meta)
+		o := Overrides{Model: meta.Model, Effort: meta.Effort}
+		set(&o)
+		meta.Model, meta.Effort = o.Model, o.Effort
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return err
+		}
+		if !found {
+			s.Key = key
+		}
+		s.Chat, out = b, o
+		return nil
+	})
+	return out, err
 }
 
 // lastMessageTime is when the last answered message of sess was written,
@@ -67,7 +120,7 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 			}
 		}
 		if stale {
-			*s = store.Session{Key: key, SessionID: uuid.NewString(), ClaudeSessionID: uuid.NewString(), CreatedAt: now, Verbose: s.Verbose, AbortHint: s.AbortHint}
+			*s = store.Session{Key: key, SessionID: uuid.NewString(), ClaudeSessionID: uuid.NewString(), CreatedAt: now, Verbose: s.Verbose, AbortHint: s.AbortHint, Chat: keepOverrides(s.Chat)}
 			fresh = true
 		}
 		return nil
@@ -205,7 +258,8 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	}
 	prompt, system := mf.Texts()
 	t.log.Info("running the memory-flush turn before compaction", "session", key, "prompt_tokens", meta.PromptTokens)
-	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system})
+	ov := OverridesOf(*sess)
+	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system, Model: ov.Model, Effort: ov.Effort})
 	if err != nil {
 		return
 	}

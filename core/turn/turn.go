@@ -143,8 +143,10 @@ type Settings struct {
 	// Workspace is claude's working directory; attachments are stored
 	// under <Workspace>/media.
 	Workspace string
-	// Model is the configured model (the reply prefix's {model}).
-	Model string
+	// Model is the configured model (the reply prefix's {model}); Models
+	// are the ones /model offers (agent.models).
+	Model  string
+	Models []string
 }
 
 func withDefaults(s Settings) Settings {

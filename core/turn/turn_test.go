@@ -257,6 +257,29 @@ func TestQueuedFollowUpCarriesElapsed(t *testing.T) {
 	}
 }
 
+// A session's /model and /effort go with every turn of it (the memory
+// flush's included) and survive /new.
+func TestOverridesReachTheAgent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	ctx := context.Background()
+	f.turns.Run(ctx, f.request("tg", "one"))
+	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *Overrides) { o.Model, o.Effort = "sonnet", "max" }); err != nil {
+		t.Fatal(err)
+	}
+	f.turns.Run(ctx, f.request("tg", "two"))
+	m := message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "5"}
+	f.turns.Reset(ctx, "tg:direct:5", &m, "/new")
+	f.turns.Run(ctx, f.request("tg", "three"))
+	r := f.agent.reqs
+	if r[0].Model != "" || r[0].Effort != "" || r[1].Model != "sonnet" || r[1].Effort != "max" || r[2].Model != "sonnet" || r[2].Effort != "max" {
+		t.Errorf("requests %+v", r)
+	}
+	if s, _ := f.db.Session(ctx, "tg:direct:5"); OverridesOf(s) != (Overrides{Model: "sonnet", Effort: "max"}) {
+		t.Errorf("stored %+v", OverridesOf(s))
+	}
+}
+
 func TestIdleResetStartsANewSession(t *testing.T) {
 	t.Parallel()
 	idle := 30.0
