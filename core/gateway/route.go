@@ -178,7 +178,19 @@ func (g *Gateway) route(key string, batch []arrival) {
 			return
 		} else if trig.Triggered {
 			g.resetSession(key, &head.Message, "trigger "+trig.Trigger)
-			if strings.TrimSpace(trig.Payload) == "" {
+			payload := trig.Payload
+			if model, rest, ok := turn.ResetModelHint(payload, set.Turn.Models); ok {
+				// "/new sonnet [text]": the new session runs on that model.
+				if _, err := g.turns.SetOverrides(g.ctx, key, func(o *turn.Overrides) { o.Model = model }); err != nil {
+					g.log.Error("storing the model of /new failed", "session", key, "error", err)
+				}
+				if rest == "" {
+					g.respond(head, "New session started with "+model+".")
+					return
+				}
+				payload = rest
+			}
+			if strings.TrimSpace(payload) == "" {
 				g.respond(head, "New session started.")
 				return
 			}
