@@ -35,6 +35,7 @@ var Builtins = []Spec{
 	{Name: "verbose", Help: "show tool progress: /verbose on|off"},
 	{Name: "model", Help: "this chat's model: /model [name|default]"},
 	{Name: "effort", Help: "how hard claude thinks: /effort low|medium|high|max|default"},
+	{Name: "mode", Help: "claude's permission mode here: /mode [name|default]"},
 }
 
 // Efforts are the levels /effort takes (claude's --effort).
@@ -49,11 +50,12 @@ type Sessions interface {
 	Stop(key string) (aborted bool, dropped int)
 	// Running reports whether a turn of the session runs.
 	Running(key string) bool
-	// Overrides are the session's /model and /effort ("" for the
+	// Overrides are the session's /model, /effort and /mode ("" for the
 	// configured default).
-	Overrides(ctx context.Context, key string) (model, effort string, err error)
-	// SetOverride stores one of them ("model" or "effort"); the next turn
-	// applies it (the warm claude process restarts with --resume).
+	Overrides(ctx context.Context, key string) (model, effort, mode string, err error)
+	// SetOverride stores one of them ("model", "effort" or "mode"); the
+	// next turn applies it (the warm claude process restarts with
+	// --resume).
 	SetOverride(ctx context.Context, key, name, value string) error
 }
 
@@ -99,6 +101,10 @@ type Handler struct {
 	Version string
 	Model   func() string
 	Models  func() []string
+	// Mode returns the configured permission mode; Modes, the modes /mode
+	// may switch to (agent.permission_modes).
+	Mode  func() string
+	Modes func() []string
 
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }
@@ -114,7 +120,7 @@ type Role struct {
 }
 
 // controlled are the built-ins that need Role.Control.
-var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "model": true, "effort": true}
+var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "model": true, "effort": true, "mode": true}
 
 // Answer runs a parsed command for the sender of m in session key and
 // returns the text to answer with (empty: nothing to say).
@@ -155,6 +161,8 @@ func (h *Handler) builtin(ctx context.Context, key string, m *message.Message, i
 		return h.model(ctx, key, strings.TrimSpace(inv.Args))
 	case "effort":
 		return h.effort(ctx, key, strings.ToLower(strings.TrimSpace(inv.Args)))
+	case "mode":
+		return h.mode(ctx, key, strings.TrimSpace(inv.Args))
 	}
 	return ""
 }
@@ -232,12 +240,15 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 		}
 		// The id the logs show (the runner's session=) and that
 		// `claude --resume` takes; the core's own session id is internal.
-		if om, oe, _ := h.Sessions.Overrides(ctx, key); om != "" || oe != "" {
+		if om, oe, opm, _ := h.Sessions.Overrides(ctx, key); om != "" || oe != "" || opm != "" {
 			if om != "" {
 				model = om + " (set with /model)"
 			}
 			if oe != "" {
 				model += ", effort " + oe
+			}
+			if opm != "" {
+				model += ", permission mode " + opm
 			}
 		}
 		fmt.Fprintf(&b, "Claude session: %s\nModel: %s\nTurns: %d\n", s.ClaudeSessionID, model, s.Turns)
@@ -356,7 +367,7 @@ func (h *Handler) model(ctx context.Context, key, arg string) string {
 	if h.Models != nil {
 		offered = h.Models()
 	}
-	cur, _, err := h.Sessions.Overrides(ctx, key)
+	cur, _, _, err := h.Sessions.Overrides(ctx, key)
 	if err != nil {
 		return "The session could not be read; try again."
 	}
@@ -398,7 +409,7 @@ func (h *Handler) model(ctx context.Context, key, arg string) string {
 // effort answers /effort: bare, the session's level; "default" clears it; a
 // level sets it.
 func (h *Handler) effort(ctx context.Context, key, arg string) string {
-	_, cur, err := h.Sessions.Overrides(ctx, key)
+	_, cur, _, err := h.Sessions.Overrides(ctx, key)
 	if err != nil {
 		return "The session could not be read; try again."
 	}
@@ -414,4 +425,41 @@ func (h *Handler) effort(ctx context.Context, key, arg string) string {
 		return "The effort could not be changed; try again."
 	}
 	return fmt.Sprintf("Effort: %s from the next message on.", cmp.Or(arg, "claude's default"))
+}
+
+// mode answers /mode: bare, the session's permission mode and the ones
+// agent.permission_modes offers; "default" clears it; a name sets it (only
+// one the configuration offers).
+func (h *Handler) mode(ctx context.Context, key, arg string) string {
+	var offered []string
+	if h.Modes != nil {
+		offered = h.Modes()
+	}
+	def := ""
+	if h.Mode != nil {
+		def = h.Mode()
+	}
+	def = cmp.Or(def, "default")
+	_, _, cur, err := h.Sessions.Overrides(ctx, key)
+	if err != nil {
+		return "The session could not be read; try again."
+	}
+	switch {
+	case arg == "":
+		if len(offered) == 0 {
+			return fmt.Sprintf("Permission mode: %s. The configuration offers no other (agent.permission_modes).", def)
+		}
+		return fmt.Sprintf("Permission mode: %s. Available: %s. Change with /mode NAME.", cmp.Or(cur, def), strings.Join(offered, ", "))
+	case strings.EqualFold(arg, "default"):
+		arg = ""
+	case !slices.Contains(offered, arg):
+		if len(offered) == 0 {
+			return "The configuration offers no other permission mode (agent.permission_modes)."
+		}
+		return fmt.Sprintf("%q is not offered here. Available: %s.", arg, strings.Join(offered, ", "))
+	}
+	if err := h.Sessions.SetOverride(ctx, key, "mode", arg); err != nil {
+		return "The permission mode could not be changed; try again."
+	}
+	return fmt.Sprintf("Permission mode: %s from the next message on. The conversation goes on.", cmp.Or(arg, def))
 }

@@ -23,10 +23,11 @@ type fakeSessions struct {
 	aborted       bool
 	dropped       int
 	model, effort string
+	mode          string
 }
 
-func (f *fakeSessions) Overrides(context.Context, string) (string, string, error) {
-	return f.model, f.effort, nil
+func (f *fakeSessions) Overrides(context.Context, string) (string, string, string, error) {
+	return f.model, f.effort, f.mode, nil
 }
 
 func (f *fakeSessions) SetOverride(_ context.Context, _, name, value string) error {
@@ -35,6 +36,8 @@ func (f *fakeSessions) SetOverride(_ context.Context, _, name, value string) err
 		f.model = value
 	case "effort":
 		f.effort = value
+	case "mode":
+		f.mode = value
 	}
 	return nil
 }
@@ -294,5 +297,30 @@ func TestModelAndEffort(t *testing.T) {
 	}
 	if got := answer(t, h, "/model rm -rf", false); got != `"rm -rf" is not a model name.` {
 		t.Errorf("bad name: %q", got)
+	}
+}
+
+func TestPermissionMode(t *testing.T) {
+	t.Parallel()
+	h, s, _, _ := newHandler(t)
+	h.Mode = func() string { return "dontAsk" }
+	var offered []string
+	h.Modes = func() []string { return offered }
+	if got := answer(t, h, "/mode acceptEdits", false); got != "The configuration offers no other permission mode (agent.permission_modes)." || s.mode != "" {
+		t.Errorf("no list: %q (%q)", got, s.mode)
+	}
+	offered = []string{"dontAsk", "acceptEdits"}
+	for _, c := range []struct{ text, want string }{
+		{"/mode", "Permission mode: dontAsk. Available: dontAsk, acceptEdits. Change with /mode NAME."},
+		{"/mode bypassPermissions", `"bypassPermissions" is not offered here. Available: dontAsk, acceptEdits.`},
+		{"/mode acceptEdits", "Permission mode: acceptEdits from the next message on. The conversation goes on."},
+		{"/mode", "Permission mode: acceptEdits. Available: dontAsk, acceptEdits. Change with /mode NAME."},
+	} {
+		if got := answer(t, h, c.text, false); got != c.want {
+			t.Errorf("%s: %q, want %q", c.text, got, c.want)
+		}
+	}
+	if s.mode != "acceptEdits" {
+		t.Errorf("stored %q", s.mode)
 	}
 }

@@ -39,16 +39,16 @@ func (s sessions) Stop(key string) (bool, int) {
 func (s sessions) Running(key string) bool { return s.g.queue.Running(key) }
 
 // Overrides are the session's /model and /effort.
-func (s sessions) Overrides(ctx context.Context, key string) (model, effort string, err error) {
+func (s sessions) Overrides(ctx context.Context, key string) (model, effort, mode string, err error) {
 	sess, err := s.g.store.Session(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", "", nil
+		return "", "", "", nil
 	}
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	o := turn.OverridesOf(sess)
-	return o.Model, o.Effort, nil
+	return o.Model, o.Effort, o.Mode, nil
 }
 
 // SetOverride stores the session's /model or /effort.
@@ -59,6 +59,8 @@ func (s sessions) SetOverride(ctx context.Context, key, name, value string) erro
 			o.Model = value
 		case "effort":
 			o.Effort = value
+		case "mode":
+			o.Mode = value
 		}
 	})
 	if err == nil {

@@ -171,6 +171,8 @@ func New(opts Options) *Gateway {
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
 		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func() string { return g.settings().Turn.Model },
 		Models: func() []string { return g.settings().Turn.Models },
+		Mode:   func() string { return g.settings().Turn.PermissionMode },
+		Modes:  func() []string { return g.settings().Turn.PermissionModes },
 	}
 	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue})
 	return g

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,11 +39,12 @@ type chatMeta struct {
 	// configured default.
 	Model  string `json:"model,omitempty"`
 	Effort string `json:"effort,omitempty"`
+	Mode   string `json:"permission_mode,omitempty"`
 }
 
-// Overrides are a session's per-session settings (/model, /effort).
+// Overrides are a session's per-session settings (/model, /effort, /mode).
 type Overrides struct {
-	Model, Effort string
+	Model, Effort, Mode string
 }
 
 // keepOverrides is the chat metadata a new session starts with: the
@@ -53,7 +55,7 @@ func keepOverrides(raw []byte) []byte {
 	if o == (Overrides{}) {
 		return nil
 	}
-	b, _ := json.Marshal(chatMeta{Model: o.Model, Effort: o.Effort})
+	b, _ := json.Marshal(chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode})
 	return b
 }
 
@@ -61,7 +63,7 @@ func keepOverrides(raw []byte) []byte {
 func OverridesOf(sess store.Session) Overrides {
 	var meta chatMeta
 	_ = json.Unmarshal(sess.Chat, &meta)
-	return Overrides{Model: meta.Model, Effort: meta.Effort}
+	return Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode}
 }
 
 // SetOverrides changes the session's /model and /effort with set, storing
@@ -73,9 +75,9 @@ func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*Override
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		var meta chatMeta
 		_ = json.Unmarshal(s.Chat, &meta)
-		o := Overrides{Model: meta.Model, Effort: meta.Effort}
+		o := Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode}
 		set(&o)
-		meta.Model, meta.Effort = o.Model, o.Effort
+		meta.Model, meta.Effort, meta.Mode = o.Model, o.Effort, o.Mode
 		b, err := json.Marshal(meta)
 		if err != nil {
 			return err
@@ -259,7 +261,7 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	prompt, system := mf.Texts()
 	t.log.Info("running the memory-flush turn before compaction", "session", key, "prompt_tokens", meta.PromptTokens)
 	ov := OverridesOf(*sess)
-	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system, Model: ov.Model, Effort: ov.Effort})
+	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system, Model: ov.Model, Effort: ov.Effort, PermissionMode: t.permissionMode(ov)})
 	if err != nil {
 		return
 	}
@@ -307,4 +309,14 @@ func ResetModelHint(text string, offered []string) (model, rest string, ok bool)
 		return "", text, false
 	}
 	return model, strings.TrimSpace(after), true
+}
+
+// permissionMode is the session's /mode when the configuration still
+// offers it (a mode removed from agent.permission_modes falls back to the
+// configured one).
+func (t *Turns) permissionMode(o Overrides) string {
+	if o.Mode != "" && slices.Contains(t.settings().PermissionModes, o.Mode) {
+		return o.Mode
+	}
+	return ""
 }

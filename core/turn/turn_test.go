@@ -390,3 +390,20 @@ func TestResetModelHint(t *testing.T) {
 		}
 	}
 }
+
+// A /mode the configuration no longer offers is not passed on.
+func TestPermissionModeFallsBackWhenNotOffered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	f.turns.SetSettings(Settings{Streaming: StreamOff, PermissionModes: []string{"acceptEdits"}})
+	ctx := context.Background()
+	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *Overrides) { o.Mode = "acceptEdits" }); err != nil {
+		t.Fatal(err)
+	}
+	f.turns.Run(ctx, f.request("tg", "one"))
+	f.turns.SetSettings(Settings{Streaming: StreamOff}) // reloaded without it
+	f.turns.Run(ctx, f.request("tg", "two"))
+	if r := f.agent.reqs; r[0].PermissionMode != "acceptEdits" || r[1].PermissionMode != "" {
+		t.Errorf("modes %q, %q", r[0].PermissionMode, r[1].PermissionMode)
+	}
+}
