@@ -23,11 +23,11 @@ type fakeSessions struct {
 	aborted       bool
 	dropped       int
 	model, effort string
-	mode          string
+	mode, queue   string
 }
 
-func (f *fakeSessions) Overrides(context.Context, string) (string, string, string, error) {
-	return f.model, f.effort, f.mode, nil
+func (f *fakeSessions) Overrides(context.Context, string) (Overrides, error) {
+	return Overrides{Model: f.model, Effort: f.effort, Mode: f.mode, Queue: f.queue}, nil
 }
 
 func (f *fakeSessions) SetOverride(_ context.Context, _, name, value string) error {
@@ -38,6 +38,8 @@ func (f *fakeSessions) SetOverride(_ context.Context, _, name, value string) err
 		f.effort = value
 	case "mode":
 		f.mode = value
+	case "queue":
+		f.queue = value
 	}
 	return nil
 }
@@ -322,5 +324,25 @@ func TestPermissionMode(t *testing.T) {
 	}
 	if s.mode != "acceptEdits" {
 		t.Errorf("stored %q", s.mode)
+	}
+}
+
+func TestQueueModeCommand(t *testing.T) {
+	t.Parallel()
+	h, s, _, _ := newHandler(t)
+	h.QueueMode = func(string) string { return "collect" }
+	for _, c := range []struct{ text, want string }{
+		{"/queue", "Queue: collect. Change with /queue followup|collect|interrupt|steer or default."},
+		{"/queue sideways", "Queue mode is one of followup, collect, interrupt, steer, or default."},
+		{"/queue Interrupt", "Queue: interrupt from the next message on."},
+		{"/queue", "Queue: interrupt. Change with /queue followup|collect|interrupt|steer or default."},
+		{"/queue default", "Queue: collect from the next message on."},
+	} {
+		if got := answer(t, h, c.text, false); got != c.want {
+			t.Errorf("%s: %q, want %q", c.text, got, c.want)
+		}
+	}
+	if s.queue != "" {
+		t.Errorf("stored %q", s.queue)
 	}
 }

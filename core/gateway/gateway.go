@@ -120,6 +120,8 @@ type Gateway struct {
 	// unlisted are the groups refused because access.groups does not
 	// list them, for the status page.
 	unlisted *access.Unlisted
+	// queueModes caches the sessions' /queue (queue.Mode by key).
+	queueModes sync.Map
 	// busyPairing limits the "try later" answer to one per sender an hour.
 	busyPairing *access.Refusals
 	arrivals    *queue.Ordered
@@ -173,8 +175,12 @@ func New(opts Options) *Gateway {
 		Models: func() []string { return g.settings().Turn.Models },
 		Mode:   func() string { return g.settings().Turn.PermissionMode },
 		Modes:  func() []string { return g.settings().Turn.PermissionModes },
+		QueueMode: func(key string) string {
+			instance, _, _ := strings.Cut(key, ":") // "<instance>:<kind>:<peer>"
+			return string(g.settings().Queue.ModeFor(instance))
+		},
 	}
-	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue})
+	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue, SessionMode: g.sessionQueueMode})
 	return g
 }
 

@@ -40,11 +40,12 @@ type chatMeta struct {
 	Model  string `json:"model,omitempty"`
 	Effort string `json:"effort,omitempty"`
 	Mode   string `json:"permission_mode,omitempty"`
+	Queue  string `json:"queue_mode,omitempty"`
 }
 
 // Overrides are a session's per-session settings (/model, /effort, /mode).
 type Overrides struct {
-	Model, Effort, Mode string
+	Model, Effort, Mode, Queue string
 }
 
 // keepOverrides is the chat metadata a new session starts with: the
@@ -55,7 +56,7 @@ func keepOverrides(raw []byte) []byte {
 	if o == (Overrides{}) {
 		return nil
 	}
-	b, _ := json.Marshal(chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode})
+	b, _ := json.Marshal(chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode, Queue: o.Queue})
 	return b
 }
 
@@ -63,7 +64,7 @@ func keepOverrides(raw []byte) []byte {
 func OverridesOf(sess store.Session) Overrides {
 	var meta chatMeta
 	_ = json.Unmarshal(sess.Chat, &meta)
-	return Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode}
+	return Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode, Queue: meta.Queue}
 }
 
 // SetOverrides changes the session's /model and /effort with set, storing
@@ -75,9 +76,9 @@ func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*Override
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		var meta chatMeta
 		_ = json.Unmarshal(s.Chat, &meta)
-		o := Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode}
+		o := Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode, Queue: meta.Queue}
 		set(&o)
-		meta.Model, meta.Effort, meta.Mode = o.Model, o.Effort, o.Mode
+		meta.Model, meta.Effort, meta.Mode, meta.Queue = o.Model, o.Effort, o.Mode, o.Queue
 		b, err := json.Marshal(meta)
 		if err != nil {
 			return err
