@@ -37,6 +37,7 @@ var Builtins = []Spec{
 	{Name: "effort", Help: "how hard claude thinks: /effort low|medium|high|max|default"},
 	{Name: "mode", Help: "claude's permission mode here: /mode [name|default]"},
 	{Name: "queue", Help: "what a message does while a reply runs: /queue followup|collect|interrupt|steer|default"},
+	{Name: "compact", Help: "ask claude to compact this conversation into a summary"},
 }
 
 // QueueModes are the modes /queue takes (core/queue's).
@@ -131,7 +132,7 @@ type Role struct {
 }
 
 // controlled are the built-ins that need Role.Control.
-var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "model": true, "effort": true, "mode": true, "queue": true}
+var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "model": true, "effort": true, "mode": true, "queue": true, "compact": true}
 
 // Answer runs a parsed command for the sender of m in session key and
 // returns the text to answer with (empty: nothing to say).

@@ -197,8 +197,14 @@ func (g *Gateway) route(key string, batch []arrival) {
 			// The payload becomes the first message of the new session; the
 			// turn strips the trigger again when it builds the prompt.
 		} else if inv, ok := g.handler.Resolve(g.ctx, text); ok && (inv.Builtin() || g.opts.Ports.Known(inv.Instance)) {
-			// A plugin command whose instance was just removed (a reload
-			// not yet reflected in the registry) goes to the agent.
+			// /compact is a turn of the session, in order with its
+			// messages; the others are answered at once. A plugin command
+			// whose instance was just removed (a reload not yet reflected
+			// in the registry) goes to the agent.
+			if inv.Builtin() && inv.Name == "compact" && control {
+				g.queue.Enqueue(key, []queue.Item{head.Item})
+				return
+			}
 			g.command(head, inv)
 			return
 		} else if command.IsAbortTrigger(text) && control {

@@ -280,6 +280,26 @@ func TestOverridesReachTheAgent(t *testing.T) {
 	}
 }
 
+// /compact runs claude's own /compact in the session and says what came
+// of it; with no conversation yet nothing runs.
+func TestCompact(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	ctx := context.Background()
+	if o := f.turns.Run(ctx, f.request("tg", "/compact")); !strings.Contains(o.Text, "Nothing to compact yet") || len(f.agent.reqs) != 0 {
+		t.Fatalf("fresh session: %q, %d runs", o.Text, len(f.agent.reqs))
+	}
+	f.turns.Run(ctx, f.request("tg", "hello"))
+	f.agent.result = runner.Result{Compacted: true}
+	o := f.turns.Run(ctx, f.request("tg", "/compact"))
+	if r := f.agent.reqs[len(f.agent.reqs)-1]; r.Prompt != "/compact" {
+		t.Errorf("prompt %q", r.Prompt)
+	}
+	if o.Text != "Conversation compacted: claude goes on from a summary of it." {
+		t.Errorf("reply %q", o.Text)
+	}
+}
+
 func TestIdleResetStartsANewSession(t *testing.T) {
 	t.Parallel()
 	idle := 30.0
