@@ -25,6 +25,7 @@ agent {
   # model           = "sonnet"
   # models          = ["opus", "sonnet"]  # what /model offers a chat; unset: any name
   # permission_mode = "default"   # acceptEdits | auto | bypassPermissions | manual | dontAsk | plan | default
+  # permission_modes = ["plan", "acceptEdits"]  # what /mode may switch a chat to; unset: none
   # idle_timeout    = "30m"  # warm claude processes stop after this
   # max_warm        = 4
   # max_concurrent  = 4

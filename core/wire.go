@@ -147,6 +147,8 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		Workspace:         cfg.Agent.Workspace,
 		Model:             cfg.Agent.Model,
 		Models:            cfg.Agent.Models,
+		PermissionMode:    cfg.Agent.PermissionMode,
+		PermissionModes:   cfg.Agent.PermissionModes,
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off
@@ -189,6 +191,7 @@ func agentConfig(cfg *config.Config) runner.Config {
 		Model:            a.Model,
 		FallbackModel:    a.FallbackModel,
 		PermissionMode:   a.PermissionMode,
+		PermissionModes:  a.PermissionModes,
 		AllowedTools:     a.AllowedTools,
 		DisallowedTools:  a.DisallowedTools,
 		MCPConfig:        a.MCPConfig,

@@ -35,7 +35,13 @@ var Builtins = []Spec{
 	{Name: "verbose", Help: "show tool progress: /verbose on|off"},
 	{Name: "model", Help: "this chat's model: /model [name|default]"},
 	{Name: "effort", Help: "how hard claude thinks: /effort low|medium|high|max|default"},
+	{Name: "mode", Help: "claude's permission mode here: /mode [name|default]"},
+	{Name: "queue", Help: "what a message does while a reply runs: /queue followup|collect|interrupt|steer|default"},
+	{Name: "compact", Help: "ask claude to compact this conversation into a summary"},
 }
+
+// QueueModes are the modes /queue takes (core/queue's).
+var QueueModes = []string{"followup", "collect", "interrupt", "steer"}
 
 // Efforts are the levels /effort takes (claude's --effort).
 var Efforts = []string{"low", "medium", "high", "max"}
@@ -49,11 +55,12 @@ type Sessions interface {
 	Stop(key string) (aborted bool, dropped int)
 	// Running reports whether a turn of the session runs.
 	Running(key string) bool
-	// Overrides are the session's /model and /effort ("" for the
-	// configured default).
-	Overrides(ctx context.Context, key string) (model, effort string, err error)
-	// SetOverride stores one of them ("model" or "effort"); the next turn
-	// applies it (the warm claude process restarts with --resume).
+	// Overrides are the session's own settings ("" for the configured
+	// default).
+	Overrides(ctx context.Context, key string) (Overrides, error)
+	// SetOverride stores one of them ("model", "effort", "mode" or
+	// "queue"); the next turn applies it (the warm claude process restarts
+	// with --resume for the first three).
 	SetOverride(ctx context.Context, key, name, value string) error
 }
 
@@ -99,8 +106,19 @@ type Handler struct {
 	Version string
 	Model   func() string
 	Models  func() []string
+	// Mode returns the configured permission mode; Modes, the modes /mode
+	// may switch to (agent.permission_modes).
+	Mode  func() string
+	Modes func() []string
+	// QueueMode returns the configured queue mode of a session.
+	QueueMode func(key string) string
 
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
+}
+
+// Overrides are a session's own settings: /model, /effort, /mode, /queue.
+type Overrides struct {
+	Model, Effort, Mode, Queue string
 }
 
 // Role is what the sender of a command may do.
@@ -114,7 +132,7 @@ type Role struct {
 }
 
 // controlled are the built-ins that need Role.Control.
-var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "model": true, "effort": true}
+var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "model": true, "effort": true, "mode": true, "queue": true, "compact": true}
 
 // Answer runs a parsed command for the sender of m in session key and
 // returns the text to answer with (empty: nothing to say).
@@ -155,6 +173,10 @@ func (h *Handler) builtin(ctx context.Context, key string, m *message.Message, i
 		return h.model(ctx, key, strings.TrimSpace(inv.Args))
 	case "effort":
 		return h.effort(ctx, key, strings.ToLower(strings.TrimSpace(inv.Args)))
+	case "mode":
+		return h.mode(ctx, key, strings.TrimSpace(inv.Args))
+	case "queue":
+		return h.queueMode(ctx, key, strings.ToLower(strings.TrimSpace(inv.Args)))
 	}
 	return ""
 }
@@ -232,12 +254,18 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 		}
 		// The id the logs show (the runner's session=) and that
 		// `claude --resume` takes; the core's own session id is internal.
-		if om, oe, _ := h.Sessions.Overrides(ctx, key); om != "" || oe != "" {
-			if om != "" {
-				model = om + " (set with /model)"
+		if o, _ := h.Sessions.Overrides(ctx, key); o != (Overrides{}) {
+			if o.Model != "" {
+				model = o.Model + " (set with /model)"
 			}
-			if oe != "" {
-				model += ", effort " + oe
+			if o.Effort != "" {
+				model += ", effort " + o.Effort
+			}
+			if o.Mode != "" {
+				model += ", permission mode " + o.Mode
+			}
+			if o.Queue != "" {
+				model += ", queue " + o.Queue
 			}
 		}
 		fmt.Fprintf(&b, "Claude session: %s\nModel: %s\nTurns: %d\n", s.ClaudeSessionID, model, s.Turns)
@@ -356,10 +384,11 @@ func (h *Handler) model(ctx context.Context, key, arg string) string {
 	if h.Models != nil {
 		offered = h.Models()
 	}
-	cur, _, err := h.Sessions.Overrides(ctx, key)
+	o, err := h.Sessions.Overrides(ctx, key)
 	if err != nil {
 		return "The session could not be read; try again."
 	}
+	cur := o.Model
 	def := ""
 	if h.Model != nil {
 		def = h.Model()
@@ -398,10 +427,11 @@ func (h *Handler) model(ctx context.Context, key, arg string) string {
 // effort answers /effort: bare, the session's level; "default" clears it; a
 // level sets it.
 func (h *Handler) effort(ctx context.Context, key, arg string) string {
-	_, cur, err := h.Sessions.Overrides(ctx, key)
+	o, err := h.Sessions.Overrides(ctx, key)
 	if err != nil {
 		return "The session could not be read; try again."
 	}
+	cur := o.Effort
 	switch {
 	case arg == "":
 		return fmt.Sprintf("Effort: %s. Change with /effort %s or default.", cmp.Or(cur, "claude's default"), strings.Join(Efforts, "|"))
@@ -414,4 +444,67 @@ func (h *Handler) effort(ctx context.Context, key, arg string) string {
 		return "The effort could not be changed; try again."
 	}
 	return fmt.Sprintf("Effort: %s from the next message on.", cmp.Or(arg, "claude's default"))
+}
+
+// mode answers /mode: bare, the session's permission mode and the ones
+// agent.permission_modes offers; "default" clears it; a name sets it (only
+// one the configuration offers).
+func (h *Handler) mode(ctx context.Context, key, arg string) string {
+	var offered []string
+	if h.Modes != nil {
+		offered = h.Modes()
+	}
+	def := ""
+	if h.Mode != nil {
+		def = h.Mode()
+	}
+	def = cmp.Or(def, "default")
+	o, err := h.Sessions.Overrides(ctx, key)
+	if err != nil {
+		return "The session could not be read; try again."
+	}
+	cur := o.Mode
+	switch {
+	case arg == "":
+		if len(offered) == 0 {
+			return fmt.Sprintf("Permission mode: %s. The configuration offers no other (agent.permission_modes).", def)
+		}
+		return fmt.Sprintf("Permission mode: %s. Available: %s. Change with /mode NAME.", cmp.Or(cur, def), strings.Join(offered, ", "))
+	case strings.EqualFold(arg, "default"):
+		arg = ""
+	case !slices.Contains(offered, arg):
+		if len(offered) == 0 {
+			return "The configuration offers no other permission mode (agent.permission_modes)."
+		}
+		return fmt.Sprintf("%q is not offered here. Available: %s.", arg, strings.Join(offered, ", "))
+	}
+	if err := h.Sessions.SetOverride(ctx, key, "mode", arg); err != nil {
+		return "The permission mode could not be changed; try again."
+	}
+	return fmt.Sprintf("Permission mode: %s from the next message on. The conversation goes on.", cmp.Or(arg, def))
+}
+
+// queueMode answers /queue: bare, this chat's mode; "default" clears it; a
+// mode sets it from the next message on.
+func (h *Handler) queueMode(ctx context.Context, key, arg string) string {
+	o, err := h.Sessions.Overrides(ctx, key)
+	if err != nil {
+		return "The session could not be read; try again."
+	}
+	def := "followup"
+	if h.QueueMode != nil {
+		def = cmp.Or(h.QueueMode(key), def)
+	}
+	switch {
+	case arg == "":
+		return fmt.Sprintf("Queue: %s. Change with /queue %s or default.", cmp.Or(o.Queue, def), strings.Join(QueueModes, "|"))
+	case arg == "default":
+		arg = ""
+	case !slices.Contains(QueueModes, arg):
+		return fmt.Sprintf("Queue mode is one of %s, or default.", strings.Join(QueueModes, ", "))
+	}
+	if err := h.Sessions.SetOverride(ctx, key, "queue", arg); err != nil {
+		return "The queue mode could not be changed; try again."
+	}
+	return fmt.Sprintf("Queue: %s from the next message on.", cmp.Or(arg, def))
 }

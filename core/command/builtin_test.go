@@ -23,10 +23,11 @@ type fakeSessions struct {
 	aborted       bool
 	dropped       int
 	model, effort string
+	mode, queue   string
 }
 
-func (f *fakeSessions) Overrides(context.Context, string) (string, string, error) {
-	return f.model, f.effort, nil
+func (f *fakeSessions) Overrides(context.Context, string) (Overrides, error) {
+	return Overrides{Model: f.model, Effort: f.effort, Mode: f.mode, Queue: f.queue}, nil
 }
 
 func (f *fakeSessions) SetOverride(_ context.Context, _, name, value string) error {
@@ -35,6 +36,10 @@ func (f *fakeSessions) SetOverride(_ context.Context, _, name, value string) err
 		f.model = value
 	case "effort":
 		f.effort = value
+	case "mode":
+		f.mode = value
+	case "queue":
+		f.queue = value
 	}
 	return nil
 }
@@ -294,5 +299,50 @@ func TestModelAndEffort(t *testing.T) {
 	}
 	if got := answer(t, h, "/model rm -rf", false); got != `"rm -rf" is not a model name.` {
 		t.Errorf("bad name: %q", got)
+	}
+}
+
+func TestPermissionMode(t *testing.T) {
+	t.Parallel()
+	h, s, _, _ := newHandler(t)
+	h.Mode = func() string { return "dontAsk" }
+	var offered []string
+	h.Modes = func() []string { return offered }
+	if got := answer(t, h, "/mode acceptEdits", false); got != "The configuration offers no other permission mode (agent.permission_modes)." || s.mode != "" {
+		t.Errorf("no list: %q (%q)", got, s.mode)
+	}
+	offered = []string{"dontAsk", "acceptEdits"}
+	for _, c := range []struct{ text, want string }{
+		{"/mode", "Permission mode: dontAsk. Available: dontAsk, acceptEdits. Change with /mode NAME."},
+		{"/mode bypassPermissions", `"bypassPermissions" is not offered here. Available: dontAsk, acceptEdits.`},
+		{"/mode acceptEdits", "Permission mode: acceptEdits from the next message on. The conversation goes on."},
+		{"/mode", "Permission mode: acceptEdits. Available: dontAsk, acceptEdits. Change with /mode NAME."},
+	} {
+		if got := answer(t, h, c.text, false); got != c.want {
+			t.Errorf("%s: %q, want %q", c.text, got, c.want)
+		}
+	}
+	if s.mode != "acceptEdits" {
+		t.Errorf("stored %q", s.mode)
+	}
+}
+
+func TestQueueModeCommand(t *testing.T) {
+	t.Parallel()
+	h, s, _, _ := newHandler(t)
+	h.QueueMode = func(string) string { return "collect" }
+	for _, c := range []struct{ text, want string }{
+		{"/queue", "Queue: collect. Change with /queue followup|collect|interrupt|steer or default."},
+		{"/queue sideways", "Queue mode is one of followup, collect, interrupt, steer, or default."},
+		{"/queue Interrupt", "Queue: interrupt from the next message on."},
+		{"/queue", "Queue: interrupt. Change with /queue followup|collect|interrupt|steer or default."},
+		{"/queue default", "Queue: collect from the next message on."},
+	} {
+		if got := answer(t, h, c.text, false); got != c.want {
+			t.Errorf("%s: %q, want %q", c.text, got, c.want)
+		}
+	}
+	if s.queue != "" {
+		t.Errorf("stored %q", s.queue)
 	}
 }

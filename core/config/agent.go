@@ -39,6 +39,10 @@ type Agent struct {
 	// Model is passed as --model when set (model), e.g. "sonnet".
 	Model string `hcl:"model,optional"`
 
+	// PermissionModes are the permission modes /mode may switch a chat to
+	// (permission_modes); empty: /mode only shows the mode.
+	PermissionModes []string `hcl:"permission_modes,optional"`
+
 	// Models are the models /model offers a chat (models), e.g. ["opus",
 	// "sonnet"]; empty: /model takes any model name or alias.
 	Models []string `hcl:"models,optional"`
@@ -131,9 +135,20 @@ func (a *Agent) check(k *checker) {
 	k.atLeast("max_warm", a.MaxWarm, 0)
 	k.atLeast("max_concurrent", a.MaxConcurrent, 1)
 
+	for i, m := range a.PermissionModes {
+		if !slices.Contains(PermissionModes, m) {
+			k.errorf(k.elemRange("permission_modes", i, len(a.PermissionModes)), "Invalid value for "+k.qualified("permission_modes"),
+				"%q is not one of %s.%s", m, quoteList(PermissionModes), didYouMean(m, PermissionModes))
+		}
+	}
+
 	const skipFlag = "--dangerously-skip-permissions"
 	subject := k.valueRange("permission_mode")
 	bypass := a.PermissionMode == "bypassPermissions"
+	if i := slices.Index(a.PermissionModes, "bypassPermissions"); i >= 0 && !bypass {
+		bypass = true
+		subject = k.elemRange("permission_modes", i, len(a.PermissionModes))
+	}
 	if i := slices.Index(a.Args, skipFlag); i >= 0 {
 		bypass = true
 		subject = k.elemRange("args", i, len(a.Args))

@@ -7,6 +7,7 @@ import (
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 )
@@ -39,16 +40,15 @@ func (s sessions) Stop(key string) (bool, int) {
 func (s sessions) Running(key string) bool { return s.g.queue.Running(key) }
 
 // Overrides are the session's /model and /effort.
-func (s sessions) Overrides(ctx context.Context, key string) (model, effort string, err error) {
+func (s sessions) Overrides(ctx context.Context, key string) (command.Overrides, error) {
 	sess, err := s.g.store.Session(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", "", nil
+		return command.Overrides{}, nil
 	}
 	if err != nil {
-		return "", "", err
+		return command.Overrides{}, err
 	}
-	o := turn.OverridesOf(sess)
-	return o.Model, o.Effort, nil
+	return command.Overrides(turn.OverridesOf(sess)), nil
 }
 
 // SetOverride stores the session's /model or /effort.
@@ -59,12 +59,35 @@ func (s sessions) SetOverride(ctx context.Context, key, name, value string) erro
 			o.Model = value
 		case "effort":
 			o.Effort = value
+		case "mode":
+			o.Mode = value
+		case "queue":
+			o.Queue = value
 		}
 	})
 	if err == nil {
 		s.g.log.Info("session setting changed", "session", key, "setting", name, "value", value)
+		if name == "queue" {
+			s.g.queueModes.Store(key, queue.Mode(value))
+		}
 	}
 	return err
+}
+
+// sessionQueueMode is the queue's SessionMode: the session's /queue, read
+// from the store once and then kept in memory (SetOverride updates it).
+func (g *Gateway) sessionQueueMode(key string) queue.Mode {
+	if m, ok := g.queueModes.Load(key); ok {
+		return m.(queue.Mode)
+	}
+	var m queue.Mode
+	if sess, err := g.store.Session(g.ctx, key); err == nil {
+		m = queue.Mode(turn.OverridesOf(sess).Queue)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return "" // not cached: read again next time
+	}
+	g.queueModes.Store(key, m)
+	return m
 }
 
 // SessionInfo is a session as the status page shows it.

@@ -120,6 +120,8 @@ type Gateway struct {
 	// unlisted are the groups refused because access.groups does not
 	// list them, for the status page.
 	unlisted *access.Unlisted
+	// queueModes caches the sessions' /queue (queue.Mode by key).
+	queueModes sync.Map
 	// busyPairing limits the "try later" answer to one per sender an hour.
 	busyPairing *access.Refusals
 	arrivals    *queue.Ordered
@@ -171,8 +173,14 @@ func New(opts Options) *Gateway {
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
 		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func() string { return g.settings().Turn.Model },
 		Models: func() []string { return g.settings().Turn.Models },
+		Mode:   func() string { return g.settings().Turn.PermissionMode },
+		Modes:  func() []string { return g.settings().Turn.PermissionModes },
+		QueueMode: func(key string) string {
+			instance, _, _ := strings.Cut(key, ":") // "<instance>:<kind>:<peer>"
+			return string(g.settings().Queue.ModeFor(instance))
+		},
 	}
-	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue})
+	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue, SessionMode: g.sessionQueueMode})
 	return g
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
@@ -251,4 +252,22 @@ func TestGroupMemberCannotResetOrStop(t *testing.T) {
 	}
 	e.post(g("owner", "/new"))
 	contains(t, e.text("g1"), "New session started")
+}
+
+// "/new sonnet text" starts a new session on sonnet and hands the agent
+// the text without the model word (the seed's reset with a model hint).
+func TestNewWithModelHint(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.post(dm("u1", "/new sonnet what is the weather"))
+	got := e.text("chat-u1")
+	contains(t, got, "echo: ", "what is the weather")
+	if strings.Contains(got, "sonnet") {
+		t.Errorf("the model word reached the agent: %q", got)
+	}
+	s, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	if o := turn.OverridesOf(s); o.Model != "sonnet" {
+		t.Errorf("overrides %+v", o)
+	}
+	e.post(dm("u1", "/new opus"))
+	contains(t, e.text("chat-u1"), "New session started with opus.")
 }

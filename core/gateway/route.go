@@ -178,15 +178,33 @@ func (g *Gateway) route(key string, batch []arrival) {
 			return
 		} else if trig.Triggered {
 			g.resetSession(key, &head.Message, "trigger "+trig.Trigger)
-			if strings.TrimSpace(trig.Payload) == "" {
+			payload := trig.Payload
+			if model, rest, ok := turn.ResetModelHint(payload, set.Turn.Models); ok {
+				// "/new sonnet [text]": the new session runs on that model.
+				if _, err := g.turns.SetOverrides(g.ctx, key, func(o *turn.Overrides) { o.Model = model }); err != nil {
+					g.log.Error("storing the model of /new failed", "session", key, "error", err)
+				}
+				if rest == "" {
+					g.respond(head, "New session started with "+model+".")
+					return
+				}
+				payload = rest
+			}
+			if strings.TrimSpace(payload) == "" {
 				g.respond(head, "New session started.")
 				return
 			}
 			// The payload becomes the first message of the new session; the
 			// turn strips the trigger again when it builds the prompt.
 		} else if inv, ok := g.handler.Resolve(g.ctx, text); ok && (inv.Builtin() || g.opts.Ports.Known(inv.Instance)) {
-			// A plugin command whose instance was just removed (a reload
-			// not yet reflected in the registry) goes to the agent.
+			// /compact is a turn of the session, in order with its
+			// messages; the others are answered at once. A plugin command
+			// whose instance was just removed (a reload not yet reflected
+			// in the registry) goes to the agent.
+			if inv.Builtin() && inv.Name == "compact" && control {
+				g.queue.Enqueue(key, []queue.Item{head.Item})
+				return
+			}
 			g.command(head, inv)
 			return
 		} else if command.IsAbortTrigger(text) && control {

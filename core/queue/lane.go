@@ -144,12 +144,13 @@ func (q *Queue) idle(l *lane, err error) bool {
 // merged with it.
 func (q *Queue) pick(l *lane, pending []store.Entry) *Batch {
 	b := &Batch{Key: l.key, q: q}
+	mode := q.modeFor(q.currentPolicy(), l.key, pending[0].Instance)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	b.Summaries = q.summaries[l.key]
 	delete(q.summaries, l.key)
 	delete(q.toldCap, l.key)
-	if q.policy.ModeFor(pending[0].Instance) == Collect {
+	if mode == Collect {
 		b.Entries, b.Collected = pending, len(pending) > 1
 		return b
 	}

@@ -69,6 +69,9 @@ type Options struct {
 	// Notifier may be nil: drops are then only logged and counted.
 	Notifier Notifier
 	Policy   Policy
+	// SessionMode, when not nil, returns a session's own mode (its /queue),
+	// "" for the policy's; it is called outside the queue's lock.
+	SessionMode func(key string) Mode
 	// Backoff is how long a lane waits after a store failure; zero means 1 s.
 	Backoff time.Duration
 }
@@ -82,6 +85,7 @@ type Queue struct {
 	obs     Observer
 	notify  Notifier
 	backoff time.Duration
+	session func(key string) Mode
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -120,9 +124,20 @@ func New(opts Options) *Queue {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Queue{
-		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, notify: opts.Notifier, backoff: opts.Backoff,
+		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, notify: opts.Notifier, backoff: opts.Backoff, session: opts.SessionMode,
 		ctx: ctx, cancel: cancel, policy: opts.Policy.withDefaults(), lanes: map[string]*lane{}, summaries: map[string][]string{}, toldCap: map[string]bool{},
 	}
+}
+
+// modeFor is the mode of session key: its own (/queue), else the policy's
+// for instance. Not under q.mu (SessionMode may read the store).
+func (q *Queue) modeFor(pol Policy, key, instance string) Mode {
+	if q.session != nil {
+		if m := q.session(key); m != "" {
+			return m
+		}
+	}
+	return pol.ModeFor(instance)
 }
 
 // SetPolicy replaces the policy (on reload); waiting entries stay.
@@ -205,7 +220,7 @@ func (q *Queue) Enqueue(key string, items []Item) {
 	run := l.active
 	q.mu.Unlock()
 	if run != nil {
-		switch pol.ModeFor(instance) {
+		switch q.modeFor(pol, key, instance) {
 		case Interrupt:
 			q.Abort(key, "interrupted by a new message")
 		case Steer:

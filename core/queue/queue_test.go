@@ -240,6 +240,32 @@ func TestCollectTakesEverythingWaiting(t *testing.T) {
 	}
 }
 
+// A session's own mode (/queue) wins over the policy: collect for "k",
+// while the policy says followup.
+func TestSessionModeOverridesThePolicy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{Mode: Followup})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	f.q.Close(ctx)
+	f.q = New(Options{Journal: f.db, Runner: f.run, Observer: f.obs, Notifier: f.notes, Policy: Policy{Mode: Followup}, Backoff: time.Millisecond,
+		SessionMode: func(key string) Mode {
+			if key == "k" {
+				return Collect
+			}
+			return ""
+		}})
+	f.q.Enqueue("k", []Item{f.item("a")})
+	c := f.run.begin(t)
+	f.q.Enqueue("k", []Item{f.item("b")})
+	f.q.Enqueue("k", []Item{f.item("c")})
+	c.done <- Ran
+	got := f.run.run(t, Ran)
+	if !equal(bodies(t, got), []string{"b", "c"}) || !got.Collected {
+		t.Fatalf("batch %v collected %v", bodies(t, got), got.Collected)
+	}
+}
+
 func TestInterruptAbortsTheRunningTurn(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{Mode: Followup, ByInstance: map[string]Mode{"tg": Interrupt}})

@@ -55,6 +55,9 @@ type Config struct {
 	// bypassPermissions, manual, dontAsk, plan or default. For a chat bot "dontAsk" (with
 	// AllowedTools) is the safe choice.
 	PermissionMode string
+	// PermissionModes are the modes a TurnRequest may ask for (a chat's
+	// /mode); validated like PermissionMode.
+	PermissionModes []string
 	// AllowedTools and DisallowedTools are passed as --allowedTools / --disallowedTools
 	// (comma-joined), e.g. ["Read", "Bash(git log:*)"]. DefaultDisallowedTools are
 	// always added to DisallowedTools.
@@ -150,14 +153,21 @@ func (c Config) validate(euid int, hostSandbox string) error {
 	if c.PermissionMode != "" && !slices.Contains(permissionModes, c.PermissionMode) {
 		errs = append(errs, fmt.Errorf("agent.permission_mode %q is not one of %s", c.PermissionMode, strings.Join(permissionModes, ", ")))
 	}
-	bypass := c.PermissionMode == "bypassPermissions" || slices.Contains(c.Args, "--dangerously-skip-permissions")
+	for _, m := range c.PermissionModes {
+		if !slices.Contains(permissionModes, m) {
+			errs = append(errs, fmt.Errorf("agent.permission_modes: %q is not one of %s", m, strings.Join(permissionModes, ", ")))
+		}
+	}
+	bypass := c.PermissionMode == "bypassPermissions" || slices.Contains(c.PermissionModes, "bypassPermissions") || slices.Contains(c.Args, "--dangerously-skip-permissions")
 	sandbox := hostSandbox
 	if v, ok := c.Env["IS_SANDBOX"]; ok {
 		sandbox = v
 	}
 	if bypass && euid == 0 && sandbox != "1" {
 		setting := `agent.permission_mode = "bypassPermissions"`
-		if c.PermissionMode != "bypassPermissions" {
+		if c.PermissionMode != "bypassPermissions" && slices.Contains(c.PermissionModes, "bypassPermissions") {
+			setting = `agent.permission_modes with "bypassPermissions"`
+		} else if c.PermissionMode != "bypassPermissions" {
 			setting = `agent.args "--dangerously-skip-permissions"`
 		}
 		errs = append(errs, fmt.Errorf("%s: claude refuses it when running as root; run clawhost as another user, choose another permission mode, or set agent.env IS_SANDBOX = \"1\" if this host is a disposable sandbox", setting))
@@ -181,8 +191,9 @@ type launch struct {
 	warm      bool
 	// promptFile is the --append-system-prompt-file path, "" for none.
 	promptFile string
-	// model overrides Config.Model; effort is --effort ("" for none).
-	model, effort string
+	// model overrides Config.Model; effort is --effort ("" for none); mode
+	// overrides Config.PermissionMode.
+	model, effort, mode string
 }
 
 // args builds claude's argv (without the command) for one process start.
@@ -208,8 +219,8 @@ func (c Config) args(l launch) []string {
 	if c.FallbackModel != "" {
 		a = append(a, "--fallback-model", c.FallbackModel)
 	}
-	if c.PermissionMode != "" {
-		a = append(a, "--permission-mode", c.PermissionMode)
+	if mode := cmp.Or(l.mode, c.PermissionMode); mode != "" {
+		a = append(a, "--permission-mode", mode)
 	}
 	if len(c.AllowedTools) > 0 {
 		a = append(a, "--allowedTools", strings.Join(c.AllowedTools, ","))

@@ -527,3 +527,20 @@ func TestFakeModelAndEffortOverrides(t *testing.T) {
 		t.Fatalf("starts %q", starts)
 	}
 }
+
+// A chat's /mode reaches --permission-mode only when the configuration
+// offers it.
+func TestFakePermissionModeOverride(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, func(c *Config) { c.PermissionMode = "dontAsk"; c.PermissionModes = []string{"acceptEdits"} })
+	sid := uuid.NewString()
+	if _, err := f.r.Run(context.Background(), TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "x", PermissionMode: "bypassPermissions"}); err == nil {
+		t.Fatal("a mode the configuration does not offer was run")
+	}
+	mustOK(t, runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "one"}), "echo: one")
+	mustOK(t, runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "two", PermissionMode: "acceptEdits"}), "echo: two")
+	starts := f.starts(t)
+	if len(starts) != 2 || !strings.Contains(starts[0], "--permission-mode dontAsk") || !strings.Contains(starts[1], "--permission-mode acceptEdits") || !strings.Contains(starts[1], "--resume "+sid) {
+		t.Fatalf("starts %q", starts)
+	}
+}

@@ -23,7 +23,7 @@ import (
 // proc is one claude process.
 type proc struct {
 	key, sessionID, extra string
-	model, effort         string // the per-session --model and --effort it was started with
+	model, effort, mode   string // the per-session --model, --effort and --permission-mode it was started with
 	pid                   int
 	cmd                   *exec.Cmd
 	stdin                 io.WriteCloser
@@ -94,7 +94,7 @@ func (p *proc) discardUnread(log hclog.Logger) {
 
 // start launches claude for a key: a private TMPDIR, the system prompt file, the process
 // in its own group, a goroutine reading its stdout into p.msgs and one reaping it.
-func (r *Runner) start(key, sessionID string, resume bool, extra, model, effort string) (*proc, *Error) {
+func (r *Runner) start(key, sessionID string, resume bool, extra string, l launch) (*proc, *Error) {
 	path, err := exec.LookPath(r.cfg.Command)
 	if err != nil {
 		return nil, errNotFound(r.cfg.Command, err)
@@ -103,7 +103,7 @@ func (r *Runner) start(key, sessionID string, resume bool, extra, model, effort 
 	if serr != nil {
 		return nil, serr
 	}
-	l := launch{sessionID: sessionID, resume: resume, warm: !r.cfg.OneShot, model: model, effort: effort}
+	l.sessionID, l.resume, l.warm = sessionID, resume, !r.cfg.OneShot
 	p, serr := r.spawn(path, l, key, extra, tmp)
 	if serr != nil {
 		_ = os.RemoveAll(tmp)
@@ -151,7 +151,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
 	}
 	cmd.Stdout = pw
-	p := &proc{key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, cmd: cmd, stdin: stdin,
+	p := &proc{key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, cmd: cmd, stdin: stdin,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -96,6 +97,10 @@ type TurnRequest struct {
 	// restarted, resuming the session, so they apply.
 	Model  string
 	Effort string
+	// PermissionMode, when set, is passed as --permission-mode instead of
+	// Config.PermissionMode (a chat's /mode); it must be one of
+	// Config.PermissionModes.
+	PermissionMode string
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -110,6 +115,9 @@ var ErrClosed = errors.New("runner closed")
 func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if !uuidRE.MatchString(req.SessionID) {
 		return nil, fmt.Errorf("run turn: session id %q is not a uuid", req.SessionID)
+	}
+	if req.PermissionMode != "" && !slices.Contains(r.cfg.PermissionModes, req.PermissionMode) {
+		return nil, fmt.Errorf("run turn: permission mode %q is not in agent.permission_modes", req.PermissionMode)
 	}
 	if req.Key == "" {
 		req.Key = req.SessionID

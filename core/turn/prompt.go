@@ -37,6 +37,11 @@ func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time)
 	body := m.Body
 	if trig := t.MatchTrigger(body); trig.Triggered {
 		body = trig.Payload
+		// "/new sonnet text": the model word set the model; the agent
+		// gets the text.
+		if _, rest, ok := ResetModelHint(body, set.Models); ok {
+			body = rest
+		}
 	}
 	body = envelope.NeutralizeBody(body)
 	if m.ReplyTo != nil {

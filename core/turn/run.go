@@ -90,8 +90,19 @@ func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, re
 	for i := range msgs {
 		t.fetchMedia(ctx, set, &msgs[i], req.Entries[i].ID)
 	}
+	compact := len(msgs) == 1 && IsCompact(last)
+	if compact && fresh {
+		return Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatPlain, Text: "Nothing to compact yet: this conversation has no history."}
+	}
 	prompt, system := t.prompt(ctx, set, req, sess, msgs, fresh)
-	t.memoryFlush(ctx, req.Key, &sess, last.Target())
+	if compact {
+		// claude's own /compact: it summarizes the conversation and goes
+		// on from the summary (the hooks' system prompt stays, so the
+		// warm process is kept).
+		prompt = "/compact"
+	} else {
+		t.memoryFlush(ctx, req.Key, &sess, last.Target())
+	}
 
 	prev := t.earlierRun(ctx, log, req, last)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(1)))
@@ -119,7 +130,21 @@ func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, re
 	t.opts.Observer.Turn(t.opts.Now().Sub(started), outcome)
 	t.recordUsage(ctx, req.Key, sess, res, last)
 	log.Debug("agent turn done", "duration", res.Duration, "outcome", outcome, "new_process", res.NewProcess)
-	return t.outcome(ctx, log, req, res, out, last)
+	o := t.outcome(ctx, log, req, res, out, last)
+	if compact && res.Err == nil {
+		o.Format, o.Text = channel.FormatPlain, "Conversation compacted: claude goes on from a summary of it."
+		if !res.Compacted {
+			o.Text = "claude did not compact the conversation (it may be too short)."
+		}
+	}
+	return o
+}
+
+// IsCompact reports whether m is the /compact command, which the gateway
+// queues as a turn of its session (in order with its messages).
+func IsCompact(m *message.Message) bool {
+	cmd, _, _ := strings.Cut(strings.TrimSpace(m.Command()), " ")
+	return strings.EqualFold(cmd, "/compact")
 }
 
 // noteStopped ends the draft of a turn that was stopped (/stop, or a new

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,11 +39,13 @@ type chatMeta struct {
 	// configured default.
 	Model  string `json:"model,omitempty"`
 	Effort string `json:"effort,omitempty"`
+	Mode   string `json:"permission_mode,omitempty"`
+	Queue  string `json:"queue_mode,omitempty"`
 }
 
-// Overrides are a session's per-session settings (/model, /effort).
+// Overrides are a session's per-session settings (/model, /effort, /mode).
 type Overrides struct {
-	Model, Effort string
+	Model, Effort, Mode, Queue string
 }
 
 // keepOverrides is the chat metadata a new session starts with: the
@@ -53,7 +56,7 @@ func keepOverrides(raw []byte) []byte {
 	if o == (Overrides{}) {
 		return nil
 	}
-	b, _ := json.Marshal(chatMeta{Model: o.Model, Effort: o.Effort})
+	b, _ := json.Marshal(chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode, Queue: o.Queue})
 	return b
 }
 
@@ -61,7 +64,7 @@ func keepOverrides(raw []byte) []byte {
 func OverridesOf(sess store.Session) Overrides {
 	var meta chatMeta
 	_ = json.Unmarshal(sess.Chat, &meta)
-	return Overrides{Model: meta.Model, Effort: meta.Effort}
+	return Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode, Queue: meta.Queue}
 }
 
 // SetOverrides changes the session's /model and /effort with set, storing
@@ -73,9 +76,9 @@ func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*Override
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		var meta chatMeta
 		_ = json.Unmarshal(s.Chat, &meta)
-		o := Overrides{Model: meta.Model, Effort: meta.Effort}
+		o := Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode, Queue: meta.Queue}
 		set(&o)
-		meta.Model, meta.Effort = o.Model, o.Effort
+		meta.Model, meta.Effort, meta.Mode, meta.Queue = o.Model, o.Effort, o.Mode, o.Queue
 		b, err := json.Marshal(meta)
 		if err != nil {
 			return err
@@ -259,7 +262,7 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	prompt, system := mf.Texts()
 	t.log.Info("running the memory-flush turn before compaction", "session", key, "prompt_tokens", meta.PromptTokens)
 	ov := OverridesOf(*sess)
-	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system, Model: ov.Model, Effort: ov.Effort})
+	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system, Model: ov.Model, Effort: ov.Effort, PermissionMode: t.permissionMode(ov)})
 	if err != nil {
 		return
 	}
@@ -274,4 +277,47 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	if p, skip := reply.Normalize(reply.Payload{Text: res.Text}, reply.Options{}); skip == reply.Deliver && strings.TrimSpace(p.Text) != "" {
 		t.opts.Output.Send(key, tgt, p.Text, channel.FormatPlain)
 	}
+}
+
+// aliases are the model names /new takes as a model hint when agent.models
+// is not set (claude's own aliases); a full id starting "claude-" too.
+var aliases = []string{"opus", "sonnet", "haiku"}
+
+// ResetModelHint reads a model hint at the start of a reset's text (the
+// seed's "/new <model> text"): the first word names a model when
+// agent.models (offered) lists it, or, with no list, when it is one of
+// claude's aliases or a "claude-" id. rest is the text after it.
+func ResetModelHint(text string, offered []string) (model, rest string, ok bool) {
+	text = strings.TrimSpace(text)
+	word, after, _ := strings.Cut(text, " ")
+	if word == "" {
+		return "", text, false
+	}
+	match := func(list []string) (string, bool) {
+		for _, m := range list {
+			if strings.EqualFold(m, word) {
+				return m, true
+			}
+		}
+		return "", false
+	}
+	if len(offered) > 0 {
+		model, ok = match(offered)
+	} else if model, ok = match(aliases); !ok && strings.HasPrefix(strings.ToLower(word), "claude-") {
+		model, ok = strings.ToLower(word), true
+	}
+	if !ok {
+		return "", text, false
+	}
+	return model, strings.TrimSpace(after), true
+}
+
+// permissionMode is the session's /mode when the configuration still
+// offers it (a mode removed from agent.permission_modes falls back to the
+// configured one).
+func (t *Turns) permissionMode(o Overrides) string {
+	if o.Mode != "" && slices.Contains(t.settings().PermissionModes, o.Mode) {
+		return o.Mode
+	}
+	return ""
 }

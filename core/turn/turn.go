@@ -147,6 +147,10 @@ type Settings struct {
 	// are the ones /model offers (agent.models).
 	Model  string
 	Models []string
+	// PermissionMode is the configured mode; PermissionModes, the ones
+	// /mode offers (agent.permission_modes).
+	PermissionMode  string
+	PermissionModes []string
 }
 
 func withDefaults(s Settings) Settings {

@@ -280,6 +280,26 @@ func TestOverridesReachTheAgent(t *testing.T) {
 	}
 }
 
+// /compact runs claude's own /compact in the session and says what came
+// of it; with no conversation yet nothing runs.
+func TestCompact(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	ctx := context.Background()
+	if o := f.turns.Run(ctx, f.request("tg", "/compact")); !strings.Contains(o.Text, "Nothing to compact yet") || len(f.agent.reqs) != 0 {
+		t.Fatalf("fresh session: %q, %d runs", o.Text, len(f.agent.reqs))
+	}
+	f.turns.Run(ctx, f.request("tg", "hello"))
+	f.agent.result = runner.Result{Compacted: true}
+	o := f.turns.Run(ctx, f.request("tg", "/compact"))
+	if r := f.agent.reqs[len(f.agent.reqs)-1]; r.Prompt != "/compact" {
+		t.Errorf("prompt %q", r.Prompt)
+	}
+	if o.Text != "Conversation compacted: claude goes on from a summary of it." {
+		t.Errorf("reply %q", o.Text)
+	}
+}
+
 func TestIdleResetStartsANewSession(t *testing.T) {
 	t.Parallel()
 	idle := 30.0
@@ -365,4 +385,45 @@ func TestUnknownInstanceHaltsTheLane(t *testing.T) {
 
 func resetIdle(minutes float64) sessionreset.Config {
 	return sessionreset.Config{Default: &sessionreset.Rule{Mode: sessionreset.ModeIdle, IdleMinutes: &minutes}}
+}
+
+func TestResetModelHint(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		text    string
+		offered []string
+		model   string
+		rest    string
+		ok      bool
+	}{
+		{"sonnet summarize this", nil, "sonnet", "summarize this", true},
+		{"Opus", nil, "opus", "", true},
+		{"claude-haiku-4-5 hi", nil, "claude-haiku-4-5", "hi", true},
+		{"hello there", nil, "", "hello there", false},
+		{"minimax summarize", []string{"minimax", "opus"}, "minimax", "summarize", true},
+		{"sonnet hi", []string{"opus"}, "", "sonnet hi", false},
+		{"", nil, "", "", false},
+	} {
+		model, rest, ok := ResetModelHint(c.text, c.offered)
+		if model != c.model || rest != c.rest || ok != c.ok {
+			t.Errorf("%q %v: %q %q %v", c.text, c.offered, model, rest, ok)
+		}
+	}
+}
+
+// A /mode the configuration no longer offers is not passed on.
+func TestPermissionModeFallsBackWhenNotOffered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	f.turns.SetSettings(Settings{Streaming: StreamOff, PermissionModes: []string{"acceptEdits"}})
+	ctx := context.Background()
+	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *Overrides) { o.Mode = "acceptEdits" }); err != nil {
+		t.Fatal(err)
+	}
+	f.turns.Run(ctx, f.request("tg", "one"))
+	f.turns.SetSettings(Settings{Streaming: StreamOff}) // reloaded without it
+	f.turns.Run(ctx, f.request("tg", "two"))
+	if r := f.agent.reqs; r[0].PermissionMode != "acceptEdits" || r[1].PermissionMode != "" {
+		t.Errorf("modes %q, %q", r[0].PermissionMode, r[1].PermissionMode)
+	}
 }

@@ -452,6 +452,19 @@ func TestClaudeHostConversation(t *testing.T) {
 	if argv := clCmdline(pids[0]); !slices.Contains(argv, "--resume") || !slices.Contains(argv, sid) {
 		t.Fatalf("claude after the restart was not started with --resume %s: %q", sid, argv)
 	}
+
+	// /compact runs claude's own compaction in the session (the fake API
+	// gets the summary request) and the conversation goes on.
+	before := h.fake.Count()
+	m = h.mark()
+	h.post("u1", "/compact")
+	got, _ = h.waitSend(chat, m, 60*time.Second)
+	if got.Text != "Conversation compacted: claude goes on from a summary of it." {
+		t.Fatalf("/compact answered %q", got.Text)
+	}
+	if h.fake.Count() != before+1 || !strings.Contains(strings.Join(h.request(before+1, time.Second).UserTexts(), "\n"), "summary") {
+		t.Fatalf("no summary request at the API after /compact (%d → %d requests)", before, h.fake.Count())
+	}
 }
 
 // TestClaudeHostStop: /stop during a slowly streaming reply answers

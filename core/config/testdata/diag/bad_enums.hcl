@@ -3,6 +3,7 @@ log_format = "yaml"
 
 agent {
   permission_mode = "acceptedits"
+  permission_modes = ["plan", "yolo"]
   max_concurrent  = 0
 }
 

@@ -1,0 +1,3 @@
+agent {
+  permission_modes = ["acceptEdits", "bypassPermissions"]
+}
