@@ -29,6 +29,17 @@ agent {
   # idle_timeout    = "30m"  # warm claude processes stop after this
   # max_warm        = 4
   # max_concurrent  = 4
+  # Before claude compacts a long conversation by itself (it does so from
+  # about 23,000 tokens below the model's window: ~977,000 of 1,000,000),
+  # one turn asks it to write durable notes to the workspace. It runs once
+  # per compaction cycle when the last prompt reached
+  # context_window - reserve_tokens - soft_threshold_tokens.
+  # memory_flush {
+  #   enabled               = true
+  #   context_window        = 0      # 0: what claude reports for the model
+  #   reserve_tokens        = 23000  # where claude compacts, below the window
+  #   soft_threshold_tokens = 0      # 0: a twentieth of the window, at least 4000
+  # }
 }
 
 access {

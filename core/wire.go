@@ -207,5 +207,17 @@ func agentConfig(cfg *config.Config) runner.Config {
 		// Text deltas, so "blocks" and "draft" streaming show a long
 		// reply while it is written, not only once each block is complete.
 		PartialMessages: true,
+		MemoryFlush:     memoryFlush(a.MemoryFlush),
+	}
+}
+
+// memoryFlush maps agent.memory_flush onto the runner's settings.
+func memoryFlush(m *config.MemoryFlush) runner.MemoryFlush {
+	if m == nil {
+		return runner.MemoryFlush{}
+	}
+	return runner.MemoryFlush{
+		Disabled: m.Enabled != nil && !*m.Enabled, ContextWindow: m.ContextWindow, ReserveTokens: m.ReserveTokens,
+		SoftThresholdTokens: m.SoftThresholdTokens, Prompt: m.Prompt, SystemPrompt: m.SystemPrompt,
 	}
 }

@@ -56,3 +56,18 @@ func TestSpecsCarryPluginEnv(t *testing.T) {
 		t.Error("a changed env value kept the fingerprint: the plugin would not restart")
 	}
 }
+
+func TestMemoryFlushSettings(t *testing.T) {
+	t.Parallel()
+	off := false
+	if m := memoryFlush(nil); m.Disabled || m.ReserveTokens != 0 {
+		t.Errorf("absent block: %+v", m)
+	}
+	m := memoryFlush(&config.MemoryFlush{Enabled: &off, ContextWindow: 500_000, ReserveTokens: 30_000, SoftThresholdTokens: 20_000, Prompt: "p"})
+	if !m.Disabled || m.ContextWindow != 500_000 || m.ReserveTokens != 30_000 || m.SoftThresholdTokens != 20_000 || m.Prompt != "p" {
+		t.Errorf("block: %+v", m)
+	}
+	if th := m.Threshold(0); th != 450_000 {
+		t.Errorf("threshold %d", th)
+	}
+}

@@ -109,6 +109,33 @@ type Agent struct {
 	// (≈ 0.9 s start per turn) but holds no memory between turns. Default
 	// false.
 	OneShot bool `hcl:"one_shot,optional"`
+
+	// MemoryFlush configures the memory-flush turn (memory_flush block):
+	// before claude compacts a conversation by itself, a turn asks it to
+	// write durable notes to the workspace.
+	MemoryFlush *MemoryFlush `hcl:"memory_flush,block"`
+}
+
+// MemoryFlush is the agent's memory_flush block. The flush runs once per
+// compaction cycle when the last prompt reached context_window -
+// reserve_tokens - soft_threshold_tokens.
+type MemoryFlush struct {
+	// Enabled turns it on or off (enabled). Default true.
+	Enabled *bool `hcl:"enabled,optional"`
+	// ContextWindow is the model's window in tokens (context_window); 0:
+	// the window claude reports, else 200,000.
+	ContextWindow int `hcl:"context_window,optional"`
+	// ReserveTokens is how far below the window claude compacts by itself
+	// (reserve_tokens). Default 23,000 (claude 2.1.330, measured).
+	ReserveTokens int `hcl:"reserve_tokens,optional"`
+	// SoftThresholdTokens is the margin before that point
+	// (soft_threshold_tokens); 0: a twentieth of the window, at least
+	// 4,000.
+	SoftThresholdTokens int `hcl:"soft_threshold_tokens,optional"`
+	// Prompt and SystemPrompt replace the flush turn's texts (prompt,
+	// system_prompt).
+	Prompt       string `hcl:"prompt,optional"`
+	SystemPrompt string `hcl:"system_prompt,optional"`
 }
 
 func defaultAgent() *Agent {
@@ -140,6 +167,13 @@ func (a *Agent) check(k *checker) {
 			k.errorf(k.elemRange("permission_modes", i, len(a.PermissionModes)), "Invalid value for "+k.qualified("permission_modes"),
 				"%q is not one of %s.%s", m, quoteList(PermissionModes), didYouMean(m, PermissionModes))
 		}
+	}
+
+	if mf := a.MemoryFlush; mf != nil {
+		mk := k.block("memory_flush")
+		mk.atLeast("context_window", mf.ContextWindow, 0)
+		mk.atLeast("reserve_tokens", mf.ReserveTokens, 0)
+		mk.atLeast("soft_threshold_tokens", mf.SoftThresholdTokens, 0)
 	}
 
 	const skipFlag = "--dangerously-skip-permissions"

@@ -5,9 +5,16 @@ const (
 	// DefaultFlushContextWindow is used when neither the config nor claude's report gives a
 	// context window.
 	DefaultFlushContextWindow = 200_000
-	// DefaultFlushReserveTokens is kept free for the compaction itself.
-	DefaultFlushReserveTokens = 20_000
-	// DefaultFlushSoftThreshold is the margin before the reserve at which the flush runs.
+	// DefaultFlushReserveTokens is how far below the context window claude compacts by
+	// itself: claude 2.1.330 with a 1,000,000-token window compacts once the last prompt
+	// reaches about 977,000 tokens (measured against the fake API: no compaction after a
+	// 976,956-token prompt, compaction after 977,051). OpenClaw's 20,000 put the flush
+	// after that point, so it only ever saw the summary.
+	DefaultFlushReserveTokens = 23_000
+	// DefaultFlushSoftThreshold is the least margin before that point at which the flush
+	// runs; by default the margin is a twentieth of the window (50,000 of 1,000,000,
+	// 10,000 of 200,000), enough for the turn that crosses it to finish and the flush
+	// turn to run before claude compacts.
 	DefaultFlushSoftThreshold = 4_000
 	// DefaultFlushPrompt is the user message of a flush turn.
 	DefaultFlushPrompt = "Pre-compaction memory flush. Store durable memories now (use memory/YYYY-MM-DD.md; create memory/ if needed). If nothing to store, reply with NO_REPLY."
@@ -27,9 +34,11 @@ type MemoryFlush struct {
 	// reports for the session's model (Result.ContextWindow), else
 	// DefaultFlushContextWindow.
 	ContextWindow int
-	// ReserveTokens is kept free for compaction. Default 20,000.
+	// ReserveTokens is how far below the window claude compacts by itself. Default
+	// 23,000 (measured, see DefaultFlushReserveTokens).
 	ReserveTokens int
-	// SoftThresholdTokens is the margin before the reserve. Default 4,000.
+	// SoftThresholdTokens is the margin before that point at which the flush runs.
+	// 0 means the larger of a twentieth of the window and 4,000.
 	SoftThresholdTokens int
 	// Prompt and SystemPrompt are the flush turn's texts (defaults above).
 	Prompt       string
@@ -39,9 +48,6 @@ type MemoryFlush struct {
 func (m MemoryFlush) withDefaults() MemoryFlush {
 	if m.ReserveTokens == 0 {
 		m.ReserveTokens = DefaultFlushReserveTokens
-	}
-	if m.SoftThresholdTokens == 0 {
-		m.SoftThresholdTokens = DefaultFlushSoftThreshold
 	}
 	if m.Prompt == "" {
 		m.Prompt = DefaultFlushPrompt
@@ -64,8 +70,8 @@ type FlushState struct {
 	FlushedAtCompaction *int
 }
 
-// Threshold is the prompt size at which a flush is due:
-// contextWindow - ReserveTokens - SoftThresholdTokens (never below 0).
+// Threshold is the prompt size at which a flush is due: contextWindow - ReserveTokens -
+// SoftThresholdTokens (the margin's default depends on the window; never below 0).
 func (m MemoryFlush) Threshold(reportedWindow int) int {
 	m = m.withDefaults()
 	w := m.ContextWindow
@@ -75,7 +81,11 @@ func (m MemoryFlush) Threshold(reportedWindow int) int {
 	if w <= 0 {
 		w = DefaultFlushContextWindow
 	}
-	return max(w-m.ReserveTokens-m.SoftThresholdTokens, 0)
+	soft := m.SoftThresholdTokens
+	if soft <= 0 {
+		soft = max(w/20, DefaultFlushSoftThreshold)
+	}
+	return max(w-m.ReserveTokens-soft, 0)
 }
 
 // Due reports whether a flush turn should run before the next turn: enabled, the prompt has

@@ -238,9 +238,13 @@ func TestMemoryFlush(t *testing.T) {
 		{"already flushed this cycle", m, FlushState{PromptTokens: 95_000, CompactionCount: 0, FlushedAtCompaction: &zero}, false},
 		{"flushed in an earlier cycle", m, FlushState{PromptTokens: 95_000, CompactionCount: 1, FlushedAtCompaction: &zero}, true},
 		{"flushed this cycle 1", m, FlushState{PromptTokens: 95_000, CompactionCount: 1, FlushedAtCompaction: &one}, false},
-		{"reported window", MemoryFlush{}, FlushState{PromptTokens: 976_000, ReportedContextWindow: 1_000_000}, true},
-		{"reported window below", MemoryFlush{}, FlushState{PromptTokens: 975_999, ReportedContextWindow: 1_000_000}, false},
-		{"default window", MemoryFlush{}, FlushState{PromptTokens: 176_000}, true},
+		// 1,000,000 - 23,000 (claude compacts at ~977k) - 50,000 (a twentieth).
+		{"reported window", MemoryFlush{}, FlushState{PromptTokens: 927_000, ReportedContextWindow: 1_000_000}, true},
+		{"reported window below", MemoryFlush{}, FlushState{PromptTokens: 926_999, ReportedContextWindow: 1_000_000}, false},
+		// 200,000 - 23,000 - 10,000.
+		{"default window", MemoryFlush{}, FlushState{PromptTokens: 167_000}, true},
+		{"default window below", MemoryFlush{}, FlushState{PromptTokens: 166_999}, false},
+		{"small window: the margin is at least 4,000", MemoryFlush{ContextWindow: 50_000}, FlushState{PromptTokens: 23_000}, true},
 		{"disabled", MemoryFlush{Disabled: true}, FlushState{PromptTokens: 999_999}, false},
 	} {
 		if got := tc.m.Due(tc.s); got != tc.want {

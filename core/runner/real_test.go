@@ -422,7 +422,7 @@ func TestRealUsageFeedsMemoryFlush(t *testing.T) {
 	if !(MemoryFlush{ContextWindow: 200_000}).Due(st) {
 		t.Fatal("flush not due at 180k of 200k")
 	}
-	if (MemoryFlush{}).Due(st) != (res.Usage.PromptTokens() >= res.ContextWindow-24_000) {
+	if (MemoryFlush{}).Due(st) != (res.Usage.PromptTokens() >= res.ContextWindow-23_000-max(res.ContextWindow/20, 4_000)) {
 		t.Fatal("reported window not used")
 	}
 }
@@ -521,5 +521,36 @@ func TestRealModelAndEffort(t *testing.T) {
 	}
 	if u := last.UserTexts(); !slices.Equal(u, []string{"my name is Alice", "again"}) {
 		t.Errorf("the conversation did not go on: %q", u)
+	}
+}
+
+// The memory flush is due before claude compacts by itself: after a turn
+// whose prompt crossed the default threshold of a 1M window (927,000), the
+// flush turn reaches the API as it is, with no compaction first; claude
+// compacts only from about 977,000 (DefaultFlushReserveTokens).
+func TestRealMemoryFlushComesBeforeCompaction(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, nil)
+	sid := uuid.NewString()
+	e.fake.Enqueue(anthropictest.Reply{Text: "long conversation", InputTokens: 930_000})
+	res := runTurn(t, e.r, TurnRequest{Key: "chat", SessionID: sid, NewSession: true, Prompt: "one"})
+	mustOK(t, res, "long conversation")
+	st := FlushState{PromptTokens: res.Usage.PromptTokens(), ReportedContextWindow: res.ContextWindow}
+	if res.ContextWindow != 1_000_000 || !(MemoryFlush{}).Due(st) {
+		t.Fatalf("flush not due after %d of %d", st.PromptTokens, res.ContextWindow)
+	}
+	prompt, system := MemoryFlush{}.Texts()
+	flush := runTurn(t, e.r, TurnRequest{Key: "chat", SessionID: sid, Prompt: prompt, ExtraSystemPrompt: system})
+	if flush.Err != nil || flush.Compacted {
+		t.Fatalf("flush turn: err %v, compacted %v", flush.Err, flush.Compacted)
+	}
+	for _, r := range e.fake.Requests() {
+		if strings.Contains(strings.Join(r.UserTexts(), " "), "create a detailed summary") {
+			t.Fatalf("claude compacted before the flush (request %d)", r.Seq)
+		}
+	}
+	last := e.fake.Requests()[len(e.fake.Requests())-1]
+	if u := last.UserTexts(); !strings.Contains(u[len(u)-1], "Pre-compaction memory flush") {
+		t.Fatalf("the flush prompt did not reach the API: %q", u)
 	}
 }

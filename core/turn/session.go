@@ -268,7 +268,24 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	}
 	res := run.Wait()
 	cycle := int64(meta.Compactions) + 1
-	_, _ = t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error { s.MemoryFlushCycle = cycle; return nil })
+	if res.Compacted {
+		// claude compacted within the flush turn: the compaction counts,
+		// so the new cycle gets its own flush at its threshold; this one
+		// saw only the summary.
+		t.log.Warn("claude compacted during the memory-flush turn; the flush saw only the summary (lower agent.memory_flush thresholds)", "session", key)
+	}
+	_, _ = t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+		s.MemoryFlushCycle = cycle
+		if res.Compacted {
+			var m chatMeta
+			_ = json.Unmarshal(s.Chat, &m)
+			m.Compactions++
+			if b, err := json.Marshal(m); err == nil {
+				s.Chat = b
+			}
+		}
+		return nil
+	})
 	sess.MemoryFlushCycle = cycle
 	if res.Err != nil {
 		t.log.Warn("memory-flush turn failed", "session", key, "kind", res.Err.Kind)

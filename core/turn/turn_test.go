@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -297,6 +298,30 @@ func TestCompact(t *testing.T) {
 	}
 	if o.Text != "Conversation compacted: claude goes on from a summary of it." {
 		t.Errorf("reply %q", o.Text)
+	}
+}
+
+// A compaction during the memory-flush turn is counted, so the new
+// compaction cycle gets its own flush.
+func TestCompactionDuringTheFlushIsCounted(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	f.turns.opts.MemoryFlush = runner.MemoryFlush{ContextWindow: 100_000}
+	ctx := context.Background()
+	f.agent.result = runner.Result{Text: "big", Usage: runner.Usage{InputTokens: 90_000}, ContextWindow: 100_000}
+	f.turns.Run(ctx, f.request("tg", "one"))
+	f.agent.result = runner.Result{Text: "NO_REPLY", Compacted: true, Usage: runner.Usage{InputTokens: 5_000}, ContextWindow: 100_000}
+	f.turns.Run(ctx, f.request("tg", "two")) // the flush runs first, and compacts
+	if n := len(f.agent.reqs); n != 3 || !strings.Contains(f.agent.reqs[1].Prompt, "memory flush") {
+		t.Fatalf("%d runs: %+v", n, f.agent.reqs)
+	}
+	s, _ := f.db.Session(ctx, "tg:direct:5")
+	var meta chatMeta
+	_ = json.Unmarshal(s.Chat, &meta)
+	// One compaction in the flush turn, one reported by the turn after it
+	// (the fake reports Compacted for both).
+	if meta.Compactions != 2 || s.MemoryFlushCycle != 1 {
+		t.Errorf("compactions %d, flush cycle %d", meta.Compactions, s.MemoryFlushCycle)
 	}
 }
 
