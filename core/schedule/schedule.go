@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/internal/cron"
 )
 
 // MissedWithin is how late a missed run is still made up.
@@ -37,7 +39,7 @@ type Job struct {
 	// Name identifies the job (its state and its messages' ids).
 	Name string
 	// Cron, when set, is when it runs; else Every.
-	Cron  *Cron
+	Cron  *cron.Cron
 	Every time.Duration
 	// Location is the Cron's time zone.
 	Location *time.Location

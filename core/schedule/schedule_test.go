@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"errors"
+	"github.com/clawhost/clawhost/core/internal/cron"
 	"os"
 	"path/filepath"
 	"sync"
@@ -120,8 +121,8 @@ func start(t *testing.T, jobs []Job, clock *fakeClock, rec *recorder, state stri
 func TestSchedulerRunsWhenDueAndMakesUpOneMissedRun(t *testing.T) {
 	t.Parallel()
 	state := filepath.Join(t.TempDir(), "schedule.json")
-	cron, _ := ParseCron("0 9 * * *")
-	jobs := []Job{{Name: "morning", Cron: &cron, Location: time.UTC, Target: "tg:1", Prompt: "brief me"}}
+	daily, _ := cron.Parse("0 9 * * *")
+	jobs := []Job{{Name: "morning", Cron: &daily, Location: time.UTC, Target: "tg:1", Prompt: "brief me"}}
 	t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
 	clock, rec := newClock(t0), newRecorder()
 	stop := start(t, jobs, clock, rec, state)

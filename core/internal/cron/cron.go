@@ -1,4 +1,6 @@
-package schedule
+// Package cron parses five-field cron expressions and says when they next
+// match (schedule blocks; the scheduler).
+package cron
 
 import (
 	"fmt"
@@ -22,8 +24,8 @@ var (
 	dayNames   = map[string]int{"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
 )
 
-// ParseCron parses a five-field expression.
-func ParseCron(expr string) (Cron, error) {
+// Parse parses a five-field expression.
+func Parse(expr string) (Cron, error) {
 	f := strings.Fields(expr)
 	if len(f) != 5 {
 		return Cron{}, fmt.Errorf("a cron expression has five fields (minute hour day-of-month month day-of-week), %q has %d", expr, len(f))

@@ -1,4 +1,4 @@
-package schedule
+package cron
 
 import (
 	"testing"
@@ -26,7 +26,7 @@ func TestCronNext(t *testing.T) {
 		{"0 0 * * sun", "2026-11-22 00:00", "2026-11-29 00:00"}, // the 22nd is a Sunday: strictly after
 		{"0 0 * * 7", "2026-11-23 00:00", "2026-11-29 00:00"},
 		{"0 12 13 * fri", "2026-11-01 00:00", "2026-11-06 12:00"}, // day 13 or a Friday
-		{"0 2 * * *", "2026-03-28 03:00", "2026-03-30 02:00"},      // 02:00 does not exist on 29 March (DST)
+		{"0 2 * * *", "2026-03-28 03:00", "2026-03-30 02:00"},     // 02:00 does not exist on 29 March (DST)
 		{"0 0 1 jan,jul *", "2026-02-01 00:00", "2026-07-01 00:00"},
 	} {
 		got := mustCron(t, c.expr).Next(at(c.from), berlin)
@@ -42,7 +42,7 @@ func TestCronNext(t *testing.T) {
 func TestCronErrors(t *testing.T) {
 	t.Parallel()
 	for _, expr := range []string{"* * * *", "60 * * * *", "* 24 * * *", "* * 0 * *", "* * * 13 *", "* * * * 8", "5-1 * * * *", "*/0 * * * *", "x * * * *"} {
-		if _, err := ParseCron(expr); err == nil {
+		if _, err := Parse(expr); err == nil {
 			t.Errorf("%q parsed", expr)
 		}
 	}
@@ -50,7 +50,7 @@ func TestCronErrors(t *testing.T) {
 
 func mustCron(t *testing.T, expr string) Cron {
 	t.Helper()
-	c, err := ParseCron(expr)
+	c, err := Parse(expr)
 	if err != nil {
 		t.Fatal(err)
 	}
