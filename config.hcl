@@ -225,3 +225,23 @@ plugin "ping" {
 plugin "clock" {
   source = "clock-hook"
 }
+
+# Turns clawhost starts by itself (nobody has to write first). A schedule
+# runs at the times of a five-field cron expression, in a chat
+# ("<instance>:<chat id>"; group = true for a group), as if prompt had been
+# written there; the reply goes to that chat. The heartbeat runs every
+# interval; a reply that is only HEARTBEAT_OK is not delivered. A run missed
+# while clawhost was down is made up once if it is less than an hour late;
+# older ones are skipped (data_dir/schedule.json keeps the last runs).
+# schedule "morning" {
+#   cron     = "0 9 * * 1-5"
+#   timezone = "Europe/Berlin"   # default messages.timezone
+#   chat     = "tg:123456789"
+#   prompt   = "Summarize what is on my calendar today."
+# }
+# heartbeat {
+#   every       = "30m"
+#   chat        = "tg:123456789"
+#   quiet_hours = "23:00-07:00"  # in timezone; skipped
+#   # prompt    = "..."          # default: read HEARTBEAT.md, answer HEARTBEAT_OK if nothing is due
+# }

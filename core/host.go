@@ -72,6 +72,8 @@ type Host struct {
 
 	reloadMu   sync.Mutex
 	lastReload *admin.Reload // nil until the first reload
+
+	schedules scheduler
 }
 
 // New provisions a Host for a valid configuration: directories, the
@@ -82,6 +84,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		opts.LogOutput = os.Stderr
 	}
 	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now()}
+	h.schedules.h = h
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: opts.LogOutput, JSONFormat: cfg.LogFormat == "json",
 	})
@@ -162,6 +165,7 @@ func (h *Host) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("journal recovery: %w", err)
 	}
+	h.schedules.start(h.cfg)
 	h.metrics.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h.plugins) })
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
 	if l := h.cfg.Admin.Listen; l != "" {
@@ -223,6 +227,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 	h.cfg = cfg
 	h.gw.SetSettings(set)
 	h.plugins.Apply(Specs(cfg))
+	h.schedules.start(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	h.gw.RefreshCommands(ctx) // drop commands of stopped plugins
 	cancel()
@@ -264,6 +269,7 @@ func (h *Host) Shutdown(ctx context.Context) {
 	if h.admin != nil {
 		_ = h.admin.Close(ctx)
 	}
+	h.schedules.stop()
 	h.gw.Close(ctx)
 	h.plugins.Stop()
 	if err := h.agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {

@@ -72,6 +72,13 @@ type Config struct {
 	// included.
 	Plugins []*Plugin `hcl:"plugin,block"`
 
+	// Schedules are the schedule "<name>" blocks: turns clawhost starts by
+	// itself at set times.
+	Schedules []*Schedule `hcl:"schedule,block"`
+
+	// Heartbeat is the heartbeat {} block, nil when absent.
+	Heartbeat *Heartbeat `hcl:"heartbeat,block"`
+
 	path  string
 	dir   string
 	files map[string]*hcl.File
@@ -241,6 +248,7 @@ func (c *Config) check() hcl.Diagnostics {
 	c.Queue.check(k.block("queue"))
 	c.Messages.check(k.block("messages"))
 	checkPlugins(k, c.Plugins)
+	checkSchedules(k, c)
 	return *k.diags
 }
 

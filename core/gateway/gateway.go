@@ -24,6 +24,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -237,6 +238,48 @@ func (g *Gateway) Inbound(ctx context.Context, instance string, msgs []channel.I
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// ScheduledRun is a turn a schedule starts: in chat ("<instance>:<chat
+// id>", a group when Group), as if Prompt had been written there at At.
+type ScheduledRun struct {
+	Job    string
+	At     time.Time
+	Chat   string
+	Group  bool
+	Prompt string
+}
+
+// Scheduled starts a scheduled turn: the run becomes a message of its chat,
+// accepted into the journal like any other (its id is the job and the due
+// time, so a run started twice is answered once) and queued on the chat's
+// session behind a running turn. Access control does not apply (the
+// configuration asked for it).
+func (g *Gateway) Scheduled(ctx context.Context, r ScheduledRun) error {
+	select {
+	case <-g.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	instance, chat, ok := strings.Cut(r.Chat, ":")
+	if !ok || instance == "" || chat == "" {
+		return fmt.Errorf("schedule %s: chat %q is not <instance>:<chat id>", r.Job, r.Chat)
+	}
+	set := g.settings()
+	m := message.Message{
+		Instance: instance, Channel: set.Sources[instance], ChatType: channel.ChatDirect, ChatID: chat,
+		MessageID: fmt.Sprintf("schedule:%s:%d", r.Job, r.At.Unix()),
+		Sender:    channel.Sender{ID: chat, Name: "schedule " + r.Job},
+		From:      instance + ":" + chat, To: instance + ":" + chat,
+		Body: r.Prompt, Timestamp: r.At, ReceivedAt: g.opts.Now(), Scheduled: r.Job,
+	}
+	if r.Group {
+		m.ChatType = channel.ChatGroup
+	}
+	if m.Channel == "" {
+		m.Channel = instance
+	}
+	return g.accept(ctx, []arrival{{key: sessionKey(set.DMScope, &m), Item: queue.Item{Message: m}}})
 }
 
 // arrival is an accepted message on its way to the arrival stage.

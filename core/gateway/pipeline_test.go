@@ -271,3 +271,28 @@ func TestNewWithModelHint(t *testing.T) {
 	e.post(dm("u1", "/new opus"))
 	contains(t, e.text("chat-u1"), "New session started with opus.")
 }
+
+// A scheduled run is a message of its chat: answered there (access does
+// not apply: the configuration asked for it), once however often the same
+// due time is fired; a heartbeat answered HEARTBEAT_OK shows nothing.
+func TestScheduledRuns(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := context.Background()
+	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	run := ScheduledRun{Job: "morning", At: at, Chat: "lo:chat-stranger", Prompt: "brief me"}
+	if err := e.gw.Scheduled(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, e.text("chat-stranger"), "echo: ", "brief me")
+	if err := e.gw.Scheduled(ctx, run); err != nil { // fired again (a retry)
+		t.Fatal(err)
+	}
+	e.quiet("chat-stranger", 500*time.Millisecond)
+	if err := e.gw.Scheduled(ctx, ScheduledRun{Job: "heartbeat", At: at, Chat: "lo:chat-stranger", Prompt: "check #heartbeat-ok"}); err != nil {
+		t.Fatal(err)
+	}
+	e.quiet("chat-stranger", 500*time.Millisecond)
+	if err := e.gw.Scheduled(ctx, ScheduledRun{Job: "x", At: at, Chat: "nochat", Prompt: "p"}); err == nil {
+		t.Error("a chat without an instance was accepted")
+	}
+}

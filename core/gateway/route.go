@@ -57,6 +57,12 @@ func (g *Gateway) arrive(a arrival) {
 		g.finish(a.ID, store.StateDropped, "empty")
 		return
 	}
+	if m.Scheduled != "" {
+		// The configuration started it: no access check, no commands.
+		log.Info("scheduled turn", "schedule", m.Scheduled, "session", a.key)
+		g.queue.Enqueue(a.key, []queue.Item{a.Item})
+		return
+	}
 	v := set.Access.Decide(g.ctx, m, g.approved)
 	if inv, ok := g.commands.Parse(m.Command()); ok && inv.Name == "whoami" && v != access.IgnoreGroup && (v != access.Unaddressed || m.WasMentioned) {
 		g.respond(a, whoami(m, v))

@@ -59,6 +59,10 @@ type Message struct {
 	// protocol: this is a stub (no body, reply or media), the sender is told
 	// and the agent never sees it.
 	OversizeBytes int64 `json:"oversize_bytes,omitempty"`
+	// Scheduled names the schedule that started this message (a schedule
+	// block or the heartbeat): nobody typed it, the configuration did, so
+	// access control does not apply.
+	Scheduled string `json:"scheduled,omitempty"`
 }
 
 // Media is an inbound attachment. Path is set once the host downloaded it

@@ -30,6 +30,7 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	                    "block <i>: ..." each, #gap=<duration> apart
 //	#error=<kind>       answer with an error result: overloaded, too_long
 //	#silent             answer NO_REPLY
+//	#heartbeat-ok       answer HEARTBEAT_OK (nothing to say, for a heartbeat)
 //	#spawn=<path>       start `sleep 300` as a tool would (in claude's
 //	                    process group) and write its pid to path, before
 //	                    anything else; a test checks it dies with the host
@@ -108,6 +109,11 @@ func Main() {
 			result("NO_REPLY")
 			continue
 		}
+		if _, ok := directive(text, "heartbeat-ok"); ok {
+			assistant("HEARTBEAT_OK")
+			result("HEARTBEAT_OK")
+			continue
+		}
 		if n, ok := directive(text, "blocks"); ok {
 			count, _ := strconv.Atoi(n)
 			gap := time.Duration(0)
@@ -137,7 +143,7 @@ func Main() {
 	}
 }
 
-var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|spawn|mark|parts)(?:=([^\s\]]+))?`)
+var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts)(?:=([^\s\]]+))?`)
 
 // RunLogEnvVar names the file the fake appends its [RunEvent]s to.
 const RunLogEnvVar = "CLAWHOST_FAKE_CLAUDE_LOG"

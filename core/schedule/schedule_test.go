@@ -1,0 +1,190 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"github.com/clawhost/clawhost/core/internal/cron"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock advances only when told; After fires when the time comes.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []waiter
+	added   chan struct{}
+}
+
+type waiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newClock(t time.Time) *fakeClock { return &fakeClock{now: t, added: make(chan struct{}, 100)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	c.waiters = append(c.waiters, waiter{c.now.Add(d), ch})
+	c.added <- struct{}{}
+	return ch
+}
+
+// advance moves the clock to t, firing the waiters due.
+func (c *fakeClock) advance(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+	keep := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(t) {
+			w.ch <- t
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	c.waiters = keep
+}
+
+// waitWaiting blocks until n goroutines wait on the clock.
+func (c *fakeClock) waitWaiting(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		c.mu.Lock()
+		k := len(c.waiters)
+		c.mu.Unlock()
+		if k >= n {
+			return
+		}
+		select {
+		case <-c.added:
+		case <-deadline:
+			t.Fatalf("%d waiting on the clock, want %d", k, n)
+		}
+	}
+}
+
+type recorder struct {
+	mu   sync.Mutex
+	runs []Run
+	fail int // fail the next n fires
+	got  chan Run
+}
+
+func newRecorder() *recorder { return &recorder{got: make(chan Run, 10)} }
+
+func (r *recorder) fire(_ context.Context, run Run) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail > 0 {
+		r.fail--
+		return errors.New("store locked")
+	}
+	r.runs = append(r.runs, run)
+	r.got <- run
+	return nil
+}
+
+func (r *recorder) next(t *testing.T) Run {
+	t.Helper()
+	select {
+	case run := <-r.got:
+		return run
+	case <-time.After(5 * time.Second):
+		t.Fatal("no run")
+		return Run{}
+	}
+}
+
+func start(t *testing.T, jobs []Job, clock *fakeClock, rec *recorder, state string) context.CancelFunc {
+	t.Helper()
+	s := New(Options{Jobs: jobs, Fire: rec.fire, StateFile: state, Clock: clock})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return func() { cancel(); <-done }
+}
+
+func TestSchedulerRunsWhenDueAndMakesUpOneMissedRun(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "schedule.json")
+	daily, _ := cron.Parse("0 9 * * *")
+	jobs := []Job{{Name: "morning", Cron: &daily, Location: time.UTC, Target: "tg:1", Prompt: "brief me"}}
+	t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	clock, rec := newClock(t0), newRecorder()
+	stop := start(t, jobs, clock, rec, state)
+	clock.waitWaiting(t, 1)
+	clock.advance(t0.Add(time.Hour)) // 09:00
+	run := rec.next(t)
+	if run.Job != "morning" || !run.At.Equal(t0.Add(time.Hour)) || run.Target != "tg:1" || run.Prompt != "brief me" {
+		t.Fatalf("run %+v", run)
+	}
+	clock.waitWaiting(t, 1)
+	stop()
+	if fi, err := os.Stat(state); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("state file: %v %v", fi, err)
+	}
+
+	// Down over the next day's 09:00, back at 09:40: run once, late.
+	clock2 := newClock(time.Date(2026, 11, 23, 9, 40, 0, 0, time.UTC))
+	rec2 := newRecorder()
+	stop = start(t, jobs, clock2, rec2, state)
+	if run := rec2.next(t); !run.At.Equal(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)) {
+		t.Fatalf("made-up run %+v", run)
+	}
+	clock2.waitWaiting(t, 1)
+	stop()
+
+	// Down over the day after's 09:00, back at 11:00: skipped.
+	clock3 := newClock(time.Date(2026, 11, 24, 11, 0, 0, 0, time.UTC))
+	rec3 := newRecorder()
+	start(t, jobs, clock3, rec3, state)
+	clock3.waitWaiting(t, 1)
+	if len(rec3.runs) != 0 {
+		t.Fatalf("a run two hours late was made up: %+v", rec3.runs)
+	}
+}
+
+func TestSchedulerRetriesAFailedRunWithTheSameDueTime(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	clock, rec := newClock(t0), newRecorder()
+	rec.fail = 1
+	start(t, []Job{{Name: "hb", Every: 30 * time.Minute}}, clock, rec, "")
+	clock.waitWaiting(t, 1)
+	clock.advance(t0.Add(30 * time.Minute))
+	clock.waitWaiting(t, 1) // the retry's wait
+	clock.advance(t0.Add(31 * time.Minute))
+	if run := rec.next(t); !run.At.Equal(t0.Add(30 * time.Minute)) {
+		t.Fatalf("retried run %+v", run)
+	}
+}
+
+func TestQuietHoursSkip(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 22, 22, 0, 0, 0, time.UTC)
+	clock, rec := newClock(t0), newRecorder()
+	quiet := func(at time.Time) bool { return at.Hour() >= 23 || at.Hour() < 7 }
+	start(t, []Job{{Name: "hb", Every: time.Hour, Quiet: quiet}}, clock, rec, "")
+	for h := 23; h <= 31; h++ { // 23:00 … 07:00
+		clock.waitWaiting(t, 1)
+		clock.advance(t0.Add(time.Duration(h-22) * time.Hour))
+	}
+	run := rec.next(t)
+	if run.At.Hour() != 7 {
+		t.Fatalf("first run at %s, want 07:00 after the quiet hours", run.At)
+	}
+}
