@@ -138,6 +138,7 @@ func (h *Host) provision() error {
 	h.gw = gateway.New(gateway.Options{
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
+		Schedules: &h.schedules,
 	})
 	return nil
 }

@@ -98,6 +98,8 @@ type Options struct {
 	MemoryFlush runner.MemoryFlush
 	// Version is shown by /status.
 	Version string
+	// Schedules serves /schedule; nil: not available.
+	Schedules command.Schedules
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// StaleAfter bounds the age of a produced reply that is still sent
@@ -173,9 +175,10 @@ func New(opts Options) *Gateway {
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
 		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func() string { return g.settings().Turn.Model },
-		Models: func() []string { return g.settings().Turn.Models },
-		Mode:   func() string { return g.settings().Turn.PermissionMode },
-		Modes:  func() []string { return g.settings().Turn.PermissionModes },
+		Models:    func() []string { return g.settings().Turn.Models },
+		Mode:      func() string { return g.settings().Turn.PermissionMode },
+		Schedules: opts.Schedules,
+		Modes:     func() []string { return g.settings().Turn.PermissionModes },
 		QueueMode: func(key string) string {
 			instance, _, _ := strings.Cut(key, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))
