@@ -44,8 +44,8 @@ func TestChatSchedules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range []command.ScheduleEntry{
-		{Name: "standup", Cron: "0 9 * * *", Chat: "tg:42", Prompt: "x"},  // taken
-		{Name: "file", Cron: "0 9 * * *", Chat: "tg:42", Prompt: "x"},     // the file's
+		{Name: "standup", Cron: "0 9 * * *", Chat: "tg:42", Prompt: "x"},   // taken
+		{Name: "file", Cron: "0 9 * * *", Chat: "tg:42", Prompt: "x"},      // the file's
 		{Name: "heartbeat", Cron: "0 9 * * *", Chat: "tg:42", Prompt: "x"}, // reserved
 		{Name: "bad cron", Cron: "0 9 * *", Chat: "tg:42", Prompt: "x"},
 		{Name: "late", Cron: "0 25 * * *", Chat: "tg:42", Prompt: "x"},
