@@ -303,6 +303,21 @@ func TestSteerJoinsTheRunningTurn(t *testing.T) {
 	}
 }
 
+// The cap counts turns, not messages: a burst a debounce window merged
+// into one batch is one, so with a cap of 1 nothing of it is dropped.
+func TestCapCountsADebouncedBurstOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{Cap: 1, Drop: DropOld})
+	f.q.Enqueue("k", []Item{f.item("busy")})
+	c := f.run.begin(t)
+	f.q.Enqueue("k", []Item{f.item("part one"), f.item("part two"), f.item("part three")})
+	c.done <- Ran
+	got := f.run.run(t, Ran)
+	if !equal(bodies(t, got), []string{"part one", "part two", "part three"}) || f.obs.dropped != 0 {
+		t.Fatalf("next %v, %d dropped", bodies(t, got), f.obs.dropped)
+	}
+}
+
 func TestCapPolicies(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
