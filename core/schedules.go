@@ -105,7 +105,13 @@ func (s *scheduler) start(cfg *config.Config) {
 	chat := slices.Clone(s.chat)
 	s.mu.Unlock()
 	jobs, groups := jobsOf(cfg)
+	once := map[string]bool{}
 	for _, e := range chat {
+		if !e.At.IsZero() {
+			jobs = append(jobs, schedule.Job{Name: e.Name, At: e.At, Target: e.Chat, Prompt: e.Prompt})
+			groups[e.Name], once[e.Name] = e.Group, true
+			continue
+		}
 		c, err := cron.Parse(e.Cron)
 		if err != nil {
 			continue
@@ -119,7 +125,13 @@ func (s *scheduler) start(cfg *config.Config) {
 	sch := schedule.New(schedule.Options{
 		Jobs: jobs, StateFile: filepath.Join(cfg.DataDir, "schedule.json"), Logger: s.h.log.Named("schedule"),
 		Fire: func(ctx context.Context, r schedule.Run) error {
-			return s.h.gw.Scheduled(ctx, gateway.ScheduledRun{Job: r.Job, At: r.At, Chat: r.Target, Group: groups[r.Job], Prompt: r.Prompt})
+			err := s.h.gw.Scheduled(ctx, gateway.ScheduledRun{Job: r.Job, At: r.At, Chat: r.Target, Group: groups[r.Job], Prompt: r.Prompt})
+			if err == nil && once[r.Job] {
+				// Done: a one-shot entry leaves the file (in the
+				// background: removing restarts the scheduler this runs in).
+				go func() { _, _ = s.Remove(context.Background(), r.Job) }()
+			}
+			return err
 		},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -149,8 +161,10 @@ func (s *scheduler) Add(_ context.Context, e command.ScheduleEntry) error {
 	if !nameRe.MatchString(e.Name) {
 		return fmt.Errorf("%q is not a schedule name (letters, digits, - and _)", e.Name)
 	}
-	if _, err := cron.Parse(e.Cron); err != nil {
-		return err
+	if e.At.IsZero() {
+		if _, err := cron.Parse(e.Cron); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	cfg := s.cfg

@@ -46,6 +46,9 @@ type ScheduleEntry struct {
 	Name, Cron, Chat, Prompt string
 	// Group: the chat is a group.
 	Group bool
+	// At, for a one-shot entry (the agent's schedule_message), is its
+	// time; Cron is empty then.
+	At time.Time `json:",omitzero"`
 	// FromFile: a schedule block of the configuration (not removable from
 	// chat).
 	FromFile bool
@@ -556,6 +559,9 @@ func (h *Handler) schedule(ctx context.Context, m *message.Message, args string)
 				src = "config file"
 			}
 			next := "never"
+			if !e.At.IsZero() {
+				e.Cron, e.Next = "once", e.At
+			}
 			if !e.Next.IsZero() {
 				next = e.Next.Format("Mon 2006-01-02 15:04 MST")
 			}

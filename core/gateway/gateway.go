@@ -96,6 +96,8 @@ type Options struct {
 	Settings Settings
 	// MemoryFlush decides the memory-flush turn (runner.Config.MemoryFlush).
 	MemoryFlush runner.MemoryFlush
+	// AgentTools gives the host's MCP tools for a chat (turn.Options).
+	AgentTools func(m *message.Message) (mcpConfig string, tools []string)
 	// Version is shown by /status.
 	Version string
 	// Schedules serves /schedule; nil: not available.
@@ -170,7 +172,7 @@ func New(opts Options) *Gateway {
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
-		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now,
+		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
 	})
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
