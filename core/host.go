@@ -74,6 +74,7 @@ type Host struct {
 	lastReload *admin.Reload // nil until the first reload
 
 	schedules scheduler
+	agentAPI  agentAPI
 }
 
 // New provisions a Host for a valid configuration: directories, the
@@ -85,6 +86,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	}
 	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now()}
 	h.schedules.h = h
+	h.agentAPI.h = h
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: opts.LogOutput, JSONFormat: cfg.LogFormat == "json",
 	})
@@ -138,6 +140,7 @@ func (h *Host) provision() error {
 	h.gw = gateway.New(gateway.Options{
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
+		Schedules: &h.schedules, AgentTools: h.agentAPI.tools,
 	})
 	return nil
 }
@@ -158,6 +161,10 @@ func (h *Host) pluginReady(*pluginhost.Instance) {
 // Start applies the plugins, recovers the journal and starts the admin
 // endpoint. Inbound messages wait for the recovery.
 func (h *Host) Start(ctx context.Context) error {
+	// Before any turn (recovery may start some): the tool's endpoint.
+	if err := h.agentAPI.start(); err != nil {
+		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
+	}
 	h.plugins.Apply(Specs(h.cfg))
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err := h.gw.Start(rctx)
@@ -270,6 +277,7 @@ func (h *Host) Shutdown(ctx context.Context) {
 		_ = h.admin.Close(ctx)
 	}
 	h.schedules.stop()
+	h.agentAPI.stop(ctx)
 	h.gw.Close(ctx)
 	h.plugins.Stop()
 	if err := h.agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {

@@ -38,6 +38,30 @@ var Builtins = []Spec{
 	{Name: "mode", Help: "claude's permission mode here: /mode [name|default]"},
 	{Name: "queue", Help: "what a message does while a reply runs: /queue followup|collect|interrupt|steer|default"},
 	{Name: "compact", Help: "ask claude to compact this conversation into a summary"},
+	{Name: "schedule", Help: "turns at set times here: /schedule add NAME MIN HOUR DAY MONTH WEEKDAY text | list | remove NAME (owners)", OwnerOnly: true},
+}
+
+// ScheduleEntry is one schedule as /schedule shows it.
+type ScheduleEntry struct {
+	Name, Cron, Chat, Prompt string
+	// Group: the chat is a group.
+	Group bool
+	// At, for a one-shot entry (the agent's schedule_message), is its
+	// time; Cron is empty then.
+	At time.Time `json:",omitzero"`
+	// FromFile: a schedule block of the configuration (not removable from
+	// chat).
+	FromFile bool
+	// Next is the next run, zero if none.
+	Next time.Time
+}
+
+// Schedules is the port /schedule manages the schedules added from chat
+// through; the host implements it (durable, applied at once).
+type Schedules interface {
+	Add(ctx context.Context, e ScheduleEntry) error
+	Remove(ctx context.Context, name string) (bool, error)
+	List(ctx context.Context) []ScheduleEntry
 }
 
 // QueueModes are the modes /queue takes (core/queue's).
@@ -112,6 +136,8 @@ type Handler struct {
 	Modes func() []string
 	// QueueMode returns the configured queue mode of a session.
 	QueueMode func(key string) string
+	// Schedules, when not nil, serves /schedule.
+	Schedules Schedules
 
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }
@@ -177,6 +203,8 @@ func (h *Handler) builtin(ctx context.Context, key string, m *message.Message, i
 		return h.mode(ctx, key, strings.TrimSpace(inv.Args))
 	case "queue":
 		return h.queueMode(ctx, key, strings.ToLower(strings.TrimSpace(inv.Args)))
+	case "schedule":
+		return h.schedule(ctx, m, strings.TrimSpace(inv.Args))
 	}
 	return ""
 }
@@ -507,4 +535,58 @@ func (h *Handler) queueMode(ctx context.Context, key, arg string) string {
 		return "The queue mode could not be changed; try again."
 	}
 	return fmt.Sprintf("Queue: %s from the next message on.", cmp.Or(arg, def))
+}
+
+// schedule answers /schedule (owners): add a schedule running in this chat,
+// list them, remove one added from chat.
+func (h *Handler) schedule(ctx context.Context, m *message.Message, args string) string {
+	if h.Schedules == nil {
+		return "Schedules are not available."
+	}
+	const usage = "Usage: /schedule add NAME MIN HOUR DAY MONTH WEEKDAY text (e.g. /schedule add standup 0 9 * * 1-5 Summarize yesterday), /schedule list, /schedule remove NAME."
+	verb, rest, _ := strings.Cut(args, " ")
+	rest = strings.TrimSpace(rest)
+	switch strings.ToLower(verb) {
+	case "list", "":
+		list := h.Schedules.List(ctx)
+		if len(list) == 0 {
+			return "No schedules. " + usage
+		}
+		var b strings.Builder
+		for _, e := range list {
+			src := "added in chat"
+			if e.FromFile {
+				src = "config file"
+			}
+			next := "never"
+			if !e.At.IsZero() {
+				e.Cron, e.Next = "once", e.At
+			}
+			if !e.Next.IsZero() {
+				next = e.Next.Format("Mon 2006-01-02 15:04 MST")
+			}
+			fmt.Fprintf(&b, "%s: %q in %s, next %s (%s): %s\n", e.Name, e.Cron, e.Chat, next, src, e.Prompt)
+		}
+		return strings.TrimSpace(b.String())
+	case "add":
+		f := strings.Fields(rest)
+		if len(f) < 7 {
+			return usage
+		}
+		e := ScheduleEntry{Name: f[0], Cron: strings.Join(f[1:6], " "), Chat: m.Instance + ":" + m.ChatID, Group: m.IsGroup(), Prompt: strings.Join(f[6:], " ")}
+		if err := h.Schedules.Add(ctx, e); err != nil {
+			return "Not added: " + err.Error()
+		}
+		return fmt.Sprintf("Schedule %s added: %q, in this chat.", e.Name, e.Cron)
+	case "remove", "rm", "delete":
+		ok, err := h.Schedules.Remove(ctx, rest)
+		switch {
+		case err != nil:
+			return "Not removed: " + err.Error()
+		case !ok:
+			return fmt.Sprintf("No schedule %q was added in chat (schedules of the config file are removed there).", rest)
+		}
+		return fmt.Sprintf("Schedule %s removed.", rest)
+	}
+	return usage
 }

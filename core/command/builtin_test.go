@@ -346,3 +346,42 @@ func TestQueueModeCommand(t *testing.T) {
 		t.Errorf("stored %q", s.queue)
 	}
 }
+
+type fakeSchedules struct{ added []ScheduleEntry }
+
+func (f *fakeSchedules) Add(_ context.Context, e ScheduleEntry) error {
+	f.added = append(f.added, e)
+	return nil
+}
+func (f *fakeSchedules) Remove(_ context.Context, name string) (bool, error) {
+	return name == "standup", nil
+}
+func (f *fakeSchedules) List(context.Context) []ScheduleEntry { return f.added }
+
+func TestScheduleCommand(t *testing.T) {
+	t.Parallel()
+	h, _, _, _ := newHandler(t)
+	sch := &fakeSchedules{}
+	h.Schedules = sch
+	if got := answer(t, h, "/schedule add standup 0 9 * * 1-5 Summarize yesterday", false); got != "Only an owner can use /schedule." {
+		t.Errorf("non-owner: %q", got)
+	}
+	if got := answer(t, h, "/schedule add standup 0 9 * * 1-5 Summarize yesterday", true); got != `Schedule standup added: "0 9 * * 1-5", in this chat.` {
+		t.Errorf("add: %q", got)
+	}
+	if len(sch.added) != 1 || sch.added[0].Chat != "tg:" || sch.added[0].Prompt != "Summarize yesterday" {
+		t.Errorf("added %+v", sch.added)
+	}
+	if got := answer(t, h, "/schedule add x 0 9", true); !strings.HasPrefix(got, "Usage:") {
+		t.Errorf("short add: %q", got)
+	}
+	if got := answer(t, h, "/schedule list", true); !strings.Contains(got, `standup: "0 9 * * 1-5" in tg:, next never (added in chat): Summarize yesterday`) {
+		t.Errorf("list: %q", got)
+	}
+	if got := answer(t, h, "/schedule remove standup", true); got != "Schedule standup removed." {
+		t.Errorf("remove: %q", got)
+	}
+	if got := answer(t, h, "/schedule remove nope", true); !strings.Contains(got, "No schedule") {
+		t.Errorf("remove unknown: %q", got)
+	}
+}

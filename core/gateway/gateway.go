@@ -96,8 +96,12 @@ type Options struct {
 	Settings Settings
 	// MemoryFlush decides the memory-flush turn (runner.Config.MemoryFlush).
 	MemoryFlush runner.MemoryFlush
+	// AgentTools gives the host's MCP tools for a chat (turn.Options).
+	AgentTools func(m *message.Message) (mcpConfig string, tools []string)
 	// Version is shown by /status.
 	Version string
+	// Schedules serves /schedule; nil: not available.
+	Schedules command.Schedules
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// StaleAfter bounds the age of a produced reply that is still sent
@@ -168,14 +172,15 @@ func New(opts Options) *Gateway {
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
-		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now,
+		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
 	})
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
 		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func() string { return g.settings().Turn.Model },
-		Models: func() []string { return g.settings().Turn.Models },
-		Mode:   func() string { return g.settings().Turn.PermissionMode },
-		Modes:  func() []string { return g.settings().Turn.PermissionModes },
+		Models:    func() []string { return g.settings().Turn.Models },
+		Mode:      func() string { return g.settings().Turn.PermissionMode },
+		Schedules: opts.Schedules,
+		Modes:     func() []string { return g.settings().Turn.PermissionModes },
 		QueueMode: func(key string) string {
 			instance, _, _ := strings.Cut(key, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))

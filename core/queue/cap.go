@@ -19,13 +19,24 @@ func (q *Queue) applyCap(pol Policy, key, instance string) {
 		return
 	}
 	pending, err := q.journal.ListPending(q.ctx, key, 0)
-	over := len(pending) - pol.Cap
-	if err != nil || over <= 0 {
+	if err != nil {
 		return
 	}
-	drop := pending[:over]
+	// The cap counts what would be turns: the messages a debounce window
+	// merged are one (a three-part burst is not "three messages waiting").
+	units := q.units(key, pending)
+	over := len(units) - pol.Cap
+	if over <= 0 {
+		return
+	}
+	var drop []store.Entry
 	if pol.Drop == DropNew {
-		drop = pending[len(pending)-over:]
+		units = units[len(units)-over:]
+	} else {
+		units = units[:over]
+	}
+	for _, u := range units {
+		drop = append(drop, u...)
 	}
 	ids := make([]int64, len(drop))
 	for i, e := range drop {
@@ -125,4 +136,35 @@ func summaryLine(m *message.Message) string {
 		body = string(r[:139]) + "…"
 	}
 	return "- " + envelope.SanitizeHeaderPart(name) + ": " + body
+}
+
+// units groups a session's waiting entries into what would be turns: the
+// entries one debounce window merged (the lane's batch map) stay together.
+func (q *Queue) units(key string, pending []store.Entry) [][]store.Entry {
+	q.mu.Lock()
+	heads := map[int64]int64{}
+	if l := q.lanes[key]; l != nil {
+		for _, e := range pending {
+			if h, ok := l.batch[e.ID]; ok {
+				heads[e.ID] = h
+			}
+		}
+	}
+	q.mu.Unlock()
+	var out [][]store.Entry
+	index := map[int64]int{}
+	for _, e := range pending {
+		h, ok := heads[e.ID]
+		if !ok {
+			out = append(out, []store.Entry{e})
+			continue
+		}
+		if i, seen := index[h]; seen {
+			out[i] = append(out[i], e)
+			continue
+		}
+		index[h] = len(out)
+		out = append(out, []store.Entry{e})
+	}
+	return out
 }

@@ -151,7 +151,18 @@ func (q *Queue) pick(l *lane, pending []store.Entry) *Batch {
 	delete(q.summaries, l.key)
 	delete(q.toldCap, l.key)
 	if mode == Collect {
-		b.Entries, b.Collected = pending, len(pending) > 1
+		// Everything waiting from the first one's chat: one reply answers
+		// them there. Messages of another chat sharing the session (a
+		// "main" dm_scope across channels) wait for their own turn, so
+		// each chat gets its answer.
+		first := pending[0]
+		var take []store.Entry
+		for _, e := range pending {
+			if e.Instance == first.Instance && e.ChatID == first.ChatID && e.ThreadID == first.ThreadID {
+				take = append(take, e)
+			}
+		}
+		b.Entries, b.Collected = take, len(take) > 1
 		return b
 	}
 	head, ok := l.batch[pending[0].ID]

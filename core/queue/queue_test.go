@@ -266,6 +266,35 @@ func TestSessionModeOverridesThePolicy(t *testing.T) {
 	}
 }
 
+// In collect mode a session shared by two chats (dm_scope "main") takes
+// each chat's messages in its own turn, so each is answered where it came
+// from.
+func TestCollectKeepsChatsApart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{Mode: Collect})
+	other := func(body string) Item {
+		f.n++
+		m := message.Message{Instance: "dc", ChatID: "9", MessageID: fmt.Sprint(f.n), Body: body, Sender: channel.Sender{ID: "7", Name: "Ann"}}
+		res, err := f.db.Accept(context.Background(), store.Inbound{Instance: "dc", ChatID: "9", MessageID: m.MessageID, Message: message.Encode(&m)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Item{ID: res.ID, Message: m}
+	}
+	f.q.Enqueue("k", []Item{f.item("busy")})
+	c := f.run.begin(t)
+	f.q.Enqueue("k", []Item{f.item("tg one")})
+	f.q.Enqueue("k", []Item{other("dc one")})
+	f.q.Enqueue("k", []Item{f.item("tg two")})
+	c.done <- Ran
+	if got := f.run.run(t, Ran); !equal(bodies(t, got), []string{"tg one", "tg two"}) {
+		t.Fatalf("first batch %v", bodies(t, got))
+	}
+	if got := f.run.run(t, Ran); !equal(bodies(t, got), []string{"dc one"}) {
+		t.Fatalf("second batch %v", bodies(t, got))
+	}
+}
+
 func TestInterruptAbortsTheRunningTurn(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{Mode: Followup, ByInstance: map[string]Mode{"tg": Interrupt}})
@@ -300,6 +329,21 @@ func TestSteerJoinsTheRunningTurn(t *testing.T) {
 	f.q.Enqueue("k", []Item{f.item("after")})
 	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"after"}) {
 		t.Fatalf("steered message run again: %v", got)
+	}
+}
+
+// The cap counts turns, not messages: a burst a debounce window merged
+// into one batch is one, so with a cap of 1 nothing of it is dropped.
+func TestCapCountsADebouncedBurstOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{Cap: 1, Drop: DropOld})
+	f.q.Enqueue("k", []Item{f.item("busy")})
+	c := f.run.begin(t)
+	f.q.Enqueue("k", []Item{f.item("part one"), f.item("part two"), f.item("part three")})
+	c.done <- Ran
+	got := f.run.run(t, Ran)
+	if !equal(bodies(t, got), []string{"part one", "part two", "part three"}) || f.obs.dropped != 0 {
+		t.Fatalf("next %v, %d dropped", bodies(t, got), f.obs.dropped)
 	}
 }
 

@@ -194,6 +194,10 @@ type launch struct {
 	// model overrides Config.Model; effort is --effort ("" for none); mode
 	// overrides Config.PermissionMode.
 	model, effort, mode string
+	// mcp is the session's own MCP config (the host's tools for its chat)
+	// and tools the tools it allows without asking.
+	mcp   string
+	tools []string
 }
 
 // args builds claude's argv (without the command) for one process start.
@@ -222,12 +226,15 @@ func (c Config) args(l launch) []string {
 	if mode := cmp.Or(l.mode, c.PermissionMode); mode != "" {
 		a = append(a, "--permission-mode", mode)
 	}
-	if len(c.AllowedTools) > 0 {
-		a = append(a, "--allowedTools", strings.Join(c.AllowedTools, ","))
+	if allowed := append(slices.Clone(c.AllowedTools), l.tools...); len(allowed) > 0 {
+		a = append(a, "--allowedTools", strings.Join(allowed, ","))
 	}
 	a = append(a, "--disallowedTools", strings.Join(disallowed(c.DisallowedTools), ","))
 	for _, m := range c.MCPConfig {
 		a = append(a, "--mcp-config", m)
+	}
+	if l.mcp != "" {
+		a = append(a, "--mcp-config", l.mcp)
 	}
 	for _, d := range c.AddDirs {
 		a = append(a, "--add-dir", d)

@@ -24,6 +24,7 @@ import (
 type proc struct {
 	key, sessionID, extra string
 	model, effort, mode   string // the per-session --model, --effort and --permission-mode it was started with
+	mcp                   string // the per-session --mcp-config it was started with
 	pid                   int
 	cmd                   *exec.Cmd
 	stdin                 io.WriteCloser
@@ -151,7 +152,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
 	}
 	cmd.Stdout = pw
-	p := &proc{key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, cmd: cmd, stdin: stdin,
+	p := &proc{key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, cmd: cmd, stdin: stdin,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {

@@ -101,6 +101,11 @@ type TurnRequest struct {
 	// Config.PermissionMode (a chat's /mode); it must be one of
 	// Config.PermissionModes.
 	PermissionMode string
+	// MCPConfig, when set, is one more --mcp-config (JSON) for this
+	// session's process (the host's own tools, bound to its chat), and
+	// Tools are added to --allowedTools. Part of the process's identity.
+	MCPConfig string
+	Tools     []string
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

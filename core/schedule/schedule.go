@@ -38,9 +38,10 @@ const retryAfter = time.Minute
 type Job struct {
 	// Name identifies the job (its state and its messages' ids).
 	Name string
-	// Cron, when set, is when it runs; else Every.
+	// Cron, when set, is when it runs; else Every; else once, At.
 	Cron  *cron.Cron
 	Every time.Duration
+	At    time.Time
 	// Location is the Cron's time zone.
 	Location *time.Location
 	// Quiet, when set, reports times at which the job does not run (the
@@ -57,6 +58,9 @@ func (j Job) next(t time.Time) time.Time {
 		return j.Cron.Next(t, j.Location)
 	}
 	if j.Every <= 0 {
+		if j.At.After(t) {
+			return j.At
+		}
 		return time.Time{}
 	}
 	return t.Truncate(j.Every).Add(j.Every)
@@ -67,6 +71,9 @@ func (j Job) next(t time.Time) time.Time {
 func (j Job) prev(t time.Time) time.Time {
 	if j.Cron == nil {
 		if j.Every <= 0 {
+			if !j.At.IsZero() && !j.At.After(t) {
+				return j.At
+			}
 			return time.Time{}
 		}
 		return t.Truncate(j.Every)
@@ -179,7 +186,9 @@ func (s *Scheduler) loop(ctx context.Context, j Job) {
 	for {
 		due := j.next(s.o.Clock.Now())
 		if due.IsZero() {
-			log.Warn("the schedule never comes due; not run")
+			if j.At.IsZero() {
+				log.Warn("the schedule never comes due; not run")
+			}
 			return
 		}
 		select {

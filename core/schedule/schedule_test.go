@@ -188,3 +188,26 @@ func TestQuietHoursSkip(t *testing.T) {
 		t.Fatalf("first run at %s, want 07:00 after the quiet hours", run.At)
 	}
 }
+
+// A one-shot job runs once at its time; one whose time passed while down
+// is made up if under an hour late.
+func TestOneShot(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	state := filepath.Join(t.TempDir(), "s.json")
+	clock, rec := newClock(t0), newRecorder()
+	stop := start(t, []Job{{Name: "once", At: t0.Add(5 * time.Minute), Prompt: "remind"}}, clock, rec, state)
+	clock.waitWaiting(t, 1)
+	clock.advance(t0.Add(5 * time.Minute))
+	if run := rec.next(t); run.Job != "once" || !run.At.Equal(t0.Add(5*time.Minute)) {
+		t.Fatalf("run %+v", run)
+	}
+	stop()
+	// Another one-shot, due while the host was down.
+	clock2, rec2 := newClock(t0.Add(40*time.Minute)), newRecorder()
+	stop = start(t, []Job{{Name: "once2", At: t0.Add(20 * time.Minute)}}, clock2, rec2, state)
+	stop()
+	if len(rec2.runs) != 0 {
+		t.Fatalf("a job first seen after its time ran: %+v", rec2.runs)
+	}
+}

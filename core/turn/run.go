@@ -101,7 +101,7 @@ func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, re
 		// warm process is kept).
 		prompt = "/compact"
 	} else {
-		t.memoryFlush(ctx, req.Key, &sess, last.Target())
+		t.memoryFlush(ctx, req.Key, &sess, last)
 	}
 
 	prev := t.earlierRun(ctx, log, req, last)

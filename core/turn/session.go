@@ -247,7 +247,8 @@ func updateMeta(raw []byte, res runner.Result, m *message.Message) []byte {
 // memoryFlush runs the pre-compaction memory-flush turn when the session's
 // prompt approaches the context window, once per compaction cycle. Its
 // NO_REPLY is suppressed; any other answer is sent like a notice.
-func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session, tgt message.Target) {
+func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session, m *message.Message) {
+	tgt := m.Target()
 	mf := t.opts.MemoryFlush
 	var meta chatMeta
 	_ = json.Unmarshal(sess.Chat, &meta)
@@ -262,7 +263,9 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	prompt, system := mf.Texts()
 	t.log.Info("running the memory-flush turn before compaction", "session", key, "prompt_tokens", meta.PromptTokens)
 	ov := OverridesOf(*sess)
-	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system, Model: ov.Model, Effort: ov.Effort, PermissionMode: t.permissionMode(ov)})
+	mcp, tools := t.agentTools(m)
+	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system,
+		Model: ov.Model, Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools})
 	if err != nil {
 		return
 	}
@@ -337,4 +340,12 @@ func (t *Turns) permissionMode(o Overrides) string {
 		return o.Mode
 	}
 	return ""
+}
+
+// agentTools is the host's MCP config and allowed tools for m's chat.
+func (t *Turns) agentTools(m *message.Message) (string, []string) {
+	if t.opts.AgentTools == nil || m == nil {
+		return "", nil
+	}
+	return t.opts.AgentTools(m)
 }

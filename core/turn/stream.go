@@ -54,7 +54,9 @@ func (t *Turns) streamMode(set Settings, instance string) Streaming {
 // to what was streamed is returned for the outbox; nothing is shown twice.
 func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message) (runner.Result, streamed) {
 	ov := OverridesOf(sess)
-	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system, Model: ov.Model, Effort: ov.Effort, PermissionMode: t.permissionMode(ov)})
+	mcp, tools := t.agentTools(m)
+	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
+		Model: ov.Model, Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools})
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}

@@ -184,6 +184,10 @@ type Options struct {
 	MemoryFlush runner.MemoryFlush
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// AgentTools, when not nil, gives the MCP config (JSON) of the host's
+	// own tools for the chat of m and the tool names to allow; "" for
+	// none.
+	AgentTools func(m *message.Message) (mcpConfig string, tools []string)
 	// MaxMediaBytes caps one downloaded attachment; zero means 20 MiB.
 	MaxMediaBytes int64
 }

@@ -783,3 +783,29 @@ func TestClaudeHostMeasure(t *testing.T) {
 	b.WriteString("\n")
 	t.Log(b.String())
 }
+
+// TestClaudeHostScheduleMessage: the agent schedules a message for itself
+// with the host's schedule_message tool (an MCP server the host starts for
+// claude, bound to the chat), with the real CLI against the fake API; the
+// message comes back as a turn in the same chat at its time, and the reply
+// reaches the chat — nothing produced between turns is lost.
+func TestClaudeHostScheduleMessage(t *testing.T) {
+	h := startClaudeHost(t, clOptions{})
+	const chat = "chat-u1"
+	h.fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "mcp__clawhost__schedule_message",
+		Input: map[string]any{"in": "2s", "text": "the oven is on"}}})
+	h.fake.Enqueue(anthropictest.Reply{Text: "I will remind you."})
+	m := h.mark()
+	h.post("u1", "remind me about the oven in two seconds")
+	got, m := h.waitSend(chat, m, 60*time.Second)
+	if got.Text != "I will remind you." {
+		t.Fatalf("reply %q", got.Text)
+	}
+	if res := h.request(2, time.Second).LastUserText(); !strings.Contains(res, "Scheduled for") {
+		t.Fatalf("tool result %q", res)
+	}
+	got, _ = h.waitSend(chat, m, 30*time.Second)
+	if !strings.HasPrefix(got.Text, "echo: ") || !strings.Contains(got.Text, "the oven is on") {
+		t.Fatalf("scheduled turn's reply %q", got.Text)
+	}
+}

@@ -163,6 +163,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cmd == "plugin" {
 		return pluginCommand(args, stdout, stderr)
 	}
+	if cmd == "mcp-schedule" { // started by the host for claude, not by people
+		return mcpSchedule(args, os.Stdin, stdout, stderr)
+	}
 	if !known(cmd) {
 		fmt.Fprintf(stderr, "clawhost: unknown command %q\n\n", cmd)
 		writeUsage(stderr)

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// mcpSchedule is `clawhost mcp-schedule`: the MCP server (stdio,
+// newline-delimited JSON-RPC) through which the agent schedules a message
+// for itself. The host starts it for claude (--mcp-config) with the chat
+// it serves and a token valid for that chat only; a call reaches the host's
+// loopback endpoint, which runs the message in that chat at the time asked,
+// as a turn, like a schedule. claude's own ScheduleWakeup and CronCreate
+// are disallowed: their replies reached nobody.
+func mcpSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var endpoint, token, chat string
+	group := false
+	for i := 0; i+1 < len(args); i += 2 {
+		switch args[i] {
+		case "-endpoint":
+			endpoint = args[i+1]
+		case "-token":
+			token = args[i+1]
+		case "-chat":
+			chat = args[i+1]
+		case "-group":
+			group = args[i+1] == "true"
+		}
+	}
+	if endpoint == "" || token == "" || chat == "" {
+		fmt.Fprintln(stderr, "clawhost mcp-schedule: -endpoint, -token and -chat are required (the host sets them)")
+		return 2
+	}
+	out := json.NewEncoder(stdout)
+	in := bufio.NewReaderSize(stdin, 1<<20)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			if json.Unmarshal(line, &req) != nil {
+				continue
+			}
+			if req.ID == nil {
+				continue // a notification
+			}
+			result, rerr := mcpHandle(req.Method, req.Params, endpoint, token, chat, group)
+			resp := map[string]any{"jsonrpc": "2.0", "id": req.ID}
+			if rerr != nil {
+				resp["error"] = map[string]any{"code": -32601, "message": rerr.Error()}
+			} else {
+				resp["result"] = result
+			}
+			if out.Encode(resp) != nil {
+				return 1
+			}
+		}
+		if err != nil {
+			return 0
+		}
+	}
+}
+
+const scheduleToolDescription = "Schedule a message to yourself in this chat: at the time given, you get the text as a new message (a new turn) and your reply goes to the chat. Use it for reminders and follow-ups; give either `in` (a duration like \"10m\" or \"2h30m\") or `at` (RFC 3339, e.g. \"2026-11-23T09:00:00+01:00\")."
+
+func mcpHandle(method string, params json.RawMessage, endpoint, token, chat string, group bool) (any, error) {
+	switch method {
+	case "initialize":
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(params, &p)
+		if p.ProtocolVersion == "" {
+			p.ProtocolVersion = "2025-06-18"
+		}
+		return map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+			"serverInfo": map[string]any{"name": "clawhost", "version": version}}, nil
+	case "ping":
+		return map[string]any{}, nil
+	case "tools/list":
+		return map[string]any{"tools": []any{map[string]any{
+			"name": "schedule_message", "description": scheduleToolDescription,
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
+				"text": map[string]any{"type": "string", "description": "the message you will get"},
+				"in":   map[string]any{"type": "string", "description": "after how long, e.g. \"10m\""},
+				"at":   map[string]any{"type": "string", "description": "when, RFC 3339"},
+			}, "required": []string{"text"}},
+		}}}, nil
+	case "tools/call":
+		var p struct {
+			Name      string `json:"name"`
+			Arguments struct {
+				Text string `json:"text"`
+				In   string `json:"in"`
+				At   string `json:"at"`
+			} `json:"arguments"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil || p.Name != "schedule_message" {
+			return nil, fmt.Errorf("unknown tool %q", p.Name)
+		}
+		text, isErr := mcpScheduleCall(endpoint, token, chat, group, p.Arguments.Text, p.Arguments.In, p.Arguments.At)
+		return map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": isErr}, nil
+	}
+	return nil, fmt.Errorf("method %q not found", method)
+}
+
+// mcpScheduleCall asks the host to schedule text; it returns what to tell
+// the model.
+func mcpScheduleCall(endpoint, token, chat string, group bool, text, in, at string) (string, bool) {
+	var when time.Time
+	switch {
+	case in != "":
+		d, err := time.ParseDuration(in)
+		if err != nil || d <= 0 {
+			return fmt.Sprintf("%q is not a positive duration like \"10m\".", in), true
+		}
+		when = time.Now().Add(d)
+	case at != "":
+		t, err := time.Parse(time.RFC3339, at)
+		if err != nil {
+			return fmt.Sprintf("%q is not an RFC 3339 time.", at), true
+		}
+		when = t
+	default:
+		return "Give `in` or `at`.", true
+	}
+	body, _ := json.Marshal(map[string]any{"token": token, "chat": chat, "group": group, "at": when, "text": text})
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Post(endpoint, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return "clawhost did not answer: " + err.Error(), true
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return "Not scheduled: " + string(bytes.TrimSpace(msg)), true
+	}
+	return "Scheduled for " + when.Format(time.RFC3339) + ". You will get the text as a message then.", false
+}
