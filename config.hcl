@@ -70,6 +70,9 @@ session {
   # "per-channel-peer" (one per plugin instance and sender). Groups and
   # threads always have their own.
   dm_scope       = "per-channel-peer"
+  # One person on several plugins, one session (with dm_scope = "per-peer";
+  # each reply goes to the chat its message came from):
+  # identity_links = { alice = ["tg:123456789", "dc:80351110224678912"] }
   reset_triggers = ["/new", "/reset"]  # start a new session; [] disables
 
   # Automatic reset; without a reset block sessions never expire.

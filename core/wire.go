@@ -80,8 +80,8 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 			GroupPolicy: a.GroupPolicy, Groups: a.Groups, GroupAllowFrom: a.GroupAllowFrom, RequireMention: a.RequireMention, TriggerWords: a.TriggerWords,
 		},
 		Sources: map[string]string{},
-		DMScope: sessionkey.DMScope(sess.DMScope),
-		Turn:    turnSettings(cfg),
+		DMScope: sessionkey.DMScope(sess.DMScope), IdentityLinks: sess.IdentityLinks,
+		Turn: turnSettings(cfg),
 		Delivery: delivery.Settings{
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace,

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,8 @@ var Builtins = []Spec{
 	{Name: "mode", Help: "claude's permission mode here: /mode [name|default]"},
 	{Name: "queue", Help: "what a message does while a reply runs: /queue followup|collect|interrupt|steer|default"},
 	{Name: "compact", Help: "ask claude to compact this conversation into a summary"},
+	{Name: "list", Help: "this chat's earlier sessions"},
+	{Name: "switch", Help: "go back to an earlier session: /switch N (from /list)"},
 	{Name: "schedule", Help: "turns at set times here: /schedule add NAME MIN HOUR DAY MONTH WEEKDAY text | list | remove NAME (owners)", OwnerOnly: true},
 }
 
@@ -82,6 +85,10 @@ type Sessions interface {
 	// Overrides are the session's own settings ("" for the configured
 	// default).
 	Overrides(ctx context.Context, key string) (Overrides, error)
+	// Past are the chat's earlier sessions, newest first.
+	Past(ctx context.Context, key string) ([]PastSession, error)
+	// Switch makes the n-th earlier session current (1 = newest).
+	Switch(ctx context.Context, key string, n int) (PastSession, error)
 	// SetOverride stores one of them ("model", "effort", "mode" or
 	// "queue"); the next turn applies it (the warm claude process restarts
 	// with --resume for the first three).
@@ -142,6 +149,14 @@ type Handler struct {
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }
 
+// PastSession is an earlier claude session of a chat (/list, /switch).
+type PastSession struct {
+	ID      string
+	Started time.Time
+	Last    time.Time
+	Turns   int64
+}
+
 // Overrides are a session's own settings: /model, /effort, /mode, /queue.
 type Overrides struct {
 	Model, Effort, Mode, Queue string
@@ -158,7 +173,7 @@ type Role struct {
 }
 
 // controlled are the built-ins that need Role.Control.
-var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "model": true, "effort": true, "mode": true, "queue": true, "compact": true}
+var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "model": true, "effort": true, "mode": true, "queue": true, "compact": true, "switch": true}
 
 // Answer runs a parsed command for the sender of m in session key and
 // returns the text to answer with (empty: nothing to say).
@@ -205,6 +220,10 @@ func (h *Handler) builtin(ctx context.Context, key string, m *message.Message, i
 		return h.queueMode(ctx, key, strings.ToLower(strings.TrimSpace(inv.Args)))
 	case "schedule":
 		return h.schedule(ctx, m, strings.TrimSpace(inv.Args))
+	case "list":
+		return h.list(ctx, key)
+	case "switch":
+		return h.switchTo(ctx, key, strings.TrimSpace(inv.Args))
 	}
 	return ""
 }
@@ -589,4 +608,41 @@ func (h *Handler) schedule(ctx context.Context, m *message.Message, args string)
 		return fmt.Sprintf("Schedule %s removed.", rest)
 	}
 	return usage
+}
+
+// list answers /list: the chat's current and earlier sessions.
+func (h *Handler) list(ctx context.Context, key string) string {
+	past, err := h.Sessions.Past(ctx, key)
+	if err != nil {
+		return "The sessions could not be read; try again."
+	}
+	if len(past) == 0 {
+		return "No earlier sessions in this chat (/new starts one and keeps this one here)."
+	}
+	var b strings.Builder
+	b.WriteString("Earlier sessions (/switch N goes back to one; this one is kept):\n")
+	for i, p := range past {
+		fmt.Fprintf(&b, "%d. started %s, last %s, %d turns (%s)\n", i+1, p.Started.Format("2006-01-02 15:04"), p.Last.Format("2006-01-02 15:04"), p.Turns, shortID(p.ID))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// switchTo answers /switch N.
+func (h *Handler) switchTo(ctx context.Context, key, arg string) string {
+	n, err := strconv.Atoi(arg)
+	if err != nil {
+		return "Usage: /switch N, with N from /list."
+	}
+	p, err := h.Sessions.Switch(ctx, key, n)
+	if err != nil {
+		return "Not switched: " + err.Error() + "."
+	}
+	return fmt.Sprintf("Switched to the session started %s (%d turns); the conversation goes on from there.", p.Started.Format("2006-01-02 15:04"), p.Turns)
 }

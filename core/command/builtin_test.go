@@ -30,6 +30,17 @@ func (f *fakeSessions) Overrides(context.Context, string) (Overrides, error) {
 	return Overrides{Model: f.model, Effort: f.effort, Mode: f.mode, Queue: f.queue}, nil
 }
 
+func (f *fakeSessions) Past(context.Context, string) ([]PastSession, error) {
+	return []PastSession{{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Last: time.Unix(1_800_003_600, 0).UTC(), Turns: 4}}, nil
+}
+
+func (f *fakeSessions) Switch(_ context.Context, _ string, n int) (PastSession, error) {
+	if n != 1 {
+		return PastSession{}, errors.New("there is no earlier session 2 (/list shows 1)")
+	}
+	return PastSession{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Turns: 4}, nil
+}
+
 func (f *fakeSessions) SetOverride(_ context.Context, _, name, value string) error {
 	switch name {
 	case "model":
@@ -383,5 +394,22 @@ func TestScheduleCommand(t *testing.T) {
 	}
 	if got := answer(t, h, "/schedule remove nope", true); !strings.Contains(got, "No schedule") {
 		t.Errorf("remove unknown: %q", got)
+	}
+}
+
+func TestListAndSwitch(t *testing.T) {
+	t.Parallel()
+	h, _, _, _ := newHandler(t)
+	if got := answer(t, h, "/list", false); !strings.Contains(got, "1. started 2027-01-15 08:00, last 2027-01-15 09:00, 4 turns (01234567)") {
+		t.Errorf("/list: %q", got)
+	}
+	if got := answer(t, h, "/switch 1", false); got != "Switched to the session started 2027-01-15 08:00 (4 turns); the conversation goes on from there." {
+		t.Errorf("/switch 1: %q", got)
+	}
+	if got := answer(t, h, "/switch 2", false); !strings.HasPrefix(got, "Not switched: there is no earlier session 2") {
+		t.Errorf("/switch 2: %q", got)
+	}
+	if got := answer(t, h, "/switch x", false); !strings.HasPrefix(got, "Usage") {
+		t.Errorf("/switch x: %q", got)
 	}
 }

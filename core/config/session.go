@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -38,6 +39,12 @@ type Session struct {
 	// instance and sender. Groups and threads always have a session of
 	// their own. Default "per-channel-peer".
 	DMScope string `hcl:"dm_scope,optional"`
+
+	// IdentityLinks join one person's ids on several plugin instances
+	// (identity_links), e.g. { alice = ["tg:1001", "dc:4242"] }: with
+	// dm_scope "per-peer" their direct messages share one session (a reply
+	// goes to the chat the message came from).
+	IdentityLinks map[string][]string `hcl:"identity_links,optional"`
 
 	// ResetTriggers are the commands that start a new session
 	// (reset_triggers): a message that is a trigger, or starts with one
@@ -111,6 +118,9 @@ func defaultSession() *Session {
 
 func (s *Session) check(k *checker) {
 	k.enum("dm_scope", s.DMScope, DMScopes)
+	for _, person := range slices.Sorted(maps.Keys(s.IdentityLinks)) {
+		k.entries("identity_links", "sender", s.IdentityLinks[person])
+	}
 	for i, t := range s.ResetTriggers {
 		if t == "/" || !strings.HasPrefix(t, "/") || strings.ContainsFunc(t, unicode.IsSpace) {
 			k.errorf(k.elemRange("reset_triggers", i, len(s.ResetTriggers)), "Invalid value for "+k.qualified("reset_triggers"),

@@ -51,6 +51,29 @@ func (s sessions) Overrides(ctx context.Context, key string) (command.Overrides,
 	return command.Overrides(turn.OverridesOf(sess)), nil
 }
 
+// Past are the chat's earlier sessions.
+func (s sessions) Past(ctx context.Context, key string) ([]command.PastSession, error) {
+	sess, err := s.g.store.Session(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []command.PastSession
+	for _, p := range turn.PastOf(sess) {
+		out = append(out, command.PastSession(p))
+	}
+	return out, nil
+}
+
+// Switch makes an earlier session current (a running turn is aborted).
+func (s sessions) Switch(ctx context.Context, key string, n int) (command.PastSession, error) {
+	s.g.queue.Abort(key, "session switched")
+	p, err := s.g.turns.Switch(ctx, key, n)
+	return command.PastSession(p), err
+}
+
 // SetOverride stores the session's /model or /effort.
 func (s sessions) SetOverride(ctx context.Context, key, name, value string) error {
 	_, err := s.g.turns.SetOverrides(ctx, key, func(o *turn.Overrides) {

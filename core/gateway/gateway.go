@@ -79,11 +79,14 @@ type Settings struct {
 	// the envelope's channel label.
 	Sources map[string]string
 	// DMScope decides which direct messages share a session.
-	DMScope  sessionkey.DMScope
-	Debounce debounce.Settings
-	Queue    queue.Policy
-	Turn     turn.Settings
-	Delivery delivery.Settings
+	DMScope sessionkey.DMScope
+	// IdentityLinks make one person's direct chats on several instances
+	// one session (session.identity_links; with dm_scope "per-peer").
+	IdentityLinks map[string][]string
+	Debounce      debounce.Settings
+	Queue         queue.Policy
+	Turn          turn.Settings
+	Delivery      delivery.Settings
 }
 
 // Options configure a Gateway.
@@ -284,7 +287,7 @@ func (g *Gateway) Scheduled(ctx context.Context, r ScheduledRun) error {
 	if m.Channel == "" {
 		m.Channel = instance
 	}
-	return g.accept(ctx, []arrival{{key: sessionKey(set.DMScope, &m), Item: queue.Item{Message: m}}})
+	return g.accept(ctx, []arrival{{key: keyOf(set, &m), Item: queue.Item{Message: m}}})
 }
 
 // arrival is an accepted message on its way to the arrival stage.
@@ -313,7 +316,7 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 			g.obs.Dropped(instance, "no chat id")
 			continue
 		}
-		key := sessionKey(set.DMScope, &m)
+		key := keyOf(set, &m)
 		i, ok := index[key]
 		if !ok {
 			i = len(convs)
@@ -346,8 +349,18 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	return nil
 }
 
-// sessionKey derives the conversation's session key.
+// keyOf derives the session key of m under set.
+func keyOf(set Settings, m *message.Message) string {
+	return sessionKeyLinked(set.DMScope, set.IdentityLinks, m)
+}
+
+// sessionKey derives the conversation's session key (no identity links).
 func sessionKey(scope sessionkey.DMScope, m *message.Message) string {
+	return sessionKeyLinked(scope, nil, m)
+}
+
+// sessionKeyLinked derives the conversation's session key.
+func sessionKeyLinked(scope sessionkey.DMScope, links map[string][]string, m *message.Message) string {
 	kind := sessionkey.Direct
 	peer := m.Sender.ID
 	switch m.ChatType {
@@ -359,7 +372,7 @@ func sessionKey(scope sessionkey.DMScope, m *message.Message) string {
 	if peer == "" {
 		peer = m.ChatID
 	}
-	return sessionkey.WithThread(sessionkey.Build(sessionkey.Params{Instance: m.Instance, Kind: kind, PeerID: peer, DMScope: scope}), m.ThreadID)
+	return sessionkey.WithThread(sessionkey.Build(sessionkey.Params{Instance: m.Instance, Kind: kind, PeerID: peer, DMScope: scope, IdentityLinks: links}), m.ThreadID)
 }
 
 // Close stops accepting messages, flushes debounce windows, and waits for

@@ -73,6 +73,9 @@ func TestGroupMentionAndHistory(t *testing.T) {
 	if u := e.gw.UnlistedGroups(); len(u) != 1 || u[0].ID != "lo:g2" || u[0].Title != "Other" || u[0].Messages != 1 {
 		t.Errorf("unlisted groups %+v", u)
 	}
+	// /whoami addressed to the bot there says the id to list.
+	e.post(in{"chat_id": "g2", "chat_type": "group", "sender_id": "a", "text": "/whoami", "mentioned": true})
+	contains(t, e.text("g2"), "This group is lo:g2.", `adds "lo:g2" to access.groups`)
 }
 
 func TestResetTriggers(t *testing.T) {
@@ -213,6 +216,9 @@ func TestWhoamiText(t *testing.T) {
 	}
 	if got := whoami(dmMsg, access.Refuse); !strings.Contains(got, `adds "tg:42" to access.allow_from`) {
 		t.Errorf("stranger: %q", got)
+	}
+	if got := whoami(&message.Message{From: "tg:42", To: "tg:-5", ChatType: channel.ChatGroup}, access.IgnoreGroup); !strings.Contains(got, `adds "tg:-5" to access.groups`) || strings.Contains(got, "allow_from") {
+		t.Errorf("unlisted group: %q", got)
 	}
 	grp := &message.Message{From: "tg:42", To: "tg:-1001234", ChatType: channel.ChatGroup}
 	if got := whoami(grp, access.Unaddressed); !strings.Contains(got, "This group is tg:-1001234.") {

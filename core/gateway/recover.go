@@ -29,7 +29,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	for _, p := range rec.Deliver {
 		g.background(func() {
 			m, _ := message.Decode(p.Entry.Message)
-			g.delivery.DeliverPending(sessionKey(g.settings().DMScope, &m), p, m.Target())
+			g.delivery.DeliverPending(keyOf(g.settings(), &m), p, m.Target())
 		})
 	}
 	g.tellStale(rec.Stale)
@@ -43,7 +43,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 				if err != nil {
 					g.log.Warn("reading the interrupted turn's output failed", "id", e.ID, "error", err)
 				}
-				g.delivery.Interrupted(sessionKey(g.settings().DMScope, &m), m.Target(), live, noticeInterrupted)
+				g.delivery.Interrupted(keyOf(g.settings(), &m), m.Target(), live, noticeInterrupted)
 			})
 		}
 	}
@@ -76,7 +76,7 @@ func (g *Gateway) tellStale(stale []store.PendingReply) {
 			continue
 		}
 		told[tgt] = true
-		g.background(func() { g.delivery.Notify(sessionKey(g.settings().DMScope, &m), tgt, noticeStale) })
+		g.background(func() { g.delivery.Notify(keyOf(g.settings(), &m), tgt, noticeStale) })
 	}
 }
 
@@ -101,7 +101,7 @@ func (g *Gateway) resume(entries []store.Entry) {
 			}
 			continue
 		}
-		g.submit(arrival{key: sessionKey(g.settings().DMScope, &m), Item: queue.Item{ID: e.ID, Message: m}})
+		g.submit(arrival{key: keyOf(g.settings(), &m), Item: queue.Item{ID: e.ID, Message: m}})
 	}
 	g.queue.Recovered(queued)
 	for _, k := range kick {

@@ -64,7 +64,10 @@ func (g *Gateway) arrive(a arrival) {
 		return
 	}
 	v := set.Access.Decide(g.ctx, m, g.approved)
-	if inv, ok := g.commands.Parse(m.Command()); ok && inv.Name == "whoami" && v != access.IgnoreGroup && (v != access.Unaddressed || m.WasMentioned) {
+	// /whoami answers in an unlisted group too (when addressed), so the
+	// operator learns the id to list; not where groups are disabled.
+	whoamiHere := v != access.IgnoreGroup || (set.Access.GroupPolicy != access.PolicyDisabled && m.WasMentioned)
+	if inv, ok := g.commands.Parse(m.Command()); ok && inv.Name == "whoami" && whoamiHere && (v != access.Unaddressed || m.WasMentioned) {
 		g.respond(a, whoami(m, v))
 		return
 	}
@@ -296,8 +299,10 @@ func whoami(m *message.Message, v access.Verdict) string {
 	if m.IsGroup() {
 		fmt.Fprintf(&b, " This group is %s.", m.To)
 	}
-	switch v {
-	case access.Admit, access.Unaddressed:
+	switch {
+	case v == access.IgnoreGroup:
+		fmt.Fprintf(&b, " The agent does not answer here: to allow this group, an owner adds %q to access.groups.", m.To)
+	case v == access.Admit || v == access.Unaddressed:
 		b.WriteString(" You may talk to the agent here.")
 	default:
 		fmt.Fprintf(&b, " To allow you, an owner adds %q to access.allow_from.", m.From)

@@ -31,6 +31,14 @@ func TestSessionKeys(t *testing.T) {
 			t.Errorf("scope %q %+v: %q, want %q", c.scope, c.m, got, c.want)
 		}
 	}
+	// session.identity_links: one person on two instances, one session.
+	links := map[string][]string{"alice": {"tg:5", "dc:9"}}
+	set := Settings{DMScope: sessionkey.PerPeer, IdentityLinks: links}
+	tg := message.Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}
+	dc := message.Message{Instance: "dc", ChatType: "direct", ChatID: "d9", Sender: senderID("9")}
+	if a, b := keyOf(set, &tg), keyOf(set, &dc); a != "direct:alice" || b != a {
+		t.Errorf("linked keys %q, %q", a, b)
+	}
 }
 
 func TestIdleResetPolicyStartsNewSession(t *testing.T) {

@@ -41,6 +41,76 @@ type chatMeta struct {
 	Effort string `json:"effort,omitempty"`
 	Mode   string `json:"permission_mode,omitempty"`
 	Queue  string `json:"queue_mode,omitempty"`
+	// Past are the chat's earlier claude sessions, newest first (/list,
+	// /switch), at most maxPast.
+	Past []PastSession `json:"past,omitempty"`
+}
+
+// PastSession is an earlier claude session of a chat.
+type PastSession struct {
+	ID      string    `json:"id"`
+	Started time.Time `json:"started"`
+	Last    time.Time `json:"last"`
+	Turns   int64     `json:"turns"`
+}
+
+// maxPast bounds the earlier sessions a chat keeps.
+const maxPast = 10
+
+// pushPast records old (when it had a turn) as the newest past session in
+// the chat metadata raw.
+func pushPast(raw []byte, old store.Session) []byte {
+	if old.ClaudeSessionID == "" || old.Turns == 0 {
+		return raw
+	}
+	var meta chatMeta
+	_ = json.Unmarshal(raw, &meta)
+	past := []PastSession{{ID: old.ClaudeSessionID, Started: old.CreatedAt, Last: old.LastMessageAt, Turns: old.Turns}}
+	for _, p := range meta.Past {
+		if p.ID != old.ClaudeSessionID && len(past) < maxPast {
+			past = append(past, p)
+		}
+	}
+	meta.Past = past
+	b, _ := json.Marshal(meta)
+	return b
+}
+
+// PastOf is the chat's earlier sessions, newest first.
+func PastOf(sess store.Session) []PastSession {
+	var meta chatMeta
+	_ = json.Unmarshal(sess.Chat, &meta)
+	return meta.Past
+}
+
+// Switch makes the chat's n-th earlier session (1 = the newest) current;
+// the current one becomes an earlier one. The warm process is stopped, so
+// the next turn resumes the chosen session with --resume.
+func (t *Turns) Switch(ctx context.Context, key string, n int) (PastSession, error) {
+	var chosen PastSession
+	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+		past := PastOf(*s)
+		if n < 1 || n > len(past) {
+			return fmt.Errorf("there is no earlier session %d (/list shows %d)", n, len(past))
+		}
+		chosen = past[n-1]
+		raw := pushPast(s.Chat, *s)
+		var meta chatMeta
+		_ = json.Unmarshal(raw, &meta)
+		meta.Past = slices.DeleteFunc(meta.Past, func(p PastSession) bool { return p.ID == chosen.ID })
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return err
+		}
+		s.Key, s.Chat = key, b
+		s.SessionID, s.ClaudeSessionID, s.CreatedAt, s.Turns, s.LastMessageAt = uuid.NewString(), chosen.ID, chosen.Started, chosen.Turns, chosen.Last
+		return nil
+	})
+	if err == nil {
+		t.opts.Agent.Stop(key)
+		t.log.Info("session switched", "session", key, "claude_session", chosen.ID)
+	}
+	return chosen, err
 }
 
 // Overrides are a session's per-session settings (/model, /effort, /mode).
@@ -49,14 +119,16 @@ type Overrides struct {
 }
 
 // keepOverrides is the chat metadata a new session starts with: the
-// overrides of the old one (/model and /effort outlive /new), nothing of
-// its conversation (token counts, compactions).
+// overrides of the old one (/model and /effort outlive /new) and the
+// earlier sessions, nothing of its conversation (token counts,
+// compactions).
 func keepOverrides(raw []byte) []byte {
 	o := OverridesOf(store.Session{Chat: raw})
-	if o == (Overrides{}) {
+	past := PastOf(store.Session{Chat: raw})
+	if o == (Overrides{}) && len(past) == 0 {
 		return nil
 	}
-	b, _ := json.Marshal(chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode, Queue: o.Queue})
+	b, _ := json.Marshal(chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode, Queue: o.Queue, Past: past})
 	return b
 }
 
@@ -123,7 +195,7 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 			}
 		}
 		if stale {
-			*s = store.Session{Key: key, SessionID: uuid.NewString(), ClaudeSessionID: uuid.NewString(), CreatedAt: now, Verbose: s.Verbose, AbortHint: s.AbortHint, Chat: keepOverrides(s.Chat)}
+			*s = store.Session{Key: key, SessionID: uuid.NewString(), ClaudeSessionID: uuid.NewString(), CreatedAt: now, Verbose: s.Verbose, AbortHint: s.AbortHint, Chat: keepOverrides(pushPast(s.Chat, *s))}
 			fresh = true
 		}
 		return nil
@@ -174,7 +246,7 @@ func minutesSpoken(n int) string {
 func (t *Turns) Reset(ctx context.Context, key string, m *message.Message, reason string) {
 	t.opts.Agent.Stop(key)
 	if _, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		*s = store.Session{Key: key, Verbose: s.Verbose, Chat: s.Chat, LastTarget: s.LastTarget}
+		*s = store.Session{Key: key, Verbose: s.Verbose, Chat: pushPast(s.Chat, *s), LastTarget: s.LastTarget}
 		return nil
 	}); err != nil {
 		t.log.Error("session reset failed", "session", key, "error", err)

@@ -325,6 +325,38 @@ func TestCompactionDuringTheFlushIsCounted(t *testing.T) {
 	}
 }
 
+// /new keeps the old session as an earlier one; /switch brings it back
+// (the next turn resumes it) and keeps the one it leaves.
+func TestSwitchBackToAnEarlierSession(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	ctx := context.Background()
+	m := message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "5"}
+	f.turns.Run(ctx, f.request("tg", "first"))
+	first := f.agent.reqs[0].SessionID
+	f.turns.Reset(ctx, "tg:direct:5", &m, "/new")
+	f.turns.Run(ctx, f.request("tg", "second"))
+	second := f.agent.reqs[1].SessionID
+	s, _ := f.db.Session(ctx, "tg:direct:5")
+	if past := PastOf(s); len(past) != 1 || past[0].ID != first || past[0].Turns != 1 {
+		t.Fatalf("past %+v", past)
+	}
+	if _, err := f.turns.Switch(ctx, "tg:direct:5", 1); err != nil {
+		t.Fatal(err)
+	}
+	f.turns.Run(ctx, f.request("tg", "third"))
+	if r := f.agent.reqs[2]; r.SessionID != first || r.NewSession {
+		t.Errorf("after /switch: %+v, want a resume of %s", r, first)
+	}
+	s, _ = f.db.Session(ctx, "tg:direct:5")
+	if past := PastOf(s); len(past) != 1 || past[0].ID != second {
+		t.Errorf("past after the switch %+v", past)
+	}
+	if _, err := f.turns.Switch(ctx, "tg:direct:5", 5); err == nil {
+		t.Error("switched to a session that does not exist")
+	}
+}
+
 func TestIdleResetStartsANewSession(t *testing.T) {
 	t.Parallel()
 	idle := 30.0
