@@ -58,6 +58,13 @@ access {
   # that to the senders listed (and the owners).
   # groups           = ["tg:-1001234567890"]
   # group_allow_from = ["tg:123456789"]
+  # members may reset, stop and tune group sessions like owners:
+  # members          = ["tg:987654321"]
+  # One group's own rules (the block also allows it):
+  # group "tg:-1009876543210" {
+  #   allow_from      = ["tg:123456789"]
+  #   require_mention = false
+  # }
 }
 
 admin {

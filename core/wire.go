@@ -77,7 +77,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	set := gateway.Settings{
 		Access: access.Policy{
 			DMPolicy: a.DMPolicy, Owners: a.Owners, AllowFrom: a.AllowFrom,
-			GroupPolicy: a.GroupPolicy, Groups: a.Groups, GroupAllowFrom: a.GroupAllowFrom, RequireMention: a.RequireMention, TriggerWords: a.TriggerWords,
+			GroupPolicy: a.GroupPolicy, Groups: a.Groups, GroupAllowFrom: a.GroupAllowFrom, Members: a.Members, GroupRules: groupRules(a.GroupRules), RequireMention: a.RequireMention, TriggerWords: a.TriggerWords,
 		},
 		Sources: map[string]string{},
 		DMScope: sessionkey.DMScope(sess.DMScope), IdentityLinks: sess.IdentityLinks,
@@ -220,4 +220,16 @@ func memoryFlush(m *config.MemoryFlush) runner.MemoryFlush {
 		Disabled: m.Enabled != nil && !*m.Enabled, ContextWindow: m.ContextWindow, ReserveTokens: m.ReserveTokens,
 		SoftThresholdTokens: m.SoftThresholdTokens, Prompt: m.Prompt, SystemPrompt: m.SystemPrompt,
 	}
+}
+
+// groupRules maps access.group blocks by group id.
+func groupRules(rules []*config.GroupRule) map[string]access.GroupRule {
+	if len(rules) == 0 {
+		return nil
+	}
+	out := make(map[string]access.GroupRule, len(rules))
+	for _, r := range rules {
+		out[r.ID] = access.GroupRule{AllowFrom: r.AllowFrom, Members: r.Members, RequireMention: r.RequireMention}
+	}
+	return out
 }

@@ -32,6 +32,12 @@ type Policy struct {
 	// whose messages trigger the agent in groups; the others' are
 	// Unaddressed (kept as context).
 	GroupAllowFrom []string
+	// Members may control group sessions (reset, stop, costs, per-chat
+	// settings) like owners, without the owner-only commands.
+	Members []string
+	// GroupRules are per-group rules by "<instance>:<group id>"; a group
+	// with rules is allowed.
+	GroupRules map[string]GroupRule
 	// RequireMention: in groups the agent answers only when mentioned,
 	// replied to, or addressed with one of TriggerWords.
 	RequireMention bool
@@ -100,6 +106,22 @@ func (a *Policy) IsOwner(m *message.Message) bool {
 	return false
 }
 
+// GroupRule is what one group changes (access.group "<id>" {}).
+type GroupRule struct {
+	// AllowFrom, when set, replaces GroupAllowFrom in this group.
+	AllowFrom []string
+	// Members add to Members in this group.
+	Members []string
+	// RequireMention, when set, replaces RequireMention in this group.
+	RequireMention *bool
+}
+
+// rule is m's group rule, if any.
+func (a *Policy) rule(m *message.Message) (GroupRule, bool) {
+	r, ok := a.GroupRules[m.Instance+":"+m.ChatID]
+	return r, ok
+}
+
 // MayControl reports whether the sender of m may control the session of
 // the chat m came from: start it anew (/new, a reset trigger), stop it
 // (/stop, an abort word) and see its costs in /status. In a direct chat the
@@ -107,29 +129,44 @@ func (a *Policy) IsOwner(m *message.Message) bool {
 // an owner or a sender group_allow_from lists may; with no owners
 // configured every member may (nobody set up roles).
 func (a *Policy) MayControl(m *message.Message) bool {
-	if !m.IsGroup() || len(a.Owners) == 0 || a.IsOwner(m) {
+	r, hasRule := a.rule(m)
+	roles := len(a.Owners) > 0 || len(a.Members) > 0 || len(r.Members) > 0
+	if !m.IsGroup() || !roles || a.IsOwner(m) || senderListed(a.Members, m) || senderListed(r.Members, m) {
 		return true
 	}
-	return len(a.GroupAllowFrom) > 0 && senderListed(a.GroupAllowFrom, m)
+	allow := a.GroupAllowFrom
+	if hasRule && len(r.AllowFrom) > 0 {
+		allow = r.AllowFrom
+	}
+	return len(allow) > 0 && senderListed(allow, m)
 }
 
 // Decide applies the policy; approved reports whether an owner approved
 // the sender through pairing (it is consulted last, it reads the store).
 func (a *Policy) Decide(ctx context.Context, m *message.Message, approved func(context.Context, string, string) bool) Verdict {
 	if m.IsGroup() {
+		r, hasRule := a.rule(m)
 		switch a.GroupPolicy {
 		case PolicyOpen:
 		case PolicyDisabled:
 			return IgnoreGroup
 		default:
-			if !listed(a.Groups, m.Instance, m.ChatID) {
+			if !hasRule && !listed(a.Groups, m.Instance, m.ChatID) {
 				return IgnoreGroup
 			}
 		}
-		if a.RequireMention && !m.WasMentioned && !a.triggered(m.Body) {
+		mention := a.RequireMention
+		if r.RequireMention != nil {
+			mention = *r.RequireMention
+		}
+		if mention && !m.WasMentioned && !a.triggered(m.Body) {
 			return Unaddressed
 		}
-		if len(a.GroupAllowFrom) > 0 && !a.IsOwner(m) && !senderListed(a.GroupAllowFrom, m) {
+		allow := a.GroupAllowFrom
+		if len(r.AllowFrom) > 0 {
+			allow = r.AllowFrom
+		}
+		if len(allow) > 0 && !a.IsOwner(m) && !senderListed(allow, m) {
 			return Unaddressed
 		}
 		return Admit

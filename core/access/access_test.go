@@ -145,3 +145,33 @@ func TestMayControl(t *testing.T) {
 		}
 	}
 }
+
+// access.members control group sessions; a group block allows its group,
+// replaces group_allow_from and require_mention there, and adds members.
+func TestMembersAndGroupRules(t *testing.T) {
+	t.Parallel()
+	off := false
+	p := Policy{GroupPolicy: PolicyAllowlist, RequireMention: true, Owners: []string{"tg:9"}, Members: []string{"tg:2"},
+		GroupRules: map[string]GroupRule{"tg:-7": {AllowFrom: []string{"tg:3"}, Members: []string{"tg:4"}, RequireMention: &off}}}
+	msg := func(chat, sender, body string, mention bool) *message.Message {
+		return &message.Message{Instance: "tg", ChatType: channel.ChatGroup, ChatID: chat, Body: body, WasMentioned: mention, Sender: channel.Sender{ID: sender}, From: "tg:" + sender}
+	}
+	decide := func(m *message.Message) Verdict { return p.Decide(t.Context(), m, nil) }
+	if v := decide(msg("-7", "3", "no mention needed", false)); v != Admit {
+		t.Errorf("listed sender in the ruled group: %v", v)
+	}
+	if v := decide(msg("-7", "5", "hi", true)); v != Unaddressed {
+		t.Errorf("a sender the group's allow_from does not list: %v", v)
+	}
+	if v := decide(msg("-8", "3", "hi", true)); v != IgnoreGroup {
+		t.Errorf("a group without a rule or a listing: %v", v)
+	}
+	for sender, want := range map[string]bool{"9": true, "2": true, "4": true, "3": true, "5": false} {
+		if got := p.MayControl(msg("-7", sender, "", true)); got != want {
+			t.Errorf("MayControl for %s in the ruled group: %v, want %v", sender, got, want)
+		}
+	}
+	if p.MayControl(msg("-6", "4", "", true)) {
+		t.Error("a group member of -7 controls in another group")
+	}
+}

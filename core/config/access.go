@@ -1,8 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // Defaults of the access block.
@@ -54,6 +57,16 @@ type Access struct {
 	// only. Empty: any member may.
 	GroupAllowFrom []string `hcl:"group_allow_from,optional"`
 
+	// Members may control group sessions like owners — /new, /stop, the
+	// costs in /status, /model and the other per-chat settings — without
+	// the owner-only commands (/approve, /schedule) (members). With
+	// neither owners nor members set, every member of a group may.
+	Members []string `hcl:"members,optional"`
+
+	// GroupRules are group "<instance>:<group id>" {} blocks: rules for one
+	// group, which they also allow (group).
+	GroupRules []*GroupRule `hcl:"group,block"`
+
 	// RequireMention makes the agent answer in groups only when mentioned,
 	// replied to, or addressed with a trigger word (require_mention).
 	// Default true.
@@ -62,6 +75,19 @@ type Access struct {
 	// TriggerWords count as a mention in groups (trigger_words), matched as
 	// whole words, case-insensitively.
 	TriggerWords []string `hcl:"trigger_words,optional"`
+}
+
+// GroupRule is an access group "<id>" {} block.
+type GroupRule struct {
+	// ID is the group, "<instance>:<group id>".
+	ID string `hcl:"id,label"`
+	// AllowFrom replaces group_allow_from in this group (allow_from).
+	AllowFrom []string `hcl:"allow_from,optional"`
+	// Members add to access.members in this group (members).
+	Members []string `hcl:"members,optional"`
+	// RequireMention replaces require_mention in this group
+	// (require_mention).
+	RequireMention *bool `hcl:"require_mention,optional"`
 }
 
 func defaultAccess() *Access {
@@ -75,6 +101,24 @@ func (a *Access) check(k *checker) {
 	k.entries("allow_from", "sender", a.AllowFrom)
 	k.entries("groups", "group", a.Groups)
 	k.entries("group_allow_from", "sender", a.GroupAllowFrom)
+	k.entries("members", "sender", a.Members)
+	blocks := k.blocks("group", "id")
+	for i, g := range a.GroupRules {
+		gk := k.sub(nil, fmt.Sprintf("access.group %q", g.ID))
+		if i < len(blocks) {
+			gk.body = blocks[i].Body
+		}
+		var labelRange *hcl.Range
+		if i < len(blocks) && len(blocks[i].LabelRanges) > 0 {
+			labelRange = &blocks[i].LabelRanges[0]
+		}
+		if instance, _, ok := SplitEntry(g.ID); !ok || !slices.Contains(k.cfg.instanceNames(), instance) {
+			k.errorf(labelRange, "Invalid group in access.group",
+				"%q is not \"<instance>:<group id>\" with a defined plugin instance, e.g. %q.", g.ID, exampleEntry(k.cfg.instanceNames()))
+		}
+		gk.entries("allow_from", "sender", g.AllowFrom)
+		gk.entries("members", "sender", g.Members)
+	}
 	for i, w := range a.TriggerWords {
 		if strings.TrimSpace(w) == "" {
 			k.errorf(k.elemRange("trigger_words", i, len(a.TriggerWords)), "Invalid value for access.trigger_words",

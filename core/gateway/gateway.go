@@ -354,11 +354,6 @@ func keyOf(set Settings, m *message.Message) string {
 	return sessionKeyLinked(set.DMScope, set.IdentityLinks, m)
 }
 
-// sessionKey derives the conversation's session key (no identity links).
-func sessionKey(scope sessionkey.DMScope, m *message.Message) string {
-	return sessionKeyLinked(scope, nil, m)
-}
-
 // sessionKeyLinked derives the conversation's session key.
 func sessionKeyLinked(scope sessionkey.DMScope, links map[string][]string, m *message.Message) string {
 	kind := sessionkey.Direct

@@ -27,7 +27,7 @@ func TestSessionKeys(t *testing.T) {
 		{"", message.Message{Instance: "dc", ChatType: "channel", ChatID: "c1", Sender: senderID("5")}, "dc:channel:c1"},
 	}
 	for _, c := range cases {
-		if got := sessionKey(c.scope, &c.m); got != c.want {
+		if got := keyOf(Settings{DMScope: c.scope}, &c.m); got != c.want {
 			t.Errorf("scope %q %+v: %q, want %q", c.scope, c.m, got, c.want)
 		}
 	}
