@@ -61,9 +61,13 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}
 	mode := t.streamMode(set, m.Instance)
+	if m.Scheduled == HeartbeatJob {
+		mode = StreamOff // a heartbeat's acknowledgement is never shown, not even live
+	}
 	s := &streamer{
 		t: t, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose,
-		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: reply.ShortModel(set.Model), ModelFull: set.Model, Provider: "anthropic"}},
+		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: reply.ShortModel(set.Model), ModelFull: set.Model, Provider: "anthropic"},
+			Heartbeat: m.Scheduled == HeartbeatJob},
 		// Blocks are separate messages, each with balanced code fences; a
 		// draft joins them into one.
 		c: runner.NewCoalescer(runner.CoalesceConfig{Joined: mode == StreamDraft}, t.opts.Now),

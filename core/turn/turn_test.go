@@ -357,6 +357,27 @@ func TestSwitchBackToAnEarlierSession(t *testing.T) {
 	}
 }
 
+// A heartbeat's "HEARTBEAT_OK" with a short acknowledgement is not
+// delivered, nor streamed; the same text in an ordinary turn is.
+func TestHeartbeatAckIsNotDelivered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamBlocks})
+	ctx := context.Background()
+	f.agent.result = runner.Result{Text: "HEARTBEAT_OK nothing new"}
+	f.agent.events = []runner.Event{{Kind: runner.EventText, Text: "HEARTBEAT_OK nothing new"}}
+	req := f.request("tg", "heartbeat")
+	var m message.Message
+	_ = json.Unmarshal(req.Entries[0].Message, &m)
+	m.Scheduled = HeartbeatJob
+	req.Entries[0].Message = message.Encode(&m)
+	if o := f.turns.Run(ctx, req); strings.TrimSpace(o.Text) != "" || len(f.out.sent) != 0 {
+		t.Errorf("heartbeat delivered %q, streamed %q", o.Text, f.out.sent)
+	}
+	if o := f.turns.Run(ctx, f.request("tg", "ordinary")); !strings.Contains(o.Text+strings.Join(f.out.sent, ""), "nothing new") {
+		t.Errorf("ordinary turn: %q %q", o.Text, f.out.sent)
+	}
+}
+
 func TestIdleResetStartsANewSession(t *testing.T) {
 	t.Parallel()
 	idle := 30.0
