@@ -279,6 +279,17 @@ func TestOverridesReachTheAgent(t *testing.T) {
 	if s, _ := f.db.Session(ctx, "tg:direct:5"); OverridesOf(s) != (Overrides{Model: "sonnet", Effort: "max"}) {
 		t.Errorf("stored %+v", OverridesOf(s))
 	}
+	// A cleared override is "--model default" (claude resumes on the model
+	// it last used otherwise), unless a model is configured.
+	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *Overrides) { o.Model = "default" }); err != nil {
+		t.Fatal(err)
+	}
+	f.turns.Run(ctx, f.request("tg", "four"))
+	f.turns.SetSettings(Settings{Streaming: StreamOff, Model: "opus"})
+	f.turns.Run(ctx, f.request("tg", "five"))
+	if r := f.agent.reqs; r[3].Model != "default" || r[4].Model != "" {
+		t.Errorf("cleared override: %q then %q", r[3].Model, r[4].Model)
+	}
 }
 
 // /compact runs claude's own /compact in the session and says what came
