@@ -17,10 +17,11 @@ import (
 	"github.com/clawhost/clawhost/core/gateway"
 	"github.com/clawhost/clawhost/core/internal/cron"
 	"github.com/clawhost/clawhost/core/schedule"
+	"github.com/clawhost/clawhost/core/turn"
 )
 
 // heartbeatJob is the heartbeat's job name (its state and message ids).
-const heartbeatJob = "heartbeat"
+const heartbeatJob = turn.HeartbeatJob
 
 // jobsOf maps the schedule blocks and the heartbeat onto scheduler jobs,
 // with the chat each one runs in (by job name).

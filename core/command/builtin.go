@@ -302,7 +302,7 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 		// The id the logs show (the runner's session=) and that
 		// `claude --resume` takes; the core's own session id is internal.
 		if o, _ := h.Sessions.Overrides(ctx, key); o != (Overrides{}) {
-			if o.Model != "" {
+			if o.Model != "" && o.Model != "default" {
 				model = o.Model + " (set with /model)"
 			}
 			if o.Effort != "" {
@@ -436,6 +436,9 @@ func (h *Handler) model(ctx context.Context, key, arg string) string {
 		return "The session could not be read; try again."
 	}
 	cur := o.Model
+	if cur == "default" {
+		cur = "" // cleared: see below
+	}
 	def := ""
 	if h.Model != nil {
 		def = h.Model()
@@ -456,7 +459,13 @@ func (h *Handler) model(ctx context.Context, key, arg string) string {
 		}
 		return b.String()
 	case strings.EqualFold(arg, "default"):
+		// claude resumes a session on the model it last used unless told
+		// otherwise, so going back from an override is "--model default"
+		// (or the configured model), not the absence of --model.
 		arg = ""
+		if cur != "" && def == "" {
+			arg = "default"
+		}
 	case len(offered) > 0 && !slices.Contains(offered, arg):
 		return fmt.Sprintf("%q is not offered here. Available: %s.", arg, strings.Join(offered, ", "))
 	case !modelName.MatchString(arg):
@@ -465,7 +474,7 @@ func (h *Handler) model(ctx context.Context, key, arg string) string {
 	if err := h.Sessions.SetOverride(ctx, key, "model", arg); err != nil {
 		return "The model could not be changed; try again."
 	}
-	if arg == "" {
+	if arg == "" || arg == "default" {
 		return fmt.Sprintf("Model: back to %s. The conversation goes on.", cmp.Or(def, "claude's default"))
 	}
 	return fmt.Sprintf("Model: %s from the next message on. The conversation goes on.", arg)

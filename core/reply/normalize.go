@@ -54,6 +54,10 @@ type Options struct {
 	PrefixContext PrefixContext
 	// SilentToken overrides [SilentToken].
 	SilentToken string
+	// Heartbeat judges the reply of a heartbeat turn: HEARTBEAT_OK with a
+	// short acknowledgement (at most DefaultAckMaxChars) is not delivered
+	// either.
+	Heartbeat bool
 	// KeepHeartbeat disables HEARTBEAT_OK stripping.
 	KeepHeartbeat bool
 }
@@ -107,7 +111,11 @@ func Normalize(p Payload, opts Options) (Payload, SkipReason) {
 		text = ""
 	}
 	if !opts.KeepHeartbeat && strings.Contains(text, HeartbeatToken) {
-		r := StripHeartbeatToken(text, HeartbeatOptions{Mode: ModeMessage})
+		mode := ModeMessage
+		if opts.Heartbeat {
+			mode = ModeHeartbeat
+		}
+		r := StripHeartbeatToken(text, HeartbeatOptions{Mode: mode})
 		if r.ShouldSkip && !hasMedia {
 			return Payload{}, SkipHeartbeat
 		}

@@ -337,7 +337,7 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	ov := OverridesOf(*sess)
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: ov.Model, Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools})
+		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools})
 	if err != nil {
 		return
 	}
@@ -420,4 +420,14 @@ func (t *Turns) agentTools(m *message.Message) (string, []string) {
 		return "", nil
 	}
 	return t.opts.AgentTools(m)
+}
+
+// modelOf is the model to ask for: the session's /model; "default" (an
+// override cleared, so claude does not resume on the model it last used)
+// gives way to a configured model.
+func (t *Turns) modelOf(o Overrides) string {
+	if o.Model == "default" && t.settings().Model != "" {
+		return ""
+	}
+	return o.Model
 }

@@ -56,14 +56,18 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	ov := OverridesOf(sess)
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: ov.Model, Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools})
+		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools})
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}
 	mode := t.streamMode(set, m.Instance)
+	if m.Scheduled == HeartbeatJob {
+		mode = StreamOff // a heartbeat's acknowledgement is never shown, not even live
+	}
 	s := &streamer{
 		t: t, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose,
-		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: reply.ShortModel(set.Model), ModelFull: set.Model, Provider: "anthropic"}},
+		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: reply.ShortModel(set.Model), ModelFull: set.Model, Provider: "anthropic"},
+			Heartbeat: m.Scheduled == HeartbeatJob},
 		// Blocks are separate messages, each with balanced code fences; a
 		// draft joins them into one.
 		c: runner.NewCoalescer(runner.CoalesceConfig{Joined: mode == StreamDraft}, t.opts.Now),

@@ -59,6 +59,11 @@ type Hooks interface {
 	BeforeAgentStart(ctx context.Context, instance string, req hook.Request, timeout time.Duration) (resp hook.Response, ok bool, err error)
 }
 
+// HeartbeatJob is the heartbeat's schedule name (message.Message.Scheduled):
+// its reply is judged as a heartbeat's (a short acknowledgement with
+// HEARTBEAT_OK is not delivered).
+const HeartbeatJob = "heartbeat"
+
 // Draft is a live draft of a reply (core/delivery's *Draft).
 type Draft interface {
 	// Update shows the whole streamed text so far.

@@ -279,6 +279,17 @@ func TestOverridesReachTheAgent(t *testing.T) {
 	if s, _ := f.db.Session(ctx, "tg:direct:5"); OverridesOf(s) != (Overrides{Model: "sonnet", Effort: "max"}) {
 		t.Errorf("stored %+v", OverridesOf(s))
 	}
+	// A cleared override is "--model default" (claude resumes on the model
+	// it last used otherwise), unless a model is configured.
+	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *Overrides) { o.Model = "default" }); err != nil {
+		t.Fatal(err)
+	}
+	f.turns.Run(ctx, f.request("tg", "four"))
+	f.turns.SetSettings(Settings{Streaming: StreamOff, Model: "opus"})
+	f.turns.Run(ctx, f.request("tg", "five"))
+	if r := f.agent.reqs; r[3].Model != "default" || r[4].Model != "" {
+		t.Errorf("cleared override: %q then %q", r[3].Model, r[4].Model)
+	}
 }
 
 // /compact runs claude's own /compact in the session and says what came
@@ -354,6 +365,27 @@ func TestSwitchBackToAnEarlierSession(t *testing.T) {
 	}
 	if _, err := f.turns.Switch(ctx, "tg:direct:5", 5); err == nil {
 		t.Error("switched to a session that does not exist")
+	}
+}
+
+// A heartbeat's "HEARTBEAT_OK" with a short acknowledgement is not
+// delivered, nor streamed; the same text in an ordinary turn is.
+func TestHeartbeatAckIsNotDelivered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamBlocks})
+	ctx := context.Background()
+	f.agent.result = runner.Result{Text: "HEARTBEAT_OK nothing new"}
+	f.agent.events = []runner.Event{{Kind: runner.EventText, Text: "HEARTBEAT_OK nothing new"}}
+	req := f.request("tg", "heartbeat")
+	var m message.Message
+	_ = json.Unmarshal(req.Entries[0].Message, &m)
+	m.Scheduled = HeartbeatJob
+	req.Entries[0].Message = message.Encode(&m)
+	if o := f.turns.Run(ctx, req); strings.TrimSpace(o.Text) != "" || len(f.out.sent) != 0 {
+		t.Errorf("heartbeat delivered %q, streamed %q", o.Text, f.out.sent)
+	}
+	if o := f.turns.Run(ctx, f.request("tg", "ordinary")); !strings.Contains(o.Text+strings.Join(f.out.sent, ""), "nothing new") {
+		t.Errorf("ordinary turn: %q %q", o.Text, f.out.sent)
 	}
 }
 

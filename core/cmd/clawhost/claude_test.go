@@ -809,3 +809,42 @@ func TestClaudeHostScheduleMessage(t *testing.T) {
 		t.Fatalf("scheduled turn's reply %q", got.Text)
 	}
 }
+
+// TestClaudeHostDirectives: /model and /effort from the chat, through the
+// real binary and the real CLI: the API requests carry the model and the
+// effort asked for, and the conversation goes on across the restarts of
+// claude they cause.
+func TestClaudeHostDirectives(t *testing.T) {
+	h := startClaudeHost(t, clOptions{})
+	const chat = "chat-u1"
+	m := h.mark()
+	h.post("u1", "my name is Alice")
+	_, m = h.waitSend(chat, m, 60*time.Second)
+	h.post("u1", "/model claude-sonnet-4-5")
+	got, m := h.waitSend(chat, m, 30*time.Second)
+	if !strings.Contains(got.Text, "Model: claude-sonnet-4-5 from the next message on") {
+		t.Fatalf("/model answered %q", got.Text)
+	}
+	h.post("u1", "what is my name?")
+	_, m = h.waitSend(chat, m, 60*time.Second)
+	r := h.request(2, time.Second)
+	if r.Model != "claude-sonnet-4-5" || !clContainsInOrder(r.UserTexts(), "my name is Alice", "what is my name?") {
+		t.Fatalf("after /model: model %q, user texts %q", r.Model, r.UserTexts())
+	}
+	h.post("u1", "/model default")
+	_, m = h.waitSend(chat, m, 30*time.Second)
+	h.post("u1", "/effort high")
+	_, m = h.waitSend(chat, m, 30*time.Second)
+	h.post("u1", "think hard")
+	_, _ = h.waitSend(chat, m, 60*time.Second)
+	r = h.request(3, time.Second)
+	var body struct {
+		OutputConfig struct {
+			Effort string `json:"effort"`
+		} `json:"output_config"`
+	}
+	_ = json.Unmarshal(r.Body, &body)
+	if r.Model == "claude-sonnet-4-5" || body.OutputConfig.Effort != "high" || len(r.UserTexts()) != 3 {
+		t.Fatalf("after /model default and /effort high: model %q, effort %q, user texts %q", r.Model, body.OutputConfig.Effort, r.UserTexts())
+	}
+}
