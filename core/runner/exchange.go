@@ -207,7 +207,22 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Resu
 		case <-st.t.abortCh:
 			return r.stopped(p, x, st.t.abortKind), x.sawOutput
 		case <-st.ctx.Done():
-			return r.stopped(p, x, KindAborted), x.sawOutput
+			// Shutting down. claude may have written its result just as the
+			// stop came (found by the chaos campaign: a result 0.3 ms after
+			// SIGTERM, the turn run again after the restart): once claude is
+			// gone every line it wrote has been read, and a result among them
+			// is the turn's result in hand, recorded rather than produced a
+			// second time.
+			r.kill(p)
+			for ln := range p.msgs { // closed once the reader ended, before p.exited
+				x.sawOutput = true
+				if x.read(ln) {
+					return x.res, true
+				}
+			}
+			x.res.Err = newError(KindAborted, "aborted")
+			x.res.Streamed = x.text.streamed()
+			return x.res, x.sawOutput
 		case <-st.timer:
 			st.t.abort(KindTimeout)
 			return r.stopped(p, x, st.t.abortKind), x.sawOutput

@@ -106,6 +106,16 @@ func fakeClaude(args []string) int {
 			out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
 				"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": "partial"}}}})
 			select {}
+		case "term-result":
+			// The result is written as the stop comes: on SIGTERM.
+			term := make(chan os.Signal, 1)
+			signal.Notify(term, syscall.SIGTERM)
+			out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
+				"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": "late answer"}}}})
+			<-term
+			out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "late answer", "session_id": sid,
+				"stop_reason": "end_turn", "num_turns": 1, "duration_ms": 5, "total_cost_usd": 0.01, "usage": map[string]any{"input_tokens": 10, "output_tokens": 2}})
+			return 143
 		case "env":
 			prompt += "\n" + strings.Join(os.Environ(), "\n")
 		case "tool":
@@ -320,6 +330,23 @@ func TestFakeTimeoutAndContext(t *testing.T) {
 	cancel()
 	if res := turn.Wait(); res.Err == nil || res.Err.Kind != KindAborted {
 		t.Fatalf("cancel: %+v", res.Err)
+	}
+}
+
+// A result claude writes as a shutdown stops it is the turn's result (not
+// an abort that runs the turn again after the restart).
+func TestResultWrittenAsTheStopComesIsKept(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	turn, err := f.r.Run(ctx, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "term-result"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-turn.Events() // claude is writing
+	cancel()
+	if res := turn.Wait(); res.Err != nil || res.Text != "late answer" {
+		t.Fatalf("result %+v err %v", res, res.Err)
 	}
 }
 
