@@ -275,6 +275,18 @@ func TestPumpNacksWhileStoreFails(t *testing.T) {
 			t.Errorf("%s stored %d times", id, n)
 		}
 	}
+	// The ack follows the store (it crosses the gRPC stream): wait for it
+	// rather than read at once (a loaded machine once read before it came).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fc.mu.Lock()
+		done := fc.acked[2] >= 1 && len(fc.unacked) == 0
+		fc.mu.Unlock()
+		if done || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if fc.acked[1] != 1 || fc.acked[2] != 1 || len(fc.unacked) != 0 {
