@@ -17,14 +17,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/internal/atomicfile"
 	"github.com/clawhost/clawhost/core/internal/cron"
 )
 
@@ -248,24 +247,5 @@ func (s *Scheduler) save(last map[string]time.Time) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.o.StateFile), ".schedule-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), s.o.StateFile); err != nil {
-		return fmt.Errorf("replace %s: %w", s.o.StateFile, err)
-	}
-	return nil
+	return atomicfile.Write(s.o.StateFile, b)
 }
