@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -126,7 +125,7 @@ func (a *agentAPI) schedule(w http.ResponseWriter, r *http.Request) {
 	name := fmt.Sprintf("agent-%d-%d", now.UnixNano(), a.count)
 	a.mu.Unlock()
 	err := a.h.schedules.Add(r.Context(), command.ScheduleEntry{Name: name, Chat: req.Chat, Group: req.Group, At: req.At, Prompt: req.Text})
-	if errors.Is(err, context.Canceled) || err != nil {
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

@@ -27,19 +27,7 @@ const heartbeatJob = turn.HeartbeatJob
 // jobsOf maps the schedule blocks and the heartbeat onto scheduler jobs,
 // with the chat each one runs in (by job name).
 func jobsOf(cfg *config.Config) ([]schedule.Job, map[string]bool) {
-	defaultLoc := cfg.Messages.Location()
-	if defaultLoc == nil {
-		defaultLoc = time.Local
-	}
-	loc := func(name string) *time.Location {
-		if name == "" {
-			return defaultLoc
-		}
-		if l, err := time.LoadLocation(name); err == nil {
-			return l
-		}
-		return defaultLoc // refused at load; not reached
-	}
+	loc := func(name string) *time.Location { return zoneOf(cfg, name) }
 	var jobs []schedule.Job
 	groups := map[string]bool{}
 	for _, s := range cfg.Schedules {
@@ -60,6 +48,17 @@ func jobsOf(cfg *config.Config) ([]schedule.Job, map[string]bool) {
 		groups[heartbeatJob] = hb.Group
 	}
 	return jobs, groups
+}
+
+// zoneOf is a schedule's time zone: its own, else messages.timezone (a
+// zone that does not load was refused at load).
+func zoneOf(cfg *config.Config, name string) *time.Location {
+	if name != "" {
+		if l, err := time.LoadLocation(name); err == nil {
+			return l
+		}
+	}
+	return cfg.Messages.Location()
 }
 
 // scheduler runs the configured schedules and those added from chat
@@ -225,13 +224,7 @@ func (s *scheduler) List(context.Context) []command.ScheduleEntry {
 	for _, sc := range cfg.Schedules {
 		e := command.ScheduleEntry{Name: sc.Name, Cron: sc.Cron, Chat: sc.Chat, Group: sc.Group, Prompt: sc.Prompt, FromFile: true}
 		if c, err := cron.Parse(sc.Cron); err == nil {
-			loc := cfg.Messages.Location()
-			if sc.Timezone != "" {
-				if l, err := time.LoadLocation(sc.Timezone); err == nil {
-					loc = l
-				}
-			}
-			e.Next = c.Next(now, loc)
+			e.Next = c.Next(now, zoneOf(cfg, sc.Timezone))
 		}
 		out = append(out, e)
 	}

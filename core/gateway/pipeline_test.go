@@ -226,18 +226,6 @@ func TestWhoamiText(t *testing.T) {
 	}
 }
 
-func TestSpoken(t *testing.T) {
-	t.Parallel()
-	for d, want := range map[time.Duration]string{
-		time.Hour: "1 hour", 2*time.Hour + 30*time.Minute: "2 hours 30 minutes", 10 * time.Minute: "10 minutes",
-		time.Minute: "1 minute", 20 * time.Second: "less than a minute", 59*time.Minute + 50*time.Second: "1 hour",
-	} {
-		if got := spoken(d); got != want {
-			t.Errorf("spoken(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 // In a group, with owners configured, a member cannot reset or stop the
 // session (a reset trigger is refused, an abort word is an ordinary
 // message); an owner can.

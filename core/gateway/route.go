@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
+	"github.com/clawhost/clawhost/core/internal/spoken"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/store"
@@ -146,7 +146,7 @@ func (g *Gateway) pairing(a arrival) {
 	}
 	g.log.Info("pairing code issued; approve with `clawhost pairing approve CODE`", "sender", m.From, "code", res.Code.Code, "expires", res.Code.ExpiresAt)
 	g.respond(a, fmt.Sprintf("This bot does not know you yet. Your pairing code is %s (valid for %s). Ask the owner to approve it: clawhost pairing approve %s",
-		res.Code.Code, spoken(res.Code.ExpiresAt.Sub(res.Code.CreatedAt)), res.Code.Code))
+		res.Code.Code, spoken.Duration(res.Code.ExpiresAt.Sub(res.Code.CreatedAt)), res.Code.Code))
 }
 
 // debouncer returns the debouncer for an instance's delay. Commands and
@@ -308,26 +308,4 @@ func whoami(m *message.Message, v access.Verdict) string {
 		fmt.Fprintf(&b, " To allow you, an owner adds %q to access.allow_from.", m.From)
 	}
 	return b.String()
-}
-
-// spoken says a duration as a person would: "1 hour", "2 hours 30 minutes",
-// "10 minutes" (to the minute; under a minute, "less than a minute").
-func spoken(d time.Duration) string {
-	d = d.Round(time.Minute)
-	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-	unit := func(n int, one string) string {
-		if n == 1 {
-			return "1 " + one
-		}
-		return fmt.Sprintf("%d %ss", n, one)
-	}
-	switch {
-	case h > 0 && m > 0:
-		return unit(h, "hour") + " " + unit(m, "minute")
-	case h > 0:
-		return unit(h, "hour")
-	case m > 0:
-		return unit(m, "minute")
-	}
-	return "less than a minute"
 }

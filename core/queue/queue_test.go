@@ -137,12 +137,22 @@ type fixture struct {
 
 func newFixture(t *testing.T, pol Policy) *fixture {
 	t.Helper()
+	return newFixtureWith(t, pol, nil)
+}
+
+// newFixtureWith is newFixture with the queue's options changed by set.
+func newFixtureWith(t *testing.T, pol Policy, set func(*Options)) *fixture {
+	t.Helper()
 	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, db: db, run: newRecRunner(), obs: &recObserver{}, notes: &recNotifier{}}
-	f.q = New(Options{Journal: db, Runner: f.run, Observer: f.obs, Notifier: f.notes, Policy: pol, Backoff: time.Millisecond})
+	o := Options{Journal: db, Runner: f.run, Observer: f.obs, Notifier: f.notes, Policy: pol, Backoff: time.Millisecond}
+	if set != nil {
+		set(&o)
+	}
+	f.q = New(o)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -155,9 +165,15 @@ func newFixture(t *testing.T, pol Policy) *fixture {
 // item accepts a message into the journal and returns it as a queue item.
 func (f *fixture) item(body string) Item {
 	f.t.Helper()
+	return f.itemIn("tg", "1", body)
+}
+
+// itemIn is item in another chat.
+func (f *fixture) itemIn(instance, chat, body string) Item {
+	f.t.Helper()
 	f.n++
-	m := message.Message{Instance: "tg", ChatID: "1", MessageID: fmt.Sprint(f.n), Body: body, Sender: channel.Sender{ID: "7", Name: "Ann"}}
-	res, err := f.db.Accept(context.Background(), store.Inbound{Instance: "tg", ChatID: "1", MessageID: m.MessageID, Message: message.Encode(&m)})
+	m := message.Message{Instance: instance, ChatID: chat, MessageID: fmt.Sprint(f.n), Body: body, Sender: channel.Sender{ID: "7", Name: "Ann"}}
+	res, err := f.db.Accept(context.Background(), store.Inbound{Instance: instance, ChatID: chat, MessageID: m.MessageID, Message: message.Encode(&m)})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -244,17 +260,14 @@ func TestCollectTakesEverythingWaiting(t *testing.T) {
 // while the policy says followup.
 func TestSessionModeOverridesThePolicy(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, Policy{Mode: Followup})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	f.q.Close(ctx)
-	f.q = New(Options{Journal: f.db, Runner: f.run, Observer: f.obs, Notifier: f.notes, Policy: Policy{Mode: Followup}, Backoff: time.Millisecond,
-		SessionMode: func(key string) Mode {
+	f := newFixtureWith(t, Policy{Mode: Followup}, func(o *Options) {
+		o.SessionMode = func(key string) Mode {
 			if key == "k" {
 				return Collect
 			}
 			return ""
-		}})
+		}
+	})
 	f.q.Enqueue("k", []Item{f.item("a")})
 	c := f.run.begin(t)
 	f.q.Enqueue("k", []Item{f.item("b")})
@@ -272,19 +285,10 @@ func TestSessionModeOverridesThePolicy(t *testing.T) {
 func TestCollectKeepsChatsApart(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{Mode: Collect})
-	other := func(body string) Item {
-		f.n++
-		m := message.Message{Instance: "dc", ChatID: "9", MessageID: fmt.Sprint(f.n), Body: body, Sender: channel.Sender{ID: "7", Name: "Ann"}}
-		res, err := f.db.Accept(context.Background(), store.Inbound{Instance: "dc", ChatID: "9", MessageID: m.MessageID, Message: message.Encode(&m)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Item{ID: res.ID, Message: m}
-	}
 	f.q.Enqueue("k", []Item{f.item("busy")})
 	c := f.run.begin(t)
 	f.q.Enqueue("k", []Item{f.item("tg one")})
-	f.q.Enqueue("k", []Item{other("dc one")})
+	f.q.Enqueue("k", []Item{f.itemIn("dc", "9", "dc one")})
 	f.q.Enqueue("k", []Item{f.item("tg two")})
 	c.done <- Ran
 	if got := f.run.run(t, Ran); !equal(bodies(t, got), []string{"tg one", "tg two"}) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/clawhost/clawhost/core/internal/spoken"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/reply"
 	"github.com/clawhost/clawhost/core/runner"
@@ -210,7 +211,7 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 	}
 	switch staleReason {
 	case sessionreset.ReasonIdle:
-		note = fmt.Sprintf("(New conversation: the last one had been idle for more than %s.)", minutesSpoken(pol.IdleMinutes))
+		note = fmt.Sprintf("(New conversation: the last one had been idle for more than %s.)", spoken.Duration(time.Duration(pol.IdleMinutes)*time.Minute))
 	case sessionreset.ReasonDaily:
 		note = fmt.Sprintf("(New conversation: conversations start afresh every day at %02d:00.)", pol.AtHour)
 	}
@@ -220,24 +221,6 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 		t.history.Clear(HistoryKey(m))
 	}
 	return s, fresh, note, err
-}
-
-// minutesSpoken says n minutes as "30 minutes", "1 hour", "1 hour 30 minutes".
-func minutesSpoken(n int) string {
-	h, m := n/60, n%60
-	unit := func(k int, one string) string {
-		if k == 1 {
-			return "1 " + one
-		}
-		return fmt.Sprintf("%d %ss", k, one)
-	}
-	switch {
-	case h > 0 && m > 0:
-		return unit(h, "hour") + " " + unit(m, "minute")
-	case h > 0:
-		return unit(h, "hour")
-	}
-	return unit(m, "minute")
 }
 
 // Reset starts a new session under key: the claude process is stopped and

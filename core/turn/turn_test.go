@@ -421,15 +421,6 @@ func TestDailyResetIsAnnounced(t *testing.T) {
 	}
 }
 
-func TestMinutesSpoken(t *testing.T) {
-	t.Parallel()
-	for n, want := range map[int]string{1: "1 minute", 30: "30 minutes", 60: "1 hour", 90: "1 hour 30 minutes", 120: "2 hours"} {
-		if got := minutesSpoken(n); got != want {
-			t.Errorf("minutesSpoken(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 func TestBlocksStreamAndTheRestIsDelivered(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Settings{Streaming: StreamBlocks})
