@@ -43,14 +43,17 @@ agent {
 }
 
 access {
-  # Who may reach the agent. "pairing" (default): unknown direct senders are
-  # refused until an owner approves them; "allowlist": only allow_from;
-  # "open": everyone.
+  # Who may reach the agent in direct messages. "pairing" (default): an
+  # unknown sender gets a pairing code (valid for 1 hour) an owner approves
+  # with /approve CODE or `clawhost pairing approve CODE`; "allowlist": only
+  # owners, allow_from and senders approved before; "open": everyone.
   dm_policy = "pairing"
   # Entries are "<plugin instance>:<sender id>"; "<instance>:*" admits every
   # sender of that instance. The web chat below listens on loopback only, so
   # whoever can open it is on this machine.
   allow_from = ["web:*"]
+  # Owners are always allowed in direct messages and may /approve; /whoami
+  # tells a sender their id, e.g. owners = ["tg:123456789"].
   owners     = []
   # Groups: list them ("<instance>:<group id>"; /whoami in a group prints
   # it, and a group that is not listed shows on the status page). By default
@@ -143,7 +146,8 @@ plugin "web" {
   }
 }
 
-# Telegram, enabled when TELEGRAM_BOT_TOKEN is set.
+# Telegram, enabled when TELEGRAM_BOT_TOKEN is set. How to create the bot,
+# approve people and find a group's id: README, "Telegram".
 plugin "tg" {
   source  = "telegram"
   enabled = env("TELEGRAM_BOT_TOKEN", "") != ""
