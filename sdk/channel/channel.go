@@ -97,6 +97,10 @@ type Capabilities struct {
 	// MaxLines is a soft limit of lines per message (Discord: 17): the host
 	// splits longer replies there, reopening code fences. Zero means none.
 	MaxLines int
+	// Buttons: Send shows SendRequest.Buttons under the message (inline
+	// keyboards, components) and a press comes back as an InboundMessage
+	// with Action set. Without it the host asks for a typed answer.
+	Buttons bool
 }
 
 // Length units.
@@ -203,7 +207,34 @@ type InboundMessage struct {
 	// was skipped. Deliver still returns nil once the stub is stored, so
 	// the plugin moves on.
 	OversizeBytes int64
+	// Action, when set, makes this a press of a button the host sent
+	// (Capabilities.Buttons), not a typed message: MessageID is a unique
+	// id of the press (the host dedupes on it), Text the button's label,
+	// Sender who pressed.
+	Action *Action
 }
+
+// Action is a pressed button.
+type Action struct {
+	// ButtonID is the Button.ID pressed. It came from the user's client:
+	// the host treats it as untrusted, like typed text.
+	ButtonID string
+	// MessageID is the platform id of the message the button was on.
+	MessageID string
+}
+
+// Button is one button under a sent message.
+type Button struct {
+	// ID comes back in Action.ButtonID: at most MaxButtonID bytes of
+	// printable ASCII.
+	ID string
+	// Label is the button's text, short.
+	Label string
+}
+
+// MaxButtonID is the longest Button.ID, in bytes (Telegram's callback_data
+// limit).
+const MaxButtonID = 64
 
 // Formats of outbound text.
 const (
@@ -232,6 +263,10 @@ type SendRequest struct {
 	Media              []OutboundMedia
 	DisableLinkPreview bool
 	Silent             bool
+	// Buttons (Capabilities.Buttons) are shown under the message, row by
+	// row; when the text is sent as more than one message they go under
+	// the last one.
+	Buttons [][]Button
 }
 
 // SendResponse is the result of a successful Send.
@@ -260,7 +295,8 @@ type Editor interface {
 	Edit(ctx context.Context, req EditRequest) error
 }
 
-// EditRequest replaces the text of a message sent earlier.
+// EditRequest replaces the text of a message sent earlier. Buttons the
+// message had are removed (an answered question keeps none).
 type EditRequest struct {
 	ChatID    string
 	ThreadID  string

@@ -60,6 +60,11 @@ type Reply struct {
 	// Format is channel.FormatPlain (default) or channel.FormatMarkdown.
 	Format string
 	Media  []channel.OutboundMedia
+	// Buttons are offered under the reply where the channel has buttons:
+	// a button's ID is the text its press stands for (e.g. "/mode plan"),
+	// run as if the presser had typed it. Elsewhere the host lists the
+	// choices as text.
+	Buttons [][]channel.Button
 }
 
 // Response is the result of Execute.

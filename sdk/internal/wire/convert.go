@@ -47,6 +47,7 @@ func CapabilitiesToProto(c channel.Capabilities) *pb.ChannelCapabilities {
 		MediaOut:      kindsToStrings(c.MediaOut),
 		DisplayName:   c.DisplayName,
 		MaxLines:      int32(c.MaxLines),
+		Buttons:       c.Buttons,
 	}
 }
 
@@ -62,6 +63,7 @@ func CapabilitiesFromProto(c *pb.ChannelCapabilities) channel.Capabilities {
 		MediaOut:      stringsToKinds(c.GetMediaOut()),
 		DisplayName:   c.GetDisplayName(),
 		MaxLines:      int(c.GetMaxLines()),
+		Buttons:       c.GetButtons(),
 	}
 	if out.MaxLines < 0 {
 		out.MaxLines = 0
@@ -182,6 +184,9 @@ func InboundToProto(m channel.InboundMessage, id uint64) *pb.InboundMessage {
 		Edited:        m.Edited,
 		OversizeBytes: m.OversizeBytes,
 	}
+	if a := m.Action; a != nil {
+		out.Action = &pb.Action{ButtonId: a.ButtonID, MessageId: a.MessageID}
+	}
 	if !m.Timestamp.IsZero() {
 		out.TimestampMs = m.Timestamp.UnixMilli()
 	}
@@ -208,6 +213,9 @@ func InboundFromProto(m *pb.InboundMessage) channel.InboundMessage {
 		ChatTitle:     m.GetChatTitle(),
 		Edited:        m.GetEdited(),
 		OversizeBytes: m.GetOversizeBytes(),
+	}
+	if a := m.GetAction(); a != nil {
+		out.Action = &channel.Action{ButtonID: a.GetButtonId(), MessageID: a.GetMessageId()}
 	}
 	if ms := m.GetTimestampMs(); ms != 0 {
 		out.Timestamp = time.UnixMilli(ms)
@@ -241,12 +249,38 @@ func MediaFromProto(ms []*pb.OutboundMedia) []channel.OutboundMedia {
 
 // SendToProto converts a send request.
 func SendToProto(r channel.SendRequest) *pb.SendRequest {
-	return &pb.SendRequest{ChatId: r.ChatID, ThreadId: r.ThreadID, ReplyToMessageId: r.ReplyToMessageID, Text: r.Text, Format: r.Format, Media: MediaToProto(r.Media), DisableLinkPreview: r.DisableLinkPreview, Silent: r.Silent}
+	return &pb.SendRequest{ChatId: r.ChatID, ThreadId: r.ThreadID, ReplyToMessageId: r.ReplyToMessageID, Text: r.Text, Format: r.Format, Media: MediaToProto(r.Media), DisableLinkPreview: r.DisableLinkPreview, Silent: r.Silent, Buttons: ButtonsToProto(r.Buttons)}
 }
 
 // SendFromProto converts a send request.
 func SendFromProto(r *pb.SendRequest) channel.SendRequest {
-	return channel.SendRequest{ChatID: r.GetChatId(), ThreadID: r.GetThreadId(), ReplyToMessageID: r.GetReplyToMessageId(), Text: r.GetText(), Format: r.GetFormat(), Media: MediaFromProto(r.GetMedia()), DisableLinkPreview: r.GetDisableLinkPreview(), Silent: r.GetSilent()}
+	return channel.SendRequest{ChatID: r.GetChatId(), ThreadID: r.GetThreadId(), ReplyToMessageID: r.GetReplyToMessageId(), Text: r.GetText(), Format: r.GetFormat(), Media: MediaFromProto(r.GetMedia()), DisableLinkPreview: r.GetDisableLinkPreview(), Silent: r.GetSilent(), Buttons: ButtonsFromProto(r.GetButtons())}
+}
+
+// ButtonsToProto converts rows of buttons.
+func ButtonsToProto(rows [][]channel.Button) []*pb.ButtonRow {
+	var out []*pb.ButtonRow
+	for _, row := range rows {
+		r := &pb.ButtonRow{}
+		for _, b := range row {
+			r.Buttons = append(r.Buttons, &pb.Button{Id: b.ID, Label: b.Label})
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// ButtonsFromProto converts rows of buttons.
+func ButtonsFromProto(rows []*pb.ButtonRow) [][]channel.Button {
+	var out [][]channel.Button
+	for _, r := range rows {
+		var row []channel.Button
+		for _, b := range r.GetButtons() {
+			row = append(row, channel.Button{ID: b.GetId(), Label: b.GetLabel()})
+		}
+		out = append(out, row)
+	}
+	return out
 }
 
 // SpecsToProto converts command specs.
@@ -291,7 +325,7 @@ func ExecuteFromProto(r *pb.ExecuteRequest) command.Request {
 func RepliesToProto(rs []command.Reply) []*pb.Reply {
 	out := make([]*pb.Reply, len(rs))
 	for i, r := range rs {
-		out[i] = &pb.Reply{Text: r.Text, Format: r.Format, Media: MediaToProto(r.Media)}
+		out[i] = &pb.Reply{Text: r.Text, Format: r.Format, Media: MediaToProto(r.Media), Buttons: ButtonsToProto(r.Buttons)}
 	}
 	return out
 }
@@ -300,7 +334,7 @@ func RepliesToProto(rs []command.Reply) []*pb.Reply {
 func RepliesFromProto(rs []*pb.Reply) []command.Reply {
 	out := make([]command.Reply, len(rs))
 	for i, r := range rs {
-		out[i] = command.Reply{Text: r.GetText(), Format: r.GetFormat(), Media: MediaFromProto(r.GetMedia())}
+		out[i] = command.Reply{Text: r.GetText(), Format: r.GetFormat(), Media: MediaFromProto(r.GetMedia()), Buttons: ButtonsFromProto(r.GetButtons())}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
 )
 
 // TestSenderAltIDs: alternate sender ids cross the wire; an older plugin's
@@ -18,5 +19,33 @@ func TestSenderAltIDs(t *testing.T) {
 	}
 	if got := SenderFromProto(&pb.Sender{Id: "1"}); got.AltIDs != nil {
 		t.Errorf("older sender: AltIDs %q, want nil", got.AltIDs)
+	}
+}
+
+// TestButtonsAndActions: buttons on a send and on a command reply, the
+// capability, and a press cross the wire; an older plugin's message has no
+// action.
+func TestButtonsAndActions(t *testing.T) {
+	t.Parallel()
+	rows := [][]channel.Button{{{ID: "a:1", Label: "Allow"}, {ID: "d:1", Label: "Deny"}}, {{ID: "x", Label: "Always"}}}
+	req := channel.SendRequest{ChatID: "c", Text: "t", Buttons: rows}
+	if got := SendFromProto(SendToProto(req)); !reflect.DeepEqual(got, req) {
+		t.Errorf("send: %+v, want %+v", got, req)
+	}
+	if got := SendFromProto(SendToProto(channel.SendRequest{ChatID: "c"})); got.Buttons != nil {
+		t.Errorf("send without buttons: %v", got.Buttons)
+	}
+	if got := RepliesFromProto(RepliesToProto([]command.Reply{{Text: "pick", Buttons: rows}})); !reflect.DeepEqual(got[0].Buttons, rows) {
+		t.Errorf("reply buttons: %v", got[0].Buttons)
+	}
+	if !CapabilitiesFromProto(CapabilitiesToProto(channel.Capabilities{Buttons: true})).Buttons {
+		t.Error("capability buttons lost")
+	}
+	m := channel.InboundMessage{ChatID: "c", MessageID: "cb1", Text: "Allow", Action: &channel.Action{ButtonID: "a:1", MessageID: "m7"}}
+	if got := InboundFromProto(InboundToProto(m, 1)); !reflect.DeepEqual(got.Action, m.Action) {
+		t.Errorf("action: %+v, want %+v", got.Action, m.Action)
+	}
+	if got := InboundFromProto(&pb.InboundMessage{ChatId: "c"}); got.Action != nil {
+		t.Errorf("older message: action %+v", got.Action)
 	}
 }

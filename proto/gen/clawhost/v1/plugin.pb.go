@@ -289,7 +289,12 @@ type ChannelCapabilities struct {
 	DisplayName string `protobuf:"bytes,12,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
 	// max_lines is a soft limit of lines per message (Discord: 17) the host
 	// splits at, reopening code fences; 0 = none.
-	MaxLines      int32 `protobuf:"varint,13,opt,name=max_lines,json=maxLines,proto3" json:"max_lines,omitempty"`
+	MaxLines int32 `protobuf:"varint,13,opt,name=max_lines,json=maxLines,proto3" json:"max_lines,omitempty"`
+	// buttons: Send shows SendRequest.buttons under the message (Telegram's
+	// inline keyboard, Discord's components, the web chat's buttons) and a
+	// press comes back as an InboundMessage with action set. Without it the
+	// host asks for a typed answer instead.
+	Buttons       bool `protobuf:"varint,14,opt,name=buttons,proto3" json:"buttons,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -413,6 +418,13 @@ func (x *ChannelCapabilities) GetMaxLines() int32 {
 		return x.MaxLines
 	}
 	return 0
+}
+
+func (x *ChannelCapabilities) GetButtons() bool {
+	if x != nil {
+		return x.Buttons
+	}
+	return false
 }
 
 // Attribute is one attribute of a plugin's config {} block.
@@ -1442,6 +1454,10 @@ type InboundMessage struct {
 	// the channel moves on. The host does not answer it; it tells the sender
 	// once that the message was too large and skipped.
 	OversizeBytes int64 `protobuf:"varint,15,opt,name=oversize_bytes,json=oversizeBytes,proto3" json:"oversize_bytes,omitempty"`
+	// action, when set, says this inbound event is a press of a button the
+	// host sent (capability "buttons"), not a typed message: message_id is a
+	// unique id of the press (for dedupe), text the button's label.
+	Action        *Action `protobuf:"bytes,16,opt,name=action,proto3" json:"action,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1581,6 +1597,170 @@ func (x *InboundMessage) GetOversizeBytes() int64 {
 	return 0
 }
 
+func (x *InboundMessage) GetAction() *Action {
+	if x != nil {
+		return x.Action
+	}
+	return nil
+}
+
+// Action is a pressed button.
+type Action struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// button_id is the Button.id that was pressed. It came from a user's
+	// client, so the host treats it as untrusted input, like typed text.
+	ButtonId string `protobuf:"bytes,1,opt,name=button_id,json=buttonId,proto3" json:"button_id,omitempty"`
+	// message_id is the platform id of the message the button was on.
+	MessageId     string `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Action) Reset() {
+	*x = Action{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Action) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Action) ProtoMessage() {}
+
+func (x *Action) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Action.ProtoReflect.Descriptor instead.
+func (*Action) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *Action) GetButtonId() string {
+	if x != nil {
+		return x.ButtonId
+	}
+	return ""
+}
+
+func (x *Action) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+// Button is one button under a sent message.
+type Button struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is returned in Action.button_id when pressed: at most 64 bytes of
+	// printable ASCII (Telegram's callback_data limit).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// label is the button's text, short (at most 40 characters).
+	Label         string `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Button) Reset() {
+	*x = Button{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Button) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Button) ProtoMessage() {}
+
+func (x *Button) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Button.ProtoReflect.Descriptor instead.
+func (*Button) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *Button) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Button) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+// ButtonRow is one row of buttons.
+type ButtonRow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Buttons       []*Button              `protobuf:"bytes,1,rep,name=buttons,proto3" json:"buttons,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ButtonRow) Reset() {
+	*x = ButtonRow{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ButtonRow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ButtonRow) ProtoMessage() {}
+
+func (x *ButtonRow) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ButtonRow.ProtoReflect.Descriptor instead.
+func (*ButtonRow) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ButtonRow) GetButtons() []*Button {
+	if x != nil {
+		return x.Buttons
+	}
+	return nil
+}
+
 type AckRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	DeliveryIds   []uint64               `protobuf:"varint,1,rep,packed,name=delivery_ids,json=deliveryIds,proto3" json:"delivery_ids,omitempty"`
@@ -1590,7 +1770,7 @@ type AckRequest struct {
 
 func (x *AckRequest) Reset() {
 	*x = AckRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1782,7 @@ func (x *AckRequest) String() string {
 func (*AckRequest) ProtoMessage() {}
 
 func (x *AckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1795,7 @@ func (x *AckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckRequest.ProtoReflect.Descriptor instead.
 func (*AckRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AckRequest) GetDeliveryIds() []uint64 {
@@ -1633,7 +1813,7 @@ type AckResponse struct {
 
 func (x *AckResponse) Reset() {
 	*x = AckResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1645,7 +1825,7 @@ func (x *AckResponse) String() string {
 func (*AckResponse) ProtoMessage() {}
 
 func (x *AckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1658,7 +1838,7 @@ func (x *AckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckResponse.ProtoReflect.Descriptor instead.
 func (*AckResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 type NackRequest struct {
@@ -1678,7 +1858,7 @@ type NackRequest struct {
 
 func (x *NackRequest) Reset() {
 	*x = NackRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1690,7 +1870,7 @@ func (x *NackRequest) String() string {
 func (*NackRequest) ProtoMessage() {}
 
 func (x *NackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1703,7 +1883,7 @@ func (x *NackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackRequest.ProtoReflect.Descriptor instead.
 func (*NackRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *NackRequest) GetDeliveryIds() []uint64 {
@@ -1735,7 +1915,7 @@ type NackResponse struct {
 
 func (x *NackResponse) Reset() {
 	*x = NackResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1927,7 @@ func (x *NackResponse) String() string {
 func (*NackResponse) ProtoMessage() {}
 
 func (x *NackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1940,7 @@ func (x *NackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackResponse.ProtoReflect.Descriptor instead.
 func (*NackResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 // OutboundMedia is a file to send.
@@ -1777,7 +1957,7 @@ type OutboundMedia struct {
 
 func (x *OutboundMedia) Reset() {
 	*x = OutboundMedia{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +1969,7 @@ func (x *OutboundMedia) String() string {
 func (*OutboundMedia) ProtoMessage() {}
 
 func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +1982,7 @@ func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutboundMedia.ProtoReflect.Descriptor instead.
 func (*OutboundMedia) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *OutboundMedia) GetPath() string {
@@ -1844,14 +2024,17 @@ type SendRequest struct {
 	Media              []*OutboundMedia `protobuf:"bytes,6,rep,name=media,proto3" json:"media,omitempty"`
 	DisableLinkPreview bool             `protobuf:"varint,7,opt,name=disable_link_preview,json=disableLinkPreview,proto3" json:"disable_link_preview,omitempty"`
 	// silent asks the platform not to notify.
-	Silent        bool `protobuf:"varint,8,opt,name=silent,proto3" json:"silent,omitempty"`
+	Silent bool `protobuf:"varint,8,opt,name=silent,proto3" json:"silent,omitempty"`
+	// buttons (capability "buttons") are shown under the message, row by row;
+	// when the text is sent as more than one message they go under the last.
+	Buttons       []*ButtonRow `protobuf:"bytes,9,rep,name=buttons,proto3" json:"buttons,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +2046,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +2059,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SendRequest) GetChatId() string {
@@ -1935,6 +2118,13 @@ func (x *SendRequest) GetSilent() bool {
 	return false
 }
 
+func (x *SendRequest) GetButtons() []*ButtonRow {
+	if x != nil {
+		return x.Buttons
+	}
+	return nil
+}
+
 type SendResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	MessageIds    []string               `protobuf:"bytes,1,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
@@ -1945,7 +2135,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2147,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2160,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SendResponse) GetMessageIds() []string {
@@ -1998,7 +2188,7 @@ type SetTypingRequest struct {
 
 func (x *SetTypingRequest) Reset() {
 	*x = SetTypingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2010,7 +2200,7 @@ func (x *SetTypingRequest) String() string {
 func (*SetTypingRequest) ProtoMessage() {}
 
 func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2023,7 +2213,7 @@ func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingRequest.ProtoReflect.Descriptor instead.
 func (*SetTypingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetTypingRequest) GetChatId() string {
@@ -2056,7 +2246,7 @@ type SetTypingResponse struct {
 
 func (x *SetTypingResponse) Reset() {
 	*x = SetTypingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2258,7 @@ func (x *SetTypingResponse) String() string {
 func (*SetTypingResponse) ProtoMessage() {}
 
 func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2271,7 @@ func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingResponse.ProtoReflect.Descriptor instead.
 func (*SetTypingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SetTypingResponse) GetError() *PluginError {
@@ -2091,6 +2281,8 @@ func (x *SetTypingResponse) GetError() *PluginError {
 	return nil
 }
 
+// EditRequest replaces a message's text. The buttons it had, if any, are
+// removed (an answered question keeps no buttons).
 type EditRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ChatId        string                 `protobuf:"bytes,1,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
@@ -2104,7 +2296,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2116,7 +2308,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2129,7 +2321,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *EditRequest) GetChatId() string {
@@ -2176,7 +2368,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2380,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2393,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *EditResponse) GetError() *PluginError {
@@ -2223,7 +2415,7 @@ type ReactRequest struct {
 
 func (x *ReactRequest) Reset() {
 	*x = ReactRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2235,7 +2427,7 @@ func (x *ReactRequest) String() string {
 func (*ReactRequest) ProtoMessage() {}
 
 func (x *ReactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2248,7 +2440,7 @@ func (x *ReactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactRequest.ProtoReflect.Descriptor instead.
 func (*ReactRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReactRequest) GetChatId() string {
@@ -2288,7 +2480,7 @@ type ReactResponse struct {
 
 func (x *ReactResponse) Reset() {
 	*x = ReactResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2300,7 +2492,7 @@ func (x *ReactResponse) String() string {
 func (*ReactResponse) ProtoMessage() {}
 
 func (x *ReactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2313,7 +2505,7 @@ func (x *ReactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactResponse.ProtoReflect.Descriptor instead.
 func (*ReactResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReactResponse) GetError() *PluginError {
@@ -2333,7 +2525,7 @@ type DownloadMediaRequest struct {
 
 func (x *DownloadMediaRequest) Reset() {
 	*x = DownloadMediaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2537,7 @@ func (x *DownloadMediaRequest) String() string {
 func (*DownloadMediaRequest) ProtoMessage() {}
 
 func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2550,7 @@ func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadMediaRequest.ProtoReflect.Descriptor instead.
 func (*DownloadMediaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DownloadMediaRequest) GetRef() string {
@@ -2389,7 +2581,7 @@ type MediaChunk struct {
 
 func (x *MediaChunk) Reset() {
 	*x = MediaChunk{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2593,7 @@ func (x *MediaChunk) String() string {
 func (*MediaChunk) ProtoMessage() {}
 
 func (x *MediaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2606,7 @@ func (x *MediaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaChunk.ProtoReflect.Descriptor instead.
 func (*MediaChunk) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *MediaChunk) GetData() []byte {
@@ -2459,7 +2651,7 @@ type CommandSpec struct {
 
 func (x *CommandSpec) Reset() {
 	*x = CommandSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2471,7 +2663,7 @@ func (x *CommandSpec) String() string {
 func (*CommandSpec) ProtoMessage() {}
 
 func (x *CommandSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2484,7 +2676,7 @@ func (x *CommandSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandSpec.ProtoReflect.Descriptor instead.
 func (*CommandSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CommandSpec) GetName() string {
@@ -2531,7 +2723,7 @@ type SetCommandsRequest struct {
 
 func (x *SetCommandsRequest) Reset() {
 	*x = SetCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2543,7 +2735,7 @@ func (x *SetCommandsRequest) String() string {
 func (*SetCommandsRequest) ProtoMessage() {}
 
 func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2556,7 +2748,7 @@ func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsRequest.ProtoReflect.Descriptor instead.
 func (*SetCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SetCommandsRequest) GetCommands() []*CommandSpec {
@@ -2575,7 +2767,7 @@ type SetCommandsResponse struct {
 
 func (x *SetCommandsResponse) Reset() {
 	*x = SetCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2587,7 +2779,7 @@ func (x *SetCommandsResponse) String() string {
 func (*SetCommandsResponse) ProtoMessage() {}
 
 func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2600,7 +2792,7 @@ func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsResponse.ProtoReflect.Descriptor instead.
 func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetCommandsResponse) GetError() *PluginError {
@@ -2618,7 +2810,7 @@ type ListCommandsRequest struct {
 
 func (x *ListCommandsRequest) Reset() {
 	*x = ListCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2822,7 @@ func (x *ListCommandsRequest) String() string {
 func (*ListCommandsRequest) ProtoMessage() {}
 
 func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +2835,7 @@ func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsRequest.ProtoReflect.Descriptor instead.
 func (*ListCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 type ListCommandsResponse struct {
@@ -2655,7 +2847,7 @@ type ListCommandsResponse struct {
 
 func (x *ListCommandsResponse) Reset() {
 	*x = ListCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2859,7 @@ func (x *ListCommandsResponse) String() string {
 func (*ListCommandsResponse) ProtoMessage() {}
 
 func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2872,7 @@ func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsResponse.ProtoReflect.Descriptor instead.
 func (*ListCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListCommandsResponse) GetCommands() []*CommandSpec {
@@ -2705,7 +2897,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2717,7 +2909,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2730,7 +2922,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Conversation) GetSessionKey() string {
@@ -2789,7 +2981,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2801,7 +2993,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2814,7 +3006,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ExecuteRequest) GetCommand() string {
@@ -2861,17 +3053,22 @@ func (x *ExecuteRequest) GetSenderIsOwner() bool {
 
 // Reply is one reply payload.
 type Reply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
-	Format        string                 `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
-	Media         []*OutboundMedia       `protobuf:"bytes,3,rep,name=media,proto3" json:"media,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Text   string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Format string                 `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
+	Media  []*OutboundMedia       `protobuf:"bytes,3,rep,name=media,proto3" json:"media,omitempty"`
+	// buttons are offered under the reply where the channel has buttons; a
+	// button's id is the text its press stands for (e.g. "/mode plan"), run
+	// as if the presser had typed it. Where the channel has none, the host
+	// lists the choices as text.
+	Buttons       []*ButtonRow `protobuf:"bytes,4,rep,name=buttons,proto3" json:"buttons,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +3080,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +3093,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Reply) GetText() string {
@@ -2920,6 +3117,13 @@ func (x *Reply) GetMedia() []*OutboundMedia {
 	return nil
 }
 
+func (x *Reply) GetButtons() []*ButtonRow {
+	if x != nil {
+		return x.Buttons
+	}
+	return nil
+}
+
 type ExecuteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Replies       []*Reply               `protobuf:"bytes,1,rep,name=replies,proto3" json:"replies,omitempty"`
@@ -2930,7 +3134,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2942,7 +3146,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2955,7 +3159,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ExecuteResponse) GetReplies() []*Reply {
@@ -2991,7 +3195,7 @@ type BeforeAgentStartRequest struct {
 
 func (x *BeforeAgentStartRequest) Reset() {
 	*x = BeforeAgentStartRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3003,7 +3207,7 @@ func (x *BeforeAgentStartRequest) String() string {
 func (*BeforeAgentStartRequest) ProtoMessage() {}
 
 func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3016,7 +3220,7 @@ func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartRequest.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *BeforeAgentStartRequest) GetConversation() *Conversation {
@@ -3084,7 +3288,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3096,7 +3300,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3109,7 +3313,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Attachment) GetKind() string {
@@ -3158,7 +3362,7 @@ type BeforeAgentStartResponse struct {
 
 func (x *BeforeAgentStartResponse) Reset() {
 	*x = BeforeAgentStartResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3170,7 +3374,7 @@ func (x *BeforeAgentStartResponse) String() string {
 func (*BeforeAgentStartResponse) ProtoMessage() {}
 
 func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3183,7 +3387,7 @@ func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartResponse.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *BeforeAgentStartResponse) GetPrependContext() string {
@@ -3223,7 +3427,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x05kinds\x18\x03 \x03(\x0e2\x11.clawhost.v1.KindR\x05kinds\x12:\n" +
 	"\achannel\x18\x04 \x01(\v2 .clawhost.v1.ChannelCapabilitiesR\achannel\x12\x1f\n" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
-	"sdkVersion\"\x91\x03\n" +
+	"sdkVersion\"\xab\x03\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
@@ -3239,7 +3443,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	" \x03(\tR\bmediaOut\x12!\n" +
 	"\fcommand_menu\x18\v \x01(\bR\vcommandMenu\x12!\n" +
 	"\fdisplay_name\x18\f \x01(\tR\vdisplayName\x12\x1b\n" +
-	"\tmax_lines\x18\r \x01(\x05R\bmaxLines\"\xb2\x01\n" +
+	"\tmax_lines\x18\r \x01(\x05R\bmaxLines\x12\x18\n" +
+	"\abuttons\x18\x0e \x01(\bR\abuttons\"\xb2\x01\n" +
 	"\tAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
@@ -3305,7 +3510,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x12\n" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x1a\n" +
 	"\bfilename\x18\x05 \x01(\tR\bfilename\x12\x18\n" +
-	"\acaption\x18\x06 \x01(\tR\acaption\"\x88\x04\n" +
+	"\acaption\x18\x06 \x01(\tR\acaption\"\xb5\x04\n" +
 	"\x0eInboundMessage\x12\x1f\n" +
 	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
 	"deliveryId\x12\x1b\n" +
@@ -3325,7 +3530,17 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"chat_title\x18\r \x01(\tR\tchatTitle\x12\x16\n" +
 	"\x06edited\x18\x0e \x01(\bR\x06edited\x12%\n" +
-	"\x0eoversize_bytes\x18\x0f \x01(\x03R\roversizeBytes\"/\n" +
+	"\x0eoversize_bytes\x18\x0f \x01(\x03R\roversizeBytes\x12+\n" +
+	"\x06action\x18\x10 \x01(\v2\x13.clawhost.v1.ActionR\x06action\"D\n" +
+	"\x06Action\x12\x1b\n" +
+	"\tbutton_id\x18\x01 \x01(\tR\bbuttonId\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x02 \x01(\tR\tmessageId\".\n" +
+	"\x06Button\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\":\n" +
+	"\tButtonRow\x12-\n" +
+	"\abuttons\x18\x01 \x03(\v2\x13.clawhost.v1.ButtonR\abuttons\"/\n" +
 	"\n" +
 	"AckRequest\x12!\n" +
 	"\fdelivery_ids\x18\x01 \x03(\x04R\vdeliveryIds\"\r\n" +
@@ -3339,7 +3554,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x18\n" +
-	"\acaption\x18\x04 \x01(\tR\acaption\"\x9a\x02\n" +
+	"\acaption\x18\x04 \x01(\tR\acaption\"\xcc\x02\n" +
 	"\vSendRequest\x12\x17\n" +
 	"\achat_id\x18\x01 \x01(\tR\x06chatId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12-\n" +
@@ -3348,7 +3563,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x06format\x18\x05 \x01(\tR\x06format\x120\n" +
 	"\x05media\x18\x06 \x03(\v2\x1a.clawhost.v1.OutboundMediaR\x05media\x120\n" +
 	"\x14disable_link_preview\x18\a \x01(\bR\x12disableLinkPreview\x12\x16\n" +
-	"\x06silent\x18\b \x01(\bR\x06silent\"_\n" +
+	"\x06silent\x18\b \x01(\bR\x06silent\x120\n" +
+	"\abuttons\x18\t \x03(\v2\x16.clawhost.v1.ButtonRowR\abuttons\"_\n" +
 	"\fSendResponse\x12\x1f\n" +
 	"\vmessage_ids\x18\x01 \x03(\tR\n" +
 	"messageIds\x12.\n" +
@@ -3413,11 +3629,12 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\braw_text\x18\x03 \x01(\tR\arawText\x12=\n" +
 	"\fconversation\x18\x04 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12+\n" +
 	"\x06sender\x18\x05 \x01(\v2\x13.clawhost.v1.SenderR\x06sender\x12&\n" +
-	"\x0fsender_is_owner\x18\x06 \x01(\bR\rsenderIsOwner\"e\n" +
+	"\x0fsender_is_owner\x18\x06 \x01(\bR\rsenderIsOwner\"\x97\x01\n" +
 	"\x05Reply\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x120\n" +
-	"\x05media\x18\x03 \x03(\v2\x1a.clawhost.v1.OutboundMediaR\x05media\"o\n" +
+	"\x05media\x18\x03 \x03(\v2\x1a.clawhost.v1.OutboundMediaR\x05media\x120\n" +
+	"\abuttons\x18\x04 \x03(\v2\x16.clawhost.v1.ButtonRowR\abuttons\"o\n" +
 	"\x0fExecuteResponse\x12,\n" +
 	"\areplies\x18\x01 \x03(\v2\x12.clawhost.v1.ReplyR\areplies\x12.\n" +
 	"\x05error\x18\x02 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\xb8\x02\n" +
@@ -3483,7 +3700,7 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
@@ -3508,33 +3725,36 @@ var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(*ReplyTo)(nil),                  // 20: clawhost.v1.ReplyTo
 	(*Media)(nil),                    // 21: clawhost.v1.Media
 	(*InboundMessage)(nil),           // 22: clawhost.v1.InboundMessage
-	(*AckRequest)(nil),               // 23: clawhost.v1.AckRequest
-	(*AckResponse)(nil),              // 24: clawhost.v1.AckResponse
-	(*NackRequest)(nil),              // 25: clawhost.v1.NackRequest
-	(*NackResponse)(nil),             // 26: clawhost.v1.NackResponse
-	(*OutboundMedia)(nil),            // 27: clawhost.v1.OutboundMedia
-	(*SendRequest)(nil),              // 28: clawhost.v1.SendRequest
-	(*SendResponse)(nil),             // 29: clawhost.v1.SendResponse
-	(*SetTypingRequest)(nil),         // 30: clawhost.v1.SetTypingRequest
-	(*SetTypingResponse)(nil),        // 31: clawhost.v1.SetTypingResponse
-	(*EditRequest)(nil),              // 32: clawhost.v1.EditRequest
-	(*EditResponse)(nil),             // 33: clawhost.v1.EditResponse
-	(*ReactRequest)(nil),             // 34: clawhost.v1.ReactRequest
-	(*ReactResponse)(nil),            // 35: clawhost.v1.ReactResponse
-	(*DownloadMediaRequest)(nil),     // 36: clawhost.v1.DownloadMediaRequest
-	(*MediaChunk)(nil),               // 37: clawhost.v1.MediaChunk
-	(*CommandSpec)(nil),              // 38: clawhost.v1.CommandSpec
-	(*SetCommandsRequest)(nil),       // 39: clawhost.v1.SetCommandsRequest
-	(*SetCommandsResponse)(nil),      // 40: clawhost.v1.SetCommandsResponse
-	(*ListCommandsRequest)(nil),      // 41: clawhost.v1.ListCommandsRequest
-	(*ListCommandsResponse)(nil),     // 42: clawhost.v1.ListCommandsResponse
-	(*Conversation)(nil),             // 43: clawhost.v1.Conversation
-	(*ExecuteRequest)(nil),           // 44: clawhost.v1.ExecuteRequest
-	(*Reply)(nil),                    // 45: clawhost.v1.Reply
-	(*ExecuteResponse)(nil),          // 46: clawhost.v1.ExecuteResponse
-	(*BeforeAgentStartRequest)(nil),  // 47: clawhost.v1.BeforeAgentStartRequest
-	(*Attachment)(nil),               // 48: clawhost.v1.Attachment
-	(*BeforeAgentStartResponse)(nil), // 49: clawhost.v1.BeforeAgentStartResponse
+	(*Action)(nil),                   // 23: clawhost.v1.Action
+	(*Button)(nil),                   // 24: clawhost.v1.Button
+	(*ButtonRow)(nil),                // 25: clawhost.v1.ButtonRow
+	(*AckRequest)(nil),               // 26: clawhost.v1.AckRequest
+	(*AckResponse)(nil),              // 27: clawhost.v1.AckResponse
+	(*NackRequest)(nil),              // 28: clawhost.v1.NackRequest
+	(*NackResponse)(nil),             // 29: clawhost.v1.NackResponse
+	(*OutboundMedia)(nil),            // 30: clawhost.v1.OutboundMedia
+	(*SendRequest)(nil),              // 31: clawhost.v1.SendRequest
+	(*SendResponse)(nil),             // 32: clawhost.v1.SendResponse
+	(*SetTypingRequest)(nil),         // 33: clawhost.v1.SetTypingRequest
+	(*SetTypingResponse)(nil),        // 34: clawhost.v1.SetTypingResponse
+	(*EditRequest)(nil),              // 35: clawhost.v1.EditRequest
+	(*EditResponse)(nil),             // 36: clawhost.v1.EditResponse
+	(*ReactRequest)(nil),             // 37: clawhost.v1.ReactRequest
+	(*ReactResponse)(nil),            // 38: clawhost.v1.ReactResponse
+	(*DownloadMediaRequest)(nil),     // 39: clawhost.v1.DownloadMediaRequest
+	(*MediaChunk)(nil),               // 40: clawhost.v1.MediaChunk
+	(*CommandSpec)(nil),              // 41: clawhost.v1.CommandSpec
+	(*SetCommandsRequest)(nil),       // 42: clawhost.v1.SetCommandsRequest
+	(*SetCommandsResponse)(nil),      // 43: clawhost.v1.SetCommandsResponse
+	(*ListCommandsRequest)(nil),      // 44: clawhost.v1.ListCommandsRequest
+	(*ListCommandsResponse)(nil),     // 45: clawhost.v1.ListCommandsResponse
+	(*Conversation)(nil),             // 46: clawhost.v1.Conversation
+	(*ExecuteRequest)(nil),           // 47: clawhost.v1.ExecuteRequest
+	(*Reply)(nil),                    // 48: clawhost.v1.Reply
+	(*ExecuteResponse)(nil),          // 49: clawhost.v1.ExecuteResponse
+	(*BeforeAgentStartRequest)(nil),  // 50: clawhost.v1.BeforeAgentStartRequest
+	(*Attachment)(nil),               // 51: clawhost.v1.Attachment
+	(*BeforeAgentStartResponse)(nil), // 52: clawhost.v1.BeforeAgentStartResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
@@ -3547,65 +3767,69 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	19, // 7: clawhost.v1.InboundMessage.sender:type_name -> clawhost.v1.Sender
 	20, // 8: clawhost.v1.InboundMessage.reply_to:type_name -> clawhost.v1.ReplyTo
 	21, // 9: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
-	27, // 10: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
-	1,  // 11: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 12: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 13: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 14: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 15: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	38, // 16: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 17: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	38, // 18: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	43, // 19: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 20: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	27, // 21: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	45, // 22: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 23: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	43, // 24: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 25: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	48, // 26: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
-	1,  // 27: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 28: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	6,  // 29: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	8,  // 30: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	10, // 31: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	13, // 32: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	16, // 33: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	18, // 34: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	23, // 35: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	25, // 36: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	28, // 37: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	30, // 38: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	32, // 39: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	34, // 40: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	36, // 41: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	39, // 42: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	41, // 43: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	44, // 44: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	47, // 45: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	3,  // 46: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	7,  // 47: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	9,  // 48: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	12, // 49: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	14, // 50: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	17, // 51: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	22, // 52: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	24, // 53: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	26, // 54: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	29, // 55: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	31, // 56: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	33, // 57: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	35, // 58: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	37, // 59: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	40, // 60: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	42, // 61: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	46, // 62: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	49, // 63: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	46, // [46:64] is the sub-list for method output_type
-	28, // [28:46] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	23, // 10: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
+	24, // 11: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
+	30, // 12: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
+	25, // 13: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	1,  // 14: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 15: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 16: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 17: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 18: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	41, // 19: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 20: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	41, // 21: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	46, // 22: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 23: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	30, // 24: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	25, // 25: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
+	48, // 26: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 27: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	46, // 28: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 29: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	51, // 30: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 31: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 32: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	6,  // 33: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	8,  // 34: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	10, // 35: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	13, // 36: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	16, // 37: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	18, // 38: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	26, // 39: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	28, // 40: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	31, // 41: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	33, // 42: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	35, // 43: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	37, // 44: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	39, // 45: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	42, // 46: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	44, // 47: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	47, // 48: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	50, // 49: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	3,  // 50: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	7,  // 51: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	9,  // 52: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	12, // 53: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	14, // 54: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	17, // 55: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	22, // 56: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	27, // 57: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	29, // 58: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	32, // 59: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	34, // 60: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	36, // 61: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	38, // 62: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	40, // 63: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	43, // 64: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	45, // 65: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	49, // 66: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	52, // 67: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	50, // [50:68] is the sub-list for method output_type
+	32, // [32:50] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
@@ -3619,7 +3843,7 @@ func file_clawhost_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   49,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   4,
 		},
