@@ -198,6 +198,9 @@ type launch struct {
 	// and tools the tools it allows without asking.
 	mcp   string
 	tools []string
+	// ask routes permission prompts to the host (--permission-prompt-tool
+	// stdio): EventPermission.
+	ask bool
 }
 
 // args builds claude's argv (without the command) for one process start.
@@ -241,6 +244,11 @@ func (c Config) args(l launch) []string {
 	}
 	if c.MaxTurns > 0 {
 		a = append(a, "--max-turns", strconv.Itoa(c.MaxTurns))
+	}
+	if l.ask {
+		// claude asks the host over stdin/stdout (a can_use_tool control
+		// request) instead of denying what would prompt.
+		a = append(a, "--permission-prompt-tool", "stdio")
 	}
 	if l.promptFile != "" {
 		a = append(a, "--append-system-prompt-file", l.promptFile, "--system-prompt-snapshot", "off")

@@ -16,7 +16,8 @@ import (
 func (r *Runner) turn(ctx context.Context, t *Turn, req TurnRequest, prev <-chan struct{}) Result {
 	timer := time.NewTimer(r.cfg.Timeout)
 	defer timer.Stop()
-	st := stopper{ctx: ctx, t: t, timer: timer.C}
+	deadline := time.Now().Add(r.cfg.Timeout)
+	st := stopper{ctx: ctx, t: t, timer: timer.C, tm: timer, deadline: &deadline}
 
 	// One turn per key at a time, in Run order.
 	if res, ok := st.waitPrevious(prev); !ok {
@@ -46,6 +47,19 @@ type stopper struct {
 	ctx   context.Context
 	t     *Turn
 	timer <-chan time.Time
+	// tm and deadline move the timeout when a permission question kept the
+	// turn waiting for a person.
+	tm       *time.Timer
+	deadline *time.Time
+}
+
+// extend moves the timeout by d (the time the turn waited for an answer).
+func (s stopper) extend(d time.Duration) {
+	if d <= 0 || s.tm == nil {
+		return
+	}
+	*s.deadline = s.deadline.Add(d)
+	s.tm.Reset(time.Until(*s.deadline))
 }
 
 // reason reports why the turn must stop, or "" to continue.
@@ -193,7 +207,8 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Resu
 	}
 	defer t.steering.end(true)
 	wrote := r.writePrompt(p, prompt)
-	x := &reading{t: t}
+	x := &reading{t: t, p: p, asking: newAsking()}
+	defer x.asking.withdrawAll()
 	if k := st.reason(); k != "" {
 		return r.stopped(p, x, k), false
 	}
@@ -224,8 +239,15 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Resu
 			x.res.Streamed = x.text.streamed()
 			return x.res, x.sawOutput
 		case <-st.timer:
+			if x.asking.waiting() {
+				// A person is being asked; the wait does not count. The
+				// answer (or its own timeout) re-arms the timer.
+				continue
+			}
 			st.t.abort(KindTimeout)
 			return r.stopped(p, x, st.t.abortKind), x.sawOutput
+		case ans := <-x.asking.answers:
+			st.extend(x.answer(p, ans, time.Now()))
 		case ln, ok := <-p.msgs:
 			if !ok {
 				return r.ended(st, p, x), x.sawOutput
@@ -233,6 +255,10 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Resu
 			x.sawOutput = true
 			if x.read(ln) {
 				return x.res, true
+			}
+			if x.resumed > 0 {
+				st.extend(x.resumed)
+				x.resumed = 0
 			}
 		}
 	}
@@ -251,7 +277,7 @@ func (r *Runner) writePrompt(p *proc, prompt string) <-chan error {
 	}
 	wrote := make(chan error, 1)
 	go func() {
-		_, err := p.stdin.Write(payload)
+		err := p.write(payload)
 		if r.cfg.OneShot {
 			p.closeStdin()
 		}
@@ -286,6 +312,11 @@ func (r *Runner) ended(st stopper, p *proc, x *reading) Result {
 // reading is what one exchange has read from claude's stdout so far.
 type reading struct {
 	t *Turn
+	p *proc
+	// asking holds the open permission questions; resumed is how long the
+	// last withdrawn one kept the turn waiting.
+	asking  *asking
+	resumed time.Duration
 	// res collects the session id and compaction from system lines, then the result.
 	res  Result
 	text textStream
@@ -318,6 +349,12 @@ func (x *reading) read(ln line) (done bool) {
 		if json.Unmarshal(ln.raw, &cl) == nil && (cl.State == "started" || cl.State == "completed") {
 			x.t.steering.started(cl.CommandUUID)
 		}
+	case "control_request":
+		if x.p != nil {
+			x.controlRequest(x.p, ln.raw, ln.at)
+		}
+	case "control_cancel_request":
+		x.resumed += x.controlCancel(ln.raw, ln.at)
 	case "result":
 		return x.result(ln.raw)
 	}

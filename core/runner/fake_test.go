@@ -116,6 +116,36 @@ func fakeClaude(args []string) int {
 			out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "late answer", "session_id": sid,
 				"stop_reason": "end_turn", "num_turns": 1, "duration_ms": 5, "total_cost_usd": 0.01, "usage": map[string]any{"input_tokens": 10, "output_tokens": 2}})
 			return 143
+		case "ask", "ask-cancel":
+			// A permission question on stdout, as claude asks with
+			// --permission-prompt-tool stdio; the answer is read from stdin.
+			out.Encode(map[string]any{"type": "control_request", "request_id": "rq-1", "request": map[string]any{"subtype": "can_use_tool",
+				"tool_name": "Bash", "input": map[string]any{"command": "rm -rf build"}, "tool_use_id": "toolu_1", "description": "clean"}})
+			if prompt == "ask-cancel" {
+				out.Encode(map[string]any{"type": "control_cancel_request", "request_id": "rq-1"})
+				prompt = "withdrawn"
+				break
+			}
+			ln, err := in.ReadBytes('\n')
+			if err != nil {
+				return 0
+			}
+			var cr struct {
+				Type     string
+				Response struct {
+					Subtype   string `json:"subtype"`
+					RequestID string `json:"request_id"`
+					Response  struct {
+						Behavior           string          `json:"behavior"`
+						Message            string          `json:"message"`
+						UpdatedInput       json.RawMessage `json:"updatedInput"`
+						UpdatedPermissions json.RawMessage `json:"updatedPermissions"`
+					} `json:"response"`
+				} `json:"response"`
+			}
+			_ = json.Unmarshal(ln, &cr)
+			r := cr.Response.Response
+			prompt = fmt.Sprintf("%s %s %s %s input=%s perms=%s", cr.Type, cr.Response.RequestID, r.Behavior, r.Message, r.UpdatedInput, r.UpdatedPermissions)
 		case "env":
 			prompt += "\n" + strings.Join(os.Environ(), "\n")
 		case "tool":

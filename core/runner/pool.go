@@ -17,7 +17,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool) (p *proc, reused bool, er
 		var stale []*proc
 		r.mu.Lock()
 		if old := r.procs[req.Key]; old != nil {
-			if old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && !old.isDead() {
+			if old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission && !old.isDead() {
 				old.busy = true
 				old.lastUsed = time.Now()
 				if old.idle != nil {
@@ -36,7 +36,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool) (p *proc, reused bool, er
 			r.stopAsync(s)
 		}
 	}
-	p, err = r.start(req.Key, req.SessionID, resume, extra, launch{model: req.Model, effort: req.Effort, mode: req.PermissionMode, mcp: req.MCPConfig, tools: req.Tools})
+	p, err = r.start(req.Key, req.SessionID, resume, extra, launch{model: req.Model, effort: req.Effort, mode: req.PermissionMode, mcp: req.MCPConfig, tools: req.Tools, ask: req.AskPermission && !r.cfg.OneShot})
 	if err != nil {
 		return nil, false, err
 	}

@@ -23,8 +23,10 @@ import (
 // proc is one claude process.
 type proc struct {
 	key, sessionID, extra string
-	model, effort, mode   string // the per-session --model, --effort and --permission-mode it was started with
-	mcp                   string // the per-session --mcp-config it was started with
+	model, effort, mode   string     // the per-session --model, --effort and --permission-mode it was started with
+	mcp                   string     // the per-session --mcp-config it was started with
+	ask                   bool       // started with --permission-prompt-tool stdio
+	wmu                   sync.Mutex // one write to stdin at a time (prompt, steered message, control response)
 	pid                   int
 	cmd                   *exec.Cmd
 	stdin                 io.WriteCloser
@@ -56,6 +58,14 @@ func (p *proc) isDead() bool {
 	default:
 		return false
 	}
+}
+
+// write writes one whole line to claude's stdin; writes never interleave.
+func (p *proc) write(b []byte) error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	_, err := p.stdin.Write(b)
+	return err
 }
 
 func (p *proc) closeStdin() { p.stdinOnce.Do(func() { _ = p.stdin.Close() }) }
@@ -152,7 +162,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
 	}
 	cmd.Stdout = pw
-	p := &proc{key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, cmd: cmd, stdin: stdin,
+	p := &proc{key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, ask: l.ask, cmd: cmd, stdin: stdin,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {

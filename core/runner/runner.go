@@ -106,6 +106,13 @@ type TurnRequest struct {
 	// Tools are added to --allowedTools. Part of the process's identity.
 	MCPConfig string
 	Tools     []string
+	// AskPermission routes claude's permission prompts to the caller: a
+	// tool use that would prompt becomes an EventPermission the caller
+	// answers (tool approvals from the chat). Without it such a use is
+	// denied by claude. Part of the process's identity; ignored with
+	// Config.OneShot (stdin is closed after the prompt, nothing could
+	// answer).
+	AskPermission bool
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

@@ -60,7 +60,7 @@ func (s *steering) send(text string) (bool, error) {
 	}
 	id := newUUID()
 	b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}, "uuid": id})
-	if _, err := s.proc.stdin.Write(append(b, '\n')); err != nil {
+	if err := s.proc.write(append(b, '\n')); err != nil {
 		return false, fmt.Errorf("steer: write to claude: %w", err)
 	}
 	if s.ids == nil {

@@ -24,6 +24,12 @@ const (
 	EventToolUse
 	// EventResult is the last event of a turn; Event.Result is set.
 	EventResult
+	// EventPermission is claude asking whether it may use a tool
+	// (TurnRequest.AskPermission); Event.Permission is set. The consumer
+	// answers it (Permission.Answer) or the turn waits — for an answer, a
+	// withdrawal, an abort or the end of the context; the turn's timeout
+	// does not count the wait.
+	EventPermission
 )
 
 // String names the kind.
@@ -39,6 +45,8 @@ func (k EventKind) String() string {
 		return "tool_use"
 	case EventResult:
 		return "result"
+	case EventPermission:
+		return "permission"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
@@ -52,6 +60,8 @@ type Event struct {
 	Tool *ToolUse
 	// Result is set for EventResult.
 	Result *Result
+	// Permission is set for EventPermission.
+	Permission *PermissionRequest
 	// At is when the runner read the line from claude's stdout.
 	At time.Time
 }

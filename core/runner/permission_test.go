@@ -1,0 +1,168 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clawhost/clawhost/core/anthropictest"
+)
+
+// askTurn runs prompt with AskPermission and hands each EventPermission to
+// answer; it returns the result and the questions seen.
+func askTurn(t *testing.T, r *Runner, req TurnRequest, answer func(*PermissionRequest)) (Result, []*PermissionRequest) {
+	t.Helper()
+	req.AskPermission = true
+	turn, err := r.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []*PermissionRequest
+	var res Result
+	for e := range turn.Events() {
+		switch e.Kind {
+		case EventPermission:
+			asked = append(asked, e.Permission)
+			answer(e.Permission)
+		case EventResult:
+			res = *e.Result
+		}
+	}
+	return res, asked
+}
+
+// TestPermissionQuestionAndAnswer: a can_use_tool request becomes an
+// EventPermission with the tool and its input; allow, always and deny go
+// back as control responses of the shape claude reads; --permission-prompt-tool
+// stdio is passed only when asked for, and a process started without it is
+// not reused for a turn that asks.
+func TestPermissionQuestionAndAnswer(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, nil)
+	sid := uuid.NewString()
+	res, asked := askTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "ask"}, func(p *PermissionRequest) {
+		p.Answer(Decision{Allow: true, Always: true})
+		p.Answer(Decision{Allow: false}) // only the first answer counts
+	})
+	if len(asked) != 1 || asked[0].Tool != "Bash" || asked[0].ID != "rq-1" || asked[0].ToolUseID != "toolu_1" || asked[0].Description != "clean" ||
+		!strings.Contains(string(asked[0].Input), "rm -rf build") {
+		t.Fatalf("asked %+v", asked)
+	}
+	want := `echo: control_response rq-1 allow  input={"command":"rm -rf build"} perms=[{"behavior":"allow","destination":"session","rules":[{"toolName":"Bash"}],"type":"addRules"}]`
+	if res.Err != nil || res.Text != want {
+		t.Fatalf("result %q err %v\nwant %q", res.Text, res.Err, want)
+	}
+	select {
+	case <-asked[0].Withdrawn:
+	default:
+		t.Error("an answered question is not closed when the turn ended")
+	}
+	res, _ = askTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "ask"}, func(p *PermissionRequest) {
+		p.Answer(Decision{Message: "Denied from the chat by ann."})
+	})
+	if want := `echo: control_response rq-1 deny Denied from the chat by ann. input= perms=`; res.Text != want {
+		t.Fatalf("deny: %q, want %q", res.Text, want)
+	}
+	starts := f.starts(t)
+	if len(starts) != 1 || !strings.Contains(starts[0], "--permission-prompt-tool stdio") {
+		t.Fatalf("starts %q: want one warm process asking the host", starts)
+	}
+	// A turn that does not ask needs a process that does not route
+	// questions to the host.
+	mustOK(t, runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "plain"}), "echo: plain")
+	if starts = f.starts(t); len(starts) != 2 || strings.Contains(starts[1], "--permission-prompt-tool") {
+		t.Fatalf("starts %q", starts)
+	}
+}
+
+// TestPermissionWithdrawn: claude's control_cancel_request withdraws the
+// question: Withdrawn is closed and a late answer is dropped.
+func TestPermissionWithdrawn(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, nil)
+	res, asked := askTurn(t, f.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "ask-cancel"}, func(p *PermissionRequest) {
+		go func() {
+			<-p.Withdrawn
+			p.Answer(Decision{Allow: true})
+		}()
+	})
+	mustOK(t, res, "echo: withdrawn")
+	if len(asked) != 1 {
+		t.Fatalf("asked %d", len(asked))
+	}
+}
+
+// TestPermissionWaitIsNotTimedOut: agent.timeout counts claude's work, not
+// the time a person takes to answer: a turn asked longer than its timeout
+// still ends with its result; without a question the same timeout ends it.
+func TestPermissionWaitIsNotTimedOut(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	f := newFake(t, func(c *Config) { c.Timeout = timeout })
+	res, _ := askTurn(t, f.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "ask"}, func(p *PermissionRequest) {
+		go func() {
+			<-time.After(3 * timeout) // the person is slow
+			p.Answer(Decision{Allow: true})
+		}()
+	})
+	if res.Err != nil || !strings.Contains(res.Text, "rq-1 allow") {
+		t.Fatalf("result %q err %v", res.Text, res.Err)
+	}
+	res = runTurn(t, f.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "hang"})
+	if res.Err == nil || res.Err.Kind != KindTimeout {
+		t.Fatalf("hang without a question: %v", res.Err)
+	}
+}
+
+// TestRealPermissionAllowDenyAlways drives the real CLI: the fake API
+// makes the model call Bash outside the workspace, which needs approval.
+// Allowed, the command runs; denied, it does not and the model reads the
+// message; "always" allows a second Bash call in the same process
+// without a question.
+func TestRealPermissionAllowDenyAlways(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, nil)
+	dir := t.TempDir()
+	touch := func(name string) anthropictest.Reply {
+		return anthropictest.Reply{Text: "working", ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": "touch " + filepath.Join(dir, name), "description": "touch " + name}}}
+	}
+	sid := uuid.NewString()
+	e.fake.Enqueue(touch("denied"), anthropictest.Reply{Text: "ok, not done"})
+	res, asked := askTurn(t, e.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "touch denied"}, func(p *PermissionRequest) {
+		p.Answer(Decision{Message: "Denied from the chat by ann."})
+	})
+	mustOK(t, res, "ok, not done")
+	if len(asked) != 1 || asked[0].Tool != "Bash" || asked[0].BlockedPath == "" {
+		t.Fatalf("asked %+v", asked)
+	}
+	var in struct{ Command string }
+	if json.Unmarshal(asked[0].Input, &in); in.Command != "touch "+filepath.Join(dir, "denied") {
+		t.Fatalf("input %s", asked[0].Input)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "denied")); err == nil {
+		t.Fatal("a denied command ran")
+	}
+	if body := string(e.fake.Requests()[1].Body); !strings.Contains(body, "Denied from the chat by ann.") {
+		t.Fatal("the model did not read the denial")
+	}
+
+	e.fake.Enqueue(touch("a"), touch("b"), anthropictest.Reply{Text: "both done"})
+	res, asked = askTurn(t, e.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "touch a and b"}, func(p *PermissionRequest) {
+		p.Answer(Decision{Allow: true, Always: true})
+	})
+	mustOK(t, res, "both done")
+	if len(asked) != 1 {
+		t.Fatalf("%d questions; after always, the second Bash call must not ask", len(asked))
+	}
+	for _, f := range []string{"a", "b"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("allowed command did not run: %v", err)
+		}
+	}
+}
