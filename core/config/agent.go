@@ -10,6 +10,13 @@ const (
 	DefaultAgentIdleTimeout   = Duration("30m")
 	DefaultAgentMaxWarm       = 4
 	DefaultAgentMaxConcurrent = 4
+	DefaultApprovalTimeout    = Duration("5m")
+)
+
+// Approval settings (agent.approvals, agent.approvers).
+var (
+	ApprovalModes = []string{"off", "chat"}
+	Approvers     = []string{"sender", "owners"}
 )
 
 // PermissionModes are the values agent.permission_mode accepts (those of the
@@ -114,6 +121,23 @@ type Agent struct {
 	// before claude compacts a conversation by itself, a turn asks it to
 	// write durable notes to the workspace.
 	MemoryFlush *MemoryFlush `hcl:"memory_flush,block"`
+
+	// Approvals (approvals): "off" (default) — a tool use that needs
+	// permission is decided by the permission mode alone (denied when it
+	// would prompt); "chat" — the chat is asked: the message names the tool
+	// and its input, with Allow / Deny / Always buttons (or a typed yes / no
+	// / always where the channel has no buttons). A chat turns it on for
+	// itself with /mode ask. Not with one_shot.
+	Approvals string `hcl:"approvals,optional"`
+
+	// ApprovalTimeout denies an unanswered question after this long
+	// (approval_timeout). Default "5m". The wait does not count toward
+	// timeout.
+	ApprovalTimeout Duration `hcl:"approval_timeout,optional"`
+
+	// Approvers (approvers) may answer: "sender" (default) — the person
+	// whose message started the turn, and owners; "owners" — owners only.
+	Approvers string `hcl:"approvers,optional"`
 }
 
 // MemoryFlush is the agent's memory_flush block. The flush runs once per
@@ -140,12 +164,15 @@ type MemoryFlush struct {
 
 func defaultAgent() *Agent {
 	return &Agent{
-		Command:       DefaultAgentCommand,
-		Workspace:     DefaultAgentWorkspace,
-		Timeout:       DefaultAgentTimeout,
-		IdleTimeout:   DefaultAgentIdleTimeout,
-		MaxWarm:       DefaultAgentMaxWarm,
-		MaxConcurrent: DefaultAgentMaxConcurrent,
+		Command:         DefaultAgentCommand,
+		Workspace:       DefaultAgentWorkspace,
+		Timeout:         DefaultAgentTimeout,
+		IdleTimeout:     DefaultAgentIdleTimeout,
+		MaxWarm:         DefaultAgentMaxWarm,
+		MaxConcurrent:   DefaultAgentMaxConcurrent,
+		Approvals:       "off",
+		ApprovalTimeout: DefaultApprovalTimeout,
+		Approvers:       "sender",
 	}
 }
 
@@ -157,6 +184,13 @@ func (a *Agent) check(k *checker) {
 		k.enum("permission_mode", a.PermissionMode, PermissionModes)
 	}
 	k.duration("timeout", a.Timeout)
+	k.enum("approvals", a.Approvals, ApprovalModes)
+	k.enum("approvers", a.Approvers, Approvers)
+	k.duration("approval_timeout", a.ApprovalTimeout)
+	if a.Approvals == "chat" && a.OneShot {
+		k.errorf(k.valueRange("approvals"), "Approvals need a warm claude process",
+			"agent.one_shot closes claude's input after the prompt, so nothing could answer its questions. Turn one_shot off or set approvals = \"off\".")
+	}
 	k.duration("idle_timeout", a.IdleTimeout)
 	k.atLeast("max_turns", a.MaxTurns, 0)
 	k.atLeast("max_warm", a.MaxWarm, 0)

@@ -51,6 +51,9 @@ func TestDefaults(t *testing.T) {
 		{"agent.max_turns", cfg.Agent.MaxTurns, 0},
 		{"agent.one_shot", cfg.Agent.OneShot, false},
 		{"agent.permission_mode", cfg.Agent.PermissionMode, ""},
+		{"agent.approvals", cfg.Agent.Approvals, "off"},
+		{"agent.approval_timeout", cfg.Agent.ApprovalTimeout.Duration(), 5 * time.Minute},
+		{"agent.approvers", cfg.Agent.Approvers, "sender"},
 		{"access.dm_policy", cfg.Access.DMPolicy, "pairing"},
 		{"access.group_policy", cfg.Access.GroupPolicy, "allowlist"},
 		{"access.require_mention", cfg.Access.RequireMention, true},
@@ -108,7 +111,7 @@ plugin "b" {
   enabled = false
 }
 `, nil)
-	if cfg.Agent.Model != "sonnet" || cfg.Agent.Command != "claude" || cfg.Agent.MaxWarm != 4 || cfg.Agent.Timeout != "10m" {
+	if cfg.Agent.Model != "sonnet" || cfg.Agent.Command != "claude" || cfg.Agent.MaxWarm != 4 || cfg.Agent.Timeout != "10m" || cfg.Agent.Approvals != "off" {
 		t.Errorf("agent = %+v", cfg.Agent)
 	}
 	if !cfg.Access.RequireMention || cfg.Access.DMPolicy != "pairing" {
@@ -713,5 +716,30 @@ func TestFormatDiagnosticsReadsFiles(t *testing.T) {
 	b.Reset()
 	if err := FormatDiagnostics(&b, nil, nil); err != nil || b.Len() != 0 {
 		t.Errorf("no diagnostics wrote %q", b.String())
+	}
+}
+
+// TestApprovalSettings: agent.approvals, approvers and approval_timeout are
+// checked; approvals with one_shot is refused (nothing could answer).
+func TestApprovalSettings(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `agent {
+  approvals        = "chat"
+  approvers        = "owners"
+  approval_timeout = "90s"
+}`, nil)
+	if a := cfg.Agent; a.Approvals != "chat" || a.Approvers != "owners" || a.ApprovalTimeout.Duration() != 90*time.Second {
+		t.Errorf("agent = %+v", a)
+	}
+	for src, want := range map[string]string{
+		`agent { approvals = "yes" }`:                         `"yes" is not one of "off" or "chat"`,
+		`agent { approvers = "everyone" }`:                    `"everyone" is not one of "sender" or "owners"`,
+		`agent { approval_timeout = "soon" }`:                 `"soon" is not a duration`,
+		"agent {\n approvals = \"chat\"\n one_shot = true\n}": "nothing could answer its questions",
+	} {
+		_, diags := parse([]byte(src), "c.hcl", "/etc/clawhost", mapEnv(nil))
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), want) {
+			t.Errorf("%s: %v, want an error with %q", src, diags, want)
+		}
 	}
 }

@@ -204,6 +204,13 @@ func (d *Dispatcher) CanEdit(instance string) bool {
 	return ok && desc.Edit
 }
 
+// HasButtons reports whether the instance is ready and shows buttons
+// under messages (channel capability buttons).
+func (d *Dispatcher) HasButtons(instance string) bool {
+	desc, ok := d.ch.Ready(instance)
+	return ok && desc.Capabilities.Buttons
+}
+
 // Limit is the chunk limit for an instance: the configured limit capped
 // by the channel's capability (waiting for the instance to be ready).
 func (d *Dispatcher) Limit(ctx context.Context, instance string) int {

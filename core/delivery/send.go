@@ -15,12 +15,26 @@ import (
 // progress lines, notices), chunked and in session order; it returns the
 // platform ids of what was sent.
 func (d *Dispatcher) Send(key string, tgt message.Target, text, format string) []string {
+	return d.SendButtons(key, tgt, text, format, nil)
+}
+
+// SendButtons is Send with buttons under the last message, where the
+// channel shows buttons (HasButtons); elsewhere they are left out and the
+// text must say how to answer.
+func (d *Dispatcher) SendButtons(key string, tgt message.Target, text, format string, buttons [][]channel.Button) []string {
 	unlock := d.serialize(key)
 	defer unlock()
 	var all []string
 	parts, format := d.prepare(d.ctx, tgt.Instance, text, format)
-	for _, part := range parts {
-		ids, err := d.sendOne(tgt, channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: part, Format: format})
+	if !d.HasButtons(tgt.Instance) {
+		buttons = nil
+	}
+	for i, part := range parts {
+		req := channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: part, Format: format}
+		if i == len(parts)-1 {
+			req.Buttons = buttons
+		}
+		ids, err := d.sendOne(tgt, req)
 		if err != nil {
 			if !d.halted() {
 				d.log.Error("send failed", "instance", tgt.Instance, "chat", tgt.ChatID, "error", err)
@@ -179,6 +193,19 @@ func (d *Dispatcher) editDraft(tgt message.Target, id, text, format string) erro
 		wait = min(wait*2, maxRetryWait)
 	}
 	return err
+}
+
+// EditText replaces the text of a message sent earlier (its buttons go),
+// in plain text; false when the channel does not edit or the edit failed.
+func (d *Dispatcher) EditText(tgt message.Target, id, text string) bool {
+	if id == "" || !d.CanEdit(tgt.Instance) {
+		return false
+	}
+	if err := d.edit(tgt, id, text, channel.FormatPlain); err != nil {
+		d.log.Warn("edit failed", "instance", tgt.Instance, "chat", tgt.ChatID, "error", err)
+		return false
+	}
+	return true
 }
 
 // edit edits a sent message, retrying once as plain text when the channel

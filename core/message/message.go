@@ -63,6 +63,11 @@ type Message struct {
 	// block or the heartbeat): nobody typed it, the configuration did, so
 	// access control does not apply.
 	Scheduled string `json:"scheduled,omitempty"`
+	// Action is set when the message is a press of a button the host sent
+	// (Body is the button's label). A press of a question's button answers
+	// it; any other press stands for its button id typed as text (a
+	// command plugin's picker: "/mode plan").
+	Action *channel.Action `json:"action,omitempty"`
 }
 
 // Media is an inbound attachment. Path is set once the host downloaded it
@@ -107,6 +112,9 @@ func Normalize(instance, source string, in channel.InboundMessage, now time.Time
 		ReceivedAt:    now,
 		ChatTitle:     cleanText(in.ChatTitle),
 		OversizeBytes: in.OversizeBytes,
+	}
+	if a := in.Action; a != nil {
+		m.Action = &channel.Action{ButtonID: cleanText(a.ButtonID), MessageID: cleanID(a.MessageID)}
 	}
 	if !utf8.ValidString(in.Text) {
 		problems = append(problems, "invalid UTF-8 in the text was replaced")

@@ -1,0 +1,250 @@
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// out records what the approvals send and edit.
+type out struct {
+	buttons, edits bool
+	mu             sync.Mutex
+	sent           []sent
+	edited         map[string]string
+	notify         chan struct{}
+}
+
+type sent struct {
+	text    string
+	buttons [][]channel.Button
+}
+
+func newOut(buttons, edits bool) *out {
+	return &out{buttons: buttons, edits: edits, edited: map[string]string{}, notify: make(chan struct{}, 16)}
+}
+
+func (o *out) HasButtons(string) bool { return o.buttons }
+func (o *out) SendButtons(_ string, _ message.Target, text, _ string, b [][]channel.Button) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.buttons {
+		b = nil
+	}
+	o.sent = append(o.sent, sent{text, b})
+	o.notify <- struct{}{}
+	return []string{"m" + string(rune('0'+len(o.sent)))}
+}
+func (o *out) EditText(_ message.Target, id, text string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.edits {
+		o.edited[id] = text
+	}
+	return o.edits
+}
+func (o *out) last() sent {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.sent[len(o.sent)-1]
+}
+
+var chat = message.Target{Instance: "tg", ChatID: "42"}
+
+func request(tool string, input map[string]any) *runner.PermissionRequest {
+	b, _ := json.Marshal(input)
+	return &runner.PermissionRequest{ID: "rq", Tool: tool, Input: b, Withdrawn: make(chan struct{})}
+}
+
+func from(sender string, text string) *message.Message {
+	return &message.Message{Instance: "tg", ChatID: "42", From: "tg:" + sender, Sender: channel.Sender{ID: sender, Name: strings.ToUpper(sender[:1]) + sender[1:]}, Body: text}
+}
+
+func press(sender, id string) *message.Message {
+	m := from(sender, "Allow")
+	m.Action = &channel.Action{ButtonID: id, MessageID: "m1"}
+	return m
+}
+
+// ask runs Ask in the background and waits until the question was sent.
+func ask(t *testing.T, a *Approvals, o *out, q Question) <-chan Outcome {
+	t.Helper()
+	res := make(chan Outcome, 1)
+	go func() { res <- a.Ask(context.Background(), q) }()
+	select {
+	case <-o.notify:
+	case <-time.After(5 * time.Second):
+		t.Fatal("question not sent")
+	}
+	return res
+}
+
+func wait(t *testing.T, res <-chan Outcome) Outcome {
+	t.Helper()
+	select {
+	case o := <-res:
+		return o
+	case <-time.After(5 * time.Second):
+		t.Fatal("no outcome")
+	}
+	return Outcome{}
+}
+
+// TestButtonsAnswer: with buttons, the question names the tool and its
+// command and offers Allow / Deny / Always; a press by someone else is
+// refused and changes nothing; the asker's press decides; the question is
+// edited to say who decided, and the decision is recorded.
+func TestButtonsAnswer(t *testing.T) {
+	t.Parallel()
+	o := newOut(true, true)
+	a := New(o, Config{}, nil, nil)
+	q := Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("Bash", map[string]any{"command": "rm -rf build", "description": "clean"})}
+	res := ask(t, a, o, q)
+	s := o.last()
+	if !strings.Contains(s.text, "claude wants to use Bash:\n$ rm -rf build\n(clean)") || !strings.Contains(s.text, "No answer in 5 minutes denies it.") {
+		t.Errorf("question %q", s.text)
+	}
+	if len(s.buttons) != 2 || s.buttons[0][0].Label != "Allow" || s.buttons[0][1].Label != "Deny" || s.buttons[1][0].Label != "Always allow Bash here" {
+		t.Fatalf("buttons %+v", s.buttons)
+	}
+	for _, row := range s.buttons {
+		for _, b := range row {
+			if len(b.ID) > channel.MaxButtonID {
+				t.Errorf("button id %q over %d bytes", b.ID, channel.MaxButtonID)
+			}
+		}
+	}
+	if handled, reply := a.Answer(press("bob", s.buttons[0][0].ID), false); !handled || reply != "Only Ann or an owner can answer this question." {
+		t.Errorf("stranger's press: %v %q", handled, reply)
+	}
+	if v := a.Open(); len(v) != 1 || v[0].Tool != "Bash" || v[0].Asker != "Ann" {
+		t.Errorf("open %+v", v)
+	}
+	if handled, reply := a.Answer(press("ann", s.buttons[1][0].ID), false); !handled || reply != "" {
+		t.Errorf("asker's press: %v %q", handled, reply)
+	}
+	got := wait(t, res)
+	if !got.Decision.Allow || !got.Decision.Always || got.By != "Ann" {
+		t.Errorf("outcome %+v", got)
+	}
+	if e := o.edited["m1"]; !strings.HasPrefix(e, "✅ Allowed by Ann, and Bash from now on in this session.") {
+		t.Errorf("edited %q", e)
+	}
+	if r := a.Recent("s", 5); len(r) != 1 || !r[0].Always || r[0].By != "Ann" || r[0].Tool != "Bash" {
+		t.Errorf("recent %+v", r)
+	}
+	if handled, reply := a.Answer(press("ann", s.buttons[0][0].ID), false); !handled || reply != "This question is no longer open." {
+		t.Errorf("late press: %v %q", handled, reply)
+	}
+	if len(a.Open()) != 0 {
+		t.Error("question still open")
+	}
+}
+
+// TestTypedAnswer: without buttons the question says how to reply; a
+// "no" from someone who may not answer is an ordinary message; an owner's
+// "No." denies, and the denial tells claude who decided.
+func TestTypedAnswer(t *testing.T) {
+	t.Parallel()
+	o := newOut(false, false)
+	a := New(o, Config{Timeout: time.Minute}, nil, nil)
+	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("WebFetch", map[string]any{"url": "https://example.org/x"})})
+	if s := o.last(); s.buttons != nil || !strings.Contains(s.text, "https://example.org/x") || !strings.Contains(s.text, "Reply yes, no, or always (allow WebFetch for the rest of this session). No answer in 1 minute denies it.") {
+		t.Errorf("question %+v", s)
+	}
+	if handled, _ := a.Answer(from("bob", "no"), false); handled {
+		t.Error("a stranger's no was taken as an answer")
+	}
+	if handled, _ := a.Answer(from("ann", "tell me more"), false); handled {
+		t.Error("an ordinary message was taken as an answer")
+	}
+	if handled, _ := a.Answer(from("olga", "No."), true); !handled {
+		t.Error("the owner's no was not taken")
+	}
+	got := wait(t, res)
+	if got.Decision.Allow || got.By != "Olga" || !strings.Contains(got.Decision.Message, "denied") {
+		t.Errorf("outcome %+v", got)
+	}
+	if len(o.sent) != 1 {
+		t.Errorf("%d messages; an answered question needs no echo where it cannot be edited", len(o.sent))
+	}
+}
+
+// TestTimeoutDenies: no answer within the timeout denies; where the
+// question cannot be edited the chat is told.
+func TestTimeoutDenies(t *testing.T) {
+	t.Parallel()
+	o := newOut(false, false)
+	a := New(o, Config{Timeout: 2 * time.Minute, OwnersOnly: true}, nil, nil)
+	fire := make(chan time.Time)
+	var asked time.Duration
+	a.after = func(d time.Duration) <-chan time.Time { asked = d; return fire }
+	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: request("Write", map[string]any{"file_path": "/w/notes.md", "content": "a\nb\n"})})
+	if s := o.last(); !strings.Contains(s.text, "/w/notes.md\nwrite 2 lines, 4 bytes") {
+		t.Errorf("question %q", s.text)
+	}
+	if handled, _ := a.Answer(from("ann", "yes"), false); handled {
+		t.Error("with approvers = owners the asker's yes must not answer")
+	}
+	fire <- time.Time{}
+	got := wait(t, res)
+	if asked != 2*time.Minute || got.Decision.Allow || got.By != "timeout" || !strings.Contains(got.Decision.Message, "Nobody answered within 2 minutes") {
+		t.Errorf("outcome %+v (timer %v)", got, asked)
+	}
+	if s := o.last(); !strings.HasPrefix(s.text, "⏱ No answer within 2 minutes — denied.") {
+		t.Errorf("timeout notice %q", s.text)
+	}
+}
+
+// TestWithdrawn: a question claude withdraws ends without a decision and
+// the message says so.
+func TestWithdrawn(t *testing.T) {
+	t.Parallel()
+	o := newOut(true, true)
+	a := New(o, Config{}, nil, nil)
+	req := request("Bash", map[string]any{"command": "ls"})
+	w := make(chan struct{})
+	req.Withdrawn = w
+	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: req})
+	close(w)
+	if got := wait(t, res); got.By != "withdrawn" || got.Decision.Allow {
+		t.Errorf("outcome %+v", got)
+	}
+	if !strings.HasPrefix(o.edited["m1"], "(Question withdrawn") {
+		t.Errorf("edited %q", o.edited["m1"])
+	}
+	if len(a.Recent("", 5)) != 0 {
+		t.Error("a withdrawn question is not a decision")
+	}
+}
+
+// TestSummaryIsSafe: the model wrote the input: control characters and
+// direction overrides go, long lines and many lines are cut.
+func TestSummaryIsSafe(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 1000)
+	s := Summary("Bash", json.RawMessage(`{"command":"echo \u001b[31mred\u202e `+long+`\n1\n2\n3\n4\n5\n6\n7"}`))
+	if strings.ContainsAny(s, "\u001b\u202e") {
+		t.Errorf("control characters kept: %q", s)
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) != maxLines || lines[maxLines-1] != "…" || len([]rune(lines[0])) != maxLine {
+		t.Errorf("lines %d, first %d runes: %q", len(lines), len([]rune(lines[0])), s)
+	}
+	if got := Summary("Edit", json.RawMessage(`{"file_path":"/a.go","old_string":"a\nb","new_string":"c","replace_all":true}`)); got != "/a.go\nreplace 2 lines with 1 line, every occurrence" {
+		t.Errorf("edit %q", got)
+	}
+	if got := Summary("mcp__db__query", json.RawMessage(`{"sql":"select 1","limit":5}`)); got != "limit: 5\nsql: select 1" {
+		t.Errorf("mcp %q", got)
+	}
+	if got := toolName("mcp__db__query"); got != "query (MCP server db)" {
+		t.Errorf("tool name %q", got)
+	}
+}
