@@ -60,6 +60,7 @@ const (
 // stages are the pipeline's stage packages.
 var stages = map[string]bool{
 	"core/access":   true,
+	"core/approval": true,
 	"core/command":  true,
 	"core/queue":    true,
 	"core/turn":     true,
