@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/delivery"
@@ -86,6 +87,8 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace,
 		},
+		Approval:     approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners"},
+		AskAvailable: !cfg.Agent.OneShot,
 	}
 	var err error
 	if set.Queue, err = queuePolicy(cfg); err != nil {
@@ -149,6 +152,7 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		Models:            cfg.Agent.Models,
 		PermissionMode:    cfg.Agent.PermissionMode,
 		PermissionModes:   cfg.Agent.PermissionModes,
+		Approvals:         cfg.Agent.Approvals == "chat",
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off

@@ -174,7 +174,7 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 			o.Decision.Message = "The user denied this tool use (" + v.by + ", from the chat). Do not try it another way; ask what they want instead."
 		}
 	case <-a.after(cfg.Timeout):
-		o = Outcome{Decision: runner.Decision{Message: fmt.Sprintf("Nobody answered within %s, so this tool use is denied.", spoken.Duration(cfg.Timeout))}, By: "timeout"}
+		o = Outcome{Decision: runner.Decision{Message: fmt.Sprintf("Nobody answered within %s, so this tool use is denied.", spoken.Precise(cfg.Timeout))}, By: "timeout"}
 	case <-q.Request.Withdrawn:
 		o = Outcome{By: "withdrawn"}
 	case <-ctx.Done():

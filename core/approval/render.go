@@ -119,7 +119,7 @@ func render(qu *question, cfg Config, buttons bool) (string, [][]channel.Button)
 	}
 	always := !req.NoAlways
 	if buttons {
-		fmt.Fprintf(&b, "Allow it? No answer in %s denies it.", spoken.Duration(cfg.Timeout))
+		fmt.Fprintf(&b, "Allow it? No answer in %s denies it.", spoken.Precise(cfg.Timeout))
 		row := []channel.Button{{ID: buttonPrefix + qu.id + ":y", Label: "Allow"}, {ID: buttonPrefix + qu.id + ":n", Label: "Deny"}}
 		rows := [][]channel.Button{row}
 		if always {
@@ -128,9 +128,9 @@ func render(qu *question, cfg Config, buttons bool) (string, [][]channel.Button)
 		return b.String(), rows
 	}
 	if always {
-		fmt.Fprintf(&b, "Reply yes, no, or always (allow %s for the rest of this session). No answer in %s denies it.", shortTool(req.Tool), spoken.Duration(cfg.Timeout))
+		fmt.Fprintf(&b, "Reply yes, no, or always (allow %s for the rest of this session). No answer in %s denies it.", shortTool(req.Tool), spoken.Precise(cfg.Timeout))
 	} else {
-		fmt.Fprintf(&b, "Reply yes or no. No answer in %s denies it.", spoken.Duration(cfg.Timeout))
+		fmt.Fprintf(&b, "Reply yes or no. No answer in %s denies it.", spoken.Precise(cfg.Timeout))
 	}
 	return b.String(), nil
 }
@@ -142,7 +142,7 @@ func resultLine(qu *question, o Outcome, cfg Config) string {
 	case o.By == "withdrawn":
 		return "(Question withdrawn: the turn ended.) " + what
 	case o.By == "timeout":
-		return fmt.Sprintf("⏱ No answer within %s — denied. %s", spoken.Duration(cfg.Timeout), what)
+		return fmt.Sprintf("⏱ No answer within %s — denied. %s", spoken.Precise(cfg.Timeout), what)
 	case o.Decision.Always:
 		return fmt.Sprintf("✅ Allowed by %s, and %s from now on in this session. %s", o.By, shortTool(qu.q.Request.Tool), what)
 	case o.Decision.Allow:

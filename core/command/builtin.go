@@ -143,6 +143,9 @@ type Handler struct {
 	Modes func() []string
 	// QueueMode returns the configured queue mode of a session.
 	QueueMode func(key string) string
+	// Approvals, when not nil, gives /status's lines about the session's
+	// tool-use questions (the open one, the last decisions).
+	Approvals func(key string) []string
 	// Schedules, when not nil, serves /schedule.
 	Schedules Schedules
 
@@ -322,6 +325,11 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 		}
 		if !s.LastMessageAt.IsZero() {
 			fmt.Fprintf(&b, "Last activity: %s ago\n", now.Sub(s.LastMessageAt).Round(time.Second))
+		}
+	}
+	if h.Approvals != nil {
+		for _, l := range h.Approvals(key) {
+			b.WriteString(l + "\n")
 		}
 	}
 	state := "idle"
@@ -536,6 +544,9 @@ func (h *Handler) mode(ctx context.Context, key, arg string) string {
 	}
 	if err := h.Sessions.SetOverride(ctx, key, "mode", arg); err != nil {
 		return "The permission mode could not be changed; try again."
+	}
+	if arg == "ask" {
+		return "Permission mode: ask from the next message on: before claude uses a tool that needs permission, this chat is asked (Allow, Deny or Always). The conversation goes on."
 	}
 	return fmt.Sprintf("Permission mode: %s from the next message on. The conversation goes on.", cmp.Or(arg, def))
 }

@@ -218,6 +218,8 @@ type record struct {
 	ReplyTo   string   `json:"reply_to"`
 	On        bool     `json:"on"`
 	Media     []string `json:"media"`
+	// Buttons are sent under the message (loopback config buttons).
+	Buttons [][]channel.Button `json:"buttons"`
 }
 
 // records returns everything the channel did after the last call, waiting

@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
@@ -87,6 +89,12 @@ type Settings struct {
 	Queue         queue.Policy
 	Turn          turn.Settings
 	Delivery      delivery.Settings
+	// Approval is how tool-use questions are asked (agent.approval_timeout,
+	// agent.approvers); Turn.Approvals turns them on.
+	Approval approval.Config
+	// AskAvailable: /mode ask is offered (the runner keeps processes warm,
+	// so a question can be answered).
+	AskAvailable bool
 }
 
 // Options configure a Gateway.
@@ -137,6 +145,7 @@ type Gateway struct {
 	queue       *queue.Queue
 	turns       *turn.Turns
 	delivery    *delivery.Dispatcher
+	approvals   *approval.Approvals
 
 	mu         sync.Mutex
 	set        Settings
@@ -173,9 +182,11 @@ func New(opts Options) *Gateway {
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel,
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
+	g.approvals = approval.New(g.delivery, opts.Settings.Approval, log, opts.Now)
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
+		Approvals: asker{g.approvals},
 	})
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
@@ -183,7 +194,14 @@ func New(opts Options) *Gateway {
 		Models:    func() []string { return g.settings().Turn.Models },
 		Mode:      func() string { return g.settings().Turn.PermissionMode },
 		Schedules: opts.Schedules,
-		Modes:     func() []string { return g.settings().Turn.PermissionModes },
+		Modes: func() []string {
+			set := g.settings()
+			if set.AskAvailable {
+				return append(slices.Clone(set.Turn.PermissionModes), turn.ModeAsk)
+			}
+			return set.Turn.PermissionModes
+		},
+		Approvals: g.approvalLines,
 		QueueMode: func(key string) string {
 			instance, _, _ := strings.Cut(key, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))
@@ -199,6 +217,7 @@ func (g *Gateway) SetSettings(s Settings) {
 	g.queue.SetPolicy(s.Queue)
 	g.turns.SetSettings(s.Turn)
 	g.delivery.SetSettings(s.Delivery)
+	g.approvals.SetConfig(s.Approval)
 	g.unlisted.Forget(func(id string) bool {
 		instance, chat, _ := strings.Cut(id, ":")
 		return s.Access.Decide(g.ctx, &message.Message{Instance: instance, ChatID: chat, ChatType: channel.ChatGroup, WasMentioned: true}, nil) != access.IgnoreGroup

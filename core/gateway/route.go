@@ -95,6 +95,9 @@ func (g *Gateway) arrive(a arrival) {
 	case access.Pair:
 		g.pairing(a)
 	default:
+		if g.answered(&a) {
+			return
+		}
 		g.debouncer(set, m.Instance).Enqueue(a)
 	}
 }

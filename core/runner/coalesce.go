@@ -145,6 +145,16 @@ func (c *Coalescer) Poll() []string {
 	return c.drain(drainIdle)
 }
 
+// Flush returns the buffered text now, without waiting for the idle time
+// (keeping back a code block still being written): the turn is about to
+// wait for something, e.g. a question to the user.
+func (c *Coalescer) Flush() []string {
+	if len(c.buf) == 0 {
+		return nil
+	}
+	return c.drain(drainIdle)
+}
+
 // Finish ends the turn: it reconciles the final result text (see Coalescer) and returns
 // every remaining block. diverged reports that final did not match the stream and was
 // delivered in full.

@@ -37,9 +37,13 @@ func newTurn(key string) *Turn {
 func (t *Turn) Events() <-chan Event { return t.out }
 
 // Wait blocks until the turn ends and returns its Result. Events not yet received are
-// discarded, so call it after draining Events or instead of reading them.
+// discarded, so call it after draining Events or instead of reading them; a permission
+// question among them is denied (nobody reading them could answer it).
 func (t *Turn) Wait() Result {
-	for range t.out {
+	for e := range t.out {
+		if e.Kind == EventPermission {
+			e.Permission.Answer(Decision{Message: "Nobody can answer this question here, so this tool use is denied."})
+		}
 	}
 	<-t.done
 	return t.res

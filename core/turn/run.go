@@ -69,23 +69,24 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		}
 		return Outcome{Retry: ctx.Err() == nil, Halt: ctx.Err() != nil}
 	}
-	seal := t.opts.Output.Typing(last.Target())
+	tgt := last.Target()
+	ty := newTyping(func() func() { return t.opts.Output.Typing(tgt) })
 	if note != "" {
 		// Before the reply (streamed blocks included), once: the reset is
 		// stored, so a re-run after a restart does not say it again.
 		t.opts.Output.Send(req.Key, last.Target(), note, channel.FormatPlain)
 	}
-	o := t.exchange(ctx, log, set, req, sess, fresh, msgs)
+	o := t.exchange(ctx, log, set, req, sess, fresh, msgs, ty)
 	if o.Deliver {
-		o.EndTyping = seal
+		o.EndTyping = ty.end
 	} else {
-		seal()
+		ty.end()
 	}
 	return o
 }
 
 // exchange runs the agent for the started entries and says what to deliver.
-func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, req Request, sess store.Session, fresh bool, msgs []message.Message) Outcome {
+func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, req Request, sess store.Session, fresh bool, msgs []message.Message, ty *typing) Outcome {
 	last := &msgs[len(msgs)-1]
 	for i := range msgs {
 		t.fetchMedia(ctx, set, &msgs[i], req.Entries[i].ID)
@@ -107,7 +108,7 @@ func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, re
 	prev := t.earlierRun(ctx, log, req, last)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(1)))
 	started := t.opts.Now()
-	res, out := t.runAgent(ctx, set, req.Key, req.Entries[0].ID, prev, sess, fresh, prompt, system, last)
+	res, out := t.runAgent(ctx, set, req.Key, req.Entries[0].ID, prev, sess, fresh, prompt, system, last, ty)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(-1)))
 	if ctx.Err() != nil {
 		if res.Err != nil {

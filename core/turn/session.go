@@ -41,7 +41,10 @@ type chatMeta struct {
 	Model  string `json:"model,omitempty"`
 	Effort string `json:"effort,omitempty"`
 	Mode   string `json:"permission_mode,omitempty"`
-	Queue  string `json:"queue_mode,omitempty"`
+	// Always are the tools the chat allowed for the rest of the session
+	// (an approval's "always"); /new forgets them.
+	Always []string `json:"always_allow,omitempty"`
+	Queue  string   `json:"queue_mode,omitempty"`
 	// Past are the chat's earlier claude sessions, newest first (/list,
 	// /switch), at most maxPast.
 	Past []PastSession `json:"past,omitempty"`
@@ -320,7 +323,10 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	ov := OverridesOf(*sess)
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools})
+		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools,
+		// The same process as the session's turns (not restarted for the
+		// flush); nobody is asked during it: Wait denies.
+		AskPermission: t.asks(t.settings(), ov)})
 	if err != nil {
 		return
 	}

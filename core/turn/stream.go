@@ -26,17 +26,22 @@ type streamed struct {
 // they are coalesced (800–1200 characters, paragraph breaks preferred, 1 s
 // idle flush), or shown as a live draft edited at most once a second.
 type streamer struct {
-	t       *Turns
-	key     string
-	id      int64 // the journal entry the live output is recorded for
-	blocks  int   // streamed blocks sent so far
-	tgt     message.Target
-	mode    Streaming
-	verbose bool
-	opts    reply.Options
-	c       *runner.Coalescer
-	acc     strings.Builder // the whole streamed text, for the draft
-	out     streamed
+	t   *Turns
+	ctx context.Context
+	key string
+	// typing is paused while a permission question waits; asker and
+	// askerName are who may answer it besides owners.
+	typing           *typing
+	asker, askerName string
+	id               int64 // the journal entry the live output is recorded for
+	blocks           int   // streamed blocks sent so far
+	tgt              message.Target
+	mode             Streaming
+	verbose          bool
+	opts             reply.Options
+	c                *runner.Coalescer
+	acc              strings.Builder // the whole streamed text, for the draft
+	out              streamed
 }
 
 // streamMode resolves the streaming setting for a target.
@@ -52,11 +57,11 @@ func (t *Turns) streamMode(set Settings, instance string) Streaming {
 
 // runAgent runs the turn and streams its text. What the final result adds
 // to what was streamed is returned for the outbox; nothing is shown twice.
-func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message) (runner.Result, streamed) {
+func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message, ty *typing) (runner.Result, streamed) {
 	ov := OverridesOf(sess)
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools})
+		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, AskPermission: t.asks(set, ov)})
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}
@@ -65,7 +70,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 		mode = StreamOff // a heartbeat's acknowledgement is never shown, not even live
 	}
 	s := &streamer{
-		t: t, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose,
+		t: t, ctx: ctx, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose, typing: ty,
 		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: reply.ShortModel(set.Model), ModelFull: set.Model, Provider: "anthropic"},
 			Heartbeat: m.Scheduled == HeartbeatJob},
 		// Blocks are separate messages, each with balanced code fences; a
@@ -74,6 +79,9 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	}
 	if s.mode == StreamDraft {
 		s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
+	}
+	if m.Scheduled == "" {
+		s.asker, s.askerName = m.From, m.Sender.Name
 	}
 	res := s.consume(run.Events())
 	if s.out.draft != nil {
@@ -130,6 +138,18 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 	switch e.Kind {
 	case runner.EventResult:
 		*res = *e.Result
+	case runner.EventPermission:
+		if s.t.opts.Approvals == nil {
+			e.Permission.Answer(runner.Decision{Message: "This gateway has no way to ask the user."})
+			return
+		}
+		// What was written before the question is shown before it.
+		if s.mode != StreamOff {
+			for _, b := range s.c.Flush() {
+				s.emit(b)
+			}
+		}
+		go s.permission(s.ctx, e.Permission)
 	case runner.EventToolUse:
 		if s.verbose && e.Tool != nil {
 			s.t.opts.Output.Send(s.key, s.tgt, progressLine(e.Tool), channel.FormatPlain)

@@ -96,6 +96,17 @@ type Output interface {
 	NewDraft(key string, id int64, tgt message.Target, prev store.Live) Draft
 }
 
+// Approvals asks the chat whether claude may use a tool (core/approval,
+// wired by the gateway).
+type Approvals interface {
+	// Ask asks the chat tgt about req and waits for the decision (an
+	// answer, the timeout, the question's withdrawal or ctx). asker is
+	// who started the turn ("<instance>:<id>", "" for a scheduled turn).
+	Ask(ctx context.Context, key string, tgt message.Target, asker, askerName string, req *runner.PermissionRequest) runner.Decision
+	// Auto records a use allowed by the session's "always" without asking.
+	Auto(key string, req *runner.PermissionRequest)
+}
+
 // Store is the part of the store a turn uses.
 type Store interface {
 	UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error)
@@ -156,6 +167,10 @@ type Settings struct {
 	// /mode offers (agent.permission_modes).
 	PermissionMode  string
 	PermissionModes []string
+	// Approvals asks the chat about tool uses that need permission
+	// (agent.approvals = "chat"); a session's /mode ask turns it on for
+	// that session. Needs Options.Approvals.
+	Approvals bool
 }
 
 func withDefaults(s Settings) Settings {
@@ -195,6 +210,10 @@ type Options struct {
 	AgentTools func(m *message.Message) (mcpConfig string, tools []string)
 	// MaxMediaBytes caps one downloaded attachment; zero means 20 MiB.
 	MaxMediaBytes int64
+	// Approvals, when not nil, asks the chat about claude's tool use
+	// (Settings.Approvals, /mode ask); nil: claude's permission mode
+	// decides alone.
+	Approvals Approvals
 }
 
 // Turns runs turns. Safe for concurrent use (one turn per session at a

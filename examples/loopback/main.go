@@ -60,6 +60,8 @@ type Record struct {
 	On        bool   `json:"on,omitempty"`
 	// Media are the paths of files sent with the message.
 	Media []string `json:"media,omitempty"`
+	// Buttons are the buttons sent under the message (config buttons).
+	Buttons [][]channel.Button `json:"buttons,omitempty"`
 }
 
 // Inbound is the body of POST /inbound.
@@ -89,6 +91,9 @@ type Inbound struct {
 		MIME     string `json:"mime"`
 		Filename string `json:"filename"`
 	} `json:"media"`
+	// Action makes the message a press of the button ButtonID under the
+	// sent message MessageID (config buttons).
+	Action *channel.Action `json:"action"`
 }
 
 // Fail is the body of POST /fail.
@@ -116,6 +121,7 @@ type loopback struct {
 	markdown    string
 	maxLines    int
 	displayName string
+	buttons     bool
 	status      status.Reporter
 
 	mu      sync.Mutex
@@ -148,6 +154,7 @@ func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
 		Markdown  *string `json:"markdown"`
 		MaxLines  float64 `json:"max_lines"`
 		Display   *string `json:"display_name"`
+		Buttons   *bool   `json:"buttons"`
 	}
 	if err := cfg.Decode(&c); err != nil {
 		return err
@@ -166,6 +173,7 @@ func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
 	if c.Display != nil {
 		l.displayName = *c.Display
 	}
+	l.buttons = c.Buttons != nil && *c.Buttons
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return schema.Diagnostics{{Attribute: "listen", Summary: "cannot listen", Detail: err.Error()}}
@@ -182,7 +190,7 @@ func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
 
 func (l *loopback) Capabilities() channel.Capabilities {
 	return channel.Capabilities{MaxTextLength: l.limit, LengthUnit: channel.LengthUTF16, Markdown: l.markdown, Threads: true, Groups: true,
-		MaxLines: l.maxLines, DisplayName: l.displayName}
+		MaxLines: l.maxLines, DisplayName: l.displayName, Buttons: l.buttons}
 }
 
 func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
@@ -202,7 +210,7 @@ func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
 		msg := channel.InboundMessage{
 			ChatType: channel.ChatType(in.ChatType), ChatID: in.ChatID, ThreadID: in.ThreadID, MessageID: in.MessageID,
 			Sender: channel.Sender{ID: in.SenderID, Name: in.SenderName}, Text: in.Text, WasMentioned: in.Mentioned, Timestamp: time.Now(),
-			CommandText: in.CommandText, ChatTitle: in.ChatTitle, Edited: in.Edited,
+			CommandText: in.CommandText, ChatTitle: in.ChatTitle, Edited: in.Edited, Action: in.Action,
 		}
 		if in.ReplyTo != nil {
 			msg.ReplyTo = &channel.ReplyTo{MessageID: in.ReplyTo.MessageID, Text: in.ReplyTo.Text, ToBot: in.ReplyTo.ToBot}
@@ -330,7 +338,7 @@ func (l *loopback) Send(ctx context.Context, req channel.SendRequest) (channel.S
 	l.nextID++
 	id := "m" + strconv.Itoa(l.nextID)
 	l.mu.Unlock()
-	rec := Record{Op: "send", ChatID: req.ChatID, ThreadID: req.ThreadID, MessageID: id, Text: req.Text, Format: req.Format, ReplyTo: req.ReplyToMessageID}
+	rec := Record{Op: "send", ChatID: req.ChatID, ThreadID: req.ThreadID, MessageID: id, Text: req.Text, Format: req.Format, ReplyTo: req.ReplyToMessageID, Buttons: req.Buttons}
 	for _, m := range req.Media {
 		rec.Media = append(rec.Media, m.Path)
 	}
@@ -401,6 +409,7 @@ func plugin() sdk.Plugin {
 			{Name: "markdown", Type: "string", Default: "commonmark", Description: `markdown flavour declared to the host; "none" makes the host send plain text`},
 			{Name: "max_lines", Type: "number", Default: 0, Description: "line limit per message declared to the host (0: none)"},
 			{Name: "display_name", Type: "string", Description: "platform name declared to the host (the envelope label); empty means the plugin's name"},
+			{Name: "buttons", Type: "bool", Description: "declare the buttons capability: sent buttons are recorded, POST /inbound takes action"},
 		},
 		Configure: l.configure,
 		Channel:   l,

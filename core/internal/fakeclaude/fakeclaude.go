@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,13 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	                    (the first #mark's id) of ~120 characters each, so
 //	                    a small text_limit puts each in a chunk of its own
 //	                    and a test can count every chunk a chat shows
+//	#ask=<n>            use Bash n times ("touch f<i>"), each needing
+//	                    permission: started with --permission-prompt-tool
+//	                    stdio it asks the host (a can_use_tool control
+//	                    request) and reads the control response, as claude
+//	                    does; a tool allowed "always" is not asked again in
+//	                    this process; without the flag every use is denied.
+//	                    The reply lists the outcomes: "asked: allow, deny"
 //
 // When RunLogEnvVar names a file, the fake appends one JSON line
 // ([RunEvent]) to it when the process starts, when a turn starts and
@@ -56,6 +64,8 @@ func Main() {
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	turn := 0
+	asks := slices.Contains(os.Args, "--permission-prompt-tool")
+	always := map[string]bool{}
 	for sc.Scan() {
 		var in struct {
 			Message struct {
@@ -131,6 +141,16 @@ func Main() {
 			result(last)
 			continue
 		}
+		if n, ok := directive(text, "ask"); ok {
+			var outcomes []string
+			for i := 1; i <= atoi(n); i++ {
+				outcomes = append(outcomes, ask(out, sc, asks, always, i))
+			}
+			reply := "asked: " + strings.Join(outcomes, ", ")
+			assistant(reply)
+			result(reply)
+			continue
+		}
 		if n, ok := directive(text, "parts"); ok && len(marks) > 0 {
 			reply := Parts(marks[0], atoi(n))
 			assistant(reply)
@@ -143,7 +163,42 @@ func Main() {
 	}
 }
 
-var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts)(?:=([^\s\]]+))?`)
+var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask)(?:=([^\s\]]+))?`)
+
+// ask is one Bash use needing permission (#ask): its outcome, "allow",
+// "always", "deny" or "auto" (allowed by an earlier always).
+func ask(out *json.Encoder, sc *bufio.Scanner, asks bool, always map[string]bool, i int) string {
+	if !asks {
+		return "deny"
+	}
+	if always["Bash"] {
+		return "auto"
+	}
+	id := fmt.Sprintf("req-%d-%d", os.Getpid(), i)
+	_ = out.Encode(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "can_use_tool",
+		"tool_name": "Bash", "input": map[string]any{"command": fmt.Sprintf("touch f%d", i), "description": fmt.Sprintf("create f%d", i)}, "tool_use_id": fmt.Sprintf("toolu_%d", i)}})
+	for sc.Scan() {
+		var cr struct {
+			Type     string `json:"type"`
+			Response struct {
+				RequestID string `json:"request_id"`
+				Response  struct {
+					Behavior           string            `json:"behavior"`
+					UpdatedPermissions []json.RawMessage `json:"updatedPermissions"`
+				} `json:"response"`
+			} `json:"response"`
+		}
+		if json.Unmarshal(sc.Bytes(), &cr) != nil || cr.Type != "control_response" || cr.Response.RequestID != id {
+			continue // not the answer (a steered message is dropped here)
+		}
+		if len(cr.Response.Response.UpdatedPermissions) > 0 {
+			always["Bash"] = true
+			return "always"
+		}
+		return cr.Response.Response.Behavior
+	}
+	return "eof"
+}
 
 // RunLogEnvVar names the file the fake appends its [RunEvent]s to.
 const RunLogEnvVar = "CLAWHOST_FAKE_CLAUDE_LOG"

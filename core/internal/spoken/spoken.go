@@ -7,6 +7,18 @@ import (
 	"time"
 )
 
+// Precise says d to the second under a minute ("90 seconds" is "2
+// minutes"), else as Duration: for settings people chose in seconds.
+func Precise(d time.Duration) string {
+	if s := int(d.Round(time.Second) / time.Second); s < 60 && s > 0 {
+		if s == 1 {
+			return "1 second"
+		}
+		return fmt.Sprintf("%d seconds", s)
+	}
+	return Duration(d)
+}
+
 // Duration says d to the minute; under half a minute it is "less than a
 // minute".
 func Duration(d time.Duration) string {

@@ -17,3 +17,12 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestPrecise(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{time.Second: "1 second", 2 * time.Second: "2 seconds", 59 * time.Second: "59 seconds", 90 * time.Second: "2 minutes", 5 * time.Minute: "5 minutes"} {
+		if got := Precise(d); got != want {
+			t.Errorf("Precise(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/clawhost/clawhost/core/approval"
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// asker is the turn's view of the approvals.
+type asker struct{ a *approval.Approvals }
+
+func (k asker) Ask(ctx context.Context, key string, tgt message.Target, from, name string, req *runner.PermissionRequest) runner.Decision {
+	return k.a.Ask(ctx, approval.Question{Key: key, Target: tgt, Asker: from, AskerName: name, Request: req}).Decision
+}
+
+func (k asker) Auto(key string, req *runner.PermissionRequest) { k.a.Auto(key, req) }
+
+// answered reports whether a (admitted) answers an open tool-use question
+// — a press of its button or a typed yes / no / always — and handles it:
+// the turn waiting for it goes on, and the message ends here (it is not a
+// message for the agent). A press of another button stands for its id
+// typed as text (a command plugin's picker), and goes on as such.
+func (g *Gateway) answered(a *arrival) bool {
+	m := &a.Message
+	set := g.settings()
+	handled, reply := g.approvals.Answer(m, set.Access.IsOwner(m))
+	if handled {
+		if reply != "" {
+			g.respond(*a, reply)
+		} else {
+			g.finish(a.ID, store.StateDone, "answer to a tool-use question")
+		}
+		return true
+	}
+	if m.Action != nil {
+		m.Body, m.CommandBody = m.Action.ButtonID, ""
+	}
+	return false
+}
+
+// approvalLines are /status's lines about a session's tool-use questions:
+// the open one and the last decisions.
+func (g *Gateway) approvalLines(key string) []string {
+	var out []string
+	now := g.opts.Now()
+	for _, v := range g.approvals.Open() {
+		if v.Key == key {
+			out = append(out, fmt.Sprintf("Waiting for approval: %s (%s), asked %s ago", v.Tool, firstLine(v.Summary), now.Sub(v.Since).Round(time.Second)))
+		}
+	}
+	for _, r := range g.approvals.Recent(key, 3) {
+		verb := "denied"
+		switch {
+		case r.Always:
+			verb = "always allowed"
+		case r.Allow:
+			verb = "allowed"
+		}
+		out = append(out, fmt.Sprintf("Approval: %s (%s) %s by %s, %s ago", r.Tool, firstLine(r.Summary), verb, r.By, now.Sub(r.At).Round(time.Second)))
+	}
+	return out
+}
+
+// Approvals are the open tool-use questions and the last decisions, for
+// the status page.
+func (g *Gateway) Approvals() (open []approval.View, recent []approval.Record) {
+	return g.approvals.Open(), g.approvals.Recent("", 10)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	if r := []rune(l); len(r) > 60 {
+		l = string(r[:59]) + "…"
+	}
+	return l
+}

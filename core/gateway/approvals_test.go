@@ -1,0 +1,155 @@
+package gateway
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/approval"
+)
+
+// nextOp returns the next record of op to chat, and every record before
+// it.
+func (e *env) nextOp(chat, op string) (record, []record) {
+	e.t.Helper()
+	var seen []record
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range e.records(time.Second) {
+			if r.Op == op && r.ChatID == chat {
+				e.after = r.Seq
+				return r, seen
+			}
+			seen = append(seen, r)
+		}
+	}
+	e.t.Fatalf("no %s to %s", op, chat)
+	return record{}, nil
+}
+
+// question waits for the next tool-use question to chat and returns it
+// with its buttons by label.
+func (e *env) question(chat string) (record, map[string]string) {
+	e.t.Helper()
+	for {
+		r := e.next(chat)
+		if strings.HasPrefix(r.Text, "claude wants to use") {
+			ids := map[string]string{}
+			for _, row := range r.Buttons {
+				for _, b := range row {
+					ids[b.Label] = b.ID
+				}
+			}
+			return r, ids
+		}
+	}
+}
+
+func pressed(sender, msgID, buttonID, label string) in {
+	m := dm(sender, label)
+	m["chat_id"] = "chat-u1"
+	m["action"] = map[string]string{"ButtonID": buttonID, "MessageID": msgID}
+	return m
+}
+
+// TestApprovalsWithButtons: with agent.approvals = "chat" a tool use that
+// needs permission asks the chat with buttons; the turn waits (typing
+// paused); the asker's Allow and an owner's Deny go back to claude; the
+// question is edited to say who decided; a stranger's press is refused;
+// "always" allows the tool without a question for the rest of the
+// session, also in a new claude process, and /new forgets it; /status
+// shows the decisions.
+func TestApprovalsWithButtons(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{loopback: map[string]any{"buttons": true}, settings: func(s *Settings) {
+		s.Turn.Approvals = true
+		s.Access.AllowFrom = append(s.Access.AllowFrom, "lo:u2")
+	}})
+	e.post(dm("u1", "clean up #ask=2"))
+	q, ids := e.question("chat-u1")
+	contains(t, q.Text, "claude wants to use Bash:", "$ touch f1", "(create f1)")
+	if ids["Allow"] == "" || ids["Deny"] == "" || ids["Always allow Bash here"] == "" {
+		t.Fatalf("buttons %+v", q.Buttons)
+	}
+	// u2 may write to the bot but did not start this turn.
+	e.post(pressed("u2", q.MessageID, ids["Allow"], "Allow"))
+	contains(t, e.text("chat-u1"), "Only User u1 or an owner can answer this question.")
+	e.post(pressed("u1", q.MessageID, ids["Allow"], "Allow"))
+	edit, _ := e.nextOp("chat-u1", "edit")
+	if edit.MessageID != q.MessageID || !strings.HasPrefix(edit.Text, "✅ Allowed by User u1.") {
+		t.Errorf("edit %+v", edit)
+	}
+	q2, ids2 := e.question("chat-u1")
+	contains(t, q2.Text, "$ touch f2")
+	owner := pressed("owner", q2.MessageID, ids2["Deny"], "Deny")
+	owner["chat_id"] = "chat-u1"
+	e.post(owner)
+	contains(t, e.text("chat-u1"), "asked: allow, deny")
+
+	// The late press of an answered question.
+	e.post(pressed("u1", q.MessageID, ids["Deny"], "Deny"))
+	contains(t, e.text("chat-u1"), "This question is no longer open.")
+
+	e.post(dm("u1", "again #ask=2"))
+	q3, ids3 := e.question("chat-u1")
+	e.post(pressed("u1", q3.MessageID, ids3["Always allow Bash here"], "Always allow Bash here"))
+	contains(t, e.text("chat-u1"), "asked: always, auto")
+	// A new claude process of the same session (another permission mode
+	// restarts it) is not asked either: the host answers.
+	e.post(dm("u1", "/status"))
+	contains(t, e.text("chat-u1"), "Approval: Bash ($ touch f1) always allowed by User u1", "Approval: Bash ($ touch f2) denied by User owner")
+	e.agent.Stop("lo:direct:u1")
+	e.post(dm("u1", "once more #ask=1"))
+	// The new process asks the host, which answers from the session
+	// without a question (the next send is the reply).
+	contains(t, e.text("chat-u1"), "asked: always")
+	e.post(dm("u1", "/new"))
+	contains(t, e.text("chat-u1"), "New session started.")
+	e.post(dm("u1", "after new #ask=1"))
+	q4, ids4 := e.question("chat-u1")
+	e.post(pressed("u1", q4.MessageID, ids4["Deny"], "Deny"))
+	contains(t, e.text("chat-u1"), "asked: deny")
+}
+
+// TestApprovalsTyped: where the channel has no buttons the question asks
+// for a typed answer; the asker's "yes" answers it (and is not a message
+// for claude); no answer within approval_timeout denies and says so; a
+// chat turns approvals on for itself with /mode ask.
+func TestApprovalsTyped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{settings: func(s *Settings) {
+		s.AskAvailable = true
+		s.Approval = approval.Config{Timeout: 2 * time.Second}
+	}})
+	e.post(dm("u1", "#ask=1"))
+	contains(t, e.text("chat-u1"), "asked: deny") // approvals are off: claude denies by itself
+	e.post(dm("u1", "/mode ask"))
+	contains(t, e.text("chat-u1"), "Permission mode: ask")
+	e.post(dm("u1", "go #ask=2"))
+	q, before := e.nextOp("chat-u1", "send")
+	if q.Buttons != nil {
+		t.Errorf("buttons sent to a channel without them: %+v", q.Buttons)
+	}
+	contains(t, q.Text, "claude wants to use Bash:", "Reply yes, no, or always")
+	e.post(dm("u1", "Yes"))
+	q2, _ := e.question("chat-u1")
+	contains(t, q2.Text, "$ touch f2")
+	// Nobody answers the second: the question is edited to say so.
+	edit, _ := e.nextOp("chat-u1", "edit")
+	if edit.MessageID != q2.MessageID || !strings.HasPrefix(edit.Text, "⏱ No answer within 2 seconds — denied.") {
+		t.Errorf("edit %+v", edit)
+	}
+	final, after := e.nextOp("chat-u1", "send")
+	contains(t, final.Text, "asked: allow, deny")
+	// Typing is off while a person is asked and on again once answered:
+	// on at the start, then once more after each answer.
+	ons := 0
+	for _, r := range append(before, after...) {
+		if r.Op == "typing" && r.On {
+			ons++
+		}
+	}
+	if ons < 2 {
+		t.Errorf("typing switched on %d times; want it resumed after the answers", ons)
+	}
+}
