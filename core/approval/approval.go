@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -109,11 +110,17 @@ type question struct {
 	summary string
 	since   time.Time
 	answers chan verdict // buffered 1: the first answer wins
+	// choices are the options of a choice question (AskUserQuestion);
+	// nil for a permission question. multi: several may be picked.
+	choices []string
+	multi   bool
 }
 
 type verdict struct {
 	allow, always bool
 	by            string
+	// text is a choice question's answer.
+	text string
 }
 
 // New returns Approvals sending through out.
@@ -148,6 +155,9 @@ func (a *Approvals) config() Config {
 // (deny), the question's withdrawal or ctx. It does not answer the request;
 // the caller does, with Outcome.Decision.
 func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
+	if q.Request.Tool == runner.AskUserQuestion {
+		return a.choose(ctx, q)
+	}
 	cfg := a.config()
 	qu := &question{id: newID(), q: q, summary: Summary(q.Request.Tool, q.Request.Input), since: a.now(), answers: make(chan verdict, 1)}
 	buttons := a.out.HasButtons(q.Target.Instance)
@@ -229,6 +239,24 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 	if name == "" {
 		name = m.From
 	}
+	if act := m.Action; act != nil && strings.HasPrefix(act.ButtonID, choicePrefix) {
+		id, n, _ := strings.Cut(strings.TrimPrefix(act.ButtonID, choicePrefix), ":")
+		a.mu.Lock()
+		qu := a.open[id]
+		a.mu.Unlock()
+		if qu == nil || !sameChat(qu.q.Target, m) {
+			return true, "This question is no longer open."
+		}
+		if !may(qu.q, m, owner, cfg) {
+			return true, whoMay(qu.q, cfg)
+		}
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 0 || i >= len(qu.choices) {
+			return true, "That answer is not one of the buttons."
+		}
+		qu.give(verdict{text: qu.choices[i], by: name})
+		return true, ""
+	}
 	if act := m.Action; act != nil && strings.HasPrefix(act.ButtonID, buttonPrefix) {
 		id, verb, _ := strings.Cut(strings.TrimPrefix(act.ButtonID, buttonPrefix), ":")
 		a.mu.Lock()
@@ -248,8 +276,7 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 		qu.give(v)
 		return true, ""
 	}
-	v, ok := typed(m.Command())
-	if !ok {
+	if m.Action != nil || strings.TrimSpace(m.Body) == "" {
 		return false, ""
 	}
 	a.mu.Lock()
@@ -261,6 +288,16 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 	}
 	a.mu.Unlock()
 	if oldest == nil {
+		return false, ""
+	}
+	if oldest.choices != nil {
+		// While claude waits for a choice, what the person writes is the
+		// answer.
+		oldest.give(verdict{text: oldest.pick(m.Body), by: name})
+		return true, ""
+	}
+	v, ok := typed(m.Command())
+	if !ok {
 		return false, ""
 	}
 	v.by = name

@@ -248,3 +248,58 @@ func TestSummaryIsSafe(t *testing.T) {
 		t.Errorf("tool name %q", got)
 	}
 }
+
+// TestChoices: claude's AskUserQuestion: each question is sent with its
+// options numbered (buttons where the channel has them); a press, a typed
+// number or the person's own words answer it; the answers go back as the
+// tool's input with "answers".
+func TestChoices(t *testing.T) {
+	t.Parallel()
+	o := newOut(true, true)
+	a := New(o, Config{}, nil, nil)
+	input := map[string]any{"questions": []any{
+		map[string]any{"question": "Which color?", "header": "Color", "options": []any{map[string]any{"label": "Red", "description": "warm"}, map[string]any{"label": "Blue", "description": "cool"}}},
+		map[string]any{"question": "Which sizes?", "header": "Size", "multiSelect": true, "options": []any{map[string]any{"label": "S"}, map[string]any{"label": "M"}, map[string]any{"label": "L"}}},
+		map[string]any{"question": "Anything else?", "header": "Else", "options": []any{map[string]any{"label": "No"}, map[string]any{"label": "Yes"}}},
+	}}
+	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("AskUserQuestion", input)})
+	s := o.last()
+	contains := func(got string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q lacks %q", got, w)
+			}
+		}
+	}
+	contains(s.text, "claude asks: Which color?\n1. Red — warm\n2. Blue — cool\nPress one, or reply in your own words.")
+	if len(s.buttons) != 2 || s.buttons[1][0].Label != "Blue" {
+		t.Fatalf("buttons %+v", s.buttons)
+	}
+	if h, reply := a.Answer(press("bob", s.buttons[1][0].ID), false); !h || !strings.HasPrefix(reply, "Only Ann") {
+		t.Errorf("stranger: %v %q", h, reply)
+	}
+	a.Answer(press("ann", s.buttons[1][0].ID), false)
+	<-o.notify
+	s = o.last()
+	contains(s.text, "claude asks: Which sizes?", "Reply with one or more numbers (1, 3)")
+	if s.buttons != nil {
+		t.Errorf("a several-choice question has buttons %+v", s.buttons)
+	}
+	if h, _ := a.Answer(from("ann", "1, 3"), false); !h {
+		t.Fatal("typed numbers not taken")
+	}
+	<-o.notify
+	if h, _ := a.Answer(from("ann", "make it quick"), false); !h {
+		t.Fatal("own words not taken")
+	}
+	got := wait(t, res)
+	var in struct{ Answers map[string]string }
+	_ = json.Unmarshal(got.Decision.UpdatedInput, &in)
+	if !got.Decision.Allow || in.Answers["Which color?"] != "Blue" || in.Answers["Which sizes?"] != "S, L" || in.Answers["Anything else?"] != "make it quick" {
+		t.Errorf("outcome %+v answers %v", got, in.Answers)
+	}
+	if e := o.edited["m1"]; e != "❓ Which color?\n→ Blue (Ann)" {
+		t.Errorf("edited %q", e)
+	}
+}

@@ -48,6 +48,14 @@ type PermissionRequest struct {
 	once    sync.Once
 }
 
+// AskUserQuestion is claude's tool for a multiple-choice question to the
+// user. With the host answering permission prompts, claude 2.1.330 routes
+// it to the host as a can_use_tool request (it is not offered to the model
+// otherwise); the answers go back as the allowed input with "answers" set
+// (question text → chosen label), which claude hands the model as the
+// tool's result (TestRealAskUserQuestion).
+const AskUserQuestion = "AskUserQuestion"
+
 // Decision answers a PermissionRequest.
 type Decision struct {
 	Allow bool
@@ -56,6 +64,9 @@ type Decision struct {
 	Always bool
 	// Message tells claude why it was denied.
 	Message string
+	// UpdatedInput (with Allow) replaces the tool's input: the answers
+	// of AskUserQuestion go back to claude this way.
+	UpdatedInput json.RawMessage
 }
 
 // Answer answers the request; only the first call counts, and an answer
@@ -182,6 +193,9 @@ func (x *reading) answer(p *proc, ans permissionAnswer, now time.Time) time.Dura
 	switch {
 	case ans.d.Allow:
 		resp = map[string]any{"behavior": "allow", "updatedInput": input}
+		if ans.d.UpdatedInput != nil {
+			resp["updatedInput"] = ans.d.UpdatedInput
+		}
 		if ans.d.Always {
 			resp["updatedPermissions"] = []any{map[string]any{"type": "addRules", "behavior": "allow", "destination": "session",
 				"rules": []any{map[string]any{"toolName": x.asking.open[ans.id].Tool}}}}

@@ -166,3 +166,29 @@ func TestRealPermissionAllowDenyAlways(t *testing.T) {
 		}
 	}
 }
+
+// TestRealAskUserQuestion: with the host answering, claude routes its
+// AskUserQuestion tool to the host as a permission question; the answers
+// go back in the allowed input and the model reads them as the tool's
+// result.
+func TestRealAskUserQuestion(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, nil)
+	q := map[string]any{"questions": []any{map[string]any{"question": "Which color?", "header": "Color", "multiSelect": false,
+		"options": []any{map[string]any{"label": "Red", "description": "warm"}, map[string]any{"label": "Blue", "description": "cool"}}}}}
+	e.fake.Enqueue(anthropictest.Reply{Text: "asking", ToolUse: &anthropictest.ToolUse{Name: "AskUserQuestion", Input: q}}, anthropictest.Reply{Text: "blue it is"})
+	res, asked := askTurn(t, e.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "pick"}, func(p *PermissionRequest) {
+		var in map[string]any
+		_ = json.Unmarshal(p.Input, &in)
+		in["answers"] = map[string]string{"Which color?": "Blue"}
+		b, _ := json.Marshal(in)
+		p.Answer(Decision{Allow: true, UpdatedInput: b})
+	})
+	mustOK(t, res, "blue it is")
+	if len(asked) != 1 || asked[0].Tool != AskUserQuestion {
+		t.Fatalf("asked %+v", asked)
+	}
+	if body := string(e.fake.Requests()[1].Body); !strings.Contains(body, `\"Which color?\"=\"Blue\"`) {
+		t.Errorf("the model did not get the answer: %s", body[max(0, len(body)-3000):])
+	}
+}

@@ -30,7 +30,7 @@ func (t *Turns) asks(set Settings, o Overrides) bool {
 // forgets it.
 func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) {
 	a := s.t.opts.Approvals
-	if s.t.allowedAlways(ctx, s.key, p.Tool) {
+	if p.Tool != runner.AskUserQuestion && s.t.allowedAlways(ctx, s.key, p.Tool) {
 		a.Auto(s.key, p)
 		p.Answer(runner.Decision{Allow: true, Always: true})
 		return
