@@ -58,12 +58,12 @@
 // suffix and would run "/cmd" as if it were addressed to us. Captions are
 // the text of media messages (Text = caption); messages without text,
 // caption or media (joins, pins, empty texts, …) and update kinds other
-// than (edited) messages and channel posts are skipped with a debug log
-// line naming the update's kind; unknown fields are ignored; an update that
-// does not decode at all is logged as a warning and skipped. Decision on
-// edits: edited messages and edited channel posts are delivered with
-// Edited set (and the edit time as Timestamp); what an edit means is the
-// host's decision (it ignores them).
+// than (edited) messages, channel posts and button presses (see Buttons)
+// are skipped with a debug log line naming the update's kind; unknown
+// fields are ignored; an update that does not decode at all is logged as a
+// warning and skipped. Decision on edits: edited messages and edited
+// channel posts are delivered with Edited set (and the edit time as
+// Timestamp); what an edit means is the host's decision (it ignores them).
 //
 // Inbound photos (the largest size), documents, voice notes, audio, video,
 // video notes and stickers become channel.Media with Ref = file_id;
@@ -105,7 +105,33 @@
 // "chat not found" → chat_not_found, 403 → forbidden, 401 → unauthorized,
 // other 400 → invalid_request, 5xx and network errors → unavailable.
 //
-// Left out: reactions (Reactor), albums (media groups), inline keyboards,
-// and files of a self-hosted Bot API server running with --local (whose
+// # Buttons
+//
+// Capabilities.Buttons is set. SendRequest.Buttons become an inline
+// keyboard (reply_markup) under the last message a Send posts (the text
+// message, or the last file, or the message carrying that file's too long
+// caption); a button's ID is its callback_data, so an ID must be 1-64
+// bytes and a label non-blank, or Send fails with invalid_request before
+// any request. Edit sends no reply_markup, so Telegram removes the
+// keyboard: an edited message keeps no buttons.
+//
+// A press arrives as a callback_query update (requested in allowed_updates
+// of getUpdates and setWebhook) and is delivered as an InboundMessage with
+// Action{ButtonID: callback_data, MessageID: the message's id}; its chat,
+// topic and title are those of the message the button was under, Sender
+// is who pressed, MessageID is "cb:<callback query id>" (unique per
+// press, the host's dedupe key), Text is the button's label as the
+// message's keyboard shows it (the data when the keyboard is not sent
+// along), Timestamp the time of receipt (Telegram gives none), and
+// WasMentioned is set. Callback queries without a message (inline mode) or
+// without data (games) are skipped with a debug line, the offset moving
+// past them. Once Deliver returned nil for the batch (or the webhook
+// update) holding a press, the plugin answers it with answerCallbackQuery,
+// without text, which stops the spinner on the button; a failed answer is
+// logged as a warning and not retried (the spinner stops by itself after a
+// while). A press redelivered after a crash is answered again; Telegram
+// refuses the second answer, which is only logged.
+//
+// Left out: reactions (Reactor), albums (media groups), and files of a self-hosted Bot API server running with --local (whose
 // getFile answers local paths).
 package telegram

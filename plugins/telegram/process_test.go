@@ -140,7 +140,7 @@ func TestCapabilitiesOverTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.Typing || !d.Edit || !d.CommandMenu || d.Reactions || d.Capabilities.MaxTextLength != 4096 || d.Capabilities.LengthUnit != channel.LengthUTF16 {
+	if !d.Typing || !d.Edit || !d.CommandMenu || d.Reactions || d.Capabilities.MaxTextLength != 4096 || d.Capabilities.LengthUnit != channel.LengthUTF16 || !d.Capabilities.Buttons {
 		t.Fatalf("description %+v", d)
 	}
 	configure(t, ctx, h.Plugin, config(t, srv))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -23,6 +24,12 @@ import (
 // fits a caption (1024 UTF-16 units); otherwise it is sent first, as its own
 // message. A file caption too long for a caption follows its file as a
 // message. Only the first message replies to ReplyToMessageID.
+//
+// Buttons become an inline keyboard (reply_markup) under the last message
+// posted: the text message, or the last file (or the message carrying its
+// too long caption). A button's ID is its callback_data, which Telegram
+// takes only with 1-64 bytes: other IDs, and blank labels, are refused
+// with invalid_request before any request.
 //
 // Markdown becomes Telegram HTML. If Telegram refuses the HTML ("can't
 // parse entities"), the plugin itself resends the text without parse_mode
@@ -67,6 +74,10 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 			return resp, err
 		}
 	}
+	markup, err := inlineKeyboard(req.Buttons)
+	if err != nil {
+		return resp, err
+	}
 	textAsCaption := hasText && len(req.Media) > 0 && strings.TrimSpace(req.Media[0].Caption) == "" &&
 		fitsCaption(req.Text, req.Format)
 	if hasText && !textAsCaption {
@@ -74,6 +85,9 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		replyParams(p)
 		if a.cfg.DisableWebPagePreview || req.DisableLinkPreview {
 			p["link_preview_options"] = `{"is_disabled":true}`
+		}
+		if markup != "" && len(req.Media) == 0 {
+			p["reply_markup"] = markup
 		}
 		id, err := a.sendText(ctx, "sendMessage", p, req.Text, req.Format)
 		if err != nil {
@@ -88,13 +102,51 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		if i == 0 && textAsCaption {
 			caption = req.Text
 		}
-		ids, err := a.sendMedia(ctx, p, m, caption, req.Format)
+		last := ""
+		if i == len(req.Media)-1 {
+			last = markup
+		}
+		ids, err := a.sendMedia(ctx, p, m, caption, req.Format, last)
 		resp.MessageIDs = append(resp.MessageIDs, ids...)
 		if err != nil {
 			return resp, err
 		}
 	}
 	return resp, nil
+}
+
+// inlineKeyboard is the reply_markup of buttons: "" when there are none
+// (empty rows are dropped).
+func inlineKeyboard(rows [][]channel.Button) (string, error) {
+	var kb tgbotapi.InlineKeyboardMarkup
+	for i, row := range rows {
+		var out []tgbotapi.InlineKeyboardButton
+		for j, b := range row {
+			switch {
+			case b.ID == "":
+				return "", channel.Errorf(channel.CodeInvalidRequest, "button %d.%d (%q) has an empty id", i+1, j+1, b.Label)
+			case len(b.ID) > channel.MaxButtonID:
+				return "", channel.Errorf(channel.CodeInvalidRequest, "button %d.%d (%q): its id is %d bytes, Telegram takes at most %d",
+					i+1, j+1, b.Label, len(b.ID), channel.MaxButtonID)
+			case !utf8.ValidString(b.ID):
+				return "", channel.Errorf(channel.CodeInvalidRequest, "button %d.%d (%q): its id is not UTF-8", i+1, j+1, b.Label)
+			case strings.TrimSpace(b.Label) == "":
+				return "", channel.Errorf(channel.CodeInvalidRequest, "button %d.%d (id %q) has an empty label", i+1, j+1, b.ID)
+			}
+			out = append(out, tgbotapi.NewInlineKeyboardButtonData(b.Label, b.ID))
+		}
+		if len(out) > 0 {
+			kb.InlineKeyboard = append(kb.InlineKeyboard, out)
+		}
+	}
+	if len(kb.InlineKeyboard) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(kb)
+	if err != nil {
+		return "", channel.Errorf(channel.CodeInternal, "encode buttons: %v", err)
+	}
+	return string(b), nil
 }
 
 func clone(p tgbotapi.Params) tgbotapi.Params {
@@ -223,6 +275,8 @@ func (a *Adapter) SetTyping(ctx context.Context, req channel.TypingRequest) erro
 
 // Edit implements channel.Editor with editMessageText (HTML, falling back to
 // plain text). Telegram's "message is not modified" counts as success.
+// The request never carries reply_markup, so Telegram removes the inline
+// keyboard the message had: an edit removes buttons, as the contract says.
 func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if a.api == nil {
 		return channel.Errorf(channel.CodeInternal, "edit before configure")

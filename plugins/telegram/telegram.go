@@ -33,6 +33,9 @@ var (
 const (
 	callTimeout   = 60 * time.Second
 	uploadTimeout = 5 * time.Minute
+	// answerTimeout bounds answerCallbackQuery: the answer only stops the
+	// spinner of the pressed button, not worth holding the receive loop.
+	answerTimeout = 10 * time.Second
 	pollSlack     = 15 * time.Second
 	// shortPollPause separates getUpdates calls that found nothing when
 	// poll_timeout is 0.
@@ -79,6 +82,9 @@ type Adapter struct {
 	// sleep waits d or until ctx ends; tests replace it to observe backoff
 	// without waiting.
 	sleep func(ctx context.Context, d time.Duration) error
+	// now is the clock that stamps button presses (Telegram gives them no
+	// time of their own).
+	now func() time.Time
 
 	me atomic.Pointer[self]
 
@@ -96,6 +102,7 @@ func New() *Adapter {
 	return &Adapter{
 		log:       slog.New(slog.DiscardHandler),
 		sleep:     sleepCtx,
+		now:       time.Now,
 		status:    status.Discard,
 		listening: make(chan struct{}),
 	}
@@ -154,6 +161,8 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		// Images go out as photos, everything else as documents.
 		MediaOut: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio,
 			channel.MediaVoice, channel.MediaVideo},
+		// Inline keyboards out, callback queries in.
+		Buttons: true,
 	}
 }
 
@@ -245,7 +254,7 @@ func (a *Adapter) poll(ctx context.Context, inbox channel.Inbox) error {
 		}
 		r.reset()
 		a.reportReady()
-		msgs, next := a.mapBatch(items)
+		msgs, presses, next := a.mapBatch(items)
 		if next <= offset {
 			if timeout == 0 {
 				// Short polling (poll_timeout = 0) answers at once: pause
@@ -269,17 +278,18 @@ func (a *Adapter) poll(ctx context.Context, inbox channel.Inbox) error {
 				continue // offset unchanged: getUpdates returns the batch again
 			}
 			r.deliver.reset()
+			a.answerPresses(ctx, presses)
 		}
 		offset = next
 	}
 	return nil
 }
 
-// mapBatch maps a getUpdates result and returns the offset that confirms it.
-func (a *Adapter) mapBatch(items []json.RawMessage) ([]channel.InboundMessage, int) {
+// mapBatch maps a getUpdates result. It returns the messages for the host,
+// the ids of the button presses among them (to answer once the host stored
+// them) and the offset that confirms the batch.
+func (a *Adapter) mapBatch(items []json.RawMessage) (msgs []channel.InboundMessage, presses []string, next int) {
 	me := *a.me.Load()
-	var msgs []channel.InboundMessage
-	next := 0
 	for _, raw := range items {
 		u, err := decodeUpdate(raw)
 		if u.UpdateID >= next {
@@ -289,13 +299,49 @@ func (a *Adapter) mapBatch(items []json.RawMessage) ([]channel.InboundMessage, i
 			a.log.Warn("skipping an update that does not decode", "update_id", u.UpdateID, "error", err)
 			continue
 		}
-		if m, ok := toInbound(u, me); ok {
-			msgs = append(msgs, m)
-		} else {
-			a.log.Debug("ignoring an update with nothing for the agent", "update_id", u.UpdateID, "kinds", updateKinds(raw))
+		m, press, ok := a.inbound(u, me, raw)
+		if !ok {
+			continue
+		}
+		msgs = append(msgs, m)
+		if press != "" {
+			presses = append(presses, press)
 		}
 	}
-	return msgs, next
+	return msgs, presses, next
+}
+
+// inbound maps one update for the host: a message, or a button press,
+// whose callback query id it returns as press. ok is false, with a debug
+// line, for updates that carry nothing for the host.
+func (a *Adapter) inbound(u update, me self, raw json.RawMessage) (in channel.InboundMessage, press string, ok bool) {
+	if q := u.CallbackQuery; q != nil {
+		if in, ok = pressOf(q, a.now()); ok {
+			return in, q.ID, true
+		}
+		a.log.Debug("ignoring a callback query that is not a press under a message of the bot (inline mode or a game)",
+			"update_id", u.UpdateID, "has_message", q.Message != nil, "has_data", q.Data != "")
+		return in, "", false
+	}
+	if in, ok = toInbound(u, me); !ok {
+		a.log.Debug("ignoring an update with nothing for the agent", "update_id", u.UpdateID, "kinds", updateKinds(raw))
+	}
+	return in, "", ok
+}
+
+// answerPresses answers the callback queries of presses the host stored,
+// which stops the spinner on the pressed buttons. A failure only costs the
+// user a spinner until Telegram's timeout: it is logged, not retried.
+func (a *Adapter) answerPresses(ctx context.Context, ids []string) {
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			return
+		}
+		_, err := a.callTimeout(ctx, "answerCallbackQuery", map[string]string{"callback_query_id": id}, answerTimeout)
+		if err != nil && ctx.Err() == nil {
+			a.log.Warn("could not answer a button press; its spinner runs until Telegram gives up", "callback_query_id", id, "error", err)
+		}
+	}
 }
 
 func (a *Adapter) callTimeout(ctx context.Context, method string, params map[string]string, d time.Duration) (json.RawMessage, error) {

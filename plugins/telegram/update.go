@@ -15,18 +15,34 @@ import (
 
 // update is one getUpdates result. tgbotapi.Update predates forum topics, so
 // the plugin decodes its own envelope around tgbotapi.Message. Update kinds
-// other than these four (callback queries, reactions, member changes, …)
-// are not requested and ignored if they arrive.
+// other than these five (reactions, member changes, …) are not requested
+// and ignored if they arrive.
 type update struct {
-	UpdateID          int      `json:"update_id"`
-	Message           *message `json:"message,omitempty"`
-	EditedMessage     *message `json:"edited_message,omitempty"`
-	ChannelPost       *message `json:"channel_post,omitempty"`
-	EditedChannelPost *message `json:"edited_channel_post,omitempty"`
+	UpdateID          int            `json:"update_id"`
+	Message           *message       `json:"message,omitempty"`
+	EditedMessage     *message       `json:"edited_message,omitempty"`
+	ChannelPost       *message       `json:"channel_post,omitempty"`
+	EditedChannelPost *message       `json:"edited_channel_post,omitempty"`
+	CallbackQuery     *callbackQuery `json:"callback_query,omitempty"`
 }
 
 // allowedUpdates is the allowed_updates parameter of getUpdates/setWebhook.
-const allowedUpdates = `["message","edited_message","channel_post","edited_channel_post"]`
+const allowedUpdates = `["message","edited_message","channel_post","edited_channel_post","callback_query"]`
+
+// callbackQuery is a press of an inline keyboard button: tgbotapi's
+// CallbackQuery with the message decoded as ours (forum topics).
+type callbackQuery struct {
+	ID   string         `json:"id"`
+	From *tgbotapi.User `json:"from"`
+	// Message is the bot's message the button was under; nil for messages
+	// sent in inline mode (InlineMessageID instead). When the message is
+	// too old Telegram sends only its chat and id (date 0).
+	Message         *message `json:"message,omitempty"`
+	InlineMessageID string   `json:"inline_message_id,omitempty"`
+	// Data is the button's callback_data; empty for a game's button.
+	Data          string `json:"data,omitempty"`
+	GameShortName string `json:"game_short_name,omitempty"`
+}
 
 // message is tgbotapi.Message plus the forum-topic fields of Bot API 6.3.
 type message struct {
@@ -109,9 +125,7 @@ func toInbound(u update, me self) (channel.InboundMessage, bool) {
 		in.Timestamp = time.Unix(int64(m.EditDate), 0).UTC()
 	}
 	in.ChatType = chatTypeOf(m.Chat.Type)
-	if m.IsTopicMessage && m.MessageThreadID != 0 {
-		in.ThreadID = strconv.Itoa(m.MessageThreadID)
-	}
+	in.ThreadID = threadOf(m)
 	in.Sender = senderOf(m)
 	if in.ReplyTo = replyToOf(m, me); in.ReplyTo != nil && in.ReplyTo.ToBot {
 		in.WasMentioned = true
@@ -120,6 +134,51 @@ func toInbound(u update, me self) (channel.InboundMessage, bool) {
 		return channel.InboundMessage{}, false // a command for another bot
 	}
 	return in, true
+}
+
+// pressOf maps a callback query, received at now, to the InboundMessage of
+// a button press (with Action set). ok is false for queries that are not a
+// press of a button under one of the bot's messages: from inline mode (no
+// message) or a game (no data).
+//
+// MessageID is "cb:" + the query id, unique per press, so the host's
+// dedupe never merges two presses of the same button. Text is the
+// pressed button's label as the message's keyboard shows it, or the data
+// when the keyboard is not there (a message too old to be sent along).
+// The press is addressed to the bot, so WasMentioned is set.
+func pressOf(q *callbackQuery, now time.Time) (channel.InboundMessage, bool) {
+	m := q.Message
+	if m == nil || m.Chat == nil || q.Data == "" || q.ID == "" || q.From == nil {
+		return channel.InboundMessage{}, false
+	}
+	in := channel.InboundMessage{
+		ChatType:     chatTypeOf(m.Chat.Type),
+		ChatID:       strconv.FormatInt(m.Chat.ID, 10),
+		MessageID:    "cb:" + q.ID,
+		Text:         buttonLabel(m, q.Data),
+		WasMentioned: true,
+		Timestamp:    now.UTC(),
+		ChatTitle:    m.Chat.Title,
+		ThreadID:     threadOf(m),
+		Sender:       userSender(q.From),
+		Action:       &channel.Action{ButtonID: q.Data, MessageID: strconv.Itoa(m.MessageID)},
+	}
+	return in, true
+}
+
+// buttonLabel is the text of the button with callback_data data under m,
+// or data itself when m's keyboard has none.
+func buttonLabel(m *message, data string) string {
+	if m.ReplyMarkup != nil {
+		for _, row := range m.ReplyMarkup.InlineKeyboard {
+			for _, b := range row {
+				if b.CallbackData != nil && *b.CallbackData == data && b.Text != "" {
+					return b.Text
+				}
+			}
+		}
+	}
+	return data
 }
 
 // messageOf picks the message an update carries and whether it is an edit;
@@ -149,6 +208,14 @@ func chatTypeOf(t string) channel.ChatType {
 	default: // group, supergroup
 		return channel.ChatGroup
 	}
+}
+
+// threadOf is the forum topic of m, "" when it is not in one.
+func threadOf(m *message) string {
+	if m.IsTopicMessage && m.MessageThreadID != 0 {
+		return strconv.Itoa(m.MessageThreadID)
+	}
+	return ""
 }
 
 // replyToOf describes the message m replies to, or returns nil when m is not
@@ -219,17 +286,22 @@ func applyEntities(in *channel.InboundMessage, text string, entities []tgbotapi.
 func senderOf(m *message) channel.Sender {
 	switch {
 	case m.From != nil && !(m.SenderChat != nil && m.From.UserName == "GroupAnonymousBot"):
-		return channel.Sender{
-			ID:       strconv.FormatInt(m.From.ID, 10),
-			Name:     fullName(m.From.FirstName, m.From.LastName),
-			Username: m.From.UserName,
-			IsBot:    m.From.IsBot,
-		}
+		return userSender(m.From)
 	case m.SenderChat != nil:
 		// Channel posts and anonymous group admins speak as a chat.
 		return channel.Sender{ID: strconv.FormatInt(m.SenderChat.ID, 10), Name: m.SenderChat.Title, Username: m.SenderChat.UserName}
 	default:
 		return channel.Sender{ID: strconv.FormatInt(m.Chat.ID, 10), Name: m.Chat.Title, Username: m.Chat.UserName}
+	}
+}
+
+// userSender is the Sender of a Telegram user.
+func userSender(u *tgbotapi.User) channel.Sender {
+	return channel.Sender{
+		ID:       strconv.FormatInt(u.ID, 10),
+		Name:     fullName(u.FirstName, u.LastName),
+		Username: u.UserName,
+		IsBot:    u.IsBot,
 	}
 }
 

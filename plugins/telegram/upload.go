@@ -37,8 +37,9 @@ func checkMedia(m channel.OutboundMedia) error {
 }
 
 // sendMedia uploads one file with caption (in format). A caption too long
-// for a caption is sent as a separate text message after the file.
-func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.OutboundMedia, caption, format string) ([]string, error) {
+// for a caption is sent as a separate text message after the file. markup,
+// when set, is the reply_markup of the last message it posts.
+func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.OutboundMedia, caption, format, markup string) ([]string, error) {
 	st, err := os.Stat(m.Path)
 	if err != nil {
 		return nil, channel.Errorf(channel.CodeInvalidRequest, "media %s: %v", filepath.Base(m.Path), errors.Unwrap(err))
@@ -67,6 +68,9 @@ func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.Ou
 		}
 		if r.parseMode != "" {
 			q["parse_mode"] = r.parseMode
+		}
+		if markup != "" && late == "" {
+			q["reply_markup"] = markup
 		}
 		method, field := "sendDocument", "document"
 		if asPhoto {
@@ -100,6 +104,9 @@ func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.Ou
 		}
 		if v, ok := p["disable_notification"]; ok {
 			tp["disable_notification"] = v
+		}
+		if markup != "" {
+			tp["reply_markup"] = markup
 		}
 		id, err := a.sendText(ctx, "sendMessage", tp, late, format)
 		if err != nil {

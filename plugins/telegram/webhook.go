@@ -107,14 +107,15 @@ func (a *Adapter) webhookHandler(inbox channel.Inbox) http.Handler {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
-		if m, ok := toInbound(u, *me); ok {
+		if m, press, ok := a.inbound(u, *me, body); ok {
 			if err := inbox.Deliver(r.Context(), m); err != nil {
 				a.log.Warn("host did not store a webhook update; telegram will resend it", "update_id", u.UpdateID, "error", err)
 				http.Error(w, "not stored", http.StatusServiceUnavailable)
 				return
 			}
-		} else {
-			a.log.Debug("ignoring an update with nothing for the agent", "update_id", u.UpdateID, "kinds", updateKinds(body))
+			if press != "" {
+				a.answerPresses(r.Context(), []string{press})
+			}
 		}
 		w.WriteHeader(http.StatusOK)
 	})

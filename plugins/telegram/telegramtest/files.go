@@ -126,13 +126,17 @@ func (s *Server) sendFile(method, field string, req Request) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
+	kb, aerr := keyboardOf(p)
+	if aerr != nil {
+		return nil, aerr
+	}
 	thread, _ := strconv.Atoi(p.Get("message_thread_id"))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := Sent{
 		Method: method, ChatID: chat, MessageID: s.nextMsgID, ThreadID: thread, ReplyTo: reply,
 		Text: caption, ParseMode: p.Get("parse_mode"), Visible: vis, File: up,
-		Silent: p.Get("disable_notification") == "true",
+		Silent: p.Get("disable_notification") == "true", Keyboard: kb,
 	}
 	s.nextMsgID++
 	s.recordSent(m)

@@ -27,13 +27,25 @@ type Sent struct {
 	DisableLinkPreview bool
 	Silent             bool
 	File               *UploadedFile
+	// Keyboard is the inline keyboard under the message (reply_markup),
+	// row by row; nil when it has none. An edit without reply_markup
+	// removes it, as on Telegram.
+	Keyboard [][]Button
 }
 
 // Sent returns the messages sent and edited so far, in order.
 func (s *Server) Sent() []Sent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Sent(nil), s.sent...)
+	return s.sentCopy()
+}
+
+func (s *Server) sentCopy() []Sent {
+	out := append([]Sent(nil), s.sent...)
+	for i := range out {
+		out[i].Keyboard = cloneKeyboard(out[i].Keyboard)
+	}
+	return out
 }
 
 // WaitSent waits until at least n messages were sent (see Sent) or ctx ends.
@@ -41,7 +53,7 @@ func (s *Server) WaitSent(ctx context.Context, n int) ([]Sent, error) {
 	for {
 		s.mu.Lock()
 		if len(s.sent) >= n {
-			out := append([]Sent(nil), s.sent...)
+			out := s.sentCopy()
 			s.mu.Unlock()
 			return out, nil
 		}
@@ -146,6 +158,9 @@ func (s *Server) messageJSON(m Sent) map[string]any {
 		out["message_thread_id"] = m.ThreadID
 		out["is_topic_message"] = true
 	}
+	if len(m.Keyboard) > 0 {
+		out["reply_markup"] = keyboardJSON(m.Keyboard)
+	}
 	return out
 }
 
@@ -172,6 +187,10 @@ func (s *Server) sendMessage(p url.Values) (any, *apiError) {
 	if aerr != nil {
 		return nil, aerr
 	}
+	kb, aerr := keyboardOf(p)
+	if aerr != nil {
+		return nil, aerr
+	}
 	thread, _ := strconv.Atoi(p.Get("message_thread_id"))
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -179,6 +198,7 @@ func (s *Server) sendMessage(p url.Values) (any, *apiError) {
 		Method: "sendMessage", ChatID: chat, MessageID: s.nextMsgID, ThreadID: thread, ReplyTo: reply,
 		Text: text, ParseMode: p.Get("parse_mode"), Visible: vis,
 		DisableLinkPreview: linkPreviewDisabled(p), Silent: p.Get("disable_notification") == "true",
+		Keyboard: kb,
 	}
 	s.nextMsgID++
 	s.recordSent(m)
@@ -205,17 +225,22 @@ func (s *Server) editMessageText(p url.Values) (any, *apiError) {
 	if UTF16Len(vis) > MaxTextLength {
 		return nil, badRequest("MESSAGE_TOO_LONG")
 	}
+	// Without reply_markup the edited message keeps no inline keyboard.
+	kb, aerr := keyboardOf(p)
+	if aerr != nil {
+		return nil, aerr
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, ok := s.messages[chat+"/"+strconv.Itoa(id)]
 	if !ok {
 		return nil, badRequest("message to edit not found")
 	}
-	if old.Visible == vis && strings.EqualFold(old.ParseMode, p.Get("parse_mode")) && old.Text == text {
+	if old.Visible == vis && strings.EqualFold(old.ParseMode, p.Get("parse_mode")) && old.Text == text && sameKeyboard(old.Keyboard, kb) {
 		return nil, badRequest("message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message")
 	}
 	m := old
-	m.Method, m.Text, m.ParseMode, m.Visible = "editMessageText", text, p.Get("parse_mode"), vis
+	m.Method, m.Text, m.ParseMode, m.Visible, m.Keyboard = "editMessageText", text, p.Get("parse_mode"), vis, kb
 	s.recordSent(m)
 	return s.messageJSON(m), nil
 }

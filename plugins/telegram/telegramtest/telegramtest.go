@@ -8,7 +8,15 @@
 // poll ends the first with 409), sendMessage (validating parse_mode HTML and
 // the 4096 UTF-16 limit of the visible text), editMessageText,
 // sendChatAction, getFile and file downloads, sendPhoto/sendDocument
-// (multipart), setMyCommands, setWebhook/deleteWebhook. Any method can be
+// (multipart), setMyCommands, setWebhook/deleteWebhook and
+// answerCallbackQuery. Inline keyboards (reply_markup) of sends and edits
+// are checked as Telegram does (callback_data of 1-64 bytes) and kept as
+// Sent.Keyboard; an edit without reply_markup removes the keyboard.
+// PressButton taps a button of a sent message: it queues the callback_query
+// update a user's tap makes, and answerCallbackQuery accepts one answer to
+// it. Updates are served by getUpdates only: the fake records a webhook URL
+// but never posts to it, and it does not filter by allowed_updates (the
+// recorded getUpdates requests show what the bot asked for). Any method can be
 // scripted to fail (429 with retry_after, 409, 401, 5xx), to lose the
 // answer of a call it carried out (dropped connection, malformed 200,
 // silence) or to answer after a long silence, with Fail. A wrong
@@ -25,8 +33,12 @@
 //	srv := telegramtest.NewServer("123:TEST")
 //	defer srv.Close()
 //	// plugin config: token = "123:TEST", api_endpoint = srv.APIEndpoint()
-//	srv.PushText(telegramtest.PrivateChat(1001), telegramtest.User{ID: 1001, FirstName: "Alice"}, "hi")
+//	alice := telegramtest.User{ID: 1001, FirstName: "Alice"}
+//	srv.PushText(telegramtest.PrivateChat(1001), alice, "hi")
 //	sent, err := srv.WaitSent(ctx, 1)
+//	// a reply with buttons (sent[0].Keyboard[0][0].Data == "allow"): tap it
+//	id, err := srv.PressButton(telegramtest.PrivateChat(1001), sent[0].MessageID, "allow", alice)
+//	_, err = srv.WaitRequests(ctx, "answerCallbackQuery", 1) // or srv.Answered(id)
 //
 // The package does not import "testing"; it can back end-to-end tests and
 // manual runs alike.
@@ -94,6 +106,8 @@ type Server struct {
 	commands     []BotCommand
 	webhook      string
 	sentNotify   chan struct{}
+	nextCallback int
+	callbacks    map[string]bool // callback query id → answered
 }
 
 // NewServer starts a fake Bot API on loopback that accepts token and
@@ -126,6 +140,7 @@ func newServer(token string) *Server {
 		messages:     map[string]Sent{},
 		failures:     map[string][]failureScript{},
 		files:        map[string]file{},
+		callbacks:    map[string]bool{},
 	}
 }
 
@@ -258,6 +273,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		result, aerr = s.sendFile("sendPhoto", "photo", req)
 	case "senddocument":
 		result, aerr = s.sendFile("sendDocument", "document", req)
+	case "answercallbackquery":
+		result, aerr = s.answerCallbackQuery(req.Params)
 	case "setmycommands":
 		result, aerr = s.setMyCommands(req.Params)
 	case "setwebhook":
