@@ -181,13 +181,43 @@ var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "mode
 // Answer runs a parsed command for the sender of m in session key and
 // returns the text to answer with (empty: nothing to say).
 func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) string {
+	text, _ := h.AnswerWithButtons(ctx, key, m, inv, who)
+	return text
+}
+
+// AnswerWithButtons is Answer with the buttons a command plugin offers
+// under its reply (command.Reply.Buttons): each button's id is the text
+// its press stands for. The caller shows them where the channel has
+// buttons, else lists them (ButtonsAsText).
+func (h *Handler) AnswerWithButtons(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) (string, [][]channel.Button) {
+	if !inv.Builtin() && (!inv.OwnerOnly || who.Owner) {
+		return h.plugin(ctx, key, m, inv)
+	}
+	text := h.answer(ctx, key, m, inv, who)
+	if inv.Builtin() && inv.Name == "mode" && strings.TrimSpace(inv.Args) == "" && who.Control && h.Modes != nil {
+		// A picker: one button per mode on offer, pressing it is
+		// "/mode <name>".
+		var row []channel.Button
+		var rows [][]channel.Button
+		for _, mode := range append(h.Modes(), "default") {
+			if len(row) == 3 {
+				rows, row = append(rows, row), nil
+			}
+			row = append(row, channel.Button{ID: "/mode " + mode, Label: mode})
+		}
+		if len(h.Modes()) > 0 {
+			return text, append(rows, row)
+		}
+	}
+	return text, nil
+}
+
+func (h *Handler) answer(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) string {
 	switch {
 	case inv.OwnerOnly && !who.Owner && inv.Builtin():
 		return "Only an owner can use /" + inv.Name + "."
 	case inv.OwnerOnly && !who.Owner:
 		return fmt.Sprintf("The /%s command is for owners only.", inv.Name)
-	case !inv.Builtin():
-		return h.plugin(ctx, key, m, inv)
 	case controlled[inv.Name] && !who.Control:
 		return "In this group only an owner can use /" + inv.Name + "."
 	case inv.Name == "status":
@@ -344,14 +374,14 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 }
 
 // plugin runs a command plugin's command and returns its answer.
-func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, inv Invocation) string {
+func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, inv Invocation) (string, [][]channel.Button) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	_, err := h.Plugins.WaitReady(wctx, inv.Instance)
 	wcancel()
 	if err != nil {
-		return fmt.Sprintf("The /%s command is unavailable right now (plugin %s is not ready).", inv.Name, inv.Instance)
+		return fmt.Sprintf("The /%s command is unavailable right now (plugin %s is not ready).", inv.Name, inv.Instance), nil
 	}
 	res, err := h.Plugins.Execute(ctx, inv.Instance, command.Request{
 		Command: inv.Plugin.Name, Args: inv.Args, RawText: m.Body,
@@ -363,21 +393,58 @@ func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, in
 		// The plugin's own answer to a wrong invocation (usage, a bad
 		// argument): the user's mistake, not the host's.
 		h.Logger.Debug("command refused the request", "command", inv.Name, "instance", inv.Instance, "reason", ce.Message)
-		return ce.Message
+		return ce.Message, nil
 	case errors.As(err, &ce):
 		h.Logger.Warn("command failed", "command", inv.Name, "instance", inv.Instance, "code", string(ce.Code), "error", ce.Message)
-		return fmt.Sprintf("The /%s command failed: %s", inv.Name, ce.Message)
+		return fmt.Sprintf("The /%s command failed: %s", inv.Name, ce.Message), nil
 	case err != nil:
 		h.Logger.Error("command failed", "command", inv.Name, "instance", inv.Instance, "error", err)
-		return fmt.Sprintf("The /%s command failed.", inv.Name)
+		return fmt.Sprintf("The /%s command failed.", inv.Name), nil
 	}
 	var parts []string
+	var buttons [][]channel.Button
 	for _, r := range res.Replies {
 		if strings.TrimSpace(r.Text) != "" {
 			parts = append(parts, r.Text)
 		}
+		buttons = append(buttons, validButtons(r.Buttons)...)
 	}
-	return strings.Join(parts, "\n\n")
+	return strings.Join(parts, "\n\n"), buttons
+}
+
+// validButtons keeps the buttons a channel can carry: an id of 1 to
+// channel.MaxButtonID bytes and a label; at most 5 per row and 10 rows.
+func validButtons(rows [][]channel.Button) [][]channel.Button {
+	var out [][]channel.Button
+	for _, row := range rows {
+		var r []channel.Button
+		for _, b := range row {
+			if b.ID != "" && len(b.ID) <= channel.MaxButtonID && strings.TrimSpace(b.Label) != "" && len(r) < 5 {
+				r = append(r, b)
+			}
+		}
+		if len(r) > 0 && len(out) < 10 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ButtonsAsText lists buttons for a channel without them: what to type
+// for each.
+func ButtonsAsText(text string, rows [][]channel.Button) string {
+	if len(rows) == 0 {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(text, "\n"))
+	b.WriteString("\n\nReply with one of:")
+	for _, row := range rows {
+		for _, btn := range row {
+			fmt.Fprintf(&b, "\n• %s — %s", btn.ID, btn.Label)
+		}
+	}
+	return b.String()
 }
 
 // Resolve parses text as a registered command. A "/word" that names none

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/approval"
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // nextOp returns the next record of op to chat, and every record before
@@ -152,4 +153,27 @@ func TestApprovalsTyped(t *testing.T) {
 	if ons < 2 {
 		t.Errorf("typing switched on %d times; want it resumed after the answers", ons)
 	}
+}
+
+// TestModePicker: a bare /mode offers the modes as buttons; a press runs
+// "/mode <name>" as if typed; where the channel has no buttons the reply
+// lists what to type.
+func TestModePicker(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{loopback: map[string]any{"buttons": true}, settings: func(s *Settings) {
+		s.AskAvailable = true
+		s.Turn.PermissionModes = []string{"plan"}
+	}})
+	e.post(dm("u1", "/mode"))
+	r := e.next("chat-u1")
+	contains(t, r.Text, "Permission mode: default. Available: plan, ask.")
+	if len(r.Buttons) != 1 || len(r.Buttons[0]) != 3 || r.Buttons[0][0] != (channel.Button{ID: "/mode plan", Label: "plan"}) || r.Buttons[0][1].ID != "/mode ask" {
+		t.Fatalf("buttons %+v", r.Buttons)
+	}
+	e.post(pressed("u1", r.MessageID, "/mode plan", "plan"))
+	contains(t, e.text("chat-u1"), "Permission mode: plan from the next message on.")
+
+	plain := newEnv(t, envOptions{settings: func(s *Settings) { s.Turn.PermissionModes = []string{"plan"} }})
+	plain.post(dm("u1", "/mode"))
+	contains(t, plain.text("chat-u1"), "Reply with one of:\n• /mode plan — plan\n• /mode default — default")
 }

@@ -10,13 +10,27 @@ import (
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // command answers a built-in or plugin command (core/command.Handler).
 func (g *Gateway) command(a arrival, inv command.Invocation) {
 	set := g.settings()
 	who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message)}
-	g.respond(a, g.handler.Answer(g.ctx, a.key, &a.Message, inv, who))
+	text, buttons := g.handler.AnswerWithButtons(g.ctx, a.key, &a.Message, inv, who)
+	if len(buttons) == 0 {
+		g.respond(a, text)
+		return
+	}
+	if !g.delivery.HasButtons(a.Message.Instance) {
+		g.respond(a, command.ButtonsAsText(text, buttons))
+		return
+	}
+	// A reply with buttons goes out of the outbox (which keeps text only):
+	// the entry is finished first, so a restart in between loses the
+	// reply (the user asks again) rather than sending it twice.
+	g.finish(a.ID, store.StateDone, "answered with buttons")
+	g.delivery.SendButtons(a.key, a.Message.Target(), text, channel.FormatPlain, buttons)
 }
 
 // RefreshCommands rebuilds the plugin commands and republishes the
