@@ -42,6 +42,20 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	for _, g := range h.gw.UnlistedGroups() {
 		snap.UnlistedGroups = append(snap.UnlistedGroups, admin.UnlistedGroup{ID: g.ID, Title: g.Title, Messages: g.Messages, LastSeen: g.LastSeen})
 	}
+	open, recent := h.gw.Approvals()
+	for _, v := range open {
+		snap.Approvals = append(snap.Approvals, admin.Approval{Session: v.Key, Tool: v.Tool, Summary: v.Summary, Asker: v.Asker, Since: v.Since})
+	}
+	for _, r := range recent {
+		outcome := "denied"
+		if r.Allow {
+			outcome = "allowed"
+			if r.Always {
+				outcome = "always allowed"
+			}
+		}
+		snap.Decisions = append(snap.Decisions, admin.Decision{Session: r.Key, Tool: r.Tool, Summary: r.Summary, Outcome: outcome, By: r.By, At: r.At})
+	}
 	for key, pid := range h.agent.Warm() {
 		snap.Warm = append(snap.Warm, admin.Warm{Key: key, PID: pid})
 	}

@@ -99,6 +99,29 @@ type Snapshot struct {
 	// UnlistedGroups are group chats that wrote while access.groups does
 	// not list them (they get no answer), the most recent first.
 	UnlistedGroups []UnlistedGroup `json:"unlisted_groups,omitempty"`
+	// Approvals are the tool-use questions waiting for a person in a chat
+	// (a turn waits on each), oldest first, and the last decisions.
+	Approvals []Approval `json:"approvals,omitempty"`
+	Decisions []Decision `json:"approval_decisions,omitempty"`
+}
+
+// Approval is a tool-use question waiting for an answer.
+type Approval struct {
+	Session string    `json:"session"`
+	Tool    string    `json:"tool"`
+	Summary string    `json:"summary"`
+	Asker   string    `json:"asker,omitempty"`
+	Since   time.Time `json:"since"`
+}
+
+// Decision is how a tool-use question was decided.
+type Decision struct {
+	Session string    `json:"session"`
+	Tool    string    `json:"tool"`
+	Summary string    `json:"summary"`
+	Outcome string    `json:"outcome"` // allowed | always allowed | denied
+	By      string    `json:"by"`
+	At      time.Time `json:"at"`
 }
 
 // UnlistedGroup is a group chat refused because access.groups does not

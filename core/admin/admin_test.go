@@ -82,6 +82,8 @@ func (f *fakePairing) calls() []string {
 func sampleSnapshot() Snapshot {
 	return Snapshot{
 		UnlistedGroups: []UnlistedGroup{{ID: "tg:-100777", Title: "Team " + xss, Messages: 3, LastSeen: t0.Add(-2 * time.Minute)}},
+		Approvals:      []Approval{{Session: "tg:direct:1001", Tool: "Bash", Summary: "$ rm " + xss, Asker: "Ann", Since: t0.Add(-40 * time.Second)}},
+		Decisions:      []Decision{{Session: "tg:direct:1001", Tool: "WebFetch", Summary: "example.org/x", Outcome: "denied", By: "Ann", At: t0.Add(-time.Minute)}},
 		Version:        "1.2.3",
 		StartedAt:      t0.Add(-26 * time.Hour),
 		Plugins: []Plugin{
@@ -190,6 +192,9 @@ func TestStatusPage(t *testing.T) {
 		`<td class="n">31337</td>`, "pluginhost.dc",
 		// groups not allowed: the entry to add
 		"Groups not allowed", `<code>"tg:-100777"</code>`, "Team " + xssEscaped, "2m00s ago",
+		// tool approvals: the waiting turn and the last decision
+		"Tool approvals", "<td><code>tg:direct:1001</code></td><td>Bash</td><td><code>$ rm " + xssEscaped + "</code></td><td>Ann or an owner</td><td class=\"n\">40s</td>",
+		"<td>WebFetch</td><td><code>example.org/x</code></td><td>denied</td><td>Ann</td>",
 		// escaping
 		"dial: " + xssEscaped, "dc:" + xssEscaped, "crashed " + xssEscaped,
 	} {

@@ -165,6 +165,21 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 </table>
 {{else}}<p class="none">No plugin enabled.</p>
 {{end}}
+{{if or .Snap.Approvals .Snap.Decisions}}<h2>Tool approvals</h2>
+{{if .Snap.Approvals}}<p class="meta">These turns wait until someone in the chat answers (or agent.approval_timeout denies).</p>
+<table>
+<thead><tr><th>session</th><th>tool</th><th>input</th><th>who may answer</th><th>waiting</th></tr></thead>
+<tbody>
+{{range .Snap.Approvals}}<tr><td><code>{{.Session}}</code></td><td>{{.Tool}}</td><td><code>{{.Summary}}</code></td><td>{{if .Asker}}{{.Asker}} or an owner{{else}}an owner{{end}}</td><td class="n">{{$.Age .Since}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}{{if .Snap.Decisions}}<table>
+<thead><tr><th>session</th><th>tool</th><th>input</th><th>decision</th><th>by</th><th>when</th></tr></thead>
+<tbody>
+{{range .Snap.Decisions}}<tr><td><code>{{.Session}}</code></td><td>{{.Tool}}</td><td><code>{{.Summary}}</code></td><td>{{.Outcome}}</td><td>{{.By}}</td><td class="n">{{$.Age .At}} ago</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}{{end}}
 {{if .Snap.UnlistedGroups}}<h2>Groups not allowed</h2>
 <p class="meta">These group chats wrote, but <code>access.groups</code> does not list them, so they get no answer. To answer in one, add its id to <code>access { groups = [...] }</code> and reload (SIGHUP).</p>
 <table>

@@ -97,6 +97,14 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 			writeAttention(&b, p.Instance, *p.Attention, now)
 		}
 	}
+	for _, a := range s.Approvals {
+		who := "an owner"
+		if a.Asker != "" {
+			who = a.Asker + " or an owner"
+		}
+		fmt.Fprintf(&b, "waiting for approval: %s wants %s (%s) for %s; what to do: %s answers in the chat (Allow / Deny), or agent.approval_timeout denies it\n",
+			a.Session, a.Tool, firstLine(a.Summary), now.Sub(a.Since).Round(time.Second), who)
+	}
 	if len(s.UnlistedGroups) > 0 {
 		fmt.Fprintf(&b, "groups that wrote but access.groups does not list (no answer there); to answer, add the id to access.groups and reload:\n")
 		for _, g := range s.UnlistedGroups {
@@ -108,6 +116,12 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 		}
 	}
 	return b.String()
+}
+
+// firstLine is the first line of s.
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
 
 // attentionIndent indents what a plugin asks for under its line.
