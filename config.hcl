@@ -26,6 +26,11 @@ agent {
   # models          = ["opus", "sonnet"]  # what /model offers a chat; unset: any name
   # permission_mode = "default"   # acceptEdits | auto | bypassPermissions | manual | dontAsk | plan | default
   # permission_modes = ["plan", "acceptEdits"]  # what /mode may switch a chat to; unset: none
+  # approvals        = "chat"  # ask the chat (Allow / Deny / Always) before a tool use that needs
+  #                            # permission; "off" (default): the permission mode decides alone.
+  #                            # One chat turns it on with /mode ask.
+  # approval_timeout = "5m"    # an unanswered question is denied after this
+  # approvers        = "sender" # who answers: the turn's sender and owners; "owners": owners only
   # idle_timeout    = "30m"  # warm claude processes stop after this
   # max_warm        = 4
   # max_concurrent  = 4
