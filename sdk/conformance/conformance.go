@@ -580,7 +580,8 @@ func checkNackRedeliver(ctx context.Context, tg Target) (string, error) {
 	return fmt.Sprintf("redelivered after %s", waited.Round(time.Millisecond)), nil
 }
 
-// checkSend: a plain reply, a reply of exactly the declared text limit and a
+// checkSend: a plain reply, a reply of exactly the declared text limit, a
+// reply with buttons where the channel declares them, and a
 // markdown reply.
 func checkSend(ctx context.Context, tg Target) (string, error) {
 	inst, d, stop, err := tg.injected(ctx)
@@ -607,6 +608,14 @@ func checkSend(ctx context.Context, tg Target) (string, error) {
 	}
 	if _, err := p.Send(ctx, channel.SendRequest{ChatID: chat, Text: "**bold** and `code`", Format: channel.FormatMarkdown}); err != nil {
 		return "", fmt.Errorf("markdown send: %w", err)
+	}
+	if d.Capabilities.Buttons {
+		// What the host sends for a tool approval: ids of up to 64 bytes.
+		buttons := [][]channel.Button{{{ID: "ap:0123456789ab:y", Label: "Allow"}, {ID: "ap:0123456789ab:n", Label: "Deny"}},
+			{{ID: strings.Repeat("b", channel.MaxButtonID), Label: "Always allow Bash here"}}}
+		if _, err := p.Send(ctx, channel.SendRequest{ChatID: chat, Text: "with buttons", Format: channel.FormatPlain, Buttons: buttons}); err != nil {
+			return "", fmt.Errorf("send with buttons (capability buttons): %w", err)
+		}
 	}
 	return "", nil
 }
