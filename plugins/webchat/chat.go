@@ -216,7 +216,8 @@ func (a *Adapter) closeSockets() {
 }
 
 func (r *record) message() Message {
-	return Message{ID: r.ID, Seq: r.Seq, Role: r.Role, HTML: r.html, Status: r.Status, Edited: r.Edited, ClientID: r.clientID, Time: r.Time}
+	return Message{ID: r.ID, Seq: r.Seq, Role: r.Role, HTML: r.html, Status: r.Status, Edited: r.Edited, ClientID: r.clientID, Time: r.Time,
+		Buttons: r.Buttons, Pressed: r.Pressed}
 }
 
 // markDirty asks the flush loop to write the history soon. Called with

@@ -71,6 +71,17 @@ type Message struct {
 	ClientID string `json:"client_id,omitempty"`
 	// Time is when the message was created.
 	Time time.Time `json:"time"`
+	// Buttons are shown under a bot message, row by row, until the host
+	// edits the message (or a press was taken: Pressed names the button's
+	// id and the buttons show disabled).
+	Buttons [][]Button `json:"buttons,omitempty"`
+	Pressed string     `json:"pressed,omitempty"`
+}
+
+// Button is a button under a bot message.
+type Button struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
 }
 
 // Command is one command button of the page.
@@ -111,6 +122,8 @@ type Event struct {
 const (
 	// FrameSend sends Text as the user's message.
 	FrameSend = "send"
+	// FramePress presses button ButtonID under message MessageID.
+	FramePress = "press"
 )
 
 // ClientFrame is one frame from the page to the plugin.
@@ -121,4 +134,7 @@ type ClientFrame struct {
 	ClientID string `json:"client_id,omitempty"`
 	// Text is the message, at most MaxInboundBytes of UTF-8.
 	Text string `json:"text"`
+	// MessageID and ButtonID name the pressed button (press).
+	MessageID string `json:"message_id,omitempty"`
+	ButtonID  string `json:"button_id,omitempty"`
 }

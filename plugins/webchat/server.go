@@ -303,8 +303,68 @@ func (a *Adapter) readLoop(ctx context.Context, conn *websocket.Conn, id string,
 		switch f.Type {
 		case FrameSend:
 			a.receive(ctx, id, s, f)
+		case FramePress:
+			a.press(ctx, id, s, f)
 		default:
 			s.enqueue(marshalEvent(Event{Type: EventError, ClientID: f.ClientID, Error: fmt.Sprintf("unknown frame type %q", f.Type)}))
+		}
+	}
+}
+
+// press hands the host a press of a button under one of the chat's bot
+// messages: the button must be there (not removed by an edit, not pressed
+// already), so a page cannot press what the host did not offer. Once the
+// host stored the press, the message's buttons show disabled.
+func (a *Adapter) press(ctx context.Context, id string, s *socket, f ClientFrame) {
+	fail := func(msg string) {
+		s.enqueue(marshalEvent(Event{Type: EventError, ClientID: f.ClientID, Error: msg}))
+	}
+	a.mu.Lock()
+	c := a.chats[id]
+	var r *record
+	if c != nil {
+		r = c.find(f.MessageID)
+	}
+	label := ""
+	if r != nil && r.Role == RoleBot && r.Pressed == "" {
+		for _, row := range r.Buttons {
+			for _, b := range row {
+				if b.ID == f.ButtonID {
+					label = b.Label
+				}
+			}
+		}
+	}
+	inbox := a.inbox
+	a.mu.Unlock()
+	if label == "" {
+		fail("that button is no longer there")
+		return
+	}
+	now := a.now().UTC()
+	err := inbox.Deliver(ctx, channel.InboundMessage{
+		ChatType:     channel.ChatDirect,
+		ChatID:       id,
+		MessageID:    newID("p"),
+		Sender:       channel.Sender{ID: id, Name: "Web user"},
+		Text:         label,
+		WasMentioned: true,
+		Timestamp:    now,
+		Action:       &channel.Action{ButtonID: f.ButtonID, MessageID: f.MessageID},
+	})
+	if err != nil {
+		a.log.Warn("press not delivered to the host", "chat", id, "error", err)
+		if !errors.Is(err, context.Canceled) {
+			fail("not delivered: clawhost did not take the press; try again")
+		}
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c := a.chats[id]; c != nil {
+		if r := c.find(f.MessageID); r != nil && len(r.Buttons) > 0 && r.Pressed == "" {
+			r.Pressed = f.ButtonID
+			a.updateLocked(c, r)
 		}
 	}
 }

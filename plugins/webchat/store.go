@@ -17,14 +17,16 @@ const historyFile = "history.json"
 // rendered again when loaded, so a stricter sanitizer applies to old
 // history too.
 type record struct {
-	ID       string    `json:"id"`
-	Seq      uint64    `json:"seq"`
-	Role     string    `json:"role"`
-	Text     string    `json:"text"`
-	Format   string    `json:"format,omitempty"`
-	Status   string    `json:"status,omitempty"`
-	Edited   bool      `json:"edited,omitempty"`
-	Time     time.Time `json:"time"`
+	ID       string     `json:"id"`
+	Seq      uint64     `json:"seq"`
+	Role     string     `json:"role"`
+	Text     string     `json:"text"`
+	Format   string     `json:"format,omitempty"`
+	Status   string     `json:"status,omitempty"`
+	Edited   bool       `json:"edited,omitempty"`
+	Time     time.Time  `json:"time"`
+	Buttons  [][]Button `json:"buttons,omitempty"`
+	Pressed  string     `json:"pressed,omitempty"`
 	clientID string
 	html     string
 }

@@ -244,6 +244,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		LengthUnit:    channel.LengthUTF16,
 		Markdown:      channel.MarkdownCommonMark,
 		Groups:        false,
+		Buttons:       true,
 	}
 }
 
@@ -309,6 +310,18 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	text := strings.ToValidUTF8(req.Text, "\uFFFD")
 	r := &record{ID: newID("b"), Role: RoleBot, Text: text, Format: req.Format, Time: a.now().UTC()}
 	r.html = a.render.render(text, req.Format)
+	for _, row := range req.Buttons {
+		var out []Button
+		for _, b := range row {
+			if b.ID == "" || len(b.ID) > channel.MaxButtonID || strings.TrimSpace(b.Label) == "" {
+				return channel.SendResponse{}, channel.Errorf(channel.CodeInvalidRequest, "button %q: an id of 1 to %d bytes and a label are needed", b.Label, channel.MaxButtonID)
+			}
+			out = append(out, Button{ID: b.ID, Label: strings.ToValidUTF8(b.Label, "\uFFFD")})
+		}
+		if len(out) > 0 {
+			r.Buttons = append(r.Buttons, out)
+		}
+	}
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -352,10 +365,11 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if r.Role != RoleBot {
 		return channel.Errorf(channel.CodeForbidden, "message %q was written by the user", req.MessageID)
 	}
-	if r.Text == text && r.Format == req.Format {
+	if r.Text == text && r.Format == req.Format && r.Buttons == nil {
 		return nil
 	}
-	r.Text, r.Format, r.html, r.Edited = text, req.Format, html, true
+	// An edit removes the buttons (the question is answered).
+	r.Text, r.Format, r.html, r.Edited, r.Buttons, r.Pressed = text, req.Format, html, true, nil, ""
 	a.updateLocked(c, r)
 	return nil
 }

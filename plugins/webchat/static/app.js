@@ -136,6 +136,50 @@
       status = { sending: "sending…", sent: "sent", failed: "not delivered" }[m.status] || "";
     }
     el.querySelector(".status").textContent = status;
+    setButtons(el, m);
+  }
+
+  // setButtons shows a bot message's buttons (textContent only), disabled
+  // once one was pressed; an edit that removed them removes them here.
+  function setButtons(el, m) {
+    let box = el.querySelector(".buttons");
+    if (!m.buttons || !m.buttons.length) {
+      if (box) box.remove();
+      return;
+    }
+    if (!box) {
+      box = document.createElement("div");
+      box.className = "buttons";
+      el.querySelector(".body").after(box);
+    }
+    box.replaceChildren();
+    for (const row of m.buttons) {
+      const r = document.createElement("div");
+      r.className = "row";
+      for (const btn of row) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.textContent = btn.label;
+        b.dataset.button = btn.id;
+        b.disabled = !!m.pressed;
+        if (m.pressed === btn.id) b.className = "pressed";
+        b.addEventListener("click", () => press(m.id, btn.id, box));
+        r.append(b);
+      }
+      box.append(r);
+    }
+  }
+
+  // press sends a button press; the buttons stay disabled unless the
+  // server refuses it.
+  function press(messageId, buttonId, box) {
+    if (!ws || ws.readyState !== WebSocket.OPEN) {
+      showError("Not connected; press again in a moment.");
+      return;
+    }
+    showError("");
+    box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+    ws.send(JSON.stringify({ type: "press", client_id: "p" + (++clientSeq), message_id: messageId, button_id: buttonId }));
   }
 
   function setTyping(on) {

@@ -137,6 +137,31 @@ func (b *Browser) ClickCommand(text string) error {
 	return nil
 }
 
+// Buttons returns the labels of the enabled buttons under messages, top to
+// bottom.
+func (b *Browser) Buttons() ([]string, error) {
+	ls, err := chromedp.Run(b.Ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#log .msg .buttons button:not(:disabled)")).map(e => e.textContent)`))
+	if err != nil {
+		return nil, fmt.Errorf("buttons: %w", err)
+	}
+	return ls, nil
+}
+
+// PressButton waits for an enabled button labelled label under a message,
+// clicks the most recent one, and waits until it is disabled (the press
+// was sent).
+func (b *Browser) PressButton(label string) error {
+	find := fmt.Sprintf(`Array.from(document.querySelectorAll("#log .msg .buttons button:not(:disabled)")).filter(e => e.textContent === %q).pop()`, label)
+	if err := b.WaitJS(find); err != nil {
+		return fmt.Errorf("press %q: %w", label, err)
+	}
+	click := `(() => { document.querySelectorAll("[data-clicked]").forEach(x => delete x.dataset.clicked); const e = ` + find + `; e.dataset.clicked = "1"; e.click(); return true; })()`
+	if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](click)); err != nil {
+		return fmt.Errorf("press %q: %w", label, err)
+	}
+	return b.WaitJS(`(() => { const e = document.querySelector('#log .msg .buttons button[data-clicked="1"]'); return !e || e.disabled; })()`)
+}
+
 // PageMessage is one message as the page shows it.
 type PageMessage struct {
 	// ID is the message id (webchat.Message.ID).

@@ -103,6 +103,18 @@ func (c *Client) Send(ctx context.Context, clientID, text string) error {
 	return nil
 }
 
+// Press presses button buttonID under message messageID.
+func (c *Client) Press(ctx context.Context, clientID, messageID, buttonID string) error {
+	b, err := json.Marshal(webchat.ClientFrame{Type: webchat.FramePress, ClientID: clientID, MessageID: messageID, ButtonID: buttonID})
+	if err != nil {
+		return err
+	}
+	if err := c.Conn.Write(ctx, websocket.MessageText, b); err != nil {
+		return fmt.Errorf("press: %w", err)
+	}
+	return nil
+}
+
 // Next reads the next event.
 func (c *Client) Next(ctx context.Context) (webchat.Event, error) {
 	_, b, err := c.Conn.Read(ctx)
