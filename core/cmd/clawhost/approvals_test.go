@@ -13,9 +13,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 )
 
 // apConfigTemplate: telegram instance "tg" and the real claude CLI with
@@ -166,5 +168,93 @@ func TestApprovalsTelegramRealClaude(t *testing.T) {
 	tgWaitMessage(t, srv, tgAlice, "✅ Allowed by Alice.")
 	if !exists("c") {
 		t.Fatal("an allowed command did not run")
+	}
+}
+
+// apWebConfigTemplate: the webchat instance "web" and the real claude CLI
+// with tool approvals from the chat. Arguments: data dir, plugin dir,
+// claude, workspace, HOME, fake API URL, listen address.
+const apWebConfigTemplate = `
+data_dir   = %q
+plugin_dir = %q
+log_level  = "debug"
+agent {
+  command   = %q
+  workspace = %q
+  timeout   = "60s"
+  approvals = "chat"
+  env = {
+    HOME                                     = %q
+    ANTHROPIC_BASE_URL                       = %q
+    ANTHROPIC_API_KEY                        = "test"
+    DISABLE_TELEMETRY                        = "1"
+    DISABLE_ERROR_REPORTING                  = "1"
+    DISABLE_AUTOUPDATER                      = "1"
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1"
+  }
+}
+access {
+  dm_policy  = "allowlist"
+  allow_from = ["web:*"]
+}
+admin {
+  listen = ""
+}
+plugin "web" {
+  source = "webchat"
+  config {
+    listen = %q
+  }
+}
+`
+
+// TestApprovalsWebchatRealClaude: in headless Chromium the question shows
+// Allow / Deny / Always buttons under it; pressing Allow runs the command,
+// the question turns into who allowed it, and claude's reply follows.
+func TestApprovalsWebchatRealClaude(t *testing.T) {
+	t.Parallel()
+	claude := clClaudeBin(t)
+	b := webchattest.NewBrowser(t, wcBrowserTimeout)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	dir, outside := t.TempDir(), t.TempDir()
+	listen := wcFreeAddr(t)
+	cfg := filepath.Join(dir, "config.hcl")
+	src := fmt.Sprintf(apWebConfigTemplate, filepath.Join(dir, "data"), binDir(t), claude, filepath.Join(dir, "workspace"), filepath.Join(dir, "home"), fake.URL(), listen)
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	launch(t, dir, cfg)
+	url := "http://" + listen + "/"
+	wcWait(t, 20*time.Second, "the page", func() (bool, error) { return wcHealthy(url), nil })
+	if err := b.Open(url); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(outside, "allowed")
+	fake.Enqueue(anthropictest.Reply{Text: "On it.", ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": "touch " + target, "description": "create it"}}},
+		anthropictest.Reply{Text: "Created it."})
+	if err := b.Send("please create the file"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitMessage("bot", "claude wants to use Bash:"); err != nil {
+		t.Fatal(err)
+	}
+	if labels, err := b.Buttons(); err != nil || strings.Join(labels, "|") != "Allow|Deny|Always allow Bash here" {
+		t.Fatalf("buttons %q %v", labels, err)
+	}
+	if err := b.PressButton("Allow"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitMessage("bot", "Created it."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitMessage("bot", "✅ Allowed by Web user."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(target); err != nil {
+		t.Fatalf("the allowed command did not run: %v", err)
+	}
+	if labels, _ := b.Buttons(); len(labels) != 0 {
+		t.Errorf("buttons left after the answer: %q", labels)
 	}
 }
