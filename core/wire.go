@@ -153,6 +153,7 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		PermissionMode:    cfg.Agent.PermissionMode,
 		PermissionModes:   cfg.Agent.PermissionModes,
 		Approvals:         cfg.Agent.Approvals == "chat",
+		InlineImages:      cfg.Agent.InlineImages && !cfg.Agent.OneShot,
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off

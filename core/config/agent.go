@@ -138,6 +138,12 @@ type Agent struct {
 	// Approvers (approvers) may answer: "sender" (default) — the person
 	// whose message started the turn, and owners; "owners" — owners only.
 	Approvers string `hcl:"approvers,optional"`
+
+	// InlineImages shows inbound images to claude as image blocks with the
+	// message (inline_images), downscaled to 1568 pixels on the long edge
+	// and at most 3.75 MB each, up to 8 per turn; their file paths are in
+	// the prompt either way. Default true.
+	InlineImages bool `hcl:"inline_images,optional"`
 }
 
 // MemoryFlush is the agent's memory_flush block. The flush runs once per
@@ -173,6 +179,7 @@ func defaultAgent() *Agent {
 		Approvals:       "off",
 		ApprovalTimeout: DefaultApprovalTimeout,
 		Approvers:       "sender",
+		InlineImages:    true,
 	}
 }
 

@@ -54,6 +54,7 @@ func TestDefaults(t *testing.T) {
 		{"agent.approvals", cfg.Agent.Approvals, "off"},
 		{"agent.approval_timeout", cfg.Agent.ApprovalTimeout.Duration(), 5 * time.Minute},
 		{"agent.approvers", cfg.Agent.Approvers, "sender"},
+		{"agent.inline_images", cfg.Agent.InlineImages, true},
 		{"access.dm_policy", cfg.Access.DMPolicy, "pairing"},
 		{"access.group_policy", cfg.Access.GroupPolicy, "allowlist"},
 		{"access.require_mention", cfg.Access.RequireMention, true},

@@ -143,7 +143,7 @@ func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest) Result {
 			log.Error("start claude", "error", serr.Detail)
 			return Result{Err: serr, SessionReset: plan.sessionReset}
 		}
-		res, sawOutput := r.exchange(st, t, p, req.Prompt)
+		res, sawOutput := r.exchange(st, t, p, req.Prompt, req.Images)
 		res.NewProcess = !reused
 		res.PID = p.pid
 		if res.SessionID == "" {
@@ -200,13 +200,13 @@ func isResultError(e *Error) bool {
 
 // exchange sends the prompt to p and reads until the result, p's end, or an early stop.
 // sawOutput reports whether p wrote anything during this turn.
-func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Result, sawOutput bool) {
+func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string, images []Image) (res Result, sawOutput bool) {
 	p.discardUnread(r.log)
 	if !r.cfg.OneShot {
 		t.steering.begin(p)
 	}
 	defer t.steering.end(true)
-	wrote := r.writePrompt(p, prompt)
+	wrote := r.writePrompt(p, prompt, images)
 	x := &reading{t: t, p: p, asking: newAsking()}
 	defer x.asking.withdrawAll()
 	if k := st.reason(); k != "" {
@@ -267,12 +267,12 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string) (res Resu
 // writePrompt writes the prompt to p's stdin in the background — a stream-json user
 // message, or with Config.OneShot the plain text and then EOF — and delivers the write's
 // error on the returned channel. A blocked write never blocks the exchange.
-func (r *Runner) writePrompt(p *proc, prompt string) <-chan error {
+func (r *Runner) writePrompt(p *proc, prompt string, images []Image) <-chan error {
 	var payload []byte
 	if r.cfg.OneShot {
-		payload = []byte(prompt)
+		payload = []byte(prompt) // images cannot go on plain-text stdin; their paths are in the prompt
 	} else {
-		b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}})
+		b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": userContent(prompt, images)}})
 		payload = append(b, '\n')
 	}
 	wrote := make(chan error, 1)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -190,5 +191,26 @@ func TestRealAskUserQuestion(t *testing.T) {
 	}
 	if body := string(e.fake.Requests()[1].Body); !strings.Contains(body, `\"Which color?\"=\"Blue\"`) {
 		t.Errorf("the model did not get the answer: %s", body[max(0, len(body)-3000):])
+	}
+}
+
+// TestRealImageBlocks: a turn's images reach the API as image content
+// blocks before the text, with the bytes sent (the CLI passes the
+// stream-json user message's blocks through); a turn without images
+// sends its text as before.
+func TestRealImageBlocks(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, nil)
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")
+	e.fake.Enqueue(anthropictest.Reply{Text: "a tiny picture"})
+	res := runTurn(t, e.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "what is this?", Images: []Image{{MIME: "image/png", Data: png}}})
+	mustOK(t, res, "a tiny picture")
+	// The user message carries the image block (the bytes sent, base64)
+	// and then the prompt's text block.
+	body := string(e.fake.Requests()[0].Body)
+	block := `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + base64.StdEncoding.EncodeToString(png) + `"}}`
+	at, text := strings.Index(body, block), strings.Index(body, `{"text":"what is this?`)
+	if at < 0 || text < at {
+		t.Fatalf("image block at %d, text at %d: %.2000s", at, text, body[max(0, len(body)-2000):])
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -113,6 +114,32 @@ type TurnRequest struct {
 	// Config.OneShot (stdin is closed after the prompt, nothing could
 	// answer).
 	AskPermission bool
+	// Images are shown to claude with the prompt, as image content blocks
+	// before its text (claude sees them without reading a file). Each is
+	// already within the API's limits (see core/turn). Not with
+	// Config.OneShot, whose stdin is plain text. Steered messages carry
+	// text only.
+	Images []Image
+}
+
+// Image is an image for claude: its bytes and media type (image/jpeg,
+// image/png, image/gif or image/webp).
+type Image struct {
+	MIME string
+	Data []byte
+}
+
+// userContent is a stream-json user message's content: the prompt as a
+// string, or with images the image blocks and then the text block.
+func userContent(prompt string, images []Image) any {
+	if len(images) == 0 {
+		return prompt
+	}
+	blocks := make([]any, 0, len(images)+1)
+	for _, im := range images {
+		blocks = append(blocks, map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": im.MIME, "data": base64.StdEncoding.EncodeToString(im.Data)}})
+	}
+	return append(blocks, map[string]any{"type": "text", "text": prompt})
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

@@ -108,7 +108,11 @@ func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, re
 	prev := t.earlierRun(ctx, log, req, last)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(1)))
 	started := t.opts.Now()
-	res, out := t.runAgent(ctx, set, req.Key, req.Entries[0].ID, prev, sess, fresh, prompt, system, last, ty)
+	var images []runner.Image
+	if set.InlineImages && !compact {
+		images = t.images(msgs)
+	}
+	res, out := t.runAgent(ctx, set, req.Key, req.Entries[0].ID, prev, sess, fresh, prompt, system, last, ty, images)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(-1)))
 	if ctx.Err() != nil {
 		if res.Err != nil {

@@ -57,11 +57,11 @@ func (t *Turns) streamMode(set Settings, instance string) Streaming {
 
 // runAgent runs the turn and streams its text. What the final result adds
 // to what was streamed is returned for the outbox; nothing is shown twice.
-func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message, ty *typing) (runner.Result, streamed) {
+func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message, ty *typing, images []runner.Image) (runner.Result, streamed) {
 	ov := OverridesOf(sess)
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, AskPermission: t.asks(set, ov)})
+		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, AskPermission: t.asks(set, ov), Images: images})
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}

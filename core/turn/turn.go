@@ -171,6 +171,10 @@ type Settings struct {
 	// (agent.approvals = "chat"); a session's /mode ask turns it on for
 	// that session. Needs Options.Approvals.
 	Approvals bool
+	// InlineImages shows inbound images to claude as image blocks with
+	// the prompt (agent.inline_images); their paths are in the prompt
+	// either way.
+	InlineImages bool
 }
 
 func withDefaults(s Settings) Settings {
