@@ -26,6 +26,7 @@ agent {
   # models          = ["opus", "sonnet"]  # what /model offers a chat; unset: any name
   # permission_mode = "default"   # acceptEdits | auto | bypassPermissions | manual | dontAsk | plan | default
   # permission_modes = ["plan", "acceptEdits"]  # what /mode may switch a chat to; unset: none
+  # inline_images    = true    # show inbound images to claude (downscaled); their paths are in the prompt anyway
   # approvals        = "chat"  # ask the chat (Allow / Deny / Always) before a tool use that needs
   #                            # permission; "off" (default): the permission mode decides alone.
   #                            # One chat turns it on with /mode ask.
