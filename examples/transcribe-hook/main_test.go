@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
+)
+
+// script writes an executable shell script to dir and returns its path.
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "transcribe.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func configure(t *testing.T, cfg map[string]any) *sdktest.Harness {
+	t.Helper()
+	h := sdktest.Start(t, plugin())
+	js, _ := json.Marshal(cfg)
+	if diags, err := h.Plugin.Configure(context.Background(), schema.Config{Instance: "tr", JSON: js}); err != nil || diags != nil {
+		t.Fatalf("configure: %v %v", diags, err)
+	}
+	return h
+}
+
+func voice(path string) hook.Attachment {
+	return hook.Attachment{Kind: channel.MediaVoice, Path: path, MIME: "audio/ogg", Size: 1200}
+}
+
+// TestTranscribe: the command runs with {file} replaced and a minimal
+// environment; its output is prepended; several notes are numbered; an
+// image is not transcribed; a turn without audio gets nothing.
+func TestTranscribe(t *testing.T) {
+	t.Setenv("SECRET", "leaked") // in the plugin's environment, not the command's
+	cmd := script(t, `echo "you said: $(cat "$1") (secret=${SECRET:-none}, extra=$EXTRA)"`)
+	h := configure(t, map[string]any{"command": []string{cmd, "{file}"}, "env": map[string]string{"EXTRA": "x"}})
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.ogg"), filepath.Join(dir, "b.ogg")
+	_ = os.WriteFile(a, []byte("hello there"), 0o600)
+	_ = os.WriteFile(b, []byte("second note"), 0o600)
+	ctx := context.Background()
+	res, err := h.Plugin.BeforeAgentStart(ctx, hook.Request{Message: "(voice)", Attachments: []hook.Attachment{voice(a)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "[Voice note transcript]\nyou said: hello there (secret=none, extra=x)"; res.PrependContext != want {
+		t.Errorf("got %q, want %q", res.PrependContext, want)
+	}
+	res, _ = h.Plugin.BeforeAgentStart(ctx, hook.Request{Attachments: []hook.Attachment{voice(a), {Kind: channel.MediaImage, Path: a}, voice(b)}})
+	if !strings.Contains(res.PrependContext, "[Voice note 1 transcript]\nyou said: hello there") || !strings.Contains(res.PrependContext, "[Voice note 2 transcript]\nyou said: second note") || strings.Contains(res.PrependContext, "3") {
+		t.Errorf("two notes: %q", res.PrependContext)
+	}
+	if res, _ := h.Plugin.BeforeAgentStart(ctx, hook.Request{Message: "text only"}); res.PrependContext != "" {
+		t.Errorf("no audio: %q", res.PrependContext)
+	}
+}
+
+// TestTranscribeFailures: a failing command, one that outlives its timeout,
+// an oversized file and a long transcript each give a short note; the turn
+// is never blocked by an error.
+func TestTranscribeFailures(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "n.ogg")
+	_ = os.WriteFile(f, []byte("x"), 0o600)
+	for _, tc := range []struct {
+		name string
+		cfg  map[string]any
+		at   hook.Attachment
+		want string
+	}{
+		{"exit", map[string]any{"command": []string{script(t, `echo "model not found" >&2; exit 3`), "{file}"}}, voice(f), "(transcription failed: exit 3: model not found)"},
+		{"timeout", map[string]any{"command": []string{script(t, `exec sleep 30`)}, "timeout": "200ms"}, voice(f), "(transcription failed: no result within 200ms)"},
+		{"missing", map[string]any{"command": []string{"/nonexistent/whisper"}}, voice(f), "(transcription failed: "},
+		{"big", map[string]any{"command": []string{script(t, `echo hi`)}, "max_bytes": 100}, voice(f), "(not transcribed: 1200 bytes, over max_bytes)"},
+		{"long", map[string]any{"command": []string{script(t, `echo abcdefghij`)}, "max_transcript": 4}, voice(f), "abcd…"},
+		{"silent", map[string]any{"command": []string{script(t, `true`)}}, voice(f), "(no speech recognized)"},
+	} {
+		h := configure(t, tc.cfg)
+		res, err := h.Plugin.BeforeAgentStart(ctx, hook.Request{Attachments: []hook.Attachment{tc.at}})
+		if err != nil || !strings.HasPrefix(res.PrependContext, "[Voice note transcript]\n"+tc.want) {
+			t.Errorf("%s: %q %v", tc.name, res.PrependContext, err)
+		}
+	}
+}
+
+// TestTranscribeValidate: an empty command and a bad timeout are refused
+// at their attributes.
+func TestTranscribeValidate(t *testing.T) {
+	t.Parallel()
+	h := sdktest.Start(t, plugin())
+	diags, err := h.Plugin.Validate(context.Background(), schema.Config{Instance: "tr", JSON: []byte(`{"command":[],"timeout":"soon"}`)})
+	if err != nil || len(diags) != 2 || diags[0].Attribute != "command" || diags[1].Attribute != "timeout" {
+		t.Fatalf("diags %v err %v", diags, err)
+	}
+}
