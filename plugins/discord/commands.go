@@ -112,9 +112,62 @@ type interactionPayload struct {
 			Name  string `json:"name"`
 			Value any    `json:"value"`
 		} `json:"options"`
+		CustomID string `json:"custom_id"`
 	} `json:"data"`
+	// Message is the message whose button was pressed.
+	Message *discordgo.Message `json:"message"`
 	Member *discordgo.Member `json:"member"`
 	User   *discordgo.User   `json:"user"`
+}
+
+// press handles a button press (a message component interaction): it is
+// kept in the state file for the host like a message — MessageID
+// "ix:<interaction id>", the button's label as text, the button's id and
+// message as the action — and only then acknowledged to Discord (type 6,
+// "deferred update": no visible answer), well within Discord's 3 s since
+// the state is local. A press the host has not stored yet is delivered
+// after a restart from the state file.
+func (a *Adapter) press(ctx context.Context, seq int64, p interactionPayload) error {
+	u := p.User
+	if p.Member != nil && p.Member.User != nil {
+		u = p.Member.User
+	}
+	if u == nil || p.Message == nil || p.Data.CustomID == "" || u.Bot {
+		return a.state.advance(seq, "", "", time.Time{})
+	}
+	label := p.Data.CustomID
+	for _, row := range p.Message.Components {
+		if r, ok := row.(*discordgo.ActionsRow); ok {
+			for _, c := range r.Components {
+				if b, ok := c.(*discordgo.Button); ok && b.CustomID == p.Data.CustomID && b.Label != "" {
+					label = b.Label
+				}
+			}
+		}
+	}
+	in := channel.InboundMessage{
+		ChatType: channel.ChatDirect, ChatID: p.ChannelID, MessageID: "ix:" + p.ID,
+		Sender: sender(u, p.Member), Text: label, WasMentioned: true, Timestamp: a.now(),
+		Action: &channel.Action{ButtonID: p.Data.CustomID, MessageID: p.Message.ID},
+	}
+	if p.GuildID != "" {
+		in.ChatType = channel.ChatGroup
+		info, _ := a.channelInfo(ctx, p.ChannelID)
+		in.ChatTitle = info.Name
+		if info.thread() && info.ParentID != "" {
+			in.ChatID, in.ThreadID = info.ParentID, p.ChannelID
+		}
+	}
+	if err := a.state.advance(seq, "", "", time.Time{}, in); err != nil {
+		return err
+	}
+	opt, cancel := a.call(ctx, 3*time.Second)
+	defer cancel()
+	ix := &discordgo.Interaction{ID: p.ID, AppID: p.ApplicationID, Token: p.Token}
+	if err := a.rest.InteractionRespond(ix, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}, opt); err != nil && restCode(err) != 40060 {
+		a.log.Warn("could not acknowledge a button press", "error", mapErr(err))
+	}
+	return nil
 }
 
 // interaction handles INTERACTION_CREATE: a slash command is deferred at
@@ -123,7 +176,13 @@ type interactionPayload struct {
 // interaction's webhook (see Send).
 func (a *Adapter) interaction(ctx context.Context, seq int64, raw json.RawMessage) error {
 	var p interactionPayload
-	if err := json.Unmarshal(raw, &p); err != nil || p.Type != int(discordgo.InteractionApplicationCommand) {
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return a.state.advance(seq, "", "", time.Time{})
+	}
+	if p.Type == int(discordgo.InteractionMessageComponent) {
+		return a.press(ctx, seq, p)
+	}
+	if p.Type != int(discordgo.InteractionApplicationCommand) {
 		return a.state.advance(seq, "", "", time.Time{})
 	}
 	u := p.User

@@ -191,6 +191,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		MaxLines:      MaxLines,
 		Markdown:      channel.MarkdownDiscord,
 		DisplayName:   "Discord",
+		Buttons:       true,
 		Threads:       true,
 		Groups:        true,
 		MediaIn: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaVoice,

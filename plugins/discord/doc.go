@@ -70,6 +70,18 @@
 // further messages are follow-ups through the interaction webhook; after
 // its 15-minute token expired the answer is posted in the channel.
 //
+// # Buttons
+//
+// Buttons the host puts on a message (tool approvals, pickers) are action
+// rows of secondary buttons under it, with the host's id as custom_id;
+// more than 5 rows or 5 in a row, an id over 100 characters or a label
+// over 80 are refused before any request. A press (a message-component
+// interaction) is written to the state file like a message — MessageID
+// "ix:<interaction id>", the button's label as text, the button and its
+// message as the Action — and then acknowledged with a deferred update
+// (type 6, nothing visible), well within Discord's 3 s. An edit clears a
+// message's buttons.
+//
 // # Threads per conversation
 //
 // With thread_per_conversation = true a mention in a server channel opens

@@ -45,6 +45,10 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	if err := fits(req.Text); err != nil {
 		return channel.SendResponse{}, err
 	}
+	rows, err := components(req.Buttons)
+	if err != nil {
+		return channel.SendResponse{}, err
+	}
 	content := a.render(req.Text, req.Format)
 	files, closeFiles, err := openMedia(req.Media)
 	if err != nil {
@@ -68,7 +72,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	defer cancel()
 
 	if ix := a.state.interactionFor(req.ChatID, req.ThreadID, a.now()); ix != nil {
-		id, err := a.sendInteraction(ix, content, files, opt)
+		id, err := a.sendInteraction(ix, content, files, rows, opt)
 		if err == nil {
 			return channel.SendResponse{MessageIDs: []string{id}}, nil
 		}
@@ -79,7 +83,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		a.state.dropInteractions(req.ChatID, req.ThreadID)
 	}
 
-	msg := &discordgo.MessageSend{Content: content, AllowedMentions: noMentions(), Files: files}
+	msg := &discordgo.MessageSend{Content: content, AllowedMentions: noMentions(), Files: files, Components: rows}
 	if req.Silent {
 		msg.Flags = discordgo.MessageFlagsSuppressNotifications
 	}
@@ -99,14 +103,18 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 
 // sendInteraction answers a slash command: the first message replaces the
 // deferred response, later ones are follow-ups.
-func (a *Adapter) sendInteraction(ix *interaction, content string, files []*discordgo.File, opt discordgo.RequestOption) (string, error) {
+func (a *Adapter) sendInteraction(ix *interaction, content string, files []*discordgo.File, rows []discordgo.MessageComponent, opt discordgo.RequestOption) (string, error) {
 	di := &discordgo.Interaction{ID: ix.ID, AppID: ix.AppID, Token: ix.Token}
 	var m *discordgo.Message
 	var err error
 	if !ix.Answered {
-		m, err = a.rest.InteractionResponseEdit(di, &discordgo.WebhookEdit{Content: &content, Files: files, AllowedMentions: noMentions()}, opt)
+		edit := &discordgo.WebhookEdit{Content: &content, Files: files, AllowedMentions: noMentions()}
+		if rows != nil {
+			edit.Components = &rows
+		}
+		m, err = a.rest.InteractionResponseEdit(di, edit, opt)
 	} else {
-		m, err = a.rest.FollowupMessageCreate(di, true, &discordgo.WebhookParams{Content: content, Files: files, AllowedMentions: noMentions()}, opt)
+		m, err = a.rest.FollowupMessageCreate(di, true, &discordgo.WebhookParams{Content: content, Files: files, AllowedMentions: noMentions(), Components: rows}, opt)
 	}
 	if err != nil {
 		return "", err
@@ -128,20 +136,56 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	content := a.render(req.Text, req.Format)
 	opt, cancel := a.call(ctx, callTimeout)
 	defer cancel()
+	// An edit removes the message's buttons (the contract: an answered
+	// question keeps none); an empty list clears them on Discord.
+	none := []discordgo.MessageComponent{}
 	if ix := a.state.interactionOf(req.MessageID, a.now()); ix != nil {
 		di := &discordgo.Interaction{ID: ix.ID, AppID: ix.AppID, Token: ix.Token}
 		var err error
 		if len(ix.Messages) > 0 && ix.Messages[0] == req.MessageID {
-			_, err = a.rest.InteractionResponseEdit(di, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions()}, opt)
+			_, err = a.rest.InteractionResponseEdit(di, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions(), Components: &none}, opt)
 		} else {
-			_, err = a.rest.FollowupMessageEdit(di, req.MessageID, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions()}, opt)
+			_, err = a.rest.FollowupMessageEdit(di, req.MessageID, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions(), Components: &none}, opt)
 		}
 		return mapErr(err)
 	}
 	_, err := a.rest.ChannelMessageEditComplex(&discordgo.MessageEdit{
-		ID: req.MessageID, Channel: target(req.ChatID, req.ThreadID), Content: &content, AllowedMentions: noMentions(),
+		ID: req.MessageID, Channel: target(req.ChatID, req.ThreadID), Content: &content, AllowedMentions: noMentions(), Components: &none,
 	}, opt)
 	return mapErr(err)
+}
+
+// components turns the host's buttons into Discord's action rows, or
+// refuses what Discord would: more than 5 rows or 5 buttons in a row, an
+// id over 100 characters (the host's are at most 64 bytes), a label over 80
+// or an empty one.
+func components(rows [][]channel.Button) ([]discordgo.MessageComponent, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	if len(rows) > 5 {
+		return nil, channel.Errorf(channel.CodeInvalidRequest, "%d rows of buttons; Discord takes at most 5", len(rows))
+	}
+	var out []discordgo.MessageComponent
+	for i, row := range rows {
+		if len(row) > 5 {
+			return nil, channel.Errorf(channel.CodeInvalidRequest, "row %d has %d buttons; Discord takes at most 5", i+1, len(row))
+		}
+		var r discordgo.ActionsRow
+		for j, b := range row {
+			if b.ID == "" || len([]rune(b.ID)) > 100 {
+				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %d.%d: an id of 1 to 100 characters is needed", i+1, j+1)
+			}
+			if strings.TrimSpace(b.Label) == "" || len([]rune(b.Label)) > 80 {
+				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %d.%d (%q): a label of 1 to 80 characters is needed", i+1, j+1, b.Label)
+			}
+			r.Components = append(r.Components, discordgo.Button{Label: b.Label, Style: discordgo.SecondaryButton, CustomID: b.ID})
+		}
+		if len(r.Components) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // SetTyping implements channel.Typer. Discord shows typing for about 10 s

@@ -278,6 +278,57 @@ func (s *Server) PushCommand(channel Channel, u User, name, args string) Interac
 	return in
 }
 
+// PressButton dispatches the INTERACTION_CREATE of u pressing the button
+// customID under the bot's message messageID (type 3, a message
+// component), as Discord does; the press is answered at
+// /interactions/{id}/{token}/callback. It fails when the message has no
+// such button (never sent, or removed by an edit).
+func (s *Server) PressButton(messageID, customID string, u User) (Interaction, error) {
+	s.mu.Lock()
+	m, ok := s.messages[messageID]
+	found := false
+	if ok {
+		for _, r := range m.Components {
+			for _, c := range r.Components {
+				found = found || c.CustomID == customID
+			}
+		}
+	}
+	if !found {
+		s.mu.Unlock()
+		return Interaction{}, fmt.Errorf("message %s has no button %q", messageID, customID)
+	}
+	c := s.channels[m.ChannelID]
+	in := Interaction{ID: s.newIDLocked(), ApplicationID: AppID, Type: 3, ChannelID: m.ChannelID, GuildID: c.GuildID, Version: 1}
+	in.Token = "itoken-" + in.ID
+	in.Data.CustomID, in.Data.ComponentType = customID, 2
+	cp := *m
+	in.Message = &cp
+	if c.GuildID != "" {
+		in.Member = &struct {
+			User User `json:"user"`
+		}{User: u}
+	} else {
+		uu := u
+		in.User = &uu
+	}
+	s.interactions[in.Token] = in
+	s.mu.Unlock()
+	s.gw.dispatch("INTERACTION_CREATE", in)
+	return in, nil
+}
+
+// Message returns the message id as it is now (after edits).
+func (s *Server) Message(id string) (Message, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[id]
+	if !ok {
+		return Message{}, false
+	}
+	return *m, true
+}
+
 // Sent returns what the bot made appear, in order.
 func (s *Server) Sent() []Sent {
 	s.mu.Lock()
@@ -537,6 +588,36 @@ type outgoing struct {
 	MessageReference *MessageReference `json:"message_reference"`
 	AllowedMentions  json.RawMessage   `json:"allowed_mentions"`
 	Flags            int               `json:"flags"`
+	Components       *[]ActionRow      `json:"components"`
+}
+
+// badComponents checks rows against Discord's limits: at most 5 action
+// rows of at most 5 buttons, a custom_id of 1 to 100 characters and a
+// label of at most 80. It answers the 400 and reports true when they
+// break one.
+func badComponents(w http.ResponseWriter, o outgoing) bool {
+	if o.Components == nil {
+		return false
+	}
+	rows := *o.Components
+	bad := len(rows) > 5
+	for _, r := range rows {
+		bad = bad || r.Type != 1 || len(r.Components) == 0 || len(r.Components) > 5
+		for _, c := range r.Components {
+			bad = bad || c.Type != 2 || c.CustomID == "" || utf8.RuneCountInString(c.CustomID) > 100 || utf8.RuneCountInString(c.Label) > 80
+		}
+	}
+	if bad {
+		apiError(w, 400, 50035, "Invalid Form Body (components)")
+	}
+	return bad
+}
+
+func rowsOf(o outgoing) []ActionRow {
+	if o.Components == nil {
+		return nil
+	}
+	return append([]ActionRow{}, *o.Components...)
 }
 
 // decodeOutgoing reads a JSON or multipart (payload_json + files[n]) body.
@@ -598,6 +679,9 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, body []by
 		apiError(w, 400, 50006, "Cannot send an empty message")
 		return
 	}
+	if badComponents(w, o) {
+		return
+	}
 	s.mu.Lock()
 	c, ok := s.channels[channelID]
 	if !ok {
@@ -606,13 +690,13 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, body []by
 		return
 	}
 	m := &Message{ID: s.newIDLocked(), ChannelID: channelID, GuildID: c.GuildID, Author: s.bot, Content: content,
-		Timestamp: time.Now().UTC(), MessageReference: o.MessageReference}
+		Timestamp: time.Now().UTC(), MessageReference: o.MessageReference, Components: rowsOf(o)}
 	for _, f := range files {
 		m.Attachments = append(m.Attachments, Attachment{ID: s.newIDLocked(), Filename: f.Filename, ContentType: f.MIME, Size: len(f.Data)})
 	}
 	s.storeLocked(m)
 	s.addSentLocked(Sent{Method: "create", ChannelID: channelID, MessageID: m.ID, Content: content,
-		Reference: o.MessageReference, AllowedMentions: o.AllowedMentions, Files: files})
+		Reference: o.MessageReference, AllowedMentions: o.AllowedMentions, Files: files, Components: rowsOf(o)})
 	cp := *m
 	s.mu.Unlock()
 	writeJSON(w, 200, cp)
@@ -626,6 +710,9 @@ func (s *Server) editMessage(w http.ResponseWriter, body []byte, channelID, id, 
 	}
 	if o.Content != nil && utf8.RuneCountInString(*o.Content) > MaxContentLength {
 		tooLong(w)
+		return
+	}
+	if badComponents(w, o) {
 		return
 	}
 	s.mu.Lock()
@@ -643,9 +730,12 @@ func (s *Server) editMessage(w http.ResponseWriter, body []byte, channelID, id, 
 	if o.Content != nil {
 		m.Content = *o.Content
 	}
+	if o.Components != nil { // absent: kept; [] clears
+		m.Components = rowsOf(o)
+	}
 	now := time.Now().UTC()
 	m.EditedTimestamp = &now
-	s.addSentLocked(Sent{Method: method, ChannelID: m.ChannelID, MessageID: id, Content: m.Content, AllowedMentions: o.AllowedMentions, Interaction: interaction})
+	s.addSentLocked(Sent{Method: method, ChannelID: m.ChannelID, MessageID: id, Content: m.Content, AllowedMentions: o.AllowedMentions, Interaction: interaction, Components: rowsOf(o)})
 	cp := *m
 	s.mu.Unlock()
 	writeJSON(w, 200, cp)
@@ -765,7 +855,11 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request, body []byte, t
 		apiError(w, 404, 10015, "Unknown Webhook")
 		return
 	}
-	m := &Message{ID: s.newIDLocked(), ChannelID: in.ChannelID, GuildID: in.GuildID, Author: s.bot, Content: content, Timestamp: time.Now().UTC(), WebhookID: AppID}
+	if badComponents(w, o) {
+		s.mu.Unlock()
+		return
+	}
+	m := &Message{ID: s.newIDLocked(), ChannelID: in.ChannelID, GuildID: in.GuildID, Author: s.bot, Content: content, Timestamp: time.Now().UTC(), WebhookID: AppID, Components: rowsOf(o)}
 	s.storeLocked(m)
 	s.addSentLocked(Sent{Method: "followup", ChannelID: in.ChannelID, MessageID: m.ID, Content: content, AllowedMentions: o.AllowedMentions, Files: files, Interaction: in.ID})
 	cp := *m

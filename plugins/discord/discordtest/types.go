@@ -82,6 +82,22 @@ type Message struct {
 	ReferencedMessage *Message `json:"referenced_message,omitempty"`
 	// WebhookID is set on interaction responses and follow-ups.
 	WebhookID string `json:"webhook_id,omitempty"`
+	// Components are the message's action rows (buttons).
+	Components []ActionRow `json:"components,omitempty"`
+}
+
+// ActionRow is a row of components (type 1).
+type ActionRow struct {
+	Type       int         `json:"type"`
+	Components []Component `json:"components"`
+}
+
+// Component is a button (type 2) in an action row.
+type Component struct {
+	Type     int    `json:"type"`
+	Style    int    `json:"style,omitempty"`
+	Label    string `json:"label,omitempty"`
+	CustomID string `json:"custom_id,omitempty"`
 }
 
 // CommandOption is an option of an application command (or its value in
@@ -116,7 +132,12 @@ type Interaction struct {
 		Name    string          `json:"name"`
 		Type    int             `json:"type"`
 		Options []CommandOption `json:"options,omitempty"`
+		// CustomID and ComponentType are set for a button press (type 3).
+		CustomID      string `json:"custom_id,omitempty"`
+		ComponentType int    `json:"component_type,omitempty"`
 	} `json:"data"`
+	// Message is the message whose button was pressed (type 3).
+	Message *Message `json:"message,omitempty"`
 	// Member is set in a guild, User in a DM.
 	Member *struct {
 		User User `json:"user"`
@@ -142,6 +163,9 @@ type Sent struct {
 	// Interaction is the interaction id of a webhook message.
 	Interaction string
 	Time        time.Time
+	// Components are the rows sent (nil: the field was absent; an edit
+	// with an empty list clears the message's buttons).
+	Components []ActionRow
 }
 
 // UploadedFile is a file of a multipart message.
