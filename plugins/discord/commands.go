@@ -116,8 +116,8 @@ type interactionPayload struct {
 	} `json:"data"`
 	// Message is the message whose button was pressed.
 	Message *discordgo.Message `json:"message"`
-	Member *discordgo.Member `json:"member"`
-	User   *discordgo.User   `json:"user"`
+	Member  *discordgo.Member  `json:"member"`
+	User    *discordgo.User    `json:"user"`
 }
 
 // press handles a button press (a message component interaction): it is
