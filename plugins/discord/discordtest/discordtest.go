@@ -21,7 +21,16 @@
 // code 50035), edit, history (after=, limit=), typing, thread start,
 // interaction callback, webhook follow-ups and original-response edits,
 // application command bulk overwrite (global and per guild), and attachment
-// downloads. Any route can be scripted to fail (429 with retry_after, 403,
+// downloads.
+//
+// Buttons: messages (created, edited, follow-ups) carry action rows of
+// buttons (Message.Components), held to Discord's limits — at most 5 rows
+// of 5, custom_id 1–100 characters and unique, label 1–80 — with its 400
+// code 50035 error tree otherwise; an edit without "components" keeps
+// them, with [] or null clears them. PressButton dispatches the
+// INTERACTION_CREATE of a press; its callback must come within 3 s
+// (SetInteractionDeadline), only once (400 code 40060 after), and a
+// deferred update (type 6) is refused for a slash command. Any route can be scripted to fail (429 with retry_after, 403,
 // 5xx, …) with Fail. A wrong token is answered 401. Every call is recorded
 // (Requests).
 //
@@ -99,8 +108,11 @@ type Server struct {
 	requests       []Request
 	failures       map[string][]Failure
 	callbacks      []Callback
+	callbackNotify chan struct{}
 	interactions   map[string]Interaction // by token
-	commands       map[string][]Command   // "" (global) or guild id
+	ixCreated      map[string]time.Time   // by interaction id
+	ixDeadline     time.Duration
+	commands       map[string][]Command // "" (global) or guild id
 	sentNotify     chan struct{}
 	gw             gateway
 	contentAllowed bool
@@ -124,6 +136,9 @@ func NewServer(token string) *Server {
 		files:          map[string]file{},
 		failures:       map[string][]Failure{},
 		interactions:   map[string]Interaction{},
+		ixCreated:      map[string]time.Time{},
+		ixDeadline:     DefaultInteractionDeadline,
+		callbackNotify: make(chan struct{}),
 		commands:       map[string][]Command{},
 		sentNotify:     make(chan struct{}),
 		contentAllowed: true,
@@ -248,6 +263,9 @@ func (s *Server) storeLocked(m *Message) {
 	if m.Attachments == nil {
 		m.Attachments = []Attachment{}
 	}
+	if m.Components == nil {
+		m.Components = []ActionRow{}
+	}
 	s.messages[m.ID] = m
 	s.history[m.ChannelID] = append(s.history[m.ChannelID], m.ID)
 }
@@ -272,50 +290,10 @@ func (s *Server) PushCommand(channel Channel, u User, name, args string) Interac
 		uu := u
 		in.User = &uu
 	}
-	s.interactions[in.Token] = in
+	s.addInteractionLocked(in)
 	s.mu.Unlock()
 	s.gw.dispatch("INTERACTION_CREATE", in)
 	return in
-}
-
-// PressButton dispatches the INTERACTION_CREATE of u pressing the button
-// customID under the bot's message messageID (type 3, a message
-// component), as Discord does; the press is answered at
-// /interactions/{id}/{token}/callback. It fails when the message has no
-// such button (never sent, or removed by an edit).
-func (s *Server) PressButton(messageID, customID string, u User) (Interaction, error) {
-	s.mu.Lock()
-	m, ok := s.messages[messageID]
-	found := false
-	if ok {
-		for _, r := range m.Components {
-			for _, c := range r.Components {
-				found = found || c.CustomID == customID
-			}
-		}
-	}
-	if !found {
-		s.mu.Unlock()
-		return Interaction{}, fmt.Errorf("message %s has no button %q", messageID, customID)
-	}
-	c := s.channels[m.ChannelID]
-	in := Interaction{ID: s.newIDLocked(), ApplicationID: AppID, Type: 3, ChannelID: m.ChannelID, GuildID: c.GuildID, Version: 1}
-	in.Token = "itoken-" + in.ID
-	in.Data.CustomID, in.Data.ComponentType = customID, 2
-	cp := *m
-	in.Message = &cp
-	if c.GuildID != "" {
-		in.Member = &struct {
-			User User `json:"user"`
-		}{User: u}
-	} else {
-		uu := u
-		in.User = &uu
-	}
-	s.interactions[in.Token] = in
-	s.mu.Unlock()
-	s.gw.dispatch("INTERACTION_CREATE", in)
-	return in, nil
 }
 
 // Message returns the message id as it is now (after edits).
@@ -588,36 +566,9 @@ type outgoing struct {
 	MessageReference *MessageReference `json:"message_reference"`
 	AllowedMentions  json.RawMessage   `json:"allowed_mentions"`
 	Flags            int               `json:"flags"`
-	Components       *[]ActionRow      `json:"components"`
-}
-
-// badComponents checks rows against Discord's limits: at most 5 action
-// rows of at most 5 buttons, a custom_id of 1 to 100 characters and a
-// label of at most 80. It answers the 400 and reports true when they
-// break one.
-func badComponents(w http.ResponseWriter, o outgoing) bool {
-	if o.Components == nil {
-		return false
-	}
-	rows := *o.Components
-	bad := len(rows) > 5
-	for _, r := range rows {
-		bad = bad || r.Type != 1 || len(r.Components) == 0 || len(r.Components) > 5
-		for _, c := range r.Components {
-			bad = bad || c.Type != 2 || c.CustomID == "" || utf8.RuneCountInString(c.CustomID) > 100 || utf8.RuneCountInString(c.Label) > 80
-		}
-	}
-	if bad {
-		apiError(w, 400, 50035, "Invalid Form Body (components)")
-	}
-	return bad
-}
-
-func rowsOf(o outgoing) []ActionRow {
-	if o.Components == nil {
-		return nil
-	}
-	return append([]ActionRow{}, *o.Components...)
+	// Components: absent keeps a message's rows on an edit; null or []
+	// clears them.
+	Components components `json:"components"`
 }
 
 // decodeOutgoing reads a JSON or multipart (payload_json + files[n]) body.
@@ -652,13 +603,7 @@ func decodeOutgoing(r *http.Request, body []byte) (outgoing, []UploadedFile, err
 
 // tooLong answers Discord's 50035 for content over the limit.
 func tooLong(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(400)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"code": 50035, "message": "Invalid Form Body",
-		"errors": map[string]any{"content": map[string]any{"_errors": []map[string]string{{
-			"code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 2000 or fewer in length."}}}},
-	})
+	formError(w, formErr{"BASE_TYPE_MAX_LENGTH", fmt.Sprintf("Must be %d or fewer in length.", MaxContentLength), []string{"content"}})
 }
 
 func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, body []byte, channelID string) {
@@ -675,11 +620,12 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, body []by
 		tooLong(w)
 		return
 	}
-	if content == "" && len(files) == 0 {
-		apiError(w, 400, 50006, "Cannot send an empty message")
+	if e := o.Components.check(); e != nil {
+		formError(w, *e)
 		return
 	}
-	if badComponents(w, o) {
+	if content == "" && len(files) == 0 && len(o.Components.rows) == 0 {
+		apiError(w, 400, 50006, "Cannot send an empty message")
 		return
 	}
 	s.mu.Lock()
@@ -690,13 +636,13 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, body []by
 		return
 	}
 	m := &Message{ID: s.newIDLocked(), ChannelID: channelID, GuildID: c.GuildID, Author: s.bot, Content: content,
-		Timestamp: time.Now().UTC(), MessageReference: o.MessageReference, Components: rowsOf(o)}
+		Timestamp: time.Now().UTC(), MessageReference: o.MessageReference, Components: copyRows(o.Components.rows)}
 	for _, f := range files {
 		m.Attachments = append(m.Attachments, Attachment{ID: s.newIDLocked(), Filename: f.Filename, ContentType: f.MIME, Size: len(f.Data)})
 	}
 	s.storeLocked(m)
 	s.addSentLocked(Sent{Method: "create", ChannelID: channelID, MessageID: m.ID, Content: content,
-		Reference: o.MessageReference, AllowedMentions: o.AllowedMentions, Files: files, Components: rowsOf(o)})
+		Reference: o.MessageReference, AllowedMentions: o.AllowedMentions, Files: files, Components: sentRows(o.Components)})
 	cp := *m
 	s.mu.Unlock()
 	writeJSON(w, 200, cp)
@@ -712,7 +658,8 @@ func (s *Server) editMessage(w http.ResponseWriter, body []byte, channelID, id, 
 		tooLong(w)
 		return
 	}
-	if badComponents(w, o) {
+	if e := o.Components.check(); e != nil {
+		formError(w, *e)
 		return
 	}
 	s.mu.Lock()
@@ -730,12 +677,12 @@ func (s *Server) editMessage(w http.ResponseWriter, body []byte, channelID, id, 
 	if o.Content != nil {
 		m.Content = *o.Content
 	}
-	if o.Components != nil { // absent: kept; [] clears
-		m.Components = rowsOf(o)
+	if o.Components.present { // absent: kept; null or [] clears
+		m.Components = copyRows(o.Components.rows)
 	}
 	now := time.Now().UTC()
 	m.EditedTimestamp = &now
-	s.addSentLocked(Sent{Method: method, ChannelID: m.ChannelID, MessageID: id, Content: m.Content, AllowedMentions: o.AllowedMentions, Interaction: interaction, Components: rowsOf(o)})
+	s.addSentLocked(Sent{Method: method, ChannelID: m.ChannelID, MessageID: id, Content: m.Content, AllowedMentions: o.AllowedMentions, Interaction: interaction, Components: sentRows(o.Components)})
 	cp := *m
 	s.mu.Unlock()
 	writeJSON(w, 200, cp)
@@ -805,35 +752,6 @@ func (s *Server) startThread(w http.ResponseWriter, body []byte, channelID, mess
 	writeJSON(w, 201, th)
 }
 
-func (s *Server) callback(w http.ResponseWriter, body []byte, id, token string) {
-	var req struct {
-		Type int `json:"type"`
-	}
-	_ = json.Unmarshal(body, &req)
-	s.mu.Lock()
-	in, ok := s.interactions[token]
-	if !ok || in.ID != id {
-		s.mu.Unlock()
-		apiError(w, 404, 10062, "Unknown interaction")
-		return
-	}
-	for _, c := range s.callbacks {
-		if c.Interaction == id {
-			s.mu.Unlock()
-			apiError(w, 400, 40060, "Interaction has already been acknowledged.")
-			return
-		}
-	}
-	s.callbacks = append(s.callbacks, Callback{Interaction: id, Token: token, Type: req.Type, Time: time.Now()})
-	if req.Type == 5 { // deferred: "clawbot is thinking…" appears as the original response
-		m := &Message{ID: s.newIDLocked(), ChannelID: in.ChannelID, GuildID: in.GuildID, Author: s.bot, Timestamp: time.Now().UTC(), WebhookID: AppID}
-		s.storeLocked(m)
-		s.interactions[token+"/original"] = Interaction{ID: m.ID}
-	}
-	s.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
-
 func (s *Server) followup(w http.ResponseWriter, r *http.Request, body []byte, token string) {
 	o, files, err := decodeOutgoing(r, body)
 	if err != nil {
@@ -855,13 +773,14 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request, body []byte, t
 		apiError(w, 404, 10015, "Unknown Webhook")
 		return
 	}
-	if badComponents(w, o) {
+	if e := o.Components.check(); e != nil {
 		s.mu.Unlock()
+		formError(w, *e)
 		return
 	}
-	m := &Message{ID: s.newIDLocked(), ChannelID: in.ChannelID, GuildID: in.GuildID, Author: s.bot, Content: content, Timestamp: time.Now().UTC(), WebhookID: AppID, Components: rowsOf(o)}
+	m := &Message{ID: s.newIDLocked(), ChannelID: in.ChannelID, GuildID: in.GuildID, Author: s.bot, Content: content, Timestamp: time.Now().UTC(), WebhookID: AppID, Components: copyRows(o.Components.rows)}
 	s.storeLocked(m)
-	s.addSentLocked(Sent{Method: "followup", ChannelID: in.ChannelID, MessageID: m.ID, Content: content, AllowedMentions: o.AllowedMentions, Files: files, Interaction: in.ID})
+	s.addSentLocked(Sent{Method: "followup", ChannelID: in.ChannelID, MessageID: m.ID, Content: content, AllowedMentions: o.AllowedMentions, Files: files, Interaction: in.ID, Components: sentRows(o.Components)})
 	cp := *m
 	s.mu.Unlock()
 	writeJSON(w, 200, cp)

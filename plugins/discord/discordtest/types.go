@@ -82,17 +82,20 @@ type Message struct {
 	ReferencedMessage *Message `json:"referenced_message,omitempty"`
 	// WebhookID is set on interaction responses and follow-ups.
 	WebhookID string `json:"webhook_id,omitempty"`
-	// Components are the message's action rows (buttons).
-	Components []ActionRow `json:"components,omitempty"`
+	// Components are the message's action rows of buttons; empty, not
+	// nil, on a stored message.
+	Components []ActionRow `json:"components"`
 }
 
-// ActionRow is a row of components (type 1).
+// ActionRow is a row of components (Type ComponentActionRow).
 type ActionRow struct {
 	Type       int         `json:"type"`
 	Components []Component `json:"components"`
 }
 
-// Component is a button (type 2) in an action row.
+// Component is a button (Type ComponentButton) in an action row: Style
+// ButtonPrimary … ButtonDanger, Label its text, CustomID what a press
+// reports.
 type Component struct {
 	Type     int    `json:"type"`
 	Style    int    `json:"style,omitempty"`
@@ -119,7 +122,10 @@ type Command struct {
 	Options     []CommandOption `json:"options,omitempty"`
 }
 
-// Interaction is an INTERACTION_CREATE of a slash command.
+// Interaction is an INTERACTION_CREATE: a slash command (Type
+// InteractionApplicationCommand, Data.Name and Data.Options) or a button
+// press (Type InteractionMessageComponent, Data.CustomID and
+// Data.ComponentType, Message).
 type Interaction struct {
 	ID            string `json:"id"`
 	ApplicationID string `json:"application_id"`
@@ -128,9 +134,9 @@ type Interaction struct {
 	ChannelID     string `json:"channel_id"`
 	GuildID       string `json:"guild_id,omitempty"`
 	Data          struct {
-		ID      string          `json:"id"`
-		Name    string          `json:"name"`
-		Type    int             `json:"type"`
+		ID      string          `json:"id,omitempty"`
+		Name    string          `json:"name,omitempty"`
+		Type    int             `json:"type,omitempty"`
 		Options []CommandOption `json:"options,omitempty"`
 		// CustomID and ComponentType are set for a button press (type 3).
 		CustomID      string `json:"custom_id,omitempty"`
@@ -163,8 +169,9 @@ type Sent struct {
 	// Interaction is the interaction id of a webhook message.
 	Interaction string
 	Time        time.Time
-	// Components are the rows sent (nil: the field was absent; an edit
-	// with an empty list clears the message's buttons).
+	// Components are the rows sent (nil: the field was absent or null;
+	// an edit with an empty list or null clears the message's buttons,
+	// without the field keeps them).
 	Components []ActionRow
 }
 
@@ -197,7 +204,9 @@ type Failure struct {
 	RetryAfter time.Duration
 }
 
-// Callback is an interaction callback (POST /interactions/{id}/{token}/callback).
+// Callback is an accepted interaction callback (POST
+// /interactions/{id}/{token}/callback); refused ones are only in
+// Requests(RouteCallback).
 type Callback struct {
 	Interaction string
 	Token       string
