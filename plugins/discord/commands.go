@@ -107,88 +107,53 @@ type interactionPayload struct {
 	ChannelID     string `json:"channel_id"`
 	GuildID       string `json:"guild_id"`
 	Data          struct {
+		// Name and Options: a slash command.
 		Name    string `json:"name"`
 		Options []struct {
 			Name  string `json:"name"`
 			Value any    `json:"value"`
 		} `json:"options"`
-		CustomID string `json:"custom_id"`
+		// CustomID and ComponentType: a press.
+		CustomID      string `json:"custom_id"`
+		ComponentType int    `json:"component_type"`
 	} `json:"data"`
 	// Message is the message whose button was pressed.
-	Message *discordgo.Message `json:"message"`
-	Member  *discordgo.Member  `json:"member"`
-	User    *discordgo.User    `json:"user"`
+	Message *pressedMessage   `json:"message"`
+	Member  *discordgo.Member `json:"member"`
+	User    *discordgo.User   `json:"user"`
 }
 
-// press handles a button press (a message component interaction): it is
-// kept in the state file for the host like a message — MessageID
-// "ix:<interaction id>", the button's label as text, the button's id and
-// message as the action — and only then acknowledged to Discord (type 6,
-// "deferred update": no visible answer), well within Discord's 3 s since
-// the state is local. A press the host has not stored yet is delivered
-// after a restart from the state file.
-func (a *Adapter) press(ctx context.Context, seq int64, p interactionPayload) error {
-	u := p.User
+// user is who made the interaction: member.user in a server, user in a DM.
+func (p *interactionPayload) user() *discordgo.User {
 	if p.Member != nil && p.Member.User != nil {
-		u = p.Member.User
+		return p.Member.User
 	}
-	if u == nil || p.Message == nil || p.Data.CustomID == "" || u.Bot {
-		return a.state.advance(seq, "", "", time.Time{})
-	}
-	label := p.Data.CustomID
-	for _, row := range p.Message.Components {
-		if r, ok := row.(*discordgo.ActionsRow); ok {
-			for _, c := range r.Components {
-				if b, ok := c.(*discordgo.Button); ok && b.CustomID == p.Data.CustomID && b.Label != "" {
-					label = b.Label
-				}
-			}
-		}
-	}
-	in := channel.InboundMessage{
-		ChatType: channel.ChatDirect, ChatID: p.ChannelID, MessageID: "ix:" + p.ID,
-		Sender: sender(u, p.Member), Text: label, WasMentioned: true, Timestamp: a.now(),
-		Action: &channel.Action{ButtonID: p.Data.CustomID, MessageID: p.Message.ID},
-	}
-	if p.GuildID != "" {
-		in.ChatType = channel.ChatGroup
-		info, _ := a.channelInfo(ctx, p.ChannelID)
-		in.ChatTitle = info.Name
-		if info.thread() && info.ParentID != "" {
-			in.ChatID, in.ThreadID = info.ParentID, p.ChannelID
-		}
-	}
-	if err := a.state.advance(seq, "", "", time.Time{}, in); err != nil {
-		return err
-	}
-	opt, cancel := a.call(ctx, 3*time.Second)
-	defer cancel()
-	ix := &discordgo.Interaction{ID: p.ID, AppID: p.ApplicationID, Token: p.Token}
-	if err := a.rest.InteractionRespond(ix, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}, opt); err != nil && restCode(err) != 40060 {
-		a.log.Warn("could not acknowledge a button press", "error", mapErr(err))
-	}
-	return nil
+	return p.User
 }
 
-// interaction handles INTERACTION_CREATE: a slash command is deferred at
-// once (Discord wants an answer within 3 s; the user sees "thinking…") and
-// handed to the host as "/name args". The reply goes through the
-// interaction's webhook (see Send).
+// interaction handles INTERACTION_CREATE: slash commands (command) and
+// button presses (press); other kinds are skipped.
 func (a *Adapter) interaction(ctx context.Context, seq int64, raw json.RawMessage) error {
 	var p interactionPayload
 	if err := json.Unmarshal(raw, &p); err != nil {
+		a.log.Warn("skipping an interaction that does not decode", "error", err)
 		return a.state.advance(seq, "", "", time.Time{})
 	}
-	if p.Type == int(discordgo.InteractionMessageComponent) {
+	switch discordgo.InteractionType(p.Type) {
+	case discordgo.InteractionApplicationCommand:
+		return a.command(ctx, seq, p)
+	case discordgo.InteractionMessageComponent:
 		return a.press(ctx, seq, p)
 	}
-	if p.Type != int(discordgo.InteractionApplicationCommand) {
-		return a.state.advance(seq, "", "", time.Time{})
-	}
-	u := p.User
-	if p.Member != nil && p.Member.User != nil {
-		u = p.Member.User
-	}
+	return a.state.advance(seq, "", "", time.Time{})
+}
+
+// command handles a slash command: it is deferred at once (Discord wants
+// an answer within 3 s; the user sees "thinking…") and handed to the host
+// as "/name args". The reply goes through the interaction's webhook (see
+// Send).
+func (a *Adapter) command(ctx context.Context, seq int64, p interactionPayload) error {
+	u := p.user()
 	me := a.me.Load()
 	if u == nil || me == nil {
 		return a.state.advance(seq, "", "", time.Time{})
@@ -207,18 +172,8 @@ func (a *Adapter) interaction(ctx context.Context, seq int64, raw json.RawMessag
 			text += " " + v
 		}
 	}
-	in := channel.InboundMessage{
-		ChatType: channel.ChatDirect, ChatID: p.ChannelID, MessageID: p.ID,
-		Sender: sender(u, p.Member), Text: text, WasMentioned: true, Timestamp: now,
-	}
-	if p.GuildID != "" {
-		in.ChatType = channel.ChatGroup
-		info, _ := a.channelInfo(ctx, p.ChannelID)
-		in.ChatTitle = info.Name
-		if info.thread() && info.ParentID != "" {
-			in.ChatID, in.ThreadID = info.ParentID, p.ChannelID
-		}
-	}
+	in := channel.InboundMessage{MessageID: p.ID, Sender: sender(u, p.Member), Text: text, WasMentioned: true, Timestamp: now}
+	a.place(ctx, &in, p.GuildID, p.ChannelID)
 	if err := a.state.addInteraction(&interaction{ID: p.ID, Token: p.Token, AppID: p.ApplicationID,
 		ChatID: in.ChatID, ThreadID: in.ThreadID, Created: now}, now); err != nil {
 		return err

@@ -76,6 +76,10 @@ type Adapter struct {
 	// invalidPause is the wait before identifying after a non-resumable
 	// op 9 (Discord asks for 1–5 s).
 	invalidPause func() time.Duration
+	// ackWait is how long a button press waits for the host before it is
+	// acknowledged anyway (ackDeadline; tests shorten it).
+	ackWait time.Duration
+	acks    acks
 
 	me    atomic.Pointer[identity]
 	chans channelCache
@@ -103,6 +107,7 @@ func New() *Adapter {
 		sleep:       sleepCtx,
 		now:         time.Now,
 		identifyGap: 5 * time.Second,
+		ackWait:     ackDeadline,
 		invalidPause: func() time.Duration {
 			return time.Second + rand.N(4*time.Second)
 		},
@@ -219,6 +224,7 @@ func (a *Adapter) Run(ctx context.Context, inbox channel.Inbox) error {
 	}()
 	a.connectLoop(ctx)
 	wg.Wait()
+	a.closeAcks(ctx)
 	if err := a.state.flush(); err != nil {
 		a.log.Warn("could not save the gateway state", "error", err)
 	}
@@ -237,8 +243,9 @@ func (a *Adapter) Retry(context.Context) error {
 }
 
 // deliverLoop hands pending messages to the host, oldest first, and drops
-// them from the state once the host stored them. A message stays in the
-// state file until then, so a plugin restart delivers it again.
+// them from the state once the host stored them, acknowledging the button
+// presses among them. A message stays in the state file until then, so a
+// plugin restart delivers it again.
 func (a *Adapter) deliverLoop(ctx context.Context, inbox channel.Inbox) {
 	for {
 		msgs, more := a.state.pending()
@@ -260,6 +267,7 @@ func (a *Adapter) deliverLoop(ctx context.Context, inbox channel.Inbox) {
 			}
 			continue
 		}
+		a.ackDelivered(ctx, msgs)
 		if err := a.state.delivered(msgs); err != nil {
 			a.log.Error("could not save the state", "error", err)
 		}

@@ -73,14 +73,21 @@
 // # Buttons
 //
 // Buttons the host puts on a message (tool approvals, pickers) are action
-// rows of secondary buttons under it, with the host's id as custom_id;
-// more than 5 rows or 5 in a row, an id over 100 characters or a label
-// over 80 are refused before any request. A press (a message-component
-// interaction) is written to the state file like a message — MessageID
-// "ix:<interaction id>", the button's label as text, the button and its
-// message as the Action — and then acknowledged with a deferred update
-// (type 6, nothing visible), well within Discord's 3 s. An edit clears a
-// message's buttons.
+// rows of secondary buttons under it, with the host's id as custom_id, on
+// channel messages and on answers to slash commands alike; more than 5
+// rows or 5 in a row, an id that is empty, over 100 characters or used
+// twice, and a blank label or one over 80 are refused (invalid_request)
+// before any request. An edit clears a message's buttons.
+//
+// A press (a message-component interaction) is written to the state file
+// like a message — MessageID "ix:<interaction id>", the button's label as
+// text, the presser as sender, the button and its message as the Action —
+// and acknowledged with a deferred update (type 6, nothing visible) once
+// the host stored it. Discord wants that answer within 3 s, so a press the
+// host has not stored after 2.5 s is acknowledged anyway and delivered
+// when the host takes it; a press still waiting when the plugin stops is
+// acknowledged then (it is in the state file). A failed acknowledgement is
+// logged, the press counts all the same.
 //
 // # Threads per conversation
 //

@@ -233,24 +233,11 @@ func (a *Adapter) toInbound(ctx context.Context, m *discordgo.Message) (channel.
 		return channel.InboundMessage{}, false
 	}
 	in := channel.InboundMessage{
-		ChatType:  channel.ChatDirect,
-		ChatID:    m.ChannelID,
 		MessageID: m.ID,
 		Sender:    sender(m.Author, m.Member),
 		Timestamp: m.Timestamp,
 	}
-	var info chanInfo
-	if m.GuildID != "" {
-		in.ChatType = channel.ChatGroup
-		info, _ = a.channelInfo(ctx, m.ChannelID)
-		in.ChatTitle = info.Name
-		if info.thread() && info.ParentID != "" {
-			in.ChatID, in.ThreadID = info.ParentID, m.ChannelID
-			if parent, ok := a.channelInfo(ctx, info.ParentID); ok {
-				in.ChatTitle = parent.Name + " › " + info.Name
-			}
-		}
-	}
+	info := a.place(ctx, &in, m.GuildID, m.ChannelID)
 
 	mentioned := false
 	for _, u := range m.Mentions {
@@ -322,6 +309,27 @@ func (a *Adapter) toInbound(ctx context.Context, m *discordgo.Message) (channel.
 		}
 	}
 	return in, true
+}
+
+// place sets the chat of a message or interaction in channelID: a DM is
+// a direct chat; a server channel a group; a thread the thread of its
+// parent channel, titled "parent › thread". It returns the channel as far
+// as it is known (zero for a DM).
+func (a *Adapter) place(ctx context.Context, in *channel.InboundMessage, guildID, channelID string) chanInfo {
+	in.ChatType, in.ChatID = channel.ChatDirect, channelID
+	if guildID == "" {
+		return chanInfo{}
+	}
+	in.ChatType = channel.ChatGroup
+	info, _ := a.channelInfo(ctx, channelID)
+	in.ChatTitle = info.Name
+	if info.thread() && info.ParentID != "" {
+		in.ChatID, in.ThreadID = info.ParentID, channelID
+		if parent, ok := a.channelInfo(ctx, info.ParentID); ok {
+			in.ChatTitle = parent.Name + " › " + info.Name
+		}
+	}
+	return info
 }
 
 func sender(u *discordgo.User, mem *discordgo.Member) channel.Sender {

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +38,9 @@ func target(chatID, threadID string) string {
 // awaits its answer goes through the interaction's webhook (replacing
 // "thinking…", then as follow-ups) while its token is valid, else into the
 // channel. Replies reference the triggering message without failing when
-// it is gone; mentions in the text never ping.
+// it is gone; mentions in the text never ping. Buttons go under the one
+// message a Send posts (so under the last of a split reply), refused
+// before any request when Discord would refuse them (see components).
 func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
 	if a.rest == nil {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeInternal, "send before configure")
@@ -125,7 +128,8 @@ func (a *Adapter) sendInteraction(ix *interaction, content string, files []*disc
 	return m.ID, nil
 }
 
-// Edit implements channel.Editor (live drafts).
+// Edit implements channel.Editor (live drafts). It removes the message's
+// buttons, as the contract asks of an edit.
 func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if a.rest == nil {
 		return channel.Errorf(channel.CodeInternal, "edit before configure")
@@ -153,39 +157,6 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 		ID: req.MessageID, Channel: target(req.ChatID, req.ThreadID), Content: &content, AllowedMentions: noMentions(), Components: &none,
 	}, opt)
 	return mapErr(err)
-}
-
-// components turns the host's buttons into Discord's action rows, or
-// refuses what Discord would: more than 5 rows or 5 buttons in a row, an
-// id over 100 characters (the host's are at most 64 bytes), a label over 80
-// or an empty one.
-func components(rows [][]channel.Button) ([]discordgo.MessageComponent, error) {
-	if len(rows) == 0 {
-		return nil, nil
-	}
-	if len(rows) > 5 {
-		return nil, channel.Errorf(channel.CodeInvalidRequest, "%d rows of buttons; Discord takes at most 5", len(rows))
-	}
-	var out []discordgo.MessageComponent
-	for i, row := range rows {
-		if len(row) > 5 {
-			return nil, channel.Errorf(channel.CodeInvalidRequest, "row %d has %d buttons; Discord takes at most 5", i+1, len(row))
-		}
-		var r discordgo.ActionsRow
-		for j, b := range row {
-			if b.ID == "" || len([]rune(b.ID)) > 100 {
-				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %d.%d: an id of 1 to 100 characters is needed", i+1, j+1)
-			}
-			if strings.TrimSpace(b.Label) == "" || len([]rune(b.Label)) > 80 {
-				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %d.%d (%q): a label of 1 to 80 characters is needed", i+1, j+1, b.Label)
-			}
-			r.Components = append(r.Components, discordgo.Button{Label: b.Label, Style: discordgo.SecondaryButton, CustomID: b.ID})
-		}
-		if len(r.Components) > 0 {
-			out = append(out, r)
-		}
-	}
-	return out, nil
 }
 
 // SetTyping implements channel.Typer. Discord shows typing for about 10 s
@@ -328,6 +299,15 @@ func restCode(err error) int {
 	return 0
 }
 
+// contentTooLong reports whether a 50035 "Invalid Form Body" answer is
+// about the length of the content (not, say, of a button's label).
+func contentTooLong(body []byte) bool {
+	var b struct {
+		Errors map[string]json.RawMessage `json:"errors"`
+	}
+	return json.Unmarshal(body, &b) == nil && strings.Contains(string(b.Errors["content"]), "BASE_TYPE_MAX_LENGTH")
+}
+
 // mapErr turns a discordgo error into the sdk's typed error; nil stays nil.
 // This is the one place where Discord's statuses and codes become codes
 // the host acts on.
@@ -344,6 +324,12 @@ func mapErr(err error) error {
 		if errors.Is(err, context.Canceled) {
 			return err
 		}
+		// A transport error names the URL, and webhook URLs hold the
+		// interaction's token: keep only what went wrong.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return &channel.Error{Code: channel.CodeUnavailable, Message: "discord request: " + ue.Err.Error()}
+		}
 		return &channel.Error{Code: channel.CodeUnavailable, Message: err.Error()}
 	}
 	msg, code := re.Response.Status, 0
@@ -353,7 +339,7 @@ func mapErr(err error) error {
 	}
 	st := re.Response.StatusCode
 	switch {
-	case code == 50035 && strings.Contains(string(re.ResponseBody), "BASE_TYPE_MAX_LENGTH"):
+	case code == 50035 && contentTooLong(re.ResponseBody):
 		return &channel.Error{Code: channel.CodeMessageTooLong, Message: msg}
 	case st == http.StatusUnauthorized:
 		return &channel.Error{Code: channel.CodeUnauthorized, Message: "discord rejected the bot token"}
