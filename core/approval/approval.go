@@ -276,7 +276,8 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 		qu.give(v)
 		return true, ""
 	}
-	if m.Action != nil || strings.TrimSpace(m.Body) == "" {
+	if m.Action != nil || strings.TrimSpace(m.Body) == "" || strings.HasPrefix(strings.TrimSpace(m.Command()), "/") {
+		// A command (/stop, /status) stays a command while claude waits.
 		return false, ""
 	}
 	a.mu.Lock()

@@ -286,6 +286,9 @@ func TestChoices(t *testing.T) {
 	if s.buttons != nil {
 		t.Errorf("a several-choice question has buttons %+v", s.buttons)
 	}
+	if h, _ := a.Answer(from("ann", "/status"), false); h {
+		t.Fatal("a command was taken as the answer")
+	}
 	if h, _ := a.Answer(from("ann", "1, 3"), false); !h {
 		t.Fatal("typed numbers not taken")
 	}

@@ -104,7 +104,7 @@ func TestPermissionWithdrawn(t *testing.T) {
 // still ends with its result; without a question the same timeout ends it.
 func TestPermissionWaitIsNotTimedOut(t *testing.T) {
 	t.Parallel()
-	const timeout = 300 * time.Millisecond
+	const timeout = time.Second // claude starting under load must fit in it
 	f := newFake(t, func(c *Config) { c.Timeout = timeout })
 	res, _ := askTurn(t, f.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "ask"}, func(p *PermissionRequest) {
 		go func() {

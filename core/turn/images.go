@@ -101,14 +101,15 @@ func prepareImage(data []byte) (runner.Image, bool) {
 
 // downscale returns src flattened on white and, when its long edge is over
 // edge, shrunk to it (keeping the aspect ratio) by averaging each target
-// pixel's source area.
+// pixel's source area. The source is flattened a band of rows at a time,
+// so shrinking a 12-megapixel photo needs no second full-size copy.
 func downscale(src image.Image, edge int) *image.RGBA {
 	b := src.Bounds()
 	w, h := b.Dx(), b.Dy()
-	flat := image.NewRGBA(image.Rect(0, 0, w, h))
-	draw.Draw(flat, flat.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
-	draw.Draw(flat, flat.Bounds(), src, b.Min, draw.Over)
 	if max(w, h) <= edge {
+		flat := image.NewRGBA(image.Rect(0, 0, w, h))
+		draw.Draw(flat, flat.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+		draw.Draw(flat, flat.Bounds(), src, b.Min, draw.Over)
 		return flat
 	}
 	nw, nh := edge, max(1, h*edge/w)
@@ -116,13 +117,17 @@ func downscale(src image.Image, edge int) *image.RGBA {
 		nw, nh = max(1, w*edge/h), edge
 	}
 	dst := image.NewRGBA(image.Rect(0, 0, nw, nh))
+	band := image.NewRGBA(image.Rect(0, 0, w, h/nh+2))
 	for y := 0; y < nh; y++ {
 		y0, y1 := y*h/nh, max((y+1)*h/nh, y*h/nh+1)
+		rows := image.Rect(0, 0, w, y1-y0)
+		draw.Draw(band, rows, image.NewUniform(color.White), image.Point{}, draw.Src)
+		draw.Draw(band, rows, src, image.Point{X: b.Min.X, Y: b.Min.Y + y0}, draw.Over)
 		for x := 0; x < nw; x++ {
 			x0, x1 := x*w/nw, max((x+1)*w/nw, x*w/nw+1)
 			var r, g, bl, n uint32
-			for sy := y0; sy < y1; sy++ {
-				row := flat.Pix[sy*flat.Stride:]
+			for sy := 0; sy < y1-y0; sy++ {
+				row := band.Pix[sy*band.Stride:]
 				for sx := x0; sx < x1; sx++ {
 					p := row[sx*4:]
 					r, g, bl, n = r+uint32(p[0]), g+uint32(p[1]), bl+uint32(p[2]), n+1

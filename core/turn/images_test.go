@@ -99,3 +99,27 @@ func TestImagesOfATurn(t *testing.T) {
 		t.Errorf("%d images, want %d", len(got), maxImages)
 	}
 }
+
+// BenchmarkPrepareImage: a 12-megapixel photo (4000x3000 PNG) downscaled
+// to 1568 px and encoded as JPEG — the host's cost of one large inbound
+// image; a small JPEG passes untouched.
+func BenchmarkPrepareImage(b *testing.B) {
+	t := &testing.T{}
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{{"photo-4000x3000-png", pngOf(t, 4000, 3000, false)}, {"small-jpeg", func() []byte {
+		var buf bytes.Buffer
+		_ = jpeg.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 800, 600)), nil)
+		return buf.Bytes()
+	}()}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := prepareImage(tc.data); !ok {
+					b.Fatal("not prepared")
+				}
+			}
+		})
+	}
+}

@@ -132,7 +132,7 @@ func TestBrowserButtons(t *testing.T) {
 	if press.Action == nil || press.Action.ButtonID != "ap:1:y" || press.Action.MessageID != res.MessageIDs[0] || press.Text != "Allow" {
 		t.Fatalf("press %+v", press)
 	}
-	if err := b.WaitJS(`document.querySelectorAll("#log .msg .buttons button:disabled").length === 3 && document.querySelector("#log .msg .buttons button.pressed").textContent === "Allow"`); err != nil {
+	if err := b.WaitJS(`(() => { const p = document.querySelector("#log .msg .buttons button.pressed"); return p !== null && p.textContent === "Allow" && document.querySelectorAll("#log .msg .buttons button:disabled").length === 3; })()`); err != nil {
 		t.Fatal(err)
 	}
 }
