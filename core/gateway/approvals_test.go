@@ -127,7 +127,7 @@ func TestApprovalsTyped(t *testing.T) {
 	e.post(dm("u1", "/mode ask"))
 	contains(t, e.text("chat-u1"), "Permission mode: ask")
 	e.post(dm("u1", "go #ask=2"))
-	q, before := e.nextOp("chat-u1", "send")
+	q, _ := e.nextOp("chat-u1", "send")
 	if q.Buttons != nil {
 		t.Errorf("buttons sent to a channel without them: %+v", q.Buttons)
 	}
@@ -140,19 +140,21 @@ func TestApprovalsTyped(t *testing.T) {
 	if edit.MessageID != q2.MessageID || !strings.HasPrefix(edit.Text, "⏱ No answer within 2 seconds — denied.") {
 		t.Errorf("edit %+v", edit)
 	}
-	final, after := e.nextOp("chat-u1", "send")
+	final, _ := e.nextOp("chat-u1", "send")
 	contains(t, final.Text, "asked: allow, deny")
 	// Typing is off while a person is asked and on again once answered:
-	// on at the start, then once more after each answer.
-	ons := 0
-	for _, r := range append(before, after...) {
-		if r.Op == "typing" && r.On {
-			ons++
+	// on at the start and again after each answer (every record of the
+	// chat, read from the start: the indicator is set asynchronously).
+	e.waitFor("typing resumed after an answer", func() bool {
+		e.after = 0
+		ons := 0
+		for _, r := range e.records(100 * time.Millisecond) {
+			if r.Op == "typing" && r.On && r.ChatID == "chat-u1" {
+				ons++
+			}
 		}
-	}
-	if ons < 2 {
-		t.Errorf("typing switched on %d times; want it resumed after the answers", ons)
-	}
+		return ons >= 2
+	})
 }
 
 // TestModePicker: a bare /mode offers the modes as buttons; a press runs
