@@ -8,10 +8,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 
@@ -71,6 +73,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	if len(files) > 0 {
 		d = uploadTimeout
 	}
+	ctx, wrote := traceWrites(ctx)
 	opt, cancel := a.call(ctx, d)
 	defer cancel()
 
@@ -80,7 +83,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 			return channel.SendResponse{MessageIDs: []string{id}}, nil
 		}
 		if code := restCode(err); code != 10015 && code != 50027 { // unknown webhook, invalid token: post in the channel
-			return channel.SendResponse{}, mapErr(err)
+			return channel.SendResponse{}, sendErr(err, wrote)
 		}
 		a.log.Info("slash command token expired; answering in the channel")
 		a.state.dropInteractions(req.ChatID, req.ThreadID)
@@ -97,9 +100,10 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		no := false
 		msg.Reference = &discordgo.MessageReference{MessageID: req.ReplyToMessageID, FailIfNotExists: &no}
 	}
+	wrote.Store(false)
 	m, err := a.rest.ChannelMessageSendComplex(target(req.ChatID, req.ThreadID), msg, opt)
 	if err != nil {
-		return channel.SendResponse{}, mapErr(err)
+		return channel.SendResponse{}, sendErr(err, wrote)
 	}
 	return channel.SendResponse{MessageIDs: []string{m.ID}}, nil
 }
@@ -311,6 +315,28 @@ func contentTooLong(body []byte) bool {
 // mapErr turns a discordgo error into the sdk's typed error; nil stays nil.
 // This is the one place where Discord's statuses and codes become codes
 // the host acts on.
+// traceWrites returns ctx noting in wrote when a request made with it has
+// been written to the connection.
+func traceWrites(ctx context.Context) (context.Context, *atomic.Bool) {
+	var wrote atomic.Bool
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) }}), &wrote
+}
+
+// sendErr maps the error of a call that posts a message: a transport
+// failure after the request was written (the answer lost, a deadline
+// passed while waiting for it) may have posted it, so it is uncertain —
+// the host then does not send it again — rather than unavailable.
+func sendErr(err error, wrote *atomic.Bool) error {
+	var re *discordgo.RESTError
+	var rl *discordgo.RateLimitError
+	if err != nil && wrote.Load() && !errors.As(err, &re) && !errors.As(err, &rl) && !errors.Is(err, context.Canceled) {
+		if ce, ok := mapErr(err).(*channel.Error); ok {
+			return &channel.Error{Code: channel.CodeUncertain, Message: ce.Message + " (the request was sent; it may have been posted)"}
+		}
+	}
+	return mapErr(err)
+}
+
 func mapErr(err error) error {
 	if err == nil {
 		return nil

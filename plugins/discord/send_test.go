@@ -242,3 +242,26 @@ func TestThreadPerConversation(t *testing.T) {
 		t.Errorf("reply went to %s, want the thread", s[len(s)-1].ChannelID)
 	}
 }
+
+// TestSendAnswerLost: Discord posted the message but its answer was lost
+// on the way back: the send is uncertain (the host does not post it
+// again), not unavailable; a failure before anything was sent stays
+// retryable.
+func TestSendAnswerLost(t *testing.T) {
+	srv := newServer(t)
+	general := guildChannel(srv, "general")
+	a := newAdapter(t, srv, "", nil)
+	ctx := context.Background()
+	srv.Fail(discordtest.RouteCreate, 1, discordtest.Failure{LoseAnswer: true})
+	_, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "maybe posted"})
+	if channel.CodeOf(err) != channel.CodeUncertain {
+		t.Fatalf("lost answer: %v, want uncertain", err)
+	}
+	if ms := srv.Messages(general.ID); len(ms) != 1 || ms[0].Content != "maybe posted" {
+		t.Fatalf("messages %+v: the fake should have posted it", ms)
+	}
+	srv.Fail(discordtest.RouteCreate, 1, discordtest.Failure{Status: 500, Message: "boom"})
+	if _, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "not posted"}); channel.CodeOf(err) != channel.CodeUnavailable {
+		t.Fatalf("500: %v, want unavailable", err)
+	}
+}

@@ -505,6 +505,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f, ok := s.nextFailure(name); ok {
+		if f.LoseAnswer {
+			s.dispatchREST(httptest.NewRecorder(), r, name, params, body)
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+				}
+			}
+			return
+		}
 		if f.Status == http.StatusTooManyRequests {
 			secs := f.RetryAfter.Seconds()
 			w.Header().Set("Retry-After", strconv.Itoa(int(secs+0.999)))
@@ -514,6 +523,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		apiError(w, f.Status, f.Code, f.Message)
 		return
 	}
+	s.dispatchREST(w, r, name, params, body)
+}
+
+// dispatchREST serves one REST route.
+func (s *Server) dispatchREST(w http.ResponseWriter, r *http.Request, name string, params []string, body []byte) {
 	switch name {
 	case RouteGateway:
 		u := "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/gw"

@@ -202,6 +202,10 @@ type Failure struct {
 	Message string
 	// RetryAfter is sent with a 429.
 	RetryAfter time.Duration
+	// LoseAnswer carries the request out and then closes the connection
+	// without answering (the answer lost on the way back); Status and Code
+	// are ignored.
+	LoseAnswer bool
 }
 
 // Callback is an accepted interaction callback (POST
