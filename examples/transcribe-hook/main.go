@@ -140,6 +140,7 @@ func (t *transcriber) transcribe(ctx context.Context, path string) string {
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Env = t.env
 	cmd.WaitDelay = time.Second
+	ownGroup(cmd)
 	var out, errb limited
 	out.max, errb.max = maxOutput, 4096
 	cmd.Stdout, cmd.Stderr = &out, &errb

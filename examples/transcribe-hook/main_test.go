@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
@@ -104,5 +107,35 @@ func TestTranscribeValidate(t *testing.T) {
 	diags, err := h.Plugin.Validate(context.Background(), schema.Config{Instance: "tr", JSON: []byte(`{"command":[],"timeout":"soon"}`)})
 	if err != nil || len(diags) != 2 || diags[0].Attribute != "command" || diags[1].Attribute != "timeout" {
 		t.Fatalf("diags %v err %v", diags, err)
+	}
+}
+
+// TestTranscribeTimeoutKillsTheGroup: at the timeout a wrapper script's
+// own children (ffmpeg, whisper) are killed with it, not left running.
+func TestTranscribeTimeoutKillsTheGroup(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	h := configure(t, map[string]any{"command": []string{script(t, `sleep 30 & echo $! > `+pidFile+`; wait`)}, "timeout": "300ms"})
+	f := filepath.Join(t.TempDir(), "n.ogg")
+	_ = os.WriteFile(f, []byte("x"), 0o600)
+	res, err := h.Plugin.BeforeAgentStart(context.Background(), hook.Request{Attachments: []hook.Attachment{voice(f)}})
+	if err != nil || !strings.Contains(res.PrependContext, "no result within 300ms") {
+		t.Fatalf("%q %v", res.PrependContext, err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		// Gone, or a zombie waiting for init to reap it.
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the wrapper's child %d outlived the timeout", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
