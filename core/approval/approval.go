@@ -12,6 +12,7 @@
 package approval
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -345,7 +346,7 @@ func whoMay(q Question, cfg Config) string {
 	if cfg.OwnersOnly || q.Asker == "" {
 		return "Only an owner can answer this question."
 	}
-	return fmt.Sprintf("Only %s or an owner can answer this question.", cmpOr(q.AskerName, q.Asker))
+	return fmt.Sprintf("Only %s or an owner can answer this question.", cmp.Or(q.AskerName, q.Asker))
 }
 
 // Open lists the open questions, oldest first.
@@ -354,7 +355,7 @@ func (a *Approvals) Open() []View {
 	defer a.mu.Unlock()
 	out := make([]View, 0, len(a.open))
 	for _, qu := range a.open {
-		out = append(out, View{ID: qu.id, Key: qu.q.Key, Tool: qu.q.Request.Tool, Summary: qu.summary, Asker: cmpOr(qu.q.AskerName, qu.q.Asker), Since: qu.since})
+		out = append(out, View{ID: qu.id, Key: qu.q.Key, Tool: qu.q.Request.Tool, Summary: qu.summary, Asker: cmp.Or(qu.q.AskerName, qu.q.Asker), Since: qu.since})
 	}
 	slices.SortFunc(out, func(x, y View) int { return x.Since.Compare(y.Since) })
 	return out
@@ -378,11 +379,4 @@ func newID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -30,7 +30,10 @@ func (t *Turns) asks(set Settings, o Overrides) bool {
 // forgets it.
 func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) {
 	a := s.t.opts.Approvals
-	if p.Tool != runner.AskUserQuestion && s.t.allowedAlways(ctx, s.key, p.Tool) {
+	// The session's "always" as it was when the turn started: an answer
+	// given during the turn is also a rule of claude's process, which then
+	// does not ask again.
+	if p.Tool != runner.AskUserQuestion && slices.Contains(s.always, p.Tool) {
 		a.Auto(s.key, p)
 		p.Answer(runner.Decision{Allow: true, Always: true})
 		return
@@ -44,19 +47,11 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 	p.Answer(d)
 }
 
-// allowedAlways reports whether the session allowed tool for good.
-func (t *Turns) allowedAlways(ctx context.Context, key, tool string) bool {
-	var allowed bool
-	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		var meta chatMeta
-		_ = json.Unmarshal(s.Chat, &meta)
-		allowed = slices.Contains(meta.Always, tool)
-		return errUnchanged
-	})
-	if err != nil && !errors.Is(err, errUnchanged) {
-		t.log.Warn("reading the session's always-allowed tools failed; asking", "session", key, "error", err)
-	}
-	return allowed
+// alwaysOf is the tools the session allowed for good.
+func alwaysOf(sess store.Session) []string {
+	var meta chatMeta
+	_ = json.Unmarshal(sess.Chat, &meta)
+	return meta.Always
 }
 
 // allowAlways stores tool as allowed for the rest of the session.

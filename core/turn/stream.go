@@ -33,8 +33,9 @@ type streamer struct {
 	// askerName are who may answer it besides owners.
 	typing           *typing
 	asker, askerName string
-	id               int64 // the journal entry the live output is recorded for
-	blocks           int   // streamed blocks sent so far
+	always           []string // the session's always-allowed tools at the start
+	id               int64    // the journal entry the live output is recorded for
+	blocks           int      // streamed blocks sent so far
 	tgt              message.Target
 	mode             Streaming
 	verbose          bool
@@ -70,7 +71,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 		mode = StreamOff // a heartbeat's acknowledgement is never shown, not even live
 	}
 	s := &streamer{
-		t: t, ctx: ctx, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose, typing: ty,
+		t: t, ctx: ctx, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose, typing: ty, always: alwaysOf(sess),
 		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: reply.ShortModel(set.Model), ModelFull: set.Model, Provider: "anthropic"},
 			Heartbeat: m.Scheduled == HeartbeatJob},
 		// Blocks are separate messages, each with balanced code fences; a

@@ -33,16 +33,7 @@ agent {
   timeout          = "60s"
   approvals        = "chat"
   approval_timeout = "3s"
-  env = {
-    HOME                                     = %q
-    ANTHROPIC_BASE_URL                       = %q
-    ANTHROPIC_API_KEY                        = "test"
-    DISABLE_TELEMETRY                        = "1"
-    DISABLE_ERROR_REPORTING                  = "1"
-    DISABLE_AUTOUPDATER                      = "1"
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1"
-  }
-}
+` + clAgentEnv + `}
 access {
   dm_policy  = "allowlist"
   allow_from = ["tg:1001"]
@@ -183,16 +174,7 @@ agent {
   workspace = %q
   timeout   = "60s"
   approvals = "chat"
-  env = {
-    HOME                                     = %q
-    ANTHROPIC_BASE_URL                       = %q
-    ANTHROPIC_API_KEY                        = "test"
-    DISABLE_TELEMETRY                        = "1"
-    DISABLE_ERROR_REPORTING                  = "1"
-    DISABLE_AUTOUPDATER                      = "1"
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1"
-  }
-}
+` + clAgentEnv + `}
 access {
   dm_policy  = "allowlist"
   allow_from = ["web:*"]

@@ -65,16 +65,7 @@ agent {
   workspace = %q
   timeout   = "60s"
   one_shot  = %v
-  env = {
-    HOME                                     = %q
-    ANTHROPIC_BASE_URL                       = %q
-    ANTHROPIC_API_KEY                        = "test"
-    DISABLE_TELEMETRY                        = "1"
-    DISABLE_ERROR_REPORTING                  = "1"
-    DISABLE_AUTOUPDATER                      = "1"
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1"
-  }
-}
+` + clAgentEnv + `}
 access {
   dm_policy  = "allowlist"
   allow_from = ["lo:u1"]
@@ -91,6 +82,19 @@ plugin "lo" {
     addr_file = %q
   }
 }
+`
+
+// clAgentEnv is agent.env pointing the real CLI at the fake API, with
+// nothing else leaving the machine. Arguments: HOME, fake API URL.
+const clAgentEnv = `  env = {
+    HOME                                     = %q
+    ANTHROPIC_BASE_URL                       = %q
+    ANTHROPIC_API_KEY                        = "test"
+    DISABLE_TELEMETRY                        = "1"
+    DISABLE_ERROR_REPORTING                  = "1"
+    DISABLE_AUTOUPDATER                      = "1"
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1"
+  }
 `
 
 // clRecord is one loopback /sent record and when the test's poller saw it.

@@ -121,21 +121,7 @@ func (s *Server) addInteractionLocked(in Interaction) {
 // WaitCallbacks waits until at least n interaction callbacks were accepted
 // and returns them.
 func (s *Server) WaitCallbacks(ctx context.Context, n int) ([]Callback, error) {
-	for {
-		s.mu.Lock()
-		if len(s.callbacks) >= n {
-			out := append([]Callback(nil), s.callbacks...)
-			s.mu.Unlock()
-			return out, nil
-		}
-		ch := s.callbackNotify
-		s.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("wait for %d interaction callbacks: %w", n, ctx.Err())
-		case <-ch:
-		}
-	}
+	return waitFor(ctx, s, n, "interaction callbacks", func() ([]Callback, chan struct{}) { return s.callbacks, s.callbackNotify })
 }
 
 // callback serves POST /interactions/{id}/{token}/callback as Discord

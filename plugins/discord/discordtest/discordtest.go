@@ -316,18 +316,24 @@ func (s *Server) Sent() []Sent {
 
 // WaitSent waits until at least n items are in Sent and returns them.
 func (s *Server) WaitSent(ctx context.Context, n int) ([]Sent, error) {
+	return waitFor(ctx, s, n, "sent messages", func() ([]Sent, chan struct{}) { return s.sent, s.sentNotify })
+}
+
+// waitFor waits until the list state returns (read under s.mu) holds at
+// least n items and returns a copy; its channel is closed on a change.
+func waitFor[T any](ctx context.Context, s *Server, n int, what string, state func() ([]T, chan struct{})) ([]T, error) {
 	for {
 		s.mu.Lock()
-		if len(s.sent) >= n {
-			out := append([]Sent(nil), s.sent...)
+		list, ch := state()
+		if len(list) >= n {
+			out := append([]T(nil), list...)
 			s.mu.Unlock()
 			return out, nil
 		}
-		ch := s.sentNotify
 		s.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("wait for %d sent messages: %w", n, ctx.Err())
+			return nil, fmt.Errorf("wait for %d %s: %w", n, what, ctx.Err())
 		case <-ch:
 		}
 	}
