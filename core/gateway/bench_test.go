@@ -158,6 +158,12 @@ func (c *countingStore) UpdateSession(ctx context.Context, key string, fn func(*
 	return c.Store.UpdateSession(ctx, key, fn)
 }
 
+func (c *countingStore) Session(ctx context.Context, key string) (store.Session, error) {
+	c.reads.Add(1)
+	defer c.mark(stSession)
+	return c.Store.Session(ctx, key)
+}
+
 func (c *countingStore) RecordReply(ctx context.Context, r store.Reply) error {
 	c.writes.Add(1)
 	err := c.Store.RecordReply(ctx, r)

@@ -187,18 +187,28 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 	now := t.opts.Now()
 	var staleReason string
 	var pol sessionreset.Policy
-	s, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		stale := !found || s.ClaudeSessionID == ""
+	// stale decides whether the stored session s must be replaced by a new
+	// one, and why (a reset policy's reason; "" for none stored yet).
+	stale := func(s *store.Session, found bool) bool {
 		staleReason = ""
-		if !stale {
-			typ := sessionreset.TypeOf(key, m.IsGroup(), m.ThreadID != "")
-			pol = sessionreset.Resolve(set.Reset, m.Instance, typ)
-			f := sessionreset.Evaluate(pol, sessionreset.Times{UpdatedAt: s.UpdatedAt, StartedAt: s.CreatedAt, LastInteractionAt: s.LastMessageAt}, now, set.Location)
-			if !f.Fresh {
-				stale, staleReason = true, f.StaleReason
-			}
+		if !found || s.ClaudeSessionID == "" {
+			return true
 		}
-		if stale {
+		typ := sessionreset.TypeOf(key, m.IsGroup(), m.ThreadID != "")
+		pol = sessionreset.Resolve(set.Reset, m.Instance, typ)
+		f := sessionreset.Evaluate(pol, sessionreset.Times{UpdatedAt: s.UpdatedAt, StartedAt: s.CreatedAt, LastInteractionAt: s.LastMessageAt}, now, set.Location)
+		staleReason = f.StaleReason
+		return !f.Fresh
+	}
+	// The common case, a live session, is a read: no write (and no
+	// commit) stands between the journal's start and claude's stdin.
+	// Only a new or expired session is written, and decided again inside
+	// the write so that it is atomic with it.
+	if cur, err := t.opts.Store.Session(ctx, key); err == nil && !stale(&cur, true) {
+		return cur, cur.Turns == 0, "", nil
+	}
+	s, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+		if stale(s, found) {
 			*s = store.Session{Key: key, SessionID: uuid.NewString(), ClaudeSessionID: uuid.NewString(), CreatedAt: now, Verbose: s.Verbose, AbortHint: s.AbortHint, Chat: keepOverrides(pushPast(s.Chat, *s))}
 			fresh = true
 		}

@@ -109,6 +109,7 @@ type Approvals interface {
 
 // Store is the part of the store a turn uses.
 type Store interface {
+	Session(ctx context.Context, key string) (store.Session, error)
 	UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error)
 	Finish(ctx context.Context, req store.FinishRequest) error
 	// LiveOutput is what an earlier run of the entry showed (a restart

@@ -33,17 +33,42 @@
 //
 // # Durability
 //
-// The database runs in WAL mode with synchronous=FULL by default: every
-// commit fsyncs the WAL, so an acked message survives the death of the
-// process at any instant (kill -9) and also an operating-system crash or
-// power loss. Group commit pays that fsync once per batch, not per message;
-// BenchmarkAcceptParallel shows FULL within about 15% of NORMAL and above the
-// 20,000 messages/s goal. [Options.Synchronous] = "NORMAL" drops the fsync
-// per commit (fsyncs happen at checkpoints only): still safe against a
-// process crash, because a committed transaction is in the WAL file, but
-// after an OS crash or power loss the last transactions may roll back (the
-// database stays consistent); an acked message is then lost unless the
-// platform redelivers it. Choose NORMAL only for slow disks.
+// The database runs in WAL mode. A committed transaction is in the WAL
+// file, so every write that returned survives the death of the process at
+// any instant (kill -9): that is the contract, and it holds for every
+// commit. What an fsync adds is survival of an operating-system crash or
+// power loss, and the engine pays it only where something leaves the
+// process on the strength of the write (by default, [Options.Synchronous]
+// "FULL"):
+//
+//   - Accept: the plugin acks the message to the platform after it, and the
+//     platform never delivers it again. Fsynced.
+//   - MarkAttempt and RecordLive: a platform send or a draft follows them;
+//     after a power loss the restart must know the send may have happened,
+//     or the user gets it twice. Fsynced.
+//   - Recover, and the pairing codes and approvals (a code shown to a user,
+//     an approval an owner was told of). Fsynced.
+//   - Everything else (Enqueue, Start, Finish, RecordReply, MarkSent, the
+//     sessions, Prune) commits without an fsync. Nothing has left the
+//     process on their strength that a restart cannot redo: a lost Enqueue
+//     routes the entry again; a lost Start leaves it queued (its run is then
+//     the interrupted one, retried once more than MaxAttempts counts); a
+//     lost RecordReply runs the turn again, and nothing of it was sent,
+//     because the first send waits for a MarkAttempt whose fsync covers the
+//     reply; a lost MarkSent leaves its chunk attempted, which a restart
+//     treats as uncertain (not sent again; the user is told a part may be
+//     missing).
+//
+// The WAL is written in order, so an fsynced commit makes every earlier
+// commit durable too, and a power loss can only roll back a suffix of
+// unfsynced commits. Group commit batches concurrent writes into one
+// transaction; a batch with one durable write is fsynced whole. So the path
+// from a platform message to claude's stdin has one fsync (the accept's,
+// shared by every message of its batch), and a delivered reply one (its
+// first send attempt's). [Options.Synchronous] = "NORMAL" drops the fsyncs
+// too (they then happen at checkpoints only): an acked message may then be
+// lost in a power loss unless the platform redelivers it. Choose it only
+// for slow disks.
 //
 // # Storage
 //

@@ -63,7 +63,7 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 	key := in.Key()
 	ttl := d.opts.DedupeTTL.Nanoseconds()
 	var res store.AcceptResult
-	err := d.w.do(ctx, func(t *wtx) error {
+	err := d.w.durable(ctx, func(t *wtx) error {
 		now := d.now()
 		id := t.nextID()
 		if key != "" {
@@ -301,7 +301,7 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 		opts.MaxAttempts = store.DefaultMaxAttempts
 	}
 	var rec store.Recovery
-	err := d.w.do(ctx, func(t *wtx) error {
+	err := d.w.durable(ctx, func(t *wtx) error {
 		rec = store.Recovery{}
 		now := d.now()
 		open, err := scanEntries(t.query(qUnfinished, 0, -1))

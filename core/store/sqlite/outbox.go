@@ -185,7 +185,7 @@ func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(strin
 
 // MarkAttempt implements [store.Outbox].
 func (d *DB) MarkAttempt(ctx context.Context, journalID int64, index int) error {
-	err := d.w.do(ctx, func(t *wtx) error {
+	err := d.w.durable(ctx, func(t *wtx) error {
 		n, err := t.execN(`UPDATE reply_chunks SET attempted_at = ? WHERE journal_id = ? AND idx = ? AND attempted_at = 0 AND sent_at = 0`,
 			d.now().UnixNano(), journalID, index)
 		if err != nil || n == 1 {
@@ -206,7 +206,7 @@ func (d *DB) MarkAttempt(ctx context.Context, journalID int64, index int) error 
 
 // RecordLive implements [store.Outbox].
 func (d *DB) RecordLive(ctx context.Context, l store.Live) error {
-	err := d.w.do(ctx, func(t *wtx) error {
+	err := d.w.durable(ctx, func(t *wtx) error {
 		st, err := t.state(l.JournalID)
 		if err != nil {
 			return err

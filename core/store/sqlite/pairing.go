@@ -33,7 +33,7 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 		req.TTL = time.Hour
 	}
 	var resp store.PairingResponse
-	err := d.w.do(ctx, func(t *wtx) error {
+	err := d.w.durable(ctx, func(t *wtx) error {
 		now := d.now()
 		if _, err := t.exec(`DELETE FROM pairing_codes WHERE expires_at <= ?`, now.UnixNano()); err != nil {
 			return err
@@ -93,7 +93,7 @@ func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSen
 	code = strings.ToUpper(strings.TrimSpace(code))
 	var a store.ApprovedSender
 	var expired, wrong bool
-	err := d.w.do(ctx, func(t *wtx) error {
+	err := d.w.durable(ctx, func(t *wtx) error {
 		now := d.now()
 		expired, wrong = false, false
 		since := now.Add(-store.PairingGuessWindow).UnixNano()

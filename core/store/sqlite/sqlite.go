@@ -53,8 +53,9 @@ type Options struct {
 	// DedupeMax caps the number of stored dedupe keys; the oldest are
 	// pruned. Zero means DefaultDedupeMax.
 	DedupeMax int
-	// Synchronous is the SQLite synchronous pragma: "FULL" (default) or
-	// "NORMAL". See the package documentation, Durability.
+	// Synchronous: "FULL" (default) fsyncs the commits that need it (the
+	// accept, a send attempt; see the package documentation, Durability);
+	// "NORMAL" fsyncs none (checkpoints only).
 	Synchronous string
 	// BusyTimeout bounds how long a connection waits on a lock held by
 	// another connection (e.g. a checkpoint). Zero means DefaultBusyTimeout.
@@ -197,7 +198,7 @@ func (d *DB) open(ctx context.Context) error {
 		return err
 	}
 
-	d.w, err = newWriter(ctx, conn, d.opts.MaxBatch, d.opts.DedupeMax)
+	d.w, err = newWriter(ctx, conn, d.opts.MaxBatch, d.opts.DedupeMax, d.opts.Synchronous == "FULL")
 	if err != nil {
 		conn.Close()
 		return err

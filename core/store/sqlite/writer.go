@@ -28,6 +28,13 @@ type writer struct {
 	dedupeMax int
 	dedupeN   int   // committed number of dedupe rows (an upper bound, see pruneDedupe)
 	lastID    int64 // highest journal id ever allocated
+
+	// fsync: durable operations are committed with synchronous=FULL (the
+	// WAL is fsynced at their commit); everything else with NORMAL. False
+	// (Options.Synchronous "NORMAL"): nothing is fsynced at commit.
+	fsync bool
+	full  bool // the connection's synchronous pragma is FULL now
+	set   bool // full is known (setFull ran once)
 }
 
 // op is one write. fn runs inside the batch transaction on the writer
@@ -36,10 +43,11 @@ type writer struct {
 // a failing fn never leaves a partial change; fn may therefore run twice
 // and must only set its results, not act on the outside.
 type op struct {
-	ctx  context.Context
-	fn   func(*wtx) error
-	err  error
-	done chan struct{}
+	ctx     context.Context
+	fn      func(*wtx) error
+	durable bool // see writer.durable
+	err     error
+	done    chan struct{}
 }
 
 // wtx is what an op sees: the batch transaction.
@@ -57,7 +65,7 @@ func (t *wtx) nextID() int64 {
 	return t.w.lastID + t.ids
 }
 
-func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int) (*writer, error) {
+func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, fsync bool) (*writer, error) {
 	w := &writer{
 		conn:      conn,
 		reqs:      make(chan *op, maxBatch),
@@ -65,6 +73,12 @@ func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int) (*w
 		done:      make(chan struct{}),
 		stmts:     map[string]*sql.Stmt{},
 		dedupeMax: dedupeMax,
+		fsync:     fsync,
+	}
+	// The connection was opened with the configured pragma; start from a
+	// known state.
+	if err := w.setFull(false); err != nil {
+		return nil, err
 	}
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM dedupe").Scan(&w.dedupeN); err != nil {
 		return nil, fmt.Errorf("count dedupe keys: %w", err)
@@ -81,12 +95,28 @@ func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int) (*w
 
 // do submits fn and waits until its batch committed (or failed). It returns
 // ctx.Err() without running fn if ctx ends before fn started; see the
-// package documentation for the guarantees once fn started.
+// package documentation for the guarantees once fn started. The commit is
+// not fsynced: it survives the death of the process, and an operating-system
+// crash once a later durable commit (or a checkpoint) returned.
 func (w *writer) do(ctx context.Context, fn func(*wtx) error) error {
+	return w.submit(ctx, fn, false)
+}
+
+// durable is do for a write whose commit must also survive an
+// operating-system crash or power loss before the caller acts on it
+// outside the process: the accept the plugin's ack stands on, the send
+// attempt a platform send stands on. Its batch commits with the WAL
+// fsynced, which makes every earlier commit durable too (the WAL is
+// written in order).
+func (w *writer) durable(ctx context.Context, fn func(*wtx) error) error {
+	return w.submit(ctx, fn, true)
+}
+
+func (w *writer) submit(ctx context.Context, fn func(*wtx) error, durable bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	o := &op{ctx: ctx, fn: fn, done: make(chan struct{})}
+	o := &op{ctx: ctx, fn: fn, durable: durable, done: make(chan struct{})}
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -154,14 +184,22 @@ func (w *writer) loop() {
 // rolled back and each op runs in a transaction of its own.
 func (w *writer) run(batch []*op) {
 	live := batch[:0:0]
+	durable := false
 	for _, o := range batch {
 		if err := o.ctx.Err(); err != nil {
 			o.err = err
 			continue
 		}
 		live = append(live, o)
+		durable = durable || o.durable
 	}
 	if len(live) == 0 {
+		return
+	}
+	if err := w.setFull(durable && w.fsync); err != nil {
+		for _, o := range live {
+			o.err = err
+		}
 		return
 	}
 	if len(live) > 1 {
@@ -210,6 +248,24 @@ func (w *writer) tx(fn func(*wtx) error) (err error) {
 	}
 	w.dedupeN += t.dedupeDelta
 	w.lastID += t.ids
+	return nil
+}
+
+// setFull switches the connection's synchronous pragma between FULL (the
+// commit fsyncs the WAL) and NORMAL (it does not) when it is not already
+// so. The pragma applies to the next transaction.
+func (w *writer) setFull(full bool) error {
+	if w.set && w.full == full {
+		return nil
+	}
+	mode := "NORMAL"
+	if full {
+		mode = "FULL"
+	}
+	if _, err := w.conn.ExecContext(context.Background(), "PRAGMA synchronous = "+mode); err != nil {
+		return fmt.Errorf("set synchronous %s: %w", mode, err)
+	}
+	w.full, w.set = full, true
 	return nil
 }
 
