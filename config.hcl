@@ -78,6 +78,8 @@ access {
 
 admin {
   listen = "127.0.0.1:8791"  # status page, /healthz, /metrics; "" disables
+  # pprof = false  # Go profiles under /debug/pprof/ (CPU, heap, goroutines), for
+  #                # `go tool pprof http://127.0.0.1:8791/debug/pprof/profile`
 }
 
 session {

@@ -177,7 +177,7 @@ func (h *Host) Start(ctx context.Context) error {
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
 	if l := h.cfg.Admin.Listen; l != "" {
 		h.admin, err = admin.Start(admin.Options{
-			Listen: l, Logger: h.log.Named("admin"), Metrics: h.metrics.Handler(),
+			Listen: l, Logger: h.log.Named("admin"), Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,
 			Source:  &statusSource{h: h},
 			Retrier: &statusSource{h: h},
 			Pairing: PairingAPI{h.db},

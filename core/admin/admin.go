@@ -302,6 +302,9 @@ type Options struct {
 	Pairing Pairing
 	// Retrier serves POST /plugins/{instance}/retry; nil answers 404.
 	Retrier Retrier
+	// Pprof serves net/http/pprof's profiles under /debug/pprof/; off:
+	// 404.
+	Pprof bool
 	// Logger receives the server's logs; nil discards them.
 	Logger hclog.Logger
 	// SnapshotTimeout bounds each call to Source.Snapshot; zero means
@@ -359,6 +362,7 @@ func Start(opts Options) (*Server, error) {
 		metrics: opts.Metrics,
 		pairing: opts.Pairing,
 		retrier: opts.Retrier,
+		pprof:   opts.Pprof,
 		log:     log,
 		timeout: opts.SnapshotTimeout,
 		now:     opts.Now,

@@ -522,3 +522,24 @@ func TestSourcePanicIsContained(t *testing.T) {
 type panicSource struct{}
 
 func (panicSource) Snapshot(context.Context) Snapshot { panic("boom") }
+
+// TestPprof: the profiles are served only when asked for (admin.pprof).
+func TestPprof(t *testing.T) {
+	t.Parallel()
+	off := start(t, Options{Source: &fakeSource{}})
+	for _, p := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/cmdline"} {
+		if code, _, _ := do(t, off, request{path: p}); code != http.StatusNotFound {
+			t.Errorf("pprof off: %s answered %d, want 404", p, code)
+		}
+	}
+	on := start(t, Options{Source: &fakeSource{}, Pprof: true})
+	if code, body, _ := do(t, on, request{path: "/debug/pprof/"}); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Errorf("pprof index: %d %.200q", code, body)
+	}
+	if code, body, _ := do(t, on, request{path: "/debug/pprof/goroutine?debug=1"}); code != 200 || !strings.Contains(body, "goroutine profile:") {
+		t.Errorf("goroutine profile: %d %.200q", code, body)
+	}
+	if code, body, _ := do(t, on, request{path: "/debug/pprof/heap"}); code != 200 || len(body) == 0 {
+		t.Errorf("heap profile: %d, %d bytes", code, len(body))
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ type handler struct {
 	metrics http.Handler
 	pairing Pairing
 	retrier Retrier
+	pprof   bool
 	log     hclog.Logger
 	timeout time.Duration
 	now     func() time.Time
@@ -43,6 +45,13 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("GET /pairing", h.pendingPairings)
 	mux.HandleFunc("POST /pairing/approve", h.approvePairing)
 	mux.HandleFunc("POST /plugins/{instance}/retry", h.retry)
+	if h.pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -15,6 +15,12 @@ type Admin struct {
 	// string disables it. Default "127.0.0.1:8791"; it has no
 	// authentication, so keep it on loopback.
 	Listen string `hcl:"listen,optional"`
+	// Pprof serves Go's profiles under /debug/pprof/ on the endpoint
+	// (pprof); off by default. They show where the host spends CPU and
+	// memory (go tool pprof http://127.0.0.1:8791/debug/pprof/profile) and
+	// cost nothing until fetched; they also show the command line and
+	// stacks, so keep the endpoint on loopback.
+	Pprof bool `hcl:"pprof,optional"`
 }
 
 func defaultAdmin() *Admin { return &Admin{Listen: DefaultAdminListen} }
