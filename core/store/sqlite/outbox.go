@@ -14,16 +14,24 @@ import (
 func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 	err := d.w.do(ctx, func(t *wtx) error {
 		now := d.now()
-		var st, inst, chat, thread string
-		err := t.scan(`SELECT state, instance, chat_id, thread_id FROM journal WHERE id = ?`, []any{r.JournalID}, &st, &inst, &chat, &thread)
+		to := store.StateReplied
+		if len(r.Chunks) == 0 {
+			to = store.StateDone
+		}
+		// The transition and the read of the entry's chat in one
+		// statement; only a refused one reads the state to say why.
+		var inst, chat, thread string
+		err := t.scan(`UPDATE journal SET state = ?, updated_at = ? WHERE id = ? AND state IN ('accepted', 'queued', 'processing')
+			RETURNING instance, chat_id, thread_id`, []any{string(to), now.UnixNano(), r.JournalID}, &inst, &chat, &thread)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("journal entry %d: %w", r.JournalID, store.ErrNotFound)
+			st, err := t.state(r.JournalID)
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %s → replied", store.ErrBadTransition, st)
 		}
 		if err != nil {
 			return err
-		}
-		if store.State(st).Rank() > store.StateProcessing.Rank() {
-			return fmt.Errorf("%w: %s → replied", store.ErrBadTransition, st)
 		}
 		if r.Instance == "" && r.ChatID == "" {
 			r.Instance, r.ChatID, r.ThreadID = inst, chat, thread
@@ -52,12 +60,7 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 				return err
 			}
 		}
-		to := store.StateReplied
-		if len(r.Chunks) == 0 {
-			to = store.StateDone
-		}
-		_, err = t.exec(`UPDATE journal SET state = ?, updated_at = ? WHERE id = ?`, string(to), now.UnixNano(), r.JournalID)
-		return err
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("record reply to %d: %w", r.JournalID, err)
@@ -93,16 +96,22 @@ func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentRes
 				return err
 			}
 		}
+		// The last chunk finishes the entry: one statement when it does.
+		done, err := t.execN(`UPDATE journal SET state = 'done', updated_at = ?1 WHERE id = ?2 AND state = 'replied'
+			AND NOT EXISTS (SELECT 1 FROM reply_chunks WHERE journal_id = ?2 AND sent_at = 0)`, now.UnixNano(), s.JournalID)
+		if err != nil {
+			return err
+		}
+		if done == 1 {
+			res = store.MarkSentResult{AllSent: true}
+			return nil
+		}
 		var unsent bool
 		if err := t.scan(`SELECT EXISTS (SELECT 1 FROM reply_chunks WHERE journal_id = ? AND sent_at = 0)`, []any{s.JournalID}, &unsent); err != nil {
 			return err
 		}
 		res = store.MarkSentResult{AllSent: !unsent}
-		if unsent {
-			return nil
-		}
-		_, err = t.exec(`UPDATE journal SET state = 'done', updated_at = ? WHERE id = ? AND state = 'replied'`, now.UnixNano(), s.JournalID)
-		return err
+		return nil
 	})
 	if err != nil {
 		return store.MarkSentResult{}, fmt.Errorf("mark chunk %d of %d sent: %w", s.Index, s.JournalID, err)
