@@ -378,6 +378,85 @@ func BenchmarkInboundToRun(b *testing.B) {
 	}
 }
 
+// BenchmarkInboundToRunUnderLoad is BenchmarkInboundToRun while 1,000
+// other sessions send 1,000 messages a second in the background (batches
+// of 10 every 10 ms, a third or so of what the pipeline sustains here),
+// journal at its default durability: b.N probe messages, one at a time,
+// over 100 probe sessions; run-p50/p99 from Inbound to the agent's Run.
+func BenchmarkInboundToRunUnderLoad(b *testing.B) {
+	runs := make(chan time.Time, 1)
+	agent := &benchAgent{onRun: func(req runner.TurnRequest, at time.Time) {
+		if strings.Contains(req.Key, "probe") {
+			runs <- at
+		}
+	}}
+	bg := newBenchGateway(b, b.TempDir(), "FULL", agent)
+	defer bg.close()
+	ctx := context.Background()
+
+	var sent atomic.Int64
+	stop := make(chan struct{})
+	loadDone := make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		seq := 0
+		for {
+			select {
+			case <-stop:
+				loadDone <- nil
+				return
+			case <-tick.C:
+			}
+			batch := make([]channel.InboundMessage, 10)
+			for i := range batch {
+				batch[i] = benchDM("load"+strconv.Itoa(seq%1000), 1_000_000+seq)
+				seq++
+			}
+			if err := bg.gw.Inbound(ctx, "lo", batch); err != nil {
+				loadDone <- err
+				return
+			}
+			sent.Add(int64(len(batch)))
+		}
+	}()
+
+	var lat []time.Duration
+	probe := func(i int) time.Duration {
+		msg := []channel.InboundMessage{benchDM("probe"+strconv.Itoa(i%100), i)}
+		t0 := time.Now()
+		if err := bg.gw.Inbound(ctx, "lo", msg); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case at := <-runs:
+			return at.Sub(t0)
+		case <-time.After(10 * time.Second):
+			b.Fatal("the agent was not run within 10s")
+		}
+		return 0
+	}
+	for i := range 50 { // warm up: statements prepared, probe sessions created
+		probe(i)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		lat = append(lat, probe(50+i))
+	}
+	b.StopTimer()
+	close(stop)
+	if err := <-loadDone; err != nil {
+		b.Fatal(err)
+	}
+	bg.st.waitFinished(b, int64(50+b.N)+sent.Load(), time.Minute)
+	bg.checkAllDone(b)
+	slices.Sort(lat)
+	b.ReportMetric(float64(percentile(lat, 0.50)), "run-p50-ns")
+	b.ReportMetric(float64(percentile(lat, 0.99)), "run-p99-ns")
+	b.ReportMetric(float64(sent.Load())/b.Elapsed().Seconds(), "load-msgs/s")
+	b.ReportMetric(0, "ns/op")
+}
+
 // BenchmarkInboundThroughput measures sustained throughput: b.N direct
 // messages from 1,000 senders (one session each) delivered through Inbound
 // in batches of 256, one batch after the other like the plugin host's pump,
