@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestReport(t *testing.T) {
+	out := `goos: linux
+BenchmarkInboundToRun/sync=FULL-2   5000   650000 ack-p50-ns   900000 run-p50-ns   7000000 run-p99-ns   1.000 fsyncs/msg
+BenchmarkInboundToRun/sync=FULL-2   5000   650000 ack-p50-ns   1100000 run-p50-ns   6000000 run-p99-ns   1.000 fsyncs/msg
+BenchmarkInboundToRun/sync=FULL-2   5000   650000 ack-p50-ns   800000 run-p50-ns   4000000 run-p99-ns   1.000 fsyncs/msg
+BenchmarkPipeline-2   10000   346200 ns/op   2889 msgs/s   7.100 writes/msg   39304 B/op   686 allocs/op
+--- BENCH: BenchmarkPipeline
+    bench_test.go:1: BenchmarkPipeline-2 1 2 x/y
+PASS
+`
+	res, err := parse(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res["BenchmarkInboundToRun/sync=FULL"]["run-p50-ns"]; len(got) != 3 {
+		t.Fatalf("run-p50-ns values: %v", got)
+	}
+	var b strings.Builder
+	failed, judged := report(&b, res)
+	table := b.String()
+	for _, want := range []string{
+		"≤ 1.00 ms",
+		"0.90 ms", // p50: median of 0.8, 0.9, 1.1
+		"6.00 ms", // p99: median of 7, 6, 4
+		"2889 msg/s",
+		"not run",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	// p50 passes, p99 and the pipeline fail, fsyncs pass.
+	if failed != 2 || judged != 4 {
+		t.Errorf("failed %d of %d judged, want 2 of 4:\n%s", failed, judged, table)
+	}
+}
