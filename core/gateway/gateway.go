@@ -352,7 +352,8 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	for _, a := range conv {
 		m := &a.Message
-		res, err := g.store.Accept(ctx, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: message.Encode(m)})
+		a.Raw = message.Encode(m)
+		res, err := g.store.Accept(ctx, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: a.Raw})
 		if err != nil {
 			return err
 		}

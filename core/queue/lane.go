@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -22,6 +23,9 @@ type Batch struct {
 	mu      sync.Mutex
 	steered []int64
 	reason  string
+	// direct: the batch was started from Enqueue's item, not read from
+	// the journal; its entry is still accepted there (see startNow).
+	direct bool
 }
 
 // IDs returns the ids of the batch's entries.
@@ -36,6 +40,10 @@ func (b *Batch) IDs() []int64 {
 // Start marks the entries as handed to the agent (journal processing);
 // they are no longer waiting.
 func (b *Batch) Start(ctx context.Context) error {
+	if b.direct {
+		// Routed and started in one write (see startNow).
+		return b.q.journal.Begin(ctx, b.Key, b.IDs()...)
+	}
 	if err := b.q.journal.Start(ctx, b.IDs()...); err != nil {
 		return err
 	}
@@ -71,13 +79,80 @@ func (q *Queue) Kick(key string) {
 	}
 	q.mu.Unlock()
 	if start {
-		go q.drain(l)
+		go q.drain(l, nil)
 	}
 }
 
-// drain runs the lane's queued entries, oldest first, until none is left.
-func (q *Queue) drain(l *lane) {
+// startNow is the fast path of Enqueue for one message to a session with
+// nothing running and nothing waiting (the common case: a chat writes, the
+// bot answers): its turn starts from the item in hand. The entry is not
+// moved to queued first and the lane does not read it back from the
+// journal: Begin routes it and moves it from accepted to processing in one
+// write, so one commit, not two, and no read stand between the message and
+// claude. Should anything keep the turn from starting (a store failure:
+// Retry), the entry is enqueued then and the lane goes on as usual; a
+// restart before the start finds it accepted and routes it again, one
+// after it finds it back in its session's queue.
+//
+// It reports false, having done nothing, when the lane is busy or the
+// session has entries waiting: they go first.
+func (q *Queue) startNow(key string, it Item) bool {
+	if it.Raw == nil {
+		return false
+	}
+	q.mu.Lock()
+	l := q.lane(key)
+	ok := !l.running && q.ctx.Err() == nil
+	if ok {
+		l.running = true
+		q.wg.Add(1)
+	}
+	q.mu.Unlock()
+	if !ok {
+		return false
+	}
+	// The lane is this call's now: a Kick meanwhile only marks it dirty,
+	// and the drain below looks again.
+	if n, err := q.journal.CountPending(q.ctx, key); err != nil || n > 0 {
+		go q.drain(l, nil)
+		return false
+	}
+	m := &it.Message
+	b := &Batch{Key: key, q: q, direct: true, Entries: []store.Entry{{
+		ID: it.ID, Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID,
+		ReceivedAt: m.ReceivedAt, Message: it.Raw, State: store.StateAccepted, SessionKey: key,
+	}}}
+	q.mu.Lock()
+	b.Summaries = q.summaries[key]
+	delete(q.summaries, key)
+	delete(q.toldCap, key)
+	q.mu.Unlock()
+	go q.drain(l, b)
+	return true
+}
+
+// drain runs the lane's queued entries, oldest first, until none is left;
+// first, when not nil, before them (see startNow).
+func (q *Queue) drain(l *lane, first *Batch) {
 	defer q.wg.Done()
+	if first != nil {
+		q.mu.Lock()
+		l.active = first
+		q.mu.Unlock()
+		st := q.runner.RunTurn(q.ctx, first)
+		q.mu.Lock()
+		l.active = nil
+		q.mu.Unlock()
+		if st != Ran {
+			// The turn did not start (a store failure, or the host is
+			// stopping): the entry joins the session's queue as any
+			// other, or stays accepted for the next start.
+			if st == Retry {
+				q.wait()
+			}
+			q.requeue(first)
+		}
+	}
 	for {
 		q.mu.Lock()
 		l.dirty = false
@@ -110,6 +185,34 @@ func (q *Queue) drain(l *lane) {
 			q.wait()
 		}
 	}
+}
+
+// requeue puts the entries of a direct batch that did not run in the
+// session's queue (accepted → queued), retrying a failing store until it
+// works or the queue closes; the lane then runs them as usual. An entry
+// that started meanwhile (Start committed, the turn then failed to go on)
+// is not moved back: the journal refuses it, and a restart recovers it.
+func (q *Queue) requeue(b *Batch) {
+	for _, e := range b.Entries {
+		for q.ctx.Err() == nil {
+			err := q.journal.Enqueue(q.ctx, e.ID, b.Key)
+			if err == nil {
+				q.add(1)
+				break
+			}
+			if errors.Is(err, store.ErrBadTransition) || errors.Is(err, store.ErrNotFound) {
+				break
+			}
+			q.log.Error("enqueue failed; trying again", "id", e.ID, "error", err)
+			q.wait()
+		}
+	}
+	q.mu.Lock()
+	l := q.lanes[b.Key]
+	if l != nil {
+		l.dirty = true
+	}
+	q.mu.Unlock()
 }
 
 // pending lists the session's queue; nil once the queue is closing.

@@ -16,6 +16,10 @@ import (
 type Item struct {
 	ID      int64
 	Message message.Message
+	// Raw is the message as the journal stores it (message.Encode), when
+	// the caller has it; a turn started straight from the item reads it
+	// instead of the journal.
+	Raw []byte
 }
 
 // Runner is the turn stage as the queue drives it.
@@ -199,6 +203,9 @@ func (q *Queue) Running(key string) bool {
 // merged, oldest first) in the session's queue, applies the mode against
 // a running turn and the cap with its drop policy, and starts the lane.
 func (q *Queue) Enqueue(key string, items []Item) {
+	if len(items) == 1 && q.startNow(key, items[0]) {
+		return
+	}
 	ids := make([]int64, len(items))
 	for i, it := range items {
 		ids[i] = it.ID

@@ -524,3 +524,92 @@ func TestCapNeverDropsTheEntryBeingStarted(t *testing.T) {
 		t.Errorf("%d drops counted, want 0", obs.dropped)
 	}
 }
+
+// direct is item with the journal's bytes at hand, as the gateway enqueues
+// a message it just accepted: the fast path of startNow applies.
+func (f *fixture) direct(body string) Item {
+	f.t.Helper()
+	it := f.item(body)
+	it.Raw = message.Encode(&it.Message)
+	return it
+}
+
+func (f *fixture) entry(id int64) store.Entry {
+	f.t.Helper()
+	e, err := f.db.Entry(context.Background(), id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return e
+}
+
+// TestStartNowSkipsTheQueue: a message to an idle session with nothing
+// waiting starts its turn from the item in hand; it is never queued in the
+// journal, and Start routes and starts it in one write.
+func TestStartNowSkipsTheQueue(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{})
+	it := f.direct("a")
+	f.q.Enqueue("k", []Item{it})
+	c := f.run.next(t)
+	if got := bodies(t, c.b); !equal(got, []string{"a"}) {
+		t.Fatalf("turn %v", got)
+	}
+	if e := f.entry(it.ID); e.State != store.StateAccepted || e.SessionKey != "" {
+		t.Fatalf("before Start: %s in %q, want accepted, not routed", e.State, e.SessionKey)
+	}
+	if err := c.b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if e := f.entry(it.ID); e.State != store.StateProcessing || e.SessionKey != "k" || e.Attempts != 1 {
+		t.Fatalf("after Start: %s in %q, attempts %d", e.State, e.SessionKey, e.Attempts)
+	}
+	if !f.q.Running("k") || f.q.Depth() != 0 {
+		t.Fatalf("running %v depth %d", f.q.Running("k"), f.q.Depth())
+	}
+	c.done <- Ran
+	// The next message while nothing runs takes the fast path again.
+	f.q.Enqueue("k", []Item{f.direct("b")})
+	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"b"}) {
+		t.Fatalf("second turn %v", got)
+	}
+}
+
+// TestStartNowKeepsTheOrder: a session with entries waiting (a halted lane,
+// entries recovered at start) runs them before a new message.
+func TestStartNowKeepsTheOrder(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{})
+	f.q.Enqueue("k", []Item{f.item("old")})
+	f.run.run(t, Halt) // stays queued; the lane stops
+	f.q.Enqueue("k", []Item{f.direct("new")})
+	for _, want := range []string{"old", "new"} {
+		if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{want}) {
+			t.Fatalf("got %v, want %s", got, want)
+		}
+	}
+}
+
+// TestStartNowRetry: when the turn cannot start (a store failure), the
+// entry joins the session's queue and runs from there, once.
+func TestStartNowRetry(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{})
+	it := f.direct("a")
+	f.q.Enqueue("k", []Item{it})
+	f.run.run(t, Retry)
+	c := f.run.next(t)
+	if got := bodies(t, c.b); !equal(got, []string{"a"}) {
+		t.Fatalf("retried %v", got)
+	}
+	if e := f.entry(it.ID); e.State != store.StateQueued || e.SessionKey != "k" {
+		t.Fatalf("after the retry: %s in %q, want queued in k", e.State, e.SessionKey)
+	}
+	if err := c.b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.done <- Ran
+	if f.q.Depth() != 0 {
+		t.Errorf("depth %d", f.q.Depth())
+	}
+}

@@ -75,7 +75,7 @@
 //
 //	accepted ──Enqueue──▶ queued ──Start──▶ processing ──RecordReply──▶ replied ──MarkSent(last chunk)──▶ done
 //	    │                   │                   │                          │
-//	    └──Start────────────┼──────────────────▶│                          │
+//	    └──Start, Begin─────┼──────────────────▶│                          │
 //	    └───────────────────┴──────Finish───────┴──────────Finish──────────┴──▶ done | dropped | failed
 //
 // The states:

@@ -75,6 +75,13 @@ type Journal interface {
 	// unchanged. No ids is a no-op. Call it, and let it return, before
 	// starting claude.
 	Start(ctx context.Context, ids ...int64) error
+	// Begin is Enqueue and Start in one write: it routes entries to a
+	// session and marks them handed to the runner (accepted|queued →
+	// processing, SessionKey set, Attempts incremented), all or none, for
+	// a turn that starts at once. Recover treats them as Start's (back to
+	// queued in that session). An empty session key is an error; no ids
+	// is a no-op.
+	Begin(ctx context.Context, sessionKey string, ids ...int64) error
 	// Finish moves entries to a terminal state, all or none. Finishing an
 	// entry that already is in that state is a no-op; any other terminal
 	// state is ErrBadTransition. A non-terminal req.State is an error; no

@@ -171,6 +171,34 @@ func (d *DB) Start(ctx context.Context, ids ...int64) error {
 	return nil
 }
 
+// Begin implements [store.Journal].
+func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
+	if sessionKey == "" {
+		return fmt.Errorf("begin %v: empty session key", ids)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	err := d.w.do(ctx, func(t *wtx) error {
+		now := d.now().UnixNano()
+		for _, id := range ids {
+			n, err := t.execN(`UPDATE journal SET state = 'processing', session_key = ?, attempts = attempts + 1, updated_at = ?
+				WHERE id = ? AND state IN ('accepted', 'queued')`, sessionKey, now, id)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return t.refuse(id, store.StateProcessing)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("begin %v: %w", ids, err)
+	}
+	return nil
+}
+
 // Finish implements [store.Journal].
 func (d *DB) Finish(ctx context.Context, req store.FinishRequest) error {
 	if !req.State.Terminal() {

@@ -249,6 +249,62 @@ func testQueuePrimitives(t *testing.T, h *env) {
 	}
 }
 
+// testBegin: Begin routes and starts in one write; Recover sends its
+// interrupted entries back to their session's queue, in order with the
+// entries queued behind them.
+func testBegin(t *testing.T, h *env) {
+	d := h.open()
+	ctx := context.Background()
+	first := mustAccept(t, d, msg(1))
+	if err := d.Begin(ctx, "s1", first); err != nil {
+		t.Fatal(err)
+	}
+	e, err := d.Entry(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.State != store.StateProcessing || e.SessionKey != "s1" || e.Attempts != 1 {
+		t.Fatalf("after Begin: state %s, session %q, attempts %d; want processing, s1, 1", e.State, e.SessionKey, e.Attempts)
+	}
+	second := mustAccept(t, d, msg(2))
+	if err := d.Enqueue(ctx, second, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	// All or none: a done entry refuses, the accepted one stays accepted.
+	third := mustAccept(t, d, msg(3))
+	done := mustAccept(t, d, msg(4))
+	if err := d.Finish(ctx, store.FinishRequest{IDs: []int64{done}, State: store.StateDone}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Begin(ctx, "s2", third, done); !errors.Is(err, store.ErrBadTransition) {
+		t.Fatalf("Begin of a done entry: %v, want ErrBadTransition", err)
+	}
+	if e, _ := d.Entry(ctx, third); e.State != store.StateAccepted || e.SessionKey != "" {
+		t.Fatalf("a refused Begin changed an entry: %s %q", e.State, e.SessionKey)
+	}
+	if err := d.Begin(ctx, "", third); err == nil {
+		t.Fatal("Begin with an empty session key succeeded")
+	}
+	if err := d.Begin(ctx, "s2"); err != nil {
+		t.Fatalf("Begin of no ids: %v", err)
+	}
+	// Interrupted: back in s1's queue, ahead of the entry queued after it.
+	rec, err := d.Recover(ctx, store.RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.ListPending(ctx, "s1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != first || got[1].ID != second {
+		t.Fatalf("s1 after Recover: %v, want [%d %d]", ids(got), first, second)
+	}
+	if len(rec.Resume) != 3 { // first, second (queued), third (accepted)
+		t.Fatalf("Resume: %v", ids(rec.Resume))
+	}
+}
+
 // testCancelledContext: a write whose context ended before it started
 // changes nothing.
 func testCancelledContext(t *testing.T, h *env) {

@@ -67,6 +67,7 @@ var cases = []struct {
 	{"DedupeConcurrentSameKey", testDedupeConcurrentSameKey},
 	{"StateMachine", testStateMachine},
 	{"QueuePrimitives", testQueuePrimitives},
+	{"Begin", testBegin},
 	{"CancelledContext", testCancelledContext},
 	{"FailureIsolation", testFailureIsolation},
 	{"Outbox", testOutbox},
