@@ -112,10 +112,14 @@ func (q *Queue) startNow(key string, it Item) bool {
 		return false
 	}
 	// The lane is this call's now: a Kick meanwhile only marks it dirty,
-	// and the drain below looks again.
-	if n, err := q.journal.CountPending(q.ctx, key); err != nil || n > 0 {
-		go q.drain(l, nil)
-		return false
+	// and the drain below looks again. Nothing is waiting anywhere when the
+	// queue's count says so (it counts every entry it queued or recovered
+	// until it starts or drops it); else the session's queue is read.
+	if q.queued.Load() > 0 {
+		if n, err := q.journal.CountPending(q.ctx, key); err != nil || n > 0 {
+			go q.drain(l, nil)
+			return false
+		}
 	}
 	m := &it.Message
 	b := &Batch{Key: key, q: q, direct: true, Entries: []store.Entry{{
