@@ -59,13 +59,16 @@
 //     treats as uncertain (not sent again; the user is told a part may be
 //     missing).
 //
-// The WAL is written in order, so an fsynced commit makes every earlier
-// commit durable too, and a power loss can only roll back a suffix of
-// unfsynced commits. Group commit batches concurrent writes into one
-// transaction; a batch with one durable write is fsynced whole. So the path
-// from a platform message to claude's stdin has one fsync (the accept's,
-// shared by every message of its batch), and a delivered reply one (its
-// first send attempt's). [Options.Synchronous] = "NORMAL" drops the fsyncs
+// The connection runs synchronous=NORMAL, so no commit waits for the
+// disk; a durable write returns once an fdatasync of the WAL that started
+// after its commit returned. The WAL is written in order, so that sync makes
+// every earlier commit durable too, and a power loss can only roll back a
+// suffix of unsynced commits. The syncs run on a goroutine of their own
+// while the writer commits the next batches (they do not wait behind a
+// sync), and one sync serves every durable write committed while the
+// previous one ran. So the path from a platform message to claude's stdin
+// has one fsync (the accept's, shared by every message committed with it),
+// and a delivered reply one (its first send attempt's). [Options.Synchronous] = "NORMAL" drops the fsyncs
 // too (they then happen at checkpoints only): an acked message may then be
 // lost in a power loss unless the platform redelivers it. Choose it only
 // for slow disks.

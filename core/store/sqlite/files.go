@@ -94,3 +94,17 @@ func lockDir(dir string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// syncDir fsyncs a directory, so that the entries of files created in it
+// survive a power loss.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -82,6 +82,7 @@ type DB struct {
 	wdb  *sql.DB // one read-write connection, owned by the writer
 	w    *writer
 	lock *os.File
+	wal  *os.File // the WAL, opened for the writer's fsyncs (Synchronous FULL)
 
 	rstmtMu sync.Mutex
 	rstmts  map[string]*sql.Stmt
@@ -198,7 +199,25 @@ func (d *DB) open(ctx context.Context) error {
 		return err
 	}
 
-	d.w, err = newWriter(ctx, conn, d.opts.MaxBatch, d.opts.DedupeMax, d.opts.Synchronous == "FULL")
+	var syncWAL func() error
+	if d.opts.Synchronous == "FULL" {
+		// The WAL exists once the connection is open in WAL mode (migrate
+		// read it). fsync on any descriptor of the file flushes it, so
+		// the writer's syncs use one of their own; the directory is
+		// synced once, for the WAL's entry in it.
+		d.wal, err = os.Open(path + "-wal")
+		if err != nil {
+			conn.Close()
+			return fmt.Errorf("open the WAL for syncing: %w", err)
+		}
+		if err := syncDir(d.dir); err != nil {
+			conn.Close()
+			return err
+		}
+		wal := d.wal
+		syncWAL = func() error { return syncData(wal) }
+	}
+	d.w, err = newWriter(ctx, conn, d.opts.MaxBatch, d.opts.DedupeMax, syncWAL)
 	if err != nil {
 		conn.Close()
 		return err
@@ -231,6 +250,9 @@ func (d *DB) release() error {
 	}
 	if d.wdb != nil {
 		errs = append(errs, d.wdb.Close())
+	}
+	if d.wal != nil {
+		errs = append(errs, d.wal.Close())
 	}
 	if d.lock != nil {
 		errs = append(errs, d.lock.Close())

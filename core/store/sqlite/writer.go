@@ -29,12 +29,16 @@ type writer struct {
 	dedupeN   int   // committed number of dedupe rows (an upper bound, see pruneDedupe)
 	lastID    int64 // highest journal id ever allocated
 
-	// fsync: durable operations are committed with synchronous=FULL (the
-	// WAL is fsynced at their commit); everything else with NORMAL. False
-	// (Options.Synchronous "NORMAL"): nothing is fsynced at commit.
-	fsync bool
-	full  bool // the connection's synchronous pragma is FULL now
-	set   bool // full is known (setFull ran once)
+	// sync makes every commit so far durable (it fsyncs the WAL file); nil
+	// (Options.Synchronous "NORMAL"): nothing is fsynced at commit. The
+	// connection itself runs synchronous=NORMAL: commits never wait for
+	// the disk, and the durable operations of a batch wait for a sync the
+	// syncer goroutine runs after the commit, while the writer goes on
+	// with the next batch.
+	sync    func() error
+	syncs   chan []*op // committed batches' durable operations, for the syncer
+	synced  chan struct{}
+	pending []*op // durable operations committed, their sync not started
 }
 
 // op is one write. fn runs inside the batch transaction on the writer
@@ -65,7 +69,7 @@ func (t *wtx) nextID() int64 {
 	return t.w.lastID + t.ids
 }
 
-func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, fsync bool) (*writer, error) {
+func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, sync func() error) (*writer, error) {
 	w := &writer{
 		conn:      conn,
 		reqs:      make(chan *op, maxBatch),
@@ -73,12 +77,12 @@ func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, fsy
 		done:      make(chan struct{}),
 		stmts:     map[string]*sql.Stmt{},
 		dedupeMax: dedupeMax,
-		fsync:     fsync,
+		sync:      sync,
+		syncs:     make(chan []*op),
+		synced:    make(chan struct{}),
 	}
-	// The connection was opened with the configured pragma; start from a
-	// known state.
-	if err := w.setFull(false); err != nil {
-		return nil, err
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+		return nil, fmt.Errorf("set synchronous: %w", err)
 	}
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM dedupe").Scan(&w.dedupeN); err != nil {
 		return nil, fmt.Errorf("count dedupe keys: %w", err)
@@ -89,6 +93,7 @@ func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, fsy
 		coalesce((SELECT max(id) FROM journal), 0))`).Scan(&w.lastID); err != nil {
 		return nil, fmt.Errorf("read last journal id: %w", err)
 	}
+	go w.syncer()
 	go w.loop()
 	return w, nil
 }
@@ -105,9 +110,10 @@ func (w *writer) do(ctx context.Context, fn func(*wtx) error) error {
 // durable is do for a write whose commit must also survive an
 // operating-system crash or power loss before the caller acts on it
 // outside the process: the accept the plugin's ack stands on, the send
-// attempt a platform send stands on. Its batch commits with the WAL
-// fsynced, which makes every earlier commit durable too (the WAL is
-// written in order).
+// attempt a platform send stands on. It returns once an fsync of the WAL
+// that started after its commit returned, which makes every earlier
+// commit durable too (the WAL is written in order). One fsync serves every
+// durable write committed while the previous one ran.
 func (w *writer) durable(ctx context.Context, fn func(*wtx) error) error {
 	return w.submit(ctx, fn, true)
 }
@@ -148,6 +154,9 @@ func (w *writer) close() {
 func (w *writer) loop() {
 	defer close(w.done)
 	defer func() {
+		w.flush(true)
+		close(w.syncs)
+		<-w.synced
 		for _, s := range w.stmts {
 			s.Close()
 		}
@@ -155,7 +164,24 @@ func (w *writer) loop() {
 	}()
 	batch := make([]*op, 0, w.maxBatch)
 	for {
-		o, ok := <-w.reqs
+		var o *op
+		var ok bool
+		select {
+		case o, ok = <-w.reqs:
+		default:
+			// Idle: hand the committed durable writes to the syncer (when
+			// it is free) while waiting for more.
+			if len(w.pending) > 0 {
+				select {
+				case w.syncs <- w.pending:
+					w.pending = nil
+					o, ok = <-w.reqs
+				case o, ok = <-w.reqs:
+				}
+			} else {
+				o, ok = <-w.reqs
+			}
+		}
 		if !ok {
 			return
 		}
@@ -173,9 +199,52 @@ func (w *writer) loop() {
 			}
 		}
 		w.run(batch)
-		for i := range batch {
-			close(batch[i].done)
+		for i, o := range batch {
+			if o.durable && o.err == nil && w.sync != nil {
+				w.pending = append(w.pending, o) // resolved by the syncer
+			} else {
+				close(o.done)
+			}
 			batch[i] = nil
+		}
+		w.flush(false)
+	}
+}
+
+// flush hands the durable writes committed so far to the syncer: at once
+// when it is free, else they join the next sync (wait: until it takes
+// them).
+func (w *writer) flush(wait bool) {
+	if len(w.pending) == 0 {
+		return
+	}
+	if wait {
+		w.syncs <- w.pending
+	} else {
+		select {
+		case w.syncs <- w.pending:
+		default:
+			return // a sync is running; the next one covers these too (unbuffered: the syncer takes them only when free)
+		}
+	}
+	w.pending = nil
+}
+
+// syncer fsyncs the WAL for each group of committed durable writes and
+// then lets their callers return. A write whose fsync failed returns the
+// error: its commit is visible but may not survive a power loss (an
+// Accept's caller then nacks, and the redelivery finds the key stored and
+// is acked after a sync that worked).
+func (w *writer) syncer() {
+	defer close(w.synced)
+	for ops := range w.syncs {
+		err := w.sync()
+		if err != nil {
+			err = fmt.Errorf("fsync: %w", err)
+		}
+		for _, o := range ops {
+			o.err = err
+			close(o.done)
 		}
 	}
 }
@@ -184,22 +253,14 @@ func (w *writer) loop() {
 // rolled back and each op runs in a transaction of its own.
 func (w *writer) run(batch []*op) {
 	live := batch[:0:0]
-	durable := false
 	for _, o := range batch {
 		if err := o.ctx.Err(); err != nil {
 			o.err = err
 			continue
 		}
 		live = append(live, o)
-		durable = durable || o.durable
 	}
 	if len(live) == 0 {
-		return
-	}
-	if err := w.setFull(durable && w.fsync); err != nil {
-		for _, o := range live {
-			o.err = err
-		}
 		return
 	}
 	if len(live) > 1 {
@@ -248,24 +309,6 @@ func (w *writer) tx(fn func(*wtx) error) (err error) {
 	}
 	w.dedupeN += t.dedupeDelta
 	w.lastID += t.ids
-	return nil
-}
-
-// setFull switches the connection's synchronous pragma between FULL (the
-// commit fsyncs the WAL) and NORMAL (it does not) when it is not already
-// so. The pragma applies to the next transaction.
-func (w *writer) setFull(full bool) error {
-	if w.set && w.full == full {
-		return nil
-	}
-	mode := "NORMAL"
-	if full {
-		mode = "FULL"
-	}
-	if _, err := w.conn.ExecContext(context.Background(), "PRAGMA synchronous = "+mode); err != nil {
-		return fmt.Errorf("set synchronous %s: %w", mode, err)
-	}
-	w.full, w.set = full, true
 	return nil
 }
 

@@ -2,69 +2,178 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
-// TestDurableCommitsAreFsynced checks the durability classes of the
-// writer: a durable write commits with synchronous=FULL (the WAL fsynced at
-// its commit), any other with NORMAL, and a batch that holds one durable
-// write is committed FULL whole. With Options.Synchronous "NORMAL" nothing
-// is FULL. Each operation reads the pragma inside its own transaction.
-func TestDurableCommitsAreFsynced(t *testing.T) {
-	ctx := context.Background()
-	probe := func(got *int) func(*wtx) error {
-		return func(t *wtx) error { return t.scan("PRAGMA synchronous", nil, got) }
-	}
-	const normal, full = 1, 2
-	for _, tc := range []struct {
-		sync                 string
-		plain, durable, both int
-	}{
-		{"FULL", normal, full, full},
-		{"NORMAL", normal, normal, normal},
-	} {
-		t.Run(tc.sync, func(t *testing.T) {
-			d, err := Open(ctx, t.TempDir(), Options{Synchronous: tc.sync})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			var plain, durable, after int
-			if err := d.w.do(ctx, probe(&plain)); err != nil {
-				t.Fatal(err)
-			}
-			if err := d.w.durable(ctx, probe(&durable)); err != nil {
-				t.Fatal(err)
-			}
-			if err := d.w.do(ctx, probe(&after)); err != nil {
-				t.Fatal(err)
-			}
-			if plain != tc.plain || durable != tc.durable || after != tc.plain {
-				t.Errorf("synchronous: plain %d, durable %d, plain after it %d; want %d, %d, %d", plain, durable, after, tc.plain, tc.durable, tc.plain)
-			}
+// fakeSync stands in for the WAL's fsync: each call reports that it
+// started and waits until the test releases it with the error to return.
+type fakeSync struct {
+	started chan struct{}
+	release chan error
+}
 
-			// Hold the writer so that a plain and a durable write queue up
-			// and are committed in one batch.
-			hold, held := make(chan struct{}), make(chan struct{})
-			go d.w.do(ctx, func(*wtx) error { close(held); <-hold; return nil })
-			<-held
-			var a, b int
-			errs := make(chan error, 2)
-			go func() { errs <- d.w.do(ctx, probe(&a)) }()
-			go func() { errs <- d.w.durable(ctx, probe(&b)) }()
-			for len(d.w.reqs) < 2 {
-				runtime.Gosched()
+func newFakeSync() *fakeSync {
+	return &fakeSync{started: make(chan struct{}, 16), release: make(chan error)}
+}
+
+func (f *fakeSync) sync() error {
+	f.started <- struct{}{}
+	return <-f.release
+}
+
+// openSynced opens a store whose writer syncs with f instead of fsync.
+func openSynced(t *testing.T, f *fakeSync) *DB {
+	t.Helper()
+	d, err := Open(context.Background(), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Before any write: the syncer reads it only after a write reached it.
+	d.w.sync = f.sync
+	t.Cleanup(func() {
+		done := make(chan struct{})
+		go func() { d.Close(); close(done) }()
+		for {
+			select {
+			case <-done:
+				return
+			case <-f.started:
+				f.release <- nil
 			}
-			close(hold)
-			for range 2 {
-				if err := <-errs; err != nil {
-					t.Fatal(err)
-				}
-			}
-			if a != tc.both || b != tc.both {
-				t.Errorf("a batch with a durable write: synchronous %d and %d, want %d", a, b, tc.both)
-			}
-		})
+		}
+	})
+	return d
+}
+
+func nop(*wtx) error { return nil }
+
+// returns runs write in a goroutine and returns the channel its result
+// arrives on.
+func returns(write func(context.Context, func(*wtx) error) error) chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- write(context.Background(), nop) }()
+	return ch
+}
+
+func waitFor(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+func result(t *testing.T, ch <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write did not return")
+	}
+	return nil
+}
+
+func pending(ch <-chan error) bool {
+	select {
+	case err := <-ch:
+		_ = err
+		return false
+	default:
+		return true
+	}
+}
+
+// TestDurableWritesWaitForTheSync: a durable write returns only after a
+// sync that started after its commit; a plain write does not wait for any
+// sync, not even one running; durable writes committed while a sync runs
+// share the next one; a failed sync is the durable write's error.
+func TestDurableWritesWaitForTheSync(t *testing.T) {
+	f := newFakeSync()
+	d := openSynced(t, f)
+
+	first := returns(d.w.durable)
+	waitFor(t, "the first sync", f.started)
+	if !pending(first) {
+		t.Fatal("a durable write returned before its sync ended")
+	}
+	// A sync is running: plain writes commit and return meanwhile.
+	for range 3 {
+		if err := result(t, returns(d.w.do)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two durable writes commit while the first sync runs: the writer is
+	// held until both are queued, then commits them.
+	hold, held := make(chan struct{}), make(chan struct{})
+	holder := make(chan error, 1)
+	go func() {
+		holder <- d.w.do(context.Background(), func(*wtx) error { close(held); <-hold; return nil })
+	}()
+	<-held
+	second, third := returns(d.w.durable), returns(d.w.durable)
+	for len(d.w.reqs) < 2 {
+		runtime.Gosched()
+	}
+	close(hold)
+	if err := result(t, holder); err != nil {
+		t.Fatal(err)
+	}
+	// A plain write returns once their batch committed.
+	if err := result(t, returns(d.w.do)); err != nil {
+		t.Fatal(err)
+	}
+	if !pending(second) || !pending(third) {
+		t.Fatal("durable writes returned while the sync before them ran")
+	}
+	f.release <- nil
+	if err := result(t, first); err != nil {
+		t.Fatal(err)
+	}
+	// One more sync covers both.
+	waitFor(t, "the second sync", f.started)
+	if !pending(second) || !pending(third) {
+		t.Fatal("durable writes returned before their sync ended")
+	}
+	f.release <- nil
+	if err := result(t, second); err != nil {
+		t.Fatal(err)
+	}
+	if err := result(t, third); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.started:
+		t.Fatal("a third sync for two writes that committed together")
+	default:
+	}
+
+	// A failing sync fails the durable write.
+	failed := returns(d.w.durable)
+	waitFor(t, "the failing sync", f.started)
+	f.release <- errors.New("input/output error")
+	if err := result(t, failed); err == nil || !strings.Contains(err.Error(), "fsync: input/output error") {
+		t.Fatalf("write with a failed sync: %v", err)
+	}
+}
+
+// TestNormalDoesNotSync: with Synchronous "NORMAL" no write waits for a
+// sync (there is none).
+func TestNormalDoesNotSync(t *testing.T) {
+	d, err := Open(context.Background(), t.TempDir(), Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.w.sync != nil || d.wal != nil {
+		t.Fatal("NORMAL opened the WAL for syncing")
+	}
+	if err := d.w.durable(context.Background(), nop); err != nil {
+		t.Fatal(err)
 	}
 }
