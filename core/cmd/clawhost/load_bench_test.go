@@ -20,10 +20,18 @@ package main
 // of its own; in collect one reply may carry several markers. A marker
 // seen in no reply is lost, one seen in two is doubled; either fails the
 // benchmark, as does a reply in the wrong chat or with no marker.
+//
+// With the default agent settings every message starts a claude process
+// (claude-starts = 2,000): 200 chats take turns through max_warm = 4 warm
+// processes, so a chat's next turn finds its process evicted, and the fake
+// claude's starts are most of the CPU the round uses. -load.agent
+// (e.g. -args -load.agent='max_warm = 200') shows what the rest of the
+// path reaches without that.
 
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -57,8 +65,8 @@ const (
 // loadConfigTemplate is clawhost with only the telegram plugin, open DMs
 // (every chat reaches the agent) and the defaults otherwise: queue mode,
 // debounce (off), streaming, max_warm and max_concurrent. Arguments: data
-// dir, plugin dir, agent command, fake claude run log, token,
-// api_endpoint.
+// dir, plugin dir, agent command, fake claude run log, extra agent
+// settings (-load.agent), token, api_endpoint.
 const loadConfigTemplate = `
 data_dir   = %q
 plugin_dir = %q
@@ -66,6 +74,7 @@ agent {
   command   = %q
   workspace = "./workspace"
   env       = { CLAWHOST_FAKE_CLAUDE = "1", CLAWHOST_FAKE_CLAUDE_LOG = %q }
+%s
 }
 access {
   dm_policy = "open"
@@ -79,6 +88,11 @@ plugin "tg" {
   }
 }
 `
+
+// loadAgent adds settings to the agent block of the clawhost rounds, to
+// see what the rest of the path reaches when claude starts do not
+// dominate, e.g. -args -load.agent='max_warm = 200'.
+var loadAgent = flag.String("load.agent", "", "extra settings of the agent block in BenchmarkLoadTelegram's clawhost rounds")
 
 var loadMarkerRE = regexp.MustCompile(`q(\d+)z(\d+)q`)
 
@@ -146,7 +160,7 @@ func loadClawhostRound(b *testing.B, round int) loadResult {
 	}
 	runLog := filepath.Join(dir, "claude-runs.jsonl")
 	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), exe, runLog, tgToken, srv.APIEndpoint())
+	src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), exe, runLog, *loadAgent, tgToken, srv.APIEndpoint())
 	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
 		b.Fatal(err)
 	}
