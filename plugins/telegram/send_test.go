@@ -3,15 +3,23 @@ package telegram
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/schema"
 )
 
 func TestSendMarkdownAsHTML(t *testing.T) {
@@ -327,5 +335,63 @@ func TestLostAnswerIsUncertain(t *testing.T) {
 	a := newTestAdapter(t, srv, nil)
 	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "hi", Format: channel.FormatPlain}); channel.CodeOf(err) != channel.CodeUnavailable {
 		t.Fatalf("a 502 is a definite failure: %v", err)
+	}
+}
+
+// TestParallelSendsKeepTheirConnections: the host sends to many chats at
+// once; the connections those sends opened stay open for the next ones
+// instead of being closed and dialled again for every message (the
+// default transport keeps 2 idle connections per host). A gate in front
+// of the API holds each burst until all its sends are in flight, so each
+// burst needs burst connections at the same time.
+func TestParallelSendsKeepTheirConnections(t *testing.T) {
+	t.Parallel()
+	const burst, bursts = 16, 5
+	var mu sync.Mutex
+	arrived, release := 0, make(chan struct{})
+	var dials atomic.Int32
+	gate := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrived++
+		wait := release
+		if arrived == burst {
+			arrived = 0
+			close(release)
+			release = make(chan struct{})
+		}
+		mu.Unlock()
+		<-wait
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true,"result":{"message_id":7,"date":0,"chat":{"id":1,"type":"private"}}}`))
+	}))
+	gate.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dials.Add(1)
+		}
+	}
+	gate.Start()
+	t.Cleanup(gate.Close)
+	a := New()
+	cfg := fmt.Sprintf(`{"token": %q, "api_endpoint": %q}`, testToken, gate.URL+"/bot%s/%s")
+	if err := a.Configure(context.Background(), schema.Config{Instance: "tg", JSON: []byte(cfg)}); err != nil {
+		t.Fatal(err)
+	}
+
+	for range bursts {
+		var wg sync.WaitGroup
+		for c := range burst {
+			wg.Go(func() {
+				if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: strconv.Itoa(c + 1), Text: "hi"}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	// burst connections are needed; a few more may be dialled when a
+	// burst starts before the last one's connections are back in the pool.
+	if n := int(dials.Load()); n > 2*burst {
+		t.Errorf("%d connections for %d bursts of %d parallel sends, want at most %d: connections are closed after each send and dialled again",
+			n, bursts, burst, 2*burst)
 	}
 }

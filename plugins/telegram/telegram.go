@@ -42,6 +42,13 @@ const (
 	shortPollPause = time.Second
 )
 
+// maxIdleConns is how many idle connections to the Bot API are kept. The
+// host sends to different chats at once, and every call goes to the same
+// host: with the default of 2, each call beyond the second closed its
+// connection when done and the next one dialled again (a TCP and TLS
+// handshake per message under load).
+const maxIdleConns = 32
+
 // Retry policies of the receive loop. Backoff doubles from min to max and
 // resets after a successful call.
 var (
@@ -135,11 +142,13 @@ func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
 	if cfg.Status != nil {
 		a.status = cfg.Status
 	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = maxIdleConns
 	a.api = &client{
 		token:        c.Token,
 		apiEndpoint:  c.APIEndpoint,
 		fileEndpoint: c.FileEndpoint,
-		http:         &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
+		http:         &http.Client{Transport: tr},
 	}
 	return nil
 }
