@@ -68,7 +68,10 @@ type Host struct {
 	metrics *metrics.Metrics
 	gw      *gateway.Gateway
 	plugins *pluginhost.Host
-	admin   *admin.Server
+	// pipeline is closed once the gateway is built; the plugins start
+	// before it, and their messages wait for it.
+	pipeline chan struct{}
+	admin    *admin.Server
 
 	reloadMu   sync.Mutex
 	lastReload *admin.Reload // nil until the first reload
@@ -92,6 +95,9 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	})
 	h.log.RegisterSink(h.ring)
 	if err := h.provision(); err != nil {
+		if h.plugins != nil {
+			h.plugins.Stop()
+		}
 		if h.db != nil {
 			_ = h.db.Close()
 		}
@@ -109,6 +115,21 @@ func (h *Host) provision() error {
 			return fmt.Errorf("create directory %s: %w", dir, err)
 		}
 	}
+	// The plugins start first: their processes start, handshake and
+	// connect (Telegram's first long poll) while the database opens and
+	// the journal recovers; their messages wait for the pipeline (inbound).
+	// An author debugging a plugin starts it by hand and names it here.
+	reattach, err := host.ParseReattach(os.Getenv(host.EnvReattach))
+	if err != nil {
+		return err
+	}
+	for name := range reattach {
+		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", host.EnvReattach)
+	}
+	h.pipeline = make(chan struct{})
+	h.plugins = pluginhost.New(pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach})
+	h.plugins.Apply(Specs(h.cfg))
+
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	db, err := sqlite.Open(ctx, h.cfg.DataDir, sqlite.Options{Logger: h.log.Named("store")})
@@ -128,44 +149,45 @@ func (h *Host) provision() error {
 		return err
 	}
 	h.metrics = metrics.New()
-	// An author debugging a plugin starts it by hand and names it here.
-	reattach, err := host.ParseReattach(os.Getenv(host.EnvReattach))
-	if err != nil {
-		return err
-	}
-	for name := range reattach {
-		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", host.EnvReattach)
-	}
-	h.plugins = pluginhost.New(pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach})
 	h.gw = gateway.New(gateway.Options{
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
 		Schedules: &h.schedules, AgentTools: h.agentAPI.tools,
 	})
+	close(h.pipeline)
 	return nil
 }
 
-// inbound hands the plugins' messages to the pipeline. The plugin host
-// calls it only for instances started by Run, after New built the
-// pipeline.
+// inbound hands the plugins' messages to the pipeline, once it is built
+// (the plugins start before the database is open); the gateway then holds
+// them until the journal recovered.
 func (h *Host) inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
+	select {
+	case <-h.pipeline:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	return h.gw.Inbound(ctx, instance, msgs)
 }
 
 func (h *Host) pluginReady(*pluginhost.Instance) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	select {
+	case <-h.pipeline:
+	case <-ctx.Done():
+		return
+	}
 	h.gw.RefreshCommands(ctx)
 }
 
-// Start applies the plugins, recovers the journal and starts the admin
-// endpoint. Inbound messages wait for the recovery.
+// Start recovers the journal and starts the admin endpoint (New started
+// the plugins). Inbound messages wait for the recovery.
 func (h *Host) Start(ctx context.Context) error {
 	// Before any turn (recovery may start some): the tool's endpoint.
 	if err := h.agentAPI.start(); err != nil {
 		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
 	}
-	h.plugins.Apply(Specs(h.cfg))
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err := h.gw.Start(rctx)
 	cancel()
