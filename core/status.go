@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"os"
+
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/store"
@@ -21,6 +24,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		p := admin.Plugin{Instance: st.Instance, Source: st.Source, State: string(st.State), LastError: st.LastError,
 			Restarts: st.Restarts, PID: st.PID, Since: st.Since, Ready: st.State == pluginhost.StateReady, Action: st.Action,
 			Message: st.Message}
+		p.RSS, _ = procmem.RSS(st.PID)
 		if a := st.Attention; a != nil {
 			p.Attention = &admin.Attention{Kind: string(a.Kind), Data: a.Data, ExpiresAt: a.ExpiresAt, Retry: a.Retry}
 		}
@@ -57,8 +61,11 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		snap.Decisions = append(snap.Decisions, admin.Decision{Session: r.Key, Tool: r.Tool, Summary: r.Summary, Outcome: outcome, By: r.By, At: r.At})
 	}
 	for key, pid := range h.agent.Warm() {
-		snap.Warm = append(snap.Warm, admin.Warm{Key: key, PID: pid})
+		rss, _ := procmem.RSS(pid)
+		snap.Warm = append(snap.Warm, admin.Warm{Key: key, PID: pid, RSS: rss})
 	}
+	snap.Host.PID = os.Getpid()
+	snap.Host.RSS, snap.Host.Heap = procmem.Self()
 	return snap
 }
 

@@ -91,6 +91,8 @@ type Snapshot struct {
 	QueueDepth int `json:"queue_depth"`
 	// Warm lists the runner's warm claude processes.
 	Warm []Warm `json:"warm"`
+	// Host is the host process's own memory.
+	Host Process `json:"host"`
 	// Errors lists recent errors, newest first (see [ErrorRing]).
 	Errors []ErrorEntry `json:"errors"`
 	// LastReload is the outcome of the last reload (SIGHUP); nil when the
@@ -165,6 +167,8 @@ type Plugin struct {
 	Restarts int `json:"restarts"`
 	// PID is the plugin process id; 0 when not running.
 	PID int `json:"pid,omitempty"`
+	// RSS is the plugin process's resident set in bytes; 0 when unknown.
+	RSS int64 `json:"rss_bytes,omitempty"`
 	// Since is when the plugin entered State; zero if unknown.
 	Since time.Time `json:"since"`
 	// Ready reports whether the plugin is up and serving; /healthz
@@ -226,6 +230,18 @@ type Warm struct {
 	Key string `json:"key"`
 	// PID is the process id.
 	PID int `json:"pid"`
+	// RSS is the process's resident set in bytes; 0 when unknown.
+	RSS int64 `json:"rss_bytes,omitempty"`
+}
+
+// Process is the host process's memory.
+type Process struct {
+	PID int `json:"pid"`
+	// RSS is its resident set in bytes (its private memory and the pages
+	// of its binary it mapped); 0 when unknown.
+	RSS int64 `json:"rss_bytes,omitempty"`
+	// Heap is the Go heap in use, in bytes.
+	Heap int64 `json:"heap_bytes"`
 }
 
 // ErrorEntry is one recent warning or error.

@@ -106,6 +106,7 @@ var pageTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
 	"join":  func(s []string) string { return strings.Join(s, ", ") },
 	"qrsrc": qrSource,
 	"cost":  func(f float64) string { return fmt.Sprintf("$%.4f", f) },
+	"mb":    MB,
 	"short": func(s string) string {
 		if r := []rune(s); len(r) > 8 {
 			return string(r[:8])
@@ -144,13 +145,14 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 <li>sessions: <b>{{.Snap.SessionCount}}</b></li>
 <li>queued messages: <b>{{.Snap.QueueDepth}}</b></li>
 <li>warm processes: <b>{{len .Snap.Warm}}</b></li>
+<li>host memory: <b>{{mb .Snap.Host.RSS}}</b> resident, Go heap {{mb .Snap.Host.Heap}} (pid {{.Snap.Host.PID}})</li>
 </ul>
 
 <h2>Plugins</h2>
 {{if .Snap.Plugins}}<table>
-<thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>last error</th></tr></thead>
+<thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>memory</th><th>last error</th></tr></thead>
 <tbody>
-{{range .Snap.Plugins}}{{$p := .}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else}}bad{{end}}">{{if .Ready}}yes{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="err">{{.LastError}}{{if .Action}}{{if .LastError}}<br>{{end}}<b>What to do:</b> {{.Action}}{{end}}</td></tr>
+{{range .Snap.Plugins}}{{$p := .}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else}}bad{{end}}">{{if .Ready}}yes{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="n">{{mb .RSS}}</td><td class="err">{{.LastError}}{{if .Action}}{{if .LastError}}<br>{{end}}<b>What to do:</b> {{.Action}}{{end}}</td></tr>
 {{with .Attention}}<tr class="attention" id="attention-{{$p.Instance}}"><td colspan="9">
 {{if eq .Kind "qr"}}{{with qrsrc .Data}}<p>Scan this QR code for <b>{{$p.Instance}}</b>:</p>
 <img class="qr" src="{{.}}" alt="QR code for {{$p.Instance}}">
@@ -201,9 +203,9 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{end}}
 <h2>Warm claude processes</h2>
 {{if .Snap.Warm}}<table>
-<thead><tr><th>session key</th><th>pid</th></tr></thead>
+<thead><tr><th>session key</th><th>pid</th><th>memory</th></tr></thead>
 <tbody>
-{{range .Snap.Warm}}<tr><td>{{.Key}}</td><td class="n">{{.PID}}</td></tr>
+{{range .Snap.Warm}}<tr><td>{{.Key}}</td><td class="n">{{.PID}}</td><td class="n">{{mb .RSS}}</td></tr>
 {{end}}</tbody>
 </table>
 {{else}}<p class="none">No warm process.</p>
@@ -219,3 +221,12 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{end}}</body>
 </html>
 `))
+
+// MB formats a byte count as the status page and `clawhost status` show
+// memory: "12.3 MB" (MiB), "—" when unknown (0).
+func MB(n int64) string {
+	if n <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+}

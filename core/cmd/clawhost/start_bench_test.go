@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +127,7 @@ func BenchmarkStartupTelegram(b *testing.B) {
 // parked, the web chat listening) and reports the resident set of each
 // process and of the tree (no claude runs while idle).
 func BenchmarkIdleRSS(b *testing.B) {
-	var host, tg, web []float64
+	var host, tg, web, anon []float64
 	for range b.N {
 		srv := telegramtest.NewServer(tgToken)
 		cmd, log, t0 := startTelegramAndWeb(b, b.TempDir(), srv)
@@ -139,17 +140,20 @@ func BenchmarkIdleRSS(b *testing.B) {
 		}
 		time.Sleep(3 * time.Second)
 		host = append(host, rssMB(cmd.Process.Pid))
+		a := anonMB(cmd.Process.Pid)
 		var t, w float64
 		for _, c := range children(cmd.Process.Pid) {
 			exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", c))
 			switch {
 			case strings.HasSuffix(exe, "clawhost-telegram"):
 				t = rssMB(c)
+				a += anonMB(c)
 			case strings.HasSuffix(exe, "clawhost-webchat"):
 				w = rssMB(c)
+				a += anonMB(c)
 			}
 		}
-		tg, web = append(tg, t), append(web, w)
+		tg, web, anon = append(tg, t), append(web, w), append(anon, a)
 		stopDaemon(cmd)
 		srv.Close()
 	}
@@ -159,5 +163,24 @@ func BenchmarkIdleRSS(b *testing.B) {
 	b.ReportMetric(t, "telegram-rss-MB")
 	b.ReportMetric(w, "webchat-rss-MB")
 	b.ReportMetric(h+t+w, "total-rss-MB")
+	b.ReportMetric(med(anon), "total-anon-MB")
 	b.ReportMetric(0, "ns/op")
+}
+
+// anonMB is the private anonymous memory of a process (heap, stacks, the
+// runtime's own), from /proc/PID/smaps_rollup: the resident set without
+// the mapped pages of its binary and libraries, which the page cache
+// shares.
+func anonMB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Anonymous:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }

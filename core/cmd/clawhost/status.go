@@ -74,6 +74,17 @@ func adminBase(listen string) string {
 func formatStatus(s admin.Snapshot, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "clawhost %s, up %s, %d sessions, %d queued\n", s.Version, now.Sub(s.StartedAt).Round(time.Second), s.SessionCount, s.QueueDepth)
+	if s.Host.RSS > 0 {
+		fmt.Fprintf(&b, "memory: host %s resident (Go heap %s)", admin.MB(s.Host.RSS), admin.MB(s.Host.Heap))
+		total := s.Host.RSS
+		for _, p := range s.Plugins {
+			total += p.RSS
+		}
+		for _, w := range s.Warm {
+			total += w.RSS
+		}
+		fmt.Fprintf(&b, ", with plugins and %d warm claude processes %s\n", len(s.Warm), admin.MB(total))
+	}
 	ready := 0
 	for _, p := range s.Plugins {
 		if p.Ready {
@@ -86,7 +97,11 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 	}
 	fmt.Fprintf(&b, "plugins ready %d/%d\n", ready, len(s.Plugins))
 	for _, p := range s.Plugins {
-		fmt.Fprintf(&b, "  %-14s %-10s %-14s restarts %d\n", p.Instance, p.Source, p.State, p.Restarts)
+		fmt.Fprintf(&b, "  %-14s %-10s %-14s restarts %d", p.Instance, p.Source, p.State, p.Restarts)
+		if p.RSS > 0 {
+			fmt.Fprintf(&b, ", pid %d, %s", p.PID, admin.MB(p.RSS))
+		}
+		b.WriteString("\n")
 		if p.LastError != "" && !p.Ready {
 			fmt.Fprintf(&b, "      error: %s\n", indent(p.LastError, "        "))
 		}
