@@ -115,11 +115,10 @@ func (r *Runner) leave(tk *ticket) {
 	switch tk.state {
 	case ticketGone:
 		return
-	case ticketRunning:
-		r.running--
 	case ticketWaiting:
 		r.waiting = slices.DeleteFunc(r.waiting, func(w *ticket) bool { return w == tk })
 	}
+	held := tk.state == ticketRunning
 	tk.state = ticketGone
 	if r.active[tk.key] == tk.turn {
 		delete(r.active, tk.key)
@@ -132,8 +131,11 @@ func (r *Runner) leave(tk *ticket) {
 	} else {
 		r.lanes[tk.key] = lane
 		if head {
-			r.eligibleLocked(lane[0])
+			r.eligibleLocked(lane[0]) // counting tk as running still: it was, until now
 		}
+	}
+	if held {
+		r.running--
 	}
 	r.grantLocked()
 }

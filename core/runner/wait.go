@@ -95,7 +95,10 @@ func (w Wait) String() string {
 	return strings.Join(append(parts, started+" ("+why+")"), ", ")
 }
 
-// seconds is d as "1.2 s".
+// seconds is d as "1.2 s", or "40 ms" below a tenth of a second.
 func seconds(d time.Duration) string {
+	if d < 100*time.Millisecond {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
