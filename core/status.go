@@ -41,7 +41,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	for _, si := range sessions {
 		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, SessionID: si.ClaudeSessionID, Model: si.Model,
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
-			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running})
+			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn})
 	}
 	for _, g := range h.gw.UnlistedGroups() {
 		snap.UnlistedGroups = append(snap.UnlistedGroups, admin.UnlistedGroup{ID: g.ID, Title: g.Title, Messages: g.Messages, LastSeen: g.LastSeen})

@@ -222,6 +222,10 @@ type Session struct {
 	Queued int `json:"queued"`
 	// Running reports whether a turn is running now.
 	Running bool `json:"running"`
+	// LastTurn says how the last turn since the start got to claude: how
+	// long it waited for a slot, whether claude was started and why; ""
+	// when none ran.
+	LastTurn string `json:"last_turn,omitempty"`
 }
 
 // Warm is one warm claude process of the runner.

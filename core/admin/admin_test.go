@@ -95,7 +95,7 @@ func sampleSnapshot() Snapshot {
 		Sessions: []Session{
 			{Key: "tg:dm:1001", SessionID: "0d6c1a2e-1111-2222-3333-444455556666", Model: "claude-sonnet",
 				LastActivity: t0.Add(-90 * time.Second), Turns: 12, InputTokens: 34567, OutputTokens: 8910,
-				CostUSD: 0.12345, Queued: 3, Running: true},
+				CostUSD: 0.12345, Queued: 3, Running: true, LastTurn: "waited 1.2 s for a free slot (4 of 4 running), warm claude process"},
 			{Key: "dc:" + xss, LastActivity: t0.Add(-2 * time.Hour)},
 		},
 		SessionCount: 250,
@@ -191,7 +191,7 @@ func TestStatusPage(t *testing.T) {
 		"showing 2 of 250",
 		"<td>tg:dm:1001</td>", ">0d6c1a2e<", "claude-sonnet", "1m30s ago",
 		`<td class="n">12</td><td class="n">34567</td><td class="n">8910</td><td class="n">$0.1235</td><td class="n">3</td>`,
-		"running</span>", "2h00m ago",
+		"running</span>", "<td>waited 1.2 s for a free slot (4 of 4 running), warm claude process</td>", "2h00m ago",
 		// warm and errors
 		`<td class="n">31337</td>`, "pluginhost.dc",
 		// groups not allowed: the entry to add

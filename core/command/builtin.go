@@ -146,6 +146,10 @@ type Handler struct {
 	// Approvals, when not nil, gives /status's lines about the session's
 	// tool-use questions (the open one, the last decisions).
 	Approvals func(key string) []string
+	// LastTurn, when not nil, says how the session's last turn got to
+	// claude (how long it waited for a slot, whether claude was started
+	// and why), for /status's "Last turn:" line; "" when no turn ran.
+	LastTurn func(key string) string
 	// Schedules, when not nil, serves /schedule.
 	Schedules Schedules
 
@@ -360,6 +364,11 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 	if h.Approvals != nil {
 		for _, l := range h.Approvals(key) {
 			b.WriteString(l + "\n")
+		}
+	}
+	if h.LastTurn != nil {
+		if l := h.LastTurn(key); l != "" {
+			b.WriteString("Last turn: " + l + "\n")
 		}
 	}
 	state := "idle"

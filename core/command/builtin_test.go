@@ -191,6 +191,17 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.text, got, c.want)
 		}
 	}
+	// How the last turn got to claude, before the agent's state.
+	h.LastTurn = func(key string) string {
+		if key != "tg:direct:5" {
+			return ""
+		}
+		return "waited 1.2 s for a free slot (4 of 4 running), started claude in 0.9 s (no warm process: 4 of 4 warm, 4 in use)"
+	}
+	if got, want := answer(t, h, "/status", false), "No conversation yet.\nLast turn: waited 1.2 s for a free slot (4 of 4 running), started claude in 0.9 s (no warm process: 4 of 4 warm, 4 in use)\nAgent: idle"; !strings.Contains(got, want) {
+		t.Errorf("/status: %q lacks %q", got, want)
+	}
+	h.LastTurn = nil
 	if len(s.resets) != 1 || s.resets[0] != "tg:direct:5 /new" {
 		t.Errorf("resets %q", s.resets)
 	}

@@ -104,8 +104,8 @@ type Agent struct {
 	IdleTimeout Duration `hcl:"idle_timeout,optional"`
 
 	// MaxWarm is how many warm claude processes are kept (max_warm), ≈ 210 MB
-	// each; beyond it the least recently used idle one is stopped. 0 keeps
-	// none warm. Default 4.
+	// each; beyond it the idle one least worth keeping (used least, cheapest
+	// to start again) is stopped. 0 keeps none warm. Default 4.
 	MaxWarm int `hcl:"max_warm,optional"`
 
 	// MaxConcurrent caps turns running at once across all sessions

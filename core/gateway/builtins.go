@@ -132,6 +132,9 @@ type SessionInfo struct {
 	store.Session
 	Queued  int
 	Running bool
+	// LastTurn says how the last turn since the start got to claude
+	// (runner.Wait's sentence); "" when none ran.
+	LastTurn string
 }
 
 // Sessions returns up to limit sessions, most recently active first, and
@@ -148,7 +151,7 @@ func (g *Gateway) Sessions(ctx context.Context, limit int) ([]SessionInfo, int) 
 	queued, _ := g.store.PendingCounts(ctx)
 	out := make([]SessionInfo, len(recent))
 	for i, s := range recent {
-		out[i] = SessionInfo{Session: s, Queued: queued[s.Key], Running: g.queue.Running(s.Key)}
+		out[i] = SessionInfo{Session: s, Queued: queued[s.Key], Running: g.queue.Running(s.Key), LastTurn: g.turns.LastWait(s.Key).String()}
 	}
 	return out, total
 }

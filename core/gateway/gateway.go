@@ -202,6 +202,7 @@ func New(opts Options) *Gateway {
 			return set.Turn.PermissionModes
 		},
 		Approvals: g.approvalLines,
+		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
 		QueueMode: func(key string) string {
 			instance, _, _ := strings.Cut(key, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))

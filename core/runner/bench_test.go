@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"cmp"
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -160,4 +163,87 @@ func BenchmarkWarmRSS(b *testing.B) {
 		sum += vmRSS(p)
 	}
 	b.ReportMetric(sum/float64(len(pids)), "rss-MB/process")
+}
+
+// BenchmarkManyChats: 200 chats share MaxWarm 4 warm processes and MaxConcurrent 4 slots.
+// It drives the fake claude (the test binary), which takes FAKE_CLAUDE_START_MS plus
+// FAKE_CLAUDE_RESUME_MS per earlier prompt to start and FAKE_CLAUDE_TURN_MS per turn, so a
+// start costs several turns' time as with the real CLI. Each chat sends manyChatsTurns
+// turns; a chat's next message comes a few messages after its previous one (a
+// conversation), the chats interleaved at random (fixed seed). Messages arrive at a fixed
+// interval whether or not earlier turns are done: every 40 ms the slots keep up, every
+// 25 ms they do not when most turns start a process. Reported: Run → Result latency of the turns
+// (p50, p99) and claude processes started per turn. Run with -benchtime 1x.
+func BenchmarkManyChats(b *testing.B) {
+	for _, interval := range []time.Duration{40 * time.Millisecond, 25 * time.Millisecond} {
+		b.Run("every="+interval.String(), func(b *testing.B) { benchManyChats(b, interval) })
+	}
+}
+
+func benchManyChats(b *testing.B, interval time.Duration) {
+	const (
+		chats          = 200
+		manyChatsTurns = 3
+	)
+	type msg struct {
+		at   float64
+		chat int
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var msgs []msg
+	for c := 0; c < chats; c++ {
+		at := rng.Float64() * chats * manyChatsTurns
+		for range manyChatsTurns {
+			msgs = append(msgs, msg{at, c})
+			at += 1 + rng.ExpFloat64()*3
+		}
+	}
+	slices.SortFunc(msgs, func(x, y msg) int { return cmp.Compare(x.at, y.at) })
+
+	var lat []time.Duration
+	starts := 0
+	for range b.N {
+		f := newFake(b, func(c *Config) {
+			c.MaxWarm, c.MaxConcurrent, c.Timeout = 4, 4, 5*time.Minute
+			c.Env["FAKE_CLAUDE_START_MS"] = "80"
+			c.Env["FAKE_CLAUDE_RESUME_MS"] = "10"
+			c.Env["FAKE_CLAUDE_TURN_MS"] = "30"
+		})
+		sids := make([]string, chats)
+		for i := range sids {
+			sids[i] = uuid.NewString()
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		began := time.Now()
+		for j, m := range msgs {
+			time.Sleep(time.Until(began.Add(time.Duration(j) * interval)))
+			first := !slices.ContainsFunc(msgs[:j], func(e msg) bool { return e.chat == m.chat })
+			start := time.Now()
+			turn, err := f.r.Run(context.Background(), TurnRequest{Key: "chat-" + strconv.Itoa(m.chat), SessionID: sids[m.chat], NewSession: first, Prompt: "turn " + strconv.Itoa(j)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := turn.Wait()
+				d := time.Since(start)
+				if res.Err != nil {
+					b.Error(res.Err)
+				}
+				mu.Lock()
+				lat = append(lat, d)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		starts += len(f.starts(b))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1)+0.5)].Microseconds()) / 1000 }
+	b.ReportMetric(pct(0.50), "turn-p50-ms")
+	b.ReportMetric(pct(0.99), "turn-p99-ms")
+	b.ReportMetric(float64(starts)/float64(len(lat)), "starts/turn")
 }

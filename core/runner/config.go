@@ -83,11 +83,13 @@ type Config struct {
 	MaxTurns int
 	// IdleTimeout stops a warm process that has not run a turn for this long. Default 10m.
 	IdleTimeout time.Duration
-	// MaxWarm is the number of warm processes kept; beyond it the least recently used idle
-	// one is stopped. Each costs ≈ 210 MB RSS. Default 4.
+	// MaxWarm is the number of warm processes kept; beyond it the idle one least worth
+	// keeping is stopped (used least, cheapest to start again; see the package
+	// documentation). Each costs ≈ 210 MB RSS. Default 4.
 	MaxWarm int
-	// MaxConcurrent caps turns running at once across all sessions; further turns wait.
-	// Default 4.
+	// MaxConcurrent caps turns running at once across all sessions; further turns wait,
+	// first come first served except that a turn whose session has a warm process may go
+	// a little ahead (see the package documentation). Default 4.
 	MaxConcurrent int
 	// OneShot runs every turn in a fresh process (prompt on stdin, then EOF) instead of
 	// keeping processes warm. Slower (≈ 0.9 s start per turn) but holds no memory between turns.

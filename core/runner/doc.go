@@ -15,9 +15,9 @@
 //
 // and every turn writes one {"type":"user","message":{"role":"user","content":...}} line
 // to its stdin; history stays inside the process. The process is stopped after
-// Config.IdleTimeout without turns, or when more than Config.MaxWarm are warm (least
-// recently used first). The next turn of a session without a live process resumes it
-// with --resume. With Config.OneShot every turn starts a process, writes the prompt to
+// Config.IdleTimeout without turns, or when more than Config.MaxWarm are warm (the one
+// least worth keeping first, see below). The next turn of a session without a live
+// process resumes it with --resume. With Config.OneShot every turn starts a process, writes the prompt to
 // stdin and closes it. Prompts never appear in argv; each process has its own TMPDIR under
 // Config.StateDir and the workspace as cwd, runs in its own process group (so Abort kills
 // tools it started) and, on Linux, dies with the host (Pdeathsig SIGKILL).
@@ -36,18 +36,53 @@
 // error, claude keeps the failed user message, and the next turn's prompt is merged into
 // the same user message ("<failed prompt>\n<new prompt>") — the model sees both.
 //
+// Many chats, few processes. With more active chats than Config.MaxWarm, a turn whose
+// chat has no warm process pays a start (≈ 1 s, more to resume a long transcript) and
+// stops another chat's idle process. One scheduler (sched.go) owns both orders a turn
+// waits in, under Runner.mu: its key's earlier turns (a lane) and a free slot
+// (Config.MaxConcurrent). The turn that ends hands its slot on and makes its key's next
+// turn eligible in the same step, so that turn is weighed next to the process it is
+// about to find idle — with two queues (lane channel, then a semaphore) it arrived after
+// the slot had gone to a chat that had to start a process and evicted it.
+//
+// Which waiting turn gets a free slot: the one that began to wait first, where a turn
+// whose key has an idle warm process counts as having begun 4 × that process's measured
+// start time earlier (at most 30 s). Running it saves a start, which costs the slots as
+// much as several turns wait; the bonus is in start times so it scales with what is
+// saved (the real CLI's seconds, the test fake's milliseconds). Fairness: no turn is
+// ever overtaken by one that began to wait more than the bonus after it, so a steady
+// stream of warm turns delays a cold one by at most the bonus (TestSchedNoStarvation);
+// each key has at most one turn waiting (the lane), so one chat cannot crowd out others.
+//
+// Which idle process is stopped when one must go (pool.go): never a busy one (a process
+// just started runs its turn first), and not one whose key has a turn queued while any
+// other is idle (it is about to be used). Among the rest, the least worth keeping by
+// GreedyDual-Size-Frequency (Cherkasova 1998): worth = inflation + uses (at most 8) ×
+// the process's measured start time (spawn to first output: a resumed long transcript
+// measures slower, so it is kept longer); each eviction raises the inflation to the
+// victim's worth, so worth earned long ago ages out as under LRU, while a chat used often
+// or costly to restart outlasts one that ran a single cheap turn.
+//
+// Result.Wait reports, per turn, how long it waited for its chat's earlier turn and for a
+// slot (running and waiting counts when it began), warm or why claude was started
+// (Start), the warm count and whose idle process was stopped for it; Wait.String is the
+// sentence /status shows. BenchmarkManyChats measures turn latency and starts per turn
+// for 200 chats on 4 warm processes and 4 slots.
+//
 // The package imports nothing else from core; the composition package wires it.
 //
 // Files:
 //
-//	runner.go    Runner: New, Run (per-key lanes), Abort, Close
+//	runner.go    Runner: New, Run, Abort, Close
 //	turn.go      Turn, the caller's handle: its unbounded event queue; FinishedTurn
-//	exchange.go  how one turn runs: queueing, retries, writing the prompt, reading claude's
-//	             output until the result, timeout and abort
+//	sched.go     the scheduler: per-key lanes, slots, which waiting turn runs next
+//	wait.go      Wait: how a turn got to claude, and its sentence for /status
+//	exchange.go  how one turn runs: waiting its turn, retries, writing the prompt, reading
+//	             claude's output until the result, timeout and abort
 //	stream.go    Event, Result, the stream-json wire types, assistant lines into events
 //	steer.go     Steer: a user message written into a running turn
-//	pool.go      where warm processes are kept: acquire, release, idle and LRU eviction,
-//	             Stop, Warm
+//	pool.go      where warm processes are kept: acquire, release, idle timeout, eviction by
+//	             worth (GreedyDual-Size-Frequency), Stop, Warm
 //	process.go   one claude process: start, stdout reader, reaping, stop and kill
 //	sysproc_*.go its process group and, on Linux, Pdeathsig
 //	config.go    Config: defaults, validation, argv and environment

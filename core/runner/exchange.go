@@ -10,35 +10,20 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// turn runs one turn to its Result: it waits for the key's previous turn (prev, nil when
-// none) and for a concurrency slot, marks the turn active (Abort and Steer find it), then
-// runs attempts. Config.Timeout counts from here.
-func (r *Runner) turn(ctx context.Context, t *Turn, req TurnRequest, prev <-chan struct{}) Result {
+// turn runs one turn to its Result: it waits in the scheduler (sched.go) for the key's
+// earlier turns and a slot, then runs attempts; leaving the scheduler at the end hands
+// the slot on. Config.Timeout counts from here.
+func (r *Runner) turn(ctx context.Context, t *Turn, req TurnRequest, tk *ticket) Result {
 	timer := time.NewTimer(r.cfg.Timeout)
 	defer timer.Stop()
 	deadline := time.Now().Add(r.cfg.Timeout)
 	st := stopper{ctx: ctx, t: t, timer: timer.C, tm: timer, deadline: &deadline}
-
-	// One turn per key at a time, in Run order.
-	if res, ok := st.waitPrevious(prev); !ok {
+	defer r.leave(tk)
+	w, res, ok := r.waitTurn(st, tk)
+	if !ok {
 		return res
 	}
-	r.mu.Lock()
-	r.active[req.Key] = t
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		if r.active[req.Key] == t {
-			delete(r.active, req.Key)
-		}
-		r.mu.Unlock()
-	}()
-
-	if res, ok := st.waitSlot(r.sem); !ok {
-		return res
-	}
-	defer func() { <-r.sem }()
-	return r.attempts(st, t, req)
+	return r.attempts(st, t, req, w)
 }
 
 // stopper gathers the ways a turn ends early: Abort (or Close), the caller's context, and
@@ -92,41 +77,6 @@ func (s stopper) wait(ch <-chan struct{}) ErrorKind {
 	}
 }
 
-// waitPrevious waits until prev (the end of the key's previous turn; nil for none) is
-// closed. ok false: the turn ended while queued, with res.
-func (s stopper) waitPrevious(prev <-chan struct{}) (res Result, ok bool) {
-	if prev == nil {
-		closed := make(chan struct{})
-		close(closed)
-		prev = closed
-	}
-	select {
-	case <-prev:
-		return Result{}, true
-	case <-s.t.abortCh:
-		return stoppedResult(s.t.abortKind, "stopped while waiting for the previous turn"), false
-	case <-s.ctx.Done():
-		return stoppedResult(KindAborted, "stopped while waiting for the previous turn"), false
-	case <-s.timer:
-		return stoppedResult(KindTimeout, "timed out waiting for the previous turn of this conversation"), false
-	}
-}
-
-// waitSlot takes a slot in sem (Config.MaxConcurrent). ok false: the turn ended while
-// queued, with res.
-func (s stopper) waitSlot(sem chan<- struct{}) (res Result, ok bool) {
-	select {
-	case sem <- struct{}{}:
-		return Result{}, true
-	case <-s.t.abortCh:
-		return stoppedResult(s.t.abortKind, "stopped while waiting for a free slot"), false
-	case <-s.ctx.Done():
-		return stoppedResult(KindAborted, "stopped while waiting for a free slot"), false
-	case <-s.timer:
-		return stoppedResult(KindTimeout, "timed out waiting for a free slot (agent.max_concurrent)"), false
-	}
-}
-
 func stoppedResult(kind ErrorKind, detail string) Result {
 	return Result{Err: newError(kind, detail)}
 }
@@ -134,18 +84,23 @@ func stoppedResult(kind ErrorKind, detail string) Result {
 // attempts runs the turn on a process from the pool, up to three times: again when the
 // session must be started the other way (see launchPlan.retry) or a warm process died
 // before the turn.
-func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest) Result {
+func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest, w Wait) Result {
 	log := r.log.With("key", req.Key, "session", req.SessionID)
 	plan := launchPlan{resume: !req.NewSession}
 	for attempt := 0; ; attempt++ {
-		p, reused, serr := r.acquire(req, plan.resume)
+		p, serr := r.acquire(req, plan.resume, &w)
 		if serr != nil {
 			log.Error("start claude", "error", serr.Detail)
-			return Result{Err: serr, SessionReset: plan.sessionReset}
+			return Result{Err: serr, SessionReset: plan.sessionReset, Wait: w}
 		}
+		reused := w.Start == StartWarm
 		res, sawOutput := r.exchange(st, t, p, req.Prompt, req.Images)
 		res.NewProcess = !reused
 		res.PID = p.pid
+		if !reused {
+			w.Startup = time.Duration(p.startup.Load())
+		}
+		res.Wait = w
 		if res.SessionID == "" {
 			res.SessionID = req.SessionID
 		}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,6 +33,10 @@ import (
 //	"tool"         a tool_use message, then the result
 //	"env"          "echo: env" and its environment, one NAME=value a line
 //	anything else  "echo: <prompt>"
+//
+// Timing, for benchmarks: FAKE_CLAUDE_START_MS (a start's delay before the first prompt is
+// read) plus FAKE_CLAUDE_RESUME_MS per earlier prompt in the transcript when resuming (a
+// long conversation is slower to resume), and FAKE_CLAUDE_TURN_MS before each result.
 func TestMain(m *testing.M) {
 	if os.Getenv("FAKE_CLAUDE") == "1" {
 		os.Exit(fakeClaude(os.Args[1:]))
@@ -67,6 +72,17 @@ func fakeClaude(args []string) int {
 		fmt.Fprintf(os.Stderr, "Error: Session ID %s is already in use.\n", sid)
 		return 1
 	}
+	envMS := func(name string) time.Duration {
+		n, _ := strconv.Atoi(os.Getenv(name))
+		return time.Duration(n) * time.Millisecond
+	}
+	startDelay := envMS("FAKE_CLAUDE_START_MS")
+	if resume {
+		history, _ := os.ReadFile(transcript)
+		startDelay += time.Duration(bytes.Count(history, []byte("\n"))) * envMS("FAKE_CLAUDE_RESUME_MS")
+	}
+	time.Sleep(startDelay)
+	turnDelay := envMS("FAKE_CLAUDE_TURN_MS")
 	if slices.Contains(args, "--bad-flag") {
 		fmt.Fprintln(os.Stderr, "error: unknown option '--bad-flag'")
 		return 1
@@ -152,6 +168,7 @@ func fakeClaude(args []string) int {
 			out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
 				"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": map[string]any{"command": "ls   -la\n/tmp"}}}}})
 		}
+		time.Sleep(turnDelay)
 		text := "echo: " + prompt
 		out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
 			"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}}})
@@ -200,7 +217,7 @@ type fakeEnv struct {
 	state string
 }
 
-func newFake(t *testing.T, mut func(*Config)) *fakeEnv {
+func newFake(t testing.TB, mut func(*Config)) *fakeEnv {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -232,7 +249,7 @@ func newFake(t *testing.T, mut func(*Config)) *fakeEnv {
 	return &fakeEnv{r: r, state: state}
 }
 
-func (f *fakeEnv) starts(t *testing.T) []string {
+func (f *fakeEnv) starts(t testing.TB) []string {
 	b, _ := os.ReadFile(filepath.Join(f.state, "starts"))
 	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }

@@ -7,46 +7,69 @@ import (
 // The pool keeps at most one warm process per conversation key in Runner.procs (guarded by
 // Runner.mu). A turn takes its key's process with acquire (busy while the turn runs) and
 // gives it back with release. An idle process is stopped after Config.IdleTimeout; beyond
-// Config.MaxWarm the least recently used idle one is stopped. With Config.OneShot the pool
-// stays empty: every turn starts a process and release ends it.
+// Config.MaxWarm the idle one least worth keeping is stopped (victimLocked). With
+// Config.OneShot the pool stays empty: every turn starts a process and release ends it.
 
-// acquire returns the key's warm process when it fits the request, or starts one.
-func (r *Runner) acquire(req TurnRequest, resume bool) (p *proc, reused bool, err *Error) {
+// maxUses caps the turns that count for a process's worth (keepValueLocked), so a chat
+// that was busy long ago does not squat on a warm process.
+const maxUses = 8
+
+// acquire returns the key's warm process when it fits the request, or starts one. It
+// records in w how the turn got its process.
+func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *Error) {
 	extra := req.ExtraSystemPrompt
+	w.Start, w.Warm, w.WarmBusy, w.MaxWarm, w.Evicted = StartOneShot, 0, 0, r.cfg.MaxWarm, ""
 	if !r.cfg.OneShot {
 		var stale []*proc
 		r.mu.Lock()
+		w.Start = StartCold
 		if old := r.procs[req.Key]; old != nil {
-			if old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission && !old.isDead() {
+			if old.isDead() {
+				w.Start = StartDied
+			} else if old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission {
 				old.busy = true
-				old.lastUsed = time.Now()
+				old.lastUsed = r.now()
 				if old.idle != nil {
 					old.idle.Stop()
 				}
 				r.mu.Unlock()
-				return old, true, nil
+				w.Start = StartWarm
+				return old, nil
+			} else {
+				w.Start = StartChanged
 			}
 			r.removeLocked(old)
 			stale = append(stale, old)
 		}
+		w.Warm = len(r.procs)
+		for _, q := range r.procs {
+			if q.busy {
+				w.WarmBusy++
+			}
+		}
 		// Make room: count the process about to start.
-		stale = append(stale, r.evictLocked(r.cfg.MaxWarm-1)...)
+		evicted := r.evictLocked(r.cfg.MaxWarm - 1)
+		if len(evicted) > 0 {
+			w.Evicted = evicted[0].key
+		}
 		r.mu.Unlock()
 		for _, s := range stale {
 			r.stopAsync(s)
 		}
+		r.stopEvicted(evicted)
 	}
 	p, err = r.start(req.Key, req.SessionID, resume, extra, launch{model: req.Model, effort: req.Effort, mode: req.PermissionMode, mcp: req.MCPConfig, tools: req.Tools, ask: req.AskPermission && !r.cfg.OneShot})
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if !r.cfg.OneShot {
 		r.mu.Lock()
 		p.busy = true
+		p.lastUsed = r.now()
 		r.procs[req.Key] = p
 		r.mu.Unlock()
 	}
-	return p, false, nil
+	return p, nil
 }
 
 // release returns a warm process to the pool (keep) or ends it.
@@ -58,7 +81,7 @@ func (r *Runner) release(p *proc, keep bool) {
 	}
 	r.mu.Lock()
 	p.busy = false
-	p.lastUsed = time.Now()
+	p.lastUsed = r.now()
 	if !keep || p.isDead() || r.closed || r.procs[p.key] != p {
 		if r.procs[p.key] == p {
 			r.removeLocked(p)
@@ -67,21 +90,39 @@ func (r *Runner) release(p *proc, keep bool) {
 		r.stopAsync(p)
 		return
 	}
+	p.uses++
+	p.prio = r.keepValueLocked(p)
 	r.armIdleLocked(p)
 	evict := r.evictLocked(r.cfg.MaxWarm)
 	r.mu.Unlock()
-	for _, e := range evict {
-		r.log.Debug("stopping least recently used claude process", "key", e.key, "pid", e.pid)
+	r.stopEvicted(evict)
+}
+
+// keepValueLocked is p's worth to the pool after a turn, GreedyDual-Size-Frequency
+// (Cherkasova, 1998) with every process the same size: the start a later turn would
+// save (p's own start time) times how often p is used (its turns, at most maxUses), on
+// top of r.inflation. The pool evicts the least worth and raises r.inflation to it, so
+// the worth of a process that is not used again falls behind that of processes used
+// since: old worth ages out, as in LRU, but a process that is used often or costly to
+// start outlasts one that ran a single cheap turn.
+func (r *Runner) keepValueLocked(p *proc) float64 {
+	return r.inflation + float64(min(p.uses, maxUses))*p.startCost().Seconds()
+}
+
+// stopEvicted stops processes evictLocked removed.
+func (r *Runner) stopEvicted(evicted []*proc) {
+	for _, e := range evicted {
+		r.log.Debug("stopping a warm claude process to make room", "key", e.key, "pid", e.pid, "uses", e.uses)
 		r.stopAsync(e)
 	}
 }
 
 // armIdleLocked stops p after Config.IdleTimeout unless it ran a turn meanwhile.
 func (r *Runner) armIdleLocked(p *proc) {
-	used := p.lastUsed
+	uses := p.uses
 	p.idle = time.AfterFunc(r.cfg.IdleTimeout, func() {
 		r.mu.Lock()
-		if r.procs[p.key] != p || p.busy || !p.lastUsed.Equal(used) {
+		if r.procs[p.key] != p || p.busy || p.uses != uses {
 			r.mu.Unlock()
 			return
 		}
@@ -92,30 +133,42 @@ func (r *Runner) armIdleLocked(p *proc) {
 	})
 }
 
-// evictLocked removes least recently used idle processes while more than keep are warm
-// and returns them for the caller to stop (after unlocking).
+// evictLocked removes idle processes, the least worth keeping first (victimLocked), while
+// more than keep are warm, and returns them for the caller to stop (after unlocking).
+// Busy processes are never evicted: a process just started runs its turn first.
 func (r *Runner) evictLocked(keep int) []*proc {
 	var out []*proc
 	for len(r.procs) > keep {
-		lru := r.lruIdleLocked()
-		if lru == nil {
+		v := r.victimLocked()
+		if v == nil {
 			break
 		}
-		r.removeLocked(lru)
-		out = append(out, lru)
+		r.removeLocked(v)
+		r.inflation = max(r.inflation, v.prio)
+		out = append(out, v)
 	}
 	return out
 }
 
-// lruIdleLocked is the least recently used process not running a turn, or nil.
-func (r *Runner) lruIdleLocked() *proc {
-	var lru *proc
+// victimLocked is the idle process to evict, or nil when all are busy: one whose key has
+// no turn queued if there is such a process (a queued turn is about to use its own), the
+// least worth (prio) among those, the least recently used on a tie.
+func (r *Runner) victimLocked() *proc {
+	var v *proc
+	vWanted := false
 	for _, p := range r.procs {
-		if !p.busy && (lru == nil || p.lastUsed.Before(lru.lastUsed)) {
-			lru = p
+		if p.busy {
+			continue
 		}
+		wanted := len(r.lanes[p.key]) > 0
+		switch {
+		case v == nil, vWanted && !wanted:
+		case wanted && !vWanted, p.prio > v.prio, p.prio == v.prio && !p.lastUsed.Before(v.lastUsed):
+			continue
+		}
+		v, vWanted = p, wanted
 	}
-	return lru
+	return v
 }
 
 // removeLocked drops p from the pool (if it is still its key's process) and its idle timer.

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,11 +39,24 @@ type proc struct {
 	stderr                *tailBuffer
 	tmpdir                string
 	lifeline              *os.File // write end of the lifeline; nil without one
+	spawned               time.Time
+	startup               atomic.Int64 // spawned → first stdout line, in ns; 0 until then
 
 	// guarded by Runner.mu
 	busy     bool
 	lastUsed time.Time
 	idle     *time.Timer
+	uses     int     // turns it ran
+	prio     float64 // its worth to the pool (pool.go, keepValueLocked)
+}
+
+// startCost is what starting p again would cost, as far as the runner knows: how long p
+// took to its first output, or defaultStartup before that.
+func (p *proc) startCost() time.Duration {
+	if d := time.Duration(p.startup.Load()); d > 0 {
+		return d
+	}
+	return defaultStartup
 }
 
 type line struct {
@@ -165,6 +179,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 	p := &proc{key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, ask: l.ask, cmd: cmd, stdin: stdin,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	cmd.Stderr = p.stderr
+	p.spawned = time.Now()
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
@@ -234,6 +249,9 @@ func (r *Runner) readStdout(p *proc, stdout io.Reader, dead <-chan struct{}, don
 	for {
 		b, err := br.ReadBytes('\n')
 		if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 {
+			if p.stdoutBytes == 0 {
+				p.startup.Store(int64(time.Since(p.spawned)))
+			}
 			p.stdoutBytes += len(b)
 			var m wireMsg
 			if jerr := json.Unmarshal(trimmed, &m); jerr != nil {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -19,21 +20,21 @@ import (
 type Runner struct {
 	cfg Config
 	log hclog.Logger
-	sem chan struct{}
+	now func() time.Time // the clock; tests replace it
 
 	mu     sync.Mutex
 	closed bool
 	procs  map[string]*proc // warm processes by conversation key (pool.go)
-	lanes  map[string]*lane // per-key serialization (Run)
-	active map[string]*Turn // running turn by key, for Abort and Steer
-	seq    int
-	wg     sync.WaitGroup
-}
-
-// lane serializes the turns of one key in Run order: each turn waits for the done
-// channel of the turn queued before it.
-type lane struct {
-	tail chan struct{}
+	// inflation is the eviction cost model's clock (pool.go).
+	inflation float64
+	// The scheduler (sched.go): each key's turns in Run order, the turns waiting for
+	// a slot in the order they began to, and the number running.
+	lanes   map[string][]*ticket
+	waiting []*ticket
+	running int
+	active  map[string]*Turn // the current (waiting or running) turn by key, for Abort and Steer
+	seq     int
+	wg      sync.WaitGroup
 }
 
 // New returns a Runner for cfg (defaults applied, see Config). It validates cfg and creates
@@ -61,9 +62,9 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 	r := &Runner{
 		cfg:    cfg,
 		log:    logger.Named("runner"),
-		sem:    make(chan struct{}, cfg.MaxConcurrent),
+		now:    time.Now,
 		procs:  map[string]*proc{},
-		lanes:  map[string]*lane{},
+		lanes:  map[string][]*ticket{},
 		active: map[string]*Turn{},
 	}
 	if _, err := exec.LookPath(cfg.Command); err != nil {
@@ -167,31 +168,12 @@ func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("run turn: %w", ErrClosed)
 	}
-	ln := r.lanes[req.Key]
-	if ln == nil {
-		ln = &lane{}
-		r.lanes[req.Key] = ln
-	}
-	prev, mine := ln.tail, make(chan struct{})
-	ln.tail = mine
+	tk := r.enqueueLocked(req.Key, t)
 	r.wg.Add(1)
 	r.mu.Unlock()
 	go func() {
 		defer r.wg.Done()
-		res := r.turn(ctx, t, req, prev)
-		// The next turn of the key may start only after the previous one ended.
-		go func() {
-			if prev != nil {
-				<-prev
-			}
-			r.mu.Lock()
-			if r.lanes[req.Key] == ln && ln.tail == mine {
-				delete(r.lanes, req.Key)
-			}
-			r.mu.Unlock()
-			close(mine)
-		}()
-		t.finish(res)
+		t.finish(r.turn(ctx, t, req, tk))
 	}()
 	return t, nil
 }

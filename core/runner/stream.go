@@ -137,6 +137,9 @@ type Result struct {
 	NewProcess bool
 	// PID is the claude process id that ran the turn.
 	PID int
+	// Wait is how the turn got to claude: how long it waited for a slot, and whether
+	// (and why) a process was started for it.
+	Wait Wait
 }
 
 // wireMsg is one stdout line of claude's stream-json output; only the fields used are

@@ -16,6 +16,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -229,6 +230,8 @@ type Turns struct {
 	history *History
 	active  atomic.Int64
 	set     atomic.Pointer[Settings]
+	// waits is how each session's last turn got to claude (runner.Wait by key).
+	waits sync.Map
 }
 
 // New returns Turns.
@@ -257,6 +260,14 @@ func (t *Turns) SetSettings(s Settings) {
 }
 
 func (t *Turns) settings() Settings { return *t.set.Load() }
+
+// LastWait is how the session's last turn since the start got to claude: how long it
+// waited for a slot and whether a claude process was started for it (zero: none ran).
+func (t *Turns) LastWait(key string) runner.Wait {
+	v, _ := t.waits.Load(key)
+	w, _ := v.(runner.Wait)
+	return w
+}
 
 // MatchTrigger matches the configured reset triggers (none when the list
 // is empty).
