@@ -83,8 +83,9 @@ type countingStore struct {
 	// the last resetStages (the latency benchmark has one message in
 	// flight, so they are that message's).
 	stage [stageCount]atomic.Int64
-	// gate, when set, holds Enqueue (the first write after the accept)
-	// until it is closed.
+	// gate, when set, holds Enqueue and Begin (the first write after the
+	// accept, whether the message is queued or starts at once) until it
+	// is closed.
 	gate chan struct{}
 }
 
@@ -158,6 +159,9 @@ func (c *countingStore) Start(ctx context.Context, ids ...int64) error {
 }
 
 func (c *countingStore) Begin(ctx context.Context, key string, ids ...int64) error {
+	if c.gate != nil {
+		<-c.gate
+	}
 	c.writes.Add(1)
 	defer c.mark(stStart)
 	return c.Store.Begin(ctx, key, ids...)
