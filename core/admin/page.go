@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/qrcode"
@@ -23,7 +24,7 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, data); err != nil {
+	if err := pageTemplate().Execute(&buf, data); err != nil {
 		h.log.Error("render status page", "error", err)
 		http.Error(w, "rendering the status page failed", http.StatusInternalServerError)
 		return
@@ -102,18 +103,21 @@ func formatDuration(d time.Duration) string {
 	}
 }
 
-var pageTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
-	"join":  func(s []string) string { return strings.Join(s, ", ") },
-	"qrsrc": qrSource,
-	"cost":  func(f float64) string { return fmt.Sprintf("$%.4f", f) },
-	"mb":    MB,
-	"short": func(s string) string {
-		if r := []rune(s); len(r) > 8 {
-			return string(r[:8])
-		}
-		return s
-	},
-}).Parse(`<!doctype html>
+// pageTemplate is parsed at the first request, not at every start of the
+// host (a millisecond of its start-up when it was a package variable).
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("status").Funcs(template.FuncMap{
+		"join":  func(s []string) string { return strings.Join(s, ", ") },
+		"qrsrc": qrSource,
+		"cost":  func(f float64) string { return fmt.Sprintf("$%.4f", f) },
+		"mb":    MB,
+		"short": func(s string) string {
+			if r := []rune(s); len(r) > 8 {
+				return string(r[:8])
+			}
+			return s
+		},
+	}).Parse(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -221,6 +225,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{end}}</body>
 </html>
 `))
+})
 
 // MB formats a byte count as the status page and `clawhost status` show
 // memory: "12.3 MB" (MiB), "—" when unknown (0).

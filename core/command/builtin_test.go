@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -422,5 +423,20 @@ func TestListAndSwitch(t *testing.T) {
 	}
 	if got := answer(t, h, "/switch x", false); !strings.HasPrefix(got, "Usage") {
 		t.Errorf("/switch x: %q", got)
+	}
+}
+
+// modelName accepts exactly what the regular expression it replaced did.
+func TestModelNameMatchesThePattern(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@\[\]-]{0,99}$`)
+	cases := []string{"", "a", "sonnet", "opus", "claude-sonnet-4-5@20250929", "us.anthropic.claude:0", "[x]", "x[1m]",
+		"-x", ".x", "x y", "x/y", "é", "x\n", strings.Repeat("a", 100), strings.Repeat("a", 101), "a" + strings.Repeat("-", 99), "A_b", "a_b"}
+	for c := byte(0); c < 128; c++ {
+		cases = append(cases, "a"+string(c), string(c)+"a")
+	}
+	for _, s := range cases {
+		if got, want := modelName(s), re.MatchString(s); got != want {
+			t.Errorf("modelName(%q) = %v, the pattern says %v", s, got, want)
+		}
 	}
 }
