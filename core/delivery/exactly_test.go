@@ -213,6 +213,25 @@ func TestUncertainSendIsNotRetried(t *testing.T) {
 	}
 }
 
+// A notice whose own send has an unknown outcome (the plugin died during the
+// reply and the notice) is sent once more: the user hears of the missing
+// part even so.
+func TestUncertainNoticeIsSentAgain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 20)
+	died := fmt.Errorf("send: %w: eof", host.ErrPluginExited)
+	f.ch.sendErrs = []error{died, died}
+	id := f.entry()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "one two three", Format: channel.FormatMarkdown})
+	var texts []string
+	for _, c := range f.ch.log() {
+		texts = append(texts, c.op+":"+c.text)
+	}
+	if want := []string{"send-failed:one two three", "send-failed:" + noticeUncertain, "send:" + noticeUncertain}; fmt.Sprint(texts) != fmt.Sprint(want) {
+		t.Fatalf("calls %q, want %q", texts, want)
+	}
+}
+
 // A send that never reached the plugin (it had died just before, and the
 // connection to it could not be made) is not uncertain: it is sent again
 // once the plugin is back, and the reply is not lost.
