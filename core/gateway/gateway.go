@@ -349,21 +349,12 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 }
 
 // accept stores one conversation's messages in order and hands each new
-// one to its arrival stage as soon as its accept is committed: routing,
-// the queue and the start of its turn overlap the accept's fsync, which
-// only the plugin's ack waits for (nothing leaves the process before a
-// later durable write, whose fsync covers the accept too).
+// one to its arrival stage.
 func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	for _, a := range conv {
 		m := &a.Message
 		a.Raw = message.Encode(m)
-		res, err := g.store.Accept(ctx, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: a.Raw,
-			Committed: func(res store.AcceptResult) {
-				if !res.Duplicate {
-					a.ID = res.ID
-					g.submit(a)
-				}
-			}})
+		res, err := g.store.Accept(ctx, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: a.Raw})
 		if err != nil {
 			return err
 		}
@@ -373,6 +364,8 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 			continue
 		}
 		g.obs.MessageIn(m.Instance)
+		a.ID = res.ID
+		g.submit(a)
 	}
 	return nil
 }

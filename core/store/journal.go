@@ -131,17 +131,6 @@ type Inbound struct {
 	ReceivedAt time.Time
 	// Message is the normalized message, opaque to the store (JSON).
 	Message []byte
-	// Committed, when set, is called once with Accept's result as soon as
-	// the accept is committed: visible to every later call and safe
-	// against kill -9, though perhaps not yet durable against an
-	// operating-system crash, which Accept's own return waits for. The
-	// core starts routing the message meanwhile (nothing leaves the
-	// process on the strength of it before a later durable write). It
-	// runs on the engine's writer: it must be quick and must not call the
-	// store. It is not called when Accept stored nothing because it
-	// failed; should Accept fail after it (the sync failed), the entry
-	// stays stored and a redelivery finds its key.
-	Committed func(AcceptResult)
 }
 
 // Key returns the dedupe key of in: DedupeKey if set, else Instance,

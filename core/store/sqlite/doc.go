@@ -68,10 +68,7 @@
 // sync), and one sync serves every durable write committed while the
 // previous one ran. So the path from a platform message to claude's stdin
 // has one fsync (the accept's, shared by every message committed with it),
-// and a delivered reply one (its first send attempt's). An Accept with
-// [store.Inbound.Committed] set announces its commit before that fsync (on
-// a goroutine of its own, in commit order), so the core routes the message
-// and starts its turn while the sync runs; Accept returns after both. [Options.Synchronous] = "NORMAL" drops the fsyncs
+// and a delivered reply one (its first send attempt's). [Options.Synchronous] = "NORMAL" drops the fsyncs
 // too (they then happen at checkpoints only): an acked message may then be
 // lost in a power loss unless the platform redelivers it. Choose it only
 // for slow disks.

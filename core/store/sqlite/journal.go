@@ -63,11 +63,7 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 	key := in.Key()
 	ttl := d.opts.DedupeTTL.Nanoseconds()
 	var res store.AcceptResult
-	var committed func()
-	if in.Committed != nil {
-		committed = func() { in.Committed(res) }
-	}
-	err := d.w.durableNotify(ctx, func(t *wtx) error {
+	err := d.w.durable(ctx, func(t *wtx) error {
 		now := d.now()
 		id := t.nextID()
 		if key != "" {
@@ -97,7 +93,7 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 		}
 		res = store.AcceptResult{ID: id}
 		return nil
-	}, committed)
+	})
 	if err != nil {
 		return store.AcceptResult{}, fmt.Errorf("accept: %w", err)
 	}

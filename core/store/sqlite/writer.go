@@ -37,8 +37,6 @@ type writer struct {
 	// with the next batch.
 	sync    func() error
 	syncs   chan []*op // committed batches' durable operations, for the syncer
-	notes   chan []*op // committed batches' operations with a committed hook, for the notifier
-	noted   chan struct{}
 	synced  chan struct{}
 	pending []*op // durable operations committed, their sync not started
 }
@@ -49,13 +47,11 @@ type writer struct {
 // a failing fn never leaves a partial change; fn may therefore run twice
 // and must only set its results, not act on the outside.
 type op struct {
-	ctx       context.Context
-	fn        func(*wtx) error
-	durable   bool   // see writer.durable
-	committed func() // called once fn's change committed (before a sync), off the writer
-	noted     chan struct{}
-	err       error
-	done      chan struct{}
+	ctx     context.Context
+	fn      func(*wtx) error
+	durable bool // see writer.durable
+	err     error
+	done    chan struct{}
 }
 
 // wtx is what an op sees: the batch transaction.
@@ -84,8 +80,6 @@ func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, syn
 		sync:      sync,
 		syncs:     make(chan []*op),
 		synced:    make(chan struct{}),
-		notes:     make(chan []*op, 64),
-		noted:     make(chan struct{}),
 	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
 		return nil, fmt.Errorf("set synchronous: %w", err)
@@ -100,7 +94,6 @@ func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, syn
 		return nil, fmt.Errorf("read last journal id: %w", err)
 	}
 	go w.syncer()
-	go w.notifier()
 	go w.loop()
 	return w, nil
 }
@@ -111,7 +104,7 @@ func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, syn
 // not fsynced: it survives the death of the process, and an operating-system
 // crash once a later durable commit (or a checkpoint) returned.
 func (w *writer) do(ctx context.Context, fn func(*wtx) error) error {
-	return w.submit(ctx, fn, false, nil)
+	return w.submit(ctx, fn, false)
 }
 
 // durable is do for a write whose commit must also survive an
@@ -122,24 +115,14 @@ func (w *writer) do(ctx context.Context, fn func(*wtx) error) error {
 // commit durable too (the WAL is written in order). One fsync serves every
 // durable write committed while the previous one ran.
 func (w *writer) durable(ctx context.Context, fn func(*wtx) error) error {
-	return w.submit(ctx, fn, true, nil)
+	return w.submit(ctx, fn, true)
 }
 
-// durableNotify is durable, calling committed (on a goroutine of the
-// writer's, in commit order) as soon as fn's change is committed, before
-// the sync; it returns once both the sync and committed are done.
-func (w *writer) durableNotify(ctx context.Context, fn func(*wtx) error, committed func()) error {
-	return w.submit(ctx, fn, true, committed)
-}
-
-func (w *writer) submit(ctx context.Context, fn func(*wtx) error, durable bool, committed func()) error {
+func (w *writer) submit(ctx context.Context, fn func(*wtx) error, durable bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	o := &op{ctx: ctx, fn: fn, durable: durable, committed: committed, done: make(chan struct{})}
-	if committed != nil {
-		o.noted = make(chan struct{})
-	}
+	o := &op{ctx: ctx, fn: fn, durable: durable, done: make(chan struct{})}
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -155,9 +138,6 @@ func (w *writer) submit(ctx context.Context, fn func(*wtx) error, durable bool, 
 	// Once queued, the op is always resolved by the writer (it checks the
 	// op's ctx before running it), so waiting here cannot hang.
 	<-o.done
-	if o.noted != nil {
-		<-o.noted // the committed hook ran (or never will: nothing committed)
-	}
 	return o.err
 }
 
@@ -177,8 +157,6 @@ func (w *writer) loop() {
 		w.flush(true)
 		close(w.syncs)
 		<-w.synced
-		close(w.notes)
-		<-w.noted
 		for _, s := range w.stmts {
 			s.Close()
 		}
@@ -221,19 +199,6 @@ func (w *writer) loop() {
 			}
 		}
 		w.run(batch)
-		var notes []*op
-		for _, o := range batch {
-			switch {
-			case o.committed == nil:
-			case o.err == nil:
-				notes = append(notes, o)
-			default:
-				close(o.noted)
-			}
-		}
-		if notes != nil {
-			w.notes <- notes
-		}
 		for i, o := range batch {
 			if o.durable && o.err == nil && w.sync != nil {
 				w.pending = append(w.pending, o) // resolved by the syncer
@@ -263,18 +228,6 @@ func (w *writer) flush(wait bool) {
 		}
 	}
 	w.pending = nil
-}
-
-// notifier calls the committed hooks of committed operations, in commit
-// order, off the writer goroutine (which must not wait on them).
-func (w *writer) notifier() {
-	defer close(w.noted)
-	for ops := range w.notes {
-		for _, o := range ops {
-			o.committed()
-			close(o.noted)
-		}
-	}
 }
 
 // syncer fsyncs the WAL for each group of committed durable writes and

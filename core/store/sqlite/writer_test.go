@@ -97,16 +97,11 @@ func TestDurableWritesWaitForTheSync(t *testing.T) {
 	f := newFakeSync()
 	d := openSynced(t, f)
 
-	committed := make(chan struct{})
-	first := returns(func(ctx context.Context, fn func(*wtx) error) error {
-		return d.w.durableNotify(ctx, fn, func() { close(committed) })
-	})
+	first := returns(d.w.durable)
 	waitFor(t, "the first sync", f.started)
 	if !pending(first) {
 		t.Fatal("a durable write returned before its sync ended")
 	}
-	// Its commit was announced before the sync, which still runs.
-	waitFor(t, "the commit's notice", committed)
 	// A sync is running: plain writes commit and return meanwhile.
 	for range 3 {
 		if err := result(t, returns(d.w.do)); err != nil {

@@ -305,41 +305,6 @@ func testBegin(t *testing.T, h *env) {
 	}
 }
 
-// testAcceptCommitted: Inbound.Committed is called once, before Accept
-// returns, with the result Accept returns — for a new message and for a
-// duplicate — and not at all when nothing was stored.
-func testAcceptCommitted(t *testing.T, h *env) {
-	d := h.open()
-	ctx := context.Background()
-	accept := func(ctx context.Context, in store.Inbound) (store.AcceptResult, []store.AcceptResult, error) {
-		var seen []store.AcceptResult
-		in.Committed = func(r store.AcceptResult) { seen = append(seen, r) }
-		res, err := d.Accept(ctx, in)
-		return res, seen, err
-	}
-	res, seen, err := accept(ctx, msg(1))
-	if err != nil || len(seen) != 1 || seen[0] != res || res.Duplicate {
-		t.Fatalf("new: %+v, committed %+v, %v", res, seen, err)
-	}
-	// The entry is there for whoever Committed tells (the core
-	// routes it then).
-	if e, err := d.Entry(ctx, res.ID); err != nil || e.State != store.StateAccepted {
-		t.Fatalf("entry after Committed: %+v, %v", e, err)
-	}
-	dup, seen, err := accept(ctx, msg(1))
-	if err != nil || len(seen) != 1 || seen[0] != dup || !dup.Duplicate || dup.ID != res.ID {
-		t.Fatalf("duplicate: %+v, committed %+v, %v", dup, seen, err)
-	}
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, seen, err := accept(cancelled, msg(2)); err == nil || len(seen) != 0 {
-		t.Fatalf("cancelled: committed %+v, %v", seen, err)
-	}
-	if _, seen, err := accept(ctx, store.Inbound{Instance: "tg"}); err == nil || len(seen) != 0 {
-		t.Fatalf("invalid: committed %+v, %v", seen, err)
-	}
-}
-
 // testCancelledContext: a write whose context ended before it started
 // changes nothing.
 func testCancelledContext(t *testing.T, h *env) {

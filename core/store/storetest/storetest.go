@@ -68,7 +68,6 @@ var cases = []struct {
 	{"StateMachine", testStateMachine},
 	{"QueuePrimitives", testQueuePrimitives},
 	{"Begin", testBegin},
-	{"AcceptCommitted", testAcceptCommitted},
 	{"CancelledContext", testCancelledContext},
 	{"FailureIsolation", testFailureIsolation},
 	{"Outbox", testOutbox},
