@@ -21,7 +21,7 @@ PYTHON ?= /usr/bin/python3
 # enter a nested module, so the test, vet and tidy targets run each one.
 MODULES := . sdk proto
 
-.PHONY: help build py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc clean
+.PHONY: help build py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc postgres clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -49,7 +49,7 @@ py-examples: ## build the Python examples as bin/clawhost-<name> (executable zip
 run: build ## run clawhost on the default config.hcl (finds the claude CLI make test installed, else the one on PATH)
 	PATH="$(CURDIR)/$(CLAUDE_DIR)/node_modules/.bin:$$PATH" ./$(BIN)/clawhost -config config.hcl
 
-deps: claude-cli browser python-grpc ## install what the tests need (claude CLI from npm, Chromium and Python gRPC from Debian)
+deps: claude-cli browser python-grpc postgres ## install what the tests need (claude CLI from npm; Chromium, Python gRPC and PostgreSQL from Debian)
 
 claude-cli: $(CLAUDE_BIN) ## install the real claude CLI into .cache/claude-cli (npm)
 $(CLAUDE_BIN):
@@ -69,9 +69,18 @@ python-grpc: ## install Debian's python3-grpcio and python3-protobuf for the Pyt
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3 python3-grpcio python3-protobuf >/dev/null; }
 	@$(PYTHON) -c 'import grpc, google.protobuf; print("python3-grpcio", grpc.__version__, "protobuf", google.protobuf.__version__)'
 
+# The PostgreSQL server for the store's tests (core/store/postgres/pgtest
+# starts a throwaway cluster from it); Debian puts it in
+# /usr/lib/postgresql/<version>/bin, off PATH.
+postgres: ## install Debian's postgresql for the PostgreSQL store tests (needs root or sudo)
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+	@$$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/initdb --version
+
 test: build deps ## run all tests, with the real claude CLI, a headless Chromium and the Python example
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
-	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
+	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
 	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...) || exit 1; done
 
 test-go: build ## run the tests that need only Go (real-CLI and browser tests skip)

@@ -76,6 +76,15 @@ access {
   # }
 }
 
+# Where the journal, the outbox, sessions and approvals live. "sqlite" (the
+# default) keeps one database file in data_dir, for one host. "postgres" uses
+# a PostgreSQL server (README, "PostgreSQL"); give the url with env(), it holds
+# a password, which clawhost never logs or shows.
+# storage {
+#   engine = "postgres"
+#   url    = env("CLAWHOST_DATABASE_URL")  # postgres://clawhost:PASSWORD@db:5432/clawhost
+# }
+
 admin {
   listen = "127.0.0.1:8791"  # status page, /healthz, /metrics; "" disables
   # pprof = false  # Go profiles under /debug/pprof/ (CPU, heap, goroutines), for

@@ -42,7 +42,6 @@ import (
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
-	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/host"
 )
@@ -132,10 +131,11 @@ func (h *Host) provision() error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	db, err := sqlite.Open(ctx, h.cfg.DataDir, sqlite.Options{Logger: h.log.Named("store")})
+	db, err := OpenStore(ctx, h.cfg, h.log.Named("store"))
 	if err != nil {
-		return fmt.Errorf("open the database in %s: %w", h.cfg.DataDir, err)
+		return err
 	}
+	h.log.Debug("storage open", "storage", StorageName(h.cfg))
 	h.db = db
 	rc := agentConfig(h.cfg)
 	if err := rc.Validate(); err != nil {

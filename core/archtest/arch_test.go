@@ -89,8 +89,9 @@ var contracts = map[string]bool{
 // harnesses are test support packages: they may import "testing", and
 // production code must not import them.
 var harnesses = map[string]bool{
-	"sdk/sdktest":          true,
-	"core/store/storetest": true,
+	"sdk/sdktest":                true,
+	"core/store/storetest":       true,
+	"core/store/postgres/pgtest": true,
 }
 
 // TestDependencyRules enforces the rules of DESIGN.md:
@@ -141,6 +142,7 @@ var daemonModules = []string{
 	"github.com/hashicorp/hcl",
 	"github.com/zclconf/go-cty",
 	"modernc.org/sqlite",
+	"github.com/jackc/pgx",
 	"github.com/prometheus/",
 	"github.com/chromedp/",
 	"github.com/go-telegram-bot-api/",

@@ -76,6 +76,10 @@ type Config struct {
 	// itself at set times.
 	Schedules []*Schedule `hcl:"schedule,block"`
 
+	// Storage chooses the storage engine (storage {}). Never nil after
+	// Load; an absent block means SQLite in data_dir.
+	Storage *Storage `hcl:"storage,block"`
+
 	// Heartbeat is the heartbeat {} block, nil when absent.
 	Heartbeat *Heartbeat `hcl:"heartbeat,block"`
 
@@ -100,6 +104,7 @@ func Default() *Config {
 		Session:   defaultSession(),
 		Queue:     defaultQueue(),
 		Messages:  defaultMessages(),
+		Storage:   defaultStorage(),
 	}
 }
 
@@ -247,6 +252,7 @@ func (c *Config) check() hcl.Diagnostics {
 	c.Session.check(k.block("session"))
 	c.Queue.check(k.block("queue"))
 	c.Messages.check(k.block("messages"))
+	c.Storage.check(k.block("storage"))
 	checkPlugins(k, c.Plugins)
 	checkSchedules(k, c)
 	return *k.diags

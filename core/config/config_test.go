@@ -744,3 +744,31 @@ func TestApprovalSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestStorage(t *testing.T) {
+	t.Parallel()
+	if s := mustParse(t, ``, nil).Storage; s.Engine != EngineSQLite || s.URL != "" {
+		t.Errorf("default storage = %+v", s)
+	}
+	const url = "postgres://clawhost:hunter2@db:5432/clawhost"
+	cfg := mustParse(t, `storage {
+  engine = "postgres"
+  url    = env("CLAWHOST_DATABASE_URL")
+}`, map[string]string{"CLAWHOST_DATABASE_URL": url})
+	if s := cfg.Storage; s.Engine != EnginePostgres || s.URL != url {
+		t.Errorf("storage = %+v", s)
+	}
+	for src, want := range map[string]string{
+		`storage { engine = "mysql" }`:                  `"mysql" is not one of "sqlite" or "postgres"`,
+		`storage { engine = "postgres" }`:               `needs the server's connection string`,
+		`storage { url = "postgres://u:hunter2@h/db" }`: `takes no url`,
+	} {
+		_, diags := parse([]byte(src), "c.hcl", "/etc/clawhost", mapEnv(nil))
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), want) {
+			t.Errorf("%s: %v, want an error with %q", src, diags, want)
+		}
+		if strings.Contains(diags.Error(), "hunter2") {
+			t.Errorf("%s: the diagnostics show the password: %v", src, diags)
+		}
+	}
+}

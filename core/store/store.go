@@ -62,6 +62,7 @@ type Store interface {
 	Outbox
 	Sessions
 	Pairing
+	Leases
 	// Close waits for the writes in flight, then releases the storage.
 	// Calling it again returns nil. After Close, writes fail with
 	// [ErrClosed] and reads fail with an error.

@@ -229,6 +229,13 @@ func load(path string, w io.Writer) (*config.Config, bool) {
 // serve runs clawhost until SIGINT or SIGTERM; SIGHUP reloads the
 // configuration (an invalid file is refused and the running set kept).
 func serve(path string, stderr io.Writer) int {
+	// Signals are caught before anything starts: the plugin processes
+	// start inside core.New, and a SIGHUP (a reload) or SIGTERM sent as
+	// soon as they show up must not kill the host with the default action.
+	// They wait in the channel until the loop below reads them.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	cfg, ok := load(path, stderr)
 	if !ok {
 		return 1
@@ -241,9 +248,6 @@ func serve(path string, stderr io.Writer) int {
 	log := h.Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	go func() {
 		for sig := range sigs {
 			if sig != syscall.SIGHUP {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/core/internal/testbin"
+	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 )
 
 // The test binary doubles as a fake claude CLI (core/internal/fakeclaude)
@@ -28,7 +29,8 @@ func TestMain(m *testing.M) {
 		fakeclaude.Main()
 		return
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m) // runs the tests; stops PostgreSQL if a test started it
+
 }
 
 // binDir returns the directory holding clawhost and every plugin binary.

@@ -15,7 +15,6 @@ import (
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
-	"github.com/clawhost/clawhost/core/store/sqlite"
 )
 
 // pairing is `clawhost pairing list` and `clawhost pairing approve CODE`.
@@ -48,7 +47,7 @@ func pairing(path string, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{})
+	db, err := core.OpenStore(ctx, cfg, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost pairing: %v (if clawhost is running, enable its admin endpoint: admin { listen = %q })\n", err, config.DefaultAdminListen)
 		return 1

@@ -119,6 +119,19 @@ CREATE TABLE pairing_guesses (
 	at INTEGER NOT NULL
 );
 `,
+	// 4: leases (one host holds a SQLite database, but the core asks for
+	// its host and channel leases on every engine alike).
+	`
+CREATE TABLE leases (
+	name        TEXT    PRIMARY KEY,
+	holder      TEXT    NOT NULL,
+	info        TEXT    NOT NULL DEFAULT '',
+	epoch       INTEGER NOT NULL,
+	acquired_at INTEGER NOT NULL,
+	renewed_at  INTEGER NOT NULL,
+	expires_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

@@ -80,6 +80,7 @@ var cases = []struct {
 	{"Sessions", testSessions},
 	{"RecentSessionsAndPendingCounts", testRecentSessionsAndPendingCounts},
 	{"Pairing", testPairing},
+	{"Leases", testLeases},
 }
 
 // env is one subtest's storage and clock.

@@ -1,0 +1,45 @@
+package core
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/postgres"
+	"github.com/clawhost/clawhost/core/store/sqlite"
+)
+
+// OpenStore opens the storage engine cfg.Storage names: SQLite in
+// cfg.DataDir (the default) or a PostgreSQL server. The error says where,
+// never with the url's password.
+func OpenStore(ctx context.Context, cfg *config.Config, log hclog.Logger) (store.Store, error) {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	switch cfg.Storage.Engine {
+	case config.EnginePostgres:
+		db, err := postgres.Open(ctx, cfg.Storage.URL, postgres.Options{Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("open the PostgreSQL database: %w", err)
+		}
+		return db, nil
+	default:
+		db, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("open the database in %s: %w", cfg.DataDir, err)
+		}
+		return db, nil
+	}
+}
+
+// StorageName describes the storage for the status page and logs:
+// "sqlite <dir>" or "postgres <url without password>".
+func StorageName(cfg *config.Config) string {
+	if cfg.Storage.Engine == config.EnginePostgres {
+		return "postgres " + postgres.Redact(cfg.Storage.URL)
+	}
+	return "sqlite " + cfg.DataDir
+}

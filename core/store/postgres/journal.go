@@ -1,0 +1,412 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clawhost/clawhost/core/store"
+)
+
+const entryCols = `id, instance, chat_id, thread_id, message_id, dedupe_key, received_at,
+	message, state, session_key, attempts, reason, updated_at`
+
+func scanEntry(row pgx.Row) (store.Entry, error) {
+	var e store.Entry
+	var recv, upd int64
+	var st string
+	err := row.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
+		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd)
+	e.ReceivedAt, e.UpdatedAt, e.State = fromNanos(recv), fromNanos(upd), store.State(st)
+	return e, err
+}
+
+func scanEntries(rows pgx.Rows, err error) ([]store.Entry, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Entry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+const (
+	// qAcceptKeyed stores the dedupe key unless it is live (seen after
+	// $3 = now - TTL) and, only if it did, the entry: one statement, so
+	// of concurrent Accepts with one key exactly one stores (the others
+	// wait on the key's row and then find it live).
+	qAcceptKeyed = `WITH k AS (
+		INSERT INTO dedupe(key, journal_id, seen_at) VALUES ($1, nextval('journal_ids'), $2)
+		ON CONFLICT (key) DO UPDATE SET journal_id = excluded.journal_id, seen_at = excluded.seen_at
+		WHERE dedupe.seen_at <= $3
+		RETURNING journal_id)
+	INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at)
+	SELECT journal_id, $4, $5, $6, $7, $1, $8, $9, 'accepted', $2 FROM k RETURNING id`
+	qAcceptPlain = `INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at)
+	VALUES (nextval('journal_ids'), $1, $2, $3, $4, '', $5, $6, 'accepted', $7) RETURNING id`
+	qEntry      = `SELECT ` + entryCols + ` FROM journal WHERE id = $1`
+	qUnfinished = `SELECT ` + entryCols + ` FROM journal
+		WHERE state NOT IN ('done', 'dropped', 'failed') AND id > $1 ORDER BY id`
+)
+
+// Accept implements [store.Journal].
+func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, error) {
+	if in.Instance == "" || in.ChatID == "" {
+		return store.AcceptResult{}, errors.New("accept: instance and chat id are required")
+	}
+	if err := ctx.Err(); err != nil {
+		return store.AcceptResult{}, fmt.Errorf("accept: %w", err)
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.WriteTimeout)
+	defer cancel()
+	now := d.now()
+	recv := in.ReceivedAt
+	if recv.IsZero() {
+		recv = now
+	}
+	key := in.Key()
+	var id int64
+	var err error
+	if key == "" {
+		err = d.pool.QueryRow(wctx, qAcceptPlain, in.Instance, in.ChatID, in.ThreadID, in.MessageID,
+			recv.UnixNano(), in.Message, now.UnixNano()).Scan(&id)
+	} else {
+		err = d.pool.QueryRow(wctx, qAcceptKeyed, key, now.UnixNano(), now.UnixNano()-d.opts.DedupeTTL.Nanoseconds(),
+			in.Instance, in.ChatID, in.ThreadID, in.MessageID, recv.UnixNano(), in.Message).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			var first int64
+			if err := d.pool.QueryRow(wctx, `SELECT journal_id FROM dedupe WHERE key = $1`, key).Scan(&first); err != nil {
+				return store.AcceptResult{}, fmt.Errorf("accept: %w", d.closed(err))
+			}
+			return store.AcceptResult{ID: first, Duplicate: true}, nil
+		}
+	}
+	if err != nil {
+		return store.AcceptResult{}, fmt.Errorf("accept: %w", d.closed(err))
+	}
+	return store.AcceptResult{ID: id}, nil
+}
+
+// Entry implements [store.Journal].
+func (d *DB) Entry(ctx context.Context, id int64) (store.Entry, error) {
+	e, err := scanEntry(d.pool.QueryRow(ctx, qEntry, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Entry{}, fmt.Errorf("journal entry %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Entry{}, fmt.Errorf("journal entry %d: %w", id, d.closed(err))
+	}
+	return e, nil
+}
+
+// querier is what reads and writes need of a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// refuse explains why entry id could not move to state to: ErrNotFound or
+// ErrBadTransition.
+func refuse(ctx context.Context, q querier, id int64, to store.State) error {
+	var s string
+	err := q.QueryRow(ctx, `SELECT state FROM journal WHERE id = $1`, id).Scan(&s)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("journal entry %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("entry %d: %w: %s → %s", id, store.ErrBadTransition, s, to)
+}
+
+// Enqueue implements [store.Journal].
+func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
+	if sessionKey == "" {
+		return fmt.Errorf("enqueue %d: empty session key", id)
+	}
+	tag, err := d.exec(ctx, `UPDATE journal SET state = 'queued', session_key = $1, updated_at = $2
+		WHERE id = $3 AND state IN ('accepted', 'queued')`, sessionKey, d.now().UnixNano(), id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = refuse(context.WithoutCancel(ctx), d.pool, id, store.StateQueued)
+	}
+	if err != nil {
+		return fmt.Errorf("enqueue %d: %w", id, err)
+	}
+	return nil
+}
+
+// Start implements [store.Journal].
+func (d *DB) Start(ctx context.Context, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := d.start(ctx, "", ids); err != nil {
+		return fmt.Errorf("start %v: %w", ids, err)
+	}
+	return nil
+}
+
+// Begin implements [store.Journal].
+func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
+	if sessionKey == "" {
+		return fmt.Errorf("begin %v: empty session key", ids)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := d.start(ctx, sessionKey, ids); err != nil {
+		return fmt.Errorf("begin %v: %w", ids, err)
+	}
+	return nil
+}
+
+// start moves ids to processing (and to sessionKey unless empty), all or
+// none.
+func (d *DB) start(ctx context.Context, sessionKey string, ids []int64) error {
+	return d.write(ctx, func(tx pgx.Tx) error {
+		moved, err := collectIDs(tx.Query(ctx, `UPDATE journal SET state = 'processing', attempts = attempts + 1, updated_at = $1,
+			session_key = CASE WHEN $2 = '' THEN session_key ELSE $2 END
+			WHERE id = ANY($3) AND state IN ('accepted', 'queued') RETURNING id`, d.now().UnixNano(), sessionKey, ids))
+		if err != nil {
+			return err
+		}
+		if len(moved) == len(ids) {
+			return nil
+		}
+		return refuseFirst(ctx, tx, ids, moved, store.StateProcessing)
+	})
+}
+
+// refuseFirst returns why the first id of ids not in moved (or listed
+// twice) could not move.
+func refuseFirst(ctx context.Context, tx pgx.Tx, ids []int64, moved map[int64]bool, to store.State) error {
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if !moved[id] || seen[id] {
+			return refuse(ctx, tx, id, to)
+		}
+		seen[id] = true
+	}
+	return fmt.Errorf("%w: %v → %s", store.ErrBadTransition, ids, to)
+}
+
+func collectIDs(rows pgx.Rows, err error) (map[int64]bool, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// Finish implements [store.Journal].
+func (d *DB) Finish(ctx context.Context, req store.FinishRequest) error {
+	if !req.State.Terminal() {
+		return fmt.Errorf("finish: %q is not a terminal state", req.State)
+	}
+	if len(req.IDs) == 0 {
+		return nil
+	}
+	var err error
+	if req.From != "" {
+		_, err = d.exec(ctx, `UPDATE journal SET state = $1, reason = $2, updated_at = $3 WHERE id = ANY($4) AND state = $5`,
+			string(req.State), req.Reason, d.now().UnixNano(), req.IDs, string(req.From))
+	} else {
+		err = d.write(ctx, func(tx pgx.Tx) error { return finish(ctx, tx, req.IDs, req.State, req.Reason, d.now()) })
+	}
+	if err != nil {
+		return fmt.Errorf("finish %v as %s: %w", req.IDs, req.State, err)
+	}
+	return nil
+}
+
+// finish applies a terminal transition to all ids; an id already in that
+// state is left alone.
+func finish(ctx context.Context, tx pgx.Tx, ids []int64, to store.State, reason string, now time.Time) error {
+	moved, err := collectIDs(tx.Query(ctx, `UPDATE journal SET state = $1, reason = $2, updated_at = $3
+		WHERE id = ANY($4) AND state NOT IN ('done', 'dropped', 'failed') RETURNING id`, string(to), reason, now.UnixNano(), ids))
+	if err != nil || len(moved) == len(ids) {
+		return err
+	}
+	for _, id := range ids {
+		if moved[id] {
+			continue
+		}
+		var s string
+		err := tx.QueryRow(ctx, `SELECT state FROM journal WHERE id = $1`, id).Scan(&s)
+		if err != nil || store.State(s) != to {
+			return refuse(ctx, tx, id, to)
+		}
+	}
+	return nil
+}
+
+// ListPending implements [store.Journal].
+func (d *DB) ListPending(ctx context.Context, sessionKey string, limit int) ([]store.Entry, error) {
+	q := `SELECT ` + entryCols + ` FROM journal WHERE session_key = $1 AND state = 'queued' ORDER BY id`
+	args := []any{sessionKey}
+	if limit > 0 {
+		q += ` LIMIT $2`
+		args = append(args, limit)
+	}
+	es, err := scanEntries(d.pool.Query(ctx, q, args...))
+	if err != nil {
+		return nil, fmt.Errorf("list pending of %s: %w", sessionKey, d.closed(err))
+	}
+	return es, nil
+}
+
+// CountPending implements [store.Journal].
+func (d *DB) CountPending(ctx context.Context, sessionKey string) (int, error) {
+	var n int
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM journal WHERE session_key = $1 AND state = 'queued'`, sessionKey).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count pending of %s: %w", sessionKey, d.closed(err))
+	}
+	return n, nil
+}
+
+// PendingCounts implements [store.Journal].
+func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := d.pool.Query(ctx, `SELECT session_key, count(*) FROM journal WHERE state = 'queued' GROUP BY session_key`)
+	if err != nil {
+		return nil, fmt.Errorf("pending counts: %w", d.closed(err))
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var key string
+		var n int
+		if err := rows.Scan(&key, &n); err != nil {
+			return nil, fmt.Errorf("pending counts: %w", err)
+		}
+		out[key] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pending counts: %w", err)
+	}
+	return out, nil
+}
+
+// ListUnfinished implements [store.Journal].
+func (d *DB) ListUnfinished(ctx context.Context, afterID int64, limit int) ([]store.Entry, error) {
+	q, args := qUnfinished, []any{afterID}
+	if limit > 0 {
+		q += ` LIMIT $2`
+		args = append(args, limit)
+	}
+	es, err := scanEntries(d.pool.Query(ctx, q, args...))
+	if err != nil {
+		return nil, fmt.Errorf("list unfinished: %w", d.closed(err))
+	}
+	return es, nil
+}
+
+// Recover implements [store.Journal].
+func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Recovery, error) {
+	if opts.StaleAfter <= 0 {
+		opts.StaleAfter = store.DefaultStaleAfter
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = store.DefaultMaxAttempts
+	}
+	var rec store.Recovery
+	err := d.write(ctx, func(tx pgx.Tx) error {
+		rec = store.Recovery{}
+		now := d.now()
+		open, err := scanEntries(tx.Query(ctx, qUnfinished+` FOR UPDATE`, 0))
+		if err != nil {
+			return err
+		}
+		for _, e := range open {
+			switch e.State {
+			case store.StateAccepted, store.StateQueued:
+				rec.Resume = append(rec.Resume, e)
+			case store.StateProcessing:
+				if e.Attempts < opts.MaxAttempts {
+					e.State = store.StateQueued
+					if e.SessionKey == "" {
+						e.State = store.StateAccepted
+					}
+					e.UpdatedAt = now
+					if _, err := tx.Exec(ctx, `UPDATE journal SET state = $1, updated_at = $2 WHERE id = $3`, string(e.State), now.UnixNano(), e.ID); err != nil {
+						return err
+					}
+					rec.Resume = append(rec.Resume, e)
+					continue
+				}
+				e.State, e.Reason, e.UpdatedAt = store.StateFailed, "interrupted", now
+				if err := finish(ctx, tx, []int64{e.ID}, store.StateFailed, e.Reason, now); err != nil {
+					return err
+				}
+				rec.Failed = append(rec.Failed, e)
+			case store.StateReplied:
+				p, err := loadReply(ctx, tx, e)
+				if err != nil {
+					return err
+				}
+				if now.Sub(p.Reply.ProducedAt) > opts.StaleAfter {
+					p.Entry.State, p.Entry.Reason, p.Entry.UpdatedAt = store.StateFailed, "stale reply", now
+					if err := finish(ctx, tx, []int64{e.ID}, store.StateFailed, p.Entry.Reason, now); err != nil {
+						return err
+					}
+					rec.Stale = append(rec.Stale, p)
+					continue
+				}
+				rec.Deliver = append(rec.Deliver, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Recovery{}, fmt.Errorf("recover journal: %w", err)
+	}
+	return rec, nil
+}
+
+// pruneBatch bounds the entries one Prune transaction deletes.
+const pruneBatch = 5000
+
+// Prune implements [store.Journal]. It also deletes the dedupe keys whose
+// TTL has passed (they catch nothing any more; SQLite caps their number
+// instead).
+func (d *DB) Prune(ctx context.Context, before time.Time) (int, error) {
+	total := 0
+	for {
+		tag, err := d.exec(ctx, `WITH gone AS (
+				SELECT id FROM journal WHERE state IN ('done', 'dropped', 'failed') AND updated_at < $1
+				LIMIT $2 FOR UPDATE SKIP LOCKED),
+			c AS (DELETE FROM reply_chunks WHERE journal_id IN (SELECT id FROM gone)),
+			l AS (DELETE FROM live_output WHERE journal_id IN (SELECT id FROM gone)),
+			r AS (DELETE FROM replies WHERE journal_id IN (SELECT id FROM gone))
+			DELETE FROM journal WHERE id IN (SELECT id FROM gone)`, before.UnixNano(), pruneBatch)
+		if err != nil {
+			return total, fmt.Errorf("prune journal: %w", err)
+		}
+		n := int(tag.RowsAffected())
+		total += n
+		if n < pruneBatch {
+			break
+		}
+	}
+	if _, err := d.exec(ctx, `DELETE FROM dedupe WHERE seen_at <= $1`, d.now().UnixNano()-d.opts.DedupeTTL.Nanoseconds()); err != nil {
+		return total, fmt.Errorf("prune dedupe keys: %w", err)
+	}
+	return total, nil
+}

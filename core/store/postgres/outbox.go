@@ -1,0 +1,257 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// RecordReply implements [store.Outbox].
+func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
+	for _, id := range r.Covers {
+		if id == r.JournalID {
+			return fmt.Errorf("record reply to %d: entry %d covers itself", r.JournalID, id)
+		}
+	}
+	err := d.write(ctx, func(tx pgx.Tx) error {
+		now := d.now()
+		to := store.StateReplied
+		if len(r.Chunks) == 0 {
+			to = store.StateDone
+		}
+		var inst, chat, thread string
+		err := tx.QueryRow(ctx, `UPDATE journal SET state = $1, updated_at = $2
+			WHERE id = $3 AND state IN ('accepted', 'queued', 'processing')
+			RETURNING instance, chat_id, thread_id`, string(to), now.UnixNano(), r.JournalID).Scan(&inst, &chat, &thread)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return refuse(ctx, tx, r.JournalID, store.StateReplied)
+		}
+		if err != nil {
+			return err
+		}
+		rr := r
+		if rr.Instance == "" && rr.ChatID == "" {
+			rr.Instance, rr.ChatID, rr.ThreadID = inst, chat, thread
+		}
+		produced := rr.ProducedAt
+		if produced.IsZero() {
+			produced = now
+		}
+		if len(rr.Covers) > 0 {
+			if err := finish(ctx, tx, rr.Covers, store.StateDone, "", now); err != nil {
+				return err
+			}
+		}
+		// The reply and its chunks in one statement.
+		idx := make([]int32, len(rr.Chunks))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		_, err = tx.Exec(ctx, `WITH r AS (
+				INSERT INTO replies(journal_id, instance, chat_id, thread_id, text, produced_at, chunks, format, reply_to, draft_id)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10))
+			INSERT INTO reply_chunks(journal_id, idx, text) SELECT $1, i, t FROM unnest($11::int[], $12::text[]) AS c(i, t)`,
+			rr.JournalID, rr.Instance, rr.ChatID, rr.ThreadID, rr.Text, produced.UnixNano(), len(rr.Chunks), rr.Format, rr.ReplyTo, rr.DraftID,
+			idx, rr.Chunks)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record reply to %d: %w", r.JournalID, err)
+	}
+	return nil
+}
+
+// MarkSent implements [store.Outbox].
+func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentResult, error) {
+	var res store.MarkSentResult
+	ids, err := json.Marshal(s.PlatformIDs)
+	if err != nil {
+		return res, err
+	}
+	err = d.write(ctx, func(tx pgx.Tx) error {
+		now := d.now()
+		sent := s.SentAt
+		if sent.IsZero() {
+			sent = now
+		}
+		// Lock the entry first: MarkSents of one reply's chunks then run
+		// one after the other, and the last one sees the others' marks
+		// (each statement of a read-committed transaction reads what was
+		// committed before it started).
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM journal WHERE id = $1 FOR UPDATE`, s.JournalID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE reply_chunks SET sent_at = $1, platform_ids = $2, uncertain = $3
+			WHERE journal_id = $4 AND idx = $5 AND sent_at = 0`, sent.UnixNano(), string(ids), s.Uncertain, s.JournalID, s.Index)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			if err := chunkExists(ctx, tx, s.JournalID, s.Index); err != nil {
+				return err
+			}
+		}
+		var unsent bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reply_chunks WHERE journal_id = $1 AND sent_at = 0)`, s.JournalID).Scan(&unsent); err != nil {
+			return err
+		}
+		res = store.MarkSentResult{AllSent: !unsent}
+		if unsent {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `UPDATE journal SET state = 'done', updated_at = $1 WHERE id = $2 AND state = 'replied'`, now.UnixNano(), s.JournalID)
+		return err
+	})
+	if err != nil {
+		return store.MarkSentResult{}, fmt.Errorf("mark chunk %d of %d sent: %w", s.Index, s.JournalID, err)
+	}
+	return res, nil
+}
+
+func chunkExists(ctx context.Context, q querier, journalID int64, index int) error {
+	var x int
+	err := q.QueryRow(ctx, `SELECT 1 FROM reply_chunks WHERE journal_id = $1 AND idx = $2`, journalID, index).Scan(&x)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("chunk %d: %w", index, store.ErrNotFound)
+	}
+	return err
+}
+
+// PendingReply implements [store.Outbox].
+func (d *DB) PendingReply(ctx context.Context, journalID int64) (store.PendingReply, error) {
+	var p store.PendingReply
+	// One repeatable-read transaction: entry, reply and chunks agree.
+	err := pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		e, err := scanEntry(tx.QueryRow(ctx, qEntry, journalID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		p, err = loadReply(ctx, tx, e)
+		return err
+	})
+	if err != nil {
+		return store.PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, d.closed(err))
+	}
+	return p, nil
+}
+
+// loadReply reads the reply and chunks of e.
+func loadReply(ctx context.Context, q querier, e store.Entry) (store.PendingReply, error) {
+	p := store.PendingReply{Entry: e}
+	var produced int64
+	err := q.QueryRow(ctx, `SELECT instance, chat_id, thread_id, text, produced_at, format, reply_to, draft_id FROM replies WHERE journal_id = $1`, e.ID).
+		Scan(&p.Reply.Instance, &p.Reply.ChatID, &p.Reply.ThreadID, &p.Reply.Text, &produced, &p.Reply.Format, &p.Reply.ReplyTo, &p.Reply.DraftID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.PendingReply{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.PendingReply{}, err
+	}
+	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, fromNanos(produced)
+	rs, err := q.Query(ctx, `SELECT idx, text, sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks WHERE journal_id = $1 ORDER BY idx`, e.ID)
+	if err != nil {
+		return store.PendingReply{}, err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var c store.Chunk
+		var sent, attempted int64
+		var ids string
+		if err := rs.Scan(&c.Index, &c.Text, &sent, &ids, &attempted, &c.Uncertain); err != nil {
+			return store.PendingReply{}, err
+		}
+		c.SentAt, c.AttemptedAt = fromNanos(sent), fromNanos(attempted)
+		if ids != "" {
+			if err := json.Unmarshal([]byte(ids), &c.PlatformIDs); err != nil {
+				return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
+			}
+		}
+		p.Reply.Chunks = append(p.Reply.Chunks, c.Text)
+		p.Chunks = append(p.Chunks, c)
+	}
+	return p, rs.Err()
+}
+
+// MarkAttempt implements [store.Outbox].
+func (d *DB) MarkAttempt(ctx context.Context, journalID int64, index int) error {
+	tag, err := d.exec(ctx, `UPDATE reply_chunks SET attempted_at = $1 WHERE journal_id = $2 AND idx = $3 AND attempted_at = 0 AND sent_at = 0`,
+		d.now().UnixNano(), journalID, index)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = chunkExists(context.WithoutCancel(ctx), d.pool, journalID, index)
+	}
+	if err != nil {
+		return fmt.Errorf("mark chunk %d of %d attempted: %w", index, journalID, err)
+	}
+	return nil
+}
+
+// RecordLive implements [store.Outbox].
+func (d *DB) RecordLive(ctx context.Context, l store.Live) error {
+	ids := ""
+	if len(l.PlatformIDs) > 0 {
+		b, err := json.Marshal(l.PlatformIDs)
+		if err != nil {
+			return err
+		}
+		ids = string(b)
+	}
+	err := d.write(ctx, func(tx pgx.Tx) error {
+		// FOR SHARE: a RecordReply of the entry waits until this commits.
+		var s string
+		err := tx.QueryRow(ctx, `SELECT state FROM journal WHERE id = $1 FOR SHARE`, l.JournalID).Scan(&s)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("journal entry %d: %w", l.JournalID, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if st := store.State(s); st.Rank() > store.StateProcessing.Rank() {
+			return fmt.Errorf("%w: live output of a %s entry", store.ErrBadTransition, st)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO live_output(journal_id, seq, kind, text, platform_ids) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (journal_id, seq) DO UPDATE SET kind = excluded.kind, text = excluded.text,
+			platform_ids = CASE WHEN excluded.platform_ids = '' THEN live_output.platform_ids ELSE excluded.platform_ids END`,
+			l.JournalID, l.Seq, string(l.Kind), l.Text, ids)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record live output %d of %d: %w", l.Seq, l.JournalID, err)
+	}
+	return nil
+}
+
+// LiveOutput implements [store.Outbox].
+func (d *DB) LiveOutput(ctx context.Context, journalID int64) ([]store.Live, error) {
+	rows, err := d.pool.Query(ctx, `SELECT seq, kind, text, platform_ids FROM live_output WHERE journal_id = $1 ORDER BY seq`, journalID)
+	if err != nil {
+		return nil, fmt.Errorf("live output of %d: %w", journalID, d.closed(err))
+	}
+	defer rows.Close()
+	var out []store.Live
+	for rows.Next() {
+		l := store.Live{JournalID: journalID}
+		var kind, ids string
+		if err := rows.Scan(&l.Seq, &kind, &l.Text, &ids); err != nil {
+			return nil, fmt.Errorf("live output of %d: %w", journalID, err)
+		}
+		l.Kind = store.LiveKind(kind)
+		if ids != "" {
+			if err := json.Unmarshal([]byte(ids), &l.PlatformIDs); err != nil {
+				return nil, fmt.Errorf("live output of %d: %w", journalID, err)
+			}
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("live output of %d: %w", journalID, err)
+	}
+	return out, nil
+}

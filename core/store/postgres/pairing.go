@@ -1,0 +1,204 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// codeAlphabet leaves out 0, O, 1 and I, which people misread.
+const codeAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+func newCode() string {
+	b := make([]byte, 8)
+	rand.Read(b) // never fails (crypto/rand panics instead)
+	for i := range b {
+		b[i] = codeAlphabet[int(b[i])%len(codeAlphabet)] // 256 % 32 == 0: unbiased
+	}
+	return string(b)
+}
+
+// pairingLock serializes the pairing writes of every host (they are rare:
+// counting an instance's codes and the wrong guesses needs a stable view).
+const pairingLock = 0x70616972 // "pair"
+
+func lockPairing(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pairingLock)
+	return err
+}
+
+// RequestPairing implements [store.Pairing].
+func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (store.PairingResponse, error) {
+	if req.Instance == "" || req.SenderID == "" {
+		return store.PairingResponse{}, errors.New("request pairing: instance and sender id are required")
+	}
+	if req.TTL <= 0 {
+		req.TTL = time.Hour
+	}
+	var resp store.PairingResponse
+	err := d.write(ctx, func(tx pgx.Tx) error {
+		if err := lockPairing(ctx, tx); err != nil {
+			return err
+		}
+		now := d.now()
+		if _, err := tx.Exec(ctx, `DELETE FROM pairing_codes WHERE expires_at <= $1`, now.UnixNano()); err != nil {
+			return err
+		}
+		var c store.PairingCode
+		var created, expires int64
+		err := tx.QueryRow(ctx, `SELECT code, created_at, expires_at FROM pairing_codes WHERE instance = $1 AND sender_id = $2`,
+			req.Instance, req.SenderID).Scan(&c.Code, &created, &expires)
+		if err == nil {
+			c.Instance, c.SenderID, c.CreatedAt, c.ExpiresAt = req.Instance, req.SenderID, fromNanos(created), fromNanos(expires)
+			resp = store.PairingResponse{Code: c}
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM pairing_codes WHERE instance = $1`, req.Instance).Scan(&n); err != nil {
+			return err
+		}
+		if n >= d.opts.MaxPendingPairings {
+			return store.ErrTooManyPending
+		}
+		c = store.PairingCode{Instance: req.Instance, SenderID: req.SenderID, CreatedAt: now, ExpiresAt: now.Add(req.TTL)}
+		for range 10 {
+			c.Code = strings.ToUpper(strings.TrimSpace(req.Code))
+			if c.Code == "" {
+				c.Code = newCode()
+			}
+			var x int
+			err := tx.QueryRow(ctx, `SELECT 1 FROM pairing_codes WHERE code = $1`, c.Code).Scan(&x)
+			if errors.Is(err, pgx.ErrNoRows) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if req.Code != "" {
+				return fmt.Errorf("code %s is already in use", c.Code)
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO pairing_codes(instance, sender_id, code, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+			c.Instance, c.SenderID, c.Code, now.UnixNano(), c.ExpiresAt.UnixNano()); err != nil {
+			return err
+		}
+		resp = store.PairingResponse{Code: c, Created: true}
+		return nil
+	})
+	if err != nil {
+		return store.PairingResponse{}, fmt.Errorf("request pairing for %s:%s: %w", req.Instance, req.SenderID, err)
+	}
+	return resp, nil
+}
+
+// ApprovePairing implements [store.Pairing].
+func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSender, error) {
+	code = strings.ToUpper(strings.TrimSpace(code))
+	var a store.ApprovedSender
+	var expired, wrong bool
+	err := d.write(ctx, func(tx pgx.Tx) error {
+		if err := lockPairing(ctx, tx); err != nil {
+			return err
+		}
+		now := d.now()
+		expired, wrong = false, false
+		if _, err := tx.Exec(ctx, `DELETE FROM pairing_guesses WHERE at <= $1`, now.Add(-store.PairingGuessWindow).UnixNano()); err != nil {
+			return err
+		}
+		var guesses int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM pairing_guesses`).Scan(&guesses); err != nil {
+			return err
+		}
+		if guesses >= store.MaxWrongPairingGuesses {
+			return store.ErrTooManyAttempts
+		}
+		var expires int64
+		err := tx.QueryRow(ctx, `SELECT instance, sender_id, expires_at FROM pairing_codes WHERE code = $1`, code).Scan(&a.Instance, &a.SenderID, &expires)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Commit the guess (and, at the bound, void every pending
+			// code); report after.
+			wrong = true
+			if _, err := tx.Exec(ctx, `INSERT INTO pairing_guesses(at) VALUES ($1)`, now.UnixNano()); err != nil {
+				return err
+			}
+			if guesses+1 >= store.MaxWrongPairingGuesses {
+				_, err := tx.Exec(ctx, `DELETE FROM pairing_codes`)
+				return err
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM pairing_codes WHERE code = $1`, code); err != nil {
+			return err
+		}
+		if expires <= now.UnixNano() {
+			expired = true
+			return nil
+		}
+		a.ApprovedAt = now
+		_, err = tx.Exec(ctx, `INSERT INTO approved_senders(instance, sender_id, approved_at) VALUES ($1, $2, $3)
+			ON CONFLICT (instance, sender_id) DO UPDATE SET approved_at = excluded.approved_at`,
+			a.Instance, a.SenderID, now.UnixNano())
+		return err
+	})
+	switch {
+	case err == nil && expired:
+		err = store.ErrExpired
+	case err == nil && wrong:
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.ApprovedSender{}, fmt.Errorf("approve pairing code %s: %w", code, err)
+	}
+	return a, nil
+}
+
+// PendingPairings implements [store.Pairing].
+func (d *DB) PendingPairings(ctx context.Context, instance string) ([]store.PairingCode, error) {
+	rows, err := d.pool.Query(ctx, `SELECT instance, sender_id, code, created_at, expires_at FROM pairing_codes
+		WHERE ($1 = '' OR instance = $1) AND expires_at > $2 ORDER BY created_at, instance, sender_id`,
+		instance, d.now().UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("list pending pairings: %w", d.closed(err))
+	}
+	defer rows.Close()
+	var out []store.PairingCode
+	for rows.Next() {
+		var c store.PairingCode
+		var created, expires int64
+		if err := rows.Scan(&c.Instance, &c.SenderID, &c.Code, &created, &expires); err != nil {
+			return nil, fmt.Errorf("list pending pairings: %w", err)
+		}
+		c.CreatedAt, c.ExpiresAt = fromNanos(created), fromNanos(expires)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list pending pairings: %w", err)
+	}
+	return out, nil
+}
+
+// IsApproved implements [store.Pairing].
+func (d *DB) IsApproved(ctx context.Context, instance, senderID string) (bool, error) {
+	var x int
+	err := d.pool.QueryRow(ctx, `SELECT 1 FROM approved_senders WHERE instance = $1 AND sender_id = $2`, instance, senderID).Scan(&x)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("is %s:%s approved: %w", instance, senderID, d.closed(err))
+	}
+	return true, nil
+}

@@ -1,0 +1,105 @@
+package postgres_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/postgres"
+	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
+	"github.com/clawhost/clawhost/core/store/storetest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// open opens the engine on url and closes it with the test.
+func open(t testing.TB, url string, now func() time.Time) *postgres.DB {
+	t.Helper()
+	d, err := postgres.Open(context.Background(), url, postgres.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// TestConformance runs the store contract's suite against a real
+// PostgreSQL: a database of its own per subtest.
+func TestConformance(t *testing.T) {
+	srv := pgtest.Cluster(t)
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		url := srv.NewDatabase(t)
+		return func(t *testing.T, now func() time.Time) store.Store {
+			d, err := postgres.Open(context.Background(), url, postgres.Options{Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+	})
+}
+
+// TestHostsMigrateOnce: hosts starting together on an empty database
+// migrate it once (the advisory lock) and all open it.
+func TestHostsMigrateOnce(t *testing.T) {
+	url := pgtest.Cluster(t).NewDatabase(t)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			d, err := postgres.Open(context.Background(), url, postgres.Options{})
+			if err == nil {
+				d.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := open(t, url, nil)
+	var v int
+	if err := d.Pool().QueryRow(context.Background(), `SELECT version FROM clawhost_schema`).Scan(&v); err != nil || v != postgres.SchemaVersion() {
+		t.Fatalf("schema version %d (%v), want %d", v, err, postgres.SchemaVersion())
+	}
+}
+
+// TestNewerSchemaIsRefused: a database migrated by a newer binary is not
+// guessed at.
+func TestNewerSchemaIsRefused(t *testing.T) {
+	url := pgtest.Cluster(t).NewDatabase(t)
+	d := open(t, url, nil)
+	if _, err := d.Pool().Exec(context.Background(), `UPDATE clawhost_schema SET version = version + 1`); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	_, err := postgres.Open(context.Background(), url, postgres.Options{})
+	if err == nil || !strings.Contains(err.Error(), "newer than this binary") {
+		t.Fatalf("Open on a newer schema: %v", err)
+	}
+}
+
+// TestBadURL: an unparsable url or an unreachable server is a clear
+// error that never shows the password.
+func TestBadURL(t *testing.T) {
+	for _, url := range []string{"postgres://u:s3cret@[::1", "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=2"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := postgres.Open(ctx, url, postgres.Options{})
+		cancel()
+		if err == nil {
+			t.Fatalf("Open(%q) succeeded", url)
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+	if got := postgres.Redact("postgres://u:s3cret@h/db?password=x2"); strings.Contains(got, "s3cret") || strings.Contains(got, "x2") {
+		t.Errorf("Redact: %s", got)
+	}
+	if got := postgres.Redact("host=h password=s3cret dbname=x"); strings.Contains(got, "s3cret") {
+		t.Errorf("Redact: %s", got)
+	}
+}

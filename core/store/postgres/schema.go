@@ -1,0 +1,203 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// migrations are applied in order; clawhost_schema holds the number
+// applied so far. Append only: never edit a released step. Times are Unix
+// nanoseconds (0 = unset), as in the SQLite engine.
+var migrations = []string{
+	// 1: journal, dedupe, outbox, live output, sessions, pairing.
+	`
+CREATE TABLE journal (
+	id          BIGINT  PRIMARY KEY,
+	instance    TEXT    NOT NULL,
+	chat_id     TEXT    NOT NULL,
+	thread_id   TEXT    NOT NULL DEFAULT '',
+	message_id  TEXT    NOT NULL DEFAULT '',
+	dedupe_key  TEXT    NOT NULL DEFAULT '',
+	received_at BIGINT  NOT NULL,
+	message     BYTEA,
+	state       TEXT    NOT NULL,
+	session_key TEXT    NOT NULL DEFAULT '',
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	reason      TEXT    NOT NULL DEFAULT '',
+	updated_at  BIGINT  NOT NULL
+);
+CREATE SEQUENCE journal_ids;
+CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed');
+CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued';
+CREATE INDEX journal_finished ON journal(updated_at) WHERE state IN ('done', 'dropped', 'failed');
+
+CREATE TABLE dedupe (
+	key        TEXT   PRIMARY KEY,
+	journal_id BIGINT NOT NULL,
+	seen_at    BIGINT NOT NULL
+);
+CREATE INDEX dedupe_seen ON dedupe(seen_at);
+
+CREATE TABLE replies (
+	journal_id  BIGINT  PRIMARY KEY,
+	instance    TEXT    NOT NULL,
+	chat_id     TEXT    NOT NULL,
+	thread_id   TEXT    NOT NULL DEFAULT '',
+	text        TEXT    NOT NULL,
+	produced_at BIGINT  NOT NULL,
+	chunks      INTEGER NOT NULL,
+	format      TEXT    NOT NULL DEFAULT '',
+	reply_to    TEXT    NOT NULL DEFAULT '',
+	draft_id    TEXT    NOT NULL DEFAULT ''
+);
+CREATE TABLE reply_chunks (
+	journal_id   BIGINT  NOT NULL,
+	idx          INTEGER NOT NULL,
+	text         TEXT    NOT NULL,
+	sent_at      BIGINT  NOT NULL DEFAULT 0,
+	platform_ids TEXT    NOT NULL DEFAULT '',
+	attempted_at BIGINT  NOT NULL DEFAULT 0,
+	uncertain    BOOLEAN NOT NULL DEFAULT false,
+	PRIMARY KEY (journal_id, idx)
+);
+CREATE TABLE live_output (
+	journal_id   BIGINT  NOT NULL,
+	seq          INTEGER NOT NULL,
+	kind         TEXT    NOT NULL,
+	text         TEXT    NOT NULL,
+	platform_ids TEXT    NOT NULL DEFAULT '',
+	PRIMARY KEY (journal_id, seq)
+);
+
+CREATE TABLE sessions (
+	key                 TEXT    PRIMARY KEY,
+	session_id          TEXT    NOT NULL DEFAULT '',
+	claude_session_id   TEXT    NOT NULL DEFAULT '',
+	created_at          BIGINT  NOT NULL,
+	updated_at          BIGINT  NOT NULL,
+	last_message_at     BIGINT  NOT NULL DEFAULT 0,
+	turns               BIGINT  NOT NULL DEFAULT 0,
+	input_tokens        BIGINT  NOT NULL DEFAULT 0,
+	output_tokens       BIGINT  NOT NULL DEFAULT 0,
+	cache_read_tokens   BIGINT  NOT NULL DEFAULT 0,
+	cache_create_tokens BIGINT  NOT NULL DEFAULT 0,
+	cost_usd            DOUBLE PRECISION NOT NULL DEFAULT 0,
+	model               TEXT    NOT NULL DEFAULT '',
+	chat                BYTEA,
+	target_instance     TEXT    NOT NULL DEFAULT '',
+	target_chat_id      TEXT    NOT NULL DEFAULT '',
+	target_thread_id    TEXT    NOT NULL DEFAULT '',
+	is_verbose          BOOLEAN NOT NULL DEFAULT false,
+	abort_hint          BOOLEAN NOT NULL DEFAULT false,
+	memory_flush_cycle  BIGINT  NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_updated ON sessions(updated_at DESC, key);
+
+CREATE TABLE pairing_codes (
+	instance   TEXT   NOT NULL,
+	sender_id  TEXT   NOT NULL,
+	code       TEXT   NOT NULL UNIQUE,
+	created_at BIGINT NOT NULL,
+	expires_at BIGINT NOT NULL,
+	PRIMARY KEY (instance, sender_id)
+);
+CREATE TABLE approved_senders (
+	instance    TEXT   NOT NULL,
+	sender_id   TEXT   NOT NULL,
+	approved_at BIGINT NOT NULL,
+	PRIMARY KEY (instance, sender_id)
+);
+CREATE TABLE pairing_guesses (
+	at BIGINT NOT NULL
+);
+
+CREATE TABLE leases (
+	name        TEXT   PRIMARY KEY,
+	holder      TEXT   NOT NULL,
+	info        TEXT   NOT NULL DEFAULT '',
+	epoch       BIGINT NOT NULL,
+	acquired_at BIGINT NOT NULL,
+	renewed_at  BIGINT NOT NULL,
+	expires_at  BIGINT NOT NULL
+);
+`,
+}
+
+// schemaVersion is the version a database has after Open.
+var schemaVersion = len(migrations)
+
+// migrateLock is the advisory lock key that serializes migrations of
+// hosts starting at once on one database.
+const migrateLock = 0x636c6177 // "claw"
+
+// migrate brings the schema to schemaVersion, one transaction per step,
+// under an advisory lock so that hosts starting together migrate once. A
+// database from a newer binary is refused rather than guessed at.
+func (d *DB) migrate(ctx context.Context) error {
+	for {
+		var v int
+		done := false
+		err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLock); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS clawhost_schema (version INTEGER NOT NULL)`); err != nil {
+				return err
+			}
+			err := tx.QueryRow(ctx, `SELECT version FROM clawhost_schema`).Scan(&v)
+			if err == pgx.ErrNoRows {
+				if _, err := tx.Exec(ctx, `INSERT INTO clawhost_schema(version) VALUES (0)`); err != nil {
+					return err
+				}
+				v = 0
+			} else if err != nil {
+				return err
+			}
+			if v > len(migrations) {
+				return fmt.Errorf("database schema version %d is newer than this binary's %d", v, len(migrations))
+			}
+			if v == len(migrations) {
+				done = true
+				return nil
+			}
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("step %d: %w", v+1, err)
+			}
+			_, err = tx.Exec(ctx, `UPDATE clawhost_schema SET version = $1`, v+1)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// Redact returns a PostgreSQL url or key=value string with its password
+// replaced by "xxxxx", for logs and errors.
+func Redact(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
+	}
+	f := strings.Fields(s)
+	for i, kv := range f {
+		if strings.HasPrefix(kv, "password=") {
+			f[i] = "password=xxxxx"
+		}
+	}
+	return strings.Join(f, " ")
+}
