@@ -1,9 +1,10 @@
 // Package pgtest starts a throwaway PostgreSQL cluster for tests: the
 // server from the machine's packages (Debian's postgresql, which
-// `make postgres` installs), initialized in a temporary directory and
-// listening only on a unix socket there, with fsync off. One cluster
-// serves a whole test binary; every test gets a database of its own.
-// It is a test harness: only tests import it.
+// `make postgres` installs), initialized in a temporary directory under
+// /tmp and listening only on a unix socket there, with fsync off. One
+// cluster serves a whole test binary, started at the first test that asks
+// for it; every test gets a database of its own. It is a test harness:
+// only tests import it.
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
 //
@@ -15,6 +16,12 @@
 // Without PostgreSQL the tests that ask for a cluster are skipped with a
 // loud message, unless CLAWHOST_REQUIRE_POSTGRES=1 (make test sets it):
 // then they fail and say how to install it.
+//
+// Main stops the cluster and removes its directory when the tests end. A
+// test binary that dies without returning from Main (a panic, -timeout,
+// kill) takes the server with it (the server gets SIGKILL when its parent
+// dies); the directory it leaves is removed by the next cluster started
+// on the machine.
 package pgtest
 
 import (
@@ -26,6 +33,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,51 +49,66 @@ import (
 // EnvRequire makes a missing PostgreSQL a failure instead of a skip.
 const EnvRequire = "CLAWHOST_REQUIRE_POSTGRES"
 
-// Server is a running cluster.
+// ownerFile, in a cluster's directory, holds the pid of the test binary
+// that started it: a directory whose owner is gone is left over.
+const ownerFile = "pgtest.pid"
+
+// Server is a running cluster. Its superuser is clawhost, with trust
+// authentication over the socket.
 type Server struct {
 	dir  string // the cluster's temporary directory; the socket is in it
 	port int
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the server exited
-	n    atomic.Int64
+	n    atomic.Int64  // databases created
 }
 
 var (
 	once    sync.Once
 	shared  *Server
-	errMiss error // PostgreSQL is not installed
-	errRun  error // it is, but the cluster did not start
+	errMiss error        // PostgreSQL is not installed
+	errRun  error        // it is, but the cluster did not start
+	skipped atomic.Int64 // tests skipped for errMiss
 )
 
-// Main runs the tests of a package and stops the cluster, if one was
-// started, before the binary exits.
+// Main runs the tests of a package (m.Run) and then stops the cluster, if
+// a test started one, removes its directory and exits with the tests'
+// code. Call it from TestMain in every package that uses Cluster.
 func Main(m *testing.M) {
 	code := m.Run()
 	if shared != nil {
 		shared.stop()
+	}
+	if n := skipped.Load(); n > 0 {
+		// Again where it shows without -v (go test in a package's
+		// directory; go test ./... shows a passing package's output only
+		// with -v).
+		fmt.Fprintf(os.Stderr, "pgtest: SKIPPED %d tests: PostgreSQL not installed (%v); install it with `make postgres` (or apt-get install postgresql)\n", n, errMiss)
 	}
 	os.Exit(code)
 }
 
 // Cluster returns the test binary's cluster, starting it at the first
 // call. It skips (or, with CLAWHOST_REQUIRE_POSTGRES=1, fails) the test
-// when PostgreSQL is not installed, and fails it when the cluster does not
-// start.
+// when PostgreSQL is not installed, and fails it when the cluster did not
+// start; a failure to start is not retried, every caller gets it.
 func Cluster(t testing.TB) *Server {
 	t.Helper()
 	once.Do(func() { shared, errMiss, errRun = start() })
 	switch {
 	case errMiss != nil && os.Getenv(EnvRequire) == "1":
-		t.Fatalf("PostgreSQL is required (%s=1) but %v; install it with `make postgres` (apt-get install postgresql)", EnvRequire, errMiss)
+		t.Fatalf("PostgreSQL is required (%s=1) but not installed: %v; install it with `make postgres` (or apt-get install postgresql)", EnvRequire, errMiss)
 	case errMiss != nil:
-		t.Skipf("SKIPPED: PostgreSQL is not installed (%v): the PostgreSQL tests did not run; `make postgres` installs it", errMiss)
+		skipped.Add(1)
+		t.Skipf("SKIPPED: PostgreSQL not installed; the PostgreSQL tests did NOT run (%v). Install it with `make postgres` (or apt-get install postgresql); make test requires it", errMiss)
 	case errRun != nil:
 		t.Fatalf("start PostgreSQL: %v", errRun)
 	}
 	return shared
 }
 
-// URL is the connection string of database db on the cluster.
+// URL is the connection string (for pgx or libpq) of database db on the
+// cluster.
 func (s *Server) URL(db string) string {
 	return fmt.Sprintf("postgres://clawhost@/%s?host=%s&port=%d&sslmode=disable", db, s.dir, s.port)
 }
@@ -101,7 +124,7 @@ func (s *Server) NewDatabase(t testing.TB) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := s.exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
+		t.Fatalf("create database %s: %v", name, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -111,6 +134,7 @@ func (s *Server) NewDatabase(t testing.TB) string {
 	return s.URL(name)
 }
 
+// exec runs one statement in the maintenance database.
 func (s *Server) exec(ctx context.Context, sql string) error {
 	c, err := pgx.Connect(ctx, s.URL("postgres"))
 	if err != nil {
@@ -122,27 +146,32 @@ func (s *Server) exec(ctx context.Context, sql string) error {
 }
 
 // binDir finds the directory of initdb and postgres: Debian's
-// /usr/lib/postgresql/<version>/bin (newest first), else PATH.
+// /usr/lib/postgresql/<version>/bin (newest first; not on PATH), else the
+// directory initdb on PATH resolves to (initdb runs the postgres next to
+// it).
 func binDir() (string, error) {
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	sort.SliceStable(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
 	for _, d := range dirs {
 		if isExec(filepath.Join(d, "initdb")) && isExec(filepath.Join(d, "postgres")) {
 			return d, nil
 		}
 	}
-	if p, err := exec.LookPath("postgres"); err == nil {
-		d := filepath.Dir(p)
-		if isExec(filepath.Join(d, "initdb")) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if d := filepath.Dir(p); isExec(filepath.Join(d, "postgres")) {
 			return d, nil
 		}
 	}
 	return "", errors.New("no initdb and postgres in /usr/lib/postgresql/*/bin or on PATH")
 }
 
-func version(dir string) int {
-	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
-	return n
+// version is the number of /usr/lib/postgresql/<version>/bin: 15, 9.6.
+func version(dir string) float64 {
+	v, _ := strconv.ParseFloat(filepath.Base(filepath.Dir(dir)), 64)
+	return v
 }
 
 func isExec(p string) bool {
@@ -150,8 +179,10 @@ func isExec(p string) bool {
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
-// start initializes and starts a cluster. PostgreSQL refuses to run as
-// root: as root, it runs as the postgres user Debian's package creates.
+// start initializes and starts a cluster: (server, nil, nil), or
+// (nil, why PostgreSQL is missing, nil), or (nil, nil, why it did not
+// start). PostgreSQL refuses to run as root: as root, initdb and the
+// server run as the postgres user Debian's package creates.
 func start() (*Server, error, error) {
 	bin, err := binDir()
 	if err != nil {
@@ -161,12 +192,13 @@ func start() (*Server, error, error) {
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			return nil, errors.New("running as root and there is no postgres user to run the server as"), nil
+			return nil, errors.New("running as root, and there is no postgres user to run the server as"), nil
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
+	removeLeftovers()
 	// A short path: a unix socket's path is limited to ~107 bytes.
 	dir, err := os.MkdirTemp("/tmp", "pg")
 	if err != nil {
@@ -175,6 +207,9 @@ func start() (*Server, error, error) {
 	fail := func(err error) (*Server, error, error) {
 		os.RemoveAll(dir)
 		return nil, nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fail(err)
 	}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
@@ -195,43 +230,70 @@ func start() (*Server, error, error) {
 			return fail(fmt.Errorf("initdb: %v\n%s\n%s", err2, out, out2))
 		}
 	}
+	// The socket, .s.PGSQL.<port>, is in dir, which no other cluster
+	// uses, so any port does; a random one still keeps clusters started
+	// together apart in what the server derives from it (its System V
+	// shared memory key), and a clash is retried.
 	logPath := filepath.Join(dir, "postgres.log")
-	for try := 0; try < 5; try++ {
+	var log []byte
+	for range 5 {
 		port := 20000 + rand.IntN(40000)
-		logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			return fail(err)
+		s, err := run(bin, dir, port, logPath, cred)
+		if err == nil {
+			return s, nil, nil
 		}
-		cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-p", strconv.Itoa(port),
-			"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-			"-c", "max_connections=300", "-c", "shared_buffers=32MB")
-		cmd.Dir = dir
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			logf.Close()
-			return fail(err)
+		log, _ = os.ReadFile(logPath)
+		if !strings.Contains(string(log), "could not create lock file") && !strings.Contains(string(log), "already in use") {
+			return fail(fmt.Errorf("%v; server log %s:\n%s", err, logPath, tail(log)))
 		}
-		logf.Close()
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		s := &Server{dir: dir, port: port, cmd: cmd, done: exited}
-		if err := s.waitReady(exited); err != nil {
-			cmd.Process.Kill()
-			<-exited
-			log, _ := os.ReadFile(logPath)
-			if strings.Contains(string(log), "could not create") || strings.Contains(string(log), "already in use") {
-				continue // another cluster has the port's socket or lock file
-			}
-			return fail(fmt.Errorf("%v; server log:\n%s", err, tail(log)))
-		}
-		return s, nil, nil
 	}
-	return fail(errors.New("no free port after 5 tries"))
+	return fail(fmt.Errorf("no free port in 5 tries; server log:\n%s", tail(log)))
+}
+
+// run starts the server on port and waits until it takes connections.
+func run(bin, dir string, port int, logPath string, cred *syscall.Credential) (*Server, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", filepath.Join(dir, "data"), "-k", dir, "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "max_connections=300", "-c", "shared_buffers=32MB")
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group, so that a ^C to the tests' group is not the
+	// server's business; and SIGKILL when the test binary dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// The parent-death signal comes when the thread that started the
+	// child ends, not the process: the goroutine keeps its thread locked,
+	// blocked in Wait, for as long as the server runs.
+	started := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		close(done)
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir, port: port, cmd: cmd, done: done}
+	if err := s.waitReady(); err != nil {
+		cmd.Process.Kill()
+		<-done
+		return nil, err
+	}
+	return s, nil
 }
 
 // waitReady connects until the server answers, for at most 30 s.
-func (s *Server) waitReady(exited <-chan struct{}) error {
+func (s *Server) waitReady() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -241,33 +303,52 @@ func (s *Server) waitReady(exited <-chan struct{}) error {
 			c.Close(context.Background())
 			return nil
 		}
-		select {
-		case <-exited:
-			return errors.New("the server exited")
-		case <-time.After(10 * time.Millisecond):
-		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not ready after 30 s: %v", err)
+		}
+		select {
+		case <-s.done:
+			return fmt.Errorf("the server exited (%v)", s.cmd.ProcessState)
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }
 
+// stop shuts the server down at once (SIGQUIT, pg_ctl's immediate mode:
+// the cluster is thrown away) and removes its directory.
 func (s *Server) stop() {
-	if s.cmd != nil && s.cmd.Process != nil {
-		// SIGQUIT: immediate shutdown; the cluster is thrown away.
-		s.cmd.Process.Signal(syscall.SIGQUIT)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		}
+	s.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.done
 	}
 	os.RemoveAll(s.dir)
 }
 
+// removeLeftovers removes the directories of clusters whose test binary
+// died without stopping them (their server died with it).
+func removeLeftovers() {
+	owners, _ := filepath.Glob(filepath.Join("/tmp", "pg*", ownerFile))
+	for _, f := range owners {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(filepath.Dir(f))
+		}
+	}
+}
+
 func tail(b []byte) string {
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
 	}
 	return string(b)
 }

@@ -1,0 +1,3 @@
+package pgtest
+
+var RemoveLeftovers = removeLeftovers
