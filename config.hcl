@@ -83,6 +83,8 @@ access {
 # storage {
 #   engine = "postgres"
 #   url    = env("CLAWHOST_DATABASE_URL")  # postgres://clawhost:PASSWORD@db:5432/clawhost
+#   host_id   = "gw1"  # unique per host sharing the database; default: host name
+#   lease_ttl = "15s"  # a dead host's work is taken over by the others within this
 # }
 
 admin {

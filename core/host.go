@@ -77,6 +77,7 @@ type Host struct {
 
 	schedules scheduler
 	agentAPI  agentAPI
+	member    *membership
 }
 
 // New provisions a Host for a valid configuration: directories, the
@@ -131,7 +132,7 @@ func (h *Host) provision() error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	db, err := OpenStore(ctx, h.cfg, h.log.Named("store"))
+	db, err := OpenStore(ctx, h.cfg, HostID(h.cfg), h.log.Named("store"))
 	if err != nil {
 		return err
 	}
@@ -188,12 +189,20 @@ func (h *Host) Start(ctx context.Context) error {
 	if err := h.agentAPI.start(); err != nil {
 		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
 	}
+	h.member = newMembership(h)
+	jctx, cancel := context.WithTimeout(ctx, h.member.ttl+30*time.Second)
+	err := h.member.join(jctx)
+	cancel()
+	if err != nil {
+		return err
+	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err := h.gw.Start(rctx)
+	err = h.gw.Start(rctx)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("journal recovery: %w", err)
 	}
+	h.member.run()
 	h.schedules.start(h.cfg)
 	h.metrics.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h.plugins) })
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
@@ -304,6 +313,9 @@ func (h *Host) Shutdown(ctx context.Context) {
 	h.plugins.Stop()
 	if err := h.agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		h.log.Warn("stopping claude processes", "error", err)
+	}
+	if h.member != nil {
+		h.member.leave()
 	}
 	if err := h.db.Close(); err != nil {
 		h.log.Warn("closing the database", "error", err)

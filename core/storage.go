@@ -15,13 +15,16 @@ import (
 // OpenStore opens the storage engine cfg.Storage names: SQLite in
 // cfg.DataDir (the default) or a PostgreSQL server. The error says where,
 // never with the url's password.
-func OpenStore(ctx context.Context, cfg *config.Config, log hclog.Logger) (store.Store, error) {
+// host is this host's id, stamped on the journal entries it owns in a
+// shared (PostgreSQL) database; a SQLite database has one host (its
+// directory lock sees to that), which recovers every entry.
+func OpenStore(ctx context.Context, cfg *config.Config, host string, log hclog.Logger) (store.Store, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
 	switch cfg.Storage.Engine {
 	case config.EnginePostgres:
-		db, err := postgres.Open(ctx, cfg.Storage.URL, postgres.Options{Logger: log})
+		db, err := postgres.Open(ctx, cfg.Storage.URL, postgres.Options{Logger: log, Host: host})
 		if err != nil {
 			return nil, fmt.Errorf("open the PostgreSQL database: %w", err)
 		}

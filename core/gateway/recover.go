@@ -25,6 +25,38 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if n := len(rec.Resume) + len(rec.Deliver) + len(rec.Stale) + len(rec.Failed); n > 0 {
 		g.log.Info("resuming from the journal", "messages", len(rec.Resume), "replies_to_deliver", len(rec.Deliver), "stale_replies", len(rec.Stale), "interrupted", len(rec.Failed))
 	}
+	g.take(rec)
+	g.background(g.prune)
+	close(g.ready)
+	return nil
+}
+
+// Adopt takes over what hosts that died left in a shared journal (their
+// host lease expired): their queued and interrupted messages, their
+// replies not yet delivered. A running host calls it periodically; it
+// never touches this host's own entries. It returns how many entries it
+// took.
+func (g *Gateway) Adopt(ctx context.Context) (int, error) {
+	select {
+	case <-g.ready:
+	default:
+		return 0, nil // Start has not recovered yet; it takes them
+	}
+	rec, err := g.store.Recover(ctx, store.RecoverOptions{StaleAfter: g.opts.StaleAfter, Adopt: true})
+	if err != nil {
+		return 0, err
+	}
+	n := len(rec.Resume) + len(rec.Deliver) + len(rec.Stale) + len(rec.Failed)
+	if n > 0 {
+		g.log.Warn("adopting what a host that died left", "messages", len(rec.Resume), "replies_to_deliver", len(rec.Deliver), "stale_replies", len(rec.Stale), "interrupted", len(rec.Failed))
+		g.take(rec)
+	}
+	return n, nil
+}
+
+// take resumes a recovery: messages back into their lanes, replies to
+// deliver, stale and interrupted ones told.
+func (g *Gateway) take(rec store.Recovery) {
 	g.resume(rec.Resume)
 	for _, p := range rec.Deliver {
 		g.background(func() {
@@ -47,9 +79,6 @@ func (g *Gateway) Start(ctx context.Context) error {
 			})
 		}
 	}
-	g.background(g.prune)
-	close(g.ready)
-	return nil
 }
 
 // Notices of recovery.

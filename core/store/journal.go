@@ -103,6 +103,14 @@ type Journal interface {
 	// Recover applies the recovery rules of the package documentation,
 	// atomically, and returns what is left to do. Call it once at start-up,
 	// before channels start; it is idempotent.
+	//
+	// With several hosts on one storage it takes only the open entries no
+	// live host owns: its own host's, those without an owner, and those
+	// whose owner's host lease (HostLeasePrefix + owner) is missing or
+	// expired; it makes itself their owner in the same transaction. So a
+	// host's restart never re-runs another live host's turn or resends its
+	// reply, and of hosts recovering at once each orphan goes to one. Call
+	// it again while running to adopt what a dead host left.
 	Recover(ctx context.Context, opts RecoverOptions) (Recovery, error)
 	// Prune deletes terminal entries last updated before the cutoff, with
 	// their replies and chunks, and returns how many entries it deleted.
@@ -111,6 +119,10 @@ type Journal interface {
 	// Dedupe keys are not pruned here (they expire on their own).
 	Prune(ctx context.Context, before time.Time) (int, error)
 }
+
+// HostLeasePrefix names the lease that says a host is alive: a host whose
+// id is h holds "host/h" while it runs (see [Leases]).
+const HostLeasePrefix = "host/"
 
 // Inbound is a message as received from a channel plugin.
 type Inbound struct {
@@ -183,6 +195,10 @@ type Entry struct {
 	Attempts int
 	// Reason says why an entry was dropped or failed; may be empty.
 	Reason string
+	// Owner is the host that last accepted, routed, started, replied to
+	// or recovered the entry (the engine's host id; "" for an engine
+	// opened without one). See [Journal.Recover] for what it protects.
+	Owner string
 	// UpdatedAt is when the entry last changed state.
 	UpdatedAt time.Time
 }
@@ -210,6 +226,10 @@ type RecoverOptions struct {
 	// MaxAttempts: an interrupted run is retried while Attempts is below
 	// it. Zero means DefaultMaxAttempts; 1 means never retry.
 	MaxAttempts int
+	// Adopt takes only what other, dead hosts left (owner set, not this
+	// host, its host lease expired): the call a running host makes
+	// periodically, which must not touch its own live turns.
+	Adopt bool
 }
 
 // Recovery is what [Journal.Recover] leaves for the core to do.

@@ -47,7 +47,7 @@ func pairing(path string, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := core.OpenStore(ctx, cfg, nil)
+	db, err := core.OpenStore(ctx, cfg, core.HostID(cfg), nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost pairing: %v (if clawhost is running, enable its admin endpoint: admin { listen = %q })\n", err, config.DefaultAdminListen)
 		return 1

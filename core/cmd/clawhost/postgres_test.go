@@ -16,18 +16,67 @@ import (
 func startPostgresDaemon(t *testing.T) (*daemon, string) {
 	t.Helper()
 	url := pgtest.Cluster(t).NewDatabase(t)
+	return startHost(t, url, "h1"), url
+}
+
+// startHost runs clawhost as host id on the PostgreSQL database url,
+// with 2 s leases.
+func startHost(t *testing.T, url, id string) *daemon {
+	t.Helper()
 	dir := t.TempDir()
 	path := writeConfig(t, dir, false)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(f, "storage {\n  engine = \"postgres\"\n  url    = %q\n}\n", url)
+	fmt.Fprintf(f, "storage {\n  engine = \"postgres\"\n  url    = %q\n  host_id = %q\n  lease_ttl = \"2s\"\n}\nadmin {\n  listen = \"\"\n}\n", url, id)
 	f.Close()
 	d := launch(t, dir, path)
 	d.addrFile = filepath.Join(dir, "lo.addr")
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
-	return d, url
+	return d
+}
+
+// TestHostsShareAJournal: two hosts on one database. While h1 runs a
+// turn, h2 (which adopts what dead hosts leave, every 0.7 s) leaves it
+// alone; h1 is killed with -9, and within its lease h2 adopts the turn,
+// runs it again and delivers the reply exactly once.
+func TestHostsShareAJournal(t *testing.T) {
+	url := pgtest.Cluster(t).NewDatabase(t)
+	h1 := startHost(t, url, "h1")
+	h2 := startHost(t, url, "h2")
+	pluginPIDs(h1, 2)
+	pluginPIDs(h2, 2)
+
+	h1.post("u1", "one host at a time #sleep=2500ms")
+	h1.waitFor(func() bool { return typingSeen(h1) }, "h1's turn to start (typing on)")
+	// Three of h2's adoption rounds while h1 lives: nothing moves.
+	for _, r := range h2.sent(2 * time.Second) {
+		if r.ChatID == "chat-u1" {
+			t.Fatalf("h2 acted on h1's live turn: %+v", r)
+		}
+	}
+	_ = h1.cmd.Process.Kill()
+	_ = h1.cmd.Wait()
+	killed := time.Now()
+
+	var got []string
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range h2.sent(time.Second) {
+			h2.after = r.Seq
+			if r.Op == "send" && r.ChatID == "chat-u1" {
+				if len(got) == 0 {
+					t.Logf("h2 answered %s after h1's kill -9", time.Since(killed).Round(time.Millisecond))
+					deadline = time.Now().Add(3 * time.Second)
+				}
+				got = append(got, r.Text)
+			}
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "one host at a time") {
+		t.Fatalf("h2's sends to the chat after h1 died: %q; want the reply once", got)
+	}
 }
 
 // TestPostgresStorage: the real binary on PostgreSQL answers, keeps its

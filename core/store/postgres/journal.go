@@ -12,14 +12,14 @@ import (
 )
 
 const entryCols = `id, instance, chat_id, thread_id, message_id, dedupe_key, received_at,
-	message, state, session_key, attempts, reason, updated_at`
+	message, state, session_key, attempts, reason, updated_at, owner`
 
 func scanEntry(row pgx.Row) (store.Entry, error) {
 	var e store.Entry
 	var recv, upd int64
 	var st string
 	err := row.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
-		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd)
+		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner)
 	e.ReceivedAt, e.UpdatedAt, e.State = fromNanos(recv), fromNanos(upd), store.State(st)
 	return e, err
 }
@@ -50,10 +50,10 @@ const (
 		ON CONFLICT (key) DO UPDATE SET journal_id = excluded.journal_id, seen_at = excluded.seen_at
 		WHERE dedupe.seen_at <= $3
 		RETURNING journal_id)
-	INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at)
-	SELECT journal_id, $4, $5, $6, $7, $1, $8, $9, 'accepted', $2 FROM k RETURNING id`
-	qAcceptPlain = `INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at)
-	VALUES (nextval('journal_ids'), $1, $2, $3, $4, '', $5, $6, 'accepted', $7) RETURNING id`
+	INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at, owner)
+	SELECT journal_id, $4, $5, $6, $7, $1, $8, $9, 'accepted', $2, $10 FROM k RETURNING id`
+	qAcceptPlain = `INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at, owner)
+	VALUES (nextval('journal_ids'), $1, $2, $3, $4, '', $5, $6, 'accepted', $7, $8) RETURNING id`
 	qEntry      = `SELECT ` + entryCols + ` FROM journal WHERE id = $1`
 	qUnfinished = `SELECT ` + entryCols + ` FROM journal
 		WHERE state NOT IN ('done', 'dropped', 'failed') AND id > $1 ORDER BY id`
@@ -79,10 +79,10 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 	var err error
 	if key == "" {
 		err = d.pool.QueryRow(wctx, qAcceptPlain, in.Instance, in.ChatID, in.ThreadID, in.MessageID,
-			recv.UnixNano(), in.Message, now.UnixNano()).Scan(&id)
+			recv.UnixNano(), in.Message, now.UnixNano(), d.opts.Host).Scan(&id)
 	} else {
 		err = d.pool.QueryRow(wctx, qAcceptKeyed, key, now.UnixNano(), now.UnixNano()-d.opts.DedupeTTL.Nanoseconds(),
-			in.Instance, in.ChatID, in.ThreadID, in.MessageID, recv.UnixNano(), in.Message).Scan(&id)
+			in.Instance, in.ChatID, in.ThreadID, in.MessageID, recv.UnixNano(), in.Message, d.opts.Host).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			var first int64
 			if err := d.pool.QueryRow(wctx, `SELECT journal_id FROM dedupe WHERE key = $1`, key).Scan(&first); err != nil {
@@ -134,8 +134,8 @@ func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
 	if sessionKey == "" {
 		return fmt.Errorf("enqueue %d: empty session key", id)
 	}
-	tag, err := d.exec(ctx, `UPDATE journal SET state = 'queued', session_key = $1, updated_at = $2
-		WHERE id = $3 AND state IN ('accepted', 'queued')`, sessionKey, d.now().UnixNano(), id)
+	tag, err := d.exec(ctx, `UPDATE journal SET state = 'queued', session_key = $1, updated_at = $2, owner = $4
+		WHERE id = $3 AND state IN ('accepted', 'queued')`, sessionKey, d.now().UnixNano(), id, d.opts.Host)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = refuse(context.WithoutCancel(ctx), d.pool, id, store.StateQueued)
 	}
@@ -175,8 +175,8 @@ func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
 func (d *DB) start(ctx context.Context, sessionKey string, ids []int64) error {
 	return d.write(ctx, func(tx pgx.Tx) error {
 		moved, err := collectIDs(tx.Query(ctx, `UPDATE journal SET state = 'processing', attempts = attempts + 1, updated_at = $1,
-			session_key = CASE WHEN $2 = '' THEN session_key ELSE $2 END
-			WHERE id = ANY($3) AND state IN ('accepted', 'queued') RETURNING id`, d.now().UnixNano(), sessionKey, ids))
+			session_key = CASE WHEN $2 = '' THEN session_key ELSE $2 END, owner = $4
+			WHERE id = ANY($3) AND state IN ('accepted', 'queued') RETURNING id`, d.now().UnixNano(), sessionKey, ids, d.opts.Host))
 		if err != nil {
 			return err
 		}
@@ -330,11 +330,32 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 	err := d.write(ctx, func(tx pgx.Tx) error {
 		rec = store.Recovery{}
 		now := d.now()
-		open, err := scanEntries(tx.Query(ctx, qUnfinished+` FOR UPDATE`, 0))
+		// SKIP LOCKED: an orphan another host is recovering right now is
+		// its; after its commit that host owns it and is alive.
+		mine := `owner = '' OR owner = $1 OR `
+		if opts.Adopt {
+			mine = `owner <> '' AND owner <> $1 AND `
+		}
+		open, err := scanEntries(tx.Query(ctx, `SELECT `+entryCols+` FROM journal j
+			WHERE state NOT IN ('done', 'dropped', 'failed') AND (`+mine+`NOT EXISTS
+				(SELECT 1 FROM leases WHERE name = $2 || j.owner AND expires_at > $3))
+			ORDER BY id FOR UPDATE SKIP LOCKED`, d.opts.Host, store.HostLeasePrefix, now.UnixNano()))
 		if err != nil {
 			return err
 		}
+		var claim []int64
 		for _, e := range open {
+			if e.Owner != d.opts.Host {
+				claim = append(claim, e.ID)
+			}
+		}
+		if len(claim) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE journal SET owner = $1 WHERE id = ANY($2)`, d.opts.Host, claim); err != nil {
+				return err
+			}
+		}
+		for _, e := range open {
+			e.Owner = d.opts.Host
 			switch e.State {
 			case store.StateAccepted, store.StateQueued:
 				rec.Resume = append(rec.Resume, e)

@@ -25,9 +25,9 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			to = store.StateDone
 		}
 		var inst, chat, thread string
-		err := tx.QueryRow(ctx, `UPDATE journal SET state = $1, updated_at = $2
+		err := tx.QueryRow(ctx, `UPDATE journal SET state = $1, updated_at = $2, owner = $4
 			WHERE id = $3 AND state IN ('accepted', 'queued', 'processing')
-			RETURNING instance, chat_id, thread_id`, string(to), now.UnixNano(), r.JournalID).Scan(&inst, &chat, &thread)
+			RETURNING instance, chat_id, thread_id`, string(to), now.UnixNano(), r.JournalID, d.opts.Host).Scan(&inst, &chat, &thread)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return refuse(ctx, tx, r.JournalID, store.StateReplied)
 		}

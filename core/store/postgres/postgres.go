@@ -37,6 +37,9 @@ type Options struct {
 	MaxPendingPairings int
 	// MaxConns bounds the connection pool. Zero means DefaultMaxConns.
 	MaxConns int
+	// Host is this host's id, stamped as the owner of the entries it
+	// writes (store.Entry.Owner); "" for none.
+	Host string
 	// WriteTimeout bounds a write once it started (it no longer follows
 	// the caller's context then; see the store contract, Context). Zero
 	// means DefaultWriteTimeout.

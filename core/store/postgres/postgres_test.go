@@ -2,7 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +35,16 @@ func TestConformance(t *testing.T) {
 		url := srv.NewDatabase(t)
 		return func(t *testing.T, now func() time.Time) store.Store {
 			d, err := postgres.Open(context.Background(), url, postgres.Options{Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+	})
+	storetest.RunHosts(t, func(t *testing.T) storetest.HostOpener {
+		url := srv.NewDatabase(t)
+		return func(t *testing.T, now func() time.Time, host string) store.Store {
+			d, err := postgres.Open(context.Background(), url, postgres.Options{Now: now, Host: host})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,4 +114,65 @@ func TestBadURL(t *testing.T) {
 	if got := postgres.Redact("host=h password=s3cret dbname=x"); strings.Contains(got, "s3cret") {
 		t.Errorf("Redact: %s", got)
 	}
+}
+
+// TestConcurrentRecoveryAdoptsEachOrphanOnce: two hosts adopting a dead
+// host's entries at the same instant take each one exactly once.
+func TestConcurrentRecoveryAdoptsEachOrphanOnce(t *testing.T) {
+	url := pgtest.Cluster(t).NewDatabase(t)
+	ctx := context.Background()
+	dead, err := postgres.Open(ctx, url, postgres.Options{Host: "dead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	for i := range n {
+		r, err := dead.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "c", MessageID: strconv.Itoa(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dead.Begin(ctx, "s"+strconv.Itoa(i%7), r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead.Close() // it never held a host lease: everything it owns is orphaned
+	var hosts [2]*postgres.DB
+	for i := range hosts {
+		d, err := postgres.Open(ctx, url, postgres.Options{Host: "h" + strconv.Itoa(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		hosts[i] = d
+	}
+	var recs [2]store.Recovery
+	var wg sync.WaitGroup
+	for i, d := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := d.AcquireLease(ctx, store.LeaseRequest{Name: store.HostLeasePrefix + "h" + strconv.Itoa(i), Holder: "h" + strconv.Itoa(i), TTL: time.Hour}); err != nil {
+				t.Error(err)
+			}
+			r, err := d.Recover(ctx, store.RecoverOptions{})
+			if err != nil {
+				t.Error(err)
+			}
+			recs[i] = r
+		}()
+	}
+	wg.Wait()
+	seen := map[int64]string{}
+	for i, r := range recs {
+		for _, e := range r.Resume {
+			if other, ok := seen[e.ID]; ok {
+				t.Fatalf("entry %d adopted by %s and h%d", e.ID, other, i)
+			}
+			seen[e.ID] = "h" + strconv.Itoa(i)
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d of %d orphans adopted (h0 %d, h1 %d)", len(seen), n, len(recs[0].Resume), len(recs[1].Resume))
+	}
+	t.Logf("h0 adopted %d, h1 %d", len(recs[0].Resume), len(recs[1].Resume))
 }

@@ -125,6 +125,10 @@ CREATE TABLE leases (
 	expires_at  BIGINT NOT NULL
 );
 `,
+	// 2: the host that owns an open journal entry.
+	`
+ALTER TABLE journal ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // schemaVersion is the version a database has after Open.

@@ -12,7 +12,7 @@ import (
 )
 
 const entryCols = `id, instance, chat_id, thread_id, message_id, dedupe_key, received_at,
-	message, state, session_key, attempts, reason, updated_at`
+	message, state, session_key, attempts, reason, updated_at, owner`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -21,7 +21,7 @@ func scanEntry(s scanner) (store.Entry, error) {
 	var recv, upd int64
 	var st string
 	err := s.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
-		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd)
+		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner)
 	e.ReceivedAt, e.UpdatedAt, e.State = fromNanos(recv), fromNanos(upd), store.State(st)
 	return e, err
 }
@@ -49,8 +49,8 @@ const (
 	qDedupePut = `INSERT INTO dedupe(key, journal_id, seen_at) VALUES (?1, ?2, ?3)
 		ON CONFLICT(key) DO UPDATE SET journal_id = excluded.journal_id, seen_at = excluded.seen_at
 		WHERE dedupe.seen_at <= ?4`
-	qJournalInsert = `INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?)`
+	qJournalInsert = `INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at, owner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?, ?)`
 	qEntry = `SELECT ` + entryCols + ` FROM journal WHERE id = ?`
 	qState = `SELECT state FROM journal WHERE id = ?`
 )
@@ -88,7 +88,7 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 			recv = now
 		}
 		if _, err := t.exec(qJournalInsert, id, in.Instance, in.ChatID, in.ThreadID, in.MessageID, key,
-			recv.UnixNano(), in.Message, now.UnixNano()); err != nil {
+			recv.UnixNano(), in.Message, now.UnixNano(), d.opts.Host); err != nil {
 			return err
 		}
 		res = store.AcceptResult{ID: id}
@@ -132,8 +132,8 @@ func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
 		return fmt.Errorf("enqueue %d: empty session key", id)
 	}
 	err := d.w.do(ctx, func(t *wtx) error {
-		n, err := t.execN(`UPDATE journal SET state = 'queued', session_key = ?, updated_at = ? WHERE id = ? AND state IN ('accepted', 'queued')`,
-			sessionKey, d.now().UnixNano(), id)
+		n, err := t.execN(`UPDATE journal SET state = 'queued', session_key = ?, updated_at = ?, owner = ? WHERE id = ? AND state IN ('accepted', 'queued')`,
+			sessionKey, d.now().UnixNano(), d.opts.Host, id)
 		if err != nil || n == 1 {
 			return err
 		}
@@ -154,8 +154,8 @@ func (d *DB) Start(ctx context.Context, ids ...int64) error {
 		now := d.now().UnixNano()
 		for _, id := range ids {
 			// A failed op is rolled back whole: no need to check all first.
-			n, err := t.execN(`UPDATE journal SET state = 'processing', attempts = attempts + 1, updated_at = ?
-				WHERE id = ? AND state IN ('accepted', 'queued')`, now, id)
+			n, err := t.execN(`UPDATE journal SET state = 'processing', attempts = attempts + 1, updated_at = ?, owner = ?
+				WHERE id = ? AND state IN ('accepted', 'queued')`, now, d.opts.Host, id)
 			if err != nil {
 				return err
 			}
@@ -182,8 +182,8 @@ func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
 	err := d.w.do(ctx, func(t *wtx) error {
 		now := d.now().UnixNano()
 		for _, id := range ids {
-			n, err := t.execN(`UPDATE journal SET state = 'processing', session_key = ?, attempts = attempts + 1, updated_at = ?
-				WHERE id = ? AND state IN ('accepted', 'queued')`, sessionKey, now, id)
+			n, err := t.execN(`UPDATE journal SET state = 'processing', session_key = ?, attempts = attempts + 1, updated_at = ?, owner = ?
+				WHERE id = ? AND state IN ('accepted', 'queued')`, sessionKey, now, d.opts.Host, id)
 			if err != nil {
 				return err
 			}
@@ -308,6 +308,19 @@ func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
 const qUnfinished = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_open
 	WHERE state NOT IN ('done', 'dropped', 'failed') AND id > ? ORDER BY id LIMIT ?`
 
+// qOrphans are the open entries no other live host owns (see
+// store.Journal.Recover): ?1 this host, ?2 the host lease prefix, ?3 now.
+const qOrphans = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_open
+	WHERE state NOT IN ('done', 'dropped', 'failed') AND (owner = '' OR owner = ?1 OR NOT EXISTS
+		(SELECT 1 FROM leases WHERE name = ?2 || journal.owner AND expires_at > ?3))
+	ORDER BY id`
+
+// qAdopt is qOrphans without this host's and ownerless entries.
+const qAdopt = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_open
+	WHERE state NOT IN ('done', 'dropped', 'failed') AND owner <> '' AND owner <> ?1 AND NOT EXISTS
+		(SELECT 1 FROM leases WHERE name = ?2 || journal.owner AND expires_at > ?3)
+	ORDER BY id`
+
 // ListUnfinished implements [store.Journal].
 func (d *DB) ListUnfinished(ctx context.Context, afterID int64, limit int) ([]store.Entry, error) {
 	if limit <= 0 {
@@ -332,11 +345,21 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 	err := d.w.durable(ctx, func(t *wtx) error {
 		rec = store.Recovery{}
 		now := d.now()
-		open, err := scanEntries(t.query(qUnfinished, 0, -1))
+		q := qOrphans
+		if opts.Adopt {
+			q = qAdopt
+		}
+		open, err := scanEntries(t.query(q, d.opts.Host, store.HostLeasePrefix, now.UnixNano()))
 		if err != nil {
 			return err
 		}
 		for _, e := range open {
+			if e.Owner != d.opts.Host {
+				e.Owner = d.opts.Host
+				if _, err := t.exec(`UPDATE journal SET owner = ? WHERE id = ?`, d.opts.Host, e.ID); err != nil {
+					return err
+				}
+			}
 			switch e.State {
 			case store.StateAccepted, store.StateQueued:
 				rec.Resume = append(rec.Resume, e)

@@ -21,8 +21,8 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 		// The transition and the read of the entry's chat in one
 		// statement; only a refused one reads the state to say why.
 		var inst, chat, thread string
-		err := t.scan(`UPDATE journal SET state = ?, updated_at = ? WHERE id = ? AND state IN ('accepted', 'queued', 'processing')
-			RETURNING instance, chat_id, thread_id`, []any{string(to), now.UnixNano(), r.JournalID}, &inst, &chat, &thread)
+		err := t.scan(`UPDATE journal SET state = ?, updated_at = ?, owner = ? WHERE id = ? AND state IN ('accepted', 'queued', 'processing')
+			RETURNING instance, chat_id, thread_id`, []any{string(to), now.UnixNano(), d.opts.Host, r.JournalID}, &inst, &chat, &thread)
 		if errors.Is(err, sql.ErrNoRows) {
 			st, err := t.state(r.JournalID)
 			if err != nil {

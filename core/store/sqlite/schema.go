@@ -132,6 +132,10 @@ CREATE TABLE leases (
 	expires_at  INTEGER NOT NULL
 ) WITHOUT ROWID;
 `,
+	// 5: the host that owns an open journal entry.
+	`
+ALTER TABLE journal ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

@@ -69,6 +69,9 @@ type Options struct {
 	// MaxPendingPairings caps unexpired pairing codes per instance. Zero
 	// means store.DefaultMaxPendingPairings.
 	MaxPendingPairings int
+	// Host is this host's id, stamped as the owner of the entries it
+	// writes (store.Entry.Owner); "" for none.
+	Host string
 }
 
 // DB is the SQLite implementation of [store.Store]. Create it with [Open].

@@ -27,6 +27,16 @@ func TestConformance(t *testing.T) {
 			return d
 		}
 	})
+	storetest.RunHosts(t, func(t *testing.T) storetest.HostOpener {
+		dir := t.TempDir()
+		return func(t *testing.T, now func() time.Time, host string) store.Store {
+			d, err := Open(context.Background(), dir, Options{Synchronous: "NORMAL", Now: now, Host: host})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			return d
+		}
+	})
 }
 
 // openTest opens a DB in dir (clk nil: the wall clock) that is closed when
