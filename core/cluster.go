@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/clawhost/clawhost/core/config"
@@ -29,7 +27,9 @@ func HostID(cfg *config.Config) string {
 
 // membership keeps this host's lease "host/<id>" (the proof to the other
 // hosts that it lives and owns its journal entries) and adopts what dead
-// hosts left, every third of the lease's TTL.
+// hosts left, every third of the lease's TTL. Only with a shared
+// (PostgreSQL) database: a SQLite database has one host, which its
+// directory lock guarantees.
 type membership struct {
 	h      *Host
 	id     string
@@ -37,10 +37,6 @@ type membership struct {
 	tag    string // this process's incarnation, kept in the lease's info
 	cancel context.CancelFunc
 	done   chan struct{}
-
-	mu      sync.Mutex
-	lastErr error
-	renewed time.Time
 }
 
 func newMembership(h *Host) *membership {
@@ -49,37 +45,35 @@ func newMembership(h *Host) *membership {
 	return &membership{h: h, id: HostID(h.cfg), ttl: h.cfg.Storage.LeaseTTL.Duration(), tag: hex.EncodeToString(b)}
 }
 
-// info is what the lease tells the other hosts about this one.
-func (m *membership) info() string {
-	addr := m.h.cfg.Admin.Listen
-	return fmt.Sprintf("pid=%d incarnation=%s admin=%s version=%s", os.Getpid(), m.tag, addr, m.h.opts.Version)
+// request asks for this host's lease; its info tells the other hosts
+// about this one.
+func (m *membership) request() store.LeaseRequest {
+	info := fmt.Sprintf("pid=%d incarnation=%s admin=%s version=%s", os.Getpid(), m.tag, m.h.cfg.Admin.Listen, m.h.opts.Version)
+	return store.LeaseRequest{Name: store.HostLeasePrefix + m.id, Holder: m.id, TTL: m.ttl, Info: info}
 }
 
 // join takes the host lease before the journal is recovered. A live
 // lease of another process under the same id (a previous incarnation
 // killed less than a TTL ago, or another host configured with this id)
 // is waited out, up to one TTL: recovering while it may still run its
-// turns could run one twice. With SQLite the data directory's lock
-// already guarantees one process, and the lease is taken at once.
+// turns could run one twice.
 func (m *membership) join(ctx context.Context) error {
-	req := store.LeaseRequest{Name: store.HostLeasePrefix + m.id, Holder: m.id, TTL: m.ttl, Info: m.info()}
-	if m.h.cfg.Storage.Engine == config.EnginePostgres {
-		ls, err := m.h.db.ListLeases(ctx, req.Name)
-		if err != nil {
-			return fmt.Errorf("read the host leases: %w", err)
+	req := m.request()
+	ls, err := m.h.db.ListLeases(ctx, req.Name)
+	if err != nil {
+		return fmt.Errorf("read the host leases: %w", err)
+	}
+	for _, l := range ls {
+		if l.Name != req.Name || !l.Live(time.Now()) {
+			continue
 		}
-		for _, l := range ls {
-			if l.Name != req.Name || !l.Live(time.Now()) || strings.Contains(l.Info, "incarnation="+m.tag) {
-				continue
-			}
-			wait := time.Until(l.Expires)
-			m.h.log.Warn("another process holds this host's lease: waiting for it to expire before taking over its journal entries; if another running host uses this host_id, give each host its own (storage { host_id })",
-				"host_id", m.id, "holder", l.Info, "wait", wait.Round(time.Millisecond))
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		wait := time.Until(l.Expires)
+		m.h.log.Warn("another process holds this host's lease: waiting for it to expire before taking over its journal entries; if another running host uses this host_id, give each host its own (storage { host_id })",
+			"host_id", m.id, "holder", l.Info, "wait", wait.Round(time.Millisecond))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 	// The lease may still be live for a moment (clocks): retry until the
@@ -88,9 +82,6 @@ func (m *membership) join(ctx context.Context) error {
 	for {
 		_, err := m.h.db.AcquireLease(ctx, req)
 		if err == nil {
-			m.mu.Lock()
-			m.renewed, m.lastErr = time.Now(), nil
-			m.mu.Unlock()
 			return nil
 		}
 		if !errors.Is(err, store.ErrLeaseHeld) || time.Now().After(deadline) {
@@ -124,20 +115,9 @@ func (m *membership) run() {
 }
 
 func (m *membership) tick(ctx context.Context) {
-	req := store.LeaseRequest{Name: store.HostLeasePrefix + m.id, Holder: m.id, TTL: m.ttl, Info: m.info()}
-	_, err := m.h.db.AcquireLease(ctx, req)
-	m.mu.Lock()
-	m.lastErr = err
-	if err == nil {
-		m.renewed = time.Now()
-	}
-	m.mu.Unlock()
-	if err != nil {
+	if _, err := m.h.db.AcquireLease(ctx, m.request()); err != nil {
 		m.h.log.Error("renewing the host lease failed: other hosts take this host's work over once it expires", "error", err)
 		return
-	}
-	if m.h.cfg.Storage.Engine != config.EnginePostgres {
-		return // one host: nobody else's work to adopt
 	}
 	if _, err := m.h.gw.Adopt(ctx); err != nil && ctx.Err() == nil {
 		m.h.log.Error("adopting the work of dead hosts failed", "error", err)

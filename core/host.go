@@ -189,20 +189,24 @@ func (h *Host) Start(ctx context.Context) error {
 	if err := h.agentAPI.start(); err != nil {
 		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
 	}
-	h.member = newMembership(h)
-	jctx, cancel := context.WithTimeout(ctx, h.member.ttl+30*time.Second)
-	err := h.member.join(jctx)
-	cancel()
-	if err != nil {
-		return err
+	if h.cfg.Storage.Engine == config.EnginePostgres {
+		h.member = newMembership(h)
+		jctx, cancel := context.WithTimeout(ctx, h.member.ttl+30*time.Second)
+		err := h.member.join(jctx)
+		cancel()
+		if err != nil {
+			return err
+		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = h.gw.Start(rctx)
+	err := h.gw.Start(rctx)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("journal recovery: %w", err)
 	}
-	h.member.run()
+	if h.member != nil {
+		h.member.run()
+	}
 	h.schedules.start(h.cfg)
 	h.metrics.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h.plugins) })
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })

@@ -20,7 +20,7 @@ func scanEntry(row pgx.Row) (store.Entry, error) {
 	var st string
 	err := row.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
 		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner)
-	e.ReceivedAt, e.UpdatedAt, e.State = fromNanos(recv), fromNanos(upd), store.State(st)
+	e.ReceivedAt, e.UpdatedAt, e.State = store.FromUnixNano(recv), store.FromUnixNano(upd), store.State(st)
 	return e, err
 }
 
@@ -64,10 +64,10 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 	if in.Instance == "" || in.ChatID == "" {
 		return store.AcceptResult{}, errors.New("accept: instance and chat id are required")
 	}
-	if err := ctx.Err(); err != nil {
+	wctx, cancel, err := d.begin(ctx)
+	if err != nil {
 		return store.AcceptResult{}, fmt.Errorf("accept: %w", err)
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.WriteTimeout)
 	defer cancel()
 	now := d.now()
 	recv := in.ReceivedAt
@@ -76,7 +76,6 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 	}
 	key := in.Key()
 	var id int64
-	var err error
 	if key == "" {
 		err = d.pool.QueryRow(wctx, qAcceptPlain, in.Instance, in.ChatID, in.ThreadID, in.MessageID,
 			recv.UnixNano(), in.Message, now.UnixNano(), d.opts.Host).Scan(&id)

@@ -28,7 +28,7 @@ func scanLease(row pgx.Row) (store.Lease, error) {
 	var l store.Lease
 	var acq, ren, exp int64
 	err := row.Scan(&l.Name, &l.Holder, &l.Info, &l.Epoch, &acq, &ren, &exp)
-	l.Acquired, l.Renewed, l.Expires = fromNanos(acq), fromNanos(ren), fromNanos(exp)
+	l.Acquired, l.Renewed, l.Expires = store.FromUnixNano(acq), store.FromUnixNano(ren), store.FromUnixNano(exp)
 	return l, err
 }
 
@@ -37,10 +37,10 @@ func (d *DB) AcquireLease(ctx context.Context, req store.LeaseRequest) (store.Le
 	if req.Name == "" || req.Holder == "" || req.TTL <= 0 {
 		return store.Lease{}, errors.New("acquire lease: name, holder and a positive ttl are required")
 	}
-	if err := ctx.Err(); err != nil {
+	wctx, cancel, err := d.begin(ctx)
+	if err != nil {
 		return store.Lease{}, err
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.WriteTimeout)
 	defer cancel()
 	now := d.now()
 	l, err := scanLease(d.pool.QueryRow(wctx, qAcquire, req.Name, req.Holder, req.Info, now.UnixNano(), now.Add(req.TTL).UnixNano()))

@@ -155,7 +155,7 @@ func loadReply(ctx context.Context, q querier, e store.Entry) (store.PendingRepl
 	if err != nil {
 		return store.PendingReply{}, err
 	}
-	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, fromNanos(produced)
+	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, store.FromUnixNano(produced)
 	rs, err := q.Query(ctx, `SELECT idx, text, sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks WHERE journal_id = $1 ORDER BY idx`, e.ID)
 	if err != nil {
 		return store.PendingReply{}, err
@@ -168,7 +168,7 @@ func loadReply(ctx context.Context, q querier, e store.Entry) (store.PendingRepl
 		if err := rs.Scan(&c.Index, &c.Text, &sent, &ids, &attempted, &c.Uncertain); err != nil {
 			return store.PendingReply{}, err
 		}
-		c.SentAt, c.AttemptedAt = fromNanos(sent), fromNanos(attempted)
+		c.SentAt, c.AttemptedAt = store.FromUnixNano(sent), store.FromUnixNano(attempted)
 		if ids != "" {
 			if err := json.Unmarshal([]byte(ids), &c.PlatformIDs); err != nil {
 				return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)

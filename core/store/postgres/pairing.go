@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,18 +11,6 @@ import (
 
 	"github.com/clawhost/clawhost/core/store"
 )
-
-// codeAlphabet leaves out 0, O, 1 and I, which people misread.
-const codeAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-
-func newCode() string {
-	b := make([]byte, 8)
-	rand.Read(b) // never fails (crypto/rand panics instead)
-	for i := range b {
-		b[i] = codeAlphabet[int(b[i])%len(codeAlphabet)] // 256 % 32 == 0: unbiased
-	}
-	return string(b)
-}
 
 // pairingLock serializes the pairing writes of every host (they are rare:
 // counting an instance's codes and the wrong guesses needs a stable view).
@@ -56,7 +43,7 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 		err := tx.QueryRow(ctx, `SELECT code, created_at, expires_at FROM pairing_codes WHERE instance = $1 AND sender_id = $2`,
 			req.Instance, req.SenderID).Scan(&c.Code, &created, &expires)
 		if err == nil {
-			c.Instance, c.SenderID, c.CreatedAt, c.ExpiresAt = req.Instance, req.SenderID, fromNanos(created), fromNanos(expires)
+			c.Instance, c.SenderID, c.CreatedAt, c.ExpiresAt = req.Instance, req.SenderID, store.FromUnixNano(created), store.FromUnixNano(expires)
 			resp = store.PairingResponse{Code: c}
 			return nil
 		}
@@ -74,7 +61,7 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 		for range 10 {
 			c.Code = strings.ToUpper(strings.TrimSpace(req.Code))
 			if c.Code == "" {
-				c.Code = newCode()
+				c.Code = store.NewPairingCode()
 			}
 			var x int
 			err := tx.QueryRow(ctx, `SELECT 1 FROM pairing_codes WHERE code = $1`, c.Code).Scan(&x)
@@ -181,7 +168,7 @@ func (d *DB) PendingPairings(ctx context.Context, instance string) ([]store.Pair
 		if err := rows.Scan(&c.Instance, &c.SenderID, &c.Code, &created, &expires); err != nil {
 			return nil, fmt.Errorf("list pending pairings: %w", err)
 		}
-		c.CreatedAt, c.ExpiresAt = fromNanos(created), fromNanos(expires)
+		c.CreatedAt, c.ExpiresAt = store.FromUnixNano(created), store.FromUnixNano(expires)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

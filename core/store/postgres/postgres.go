@@ -128,10 +128,10 @@ func (d *DB) Pool() *pgxpool.Pool { return d.pool }
 // caller gave up) but is bounded by Options.WriteTimeout. fn may run more
 // than once: a serialization failure or deadlock is retried.
 func (d *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	if err := ctx.Err(); err != nil {
+	wctx, cancel, err := d.begin(ctx)
+	if err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.WriteTimeout)
 	defer cancel()
 	for attempt := 0; ; attempt++ {
 		err := pgx.BeginFunc(wctx, d.pool, fn)
@@ -142,13 +142,24 @@ func (d *DB) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	}
 }
 
+// begin is how every write starts: refused if ctx already ended, then
+// detached from it and bounded by Options.WriteTimeout instead (see
+// write).
+func (d *DB) begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.WriteTimeout)
+	return wctx, cancel, nil
+}
+
 // exec runs one statement on its own (its own implicit transaction): the
 // single-statement writes need no BEGIN and COMMIT round trips.
 func (d *DB) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if err := ctx.Err(); err != nil {
+	wctx, cancel, err := d.begin(ctx)
+	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.WriteTimeout)
 	defer cancel()
 	tag, err := d.pool.Exec(wctx, sql, args...)
 	return tag, d.closed(err)
@@ -159,21 +170,4 @@ func (d *DB) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandT
 func retryable(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
-}
-
-// nanos converts a time to the stored form (Unix nanoseconds; 0 = unset):
-// timestamptz keeps microseconds, the contract promises nanoseconds.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// fromNanos is the inverse of nanos.
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
 }

@@ -23,12 +23,12 @@ func scanSession(row pgx.Row) (store.Session, error) {
 		&x.Usage.InputTokens, &x.Usage.OutputTokens, &x.Usage.CacheReadTokens, &x.Usage.CacheCreationTokens,
 		&x.CostUSD, &x.Model, &x.Chat, &x.LastTarget.Instance, &x.LastTarget.ChatID, &x.LastTarget.ThreadID,
 		&x.Verbose, &x.AbortHint, &x.MemoryFlushCycle)
-	x.CreatedAt, x.UpdatedAt, x.LastMessageAt = fromNanos(created), fromNanos(updated), fromNanos(last)
+	x.CreatedAt, x.UpdatedAt, x.LastMessageAt = store.FromUnixNano(created), store.FromUnixNano(updated), store.FromUnixNano(last)
 	return x, err
 }
 
 func sessionArgs(x store.Session) []any {
-	return []any{x.Key, x.SessionID, x.ClaudeSessionID, nanos(x.CreatedAt), nanos(x.UpdatedAt), nanos(x.LastMessageAt), x.Turns,
+	return []any{x.Key, x.SessionID, x.ClaudeSessionID, store.UnixNano(x.CreatedAt), store.UnixNano(x.UpdatedAt), store.UnixNano(x.LastMessageAt), x.Turns,
 		x.Usage.InputTokens, x.Usage.OutputTokens, x.Usage.CacheReadTokens, x.Usage.CacheCreationTokens,
 		x.CostUSD, x.Model, x.Chat, x.LastTarget.Instance, x.LastTarget.ChatID, x.LastTarget.ThreadID,
 		x.Verbose, x.AbortHint, x.MemoryFlushCycle}

@@ -22,7 +22,7 @@ func scanEntry(s scanner) (store.Entry, error) {
 	var st string
 	err := s.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
 		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner)
-	e.ReceivedAt, e.UpdatedAt, e.State = fromNanos(recv), fromNanos(upd), store.State(st)
+	e.ReceivedAt, e.UpdatedAt, e.State = store.FromUnixNano(recv), store.FromUnixNano(upd), store.State(st)
 	return e, err
 }
 

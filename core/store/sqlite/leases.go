@@ -27,7 +27,7 @@ func scanLease(s scanner) (store.Lease, error) {
 	var l store.Lease
 	var acq, ren, exp int64
 	err := s.Scan(&l.Name, &l.Holder, &l.Info, &l.Epoch, &acq, &ren, &exp)
-	l.Acquired, l.Renewed, l.Expires = fromNanos(acq), fromNanos(ren), fromNanos(exp)
+	l.Acquired, l.Renewed, l.Expires = store.FromUnixNano(acq), store.FromUnixNano(ren), store.FromUnixNano(exp)
 	return l, err
 }
 

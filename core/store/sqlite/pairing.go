@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -11,18 +10,6 @@ import (
 
 	"github.com/clawhost/clawhost/core/store"
 )
-
-// codeAlphabet leaves out 0, O, 1 and I, which people misread.
-const codeAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-
-func newCode() string {
-	b := make([]byte, 8)
-	rand.Read(b) // never fails (crypto/rand panics instead)
-	for i := range b {
-		b[i] = codeAlphabet[int(b[i])%len(codeAlphabet)] // 256 % 32 == 0: unbiased
-	}
-	return string(b)
-}
 
 // RequestPairing implements [store.Pairing].
 func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (store.PairingResponse, error) {
@@ -43,7 +30,7 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 		err := t.scan(`SELECT code, created_at, expires_at FROM pairing_codes WHERE instance = ? AND sender_id = ?`,
 			[]any{req.Instance, req.SenderID}, &c.Code, &created, &expires)
 		if err == nil {
-			c.Instance, c.SenderID, c.CreatedAt, c.ExpiresAt = req.Instance, req.SenderID, fromNanos(created), fromNanos(expires)
+			c.Instance, c.SenderID, c.CreatedAt, c.ExpiresAt = req.Instance, req.SenderID, store.FromUnixNano(created), store.FromUnixNano(expires)
 			resp = store.PairingResponse{Code: c}
 			return nil
 		}
@@ -61,7 +48,7 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 		for range 10 {
 			c.Code = strings.ToUpper(strings.TrimSpace(req.Code))
 			if c.Code == "" {
-				c.Code = newCode()
+				c.Code = store.NewPairingCode()
 			}
 			var x int
 			err := t.scan(`SELECT 1 FROM pairing_codes WHERE code = ?`, []any{c.Code}, &x)
@@ -167,7 +154,7 @@ func (d *DB) PendingPairings(ctx context.Context, instance string) ([]store.Pair
 		if err := rows.Scan(&c.Instance, &c.SenderID, &c.Code, &created, &expires); err != nil {
 			return nil, fmt.Errorf("list pending pairings: %w", err)
 		}
-		c.CreatedAt, c.ExpiresAt = fromNanos(created), fromNanos(expires)
+		c.CreatedAt, c.ExpiresAt = store.FromUnixNano(created), store.FromUnixNano(expires)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

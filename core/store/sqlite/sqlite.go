@@ -300,19 +300,3 @@ func (d *DB) query(ctx context.Context, query string, args ...any) (*sql.Rows, e
 	}
 	return s.QueryContext(ctx, args...)
 }
-
-// nanos converts a time to the stored form (Unix nanoseconds; 0 = unset).
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// fromNanos is the inverse of nanos.
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
