@@ -342,14 +342,14 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 		if err != nil {
 			return err
 		}
-		var claim []int64
-		for _, e := range open {
-			if e.Owner != d.opts.Host {
-				claim = append(claim, e.ID)
-			}
+		// Claimed, and no longer handed: what Recover returns is taken
+		// here, not again by TakeHanded.
+		claim := make([]int64, len(open))
+		for i, e := range open {
+			claim[i] = e.ID
 		}
 		if len(claim) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE journal SET owner = $1 WHERE id = ANY($2)`, d.opts.Host, claim); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE journal SET owner = $1, handed = false WHERE id = ANY($2) AND (owner <> $1 OR handed)`, d.opts.Host, claim); err != nil {
 				return err
 			}
 		}
@@ -424,6 +424,10 @@ func (d *DB) Prune(ctx context.Context, before time.Time) (int, error) {
 		if n < pruneBatch {
 			break
 		}
+	}
+	// Relayed calls whose origin never took the outcome (it died).
+	if _, err := d.exec(ctx, `DELETE FROM relay WHERE created_at < $1`, before.UnixNano()); err != nil {
+		return total, fmt.Errorf("prune relayed calls: %w", err)
 	}
 	if _, err := d.exec(ctx, `DELETE FROM dedupe WHERE seen_at <= $1`, d.now().UnixNano()-d.opts.DedupeTTL.Nanoseconds()); err != nil {
 		return total, fmt.Errorf("prune dedupe keys: %w", err)

@@ -41,16 +41,19 @@ func TestConformance(t *testing.T) {
 			return d
 		}
 	})
-	storetest.RunHosts(t, func(t *testing.T) storetest.HostOpener {
+	hosts := func(t *testing.T) storetest.HostOpener {
 		url := srv.NewDatabase(t)
 		return func(t *testing.T, now func() time.Time, host string) store.Store {
 			d, err := postgres.Open(context.Background(), url, postgres.Options{Now: now, Host: host})
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { d.Close() })
 			return d
 		}
-	})
+	}
+	storetest.RunHosts(t, hosts)
+	storetest.RunCluster(t, hosts)
 }
 
 // TestHostsMigrateOnce: hosts starting together on an empty database

@@ -129,6 +129,30 @@ CREATE TABLE leases (
 	`
 ALTER TABLE journal ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 `,
+	// 3: several hosts: session placements, handed entries, relayed
+	// channel calls.
+	`
+ALTER TABLE journal ADD COLUMN handed BOOLEAN NOT NULL DEFAULT false;
+CREATE INDEX journal_handed ON journal(owner, id) WHERE handed;
+CREATE TABLE placements (
+	session_key TEXT   PRIMARY KEY,
+	host        TEXT   NOT NULL,
+	placed_at   BIGINT NOT NULL
+);
+CREATE TABLE relay (
+	id         BIGSERIAL PRIMARY KEY,
+	instance   TEXT    NOT NULL,
+	origin     TEXT    NOT NULL,
+	op         TEXT    NOT NULL,
+	request    BYTEA   NOT NULL,
+	no_reply   BOOLEAN NOT NULL DEFAULT false,
+	state      TEXT    NOT NULL DEFAULT 'new',
+	claimed_by TEXT    NOT NULL DEFAULT '',
+	result     BYTEA,
+	created_at BIGINT  NOT NULL
+);
+CREATE INDEX relay_new ON relay(instance, id) WHERE state = 'new';
+`,
 }
 
 // schemaVersion is the version a database has after Open.
