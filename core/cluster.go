@@ -6,7 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawhost/clawhost/core/config"
@@ -32,17 +37,28 @@ func HostID(cfg *config.Config) string {
 // directory lock guarantees.
 type membership struct {
 	h      *Host
+	db     store.Cluster
 	id     string
 	ttl    time.Duration
 	tag    string // this process's incarnation, kept in the lease's info
+	gate   *gate
+	place  *placement
+	relay  *relay
+	handed chan struct{} // wakes the taker of handed entries
 	cancel context.CancelFunc
 	done   chan struct{}
+	// acquired is when the host lease was taken: a renewal that finds
+	// another time lost the lease meanwhile.
+	acquired time.Time
 }
 
-func newMembership(h *Host) *membership {
+func newMembership(h *Host, db store.Cluster, g *gate) *membership {
 	b := make([]byte, 6)
 	rand.Read(b)
-	return &membership{h: h, id: HostID(h.cfg), ttl: h.cfg.Storage.LeaseTTL.Duration(), tag: hex.EncodeToString(b)}
+	m := &membership{h: h, db: db, id: HostID(h.cfg), ttl: h.cfg.Storage.LeaseTTL.Duration(), tag: hex.EncodeToString(b), gate: g,
+		handed: make(chan struct{}, 1)}
+	m.place = &placement{db: db, id: m.id, live: map[string]bool{m.id: true}, cache: map[string]string{}}
+	return m
 }
 
 // request asks for this host's lease; its info tells the other hosts
@@ -80,8 +96,11 @@ func (m *membership) join(ctx context.Context) error {
 	// holder's expiry passed on the database's clock.
 	deadline := time.Now().Add(m.ttl + 5*time.Second)
 	for {
-		_, err := m.h.db.AcquireLease(ctx, req)
+		l, err := m.h.db.AcquireLease(ctx, req)
 		if err == nil {
+			m.acquired = l.Acquired
+			m.refresh(ctx)
+			close(m.gate.joined)
 			return nil
 		}
 		if !errors.Is(err, store.ErrLeaseHeld) || time.Now().After(deadline) {
@@ -95,33 +114,209 @@ func (m *membership) join(ctx context.Context) error {
 	}
 }
 
-// run renews the lease and adopts orphans until stop.
+// run renews the lease, adopts orphans, takes handed entries and serves
+// relayed calls until leave.
 func (m *membership) run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel, m.done = cancel, make(chan struct{})
+	var wg sync.WaitGroup
+	for _, f := range []func(context.Context){m.renew, m.take, m.listen, m.relay.serve} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(ctx)
+		}()
+	}
 	go func() {
-		defer close(m.done)
-		t := time.NewTicker(m.ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			m.tick(ctx)
-		}
+		wg.Wait()
+		close(m.done)
 	}()
 }
 
+func (m *membership) renew(ctx context.Context) {
+	t := time.NewTicker(m.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		m.tick(ctx)
+	}
+}
+
 func (m *membership) tick(ctx context.Context) {
-	if _, err := m.h.db.AcquireLease(ctx, m.request()); err != nil {
+	l, err := m.h.db.AcquireLease(ctx, m.request())
+	if err != nil {
 		m.h.log.Error("renewing the host lease failed: other hosts take this host's work over once it expires", "error", err)
 		return
 	}
+	if !l.Acquired.Equal(m.acquired) {
+		// The lease expired before this renewal: the other hosts may have
+		// taken this host's journal entries and sessions over and be
+		// running them. Going on could run a turn twice; a restart
+		// recovers cleanly (as after kill -9).
+		m.h.log.Error("this host's lease expired before it was renewed (the host was paused, or the database unreachable, longer than storage.lease_ttl); other hosts may have taken its work over, so it exits to restart clean",
+			"lease_ttl", m.ttl, "acquired", m.acquired, "now_acquired", l.Acquired)
+		exit(75)
+	}
+	m.refresh(ctx)
 	if _, err := m.h.gw.Adopt(ctx); err != nil && ctx.Err() == nil {
 		m.h.log.Error("adopting the work of dead hosts failed", "error", err)
 	}
+	m.wakeTaker()
+}
+
+// exit ends the process at once (a variable for tests).
+var exit = os.Exit
+
+// refresh reads every lease: the live hosts (placement, relay) and the
+// channel holders (gate).
+func (m *membership) refresh(ctx context.Context) {
+	ls, err := m.h.db.ListLeases(ctx, "")
+	if err != nil {
+		if ctx.Err() == nil {
+			m.h.log.Warn("reading the leases failed", "error", err)
+		}
+		return
+	}
+	now := time.Now()
+	live := map[string]bool{m.id: true}
+	for _, l := range ls {
+		if strings.HasPrefix(l.Name, store.HostLeasePrefix) && l.Live(now) {
+			live[strings.TrimPrefix(l.Name, store.HostLeasePrefix)] = true
+		}
+	}
+	if m.place.setLive(live) {
+		m.h.log.Debug("live hosts changed", "hosts", slices.Sorted(maps.Keys(live)))
+	}
+	m.gate.setLeases(ls)
+}
+
+func (m *membership) wakeTaker() {
+	select {
+	case m.handed <- struct{}{}:
+	default:
+	}
+}
+
+// take resumes the entries other hosts hand to this one, when woken.
+func (m *membership) take(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.handed:
+		}
+		es, err := m.db.TakeHanded(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				m.h.log.Error("taking the messages other hosts handed over failed", "error", err)
+			}
+			continue
+		}
+		if len(es) > 0 {
+			m.h.log.Debug("messages handed over by other hosts", "messages", len(es))
+			m.h.gw.Handed(es)
+		}
+	}
+}
+
+// listen dispatches the wake-ups of the other hosts.
+func (m *membership) listen(ctx context.Context) {
+	_ = m.db.Listen(ctx, func(w store.Wake) {
+		switch w.Kind {
+		case store.WakeHanded:
+			m.wakeTaker()
+		case store.WakeRelay:
+			if m.gate.Holds(w.Instance) {
+				m.relay.wakeClaims()
+			}
+		case store.WakeRelayDone:
+			m.relay.woke()
+		}
+	})
+}
+
+// placement is the gateway's Placement on the store's session
+// placements: a new session goes to the live host its key hashes to
+// (rendezvous hashing over the live hosts, so sessions spread evenly and
+// few move when a host joins), then stays there while that host lives.
+type placement struct {
+	db store.Cluster
+	id string
+
+	mu    sync.Mutex
+	live  map[string]bool   // hosts whose lease was live at the last read
+	cache map[string]string // session key → host, while that host lives
+}
+
+// Place implements gateway.Placement.
+func (p *placement) Place(ctx context.Context, key string) (string, bool, error) {
+	p.mu.Lock()
+	if h, ok := p.cache[key]; ok && p.live[h] {
+		p.mu.Unlock()
+		return h, h == p.id, nil
+	}
+	want := p.id
+	var best uint64
+	for h := range p.live {
+		f := fnv.New64a()
+		f.Write([]byte(h))
+		f.Write([]byte{0})
+		f.Write([]byte(key))
+		if s := mix64(f.Sum64()); s > best || (s == best && h < want) {
+			best, want = s, h
+		}
+	}
+	p.mu.Unlock()
+	h, err := p.db.PlaceSession(ctx, key, want)
+	if err != nil {
+		return "", false, err
+	}
+	p.mu.Lock()
+	p.cache[key] = h
+	p.mu.Unlock()
+	return h, h == p.id, nil
+}
+
+// mix64 is splitmix64's finalizer: FNV alone orders the hosts alike for
+// keys that differ only in their last bytes (every session of one bot
+// went to one host).
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// Handoff implements gateway.Placement.
+func (p *placement) Handoff(ctx context.Context, to string, ids ...int64) error {
+	return p.db.Handoff(ctx, to, ids...)
+}
+
+// setLive replaces the live hosts and forgets the placements on the
+// others.
+func (p *placement) setLive(live map[string]bool) (changed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	changed = !maps.Equal(p.live, live)
+	p.live = live
+	for k, h := range p.cache {
+		if !live[h] {
+			delete(p.cache, k)
+		}
+	}
+	return changed
+}
+
+// alive reports whether a host's lease was live at the last read.
+func (p *placement) alive(host string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.live[host]
 }
 
 // leave stops renewing and hands the lease back (a graceful stop: the

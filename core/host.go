@@ -78,6 +78,7 @@ type Host struct {
 	schedules scheduler
 	agentAPI  agentAPI
 	member    *membership
+	gate      *gate // nil unless the database is shared
 }
 
 // New provisions a Host for a valid configuration: directories, the
@@ -127,7 +128,14 @@ func (h *Host) provision() error {
 		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", host.EnvReattach)
 	}
 	h.pipeline = make(chan struct{})
-	h.plugins = pluginhost.New(pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach})
+	popts := pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach}
+	if h.cfg.Storage.Engine == config.EnginePostgres {
+		// Several hosts may share the database: each channel instance
+		// runs on the one holding its lease.
+		h.gate = newGate(h)
+		popts.Gate = h.gate
+	}
+	h.plugins = pluginhost.New(popts)
 	h.plugins.Apply(Specs(h.cfg))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -150,11 +158,22 @@ func (h *Host) provision() error {
 		return err
 	}
 	h.metrics = metrics.New()
-	h.gw = gateway.New(gateway.Options{
+	gopts := gateway.Options{
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
 		Schedules: &h.schedules, AgentTools: h.agentAPI.tools,
-	})
+	}
+	if h.gate != nil {
+		cl, ok := db.(store.Cluster)
+		if !ok {
+			return fmt.Errorf("storage %s cannot be shared by several hosts", StorageName(h.cfg))
+		}
+		h.member = newMembership(h, cl, h.gate)
+		h.member.relay = newRelay(cl, h.gate, h.plugins.Ports(), h.log, h.member.id, h.member.place.alive)
+		gopts.Ports = relayPorts{Ports: h.plugins.Ports(), r: h.member.relay}
+		gopts.Placement = h.member.place
+	}
+	h.gw = gateway.New(gopts)
 	close(h.pipeline)
 	return nil
 }
@@ -171,7 +190,10 @@ func (h *Host) inbound(ctx context.Context, instance string, msgs []channel.Inbo
 	return h.gw.Inbound(ctx, instance, msgs)
 }
 
-func (h *Host) pluginReady(*pluginhost.Instance) {
+func (h *Host) pluginReady(inst *pluginhost.Instance) {
+	if st := inst.Status(); h.gate != nil && st.Description.Channel {
+		h.gate.ready(st.Instance, st.Description)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	select {
@@ -189,8 +211,7 @@ func (h *Host) Start(ctx context.Context) error {
 	if err := h.agentAPI.start(); err != nil {
 		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
 	}
-	if h.cfg.Storage.Engine == config.EnginePostgres {
-		h.member = newMembership(h)
+	if h.member != nil {
 		jctx, cancel := context.WithTimeout(ctx, h.member.ttl+30*time.Second)
 		err := h.member.join(jctx)
 		cancel()

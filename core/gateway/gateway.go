@@ -121,6 +121,9 @@ type Options struct {
 	// Retention is how long finished journal entries are kept; zero means
 	// 7 days.
 	Retention time.Duration
+	// Placement, with several hosts on one database, decides which host
+	// runs each session; nil runs every session here.
+	Placement Placement
 }
 
 // Gateway routes messages between channel plugins and the agent.

@@ -113,8 +113,7 @@ func (g *Gateway) tellStale(stale []store.PendingReply) {
 // ones (after every entry is counted).
 func (g *Gateway) resume(entries []store.Entry) {
 	var kick []string
-	kicked := map[string]bool{}
-	queued := 0
+	queued := map[string][]int64{}
 	for _, e := range entries {
 		m, err := message.Decode(e.Message)
 		if err != nil {
@@ -123,18 +122,23 @@ func (g *Gateway) resume(entries []store.Entry) {
 			continue
 		}
 		if e.State == store.StateQueued {
-			queued++
-			if !kicked[e.SessionKey] {
-				kicked[e.SessionKey] = true
+			if queued[e.SessionKey] == nil {
 				kick = append(kick, e.SessionKey)
 			}
+			queued[e.SessionKey] = append(queued[e.SessionKey], e.ID)
 			continue
 		}
 		g.submit(arrival{key: keyOf(g.settings(), &m), Item: queue.Item{ID: e.ID, Message: m}})
 	}
-	g.queue.Recovered(queued)
 	for _, k := range kick {
-		g.queue.Kick(k)
+		ids := queued[k]
+		start := func() {
+			g.queue.Recovered(len(ids))
+			g.queue.Kick(k)
+		}
+		if g.here(k, ids, start) {
+			start()
+		}
 	}
 }
 

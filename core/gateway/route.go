@@ -19,8 +19,13 @@ import (
 )
 
 // submit hands an accepted entry to the arrival stage of its conversation.
+// With several hosts, the host that runs the session does: the entry is
+// handed to it when that is another.
 func (g *Gateway) submit(a arrival) {
-	g.arrivals.Do(a.key, func() { g.arrive(a) })
+	run := func() { g.arrivals.Do(a.key, func() { g.arrive(a) }) }
+	if g.here(a.key, []int64{a.ID}, run) {
+		run()
+	}
 }
 
 // finish moves entries to a terminal state, logging a failure.

@@ -114,6 +114,11 @@ type Options struct {
 	// instances attach to the running process instead of launching their
 	// binary. `clawhost validate`'s Probe always launches.
 	Reattach map[string]*plugin.ReattachConfig
+	// Gate, when set, decides where channel instances run: a channel
+	// instance is configured (and so starts polling its platform) only
+	// while it holds the gate, and waits in StateStandby before. Nil:
+	// every instance runs.
+	Gate Gate
 
 	// afterVerify, when set (tests), runs between a binary's checksum and
 	// its exec.
@@ -274,6 +279,8 @@ type Instance struct {
 	desc     host.Description
 	readyCh  chan struct{} // closed when ready; replaced on restart
 	probeErr error         // set when the liveness probe killed the run
+	holdLost bool          // the run ended because its gate hold was lost
+	standby  string        // why a channel waits in standby
 	tail     *stderrTail   // the current process's last stderr lines
 	// reattach, when set, is the debug-mode process to attach to instead
 	// of launching the binary (Options.Reattach).

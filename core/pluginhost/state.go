@@ -42,6 +42,11 @@ const (
 	// at once. It leaves the state when the plugin reports ready (see
 	// attention.go).
 	StateNeedsAttention State = "needs_attention"
+	// StateStandby: a channel plugin that runs but is not configured (it
+	// does not poll its platform) because another host sharing the
+	// database serves this channel instance (Options.Gate); Message says
+	// which. It becomes ready when this host takes the channel over.
+	StateStandby State = "standby"
 )
 
 // settled reports whether a state waits for a reload instead of a restart.
@@ -95,6 +100,9 @@ func (i *Instance) Status() Status {
 		st.LastError = i.lastErr.Error()
 	}
 	i.reported(&st)
+	if i.state == StateStandby {
+		st.Action, st.Message = standbyAction, i.standby
+	}
 	return st
 }
 

@@ -26,10 +26,18 @@ func (i *Instance) supervise() {
 		if i.probeErr != nil {
 			err, i.probeErr = i.probeErr, nil
 		}
+		lost := i.holdLost
+		i.holdLost = false
 		i.mu.Unlock()
 		if i.ctx.Err() != nil {
 			i.setState(StateStopped, nil)
 			return
+		}
+		if lost {
+			// Not a crash: back to standby at once, without backoff.
+			i.log.Warn("channel lease lost; this instance stops and waits in standby", "instance", i.spec.Instance)
+			i.setStandby(errHoldLost.Error())
+			continue
 		}
 		var settled *runError
 		if errors.As(err, &settled) {
@@ -85,6 +93,37 @@ func (i *Instance) runOnce() error {
 	if i.spec.DataDir != "" {
 		if err := os.MkdirAll(i.spec.DataDir, 0o700); err != nil {
 			return fmt.Errorf("configure plugin %s: data dir: %w", i.spec.Instance, err)
+		}
+	}
+	if i.h.opts.Gate != nil {
+		// A channel runs only while it holds the gate: described before
+		// it is configured (the sdk answers with its kinds then), it
+		// waits in standby.
+		pre, err := plug.Describe(ctx)
+		if err != nil {
+			return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+		}
+		if pre.Channel {
+			i.mu.Lock()
+			i.desc = pre // its kinds, while in standby
+			i.mu.Unlock()
+			held, release, err := i.hold(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			go func() {
+				select {
+				case <-held.Done():
+					if ctx.Err() == nil {
+						i.mu.Lock()
+						i.holdLost = true
+						i.mu.Unlock()
+						cancel()
+					}
+				case <-ctx.Done():
+				}
+			}()
 		}
 	}
 	diags, err := plug.Configure(ctx, schema.Config{Instance: i.spec.Instance, JSON: cfgJSON, DataDir: i.spec.DataDir})

@@ -32,8 +32,10 @@ type Cluster interface {
 	// takes them ([Cluster.TakeHanded]); other entries are left alone.
 	// It wakes to ([Cluster.Listen]).
 	Handoff(ctx context.Context, to string, ids ...int64) error
-	// TakeHanded returns the open entries handed to this host and clears
-	// their mark, oldest first: each handed entry is taken once.
+	// TakeHanded returns the entries handed to this host that are still
+	// accepted or queued and clears every mark, oldest first: each handed
+	// entry is taken once (one this host's lane ran meanwhile is not
+	// returned).
 	// [Journal.Recover] clears the mark of the entries it takes.
 	TakeHanded(ctx context.Context) ([]Entry, error)
 

@@ -233,18 +233,17 @@ func checkDescribe(ctx context.Context, tg Target) (string, error) {
 	return fmt.Sprintf("%s %s, %d kind(s)", d.Name, d.Version, len(kinds)), p.err()
 }
 
+// checkDescribeChannel checks a configured channel's description: the
+// capabilities are described once the channel is configured (before, a
+// channel answers with its kinds only).
 func checkDescribeChannel(ctx context.Context, tg Target) (string, error) {
-	inst, stop, err := tg.start(ctx)
+	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
+	defer cancel()
+	inst, d, stop, err := tg.configured(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
-	defer cancel()
-	d, err := inst.Plugin.Describe(ctx)
-	if err != nil {
-		return "", fmt.Errorf("describe: %w", err)
-	}
 	if !d.Channel {
 		return "", fmt.Errorf("describe: plugin %q does not offer a channel", d.Name)
 	}

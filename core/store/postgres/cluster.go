@@ -84,6 +84,9 @@ func (d *DB) TakeHanded(ctx context.Context) ([]store.Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("take handed entries: %w", d.closed(err))
 	}
+	// An entry the host ran meanwhile (its session's lane read it from the
+	// queue) only loses its mark.
+	es = slices.DeleteFunc(es, func(e store.Entry) bool { return e.State != store.StateAccepted && e.State != store.StateQueued })
 	// RETURNING does not keep the order.
 	slices.SortFunc(es, func(a, b store.Entry) int { return cmp.Compare(a.ID, b.ID) })
 	return es, nil

@@ -97,6 +97,7 @@ type Server struct {
 	nextUpdateID int
 	confirmed    int // highest offset seen
 	poller       chan struct{}
+	conflicts    int
 	nextMsgID    int
 	messages     map[string]Sent // "chat/id" → current content
 	sent         []Sent

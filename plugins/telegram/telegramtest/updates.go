@@ -162,6 +162,14 @@ func (s *Server) Webhook() string {
 	return s.webhook
 }
 
+// Conflicts counts the long polls ended by another poller's (409), as
+// Telegram ends them when two processes poll one token.
+func (s *Server) Conflicts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conflicts
+}
+
 func (s *Server) getUpdates(ctx context.Context, p url.Values) (any, *apiError) {
 	offset, _ := strconv.Atoi(p.Get("offset"))
 	limit, _ := strconv.Atoi(p.Get("limit"))
@@ -217,6 +225,9 @@ func (s *Server) getUpdates(ctx context.Context, p url.Values) (any, *apiError) 
 		select {
 		case <-wait:
 		case <-mine:
+			s.mu.Lock()
+			s.conflicts++
+			s.mu.Unlock()
 			return nil, &apiError{code: 409, desc: Conflict().Description}
 		case <-deadline.C:
 			return []json.RawMessage{}, nil

@@ -89,10 +89,17 @@ func (srv *Server) Register(s *grpc.Server) {
 	}
 }
 
-// Describe implements PluginService.
+// Describe implements PluginService. Before Configure it answers with the
+// plugin's identity and kinds only: a channel's capabilities may depend on
+// its configuration (the host asks again once it configured it; a host
+// sharing its database with others asks first, to keep a channel in
+// standby unconfigured).
 func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.DescribeResponse, error) {
 	out := &pb.DescribeResponse{Name: srv.Impl.Name, Version: srv.Impl.Version, Kinds: srv.Impl.Kinds(), SdkVersion: SDKVersion}
-	if ch := srv.Impl.Channel; ch != nil {
+	srv.mu.Lock()
+	configured := srv.configured
+	srv.mu.Unlock()
+	if ch := srv.Impl.Channel; ch != nil && configured {
 		caps := CapabilitiesToProto(ch.Capabilities())
 		_, caps.Typing = ch.(channel.Typer)
 		_, caps.Edit = ch.(channel.Editor)

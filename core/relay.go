@@ -1,0 +1,458 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+// Relayed channel calls. A session runs on the host it is placed on; its
+// channel instance may be held by another host (one poller per Telegram
+// token). Then the session's host does not call its own plugin (it is in
+// standby) but stores the call in the shared relay table; the holder
+// claims it (once), makes it and stores the outcome, which the session's
+// host takes. The outbox semantics stay the session host's: it marks a
+// chunk attempted before relaying it, and a call whose outcome is lost
+// (the holder died after claiming it) is uncertain, never repeated.
+
+// relayPoll is how often relayed calls and outcomes are looked for when
+// no wake-up came (a lost NOTIFY, a reconnect).
+const relayPoll = time.Second
+
+// maxRelayedMedia bounds the bytes of one relayed file (outbound media,
+// a download).
+const maxRelayedMedia = 50 << 20
+
+// relayPorts are the pipeline's ports with the calls to channel
+// instances another host holds relayed to it.
+type relayPorts struct {
+	gateway.Ports
+	r *relay
+}
+
+// relay holds both sides: the calls this host waits for and the ones it
+// makes for the others.
+type relay struct {
+	db    store.Cluster
+	gate  *gate
+	local gateway.Ports
+	log   hclog.Logger
+	id    string
+	// alive reports whether a host's lease is live (the last read).
+	alive func(host string) bool
+
+	mu      sync.Mutex
+	waiters map[chan struct{}]struct{}
+	claim   chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newRelay(db store.Cluster, g *gate, local gateway.Ports, log hclog.Logger, id string, alive func(string) bool) *relay {
+	return &relay{db: db, gate: g, local: local, log: log.Named("relay"), id: id, alive: alive,
+		waiters: map[chan struct{}]struct{}{}, claim: make(chan struct{}, 1)}
+}
+
+// Ready implements delivery.Channels.
+func (p relayPorts) Ready(instance string) (host.Description, bool) {
+	if !p.r.gate.remote(instance) {
+		return p.Ports.Ready(instance)
+	}
+	_, d, ok := p.r.gate.holder(instance)
+	return d, ok
+}
+
+// WaitReady implements delivery.Channels: for a remote channel, until a
+// live host holds it and published its description.
+func (p relayPorts) WaitReady(ctx context.Context, instance string) (host.Description, error) {
+	for {
+		if !p.r.gate.remote(instance) {
+			return p.Ports.WaitReady(ctx, instance)
+		}
+		if _, d, ok := p.r.gate.holder(instance); ok {
+			return d, nil
+		}
+		select {
+		case <-ctx.Done():
+			return host.Description{}, fmt.Errorf("channel %s: no host serves it now: %w", instance, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// sendCall is a relayed Send; media files travel in it (the holder may
+// not see this host's files).
+type sendCall struct {
+	Request channel.SendRequest `json:"request"`
+	Files   [][]byte            `json:"files,omitempty"`
+}
+
+// Send implements delivery.Channels.
+func (p relayPorts) Send(ctx context.Context, instance string, req channel.SendRequest) (channel.SendResponse, error) {
+	if !p.r.gate.remote(instance) {
+		return p.Ports.Send(ctx, instance, req)
+	}
+	if _, err := p.WaitReady(ctx, instance); err != nil {
+		return channel.SendResponse{}, err
+	}
+	call := sendCall{Request: req}
+	for _, m := range req.Media {
+		b, err := readBounded(m.Path)
+		if err != nil {
+			return channel.SendResponse{}, &channel.Error{Code: channel.CodeInvalidRequest, Message: fmt.Sprintf("media %s: %v", filepath.Base(m.Path), err)}
+		}
+		call.Files = append(call.Files, b)
+	}
+	var resp channel.SendResponse
+	err := p.r.call(ctx, instance, "send", call, &resp)
+	return resp, err
+}
+
+// Edit implements delivery.Channels.
+func (p relayPorts) Edit(ctx context.Context, instance string, req channel.EditRequest) error {
+	if !p.r.gate.remote(instance) {
+		return p.Ports.Edit(ctx, instance, req)
+	}
+	if _, ok := p.Ready(instance); !ok {
+		return host.ErrNotSent
+	}
+	return p.r.call(ctx, instance, "edit", req, nil)
+}
+
+// SetTyping implements delivery.Channels: relayed without waiting.
+func (p relayPorts) SetTyping(ctx context.Context, instance string, req channel.TypingRequest) error {
+	if !p.r.gate.remote(instance) {
+		return p.Ports.SetTyping(ctx, instance, req)
+	}
+	if _, ok := p.Ready(instance); !ok {
+		return host.ErrNotSent
+	}
+	b, _ := json.Marshal(req)
+	_, err := p.r.db.Relay(ctx, store.RelayCall{Instance: instance, Op: "typing", Request: b, NoReply: true})
+	return err
+}
+
+// hookCall is a relayed BeforeAgentStart.
+type hookCall struct {
+	Request hook.Request  `json:"request"`
+	Timeout time.Duration `json:"timeout"`
+}
+
+// BeforeAgentStart implements turn.Hooks: a hook offered by a channel
+// plugin another host runs is called there.
+func (p relayPorts) BeforeAgentStart(ctx context.Context, instance string, req hook.Request, timeout time.Duration) (hook.Response, bool, error) {
+	if !p.r.gate.remote(instance) {
+		return p.Ports.BeforeAgentStart(ctx, instance, req, timeout)
+	}
+	d, ok := p.Ready(instance)
+	if !ok {
+		return hook.Response{}, false, fmt.Errorf("hook %s: no host serves this channel now", instance)
+	}
+	if !d.Hook {
+		return hook.Response{}, false, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var resp hook.Response
+	err := p.r.call(cctx, instance, "hook", hookCall{Request: req, Timeout: timeout}, &resp)
+	return resp, err == nil, err
+}
+
+// downloadCall and downloaded are a relayed Download.
+type downloadCall struct {
+	Ref      string `json:"ref"`
+	MaxBytes int64  `json:"max_bytes"`
+}
+
+type downloaded struct {
+	Info channel.MediaInfo `json:"info"`
+	Data []byte            `json:"data"`
+}
+
+// Download implements delivery.Channels and turn.Channels.
+func (p relayPorts) Download(ctx context.Context, instance, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error) {
+	if !p.r.gate.remote(instance) {
+		return p.Ports.Download(ctx, instance, ref, maxBytes, w)
+	}
+	if _, err := p.WaitReady(ctx, instance); err != nil {
+		return channel.MediaInfo{}, err
+	}
+	var out downloaded
+	if err := p.r.call(ctx, instance, "download", downloadCall{Ref: ref, MaxBytes: min(maxBytes, maxRelayedMedia)}, &out); err != nil {
+		return channel.MediaInfo{}, err
+	}
+	_, err := w.Write(out.Data)
+	return out.Info, err
+}
+
+func readBounded(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > maxRelayedMedia {
+		return nil, fmt.Errorf("%d bytes: larger than the %d a relayed file may have", st.Size(), maxRelayedMedia)
+	}
+	return os.ReadFile(path)
+}
+
+// errHolderLost: the host that claimed a call died before its outcome
+// was stored.
+var errHolderLost = errors.New("the host serving the channel stopped during the call")
+
+// call relays one call and waits for its outcome, decoding a success into
+// out. Until a holder claims it the call can be withdrawn: ctx ending then
+// is host.ErrNotSent (certainly not made, safe to ask again). Once
+// claimed, an outcome that does not come (ctx ends, the claimer's lease
+// expires) is channel.CodeUncertain: it may have reached the chat.
+func (r *relay) call(ctx context.Context, instance, op string, req, out any) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	wake := make(chan struct{}, 1)
+	r.mu.Lock()
+	r.waiters[wake] = struct{}{}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.waiters, wake)
+		r.mu.Unlock()
+	}()
+	id, err := r.db.Relay(ctx, store.RelayCall{Instance: instance, Op: op, Request: b})
+	if err != nil {
+		return fmt.Errorf("%w: %w", host.ErrNotSent, err)
+	}
+	t := time.NewTicker(relayPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-wake:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		// The outcome is read on a context of its own: a call whose
+		// caller gave up is still withdrawn or taken.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		st, err := r.db.TakeRelay(rctx, id)
+		if err == nil && st.State == store.RelayNew && ctx.Err() != nil {
+			var withdrawn bool
+			if withdrawn, err = r.db.CancelRelay(rctx, id); err == nil && withdrawn {
+				cancel()
+				return fmt.Errorf("%w: no host took the call in time (%w)", host.ErrNotSent, ctx.Err())
+			}
+			if err == nil {
+				st, err = r.db.TakeRelay(rctx, id) // claimed meanwhile
+			}
+		}
+		cancel()
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return &channel.Error{Code: channel.CodeUncertain, Message: fmt.Sprintf("relayed %s: %v", op, err)}
+		case err != nil:
+			continue // the database: look again
+		case st.State == store.RelayDone:
+			return decodeOutcome(st.Result, out)
+		case st.State == store.RelayClaimed && (ctx.Err() != nil || !r.alive(st.ClaimedBy)):
+			cause := ctx.Err()
+			if cause == nil {
+				cause = errHolderLost
+			}
+			return &channel.Error{Code: channel.CodeUncertain, Message: fmt.Sprintf("relayed %s to %s: %v", op, st.ClaimedBy, cause)}
+		}
+	}
+}
+
+func decodeOutcome(res store.RelayResult, out any) error {
+	switch {
+	case res.NotSent:
+		return fmt.Errorf("%w: %s", host.ErrNotSent, res.Error)
+	case res.Code != "":
+		return &channel.Error{Code: channel.Code(res.Code), Message: res.Error, RetryAfter: res.RetryAfter}
+	case res.Error != "":
+		return errors.New(res.Error)
+	case out != nil && len(res.Response) > 0:
+		return json.Unmarshal(res.Response, out)
+	}
+	return nil
+}
+
+// woke wakes the calls waiting for an outcome.
+func (r *relay) woke() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for w := range r.waiters {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wakeClaims makes serve look for calls now.
+func (r *relay) wakeClaims() {
+	select {
+	case r.claim <- struct{}{}:
+	default:
+	}
+}
+
+// serve claims and makes the calls relayed to the instances this host
+// holds until ctx ends.
+func (r *relay) serve(ctx context.Context) {
+	t := time.NewTicker(relayPoll)
+	defer t.Stop()
+	for {
+		if held := r.gate.heldInstances(); len(held) > 0 {
+			calls, err := r.db.ClaimRelays(ctx, held, 64)
+			if err != nil && ctx.Err() == nil {
+				r.log.Error("claiming relayed channel calls failed", "error", err)
+			}
+			for _, c := range calls {
+				r.wg.Add(1)
+				go func() {
+					defer r.wg.Done()
+					r.make(ctx, c)
+				}()
+			}
+			if len(calls) == 64 {
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			r.wg.Wait()
+			return
+		case <-t.C:
+		case <-r.claim:
+		}
+	}
+}
+
+// relayCallTimeout bounds one relayed call on the holder (its plugin may
+// be restarting: the call waits for it as a local one would).
+const relayCallTimeout = 60 * time.Second
+
+// make makes one claimed call through this host's plugin and stores the
+// outcome.
+func (r *relay) make(ctx context.Context, c store.RelayCall) {
+	cctx, cancel := context.WithTimeout(ctx, relayCallTimeout)
+	defer cancel()
+	var resp any
+	var err error
+	switch c.Op {
+	case "send":
+		var call sendCall
+		if err = json.Unmarshal(c.Request, &call); err == nil {
+			var cleanup func()
+			if cleanup, err = r.files(&call); err == nil {
+				var sr channel.SendResponse
+				sr, err = r.local.Send(cctx, c.Instance, call.Request)
+				resp = sr
+				cleanup()
+			}
+		}
+	case "edit":
+		var req channel.EditRequest
+		if err = json.Unmarshal(c.Request, &req); err == nil {
+			err = r.local.Edit(cctx, c.Instance, req)
+		}
+	case "typing":
+		var req channel.TypingRequest
+		if err = json.Unmarshal(c.Request, &req); err == nil {
+			err = r.local.SetTyping(cctx, c.Instance, req)
+		}
+	case "hook":
+		var req hookCall
+		if err = json.Unmarshal(c.Request, &req); err == nil {
+			var hr hook.Response
+			hr, _, err = r.local.BeforeAgentStart(cctx, c.Instance, req.Request, req.Timeout)
+			resp = hr
+		}
+	case "download":
+		var req downloadCall
+		if err = json.Unmarshal(c.Request, &req); err == nil {
+			var buf bytes.Buffer
+			var info channel.MediaInfo
+			info, err = r.local.Download(cctx, c.Instance, req.Ref, req.MaxBytes, &buf)
+			resp = downloaded{Info: info, Data: buf.Bytes()}
+		}
+	default:
+		err = fmt.Errorf("unknown relayed call %q (a newer host?)", c.Op)
+	}
+	res := outcome(err)
+	if err == nil && resp != nil {
+		res.Response, _ = json.Marshal(resp)
+	}
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer fcancel()
+	if ferr := r.db.FinishRelay(fctx, c.ID, res); ferr != nil {
+		r.log.Error("storing a relayed call's outcome failed; its host will take it as uncertain", "op", c.Op, "instance", c.Instance, "error", ferr)
+	}
+}
+
+// files writes a relayed send's media to temporary files for the
+// plugin; cleanup removes them.
+func (r *relay) files(call *sendCall) (func(), error) {
+	var paths []string
+	cleanup := func() {
+		for _, p := range paths {
+			os.Remove(p)
+		}
+	}
+	for i := range call.Request.Media {
+		if i >= len(call.Files) {
+			break
+		}
+		f, err := os.CreateTemp("", "clawhost-relay-*"+filepath.Ext(call.Request.Media[i].Path))
+		if err != nil {
+			cleanup()
+			return nil, err
+		}
+		paths = append(paths, f.Name())
+		_, err = f.Write(call.Files[i])
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			cleanup()
+			return nil, err
+		}
+		call.Request.Media[i].Path = f.Name()
+	}
+	return cleanup, nil
+}
+
+// outcome maps the local call's error for the origin: a channel's own
+// error keeps its code; a call that may have reached the platform is
+// uncertain; one the plugin was never asked is not sent.
+func outcome(err error) store.RelayResult {
+	if err == nil {
+		return store.RelayResult{}
+	}
+	var ce *channel.Error
+	switch {
+	case errors.As(err, &ce):
+		return store.RelayResult{Error: ce.Message, Code: string(ce.Code), RetryAfter: ce.RetryAfter}
+	case errors.Is(err, host.ErrNotSent):
+		return store.RelayResult{Error: err.Error(), NotSent: true}
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, host.ErrPluginExited):
+		return store.RelayResult{Error: err.Error(), Code: string(channel.CodeUncertain)}
+	}
+	// Not ready, stopped, unknown: the plugin was not asked.
+	return store.RelayResult{Error: err.Error(), NotSent: true}
+}
