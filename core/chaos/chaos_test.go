@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 )
 
 var (
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 		fakeclaude.Main()
 		return
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m) // the multi-host scenarios' PostgreSQL stops with the campaign
 }
 
 // shortSeed is TestChaosShort's fixed seed.

@@ -104,6 +104,10 @@ type env struct {
 	kills []time.Time
 
 	db *sql.DB
+	// url and peers: the multi-host mode (cluster_test.go).
+	url   string
+	peers []*peer
+	cfg   string
 
 	orphans  []string
 	recovery []time.Duration
@@ -134,6 +138,7 @@ func newEnv(t testing.TB, sc scenario, dir string) *env {
 	if err := os.WriteFile(filepath.Join(dir, "config.hcl"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	e.cfg = cfg
 	if e.log, err = os.OpenFile(filepath.Join(dir, "clawhost.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +155,11 @@ func (e *env) setup() bool {
 			return false
 		}
 	}
-	e.startHost()
+	if e.sc.hosts > 1 {
+		e.setupCluster(e.cfg)
+	} else {
+		e.startHost()
+	}
 	e.waitUntil(30*time.Second, func() bool { return len(e.srv.Commands()) > 0 })
 	return true
 }
@@ -159,6 +168,16 @@ func (e *env) setup() bool {
 func (e *env) stop() {
 	if e.host != nil {
 		e.stopHost(syscall.SIGTERM)
+		e.checkGone("final stop")
+	}
+	stopped := false
+	for _, p := range e.peers {
+		if p.cmd != nil {
+			e.stopPeer(p, syscall.SIGTERM)
+			stopped = true
+		}
+	}
+	if stopped {
 		e.checkGone("final stop")
 	}
 }
@@ -261,6 +280,14 @@ func (e *env) waitUntil(limit time.Duration, cond func() bool) bool {
 
 // journal opens the database read-only (once).
 func (e *env) journal() *sql.DB {
+	if e.db == nil && e.url != "" {
+		db, err := sql.Open("pgx", e.url)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		db.SetMaxOpenConns(2)
+		e.db = db
+	}
 	if e.db == nil {
 		db, err := sql.Open("sqlite", "file:"+filepath.Join(e.data, "clawhost.db")+"?mode=ro&_pragma=busy_timeout(200)")
 		if err != nil {
@@ -287,7 +314,7 @@ type entry struct {
 
 func (e *env) entry(m *msg) (entry, error) {
 	var en entry
-	row := e.journal().QueryRow(`SELECT id, state, reason, attempts FROM journal WHERE instance = 'tg' AND chat_id = ? AND message_id = ?`,
+	row := e.journal().QueryRow(e.sql(`SELECT id, state, reason, attempts FROM journal WHERE instance = 'tg' AND chat_id = ? AND message_id = ?`),
 		strconv.FormatInt(m.chat, 10), strconv.Itoa(m.id))
 	switch err := row.Scan(&en.id, &en.state, &en.reason, &en.attempts); err {
 	case nil:
@@ -297,7 +324,7 @@ func (e *env) entry(m *msg) (entry, error) {
 	default:
 		return en, err
 	}
-	err := e.journal().QueryRow(`SELECT text, produced_at FROM replies WHERE journal_id = ?`, en.id).Scan(&en.replyText, &en.producedAt)
+	err := e.journal().QueryRow(e.sql(`SELECT text, produced_at FROM replies WHERE journal_id = ?`), en.id).Scan(&en.replyText, &en.producedAt)
 	switch err {
 	case nil:
 		en.hasReply = true
@@ -305,8 +332,27 @@ func (e *env) entry(m *msg) (entry, error) {
 	default:
 		return en, err
 	}
-	err = e.journal().QueryRow(`SELECT count(*) FROM reply_chunks WHERE journal_id = ? AND uncertain = 1`, en.id).Scan(&en.uncertain)
+	err = e.journal().QueryRow(e.sql(`SELECT count(*) FROM reply_chunks WHERE journal_id = ? AND CAST(uncertain AS INTEGER) = 1`), en.id).Scan(&en.uncertain)
 	return en, err
+}
+
+// sql writes q's placeholders for the journal's engine ($n for
+// PostgreSQL).
+func (e *env) sql(q string) string {
+	if e.url == "" {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func finished(state string) bool { return state == "done" || state == "failed" || state == "dropped" }
@@ -397,7 +443,7 @@ func (e *env) ours() []proc {
 		if !bytes.Contains(p.environ, mark) && !claude[p.pgid] {
 			continue
 		}
-		if e.host != nil && descends(all, p.pid, e.hostPID) {
+		if e.host != nil && descends(all, p.pid, e.hostPID) || e.livePeer(all, p.pid) {
 			continue
 		}
 		out = append(out, p)

@@ -33,6 +33,8 @@ type scenario struct {
 	inject func(e *env, r uint64) time.Time
 	// before, when set, runs before trial i (not a fault).
 	before func(e *env, i int)
+	// hosts > 1: the multi-host mode (cluster_test.go).
+	hosts int
 }
 
 // pluginKillsPerHost: plugin-kill9 restarts the host gracefully after this
@@ -141,6 +143,13 @@ var scenarios = []scenario{
 		_ = os.Remove(filler)
 		return time.Now()
 	}},
+	// Three hosts on one PostgreSQL (cluster_test.go): kill -9 of the
+	// host that polls the bot (the others take the channel lease over),
+	// of a host that only runs turns (its sessions and open entries move),
+	// a graceful stop of any host (it hands its leases back).
+	{name: "cluster-poller-kill9", prefix: "cp", long: 30, short: 1, hosts: 3, window: 2500 * time.Millisecond, inject: clusterFault("poller", syscall.SIGKILL)},
+	{name: "cluster-worker-kill9", prefix: "cw", long: 30, hosts: 3, window: 2500 * time.Millisecond, inject: clusterFault("worker", syscall.SIGKILL)},
+	{name: "cluster-sigterm", prefix: "cs", long: 15, hosts: 3, window: 2500 * time.Millisecond, inject: clusterFault("any", syscall.SIGTERM)},
 }
 
 // unconfirmed: in half the trials (r odd) getUpdates fails (502) for a

@@ -1,0 +1,175 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the shared journal is read through database/sql
+
+	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/internal/testbin"
+	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
+)
+
+// The multi-host mode: a scenario with hosts > 1 runs that many real
+// hosts on one PostgreSQL database (a throwaway cluster), serving the one
+// bot. One of them holds the channel lease and polls; the sessions are
+// spread over all; replies go out through the poller. The faults strike a
+// host by its role: the poller, a host that only runs turns, any host.
+
+// clusterTTL is the hosts' lease_ttl: a dead host's work moves within it.
+const clusterTTL = "2s"
+
+// peer is one host of a multi-host scenario.
+type peer struct {
+	id   string
+	cfg  string
+	cmd  *exec.Cmd
+	done chan struct{}
+	pid  int
+}
+
+// setupCluster writes each host's configuration (the single host's plus
+// a storage block) and starts them.
+func (e *env) setupCluster(cfg string) {
+	e.url = pgtest.Cluster(e.t).NewDatabase(e.t)
+	for i := range e.sc.hosts {
+		id := fmt.Sprintf("h%d", i+1)
+		dir := filepath.Join(e.dir, id)
+		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
+			e.t.Fatal(err)
+		}
+		c := strings.Replace(cfg, fmt.Sprintf("data_dir   = %q", e.data), fmt.Sprintf("data_dir   = %q", filepath.Join(dir, "data")), 1) +
+			fmt.Sprintf("storage {\n  engine    = \"postgres\"\n  url       = %q\n  host_id   = %q\n  lease_ttl = %q\n}\n", e.url, id, clusterTTL)
+		p := &peer{id: id, cfg: filepath.Join(dir, "config.hcl")}
+		if err := os.WriteFile(p.cfg, []byte(c), 0o600); err != nil {
+			e.t.Fatal(err)
+		}
+		e.peers = append(e.peers, p)
+	}
+	for _, p := range e.peers {
+		e.startPeer(p)
+	}
+}
+
+// startPeer execs one host, as startHost does.
+func (e *env) startPeer(p *peer) {
+	bins, _ := testbin.Dir()
+	cmd := exec.Command(filepath.Join(bins, "clawhost"), "-config", p.cfg)
+	cmd.Dir = filepath.Dir(p.cfg)
+	cmd.Stdout, cmd.Stderr = e.log, e.log
+	var envv []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, fakeclaude.EnvVar+"=") {
+			envv = append(envv, kv)
+		}
+	}
+	cmd.Env = append(envv, "HOME="+e.home)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	fmt.Fprintf(e.log, "\n===== chaos: exec clawhost %s at %s =====\n", p.id, time.Now().Format(time.RFC3339Nano))
+	if err := cmd.Start(); err != nil {
+		e.t.Fatalf("start clawhost %s: %v", p.id, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	p.cmd, p.done, p.pid = cmd, done, cmd.Process.Pid
+}
+
+// stopPeer signals one host and waits for it, as stopHost does.
+func (e *env) stopPeer(p *peer, sig syscall.Signal) {
+	if sig == syscall.SIGKILL {
+		e.mu.Lock()
+		e.kills = append(e.kills, time.Now())
+		e.mu.Unlock()
+	}
+	fmt.Fprintf(e.log, "\n===== chaos: %v to clawhost %s at %s =====\n", sig, p.id, time.Now().Format(time.RFC3339Nano))
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(stopLimit):
+		e.notes = append(e.notes, fmt.Sprintf("host %s ignored %v for %v; killed", p.id, sig, stopLimit))
+		e.mu.Lock()
+		e.kills = append(e.kills, time.Now())
+		e.mu.Unlock()
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	p.cmd = nil
+}
+
+// restartPeer: the host got sig; once everything it started is gone it
+// starts again (it rejoins once its old lease expired). It returns the
+// moment of the signal: the others take its work over from then.
+func (e *env) restartPeer(p *peer, sig syscall.Signal) time.Time {
+	at := time.Now()
+	e.stopPeer(p, sig)
+	e.checkGone(fmt.Sprintf("after %v to %s", sig, p.id))
+	e.startPeer(p)
+	return at
+}
+
+// livePeer reports whether pid descends from a running host of the
+// scenario.
+func (e *env) livePeer(all map[int]proc, pid int) bool {
+	for _, p := range e.peers {
+		if p.cmd != nil && descends(all, pid, p.pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// poller returns the host holding the channel lease (nil if none lives).
+func (e *env) poller() *peer {
+	var holder string
+	var expires int64
+	err := e.journal().QueryRowContext(context.Background(), `SELECT holder, expires_at FROM leases WHERE name = 'channel/tg'`).Scan(&holder, &expires)
+	if err != nil || time.Now().UnixNano() >= expires {
+		return nil
+	}
+	for _, p := range e.peers {
+		if p.id == holder && p.cmd != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// pickPeer chooses the host a fault strikes: the poller, a host that
+// does not poll, or any, by r.
+func (e *env) pickPeer(role string, r uint64) *peer {
+	var poller *peer
+	e.waitUntil(10*time.Second, func() bool { poller = e.poller(); return poller != nil })
+	var others []*peer
+	for _, p := range e.peers {
+		if p != poller && p.cmd != nil {
+			others = append(others, p)
+		}
+	}
+	switch {
+	case role == "poller" && poller != nil:
+		return poller
+	case role == "worker" && len(others) > 0:
+		return others[r%uint64(len(others))]
+	}
+	all := append(others, poller)
+	if poller == nil {
+		all = others
+	}
+	return all[r%uint64(len(all))]
+}
+
+// clusterFault is a fault striking a host of the given role with sig.
+func clusterFault(role string, sig syscall.Signal) func(*env, uint64) time.Time {
+	return func(e *env, r uint64) time.Time {
+		p := e.pickPeer(role, r)
+		e.faults++
+		return e.restartPeer(p, sig)
+	}
+}
