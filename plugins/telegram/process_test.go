@@ -136,6 +136,12 @@ func TestCapabilitiesOverTheWire(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	h := sdktest.Start(t, telegram.Plugin())
+	// Capabilities are described once configured (before, the kinds
+	// only).
+	if d, err := h.Plugin.Describe(ctx); err != nil || !d.Channel || d.Capabilities.MaxTextLength != 0 {
+		t.Fatalf("description before Configure %+v, %v", d, err)
+	}
+	configure(t, ctx, h.Plugin, config(t, srv))
 	d, err := h.Plugin.Describe(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +149,6 @@ func TestCapabilitiesOverTheWire(t *testing.T) {
 	if !d.Typing || !d.Edit || !d.CommandMenu || d.Reactions || d.Capabilities.MaxTextLength != 4096 || d.Capabilities.LengthUnit != channel.LengthUTF16 || !d.Capabilities.Buttons {
 		t.Fatalf("description %+v", d)
 	}
-	configure(t, ctx, h.Plugin, config(t, srv))
 
 	var buf bytes.Buffer
 	info, err := h.Plugin.DownloadMedia(ctx, "doc1", 0, &buf)

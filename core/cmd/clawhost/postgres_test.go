@@ -16,11 +16,14 @@ import (
 func startPostgresDaemon(t *testing.T) (*daemon, string) {
 	t.Helper()
 	url := pgtest.Cluster(t).NewDatabase(t)
-	return startHost(t, url, "h1"), url
+	d := startHost(t, url, "h1")
+	d.waitServing()
+	return d, url
 }
 
 // startHost runs clawhost as host id on the PostgreSQL database url,
-// with 2 s leases.
+// with 2 s leases. Its loopback channel runs only on the host holding the
+// channel's lease (waitServing).
 func startHost(t *testing.T, url, id string) *daemon {
 	t.Helper()
 	dir := t.TempDir()
@@ -33,32 +36,49 @@ func startHost(t *testing.T, url, id string) *daemon {
 	f.Close()
 	d := launch(t, dir, path)
 	d.addrFile = filepath.Join(dir, "lo.addr")
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
 	return d
 }
 
-// TestHostsShareAJournal: two hosts on one database. While h1 runs a
-// turn, h2 (which adopts what dead hosts leave, every 0.7 s) leaves it
-// alone; h1 is killed with -9, and within its lease h2 adopts the turn,
-// runs it again and delivers the reply exactly once.
+// waitServing waits until the host's loopback channel listens (it holds
+// the channel lease).
+func (d *daemon) waitServing() {
+	d.t.Helper()
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+}
+
+// TestHostsShareAJournal: two hosts on one database. h1 serves the
+// loopback channel (h2 keeps it in standby: one holder per channel
+// lease). While h1 runs a turn, h2 (which adopts what dead hosts leave,
+// every 0.7 s) leaves it alone: no second reply comes through h1. h1 is
+// killed with -9; within its lease h2 takes the channel over, adopts the
+// turn, runs it again and delivers the reply exactly once.
 func TestHostsShareAJournal(t *testing.T) {
 	url := pgtest.Cluster(t).NewDatabase(t)
 	h1 := startHost(t, url, "h1")
+	h1.waitServing()
 	h2 := startHost(t, url, "h2")
 	pluginPIDs(h1, 2)
 	pluginPIDs(h2, 2)
 
 	h1.post("u1", "one host at a time #sleep=2500ms")
 	h1.waitFor(func() bool { return typingSeen(h1) }, "h1's turn to start (typing on)")
-	// Three of h2's adoption rounds while h1 lives: nothing moves.
-	for _, r := range h2.sent(2 * time.Second) {
-		if r.ChatID == "chat-u1" {
-			t.Fatalf("h2 acted on h1's live turn: %+v", r)
+	// Three of h2's adoption rounds while h1 lives: nothing is sent
+	// (h2's channel is in standby; a turn it ran twice would reply
+	// through h1).
+	for _, r := range h1.sent(2 * time.Second) {
+		h1.after = r.Seq
+		if r.Op == "send" && r.ChatID == "chat-u1" {
+			t.Fatalf("a reply before h1's turn could end: %+v", r)
 		}
+	}
+	if _, err := os.Stat(h2.addrFile); err == nil {
+		t.Fatal("h2 serves the channel h1 holds")
 	}
 	_ = h1.cmd.Process.Kill()
 	_ = h1.cmd.Wait()
 	killed := time.Now()
+	h2.waitServing()
+	t.Logf("h2 serves the channel %s after h1's kill -9", time.Since(killed).Round(time.Millisecond))
 
 	var got []string
 	deadline := time.Now().Add(20 * time.Second)
