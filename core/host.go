@@ -231,6 +231,7 @@ func (h *Host) Start(ctx context.Context) error {
 	h.schedules.start(h.cfg)
 	h.metrics.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h.plugins) })
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
+	h.watchCluster()
 	if l := h.cfg.Admin.Listen; l != "" {
 		h.admin, err = admin.Start(admin.Options{
 			Listen: l, Logger: h.log.Named("admin"), Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,

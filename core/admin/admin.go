@@ -41,6 +41,11 @@
 // that address, so they cannot carry a rebinding attack, and they let an
 // operator who deliberately bound the endpoint to 0.0.0.0 reach it by IP.
 //
+// When hosts share one database (storage { engine = "postgres" }) each
+// serves its own endpoint, and its page also lists every host with how its
+// lease stands (an expired one as expired: the others take its work over)
+// and the other leases by holder; see [Cluster].
+//
 // The package also provides [ErrorRing], an hclog sink keeping the recent
 // warnings and errors that the status page shows.
 package admin
@@ -105,6 +110,9 @@ type Snapshot struct {
 	// (a turn waits on each), oldest first, and the last decisions.
 	Approvals []Approval `json:"approvals,omitempty"`
 	Decisions []Decision `json:"approval_decisions,omitempty"`
+	// Cluster is the hosts sharing this host's database and the leases
+	// they hold; nil when the host runs alone (SQLite).
+	Cluster *Cluster `json:"cluster,omitempty"`
 }
 
 // Approval is a tool-use question waiting for an answer.

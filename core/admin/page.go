@@ -70,6 +70,12 @@ func (d pageData) Until(t time.Time) string {
 	return "expired " + formatDuration(d.Now.Sub(t)) + " ago"
 }
 
+// LeaseState says how a lease stands by the page's clock: "expires in
+// 13s" or "expired 20s ago".
+func (d pageData) LeaseState(live bool, expires time.Time) string {
+	return LeaseState(live, expires, d.Now)
+}
+
 // qrScale is the size of one QR module on the page, in pixels.
 const qrScale = 5
 
@@ -133,7 +139,7 @@ th{background:#f0f0f0;font-weight:600}td.n{text-align:right;font-variant-numeric
 .meta,.none{color:#666}.ok{color:#080}.bad{color:#b00}
 .err{font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-word}
 .summary{display:flex;gap:1.5em;list-style:none;padding:0}
-tr.attention td{background:#fff8e1}.attention p{margin:.3em 0}
+tr.attention td{background:#fff8e1}tr.this td{background:#f3f8ff}.attention p{margin:.3em 0}
 img.qr{image-rendering:pixelated;border:1px solid #ddd;display:block;margin:.4em 0}
 code.code{font-size:1.6em;letter-spacing:.1em}
 </style>
@@ -150,8 +156,27 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 <li>queued messages: <b>{{.Snap.QueueDepth}}</b></li>
 <li>warm processes: <b>{{len .Snap.Warm}}</b></li>
 <li>host memory: <b>{{mb .Snap.Host.RSS}}</b> resident, Go heap {{mb .Snap.Host.Heap}} (pid {{.Snap.Host.PID}})</li>
-</ul>
+{{with .Snap.Cluster}}{{if not .Error}}<li>hosts live: <b class="{{if eq .LiveHosts (len .Hosts)}}ok{{else}}bad{{end}}">{{.LiveHosts}}/{{len .Hosts}}</b></li>
+{{end}}{{end}}</ul>
 
+{{with .Snap.Cluster}}<h2>Hosts</h2>
+<p class="meta">this host: <b>{{.HostID}}</b> · the hosts share one {{.Engine}} database; a host whose lease expired is dead to the others, which take its work over</p>
+{{if .Error}}<p class="bad">The leases could not be read: <span class="err">{{.Error}}</span></p>
+{{else}}<table>
+<thead><tr><th>host</th><th>state</th><th>up since</th><th>renewed</th><th>epoch</th><th>pid</th><th>admin</th><th>version</th></tr></thead>
+<tbody>
+{{range .Hosts}}<tr{{if .This}} class="this"{{end}}><td>{{.ID}}{{if .This}} <b>(this host)</b>{{end}}</td><td class="{{if .Live}}ok{{else}}bad{{end}}">{{if .Live}}live, {{$.LeaseState .Live .Expires}}{{else}}{{$.LeaseState .Live .Expires}} — its work is taken over by the other hosts{{end}}</td><td>{{$.Stamp .Since}} ({{$.Age .Since}})</td><td class="n">{{$.Age .Renewed}} ago</td><td class="n">{{.Epoch}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td>{{if .Admin}}<code>{{.Admin}}</code>{{else}}—{{end}}</td><td>{{.Version}}</td></tr>
+{{end}}</tbody>
+</table>
+<h2>Leases</h2>
+{{if .Leases}}<table>
+<thead><tr><th>holder</th><th>lease</th><th>state</th><th>renewed</th><th>held since</th><th>epoch</th></tr></thead>
+<tbody>
+{{range .Leases}}<tr><td>{{.Holder}}{{if eq .Holder $.Snap.Cluster.HostID}} <b>(this host)</b>{{end}}</td><td><code>{{.Name}}</code></td><td class="{{if .Live}}ok{{else}}bad{{end}}">{{if .Live}}live, {{end}}{{$.LeaseState .Live .Expires}}</td><td class="n">{{$.Age .Renewed}} ago</td><td>{{$.Stamp .Acquired}}</td><td class="n">{{.Epoch}}</td></tr>
+{{end}}</tbody>
+</table>
+{{else}}<p class="none">No lease besides the hosts'.</p>
+{{end}}{{end}}{{end}}
 <h2>Plugins</h2>
 {{if .Snap.Plugins}}<table>
 <thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>memory</th><th>last error</th></tr></thead>

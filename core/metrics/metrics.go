@@ -1,7 +1,8 @@
 // Package metrics exposes clawhost's Prometheus metrics: messages in and out
 // per plugin instance, drops, duplicates, send errors, agent turns and their
-// duration, runner errors, queue depth, active runs, plugin health and warm
-// claude processes.
+// duration, runner errors, queue depth, active runs, plugin health, warm
+// claude processes and, per host, its identity, the live hosts sharing its
+// database and the leases it holds.
 //
 // A [Metrics] owns its own registry (never the global default one), which
 // also carries the Go runtime and process collectors; [Metrics.Handler]
@@ -26,7 +27,9 @@
 package metrics
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +66,27 @@ type PluginStat struct {
 	Restarts int
 }
 
+// LeaseKinds are the kinds of lease a host holds (the part of a lease's
+// name before the "/"): clawhost_leases_held has a series for each, 0
+// when none is held.
+var LeaseKinds = []string{"host", "channel", "session"}
+
+// ClusterScrapeTimeout bounds the read of the cluster at a scrape; see
+// [Metrics.WatchCluster].
+const ClusterScrapeTimeout = 2 * time.Second
+
+// ClusterStat is what a host sees of the hosts sharing its database at
+// scrape time; see [Metrics.WatchCluster].
+type ClusterStat struct {
+	// HostsLive counts the live host leases: the hosts running now,
+	// this one included.
+	HostsLive int
+	// Held counts the live leases this host holds, by kind ("host",
+	// "channel", "session"); a kind not in [LeaseKinds] gets its own
+	// series (kinds come from the code, not from users: bounded).
+	Held map[string]int
+}
+
 // Metrics records clawhost's metrics in its own registry. Create it with
 // [New]; the zero value is not usable.
 type Metrics struct {
@@ -79,6 +103,7 @@ type Metrics struct {
 	turnDuration prometheus.Histogram
 	queueDepth   prometheus.Gauge
 	activeRuns   prometheus.Gauge
+	hostInfo     *prometheus.GaugeVec
 
 	watch *watchCollector
 }
@@ -129,6 +154,10 @@ func New() *Metrics {
 			Namespace: namespace, Name: "active_runs",
 			Help: "Agent turns running now.",
 		}),
+		hostInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "host_info",
+			Help: "1, labelled with this host's id (storage.host_id) and its storage engine.",
+		}, []string{"host_id", "engine"}),
 		watch: newWatchCollector(),
 	}
 	m.registry.MustRegister(
@@ -136,7 +165,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.messagesIn.vec, m.messagesOut.vec, m.dropped.vec, m.duplicates.vec,
 		m.sendErrors.vec, m.turns.vec, m.runnerErrs.vec,
-		m.turnDuration, m.queueDepth, m.activeRuns,
+		m.turnDuration, m.queueDepth, m.activeRuns, m.hostInfo,
 		m.watch,
 	)
 	return m
@@ -213,6 +242,29 @@ func (m *Metrics) WatchPlugins(f func() []PluginStat) { m.watch.plugins.Store(&f
 // installed the gauge is absent.
 func (m *Metrics) WatchWarm(f func() int) { m.watch.warm.Store(&f) }
 
+// SetHostInfo sets clawhost_host_info{host_id,engine} to 1: which host
+// serves these metrics (every host serves its own) on which storage
+// engine. A later call replaces the labels. Until it is called the series
+// is absent.
+func (m *Metrics) SetHostInfo(hostID, engine string) {
+	m.hostInfo.Reset()
+	m.hostInfo.WithLabelValues(hostID, engine).Set(1)
+}
+
+// WatchCluster installs f, called at every scrape to produce
+// clawhost_hosts_live (the live host leases) and
+// clawhost_leases_held{kind} (the live leases this host holds, a series
+// for each of [LeaseKinds] and any other kind reported). Unlike the other
+// watchers f may read the shared database: it is given a context that
+// ends after [ClusterScrapeTimeout], and the scrape waits for it. When f
+// fails, both metrics are left out and the scrape counts a gathering
+// error (promhttp_metric_handler_errors_total{cause="gathering"}); the
+// other metrics are served. A later call replaces f; nil removes it.
+// Until f is installed the metrics are absent (a host alone on SQLite).
+func (m *Metrics) WatchCluster(f func(ctx context.Context) (ClusterStat, error)) {
+	m.watch.cluster.Store(&f)
+}
+
 // counterCache is a CounterVec with one or two labels whose children are
 // cached by label values, so that the hot path neither hashes the label
 // values in client_golang nor builds a variadic slice.
@@ -262,9 +314,12 @@ type watchCollector struct {
 	up       *prometheus.Desc
 	state    *prometheus.Desc
 	warmDesc *prometheus.Desc
+	live     *prometheus.Desc
+	held     *prometheus.Desc
 
 	plugins atomic.Pointer[func() []PluginStat]
 	warm    atomic.Pointer[func() int]
+	cluster atomic.Pointer[func(context.Context) (ClusterStat, error)]
 }
 
 func newWatchCollector() *watchCollector {
@@ -285,6 +340,14 @@ func newWatchCollector() *watchCollector {
 			prometheus.BuildFQName(namespace, "runner", "warm_processes"),
 			"Warm claude processes kept by the runner.",
 			nil, nil),
+		live: prometheus.NewDesc(
+			prometheus.BuildFQName(namespace, "", "hosts_live"),
+			"Hosts sharing this host's database whose host lease is live, this one included.",
+			nil, nil),
+		held: prometheus.NewDesc(
+			prometheus.BuildFQName(namespace, "leases", "held"),
+			"Live leases this host holds, per kind (host, channel, session).",
+			[]string{"kind"}, nil),
 	}
 }
 
@@ -294,6 +357,8 @@ func (c *watchCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.up
 	ch <- c.state
 	ch <- c.warmDesc
+	ch <- c.live
+	ch <- c.held
 }
 
 // Collect implements prometheus.Collector.
@@ -319,5 +384,30 @@ func (c *watchCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if f := c.warm.Load(); f != nil && *f != nil {
 		ch <- prometheus.MustNewConstMetric(c.warmDesc, prometheus.GaugeValue, float64((*f)()))
+	}
+	if f := c.cluster.Load(); f != nil && *f != nil {
+		c.collectCluster(ch, *f)
+	}
+}
+
+// collectCluster reads the cluster once for both of its metrics.
+func (c *watchCollector) collectCluster(ch chan<- prometheus.Metric, f func(context.Context) (ClusterStat, error)) {
+	// A collector is given no context (prometheus.Collector): the bound
+	// of the read is ours.
+	ctx, cancel := context.WithTimeout(context.Background(), ClusterScrapeTimeout)
+	defer cancel()
+	st, err := f(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.live, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.live, prometheus.GaugeValue, float64(st.HostsLive))
+	for _, kind := range LeaseKinds {
+		ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(st.Held[kind]), kind)
+	}
+	for kind, n := range st.Held {
+		if !slices.Contains(LeaseKinds, kind) {
+			ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(n), kind)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -212,4 +214,55 @@ func BenchmarkMessageIn(b *testing.B) {
 	for b.Loop() {
 		m.MessageIn("tg")
 	}
+}
+
+func TestClusterMetrics(t *testing.T) {
+	t.Parallel()
+	m := New()
+	text := scrape(t, m)
+	for _, name := range []string{"clawhost_host_info", "clawhost_hosts_live", "clawhost_leases_held"} {
+		if strings.Contains(text, name) {
+			t.Errorf("%s exposed before it was set", name)
+		}
+	}
+
+	m.SetHostInfo("h0", "sqlite")
+	m.SetHostInfo("h1", "postgres") // replaces
+	var calls int
+	var deadline bool
+	m.WatchCluster(func(ctx context.Context) (ClusterStat, error) {
+		calls++
+		_, deadline = ctx.Deadline()
+		return ClusterStat{HostsLive: 2, Held: map[string]int{"host": 1, "channel": 2, "relay": 1}}, nil
+	})
+	text = scrape(t, m)
+	wantLines(t, text,
+		`clawhost_host_info{engine="postgres",host_id="h1"} 1`,
+		`clawhost_hosts_live 2`,
+		`clawhost_leases_held{kind="host"} 1`,
+		`clawhost_leases_held{kind="channel"} 2`,
+		`clawhost_leases_held{kind="session"} 0`,
+		`clawhost_leases_held{kind="relay"} 1`,
+		`# TYPE clawhost_hosts_live gauge`,
+		`# TYPE clawhost_leases_held gauge`,
+	)
+	if strings.Contains(text, `host_id="h0"`) {
+		t.Error("the replaced host info is still exposed")
+	}
+	if calls != 1 || !deadline {
+		t.Errorf("the cluster was read %d times per scrape (want 1), with a deadline: %v", calls, deadline)
+	}
+
+	// The store does not answer: the two metrics are left out, the rest
+	// is served and the failure counted.
+	m.WatchCluster(func(context.Context) (ClusterStat, error) {
+		return ClusterStat{}, errors.New("list leases: connection refused")
+	})
+	text = scrape(t, m)
+	if strings.Contains(text, "clawhost_hosts_live ") || strings.Contains(text, "clawhost_leases_held{") {
+		t.Errorf("cluster metrics exposed although the read failed:\n%s", text)
+	}
+	wantLines(t, text, `clawhost_host_info{engine="postgres",host_id="h1"} 1`)
+	// The failure is counted after the scrape it spoiled: the next shows it.
+	wantLines(t, scrape(t, m), `promhttp_metric_handler_errors_total{cause="gathering"} 1`)
 }

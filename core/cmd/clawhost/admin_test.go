@@ -88,7 +88,13 @@ func TestAdminAndPairingCLI(t *testing.T) {
 	if code2 != 200 || !strings.Contains(page, "lo:direct:stranger") || !strings.Contains(page, "loopback") {
 		t.Errorf("status page %d:\n%s", code2, page)
 	}
+	if strings.Contains(page, "<h2>Hosts</h2>") {
+		t.Error("the status page of a host alone on SQLite has a Hosts section")
+	}
 	_, m := get(t, base+"/metrics")
+	if strings.Contains(m, "clawhost_hosts_live") || !strings.Contains(m, `clawhost_host_info{engine="sqlite",host_id=`) {
+		t.Errorf("/metrics of a host alone on SQLite: host info missing or cluster metrics present")
+	}
 	for _, want := range []string{`clawhost_messages_in_total{instance="lo"} 2`, `clawhost_turns_total{outcome="ok"} 1`, `clawhost_plugin_up{instance="lo"} 1`, "clawhost_turn_duration_seconds_bucket"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %q", want)

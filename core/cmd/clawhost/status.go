@@ -15,8 +15,9 @@ import (
 )
 
 // status is `clawhost status`: the running host's plugins with their
-// state, last error and what to do, and a refused last reload with its
-// diagnostics, read from its admin endpoint. Exit 0 when every plugin is
+// state, last error and what to do, a refused last reload with its
+// diagnostics and, with a shared database, the hosts and their leases,
+// read from its admin endpoint. Exit 0 when every plugin is
 // ready (and the last reload was not refused), 1 when one is not (or it
 // was), 2 when the host cannot be reached (not running, or admin
 // disabled).
@@ -112,6 +113,9 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 			writeAttention(&b, p.Instance, *p.Attention, now)
 		}
 	}
+	if c := s.Cluster; c != nil {
+		writeCluster(&b, *c, now)
+	}
 	for _, a := range s.Approvals {
 		who := "an owner"
 		if a.Asker != "" {
@@ -131,6 +135,50 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 		}
 	}
 	return b.String()
+}
+
+// writeCluster writes the hosts sharing the database, then the other
+// leases by holder, each with how it stands: an expired host is named as
+// such, with what that means.
+func writeCluster(b *strings.Builder, c admin.Cluster, now time.Time) {
+	if c.Error != "" {
+		fmt.Fprintf(b, "hosts (this host %s, %s): the leases could not be read: %s\n", c.HostID, c.Engine, c.Error)
+		return
+	}
+	fmt.Fprintf(b, "hosts live %d/%d (this host %s, sharing one %s database)\n", c.LiveHosts(), len(c.Hosts), c.HostID, c.Engine)
+	for _, h := range c.Hosts {
+		id := h.ID
+		if h.This {
+			id += " (this host)"
+		}
+		state := "live, " + admin.LeaseState(h.Live, h.Expires, now)
+		if !h.Live {
+			state = admin.LeaseState(h.Live, h.Expires, now) + " — its work is taken over by the other hosts"
+		}
+		fmt.Fprintf(b, "  %-14s %s\n", id, state)
+		fmt.Fprintf(b, "      up since %s (%s), renewed %s ago, epoch %d", h.Since.Local().Format("2006-01-02 15:04:05"), admin.Ago(h.Since, now), admin.Ago(h.Renewed, now), h.Epoch)
+		if h.PID != 0 {
+			fmt.Fprintf(b, ", pid %d", h.PID)
+		}
+		if h.Admin != "" {
+			fmt.Fprintf(b, ", admin %s", h.Admin)
+		}
+		if h.Version != "" {
+			fmt.Fprintf(b, ", version %s", h.Version)
+		}
+		b.WriteString("\n")
+	}
+	if len(c.Leases) == 0 {
+		return
+	}
+	b.WriteString("leases\n")
+	for _, l := range c.Leases {
+		state := admin.LeaseState(l.Live, l.Expires, now)
+		if l.Live {
+			state = "renewed " + admin.Ago(l.Renewed, now) + " ago, " + state
+		}
+		fmt.Fprintf(b, "  %s held by %s, %s, epoch %d\n", l.Name, l.Holder, state, l.Epoch)
+	}
 }
 
 // firstLine is the first line of s.

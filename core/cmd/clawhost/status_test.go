@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
+)
+
+// clawhost status lists the hosts sharing the database, an expired one as
+// such, and the other leases with their holder.
+func TestFormatStatusCluster(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour), Cluster: &admin.Cluster{HostID: "h1", Engine: "postgres",
+		Hosts: []admin.ClusterHost{
+			{ID: "h1", This: true, Live: true, Admin: "127.0.0.1:8791", Version: "1.2.3", PID: 4000, Epoch: 1,
+				Since: now.Add(-time.Hour), Renewed: now.Add(-2 * time.Second), Expires: now.Add(13 * time.Second)},
+			{ID: "h2", PID: 5000, Epoch: 2, Since: now.Add(-2 * time.Hour), Renewed: now.Add(-35 * time.Second), Expires: now.Add(-20 * time.Second)},
+		},
+		Leases: []admin.Lease{
+			{Name: "channel/tg", Kind: "channel", Holder: "h1", Live: true, Epoch: 3, Renewed: now.Add(-2 * time.Second), Expires: now.Add(13 * time.Second)},
+			{Name: "session/tg:direct:1", Kind: "session", Holder: "h2", Epoch: 1, Renewed: now.Add(-40 * time.Second), Expires: now.Add(-25 * time.Second)},
+		},
+	}}, now)
+	for _, want := range []string{
+		"hosts live 1/2 (this host h1, sharing one postgres database)\n",
+		"  h1 (this host) live, expires in 13s\n",
+		"      up since " + now.Add(-time.Hour).Local().Format("2006-01-02 15:04:05") + " (1h00m), renewed 2s ago, epoch 1, pid 4000, admin 127.0.0.1:8791, version 1.2.3\n",
+		"  h2             expired 20s ago — its work is taken over by the other hosts\n",
+		"renewed 35s ago, epoch 2, pid 5000\n",
+		"leases\n  channel/tg held by h1, renewed 2s ago, expires in 13s, epoch 3\n",
+		"  session/tg:direct:1 held by h2, expired 25s ago, epoch 1\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+
+	out = formatStatus(admin.Snapshot{StartedAt: now, Cluster: &admin.Cluster{HostID: "h1", Engine: "postgres", Error: "list leases: connection refused"}}, now)
+	if want := "hosts (this host h1, postgres): the leases could not be read: list leases: connection refused\n"; !strings.Contains(out, want) {
+		t.Errorf("status lacks %q:\n%s", want, out)
+	}
+	if out := formatStatus(admin.Snapshot{StartedAt: now}, now); strings.Contains(out, "hosts") || strings.Contains(out, "leases") {
+		t.Errorf("status of a host alone mentions hosts or leases:\n%s", out)
+	}
+}
+
+// startAdminHost runs clawhost as host id on the PostgreSQL database url,
+// with 2 s leases and its admin endpoint on listen.
+func startAdminHost(t *testing.T, url, id, listen string) *daemon {
+	t.Helper()
+	dir := t.TempDir()
+	path := writeConfig(t, dir, false)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "storage {\n  engine = \"postgres\"\n  url    = %q\n  host_id = %q\n  lease_ttl = \"2s\"\n}\nadmin {\n  listen = %q\n}\n", url, id, listen)
+	f.Close()
+	d := launch(t, dir, path)
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+	return d
+}
+
+// TestHostsStatus: two hosts on one database each show both on their
+// status page, in /status.json, in /metrics and in clawhost status; once
+// h1 is killed with -9, h2 shows it expired.
+func TestHostsStatus(t *testing.T) {
+	url := pgtest.Cluster(t).NewDatabase(t)
+	listen := map[string]string{"h1": wcFreeAddr(t), "h2": wcFreeAddr(t)}
+	hosts := map[string]*daemon{"h1": startAdminHost(t, url, "h1", listen["h1"]), "h2": startAdminHost(t, url, "h2", listen["h2"])}
+
+	// hostsSeen is the hosts id's status lists, by id.
+	hostsSeen := func(id string) map[string]admin.ClusterHost {
+		snap, err := fetchStatus(listen[id])
+		if err != nil || snap.Cluster == nil {
+			return nil
+		}
+		seen := make(map[string]admin.ClusterHost)
+		for _, h := range snap.Cluster.Hosts {
+			seen[h.ID] = h
+		}
+		return seen
+	}
+	for id, d := range hosts {
+		d.waitFor(func() bool { return len(hostsSeen(id)) == 2 }, id+"'s status to list both hosts")
+		for other, h := range hostsSeen(id) {
+			if !h.Live || h.This != (other == id) || h.Admin != listen[other] || h.PID != hosts[other].cmd.Process.Pid || h.Epoch < 1 || h.Since.IsZero() {
+				t.Errorf("%s's status shows %s as %+v", id, other, h)
+			}
+		}
+		_, m := get(t, "http://"+listen[id]+"/metrics")
+		for _, want := range []string{`clawhost_host_info{engine="postgres",host_id="` + id + `"} 1`, "clawhost_hosts_live 2", `clawhost_leases_held{kind="host"} 1`} {
+			if !strings.Contains(m, want) {
+				t.Errorf("%s's /metrics lacks %q", id, want)
+			}
+		}
+		code, page := get(t, "http://"+listen[id]+"/")
+		if code != 200 || !strings.Contains(page, "<td>"+id+" <b>(this host)</b></td>") || !strings.Contains(page, "hosts live: <b class=\"ok\">2/2</b>") {
+			t.Errorf("%s's status page (%d) lacks the hosts:\n%s", id, code, page)
+		}
+	}
+
+	_ = hosts["h1"].cmd.Process.Kill()
+	_ = hosts["h1"].cmd.Wait()
+	hosts["h2"].waitFor(func() bool { h, ok := hostsSeen("h2")["h1"]; return ok && !h.Live }, "h2 to see h1's lease expire")
+	var out, errb bytes.Buffer
+	if rc := run([]string{"status", "-config", hosts["h2"].cfgPath}, &out, &errb); rc != 0 {
+		t.Errorf("clawhost status on h2: exit %d, %s", rc, errb.String())
+	}
+	for _, want := range []string{"hosts live 1/2 (this host h2, sharing one postgres database)", "  h2 (this host) live, expires in", "its work is taken over by the other hosts"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("clawhost status on h2 lacks %q:\n%s", want, out.String())
+		}
+	}
+}
