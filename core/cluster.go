@@ -259,17 +259,7 @@ func (p *placement) Place(ctx context.Context, key string) (string, bool, error)
 		p.mu.Unlock()
 		return h, h == p.id, nil
 	}
-	want := p.id
-	var best uint64
-	for h := range p.live {
-		f := fnv.New64a()
-		f.Write([]byte(h))
-		f.Write([]byte{0})
-		f.Write([]byte(key))
-		if s := mix64(f.Sum64()); s > best || (s == best && h < want) {
-			best, want = s, h
-		}
-	}
+	want := pickHost(key, p.live, p.id)
 	p.mu.Unlock()
 	h, err := p.db.PlaceSession(ctx, key, want)
 	if err != nil {
@@ -279,6 +269,23 @@ func (p *placement) Place(ctx context.Context, key string) (string, bool, error)
 	p.cache[key] = h
 	p.mu.Unlock()
 	return h, h == p.id, nil
+}
+
+// pickHost is the live host a new session goes to: the highest score of
+// the session key with each host (rendezvous hashing), self when none.
+func pickHost(key string, live map[string]bool, self string) string {
+	want := self
+	var best uint64
+	for h := range live {
+		f := fnv.New64a()
+		f.Write([]byte(h))
+		f.Write([]byte{0})
+		f.Write([]byte(key))
+		if s := mix64(f.Sum64()); s > best || (s == best && h < want) {
+			best, want = s, h
+		}
+	}
+	return want
 }
 
 // mix64 is splitmix64's finalizer: FNV alone orders the hosts alike for
