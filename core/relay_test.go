@@ -148,7 +148,9 @@ func TestRelayedCalls(t *testing.T) {
 	w.port.blocked = true
 	w.port.mu.Unlock()
 	done := make(chan error, 1)
-	go func() { done <- w.a.call(ctx, "tg", "send", sendCall{Request: channel.SendRequest{ChatID: "1", Text: "in flight"}}, &resp) }()
+	go func() {
+		done <- w.a.call(ctx, "tg", "send", sendCall{Request: channel.SendRequest{ChatID: "1", Text: "in flight"}}, &resp)
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for len(w.port.sends()) < 3 {
 		if time.Now().After(deadline) {
