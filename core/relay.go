@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -317,7 +318,11 @@ func (r *relay) serve(ctx context.Context) {
 	t := time.NewTicker(relayPoll)
 	defer t.Stop()
 	for {
-		if held := r.gate.heldInstances(); len(held) > 0 {
+		// Only the instances ready here: a call waiting for a plugin that
+		// restarts stays unclaimed, so its origin can still withdraw it
+		// as certainly not sent.
+		held := slices.DeleteFunc(r.gate.heldInstances(), func(inst string) bool { _, ok := r.local.Ready(inst); return !ok })
+		if len(held) > 0 {
 			calls, err := r.db.ClaimRelays(ctx, held, 64)
 			if err != nil && ctx.Err() == nil {
 				r.log.Error("claiming relayed channel calls failed", "error", err)
