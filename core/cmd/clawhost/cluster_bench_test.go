@@ -24,6 +24,10 @@ import (
 //
 //	make build && go test ./core/cmd/clawhost -run '^$' -bench ClusterLoad -benchtime 1x
 //
+// With the defaults every message starts a fake claude (100 chats share
+// max_warm 4), which dominates the CPU; -args -load.agent='max_warm = 100'
+// leaves the host's own path.
+//
 // All the hosts run on this one machine (2 shared cores), so more hosts
 // add no CPU: what the figures show is the cost of the coordination
 // (placement, handing messages to the session's host, replies relayed to
@@ -105,7 +109,7 @@ func clusterLoadRound(b *testing.B, srv *pgtest.Server, hosts, round int) cluste
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), exe, filepath.Join(dir, "runs.jsonl"), "", tgToken, tg.APIEndpoint())
+		src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), exe, filepath.Join(dir, "runs.jsonl"), *loadAgent, tgToken, tg.APIEndpoint())
 		if url != "" {
 			src += fmt.Sprintf("storage {\n  engine = \"postgres\"\n  url = %q\n  host_id = \"h%d\"\n  lease_ttl = \"3s\"\n}\n", url, i+1)
 		}
