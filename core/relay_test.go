@@ -109,7 +109,9 @@ func (p *recPort) Send(ctx context.Context, instance string, req channel.SendReq
 	return channel.SendResponse{MessageIDs: []string{fmt.Sprint(n)}}, nil
 }
 
-func (p *recPort) Ready(string) (host.Description, bool) { return host.Description{Channel: true}, true }
+func (p *recPort) Ready(string) (host.Description, bool) {
+	return host.Description{Channel: true}, true
+}
 
 func (p *recPort) sends() []string {
 	p.mu.Lock()

@@ -19,7 +19,8 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 	snap, ok := h.snapshot(r.Context())
 	data := pageData{Snap: snap, OK: ok, Now: h.now()}
 	for _, p := range snap.Plugins {
-		if p.Ready {
+		// A channel in standby is served by another host: as good as ready.
+		if p.Ready || p.State == "standby" {
 			data.Ready++
 		}
 	}
@@ -181,7 +182,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{if .Snap.Plugins}}<table>
 <thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>memory</th><th>last error</th></tr></thead>
 <tbody>
-{{range .Snap.Plugins}}{{$p := .}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else}}bad{{end}}">{{if .Ready}}yes{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="n">{{mb .RSS}}</td><td class="err">{{.LastError}}{{if .Action}}{{if .LastError}}<br>{{end}}<b>What to do:</b> {{.Action}}{{end}}</td></tr>
+{{range .Snap.Plugins}}{{$p := .}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else if eq .State "standby"}}none{{else}}bad{{end}}">{{if .Ready}}yes{{else if eq .State "standby"}}on another host{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="n">{{mb .RSS}}</td><td class="err">{{.LastError}}{{if .Action}}{{if .LastError}}<br>{{end}}<b>What to do:</b> {{.Action}}{{end}}</td></tr>
 {{with .Attention}}<tr class="attention" id="attention-{{$p.Instance}}"><td colspan="9">
 {{if eq .Kind "qr"}}{{with qrsrc .Data}}<p>Scan this QR code for <b>{{$p.Instance}}</b>:</p>
 <img class="qr" src="{{.}}" alt="QR code for {{$p.Instance}}">

@@ -81,7 +81,7 @@ func TestGateKeepsAChannelInStandby(t *testing.T) {
 	h.Apply([]Spec{spec})
 	inst := h.Instance("lo")
 	st := waitState(t, inst, StateStandby, 10*time.Second)
-	if st.Message != "held by h2 (test)" || st.Action != standbyAction || st.PID == 0 {
+	if st.Message != "held by h2 (test)" || st.Action != standbyAction+" (held by h2 (test))" || st.PID == 0 {
 		t.Fatalf("standby status %+v", st)
 	}
 	time.Sleep(300 * time.Millisecond) // a configured loopback would listen by now

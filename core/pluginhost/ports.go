@@ -122,8 +122,12 @@ func (p Ports) BeforeAgentStart(ctx context.Context, instance string, req hook.R
 	}
 	plug, desc, ok := inst.Client()
 	if !ok {
-		if last := inst.Status().Description; last.Name != "" && !last.Hook {
+		st := inst.Status()
+		if last := st.Description; last.Name != "" && !last.Hook {
 			return hook.Response{}, false, nil // a channel or command plugin
+		}
+		if st.State == StateStandby {
+			return hook.Response{}, false, fmt.Errorf("hook %s: in standby: another host serves this plugin", instance)
 		}
 		wctx, cancel := context.WithTimeout(ctx, inst.startTimeout())
 		var err error

@@ -31,8 +31,8 @@ func (p Ports) AwaitCommandPlugins(ctx context.Context) []string {
 			continue
 		}
 		st := inst.Status()
-		if st.State == StateStopped || st.State.settled() {
-			continue
+		if st.State == StateStopped || st.State.settled() || st.State == StateStandby {
+			continue // standby: another host serves it
 		}
 		if last := st.Description; last.Name != "" && !last.Command {
 			continue // a channel or hook plugin

@@ -102,6 +102,9 @@ func (i *Instance) Status() Status {
 	i.reported(&st)
 	if i.state == StateStandby {
 		st.Action, st.Message = standbyAction, i.standby
+		if i.standby != "" {
+			st.Action = standbyAction + " (" + i.standby + ")"
+		}
 	}
 	return st
 }

@@ -72,6 +72,15 @@ func (i *Instance) runOnce() error {
 	if err != nil {
 		return err
 	}
+	// A channel's gate hold is given back only once its process is gone:
+	// before, the old process could still poll for its stop grace while
+	// another host's took over.
+	var release func()
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
 	defer i.h.shutdown(client, proc)
 	defer i.down()
 
@@ -107,11 +116,11 @@ func (i *Instance) runOnce() error {
 			i.mu.Lock()
 			i.desc = pre // its kinds, while in standby
 			i.mu.Unlock()
-			held, release, err := i.hold(ctx)
+			held, rel, err := i.hold(ctx)
 			if err != nil {
 				return err
 			}
-			defer release()
+			release = rel
 			go func() {
 				select {
 				case <-held.Done():

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -71,8 +72,10 @@ type Server struct {
 
 	mu         sync.Mutex
 	configured bool
-	runDone    chan struct{}
-	stream     context.CancelFunc
+	// described is configured, readable without mu.
+	described atomic.Bool
+	runDone   chan struct{}
+	stream    context.CancelFunc
 }
 
 // Register registers the services Impl offers on s.
@@ -96,10 +99,9 @@ func (srv *Server) Register(s *grpc.Server) {
 // standby unconfigured).
 func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.DescribeResponse, error) {
 	out := &pb.DescribeResponse{Name: srv.Impl.Name, Version: srv.Impl.Version, Kinds: srv.Impl.Kinds(), SdkVersion: SDKVersion}
-	srv.mu.Lock()
-	configured := srv.configured
-	srv.mu.Unlock()
-	if ch := srv.Impl.Channel; ch != nil && configured {
+	// Not under srv.mu: Configure holds it while the plugin configures
+	// itself, and a Describe meanwhile (a liveness probe) must answer.
+	if ch := srv.Impl.Channel; ch != nil && srv.described.Load() {
 		caps := CapabilitiesToProto(ch.Capabilities())
 		_, caps.Typing = ch.(channel.Typer)
 		_, caps.Edit = ch.(channel.Editor)
@@ -134,6 +136,7 @@ func (srv *Server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb
 		}
 	}
 	srv.configured = true
+	srv.described.Store(true)
 	if ch := srv.Impl.Channel; ch != nil {
 		srv.runDone = make(chan struct{})
 		go srv.run(ch)
