@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 )
 
@@ -126,6 +125,3 @@ type RelayResult struct {
 	// ready, or it stopped): safe to ask again.
 	NotSent bool `json:"not_sent,omitempty"`
 }
-
-// ErrNoCluster: the engine serves one host only.
-var ErrNoCluster = errors.New("this storage engine serves one host only (use storage { engine = \"postgres\" } to run several)")
