@@ -89,6 +89,13 @@ func (s *statusSource) cluster(ctx context.Context) *admin.Cluster {
 		return c
 	}
 	c.Hosts, c.Leases = clusterView(leases, c.HostID, time.Now())
+	counts, err := h.member.db.PlacementCounts(ctx)
+	if err != nil {
+		c.Error = err.Error()
+	}
+	for i := range c.Hosts {
+		c.Hosts[i].Sessions = counts[c.Hosts[i].ID]
+	}
 	return c
 }
 
@@ -180,7 +187,14 @@ func (h *Host) watchCluster() {
 		if err != nil {
 			return metrics.ClusterStat{}, err
 		}
-		return clusterStat(leases, id, time.Now()), nil
+		st := clusterStat(leases, id, time.Now())
+		// A session's lease is its placement (alive with its host's).
+		counts, err := h.member.db.PlacementCounts(ctx)
+		if err != nil {
+			return metrics.ClusterStat{}, err
+		}
+		st.Held["session"] = counts[id]
+		return st, nil
 	})
 }
 

@@ -46,6 +46,9 @@ type ClusterHost struct {
 	PID     int    `json:"pid,omitempty"`
 	// Epoch counts the holders the lease had.
 	Epoch int64 `json:"epoch"`
+	// Sessions counts the sessions placed on the host (it runs their
+	// turns; a dead host's until they move).
+	Sessions int `json:"sessions"`
 	// Since is when the host took its lease: up since.
 	Since time.Time `json:"since"`
 	// Renewed is when it last renewed it; Expires when it ends unless

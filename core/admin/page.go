@@ -164,9 +164,9 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 <p class="meta">this host: <b>{{.HostID}}</b> · the hosts share one {{.Engine}} database; a host whose lease expired is dead to the others, which take its work over</p>
 {{if .Error}}<p class="bad">The leases could not be read: <span class="err">{{.Error}}</span></p>
 {{else}}<table>
-<thead><tr><th>host</th><th>state</th><th>up since</th><th>renewed</th><th>epoch</th><th>pid</th><th>admin</th><th>version</th></tr></thead>
+<thead><tr><th>host</th><th>state</th><th>sessions</th><th>up since</th><th>renewed</th><th>epoch</th><th>pid</th><th>admin</th><th>version</th></tr></thead>
 <tbody>
-{{range .Hosts}}<tr{{if .This}} class="this"{{end}}><td>{{.ID}}{{if .This}} <b>(this host)</b>{{end}}</td><td class="{{if .Live}}ok{{else}}bad{{end}}">{{if .Live}}live, {{$.LeaseState .Live .Expires}}{{else}}{{$.LeaseState .Live .Expires}} — its work is taken over by the other hosts{{end}}</td><td>{{$.Stamp .Since}} ({{$.Age .Since}})</td><td class="n">{{$.Age .Renewed}} ago</td><td class="n">{{.Epoch}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td>{{if .Admin}}<code>{{.Admin}}</code>{{else}}—{{end}}</td><td>{{.Version}}</td></tr>
+{{range .Hosts}}<tr{{if .This}} class="this"{{end}}><td>{{.ID}}{{if .This}} <b>(this host)</b>{{end}}</td><td class="{{if .Live}}ok{{else}}bad{{end}}">{{if .Live}}live, {{$.LeaseState .Live .Expires}}{{else}}{{$.LeaseState .Live .Expires}} — its work is taken over by the other hosts{{end}}</td><td class="n">{{.Sessions}}</td><td>{{$.Stamp .Since}} ({{$.Age .Since}})</td><td class="n">{{$.Age .Renewed}} ago</td><td class="n">{{.Epoch}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td>{{if .Admin}}<code>{{.Admin}}</code>{{else}}—{{end}}</td><td>{{.Version}}</td></tr>
 {{end}}</tbody>
 </table>
 <h2>Leases</h2>

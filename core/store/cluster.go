@@ -26,6 +26,9 @@ type Cluster interface {
 	// becomes its host (atomically: of concurrent calls one placement
 	// wins and every call returns it).
 	PlaceSession(ctx context.Context, key, want string) (string, error)
+	// PlacementCounts returns how many sessions are placed on each host
+	// (a dead host's stay counted until they move).
+	PlacementCounts(ctx context.Context) (map[string]int, error)
 	// Handoff gives open accepted or queued entries this host owns to the
 	// host to (their owner becomes to) and marks them handed, so that to
 	// takes them ([Cluster.TakeHanded]); other entries are left alone.

@@ -156,7 +156,7 @@ func writeCluster(b *strings.Builder, c admin.Cluster, now time.Time) {
 		if !h.Live {
 			state = admin.LeaseState(h.Live, h.Expires, now) + " — its work is taken over by the other hosts"
 		}
-		fmt.Fprintf(b, "  %-14s %s\n", id, state)
+		fmt.Fprintf(b, "  %-14s %s, %d sessions\n", id, state, h.Sessions)
 		fmt.Fprintf(b, "      up since %s (%s), renewed %s ago, epoch %d", h.Since.Local().Format("2006-01-02 15:04:05"), admin.Ago(h.Since, now), admin.Ago(h.Renewed, now), h.Epoch)
 		if h.PID != 0 {
 			fmt.Fprintf(b, ", pid %d", h.PID)

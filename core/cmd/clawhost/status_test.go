@@ -20,23 +20,23 @@ func TestFormatStatusCluster(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour), Cluster: &admin.Cluster{HostID: "h1", Engine: "postgres",
 		Hosts: []admin.ClusterHost{
-			{ID: "h1", This: true, Live: true, Admin: "127.0.0.1:8791", Version: "1.2.3", PID: 4000, Epoch: 1,
+			{ID: "h1", This: true, Live: true, Admin: "127.0.0.1:8791", Version: "1.2.3", PID: 4000, Epoch: 1, Sessions: 7,
 				Since: now.Add(-time.Hour), Renewed: now.Add(-2 * time.Second), Expires: now.Add(13 * time.Second)},
 			{ID: "h2", PID: 5000, Epoch: 2, Since: now.Add(-2 * time.Hour), Renewed: now.Add(-35 * time.Second), Expires: now.Add(-20 * time.Second)},
 		},
 		Leases: []admin.Lease{
 			{Name: "channel/tg", Kind: "channel", Holder: "h1", Live: true, Epoch: 3, Renewed: now.Add(-2 * time.Second), Expires: now.Add(13 * time.Second)},
-			{Name: "session/tg:direct:1", Kind: "session", Holder: "h2", Epoch: 1, Renewed: now.Add(-40 * time.Second), Expires: now.Add(-25 * time.Second)},
+			{Name: "channel/dc", Kind: "channel", Holder: "h2", Epoch: 1, Renewed: now.Add(-40 * time.Second), Expires: now.Add(-25 * time.Second)},
 		},
 	}}, now)
 	for _, want := range []string{
 		"hosts live 1/2 (this host h1, sharing one postgres database)\n",
-		"  h1 (this host) live, expires in 13s\n",
+		"  h1 (this host) live, expires in 13s, 7 sessions\n",
 		"      up since " + now.Add(-time.Hour).Local().Format("2006-01-02 15:04:05") + " (1h00m), renewed 2s ago, epoch 1, pid 4000, admin 127.0.0.1:8791, version 1.2.3\n",
-		"  h2             expired 20s ago — its work is taken over by the other hosts\n",
+		"  h2             expired 20s ago — its work is taken over by the other hosts, 0 sessions\n",
 		"renewed 35s ago, epoch 2, pid 5000\n",
 		"leases\n  channel/tg held by h1, renewed 2s ago, expires in 13s, epoch 3\n",
-		"  session/tg:direct:1 held by h2, expired 25s ago, epoch 1\n",
+		"  channel/dc held by h2, expired 25s ago, epoch 1\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)

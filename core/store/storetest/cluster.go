@@ -94,6 +94,10 @@ func testPlacement(t *testing.T, clk *Clock, a, b store.Cluster) {
 			t.Fatalf("concurrent placements disagree: %v", got)
 		}
 	}
+	counts, err := a.PlacementCounts(ctx)
+	if err != nil || counts["B"]+counts["A"] != 2 || counts[got[0]] < 1 {
+		t.Fatalf("placement counts %v (%v); want s1 on B and s2 on %s", counts, err, got[0])
+	}
 }
 
 // testHandoff: entries handed to a host become its own, are taken by it
