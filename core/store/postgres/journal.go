@@ -319,15 +319,8 @@ func (d *DB) ListUnfinished(ctx context.Context, afterID int64, limit int) ([]st
 
 // Recover implements [store.Journal].
 func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Recovery, error) {
-	if opts.StaleAfter <= 0 {
-		opts.StaleAfter = store.DefaultStaleAfter
-	}
-	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = store.DefaultMaxAttempts
-	}
 	var rec store.Recovery
 	err := d.write(ctx, func(tx pgx.Tx) error {
-		rec = store.Recovery{}
 		now := d.now()
 		// SKIP LOCKED: an orphan another host is recovering right now is
 		// its; after its commit that host owns it and is alive.
@@ -345,54 +338,25 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 		// Claimed, and no longer handed: what Recover returns is taken
 		// here, not again by TakeHanded.
 		claim := make([]int64, len(open))
-		for i, e := range open {
-			claim[i] = e.ID
+		for i := range open {
+			claim[i], open[i].Owner = open[i].ID, d.opts.Host
 		}
 		if len(claim) > 0 {
 			if _, err := tx.Exec(ctx, `UPDATE journal SET owner = $1, handed = false WHERE id = ANY($2) AND (owner <> $1 OR handed)`, d.opts.Host, claim); err != nil {
 				return err
 			}
 		}
-		for _, e := range open {
-			e.Owner = d.opts.Host
-			switch e.State {
-			case store.StateAccepted, store.StateQueued:
-				rec.Resume = append(rec.Resume, e)
-			case store.StateProcessing:
-				if e.Attempts < opts.MaxAttempts {
-					e.State = store.StateQueued
-					if e.SessionKey == "" {
-						e.State = store.StateAccepted
-					}
-					e.UpdatedAt = now
-					if _, err := tx.Exec(ctx, `UPDATE journal SET state = $1, updated_at = $2 WHERE id = $3`, string(e.State), now.UnixNano(), e.ID); err != nil {
-						return err
-					}
-					rec.Resume = append(rec.Resume, e)
-					continue
-				}
-				e.State, e.Reason, e.UpdatedAt = store.StateFailed, "interrupted", now
-				if err := finish(ctx, tx, []int64{e.ID}, store.StateFailed, e.Reason, now); err != nil {
-					return err
-				}
-				rec.Failed = append(rec.Failed, e)
-			case store.StateReplied:
-				p, err := loadReply(ctx, tx, e)
-				if err != nil {
-					return err
-				}
-				if now.Sub(p.Reply.ProducedAt) > opts.StaleAfter {
-					p.Entry.State, p.Entry.Reason, p.Entry.UpdatedAt = store.StateFailed, "stale reply", now
-					if err := finish(ctx, tx, []int64{e.ID}, store.StateFailed, p.Entry.Reason, now); err != nil {
-						return err
-					}
-					rec.Stale = append(rec.Stale, p)
-					continue
-				}
-				rec.Deliver = append(rec.Deliver, p)
-			}
-		}
-		return nil
+		rec, err = store.ApplyRecovery(open, opts, now, store.RecoveryWrites{
+			Requeue: func(e store.Entry) error {
+				_, err := tx.Exec(ctx, `UPDATE journal SET state = $1, updated_at = $2 WHERE id = $3`, string(e.State), now.UnixNano(), e.ID)
+				return err
+			},
+			Fail: func(id int64, reason string) error {
+				return finish(ctx, tx, []int64{id}, store.StateFailed, reason, now)
+			},
+			Reply: func(e store.Entry) (store.PendingReply, error) { return loadReply(ctx, tx, e) },
+		})
+		return err
 	})
 	if err != nil {
 		return store.Recovery{}, fmt.Errorf("recover journal: %w", err)

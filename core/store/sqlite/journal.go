@@ -335,15 +335,8 @@ func (d *DB) ListUnfinished(ctx context.Context, afterID int64, limit int) ([]st
 
 // Recover implements [store.Journal].
 func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Recovery, error) {
-	if opts.StaleAfter <= 0 {
-		opts.StaleAfter = store.DefaultStaleAfter
-	}
-	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = store.DefaultMaxAttempts
-	}
 	var rec store.Recovery
 	err := d.w.durable(ctx, func(t *wtx) error {
-		rec = store.Recovery{}
 		now := d.now()
 		q := qOrphans
 		if opts.Adopt {
@@ -353,51 +346,23 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 		if err != nil {
 			return err
 		}
-		for _, e := range open {
+		for i, e := range open {
 			if e.Owner != d.opts.Host {
-				e.Owner = d.opts.Host
+				open[i].Owner = d.opts.Host
 				if _, err := t.exec(`UPDATE journal SET owner = ? WHERE id = ?`, d.opts.Host, e.ID); err != nil {
 					return err
 				}
 			}
-			switch e.State {
-			case store.StateAccepted, store.StateQueued:
-				rec.Resume = append(rec.Resume, e)
-			case store.StateProcessing:
-				if e.Attempts < opts.MaxAttempts {
-					e.State = store.StateQueued
-					if e.SessionKey == "" {
-						e.State = store.StateAccepted
-					}
-					e.UpdatedAt = now
-					if _, err := t.exec(`UPDATE journal SET state = ?, updated_at = ? WHERE id = ?`, string(e.State), now.UnixNano(), e.ID); err != nil {
-						return err
-					}
-					rec.Resume = append(rec.Resume, e)
-					continue
-				}
-				e.State, e.Reason, e.UpdatedAt = store.StateFailed, "interrupted", now
-				if err := t.finish([]int64{e.ID}, store.StateFailed, e.Reason, now); err != nil {
-					return err
-				}
-				rec.Failed = append(rec.Failed, e)
-			case store.StateReplied:
-				p, err := t.pendingReply(e)
-				if err != nil {
-					return err
-				}
-				if now.Sub(p.Reply.ProducedAt) > opts.StaleAfter {
-					p.Entry.State, p.Entry.Reason, p.Entry.UpdatedAt = store.StateFailed, "stale reply", now
-					if err := t.finish([]int64{e.ID}, store.StateFailed, p.Entry.Reason, now); err != nil {
-						return err
-					}
-					rec.Stale = append(rec.Stale, p)
-					continue
-				}
-				rec.Deliver = append(rec.Deliver, p)
-			}
 		}
-		return nil
+		rec, err = store.ApplyRecovery(open, opts, now, store.RecoveryWrites{
+			Requeue: func(e store.Entry) error {
+				_, err := t.exec(`UPDATE journal SET state = ?, updated_at = ? WHERE id = ?`, string(e.State), now.UnixNano(), e.ID)
+				return err
+			},
+			Fail:  func(id int64, reason string) error { return t.finish([]int64{id}, store.StateFailed, reason, now) },
+			Reply: t.pendingReply,
+		})
+		return err
 	})
 	if err != nil {
 		return store.Recovery{}, fmt.Errorf("recover journal: %w", err)
