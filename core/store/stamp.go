@@ -2,6 +2,7 @@ package store
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"time"
 )
 
@@ -20,6 +21,27 @@ func FromUnixNano(n int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, n)
+}
+
+// EncodeIDs is how the engines store platform message ids: a JSON array,
+// "" for none.
+func EncodeIDs(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(ids) // strings always encode
+	return string(b)
+}
+
+// DecodeIDs is the inverse of EncodeIDs; it also reads "null", which
+// earlier versions stored for none.
+func DecodeIDs(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ids []string
+	err := json.Unmarshal([]byte(s), &ids)
+	return ids, err
 }
 
 // codeAlphabet leaves out 0, O, 1 and I, which people misread.

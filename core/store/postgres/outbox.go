@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -69,11 +68,8 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 // MarkSent implements [store.Outbox].
 func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentResult, error) {
 	var res store.MarkSentResult
-	ids, err := json.Marshal(s.PlatformIDs)
-	if err != nil {
-		return res, err
-	}
-	err = d.write(ctx, func(tx pgx.Tx) error {
+	ids := store.EncodeIDs(s.PlatformIDs)
+	err := d.write(ctx, func(tx pgx.Tx) error {
 		now := d.now()
 		sent := s.SentAt
 		if sent.IsZero() {
@@ -87,7 +83,7 @@ func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentRes
 			return err
 		}
 		tag, err := tx.Exec(ctx, `UPDATE reply_chunks SET sent_at = $1, platform_ids = $2, uncertain = $3
-			WHERE journal_id = $4 AND idx = $5 AND sent_at = 0`, sent.UnixNano(), string(ids), s.Uncertain, s.JournalID, s.Index)
+			WHERE journal_id = $4 AND idx = $5 AND sent_at = 0`, sent.UnixNano(), ids, s.Uncertain, s.JournalID, s.Index)
 		if err != nil {
 			return err
 		}
@@ -169,10 +165,8 @@ func loadReply(ctx context.Context, q querier, e store.Entry) (store.PendingRepl
 			return store.PendingReply{}, err
 		}
 		c.SentAt, c.AttemptedAt = store.FromUnixNano(sent), store.FromUnixNano(attempted)
-		if ids != "" {
-			if err := json.Unmarshal([]byte(ids), &c.PlatformIDs); err != nil {
-				return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
-			}
+		if c.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
+			return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
 		}
 		p.Reply.Chunks = append(p.Reply.Chunks, c.Text)
 		p.Chunks = append(p.Chunks, c)
@@ -195,14 +189,7 @@ func (d *DB) MarkAttempt(ctx context.Context, journalID int64, index int) error 
 
 // RecordLive implements [store.Outbox].
 func (d *DB) RecordLive(ctx context.Context, l store.Live) error {
-	ids := ""
-	if len(l.PlatformIDs) > 0 {
-		b, err := json.Marshal(l.PlatformIDs)
-		if err != nil {
-			return err
-		}
-		ids = string(b)
-	}
+	ids := store.EncodeIDs(l.PlatformIDs)
 	err := d.write(ctx, func(tx pgx.Tx) error {
 		// FOR SHARE: a RecordReply of the entry waits until this commits.
 		var s string
@@ -243,10 +230,8 @@ func (d *DB) LiveOutput(ctx context.Context, journalID int64) ([]store.Live, err
 			return nil, fmt.Errorf("live output of %d: %w", journalID, err)
 		}
 		l.Kind = store.LiveKind(kind)
-		if ids != "" {
-			if err := json.Unmarshal([]byte(ids), &l.PlatformIDs); err != nil {
-				return nil, fmt.Errorf("live output of %d: %w", journalID, err)
-			}
+		if l.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
+			return nil, fmt.Errorf("live output of %d: %w", journalID, err)
 		}
 		out = append(out, l)
 	}

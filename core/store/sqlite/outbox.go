@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -77,12 +76,9 @@ func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentRes
 		if sent.IsZero() {
 			sent = now
 		}
-		ids, err := json.Marshal(s.PlatformIDs)
-		if err != nil {
-			return err
-		}
+		ids := store.EncodeIDs(s.PlatformIDs)
 		n, err := t.execN(`UPDATE reply_chunks SET sent_at = ?, platform_ids = ?, uncertain = ? WHERE journal_id = ? AND idx = ? AND sent_at = 0`,
-			sent.UnixNano(), string(ids), s.Uncertain, s.JournalID, s.Index)
+			sent.UnixNano(), ids, s.Uncertain, s.JournalID, s.Index)
 		if err != nil {
 			return err
 		}
@@ -181,10 +177,8 @@ func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(strin
 			return store.PendingReply{}, err
 		}
 		c.SentAt, c.AttemptedAt = store.FromUnixNano(sent), store.FromUnixNano(attempted)
-		if ids != "" {
-			if err := json.Unmarshal([]byte(ids), &c.PlatformIDs); err != nil {
-				return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
-			}
+		if c.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
+			return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
 		}
 		p.Reply.Chunks = append(p.Reply.Chunks, c.Text)
 		p.Chunks = append(p.Chunks, c)
@@ -223,14 +217,7 @@ func (d *DB) RecordLive(ctx context.Context, l store.Live) error {
 		if st.Rank() > store.StateProcessing.Rank() {
 			return fmt.Errorf("%w: live output of a %s entry", store.ErrBadTransition, st)
 		}
-		ids := ""
-		if len(l.PlatformIDs) > 0 {
-			b, err := json.Marshal(l.PlatformIDs)
-			if err != nil {
-				return err
-			}
-			ids = string(b)
-		}
+		ids := store.EncodeIDs(l.PlatformIDs)
 		_, err = t.exec(`INSERT INTO live_output(journal_id, seq, kind, text, platform_ids) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT(journal_id, seq) DO UPDATE SET kind = excluded.kind, text = excluded.text,
 			platform_ids = CASE WHEN excluded.platform_ids = '' THEN live_output.platform_ids ELSE excluded.platform_ids END`,
@@ -258,10 +245,8 @@ func (d *DB) LiveOutput(ctx context.Context, journalID int64) ([]store.Live, err
 			return nil, fmt.Errorf("live output of %d: %w", journalID, err)
 		}
 		l.Kind = store.LiveKind(kind)
-		if ids != "" {
-			if err := json.Unmarshal([]byte(ids), &l.PlatformIDs); err != nil {
-				return nil, fmt.Errorf("live output of %d: %w", journalID, err)
-			}
+		if l.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
+			return nil, fmt.Errorf("live output of %d: %w", journalID, err)
 		}
 		out = append(out, l)
 	}
