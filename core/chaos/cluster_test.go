@@ -12,8 +12,6 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the shared journal is read through database/sql
 
-	"github.com/clawhost/clawhost/core/internal/fakeclaude"
-	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 )
 
@@ -60,46 +58,13 @@ func (e *env) setupCluster(cfg string) {
 
 // startPeer execs one host, as startHost does.
 func (e *env) startPeer(p *peer) {
-	bins, _ := testbin.Dir()
-	cmd := exec.Command(filepath.Join(bins, "clawhost"), "-config", p.cfg)
-	cmd.Dir = filepath.Dir(p.cfg)
-	cmd.Stdout, cmd.Stderr = e.log, e.log
-	var envv []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, fakeclaude.EnvVar+"=") {
-			envv = append(envv, kv)
-		}
-	}
-	cmd.Env = append(envv, "HOME="+e.home)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	fmt.Fprintf(e.log, "\n===== chaos: exec clawhost %s at %s =====\n", p.id, time.Now().Format(time.RFC3339Nano))
-	if err := cmd.Start(); err != nil {
-		e.t.Fatalf("start clawhost %s: %v", p.id, err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	p.cmd, p.done, p.pid = cmd, done, cmd.Process.Pid
+	p.cmd, p.done = e.exec(" "+p.id, p.cfg)
+	p.pid = p.cmd.Process.Pid
 }
 
 // stopPeer signals one host and waits for it, as stopHost does.
 func (e *env) stopPeer(p *peer, sig syscall.Signal) {
-	if sig == syscall.SIGKILL {
-		e.mu.Lock()
-		e.kills = append(e.kills, time.Now())
-		e.mu.Unlock()
-	}
-	fmt.Fprintf(e.log, "\n===== chaos: %v to clawhost %s at %s =====\n", sig, p.id, time.Now().Format(time.RFC3339Nano))
-	_ = p.cmd.Process.Signal(sig)
-	select {
-	case <-p.done:
-	case <-time.After(stopLimit):
-		e.notes = append(e.notes, fmt.Sprintf("host %s ignored %v for %v; killed", p.id, sig, stopLimit))
-		e.mu.Lock()
-		e.kills = append(e.kills, time.Now())
-		e.mu.Unlock()
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	e.signal(" "+p.id, p.cmd, p.done, sig)
 	p.cmd = nil
 }
 

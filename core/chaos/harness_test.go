@@ -199,9 +199,18 @@ func (e *env) close() {
 // startHost execs clawhost with the scenario's HOME, which everything it
 // starts inherits: that is how a process of the scenario is recognized.
 func (e *env) startHost() time.Time {
+	at := time.Now()
+	e.host, e.hostDone = e.exec("", filepath.Join(e.dir, "config.hcl"))
+	e.hostPID = e.host.Process.Pid
+	return at
+}
+
+// exec starts clawhost (label names it in the log) on cfg, in cfg's
+// directory, with the scenario's HOME; done closes when it exited.
+func (e *env) exec(label, cfg string) (cmd *exec.Cmd, done chan struct{}) {
 	bins, _ := testbin.Dir()
-	cmd := exec.Command(filepath.Join(bins, "clawhost"), "-config", filepath.Join(e.dir, "config.hcl"))
-	cmd.Dir = e.dir
+	cmd = exec.Command(filepath.Join(bins, "clawhost"), "-config", cfg)
+	cmd.Dir = filepath.Dir(cfg)
 	cmd.Stdout, cmd.Stderr = e.log, e.log
 	var envv []string
 	for _, kv := range os.Environ() {
@@ -214,38 +223,42 @@ func (e *env) startHost() time.Time {
 	// timeout, ^C): it dies with the test process, its plugins and claude
 	// with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	fmt.Fprintf(e.log, "\n===== chaos: exec clawhost at %s =====\n", time.Now().Format(time.RFC3339Nano))
-	at := time.Now()
+	fmt.Fprintf(e.log, "\n===== chaos: exec clawhost%s at %s =====\n", label, time.Now().Format(time.RFC3339Nano))
 	if err := cmd.Start(); err != nil {
-		e.t.Fatalf("start clawhost: %v", err)
+		e.t.Fatalf("start clawhost%s: %v", label, err)
 	}
-	done := make(chan struct{})
+	done = make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	e.host, e.hostDone, e.hostPID = cmd, done, cmd.Process.Pid
-	return at
+	return cmd, done
 }
 
 // stopHost signals the host and waits for it; a SIGTERMed host that has
 // not exited after stopLimit is killed (and noted).
 func (e *env) stopHost(sig syscall.Signal) {
+	e.signal("", e.host, e.hostDone, sig)
+	e.host = nil
+}
+
+// signal sends sig to a clawhost (label names it) and waits for it; one
+// that ignores a SIGTERM for stopLimit is killed (and noted).
+func (e *env) signal(label string, cmd *exec.Cmd, done chan struct{}, sig syscall.Signal) {
 	if sig == syscall.SIGKILL {
 		e.mu.Lock()
 		e.kills = append(e.kills, time.Now())
 		e.mu.Unlock()
 	}
-	fmt.Fprintf(e.log, "\n===== chaos: %v to clawhost at %s =====\n", sig, time.Now().Format(time.RFC3339Nano))
-	_ = e.host.Process.Signal(sig)
+	fmt.Fprintf(e.log, "\n===== chaos: %v to clawhost%s at %s =====\n", sig, label, time.Now().Format(time.RFC3339Nano))
+	_ = cmd.Process.Signal(sig)
 	select {
-	case <-e.hostDone:
+	case <-done:
 	case <-time.After(stopLimit):
-		e.notes = append(e.notes, fmt.Sprintf("host ignored %v for %v; killed", sig, stopLimit))
+		e.notes = append(e.notes, fmt.Sprintf("host%s ignored %v for %v; killed", label, sig, stopLimit))
 		e.mu.Lock()
 		e.kills = append(e.kills, time.Now())
 		e.mu.Unlock()
-		_ = e.host.Process.Kill()
-		<-e.hostDone
+		_ = cmd.Process.Kill()
+		<-done
 	}
-	e.host = nil
 }
 
 // restartHost: the host got sig; once it and everything it started are

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -69,19 +70,9 @@ type clusterRound struct {
 func (r clusterRound) rate() float64 { return float64(r.msgs) / r.elapsed.Seconds() }
 
 func clusterMedian(rs []clusterRound) clusterRound {
-	best := rs[0]
-	for _, r := range rs {
-		n := 0
-		for _, o := range rs {
-			if o.elapsed <= r.elapsed {
-				n++
-			}
-		}
-		if n == (len(rs)+1)/2 {
-			best = r
-		}
-	}
-	return best
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b clusterRound) int { return int(a.elapsed - b.elapsed) })
+	return s[len(s)/2]
 }
 
 // clusterLoadChats × clusterLoadPerChat messages per round.
@@ -138,7 +129,8 @@ func clusterLoadRound(b *testing.B, srv *pgtest.Server, hosts, round int) cluste
 	if url != "" {
 		before = pgStats(b, url)
 	}
-	res := clusterRun(b, tg)
+	lr := loadRunN(b, tg, "clawhost", clusterLoadChats, clusterLoadPerChat)
+	res := clusterRound{elapsed: lr.elapsed, msgs: clusterLoadChats * clusterLoadPerChat}
 	if url != "" {
 		time.Sleep(1500 * time.Millisecond) // idle backends flush their statistics within a second
 		after = pgStats(b, url)
@@ -146,43 +138,6 @@ func clusterLoadRound(b *testing.B, srv *pgtest.Server, hosts, round int) cluste
 		res.rows = float64(after[1]-before[1]) / float64(res.msgs)
 	}
 	return res
-}
-
-// clusterRun pushes the round's messages and waits for every reply (the
-// load harness's tally: none lost, none doubled).
-func clusterRun(b *testing.B, tg *telegramtest.Server) clusterRound {
-	b.Helper()
-	total := clusterLoadChats * clusterLoadPerChat
-	start := time.Now()
-	for k := range clusterLoadPerChat {
-		for c := range clusterLoadChats {
-			id := int64(loadFirstChat + c)
-			tg.PushText(telegramtest.PrivateChat(id), telegramtest.User{ID: id, FirstName: "Load"}, fmt.Sprintf("load message q%dz%dq", id, k))
-		}
-	}
-	tally := newLoadTally()
-	var elapsed time.Duration
-	for tally.answered < total {
-		if time.Since(start) > loadLimit {
-			b.Fatalf("%d of %d messages answered after %v", tally.answered, total, loadLimit)
-		}
-		time.Sleep(5 * time.Millisecond)
-		tally.add(tg.Sent())
-		elapsed = time.Since(start)
-	}
-	for quiet := time.Now(); time.Since(quiet) < 300*time.Millisecond; time.Sleep(20 * time.Millisecond) {
-		if tally.add(tg.Sent()) {
-			quiet = time.Now()
-		}
-	}
-	doubled := 0
-	for _, n := range tally.count {
-		doubled += max(0, n-1)
-	}
-	if doubled > 0 || tally.stray > 0 {
-		b.Fatalf("%d doubled, %d stray replies (e.g. %q)", doubled, tally.stray, tally.strayExample)
-	}
-	return clusterRound{elapsed: elapsed, msgs: total}
 }
 
 // pgStats reads the database's committed transactions and written rows.

@@ -124,21 +124,11 @@ func (c *cluster) holder() string {
 // placements counts the sessions placed on each host.
 func (c *cluster) placements() map[string]int {
 	c.t.Helper()
-	rows, err := c.db.Pool().Query(context.Background(), `SELECT host, count(*) FROM placements GROUP BY host`)
+	n, err := c.db.PlacementCounts(context.Background())
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var h string
-		var n int
-		if err := rows.Scan(&h, &n); err != nil {
-			c.t.Fatal(err)
-		}
-		out[h] = n
-	}
-	return out
+	return n
 }
 
 // kill9 kills a host at once.

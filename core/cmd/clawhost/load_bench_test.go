@@ -208,11 +208,16 @@ func loadClaudeStarts(path string) int {
 // loadRun queues the round's messages on srv, waits until each has its
 // reply and checks that none is lost or doubled.
 func loadRun(b *testing.B, srv *telegramtest.Server, who string) loadResult {
+	return loadRunN(b, srv, who, loadChats, loadPerChat)
+}
+
+// loadRunN is loadRun with chats×perChat messages.
+func loadRunN(b *testing.B, srv *telegramtest.Server, who string, chats, perChat int) loadResult {
 	b.Helper()
-	total := loadChats * loadPerChat
+	total := chats * perChat
 	start := time.Now()
-	for k := range loadPerChat {
-		for c := range loadChats {
+	for k := range perChat {
+		for c := range chats {
 			id := int64(loadFirstChat + c)
 			srv.PushText(telegramtest.PrivateChat(id), telegramtest.User{ID: id, FirstName: "Load"},
 				fmt.Sprintf("load message q%dz%dq", id, k))
