@@ -159,7 +159,7 @@ func (m *membership) tick(ctx context.Context) {
 		// recovers cleanly (as after kill -9).
 		m.h.log.Error("this host's lease expired before it was renewed (the host was paused, or the database unreachable, longer than storage.lease_ttl); other hosts may have taken its work over, so it exits to restart clean",
 			"lease_ttl", m.ttl, "acquired", m.acquired, "now_acquired", l.Acquired)
-		exit(75)
+		os.Exit(75)
 	}
 	m.refresh(ctx)
 	if _, err := m.h.gw.Adopt(ctx); err != nil && ctx.Err() == nil {
@@ -167,9 +167,6 @@ func (m *membership) tick(ctx context.Context) {
 	}
 	m.wakeTaker()
 }
-
-// exit ends the process at once (a variable for tests).
-var exit = os.Exit
 
 // refresh reads every lease: the live hosts (placement, relay) and the
 // channel holders (gate).
