@@ -99,6 +99,14 @@ func (m *membership) join(ctx context.Context) error {
 		l, err := m.h.db.AcquireLease(ctx, req)
 		if err == nil {
 			m.acquired = l.Acquired
+			// Calls a previous incarnation claimed and never finished
+			// (killed mid-call): their origins take them as uncertain now,
+			// not after their own timeout.
+			if n, err := m.db.AbandonClaims(ctx); err != nil {
+				m.h.log.Warn("finishing the relayed calls a previous run left", "error", err)
+			} else if n > 0 {
+				m.h.log.Warn("relayed calls a previous run of this host left unfinished are uncertain", "calls", n)
+			}
 			m.refresh(ctx)
 			close(m.gate.joined)
 			return nil

@@ -48,6 +48,12 @@ type Cluster interface {
 	// ClaimRelays claims up to limit new calls for the instances given
 	// (those this host holds), oldest first: each call is claimed once.
 	ClaimRelays(ctx context.Context, instances []string, limit int) ([]RelayCall, error)
+	// AbandonClaims finishes, as uncertain, the calls this host's id
+	// claimed and never finished: a host calls it as it starts, when they
+	// can only be a previous incarnation's (killed mid-call). Their
+	// origins would otherwise wait for them while the id's lease is live
+	// again.
+	AbandonClaims(ctx context.Context) (int, error)
 	// FinishRelay stores a claimed call's outcome and wakes its origin.
 	FinishRelay(ctx context.Context, id int64, res RelayResult) error
 	// TakeRelay returns a call's state and, once it is done, its outcome,

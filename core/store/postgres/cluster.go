@@ -187,6 +187,18 @@ func (d *DB) FinishRelay(ctx context.Context, id int64, res store.RelayResult) e
 	return nil
 }
 
+// AbandonClaims implements [store.Cluster].
+func (d *DB) AbandonClaims(ctx context.Context) (int, error) {
+	res, _ := json.Marshal(store.RelayResult{Code: "uncertain", Error: "the host serving the channel stopped during the call"})
+	tag, err := d.exec(ctx, `WITH a AS (UPDATE relay SET state = 'done', result = $2 WHERE claimed_by = $1 AND state = 'claimed' AND NOT no_reply RETURNING origin),
+			n AS (DELETE FROM relay WHERE claimed_by = $1 AND state = 'claimed' AND no_reply)
+		SELECT pg_notify($3, $4 || origin) FROM a`, d.opts.Host, res, wakeChannel, store.WakeRelayDone+"\x1f")
+	if err != nil {
+		return 0, fmt.Errorf("abandon relayed calls: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // TakeRelay implements [store.Cluster].
 func (d *DB) TakeRelay(ctx context.Context, id int64) (store.RelayStatus, error) {
 	wctx, cancel, err := d.begin(ctx)

@@ -298,6 +298,13 @@ func testRelay(t *testing.T, a, b, c store.Cluster) {
 	if st, err := a.TakeRelay(ctx, id2); err != nil || st.State != store.RelayClaimed || st.ClaimedBy != "B" {
 		t.Fatalf("claimed call: %+v, %v", st, err)
 	}
+	// B restarts: the claim its previous incarnation left is uncertain.
+	if n, err := b.AbandonClaims(ctx); err != nil || n != 1 {
+		t.Fatalf("abandoned %d claims (%v); want 1", n, err)
+	}
+	if st, err := a.TakeRelay(ctx, id2); err != nil || st.State != store.RelayDone || st.Result.Code != "uncertain" {
+		t.Fatalf("an abandoned claim: %+v, %v; want done, uncertain", st, err)
+	}
 	// No reply wanted: gone once done.
 	id3, _ := a.Relay(ctx, store.RelayCall{Instance: "tg", Op: "typing", Request: json.RawMessage(`{}`), NoReply: true})
 	cs, _ := c.ClaimRelays(ctx, []string{"tg"}, 0)
