@@ -14,11 +14,14 @@ import (
 // one-line summary of each for the next turn. With DropOld and DropNew the
 // chat is told (tellDropped); summarized messages still reach the agent.
 func (q *Queue) applyCap(pol Policy, key, instance string) {
-	n, err := q.journal.CountPending(q.ctx, key)
+	q.mu.Lock()
+	l := q.lane(key)
+	q.mu.Unlock()
+	n, err := q.count(l)
 	if err != nil || n <= pol.Cap {
 		return
 	}
-	pending, err := q.journal.ListPending(q.ctx, key, 0)
+	pending, err := q.pending(l)
 	if err != nil {
 		return
 	}
@@ -44,6 +47,9 @@ func (q *Queue) applyCap(pol Policy, key, instance string) {
 	}
 	// Only what is still waiting is dropped: the lane may have started the
 	// oldest entry since it was listed.
+	q.mu.Lock()
+	l.forget()
+	q.mu.Unlock()
 	if err := q.journal.Finish(q.ctx, store.FinishRequest{IDs: ids, State: store.StateDropped, Reason: "queue full", From: store.StateQueued}); err != nil {
 		if q.ctx.Err() == nil {
 			q.log.Error("journal finish failed", "ids", ids, "error", err)

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,11 +67,18 @@ func (b *Batch) AbortReason() string {
 	return b.reason
 }
 
-// Kick makes the session's lane look at its queue (after Enqueue, or for
-// entries recovered from the journal).
-func (q *Queue) Kick(key string) {
+// Kick makes the session's lane look at its queue in the journal: for
+// entries recovered or handed over, which the queue did not put there.
+func (q *Queue) Kick(key string) { q.kick(key, true) }
+
+// kick starts the session's lane, or makes a running one look again;
+// reread: the session's queue changed behind the lane's mirror.
+func (q *Queue) kick(key string, reread bool) {
 	q.mu.Lock()
 	l := q.lane(key)
+	if reread {
+		l.forget()
+	}
 	l.dirty = true
 	start := !l.running && q.ctx.Err() == nil
 	if start {
@@ -114,9 +122,9 @@ func (q *Queue) startNow(key string, it Item) bool {
 	// The lane is this call's now: a Kick meanwhile only marks it dirty,
 	// and the drain below looks again. Nothing is waiting anywhere when the
 	// queue's count says so (it counts every entry it queued or recovered
-	// until it starts or drops it); else the session's queue is read.
+	// until it starts or drops it); else the session's queue is looked at.
 	if q.queued.Load() > 0 {
-		if n, err := q.journal.CountPending(q.ctx, key); err != nil || n > 0 {
+		if n, err := q.count(l); err != nil || n > 0 {
 			go q.drain(l, nil)
 			return false
 		}
@@ -161,7 +169,7 @@ func (q *Queue) drain(l *lane, first *Batch) {
 		q.mu.Lock()
 		l.dirty = false
 		q.mu.Unlock()
-		pending, err := q.pending(l.key)
+		pending, err := q.pending(l)
 		if len(pending) == 0 {
 			if q.idle(l, err) {
 				return
@@ -175,6 +183,12 @@ func (q *Queue) drain(l *lane, first *Batch) {
 		st := q.runner.RunTurn(q.ctx, b)
 		q.mu.Lock()
 		l.active = nil
+		switch st {
+		case Ran:
+			l.took(b)
+		case Halt:
+			l.forget()
+		}
 		// A halted lane stops, unless it was kicked meanwhile: the kick
 		// may bring what it lacked (a restarted instance).
 		halt := st == Halt && (!l.dirty || q.ctx.Err() != nil)
@@ -215,24 +229,58 @@ func (q *Queue) requeue(b *Batch) {
 	l := q.lanes[b.Key]
 	if l != nil {
 		l.dirty = true
+		l.forget()
 	}
 	q.mu.Unlock()
 }
 
-// pending lists the session's queue; nil once the queue is closing.
-func (q *Queue) pending(key string) ([]store.Entry, error) {
+// pending lists the session's queue, from the lane's mirror when it is
+// known, else from the journal; nil once the queue is closing.
+func (q *Queue) pending(l *lane) ([]store.Entry, error) {
 	if q.ctx.Err() != nil {
 		return nil, nil
 	}
-	pending, err := q.journal.ListPending(q.ctx, key, 0)
-	if err != nil && q.ctx.Err() == nil {
-		q.log.Error("reading the session queue failed", "session", key, "error", err)
+	q.mu.Lock()
+	if l.known {
+		pending := slices.Clone(l.waiting)
+		q.mu.Unlock()
+		return pending, nil
 	}
-	return pending, err
+	stale := l.stale
+	q.mu.Unlock()
+	pending, err := q.journal.ListPending(q.ctx, l.key, 0)
+	if err != nil {
+		if q.ctx.Err() == nil {
+			q.log.Error("reading the session queue failed", "session", l.key, "error", err)
+		}
+		return nil, err
+	}
+	q.mu.Lock()
+	// Kept as the mirror unless Enqueue queued something meanwhile that
+	// the read may have missed (it is then read again next time).
+	if !l.known && l.stale == stale {
+		l.waiting, l.known = slices.Clone(pending), true
+	}
+	q.mu.Unlock()
+	return pending, nil
+}
+
+// count is the number of entries waiting in the lane's session queue.
+func (q *Queue) count(l *lane) (int, error) {
+	q.mu.Lock()
+	if l.known {
+		n := len(l.waiting)
+		q.mu.Unlock()
+		return n, nil
+	}
+	q.mu.Unlock()
+	return q.journal.CountPending(q.ctx, l.key)
 }
 
 // idle ends the lane when nothing was added meanwhile; it reports whether
-// the drain goroutine should return.
+// the drain goroutine should return. A lane whose queue could not be read
+// stays (not known), so that a new lane never hides entries the journal
+// still holds for the session.
 func (q *Queue) idle(l *lane, err error) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -240,6 +288,10 @@ func (q *Queue) idle(l *lane, err error) bool {
 		return false
 	}
 	l.running = false
+	if err != nil || q.ctx.Err() != nil {
+		l.forget()
+		return true
+	}
 	if l.active == nil && len(l.batch) == 0 {
 		delete(q.lanes, l.key)
 	}

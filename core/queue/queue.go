@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,6 +114,20 @@ type lane struct {
 	active  *Batch
 	// batch maps entry ids a debounce window merged to the first id.
 	batch map[int64]int64
+	// waiting mirrors the session's queued journal entries, oldest first,
+	// while known is set: the lane, the cap and the fast path read it
+	// instead of the journal. It holds what Enqueue queued and drops what
+	// a turn took; anything else that changes the session's queue (entries
+	// recovered or handed over, a direct turn put back, /stop, the cap, a
+	// halted lane, a failed read) clears known, and the next look reads
+	// the journal again. A lane is created known and empty: every queued
+	// entry the queue did not put there itself comes with a Kick, and a
+	// lane is removed only once its queue was seen empty.
+	waiting []store.Entry
+	known   bool
+	// stale counts the entries Enqueue queued while known was clear; a
+	// read of the journal that raced with one is used once, not kept.
+	stale int
 }
 
 // New returns a Queue; lanes start on Enqueue or Kick.
@@ -175,7 +190,7 @@ func (q *Queue) Context() context.Context { return q.ctx }
 func (q *Queue) lane(key string) *lane {
 	l := q.lanes[key]
 	if l == nil {
-		l = &lane{key: key, batch: map[int64]int64{}}
+		l = &lane{key: key, batch: map[int64]int64{}, known: true}
 		q.lanes[key] = l
 	}
 	return l
@@ -236,8 +251,51 @@ func (q *Queue) Enqueue(key string, items []Item) {
 			}
 		}
 	}
+	q.mu.Lock()
+	q.lane(key).wait(key, items)
+	q.mu.Unlock()
 	q.applyCap(pol, key, instance)
-	q.Kick(key)
+	q.kick(key, false)
+}
+
+// wait adds items, just queued in the journal, to the mirror of the
+// session's queue (q.mu held).
+func (l *lane) wait(key string, items []Item) {
+	for _, it := range items {
+		if !l.known || it.Raw == nil {
+			l.forget()
+			l.stale++
+			continue
+		}
+		m := &it.Message
+		e := store.Entry{
+			ID: it.ID, Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID,
+			ReceivedAt: m.ReceivedAt, Message: it.Raw, State: store.StateQueued, SessionKey: key,
+		}
+		// Oldest first, as the journal lists them: an entry is nearly
+		// always the newest.
+		i := len(l.waiting)
+		for i > 0 && l.waiting[i-1].ID > e.ID {
+			i--
+		}
+		l.waiting = slices.Insert(l.waiting, i, e)
+	}
+}
+
+// forget makes the next look at the session's queue read the journal.
+func (l *lane) forget() {
+	l.known = false
+	l.waiting = nil
+}
+
+// took removes the entries of a batch a turn took from the mirror.
+func (l *lane) took(b *Batch) {
+	if !l.known {
+		return
+	}
+	l.waiting = slices.DeleteFunc(l.waiting, func(e store.Entry) bool {
+		return slices.ContainsFunc(b.Entries, func(x store.Entry) bool { return x.ID == e.ID })
+	})
 }
 
 // steer injects items into the running turn; its reply then answers them.
@@ -286,6 +344,9 @@ func (q *Queue) Clear(key, reason string) int {
 	q.finish(ids, store.StateDropped, reason)
 	q.add(-len(ids))
 	q.mu.Lock()
+	if l := q.lanes[key]; l != nil {
+		l.forget()
+	}
 	delete(q.summaries, key)
 	delete(q.toldCap, key)
 	q.mu.Unlock()

@@ -513,6 +513,11 @@ func TestCapNeverDropsTheEntryBeingStarted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Queued behind the queue's back (as found at a restart): the lane
+	// knows to read them from the journal.
+	q.mu.Lock()
+	q.lane("k").forget()
+	q.mu.Unlock()
 	q.applyCap(Policy{Cap: 1, Drop: DropOld}, "k", "tg")
 	if st := f.state(a.ID); st != store.StateProcessing {
 		t.Fatalf("the started entry is %s, want processing (never dropped under its turn)", st)
@@ -609,6 +614,117 @@ func TestStartNowRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.done <- Ran
+	if f.q.Depth() != 0 {
+		t.Errorf("depth %d", f.q.Depth())
+	}
+}
+
+// countingJournal counts the reads of session queues and can hold the
+// next ListPending until the test lets it return.
+type countingJournal struct {
+	store.Journal
+	mu    sync.Mutex
+	reads int
+	hold  chan chan struct{} // when set, ListPending sends a release channel and waits on it
+}
+
+func (j *countingJournal) ListPending(ctx context.Context, key string, limit int) ([]store.Entry, error) {
+	j.mu.Lock()
+	j.reads++
+	hold := j.hold
+	j.hold = nil
+	j.mu.Unlock()
+	es, err := j.Journal.ListPending(ctx, key, limit)
+	if hold != nil {
+		release := make(chan struct{})
+		hold <- release
+		<-release
+	}
+	return es, err
+}
+
+func (j *countingJournal) CountPending(ctx context.Context, key string) (int, error) {
+	j.mu.Lock()
+	j.reads++
+	j.mu.Unlock()
+	return j.Journal.CountPending(ctx, key)
+}
+
+func (j *countingJournal) count() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.reads
+}
+
+// TestBusyLaneReadsNoJournal: messages queued behind a running turn wait
+// in the lane's mirror of the session queue, so running them in order
+// reads no session queue from the journal (the cap and the fast path
+// included); the journal still holds them as queued.
+func TestBusyLaneReadsNoJournal(t *testing.T) {
+	t.Parallel()
+	var j *countingJournal
+	f := newFixtureWith(t, Policy{Cap: 20}, func(o *Options) { j = &countingJournal{Journal: o.Journal}; o.Journal = j })
+	f.q.Enqueue("k", []Item{f.direct("a")})
+	c := f.run.begin(t)
+	var want []string
+	for i := range 5 {
+		it := f.direct(fmt.Sprint("m", i))
+		f.q.Enqueue("k", []Item{it})
+		if st := f.state(it.ID); st != store.StateQueued {
+			t.Fatalf("waiting entry is %s in the journal", st)
+		}
+		want = append(want, fmt.Sprint("m", i))
+	}
+	c.done <- Ran
+	for _, w := range want {
+		if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{w}) {
+			t.Fatalf("got %v, want %s", got, w)
+		}
+	}
+	if n := j.count(); n != 0 {
+		t.Errorf("%d reads of the session queue, want 0", n)
+	}
+	// Entries queued behind the queue's back arrive with a Kick: the lane
+	// reads the journal for them.
+	it := f.item("recovered")
+	if err := f.db.Enqueue(context.Background(), it.ID, "k"); err != nil {
+		t.Fatal(err)
+	}
+	f.q.Recovered(1)
+	f.q.Kick("k")
+	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"recovered"}) {
+		t.Fatalf("after the kick %v", got)
+	}
+	if j.count() == 0 {
+		t.Error("the kicked lane did not read the journal")
+	}
+}
+
+// TestReadRacingEnqueueIsNotKept: a journal read of the session queue that
+// an Enqueue overtakes is used once but not kept as the mirror (it may
+// lack the new entry): the next look reads again and runs the new entry.
+func TestReadRacingEnqueueIsNotKept(t *testing.T) {
+	t.Parallel()
+	var j *countingJournal
+	f := newFixtureWith(t, Policy{}, func(o *Options) { j = &countingJournal{Journal: o.Journal}; o.Journal = j })
+	old := f.item("old")
+	if err := f.db.Enqueue(context.Background(), old.ID, "k"); err != nil {
+		t.Fatal(err)
+	}
+	hold := make(chan chan struct{})
+	j.mu.Lock()
+	j.hold = hold
+	j.mu.Unlock()
+	f.q.Recovered(1)
+	f.q.Kick("k")
+	release := <-hold // the lane has read [old] and waits
+	f.q.Enqueue("k", []Item{f.direct("new")})
+	close(release)
+	for _, want := range []string{"old", "new"} {
+		if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{want}) {
+			t.Fatalf("got %v, want %s", got, want)
+		}
+	}
 	if f.q.Depth() != 0 {
 		t.Errorf("depth %d", f.q.Depth())
 	}
