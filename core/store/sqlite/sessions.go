@@ -48,6 +48,10 @@ func sessionArgs(x store.Session) []any {
 
 // Session implements [store.Sessions].
 func (d *DB) Session(ctx context.Context, key string) (store.Session, error) {
+	cached, ok, stamp := d.sessions.get(key)
+	if ok {
+		return cached, nil
+	}
 	row, err := d.queryRow(ctx, qSession, key)
 	if err != nil {
 		return store.Session{}, fmt.Errorf("session %s: %w", key, err)
@@ -59,6 +63,7 @@ func (d *DB) Session(ctx context.Context, key string) (store.Session, error) {
 	if err != nil {
 		return store.Session{}, fmt.Errorf("session %s: %w", key, err)
 	}
+	d.sessions.fill(s, stamp)
 	return s, nil
 }
 
@@ -68,7 +73,9 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 		return store.Session{}, errors.New("update session: empty key")
 	}
 	var out store.Session
+	var seq uint64
 	err := d.w.do(ctx, func(t *wtx) error {
+		seq = d.sessions.seq.Add(1)
 		st, err := t.stmt(qSession)
 		if err != nil {
 			return err
@@ -96,8 +103,10 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 		return nil
 	})
 	if err != nil {
+		d.sessions.drop(key)
 		return store.Session{}, fmt.Errorf("update session %s: %w", key, err)
 	}
+	d.sessions.publish(out, seq)
 	return out, nil
 }
 

@@ -90,6 +90,8 @@ type DB struct {
 	rstmtMu sync.Mutex
 	rstmts  map[string]*sql.Stmt
 
+	sessions *sessionCache
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -144,7 +146,7 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	d := &DB{opts: opts, now: opts.Now, log: log, dir: dir, lock: lock, rstmts: map[string]*sql.Stmt{}}
+	d := &DB{opts: opts, now: opts.Now, log: log, dir: dir, lock: lock, rstmts: map[string]*sql.Stmt{}, sessions: newSessionCache()}
 	if err := d.open(ctx); err != nil {
 		d.release()
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
