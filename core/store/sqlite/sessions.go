@@ -76,16 +76,19 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 	var seq uint64
 	err := d.w.do(ctx, func(t *wtx) error {
 		seq = d.sessions.seq.Add(1)
-		st, err := t.stmt(qSession)
-		if err != nil {
-			return err
-		}
-		s, err := scanSession(st.QueryRowContext(context.Background(), key))
-		found := err == nil
-		if errors.Is(err, sql.ErrNoRows) {
-			s = store.Session{Key: key}
-		} else if err != nil {
-			return err
+		s, found := t.session(key)
+		if !found {
+			st, err := t.stmt(qSession)
+			if err != nil {
+				return err
+			}
+			s, err = scanSession(st.QueryRowContext(context.Background(), key))
+			found = err == nil
+			if errors.Is(err, sql.ErrNoRows) {
+				s = store.Session{Key: key}
+			} else if err != nil {
+				return err
+			}
 		}
 		if err := fn(&s, found); err != nil {
 			return err
@@ -99,6 +102,7 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 		if _, err := t.exec(qSessionPut, sessionArgs(s)...); err != nil {
 			return err
 		}
+		t.wroteSession(s)
 		out = s
 		return nil
 	})

@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -28,6 +30,11 @@ type writer struct {
 	dedupeMax int
 	dedupeN   int   // committed number of dedupe rows (an upper bound, see pruneDedupe)
 	lastID    int64 // highest journal id ever allocated
+
+	// sessions holds sessions as this writer last committed them: the
+	// writer is their only writer, so UpdateSession reads the row it needs
+	// from here instead of the table (bounded: emptied when full).
+	sessions map[string]store.Session
 
 	// sync makes every commit so far durable (it fsyncs the WAL file); nil
 	// (Options.Synchronous "NORMAL"): nothing is fsynced at commit. The
@@ -59,6 +66,29 @@ type wtx struct {
 	w           *writer
 	dedupeDelta int
 	ids         int64 // journal ids allocated in this transaction
+	// sessions written in this transaction; they join w.sessions once it
+	// commits and are forgotten if it rolls back.
+	sessions map[string]store.Session
+}
+
+// session returns key's session as this transaction sees it, when the
+// writer knows it without reading the table.
+func (t *wtx) session(key string) (store.Session, bool) {
+	s, ok := t.sessions[key]
+	if !ok {
+		s, ok = t.w.sessions[key]
+	}
+	s.Chat = bytes.Clone(s.Chat)
+	return s, ok
+}
+
+// wroteSession records a session written in this transaction.
+func (t *wtx) wroteSession(s store.Session) {
+	if t.sessions == nil {
+		t.sessions = map[string]store.Session{}
+	}
+	s.Chat = bytes.Clone(s.Chat)
+	t.sessions[s.Key] = s
 }
 
 // nextID allocates a journal id. Ids come from the writer, not from
@@ -76,6 +106,7 @@ func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, syn
 		maxBatch:  maxBatch,
 		done:      make(chan struct{}),
 		stmts:     map[string]*sql.Stmt{},
+		sessions:  map[string]store.Session{},
 		dedupeMax: dedupeMax,
 		sync:      sync,
 		syncs:     make(chan []*op),
@@ -309,6 +340,10 @@ func (w *writer) tx(fn func(*wtx) error) (err error) {
 	}
 	w.dedupeN += t.dedupeDelta
 	w.lastID += t.ids
+	if len(w.sessions)+len(t.sessions) > sessionCacheSize {
+		clear(w.sessions)
+	}
+	maps.Copy(w.sessions, t.sessions)
 	return nil
 }
 
