@@ -28,6 +28,14 @@ const qSessionPut = `INSERT INTO sessions(` + sessionCols + `)
 		target_thread_id = excluded.target_thread_id, verbose = excluded.verbose,
 		abort_hint = excluded.abort_hint, memory_flush_cycle = excluded.memory_flush_cycle`
 
+// qSessionSet rewrites an existing session: cheaper than qSessionPut's
+// insert that conflicts and then updates. Arguments: sessionArgs minus the
+// key and created_at, then the key.
+const qSessionSet = `UPDATE sessions SET session_id = ?, claude_session_id = ?, updated_at = ?, last_message_at = ?, turns = ?,
+	input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_create_tokens = ?, cost_usd = ?, model = ?, chat = ?,
+	target_instance = ?, target_chat_id = ?, target_thread_id = ?, verbose = ?, abort_hint = ?, memory_flush_cycle = ?
+	WHERE key = ?`
+
 func scanSession(s scanner) (store.Session, error) {
 	var x store.Session
 	var created, updated, last int64
@@ -99,7 +107,12 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 			s.CreatedAt = now
 		}
 		s.UpdatedAt = now
-		if _, err := t.exec(qSessionPut, sessionArgs(s)...); err != nil {
+		q, args := qSessionPut, sessionArgs(s)
+		if found {
+			set := append([]any{args[1], args[2], args[4]}, args[5:]...)
+			q, args = qSessionSet, append(set, key)
+		}
+		if _, err := t.exec(q, args...); err != nil {
 			return err
 		}
 		t.wroteSession(s)
