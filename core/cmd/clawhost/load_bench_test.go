@@ -23,8 +23,9 @@ package main
 //
 // With the default agent settings every message starts a claude process
 // (claude-starts = 2,000): 200 chats take turns through max_warm = 4 warm
-// processes, so a chat's next turn finds its process evicted, and the fake
-// claude's starts are most of the CPU the round uses. -load.agent
+// processes, so a chat's next turn finds its process evicted. The fake
+// claude is a small static binary of its own (fakeClaudeBin), so its
+// starts cost what a process start costs, not a test binary's init. -load.agent
 // (e.g. -args -load.agent='max_warm = 200') shows what the rest of the
 // path reaches without that.
 
@@ -36,6 +37,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -154,13 +156,9 @@ func loadClawhostRound(b *testing.B, round int) loadResult {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
 	runLog := filepath.Join(dir, "claude-runs.jsonl")
 	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), exe, runLog, *loadAgent, tgToken, srv.APIEndpoint())
+	src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), fakeClaudeBin(b, dir), runLog, *loadAgent, tgToken, srv.APIEndpoint())
 	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
 		b.Fatal(err)
 	}
@@ -374,4 +372,19 @@ func echoPost(ctx context.Context, c *http.Client, u string, form url.Values) (*
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	return c.Do(req)
+}
+
+// fakeClaudeBin builds the fake claude into dir as a small static binary
+// of its own (core/internal/fakeclaude/cmd/fakeclaude): the test binary
+// acting as claude costs ~28 ms per start, which would be most of what a
+// round measures with every message a claude start.
+func fakeClaudeBin(tb testing.TB, dir string) string {
+	tb.Helper()
+	path := filepath.Join(dir, "claude")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", path, "github.com/clawhost/clawhost/core/internal/fakeclaude/cmd/fakeclaude")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("build the fake claude: %v\n%s", err, out)
+	}
+	return path
 }
