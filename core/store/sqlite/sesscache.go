@@ -3,50 +3,42 @@ package sqlite
 import (
 	"bytes"
 	"sync"
-	"sync/atomic"
 
 	"github.com/clawhost/clawhost/core/store"
 )
 
 // sessionCacheSize bounds the sessions kept in memory: the chats active
 // now, not every session ever stored (their rows stay on disk).
-const sessionCacheSize = 2048
+const sessionCacheSize = 1024
 
-// sessionCache keeps recently read and written sessions, so a turn's read
-// of its session at start costs no query. The writer is the only writer of
-// sessions and this process the only user of the database (the directory
-// lock), so the cache can only be behind a commit in flight, never wrong
-// after it: a write publishes its session once committed, before
-// UpdateSession returns, and a read caches what it read only when no write
-// was published meanwhile (which may have been committed before the read's
-// query, or after it).
+// sessionCache holds sessions as last committed, so that a turn's read of
+// its session at start and UpdateSession's read before it writes cost no
+// query. The writer is the only writer of sessions and this process the
+// only user of the database (the directory lock): the writer publishes
+// the sessions a transaction wrote right after its commit, in commit order,
+// and a read from the table is cached only when nothing was published
+// since the read began (it may have read the row before that commit). So
+// an entry is always the session as last committed, or absent.
 type sessionCache struct {
-	seq atomic.Uint64 // orders the writes' publications (taken inside the writer)
-
 	mu        sync.Mutex
-	m         map[string]cachedSession
-	published uint64 // writes published (or dropped on a failed write)
+	m         map[string]store.Session
+	published uint64 // publications so far
 }
 
-type cachedSession struct {
-	s   store.Session
-	seq uint64 // 0: cached by a read
-}
-
-func newSessionCache() *sessionCache { return &sessionCache{m: map[string]cachedSession{}} }
+func newSessionCache() *sessionCache { return &sessionCache{m: map[string]store.Session{}} }
 
 // get returns the cached session and, on a miss, the stamp to pass to
-// fill with what the caller then reads.
+// fill with what the caller then reads from the table.
 func (c *sessionCache) get(key string) (store.Session, bool, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.m[key]; ok {
-		return clone(e.s), true, 0
+	if s, ok := c.m[key]; ok {
+		return clone(s), true, 0
 	}
 	return store.Session{}, false, c.published
 }
 
-// fill caches a session read from the database under the stamp get gave.
+// fill caches a session read from the table under the stamp get gave.
 func (c *sessionCache) fill(s store.Session, stamp uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -54,38 +46,29 @@ func (c *sessionCache) fill(s store.Session, stamp uint64) {
 		return
 	}
 	if _, ok := c.m[s.Key]; !ok {
-		c.add(s.Key, cachedSession{s: clone(s)})
+		c.add(clone(s))
 	}
 }
 
-// publish caches a committed write; seq was taken when the write ran in
-// the writer, so a later write of the key is never overwritten by an
-// earlier one that returns last.
-func (c *sessionCache) publish(s store.Session, seq uint64) {
+// publish caches the sessions a transaction wrote, once it committed; only
+// the writer calls it, in commit order.
+func (c *sessionCache) publish(wrote map[string]store.Session) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.published++
-	if e, ok := c.m[s.Key]; !ok || e.seq < seq {
-		c.add(s.Key, cachedSession{s: clone(s), seq: seq})
+	for _, s := range wrote {
+		c.add(s) // already the transaction's own copy
 	}
 }
 
-// drop forgets key after a write whose outcome is unknown.
-func (c *sessionCache) drop(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.published++
-	delete(c.m, key)
-}
-
-func (c *sessionCache) add(key string, e cachedSession) {
-	if _, ok := c.m[key]; !ok && len(c.m) >= sessionCacheSize {
+func (c *sessionCache) add(s store.Session) {
+	if _, ok := c.m[s.Key]; !ok && len(c.m) >= sessionCacheSize {
 		for k := range c.m { // any one: the map's order is random
 			delete(c.m, k)
 			break
 		}
 	}
-	c.m[key] = e
+	c.m[s.Key] = s
 }
 
 func clone(s store.Session) store.Session {

@@ -1,36 +1,30 @@
 package sqlite
 
 import (
+	"context"
 	"strconv"
 	"testing"
 
 	"github.com/clawhost/clawhost/core/store"
 )
 
-// TestSessionCacheOrder: the rules that keep the cache from going behind a
-// committed write.
+// TestSessionCacheOrder: the rules that keep the cache at the sessions as
+// last committed.
 func TestSessionCacheOrder(t *testing.T) {
 	c := newSessionCache()
-	// A read that a write's publication overtook is not cached: it may
-	// have read the row before that commit.
+	// A read that a publication overtook is not cached: it may have read
+	// the row before that commit.
 	_, ok, stamp := c.get("k")
 	if ok {
 		t.Fatal("hit in an empty cache")
 	}
-	c.publish(store.Session{Key: "k", Turns: 2}, c.seq.Add(1))
+	c.publish(map[string]store.Session{"k": {Key: "k", Turns: 2}})
 	c.fill(store.Session{Key: "k", Turns: 1}, stamp)
 	if s, _, _ := c.get("k"); s.Turns != 2 {
 		t.Fatalf("turns %d after a late read, want 2", s.Turns)
 	}
-	// Two writes publishing out of order: the later write stays.
-	first, second := c.seq.Add(1), c.seq.Add(1)
-	c.publish(store.Session{Key: "k", Turns: 4}, second)
-	c.publish(store.Session{Key: "k", Turns: 3}, first)
-	if s, _, _ := c.get("k"); s.Turns != 4 {
-		t.Fatalf("turns %d, want the later write's 4", s.Turns)
-	}
-	// A read with nothing published meanwhile is cached; a write after
-	// it wins.
+	// A read with nothing published meanwhile is cached; a later
+	// publication replaces it.
 	_, _, stamp = c.get("r")
 	c.fill(store.Session{Key: "r", Turns: 7, Chat: []byte("x")}, stamp)
 	s, ok, _ := c.get("r")
@@ -41,20 +35,59 @@ func TestSessionCacheOrder(t *testing.T) {
 	if s2, _, _ := c.get("r"); string(s2.Chat) != "x" {
 		t.Fatal("the cache shares its bytes with a caller")
 	}
-	c.publish(store.Session{Key: "r", Turns: 8}, c.seq.Add(1))
+	c.publish(map[string]store.Session{"r": {Key: "r", Turns: 8}})
 	if s, _, _ := c.get("r"); s.Turns != 8 {
 		t.Fatalf("turns %d, want 8", s.Turns)
 	}
-	// A failed write forgets the key.
-	c.drop("r")
-	if _, ok, _ := c.get("r"); ok {
-		t.Fatal("kept after a failed write")
-	}
 	// Bounded.
 	for i := range sessionCacheSize + 100 {
-		c.publish(store.Session{Key: strconv.Itoa(i)}, c.seq.Add(1))
+		c.publish(map[string]store.Session{strconv.Itoa(i): {Key: strconv.Itoa(i)}})
 	}
 	if n := len(c.m); n > sessionCacheSize {
 		t.Fatalf("%d cached, bound %d", n, sessionCacheSize)
+	}
+}
+
+// TestRolledBackSessionIsNotCached: a session written by a write whose
+// batch failed is neither cached nor stored; the next read and write see
+// the row as committed.
+func TestRolledBackSessionIsNotCached(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, t.TempDir(), Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.UpdateSession(ctx, "k", func(s *store.Session, _ bool) error { s.Turns = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// The write runs, then its transaction fails: rolled back.
+	err = db.w.do(ctx, func(tx *wtx) error {
+		s, _ := tx.session("k")
+		s.Turns = 99
+		if _, err := tx.exec(qSessionSet, s.SessionID, s.ClaudeSessionID, int64(0), int64(0), s.Turns,
+			int64(0), int64(0), int64(0), int64(0), 0.0, "", []byte(nil), "", "", "", false, false, int64(0), "k"); err != nil {
+			return err
+		}
+		tx.wroteSession(s)
+		_, err := tx.exec(`INSERT INTO no_such_table VALUES (1)`)
+		return err
+	})
+	if err == nil {
+		t.Fatal("the failing write succeeded")
+	}
+	got, err := db.Session(ctx, "k")
+	if err != nil || got.Turns != 1 {
+		t.Fatalf("session after the rollback: %+v %v, want 1 turn", got, err)
+	}
+	after, err := db.UpdateSession(ctx, "k", func(s *store.Session, found bool) error {
+		if !found || s.Turns != 1 {
+			t.Errorf("update read found=%v turns=%d, want the committed 1", found, s.Turns)
+		}
+		s.Turns++
+		return nil
+	})
+	if err != nil || after.Turns != 2 {
+		t.Fatalf("after: %+v %v", after, err)
 	}
 }

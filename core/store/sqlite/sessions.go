@@ -81,9 +81,7 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 		return store.Session{}, errors.New("update session: empty key")
 	}
 	var out store.Session
-	var seq uint64
 	err := d.w.do(ctx, func(t *wtx) error {
-		seq = d.sessions.seq.Add(1)
 		s, found := t.session(key)
 		if !found {
 			st, err := t.stmt(qSession)
@@ -120,10 +118,8 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 		return nil
 	})
 	if err != nil {
-		d.sessions.drop(key)
 		return store.Session{}, fmt.Errorf("update session %s: %w", key, err)
 	}
-	d.sessions.publish(out, seq)
 	return out, nil
 }
 

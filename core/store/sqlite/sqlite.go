@@ -222,7 +222,7 @@ func (d *DB) open(ctx context.Context) error {
 		wal := d.wal
 		syncWAL = func() error { return syncData(wal) }
 	}
-	d.w, err = newWriter(ctx, conn, d.opts.MaxBatch, d.opts.DedupeMax, syncWAL)
+	d.w, err = newWriter(ctx, conn, d.opts.MaxBatch, d.opts.DedupeMax, syncWAL, d.sessions)
 	if err != nil {
 		conn.Close()
 		return err

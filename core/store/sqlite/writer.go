@@ -1,12 +1,10 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"sync"
 
@@ -31,10 +29,9 @@ type writer struct {
 	dedupeN   int   // committed number of dedupe rows (an upper bound, see pruneDedupe)
 	lastID    int64 // highest journal id ever allocated
 
-	// sessions holds sessions as this writer last committed them: the
-	// writer is their only writer, so UpdateSession reads the row it needs
-	// from here instead of the table (bounded: emptied when full).
-	sessions map[string]store.Session
+	// sessions receives the sessions each transaction wrote, once it
+	// committed (see sessionCache).
+	sessions *sessionCache
 
 	// sync makes every commit so far durable (it fsyncs the WAL file); nil
 	// (Options.Synchronous "NORMAL"): nothing is fsynced at commit. The
@@ -66,19 +63,18 @@ type wtx struct {
 	w           *writer
 	dedupeDelta int
 	ids         int64 // journal ids allocated in this transaction
-	// sessions written in this transaction; they join w.sessions once it
-	// commits and are forgotten if it rolls back.
+	// sessions written in this transaction; they are published once it
+	// commits and forgotten if it rolls back.
 	sessions map[string]store.Session
 }
 
-// session returns key's session as this transaction sees it, when the
-// writer knows it without reading the table.
+// session returns key's session as this transaction sees it, when it is
+// known without reading the table.
 func (t *wtx) session(key string) (store.Session, bool) {
-	s, ok := t.sessions[key]
-	if !ok {
-		s, ok = t.w.sessions[key]
+	if s, ok := t.sessions[key]; ok {
+		return clone(s), true
 	}
-	s.Chat = bytes.Clone(s.Chat)
+	s, ok, _ := t.w.sessions.get(key)
 	return s, ok
 }
 
@@ -87,8 +83,7 @@ func (t *wtx) wroteSession(s store.Session) {
 	if t.sessions == nil {
 		t.sessions = map[string]store.Session{}
 	}
-	s.Chat = bytes.Clone(s.Chat)
-	t.sessions[s.Key] = s
+	t.sessions[s.Key] = clone(s)
 }
 
 // nextID allocates a journal id. Ids come from the writer, not from
@@ -99,14 +94,14 @@ func (t *wtx) nextID() int64 {
 	return t.w.lastID + t.ids
 }
 
-func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, sync func() error) (*writer, error) {
+func newWriter(ctx context.Context, conn *sql.Conn, maxBatch, dedupeMax int, sync func() error, sessions *sessionCache) (*writer, error) {
 	w := &writer{
 		conn:      conn,
 		reqs:      make(chan *op, maxBatch),
 		maxBatch:  maxBatch,
 		done:      make(chan struct{}),
 		stmts:     map[string]*sql.Stmt{},
-		sessions:  map[string]store.Session{},
+		sessions:  sessions,
 		dedupeMax: dedupeMax,
 		sync:      sync,
 		syncs:     make(chan []*op),
@@ -340,10 +335,9 @@ func (w *writer) tx(fn func(*wtx) error) (err error) {
 	}
 	w.dedupeN += t.dedupeDelta
 	w.lastID += t.ids
-	if len(w.sessions)+len(t.sessions) > sessionCacheSize {
-		clear(w.sessions)
+	if len(t.sessions) > 0 {
+		w.sessions.publish(t.sessions)
 	}
-	maps.Copy(w.sessions, t.sessions)
 	return nil
 }
 
