@@ -375,13 +375,13 @@ func echoPost(ctx context.Context, c *http.Client, u string, form url.Values) (*
 }
 
 // fakeClaudeBin builds the fake claude into dir as a small static binary
-// of its own (core/internal/fakeclaude/cmd/fakeclaude): the test binary
+// of its own (core/cmd/fakeclaude): the test binary
 // acting as claude costs ~28 ms per start, which would be most of what a
 // round measures with every message a claude start.
 func fakeClaudeBin(tb testing.TB, dir string) string {
 	tb.Helper()
 	path := filepath.Join(dir, "claude")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", path, "github.com/clawhost/clawhost/core/internal/fakeclaude/cmd/fakeclaude")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", path, "github.com/clawhost/clawhost/core/cmd/fakeclaude")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("build the fake claude: %v\n%s", err, out)
