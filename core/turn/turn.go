@@ -230,8 +230,31 @@ type Turns struct {
 	history *History
 	active  atomic.Int64
 	set     atomic.Pointer[Settings]
-	// waits is how each session's last turn got to claude (runner.Wait by key).
-	waits sync.Map
+	// waits is how recent sessions' last turns got to claude (runner.Wait
+	// by key), at most maxWaits of them: the status page lists the most
+	// recently active sessions, and a daemon that served 100,000 chats
+	// keeps no entry for each.
+	waitsMu sync.Mutex
+	waits   map[string]runner.Wait
+}
+
+// maxWaits bounds Turns.waits.
+const maxWaits = 1024
+
+// noteWait records how the session's last turn got to claude.
+func (t *Turns) noteWait(key string, w runner.Wait) {
+	t.waitsMu.Lock()
+	defer t.waitsMu.Unlock()
+	if t.waits == nil {
+		t.waits = map[string]runner.Wait{}
+	}
+	if _, ok := t.waits[key]; !ok && len(t.waits) >= maxWaits {
+		for k := range t.waits { // any one: the map's order is random
+			delete(t.waits, k)
+			break
+		}
+	}
+	t.waits[key] = w
 }
 
 // New returns Turns.
@@ -262,11 +285,12 @@ func (t *Turns) SetSettings(s Settings) {
 func (t *Turns) settings() Settings { return *t.set.Load() }
 
 // LastWait is how the session's last turn since the start got to claude: how long it
-// waited for a slot and whether a claude process was started for it (zero: none ran).
+// waited for a slot and whether a claude process was started for it (zero: none ran,
+// or the session was not among the last maxWaits to run one).
 func (t *Turns) LastWait(key string) runner.Wait {
-	v, _ := t.waits.Load(key)
-	w, _ := v.(runner.Wait)
-	return w
+	t.waitsMu.Lock()
+	defer t.waitsMu.Unlock()
+	return t.waits[key]
 }
 
 // MatchTrigger matches the configured reset triggers (none when the list
