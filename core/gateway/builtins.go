@@ -105,7 +105,7 @@ func (s sessions) SetOverride(ctx context.Context, key, name, value string) erro
 	if err == nil {
 		s.g.log.Info("session setting changed", "session", key, "setting", name, "value", value)
 		if name == "queue" {
-			s.g.queueModes.Store(key, queue.Mode(value))
+			s.g.queueModes.Put(key, queue.Mode(value))
 		}
 	}
 	return err
@@ -114,8 +114,8 @@ func (s sessions) SetOverride(ctx context.Context, key, name, value string) erro
 // sessionQueueMode is the queue's SessionMode: the session's /queue, read
 // from the store once and then kept in memory (SetOverride updates it).
 func (g *Gateway) sessionQueueMode(key string) queue.Mode {
-	if m, ok := g.queueModes.Load(key); ok {
-		return m.(queue.Mode)
+	if m, ok := g.queueModes.Get(key); ok {
+		return m
 	}
 	var m queue.Mode
 	if sess, err := g.store.Session(g.ctx, key); err == nil {
@@ -123,7 +123,7 @@ func (g *Gateway) sessionQueueMode(key string) queue.Mode {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return "" // not cached: read again next time
 	}
-	g.queueModes.Store(key, m)
+	g.queueModes.Put(key, m)
 	return m
 }
 

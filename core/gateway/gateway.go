@@ -37,6 +37,7 @@ import (
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
+	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
@@ -139,8 +140,9 @@ type Gateway struct {
 	// unlisted are the groups refused because access.groups does not
 	// list them, for the status page.
 	unlisted *access.Unlisted
-	// queueModes caches the sessions' /queue (queue.Mode by key).
-	queueModes sync.Map
+	// queueModes caches the sessions' /queue (queue.Mode by key) for the
+	// sessions active lately.
+	queueModes *recent.Map[string, queue.Mode]
 	// busyPairing limits the "try later" answer to one per sender an hour.
 	busyPairing *access.Refusals
 	arrivals    *queue.Ordered
@@ -182,7 +184,7 @@ func New(opts Options) *Gateway {
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
 		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), unlisted: access.NewUnlisted(opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
-		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel,
+		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.approvals = approval.New(g.delivery, opts.Settings.Approval, log, opts.Now)

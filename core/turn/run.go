@@ -135,7 +135,7 @@ func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, re
 	t.opts.Observer.Turn(t.opts.Now().Sub(started), outcome)
 	t.recordUsage(ctx, req.Key, sess, res, last)
 	if res.Wait.Start != "" {
-		t.noteWait(req.Key, res.Wait)
+		t.waits.Put(req.Key, res.Wait)
 	}
 	log.Debug("agent turn done", "duration", res.Duration, "outcome", outcome, "new_process", res.NewProcess, "wait", res.Wait.Previous+res.Wait.Slot, "start", res.Wait.Start)
 	o := t.outcome(ctx, log, req, res, out, last)

@@ -16,13 +16,13 @@ import (
 	"context"
 	"io"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/envelope"
+	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/sessionreset"
@@ -234,28 +234,11 @@ type Turns struct {
 	// by key), at most maxWaits of them: the status page lists the most
 	// recently active sessions, and a daemon that served 100,000 chats
 	// keeps no entry for each.
-	waitsMu sync.Mutex
-	waits   map[string]runner.Wait
+	waits *recent.Map[string, runner.Wait]
 }
 
 // maxWaits bounds Turns.waits.
 const maxWaits = 1024
-
-// noteWait records how the session's last turn got to claude.
-func (t *Turns) noteWait(key string, w runner.Wait) {
-	t.waitsMu.Lock()
-	defer t.waitsMu.Unlock()
-	if t.waits == nil {
-		t.waits = map[string]runner.Wait{}
-	}
-	if _, ok := t.waits[key]; !ok && len(t.waits) >= maxWaits {
-		for k := range t.waits { // any one: the map's order is random
-			delete(t.waits, k)
-			break
-		}
-	}
-	t.waits[key] = w
-}
 
 // New returns Turns.
 func New(opts Options) *Turns {
@@ -271,7 +254,7 @@ func New(opts Options) *Turns {
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
 	}
-	t := &Turns{opts: opts, log: opts.Logger.Named("turn"), history: NewHistory(1000)}
+	t := &Turns{opts: opts, log: opts.Logger.Named("turn"), history: NewHistory(1000), waits: recent.New[string, runner.Wait](maxWaits)}
 	t.SetSettings(opts.Settings)
 	return t
 }
@@ -288,9 +271,8 @@ func (t *Turns) settings() Settings { return *t.set.Load() }
 // waited for a slot and whether a claude process was started for it (zero: none ran,
 // or the session was not among the last maxWaits to run one).
 func (t *Turns) LastWait(key string) runner.Wait {
-	t.waitsMu.Lock()
-	defer t.waitsMu.Unlock()
-	return t.waits[key]
+	w, _ := t.waits.Get(key)
+	return w
 }
 
 // MatchTrigger matches the configured reset triggers (none when the list
