@@ -46,7 +46,8 @@ func MatchTrigger(body string, opts TriggerOptions) TriggerMatch {
 		return TriggerMatch{}
 	}
 	text := strings.TrimLeftFunc(body, unicode.IsSpace)
-	for {
+	// The pattern starts with "[": most messages skip the regexp.
+	for strings.HasPrefix(text, "[") {
 		loc := leadingHeader.FindStringIndex(text)
 		if loc == nil {
 			break

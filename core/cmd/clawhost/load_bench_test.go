@@ -375,9 +375,9 @@ func echoPost(ctx context.Context, c *http.Client, u string, form url.Values) (*
 }
 
 // fakeClaudeBin builds the fake claude into dir as a small static binary
-// of its own (core/cmd/fakeclaude): the test binary
-// acting as claude costs ~28 ms per start, which would be most of what a
-// round measures with every message a claude start.
+// of its own (core/cmd/fakeclaude): the test binary acting as claude costs
+// ~28 ms per start, which would be most of what a round measures with
+// every message a claude start.
 func fakeClaudeBin(tb testing.TB, dir string) string {
 	tb.Helper()
 	path := filepath.Join(dir, "claude")
