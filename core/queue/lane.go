@@ -284,7 +284,10 @@ func (q *Queue) count(l *lane) (int, error) {
 func (q *Queue) idle(l *lane, err error) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if l.dirty && q.ctx.Err() == nil && err == nil {
+	// An Enqueue may have added to the mirror after the drain looked and
+	// before its kick marks the lane dirty: the lane goes on rather than
+	// being removed with them (a new lane would start known and empty).
+	if (l.dirty || l.known && len(l.waiting) > 0) && q.ctx.Err() == nil && err == nil {
 		return false
 	}
 	l.running = false

@@ -729,3 +729,24 @@ func TestReadRacingEnqueueIsNotKept(t *testing.T) {
 		t.Errorf("depth %d", f.q.Depth())
 	}
 }
+
+// TestIdleKeepsALaneWithWaitingEntries: entries an Enqueue added to the
+// mirror after the drain's last look, before its kick marked the lane
+// dirty, keep the lane draining; it is not removed with them.
+func TestIdleKeepsALaneWithWaitingEntries(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{})
+	f.q.mu.Lock()
+	l := f.q.lane("k")
+	l.running = true
+	l.wait("k", []Item{f.direct("late")}) // Enqueue's add, its kick not yet run
+	f.q.mu.Unlock()
+	if f.q.idle(l, nil) {
+		t.Fatal("the lane went idle with an entry waiting in its mirror")
+	}
+	f.q.mu.Lock()
+	defer f.q.mu.Unlock()
+	if f.q.lanes["k"] != l || !l.running {
+		t.Fatal("the lane was removed or stopped")
+	}
+}
