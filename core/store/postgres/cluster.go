@@ -54,21 +54,7 @@ func (d *DB) PlaceSession(ctx context.Context, key, want string) (string, error)
 
 // PlacementCounts implements [store.Cluster].
 func (d *DB) PlacementCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := d.pool.Query(ctx, `SELECT host, count(*) FROM placements GROUP BY host`)
-	if err != nil {
-		return nil, fmt.Errorf("count placements: %w", d.closed(err))
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var h string
-		var n int
-		if err := rows.Scan(&h, &n); err != nil {
-			return nil, fmt.Errorf("count placements: %w", err)
-		}
-		out[h] = n
-	}
-	return out, rows.Err()
+	return d.counts(ctx, "count placements", `SELECT host, count(*) FROM placements GROUP BY host`)
 }
 
 // Handoff implements [store.Cluster].

@@ -283,9 +283,15 @@ func (d *DB) CountPending(ctx context.Context, sessionKey string) (int, error) {
 
 // PendingCounts implements [store.Journal].
 func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := d.pool.Query(ctx, `SELECT session_key, count(*) FROM journal WHERE state = 'queued' GROUP BY session_key`)
+	return d.counts(ctx, "pending counts", `SELECT session_key, count(*) FROM journal WHERE state = 'queued' GROUP BY session_key`)
+}
+
+// counts runs q, a query of (key, count) rows, into a map; what names it in
+// errors.
+func (d *DB) counts(ctx context.Context, what, q string) (map[string]int, error) {
+	rows, err := d.pool.Query(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("pending counts: %w", d.closed(err))
+		return nil, fmt.Errorf("%s: %w", what, d.closed(err))
 	}
 	defer rows.Close()
 	out := map[string]int{}
@@ -293,12 +299,12 @@ func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
 		var key string
 		var n int
 		if err := rows.Scan(&key, &n); err != nil {
-			return nil, fmt.Errorf("pending counts: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		out[key] = n
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pending counts: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }
