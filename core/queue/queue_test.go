@@ -204,6 +204,17 @@ func (f *fixture) state(id int64) store.State {
 
 func equal(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
+// runEach runs the next turns to the end, one per body, and checks each
+// carries that one message, in this order.
+func (f *fixture) runEach(t *testing.T, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{w}) {
+			t.Fatalf("got %v, want %s", got, w)
+		}
+	}
+}
+
 func TestFollowupOneTurnPerMessageInOrder(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{})
@@ -218,11 +229,7 @@ func TestFollowupOneTurnPerMessageInOrder(t *testing.T) {
 		t.Fatalf("running %v depth %d", f.q.Running("k"), f.q.Depth())
 	}
 	c.done <- Ran
-	for _, want := range []string{"b", "c"} {
-		if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{want}) {
-			t.Fatalf("got %v, want %s", got, want)
-		}
-	}
+	f.runEach(t, "b", "c")
 	if f.q.Depth() != 0 {
 		t.Errorf("depth %d after every turn", f.q.Depth())
 	}
@@ -588,11 +595,7 @@ func TestStartNowKeepsTheOrder(t *testing.T) {
 	f.q.Enqueue("k", []Item{f.item("old")})
 	f.run.run(t, Halt) // stays queued; the lane stops
 	f.q.Enqueue("k", []Item{f.direct("new")})
-	for _, want := range []string{"old", "new"} {
-		if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{want}) {
-			t.Fatalf("got %v, want %s", got, want)
-		}
-	}
+	f.runEach(t, "old", "new")
 }
 
 // TestStartNowRetry: when the turn cannot start (a store failure), the
@@ -676,11 +679,7 @@ func TestBusyLaneReadsNoJournal(t *testing.T) {
 		want = append(want, fmt.Sprint("m", i))
 	}
 	c.done <- Ran
-	for _, w := range want {
-		if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{w}) {
-			t.Fatalf("got %v, want %s", got, w)
-		}
-	}
+	f.runEach(t, want...)
 	if n := j.count(); n != 0 {
 		t.Errorf("%d reads of the session queue, want 0", n)
 	}
@@ -720,11 +719,7 @@ func TestReadRacingEnqueueIsNotKept(t *testing.T) {
 	release := <-hold // the lane has read [old] and waits
 	f.q.Enqueue("k", []Item{f.direct("new")})
 	close(release)
-	for _, want := range []string{"old", "new"} {
-		if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{want}) {
-			t.Fatalf("got %v, want %s", got, want)
-		}
-	}
+	f.runEach(t, "old", "new")
 	if f.q.Depth() != 0 {
 		t.Errorf("depth %d", f.q.Depth())
 	}

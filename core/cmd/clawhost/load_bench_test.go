@@ -99,11 +99,12 @@ var loadAgent = flag.String("load.agent", "", "extra settings of the agent block
 var loadMarkerRE = regexp.MustCompile(`q(\d+)z(\d+)q`)
 
 func BenchmarkLoadTelegram(b *testing.B) {
+	claude := fakeClaudeBin(b, b.TempDir()) // before b.Loop: not timed
 	for b.Loop() {
 		var echo, claw []loadResult
 		for r := range loadRounds {
 			echo = append(echo, loadEchoRound(b))
-			claw = append(claw, loadClawhostRound(b, r))
+			claw = append(claw, loadClawhostRound(b, r, claude))
 			b.Logf("round %d: echo %.0f msg/s, clawhost %.0f msg/s (%v, %d claude starts)",
 				r+1, echo[r].rate(), claw[r].rate(), claw[r].elapsed.Round(time.Millisecond), claw[r].starts)
 		}
@@ -149,7 +150,7 @@ func loadEchoRound(b *testing.B) loadResult {
 }
 
 // loadClawhostRound runs a round against a fresh clawhost.
-func loadClawhostRound(b *testing.B, round int) loadResult {
+func loadClawhostRound(b *testing.B, round int, claude string) loadResult {
 	srv := telegramtest.NewServer(tgToken)
 	defer srv.Close()
 	dir := filepath.Join(b.TempDir(), fmt.Sprintf("round%d", round))
@@ -158,7 +159,7 @@ func loadClawhostRound(b *testing.B, round int) loadResult {
 	}
 	runLog := filepath.Join(dir, "claude-runs.jsonl")
 	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), fakeClaudeBin(b, dir), runLog, *loadAgent, tgToken, srv.APIEndpoint())
+	src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), claude, runLog, *loadAgent, tgToken, srv.APIEndpoint())
 	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
 		b.Fatal(err)
 	}
@@ -375,6 +376,7 @@ func echoPost(ctx context.Context, c *http.Client, u string, form url.Values) (*
 }
 
 // fakeClaudeBin builds the fake claude into dir as a small static binary
+// (once per benchmark)
 // of its own (core/cmd/fakeclaude): the test binary acting as claude costs
 // ~28 ms per start, which would be most of what a round measures with
 // every message a claude start.
