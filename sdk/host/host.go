@@ -45,7 +45,10 @@ func PluginSet() plugin.PluginSet {
 
 // DialOptions are the gRPC options a host uses (message size limits).
 func DialOptions() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes))}
+	return []grpc.DialOption{
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes)),
+		grpc.WithStatsHandler(sentTracker{}), // tells a send that never left the host (sent.go)
+	}
 }
 
 // Transport errors, as returned by every Plugin method. Business errors are
@@ -86,14 +89,42 @@ func mapErr(op string, err error) error {
 	case codes.Unavailable:
 		// gRPC fails a call at once, before writing anything, while the
 		// connection cannot be (re)established; its message then carries
-		// the transport's "error while dialing".
-		if strings.Contains(st.Message(), "error while dialing") {
+		// the error that ended the connection's set-up (nothing listens,
+		// or the process accepted the connection and died before the
+		// HTTP/2 prefaces were exchanged: gRPC hands a transport to calls
+		// only after the server's preface).
+		if notConnected(st.Message()) {
 			return fmt.Errorf("%s: %w: %w: %s", op, ErrPluginExited, ErrNotSent, st.Message())
 		}
 		return fmt.Errorf("%s: %w: %s", op, ErrPluginExited, st.Message())
 	default:
 		return fmt.Errorf("%s: %s: %s", op, st.Code(), st.Message())
 	}
+}
+
+// notConnected reports whether a gRPC Unavailable message is one of a
+// connection that was never established (see mapErr): the errors gRPC's
+// HTTP/2 client returns while setting a connection up, before any call
+// may use it.
+func notConnected(msg string) bool {
+	msg = strings.ToLower(msg) // gRPC spells both "Error while dialing" and "error while dialing"
+	for _, setup := range setupErrors {
+		if strings.Contains(msg, setup) {
+			return true
+		}
+	}
+	return false
+}
+
+var setupErrors = []string{
+	"error while dialing",
+	"failed to write client preface",
+	"preface mismatch",
+	"failed to write initial settings frame",
+	"failed to write window update",
+	"authentication handshake failed",
+	"error reading server preface",
+	"initial http2 frame from server is not a settings frame",
 }
 
 // Description is what a plugin says about itself.
@@ -300,9 +331,10 @@ func (p *Plugin) Nack(ctx context.Context, reason string, retryAfter time.Durati
 
 // Send posts a message. A business failure is a *channel.Error.
 func (p *Plugin) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
+	ctx, mark := track(ctx)
 	r, err := p.ch.Send(ctx, wire.SendToProto(req))
 	if err != nil {
-		return channel.SendResponse{}, mapErr("send", err)
+		return channel.SendResponse{}, mapCallErr("send", err, mark)
 	}
 	if e := r.GetError(); e != nil {
 		return channel.SendResponse{}, wire.ErrorFromProto(e)
