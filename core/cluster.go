@@ -57,7 +57,7 @@ func newMembership(h *Host, db store.Cluster, g *gate) *membership {
 	rand.Read(b)
 	m := &membership{h: h, db: db, id: HostID(h.cfg), ttl: h.cfg.Storage.LeaseTTL.Duration(), tag: hex.EncodeToString(b), gate: g,
 		handed: make(chan struct{}, 1)}
-	m.place = &placement{db: db, id: m.id, live: map[string]bool{m.id: true}, cache: map[string]string{}}
+	m.place = &placement{db: db, id: m.id, live: map[string]time.Time{m.id: {}}, cache: map[string]placed{}}
 	return m
 }
 
@@ -187,10 +187,10 @@ func (m *membership) refresh(ctx context.Context) {
 		return
 	}
 	now := time.Now()
-	live := map[string]bool{m.id: true}
+	live := map[string]time.Time{m.id: m.acquired}
 	for _, l := range ls {
 		if strings.HasPrefix(l.Name, store.HostLeasePrefix) && l.Live(now) {
-			live[strings.TrimPrefix(l.Name, store.HostLeasePrefix)] = true
+			live[strings.TrimPrefix(l.Name, store.HostLeasePrefix)] = l.Acquired
 		}
 	}
 	if m.place.setLive(live) {
@@ -248,21 +248,38 @@ func (m *membership) listen(ctx context.Context) {
 // placements: a new session goes to the live host its key hashes to
 // (rendezvous hashing over the live hosts, so sessions spread evenly and
 // few move when a host joins), then stays there while that host lives.
+//
+// What the store answered is cached while the same incarnation of that
+// host lives: a host that restarts between two reads of the leases (a
+// SIGTERM and a quick restart) may have lost its sessions to another
+// meanwhile, so a new lease under its id clears what was cached for it.
+// Two hosts that cached different answers would otherwise hand a
+// session's messages to each other forever (`make chaos` found it).
 type placement struct {
 	db store.Cluster
 	id string
 
 	mu    sync.Mutex
-	live  map[string]bool   // hosts whose lease was live at the last read
-	cache map[string]string // session key → host, while that host lives
+	live  map[string]time.Time // live hosts at the last read → when each took its lease
+	cache map[string]placed    // session key → host, while that incarnation lives
+}
+
+// placed is a cached placement: the host and when it took the lease it
+// held then.
+type placed struct {
+	host  string
+	since time.Time
 }
 
 // Place implements gateway.Placement.
 func (p *placement) Place(ctx context.Context, key string) (string, bool, error) {
 	p.mu.Lock()
-	if h, ok := p.cache[key]; ok && p.live[h] {
-		p.mu.Unlock()
-		return h, h == p.id, nil
+	if c, ok := p.cache[key]; ok {
+		if since, live := p.live[c.host]; live && since.Equal(c.since) {
+			p.mu.Unlock()
+			return c.host, c.host == p.id, nil
+		}
+		delete(p.cache, key)
 	}
 	want := pickHost(key, p.live, p.id)
 	p.mu.Unlock()
@@ -271,14 +288,27 @@ func (p *placement) Place(ctx context.Context, key string) (string, bool, error)
 		return "", false, err
 	}
 	p.mu.Lock()
-	p.cache[key] = h
+	if since, live := p.live[h]; live {
+		p.cache[key] = placed{host: h, since: since}
+	}
 	p.mu.Unlock()
 	return h, h == p.id, nil
 }
 
+// Forget implements gateway.Placement. A cached "here" is kept: a
+// session placed on this host moves only once its lease expired, and then
+// this host exits (membership.tick).
+func (p *placement) Forget(key string) {
+	p.mu.Lock()
+	if c, ok := p.cache[key]; ok && c.host != p.id {
+		delete(p.cache, key)
+	}
+	p.mu.Unlock()
+}
+
 // pickHost is the live host a new session goes to: the highest score of
 // the session key with each host (rendezvous hashing), self when none.
-func pickHost(key string, live map[string]bool, self string) string {
+func pickHost[V any](key string, live map[string]V, self string) string {
 	want := self
 	var best uint64
 	for h := range live {
@@ -310,14 +340,14 @@ func (p *placement) Handoff(ctx context.Context, to string, ids ...int64) error 
 }
 
 // setLive replaces the live hosts and forgets the placements on the
-// others.
-func (p *placement) setLive(live map[string]bool) (changed bool) {
+// others and on hosts that took a new lease (restarted) since.
+func (p *placement) setLive(live map[string]time.Time) (changed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	changed = !maps.Equal(p.live, live)
+	changed = !maps.EqualFunc(p.live, live, time.Time.Equal)
 	p.live = live
-	for k, h := range p.cache {
-		if !live[h] {
+	for k, c := range p.cache {
+		if since, ok := live[c.host]; !ok || !since.Equal(c.since) {
 			delete(p.cache, k)
 		}
 	}
@@ -328,7 +358,8 @@ func (p *placement) setLive(live map[string]bool) (changed bool) {
 func (p *placement) alive(host string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.live[host]
+	_, ok := p.live[host]
+	return ok
 }
 
 // leave stops renewing and hands the lease back (a graceful stop: the

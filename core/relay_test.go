@@ -46,6 +46,80 @@ func TestPlacementSpreadsSessions(t *testing.T) {
 	}
 }
 
+// TestPlacementCacheFollowsRestarts: a host caches where a session runs
+// only while the same incarnation of that host lives. h1 is stopped and
+// restarted between two of h2's reads of the leases; meanwhile a third
+// host moved h1's session to h2. h2 must ask the store again (its cache
+// said h1, the restarted h1 asks the store and says h2: the two handed
+// the session's messages to each other without end in `make chaos`).
+// Entries resumed here forget the cache too (Forget).
+func TestPlacementCacheFollowsRestarts(t *testing.T) {
+	db := &placeDB{rows: map[string]string{"s": "h1", "t": "h1"}}
+	t0 := time.Unix(100, 0)
+	p := &placement{db: db, id: "h2", live: map[string]time.Time{"h1": t0, "h2": t0}, cache: map[string]placed{}}
+	ctx := context.Background()
+	for _, k := range []string{"s", "t"} {
+		if h, here, err := p.Place(ctx, k); err != nil || h != "h1" || here {
+			t.Fatalf("Place(%s) = %s, %v, %v; want h1 elsewhere", k, h, here, err)
+		}
+	}
+	reads := db.reads
+	if h, _, _ := p.Place(ctx, "s"); h != "h1" || db.reads != reads {
+		t.Fatalf("a second Place read the store (%d reads) or moved (%s)", db.reads-reads, h)
+	}
+	db.set("s", "h2") // h1 stopped; another host moved its session to h2
+	db.set("t", "h2")
+	p.setLive(map[string]time.Time{"h1": t0.Add(time.Second), "h2": t0}) // h1 is back under a new lease
+	if h, here, err := p.Place(ctx, "s"); err != nil || h != "h2" || !here {
+		t.Fatalf("after h1 restarted: Place(s) = %s, %v, %v; want h2 here (the store's answer, not the cache)", h, here, err)
+	}
+	// Entries handed here, e.g. by a host whose cache said so: Forget
+	// asks the store for a session cached elsewhere, and keeps a cached
+	// "here" (a session leaves a host only with its lease).
+	db.set("u", "h1")
+	if h, _, _ := p.Place(ctx, "u"); h != "h1" {
+		t.Fatalf("Place(u) = %s; want h1 from the store", h)
+	}
+	db.set("u", "h2")
+	if h, _, _ := p.Place(ctx, "u"); h != "h1" {
+		t.Fatalf("Place(u) = %s; want h1 from the cache", h)
+	}
+	p.Forget("u")
+	if h, here, _ := p.Place(ctx, "u"); h != "h2" || !here {
+		t.Fatalf("after Forget: Place(u) = %s, here %v; want h2 here from the store", h, here)
+	}
+	reads = db.reads
+	p.Forget("s")
+	if h, here, _ := p.Place(ctx, "s"); h != "h2" || !here || db.reads != reads {
+		t.Fatalf("Place(s) after Forget = %s (here %v, %d reads); want h2 here from the cache", h, here, db.reads-reads)
+	}
+}
+
+// placeDB is a store.Cluster whose PlaceSession answers from rows.
+type placeDB struct {
+	store.Cluster
+	mu    sync.Mutex
+	rows  map[string]string
+	reads int
+}
+
+func (d *placeDB) set(key, host string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.rows[key] = host
+}
+
+func (d *placeDB) PlaceSession(_ context.Context, key, want string) (string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.reads++
+	if h, ok := d.rows[key]; ok {
+		return h, nil
+	}
+	d.rows[key] = want
+	return want, nil
+}
+
 // relayWorld is two hosts on one database: A runs sessions, B holds the
 // channel "tg" and makes the calls relayed to it with a recording port.
 type relayWorld struct {

@@ -20,6 +20,12 @@ type Placement interface {
 	// Handoff gives accepted or queued entries to the host that runs
 	// their session (store.Cluster.Handoff).
 	Handoff(ctx context.Context, to string, ids ...int64) error
+	// Forget drops what Place remembered about the session key: the next
+	// Place asks the store. Entries resumed here (handed over by a host
+	// whose view of the placements may differ from this one's, adopted,
+	// or recovered) are placed afresh, so two hosts that remember
+	// different answers do not hand them to each other without end.
+	Forget(key string)
 }
 
 // placeRetry bounds the wait between attempts to place a session or hand
@@ -55,6 +61,14 @@ func (g *Gateway) here(key string, ids []int64, then func()) bool {
 		}
 	})
 	return false
+}
+
+// forgetPlace makes the next placement of key ask the store (see
+// Placement.Forget).
+func (g *Gateway) forgetPlace(key string) {
+	if g.opts.Placement != nil {
+		g.opts.Placement.Forget(key)
+	}
 }
 
 // placeOnce places the session and hands the entries over when it runs

@@ -124,11 +124,14 @@ func (g *Gateway) resume(entries []store.Entry) {
 		if e.State == store.StateQueued {
 			if queued[e.SessionKey] == nil {
 				kick = append(kick, e.SessionKey)
+				g.forgetPlace(e.SessionKey)
 			}
 			queued[e.SessionKey] = append(queued[e.SessionKey], e.ID)
 			continue
 		}
-		g.submit(arrival{key: keyOf(g.settings(), &m), Item: queue.Item{ID: e.ID, Message: m}})
+		key := keyOf(g.settings(), &m)
+		g.forgetPlace(key)
+		g.submit(arrival{key: key, Item: queue.Item{ID: e.ID, Message: m}})
 	}
 	for _, k := range kick {
 		ids := queued[k]
