@@ -210,8 +210,9 @@ func (d *DB) Finish(ctx context.Context, req store.FinishRequest) error {
 	err := d.w.do(ctx, func(t *wtx) error {
 		if req.From != "" {
 			for _, id := range req.IDs {
-				if _, err := t.exec(`UPDATE journal SET state = ?, reason = ?, updated_at = ? WHERE id = ? AND state = ?`,
-					string(req.State), req.Reason, d.now().UnixNano(), id, string(req.From)); err != nil {
+				now := d.now().UnixNano()
+				if _, err := t.exec(`UPDATE journal SET state = ?, reason = ?, updated_at = ?, finished_at = ? WHERE id = ? AND state = ?`,
+					string(req.State), req.Reason, now, now, id, string(req.From)); err != nil {
 					return err
 				}
 			}
@@ -229,8 +230,8 @@ func (d *DB) Finish(ctx context.Context, req store.FinishRequest) error {
 // state is left alone.
 func (t *wtx) finish(ids []int64, to store.State, reason string, now time.Time) error {
 	for _, id := range ids {
-		n, err := t.execN(`UPDATE journal SET state = ?, reason = ?, updated_at = ?
-			WHERE id = ? AND state NOT IN ('done', 'dropped', 'failed')`, string(to), reason, now.UnixNano(), id)
+		n, err := t.execN(`UPDATE journal SET state = ?1, reason = ?2, updated_at = ?3, finished_at = ?3
+			WHERE id = ?4 AND finished_at = 0`, string(to), reason, now.UnixNano(), id)
 		if err != nil {
 			return err
 		}
@@ -258,7 +259,7 @@ func (d *DB) ListPending(ctx context.Context, sessionKey string, limit int) ([]s
 	// The limit is written into the SQL, not bound: SQLite plans with a
 	// bound LIMIT's value, so binding it re-prepares the statement on every
 	// call (measured: 13 µs instead of 6 µs per query).
-	q := `SELECT ` + entryCols + ` FROM journal WHERE session_key = ? AND state = 'queued' ORDER BY id`
+	q := `SELECT ` + entryCols + ` FROM journal WHERE session_key = ? AND finished_at = 0 AND state = 'queued' ORDER BY id`
 	if limit > 0 {
 		q += " LIMIT " + strconv.Itoa(limit)
 	}
@@ -271,7 +272,7 @@ func (d *DB) ListPending(ctx context.Context, sessionKey string, limit int) ([]s
 
 // CountPending implements [store.Journal].
 func (d *DB) CountPending(ctx context.Context, sessionKey string) (int, error) {
-	row, err := d.queryRow(ctx, `SELECT count(*) FROM journal WHERE session_key = ? AND state = 'queued'`, sessionKey)
+	row, err := d.queryRow(ctx, `SELECT count(*) FROM journal WHERE session_key = ? AND finished_at = 0 AND state = 'queued'`, sessionKey)
 	var n int
 	if err == nil {
 		err = row.Scan(&n)
@@ -284,7 +285,7 @@ func (d *DB) CountPending(ctx context.Context, sessionKey string) (int, error) {
 
 // PendingCounts implements [store.Journal].
 func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := d.query(ctx, `SELECT session_key, count(*) FROM journal WHERE state = 'queued' GROUP BY session_key`)
+	rows, err := d.query(ctx, `SELECT session_key, count(*) FROM journal WHERE finished_at = 0 AND state = 'queued' GROUP BY session_key`)
 	if err != nil {
 		return nil, fmt.Errorf("pending counts: %w", err)
 	}
@@ -304,20 +305,21 @@ func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
 	return out, nil
 }
 
-// qUnfinished walks the small partial index, not the whole journal.
-const qUnfinished = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_open
-	WHERE state NOT IN ('done', 'dropped', 'failed') AND id > ? ORDER BY id LIMIT ?`
+// qUnfinished walks the small partial index of open entries, not the
+// whole journal.
+const qUnfinished = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_live
+	WHERE finished_at = 0 AND id > ? ORDER BY id LIMIT ?`
 
 // qOrphans are the open entries no other live host owns (see
 // store.Journal.Recover): ?1 this host, ?2 the host lease prefix, ?3 now.
-const qOrphans = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_open
-	WHERE state NOT IN ('done', 'dropped', 'failed') AND (owner = '' OR owner = ?1 OR NOT EXISTS
+const qOrphans = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_live
+	WHERE finished_at = 0 AND (owner = '' OR owner = ?1 OR NOT EXISTS
 		(SELECT 1 FROM leases WHERE name = ?2 || journal.owner AND expires_at > ?3))
 	ORDER BY id`
 
 // qAdopt is qOrphans without this host's and ownerless entries.
-const qAdopt = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_open
-	WHERE state NOT IN ('done', 'dropped', 'failed') AND owner <> '' AND owner <> ?1 AND NOT EXISTS
+const qAdopt = `SELECT ` + entryCols + ` FROM journal INDEXED BY journal_live
+	WHERE finished_at = 0 AND owner <> '' AND owner <> ?1 AND NOT EXISTS
 		(SELECT 1 FROM leases WHERE name = ?2 || journal.owner AND expires_at > ?3)
 	ORDER BY id`
 
@@ -380,7 +382,7 @@ func (d *DB) Prune(ctx context.Context, before time.Time) (int, error) {
 	for {
 		var n int64
 		err := d.w.do(ctx, func(t *wtx) error {
-			rows, err := t.query(`SELECT id FROM journal WHERE state IN ('done', 'dropped', 'failed') AND updated_at < ? LIMIT ?`,
+			rows, err := t.query(`SELECT id FROM journal WHERE finished_at > 0 AND finished_at < ? LIMIT ?`,
 				before.UnixNano(), pruneBatch)
 			if err != nil {
 				return err

@@ -21,8 +21,12 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 		// reply without a chat reads the entry's (not with RETURNING: it
 		// builds two temporary tables per statement, measured ~6 % of the
 		// writer's time in BenchmarkPipeline).
-		n, err := t.execN(`UPDATE journal SET state = ?, updated_at = ?, owner = ? WHERE id = ? AND state IN ('accepted', 'queued', 'processing')`,
-			string(to), now.UnixNano(), d.opts.Host, r.JournalID)
+		var finished int64 // a reply with nothing to send ends the entry
+		if to == store.StateDone {
+			finished = now.UnixNano()
+		}
+		n, err := t.execN(`UPDATE journal SET state = ?, updated_at = ?, owner = ?, finished_at = ? WHERE id = ? AND state IN ('accepted', 'queued', 'processing')`,
+			string(to), now.UnixNano(), d.opts.Host, finished, r.JournalID)
 		if err != nil {
 			return err
 		}
@@ -96,7 +100,7 @@ func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentRes
 			}
 		}
 		// The last chunk finishes the entry: one statement when it does.
-		done, err := t.execN(`UPDATE journal SET state = 'done', updated_at = ?1 WHERE id = ?2 AND state = 'replied'
+		done, err := t.execN(`UPDATE journal SET state = 'done', updated_at = ?1, finished_at = ?1 WHERE id = ?2 AND state = 'replied'
 			AND NOT EXISTS (SELECT 1 FROM reply_chunks WHERE journal_id = ?2 AND sent_at = 0)`, now.UnixNano(), s.JournalID)
 		if err != nil {
 			return err

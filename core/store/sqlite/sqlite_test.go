@@ -2,9 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Opener {
 		dir := t.TempDir()
+		t.Cleanup(func() { checkFinishedAt(t, dir) })
 		return func(t *testing.T, now func() time.Time) store.Store {
 			// NORMAL keeps the many small sequential writes of the suite
 			// fast; the crash test runs the default (FULL).
@@ -37,6 +40,74 @@ func TestConformance(t *testing.T) {
 			return d
 		}
 	})
+}
+
+// checkFinishedAt checks the journal's invariant the indexes rely on
+// (migration 6): finished_at is set exactly on the entries in a terminal
+// state. Run after each conformance test, every path to a terminal state
+// is covered.
+func checkFinishedAt(t *testing.T, dir string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, DBFile)+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var bad, all int
+	err = db.QueryRow(`SELECT count(*) FILTER (WHERE (finished_at > 0) <> (state IN ('done', 'dropped', 'failed'))), count(*) FROM journal`).Scan(&bad, &all)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "unable to open") {
+			return // the test opened no database
+		}
+		t.Fatalf("checking finished_at: %v", err)
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d journal entries have finished_at set iff not terminal", bad, all)
+	}
+}
+
+// TestMigrationSetsFinishedAt: a journal written before migration 6 gets
+// finished_at on its terminal entries (so Prune still finds them) and
+// none on its open ones (so recovery still does).
+func TestMigrationSetsFinishedAt(t *testing.T) {
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	d := openTest(t, dir, clk)
+	ctx := context.Background()
+	var ids []int64
+	for i := range 3 {
+		res, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "100", MessageID: fmt.Sprint(i), ReceivedAt: clk.Now(), Message: []byte(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.ID)
+	}
+	if err := d.Finish(ctx, store.FinishRequest{IDs: ids[:2], State: store.StateDone}); err != nil {
+		t.Fatal(err)
+	}
+	// Back to schema 5: the column gone, the old indexes back.
+	for _, q := range []string{
+		`DROP INDEX journal_live`, `DROP INDEX journal_done`, `ALTER TABLE journal DROP COLUMN finished_at`,
+		`CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed')`,
+		`CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued'`,
+		`CREATE INDEX journal_finished ON journal(updated_at) WHERE state IN ('done', 'dropped', 'failed')`,
+		`PRAGMA user_version = 5`,
+	} {
+		if _, err := d.wdbExec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	d.Close()
+	d = openTest(t, dir, clk)
+	checkFinishedAt(t, dir)
+	open, err := d.ListUnfinished(ctx, 0, 0)
+	if err != nil || len(open) != 1 || open[0].ID != ids[2] {
+		t.Fatalf("open entries after the migration: %v, %v; want only %d", open, err, ids[2])
+	}
+	clk.Advance(time.Hour)
+	if n, err := d.Prune(ctx, clk.Now()); err != nil || n != 2 {
+		t.Fatalf("Prune after the migration = %d, %v; want the 2 finished entries", n, err)
+	}
 }
 
 // openTest opens a DB in dir (clk nil: the wall clock) that is closed when
