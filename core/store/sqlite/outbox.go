@@ -21,12 +21,14 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 		// reply without a chat reads the entry's (not with RETURNING: it
 		// builds two temporary tables per statement, measured ~6 % of the
 		// writer's time in BenchmarkPipeline).
-		var finished int64 // a reply with nothing to send ends the entry
+		// finished_at is set only by the reply with nothing to send, which
+		// ends the entry: a statement that sets it, even to 0, maintains
+		// both journal indexes (migration 6).
+		q := `UPDATE journal SET state = 'replied', updated_at = ?1, owner = ?2 WHERE id = ?3 AND state IN ('accepted', 'queued', 'processing')`
 		if to == store.StateDone {
-			finished = now.UnixNano()
+			q = `UPDATE journal SET state = 'done', updated_at = ?1, owner = ?2, finished_at = ?1 WHERE id = ?3 AND state IN ('accepted', 'queued', 'processing')`
 		}
-		n, err := t.execN(`UPDATE journal SET state = ?, updated_at = ?, owner = ?, finished_at = ? WHERE id = ? AND state IN ('accepted', 'queued', 'processing')`,
-			string(to), now.UnixNano(), d.opts.Host, finished, r.JournalID)
+		n, err := t.execN(q, now.UnixNano(), d.opts.Host, r.JournalID)
 		if err != nil {
 			return err
 		}
