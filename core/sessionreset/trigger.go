@@ -2,7 +2,7 @@ package sessionreset
 
 import (
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -58,14 +58,18 @@ func MatchTrigger(body string, opts TriggerOptions) TriggerMatch {
 	if len(triggers) == 0 {
 		triggers = DefaultTriggers
 	}
-	// Longest first, so "/reset all" wins over "/reset" when both exist.
-	sorted := append([]string(nil), triggers...)
-	sort.SliceStable(sorted, func(i, j int) bool { return len(sorted[i]) > len(sorted[j]) })
+	// The triggers the text starts with (most messages: none, and then
+	// nothing is sorted), longest first, so "/reset all" wins over
+	// "/reset" when both exist.
+	var sorted []string
+	for _, trig := range triggers {
+		if t := strings.TrimSpace(trig); t != "" && len(text) >= len(t) && strings.EqualFold(text[:len(t)], t) {
+			sorted = append(sorted, trig)
+		}
+	}
+	slices.SortStableFunc(sorted, func(a, b string) int { return len(b) - len(a) })
 	for _, trig := range sorted {
 		t := strings.TrimSpace(trig)
-		if t == "" || len(text) < len(t) || !strings.EqualFold(text[:len(t)], t) {
-			continue
-		}
 		rest := text[len(t):]
 		if strings.HasPrefix(rest, "@") {
 			name := rest[1:]
