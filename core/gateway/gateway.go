@@ -359,6 +359,9 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	for _, a := range conv {
 		m := &a.Message
 		a.Raw = message.Encode(m)
+		stored := *m
+		stored.V = message.Version // as Decode(a.Raw) has it
+		a.Journaled = &stored
 		res, err := g.store.Accept(ctx, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: a.Raw})
 		if err != nil {
 			return err

@@ -260,7 +260,7 @@ func (g *Gateway) resetSession(key string, m *message.Message, reason string) {
 type lanes struct{ g *Gateway }
 
 func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
-	out := l.g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
+	out := l.g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
 	switch {
 	case out.Halt:
 		return queue.Halt

@@ -1,6 +1,7 @@
 package message
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,32 @@ func TestNormalizeAltIDs(t *testing.T) {
 	plain, _ := Normalize("tg", "telegram", channel.InboundMessage{Sender: channel.Sender{ID: "1"}}, time.Unix(1, 0))
 	if b := string(Encode(&plain)); strings.Contains(b, "AltIDs") {
 		t.Errorf("a sender without alternate ids writes them: %s", b)
+	}
+}
+
+// TestJournalRoundTrip: a message reads back from its journal payload as
+// it was, field for field. A turn started straight from the queue's item
+// uses the message as it was encoded instead of decoding the payload
+// (queue.Item.Journaled), and a turn after a restart decodes it: both
+// must see the same message.
+func TestJournalRoundTrip(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 22, 12, 0, 0, 123456789, time.UTC)
+	m := Message{
+		V: Version, Instance: "tg", Channel: "telegram", ChatType: channel.ChatGroup, ChatID: "-100", ThreadID: "7",
+		MessageID: "42", From: "tg:5", To: "tg:-100",
+		Sender: channel.Sender{ID: "5", Name: "Ann", Username: "ann", IsBot: true, AltIDs: []string{"x@lid"}},
+		Body:   "hello ✓", CommandBody: "/cmd", WasMentioned: true,
+		ReplyTo:   &channel.ReplyTo{MessageID: "41", Text: "q", SenderID: "6", SenderName: "Bob", ToBot: true},
+		Media:     []Media{{Kind: channel.MediaImage, Ref: "r", Path: "/p", MIME: "image/png", Size: 9, Filename: "f.png", Caption: "c"}},
+		Timestamp: at, ReceivedAt: at.Add(time.Second), ChatTitle: "Room", OversizeBytes: 5, Scheduled: "daily",
+		Action: &channel.Action{ButtonID: "b", MessageID: "40"},
+	}
+	back, err := Decode(Encode(&m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, m) {
+		t.Fatalf("round trip changed the message:\n got %+v\nwant %+v", back, m)
 	}
 }

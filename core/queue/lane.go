@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -14,6 +15,10 @@ import (
 type Batch struct {
 	Key     string
 	Entries []store.Entry
+	// Messages are the entries' messages, decoded, when the queue has
+	// them (a batch started straight from Enqueue's item); nil when the
+	// entries were read from the journal.
+	Messages []message.Message
 	// Collected: several waiting messages merged by Collect mode.
 	Collected bool
 	// Summaries are one-line summaries of messages the cap dropped, for the
@@ -134,6 +139,9 @@ func (q *Queue) startNow(key string, it Item) bool {
 		ID: it.ID, Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID,
 		ReceivedAt: m.ReceivedAt, Message: it.Raw, State: store.StateAccepted, SessionKey: key,
 	}}}
+	if it.Journaled != nil {
+		b.Messages = []message.Message{*it.Journaled}
+	}
 	q.mu.Lock()
 	b.Summaries = q.summaries[key]
 	delete(q.summaries, key)

@@ -21,6 +21,11 @@ type Item struct {
 	// the caller has it; a turn started straight from the item reads it
 	// instead of the journal.
 	Raw []byte
+	// Journaled is Raw decoded, when the caller has it: the message as
+	// it was stored (Message may have been changed since, e.g. a button
+	// press taken as its id typed). A turn started from the item uses it
+	// instead of decoding Raw.
+	Journaled *message.Message
 }
 
 // Runner is the turn stage as the queue drives it.

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/clawhost/clawhost/core/message"
@@ -15,6 +16,9 @@ import (
 type Request struct {
 	Key     string
 	Entries []store.Entry
+	// Messages are the entries' messages when the caller has them decoded
+	// (one per entry); else the entries' are decoded.
+	Messages []message.Message
 	// Collected: several waiting messages merged by collect mode.
 	Collected bool
 	// Summaries of messages the queue cap dropped.
@@ -48,7 +52,10 @@ type Outcome struct {
 // Run runs the turn.
 func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	set := t.settings()
-	msgs, ok := t.decode(ctx, req.Entries)
+	msgs, ok := slices.Clone(req.Messages), true
+	if len(msgs) != len(req.Entries) {
+		msgs, ok = t.decode(ctx, req.Entries)
+	}
 	if !ok {
 		return Outcome{}
 	}
