@@ -199,11 +199,22 @@ func (g *gate) heldInstances() []string {
 }
 
 // remote reports whether calls to instance go to another host: it is a
-// channel this host keeps in standby.
+// channel this host keeps in standby, or one another host holds the live
+// lease of while this host's plugin has not reached the gate yet (just
+// after a start: the turns recovered from the journal run meanwhile, and
+// asked the local plugin, in standby, until their calls timed out —
+// `make chaos` found a before_agent_start hook waiting 10 s so).
 func (g *gate) remote(instance string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.channels[instance] && g.held[instance] == nil
+	if g.held[instance] != nil {
+		return false
+	}
+	if g.channels[instance] {
+		return true
+	}
+	l, ok := g.leases[ChannelLeasePrefix+instance]
+	return ok && l.Holder != g.id && l.Live(time.Now())
 }
 
 // holder returns the live holder of a channel instance and its

@@ -95,6 +95,32 @@ func TestPlacementCacheFollowsRestarts(t *testing.T) {
 	}
 }
 
+// TestRemoteBeforeTheGate: just after a start, the turns recovered from
+// the journal run before this host's channel plugin reached the gate;
+// a channel whose live lease another host holds is remote already, so
+// its calls (a before_agent_start hook, a send) go to that host instead
+// of waiting for the local plugin, which stays in standby.
+func TestRemoteBeforeTheGate(t *testing.T) {
+	now := time.Now()
+	g := &gate{id: "A", held: map[string]*hold{}, channels: map[string]bool{}, leases: map[string]store.Lease{}}
+	if g.remote("tg") {
+		t.Fatal("a channel nobody holds is remote")
+	}
+	g.setLeases([]store.Lease{{Name: ChannelLeasePrefix + "tg", Holder: "B", Expires: now.Add(time.Minute)},
+		{Name: ChannelLeasePrefix + "old", Holder: "B", Expires: now.Add(-time.Second)},
+		{Name: ChannelLeasePrefix + "mine", Holder: "A", Expires: now.Add(time.Minute)}})
+	if !g.remote("tg") {
+		t.Error("a channel B holds is not remote before this host's plugin reached the gate")
+	}
+	if g.remote("old") || g.remote("mine") {
+		t.Error("an expired lease, or one under this host's own id (a previous run), made a channel remote")
+	}
+	g.held["tg"] = &hold{}
+	if g.remote("tg") {
+		t.Error("a channel this host holds is remote")
+	}
+}
+
 // placeDB is a store.Cluster whose PlaceSession answers from rows.
 type placeDB struct {
 	store.Cluster
