@@ -24,6 +24,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/delivery"
+	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
@@ -253,6 +254,12 @@ func newBenchGateway(tb testing.TB, dir, sync string, agent *benchAgent) *benchG
 		Sources:  map[string]string{"lo": "loopback"},
 		Turn:     turn.Settings{Streaming: turn.StreamBlocks, Workspace: dir},
 		Delivery: delivery.Settings{Workspace: dir},
+		// The benchmarks measure the pipeline, not the cap's drops: with
+		// the pipeline held back (BenchmarkInboundAcceptOnly) a session
+		// queues b.N / 1,000 messages, past the default cap once b.N
+		// passes 20,000 (a fast accept got there and failed the check
+		// that nothing was dropped).
+		Queue: queue.Policy{Cap: 1 << 20},
 	}
 	// A production-like logger: Info level, the output discarded.
 	log := hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Info})
