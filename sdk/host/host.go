@@ -47,7 +47,9 @@ func PluginSet() plugin.PluginSet {
 func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes)),
-		grpc.WithStatsHandler(sentTracker{}), // tells a send that never left the host (sent.go)
+		// Tell a call that never left the host (sent.go).
+		grpc.WithStatsHandler(sentTracker{}),
+		grpc.WithChainUnaryInterceptor(unsentInterceptor),
 	}
 }
 
@@ -87,13 +89,13 @@ func mapErr(op string, err error) error {
 	case codes.Unimplemented:
 		return fmt.Errorf("%s: %w", op, ErrUnimplemented)
 	case codes.Unavailable:
-		// gRPC fails a call at once, before writing anything, while the
-		// connection cannot be (re)established; its message then carries
-		// the error that ended the connection's set-up (nothing listens,
-		// or the process accepted the connection and died before the
-		// HTTP/2 prefaces were exchanged: gRPC hands a transport to calls
-		// only after the server's preface).
-		if notConnected(st.Message()) {
+		// A call gRPC never queued on a connection did not reach the
+		// plugin (neverSent: DialOptions' tracker, sent.go). Without the
+		// tracker, the message of a call failed while the connection could
+		// not be set up says so (nothing listens, or the process accepted
+		// the connection and died before the HTTP/2 prefaces were
+		// exchanged: gRPC hands a transport to calls only after them).
+		if errors.As(err, new(neverSent)) || notConnected(st.Message()) {
 			return fmt.Errorf("%s: %w: %w: %s", op, ErrPluginExited, ErrNotSent, st.Message())
 		}
 		return fmt.Errorf("%s: %w: %s", op, ErrPluginExited, st.Message())
@@ -331,10 +333,9 @@ func (p *Plugin) Nack(ctx context.Context, reason string, retryAfter time.Durati
 
 // Send posts a message. A business failure is a *channel.Error.
 func (p *Plugin) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
-	ctx, mark := track(ctx)
 	r, err := p.ch.Send(ctx, wire.SendToProto(req))
 	if err != nil {
-		return channel.SendResponse{}, mapCallErr("send", err, mark)
+		return channel.SendResponse{}, mapErr("send", err)
 	}
 	if e := r.GetError(); e != nil {
 		return channel.SendResponse{}, wire.ErrorFromProto(e)

@@ -2,11 +2,11 @@ package host
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync/atomic"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/stats"
+	grpcstatus "google.golang.org/grpc/status"
 )
 
 // A call that failed may or may not have reached the plugin; a caller about
@@ -15,9 +15,10 @@ import (
 // waiting for it with whatever the socket said, e.g. a bare "write: broken
 // pipe"), but gRPC does tell a stats handler when a call's headers were
 // queued on an established connection (stats.OutHeader): a call without
-// them never left the host. sentTracker is that handler, installed by
-// DialOptions; a call that carries a callMark (see track) records in it
-// whether it got that far.
+// them never left the host. DialOptions installs sentTracker (that handler)
+// and unsentInterceptor, which marks each unary call (track) and returns
+// the error of one that never left the host as neverSent; mapErr makes it
+// ErrNotSent.
 
 type callMarkKey struct{}
 
@@ -35,7 +36,7 @@ func track(ctx context.Context) (context.Context, *callMark) {
 
 // neverSent reports whether the marked call certainly did not reach the
 // plugin: the handler saw it and no headers were queued for it. Without
-// the handler (a connection not made with DialOptions) nothing is known.
+// the handler nothing is known.
 func (m *callMark) neverSent() bool {
 	return m.tagged.Load() && !m.onWire.Load()
 }
@@ -65,12 +66,24 @@ func (sentTracker) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Co
 
 func (sentTracker) HandleConn(context.Context, stats.ConnStats) {}
 
-// mapCallErr is mapErr for a tracked call: a plugin-exited error of a call
-// that never reached the plugin is also ErrNotSent.
-func mapCallErr(op string, err error, m *callMark) error {
-	err = mapErr(op, err)
-	if err != nil && m.neverSent() && errors.Is(err, ErrPluginExited) && !errors.Is(err, ErrNotSent) {
-		return fmt.Errorf("%w (%w)", err, ErrNotSent)
+// unsentInterceptor marks every unary call and wraps the error of one that
+// never left the host in neverSent.
+func unsentInterceptor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	ctx, m := track(ctx)
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if err != nil && m.neverSent() {
+		return neverSent{err}
 	}
 	return err
+}
+
+// neverSent is the gRPC error of a call that never left the host; its
+// status is the call's.
+type neverSent struct{ error }
+
+func (e neverSent) Unwrap() error { return e.error }
+
+func (e neverSent) GRPCStatus() *grpcstatus.Status {
+	st, _ := grpcstatus.FromError(e.error)
+	return st
 }
