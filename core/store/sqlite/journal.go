@@ -209,8 +209,8 @@ func (d *DB) Finish(ctx context.Context, req store.FinishRequest) error {
 	}
 	err := d.w.do(ctx, func(t *wtx) error {
 		if req.From != "" {
+			now := d.now().UnixNano()
 			for _, id := range req.IDs {
-				now := d.now().UnixNano()
 				if _, err := t.exec(`UPDATE journal SET state = ?, reason = ?, updated_at = ?, finished_at = ? WHERE id = ? AND state = ?`,
 					string(req.State), req.Reason, now, now, id, string(req.From)); err != nil {
 					return err
