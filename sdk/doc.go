@@ -9,14 +9,15 @@
 //   - a before_agent_start hook (package hook): context prepended to every
 //     agent turn.
 //
-// You implement plain Go interfaces; sdk.Serve does the rest (go-plugin,
-// gRPC, the handshake, logging on stderr in the format the host reads,
-// exiting when the host dies, SIGTERM). First-party plugins use nothing but
+// You implement plain Go interfaces; sdk.Serve does the rest (the plugin
+// side of go-plugin's protocol: gRPC and the handshake; logging on stderr
+// in the format the host reads, exiting when the host dies, SIGTERM). First-party plugins use nothing but
 // this sdk.
 //
 // The sdk is a Go module of its own, github.com/clawhost/clawhost/sdk; it
 // requires the generated protocol, github.com/clawhost/clawhost/proto, and
-// go-plugin, gRPC and protobuf, none of the daemon's dependencies. Until
+// gRPC and protobuf (and go-plugin, for the host side in sdk/host, which
+// a plugin binary does not link), none of the daemon's dependencies. Until
 // both are tagged, require them from a checkout:
 //
 //	require github.com/clawhost/clawhost/sdk v0.0.0
@@ -25,6 +26,11 @@
 //		github.com/clawhost/clawhost/sdk => ../clawhost/sdk
 //		github.com/clawhost/clawhost/proto => ../clawhost/proto
 //	)
+//
+// Build a plugin with -tags grpcnotrace (and CGO_ENABLED=0, -ldflags='-s
+// -w'), as clawhost's Makefile does: without the tag gRPC links
+// golang.org/x/net/trace, whose html/template pages make the linker keep
+// every exported method of every type, and the binary is ~40 % larger.
 //
 // # Quick start: a channel plugin in one file
 //

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -76,12 +75,12 @@ const EnvDebug = "CLAWHOST_PLUGIN_DEBUG"
 // watchdogInterval is how often the plugin checks that its host is alive.
 const watchdogInterval = 500 * time.Millisecond
 
-// stopTimeout bounds the wait for the channel's Run (and, in debug mode,
-// go-plugin's server) to end at exit.
+// stopTimeout bounds the wait for the channel's Run to end at exit.
 const stopTimeout = 2 * time.Second
 
 // Serve runs the plugin until the host stops it, then exits the process.
-// It owns go-plugin, gRPC, the handshake, the logger (hclog's JSON lines on
+// It owns the plugin side of go-plugin's protocol (the handshake and the
+// gRPC server; sdk/internal/wire/serve.go), the logger (hclog's JSON lines on
 // stderr, which the host shows under the instance name), a parent-process
 // watchdog (the plugin exits when the host is gone, even if the host was
 // SIGKILLed) and signal handling (SIGTERM stops gracefully).
@@ -104,7 +103,7 @@ func Serve(p Plugin) {
 		fmt.Fprintf(os.Stderr, "clawhost plugin %s: %v\n", p.Name, err)
 		os.Exit(1)
 	}
-	if instance == "" && os.Getenv(wire.Handshake.MagicCookieKey) != wire.Handshake.MagicCookieValue {
+	if instance == "" && os.Getenv(wire.MagicCookieKey) != wire.MagicCookieValue {
 		fmt.Fprintf(os.Stderr, "This binary is a clawhost plugin (%s). It is started by clawhost; it is not meant to be run by hand.\n"+
 			"To run it by hand (under a debugger), set %s=1 and start clawhost with the %s value it prints.\n", p.Name, EnvDebug, wire.EnvReattach)
 		os.Exit(1)
@@ -135,8 +134,7 @@ func validate(p Plugin) error {
 }
 
 // run serves p until the host stops it and returns the exit code. With
-// debugAs set it serves in go-plugin's test mode (no handshake on stdout)
-// and announces the reattach config for the instance debugAs.
+// debugAs set it serves without a handshake on stdout and announces the reattach config for the instance debugAs.
 func run(p Plugin, log hclog.Logger, debugAs string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -172,25 +170,37 @@ func run(p Plugin, log hclog.Logger, debugAs string) int {
 		stop(0)
 	}()
 
-	served := make(chan struct{})
-	cfg := wire.ServeConfig(srv, log)
-	serveCtx, stopServing := context.WithCancel(context.Background())
-	defer stopServing()
+	serving, err := wire.Serve(srv, log)
+	if err != nil {
+		log.Error("plugin init error", "error", err)
+		return 1
+	}
+	defer serving.Stop() // removes the socket file
 	if debugAs != "" {
-		reattach := make(chan *plugin.ReattachConfig, 1)
-		cfg.Test = &plugin.ServeTestConfig{Context: serveCtx, ReattachConfigCh: reattach, CloseCh: served}
-		go announce(p.Name, debugAs, reattach, func() { stop(1) })
-		go plugin.Serve(cfg)
+		go announce(p.Name, debugAs, wire.ReattachTo(serving.Addr, os.Getpid()), func() { stop(1) })
 	} else {
+		// The handshake: go-plugin's client reads this one line.
+		if _, err := fmt.Fprintln(os.Stdout, serving.HandshakeLine()); err != nil {
+			log.Error("write the handshake to stdout", "error", err)
+			return 1
+		}
+		_ = os.Stdout.Sync()
+		// Anything printed later goes to the host's log, not into the
+		// handshake pipe.
+		os.Stdout = os.Stderr
+		// Ctrl-C in the terminal clawhost runs in reaches every process of
+		// the group; the host decides when its plugins stop.
+		ints := make(chan os.Signal, 1)
+		signal.Notify(ints, os.Interrupt)
 		go func() {
-			defer close(served)
-			plugin.Serve(cfg)
+			for range ints {
+			}
 		}()
 	}
 
 	code := 0
 	select {
-	case <-served: // the host asked for a graceful shutdown
+	case <-serving.Done: // the host asked for a graceful shutdown
 	case code = <-exitCode:
 	}
 	cancel()
@@ -202,21 +212,13 @@ func run(p Plugin, log hclog.Logger, debugAs string) int {
 			log.Warn("channel did not stop within " + stopTimeout.String())
 		}
 	}
-	if debugAs != "" {
-		stopServing()
-		select {
-		case <-served:
-		case <-time.After(stopTimeout):
-		}
-	}
 	return code
 }
 
 // announce prints, on stderr, how to attach clawhost to this plugin in
 // debug mode. Stdout is not used even here: nothing reads it, but a plugin
 // never writes there.
-func announce(name, instance string, reattach <-chan *plugin.ReattachConfig, fail func()) {
-	rc := <-reattach
+func announce(name, instance string, rc wire.Reattach, fail func()) {
 	line, err := wire.ReattachLine(instance, rc)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "clawhost plugin %s: %v\n", name, err)

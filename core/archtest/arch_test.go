@@ -3,7 +3,9 @@ package archtest
 import (
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -207,6 +209,60 @@ func TestHostBinaryHasNoPlatformLibrary(t *testing.T) {
 	}
 	if !hasPlatformLibrary("go.mau.fi/whatsmeow/store/sqlstore") || hasPlatformLibrary("github.com/clawhost/clawhost/core") {
 		t.Error("hasPlatformLibrary cannot tell")
+	}
+}
+
+// reflectionBloat are packages a plugin binary must not link: each makes
+// the linker keep every exported method of every type a binary converts to
+// an interface (net/rpc registers methods by reflection, text/template calls
+// them by name, and gRPC's golang.org/x/net/trace renders templates), which
+// made a plugin 40 % larger (Makefile, BUILD). go-plugin's server is the
+// one that brought net/rpc; the sdk serves its protocol itself.
+var reflectionBloat = []string{"net/rpc", "text/template", "golang.org/x/net/trace", "github.com/hashicorp/go-plugin"}
+
+// TestPluginsKeepDeadCodeElimination checks every plugin and Go example, as
+// the Makefile builds them, for the packages above, and links the ping
+// example to check that no function the linker reaches reads methods by
+// reflection (go build -ldflags=-dumpdep marks them <ReflectMethod>).
+func TestPluginsKeepDeadCodeElimination(t *testing.T) {
+	list := exec.Command("go", "list", "-tags", "grpcnotrace", "-f", "{{if eq .Name \"main\"}}{{.ImportPath}}{{end}}", "./plugins/...", "./examples/...")
+	list.Dir = "../.."
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	mains := strings.Fields(string(out))
+	if len(mains) < 5 {
+		t.Fatalf("found only the plugin binaries %q", mains)
+	}
+	for _, m := range mains {
+		cmd := exec.Command("go", "list", "-tags", "grpcnotrace", "-deps", m)
+		cmd.Dir = "../.."
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", m, err)
+		}
+		for _, d := range strings.Fields(string(out)) {
+			if slices.Contains(reflectionBloat, d) {
+				t.Errorf("%s links %s", rel(m), d)
+			}
+		}
+	}
+	cmd := exec.Command("go", "build", "-tags", "grpcnotrace", "-ldflags=-dumpdep", "-o", os.DevNull, "./examples/ping")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	dump, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build -ldflags=-dumpdep ./examples/ping: %v\n%.2000s", err, dump)
+	}
+	if edges := strings.Count(string(dump), " -> "); edges < 1000 {
+		t.Fatalf("the linker printed %d dependencies; -dumpdep did not work:\n%.2000s", edges, dump)
+	}
+	for _, line := range strings.Split(string(dump), "\n") {
+		if strings.Contains(line, "<ReflectMethod>") {
+			t.Errorf("examples/ping reaches a function that calls methods by reflection, so the linker keeps every exported method: %s", line)
+			break
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 
@@ -33,14 +34,35 @@ import (
 )
 
 // Handshake is the go-plugin handshake of clawhost plugins.
-var Handshake = wire.Handshake
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  wire.ProtocolVersion,
+	MagicCookieKey:   wire.MagicCookieKey,
+	MagicCookieValue: wire.MagicCookieValue,
+}
 
 // PluginName is the name to Dispense.
 const PluginName = wire.PluginName
 
 // PluginSet returns the go-plugin plugin set for plugin.ClientConfig.Plugins.
 func PluginSet() plugin.PluginSet {
-	return plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}}
+	return plugin.PluginSet{wire.PluginName: grpcPlugin{}}
+}
+
+// grpcPlugin is the go-plugin glue on the host side: Dispense returns the
+// raw connection, which Wrap turns into a Plugin. (The plugin side does
+// not use go-plugin's server: sdk/internal/wire/serve.go says why.)
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+}
+
+// GRPCServer implements plugin.GRPCPlugin; a host never serves plugins.
+func (grpcPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
+	return errors.New("clawhost plugins are served by the sdk, not by go-plugin")
+}
+
+// GRPCClient implements plugin.GRPCPlugin.
+func (grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return c, nil
 }
 
 // DialOptions are the gRPC options a host uses (message size limits).
@@ -472,11 +494,36 @@ func ParseReattach(v string) (map[string]*plugin.ReattachConfig, error) {
 	}
 	out := make(map[string]*plugin.ReattachConfig, len(raw))
 	for inst, r := range raw {
-		rc, err := r.Config()
+		rc, err := reattachConfig(r)
 		if err != nil {
 			return nil, fmt.Errorf("parse %s: instance %q: %w", EnvReattach, inst, err)
 		}
 		out[inst] = rc
 	}
 	return out, nil
+}
+
+// reattachConfig turns r into a go-plugin reattach config. Test is always
+// set: the host never kills a process it did not start.
+func reattachConfig(r wire.Reattach) (*plugin.ReattachConfig, error) {
+	var addr net.Addr
+	switch r.Addr.Network {
+	case "unix":
+		addr = &net.UnixAddr{Net: "unix", Name: r.Addr.String}
+	case "tcp":
+		a, err := net.ResolveTCPAddr("tcp", r.Addr.String)
+		if err != nil {
+			return nil, fmt.Errorf("reattach address %q: %w", r.Addr.String, err)
+		}
+		addr = a
+	default:
+		return nil, fmt.Errorf("reattach address: network %q is not unix or tcp", r.Addr.Network)
+	}
+	if r.Protocol != string(plugin.ProtocolGRPC) {
+		return nil, fmt.Errorf("reattach protocol %q: clawhost plugins speak %q", r.Protocol, plugin.ProtocolGRPC)
+	}
+	if r.Pid <= 0 {
+		return nil, fmt.Errorf("reattach: no pid")
+	}
+	return &plugin.ReattachConfig{Protocol: plugin.ProtocolGRPC, ProtocolVersion: r.ProtocolVersion, Addr: addr, Pid: r.Pid, Test: true}, nil
 }

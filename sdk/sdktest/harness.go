@@ -9,6 +9,7 @@ package sdktest
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -59,29 +60,26 @@ func start(t testing.TB, p sdk.Plugin, stopTimeout time.Duration) (*Harness, fun
 	inbox := wire.NewInbox()
 	srv := &wire.Server{Impl: implOf(p), Log: pluginLog, Ctx: runCtx, Inbox: inbox}
 
-	serveCtx, cancelServe := context.WithCancel(context.Background())
-	reattach := make(chan *plugin.ReattachConfig, 1)
-	closed := make(chan struct{})
-	cfg := wire.ServeConfig(srv, goPluginLog)
-	cfg.Test = &plugin.ServeTestConfig{Context: serveCtx, ReattachConfigCh: reattach, CloseCh: closed}
-	go plugin.Serve(cfg)
-
-	var rc *plugin.ReattachConfig
-	select {
-	case rc = <-reattach:
-	case <-closed:
+	serving, err := wire.Serve(srv, goPluginLog)
+	if err != nil {
 		cancelRun()
-		cancelServe()
 		out.close()
-		t.Fatalf("sdktest: plugin %s: go-plugin's server did not start (its log above says why)", p.Name)
+		t.Fatalf("sdktest: plugin %s: serve: %v", p.Name, err)
+	}
+	rc, err := host.ParseReattach(mustReattachLine(t, wire.ReattachTo(serving.Addr, os.Getpid())))
+	if err != nil {
+		serving.Stop()
+		cancelRun()
+		out.close()
+		t.Fatalf("sdktest: plugin %s: %v", p.Name, err)
 	}
 	// In-process: the "process" go-plugin watches is the server, which
-	// ends when closed is.
-	rc.ReattachFunc = func() (runner.AttachedRunner, error) { return served(closed), nil }
+	// ends when serving.Done is closed.
+	rc["t"].ReattachFunc = func() (runner.AttachedRunner, error) { return served(serving.Done), nil }
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  host.Handshake,
 		Plugins:          host.PluginSet(),
-		Reattach:         rc,
+		Reattach:         rc["t"],
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		GRPCDialOptions:  host.DialOptions(),
 		Logger:           goPluginLog,
@@ -101,11 +99,15 @@ func start(t testing.TB, p sdk.Plugin, stopTimeout time.Duration) (*Harness, fun
 			_ = rpc.Close()
 		}
 		client.Kill()
-		cancelServe()
+		stopped := make(chan struct{})
+		go func() {
+			serving.Stop()
+			close(stopped)
+		}()
 		select {
-		case <-closed:
+		case <-stopped:
 		case <-time.After(stopTimeout):
-			t.Errorf("sdktest: plugin %s: go-plugin's server did not stop within %s (a handler that ignores its context?)", p.Name, stopTimeout)
+			t.Errorf("sdktest: plugin %s: the plugin's server did not stop within %s (a handler that ignores its context?)", p.Name, stopTimeout)
 		}
 	}
 	rpc, err := client.Client()
@@ -174,4 +176,15 @@ func (w *testWriter) close() {
 	w.mu.Lock()
 	w.done = true
 	w.mu.Unlock()
+}
+
+// mustReattachLine is the CLAWHOST_REATTACH value of r, under the instance
+// name "t": the harness attaches the way a host attaches to a plugin in
+// debug mode.
+func mustReattachLine(t testing.TB, r wire.Reattach) string {
+	line, err := wire.ReattachLine("t", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
 }

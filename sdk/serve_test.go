@@ -1,0 +1,125 @@
+package sdk_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/clawhost/clawhost/sdk"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+// envServe makes the test binary a plugin: TestMain calls sdk.Serve.
+const envServe = "SDK_TEST_SERVE"
+
+type echo struct{}
+
+func (echo) Commands() []command.Spec { return []command.Spec{{Name: "echo"}} }
+
+func (echo) Execute(_ context.Context, req command.Request) (command.Response, error) {
+	return command.Response{Replies: []command.Reply{{Text: req.Args}}}, nil
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envServe) == "1" {
+		sdk.Serve(sdk.Plugin{Name: "echo", Version: "1.2.3", Command: echo{}})
+	}
+	os.Exit(m.Run())
+}
+
+// lockedBuffer collects go-plugin's client log.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServeSpeaksGoPluginsProtocol starts a plugin process served by
+// sdk.Serve and drives it with go-plugin's own client, as clawhost does:
+// the handshake is accepted, the health ping and a call work, the client
+// logs no warning or error, and stopping the client shuts the plugin down
+// gracefully (the controller's Shutdown): it exits by itself, before
+// go-plugin would kill it (2 s), and its socket file is gone.
+func TestServeSpeaksGoPluginsProtocol(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envServe+"=1")
+	var clientLog lockedBuffer
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  host.Handshake,
+		Plugins:          host.PluginSet(),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  host.DialOptions(),
+		Cmd:              cmd,
+		StartTimeout:     10 * time.Second,
+		Logger:           hclog.New(&hclog.LoggerOptions{Output: &clientLog, Level: hclog.Debug}),
+	})
+	defer client.Kill()
+	rpc, err := client.Client()
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, clientLog.String())
+	}
+	if err := rpc.Ping(); err != nil {
+		t.Fatalf("ping (the health service): %v", err)
+	}
+	raw, err := rpc.Dispense(host.PluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := host.Wrap(raw.(*grpc.ClientConn))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := p.Describe(ctx)
+	if err != nil {
+		t.Fatalf("describe: %v", err)
+	}
+	if d.Name != "echo" || d.Version != "1.2.3" {
+		t.Fatalf("describe: %+v", d)
+	}
+	socket := client.ReattachConfig().Addr.String()
+	if _, err := os.Stat(socket); err != nil {
+		t.Fatalf("the plugin's socket %s: %v", socket, err)
+	}
+
+	start := time.Now()
+	client.Kill()
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("stopping the plugin took %v: it did not exit on the controller's Shutdown", took)
+	}
+	if !client.Exited() {
+		t.Error("the plugin process has not exited")
+	}
+	if _, err := os.Stat(socket); !os.IsNotExist(err) {
+		t.Errorf("the socket file %s is still there after the plugin stopped (stat: %v)", socket, err)
+	}
+	log := clientLog.String()
+	for _, bad := range []string{"[WARN]", "[ERROR]", "forcefully"} {
+		if strings.Contains(log, bad) {
+			t.Errorf("go-plugin's client logged %s:\n%s", bad, log)
+		}
+	}
+}
