@@ -2,7 +2,6 @@ package turn
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -49,21 +48,19 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 
 // alwaysOf is the tools the session allowed for good.
 func alwaysOf(sess store.Session) []string {
-	var meta chatMeta
-	_ = json.Unmarshal(sess.Chat, &meta)
+	meta, _ := metaOf(sess.Chat)
 	return meta.Always
 }
 
 // allowAlways stores tool as allowed for the rest of the session.
 func (t *Turns) allowAlways(ctx context.Context, key, tool string) {
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		var meta chatMeta
-		_ = json.Unmarshal(s.Chat, &meta)
+		meta, _ := metaOf(s.Chat)
 		if slices.Contains(meta.Always, tool) {
 			return errUnchanged
 		}
 		meta.Always = append(meta.Always, tool)
-		b, err := json.Marshal(meta)
+		b, err := encodeMeta(meta)
 		if err != nil {
 			return err
 		}

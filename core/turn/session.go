@@ -3,7 +3,6 @@ package turn
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -68,8 +67,7 @@ func pushPast(raw []byte, old store.Session) []byte {
 	if old.ClaudeSessionID == "" || old.Turns == 0 {
 		return raw
 	}
-	var meta chatMeta
-	_ = json.Unmarshal(raw, &meta)
+	meta, _ := metaOf(raw)
 	past := []PastSession{{ID: old.ClaudeSessionID, Started: old.CreatedAt, Last: old.LastMessageAt, Turns: old.Turns}}
 	for _, p := range meta.Past {
 		if p.ID != old.ClaudeSessionID && len(past) < maxPast {
@@ -77,14 +75,13 @@ func pushPast(raw []byte, old store.Session) []byte {
 		}
 	}
 	meta.Past = past
-	b, _ := json.Marshal(meta)
+	b, _ := encodeMeta(meta)
 	return b
 }
 
 // PastOf is the chat's earlier sessions, newest first.
 func PastOf(sess store.Session) []PastSession {
-	var meta chatMeta
-	_ = json.Unmarshal(sess.Chat, &meta)
+	meta, _ := metaOf(sess.Chat)
 	return meta.Past
 }
 
@@ -100,10 +97,9 @@ func (t *Turns) Switch(ctx context.Context, key string, n int) (PastSession, err
 		}
 		chosen = past[n-1]
 		raw := pushPast(s.Chat, *s)
-		var meta chatMeta
-		_ = json.Unmarshal(raw, &meta)
+		meta, _ := metaOf(raw)
 		meta.Past = slices.DeleteFunc(meta.Past, func(p PastSession) bool { return p.ID == chosen.ID })
-		b, err := json.Marshal(meta)
+		b, err := encodeMeta(meta)
 		if err != nil {
 			return err
 		}
@@ -133,14 +129,13 @@ func keepOverrides(raw []byte) []byte {
 	if o == (Overrides{}) && len(past) == 0 {
 		return nil
 	}
-	b, _ := json.Marshal(chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode, Queue: o.Queue, Past: past})
+	b, _ := encodeMeta(chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode, Queue: o.Queue, Past: past})
 	return b
 }
 
 // OverridesOf reads a session's overrides from its chat metadata.
 func OverridesOf(sess store.Session) Overrides {
-	var meta chatMeta
-	_ = json.Unmarshal(sess.Chat, &meta)
+	meta, _ := metaOf(sess.Chat)
 	return Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode, Queue: meta.Queue}
 }
 
@@ -151,12 +146,11 @@ func OverridesOf(sess store.Session) Overrides {
 func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*Overrides)) (Overrides, error) {
 	var out Overrides
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		var meta chatMeta
-		_ = json.Unmarshal(s.Chat, &meta)
+		meta, _ := metaOf(s.Chat)
 		o := Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode, Queue: meta.Queue}
 		set(&o)
 		meta.Model, meta.Effort, meta.Mode, meta.Queue = o.Model, o.Effort, o.Mode, o.Queue
-		b, err := json.Marshal(meta)
+		b, err := encodeMeta(meta)
 		if err != nil {
 			return err
 		}
@@ -172,8 +166,7 @@ func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*Override
 // lastMessageTime is when the last answered message of sess was written,
 // else the end of its last turn.
 func lastMessageTime(sess store.Session) time.Time {
-	var meta chatMeta
-	if json.Unmarshal(sess.Chat, &meta) == nil && !meta.LastMessage.IsZero() {
+	if meta, ok := metaOf(sess.Chat); ok && !meta.LastMessage.IsZero() {
 		return meta.LastMessage
 	}
 	return sess.LastMessageAt
@@ -297,8 +290,7 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 
 // updateMeta folds the turn into the session's chat metadata.
 func updateMeta(raw []byte, res runner.Result, m *message.Message) []byte {
-	var meta chatMeta
-	_ = json.Unmarshal(raw, &meta)
+	meta, _ := metaOf(raw)
 	meta.Instance, meta.Channel, meta.ChatType, meta.ChatID, meta.ThreadID = m.Instance, m.Channel, string(m.ChatType), m.ChatID, m.ThreadID
 	if m.ChatTitle != "" {
 		meta.Title = m.ChatTitle
@@ -318,7 +310,7 @@ func updateMeta(raw []byte, res runner.Result, m *message.Message) []byte {
 	if !m.Timestamp.IsZero() {
 		meta.LastMessage = m.Timestamp
 	}
-	b, _ := json.Marshal(meta)
+	b, _ := encodeMeta(meta)
 	return b
 }
 
@@ -328,8 +320,7 @@ func updateMeta(raw []byte, res runner.Result, m *message.Message) []byte {
 func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session, m *message.Message) {
 	tgt := m.Target()
 	mf := t.opts.MemoryFlush
-	var meta chatMeta
-	_ = json.Unmarshal(sess.Chat, &meta)
+	meta, _ := metaOf(sess.Chat)
 	var flushed *int
 	if sess.MemoryFlushCycle > 0 {
 		c := int(sess.MemoryFlushCycle - 1)
@@ -361,10 +352,9 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	_, _ = t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		s.MemoryFlushCycle = cycle
 		if res.Compacted {
-			var m chatMeta
-			_ = json.Unmarshal(s.Chat, &m)
+			m, _ := metaOf(s.Chat)
 			m.Compactions++
-			if b, err := json.Marshal(m); err == nil {
+			if b, err := encodeMeta(m); err == nil {
 				s.Chat = b
 			}
 		}

@@ -1,0 +1,61 @@
+package turn
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+func TestMetaOfIsUnmarshal(t *testing.T) {
+	for _, raw := range []string{
+		``,
+		`{}`,
+		`{"model":"opus","always_allow":["Bash"],"past":[{"id":"a","turns":2}],"last_message":"2026-11-23T10:00:00Z"}`,
+		`{"model":"opus","prompt_tokens":"many"}`, // decoded up to the error
+		`{"model":`,
+		`not json`,
+	} {
+		var want chatMeta
+		wantOK := json.Unmarshal([]byte(raw), &want) == nil
+		for range 2 { // a miss, then a hit
+			got, ok := metaOf([]byte(raw))
+			if ok != wantOK || !reflect.DeepEqual(got, want) {
+				t.Errorf("metaOf(%q) = %+v, %v; json.Unmarshal: %+v, %v", raw, got, ok, want, wantOK)
+			}
+		}
+	}
+}
+
+// TestMetaOfCopies checks that a caller's changes (an append to the
+// always-allowed tools, as allowAlways makes) never reach the cache.
+func TestMetaOfCopies(t *testing.T) {
+	raw, err := encodeMeta(chatMeta{Always: make([]string, 1, 8), Past: []PastSession{{ID: "p"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := metaOf(raw)
+	m.Always = append(m.Always, "Write")
+	m.Past[0].ID = "changed"
+	again, _ := metaOf(raw)
+	if len(again.Always) != 1 || again.Past[0].ID != "p" {
+		t.Fatalf("the cache was changed through a caller's copy: %+v", again)
+	}
+}
+
+func TestMetaCacheIsBounded(t *testing.T) {
+	for i := range 3 * metaCacheMax {
+		if _, err := encodeMeta(chatMeta{PromptTokens: i + 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	metaCache.mu.Lock()
+	n := len(metaCache.m)
+	metaCache.mu.Unlock()
+	if n > metaCacheMax {
+		t.Fatalf("%d entries cached, at most %d", n, metaCacheMax)
+	}
+	if m, ok := metaOf([]byte(fmt.Sprintf(`{"prompt_tokens":%d}`, 7))); !ok || m.PromptTokens != 7 {
+		t.Fatalf("after refilling: %+v, %v", m, ok)
+	}
+}
