@@ -318,7 +318,7 @@ func (s Sender) Label() string {
 	display := firstNonEmpty(s.Name, s.Username, s.Tag)
 	id := firstNonEmpty(s.E164, s.ID)
 	switch {
-	case display != "" && id != "" && display != id && !uuidRE.MatchString(id):
+	case display != "" && id != "" && display != id && !(len(id) == 36 && uuidRE.MatchString(id)):
 		return display + " (" + id + ")"
 	case display != "":
 		return display
@@ -369,7 +369,11 @@ func FormatInbound(in Inbound, body string, opts Options) string {
 		case in.FromMe:
 			label = "(self)"
 		default:
-			label = strings.TrimSpace(idSuffixRE.ReplaceAllString(in.From, ""))
+			label = in.From
+			if strings.Contains(label, "id:") { // what the pattern needs
+				label = idSuffixRE.ReplaceAllString(label, "")
+			}
+			label = strings.TrimSpace(label)
 			if strings.Contains(label, ":") {
 				label = "(sender)"
 			}

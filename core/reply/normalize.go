@@ -62,6 +62,14 @@ type Options struct {
 	KeepHeartbeat bool
 }
 
+// isArtifact reports a reply that is only an internal marker: a harmony
+// channel marker ("<|channel|>") or a box-drawing rule. The checks before
+// each pattern are what it needs to match.
+func isArtifact(text string) bool {
+	return (strings.Contains(text, "|") && strings.Contains(text, "<") && harmonyMarker.MatchString(text)) ||
+		(strings.Contains(text, "───") && boxDrawingHR.MatchString(text))
+}
+
 var (
 	harmonyMarker = regexp.MustCompile(`^\s*(?:set-thought\s+)?<\w*\|[^>]*>\s*$`)
 	boxDrawingHR  = regexp.MustCompile(`^\s*─{3,}\s*$`)
@@ -121,7 +129,7 @@ func Normalize(p Payload, opts Options) (Payload, SkipReason) {
 		}
 		text = r.Text
 	}
-	if text != "" && (harmonyMarker.MatchString(text) || boxDrawingHR.MatchString(text)) {
+	if text != "" && isArtifact(text) {
 		if !hasMedia {
 			return Payload{}, SkipArtifact
 		}

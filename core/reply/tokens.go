@@ -27,7 +27,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Tokens the agent is instructed to use.
@@ -65,6 +67,47 @@ func jsLen(s string) int {
 		n += utf16.RuneLen(r)
 	}
 	return n
+}
+
+// containsFold reports whether s contains token under Unicode simple case
+// folding, as the token patterns' (?i) match it: none of them can match a
+// text for which this is false, and it costs a fraction of a regexp run
+// (most replies have no token at all).
+func containsFold(s, token string) bool {
+	if token == "" {
+		return true
+	}
+	for i := range s {
+		if hasPrefixFold(s[i:], token) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	for _, p := range prefix {
+		if s == "" {
+			return false
+		}
+		r, n := utf8.DecodeRuneInString(s)
+		if r != p && !foldEqual(r, p) {
+			return false
+		}
+		s = s[n:]
+	}
+	return true
+}
+
+// foldEqual reports whether a and b are in one simple case-folding orbit
+// (what (?i) and strings.EqualFold match).
+func foldEqual(a, b rune) bool {
+	for r := unicode.SimpleFold(a); r != a; r = unicode.SimpleFold(r) {
+		if r == b {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenRegexps are the compiled patterns for one token.
@@ -114,10 +157,11 @@ func stripEdgePunctuation(s string) string {
 // leading/trailing punctuation ("**NO_REPLY**", "NO_REPLY."). An empty
 // token means [SilentToken].
 func IsSilentReplyText(text, token string) bool {
-	if text == "" {
+	token = tokenOrDefault(token)
+	if !containsFold(text, token) {
 		return false
 	}
-	re := regexpsFor(tokenOrDefault(token)).exact
+	re := regexpsFor(token).exact
 	return re.MatchString(text) || re.MatchString(stripEdgePunctuation(jsTrim(text)))
 }
 
@@ -127,6 +171,9 @@ func IsSilentReplyText(text, token string) bool {
 // followed by the token or by a stay-quiet statement and the token.
 func IsSilentReplyPayloadText(text, token string) bool {
 	token = tokenOrDefault(token)
+	if !containsFold(text, token) { // every form below has the token
+		return false
+	}
 	return IsSilentReplyText(text, token) ||
 		isSilentJSONString(text, token) ||
 		isSilentEnvelope(text, token) ||
@@ -260,10 +307,11 @@ func StripLeadingSilentToken(text, token string) string {
 // glued to a letter or digit ("NO_REPLYhello"), or with the token followed
 // by a line break and more text. "NO_REPLY hello" on one line is false.
 func StartsWithSilentToken(text, token string) bool {
-	if text == "" {
+	token = tokenOrDefault(token)
+	if !containsFold(text, token) {
 		return false
 	}
-	rx := regexpsFor(tokenOrDefault(token))
+	rx := regexpsFor(token)
 	if rx.leadingAttached.MatchString(text) {
 		return true
 	}
