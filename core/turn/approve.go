@@ -48,19 +48,19 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 
 // alwaysOf is the tools the session allowed for good.
 func alwaysOf(sess store.Session) []string {
-	meta, _ := metaOf(sess.Chat)
+	meta, _ := metaOf(sess.Key, sess.Chat)
 	return meta.Always
 }
 
 // allowAlways stores tool as allowed for the rest of the session.
 func (t *Turns) allowAlways(ctx context.Context, key, tool string) {
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		meta, _ := metaOf(s.Chat)
+		meta, _ := metaOf(key, s.Chat)
 		if slices.Contains(meta.Always, tool) {
 			return errUnchanged
 		}
 		meta.Always = append(meta.Always, tool)
-		b, err := encodeMeta(meta)
+		b, err := encodeMeta(key, meta)
 		if err != nil {
 			return err
 		}

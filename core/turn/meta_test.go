@@ -19,7 +19,7 @@ func TestMetaOfIsUnmarshal(t *testing.T) {
 		var want chatMeta
 		wantOK := json.Unmarshal([]byte(raw), &want) == nil
 		for range 2 { // a miss, then a hit
-			got, ok := metaOf([]byte(raw))
+			got, ok := metaOf("s1", []byte(raw))
 			if ok != wantOK || !reflect.DeepEqual(got, want) {
 				t.Errorf("metaOf(%q) = %+v, %v; json.Unmarshal: %+v, %v", raw, got, ok, want, wantOK)
 			}
@@ -30,14 +30,14 @@ func TestMetaOfIsUnmarshal(t *testing.T) {
 // TestMetaOfCopies checks that a caller's changes (an append to the
 // always-allowed tools, as allowAlways makes) never reach the cache.
 func TestMetaOfCopies(t *testing.T) {
-	raw, err := encodeMeta(chatMeta{Always: make([]string, 1, 8), Past: []PastSession{{ID: "p"}}})
+	raw, err := encodeMeta("s1", chatMeta{Always: make([]string, 1, 8), Past: []PastSession{{ID: "p"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := metaOf(raw)
+	m, _ := metaOf("s1", raw)
 	m.Always = append(m.Always, "Write")
 	m.Past[0].ID = "changed"
-	again, _ := metaOf(raw)
+	again, _ := metaOf("s1", raw)
 	if len(again.Always) != 1 || again.Past[0].ID != "p" {
 		t.Fatalf("the cache was changed through a caller's copy: %+v", again)
 	}
@@ -45,7 +45,7 @@ func TestMetaOfCopies(t *testing.T) {
 
 func TestMetaCacheIsBounded(t *testing.T) {
 	for i := range 3 * metaCacheMax {
-		if _, err := encodeMeta(chatMeta{PromptTokens: i + 1}); err != nil {
+		if _, err := encodeMeta(fmt.Sprint("k", i), chatMeta{PromptTokens: i + 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +55,20 @@ func TestMetaCacheIsBounded(t *testing.T) {
 	if n > metaCacheMax {
 		t.Fatalf("%d entries cached, at most %d", n, metaCacheMax)
 	}
-	if m, ok := metaOf([]byte(fmt.Sprintf(`{"prompt_tokens":%d}`, 7))); !ok || m.PromptTokens != 7 {
-		t.Fatalf("after refilling: %+v, %v", m, ok)
+}
+
+// TestMetaOfFollowsTheRow checks that a session's cached metadata is used
+// only while the row holds the text it came from: another text of the same
+// session (the row changed by a writer that did not encode here, or an
+// encode that was not stored) is decoded.
+func TestMetaOfFollowsTheRow(t *testing.T) {
+	if _, err := encodeMeta("s2", chatMeta{PromptTokens: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := metaOf("s2", []byte(`{"prompt_tokens":7}`)); !ok || m.PromptTokens != 7 {
+		t.Fatalf("another text of the session: %+v, %v", m, ok)
+	}
+	if m, _ := metaOf("", []byte(`{"prompt_tokens":9}`)); m.PromptTokens != 9 {
+		t.Fatalf("uncached: %+v", m)
 	}
 }

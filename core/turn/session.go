@@ -67,7 +67,7 @@ func pushPast(raw []byte, old store.Session) []byte {
 	if old.ClaudeSessionID == "" || old.Turns == 0 {
 		return raw
 	}
-	meta, _ := metaOf(raw)
+	meta, _ := metaOf(old.Key, raw)
 	past := []PastSession{{ID: old.ClaudeSessionID, Started: old.CreatedAt, Last: old.LastMessageAt, Turns: old.Turns}}
 	for _, p := range meta.Past {
 		if p.ID != old.ClaudeSessionID && len(past) < maxPast {
@@ -75,13 +75,13 @@ func pushPast(raw []byte, old store.Session) []byte {
 		}
 	}
 	meta.Past = past
-	b, _ := encodeMeta(meta)
+	b, _ := encodeMeta(old.Key, meta)
 	return b
 }
 
 // PastOf is the chat's earlier sessions, newest first.
 func PastOf(sess store.Session) []PastSession {
-	meta, _ := metaOf(sess.Chat)
+	meta, _ := metaOf(sess.Key, sess.Chat)
 	return meta.Past
 }
 
@@ -97,9 +97,9 @@ func (t *Turns) Switch(ctx context.Context, key string, n int) (PastSession, err
 		}
 		chosen = past[n-1]
 		raw := pushPast(s.Chat, *s)
-		meta, _ := metaOf(raw)
+		meta, _ := metaOf(key, raw)
 		meta.Past = slices.DeleteFunc(meta.Past, func(p PastSession) bool { return p.ID == chosen.ID })
-		b, err := encodeMeta(meta)
+		b, err := encodeMeta(key, meta)
 		if err != nil {
 			return err
 		}
@@ -129,13 +129,13 @@ func keepOverrides(raw []byte) []byte {
 	if o == (Overrides{}) && len(past) == 0 {
 		return nil
 	}
-	b, _ := encodeMeta(chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode, Queue: o.Queue, Past: past})
+	b, _ := encodeMeta("", chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode, Queue: o.Queue, Past: past})
 	return b
 }
 
 // OverridesOf reads a session's overrides from its chat metadata.
 func OverridesOf(sess store.Session) Overrides {
-	meta, _ := metaOf(sess.Chat)
+	meta, _ := metaOf(sess.Key, sess.Chat)
 	return Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode, Queue: meta.Queue}
 }
 
@@ -146,11 +146,11 @@ func OverridesOf(sess store.Session) Overrides {
 func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*Overrides)) (Overrides, error) {
 	var out Overrides
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		meta, _ := metaOf(s.Chat)
+		meta, _ := metaOf(key, s.Chat)
 		o := Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode, Queue: meta.Queue}
 		set(&o)
 		meta.Model, meta.Effort, meta.Mode, meta.Queue = o.Model, o.Effort, o.Mode, o.Queue
-		b, err := encodeMeta(meta)
+		b, err := encodeMeta(key, meta)
 		if err != nil {
 			return err
 		}
@@ -166,7 +166,7 @@ func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*Override
 // lastMessageTime is when the last answered message of sess was written,
 // else the end of its last turn.
 func lastMessageTime(sess store.Session) time.Time {
-	if meta, ok := metaOf(sess.Chat); ok && !meta.LastMessage.IsZero() {
+	if meta, ok := metaOf(sess.Key, sess.Chat); ok && !meta.LastMessage.IsZero() {
 		return meta.LastMessage
 	}
 	return sess.LastMessageAt
@@ -252,7 +252,7 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 	// JSON decode and encode: ~7 % of the single writer's time per
 	// message); the writer redoes it only when the session changed since
 	// the turn read it.
-	chat := updateMeta(sess.Chat, res, m)
+	chat := updateMeta(key, sess.Chat, res, m)
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		if s.SessionID != sess.SessionID && found {
 			return nil // reset meanwhile
@@ -279,7 +279,7 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 		if bytes.Equal(s.Chat, sess.Chat) {
 			s.Chat = chat
 		} else {
-			s.Chat = updateMeta(s.Chat, res, m)
+			s.Chat = updateMeta(key, s.Chat, res, m)
 		}
 		return nil
 	})
@@ -289,8 +289,8 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 }
 
 // updateMeta folds the turn into the session's chat metadata.
-func updateMeta(raw []byte, res runner.Result, m *message.Message) []byte {
-	meta, _ := metaOf(raw)
+func updateMeta(key string, raw []byte, res runner.Result, m *message.Message) []byte {
+	meta, _ := metaOf(key, raw)
 	meta.Instance, meta.Channel, meta.ChatType, meta.ChatID, meta.ThreadID = m.Instance, m.Channel, string(m.ChatType), m.ChatID, m.ThreadID
 	if m.ChatTitle != "" {
 		meta.Title = m.ChatTitle
@@ -310,7 +310,7 @@ func updateMeta(raw []byte, res runner.Result, m *message.Message) []byte {
 	if !m.Timestamp.IsZero() {
 		meta.LastMessage = m.Timestamp
 	}
-	b, _ := encodeMeta(meta)
+	b, _ := encodeMeta(key, meta)
 	return b
 }
 
@@ -320,7 +320,7 @@ func updateMeta(raw []byte, res runner.Result, m *message.Message) []byte {
 func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session, m *message.Message) {
 	tgt := m.Target()
 	mf := t.opts.MemoryFlush
-	meta, _ := metaOf(sess.Chat)
+	meta, _ := metaOf(key, sess.Chat)
 	var flushed *int
 	if sess.MemoryFlushCycle > 0 {
 		c := int(sess.MemoryFlushCycle - 1)
@@ -352,9 +352,9 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	_, _ = t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		s.MemoryFlushCycle = cycle
 		if res.Compacted {
-			m, _ := metaOf(s.Chat)
+			m, _ := metaOf(key, s.Chat)
 			m.Compactions++
-			if b, err := encodeMeta(m); err == nil {
+			if b, err := encodeMeta(key, m); err == nil {
 				s.Chat = b
 			}
 		}
