@@ -3,6 +3,7 @@ package pgtest_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,12 +86,16 @@ func TestKilledBinaryTakesTheServer(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	line, err := bufio.NewReader(out).ReadString('\n')
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
 	f := strings.Fields(line)
 	if err != nil || len(f) != 4 || f[0] != "URL" || f[2] != "DIR" {
+		// The helper failed: the rest of its output says why.
+		stdin.Close()
+		rest, _ := io.ReadAll(io.LimitReader(r, 64<<10))
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatalf("helper said %q, %v", line, err)
+		t.Fatalf("helper said %q, %v; then:\n%s", line, err, rest)
 	}
 	url, dir := f[1], f[3]
 	c, err := pgx.Connect(ctx, url)
