@@ -192,13 +192,7 @@ var platformLibraries = []string{
 // linked into bin/clawhost (a plugin package imported by accident would
 // pull in whatsmeow and its SQLite store).
 func TestHostBinaryHasNoPlatformLibrary(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "./core/cmd/clawhost")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	deps := strings.Fields(string(out))
+	deps := goFields(t, "list", "-deps", "./core/cmd/clawhost")
 	if len(deps) < 10 {
 		t.Fatalf("go list -deps found only %q", deps)
 	}
@@ -225,24 +219,12 @@ var reflectionBloat = []string{"net/rpc", "text/template", "golang.org/x/net/tra
 // example to check that no function the linker reaches reads methods by
 // reflection (go build -ldflags=-dumpdep marks them <ReflectMethod>).
 func TestPluginsKeepDeadCodeElimination(t *testing.T) {
-	list := exec.Command("go", "list", "-tags", "grpcnotrace", "-f", "{{if eq .Name \"main\"}}{{.ImportPath}}{{end}}", "./plugins/...", "./examples/...")
-	list.Dir = "../.."
-	out, err := list.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	mains := strings.Fields(string(out))
+	mains := goFields(t, "list", "-tags", "grpcnotrace", "-f", "{{if eq .Name \"main\"}}{{.ImportPath}}{{end}}", "./plugins/...", "./examples/...")
 	if len(mains) < 5 {
 		t.Fatalf("found only the plugin binaries %q", mains)
 	}
 	for _, m := range mains {
-		cmd := exec.Command("go", "list", "-tags", "grpcnotrace", "-deps", m)
-		cmd.Dir = "../.."
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", m, err)
-		}
-		for _, d := range strings.Fields(string(out)) {
+		for _, d := range goFields(t, "list", "-tags", "grpcnotrace", "-deps", m) {
 			if slices.Contains(reflectionBloat, d) {
 				t.Errorf("%s links %s", rel(m), d)
 			}
@@ -264,6 +246,19 @@ func TestPluginsKeepDeadCodeElimination(t *testing.T) {
 			break
 		}
 	}
+}
+
+// goFields runs the go command in the repository's root and returns the
+// fields of its output.
+func goFields(t *testing.T, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.Fields(string(out))
 }
 
 func hasPlatformLibrary(pkg string) bool {

@@ -3,15 +3,29 @@
 // unset, a fresh build of clawhost and every first-party and example plugin
 // into a temporary directory, once per test process. Binaries are named as
 // the Makefile names them: clawhost and clawhost-<plugin>.
+//
+// A test process cannot remove its directory when it exits (no hook runs
+// after the last test, nor after kill -9), so each directory names its
+// process in an owner file, and the next build removes the directories of
+// processes that are gone: ~150 MB each, they once filled the disk.
 package testbin
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
+	"time"
 )
+
+// ownerFile, in a build directory, holds the pid of the test process it
+// belongs to.
+const ownerFile = "owner.pid"
 
 const module = "github.com/clawhost/clawhost/"
 
@@ -40,7 +54,11 @@ func Dir() (string, error) {
 		return d, nil
 	}
 	once.Do(func() {
+		removeLeftovers()
 		if dir, err = os.MkdirTemp("", "clawhost-bin-"); err != nil {
+			return
+		}
+		if err = os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 			return
 		}
 		for name, pkg := range packages {
@@ -55,4 +73,30 @@ func Dir() (string, error) {
 		}
 	})
 	return dir, err
+}
+
+// removeLeftovers removes the build directories of test processes that
+// have exited, and those of older builds that name no process.
+func removeLeftovers() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "clawhost-bin-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && olderThanAnHour(d) { // no owner: a build before owner files
+				os.RemoveAll(d)
+			}
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err == nil && pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			os.RemoveAll(d)
+		}
+	}
+}
+
+// olderThanAnHour keeps a directory another process has just created and
+// not yet named itself in.
+func olderThanAnHour(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && time.Since(fi.ModTime()) > time.Hour
 }
