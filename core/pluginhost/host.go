@@ -32,6 +32,7 @@ package pluginhost
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -141,6 +142,9 @@ type Host struct {
 	mu        sync.Mutex
 	instances map[string]*Instance
 	stopped   bool
+
+	sockOnce sync.Once
+	sockDir  string // see socketDir
 }
 
 // New returns a Host with no instances.
@@ -238,6 +242,10 @@ func (h *Host) Stop() {
 		go func() { defer wg.Done(); inst.stop() }()
 	}
 	wg.Wait()
+	h.sockOnce.Do(func() {}) // none made from now on; and sockDir is read after it was set
+	if h.sockDir != "" {
+		os.RemoveAll(h.sockDir)
+	}
 }
 
 // Instance returns the named instance, or nil.

@@ -106,6 +106,7 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 		StartTimeout:     timeout,
 		Logger:           i.log,
 		GRPCDialOptions:  host.DialOptions(),
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: i.h.socketDir()},
 		// Not the host's environment: pluginEnv decides what a plugin sees.
 		SkipHostEnv: true,
 		// go-plugin hands us a template cmd carrying only its handshake
