@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/ownerdir"
 )
 
 // TestSocketDir: the plugins' sockets are in the host's own directory,
@@ -28,7 +30,7 @@ func TestSocketDir(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(left, "plugin-dir1"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(left, sockDirOwner), []byte(strconv.Itoa(gone.Process.Pid)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(left, ownerdir.File), []byte(strconv.Itoa(gone.Process.Pid)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -44,7 +46,7 @@ func TestSocketDir(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("socket directories %q, want this host's", dirs)
 	}
-	owner, _ := os.ReadFile(filepath.Join(dirs[0], sockDirOwner))
+	owner, _ := os.ReadFile(filepath.Join(dirs[0], ownerdir.File))
 	if strings.TrimSpace(string(owner)) != strconv.Itoa(os.Getpid()) {
 		t.Errorf("owner %q, want this process %d", owner, os.Getpid())
 	}

@@ -6,26 +6,21 @@
 //
 // A test process cannot remove its directory when it exits (no hook runs
 // after the last test, nor after kill -9), so each directory names its
-// process in an owner file, and the next build removes the directories of
-// processes that are gone: ~150 MB each, they once filled the disk.
+// process (core/internal/ownerdir), and the next build removes the
+// directories of processes that are gone: ~150 MB each, they once filled
+// the disk.
 package testbin
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
-)
 
-// ownerFile, in a build directory, holds the pid of the test process it
-// belongs to.
-const ownerFile = "owner.pid"
+	"github.com/clawhost/clawhost/core/internal/ownerdir"
+)
 
 const module = "github.com/clawhost/clawhost/"
 
@@ -54,11 +49,10 @@ func Dir() (string, error) {
 		return d, nil
 	}
 	once.Do(func() {
-		removeLeftovers()
-		if dir, err = os.MkdirTemp("", "clawhost-bin-"); err != nil {
-			return
-		}
-		if err = os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		// Directories made before owner files were written are removed
+		// once they are an hour old.
+		ownerdir.RemoveLeftovers(os.TempDir(), "clawhost-bin-*", time.Hour)
+		if dir, err = ownerdir.Make("", "clawhost-bin-"); err != nil {
 			return
 		}
 		for name, pkg := range packages {
@@ -73,30 +67,4 @@ func Dir() (string, error) {
 		}
 	})
 	return dir, err
-}
-
-// removeLeftovers removes the build directories of test processes that
-// have exited, and those of older builds that name no process.
-func removeLeftovers() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "clawhost-bin-*"))
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, ownerFile))
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) && olderThanAnHour(d) { // no owner: a build before owner files
-				os.RemoveAll(d)
-			}
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err == nil && pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-			os.RemoveAll(d)
-		}
-	}
-}
-
-// olderThanAnHour keeps a directory another process has just created and
-// not yet named itself in.
-func olderThanAnHour(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && time.Since(fi.ModTime()) > time.Hour
 }

@@ -43,15 +43,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/ownerdir"
+
 	"github.com/jackc/pgx/v5"
 )
 
 // EnvRequire makes a missing PostgreSQL a failure instead of a skip.
 const EnvRequire = "CLAWHOST_REQUIRE_POSTGRES"
-
-// ownerFile, in a cluster's directory, holds the pid of the test binary
-// that started it: a directory whose owner is gone is left over.
-const ownerFile = "pgtest.pid"
 
 // Server is a running cluster. Its superuser is clawhost, with trust
 // authentication over the socket.
@@ -199,17 +197,15 @@ func start() (*Server, error, error) {
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
 	removeLeftovers()
-	// A short path: a unix socket's path is limited to ~107 bytes.
-	dir, err := os.MkdirTemp("/tmp", "pg")
+	// A short path: a unix socket's path is limited to ~107 bytes. The
+	// directory names the test binary (core/internal/ownerdir).
+	dir, err := ownerdir.Make("/tmp", "pg")
 	if err != nil {
 		return nil, nil, err
 	}
 	fail := func(err error) (*Server, error, error) {
 		os.RemoveAll(dir)
 		return nil, nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return fail(err)
 	}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
@@ -329,22 +325,7 @@ func (s *Server) stop() {
 
 // removeLeftovers removes the directories of clusters whose test binary
 // died without stopping them (their server died with it).
-func removeLeftovers() {
-	owners, _ := filepath.Glob(filepath.Join("/tmp", "pg*", ownerFile))
-	for _, f := range owners {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 {
-			continue
-		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			os.RemoveAll(filepath.Dir(f))
-		}
-	}
-}
+func removeLeftovers() { ownerdir.RemoveLeftovers("/tmp", "pg*", 0) }
 
 func tail(b []byte) string {
 	if len(b) > 4000 {
