@@ -177,7 +177,7 @@ func run(p Plugin, log hclog.Logger, debugAs string) int {
 	}
 	defer serving.Stop() // removes the socket file
 	if debugAs != "" {
-		go announce(p.Name, debugAs, wire.ReattachTo(serving.Addr, os.Getpid()), func() { stop(1) })
+		go announce(p.Name, debugAs, wire.ReattachTo(serving.Addr(), os.Getpid()), func() { stop(1) })
 	} else {
 		// The handshake: go-plugin's client reads this one line.
 		if _, err := fmt.Fprintln(os.Stdout, serving.HandshakeLine()); err != nil {
@@ -200,7 +200,7 @@ func run(p Plugin, log hclog.Logger, debugAs string) int {
 
 	code := 0
 	select {
-	case <-serving.Done: // the host asked for a graceful shutdown
+	case <-serving.Done(): // the host asked for a graceful shutdown
 	case code = <-exitCode:
 	}
 	cancel()

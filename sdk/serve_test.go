@@ -1,12 +1,11 @@
 package sdk_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,24 +36,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// lockedBuffer collects go-plugin's client log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestServeSpeaksGoPluginsProtocol starts a plugin process served by
 // sdk.Serve and drives it with go-plugin's own client, as clawhost does:
 // the handshake is accepted, the health ping and a call work, the client
@@ -68,7 +49,13 @@ func TestServeSpeaksGoPluginsProtocol(t *testing.T) {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), envServe+"=1")
-	var clientLog lockedBuffer
+	// go-plugin's client log, in a file (writes from several goroutines).
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "client.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	clientLog := func() string { b, _ := os.ReadFile(logFile.Name()); return string(b) }
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  host.Handshake,
 		Plugins:          host.PluginSet(),
@@ -76,12 +63,12 @@ func TestServeSpeaksGoPluginsProtocol(t *testing.T) {
 		GRPCDialOptions:  host.DialOptions(),
 		Cmd:              cmd,
 		StartTimeout:     10 * time.Second,
-		Logger:           hclog.New(&hclog.LoggerOptions{Output: &clientLog, Level: hclog.Debug}),
+		Logger:           hclog.New(&hclog.LoggerOptions{Output: logFile, Level: hclog.Debug}),
 	})
 	defer client.Kill()
 	rpc, err := client.Client()
 	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, clientLog.String())
+		t.Fatalf("connect: %v\n%s", err, clientLog())
 	}
 	if err := rpc.Ping(); err != nil {
 		t.Fatalf("ping (the health service): %v", err)
@@ -116,7 +103,7 @@ func TestServeSpeaksGoPluginsProtocol(t *testing.T) {
 	if _, err := os.Stat(socket); !os.IsNotExist(err) {
 		t.Errorf("the socket file %s is still there after the plugin stopped (stat: %v)", socket, err)
 	}
-	log := clientLog.String()
+	log := clientLog()
 	for _, bad := range []string{"[WARN]", "[ERROR]", "forcefully"} {
 		if strings.Contains(log, bad) {
 			t.Errorf("go-plugin's client logged %s:\n%s", bad, log)

@@ -484,8 +484,9 @@ func BenchmarkInboundToRunUnderLoad(b *testing.B) {
 // the probes of BenchmarkInboundToRunUnderLoad. Its p99 above 1 ms is what
 // the machine itself adds to a millisecond's work: a virtual machine's
 // CPU taken away by the hypervisor or another tenant, which no code in
-// the process can avoid. On a 2-core VM this has been 3-10 ms at p99, the
-// same order as the 5 ms goal; read the latency p99s beside it.
+// the process can avoid. On the development machine (a 2-core VM) it
+// measured 1.3-5.9 ms at p99 in four runs, the order of the 5 ms goal;
+// read the latency p99s beside it.
 func BenchmarkMachineFloor(b *testing.B) {
 	work := func(n int) uint64 {
 		x := uint64(1)

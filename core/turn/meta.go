@@ -41,7 +41,7 @@ func metaOf(key string, raw []byte) (chatMeta, bool) {
 	metaCache.mu.Lock()
 	d, hit := metaCache.m[key]
 	metaCache.mu.Unlock()
-	if !hit || key == "" || d.raw != string(raw) {
+	if !hit || d.raw != string(raw) { // key "" is never remembered
 		d = decodedMeta{raw: string(raw)}
 		d.ok = json.Unmarshal(raw, &d.meta) == nil
 		remember(key, d)

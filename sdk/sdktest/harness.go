@@ -66,20 +66,14 @@ func start(t testing.TB, p sdk.Plugin, stopTimeout time.Duration) (*Harness, fun
 		out.close()
 		t.Fatalf("sdktest: plugin %s: serve: %v", p.Name, err)
 	}
-	rc, err := host.ParseReattach(mustReattachLine(t, wire.ReattachTo(serving.Addr, os.Getpid())))
-	if err != nil {
-		serving.Stop()
-		cancelRun()
-		out.close()
-		t.Fatalf("sdktest: plugin %s: %v", p.Name, err)
-	}
-	// In-process: the "process" go-plugin watches is the server, which
-	// ends when serving.Done is closed.
-	rc["t"].ReattachFunc = func() (runner.AttachedRunner, error) { return served(serving.Done), nil }
+	// Attached as a host attaches to a plugin in debug mode. In-process,
+	// the "process" go-plugin watches is the server.
+	rc := &plugin.ReattachConfig{Protocol: plugin.ProtocolGRPC, ProtocolVersion: wire.ProtocolVersion, Addr: serving.Addr(), Pid: os.Getpid(), Test: true,
+		ReattachFunc: func() (runner.AttachedRunner, error) { return served(serving.Done()), nil }}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  host.Handshake,
 		Plugins:          host.PluginSet(),
-		Reattach:         rc["t"],
+		Reattach:         rc,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		GRPCDialOptions:  host.DialOptions(),
 		Logger:           goPluginLog,
@@ -176,15 +170,4 @@ func (w *testWriter) close() {
 	w.mu.Lock()
 	w.done = true
 	w.mu.Unlock()
-}
-
-// mustReattachLine is the CLAWHOST_REATTACH value of r, under the instance
-// name "t": the harness attaches the way a host attaches to a plugin in
-// debug mode.
-func mustReattachLine(t testing.TB, r wire.Reattach) string {
-	line, err := wire.ReattachLine("t", r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return line
 }

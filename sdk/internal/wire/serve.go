@@ -58,18 +58,19 @@ const healthService = "plugin"
 
 // Serving is a plugin's gRPC server on its socket.
 type Serving struct {
-	// Addr is the socket the server listens on.
-	Addr net.Addr
-	// Done is closed once the server has stopped: the host asked it to
-	// (go-plugin's controller Shutdown, sent when the host stops the
-	// plugin) or Stop was called.
-	Done <-chan struct{}
-
 	srv  *grpc.Server
 	lis  net.Listener
 	once sync.Once
 	done chan struct{}
 }
+
+// Addr is the socket the server listens on.
+func (s *Serving) Addr() net.Addr { return s.lis.Addr() }
+
+// Done is closed once the server has stopped: the host asked it to
+// (go-plugin's controller Shutdown, sent when the host stops the plugin)
+// or Stop was called.
+func (s *Serving) Done() <-chan struct{} { return s.done }
 
 // Stop stops the server and closes its connections; it returns once the
 // server has stopped. Calling it again does nothing.
@@ -90,7 +91,7 @@ func (s *Serving) Stop() {
 // PLUGIN_PROTOCOL_VERSIONS lists, leaving a mismatch for the client to
 // report.
 func (s *Serving) HandshakeLine() string {
-	return fmt.Sprintf("%d|%d|%s|%s|grpc|", coreProtocolVersion, ProtocolVersion, s.Addr.Network(), s.Addr.String())
+	return fmt.Sprintf("%d|%d|%s|%s|grpc|", coreProtocolVersion, ProtocolVersion, s.Addr().Network(), s.Addr().String())
 }
 
 // Serve starts srv's gRPC server on a new socket and returns once it
@@ -103,8 +104,7 @@ func Serve(srv *Server, log hclog.Logger) (*Serving, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin socket: %w", err)
 	}
-	done := make(chan struct{})
-	s := &Serving{Addr: lis.Addr(), Done: done, lis: lis, done: done}
+	s := &Serving{lis: lis, done: make(chan struct{})}
 	s.srv = grpc.NewServer(
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
