@@ -189,13 +189,11 @@ func run(p Plugin, log hclog.Logger, debugAs string) int {
 		// handshake pipe.
 		os.Stdout = os.Stderr
 		// Ctrl-C in the terminal clawhost runs in reaches every process of
-		// the group; the host decides when its plugins stop.
-		ints := make(chan os.Signal, 1)
-		signal.Notify(ints, os.Interrupt)
-		go func() {
-			for range ints {
-			}
-		}()
+		// the group; the host decides when its plugins stop. A channel
+		// nobody reads takes SIGINT (delivery never blocks; extra ones are
+		// dropped); signal.Ignore would be inherited by the plugin's
+		// children.
+		signal.Notify(make(chan os.Signal, 1), os.Interrupt)
 	}
 
 	code := 0
