@@ -24,6 +24,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/delivery"
+	"github.com/clawhost/clawhost/core/internal/gcpace"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
@@ -244,6 +245,9 @@ type benchGateway struct {
 
 func newBenchGateway(tb testing.TB, dir, sync string, agent *benchAgent) *benchGateway {
 	tb.Helper()
+	// The collector paced as the daemon paces it (GOGC=100 in the
+	// environment measures Go's default instead).
+	gcpace.Start()
 	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "data"), sqlite.Options{Synchronous: sync})
 	if err != nil {
 		tb.Fatal(err)

@@ -34,6 +34,7 @@ import (
 
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/gcpace"
 	"github.com/clawhost/clawhost/core/pluginhost"
 )
 
@@ -240,6 +241,7 @@ func serve(path string, stderr io.Writer) int {
 	if !ok {
 		return 1
 	}
+	gcpace.Start()
 	h, err := core.New(cfg, core.Options{Version: version, LogOutput: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost: %v\n", err)
