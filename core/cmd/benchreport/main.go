@@ -46,6 +46,7 @@ var figures = []figure{
 	{Name: "machine floor: 1 ms of CPU work, p99", Bench: "BenchmarkMachineFloor", Metric: "work-p99-ns", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "fsyncs per message, inbound → stdin", Bench: "BenchmarkInboundToRun/sync=FULL", Metric: "fsyncs/msg", Goal: 1, Max: true, Scale: 1, Unit: ""},
 	{Name: "pipeline, no-op agent, 1,000 sessions, replies delivered", Bench: "BenchmarkPipeline", Metric: "msgs/s", Goal: 20000, Scale: 1, Unit: "msg/s"},
+	{Name: "pipeline as above, 3.7 KB messages, 1.9 KB replies", Bench: "BenchmarkPipelineLong", Metric: "msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
 	{Name: "journal accept alone (the ack)", Bench: "BenchmarkInboundAcceptOnly/sync=FULL", Metric: "ack-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
 	{Name: "real binary, 2,000 msgs / 200 chats, vs echo bot", Bench: "BenchmarkLoadTelegram", Metric: "ratio-%", Goal: 80, Scale: 1, Unit: "%"},
 	{Name: "real binary, 2,000 msgs / 200 chats", Bench: "BenchmarkLoadTelegram", Metric: "clawhost-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},

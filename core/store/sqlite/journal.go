@@ -11,8 +11,10 @@ import (
 	"github.com/clawhost/clawhost/core/store"
 )
 
+// entryCols are an entry's columns in a query of the journal; the message is
+// in journal_messages (migration 7), its row id the entry's.
 const entryCols = `id, instance, chat_id, thread_id, message_id, dedupe_key, received_at,
-	message, state, session_key, attempts, reason, updated_at, owner`
+	(SELECT message FROM journal_messages m WHERE m.id = journal.id), state, session_key, attempts, reason, updated_at, owner`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -49,10 +51,11 @@ const (
 	qDedupePut = `INSERT INTO dedupe(key, journal_id, seen_at) VALUES (?1, ?2, ?3)
 		ON CONFLICT(key) DO UPDATE SET journal_id = excluded.journal_id, seen_at = excluded.seen_at
 		WHERE dedupe.seen_at <= ?4`
-	qJournalInsert = `INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at, owner)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'accepted', ?, ?)`
-	qEntry = `SELECT ` + entryCols + ` FROM journal WHERE id = ?`
-	qState = `SELECT state FROM journal WHERE id = ?`
+	qJournalInsert = `INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, state, updated_at, owner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'accepted', ?, ?)`
+	qMessageInsert = `INSERT INTO journal_messages(id, message) VALUES (?, ?)`
+	qEntry         = `SELECT ` + entryCols + ` FROM journal WHERE id = ?`
+	qState         = `SELECT state FROM journal WHERE id = ?`
 )
 
 // Accept implements [store.Journal].
@@ -88,8 +91,13 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 			recv = now
 		}
 		if _, err := t.exec(qJournalInsert, id, in.Instance, in.ChatID, in.ThreadID, in.MessageID, key,
-			recv.UnixNano(), in.Message, now.UnixNano(), d.opts.Host); err != nil {
+			recv.UnixNano(), now.UnixNano(), d.opts.Host); err != nil {
 			return err
+		}
+		if in.Message != nil {
+			if _, err := t.exec(qMessageInsert, id, in.Message); err != nil {
+				return err
+			}
 		}
 		res = store.AcceptResult{ID: id}
 		return nil
@@ -404,8 +412,10 @@ func (d *DB) Prune(ctx context.Context, before time.Time) (int, error) {
 			for _, id := range ids {
 				for _, q := range []string{
 					`DELETE FROM reply_chunks WHERE journal_id = ?`,
+					`DELETE FROM chunk_texts WHERE journal_id = ?`,
 					`DELETE FROM live_output WHERE journal_id = ?`,
 					`DELETE FROM replies WHERE journal_id = ?`,
+					`DELETE FROM journal_messages WHERE id = ?`,
 					`DELETE FROM journal WHERE id = ?`,
 				} {
 					if _, err := t.exec(q, id); err != nil {

@@ -64,7 +64,11 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			return err
 		}
 		for i, c := range r.Chunks {
-			if _, err := t.exec(`INSERT INTO reply_chunks(journal_id, idx, text) VALUES (?, ?, ?)`, r.JournalID, i, c); err != nil {
+			// The text beside the row its send marks change (migration 7).
+			if _, err := t.exec(`INSERT INTO reply_chunks(journal_id, idx, text) VALUES (?, ?, '')`, r.JournalID, i); err != nil {
+				return err
+			}
+			if _, err := t.exec(`INSERT INTO chunk_texts(journal_id, idx, text) VALUES (?, ?, ?)`, r.JournalID, i, c); err != nil {
 				return err
 			}
 		}
@@ -173,7 +177,8 @@ func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(strin
 		return store.PendingReply{}, err
 	}
 	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, store.FromUnixNano(produced)
-	rs, err := rows(`SELECT idx, text, sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks WHERE journal_id = ? ORDER BY idx`, e.ID)
+	rs, err := rows(`SELECT idx, coalesce((SELECT text FROM chunk_texts t WHERE t.journal_id = c.journal_id AND t.idx = c.idx), ''),
+		sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks c WHERE journal_id = ? ORDER BY idx`, e.ID)
 	if err != nil {
 		return store.PendingReply{}, err
 	}

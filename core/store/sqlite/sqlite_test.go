@@ -85,8 +85,12 @@ func TestMigrationSetsFinishedAt(t *testing.T) {
 	if err := d.Finish(ctx, store.FinishRequest{IDs: ids[:2], State: store.StateDone}); err != nil {
 		t.Fatal(err)
 	}
-	// Back to schema 5: the column gone, the old indexes back.
+	// Back to schema 5: the messages in the rows, the column gone, the old
+	// indexes back.
 	for _, q := range []string{
+		`UPDATE journal SET message = (SELECT message FROM journal_messages m WHERE m.id = journal.id)`,
+		`DROP TABLE journal_messages`,
+		`DROP TABLE chunk_texts`,
 		`DROP INDEX journal_live`, `DROP INDEX journal_done`, `ALTER TABLE journal DROP COLUMN finished_at`,
 		`CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed')`,
 		`CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued'`,
@@ -107,6 +111,76 @@ func TestMigrationSetsFinishedAt(t *testing.T) {
 	clk.Advance(time.Hour)
 	if n, err := d.Prune(ctx, clk.Now()); err != nil || n != 2 {
 		t.Fatalf("Prune after the migration = %d, %v; want the 2 finished entries", n, err)
+	}
+}
+
+// TestMigrationMovesPayloads: a database written before migration 7 keeps
+// every entry's message and every chunk's text, now beside their rows, and
+// no row keeps a copy.
+func TestMigrationMovesPayloads(t *testing.T) {
+	dir := t.TempDir()
+	d := openTest(t, dir, storetest.NewClock())
+	ctx := context.Background()
+	want := map[int64][]byte{}
+	for i := range 4 {
+		in := msg(i)
+		if i == 3 {
+			in.Message = nil // an entry without a message stays without one
+		}
+		want[mustAccept(t, d, in)] = in.Message
+	}
+	replied := mustAccept(t, d, msg(4))
+	want[replied] = msg(4).Message
+	if err := d.Start(ctx, replied); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RecordReply(ctx, store.Reply{JournalID: replied, Text: "ab", Chunks: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.MarkSent(ctx, store.ChunkSent{JournalID: replied, Index: 0}); err != nil {
+		t.Fatal(err)
+	}
+	// Back to schema 6: the payloads in the rows, their tables gone.
+	for _, q := range []string{
+		`UPDATE journal SET message = (SELECT message FROM journal_messages m WHERE m.id = journal.id)`,
+		`UPDATE reply_chunks SET text = (SELECT text FROM chunk_texts t WHERE t.journal_id = reply_chunks.journal_id AND t.idx = reply_chunks.idx)`,
+		`DROP TABLE journal_messages`,
+		`DROP TABLE chunk_texts`,
+		`PRAGMA user_version = 6`,
+	} {
+		if _, err := d.wdbExec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	d.Close()
+	d = openTest(t, dir, nil)
+	for id, m := range want {
+		e, err := d.Entry(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(e.Message) != string(m) || (m == nil) != (e.Message == nil) {
+			t.Errorf("entry %d: message %q after the migration, want %q", id, e.Message, m)
+		}
+	}
+	p, err := d.PendingReply(ctx, replied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Chunks) != 2 || p.Chunks[0].Text != "a" || p.Chunks[1].Text != "b" || p.Chunks[0].SentAt.IsZero() || !p.Chunks[1].SentAt.IsZero() {
+		t.Errorf("chunks after the migration: %+v", p.Chunks)
+	}
+	for _, q := range []string{
+		`SELECT count(*) FROM journal WHERE message IS NOT NULL`,
+		`SELECT count(*) FROM reply_chunks WHERE text <> ''`,
+	} {
+		var n int
+		if err := d.rdb.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%s = %d, want 0", q, n)
+		}
 	}
 }
 
@@ -322,8 +396,8 @@ func TestFileModes(t *testing.T) {
 	}
 }
 
-// TestPruneDeletesChunks: Prune takes a finished entry's reply and chunks
-// along (the suite sees the entry and the reply go; no method reads a
+// TestPruneDeletesChunks: Prune takes a finished entry's message, reply
+// and chunks along (the suite sees the entry and the reply go; no method reads a
 // chunk alone).
 func TestPruneDeletesChunks(t *testing.T) {
 	t.Parallel()
@@ -339,7 +413,7 @@ func TestPruneDeletesChunks(t *testing.T) {
 	if n, err := d.Prune(ctx, clk.Now()); err != nil || n != 1 {
 		t.Fatalf("Prune = %d, %v; want 1", n, err)
 	}
-	for _, table := range []string{"journal", "replies", "reply_chunks"} {
+	for _, table := range []string{"journal", "journal_messages", "replies", "reply_chunks", "chunk_texts"} {
 		if n := count(t, d, table); n != 0 {
 			t.Fatalf("%d rows left in %s", n, table)
 		}
