@@ -81,11 +81,16 @@
 // entry; AUTOINCREMENT and the writer's counter keep them from ever being
 // reused. The dedupe table keeps at most [Options.DedupeMax] keys
 // ([DefaultDedupeMax]), oldest pruned first, at the commit that passes the
-// cap.
+// cap. What is written once and never changed is kept out of the rows whose
+// state changes: an entry's message is in journal_messages and a reply
+// chunk's text in chunk_texts, beside the journal and reply_chunks rows
+// that each state change rewrites whole (SQLite copies a whole row, its
+// overflow pages too, on every UPDATE).
 //
 // # Schema
 //
-// The schema is migrated on Open, one transaction per step, and the
-// database's user_version records the steps applied. A database written by
-// a newer binary (a higher user_version) is refused rather than guessed at.
+// The schema is migrated on Open, every pending step in one transaction
+// (all or none), and the database's user_version records the steps
+// applied. A database written by a newer binary (a higher user_version) is
+// refused rather than guessed at.
 package sqlite

@@ -182,9 +182,13 @@ UPDATE reply_chunks SET text = '' WHERE text <> '';
 // schemaVersion is the user_version a database has after Open.
 var schemaVersion = len(migrations)
 
-// migrate brings the schema to schemaVersion, one transaction per step. A
-// database from a newer binary is refused rather than guessed at.
-func migrate(ctx context.Context, conn *sql.Conn) error {
+// migrate brings the schema to schemaVersion: every pending step in one
+// transaction, so an interrupted migration leaves the schema as it was and
+// a new database costs one commit, not one per step (a fresh data
+// directory opened in ~8 ms with a commit per step, ~2 ms with one: the
+// first start of a host). A database from a newer binary is refused rather
+// than guessed at.
+func migrate(ctx context.Context, conn *sql.Conn) (err error) {
 	var v int
 	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return fmt.Errorf("read user_version: %w", err)
@@ -192,15 +196,9 @@ func migrate(ctx context.Context, conn *sql.Conn) error {
 	if v > len(migrations) {
 		return fmt.Errorf("database schema version %d is newer than this binary's %d", v, len(migrations))
 	}
-	for i := v; i < len(migrations); i++ {
-		if err := migrateStep(ctx, conn, i); err != nil {
-			return fmt.Errorf("step %d: %w", i+1, err)
-		}
+	if v == len(migrations) {
+		return nil
 	}
-	return nil
-}
-
-func migrateStep(ctx context.Context, conn *sql.Conn, i int) (err error) {
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
 	}
@@ -209,10 +207,12 @@ func migrateStep(ctx context.Context, conn *sql.Conn, i int) (err error) {
 			conn.ExecContext(context.Background(), "ROLLBACK")
 		}
 	}()
-	if _, err := conn.ExecContext(ctx, migrations[i]); err != nil {
-		return err
+	for i := v; i < len(migrations); i++ {
+		if _, err := conn.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
 	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
 		return err
 	}
 	_, err = conn.ExecContext(ctx, "COMMIT")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,6 +328,40 @@ func TestSchemaTooNew(t *testing.T) {
 	if d, err := Open(context.Background(), dir, Options{}); err == nil {
 		d.Close()
 		t.Fatal("opened a database with a newer schema")
+	}
+}
+
+// TestMigrationIsAllOrNone: a step that fails leaves the database as it
+// was before Open, the earlier steps of the same Open included; the next
+// Open (of a binary whose steps work) migrates it whole. Not parallel: it
+// changes the package's steps.
+func TestMigrationIsAllOrNone(t *testing.T) {
+	dir := t.TempDir()
+	steps := migrations
+	migrations = append(slices.Clone(steps), `CREATE TABLE half_done (a); SELECT no_such_function();`)
+	_, err := Open(context.Background(), dir, Options{Synchronous: "NORMAL"})
+	migrations = steps
+	if err == nil {
+		t.Fatal("Open with a failing step succeeded")
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dir, DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version, tables int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if version != 0 || tables != 0 {
+		t.Fatalf("after a failed migration: user_version %d, %d schema objects; want 0 and 0", version, tables)
+	}
+	d := openTest(t, dir, nil)
+	if _, err := d.Accept(context.Background(), msg(1)); err != nil {
+		t.Fatalf("Accept after the migration: %v", err)
 	}
 }
 
