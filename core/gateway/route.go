@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
@@ -43,6 +45,12 @@ func (g *Gateway) approved(ctx context.Context, instance, sender string) bool {
 	return ok
 }
 
+// arrivalLog is the logger of an arrival's lines, made only when one is
+// written: hclog's With copies the logger, and most arrivals log nothing.
+func (g *Gateway) arrivalLog(a *arrival) hclog.Logger {
+	return g.log.With("session", a.key, "id", a.ID)
+}
+
 // arrive is the arrival stage, serialized per conversation: access control
 // (with /whoami and pairing), then debounce.
 func (g *Gateway) arrive(a arrival) {
@@ -51,20 +59,19 @@ func (g *Gateway) arrive(a arrival) {
 	}
 	set := g.settings()
 	m := &a.Message
-	log := g.log.With("session", a.key, "id", a.ID)
 	if m.OversizeBytes > 0 {
 		g.oversize(a, set.Access.Decide(g.ctx, m, g.approved))
 		return
 	}
 	if strings.TrimSpace(m.Body) == "" && len(m.Media) == 0 {
-		log.Debug("empty message ignored")
+		g.arrivalLog(&a).Debug("empty message ignored")
 		g.obs.Dropped(m.Instance, "empty")
 		g.finish(a.ID, store.StateDropped, "empty")
 		return
 	}
 	if m.Scheduled != "" {
 		// The configuration started it: no access check, no commands.
-		log.Info("scheduled turn", "schedule", m.Scheduled, "session", a.key)
+		g.arrivalLog(&a).Info("scheduled turn", "schedule", m.Scheduled, "session", a.key)
 		g.queue.Enqueue(a.key, []queue.Item{a.Item})
 		return
 	}
@@ -79,9 +86,9 @@ func (g *Gateway) arrive(a arrival) {
 	switch v {
 	case access.IgnoreGroup:
 		if set.Access.GroupPolicy == access.PolicyDisabled {
-			log.Debug("groups are disabled (access.group_policy); message ignored", "group", m.To)
+			g.arrivalLog(&a).Debug("groups are disabled (access.group_policy); message ignored", "group", m.To)
 		} else if g.unlisted.Seen(m.To, m.ChatTitle) {
-			log.Info(fmt.Sprintf("a group access.groups does not list wrote; it gets no answer. To answer there, add %q to access.groups (it is on the status page too)", m.To),
+			g.arrivalLog(&a).Info(fmt.Sprintf("a group access.groups does not list wrote; it gets no answer. To answer there, add %q to access.groups (it is on the status page too)", m.To),
 				"group", m.To, "title", m.ChatTitle)
 		}
 		g.obs.Dropped(m.Instance, "group not allowed")
@@ -90,7 +97,7 @@ func (g *Gateway) arrive(a arrival) {
 		g.turns.Remember(m)
 		g.finish(a.ID, store.StateDone, "group message not addressed to the bot")
 	case access.Refuse:
-		log.Info("sender not allowed; message not passed to the agent", "sender", m.From)
+		g.arrivalLog(&a).Info("sender not allowed; message not passed to the agent", "sender", m.From)
 		g.obs.Dropped(m.Instance, "not allowed")
 		if g.refused.Allow(m.From) {
 			g.respond(a, fmt.Sprintf("You are not allowed to talk to this bot. Your id is %s; an owner can add it to access.allow_from.", m.From))

@@ -60,19 +60,19 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		return Outcome{}
 	}
 	last := &msgs[len(msgs)-1]
-	log := t.log.With("session", req.Key, "ids", ids(req.Entries))
+	log := &turnLog{base: t.log, key: req.Key, entries: req.Entries}
 	if !t.opts.Channels.Known(last.Instance) {
-		log.Warn("message for a disabled or unknown instance; kept in the journal until it is enabled and the host restarts", "instance", last.Instance)
+		log.get().Warn("message for a disabled or unknown instance; kept in the journal until it is enabled and the host restarts", "instance", last.Instance)
 		return Outcome{Halt: true}
 	}
 	sess, fresh, note, err := t.session(ctx, set, req.Key, last)
 	if err != nil {
-		log.Error("session store failed; message kept queued", "error", err)
+		log.get().Error("session store failed; message kept queued", "error", err)
 		return Outcome{Retry: true}
 	}
 	if err := req.Start(ctx); err != nil {
 		if ctx.Err() == nil {
-			log.Error("journal start failed; message kept queued", "error", err)
+			log.get().Error("journal start failed; message kept queued", "error", err)
 		}
 		return Outcome{Retry: ctx.Err() == nil, Halt: ctx.Err() != nil}
 	}
@@ -93,7 +93,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 }
 
 // exchange runs the agent for the started entries and says what to deliver.
-func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, req Request, sess store.Session, fresh bool, msgs []message.Message, ty *typing) Outcome {
+func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Request, sess store.Session, fresh bool, msgs []message.Message, ty *typing) Outcome {
 	last := &msgs[len(msgs)-1]
 	for i := range msgs {
 		t.fetchMedia(ctx, set, &msgs[i], req.Entries[i].ID)
@@ -126,12 +126,12 @@ func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, re
 			// Shutting down: the run was cut by the stop, not by the user.
 			// The entries stay in processing; the next start runs them
 			// again.
-			log.Info("turn interrupted by shutdown; it runs again after the restart")
+			log.get().Info("turn interrupted by shutdown; it runs again after the restart")
 			return Outcome{Halt: true}
 		}
 		// The result is in hand: it is recorded, not thrown away to be
 		// produced a second time after the restart.
-		log.Info("turn finished during shutdown; its reply is recorded")
+		log.get().Info("turn finished during shutdown; its reply is recorded")
 		ctx = context.WithoutCancel(ctx)
 	}
 	outcome := "ok"
@@ -144,7 +144,9 @@ func (t *Turns) exchange(ctx context.Context, log hclog.Logger, set Settings, re
 	if res.Wait.Start != "" {
 		t.waits.Put(req.Key, res.Wait)
 	}
-	log.Debug("agent turn done", "duration", res.Duration, "outcome", outcome, "new_process", res.NewProcess, "wait", res.Wait.Previous+res.Wait.Slot, "start", res.Wait.Start)
+	if t.log.IsDebug() {
+		log.get().Debug("agent turn done", "duration", res.Duration, "outcome", outcome, "new_process", res.NewProcess, "wait", res.Wait.Previous+res.Wait.Slot, "start", res.Wait.Start)
+	}
 	o := t.outcome(ctx, log, req, res, out, last)
 	if compact && res.Err == nil {
 		o.Format, o.Text = channel.FormatPlain, "Conversation compacted: claude goes on from a summary of it."
@@ -167,7 +169,7 @@ func IsCompact(m *message.Message) bool {
 const noteStopped = "(stopped)"
 
 // outcome turns the runner's result into what to deliver.
-func (t *Turns) outcome(ctx context.Context, log hclog.Logger, req Request, res runner.Result, out streamed, last *message.Message) Outcome {
+func (t *Turns) outcome(ctx context.Context, log *turnLog, req Request, res runner.Result, out streamed, last *message.Message) Outcome {
 	o := Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatMarkdown, Draft: out.draft}
 	switch {
 	case res.Err == nil:
@@ -176,7 +178,7 @@ func (t *Turns) outcome(ctx context.Context, log hclog.Logger, req Request, res 
 			o.Text = strings.TrimSpace("(The earlier conversation could not be restored; this reply starts a new session.)\n\n" + o.Text)
 		}
 	case res.Err.Kind == runner.KindAborted:
-		log.Info("turn aborted", "reason", req.AbortReason())
+		log.get().Info("turn aborted", "reason", req.AbortReason())
 		if out.draft != nil {
 			// The draft shows a reply cut off: say so, rather than leave
 			// it looking like the whole answer.
@@ -184,11 +186,11 @@ func (t *Turns) outcome(ctx context.Context, log hclog.Logger, req Request, res 
 		}
 		return Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatPlain}
 	case res.Err.Kind == runner.KindPromptTooLong:
-		log.Warn("conversation too long for the context window; starting a new session", "detail", res.Err.Detail)
+		log.get().Warn("conversation too long for the context window; starting a new session", "detail", res.Err.Detail)
 		t.Reset(ctx, req.Key, last, "prompt too long")
 		o.Text, o.Format = "This conversation got too long for the model's context, so I started a new session. Please send your last message again.", channel.FormatPlain
 	default:
-		log.Error("agent turn failed", "kind", res.Err.Kind, "detail", res.Err.Detail)
+		log.get().Error("agent turn failed", "kind", res.Err.Kind, "detail", res.Err.Detail)
 		o.Text, o.Format = res.Err.Notice, channel.FormatPlain
 	}
 	if out.replyTo.Current {
@@ -209,13 +211,13 @@ const restartNotice = "(The gateway restarted while answering; the reply starts 
 // (the store's live output of its first entry) and returns the draft to
 // continue, if any. Anything else that was shown is announced with
 // restartNotice before the run.
-func (t *Turns) earlierRun(ctx context.Context, log hclog.Logger, req Request, last *message.Message) store.Live {
+func (t *Turns) earlierRun(ctx context.Context, log *turnLog, req Request, last *message.Message) store.Live {
 	if req.Entries[0].Attempts < 1 {
 		return store.Live{}
 	}
 	live, err := t.opts.Store.LiveOutput(ctx, req.Entries[0].ID)
 	if err != nil {
-		log.Warn("reading the earlier run's output failed", "error", err)
+		log.get().Warn("reading the earlier run's output failed", "error", err)
 		return store.Live{}
 	}
 	var draft store.Live
@@ -257,4 +259,21 @@ func ids(entries []store.Entry) []int64 {
 		out[i] = e.ID
 	}
 	return out
+}
+
+// turnLog is a turn's logger, with its session and entry ids attached,
+// made on first use: a turn that goes well logs nothing above debug, and
+// hclog's With copies the logger (about ten allocations a turn).
+type turnLog struct {
+	base    hclog.Logger
+	key     string
+	entries []store.Entry
+	l       hclog.Logger
+}
+
+func (t *turnLog) get() hclog.Logger {
+	if t.l == nil {
+		t.l = t.base.With("session", t.key, "ids", ids(t.entries))
+	}
+	return t.l
 }
