@@ -7,8 +7,9 @@
 // collector then runs every few MB of allocation, and each cycle scans
 // every goroutine's stack: in BenchmarkPipeline that was ~20 % of the
 // CPU. Letting the heap grow to 5× the live heap (GOGC=400) instead of 2×
-// gave +20–30 % messages a second there, and changed nothing idle (the
-// idle host never reaches the heap goal; BenchmarkIdleRSS).
+// gave +20–27 % messages a second there (+12 % with the ceiling below:
+// its 20,000 queued messages make a large live heap), and changed nothing
+// idle (the idle host never reaches the heap goal; BenchmarkIdleRSS).
 //
 // The boost is bounded: after every collection the percentage is set so
 // that the next heap goal stays under Ceiling, never above Max and never
