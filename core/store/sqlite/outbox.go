@@ -177,7 +177,7 @@ func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(strin
 		return store.PendingReply{}, err
 	}
 	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, store.FromUnixNano(produced)
-	rs, err := rows(`SELECT idx, coalesce((SELECT text FROM chunk_texts t WHERE t.journal_id = c.journal_id AND t.idx = c.idx), ''),
+	rs, err := rows(`SELECT idx, (SELECT text FROM chunk_texts t WHERE t.journal_id = c.journal_id AND t.idx = c.idx),
 		sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks c WHERE journal_id = ? ORDER BY idx`, e.ID)
 	if err != nil {
 		return store.PendingReply{}, err
@@ -187,9 +187,14 @@ func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(strin
 		var c store.Chunk
 		var sent, attempted int64
 		var ids string
-		if err := rs.Scan(&c.Index, &c.Text, &sent, &ids, &attempted, &c.Uncertain); err != nil {
+		var text sql.NullString // RecordReply writes both rows, or neither
+		if err := rs.Scan(&c.Index, &text, &sent, &ids, &attempted, &c.Uncertain); err != nil {
 			return store.PendingReply{}, err
 		}
+		if !text.Valid {
+			return store.PendingReply{}, fmt.Errorf("chunk %d has no text", c.Index)
+		}
+		c.Text = text.String
 		c.SentAt, c.AttemptedAt = store.FromUnixNano(sent), store.FromUnixNano(attempted)
 		if c.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
 			return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)

@@ -86,18 +86,15 @@ func TestMigrationSetsFinishedAt(t *testing.T) {
 	if err := d.Finish(ctx, store.FinishRequest{IDs: ids[:2], State: store.StateDone}); err != nil {
 		t.Fatal(err)
 	}
-	// Back to schema 5: the messages in the rows, the column gone, the old
+	// Back to schema 5: the payloads in the rows, the column gone, the old
 	// indexes back.
-	for _, q := range []string{
-		`UPDATE journal SET message = (SELECT message FROM journal_messages m WHERE m.id = journal.id)`,
-		`DROP TABLE journal_messages`,
-		`DROP TABLE chunk_texts`,
+	for _, q := range append(slices.Clone(undoMigration7),
 		`DROP INDEX journal_live`, `DROP INDEX journal_done`, `ALTER TABLE journal DROP COLUMN finished_at`,
 		`CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed')`,
 		`CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued'`,
 		`CREATE INDEX journal_finished ON journal(updated_at) WHERE state IN ('done', 'dropped', 'failed')`,
 		`PRAGMA user_version = 5`,
-	} {
+	) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -113,6 +110,36 @@ func TestMigrationSetsFinishedAt(t *testing.T) {
 	if n, err := d.Prune(ctx, clk.Now()); err != nil || n != 2 {
 		t.Fatalf("Prune after the migration = %d, %v; want the 2 finished entries", n, err)
 	}
+}
+
+// TestChunkWithoutTextIsAnError: a chunk whose text row is missing (a
+// damaged database: RecordReply writes both) is reported, not sent empty.
+func TestChunkWithoutTextIsAnError(t *testing.T) {
+	t.Parallel()
+	d := openTest(t, t.TempDir(), nil)
+	ctx := context.Background()
+	id := mustAccept(t, d, msg(1))
+	if err := d.Start(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RecordReply(ctx, store.Reply{JournalID: id, Text: "ab", Chunks: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.wdbExec(fmt.Sprintf(`DELETE FROM chunk_texts WHERE journal_id = %d AND idx = 1`, id)); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := d.PendingReply(ctx, id); err == nil {
+		t.Fatalf("PendingReply with a chunk's text gone = %+v, want an error", p.Chunks)
+	}
+}
+
+// undoMigration7 takes a database back to schema 6: the payloads in their
+// rows, their tables gone (user_version is the caller's).
+var undoMigration7 = []string{
+	`UPDATE journal SET message = (SELECT message FROM journal_messages m WHERE m.id = journal.id)`,
+	`UPDATE reply_chunks SET text = (SELECT text FROM chunk_texts t WHERE t.journal_id = reply_chunks.journal_id AND t.idx = reply_chunks.idx)`,
+	`DROP TABLE journal_messages`,
+	`DROP TABLE chunk_texts`,
 }
 
 // TestMigrationMovesPayloads: a database written before migration 7 keeps
@@ -142,13 +169,7 @@ func TestMigrationMovesPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to schema 6: the payloads in the rows, their tables gone.
-	for _, q := range []string{
-		`UPDATE journal SET message = (SELECT message FROM journal_messages m WHERE m.id = journal.id)`,
-		`UPDATE reply_chunks SET text = (SELECT text FROM chunk_texts t WHERE t.journal_id = reply_chunks.journal_id AND t.idx = reply_chunks.idx)`,
-		`DROP TABLE journal_messages`,
-		`DROP TABLE chunk_texts`,
-		`PRAGMA user_version = 6`,
-	} {
+	for _, q := range append(slices.Clone(undoMigration7), `PRAGMA user_version = 6`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
