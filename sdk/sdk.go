@@ -16,6 +16,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
+	"github.com/clawhost/clawhost/sdk/memtrim"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -195,6 +196,9 @@ func run(p Plugin, log hclog.Logger, debugAs string) int {
 		// children.
 		signal.Notify(make(chan os.Signal, 1), os.Interrupt)
 	}
+	// What the start touched (init, the handshake, the host's first calls)
+	// leaves the resident set once the plugin is up.
+	memtrim.After(memtrim.StartDelay)
 
 	code := 0
 	select {

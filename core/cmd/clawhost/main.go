@@ -36,6 +36,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/gcpace"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/sdk/memtrim"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -248,6 +249,10 @@ func serve(path string, stderr io.Writer) int {
 		return 1
 	}
 	log := h.Logger()
+	// The plugins are starting; once the host is up, what only its start
+	// touched (configuration, migrations, launching plugins) leaves the
+	// resident set.
+	memtrim.After(memtrim.StartDelay)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {

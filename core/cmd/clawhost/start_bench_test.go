@@ -122,10 +122,21 @@ func BenchmarkStartupTelegram(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// idleFor is how long BenchmarkIdleRSS lets clawhost idle before it
+// measures: past every periodic thing an idle tree does — the trim a few
+// seconds after the start (memtrim.StartDelay), the liveness probe of each
+// plugin (every 15 s), long polls ending and starting again, and the
+// collection the Go runtime forces every two minutes in every process,
+// which reads the type and stack tables of the binary. Measured earlier,
+// the figure would miss the pages those bring back (the forced collection
+// alone: ~6 MB of the tree).
+const idleFor = 2*time.Minute + 10*time.Second
+
 // BenchmarkIdleRSS starts clawhost with the telegram plugin and the web
-// chat, lets it idle for 3 s after both are ready (the first long poll
+// chat, lets it idle for idleFor after both are ready (the long poll
 // parked, the web chat listening) and reports the resident set of each
-// process and of the tree (no claude runs while idle).
+// process and of the tree (no claude runs while idle), and the private
+// memory of the tree.
 func BenchmarkIdleRSS(b *testing.B) {
 	var host, tg, web, anon []float64
 	for range b.N {
@@ -138,7 +149,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(3 * time.Second)
+		time.Sleep(idleFor)
 		host = append(host, rssMB(cmd.Process.Pid))
 		a := anonMB(cmd.Process.Pid)
 		var t, w float64
