@@ -29,7 +29,8 @@ import (
 // working set.
 const StartDelay = 2 * time.Second
 
-// After trims once, d from now, on a goroutine of its own.
+// After trims once, d from now, on a goroutine of its own. A trim that
+// fails (no /proc) is not reported: the process only stays bigger.
 func After(d time.Duration) {
 	time.AfterFunc(d, func() { _, _ = Trim() })
 }
