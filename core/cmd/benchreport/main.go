@@ -52,6 +52,12 @@ var figures = []figure{
 	{Name: "real binary, 2,000 msgs / 200 chats", Bench: "BenchmarkLoadTelegram", Metric: "clawhost-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
 	{Name: "real binary: messages lost", Bench: "BenchmarkLoadTelegram", Metric: "lost", Goal: 0, Max: true, Scale: 1, Unit: ""},
 	{Name: "real binary: messages doubled", Bench: "BenchmarkLoadTelegram", Metric: "doubled", Goal: 0, Max: true, Scale: 1, Unit: ""},
+	// The same load with a warm claude for every chat: the path without
+	// the agent's starts.
+	{Name: "real binary, warm claude for each chat, vs echo bot", Bench: "BenchmarkLoadTelegramWarm", Metric: "ratio-%", Info: true, Scale: 1, Unit: "%"},
+	{Name: "real binary, warm claude for each chat", Bench: "BenchmarkLoadTelegramWarm", Metric: "clawhost-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
+	{Name: "real binary, warm: messages lost", Bench: "BenchmarkLoadTelegramWarm", Metric: "lost", Goal: 0, Max: true, Scale: 1, Unit: ""},
+	{Name: "real binary, warm: messages doubled", Bench: "BenchmarkLoadTelegramWarm", Metric: "doubled", Goal: 0, Max: true, Scale: 1, Unit: ""},
 	{Name: "200 chats, max_warm 4, a turn every 40 ms: latency p50", Bench: "BenchmarkManyChats/every=40ms", Metric: "turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "200 chats, max_warm 4, a turn every 40 ms: latency p99", Bench: "BenchmarkManyChats/every=40ms", Metric: "turn-p99-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "200 chats, max_warm 4, a turn every 40 ms: claude starts per turn", Bench: "BenchmarkManyChats/every=40ms", Metric: "starts/turn", Info: true, Scale: 1, Unit: ""},

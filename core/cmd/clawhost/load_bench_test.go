@@ -99,12 +99,32 @@ var loadAgent = flag.String("load.agent", "", "extra settings of the agent block
 var loadMarkerRE = regexp.MustCompile(`q(\d+)z(\d+)q`)
 
 func BenchmarkLoadTelegram(b *testing.B) {
+	benchLoad(b, *loadAgent)
+}
+
+// loadWarmAgent keeps a claude process warm for every chat of the load
+// and lets 64 turns run at once, so that a round starts claude once per
+// chat (200 of 2,000 turns) instead of at nearly every turn: what the
+// rest of the path (the Telegram plugin, the host, the journal, the
+// turn over claude's stdin and stdout) carries when agent starts do not
+// dominate.
+const loadWarmAgent = "  max_warm = 200\n  max_concurrent = 64"
+
+// BenchmarkLoadTelegramWarm is BenchmarkLoadTelegram with loadWarmAgent.
+func BenchmarkLoadTelegramWarm(b *testing.B) {
+	benchLoad(b, loadWarmAgent+"\n"+*loadAgent)
+}
+
+// benchLoad runs loadRounds interleaved rounds of the echo bot and of
+// clawhost (agent: extra settings of its agent block) and reports the
+// medians.
+func benchLoad(b *testing.B, agent string) {
 	claude := fakeClaudeBin(b, b.TempDir()) // before b.Loop: not timed
 	for b.Loop() {
 		var echo, claw []loadResult
 		for r := range loadRounds {
 			echo = append(echo, loadEchoRound(b))
-			claw = append(claw, loadClawhostRound(b, r, claude))
+			claw = append(claw, loadClawhostRound(b, r, claude, agent))
 			b.Logf("round %d: echo %.0f msg/s, clawhost %.0f msg/s (%v, %d claude starts)",
 				r+1, echo[r].rate(), claw[r].rate(), claw[r].elapsed.Round(time.Millisecond), claw[r].starts)
 		}
@@ -149,8 +169,9 @@ func loadEchoRound(b *testing.B) loadResult {
 	return loadRun(b, srv, "echo")
 }
 
-// loadClawhostRound runs a round against a fresh clawhost.
-func loadClawhostRound(b *testing.B, round int, claude string) loadResult {
+// loadClawhostRound runs a round against a fresh clawhost, with agent
+// added to its agent block.
+func loadClawhostRound(b *testing.B, round int, claude, agent string) loadResult {
 	srv := telegramtest.NewServer(tgToken)
 	defer srv.Close()
 	dir := filepath.Join(b.TempDir(), fmt.Sprintf("round%d", round))
@@ -159,7 +180,7 @@ func loadClawhostRound(b *testing.B, round int, claude string) loadResult {
 	}
 	runLog := filepath.Join(dir, "claude-runs.jsonl")
 	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), claude, runLog, *loadAgent, tgToken, srv.APIEndpoint())
+	src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), claude, runLog, agent, tgToken, srv.APIEndpoint())
 	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
 		b.Fatal(err)
 	}
