@@ -84,7 +84,8 @@ const stopTimeout = 2 * time.Second
 // gRPC server; sdk/internal/wire/serve.go), the logger (hclog's JSON lines on
 // stderr, which the host shows under the instance name), a parent-process
 // watchdog (the plugin exits when the host is gone, even if the host was
-// SIGKILLed) and signal handling (SIGTERM stops gracefully).
+// SIGKILLed), signal handling (SIGTERM stops gracefully) and, a few seconds
+// after the start, a trim of the pages only the start needed (memtrim).
 //
 // With EnvDebug set it runs in debug mode instead (see the package
 // documentation): the same plugin, started by hand, with readable log lines.
