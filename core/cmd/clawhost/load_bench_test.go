@@ -94,7 +94,7 @@ plugin "tg" {
 // loadAgent adds settings to the agent block of the clawhost rounds, to
 // see what the rest of the path reaches when claude starts do not
 // dominate, e.g. -args -load.agent='max_warm = 200'.
-var loadAgent = flag.String("load.agent", "", "extra settings of the agent block in BenchmarkLoadTelegram's clawhost rounds")
+var loadAgent = flag.String("load.agent", "", "extra settings of the agent block in the clawhost rounds of BenchmarkLoadTelegram and BenchmarkLoadTelegramWarm (which sets max_warm and max_concurrent itself)")
 
 var loadMarkerRE = regexp.MustCompile(`q(\d+)z(\d+)q`)
 
