@@ -91,9 +91,9 @@ plugin "tg" {
 }
 `
 
-// loadAgent adds settings to the agent block of the clawhost rounds, to
-// see what the rest of the path reaches when claude starts do not
-// dominate, e.g. -args -load.agent='max_warm = 200'.
+// loadAgent adds settings to the agent block of the load benchmarks'
+// clawhost rounds, to try a pool between the two they measure, e.g.
+// -args -load.agent='max_warm = 50' with BenchmarkLoadTelegram.
 var loadAgent = flag.String("load.agent", "", "extra settings of the agent block in the clawhost rounds of BenchmarkLoadTelegram and BenchmarkLoadTelegramWarm (which sets max_warm and max_concurrent itself)")
 
 var loadMarkerRE = regexp.MustCompile(`q(\d+)z(\d+)q`)
