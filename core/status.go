@@ -28,7 +28,9 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		p := admin.Plugin{Instance: st.Instance, Source: st.Source, State: string(st.State), LastError: st.LastError,
 			Restarts: st.Restarts, PID: st.PID, Since: st.Since, Ready: st.State == pluginhost.StateReady, Action: st.Action,
 			Message: st.Message}
-		p.RSS, _ = procmem.RSS(st.PID)
+		if u, ok := procmem.Read(st.PID); ok {
+			p.RSS, p.Private = u.RSS, u.Private
+		}
 		if a := st.Attention; a != nil {
 			p.Attention = &admin.Attention{Kind: string(a.Kind), Data: a.Data, ExpiresAt: a.ExpiresAt, Retry: a.Retry}
 		}
@@ -65,11 +67,13 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		snap.Decisions = append(snap.Decisions, admin.Decision{Session: r.Key, Tool: r.Tool, Summary: r.Summary, Outcome: outcome, By: r.By, At: r.At})
 	}
 	for key, pid := range h.agent.Warm() {
-		rss, _ := procmem.RSS(pid)
-		snap.Warm = append(snap.Warm, admin.Warm{Key: key, PID: pid, RSS: rss})
+		u, _ := procmem.Read(pid)
+		snap.Warm = append(snap.Warm, admin.Warm{Key: key, PID: pid, RSS: u.RSS, Private: u.Private})
 	}
 	snap.Host.PID = os.Getpid()
-	snap.Host.RSS, snap.Host.Heap = procmem.Self()
+	var u procmem.Usage
+	u, snap.Host.Heap = procmem.Self()
+	snap.Host.RSS, snap.Host.Private = u.RSS, u.Private
 	snap.Cluster = s.cluster(ctx)
 	return snap
 }

@@ -177,6 +177,10 @@ type Plugin struct {
 	PID int `json:"pid,omitempty"`
 	// RSS is the plugin process's resident set in bytes; 0 when unknown.
 	RSS int64 `json:"rss_bytes,omitempty"`
+	// Private is the part of RSS only this process holds (heap, stacks:
+	// not its binary's pages, which the page cache shares and the kernel
+	// drops first); 0 when unknown.
+	Private int64 `json:"private_bytes,omitempty"`
 	// Since is when the plugin entered State; zero if unknown.
 	Since time.Time `json:"since"`
 	// Ready reports whether the plugin is up and serving; /healthz
@@ -244,6 +248,8 @@ type Warm struct {
 	PID int `json:"pid"`
 	// RSS is the process's resident set in bytes; 0 when unknown.
 	RSS int64 `json:"rss_bytes,omitempty"`
+	// Private is the part of RSS only this process holds; 0 when unknown.
+	Private int64 `json:"private_bytes,omitempty"`
 }
 
 // Process is the host process's memory.
@@ -252,6 +258,8 @@ type Process struct {
 	// RSS is its resident set in bytes (its private memory and the pages
 	// of its binary it mapped); 0 when unknown.
 	RSS int64 `json:"rss_bytes,omitempty"`
+	// Private is the part of RSS only this process holds; 0 when unknown.
+	Private int64 `json:"private_bytes,omitempty"`
 	// Heap is the Go heap in use, in bytes.
 	Heap int64 `json:"heap_bytes"`
 }

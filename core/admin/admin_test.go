@@ -87,7 +87,7 @@ func sampleSnapshot() Snapshot {
 		Version:        "1.2.3",
 		StartedAt:      t0.Add(-26 * time.Hour),
 		Plugins: []Plugin{
-			{Instance: "tg", Source: "telegram", State: "running", Restarts: 2, PID: 4242, RSS: 19 << 20,
+			{Instance: "tg", Source: "telegram", State: "running", Restarts: 2, PID: 4242, RSS: 19 << 20, Private: 4 << 20,
 				Since: t0.Add(-3 * time.Minute), Ready: true, Kinds: []string{"channel"}},
 			{Instance: "dc", Source: "discord", State: "backoff", Restarts: 7,
 				LastError: "dial: " + xss, Since: t0.Add(-42 * time.Second), Kinds: []string{"channel", "command"}},
@@ -100,8 +100,8 @@ func sampleSnapshot() Snapshot {
 		},
 		SessionCount: 250,
 		QueueDepth:   5,
-		Warm:         []Warm{{Key: "tg:dm:1001", PID: 31337, RSS: 210 << 20}},
-		Host:         Process{PID: 4000, RSS: 30<<20 + 1<<19, Heap: 5 << 20},
+		Warm:         []Warm{{Key: "tg:dm:1001", PID: 31337, RSS: 210 << 20, Private: 150 << 20}},
+		Host:         Process{PID: 4000, RSS: 30<<20 + 1<<19, Private: 7 << 20, Heap: 5 << 20},
 		Errors: []ErrorEntry{
 			{At: t0.Add(-time.Minute), Level: "error", Source: "pluginhost.dc", Message: "crashed " + xss},
 		},
@@ -181,10 +181,10 @@ func TestStatusPage(t *testing.T) {
 		"sessions: <b>250</b>", "queued messages: <b>5</b>", "warm processes: <b>1</b>",
 		// plugins: instance, source, kinds, state, time in state, restarts, pid
 		"<td>tg</td><td>telegram</td><td>channel</td><td>running</td>",
-		`<td class="n">3m00s</td><td class="n">2</td><td class="n">4242</td><td class="n">19.0 MB</td>`,
+		`<td class="n">3m00s</td><td class="n">2</td><td class="n">4242</td><td class="n">19.0 MB (4.0 MB private)</td>`,
 		// memory: the host's, each plugin's (above), each warm process's
-		"host memory: <b>30.5 MB</b> resident, Go heap 5.0 MB (pid 4000)",
-		`<td class="n">31337</td><td class="n">210.0 MB</td>`,
+		"host memory: <b>30.5 MB</b> resident, 7.0 MB of it private, Go heap 5.0 MB (pid 4000)",
+		`<td class="n">31337</td><td class="n">210.0 MB (150.0 MB private)</td>`,
 		"<td>dc</td><td>discord</td><td>channel, command</td><td>backoff</td>",
 		`<td class="n">42s</td><td class="n">7</td>`,
 		// sessions

@@ -156,7 +156,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 <li>sessions: <b>{{.Snap.SessionCount}}</b></li>
 <li>queued messages: <b>{{.Snap.QueueDepth}}</b></li>
 <li>warm processes: <b>{{len .Snap.Warm}}</b></li>
-<li>host memory: <b>{{mb .Snap.Host.RSS}}</b> resident, Go heap {{mb .Snap.Host.Heap}} (pid {{.Snap.Host.PID}})</li>
+<li>host memory: <b>{{mb .Snap.Host.RSS}}</b> resident, {{mb .Snap.Host.Private}} of it private, Go heap {{mb .Snap.Host.Heap}} (pid {{.Snap.Host.PID}})</li>
 {{with .Snap.Cluster}}{{if not .Error}}<li>hosts live: <b class="{{if eq .LiveHosts (len .Hosts)}}ok{{else}}bad{{end}}">{{.LiveHosts}}/{{len .Hosts}}</b></li>
 {{end}}{{end}}</ul>
 
@@ -182,7 +182,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{if .Snap.Plugins}}<table>
 <thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>memory</th><th>last error</th></tr></thead>
 <tbody>
-{{range .Snap.Plugins}}{{$p := .}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else if eq .State "standby"}}none{{else}}bad{{end}}">{{if .Ready}}yes{{else if eq .State "standby"}}on another host{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="n">{{mb .RSS}}</td><td class="err">{{.LastError}}{{if .Action}}{{if .LastError}}<br>{{end}}<b>What to do:</b> {{.Action}}{{end}}</td></tr>
+{{range .Snap.Plugins}}{{$p := .}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else if eq .State "standby"}}none{{else}}bad{{end}}">{{if .Ready}}yes{{else if eq .State "standby"}}on another host{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="n">{{mb .RSS}}{{if .Private}} ({{mb .Private}} private){{end}}</td><td class="err">{{.LastError}}{{if .Action}}{{if .LastError}}<br>{{end}}<b>What to do:</b> {{.Action}}{{end}}</td></tr>
 {{with .Attention}}<tr class="attention" id="attention-{{$p.Instance}}"><td colspan="9">
 {{if eq .Kind "qr"}}{{with qrsrc .Data}}<p>Scan this QR code for <b>{{$p.Instance}}</b>:</p>
 <img class="qr" src="{{.}}" alt="QR code for {{$p.Instance}}">
@@ -235,7 +235,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{if .Snap.Warm}}<table>
 <thead><tr><th>session key</th><th>pid</th><th>memory</th></tr></thead>
 <tbody>
-{{range .Snap.Warm}}<tr><td>{{.Key}}</td><td class="n">{{.PID}}</td><td class="n">{{mb .RSS}}</td></tr>
+{{range .Snap.Warm}}<tr><td>{{.Key}}</td><td class="n">{{.PID}}</td><td class="n">{{mb .RSS}}{{if .Private}} ({{mb .Private}} private){{end}}</td></tr>
 {{end}}</tbody>
 </table>
 {{else}}<p class="none">No warm process.</p>

@@ -397,13 +397,13 @@ func TestFormatStatusMemory(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
 	out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour),
-		Host:    admin.Process{PID: 10, RSS: 30 << 20, Heap: 4 << 20},
-		Plugins: []admin.Plugin{{Instance: "tg", Source: "telegram", State: "ready", Ready: true, PID: 11, RSS: 18 << 20}, {Instance: "dc", Source: "discord", State: "missing"}},
-		Warm:    []admin.Warm{{Key: "tg:direct:1", PID: 12, RSS: 200 << 20}},
+		Host:    admin.Process{PID: 10, RSS: 30 << 20, Private: 7 << 20, Heap: 4 << 20},
+		Plugins: []admin.Plugin{{Instance: "tg", Source: "telegram", State: "ready", Ready: true, PID: 11, RSS: 18 << 20, Private: 3 << 20}, {Instance: "dc", Source: "discord", State: "missing"}},
+		Warm:    []admin.Warm{{Key: "tg:direct:1", PID: 12, RSS: 200 << 20, Private: 150 << 20}},
 	}, now)
 	for _, want := range []string{
-		"memory: host 30.0 MB resident (Go heap 4.0 MB), with plugins and 1 warm claude processes 248.0 MB",
-		"tg             telegram   ready          restarts 0, pid 11, 18.0 MB\n",
+		"memory: host 30.0 MB resident, 7.0 MB private (Go heap 4.0 MB); with plugins and 1 warm claude processes 248.0 MB resident, 160.0 MB private\n",
+		"tg             telegram   ready          restarts 0, pid 11, 18.0 MB (3.0 MB private)\n",
 		"dc             discord    missing        restarts 0\n",
 	} {
 		if !strings.Contains(out, want) {

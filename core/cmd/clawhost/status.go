@@ -77,15 +77,15 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "clawhost %s, up %s, %d sessions, %d queued\n", s.Version, now.Sub(s.StartedAt).Round(time.Second), s.SessionCount, s.QueueDepth)
 	if s.Host.RSS > 0 {
-		fmt.Fprintf(&b, "memory: host %s resident (Go heap %s)", admin.MB(s.Host.RSS), admin.MB(s.Host.Heap))
-		total := s.Host.RSS
+		fmt.Fprintf(&b, "memory: host %s resident, %s private (Go heap %s)", admin.MB(s.Host.RSS), admin.MB(s.Host.Private), admin.MB(s.Host.Heap))
+		total, private := s.Host.RSS, s.Host.Private
 		for _, p := range s.Plugins {
-			total += p.RSS
+			total, private = total+p.RSS, private+p.Private
 		}
 		for _, w := range s.Warm {
-			total += w.RSS
+			total, private = total+w.RSS, private+w.Private
 		}
-		fmt.Fprintf(&b, ", with plugins and %d warm claude processes %s\n", len(s.Warm), admin.MB(total))
+		fmt.Fprintf(&b, "; with plugins and %d warm claude processes %s resident, %s private\n", len(s.Warm), admin.MB(total), admin.MB(private))
 	}
 	ready := 0
 	for _, p := range s.Plugins {
@@ -101,7 +101,7 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 	for _, p := range s.Plugins {
 		fmt.Fprintf(&b, "  %-14s %-10s %-14s restarts %d", p.Instance, p.Source, p.State, p.Restarts)
 		if p.RSS > 0 {
-			fmt.Fprintf(&b, ", pid %d, %s", p.PID, admin.MB(p.RSS))
+			fmt.Fprintf(&b, ", pid %d, %s (%s private)", p.PID, admin.MB(p.RSS), admin.MB(p.Private))
 		}
 		b.WriteString("\n")
 		if p.LastError != "" && !p.Ready {

@@ -7,33 +7,47 @@ import (
 	"testing"
 )
 
-func TestRSS(t *testing.T) {
+func TestRead(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	rss, heap := Self()
-	if rss < 1<<20 || heap <= 0 {
-		t.Fatalf("Self: rss %d, heap %d", rss, heap)
+	u, heap := Self()
+	if u.RSS < 1<<20 || heap <= 0 {
+		t.Fatalf("Self: %+v, heap %d", u, heap)
 	}
+	// The Go heap is private memory; the binary's mapped pages are not.
+	if u.Private < heap/2 || u.Private >= u.RSS {
+		t.Fatalf("Self: private %d of resident %d, heap %d", u.Private, u.RSS, heap)
+	}
+	// Memory this process writes is private: 32 MiB more of it.
+	big := make([]byte, 32<<20)
+	for i := range big {
+		big[i] = 1
+	}
+	after, _ := Self()
+	if grew := after.Private - u.Private; grew < 30<<20 {
+		t.Errorf("private memory grew by %d after writing 32 MiB", grew)
+	}
+	runtime.KeepAlive(big)
 	// A child: its own figure, and none once it is gone.
 	cmd := exec.Command("sleep", "30")
 	if err := cmd.Start(); err != nil {
 		t.Skip(err)
 	}
-	if n, ok := RSS(cmd.Process.Pid); !ok || n <= 0 || n >= rss*4 {
-		t.Errorf("RSS(sleep) = %d, %v", n, ok)
+	if c, ok := Read(cmd.Process.Pid); !ok || c.RSS <= 0 || c.RSS >= after.RSS || c.Private > c.RSS {
+		t.Errorf("Read(sleep) = %+v, %v", c, ok)
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	if _, ok := RSS(cmd.Process.Pid); ok {
-		t.Error("RSS of an ended process")
+	if _, ok := Read(cmd.Process.Pid); ok {
+		t.Error("Read of an ended process")
 	}
 	for _, pid := range []int{0, -1} {
-		if _, ok := RSS(pid); ok {
-			t.Errorf("RSS(%d) reported", pid)
+		if _, ok := Read(pid); ok {
+			t.Errorf("Read(%d) reported", pid)
 		}
 	}
-	if n, ok := RSS(os.Getpid()); !ok || n != rss && n < 1<<20 {
-		t.Errorf("RSS(self) = %d, %v", n, ok)
+	if s, ok := Read(os.Getpid()); !ok || s.RSS < 1<<20 {
+		t.Errorf("Read(self) = %+v, %v", s, ok)
 	}
 }
