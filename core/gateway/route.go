@@ -71,7 +71,7 @@ func (g *Gateway) arrive(a arrival) {
 	}
 	if m.Scheduled != "" {
 		// The configuration started it: no access check, no commands.
-		g.arrivalLog(&a).Info("scheduled turn", "schedule", m.Scheduled, "session", a.key)
+		g.arrivalLog(&a).Info("scheduled turn", "schedule", m.Scheduled)
 		g.queue.Enqueue(a.key, []queue.Item{a.Item})
 		return
 	}

@@ -186,9 +186,9 @@ var schemaVersion = len(migrations)
 // migrate brings the schema to schemaVersion: every pending step in one
 // transaction, so an interrupted migration leaves the schema as it was and
 // a new database costs one commit, not one per step (a fresh data
-// directory opened in ~8 ms with a commit per step, ~2 ms with one: the
-// first start of a host). A database from a newer binary is refused rather
-// than guessed at.
+// directory, the first start of a host: 8.1 ms with a commit per step,
+// 6.8 ms with one, medians of 5; most of the rest is the driver's first
+// open). A database from a newer binary is refused rather than guessed at.
 func migrate(ctx context.Context, conn *sql.Conn) (err error) {
 	var v int
 	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
