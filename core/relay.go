@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
@@ -173,8 +174,11 @@ func (p relayPorts) BeforeAgentStart(ctx context.Context, instance string, req h
 	return resp, err == nil, err
 }
 
-// downloadCall and downloaded are a relayed Download.
+// downloadCall and downloaded are a relayed Download. Entry is the
+// journal entry whose message carries Ref: the holder downloads only a
+// ref that entry of that instance holds (see checkDownload).
 type downloadCall struct {
+	Entry    int64  `json:"entry"`
 	Ref      string `json:"ref"`
 	MaxBytes int64  `json:"max_bytes"`
 }
@@ -185,15 +189,15 @@ type downloaded struct {
 }
 
 // Download implements delivery.Channels and turn.Channels.
-func (p relayPorts) Download(ctx context.Context, instance, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error) {
+func (p relayPorts) Download(ctx context.Context, instance string, entry int64, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error) {
 	if !p.r.gate.remote(instance) {
-		return p.Ports.Download(ctx, instance, ref, maxBytes, w)
+		return p.Ports.Download(ctx, instance, entry, ref, maxBytes, w)
 	}
 	if _, err := p.WaitReady(ctx, instance); err != nil {
 		return channel.MediaInfo{}, err
 	}
 	var out downloaded
-	if err := p.r.call(ctx, instance, "download", downloadCall{Ref: ref, MaxBytes: min(maxBytes, maxRelayedMedia)}, &out); err != nil {
+	if err := p.r.call(ctx, instance, "download", downloadCall{Entry: entry, Ref: ref, MaxBytes: min(maxBytes, maxRelayedMedia)}, &out); err != nil {
 		return channel.MediaInfo{}, err
 	}
 	_, err := w.Write(out.Data)
@@ -364,7 +368,9 @@ func (r *relay) make(ctx context.Context, c store.RelayCall) {
 		var call sendCall
 		if err = json.Unmarshal(c.Request, &call); err == nil {
 			var cleanup func()
-			if cleanup, err = r.files(&call); err == nil {
+			if cleanup, err = r.files(&call); err != nil {
+				r.log.Error("relayed send refused", "instance", c.Instance, "origin", c.Origin, "error", err)
+			} else {
 				var sr channel.SendResponse
 				sr, err = r.local.Send(cctx, c.Instance, call.Request)
 				resp = sr
@@ -391,9 +397,15 @@ func (r *relay) make(ctx context.Context, c store.RelayCall) {
 	case "download":
 		var req downloadCall
 		if err = json.Unmarshal(c.Request, &req); err == nil {
+			err = r.checkDownload(cctx, c.Instance, req)
+			if err != nil {
+				r.log.Error("relayed download refused", "instance", c.Instance, "origin", c.Origin, "entry", req.Entry, "error", err)
+			}
+		}
+		if err == nil {
 			var buf bytes.Buffer
 			var info channel.MediaInfo
-			info, err = r.local.Download(cctx, c.Instance, req.Ref, req.MaxBytes, &buf)
+			info, err = r.local.Download(cctx, c.Instance, req.Entry, req.Ref, req.MaxBytes, &buf)
 			resp = downloaded{Info: info, Data: buf.Bytes()}
 		}
 	default:
@@ -411,8 +423,22 @@ func (r *relay) make(ctx context.Context, c store.RelayCall) {
 }
 
 // files writes a relayed send's media to temporary files for the
-// plugin; cleanup removes them.
+// plugin; cleanup removes them. Every file travels in the call: the
+// origin checked it (core/delivery's MEDIA: rule) and read it, so a path
+// in the request names nothing on this host. A call naming a file it does
+// not carry — only a forged row does — is refused whole, so no local file
+// of the holder (its database, another chat's attachment, /etc/passwd)
+// can be uploaded by writing to the shared database.
 func (r *relay) files(call *sendCall) (func(), error) {
+	if len(call.Files) != len(call.Request.Media) {
+		return nil, &channel.Error{Code: channel.CodeInvalidRequest,
+			Message: fmt.Sprintf("relayed send names %d files and carries %d: a file must travel in the call", len(call.Request.Media), len(call.Files))}
+	}
+	for _, b := range call.Files {
+		if len(b) > maxRelayedMedia {
+			return nil, &channel.Error{Code: channel.CodeInvalidRequest, Message: fmt.Sprintf("relayed file of %d bytes: larger than the %d a relayed file may have", len(b), maxRelayedMedia)}
+		}
+	}
 	var paths []string
 	cleanup := func() {
 		for _, p := range paths {
@@ -420,10 +446,7 @@ func (r *relay) files(call *sendCall) (func(), error) {
 		}
 	}
 	for i := range call.Request.Media {
-		if i >= len(call.Files) {
-			break
-		}
-		f, err := os.CreateTemp("", "clawhost-relay-*"+filepath.Ext(call.Request.Media[i].Path))
+		f, err := os.CreateTemp("", "clawhost-relay-*"+relayExt(call.Request.Media[i].Path))
 		if err != nil {
 			cleanup()
 			return nil, err
@@ -440,6 +463,45 @@ func (r *relay) files(call *sendCall) (func(), error) {
 		call.Request.Media[i].Path = f.Name()
 	}
 	return cleanup, nil
+}
+
+// relayExt is the file name extension of a relayed file (the channel
+// may pick the upload's kind by it): short and alphanumeric, else none.
+func relayExt(path string) string {
+	ext := filepath.Ext(path)
+	if len(ext) > 8 {
+		return ""
+	}
+	for _, c := range ext[min(1, len(ext)):] {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return ""
+		}
+	}
+	return ext
+}
+
+// checkDownload refuses a relayed download unless the journal entry it
+// names was received on that instance and its message carries the ref:
+// the holder fetches only what its channel itself produced, never a URL
+// or file id a forged row names.
+func (r *relay) checkDownload(ctx context.Context, instance string, req downloadCall) error {
+	e, err := r.db.Entry(ctx, req.Entry)
+	if err != nil {
+		return &channel.Error{Code: channel.CodeInvalidRequest, Message: fmt.Sprintf("relayed download: journal entry %d: %v", req.Entry, err)}
+	}
+	if e.Instance != instance {
+		return &channel.Error{Code: channel.CodeInvalidRequest, Message: fmt.Sprintf("relayed download: journal entry %d was received on %s, not %s", req.Entry, e.Instance, instance)}
+	}
+	m, err := message.Decode(e.Message)
+	if err != nil {
+		return &channel.Error{Code: channel.CodeInvalidRequest, Message: fmt.Sprintf("relayed download: journal entry %d: %v", req.Entry, err)}
+	}
+	for _, md := range m.Media {
+		if md.Ref != "" && md.Ref == req.Ref {
+			return nil
+		}
+	}
+	return &channel.Error{Code: channel.CodeInvalidRequest, Message: fmt.Sprintf("relayed download: the ref is not an attachment of journal entry %d", req.Entry)}
 }
 
 // outcome maps the local call's error for the origin: a channel's own

@@ -14,7 +14,6 @@ package delivery
 
 import (
 	"context"
-	"io"
 	"sync"
 	"time"
 
@@ -39,9 +38,6 @@ type Channels interface {
 	// Edit and SetTyping fail at once when the instance is not ready.
 	Edit(ctx context.Context, instance string, req channel.EditRequest) error
 	SetTyping(ctx context.Context, instance string, req channel.TypingRequest) error
-	// Download waits for the instance like WaitReady, then streams the
-	// media ref into w (at most maxBytes).
-	Download(ctx context.Context, instance, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error)
 }
 
 // Store is the part of the store delivery writes.

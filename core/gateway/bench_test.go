@@ -711,7 +711,7 @@ func (benchPorts) Edit(context.Context, string, channel.EditRequest) error { ret
 func (benchPorts) SetTyping(context.Context, string, channel.TypingRequest) error {
 	return nil
 }
-func (benchPorts) Download(context.Context, string, string, int64, io.Writer) (channel.MediaInfo, error) {
+func (benchPorts) Download(context.Context, string, int64, string, int64, io.Writer) (channel.MediaInfo, error) {
 	return channel.MediaInfo{}, errors.New("no media in benchmarks")
 }
 func (benchPorts) BeforeAgentStart(context.Context, string, hook.Request, time.Duration) (hook.Response, bool, error) {

@@ -52,7 +52,7 @@ func TestCapabilitiesAndHookFieldsCrossTheProcesses(t *testing.T) {
 	all := strings.Join(texts, "\n")
 	ws := e.set.Turn.Workspace
 	contains(t, all, "[Loop Chat User u1", "look at this", "Workspace: "+ws, "Attachments: 1",
-		"- image "+filepath.Join(ws, "media", "lo"), `(image/png, "cat.png", 7 bytes)`)
+		"- image "+filepath.Join(ws, "media", "lo_direct_u1")+"/", `(image/png, "cat.png", 7 bytes)`)
 	if strings.Contains(all, "**look**") || strings.Contains(all, "`this`") {
 		t.Errorf("markdown reached a channel that declares none: %q", all)
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/turn"
 )
 
@@ -136,9 +138,14 @@ func TestReplyContextMediaAndTags(t *testing.T) {
 	e.post(m)
 	got := e.text("chat-u1")
 	contains(t, got, "[Replying to you (the assistant) id:m9]", "the quoted text", "[Attached document: ")
-	matches, _ := filepath.Glob(filepath.Join(e.set.Turn.Workspace, "media", "lo", "*.txt"))
-	if len(matches) != 1 {
+	// In the session's own directory, under a random name.
+	dir := filepath.Join(e.set.Turn.Workspace, "media", sessionkey.Dir("lo:direct:u1"))
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if len(matches) != 1 || !regexp.MustCompile(`^[0-9a-f]{32}\.txt$`).MatchString(filepath.Base(matches[0])) {
 		t.Fatalf("downloaded media: %v", matches)
+	}
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
+		t.Errorf("media directory mode %v", fi.Mode().Perm())
 	}
 	if b, _ := os.ReadFile(matches[0]); string(b) != "file body" {
 		t.Errorf("media content %q", b)

@@ -101,8 +101,10 @@ func (p Ports) SetTyping(ctx context.Context, instance string, req channel.Typin
 	return plug.SetTyping(ctx, req)
 }
 
-// Download waits for the instance to be ready, then streams a media ref.
-func (p Ports) Download(ctx context.Context, instance, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error) {
+// Download waits for the instance to be ready, then streams a media ref
+// (the journal entry is the relay's concern: a local plugin is trusted
+// with any ref of its own).
+func (p Ports) Download(ctx context.Context, instance string, _ int64, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error) {
 	plug, _, err := p.wait(ctx, instance)
 	if err != nil {
 		return channel.MediaInfo{}, err

@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// MediaDir is the directory under the agent's workspace that holds one
+// directory per session, named by [Dir], with the session's attachments.
+const MediaDir = "media"
+
 // maxDirLen bounds a [Dir] name well under NAME_MAX (255 bytes on Linux
 // file systems): longer encodings are shortened and made unique by a hash.
 const maxDirLen = 200

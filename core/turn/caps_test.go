@@ -35,7 +35,7 @@ func (h *recordingHooks) BeforeAgentStart(_ context.Context, _ string, req hook.
 type mediaChannels struct{}
 
 func (mediaChannels) Known(string) bool { return true }
-func (mediaChannels) Download(_ context.Context, _, ref string, _ int64, w io.Writer) (channel.MediaInfo, error) {
+func (mediaChannels) Download(_ context.Context, _ string, _ int64, ref string, _ int64, w io.Writer) (channel.MediaInfo, error) {
 	n, err := io.WriteString(w, strings.TrimPrefix(ref, "data:"))
 	return channel.MediaInfo{MIME: "image/png", Size: int64(n)}, err
 }

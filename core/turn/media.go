@@ -2,25 +2,34 @@ package turn
 
 import (
 	"context"
-	"fmt"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// fetchMedia downloads a message's attachments into
-// <workspace>/media/<instance>/ (0600 files), so the prompt can name their
-// paths and claude can read them. Failures are logged; the prompt then says
-// the attachment could not be downloaded.
-func (t *Turns) fetchMedia(ctx context.Context, set Settings, m *message.Message, id int64) {
+// fetchMedia downloads a message's attachments into the session's own
+// directory, <workspace>/media/<sessionkey.Dir(key)>/ (0700), as 0600
+// files with random names (128 bits, hex), so the prompt can name their
+// paths and claude can read them, and nobody can guess another chat's.
+// core/delivery sends a MEDIA: file from the media directory only when it
+// is in the session's own; the media pruner removes old ones. Failures
+// are logged; the prompt then says the attachment could not be
+// downloaded.
+func (t *Turns) fetchMedia(ctx context.Context, set Settings, key string, m *message.Message, id int64) {
 	if len(m.Media) == 0 || set.Workspace == "" {
 		return
 	}
-	dir := filepath.Join(set.Workspace, "media", m.Instance)
+	media := filepath.Join(set.Workspace, sessionkey.MediaDir)
+	dir := filepath.Join(media, sessionkey.Dir(key))
+	// media itself is 0700 as well: the names of the sessions are not for
+	// other accounts to list.
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.log.Error("media directory", "error", err)
 		return
@@ -30,9 +39,14 @@ func (t *Turns) fetchMedia(ctx context.Context, set Settings, m *message.Message
 		if md.Path != "" {
 			continue
 		}
-		path := filepath.Join(dir, fmt.Sprintf("%d-%d%s", id, i, mediaExt(md)))
+		name, err := randomName()
+		if err != nil {
+			t.log.Error("media file name", "error", err)
+			return
+		}
+		path := filepath.Join(dir, name+mediaExt(md))
 		dctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		info, err := t.download(dctx, m.Instance, md.Ref, path)
+		info, err := t.download(dctx, m.Instance, id, md.Ref, path)
 		cancel()
 		if err != nil {
 			t.log.Warn("media download failed", "instance", m.Instance, "kind", md.Kind, "error", err)
@@ -45,12 +59,23 @@ func (t *Turns) fetchMedia(ctx context.Context, set Settings, m *message.Message
 	}
 }
 
-func (t *Turns) download(ctx context.Context, instance, ref, path string) (channel.MediaInfo, error) {
-	f, err := os.OpenFile(path+".part", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+// randomName is 128 random bits in hex.
+func randomName() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func (t *Turns) download(ctx context.Context, instance string, entry int64, ref, path string) (channel.MediaInfo, error) {
+	// O_EXCL: a name is used once; a file (or link) already there is not
+	// written through.
+	f, err := os.OpenFile(path+".part", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return channel.MediaInfo{}, err
 	}
-	info, err := t.opts.Channels.Download(ctx, instance, ref, t.opts.MaxMediaBytes, f)
+	info, err := t.opts.Channels.Download(ctx, instance, entry, ref, t.opts.MaxMediaBytes, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

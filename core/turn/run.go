@@ -96,7 +96,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Request, sess store.Session, fresh bool, msgs []message.Message, ty *typing) Outcome {
 	last := &msgs[len(msgs)-1]
 	for i := range msgs {
-		t.fetchMedia(ctx, set, &msgs[i], req.Entries[i].ID)
+		t.fetchMedia(ctx, set, req.Key, &msgs[i], req.Entries[i].ID)
 	}
 	compact := len(msgs) == 1 && IsCompact(last)
 	if compact && fresh {

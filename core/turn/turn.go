@@ -47,8 +47,10 @@ type Channels interface {
 	// restarting).
 	Known(instance string) bool
 	// Download waits for the instance to be ready, then streams the media
-	// ref into w (at most maxBytes).
-	Download(ctx context.Context, instance, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error)
+	// ref into w (at most maxBytes). entry is the journal entry whose
+	// message carries ref: a download relayed to another host is made only
+	// for a ref that entry of that instance holds.
+	Download(ctx context.Context, instance string, entry int64, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error)
 }
 
 // Hooks is the port to the before_agent_start hook plugins.

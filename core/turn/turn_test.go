@@ -93,7 +93,7 @@ func (nopDraft) Interrupted(string)              {}
 type fakeChannels struct{}
 
 func (fakeChannels) Known(instance string) bool { return instance == "tg" }
-func (fakeChannels) Download(context.Context, string, string, int64, io.Writer) (channel.MediaInfo, error) {
+func (fakeChannels) Download(context.Context, string, int64, string, int64, io.Writer) (channel.MediaInfo, error) {
 	return channel.MediaInfo{}, errors.New("offline")
 }
 
