@@ -74,8 +74,12 @@ type Settings struct {
 	TextLimit           int
 	TextLimitByInstance map[string]int
 	ChunkMode           chunk.Mode
-	// Workspace is where MEDIA:<path> files must be to be sent.
+	// Workspace is where MEDIA:<path> files must be to be sent; of its
+	// media directory only the session's own part (see checkMedia).
 	Workspace string
+	// MaxMediaBytes caps a file a MEDIA: line sends; zero means
+	// DefaultMaxMediaBytes.
+	MaxMediaBytes int64
 }
 
 // Options configure a Dispatcher.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +23,7 @@ import (
 type sent struct {
 	op, text, format, replyTo string
 	msgID                     string
+	media                     []string // the paths of the files attached
 }
 
 // fakeChannel records calls in order and fails Send as scripted.
@@ -60,7 +60,11 @@ func (f *fakeChannel) Send(_ context.Context, _ string, req channel.SendRequest)
 	}
 	f.n++
 	id := fmt.Sprint(f.n)
-	f.calls = append(f.calls, sent{op: "send", text: req.Text, format: req.Format, replyTo: req.ReplyToMessageID, msgID: id})
+	var media []string
+	for _, m := range req.Media {
+		media = append(media, m.Path)
+	}
+	f.calls = append(f.calls, sent{op: "send", text: req.Text, format: req.Format, replyTo: req.ReplyToMessageID, msgID: id, media: media})
 	return channel.SendResponse{MessageIDs: []string{id}}, nil
 }
 
@@ -76,10 +80,6 @@ func (f *fakeChannel) SetTyping(_ context.Context, _ string, req channel.TypingR
 	defer f.mu.Unlock()
 	f.typing = append(f.typing, req.On)
 	return nil
-}
-
-func (f *fakeChannel) Download(context.Context, string, string, int64, io.Writer) (channel.MediaInfo, error) {
-	return channel.MediaInfo{}, errors.New("no media")
 }
 
 func (f *fakeChannel) typings() []bool {

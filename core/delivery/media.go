@@ -1,21 +1,31 @@
 package delivery
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// extractMedia removes "MEDIA:<path>" lines from a reply and returns the
-// files to attach: only regular files inside the workspace (symlinks
-// resolved) are sent; others are logged and dropped.
-func (d *Dispatcher) extractMedia(text string) (string, []channel.OutboundMedia) {
+// DefaultMaxMediaBytes caps a file a MEDIA: line sends when
+// Settings.MaxMediaBytes is zero: the most a Telegram bot may upload, and
+// what a file relayed between hosts may have.
+const DefaultMaxMediaBytes = 50 << 20
+
+// extractMedia removes "MEDIA:<path>" lines from a reply of session key
+// and returns the files to attach. A line whose file may not be sent (see
+// checkMedia) is replaced by a short note saying which file was not sent
+// and why, so the chat is never left believing it got it.
+func (d *Dispatcher) extractMedia(key, text string) (string, []channel.OutboundMedia) {
 	if !strings.Contains(text, "MEDIA:") {
 		return text, nil
 	}
-	ws := d.settings().Workspace
+	set := d.settings()
 	var keep []string
 	var media []channel.OutboundMedia
 	for _, line := range strings.Split(text, "\n") {
@@ -25,38 +35,136 @@ func (d *Dispatcher) extractMedia(text string) (string, []channel.OutboundMedia)
 			continue
 		}
 		p := strings.Trim(strings.TrimSpace(strings.TrimPrefix(t, "MEDIA:")), "`\"'")
-		if path, ok := insideWorkspace(ws, p); ok {
-			media = append(media, channel.OutboundMedia{Path: path, Kind: mediaKind(path)})
-		} else {
-			d.log.Warn("MEDIA path outside the workspace or not a file; not sent", "path", p)
+		path, err := checkMedia(set.Workspace, key, p, set.MaxMediaBytes)
+		if err != nil {
+			shown := shownPath(set.Workspace, p)
+			d.log.Warn("MEDIA file not sent", "session", key, "path", shown, "reason", err)
+			keep = append(keep, fmt.Sprintf("(File not sent: %s — %v.)", shown, err))
+			continue
 		}
+		media = append(media, channel.OutboundMedia{Path: path, Kind: mediaKind(path)})
 	}
 	return strings.TrimSpace(strings.Join(keep, "\n")), media
 }
 
-func insideWorkspace(ws, p string) (string, bool) {
-	if ws == "" || p == "" {
-		return "", false
+// Why a MEDIA: file is not sent; the chat reads them.
+var (
+	errNoWorkspace  = errors.New("no workspace is configured")
+	errEmptyPath    = errors.New("no file named")
+	errOutside      = errors.New("it is outside the workspace")
+	errOtherSession = errors.New("it is another conversation's attachment")
+	errNotFound     = errors.New("no such file")
+	errNotRegular   = errors.New("it is not a regular file")
+)
+
+// checkMedia decides whether the file p named in a MEDIA: line of session
+// key's reply may be sent, and returns its resolved path. p is taken
+// relative to the workspace ws; the result with every symlink resolved
+// must lie inside the workspace (itself resolved), and not in the media
+// directory (sessionkey.MediaDir) other than in the session's own
+// sessionkey.Dir(key) there: the attachments of other chats never leave
+// through a reply. It must be a regular file of at most maxBytes (zero:
+// DefaultMaxMediaBytes).
+//
+// The path returned is the resolved one, so a link changed after the
+// check cannot redirect the upload; a file replaced in place between the
+// check and the channel's read is not guarded against (that takes writing
+// to the workspace, which the agent may do anyway).
+func checkMedia(ws, key, p string, maxBytes int64) (string, error) {
+	if ws == "" {
+		return "", errNoWorkspace
+	}
+	if p == "" {
+		return "", errEmptyPath
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxMediaBytes
+	}
+	root, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return "", errNoWorkspace
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return "", errNoWorkspace
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(ws, p)
 	}
 	real, err := filepath.EvalSymlinks(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Refuse what lies outside before saying whether it exists.
+		wsAbs, _ := filepath.Abs(ws)
+		if c := filepath.Clean(p); !inside(root, c) && !inside(wsAbs, c) {
+			return "", errOutside
+		}
+		return "", errNotFound
+	case err != nil:
+		return "", errNotFound
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return "", errNotFound
+	}
+	if !inside(root, real) {
+		return "", errOutside
+	}
+	media := filepath.Join(root, sessionkey.MediaDir)
+	own := filepath.Join(media, sessionkey.Dir(key))
+	if inside(media, real) && !inside(own, real) {
+		return "", errOtherSession
+	}
+	if realMedia, err := filepath.EvalSymlinks(media); err == nil && realMedia != media && inside(realMedia, real) {
+		// The media directory was replaced by a link within the
+		// workspace: what it holds is still only the session's own.
+		if !inside(filepath.Join(realMedia, sessionkey.Dir(key)), real) {
+			return "", errOtherSession
+		}
+	}
+	fi, err := os.Stat(real)
 	if err != nil {
-		return "", false
+		return "", errNotFound
 	}
-	root, err := filepath.EvalSymlinks(ws)
-	if err != nil {
-		return "", false
+	if !fi.Mode().IsRegular() {
+		return "", errNotRegular
 	}
-	rel, err := filepath.Rel(root, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
+	if fi.Size() > maxBytes {
+		return "", fmt.Errorf("it has %s, more than the %s a file sent may have", sizeText(fi.Size()), sizeText(maxBytes))
 	}
-	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
-		return "", false
+	return real, nil
+}
+
+// inside reports whether path is dir or below it (both clean and
+// absolute).
+func inside(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// shownPath is how a refused file is named in the chat: relative to the
+// workspace when it is written below it, as written when relative, and
+// by its base name otherwise (no host path outside the workspace).
+func shownPath(ws, p string) string {
+	if p == "" {
+		return `""`
 	}
-	return real, true
+	if !filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	if ws != "" {
+		if abs, err := filepath.Abs(ws); err == nil && inside(abs, filepath.Clean(p)) {
+			if rel, err := filepath.Rel(abs, filepath.Clean(p)); err == nil {
+				return rel
+			}
+		}
+	}
+	return filepath.Base(p)
+}
+
+func sizeText(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func mediaKind(path string) channel.MediaKind {

@@ -45,7 +45,7 @@ const (
 // the draft whose message chunk 0 replaces), then sends its chunks in
 // order.
 func (d *Dispatcher) Deliver(r Reply) {
-	text, media := d.extractMedia(r.Text)
+	text, media := d.extractMedia(r.Key, r.Text)
 	parts, format := d.prepare(d.ctx, r.Target.Instance, text, r.Format)
 	if len(parts) == 0 && len(media) > 0 {
 		parts = []string{""}

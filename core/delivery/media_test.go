@@ -1,0 +1,170 @@
+package delivery
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// mediaWorkspace builds a workspace, reached through a symlink, with
+// two sessions' attachments and a file outside it.
+func mediaWorkspace(t *testing.T) (ws, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	real := filepath.Join(base, "real-ws")
+	ws = filepath.Join(base, "ws") // the configured path is a link
+	outside = filepath.Join(base, "secret.txt")
+	write := func(p, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(outside, "secret")
+	write(filepath.Join(real, "report.pdf"), "%PDF")
+	write(filepath.Join(real, "big.bin"), strings.Repeat("x", 2000))
+	write(filepath.Join(real, "media", sessionkey.Dir("tg:direct:1"), "aaaa.jpg"), "mine")
+	write(filepath.Join(real, "media", sessionkey.Dir("tg:direct:2"), "bbbb.jpg"), "theirs")
+	write(filepath.Join(real, "media", "loose.jpg"), "nobody's")
+	links := map[string]string{
+		filepath.Join(real, "escape.txt"):      outside,
+		filepath.Join(real, "peek.jpg"):        filepath.Join(real, "media", sessionkey.Dir("tg:direct:2"), "bbbb.jpg"),
+		filepath.Join(real, "mine-link.jpg"):   filepath.Join(real, "media", sessionkey.Dir("tg:direct:1"), "aaaa.jpg"),
+		filepath.Join(real, "dir-escape"):      filepath.Dir(outside),
+		filepath.Join(real, "relative-escape"): "../secret.txt",
+		ws:                                     real,
+	}
+	for link, target := range links {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws, outside
+}
+
+func TestCheckMedia(t *testing.T) {
+	t.Parallel()
+	ws, outside := mediaWorkspace(t)
+	own := filepath.Join("media", sessionkey.Dir("tg:direct:1"), "aaaa.jpg")
+	other := filepath.Join("media", sessionkey.Dir("tg:direct:2"), "bbbb.jpg")
+	tests := []struct {
+		name, path string
+		want       error  // nil: sent
+		sent       string // the resolved path sent, relative to the real workspace
+	}{
+		{"workspace file", "report.pdf", nil, "report.pdf"},
+		{"absolute inside", filepath.Join(ws, "report.pdf"), nil, "report.pdf"},
+		{"own attachment", own, nil, own},
+		{"link to own attachment", "mine-link.jpg", nil, own},
+		{"another session's attachment", other, errOtherSession, ""},
+		{"another session's by absolute path", filepath.Join(ws, other), errOtherSession, ""},
+		{"link to another session's attachment", "peek.jpg", errOtherSession, ""},
+		{"own dir then up into another's", filepath.Join("media", sessionkey.Dir("tg:direct:1"), "..", sessionkey.Dir("tg:direct:2"), "bbbb.jpg"), errOtherSession, ""},
+		{"loose file in media", "media/loose.jpg", errOtherSession, ""},
+		{"media directory itself", "media", errOtherSession, ""},
+		{"dot dot", "../secret.txt", errOutside, ""},
+		{"dot dot missing", "../nothing.txt", errOutside, ""},
+		{"absolute outside", outside, errOutside, ""},
+		{"etc passwd", "/etc/passwd", errOutside, ""},
+		{"link pointing outside", "escape.txt", errOutside, ""},
+		{"relative link pointing outside", "relative-escape", errOutside, ""},
+		{"through a directory link", "dir-escape/secret.txt", errOutside, ""},
+		{"missing", "nothing.txt", errNotFound, ""},
+		{"directory", ".", errNotRegular, ""},
+		{"empty", "", errEmptyPath, ""},
+	}
+	real, _ := filepath.EvalSymlinks(ws)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := checkMedia(ws, "tg:direct:1", tc.path, 1000)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("checkMedia(%q) = %q, %v; want %v", tc.path, got, err, tc.want)
+			}
+			if tc.want == nil && got != filepath.Join(real, tc.sent) {
+				t.Errorf("sent %q, want %q", got, filepath.Join(real, tc.sent))
+			}
+		})
+	}
+	t.Run("too big", func(t *testing.T) {
+		t.Parallel()
+		if _, err := checkMedia(ws, "tg:direct:1", "big.bin", 1000); err == nil || !strings.Contains(err.Error(), "more than the 1000 bytes") {
+			t.Errorf("a file over the limit: %v", err)
+		}
+	})
+	t.Run("no workspace", func(t *testing.T) {
+		t.Parallel()
+		if _, err := checkMedia("", "tg:direct:1", "report.pdf", 0); !errors.Is(err, errNoWorkspace) {
+			t.Errorf("no workspace: %v", err)
+		}
+	})
+}
+
+// TestCheckMediaLinkedMediaDirectory: a media directory replaced by a
+// link to another directory of the workspace still yields only the
+// session's own part.
+func TestCheckMediaLinkedMediaDirectory(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	store := filepath.Join(ws, "store")
+	for _, k := range []string{"tg:direct:1", "tg:direct:2"} {
+		if err := os.MkdirAll(filepath.Join(store, sessionkey.Dir(k)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(store, sessionkey.Dir(k), "f.jpg"), []byte(k), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("store", filepath.Join(ws, "media")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkMedia(ws, "tg:direct:1", filepath.Join("store", sessionkey.Dir("tg:direct:2"), "f.jpg"), 0); !errors.Is(err, errOtherSession) {
+		t.Errorf("another session's file through the linked directory: %v", err)
+	}
+	if _, err := checkMedia(ws, "tg:direct:1", filepath.Join("media", sessionkey.Dir("tg:direct:1"), "f.jpg"), 0); err != nil {
+		t.Errorf("own file through the linked directory: %v", err)
+	}
+}
+
+// TestMediaLines: a file that may go is attached; one that may not is
+// named in the reply with the reason, by a path relative to the
+// workspace, never silently dropped.
+func TestMediaLines(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 4000)
+	ws, outside := mediaWorkspace(t)
+	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
+	other := filepath.Join(ws, "media", sessionkey.Dir("tg:direct:2"), "bbbb.jpg")
+	id := f.entry()
+	f.d.Deliver(Reply{Key: "tg:direct:1", ID: id, Target: tgt, Format: channel.FormatMarkdown,
+		Text: "Here you are.\nMEDIA: report.pdf\nMEDIA:`" + other + "`\nMEDIA: " + outside + "\nMEDIA: ../secret.txt"})
+	calls := f.ch.log()
+	if len(calls) != 1 {
+		t.Fatalf("calls %+v", calls)
+	}
+	c := calls[0]
+	real, _ := filepath.EvalSymlinks(ws)
+	if len(c.media) != 1 || c.media[0] != filepath.Join(real, "report.pdf") {
+		t.Errorf("attached %v, want only report.pdf", c.media)
+	}
+	want := []string{
+		"Here you are.",
+		"(File not sent: media/" + sessionkey.Dir("tg:direct:2") + "/bbbb.jpg — it is another conversation's attachment.)",
+		"(File not sent: secret.txt — it is outside the workspace.)",
+		"(File not sent: ../secret.txt — it is outside the workspace.)",
+	}
+	if c.text != strings.Join(want, "\n") {
+		t.Errorf("text:\n%s\nwant:\n%s", c.text, strings.Join(want, "\n"))
+	}
+	if strings.Contains(c.text, filepath.Dir(outside)) {
+		t.Errorf("a host path outside the workspace reached the chat: %q", c.text)
+	}
+}
