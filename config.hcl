@@ -15,6 +15,7 @@ log_format = "text"     # text | json
 agent {
   command   = "claude"       # the Claude Code CLI (npm install -g @anthropic-ai/claude-code)
   workspace = "./workspace"  # cwd of every claude run
+  # media_keep = "30d"       # inbound attachments (workspace/media/<chat>/) are deleted after this; "0s" keeps them
   timeout   = "10m"          # per turn
   # args            = []      # extra CLI flags
   # claude does not inherit clawhost's environment, only PATH, HOME, USER,

@@ -11,6 +11,7 @@ const (
 	DefaultAgentMaxWarm       = 4
 	DefaultAgentMaxConcurrent = 4
 	DefaultApprovalTimeout    = Duration("5m")
+	DefaultMediaKeep          = Duration("30d")
 )
 
 // Approval settings (agent.approvals, agent.approvers).
@@ -42,6 +43,13 @@ type Agent struct {
 	// Default "./workspace", resolved against the directory of the config
 	// file.
 	Workspace string `hcl:"workspace,optional"`
+
+	// MediaKeep is how long inbound attachments are kept (media_keep):
+	// files under <workspace>/media older than this (by modification time)
+	// are deleted, checked at start and hourly, with the session
+	// directories they leave empty. "0s" keeps them forever. Default "30d"
+	// (a duration; "d" counts days).
+	MediaKeep Duration `hcl:"media_keep,optional"`
 
 	// Model is passed as --model when set (model), e.g. "sonnet".
 	Model string `hcl:"model,optional"`
@@ -172,6 +180,7 @@ func defaultAgent() *Agent {
 	return &Agent{
 		Command:         DefaultAgentCommand,
 		Workspace:       DefaultAgentWorkspace,
+		MediaKeep:       DefaultMediaKeep,
 		Timeout:         DefaultAgentTimeout,
 		IdleTimeout:     DefaultAgentIdleTimeout,
 		MaxWarm:         DefaultAgentMaxWarm,
@@ -191,6 +200,12 @@ func (a *Agent) check(k *checker) {
 		k.enum("permission_mode", a.PermissionMode, PermissionModes)
 	}
 	k.duration("timeout", a.Timeout)
+	if a.MediaKeep == "" {
+		k.errorf(k.valueRange("media_keep"), "Invalid duration for "+k.qualified("media_keep"),
+			"Write how long attachments are kept, such as \"30d\" or \"12h\", or \"0s\" to keep them forever.")
+	} else {
+		k.optionalDuration("media_keep", a.MediaKeep)
+	}
 	k.enum("approvals", a.Approvals, ApprovalModes)
 	k.enum("approvers", a.Approvers, Approvers)
 	k.duration("approval_timeout", a.ApprovalTimeout)

@@ -53,6 +53,7 @@ func TestDefaults(t *testing.T) {
 		{"agent.permission_mode", cfg.Agent.PermissionMode, ""},
 		{"agent.approvals", cfg.Agent.Approvals, "off"},
 		{"agent.approval_timeout", cfg.Agent.ApprovalTimeout.Duration(), 5 * time.Minute},
+		{"agent.media_keep", cfg.Agent.MediaKeep.Duration(), 30 * 24 * time.Hour},
 		{"agent.approvers", cfg.Agent.Approvers, "sender"},
 		{"agent.inline_images", cfg.Agent.InlineImages, true},
 		{"access.dm_policy", cfg.Access.DMPolicy, "pairing"},
@@ -277,6 +278,12 @@ func TestZeroDurations(t *testing.T) {
 }`, false},
 		{`messages { hook_timeout = "0s" }`, false},
 		{`agent { timeout = "0s" }`, false},
+		{`agent { media_keep = "0s" }`, true},
+		{`agent { media_keep = "30d" }`, true},
+		{`agent { media_keep = "12h" }`, true},
+		{`agent { media_keep = "" }`, false},
+		{`agent { media_keep = "-1d" }`, false},
+		{`agent { media_keep = "30 days" }`, false},
 		{`plugin "p" {
   source        = "p"
   start_timeout = "0s"
@@ -769,6 +776,33 @@ func TestStorage(t *testing.T) {
 		}
 		if strings.Contains(diags.Error(), "hunter2") {
 			t.Errorf("%s: the diagnostics show the password: %v", src, diags)
+		}
+	}
+}
+
+func TestDurationDays(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   Duration
+		want time.Duration
+		ok   bool
+	}{
+		{"30d", 30 * 24 * time.Hour, true},
+		{"1d12h", 36 * time.Hour, true},
+		{"0d", 0, true},
+		{"90s", 90 * time.Second, true},
+		{"0s", 0, true},
+		{"d", 0, false},
+		{"-1d", 0, false},
+		{"1d-2h", 0, false},
+		{"1dx", 0, false},
+		{"99999999999d", 0, false},
+		{"1.5d", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := tc.in.parse()
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("parse(%q) = %v, %v; want %v (ok %v)", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
 }
