@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -38,9 +39,11 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/mediaprune"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/host"
@@ -77,6 +80,8 @@ type Host struct {
 
 	schedules scheduler
 	agentAPI  agentAPI
+	// media deletes attachments older than agent.media_keep.
+	media *mediaprune.Pruner
 	member    *membership
 	gate      *gate // nil unless the database is shared
 }
@@ -91,6 +96,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now()}
 	h.schedules.h = h
 	h.agentAPI.h = h
+	h.media = mediaprune.New(mediaprune.Options{Logger: h.log})
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: opts.LogOutput, JSONFormat: cfg.LogFormat == "json",
 	})
@@ -229,6 +235,7 @@ func (h *Host) Start(ctx context.Context) error {
 		h.member.run()
 	}
 	h.schedules.start(h.cfg)
+	h.startMediaPruner(h.cfg)
 	h.metrics.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h.plugins) })
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
 	h.watchCluster()
@@ -292,11 +299,18 @@ func (h *Host) Reload(cfg *config.Config) error {
 	h.gw.SetSettings(set)
 	h.plugins.Apply(Specs(cfg))
 	h.schedules.start(cfg)
+	h.startMediaPruner(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	h.gw.RefreshCommands(ctx) // drop commands of stopped plugins
 	cancel()
 	h.log.Info("configuration reloaded", "plugins", len(cfg.EnabledPlugins()))
 	return nil
+}
+
+// startMediaPruner (re)starts deleting the attachments of
+// <workspace>/media older than agent.media_keep ("0s": none).
+func (h *Host) startMediaPruner(cfg *config.Config) {
+	h.media.Start(filepath.Join(cfg.Agent.Workspace, sessionkey.MediaDir), cfg.Agent.MediaKeep.Duration())
 }
 
 // Refuse records that the reload asked for at at was refused — the file
@@ -334,6 +348,7 @@ func (h *Host) Shutdown(ctx context.Context) {
 		_ = h.admin.Close(ctx)
 	}
 	h.schedules.stop()
+	h.media.Stop()
 	h.agentAPI.stop(ctx)
 	h.gw.Close(ctx)
 	h.plugins.Stop()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,6 +74,12 @@ func (t *Turns) download(ctx context.Context, instance string, entry int64, ref,
 	// O_EXCL: a name is used once; a file (or link) already there is not
 	// written through.
 	f, err := os.OpenFile(path+".part", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The media pruner removed the directory as it was emptied.
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			f, err = os.OpenFile(path+".part", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		}
+	}
 	if err != nil {
 		return channel.MediaInfo{}, err
 	}
