@@ -81,9 +81,9 @@ type Host struct {
 	schedules scheduler
 	agentAPI  agentAPI
 	// media deletes attachments older than agent.media_keep.
-	media *mediaprune.Pruner
-	member    *membership
-	gate      *gate // nil unless the database is shared
+	media  *mediaprune.Pruner
+	member *membership
+	gate   *gate // nil unless the database is shared
 }
 
 // New provisions a Host for a valid configuration: directories, the
