@@ -4,6 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/postgres"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
@@ -154,6 +161,8 @@ type relayWorld struct {
 	alive  map[string]bool
 	mu     sync.Mutex
 	cancel context.CancelFunc
+	// logB is the holder's log.
+	logB *syncbuf.Buffer
 }
 
 func newRelayWorld(t *testing.T) *relayWorld {
@@ -166,13 +175,13 @@ func newRelayWorld(t *testing.T) *relayWorld {
 		t.Cleanup(func() { d.Close() })
 		return d
 	}
-	w := &relayWorld{port: &recPort{block: make(chan struct{})}, alive: map[string]bool{"A": true, "B": true}}
+	w := &relayWorld{port: &recPort{block: make(chan struct{})}, alive: map[string]bool{"A": true, "B": true}, logB: &syncbuf.Buffer{}}
 	alive := func(h string) bool { w.mu.Lock(); defer w.mu.Unlock(); return w.alive[h] }
 	ga := &gate{held: map[string]*hold{}, channels: map[string]bool{"tg": true}, leases: map[string]store.Lease{}}
 	gb := &gate{held: map[string]*hold{"tg": {}}, channels: map[string]bool{"tg": true}, leases: map[string]store.Lease{}}
 	log := hclog.NewNullLogger()
 	w.a = newRelay(open("A"), ga, nil, log, "A", alive)
-	w.b = newRelay(open("B"), gb, w.port, log, "B", alive)
+	w.b = newRelay(open("B"), gb, w.port, hclog.New(&hclog.LoggerOptions{Output: w.logB}), "B", alive)
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	t.Cleanup(cancel)
@@ -186,6 +195,8 @@ type recPort struct {
 	gateway.Ports
 	mu      sync.Mutex
 	sent    []string
+	files   []string // the content of each file a send attached
+	fetched []string // the refs downloaded
 	blocked bool
 	block   chan struct{}
 }
@@ -193,6 +204,14 @@ type recPort struct {
 func (p *recPort) Send(ctx context.Context, instance string, req channel.SendRequest) (channel.SendResponse, error) {
 	p.mu.Lock()
 	blocked := p.blocked
+	for _, m := range req.Media {
+		b, err := os.ReadFile(m.Path)
+		if err != nil {
+			p.mu.Unlock()
+			return channel.SendResponse{}, err
+		}
+		p.files = append(p.files, string(b))
+	}
 	p.sent = append(p.sent, req.Text)
 	n := len(p.sent)
 	p.mu.Unlock()
@@ -207,6 +226,14 @@ func (p *recPort) Send(ctx context.Context, instance string, req channel.SendReq
 		return channel.SendResponse{}, &channel.Error{Code: channel.CodeForbidden, Message: "bot blocked"}
 	}
 	return channel.SendResponse{MessageIDs: []string{fmt.Sprint(n)}}, nil
+}
+
+func (p *recPort) Download(_ context.Context, _ string, _ int64, ref string, _ int64, w io.Writer) (channel.MediaInfo, error) {
+	p.mu.Lock()
+	p.fetched = append(p.fetched, ref)
+	p.mu.Unlock()
+	_, err := io.WriteString(w, "bytes of "+ref)
+	return channel.MediaInfo{MIME: "image/png"}, err
 }
 
 func (p *recPort) Ready(string) (host.Description, bool) {
@@ -274,4 +301,89 @@ func TestRelayedCalls(t *testing.T) {
 		t.Fatal("the caller still waits for a dead holder")
 	}
 	close(w.port.block)
+}
+
+// TestRelayedCallsOnlyWhatTheChannelProduced: the holder of a channel
+// uploads only the bytes a relayed send carries, never a file of its own
+// a row names (a forged row naming /etc/passwd or another chat's
+// attachment fails, logged), and downloads only a ref the journal entry
+// named in the call received on that channel carries (a forged row
+// naming any URL fails, logged).
+func TestRelayedCallsOnlyWhatTheChannelProduced(t *testing.T) {
+	w := newRelayWorld(t)
+	ctx := context.Background()
+	var resp channel.SendResponse
+
+	// A send carrying its file: the plugin gets those bytes.
+	ok := sendCall{Request: channel.SendRequest{ChatID: "1", Media: []channel.OutboundMedia{{Path: "/origin/ws/chart.png", Kind: channel.MediaImage}}},
+		Files: [][]byte{[]byte("PNG chart")}}
+	if err := w.a.call(ctx, "tg", "send", ok, &resp); err != nil {
+		t.Fatalf("a send with its file: %v", err)
+	}
+	// Forged rows: a file named, not carried.
+	secret := filepath.Join(t.TempDir(), "media", "tg_direct_2", "photo.jpg")
+	if err := os.MkdirAll(filepath.Dir(secret), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("another chat's photo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/etc/passwd", secret} {
+		forged := sendCall{Request: channel.SendRequest{ChatID: "1", Text: "forged", Media: []channel.OutboundMedia{{Path: path, Kind: channel.MediaDocument}}}}
+		if err := w.a.call(ctx, "tg", "send", forged, &resp); channel.CodeOf(err) != channel.CodeInvalidRequest {
+			t.Errorf("a forged send naming %s: %v; want invalid_request", path, err)
+		}
+	}
+	// One carried file, two named: refused whole.
+	short := sendCall{Request: channel.SendRequest{ChatID: "1", Text: "forged", Media: []channel.OutboundMedia{{Path: "a.png"}, {Path: secret}}}, Files: [][]byte{[]byte("a")}}
+	if err := w.a.call(ctx, "tg", "send", short, &resp); channel.CodeOf(err) != channel.CodeInvalidRequest {
+		t.Errorf("a send carrying fewer files than it names: %v", err)
+	}
+	w.port.mu.Lock()
+	files, sent := slices.Clone(w.port.files), slices.Clone(w.port.sent)
+	w.port.mu.Unlock()
+	if len(files) != 1 || files[0] != "PNG chart" || slices.Contains(sent, "forged") {
+		t.Errorf("the holder uploaded %q (sends %q); want only the carried chart", files, sent)
+	}
+	if n := strings.Count(w.logB.String(), "relayed send refused"); n != 3 {
+		t.Errorf("%d refusals logged, want 3:\n%s", n, w.logB.String())
+	}
+
+	// Downloads: only a ref of the named entry, received on that channel.
+	accept := func(instance, msgID string, refs ...string) int64 {
+		m := &message.Message{Instance: instance, ChatID: "1", MessageID: msgID}
+		for _, r := range refs {
+			m.Media = append(m.Media, message.Media{Kind: channel.MediaImage, Ref: r})
+		}
+		res, err := w.a.db.Accept(ctx, store.Inbound{Instance: instance, ChatID: "1", MessageID: msgID, Message: message.Encode(m)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.ID
+	}
+	photo := "https://cdn.discordapp.com/attachments/1/2/photo.png"
+	tgEntry := accept("tg", "m1", photo)
+	waEntry := accept("wa", "m2", "https://cdn.discordapp.com/attachments/1/3/other.png")
+	var out downloaded
+	if err := w.a.call(ctx, "tg", "download", downloadCall{Entry: tgEntry, Ref: photo, MaxBytes: 100}, &out); err != nil || string(out.Data) != "bytes of "+photo {
+		t.Fatalf("a download of the entry's own attachment: %q, %v", out.Data, err)
+	}
+	for name, c := range map[string]downloadCall{
+		"any url":               {Entry: tgEntry, Ref: "http://169.254.169.254/latest/meta-data/"},
+		"another channel's ref": {Entry: waEntry, Ref: "https://cdn.discordapp.com/attachments/1/3/other.png"},
+		"no such entry":         {Entry: 999999, Ref: photo},
+	} {
+		if err := w.a.call(ctx, "tg", "download", c, &out); channel.CodeOf(err) != channel.CodeInvalidRequest {
+			t.Errorf("%s: %v; want invalid_request", name, err)
+		}
+	}
+	w.port.mu.Lock()
+	fetched := slices.Clone(w.port.fetched)
+	w.port.mu.Unlock()
+	if len(fetched) != 1 || fetched[0] != photo {
+		t.Errorf("the holder fetched %q; want only the entry's photo", fetched)
+	}
+	if n := strings.Count(w.logB.String(), "relayed download refused"); n != 3 {
+		t.Errorf("%d download refusals logged, want 3", n)
+	}
 }

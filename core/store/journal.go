@@ -58,11 +58,12 @@ type Journal interface {
 	// are required.
 	Accept(ctx context.Context, in Inbound) (AcceptResult, error)
 	// Entry returns one journal entry in any state, or ErrNotFound (never
-	// stored, or pruned). The daemon does not call it (it gets its work from
-	// Recover and ListPending); it is kept as the one read of an entry in
-	// any state, including the terminal ones, with its Reason and Attempts:
-	// without it the state machine could not be checked, and the
-	// conformance suite and the crash test check it.
+	// stored, or pruned). The pipeline gets its work from Recover and
+	// ListPending; the holder of a channel reads the entry a relayed
+	// download names to check the ref is that entry's. It is also the one
+	// read of an entry in any state, including the terminal ones, with its
+	// Reason and Attempts: the conformance suite and the crash test check
+	// the state machine with it.
 	Entry(ctx context.Context, id int64) (Entry, error)
 	// Enqueue routes an entry to a session's queue (accepted → queued).
 	// Enqueueing a queued entry again changes its session key. An empty
