@@ -1,7 +1,6 @@
 package whatsapp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -276,9 +275,13 @@ func (a *Adapter) SetTyping(ctx context.Context, req channel.TypingRequest) erro
 }
 
 // DownloadMedia implements channel.MediaDownloader: it fetches and
-// decrypts an inbound attachment from WhatsApp's media servers.
+// decrypts an inbound attachment from WhatsApp's media servers only (see
+// media.go), stopping as soon as it exceeds the limit.
 func (a *Adapter) DownloadMedia(ctx context.Context, req channel.DownloadRequest) (io.ReadCloser, channel.MediaInfo, error) {
 	ref, err := parseRef(req.Ref)
+	if err == nil {
+		err = checkDirectPath(ref.DirectPath)
+	}
 	if err != nil {
 		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeInvalidRequest, "%v", err)
 	}
@@ -293,22 +296,20 @@ func (a *Adapter) DownloadMedia(ctx context.Context, req channel.DownloadRequest
 	if err != nil {
 		return nil, channel.MediaInfo{}, err
 	}
-	data, err := cli.DownloadMediaWithPath(ctx, ref.DirectPath, ref.EncSHA256, ref.SHA256, ref.MediaKey, int(ref.Length), whatsmeow.MediaType(ref.Type), "")
+	f, err := download(ctx, cli, ref, limit)
 	if err != nil {
-		switch {
-		case errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith404), errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith410):
-			return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeChatNotFound, "the attachment is gone from WhatsApp's servers: %v", err)
-		case errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith403):
-			return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeForbidden, "download refused: %v", err)
-		}
-		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeUnavailable, "download: %v", err)
+		return nil, channel.MediaInfo{}, err
 	}
-	if int64(len(data)) > limit {
-		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeMessageTooLong, "the attachment has %d bytes, more than %d", len(data), limit)
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, channel.MediaInfo{}, channel.Errorf(channel.CodeInternal, "download: %v", err)
 	}
 	mime := ref.MIME
 	if mime == "" {
-		mime = http.DetectContentType(data)
+		head := make([]byte, 512)
+		n, _ := f.ReadAt(head, 0)
+		mime = http.DetectContentType(head[:n])
 	}
-	return io.NopCloser(bytes.NewReader(data)), channel.MediaInfo{MIME: mime, Size: int64(len(data))}, nil
+	return f, channel.MediaInfo{MIME: mime, Size: st.Size()}, nil
 }

@@ -115,6 +115,8 @@ func (a *Adapter) runSession(ctx context.Context) ending {
 	cli.BackgroundEventCtx = connCtx
 	if a.set.server != "" {
 		useTestServer(cli, a.set.server)
+	} else {
+		guardMedia(cli, nil)
 	}
 	s := newSession(cli)
 	if dev.ID != nil {

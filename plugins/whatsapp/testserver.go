@@ -35,7 +35,7 @@ func useTestServer(cli *whatsmeow.Client, addr string) {
 	h := &http.Client{Transport: tr}
 	cli.SetWebsocketHTTPClient(h)
 	cli.SetPreLoginHTTPClient(h)
-	cli.SetMediaHTTPClient(h)
+	guardMedia(cli, tr)
 }
 
 // trustTestRoot makes whatsmeow trust key instead of WhatsApp's root key

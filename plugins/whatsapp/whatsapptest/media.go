@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"go.mau.fi/whatsmeow"
@@ -22,9 +23,31 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// mediaHost is the media host the fake announces in media_conn; the
+// mediaHost is the media host the fake's media URLs name; the fake
+// announces it in media_conn unless SetMediaHost changed that. The
 // client's media HTTP client dials the fake whatever the host.
-const mediaHost = "mmg.whatsapp.net"
+const (
+	mediaHost        = "mmg.whatsapp.net"
+	defaultMediaHost = mediaHost
+)
+
+// SetMediaHost makes media_conn announce host as the one media host, as
+// a compromised or impersonated server could. Call it before the client
+// first asks (it caches the answer for an hour).
+func (s *Server) SetMediaHost(host string) {
+	s.mu.Lock()
+	s.mediaHost = host
+	s.mu.Unlock()
+}
+
+// MediaDownloads returns how many media downloads the fake answered and
+// how many bytes of blobs it wrote to them (what the client's connection
+// took before it stopped reading).
+func (s *Server) MediaDownloads() (requests int, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mediaGets, s.mediaServed
+}
 
 // Media is an encrypted blob stored on the fake's media server, with what a
 // message needs to reference it.
@@ -201,9 +224,12 @@ func (s *Server) DownloadSent(m SentMessage) ([]byte, error) {
 }
 
 func (s *Server) mediaConn() waBinary.Node {
+	s.mu.Lock()
+	host := s.mediaHost
+	s.mu.Unlock()
 	return waBinary.Node{Tag: "media_conn", Attrs: waBinary.Attrs{
 		"auth": "fake-media-auth", "ttl": 3600, "auth_ttl": 3600, "max_buckets": 12,
-	}, Content: []waBinary.Node{{Tag: "host", Attrs: waBinary.Attrs{"hostname": mediaHost}}}}
+	}, Content: []waBinary.Node{{Tag: "host", Attrs: waBinary.Attrs{"hostname": host}}}}
 }
 
 // serveMedia is the media server: uploads (POST /mms/<type>/<token>) and
@@ -232,12 +258,27 @@ func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet:
 		s.mu.Lock()
 		blob := s.blobs[r.URL.Path]
+		s.mediaGets++
 		s.mu.Unlock()
 		if blob == nil {
 			http.NotFound(w, r)
 			return
 		}
-		_, _ = w.Write(blob)
+		w.Header().Set("Content-Length", strconv.Itoa(len(blob)))
+		// In pieces, counted: a client that stops reading early shows.
+		for len(blob) > 0 {
+			n := min(len(blob), 32<<10)
+			if _, err := w.Write(blob[:n]); err != nil {
+				return
+			}
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			s.mu.Lock()
+			s.mediaServed += int64(n)
+			s.mu.Unlock()
+			blob = blob[n:]
+		}
 	default:
 		http.Error(w, "not found", http.StatusNotFound)
 	}

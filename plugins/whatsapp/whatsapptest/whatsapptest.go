@@ -145,6 +145,12 @@ type Server struct {
 	logins   int
 	events   []ConnEvent
 	blobs    map[string][]byte // media by path
+	// mediaHost is the host media_conn announces (SetMediaHost).
+	mediaHost string
+	// mediaGets and mediaServed count the media downloads and the bytes
+	// their answers wrote (MediaDownloads).
+	mediaGets   int
+	mediaServed int64
 }
 
 // New starts a fake WhatsApp server on 127.0.0.1 with an ephemeral port.
@@ -181,6 +187,8 @@ func New(opts Options) (*Server, error) {
 		groups:   map[string]*Group{},
 		skdmSent: map[string]bool{},
 		blobs:    map[string][]byte{},
+
+		mediaHost: defaultMediaHost,
 	}
 	s.chain = certChain(root, s.static.Pub)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
