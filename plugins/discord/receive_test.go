@@ -3,6 +3,8 @@ package discord
 import (
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -173,5 +175,32 @@ func TestAttachments(t *testing.T) {
 	}
 	if _, _, err := a.DownloadMedia(ctx, channel.DownloadRequest{Ref: "file:///etc/passwd"}); channel.CodeOf(err) != channel.CodeInvalidRequest {
 		t.Errorf("download of a file url: %v", err)
+	}
+}
+
+// TestAttachmentDownloadCapsTheStream: an attachment whose size is not
+// announced (no Content-Length) stops at the cap while streaming; the
+// reader never hands out more than the cap allows.
+func TestAttachmentDownloadCapsTheStream(t *testing.T) {
+	t.Parallel()
+	body := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat("x", 4096))
+		for range 256 { // 1 MB, chunked
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(body.Close)
+	a := newAdapter(t, newServer(t), "", nil)
+	rc, _, err := a.DownloadMedia(context.Background(), channel.DownloadRequest{Ref: body.URL + "/attachments/1/big.bin", MaxBytes: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, rc)
+	rc.Close()
+	if channel.CodeOf(err) != channel.CodeMessageTooLong || n > 10001 {
+		t.Errorf("read %d bytes, %v; want message_too_long by byte 10001", n, err)
 	}
 }
