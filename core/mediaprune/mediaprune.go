@@ -4,7 +4,11 @@
 // and the directories they leave empty, once when started and then every
 // hour. It never follows a symbolic link: a link found under the media
 // directory is removed like a file (by its own age), its target is never
-// touched, and a media directory that is itself a link is left alone.
+// touched, and a media directory that is itself a link is left alone. A
+// directory swapped for a link while a prune walks it is not guarded
+// against: that takes writing to the media directory, which the claude
+// sandbox does not allow and an unsandboxed claude could delete the files
+// directly anyway.
 //
 // The host (core) starts it, restarts it on reload and stops it at
 // shutdown; tests drive it with a fake [Clock].
