@@ -40,6 +40,7 @@ import (
 	"github.com/clawhost/clawhost/core/gateway"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/redact"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -61,6 +62,9 @@ type Host struct {
 	log     hclog.InterceptLogger
 	ring    *admin.ErrorRing
 	started time.Time
+	// redact replaces the configured secrets by value in the log, the
+	// status snapshot and New's errors.
+	redact *redact.Redactor
 
 	db      store.Store
 	agent   *runner.Runner
@@ -88,11 +92,11 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.LogOutput == nil {
 		opts.LogOutput = os.Stderr
 	}
-	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now()}
+	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now(), redact: redact.New(configSecrets(cfg)...)}
 	h.schedules.h = h
 	h.agentAPI.h = h
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
-		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: opts.LogOutput, JSONFormat: cfg.LogFormat == "json",
+		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: h.redact.Writer(opts.LogOutput), JSONFormat: cfg.LogFormat == "json",
 	})
 	h.log.RegisterSink(h.ring)
 	if err := h.provision(); err != nil {
@@ -102,7 +106,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		if h.db != nil {
 			_ = h.db.Close()
 		}
-		return nil, err
+		return nil, h.redact.Error(err)
 	}
 	return h, nil
 }
@@ -136,7 +140,7 @@ func (h *Host) provision() error {
 		popts.Gate = h.gate
 	}
 	h.plugins = pluginhost.New(popts)
-	h.plugins.Apply(Specs(h.cfg))
+	h.plugins.Apply(withRedaction(Specs(h.cfg), h.redact))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -288,9 +292,10 @@ func (h *Host) Reload(cfg *config.Config) error {
 		h.log.Warn("reload: plugins warn about their config blocks", "diagnostics", buf.String())
 	}
 	h.setLastReload(&admin.Reload{At: at})
+	h.redact.Add(configSecrets(cfg)...)
 	h.cfg = cfg
 	h.gw.SetSettings(set)
-	h.plugins.Apply(Specs(cfg))
+	h.plugins.Apply(withRedaction(Specs(cfg), h.redact))
 	h.schedules.start(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	h.gw.RefreshCommands(ctx) // drop commands of stopped plugins
