@@ -94,9 +94,21 @@ var insecureSSLModes = []string{"", "disable", "allow", "prefer"}
 // fails later, at the first connection, with a certificate error that
 // does not say which setting caused it.
 func PostgresTLS(u string, lookupEnv func(string) (string, bool)) (host, mode string, ok bool) {
+	host, mode = PostgresTarget(u, lookupEnv)
+	if host != "" && slices.Contains(insecureSSLModes, mode) {
+		return host, mode, false
+	}
+	return "", mode, true
+}
+
+// PostgresTarget returns the first host of the connection string u that
+// is not on this machine ("" when all are, or u does not parse) and the
+// sslmode in effect: the string's, else PGSSLMODE (read with lookupEnv,
+// which may be nil), else "".
+func PostgresTarget(u string, lookupEnv func(string) (string, bool)) (remote, mode string) {
 	hosts, mode, modeSet, parsed := postgresHosts(u)
 	if !parsed {
-		return "", "", true
+		return "", ""
 	}
 	if lookupEnv == nil {
 		lookupEnv = func(string) (string, bool) { return "", false }
@@ -107,15 +119,12 @@ func PostgresTLS(u string, lookupEnv func(string) (string, bool)) (host, mode st
 	if v, found := lookupEnv("PGHOST"); found && len(hosts) == 0 {
 		hosts = strings.Split(v, ",")
 	}
-	if !slices.Contains(insecureSSLModes, mode) {
-		return "", mode, true
-	}
 	for _, h := range hosts {
 		if !localPostgresHost(h) {
-			return h, mode, false
+			return h, mode
 		}
 	}
-	return "", mode, true
+	return "", mode
 }
 
 // postgresHosts returns the hosts and the sslmode (modeSet: written) of a
