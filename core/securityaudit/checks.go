@@ -330,7 +330,7 @@ func checkWebhookSecret(in Input, _ Machine) []Finding {
 			continue
 		}
 		out = append(out, Finding{Medium, "telegram.webhook_secret_short", s.At,
-			fmt.Sprintf("plugin %q: webhook_secret has %d characters: a forged update could be guessed in", p.Name, len(s.Value)),
+			fmt.Sprintf("plugin %q: webhook_secret has %d characters, few enough to guess: whoever finds the webhook could post forged updates", p.Name, len(s.Value)),
 			fmt.Sprintf("use at least %d random characters, e.g. `openssl rand -hex 16`", MinWebhookSecret)})
 	}
 	return out
