@@ -288,6 +288,14 @@ func TestExitCodeAndOutput(t *testing.T) {
 	if r.Config != "c.hcl" || len(r.Findings) != 3 || r.Findings[2]["severity"] != "high" || r.Counts["medium"] != 1 {
 		t.Errorf("json: %s", buf.String())
 	}
+	var back Report
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || !reflect.DeepEqual(back.Findings, fs) {
+		t.Errorf("the report does not read back: %v\n%+v", err, back.Findings)
+	}
+	var sev Severity
+	if err := sev.UnmarshalText([]byte("urgent")); err == nil {
+		t.Errorf("an unknown severity was read as %v", sev)
+	}
 	buf.Reset()
 	_ = WriteJSON(&buf, "c.hcl", nil)
 	if !strings.Contains(buf.String(), `"findings": []`) {
