@@ -11,7 +11,8 @@
 //	core/access, command, queue, turn, delivery
 //	                     the pipeline's stages; none imports another
 //	core/store (+ engines), runner, pluginhost, config, admin, metrics,
-//	message, chunk, envelope, reply, sessionkey, sessionreset, debounce
+//	message, chunk, envelope, reply, sessionkey, sessionreset, debounce,
+//	redact, securityaudit
 //	                     leaves: each imports no other core package
 //	                     (message and the store contract aside)
 //
