@@ -83,7 +83,8 @@ access {
 # a password, which clawhost never logs or shows.
 # storage {
 #   engine = "postgres"
-#   url    = env("CLAWHOST_DATABASE_URL")  # postgres://clawhost:PASSWORD@db:5432/clawhost
+#   url    = env("CLAWHOST_DATABASE_URL")  # postgres://clawhost:PASSWORD@db:5432/clawhost?sslmode=verify-full
+#            # a server not on this machine needs sslmode=verify-full (or require): refused otherwise
 #   host_id   = "gw1"  # unique per host sharing the database; default: host name
 #   lease_ttl = "15s"  # a dead host's work is taken over by the others within this
 # }

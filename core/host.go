@@ -11,7 +11,8 @@
 //	core/access, command, queue, turn, delivery
 //	                     the pipeline's stages; none imports another
 //	core/store (+ engines), runner, pluginhost, config, admin, metrics,
-//	message, chunk, envelope, reply, sessionkey, sessionreset, debounce
+//	message, chunk, envelope, reply, sessionkey, sessionreset, debounce,
+//	redact, securityaudit
 //	                     leaves: each imports no other core package
 //	                     (message and the store contract aside)
 //
@@ -42,6 +43,7 @@ import (
 	"github.com/clawhost/clawhost/core/mediaprune"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/redact"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
@@ -64,6 +66,9 @@ type Host struct {
 	log     hclog.InterceptLogger
 	ring    *admin.ErrorRing
 	started time.Time
+	// redact replaces the configured secrets by value in the log, the
+	// status snapshot and New's errors.
+	redact *redact.Redactor
 
 	db      store.Store
 	agent   *runner.Runner
@@ -93,12 +98,12 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.LogOutput == nil {
 		opts.LogOutput = os.Stderr
 	}
-	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now()}
+	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now(), redact: redact.New(configSecrets(cfg)...)}
 	h.schedules.h = h
 	h.agentAPI.h = h
 	h.media = mediaprune.New(mediaprune.Options{Logger: h.log})
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
-		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: opts.LogOutput, JSONFormat: cfg.LogFormat == "json",
+		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: h.redact.Writer(opts.LogOutput), JSONFormat: cfg.LogFormat == "json",
 	})
 	h.log.RegisterSink(h.ring)
 	if err := h.provision(); err != nil {
@@ -108,7 +113,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		if h.db != nil {
 			_ = h.db.Close()
 		}
-		return nil, err
+		return nil, h.redact.Error(err)
 	}
 	return h, nil
 }
@@ -142,7 +147,7 @@ func (h *Host) provision() error {
 		popts.Gate = h.gate
 	}
 	h.plugins = pluginhost.New(popts)
-	h.plugins.Apply(Specs(h.cfg))
+	h.plugins.Apply(withRedaction(Specs(h.cfg), h.redact))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -295,9 +300,10 @@ func (h *Host) Reload(cfg *config.Config) error {
 		h.log.Warn("reload: plugins warn about their config blocks", "diagnostics", buf.String())
 	}
 	h.setLastReload(&admin.Reload{At: at})
+	h.redact.Add(configSecrets(cfg)...)
 	h.cfg = cfg
 	h.gw.SetSettings(set)
-	h.plugins.Apply(Specs(cfg))
+	h.plugins.Apply(withRedaction(Specs(cfg), h.redact))
 	h.schedules.start(cfg)
 	h.startMediaPruner(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

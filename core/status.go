@@ -75,6 +75,9 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	u, snap.Host.Heap = procmem.Self()
 	snap.Host.RSS, snap.Host.Private = u.RSS, u.Private
 	snap.Cluster = s.cluster(ctx)
+	// Every text in it — a plugin's last error (its panic), a message, an
+	// approval's command — may quote a configured secret.
+	h.redact.Strings(&snap)
 	return snap
 }
 

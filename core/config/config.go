@@ -88,6 +88,9 @@ type Config struct {
 	files map[string]*hcl.File
 	body  hcl.Body
 	ctx   *hcl.EvalContext
+	// lookupEnv reads the environment the file is evaluated in (env(),
+	// PGSSLMODE).
+	lookupEnv lookupEnvFunc
 }
 
 // Default returns the configuration of an empty file whose relative paths
@@ -143,6 +146,7 @@ func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, 
 	cfg.path = filename
 	cfg.dir = dir
 	cfg.ctx = evalContext(lookupEnv)
+	cfg.lookupEnv = lookupEnv
 
 	if diags := checkLimits(src, filename); diags.HasErrors() {
 		// No source is kept: these diagnostics have no snippet, and

@@ -757,7 +757,7 @@ func TestStorage(t *testing.T) {
 	if s := mustParse(t, ``, nil).Storage; s.Engine != EngineSQLite || s.URL != "" {
 		t.Errorf("default storage = %+v", s)
 	}
-	const url = "postgres://clawhost:hunter2@db:5432/clawhost"
+	const url = "postgres://clawhost:hunter2@db:5432/clawhost?sslmode=verify-full"
 	cfg := mustParse(t, `storage {
   engine = "postgres"
   url    = env("CLAWHOST_DATABASE_URL")

@@ -70,6 +70,11 @@ func execPath(f *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(f.
 // launch execs and handshakes the plugin.
 func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 	if i.reattach != nil {
+		if i.spec.SHA256 != "" {
+			// A process started by hand has no binary the host opened and
+			// hashed: attaching would run code the pin never checked.
+			return nil, nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %s names it, but its plugin block pins sha256, and a process started by hand cannot be checked against the pin; remove sha256 from the block while debugging, or unset %s", i.spec.Instance, host.EnvReattach, host.EnvReattach)}
+		}
 		return i.attach()
 	}
 	path := i.spec.Path

@@ -143,6 +143,23 @@ func TestReattachGone(t *testing.T) {
 	}
 }
 
+// TestReattachRefusedWhenPinned: CLAWHOST_REATTACH cannot stand in for a
+// plugin whose block pins sha256: the instance is misconfigured with an
+// error that names the pin and what to do, and nothing is attached.
+func TestReattachRefusedWhenPinned(t *testing.T) {
+	reattach, err := host.ParseReattach(`{"dbg":{"Protocol":"grpc","ProtocolVersion":1,"Pid":2147483000,"Test":true,"Addr":{"Network":"unix","String":"` + filepath.Join(t.TempDir(), "gone.sock") + `"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(Options{Logger: hclog.NewNullLogger(), Reattach: reattach})
+	t.Cleanup(h.Stop)
+	h.Apply([]Spec{{Instance: "dbg", Source: "ping", Path: "/nonexistent", SHA256: strings.Repeat("ab", 32), Fingerprint: "1"}})
+	st := waitState(t, h.Instance("dbg"), StateMisconfigured, 10*time.Second)
+	if !strings.Contains(st.LastError, "pins sha256") || !strings.Contains(st.LastError, host.EnvReattach) {
+		t.Errorf("last error %q does not name the pin and %s", st.LastError, host.EnvReattach)
+	}
+}
+
 // TestParseReattach: the CLAWHOST_REATTACH value is checked before use.
 func TestParseReattach(t *testing.T) {
 	t.Parallel()

@@ -13,6 +13,9 @@
 //	POST /status   {"state":"ready"|"needs_attention"|"degraded","message",
 //	                "attention":{"kind":"qr"|"code"|"link","data","expires_at","retry"}}
 //	               → the plugin reports that status to the host
+//	POST /panic    {"message"}
+//	               → the plugin panics with message (a crash whose text the host
+//	                 shows: tests of redaction)
 //
 // The host's Retry (the status page's button, `clawhost retry`) is recorded
 // as op "retry" in /sent and, when the current status has an attention,
@@ -249,6 +252,21 @@ func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
 		l.current = st
 		l.mu.Unlock()
 		l.status.Report(st)
+	})
+	mux.HandleFunc("POST /panic", func(w http.ResponseWriter, r *http.Request) {
+		var b struct {
+			Message string `json:"message"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		// Outside the handler: net/http recovers a handler's panic.
+		go func() { panic("loopback: " + b.Message) }()
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {

@@ -366,7 +366,7 @@ func TestCallbackQueryWithoutMessageSkipped(t *testing.T) {
 func TestPressByWebhook(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	a := newTestAdapter(t, srv, map[string]any{"webhook_listen": "127.0.0.1:0", "webhook_secret": "s3cret"})
+	a := newTestAdapter(t, srv, map[string]any{"webhook_listen": "127.0.0.1:0", "webhook_secret": "s3cret-s3cret-s3cret"})
 	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1001", Text: "run ls?", Buttons: approval}); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestPressByWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/hook", strings.NewReader(string(updates.Result[0])))
-	req.Header.Set(secretHeader, "s3cret")
+	req.Header.Set(secretHeader, "s3cret-s3cret-s3cret")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

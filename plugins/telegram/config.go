@@ -24,6 +24,10 @@ const (
 	MaxTextLength = 4096
 	// maxCaptionLength is Telegram's limit of a media caption.
 	maxCaptionLength = 1024
+	// MinWebhookSecret is the shortest webhook_secret accepted: 16
+	// characters of the 64 allowed are 96 bits, beyond guessing even
+	// without the limit on failed attempts.
+	MinWebhookSecret = 16
 )
 
 // Schema is the plugin's config {} block.
@@ -41,7 +45,7 @@ var Schema = schema.Schema{
 	{Name: "webhook_url", Type: "string",
 		Description: "public https URL Telegram posts updates to; when set the plugin calls setWebhook with it (webhook mode only)"},
 	{Name: "webhook_secret", Type: "string", Sensitive: true,
-		Description: "secret Telegram sends in X-Telegram-Bot-Api-Secret-Token (1-256 of A-Z a-z 0-9 _ -); required in webhook mode"},
+		Description: "secret Telegram sends in X-Telegram-Bot-Api-Secret-Token (16-256 of A-Z a-z 0-9 _ -); required in webhook mode"},
 	{Name: "text_limit", Type: "number", Default: MaxTextLength,
 		Description: "longest message text in UTF-16 units (1..4096)"},
 	{Name: "disable_web_page_preview", Type: "bool", Default: false,
@@ -156,8 +160,11 @@ func (c Config) validate() schema.Diagnostics {
 		if _, _, err := net.SplitHostPort(c.WebhookListen); err != nil {
 			add("webhook_listen", "Invalid webhook_listen", "it must be host:port: "+err.Error())
 		}
-		if !validSecret(c.WebhookSecret) {
-			add("webhook_secret", "Missing or invalid webhook_secret", "webhook mode needs a secret of 1-256 characters of A-Z a-z 0-9 _ -")
+		switch {
+		case !validSecret(c.WebhookSecret):
+			add("webhook_secret", "Missing or invalid webhook_secret", fmt.Sprintf("webhook mode needs a secret of %d-256 characters of A-Z a-z 0-9 _ -", MinWebhookSecret))
+		case len(c.WebhookSecret) < MinWebhookSecret:
+			add("webhook_secret", "webhook_secret too short", fmt.Sprintf("it has %d characters; use at least %d (e.g. the output of `openssl rand -hex 16`), or anyone who finds webhook_url can guess it", len(c.WebhookSecret), MinWebhookSecret))
 		}
 		if c.WebhookURL != "" {
 			if u, err := url.Parse(c.WebhookURL); err != nil || u.Scheme != "https" || u.Host == "" {

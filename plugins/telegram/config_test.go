@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -27,6 +29,9 @@ func TestConfigDiagnostics(t *testing.T) {
 		{"custom endpoint needs file endpoint", map[string]any{"token": "1:A", "api_endpoint": "http://h/%s/%s"}, []string{"file_endpoint"}},
 		{"webhook without secret", map[string]any{"token": "1:A", "webhook_listen": "127.0.0.1:8443", "webhook_url": "http://insecure"}, []string{"webhook_secret", "webhook_url"}},
 		{"secret without listen", map[string]any{"token": "1:A", "webhook_secret": "s"}, []string{"webhook_listen"}},
+		{"short secret", map[string]any{"token": "1:A", "webhook_listen": "127.0.0.1:8443", "webhook_secret": "fifteen-chars15"}, []string{"webhook_secret"}},
+		{"one-character secret", map[string]any{"token": "1:A", "webhook_listen": "127.0.0.1:8443", "webhook_secret": "s"}, []string{"webhook_secret"}},
+		{"16-character secret", map[string]any{"token": "1:A", "webhook_listen": "127.0.0.1:8443", "webhook_secret": "sixteen-chars-16"}, nil},
 		{"token without id", map[string]any{"token": "hunter2"}, []string{"token"}},
 		{"token with a letter in the id", map[string]any{"token": "12a:hunter2"}, []string{"token"}},
 		{"token with a space", map[string]any{"token": "123:hunter 2"}, []string{"token"}},
@@ -112,7 +117,7 @@ func TestWebhookMode(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	a := newTestAdapter(t, srv, map[string]any{
-		"webhook_listen": "127.0.0.1:0", "webhook_secret": "s3cret", "webhook_url": "https://bot.example.com/hook",
+		"webhook_listen": "127.0.0.1:0", "webhook_secret": "s3cret-s3cret-s3cret", "webhook_url": "https://bot.example.com/hook",
 	})
 	inbox := newInbox()
 	fail := true
@@ -143,21 +148,93 @@ func TestWebhookMode(t *testing.T) {
 	if code := post("wrong", upd); code != http.StatusUnauthorized {
 		t.Fatalf("wrong secret: %d", code)
 	}
-	if code := post("s3cret", upd); code != http.StatusServiceUnavailable {
+	if code := post("s3cret-s3cret-s3cret", upd); code != http.StatusServiceUnavailable {
 		t.Fatalf("host failed to store: %d, want 503 so Telegram resends", code)
 	}
-	if code := post("s3cret", upd); code != http.StatusOK {
+	if code := post("s3cret-s3cret-s3cret", upd); code != http.StatusOK {
 		t.Fatalf("stored: %d", code)
 	}
-	if code := post("s3cret", `{"update_id":2,"poll":{}}`); code != http.StatusOK {
+	if code := post("s3cret-s3cret-s3cret", `{"update_id":2,"poll":{}}`); code != http.StatusOK {
 		t.Fatalf("ignored kind: %d", code)
 	}
 	if got := inbox.Stored(); len(got) != 1 || got[0].Text != "via hook" {
 		t.Fatalf("stored %+v", got)
 	}
 	waitFor(t, func() bool { return srv.Webhook() == "https://bot.example.com/hook" })
-	if r := srv.Requests("setWebhook"); r[0].Params.Get("secret_token") != "s3cret" {
+	if r := srv.Requests("setWebhook"); r[0].Params.Get("secret_token") != "s3cret-s3cret-s3cret" {
 		t.Fatalf("setWebhook %v", r[0].Params)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWebhookLockout: after webhookMaxFails wrong secrets within a minute
+// an address gets 429 (the right secret too) until the lockout is over;
+// fewer, spread over windows, never lock it out. The clock is injected.
+func TestWebhookLockout(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	const secret = "right-secret-0123456789"
+	a := newTestAdapter(t, srv, map[string]any{"webhook_listen": "127.0.0.1:0", "webhook_secret": secret})
+	var mu sync.Mutex
+	now := time.Unix(1_800_000_000, 0)
+	a.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	inbox := newInbox()
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := runAdapter(t, ctx, cancel, a, inbox)
+	addr, err := a.webhookListenAddr(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return a.me.Load() != nil })
+	id := 0
+	post := func(s string) (int, string) {
+		id++
+		upd := fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"date":1,"chat":{"id":1,"type":"private"},"from":{"id":1,"first_name":"A"},"text":"hi"}}`, id, id)
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/hook", strings.NewReader(upd))
+		req.Header.Set(secretHeader, s)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	// Spread over two windows: 9 + 9 wrong secrets lock nothing.
+	for i := 0; i < webhookMaxFails-1; i++ {
+		if code, _ := post("wrong"); code != http.StatusUnauthorized {
+			t.Fatalf("wrong secret %d: %d, want 401", i, code)
+		}
+	}
+	advance(webhookFailWindow)
+	for i := 0; i < webhookMaxFails-1; i++ {
+		if code, _ := post("wrong"); code != http.StatusUnauthorized {
+			t.Fatalf("wrong secret %d of the second window: %d, want 401", i, code)
+		}
+	}
+	if code, _ := post(secret); code != http.StatusOK {
+		t.Fatalf("right secret below the limit: %d", code)
+	}
+	// The tenth in one window locks the address out.
+	if code, _ := post("wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("tenth wrong secret: %d", code)
+	}
+	code, retry := post(secret)
+	if code != http.StatusTooManyRequests || retry != "300" {
+		t.Fatalf("during the lockout: %d Retry-After %q, want 429 after 300 s", code, retry)
+	}
+	advance(webhookLockout - time.Second)
+	if code, retry := post(secret); code != http.StatusTooManyRequests || retry != "1" {
+		t.Fatalf("a second before the end: %d Retry-After %q", code, retry)
+	}
+	advance(time.Second)
+	if code, _ := post(secret); code != http.StatusOK {
+		t.Fatalf("after the lockout: %d", code)
+	}
+	if got := len(inbox.Stored()); got != 2 {
+		t.Errorf("stored %d updates, want the 2 sent with the right secret outside the lockout", got)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,10 @@
 // the messages durably; until then Telegram keeps them and sends them again,
 // so neither a plugin nor a host crash loses a message (the host may see one
 // twice and dedupes). With webhook_listen set, updates arrive by webhook
-// instead and are answered 200 only after Deliver returned nil.
+// instead and are answered 200 only after Deliver returned nil. The
+// webhook_secret (at least 16 characters) is compared in constant time; an
+// address that sends 10 wrong ones within a minute is answered 429 for 5
+// minutes.
 //
 // Startup needs no network: Configure only validates, and Run calls getMe
 // (for the bot's username, needed for mention detection) with backoff in

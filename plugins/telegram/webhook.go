@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -79,14 +82,34 @@ func (a *Adapter) setWebhook(ctx context.Context) {
 	}
 }
 
+// webhookHandler checks each request's secret (in constant time) and
+// answers an address that sent webhookMaxFails wrong secrets within
+// webhookFailWindow with 429 for webhookLockout, whatever it sends. Behind
+// a reverse proxy every request has the proxy's address: a lockout then
+// delays Telegram's deliveries too (it retries them), it loses none.
 func (a *Adapter) webhookHandler(inbox channel.Inbox) http.Handler {
+	fails := newFailLimiter(a.now)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		got := r.Header.Get(secretHeader)
-		if subtle.ConstantTimeCompare([]byte(got), []byte(a.cfg.WebhookSecret)) != 1 {
+		addr, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			addr = r.RemoteAddr
+		}
+		if wait, locked := fails.locked(addr); locked {
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
+			http.Error(w, "too many wrong secrets", http.StatusTooManyRequests)
+			return
+		}
+		// Digests of equal length: the comparison takes the same time
+		// whatever the header's length, too.
+		got, want := sha256.Sum256([]byte(r.Header.Get(secretHeader))), sha256.Sum256([]byte(a.cfg.WebhookSecret))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			if fails.fail(addr) {
+				a.log.Warn("telegram webhook: too many wrong secrets; the address is refused for a while", "remote", addr, "for", webhookLockout.String())
+			}
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -119,4 +142,81 @@ func (a *Adapter) webhookHandler(inbox channel.Inbox) http.Handler {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
+}
+
+// Limits on wrong webhook secrets, per remote address.
+const (
+	webhookMaxFails   = 10
+	webhookFailWindow = time.Minute
+	webhookLockout    = 5 * time.Minute
+	// maxFailAddrs is how many addresses are remembered before those
+	// whose window and lockout are over are forgotten.
+	maxFailAddrs = 4096
+)
+
+// failLimiter counts wrong secrets per address in fixed windows of
+// webhookFailWindow and locks an address out for webhookLockout once it
+// reaches webhookMaxFails in one. It is safe for concurrent use.
+type failLimiter struct {
+	now   func() time.Time
+	mu    sync.Mutex
+	addrs map[string]*failCount
+}
+
+type failCount struct {
+	start time.Time // of the current window
+	n     int       // wrong secrets in it
+	until time.Time // end of the lockout; zero when none
+}
+
+func newFailLimiter(now func() time.Time) *failLimiter {
+	return &failLimiter{now: now, addrs: map[string]*failCount{}}
+}
+
+// locked reports whether addr is locked out, and for how much longer.
+func (l *failLimiter) locked(addr string) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.addrs[addr]
+	if c == nil {
+		return 0, false
+	}
+	if wait := c.until.Sub(l.now()); wait > 0 {
+		return wait, true
+	}
+	return 0, false
+}
+
+// fail counts one wrong secret from addr; it reports whether that started
+// a lockout.
+func (l *failLimiter) fail(addr string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	c := l.addrs[addr]
+	if c == nil {
+		if len(l.addrs) >= maxFailAddrs {
+			l.prune(now)
+		}
+		c = &failCount{start: now}
+		l.addrs[addr] = c
+	}
+	if now.Sub(c.start) >= webhookFailWindow {
+		c.start, c.n = now, 0
+	}
+	c.n++
+	if c.n >= webhookMaxFails {
+		c.until, c.start, c.n = now.Add(webhookLockout), now, 0
+		return true
+	}
+	return false
+}
+
+// prune forgets the addresses whose window and lockout are over.
+func (l *failLimiter) prune(now time.Time) {
+	for a, c := range l.addrs {
+		if now.Sub(c.start) >= webhookFailWindow && !now.Before(c.until) {
+			delete(l.addrs, a)
+		}
+	}
 }

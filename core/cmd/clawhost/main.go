@@ -8,6 +8,8 @@
 //	                                   pending pairing codes; approve one
 //	clawhost status [-config FILE]     the running host's plugins: state, error, what to do
 //	clawhost plugin test [flags] PATH  the conformance checks against a plugin binary
+//	clawhost security audit [-config FILE] [-json]
+//	                                   the risky settings of the file and the machine
 //	clawhost retry INSTANCE [-config FILE]
 //	                                   call the retry a plugin that needs attention offers
 //	clawhost version                   print the version
@@ -89,6 +91,15 @@ var commands = []command{
 			"      http://$(cat lo.addr)/inbound' bin/clawhost-loopback"},
 	{"retry", "INSTANCE [-config FILE]", "call the retry a plugin that needs attention offers (\"Show a new QR code\")",
 		"What the status page's button does, through the running host's admin endpoint. Exit 0 when\nthe plugin took the request (clawhost status shows its next report), 1 when the instance is\nunknown, offers no retry or refused it, 2 when the host cannot be reached."},
+	{"security audit", "[-config FILE] [-json]", "list the risky settings of the file and the machine, with what to change",
+		"Reads the configuration (without starting anything) and the machine: who may reach the agent\n" +
+			"(dm_policy, allow_from wildcards, groups, owners), who approves tool use, the agent's\n" +
+			"permissions, settings and sandbox (bubblewrap in PATH), endpoints beyond loopback, unpinned\n" +
+			"plugins, data_dir and config file permissions, the Telegram webhook secret, PostgreSQL TLS,\n" +
+			"running as root. Each finding has a severity (critical, high, medium, low, info), the\n" +
+			"file:line or path, what was found and what to change; -json prints them for machines.\n" +
+			"Exit 0 when nothing is high or critical, 1 otherwise, 2 on bad usage or a file that does not\n" +
+			"load. An empty report is not a guarantee: it checks settings, not the code behind them."},
 	{"version", "", "print the version", ""},
 	{"help", "[COMMAND]", "print the commands and flags, or one command's usage", ""},
 }
@@ -164,6 +175,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if cmd == "plugin" {
 		return pluginCommand(args, stdout, stderr)
+	}
+	if cmd == "security" {
+		return securityCommand(args, stdout, stderr)
 	}
 	if cmd == "mcp-schedule" { // started by the host for claude, not by people
 		return mcpSchedule(args, os.Stdin, stdout, stderr)

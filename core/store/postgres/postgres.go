@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -87,6 +89,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		// pgx's parse errors quote the string; say only what was wrong.
 		return nil, errors.New("open store: the PostgreSQL url does not parse (expected postgres://user@host:port/db?sslmode=... or host=... dbname=...)")
 	}
+	if host, ok := plainRemote(&cfg.ConnConfig.Config); !ok {
+		return nil, fmt.Errorf("open store: the PostgreSQL server %s is not on this machine and the url lets the connection go without TLS: add sslmode=verify-full (or at least sslmode=require) to it", host)
+	}
 	cfg.MaxConns = int32(opts.MaxConns)
 	cfg.ConnConfig.RuntimeParams["application_name"] = "clawhost"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -99,6 +104,30 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", Redact(url), err)
 	}
 	return d, nil
+}
+
+// plainRemote finds a host of c (the first one or a fallback) that is
+// not on this machine and may be reached without TLS: sslmode unset,
+// disable, allow or prefer. A Unix socket, localhost and loopback
+// addresses are on this machine. ok is false when there is one; host
+// names it. The url's password is never part of host.
+func plainRemote(c *pgconn.Config) (host string, ok bool) {
+	local := func(h string) bool {
+		if strings.HasPrefix(h, "/") || strings.EqualFold(h, "localhost") {
+			return true
+		}
+		ip := net.ParseIP(h)
+		return ip != nil && ip.IsLoopback()
+	}
+	if !local(c.Host) && c.TLSConfig == nil {
+		return c.Host, false
+	}
+	for _, f := range c.Fallbacks {
+		if !local(f.Host) && f.TLSConfig == nil {
+			return f.Host, false
+		}
+	}
+	return "", true
 }
 
 // Close closes the pool; writes in flight finish first. Calling it again

@@ -119,6 +119,38 @@ func TestBadURL(t *testing.T) {
 	}
 }
 
+// TestPlainRemoteRefused: a server off this machine is not connected to
+// unless the url requires TLS; the refusal comes before any dial, names
+// the host and the fix, and never the password.
+func TestPlainRemoteRefused(t *testing.T) {
+	for _, tc := range []struct {
+		url     string
+		refused bool
+	}{
+		{"postgres://u:s3cret@db.invalid:5432/x", true},
+		{"postgres://u:s3cret@db.invalid:5432/x?sslmode=disable", true},
+		{"postgres://u:s3cret@db.invalid:5432/x?sslmode=prefer", true},
+		{"postgres://u:s3cret@127.0.0.1:1,db.invalid:5432/x?sslmode=allow", true},
+		{"host=192.0.2.1 password=s3cret dbname=x sslmode=disable", true},
+		{"postgres://u:s3cret@db.invalid:5432/x?sslmode=require&connect_timeout=1", false},
+		{"postgres://u:s3cret@127.0.0.1:1/x?sslmode=disable&connect_timeout=1", false},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := postgres.Open(ctx, tc.url, postgres.Options{})
+		cancel()
+		if err == nil {
+			t.Fatalf("Open(%q) succeeded", tc.url)
+		}
+		refused := strings.Contains(err.Error(), "is not on this machine") && strings.Contains(err.Error(), "sslmode=verify-full")
+		if refused != tc.refused {
+			t.Errorf("Open(%q): %v; want refused = %v", tc.url, err, tc.refused)
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+}
+
 // TestConcurrentRecoveryAdoptsEachOrphanOnce: two hosts adopting a dead
 // host's entries at the same instant take each one exactly once.
 func TestConcurrentRecoveryAdoptsEachOrphanOnce(t *testing.T) {

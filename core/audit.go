@@ -1,0 +1,253 @@
+package core
+
+import (
+	"net"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/securityaudit"
+)
+
+// webchatDefaultListen is the web chat plugin's listen when its block
+// does not set it (plugins/webchat.DefaultListen; core does not import
+// plugins).
+const webchatDefaultListen = "127.0.0.1:8790"
+
+// secretAttrRe matches config attribute names that hold secrets, for
+// finding secrets written out in the file without the plugins' schemas.
+var secretAttrRe = regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key|private_?key|credential)`)
+
+// AuditInput maps a loaded configuration onto what `clawhost security
+// audit` checks, with the file:line of each value the file sets.
+func AuditInput(cfg *config.Config) securityaudit.Input {
+	a, ag := cfg.Access, cfg.Agent
+	in := securityaudit.Input{
+		ConfigPath: cfg.Path(),
+		DataDir:    cfg.DataDir,
+		Access: securityaudit.Access{
+			DMPolicy:       setting(cfg, a.DMPolicy, "access", "dm_policy"),
+			Owners:         a.Owners,
+			OwnersAt:       at(cfg, "access", "owners"),
+			Members:        a.Members,
+			AllowFrom:      elems(cfg, a.AllowFrom, "access", "allow_from"),
+			GroupPolicy:    setting(cfg, a.GroupPolicy, "access", "group_policy"),
+			Groups:         append([]string(nil), a.Groups...),
+			GroupsAt:       at(cfg, "access", "groups"),
+			GroupAllowFrom: a.GroupAllowFrom,
+		},
+		Agent: securityaudit.Agent{
+			PermissionMode:  setting(cfg, ag.PermissionMode, "agent", "permission_mode"),
+			PermissionModes: elems(cfg, ag.PermissionModes, "agent", "permission_modes"),
+			AllowedTools:    elems(cfg, ag.AllowedTools, "agent", "allowed_tools"),
+			Args:            elems(cfg, ag.Args, "agent", "args"),
+			Approvals:       setting(cfg, ag.Approvals, "agent", "approvals"),
+			AskOffered:      askOffered(cfg),
+			Approvers:       setting(cfg, ag.Approvers, "agent", "approvers"),
+			Settings:        agentSettings(cfg),
+			Sandbox:         agentSandbox(cfg),
+			RunAs:           agentRunAs(cfg),
+		},
+		Admin: securityaudit.Admin{
+			Listen: setting(cfg, cfg.Admin.Listen, "admin", "listen"),
+			TLS:    adminTLS(cfg),
+		},
+		Storage:        auditStorage(cfg),
+		LiteralSecrets: literalSecrets(cfg),
+	}
+	for _, g := range a.GroupRules {
+		in.Access.Groups = append(in.Access.Groups, g.ID)
+		if len(g.AllowFrom) > 0 {
+			in.Access.GroupRulesWithAllowFrom++
+		}
+	}
+	if in.Access.GroupsAt == "" && len(a.GroupRules) > 0 {
+		in.Access.GroupsAt = at(cfg, "access", "group", a.GroupRules[0].ID, "allow_from")
+	}
+	for _, p := range cfg.Plugins {
+		ap := securityaudit.Plugin{Name: p.Name, Source: p.Source, At: config.Position(p.DefRange), Enabled: p.Enabled, Pinned: p.SHA256 != ""}
+		switch p.Source {
+		case "webchat":
+			listen := pluginSetting(cfg, p, "listen")
+			if listen.Value == "" {
+				listen.Value = webchatDefaultListen
+			}
+			ap.Listen = listen
+			ap.Local = loopbackAddr(listen.Value)
+			ap.Token = pluginSetting(cfg, p, "access_token").Value != ""
+		case "telegram":
+			ap.WebhookSecret = pluginSetting(cfg, p, "webhook_secret")
+		}
+		in.Plugins = append(in.Plugins, ap)
+	}
+	return in
+}
+
+// Audit runs `clawhost security audit` over cfg on machine m.
+func Audit(cfg *config.Config, m securityaudit.Machine) []securityaudit.Finding {
+	return securityaudit.Run(AuditInput(cfg), m)
+}
+
+// The accessors below read settings other changes add to the file
+// (agent.settings, agent.sandbox, agent.run_as, admin.tls_cert) from the
+// file as written; absent, they give what clawhost does without them.
+
+// agentSettings is agent.settings: without it claude is started with no
+// --setting-sources and loads the operator's user settings.
+func agentSettings(cfg *config.Config) securityaudit.Setting {
+	return fileSetting(cfg, "user", "agent", "settings")
+}
+
+// agentSandbox is agent.sandbox: without it claude runs unsandboxed.
+func agentSandbox(cfg *config.Config) securityaudit.Setting {
+	return fileSetting(cfg, "off", "agent", "sandbox")
+}
+
+// agentRunAs is agent.run_as: without it everything runs as clawhost's
+// user.
+func agentRunAs(cfg *config.Config) securityaudit.Setting {
+	return fileSetting(cfg, "", "agent", "run_as")
+}
+
+// adminTLS is whether the admin endpoint serves TLS (admin.tls_cert).
+func adminTLS(cfg *config.Config) bool {
+	return fileSetting(cfg, "", "admin", "tls_cert").Value != ""
+}
+
+// askOffered is whether a chat may turn approvals on with /mode ask:
+// always, unless one_shot leaves nothing to answer.
+func askOffered(cfg *config.Config) bool { return !cfg.Agent.OneShot }
+
+// fileSetting is the string attribute at path as the file writes it, or
+// def when it is absent.
+func fileSetting(cfg *config.Config, def string, path ...string) securityaudit.Setting {
+	a := cfg.Attribute(path...)
+	if v, ok := cfg.StringValue(a); ok {
+		return securityaudit.Setting{Value: v, At: config.Position(a.Expr.Range())}
+	}
+	return securityaudit.Setting{Value: def}
+}
+
+// setting is a decoded value with the position of its attribute.
+func setting(cfg *config.Config, v string, path ...string) securityaudit.Setting {
+	return securityaudit.Setting{Value: v, At: at(cfg, path...)}
+}
+
+// pluginSetting is attribute name of p's config block, as written.
+func pluginSetting(cfg *config.Config, p *config.Plugin, name string) securityaudit.Setting {
+	return fileSetting(cfg, "", "plugin", p.Name, "config", name)
+}
+
+// at is the file:line of the attribute at path, "" when not written.
+func at(cfg *config.Config, path ...string) string {
+	if a := cfg.Attribute(path...); a != nil {
+		return config.Position(a.Expr.Range())
+	}
+	return ""
+}
+
+// elems are the values of a list attribute, each at its element's line
+// when the list is written out.
+func elems(cfg *config.Config, values []string, path ...string) []securityaudit.Setting {
+	a := cfg.Attribute(path...)
+	var ranges []hcl.Range
+	if a != nil {
+		if t, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok && len(t.Exprs) == len(values) {
+			for _, e := range t.Exprs {
+				ranges = append(ranges, e.Range())
+			}
+		}
+	}
+	out := make([]securityaudit.Setting, len(values))
+	for i, v := range values {
+		out[i].Value = v
+		switch {
+		case ranges != nil:
+			out[i].At = config.Position(ranges[i])
+		case a != nil:
+			out[i].At = config.Position(a.Expr.Range())
+		}
+	}
+	return out
+}
+
+func auditStorage(cfg *config.Config) securityaudit.Storage {
+	s := securityaudit.Storage{Engine: cfg.Storage.Engine, At: at(cfg, "storage", "url")}
+	if s.At == "" {
+		s.At = at(cfg, "storage", "engine")
+	}
+	if s.Engine == config.EnginePostgres {
+		s.RemoteHost, s.SSLMode = config.PostgresTarget(cfg.Storage.URL, cfg.LookupEnv)
+	}
+	return s
+}
+
+// literalSecrets are the secrets written out in the file: plugin config
+// attributes named like secrets, env entries named like secrets (agent
+// and plugins), and a storage url with a password.
+func literalSecrets(cfg *config.Config) []securityaudit.Setting {
+	var out []securityaudit.Setting
+	add := func(name string, e hcl.Expression) {
+		if !config.Literal(e) {
+			return
+		}
+		if v, diags := e.Value(nil); diags.HasErrors() || v.IsNull() || (v.Type() == cty.String && v.AsString() == "") {
+			return
+		}
+		out = append(out, securityaudit.Setting{Value: name, At: config.Position(e.Range())})
+	}
+	envs := func(prefix string, path ...string) {
+		items := config.ObjectItems(cfg.Attribute(path...))
+		names := make([]string, 0, len(items))
+		for n := range items {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if SecretName(n) {
+				add(prefix+n, items[n])
+			}
+		}
+	}
+	envs("agent.env.", "agent", "env")
+	for _, p := range cfg.Plugins {
+		envs(`plugin "`+p.Name+`" env.`, "plugin", p.Name, "env")
+		if p.ConfigBlock == nil {
+			continue
+		}
+		if body, ok := p.ConfigBlock.Body.(*hclsyntax.Body); ok {
+			names := make([]string, 0, len(body.Attributes))
+			for n := range body.Attributes {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				if secretAttrRe.MatchString(n) {
+					add(`plugin "`+p.Name+`" config.`+n, body.Attributes[n].Expr)
+				}
+			}
+		}
+	}
+	if a := cfg.Attribute("storage", "url"); a != nil && len(urlPassword(cfg.Storage.URL)) > 0 {
+		add("storage.url (its password)", a.Expr)
+	}
+	return out
+}
+
+// loopbackAddr reports whether host:port listens on this machine only.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/clawhost/clawhost/core"
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/securityaudit"
+)
+
+// securityCommand is `clawhost security audit [-config FILE] [-json]`: the
+// risky settings of the file and the machine (core/securityaudit). Exit 0
+// when nothing is high or critical, 1 otherwise, 2 on bad usage or a file
+// that does not load.
+func securityCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "audit" {
+		fmt.Fprintln(stderr, "usage: clawhost security audit [-config FILE] [-json]")
+		return 2
+	}
+	fs := flag.NewFlagSet("clawhost security audit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	cfgPath := fs.String("config", "config.hcl", configFlagUsage)
+	asJSON := fs.Bool("json", false, "print the findings as JSON")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return help([]string{"security", "audit"}, stdout, stderr)
+		}
+		fmt.Fprintln(stderr, "usage: clawhost security audit [-config FILE] [-json]")
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "clawhost security audit: unexpected argument %q\nusage: clawhost security audit [-config FILE] [-json]\n", fs.Arg(0))
+		return 2
+	}
+	cfg, diags := config.Load(*cfgPath)
+	if cfg == nil || diags.HasErrors() {
+		var files map[string]*hcl.File
+		if cfg != nil {
+			files = cfg.Files()
+		}
+		config.FormatDiagnostics(stderr, diags, files)
+		fmt.Fprintln(stderr, "clawhost security audit: the configuration does not load; fix it first (clawhost validate)")
+		return 2
+	}
+	findings := core.Audit(cfg, securityaudit.System())
+	write := securityaudit.WriteText
+	if *asJSON {
+		write = securityaudit.WriteJSON
+	}
+	if err := write(stdout, *cfgPath, findings); err != nil {
+		fmt.Fprintf(stderr, "clawhost security audit: %v\n", err)
+		return 2
+	}
+	return securityaudit.ExitCode(findings)
+}

@@ -1,0 +1,382 @@
+package securityaudit
+
+import (
+	"fmt"
+	"io/fs"
+	"net"
+	"path/filepath"
+	"strings"
+)
+
+// MinWebhookSecret is the shortest Telegram webhook secret not reported
+// (the telegram plugin refuses shorter ones).
+const MinWebhookSecret = 16
+
+// maxFileFindings bounds the files of data_dir listed one by one.
+const maxFileFindings = 10
+
+// checks are every check, in the order they are written here.
+var checks = []func(Input, Machine) []Finding{
+	checkDMPolicy,
+	checkOwners,
+	checkAllowFromWildcards,
+	checkGroupPolicy,
+	checkGroupTriggers,
+	checkGroupApprovers,
+	checkAgentSettings,
+	checkSandbox,
+	checkPermissions,
+	checkListen,
+	checkPins,
+	checkDataDir,
+	checkConfigFile,
+	checkWebhookSecret,
+	checkPostgresTLS,
+	checkRoot,
+}
+
+func checkDMPolicy(in Input, _ Machine) []Finding {
+	if in.Access.DMPolicy.Value != "open" {
+		return nil
+	}
+	return []Finding{{Critical, "access.dm_policy_open", in.Access.DMPolicy.At,
+		`dm_policy = "open": anyone who finds the bot talks to the agent, which runs tools as clawhost's user`,
+		`set dm_policy = "pairing" (unknown senders get a code an owner approves) or "allowlist"`}}
+}
+
+func checkOwners(in Input, _ Machine) []Finding {
+	if len(in.Access.Owners) > 0 {
+		return nil
+	}
+	return []Finding{{Medium, "access.no_owners", in.Access.OwnersAt,
+		"no owners: nobody may approve pairing codes, answer approvals or change a chat's policy from a chat; only the machine's shell can",
+		`name yourself: owners = ["<instance>:<your id>"] (/whoami tells you your id)`}}
+}
+
+func checkAllowFromWildcards(in Input, _ Machine) []Finding {
+	var out []Finding
+	for _, e := range in.Access.AllowFrom {
+		instance, id, ok := strings.Cut(e.Value, ":")
+		if !ok || id != "*" {
+			continue
+		}
+		p := in.plugin(instance)
+		if p != nil && p.Local {
+			if p.Token {
+				continue
+			}
+			out = append(out, Finding{Low, "access.allow_from_wildcard_local", e.At,
+				fmt.Sprintf("%q admits everyone who can open the %s chat (%s): every account on this machine", e.Value, instance, p.Listen.Value),
+				"give the chat an access_token, keep the machine single-user, or list the senders instead of the wildcard"})
+			continue
+		}
+		out = append(out, Finding{Critical, "access.allow_from_wildcard", e.At,
+			fmt.Sprintf("%q admits every sender of %q, a channel reachable from outside this machine: as open as dm_policy = \"open\" there", e.Value, instance),
+			fmt.Sprintf("list the senders (%q) or let them pair (dm_policy = \"pairing\")", instance+":<sender id>")})
+	}
+	return out
+}
+
+func checkGroupPolicy(in Input, _ Machine) []Finding {
+	if in.Access.GroupPolicy.Value != "open" {
+		return nil
+	}
+	return []Finding{{High, "access.group_policy_open", in.Access.GroupPolicy.At,
+		`group_policy = "open": the agent answers in every group anyone adds the bot to`,
+		`set group_policy = "allowlist" and list the groups in groups`}}
+}
+
+// groupsReachable reports whether the agent answers in some group.
+func (in Input) groupsReachable() bool {
+	switch in.Access.GroupPolicy.Value {
+	case "open":
+		return true
+	case "disabled":
+		return false
+	}
+	return len(in.Access.Groups) > 0
+}
+
+func (in Input) groupsAt() string {
+	if in.Access.GroupPolicy.Value == "open" {
+		return in.Access.GroupPolicy.At
+	}
+	return in.Access.GroupsAt
+}
+
+func checkGroupTriggers(in Input, _ Machine) []Finding {
+	a := in.Access
+	if !in.groupsReachable() || len(a.GroupAllowFrom) > 0 || a.GroupRulesWithAllowFrom > 0 || len(a.Owners) > 0 || len(a.Members) > 0 {
+		return nil
+	}
+	return []Finding{{Medium, "access.group_triggers", in.groupsAt(),
+		"groups are answered but nobody is named to trigger the agent there (no group_allow_from, owners or members): any member who mentions the bot runs it",
+		"name who may trigger it: group_allow_from = [...] (or owners, members)"}}
+}
+
+func checkGroupApprovers(in Input, _ Machine) []Finding {
+	ag := in.Agent
+	if ag.Approvers.Value != "sender" || !in.groupsReachable() || (ag.Approvals.Value != "chat" && !ag.AskOffered) {
+		return nil
+	}
+	return []Finding{{High, "agent.approvers_sender_in_groups", ag.Approvers.At,
+		`approvers = "sender" with groups: whoever triggers the agent in a group approves its tool use (its shell commands) themselves`,
+		`set approvers = "owners" (owners answer every approval question)`}}
+}
+
+func checkAgentSettings(in Input, _ Machine) []Finding {
+	if in.Agent.Settings.Value != "user" {
+		return nil
+	}
+	return []Finding{{High, "agent.settings_user", in.Agent.Settings.At,
+		"claude loads the operator's personal settings (~/.claude): their allow rules, hooks and MCP servers apply to every chat's turns",
+		`set agent { settings = "project" } so only the bot's own settings apply`}}
+}
+
+func checkSandbox(in Input, m Machine) []Finding {
+	sb := in.Agent.Sandbox
+	if sb.Value == "off" {
+		return []Finding{{Medium, "agent.sandbox_off", sb.At,
+			"claude runs without a sandbox: its tools see everything clawhost's user sees (the database, tokens, other chats' files)",
+			`set agent { sandbox = "auto" } (needs bubblewrap: apt install bubblewrap)`}}
+	}
+	if m.LookPath == nil {
+		return nil
+	}
+	if _, err := m.LookPath("bwrap"); err != nil {
+		return []Finding{{Medium, "agent.sandbox_unavailable", "",
+			"bubblewrap (bwrap) is not in PATH: claude cannot be sandboxed and runs with all of clawhost's user's access",
+			"install bubblewrap (apt install bubblewrap) and check that unprivileged user namespaces are allowed"}}
+	}
+	return nil
+}
+
+// wideTools are allowed_tools entries that let every use of a tool run
+// unasked.
+var wideTools = map[string]bool{"Bash": true, "Bash(*)": true, "Bash(:*)": true, "Bash(*:*)": true}
+
+func checkPermissions(in Input, _ Machine) []Finding {
+	ag := in.Agent
+	var out []Finding
+	bypass := func(at, what string) {
+		out = append(out, Finding{Critical, "agent.bypass_permissions", at,
+			what + ": every tool use runs unasked, shell included, for whoever reaches the agent",
+			`use permission_mode = "dontAsk" with a narrow allowed_tools, or "default" with approvals`})
+	}
+	if ag.PermissionMode.Value == "bypassPermissions" {
+		bypass(ag.PermissionMode.At, `permission_mode = "bypassPermissions"`)
+	}
+	for _, m := range ag.PermissionModes {
+		if m.Value == "bypassPermissions" {
+			bypass(m.At, `permission_modes offers "bypassPermissions" to /mode`)
+		}
+	}
+	for _, a := range ag.Args {
+		if a.Value == "--dangerously-skip-permissions" {
+			bypass(a.At, "args has --dangerously-skip-permissions")
+		}
+	}
+	for _, t := range ag.AllowedTools {
+		if wideTools[strings.ReplaceAll(t.Value, " ", "")] {
+			out = append(out, Finding{High, "agent.allowed_tools_wide", t.At,
+				fmt.Sprintf("allowed_tools has %q: every shell command runs unasked", t.Value),
+				`allow the commands needed, e.g. "Bash(git log:*)", and leave the rest to permission_mode`})
+		}
+	}
+	return out
+}
+
+// loopback reports whether a host:port listens on this machine only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func checkListen(in Input, _ Machine) []Finding {
+	var out []Finding
+	if l := in.Admin.Listen; l.Value != "" && !loopback(l.Value) {
+		if in.Admin.TLS {
+			out = append(out, Finding{Medium, "admin.listen_public", l.At,
+				fmt.Sprintf("admin.listen = %q serves the status page and pairing approvals beyond this machine (with TLS)", l.Value),
+				`keep it on 127.0.0.1 and reach it through an SSH tunnel, or restrict who can connect (firewall)`})
+		} else {
+			out = append(out, Finding{Critical, "admin.listen_public", l.At,
+				fmt.Sprintf("admin.listen = %q serves the status page and pairing approvals beyond this machine, without TLS", l.Value),
+				`set listen = "127.0.0.1:8791" (reach it through an SSH tunnel), or configure tls_cert and tls_key`})
+		}
+	}
+	for _, p := range in.Plugins {
+		if p.Enabled && p.Listen.Value != "" && !loopback(p.Listen.Value) {
+			out = append(out, Finding{High, "plugin.listen_public", p.Listen.At,
+				fmt.Sprintf("plugin %q serves people on %q, beyond this machine, over plain HTTP: its token and every message cross the network in clear", p.Name, p.Listen.Value),
+				"keep it on 127.0.0.1 behind a TLS reverse proxy"})
+		}
+	}
+	return out
+}
+
+func checkPins(in Input, _ Machine) []Finding {
+	var out []Finding
+	for _, p := range in.Plugins {
+		if p.Enabled && !p.Pinned {
+			out = append(out, Finding{Info, "plugin.unpinned", p.At,
+				fmt.Sprintf("plugin %q (%s) has no sha256: whatever binary is at its path is started", p.Name, p.Source),
+				"pin it: sha256 = \"<sha256sum of the binary>\" in its block"})
+		}
+	}
+	return out
+}
+
+func checkDataDir(in Input, _ Machine) []Finding {
+	dir := in.DataDir
+	if dir == "" {
+		return nil
+	}
+	mode, ok := fileMode(dir)
+	if !ok {
+		return []Finding{{Info, "files.data_dir_missing", dir,
+			"data_dir does not exist yet: clawhost creates it 0700 at the first start",
+			"nothing to do; run the audit again after the first start"}}
+	}
+	var out []Finding
+	if mode.Perm()&0o077 != 0 {
+		sev := Medium
+		if mode.Perm()&0o002 != 0 {
+			sev = High
+		}
+		out = append(out, Finding{sev, "files.data_dir_mode", dir,
+			fmt.Sprintf("data_dir is %04o: other accounts may list or enter it (it holds the database, the plugins' keys and every chat's files)", mode.Perm()),
+			"chmod 700 " + dir})
+	}
+	var shown, more int
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir || d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		perm := info.Mode().Perm()
+		if perm&0o077 == 0 {
+			return nil
+		}
+		if shown == maxFileFindings {
+			more++
+			return nil
+		}
+		shown++
+		sev, what := Medium, "readable by other accounts"
+		switch {
+		case perm&0o022 != 0:
+			sev, what = High, "writable by other accounts"
+		case perm&0o004 == 0 && perm&0o040 != 0:
+			sev, what = Low, "readable by its group"
+		}
+		fix := "chmod go-rwx " + path
+		if info.IsDir() {
+			fix = "chmod 700 " + path
+		}
+		out = append(out, Finding{sev, "files.data_dir_file_mode", path,
+			fmt.Sprintf("%s is %04o: %s", rel(dir, path), perm, what), fix})
+		return nil
+	})
+	if more > 0 {
+		out = append(out, Finding{Medium, "files.data_dir_file_mode", dir,
+			fmt.Sprintf("%d more files in data_dir are open to other accounts", more),
+			"chmod -R go-rwx " + dir})
+	}
+	return out
+}
+
+func checkConfigFile(in Input, _ Machine) []Finding {
+	if len(in.LiteralSecrets) == 0 || in.ConfigPath == "" {
+		return nil
+	}
+	mode, ok := fileMode(in.ConfigPath)
+	if !ok {
+		return nil
+	}
+	names := make([]string, 0, len(in.LiteralSecrets))
+	for _, s := range in.LiteralSecrets {
+		names = append(names, s.Value+" ("+s.At+")")
+	}
+	list := strings.Join(names, ", ")
+	switch perm := mode.Perm(); {
+	case perm&0o004 != 0:
+		return []Finding{{High, "files.config_secrets_readable", in.ConfigPath,
+			fmt.Sprintf("the config file is %04o, readable by every account, and holds secrets written out: %s", perm, list),
+			"take them from the environment with env(\"NAME\"), or chmod 600 " + in.ConfigPath}}
+	case perm&0o040 != 0:
+		return []Finding{{Low, "files.config_secrets_readable", in.ConfigPath,
+			fmt.Sprintf("the config file is %04o, readable by its group, and holds secrets written out: %s", perm, list),
+			"take them from the environment with env(\"NAME\"), or chmod 600 " + in.ConfigPath}}
+	}
+	return nil
+}
+
+func checkWebhookSecret(in Input, _ Machine) []Finding {
+	var out []Finding
+	for _, p := range in.Plugins {
+		s := p.WebhookSecret
+		if !p.Enabled || s.Value == "" || len(s.Value) >= MinWebhookSecret {
+			continue
+		}
+		out = append(out, Finding{Medium, "telegram.webhook_secret_short", s.At,
+			fmt.Sprintf("plugin %q: webhook_secret has %d characters, few enough to guess: whoever finds the webhook could post forged updates", p.Name, len(s.Value)),
+			fmt.Sprintf("use at least %d random characters, e.g. `openssl rand -hex 16`", MinWebhookSecret)})
+	}
+	return out
+}
+
+func checkPostgresTLS(in Input, _ Machine) []Finding {
+	s := in.Storage
+	if s.Engine != "postgres" || s.RemoteHost == "" {
+		return nil
+	}
+	switch s.SSLMode {
+	case "verify-full":
+		return nil
+	case "verify-ca":
+		return []Finding{{Low, "storage.postgres_tls", s.At,
+			fmt.Sprintf("the database %s is reached with sslmode=verify-ca: the certificate's chain is checked, not that it names %s", s.RemoteHost, s.RemoteHost),
+			"use sslmode=verify-full"}}
+	case "require":
+		return []Finding{{Medium, "storage.postgres_tls", s.At,
+			fmt.Sprintf("the database %s is reached with sslmode=require: encrypted, but any server can pose as it and read the password", s.RemoteHost),
+			"use sslmode=verify-full (with sslrootcert= the server's CA unless the system trusts it)"}}
+	}
+	mode := s.SSLMode
+	if mode == "" {
+		mode = "unset (prefer)"
+	}
+	return []Finding{{High, "storage.postgres_tls", s.At,
+		fmt.Sprintf("the database %s is not on this machine and sslmode is %s: the password and every message may cross the network in clear", s.RemoteHost, mode),
+		"add sslmode=verify-full to the url"}}
+}
+
+func checkRoot(in Input, m Machine) []Finding {
+	if m.UID != 0 || in.Agent.RunAs.Value != "" {
+		return nil
+	}
+	return []Finding{{High, "process.root_without_run_as", "",
+		"clawhost runs as root and no run_as is set: claude's tools and every plugin run as root",
+		"run clawhost as an unprivileged user, or set agent { run_as = \"<user>\" }"}}
+}
+
+// plugin returns the plugin block of instance, or nil.
+func (in Input) plugin(instance string) *Plugin {
+	for i := range in.Plugins {
+		if in.Plugins[i].Name == instance {
+			return &in.Plugins[i]
+		}
+	}
+	return nil
+}
