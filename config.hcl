@@ -88,7 +88,14 @@ access {
 # }
 
 admin {
-  listen = "127.0.0.1:8791"  # status page, /healthz, /metrics; "" disables
+  # Status page, /status.json, /metrics, pairing approval; "" disables.
+  # Every route but /healthz needs the admin token, made at the first start
+  # in <data_dir>/admin.token (0600): clawhost prints the page's link with
+  # it on the terminal at start, and `clawhost status`/`pairing`/`retry`
+  # read the file. An address beyond loopback is refused without TLS.
+  listen = "127.0.0.1:8791"
+  # tls_cert = "admin.pem"      # PEM certificate and key: serve HTTPS (needed
+  # tls_key  = "admin-key.pem"  # to listen beyond loopback)
   # pprof = false  # Go profiles under /debug/pprof/ (CPU, heap, goroutines), for
   #                # `go tool pprof http://127.0.0.1:8791/debug/pprof/profile`
 }
