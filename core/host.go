@@ -52,6 +52,12 @@ type Options struct {
 	Version string
 	// LogOutput receives the log; nil means os.Stderr.
 	LogOutput io.Writer
+	// Terminal, when not nil, is the operator's terminal: the links that
+	// hold a secret (the status page's and a plugin's, with their tokens)
+	// are printed there at start, never through the log. The command sets
+	// it to stderr when stderr is a terminal; nil (a service, a pipe) has
+	// the log say where the token is kept instead.
+	Terminal io.Writer
 }
 
 // Host is a running clawhost.
@@ -233,20 +239,49 @@ func (h *Host) Start(ctx context.Context) error {
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
 	h.watchCluster()
 	if l := h.cfg.Admin.Listen; l != "" {
-		h.admin, err = admin.Start(admin.Options{
-			Listen: l, Logger: h.log.Named("admin"), Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,
-			Source:  &statusSource{h: h},
-			Retrier: &statusSource{h: h},
-			Pairing: PairingAPI{h.db},
-		})
-		if err != nil {
-			h.log.Error("admin endpoint not started", "listen", l, "error", err)
-		} else {
-			h.log.Info("status page", "url", "http://"+h.admin.Addr()+"/")
-		}
+		h.startAdmin(l)
 	}
 	h.log.Info("clawhost started", "version", h.opts.Version, "config", h.cfg.Path(), "plugins", len(h.cfg.EnabledPlugins()), "startup", time.Since(h.started))
 	return nil
+}
+
+// startAdmin starts the admin endpoint with its token (made at the first
+// start, kept in <data_dir>/admin.token) and announces the status page: its
+// address in the log, the link with the token on the terminal.
+func (h *Host) startAdmin(listen string) {
+	log := h.log.Named("admin")
+	path := admin.TokenPath(h.cfg.DataDir)
+	token, err := admin.LoadOrCreateToken(path)
+	if err != nil {
+		log.Error("admin endpoint not started", "error", err)
+		return
+	}
+	h.admin, err = admin.Start(admin.Options{
+		Listen: listen, Token: token, TokenHint: "the token is in " + path,
+		TLSCert: h.cfg.Admin.TLSCert, TLSKey: h.cfg.Admin.TLSKey,
+		Logger: log, Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,
+		Source:  &statusSource{h: h},
+		Retrier: &statusSource{h: h},
+		Pairing: PairingAPI{h.db},
+	})
+	if err != nil {
+		log.Error("admin endpoint not started", "listen", listen, "error", err)
+		return
+	}
+	announceLink(h.log, h.opts.Terminal, "status page", h.admin.URL(), token, path)
+}
+
+// announceLink tells the operator where a page that needs a token is: the
+// log gets its address without the token and, when there is no terminal,
+// where the token is kept (tokenFile); the terminal gets the whole link,
+// written to it directly so that no log sink ever holds the token.
+func announceLink(log hclog.Logger, term io.Writer, what, url, token, tokenFile string) {
+	if term == nil {
+		log.Info(what, "url", url, "token_file", tokenFile, "open", url+"?token=<the token in token_file>")
+		return
+	}
+	log.Info(what, "url", url, "link", "printed on the terminal")
+	fmt.Fprintf(term, "\n  clawhost %s: %s?token=%s\n\n", what, url, token)
 }
 
 // Run starts the host and serves until ctx ends, then shuts down (within

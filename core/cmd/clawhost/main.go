@@ -243,7 +243,11 @@ func serve(path string, stderr io.Writer) int {
 		return 1
 	}
 	gcpace.Start()
-	h, err := core.New(cfg, core.Options{Version: version, LogOutput: stderr})
+	opts := core.Options{Version: version, LogOutput: stderr}
+	if isTerminal(stderr) {
+		opts.Terminal = stderr
+	}
+	h, err := core.New(cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost: %v\n", err)
 		return 1
@@ -287,6 +291,17 @@ func serve(path string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// isTerminal reports whether w is a terminal (a character device): the
+// links holding a token are printed on it, never into a file or a pipe.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // validate is `clawhost validate`: every problem of the file and of its
