@@ -166,7 +166,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return pluginCommand(args, stdout, stderr)
 	}
 	if cmd == "mcp-schedule" { // started by the host for claude, not by people
-		return mcpSchedule(args, os.Stdin, stdout, stderr)
+		return mcpSchedule(args, os.Getenv, os.Stdin, stdout, stderr)
 	}
 	if !known(cmd) {
 		fmt.Fprintf(stderr, "clawhost: unknown command %q\n\n", cmd)
