@@ -126,16 +126,16 @@ type Adapter struct {
 	render    *renderer
 
 	// Set by Configure, read-only afterwards.
-	cfg      Config
-	log      *slog.Logger
-	store    store
-	ln       net.Listener
-	srv      *http.Server
+	cfg       Config
+	log       *slog.Logger
+	store     store
+	ln        net.Listener
+	srv       *http.Server
 	token     string
 	tokenMAC  string
 	tokenFile string // where the made token is kept; "" when configured
-	url      string
-	loopback bool
+	url       string
+	loopback  bool
 
 	mu       sync.Mutex
 	chats    map[string]*chat
