@@ -46,3 +46,25 @@ func TestAnnounceLink(t *testing.T) {
 		})
 	}
 }
+
+// TestAnnouncePluginLink: a ready plugin's link is printed whole on the
+// terminal once per link (a restart with the same link is quiet); the log
+// gets it without its query.
+func TestAnnouncePluginLink(t *testing.T) {
+	t.Parallel()
+	var logBuf, term bytes.Buffer
+	h := &Host{opts: Options{Terminal: &term}, log: hclog.NewInterceptLogger(&hclog.LoggerOptions{Output: &logBuf})}
+	const link = "http://127.0.0.1:8790/?token=5ecret5ecret5ecret"
+	h.announcePluginLink("web", link)
+	h.announcePluginLink("web", link)
+	if got := strings.Count(term.String(), link); got != 1 {
+		t.Errorf("terminal shows the link %d times, want once:\n%s", got, term.String())
+	}
+	if strings.Contains(logBuf.String(), "5ecret") || !strings.Contains(logBuf.String(), "url=http://127.0.0.1:8790/") {
+		t.Errorf("log:\n%s", logBuf.String())
+	}
+	h.announcePluginLink("web", link+"2")
+	if !strings.Contains(term.String(), link+"2") {
+		t.Error("a new link is not printed")
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -44,6 +45,7 @@ import (
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Options configure a Host.
@@ -83,6 +85,9 @@ type Host struct {
 
 	schedules scheduler
 	agentAPI  agentAPI
+
+	linksMu sync.Mutex
+	links   map[string]string // instance -> the link last announced
 	member    *membership
 	gate      *gate // nil unless the database is shared
 }
@@ -197,8 +202,12 @@ func (h *Host) inbound(ctx context.Context, instance string, msgs []channel.Inbo
 }
 
 func (h *Host) pluginReady(inst *pluginhost.Instance) {
-	if st := inst.Status(); h.gate != nil && st.Description.Channel {
+	st := inst.Status()
+	if h.gate != nil && st.Description.Channel {
 		h.gate.ready(st.Instance, st.Description)
+	}
+	if a := st.Attention; a != nil && a.Kind == status.Link && st.State == pluginhost.StateReady {
+		h.announcePluginLink(st.Instance, a.Data)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -275,13 +284,41 @@ func (h *Host) startAdmin(listen string) {
 // log gets its address without the token and, when there is no terminal,
 // where the token is kept (tokenFile); the terminal gets the whole link,
 // written to it directly so that no log sink ever holds the token.
-func announceLink(log hclog.Logger, term io.Writer, what, url, token, tokenFile string) {
+func announceLink(log hclog.Logger, term io.Writer, what, addr, token, tokenFile string) {
 	if term == nil {
-		log.Info(what, "url", url, "token_file", tokenFile, "open", url+"?token=<the token in token_file>")
+		log.Info(what, "url", addr, "token_file", tokenFile, "open", addr+"?token=<the token in token_file>")
 		return
 	}
-	log.Info(what, "url", url, "link", "printed on the terminal")
-	fmt.Fprintf(term, "\n  clawhost %s: %s?token=%s\n\n", what, url, token)
+	log.Info(what, "url", addr, "link", "printed on the terminal")
+	fmt.Fprintf(term, "\n  clawhost %s: %s?token=%s\n\n", what, addr, token)
+}
+
+// announcePluginLink announces the page a ready plugin serves (the web
+// chat's link with its token) once per link: on the terminal whole, in
+// the log without its query (where the token is).
+func (h *Host) announcePluginLink(instance, link string) {
+	h.linksMu.Lock()
+	if h.links == nil {
+		h.links = map[string]string{}
+	}
+	seen := h.links[instance] == link
+	h.links[instance] = link
+	h.linksMu.Unlock()
+	if seen {
+		return
+	}
+	bare := link
+	if u, err := url.Parse(link); err == nil {
+		u.RawQuery, u.Fragment = "", ""
+		bare = u.String()
+	}
+	log := h.log.With("instance", instance)
+	if h.opts.Terminal == nil {
+		log.Info("plugin page", "url", bare, "link", "with its token: clawhost status, or the status page")
+		return
+	}
+	log.Info("plugin page", "url", bare, "link", "printed on the terminal")
+	fmt.Fprintf(h.opts.Terminal, "\n  clawhost %s: %s\n\n", instance, link)
 }
 
 // Run starts the host and serves until ctx ends, then shuts down (within
