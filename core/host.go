@@ -88,8 +88,8 @@ type Host struct {
 
 	linksMu sync.Mutex
 	links   map[string]string // instance -> the link last announced
-	member    *membership
-	gate      *gate // nil unless the database is shared
+	member  *membership
+	gate    *gate // nil unless the database is shared
 }
 
 // New provisions a Host for a valid configuration: directories, the
