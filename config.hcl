@@ -55,8 +55,8 @@ access {
   # owners, allow_from and senders approved before; "open": everyone.
   dm_policy = "pairing"
   # Entries are "<plugin instance>:<sender id>"; "<instance>:*" admits every
-  # sender of that instance. The web chat below listens on loopback only, so
-  # whoever can open it is on this machine.
+  # sender of that instance. The web chat below needs its token (the link
+  # clawhost prints at start), so only who has that link can write there.
   allow_from = ["web:*"]
   # Owners are always allowed in direct messages and may /approve; /whoami
   # tells a sender their id, e.g. owners = ["tg:123456789"].
@@ -164,11 +164,17 @@ messages {
 # validate` and a reload report what it rejects at the value, before anything
 # is started or stopped.
 
-# The local web chat: open http://127.0.0.1:8790 after `make run`.
+# The local web chat: open the link clawhost prints at start
+# (http://127.0.0.1:8790/?token=...; `clawhost status` shows it too). The
+# token is made at the first start and kept 0600 in
+# <data_dir>/plugins/web/access.token, unless access_token is set.
 plugin "web" {
   source = "webchat"
   config {
     listen = "127.0.0.1:8790"
+    # access_token = env("WEBCHAT_TOKEN")   # at least 16 characters
+    # tls_cert = "web.pem"                  # PEM certificate and key: HTTPS,
+    # tls_key  = "web-key.pem"              # needed beyond loopback
   }
 }
 
