@@ -94,6 +94,17 @@ func startWebchatDaemon(t *testing.T) (*daemon, string) {
 	return d, link
 }
 
+// wcFileLink is the link of the web chat instance at url, with the token
+// the plugin keeps in its data directory under dataDir.
+func wcFileLink(t testing.TB, dataDir, instance, url string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dataDir, "plugins", instance, webchat.TokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url + "?token=" + strings.TrimSpace(string(b))
+}
+
 // wcLinkRE finds the web chat's link in `clawhost status`.
 var wcLinkRE = regexp.MustCompile(`open: (http://\S+\?token=[0-9a-f]{64})`)
 
