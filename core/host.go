@@ -266,7 +266,8 @@ func (h *Host) startAdmin(listen string) {
 		return
 	}
 	h.admin, err = admin.Start(admin.Options{
-		Listen: listen, Token: token, TokenHint: "the token is in " + path,
+		// The 401 names the file, not where data_dir is.
+		Listen: listen, Token: token, TokenHint: "the token is in " + admin.TokenFile + " in clawhost's data_dir",
 		TLSCert: h.cfg.Admin.TLSCert, TLSKey: h.cfg.Admin.TLSKey,
 		Logger: log, Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,
 		Source:  &statusSource{h: h},
