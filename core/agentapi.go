@@ -103,16 +103,20 @@ func (a *agentAPI) start(dir string) error {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return err
 	}
+	sock := filepath.Join(dir, agentSocket)
+	if len(sock) >= maxSocketPath {
+		return fmt.Errorf("agent tool socket %s: the path is longer than a unix socket allows (%d bytes); use a shorter data_dir", sock, maxSocketPath-1)
+	}
+	if c, err := net.DialTimeout("unix", sock, time.Second); err == nil {
+		_ = c.Close()
+		return fmt.Errorf("agent tool socket %s: another clawhost serves this data_dir", sock)
+	}
+	_ = os.Remove(sock) // a stale one: nothing answers there
 	// The files of an earlier run hold tokens of its secret: stale.
 	old, _ := filepath.Glob(filepath.Join(dir, agentMCPPrefix+"*.json"))
 	for _, f := range old {
 		_ = os.Remove(f)
 	}
-	sock := filepath.Join(dir, agentSocket)
-	if len(sock) >= maxSocketPath {
-		return fmt.Errorf("agent tool socket %s: the path is longer than a unix socket allows (%d bytes); use a shorter data_dir", sock, maxSocketPath-1)
-	}
-	_ = os.Remove(sock)
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		return err
