@@ -56,8 +56,8 @@ access {
   # owners, allow_from and senders approved before; "open": everyone.
   dm_policy = "pairing"
   # Entries are "<plugin instance>:<sender id>"; "<instance>:*" admits every
-  # sender of that instance. The web chat below listens on loopback only, so
-  # whoever can open it is on this machine.
+  # sender of that instance. The web chat below needs its token (the link
+  # clawhost prints at start), so only who has that link can write there.
   allow_from = ["web:*"]
   # Owners are always allowed in direct messages and may /approve; /whoami
   # tells a sender their id, e.g. owners = ["tg:123456789"].
@@ -90,7 +90,14 @@ access {
 # }
 
 admin {
-  listen = "127.0.0.1:8791"  # status page, /healthz, /metrics; "" disables
+  # Status page, /status.json, /metrics, pairing approval; "" disables.
+  # Every route but /healthz needs the admin token, made at the first start
+  # in <data_dir>/admin.token (0600): clawhost prints the page's link with
+  # it on the terminal at start, and `clawhost status`/`pairing`/`retry`
+  # read the file. An address beyond loopback is refused without TLS.
+  listen = "127.0.0.1:8791"
+  # tls_cert = "admin.pem"      # PEM certificate and key: serve HTTPS (needed
+  # tls_key  = "admin-key.pem"  # to listen beyond loopback)
   # pprof = false  # Go profiles under /debug/pprof/ (CPU, heap, goroutines), for
   #                # `go tool pprof http://127.0.0.1:8791/debug/pprof/profile`
 }
@@ -159,11 +166,17 @@ messages {
 # validate` and a reload report what it rejects at the value, before anything
 # is started or stopped.
 
-# The local web chat: open http://127.0.0.1:8790 after `make run`.
+# The local web chat: open the link clawhost prints at start
+# (http://127.0.0.1:8790/?token=...; `clawhost status` shows it too). The
+# token is made at the first start and kept 0600 in
+# <data_dir>/plugins/web/access.token, unless access_token is set.
 plugin "web" {
   source = "webchat"
   config {
     listen = "127.0.0.1:8790"
+    # access_token = env("WEBCHAT_TOKEN")   # at least 16 characters
+    # tls_cert = "web.pem"                  # PEM certificate and key: HTTPS,
+    # tls_key  = "web-key.pem"              # needed beyond loopback
   }
 }
 

@@ -7,16 +7,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/clawhost/clawhost/core/command"
+	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -27,22 +31,60 @@ const ScheduleTool = "mcp__clawhost__schedule_message"
 // maxAhead bounds how far ahead the agent may schedule.
 const maxAhead = 366 * 24 * time.Hour
 
-// agentAPI is the loopback endpoint behind the agent's own tools
-// (`clawhost mcp-schedule`): a tool call carries a token the host made for
-// one chat, so a claude process can schedule only into the chat it serves.
+// The agent's tool endpoint lives in one directory, AgentRunDir: its unix
+// socket and the MCP config files that start `clawhost mcp-schedule` for
+// claude. A sandbox around claude that hides data_dir binds this one
+// directory back.
+const (
+	agentSocket    = "agent.sock"
+	agentMCPPrefix = "mcp-"
+)
+
+// Environment of `clawhost mcp-schedule`, set by the MCP config's env map:
+// never its argv, which every local account can read in /proc.
+const (
+	EnvAgentSocket = "CLAWHOST_AGENT_SOCKET"
+	EnvAgentToken  = "CLAWHOST_AGENT_TOKEN"
+	EnvAgentChat   = "CLAWHOST_AGENT_CHAT"
+	EnvAgentGroup  = "CLAWHOST_AGENT_GROUP"
+)
+
+// AgentRunDir is the directory (0700) holding the agent tool endpoint's
+// unix socket and the per-chat MCP config files (0600) passed to claude
+// as --mcp-config: <data_dir>/run/agent. Whatever runs claude in a sandbox
+// makes this path visible inside it.
+func AgentRunDir(cfg *config.Config) string {
+	return filepath.Join(cfg.DataDir, "run", "agent")
+}
+
+// agentAPI is the endpoint behind the agent's own tools (`clawhost
+// mcp-schedule`): a tool call carries a token the host made for one chat,
+// so a claude process can schedule only into the chat it serves.
+//
+// Nothing secret is on a command line: claude gets --mcp-config with the
+// path of a 0600 file, and that file gives the bridge its token in its
+// environment. The endpoint is a unix socket (0600, in a 0700 directory),
+// and on Linux each connection's SO_PEERCRED uid must be the host's own
+// (or one added to uids): another local account can neither read the
+// token nor connect.
 type agentAPI struct {
 	h      *Host
 	secret []byte
 	srv    *http.Server
-	url    string
+	dir    string // AgentRunDir, absolute; "" before start
+	sock   string
 	exe    string
+	// uids may connect to the socket besides the host's own (a uid claude
+	// runs as).
+	uids []int
 
-	mu    sync.Mutex
-	count int // one-shot entries added, for names
+	mu      sync.Mutex
+	count   int             // one-shot entries added, for names
+	written map[string]bool // MCP config files written by this run
 }
 
-// start listens on 127.0.0.1; without it the tool is not offered.
-func (a *agentAPI) start() error {
+// start listens on dir/agent.sock; without it the tool is not offered.
+func (a *agentAPI) start(dir string) error {
 	a.secret = make([]byte, 32)
 	if _, err := rand.Read(a.secret); err != nil {
 		return err
@@ -52,17 +94,52 @@ func (a *agentAPI) start() error {
 		return err
 	}
 	a.exe = exe
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	sock := filepath.Join(dir, agentSocket)
+	if len(sock) >= maxSocketPath {
+		return fmt.Errorf("agent tool socket %s: the path is longer than a unix socket allows (%d bytes); use a shorter data_dir", sock, maxSocketPath-1)
+	}
+	if c, err := net.DialTimeout("unix", sock, time.Second); err == nil {
+		_ = c.Close()
+		return fmt.Errorf("agent tool socket %s: another clawhost serves this data_dir", sock)
+	}
+	_ = os.Remove(sock) // a stale one: nothing answers there
+	// The files of an earlier run hold tokens of its secret: stale.
+	old, _ := filepath.Glob(filepath.Join(dir, agentMCPPrefix+"*.json"))
+	for _, f := range old {
+		_ = os.Remove(f)
+	}
+	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		return err
 	}
+	if err := os.Chmod(sock, 0o600); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	allowed := append([]int{os.Getuid()}, a.uids...)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /schedule", a.schedule)
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	a.url = "http://" + ln.Addr().String() + "/schedule"
-	go func() { _ = a.srv.Serve(ln) }()
+	a.dir, a.sock, a.written = dir, sock, map[string]bool{}
+	pl := &peerListener{Listener: ln, allowed: allowed, refuse: func(uid int) {
+		a.h.log.Warn("refused a connection to the agent tool socket from another account", "uid", uid)
+	}}
+	go func() { _ = a.srv.Serve(pl) }()
 	return nil
 }
+
+// maxSocketPath is the size of sockaddr_un.sun_path on Linux (104 on the
+// BSDs: a path fitting Linux's may not fit there, and Listen says so).
+const maxSocketPath = 108
 
 func (a *agentAPI) stop(ctx context.Context) {
 	if a.srv != nil {
@@ -76,20 +153,87 @@ func (a *agentAPI) token(chat string, group bool) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// tools is turn.Options.AgentTools: the MCP config starting
-// `clawhost mcp-schedule` for m's chat.
+// tools is turn.Options.AgentTools: the path of the MCP config file
+// starting `clawhost mcp-schedule` for m's chat (claude's --mcp-config).
 func (a *agentAPI) tools(m *message.Message) (string, []string) {
-	if a.url == "" || m.Instance == "" || m.ChatID == "" {
+	if a.dir == "" || m.Instance == "" || m.ChatID == "" {
 		return "", nil
 	}
 	chat := m.Instance + ":" + m.ChatID
 	group := m.ChatType == channel.ChatGroup || m.ChatType == channel.ChatChannel
-	args := []string{"mcp-schedule", "-endpoint", a.url, "-token", a.token(chat, group), "-chat", chat}
-	if group {
-		args = append(args, "-group", "true")
+	path, err := a.mcpConfig(chat, group)
+	if err != nil {
+		a.h.log.Warn("the agent's schedule_message tool is not offered to this turn", "chat", chat, "error", err)
+		return "", nil
 	}
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"clawhost": map[string]any{"type": "stdio", "command": a.exe, "args": args}}})
-	return string(cfg), []string{ScheduleTool}
+	return path, []string{ScheduleTool}
+}
+
+// mcpConfig writes (once per run) the 0600 MCP config file of a chat and
+// returns its path. Its env map carries the token: the bridge's argv
+// holds none.
+func (a *agentAPI) mcpConfig(chat string, group bool) (string, error) {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%v", chat, group)))
+	path := filepath.Join(a.dir, agentMCPPrefix+hex.EncodeToString(sum[:8])+".json")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.written[path] {
+		return path, nil
+	}
+	env := map[string]string{EnvAgentSocket: a.sock, EnvAgentToken: a.token(chat, group), EnvAgentChat: chat}
+	if group {
+		env[EnvAgentGroup] = "true"
+	}
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"clawhost": map[string]any{
+		"type": "stdio", "command": a.exe, "args": []string{"mcp-schedule"}, "env": env}}})
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(a.dir, ".mcp-*.tmp") // 0600
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.Write(cfg)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		_ = os.Remove(f.Name())
+		return "", werr
+	}
+	a.written[path] = true
+	return path, nil
+}
+
+// errNoPeerCred: this system does not tell a unix socket's peer.
+var errNoPeerCred = errors.New("peer credentials are not checked on this system")
+
+// peerListener accepts only connections whose peer uid is allowed; it
+// refuses the others at once (and any whose uid cannot be read). Where
+// the system cannot tell the peer at all (errNoPeerCred: not Linux), the
+// socket's 0600 mode and the 0700 directory remain.
+type peerListener struct {
+	net.Listener
+	allowed []int
+	refuse  func(uid int)
+}
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		uid, err := peerUID(c)
+		if errors.Is(err, errNoPeerCred) || (err == nil && slices.Contains(l.allowed, uid)) {
+			return c, nil
+		}
+		l.refuse(uid)
+		_ = c.Close()
+	}
 }
 
 func (a *agentAPI) schedule(w http.ResponseWriter, r *http.Request) {

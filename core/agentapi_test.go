@@ -2,43 +2,90 @@ package core
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// A chat's token schedules into that chat only; a bad time or an empty
-// text is refused.
-func TestAgentAPIScheduleIsBoundToTheChat(t *testing.T) {
-	t.Parallel()
-	h := &Host{log: hclog.NewInterceptLogger(&hclog.LoggerOptions{Output: &strings.Builder{}})}
+// startAgentAPI starts the tool endpoint in a fresh run directory.
+func startAgentAPI(t *testing.T, log io.Writer) *agentAPI {
+	t.Helper()
+	h := &Host{log: hclog.NewInterceptLogger(&hclog.LoggerOptions{Output: log})}
 	h.schedules.h = h
 	a := &agentAPI{h: h}
-	if err := a.start(); err != nil {
+	if err := a.start(filepath.Join(t.TempDir(), "run", "agent")); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.stop(t.Context()) })
-	cfgJSON, tools := a.tools(&message.Message{Instance: "tg", ChatID: "42", ChatType: channel.ChatDirect})
-	if len(tools) != 1 || tools[0] != ScheduleTool || !strings.Contains(cfgJSON, `"-chat","tg:42"`) {
-		t.Fatalf("tools %q %s", tools, cfgJSON)
+	t.Cleanup(func() { a.stop(context.Background()) })
+	return a
+}
+
+// unixClient talks HTTP over the unix socket at path.
+func unixClient(path string) *http.Client {
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+	}}
+}
+
+// A chat's token schedules into that chat only; a bad time or an empty
+// text is refused. The token reaches the bridge through a 0600 file's
+// env map, never through an argument.
+func TestAgentAPIScheduleIsBoundToTheChat(t *testing.T) {
+	t.Parallel()
+	a := startAgentAPI(t, &strings.Builder{})
+	path, tools := a.tools(&message.Message{Instance: "tg", ChatID: "42", ChatType: channel.ChatDirect})
+	if len(tools) != 1 || tools[0] != ScheduleTool || filepath.Dir(path) != a.dir {
+		t.Fatalf("tools %q, config %q; want a file in %s", tools, path, a.dir)
 	}
+	for p, want := range map[string]os.FileMode{path: 0o600, a.dir: 0o700, a.sock: 0o600} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want mode %v", p, fi, err, want)
+		}
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &cfg) != nil {
+		t.Fatalf("MCP config %s: %v %s", path, err, b)
+	}
+	srv := cfg.MCPServers["clawhost"]
+	tok := a.token("tg:42", false)
+	if strings.Join(srv.Args, " ") != "mcp-schedule" || srv.Env[EnvAgentToken] != tok || srv.Env[EnvAgentChat] != "tg:42" || srv.Env[EnvAgentSocket] != a.sock {
+		t.Errorf("MCP server %+v: want args [mcp-schedule] and the token, chat and socket in env", srv)
+	}
+	client := unixClient(a.sock)
 	post := func(chat, token string, at time.Time, text string) int {
 		b, _ := json.Marshal(map[string]any{"token": token, "chat": chat, "at": at, "text": text})
-		resp, err := http.Post(a.url, "application/json", bytes.NewReader(b))
+		resp, err := client.Post("http://clawhost/schedule", "application/json", bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	tok := a.token("tg:42", false)
 	soon := time.Now().Add(time.Hour)
 	if code := post("tg:43", tok, soon, "x"); code != http.StatusForbidden {
 		t.Errorf("another chat with this token: %d", code)
@@ -51,5 +98,89 @@ func TestAgentAPIScheduleIsBoundToTheChat(t *testing.T) {
 	}
 	if code := post("tg:42", tok, time.Now().Add(400*24*time.Hour), "x"); code != http.StatusBadRequest {
 		t.Errorf("two years ahead: %d", code)
+	}
+}
+
+// TestAgentAPIPeerCheck: a connection whose SO_PEERCRED uid is not
+// allowed is closed before a byte of HTTP is read; an allowed one is
+// served.
+func TestAgentAPIPeerCheck(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		allowed []int
+		served  bool
+	}{
+		{"own uid", []int{os.Getuid()}, true},
+		{"added uid", []int{os.Getuid() + 1000, os.Getuid()}, true},
+		{"another uid only", []int{os.Getuid() + 1000}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			sock := filepath.Join(t.TempDir(), "s.sock")
+			ln, err := net.Listen("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl := &peerListener{Listener: ln, allowed: c.allowed, refuse: func(int) {}}
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "served") })}
+			go func() { _ = srv.Serve(pl) }()
+			t.Cleanup(func() { _ = srv.Close() })
+			resp, err := unixClient(sock).Get("http://clawhost/")
+			served := err == nil && resp.StatusCode == 200
+			if err == nil {
+				resp.Body.Close()
+			}
+			if served != c.served {
+				t.Errorf("served = %v (%v), want %v", served, err, c.served)
+			}
+		})
+	}
+}
+
+// TestAgentAPIOtherAccount: another local account (uid 65534 through
+// setpriv) cannot use the socket even when the file modes would let it
+// connect: the peer check closes its connection. Needs root.
+func TestAgentAPIOtherAccount(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to act as uid 65534")
+	}
+	setpriv, err1 := exec.LookPath("setpriv")
+	curl, err2 := exec.LookPath("curl")
+	if err1 != nil || err2 != nil {
+		t.Skip("needs setpriv and curl")
+	}
+	var log syncbuf.Buffer
+	a := startAgentAPI(t, &log)
+	// Open every directory on the way and the socket itself: only the
+	// peer check is left.
+	for p := a.sock; p != "/" && p != os.TempDir(); p = filepath.Dir(p) {
+		mode := os.FileMode(0o711)
+		if p == a.sock {
+			mode = 0o666
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := `{"token":"x","chat":"tg:1","at":"2099-01-01T00:00:00Z","text":"hi"}`
+	run := func(asOther bool) (string, error) {
+		args := []string{"-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", "--unix-socket", a.sock, "-d", body, "http://clawhost/schedule"}
+		cmd := exec.Command(curl, args...)
+		if asOther {
+			cmd = exec.Command(setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", curl}, args...)...)
+		}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(false); err != nil || !strings.HasPrefix(out, "403") {
+		t.Fatalf("as the host's uid: %q %v, want the endpoint's 403 (bad token)", out, err)
+	}
+	if out, err := run(true); err == nil || strings.HasPrefix(out, "403") {
+		t.Errorf("as uid 65534: %q %v, want the connection closed unanswered", out, err)
+	}
+	if !strings.Contains(log.String(), "uid=65534") {
+		t.Errorf("the refusal is not logged:\n%s", log.String())
 	}
 }

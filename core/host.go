@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -49,6 +50,7 @@ import (
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Options configure a Host.
@@ -57,6 +59,12 @@ type Options struct {
 	Version string
 	// LogOutput receives the log; nil means os.Stderr.
 	LogOutput io.Writer
+	// Terminal, when not nil, is the operator's terminal: the links that
+	// hold a secret (the status page's and a plugin's, with their tokens)
+	// are printed there at start, never through the log. The command sets
+	// it to stderr when stderr is a terminal; nil (a service, a pipe) has
+	// the log say where the token is kept instead.
+	Terminal io.Writer
 }
 
 // Host is a running clawhost.
@@ -86,9 +94,12 @@ type Host struct {
 	schedules scheduler
 	agentAPI  agentAPI
 	// media deletes attachments older than agent.media_keep.
-	media  *mediaprune.Pruner
-	member *membership
-	gate   *gate // nil unless the database is shared
+	media *mediaprune.Pruner
+
+	linksMu sync.Mutex
+	links   map[string]string // instance -> the link last announced
+	member  *membership
+	gate    *gate // nil unless the database is shared
 }
 
 // New provisions a Host for a valid configuration: directories, the
@@ -202,8 +213,12 @@ func (h *Host) inbound(ctx context.Context, instance string, msgs []channel.Inbo
 }
 
 func (h *Host) pluginReady(inst *pluginhost.Instance) {
-	if st := inst.Status(); h.gate != nil && st.Description.Channel {
+	st := inst.Status()
+	if h.gate != nil && st.Description.Channel {
 		h.gate.ready(st.Instance, st.Description)
+	}
+	if a := st.Attention; a != nil && a.Kind == status.Link && st.State == pluginhost.StateReady {
+		h.announcePluginLink(st.Instance, a.Data)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -219,7 +234,7 @@ func (h *Host) pluginReady(inst *pluginhost.Instance) {
 // the plugins). Inbound messages wait for the recovery.
 func (h *Host) Start(ctx context.Context) error {
 	// Before any turn (recovery may start some): the tool's endpoint.
-	if err := h.agentAPI.start(); err != nil {
+	if err := h.agentAPI.start(AgentRunDir(h.cfg)); err != nil {
 		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
 	}
 	if h.member != nil {
@@ -245,20 +260,78 @@ func (h *Host) Start(ctx context.Context) error {
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
 	h.watchCluster()
 	if l := h.cfg.Admin.Listen; l != "" {
-		h.admin, err = admin.Start(admin.Options{
-			Listen: l, Logger: h.log.Named("admin"), Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,
-			Source:  &statusSource{h: h},
-			Retrier: &statusSource{h: h},
-			Pairing: PairingAPI{h.db},
-		})
-		if err != nil {
-			h.log.Error("admin endpoint not started", "listen", l, "error", err)
-		} else {
-			h.log.Info("status page", "url", "http://"+h.admin.Addr()+"/")
-		}
+		h.startAdmin(l)
 	}
 	h.log.Info("clawhost started", "version", h.opts.Version, "config", h.cfg.Path(), "plugins", len(h.cfg.EnabledPlugins()), "startup", time.Since(h.started))
 	return nil
+}
+
+// startAdmin starts the admin endpoint with its token (made at the first
+// start, kept in <data_dir>/admin.token) and announces the status page: its
+// address in the log, the link with the token on the terminal.
+func (h *Host) startAdmin(listen string) {
+	log := h.log.Named("admin")
+	path := admin.TokenPath(h.cfg.DataDir)
+	token, err := admin.LoadOrCreateToken(path)
+	if err != nil {
+		log.Error("admin endpoint not started", "error", err)
+		return
+	}
+	h.admin, err = admin.Start(admin.Options{
+		// The 401 names the file, not where data_dir is.
+		Listen: listen, Token: token, TokenHint: "the token is in " + admin.TokenFile + " in clawhost's data_dir",
+		TLSCert: h.cfg.Admin.TLSCert, TLSKey: h.cfg.Admin.TLSKey,
+		Logger: log, Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,
+		Source:  &statusSource{h: h},
+		Retrier: &statusSource{h: h},
+		Pairing: PairingAPI{h.db},
+	})
+	if err != nil {
+		log.Error("admin endpoint not started", "listen", listen, "error", err)
+		return
+	}
+	announceLink(h.log, h.opts.Terminal, "status page", h.admin.URL(), token, path)
+}
+
+// announceLink tells the operator where a page that needs a token is: the
+// log gets its address without the token and, when there is no terminal,
+// where the token is kept (tokenFile); the terminal gets the whole link,
+// written to it directly so that no log sink ever holds the token.
+func announceLink(log hclog.Logger, term io.Writer, what, addr, token, tokenFile string) {
+	if term == nil {
+		log.Info(what, "url", addr, "token_file", tokenFile, "open", addr+"?token=<the token in token_file>")
+		return
+	}
+	log.Info(what, "url", addr, "link", "printed on the terminal")
+	fmt.Fprintf(term, "\n  clawhost %s: %s?token=%s\n\n", what, addr, token)
+}
+
+// announcePluginLink announces the page a ready plugin serves (the web
+// chat's link with its token) once per link: on the terminal whole, in
+// the log without its query (where the token is).
+func (h *Host) announcePluginLink(instance, link string) {
+	h.linksMu.Lock()
+	if h.links == nil {
+		h.links = map[string]string{}
+	}
+	seen := h.links[instance] == link
+	h.links[instance] = link
+	h.linksMu.Unlock()
+	if seen {
+		return
+	}
+	bare := link
+	if u, err := url.Parse(link); err == nil {
+		u.RawQuery, u.Fragment = "", ""
+		bare = u.String()
+	}
+	log := h.log.With("instance", instance)
+	if h.opts.Terminal == nil {
+		log.Info("plugin page", "url", bare, "link", "with its token: clawhost status, or the status page")
+		return
+	}
+	log.Info("plugin page", "url", bare, "link", "printed on the terminal")
+	fmt.Fprintf(h.opts.Terminal, "\n  clawhost %s: %s\n\n", instance, link)
 }
 
 // Run starts the host and serves until ctx ends, then shuts down (within

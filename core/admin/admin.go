@@ -8,12 +8,37 @@
 //	  listen = "127.0.0.1:8791"
 //	}
 //
-// and listens on loopback by default. The endpoint has no authentication:
-// anyone who can connect may read the status (session keys, plugin errors,
-// pairing codes) and approve pairings, which grants a sender access to the
-// agent. Binding it to a non-loopback address exposes all of that to the
-// network; [Start] logs a warning when it does. Put it behind an
-// authenticating reverse proxy instead.
+// and listens on loopback by default.
+//
+// Authentication: every route needs the admin token — loopback included,
+// since every local account can connect to loopback. The host generates
+// it at its first start (32 random bytes, hex) into <data_dir>/admin.token
+// (0600, see [LoadOrCreateToken]) and reuses it; `clawhost status`,
+// `pairing` and `retry` read that file. A request proves it holds the
+// token by one of:
+//
+//   - "Authorization: Bearer <token>" (the CLI, scripts);
+//   - "?token=<token>" on any URL (the link printed at start): the answer
+//     sets an HttpOnly, SameSite=Strict cookie holding an HMAC of the
+//     token and redirects to the same URL without the query, so the token
+//     leaves the address bar and the history;
+//   - that cookie (the browser afterwards).
+//
+// Comparisons are constant-time; anything else is answered 401 with a
+// short text. A POST (approve, retry) authenticated by the cookie alone
+// must also come from the status page itself (Sec-Fetch-Site:
+// same-origin, or an Origin naming this host): the browser sends the
+// cookie on its own, so the cookie cannot tell the operator's click from
+// another site's form. The CLI sends the header and is not concerned.
+//
+// /healthz is the one route open without the token: it answers 200 "ok"
+// or 503 "unavailable" and nothing else. With the token it also lists the
+// instances not ready, their errors and what to do.
+//
+// Binding beyond loopback without TLS is refused ([Start] fails; `clawhost
+// validate` reports it at admin.listen): the token would cross the
+// network in clear. With Options.TLSCert and TLSKey the endpoint serves
+// HTTPS on any address.
 //
 // Endpoints:
 //
@@ -52,6 +77,7 @@ package admin
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -328,8 +354,18 @@ var (
 // Options configures [Start].
 type Options struct {
 	// Listen is the TCP address to listen on; empty means DefaultListen.
-	// Port 0 picks a free port (see [Server.Addr]).
+	// Port 0 picks a free port (see [Server.Addr]). An address beyond
+	// loopback needs TLSCert and TLSKey.
 	Listen string
+	// Token is the secret every route but /healthz requires (see the
+	// package doc); required.
+	Token string
+	// TokenHint says where the token is kept, for the 401 answer and the
+	// log (e.g. "the token is in /srv/clawhost/data/admin.token").
+	TokenHint string
+	// TLSCert and TLSKey are PEM files; when both are set the endpoint
+	// serves HTTPS.
+	TLSCert, TLSKey string
 	// Source provides the state; required.
 	Source Source
 	// Metrics serves /metrics; nil answers 404.
@@ -354,6 +390,7 @@ type Options struct {
 // Server is a running admin endpoint.
 type Server struct {
 	ln        net.Listener
+	tls       bool
 	srv       *http.Server
 	log       hclog.Logger
 	served    chan struct{}
@@ -367,6 +404,20 @@ type Server struct {
 func Start(opts Options) (*Server, error) {
 	if opts.Source == nil {
 		return nil, errors.New("start admin: no status source")
+	}
+	if len(opts.Token) < 16 {
+		return nil, errors.New("start admin: no token")
+	}
+	if (opts.TLSCert == "") != (opts.TLSKey == "") {
+		return nil, errors.New("start admin: TLS needs both a certificate and a key")
+	}
+	var tlsConfig *tls.Config
+	if opts.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("start admin: TLS: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	if opts.Listen == "" {
 		opts.Listen = DefaultListen
@@ -389,9 +440,12 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("start admin: listen on %s: %w", opts.Listen, err)
 	}
 	log := opts.Logger
-	if !isLoopbackListener(ln) {
-		log.Warn("admin endpoint listens on a non-loopback address; it has no authentication and exposes status and pairing approval to the network",
-			"address", ln.Addr().String())
+	if !isLoopbackListener(ln) && tlsConfig == nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("start admin: %s is not a loopback address and no TLS certificate is set: the token would cross the network in clear (set admin.tls_cert and admin.tls_key, or listen on 127.0.0.1)", opts.Listen)
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
 	}
 	h := &handler{
 		source:  opts.Source,
@@ -403,9 +457,11 @@ func Start(opts Options) (*Server, error) {
 		timeout: opts.SnapshotTimeout,
 		now:     opts.Now,
 		hosts:   allowedHosts(configuredHost),
+		auth:    newAuthenticator(opts.Token, opts.TokenHint),
 	}
 	s := &Server{
 		ln:  ln,
+		tls: tlsConfig != nil,
 		log: log,
 		srv: &http.Server{
 			Handler:           h.routes(),
@@ -426,6 +482,24 @@ func Start(opts Options) (*Server, error) {
 	}()
 	log.Info("admin endpoint listening", "address", s.Addr())
 	return s, nil
+}
+
+// URL is the status page's address, without the token, e.g.
+// "http://127.0.0.1:8791/"; an unspecified listen host is shown as
+// localhost.
+func (s *Server) URL() string {
+	scheme := "http"
+	if s.tls {
+		scheme = "https"
+	}
+	host, port, err := net.SplitHostPort(s.Addr())
+	if err != nil {
+		return scheme + "://" + s.Addr() + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port) + "/"
 }
 
 // Addr returns the address the server listens on, with the actual port

@@ -2,20 +2,26 @@ package admin
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
-
-	"github.com/hashicorp/go-hclog"
 )
 
 const xss = `<script>alert(1)</script>`
@@ -108,11 +114,18 @@ func sampleSnapshot() Snapshot {
 	}
 }
 
+// testToken is the admin token of the test servers; do sends it unless
+// the request sets its own Authorization header ("" sends none).
+const testToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 // start runs a server on a free loopback port, closed at the end of the test.
 func start(t *testing.T, opts Options) *Server {
 	t.Helper()
 	if opts.Listen == "" {
 		opts.Listen = "127.0.0.1:0"
+	}
+	if opts.Token == "" {
+		opts.Token = testToken
 	}
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return t0 }
@@ -149,9 +162,7 @@ func do(t *testing.T, s *Server, req request) (int, string, http.Header) {
 	if req.host != "" {
 		r.Host = req.host
 	}
-	for k, v := range req.header {
-		r.Header.Set(k, v)
-	}
+	setHeaders(r, req.header)
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.method, req.path, err)
@@ -162,6 +173,19 @@ func do(t *testing.T, s *Server, req request) (int, string, http.Header) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(body), resp.Header
+}
+
+// setHeaders sets hdr on r, and the test token unless hdr has an
+// Authorization entry (an empty one sends none).
+func setHeaders(r *http.Request, hdr map[string]string) {
+	if _, ok := hdr["Authorization"]; !ok {
+		r.Header.Set("Authorization", "Bearer "+testToken)
+	}
+	for k, v := range hdr {
+		if v != "" {
+			r.Header.Set(k, v)
+		}
+	}
 }
 
 func TestStatusPage(t *testing.T) {
@@ -461,44 +485,92 @@ func TestHostGuardListenName(t *testing.T) {
 
 func TestStartErrors(t *testing.T) {
 	t.Parallel()
-	if _, err := Start(Options{Listen: "127.0.0.1:0"}); err == nil {
+	if _, err := Start(Options{Listen: "127.0.0.1:0", Token: testToken}); err == nil {
 		t.Error("Start without a source succeeded")
+	}
+	if _, err := Start(Options{Listen: "127.0.0.1:0", Source: &fakeSource{}}); err == nil {
+		t.Error("Start without a token succeeded")
 	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	_, err = Start(Options{Listen: busy.Addr().String(), Source: &fakeSource{}})
+	_, err = Start(Options{Listen: busy.Addr().String(), Source: &fakeSource{}, Token: testToken})
 	if err == nil || !strings.Contains(err.Error(), busy.Addr().String()) {
 		t.Errorf("Start on a busy port: err = %v, want one naming %s", err, busy.Addr())
 	}
-	if _, err := Start(Options{Listen: "no-port", Source: &fakeSource{}}); err == nil || !strings.Contains(err.Error(), "no-port") {
+	if _, err := Start(Options{Listen: "no-port", Source: &fakeSource{}, Token: testToken}); err == nil || !strings.Contains(err.Error(), "no-port") {
 		t.Errorf("Start with a bad address: err = %v", err)
 	}
 }
 
-func TestNonLoopbackWarning(t *testing.T) {
+// TestNonLoopbackRefused: beyond loopback the endpoint needs TLS; with
+// it, it serves HTTPS and still asks for the token.
+func TestNonLoopbackRefused(t *testing.T) {
 	t.Parallel()
+	if _, err := Start(Options{Listen: "0.0.0.0:0", Source: &fakeSource{}, Token: testToken}); err == nil || !strings.Contains(err.Error(), "not a loopback address") {
+		t.Fatalf("0.0.0.0 without TLS: err = %v, want a refusal", err)
+	}
+	cert, key := selfSigned(t)
+	s := start(t, Options{Listen: "0.0.0.0:0", Source: &fakeSource{}, TLSCert: cert, TLSKey: key})
+	if !strings.HasPrefix(s.URL(), "https://localhost:") {
+		t.Errorf("URL %q, want https://localhost:<port>/", s.URL())
+	}
+	_, port, _ := net.SplitHostPort(s.Addr())
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the test's own certificate
 	for _, c := range []struct {
-		listen string
-		warn   bool
-	}{
-		{"127.0.0.1:0", false},
-		{"0.0.0.0:0", true},
-	} {
-		var out syncbuf.Buffer
-		log := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info})
-		start(t, Options{Listen: c.listen, Source: &fakeSource{}, Logger: log})
-		if got := strings.Contains(out.String(), "non-loopback"); got != c.warn {
-			t.Errorf("listen %s: warning logged = %v, want %v; log:\n%s", c.listen, got, c.warn, out.String())
+		auth string
+		code int
+	}{{"", 401}, {"Bearer " + testToken, 200}} {
+		r, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1:"+port+"/status.json", nil)
+		if c.auth != "" {
+			r.Header.Set("Authorization", c.auth)
+		}
+		resp, err := client.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.code {
+			t.Errorf("HTTPS with %q: %d, want %d", c.auth, resp.StatusCode, c.code)
 		}
 	}
 }
 
+// selfSigned writes a self-signed certificate for localhost and returns
+// the paths of its PEM files.
+func selfSigned(t *testing.T) (cert, key string) {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cert, key
+}
+
 func TestClose(t *testing.T) {
 	t.Parallel()
-	s, err := Start(Options{Listen: "127.0.0.1:0", Source: &fakeSource{}})
+	s, err := Start(Options{Listen: "127.0.0.1:0", Source: &fakeSource{}, Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -230,9 +230,7 @@ func doNoRedirect(t *testing.T, s *Server, req request) (int, string, http.Heade
 	if req.host != "" {
 		r.Host = req.host
 	}
-	for k, v := range req.header {
-		r.Header.Set(k, v)
-	}
+	setHeaders(r, req.header)
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(r)
 	if err != nil {

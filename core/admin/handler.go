@@ -32,10 +32,11 @@ type handler struct {
 	// hosts are the DNS names accepted in the Host header (lower case);
 	// IP literals are always accepted.
 	hosts map[string]bool
+	auth  *authenticator
 }
 
 // routes returns the complete handler: host guard, cross-origin guard,
-// security headers and the routes.
+// security headers, the token check and the routes.
 func (h *handler) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.page)
@@ -59,7 +60,7 @@ func (h *handler) routes() http.Handler {
 			"origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 	}))
-	return h.guardHost(cop.Handler(securityHeaders(mux)))
+	return h.guardHost(cop.Handler(securityHeaders(h.auth.wrap(mux))))
 }
 
 // allowedHosts returns the DNS names accepted in Host headers: localhost
@@ -194,16 +195,20 @@ type Health struct {
 	// Status is "ok" when every enabled plugin is ready, else
 	// "unavailable".
 	Status string `json:"status"`
-	// Error is set when the status source did not answer.
+	// Error is set when the status source did not answer (with the
+	// token only).
 	Error string `json:"error,omitempty"`
 	// NotReady lists the instances that are not ready, with their state,
-	// last error and what to do.
+	// last error and what to do (with the token only).
 	NotReady []Plugin `json:"not_ready,omitempty"`
 }
 
 // healthz serves GET /healthz: 200 with {"status":"ok"} when the source
 // answered and every plugin is ready (also when no plugin is enabled),
-// else 503 with the instances not ready.
+// else 503 with "unavailable". It is the one route open without the
+// token, for supervisors and load balancers, and then says only that:
+// the instances not ready, their errors and what to do are added only
+// for a request that carries the token.
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	snap, ok := h.snapshot(r.Context())
@@ -216,6 +221,9 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 			body.Status = "unavailable"
 			body.NotReady = append(body.NotReady, p)
 		}
+	}
+	if !authorized(r.Context()) {
+		body = Health{Status: body.Status}
 	}
 	if body.Status != "ok" {
 		w.WriteHeader(http.StatusServiceUnavailable)

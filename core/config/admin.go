@@ -12,9 +12,19 @@ const DefaultAdminListen = "127.0.0.1:8791"
 // approval and the web chat.
 type Admin struct {
 	// Listen is the host:port the endpoint listens on (listen). An empty
-	// string disables it. Default "127.0.0.1:8791"; it has no
-	// authentication, so keep it on loopback.
+	// string disables it. Default "127.0.0.1:8791". Every route but
+	// /healthz needs the admin token, generated at the first start into
+	// <data_dir>/admin.token (0600). An address beyond loopback (":8791",
+	// "0.0.0.0:8791", a LAN address, a host name other than localhost) is
+	// refused unless TLSCert and TLSKey are set: the token would cross the
+	// network in clear.
 	Listen string `hcl:"listen,optional"`
+	// TLSCert and TLSKey are PEM files of a certificate and its key
+	// (tls_cert, tls_key); when both are set the endpoint serves HTTPS,
+	// which it needs to listen beyond loopback. A relative path is
+	// resolved against the directory of the file.
+	TLSCert string `hcl:"tls_cert,optional"`
+	TLSKey  string `hcl:"tls_key,optional"`
 	// Pprof serves Go's profiles under /debug/pprof/ on the endpoint
 	// (pprof); off by default. They show where the host spends CPU and
 	// memory (go tool pprof http://127.0.0.1:8791/debug/pprof/profile) and
@@ -25,7 +35,30 @@ type Admin struct {
 
 func defaultAdmin() *Admin { return &Admin{Listen: DefaultAdminListen} }
 
+// IsLoopbackListen reports whether the host of a host:port address names
+// the loopback interface: a loopback IP or "localhost". An empty host
+// (":8791") means every interface; other names may resolve anywhere.
+func IsLoopbackListen(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 func (a *Admin) check(k *checker) {
+	if (a.TLSCert == "") != (a.TLSKey == "") {
+		set, missing := "tls_cert", "tls_key"
+		if a.TLSCert == "" {
+			set, missing = missing, set
+		}
+		k.errorf(k.valueRange(set), "Incomplete TLS settings for the admin endpoint",
+			"admin.%s is set but admin.%s is not; set both (PEM files), or neither.", set, missing)
+	}
 	if a.Listen == "" {
 		return
 	}
@@ -40,5 +73,10 @@ func (a *Admin) check(k *checker) {
 	if err != nil {
 		k.errorf(k.valueRange("listen"), "Invalid value for admin.listen",
 			"%q is not a host:port address such as \"127.0.0.1:8791\" (an empty string disables the endpoint).", a.Listen)
+		return
+	}
+	if !IsLoopbackListen(a.Listen) && (a.TLSCert == "" || a.TLSKey == "") {
+		k.errorf(k.valueRange("listen"), "Admin endpoint beyond loopback without TLS",
+			"%q is not a loopback address, and without TLS the admin token and the status (pairing codes, sessions) would cross the network in clear. Listen on %q, or set admin.tls_cert and admin.tls_key.", a.Listen, DefaultAdminListen)
 	}
 }

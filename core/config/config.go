@@ -274,6 +274,8 @@ func (c *Config) resolvePaths() {
 	a := c.Agent
 	a.Workspace = c.resolve(a.Workspace)
 	a.SystemPromptFile = c.resolve(a.SystemPromptFile)
+	c.Admin.TLSCert = c.resolve(c.Admin.TLSCert)
+	c.Admin.TLSKey = c.resolve(c.Admin.TLSKey)
 	if strings.ContainsRune(a.Command, '/') || strings.ContainsRune(a.Command, filepath.Separator) {
 		a.Command = c.resolve(a.Command)
 	}

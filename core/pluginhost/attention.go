@@ -257,6 +257,12 @@ func (i *Instance) reported(st *Status) {
 		return // unresponsive: the probe's verdict, not the plugin's
 	}
 	switch st.State {
+	case StateReady:
+		// A ready plugin's link: the address it serves people at.
+		if a := i.report.Attention; a != nil && a.Kind == status.Link {
+			c := *a
+			st.Attention = &c
+		}
 	case StateNeedsAttention:
 		st.Action = i.report.Message
 		if st.Action == "" {

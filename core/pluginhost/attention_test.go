@@ -177,6 +177,19 @@ func TestPluginReportedStates(t *testing.T) {
 	}
 	waitStatus(t, inst, 5*time.Second, "OnReady called", func(Status) bool { return readyCalls.Load() > readyBefore })
 
+	// Ready with a link (the page the plugin serves, e.g. the web chat's
+	// with its token): shown while ready; another kind of attention is not.
+	report(t, addrFile, map[string]any{"state": "ready", "attention": map[string]any{"kind": "link", "data": "http://127.0.0.1:1/?token=t"}})
+	st = waitStatus(t, inst, 5*time.Second, "ready with its link", func(s Status) bool { return s.Attention != nil })
+	if st.State != StateReady || st.Attention.Kind != status.Link || st.Attention.Data != "http://127.0.0.1:1/?token=t" || st.Action != "" {
+		t.Fatalf("ready with a link: %+v", st)
+	}
+	report(t, addrFile, map[string]any{"state": "ready", "attention": map[string]any{"kind": "qr", "data": "2@x"}})
+	st = waitStatus(t, inst, 5*time.Second, "ready without attention", func(s Status) bool { return s.Attention == nil })
+	if st.State != StateReady {
+		t.Fatalf("ready with a QR: %+v", st)
+	}
+
 	// needs_attention, then the process dies: crash handling applies, and
 	// the new process starts without the old report.
 	report(t, addrFile, map[string]any{"state": "needs_attention", "message": "link the device",

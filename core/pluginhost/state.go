@@ -78,8 +78,10 @@ type Status struct {
 	// nothing or the instance is not running.
 	Message string
 	// Attention is what the operator needs to act (a QR payload, a code, a
-	// link), exactly as the plugin reported it; set only in
-	// StateNeedsAttention, and then possibly nil.
+	// link), exactly as the plugin reported it; set in
+	// StateNeedsAttention (possibly nil), and in StateReady when the plugin
+	// reported a status.Link: the page it serves (the web chat's, with its
+	// token). Its Data may hold a secret: it is never logged.
 	Attention *status.Attention
 }
 

@@ -25,7 +25,7 @@ func TestBrowserConversation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	defer cancel()
 
-	if err := b.Open(r.URL()); err != nil {
+	if err := b.Open(r.Link()); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Send("hello from the browser"); err != nil {
@@ -134,7 +134,7 @@ func TestBrowserInjectionIsInert(t *testing.T) {
 	r := start(t, setup{})
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	defer cancel()
-	if err := b.Open(r.URL()); err != nil {
+	if err := b.Open(r.Link()); err != nil {
 		t.Fatal(err)
 	}
 	payloads := []string{

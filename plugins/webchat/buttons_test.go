@@ -24,7 +24,7 @@ func TestButtons(t *testing.T) {
 	if !r.Capabilities().Buttons {
 		t.Fatal("capability buttons not declared")
 	}
-	c, _ := connect(t, ctx, r.URL())
+	c, _ := connect(t, ctx, r.Link())
 	id := c.SenderID()
 	res, err := r.Send(ctx, channel.SendRequest{ChatID: id, Text: "claude wants to use Bash", Format: channel.FormatPlain, Buttons: approvalButtons})
 	if err != nil {
@@ -101,7 +101,7 @@ func TestBrowserButtons(t *testing.T) {
 	r := start(t, setup{})
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	defer cancel()
-	if err := b.Open(r.URL()); err != nil {
+	if err := b.Open(r.Link()); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Send("hi"); err != nil {

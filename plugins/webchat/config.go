@@ -29,13 +29,24 @@ var Schema = schema.Schema{
 		Name:        "listen",
 		Type:        "string",
 		Default:     DefaultListen,
-		Description: "host:port the chat page is served on. Anything but a loopback address (127.0.0.1, ::1, localhost) requires access_token.",
+		Description: "host:port the chat page is served on. Anything but a loopback address (127.0.0.1, ::1, localhost) requires tls_cert and tls_key.",
 	},
 	{
-		Name:        "access_token",
+		Name:      "access_token",
+		Type:      "string",
+		Sensitive: true,
+		Description: "Token the page always requires: open it once with ?token=<token>, a cookie keeps it. When not set, one is made at the first start and kept in " +
+			TokenFile + " in the plugin's data directory (0600); clawhost prints the link with it at start and `clawhost status` shows it.",
+	},
+	{
+		Name:        "tls_cert",
 		Type:        "string",
-		Sensitive:   true,
-		Description: "Token the page requires: open it once with ?token=<access_token>, a cookie keeps it. Required when listen is not a loopback address.",
+		Description: "PEM certificate file: with tls_key, the page is served over HTTPS (required beyond loopback). A relative path is relative to the plugin's data directory.",
+	},
+	{
+		Name:        "tls_key",
+		Type:        "string",
+		Description: "PEM key file of tls_cert.",
 	},
 	{
 		Name:        "history_limit",
@@ -56,8 +67,12 @@ var Schema = schema.Schema{
 type Config struct {
 	// Listen is the host:port to serve on.
 	Listen string `json:"listen"`
-	// AccessToken, when set, is required by the page and the WebSocket.
+	// AccessToken is required by the page and the WebSocket; when empty,
+	// Configure uses the one kept in TokenFile (made at the first start).
 	AccessToken string `json:"access_token"`
+	// TLSCert and TLSKey, when set, serve the page over HTTPS.
+	TLSCert string `json:"tls_cert"`
+	TLSKey  string `json:"tls_key"`
 	// HistoryLimit is the number of messages kept per conversation.
 	HistoryLimit float64 `json:"history_limit"`
 	// Title is the page title.
@@ -107,14 +122,22 @@ func decodeConfig(cfg schema.Config) (Config, error) {
 func (c Config) validate() schema.Diagnostics {
 	var diags schema.Diagnostics
 	loopback, err := isLoopbackListen(c.Listen)
+	tls := c.TLSCert != "" && c.TLSKey != ""
 	if err != nil {
 		diags = append(diags, schema.Diagnostic{Attribute: "listen", Summary: "invalid listen address " + strconv.Quote(c.Listen), Detail: err.Error() + `; use host:port, e.g. "127.0.0.1:8790"`})
-	} else if !loopback && c.AccessToken == "" {
+	} else if !loopback && !tls {
 		diags = append(diags, schema.Diagnostic{
 			Attribute: "listen",
-			Summary:   fmt.Sprintf("listen address %q is not loopback and no access_token is set", c.Listen),
-			Detail:    "anyone who can reach this address could talk to the agent; set access_token (e.g. access_token = env(\"WEBCHAT_TOKEN\")) or listen on 127.0.0.1",
+			Summary:   fmt.Sprintf("listen address %q is not loopback and no TLS certificate is set", c.Listen),
+			Detail:    "the access token and the conversation would cross the network in clear; set tls_cert and tls_key, or listen on 127.0.0.1",
 		})
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		set, missing := "tls_cert", "tls_key"
+		if c.TLSCert == "" {
+			set, missing = missing, set
+		}
+		diags = append(diags, schema.Diagnostic{Attribute: set, Summary: set + " is set but " + missing + " is not", Detail: "set both PEM files, or neither"})
 	}
 	if c.AccessToken != "" && len(c.AccessToken) < 16 {
 		diags = append(diags, schema.Diagnostic{Attribute: "access_token", Summary: "access_token is too short", Detail: "use at least 16 characters, e.g. the output of `openssl rand -hex 16`"})

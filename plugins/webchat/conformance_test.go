@@ -37,7 +37,7 @@ func TestConformance(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if client == nil {
-				c, err := webchattest.NewClient(ctx, adapter.URL())
+				c, err := webchattest.NewClient(ctx, adapter.Link())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -20,7 +20,7 @@ func TestLongReplyPartsArriveInOrder(t *testing.T) {
 	t.Parallel()
 	r := start(t, setup{dataDir: t.TempDir()})
 	ctx := testCtx(t)
-	c, hello := connect(t, ctx, r.URL())
+	c, hello := connect(t, ctx, r.Link())
 	const parts = 8
 	var ids []string
 	for i := range parts {
@@ -73,7 +73,7 @@ func TestReplyAfterRestartBeforeReconnect(t *testing.T) {
 			t.Errorf("send to %q: %v, want chat not found", bad, err)
 		}
 	}
-	c, hello := connectAs(t, ctx, r.URL(), cookie)
+	c, hello := connectAs(t, ctx, r.Link(), cookie)
 	if c.SenderID() != chat {
 		t.Fatalf("sender id %s, want %s", c.SenderID(), chat)
 	}

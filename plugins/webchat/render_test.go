@@ -129,10 +129,11 @@ func TestValidate(t *testing.T) {
 		{"default", Config{}.withDefaults(), nil},
 		{"localhost", Config{Listen: "localhost:8790"}.withDefaults(), nil},
 		{"ipv6 loopback", Config{Listen: "[::1]:8790"}.withDefaults(), nil},
-		{"lan with token", Config{Listen: "0.0.0.0:8790", AccessToken: "0123456789abcdef"}.withDefaults(), nil},
-		{"hostname without token", Config{Listen: "chat.example:8790"}.withDefaults(), []string{"listen"}},
+		{"lan with TLS", Config{Listen: "0.0.0.0:8790", TLSCert: "c.pem", TLSKey: "k.pem"}.withDefaults(), nil},
+		{"lan with token, no TLS", Config{Listen: "0.0.0.0:8790", AccessToken: "0123456789abcdef"}.withDefaults(), []string{"listen"}},
+		{"hostname without TLS", Config{Listen: "chat.example:8790"}.withDefaults(), []string{"listen"}},
 		{"bad port", Config{Listen: "127.0.0.1:http"}.withDefaults(), []string{"listen"}},
-		{"all problems at once", Config{Listen: ":1", AccessToken: "x", HistoryLimit: -1}, []string{"access_token", "history_limit"}},
+		{"all problems at once", Config{Listen: ":1", AccessToken: "x", HistoryLimit: -1}, []string{"listen", "access_token", "history_limit"}},
 		{"history too large", Config{HistoryLimit: maxHistoryLimit + 1}.withDefaults(), []string{"history_limit"}},
 	}
 	for _, tt := range tests {

@@ -62,10 +62,10 @@ func noCache(h http.Handler) http.Handler {
 	})
 }
 
-// guard sets the security headers and lets through only authorized
-// requests: with an access token, those that carry it (cookie, ?token= or
-// "Authorization: Bearer"); without one (loopback only), those whose Host
-// is a loopback name, which defeats DNS rebinding.
+// guard sets the security headers and lets through only requests that
+// carry the access token (cookie, ?token= or "Authorization: Bearer"),
+// and, on a loopback address, only those whose Host is a loopback name
+// (DNS rebinding). /healthz answers "ok" to anyone and says nothing else.
 func (a *Adapter) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -74,12 +74,8 @@ func (a *Adapter) guard(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 
-		if a.cfg.AccessToken == "" {
-			if !isLoopbackHost(hostOnly(r.Host)) {
-				http.Error(w, "forbidden: this webchat answers only on a loopback address (open it as localhost or 127.0.0.1)", http.StatusForbidden)
-				return
-			}
-			next.ServeHTTP(w, r)
+		if a.loopback && !isLoopbackHost(hostOnly(r.Host)) {
+			http.Error(w, "forbidden: this webchat answers only on a loopback address (open it as localhost or 127.0.0.1)", http.StatusForbidden)
 			return
 		}
 		if r.URL.Path == "/healthz" {
@@ -122,12 +118,12 @@ func deny(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusUnauthorized)
 	fmt.Fprint(w, `<!doctype html><meta charset="utf-8"><title>clawhost webchat</title>`+
-		`<p>This chat needs its access token. Open the page once as <code>http://&lt;address&gt;/?token=&lt;access_token&gt;</code>, `+
-		`with the access_token of the webchat plugin in clawhost's configuration.</p>`)
+		`<p>This chat needs its access token. Open the link clawhost printed at start (<code>clawhost status</code> shows it too), `+
+		`or the page once as <code>/?token=&lt;token&gt;</code> with the plugin's access_token or the token in its data directory's `+TokenFile+`.</p>`)
 }
 
 func (a *Adapter) tokenOK(t string) bool {
-	return subtle.ConstantTimeCompare([]byte(t), []byte(a.cfg.AccessToken)) == 1
+	return subtle.ConstantTimeCompare([]byte(t), []byte(a.token)) == 1
 }
 
 // tokenMAC is the value of the token cookie: it proves knowledge of the

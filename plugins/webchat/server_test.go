@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -17,13 +19,14 @@ import (
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 func TestIdentityCookiePersistsAndInboundDelivered(t *testing.T) {
 	t.Parallel()
 	r := start(t, setup{})
 	ctx := testCtx(t)
-	c, hello := connect(t, ctx, r.URL())
+	c, hello := connect(t, ctx, r.Link())
 	if hello.MaxBytes != webchat.MaxInboundBytes || len(hello.Commands) != 3 {
 		t.Errorf("hello: max_bytes %d commands %v", hello.MaxBytes, hello.Commands)
 	}
@@ -40,7 +43,7 @@ func TestIdentityCookiePersistsAndInboundDelivered(t *testing.T) {
 	}
 
 	// The identity cookie is HttpOnly and SameSite=Strict.
-	res, err := http.Get(r.URL())
+	res, err := bearerGet(r, r.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +71,7 @@ func TestIdentityCookiePersistsAndInboundDelivered(t *testing.T) {
 	}
 
 	// Another browser is another conversation.
-	other, hello2 := connect(t, ctx, r.URL())
+	other, hello2 := connect(t, ctx, r.Link())
 	if other.SenderID() == id || len(hello2.History) != 0 {
 		t.Errorf("second browser: id %q history %d", other.SenderID(), len(hello2.History))
 	}
@@ -78,7 +81,7 @@ func TestSentOnlyAfterHostAck(t *testing.T) {
 	t.Parallel()
 	r := start(t, setup{})
 	ctx := testCtx(t)
-	c, _ := connect(t, ctx, r.URL())
+	c, _ := connect(t, ctx, r.Link())
 	r.inbox.Hold()
 	if err := c.Send(ctx, "c1", "wait for it"); err != nil {
 		t.Fatal(err)
@@ -99,7 +102,7 @@ func TestSendEditTypingReachEveryTabOfTheChat(t *testing.T) {
 	clock := &fakeClock{}
 	r := start(t, setup{opts: webchat.Options{AfterFunc: clock.AfterFunc}})
 	ctx := testCtx(t)
-	tab1, _ := connect(t, ctx, r.URL())
+	tab1, _ := connect(t, ctx, r.Link())
 	tab2 := &webchattest.Client{HTTP: tab1.HTTP}
 	*tab2 = *tab1
 	tab2.Conn = nil
@@ -107,7 +110,7 @@ func TestSendEditTypingReachEveryTabOfTheChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(tab2.Close)
-	stranger, _ := connect(t, ctx, r.URL())
+	stranger, _ := connect(t, ctx, r.Link())
 	chat := tab1.SenderID()
 
 	if err := r.SetTyping(ctx, channel.TypingRequest{ChatID: chat, On: true}); err != nil {
@@ -163,7 +166,7 @@ func TestTypingClearsAfterTTL(t *testing.T) {
 	clock := &fakeClock{}
 	r := start(t, setup{opts: webchat.Options{AfterFunc: clock.AfterFunc}})
 	ctx := testCtx(t)
-	c, _ := connect(t, ctx, r.URL())
+	c, _ := connect(t, ctx, r.Link())
 	if err := r.SetTyping(ctx, channel.TypingRequest{ChatID: c.SenderID(), On: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +191,7 @@ func TestSendErrors(t *testing.T) {
 	t.Parallel()
 	r := start(t, setup{})
 	ctx := testCtx(t)
-	c, _ := connect(t, ctx, r.URL())
+	c, _ := connect(t, ctx, r.Link())
 	chat := c.SenderID()
 	res, err := r.Send(ctx, channel.SendRequest{ChatID: chat, Text: "ok"})
 	if err != nil {
@@ -233,7 +236,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	r := start(t, setup{dataDir: dir})
 	ctx := testCtx(t)
-	c, _ := connect(t, ctx, r.URL())
+	c, _ := connect(t, ctx, r.Link())
 	if err := c.Send(ctx, "c1", "remember me"); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +285,7 @@ func TestInboundLimitsAndUTF8(t *testing.T) {
 	t.Parallel()
 	r := start(t, setup{})
 	ctx := testCtx(t)
-	c, _ := connect(t, ctx, r.URL())
+	c, _ := connect(t, ctx, r.Link())
 	if err := c.Send(ctx, "big", strings.Repeat("a", webchat.MaxInboundBytes+1)); err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +328,7 @@ func TestUserTextIsEscaped(t *testing.T) {
 	t.Parallel()
 	r := start(t, setup{})
 	ctx := testCtx(t)
-	c, _ := connect(t, ctx, r.URL())
+	c, _ := connect(t, ctx, r.Link())
 	if err := c.Send(ctx, "x", `<script>alert(1)</script><img src=x onerror=alert(2)> **not bold**`); err != nil {
 		t.Fatal(err)
 	}
@@ -383,10 +386,10 @@ func TestAccessToken(t *testing.T) {
 	}
 }
 
-func TestLoopbackWithoutTokenRefusesForeignHost(t *testing.T) {
+func TestLoopbackRefusesForeignHost(t *testing.T) {
 	t.Parallel()
 	r := start(t, setup{})
-	req, _ := http.NewRequest(http.MethodGet, r.URL(), nil)
+	req, _ := http.NewRequest(http.MethodGet, r.Link(), nil)
 	req.Host = "rebind.evil.example:8790"
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -396,7 +399,7 @@ func TestLoopbackWithoutTokenRefusesForeignHost(t *testing.T) {
 	if res.StatusCode != http.StatusForbidden {
 		t.Errorf("foreign Host: %s, want 403", res.Status)
 	}
-	res, err = http.Get(r.URL())
+	res, err = bearerGet(r, r.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,12 +409,116 @@ func TestLoopbackWithoutTokenRefusesForeignHost(t *testing.T) {
 		t.Errorf("page: %s csp %q", res.Status, csp)
 	}
 	ctx := testCtx(t)
-	c, _ := connect(t, ctx, r.URL())
+	c, _ := connect(t, ctx, r.Link())
 	ws := strings.Replace(r.URL(), "http", "ws", 1) + "ws"
 	_, res, err = websocket.Dial(ctx, ws, &websocket.DialOptions{HTTPClient: c.HTTP, HTTPHeader: http.Header{"Origin": {"http://evil.example"}}})
 	if err == nil || res == nil || res.StatusCode != http.StatusForbidden {
 		t.Errorf("socket from foreign origin: err=%v res=%v, want 403", err, res)
 	}
+}
+
+// bearerGet fetches u with the adapter's token in the Authorization
+// header, as a program would.
+func bearerGet(r *running, u string) (*http.Response, error) {
+	link, err := url.Parse(r.Link())
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+link.Query().Get("token"))
+	return http.DefaultClient.Do(req)
+}
+
+// TestTokenWithoutConfig: without access_token the page still needs a
+// token — on loopback too: one made at the first start, kept 0600 in the
+// data directory, the same after a restart, and reported to the host as
+// the link to open.
+func TestTokenWithoutConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := start(t, setup{dataDir: dir})
+	ctx := testCtx(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, u := range []string{r.URL(), r.URL() + "static/app.js", r.URL() + "ws"} {
+		res, err := noRedirect.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without token: %s, want 401", u, res.Status)
+		}
+	}
+	if res, err := noRedirect.Get(r.URL() + "healthz"); err != nil || res.StatusCode != http.StatusOK {
+		t.Errorf("healthz: %v %v, want 200 without the token", res, err)
+	}
+	path := filepath.Join(dir, webchat.TokenFile)
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v, want mode 0600", fi, err)
+	}
+	b, _ := os.ReadFile(path)
+	token := strings.TrimSpace(string(b))
+	if len(token) != 64 || r.Link() != r.URL()+"?token="+token {
+		t.Fatalf("link %q, token file %q", r.Link(), token)
+	}
+	c, _ := connect(t, ctx, r.Link())
+	if err := c.Send(ctx, "c", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.inbox.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimSuffix(strings.TrimPrefix(r.URL(), "http://"), "/")
+	r.stop()
+
+	// The next start keeps the token; it reports the link while ready.
+	var rep reports
+	a := webchat.New(webchat.Options{})
+	t.Cleanup(func() { a.Close() })
+	if err := a.Configure(ctx, schema.Config{Instance: "web", DataDir: dir, JSON: []byte(`{"listen":"` + addr + `"}`), Status: &rep}); err != nil {
+		t.Fatal(err)
+	}
+	if a.Link() != r.Link() {
+		t.Errorf("link after a restart %q, want %q", a.Link(), r.Link())
+	}
+	if got := rep.last(); got.State != status.Ready || got.Attention == nil || got.Attention.Kind != status.Link || got.Attention.Data != a.Link() {
+		t.Errorf("status %+v, want ready with the link", got)
+	}
+
+	// A token file other accounts can read is refused.
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b2 := webchat.New(webchat.Options{})
+	t.Cleanup(func() { b2.Close() })
+	if err := b2.Configure(ctx, schema.Config{Instance: "web", DataDir: dir, JSON: []byte(`{"listen":"127.0.0.1:0"}`)}); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("world-readable token file: %v", err)
+	}
+}
+
+// reports records a plugin's status reports.
+type reports struct {
+	mu  sync.Mutex
+	all []status.Status
+}
+
+func (r *reports) Report(s status.Status) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.all = append(r.all, s)
+}
+
+func (r *reports) last() status.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.all) == 0 {
+		return status.Status{}
+	}
+	return r.all[len(r.all)-1]
 }
 
 func TestConfigureDiagnostics(t *testing.T) {
@@ -424,8 +531,9 @@ func TestConfigureDiagnostics(t *testing.T) {
 	tests := []struct {
 		name, json, attr, summary string
 	}{
-		{"all interfaces without token", `{"listen":":8790"}`, "listen", "not loopback and no access_token"},
-		{"lan address without token", `{"listen":"192.0.2.10:8790"}`, "listen", "not loopback and no access_token"},
+		{"all interfaces without TLS", `{"listen":":8790"}`, "listen", "not loopback and no TLS certificate"},
+		{"lan address with a token but no TLS", `{"listen":"192.0.2.10:8790","access_token":"0123456789abcdef-secret"}`, "listen", "not loopback and no TLS certificate"},
+		{"certificate without key", `{"listen":"127.0.0.1:0","tls_cert":"c.pem"}`, "tls_cert", "tls_key is not"},
 		{"no port", `{"listen":"127.0.0.1"}`, "listen", "invalid listen address"},
 		{"short token", `{"listen":"127.0.0.1:0","access_token":"short"}`, "access_token", "too short"},
 		{"fractional history", `{"listen":"127.0.0.1:0","history_limit":2.5}`, "history_limit", "whole number"},
@@ -472,7 +580,7 @@ func TestCommandMenu(t *testing.T) {
 	t.Parallel()
 	r := start(t, setup{})
 	ctx := testCtx(t)
-	c, hello := connect(t, ctx, r.URL())
+	c, hello := connect(t, ctx, r.Link())
 	if got := hello.Commands; len(got) != 3 || got[0].Text != "/new" || got[1].Text != "/status" || got[2].Text != "/stop" {
 		t.Errorf("default commands %+v", got)
 	}

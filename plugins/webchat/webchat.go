@@ -23,11 +23,20 @@
 // plugin was restarted, shows the conversation; the page reconnects by
 // itself with backoff.
 //
-// Security: on a loopback address without access_token the page answers
-// only requests whose Host is a loopback name (no DNS rebinding); listening
-// anywhere else requires access_token, which the page takes once as
-// ?token= and then keeps in a cookie. The WebSocket accepts only same-host
-// Origins. The page sends a strict Content-Security-Policy.
+// Security: the page, its static files and its WebSocket always require
+// the access token — on loopback too, since every local account can
+// connect there. When access_token is not set, Configure makes one at the
+// first start and keeps it in TokenFile (0600) in the instance's data
+// directory. A browser proves it holds the token with ?token= once (the
+// answer sets an HttpOnly, SameSite=Strict cookie holding an HMAC of it
+// and redirects to the address without it), then the cookie; a program
+// may send "Authorization: Bearer <token>". The plugin reports the link
+// with the token to the host as a status.Link attention while ready: the
+// host prints it on the terminal at start, and the status page and
+// `clawhost status` show it. A listen address beyond loopback needs
+// tls_cert and tls_key (HTTPS); on loopback, requests whose Host is not a
+// loopback name are refused too (DNS rebinding). The WebSocket accepts
+// only same-host Origins. The page sends a strict Content-Security-Policy.
 //
 // The package is a library: cmd/clawhost-webchat is its plugin binary, and
 // webchattest drives it from tests (a Go WebSocket client and headless
@@ -37,6 +46,7 @@ package webchat
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -44,6 +54,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +66,7 @@ import (
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Version is the plugin's version.
@@ -113,13 +126,16 @@ type Adapter struct {
 	render    *renderer
 
 	// Set by Configure, read-only afterwards.
-	cfg      Config
-	log      *slog.Logger
-	store    store
-	ln       net.Listener
-	srv      *http.Server
-	tokenMAC string
-	url      string
+	cfg       Config
+	log       *slog.Logger
+	store     store
+	ln        net.Listener
+	srv       *http.Server
+	token     string
+	tokenMAC  string
+	tokenFile string // where the made token is kept; "" when configured
+	url       string
+	loopback  bool
 
 	mu       sync.Mutex
 	chats    map[string]*chat
@@ -185,8 +201,27 @@ func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
 		a.log.Warn("history not loaded", "error", err)
 	}
 	a.restore(chats)
-	if c.AccessToken != "" {
-		a.tokenMAC = tokenMAC(c.AccessToken)
+	tokenFile := ""
+	a.token = c.AccessToken
+	if a.token == "" {
+		if cfg.DataDir == "" {
+			a.token = newToken() // no data directory (tests): this process only
+		} else {
+			tokenFile = filepath.Join(cfg.DataDir, TokenFile)
+			if a.token, err = loadOrCreateToken(tokenFile); err != nil {
+				return schema.Diagnostics{{Attribute: "access_token", Summary: "no access token", Detail: err.Error()}}
+			}
+		}
+	}
+	a.tokenMAC = tokenMAC(a.token)
+	a.loopback, _ = isLoopbackListen(c.Listen)
+	var tlsConfig *tls.Config
+	if c.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(inDir(cfg.DataDir, c.TLSCert), inDir(cfg.DataDir, c.TLSKey))
+		if err != nil {
+			return schema.Diagnostics{{Attribute: "tls_cert", Summary: "cannot load the TLS certificate", Detail: err.Error()}}
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 
 	var lc net.ListenConfig
@@ -199,8 +234,17 @@ func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
 		}
 		return schema.Diagnostics{d}
 	}
+	a.url = pageURL(ln.Addr(), tlsConfig != nil)
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
+	a.tokenFile = tokenFile
+	if cfg.Status != nil {
+		// The host prints the link on the terminal and shows it on its
+		// (authenticated) status page; it never logs it.
+		cfg.Status.Report(status.Status{State: status.Ready, Attention: &status.Attention{Kind: status.Link, Data: a.Link()}})
+	}
 	a.ln = ln
-	a.url = pageURL(ln.Addr())
 	a.srv = &http.Server{
 		Handler:           a.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -212,6 +256,23 @@ func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
 // URL is the address of the page, e.g. "http://127.0.0.1:8790/" (without
 // the access token); empty before Configure.
 func (a *Adapter) URL() string { return a.url }
+
+// Link is the page's address with the access token, the link to open
+// once: "http://127.0.0.1:8790/?token=..."; empty before Configure.
+func (a *Adapter) Link() string {
+	if a.url == "" {
+		return ""
+	}
+	return a.url + "?token=" + url.QueryEscape(a.token)
+}
+
+// inDir resolves a relative path against dir.
+func inDir(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
 
 // Close releases the listener of an adapter that was configured but never
 // run. After Run started, cancel Run's context instead.
@@ -226,15 +287,19 @@ func (a *Adapter) Close() error {
 
 // pageURL is the URL to open for a listener address; an unspecified
 // address (all interfaces) is shown as localhost.
-func pageURL(addr net.Addr) string {
+func pageURL(addr net.Addr, https bool) string {
+	scheme := "http://"
+	if https {
+		scheme = "https://"
+	}
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return "http://" + addr.String() + "/"
+		return scheme + addr.String() + "/"
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port) + "/"
+	return scheme + net.JoinHostPort(host, port) + "/"
 }
 
 // Capabilities implements channel.Channel.
@@ -269,10 +334,10 @@ func (a *Adapter) Run(ctx context.Context, inbox channel.Inbox) error {
 
 	served := make(chan error, 1)
 	go func() { served <- a.srv.Serve(a.ln) }()
-	if a.cfg.AccessToken != "" {
-		a.log.Info("webchat listening", "url", a.url, "hint", "open it once with ?token=<access_token>")
+	if a.tokenFile != "" {
+		a.log.Info("webchat listening", "url", a.url, "token_file", a.tokenFile, "open", a.url+"?token=<the token in token_file>")
 	} else {
-		a.log.Info("webchat listening", "url", a.url)
+		a.log.Info("webchat listening", "url", a.url, "open", a.url+"?token=<access_token>")
 	}
 
 	var err error

@@ -17,6 +17,12 @@
 //     reached); the message says why.
 //
 // A plugin that never reports is Ready while it runs.
+//
+// A Ready report may carry an Attention of kind Link: the address at which
+// the plugin serves people, e.g. the web chat's page with its access
+// token. The host prints it on the operator's terminal at start and shows
+// it on its status page and in `clawhost status` (both need the admin
+// token); it never writes Attention data to its log.
 package status
 
 import "time"
@@ -64,7 +70,8 @@ type Status struct {
 	// what to do. Never a secret.
 	Message string
 	// Attention is set with NeedsAttention when the operator needs a code,
-	// a QR or a link; nil otherwise.
+	// a QR or a link, or with Ready as the Link people open (see the
+	// package doc); nil otherwise.
 	Attention *Attention
 }
 

@@ -8,9 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/config"
 )
 
 const adminConfig = `
@@ -35,15 +39,49 @@ plugin "lo" {
 }
 `
 
+// get fetches url; when it is an admin endpoint of a host the test
+// launched, it sends that host's admin token (see adminTokens).
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if tok := adminToken(req.URL.Host); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err.Error()
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// adminTokens maps the admin address of every host launch started to its
+// token file, so that get authenticates as the operator does.
+var adminTokens sync.Map // host:port -> token file
+
+// registerAdmin records the admin endpoint of the configuration at
+// cfgPath, if it has one.
+func registerAdmin(t testing.TB, cfgPath string) {
+	cfg, diags := config.Load(cfgPath)
+	if cfg == nil || diags.HasErrors() || cfg.Admin.Listen == "" {
+		return
+	}
+	adminTokens.Store(cfg.Admin.Listen, admin.TokenPath(cfg.DataDir))
+}
+
+// adminToken is the token of the admin endpoint at hostport; "" when the
+// test launched none there (or it has not made its token yet).
+func adminToken(hostport string) string {
+	path, ok := adminTokens.Load(hostport)
+	if !ok {
+		return ""
+	}
+	tok, _ := admin.ReadToken(path.(string))
+	return tok
 }
 
 // TestAdminAndPairingCLI: the status page, /healthz and /metrics over HTTP,
@@ -172,5 +210,121 @@ plugin "gone" {
 	}
 	if n := strings.Count(d.log.String(), "plugin missing"); n != 1 {
 		t.Errorf("the missing binary is reported once, not in a loop: %d lines", n)
+	}
+}
+
+// TestAdminTokenEndToEnd: the running binary's admin endpoint refuses
+// every route without the token (loopback included), takes the header and
+// the link's ?token= (cookie, redirect without it), keeps the token 0600
+// and reuses it after a restart; the CLI reads it and works; beyond
+// loopback without TLS the host refuses to start.
+func TestAdminTokenEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	adminAddr := wcFreeAddr(t)
+	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := launch(t, dir, cfgPath)
+	d.addrFile = addrFile
+	base := "http://" + adminAddr
+	tokenFile := filepath.Join(dir, "data", "admin.token")
+	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200")
+	fi, err := os.Stat(tokenFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v, %v; want mode 0600", fi, err)
+	}
+	token := adminToken(adminAddr)
+	// Without a terminal the log says where the token is, never the token.
+	d.waitFor(func() bool { return strings.Contains(d.log.String(), "token_file="+tokenFile) }, "the log to name the token file")
+	if strings.Contains(d.log.String(), token) {
+		t.Error("the log holds the admin token")
+	}
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(method, path, auth string) (int, http.Header, string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(`{"code":"AAAAAAAA"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	for _, c := range []struct {
+		method, path, auth string
+		code               int
+	}{
+		{"GET", "/", "", 401},
+		{"GET", "/status.json", "", 401},
+		{"GET", "/metrics", "", 401},
+		{"GET", "/pairing", "", 401},
+		{"POST", "/pairing/approve", "", 401},
+		{"POST", "/plugins/lo/retry", "", 401},
+		{"GET", "/status.json", "Bearer wrong", 401},
+		{"GET", "/", "Bearer " + token, 200},
+		{"GET", "/status.json", "Bearer " + token, 200},
+		{"GET", "/metrics", "Bearer " + token, 200},
+		{"GET", "/pairing", "Bearer " + token, 200},
+		{"POST", "/pairing/approve", "Bearer " + token, 404}, // reached: the code is unknown
+	} {
+		if code, _, body := send(c.method, c.path, c.auth); code != c.code {
+			t.Errorf("%s %s with %q: %d %q, want %d", c.method, c.path, c.auth, code, body, c.code)
+		}
+	}
+	code, hdr, _ := send("GET", "/?token="+token, "")
+	if code != http.StatusSeeOther || hdr.Get("Location") != "/" || !strings.Contains(hdr.Get("Set-Cookie"), admin.CookieName+"=") ||
+		!strings.Contains(hdr.Get("Set-Cookie"), "HttpOnly") || !strings.Contains(hdr.Get("Set-Cookie"), "SameSite=Strict") {
+		t.Errorf("?token=: %d, Location %q, Set-Cookie %q; want 303 to / with the cookie", code, hdr.Get("Location"), hdr.Get("Set-Cookie"))
+	}
+	if code, _, body := send("GET", "/healthz", ""); code != 200 || strings.TrimSpace(body) != `{"status":"ok"}` {
+		t.Errorf("/healthz without the token: %d %q, want only the status", code, body)
+	}
+
+	var out, errb bytes.Buffer
+	if rc := run([]string{"status", "-config", cfgPath}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "plugins ready 1/1") {
+		t.Errorf("clawhost status: rc %d out %q err %q", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	if rc := run([]string{"pairing", "list", "-config", cfgPath}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "no pending pairing codes") {
+		t.Errorf("clawhost pairing list: rc %d out %q err %q", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"retry", "lo", "-config", cfgPath}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "offers no retry") {
+		t.Errorf("clawhost retry lo: rc %d out %q err %q; want the endpoint's 409", rc, out.String(), errb.String())
+	}
+
+	// A restart keeps the token: links and scripts keep working.
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+	d.restart()
+	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200 after the restart")
+	if again := adminToken(adminAddr); again != token {
+		t.Error("the token changed across a restart")
+	}
+	if code, _, _ := send("GET", "/status.json", "Bearer "+token); code != 200 {
+		t.Errorf("the old token after a restart: %d", code)
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+
+	// Beyond loopback without TLS: validate names the line, the host does
+	// not start.
+	wide := fmt.Sprintf(adminConfig, binDir(t), exe, "0.0.0.0:0", addrFile)
+	if err := os.WriteFile(cfgPath, []byte(wide), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"validate", "-config", cfgPath}, &out, &errb); rc != 1 || !strings.Contains(out.String()+errb.String(), "config.hcl:13") ||
+		!strings.Contains(out.String()+errb.String(), "beyond loopback without TLS") {
+		t.Errorf("validate with listen 0.0.0.0: rc %d\n%s%s", rc, out.String(), errb.String())
 	}
 }

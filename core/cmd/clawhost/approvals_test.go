@@ -209,7 +209,7 @@ func TestApprovalsWebchatRealClaude(t *testing.T) {
 	launch(t, dir, cfg)
 	url := "http://" + listen + "/"
 	wcWait(t, 20*time.Second, "the page", func() (bool, error) { return wcHealthy(url), nil })
-	if err := b.Open(url); err != nil {
+	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
 		t.Fatal(err)
 	}
 	target := filepath.Join(outside, "allowed")

@@ -808,9 +808,67 @@ func TestClaudeHostScheduleMessage(t *testing.T) {
 	if res := h.request(2, time.Second).LastUserText(); !strings.Contains(res, "Scheduled for") {
 		t.Fatalf("tool result %q", res)
 	}
+	checkNoTokenInArgv(t, filepath.Join(h.dir, "data", "run", "agent"))
 	got, _ = h.waitSend(chat, m, 30*time.Second)
 	if !strings.HasPrefix(got.Text, "echo: ") || !strings.Contains(got.Text, "the oven is on") {
 		t.Fatalf("scheduled turn's reply %q", got.Text)
+	}
+}
+
+// checkNoTokenInArgv: the warm claude and its schedule bridge carry the
+// tool's token nowhere on their command lines (which every local account
+// reads in /proc): claude's --mcp-config names a 0600 file in runDir, and
+// the bridge gets the token in its environment.
+func checkNoTokenInArgv(t *testing.T, runDir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(runDir, "mcp-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("MCP config files in %s: %v, want one", runDir, files)
+	}
+	fi, err := os.Stat(files[0])
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("MCP config %s: %v %v, want mode 0600", files[0], fi, err)
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Env map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	b, _ := os.ReadFile(files[0])
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	token := cfg.MCPServers["clawhost"].Env["CLAWHOST_AGENT_TOKEN"]
+	if len(token) < 32 {
+		t.Fatalf("no token in the MCP config's env: %s", b)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var claude, bridge bool
+	for _, p := range procs {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		line := strings.Join(argv, " ")
+		if strings.Contains(line, token) {
+			t.Errorf("%s holds the tool's token: %q", p, line)
+		}
+		for i, a := range argv {
+			if a == "--mcp-config" && i+1 < len(argv) && argv[i+1] == files[0] {
+				claude = true
+			}
+		}
+		if len(argv) == 2 && argv[1] == "mcp-schedule" {
+			bridge = true
+			env, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "environ"))
+			if !strings.Contains(string(env), "CLAWHOST_AGENT_TOKEN="+token) {
+				t.Errorf("the bridge %s has no token in its environment", p)
+			}
+		}
+	}
+	if !claude || !bridge {
+		t.Errorf("found claude with --mcp-config %s: %v; the bridge as `clawhost mcp-schedule`: %v", files[0], claude, bridge)
 	}
 }
 

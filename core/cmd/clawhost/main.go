@@ -66,7 +66,7 @@ var commands = []command{
 	{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
 		"Goes through the running host's admin endpoint, or the database when clawhost is stopped."},
 	{"status", "[-config FILE]", "the running host's plugins: state, last error, what to do",
-		"Reads the running host's admin endpoint (admin { listen = ... } in the file), and shows a\nrefused last reload with its diagnostics. Exit 0 when every plugin is ready, 1 when one is\nnot or the last reload was refused, 2 when the host cannot be reached. A plugin that needs\nattention is shown with what it asks for: a QR code drawn in the terminal, a code or a link,\nand its expiry."},
+		"Reads the running host's admin endpoint (admin { listen = ... } in the file) with the token\nof <data_dir>/admin.token, and shows a\nrefused last reload with its diagnostics. Exit 0 when every plugin is ready, 1 when one is\nnot or the last reload was refused, 2 when the host cannot be reached. A plugin that needs\nattention is shown with what it asks for: a QR code drawn in the terminal, a code or a link,\nand its expiry."},
 	{"plugin test", "[flags] PATH", "run the conformance checks against a plugin binary, in any language",
 		"Launches PATH as the host does (handshake, minimal environment, its own process group) on\n" +
 			"fresh processes and checks what every plugin owes the host: Describe, ConfigSchema,\n" +
@@ -180,7 +180,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return securityCommand(args, stdout, stderr)
 	}
 	if cmd == "mcp-schedule" { // started by the host for claude, not by people
-		return mcpSchedule(args, os.Stdin, stdout, stderr)
+		return mcpSchedule(args, os.Getenv, os.Stdin, stdout, stderr)
 	}
 	if !known(cmd) {
 		fmt.Fprintf(stderr, "clawhost: unknown command %q\n\n", cmd)
@@ -257,7 +257,11 @@ func serve(path string, stderr io.Writer) int {
 		return 1
 	}
 	gcpace.Start()
-	h, err := core.New(cfg, core.Options{Version: version, LogOutput: stderr})
+	opts := core.Options{Version: version, LogOutput: stderr}
+	if isTerminal(stderr) {
+		opts.Terminal = stderr
+	}
+	h, err := core.New(cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost: %v\n", err)
 		return 1
@@ -301,6 +305,17 @@ func serve(path string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// isTerminal reports whether w is a terminal (a character device): the
+// links holding a token are printed on it, never into a file or a pipe.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // validate is `clawhost validate`: every problem of the file and of its

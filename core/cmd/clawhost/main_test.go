@@ -107,6 +107,7 @@ func startDaemon(t testing.TB, ping bool) *daemon {
 func launch(t testing.TB, dir, cfgPath string) *daemon {
 	t.Helper()
 	d := &daemon{t: t, dir: dir, cfgPath: cfgPath}
+	registerAdmin(t, cfgPath)
 	d.spawn()
 	t.Cleanup(func() {
 		if d.cmd.ProcessState == nil {

@@ -3,37 +3,30 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
+
+	"github.com/clawhost/clawhost/core"
 )
 
 // mcpSchedule is `clawhost mcp-schedule`: the MCP server (stdio,
 // newline-delimited JSON-RPC) through which the agent schedules a message
-// for itself. The host starts it for claude (--mcp-config) with the chat
-// it serves and a token valid for that chat only; a call reaches the host's
-// loopback endpoint, which runs the message in that chat at the time asked,
+// for itself. The host starts it for claude (--mcp-config names a 0600
+// file) with, in its environment, the chat it serves, a token valid for
+// that chat only and the host's unix socket (core.EnvAgent*): nothing of
+// it on a command line, where every local account could read it. A call
+// reaches the host, which runs the message in that chat at the time asked,
 // as a turn, like a schedule. claude's own ScheduleWakeup and CronCreate
 // are disallowed: their replies reached nobody.
-func mcpSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var endpoint, token, chat string
-	group := false
-	for i := 0; i+1 < len(args); i += 2 {
-		switch args[i] {
-		case "-endpoint":
-			endpoint = args[i+1]
-		case "-token":
-			token = args[i+1]
-		case "-chat":
-			chat = args[i+1]
-		case "-group":
-			group = args[i+1] == "true"
-		}
-	}
-	if endpoint == "" || token == "" || chat == "" {
-		fmt.Fprintln(stderr, "clawhost mcp-schedule: -endpoint, -token and -chat are required (the host sets them)")
+func mcpSchedule(_ []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ep := agentEndpoint{socket: getenv(core.EnvAgentSocket), token: getenv(core.EnvAgentToken), chat: getenv(core.EnvAgentChat), group: getenv(core.EnvAgentGroup) == "true"}
+	if ep.socket == "" || ep.token == "" || ep.chat == "" {
+		fmt.Fprintf(stderr, "clawhost mcp-schedule: %s, %s and %s are required in the environment (the host sets them)\n", core.EnvAgentSocket, core.EnvAgentToken, core.EnvAgentChat)
 		return 2
 	}
 	out := json.NewEncoder(stdout)
@@ -52,7 +45,7 @@ func mcpSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			if req.ID == nil {
 				continue // a notification
 			}
-			result, rerr := mcpHandle(req.Method, req.Params, endpoint, token, chat, group)
+			result, rerr := mcpHandle(req.Method, req.Params, ep)
 			resp := map[string]any{"jsonrpc": "2.0", "id": req.ID}
 			if rerr != nil {
 				resp["error"] = map[string]any{"code": -32601, "message": rerr.Error()}
@@ -71,7 +64,13 @@ func mcpSchedule(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 const scheduleToolDescription = "Schedule a message to yourself in this chat: at the time given, you get the text as a new message (a new turn) and your reply goes to the chat. Use it for reminders and follow-ups; give either `in` (a duration like \"10m\" or \"2h30m\") or `at` (RFC 3339, e.g. \"2026-11-23T09:00:00+01:00\")."
 
-func mcpHandle(method string, params json.RawMessage, endpoint, token, chat string, group bool) (any, error) {
+// agentEndpoint is where and as what the bridge reaches the host.
+type agentEndpoint struct {
+	socket, token, chat string
+	group               bool
+}
+
+func mcpHandle(method string, params json.RawMessage, ep agentEndpoint) (any, error) {
 	switch method {
 	case "initialize":
 		var p struct {
@@ -106,7 +105,7 @@ func mcpHandle(method string, params json.RawMessage, endpoint, token, chat stri
 		if err := json.Unmarshal(params, &p); err != nil || p.Name != "schedule_message" {
 			return nil, fmt.Errorf("unknown tool %q", p.Name)
 		}
-		text, isErr := mcpScheduleCall(endpoint, token, chat, group, p.Arguments.Text, p.Arguments.In, p.Arguments.At)
+		text, isErr := mcpScheduleCall(ep, p.Arguments.Text, p.Arguments.In, p.Arguments.At)
 		return map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": isErr}, nil
 	}
 	return nil, fmt.Errorf("method %q not found", method)
@@ -114,7 +113,7 @@ func mcpHandle(method string, params json.RawMessage, endpoint, token, chat stri
 
 // mcpScheduleCall asks the host to schedule text; it returns what to tell
 // the model.
-func mcpScheduleCall(endpoint, token, chat string, group bool, text, in, at string) (string, bool) {
+func mcpScheduleCall(ep agentEndpoint, text, in, at string) (string, bool) {
 	var when time.Time
 	switch {
 	case in != "":
@@ -132,8 +131,14 @@ func mcpScheduleCall(endpoint, token, chat string, group bool, text, in, at stri
 	default:
 		return "Give `in` or `at`.", true
 	}
-	body, _ := json.Marshal(map[string]any{"token": token, "chat": chat, "group": group, "at": when, "text": text})
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Post(endpoint, "application/json", bytes.NewReader(body))
+	body, _ := json.Marshal(map[string]any{"token": ep.token, "chat": ep.chat, "group": ep.group, "at": when, "text": text})
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", ep.socket)
+		},
+	}}
+	resp, err := client.Post("http://clawhost/schedule", "application/json", bytes.NewReader(body))
 	if err != nil {
 		return "clawhost did not answer: " + err.Error(), true
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"strings"
 	"syscall"
@@ -35,12 +36,14 @@ func pairing(path string, args []string, stdout, stderr io.Writer) int {
 		code = strings.TrimSpace(args[1])
 	}
 	if cfg.Admin.Listen != "" {
-		out, err := pairingHTTP(cfg.Admin.Listen, code)
+		out, err := pairingHTTP(cfg, code)
 		if err == nil {
 			fmt.Fprint(stdout, out)
 			return 0
 		}
-		if !errors.Is(err, syscall.ECONNREFUSED) {
+		// Not running (nothing listens, or it never made its token):
+		// the database, below.
+		if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(stderr, "clawhost pairing: %v\n", err)
 			return 1
 		}
@@ -84,23 +87,21 @@ func formatCodes(codes []admin.PairingCode) string {
 }
 
 // pairingHTTP lists or approves through a running clawhost's admin endpoint.
-func pairingHTTP(listen, code string) (string, error) {
-	base := adminBase(listen)
-	client := &http.Client{Timeout: 10 * time.Second}
+func pairingHTTP(cfg *config.Config, code string) (string, error) {
 	if code == "" {
-		resp, err := client.Get(base + "/pairing")
+		resp, err := adminDo(cfg, http.MethodGet, "/pairing", "", nil, 10*time.Second)
 		if err != nil {
 			return "", err
 		}
 		defer resp.Body.Close()
 		var codes []admin.PairingCode
-		if err := json.NewDecoder(resp.Body).Decode(&codes); err != nil {
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&codes) != nil {
 			return "", fmt.Errorf("admin endpoint: %s", resp.Status)
 		}
 		return formatCodes(codes), nil
 	}
 	body, _ := json.Marshal(map[string]string{"code": code})
-	resp, err := client.Post(base+"/pairing/approve", "application/json", bytes.NewReader(body))
+	resp, err := adminDo(cfg, http.MethodPost, "/pairing/approve", "application/json", bytes.NewReader(body), 10*time.Second)
 	if err != nil {
 		return "", err
 	}

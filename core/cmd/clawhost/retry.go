@@ -31,13 +31,7 @@ func retry(path string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "clawhost retry: the admin endpoint is disabled; enable it: admin { listen = %q }\n", config.DefaultAdminListen)
 		return 2
 	}
-	req, err := http.NewRequest(http.MethodPost, adminBase(cfg.Admin.Listen)+"/plugins/"+url.PathEscape(instance)+"/retry", nil)
-	if err != nil {
-		fmt.Fprintf(stderr, "clawhost retry: %v\n", err)
-		return 2
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	resp, err := adminDo(cfg, http.MethodPost, "/plugins/"+url.PathEscape(instance)+"/retry", "", nil, 30*time.Second)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost retry: %v (is clawhost running with this config?)\n", err)
 		return 2

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -30,7 +33,7 @@ func status(path string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "clawhost status: the admin endpoint is disabled; enable it: admin { listen = %q }\n", config.DefaultAdminListen)
 		return 2
 	}
-	snap, err := fetchStatus(cfg.Admin.Listen)
+	snap, err := fetchStatus(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost status: %v (is clawhost running with this config?)\n", err)
 		return 2
@@ -48,10 +51,10 @@ func status(path string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// fetchStatus reads /status.json from the admin endpoint on loopback.
-func fetchStatus(listen string) (admin.Snapshot, error) {
+// fetchStatus reads /status.json from the admin endpoint.
+func fetchStatus(cfg *config.Config) (admin.Snapshot, error) {
 	var snap admin.Snapshot
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(adminBase(listen) + "/status.json")
+	resp, err := adminDo(cfg, http.MethodGet, "/status.json", "", nil, 10*time.Second)
 	if err != nil {
 		return snap, err
 	}
@@ -62,14 +65,56 @@ func fetchStatus(listen string) (admin.Snapshot, error) {
 	return snap, json.NewDecoder(resp.Body).Decode(&snap)
 }
 
-// adminBase is the URL of the admin endpoint for a listen address; an
-// unspecified host means loopback.
-func adminBase(listen string) string {
-	host, port, _ := net.SplitHostPort(listen)
+// adminDo sends one request to the running host's admin endpoint with the
+// token of <data_dir>/admin.token in the Authorization header. The error
+// wraps fs.ErrNotExist when the token file is missing (the host never
+// started with this data directory) and syscall.ECONNREFUSED when nothing
+// listens.
+func adminDo(cfg *config.Config, method, path, contentType string, body io.Reader, timeout time.Duration) (*http.Response, error) {
+	token, err := admin.ReadToken(admin.TokenPath(cfg.DataDir))
+	if err != nil {
+		return nil, err
+	}
+	base, tr, err := adminBase(cfg.Admin)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(method, base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	return (&http.Client{Timeout: timeout, Transport: tr}).Do(req)
+}
+
+// adminBase is the URL of the admin endpoint for its settings (an
+// unspecified host means loopback) and the transport to reach it: with
+// TLS, one that also trusts the configured certificate itself (a
+// self-signed one, usually).
+func adminBase(a *config.Admin) (string, http.RoundTripper, error) {
+	host, port, _ := net.SplitHostPort(a.Listen)
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	if a.TLSCert == "" {
+		return "http://" + net.JoinHostPort(host, port), nil, nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	pem, err := os.ReadFile(a.TLSCert)
+	if err != nil {
+		return "", nil, fmt.Errorf("admin endpoint certificate: %w", err)
+	}
+	pool.AppendCertsFromPEM(pem)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return "https://" + net.JoinHostPort(host, port), tr, nil
 }
 
 // formatStatus renders a snapshot for the terminal.

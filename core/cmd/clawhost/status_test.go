@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 )
 
@@ -79,7 +80,8 @@ func TestHostsStatus(t *testing.T) {
 
 	// hostsSeen is the hosts id's status lists, by id.
 	hostsSeen := func(id string) map[string]admin.ClusterHost {
-		snap, err := fetchStatus(listen[id])
+		cfg, _ := config.Load(hosts[id].cfgPath)
+		snap, err := fetchStatus(cfg)
 		if err != nil || snap.Cluster == nil {
 			return nil
 		}

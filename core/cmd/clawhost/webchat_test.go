@@ -7,9 +7,11 @@ package main
 // webchattest.NewBrowser).
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/plugins/webchat"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 )
 
@@ -26,7 +29,7 @@ const wcBrowserTimeout = 120 * time.Second
 
 // wcConfigTemplate runs only the webchat plugin, as instance "web", with
 // the fake claude agent. Arguments: data dir, plugin dir, agent command,
-// listen address.
+// admin listen address, webchat listen address.
 const wcConfigTemplate = `
 data_dir   = %q
 plugin_dir = %q
@@ -42,7 +45,7 @@ access {
   allow_from = ["web:*"]
 }
 admin {
-  listen = ""
+  listen = %q
 }
 plugin "web" {
   source = "webchat"
@@ -65,7 +68,8 @@ func wcFreeAddr(t testing.TB) string {
 }
 
 // startWebchatDaemon runs clawhost with only the webchat plugin and returns
-// the daemon and the page's URL once the page answers.
+// the daemon and the page's link with its token, as `clawhost status`
+// shows it, once the page answers.
 func startWebchatDaemon(t *testing.T) (*daemon, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -75,14 +79,112 @@ func startWebchatDaemon(t *testing.T) (*daemon, string) {
 	}
 	listen := wcFreeAddr(t)
 	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(wcConfigTemplate, filepath.Join(dir, "data"), binDir(t), exe, listen)
+	src := fmt.Sprintf(wcConfigTemplate, filepath.Join(dir, "data"), binDir(t), exe, wcFreeAddr(t), listen)
 	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d := launch(t, dir, cfg)
 	url := "http://" + listen + "/"
 	d.waitFor(func() bool { return wcHealthy(url) }, "the webchat page at "+url)
-	return d, url
+	link := ""
+	d.waitFor(func() bool { link = wcStatusLink(cfg); return link != "" }, "clawhost status to show the web chat's link")
+	if !strings.HasPrefix(link, url+"?token=") {
+		t.Fatalf("link %q is not the page's with a token", link)
+	}
+	return d, link
+}
+
+// wcFileLink is the link of the web chat instance at url, with the token
+// the plugin keeps in its data directory under dataDir.
+func wcFileLink(t testing.TB, dataDir, instance, url string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dataDir, "plugins", instance, webchat.TokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url + "?token=" + strings.TrimSpace(string(b))
+}
+
+// wcLinkRE finds the web chat's link in `clawhost status`.
+var wcLinkRE = regexp.MustCompile(`open: (http://\S+\?token=[0-9a-f]{64})`)
+
+// wcStatusLink is the link `clawhost status` shows for the web chat; ""
+// when it shows none (yet).
+func wcStatusLink(cfg string) string {
+	var out, errb strings.Builder
+	run([]string{"status", "-config", cfg}, &out, &errb)
+	if m := wcLinkRE.FindStringSubmatch(out.String()); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// TestWebchatToken: the web chat on loopback refuses the page, its script
+// and its socket without the token; the token is made at the first start
+// (0600 in the plugin's data directory), never logged, shown by `clawhost
+// status` in the link, which works and survives a restart of the plugin.
+func TestWebchatToken(t *testing.T) {
+	d, link := startWebchatDaemon(t)
+	page := link[:strings.Index(link, "?")]
+	for _, u := range []string{page, page + "static/app.js", page + "ws", page + "?token=" + strings.Repeat("0", 64)} {
+		res, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without the token: %s, want 401", u, res.Status)
+		}
+	}
+	token := link[strings.Index(link, "=")+1:]
+	tokenFile := filepath.Join(d.dir, "data", "plugins", "web", "access.token")
+	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file %s: %v %v, want mode 0600", tokenFile, fi, err)
+	}
+	if b, _ := os.ReadFile(tokenFile); strings.TrimSpace(string(b)) != token {
+		t.Errorf("the link's token is not the one kept in %s", tokenFile)
+	}
+	if !strings.Contains(d.log.String(), "token_file="+tokenFile) {
+		t.Errorf("the log does not say where the web chat's token is")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := webchattest.NewClient(ctx, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send(ctx, "c1", "hello #tokenworks"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := c.NextOf(ctx, webchat.EventMessage)
+		if err != nil {
+			t.Fatalf("no reply through the link: %v", err)
+		}
+		if ev.Message != nil && ev.Message.Role == webchat.RoleBot && strings.Contains(ev.Message.HTML, "tokenworks") {
+			break
+		}
+	}
+	c.Close()
+
+	// The plugin is killed and restarted by the host: the same link works.
+	_ = syscall.Kill(webchatPluginPID(d), syscall.SIGKILL)
+	d.waitFor(func() bool {
+		jar, _ := cookiejar.New(nil)
+		res, err := (&http.Client{Jar: jar}).Get(link) // the cookie, then the page
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	}, "the link to work after the plugin's restart")
+	if strings.Contains(d.log.String(), token) {
+		t.Error("the log holds the web chat's token")
+	}
 }
 
 func wcHealthy(url string) bool {
