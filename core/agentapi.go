@@ -39,6 +39,10 @@ type agentAPI struct {
 
 	mu    sync.Mutex
 	count int // one-shot entries added, for names
+	// senders maps a direct chat ("<instance>:<chat id>") the tool was
+	// offered in to its sender ("<instance>:<sender id>"), so an entry the
+	// agent adds there is dropped when that sender is revoked.
+	senders map[string]string
 }
 
 // start listens on 127.0.0.1; without it the tool is not offered.
@@ -84,6 +88,14 @@ func (a *agentAPI) tools(m *message.Message) (string, []string) {
 	}
 	chat := m.Instance + ":" + m.ChatID
 	group := m.ChatType == channel.ChatGroup || m.ChatType == channel.ChatChannel
+	if !group && m.From != "" {
+		a.mu.Lock()
+		if a.senders == nil {
+			a.senders = map[string]string{}
+		}
+		a.senders[chat] = m.From
+		a.mu.Unlock()
+	}
 	args := []string{"mcp-schedule", "-endpoint", a.url, "-token", a.token(chat, group), "-chat", chat}
 	if group {
 		args = append(args, "-group", "true")
@@ -123,8 +135,12 @@ func (a *agentAPI) schedule(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.count++
 	name := fmt.Sprintf("agent-%d-%d", now.UnixNano(), a.count)
+	sender := ""
+	if !req.Group {
+		sender = a.senders[req.Chat]
+	}
 	a.mu.Unlock()
-	err := a.h.schedules.Add(r.Context(), command.ScheduleEntry{Name: name, Chat: req.Chat, Group: req.Group, At: req.At, Prompt: req.Text})
+	err := a.h.schedules.Add(r.Context(), command.ScheduleEntry{Name: name, Chat: req.Chat, Group: req.Group, At: req.At, Prompt: req.Text, Sender: sender})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

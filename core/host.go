@@ -162,6 +162,7 @@ func (h *Host) provision() error {
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
 		Schedules: &h.schedules, AgentTools: h.agentAPI.tools,
+		Revoker: h.pairingAPI("").Revoker(),
 	}
 	if h.gate != nil {
 		cl, ok := db.(store.Cluster)
@@ -229,6 +230,7 @@ func (h *Host) Start(ctx context.Context) error {
 		h.member.run()
 	}
 	h.schedules.start(h.cfg)
+	h.warnUnhonoured(ctx, h.cfg)
 	h.metrics.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h.plugins) })
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
 	h.watchCluster()
@@ -237,7 +239,7 @@ func (h *Host) Start(ctx context.Context) error {
 			Listen: l, Logger: h.log.Named("admin"), Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,
 			Source:  &statusSource{h: h},
 			Retrier: &statusSource{h: h},
-			Pairing: PairingAPI{h.db},
+			Pairing: h.pairingAPI("admin"),
 		})
 		if err != nil {
 			h.log.Error("admin endpoint not started", "listen", l, "error", err)
@@ -288,6 +290,9 @@ func (h *Host) Reload(cfg *config.Config) error {
 		h.log.Warn("reload: plugins warn about their config blocks", "diagnostics", buf.String())
 	}
 	h.setLastReload(&admin.Reload{At: at})
+	if cfg.Access.DMPolicy != h.cfg.Access.DMPolicy {
+		h.warnUnhonoured(context.Background(), cfg)
+	}
 	h.cfg = cfg
 	h.gw.SetSettings(set)
 	h.plugins.Apply(Specs(cfg))

@@ -41,6 +41,9 @@ type Policy struct {
 	// GroupRules are per-group rules by "<instance>:<group id>"; a group
 	// with rules is allowed.
 	GroupRules map[string]GroupRule
+	// PairingTTL, when positive, is how long an approval through pairing
+	// counts (the caller's approved lookup applies it).
+	PairingTTL time.Duration
 	// RequireMention: in groups the agent answers only when mentioned,
 	// replied to, or addressed with one of TriggerWords.
 	RequireMention bool

@@ -114,6 +114,8 @@ type Options struct {
 	Version string
 	// Schedules serves /schedule; nil: not available.
 	Schedules command.Schedules
+	// Revoker serves /revoke; nil: not available.
+	Revoker command.Revoker
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// StaleAfter bounds the age of a produced reply that is still sent
@@ -199,6 +201,7 @@ func New(opts Options) *Gateway {
 		Models:    func() []string { return g.settings().Turn.Models },
 		Mode:      func() string { return g.settings().Turn.PermissionMode },
 		Schedules: opts.Schedules,
+		Revoker:   opts.Revoker,
 		Modes: func() []string {
 			set := g.settings()
 			if set.AskAvailable {

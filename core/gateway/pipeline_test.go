@@ -43,6 +43,11 @@ func TestPairing(t *testing.T) {
 	contains(t, e.text("chat-owner"), "Approved lo:stranger")
 	e.post(dm("stranger", "now?"))
 	contains(t, e.text("chat-stranger"), "echo: ", "now?")
+	// The code is a credential until used: no log line carries it, at
+	// any level (the log is at Debug here).
+	if strings.Contains(e.logBuf.String(), code) {
+		t.Errorf("the pairing code %s is in the log:\n%s", code, e.logBuf.String())
+	}
 }
 
 func TestDedupe(t *testing.T) {

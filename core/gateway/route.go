@@ -38,7 +38,7 @@ func (g *Gateway) finish(id int64, state store.State, reason string) {
 }
 
 func (g *Gateway) approved(ctx context.Context, instance, sender string) bool {
-	ok, err := g.store.IsApproved(ctx, instance, sender)
+	ok, err := g.store.IsApproved(ctx, instance, sender, g.settings().Access.PairingTTL)
 	if err != nil {
 		g.log.Warn("pairing lookup failed; sender treated as unknown", "error", err)
 	}
@@ -159,7 +159,9 @@ func (g *Gateway) pairing(a arrival) {
 		g.finish(a.ID, store.StateDropped, "awaiting pairing approval")
 		return
 	}
-	g.log.Info("pairing code issued; approve with `clawhost pairing approve CODE`", "sender", m.From, "code", res.Code.Code, "expires", res.Code.ExpiresAt)
+	// The code is a credential until it is used: never logged. The
+	// operator reads it from `clawhost pairing list` or the sender.
+	g.log.Info("pairing code issued; `clawhost pairing list` shows it, `clawhost pairing approve CODE` approves it", "sender", m.From, "expires", res.Code.ExpiresAt)
 	g.respond(a, fmt.Sprintf("This bot does not know you yet. Your pairing code is %s (valid for %s). Ask the owner to approve it: clawhost pairing approve %s",
 		res.Code.Code, spoken.Duration(res.Code.ExpiresAt.Sub(res.Code.CreatedAt)), res.Code.Code))
 }
