@@ -70,9 +70,9 @@ func TestTriggerWordsAndTyping(t *testing.T) {
 		s.Access.TriggerWords = []string{"claw"}
 		s.Turn.ResponsePrefix = "[bot]"
 	}})
-	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "a", "text": "clawhost is nice"})
+	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "u1", "text": "clawhost is nice"})
 	e.quiet("g1", 400*time.Millisecond)
-	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "a", "text": "hey Claw, answer"})
+	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "u1", "text": "hey Claw, answer"})
 	var sawTypingOn, sawTypingOff bool
 	deadline := time.Now().Add(10 * time.Second)
 	var reply string
