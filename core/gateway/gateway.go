@@ -399,7 +399,7 @@ func sessionKeyLinked(scope sessionkey.DMScope, links map[string][]string, m *me
 	if peer == "" {
 		peer = m.ChatID
 	}
-	return sessionkey.WithThread(sessionkey.Build(sessionkey.Params{Instance: m.Instance, Kind: kind, PeerID: peer, DMScope: scope, IdentityLinks: links}), m.ThreadID)
+	return sessionkey.WithThread(sessionkey.Build(sessionkey.Params{Instance: m.Instance, Source: m.Channel, Kind: kind, PeerID: peer, DMScope: scope, IdentityLinks: links}), m.ThreadID)
 }
 
 // Close stops accepting messages, flushes debounce windows, and waits for
