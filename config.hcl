@@ -102,7 +102,8 @@ admin {
 
 session {
   # Which direct messages share a claude session: "main" (all of them, one
-  # session), "per-peer" (one per sender id, across plugins) or
+  # session), "per-peer" (one per sender, across the plugins of one source:
+  # tg:5 and wa:5 stay apart unless identity_links join them) or
   # "per-channel-peer" (one per plugin instance and sender). Groups and
   # threads always have their own.
   dm_scope       = "per-channel-peer"
