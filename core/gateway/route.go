@@ -94,7 +94,7 @@ func (g *Gateway) arrive(a arrival) {
 		g.obs.Dropped(m.Instance, "group not allowed")
 		g.finish(a.ID, store.StateDropped, "group not allowed")
 	case access.Unaddressed:
-		g.turns.Remember(m)
+		g.turns.Remember(m, set.Access.MayTrigger(m))
 		g.finish(a.ID, store.StateDone, "group message not addressed to the bot")
 	case access.Refuse:
 		g.arrivalLog(&a).Info("sender not allowed; message not passed to the agent", "sender", m.From)
