@@ -35,7 +35,16 @@ func (t *Turns) prompt(ctx context.Context, set Settings, req Request, sess stor
 // header.
 func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time) string {
 	body := m.Body
-	if trig := t.MatchTrigger(body); trig.Triggered {
+	if m.Forward != nil {
+		// Someone else's text, shown by the sender: untrusted, and never
+		// a reset trigger.
+		body = "(forwarded a message)"
+		if q := envelope.UntrustedBlock(t.opts.BoundaryID(), envelope.Untrusted{
+			Source: envelope.SourceForwarded, From: m.Forward.From, Body: neutralized(m.Body),
+		}); q != "" {
+			body += "\n\n" + q
+		}
+	} else if trig := t.MatchTrigger(body); trig.Triggered {
 		body = trig.Payload
 		// "/new sonnet text": the model word set the model; the agent
 		// gets the text.
@@ -43,7 +52,9 @@ func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time)
 			body = rest
 		}
 	}
-	body = envelope.NeutralizeBody(body)
+	if m.Forward == nil {
+		body = envelope.NeutralizeBody(body)
+	}
 	if r := m.ReplyTo; r != nil {
 		own := r.SenderID != "" && r.SenderID == m.Sender.ID
 		switch {
