@@ -72,4 +72,3 @@ func TestPromptMarksUntrustedContent(t *testing.T) {
 		t.Errorf("forwarded:\n%s", p)
 	}
 }
-
