@@ -72,6 +72,10 @@ func TestGroupMentionAndHistory(t *testing.T) {
 	e.post(g("c", "@bot what do you think?", true))
 	got := e.text("g1")
 	contains(t, got, "[Chat messages since your last reply - for context]", "first unaddressed", "second unaddressed", "[Current message - respond to this]", "what do you think?")
+	// a and b may not trigger the agent: their words are untrusted.
+	if i, j := strings.Index(got, "<<<EXTERNAL_UNTRUSTED_CONTENT"), strings.Index(got, "first unaddressed"); i < 0 || i > j || !strings.Contains(got, "Source: Chat history") {
+		t.Errorf("history not marked untrusted: %q", got)
+	}
 	// A group that is not allowed is ignored, even with a mention.
 	e.post(in{"chat_id": "g2", "chat_type": "group", "chat_title": "Other", "sender_id": "a", "text": "hi", "mentioned": true})
 	e.quiet("g2", 500*time.Millisecond)
