@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -304,5 +305,28 @@ func TestScheduledRuns(t *testing.T) {
 	e.quiet("chat-stranger", 500*time.Millisecond)
 	if err := e.gw.Scheduled(ctx, ScheduledRun{Job: "x", At: at, Chat: "nochat", Prompt: "p"}); err == nil {
 		t.Error("a chat without an instance was accepted")
+	}
+}
+
+// TestPairingTTL: an approval through pairing counts for pairing_ttl; after
+// it the sender is asked to pair again.
+func TestPairingTTL(t *testing.T) {
+	var offset atomic.Int64
+	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Access.PairingTTL = time.Hour },
+		now: func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }})
+	e.post(dm("stranger", "let me in"))
+	got := e.text("chat-stranger")
+	code := got[strings.Index(got, "code is ")+8:]
+	code = code[:strings.IndexByte(code, ' ')]
+	e.post(dm("owner", "/approve "+code))
+	contains(t, e.text("chat-owner"), "Approved lo:stranger")
+	e.post(dm("stranger", "within the hour"))
+	contains(t, e.text("chat-stranger"), "echo: ", "within the hour")
+	offset.Store(int64(time.Hour + time.Minute))
+	e.post(dm("stranger", "a day later"))
+	got = e.text("chat-stranger")
+	contains(t, got, "pairing code")
+	if strings.Contains(got, "echo") {
+		t.Errorf("an expired approval still admits: %q", got)
 	}
 }
