@@ -222,24 +222,28 @@ func TestOversizeMessageIsToldAndSkipped(t *testing.T) {
 func TestWhoamiText(t *testing.T) {
 	t.Parallel()
 	dmMsg := &message.Message{From: "tg:42", To: "tg:42", ChatType: channel.ChatDirect}
-	if got := whoami(dmMsg, access.Admit); !strings.Contains(got, "You are tg:42.") || strings.Contains(got, "To allow you") || !strings.Contains(got, "You may talk") {
+	if got := whoami(dmMsg, access.Admit, true); !strings.Contains(got, "You are tg:42.") || strings.Contains(got, "To allow you") || !strings.Contains(got, "You may talk") {
 		t.Errorf("allowed: %q", got)
 	}
-	if got := whoami(dmMsg, access.Refuse); !strings.Contains(got, `adds "tg:42" to access.allow_from`) {
+	if got := whoami(dmMsg, access.Refuse, true); !strings.Contains(got, `adds "tg:42" to access.allow_from`) {
 		t.Errorf("stranger: %q", got)
 	}
-	if got := whoami(&message.Message{From: "tg:42", To: "tg:-5", ChatType: channel.ChatGroup}, access.IgnoreGroup); !strings.Contains(got, `adds "tg:-5" to access.groups`) || strings.Contains(got, "allow_from") {
+	if got := whoami(&message.Message{From: "tg:42", To: "tg:-5", ChatType: channel.ChatGroup}, access.IgnoreGroup, false); !strings.Contains(got, `adds "tg:-5" to access.groups`) || strings.Contains(got, "allow_from") {
 		t.Errorf("unlisted group: %q", got)
 	}
 	grp := &message.Message{From: "tg:42", To: "tg:-1001234", ChatType: channel.ChatGroup}
-	if got := whoami(grp, access.Unaddressed); !strings.Contains(got, "This group is tg:-1001234.") {
+	if got := whoami(grp, access.Unaddressed, true); !strings.Contains(got, "This group is tg:-1001234.") || !strings.Contains(got, "You may talk") {
 		t.Errorf("group: %q", got)
+	}
+	// A member listed nowhere learns that they are context only, and how
+	// an owner would let them in.
+	if got := whoami(grp, access.Unaddressed, false); strings.Contains(got, "You may talk") || !strings.Contains(got, `adds "tg:42" to access.group_allow_from`) {
+		t.Errorf("group member listed nowhere: %q", got)
 	}
 }
 
-// In a group, with owners configured, a member cannot reset or stop the
-// session (a reset trigger is refused, an abort word is an ordinary
-// message); an owner can.
+// In a group, a member listed nowhere cannot reset or stop the session
+// (their /new and abort words are context); an owner can.
 func TestGroupMemberCannotResetOrStop(t *testing.T) {
 	// In a listed group without group_allow_from, a member listed nowhere
 	// neither triggers the agent nor controls its session (before, any

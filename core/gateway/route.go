@@ -80,7 +80,7 @@ func (g *Gateway) arrive(a arrival) {
 	// operator learns the id to list; not where groups are disabled.
 	whoamiHere := v != access.IgnoreGroup || (set.Access.GroupPolicy != access.PolicyDisabled && m.WasMentioned)
 	if inv, ok := g.commands.Parse(m.Command()); ok && inv.Name == "whoami" && whoamiHere && (v != access.Unaddressed || m.WasMentioned) {
-		g.respond(a, whoami(m, v))
+		g.respond(a, whoami(m, v, set.Access.MayTrigger(m)))
 		return
 	}
 	switch v {
@@ -309,8 +309,9 @@ func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Li
 
 // whoami answers /whoami before access is decided: who the sender is, in
 // the form access lists take, whether they may use the agent here, and in
-// a group the group's id, the form access.groups takes.
-func whoami(m *message.Message, v access.Verdict) string {
+// a group the group's id, the form access.groups takes. mayTrigger is
+// access.Policy.MayTrigger of m.
+func whoami(m *message.Message, v access.Verdict, mayTrigger bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are %s.", m.From)
 	if m.IsGroup() {
@@ -319,6 +320,8 @@ func whoami(m *message.Message, v access.Verdict) string {
 	switch {
 	case v == access.IgnoreGroup:
 		fmt.Fprintf(&b, " The agent does not answer here: to allow this group, an owner adds %q to access.groups.", m.To)
+	case m.IsGroup() && !mayTrigger:
+		fmt.Fprintf(&b, " Your messages here are context for the agent only: to let you talk to it, an owner adds %q to access.group_allow_from (or members).", m.From)
 	case v == access.Admit || v == access.Unaddressed:
 		b.WriteString(" You may talk to the agent here.")
 	default:
