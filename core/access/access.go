@@ -158,9 +158,7 @@ func (a *Policy) MayTrigger(m *message.Message) bool {
 // named may (owners, members, allow_from, group_allow_from or the group's
 // allow_from) — the same who may trigger the agent there. Nobody named
 // means nobody controls a group session.
-func (a *Policy) MayControl(m *message.Message) bool {
-	return !m.IsGroup() || a.mayTrigger(m)
-}
+func (a *Policy) MayControl(m *message.Message) bool { return a.MayTrigger(m) }
 
 // Decide applies the policy; approved reports whether an owner approved
 // the sender through pairing (it is consulted last, it reads the store,
