@@ -62,13 +62,20 @@ access {
   # Owners are always allowed in direct messages and may /approve; /whoami
   # tells a sender their id, e.g. owners = ["tg:123456789"].
   owners     = []
+  # How long an approval through pairing lasts, e.g. "30d"; then the sender
+  # pairs again. Default: until revoked (`clawhost pairing revoke tg:ID`,
+  # or /revoke tg:ID from an owner). Under "allowlist" approvals are not
+  # honoured (kept, honoured again if you switch back).
+  # pairing_ttl = "30d"
   # Groups: list them ("<instance>:<group id>"; /whoami in a group prints
-  # it, and a group that is not listed shows on the status page). By default
-  # any member who mentions the bot triggers it; group_allow_from limits
-  # that to the senders listed (and the owners).
+  # it, and a group that is not listed shows on the status page). Only the
+  # senders named here trigger the agent there (when they mention it):
+  # owners, members, allow_from and group_allow_from. Other members'
+  # messages are context only, marked untrusted. To let every member of
+  # an instance's groups trigger it, write group_allow_from = ["tg:*"].
   # groups           = ["tg:-1001234567890"]
   # group_allow_from = ["tg:123456789"]
-  # members may reset, stop and tune group sessions like owners:
+  # members also reset, stop and tune group sessions like owners:
   # members          = ["tg:987654321"]
   # One group's own rules (the block also allows it):
   # group "tg:-1009876543210" {
@@ -104,7 +111,8 @@ admin {
 
 session {
   # Which direct messages share a claude session: "main" (all of them, one
-  # session), "per-peer" (one per sender id, across plugins) or
+  # session), "per-peer" (one per sender, across the plugins of one source:
+  # tg:5 and wa:5 stay apart unless identity_links join them) or
   # "per-channel-peer" (one per plugin instance and sender). Groups and
   # threads always have their own.
   dm_scope       = "per-channel-peer"

@@ -81,6 +81,10 @@ type agentAPI struct {
 	mu      sync.Mutex
 	count   int             // one-shot entries added, for names
 	written map[string]bool // MCP config files written by this run
+	// senders maps a direct chat ("<instance>:<chat id>") the tool was
+	// offered in to its sender ("<instance>:<sender id>"), so an entry the
+	// agent adds there is dropped when that sender is revoked.
+	senders map[string]string
 }
 
 // start listens on dir/agent.sock; without it the tool is not offered.
@@ -161,6 +165,14 @@ func (a *agentAPI) tools(m *message.Message) (string, []string) {
 	}
 	chat := m.Instance + ":" + m.ChatID
 	group := m.ChatType == channel.ChatGroup || m.ChatType == channel.ChatChannel
+	if !group && m.From != "" {
+		a.mu.Lock()
+		if a.senders == nil {
+			a.senders = map[string]string{}
+		}
+		a.senders[chat] = m.From
+		a.mu.Unlock()
+	}
 	path, err := a.mcpConfig(chat, group)
 	if err != nil {
 		a.h.log.Warn("the agent's schedule_message tool is not offered to this turn", "chat", chat, "error", err)
@@ -267,8 +279,12 @@ func (a *agentAPI) schedule(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.count++
 	name := fmt.Sprintf("agent-%d-%d", now.UnixNano(), a.count)
+	sender := ""
+	if !req.Group {
+		sender = a.senders[req.Chat]
+	}
 	a.mu.Unlock()
-	err := a.h.schedules.Add(r.Context(), command.ScheduleEntry{Name: name, Chat: req.Chat, Group: req.Group, At: req.At, Prompt: req.Text})
+	err := a.h.schedules.Add(r.Context(), command.ScheduleEntry{Name: name, Chat: req.Chat, Group: req.Group, At: req.At, Prompt: req.Text, Sender: sender})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

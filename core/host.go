@@ -184,6 +184,7 @@ func (h *Host) provision() error {
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
 		Schedules: &h.schedules, AgentTools: h.agentAPI.tools,
+		Revoker: h.pairingAPI("").Revoker(),
 	}
 	if h.gate != nil {
 		cl, ok := db.(store.Cluster)
@@ -256,6 +257,7 @@ func (h *Host) Start(ctx context.Context) error {
 	}
 	h.schedules.start(h.cfg)
 	h.startMediaPruner(h.cfg)
+	h.warnUnhonoured(ctx, h.cfg)
 	h.metrics.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h.plugins) })
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
 	h.watchCluster()
@@ -284,7 +286,7 @@ func (h *Host) startAdmin(listen string) {
 		Logger: log, Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,
 		Source:  &statusSource{h: h},
 		Retrier: &statusSource{h: h},
-		Pairing: PairingAPI{h.db},
+		Pairing: h.pairingAPI("admin"),
 	})
 	if err != nil {
 		log.Error("admin endpoint not started", "listen", listen, "error", err)
@@ -374,6 +376,9 @@ func (h *Host) Reload(cfg *config.Config) error {
 	}
 	h.setLastReload(&admin.Reload{At: at})
 	h.redact.Add(configSecrets(cfg)...)
+	if cfg.Access.DMPolicy != h.cfg.Access.DMPolicy {
+		h.warnUnhonoured(context.Background(), cfg)
+	}
 	h.cfg = cfg
 	h.gw.SetSettings(set)
 	h.plugins.Apply(withRedaction(Specs(cfg), h.redact))

@@ -210,6 +210,33 @@ func (s *scheduler) Remove(_ context.Context, name string) (bool, error) {
 	return true, nil
 }
 
+// DropSender removes the schedules added from chat (and by the agent) that
+// run in sender's direct chat ([SenderSchedules]); the scheduler restarts
+// without them.
+func (s *scheduler) DropSender(_ context.Context, sender string) (int, error) {
+	s.mu.Lock()
+	cfg := s.cfg
+	if cfg == nil {
+		s.mu.Unlock()
+		return 0, nil
+	}
+	s.loadChat(cfg)
+	next, n := dropSender(s.chat, sender)
+	if n == 0 {
+		s.mu.Unlock()
+		return 0, nil
+	}
+	if err := saveChat(s.chatFile(cfg), next); err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
+	s.chat = next
+	s.mu.Unlock()
+	s.h.log.Info("schedules of a revoked sender removed", "sender", sender, "count", n)
+	s.start(cfg)
+	return n, nil
+}
+
 // List lists the schedules of the file and of chat, with their next runs.
 func (s *scheduler) List(context.Context) []command.ScheduleEntry {
 	s.mu.Lock()

@@ -233,33 +233,3 @@ func pluginStats(h *pluginhost.Host) []metrics.PluginStat {
 	}
 	return out
 }
-
-// PairingAPI adapts the store's pairing codes to the admin endpoint and
-// the pairing subcommand.
-type PairingAPI struct{ DB store.Pairing }
-
-// PendingPairings lists the pending codes of every instance.
-func (p PairingAPI) PendingPairings(ctx context.Context) ([]admin.PairingCode, error) {
-	codes, err := p.DB.PendingPairings(ctx, "")
-	out := make([]admin.PairingCode, len(codes))
-	for i, c := range codes {
-		out[i] = admin.PairingCode{Instance: c.Instance, SenderID: c.SenderID, Code: c.Code, CreatedAt: c.CreatedAt, ExpiresAt: c.ExpiresAt}
-	}
-	return out, err
-}
-
-// ApprovePairing approves a code and returns the sender's allow_from entry.
-func (p PairingAPI) ApprovePairing(ctx context.Context, code string) (string, error) {
-	s, err := p.DB.ApprovePairing(ctx, code)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return "", admin.ErrNotFound
-	case errors.Is(err, store.ErrExpired):
-		return "", admin.ErrExpired
-	case errors.Is(err, store.ErrTooManyAttempts):
-		return "", admin.ErrTooManyAttempts
-	case err != nil:
-		return "", err
-	}
-	return s.Entry(), nil
-}

@@ -77,7 +77,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	a, sess, msg := cfg.Access, cfg.Session, cfg.Messages
 	set := gateway.Settings{
 		Access: access.Policy{
-			DMPolicy: a.DMPolicy, Owners: a.Owners, AllowFrom: a.AllowFrom,
+			DMPolicy: a.DMPolicy, Owners: a.Owners, AllowFrom: a.AllowFrom, PairingTTL: a.PairingTTL.Duration(),
 			GroupPolicy: a.GroupPolicy, Groups: a.Groups, GroupAllowFrom: a.GroupAllowFrom, Members: a.Members, GroupRules: groupRules(a.GroupRules), RequireMention: a.RequireMention, TriggerWords: a.TriggerWords,
 		},
 		Sources: map[string]string{},

@@ -19,7 +19,8 @@ import (
 // for paired platforms), groups must be listed (group_policy "allowlist")
 // and require a mention by default.
 type Policy struct {
-	// DMPolicy is "pairing" (default), "allowlist" or "open".
+	// DMPolicy is "pairing" (default), "allowlist" or "open". Approvals
+	// through pairing count only under "pairing".
 	DMPolicy string
 	// Owners, AllowFrom and Groups hold "<instance>:<id>" entries;
 	// "<instance>:*" admits every sender (group) of the instance.
@@ -28,16 +29,21 @@ type Policy struct {
 	// GroupPolicy is "allowlist" (default), "open" or "disabled".
 	GroupPolicy string
 	Groups      []string
-	// GroupAllowFrom, when not empty, are the senders (besides the owners)
-	// whose messages trigger the agent in groups; the others' are
-	// Unaddressed (kept as context).
+	// GroupAllowFrom are senders whose messages trigger the agent in
+	// groups, besides the owners, Members and AllowFrom; everyone else's
+	// are Unaddressed (kept as context). "<instance>:*" opens a group to
+	// every member.
 	GroupAllowFrom []string
-	// Members may control group sessions (reset, stop, costs, per-chat
-	// settings) like owners, without the owner-only commands.
+	// Members trigger the agent in groups and control group sessions
+	// (reset, stop, costs, per-chat settings) like owners, without the
+	// owner-only commands.
 	Members []string
 	// GroupRules are per-group rules by "<instance>:<group id>"; a group
 	// with rules is allowed.
 	GroupRules map[string]GroupRule
+	// PairingTTL, when positive, is how long an approval through pairing
+	// counts (the caller's approved lookup applies it).
+	PairingTTL time.Duration
 	// RequireMention: in groups the agent answers only when mentioned,
 	// replied to, or addressed with one of TriggerWords.
 	RequireMention bool
@@ -122,27 +128,45 @@ func (a *Policy) rule(m *message.Message) (GroupRule, bool) {
 	return r, ok
 }
 
+// mayTrigger reports whether the sender of group message m is one the
+// operator named: an owner, a member (access.members or the group block's
+// members), a sender allow_from lists, or one group_allow_from lists (the
+// group block's allow_from replacing it there). A group open to every
+// member is written explicitly, group_allow_from = ["tg:*"]; approvals
+// through pairing count in direct messages only.
+func (a *Policy) mayTrigger(m *message.Message) bool {
+	r, _ := a.rule(m)
+	allow := a.GroupAllowFrom
+	if len(r.AllowFrom) > 0 {
+		allow = r.AllowFrom
+	}
+	return a.IsOwner(m) || senderListed(a.Members, m) || senderListed(r.Members, m) ||
+		senderListed(a.AllowFrom, m) || senderListed(allow, m)
+}
+
+// MayTrigger reports whether the sender of m may start a turn in m's chat
+// (their group messages are not only context): in a direct chat anyone
+// admitted, in a group those [Policy.Decide] names.
+func (a *Policy) MayTrigger(m *message.Message) bool {
+	return !m.IsGroup() || a.mayTrigger(m)
+}
+
 // MayControl reports whether the sender of m may control the session of
 // the chat m came from: start it anew (/new, a reset trigger), stop it
 // (/stop, an abort word) and see its costs in /status. In a direct chat the
-// session is the sender's own; in a group, once owners are configured, only
-// an owner or a sender group_allow_from lists may; with no owners
-// configured every member may (nobody set up roles).
-func (a *Policy) MayControl(m *message.Message) bool {
-	r, hasRule := a.rule(m)
-	roles := len(a.Owners) > 0 || len(a.Members) > 0 || len(r.Members) > 0
-	if !m.IsGroup() || !roles || a.IsOwner(m) || senderListed(a.Members, m) || senderListed(r.Members, m) {
-		return true
-	}
-	allow := a.GroupAllowFrom
-	if hasRule && len(r.AllowFrom) > 0 {
-		allow = r.AllowFrom
-	}
-	return len(allow) > 0 && senderListed(allow, m)
-}
+// session is the sender's own; in a group only the senders the operator
+// named may (owners, members, allow_from, group_allow_from or the group's
+// allow_from) — the same who may trigger the agent there. Nobody named
+// means nobody controls a group session.
+func (a *Policy) MayControl(m *message.Message) bool { return a.MayTrigger(m) }
 
 // Decide applies the policy; approved reports whether an owner approved
-// the sender through pairing (it is consulted last, it reads the store).
+// the sender through pairing (it is consulted last, it reads the store,
+// and only under the pairing policy: switching to "allowlist" stops
+// honouring approvals without deleting them). In an allowed group, a
+// message triggers the agent only when addressed (require_mention) and
+// from a sender the operator named (see [Policy.MayControl]); any other
+// is Unaddressed, kept as context the prompt marks untrusted.
 func (a *Policy) Decide(ctx context.Context, m *message.Message, approved func(context.Context, string, string) bool) Verdict {
 	if m.IsGroup() {
 		r, hasRule := a.rule(m)
@@ -162,11 +186,7 @@ func (a *Policy) Decide(ctx context.Context, m *message.Message, approved func(c
 		if mention && !m.WasMentioned && !a.triggered(m.Body) {
 			return Unaddressed
 		}
-		allow := a.GroupAllowFrom
-		if len(r.AllowFrom) > 0 {
-			allow = r.AllowFrom
-		}
-		if len(allow) > 0 && !a.IsOwner(m) && !senderListed(allow, m) {
+		if !a.mayTrigger(m) {
 			return Unaddressed
 		}
 		return Admit
@@ -174,7 +194,7 @@ func (a *Policy) Decide(ctx context.Context, m *message.Message, approved func(c
 	if a.DMPolicy == PolicyOpen || a.IsOwner(m) || senderListed(a.AllowFrom, m) {
 		return Admit
 	}
-	if approved != nil {
+	if approved != nil && a.DMPolicy != PolicyAllowlist {
 		for _, id := range m.SenderIDs() {
 			if approved(ctx, m.Instance, id) {
 				return Admit

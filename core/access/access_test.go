@@ -25,8 +25,9 @@ func TestDecide(t *testing.T) {
 	dm := func(id string) *message.Message {
 		return &message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: id, Sender: channel.Sender{ID: id}, From: "tg:" + id}
 	}
+	// Sender 1 is on allow_from, so they trigger in groups too.
 	group := func(chat, body string, mention bool) *message.Message {
-		return &message.Message{Instance: "tg", ChatType: channel.ChatGroup, ChatID: chat, Body: body, WasMentioned: mention, Sender: channel.Sender{ID: "1"}}
+		return &message.Message{Instance: "tg", ChatType: channel.ChatGroup, ChatID: chat, Body: body, WasMentioned: mention, Sender: channel.Sender{ID: "1"}, From: "tg:1"}
 	}
 	groupFrom := func(chat, sender string, mention bool) *message.Message {
 		m := group(chat, "hi", mention)
@@ -53,12 +54,22 @@ func TestDecide(t *testing.T) {
 		{"listed group, mentioned", p, group("-5", "hi", true), false, Admit},
 		{"listed group, trigger word", p, group("-5", "hey claw", false), false, Admit},
 		{"groups disabled", Policy{GroupPolicy: PolicyDisabled}, group("-5", "hi", true), false, IgnoreGroup},
-		{"groups open", Policy{GroupPolicy: PolicyOpen}, group("-7", "hi", false), false, Admit},
-		// group_allow_from: sender 1 is not listed, so a mention from them
-		// is context only; a listed sender and an owner trigger.
-		{"group_allow_from, other member", gaf, group("-5", "hi", true), false, Unaddressed},
+		{"groups open, nobody named", Policy{GroupPolicy: PolicyOpen}, group("-7", "hi", false), false, Unaddressed},
+		{"groups open to all, written", Policy{GroupPolicy: PolicyOpen, GroupAllowFrom: []string{"tg:*"}}, group("-7", "hi", false), false, Admit},
+		// Only named senders trigger: a member listed nowhere is context
+		// only, mention or not; group_allow_from, allow_from and owners
+		// trigger.
+		{"member listed nowhere", p, groupFrom("-5", "4", true), false, Unaddressed},
+		{"member listed nowhere, approved through pairing", p, groupFrom("-5", "4", true), true, Unaddressed},
+		{"group_allow_from, other member", gaf, groupFrom("-5", "4", true), false, Unaddressed},
 		{"group_allow_from, listed member", gaf, groupFrom("-5", "3", true), false, Admit},
+		{"group_allow_from, allow_from member", gaf, groupFrom("-5", "1", true), false, Admit},
 		{"group_allow_from, owner", gaf, groupFrom("-5", "9", true), false, Admit},
+		{"group_allow_from, listed member not addressed", gaf, groupFrom("-5", "3", false), false, Unaddressed},
+		{"members trigger", Policy{Groups: []string{"tg:-5"}, Members: []string{"tg:4"}}, groupFrom("-5", "4", false), false, Admit},
+		{"group open to all", Policy{Groups: []string{"tg:-5"}, GroupAllowFrom: []string{"tg:*"}}, groupFrom("-5", "4", false), false, Admit},
+		// Approvals count under pairing only.
+		{"paired stranger under allowlist", Policy{DMPolicy: PolicyAllowlist}, dm("2"), true, Refuse},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,7 +107,7 @@ func TestDecideAltIDs(t *testing.T) {
 	wa := func(id string, alt ...string) *message.Message {
 		return &message.Message{Instance: "wa", ChatType: channel.ChatDirect, ChatID: id, Sender: channel.Sender{ID: id, AltIDs: alt}, From: "wa:" + id}
 	}
-	allow := Policy{DMPolicy: PolicyAllowlist, AllowFrom: []string{"wa:+15550001"}, Owners: []string{"wa:77@lid"}}
+	allow := Policy{DMPolicy: PolicyPairing, AllowFrom: []string{"wa:+15550001"}, Owners: []string{"wa:77@lid"}}
 	cases := []struct {
 		name     string
 		m        *message.Message
@@ -106,7 +117,7 @@ func TestDecideAltIDs(t *testing.T) {
 		{"phone number as id", wa("+15550001", "11@lid"), "", Admit},
 		{"phone number as alt id", wa("11@lid", "+15550001"), "", Admit},
 		{"owner by LID", wa("+15550009", "77@lid"), "", Admit},
-		{"neither form listed", wa("+15550002", "12@lid"), "", Refuse},
+		{"neither form listed", wa("+15550002", "12@lid"), "", Pair},
 		{"approved under the LID", wa("+15550002", "12@lid"), "12@lid", Admit},
 	}
 	for _, c := range cases {
@@ -134,7 +145,12 @@ func TestMayControl(t *testing.T) {
 		want bool
 	}{
 		{"direct chat: the sender's own session", withOwners, msg(channel.ChatDirect, "1"), true},
-		{"group, no owners configured", Policy{}, msg(channel.ChatGroup, "1"), true},
+		// Nobody named: nobody controls a group session (before, every
+		// member did).
+		{"group, nobody configured", Policy{}, msg(channel.ChatGroup, "1"), false},
+		{"group, open to all members", Policy{GroupAllowFrom: []string{"tg:*"}}, msg(channel.ChatGroup, "1"), true},
+		{"group, allow_from member", Policy{AllowFrom: []string{"tg:1"}}, msg(channel.ChatGroup, "1"), true},
+		{"group, members only", Policy{Members: []string{"tg:2"}}, msg(channel.ChatGroup, "1"), false},
 		{"group, owner", withOwners, msg(channel.ChatGroup, "9"), true},
 		{"group, member", withOwners, msg(channel.ChatGroup, "1"), false},
 		{"group, member group_allow_from lists", withList, msg(channel.ChatGroup, "3"), true},

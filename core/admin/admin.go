@@ -313,6 +313,43 @@ type Pairing interface {
 	// an unknown code, [ErrExpired] for an expired one and
 	// [ErrTooManyAttempts] while guessing is locked out.
 	ApprovePairing(ctx context.Context, code string) (entry string, err error)
+	// ApprovedSenders returns the senders approved through pairing,
+	// oldest approval first. It is called per GET /pairing/approved.
+	ApprovedSenders(ctx context.Context) ([]ApprovedSender, error)
+	// RevokeSender withdraws the approval of entry ("<instance>:<sender
+	// id>") and drops the sender's schedules. It is called per POST
+	// /pairing/revoke; a sender who was not approved is not an error
+	// (Found false).
+	RevokeSender(ctx context.Context, entry string) (Revocation, error)
+}
+
+// ApprovedSender is a sender an owner approved through pairing.
+type ApprovedSender struct {
+	// Entry is the sender, "<instance>:<sender id>".
+	Entry string `json:"entry"`
+	// ApprovedAt is when; ApprovedBy who ("<instance>:<id>" of an owner,
+	// "cli" or "admin"), empty when not recorded.
+	ApprovedAt time.Time `json:"approved_at"`
+	ApprovedBy string    `json:"approved_by,omitempty"`
+	// ExpiresAt is when the approval stops counting (access.pairing_ttl);
+	// zero when it does not expire.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// Honoured is false when the approval does not admit the sender now:
+	// expired, or dm_policy is not "pairing".
+	Honoured bool `json:"honoured"`
+}
+
+// Revocation is what POST /pairing/revoke did.
+type Revocation struct {
+	// Entry is the sender revoked.
+	Entry string `json:"entry"`
+	// Found: the sender had been approved through pairing.
+	Found bool `json:"found"`
+	// Schedules counts the sender's schedules dropped.
+	Schedules int `json:"schedules"`
+	// Listed names the configuration lists that still admit the sender
+	// ("owners", "allow_from").
+	Listed []string `json:"listed,omitempty"`
 }
 
 // PairingCode is one pending pairing request.
@@ -343,8 +380,11 @@ var (
 	ErrNoRetry         = errors.New("the plugin offers no retry now")
 )
 
-// Errors a [Pairing] wraps to select the HTTP status of /pairing/approve.
+// Errors a [Pairing] wraps to select the HTTP status of /pairing/approve
+// and /pairing/revoke.
 var (
+	// ErrBadEntry: not "<instance>:<sender id>" of a known instance (400).
+	ErrBadEntry = errors.New("not a sender entry \"<instance>:<sender id>\"")
 	ErrNotFound = errors.New("pairing code not found")
 	ErrExpired  = errors.New("pairing code expired")
 	// ErrTooManyAttempts: too many wrong codes were tried recently (429).

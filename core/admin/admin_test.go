@@ -56,6 +56,7 @@ type fakePairing struct {
 	codes    map[string]string
 	expired  map[string]bool
 	approved []string
+	revoked  []string
 }
 
 func (f *fakePairing) PendingPairings(context.Context) ([]PairingCode, error) {
@@ -77,6 +78,20 @@ func (f *fakePairing) ApprovePairing(_ context.Context, code string) (string, er
 		return "", fmt.Errorf("approve %s: %w", code, ErrNotFound)
 	}
 	return entry, nil
+}
+
+func (f *fakePairing) ApprovedSenders(context.Context) ([]ApprovedSender, error) {
+	return []ApprovedSender{{Entry: "tg:1001", ApprovedAt: t0, ApprovedBy: "tg:9", Honoured: true}}, nil
+}
+
+func (f *fakePairing) RevokeSender(_ context.Context, entry string) (Revocation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.revoked = append(f.revoked, entry)
+	if !strings.Contains(entry, ":") {
+		return Revocation{}, fmt.Errorf("revoke %q: %w", entry, ErrBadEntry)
+	}
+	return Revocation{Entry: entry, Found: entry == "tg:1001", Schedules: 1}, nil
 }
 
 func (f *fakePairing) calls() []string {
@@ -418,6 +433,46 @@ func TestPairing(t *testing.T) {
 	}
 	if got := p.calls(); len(got) == 0 || got[0] != "ABCD1234" {
 		t.Errorf("approved codes %q: the JSON code was not trimmed or the form code not passed", got)
+	}
+}
+
+// TestApprovedAndRevoke: GET /pairing/approved lists the approvals; POST
+// /pairing/revoke takes the sender as a form field or JSON, under the same
+// cross-origin guard as approve.
+func TestApprovedAndRevoke(t *testing.T) {
+	t.Parallel()
+	p := newFakePairing()
+	s := start(t, Options{Source: &fakeSource{}, Pairing: p})
+	code, body, _ := do(t, s, request{path: "/pairing/approved"})
+	var list []ApprovedSender
+	if err := json.Unmarshal([]byte(body), &list); code != 200 || err != nil || len(list) != 1 || list[0].ApprovedBy != "tg:9" || !list[0].ApprovedAt.Equal(t0) {
+		t.Fatalf("GET /pairing/approved: %d %v %s", code, err, body)
+	}
+	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+	jsonCT := map[string]string{"Content-Type": "application/json"}
+	for _, c := range []struct {
+		name string
+		req  request
+		code int
+		body string
+	}{
+		{"form", request{body: "sender=tg:1001", header: form}, 200, `"found": true`},
+		{"json", request{body: `{"sender":" tg:5 "}`, header: jsonCT}, 200, `"found": false`},
+		{"bad entry", request{body: `{"sender":"5"}`, header: jsonCT}, 400, "not a sender entry"},
+		{"missing", request{body: `{}`, header: jsonCT}, 400, "missing sender"},
+		{"cross-site", request{body: "sender=tg:1001", header: map[string]string{
+			"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "cross-site"}}, 403, "cross-origin"},
+	} {
+		c.req.method, c.req.path = http.MethodPost, "/pairing/revoke"
+		code, body, _ := do(t, s, c.req)
+		if code != c.code || !strings.Contains(body, c.body) {
+			t.Errorf("%s: %d %q, want %d containing %q", c.name, code, body, c.code, c.body)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if strings.Join(p.revoked, ",") != "tg:1001,tg:5,5" {
+		t.Errorf("revoked %q", p.revoked)
 	}
 }
 

@@ -45,6 +45,8 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("GET /metrics", h.serveMetrics)
 	mux.HandleFunc("GET /pairing", h.pendingPairings)
 	mux.HandleFunc("POST /pairing/approve", h.approvePairing)
+	mux.HandleFunc("GET /pairing/approved", h.approvedSenders)
+	mux.HandleFunc("POST /pairing/revoke", h.revokeSender)
 	mux.HandleFunc("POST /plugins/{instance}/retry", h.retry)
 	if h.pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
@@ -289,6 +291,48 @@ func (h *handler) approvePairing(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// approvedSenders serves GET /pairing/approved.
+func (h *handler) approvedSenders(w http.ResponseWriter, r *http.Request) {
+	if h.pairing == nil {
+		writeJSON(w, http.StatusNotFound, errorBody{"pairing is not available"})
+		return
+	}
+	list, err := h.pairing.ApprovedSenders(r.Context())
+	if err != nil {
+		h.log.Error("list approved senders", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{"listing approved senders failed"})
+		return
+	}
+	if list == nil {
+		list = []ApprovedSender{}
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// revokeSender serves POST /pairing/revoke with the sender in a form
+// field or a JSON object {"sender": "<instance>:<sender id>"}.
+func (h *handler) revokeSender(w http.ResponseWriter, r *http.Request) {
+	if h.pairing == nil {
+		writeJSON(w, http.StatusNotFound, errorBody{"pairing is not available"})
+		return
+	}
+	entry, err := readField(w, r, "sender")
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{err.Error()})
+		return
+	}
+	rev, err := h.pairing.RevokeSender(r.Context(), entry)
+	switch {
+	case errors.Is(err, ErrBadEntry):
+		writeJSON(w, http.StatusBadRequest, errorBody{err.Error()})
+	case err != nil:
+		h.log.Error("revoke sender", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{"revoking failed"})
+	default:
+		writeJSON(w, http.StatusOK, rev)
+	}
+}
+
 // retryTimeout bounds a plugin's Retry (it must return quickly; the
 // outcome shows in its next status report).
 const retryTimeout = 10 * time.Second
@@ -334,30 +378,32 @@ func (h *handler) retry(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readCode extracts the pairing code from the request body.
-func readCode(w http.ResponseWriter, r *http.Request) (string, error) {
+// readCode reads the code of POST /pairing/approve.
+func readCode(w http.ResponseWriter, r *http.Request) (string, error) { return readField(w, r, "code") }
+
+// readField reads one field of a POST body, a form or a JSON object
+// (bounded by maxApproveBody), trimmed; missing or empty is an error.
+func readField(w http.ResponseWriter, r *http.Request, name string) (string, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxApproveBody)
-	var code string
+	var v string
 	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mediaType == "application/json" {
-		var body struct {
-			Code string `json:"code"`
-		}
+		var body map[string]any
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 			return "", errors.New("malformed JSON body")
 		}
-		code = body.Code
+		v, _ = body[name].(string)
 	} else {
 		if err := r.ParseForm(); err != nil {
 			return "", errors.New("malformed form body")
 		}
-		code = r.PostForm.Get("code")
+		v = r.PostForm.Get(name)
 	}
-	code = strings.TrimSpace(code)
-	if code == "" {
-		return "", errors.New("missing code")
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", errors.New("missing " + name)
 	}
-	return code, nil
+	return v, nil
 }
 
 // errorBody is the JSON body of an error answer.

@@ -32,6 +32,7 @@ var Builtins = []Spec{
 	{Name: "stop", Help: "stop the running reply and clear the queue"},
 	{Name: "whoami", Help: "your id, as access.allow_from wants it"},
 	{Name: "approve", Help: "approve a pairing code (owners)", OwnerOnly: true},
+	{Name: "revoke", Help: "withdraw a pairing approval and drop that sender's schedules: /revoke tg:ID (owners)", OwnerOnly: true},
 	{Name: "verbose", Help: "show tool progress: /verbose on|off"},
 	{Name: "model", Help: "this chat's model: /model [name|default]"},
 	{Name: "effort", Help: "how hard claude thinks: /effort low|medium|high|max|default"},
@@ -54,6 +55,11 @@ type ScheduleEntry struct {
 	// FromFile: a schedule block of the configuration (not removable from
 	// chat).
 	FromFile bool
+	// Sender, for an entry that runs in a direct chat, is that chat's
+	// sender, "<instance>:<sender id>": revoking their approval drops it.
+	// Empty for group chats and for entries stored before it was kept
+	// (then the chat, equal to the sender on most platforms, stands in).
+	Sender string `json:",omitempty"`
 	// Next is the next run, zero if none.
 	Next time.Time
 }
@@ -117,7 +123,26 @@ type Store interface {
 	Session(ctx context.Context, key string) (store.Session, error)
 	UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error)
 	CountPending(ctx context.Context, sessionKey string) (int, error)
-	ApprovePairing(ctx context.Context, code string) (store.ApprovedSender, error)
+	ApprovePairing(ctx context.Context, req store.ApproveRequest) (store.ApprovedSender, error)
+}
+
+// Revoker withdraws a sender's approval through pairing; the host
+// implements it (the store, and the sender's schedules).
+type Revoker interface {
+	// Revoke revokes entry ("<instance>:<sender id>"); by is who asked,
+	// for the log.
+	Revoke(ctx context.Context, entry, by string) (Revocation, error)
+}
+
+// Revocation is what a revocation did.
+type Revocation struct {
+	// Found: the sender had been approved through pairing.
+	Found bool
+	// Schedules counts the sender's schedules dropped.
+	Schedules int
+	// Listed names the configuration lists (owners, allow_from) that
+	// still admit the sender: revoking a pairing does not change the file.
+	Listed []string
 }
 
 // Handler answers commands: the built-ins itself, plugin commands through
@@ -151,6 +176,8 @@ type Handler struct {
 	LastTurn func(key string) string
 	// Schedules, when not nil, serves /schedule.
 	Schedules Schedules
+	// Revoker, when not nil, serves /revoke.
+	Revoker Revoker
 
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }
@@ -244,6 +271,8 @@ func (h *Handler) builtin(ctx context.Context, key string, m *message.Message, i
 		return fmt.Sprintf("You are %s.", m.From)
 	case "approve":
 		return h.approve(ctx, m, inv.Args)
+	case "revoke":
+		return h.revoke(ctx, m, strings.TrimSpace(inv.Args))
 	case "verbose":
 		return h.verbose(ctx, key, inv.Args)
 	case "model":
@@ -280,7 +309,7 @@ func (h *Handler) approve(ctx context.Context, m *message.Message, code string) 
 	if code == "" {
 		return "Usage: /approve CODE"
 	}
-	s, err := h.Store.ApprovePairing(ctx, code)
+	s, err := h.Store.ApprovePairing(ctx, store.ApproveRequest{Code: code, By: m.From})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return "Unknown pairing code."
@@ -294,6 +323,37 @@ func (h *Handler) approve(ctx context.Context, m *message.Message, code string) 
 	}
 	h.Logger.Info("pairing approved", "sender", s.Entry(), "by", m.From)
 	return fmt.Sprintf("Approved %s.", s.Entry())
+}
+
+// revoke answers /revoke <instance:id>: the sender's approval through
+// pairing is withdrawn (they are asked to pair again) and their schedules
+// dropped.
+func (h *Handler) revoke(ctx context.Context, m *message.Message, entry string) string {
+	instance, id, ok := strings.Cut(entry, ":")
+	if !ok || instance == "" || id == "" || strings.ContainsAny(entry, " \t\n") {
+		return "Usage: /revoke INSTANCE:ID (the sender's id as /whoami shows it, e.g. /revoke tg:123456789)"
+	}
+	if h.Revoker == nil {
+		return "Revoking is not available."
+	}
+	r, err := h.Revoker.Revoke(ctx, entry, m.From)
+	if err != nil {
+		h.Logger.Error("revoke failed", "sender", entry, "error", err)
+		return "Revoking failed; see the gateway log."
+	}
+	var b strings.Builder
+	if r.Found {
+		fmt.Fprintf(&b, "Revoked %s: they will be asked to pair again.", entry)
+	} else {
+		fmt.Fprintf(&b, "%s was not approved through pairing.", entry)
+	}
+	if r.Schedules > 0 {
+		fmt.Fprintf(&b, " %d of their schedule(s) dropped.", r.Schedules)
+	}
+	if len(r.Listed) > 0 {
+		fmt.Fprintf(&b, " They are still admitted by access.%s in the configuration file.", strings.Join(r.Listed, " and access."))
+	}
+	return b.String()
 }
 
 func (h *Handler) verbose(ctx context.Context, key, args string) string {
@@ -703,6 +763,9 @@ func (h *Handler) schedule(ctx context.Context, m *message.Message, args string)
 			return usage
 		}
 		e := ScheduleEntry{Name: f[0], Cron: strings.Join(f[1:6], " "), Chat: m.Instance + ":" + m.ChatID, Group: m.IsGroup(), Prompt: strings.Join(f[6:], " ")}
+		if !m.IsGroup() {
+			e.Sender = m.From
+		}
 		if err := h.Schedules.Add(ctx, e); err != nil {
 			return "Not added: " + err.Error()
 		}

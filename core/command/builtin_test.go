@@ -392,7 +392,7 @@ func TestScheduleCommand(t *testing.T) {
 	if got := answer(t, h, "/schedule add standup 0 9 * * 1-5 Summarize yesterday", true); got != `Schedule standup added: "0 9 * * 1-5", in this chat.` {
 		t.Errorf("add: %q", got)
 	}
-	if len(sch.added) != 1 || sch.added[0].Chat != "tg:" || sch.added[0].Prompt != "Summarize yesterday" {
+	if len(sch.added) != 1 || sch.added[0].Chat != "tg:" || sch.added[0].Prompt != "Summarize yesterday" || sch.added[0].Sender != "tg:5" {
 		t.Errorf("added %+v", sch.added)
 	}
 	if got := answer(t, h, "/schedule add x 0 9", true); !strings.HasPrefix(got, "Usage:") {
@@ -438,5 +438,69 @@ func TestModelNameMatchesThePattern(t *testing.T) {
 		if got, want := modelName(s), re.MatchString(s); got != want {
 			t.Errorf("modelName(%q) = %v, the pattern says %v", s, got, want)
 		}
+	}
+}
+
+// fakeRevoker records revocations; tg:7 is approved and has two
+// schedules, tg:8 is on allow_from too.
+type fakeRevoker struct{ calls []string }
+
+func (f *fakeRevoker) Revoke(_ context.Context, entry, by string) (Revocation, error) {
+	f.calls = append(f.calls, entry+" by "+by)
+	switch entry {
+	case "tg:7":
+		return Revocation{Found: true, Schedules: 2}, nil
+	case "tg:8":
+		return Revocation{Found: true, Listed: []string{"allow_from"}}, nil
+	case "tg:err":
+		return Revocation{}, errors.New("disk full")
+	}
+	return Revocation{}, nil
+}
+
+func TestRevokeCommand(t *testing.T) {
+	t.Parallel()
+	h, _, _, _ := newHandler(t)
+	rv := &fakeRevoker{}
+	h.Revoker = rv
+	for _, c := range []struct {
+		text  string
+		owner bool
+		want  string
+	}{
+		{"/revoke tg:7", false, "Only an owner can use /revoke."},
+		{"/revoke", true, "Usage: /revoke INSTANCE:ID (the sender's id as /whoami shows it, e.g. /revoke tg:123456789)"},
+		{"/revoke 7", true, "Usage: /revoke INSTANCE:ID (the sender's id as /whoami shows it, e.g. /revoke tg:123456789)"},
+		{"/revoke tg:", true, "Usage: /revoke INSTANCE:ID (the sender's id as /whoami shows it, e.g. /revoke tg:123456789)"},
+		{"/revoke tg:7", true, "Revoked tg:7: they will be asked to pair again. 2 of their schedule(s) dropped."},
+		{"/revoke tg:8", true, "Revoked tg:8: they will be asked to pair again. They are still admitted by access.allow_from in the configuration file."},
+		{"/revoke tg:9", true, "tg:9 was not approved through pairing."},
+		{"/revoke tg:err", true, "Revoking failed; see the gateway log."},
+	} {
+		if got := answer(t, h, c.text, c.owner); got != c.want {
+			t.Errorf("%s: %q, want %q", c.text, got, c.want)
+		}
+	}
+	if want := "tg:7 by tg:5,tg:8 by tg:5,tg:9 by tg:5,tg:err by tg:5"; strings.Join(rv.calls, ",") != want {
+		t.Errorf("calls %q, want %q", rv.calls, want)
+	}
+	h.Revoker = nil
+	if got := answer(t, h, "/revoke tg:7", true); got != "Revoking is not available." {
+		t.Errorf("without a revoker: %q", got)
+	}
+}
+
+// TestApproveRecordsTheOwner: /approve stores who approved.
+func TestApproveRecordsTheOwner(t *testing.T) {
+	t.Parallel()
+	h, _, _, db := newHandler(t)
+	res, err := db.RequestPairing(context.Background(), store.PairingRequest{Instance: "tg", SenderID: "77"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer(t, h, "/approve "+res.Code.Code, true)
+	list, err := db.ApprovedSenders(context.Background(), "")
+	if err != nil || len(list) != 1 || list[0].ApprovedBy != "tg:5" {
+		t.Fatalf("approved = %+v, %v", list, err)
 	}
 }

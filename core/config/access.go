@@ -35,13 +35,21 @@ type Access struct {
 
 	// DMPolicy decides who may talk in direct messages (dm_policy):
 	// "pairing" — unknown senders get a pairing code an owner approves;
-	// "allowlist" — only Owners and AllowFrom; "open" — anyone.
-	// Default "pairing".
+	// "allowlist" — only Owners and AllowFrom (senders approved through
+	// pairing are not honoured, though their approvals are kept: switching
+	// back honours them again; the start logs how many are set aside);
+	// "open" — anyone. Default "pairing".
 	DMPolicy string `hcl:"dm_policy,optional"`
 
 	// AllowFrom are senders allowed in direct messages besides the owners
-	// (allow_from).
+	// (allow_from); in allowed groups they trigger the agent too.
 	AllowFrom []string `hcl:"allow_from,optional"`
+
+	// PairingTTL is how long an approval through pairing lasts
+	// (pairing_ttl), e.g. "30d"; after it the sender is asked to pair
+	// again. Empty or "0s" (the default): approvals do not expire; they
+	// last until revoked (`clawhost pairing revoke`, /revoke).
+	PairingTTL Duration `hcl:"pairing_ttl,optional"`
 
 	// GroupPolicy decides which groups the agent answers in (group_policy):
 	// "allowlist" — only Groups; "open" — every group the bot is in;
@@ -51,16 +59,19 @@ type Access struct {
 	// Groups are the allowed groups, "<instance>:<group id>" (groups).
 	Groups []string `hcl:"groups,optional"`
 
-	// GroupAllowFrom, when set, are the senders who may trigger the agent
-	// in allowed groups (group_allow_from, OpenClaw's name), besides the
-	// owners; other members' messages are kept as the group's context
-	// only. Empty: any member may.
+	// GroupAllowFrom are senders who may trigger the agent in allowed
+	// groups (group_allow_from, OpenClaw's name), besides the owners,
+	// Members and AllowFrom. Everyone else's messages are kept as the
+	// group's context only, marked untrusted in the prompt. A group open
+	// to every member is written explicitly: group_allow_from = ["tg:*"].
+	// Empty (the default): only the senders named elsewhere trigger it.
 	GroupAllowFrom []string `hcl:"group_allow_from,optional"`
 
-	// Members may control group sessions like owners — /new, /stop, the
-	// costs in /status, /model and the other per-chat settings — without
-	// the owner-only commands (/approve, /schedule) (members). With
-	// neither owners nor members set, every member of a group may.
+	// Members trigger the agent in groups and control group sessions like
+	// owners — /new, /stop, the costs in /status, /model and the other
+	// per-chat settings — without the owner-only commands (/approve,
+	// /revoke, /schedule) (members). Whoever may trigger the agent in a
+	// group may control its session; nobody else may.
 	Members []string `hcl:"members,optional"`
 
 	// GroupRules are group "<instance>:<group id>" {} blocks: rules for one
@@ -96,6 +107,7 @@ func defaultAccess() *Access {
 
 func (a *Access) check(k *checker) {
 	k.enum("dm_policy", a.DMPolicy, DMPolicies)
+	k.optionalDuration("pairing_ttl", a.PairingTTL)
 	k.enum("group_policy", a.GroupPolicy, GroupPolicies)
 	k.entries("owners", "sender", a.Owners)
 	k.entries("allow_from", "sender", a.AllowFrom)
@@ -124,6 +136,66 @@ func (a *Access) check(k *checker) {
 			k.errorf(k.elemRange("trigger_words", i, len(a.TriggerWords)), "Invalid value for access.trigger_words",
 				"A trigger word must not be empty.")
 		}
+	}
+	a.checkNamed(k, blocks)
+}
+
+// checkNamed warns where groups can reach the agent but no sender is named
+// who could trigger it there: then every message of those groups is
+// context only, which is rarely what the operator meant.
+func (a *Access) checkNamed(k *checker, blocks []*hcl.Block) {
+	named := func(instance string, lists ...[]string) bool {
+		for _, l := range append([][]string{a.Owners, a.Members, a.AllowFrom}, lists...) {
+			for _, e := range l {
+				if inst, _, ok := SplitEntry(e); ok && inst == instance {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	const summary = "No sender may trigger the agent in this group"
+	detail := func(instance, list, attr string) string {
+		return fmt.Sprintf("In a group only owners, members, allow_from and %s trigger the agent; none names a sender of instance %q, "+
+			"so messages there are context only. Name the senders, or open the group to every member with %s = [\"%s:*\"].",
+			list, instance, attr, instance)
+	}
+	known := k.cfg.instanceNames()
+	switch a.GroupPolicy {
+	case "disabled":
+		return
+	case "open":
+		var unnamed []string
+		for _, p := range known {
+			if !named(p, a.GroupAllowFrom) {
+				unnamed = append(unnamed, p)
+			}
+		}
+		if len(unnamed) > 0 {
+			k.emit(warning(k.valueRange("group_policy"), summary,
+				detail(unnamed[0], "group_allow_from", "group_allow_from")+fmt.Sprintf(" (Instances without a named sender: %s.)", strings.Join(unnamed, ", "))))
+		}
+		return
+	}
+	for i, g := range a.Groups {
+		if instance, _, ok := SplitEntry(g); ok && slices.Contains(known, instance) && !named(instance, a.GroupAllowFrom) {
+			k.emit(warning(k.elemRange("groups", i, len(a.Groups)), summary, detail(instance, "group_allow_from", "group_allow_from")))
+		}
+	}
+	for i, g := range a.GroupRules {
+		instance, _, ok := SplitEntry(g.ID)
+		allow := a.GroupAllowFrom
+		if len(g.AllowFrom) > 0 {
+			allow = g.AllowFrom
+		}
+		if !ok || !slices.Contains(known, instance) || named(instance, allow, g.Members) {
+			continue
+		}
+		var subject *hcl.Range
+		if i < len(blocks) && len(blocks[i].LabelRanges) > 0 {
+			subject = &blocks[i].LabelRanges[0]
+		}
+		k.emit(warning(subject, summary, detail(instance, "the block's allow_from (else group_allow_from)", "allow_from")))
 	}
 }
 

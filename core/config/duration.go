@@ -11,7 +11,7 @@ import (
 // Load refuses values that do not parse or are not positive, so
 // Duration() of a loaded value is > 0 — except for the settings that say
 // they may be empty or "0s" (queue.debounce, a plugin's debounce,
-// agent.media_keep), whose Duration() is then 0.
+// agent.media_keep, access.pairing_ttl), whose Duration() is then 0.
 type Duration string
 
 // Duration returns d as a time.Duration, 0 when d does not parse.

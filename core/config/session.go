@@ -34,9 +34,10 @@ var (
 type Session struct {
 	// DMScope decides which direct messages share a session (dm_scope):
 	// "main" — every direct message, from any sender on any plugin, goes to
-	// one main session; "per-peer" — one session per sender id, shared
-	// across plugin instances; "per-channel-peer" — one session per plugin
-	// instance and sender. Groups and threads always have a session of
+	// one main session; "per-peer" — one session per sender, shared across
+	// the instances of one plugin source (two Telegram bots), never across
+	// sources unless IdentityLinks join the ids; "per-channel-peer" — one
+	// session per plugin instance and sender. Groups and threads always have a session of
 	// their own. Default "per-channel-peer".
 	DMScope string `hcl:"dm_scope,optional"`
 

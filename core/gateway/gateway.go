@@ -114,6 +114,8 @@ type Options struct {
 	Version string
 	// Schedules serves /schedule; nil: not available.
 	Schedules command.Schedules
+	// Revoker serves /revoke; nil: not available.
+	Revoker command.Revoker
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// StaleAfter bounds the age of a produced reply that is still sent
@@ -199,6 +201,7 @@ func New(opts Options) *Gateway {
 		Models:    func() []string { return g.settings().Turn.Models },
 		Mode:      func() string { return g.settings().Turn.PermissionMode },
 		Schedules: opts.Schedules,
+		Revoker:   opts.Revoker,
 		Modes: func() []string {
 			set := g.settings()
 			if set.AskAvailable {
@@ -396,7 +399,7 @@ func sessionKeyLinked(scope sessionkey.DMScope, links map[string][]string, m *me
 	if peer == "" {
 		peer = m.ChatID
 	}
-	return sessionkey.WithThread(sessionkey.Build(sessionkey.Params{Instance: m.Instance, Kind: kind, PeerID: peer, DMScope: scope, IdentityLinks: links}), m.ThreadID)
+	return sessionkey.WithThread(sessionkey.Build(sessionkey.Params{Instance: m.Instance, Source: m.Channel, Kind: kind, PeerID: peer, DMScope: scope, IdentityLinks: links}), m.ThreadID)
 }
 
 // Close stops accepting messages, flushes debounce windows, and waits for

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +44,11 @@ func TestPairing(t *testing.T) {
 	contains(t, e.text("chat-owner"), "Approved lo:stranger")
 	e.post(dm("stranger", "now?"))
 	contains(t, e.text("chat-stranger"), "echo: ", "now?")
+	// The code is a credential until used: no log line carries it, at
+	// any level (the log is at Debug here).
+	if strings.Contains(e.logBuf.String(), code) {
+		t.Errorf("the pairing code %s is in the log:\n%s", code, e.logBuf.String())
+	}
 }
 
 func TestDedupe(t *testing.T) {
@@ -56,16 +62,21 @@ func TestDedupe(t *testing.T) {
 }
 
 func TestGroupMentionAndHistory(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	// c may trigger the agent in groups; a and b are listed nowhere.
+	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Access.GroupAllowFrom = []string{"lo:c"} }})
 	g := func(sender, text string, mentioned bool) in {
 		return in{"chat_id": "g1", "chat_type": "group", "chat_title": "The Group", "sender_id": sender, "sender_name": "Name " + sender, "text": text, "mentioned": mentioned}
 	}
 	e.post(g("a", "first unaddressed", false))
-	e.post(g("b", "second unaddressed", false))
+	e.post(g("b", "second unaddressed", true)) // mentioned, but b is named nowhere: context only
 	e.quiet("g1", 500*time.Millisecond)
 	e.post(g("c", "@bot what do you think?", true))
 	got := e.text("g1")
 	contains(t, got, "[Chat messages since your last reply - for context]", "first unaddressed", "second unaddressed", "[Current message - respond to this]", "what do you think?")
+	// a and b may not trigger the agent: their words are untrusted.
+	if i, j := strings.Index(got, "<<<EXTERNAL_UNTRUSTED_CONTENT"), strings.Index(got, "first unaddressed"); i < 0 || i > j || !strings.Contains(got, "Source: Chat history") {
+		t.Errorf("history not marked untrusted: %q", got)
+	}
 	// A group that is not allowed is ignored, even with a mention.
 	e.post(in{"chat_id": "g2", "chat_type": "group", "chat_title": "Other", "sender_id": "a", "text": "hi", "mentioned": true})
 	e.quiet("g2", 500*time.Millisecond)
@@ -211,38 +222,48 @@ func TestOversizeMessageIsToldAndSkipped(t *testing.T) {
 func TestWhoamiText(t *testing.T) {
 	t.Parallel()
 	dmMsg := &message.Message{From: "tg:42", To: "tg:42", ChatType: channel.ChatDirect}
-	if got := whoami(dmMsg, access.Admit); !strings.Contains(got, "You are tg:42.") || strings.Contains(got, "To allow you") || !strings.Contains(got, "You may talk") {
+	if got := whoami(dmMsg, access.Admit, true); !strings.Contains(got, "You are tg:42.") || strings.Contains(got, "To allow you") || !strings.Contains(got, "You may talk") {
 		t.Errorf("allowed: %q", got)
 	}
-	if got := whoami(dmMsg, access.Refuse); !strings.Contains(got, `adds "tg:42" to access.allow_from`) {
+	if got := whoami(dmMsg, access.Refuse, true); !strings.Contains(got, `adds "tg:42" to access.allow_from`) {
 		t.Errorf("stranger: %q", got)
 	}
-	if got := whoami(&message.Message{From: "tg:42", To: "tg:-5", ChatType: channel.ChatGroup}, access.IgnoreGroup); !strings.Contains(got, `adds "tg:-5" to access.groups`) || strings.Contains(got, "allow_from") {
+	if got := whoami(&message.Message{From: "tg:42", To: "tg:-5", ChatType: channel.ChatGroup}, access.IgnoreGroup, false); !strings.Contains(got, `adds "tg:-5" to access.groups`) || strings.Contains(got, "allow_from") {
 		t.Errorf("unlisted group: %q", got)
 	}
 	grp := &message.Message{From: "tg:42", To: "tg:-1001234", ChatType: channel.ChatGroup}
-	if got := whoami(grp, access.Unaddressed); !strings.Contains(got, "This group is tg:-1001234.") {
+	if got := whoami(grp, access.Unaddressed, true); !strings.Contains(got, "This group is tg:-1001234.") || !strings.Contains(got, "You may talk") {
 		t.Errorf("group: %q", got)
+	}
+	// A member listed nowhere learns that they are context only, and how
+	// an owner would let them in.
+	if got := whoami(grp, access.Unaddressed, false); strings.Contains(got, "You may talk") || !strings.Contains(got, `adds "tg:42" to access.group_allow_from`) {
+		t.Errorf("group member listed nowhere: %q", got)
 	}
 }
 
-// In a group, with owners configured, a member cannot reset or stop the
-// session (a reset trigger is refused, an abort word is an ordinary
-// message); an owner can.
+// In a group, a member listed nowhere cannot reset or stop the session
+// (their /new and abort words are context); an owner can.
 func TestGroupMemberCannotResetOrStop(t *testing.T) {
+	// In a listed group without group_allow_from, a member listed nowhere
+	// neither triggers the agent nor controls its session (before, any
+	// member did both); u1 (allow_from) and the owner do.
 	e := newEnv(t, envOptions{})
 	g := func(sender, text string) in {
 		return in{"chat_id": "g1", "chat_type": "group", "sender_id": sender, "sender_name": sender, "text": text, "mentioned": true}
 	}
-	e.post(g("a", "hello"))
-	contains(t, e.text("g1"), "echo: ", "hello")
+	e.post(g("a", "hello from a"))
+	e.post(g("a", "/new"))
+	e.post(g("a", "stop"))
+	e.quiet("g1", 700*time.Millisecond)
+	e.post(g("u1", "hello"))
+	got := e.text("g1")
+	contains(t, got, "echo: ", "hello", "hello from a")
 	s1, _ := e.db.Session(context.Background(), "lo:group:g1")
 	e.post(g("a", "/new"))
-	contains(t, e.text("g1"), "only an owner can start a new session")
-	e.post(g("a", "stop"))
-	contains(t, e.text("g1"), "echo: ", "stop")
+	e.quiet("g1", 700*time.Millisecond)
 	if s2, _ := e.db.Session(context.Background(), "lo:group:g1"); s2.ClaudeSessionID != s1.ClaudeSessionID {
-		t.Errorf("a member reset the group's session")
+		t.Errorf("a member listed nowhere reset the group's session")
 	}
 	e.post(g("owner", "/new"))
 	contains(t, e.text("g1"), "New session started")
@@ -288,5 +309,28 @@ func TestScheduledRuns(t *testing.T) {
 	e.quiet("chat-stranger", 500*time.Millisecond)
 	if err := e.gw.Scheduled(ctx, ScheduledRun{Job: "x", At: at, Chat: "nochat", Prompt: "p"}); err == nil {
 		t.Error("a chat without an instance was accepted")
+	}
+}
+
+// TestPairingTTL: an approval through pairing counts for pairing_ttl; after
+// it the sender is asked to pair again.
+func TestPairingTTL(t *testing.T) {
+	var offset atomic.Int64
+	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Access.PairingTTL = time.Hour },
+		now: func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }})
+	e.post(dm("stranger", "let me in"))
+	got := e.text("chat-stranger")
+	code := got[strings.Index(got, "code is ")+8:]
+	code = code[:strings.IndexByte(code, ' ')]
+	e.post(dm("owner", "/approve "+code))
+	contains(t, e.text("chat-owner"), "Approved lo:stranger")
+	e.post(dm("stranger", "within the hour"))
+	contains(t, e.text("chat-stranger"), "echo: ", "within the hour")
+	offset.Store(int64(time.Hour + time.Minute))
+	e.post(dm("stranger", "a day later"))
+	got = e.text("chat-stranger")
+	contains(t, got, "pairing code")
+	if strings.Contains(got, "echo") {
+		t.Errorf("an expired approval still admits: %q", got)
 	}
 }

@@ -38,7 +38,7 @@ func (g *Gateway) finish(id int64, state store.State, reason string) {
 }
 
 func (g *Gateway) approved(ctx context.Context, instance, sender string) bool {
-	ok, err := g.store.IsApproved(ctx, instance, sender)
+	ok, err := g.store.IsApproved(ctx, instance, sender, g.settings().Access.PairingTTL)
 	if err != nil {
 		g.log.Warn("pairing lookup failed; sender treated as unknown", "error", err)
 	}
@@ -80,7 +80,7 @@ func (g *Gateway) arrive(a arrival) {
 	// operator learns the id to list; not where groups are disabled.
 	whoamiHere := v != access.IgnoreGroup || (set.Access.GroupPolicy != access.PolicyDisabled && m.WasMentioned)
 	if inv, ok := g.commands.Parse(m.Command()); ok && inv.Name == "whoami" && whoamiHere && (v != access.Unaddressed || m.WasMentioned) {
-		g.respond(a, whoami(m, v))
+		g.respond(a, whoami(m, v, set.Access.MayTrigger(m)))
 		return
 	}
 	switch v {
@@ -94,7 +94,7 @@ func (g *Gateway) arrive(a arrival) {
 		g.obs.Dropped(m.Instance, "group not allowed")
 		g.finish(a.ID, store.StateDropped, "group not allowed")
 	case access.Unaddressed:
-		g.turns.Remember(m)
+		g.turns.Remember(m, set.Access.MayTrigger(m))
 		g.finish(a.ID, store.StateDone, "group message not addressed to the bot")
 	case access.Refuse:
 		g.arrivalLog(&a).Info("sender not allowed; message not passed to the agent", "sender", m.From)
@@ -159,7 +159,9 @@ func (g *Gateway) pairing(a arrival) {
 		g.finish(a.ID, store.StateDropped, "awaiting pairing approval")
 		return
 	}
-	g.log.Info("pairing code issued; approve with `clawhost pairing approve CODE`", "sender", m.From, "code", res.Code.Code, "expires", res.Code.ExpiresAt)
+	// The code is a credential until it is used: never logged. The
+	// operator reads it from `clawhost pairing list` or the sender.
+	g.log.Info("pairing code issued; `clawhost pairing list` shows it, `clawhost pairing approve CODE` approves it", "sender", m.From, "expires", res.Code.ExpiresAt)
 	g.respond(a, fmt.Sprintf("This bot does not know you yet. Your pairing code is %s (valid for %s). Ask the owner to approve it: clawhost pairing approve %s",
 		res.Code.Code, spoken.Duration(res.Code.ExpiresAt.Sub(res.Code.CreatedAt)), res.Code.Code))
 }
@@ -307,8 +309,9 @@ func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Li
 
 // whoami answers /whoami before access is decided: who the sender is, in
 // the form access lists take, whether they may use the agent here, and in
-// a group the group's id, the form access.groups takes.
-func whoami(m *message.Message, v access.Verdict) string {
+// a group the group's id, the form access.groups takes. mayTrigger is
+// access.Policy.MayTrigger of m.
+func whoami(m *message.Message, v access.Verdict, mayTrigger bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are %s.", m.From)
 	if m.IsGroup() {
@@ -317,6 +320,8 @@ func whoami(m *message.Message, v access.Verdict) string {
 	switch {
 	case v == access.IgnoreGroup:
 		fmt.Fprintf(&b, " The agent does not answer here: to allow this group, an owner adds %q to access.groups.", m.To)
+	case m.IsGroup() && !mayTrigger:
+		fmt.Fprintf(&b, " Your messages here are context for the agent only: to let you talk to it, an owner adds %q to access.group_allow_from (or members).", m.From)
 	case v == access.Admit || v == access.Unaddressed:
 		b.WriteString(" You may talk to the agent here.")
 	default:

@@ -20,7 +20,9 @@ func TestSessionKeys(t *testing.T) {
 		want  string
 	}{
 		{"", message.Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}, "tg:direct:5"},
-		{sessionkey.PerPeer, message.Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}, "direct:5"},
+		{sessionkey.PerPeer, message.Message{Instance: "tg", Channel: "telegram", ChatType: "direct", ChatID: "5", Sender: senderID("5")}, "direct:telegram:5"},
+		// Equal ids on two platforms are two people.
+		{sessionkey.PerPeer, message.Message{Instance: "wa", Channel: "whatsapp", ChatType: "direct", ChatID: "5", Sender: senderID("5")}, "direct:whatsapp:5"},
 		{sessionkey.Main, message.Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}, "main"},
 		{sessionkey.Main, message.Message{Instance: "tg", ChatType: "group", ChatID: "-100", Sender: senderID("5")}, "tg:group:-100"},
 		{"", message.Message{Instance: "tg", ChatType: "group", ChatID: "-100", ThreadID: "7", Sender: senderID("5")}, "tg:group:-100:thread:7"},
@@ -70,9 +72,9 @@ func TestTriggerWordsAndTyping(t *testing.T) {
 		s.Access.TriggerWords = []string{"claw"}
 		s.Turn.ResponsePrefix = "[bot]"
 	}})
-	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "a", "text": "clawhost is nice"})
+	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "u1", "text": "clawhost is nice"})
 	e.quiet("g1", 400*time.Millisecond)
-	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "a", "text": "hey Claw, answer"})
+	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "u1", "text": "hey Claw, answer"})
 	var sawTypingOn, sawTypingOff bool
 	deadline := time.Now().Add(10 * time.Second)
 	var reply string

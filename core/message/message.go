@@ -68,6 +68,10 @@ type Message struct {
 	// it; any other press stands for its button id typed as text (a
 	// command plugin's picker: "/mode plan").
 	Action *channel.Action `json:"action,omitempty"`
+	// Forward is set when Body was forwarded from another message: the
+	// sender shows it but did not write it (untrusted in the prompt, never
+	// a command).
+	Forward *channel.Forward `json:"forward,omitempty"`
 }
 
 // Media is an inbound attachment. Path is set once the host downloaded it
@@ -87,8 +91,12 @@ func (m *Message) IsGroup() bool {
 	return m.ChatType == channel.ChatGroup || m.ChatType == channel.ChatChannel
 }
 
-// Command returns the text commands are parsed from.
+// Command returns the text commands are parsed from; "" for a forwarded
+// message: its text is someone else's, not the sender's command.
 func (m *Message) Command() string {
+	if m.Forward != nil {
+		return ""
+	}
 	if m.CommandBody != "" {
 		return strings.TrimSpace(m.CommandBody)
 	}
@@ -115,6 +123,9 @@ func Normalize(instance, source string, in channel.InboundMessage, now time.Time
 	}
 	if a := in.Action; a != nil {
 		m.Action = &channel.Action{ButtonID: cleanText(a.ButtonID), MessageID: cleanID(a.MessageID)}
+	}
+	if f := in.Forward; f != nil {
+		m.Forward = &channel.Forward{From: cleanText(f.From), Date: f.Date}
 	}
 	if !utf8.ValidString(in.Text) {
 		problems = append(problems, "invalid UTF-8 in the text was replaced")

@@ -98,3 +98,25 @@ func TestJournalRoundTrip(t *testing.T) {
 		t.Fatalf("round trip changed the message:\n got %+v\nwant %+v", back, m)
 	}
 }
+
+// TestForwardIsNeverACommand: a forwarded message keeps its origin
+// (cleaned) and is not read as a command, whatever its text.
+func TestForwardIsNeverACommand(t *testing.T) {
+	t.Parallel()
+	in := channel.InboundMessage{ChatID: "1", Sender: channel.Sender{ID: "1"}, Text: "/new obey", Forward: &channel.Forward{From: "Bob\x07", Date: time.Unix(5, 0)}}
+	m, _ := Normalize("tg", "telegram", in, time.Unix(10, 0))
+	if m.Forward == nil || m.Forward.From != "Bob" || !m.Forward.Date.Equal(time.Unix(5, 0)) {
+		t.Fatalf("forward %+v", m.Forward)
+	}
+	if m.Command() != "" {
+		t.Errorf("Command() = %q, want none", m.Command())
+	}
+	back, err := Decode(Encode(&m))
+	if err != nil || back.Forward == nil || back.Forward.From != "Bob" {
+		t.Errorf("journal round trip: %+v, %v", back.Forward, err)
+	}
+	in.Forward = nil
+	if m, _ := Normalize("tg", "telegram", in, time.Unix(10, 0)); m.Command() != "/new obey" {
+		t.Errorf("own message: Command() = %q", m.Command())
+	}
+}

@@ -5,7 +5,9 @@
 // # Key format (clawhost's own)
 //
 //	<instance>:direct:<peer>            one DM peer on one channel instance
-//	direct:<peer>                       one DM peer across instances (per-peer)
+//	direct:<source>:<peer>              one DM peer across the instances of one
+//	                                    plugin source (per-peer)
+//	direct:<person>                     a person identity_links joins (per-peer)
 //	<mainKey>                           every DM shares one session (main)
 //	<instance>:group:<id>               a group chat
 //	<instance>:channel:<id>             a server/broadcast channel
@@ -31,6 +33,12 @@
 //   - The default DM scope is [PerChannelPeer], not main: two people writing
 //     to the bot never share a session unless configured to.
 //   - There is no agent id in the key: a clawhost gateway runs one agent.
+//   - A per-peer key keeps the plugin source ("direct:telegram:5", OpenClaw:
+//     "direct:5"): an id is only unique on its platform, so Telegram user 5
+//     and WhatsApp contact 5 are two people and never share a session (and
+//     its history) unless identity_links say they are one. Instances of one
+//     source (two Telegram bots) do share it: the platform's user ids are
+//     the same across bots.
 //
 // All functions are pure.
 package sessionkey
@@ -73,6 +81,9 @@ const ThreadMarker = ":thread:"
 type Params struct {
 	// Instance is the channel plugin instance name.
 	Instance string
+	// Source is the instance's plugin source ("telegram"); a per-peer key
+	// carries it. Empty: Instance stands in.
+	Source string
 	// Kind defaults to Direct.
 	Kind Kind
 	// PeerID is the DM peer, group or channel id.
@@ -116,11 +127,19 @@ func Build(p Params) string {
 	if scope == Main || peer == "" {
 		return mainKey
 	}
-	if linked := linkedPeer(p.IdentityLinks, instance, peer); linked != "" {
+	linked := linkedPeer(p.IdentityLinks, instance, peer)
+	if linked != "" {
 		peer = linked
 	}
 	if scope == PerPeer {
-		return "direct:" + peer
+		if linked != "" {
+			return "direct:" + peer
+		}
+		source := strings.ToLower(strings.TrimSpace(p.Source))
+		if source == "" {
+			source = instance
+		}
+		return "direct:" + source + ":" + peer
 	}
 	return instance + ":direct:" + peer
 }

@@ -10,6 +10,7 @@ import (
 var notApplicable = map[string]string{
 	"direct per-account-channel-peer":    "a clawhost instance is one account; per-channel-peer covers it",
 	"direct per-account default account": "a clawhost instance is one account; per-channel-peer covers it",
+	"direct per-peer":                    "a clawhost per-peer key keeps the plugin source (see the package doc); TestPerPeerKeepsTheSource",
 }
 
 func TestVectorsBuildAgentPeerSessionKey(t *testing.T) {
@@ -126,7 +127,9 @@ func TestBuild(t *testing.T) {
 		key  string
 	}{
 		{"default dm scope", Params{Instance: "TG", PeerID: "User1"}, "tg:direct:user1"},
-		{"per peer", Params{Instance: "tg", PeerID: "1", DMScope: PerPeer}, "direct:1"},
+		{"per peer", Params{Instance: "tg", Source: "Telegram", PeerID: "1", DMScope: PerPeer}, "direct:telegram:1"},
+		{"per peer, no source", Params{Instance: "tg", PeerID: "1", DMScope: PerPeer}, "direct:tg:1"},
+		{"per peer linked", Params{Instance: "tg", Source: "telegram", PeerID: "1", DMScope: PerPeer, IdentityLinks: map[string][]string{"Bob": {"tg:1"}}}, "direct:bob"},
 		{"main", Params{Instance: "tg", PeerID: "1", DMScope: Main}, "main"},
 		{"group colon id", Params{Instance: "wa", Kind: Group, PeerID: "a:b@g.us"}, "wa:group:a:b@g.us"},
 		{"linked", Params{Instance: "tg", PeerID: "111", IdentityLinks: map[string][]string{"Alice": {"tg:111"}}}, "tg:direct:alice"},
@@ -173,4 +176,28 @@ func normalizeAgentID(id string) string {
 		return out
 	}
 	return "main"
+}
+
+// TestPerPeerKeepsTheSource: under per-peer, two senders with equal ids on
+// instances of two sources get two sessions; two instances of one source
+// (the same platform user) share one; identity_links still join people
+// across sources.
+func TestPerPeerKeepsTheSource(t *testing.T) {
+	t.Parallel()
+	key := func(instance, source, peer string, links map[string][]string) string {
+		return Build(Params{Instance: instance, Source: source, PeerID: peer, DMScope: PerPeer, IdentityLinks: links})
+	}
+	if tg, wa := key("tg", "telegram", "5", nil), key("wa", "whatsapp", "5", nil); tg == wa {
+		t.Errorf("tg:5 and wa:5 share %q", tg)
+	}
+	if a, b := key("tg", "telegram", "5", nil), key("tg2", "telegram", "5", nil); a != b {
+		t.Errorf("one Telegram user on two bots: %q, %q", a, b)
+	}
+	links := map[string][]string{"ann": {"tg:5", "wa:+15550005"}}
+	if tg, wa := key("tg", "telegram", "5", links), key("wa", "whatsapp", "+15550005", links); tg != wa || tg != "direct:ann" {
+		t.Errorf("linked: %q, %q", tg, wa)
+	}
+	if other := key("wa", "whatsapp", "5", links); other == key("tg", "telegram", "5", links) {
+		t.Errorf("wa:5 joined tg:5's linked session")
+	}
 }

@@ -16,19 +16,39 @@ type Pairing interface {
 	// pending codes of all instances. Instance and SenderID are required.
 	RequestPairing(ctx context.Context, req PairingRequest) (PairingResponse, error)
 	// ApprovePairing consumes a code (case-insensitive, surrounding spaces
-	// ignored) and adds its sender to the approved senders, stamped now.
-	// ErrNotFound for an unknown code, ErrExpired for an expired one, which
-	// is deleted all the same. An unknown code counts as a wrong guess,
-	// which is kept (a documented exception to all-or-none); see
+	// ignored) and adds its sender to the approved senders, stamped now
+	// and with req.By (an approval of a sender approved before replaces
+	// it). ErrNotFound for an unknown code, ErrExpired for an expired one,
+	// which is deleted all the same. An unknown code counts as a wrong
+	// guess, which is kept (a documented exception to all-or-none); see
 	// [MaxWrongPairingGuesses] for what too many of them do, and
-	// ErrTooManyAttempts.
-	ApprovePairing(ctx context.Context, code string) (ApprovedSender, error)
+	// ErrTooManyAttempts. Errors never contain the code.
+	ApprovePairing(ctx context.Context, req ApproveRequest) (ApprovedSender, error)
 	// PendingPairings lists unexpired codes, oldest first; instance ""
 	// means all instances.
 	PendingPairings(ctx context.Context, instance string) ([]PairingCode, error)
-	// IsApproved reports whether the sender was approved. Approvals do not
-	// expire.
-	IsApproved(ctx context.Context, instance, senderID string) (bool, error)
+	// IsApproved reports whether the sender was approved, and, when ttl is
+	// positive, no longer than ttl ago by the engine's clock (an older
+	// approval is kept, and listed, but does not count). ttl ≤ 0: any
+	// approval counts.
+	IsApproved(ctx context.Context, instance, senderID string, ttl time.Duration) (bool, error)
+	// ApprovedSenders lists the approved senders, oldest approval first;
+	// instance "" means all instances.
+	ApprovedSenders(ctx context.Context, instance string) ([]ApprovedSender, error)
+	// RevokeApproval removes a sender's approval; found is false when the
+	// sender was not approved (not an error). The sender's pending code,
+	// if any, is removed too, so revoking starts pairing from scratch.
+	RevokeApproval(ctx context.Context, instance, senderID string) (found bool, err error)
+}
+
+// ApproveRequest approves a pairing code.
+type ApproveRequest struct {
+	// Code is the code the sender was given.
+	Code string
+	// By says who approved it, for the record: an owner's
+	// "<instance>:<id>" (/approve) or "cli" / "admin" (the machine).
+	// Optional.
+	By string
 }
 
 // PairingRequest asks for a pairing code for a sender.
@@ -75,6 +95,9 @@ type ApprovedSender struct {
 	SenderID string
 	// ApprovedAt is when the code was approved.
 	ApprovedAt time.Time
+	// ApprovedBy is the approval's ApproveRequest.By; empty for approvals
+	// stored before it was recorded.
+	ApprovedBy string
 }
 
 // Entry returns the allowlist form "<instance>:<sender id>".

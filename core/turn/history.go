@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/sessionkey"
 )
@@ -21,7 +22,7 @@ type History struct {
 
 type historyEntry struct {
 	key   string
-	lines []string
+	lines []envelope.HistoryEntry
 }
 
 // NewHistory returns a History of at most maxGroups chats.
@@ -38,8 +39,8 @@ func HistoryKey(m *message.Message) string {
 	return sessionkey.WithThread(sessionkey.HistoryKey(m.Instance, kind, m.ChatID), m.ThreadID)
 }
 
-// Add appends a line to a chat's history, keeping the last limit lines.
-func (h *History) Add(key, line string, limit int) {
+// Add appends an entry to a chat's history, keeping the last limit.
+func (h *History) Add(key string, line envelope.HistoryEntry, limit int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	el := h.byKey[key]
@@ -57,12 +58,12 @@ func (h *History) Add(key, line string, limit int) {
 	e := el.Value.(*historyEntry)
 	e.lines = append(e.lines, line)
 	if len(e.lines) > limit {
-		e.lines = append([]string(nil), e.lines[len(e.lines)-limit:]...)
+		e.lines = append([]envelope.HistoryEntry(nil), e.lines[len(e.lines)-limit:]...)
 	}
 }
 
 // Take returns and clears a chat's history.
-func (h *History) Take(key string) []string {
+func (h *History) Take(key string) []envelope.HistoryEntry {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	el := h.byKey[key]
@@ -78,10 +79,16 @@ func (h *History) Take(key string) []string {
 func (h *History) Clear(key string) { h.Take(key) }
 
 // Remember keeps an unaddressed group message as context for the next
-// addressed one (when group history is enabled).
-func (t *Turns) Remember(m *message.Message) {
+// addressed one (when group history is enabled). admitted says whether its
+// sender may trigger the agent in that group (access.Policy.MayTrigger):
+// another's message enters the prompt inside an untrusted block.
+func (t *Turns) Remember(m *message.Message, admitted bool) {
 	set := t.settings()
 	if set.GroupHistoryLimit > 0 {
-		t.history.Add(HistoryKey(m), t.envelopeOf(set, m, time.Time{}), set.GroupHistoryLimit)
+		e := envelope.HistoryEntry{Text: t.envelopeOf(set, m, time.Time{}), Untrusted: !admitted}
+		if !admitted {
+			e.From = senderName(m)
+		}
+		t.history.Add(HistoryKey(m), e, set.GroupHistoryLimit)
 	}
 }

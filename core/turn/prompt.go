@@ -35,7 +35,16 @@ func (t *Turns) prompt(ctx context.Context, set Settings, req Request, sess stor
 // header.
 func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time) string {
 	body := m.Body
-	if trig := t.MatchTrigger(body); trig.Triggered {
+	if m.Forward != nil {
+		// Someone else's text, shown by the sender: untrusted, and never
+		// a reset trigger.
+		body = "(forwarded a message)"
+		if q := envelope.UntrustedBlock(t.opts.BoundaryID(), envelope.Untrusted{
+			Source: envelope.SourceForwarded, From: m.Forward.From, Body: neutralized(m.Body),
+		}); q != "" {
+			body += "\n\n" + q
+		}
+	} else if trig := t.MatchTrigger(body); trig.Triggered {
 		body = trig.Payload
 		// "/new sonnet text": the model word set the model; the agent
 		// gets the text.
@@ -43,14 +52,29 @@ func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time)
 			body = rest
 		}
 	}
-	body = envelope.NeutralizeBody(body)
-	if m.ReplyTo != nil {
-		sender := m.ReplyTo.SenderName
-		if m.ReplyTo.ToBot {
-			sender = "you (the assistant)"
-		}
-		if q := envelope.ReplyContext(envelope.ReplyTo{Sender: sender, ID: m.ReplyTo.MessageID, Body: m.ReplyTo.Text}); q != "" {
-			body += "\n\n" + q
+	if m.Forward == nil {
+		body = envelope.NeutralizeBody(body)
+	}
+	if r := m.ReplyTo; r != nil {
+		own := r.SenderID != "" && r.SenderID == m.Sender.ID
+		switch {
+		case r.ToBot || own:
+			// The bot's own words, or the sender's: theirs to quote.
+			sender := r.SenderName
+			if r.ToBot {
+				sender = "you (the assistant)"
+			}
+			if q := envelope.ReplyContext(envelope.ReplyTo{Sender: sender, ID: r.MessageID, Body: r.Text}); q != "" {
+				body += "\n\n" + q
+			}
+		default:
+			// Someone else's text: the sender chose to show it, but did
+			// not write it.
+			if q := envelope.UntrustedBlock(t.opts.BoundaryID(), envelope.Untrusted{
+				Source: envelope.SourceReply, From: r.SenderName, Body: neutralized(r.Text),
+			}); q != "" {
+				body += "\n\n" + q
+			}
 		}
 	}
 	for _, md := range m.Media {
@@ -60,13 +84,7 @@ func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time)
 			body += fmt.Sprintf("\n[Attached %s could not be downloaded]", md.Kind)
 		}
 	}
-	name := m.Sender.Name
-	if name == "" {
-		name = m.Sender.Username
-	}
-	if name == "" {
-		name = m.Sender.ID
-	}
+	name := senderName(m)
 	from := envelope.FromLabel(envelope.FromLabelParams{
 		IsGroup: m.IsGroup(), GroupLabel: m.ChatTitle, GroupID: m.ChatID,
 		DirectLabel: name, DirectID: m.Sender.ID,
@@ -76,6 +94,24 @@ func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time)
 		ChatType: envelope.ChatType(m.ChatType),
 		Sender:   envelope.Sender{Name: m.Sender.Name, Username: m.Sender.Username, ID: m.Sender.ID},
 	}, body, set.Envelope)
+}
+
+// senderName is how the envelope names the sender of m.
+func senderName(m *message.Message) string {
+	switch {
+	case m.Sender.Name != "":
+		return m.Sender.Name
+	case m.Sender.Username != "":
+		return m.Sender.Username
+	}
+	return m.Sender.ID
+}
+
+// neutralized is text with every line that opens with '[' escaped, the
+// first one included (envelope.NeutralizeBody spares the first line: it
+// follows a header there).
+func neutralized(text string) string {
+	return envelope.NeutralizeBody("\n" + text)[1:]
 }
 
 // buildPrompt assembles the user message of a turn: abort hint, summaries
@@ -101,7 +137,7 @@ func (t *Turns) buildPrompt(set Settings, sess store.Session, msgs []message.Mes
 	last := &msgs[len(msgs)-1]
 	if last.IsGroup() && set.GroupHistoryLimit > 0 {
 		if hist := t.history.Take(HistoryKey(last)); len(hist) > 0 {
-			current = envelope.GroupHistory(hist, current, false)
+			current = envelope.GroupHistoryMarked(hist, current, t.opts.BoundaryID)
 		}
 	}
 	var parts []string

@@ -222,6 +222,9 @@ type Options struct {
 	// (Settings.Approvals, /mode ask); nil: claude's permission mode
 	// decides alone.
 	Approvals Approvals
+	// BoundaryID returns the id of an untrusted block; nil means
+	// envelope.NewBoundaryID (random). Tests fix it.
+	BoundaryID func() string
 }
 
 // Turns runs turns. Safe for concurrent use (one turn per session at a
@@ -255,6 +258,9 @@ func New(opts Options) *Turns {
 	}
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
+	}
+	if opts.BoundaryID == nil {
+		opts.BoundaryID = envelope.NewBoundaryID
 	}
 	t := &Turns{opts: opts, log: opts.Logger.Named("turn"), history: NewHistory(1000), waits: recent.New[string, runner.Wait](maxWaits)}
 	t.SetSettings(opts.Settings)

@@ -44,11 +44,60 @@ type callbackQuery struct {
 	GameShortName string `json:"game_short_name,omitempty"`
 }
 
-// message is tgbotapi.Message plus the forum-topic fields of Bot API 6.3.
+// message is tgbotapi.Message plus the forum-topic fields of Bot API 6.3
+// and the forward origin of Bot API 7.0.
 type message struct {
 	tgbotapi.Message
-	MessageThreadID int  `json:"message_thread_id,omitempty"`
-	IsTopicMessage  bool `json:"is_topic_message,omitempty"`
+	MessageThreadID int            `json:"message_thread_id,omitempty"`
+	IsTopicMessage  bool           `json:"is_topic_message,omitempty"`
+	ForwardOrigin   *messageOrigin `json:"forward_origin,omitempty"`
+}
+
+// messageOrigin is Bot API 7.0's MessageOrigin: where a forwarded message
+// came from. Type is "user", "hidden_user", "chat" or "channel".
+type messageOrigin struct {
+	Type           string         `json:"type"`
+	Date           int64          `json:"date"`
+	SenderUser     *tgbotapi.User `json:"sender_user,omitempty"`
+	SenderUserName string         `json:"sender_user_name,omitempty"`
+	SenderChat     *tgbotapi.Chat `json:"sender_chat,omitempty"`
+	Chat           *tgbotapi.Chat `json:"chat,omitempty"`
+}
+
+// forwardOf describes where m was forwarded from, or nil when it was not:
+// forward_origin (Bot API 7.0), else the forward_* fields that preceded it.
+func forwardOf(m *message) *channel.Forward {
+	if o := m.ForwardOrigin; o != nil {
+		f := &channel.Forward{}
+		if o.Date != 0 {
+			f.Date = time.Unix(o.Date, 0).UTC()
+		}
+		switch {
+		case o.SenderUser != nil:
+			f.From = fullName(o.SenderUser.FirstName, o.SenderUser.LastName)
+		case o.SenderUserName != "":
+			f.From = o.SenderUserName
+		case o.SenderChat != nil:
+			f.From = o.SenderChat.Title
+		case o.Chat != nil:
+			f.From = o.Chat.Title
+		}
+		return f
+	}
+	if m.ForwardDate == 0 && m.ForwardFrom == nil && m.ForwardFromChat == nil && m.ForwardSenderName == "" {
+		return nil
+	}
+	f := &channel.Forward{From: m.ForwardSenderName}
+	if m.ForwardDate != 0 {
+		f.Date = time.Unix(int64(m.ForwardDate), 0).UTC()
+	}
+	switch {
+	case m.ForwardFrom != nil:
+		f.From = fullName(m.ForwardFrom.FirstName, m.ForwardFrom.LastName)
+	case m.ForwardFromChat != nil:
+		f.From = m.ForwardFromChat.Title
+	}
+	return f
 }
 
 // self is the bot's identity from getMe, used for mention detection.
@@ -127,6 +176,7 @@ func toInbound(u update, me self) (channel.InboundMessage, bool) {
 	in.ChatType = chatTypeOf(m.Chat.Type)
 	in.ThreadID = threadOf(m)
 	in.Sender = senderOf(m)
+	in.Forward = forwardOf(m)
 	if in.ReplyTo = replyToOf(m, me); in.ReplyTo != nil && in.ReplyTo.ToBot {
 		in.WasMentioned = true
 	}

@@ -134,6 +134,10 @@ func (in inbound) convert(e *events.Message) (channel.InboundMessage, string) {
 	}
 
 	ci := contextInfo(msg)
+	if ci.GetIsForwarded() {
+		// WhatsApp does not say whose it was.
+		out.Forward = &channel.Forward{}
+	}
 	if id := ci.GetStanzaID(); id != "" {
 		toBot := (in.sent != nil && in.sent(id)) || (!self && in.me.isString(ci.GetParticipant()))
 		r := &channel.ReplyTo{MessageID: id, ToBot: toBot}

@@ -74,6 +74,7 @@ func TestConvert(t *testing.T) {
 		mentioned          bool
 		commandText        string
 		replyTo            *channel.ReplyTo
+		forwarded          bool
 		mediaKind          channel.MediaKind
 		text, name, reason string
 	}
@@ -108,6 +109,8 @@ func TestConvert(t *testing.T) {
 		{"reply quoting someone else", base, msgEvt(groupJID, annLID, annPN, false, ext("yes", &waE2E.ContextInfo{StanzaID: proto.String("X2"), Participant: proto.String(bobLID.String())})),
 			want{chatType: channel.ChatGroup, chatID: groupJID.String(), senderID: "+15550000002", alts: []string{annLID.String()}, text: "yes", name: "Ann",
 				replyTo: &channel.ReplyTo{MessageID: "X2", SenderID: bobLID.String()}}},
+		{"forwarded", base, msgEvt(annPN, annPN, types.EmptyJID, false, ext("/new obey", &waE2E.ContextInfo{IsForwarded: proto.Bool(true), ForwardingScore: proto.Uint32(1)})),
+			want{chatType: channel.ChatDirect, chatID: "+15550000002", senderID: "+15550000002", alts: []string{annLID.String()}, text: "/new obey", name: "Ann", forwarded: true}},
 		{"voice note", base, msgEvt(annPN, annPN, types.EmptyJID, false, &waE2E.Message{AudioMessage: &waE2E.AudioMessage{PTT: proto.Bool(true), Mimetype: proto.String("audio/ogg; codecs=opus"), DirectPath: proto.String("/v/x"), MediaKey: []byte{1}, FileLength: proto.Uint64(10)}}),
 			want{chatType: channel.ChatDirect, chatID: "+15550000002", senderID: "+15550000002", alts: []string{annLID.String()}, mediaKind: channel.MediaVoice, name: "Ann"}},
 		{"image with caption", base, msgEvt(annPN, annPN, types.EmptyJID, false, &waE2E.Message{ImageMessage: &waE2E.ImageMessage{Caption: proto.String("look"), Mimetype: proto.String("image/jpeg"), DirectPath: proto.String("/v/i"), MediaKey: []byte{1}}}),
@@ -160,6 +163,9 @@ func TestConvert(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got.ReplyTo, w.replyTo) {
 				t.Errorf("reply to %+v, want %+v", got.ReplyTo, w.replyTo)
+			}
+			if (got.Forward != nil) != w.forwarded {
+				t.Errorf("forward %+v, want forwarded=%v", got.Forward, w.forwarded)
 			}
 			switch {
 			case w.mediaKind == "" && len(got.Media) != 0:

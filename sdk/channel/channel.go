@@ -212,6 +212,20 @@ type InboundMessage struct {
 	// id of the press (the host dedupes on it), Text the button's label,
 	// Sender who pressed.
 	Action *Action
+	// Forward, when set, says Text (and Media) were forwarded from another
+	// message: Sender shows them but did not write them. The host puts
+	// such text in the prompt as untrusted content and never reads it as
+	// a command. Nil: the sender's own message.
+	Forward *Forward
+}
+
+// Forward describes where a forwarded message came from.
+type Forward struct {
+	// From names the original author or chat (a user's name, a channel's
+	// title); empty when the platform hides it.
+	From string
+	// Date is when the original was sent; zero when unknown.
+	Date time.Time
 }
 
 // Action is a pressed button.

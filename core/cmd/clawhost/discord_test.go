@@ -49,6 +49,7 @@ access {
   dm_policy       = "allowlist"
   allow_from      = %s
   groups          = %s
+  group_allow_from = ["dc:*"] # every member of the listed channels
   require_mention = true
 }
 admin {

@@ -4,8 +4,9 @@
 //
 //	clawhost [run] [-config FILE]      run (default ./config.hcl)
 //	clawhost validate [-config FILE]   check the configuration, plugins included
-//	clawhost pairing list|approve CODE [-config FILE]
-//	                                   pending pairing codes; approve one
+//	clawhost pairing list [-approved]|approve CODE|revoke INSTANCE:ID [-config FILE]
+//	                                   pending pairing codes (or the approved
+//	                                   senders); approve one; revoke a sender
 //	clawhost status [-config FILE]     the running host's plugins: state, error, what to do
 //	clawhost plugin test [flags] PATH  the conformance checks against a plugin binary
 //	clawhost security audit [-config FILE] [-json]
@@ -62,9 +63,12 @@ var commands = []command{
 		"SIGHUP reloads the configuration: new and changed plugin blocks are checked by their\nplugins first; an invalid file is refused whole and the running set kept (clawhost status\nshows why); SIGINT and SIGTERM stop every plugin and claude process and exit."},
 	{"validate", "[-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
 		"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Exit 0 when valid (warnings allowed), 1 on errors,\n2 on bad usage."},
-	{"pairing list", "[-config FILE]", "the pending pairing codes of unknown senders", ""},
+	{"pairing list", "[-approved] [-config FILE]", "the pending pairing codes of unknown senders; -approved: the approved senders",
+		"-approved lists each sender approved through pairing with when and by whom, and when the\napproval expires (access.pairing_ttl) or why it is not honoured (dm_policy = \"allowlist\")."},
 	{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
 		"Goes through the running host's admin endpoint, or the database when clawhost is stopped."},
+	{"pairing revoke", "INSTANCE:ID [-config FILE]", "withdraw a sender's approval and drop their schedules",
+		"The sender (as /whoami shows it, e.g. tg:123456789) is asked to pair again; the schedules\nthat run in their direct chat (added with /schedule or by the agent) are removed. Entries\nin access.owners or access.allow_from stay: edit the file for those."},
 	{"status", "[-config FILE]", "the running host's plugins: state, last error, what to do",
 		"Reads the running host's admin endpoint (admin { listen = ... } in the file) with the token\nof <data_dir>/admin.token, and shows a\nrefused last reload with its diagnostics. Exit 0 when every plugin is ready, 1 when one is\nnot or the last reload was refused, 2 when the host cannot be reached. A plugin that needs\nattention is shown with what it asks for: a QR code drawn in the terminal, a code or a link,\nand its expiry."},
 	{"plugin test", "[flags] PATH", "run the conformance checks against a plugin binary, in any language",
@@ -191,6 +195,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // help is written below, once
 	cfgPath := fs.String("config", "config.hcl", configFlagUsage)
+	approved := fs.Bool("approved", false, "pairing list: the approved senders instead of the pending codes")
 	var positional []string
 	for len(args) > 0 && !isFlag(args[0]) {
 		positional, args = append(positional, args[0]), args[1:]
@@ -208,6 +213,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	positional = append(positional, fs.Args()...)
+	if *approved && cmd != "pairing" {
+		fmt.Fprintln(stderr, "clawhost: -approved goes with pairing list")
+		return 2
+	}
 	switch cmd {
 	case "version":
 		fmt.Fprintf(stdout, "clawhost %s\n", version)
@@ -217,7 +226,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "validate":
 		return validate(*cfgPath, stdout, stderr)
 	case "pairing":
-		return pairing(*cfgPath, positional, stdout, stderr)
+		return pairing(*cfgPath, positional, *approved, stdout, stderr)
 	case "status":
 		return status(*cfgPath, stdout, stderr)
 	case "retry":

@@ -502,8 +502,8 @@ func TestReloadNestedKeepsRunning(t *testing.T) {
 func TestHelp(t *testing.T) {
 	t.Parallel()
 	lines := []string{
-		"  run [-config FILE] ", "  validate [-config FILE] ", "  pairing list [-config FILE] ",
-		"  pairing approve CODE [-config FILE] ", "  version ", "  help [COMMAND] ", "  -config FILE ",
+		"  run [-config FILE] ", "  validate [-config FILE] ", "  pairing list [-approved] [-config FILE] ",
+		"  pairing approve CODE [-config FILE] ", "  pairing revoke INSTANCE:ID [-config FILE] ", "  version ", "  help [COMMAND] ", "  -config FILE ",
 	}
 	for _, tc := range []struct {
 		args   []string

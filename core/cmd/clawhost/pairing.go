@@ -18,25 +18,35 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 )
 
-// pairing is `clawhost pairing list` and `clawhost pairing approve CODE`.
-// While clawhost runs, the database is locked by it: the command then goes
-// through the admin endpoint on loopback; otherwise it opens the database
-// itself.
-func pairing(path string, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] == "approve" && len(args) != 2) || (args[0] != "approve" && args[0] != "list") {
-		fmt.Fprintln(stderr, "usage: clawhost pairing list [-config FILE]\n       clawhost pairing approve CODE [-config FILE]")
+const pairingUsage = `usage: clawhost pairing list [-approved] [-config FILE]
+       clawhost pairing approve CODE [-config FILE]
+       clawhost pairing revoke INSTANCE:ID [-config FILE]`
+
+// pairing is `clawhost pairing list [-approved]`, `pairing approve CODE`
+// and `pairing revoke INSTANCE:ID`. While clawhost runs, the database is
+// locked by it: the command then goes through the admin endpoint on
+// loopback; otherwise it opens the database (and, to revoke, the
+// schedules file) itself.
+func pairing(path string, args []string, approved bool, stdout, stderr io.Writer) int {
+	ok := len(args) == 1 && args[0] == "list" ||
+		len(args) == 2 && (args[0] == "approve" || args[0] == "revoke") && !approved
+	if !ok {
+		fmt.Fprintln(stderr, pairingUsage)
 		return 2
 	}
-	cfg, ok := load(path, stderr)
-	if !ok {
+	cfg, loaded := load(path, stderr)
+	if !loaded {
 		return 1
 	}
-	code := ""
+	verb, arg := args[0], ""
 	if len(args) == 2 {
-		code = strings.TrimSpace(args[1])
+		arg = strings.TrimSpace(args[1])
+	}
+	if verb == "list" && approved {
+		verb = "approved"
 	}
 	if cfg.Admin.Listen != "" {
-		out, err := pairingHTTP(cfg, code)
+		out, err := pairingHTTP(cfg, verb, arg)
 		if err == nil {
 			fmt.Fprint(stdout, out)
 			return 0
@@ -56,22 +66,35 @@ func pairing(path string, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer db.Close()
-	api := core.PairingAPI{DB: db}
-	if code == "" {
-		codes, err := api.PendingPairings(ctx)
-		if err != nil {
-			fmt.Fprintf(stderr, "clawhost pairing: %v\n", err)
-			return 1
+	api := core.PairingAPI{DB: db, By: "cli", Policy: core.AccessPolicy(cfg), Schedules: core.ChatSchedules(cfg)}
+	var out string
+	switch verb {
+	case "list":
+		var codes []admin.PairingCode
+		if codes, err = api.PendingPairings(ctx); err == nil {
+			out = formatCodes(codes)
 		}
-		fmt.Fprint(stdout, formatCodes(codes))
-		return 0
+	case "approved":
+		var list []admin.ApprovedSender
+		if list, err = api.ApprovedSenders(ctx); err == nil {
+			out = formatApproved(list)
+		}
+	case "approve":
+		var entry string
+		if entry, err = api.ApprovePairing(ctx, arg); err == nil {
+			out = "approved " + entry + "\n"
+		}
+	case "revoke":
+		var r admin.Revocation
+		if r, err = api.RevokeSender(ctx, arg); err == nil {
+			out = formatRevocation(r)
+		}
 	}
-	entry, err := api.ApprovePairing(ctx, code)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost pairing: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "approved %s\n", entry)
+	fmt.Fprint(stdout, out)
 	return 0
 }
 
@@ -86,36 +109,111 @@ func formatCodes(codes []admin.PairingCode) string {
 	return b.String()
 }
 
-// pairingHTTP lists or approves through a running clawhost's admin endpoint.
-func pairingHTTP(cfg *config.Config, code string) (string, error) {
-	if code == "" {
-		resp, err := adminDo(cfg, http.MethodGet, "/pairing", "", nil, 10*time.Second)
-		if err != nil {
+// formatApproved renders `pairing list -approved`: one sender a line,
+// with when and by whom, and the approval's state.
+func formatApproved(list []admin.ApprovedSender) string {
+	if len(list) == 0 {
+		return "no senders approved through pairing\n"
+	}
+	var b strings.Builder
+	for _, a := range list {
+		by := a.ApprovedBy
+		if by == "" {
+			by = "(not recorded)"
+		}
+		fmt.Fprintf(&b, "%s  approved %s by %s", a.Entry, a.ApprovedAt.Format(time.RFC3339), by)
+		switch {
+		case !a.ExpiresAt.IsZero() && !a.Honoured && time.Now().After(a.ExpiresAt):
+			fmt.Fprintf(&b, "  expired %s", a.ExpiresAt.Format(time.RFC3339))
+		case !a.Honoured:
+			b.WriteString(`  not honoured (dm_policy = "allowlist")`)
+		case !a.ExpiresAt.IsZero():
+			fmt.Fprintf(&b, "  expires %s", a.ExpiresAt.Format(time.RFC3339))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func formatRevocation(r admin.Revocation) string {
+	var b strings.Builder
+	if r.Found {
+		fmt.Fprintf(&b, "revoked %s", r.Entry)
+	} else {
+		fmt.Fprintf(&b, "%s was not approved through pairing", r.Entry)
+	}
+	if r.Schedules > 0 {
+		fmt.Fprintf(&b, "; %d schedule(s) dropped", r.Schedules)
+	}
+	b.WriteByte('\n')
+	if len(r.Listed) > 0 {
+		fmt.Fprintf(&b, "note: access.%s in the configuration still admits %s\n", strings.Join(r.Listed, " and access."), r.Entry)
+	}
+	return b.String()
+}
+
+// pairingHTTP lists, approves or revokes through a running clawhost's
+// admin endpoint; verb is "list", "approved", "approve" or "revoke".
+func pairingHTTP(cfg *config.Config, verb, arg string) (string, error) {
+	switch verb {
+	case "list":
+		var codes []admin.PairingCode
+		if err := getJSON(cfg, "/pairing", &codes); err != nil {
 			return "", err
 		}
-		defer resp.Body.Close()
-		var codes []admin.PairingCode
-		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&codes) != nil {
-			return "", fmt.Errorf("admin endpoint: %s", resp.Status)
-		}
 		return formatCodes(codes), nil
+	case "approved":
+		var list []admin.ApprovedSender
+		if err := getJSON(cfg, "/pairing/approved", &list); err != nil {
+			return "", err
+		}
+		return formatApproved(list), nil
+	case "approve":
+		var out struct {
+			Approved string `json:"approved"`
+		}
+		if err := postJSON(cfg, "/pairing/approve", map[string]string{"code": arg}, &out); err != nil {
+			return "", err
+		}
+		return "approved " + out.Approved + "\n", nil
 	}
-	body, _ := json.Marshal(map[string]string{"code": code})
-	resp, err := adminDo(cfg, http.MethodPost, "/pairing/approve", "application/json", bytes.NewReader(body), 10*time.Second)
-	if err != nil {
+	var r admin.Revocation
+	if err := postJSON(cfg, "/pairing/revoke", map[string]string{"sender": arg}, &r); err != nil {
 		return "", err
 	}
+	return formatRevocation(r), nil
+}
+
+func getJSON(cfg *config.Config, path string, v any) error {
+	resp, err := adminDo(cfg, http.MethodGet, path, "", nil, 10*time.Second)
+	if err != nil {
+		return err
+	}
 	defer resp.Body.Close()
-	var out struct {
-		Approved string `json:"approved"`
-		Error    string `json:"error"`
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(v) != nil {
+		return fmt.Errorf("admin endpoint: %s", resp.Status)
 	}
-	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return nil
+}
+
+// postJSON posts body and decodes a 200 answer into v; another status is
+// an error carrying the answer's "error".
+func postJSON(cfg *config.Config, path string, body, v any) error {
+	b, _ := json.Marshal(body)
+	resp, err := adminDo(cfg, http.MethodPost, path, "application/json", bytes.NewReader(b), 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		if out.Error == "" {
-			out.Error = resp.Status
+		var e struct {
+			Error string `json:"error"`
 		}
-		return "", errors.New(out.Error)
+		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+			e.Error = resp.Status
+		}
+		return errors.New(e.Error)
 	}
-	return "approved " + out.Approved + "\n", nil
+	return json.Unmarshal(raw, v)
 }

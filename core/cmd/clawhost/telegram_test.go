@@ -35,7 +35,7 @@ const (
 	tgCarol    = 1003           // DM: long reply
 	tgDora     = 1004           // DM: HTML fallback
 	tgStranger = 2999           // DM: not allowed
-	tgBob      = 2002           // group member (groups admit every member)
+	tgBob      = 2002           // group member group_allow_from names
 	tgGroup    = -1001234500001 // allowed group
 	tgForum    = -1001234500002 // allowed forum supergroup
 	tgTopic    = 77             // topic in tgForum
@@ -58,6 +58,7 @@ access {
   dm_policy       = "allowlist"
   allow_from      = ["tg:1001", "tg:1003", "tg:1004"]
   groups          = ["tg:-1001234500001", "tg:-1001234500002"]
+  group_allow_from = ["tg:2002"]
   require_mention = true
 }
 admin {

@@ -66,6 +66,7 @@ access {
   dm_policy       = "allowlist"
   allow_from      = ["wa:+15550002222", "wa:+15550004444", "wa:+15550005555", "wa:+15550000001"]
   groups          = ["wa:120363000000000042@g.us"]
+  group_allow_from = ["wa:*"] # every member of the listed group
   require_mention = true
 }
 admin {

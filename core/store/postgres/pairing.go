@@ -89,8 +89,8 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 }
 
 // ApprovePairing implements [store.Pairing].
-func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSender, error) {
-	code = strings.ToUpper(strings.TrimSpace(code))
+func (d *DB) ApprovePairing(ctx context.Context, req store.ApproveRequest) (store.ApprovedSender, error) {
+	code := strings.ToUpper(strings.TrimSpace(req.Code))
 	var a store.ApprovedSender
 	var expired, wrong bool
 	err := d.write(ctx, func(tx pgx.Tx) error {
@@ -134,10 +134,10 @@ func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSen
 			expired = true
 			return nil
 		}
-		a.ApprovedAt = now
-		_, err = tx.Exec(ctx, `INSERT INTO approved_senders(instance, sender_id, approved_at) VALUES ($1, $2, $3)
-			ON CONFLICT (instance, sender_id) DO UPDATE SET approved_at = excluded.approved_at`,
-			a.Instance, a.SenderID, now.UnixNano())
+		a.ApprovedAt, a.ApprovedBy = now, req.By
+		_, err = tx.Exec(ctx, `INSERT INTO approved_senders(instance, sender_id, approved_at, approved_by) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (instance, sender_id) DO UPDATE SET approved_at = excluded.approved_at, approved_by = excluded.approved_by`,
+			a.Instance, a.SenderID, now.UnixNano(), req.By)
 		return err
 	})
 	switch {
@@ -147,7 +147,7 @@ func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSen
 		err = store.ErrNotFound
 	}
 	if err != nil {
-		return store.ApprovedSender{}, fmt.Errorf("approve pairing code %s: %w", code, err)
+		return store.ApprovedSender{}, fmt.Errorf("approve pairing code: %w", err)
 	}
 	return a, nil
 }
@@ -178,9 +178,13 @@ func (d *DB) PendingPairings(ctx context.Context, instance string) ([]store.Pair
 }
 
 // IsApproved implements [store.Pairing].
-func (d *DB) IsApproved(ctx context.Context, instance, senderID string) (bool, error) {
+func (d *DB) IsApproved(ctx context.Context, instance, senderID string, ttl time.Duration) (bool, error) {
+	var since int64
+	if ttl > 0 {
+		since = d.now().Add(-ttl).UnixNano()
+	}
 	var x int
-	err := d.pool.QueryRow(ctx, `SELECT 1 FROM approved_senders WHERE instance = $1 AND sender_id = $2`, instance, senderID).Scan(&x)
+	err := d.pool.QueryRow(ctx, `SELECT 1 FROM approved_senders WHERE instance = $1 AND sender_id = $2 AND approved_at > $3`, instance, senderID, since).Scan(&x)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -188,4 +192,49 @@ func (d *DB) IsApproved(ctx context.Context, instance, senderID string) (bool, e
 		return false, fmt.Errorf("is %s:%s approved: %w", instance, senderID, d.closed(err))
 	}
 	return true, nil
+}
+
+// ApprovedSenders implements [store.Pairing].
+func (d *DB) ApprovedSenders(ctx context.Context, instance string) ([]store.ApprovedSender, error) {
+	rows, err := d.pool.Query(ctx, `SELECT instance, sender_id, approved_at, approved_by FROM approved_senders
+		WHERE ($1 = '' OR instance = $1) ORDER BY approved_at, instance, sender_id`, instance)
+	if err != nil {
+		return nil, fmt.Errorf("list approved senders: %w", d.closed(err))
+	}
+	defer rows.Close()
+	var out []store.ApprovedSender
+	for rows.Next() {
+		var a store.ApprovedSender
+		var at int64
+		if err := rows.Scan(&a.Instance, &a.SenderID, &at, &a.ApprovedBy); err != nil {
+			return nil, fmt.Errorf("list approved senders: %w", err)
+		}
+		a.ApprovedAt = store.FromUnixNano(at)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list approved senders: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeApproval implements [store.Pairing].
+func (d *DB) RevokeApproval(ctx context.Context, instance, senderID string) (bool, error) {
+	var found bool
+	err := d.write(ctx, func(tx pgx.Tx) error {
+		if err := lockPairing(ctx, tx); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM approved_senders WHERE instance = $1 AND sender_id = $2`, instance, senderID)
+		if err != nil {
+			return err
+		}
+		found = tag.RowsAffected() > 0
+		_, err = tx.Exec(ctx, `DELETE FROM pairing_codes WHERE instance = $1 AND sender_id = $2`, instance, senderID)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("revoke %s:%s: %w", instance, senderID, err)
+	}
+	return found, nil
 }

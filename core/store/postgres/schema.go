@@ -153,6 +153,10 @@ CREATE TABLE relay (
 );
 CREATE INDEX relay_new ON relay(instance, id) WHERE state = 'new';
 `,
+	// 4: who approved a sender (pairing list -approved).
+	`
+ALTER TABLE approved_senders ADD COLUMN approved_by TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // schemaVersion is the version a database has after Open.

@@ -76,8 +76,8 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 }
 
 // ApprovePairing implements [store.Pairing].
-func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSender, error) {
-	code = strings.ToUpper(strings.TrimSpace(code))
+func (d *DB) ApprovePairing(ctx context.Context, req store.ApproveRequest) (store.ApprovedSender, error) {
+	code := strings.ToUpper(strings.TrimSpace(req.Code))
 	var a store.ApprovedSender
 	var expired, wrong bool
 	err := d.w.durable(ctx, func(t *wtx) error {
@@ -120,10 +120,10 @@ func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSen
 			expired = true
 			return nil
 		}
-		a.ApprovedAt = now
-		_, err = t.exec(`INSERT INTO approved_senders(instance, sender_id, approved_at) VALUES (?, ?, ?)
-			ON CONFLICT(instance, sender_id) DO UPDATE SET approved_at = excluded.approved_at`,
-			a.Instance, a.SenderID, now.UnixNano())
+		a.ApprovedAt, a.ApprovedBy = now, req.By
+		_, err = t.exec(`INSERT INTO approved_senders(instance, sender_id, approved_at, approved_by) VALUES (?, ?, ?, ?)
+			ON CONFLICT(instance, sender_id) DO UPDATE SET approved_at = excluded.approved_at, approved_by = excluded.approved_by`,
+			a.Instance, a.SenderID, now.UnixNano(), req.By)
 		return err
 	})
 	switch {
@@ -133,7 +133,7 @@ func (d *DB) ApprovePairing(ctx context.Context, code string) (store.ApprovedSen
 		err = store.ErrNotFound
 	}
 	if err != nil {
-		return store.ApprovedSender{}, fmt.Errorf("approve pairing code %s: %w", code, err)
+		return store.ApprovedSender{}, fmt.Errorf("approve pairing code: %w", err)
 	}
 	return a, nil
 }
@@ -164,8 +164,12 @@ func (d *DB) PendingPairings(ctx context.Context, instance string) ([]store.Pair
 }
 
 // IsApproved implements [store.Pairing].
-func (d *DB) IsApproved(ctx context.Context, instance, senderID string) (bool, error) {
-	row, err := d.queryRow(ctx, `SELECT 1 FROM approved_senders WHERE instance = ? AND sender_id = ?`, instance, senderID)
+func (d *DB) IsApproved(ctx context.Context, instance, senderID string, ttl time.Duration) (bool, error) {
+	var since int64
+	if ttl > 0 {
+		since = d.now().Add(-ttl).UnixNano()
+	}
+	row, err := d.queryRow(ctx, `SELECT 1 FROM approved_senders WHERE instance = ? AND sender_id = ? AND approved_at > ?`, instance, senderID, since)
 	var x int
 	if err == nil {
 		err = row.Scan(&x)
@@ -177,4 +181,50 @@ func (d *DB) IsApproved(ctx context.Context, instance, senderID string) (bool, e
 		return false, fmt.Errorf("is %s:%s approved: %w", instance, senderID, err)
 	}
 	return true, nil
+}
+
+// ApprovedSenders implements [store.Pairing].
+func (d *DB) ApprovedSenders(ctx context.Context, instance string) ([]store.ApprovedSender, error) {
+	rows, err := d.query(ctx, `SELECT instance, sender_id, approved_at, approved_by FROM approved_senders
+		WHERE (? = '' OR instance = ?) ORDER BY approved_at, instance, sender_id`, instance, instance)
+	if err != nil {
+		return nil, fmt.Errorf("list approved senders: %w", err)
+	}
+	defer rows.Close()
+	var out []store.ApprovedSender
+	for rows.Next() {
+		var a store.ApprovedSender
+		var at int64
+		if err := rows.Scan(&a.Instance, &a.SenderID, &at, &a.ApprovedBy); err != nil {
+			return nil, fmt.Errorf("list approved senders: %w", err)
+		}
+		a.ApprovedAt = store.FromUnixNano(at)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list approved senders: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeApproval implements [store.Pairing].
+func (d *DB) RevokeApproval(ctx context.Context, instance, senderID string) (bool, error) {
+	var found bool
+	err := d.w.durable(ctx, func(t *wtx) error {
+		res, err := t.exec(`DELETE FROM approved_senders WHERE instance = ? AND sender_id = ?`, instance, senderID)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		found = n > 0
+		_, err = t.exec(`DELETE FROM pairing_codes WHERE instance = ? AND sender_id = ?`, instance, senderID)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("revoke %s:%s: %w", instance, senderID, err)
+	}
+	return found, nil
 }

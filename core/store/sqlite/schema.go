@@ -178,6 +178,10 @@ CREATE TABLE chunk_texts (
 INSERT INTO chunk_texts(journal_id, idx, text) SELECT journal_id, idx, text FROM reply_chunks;
 UPDATE reply_chunks SET text = '' WHERE text <> '';
 `,
+	// 8: who approved a sender (pairing list -approved).
+	`
+ALTER TABLE approved_senders ADD COLUMN approved_by TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

@@ -88,7 +88,7 @@ func TestMigrationSetsFinishedAt(t *testing.T) {
 	}
 	// Back to schema 5: the payloads in the rows, the column gone, the old
 	// indexes back.
-	for _, q := range append(slices.Clone(undoMigration7),
+	for _, q := range append(append(slices.Clone(undoMigration8), undoMigration7...),
 		`DROP INDEX journal_live`, `DROP INDEX journal_done`, `ALTER TABLE journal DROP COLUMN finished_at`,
 		`CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed')`,
 		`CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued'`,
@@ -142,6 +142,38 @@ var undoMigration7 = []string{
 	`DROP TABLE chunk_texts`,
 }
 
+// undoMigration8 takes a database back from schema 8 to 7.
+var undoMigration8 = []string{`ALTER TABLE approved_senders DROP COLUMN approved_by`}
+
+// TestMigrationApprovedBy: an approval stored before migration 8 is kept,
+// listed with no approver, and still counts.
+func TestMigrationApprovedBy(t *testing.T) {
+	dir := t.TempDir()
+	d := openTest(t, dir, storetest.NewClock())
+	ctx := context.Background()
+	r, err := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(slices.Clone(undoMigration8), `PRAGMA user_version = 7`) {
+		if _, err := d.wdbExec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	d.Close()
+	d = openTest(t, dir, nil)
+	list, err := d.ApprovedSenders(ctx, "")
+	if err != nil || len(list) != 1 || list[0].Entry() != "tg:5" || list[0].ApprovedBy != "" {
+		t.Fatalf("after the migration: %+v, %v", list, err)
+	}
+	if ok, err := d.IsApproved(ctx, "tg", "5", 0); !ok || err != nil {
+		t.Fatalf("IsApproved after the migration = %v, %v", ok, err)
+	}
+}
+
 // TestMigrationMovesPayloads: a database written before migration 7 keeps
 // every entry's message and every chunk's text, now beside their rows, and
 // no row keeps a copy.
@@ -169,7 +201,7 @@ func TestMigrationMovesPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to schema 6: the payloads in the rows, their tables gone.
-	for _, q := range append(slices.Clone(undoMigration7), `PRAGMA user_version = 6`) {
+	for _, q := range append(append(slices.Clone(undoMigration8), undoMigration7...), `PRAGMA user_version = 6`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

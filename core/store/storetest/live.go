@@ -128,22 +128,22 @@ func testPairingGuesses(t *testing.T, h *env) {
 		t.Fatal(err)
 	}
 	for i := range store.MaxWrongPairingGuesses {
-		if _, err := d.ApprovePairing(ctx, fmt.Sprintf("WRONG%03d", i)); !errors.Is(err, store.ErrNotFound) {
+		if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: fmt.Sprintf("WRONG%03d", i)}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("guess %d: %v", i, err)
 		}
 	}
-	if _, err := d.ApprovePairing(ctx, r.Code.Code); !errors.Is(err, store.ErrTooManyAttempts) {
+	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code}); !errors.Is(err, store.ErrTooManyAttempts) {
 		t.Fatalf("approval while locked: %v", err)
 	}
 	h.clk.Advance(store.PairingGuessWindow + time.Second)
-	if _, err := d.ApprovePairing(ctx, r.Code.Code); !errors.Is(err, store.ErrNotFound) {
+	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the code pending during the guessing is void: %v", err)
 	}
 	r2, err := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.ApprovePairing(ctx, r2.Code.Code); err != nil {
+	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r2.Code.Code}); err != nil {
 		t.Fatalf("after the window a new code is approved: %v", err)
 	}
 }

@@ -176,7 +176,7 @@ func testReopenKeepsState(t *testing.T, h *env) {
 	putSession(t, d, store.Session{Key: "s", ClaudeSessionID: "u"})
 	r, _ := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "1"})
 	d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "2"})
-	d.ApprovePairing(ctx, r.Code.Code)
+	d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code})
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func testReopenKeepsState(t *testing.T, h *env) {
 	if s, err := d.Session(ctx, "s"); err != nil || s.ClaudeSessionID != "u" {
 		t.Fatalf("session after reopen = %+v, %v", s, err)
 	}
-	if ok, _ := d.IsApproved(ctx, "tg", "1"); !ok {
+	if ok, _ := d.IsApproved(ctx, "tg", "1", 0); !ok {
 		t.Fatal("approval lost on reopen")
 	}
 	if p, _ := d.PendingPairings(ctx, "tg"); len(p) != 1 {

@@ -80,6 +80,7 @@ var cases = []struct {
 	{"Sessions", testSessions},
 	{"RecentSessionsAndPendingCounts", testRecentSessionsAndPendingCounts},
 	{"Pairing", testPairing},
+	{"ApprovedSenders", testApprovedSenders},
 	{"Leases", testLeases},
 }
 

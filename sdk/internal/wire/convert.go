@@ -187,6 +187,12 @@ func InboundToProto(m channel.InboundMessage, id uint64) *pb.InboundMessage {
 	if a := m.Action; a != nil {
 		out.Action = &pb.Action{ButtonId: a.ButtonID, MessageId: a.MessageID}
 	}
+	if f := m.Forward; f != nil {
+		out.Forward = &pb.Forward{From: f.From}
+		if !f.Date.IsZero() {
+			out.Forward.DateMs = f.Date.UnixMilli()
+		}
+	}
 	if !m.Timestamp.IsZero() {
 		out.TimestampMs = m.Timestamp.UnixMilli()
 	}
@@ -216,6 +222,12 @@ func InboundFromProto(m *pb.InboundMessage) channel.InboundMessage {
 	}
 	if a := m.GetAction(); a != nil {
 		out.Action = &channel.Action{ButtonID: a.GetButtonId(), MessageID: a.GetMessageId()}
+	}
+	if f := m.GetForward(); f != nil {
+		out.Forward = &channel.Forward{From: f.GetFrom()}
+		if ms := f.GetDateMs(); ms != 0 {
+			out.Forward.Date = time.UnixMilli(ms)
+		}
 	}
 	if ms := m.GetTimestampMs(); ms != 0 {
 		out.Timestamp = time.UnixMilli(ms)

@@ -3,6 +3,7 @@ package wire
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -47,5 +48,22 @@ func TestButtonsAndActions(t *testing.T) {
 	}
 	if got := InboundFromProto(&pb.InboundMessage{ChatId: "c"}); got.Action != nil {
 		t.Errorf("older message: action %+v", got.Action)
+	}
+}
+
+// TestForward: a forwarded message's origin crosses the wire; an older
+// plugin's message has none.
+func TestForward(t *testing.T) {
+	t.Parallel()
+	m := channel.InboundMessage{ChatID: "c", Text: "news", Forward: &channel.Forward{From: "Daily News", Date: time.UnixMilli(1735787045000)}}
+	if got := InboundFromProto(InboundToProto(m, 1)); !reflect.DeepEqual(got.Forward, m.Forward) {
+		t.Errorf("forward: %+v, want %+v", got.Forward, m.Forward)
+	}
+	hidden := channel.InboundMessage{ChatID: "c", Forward: &channel.Forward{}}
+	if got := InboundFromProto(InboundToProto(hidden, 1)); got.Forward == nil || got.Forward.From != "" || !got.Forward.Date.IsZero() {
+		t.Errorf("hidden origin: %+v", got.Forward)
+	}
+	if got := InboundFromProto(&pb.InboundMessage{ChatId: "c"}); got.Forward != nil {
+		t.Errorf("older message: forward %+v", got.Forward)
 	}
 }

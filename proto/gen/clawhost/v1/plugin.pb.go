@@ -1457,7 +1457,12 @@ type InboundMessage struct {
 	// action, when set, says this inbound event is a press of a button the
 	// host sent (capability "buttons"), not a typed message: message_id is a
 	// unique id of the press (for dedupe), text the button's label.
-	Action        *Action `protobuf:"bytes,16,opt,name=action,proto3" json:"action,omitempty"`
+	Action *Action `protobuf:"bytes,16,opt,name=action,proto3" json:"action,omitempty"`
+	// forward, when set, says text (and media) were forwarded from another
+	// message: the sender shows them but did not write them. The host puts
+	// such text in the prompt as untrusted and never reads it as a command.
+	// Absent from plugins built before the field existed.
+	Forward       *Forward `protobuf:"bytes,17,opt,name=forward,proto3" json:"forward,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1604,6 +1609,69 @@ func (x *InboundMessage) GetAction() *Action {
 	return nil
 }
 
+func (x *InboundMessage) GetForward() *Forward {
+	if x != nil {
+		return x.Forward
+	}
+	return nil
+}
+
+// Forward describes where a forwarded message came from.
+type Forward struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// from names the original author or chat (a user's name, a channel's
+	// title); empty when the platform hides it.
+	From string `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	// date_ms is when the original was sent, Unix milliseconds; 0 unknown.
+	DateMs        int64 `protobuf:"varint,2,opt,name=date_ms,json=dateMs,proto3" json:"date_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Forward) Reset() {
+	*x = Forward{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Forward) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Forward) ProtoMessage() {}
+
+func (x *Forward) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Forward.ProtoReflect.Descriptor instead.
+func (*Forward) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *Forward) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *Forward) GetDateMs() int64 {
+	if x != nil {
+		return x.DateMs
+	}
+	return 0
+}
+
 // Action is a pressed button.
 type Action struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1618,7 +1686,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1630,7 +1698,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1643,7 +1711,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Action) GetButtonId() string {
@@ -1674,7 +1742,7 @@ type Button struct {
 
 func (x *Button) Reset() {
 	*x = Button{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1754,7 @@ func (x *Button) String() string {
 func (*Button) ProtoMessage() {}
 
 func (x *Button) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1767,7 @@ func (x *Button) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Button.ProtoReflect.Descriptor instead.
 func (*Button) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Button) GetId() string {
@@ -1726,7 +1794,7 @@ type ButtonRow struct {
 
 func (x *ButtonRow) Reset() {
 	*x = ButtonRow{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +1806,7 @@ func (x *ButtonRow) String() string {
 func (*ButtonRow) ProtoMessage() {}
 
 func (x *ButtonRow) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +1819,7 @@ func (x *ButtonRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonRow.ProtoReflect.Descriptor instead.
 func (*ButtonRow) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ButtonRow) GetButtons() []*Button {
@@ -1770,7 +1838,7 @@ type AckRequest struct {
 
 func (x *AckRequest) Reset() {
 	*x = AckRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +1850,7 @@ func (x *AckRequest) String() string {
 func (*AckRequest) ProtoMessage() {}
 
 func (x *AckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +1863,7 @@ func (x *AckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckRequest.ProtoReflect.Descriptor instead.
 func (*AckRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AckRequest) GetDeliveryIds() []uint64 {
@@ -1813,7 +1881,7 @@ type AckResponse struct {
 
 func (x *AckResponse) Reset() {
 	*x = AckResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1825,7 +1893,7 @@ func (x *AckResponse) String() string {
 func (*AckResponse) ProtoMessage() {}
 
 func (x *AckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1838,7 +1906,7 @@ func (x *AckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckResponse.ProtoReflect.Descriptor instead.
 func (*AckResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 type NackRequest struct {
@@ -1858,7 +1926,7 @@ type NackRequest struct {
 
 func (x *NackRequest) Reset() {
 	*x = NackRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1870,7 +1938,7 @@ func (x *NackRequest) String() string {
 func (*NackRequest) ProtoMessage() {}
 
 func (x *NackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1883,7 +1951,7 @@ func (x *NackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackRequest.ProtoReflect.Descriptor instead.
 func (*NackRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *NackRequest) GetDeliveryIds() []uint64 {
@@ -1915,7 +1983,7 @@ type NackResponse struct {
 
 func (x *NackResponse) Reset() {
 	*x = NackResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +1995,7 @@ func (x *NackResponse) String() string {
 func (*NackResponse) ProtoMessage() {}
 
 func (x *NackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1940,7 +2008,7 @@ func (x *NackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackResponse.ProtoReflect.Descriptor instead.
 func (*NackResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 // OutboundMedia is a file to send.
@@ -1957,7 +2025,7 @@ type OutboundMedia struct {
 
 func (x *OutboundMedia) Reset() {
 	*x = OutboundMedia{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1969,7 +2037,7 @@ func (x *OutboundMedia) String() string {
 func (*OutboundMedia) ProtoMessage() {}
 
 func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1982,7 +2050,7 @@ func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutboundMedia.ProtoReflect.Descriptor instead.
 func (*OutboundMedia) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *OutboundMedia) GetPath() string {
@@ -2034,7 +2102,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2114,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2127,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SendRequest) GetChatId() string {
@@ -2135,7 +2203,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2215,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2228,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SendResponse) GetMessageIds() []string {
@@ -2188,7 +2256,7 @@ type SetTypingRequest struct {
 
 func (x *SetTypingRequest) Reset() {
 	*x = SetTypingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2200,7 +2268,7 @@ func (x *SetTypingRequest) String() string {
 func (*SetTypingRequest) ProtoMessage() {}
 
 func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2213,7 +2281,7 @@ func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingRequest.ProtoReflect.Descriptor instead.
 func (*SetTypingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SetTypingRequest) GetChatId() string {
@@ -2246,7 +2314,7 @@ type SetTypingResponse struct {
 
 func (x *SetTypingResponse) Reset() {
 	*x = SetTypingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2258,7 +2326,7 @@ func (x *SetTypingResponse) String() string {
 func (*SetTypingResponse) ProtoMessage() {}
 
 func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2271,7 +2339,7 @@ func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingResponse.ProtoReflect.Descriptor instead.
 func (*SetTypingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SetTypingResponse) GetError() *PluginError {
@@ -2296,7 +2364,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2308,7 +2376,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2321,7 +2389,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *EditRequest) GetChatId() string {
@@ -2368,7 +2436,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2380,7 +2448,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2393,7 +2461,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *EditResponse) GetError() *PluginError {
@@ -2415,7 +2483,7 @@ type ReactRequest struct {
 
 func (x *ReactRequest) Reset() {
 	*x = ReactRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2427,7 +2495,7 @@ func (x *ReactRequest) String() string {
 func (*ReactRequest) ProtoMessage() {}
 
 func (x *ReactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2440,7 +2508,7 @@ func (x *ReactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactRequest.ProtoReflect.Descriptor instead.
 func (*ReactRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReactRequest) GetChatId() string {
@@ -2480,7 +2548,7 @@ type ReactResponse struct {
 
 func (x *ReactResponse) Reset() {
 	*x = ReactResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2492,7 +2560,7 @@ func (x *ReactResponse) String() string {
 func (*ReactResponse) ProtoMessage() {}
 
 func (x *ReactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2505,7 +2573,7 @@ func (x *ReactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactResponse.ProtoReflect.Descriptor instead.
 func (*ReactResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ReactResponse) GetError() *PluginError {
@@ -2525,7 +2593,7 @@ type DownloadMediaRequest struct {
 
 func (x *DownloadMediaRequest) Reset() {
 	*x = DownloadMediaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2537,7 +2605,7 @@ func (x *DownloadMediaRequest) String() string {
 func (*DownloadMediaRequest) ProtoMessage() {}
 
 func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2550,7 +2618,7 @@ func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadMediaRequest.ProtoReflect.Descriptor instead.
 func (*DownloadMediaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DownloadMediaRequest) GetRef() string {
@@ -2581,7 +2649,7 @@ type MediaChunk struct {
 
 func (x *MediaChunk) Reset() {
 	*x = MediaChunk{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2661,7 @@ func (x *MediaChunk) String() string {
 func (*MediaChunk) ProtoMessage() {}
 
 func (x *MediaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2674,7 @@ func (x *MediaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaChunk.ProtoReflect.Descriptor instead.
 func (*MediaChunk) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *MediaChunk) GetData() []byte {
@@ -2651,7 +2719,7 @@ type CommandSpec struct {
 
 func (x *CommandSpec) Reset() {
 	*x = CommandSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2663,7 +2731,7 @@ func (x *CommandSpec) String() string {
 func (*CommandSpec) ProtoMessage() {}
 
 func (x *CommandSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2676,7 +2744,7 @@ func (x *CommandSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandSpec.ProtoReflect.Descriptor instead.
 func (*CommandSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CommandSpec) GetName() string {
@@ -2723,7 +2791,7 @@ type SetCommandsRequest struct {
 
 func (x *SetCommandsRequest) Reset() {
 	*x = SetCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2735,7 +2803,7 @@ func (x *SetCommandsRequest) String() string {
 func (*SetCommandsRequest) ProtoMessage() {}
 
 func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2748,7 +2816,7 @@ func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsRequest.ProtoReflect.Descriptor instead.
 func (*SetCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetCommandsRequest) GetCommands() []*CommandSpec {
@@ -2767,7 +2835,7 @@ type SetCommandsResponse struct {
 
 func (x *SetCommandsResponse) Reset() {
 	*x = SetCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2779,7 +2847,7 @@ func (x *SetCommandsResponse) String() string {
 func (*SetCommandsResponse) ProtoMessage() {}
 
 func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2792,7 +2860,7 @@ func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsResponse.ProtoReflect.Descriptor instead.
 func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetCommandsResponse) GetError() *PluginError {
@@ -2810,7 +2878,7 @@ type ListCommandsRequest struct {
 
 func (x *ListCommandsRequest) Reset() {
 	*x = ListCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2822,7 +2890,7 @@ func (x *ListCommandsRequest) String() string {
 func (*ListCommandsRequest) ProtoMessage() {}
 
 func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2835,7 +2903,7 @@ func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsRequest.ProtoReflect.Descriptor instead.
 func (*ListCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 type ListCommandsResponse struct {
@@ -2847,7 +2915,7 @@ type ListCommandsResponse struct {
 
 func (x *ListCommandsResponse) Reset() {
 	*x = ListCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2859,7 +2927,7 @@ func (x *ListCommandsResponse) String() string {
 func (*ListCommandsResponse) ProtoMessage() {}
 
 func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2872,7 +2940,7 @@ func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsResponse.ProtoReflect.Descriptor instead.
 func (*ListCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListCommandsResponse) GetCommands() []*CommandSpec {
@@ -2897,7 +2965,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2909,7 +2977,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2922,7 +2990,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Conversation) GetSessionKey() string {
@@ -2981,7 +3049,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2993,7 +3061,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3006,7 +3074,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ExecuteRequest) GetCommand() string {
@@ -3068,7 +3136,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3080,7 +3148,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3093,7 +3161,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Reply) GetText() string {
@@ -3134,7 +3202,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3146,7 +3214,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3159,7 +3227,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ExecuteResponse) GetReplies() []*Reply {
@@ -3195,7 +3263,7 @@ type BeforeAgentStartRequest struct {
 
 func (x *BeforeAgentStartRequest) Reset() {
 	*x = BeforeAgentStartRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3207,7 +3275,7 @@ func (x *BeforeAgentStartRequest) String() string {
 func (*BeforeAgentStartRequest) ProtoMessage() {}
 
 func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3220,7 +3288,7 @@ func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartRequest.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *BeforeAgentStartRequest) GetConversation() *Conversation {
@@ -3288,7 +3356,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3300,7 +3368,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3313,7 +3381,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Attachment) GetKind() string {
@@ -3362,7 +3430,7 @@ type BeforeAgentStartResponse struct {
 
 func (x *BeforeAgentStartResponse) Reset() {
 	*x = BeforeAgentStartResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3374,7 +3442,7 @@ func (x *BeforeAgentStartResponse) String() string {
 func (*BeforeAgentStartResponse) ProtoMessage() {}
 
 func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3387,7 +3455,7 @@ func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartResponse.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *BeforeAgentStartResponse) GetPrependContext() string {
@@ -3510,7 +3578,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x12\n" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x1a\n" +
 	"\bfilename\x18\x05 \x01(\tR\bfilename\x12\x18\n" +
-	"\acaption\x18\x06 \x01(\tR\acaption\"\xb5\x04\n" +
+	"\acaption\x18\x06 \x01(\tR\acaption\"\xe5\x04\n" +
 	"\x0eInboundMessage\x12\x1f\n" +
 	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
 	"deliveryId\x12\x1b\n" +
@@ -3531,7 +3599,11 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"chat_title\x18\r \x01(\tR\tchatTitle\x12\x16\n" +
 	"\x06edited\x18\x0e \x01(\bR\x06edited\x12%\n" +
 	"\x0eoversize_bytes\x18\x0f \x01(\x03R\roversizeBytes\x12+\n" +
-	"\x06action\x18\x10 \x01(\v2\x13.clawhost.v1.ActionR\x06action\"D\n" +
+	"\x06action\x18\x10 \x01(\v2\x13.clawhost.v1.ActionR\x06action\x12.\n" +
+	"\aforward\x18\x11 \x01(\v2\x14.clawhost.v1.ForwardR\aforward\"6\n" +
+	"\aForward\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\tR\x04from\x12\x17\n" +
+	"\adate_ms\x18\x02 \x01(\x03R\x06dateMs\"D\n" +
 	"\x06Action\x12\x1b\n" +
 	"\tbutton_id\x18\x01 \x01(\tR\bbuttonId\x12\x1d\n" +
 	"\n" +
@@ -3700,7 +3772,7 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
@@ -3725,36 +3797,37 @@ var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(*ReplyTo)(nil),                  // 20: clawhost.v1.ReplyTo
 	(*Media)(nil),                    // 21: clawhost.v1.Media
 	(*InboundMessage)(nil),           // 22: clawhost.v1.InboundMessage
-	(*Action)(nil),                   // 23: clawhost.v1.Action
-	(*Button)(nil),                   // 24: clawhost.v1.Button
-	(*ButtonRow)(nil),                // 25: clawhost.v1.ButtonRow
-	(*AckRequest)(nil),               // 26: clawhost.v1.AckRequest
-	(*AckResponse)(nil),              // 27: clawhost.v1.AckResponse
-	(*NackRequest)(nil),              // 28: clawhost.v1.NackRequest
-	(*NackResponse)(nil),             // 29: clawhost.v1.NackResponse
-	(*OutboundMedia)(nil),            // 30: clawhost.v1.OutboundMedia
-	(*SendRequest)(nil),              // 31: clawhost.v1.SendRequest
-	(*SendResponse)(nil),             // 32: clawhost.v1.SendResponse
-	(*SetTypingRequest)(nil),         // 33: clawhost.v1.SetTypingRequest
-	(*SetTypingResponse)(nil),        // 34: clawhost.v1.SetTypingResponse
-	(*EditRequest)(nil),              // 35: clawhost.v1.EditRequest
-	(*EditResponse)(nil),             // 36: clawhost.v1.EditResponse
-	(*ReactRequest)(nil),             // 37: clawhost.v1.ReactRequest
-	(*ReactResponse)(nil),            // 38: clawhost.v1.ReactResponse
-	(*DownloadMediaRequest)(nil),     // 39: clawhost.v1.DownloadMediaRequest
-	(*MediaChunk)(nil),               // 40: clawhost.v1.MediaChunk
-	(*CommandSpec)(nil),              // 41: clawhost.v1.CommandSpec
-	(*SetCommandsRequest)(nil),       // 42: clawhost.v1.SetCommandsRequest
-	(*SetCommandsResponse)(nil),      // 43: clawhost.v1.SetCommandsResponse
-	(*ListCommandsRequest)(nil),      // 44: clawhost.v1.ListCommandsRequest
-	(*ListCommandsResponse)(nil),     // 45: clawhost.v1.ListCommandsResponse
-	(*Conversation)(nil),             // 46: clawhost.v1.Conversation
-	(*ExecuteRequest)(nil),           // 47: clawhost.v1.ExecuteRequest
-	(*Reply)(nil),                    // 48: clawhost.v1.Reply
-	(*ExecuteResponse)(nil),          // 49: clawhost.v1.ExecuteResponse
-	(*BeforeAgentStartRequest)(nil),  // 50: clawhost.v1.BeforeAgentStartRequest
-	(*Attachment)(nil),               // 51: clawhost.v1.Attachment
-	(*BeforeAgentStartResponse)(nil), // 52: clawhost.v1.BeforeAgentStartResponse
+	(*Forward)(nil),                  // 23: clawhost.v1.Forward
+	(*Action)(nil),                   // 24: clawhost.v1.Action
+	(*Button)(nil),                   // 25: clawhost.v1.Button
+	(*ButtonRow)(nil),                // 26: clawhost.v1.ButtonRow
+	(*AckRequest)(nil),               // 27: clawhost.v1.AckRequest
+	(*AckResponse)(nil),              // 28: clawhost.v1.AckResponse
+	(*NackRequest)(nil),              // 29: clawhost.v1.NackRequest
+	(*NackResponse)(nil),             // 30: clawhost.v1.NackResponse
+	(*OutboundMedia)(nil),            // 31: clawhost.v1.OutboundMedia
+	(*SendRequest)(nil),              // 32: clawhost.v1.SendRequest
+	(*SendResponse)(nil),             // 33: clawhost.v1.SendResponse
+	(*SetTypingRequest)(nil),         // 34: clawhost.v1.SetTypingRequest
+	(*SetTypingResponse)(nil),        // 35: clawhost.v1.SetTypingResponse
+	(*EditRequest)(nil),              // 36: clawhost.v1.EditRequest
+	(*EditResponse)(nil),             // 37: clawhost.v1.EditResponse
+	(*ReactRequest)(nil),             // 38: clawhost.v1.ReactRequest
+	(*ReactResponse)(nil),            // 39: clawhost.v1.ReactResponse
+	(*DownloadMediaRequest)(nil),     // 40: clawhost.v1.DownloadMediaRequest
+	(*MediaChunk)(nil),               // 41: clawhost.v1.MediaChunk
+	(*CommandSpec)(nil),              // 42: clawhost.v1.CommandSpec
+	(*SetCommandsRequest)(nil),       // 43: clawhost.v1.SetCommandsRequest
+	(*SetCommandsResponse)(nil),      // 44: clawhost.v1.SetCommandsResponse
+	(*ListCommandsRequest)(nil),      // 45: clawhost.v1.ListCommandsRequest
+	(*ListCommandsResponse)(nil),     // 46: clawhost.v1.ListCommandsResponse
+	(*Conversation)(nil),             // 47: clawhost.v1.Conversation
+	(*ExecuteRequest)(nil),           // 48: clawhost.v1.ExecuteRequest
+	(*Reply)(nil),                    // 49: clawhost.v1.Reply
+	(*ExecuteResponse)(nil),          // 50: clawhost.v1.ExecuteResponse
+	(*BeforeAgentStartRequest)(nil),  // 51: clawhost.v1.BeforeAgentStartRequest
+	(*Attachment)(nil),               // 52: clawhost.v1.Attachment
+	(*BeforeAgentStartResponse)(nil), // 53: clawhost.v1.BeforeAgentStartResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
@@ -3767,69 +3840,70 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	19, // 7: clawhost.v1.InboundMessage.sender:type_name -> clawhost.v1.Sender
 	20, // 8: clawhost.v1.InboundMessage.reply_to:type_name -> clawhost.v1.ReplyTo
 	21, // 9: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
-	23, // 10: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
-	24, // 11: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
-	30, // 12: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
-	25, // 13: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	1,  // 14: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 15: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 16: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 17: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 18: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	41, // 19: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 20: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	41, // 21: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	46, // 22: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 23: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	30, // 24: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	25, // 25: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
-	48, // 26: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 27: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	46, // 28: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 29: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	51, // 30: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
-	1,  // 31: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 32: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	6,  // 33: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	8,  // 34: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	10, // 35: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	13, // 36: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	16, // 37: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	18, // 38: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	26, // 39: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	28, // 40: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	31, // 41: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	33, // 42: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	35, // 43: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	37, // 44: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	39, // 45: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	42, // 46: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	44, // 47: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	47, // 48: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	50, // 49: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	3,  // 50: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	7,  // 51: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	9,  // 52: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	12, // 53: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	14, // 54: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	17, // 55: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	22, // 56: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	27, // 57: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	29, // 58: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	32, // 59: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	34, // 60: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	36, // 61: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	38, // 62: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	40, // 63: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	43, // 64: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	45, // 65: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	49, // 66: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	52, // 67: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	50, // [50:68] is the sub-list for method output_type
-	32, // [32:50] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	24, // 10: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
+	23, // 11: clawhost.v1.InboundMessage.forward:type_name -> clawhost.v1.Forward
+	25, // 12: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
+	31, // 13: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
+	26, // 14: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	1,  // 15: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 16: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 17: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 18: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 19: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	42, // 20: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 21: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	42, // 22: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	47, // 23: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 24: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	31, // 25: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	26, // 26: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
+	49, // 27: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 28: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	47, // 29: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 30: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	52, // 31: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 32: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 33: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	6,  // 34: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	8,  // 35: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	10, // 36: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	13, // 37: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	16, // 38: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	18, // 39: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	27, // 40: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	29, // 41: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	32, // 42: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	34, // 43: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	36, // 44: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	38, // 45: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	40, // 46: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	43, // 47: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	45, // 48: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	48, // 49: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	51, // 50: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	3,  // 51: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	7,  // 52: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	9,  // 53: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	12, // 54: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	14, // 55: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	17, // 56: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	22, // 57: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	28, // 58: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	30, // 59: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	33, // 60: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	35, // 61: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	37, // 62: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	39, // 63: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	41, // 64: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	44, // 65: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	46, // 66: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	50, // 67: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	53, // 68: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	51, // [51:69] is the sub-list for method output_type
+	33, // [33:51] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
@@ -3843,7 +3917,7 @@ func file_clawhost_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   52,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -1,0 +1,228 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/command"
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// PairingAPI is the one implementation of the pairing lifecycle: it serves
+// the admin endpoint (list, approve, list approved, revoke), the pairing
+// subcommand when clawhost is not running, and /revoke ([PairingAPI.Revoker]).
+type PairingAPI struct {
+	// DB holds the codes and approvals.
+	DB store.Pairing
+	// By is recorded as the approver of codes approved through this API
+	// ("admin", "cli").
+	By string
+	// Policy returns the access policy in force (its lists, pairing_ttl,
+	// dm_policy); nil: approvals are listed as they are stored.
+	Policy func() access.Policy
+	// Schedules drops a revoked sender's schedules; nil: none are kept.
+	Schedules SenderSchedules
+	// Log records revocations; nil: not logged.
+	Log hclog.Logger
+}
+
+// SenderSchedules drops the schedules that belong to one sender.
+type SenderSchedules interface {
+	// DropSender removes the schedules added from chat that run in the
+	// direct chat of entry ("<instance>:<sender id>") and returns how many.
+	DropSender(ctx context.Context, entry string) (int, error)
+}
+
+// PendingPairings lists the pending codes of every instance.
+func (p PairingAPI) PendingPairings(ctx context.Context) ([]admin.PairingCode, error) {
+	codes, err := p.DB.PendingPairings(ctx, "")
+	out := make([]admin.PairingCode, len(codes))
+	for i, c := range codes {
+		out[i] = admin.PairingCode{Instance: c.Instance, SenderID: c.SenderID, Code: c.Code, CreatedAt: c.CreatedAt, ExpiresAt: c.ExpiresAt}
+	}
+	return out, err
+}
+
+// ApprovePairing approves a code and returns the sender's allow_from entry.
+func (p PairingAPI) ApprovePairing(ctx context.Context, code string) (string, error) {
+	s, err := p.DB.ApprovePairing(ctx, store.ApproveRequest{Code: code, By: p.By})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", admin.ErrNotFound
+	case errors.Is(err, store.ErrExpired):
+		return "", admin.ErrExpired
+	case errors.Is(err, store.ErrTooManyAttempts):
+		return "", admin.ErrTooManyAttempts
+	case err != nil:
+		return "", err
+	}
+	return s.Entry(), nil
+}
+
+// ApprovedSenders lists the approved senders with when and by whom, and
+// whether each approval admits its sender now (pairing_ttl, dm_policy).
+func (p PairingAPI) ApprovedSenders(ctx context.Context) ([]admin.ApprovedSender, error) {
+	list, err := p.DB.ApprovedSenders(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var pol access.Policy
+	if p.Policy != nil {
+		pol = p.Policy()
+	}
+	now := time.Now()
+	out := make([]admin.ApprovedSender, len(list))
+	for i, a := range list {
+		s := admin.ApprovedSender{Entry: a.Entry(), ApprovedAt: a.ApprovedAt, ApprovedBy: a.ApprovedBy, Honoured: pol.DMPolicy != access.PolicyAllowlist}
+		if pol.PairingTTL > 0 {
+			s.ExpiresAt = a.ApprovedAt.Add(pol.PairingTTL)
+			s.Honoured = s.Honoured && now.Before(s.ExpiresAt)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// RevokeSender withdraws entry's approval and drops their schedules.
+func (p PairingAPI) RevokeSender(ctx context.Context, entry string) (admin.Revocation, error) {
+	r, err := p.revoke(ctx, entry, p.By)
+	return admin.Revocation{Entry: entry, Found: r.Found, Schedules: r.Schedules, Listed: r.Listed}, err
+}
+
+// Revoker is p as /revoke's port.
+func (p PairingAPI) Revoker() command.Revoker { return revoker{p} }
+
+type revoker struct{ p PairingAPI }
+
+func (r revoker) Revoke(ctx context.Context, entry, by string) (command.Revocation, error) {
+	return r.p.revoke(ctx, entry, by)
+}
+
+// revoke is the revocation: the approval (and a pending code) leaves the
+// store, then the sender's schedules their chat. The store comes first: a
+// failure after it leaves schedules that no longer reach an admitted
+// sender's chat, never an admitted sender without them.
+func (p PairingAPI) revoke(ctx context.Context, entry, by string) (command.Revocation, error) {
+	instance, id, ok := config.SplitEntry(strings.TrimSpace(entry))
+	if !ok || strings.ContainsAny(id, " \t\n") {
+		return command.Revocation{}, fmt.Errorf("revoke %q: %w", entry, admin.ErrBadEntry)
+	}
+	entry = instance + ":" + id
+	found, err := p.DB.RevokeApproval(ctx, instance, id)
+	if err != nil {
+		return command.Revocation{}, err
+	}
+	r := command.Revocation{Found: found}
+	if p.Schedules != nil {
+		if r.Schedules, err = p.Schedules.DropSender(ctx, entry); err != nil {
+			return r, fmt.Errorf("drop the schedules of %s: %w", entry, err)
+		}
+	}
+	if p.Policy != nil {
+		pol := p.Policy()
+		if slices.Contains(pol.Owners, entry) {
+			r.Listed = append(r.Listed, "owners")
+		}
+		if slices.Contains(pol.AllowFrom, entry) {
+			r.Listed = append(r.Listed, "allow_from")
+		}
+	}
+	if p.Log != nil {
+		p.Log.Info("pairing approval revoked", "sender", entry, "by", by, "was_approved", found, "schedules_dropped", r.Schedules)
+	}
+	return r, nil
+}
+
+// ownsSchedule reports whether chat-added entry e belongs to sender
+// ("<instance>:<sender id>"): it runs in that sender's direct chat.
+// Entries stored before the sender was recorded fall back to the chat,
+// which is the sender on Telegram and WhatsApp.
+func ownsSchedule(e command.ScheduleEntry, sender string) bool {
+	if e.Group || e.FromFile {
+		return false
+	}
+	if e.Sender != "" {
+		return e.Sender == sender
+	}
+	return e.Chat == sender
+}
+
+// dropSender returns list without sender's entries, and how many left.
+func dropSender(list []command.ScheduleEntry, sender string) ([]command.ScheduleEntry, int) {
+	kept := slices.DeleteFunc(slices.Clone(list), func(e command.ScheduleEntry) bool { return ownsSchedule(e, sender) })
+	return kept, len(list) - len(kept)
+}
+
+// AccessPolicy returns cfg's access policy, for a [PairingAPI] used while
+// clawhost is not running.
+func AccessPolicy(cfg *config.Config) func() access.Policy {
+	return func() access.Policy {
+		set, _ := settingsOf(cfg) // a loaded configuration maps
+		return set.Access
+	}
+}
+
+// scheduleFile is the schedules added from chat as a file, for when
+// clawhost is not running (the pairing subcommand edits it directly).
+type scheduleFile string
+
+// ChatSchedules returns the schedules added from chat under cfg's
+// data_dir, to be edited while clawhost is not running.
+func ChatSchedules(cfg *config.Config) SenderSchedules {
+	return scheduleFile(filepath.Join(cfg.DataDir, "schedules.json"))
+}
+
+// DropSender implements [SenderSchedules].
+func (f scheduleFile) DropSender(_ context.Context, sender string) (int, error) {
+	b, err := os.ReadFile(string(f))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var list []command.ScheduleEntry
+	if err := json.Unmarshal(b, &list); err != nil {
+		return 0, fmt.Errorf("read %s: %w", f, err)
+	}
+	kept, n := dropSender(list, sender)
+	if n == 0 {
+		return 0, nil
+	}
+	return n, saveChat(string(f), kept)
+}
+
+// pairingAPI is the host's pairing lifecycle; by is recorded as the
+// approver of codes it approves.
+func (h *Host) pairingAPI(by string) PairingAPI {
+	return PairingAPI{DB: h.db, By: by, Policy: func() access.Policy { return h.gw.Access() }, Schedules: &h.schedules, Log: h.log.Named("pairing")}
+}
+
+// warnUnhonoured logs, under dm_policy "allowlist", how many approvals
+// through pairing are set aside (kept, not honoured).
+func (h *Host) warnUnhonoured(ctx context.Context, cfg *config.Config) {
+	if cfg.Access.DMPolicy != access.PolicyAllowlist {
+		return
+	}
+	list, err := h.db.ApprovedSenders(ctx, "")
+	if err != nil {
+		h.log.Warn("listing approved senders failed", "error", err)
+		return
+	}
+	if len(list) > 0 {
+		h.log.Warn(`dm_policy is "allowlist": senders approved through pairing are not admitted (their approvals are kept, honoured again under "pairing"); `+
+			"`clawhost pairing list -approved` lists them, `clawhost pairing revoke INSTANCE:ID` removes one", "not_honoured", len(list))
+	}
+}

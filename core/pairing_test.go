@@ -1,0 +1,150 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/command"
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite"
+)
+
+// TestRevokeDropsTheSendersSchedules: revoking a sender withdraws their
+// approval and drops the schedules of their direct chat — those /schedule
+// added there, the agent's one-shot ones, and older entries without a
+// recorded sender whose chat is theirs — and nobody else's.
+func TestRevokeDropsTheSendersSchedules(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := &config.Config{DataDir: dir}
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	r, _ := db.RequestPairing(ctx, store.PairingRequest{Instance: "dc", SenderID: "5"})
+	if _, err := db.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	list := []command.ScheduleEntry{
+		{Name: "mine-cron", Cron: "0 9 * * *", Chat: "dc:dm-77", Sender: "dc:5", Prompt: "p"},
+		{Name: "agent-1", At: at, Chat: "dc:dm-77", Sender: "dc:5", Prompt: "remind"},
+		{Name: "old", Cron: "0 9 * * *", Chat: "dc:5", Prompt: "p"},
+		{Name: "group", Cron: "0 9 * * *", Chat: "dc:5", Group: true, Prompt: "p"},
+		{Name: "other", Cron: "0 9 * * *", Chat: "dc:6", Sender: "dc:6", Prompt: "p"},
+		{Name: "other-instance", Cron: "0 9 * * *", Chat: "tg:5", Sender: "tg:5", Prompt: "p"},
+	}
+	if err := saveChat(filepath.Join(dir, "schedules.json"), list); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	api := PairingAPI{DB: db, By: "cli", Schedules: ChatSchedules(cfg), Log: hclog.New(&hclog.LoggerOptions{Output: &logs}),
+		Policy: func() access.Policy { return access.Policy{AllowFrom: []string{"dc:5"}} }}
+	got, err := api.RevokeSender(ctx, "dc:5")
+	if err != nil || !got.Found || got.Schedules != 3 || !slices.Equal(got.Listed, []string{"allow_from"}) {
+		t.Fatalf("RevokeSender = %+v, %v", got, err)
+	}
+	if ok, _ := db.IsApproved(ctx, "dc", "5", 0); ok {
+		t.Error("still approved")
+	}
+	left, err := os.ReadFile(filepath.Join(dir, "schedules.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"group", "other", "other-instance"} {
+		if !strings.Contains(string(left), `"Name": "`+name+`"`) {
+			t.Errorf("schedule %s was dropped:\n%s", name, left)
+		}
+	}
+	for _, name := range []string{"mine-cron", "agent-1", `"old"`} {
+		if strings.Contains(string(left), name) {
+			t.Errorf("schedule %s kept:\n%s", name, left)
+		}
+	}
+	if !strings.Contains(logs.String(), "sender=dc:5") || !strings.Contains(logs.String(), "by=cli") {
+		t.Errorf("revocation not logged: %s", logs.String())
+	}
+	// Again: nothing left to do; a malformed entry is refused.
+	if got, err := api.RevokeSender(ctx, "dc:5"); err != nil || got.Found || got.Schedules != 0 {
+		t.Errorf("second revocation = %+v, %v", got, err)
+	}
+	if _, err := api.RevokeSender(ctx, "5"); !errors.Is(err, admin.ErrBadEntry) {
+		t.Errorf("bad entry: %v", err)
+	}
+}
+
+// TestApprovedSendersShowTTLAndPolicy: the listing says when an approval
+// expires and whether it admits its sender now.
+func TestApprovedSendersShowTTLAndPolicy(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	r, _ := db.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "5"})
+	a, err := db.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		pol      access.Policy
+		honoured bool
+		expires  time.Time
+	}{
+		{"pairing, no ttl", access.Policy{DMPolicy: access.PolicyPairing}, true, time.Time{}},
+		{"pairing, ttl running", access.Policy{DMPolicy: access.PolicyPairing, PairingTTL: time.Hour}, true, a.ApprovedAt.Add(time.Hour)},
+		{"pairing, ttl passed", access.Policy{DMPolicy: access.PolicyPairing, PairingTTL: time.Nanosecond}, false, a.ApprovedAt.Add(time.Nanosecond)},
+		{"allowlist", access.Policy{DMPolicy: access.PolicyAllowlist}, false, time.Time{}},
+	} {
+		api := PairingAPI{DB: db, Policy: func() access.Policy { return c.pol }}
+		list, err := api.ApprovedSenders(ctx)
+		if err != nil || len(list) != 1 || list[0].Entry != "tg:5" || list[0].ApprovedBy != "tg:9" || list[0].Honoured != c.honoured || !list[0].ExpiresAt.Equal(c.expires) {
+			t.Errorf("%s: %+v, %v", c.name, list, err)
+		}
+	}
+}
+
+// TestAllowlistWarnsAboutApprovals: under dm_policy "allowlist" the start
+// says, once, how many approvals are not honoured; under "pairing" it is
+// silent.
+func TestAllowlistWarnsAboutApprovals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	for _, id := range []string{"5", "6"} {
+		r, _ := db.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: id})
+		if _, err := db.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for policy, want := range map[string]string{"allowlist": "[WARN]  dm_policy is \"allowlist\"", "pairing": ""} {
+		var logs strings.Builder
+		h := &Host{db: db, log: hclog.NewInterceptLogger(&hclog.LoggerOptions{Output: &logs})}
+		h.warnUnhonoured(ctx, &config.Config{Access: &config.Access{DMPolicy: policy}})
+		if want == "" && logs.Len() > 0 || want != "" && (!strings.Contains(logs.String(), want) || !strings.Contains(logs.String(), "not_honoured=2")) {
+			t.Errorf("%s: log %q", policy, logs.String())
+		}
+	}
+}
