@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -23,7 +24,9 @@ func (r *Runner) turn(ctx context.Context, t *Turn, req TurnRequest, tk *ticket)
 	if !ok {
 		return res
 	}
-	return r.attempts(st, t, req, w)
+	res = r.attempts(st, t, req, w)
+	r.cfg.loginHint(res.Err, os.Environ())
+	return res
 }
 
 // stopper gathers the ways a turn ends early: Abort (or Close), the caller's context, and
