@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/envfilter"
+	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
 // Defaults applied by Config.withDefaults (and so by New) to zero fields.
@@ -76,7 +77,7 @@ type Config struct {
 	Hide []string
 	// RunAs, when set, is the user claude runs as (agent.run_as); the host must run as
 	// root. New checks that the user can reach the workspace and the state directories.
-	RunAs *Credential
+	RunAs *runas.User
 	// PermissionModes are the modes a TurnRequest may ask for (a chat's
 	// /mode); validated like PermissionMode.
 	PermissionModes []string
@@ -368,7 +369,7 @@ var claudeEnv = []string{
 func (c Config) env(host []string, tmpdir string) []string {
 	e := envfilter.Keep(host, append(slices.Clone(inheritedEnv), claudeEnv...)...)
 	if u := c.RunAs; u != nil {
-		e = append(e, "HOME="+u.Home, "USER="+u.Name, "LOGNAME="+u.Name)
+		e = append(e, u.Env()...)
 	}
 	e = append(e,
 		"DISABLE_TELEMETRY=1",

@@ -149,8 +149,8 @@ func (r *Runner) newTmpdir() (string, *Error) {
 		return "", newError(KindCrash, fmt.Sprintf("create TMPDIR: %v", err))
 	}
 	if u := r.cfg.RunAs; u != nil {
-		if err := os.Chown(tmp, int(u.UID), int(u.GID)); err != nil {
-			return "", newError(KindCrash, fmt.Sprintf("chown TMPDIR to agent.run_as %s: %v", u.Name, err))
+		if err := u.Chown(tmp); err != nil {
+			return "", newError(KindCrash, fmt.Sprintf("agent.run_as: TMPDIR: %v", err))
 		}
 	}
 	return tmp, nil
@@ -168,8 +168,8 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 			return nil, newError(KindCrash, fmt.Sprintf("write system prompt file: %v", err))
 		}
 		if u := r.cfg.RunAs; u != nil {
-			if err := os.Chown(l.promptFile, int(u.UID), int(u.GID)); err != nil {
-				return nil, newError(KindCrash, fmt.Sprintf("chown system prompt file: %v", err))
+			if err := u.Chown(l.promptFile); err != nil {
+				return nil, newError(KindCrash, fmt.Sprintf("agent.run_as: system prompt file: %v", err))
 			}
 		}
 	}

@@ -69,8 +69,8 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		}
 	}
 	if cfg.RunAs != nil {
-		if err := chownRunAs(cfg.RunAs, filepath.Join(cfg.StateDir, "t"), cfg.ConfigDir); err != nil {
-			return nil, err
+		if err := cfg.RunAs.Chown(filepath.Join(cfg.StateDir, "t"), cfg.ConfigDir); err != nil {
+			return nil, fmt.Errorf("agent.run_as: %w", err)
 		}
 		if err := checkRunAs(cfg); err != nil {
 			return nil, err

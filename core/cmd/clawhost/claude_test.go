@@ -313,14 +313,15 @@ func (h *clHost) request(n int, within time.Duration) *anthropictest.Request {
 	return r
 }
 
-// claudePIDs lists clawhost's child processes that run the claude CLI.
+// claudePIDs lists clawhost's processes that run the claude CLI: its
+// children, or in the sandbox bwrap's (bwrap, its init, claude).
 func (h *clHost) claudePIDs() []int {
 	want, err := os.Stat(h.bin)
 	if err != nil {
 		return nil
 	}
 	var out []int
-	for _, p := range children(h.cmd.Process.Pid) {
+	for _, p := range descendants(h.cmd.Process.Pid, 3) {
 		if !alive(p) {
 			continue
 		}
@@ -329,6 +330,21 @@ func (h *clHost) claudePIDs() []int {
 		}
 	}
 	sort.Ints(out)
+	return out
+}
+
+// descendants are pid's children, their children, … down to depth levels.
+func descendants(pid, depth int) []int {
+	var out []int
+	level := []int{pid}
+	for range depth {
+		var next []int
+		for _, p := range level {
+			next = append(next, children(p)...)
+		}
+		out = append(out, next...)
+		level = next
+	}
 	return out
 }
 
