@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,11 @@ func (h *Host) socketDir() string {
 func (h *Host) runAs(u *runas.User, dataDir string, sock *plugin.UnixSocketConfig) error {
 	if dataDir != "" {
 		if err := u.Chown(dataDir); err != nil {
+			return err
+		}
+		// The directory of all instances' data (<data_dir>/plugins):
+		// passable, not listable.
+		if err := os.Chmod(filepath.Dir(dataDir), 0o711); err != nil {
 			return err
 		}
 		if err := u.Access(dataDir, 7); err != nil {

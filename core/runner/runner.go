@@ -69,6 +69,11 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		}
 	}
 	if cfg.RunAs != nil {
+		// The user must pass through the state directory to its TMPDIRs
+		// (search only: it cannot list them).
+		if err := os.Chmod(cfg.StateDir, 0o711); err != nil {
+			return nil, fmt.Errorf("agent.run_as: %w", err)
+		}
 		if err := cfg.RunAs.Chown(filepath.Join(cfg.StateDir, "t"), cfg.ConfigDir); err != nil {
 			return nil, fmt.Errorf("agent.run_as: %w", err)
 		}

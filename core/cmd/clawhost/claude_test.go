@@ -55,7 +55,8 @@ func clClaudeBin(t testing.TB) string {
 
 // clConfigTemplate: the loopback channel as instance "lo" and the real
 // claude CLI against the fake API. Arguments: data dir, plugin dir, claude
-// command, workspace, one_shot, HOME, fake API URL, addr file.
+// command, workspace, one_shot, more agent lines, HOME, fake API URL, addr
+// file.
 const clConfigTemplate = `
 data_dir   = %q
 plugin_dir = %q
@@ -65,7 +66,7 @@ agent {
   workspace = %q
   timeout   = "60s"
   one_shot  = %v
-` + clAgentEnv + `}
+%s` + clAgentEnv + `}
 access {
   dm_policy  = "allowlist"
   allow_from = ["lo:u1"]
@@ -130,6 +131,10 @@ type clHost struct {
 
 type clOptions struct {
 	oneShot bool
+	// agent is more lines of the agent block; setup, when set, runs on
+	// the host's directory before clawhost starts.
+	agent string
+	setup func(dir string)
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
@@ -141,9 +146,12 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 	h.cfgPath = filepath.Join(h.dir, "config.hcl")
 	h.addrFile = filepath.Join(h.dir, "lo.addr")
 	src := fmt.Sprintf(clConfigTemplate, filepath.Join(h.dir, "data"), binDir(t), bin, filepath.Join(h.dir, "workspace"),
-		o.oneShot, filepath.Join(h.dir, "home"), h.fake.URL(), h.addrFile)
+		o.oneShot, o.agent, filepath.Join(h.dir, "home"), h.fake.URL(), h.addrFile)
 	if err := os.WriteFile(h.cfgPath, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if o.setup != nil {
+		o.setup(h.dir)
 	}
 	t.Cleanup(func() {
 		if h.cmd != nil && h.cmd.ProcessState == nil {
@@ -201,8 +209,10 @@ func (h *clHost) stop() {
 		<-done
 		h.t.Errorf("clawhost did not exit within 20s of SIGTERM")
 	}
-	h.stopPoll()
-	<-h.pollDone
+	if h.stopPoll != nil { // nil when the start failed
+		h.stopPoll()
+		<-h.pollDone
+	}
 }
 
 // poll long-polls the loopback's /sent and keeps every record with the
