@@ -186,8 +186,9 @@ func statPath(p string) (dir, ok bool) {
 // environment it gets: the writable ones and the operator's to hide. With
 // CLAUDE_CONFIG_DIR set (the bot's own directory, or one agent.env names)
 // that directory is writable and the operator's ~/.claude and
-// ~/.claude.json are hidden; without it (agent.settings = "user") claude
-// uses those two, which then stay writable.
+// ~/.claude.json are hidden. Without it (agent.settings = "user") claude
+// uses those two, and replaces ~/.claude.json by writing a new file next
+// to it, so the whole home directory stays writable.
 func claudeDirs(env []string) (rw, hide []string) {
 	home, dir := lookupEnv(env, "HOME"), lookupEnv(env, "CLAUDE_CONFIG_DIR")
 	var personal []string
@@ -195,7 +196,10 @@ func claudeDirs(env []string) (rw, hide []string) {
 		personal = []string{filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json")}
 	}
 	if dir == "" {
-		return personal, nil
+		if home == "" {
+			return nil, nil
+		}
+		return []string{home}, nil
 	}
 	dir = filepath.Clean(dir)
 	for _, p := range personal {

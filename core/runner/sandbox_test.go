@@ -70,7 +70,7 @@ func TestBwrapArgs(t *testing.T) {
 
 // TestClaudeDirs: with a config directory of the bot's own the operator's
 // ~/.claude and ~/.claude.json are hidden; without one (settings = "user")
-// they are claude's, writable.
+// they are claude's, and the home directory they are in writable.
 func TestClaudeDirs(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -79,7 +79,8 @@ func TestClaudeDirs(t *testing.T) {
 		name     string
 	}{
 		{[]string{"HOME=/root", "CLAUDE_CONFIG_DIR=/srv/data/claude"}, "/srv/data/claude", "/root/.claude /root/.claude.json", "own dir"},
-		{[]string{"HOME=/root"}, "/root/.claude /root/.claude.json", "", "operator's"},
+		{[]string{"HOME=/root"}, "/root", "", "operator's"},
+		{nil, "", "", "no home"},
 		{[]string{"HOME=/root", "CLAUDE_CONFIG_DIR=/root/.claude/bot"}, "/root/.claude/bot", "", "inside the operator's"},
 		{[]string{"HOME=/root", "CLAUDE_CONFIG_DIR=/x", "CLAUDE_CONFIG_DIR=/y"}, "/y", "/root/.claude /root/.claude.json", "last wins"},
 	} {
