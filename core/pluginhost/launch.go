@@ -106,6 +106,10 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 		if user, err = runas.Lookup(i.spec.RunAs); err == nil {
 			err = i.h.runAs(user, dir, sock)
 		}
+		if err == nil && exe == path {
+			// Exec'd by name (not an open verified file): the user must reach it.
+			err = user.Access(path, 1)
+		}
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("start plugin %s: run_as: %w", i.spec.Instance, err)
 		}
