@@ -86,8 +86,9 @@ const stopTimeout = 2 * time.Second
 // stderr, which the host shows under the instance name), a parent-process
 // watchdog (the plugin exits when the host is gone, even if the host was
 // SIGKILLed), on Linux a process other processes of its user cannot read
-// (sdk/nodump; not in debug mode), signal handling (SIGTERM stops gracefully) and, a few seconds
-// after the start, a trim of the pages only the start needed (memtrim).
+// (sdk/nodump; not in debug mode), signal handling (SIGTERM stops
+// gracefully) and, a few seconds after the start, a trim of the pages only
+// the start needed (memtrim).
 //
 // With EnvDebug set it runs in debug mode instead (see the package
 // documentation): the same plugin, started by hand, with readable log lines.

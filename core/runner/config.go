@@ -200,7 +200,8 @@ func settingSources(settings string) string {
 
 // Validate reports every problem in c at once, naming the agent.* setting. It checks the
 // rule claude enforces at run time: --dangerously-skip-permissions and
-// --permission-mode bypassPermissions are refused as root unless IS_SANDBOX=1.
+// --permission-mode bypassPermissions are refused as root unless IS_SANDBOX=1 (with
+// RunAs claude is not root).
 func (c Config) Validate() error { return c.validate(os.Geteuid(), os.Getenv("IS_SANDBOX")) }
 
 func (c Config) validate(euid int, hostSandbox string) error {
@@ -218,7 +219,7 @@ func (c Config) validate(euid int, hostSandbox string) error {
 	if v, ok := c.Env["IS_SANDBOX"]; ok {
 		sandbox = v
 	}
-	if bypass && euid == 0 && sandbox != "1" {
+	if bypass && euid == 0 && c.RunAs == nil && sandbox != "1" {
 		setting := `agent.permission_mode = "bypassPermissions"`
 		if c.PermissionMode != "bypassPermissions" && slices.Contains(c.PermissionModes, "bypassPermissions") {
 			setting = `agent.permission_modes with "bypassPermissions"`

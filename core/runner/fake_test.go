@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/envfilter"
+	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 )
@@ -592,6 +593,10 @@ func TestValidateRoot(t *testing.T) {
 		{"bypass as root host sandbox", Config{PermissionMode: "bypassPermissions"}, 0, "1", ""},
 		{"bypass as user", Config{PermissionMode: "bypassPermissions"}, 1000, "", ""},
 		{"bad mode", Config{PermissionMode: "yolo"}, 1000, "", `agent.permission_mode "yolo"`},
+		{"bypass as root, claude as another user", Config{PermissionMode: "bypassPermissions", RunAs: &runas.User{Name: "nobody", UID: 65534}}, 0, "", ""},
+		{"run_as when not root", Config{RunAs: &runas.User{Name: "nobody", UID: 65534}}, 1000, "", `agent.run_as "nobody": clawhost must run as root`},
+		{"bad settings", Config{Settings: "users"}, 1000, "", `agent.settings "users"`},
+		{"bad sandbox", Config{Sandbox: "bwrap"}, 1000, "", `agent.sandbox "bwrap"`},
 	} {
 		err := tc.cfg.validate(tc.euid, tc.sandbox)
 		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
