@@ -212,3 +212,30 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestProbeSandbox: what Runner.SandboxState says for each way the sandbox
+// can be found or not.
+func TestProbeSandbox(t *testing.T) {
+	failing := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(failing, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"), 0o755))
+	real, _ := exec.LookPath(bwrapCommand)
+	for _, tc := range []struct {
+		name, sandbox, path, want string
+	}{
+		{"off", SandboxOff, "", "off"},
+		{"not installed", SandboxAuto, t.TempDir(), "unavailable (bubblewrap not installed)"},
+		{"probe fails", SandboxAuto, failing, "unavailable (bubblewrap failed: bwrap: No permissions to create new namespace)"},
+		{"works", SandboxAuto, filepath.Dir(real), "bubblewrap"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "works" && real == "" {
+				needBwrap(t)
+			}
+			// Only the case's directory: /usr/bin may hold the real bwrap.
+			t.Setenv("PATH", tc.path)
+			if got := probeSandbox(Config{Sandbox: tc.sandbox}).state; got != tc.want {
+				t.Errorf("state %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
