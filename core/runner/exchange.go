@@ -24,9 +24,7 @@ func (r *Runner) turn(ctx context.Context, t *Turn, req TurnRequest, tk *ticket)
 	if !ok {
 		return res
 	}
-	res = r.attempts(st, t, req, w)
-	r.cfg.loginHint(res.Err, os.Environ())
-	return res
+	return r.attempts(st, t, req, w)
 }
 
 // stopper gathers the ways a turn ends early: Abort (or Close), the caller's context, and
@@ -98,6 +96,7 @@ func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest, w Wait) Result {
 		}
 		reused := w.Start == StartWarm
 		res, sawOutput := r.exchange(st, t, p, req.Prompt, req.Images)
+		r.cfg.loginHint(res.Err, os.Environ())
 		res.NewProcess = !reused
 		res.PID = p.pid
 		if !reused {

@@ -239,3 +239,28 @@ func TestProbeSandbox(t *testing.T) {
 		})
 	}
 }
+
+// TestRealNotLoggedIn: the real CLI with a config directory of its own
+// that holds no login and no API key fails the turn as auth, and the
+// error says where it looked and how to log the bot in.
+func TestRealNotLoggedIn(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "claude")
+	e := newReal(t, func(c *Config) {
+		c.Env["ANTHROPIC_API_KEY"] = "" // empty: claude counts it as missing
+		c.ConfigDir = dir
+	})
+	res := runTurn(t, e.r, TurnRequest{SessionID: uuid.NewString(), NewSession: true, Prompt: "hello"})
+	if res.Err == nil || res.Err.Kind != KindAuth {
+		t.Fatalf("result %+v", res)
+	}
+	for _, want := range []string{"Not logged in", dir + " has no credentials and no ANTHROPIC_API_KEY is configured",
+		"`CLAUDE_CONFIG_DIR=" + dir + " claude` and type /login"} {
+		if !strings.Contains(res.Err.Detail, want) {
+			t.Errorf("detail %q lacks %q", res.Err.Detail, want)
+		}
+	}
+	if e.fake.Count() != 0 {
+		t.Errorf("claude called the API %d times without credentials", e.fake.Count())
+	}
+}
