@@ -33,7 +33,7 @@ PYTHON ?= /usr/bin/python3
 # enter a nested module, so the test, vet and tidy targets run each one.
 MODULES := . sdk proto
 
-.PHONY: help build py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc postgres clean
+.PHONY: help build py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc postgres bubblewrap clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -61,7 +61,7 @@ py-examples: ## build the Python examples as bin/clawhost-<name> (executable zip
 run: build ## run clawhost on the default config.hcl (finds the claude CLI make test installed, else the one on PATH)
 	PATH="$(CURDIR)/$(CLAUDE_DIR)/node_modules/.bin:$$PATH" ./$(BIN)/clawhost -config config.hcl
 
-deps: claude-cli browser python-grpc postgres ## install what the tests need (claude CLI from npm; Chromium, Python gRPC and PostgreSQL from Debian)
+deps: claude-cli browser python-grpc postgres bubblewrap ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL and bubblewrap from Debian)
 
 claude-cli: $(CLAUDE_BIN) ## install the real claude CLI into .cache/claude-cli (npm)
 $(CLAUDE_BIN):
@@ -80,6 +80,14 @@ python-grpc: ## install Debian's python3-grpcio and python3-protobuf for the Pyt
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3 python3-grpcio python3-protobuf >/dev/null; }
 	@$(PYTHON) -c 'import grpc, google.protobuf; print("python3-grpcio", grpc.__version__, "protobuf", google.protobuf.__version__)'
+
+# bubblewrap, the sandbox claude runs in (agent { sandbox = "auto" });
+# the sandbox tests need it.
+bubblewrap: ## install Debian's bubblewrap for the sandbox tests (needs root or sudo)
+	@command -v bwrap >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq bubblewrap >/dev/null; }
+	@bwrap --version
 
 # The PostgreSQL server for the store's tests (core/store/postgres/pgtest
 # starts a throwaway cluster from it); Debian puts it in

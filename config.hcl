@@ -18,6 +18,19 @@ agent {
   # media_keep = "30d"       # inbound attachments (workspace/media/<chat>/) are deleted after this; "0s" keeps them
   timeout   = "10m"          # per turn
   # args            = []      # extra CLI flags
+  # The bot logs in to Claude on its own, not with your login: either
+  #   env = { ANTHROPIC_API_KEY = env("ANTHROPIC_API_KEY") }
+  # or once, by hand: CLAUDE_CONFIG_DIR=./data/claude claude   then type /login
+  # claude keeps its login, settings and transcripts in <data_dir>/claude.
+  # settings = "project"  # "project": only workspace/.claude/settings.json applies;
+  #                       # "user": your ~/.claude settings (allow rules, hooks, MCP
+  #                       # servers) apply to every chat too
+  # sandbox  = "auto"     # "auto": claude and its tools run in bubblewrap (apt-get install
+  #                       # bubblewrap) when it works here: read-only filesystem but the
+  #                       # workspace; data_dir, this file, ~/.claude and other chats'
+  #                       # media invisible. "off": no sandbox
+  # run_as   = "claude-bot"  # when clawhost runs as root: claude runs as this user (it must
+  #                          # own the workspace and may enter data_dir: chmod 711 data)
   # claude does not inherit clawhost's environment, only PATH, HOME, USER,
   # LOGNAME, SHELL, LANG, LC_*, TERM, TZ and its own settings when set
   # (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, CLAUDE_CONFIG_DIR, the proxy
@@ -25,7 +38,7 @@ agent {
   # env             = { GITHUB_TOKEN = env("GITHUB_TOKEN") }
   # model           = "sonnet"
   # models          = ["opus", "sonnet"]  # what /model offers a chat; unset: any name
-  # permission_mode = "default"   # acceptEdits | auto | bypassPermissions | manual | dontAsk | plan | default
+  # permission_mode = "default"   # always passed; acceptEdits | auto | bypassPermissions | manual | dontAsk | plan | default
   # permission_modes = ["plan", "acceptEdits"]  # what /mode may switch a chat to; unset: none
   # inline_images    = true    # show inbound images to claude (downscaled); their paths are in the prompt anyway
   # approvals        = "chat"  # ask the chat (Allow / Deny / Always) before a tool use that needs
@@ -193,6 +206,7 @@ plugin "web" {
 plugin "tg" {
   source  = "telegram"
   enabled = env("TELEGRAM_BOT_TOKEN", "") != ""
+  # run_as  = "clawhost-tg"  # when clawhost runs as root: the plugin runs as this user
   # Host settings for this instance only (changing them does not restart
   # the plugin): debounce, text_limit and queue_mode override queue {} and
   # messages {}; a reset {} block replaces session.reset.

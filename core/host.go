@@ -168,7 +168,10 @@ func (h *Host) provision() error {
 	}
 	h.log.Debug("storage open", "storage", StorageName(h.cfg))
 	h.db = db
-	rc := agentConfig(h.cfg)
+	rc, err := agentConfig(h.cfg)
+	if err != nil {
+		return fmt.Errorf("agent configuration: %w", err)
+	}
 	if err := rc.Validate(); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}

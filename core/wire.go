@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
@@ -44,6 +45,7 @@ func PluginSpec(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
 		StartTimeout: p.StartTimeout.Duration(),
 		Env:          config.EnvSlice(p.Env),
 		DataDir:      filepath.Join(cfg.DataDir, "plugins", p.Name),
+		RunAs:        p.RunAs,
 		Fingerprint:  p.Fingerprint(),
 		Decode: func(s schema.Schema) ([]byte, error) {
 			js, diags := config.DecodePluginConfig(p, s)
@@ -185,9 +187,12 @@ func resetRule(r *config.ResetRule) *sessionreset.Rule {
 	return out
 }
 
-func agentConfig(cfg *config.Config) runner.Config {
+// agentConfig maps the agent block onto the runner's settings: the bot's
+// own claude config directory (unless agent.env names one or settings =
+// "user"), the sandbox hiding data_dir and the config file, run_as.
+func agentConfig(cfg *config.Config) (runner.Config, error) {
 	a := cfg.Agent
-	return runner.Config{
+	rc := runner.Config{
 		Command:          a.Command,
 		Args:             a.Args,
 		Env:              a.Env,
@@ -213,8 +218,32 @@ func agentConfig(cfg *config.Config) runner.Config {
 		// reply while it is written, not only once each block is complete.
 		PartialMessages: true,
 		MemoryFlush:     memoryFlush(a.MemoryFlush),
+		Settings:        a.Settings,
+		Sandbox:         a.Sandbox,
+		Hide:            []string{cfg.DataDir},
 	}
+	if _, own := a.Env["CLAUDE_CONFIG_DIR"]; !own && a.Settings != runner.SettingsUser {
+		rc.ConfigDir = ClaudeConfigDir(cfg)
+	}
+	if p := cfg.Path(); p != "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			rc.Hide = append(rc.Hide, abs)
+		}
+	}
+	if a.RunAs != "" {
+		u, err := runas.Lookup(a.RunAs)
+		if err != nil {
+			return rc, fmt.Errorf("agent.run_as: %w", err)
+		}
+		rc.RunAs = u
+	}
+	return rc, nil
 }
+
+// ClaudeConfigDir is the claude config directory of the bot's own,
+// <data_dir>/claude: CLAUDE_CONFIG_DIR for claude unless agent.env sets
+// one or agent.settings is "user".
+func ClaudeConfigDir(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "claude") }
 
 // memoryFlush maps agent.memory_flush onto the runner's settings.
 func memoryFlush(m *config.MemoryFlush) runner.MemoryFlush {

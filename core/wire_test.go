@@ -3,12 +3,14 @@ package core
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/runner"
 )
 
 // TestQueueEnumsMatch: every queue mode and drop policy the configuration
@@ -69,5 +71,60 @@ func TestMemoryFlushSettings(t *testing.T) {
 	}
 	if th := m.Threshold(0); th != 450_000 {
 		t.Errorf("threshold %d", th)
+	}
+}
+
+// TestSandboxEnumsMatch: the settings and sandbox values the configuration
+// accepts are the runner's.
+func TestSandboxEnumsMatch(t *testing.T) {
+	t.Parallel()
+	if !slices.Equal(config.SettingsModes, runner.SettingsModes) || !slices.Equal(config.SandboxModes, runner.SandboxModes) {
+		t.Errorf("config %v %v, runner %v %v", config.SettingsModes, config.SandboxModes, runner.SettingsModes, runner.SandboxModes)
+	}
+}
+
+// TestAgentConfigLeastPrivilege: claude gets the bot's own config directory
+// under data_dir unless agent.env names one or settings = "user"; the
+// sandbox hides data_dir and the config file; run_as is looked up.
+func TestAgentConfigLeastPrivilege(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, agent string
+		configDir   bool
+		runAs       uint32
+	}{
+		{"default", ``, true, 0},
+		{"settings user", `settings = "user"`, false, 0},
+		{"env names one", `env = { CLAUDE_CONFIG_DIR = "/srv/claude" }`, false, 0},
+		{"run_as", `run_as = "nobody"`, true, 65534},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "config.hcl")
+			if err := os.WriteFile(path, []byte("agent {\n  "+tc.agent+"\n}\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, diags := config.Load(path)
+			if diags.HasErrors() {
+				if tc.runAs != 0 && os.Geteuid() != 0 {
+					t.Skip("run_as needs root")
+				}
+				t.Fatal(diags.Error())
+			}
+			rc, err := agentConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rc.ConfigDir != ""; got != tc.configDir || (got && rc.ConfigDir != filepath.Join(dir, "data", "claude")) {
+				t.Errorf("ConfigDir %q, want set: %v", rc.ConfigDir, tc.configDir)
+			}
+			if !slices.Contains(rc.Hide, filepath.Join(dir, "data")) || !slices.Contains(rc.Hide, path) {
+				t.Errorf("Hide %q lacks data_dir or the config file", rc.Hide)
+			}
+			if (rc.RunAs == nil) != (tc.runAs == 0) || (rc.RunAs != nil && rc.RunAs.UID != tc.runAs) {
+				t.Errorf("RunAs %+v, want uid %d", rc.RunAs, tc.runAs)
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
 	"github.com/clawhost/clawhost/sdk/memtrim"
+	"github.com/clawhost/clawhost/sdk/nodump"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -84,8 +85,10 @@ const stopTimeout = 2 * time.Second
 // gRPC server; sdk/internal/wire/serve.go), the logger (hclog's JSON lines on
 // stderr, which the host shows under the instance name), a parent-process
 // watchdog (the plugin exits when the host is gone, even if the host was
-// SIGKILLed), signal handling (SIGTERM stops gracefully) and, a few seconds
-// after the start, a trim of the pages only the start needed (memtrim).
+// SIGKILLed), on Linux a process other processes of its user cannot read
+// (sdk/nodump; not in debug mode), signal handling (SIGTERM stops
+// gracefully) and, a few seconds after the start, a trim of the pages only
+// the start needed (memtrim).
 //
 // With EnvDebug set it runs in debug mode instead (see the package
 // documentation): the same plugin, started by hand, with readable log lines.
@@ -100,6 +103,14 @@ func Serve(p Plugin) {
 		JSONFormat: instance == "",
 		Level:      hclog.LevelFromString(os.Getenv(EnvLogLevel)),
 	})
+	if instance == "" {
+		// Not in debug mode, where a debugger must attach: other
+		// processes of the plugin's user cannot read its environment
+		// or memory (its tokens).
+		if err := nodump.Set(); err != nil {
+			log.Warn("prctl(PR_SET_DUMPABLE, 0) failed", "error", err)
+		}
+	}
 	if err := validate(p); err != nil {
 		log.Error("invalid plugin", "error", err)
 		fmt.Fprintf(os.Stderr, "clawhost plugin %s: %v\n", p.Name, err)

@@ -109,6 +109,9 @@ type Source interface {
 type Snapshot struct {
 	// Version is clawhost's version string.
 	Version string `json:"version"`
+	// Sandbox is the sandbox claude runs in: "bubblewrap", "off", or
+	// "unavailable (why)" (runner.Runner.SandboxState); "" when unknown.
+	Sandbox string `json:"sandbox,omitempty"`
 	// StartedAt is when the host started.
 	StartedAt time.Time `json:"started_at"`
 	// Plugins lists every enabled plugin instance.

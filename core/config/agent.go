@@ -1,6 +1,12 @@
 package config
 
-import "slices"
+import (
+	"errors"
+	"os"
+	"slices"
+
+	"github.com/clawhost/clawhost/core/internal/runas"
+)
 
 // Defaults of the agent block.
 const (
@@ -19,6 +25,16 @@ var (
 	ApprovalModes = []string{"off", "chat"}
 	Approvers     = []string{"sender", "owners"}
 )
+
+// Values of agent.settings and agent.sandbox (the runner's SettingsModes and
+// SandboxModes: TestSandboxEnumsMatch).
+var (
+	SettingsModes = []string{"project", "user"}
+	SandboxModes  = []string{"auto", "off"}
+)
+
+// geteuid is the user clawhost runs as (run_as needs root); tests replace it.
+var geteuid = os.Geteuid
 
 // PermissionModes are the values agent.permission_mode accepts (those of the
 // Claude Code CLI's --permission-mode).
@@ -65,12 +81,39 @@ type Agent struct {
 	// FallbackModel is passed as --fallback-model when set (fallback_model).
 	FallbackModel string `hcl:"fallback_model,optional"`
 
-	// PermissionMode is passed as --permission-mode when set
-	// (permission_mode): acceptEdits, auto, bypassPermissions, manual,
-	// dontAsk, plan or default. For a chat bot "dontAsk" with AllowedTools is
-	// the safe choice. bypassPermissions is refused by claude when it runs
-	// as root unless IS_SANDBOX=1 is in Env (Load warns).
+	// PermissionMode is passed as --permission-mode (permission_mode):
+	// acceptEdits, auto, bypassPermissions, manual, dontAsk, plan or
+	// default. Empty means "default"; it is always passed, so a defaultMode
+	// in settings claude reads never decides. For a chat bot "dontAsk" with
+	// AllowedTools is the safe choice. bypassPermissions is refused by
+	// claude when it runs as root unless IS_SANDBOX=1 is in Env (Load
+	// warns).
 	PermissionMode string `hcl:"permission_mode,optional"`
+
+	// Settings chooses whose Claude Code settings apply (settings):
+	// "project" (default) — only the workspace's .claude/settings.json, and
+	// claude keeps its login, settings and transcripts in a directory of the
+	// bot's own, <data_dir>/claude (CLAUDE_CONFIG_DIR, unless Env sets
+	// one); "user" — the operator's own settings too (~/.claude, or the
+	// CLAUDE_CONFIG_DIR clawhost was started with): their allow rules,
+	// defaultMode, hooks and MCP servers then apply to every chat. Only
+	// mcp_config and clawhost's own tools load as MCP servers either way.
+	Settings string `hcl:"settings,optional"`
+
+	// Sandbox (sandbox): "auto" (default) — claude runs under bubblewrap
+	// when bwrap is installed and works here: the filesystem read-only but
+	// for the workspace, its TMPDIR and its config directory; data_dir, the
+	// config file, the operator's ~/.claude and other chats' media
+	// invisible; its own pid namespace. Without a working bwrap it runs
+	// without one (clawhost status says so, the log warns). "off" — no
+	// sandbox.
+	Sandbox string `hcl:"sandbox,optional"`
+
+	// RunAs is a user claude runs as (run_as), when clawhost runs as root:
+	// a name or a uid. That user must be able to write the workspace and
+	// enter data_dir (clawhost makes <data_dir>/claude and the runner's
+	// temporary directories its own). Empty: claude runs as clawhost's user.
+	RunAs string `hcl:"run_as,optional"`
 
 	// AllowedTools are passed as --allowedTools (allowed_tools), e.g.
 	// ["Read", "Bash(git log:*)"].
@@ -189,6 +232,8 @@ func defaultAgent() *Agent {
 		ApprovalTimeout: DefaultApprovalTimeout,
 		Approvers:       "sender",
 		InlineImages:    true,
+		Settings:        "project",
+		Sandbox:         "auto",
 	}
 }
 
@@ -206,6 +251,14 @@ func (a *Agent) check(k *checker) {
 	} else {
 		k.optionalDuration("media_keep", a.MediaKeep)
 	}
+	k.enum("settings", a.Settings, SettingsModes)
+	k.enum("sandbox", a.Sandbox, SandboxModes)
+	if a.Settings == "user" {
+		k.emit(warning(k.valueRange("settings"), "The operator's own Claude Code settings apply to every chat",
+			"With settings = \"user\", the allow rules, defaultMode, hooks and MCP servers in ~/.claude/settings.json govern the turns of everyone who may write to the bot. "+
+				"Put what the bot needs in the workspace's .claude/settings.json and remove this line."))
+	}
+	k.runAs("run_as", a.RunAs)
 	k.enum("approvals", a.Approvals, ApprovalModes)
 	k.enum("approvers", a.Approvers, Approvers)
 	k.duration("approval_timeout", a.ApprovalTimeout)
@@ -247,5 +300,22 @@ func (a *Agent) check(k *checker) {
 		k.emit(warning(subject, "Permission checks skipped outside a sandbox",
 			"Claude Code refuses bypassPermissions and "+skipFlag+" when it runs as root unless IS_SANDBOX=1 is set. "+
 				"If clawhost runs as root in a container, add IS_SANDBOX = \"1\" to agent.env; otherwise run it as an unprivileged user."))
+	}
+}
+
+// runAs checks a run_as attribute: clawhost must run as root, and the user
+// must exist.
+func (k *checker) runAs(name, value string) {
+	if value == "" {
+		return
+	}
+	if _, err := runas.Lookup(value); err != nil {
+		k.errorf(k.valueRange(name), "Unknown user in "+k.qualified(name),
+			"There is no user %q on this machine (%v). Create it (useradd --system %s) or name an existing one.", value, errors.Unwrap(err), value)
+		return
+	}
+	if geteuid() != 0 {
+		k.errorf(k.valueRange(name), "Invalid value for "+k.qualified(name),
+			"Starting a process as %q needs clawhost to run as root; it runs as uid %d. Remove run_as or start clawhost as root.", value, geteuid())
 	}
 }

@@ -806,3 +806,43 @@ func TestDurationDays(t *testing.T) {
 		}
 	}
 }
+
+// TestLeastPrivilegeSettings: agent.settings, agent.sandbox and run_as
+// (agent and plugin) default, accept and refuse what they should, at their
+// line; settings = "user" warns.
+func TestLeastPrivilegeSettings(t *testing.T) {
+	root := geteuid
+	t.Cleanup(func() { geteuid = root })
+	geteuid = func() int { return 0 }
+	if a := mustParse(t, ``, nil).Agent; a.Settings != "project" || a.Sandbox != "auto" || a.RunAs != "" {
+		t.Errorf("defaults: settings %q sandbox %q run_as %q", a.Settings, a.Sandbox, a.RunAs)
+	}
+	cfg := mustParse(t, "agent {\n  sandbox = \"off\"\n  run_as = \"nobody\"\n}\nplugin \"tg\" {\n  source = \"telegram\"\n  run_as = \"65534\"\n}", nil)
+	if cfg.Agent.Sandbox != "off" || cfg.Agent.RunAs != "nobody" || cfg.Plugin("tg").RunAs != "65534" {
+		t.Errorf("agent %+v plugin %+v", cfg.Agent, cfg.Plugin("tg"))
+	}
+	if cfg.Plugin("tg").Fingerprint() == mustParse(t, `plugin "tg" { source = "telegram" }`, nil).Plugin("tg").Fingerprint() {
+		t.Error("run_as is not part of the plugin's fingerprint")
+	}
+	for _, tc := range []struct {
+		src, want string
+		line      int
+		warning   bool
+	}{
+		{"agent {\n  settings = \"users\"\n}", `"users" is not one of "project" or "user". Did you mean "user"?`, 2, false},
+		{"agent {\n  sandbox = \"bwrap\"\n}", `"bwrap" is not one of "auto" or "off"`, 2, false},
+		{"agent {\n  run_as = \"no-such-user-here\"\n}", `There is no user "no-such-user-here"`, 2, false},
+		{"plugin \"tg\" {\n  source = \"telegram\"\n  run_as = \"no-such-user-here\"\n}", `There is no user "no-such-user-here"`, 3, false},
+		{"agent {\n  settings = \"user\"\n}", "govern the turns of everyone", 2, true},
+	} {
+		_, diags := parse([]byte(tc.src), "c.hcl", "/etc/clawhost", mapEnv(nil))
+		if len(diags) != 1 || diags.HasErrors() == tc.warning || !strings.Contains(diags[0].Detail, tc.want) || diags[0].Subject.Start.Line != tc.line {
+			t.Errorf("%s:\n%v\nwant one diagnostic at line %d with %q (warning %v)", tc.src, diags, tc.line, tc.want, tc.warning)
+		}
+	}
+	geteuid = func() int { return 1000 }
+	_, diags := parse([]byte("agent {\n  run_as = \"nobody\"\n}"), "c.hcl", "/etc/clawhost", mapEnv(nil))
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "needs clawhost to run as root") {
+		t.Errorf("run_as when not root: %v", diags)
+	}
+}

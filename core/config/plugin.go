@@ -66,6 +66,13 @@ type Plugin struct {
 	// schema declares.
 	Env map[string]string `hcl:"env,optional"`
 
+	// RunAs is a user the plugin process runs as (run_as), when clawhost
+	// runs as root: a name or a uid. The plugin's data directory
+	// (<data_dir>/plugins/<instance>) is made that user's; data_dir itself
+	// must let it enter (chmod o+x). Its HOME, USER and LOGNAME are that
+	// user's. Empty: the plugin runs as clawhost's user.
+	RunAs string `hcl:"run_as,optional"`
+
 	// Debounce overrides queue.debounce for this instance's messages
 	// (debounce): "0s" turns debouncing off. Empty (the default) inherits
 	// queue.debounce. A host setting: changing it does not restart the
@@ -166,6 +173,7 @@ func checkPlugins(k *checker, plugins []*Plugin) {
 		}
 		pk.duration("start_timeout", p.StartTimeout)
 		pk.envNames("env", p.Env)
+		pk.runAs("run_as", p.RunAs)
 		pk.optionalDuration("debounce", p.Debounce)
 		if pk.attr("text_limit") != nil && p.TextLimit < 1 {
 			pk.errorf(pk.valueRange("text_limit"), "Invalid value for "+pk.qualified("text_limit"),

@@ -258,6 +258,7 @@ func (p *Plugin) Fingerprint() string {
 		Enabled      bool              `json:"enabled"`
 		StartTimeout string            `json:"start_timeout"`
 		Env          map[string]string `json:"env,omitempty"`
+		RunAs        string            `json:"run_as,omitempty"`
 		Config       json.RawMessage   `json:"config,omitempty"`
 		ConfigError  string            `json:"config_error,omitempty"`
 	}
@@ -268,6 +269,7 @@ func (p *Plugin) Fingerprint() string {
 		Enabled:      p.Enabled,
 		StartTimeout: p.StartTimeout.Duration().String(),
 		Env:          p.Env,
+		RunAs:        p.RunAs,
 	}
 	f.Config, f.ConfigError = p.evaluatedConfig()
 	b, _ := json.Marshal(f)

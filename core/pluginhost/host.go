@@ -65,6 +65,11 @@ type Spec struct {
 	Env []string
 	// DataDir is the instance's private directory (created 0700).
 	DataDir string
+	// RunAs, when set, is the user (a name or uid) the plugin process runs
+	// as (plugin run_as; the host runs as root), looked up at each start:
+	// DataDir is made that user's, HOME, USER and LOGNAME are its, and its
+	// socket directory is its group's.
+	RunAs string
 	// Fingerprint changes whenever anything about the instance changes;
 	// Apply restarts an instance whose fingerprint changed.
 	Fingerprint string

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/runas"
 	"io"
 	"io/fs"
 	"os"
@@ -103,6 +104,21 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 			return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
 		}
 	}
+	sock := &plugin.UnixSocketConfig{TempDir: i.h.socketDir()}
+	var user *runas.User
+	if i.spec.RunAs != "" {
+		var err error
+		if user, err = runas.Lookup(i.spec.RunAs); err == nil {
+			err = i.h.runAs(user, dir, sock)
+		}
+		if err == nil && exe == path {
+			// Exec'd by name (not an open verified file): the user must reach it.
+			err = user.Access(path, 1)
+		}
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("start plugin %s: run_as: %w", i.spec.Instance, err)
+		}
+	}
 	var proc *procRunner
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  host.Handshake,
@@ -111,7 +127,7 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 		StartTimeout:     timeout,
 		Logger:           i.log,
 		GRPCDialOptions:  host.DialOptions(),
-		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: i.h.socketDir()},
+		UnixSocketConfig: sock,
 		// Not the host's environment: pluginEnv decides what a plugin sees.
 		SkipHostEnv: true,
 		// go-plugin hands us a template cmd carrying only its handshake
@@ -121,9 +137,13 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 			cmd := exec.Command(exe)
 			cmd.Args = []string{path}
 			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+i.h.opts.LogLevel)
-			cmd.Env = pluginEnv(os.Environ(), i.spec.Env, own)
+			extra := i.spec.Env
+			if user != nil {
+				extra = append(user.Env(), extra...)
+			}
+			cmd.Env = pluginEnv(os.Environ(), extra, own)
 			cmd.Dir = dir
-			r, err := newProcRunner(l, i.h.sp, cmd, func(pid int, alive bool) {
+			r, err := newProcRunner(l, i.h.sp, cmd, user, func(pid int, alive bool) {
 				i.mu.Lock()
 				switch {
 				case alive:

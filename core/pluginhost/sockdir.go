@@ -1,8 +1,15 @@
 package pluginhost
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/clawhost/clawhost/core/internal/runas"
 
 	"github.com/clawhost/clawhost/core/internal/ownerdir"
 )
@@ -31,4 +38,31 @@ func (h *Host) socketDir() string {
 		h.sockDir = dir
 	})
 	return h.sockDir
+}
+
+// runAs prepares a plugin's start as u: its data directory u's (and
+// reachable: the error says what to chmod), and its socket directory
+// writable by u's group inside the host's, which others may then enter
+// but not list (0711).
+func (h *Host) runAs(u *runas.User, dataDir string, sock *plugin.UnixSocketConfig) error {
+	if dataDir != "" {
+		if err := u.Chown(dataDir); err != nil {
+			return err
+		}
+		// The directory of all instances' data (<data_dir>/plugins):
+		// passable, not listable.
+		if err := os.Chmod(filepath.Dir(dataDir), 0o711); err != nil {
+			return err
+		}
+		if err := u.Access(dataDir, 7); err != nil {
+			return fmt.Errorf("%w; let it enter the directories above (chmod o+x, or chgrp to its group and chmod g+x)", err)
+		}
+	}
+	if sock.TempDir != "" {
+		if err := os.Chmod(sock.TempDir, 0o711); err != nil {
+			return err
+		}
+	}
+	sock.Group = strconv.FormatUint(uint64(u.GID), 10)
+	return nil
 }

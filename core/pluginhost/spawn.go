@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/hashicorp/go-plugin/runner"
 )
 
@@ -69,8 +71,8 @@ type procRunner struct {
 
 var _ runner.Runner = (*procRunner)(nil)
 
-func newProcRunner(log hclog.Logger, sp *spawner, cmd *exec.Cmd, onPID func(pid int, alive bool)) (*procRunner, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+func newProcRunner(log hclog.Logger, sp *spawner, cmd *exec.Cmd, user *runas.User, onPID func(pid int, alive bool)) (*procRunner, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true, Credential: user.Credential()}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

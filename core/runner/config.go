@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/envfilter"
+	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
 // Defaults applied by Config.withDefaults (and so by New) to zero fields.
@@ -51,10 +52,32 @@ type Config struct {
 	Model string
 	// FallbackModel is passed as --fallback-model when set (a comma list is allowed).
 	FallbackModel string
-	// PermissionMode is passed as --permission-mode when set: acceptEdits, auto,
-	// bypassPermissions, manual, dontAsk, plan or default. For a chat bot "dontAsk" (with
-	// AllowedTools) is the safe choice.
+	// PermissionMode is passed as --permission-mode: acceptEdits, auto,
+	// bypassPermissions, manual, dontAsk, plan or default (the default). It is always
+	// passed, so a defaultMode in settings claude loads never applies. For a chat bot
+	// "dontAsk" (with AllowedTools) is the safe choice.
 	PermissionMode string
+	// Settings chooses whose Claude Code settings apply (agent.settings): SettingsProject
+	// (the default) passes --setting-sources project, so only the workspace's
+	// .claude/settings.json applies; SettingsUser passes user,project,local, the
+	// operator's own settings included. --strict-mcp-config is always passed: only
+	// MCPConfig and the host's own tool server load.
+	Settings string
+	// ConfigDir, when set, is claude's config directory (CLAUDE_CONFIG_DIR): its login,
+	// settings, transcripts. New creates it (0700). The composition sets it to
+	// <data_dir>/claude unless agent.env sets CLAUDE_CONFIG_DIR or Settings is
+	// SettingsUser; see the package documentation for what it moves.
+	ConfigDir string
+	// Sandbox is SandboxAuto (the default: bubblewrap when it works here) or SandboxOff.
+	Sandbox string
+	// Hide are paths the sandbox makes invisible to claude and its tools (an empty
+	// directory or an empty file in their place): data_dir, other agents' workspaces,
+	// the config file. A directory bound writable inside one (the TMPDIR, ConfigDir)
+	// stays visible. Ignored without a sandbox.
+	Hide []string
+	// RunAs, when set, is the user claude runs as (agent.run_as); the host must run as
+	// root. New checks that the user can reach the workspace and the state directories.
+	RunAs *runas.User
 	// PermissionModes are the modes a TurnRequest may ask for (a chat's
 	// /mode); validated like PermissionMode.
 	PermissionModes []string
@@ -139,15 +162,46 @@ func (c Config) withDefaults() Config {
 	if c.KillGrace <= 0 {
 		c.KillGrace = DefaultKillGrace
 	}
+	if c.Settings == "" {
+		c.Settings = SettingsProject
+	}
+	if c.Sandbox == "" {
+		c.Sandbox = SandboxAuto
+	}
 	c.MemoryFlush = c.MemoryFlush.withDefaults()
 	return c
 }
 
 var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan", "default"}
 
+// DefaultPermissionMode is passed as --permission-mode when neither the turn
+// nor Config names one.
+const DefaultPermissionMode = "default"
+
+// Setting sources (Config.Settings, agent.settings).
+const (
+	// SettingsProject loads only the workspace's .claude/settings.json.
+	SettingsProject = "project"
+	// SettingsUser loads the operator's settings too (~/.claude/settings.json,
+	// then the project's, then .claude/settings.local.json).
+	SettingsUser = "user"
+)
+
+// SettingsModes are the values Config.Settings accepts.
+var SettingsModes = []string{SettingsProject, SettingsUser}
+
+// settingSources is --setting-sources for a Config.Settings value.
+func settingSources(settings string) string {
+	if settings == SettingsUser {
+		return "user,project,local"
+	}
+	return "project"
+}
+
 // Validate reports every problem in c at once, naming the agent.* setting. It checks the
 // rule claude enforces at run time: --dangerously-skip-permissions and
-// --permission-mode bypassPermissions are refused as root unless IS_SANDBOX=1.
+// --permission-mode bypassPermissions are refused as root unless IS_SANDBOX=1 (with
+// RunAs claude is not root).
 func (c Config) Validate() error { return c.validate(os.Geteuid(), os.Getenv("IS_SANDBOX")) }
 
 func (c Config) validate(euid int, hostSandbox string) error {
@@ -165,7 +219,7 @@ func (c Config) validate(euid int, hostSandbox string) error {
 	if v, ok := c.Env["IS_SANDBOX"]; ok {
 		sandbox = v
 	}
-	if bypass && euid == 0 && sandbox != "1" {
+	if bypass && euid == 0 && c.RunAs == nil && sandbox != "1" {
 		setting := `agent.permission_mode = "bypassPermissions"`
 		if c.PermissionMode != "bypassPermissions" && slices.Contains(c.PermissionModes, "bypassPermissions") {
 			setting = `agent.permission_modes with "bypassPermissions"`
@@ -173,6 +227,15 @@ func (c Config) validate(euid int, hostSandbox string) error {
 			setting = `agent.args "--dangerously-skip-permissions"`
 		}
 		errs = append(errs, fmt.Errorf("%s: claude refuses it when running as root; run clawhost as another user, choose another permission mode, or set agent.env IS_SANDBOX = \"1\" if this host is a disposable sandbox", setting))
+	}
+	if c.Settings != "" && !slices.Contains(SettingsModes, c.Settings) {
+		errs = append(errs, fmt.Errorf("agent.settings %q is not one of %s", c.Settings, strings.Join(SettingsModes, ", ")))
+	}
+	if c.Sandbox != "" && !slices.Contains(SandboxModes, c.Sandbox) {
+		errs = append(errs, fmt.Errorf("agent.sandbox %q is not one of %s", c.Sandbox, strings.Join(SandboxModes, ", ")))
+	}
+	if c.RunAs != nil && euid != 0 {
+		errs = append(errs, fmt.Errorf("agent.run_as %q: clawhost must run as root to start claude as another user", c.RunAs.Name))
 	}
 	if c.Timeout < 0 || c.IdleTimeout < 0 || c.KillGrace < 0 {
 		errs = append(errs, errors.New("agent: timeout, idle_timeout and kill_grace must not be negative"))
@@ -203,6 +266,9 @@ type launch struct {
 	// ask routes permission prompts to the host (--permission-prompt-tool
 	// stdio): EventPermission.
 	ask bool
+	// media is the directory under <workspace>/media the sandbox leaves
+	// visible ("" none).
+	media string
 }
 
 // args builds claude's argv (without the command) for one process start.
@@ -228,9 +294,11 @@ func (c Config) args(l launch) []string {
 	if c.FallbackModel != "" {
 		a = append(a, "--fallback-model", c.FallbackModel)
 	}
-	if mode := cmp.Or(l.mode, c.PermissionMode); mode != "" {
-		a = append(a, "--permission-mode", mode)
-	}
+	// Always explicit, and the setting sources pinned: the settings claude
+	// would otherwise load (the operator's ~/.claude/settings.json) decide
+	// neither the mode nor the rules, hooks and MCP servers.
+	a = append(a, "--permission-mode", cmp.Or(l.mode, c.PermissionMode, DefaultPermissionMode),
+		"--setting-sources", settingSources(c.Settings), "--strict-mcp-config")
 	if allowed := append(slices.Clone(c.AllowedTools), l.tools...); len(allowed) > 0 {
 		a = append(a, "--allowedTools", strings.Join(allowed, ","))
 	}
@@ -296,10 +364,14 @@ var claudeEnv = []string{
 }
 
 // env builds claude's environment: the host variables inheritedEnv and claudeEnv name,
-// the runner's defaults, Config.Env, then TMPDIR (exec keeps the last value of a
-// duplicated name).
+// the RunAs user's HOME, USER and LOGNAME, the runner's defaults, ConfigDir as
+// CLAUDE_CONFIG_DIR, Config.Env, then TMPDIR (exec keeps the last value of a duplicated
+// name).
 func (c Config) env(host []string, tmpdir string) []string {
 	e := envfilter.Keep(host, append(slices.Clone(inheritedEnv), claudeEnv...)...)
+	if u := c.RunAs; u != nil {
+		e = append(e, u.Env()...)
+	}
 	e = append(e,
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",
@@ -311,6 +383,9 @@ func (c Config) env(host []string, tmpdir string) []string {
 		retries = 0
 	}
 	e = append(e, "CLAUDE_CODE_MAX_RETRIES="+strconv.Itoa(retries))
+	if c.ConfigDir != "" {
+		e = append(e, "CLAUDE_CONFIG_DIR="+c.ConfigDir)
+	}
 	keys := make([]string, 0, len(c.Env))
 	for k := range c.Env {
 		keys = append(keys, k)

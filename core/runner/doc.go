@@ -29,8 +29,69 @@
 // the ANTHROPIC_*MODEL variables, CLAUDE_CONFIG_DIR, the proxy variables,
 // NODE_EXTRA_CA_CERTS, IS_SANDBOX — the list and the reason for each are at claudeEnv);
 // the runner's settings (its private TMPDIR, the variables that keep claude from any
-// traffic but the API, CLAUDE_CODE_MAX_RETRIES); and Config.Env (agent.env), which
-// overrides all but TMPDIR. Anything else claude or its tools need goes in agent.env.
+// traffic but the API, CLAUDE_CODE_MAX_RETRIES); CLAUDE_CONFIG_DIR = Config.ConfigDir when
+// set; with Config.RunAs that user's HOME, USER and LOGNAME; and Config.Env (agent.env),
+// which overrides all but TMPDIR. Anything else claude or its tools need goes in agent.env.
+// In the sandbox bwrap adds PWD (the workspace).
+//
+// Whose settings: claude runs under the bot's settings, not the operator's. Every process
+// gets --permission-mode (Config.PermissionMode, else "default"), --setting-sources project
+// (or user,project,local with Config.Settings = SettingsUser) and --strict-mcp-config, so a
+// defaultMode, allow rule, hook or MCP server in the operator's ~/.claude/settings.json
+// never applies silently (an allow rule Bash(env:*) there ran `env` unasked before).
+// Config.ConfigDir (the composition's <data_dir>/claude) is claude's CLAUDE_CONFIG_DIR.
+// Observed with claude 2.1.330 (HOME and CLAUDE_CONFIG_DIR pointed at empty directories,
+// one turn): everything claude wrote went under CLAUDE_CONFIG_DIR — .claude.json (which
+// otherwise is ~/.claude.json: account, MCP servers, project trust) and its backups/,
+// projects/<cwd>/<session>.jsonl (the transcripts --resume reads), sessions/, plugins/ —
+// and nothing under HOME. The CLI resolves settings.json (the "user" setting source) and
+// .credentials.json (the login /login stores on Linux) in the same directory
+// ("$CLAUDE_CONFIG_DIR or ~/.claude"). Not moved: managed settings
+// (/etc/claude-code/managed-settings.json) apply whatever --setting-sources says, and
+// .device-keys.json is resolved under ~/.claude. So the bot logs in either with
+// ANTHROPIC_API_KEY in agent.env, or once by hand: `CLAUDE_CONFIG_DIR=<data_dir>/claude
+// claude`, then /login. Without either claude answers "Not logged in · Please run /login";
+// the turn's Error.Detail then says which directory has no credentials and both fixes.
+//
+// Sandbox (sandbox.go): with Config.Sandbox = SandboxAuto and bubblewrap installed, claude
+// runs as `bwrap ... -- claude ...`:
+//
+//	--die-with-parent --unshare-pid --ro-bind / / --dev /dev --proc /proc
+//	  the whole filesystem read-only; its own pid namespace and /proc, so no
+//	  /proc/<host pid>/environ; the network is shared (claude talks to its API)
+//	--tmpfs <each Config.Hide>        data_dir, the config file, other agents'
+//	                                  workspaces: an empty directory (a file: /dev/null)
+//	--tmpfs ~/.claude, /dev/null over ~/.claude.json  the operator's, when claude has
+//	                                  a config directory of its own
+//	--bind  workspace, TMPDIR, the claude config directory, Config.AddDirs  writable
+//	--ro-bind <workspace>/.claude     the project settings claude loads at its next
+//	                                  start: it must not rewrite its own allow rules
+//	--tmpfs <workspace>/media, --bind <workspace>/media/<TurnRequest.MediaDir>
+//	                                  only the chat's own attachments
+//
+// Mounts are applied in order of depth, so what is bound inside a hidden tree (TMPDIR and
+// the config directory are under data_dir) is visible and what is hidden inside the
+// workspace is not. bwrap is the child: it leads claude's process group (it does not
+// call setsid), so Abort's signal to the group, the lifeline and Pdeathsig (on bwrap;
+// --die-with-parent and the end of the pid namespace take claude) work as before, and a
+// warm process is reused as before (TestFakeSandbox). Runner.Warm reports claude's pid
+// inside, for the memory figures. Measured here (kernel 6.18, Debian bubblewrap 0.8.0):
+// 0.17 s to start a sandboxed `sh`, working as root and as uid 65534 (unprivileged user
+// namespaces are allowed). Landlock (ABI 7 here) was the alternative and was not chosen:
+// it can only allow access beneath the directories it names, never take back a subtree of
+// an allowed one — data_dir, the config file and other chats' media live inside trees
+// claude must read (/, the workspace), so hiding them would mean listing every other
+// path claude and its tools read; it cannot give a private /proc or pid namespace either;
+// and it restricts the calling process, so claude would need a wrapper exec'd first.
+// Without a working bwrap (not installed, or the probe run New makes fails: user
+// namespaces disabled in a container) "auto" runs claude unsandboxed, says why in
+// Runner.SandboxState (the status page) and logs a WARN at start.
+//
+// What the sandbox does not do: the rest of the filesystem stays readable (the operator's
+// home but ~/.claude, /etc, other users' world-readable files); the network is open; with
+// Config.Settings = SettingsUser the home directory stays writable (claude rewrites
+// ~/.claude.json there); processes of the same uid outside the sandbox can still be
+// signalled. Config.RunAs (agent.run_as) adds a separate uid.
 //
 // Observed claude behaviour the caller should know: after a turn that failed with an API
 // error, claude keeps the failed user message, and the next turn's prompt is merged into
@@ -84,8 +145,10 @@
 //	pool.go      where warm processes are kept: acquire, release, idle timeout, eviction by
 //	             worth (GreedyDual-Size-Frequency), Stop, Warm
 //	process.go   one claude process: start, stdout reader, reaping, stop and kill
-//	sysproc_*.go its process group and, on Linux, Pdeathsig
-//	config.go    Config: defaults, validation, argv and environment
+//	sysproc_*.go its process group, its user (run_as) and, on Linux, Pdeathsig
+//	sandbox.go   the bubblewrap sandbox: the probe, the mounts, claude's own directories
+//	runas.go     what agent.run_as's user must be able to reach
+//	config.go    Config: defaults, validation, argv (settings flags) and environment
 //	errors.go    ErrorKind, Error, classification of results and exits
 //	coalesce.go  Coalescer: streamed text into chat-sized blocks
 //	flush.go     MemoryFlush: when a session runs a memory-flush turn

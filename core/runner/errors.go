@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -148,5 +149,28 @@ func classifyExit(exitCode int, stdoutEmpty bool, stderr string) *Error {
 			detail = "exit status 0 without a result object" + strings.TrimPrefix(detail, "exit status 0")
 		}
 		return newError(KindCrash, detail)
+	}
+}
+
+// loginHint completes a "Not logged in" error with where claude looked for
+// its login and the two ways to give it one: an API key in agent.env, or a
+// login done once with the bot's config directory.
+func (c Config) loginHint(e *Error, host []string) {
+	if e == nil || e.Kind != KindAuth || !strings.Contains(e.Detail, "Not logged in") {
+		return
+	}
+	env := c.env(host, "")
+	dir := lookupEnv(env, "CLAUDE_CONFIG_DIR")
+	where := dir
+	if dir == "" {
+		where = "~/.claude"
+		if home := lookupEnv(env, "HOME"); home != "" {
+			where = filepath.Join(home, ".claude")
+		}
+	}
+	e.Detail += fmt.Sprintf("; claude is not logged in: %s has no credentials and no ANTHROPIC_API_KEY is configured. "+
+		"Set ANTHROPIC_API_KEY in agent.env, or log the bot in once: run `CLAUDE_CONFIG_DIR=%s claude` and type /login", where, where)
+	if dir == "" {
+		e.Detail = strings.Replace(e.Detail, "`CLAUDE_CONFIG_DIR="+where+" claude`", "`claude`", 1)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -95,6 +96,7 @@ func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest, w Wait) Result {
 		}
 		reused := w.Start == StartWarm
 		res, sawOutput := r.exchange(st, t, p, req.Prompt, req.Images)
+		r.cfg.loginHint(res.Err, os.Environ())
 		res.NewProcess = !reused
 		res.PID = p.pid
 		if !reused {

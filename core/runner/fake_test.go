@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/envfilter"
+	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 )
@@ -32,6 +34,7 @@ import (
 //	"hang-noterm"  like hang, and ignore SIGTERM
 //	"tool"         a tool_use message, then the result
 //	"env"          "echo: env" and its environment, one NAME=value a line
+//	"sh:CMD"       "echo: " and what `sh -c CMD` wrote to stdout and stderr
 //	anything else  "echo: <prompt>"
 //
 // Timing, for benchmarks: FAKE_CLAUDE_START_MS (a start's delay before the first prompt is
@@ -164,6 +167,11 @@ func fakeClaude(args []string) int {
 			prompt = fmt.Sprintf("%s %s %s %s input=%s perms=%s", cr.Type, cr.Response.RequestID, r.Behavior, r.Message, r.UpdatedInput, r.UpdatedPermissions)
 		case "env":
 			prompt += "\n" + strings.Join(os.Environ(), "\n")
+		default:
+			if cmd, ok := strings.CutPrefix(prompt, "sh:"); ok {
+				b, _ := exec.Command("/bin/sh", "-c", cmd).CombinedOutput()
+				prompt = string(b)
+			}
 		case "tool":
 			out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
 				"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": map[string]any{"command": "ls   -la\n/tmp"}}}}})
@@ -187,7 +195,7 @@ func fakeClaude(args []string) int {
 func fakeHost() int {
 	exe, _ := os.Executable()
 	r, err := New(Config{Command: exe, Env: map[string]string{"FAKE_CLAUDE": "1", "FAKE_HOST": "", "FAKE_CLAUDE_STATE": os.Getenv("FAKE_CLAUDE_STATE")},
-		StateDir: os.Getenv("FAKE_CLAUDE_STATE")}, nil)
+		StateDir: os.Getenv("FAKE_CLAUDE_STATE"), Sandbox: cmp.Or(os.Getenv("FAKE_SANDBOX"), SandboxOff)}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -231,6 +239,9 @@ func newFake(t testing.TB, mut func(*Config)) *fakeEnv {
 		StateDir:  t.TempDir(),
 		Timeout:   10 * time.Second,
 		KillGrace: 300 * time.Millisecond,
+		// The fake writes its log outside the workspace; TestFakeSandbox
+		// runs it in the sandbox.
+		Sandbox: SandboxOff,
 	}
 	if mut != nil {
 		mut(&cfg)
@@ -532,29 +543,39 @@ func TestFakeEnvironment(t *testing.T) {
 	}
 }
 
-// TestFakeDiesWithHost: SIGKILL to the host process takes claude (Pdeathsig) with it.
+// TestFakeDiesWithHost: SIGKILL to the host process takes claude (Pdeathsig) with it,
+// in the sandbox too (bwrap gets Pdeathsig; --die-with-parent and the end of the pid
+// namespace take claude).
 func TestFakeDiesWithHost(t *testing.T) {
 	t.Parallel()
-	exe, _ := os.Executable()
-	host := exec.Command(exe)
-	host.Env = append(os.Environ(), "FAKE_HOST=1", "FAKE_CLAUDE_STATE="+t.TempDir())
-	out, _ := host.StdoutPipe()
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
+	for _, sandbox := range []string{SandboxOff, SandboxAuto} {
+		t.Run(sandbox, func(t *testing.T) {
+			t.Parallel()
+			if sandbox == SandboxAuto {
+				needBwrap(t)
+			}
+			exe, _ := os.Executable()
+			host := exec.Command(exe)
+			host.Env = append(os.Environ(), "FAKE_HOST=1", "FAKE_CLAUDE_STATE="+t.TempDir(), "FAKE_SANDBOX="+sandbox)
+			out, _ := host.StdoutPipe()
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer host.Process.Kill()
+			var pid int
+			if _, err := fmt.Fscan(out, &pid); err != nil || pid == 0 {
+				t.Fatalf("host did not report a claude pid: %v", err)
+			}
+			if !alive(pid) {
+				t.Fatal("claude not running")
+			}
+			_ = host.Process.Kill()
+			_ = host.Wait()
+			// Pdeathsig reaches claude only; its tools (the fake's `sleep`) stay in its group.
+			defer syscall.Kill(-pid, syscall.SIGKILL)
+			waitGone(t, pid, 3*time.Second)
+		})
 	}
-	defer host.Process.Kill()
-	var pid int
-	if _, err := fmt.Fscan(out, &pid); err != nil || pid == 0 {
-		t.Fatalf("host did not report a claude pid: %v", err)
-	}
-	if !alive(pid) {
-		t.Fatal("claude not running")
-	}
-	_ = host.Process.Kill()
-	_ = host.Wait()
-	// Pdeathsig reaches claude only; its tools (the fake's `sleep`) stay in its group.
-	defer syscall.Kill(-pid, syscall.SIGKILL)
-	waitGone(t, pid, 3*time.Second)
 }
 
 func TestValidateRoot(t *testing.T) {
@@ -572,6 +593,10 @@ func TestValidateRoot(t *testing.T) {
 		{"bypass as root host sandbox", Config{PermissionMode: "bypassPermissions"}, 0, "1", ""},
 		{"bypass as user", Config{PermissionMode: "bypassPermissions"}, 1000, "", ""},
 		{"bad mode", Config{PermissionMode: "yolo"}, 1000, "", `agent.permission_mode "yolo"`},
+		{"bypass as root, claude as another user", Config{PermissionMode: "bypassPermissions", RunAs: &runas.User{Name: "nobody", UID: 65534}}, 0, "", ""},
+		{"run_as when not root", Config{RunAs: &runas.User{Name: "nobody", UID: 65534}}, 1000, "", `agent.run_as "nobody": clawhost must run as root`},
+		{"bad settings", Config{Settings: "users"}, 1000, "", `agent.settings "users"`},
+		{"bad sandbox", Config{Sandbox: "bwrap"}, 1000, "", `agent.sandbox "bwrap"`},
 	} {
 		err := tc.cfg.validate(tc.euid, tc.sandbox)
 		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {

@@ -128,7 +128,8 @@ func TestPermissionWaitIsNotTimedOut(t *testing.T) {
 // without a question.
 func TestRealPermissionAllowDenyAlways(t *testing.T) {
 	t.Parallel()
-	e := newReal(t, nil)
+	// Outside the workspace the sandbox's filesystem is read-only.
+	e := newReal(t, func(c *Config) { c.Sandbox = SandboxOff })
 	dir := t.TempDir()
 	touch := func(name string) anthropictest.Reply {
 		return anthropictest.Reply{Text: "working", ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": "touch " + filepath.Join(dir, name), "description": "touch " + name}}}

@@ -26,7 +26,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 		if old := r.procs[req.Key]; old != nil {
 			if old.isDead() {
 				w.Start = StartDied
-			} else if old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission {
+			} else if old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission && old.media == req.MediaDir {
 				old.busy = true
 				old.lastUsed = r.now()
 				if old.idle != nil {
@@ -58,7 +58,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 		}
 		r.stopEvicted(evicted)
 	}
-	p, err = r.start(req.Key, req.SessionID, resume, extra, launch{model: req.Model, effort: req.Effort, mode: req.PermissionMode, mcp: req.MCPConfig, tools: req.Tools, ask: req.AskPermission && !r.cfg.OneShot})
+	p, err = r.start(req.Key, req.SessionID, resume, extra, launch{model: req.Model, effort: req.Effort, mode: req.PermissionMode, mcp: req.MCPConfig, tools: req.Tools, ask: req.AskPermission && !r.cfg.OneShot, media: req.MediaDir})
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +204,9 @@ func (r *Runner) Warm() map[string]int {
 	out := make(map[string]int, len(r.procs))
 	for k, p := range r.procs {
 		out[k] = p.pid
+		if r.sb.bwrap != "" {
+			out[k] = innerPID(p.pid)
+		}
 	}
 	return out
 }

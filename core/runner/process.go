@@ -26,6 +26,7 @@ type proc struct {
 	key, sessionID, extra string
 	model, effort, mode   string     // the per-session --model, --effort and --permission-mode it was started with
 	mcp                   string     // the per-session --mcp-config it was started with
+	media                 string     // the media directory its sandbox shows
 	ask                   bool       // started with --permission-prompt-tool stdio
 	wmu                   sync.Mutex // one write to stdin at a time (prompt, steered message, control response)
 	pid                   int
@@ -147,6 +148,11 @@ func (r *Runner) newTmpdir() (string, *Error) {
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return "", newError(KindCrash, fmt.Sprintf("create TMPDIR: %v", err))
 	}
+	if u := r.cfg.RunAs; u != nil {
+		if err := u.Chown(tmp); err != nil {
+			return "", newError(KindCrash, fmt.Sprintf("agent.run_as: TMPDIR: %v", err))
+		}
+	}
 	return tmp, nil
 }
 
@@ -161,11 +167,21 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		if err := os.WriteFile(l.promptFile, []byte(sys), 0o600); err != nil {
 			return nil, newError(KindCrash, fmt.Sprintf("write system prompt file: %v", err))
 		}
+		if u := r.cfg.RunAs; u != nil {
+			if err := u.Chown(l.promptFile); err != nil {
+				return nil, newError(KindCrash, fmt.Sprintf("agent.run_as: system prompt file: %v", err))
+			}
+		}
 	}
-	cmd := exec.Command(path, r.cfg.args(l)...)
+	env := r.cfg.env(os.Environ(), tmp)
+	exe, argv, err := r.sandboxed(path, r.cfg.args(l), tmp, env, l.media)
+	if err != nil {
+		return nil, newError(KindCrash, err.Error())
+	}
+	cmd := exec.Command(exe, argv...)
 	cmd.Dir = r.cfg.Workspace
-	cmd.Env = r.cfg.env(os.Environ(), tmp)
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.Env = env
+	cmd.SysProcAttr = sysProcAttr(r.cfg.RunAs)
 	cmd.WaitDelay = r.cfg.KillGrace
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -176,7 +192,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
 	}
 	cmd.Stdout = pw
-	p := &proc{key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, ask: l.ask, cmd: cmd, stdin: stdin,
+	p := &proc{key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, cmd: cmd, stdin: stdin,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	cmd.Stderr = p.stderr
 	p.spawned = time.Now()

@@ -353,3 +353,75 @@ func TestBetweenTurnsOutputIsLogged(t *testing.T) {
 		t.Errorf("%d lines left", len(p.msgs))
 	}
 }
+
+// TestSettingsArgs: claude always gets an explicit permission mode, pinned
+// setting sources and --strict-mcp-config, so nothing in the operator's
+// ~/.claude/settings.json (defaultMode, allow rules, hooks, MCP servers)
+// applies unless agent.settings = "user" says so.
+func TestSettingsArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		l    launch
+		want string
+	}{
+		{"defaults", Config{}.withDefaults(), launch{}, "--permission-mode default --setting-sources project --strict-mcp-config"},
+		{"configured mode", Config{PermissionMode: "dontAsk"}.withDefaults(), launch{}, "--permission-mode dontAsk --setting-sources project --strict-mcp-config"},
+		{"chat's mode", Config{PermissionMode: "dontAsk"}.withDefaults(), launch{mode: "plan"}, "--permission-mode plan --setting-sources project --strict-mcp-config"},
+		{"operator's settings", Config{Settings: SettingsUser}.withDefaults(), launch{}, "--permission-mode default --setting-sources user,project,local --strict-mcp-config"},
+	} {
+		if got := strings.Join(tc.cfg.args(tc.l), " "); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: args %q lack %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestConfigDirEnv: CLAUDE_CONFIG_DIR is the bot's own directory over the
+// host's; agent.env may still name another.
+func TestConfigDirEnv(t *testing.T) {
+	t.Parallel()
+	host := []string{"HOME=/root", "CLAUDE_CONFIG_DIR=/root/.claude-work"}
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{ConfigDir: "/srv/data/claude"}, "/srv/data/claude"},
+		{Config{ConfigDir: "/srv/data/claude", Env: map[string]string{"CLAUDE_CONFIG_DIR": "/srv/own"}}, "/srv/own"},
+		{Config{}, "/root/.claude-work"},
+	} {
+		if got := lookupEnv(tc.cfg.env(host, "/t"), "CLAUDE_CONFIG_DIR"); got != tc.want {
+			t.Errorf("%+v: CLAUDE_CONFIG_DIR = %q, want %q", tc.cfg, got, tc.want)
+		}
+	}
+}
+
+// TestLoginHint: "Not logged in" says where claude looked and the two ways
+// to log the bot in; other auth errors are left alone.
+func TestLoginHint(t *testing.T) {
+	t.Parallel()
+	notLoggedIn := func() *Error {
+		return classifyResult(&wireResult{IsError: true, Subtype: "success", TerminalReason: "api_error", Result: ptr("Not logged in · Please run /login")})
+	}
+	e := notLoggedIn()
+	Config{ConfigDir: "/srv/data/claude"}.loginHint(e, []string{"HOME=/root"})
+	for _, want := range []string{"Not logged in", "/srv/data/claude has no credentials and no ANTHROPIC_API_KEY is configured",
+		"Set ANTHROPIC_API_KEY in agent.env", "`CLAUDE_CONFIG_DIR=/srv/data/claude claude` and type /login"} {
+		if !strings.Contains(e.Detail, want) {
+			t.Errorf("detail %q lacks %q", e.Detail, want)
+		}
+	}
+	e = notLoggedIn()
+	Config{}.loginHint(e, []string{"HOME=/home/op"})
+	if !strings.Contains(e.Detail, "/home/op/.claude has no credentials") || !strings.Contains(e.Detail, "run `claude` and type /login") {
+		t.Errorf("without a config dir: %q", e.Detail)
+	}
+	other := classifyResult(&wireResult{IsError: true, APIErrorStatus: ptr(401), Result: ptr("Invalid API key · Fix external API key")})
+	before := other.Detail
+	Config{ConfigDir: "/x"}.loginHint(other, nil)
+	if other.Kind != KindAuth || other.Detail != before {
+		t.Errorf("invalid key changed: %q", other.Detail)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -21,6 +21,7 @@ type Runner struct {
 	cfg Config
 	log hclog.Logger
 	now func() time.Time // the clock; tests replace it
+	sb  sandbox          // the sandbox claude runs in (sandbox.go)
 
 	mu     sync.Mutex
 	closed bool
@@ -59,6 +60,27 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.StateDir, "t"), 0o700); err != nil {
 		return nil, fmt.Errorf("runner state dir: %w", err)
 	}
+	if cfg.ConfigDir != "" {
+		if cfg.ConfigDir, err = filepath.Abs(cfg.ConfigDir); err != nil {
+			return nil, fmt.Errorf("runner config dir: %w", err)
+		}
+		if err := os.MkdirAll(cfg.ConfigDir, 0o700); err != nil {
+			return nil, fmt.Errorf("runner config dir: %w", err)
+		}
+	}
+	if cfg.RunAs != nil {
+		// The user must pass through the state directory to its TMPDIRs
+		// (search only: it cannot list them).
+		if err := os.Chmod(cfg.StateDir, 0o711); err != nil {
+			return nil, fmt.Errorf("agent.run_as: %w", err)
+		}
+		if err := cfg.RunAs.Chown(filepath.Join(cfg.StateDir, "t"), cfg.ConfigDir); err != nil {
+			return nil, fmt.Errorf("agent.run_as: %w", err)
+		}
+		if err := checkRunAs(cfg); err != nil {
+			return nil, err
+		}
+	}
 	r := &Runner{
 		cfg:    cfg,
 		log:    logger.Named("runner"),
@@ -66,6 +88,12 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		procs:  map[string]*proc{},
 		lanes:  map[string][]*ticket{},
 		active: map[string]*Turn{},
+		sb:     probeSandbox(cfg),
+	}
+	if r.sb.bwrap == "" && cfg.Sandbox != SandboxOff {
+		r.log.Warn("claude runs without a sandbox: its tools can read everything clawhost's user can", "sandbox", r.sb.state)
+	} else {
+		r.log.Debug("claude sandbox", "sandbox", r.sb.state)
 	}
 	if _, err := exec.LookPath(cfg.Command); err != nil {
 		r.log.Warn("claude CLI not found; turns will fail", "error", errNotFound(cfg.Command, err).Detail)
@@ -121,6 +149,11 @@ type TurnRequest struct {
 	// Config.OneShot, whose stdin is plain text. Steered messages carry
 	// text only.
 	Images []Image
+	// MediaDir is the one directory under <workspace>/media the sandbox
+	// lets this session's process see (a relative path, the chat's own
+	// attachments); "" hides all of <workspace>/media. Part of the
+	// process's identity. Without a sandbox every file is visible.
+	MediaDir string
 }
 
 // Image is an image for claude: its bytes and media type (image/jpeg,
@@ -155,6 +188,9 @@ var ErrClosed = errors.New("runner closed")
 func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if !uuidRE.MatchString(req.SessionID) {
 		return nil, fmt.Errorf("run turn: session id %q is not a uuid", req.SessionID)
+	}
+	if !validMediaDir(req.MediaDir) {
+		return nil, fmt.Errorf("run turn: media directory %q is not a relative path under the workspace's media", req.MediaDir)
 	}
 	if req.PermissionMode != "" && !slices.Contains(r.cfg.PermissionModes, req.PermissionMode) {
 		return nil, fmt.Errorf("run turn: permission mode %q is not in agent.permission_modes", req.PermissionMode)

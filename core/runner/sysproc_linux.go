@@ -2,14 +2,19 @@
 
 package runner
 
-import "syscall"
+import (
+	"syscall"
+
+	"github.com/clawhost/clawhost/core/internal/runas"
+)
 
 // sysProcAttr puts claude in its own process group (so a signal reaches the tools it
 // started) and kills it when the host dies. Pdeathsig fires when the OS thread that
 // started the child exits; the Go runtime keeps its threads unless a goroutine exits while
 // locked to one, which this package never does.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// With u set, claude runs as that user.
+func sysProcAttr(u *runas.User) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: u.Credential()}
 }
 
 // lifelineAttr puts the lifeline watcher in claude's process group (see
@@ -21,3 +26,8 @@ func lifelineAttr(pgid int) *syscall.SysProcAttr {
 
 // signalGroup signals the process group led by pid; errors (group gone) are ignored.
 func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
+
+// credentialAttr runs a process as u (nil: as the host).
+func credentialAttr(u *runas.User) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Credential: u.Credential()}
+}

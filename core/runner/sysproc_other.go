@@ -2,11 +2,18 @@
 
 package runner
 
-import "syscall"
+import (
+	"syscall"
+
+	"github.com/clawhost/clawhost/core/internal/runas"
+)
 
 // sysProcAttr puts claude in its own process group so a signal reaches the tools it
 // started. (Pdeathsig is Linux-only.)
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// With u set, claude runs as that user.
+func sysProcAttr(u *runas.User) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Credential: u.Credential()}
+}
 
 // lifelineAttr puts the lifeline watcher in claude's process group (see
 // startLifeline).
@@ -16,3 +23,8 @@ func lifelineAttr(pgid int) *syscall.SysProcAttr {
 
 // signalGroup signals the process group led by pid; errors (group gone) are ignored.
 func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
+
+// credentialAttr runs a process as u (nil: as the host).
+func credentialAttr(u *runas.User) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Credential: u.Credential()}
+}

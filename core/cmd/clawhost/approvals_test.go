@@ -33,6 +33,7 @@ agent {
   timeout          = "60s"
   approvals        = "chat"
   approval_timeout = "3s"
+  sandbox          = "off" # the commands write outside the workspace, which the sandbox makes read-only
 ` + clAgentEnv + `}
 access {
   dm_policy  = "allowlist"
@@ -174,6 +175,7 @@ agent {
   workspace = %q
   timeout   = "60s"
   approvals = "chat"
+  sandbox   = "off" # the command writes outside the workspace, which the sandbox makes read-only
 ` + clAgentEnv + `}
 access {
   dm_policy  = "allowlist"

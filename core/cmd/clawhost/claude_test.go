@@ -55,7 +55,8 @@ func clClaudeBin(t testing.TB) string {
 
 // clConfigTemplate: the loopback channel as instance "lo" and the real
 // claude CLI against the fake API. Arguments: data dir, plugin dir, claude
-// command, workspace, one_shot, HOME, fake API URL, addr file.
+// command, workspace, one_shot, more agent lines, HOME, fake API URL, addr
+// file.
 const clConfigTemplate = `
 data_dir   = %q
 plugin_dir = %q
@@ -65,7 +66,7 @@ agent {
   workspace = %q
   timeout   = "60s"
   one_shot  = %v
-` + clAgentEnv + `}
+%s` + clAgentEnv + `}
 access {
   dm_policy  = "allowlist"
   allow_from = ["lo:u1"]
@@ -130,6 +131,10 @@ type clHost struct {
 
 type clOptions struct {
 	oneShot bool
+	// agent is more lines of the agent block; setup, when set, runs on
+	// the host's directory before clawhost starts.
+	agent string
+	setup func(dir string)
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
@@ -141,9 +146,12 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 	h.cfgPath = filepath.Join(h.dir, "config.hcl")
 	h.addrFile = filepath.Join(h.dir, "lo.addr")
 	src := fmt.Sprintf(clConfigTemplate, filepath.Join(h.dir, "data"), binDir(t), bin, filepath.Join(h.dir, "workspace"),
-		o.oneShot, filepath.Join(h.dir, "home"), h.fake.URL(), h.addrFile)
+		o.oneShot, o.agent, filepath.Join(h.dir, "home"), h.fake.URL(), h.addrFile)
 	if err := os.WriteFile(h.cfgPath, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if o.setup != nil {
+		o.setup(h.dir)
 	}
 	t.Cleanup(func() {
 		if h.cmd != nil && h.cmd.ProcessState == nil {
@@ -201,8 +209,10 @@ func (h *clHost) stop() {
 		<-done
 		h.t.Errorf("clawhost did not exit within 20s of SIGTERM")
 	}
-	h.stopPoll()
-	<-h.pollDone
+	if h.stopPoll != nil { // nil when the start failed
+		h.stopPoll()
+		<-h.pollDone
+	}
 }
 
 // poll long-polls the loopback's /sent and keeps every record with the
@@ -313,14 +323,15 @@ func (h *clHost) request(n int, within time.Duration) *anthropictest.Request {
 	return r
 }
 
-// claudePIDs lists clawhost's child processes that run the claude CLI.
+// claudePIDs lists clawhost's processes that run the claude CLI: its
+// children, or in the sandbox bwrap's (bwrap, its init, claude).
 func (h *clHost) claudePIDs() []int {
 	want, err := os.Stat(h.bin)
 	if err != nil {
 		return nil
 	}
 	var out []int
-	for _, p := range children(h.cmd.Process.Pid) {
+	for _, p := range descendants(h.cmd.Process.Pid, 3) {
 		if !alive(p) {
 			continue
 		}
@@ -329,6 +340,21 @@ func (h *clHost) claudePIDs() []int {
 		}
 	}
 	sort.Ints(out)
+	return out
+}
+
+// descendants are pid's children, their children, … down to depth levels.
+func descendants(pid, depth int) []int {
+	var out []int
+	level := []int{pid}
+	for range depth {
+		var next []int
+		for _, p := range level {
+			next = append(next, children(p)...)
+		}
+		out = append(out, next...)
+		level = next
+	}
 	return out
 }
 

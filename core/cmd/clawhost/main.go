@@ -40,12 +40,18 @@ import (
 	"github.com/clawhost/clawhost/core/internal/gcpace"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/sdk/memtrim"
+	"github.com/clawhost/clawhost/sdk/nodump"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
+	// Before anything reads a secret: other processes of clawhost's user
+	// (the tools claude runs) cannot read its environment or memory.
+	if err := nodump.Set(); err != nil {
+		fmt.Fprintf(os.Stderr, "clawhost: warning: prctl(PR_SET_DUMPABLE, 0): %v\n", err)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -121,6 +121,9 @@ func adminBase(a *config.Admin) (string, http.RoundTripper, error) {
 func formatStatus(s admin.Snapshot, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "clawhost %s, up %s, %d sessions, %d queued\n", s.Version, now.Sub(s.StartedAt).Round(time.Second), s.SessionCount, s.QueueDepth)
+	if s.Sandbox != "" {
+		fmt.Fprintf(&b, "sandbox: %s\n", s.Sandbox)
+	}
 	if s.Host.RSS > 0 {
 		fmt.Fprintf(&b, "memory: host %s resident, %s private (Go heap %s)", admin.MB(s.Host.RSS), admin.MB(s.Host.Private), admin.MB(s.Host.Heap))
 		total, private := s.Host.RSS, s.Host.Private

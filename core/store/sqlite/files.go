@@ -18,7 +18,10 @@ const (
 )
 
 // prepareDir creates dir with DirMode, or tightens an existing one whose
-// mode grants anything to group or others.
+// mode lets group or others read or write it. Search alone (0711, 0751) is
+// kept: agent.run_as and plugin run_as need the user they name to pass
+// through data_dir to its own directories; it can neither list data_dir
+// nor open the store's files (0600).
 func prepareDir(dir string, log hclog.Logger) error {
 	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
@@ -30,7 +33,7 @@ func prepareDir(dir string, log hclog.Logger) error {
 	if !st.IsDir() {
 		return fmt.Errorf("data dir %s is not a directory", dir)
 	}
-	if st.Mode().Perm() != DirMode {
+	if perm := st.Mode().Perm(); perm&0o066 != 0 || perm&0o700 != 0o700 {
 		if err := os.Chmod(dir, DirMode); err != nil {
 			return fmt.Errorf("tighten data dir mode: %w", err)
 		}

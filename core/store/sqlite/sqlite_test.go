@@ -475,6 +475,17 @@ func TestFileModes(t *testing.T) {
 	check(fresh)
 	d.Close()
 
+	// Search for others (run_as needs it) is kept; reading is not.
+	os.Chmod(fresh, 0o711)
+	d, err = Open(ctx, fresh, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if st, _ := os.Stat(fresh); st.Mode().Perm() != 0o711 {
+		t.Errorf("a search-only data dir became %v", st.Mode().Perm())
+	}
+
 	// A file in place of the directory.
 	file := filepath.Join(base, "file")
 	os.WriteFile(file, nil, 0o600)

@@ -1,0 +1,80 @@
+package pluginhost
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// TestRunAs: as root, a plugin with RunAs runs as that user, in a data
+// directory made its own, and talks to the host over a socket it could
+// create; an unknown user fails the start with a reason.
+func TestRunAs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("run_as needs the host to run as root")
+	}
+	// t.TempDir's parent is private to root: the user could not enter it.
+	base, err := os.MkdirTemp("", "clawhost-runas-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The built binaries may be in a private directory too.
+	exe := filepath.Join(base, "clawhost-loopback")
+	bin, err := os.ReadFile(filepath.Join(binDir(t), "clawhost-loopback"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	h := newHost(t, rec)
+	data := filepath.Join(base, "plugins", "lo")
+	spec := Spec{
+		Instance: "lo", Source: "loopback", Path: exe,
+		DataDir: data, Fingerprint: "1", RunAs: "nobody",
+		Decode: func(schema.Schema) ([]byte, error) {
+			// Relative: in the data directory, the plugin's working directory.
+			return json.Marshal(map[string]any{"listen": "127.0.0.1:0", "addr_file": "addr"})
+		},
+	}
+	h.Apply([]Spec{spec})
+	st := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\nUid:\t65534\t65534\t65534\t65534\n") {
+		t.Errorf("plugin status:\n%s", b)
+	}
+	if fi, err := os.Stat(data); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 65534 {
+		t.Errorf("data dir not the user's: %v", err)
+	}
+	if err := post(filepath.Join(data, "addr"), "as nobody"); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.texts()["as nobody"] {
+		t.Errorf("inbound not recorded: %v", rec.texts())
+	}
+
+	spec.Instance, spec.RunAs, spec.DataDir = "lo2", "no-such-user-here", filepath.Join(base, "plugins", "lo2")
+	h.Apply([]Spec{spec})
+	deadline := time.Now().Add(10 * time.Second)
+	for st = h.Instance("lo2").Status(); !strings.Contains(st.LastError, "run_as") && time.Now().Before(deadline); st = h.Instance("lo2").Status() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(st.LastError, `run_as: user "no-such-user-here"`) {
+		t.Errorf("unknown user: state %s, last error %q", st.State, st.LastError)
+	}
+}
