@@ -87,8 +87,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace,
 		},
-		Approval:     approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners"},
-		AskAvailable: !cfg.Agent.OneShot,
+		Approval: approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners"},
 	}
 	var err error
 	if set.Queue, err = queuePolicy(cfg); err != nil {
@@ -196,7 +195,7 @@ func agentConfig(cfg *config.Config) runner.Config {
 		Model:            a.Model,
 		FallbackModel:    a.FallbackModel,
 		PermissionMode:   a.PermissionMode,
-		PermissionModes:  a.PermissionModes,
+		PermissionModes:  claudeModes(a.PermissionModes),
 		AllowedTools:     a.AllowedTools,
 		DisallowedTools:  a.DisallowedTools,
 		MCPConfig:        a.MCPConfig,
@@ -214,6 +213,18 @@ func agentConfig(cfg *config.Config) runner.Config {
 		PartialMessages: true,
 		MemoryFlush:     memoryFlush(a.MemoryFlush),
 	}
+}
+
+// claudeModes are the modes of agent.permission_modes claude is started
+// with: all but "ask", which is clawhost's (approvals for one chat).
+func claudeModes(modes []string) []string {
+	var out []string
+	for _, m := range modes {
+		if m != config.ModeAsk {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // memoryFlush maps agent.memory_flush onto the runner's settings.

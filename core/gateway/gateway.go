@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -91,11 +90,9 @@ type Settings struct {
 	Turn          turn.Settings
 	Delivery      delivery.Settings
 	// Approval is how tool-use questions are asked (agent.approval_timeout,
-	// agent.approvers); Turn.Approvals turns them on.
+	// agent.approvers); Turn.Approvals, or "ask" in Turn.PermissionModes
+	// and a chat's /mode ask, turns them on.
 	Approval approval.Config
-	// AskAvailable: /mode ask is offered (the runner keeps processes warm,
-	// so a question can be answered).
-	AskAvailable bool
 }
 
 // Options configure a Gateway.
@@ -199,13 +196,9 @@ func New(opts Options) *Gateway {
 		Models:    func() []string { return g.settings().Turn.Models },
 		Mode:      func() string { return g.settings().Turn.PermissionMode },
 		Schedules: opts.Schedules,
-		Modes: func() []string {
-			set := g.settings()
-			if set.AskAvailable {
-				return append(slices.Clone(set.Turn.PermissionModes), turn.ModeAsk)
-			}
-			return set.Turn.PermissionModes
-		},
+		// Only what agent.permission_modes lists is offered ("ask"
+		// included): policy is the file's, never widened from a chat.
+		Modes:     func() []string { return g.settings().Turn.PermissionModes },
 		Approvals: g.approvalLines,
 		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
 		QueueMode: func(key string) string {

@@ -13,13 +13,15 @@ import (
 // errUnchanged ends a session update that changes nothing.
 var errUnchanged = errors.New("unchanged")
 
-// ModeAsk is the /mode that turns tool approvals from the chat on for a
-// session (agent.approvals = "chat" does it for every session).
+// ModeAsk is the /mode that turns tool approvals on for a session
+// (agent.approvals = "chat" does it for every session). It counts only
+// while agent.permission_modes lists it: a session that stored it keeps
+// the configured mode once the file no longer offers it.
 const ModeAsk = "ask"
 
-// asks reports whether the session's turns ask the chat about tool use.
+// asks reports whether the session's turns ask about tool use.
 func (t *Turns) asks(set Settings, o Overrides) bool {
-	return t.opts.Approvals != nil && (set.Approvals || o.Mode == ModeAsk)
+	return t.opts.Approvals != nil && (set.Approvals || o.Mode == ModeAsk && slices.Contains(set.PermissionModes, ModeAsk))
 }
 
 // permission answers one of claude's permission questions: at once when

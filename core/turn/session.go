@@ -405,9 +405,10 @@ func ResetModelHint(text string, offered []string) (model, rest string, ok bool)
 
 // permissionMode is the session's /mode when the configuration still
 // offers it (a mode removed from agent.permission_modes falls back to the
-// configured one).
+// configured one). "ask" is no claude mode: its turns run in the
+// configured one, asking (asks).
 func (t *Turns) permissionMode(o Overrides) string {
-	if o.Mode != "" && slices.Contains(t.settings().PermissionModes, o.Mode) {
+	if o.Mode != "" && o.Mode != ModeAsk && slices.Contains(t.settings().PermissionModes, o.Mode) {
 		return o.Mode
 	}
 	return ""
