@@ -184,11 +184,11 @@ func New(opts Options) *Gateway {
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
-	g.approvals = approval.New(g.delivery, opts.Settings.Approval, log, opts.Now)
+	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
-		Approvals: asker{g.approvals},
+		Approvals: asker{g},
 	})
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
@@ -216,7 +216,7 @@ func (g *Gateway) SetSettings(s Settings) {
 	g.queue.SetPolicy(s.Queue)
 	g.turns.SetSettings(s.Turn)
 	g.delivery.SetSettings(s.Delivery)
-	g.approvals.SetConfig(s.Approval)
+	g.approvals.SetConfig(approvalConfig(s))
 	g.unlisted.Forget(func(id string) bool {
 		instance, chat, _ := strings.Cut(id, ":")
 		return s.Access.Decide(g.ctx, &message.Message{Instance: instance, ChatID: chat, ChatType: channel.ChatGroup, WasMentioned: true}, nil) != access.IgnoreGroup

@@ -48,14 +48,16 @@ func TestPermissionQuestionAndAnswer(t *testing.T) {
 	f := newFake(t, nil)
 	sid := uuid.NewString()
 	res, asked := askTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "ask"}, func(p *PermissionRequest) {
-		p.Answer(Decision{Allow: true, Always: true})
+		p.Answer(Decision{Allow: true, Always: p.AlwaysRules()})
 		p.Answer(Decision{Allow: false}) // only the first answer counts
 	})
 	if len(asked) != 1 || asked[0].Tool != "Bash" || asked[0].ID != "rq-1" || asked[0].ToolUseID != "toolu_1" || asked[0].Description != "clean" ||
-		!strings.Contains(string(asked[0].Input), "rm -rf build") {
+		!strings.Contains(string(asked[0].Input), "rm -rf build") || len(asked[0].Suggestions) != 1 {
 		t.Fatalf("asked %+v", asked)
 	}
-	want := `echo: control_response rq-1 allow  input={"command":"rm -rf build"} perms=[{"behavior":"allow","destination":"session","rules":[{"toolName":"Bash"}],"type":"addRules"}]`
+	// claude's suggested rule goes back as a session rule (its suggestion
+	// named a settings file, which would outlive the session).
+	want := `echo: control_response rq-1 allow  input={"command":"rm -rf build"} perms=[{"behavior":"allow","destination":"session","rules":[{"ruleContent":"rm -rf build","toolName":"Bash"}],"type":"addRules"}]`
 	if res.Err != nil || res.Text != want {
 		t.Fatalf("result %q err %v\nwant %q", res.Text, res.Err, want)
 	}
@@ -155,7 +157,10 @@ func TestRealPermissionAllowDenyAlways(t *testing.T) {
 
 	e.fake.Enqueue(touch("a"), touch("b"), anthropictest.Reply{Text: "both done"})
 	res, asked = askTurn(t, e.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "touch a and b"}, func(p *PermissionRequest) {
-		p.Answer(Decision{Allow: true, Always: true})
+		if got := p.AlwaysRules(); len(got) != 1 || got[0].String() != "Bash(touch:*)" {
+			t.Errorf("always rules %v", got)
+		}
+		p.Answer(Decision{Allow: true, Always: p.AlwaysRules()})
 	})
 	mustOK(t, res, "both done")
 	if len(asked) != 1 {
