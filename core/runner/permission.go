@@ -89,6 +89,18 @@ func (p *PermissionRequest) Answer(d Decision) {
 	})
 }
 
+// NewPermissionRequest returns a question about tool with input that is
+// answered into decided (buffered: the first answer; the question is never
+// withdrawn). Like FinishedTurn, it is for agents that do not drive the
+// claude CLI and for tests of what consumes a Turn's EventPermission.
+func NewPermissionRequest(id, tool string, input json.RawMessage, suggestions ...json.RawMessage) (req *PermissionRequest, decided <-chan Decision) {
+	answers := make(chan permissionAnswer, 1)
+	out := make(chan Decision, 1)
+	req = &PermissionRequest{ID: id, Tool: tool, Input: input, Suggestions: suggestions, Withdrawn: make(chan struct{}), answers: answers}
+	go func() { out <- (<-answers).d }()
+	return req, out
+}
+
 type permissionAnswer struct {
 	id string
 	d  Decision
