@@ -35,10 +35,14 @@ func (t *Turns) asks(set Settings, o Overrides) bool {
 // that takes a scope.
 func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) {
 	a := s.t.opts.Approvals
-	// The session's rules as they were when the turn started: a rule
-	// granted during the turn is also claude's process's, which then does
-	// not ask again.
-	for _, stored := range s.always {
+	// The session's rules: those it had when the turn started and those
+	// granted since. claude's process has the latter too, but asks again
+	// about a command it checks for a path outside the workspace whatever
+	// Bash rule it holds (claude 2.1.330): the host answers that repeat.
+	s.alwaysMu.Lock()
+	rules := slices.Clone(s.always)
+	s.alwaysMu.Unlock()
+	for _, stored := range rules {
 		if r := runner.ParseRule(stored); r.Allows(p) {
 			a.Auto(s.key, p, r)
 			// claude's process gets the rule too, as it would have.
@@ -50,6 +54,11 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 	defer s.typing.resume()
 	d := a.Ask(ctx, s.key, s.tgt, s.asker, p)
 	if d.Allow && len(d.Always) > 0 {
+		s.alwaysMu.Lock()
+		for _, r := range d.Always {
+			s.always = append(s.always, r.String())
+		}
+		s.alwaysMu.Unlock()
 		s.t.allowAlways(ctx, s.key, d.Always)
 	}
 	p.Answer(d)

@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
@@ -31,18 +32,21 @@ type streamer struct {
 	key string
 	// typing is paused while a permission question waits; asker is the
 	// message that started the turn (nil: a scheduled turn).
-	typing  *typing
-	asker   *message.Message
-	always  []string // the session's always-allowed rules at the start
-	id      int64    // the journal entry the live output is recorded for
-	blocks  int      // streamed blocks sent so far
-	tgt     message.Target
-	mode    Streaming
-	verbose bool
-	opts    reply.Options
-	c       *runner.Coalescer
-	acc     strings.Builder // the whole streamed text, for the draft
-	out     streamed
+	typing *typing
+	asker  *message.Message
+	// always are the session's always-allowed rules (runner.Rule strings):
+	// those at the start and those granted during the turn.
+	alwaysMu sync.Mutex
+	always   []string
+	id       int64 // the journal entry the live output is recorded for
+	blocks   int   // streamed blocks sent so far
+	tgt      message.Target
+	mode     Streaming
+	verbose  bool
+	opts     reply.Options
+	c        *runner.Coalescer
+	acc      strings.Builder // the whole streamed text, for the draft
+	out      streamed
 }
 
 // streamMode resolves the streaming setting for a target.
