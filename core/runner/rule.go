@@ -15,6 +15,17 @@ import (
 // (AlwaysRules), never a whole tool that takes a scope: claude gets them as
 // session rules (updatedPermissions), and the host keeps their strings with
 // the session to answer a later process of it (Allows).
+//
+// Observed with claude 2.1.330 (TestRealPermissionAllowDenyAlways,
+// TestRealAlwaysEditRuleCoversTheFile): for a Bash command it suggests the
+// command itself as the rule (destination localSettings; this host sends
+// every rule for the session only); for a Write outside the workspace only
+// wider updates (setMode acceptEdits, addDirectories), where the derived
+// Edit(//path) is taken and covers Write and Edit of that file; for a Read
+// outside it, the directory (Read(//etc/**)). A command claude asks about
+// for a path outside the workspace is asked again whatever Bash rule the
+// session holds — only a whole-tool "Bash" rule passes that check, which
+// is why none is ever granted.
 type Rule struct {
 	Tool    string
 	Content string
