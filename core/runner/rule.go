@@ -90,8 +90,8 @@ func (p *PermissionRequest) AlwaysRules() []Rule {
 		}
 		for _, r := range s.Rules {
 			rule := Rule{Tool: r.ToolName, Content: r.RuleContent}
-			if !sameFamily(rule.Tool, p.Tool) || (scoped[p.Tool] && rule.Content == "") {
-				return derived(p) // a suggestion wider than the call: derive our own
+			if !sameFamily(rule.Tool, p.Tool) || (scoped[p.Tool] && rule.Content == "") || (p.Tool != "Bash" && strings.Contains(rule.Content, "*")) {
+				return derived(p) // a suggestion wider than the call (a tool, a directory): derive our own
 			}
 			out = append(out, rule)
 		}
