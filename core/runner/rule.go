@@ -22,7 +22,8 @@ import (
 // every rule for the session only); for a Write outside the workspace only
 // wider updates (setMode acceptEdits, addDirectories), where the derived
 // Edit(//path) is taken and covers Write and Edit of that file; for a Read
-// outside it, the directory (Read(//etc/**)). A command claude asks about
+// outside it, the directory (Read(//etc/**)), which is not taken: the
+// derived Read(//etc/hostname) is. A command claude asks about
 // for a path outside the workspace is asked again whatever Bash rule the
 // session holds — only a whole-tool "Bash" rule passes that check, which
 // is why none is ever granted.
@@ -71,7 +72,9 @@ type suggestion struct {
 
 // AlwaysRules are the rules an "always" answer to p grants: claude's own
 // suggestion (permission_suggestions) when it adds allow rules for this
-// tool — each scoped one with its scope — else one derived from the input:
+// tool — each scoped one with its scope, a file tool's without a wildcard
+// (claude suggests Read(//etc/**) for /etc/hostname) — else one derived
+// from the input:
 // Bash, the command's first word(s) ("git log:*"); a file tool, the file
 // (Edit(//path)); Read, the file; WebFetch, the host; a tool without a
 // scope, itself. Suggestions that change the mode or add directories are

@@ -66,6 +66,8 @@ func TestAlwaysRules(t *testing.T) {
 		{"relative path", req("Edit", map[string]any{"file_path": "b.go"}), ""},
 		{"notebook", req("NotebookEdit", map[string]any{"notebook_path": "/n/x.ipynb"}), "Edit(//n/x.ipynb)"},
 		{"read", req("Read", map[string]any{"file_path": "/etc/hosts"}), "Read(//etc/hosts)"},
+		{"read, directory suggested", req("Read", map[string]any{"file_path": "/etc/hostname"},
+			`{"type":"addRules","rules":[{"toolName":"Read","ruleContent":"//etc/**"}],"behavior":"allow","destination":"session"}`), "Read(//etc/hostname)"},
 		{"glob", req("Glob", map[string]any{"pattern": "**", "path": "/"}), ""},
 		{"fetch", req("WebFetch", map[string]any{"url": "https://example.org/a?b"}), "WebFetch(domain:example.org)"},
 		{"mcp tool", req("mcp__srv__do", map[string]any{"x": 1}), "mcp__srv__do"},
