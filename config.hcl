@@ -39,13 +39,16 @@ agent {
   # model           = "sonnet"
   # models          = ["opus", "sonnet"]  # what /model offers a chat; unset: any name
   # permission_mode = "default"   # always passed; acceptEdits | auto | bypassPermissions | manual | dontAsk | plan | default
-  # permission_modes = ["plan", "acceptEdits"]  # what /mode may switch a chat to; unset: none
+  # permission_modes = ["plan", "acceptEdits"]  # what an owner's /mode may switch a chat to; unset: none.
+  #                            # "ask" here lets an owner turn approvals on for one chat (/mode ask).
   # inline_images    = true    # show inbound images to claude (downscaled); their paths are in the prompt anyway
-  # approvals        = "chat"  # ask the chat (Allow / Deny / Always) before a tool use that needs
+  # approvals        = "chat"  # ask the approvers (Allow / Deny / Always) before a tool use that needs
   #                            # permission; "off" (default): the permission mode decides alone.
-  #                            # One chat turns it on with /mode ask.
   # approval_timeout = "5m"    # an unanswered question is denied after this
-  # approvers        = "sender" # who answers: the turn's sender and owners; "owners": owners only
+  # approvers        = "owners" # who answers: "owners" (default): owners only — another sender's
+  #                            # question goes to each owner's direct chat; no owners: denied.
+  #                            # "sender": the turn's sender and owners (in a group, a member
+  #                            # could approve their own tool use)
   # idle_timeout    = "30m"  # warm claude processes stop after this
   # max_warm        = 4
   # max_concurrent  = 4

@@ -89,8 +89,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace,
 		},
-		Approval:     approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners"},
-		AskAvailable: !cfg.Agent.OneShot,
+		Approval: approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners", DirectChats: map[string]bool{}},
 	}
 	var err error
 	if set.Queue, err = queuePolicy(cfg); err != nil {
@@ -102,6 +101,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	set.Debounce.ByInstance = map[string]time.Duration{}
 	for _, p := range cfg.EnabledPlugins() {
 		set.Sources[p.Name] = p.Source
+		set.Approval.DirectChats[p.Name] = directChatIsSender[p.Source]
 		if p.TextLimit > 0 {
 			set.Delivery.TextLimitByInstance[p.Name] = p.TextLimit
 		}
@@ -111,6 +111,14 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	}
 	return set, nil
 }
+
+// directChatIsSender are the first-party channel sources whose direct
+// chat with a sender has the sender's id as its chat id (Telegram's
+// private chats, WhatsApp's, the web chat's browser ids): an approval
+// question can be sent to an owner there by the id access.owners names.
+// Discord's direct channels have ids of their own; a question about a
+// Discord turn is asked in its chat, answerable by owners only.
+var directChatIsSender = map[string]bool{"telegram": true, "whatsapp": true, "webchat": true}
 
 // queuePolicy parses the queue block and the plugins' queue_mode (config
 // has checked them against config.QueueModes, which must name the same
@@ -201,7 +209,7 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 		Model:            a.Model,
 		FallbackModel:    a.FallbackModel,
 		PermissionMode:   a.PermissionMode,
-		PermissionModes:  a.PermissionModes,
+		PermissionModes:  claudeModes(a.PermissionModes),
 		AllowedTools:     a.AllowedTools,
 		DisallowedTools:  a.DisallowedTools,
 		MCPConfig:        a.MCPConfig,
@@ -244,6 +252,18 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 // <data_dir>/claude: CLAUDE_CONFIG_DIR for claude unless agent.env sets
 // one or agent.settings is "user".
 func ClaudeConfigDir(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "claude") }
+
+// claudeModes are the modes of agent.permission_modes claude is started
+// with: all but "ask", which is clawhost's (approvals for one chat).
+func claudeModes(modes []string) []string {
+	var out []string
+	for _, m := range modes {
+		if m != config.ModeAsk {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 // memoryFlush maps agent.memory_flush onto the runner's settings.
 func memoryFlush(m *config.MemoryFlush) runner.MemoryFlush {

@@ -128,3 +128,56 @@ func TestAgentConfigLeastPrivilege(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalSettingsOf: approvers default to the owners; the instances
+// whose direct chat ids are sender ids are the ones an owner is asked in;
+// "ask" in permission_modes is offered by /mode but never passed to
+// claude as a mode.
+func TestApprovalSettingsOf(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "config.hcl")
+	src := `agent {
+  approvals        = "chat"
+  permission_modes = ["plan", "ask"]
+}
+access {
+  owners = ["tg:1"]
+}
+plugin "tg" {
+  source = "telegram"
+}
+plugin "dc" {
+  source = "discord"
+}
+plugin "web" {
+  source = "webchat"
+}
+`
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(path)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	set, err := settingsOf(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := set.Approval; !a.OwnersOnly || !a.DirectChats["tg"] || a.DirectChats["dc"] || !a.DirectChats["web"] {
+		t.Errorf("approval settings %+v", a)
+	}
+	if got := set.Turn.PermissionModes; strings.Join(got, " ") != "plan ask" {
+		t.Errorf("offered modes %q", got)
+	}
+	rc, err := agentConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rc.PermissionModes; strings.Join(got, " ") != "plan" {
+		t.Errorf("claude's modes %q", got)
+	}
+	if err := rc.Validate(); err != nil {
+		t.Errorf("runner config: %v", err)
+	}
+}

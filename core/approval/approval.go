@@ -1,10 +1,20 @@
-// Package approval asks a chat whether claude may use a tool (agent.approvals
-// = "chat" or a chat's /mode ask): the question names the tool and a short,
-// safe rendering of its input, with Allow / Deny / Always buttons where the
-// channel has buttons and a typed yes / no / always where it does not. The
-// turn waits for the answer, a timeout (which denies), or the question's
-// withdrawal. Who may answer: the person whose message started the turn
-// and owners, or owners only (agent.approvers).
+// Package approval asks whether claude may use a tool (agent.approvals =
+// "chat", or a chat's /mode ask where agent.permission_modes lists it):
+// the question names the tool and shows exactly what will run (render.go),
+// with Allow / Deny / Always buttons where the channel has buttons and a
+// typed yes / no / always where it does not. The turn waits for the
+// answer, a timeout (which denies), or the question's withdrawal.
+//
+// Who answers is the operator's choice (agent.approvers), never the
+// asker's: with "owners" (the default) only owners answer — a question
+// about a turn someone else started goes to each owner's direct chat
+// (Config.DirectChats) and the turn's chat is told it waits for an owner;
+// where no owner's direct chat can be addressed (Discord: a channel id is
+// not a user id) it is asked in the turn's chat, answerable by owners
+// only; with no owner at all it is denied at once. With "sender" the
+// person whose message started the turn answers too. A non-owner never
+// answers their own request otherwise. "Always" allows the request's exact
+// rules (runner.PermissionRequest.AlwaysRules), not the tool.
 //
 // Questions live in memory: they belong to a running claude process, which
 // a restart ends (the turn then runs again and asks again). A button
@@ -37,6 +47,10 @@ type Output interface {
 	// SendButtons sends text with buttons under it where the channel has
 	// them, in session order; it returns the platform ids sent.
 	SendButtons(key string, tgt message.Target, text, format string, buttons [][]channel.Button) []string
+	// SendFile sends data as a text file called name, with caption, in
+	// session order; false when the channel sends no files or the send
+	// failed.
+	SendFile(key string, tgt message.Target, name string, data []byte, caption string) bool
 	// EditText replaces a sent message's text (its buttons go); false when
 	// the channel cannot edit.
 	EditText(tgt message.Target, id, text string) bool
@@ -47,27 +61,34 @@ type Config struct {
 	// Timeout denies an unanswered question. Zero means 5 minutes.
 	Timeout time.Duration
 	// OwnersOnly: only owners answer (agent.approvers = "owners"); else the
-	// person who started the turn answers too.
+	// person who started the turn answers too ("sender").
 	OwnersOnly bool
+	// Owners are access.owners ("<instance>:<sender id>").
+	Owners []string
+	// DirectChats are the instances whose direct chat with a sender has
+	// the sender's id as its chat id (Telegram, WhatsApp, the web chat):
+	// there a question can be sent to an owner's own chat.
+	DirectChats map[string]bool
 }
 
 // Question is one tool use to ask about.
 type Question struct {
-	// Key is the session; Target the chat asked.
+	// Key is the session; Target the turn's chat.
 	Key    string
 	Target message.Target
 	// Asker is who started the turn ("<instance>:<sender id>", the
 	// message's From) and AskerName their name; empty for a scheduled turn,
-	// which only owners answer.
+	// which only owners answer. AskerOwner: the asker is an owner.
 	Asker, AskerName string
+	AskerOwner       bool
 	Request          *runner.PermissionRequest
 }
 
 // Outcome is how a question ended.
 type Outcome struct {
 	Decision runner.Decision
-	// By is who decided: a person's name (or id), "timeout" or
-	// "withdrawn".
+	// By is who decided: a person's name (or id), "timeout",
+	// "withdrawn", "undeliverable" or "no approver".
 	By string
 }
 
@@ -111,10 +132,25 @@ type question struct {
 	summary string
 	since   time.Time
 	answers chan verdict // buffered 1: the first answer wins
+	// asked are the chats the question was sent to, each with the id of
+	// the message to edit once it is decided; only there is it answered.
+	asked []sentTo
+	// ownersOnly is Config.OwnersOnly when it was asked.
+	ownersOnly bool
+	// forOther: asked in an owner's chat about another person's turn.
+	forOther bool
+	r        rendering
+	// rules are what "always" allows (none: "always" is not offered).
+	rules []runner.Rule
 	// choices are the options of a choice question (AskUserQuestion);
 	// nil for a permission question. multi: several may be picked.
 	choices []string
 	multi   bool
+}
+
+type sentTo struct {
+	tgt message.Target
+	id  string
 }
 
 type verdict struct {
@@ -152,17 +188,65 @@ func (a *Approvals) config() Config {
 	return c
 }
 
-// Ask asks the chat about q.Request and waits for the answer, the timeout
-// (deny), the question's withdrawal or ctx. It does not answer the request;
-// the caller does, with Outcome.Decision.
+// route decides where q is asked: the chats to send the question to;
+// notify: the turn's chat is told it waits for an owner. No chats: nobody
+// may approve (no owner to ask).
+func route(q Question, cfg Config) (chats []message.Target, notify bool) {
+	if !cfg.OwnersOnly || q.AskerOwner || ownerChat(q.Target, cfg) {
+		return []message.Target{q.Target}, false
+	}
+	sameInstance := false
+	for _, o := range cfg.Owners {
+		instance, id, ok := strings.Cut(o, ":")
+		if !ok || id == "" || id == "*" {
+			continue
+		}
+		sameInstance = sameInstance || instance == q.Target.Instance
+		if cfg.DirectChats[instance] {
+			t := message.Target{Instance: instance, ChatID: id}
+			if !slices.Contains(chats, t) {
+				chats = append(chats, t)
+			}
+		}
+	}
+	if len(chats) > 0 {
+		return chats, true
+	}
+	if sameInstance {
+		// The owners' direct chats cannot be addressed here (Discord):
+		// ask where the turn runs; only owners may answer.
+		return []message.Target{q.Target}, false
+	}
+	return nil, false
+}
+
+// ownerChat reports whether t is an owner's direct chat.
+func ownerChat(t message.Target, cfg Config) bool {
+	return t.ThreadID == "" && cfg.DirectChats[t.Instance] && slices.Contains(cfg.Owners, t.Instance+":"+t.ChatID)
+}
+
+// Ask asks the approvers about q.Request and waits for the answer, the
+// timeout (deny), the question's withdrawal or ctx. It does not answer the
+// request; the caller does, with Outcome.Decision.
 func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 	if q.Request.Tool == runner.AskUserQuestion {
 		return a.choose(ctx, q)
 	}
 	cfg := a.config()
-	qu := &question{id: newID(), q: q, summary: Summary(q.Request.Tool, q.Request.Input), since: a.now(), answers: make(chan verdict, 1)}
-	buttons := a.out.HasButtons(q.Target.Instance)
-	text, rows := render(qu, cfg, buttons)
+	r := renderInput(q.Request.Tool, q.Request.Input)
+	qu := &question{id: newID(), q: q, summary: cut(r.text, summaryLen, summaryLines), since: a.now(), answers: make(chan verdict, 1),
+		ownersOnly: cfg.OwnersOnly, r: r, rules: q.Request.AlwaysRules()}
+	chats, notify := route(q, cfg)
+	if len(chats) == 0 {
+		why := "set access.owners"
+		if len(cfg.Owners) > 0 {
+			why = "no owner can be asked from here (the owners' direct chats cannot be reached on their channels)"
+		}
+		a.log.Warn("a tool use needs approval and there is no owner to ask; denied", "session", q.Key, "tool", q.Request.Tool)
+		a.out.SendButtons(q.Key, q.Target, fmt.Sprintf("%s was denied — no approver: %s. Only owners approve tool use here (agent.approvers).", toolName(q.Request.Tool), why), channel.FormatPlain, nil)
+		return a.decided(qu, Outcome{Decision: runner.Decision{Message: "Nobody may approve tool use here (no owner can be asked), so this tool use is denied. Go on without it."}, By: "no approver"})
+	}
+	qu.forOther = notify
 	a.mu.Lock()
 	a.open[qu.id] = qu
 	a.mu.Unlock()
@@ -171,16 +255,34 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 		delete(a.open, qu.id)
 		a.mu.Unlock()
 	}()
-	ids := a.out.SendButtons(q.Key, q.Target, text, channel.FormatPlain, rows)
-	if len(ids) == 0 {
+	for _, t := range chats {
+		if id := a.send(qu, t, cfg); id != "" {
+			a.mu.Lock()
+			qu.asked = append(qu.asked, sentTo{t, id})
+			a.mu.Unlock()
+		}
+	}
+	a.mu.Lock()
+	asked := len(qu.asked)
+	a.mu.Unlock()
+	if asked == 0 {
 		a.log.Warn("the approval question could not be sent; the tool use is denied", "session", q.Key, "tool", q.Request.Tool)
+		if notify {
+			a.out.SendButtons(q.Key, q.Target, fmt.Sprintf("%s was not run: no owner could be reached to approve it.", toolName(q.Request.Tool)), channel.FormatPlain, nil)
+		}
 		return a.decided(qu, Outcome{Decision: runner.Decision{Message: "The question to the user could not be sent, so this tool use is denied."}, By: "undeliverable"})
 	}
-	msgID := ids[len(ids)-1]
+	var waiting []string
+	if notify {
+		waiting = a.out.SendButtons(q.Key, q.Target, fmt.Sprintf("Waiting for an owner to approve %s.", toolName(q.Request.Tool)), channel.FormatPlain, nil)
+	}
 	var o Outcome
 	select {
 	case v := <-qu.answers:
-		o = Outcome{Decision: runner.Decision{Allow: v.allow, Always: v.allow && v.always}, By: v.by}
+		o = Outcome{Decision: runner.Decision{Allow: v.allow}, By: v.by}
+		if v.allow && v.always {
+			o.Decision.Always = qu.rules
+		}
 		if !v.allow {
 			o.Decision.Message = "The user denied this tool use (" + v.by + ", from the chat). Do not try it another way; ask what they want instead."
 		}
@@ -191,13 +293,42 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 	case <-ctx.Done():
 		o = Outcome{By: "withdrawn"}
 	}
-	end := resultLine(qu, o, cfg)
-	if !a.out.EditText(q.Target, msgID, end) && o.By == "timeout" {
-		// Where the question cannot be edited, a timeout is said; an
-		// answer the person gave needs no echo.
-		a.out.SendButtons(q.Key, q.Target, end, channel.FormatPlain, nil)
+	end := qu.resultLine(o, cfg)
+	a.mu.Lock()
+	sent := slices.Clone(qu.asked)
+	a.mu.Unlock()
+	for _, s := range sent {
+		if !a.out.EditText(s.tgt, s.id, end) && o.By == "timeout" {
+			// Where the question cannot be edited, a timeout is said; an
+			// answer the person gave needs no echo.
+			a.out.SendButtons(q.Key, s.tgt, end, channel.FormatPlain, nil)
+		}
+	}
+	if notify && o.By != "withdrawn" {
+		// The turn's chat learns the outcome where it was told to wait.
+		if len(waiting) == 0 || !a.out.EditText(q.Target, waiting[len(waiting)-1], end) {
+			a.out.SendButtons(q.Key, q.Target, end, channel.FormatPlain, nil)
+		}
 	}
 	return a.decided(qu, o)
+}
+
+// send sends the question to chat t — first the whole input as a file
+// when it is long, else (no file could be sent) all of it in the text —
+// and returns the id of the message to edit once decided ("" when it
+// could not be sent).
+func (a *Approvals) send(qu *question, t message.Target, cfg Config) string {
+	whole := true
+	if qu.r.long {
+		caption := fmt.Sprintf("The whole %s claude wants to run with %s (%s), for the question below.", qu.r.what, toolName(qu.q.Request.Tool), count(len(qu.r.file), "byte"))
+		whole = !a.out.SendFile(qu.q.Key, t, qu.r.name, qu.r.file, caption)
+	}
+	text, rows := qu.render(cfg, a.out.HasButtons(t.Instance), whole)
+	ids := a.out.SendButtons(qu.q.Key, t, text, channel.FormatPlain, rows)
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[len(ids)-1]
 }
 
 // decided logs and records an outcome.
@@ -205,16 +336,20 @@ func (a *Approvals) decided(qu *question, o Outcome) Outcome {
 	decision := "denied"
 	if o.Decision.Allow {
 		decision = "allowed"
-		if o.Decision.Always {
+		if len(o.Decision.Always) > 0 {
 			decision = "always allowed"
 		}
 	}
-	a.log.Info("tool approval", "session", qu.q.Key, "tool", qu.q.Request.Tool, "decision", decision, "by", o.By, "waited", a.now().Sub(qu.since).Round(time.Millisecond))
+	var rules []string
+	for _, r := range o.Decision.Always {
+		rules = append(rules, r.String())
+	}
+	a.log.Info("tool approval", "session", qu.q.Key, "tool", qu.q.Request.Tool, "decision", decision, "rules", strings.Join(rules, " "), "by", o.By, "waited", a.now().Sub(qu.since).Round(time.Millisecond))
 	if o.By == "withdrawn" {
 		return o
 	}
 	a.mu.Lock()
-	a.recent = append(a.recent, Record{Key: qu.q.Key, Tool: qu.q.Request.Tool, Summary: qu.summary, Allow: o.Decision.Allow, Always: o.Decision.Always, By: o.By, At: a.now()})
+	a.recent = append(a.recent, Record{Key: qu.q.Key, Tool: qu.q.Request.Tool, Summary: qu.summary, Allow: o.Decision.Allow, Always: len(o.Decision.Always) > 0, By: o.By, At: a.now()})
 	if len(a.recent) > maxRecent {
 		a.recent = slices.Delete(a.recent, 0, len(a.recent)-maxRecent)
 	}
@@ -222,55 +357,47 @@ func (a *Approvals) decided(qu *question, o Outcome) Outcome {
 	return o
 }
 
-// Auto records a tool use allowed without a question (the session's
-// "always").
-func (a *Approvals) Auto(key string, req *runner.PermissionRequest) {
+// Auto records a tool use allowed without a question by a rule the
+// session stored (an earlier "always").
+func (a *Approvals) Auto(key string, req *runner.PermissionRequest, rule runner.Rule) {
 	qu := &question{q: Question{Key: key, Request: req}, summary: Summary(req.Tool, req.Input), since: a.now()}
-	a.decided(qu, Outcome{Decision: runner.Decision{Allow: true, Always: true}, By: "always (this session)"})
+	a.decided(qu, Outcome{Decision: runner.Decision{Allow: true, Always: []runner.Rule{rule}}, By: "always (this session): " + rule.String()})
 }
 
 // Answer takes m as the answer to an open question when it is one: a press
-// of a question's button, or — in a chat with an open question — a typed
-// yes, no or always from someone who may answer. handled false: m is an
-// ordinary message. reply, when not empty, is said to the chat (the press
-// came too late, or from someone who may not answer).
+// of a question's button, or — in a chat a question was asked in — a
+// typed yes, no or always from someone who may answer. owner: m's sender
+// is an owner. handled false: m is an ordinary message. reply, when not
+// empty, is said to the chat (the press came too late, or from someone
+// who may not answer).
 func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply string) {
-	cfg := a.config()
 	name := m.Sender.Name
 	if name == "" {
 		name = m.From
 	}
-	if act := m.Action; act != nil && strings.HasPrefix(act.ButtonID, choicePrefix) {
-		id, n, _ := strings.Cut(strings.TrimPrefix(act.ButtonID, choicePrefix), ":")
+	if act := m.Action; act != nil && (strings.HasPrefix(act.ButtonID, choicePrefix) || strings.HasPrefix(act.ButtonID, buttonPrefix)) {
+		choice := strings.HasPrefix(act.ButtonID, choicePrefix)
+		id, rest, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(act.ButtonID, choicePrefix), buttonPrefix), ":")
 		a.mu.Lock()
 		qu := a.open[id]
+		here := qu != nil && qu.askedIn(m)
 		a.mu.Unlock()
-		if qu == nil || !sameChat(qu.q.Target, m) {
+		if qu == nil || (qu.choices != nil) != choice {
 			return true, "This question is no longer open."
 		}
-		if !may(qu.q, m, owner, cfg) {
-			return true, whoMay(qu.q, cfg)
+		if !here || !qu.may(m, owner) {
+			return true, qu.whoMay()
 		}
-		i, err := strconv.Atoi(n)
-		if err != nil || i < 0 || i >= len(qu.choices) {
-			return true, "That answer is not one of the buttons."
+		if choice {
+			i, err := strconv.Atoi(rest)
+			if err != nil || i < 0 || i >= len(qu.choices) {
+				return true, "That answer is not one of the buttons."
+			}
+			qu.give(verdict{text: qu.choices[i], by: name})
+			return true, ""
 		}
-		qu.give(verdict{text: qu.choices[i], by: name})
-		return true, ""
-	}
-	if act := m.Action; act != nil && strings.HasPrefix(act.ButtonID, buttonPrefix) {
-		id, verb, _ := strings.Cut(strings.TrimPrefix(act.ButtonID, buttonPrefix), ":")
-		a.mu.Lock()
-		qu := a.open[id]
-		a.mu.Unlock()
-		if qu == nil || !sameChat(qu.q.Target, m) {
-			return true, "This question is no longer open."
-		}
-		if !may(qu.q, m, owner, cfg) {
-			return true, whoMay(qu.q, cfg)
-		}
-		v, ok := verbs[verb]
-		if !ok {
+		v, ok := verbs[rest]
+		if !ok || (v.always && len(qu.rules) == 0) {
 			return true, "That answer is not one of the buttons."
 		}
 		v.by = name
@@ -284,7 +411,7 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 	a.mu.Lock()
 	var oldest *question
 	for _, qu := range a.open {
-		if sameChat(qu.q.Target, m) && may(qu.q, m, owner, cfg) && (oldest == nil || qu.since.Before(oldest.since)) {
+		if qu.askedIn(m) && qu.may(m, owner) && (oldest == nil || qu.since.Before(oldest.since)) {
 			oldest = qu
 		}
 	}
@@ -299,7 +426,7 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 		return true, ""
 	}
 	v, ok := typed(m.Command())
-	if !ok {
+	if !ok || (v.always && len(oldest.rules) == 0) {
 		return false, ""
 	}
 	v.by = name
@@ -330,23 +457,32 @@ func typed(text string) (verdict, bool) {
 	return verdict{}, false
 }
 
-func sameChat(t message.Target, m *message.Message) bool {
-	return t.Instance == m.Instance && t.ChatID == m.ChatID && t.ThreadID == m.ThreadID
+// askedIn reports whether the question was sent to m's chat (a.mu held).
+func (qu *question) askedIn(m *message.Message) bool {
+	for _, s := range qu.asked {
+		if s.tgt.Instance == m.Instance && s.tgt.ChatID == m.ChatID && s.tgt.ThreadID == m.ThreadID {
+			return true
+		}
+	}
+	return false
 }
 
-// may reports whether the sender of m may answer q.
-func may(q Question, m *message.Message, owner bool, cfg Config) bool {
+// may reports whether the sender of m may answer: an owner always; the
+// person who started the turn when approvers = "sender", and for claude's
+// own multiple-choice questions (an answer there is words for the model,
+// like a message, and allows nothing).
+func (qu *question) may(m *message.Message, owner bool) bool {
 	if owner {
 		return true
 	}
-	return !cfg.OwnersOnly && q.Asker != "" && m.From == q.Asker
+	return (!qu.ownersOnly || qu.choices != nil) && qu.q.Asker != "" && m.From == qu.q.Asker
 }
 
-func whoMay(q Question, cfg Config) string {
-	if cfg.OwnersOnly || q.Asker == "" {
+func (qu *question) whoMay() string {
+	if (qu.ownersOnly && qu.choices == nil) || qu.q.Asker == "" {
 		return "Only an owner can answer this question."
 	}
-	return fmt.Sprintf("Only %s or an owner can answer this question.", cmp.Or(q.AskerName, q.Asker))
+	return fmt.Sprintf("Only %s or an owner can answer this question.", cmp.Or(qu.q.AskerName, qu.q.Asker))
 }
 
 // Open lists the open questions, oldest first.

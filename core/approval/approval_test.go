@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -16,31 +17,48 @@ import (
 // out records what the approvals send and edit.
 type out struct {
 	buttons, edits bool
-	mu             sync.Mutex
-	sent           []sent
-	edited         map[string]string
-	notify         chan struct{}
+	// files: the channel takes files (SendFile succeeds).
+	files  bool
+	mu     sync.Mutex
+	sent   []sent
+	edited map[string]string
+	notify chan struct{}
 }
 
 type sent struct {
+	tgt     message.Target
+	id      string
 	text    string
 	buttons [][]channel.Button
+	// file is an attached file's name and data (text is its caption).
+	file string
+	data []byte
 }
 
 func newOut(buttons, edits bool) *out {
-	return &out{buttons: buttons, edits: edits, edited: map[string]string{}, notify: make(chan struct{}, 16)}
+	return &out{buttons: buttons, edits: edits, edited: map[string]string{}, notify: make(chan struct{}, 64)}
 }
 
 func (o *out) HasButtons(string) bool { return o.buttons }
-func (o *out) SendButtons(_ string, _ message.Target, text, _ string, b [][]channel.Button) []string {
+func (o *out) SendButtons(_ string, tgt message.Target, text, _ string, b [][]channel.Button) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.buttons {
 		b = nil
 	}
-	o.sent = append(o.sent, sent{text, b})
+	id := fmt.Sprintf("m%d", len(o.sent)+1)
+	o.sent = append(o.sent, sent{tgt: tgt, id: id, text: text, buttons: b})
 	o.notify <- struct{}{}
-	return []string{"m" + string(rune('0'+len(o.sent)))}
+	return []string{id}
+}
+func (o *out) SendFile(_ string, tgt message.Target, name string, data []byte, caption string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.files {
+		return false
+	}
+	o.sent = append(o.sent, sent{tgt: tgt, id: fmt.Sprintf("m%d", len(o.sent)+1), text: caption, file: name, data: data})
+	return true
 }
 func (o *out) EditText(_ message.Target, id, text string) bool {
 	o.mu.Lock()
@@ -54,6 +72,19 @@ func (o *out) last() sent {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.sent[len(o.sent)-1]
+}
+
+// to is what was sent to chat id.
+func (o *out) to(id string) []sent {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []sent
+	for _, s := range o.sent {
+		if s.tgt.ChatID == id {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 var chat = message.Target{Instance: "tg", ChatID: "42"}
@@ -98,9 +129,10 @@ func wait(t *testing.T, res <-chan Outcome) Outcome {
 }
 
 // TestButtonsAnswer: with buttons, the question names the tool and its
-// command and offers Allow / Deny / Always; a press by someone else is
-// refused and changes nothing; the asker's press decides; the question is
-// edited to say who decided, and the decision is recorded.
+// command and offers Allow / Deny / Always (naming the rule it allows);
+// with approvers = "sender" a press by someone else is refused and changes
+// nothing, the asker's press decides; the question is edited to say who
+// decided, and the decision is recorded.
 func TestButtonsAnswer(t *testing.T) {
 	t.Parallel()
 	o := newOut(true, true)
@@ -111,7 +143,7 @@ func TestButtonsAnswer(t *testing.T) {
 	if !strings.Contains(s.text, "claude wants to use Bash:\n$ rm -rf build\n(clean)") || !strings.Contains(s.text, "No answer in 5 minutes denies it.") {
 		t.Errorf("question %q", s.text)
 	}
-	if len(s.buttons) != 2 || s.buttons[0][0].Label != "Allow" || s.buttons[0][1].Label != "Deny" || s.buttons[1][0].Label != "Always allow Bash here" {
+	if len(s.buttons) != 2 || s.buttons[0][0].Label != "Allow" || s.buttons[0][1].Label != "Deny" || s.buttons[1][0].Label != "Always allow `rm …`" {
 		t.Fatalf("buttons %+v", s.buttons)
 	}
 	for _, row := range s.buttons {
@@ -131,10 +163,10 @@ func TestButtonsAnswer(t *testing.T) {
 		t.Errorf("asker's press: %v %q", handled, reply)
 	}
 	got := wait(t, res)
-	if !got.Decision.Allow || !got.Decision.Always || got.By != "Ann" {
+	if !got.Decision.Allow || len(got.Decision.Always) != 1 || got.Decision.Always[0].String() != "Bash(rm:*)" || got.By != "Ann" {
 		t.Errorf("outcome %+v", got)
 	}
-	if e := o.edited["m1"]; !strings.HasPrefix(e, "✅ Allowed by Ann, and Bash from now on in this session.") {
+	if e := o.edited["m1"]; !strings.HasPrefix(e, "✅ Allowed by Ann, and `rm …` from now on in this session.") {
 		t.Errorf("edited %q", e)
 	}
 	if r := a.Recent("s", 5); len(r) != 1 || !r[0].Always || r[0].By != "Ann" || r[0].Tool != "Bash" {
@@ -156,7 +188,7 @@ func TestTypedAnswer(t *testing.T) {
 	o := newOut(false, false)
 	a := New(o, Config{Timeout: time.Minute}, nil, nil)
 	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("WebFetch", map[string]any{"url": "https://example.org/x"})})
-	if s := o.last(); s.buttons != nil || !strings.Contains(s.text, "https://example.org/x") || !strings.Contains(s.text, "Reply yes, no, or always (allow WebFetch for the rest of this session). No answer in 1 minute denies it.") {
+	if s := o.last(); s.buttons != nil || !strings.Contains(s.text, "https://example.org/x") || !strings.Contains(s.text, "Reply yes, no, or always (allows fetches from example.org for the rest of this session). No answer in 1 minute denies it.") {
 		t.Errorf("question %+v", s)
 	}
 	if handled, _ := a.Answer(from("bob", "no"), false); handled {
@@ -178,16 +210,18 @@ func TestTypedAnswer(t *testing.T) {
 }
 
 // TestTimeoutDenies: no answer within the timeout denies; where the
-// question cannot be edited the chat is told.
+// question cannot be edited the chat is told. The owners' direct chats
+// cannot be addressed on this channel, so the question is asked in the
+// turn's chat, and the asker (no owner) cannot answer it.
 func TestTimeoutDenies(t *testing.T) {
 	t.Parallel()
 	o := newOut(false, false)
-	a := New(o, Config{Timeout: 2 * time.Minute, OwnersOnly: true}, nil, nil)
+	a := New(o, Config{Timeout: 2 * time.Minute, OwnersOnly: true, Owners: []string{"tg:olga"}}, nil, nil)
 	fire := make(chan time.Time)
 	var asked time.Duration
 	a.after = func(d time.Duration) <-chan time.Time { asked = d; return fire }
 	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: request("Write", map[string]any{"file_path": "/w/notes.md", "content": "a\nb\n"})})
-	if s := o.last(); !strings.Contains(s.text, "/w/notes.md\nwrite 2 lines, 4 bytes") {
+	if s := o.last(); !strings.Contains(s.text, "/w/notes.md\nwrite 2 lines, 4 bytes:\n│ a\n│ b\n") || s.tgt != chat {
 		t.Errorf("question %q", s.text)
 	}
 	if handled, _ := a.Answer(from("ann", "yes"), false); handled {
@@ -222,30 +256,6 @@ func TestWithdrawn(t *testing.T) {
 	}
 	if len(a.Recent("", 5)) != 0 {
 		t.Error("a withdrawn question is not a decision")
-	}
-}
-
-// TestSummaryIsSafe: the model wrote the input: control characters and
-// direction overrides go, long lines and many lines are cut.
-func TestSummaryIsSafe(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("x", 1000)
-	s := Summary("Bash", json.RawMessage(`{"command":"echo \u001b[31mred\u202e `+long+`\n1\n2\n3\n4\n5\n6\n7"}`))
-	if strings.ContainsAny(s, "\u001b\u202e") {
-		t.Errorf("control characters kept: %q", s)
-	}
-	lines := strings.Split(s, "\n")
-	if len(lines) != maxLines || lines[maxLines-1] != "…" || len([]rune(lines[0])) != maxLine {
-		t.Errorf("lines %d, first %d runes: %q", len(lines), len([]rune(lines[0])), s)
-	}
-	if got := Summary("Edit", json.RawMessage(`{"file_path":"/a.go","old_string":"a\nb","new_string":"c","replace_all":true}`)); got != "/a.go\nreplace 2 lines with 1 line, every occurrence" {
-		t.Errorf("edit %q", got)
-	}
-	if got := Summary("mcp__db__query", json.RawMessage(`{"sql":"select 1","limit":5}`)); got != "limit: 5\nsql: select 1" {
-		t.Errorf("mcp %q", got)
-	}
-	if got := toolName("mcp__db__query"); got != "query (MCP server db)" {
-		t.Errorf("tool name %q", got)
 	}
 }
 

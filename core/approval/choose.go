@@ -27,6 +27,9 @@ type choiceInput struct {
 	} `json:"questions"`
 }
 
+// clean is text the model wrote, visible and cut for a question.
+func clean(s string) string { return cut(visible(s), summaryLen, summaryLines) }
+
 // choose asks the chat claude's questions one by one — the options as
 // buttons where the channel has them, numbered in the text everywhere —
 // and answers with what was picked. A typed answer is an option's number
@@ -42,16 +45,18 @@ func (a *Approvals) choose(ctx context.Context, q Question) Outcome {
 	answers := map[string]string{}
 	var by []string
 	for _, cq := range in.Questions {
-		qu := &question{id: newID(), q: q, summary: clean([]string{cq.Question}), since: a.now(), answers: make(chan verdict, 1), multi: cq.MultiSelect}
+		// Asked in the turn's chat: the asker answers, and owners (may).
+		qu := &question{id: newID(), q: q, summary: clean(cq.Question), since: a.now(), answers: make(chan verdict, 1), multi: cq.MultiSelect,
+			ownersOnly: cfg.OwnersOnly}
 		var b strings.Builder
-		fmt.Fprintf(&b, "claude asks: %s\n", clean([]string{cq.Question}))
+		fmt.Fprintf(&b, "claude asks: %s\n", clean(cq.Question))
 		var rows [][]channel.Button
 		for i, o := range cq.Options {
-			label := clean([]string{o.Label})
+			label := clean(o.Label)
 			qu.choices = append(qu.choices, o.Label)
 			fmt.Fprintf(&b, "%d. %s", i+1, label)
 			if o.Description != "" {
-				fmt.Fprintf(&b, " — %s", clean([]string{o.Description}))
+				fmt.Fprintf(&b, " — %s", clean(o.Description))
 			}
 			b.WriteString("\n")
 			if r := []rune(label); len(r) > 40 {
@@ -74,6 +79,11 @@ func (a *Approvals) choose(ctx context.Context, q Question) Outcome {
 		a.open[qu.id] = qu
 		a.mu.Unlock()
 		ids := a.out.SendButtons(q.Key, q.Target, b.String(), channel.FormatPlain, rows)
+		if len(ids) > 0 {
+			a.mu.Lock()
+			qu.asked = []sentTo{{q.Target, ids[len(ids)-1]}}
+			a.mu.Unlock()
+		}
 		v, o, ok := a.await(ctx, qu, ids, cfg)
 		a.mu.Lock()
 		delete(a.open, qu.id)
@@ -82,7 +92,7 @@ func (a *Approvals) choose(ctx context.Context, q Question) Outcome {
 			end := "❓ " + qu.summary + "\n"
 			switch {
 			case ok:
-				end += "→ " + clean([]string{v.text}) + " (" + v.by + ")"
+				end += "→ " + clean(v.text) + " (" + v.by + ")"
 			case o.By == "timeout":
 				end += "No answer within " + spoken.Precise(cfg.Timeout) + "."
 			default:

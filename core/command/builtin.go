@@ -36,7 +36,7 @@ var Builtins = []Spec{
 	{Name: "verbose", Help: "show tool progress: /verbose on|off"},
 	{Name: "model", Help: "this chat's model: /model [name|default]"},
 	{Name: "effort", Help: "how hard claude thinks: /effort low|medium|high|max|default"},
-	{Name: "mode", Help: "claude's permission mode here: /mode [name|default]"},
+	{Name: "mode", Help: "claude's permission mode here: /mode [name|default] (changing it: owners)"},
 	{Name: "queue", Help: "what a message does while a reply runs: /queue followup|collect|interrupt|steer|default"},
 	{Name: "compact", Help: "ask claude to compact this conversation into a summary"},
 	{Name: "list", Help: "this chat's earlier sessions"},
@@ -208,6 +208,15 @@ type Role struct {
 // controlled are the built-ins that need Role.Control.
 var controlled = map[string]bool{"new": true, "reset": true, "stop": true, "model": true, "effort": true, "mode": true, "queue": true, "compact": true, "switch": true}
 
+// Policy is the operator's: a chat's permission mode decides what claude
+// may do without asking (and "ask" who approves a tool use), so changing
+// it — /mode NAME, /mode default, the picker's buttons — is for owners
+// only, and only to a mode agent.permission_modes lists. A sender with
+// Role.Control sees the mode (bare /mode). /model stays within agent.models
+// and /effort within claude's levels for anyone with Role.Control: neither
+// widens what claude may do.
+const noticeModeOwners = "Only an owner can change the permission mode."
+
 // Answer runs a parsed command for the sender of m in session key and
 // returns the text to answer with (empty: nothing to say).
 func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) string {
@@ -224,9 +233,9 @@ func (h *Handler) AnswerWithButtons(ctx context.Context, key string, m *message.
 		return h.plugin(ctx, key, m, inv)
 	}
 	text := h.answer(ctx, key, m, inv, who)
-	if inv.Builtin() && inv.Name == "mode" && strings.TrimSpace(inv.Args) == "" && who.Control && h.Modes != nil {
-		// A picker: one button per mode on offer, pressing it is
-		// "/mode <name>".
+	if inv.Builtin() && inv.Name == "mode" && strings.TrimSpace(inv.Args) == "" && who.Owner && h.Modes != nil {
+		// A picker for owners (see noticeModeOwners): one button per mode
+		// on offer, pressing it is "/mode <name>".
 		var row []channel.Button
 		var rows [][]channel.Button
 		for _, mode := range append(h.Modes(), "default") {
@@ -252,6 +261,10 @@ func (h *Handler) answer(ctx context.Context, key string, m *message.Message, in
 		return "In this group only an owner can use /" + inv.Name + "."
 	case inv.Name == "status":
 		return h.status(ctx, key, who.Control)
+	case inv.Builtin() && inv.Name == "mode" && strings.TrimSpace(inv.Args) != "" && !who.Owner:
+		return noticeModeOwners
+	case inv.Builtin() && inv.Name == "mode":
+		return h.mode(ctx, key, strings.TrimSpace(inv.Args), who.Owner)
 	}
 	return h.builtin(ctx, key, m, inv)
 }
@@ -279,8 +292,6 @@ func (h *Handler) builtin(ctx context.Context, key string, m *message.Message, i
 		return h.model(ctx, key, strings.TrimSpace(inv.Args))
 	case "effort":
 		return h.effort(ctx, key, strings.ToLower(strings.TrimSpace(inv.Args)))
-	case "mode":
-		return h.mode(ctx, key, strings.TrimSpace(inv.Args))
 	case "queue":
 		return h.queueMode(ctx, key, strings.ToLower(strings.TrimSpace(inv.Args)))
 	case "schedule":
@@ -662,8 +673,9 @@ func (h *Handler) effort(ctx context.Context, key, arg string) string {
 
 // mode answers /mode: bare, the session's permission mode and the ones
 // agent.permission_modes offers; "default" clears it; a name sets it (only
-// one the configuration offers).
-func (h *Handler) mode(ctx context.Context, key, arg string) string {
+// one the configuration offers). Only an owner changes it (answer refuses
+// the others first); owner says whether to tell how.
+func (h *Handler) mode(ctx context.Context, key, arg string, owner bool) string {
 	var offered []string
 	if h.Modes != nil {
 		offered = h.Modes()
@@ -683,6 +695,9 @@ func (h *Handler) mode(ctx context.Context, key, arg string) string {
 		if len(offered) == 0 {
 			return fmt.Sprintf("Permission mode: %s. The configuration offers no other (agent.permission_modes).", def)
 		}
+		if !owner {
+			return fmt.Sprintf("Permission mode: %s. Available: %s. An owner can change it.", cmp.Or(cur, def), strings.Join(offered, ", "))
+		}
 		return fmt.Sprintf("Permission mode: %s. Available: %s. Change with /mode NAME.", cmp.Or(cur, def), strings.Join(offered, ", "))
 	case strings.EqualFold(arg, "default"):
 		arg = ""
@@ -696,7 +711,7 @@ func (h *Handler) mode(ctx context.Context, key, arg string) string {
 		return "The permission mode could not be changed; try again."
 	}
 	if arg == "ask" {
-		return "Permission mode: ask from the next message on: before claude uses a tool that needs permission, this chat is asked (Allow, Deny or Always). The conversation goes on."
+		return "Permission mode: ask from the next message on: before claude uses a tool that needs permission, the approvers are asked (Allow, Deny or Always). The conversation goes on."
 	}
 	return fmt.Sprintf("Permission mode: %s from the next message on. The conversation goes on.", cmp.Or(arg, def))
 }

@@ -331,22 +331,61 @@ func TestPermissionMode(t *testing.T) {
 	h.Mode = func() string { return "dontAsk" }
 	var offered []string
 	h.Modes = func() []string { return offered }
-	if got := answer(t, h, "/mode acceptEdits", false); got != "The configuration offers no other permission mode (agent.permission_modes)." || s.mode != "" {
+	if got := answer(t, h, "/mode acceptEdits", true); got != "The configuration offers no other permission mode (agent.permission_modes)." || s.mode != "" {
 		t.Errorf("no list: %q (%q)", got, s.mode)
 	}
-	offered = []string{"dontAsk", "acceptEdits"}
-	for _, c := range []struct{ text, want string }{
-		{"/mode", "Permission mode: dontAsk. Available: dontAsk, acceptEdits. Change with /mode NAME."},
-		{"/mode bypassPermissions", `"bypassPermissions" is not offered here. Available: dontAsk, acceptEdits.`},
-		{"/mode acceptEdits", "Permission mode: acceptEdits from the next message on. The conversation goes on."},
-		{"/mode", "Permission mode: acceptEdits. Available: dontAsk, acceptEdits. Change with /mode NAME."},
+	offered = []string{"dontAsk", "acceptEdits", "ask"}
+	for _, c := range []struct {
+		text  string
+		owner bool
+		want  string
+	}{
+		{"/mode", true, "Permission mode: dontAsk. Available: dontAsk, acceptEdits, ask. Change with /mode NAME."},
+		{"/mode", false, "Permission mode: dontAsk. Available: dontAsk, acceptEdits, ask. An owner can change it."},
+		{"/mode bypassPermissions", true, `"bypassPermissions" is not offered here. Available: dontAsk, acceptEdits, ask.`},
+		// Changing the mode is the operator's: a non-owner is refused,
+		// whatever the mode, even one on offer.
+		{"/mode ask", false, "Only an owner can change the permission mode."},
+		{"/mode acceptEdits", false, "Only an owner can change the permission mode."},
+		{"/mode acceptEdits", true, "Permission mode: acceptEdits from the next message on. The conversation goes on."},
+		{"/mode default", false, "Only an owner can change the permission mode."},
+		{"/mode", false, "Permission mode: acceptEdits. Available: dontAsk, acceptEdits, ask. An owner can change it."},
 	} {
-		if got := answer(t, h, c.text, false); got != c.want {
-			t.Errorf("%s: %q, want %q", c.text, got, c.want)
+		if got := answer(t, h, c.text, c.owner); got != c.want {
+			t.Errorf("%s (owner %v): %q, want %q", c.text, c.owner, got, c.want)
 		}
 	}
 	if s.mode != "acceptEdits" {
 		t.Errorf("stored %q", s.mode)
+	}
+	if got := answer(t, h, "/mode ask", true); !strings.HasPrefix(got, "Permission mode: ask from the next message on") || s.mode != "ask" {
+		t.Errorf("/mode ask by an owner: %q (%q)", got, s.mode)
+	}
+}
+
+// TestModePickerOwnersOnly: the bare /mode's buttons (each a /mode NAME)
+// go to owners only; a controller sees the mode without them.
+func TestModePickerOwnersOnly(t *testing.T) {
+	t.Parallel()
+	h, _, _, _ := newHandler(t)
+	h.Modes = func() []string { return []string{"plan", "ask"} }
+	inv, _ := h.Registry.Parse("/mode")
+	m := &message.Message{Instance: "tg", From: "tg:5", Body: "/mode", Sender: channel.Sender{ID: "5"}}
+	for _, tt := range []struct {
+		who  Role
+		rows int
+	}{
+		{Role{Owner: true, Control: true}, 1},
+		{Role{Control: true}, 0},
+		{Role{}, 0},
+	} {
+		text, buttons := h.AnswerWithButtons(context.Background(), "tg:direct:5", m, inv, tt.who)
+		if len(buttons) != tt.rows {
+			t.Errorf("%+v: %d rows of buttons (%q), want %d", tt.who, len(buttons), text, tt.rows)
+		}
+		if tt.rows > 0 && (len(buttons[0]) != 3 || buttons[0][1].ID != "/mode ask" || buttons[0][2].ID != "/mode default") {
+			t.Errorf("picker %+v", buttons)
+		}
 	}
 }
 

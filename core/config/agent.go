@@ -23,7 +23,7 @@ const (
 // Approval settings (agent.approvals, agent.approvers).
 var (
 	ApprovalModes = []string{"off", "chat"}
-	Approvers     = []string{"sender", "owners"}
+	Approvers     = []string{"owners", "sender"}
 )
 
 // Values of agent.settings and agent.sandbox (the runner's SettingsModes and
@@ -39,6 +39,14 @@ var geteuid = os.Geteuid
 // PermissionModes are the values agent.permission_mode accepts (those of the
 // Claude Code CLI's --permission-mode).
 var PermissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan", "default"}
+
+// ModeAsk in agent.permission_modes lets /mode turn tool approvals on for
+// one chat (what approvals = "chat" does for all); it is no claude mode,
+// so agent.permission_mode does not take it.
+const ModeAsk = "ask"
+
+// OfferedModes are the values agent.permission_modes accepts.
+var OfferedModes = append(slices.Clone(PermissionModes), ModeAsk)
 
 // Agent is the agent {} block: how the Claude Code CLI is run for every turn.
 type Agent struct {
@@ -71,7 +79,10 @@ type Agent struct {
 	Model string `hcl:"model,optional"`
 
 	// PermissionModes are the permission modes /mode may switch a chat to
-	// (permission_modes); empty: /mode only shows the mode.
+	// (permission_modes): claude's modes, and "ask" (ModeAsk) for tool
+	// approvals asked in the chat (not with one_shot). Only an owner
+	// switches; empty: /mode only shows the mode. Nothing outside this list
+	// is ever offered: a chat cannot give itself "ask" unless it is here.
 	PermissionModes []string `hcl:"permission_modes,optional"`
 
 	// Models are the models /model offers a chat (models), e.g. ["opus",
@@ -175,10 +186,11 @@ type Agent struct {
 
 	// Approvals (approvals): "off" (default) — a tool use that needs
 	// permission is decided by the permission mode alone (denied when it
-	// would prompt); "chat" — the chat is asked: the message names the tool
-	// and its input, with Allow / Deny / Always buttons (or a typed yes / no
-	// / always where the channel has no buttons). A chat turns it on for
-	// itself with /mode ask. Not with one_shot.
+	// would prompt); "chat" — the Approvers are asked: the message names
+	// the tool and shows its whole input, with Allow / Deny / Always
+	// buttons (or a typed yes / no / always where the channel has no
+	// buttons). With "ask" in PermissionModes an owner turns it on for one
+	// chat with /mode ask. Not with one_shot.
 	Approvals string `hcl:"approvals,optional"`
 
 	// ApprovalTimeout denies an unanswered question after this long
@@ -186,8 +198,13 @@ type Agent struct {
 	// timeout.
 	ApprovalTimeout Duration `hcl:"approval_timeout,optional"`
 
-	// Approvers (approvers) may answer: "sender" (default) — the person
-	// whose message started the turn, and owners; "owners" — owners only.
+	// Approvers (approvers) answer the approval questions: "owners"
+	// (default) — owners only: the question about a turn another person
+	// started goes to each owner's direct chat (the turn's chat is told it
+	// waits for an owner), and without owners nothing is approved;
+	// "sender" — the person whose message started the turn, and owners
+	// (in a group, a member could approve their own tool use: validate
+	// warns).
 	Approvers string `hcl:"approvers,optional"`
 
 	// InlineImages shows inbound images to claude as image blocks with the
@@ -230,7 +247,7 @@ func defaultAgent() *Agent {
 		MaxConcurrent:   DefaultAgentMaxConcurrent,
 		Approvals:       "off",
 		ApprovalTimeout: DefaultApprovalTimeout,
-		Approvers:       "sender",
+		Approvers:       "owners",
 		InlineImages:    true,
 		Settings:        "project",
 		Sandbox:         "auto",
@@ -266,15 +283,20 @@ func (a *Agent) check(k *checker) {
 		k.errorf(k.valueRange("approvals"), "Approvals need a warm claude process",
 			"agent.one_shot closes claude's input after the prompt, so nothing could answer its questions. Turn one_shot off or set approvals = \"off\".")
 	}
+	a.checkApprovers(k)
 	k.duration("idle_timeout", a.IdleTimeout)
 	k.atLeast("max_turns", a.MaxTurns, 0)
 	k.atLeast("max_warm", a.MaxWarm, 0)
 	k.atLeast("max_concurrent", a.MaxConcurrent, 1)
 
 	for i, m := range a.PermissionModes {
-		if !slices.Contains(PermissionModes, m) {
+		switch {
+		case !slices.Contains(OfferedModes, m):
 			k.errorf(k.elemRange("permission_modes", i, len(a.PermissionModes)), "Invalid value for "+k.qualified("permission_modes"),
-				"%q is not one of %s.%s", m, quoteList(PermissionModes), didYouMean(m, PermissionModes))
+				"%q is not one of %s.%s", m, quoteList(OfferedModes), didYouMean(m, OfferedModes))
+		case m == ModeAsk && a.OneShot:
+			k.errorf(k.elemRange("permission_modes", i, len(a.PermissionModes)), "Approvals need a warm claude process",
+				"agent.one_shot closes claude's input after the prompt, so nothing could answer the questions /mode ask turns on. Turn one_shot off or remove \"ask\".")
 		}
 	}
 
@@ -317,5 +339,42 @@ func (k *checker) runAs(name, value string) {
 	if geteuid() != 0 {
 		k.errorf(k.valueRange(name), "Invalid value for "+k.qualified(name),
 			"Starting a process as %q needs clawhost to run as root; it runs as uid %d. Remove run_as or start clawhost as root.", value, geteuid())
+	}
+}
+
+// checkApprovers warns about approval settings that leave tool use
+// unguarded or unapprovable: "sender" where a group reaches the agent (a
+// member could approve their own tool use), and "owners" with no owners
+// (every question would be denied).
+func (a *Agent) checkApprovers(k *checker) {
+	asks := a.Approvals == "chat"
+	subject := k.valueRange("approvals")
+	if i := slices.Index(a.PermissionModes, ModeAsk); i >= 0 {
+		if !asks {
+			subject = k.elemRange("permission_modes", i, len(a.PermissionModes))
+		}
+		asks = true
+	}
+	if !asks {
+		return
+	}
+	acc := k.cfg.Access
+	if acc == nil {
+		acc = defaultAccess()
+	}
+	switch a.Approvers {
+	case "sender":
+		if groups := len(acc.Groups) > 0 || len(acc.GroupRules) > 0 || acc.GroupPolicy == "open"; groups {
+			k.emit(warning(k.valueRange("approvers"), "Group members approve their own tool use",
+				"With approvers = \"sender\" the person whose message started a turn answers its approval questions, and groups reach the agent here "+
+					"(access.groups, access.group or group_policy = \"open\"): a group member could approve their own tool use — "+
+					"a shell command runs as clawhost's user. Use approvers = \"owners\" unless everyone who can write in those groups is trusted."))
+		}
+	case "owners":
+		if len(acc.Owners) == 0 {
+			k.emit(warning(subject, "No approver",
+				"Approval questions go to the owners (agent.approvers = \"owners\"), and access.owners is empty: every tool use that needs permission will be denied. "+
+					"Set access.owners, e.g. [\"tg:1001\"] (/whoami tells a sender their id)."))
+		}
 	}
 }

@@ -2,9 +2,11 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +56,7 @@ func TestDefaults(t *testing.T) {
 		{"agent.approvals", cfg.Agent.Approvals, "off"},
 		{"agent.approval_timeout", cfg.Agent.ApprovalTimeout.Duration(), 5 * time.Minute},
 		{"agent.media_keep", cfg.Agent.MediaKeep.Duration(), 30 * 24 * time.Hour},
-		{"agent.approvers", cfg.Agent.Approvers, "sender"},
+		{"agent.approvers", cfg.Agent.Approvers, "owners"},
 		{"agent.inline_images", cfg.Agent.InlineImages, true},
 		{"access.dm_policy", cfg.Access.DMPolicy, "pairing"},
 		{"access.group_policy", cfg.Access.GroupPolicy, "allowlist"},
@@ -740,15 +742,69 @@ func TestApprovalSettings(t *testing.T) {
 		t.Errorf("agent = %+v", a)
 	}
 	for src, want := range map[string]string{
-		`agent { approvals = "yes" }`:                         `"yes" is not one of "off" or "chat"`,
-		`agent { approvers = "everyone" }`:                    `"everyone" is not one of "sender" or "owners"`,
-		`agent { approval_timeout = "soon" }`:                 `"soon" is not a duration`,
-		"agent {\n approvals = \"chat\"\n one_shot = true\n}": "nothing could answer its questions",
+		`agent { approvals = "yes" }`:                                           `"yes" is not one of "off" or "chat"`,
+		`agent { approvers = "everyone" }`:                                      `"everyone" is not one of "owners" or "sender"`,
+		`agent { approval_timeout = "soon" }`:                                   `"soon" is not a duration`,
+		"agent {\n approvals = \"chat\"\n one_shot = true\n}":                   "nothing could answer its questions",
+		"agent {\n permission_modes = [\"plan\", \"ask\"]\n one_shot = true\n}": "nothing could answer the questions /mode ask turns on",
+		`agent { permission_mode = "ask" }`:                                     `"ask" is not one of`,
 	} {
 		_, diags := parse([]byte(src), "c.hcl", "/etc/clawhost", mapEnv(nil))
-		if !diags.HasErrors() || !strings.Contains(diags.Error(), want) {
+		found := false
+		for _, d := range diags {
+			found = found || d.Severity == hcl.DiagError && strings.Contains(d.Detail, want)
+		}
+		if !found {
 			t.Errorf("%s: %v, want an error with %q", src, diags, want)
 		}
+	}
+}
+
+// TestApproverWarnings: validate warns, at the attribute, when approvers =
+// "sender" lets a group member approve their own tool use, and when
+// approvals are asked with approvers = "owners" but no owner to ask; "ask"
+// in permission_modes counts as approvals asked, and is accepted there.
+func TestApproverWarnings(t *testing.T) {
+	t.Parallel()
+	const plugin = "plugin \"tg\" {\n  source = \"telegram\"\n}\n"
+	tests := []struct {
+		name, src string
+		// want are "line:col summary" of the warnings, in order.
+		want []string
+	}{
+		{"sender with groups", "agent {\n  approvals = \"chat\"\n  approvers = \"sender\"\n}\naccess {\n  owners = [\"tg:1\"]\n  groups = [\"tg:-100\"]\n}\n" + plugin,
+			[]string{"3:15 Group members approve their own tool use"}},
+		{"sender with a group block", "agent {\n  permission_modes = [\"ask\"]\n  approvers = \"sender\"\n}\naccess {\n  owners = [\"tg:1\"]\n  group \"tg:-100\" {\n  }\n}\n" + plugin,
+			[]string{"3:15 Group members approve their own tool use"}},
+		{"sender with open groups", "agent {\n  approvals = \"chat\"\n  approvers = \"sender\"\n}\naccess {\n  owners = [\"tg:1\"]\n  group_policy = \"open\"\n}\n" + plugin,
+			[]string{"3:15 Group members approve their own tool use"}},
+		{"sender in direct chats only", "agent {\n  approvals = \"chat\"\n  approvers = \"sender\"\n}\n" + plugin, nil},
+		{"sender with groups, approvals off", "agent {\n  approvers = \"sender\"\n}\naccess {\n  groups = [\"tg:-100\"]\n}\n" + plugin, nil},
+		{"owners without owners", "agent {\n  approvals = \"chat\"\n}\n" + plugin, []string{"2:15 No approver"}},
+		{"ask without owners", "agent {\n  permission_modes = [\"plan\", \"ask\"]\n}\n" + plugin, []string{"2:31 No approver"}},
+		{"owners with owners", "agent {\n  approvals = \"chat\"\n}\naccess {\n  owners = [\"tg:1\"]\n  groups = [\"tg:-100\"]\n}\n" + plugin, nil},
+		{"approvals off without owners", "agent {\n  permission_modes = [\"plan\"]\n}\n" + plugin, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, diags := parse([]byte(tt.src), "c.hcl", "/etc/clawhost", mapEnv(nil))
+			if diags.HasErrors() {
+				t.Fatalf("errors: %v", diags)
+			}
+			var got []string
+			for _, d := range diags {
+				if d.Severity == hcl.DiagWarning {
+					got = append(got, fmt.Sprintf("%d:%d %s", d.Subject.Start.Line, d.Subject.Start.Column, d.Summary))
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("warnings %q, want %q", got, tt.want)
+			}
+			if tt.name == "ask without owners" && !slices.Contains(cfg.Agent.PermissionModes, ModeAsk) {
+				t.Errorf("permission_modes %q", cfg.Agent.PermissionModes)
+			}
+		})
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
@@ -223,4 +226,39 @@ func (d *Dispatcher) edit(tgt message.Target, id, text, format string) error {
 		err = d.ch.Edit(ctx, tgt.Instance, req)
 	}
 	return err
+}
+
+// SendFile sends data as a text document called name, with caption, in
+// session order (outside the outbox, like Send): the host writes it to a
+// private temporary file (0600, in a 0700 directory) that the plugin
+// uploads, and removes it after the send. False when the channel sends no
+// documents (its capabilities list no MediaDocument) or the send failed;
+// the caller then says it in text.
+func (d *Dispatcher) SendFile(key string, tgt message.Target, name string, data []byte, caption string) bool {
+	desc, ok := d.describe(d.ctx, tgt.Instance)
+	if !ok || !slices.Contains(desc.Capabilities.MediaOut, channel.MediaDocument) {
+		return false
+	}
+	dir, err := os.MkdirTemp("", "clawhost-file-")
+	if err != nil {
+		d.log.Warn("a file to send could not be written", "error", err)
+		return false
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, filepath.Base(name))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		d.log.Warn("a file to send could not be written", "error", err)
+		return false
+	}
+	unlock := d.serialize(key)
+	defer unlock()
+	req := channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: caption, Format: channel.FormatPlain,
+		Media: []channel.OutboundMedia{{Path: path, Kind: channel.MediaDocument, MIME: "text/plain"}}}
+	if _, err := d.sendOne(tgt, req); err != nil {
+		if !d.halted() {
+			d.log.Warn("a file could not be sent", "instance", tgt.Instance, "chat", tgt.ChatID, "error", err)
+		}
+		return false
+	}
+	return true
 }

@@ -13,13 +13,28 @@ import (
 )
 
 // asker is the turn's view of the approvals.
-type asker struct{ a *approval.Approvals }
+type asker struct{ g *Gateway }
 
-func (k asker) Ask(ctx context.Context, key string, tgt message.Target, from, name string, req *runner.PermissionRequest) runner.Decision {
-	return k.a.Ask(ctx, approval.Question{Key: key, Target: tgt, Asker: from, AskerName: name, Request: req}).Decision
+func (k asker) Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest) runner.Decision {
+	q := approval.Question{Key: key, Target: tgt, Request: req}
+	if from != nil {
+		set := k.g.settings()
+		q.Asker, q.AskerName, q.AskerOwner = from.From, from.Sender.Name, set.Access.IsOwner(from)
+	}
+	return k.g.approvals.Ask(ctx, q).Decision
 }
 
-func (k asker) Auto(key string, req *runner.PermissionRequest) { k.a.Auto(key, req) }
+func (k asker) Auto(key string, req *runner.PermissionRequest, rule runner.Rule) {
+	k.g.approvals.Auto(key, req, rule)
+}
+
+// approvalConfig is the approvals' settings: set.Approval with the owners
+// of set.Access.
+func approvalConfig(set Settings) approval.Config {
+	c := set.Approval
+	c.Owners = set.Access.Owners
+	return c
+}
 
 // answered reports whether a (admitted) answers an open tool-use question
 // — a press of its button or a typed yes / no / always — and handles it:

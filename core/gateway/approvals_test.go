@@ -53,23 +53,24 @@ func pressed(sender, msgID, buttonID, label string) in {
 	return m
 }
 
-// TestApprovalsWithButtons: with agent.approvals = "chat" a tool use that
-// needs permission asks the chat with buttons; the turn waits (typing
-// paused); the asker's Allow and an owner's Deny go back to claude; the
-// question is edited to say who decided; a stranger's press is refused;
-// "always" allows the tool without a question for the rest of the
-// session, also in a new claude process, and /new forgets it; /status
-// shows the decisions.
+// TestApprovalsWithButtons: with agent.approvals = "chat" and approvers =
+// "sender" a tool use that needs permission asks the chat with buttons;
+// the turn waits (typing paused); the asker's Allow and an owner's Deny go
+// back to claude; the question is edited to say who decided; a stranger's
+// press is refused; "always" allows the command's rule (touch …) without a
+// question for the rest of the session, also in a new claude process, and
+// /new forgets it; /status shows the decisions.
 func TestApprovalsWithButtons(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{loopback: map[string]any{"buttons": true}, settings: func(s *Settings) {
 		s.Turn.Approvals = true
+		s.Approval.OwnersOnly = false // approvers = "sender", on purpose
 		s.Access.AllowFrom = append(s.Access.AllowFrom, "lo:u2")
 	}})
 	e.post(dm("u1", "clean up #ask=2"))
 	q, ids := e.question("chat-u1")
 	contains(t, q.Text, "claude wants to use Bash:", "$ touch f1", "(create f1)")
-	if ids["Allow"] == "" || ids["Deny"] == "" || ids["Always allow Bash here"] == "" {
+	if ids["Allow"] == "" || ids["Deny"] == "" || ids["Always allow `touch …`"] == "" {
 		t.Fatalf("buttons %+v", q.Buttons)
 	}
 	// u2 may write to the bot but did not start this turn.
@@ -93,7 +94,7 @@ func TestApprovalsWithButtons(t *testing.T) {
 
 	e.post(dm("u1", "again #ask=2"))
 	q3, ids3 := e.question("chat-u1")
-	e.post(pressed("u1", q3.MessageID, ids3["Always allow Bash here"], "Always allow Bash here"))
+	e.post(pressed("u1", q3.MessageID, ids3["Always allow `touch …`"], "Always allow `touch …`"))
 	contains(t, e.text("chat-u1"), "asked: always, auto")
 	// A new claude process of the same session (another permission mode
 	// restarts it) is not asked either: the host answers.
@@ -114,33 +115,38 @@ func TestApprovalsWithButtons(t *testing.T) {
 
 // TestApprovalsTyped: where the channel has no buttons the question asks
 // for a typed answer; the asker's "yes" answers it (and is not a message
-// for claude); no answer within approval_timeout denies and says so; a
-// chat turns approvals on for itself with /mode ask.
+// for claude); no answer within approval_timeout denies and says so. An
+// owner turns approvals on for a chat with /mode ask, where
+// agent.permission_modes lists it; a non-owner cannot.
 func TestApprovalsTyped(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{settings: func(s *Settings) {
-		s.AskAvailable = true
-		s.Approval = approval.Config{Timeout: 2 * time.Second}
+		s.Turn.PermissionModes = []string{"ask"}
+		s.Approval = approval.Config{Timeout: 2 * time.Second, OwnersOnly: true}
 	}})
+	e.post(dm("u1", "/mode ask"))
+	contains(t, e.text("chat-u1"), "Only an owner can change the permission mode.")
 	e.post(dm("u1", "#ask=1"))
 	contains(t, e.text("chat-u1"), "asked: deny") // approvals are off: claude denies by itself
-	e.post(dm("u1", "/mode ask"))
-	contains(t, e.text("chat-u1"), "Permission mode: ask")
-	e.post(dm("u1", "go #ask=2"))
-	q, _ := e.nextOp("chat-u1", "send")
+	e.post(dm("owner", "#ask=1"))
+	contains(t, e.text("chat-owner"), "asked: deny")
+	e.post(dm("owner", "/mode ask"))
+	contains(t, e.text("chat-owner"), "Permission mode: ask")
+	e.post(dm("owner", "go #ask=2"))
+	q, _ := e.nextOp("chat-owner", "send")
 	if q.Buttons != nil {
 		t.Errorf("buttons sent to a channel without them: %+v", q.Buttons)
 	}
 	contains(t, q.Text, "claude wants to use Bash:", "Reply yes, no, or always")
-	e.post(dm("u1", "Yes"))
-	q2, _ := e.question("chat-u1")
+	e.post(dm("owner", "Yes"))
+	q2, _ := e.question("chat-owner")
 	contains(t, q2.Text, "$ touch f2")
 	// Nobody answers the second: the question is edited to say so.
-	edit, _ := e.nextOp("chat-u1", "edit")
+	edit, _ := e.nextOp("chat-owner", "edit")
 	if edit.MessageID != q2.MessageID || !strings.HasPrefix(edit.Text, "⏱ No answer within 2 seconds — denied.") {
 		t.Errorf("edit %+v", edit)
 	}
-	final, _ := e.nextOp("chat-u1", "send")
+	final, _ := e.nextOp("chat-owner", "send")
 	contains(t, final.Text, "asked: allow, deny")
 	// Typing is off while a person is asked and on again once answered:
 	// on at the start and again after each answer (every record of the
@@ -149,33 +155,78 @@ func TestApprovalsTyped(t *testing.T) {
 		e.after = 0
 		ons := 0
 		for _, r := range e.records(100 * time.Millisecond) {
-			if r.Op == "typing" && r.On && r.ChatID == "chat-u1" {
+			if r.Op == "typing" && r.On && r.ChatID == "chat-owner" {
 				ons++
 			}
 		}
-		return ons >= 2
+		return ons >= 3
 	})
+	// The stored "ask" stops asking once the file no longer lists it.
+	set := e.set
+	set.Turn.PermissionModes = nil
+	e.gw.SetSettings(set)
+	e.post(dm("owner", "#ask=1"))
+	contains(t, e.text("chat-owner"), "asked: deny")
 }
 
-// TestModePicker: a bare /mode offers the modes as buttons; a press runs
-// "/mode <name>" as if typed; where the channel has no buttons the reply
-// lists what to type.
+// TestApprovalsGoToOwners: with approvers = "owners" a non-owner's turn
+// asks the owner in the owner's direct chat, the turn's chat is told it
+// waits; the asker's "yes" and press approve nothing; the owner's Allow
+// does, and both chats learn it.
+func TestApprovalsGoToOwners(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{loopback: map[string]any{"buttons": true}, settings: func(s *Settings) {
+		s.Turn.Approvals = true
+		s.Approval = approval.Config{OwnersOnly: true, DirectChats: map[string]bool{"lo": true}}
+	}})
+	e.post(dm("u1", "clean up #ask=1"))
+	q, ids := e.question("owner")
+	contains(t, q.Text, "claude wants to use Bash:", "$ touch f1", "Asked in a turn of User u1 (lo:u1) in lo:chat-u1.")
+	contains(t, e.text("chat-u1"), "Waiting for an owner to approve Bash.")
+	e.post(dm("u1", "yes")) // an ordinary message, queued behind the turn
+	e.post(pressed("u1", q.MessageID, ids["Allow"], "Allow"))
+	contains(t, e.text("chat-u1"), "Only an owner can answer this question.")
+	owner := pressed("owner", q.MessageID, ids["Allow"], "Allow")
+	owner["chat_id"] = "owner"
+	e.post(owner)
+	if edit, _ := e.nextOp("owner", "edit"); edit.MessageID != q.MessageID || !strings.HasPrefix(edit.Text, "✅ Allowed by User owner.") {
+		t.Errorf("question edited to %+v", edit)
+	}
+	if edit, _ := e.nextOp("chat-u1", "edit"); !strings.HasPrefix(edit.Text, "✅ Allowed by User owner.") {
+		t.Errorf("notice edited to %+v", edit)
+	}
+	contains(t, e.text("chat-u1"), "asked: allow")
+	contains(t, e.text("chat-u1"), "User u1: yes") // the "yes" went to claude as a message
+}
+
+// TestModePicker: a bare /mode offers an owner the modes the file lists
+// as buttons ("ask" only when listed); a press runs "/mode <name>" as if
+// typed; where the channel has no buttons the reply lists what to type. A
+// non-owner sees the mode without buttons, and a non-owner's press of the
+// owner's button is refused.
 func TestModePicker(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{loopback: map[string]any{"buttons": true}, settings: func(s *Settings) {
-		s.AskAvailable = true
-		s.Turn.PermissionModes = []string{"plan"}
+		s.Turn.PermissionModes = []string{"plan", "ask"}
 	}})
-	e.post(dm("u1", "/mode"))
-	r := e.next("chat-u1")
+	e.post(dm("owner", "/mode"))
+	r := e.next("chat-owner")
 	contains(t, r.Text, "Permission mode: default. Available: plan, ask.")
 	if len(r.Buttons) != 1 || len(r.Buttons[0]) != 3 || r.Buttons[0][0] != (channel.Button{ID: "/mode plan", Label: "plan"}) || r.Buttons[0][1].ID != "/mode ask" {
 		t.Fatalf("buttons %+v", r.Buttons)
 	}
-	e.post(pressed("u1", r.MessageID, "/mode plan", "plan"))
-	contains(t, e.text("chat-u1"), "Permission mode: plan from the next message on.")
+	p := pressed("owner", r.MessageID, "/mode plan", "plan")
+	p["chat_id"] = "chat-owner"
+	e.post(p)
+	contains(t, e.text("chat-owner"), "Permission mode: plan from the next message on.")
+	e.post(dm("u1", "/mode"))
+	if r := e.next("chat-u1"); r.Buttons != nil || !strings.Contains(r.Text, "An owner can change it.") {
+		t.Errorf("to a non-owner: %+v", r)
+	}
+	e.post(pressed("u1", r.MessageID, "/mode ask", "ask"))
+	contains(t, e.text("chat-u1"), "Only an owner can change the permission mode.")
 
 	plain := newEnv(t, envOptions{settings: func(s *Settings) { s.Turn.PermissionModes = []string{"plan"} }})
-	plain.post(dm("u1", "/mode"))
-	contains(t, plain.text("chat-u1"), "Reply with one of:\n• /mode plan — plan\n• /mode default — default")
+	plain.post(dm("owner", "/mode"))
+	contains(t, plain.text("chat-owner"), "Reply with one of:\n• /mode plan — plan\n• /mode default — default")
 }

@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -91,11 +90,9 @@ type Settings struct {
 	Turn          turn.Settings
 	Delivery      delivery.Settings
 	// Approval is how tool-use questions are asked (agent.approval_timeout,
-	// agent.approvers); Turn.Approvals turns them on.
+	// agent.approvers); Turn.Approvals, or "ask" in Turn.PermissionModes
+	// and a chat's /mode ask, turns them on.
 	Approval approval.Config
-	// AskAvailable: /mode ask is offered (the runner keeps processes warm,
-	// so a question can be answered).
-	AskAvailable bool
 }
 
 // Options configure a Gateway.
@@ -189,11 +186,11 @@ func New(opts Options) *Gateway {
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
-	g.approvals = approval.New(g.delivery, opts.Settings.Approval, log, opts.Now)
+	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
-		Approvals: asker{g.approvals},
+		Approvals: asker{g},
 	})
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
@@ -202,13 +199,9 @@ func New(opts Options) *Gateway {
 		Mode:      func() string { return g.settings().Turn.PermissionMode },
 		Schedules: opts.Schedules,
 		Revoker:   opts.Revoker,
-		Modes: func() []string {
-			set := g.settings()
-			if set.AskAvailable {
-				return append(slices.Clone(set.Turn.PermissionModes), turn.ModeAsk)
-			}
-			return set.Turn.PermissionModes
-		},
+		// Only what agent.permission_modes lists is offered ("ask"
+		// included): policy is the file's, never widened from a chat.
+		Modes:     func() []string { return g.settings().Turn.PermissionModes },
 		Approvals: g.approvalLines,
 		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
 		QueueMode: func(key string) string {
@@ -226,7 +219,7 @@ func (g *Gateway) SetSettings(s Settings) {
 	g.queue.SetPolicy(s.Queue)
 	g.turns.SetSettings(s.Turn)
 	g.delivery.SetSettings(s.Delivery)
-	g.approvals.SetConfig(s.Approval)
+	g.approvals.SetConfig(approvalConfig(s))
 	g.unlisted.Forget(func(id string) bool {
 		instance, chat, _ := strings.Cut(id, ":")
 		return s.Access.Decide(g.ctx, &message.Message{Instance: instance, ChatID: chat, ChatType: channel.ChatGroup, WasMentioned: true}, nil) != access.IgnoreGroup

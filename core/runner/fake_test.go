@@ -139,7 +139,9 @@ func fakeClaude(args []string) int {
 			// A permission question on stdout, as claude asks with
 			// --permission-prompt-tool stdio; the answer is read from stdin.
 			out.Encode(map[string]any{"type": "control_request", "request_id": "rq-1", "request": map[string]any{"subtype": "can_use_tool",
-				"tool_name": "Bash", "input": map[string]any{"command": "rm -rf build"}, "tool_use_id": "toolu_1", "description": "clean"}})
+				"tool_name": "Bash", "input": map[string]any{"command": "rm -rf build"}, "tool_use_id": "toolu_1", "description": "clean",
+				"permission_suggestions": []any{map[string]any{"type": "addRules", "behavior": "allow", "destination": "localSettings",
+					"rules": []any{map[string]any{"toolName": "Bash", "ruleContent": "rm -rf build"}}}}}})
 			if prompt == "ask-cancel" {
 				out.Encode(map[string]any{"type": "control_cancel_request", "request_id": "rq-1"})
 				prompt = "withdrawn"

@@ -20,6 +20,11 @@ import (
 //	{"type":"control_response","response":{"subtype":"success","request_id":"<uuid>",
 //	 "response":{"behavior":"allow","updatedInput":{…}}}}    (or "deny" with "message")
 //
+// and for "always" with the rules to add for the session:
+//
+//	"updatedPermissions":[{"type":"addRules","behavior":"allow","destination":"session",
+//	  "rules":[{"toolName":"Bash","ruleContent":"git log:*"}]}]
+//
 // The turn waits for the answer; its timeout does not count the wait.
 type PermissionRequest struct {
 	// ID is claude's request id.
@@ -40,6 +45,9 @@ type PermissionRequest struct {
 	// NoAlways: claude asks that no "always allow" be offered for this
 	// call (suppress_always_allow_rule).
 	NoAlways bool
+	// Suggestions are claude's permission_suggestions: the permission
+	// updates it would offer for "always" (AlwaysRules reads them).
+	Suggestions []json.RawMessage
 	// Withdrawn is closed when the question no longer needs an answer:
 	// claude withdrew it (control_cancel_request) or the turn ended.
 	Withdrawn <-chan struct{}
@@ -59,9 +67,10 @@ const AskUserQuestion = "AskUserQuestion"
 // Decision answers a PermissionRequest.
 type Decision struct {
 	Allow bool
-	// Always (with Allow) also allows the tool for the rest of the
-	// process's session, without asking again.
-	Always bool
+	// Always (with Allow) are rules also allowed for the rest of the
+	// process's session, without asking again: the request's AlwaysRules,
+	// sent to claude as session rules (updatedPermissions).
+	Always []Rule
 	// Message tells claude why it was denied.
 	Message string
 	// UpdatedInput (with Allow) replaces the tool's input: the answers
@@ -80,6 +89,18 @@ func (p *PermissionRequest) Answer(d Decision) {
 	})
 }
 
+// NewPermissionRequest returns a question about tool with input that is
+// answered into decided (buffered: the first answer; the question is never
+// withdrawn). Like FinishedTurn, it is for agents that do not drive the
+// claude CLI and for tests of what consumes a Turn's EventPermission.
+func NewPermissionRequest(id, tool string, input json.RawMessage, suggestions ...json.RawMessage) (req *PermissionRequest, decided <-chan Decision) {
+	answers := make(chan permissionAnswer, 1)
+	out := make(chan Decision, 1)
+	req = &PermissionRequest{ID: id, Tool: tool, Input: input, Suggestions: suggestions, Withdrawn: make(chan struct{}), answers: answers}
+	go func() { out <- (<-answers).d }()
+	return req, out
+}
+
 type permissionAnswer struct {
 	id string
 	d  Decision
@@ -89,14 +110,15 @@ type permissionAnswer struct {
 type wireControlRequest struct {
 	RequestID string `json:"request_id"`
 	Request   struct {
-		Subtype     string          `json:"subtype"`
-		ToolName    string          `json:"tool_name"`
-		Input       json.RawMessage `json:"input"`
-		ToolUseID   string          `json:"tool_use_id"`
-		Description string          `json:"description"`
-		BlockedPath string          `json:"blocked_path"`
-		Reason      string          `json:"decision_reason"`
-		NoAlways    bool            `json:"suppress_always_allow_rule"`
+		Subtype     string            `json:"subtype"`
+		ToolName    string            `json:"tool_name"`
+		Input       json.RawMessage   `json:"input"`
+		ToolUseID   string            `json:"tool_use_id"`
+		Description string            `json:"description"`
+		BlockedPath string            `json:"blocked_path"`
+		Reason      string            `json:"decision_reason"`
+		NoAlways    bool              `json:"suppress_always_allow_rule"`
+		Suggestions []json.RawMessage `json:"permission_suggestions"`
 		// RequestID of a control_cancel_request's request.
 		RequestID string `json:"request_id"`
 	} `json:"request"`
@@ -138,7 +160,7 @@ func (x *reading) controlRequest(p *proc, raw []byte, at time.Time) {
 	w := make(chan struct{})
 	req := &PermissionRequest{ID: cr.RequestID, Tool: cr.Request.ToolName, Input: cr.Request.Input, ToolUseID: cr.Request.ToolUseID,
 		Description: cr.Request.Description, BlockedPath: cr.Request.BlockedPath, Reason: cr.Request.Reason, NoAlways: cr.Request.NoAlways,
-		Withdrawn: w, answers: a.answers}
+		Suggestions: cr.Request.Suggestions, Withdrawn: w, answers: a.answers}
 	if len(a.open) == 0 {
 		a.since = at
 	}
@@ -196,9 +218,18 @@ func (x *reading) answer(p *proc, ans permissionAnswer, now time.Time) time.Dura
 		if ans.d.UpdatedInput != nil {
 			resp["updatedInput"] = ans.d.UpdatedInput
 		}
-		if ans.d.Always {
-			resp["updatedPermissions"] = []any{map[string]any{"type": "addRules", "behavior": "allow", "destination": "session",
-				"rules": []any{map[string]any{"toolName": x.asking.open[ans.id].Tool}}}}
+		if len(ans.d.Always) > 0 {
+			// Session rules only: claude's suggestions may name a settings
+			// file as their destination, which would outlive the session.
+			var rules []any
+			for _, r := range ans.d.Always {
+				rule := map[string]any{"toolName": r.Tool}
+				if r.Content != "" {
+					rule["ruleContent"] = r.Content
+				}
+				rules = append(rules, rule)
+			}
+			resp["updatedPermissions"] = []any{map[string]any{"type": "addRules", "behavior": "allow", "destination": "session", "rules": rules}}
 		}
 	default:
 		msg := ans.d.Message

@@ -48,14 +48,16 @@ func TestPermissionQuestionAndAnswer(t *testing.T) {
 	f := newFake(t, nil)
 	sid := uuid.NewString()
 	res, asked := askTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "ask"}, func(p *PermissionRequest) {
-		p.Answer(Decision{Allow: true, Always: true})
+		p.Answer(Decision{Allow: true, Always: p.AlwaysRules()})
 		p.Answer(Decision{Allow: false}) // only the first answer counts
 	})
 	if len(asked) != 1 || asked[0].Tool != "Bash" || asked[0].ID != "rq-1" || asked[0].ToolUseID != "toolu_1" || asked[0].Description != "clean" ||
-		!strings.Contains(string(asked[0].Input), "rm -rf build") {
+		!strings.Contains(string(asked[0].Input), "rm -rf build") || len(asked[0].Suggestions) != 1 {
 		t.Fatalf("asked %+v", asked)
 	}
-	want := `echo: control_response rq-1 allow  input={"command":"rm -rf build"} perms=[{"behavior":"allow","destination":"session","rules":[{"toolName":"Bash"}],"type":"addRules"}]`
+	// claude's suggested rule goes back as a session rule (its suggestion
+	// named a settings file, which would outlive the session).
+	want := `echo: control_response rq-1 allow  input={"command":"rm -rf build"} perms=[{"behavior":"allow","destination":"session","rules":[{"ruleContent":"rm -rf build","toolName":"Bash"}],"type":"addRules"}]`
 	if res.Err != nil || res.Text != want {
 		t.Fatalf("result %q err %v\nwant %q", res.Text, res.Err, want)
 	}
@@ -124,8 +126,8 @@ func TestPermissionWaitIsNotTimedOut(t *testing.T) {
 // TestRealPermissionAllowDenyAlways drives the real CLI: the fake API
 // makes the model call Bash outside the workspace, which needs approval.
 // Allowed, the command runs; denied, it does not and the model reads the
-// message; "always" allows a second Bash call in the same process
-// without a question.
+// message; "always" allows the same command again in the same process
+// without a question, not another one.
 func TestRealPermissionAllowDenyAlways(t *testing.T) {
 	t.Parallel()
 	// Outside the workspace the sandbox's filesystem is read-only.
@@ -154,18 +156,56 @@ func TestRealPermissionAllowDenyAlways(t *testing.T) {
 		t.Fatal("the model did not read the denial")
 	}
 
-	e.fake.Enqueue(touch("a"), touch("b"), anthropictest.Reply{Text: "both done"})
-	res, asked = askTurn(t, e.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "touch a and b"}, func(p *PermissionRequest) {
-		p.Answer(Decision{Allow: true, Always: true})
-	})
-	mustOK(t, res, "both done")
-	if len(asked) != 1 {
-		t.Fatalf("%d questions; after always, the second Bash call must not ask", len(asked))
+	// "Always" is the exact rule claude suggests (the command itself): the
+	// same command again runs without a question, another one is asked.
+	// (A command claude asks about for a path outside the workspace, like
+	// the touch above, is asked again whatever Bash rule it got — only a
+	// whole-tool "Bash" rule passes that check, and this host never grants
+	// one; the host answers the repeat from the session's rules.)
+	curl := func(path string) anthropictest.Reply {
+		return anthropictest.Reply{Text: "working", ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": "curl -s http://127.0.0.1:1/" + path, "description": "fetch"}}}
 	}
-	for _, f := range []string{"a", "b"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("allowed command did not run: %v", err)
+	e.fake.Enqueue(curl("a"), curl("a"), curl("b"), anthropictest.Reply{Text: "all done"})
+	res, asked = askTurn(t, e.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "fetch a, a again, and b"}, func(p *PermissionRequest) {
+		p.Answer(Decision{Allow: true, Always: p.AlwaysRules()})
+	})
+	mustOK(t, res, "all done")
+	want := []string{"Bash(curl -s http://127.0.0.1:1/a)", "Bash(curl -s http://127.0.0.1:1/b)"}
+	if len(asked) != 2 {
+		t.Fatalf("%d questions, want 2: the repeated command must not ask, the other must", len(asked))
+	}
+	for i, p := range asked {
+		if got := p.AlwaysRules(); len(got) != 1 || got[0].String() != want[i] {
+			t.Errorf("question %d: rules %v, want %s", i, got, want[i])
 		}
+	}
+}
+
+// TestRealAlwaysEditRuleCoversTheFile: claude suggests only wider updates
+// for a Write outside the workspace (acceptEdits, the directory); the
+// rule this host derives, Edit(//path), is one claude takes: a second
+// Write and an Edit of that file run without a question, a Write of
+// another file in the same directory is asked about.
+func TestRealAlwaysEditRuleCoversTheFile(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, nil)
+	dir := t.TempDir()
+	p, other := filepath.Join(dir, "f.txt"), filepath.Join(dir, "g.txt")
+	write := func(path, content string) anthropictest.Reply {
+		return anthropictest.Reply{Text: "w", ToolUse: &anthropictest.ToolUse{Name: "Write", Input: map[string]any{"file_path": path, "content": content}}}
+	}
+	e.fake.Enqueue(write(p, "one\n"), write(p, "two\n"),
+		anthropictest.Reply{Text: "e", ToolUse: &anthropictest.ToolUse{Name: "Edit", Input: map[string]any{"file_path": p, "old_string": "two", "new_string": "three"}}},
+		write(other, "x\n"), anthropictest.Reply{Text: "done"})
+	res, asked := askTurn(t, e.r, TurnRequest{Key: "k", SessionID: uuid.NewString(), NewSession: true, Prompt: "write"}, func(q *PermissionRequest) {
+		q.Answer(Decision{Allow: true, Always: q.AlwaysRules()})
+	})
+	mustOK(t, res, "done")
+	if len(asked) != 2 || asked[0].AlwaysRules()[0].String() != "Edit(/"+p+")" || asked[1].Tool != "Write" || !strings.Contains(string(asked[1].Input), "g.txt") {
+		t.Fatalf("asked %d: %+v", len(asked), asked)
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "three\n" {
+		t.Errorf("file %q %v", b, err)
 	}
 }
 

@@ -13,53 +13,77 @@ import (
 // errUnchanged ends a session update that changes nothing.
 var errUnchanged = errors.New("unchanged")
 
-// ModeAsk is the /mode that turns tool approvals from the chat on for a
-// session (agent.approvals = "chat" does it for every session).
+// ModeAsk is the /mode that turns tool approvals on for a session
+// (agent.approvals = "chat" does it for every session). It counts only
+// while agent.permission_modes lists it: a session that stored it keeps
+// the configured mode once the file no longer offers it.
 const ModeAsk = "ask"
 
-// asks reports whether the session's turns ask the chat about tool use.
+// asks reports whether the session's turns ask about tool use.
 func (t *Turns) asks(set Settings, o Overrides) bool {
-	return t.opts.Approvals != nil && (set.Approvals || o.Mode == ModeAsk)
+	return t.opts.Approvals != nil && (set.Approvals || o.Mode == ModeAsk && slices.Contains(set.PermissionModes, ModeAsk))
 }
 
 // permission answers one of claude's permission questions: at once when
-// the session allowed the tool "always", else by asking the chat (typing
-// paused meanwhile). An "always" answer is stored with the session, so a
-// restarted claude process of the same session does not ask again; /new
-// forgets it.
+// a rule the session stored from an earlier "always" covers the call
+// (runner.Rule.Allows: exactly that command prefix, that file, that host),
+// else by asking the approvers (typing paused meanwhile). The rules an
+// "always" answer grants are stored with the session as rule strings
+// ("Bash(git log:*)"), so a restarted claude process of the same session
+// does not ask again about what they cover; /new forgets them. A bare tool
+// name stored before rules were scoped ("Bash") covers no call of a tool
+// that takes a scope.
 func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) {
 	a := s.t.opts.Approvals
-	// The session's "always" as it was when the turn started: an answer
-	// given during the turn is also a rule of claude's process, which then
-	// does not ask again.
-	if p.Tool != runner.AskUserQuestion && slices.Contains(s.always, p.Tool) {
-		a.Auto(s.key, p)
-		p.Answer(runner.Decision{Allow: true, Always: true})
-		return
+	// The session's rules: those it had when the turn started and those
+	// granted since. claude's process has the latter too, but asks again
+	// about a command it checks for a path outside the workspace whatever
+	// Bash rule it holds (claude 2.1.330): the host answers that repeat.
+	s.alwaysMu.Lock()
+	rules := slices.Clone(s.always)
+	s.alwaysMu.Unlock()
+	for _, stored := range rules {
+		if r := runner.ParseRule(stored); r.Allows(p) {
+			a.Auto(s.key, p, r)
+			// claude's process gets the rule too, as it would have.
+			p.Answer(runner.Decision{Allow: true, Always: []runner.Rule{r}})
+			return
+		}
 	}
 	s.typing.pause()
 	defer s.typing.resume()
-	d := a.Ask(ctx, s.key, s.tgt, s.asker, s.askerName, p)
-	if d.Allow && d.Always {
-		s.t.allowAlways(ctx, s.key, p.Tool)
+	d := a.Ask(ctx, s.key, s.tgt, s.asker, p)
+	if d.Allow && len(d.Always) > 0 {
+		s.alwaysMu.Lock()
+		for _, r := range d.Always {
+			s.always = append(s.always, r.String())
+		}
+		s.alwaysMu.Unlock()
+		s.t.allowAlways(ctx, s.key, d.Always)
 	}
 	p.Answer(d)
 }
 
-// alwaysOf is the tools the session allowed for good.
+// alwaysOf is the rules the session allowed for good.
 func alwaysOf(sess store.Session) []string {
 	meta, _ := metaOf(sess.Key, sess.Chat)
 	return meta.Always
 }
 
-// allowAlways stores tool as allowed for the rest of the session.
-func (t *Turns) allowAlways(ctx context.Context, key, tool string) {
+// allowAlways stores rules as allowed for the rest of the session.
+func (t *Turns) allowAlways(ctx context.Context, key string, rules []runner.Rule) {
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		meta, _ := metaOf(key, s.Chat)
-		if slices.Contains(meta.Always, tool) {
+		changed := false
+		for _, r := range rules {
+			if !slices.Contains(meta.Always, r.String()) {
+				meta.Always = append(meta.Always, r.String())
+				changed = true
+			}
+		}
+		if !changed {
 			return errUnchanged
 		}
-		meta.Always = append(meta.Always, tool)
 		b, err := encodeMeta(key, meta)
 		if err != nil {
 			return err
@@ -71,7 +95,7 @@ func (t *Turns) allowAlways(ctx context.Context, key, tool string) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
-		t.log.Warn("storing an always-allowed tool failed; the next process of this session asks again", "session", key, "tool", tool, "error", err)
+		t.log.Warn("storing an always-allowed rule failed; the next process of this session asks again", "session", key, "error", err)
 	}
 }
 

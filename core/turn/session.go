@@ -41,8 +41,10 @@ type chatMeta struct {
 	Model  string `json:"model,omitempty"`
 	Effort string `json:"effort,omitempty"`
 	Mode   string `json:"permission_mode,omitempty"`
-	// Always are the tools the chat allowed for the rest of the session
-	// (an approval's "always"); /new forgets them.
+	// Always are the permission rules the chat allowed for the rest of
+	// the session (an approval's "always"), as runner.Rule strings
+	// ("Bash(git log:*)"); /new forgets them. A bare name of a scoped
+	// tool ("Bash", stored before rules were scoped) allows nothing.
 	Always []string `json:"always_allow,omitempty"`
 	Queue  string   `json:"queue_mode,omitempty"`
 	// Past are the chat's earlier claude sessions, newest first (/list,
@@ -405,9 +407,10 @@ func ResetModelHint(text string, offered []string) (model, rest string, ok bool)
 
 // permissionMode is the session's /mode when the configuration still
 // offers it (a mode removed from agent.permission_modes falls back to the
-// configured one).
+// configured one). "ask" is no claude mode: its turns run in the
+// configured one, asking (asks).
 func (t *Turns) permissionMode(o Overrides) string {
-	if o.Mode != "" && slices.Contains(t.settings().PermissionModes, o.Mode) {
+	if o.Mode != "" && o.Mode != ModeAsk && slices.Contains(t.settings().PermissionModes, o.Mode) {
 		return o.Mode
 	}
 	return ""

@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
@@ -29,20 +30,23 @@ type streamer struct {
 	t   *Turns
 	ctx context.Context
 	key string
-	// typing is paused while a permission question waits; asker and
-	// askerName are who may answer it besides owners.
-	typing           *typing
-	asker, askerName string
-	always           []string // the session's always-allowed tools at the start
-	id               int64    // the journal entry the live output is recorded for
-	blocks           int      // streamed blocks sent so far
-	tgt              message.Target
-	mode             Streaming
-	verbose          bool
-	opts             reply.Options
-	c                *runner.Coalescer
-	acc              strings.Builder // the whole streamed text, for the draft
-	out              streamed
+	// typing is paused while a permission question waits; asker is the
+	// message that started the turn (nil: a scheduled turn).
+	typing *typing
+	asker  *message.Message
+	// always are the session's always-allowed rules (runner.Rule strings):
+	// those at the start and those granted during the turn.
+	alwaysMu sync.Mutex
+	always   []string
+	id       int64 // the journal entry the live output is recorded for
+	blocks   int   // streamed blocks sent so far
+	tgt      message.Target
+	mode     Streaming
+	verbose  bool
+	opts     reply.Options
+	c        *runner.Coalescer
+	acc      strings.Builder // the whole streamed text, for the draft
+	out      streamed
 }
 
 // streamMode resolves the streaming setting for a target.
@@ -82,7 +86,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 		s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
 	}
 	if m.Scheduled == "" {
-		s.asker, s.askerName = m.From, m.Sender.Name
+		s.asker = m
 	}
 	res := s.consume(run.Events())
 	if s.out.draft != nil {

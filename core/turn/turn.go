@@ -102,12 +102,14 @@ type Output interface {
 // Approvals asks the chat whether claude may use a tool (core/approval,
 // wired by the gateway).
 type Approvals interface {
-	// Ask asks the chat tgt about req and waits for the decision (an
-	// answer, the timeout, the question's withdrawal or ctx). asker is
-	// who started the turn ("<instance>:<id>", "" for a scheduled turn).
-	Ask(ctx context.Context, key string, tgt message.Target, asker, askerName string, req *runner.PermissionRequest) runner.Decision
-	// Auto records a use allowed by the session's "always" without asking.
-	Auto(key string, req *runner.PermissionRequest)
+	// Ask asks the approvers about req, a tool use of the turn in chat
+	// tgt, and waits for the decision (an answer, the timeout, the
+	// question's withdrawal or ctx). from is the message that started the
+	// turn, nil for a scheduled turn.
+	Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest) runner.Decision
+	// Auto records a use allowed without asking by rule, one the session
+	// stored from an earlier "always".
+	Auto(key string, req *runner.PermissionRequest, rule runner.Rule)
 }
 
 // Store is the part of the store a turn uses.

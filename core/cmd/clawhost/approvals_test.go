@@ -21,8 +21,10 @@ import (
 )
 
 // apConfigTemplate: telegram instance "tg" and the real claude CLI with
-// tool approvals from the chat. Arguments: data dir, plugin dir, claude,
-// workspace, HOME, fake API URL, token, api_endpoint.
+// tool approvals from the chat; Alice (tg:1001) is an owner, so the
+// questions about her turns come to her chat (approvers = "owners", the
+// default). Arguments: data dir, plugin dir, claude, workspace, HOME, fake
+// API URL, token, api_endpoint.
 const apConfigTemplate = `
 data_dir   = %q
 plugin_dir = %q
@@ -38,6 +40,7 @@ agent {
 access {
   dm_policy  = "allowlist"
   allow_from = ["tg:1001"]
+  owners     = ["tg:1001"]
 }
 admin {
   listen = ""
@@ -57,8 +60,9 @@ plugin "tg" {
 
 // TestApprovalsTelegramRealClaude: Deny through a callback query keeps the
 // command from running and claude reads why; no answer within
-// approval_timeout denies; "Always allow Bash here" lets the turn's second
-// Bash call run without a question, and /new forgets it.
+// approval_timeout denies; "Always allow `touch …`" (the exact command)
+// lets the same command run again without a question, not another one,
+// and /new forgets it.
 func TestApprovalsTelegramRealClaude(t *testing.T) {
 	t.Parallel()
 	claude := clClaudeBin(t)
@@ -95,7 +99,7 @@ func TestApprovalsTelegramRealClaude(t *testing.T) {
 		t.Helper()
 		for _, row := range m.Keyboard {
 			for _, b := range row {
-				if b.Text == label {
+				if strings.HasPrefix(b.Text, label) {
 					if _, err := srv.PressButton(chat, m.MessageID, b.Data, alice); err != nil {
 						t.Fatal(err)
 					}
@@ -110,7 +114,7 @@ func TestApprovalsTelegramRealClaude(t *testing.T) {
 	fake.Enqueue(touch("denied"), anthropictest.Reply{Text: "Understood, I left it alone."})
 	srv.PushText(chat, alice, "please create the file")
 	q := question("denied")
-	if len(q.Keyboard) != 2 || q.Keyboard[0][0].Text != "Allow" || q.Keyboard[0][1].Text != "Deny" || q.Keyboard[1][0].Text != "Always allow Bash here" {
+	if len(q.Keyboard) != 2 || q.Keyboard[0][0].Text != "Allow" || q.Keyboard[0][1].Text != "Deny" || !strings.HasPrefix(q.Keyboard[1][0].Text, "Always allow `touch /") {
 		t.Fatalf("keyboard %+v", q.Keyboard)
 	}
 	press(q, "Deny")
@@ -136,18 +140,23 @@ func TestApprovalsTelegramRealClaude(t *testing.T) {
 		t.Fatal("an unanswered command ran")
 	}
 
-	// Always: the second Bash call of the turn is not asked about.
-	fake.Enqueue(touch("a"), touch("b"), anthropictest.Reply{Text: "Both created."})
-	srv.PushText(chat, alice, "create a and b")
-	press(question("a"), "Always allow Bash here")
-	tgWaitMessage(t, srv, tgAlice, "Both created.")
+	// Always: the same command again is not asked about; another is.
+	fake.Enqueue(touch("a"), touch("a"), touch("b"), anthropictest.Reply{Text: "All created."})
+	srv.PushText(chat, alice, "create a, a again and b")
+	press(question("a"), "Always allow `touch /")
+	press(question("b"), "Allow")
+	tgWaitMessage(t, srv, tgAlice, "All created.")
 	if !exists("a") || !exists("b") {
 		t.Fatal("allowed commands did not run")
 	}
+	asked := 0
 	for _, m := range tgChat(srv, tgAlice) {
-		if strings.Contains(m.Visible, "touch "+filepath.Join(outside, "b")) {
-			t.Fatalf("asked about b after always: %q", m.Visible)
+		if strings.Contains(m.Visible, "$ touch "+filepath.Join(outside, "a")) {
+			asked++
 		}
+	}
+	if asked != 1 {
+		t.Fatalf("asked %d times about a, once before always", asked)
 	}
 
 	// /new forgets it: the next Bash call is asked about again.
@@ -164,7 +173,9 @@ func TestApprovalsTelegramRealClaude(t *testing.T) {
 }
 
 // apWebConfigTemplate: the webchat instance "web" and the real claude CLI
-// with tool approvals from the chat. Arguments: data dir, plugin dir,
+// with tool approvals from the chat. A browser's id is not known before it
+// writes, so no owner can be named: approvers = "sender" (on purpose: the
+// test is about the web chat's buttons). Arguments: data dir, plugin dir,
 // claude, workspace, HOME, fake API URL, listen address.
 const apWebConfigTemplate = `
 data_dir   = %q
@@ -176,6 +187,7 @@ agent {
   timeout   = "60s"
   approvals = "chat"
   sandbox   = "off" # the command writes outside the workspace, which the sandbox makes read-only
+  approvers = "sender"
 ` + clAgentEnv + `}
 access {
   dm_policy  = "allowlist"
@@ -223,7 +235,7 @@ func TestApprovalsWebchatRealClaude(t *testing.T) {
 	if _, err := b.WaitMessage("bot", "claude wants to use Bash:"); err != nil {
 		t.Fatal(err)
 	}
-	if labels, err := b.Buttons(); err != nil || strings.Join(labels, "|") != "Allow|Deny|Always allow Bash here" {
+	if labels, err := b.Buttons(); err != nil || !strings.HasPrefix(strings.Join(labels, "|"), "Allow|Deny|Always allow `touch /") {
 		t.Fatalf("buttons %q %v", labels, err)
 	}
 	if err := b.PressButton("Allow"); err != nil {
