@@ -21,6 +21,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -74,9 +75,10 @@ type agentAPI struct {
 	dir    string // AgentRunDir, absolute; "" before start
 	sock   string
 	exe    string
-	// uids may connect to the socket besides the host's own (a uid claude
-	// runs as).
-	uids []int
+	// runAs is the user claude runs as (agent.run_as), nil for the host's
+	// own: it may connect to the socket, and owns the directory, the socket
+	// and the MCP config files (it reads them; the host, root, still can).
+	runAs *runas.User
 
 	mu      sync.Mutex
 	count   int             // one-shot entries added, for names
@@ -129,7 +131,14 @@ func (a *agentAPI) start(dir string) error {
 		_ = ln.Close()
 		return err
 	}
-	allowed := append([]int{os.Getuid()}, a.uids...)
+	allowed := []int{os.Getuid()}
+	if a.runAs != nil {
+		allowed = append(allowed, int(a.runAs.UID))
+		if err := a.runAs.Chown(dir, sock); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /schedule", a.schedule)
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -211,6 +220,9 @@ func (a *agentAPI) mcpConfig(chat string, group bool) (string, error) {
 	}
 	if werr == nil {
 		werr = os.Rename(f.Name(), path)
+	}
+	if werr == nil && a.runAs != nil {
+		werr = a.runAs.Chown(path)
 	}
 	if werr != nil {
 		_ = os.Remove(f.Name())

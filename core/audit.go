@@ -3,6 +3,7 @@ package core
 import (
 	"net"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -79,7 +80,9 @@ func AuditInput(cfg *config.Config) securityaudit.Input {
 			}
 			ap.Listen = listen
 			ap.Local = loopbackAddr(listen.Value)
-			ap.Token = pluginSetting(cfg, p, "access_token").Value != ""
+			// The web chat always needs a token: access_token, or one it
+			// makes at first start.
+			ap.Token = true
 		case "telegram":
 			ap.WebhookSecret = pluginSetting(cfg, p, "webhook_secret")
 		}
@@ -100,28 +103,30 @@ func Audit(cfg *config.Config, m securityaudit.Machine) []securityaudit.Finding 
 // agentSettings is agent.settings: without it claude is started with no
 // --setting-sources and loads the operator's user settings.
 func agentSettings(cfg *config.Config) securityaudit.Setting {
-	return fileSetting(cfg, "user", "agent", "settings")
+	return setting(cfg, cfg.Agent.Settings, "agent", "settings")
 }
 
 // agentSandbox is agent.sandbox: without it claude runs unsandboxed.
 func agentSandbox(cfg *config.Config) securityaudit.Setting {
-	return fileSetting(cfg, "off", "agent", "sandbox")
+	return setting(cfg, cfg.Agent.Sandbox, "agent", "sandbox")
 }
 
 // agentRunAs is agent.run_as: without it everything runs as clawhost's
 // user.
 func agentRunAs(cfg *config.Config) securityaudit.Setting {
-	return fileSetting(cfg, "", "agent", "run_as")
+	return setting(cfg, cfg.Agent.RunAs, "agent", "run_as")
 }
 
 // adminTLS is whether the admin endpoint serves TLS (admin.tls_cert).
 func adminTLS(cfg *config.Config) bool {
-	return fileSetting(cfg, "", "admin", "tls_cert").Value != ""
+	return cfg.Admin.TLSCert != "" && cfg.Admin.TLSKey != ""
 }
 
-// askOffered is whether a chat may turn approvals on with /mode ask:
-// always, unless one_shot leaves nothing to answer.
-func askOffered(cfg *config.Config) bool { return !cfg.Agent.OneShot }
+// askOffered is whether an owner may turn approvals on for a chat with
+// /mode ask: only where agent.permission_modes lists it.
+func askOffered(cfg *config.Config) bool {
+	return slices.Contains(cfg.Agent.PermissionModes, config.ModeAsk)
+}
 
 // fileSetting is the string attribute at path as the file writes it, or
 // def when it is absent.

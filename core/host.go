@@ -41,6 +41,7 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/mediaprune"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
@@ -238,6 +239,9 @@ func (h *Host) pluginReady(inst *pluginhost.Instance) {
 // the plugins). Inbound messages wait for the recovery.
 func (h *Host) Start(ctx context.Context) error {
 	// Before any turn (recovery may start some): the tool's endpoint.
+	if u := h.cfg.Agent.RunAs; u != "" {
+		h.agentAPI.runAs, _ = runas.Lookup(u) // Load checked that it exists
+	}
 	if err := h.agentAPI.start(AgentRunDir(h.cfg)); err != nil {
 		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
 	}
@@ -282,6 +286,7 @@ func (h *Host) startAdmin(listen string) {
 		log.Error("admin endpoint not started", "error", err)
 		return
 	}
+	h.redact.Add(token)
 	h.admin, err = admin.Start(admin.Options{
 		// The 401 names the file, not where data_dir is.
 		Listen: listen, Token: token, TokenHint: "the token is in " + admin.TokenFile + " in clawhost's data_dir",

@@ -229,6 +229,7 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 		Settings:        a.Settings,
 		Sandbox:         a.Sandbox,
 		Hide:            []string{cfg.DataDir},
+		Expose:          []string{AgentRunDir(cfg)},
 	}
 	if _, own := a.Env["CLAUDE_CONFIG_DIR"]; !own && a.Settings != runner.SettingsUser {
 		rc.ConfigDir = ClaudeConfigDir(cfg)

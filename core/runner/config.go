@@ -75,6 +75,10 @@ type Config struct {
 	// the config file. A directory bound writable inside one (the TMPDIR, ConfigDir)
 	// stays visible. Ignored without a sandbox.
 	Hide []string
+	// Expose are paths inside a hidden one that the sandbox binds back writable:
+	// the host's tool endpoint (its unix socket and the MCP config files claude is
+	// given) lives under data_dir. Ignored without a sandbox.
+	Expose []string
 	// RunAs, when set, is the user claude runs as (agent.run_as); the host must run as
 	// root. New checks that the user can reach the workspace and the state directories.
 	RunAs *runas.User

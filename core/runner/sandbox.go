@@ -231,7 +231,7 @@ func lookupEnv(env []string, key string) string {
 func (c Config) sandboxSpecFor(tmp string, env []string, mediaDir string) sandboxSpec {
 	rw, hide := claudeDirs(env)
 	s := sandboxSpec{workspace: c.Workspace, tmpdir: tmp, mediaDir: mediaDir,
-		rw:       append(rw, c.AddDirs...),
+		rw:       append(append(rw, c.AddDirs...), c.Expose...),
 		readOnly: []string{filepath.Join(c.Workspace, ".claude")},
 		hide:     append(hide, c.Hide...),
 	}

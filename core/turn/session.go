@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/reply"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -336,7 +337,7 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	ov := OverridesOf(*sess)
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools,
+		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key),
 		// The same process as the session's turns (not restarted for the
 		// flush); nobody is asked during it: Wait denies.
 		AskPermission: t.asks(t.settings(), ov)})

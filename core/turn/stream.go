@@ -9,6 +9,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/reply"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -66,7 +67,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	ov := OverridesOf(sess)
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, AskPermission: t.asks(set, ov), Images: images})
+		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key), AskPermission: t.asks(set, ov), Images: images})
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}

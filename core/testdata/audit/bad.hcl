@@ -18,7 +18,9 @@ access {
 }
 
 admin {
-  listen = "0.0.0.0:8791"
+  listen   = "0.0.0.0:8791"
+  tls_cert = "admin.crt"
+  tls_key  = "admin.key"
 }
 
 storage {
