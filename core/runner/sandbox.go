@@ -45,10 +45,6 @@ type sandbox struct {
 // agent.sandbox = "auto" found no working bubblewrap.
 func (r *Runner) SandboxState() string { return r.sb.state }
 
-// SandboxStateOf is what Runner.SandboxState would say for cfg, without
-// starting a Runner (for checks such as clawhost security audit).
-func SandboxStateOf(cfg Config) string { return probeSandbox(cfg.withDefaults()).state }
-
 // probeSandbox decides the sandbox for cfg: with SandboxAuto, bwrap from
 // PATH and one run of it with the namespaces claude's sandbox uses (as the
 // user claude runs as), so a kernel or container that forbids them is found

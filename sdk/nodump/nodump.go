@@ -19,6 +19,3 @@ package nodump
 // Set clears the dumpable flag of the calling process (Linux; a no-op
 // elsewhere).
 func Set() error { return set() }
-
-// Dumpable reports the flag (Linux; true elsewhere).
-func Dumpable() (bool, error) { return dumpable() }

@@ -16,11 +16,3 @@ func set() error {
 	}
 	return nil
 }
-
-func dumpable() (bool, error) {
-	r, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetDumpable, 0, 0)
-	if errno != 0 {
-		return false, errno
-	}
-	return r != 0, nil
-}

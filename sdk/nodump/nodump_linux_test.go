@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 				os.Exit(1)
 			}
 		}
-		d, _ := Dumpable()
+		d, _ := dumpable()
 		os.Stdout.WriteString("dumpable=" + strconv.FormatBool(d) + "\n")
 		time.Sleep(time.Minute)
 		os.Exit(0)
@@ -99,4 +100,13 @@ func readAs(t *testing.T, path string) string {
 	}
 	b, _ := exec.Command(args[0], args[1:]...).Output()
 	return string(b)
+}
+
+// dumpable reads the flag back (prctl PR_GET_DUMPABLE).
+func dumpable() (bool, error) {
+	r, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetDumpable, 0, 0)
+	if errno != 0 {
+		return false, errno
+	}
+	return r != 0, nil
 }

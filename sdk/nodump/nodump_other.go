@@ -3,5 +3,3 @@
 package nodump
 
 func set() error { return nil }
-
-func dumpable() (bool, error) { return true, nil }
