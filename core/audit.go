@@ -1,11 +1,9 @@
 package core
 
 import (
-	"net"
 	"regexp"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -57,6 +55,7 @@ func AuditInput(cfg *config.Config) securityaudit.Input {
 		Admin: securityaudit.Admin{
 			Listen: setting(cfg, cfg.Admin.Listen, "admin", "listen"),
 			TLS:    adminTLS(cfg),
+			Local:  config.IsLoopbackListen(cfg.Admin.Listen),
 		},
 		Storage:        auditStorage(cfg),
 		LiteralSecrets: literalSecrets(cfg),
@@ -79,7 +78,7 @@ func AuditInput(cfg *config.Config) securityaudit.Input {
 				listen.Value = webchatDefaultListen
 			}
 			ap.Listen = listen
-			ap.Local = loopbackAddr(listen.Value)
+			ap.Local = config.IsLoopbackListen(listen.Value)
 			// The web chat always needs a token: access_token, or one it
 			// makes at first start.
 			ap.Token = true
@@ -242,17 +241,4 @@ func literalSecrets(cfg *config.Config) []securityaudit.Setting {
 		add("storage.url (its password)", a.Expr)
 	}
 	return out
-}
-
-// loopbackAddr reports whether host:port listens on this machine only.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -49,6 +49,7 @@ agent {
   workspace = "./workspace"
   env       = { CLAWHOST_FAKE_CLAUDE = "1", CLAWHOST_FAKE_CLAUDE_LOG = %q }
   timeout   = "30s"
+  sandbox   = "off" # the fake claude writes its run log outside the workspace
 }
 access {
   dm_policy  = "allowlist"

@@ -3,6 +3,7 @@ package config
 import (
 	"net"
 	"strconv"
+	"strings"
 )
 
 // DefaultAdminListen is the default address of the admin endpoint.
@@ -43,7 +44,7 @@ func IsLoopbackListen(listen string) bool {
 	if err != nil {
 		return false
 	}
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)

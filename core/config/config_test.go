@@ -779,7 +779,7 @@ func TestApproverWarnings(t *testing.T) {
 		{"sender with open groups", "agent {\n  approvals = \"chat\"\n  approvers = \"sender\"\n}\naccess {\n  owners = [\"tg:1\"]\n  group_policy = \"open\"\n}\n" + plugin,
 			[]string{"3:15 Group members approve their own tool use"}},
 		{"sender in direct chats only", "agent {\n  approvals = \"chat\"\n  approvers = \"sender\"\n}\n" + plugin, nil},
-		{"sender with groups, approvals off", "agent {\n  approvers = \"sender\"\n}\naccess {\n  groups = [\"tg:-100\"]\n}\n" + plugin, nil},
+		{"sender with groups, approvals off", "agent {\n  approvers = \"sender\"\n}\naccess {\n  owners = [\"tg:1\"]\n  groups = [\"tg:-100\"]\n}\n" + plugin, nil},
 		{"owners without owners", "agent {\n  approvals = \"chat\"\n}\n" + plugin, []string{"2:15 No approver"}},
 		{"ask without owners", "agent {\n  permission_modes = [\"plan\", \"ask\"]\n}\n" + plugin, []string{"2:31 No approver"}},
 		{"owners with owners", "agent {\n  approvals = \"chat\"\n}\naccess {\n  owners = [\"tg:1\"]\n  groups = [\"tg:-100\"]\n}\n" + plugin, nil},

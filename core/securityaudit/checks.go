@@ -3,7 +3,6 @@ package securityaudit
 import (
 	"fmt"
 	"io/fs"
-	"net"
 	"path/filepath"
 	"strings"
 )
@@ -186,22 +185,9 @@ func checkPermissions(in Input, _ Machine) []Finding {
 	return out
 }
 
-// loopback reports whether a host:port listens on this machine only.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 func checkListen(in Input, _ Machine) []Finding {
 	var out []Finding
-	if l := in.Admin.Listen; l.Value != "" && !loopback(l.Value) {
+	if l := in.Admin.Listen; l.Value != "" && !in.Admin.Local {
 		if in.Admin.TLS {
 			out = append(out, Finding{Medium, "admin.listen_public", l.At,
 				fmt.Sprintf("admin.listen = %q serves the status page and pairing approvals beyond this machine (with TLS)", l.Value),
@@ -213,7 +199,7 @@ func checkListen(in Input, _ Machine) []Finding {
 		}
 	}
 	for _, p := range in.Plugins {
-		if p.Enabled && p.Listen.Value != "" && !loopback(p.Listen.Value) {
+		if p.Enabled && p.Listen.Value != "" && !p.Local {
 			out = append(out, Finding{High, "plugin.listen_public", p.Listen.At,
 				fmt.Sprintf("plugin %q serves people on %q, beyond this machine, over plain HTTP: its token and every message cross the network in clear", p.Name, p.Listen.Value),
 				"keep it on 127.0.0.1 behind a TLS reverse proxy"})

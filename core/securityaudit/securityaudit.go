@@ -145,6 +145,8 @@ type Agent struct {
 // Admin is the admin {} block.
 type Admin struct {
 	Listen Setting
+	// Local is whether Listen is on this machine only (loopback).
+	Local bool
 	// TLS is whether the endpoint serves TLS (tls_cert and tls_key).
 	TLS bool
 }

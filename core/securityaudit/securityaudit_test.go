@@ -24,7 +24,7 @@ func safe() Input {
 			Settings: Setting{"project", ""}, Sandbox: Setting{"auto", ""},
 			AllowedTools: []Setting{{"Read", "c.hcl:9"}, {"Bash(git log:*)", "c.hcl:9"}},
 		},
-		Admin: Admin{Listen: Setting{"127.0.0.1:8791", "c.hcl:12"}},
+		Admin: Admin{Listen: Setting{"127.0.0.1:8791", "c.hcl:12"}, Local: true},
 		Plugins: []Plugin{
 			{Name: "web", Source: "webchat", At: "c.hcl:20", Enabled: true, Pinned: true, Local: true, Token: true, Listen: Setting{"127.0.0.1:8790", "c.hcl:22"}},
 			{Name: "tg", Source: "telegram", At: "c.hcl:30", Enabled: true, Pinned: true, WebhookSecret: Setting{"0123456789abcdef", "c.hcl:33"}},
@@ -113,10 +113,10 @@ func TestChecks(t *testing.T) {
 		{"wide tools", func(in *Input, _ *Machine) {
 			in.Agent.AllowedTools = []Setting{{"Bash", "c.hcl:9"}, {"Bash( * )", "c.hcl:9"}, {"Bash(git:*)", "c.hcl:9"}}
 		}, []string{"high agent.allowed_tools_wide c.hcl:9", "high agent.allowed_tools_wide c.hcl:9"}},
-		{"admin beyond loopback", func(in *Input, _ *Machine) { in.Admin.Listen = Setting{":8791", "c.hcl:12"} },
+		{"admin beyond loopback", func(in *Input, _ *Machine) { in.Admin.Listen, in.Admin.Local = Setting{":8791", "c.hcl:12"}, false },
 			[]string{"critical admin.listen_public c.hcl:12"}},
 		{"admin beyond loopback with tls", func(in *Input, _ *Machine) {
-			in.Admin.Listen, in.Admin.TLS = Setting{"10.0.0.1:8791", "c.hcl:12"}, true
+			in.Admin.Listen, in.Admin.TLS, in.Admin.Local = Setting{"10.0.0.1:8791", "c.hcl:12"}, true, false
 		}, []string{"medium admin.listen_public c.hcl:12"}},
 		{"admin on localhost, or off", func(in *Input, _ *Machine) {
 			in.Admin.Listen = Setting{"localhost:8791", "c.hcl:12"}
