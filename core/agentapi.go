@@ -134,7 +134,13 @@ func (a *agentAPI) start(dir string) error {
 	allowed := []int{os.Getuid()}
 	if a.runAs != nil {
 		allowed = append(allowed, int(a.runAs.UID))
-		if err := a.runAs.Chown(dir, sock); err != nil {
+		// claude's user passes through <data_dir>/run to its own directory
+		// (bubblewrap binds it, as that user, into the sandbox).
+		err := os.Chmod(filepath.Dir(dir), 0o711)
+		if err == nil {
+			err = a.runAs.Chown(dir, sock)
+		}
+		if err != nil {
 			_ = ln.Close()
 			return err
 		}

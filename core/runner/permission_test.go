@@ -188,7 +188,8 @@ func TestRealPermissionAllowDenyAlways(t *testing.T) {
 // another file in the same directory is asked about.
 func TestRealAlwaysEditRuleCoversTheFile(t *testing.T) {
 	t.Parallel()
-	e := newReal(t, nil)
+	// Outside the workspace the sandbox's filesystem is read-only.
+	e := newReal(t, func(c *Config) { c.Sandbox = SandboxOff })
 	dir := t.TempDir()
 	p, other := filepath.Join(dir, "f.txt"), filepath.Join(dir, "g.txt")
 	write := func(path, content string) anthropictest.Reply {

@@ -198,6 +198,9 @@ func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if req.Key == "" {
 		req.Key = req.SessionID
 	}
+	if err := r.shareMedia(req.MediaDir); err != nil {
+		return nil, fmt.Errorf("run turn: %w", err)
+	}
 	t := newTurn(req.Key)
 	r.mu.Lock()
 	if r.closed {

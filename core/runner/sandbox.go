@@ -253,6 +253,49 @@ func (r *Runner) sandboxed(path string, args []string, tmp string, env []string,
 	return r.sb.bwrap, append(append(bwrapArgs(s, statPath), path), args...), nil
 }
 
+// shareMedia gives the session's attachments to claude's user
+// (agent.run_as): the host downloads them as its own (0700 directories,
+// 0600 files), and bubblewrap, started as that user, binds the directory
+// in. It runs before every turn, so attachments that came with this turn's
+// message are claude's too. The media root stays the host's (0711: that
+// user passes through it but cannot replace a session's directory with a
+// link), and nothing is changed through a link: a link is skipped, and
+// Lchown never follows one. Without RunAs or a media directory it does
+// nothing.
+func (r *Runner) shareMedia(mediaDir string) error {
+	u := r.cfg.RunAs
+	if u == nil || mediaDir == "" {
+		return nil
+	}
+	root := filepath.Join(r.cfg.Workspace, "media")
+	dir := filepath.Join(root, mediaDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create media directory: %w", err)
+	}
+	if err := os.Chmod(root, 0o711); err != nil {
+		return fmt.Errorf("media directory: %w", err)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("media directory %s is not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("media directory: %w", err)
+	}
+	paths := []string{dir}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			paths = append(paths, filepath.Join(dir, e.Name()))
+		}
+	}
+	for _, p := range paths {
+		if err := os.Lchown(p, int(u.UID), int(u.GID)); err != nil {
+			return fmt.Errorf("give %s to %s: %w", p, u.Name, err)
+		}
+	}
+	return nil
+}
+
 // ensureDir creates the workspace's .claude when missing, so the sandbox
 // can make it read-only: else claude could create project settings (allow
 // rules, hooks) that its next start would load.

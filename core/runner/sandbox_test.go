@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
 // needBwrap skips a test that needs bubblewrap when it is missing, unless
@@ -189,7 +192,7 @@ func TestFakeSandbox(t *testing.T) {
 	}
 	pid := r.Warm()["k"]
 	var child int
-	for deadline := time.Now().Add(2 * time.Second); child == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); child == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
 		if f := strings.Fields(string(b)); len(f) > 0 {
 			child, _ = strconv.Atoi(f[0])
@@ -262,5 +265,58 @@ func TestRealNotLoggedIn(t *testing.T) {
 	}
 	if e.fake.Count() != 0 {
 		t.Errorf("claude called the API %d times without credentials", e.fake.Count())
+	}
+}
+
+// TestShareMedia: with run_as, the session's media directory and the
+// attachments in it become claude's user's before a turn; the media root
+// stays the host's (0711), a link in the directory is left alone and what
+// it points to is not given away.
+func TestShareMedia(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving files to another user needs root")
+	}
+	t.Parallel()
+	u, err := runas.Lookup("nobody")
+	if err != nil {
+		t.Skip(err)
+	}
+	ws, outside := t.TempDir(), filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(ws, "media", "tg_direct_1")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	photo := filepath.Join(dir, "a.jpg")
+	if err := os.WriteFile(photo, []byte("jpg"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{cfg: Config{Workspace: ws, RunAs: u}}
+	if err := r.shareMedia("tg_direct_1"); err != nil {
+		t.Fatal(err)
+	}
+	owner := func(p string) uint32 {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Uid
+	}
+	if owner(dir) != u.UID || owner(photo) != u.UID {
+		t.Errorf("directory %d, attachment %d, want %d", owner(dir), owner(photo), u.UID)
+	}
+	if owner(outside) != 0 || owner(filepath.Join(ws, "media")) != 0 {
+		t.Error("a link's target or the media root was given away")
+	}
+	if fi, _ := os.Stat(filepath.Join(ws, "media")); fi.Mode().Perm() != 0o711 {
+		t.Errorf("media root %v, want 0711", fi.Mode().Perm())
+	}
+	if err := (&Runner{cfg: Config{Workspace: ws}}).shareMedia("tg_direct_1"); err != nil {
+		t.Errorf("without run_as: %v", err)
 	}
 }

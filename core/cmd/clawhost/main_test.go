@@ -62,6 +62,7 @@ agent {
   workspace = "./workspace"
   env       = { CLAWHOST_FAKE_CLAUDE = "1" }
   timeout   = "30s"
+  sandbox   = "off" # the fake claude and its tools write test files outside the workspace
 }
 access {
   dm_policy  = "allowlist"

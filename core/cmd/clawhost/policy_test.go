@@ -31,6 +31,7 @@ agent {
   command   = %q
   workspace = %q
   timeout   = "60s"
+  sandbox   = "off" # the commands write outside the workspace, which the sandbox makes read-only
 %s
 ` + clAgentEnv + `}
 access {

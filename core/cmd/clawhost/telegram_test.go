@@ -510,7 +510,7 @@ func tgPollParked(t *testing.T, srv *telegramtest.Server, lastID int) {
 
 // tgStatusURL finds the admin endpoint (port 0 in tgConfigTemplate) in the
 // daemon's "status page" log line.
-var tgStatusURL = regexp.MustCompile(`status page: url=(http://[^/\s]+)/`)
+var tgStatusURL = regexp.MustCompile(`status page: url=(http://([^/\s]+))/ token_file=(\S+)`)
 
 // tgCounter returns the value of the daemon's Prometheus counter name for
 // instance tg; 0 while nothing was counted.
@@ -520,6 +520,8 @@ func tgCounter(t *testing.T, d *daemon, name string) int {
 	if m == nil {
 		t.Fatal("the clawhost log names no admin endpoint")
 	}
+	// An ephemeral port: get finds the token by the address the log names.
+	adminTokens.Store(m[2], m[3])
 	_, body := get(t, m[1]+"/metrics")
 	for _, line := range strings.Split(body, "\n") {
 		if v, ok := strings.CutPrefix(line, name+`{instance="tg"} `); ok {
