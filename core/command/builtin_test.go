@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -19,6 +20,7 @@ import (
 )
 
 type fakeSessions struct {
+	t             *testing.T
 	resets        []string
 	running       bool
 	aborted       bool
@@ -27,32 +29,30 @@ type fakeSessions struct {
 	mode, queue   string
 }
 
-func (f *fakeSessions) Overrides(context.Context, string) (Overrides, error) {
-	return Overrides{Model: f.model, Effort: f.effort, Mode: f.mode, Queue: f.queue}, nil
+func (f *fakeSessions) Overrides(context.Context, string) (session.Overrides, error) {
+	return session.Overrides{Model: f.model, Effort: session.Effort(f.effort), Mode: f.mode, Queue: session.QueueMode(f.queue)}, nil
 }
 
-func (f *fakeSessions) Past(context.Context, string) ([]PastSession, error) {
-	return []PastSession{{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Last: time.Unix(1_800_003_600, 0).UTC(), Turns: 4}}, nil
+func (f *fakeSessions) Past(context.Context, string) ([]session.PastSession, error) {
+	return []session.PastSession{{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Last: time.Unix(1_800_003_600, 0).UTC(), Turns: 4}}, nil
 }
 
-func (f *fakeSessions) Switch(_ context.Context, _ string, n int) (PastSession, error) {
+func (f *fakeSessions) Switch(_ context.Context, _ string, n int) (session.PastSession, error) {
 	if n != 1 {
-		return PastSession{}, errors.New("there is no earlier session 2 (/list shows 1)")
+		return session.PastSession{}, errors.New("there is no earlier session 2 (/list shows 1)")
 	}
-	return PastSession{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Turns: 4}, nil
+	return session.PastSession{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Turns: 4}, nil
 }
 
-func (f *fakeSessions) SetOverride(_ context.Context, _, name, value string) error {
-	switch name {
-	case "model":
-		f.model = value
-	case "effort":
-		f.effort = value
-	case "mode":
-		f.mode = value
-	case "queue":
-		f.queue = value
+// SetOverride stores through session.Overrides.Set, as the gateway does:
+// a value the handler let through that Set refuses fails the test.
+func (f *fakeSessions) SetOverride(ctx context.Context, key string, name session.Setting, value string) error {
+	o, _ := f.Overrides(ctx, key)
+	if err := o.Set(name, value); err != nil {
+		f.t.Errorf("SetOverride(%q, %q): %v", name, value, err)
+		return err
 	}
+	f.model, f.effort, f.mode, f.queue = o.Model, string(o.Effort), o.Mode, string(o.Queue)
 	return nil
 }
 
@@ -117,7 +117,7 @@ func newHandler(t *testing.T) (*Handler, *fakeSessions, *fakePlugins, *sqlite.DB
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	s, p := &fakeSessions{}, &fakePlugins{ready: true}
+	s, p := &fakeSessions{t: t}, &fakePlugins{ready: true}
 	start := time.Unix(1_800_000_000, 0)
 	h := &Handler{Registry: NewRegistry(Builtins), Sessions: s, Plugins: p, Store: db, Logger: hclog.NewNullLogger(),
 		Now: func() time.Time { return start.Add(90 * time.Second) }, Started: start, Version: "v9", Model: func() string { return "opus" }}

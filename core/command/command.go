@@ -11,9 +11,12 @@
 // drops commands addressed to another bot. Unknown "/words" are not
 // commands; they go to the agent.
 //
-// To add a built-in: a [Spec] in [Builtins] and a case in
-// [Handler.builtin]. The handler acts on sessions through the [Sessions]
-// port and on command plugins through the [Plugins] port.
+// The built-ins are values (name, help, the role they need, a handler), one
+// file per group (session.go, settings.go, access.go, info.go,
+// schedule.go), listed in /help order in one table (builtins.go). To add
+// one: its value in its group's file and its line in that table. The
+// handler acts on sessions through the [Sessions] port (with core/session's
+// types) and on command plugins through the [Plugins] port.
 package command
 
 import (

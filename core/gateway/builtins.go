@@ -8,8 +8,8 @@ import (
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/store"
-	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -53,20 +53,20 @@ func (s sessions) Stop(key string) (bool, int) {
 
 func (s sessions) Running(key string) bool { return s.g.queue.Running(key) }
 
-// Overrides are the session's /model and /effort.
-func (s sessions) Overrides(ctx context.Context, key string) (command.Overrides, error) {
+// Overrides are the session's /model, /effort, /mode and /queue.
+func (s sessions) Overrides(ctx context.Context, key string) (session.Overrides, error) {
 	sess, err := s.g.store.Session(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return command.Overrides{}, nil
+		return session.Overrides{}, nil
 	}
 	if err != nil {
-		return command.Overrides{}, err
+		return session.Overrides{}, err
 	}
-	return command.Overrides(turn.OverridesOf(sess)), nil
+	return s.g.meta.Of(sess).Overrides(), nil
 }
 
 // Past are the chat's earlier sessions.
-func (s sessions) Past(ctx context.Context, key string) ([]command.PastSession, error) {
+func (s sessions) Past(ctx context.Context, key string) ([]session.PastSession, error) {
 	sess, err := s.g.store.Session(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -74,38 +74,22 @@ func (s sessions) Past(ctx context.Context, key string) ([]command.PastSession, 
 	if err != nil {
 		return nil, err
 	}
-	var out []command.PastSession
-	for _, p := range turn.PastOf(sess) {
-		out = append(out, command.PastSession(p))
-	}
-	return out, nil
+	return s.g.meta.Of(sess).Past, nil
 }
 
 // Switch makes an earlier session current (a running turn is aborted).
-func (s sessions) Switch(ctx context.Context, key string, n int) (command.PastSession, error) {
+func (s sessions) Switch(ctx context.Context, key string, n int) (session.PastSession, error) {
 	s.g.queue.Abort(key, "session switched")
-	p, err := s.g.turns.Switch(ctx, key, n)
-	return command.PastSession(p), err
+	return s.g.turns.Switch(ctx, key, n)
 }
 
-// SetOverride stores the session's /model or /effort.
-func (s sessions) SetOverride(ctx context.Context, key, name, value string) error {
-	_, err := s.g.turns.SetOverrides(ctx, key, func(o *turn.Overrides) {
-		switch name {
-		case "model":
-			o.Model = value
-		case "effort":
-			o.Effort = value
-		case "mode":
-			o.Mode = value
-		case "queue":
-			o.Queue = value
-		}
-	})
+// SetOverride stores one of the session's settings.
+func (s sessions) SetOverride(ctx context.Context, key string, name session.Setting, value string) error {
+	o, err := s.g.turns.SetOverrides(ctx, key, func(o *session.Overrides) error { return o.Set(name, value) })
 	if err == nil {
-		s.g.log.Info("session setting changed", "session", key, "setting", name, "value", value)
-		if name == "queue" {
-			s.g.queueModes.Put(key, queue.Mode(value))
+		s.g.log.Info("session setting changed", "session", key, "setting", string(name), "value", value)
+		if name == session.SettingQueue {
+			s.g.queueModes.Put(key, o.Queue)
 		}
 	}
 	return err
@@ -119,7 +103,7 @@ func (g *Gateway) sessionQueueMode(key string) queue.Mode {
 	}
 	var m queue.Mode
 	if sess, err := g.store.Session(g.ctx, key); err == nil {
-		m = queue.Mode(turn.OverridesOf(sess).Queue)
+		m = g.meta.Of(sess).Queue
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return "" // not cached: read again next time
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
@@ -142,6 +143,9 @@ type Gateway struct {
 	// queueModes caches the sessions' /queue (queue.Mode by key) for the
 	// sessions active lately.
 	queueModes *recent.Map[string, queue.Mode]
+	// meta is the decode cache of the sessions' metadata, shared by the
+	// turn stage and the built-ins' view of sessions.
+	meta *session.Cache
 	// busyPairing limits the "try later" answer to one per sender an hour.
 	busyPairing *access.Refusals
 	arrivals    *queue.Ordered
@@ -184,13 +188,14 @@ func New(opts Options) *Gateway {
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
 		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), unlisted: access.NewUnlisted(opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
+		meta: session.NewCache(session.DefaultCacheSize),
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
-		Approvals: asker{g},
+		Approvals: asker{g}, Meta: g.meta,
 	})
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,

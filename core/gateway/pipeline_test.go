@@ -12,7 +12,7 @@ import (
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/pluginhost"
-	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
@@ -280,7 +280,7 @@ func TestNewWithModelHint(t *testing.T) {
 		t.Errorf("the model word reached the agent: %q", got)
 	}
 	s, _ := e.db.Session(context.Background(), "lo:direct:u1")
-	if o := turn.OverridesOf(s); o.Model != "sonnet" {
+	if o := (*session.Cache)(nil).Of(s).Overrides(); o.Model != "sonnet" {
 		t.Errorf("overrides %+v", o)
 	}
 	e.post(dm("u1", "/new opus"))

@@ -15,6 +15,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/spoken"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -207,7 +208,7 @@ func (g *Gateway) route(key string, batch []arrival) {
 			payload := trig.Payload
 			if model, rest, ok := turn.ResetModelHint(payload, set.Turn.Models); ok {
 				// "/new sonnet [text]": the new session runs on that model.
-				if _, err := g.turns.SetOverrides(g.ctx, key, func(o *turn.Overrides) { o.Model = model }); err != nil {
+				if _, err := g.turns.SetOverrides(g.ctx, key, func(o *session.Overrides) error { o.Model = model; return nil }); err != nil {
 					g.log.Error("storing the model of /new failed", "session", key, "error", err)
 				}
 				if rest == "" {

@@ -11,7 +11,7 @@
 // Nothing else in the core orders work by session: stages run what the
 // queue hands them.
 //
-// To add a queue mode: a [Mode] constant, its case in [ParseMode], and its
+// To add a queue mode: its constant in core/session (QueueModes), and its
 // behaviour in [Queue.Enqueue] (against a running turn) and pick (what the
 // next turn takes).
 package queue
@@ -19,36 +19,38 @@ package queue
 import (
 	"fmt"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/session"
 )
 
-// Mode says what a message does when the session is busy.
-type Mode string
+// Mode says what a message does when the session is busy: the closed set
+// of core/session, where a chat's /queue is stored.
+type Mode = session.QueueMode
 
-// Queue modes.
+// Queue modes (session.QueueModes).
 const (
 	// Followup (default) queues the message for the next turn, one turn
 	// per message (OpenClaw defaults to steer, which silently merges
 	// messages into the running turn; clawhost does not).
-	Followup Mode = "followup"
+	Followup = session.QueueFollowup
 	// Collect queues it too; the next turn takes everything waiting, under
 	// the "[Queued messages while agent was busy]" header.
-	Collect Mode = "collect"
+	Collect = session.QueueCollect
 	// Interrupt aborts the running turn; the next one answers the message.
-	Interrupt Mode = "interrupt"
+	Interrupt = session.QueueInterrupt
 	// Steer injects the message into the running turn when the agent can;
 	// otherwise it behaves as Followup.
-	Steer Mode = "steer"
+	Steer = session.QueueSteer
 )
 
-// ParseMode parses a queue mode; the empty string is Followup.
+// ParseMode parses a queue mode (session.ParseQueueMode); the empty string
+// is Followup.
 func ParseMode(s string) (Mode, error) {
-	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
-	case "":
+	m, err := session.ParseQueueMode(s)
+	if m == "" && err == nil {
 		return Followup, nil
-	case Followup, Collect, Interrupt, Steer:
-		return m, nil
 	}
-	return "", fmt.Errorf("unknown queue mode %q (followup, collect, interrupt, steer)", s)
+	return m, err
 }
 
 // Drop says which waiting messages go when the queue is full.

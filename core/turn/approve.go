@@ -7,11 +7,8 @@ import (
 	"sync"
 
 	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/session"
 )
-
-// errUnchanged ends a session update that changes nothing.
-var errUnchanged = errors.New("unchanged")
 
 // ModeAsk is the /mode that turns tool approvals on for a session
 // (agent.approvals = "chat" does it for every session). It counts only
@@ -20,7 +17,7 @@ var errUnchanged = errors.New("unchanged")
 const ModeAsk = "ask"
 
 // asks reports whether the session's turns ask about tool use.
-func (t *Turns) asks(set Settings, o Overrides) bool {
+func (t *Turns) asks(set Settings, o session.Overrides) bool {
 	return t.opts.Approvals != nil && (set.Approvals || o.Mode == ModeAsk && slices.Contains(set.PermissionModes, ModeAsk))
 }
 
@@ -64,37 +61,22 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 	p.Answer(d)
 }
 
-// alwaysOf is the rules the session allowed for good.
-func alwaysOf(sess store.Session) []string {
-	meta, _ := metaOf(sess.Key, sess.Chat)
-	return meta.Always
-}
-
 // allowAlways stores rules as allowed for the rest of the session.
 func (t *Turns) allowAlways(ctx context.Context, key string, rules []runner.Rule) {
-	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		meta, _ := metaOf(key, s.Chat)
+	_, err := t.meta().Update(ctx, t.opts.Store, key, func(m *session.Meta) error {
 		changed := false
 		for _, r := range rules {
-			if !slices.Contains(meta.Always, r.String()) {
-				meta.Always = append(meta.Always, r.String())
+			if !slices.Contains(m.Always, r.String()) {
+				m.Always = append(m.Always, r.String())
 				changed = true
 			}
 		}
 		if !changed {
-			return errUnchanged
+			return session.ErrUnchanged
 		}
-		b, err := encodeMeta(key, meta)
-		if err != nil {
-			return err
-		}
-		if !found {
-			s.Key = key
-		}
-		s.Chat = b
 		return nil
 	})
-	if err != nil && !errors.Is(err, errUnchanged) {
+	if err != nil && !errors.Is(err, session.ErrUnchanged) {
 		t.log.Warn("storing an always-allowed rule failed; the next process of this session asks again", "session", key, "error", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/session"
 )
 
 // fakeApprovals records the questions asked and the uses allowed by a
@@ -79,8 +80,8 @@ func TestAlwaysIsTheExactRule(t *testing.T) {
 	if d := f.ask("git log --oneline"); !d.Allow || len(d.Always) != 1 || d.Always[0].String() != "Bash(git log:*)" {
 		t.Fatalf("decision %+v", d)
 	}
-	if s, _ := f.db.Session(ctx, "tg:direct:5"); !slices.Equal(alwaysOf(s), []string{"Bash(git log:*)"}) {
-		t.Fatalf("stored %q", alwaysOf(s))
+	if s, _ := f.db.Session(ctx, "tg:direct:5"); !slices.Equal(storedMeta(s).Always, []string{"Bash(git log:*)"}) {
+		t.Fatalf("stored %q", storedMeta(s).Always)
 	}
 	if d := f.ask("git log -p"); !d.Allow || len(d.Always) != 1 || d.Always[0].String() != "Bash(git log:*)" {
 		t.Errorf("covered: %+v", d)
@@ -96,8 +97,8 @@ func TestAlwaysIsTheExactRule(t *testing.T) {
 	if a.from[0] == nil || a.from[0].From != "tg:5" {
 		t.Errorf("asker %+v", a.from[0])
 	}
-	if s, _ := f.db.Session(ctx, "tg:direct:5"); !slices.Equal(alwaysOf(s), []string{"Bash(git log:*)", "Bash(git push:*)"}) {
-		t.Errorf("stored %q", alwaysOf(s))
+	if s, _ := f.db.Session(ctx, "tg:direct:5"); !slices.Equal(storedMeta(s).Always, []string{"Bash(git log:*)", "Bash(git push:*)"}) {
+		t.Errorf("stored %q", storedMeta(s).Always)
 	}
 }
 
@@ -128,7 +129,7 @@ func TestAskOnlyWhereListed(t *testing.T) {
 	} {
 		f, _ := newApprovalFixture(t, Settings{Streaming: StreamOff, PermissionModes: tt.modes})
 		ctx := context.Background()
-		if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *Overrides) { o.Mode = ModeAsk }); err != nil {
+		if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *session.Overrides) error { o.Mode = ModeAsk; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		f.turns.Run(ctx, f.request("tg", "go"))

@@ -119,7 +119,7 @@ func neutralized(text string) string {
 // (collect mode: under the queued-messages header) and the sender metadata
 // in an untrusted block.
 func (t *Turns) buildPrompt(set Settings, sess store.Session, msgs []message.Message, collected bool, dropped []string) string {
-	prev := lastMessageTime(sess)
+	prev := t.lastMessageTime(sess)
 	envs := make([]string, len(msgs))
 	for i := range msgs {
 		envs[i] = t.envelopeOf(set, &msgs[i], prev)

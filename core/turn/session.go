@@ -14,99 +14,31 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/reply"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// chatMeta is what the session store keeps as chat metadata, plus the
-// memory-flush bookkeeping the runner's MemoryFlush decision needs.
-type chatMeta struct {
-	Instance     string `json:"instance"`
-	Channel      string `json:"channel"`
-	ChatType     string `json:"chat_type"`
-	ChatID       string `json:"chat_id"`
-	ThreadID     string `json:"thread_id,omitempty"`
-	Title        string `json:"title,omitempty"`
-	SenderName   string `json:"sender_name,omitempty"`
-	PromptTokens int    `json:"prompt_tokens,omitempty"`
-	Window       int    `json:"context_window,omitempty"`
-	Compactions  int    `json:"compactions,omitempty"`
-	// LastMessage is the time of the last message a turn answered, from
-	// which the next message's "+elapsed" counts (LastMessageAt is the end
-	// of that turn, which the idle reset needs).
-	LastMessage time.Time `json:"last_message,omitzero"`
-	// Model and Effort are the session's /model and /effort, "" for the
-	// configured default.
-	Model  string `json:"model,omitempty"`
-	Effort string `json:"effort,omitempty"`
-	Mode   string `json:"permission_mode,omitempty"`
-	// Always are the permission rules the chat allowed for the rest of
-	// the session (an approval's "always"), as runner.Rule strings
-	// ("Bash(git log:*)"); /new forgets them. A bare name of a scoped
-	// tool ("Bash", stored before rules were scoped) allows nothing.
-	Always []string `json:"always_allow,omitempty"`
-	Queue  string   `json:"queue_mode,omitempty"`
-	// Past are the chat's earlier claude sessions, newest first (/list,
-	// /switch), at most maxPast.
-	Past []PastSession `json:"past,omitempty"`
-}
-
-// PastSession is an earlier claude session of a chat.
-type PastSession struct {
-	ID      string    `json:"id"`
-	Started time.Time `json:"started"`
-	Last    time.Time `json:"last"`
-	Turns   int64     `json:"turns"`
-}
-
-// maxPast bounds the earlier sessions a chat keeps.
-const maxPast = 10
-
-// pushPast records old (when it had a turn) as the newest past session in
-// the chat metadata raw.
-func pushPast(raw []byte, old store.Session) []byte {
-	if old.ClaudeSessionID == "" || old.Turns == 0 {
-		return raw
-	}
-	meta, _ := metaOf(old.Key, raw)
-	past := []PastSession{{ID: old.ClaudeSessionID, Started: old.CreatedAt, Last: old.LastMessageAt, Turns: old.Turns}}
-	for _, p := range meta.Past {
-		if p.ID != old.ClaudeSessionID && len(past) < maxPast {
-			past = append(past, p)
-		}
-	}
-	meta.Past = past
-	b, _ := encodeMeta(old.Key, meta)
-	return b
-}
-
-// PastOf is the chat's earlier sessions, newest first.
-func PastOf(sess store.Session) []PastSession {
-	meta, _ := metaOf(sess.Key, sess.Chat)
-	return meta.Past
-}
-
 // Switch makes the chat's n-th earlier session (1 = the newest) current;
 // the current one becomes an earlier one. The warm process is stopped, so
 // the next turn resumes the chosen session with --resume.
-func (t *Turns) Switch(ctx context.Context, key string, n int) (PastSession, error) {
-	var chosen PastSession
+func (t *Turns) Switch(ctx context.Context, key string, n int) (session.PastSession, error) {
+	var chosen session.PastSession
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		past := PastOf(*s)
-		if n < 1 || n > len(past) {
-			return fmt.Errorf("there is no earlier session %d (/list shows %d)", n, len(past))
-		}
-		chosen = past[n-1]
-		raw := pushPast(s.Chat, *s)
-		meta, _ := metaOf(key, raw)
-		meta.Past = slices.DeleteFunc(meta.Past, func(p PastSession) bool { return p.ID == chosen.ID })
-		b, err := encodeMeta(key, meta)
-		if err != nil {
+		if err := t.meta().Edit(key, s, func(m *session.Meta) error {
+			if n < 1 || n > len(m.Past) {
+				return fmt.Errorf("there is no earlier session %d (/list shows %d)", n, len(m.Past))
+			}
+			chosen = m.Past[n-1]
+			m.PushPast(*s)
+			m.DropPast(chosen.ID)
+			return nil
+		}); err != nil {
 			return err
 		}
-		s.Key, s.Chat = key, b
+		s.Key = key
 		s.SessionID, s.ClaudeSessionID, s.CreatedAt, s.Turns, s.LastMessageAt = uuid.NewString(), chosen.ID, chosen.Started, chosen.Turns, chosen.Last
 		return nil
 	})
@@ -117,50 +49,43 @@ func (t *Turns) Switch(ctx context.Context, key string, n int) (PastSession, err
 	return chosen, err
 }
 
-// Overrides are a session's per-session settings (/model, /effort, /mode).
-type Overrides struct {
-	Model, Effort, Mode, Queue string
-}
-
-// keepOverrides is the chat metadata a new session starts with: the
-// overrides of the old one (/model and /effort outlive /new) and the
-// earlier sessions, nothing of its conversation (token counts,
-// compactions).
-func keepOverrides(raw []byte) []byte {
-	o := OverridesOf(store.Session{Chat: raw})
-	past := PastOf(store.Session{Chat: raw})
-	if o == (Overrides{}) && len(past) == 0 {
-		return nil
+// pushPast is the chat metadata raw of the session old with old recorded
+// as its newest earlier session (when it had a turn).
+func (t *Turns) pushPast(raw []byte, old store.Session) []byte {
+	if old.ClaudeSessionID == "" || old.Turns == 0 {
+		return raw
 	}
-	b, _ := encodeMeta("", chatMeta{Model: o.Model, Effort: o.Effort, Mode: o.Mode, Queue: o.Queue, Past: past})
+	m, _ := t.meta().Decode(old.Key, raw)
+	m.PushPast(old)
+	b, _ := t.meta().Encode(old.Key, m)
 	return b
 }
 
-// OverridesOf reads a session's overrides from its chat metadata.
-func OverridesOf(sess store.Session) Overrides {
-	meta, _ := metaOf(sess.Key, sess.Chat)
-	return Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode, Queue: meta.Queue}
+// keepOverrides is the chat metadata a new session starts with
+// (session.Meta.Kept); nil when there is nothing to keep.
+func (t *Turns) keepOverrides(raw []byte) []byte {
+	m, _ := t.meta().Decode("", raw)
+	kept, ok := m.Kept()
+	if !ok {
+		return nil
+	}
+	b, _ := t.meta().Encode("", kept)
+	return b
 }
 
-// SetOverrides changes the session's /model and /effort with set, storing
-// them in the session (they survive restarts and /new); the next turn
-// restarts the warm claude process with --resume so they apply and the
-// conversation goes on.
-func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*Overrides)) (Overrides, error) {
-	var out Overrides
-	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		meta, _ := metaOf(key, s.Chat)
-		o := Overrides{Model: meta.Model, Effort: meta.Effort, Mode: meta.Mode, Queue: meta.Queue}
-		set(&o)
-		meta.Model, meta.Effort, meta.Mode, meta.Queue = o.Model, o.Effort, o.Mode, o.Queue
-		b, err := encodeMeta(key, meta)
-		if err != nil {
+// SetOverrides changes the session's /model, /effort, /mode or /queue
+// with set, storing them in the session (they survive restarts and /new);
+// the next turn restarts the warm claude process with --resume so they
+// apply and the conversation goes on. An error of set changes nothing.
+func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*session.Overrides) error) (session.Overrides, error) {
+	var out session.Overrides
+	_, err := t.meta().Update(ctx, t.opts.Store, key, func(m *session.Meta) error {
+		o := m.Overrides()
+		if err := set(&o); err != nil {
 			return err
 		}
-		if !found {
-			s.Key = key
-		}
-		s.Chat, out = b, o
+		m.SetOverrides(o)
+		out = o
 		return nil
 	})
 	return out, err
@@ -168,8 +93,8 @@ func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*Override
 
 // lastMessageTime is when the last answered message of sess was written,
 // else the end of its last turn.
-func lastMessageTime(sess store.Session) time.Time {
-	if meta, ok := metaOf(sess.Key, sess.Chat); ok && !meta.LastMessage.IsZero() {
+func (t *Turns) lastMessageTime(sess store.Session) time.Time {
+	if meta, ok := t.meta().Decode(sess.Key, sess.Chat); ok && !meta.LastMessage.IsZero() {
 		return meta.LastMessage
 	}
 	return sess.LastMessageAt
@@ -206,7 +131,7 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 	}
 	s, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		if stale(s, found) {
-			*s = store.Session{Key: key, SessionID: uuid.NewString(), ClaudeSessionID: uuid.NewString(), CreatedAt: now, Verbose: s.Verbose, AbortHint: s.AbortHint, Chat: keepOverrides(pushPast(s.Chat, *s))}
+			*s = store.Session{Key: key, SessionID: uuid.NewString(), ClaudeSessionID: uuid.NewString(), CreatedAt: now, Verbose: s.Verbose, AbortHint: s.AbortHint, Chat: t.keepOverrides(t.pushPast(s.Chat, *s))}
 			fresh = true
 		}
 		return nil
@@ -239,7 +164,7 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 func (t *Turns) Reset(ctx context.Context, key string, m *message.Message, reason string) {
 	t.opts.Agent.Stop(key)
 	if _, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
-		*s = store.Session{Key: key, Verbose: s.Verbose, Chat: pushPast(s.Chat, *s), LastTarget: s.LastTarget}
+		*s = store.Session{Key: key, Verbose: s.Verbose, Chat: t.pushPast(s.Chat, *s), LastTarget: s.LastTarget}
 		return nil
 	}); err != nil {
 		t.log.Error("session reset failed", "session", key, "error", err)
@@ -255,7 +180,7 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 	// JSON decode and encode: ~7 % of the single writer's time per
 	// message); the writer redoes it only when the session changed since
 	// the turn read it.
-	chat := updateMeta(key, sess.Chat, res, m)
+	chat := t.updateMeta(key, sess.Chat, res, m)
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		if s.SessionID != sess.SessionID && found {
 			return nil // reset meanwhile
@@ -282,7 +207,7 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 		if bytes.Equal(s.Chat, sess.Chat) {
 			s.Chat = chat
 		} else {
-			s.Chat = updateMeta(key, s.Chat, res, m)
+			s.Chat = t.updateMeta(key, s.Chat, res, m)
 		}
 		return nil
 	})
@@ -292,8 +217,8 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 }
 
 // updateMeta folds the turn into the session's chat metadata.
-func updateMeta(key string, raw []byte, res runner.Result, m *message.Message) []byte {
-	meta, _ := metaOf(key, raw)
+func (t *Turns) updateMeta(key string, raw []byte, res runner.Result, m *message.Message) []byte {
+	meta, _ := t.meta().Decode(key, raw)
 	meta.Instance, meta.Channel, meta.ChatType, meta.ChatID, meta.ThreadID = m.Instance, m.Channel, string(m.ChatType), m.ChatID, m.ThreadID
 	if m.ChatTitle != "" {
 		meta.Title = m.ChatTitle
@@ -313,7 +238,7 @@ func updateMeta(key string, raw []byte, res runner.Result, m *message.Message) [
 	if !m.Timestamp.IsZero() {
 		meta.LastMessage = m.Timestamp
 	}
-	b, _ := encodeMeta(key, meta)
+	b, _ := t.meta().Encode(key, meta)
 	return b
 }
 
@@ -323,7 +248,7 @@ func updateMeta(key string, raw []byte, res runner.Result, m *message.Message) [
 func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session, m *message.Message) {
 	tgt := m.Target()
 	mf := t.opts.MemoryFlush
-	meta, _ := metaOf(key, sess.Chat)
+	meta, _ := t.meta().Decode(key, sess.Chat)
 	var flushed *int
 	if sess.MemoryFlushCycle > 0 {
 		c := int(sess.MemoryFlushCycle - 1)
@@ -334,10 +259,10 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	}
 	prompt, system := mf.Texts()
 	t.log.Info("running the memory-flush turn before compaction", "session", key, "prompt_tokens", meta.PromptTokens)
-	ov := OverridesOf(*sess)
+	ov := t.meta().Of(*sess).Overrides()
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key),
+		Model: t.modelOf(ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key),
 		// The same process as the session's turns (not restarted for the
 		// flush); nobody is asked during it: Wait denies.
 		AskPermission: t.asks(t.settings(), ov)})
@@ -355,11 +280,7 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	_, _ = t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		s.MemoryFlushCycle = cycle
 		if res.Compacted {
-			m, _ := metaOf(key, s.Chat)
-			m.Compactions++
-			if b, err := encodeMeta(key, m); err == nil {
-				s.Chat = b
-			}
+			_ = t.meta().Edit(key, s, func(m *session.Meta) error { m.Compactions++; return nil })
 		}
 		return nil
 	})
@@ -410,7 +331,7 @@ func ResetModelHint(text string, offered []string) (model, rest string, ok bool)
 // offers it (a mode removed from agent.permission_modes falls back to the
 // configured one). "ask" is no claude mode: its turns run in the
 // configured one, asking (asks).
-func (t *Turns) permissionMode(o Overrides) string {
+func (t *Turns) permissionMode(o session.Overrides) string {
 	if o.Mode != "" && o.Mode != ModeAsk && slices.Contains(t.settings().PermissionModes, o.Mode) {
 		return o.Mode
 	}
@@ -428,7 +349,7 @@ func (t *Turns) agentTools(m *message.Message) (string, []string) {
 // modelOf is the model to ask for: the session's /model; "default" (an
 // override cleared, so claude does not resume on the model it last used)
 // gives way to a configured model.
-func (t *Turns) modelOf(o Overrides) string {
+func (t *Turns) modelOf(o session.Overrides) string {
 	if o.Model == "default" && t.settings().Model != "" {
 		return ""
 	}

@@ -64,10 +64,11 @@ func (t *Turns) streamMode(set Settings, instance string) Streaming {
 // runAgent runs the turn and streams its text. What the final result adds
 // to what was streamed is returned for the outbox; nothing is shown twice.
 func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message, ty *typing, images []runner.Image) (runner.Result, streamed) {
-	ov := OverridesOf(sess)
+	meta := t.meta().Of(sess)
+	ov := meta.Overrides()
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: t.modelOf(ov), Effort: ov.Effort, PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key), AskPermission: t.asks(set, ov), Images: images})
+		Model: t.modelOf(ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key), AskPermission: t.asks(set, ov), Images: images})
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}
@@ -76,7 +77,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 		mode = StreamOff // a heartbeat's acknowledgement is never shown, not even live
 	}
 	s := &streamer{
-		t: t, ctx: ctx, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose, typing: ty, always: alwaysOf(sess),
+		t: t, ctx: ctx, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose, typing: ty, always: meta.Always,
 		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: reply.ShortModel(set.Model), ModelFull: set.Model, Provider: "anthropic"},
 			Heartbeat: m.Scheduled == HeartbeatJob},
 		// Blocks are separate messages, each with balanced code fences; a

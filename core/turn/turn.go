@@ -25,6 +25,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -224,6 +225,9 @@ type Options struct {
 	// (Settings.Approvals, /mode ask); nil: claude's permission mode
 	// decides alone.
 	Approvals Approvals
+	// Meta is the decode cache of the sessions' metadata, owned by the
+	// composer (which reads the same sessions); nil decodes every time.
+	Meta *session.Cache
 	// BoundaryID returns the id of an untrusted block; nil means
 	// envelope.NewBoundaryID (random). Tests fix it.
 	BoundaryID func() string
@@ -276,6 +280,8 @@ func (t *Turns) SetSettings(s Settings) {
 }
 
 func (t *Turns) settings() Settings { return *t.set.Load() }
+
+func (t *Turns) meta() *session.Cache { return t.opts.Meta }
 
 // LastWait is how the session's last turn since the start got to claude: how long it
 // waited for a slot and whether a claude process was started for it (zero: none ran,

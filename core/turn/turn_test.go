@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
@@ -126,7 +127,7 @@ func newFixture(t *testing.T, set Settings) *fixture {
 	t.Cleanup(func() { _ = db.Close() })
 	f := &fixture{t: t, db: db, agent: &fakeAgent{result: runner.Result{Text: "hello back"}}, out: &fakeOutput{}, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	hooks := fakeHooks{"clock": {PrependContext: "It is noon."}, "weather": {PrependContext: "Sunny.", SystemPrompt: "Be brief."}}
-	f.turns = New(Options{Agent: f.agent, Channels: fakeChannels{}, Hooks: hooks, Output: f.out, Store: db, Settings: set,
+	f.turns = New(Options{Agent: f.agent, Channels: fakeChannels{}, Hooks: hooks, Output: f.out, Store: db, Settings: set, Meta: session.NewCache(0),
 		MemoryFlush: runner.MemoryFlush{Disabled: true}, Now: func() time.Time { return f.now }})
 	return f
 }
@@ -265,7 +266,7 @@ func TestOverridesReachTheAgent(t *testing.T) {
 	f := newFixture(t, Settings{Streaming: StreamOff})
 	ctx := context.Background()
 	f.turns.Run(ctx, f.request("tg", "one"))
-	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *Overrides) { o.Model, o.Effort = "sonnet", "max" }); err != nil {
+	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *session.Overrides) error { o.Model, o.Effort = "sonnet", "max"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	f.turns.Run(ctx, f.request("tg", "two"))
@@ -276,12 +277,12 @@ func TestOverridesReachTheAgent(t *testing.T) {
 	if r[0].Model != "" || r[0].Effort != "" || r[1].Model != "sonnet" || r[1].Effort != "max" || r[2].Model != "sonnet" || r[2].Effort != "max" {
 		t.Errorf("requests %+v", r)
 	}
-	if s, _ := f.db.Session(ctx, "tg:direct:5"); OverridesOf(s) != (Overrides{Model: "sonnet", Effort: "max"}) {
-		t.Errorf("stored %+v", OverridesOf(s))
+	if s, _ := f.db.Session(ctx, "tg:direct:5"); storedMeta(s).Overrides() != (session.Overrides{Model: "sonnet", Effort: "max"}) {
+		t.Errorf("stored %+v", storedMeta(s).Overrides())
 	}
 	// A cleared override is "--model default" (claude resumes on the model
 	// it last used otherwise), unless a model is configured.
-	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *Overrides) { o.Model = "default" }); err != nil {
+	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *session.Overrides) error { o.Model = "default"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	f.turns.Run(ctx, f.request("tg", "four"))
@@ -327,7 +328,7 @@ func TestCompactionDuringTheFlushIsCounted(t *testing.T) {
 		t.Fatalf("%d runs: %+v", n, f.agent.reqs)
 	}
 	s, _ := f.db.Session(ctx, "tg:direct:5")
-	var meta chatMeta
+	var meta session.Meta
 	_ = json.Unmarshal(s.Chat, &meta)
 	// One compaction in the flush turn, one reported by the turn after it
 	// (the fake reports Compacted for both).
@@ -349,7 +350,7 @@ func TestSwitchBackToAnEarlierSession(t *testing.T) {
 	f.turns.Run(ctx, f.request("tg", "second"))
 	second := f.agent.reqs[1].SessionID
 	s, _ := f.db.Session(ctx, "tg:direct:5")
-	if past := PastOf(s); len(past) != 1 || past[0].ID != first || past[0].Turns != 1 {
+	if past := storedMeta(s).Past; len(past) != 1 || past[0].ID != first || past[0].Turns != 1 {
 		t.Fatalf("past %+v", past)
 	}
 	if _, err := f.turns.Switch(ctx, "tg:direct:5", 1); err != nil {
@@ -360,7 +361,7 @@ func TestSwitchBackToAnEarlierSession(t *testing.T) {
 		t.Errorf("after /switch: %+v, want a resume of %s", r, first)
 	}
 	s, _ = f.db.Session(ctx, "tg:direct:5")
-	if past := PastOf(s); len(past) != 1 || past[0].ID != second {
+	if past := storedMeta(s).Past; len(past) != 1 || past[0].ID != second {
 		t.Errorf("past after the switch %+v", past)
 	}
 	if _, err := f.turns.Switch(ctx, "tg:direct:5", 5); err == nil {
@@ -497,7 +498,7 @@ func TestPermissionModeFallsBackWhenNotOffered(t *testing.T) {
 	f := newFixture(t, Settings{Streaming: StreamOff})
 	f.turns.SetSettings(Settings{Streaming: StreamOff, PermissionModes: []string{"acceptEdits"}})
 	ctx := context.Background()
-	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *Overrides) { o.Mode = "acceptEdits" }); err != nil {
+	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *session.Overrides) error { o.Mode = "acceptEdits"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	f.turns.Run(ctx, f.request("tg", "one"))
@@ -506,4 +507,10 @@ func TestPermissionModeFallsBackWhenNotOffered(t *testing.T) {
 	if r := f.agent.reqs; r[0].PermissionMode != "acceptEdits" || r[1].PermissionMode != "" {
 		t.Errorf("modes %q, %q", r[0].PermissionMode, r[1].PermissionMode)
 	}
+}
+
+// storedMeta decodes a stored session's metadata (uncached).
+func storedMeta(s store.Session) session.Meta {
+	m, _ := (*session.Cache)(nil).Decode(s.Key, s.Chat)
+	return m
 }

@@ -1,0 +1,92 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// The access group: who the sender is, pairing approvals and their
+// withdrawal.
+var (
+	cmdWhoami = &builtin{name: "whoami", help: "your id, as access.allow_from wants it",
+		run: func(_ *Handler, c call) string { return fmt.Sprintf("You are %s.", c.m.From) }}
+	cmdApprove = &builtin{name: "approve", help: "approve a pairing code (owners)", needs: owner,
+		run: func(h *Handler, c call) string { return h.approve(c.ctx, c.m, c.args) }}
+	cmdRevoke = &builtin{name: "revoke", help: "withdraw a pairing approval and drop that sender's schedules: /revoke tg:ID (owners)", needs: owner,
+		run: func(h *Handler, c call) string { return h.revoke(c.ctx, c.m, strings.TrimSpace(c.args)) }}
+)
+
+// Revoker withdraws a sender's approval through pairing; the host
+// implements it (the store, and the sender's schedules).
+type Revoker interface {
+	// Revoke revokes entry ("<instance>:<sender id>"); by is who asked,
+	// for the log.
+	Revoke(ctx context.Context, entry, by string) (Revocation, error)
+}
+
+// Revocation is what a revocation did.
+type Revocation struct {
+	// Found: the sender had been approved through pairing.
+	Found bool
+	// Schedules counts the sender's schedules dropped.
+	Schedules int
+	// Listed names the configuration lists (owners, allow_from) that
+	// still admit the sender: revoking a pairing does not change the file.
+	Listed []string
+}
+
+func (h *Handler) approve(ctx context.Context, m *message.Message, code string) string {
+	if code == "" {
+		return "Usage: /approve CODE"
+	}
+	s, err := h.Store.ApprovePairing(ctx, store.ApproveRequest{Code: code, By: m.From})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "Unknown pairing code."
+	case errors.Is(err, store.ErrExpired):
+		return "That pairing code expired."
+	case errors.Is(err, store.ErrTooManyAttempts):
+		return "Too many wrong pairing codes were tried recently; pending codes were voided and approvals are paused for a few minutes."
+	case err != nil:
+		h.Logger.Error("approve failed", "error", err)
+		return "Approval failed; see the gateway log."
+	}
+	h.Logger.Info("pairing approved", "sender", s.Entry(), "by", m.From)
+	return fmt.Sprintf("Approved %s.", s.Entry())
+}
+
+// revoke answers /revoke <instance:id>: the sender's approval through
+// pairing is withdrawn (they are asked to pair again) and their schedules
+// dropped.
+func (h *Handler) revoke(ctx context.Context, m *message.Message, entry string) string {
+	instance, id, ok := strings.Cut(entry, ":")
+	if !ok || instance == "" || id == "" || strings.ContainsAny(entry, " \t\n") {
+		return "Usage: /revoke INSTANCE:ID (the sender's id as /whoami shows it, e.g. /revoke tg:123456789)"
+	}
+	if h.Revoker == nil {
+		return "Revoking is not available."
+	}
+	r, err := h.Revoker.Revoke(ctx, entry, m.From)
+	if err != nil {
+		h.Logger.Error("revoke failed", "sender", entry, "error", err)
+		return "Revoking failed; see the gateway log."
+	}
+	var b strings.Builder
+	if r.Found {
+		fmt.Fprintf(&b, "Revoked %s: they will be asked to pair again.", entry)
+	} else {
+		fmt.Fprintf(&b, "%s was not approved through pairing.", entry)
+	}
+	if r.Schedules > 0 {
+		fmt.Fprintf(&b, " %d of their schedule(s) dropped.", r.Schedules)
+	}
+	if len(r.Listed) > 0 {
+		fmt.Fprintf(&b, " They are still admitted by access.%s in the configuration file.", strings.Join(r.Listed, " and access."))
+	}
+	return b.String()
+}

@@ -1,0 +1,271 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/hashicorp/go-hclog"
+)
+
+// Sessions is the port the built-ins act on a session through; the
+// composer implements it over the queue and turn stages.
+type Sessions interface {
+	// Reset starts a new session (a running turn is aborted).
+	Reset(key string, m *message.Message, reason string)
+	// Stop aborts the running turn and drops the waiting messages.
+	Stop(key string) (aborted bool, dropped int)
+	// Running reports whether a turn of the session runs.
+	Running(key string) bool
+	// Overrides are the session's own settings ("" for the configured
+	// default).
+	Overrides(ctx context.Context, key string) (session.Overrides, error)
+	// Past are the chat's earlier sessions, newest first.
+	Past(ctx context.Context, key string) ([]session.PastSession, error)
+	// Switch makes the n-th earlier session current (1 = newest).
+	Switch(ctx context.Context, key string, n int) (session.PastSession, error)
+	// SetOverride stores one of them (session.Overrides.Set: an unknown
+	// name or a value outside a closed set is an error); the next turn
+	// applies it (the warm claude process restarts with --resume for all
+	// but the queue mode).
+	SetOverride(ctx context.Context, key string, name session.Setting, value string) error
+}
+
+// Plugins is the port to the command plugins; core/pluginhost.Ports
+// implements it.
+type Plugins interface {
+	// ListCommands asks every ready command plugin for its commands.
+	ListCommands(ctx context.Context) (map[string][]command.Spec, []error)
+	// WaitReady blocks until the instance is ready or ctx ends.
+	WaitReady(ctx context.Context, instance string) (host.Description, error)
+	// Execute runs a command of a ready plugin.
+	Execute(ctx context.Context, instance string, req command.Request) (command.Response, error)
+	// PublishMenu sets the command menu of every channel that has one.
+	PublishMenu(ctx context.Context, menu []channel.MenuEntry) []error
+	// AwaitCommandPlugins waits (each bounded by its start timeout) for
+	// the configured plugins that may offer commands and are still
+	// starting, and returns the instances that are ready command plugins
+	// then. It returns at once when none is starting.
+	AwaitCommandPlugins(ctx context.Context) []string
+}
+
+// Store is the part of the store the built-ins read and write.
+type Store interface {
+	Session(ctx context.Context, key string) (store.Session, error)
+	UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error)
+	CountPending(ctx context.Context, sessionKey string) (int, error)
+	ApprovePairing(ctx context.Context, req store.ApproveRequest) (store.ApprovedSender, error)
+}
+
+// Handler answers commands: the built-ins itself, plugin commands through
+// the Plugins port.
+type Handler struct {
+	Registry *Registry
+	Sessions Sessions
+	Plugins  Plugins
+	Store    Store
+	Logger   hclog.Logger
+	// Now is the clock; Started is when the host started (for /status).
+	Now     func() time.Time
+	Started time.Time
+	// Version is shown by /status; Model returns the configured model;
+	// Models, the models /model offers (agent.models; empty: any name).
+	Version string
+	Model   func() string
+	Models  func() []string
+	// Mode returns the configured permission mode; Modes, the modes /mode
+	// may switch to (agent.permission_modes).
+	Mode  func() string
+	Modes func() []string
+	// QueueMode returns the configured queue mode of a session.
+	QueueMode func(key string) string
+	// Approvals, when not nil, gives /status's lines about the session's
+	// tool-use questions (the open one, the last decisions).
+	Approvals func(key string) []string
+	// LastTurn, when not nil, says how the session's last turn got to
+	// claude (how long it waited for a slot, whether claude was started
+	// and why), for /status's "Last turn:" line; "" when no turn ran.
+	LastTurn func(key string) string
+	// Schedules, when not nil, serves /schedule.
+	Schedules Schedules
+	// Revoker, when not nil, serves /revoke.
+	Revoker Revoker
+
+	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
+}
+
+// Role is what the sender of a command may do.
+type Role struct {
+	// Owner: owner-only commands are refused otherwise.
+	Owner bool
+	// Control: the sender may start the session anew, stop it and see its
+	// costs (access.Policy.MayControl); /new, /reset and /stop are refused
+	// and /status leaves the costs out otherwise.
+	Control bool
+}
+
+// Answer runs a parsed command for the sender of m in session key and
+// returns the text to answer with (empty: nothing to say).
+func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) string {
+	text, _ := h.AnswerWithButtons(ctx, key, m, inv, who)
+	return text
+}
+
+// AnswerWithButtons is Answer with the buttons a command plugin offers
+// under its reply (command.Reply.Buttons): each button's id is the text
+// its press stands for. The caller shows them where the channel has
+// buttons, else lists them (ButtonsAsText).
+func (h *Handler) AnswerWithButtons(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) (string, [][]channel.Button) {
+	if !inv.Builtin() && (!inv.OwnerOnly || who.Owner) {
+		return h.plugin(ctx, key, m, inv)
+	}
+	text := h.answer(ctx, key, m, inv, who)
+	if inv.Builtin() && inv.Name == "mode" && strings.TrimSpace(inv.Args) == "" && who.Owner && h.Modes != nil {
+		// A picker for owners (see noticeModeOwners): one button per mode
+		// on offer, pressing it is "/mode <name>".
+		var row []channel.Button
+		var rows [][]channel.Button
+		for _, mode := range append(h.Modes(), "default") {
+			if len(row) == 3 {
+				rows, row = append(rows, row), nil
+			}
+			row = append(row, channel.Button{ID: "/mode " + mode, Label: mode})
+		}
+		if len(h.Modes()) > 0 {
+			return text, append(rows, row)
+		}
+	}
+	return text, nil
+}
+
+// plugin runs a command plugin's command and returns its answer.
+func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, inv Invocation) (string, [][]channel.Button) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := h.Plugins.WaitReady(wctx, inv.Instance)
+	wcancel()
+	if err != nil {
+		return fmt.Sprintf("The /%s command is unavailable right now (plugin %s is not ready).", inv.Name, inv.Instance), nil
+	}
+	res, err := h.Plugins.Execute(ctx, inv.Instance, command.Request{
+		Command: inv.Plugin.Name, Args: inv.Args, RawText: m.Body,
+		Conversation: m.Conversation(key), Sender: m.Sender,
+	})
+	var ce *channel.Error
+	switch {
+	case errors.As(err, &ce) && ce.Code == channel.CodeInvalidRequest && ce.Message != "":
+		// The plugin's own answer to a wrong invocation (usage, a bad
+		// argument): the user's mistake, not the host's.
+		h.Logger.Debug("command refused the request", "command", inv.Name, "instance", inv.Instance, "reason", ce.Message)
+		return ce.Message, nil
+	case errors.As(err, &ce):
+		h.Logger.Warn("command failed", "command", inv.Name, "instance", inv.Instance, "code", string(ce.Code), "error", ce.Message)
+		return fmt.Sprintf("The /%s command failed: %s", inv.Name, ce.Message), nil
+	case err != nil:
+		h.Logger.Error("command failed", "command", inv.Name, "instance", inv.Instance, "error", err)
+		return fmt.Sprintf("The /%s command failed.", inv.Name), nil
+	}
+	var parts []string
+	var buttons [][]channel.Button
+	for _, r := range res.Replies {
+		if strings.TrimSpace(r.Text) != "" {
+			parts = append(parts, r.Text)
+		}
+		buttons = append(buttons, validButtons(r.Buttons)...)
+	}
+	return strings.Join(parts, "\n\n"), buttons
+}
+
+// validButtons keeps the buttons a channel can carry: an id of 1 to
+// channel.MaxButtonID bytes and a label; at most 5 per row and 10 rows.
+func validButtons(rows [][]channel.Button) [][]channel.Button {
+	var out [][]channel.Button
+	for _, row := range rows {
+		var r []channel.Button
+		for _, b := range row {
+			if b.ID != "" && len(b.ID) <= channel.MaxButtonID && strings.TrimSpace(b.Label) != "" && len(r) < 5 {
+				r = append(r, b)
+			}
+		}
+		if len(r) > 0 && len(out) < 10 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ButtonsAsText lists buttons for a channel without them: what to type
+// for each.
+func ButtonsAsText(text string, rows [][]channel.Button) string {
+	if len(rows) == 0 {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(text, "\n"))
+	b.WriteString("\n\nReply with one of:")
+	for _, row := range rows {
+		for _, btn := range row {
+			fmt.Fprintf(&b, "\n• %s — %s", btn.ID, btn.Label)
+		}
+	}
+	return b.String()
+}
+
+// Resolve parses text as a registered command. A "/word" that names none
+// may be a command of a plugin still starting: Resolve then waits for the
+// command plugins that are starting (Plugins.AwaitCommandPlugins, bounded
+// by their start timeouts) and, when a ready one has not been listed yet
+// (it just became ready), refreshes the plugin commands and parses again.
+// Text that is not a "/word", and a "/word" while no plugin is starting, is
+// decided at once.
+func (h *Handler) Resolve(ctx context.Context, text string) (Invocation, bool) {
+	if inv, ok := h.Registry.Parse(text); ok {
+		return inv, true
+	}
+	if _, _, cmd := split(text); !cmd {
+		return Invocation{}, false
+	}
+	if !h.Registry.Lists(h.Plugins.AwaitCommandPlugins(ctx)) {
+		h.Refresh(ctx)
+	}
+	return h.Registry.Parse(text)
+}
+
+// Refresh rebuilds the plugin commands from the ready command plugins and
+// publishes the command menu (built-ins and plugin commands) to every
+// ready channel that has one; call it when an instance becomes ready or
+// stops.
+func (h *Handler) Refresh(ctx context.Context) {
+	h.refresh.Lock()
+	defer h.refresh.Unlock()
+	offers, errs := h.Plugins.ListCommands(ctx)
+	for _, err := range errs {
+		h.Logger.Warn("listing commands failed", "error", err)
+	}
+	names := make([]string, 0, len(offers))
+	for n := range offers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	list := make([]PluginCommands, len(names))
+	for i, n := range names {
+		list[i] = PluginCommands{Instance: n, Specs: offers[n]}
+	}
+	for _, w := range h.Registry.SetPlugins(list) {
+		h.Logger.Warn(w)
+	}
+	for _, err := range h.Plugins.PublishMenu(ctx, h.Registry.Menu()) {
+		h.Logger.Warn("publishing the command menu failed", "error", err)
+	}
+}

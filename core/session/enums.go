@@ -1,0 +1,77 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+)
+
+// QueueMode says what a message does when its session is busy; core/queue
+// implements them.
+type QueueMode string
+
+// The queue modes. To add one: a constant here, in QueueModes, and its
+// behaviour in core/queue.
+const (
+	// QueueFollowup (the default) queues the message for the next turn,
+	// one turn per message.
+	QueueFollowup QueueMode = "followup"
+	// QueueCollect queues it too; the next turn takes everything waiting.
+	QueueCollect QueueMode = "collect"
+	// QueueInterrupt aborts the running turn; the next one answers the
+	// message.
+	QueueInterrupt QueueMode = "interrupt"
+	// QueueSteer injects the message into the running turn when the agent
+	// can; otherwise it behaves as QueueFollowup.
+	QueueSteer QueueMode = "steer"
+)
+
+// QueueModes are the queue modes, in the order they are offered.
+var QueueModes = []QueueMode{QueueFollowup, QueueCollect, QueueInterrupt, QueueSteer}
+
+// ParseQueueMode parses a queue mode, ignoring case and surrounding space;
+// "" stays "" (no mode chosen).
+func ParseQueueMode(s string) (QueueMode, error) {
+	return parse(s, QueueModes, "queue mode")
+}
+
+// Effort is how hard claude thinks (claude's --effort).
+type Effort string
+
+// The effort levels.
+const (
+	EffortLow    Effort = "low"
+	EffortMedium Effort = "medium"
+	EffortHigh   Effort = "high"
+	EffortMax    Effort = "max"
+)
+
+// Efforts are the effort levels, lowest first.
+var Efforts = []Effort{EffortLow, EffortMedium, EffortHigh, EffortMax}
+
+// ParseEffort parses an effort level, ignoring case and surrounding space;
+// "" stays "" (claude's default).
+func ParseEffort(s string) (Effort, error) {
+	return parse(s, Efforts, "effort")
+}
+
+func parse[T ~string](s string, set []T, what string) (T, error) {
+	v := T(strings.ToLower(strings.TrimSpace(s)))
+	if v == "" {
+		return "", nil
+	}
+	for _, m := range set {
+		if m == v {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("unknown %s %q (%s)", what, s, Join(set, ", "))
+}
+
+// Join joins the names of a closed set with sep ("followup|collect|…").
+func Join[T ~string](set []T, sep string) string {
+	names := make([]string, len(set))
+	for i, v := range set {
+		names[i] = string(v)
+	}
+	return strings.Join(names, sep)
+}

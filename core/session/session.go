@@ -1,0 +1,156 @@
+// Package session is what a chat's session keeps between turns: the typed
+// metadata stored as JSON in the session row (store.Session.Chat) — who the
+// chat is, the token counts the memory flush needs, the chat's own
+// settings (/model, /effort, /mode, /queue), the rules an approval's
+// "always" allowed, the earlier claude sessions (/list, /switch) — the
+// closed sets among those settings with their parsers, a decode cache, and
+// [Cache.Update], the one read-modify-write of that metadata.
+//
+// The JSON is the one stored since before this package existed
+// (testdata/*.json, TestGoldenJSON): a field added here must be optional
+// ("omitempty"), so stored rows need no migration.
+//
+// It is a leaf over the store's contract: it imports core/store for the
+// session row and nothing else of the core. The stages that read or write
+// session state (core/turn, core/command, core/queue) import it; the
+// composer (core/gateway) owns the [Cache] and passes it in.
+package session
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// Meta is a session's chat metadata, as stored in store.Session.Chat.
+type Meta struct {
+	Instance     string `json:"instance"`
+	Channel      string `json:"channel"`
+	ChatType     string `json:"chat_type"`
+	ChatID       string `json:"chat_id"`
+	ThreadID     string `json:"thread_id,omitempty"`
+	Title        string `json:"title,omitempty"`
+	SenderName   string `json:"sender_name,omitempty"`
+	PromptTokens int    `json:"prompt_tokens,omitempty"`
+	Window       int    `json:"context_window,omitempty"`
+	Compactions  int    `json:"compactions,omitempty"`
+	// LastMessage is the time of the last message a turn answered, from
+	// which the next message's "+elapsed" counts (LastMessageAt is the end
+	// of that turn, which the idle reset needs).
+	LastMessage time.Time `json:"last_message,omitzero"`
+	// Model and Effort are the session's /model and /effort, "" for the
+	// configured default.
+	Model  string `json:"model,omitempty"`
+	Effort Effort `json:"effort,omitempty"`
+	Mode   string `json:"permission_mode,omitempty"`
+	// Always are the permission rules the chat allowed for the rest of
+	// the session (an approval's "always"), as runner.Rule strings
+	// ("Bash(git log:*)"); /new forgets them. A bare name of a scoped
+	// tool ("Bash", stored before rules were scoped) allows nothing.
+	Always []string  `json:"always_allow,omitempty"`
+	Queue  QueueMode `json:"queue_mode,omitempty"`
+	// Past are the chat's earlier claude sessions, newest first (/list,
+	// /switch), at most MaxPast.
+	Past []PastSession `json:"past,omitempty"`
+}
+
+// PastSession is an earlier claude session of a chat.
+type PastSession struct {
+	ID      string    `json:"id"`
+	Started time.Time `json:"started"`
+	Last    time.Time `json:"last"`
+	Turns   int64     `json:"turns"`
+}
+
+// MaxPast bounds the earlier sessions a chat keeps.
+const MaxPast = 10
+
+// Overrides are a session's own settings (/model, /effort, /mode, /queue),
+// "" for the configured default.
+type Overrides struct {
+	Model  string
+	Effort Effort
+	Mode   string
+	Queue  QueueMode
+}
+
+// Overrides are m's settings.
+func (m Meta) Overrides() Overrides {
+	return Overrides{Model: m.Model, Effort: m.Effort, Mode: m.Mode, Queue: m.Queue}
+}
+
+// SetOverrides stores o as m's settings.
+func (m *Meta) SetOverrides(o Overrides) {
+	m.Model, m.Effort, m.Mode, m.Queue = o.Model, o.Effort, o.Mode, o.Queue
+}
+
+// Setting names one of the [Overrides].
+type Setting string
+
+// The settings a chat overrides.
+const (
+	SettingModel  Setting = "model"
+	SettingEffort Setting = "effort"
+	SettingMode   Setting = "mode"
+	SettingQueue  Setting = "queue"
+)
+
+// Set changes one setting to value ("" for the configured default). An
+// effort or queue mode is parsed ([ParseEffort], [ParseQueueMode]); model
+// and mode are taken as they are (the caller checks them against what the
+// configuration offers). An unknown name is an error.
+func (o *Overrides) Set(name Setting, value string) error {
+	switch name {
+	case SettingModel:
+		o.Model = value
+	case SettingEffort:
+		e, err := ParseEffort(value)
+		if err != nil {
+			return err
+		}
+		o.Effort = e
+	case SettingMode:
+		o.Mode = value
+	case SettingQueue:
+		q, err := ParseQueueMode(value)
+		if err != nil {
+			return err
+		}
+		o.Queue = q
+	default:
+		return fmt.Errorf("unknown session setting %q", string(name))
+	}
+	return nil
+}
+
+// PushPast records old, the session being replaced (when it had a turn),
+// as the newest earlier session; at most MaxPast are kept.
+func (m *Meta) PushPast(old store.Session) {
+	if old.ClaudeSessionID == "" || old.Turns == 0 {
+		return
+	}
+	past := []PastSession{{ID: old.ClaudeSessionID, Started: old.CreatedAt, Last: old.LastMessageAt, Turns: old.Turns}}
+	for _, p := range m.Past {
+		if p.ID != old.ClaudeSessionID && len(past) < MaxPast {
+			past = append(past, p)
+		}
+	}
+	m.Past = past
+}
+
+// DropPast forgets the earlier session id (it became current again).
+func (m *Meta) DropPast(id string) {
+	m.Past = slices.DeleteFunc(m.Past, func(p PastSession) bool { return p.ID == id })
+}
+
+// Kept is the metadata a new session of the chat starts with: the
+// overrides (/model and /effort outlive /new) and the earlier sessions,
+// nothing of the conversation (token counts, compactions, always-allowed
+// rules). ok is false when there is nothing to keep.
+func (m Meta) Kept() (kept Meta, ok bool) {
+	kept.SetOverrides(m.Overrides())
+	kept.Past = slices.Clone(m.Past)
+	return kept, kept.Overrides() != (Overrides{}) || len(kept.Past) > 0
+}
