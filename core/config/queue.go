@@ -7,8 +7,10 @@ const (
 	DefaultQueueDrop = "summarize"
 )
 
-// QueueModes are the values queue.mode (and a plugin's queue_mode) accepts;
-// QueueDrops those of queue.drop.
+// QueueModes are the values queue.mode (and a plugin's queue_mode) accepts:
+// core/session's QueueModes, written again here because config, a leaf,
+// may not import that leaf (TestQueueEnumsMatch in core checks that they
+// agree); QueueDrops those of queue.drop.
 var (
 	QueueModes = []string{"followup", "collect", "interrupt", "steer"}
 	QueueDrops = []string{"summarize", "old", "new"}
