@@ -114,7 +114,8 @@ var harnesses = map[string]bool{
 //     down the layers (see layer): daemon → pipeline composer → stages →
 //     leaves, no stage imports another and no leaf imports another;
 //   - a contract's sub-packages may import the contract (core/store/sqlite
-//     and core/store/storetest import core/store);
+//     and core/store/storetest import core/store), and so may a view of it
+//     (views: core/session imports core/store);
 //   - production code never imports "testing" and never imports a test
 //     harness; the harnesses (sdk/sdktest, core/store/storetest) are the
 //     exception to the first rule.
