@@ -78,16 +78,6 @@ func (c *Cache) Encode(key string, m Meta) ([]byte, error) {
 	return b, err
 }
 
-// Len is the number of sessions remembered.
-func (c *Cache) Len() int {
-	if c == nil {
-		return 0
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}
-
 func (c *Cache) get(key string) (decoded, bool) {
 	if c == nil {
 		return decoded{}, false

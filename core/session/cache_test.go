@@ -58,7 +58,7 @@ func TestCacheIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := c.Len(); n > 16 || n == 0 {
+	if n := len(c.m); n > 16 || n == 0 {
 		t.Fatalf("%d entries cached, at most 16", n)
 	}
 }
@@ -79,8 +79,8 @@ func TestDecodeFollowsTheRow(t *testing.T) {
 	if m, _ := c.Decode("", []byte(`{"prompt_tokens":9}`)); m.PromptTokens != 9 {
 		t.Fatalf("uncached: %+v", m)
 	}
-	if c.Len() != 1 {
-		t.Fatalf("key \"\" was cached: %d entries", c.Len())
+	if len(c.m) != 1 {
+		t.Fatalf("key \"\" was cached: %d entries", len(c.m))
 	}
 }
 
@@ -92,7 +92,7 @@ func TestCachesAreSeparate(t *testing.T) {
 	if _, err := a.Encode("k", Meta{Model: "opus"}); err != nil {
 		t.Fatal(err)
 	}
-	if a.Len() != 1 || b.Len() != 0 {
-		t.Fatalf("entries: a %d, b %d", a.Len(), b.Len())
+	if len(a.m) != 1 || len(b.m) != 0 {
+		t.Fatalf("entries: a %d, b %d", len(a.m), len(b.m))
 	}
 }
