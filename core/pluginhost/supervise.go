@@ -68,7 +68,7 @@ func (i *Instance) supervise() {
 // runOnce starts the plugin and serves it until its process ends or the
 // instance is stopped. It returns why the run ended.
 func (i *Instance) runOnce() error {
-	client, proc, plug, err := i.launch()
+	proc, plug, err := i.launch()
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (i *Instance) runOnce() error {
 			release()
 		}
 	}()
-	defer i.h.shutdown(client, proc)
+	defer i.h.shutdown(i.log, proc)
 	defer i.down()
 
 	ctx, cancel := context.WithCancel(i.ctx)
@@ -165,7 +165,7 @@ func (i *Instance) runOnce() error {
 	go i.probe(ctx, plug)
 	exited := make(chan struct{})
 	go func() {
-		for !client.Exited() {
+		for !proc.Exited() {
 			select {
 			case <-ctx.Done():
 				close(exited)
