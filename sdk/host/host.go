@@ -483,8 +483,8 @@ const EnvReattach = wire.EnvReattach
 // ParseReattach parses the value of EnvReattach into go-plugin reattach
 // configs by instance name, for the Reattach of go-plugin's client
 // config. Every config is in test mode: the host does not kill a process
-// it did not start, it only closes the connection (the sdk's debug mode then exits). An empty
-// value is no instances.
+// it did not start, it only closes the connection (the sdk's debug mode
+// then exits). An empty value is no instances.
 func ParseReattach(v string) (map[string]*plugin.ReattachConfig, error) {
 	if strings.TrimSpace(v) == "" {
 		return nil, nil
