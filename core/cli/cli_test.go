@@ -95,3 +95,20 @@ func TestHelpPluginTest(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandTable: every command help lists has exactly one way to run,
+// and every first word finds its command.
+func TestCommandTable(t *testing.T) {
+	for _, c := range commands {
+		if (c.run == nil) == (c.own == nil) {
+			t.Errorf("command %q: want exactly one of run and own", c.name)
+		}
+		first, _, _ := strings.Cut(c.name, " ")
+		if got, ok := lookup(first); !ok || got.name == "" {
+			t.Errorf("lookup(%q) finds nothing", first)
+		}
+	}
+	if _, ok := lookup("mcp-schedule"); ok {
+		t.Error("mcp-schedule is listed; it is started by the host, not by people")
+	}
+}
