@@ -142,7 +142,6 @@ const DefaultStopGrace = 5 * time.Second
 type Host struct {
 	opts Options
 	log  hclog.Logger
-	sp   *spawner
 
 	mu        sync.Mutex
 	instances map[string]*Instance
@@ -181,7 +180,7 @@ func New(opts Options) *Host {
 	if opts.StopGrace <= 0 {
 		opts.StopGrace = DefaultStopGrace
 	}
-	return &Host{opts: opts, log: opts.Logger.Named("pluginhost"), sp: newSpawner(), instances: map[string]*Instance{}}
+	return &Host{opts: opts, log: opts.Logger.Named("pluginhost"), instances: map[string]*Instance{}}
 }
 
 // Apply reconciles the running set with specs: new instances start, missing

@@ -9,35 +9,23 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/go-plugin/runner"
-	"google.golang.org/grpc"
 
-	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/host"
 )
 
-// shutdown stops a launched plugin: procRunner.terminate (SIGTERM, SIGKILL
-// after the grace period), then client.Kill, which only closes the
-// connection to a process that is gone. An attached plugin (proc nil) is
-// only asked to stop over its connection.
-func (h *Host) shutdown(client *plugin.Client, proc *procRunner) {
-	if proc == nil { // attached (debug mode): close the connection only
-		if rpc, err := client.Client(); err == nil {
-			_ = rpc.Close()
-		}
-		client.Kill()
-		return
+// shutdown stops a launched plugin (Process.Stop with the host's grace),
+// warning when it had to be killed.
+func (h *Host) shutdown(log hclog.Logger, p *Process) {
+	st := p.Stop(h.opts.StopGrace)
+	if st.Killed {
+		log.Warn("plugin still running after SIGTERM and the grace period; killing its process group", "pid", p.run.pid, "grace", h.opts.StopGrace)
 	}
-	proc.terminate(h.opts.StopGrace)
-	client.Kill()
 }
 
 // openVerified opens the file at path and compares the SHA-256 of the
@@ -69,26 +57,26 @@ func openVerified(path, want string) (*os.File, error) {
 func execPath(f *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(f.Fd())) }
 
 // launch execs and handshakes the plugin.
-func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
+func (i *Instance) launch() (*Process, *host.Plugin, error) {
 	if i.reattach != nil {
 		if i.spec.SHA256 != "" {
 			// A process started by hand has no binary the host opened and
 			// hashed: attaching would run code the pin never checked.
-			return nil, nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %s names it, but its plugin block pins sha256, and a process started by hand cannot be checked against the pin; remove sha256 from the block while debugging, or unset %s", i.spec.Instance, host.EnvReattach, host.EnvReattach)}
+			return nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %s names it, but its plugin block pins sha256, and a process started by hand cannot be checked against the pin; remove sha256 from the block while debugging, or unset %s", i.spec.Instance, host.EnvReattach, host.EnvReattach)}
 		}
 		return i.attach()
 	}
 	path := i.spec.Path
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil, &runError{StateMissing, fmt.Errorf("start plugin %s: binary %s not found: build it (make build) or set path in its plugin block, then reload", i.spec.Instance, path)}
+		return nil, nil, &runError{StateMissing, fmt.Errorf("start plugin %s: binary %s not found: build it (make build) or set path in its plugin block, then reload", i.spec.Instance, path)}
 	} else if err != nil {
-		return nil, nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
+		return nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
 	}
 	exe := path
 	if i.spec.SHA256 != "" {
 		f, err := openVerified(path, i.spec.SHA256)
 		if err != nil {
-			return nil, nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)}
+			return nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)}
 		}
 		// Held open until the process has started (and exec'd it).
 		defer f.Close()
@@ -101,7 +89,7 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 	dir := i.spec.DataDir
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+			return nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
 		}
 	}
 	sock := &plugin.UnixSocketConfig{TempDir: i.h.socketDir()}
@@ -116,68 +104,47 @@ func (i *Instance) launch() (*plugin.Client, *procRunner, *host.Plugin, error) {
 			err = user.Access(path, 1)
 		}
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("start plugin %s: run_as: %w", i.spec.Instance, err)
+			return nil, nil, fmt.Errorf("start plugin %s: run_as: %w", i.spec.Instance, err)
 		}
 	}
-	var proc *procRunner
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  host.Handshake,
-		Plugins:          host.PluginSet(),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		StartTimeout:     timeout,
-		Logger:           i.log,
-		GRPCDialOptions:  host.DialOptions(),
-		UnixSocketConfig: sock,
-		// Not the host's environment: pluginEnv decides what a plugin sees.
-		SkipHostEnv: true,
-		// go-plugin hands us a template cmd carrying only its handshake
-		// environment (SkipHostEnv); we exec the real one through the
-		// spawner so Pdeathsig holds.
-		RunnerFunc: func(l hclog.Logger, tmpl *exec.Cmd, _ string) (runner.Runner, error) {
-			cmd := exec.Command(exe)
-			cmd.Args = []string{path}
-			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+i.h.opts.LogLevel)
-			extra := i.spec.Env
-			if user != nil {
-				extra = append(user.Env(), extra...)
-			}
-			cmd.Env = pluginEnv(os.Environ(), extra, own)
-			cmd.Dir = dir
-			r, err := newProcRunner(l, i.h.sp, cmd, user, func(pid int, alive bool) {
-				i.mu.Lock()
-				switch {
-				case alive:
-					i.pid = pid
-				case i.pid == pid: // not a newer process's
-					i.pid = 0
-				}
-				i.mu.Unlock()
-			})
-			proc = r
-			if r != nil {
-				i.mu.Lock()
-				i.tail = r.tail
-				i.mu.Unlock()
-			}
-			return r, err
+	spec := launchSpec{
+		ProcessSpec: ProcessSpec{
+			Path:         path,
+			Dir:          dir,
+			LogLevel:     i.h.opts.LogLevel,
+			SocketDir:    sock.TempDir,
+			StartTimeout: timeout,
+			Logger:       i.log,
 		},
-	})
-	rpc, err := client.Client()
+		exe:         exe,
+		env:         i.spec.Env,
+		user:        user,
+		socketGroup: sock.Group,
+		onPID: func(pid int, alive bool) {
+			i.mu.Lock()
+			switch {
+			case alive:
+				i.pid = pid
+			case i.pid == pid: // not a newer process's
+				i.pid = 0
+			}
+			i.mu.Unlock()
+		},
+		onRunner: func(r *procRunner) {
+			i.mu.Lock()
+			i.tail = r.tail
+			i.mu.Unlock()
+		},
+	}
+	proc, plug, err := launch(spec)
 	if err != nil {
-		client.Kill()
-		return nil, nil, nil, fmt.Errorf("start plugin %s (%s): %w", i.spec.Instance, path, handshakeError(err))
+		var he *HandshakeError
+		if errors.As(err, &he) {
+			return nil, nil, fmt.Errorf("start plugin %s (%s): %w", i.spec.Instance, path, err)
+		}
+		return nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
 	}
-	raw, err := rpc.Dispense(host.PluginName)
-	if err != nil {
-		i.h.shutdown(client, proc)
-		return nil, nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
-	}
-	conn, ok := raw.(*grpc.ClientConn)
-	if !ok {
-		i.h.shutdown(client, proc)
-		return nil, nil, nil, fmt.Errorf("start plugin %s: unexpected client type %T", i.spec.Instance, raw)
-	}
-	return client, proc, host.Wrap(conn), nil
+	return proc, plug, nil
 }
 
 // defaultStartTimeout bounds a plugin's handshake when its spec sets none.

@@ -36,13 +36,13 @@ func (h *Host) Check(ctx context.Context, spec Spec, decode func(schema.Schema) 
 	inst := newInstance(h, spec)
 	defer inst.cancel()
 	inst.log = inst.log.Named("check") // not the running instance's lines
-	client, proc, plug, err := inst.launch()
+	proc, plug, err := inst.launch()
 	if err != nil {
 		// As at start: what the plugin wrote to stderr says why ("plugin
 		// offers no kind"); go-plugin's error only says it exited.
 		return res, inst.withStderr(err)
 	}
-	defer h.shutdown(client, proc)
+	defer h.shutdown(inst.log, proc)
 	if res.Description, err = plug.Describe(ctx); err != nil {
 		return res, fmt.Errorf("probe plugin %s: %w", spec.Instance, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 
 	"github.com/clawhost/clawhost/sdk/host"
 )
@@ -14,7 +13,7 @@ import (
 // process: stopping the instance closes the connection, which makes the
 // sdk's debug mode exit; it is never signalled, and it has no liveness
 // probe (a breakpoint is not a hang).
-func (i *Instance) attach() (*plugin.Client, *procRunner, *host.Plugin, error) {
+func (i *Instance) attach() (*Process, *host.Plugin, error) {
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  host.Handshake,
 		Plugins:          host.PluginSet(),
@@ -27,21 +26,16 @@ func (i *Instance) attach() (*plugin.Client, *procRunner, *host.Plugin, error) {
 	if err != nil {
 		// Not retried in a loop: the process was started by hand and
 		// CLAWHOST_REATTACH names that one process.
-		return nil, nil, nil, &runError{StateMissing, fmt.Errorf("attach to plugin %s (pid %d, %s): %w: start it again in debug mode and restart clawhost with the CLAWHOST_REATTACH it prints", i.spec.Instance, i.reattach.Pid, i.reattach.Addr, err)}
+		return nil, nil, &runError{StateMissing, fmt.Errorf("attach to plugin %s (pid %d, %s): %w: start it again in debug mode and restart clawhost with the CLAWHOST_REATTACH it prints", i.spec.Instance, i.reattach.Pid, i.reattach.Addr, err)}
 	}
-	raw, err := rpc.Dispense(host.PluginName)
+	plug, err := dispense(rpc)
 	if err != nil {
 		_ = rpc.Close()
-		return nil, nil, nil, fmt.Errorf("attach to plugin %s: %w", i.spec.Instance, err)
-	}
-	conn, ok := raw.(*grpc.ClientConn)
-	if !ok {
-		_ = rpc.Close()
-		return nil, nil, nil, fmt.Errorf("attach to plugin %s: unexpected client type %T", i.spec.Instance, raw)
+		return nil, nil, fmt.Errorf("attach to plugin %s: %w", i.spec.Instance, err)
 	}
 	i.mu.Lock()
 	i.pid = i.reattach.Pid
 	i.mu.Unlock()
 	i.log.Info("attached to a plugin started by hand (debug mode)", "pid", i.reattach.Pid)
-	return client, nil, host.Wrap(conn), nil
+	return &Process{client: client}, plug, nil
 }

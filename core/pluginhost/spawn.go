@@ -66,6 +66,7 @@ type procRunner struct {
 	onPID func(pid int, alive bool)
 
 	exited   chan struct{} // closed when the process has been reaped
+	waitErr  error         // cmd.Wait's, set before exited is closed
 	stopping atomic.Bool   // terminate was called: a signal death is expected
 }
 
@@ -103,6 +104,7 @@ func (r *procRunner) Start(context.Context) error {
 // logged the one warning a SIGKILL deserves.
 func (r *procRunner) Wait(context.Context) error {
 	err := r.cmd.Wait()
+	r.waitErr = err
 	close(r.exited)
 	if r.onPID != nil {
 		r.onPID(r.pid, false)
@@ -129,8 +131,8 @@ func killedByStop(err error) bool {
 // reaped: SIGTERM to its process group (the sdk stops gracefully on it:
 // the channel's Run returns, the process exits 0; a plugin in any language
 // can do the same), then, if the plugin is still running after grace,
-// SIGKILL to the group with one warning. Whatever the plugin left running in
-// its group is killed in either case.
+// SIGKILL to the group (Stopped.Killed: the caller warns). Whatever the
+// plugin left running in its group is killed in either case.
 //
 // Why SIGTERM and not go-plugin's own graceful shutdown (Client.Kill: a
 // Shutdown RPC to the plugin's GRPCController service, then a hard-coded 2 s
@@ -140,12 +142,14 @@ func killedByStop(err error) bool {
 // and reload; and 2 s is not ours to choose. A signal is understood by every
 // process. Client.Kill still runs afterwards, on a process that is gone, to
 // close the connection quietly.
-func (r *procRunner) terminate(grace time.Duration) {
+func (r *procRunner) terminate(grace time.Duration) Stopped {
 	if r.cmd.Process == nil || r.pid <= 0 {
-		return
+		return Stopped{}
 	}
+	var st Stopped
 	select {
 	case <-r.exited: // it ended on its own (a crash)
+		st.Crashed = true
 	default:
 		r.stopping.Store(true)
 		_ = syscall.Kill(-r.pid, syscall.SIGTERM) // the plugin's own process group (Setpgid)
@@ -154,13 +158,27 @@ func (r *procRunner) terminate(grace time.Duration) {
 		select {
 		case <-r.exited:
 		case <-t.C:
-			r.log.Warn("plugin still running after SIGTERM and the grace period; killing its process group", "pid", r.pid, "grace", grace)
+			st.Killed = true
 			_ = syscall.Kill(-r.pid, syscall.SIGKILL)
 			<-r.exited
 		}
 	}
 	// Whatever the plugin left behind in its group.
 	_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	st.State = r.state()
+	return st
+}
+
+// state says how the process ended; call it after exited is closed.
+func (r *procRunner) state() string {
+	var ee *exec.ExitError
+	if errors.As(r.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	if r.waitErr != nil {
+		return r.waitErr.Error()
+	}
+	return r.cmd.ProcessState.String()
 }
 
 // Kill kills the plugin's process group (the plugin and anything it
@@ -186,11 +204,12 @@ func (r *procRunner) Stderr() io.ReadCloser {
 }
 func (r *procRunner) Name() string { return r.cmd.Args[0] }
 func (r *procRunner) ID() string   { return fmt.Sprint(r.pid) }
+
+// Diagnose is what go-plugin adds to "Unrecognized remote plugin message"
+// (`clawhost plugin test` shows it; the supervisor says it in plain words,
+// see handshakeError).
 func (r *procRunner) Diagnose(context.Context) string {
-	if t := r.tail.String(); t != "" {
-		return "the plugin did not complete the clawhost handshake; it wrote to stderr: " + t
-	}
-	return "the plugin did not complete the clawhost handshake: is " + r.cmd.Args[0] + " a clawhost plugin built with the sdk?"
+	return "the plugin did not complete the clawhost handshake (proto/PROTOCOL.md, \"Handshake\")"
 }
 func (r *procRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
 func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }

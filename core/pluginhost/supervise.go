@@ -68,7 +68,7 @@ func (i *Instance) supervise() {
 // runOnce starts the plugin and serves it until its process ends or the
 // instance is stopped. It returns why the run ended.
 func (i *Instance) runOnce() error {
-	client, proc, plug, err := i.launch()
+	proc, plug, err := i.launch()
 	if err != nil {
 		return err
 	}
@@ -81,59 +81,17 @@ func (i *Instance) runOnce() error {
 			release()
 		}
 	}()
-	defer i.h.shutdown(client, proc)
+	defer i.h.shutdown(i.log, proc)
 	defer i.down()
 
 	ctx, cancel := context.WithCancel(i.ctx)
 	defer cancel()
-	sch, err := plug.ConfigSchema(ctx)
+	sch, cfgJSON, err := i.prepare(ctx, plug)
 	if err != nil {
-		return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
-	}
-	var cfgJSON []byte
-	if i.spec.Decode != nil {
-		if cfgJSON, err = i.spec.Decode(sch); err != nil {
-			return &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)}
-		}
-	}
-	if err := i.checkBeforeConfigure(ctx, plug, sch, cfgJSON); err != nil {
 		return err
 	}
-	if i.spec.DataDir != "" {
-		if err := os.MkdirAll(i.spec.DataDir, 0o700); err != nil {
-			return fmt.Errorf("configure plugin %s: data dir: %w", i.spec.Instance, err)
-		}
-	}
-	if i.h.opts.Gate != nil {
-		// A channel runs only while it holds the gate: described before
-		// it is configured (the sdk answers with its kinds then), it
-		// waits in standby.
-		pre, err := plug.Describe(ctx)
-		if err != nil {
-			return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
-		}
-		if pre.Channel {
-			i.mu.Lock()
-			i.desc = pre // its kinds, while in standby
-			i.mu.Unlock()
-			held, rel, err := i.hold(ctx)
-			if err != nil {
-				return err
-			}
-			release = rel
-			go func() {
-				select {
-				case <-held.Done():
-					if ctx.Err() == nil {
-						i.mu.Lock()
-						i.holdLost = true
-						i.mu.Unlock()
-						cancel()
-					}
-				case <-ctx.Done():
-				}
-			}()
-		}
+	if release, err = i.waitGate(ctx, cancel, plug); err != nil {
+		return err
 	}
 	diags, err := plug.Configure(ctx, schema.Config{Instance: i.spec.Instance, JSON: cfgJSON, DataDir: i.spec.DataDir})
 	if err != nil {
@@ -163,18 +121,7 @@ func (i *Instance) runOnce() error {
 	i.serving()
 
 	go i.probe(ctx, plug)
-	exited := make(chan struct{})
-	go func() {
-		for !client.Exited() {
-			select {
-			case <-ctx.Done():
-				close(exited)
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-		close(exited)
-	}()
+	exited := watchExit(ctx, proc)
 	if stream != nil {
 		return i.pump(ctx, plug, stream, endStream)
 	}
@@ -183,6 +130,85 @@ func (i *Instance) runOnce() error {
 		return nil
 	}
 	return fmt.Errorf("plugin %s exited", i.spec.Instance)
+}
+
+// prepare asks the plugin for its schema, decodes the instance's block
+// against it, has the plugin check it (checkBeforeConfigure) and makes the
+// data dir: everything before Configure.
+func (i *Instance) prepare(ctx context.Context, plug *host.Plugin) (schema.Schema, []byte, error) {
+	sch, err := plug.ConfigSchema(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+	}
+	var cfgJSON []byte
+	if i.spec.Decode != nil {
+		if cfgJSON, err = i.spec.Decode(sch); err != nil {
+			return nil, nil, &runError{StateMisconfigured, fmt.Errorf("configure plugin %s: %w", i.spec.Instance, err)}
+		}
+	}
+	if err := i.checkBeforeConfigure(ctx, plug, sch, cfgJSON); err != nil {
+		return nil, nil, err
+	}
+	if i.spec.DataDir != "" {
+		if err := os.MkdirAll(i.spec.DataDir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("configure plugin %s: data dir: %w", i.spec.Instance, err)
+		}
+	}
+	return sch, cfgJSON, nil
+}
+
+// waitGate holds a channel instance in standby until it holds the gate
+// (Options.Gate; no gate: at once). A channel is described before it is
+// configured (the sdk answers with its kinds then). When the hold is lost
+// later, cancel ends the run. release gives the hold back; nil when none
+// was taken.
+func (i *Instance) waitGate(ctx context.Context, cancel context.CancelFunc, plug *host.Plugin) (release func(), err error) {
+	if i.h.opts.Gate == nil {
+		return nil, nil
+	}
+	pre, err := plug.Describe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
+	}
+	if !pre.Channel {
+		return nil, nil
+	}
+	i.mu.Lock()
+	i.desc = pre // its kinds, while in standby
+	i.mu.Unlock()
+	held, release, err := i.hold(ctx)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		select {
+		case <-held.Done():
+			if ctx.Err() == nil {
+				i.mu.Lock()
+				i.holdLost = true
+				i.mu.Unlock()
+				cancel()
+			}
+		case <-ctx.Done():
+		}
+	}()
+	return release, nil
+}
+
+// watchExit returns a channel closed when proc has exited or ctx ends.
+func watchExit(ctx context.Context, proc *Process) <-chan struct{} {
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for !proc.Exited() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return exited
 }
 
 // probe checks that a ready plugin answers (Describe) every ProbeInterval.

@@ -43,7 +43,8 @@ var Handshake = plugin.HandshakeConfig{
 // PluginName is the name to Dispense.
 const PluginName = wire.PluginName
 
-// PluginSet returns the go-plugin plugin set for plugin.ClientConfig.Plugins.
+// PluginSet returns the go-plugin plugin set of a host-side client (the
+// Plugins of go-plugin's client config).
 func PluginSet() plugin.PluginSet {
 	return plugin.PluginSet{wire.PluginName: grpcPlugin{}}
 }
@@ -480,10 +481,10 @@ func (p *Plugin) BeforeAgentStart(ctx context.Context, req hook.Request) (hook.R
 const EnvReattach = wire.EnvReattach
 
 // ParseReattach parses the value of EnvReattach into go-plugin reattach
-// configs by instance name, for plugin.ClientConfig.Reattach. Every config
-// is in test mode: the host does not kill a process it did not start, it
-// only closes the connection (the sdk's debug mode then exits). An empty
-// value is no instances.
+// configs by instance name, for the Reattach of go-plugin's client
+// config. Every config is in test mode: the host does not kill a process
+// it did not start, it only closes the connection (the sdk's debug mode
+// then exits). An empty value is no instances.
 func ParseReattach(v string) (map[string]*plugin.ReattachConfig, error) {
 	if strings.TrimSpace(v) == "" {
 		return nil, nil

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/core/internal/syncbuf"
 )
@@ -355,22 +354,5 @@ func writeFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestFormatStatusSandbox: clawhost status says which sandbox claude runs
-// in, and why there is none.
-func TestFormatStatusSandbox(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-	for state, want := range map[string]string{
-		"bubblewrap":                             "\nsandbox: bubblewrap\n",
-		"unavailable (bubblewrap not installed)": "\nsandbox: unavailable (bubblewrap not installed)\n",
-		"":                                       "",
-	} {
-		out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour), Sandbox: state}, now)
-		if got := strings.Contains(out, "sandbox:"); want == "" && got || want != "" && !strings.Contains(out, want) {
-			t.Errorf("sandbox %q: status\n%s", state, out)
-		}
 	}
 }

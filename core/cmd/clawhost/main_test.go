@@ -364,13 +364,6 @@ func TestValidateUnknownSource(t *testing.T) {
 	}
 }
 
-func TestVersion(t *testing.T) {
-	var out bytes.Buffer
-	if code := run([]string{"version"}, &out, io.Discard); code != 0 || !strings.HasPrefix(out.String(), "clawhost ") {
-		t.Fatalf("version: %d %q", code, out.String())
-	}
-}
-
 // TestValidateOnePass: the file's own errors, a missing binary and a
 // plugin's schema errors come in one list sorted by position, with one
 // count. A plugin block with an error in its host settings is still probed;
@@ -494,53 +487,5 @@ func TestReloadNestedKeepsRunning(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q", want)
 		}
-	}
-}
-
-// TestHelp: -h, help and help COMMAND list every command with its line and
-// the flags on stdout; an unknown command or help topic lists them on
-// stderr and exits 2.
-func TestHelp(t *testing.T) {
-	t.Parallel()
-	lines := []string{
-		"  run [-config FILE] ", "  validate [-config FILE] ", "  pairing list [-approved] [-config FILE] ",
-		"  pairing approve CODE [-config FILE] ", "  pairing revoke INSTANCE:ID [-config FILE] ", "  version ", "  help [COMMAND] ", "  -config FILE ",
-	}
-	for _, tc := range []struct {
-		args   []string
-		code   int
-		stdout bool   // the list is on stdout, else stderr
-		extra  string // also wanted
-	}{
-		{[]string{"-h"}, 0, true, ""},
-		{[]string{"-help"}, 0, true, ""},
-		{[]string{"help"}, 0, true, ""},
-		{[]string{"help", "validate"}, 0, true, "sorted by file:line:col"},
-		{[]string{"validate", "-h"}, 0, true, "clawhost validate [-config FILE]\n"},
-		{[]string{"help", "pairing"}, 0, true, "clawhost pairing approve CODE"},
-		{[]string{"frobnicate"}, 2, false, `unknown command "frobnicate"`},
-		{[]string{"help", "frobnicate"}, 2, false, `unknown command "frobnicate"`},
-		{[]string{"validate", "-bogus"}, 2, false, "-bogus"},
-	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			t.Parallel()
-			var out, errb bytes.Buffer
-			code := run(tc.args, &out, &errb)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d", code, tc.code)
-			}
-			list, other := out.String(), errb.String()
-			if !tc.stdout {
-				list, other = other, list
-			}
-			for _, l := range append(lines, tc.extra) {
-				if !strings.Contains(list, l) {
-					t.Errorf("lacks %q:\n%s", l, list)
-				}
-			}
-			if other != "" {
-				t.Errorf("other stream: %q", other)
-			}
-		})
 	}
 }

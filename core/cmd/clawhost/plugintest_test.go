@@ -331,32 +331,3 @@ func pythonPID(d *daemon) int {
 	}, "the Python plugin process")
 	return pid
 }
-
-// TestHelpPluginTest: help lists `plugin test`; `help plugin` and
-// `plugin test -h` explain its flags; a wrong use exits 2.
-func TestHelpPluginTest(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		args []string
-		code int
-		want string
-	}{
-		{[]string{"help"}, 0, "  plugin test [flags] PATH "},
-		{[]string{"help", "plugin"}, 0, "-inject CMD"},
-		{[]string{"plugin", "test", "-h"}, 0, "-config-json JSON|@FILE"},
-		{[]string{"plugin"}, 2, `want "clawhost plugin test PATH"`},
-		{[]string{"plugin", "test"}, 2, "want one PATH"},
-		{[]string{"plugin", "test", "-bogus", "x"}, 2, "-bogus"},
-	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			t.Parallel()
-			var out, errb bytes.Buffer
-			if code := run(tc.args, &out, &errb); code != tc.code {
-				t.Errorf("exit %d, want %d", code, tc.code)
-			}
-			if got := out.String() + errb.String(); !strings.Contains(got, tc.want) {
-				t.Errorf("output lacks %q:\n%s", tc.want, got)
-			}
-		})
-	}
-}

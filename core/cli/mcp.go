@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -81,7 +81,7 @@ func mcpHandle(method string, params json.RawMessage, ep agentEndpoint) (any, er
 			p.ProtocolVersion = "2025-06-18"
 		}
 		return map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
-			"serverInfo": map[string]any{"name": "clawhost", "version": version}}, nil
+			"serverInfo": map[string]any{"name": "clawhost", "version": Version}}, nil
 	case "ping":
 		return map[string]any{}, nil
 	case "tools/list":

@@ -1,0 +1,259 @@
+// Package cli is the clawhost command line: every subcommand (run,
+// validate, pairing, status, plugin test, retry, security audit, version,
+// help, and mcp-schedule, which the host starts for claude) as a library.
+// Main parses the arguments and returns the exit code; the clawhost binary
+// is Main with the process's arguments and streams.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/clawhost/clawhost/core/config"
+)
+
+// Version is the version `clawhost version` prints and the host reports;
+// the binary sets it from its build.
+var Version = "dev"
+
+// command is one subcommand: how help lists it and what runs it (the shape
+// of caddy's caddycmd). Commands that share a first word ("pairing list",
+// "pairing approve") share what runs them.
+type command struct {
+	name    string // as typed: "validate", "pairing list"
+	args    string // after the name: "[-config FILE]"
+	summary string // one line
+	detail  string // what `clawhost help NAME` adds; may be empty
+	// run runs the command once the common flags (-config, -approved) are
+	// parsed; it returns the exit code.
+	run func(inv invocation) int
+	// own, instead of run, runs a command that parses its own flags: it
+	// gets the arguments after the command's first word.
+	own func(args []string, stdout, stderr io.Writer) int
+}
+
+// invocation is a command line once the common flags are parsed.
+type invocation struct {
+	config         string   // -config
+	approved       bool     // -approved (pairing list only)
+	positional     []string // the arguments that are not flags
+	stdout, stderr io.Writer
+}
+
+// commands are the subcommands, in the order help lists them (set by init:
+// help reads the table it is in).
+var commands []command
+
+func init() { commands = commandTable() }
+
+// commandTable is every subcommand with what runs it.
+func commandTable() []command {
+	runServe := func(inv invocation) int { return serve(inv.config, inv.stderr) }
+	runValidate := func(inv invocation) int { return validate(inv.config, inv.stdout, inv.stderr) }
+	runPairing := func(inv invocation) int {
+		return pairing(inv.config, inv.positional, inv.approved, inv.stdout, inv.stderr)
+	}
+	runStatus := func(inv invocation) int { return status(inv.config, inv.stdout, inv.stderr) }
+	runRetry := func(inv invocation) int { return retry(inv.config, inv.positional, inv.stdout, inv.stderr) }
+	runVersion := func(inv invocation) int {
+		fmt.Fprintf(inv.stdout, "clawhost %s\n", Version)
+		return 0
+	}
+	runHelp := func(inv invocation) int { return help(inv.positional, inv.stdout, inv.stderr) }
+	return []command{
+		{"run", "[-config FILE]", "run the host (the default): start the enabled plugins and answer chats",
+			"SIGHUP reloads the configuration: new and changed plugin blocks are checked by their\nplugins first; an invalid file is refused whole and the running set kept (clawhost status\nshows why); SIGINT and SIGTERM stop every plugin and claude process and exit.", runServe, nil},
+		{"validate", "[-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
+			"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Exit 0 when valid (warnings allowed), 1 on errors,\n2 on bad usage.", runValidate, nil},
+		{"pairing list", "[-approved] [-config FILE]", "the pending pairing codes of unknown senders; -approved: the approved senders",
+			"-approved lists each sender approved through pairing with when and by whom, and when the\napproval expires (access.pairing_ttl) or why it is not honoured (dm_policy = \"allowlist\").", runPairing, nil},
+		{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
+			"Goes through the running host's admin endpoint, or the database when clawhost is stopped.", runPairing, nil},
+		{"pairing revoke", "INSTANCE:ID [-config FILE]", "withdraw a sender's approval and drop their schedules",
+			"The sender (as /whoami shows it, e.g. tg:123456789) is asked to pair again; the schedules\nthat run in their direct chat (added with /schedule or by the agent) are removed. Entries\nin access.owners or access.allow_from stay: edit the file for those.", runPairing, nil},
+		{"status", "[-config FILE]", "the running host's plugins: state, last error, what to do",
+			"Reads the running host's admin endpoint (admin { listen = ... } in the file) with the token\nof <data_dir>/admin.token, and shows a\nrefused last reload with its diagnostics. Exit 0 when every plugin is ready, 1 when one is\nnot or the last reload was refused, 2 when the host cannot be reached. A plugin that needs\nattention is shown with what it asks for: a QR code drawn in the terminal, a code or a link,\nand its expiry.", runStatus, nil},
+		{"plugin test", "[flags] PATH", "run the conformance checks against a plugin binary, in any language",
+			"Launches PATH as the host does (handshake, minimal environment, its own process group) on\n" +
+				"fresh processes and checks what every plugin owes the host: Describe, ConfigSchema,\n" +
+				"Validate and Configure, WatchStatus, a clean exit on SIGTERM without warnings; then per\n" +
+				"kind: a channel's inbound delivery, ack and redelivery, sends up to its declared limit and\n" +
+				"its optional capabilities; a command plugin's command list; a hook's answer. One line per\n" +
+				"check; exit 0 when all pass (skips allowed), 1 when one fails, 2 on bad usage.\n\n" +
+				"Flags (before or after PATH):\n" +
+				"  -config-json JSON|@FILE  the plugin's config {} block as JSON (default {}; the schema's\n" +
+				"                           defaults are filled in)\n" +
+				"  -inject CMD              shell command that makes the plugin's platform produce one\n" +
+				"                           inbound message; it gets CLAWHOST_TEST_TEXT (and _JSON, the\n" +
+				"                           text as a JSON string) and CLAWHOST_TEST_DATA_DIR (the plugin's\n" +
+				"                           data dir and working directory) and may block until the\n" +
+				"                           message is acked. Without it the inbound checks are skipped.\n" +
+				"  -timeout D               bound of each step (default 10s)\n" +
+				"  -grace D                 how long the plugin may take to exit after SIGTERM (default 5s)\n" +
+				"  -v                       show the plugin's log\n\n" +
+				"Example, the loopback channel (its address is written to lo.addr in its data dir):\n" +
+				"  clawhost plugin test -config-json '{\"addr_file\":\"lo.addr\"}' \\\n" +
+				"    -inject 'curl -s -d \"{\\\"chat_id\\\":\\\"c1\\\",\\\"sender_id\\\":\\\"u1\\\",\\\"text\\\":$CLAWHOST_TEST_TEXT_JSON}\" \\\n" +
+				"      http://$(cat lo.addr)/inbound' bin/clawhost-loopback", nil, pluginCommand},
+		{"retry", "INSTANCE [-config FILE]", "call the retry a plugin that needs attention offers (\"Show a new QR code\")",
+			"What the status page's button does, through the running host's admin endpoint. Exit 0 when\nthe plugin took the request (clawhost status shows its next report), 1 when the instance is\nunknown, offers no retry or refused it, 2 when the host cannot be reached.", runRetry, nil},
+		{"security audit", "[-config FILE] [-json]", "list the risky settings of the file and the machine, with what to change",
+			"Reads the configuration (without starting anything) and the machine: who may reach the agent\n" +
+				"(dm_policy, allow_from wildcards, groups, owners), who approves tool use, the agent's\n" +
+				"permissions, settings and sandbox (bubblewrap in PATH), endpoints beyond loopback, unpinned\n" +
+				"plugins, data_dir and config file permissions, the Telegram webhook secret, PostgreSQL TLS,\n" +
+				"running as root. Each finding has a severity (critical, high, medium, low, info), the\n" +
+				"file:line or path, what was found and what to change; -json prints them for machines.\n" +
+				"Exit 0 when nothing is high or critical, 1 otherwise, 2 on bad usage or a file that does not\n" +
+				"load. An empty report is not a guarantee: it checks settings, not the code behind them.", nil, securityCommand},
+		{"version", "", "print the version", "", runVersion, nil},
+		{"help", "[COMMAND]", "print the commands and flags, or one command's usage", "", runHelp, nil},
+	}
+}
+
+// configFlagUsage is the one flag, as help shows it.
+const configFlagUsage = "configuration file; relative paths in it are relative to its directory"
+
+// writeUsage writes every command with its one line, then the flags.
+func writeUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: clawhost [COMMAND] [-config FILE]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	width := 0
+	for _, c := range commands {
+		width = max(width, len(c.name)+1+len(c.args))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, strings.TrimSpace(c.name+" "+c.args), c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Flags:")
+	fmt.Fprintf(w, "  -config FILE  %s (default \"config.hcl\")\n", configFlagUsage)
+	fmt.Fprintln(w, "  -h, -help     print this help")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "clawhost help COMMAND" for more about one command.`)
+}
+
+// help is `clawhost help [COMMAND]`: the named command's usage and detail
+// (every command starting with the name: "pairing" gives both), then the
+// full list. An unknown name is a usage error.
+func help(topic []string, stdout, stderr io.Writer) int {
+	name := strings.Join(topic, " ")
+	if name == "" {
+		writeUsage(stdout)
+		return 0
+	}
+	var found []command
+	for _, c := range commands {
+		if c.name == name || strings.HasPrefix(c.name, name+" ") {
+			found = append(found, c)
+		}
+	}
+	if len(found) == 0 {
+		fmt.Fprintf(stderr, "clawhost help: unknown command %q\n\n", name)
+		writeUsage(stderr)
+		return 2
+	}
+	for _, c := range found {
+		fmt.Fprintf(stdout, "clawhost %s\n    %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+		if c.detail != "" {
+			fmt.Fprintf(stdout, "\n%s\n", c.detail)
+		}
+		fmt.Fprintln(stdout)
+	}
+	writeUsage(stdout)
+	return 0
+}
+
+// lookup returns the command whose first word is cmd.
+func lookup(cmd string) (command, bool) {
+	for _, c := range commands {
+		if c.name == cmd || strings.HasPrefix(c.name, cmd+" ") {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// Main runs the clawhost command line args (without the program name) and
+// returns the process's exit code: 0 on success, 1 when the command failed,
+// 2 on bad usage (each command's help says more). stdin is read only by
+// mcp-schedule.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := "run"
+	if len(args) > 0 && !isFlag(args[0]) {
+		cmd, args = args[0], args[1:]
+	}
+	if cmd == "mcp-schedule" { // started by the host for claude, not by people
+		return mcpSchedule(args, os.Getenv, stdin, stdout, stderr)
+	}
+	c, ok := lookup(cmd)
+	if !ok {
+		fmt.Fprintf(stderr, "clawhost: unknown command %q\n\n", cmd)
+		writeUsage(stderr)
+		return 2
+	}
+	if c.own != nil {
+		return c.own(args, stdout, stderr)
+	}
+	inv, code, ok := parseCommon(cmd, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	return c.run(inv)
+}
+
+// parseCommon parses the flags every command but plugin and security
+// takes (-config, -approved), before or after the positional arguments.
+// When ok is false the command line was a request for help or wrong, and
+// code is the exit code (help has been written).
+func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invocation, code int, ok bool) {
+	fs := flag.NewFlagSet("clawhost "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // help is written below, once
+	cfgPath := fs.String("config", "config.hcl", configFlagUsage)
+	approved := fs.Bool("approved", false, "pairing list: the approved senders instead of the pending codes")
+	var positional []string
+	for len(args) > 0 && !isFlag(args[0]) {
+		positional, args = append(positional, args[0]), args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			if cmd == "run" || cmd == "help" {
+				return inv, help(nil, stdout, stderr), false
+			}
+			return inv, help([]string{cmd}, stdout, stderr), false
+		}
+		// The flag package has said what is wrong.
+		fmt.Fprintln(stderr)
+		writeUsage(stderr)
+		return inv, 2, false
+	}
+	positional = append(positional, fs.Args()...)
+	if *approved && cmd != "pairing" {
+		fmt.Fprintln(stderr, "clawhost: -approved goes with pairing list")
+		return inv, 2, false
+	}
+	return invocation{config: *cfgPath, approved: *approved, positional: positional, stdout: stdout, stderr: stderr}, 0, true
+}
+
+func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
+
+// load reads the configuration, printing diagnostics; ok is false on errors.
+func load(path string, w io.Writer) (*config.Config, bool) {
+	cfg, diags := config.Load(path)
+	if len(diags) > 0 {
+		var files map[string]*hcl.File
+		if cfg != nil {
+			files = cfg.Files()
+		}
+		config.FormatDiagnostics(w, diags, files)
+	}
+	return cfg, cfg != nil && !diags.HasErrors()
+}

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+// run is Main with an empty stdin.
+func run(args []string, stdout, stderr io.Writer) int {
+	return Main(args, strings.NewReader(""), stdout, stderr)
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"version"}, &out, io.Discard); code != 0 || !strings.HasPrefix(out.String(), "clawhost ") {
+		t.Fatalf("version: %d %q", code, out.String())
+	}
+}
+
+// TestHelp: -h, help and help COMMAND list every command with its line and
+// the flags on stdout; an unknown command or help topic lists them on
+// stderr and exits 2.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	lines := []string{
+		"  run [-config FILE] ", "  validate [-config FILE] ", "  pairing list [-approved] [-config FILE] ",
+		"  pairing approve CODE [-config FILE] ", "  pairing revoke INSTANCE:ID [-config FILE] ", "  version ", "  help [COMMAND] ", "  -config FILE ",
+	}
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout bool   // the list is on stdout, else stderr
+		extra  string // also wanted
+	}{
+		{[]string{"-h"}, 0, true, ""},
+		{[]string{"-help"}, 0, true, ""},
+		{[]string{"help"}, 0, true, ""},
+		{[]string{"help", "validate"}, 0, true, "sorted by file:line:col"},
+		{[]string{"validate", "-h"}, 0, true, "clawhost validate [-config FILE]\n"},
+		{[]string{"help", "pairing"}, 0, true, "clawhost pairing approve CODE"},
+		{[]string{"frobnicate"}, 2, false, `unknown command "frobnicate"`},
+		{[]string{"help", "frobnicate"}, 2, false, `unknown command "frobnicate"`},
+		{[]string{"validate", "-bogus"}, 2, false, "-bogus"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			var out, errb bytes.Buffer
+			code := run(tc.args, &out, &errb)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			list, other := out.String(), errb.String()
+			if !tc.stdout {
+				list, other = other, list
+			}
+			for _, l := range append(lines, tc.extra) {
+				if !strings.Contains(list, l) {
+					t.Errorf("lacks %q:\n%s", l, list)
+				}
+			}
+			if other != "" {
+				t.Errorf("other stream: %q", other)
+			}
+		})
+	}
+}
+
+// TestHelpPluginTest: help lists `plugin test`; `help plugin` and
+// `plugin test -h` explain its flags; a wrong use exits 2.
+func TestHelpPluginTest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"help"}, 0, "  plugin test [flags] PATH "},
+		{[]string{"help", "plugin"}, 0, "-inject CMD"},
+		{[]string{"plugin", "test", "-h"}, 0, "-config-json JSON|@FILE"},
+		{[]string{"plugin"}, 2, `want "clawhost plugin test PATH"`},
+		{[]string{"plugin", "test"}, 2, "want one PATH"},
+		{[]string{"plugin", "test", "-bogus", "x"}, 2, "-bogus"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			var out, errb bytes.Buffer
+			if code := run(tc.args, &out, &errb); code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			if got := out.String() + errb.String(); !strings.Contains(got, tc.want) {
+				t.Errorf("output lacks %q:\n%s", tc.want, got)
+			}
+		})
+	}
+}
+
+// TestCommandTable: every command help lists has exactly one way to run,
+// and every first word finds its command.
+func TestCommandTable(t *testing.T) {
+	for _, c := range commands {
+		if (c.run == nil) == (c.own == nil) {
+			t.Errorf("command %q: want exactly one of run and own", c.name)
+		}
+		first, _, _ := strings.Cut(c.name, " ")
+		if got, ok := lookup(first); !ok || got.name == "" {
+			t.Errorf("lookup(%q) finds nothing", first)
+		}
+	}
+	if _, ok := lookup("mcp-schedule"); ok {
+		t.Error("mcp-schedule is listed; it is started by the host, not by people")
+	}
+}

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/clawhost/clawhost/core"
+	"github.com/clawhost/clawhost/core/internal/gcpace"
+	"github.com/clawhost/clawhost/sdk/memtrim"
+)
+
+// serve runs clawhost until SIGINT or SIGTERM; SIGHUP reloads the
+// configuration (an invalid file is refused and the running set kept).
+func serve(path string, stderr io.Writer) int {
+	// Signals are caught before anything starts: the plugin processes
+	// start inside core.New, and a SIGHUP (a reload) or SIGTERM sent as
+	// soon as they show up must not kill the host with the default action.
+	// They wait in the channel until the loop below reads them.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	cfg, ok := load(path, stderr)
+	if !ok {
+		return 1
+	}
+	gcpace.Start()
+	opts := core.Options{Version: Version, LogOutput: stderr}
+	if isTerminal(stderr) {
+		opts.Terminal = stderr
+	}
+	h, err := core.New(cfg, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost: %v\n", err)
+		return 1
+	}
+	log := h.Logger()
+	// The plugins are starting; once the host is up, what only its start
+	// touched (configuration, migrations, launching plugins) leaves the
+	// resident set.
+	memtrim.After(memtrim.StartDelay)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for sig := range sigs {
+			if sig != syscall.SIGHUP {
+				log.Info("stopping", "signal", sig.String())
+				cancel()
+				return
+			}
+			log.Info("SIGHUP: reloading configuration", "config", path)
+			if _, warnings := h.ReloadFrom(path); warnings != "" {
+				io.WriteString(stderr, warnings)
+			}
+		}
+	}()
+	if err := h.Run(ctx); err != nil {
+		log.Error("clawhost stopped", "error", err)
+		return exitCode(err)
+	}
+	return 0
+}
+
+// exitCode is the exit status of a host whose Run failed with err: 1. The
+// place where an error that means something else to the service manager
+// gets its own code (a lost cluster lease: 75, EX_TEMPFAIL, restart me)
+// once core has such an error.
+func exitCode(error) int { return 1 }
+
+// isTerminal reports whether w is a terminal (a character device): the
+// links holding a token are printed on it, never into a file or a pipe.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

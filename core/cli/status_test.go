@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/admin"
+)
+
+// clawhost status lists the hosts sharing the database, an expired one as
+// such, and the other leases with their holder.
+func TestFormatStatusCluster(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour), Cluster: &admin.Cluster{HostID: "h1", Engine: "postgres",
+		Hosts: []admin.ClusterHost{
+			{ID: "h1", This: true, Live: true, Admin: "127.0.0.1:8791", Version: "1.2.3", PID: 4000, Epoch: 1, Sessions: 7,
+				Since: now.Add(-time.Hour), Renewed: now.Add(-2 * time.Second), Expires: now.Add(13 * time.Second)},
+			{ID: "h2", PID: 5000, Epoch: 2, Since: now.Add(-2 * time.Hour), Renewed: now.Add(-35 * time.Second), Expires: now.Add(-20 * time.Second)},
+		},
+		Leases: []admin.Lease{
+			{Name: "channel/tg", Kind: "channel", Holder: "h1", Live: true, Epoch: 3, Renewed: now.Add(-2 * time.Second), Expires: now.Add(13 * time.Second)},
+			{Name: "channel/dc", Kind: "channel", Holder: "h2", Epoch: 1, Renewed: now.Add(-40 * time.Second), Expires: now.Add(-25 * time.Second)},
+		},
+	}}, now)
+	for _, want := range []string{
+		"hosts live 1/2 (this host h1, sharing one postgres database)\n",
+		"  h1 (this host) live, expires in 13s, 7 sessions\n",
+		"      up since " + now.Add(-time.Hour).Local().Format("2006-01-02 15:04:05") + " (1h00m), renewed 2s ago, epoch 1, pid 4000, admin 127.0.0.1:8791, version 1.2.3\n",
+		"  h2             expired 20s ago — its work is taken over by the other hosts, 0 sessions\n",
+		"renewed 35s ago, epoch 2, pid 5000\n",
+		"leases\n  channel/tg held by h1, renewed 2s ago, expires in 13s, epoch 3\n",
+		"  channel/dc held by h2, expired 25s ago, epoch 1\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+
+	out = formatStatus(admin.Snapshot{StartedAt: now, Cluster: &admin.Cluster{HostID: "h1", Engine: "postgres", Error: "list leases: connection refused"}}, now)
+	if want := "hosts (this host h1, postgres): the leases could not be read: list leases: connection refused\n"; !strings.Contains(out, want) {
+		t.Errorf("status lacks %q:\n%s", want, out)
+	}
+	if out := formatStatus(admin.Snapshot{StartedAt: now}, now); strings.Contains(out, "hosts") || strings.Contains(out, "leases") {
+		t.Errorf("status of a host alone mentions hosts or leases:\n%s", out)
+	}
+}
+
+// clawhost status lists the groups access.groups does not list, with the
+// entry to add.
+func TestFormatStatusUnlistedGroups(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour), UnlistedGroups: []admin.UnlistedGroup{
+		{ID: "tg:-100777", Title: "Team", Messages: 3, LastSeen: now.Add(-2 * time.Minute)},
+	}}, now)
+	for _, want := range []string{"access.groups does not list", `"tg:-100777" (Team): 3 messages, last 2m0s ago`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// clawhost status shows the memory of the host and of each process it runs.
+func TestFormatStatusMemory(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour),
+		Host:    admin.Process{PID: 10, RSS: 30 << 20, Private: 7 << 20, Heap: 4 << 20},
+		Plugins: []admin.Plugin{{Instance: "tg", Source: "telegram", State: "ready", Ready: true, PID: 11, RSS: 18 << 20, Private: 3 << 20}, {Instance: "dc", Source: "discord", State: "missing"}},
+		Warm:    []admin.Warm{{Key: "tg:direct:1", PID: 12, RSS: 200 << 20, Private: 150 << 20}},
+	}, now)
+	for _, want := range []string{
+		"memory: host 30.0 MB resident, 7.0 MB private (Go heap 4.0 MB); with plugins and 1 warm claude processes 248.0 MB resident, 160.0 MB private\n",
+		"tg             telegram   ready          restarts 0, pid 11, 18.0 MB (3.0 MB private)\n",
+		"dc             discord    missing        restarts 0\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestFormatStatusSandbox: clawhost status says which sandbox claude runs
+// in, and why there is none.
+func TestFormatStatusSandbox(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	for state, want := range map[string]string{
+		"bubblewrap":                             "\nsandbox: bubblewrap\n",
+		"unavailable (bubblewrap not installed)": "\nsandbox: unavailable (bubblewrap not installed)\n",
+		"":                                       "",
+	} {
+		out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour), Sandbox: state}, now)
+		if got := strings.Contains(out, "sandbox:"); want == "" && got || want != "" && !strings.Contains(out, want) {
+			t.Errorf("sandbox %q: status\n%s", state, out)
+		}
+	}
+}

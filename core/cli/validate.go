@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/clawhost/clawhost/core"
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/pluginhost"
+)
+
+// validate is `clawhost validate`: every problem of the file and of its
+// plugins in one list. After the file is loaded, each enabled plugin its
+// errors leave alone (Config.ProbePlugins) is looked for in plugin_dir,
+// started to ask for its schema, and its config block decoded against it.
+// All diagnostics are then sorted by position and printed once, with the
+// count.
+func validate(path string, stdout, stderr io.Writer) int {
+	cfg, diags := config.Load(path)
+	if cfg == nil {
+		config.FormatDiagnostics(stderr, diags, nil)
+		return 1
+	}
+	diags = append(diags, probePlugins(cfg, cfg.ProbePlugins(diags))...)
+	config.FormatDiagnostics(stderr, diags, cfg.Files())
+	if diags.HasErrors() {
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: valid (%d plugins enabled)\n", path, len(cfg.EnabledPlugins()))
+	return 0
+}
+
+// probeTimeout bounds the probe of one plugin: start, handshake, schema,
+// the plugin's own checks.
+const probeTimeout = 20 * time.Second
+
+// probePlugins checks plugins: a missing binary gets a diagnostic with the
+// nearest available source; the others are started (core.CheckPlugin) for
+// their schema, their config block decoded against it, and the decoded
+// block checked by the plugin's own Validate in the same process. A plugin
+// that does not start gets a diagnostic at its block.
+func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	var avail []string
+	listed := false
+	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
+	defer h.Stop()
+	for _, p := range plugins {
+		if _, err := os.Stat(p.Path); err != nil {
+			if !listed {
+				avail, _ = config.AvailableSources(cfg.PluginDir)
+				listed = true
+			}
+			diags = append(diags, cfg.SourceDiagnostic(p, avail))
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		pdiags, err := core.CheckPlugin(ctx, h, cfg, p)
+		cancel()
+		diags = append(diags, pdiags...)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Plugin did not start",
+				Detail:   fmt.Sprintf("Plugin %q (%s) could not be started to check its config block: %v.", p.Name, p.Path, err),
+				Subject:  p.DefRange.Ptr(),
+			})
+		}
+	}
+	return diags
+}

@@ -1,0 +1,202 @@
+package pluginhost
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
+
+	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/sdk"
+	"github.com/clawhost/clawhost/sdk/host"
+)
+
+// ProcessSpec says how to start one plugin process. Every plugin binary
+// clawhost runs is started by Launch from one: the supervisor's instances,
+// the checks of `clawhost validate` and of a reload (Host.Check), and
+// `clawhost plugin test`. So a plugin gets the same environment, process
+// group, Pdeathsig, socket directory and handshake everywhere.
+type ProcessSpec struct {
+	// Path is the plugin binary (the process's argv[0]).
+	Path string
+	// Dir is the working directory (the instance's data dir).
+	Dir string
+	// LogLevel is handed to the plugin as sdk.EnvLogLevel.
+	LogLevel string
+	// SocketDir is where go-plugin makes the directory of the process's
+	// socket.
+	SocketDir string
+	// StartTimeout bounds the handshake; zero means 10 s.
+	StartTimeout time.Duration
+	// Logger is go-plugin's logger: the plugin's stderr lines are logged
+	// through it.
+	Logger hclog.Logger
+	// Stderr, when set, also gets every line the plugin writes to stderr,
+	// as written.
+	Stderr io.Writer
+}
+
+// launchSpec is a ProcessSpec with what only the supervisor sets.
+type launchSpec struct {
+	ProcessSpec
+	exe         string      // what is exec'd; empty: Path (see execPath)
+	env         []string    // the plugin block's env ("NAME=value")
+	user        *runas.User // run_as; nil: the host's user
+	socketGroup string      // the socket directory's group (run_as)
+	onPID       func(pid int, alive bool)
+	onRunner    func(*procRunner) // told the runner before it starts
+}
+
+// Process is one plugin process started by Launch (or a process started by
+// hand that the host attached to: run nil).
+type Process struct {
+	client *plugin.Client
+	run    *procRunner
+}
+
+// HandshakeError is a failed go-plugin handshake. Its Error says in plain
+// words why when go-plugin's message would mislead (see handshakeError);
+// Err is go-plugin's own error.
+type HandshakeError struct{ Err error }
+
+func (e *HandshakeError) Error() string { return handshakeError(e.Err).Error() }
+func (e *HandshakeError) Unwrap() error { return e.Err }
+
+// spawnerOnce is the process's one spawner (see spawner): every plugin is
+// forked from the same locked thread.
+var spawnerOnce = sync.OnceValue(newSpawner)
+
+// Launch starts the plugin binary of s and completes the handshake. A
+// failed handshake is a *HandshakeError.
+func Launch(s ProcessSpec) (*Process, *host.Plugin, error) {
+	return launch(launchSpec{ProcessSpec: s})
+}
+
+// launch execs s's binary through the spawner and handshakes: the
+// environment is pluginEnv's, the process gets its own process group and
+// Pdeathsig (procRunner), and run_as's credentials when s.user is set.
+func launch(s launchSpec) (*Process, *host.Plugin, error) {
+	exe := s.exe
+	if exe == "" {
+		exe = s.Path
+	}
+	timeout := s.StartTimeout
+	if timeout <= 0 {
+		timeout = defaultStartTimeout
+	}
+	log := s.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	p := &Process{}
+	var sockDir string
+	p.client = plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  host.Handshake,
+		Plugins:          host.PluginSet(),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		StartTimeout:     timeout,
+		Logger:           log,
+		GRPCDialOptions:  host.DialOptions(),
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: s.SocketDir, Group: s.socketGroup},
+		Stderr:           s.Stderr,
+		// Not the host's environment: pluginEnv decides what a plugin sees.
+		SkipHostEnv: true,
+		// go-plugin hands us a template cmd carrying only its handshake
+		// environment (SkipHostEnv); we exec the real one through the
+		// spawner so Pdeathsig holds.
+		RunnerFunc: func(l hclog.Logger, tmpl *exec.Cmd, dir string) (runner.Runner, error) {
+			sockDir = dir
+			cmd := exec.Command(exe)
+			cmd.Args = []string{s.Path}
+			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+s.LogLevel)
+			extra := s.env
+			if s.user != nil {
+				extra = append(s.user.Env(), extra...)
+			}
+			cmd.Env = pluginEnv(os.Environ(), extra, own)
+			cmd.Dir = s.Dir
+			r, err := newProcRunner(l, spawnerOnce(), cmd, s.user, s.onPID)
+			if r != nil {
+				p.run = r
+				if s.onRunner != nil {
+					s.onRunner(r)
+				}
+			}
+			return r, err
+		},
+	})
+	rpc, err := p.client.Client()
+	if err != nil {
+		// go-plugin has killed the process. Not Client.Kill, which would
+		// only add a misleading "plugin failed to exit gracefully": the
+		// group is killed, its stderr read to the end (Wait runs after
+		// go-plugin read it), and the socket directory removed.
+		if p.run != nil && p.run.pid > 0 {
+			_ = p.run.Kill(context.Background())
+			<-p.run.exited
+		}
+		if sockDir != "" {
+			_ = os.RemoveAll(sockDir)
+		}
+		return nil, nil, &HandshakeError{Err: err}
+	}
+	plug, err := dispense(rpc)
+	if err != nil {
+		p.Stop(time.Second)
+		return nil, nil, err
+	}
+	return p, plug, nil
+}
+
+// dispense returns the host's client of the plugin behind rpc.
+func dispense(rpc plugin.ClientProtocol) (*host.Plugin, error) {
+	raw, err := rpc.Dispense(host.PluginName)
+	if err != nil {
+		return nil, err
+	}
+	conn, ok := raw.(*grpc.ClientConn)
+	if !ok {
+		return nil, fmt.Errorf("unexpected client type %T", raw)
+	}
+	return host.Wrap(conn), nil
+}
+
+// Stopped says how a process ended when it was stopped.
+type Stopped struct {
+	// Crashed: it had exited before it was stopped.
+	Crashed bool
+	// Killed: it was still running after the grace period and got SIGKILL.
+	Killed bool
+	// State is how it ended, as os.ProcessState says it ("exit status 0",
+	// "signal: terminated"); empty for an attached process.
+	State string
+}
+
+// Stop stops the process (procRunner.terminate: SIGTERM to its process
+// group, SIGKILL after grace; whatever it left in its group is killed),
+// then closes the connection. An attached process is only asked to stop
+// over its connection.
+func (p *Process) Stop(grace time.Duration) Stopped {
+	if p.run == nil { // attached (debug mode): close the connection only
+		if rpc, err := p.client.Client(); err == nil {
+			_ = rpc.Close()
+		}
+		p.client.Kill()
+		return Stopped{}
+	}
+	st := p.run.terminate(grace)
+	p.client.Kill()
+	return st
+}
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool { return p.client.Exited() }

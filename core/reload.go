@@ -1,0 +1,36 @@
+package core
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/clawhost/clawhost/core/config"
+)
+
+// ReloadFrom is what a SIGHUP does: it loads the configuration file at
+// path and, when the file loads without errors, reloads it (Reload, which
+// still refuses it when a plugin rejects its block). A file that does not
+// load is refused whole (Refuse, with its diagnostics as `clawhost
+// validate` prints them) and the running set kept. It returns whether the
+// new configuration was applied and the warnings of a file that loaded,
+// formatted for the operator (empty when there are none).
+func (h *Host) ReloadFrom(path string) (applied bool, warnings string) {
+	at := time.Now()
+	next, diags := config.Load(path)
+	var files map[string]*hcl.File
+	if next != nil {
+		files = next.Files()
+	}
+	var buf bytes.Buffer
+	if len(diags) > 0 {
+		config.FormatDiagnostics(&buf, diags, files)
+	}
+	if next == nil || diags.HasErrors() {
+		h.Refuse(at, buf.String())
+		return false, ""
+	}
+	// A refusal is logged and shown by the host (Refuse).
+	return h.Reload(next) == nil, buf.String()
+}
