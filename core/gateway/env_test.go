@@ -103,7 +103,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	exe, _ := os.Executable()
 	ws := filepath.Join(dir, "workspace")
 	_ = os.MkdirAll(ws, 0o700)
-	rc := runner.Config{Command: exe, Env: map[string]string{fakeclaude.EnvVar: "1"}, Workspace: ws, StateDir: filepath.Join(dir, "runner"), Timeout: 20 * time.Second, KillGrace: 200 * time.Millisecond}
+	rc := runner.Config{Command: exe, Env: map[string]string{fakeclaude.EnvVar: "1"}, Workspace: ws, StateDir: filepath.Join(dir, "runner"), Timeout: 20 * time.Second, KillGrace: 200 * time.Millisecond,
+		// The pipeline is under test, not the sandbox (core/runner tests that).
+		Sandbox: runner.SandboxOff}
 	if o.runner != nil {
 		o.runner(&rc)
 	}

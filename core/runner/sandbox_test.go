@@ -193,9 +193,15 @@ func TestFakeSandbox(t *testing.T) {
 	pid := r.Warm()["k"]
 	var child int
 	for deadline := time.Now().Add(10 * time.Second); child == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			child, _ = strconv.Atoi(f[0])
+		// Every thread's children: the fake is a Go program, which may
+		// start the tool from any of its threads.
+		tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+		for _, task := range tasks {
+			b, _ := os.ReadFile(task)
+			if f := strings.Fields(string(b)); len(f) > 0 {
+				child, _ = strconv.Atoi(f[0])
+				break
+			}
 		}
 	}
 	if child == 0 {
