@@ -1,18 +1,19 @@
 // Package store is the durable state of the clawhost core: the inbound
 // journal (which is also the per-session queue), the dedupe keys, the outbox
-// of produced replies, the sessions and the pairing codes and approved
-// senders.
+// of produced replies, the sessions, the pairing codes and approved
+// senders, the leases of the hosts sharing a storage, and the schedules
+// added at run time with the last run of every scheduled job.
 //
 // This package is the contract only: the [Store] interface and its parts
-// ([Journal], [Outbox], [Sessions], [Pairing], [Leases], [Schedules]), their types and errors, and
-// below the guarantees every engine gives. The engines live in
-// sub-packages: core/store/sqlite is the embedded one (one SQLite database
-// in the data directory); a shared SQL server (PostgreSQL) can be added next
-// to it without touching the core. Every engine passes the conformance
-// suite core/store/storetest, which checks what this documentation
-// promises. The package is a leaf: it imports nothing from core/ or sdk/,
-// and no database driver. The core defines the normalized message struct;
-// the journal stores it as opaque bytes.
+// ([Journal], [Outbox], [Sessions], [Pairing], [Leases], [Schedules]),
+// their types and errors, and below the guarantees every engine gives.
+// The engines live in sub-packages: core/store/sqlite is the embedded one
+// (one SQLite database in the data directory), core/store/postgres the
+// shared one. Every engine passes the conformance suite
+// core/store/storetest, which checks what this documentation promises.
+// The package is a leaf: it imports nothing from core/ or sdk/, and no
+// database driver. The core defines the normalized message struct; the
+// journal stores it as opaque bytes.
 //
 // # What every engine guarantees
 //
