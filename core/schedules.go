@@ -88,6 +88,9 @@ type scheduler struct {
 	migrated   bool
 	pollCancel context.CancelFunc
 	pollDone   chan struct{}
+	// stopped: stop was called; nothing starts again (a one-shot entry's
+	// removal in the background restarts no job after a shutdown).
+	stopped bool
 }
 
 // newScheduler returns the scheduler of the schedules in db; fire starts
@@ -101,6 +104,7 @@ func newScheduler(db store.Schedules, log hclog.Logger, fire func(context.Contex
 func (s *scheduler) start(cfg *config.Config) {
 	s.mu.Lock()
 	s.cfg = cfg
+	s.stopped = false
 	first := !s.migrated
 	s.migrated = true
 	s.mu.Unlock()
@@ -173,10 +177,10 @@ func (s *scheduler) restart() {
 	defer s.runMu.Unlock()
 	s.stopJobs()
 	s.mu.Lock()
-	cfg := s.cfg
+	cfg, stopped := s.cfg, s.stopped
 	chat := slices.Clone(s.chat)
 	s.mu.Unlock()
-	if cfg == nil {
+	if cfg == nil || stopped {
 		return
 	}
 	jobs, groups := jobsOf(cfg)
@@ -246,6 +250,7 @@ func (s *scheduler) stop() {
 	s.mu.Lock()
 	cancel, done := s.pollCancel, s.pollDone
 	s.pollCancel, s.pollDone = nil, nil
+	s.stopped = true
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()

@@ -107,18 +107,24 @@ func TestChatSchedules(t *testing.T) {
 
 // A host of a cluster sees the schedules another host added or removed in
 // the shared store at its next poll, and runs them: here a one-shot entry
-// added by "another host" (straight into the store) whose time came is run
-// once, recorded and removed.
+// added by "another host" (straight into the store, ten minutes ago) that
+// died before the entry's time came (five minutes ago) is made up once,
+// then removed.
 func TestSchedulesAddedByAnotherHostRun(t *testing.T) {
 	t.Parallel()
 	cfg := loadTestConfig(t, schedulesConfig)
-	db := openTestStore(t, cfg.DataDir)
+	ago := func() time.Time { return time.Now().Add(-10 * time.Minute) } // the other host's add
+	db, err := sqlite.Open(context.Background(), cfg.DataDir, sqlite.Options{Now: ago})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
 	fired := make(chan gateway.ScheduledRun, 4)
 	s := newScheduler(db, hclog.NewNullLogger(), func(_ context.Context, r gateway.ScheduledRun) error { fired <- r; return nil }, 10*time.Millisecond)
 	s.start(cfg)
 	t.Cleanup(s.stop)
 	ctx := context.Background()
-	at := time.Now().Add(200 * time.Millisecond)
+	at := time.Now().Add(-5 * time.Minute).Truncate(time.Second)
 	if _, err := db.AddSchedule(ctx, store.Schedule{Name: "agent-1", At: at, Chat: "tg:42", Prompt: "remind me", Sender: "tg:42"}); err != nil {
 		t.Fatal(err)
 	}
