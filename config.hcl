@@ -305,7 +305,9 @@ plugin "clock" {
 # written there; the reply goes to that chat. The heartbeat runs every
 # interval; a reply that is only HEARTBEAT_OK is not delivered. A run missed
 # while clawhost was down is made up once if it is less than an hour late;
-# older ones are skipped (data_dir/schedule.json keeps the last runs).
+# older ones are skipped (the store keeps the last runs; with a shared
+# PostgreSQL store every host runs every schedule, and a run is answered
+# once).
 # schedule "morning" {
 #   cron     = "0 9 * * 1-5"
 #   timezone = "Europe/Berlin"   # default messages.timezone

@@ -25,7 +25,6 @@ import (
 func startAgentAPI(t *testing.T, log io.Writer) *agentAPI {
 	t.Helper()
 	h := &Host{log: hclog.NewInterceptLogger(&hclog.LoggerOptions{Output: log})}
-	h.schedules.h = h
 	a := &agentAPI{h: h}
 	if err := a.start(filepath.Join(t.TempDir(), "run", "agent")); err != nil {
 		t.Fatal(err)

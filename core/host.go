@@ -92,7 +92,7 @@ type Host struct {
 	reloadMu   sync.Mutex
 	lastReload *admin.Reload // nil until the first reload
 
-	schedules scheduler
+	schedules *scheduler
 	agentAPI  agentAPI
 	// media deletes attachments older than agent.media_keep.
 	media *mediaprune.Pruner
@@ -111,7 +111,6 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		opts.LogOutput = os.Stderr
 	}
 	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now(), redact: redact.New(configSecrets(cfg)...)}
-	h.schedules.h = h
 	h.agentAPI.h = h
 	h.media = mediaprune.New(mediaprune.Options{Logger: h.log})
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
@@ -184,10 +183,11 @@ func (h *Host) provision() error {
 		return err
 	}
 	h.metrics = metrics.New()
+	h.schedules = newScheduler(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedulePoll(h.cfg))
 	gopts := gateway.Options{
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
-		Schedules: &h.schedules, AgentTools: h.agentAPI.tools,
+		Schedules: h.schedules, AgentTools: h.agentAPI.tools,
 		Revoker: h.pairingAPI("").Revoker(),
 	}
 	if h.gate != nil {

@@ -2,11 +2,8 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -149,8 +146,8 @@ func (p PairingAPI) revoke(ctx context.Context, entry, by string) (command.Revoc
 // ("<instance>:<sender id>"): it runs in that sender's direct chat.
 // Entries stored before the sender was recorded fall back to the chat,
 // which is the sender on Telegram and WhatsApp.
-func ownsSchedule(e command.ScheduleEntry, sender string) bool {
-	if e.Group || e.FromFile {
+func ownsSchedule(e store.Schedule, sender string) bool {
+	if e.Group {
 		return false
 	}
 	if e.Sender != "" {
@@ -159,10 +156,19 @@ func ownsSchedule(e command.ScheduleEntry, sender string) bool {
 	return e.Chat == sender
 }
 
-// dropSender returns list without sender's entries, and how many left.
-func dropSender(list []command.ScheduleEntry, sender string) ([]command.ScheduleEntry, int) {
-	kept := slices.DeleteFunc(slices.Clone(list), func(e command.ScheduleEntry) bool { return ownsSchedule(e, sender) })
-	return kept, len(list) - len(kept)
+// dropSender removes sender's schedules from db and returns how many.
+func dropSender(ctx context.Context, db store.Schedules, sender string) (int, error) {
+	list, err := db.ListSchedules(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var names []string
+	for _, e := range list {
+		if ownsSchedule(e, sender) {
+			names = append(names, e.Name)
+		}
+	}
+	return db.RemoveSchedules(ctx, names...)
 }
 
 // AccessPolicy returns cfg's access policy, for a [PairingAPI] used while
@@ -174,40 +180,33 @@ func AccessPolicy(cfg *config.Config) func() access.Policy {
 	}
 }
 
-// scheduleFile is the schedules added from chat as a file, for when
-// clawhost is not running (the pairing subcommand edits it directly).
-type scheduleFile string
+// storedSchedules are the schedules added from chat as the store keeps
+// them, for when clawhost is not running (the pairing subcommand).
+type storedSchedules struct {
+	dataDir string
+	db      store.Schedules
+}
 
-// ChatSchedules returns the schedules added from chat under cfg's
-// data_dir, to be edited while clawhost is not running.
-func ChatSchedules(cfg *config.Config) SenderSchedules {
-	return scheduleFile(filepath.Join(cfg.DataDir, "schedules.json"))
+// ChatSchedules returns the schedules added from chat in db, to be edited
+// while clawhost is not running; the files of data_dir that earlier
+// versions kept them in are moved into db first (as a start does), so a
+// revocation reaches them too.
+func ChatSchedules(cfg *config.Config, db store.Schedules) SenderSchedules {
+	return storedSchedules{dataDir: cfg.DataDir, db: db}
 }
 
 // DropSender implements [SenderSchedules].
-func (f scheduleFile) DropSender(_ context.Context, sender string) (int, error) {
-	b, err := os.ReadFile(string(f))
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
+func (s storedSchedules) DropSender(ctx context.Context, sender string) (int, error) {
+	if err := migrateScheduleFiles(ctx, s.dataDir, s.db, hclog.NewNullLogger()); err != nil {
 		return 0, err
 	}
-	var list []command.ScheduleEntry
-	if err := json.Unmarshal(b, &list); err != nil {
-		return 0, fmt.Errorf("read %s: %w", f, err)
-	}
-	kept, n := dropSender(list, sender)
-	if n == 0 {
-		return 0, nil
-	}
-	return n, saveChat(string(f), kept)
+	return dropSender(ctx, s.db, sender)
 }
 
 // pairingAPI is the host's pairing lifecycle; by is recorded as the
 // approver of codes it approves.
 func (h *Host) pairingAPI(by string) PairingAPI {
-	return PairingAPI{DB: h.db, By: by, Policy: func() access.Policy { return h.gw.Access() }, Schedules: &h.schedules, Log: h.log.Named("pairing")}
+	return PairingAPI{DB: h.db, By: by, Policy: func() access.Policy { return h.gw.Access() }, Schedules: h.schedules, Log: h.log.Named("pairing")}
 }
 
 // warnUnhonoured logs, under dm_policy "allowlist", how many approvals

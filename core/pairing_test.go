@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -23,21 +24,12 @@ import (
 // TestRevokeDropsTheSendersSchedules: revoking a sender withdraws their
 // approval and drops the schedules of their direct chat — those /schedule
 // added there, the agent's one-shot ones, and older entries without a
-// recorded sender whose chat is theirs — and nobody else's.
+// recorded sender whose chat is theirs — and nobody else's: from the store
+// through the running host's scheduler, and while clawhost is not running
+// (the pairing subcommand) from the store and from the schedules file an
+// earlier version left in data_dir (moved into the store first).
 func TestRevokeDropsTheSendersSchedules(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	cfg := &config.Config{DataDir: dir}
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ctx := context.Background()
-	r, _ := db.RequestPairing(ctx, store.PairingRequest{Instance: "dc", SenderID: "5"})
-	if _, err := db.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"}); err != nil {
-		t.Fatal(err)
-	}
 	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	list := []command.ScheduleEntry{
 		{Name: "mine-cron", Cron: "0 9 * * *", Chat: "dc:dm-77", Sender: "dc:5", Prompt: "p"},
@@ -47,42 +39,82 @@ func TestRevokeDropsTheSendersSchedules(t *testing.T) {
 		{Name: "other", Cron: "0 9 * * *", Chat: "dc:6", Sender: "dc:6", Prompt: "p"},
 		{Name: "other-instance", Cron: "0 9 * * *", Chat: "tg:5", Sender: "tg:5", Prompt: "p"},
 	}
-	if err := saveChat(filepath.Join(dir, "schedules.json"), list); err != nil {
-		t.Fatal(err)
-	}
-	var logs strings.Builder
-	api := PairingAPI{DB: db, By: "cli", Schedules: ChatSchedules(cfg), Log: hclog.New(&hclog.LoggerOptions{Output: &logs}),
-		Policy: func() access.Policy { return access.Policy{AllowFrom: []string{"dc:5"}} }}
-	got, err := api.RevokeSender(ctx, "dc:5")
-	if err != nil || !got.Found || got.Schedules != 3 || !slices.Equal(got.Listed, []string{"allow_from"}) {
-		t.Fatalf("RevokeSender = %+v, %v", got, err)
-	}
-	if ok, _ := db.IsApproved(ctx, "dc", "5", 0); ok {
-		t.Error("still approved")
-	}
-	left, err := os.ReadFile(filepath.Join(dir, "schedules.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"group", "other", "other-instance"} {
-		if !strings.Contains(string(left), `"Name": "`+name+`"`) {
-			t.Errorf("schedule %s was dropped:\n%s", name, left)
-		}
-	}
-	for _, name := range []string{"mine-cron", "agent-1", `"old"`} {
-		if strings.Contains(string(left), name) {
-			t.Errorf("schedule %s kept:\n%s", name, left)
-		}
-	}
-	if !strings.Contains(logs.String(), "sender=dc:5") || !strings.Contains(logs.String(), "by=cli") {
-		t.Errorf("revocation not logged: %s", logs.String())
-	}
-	// Again: nothing left to do; a malformed entry is refused.
-	if got, err := api.RevokeSender(ctx, "dc:5"); err != nil || got.Found || got.Schedules != 0 {
-		t.Errorf("second revocation = %+v, %v", got, err)
-	}
-	if _, err := api.RevokeSender(ctx, "5"); !errors.Is(err, admin.ErrBadEntry) {
-		t.Errorf("bad entry: %v", err)
+	for _, c := range []struct {
+		name string
+		// file: the entries are in data_dir/schedules.json (an earlier
+		// version), else in the store.
+		file    bool
+		running bool // through the host's scheduler
+	}{
+		{"running host", false, true},
+		{"not running, store", false, false},
+		{"not running, file of an earlier version", true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := loadTestConfig(t, schedulesConfig)
+			db := openTestStore(t, cfg.DataDir)
+			ctx := context.Background()
+			r, _ := db.RequestPairing(ctx, store.PairingRequest{Instance: "dc", SenderID: "5"})
+			if _, err := db.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"}); err != nil {
+				t.Fatal(err)
+			}
+			if c.file {
+				b, _ := json.MarshalIndent(list, "", "  ")
+				if err := os.WriteFile(filepath.Join(cfg.DataDir, legacySchedulesFile), b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				for _, e := range list {
+					if _, err := db.AddSchedule(ctx, store.Schedule{Name: e.Name, Cron: e.Cron, At: e.At, Chat: e.Chat, Group: e.Group, Prompt: e.Prompt, Sender: e.Sender}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var logs strings.Builder
+			api := PairingAPI{DB: db, By: "cli", Schedules: ChatSchedules(cfg, db), Log: hclog.New(&hclog.LoggerOptions{Output: &logs}),
+				Policy: func() access.Policy { return access.Policy{AllowFrom: []string{"dc:5"}} }}
+			var s *scheduler
+			if c.running {
+				s = newScheduler(db, hclog.NewNullLogger(), noFire, 0)
+				s.start(cfg)
+				t.Cleanup(s.stop)
+				api.Schedules = s
+			}
+			got, err := api.RevokeSender(ctx, "dc:5")
+			if err != nil || !got.Found || got.Schedules != 3 || !slices.Equal(got.Listed, []string{"allow_from"}) {
+				t.Fatalf("RevokeSender = %+v, %v", got, err)
+			}
+			if ok, _ := db.IsApproved(ctx, "dc", "5", 0); ok {
+				t.Error("still approved")
+			}
+			left, err := db.ListSchedules(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, e := range left {
+				names = append(names, e.Name)
+			}
+			if !slices.Equal(names, []string{"group", "other", "other-instance"}) {
+				t.Errorf("schedules left %v; want group, other, other-instance", names)
+			}
+			if s != nil {
+				if l := s.List(ctx); len(l) != 4 { // with the file's
+					t.Errorf("the scheduler lists %+v", l)
+				}
+			}
+			if !strings.Contains(logs.String(), "sender=dc:5") || !strings.Contains(logs.String(), "by=cli") {
+				t.Errorf("revocation not logged: %s", logs.String())
+			}
+			// Again: nothing left to do; a malformed entry is refused.
+			if got, err := api.RevokeSender(ctx, "dc:5"); err != nil || got.Found || got.Schedules != 0 {
+				t.Errorf("second revocation = %+v, %v", got, err)
+			}
+			if _, err := api.RevokeSender(ctx, "5"); !errors.Is(err, admin.ErrBadEntry) {
+				t.Errorf("bad entry: %v", err)
+			}
+		})
 	}
 }
 

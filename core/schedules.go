@@ -2,22 +2,21 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/gateway"
-	"github.com/clawhost/clawhost/core/internal/atomicfile"
 	"github.com/clawhost/clawhost/core/internal/cron"
 	"github.com/clawhost/clawhost/core/schedule"
+	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 )
 
@@ -62,54 +61,133 @@ func zoneOf(cfg *config.Config, name string) *time.Location {
 }
 
 // scheduler runs the configured schedules and those added from chat
-// (/schedule, kept in data_dir/schedules.json); Reload and /schedule
-// restart it.
+// (/schedule, and the agent's one-shot entries), which the store keeps
+// with every job's last run. Reload and /schedule restart it. On a shared
+// store every host runs every schedule: the other hosts' additions and
+// removals are read every poll; a run fired by several hosts is one
+// message (its id is the job and the due time, which the journal's dedupe
+// key catches), so it is answered once, and a schedule added through a
+// host that died runs from the others.
 type scheduler struct {
-	h      *Host
+	db  store.Schedules
+	log hclog.Logger
+	// fire starts a run (the gateway's Scheduled).
+	fire func(context.Context, gateway.ScheduledRun) error
+	// poll, when positive, is how often the store's schedules are read
+	// again (a store shared with other hosts).
+	poll time.Duration
+
+	runMu  sync.Mutex // serializes restarts of the jobs
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
 	cfg    *config.Config
-	chat   []command.ScheduleEntry // nil until loaded
-	loaded bool
+	chat   []store.Schedule // as last read from the store
+	// migrated: the data_dir files of earlier versions were moved into
+	// the store (tried once per run, at the first start).
+	migrated   bool
+	pollCancel context.CancelFunc
+	pollDone   chan struct{}
+	// stopped: stop was called; nothing starts again (a one-shot entry's
+	// removal in the background restarts no job after a shutdown).
+	stopped bool
 }
 
-func (s *scheduler) chatFile(cfg *config.Config) string {
-	return filepath.Join(cfg.DataDir, "schedules.json")
+// newScheduler returns the scheduler of the schedules in db; fire starts
+// their runs; poll > 0 reads db again that often (a shared store).
+func newScheduler(db store.Schedules, log hclog.Logger, fire func(context.Context, gateway.ScheduledRun) error, poll time.Duration) *scheduler {
+	return &scheduler{db: db, log: log, fire: fire, poll: poll}
 }
 
-// loadChat reads the schedules added from chat (once).
-func (s *scheduler) loadChat(cfg *config.Config) {
-	if s.loaded {
-		return
-	}
-	s.loaded = true
-	b, err := os.ReadFile(s.chatFile(cfg))
-	if errors.Is(err, os.ErrNotExist) {
-		return
-	}
-	if err == nil {
-		err = json.Unmarshal(b, &s.chat)
-	}
-	if err != nil {
-		s.h.log.Error("the schedules added from chat could not be read; they do not run", "file", s.chatFile(cfg), "error", err)
-	}
-}
-
-// start runs the jobs of cfg and those added from chat (stopping those
-// running before).
+// start (re)starts the jobs of cfg and those of the store; the first
+// start moves the files of earlier versions into the store.
 func (s *scheduler) start(cfg *config.Config) {
-	s.stop()
 	s.mu.Lock()
 	s.cfg = cfg
-	s.loadChat(cfg)
+	s.stopped = false
+	first := !s.migrated
+	s.migrated = true
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	if first {
+		if err := migrateScheduleFiles(ctx, cfg.DataDir, s.db, s.log); err != nil {
+			s.log.Error("moving the schedules of data_dir into the store failed; they do not run (the next start tries again)", "error", err)
+		}
+	}
+	s.read(ctx)
+	cancel()
+	s.restart()
+	s.mu.Lock()
+	poll := s.poll > 0 && s.pollCancel == nil
+	if poll {
+		pctx, pcancel := context.WithCancel(context.Background())
+		s.pollCancel, s.pollDone = pcancel, make(chan struct{})
+		go s.watch(pctx, s.pollDone)
+	}
+	s.mu.Unlock()
+}
+
+// read reads the schedules of the store; it reports whether they changed.
+// An error keeps those read before.
+func (s *scheduler) read(ctx context.Context) bool {
+	list, err := s.db.ListSchedules(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("the schedules added from chat could not be read; those read before run", "error", err)
+		}
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := !slices.EqualFunc(s.chat, list, sameSchedule)
+	s.chat = list
+	return changed
+}
+
+func sameSchedule(a, b store.Schedule) bool {
+	return a.Name == b.Name && a.Cron == b.Cron && a.At.Equal(b.At) && a.Chat == b.Chat && a.Group == b.Group && a.Prompt == b.Prompt
+}
+
+// watch reads the store every poll and restarts the jobs when another
+// host added or removed a schedule.
+func (s *scheduler) watch(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(s.poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, s.poll+10*time.Second)
+		changed := s.read(rctx)
+		cancel()
+		if changed && ctx.Err() == nil {
+			s.log.Debug("the schedules changed on another host")
+			s.restart()
+		}
+	}
+}
+
+// restart stops the running jobs and runs those of the configuration and
+// of the store as last read.
+func (s *scheduler) restart() {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	s.stopJobs()
+	s.mu.Lock()
+	cfg, stopped := s.cfg, s.stopped
 	chat := slices.Clone(s.chat)
 	s.mu.Unlock()
+	if cfg == nil || stopped {
+		return
+	}
 	jobs, groups := jobsOf(cfg)
 	once := map[string]bool{}
 	for _, e := range chat {
 		if !e.At.IsZero() {
-			jobs = append(jobs, schedule.Job{Name: e.Name, At: e.At, Target: e.Chat, Prompt: e.Prompt})
+			jobs = append(jobs, schedule.Job{Name: e.Name, At: e.At, Since: e.Added, Target: e.Chat, Prompt: e.Prompt})
 			groups[e.Name], once[e.Name] = e.Group, true
 			continue
 		}
@@ -117,18 +195,18 @@ func (s *scheduler) start(cfg *config.Config) {
 		if err != nil {
 			continue
 		}
-		jobs = append(jobs, schedule.Job{Name: e.Name, Cron: &c, Location: cfg.Messages.Location(), Target: e.Chat, Prompt: e.Prompt})
+		jobs = append(jobs, schedule.Job{Name: e.Name, Cron: &c, Location: cfg.Messages.Location(), Since: e.Added, Target: e.Chat, Prompt: e.Prompt})
 		groups[e.Name] = e.Group
 	}
 	if len(jobs) == 0 {
 		return
 	}
 	sch := schedule.New(schedule.Options{
-		Jobs: jobs, StateFile: filepath.Join(cfg.DataDir, "schedule.json"), Logger: s.h.log.Named("schedule"),
+		Jobs: jobs, State: runState{s.db}, Logger: s.log,
 		Fire: func(ctx context.Context, r schedule.Run) error {
-			err := s.h.gw.Scheduled(ctx, gateway.ScheduledRun{Job: r.Job, At: r.At, Chat: r.Target, Group: groups[r.Job], Prompt: r.Prompt})
+			err := s.fire(ctx, gateway.ScheduledRun{Job: r.Job, At: r.At, Chat: r.Target, Group: groups[r.Job], Prompt: r.Prompt})
 			if err == nil && once[r.Job] {
-				// Done: a one-shot entry leaves the file (in the
+				// Done: a one-shot entry leaves the store (in the
 				// background: removing restarts the scheduler this runs in).
 				go func() { _, _ = s.Remove(context.Background(), r.Job) }()
 			}
@@ -141,11 +219,22 @@ func (s *scheduler) start(cfg *config.Config) {
 	s.mu.Lock()
 	s.cancel, s.done = cancel, done
 	s.mu.Unlock()
-	s.h.log.Info("schedules running", "jobs", len(jobs))
+	s.log.Info("schedules running", "jobs", len(jobs))
 }
 
-// stop ends the running jobs and waits for them.
-func (s *scheduler) stop() {
+// runState is the scheduler's state in the store.
+type runState struct{ db store.Schedules }
+
+func (r runState) Runs(ctx context.Context) (map[string]time.Time, error) {
+	return r.db.ScheduleRuns(ctx)
+}
+
+func (r runState) Record(ctx context.Context, job string, at time.Time) error {
+	return r.db.RecordScheduleRun(ctx, job, at)
+}
+
+// stopJobs ends the running jobs and waits for them.
+func (s *scheduler) stopJobs() {
 	s.mu.Lock()
 	cancel, done := s.cancel, s.done
 	s.cancel, s.done = nil, nil
@@ -156,9 +245,25 @@ func (s *scheduler) stop() {
 	}
 }
 
+// stop ends the polling and the running jobs, and waits for them.
+func (s *scheduler) stop() {
+	s.mu.Lock()
+	cancel, done := s.pollCancel, s.pollDone
+	s.pollCancel, s.pollDone = nil, nil
+	s.stopped = true
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	s.stopJobs()
+}
+
 // Add adds a schedule from chat: a new name, a valid expression, a known
-// instance; it is saved and runs at once.
-func (s *scheduler) Add(_ context.Context, e command.ScheduleEntry) error {
+// instance; it is stored and runs at once.
+func (s *scheduler) Add(ctx context.Context, e command.ScheduleEntry) error {
 	if !nameRe.MatchString(e.Name) {
 		return fmt.Errorf("%q is not a schedule name (letters, digits, - and _)", e.Name)
 	}
@@ -169,76 +274,58 @@ func (s *scheduler) Add(_ context.Context, e command.ScheduleEntry) error {
 	}
 	s.mu.Lock()
 	cfg := s.cfg
-	s.loadChat(cfg)
-	taken := slices.ContainsFunc(s.chat, func(x command.ScheduleEntry) bool { return x.Name == e.Name }) ||
-		slices.ContainsFunc(cfg.Schedules, func(x *config.Schedule) bool { return x.Name == e.Name }) || e.Name == heartbeatJob
-	if taken {
-		s.mu.Unlock()
+	s.mu.Unlock()
+	if cfg != nil && slices.ContainsFunc(cfg.Schedules, func(x *config.Schedule) bool { return x.Name == e.Name }) || e.Name == heartbeatJob {
 		return fmt.Errorf("a schedule %q exists", e.Name)
 	}
-	next := append(slices.Clone(s.chat), e)
-	if err := saveChat(s.chatFile(cfg), next); err != nil {
-		s.mu.Unlock()
+	_, err := s.db.AddSchedule(ctx, store.Schedule{Name: e.Name, Cron: e.Cron, At: e.At, Chat: e.Chat, Group: e.Group, Prompt: e.Prompt, Sender: e.Sender})
+	if errors.Is(err, store.ErrScheduleExists) {
+		return fmt.Errorf("a schedule %q exists", e.Name)
+	}
+	if err != nil {
 		return err
 	}
-	s.chat = next
-	s.mu.Unlock()
-	s.h.log.Info("schedule added from chat", "name", e.Name, "cron", e.Cron, "chat", e.Chat)
-	s.start(cfg)
+	s.log.Info("schedule added from chat", "name", e.Name, "cron", e.Cron, "chat", e.Chat)
+	s.changed(ctx)
 	return nil
 }
 
+// changed reads the store again and restarts the jobs.
+func (s *scheduler) changed(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	s.read(rctx)
+	cancel()
+	s.restart()
+}
+
 // Remove removes a schedule added from chat.
-func (s *scheduler) Remove(_ context.Context, name string) (bool, error) {
-	s.mu.Lock()
-	cfg := s.cfg
-	s.loadChat(cfg)
-	i := slices.IndexFunc(s.chat, func(x command.ScheduleEntry) bool { return x.Name == name })
-	if i < 0 {
-		s.mu.Unlock()
-		return false, nil
-	}
-	next := slices.Delete(slices.Clone(s.chat), i, i+1)
-	if err := saveChat(s.chatFile(cfg), next); err != nil {
-		s.mu.Unlock()
+func (s *scheduler) Remove(ctx context.Context, name string) (bool, error) {
+	n, err := s.db.RemoveSchedules(ctx, name)
+	if err != nil || n == 0 {
 		return false, err
 	}
-	s.chat = next
-	s.mu.Unlock()
-	s.h.log.Info("schedule removed from chat", "name", name)
-	s.start(cfg)
+	s.log.Info("schedule removed from chat", "name", name)
+	s.changed(ctx)
 	return true, nil
 }
 
 // DropSender removes the schedules added from chat (and by the agent) that
 // run in sender's direct chat ([SenderSchedules]); the scheduler restarts
 // without them.
-func (s *scheduler) DropSender(_ context.Context, sender string) (int, error) {
-	s.mu.Lock()
-	cfg := s.cfg
-	if cfg == nil {
-		s.mu.Unlock()
-		return 0, nil
+func (s *scheduler) DropSender(ctx context.Context, sender string) (int, error) {
+	n, err := dropSender(ctx, s.db, sender)
+	if err != nil || n == 0 {
+		return n, err
 	}
-	s.loadChat(cfg)
-	next, n := dropSender(s.chat, sender)
-	if n == 0 {
-		s.mu.Unlock()
-		return 0, nil
-	}
-	if err := saveChat(s.chatFile(cfg), next); err != nil {
-		s.mu.Unlock()
-		return 0, err
-	}
-	s.chat = next
-	s.mu.Unlock()
-	s.h.log.Info("schedules of a revoked sender removed", "sender", sender, "count", n)
-	s.start(cfg)
+	s.log.Info("schedules of a revoked sender removed", "sender", sender, "count", n)
+	s.changed(ctx)
 	return n, nil
 }
 
-// List lists the schedules of the file and of chat, with their next runs.
-func (s *scheduler) List(context.Context) []command.ScheduleEntry {
+// List lists the schedules of the file and of the store, with their next
+// runs.
+func (s *scheduler) List(ctx context.Context) []command.ScheduleEntry {
+	s.read(ctx)
 	s.mu.Lock()
 	cfg := s.cfg
 	chat := slices.Clone(s.chat)
@@ -255,7 +342,8 @@ func (s *scheduler) List(context.Context) []command.ScheduleEntry {
 		}
 		out = append(out, e)
 	}
-	for _, e := range chat {
+	for _, sc := range chat {
+		e := entryOf(sc)
 		if c, err := cron.Parse(e.Cron); err == nil {
 			e.Next = c.Next(now, cfg.Messages.Location())
 		}
@@ -264,14 +352,20 @@ func (s *scheduler) List(context.Context) []command.ScheduleEntry {
 	return out
 }
 
+// entryOf is a stored schedule as /schedule shows it.
+func entryOf(s store.Schedule) command.ScheduleEntry {
+	return command.ScheduleEntry{Name: s.Name, Cron: s.Cron, At: s.At, Chat: s.Chat, Group: s.Group, Prompt: s.Prompt, Sender: s.Sender}
+}
+
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 
-// saveChat writes the schedules added from chat (0600, replaced
-// atomically).
-func saveChat(path string, list []command.ScheduleEntry) error {
-	b, err := json.MarshalIndent(list, "", "  ")
-	if err != nil {
-		return err
+// schedulePoll is how often a host reads the schedules of a shared store
+// again (those other hosts added or removed): a third of the lease TTL,
+// as the leases are renewed. Zero for SQLite: one host, which made every
+// change itself.
+func schedulePoll(cfg *config.Config) time.Duration {
+	if cfg.Storage.Engine != config.EnginePostgres {
+		return 0
 	}
-	return atomicfile.Write(path, b)
+	return cfg.Storage.LeaseTTL.Duration() / 3
 }

@@ -25,8 +25,8 @@ const pairingUsage = `usage: clawhost pairing list [-approved] [-config FILE]
 // pairing is `clawhost pairing list [-approved]`, `pairing approve CODE`
 // and `pairing revoke INSTANCE:ID`. While clawhost runs, the database is
 // locked by it: the command then goes through the admin endpoint on
-// loopback; otherwise it opens the database (and, to revoke, the
-// schedules file) itself.
+// loopback; otherwise it opens the database (where, to revoke, the
+// schedules are too) itself.
 func pairing(path string, args []string, approved bool, stdout, stderr io.Writer) int {
 	ok := len(args) == 1 && args[0] == "list" ||
 		len(args) == 2 && (args[0] == "approve" || args[0] == "revoke") && !approved
@@ -66,7 +66,7 @@ func pairing(path string, args []string, approved bool, stdout, stderr io.Writer
 		return 1
 	}
 	defer db.Close()
-	api := core.PairingAPI{DB: db, By: "cli", Policy: core.AccessPolicy(cfg), Schedules: core.ChatSchedules(cfg)}
+	api := core.PairingAPI{DB: db, By: "cli", Policy: core.AccessPolicy(cfg), Schedules: core.ChatSchedules(cfg, db)}
 	var out string
 	switch verb {
 	case "list":

@@ -4,7 +4,8 @@
 // so a run is answered once even across a crash).
 //
 // Missed runs: the last run of each job (or when it was first seen) is
-// kept in a state file. At start, a job whose latest due time passed unrun
+// kept in the State (the store's, in clawhost: shared by the hosts of a
+// cluster). At start, a job whose latest due time passed unrun
 // while clawhost was down is run once if that time is less than
 // MissedWithin ago; an older one is skipped and logged, as is a run that
 // comes due more than MissedWithin late (a suspended machine). Only the
@@ -15,15 +16,11 @@ package schedule
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/clawhost/clawhost/core/internal/atomicfile"
 	"github.com/clawhost/clawhost/core/internal/cron"
 )
 
@@ -49,6 +46,11 @@ type Job struct {
 	// Target and Prompt are handed to Fire.
 	Target string
 	Prompt string
+	// Since, when set, is when the job was created: without a recorded
+	// run, a run due after it counts as missed (made up if under
+	// MissedWithin late). Zero: the job's runs count from when a
+	// scheduler first sees it.
+	Since time.Time
 }
 
 // next is the job's first due time after t.
@@ -105,15 +107,24 @@ type realClock struct{}
 func (realClock) Now() time.Time                         { return time.Now() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
+// State keeps the due time of each job's last run.
+type State interface {
+	// Runs returns the last run of every job that has one.
+	Runs(ctx context.Context) (map[string]time.Time, error)
+	// Record keeps at as job's last run (a later one kept stays).
+	Record(ctx context.Context, job string, at time.Time) error
+}
+
 // Options configure a Scheduler.
 type Options struct {
 	Jobs []Job
 	// Fire starts a run; an error makes it tried again after a minute.
 	Fire func(ctx context.Context, r Run) error
-	// StateFile keeps each job's last run (0600, replaced atomically).
-	StateFile string
-	Clock     Clock
-	Logger    hclog.Logger
+	// State keeps each job's last run; nil: none is kept (missed runs are
+	// not made up).
+	State  State
+	Clock  Clock
+	Logger hclog.Logger
 }
 
 // Scheduler runs jobs when they are due.
@@ -121,10 +132,11 @@ type Scheduler struct {
 	o    Options
 	mu   sync.Mutex
 	last map[string]time.Time // job → due time of its last run
+	// known: the state was read (Run), so a job without a last run is new.
+	known bool
 }
 
-// New returns a scheduler; its state is read from StateFile (a missing file
-// is an empty state; an unreadable one is logged and ignored).
+// New returns a scheduler; Run reads its state.
 func New(o Options) *Scheduler {
 	if o.Clock == nil {
 		o.Clock = realClock{}
@@ -132,20 +144,7 @@ func New(o Options) *Scheduler {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	s := &Scheduler{o: o, last: map[string]time.Time{}}
-	if o.StateFile != "" {
-		b, err := os.ReadFile(o.StateFile)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			o.Logger.Warn("reading the schedule state failed; missed runs are not made up", "file", o.StateFile, "error", err)
-		default:
-			if err := json.Unmarshal(b, &s.last); err != nil {
-				o.Logger.Warn("the schedule state is unreadable; missed runs are not made up", "file", o.StateFile, "error", err)
-			}
-		}
-	}
-	return s
+	return &Scheduler{o: o, last: map[string]time.Time{}}
 }
 
 // Last is the due time of job's last run (zero if never).
@@ -155,8 +154,27 @@ func (s *Scheduler) Last(job string) time.Time {
 	return s.last[job]
 }
 
-// Run runs the jobs until ctx ends.
+// Run reads the state (one that cannot be read is logged: missed runs
+// are not made up), then runs the jobs until ctx ends.
 func (s *Scheduler) Run(ctx context.Context) {
+	s.known = true
+	if s.o.State != nil {
+		runs, err := s.o.State.Runs(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			// Unknown: no run is made up, and none is taken as new (which
+			// would record "first seen now" over the real last run).
+			s.known = false
+			s.o.Logger.Warn("reading the schedule state failed; missed runs are not made up", "error", err)
+		}
+		s.mu.Lock()
+		for job, at := range runs {
+			s.last[job] = at
+		}
+		s.mu.Unlock()
+	}
 	var wg sync.WaitGroup
 	for _, j := range s.o.Jobs {
 		wg.Add(1)
@@ -171,11 +189,16 @@ func (s *Scheduler) Run(ctx context.Context) {
 func (s *Scheduler) loop(ctx context.Context, j Job) {
 	log := s.o.Logger.With("job", j.Name)
 	now := s.o.Clock.Now()
-	switch last, due := s.Last(j.Name), j.prev(now); {
+	last := s.Last(j.Name)
+	if last.IsZero() && !j.Since.IsZero() && j.Since.Before(now) {
+		last = j.Since // created before this scheduler saw it
+	}
+	switch due := j.prev(now); {
+	case last.IsZero() && !s.known:
 	case last.IsZero():
 		// A new job: from now on its runs count (one due before it
 		// existed is not made up).
-		s.record(log, j.Name, now)
+		s.record(ctx, log, j.Name, now)
 	case !due.IsZero() && due.After(last) && now.Sub(due) <= MissedWithin:
 		log.Info("running a scheduled run missed while clawhost was down", "due", due)
 		s.fire(ctx, log, j, due)
@@ -222,30 +245,23 @@ func (s *Scheduler) fire(ctx context.Context, log hclog.Logger, j Job, at time.T
 		case <-s.o.Clock.After(retryAfter):
 		}
 	}
-	s.record(log, j.Name, at)
+	s.record(ctx, log, j.Name, at)
 }
 
-// record stores at as job's last run.
-func (s *Scheduler) record(log hclog.Logger, job string, at time.Time) {
+// record keeps at as job's last run.
+func (s *Scheduler) record(ctx context.Context, log hclog.Logger, job string, at time.Time) {
 	s.mu.Lock()
-	s.last[job] = at
-	snapshot := make(map[string]time.Time, len(s.last))
-	for k, v := range s.last {
-		snapshot[k] = v
+	if at.After(s.last[job]) {
+		s.last[job] = at
 	}
 	s.mu.Unlock()
-	if err := s.save(snapshot); err != nil {
+	if s.o.State == nil {
+		return
+	}
+	// A run that fired is recorded even when ctx just ended (a stop).
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := s.o.State.Record(rctx, job, at); err != nil {
 		log.Warn("saving the schedule state failed (a run missed during a later outage may not be made up)", "error", err)
 	}
-}
-
-func (s *Scheduler) save(last map[string]time.Time) error {
-	if s.o.StateFile == "" {
-		return nil
-	}
-	b, err := json.Marshal(last)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(s.o.StateFile, b)
 }

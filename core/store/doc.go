@@ -1,18 +1,19 @@
 // Package store is the durable state of the clawhost core: the inbound
 // journal (which is also the per-session queue), the dedupe keys, the outbox
-// of produced replies, the sessions and the pairing codes and approved
-// senders.
+// of produced replies, the sessions, the pairing codes and approved
+// senders, the leases of the hosts sharing a storage, and the schedules
+// added at run time with the last run of every scheduled job.
 //
 // This package is the contract only: the [Store] interface and its parts
-// ([Journal], [Outbox], [Sessions], [Pairing]), their types and errors, and
-// below the guarantees every engine gives. The engines live in
-// sub-packages: core/store/sqlite is the embedded one (one SQLite database
-// in the data directory); a shared SQL server (PostgreSQL) can be added next
-// to it without touching the core. Every engine passes the conformance
-// suite core/store/storetest, which checks what this documentation
-// promises. The package is a leaf: it imports nothing from core/ or sdk/,
-// and no database driver. The core defines the normalized message struct;
-// the journal stores it as opaque bytes.
+// ([Journal], [Outbox], [Sessions], [Pairing], [Leases], [Schedules]),
+// their types and errors, and below the guarantees every engine gives.
+// The engines live in sub-packages: core/store/sqlite is the embedded one
+// (one SQLite database in the data directory), core/store/postgres the
+// shared one. Every engine passes the conformance suite
+// core/store/storetest, which checks what this documentation promises.
+// The package is a leaf: it imports nothing from core/ or sdk/, and no
+// database driver. The core defines the normalized message struct; the
+// journal stores it as opaque bytes.
 //
 // # What every engine guarantees
 //
@@ -170,6 +171,21 @@
 //     twice-interrupted turn and a dropped message (the queue cap's old or
 //     new policy, a message too large for the plugin protocol, pairing
 //     slots full) are told in one message.
+//
+// # Schedules
+//
+// [Schedules] keeps what /schedule add and the agent's schedule_message
+// add, and the last run of every job (the configuration's schedules and
+// heartbeat too). A schedule's name is unique: [Schedules.AddSchedule] of
+// a stored name is [ErrScheduleExists] and changes nothing. Removing a
+// schedule removes its last run with it, so a schedule added later under
+// the same name starts afresh. A job's last run only moves forward
+// ([Schedules.RecordScheduleRun] of an earlier time keeps the later one):
+// several hosts that run the same job (each host of a cluster runs every
+// schedule; the journal's dedupe key of a run, its job and due time, makes
+// one turn of them) record it without coordination. Schedules come back in
+// the order they were added, with their Sender, which is how a revocation
+// finds the schedules of the revoked sender.
 //
 // # Housekeeping
 //

@@ -63,6 +63,7 @@ type Store interface {
 	Sessions
 	Pairing
 	Leases
+	Schedules
 	// Close waits for the writes in flight, then releases the storage.
 	// Calling it again returns nil. After Close, writes fail with
 	// [ErrClosed] and reads fail with an error.

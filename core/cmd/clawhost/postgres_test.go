@@ -23,11 +23,21 @@ func startPostgresDaemon(t *testing.T) (*daemon, string) {
 
 // startHost runs clawhost as host id on the PostgreSQL database url,
 // with 2 s leases. Its loopback channel runs only on the host holding the
-// channel's lease (waitServing).
-func startHost(t *testing.T, url, id string) *daemon {
+// channel's lease (waitServing). edits change the configuration's text
+// first.
+func startHost(t *testing.T, url, id string, edits ...func(string) string) *daemon {
 	t.Helper()
 	dir := t.TempDir()
 	path := writeConfig(t, dir, false)
+	for _, edit := range edits {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(edit(string(b))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

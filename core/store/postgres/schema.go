@@ -157,6 +157,27 @@ CREATE INDEX relay_new ON relay(instance, id) WHERE state = 'new';
 	`
 ALTER TABLE approved_senders ADD COLUMN approved_by TEXT NOT NULL DEFAULT '';
 `,
+	// 5: the schedules added from chat and by the agent, and the last run
+	// of every scheduled job, shared by the hosts (until now each host's
+	// data_dir/schedules.json and schedule.json; a host moves its own in
+	// once).
+	`
+CREATE TABLE schedules (
+	id       BIGSERIAL PRIMARY KEY,
+	name     TEXT    NOT NULL UNIQUE,
+	cron     TEXT    NOT NULL DEFAULT '',
+	at       BIGINT  NOT NULL DEFAULT 0,
+	chat     TEXT    NOT NULL,
+	is_group BOOLEAN NOT NULL DEFAULT false,
+	prompt   TEXT    NOT NULL,
+	sender   TEXT    NOT NULL DEFAULT '',
+	added_at BIGINT  NOT NULL
+);
+CREATE TABLE schedule_runs (
+	job     TEXT   PRIMARY KEY,
+	last_at BIGINT NOT NULL
+);
+`,
 }
 
 // schemaVersion is the version a database has after Open.

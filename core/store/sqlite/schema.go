@@ -182,6 +182,26 @@ UPDATE reply_chunks SET text = '' WHERE text <> '';
 	`
 ALTER TABLE approved_senders ADD COLUMN approved_by TEXT NOT NULL DEFAULT '';
 `,
+	// 9: the schedules added from chat and by the agent, and the last run
+	// of every scheduled job (until now data_dir/schedules.json and
+	// schedule.json; the host moves them in once).
+	`
+CREATE TABLE schedules (
+	id       INTEGER PRIMARY KEY AUTOINCREMENT,
+	name     TEXT    NOT NULL UNIQUE,
+	cron     TEXT    NOT NULL DEFAULT '',
+	at       INTEGER NOT NULL DEFAULT 0,
+	chat     TEXT    NOT NULL,
+	is_group INTEGER NOT NULL DEFAULT 0,
+	prompt   TEXT    NOT NULL,
+	sender   TEXT    NOT NULL DEFAULT '',
+	added_at INTEGER NOT NULL
+);
+CREATE TABLE schedule_runs (
+	job     TEXT    PRIMARY KEY,
+	last_at INTEGER NOT NULL
+);
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

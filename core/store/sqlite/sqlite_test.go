@@ -88,7 +88,7 @@ func TestMigrationSetsFinishedAt(t *testing.T) {
 	}
 	// Back to schema 5: the payloads in the rows, the column gone, the old
 	// indexes back.
-	for _, q := range append(append(slices.Clone(undoMigration8), undoMigration7...),
+	for _, q := range append(append(append(slices.Clone(undoMigration9), undoMigration8...), undoMigration7...),
 		`DROP INDEX journal_live`, `DROP INDEX journal_done`, `ALTER TABLE journal DROP COLUMN finished_at`,
 		`CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed')`,
 		`CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued'`,
@@ -145,6 +145,41 @@ var undoMigration7 = []string{
 // undoMigration8 takes a database back from schema 8 to 7.
 var undoMigration8 = []string{`ALTER TABLE approved_senders DROP COLUMN approved_by`}
 
+// undoMigration9 takes a database back from schema 9 to 8.
+var undoMigration9 = []string{`DROP TABLE schedules`, `DROP TABLE schedule_runs`}
+
+// TestMigrationSchedules: a database of schema 8 (before schedules were
+// stored) keeps its data and gets the schedule tables.
+func TestMigrationSchedules(t *testing.T) {
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	d := openTest(t, dir, clk)
+	ctx := context.Background()
+	r, _ := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "5"})
+	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(slices.Clone(undoMigration9), `PRAGMA user_version = 8`) {
+		if _, err := d.wdbExec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	d.Close()
+	d = openTest(t, dir, clk)
+	if ok, err := d.IsApproved(ctx, "tg", "5", 0); !ok || err != nil {
+		t.Fatalf("approval after the migration: %v, %v", ok, err)
+	}
+	if _, err := d.AddSchedule(ctx, store.Schedule{Name: "s", Cron: "* * * * *", Chat: "tg:5", Prompt: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RecordScheduleRun(ctx, "s", clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := d.ListSchedules(ctx); err != nil || len(list) != 1 {
+		t.Fatalf("schedules after the migration: %+v, %v", list, err)
+	}
+}
+
 // TestMigrationApprovedBy: an approval stored before migration 8 is kept,
 // listed with no approver, and still counts.
 func TestMigrationApprovedBy(t *testing.T) {
@@ -158,7 +193,7 @@ func TestMigrationApprovedBy(t *testing.T) {
 	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(slices.Clone(undoMigration8), `PRAGMA user_version = 7`) {
+	for _, q := range append(append(slices.Clone(undoMigration9), undoMigration8...), `PRAGMA user_version = 7`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -201,7 +236,7 @@ func TestMigrationMovesPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to schema 6: the payloads in the rows, their tables gone.
-	for _, q := range append(append(slices.Clone(undoMigration8), undoMigration7...), `PRAGMA user_version = 6`) {
+	for _, q := range append(append(append(slices.Clone(undoMigration9), undoMigration8...), undoMigration7...), `PRAGMA user_version = 6`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -2,7 +2,7 @@
 // (core/store): every engine runs it from its own tests and must pass it
 // unchanged. It checks, through the [store.Store] interface only, what the
 // contract documents: the journal's state machine and recovery rules,
-// dedupe with its TTL, the outbox, sessions and pairing, atomicity under
+// dedupe with its TTL, the outbox, sessions, pairing and schedules, atomicity under
 // concurrency, context handling and that state survives a restart.
 //
 // An engine's test looks like this:
@@ -82,6 +82,8 @@ var cases = []struct {
 	{"Pairing", testPairing},
 	{"ApprovedSenders", testApprovedSenders},
 	{"Leases", testLeases},
+	{"Schedules", testSchedules},
+	{"SchedulesConcurrent", testSchedulesConcurrent},
 }
 
 // env is one subtest's storage and clock.
