@@ -260,7 +260,7 @@ func (r *Runner) sandboxed(path string, args []string, tmp string, env []string,
 // message are claude's too. The media root stays the host's (0711: that
 // user passes through it but cannot replace a session's directory with a
 // link), and nothing is changed through a link: a link is skipped, and
-// Lchown never follows one. Without RunAs or a media directory it does
+// runas.Chown never follows one. Without RunAs or a media directory it does
 // nothing.
 func (r *Runner) shareMedia(mediaDir string) error {
 	u := r.cfg.RunAs
@@ -288,12 +288,7 @@ func (r *Runner) shareMedia(mediaDir string) error {
 			paths = append(paths, filepath.Join(dir, e.Name()))
 		}
 	}
-	for _, p := range paths {
-		if err := os.Lchown(p, int(u.UID), int(u.GID)); err != nil {
-			return fmt.Errorf("give %s to %s: %w", p, u.Name, err)
-		}
-	}
-	return nil
+	return u.Chown(paths...)
 }
 
 // ensureDir creates the workspace's .claude when missing, so the sandbox

@@ -131,13 +131,15 @@ func (c *User) Env() []string {
 	return []string{"HOME=" + c.Home, "USER=" + c.Name, "LOGNAME=" + c.Name}
 }
 
-// Chown makes each of paths (those not "") c's.
+// Chown makes each of paths (those not "") c's. It never follows a
+// symbolic link (Lchown): clawhost runs as root here, and a link planted
+// where a path is expected must not give away what it points to.
 func (c *User) Chown(paths ...string) error {
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
-		if err := os.Chown(p, int(c.UID), int(c.GID)); err != nil {
+		if err := os.Lchown(p, int(c.UID), int(c.GID)); err != nil {
 			return fmt.Errorf("chown %s to %s: %w", p, c.Name, err)
 		}
 	}
