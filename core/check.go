@@ -21,7 +21,7 @@ import (
 // block, warnings included, sorted. The error says why the plugin could
 // not be started or asked (nothing is known about the block then); p's
 // binary must exist. ctx bounds the probe.
-func CheckPlugin(ctx context.Context, ph *pluginhost.Host, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, error) {
+func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, error) {
 	var diags hcl.Diagnostics
 	res, err := ph.Check(ctx, PluginSpec(cfg, p), func(s schema.Schema) []byte {
 		js, d := config.DecodePluginConfig(p, s)
@@ -38,7 +38,7 @@ func CheckPlugin(ctx context.Context, ph *pluginhost.Host, cfg *config.Config, p
 }
 
 // checkChanged checks, concurrently, the blocks of the enabled plugins of
-// cfg that are new or changed (pluginhost.Host.Changed; an unchanged
+// cfg that are new or changed (pluginhost.Supervisor.Changed; an unchanged
 // instance is not probed, even a misconfigured one, which its restart
 // checks again): each is probed as CheckPlugin does, bounded by its start
 // timeout. It returns the diagnostics of all of them. A plugin whose

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/store"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // ChannelLeasePrefix names the lease of a channel instance: the one host
@@ -48,8 +48,8 @@ func newGate(h *Host) *gate {
 
 // leaseInfo is what a channel lease's info carries.
 type leaseInfo struct {
-	Host        string            `json:"host"`
-	Description *host.Description `json:"description,omitempty"`
+	Host        string                    `json:"host"`
+	Description *pluginclient.Description `json:"description,omitempty"`
 }
 
 // Hold implements pluginhost.Gate.
@@ -164,7 +164,7 @@ func (g *gate) keep(held context.Context, instance string, hd *hold) {
 
 // ready records a held instance's description (after its Configure) and
 // publishes it in the lease at once.
-func (g *gate) ready(instance string, d host.Description) {
+func (g *gate) ready(instance string, d pluginclient.Description) {
 	b, _ := json.Marshal(leaseInfo{Host: g.id, Description: &d})
 	g.mu.Lock()
 	hd := g.held[instance]
@@ -219,16 +219,16 @@ func (g *gate) remote(instance string) bool {
 
 // holder returns the live holder of a channel instance and its
 // description, from the leases last read (refresh).
-func (g *gate) holder(instance string) (string, host.Description, bool) {
+func (g *gate) holder(instance string) (string, pluginclient.Description, bool) {
 	g.mu.Lock()
 	l, ok := g.leases[ChannelLeasePrefix+instance]
 	g.mu.Unlock()
 	if !ok || !l.Live(time.Now()) {
-		return "", host.Description{}, false
+		return "", pluginclient.Description{}, false
 	}
 	var info leaseInfo
 	if json.Unmarshal([]byte(l.Info), &info) != nil || info.Description == nil {
-		return l.Holder, host.Description{}, false
+		return l.Holder, pluginclient.Description{}, false
 	}
 	return l.Holder, *info.Description, true
 }

@@ -50,7 +50,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -83,7 +83,7 @@ type Host struct {
 	agent   *runner.Runner
 	metrics *metrics.Metrics
 	gw      *gateway.Gateway
-	plugins *pluginhost.Host
+	plugins *pluginhost.Supervisor
 	// pipeline is closed once the gateway is built; the plugins start
 	// before it, and their messages wait for it.
 	pipeline chan struct{}
@@ -142,12 +142,12 @@ func (h *Host) provision() error {
 	// connect (Telegram's first long poll) while the database opens and
 	// the journal recovers; their messages wait for the pipeline (inbound).
 	// An author debugging a plugin starts it by hand and names it here.
-	reattach, err := host.ParseReattach(os.Getenv(host.EnvReattach))
+	reattach, err := pluginclient.ParseReattach(os.Getenv(pluginclient.EnvReattach))
 	if err != nil {
 		return err
 	}
 	for name := range reattach {
-		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", host.EnvReattach)
+		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", pluginclient.EnvReattach)
 	}
 	h.pipeline = make(chan struct{})
 	popts := pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach}

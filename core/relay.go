@@ -20,7 +20,7 @@ import (
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // Relayed channel calls. A session runs on the host it is placed on; its
@@ -70,7 +70,7 @@ func newRelay(db store.Cluster, g *gate, local gateway.Ports, log hclog.Logger, 
 }
 
 // Ready implements delivery.Channels.
-func (p relayPorts) Ready(instance string) (host.Description, bool) {
+func (p relayPorts) Ready(instance string) (pluginclient.Description, bool) {
 	if !p.r.gate.remote(instance) {
 		return p.Ports.Ready(instance)
 	}
@@ -80,7 +80,7 @@ func (p relayPorts) Ready(instance string) (host.Description, bool) {
 
 // WaitReady implements delivery.Channels: for a remote channel, until a
 // live host holds it and published its description.
-func (p relayPorts) WaitReady(ctx context.Context, instance string) (host.Description, error) {
+func (p relayPorts) WaitReady(ctx context.Context, instance string) (pluginclient.Description, error) {
 	for {
 		if !p.r.gate.remote(instance) {
 			return p.Ports.WaitReady(ctx, instance)
@@ -90,7 +90,7 @@ func (p relayPorts) WaitReady(ctx context.Context, instance string) (host.Descri
 		}
 		select {
 		case <-ctx.Done():
-			return host.Description{}, fmt.Errorf("channel %s: no host serves it now: %w", instance, ctx.Err())
+			return pluginclient.Description{}, fmt.Errorf("channel %s: no host serves it now: %w", instance, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -130,7 +130,7 @@ func (p relayPorts) Edit(ctx context.Context, instance string, req channel.EditR
 		return p.Ports.Edit(ctx, instance, req)
 	}
 	if _, ok := p.Ready(instance); !ok {
-		return host.ErrNotSent
+		return pluginclient.ErrNotSent
 	}
 	return p.r.call(ctx, instance, "edit", req, nil)
 }
@@ -141,7 +141,7 @@ func (p relayPorts) SetTyping(ctx context.Context, instance string, req channel.
 		return p.Ports.SetTyping(ctx, instance, req)
 	}
 	if _, ok := p.Ready(instance); !ok {
-		return host.ErrNotSent
+		return pluginclient.ErrNotSent
 	}
 	b, _ := json.Marshal(req)
 	_, err := p.r.db.Relay(ctx, store.RelayCall{Instance: instance, Op: "typing", Request: b, NoReply: true})
@@ -221,7 +221,7 @@ var errHolderLost = errors.New("the host serving the channel stopped during the 
 
 // call relays one call and waits for its outcome, decoding a success into
 // out. Until a holder claims it the call can be withdrawn: ctx ending then
-// is host.ErrNotSent (certainly not made, safe to ask again). Once
+// is pluginclient.ErrNotSent (certainly not made, safe to ask again). Once
 // claimed, an outcome that does not come (ctx ends, the claimer's lease
 // expires) is channel.CodeUncertain: it may have reached the chat.
 func (r *relay) call(ctx context.Context, instance, op string, req, out any) error {
@@ -240,7 +240,7 @@ func (r *relay) call(ctx context.Context, instance, op string, req, out any) err
 	}()
 	id, err := r.db.Relay(ctx, store.RelayCall{Instance: instance, Op: op, Request: b})
 	if err != nil {
-		return fmt.Errorf("%w: %w", host.ErrNotSent, err)
+		return fmt.Errorf("%w: %w", pluginclient.ErrNotSent, err)
 	}
 	t := time.NewTicker(relayPoll)
 	defer t.Stop()
@@ -258,7 +258,7 @@ func (r *relay) call(ctx context.Context, instance, op string, req, out any) err
 			var withdrawn bool
 			if withdrawn, err = r.db.CancelRelay(rctx, id); err == nil && withdrawn {
 				cancel()
-				return fmt.Errorf("%w: no host took the call in time (%w)", host.ErrNotSent, ctx.Err())
+				return fmt.Errorf("%w: no host took the call in time (%w)", pluginclient.ErrNotSent, ctx.Err())
 			}
 			if err == nil {
 				st, err = r.db.TakeRelay(rctx, id) // claimed meanwhile
@@ -285,7 +285,7 @@ func (r *relay) call(ctx context.Context, instance, op string, req, out any) err
 func decodeOutcome(res store.RelayResult, out any) error {
 	switch {
 	case res.NotSent:
-		return fmt.Errorf("%w: %s", host.ErrNotSent, res.Error)
+		return fmt.Errorf("%w: %s", pluginclient.ErrNotSent, res.Error)
 	case res.Code != "":
 		return &channel.Error{Code: channel.Code(res.Code), Message: res.Error, RetryAfter: res.RetryAfter}
 	case res.Error != "":
@@ -515,9 +515,9 @@ func outcome(err error) store.RelayResult {
 	switch {
 	case errors.As(err, &ce):
 		return store.RelayResult{Error: ce.Message, Code: string(ce.Code), RetryAfter: ce.RetryAfter}
-	case errors.Is(err, host.ErrNotSent):
+	case errors.Is(err, pluginclient.ErrNotSent):
 		return store.RelayResult{Error: err.Error(), NotSent: true}
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, host.ErrPluginExited):
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, pluginclient.ErrPluginExited):
 		return store.RelayResult{Error: err.Error(), Code: string(channel.CodeUncertain)}
 	}
 	// Not ready, stopped, unknown: the plugin was not asked.

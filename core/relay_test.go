@@ -22,7 +22,7 @@ import (
 	"github.com/clawhost/clawhost/core/store/postgres"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -236,8 +236,8 @@ func (p *recPort) Download(_ context.Context, _ string, _ int64, ref string, _ i
 	return channel.MediaInfo{MIME: "image/png"}, err
 }
 
-func (p *recPort) Ready(string) (host.Description, bool) {
-	return host.Description{Channel: true}, true
+func (p *recPort) Ready(string) (pluginclient.Description, bool) {
+	return pluginclient.Description{Channel: true}, true
 }
 
 func (p *recPort) sends() []string {
@@ -270,7 +270,7 @@ func TestRelayedCalls(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	err = w.a.call(cctx, "wa", "send", sendCall{Request: channel.SendRequest{ChatID: "1", Text: "lost?"}}, &resp)
 	cancel()
-	if !errors.Is(err, host.ErrNotSent) {
+	if !errors.Is(err, pluginclient.ErrNotSent) {
 		t.Fatalf("an unclaimed call: %v; want not sent", err)
 	}
 

@@ -225,7 +225,7 @@ type classified struct{ err, kind error }
 func (c classified) Error() string   { return c.err.Error() }
 func (c classified) Unwrap() []error { return []error{c.err, c.kind} }
 
-func pluginStats(h *pluginhost.Host) []metrics.PluginStat {
+func pluginStats(h *pluginhost.Supervisor) []metrics.PluginStat {
 	var out []metrics.PluginStat
 	for _, inst := range h.Instances() {
 		st := inst.Status()

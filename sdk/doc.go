@@ -16,7 +16,7 @@
 //
 // The sdk is a Go module of its own, github.com/clawhost/clawhost/sdk; it
 // requires the generated protocol, github.com/clawhost/clawhost/proto, and
-// gRPC and protobuf (and go-plugin, for the host side in sdk/host, which
+// gRPC and protobuf (and go-plugin, for the host side in sdk/pluginclient, which
 // a plugin binary does not link), none of the daemon's dependencies. Until
 // both are tagged, require them from a checkout:
 //

@@ -15,7 +15,7 @@ import (
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/command"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // envServe makes the test binary a plugin: TestMain calls sdk.Serve.
@@ -57,10 +57,10 @@ func TestServeSpeaksGoPluginsProtocol(t *testing.T) {
 	defer logFile.Close()
 	clientLog := func() string { b, _ := os.ReadFile(logFile.Name()); return string(b) }
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  host.Handshake,
-		Plugins:          host.PluginSet(),
+		HandshakeConfig:  pluginclient.Handshake,
+		Plugins:          pluginclient.PluginSet(),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		GRPCDialOptions:  host.DialOptions(),
+		GRPCDialOptions:  pluginclient.DialOptions(),
 		Cmd:              cmd,
 		StartTimeout:     10 * time.Second,
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: logFile, Level: hclog.Debug}),
@@ -73,11 +73,11 @@ func TestServeSpeaksGoPluginsProtocol(t *testing.T) {
 	if err := rpc.Ping(); err != nil {
 		t.Fatalf("ping (the health service): %v", err)
 	}
-	raw, err := rpc.Dispense(host.PluginName)
+	raw, err := rpc.Dispense(pluginclient.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := host.Wrap(raw.(*grpc.ClientConn))
+	p := pluginclient.Wrap(raw.(*grpc.ClientConn))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	d, err := p.Describe(ctx)

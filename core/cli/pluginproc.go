@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/pluginhost"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // testProc is one plugin process launched by `clawhost plugin test` the way
@@ -28,7 +28,7 @@ type testProc struct {
 
 // launchTestPlugin starts the plugin at path and returns it with the host's
 // client of it.
-func launchTestPlugin(path, dataDir string, timeout time.Duration, log hclog.Logger) (*testProc, *host.Plugin, error) {
+func launchTestPlugin(path, dataDir string, timeout time.Duration, log hclog.Logger) (*testProc, *pluginclient.Plugin, error) {
 	w := &stderrWatch{}
 	proc, plug, err := pluginhost.Launch(pluginhost.ProcessSpec{
 		Path:         path,

@@ -19,7 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/sdk/conformance"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -272,7 +272,7 @@ func withDefaults(user []byte, sch schema.Schema) ([]byte, error) {
 }
 
 // kindList names the kinds a description offers.
-func kindList(d host.Description) string {
+func kindList(d pluginclient.Description) string {
 	var ks []string
 	for _, k := range []struct {
 		name string

@@ -16,7 +16,7 @@ import (
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
 	sdkcommand "github.com/clawhost/clawhost/sdk/command"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 type fakeSessions struct {
@@ -85,11 +85,11 @@ func (f *fakePlugins) AwaitCommandPlugins(context.Context) []string {
 	return []string{"ops"}
 }
 
-func (f *fakePlugins) WaitReady(context.Context, string) (host.Description, error) {
+func (f *fakePlugins) WaitReady(context.Context, string) (pluginclient.Description, error) {
 	if !f.ready {
-		return host.Description{}, errors.New("not ready")
+		return pluginclient.Description{}, errors.New("not ready")
 	}
-	return host.Description{Command: true}, nil
+	return pluginclient.Description{Command: true}, nil
 }
 
 func (f *fakePlugins) Execute(_ context.Context, _ string, req sdkcommand.Request) (sdkcommand.Response, error) {

@@ -14,7 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -47,7 +47,7 @@ type Plugins interface {
 	// ListCommands asks every ready command plugin for its commands.
 	ListCommands(ctx context.Context) (map[string][]command.Spec, []error)
 	// WaitReady blocks until the instance is ready or ctx ends.
-	WaitReady(ctx context.Context, instance string) (host.Description, error)
+	WaitReady(ctx context.Context, instance string) (pluginclient.Description, error)
 	// Execute runs a command of a ready plugin.
 	Execute(ctx context.Context, instance string, req command.Request) (command.Response, error)
 	// PublishMenu sets the command menu of every channel that has one.

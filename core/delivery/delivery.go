@@ -22,17 +22,17 @@ import (
 	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // Channels is the port to the channel instances.
 type Channels interface {
 	// Ready returns the description of an instance that is ready now;
 	// false when it is unknown, starting or restarting. Never blocks.
-	Ready(instance string) (host.Description, bool)
+	Ready(instance string) (pluginclient.Description, bool)
 	// WaitReady blocks until the instance is ready, it is stopped, or ctx
 	// ends; an unknown instance fails at once.
-	WaitReady(ctx context.Context, instance string) (host.Description, error)
+	WaitReady(ctx context.Context, instance string) (pluginclient.Description, error)
 	// Send waits for the instance like WaitReady, then sends.
 	Send(ctx context.Context, instance string, req channel.SendRequest) (channel.SendResponse, error)
 	// Edit and SetTyping fail at once when the instance is not ready.
@@ -130,7 +130,7 @@ type Dispatcher struct {
 	mu  sync.Mutex
 	set Settings
 	// seen is the description last seen of each instance (see describe).
-	seen map[string]host.Description
+	seen map[string]pluginclient.Description
 }
 
 // New returns a Dispatcher.

@@ -13,7 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // Delivery's rules run in-process: a recording fake channel behind the
@@ -29,7 +29,7 @@ type sent struct {
 // fakeChannel records calls in order and fails Send as scripted.
 type fakeChannel struct {
 	mu       sync.Mutex
-	desc     host.Description
+	desc     pluginclient.Description
 	calls    []sent
 	typing   []bool  // each SetTyping, in order
 	sendErrs []error // consumed one per Send; nil entries succeed
@@ -39,8 +39,8 @@ type fakeChannel struct {
 	onSend func(req channel.SendRequest)
 }
 
-func (f *fakeChannel) Ready(string) (host.Description, bool) { return f.desc, true }
-func (f *fakeChannel) WaitReady(context.Context, string) (host.Description, error) {
+func (f *fakeChannel) Ready(string) (pluginclient.Description, bool) { return f.desc, true }
+func (f *fakeChannel) WaitReady(context.Context, string) (pluginclient.Description, error) {
 	return f.desc, nil
 }
 
@@ -139,7 +139,7 @@ func newFixture(t *testing.T, limit int) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, db: db, clock: &fakeClock{now: time.Unix(1_800_000_000, 0)},
-		ch: &fakeChannel{desc: host.Description{Channel: true, Edit: true, Typing: true, Capabilities: channel.Capabilities{MaxTextLength: limit, Markdown: channel.MarkdownCommonMark}}}}
+		ch: &fakeChannel{desc: pluginclient.Description{Channel: true, Edit: true, Typing: true, Capabilities: channel.Capabilities{MaxTextLength: limit, Markdown: channel.MarkdownCommonMark}}}}
 	f.d = New(Options{Channels: f.ch, Store: db, Clock: f.clock})
 	t.Cleanup(func() { f.d.Close(); _ = db.Close() })
 	return f

@@ -13,7 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // The rules that keep a reply from being lost or posted twice across a
@@ -187,7 +187,7 @@ func TestUncertainSendIsNotRetried(t *testing.T) {
 	}{
 		{"plugin says uncertain", &channel.Error{Code: channel.CodeUncertain, Message: "connection reset after the request was written"}},
 		{"deadline", fmt.Errorf("send: %w", context.DeadlineExceeded)},
-		{"plugin died", fmt.Errorf("send: %w: eof", host.ErrPluginExited)},
+		{"plugin died", fmt.Errorf("send: %w: eof", pluginclient.ErrPluginExited)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -219,7 +219,7 @@ func TestUncertainSendIsNotRetried(t *testing.T) {
 func TestUncertainNoticeIsSentAgain(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 20)
-	died := fmt.Errorf("send: %w: eof", host.ErrPluginExited)
+	died := fmt.Errorf("send: %w: eof", pluginclient.ErrPluginExited)
 	f.ch.sendErrs = []error{died, died}
 	id := f.entry()
 	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "one two three", Format: channel.FormatMarkdown})
@@ -238,7 +238,7 @@ func TestUncertainNoticeIsSentAgain(t *testing.T) {
 func TestSendThatNeverLeftIsRetried(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
-	f.ch.sendErrs = []error{fmt.Errorf("send: %w: %w: connection error: desc = \"transport: error while dialing: dial unix /tmp/plugin: connect: connection refused\"", host.ErrPluginExited, host.ErrNotSent)}
+	f.ch.sendErrs = []error{fmt.Errorf("send: %w: %w: connection error: desc = \"transport: error while dialing: dial unix /tmp/plugin: connect: connection refused\"", pluginclient.ErrPluginExited, pluginclient.ErrNotSent)}
 	id := f.entry()
 	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
 	var texts []string
@@ -438,23 +438,23 @@ func (f *flakyReady) setDown(down bool) {
 	f.down = down
 }
 
-func (f *flakyReady) Ready(instance string) (host.Description, bool) {
+func (f *flakyReady) Ready(instance string) (pluginclient.Description, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
-		return host.Description{}, false
+		return pluginclient.Description{}, false
 	}
 	return f.fakeChannel.Ready(instance)
 }
 
-func (f *flakyReady) WaitReady(ctx context.Context, instance string) (host.Description, error) {
+func (f *flakyReady) WaitReady(ctx context.Context, instance string) (pluginclient.Description, error) {
 	f.mu.Lock()
 	down := f.down
 	f.waits++
 	f.mu.Unlock()
 	if down {
 		<-ctx.Done()
-		return host.Description{}, ctx.Err()
+		return pluginclient.Description{}, ctx.Err()
 	}
 	return f.fakeChannel.WaitReady(ctx, instance)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // Send sends text that is not recorded in the outbox (streamed blocks,
@@ -63,17 +63,17 @@ var errUncertain = errors.New("the send may have reached the chat; not repeated"
 // call outlived its deadline, or the plugin died during the call. A
 // business error from the plugin (any other *channel.Error) is a definite
 // failure, an instance that never became ready was never asked, and a call
-// that could not reach the plugin at all (host.ErrNotSent: it died just
+// that could not reach the plugin at all (pluginclient.ErrNotSent: it died just
 // before, while still counted ready) is retried once it is back.
 func uncertain(err error) bool {
 	var ce *channel.Error
 	if errors.As(err, &ce) {
 		return ce.Code == channel.CodeUncertain
 	}
-	if errors.Is(err, host.ErrNotSent) {
+	if errors.Is(err, pluginclient.ErrNotSent) {
 		return false
 	}
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, host.ErrPluginExited)
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, pluginclient.ErrPluginExited)
 }
 
 // sendOne sends one message, waiting for the instance to be ready (it may

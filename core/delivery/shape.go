@@ -7,7 +7,7 @@ import (
 	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/plaintext"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // shape is what an instance's capabilities ask of outbound text.
@@ -54,7 +54,7 @@ func (d *Dispatcher) shapeOf(ctx context.Context, instance string) shape {
 // describe returns the instance's description: the ready instance's (and
 // remembers it), else the last one seen, else the one it has once ready,
 // waiting at most readyWait and never past a drain.
-func (d *Dispatcher) describe(ctx context.Context, instance string) (host.Description, bool) {
+func (d *Dispatcher) describe(ctx context.Context, instance string) (pluginclient.Description, bool) {
 	if desc, ok := d.ch.Ready(instance); ok {
 		d.remember(instance, desc)
 		return desc, true
@@ -76,17 +76,17 @@ func (d *Dispatcher) describe(ctx context.Context, instance string) (host.Descri
 	}()
 	desc, err := d.ch.WaitReady(wctx, instance)
 	if err != nil {
-		return host.Description{}, false
+		return pluginclient.Description{}, false
 	}
 	d.remember(instance, desc)
 	return desc, true
 }
 
-func (d *Dispatcher) remember(instance string, desc host.Description) {
+func (d *Dispatcher) remember(instance string, desc pluginclient.Description) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.seen == nil {
-		d.seen = map[string]host.Description{}
+		d.seen = map[string]pluginclient.Description{}
 	}
 	d.seen[instance] = desc
 }

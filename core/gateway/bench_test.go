@@ -18,7 +18,7 @@ import (
 
 	sdkcommand "github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -696,12 +696,12 @@ type benchPorts struct{}
 
 // benchDesc renders markdown itself, so the core sends the agent's text
 // as it is (no plain-text rendering is measured).
-var benchDesc = host.Description{Channel: true, Capabilities: channel.Capabilities{Markdown: channel.MarkdownCommonMark}}
+var benchDesc = pluginclient.Description{Channel: true, Capabilities: channel.Capabilities{Markdown: channel.MarkdownCommonMark}}
 
-func (benchPorts) Known(string) bool                     { return true }
-func (benchPorts) DisplayName(string) string             { return "" }
-func (benchPorts) Ready(string) (host.Description, bool) { return benchDesc, true }
-func (benchPorts) WaitReady(context.Context, string) (host.Description, error) {
+func (benchPorts) Known(string) bool                             { return true }
+func (benchPorts) DisplayName(string) string                     { return "" }
+func (benchPorts) Ready(string) (pluginclient.Description, bool) { return benchDesc, true }
+func (benchPorts) WaitReady(context.Context, string) (pluginclient.Description, error) {
 	return benchDesc, nil
 }
 func (benchPorts) Send(context.Context, string, channel.SendRequest) (channel.SendResponse, error) {

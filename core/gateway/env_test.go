@@ -54,7 +54,7 @@ type env struct {
 	db     *sqlite.DB
 	agent  *runner.Runner
 	gw     *Gateway
-	host   *pluginhost.Host
+	host   *pluginhost.Supervisor
 	addr   string
 	after  int
 	logBuf *syncbuf.Buffer

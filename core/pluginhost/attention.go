@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -92,7 +92,7 @@ func (i *Instance) reportErr(st status.Status) error {
 // watchStatus opens the status stream of a configured plugin and applies
 // its reports until ctx ends. It waits up to firstReportWait for the
 // first report, so that serving starts from it.
-func (i *Instance) watchStatus(ctx context.Context, plug *host.Plugin) {
+func (i *Instance) watchStatus(ctx context.Context, plug *pluginclient.Plugin) {
 	i.rmu.Lock()
 	i.mu.Lock()
 	i.gen++
@@ -123,7 +123,7 @@ func (i *Instance) watchStatus(ctx context.Context, plug *host.Plugin) {
 			if ctx.Err() != nil {
 				return
 			}
-			if errors.Is(err, host.ErrUnimplemented) {
+			if errors.Is(err, pluginclient.ErrUnimplemented) {
 				i.log.Debug("plugin does not report its status; it is ready while it runs")
 				return
 			}
@@ -310,7 +310,7 @@ func (i *Instance) Retry(ctx context.Context) error {
 
 // Retry calls [Instance.Retry] of the named instance; ErrUnknownInstance
 // when there is none.
-func (h *Host) Retry(ctx context.Context, instance string) error {
+func (h *Supervisor) Retry(ctx context.Context, instance string) error {
 	inst := h.Instance(instance)
 	if inst == nil {
 		return fmt.Errorf("retry plugin %s: %w", instance, ErrUnknownInstance)

@@ -25,7 +25,7 @@ import (
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
 )
@@ -300,7 +300,7 @@ func watchInProcess(t *testing.T, srv *statusServer) *Instance {
 	h := New(Options{Logger: hclog.NewNullLogger()})
 	inst := newInstance(h, Spec{Instance: "fake"})
 	t.Cleanup(inst.cancel)
-	inst.watchStatus(inst.ctx, host.Wrap(conn))
+	inst.watchStatus(inst.ctx, pluginclient.Wrap(conn))
 	inst.serving()
 	return inst
 }

@@ -16,12 +16,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // shutdown stops a launched plugin (Process.Stop with the host's grace),
 // warning when it had to be killed.
-func (h *Host) shutdown(log hclog.Logger, p *Process) {
+func (h *Supervisor) shutdown(log hclog.Logger, p *Process) {
 	st := p.Stop(h.opts.StopGrace)
 	if st.Killed {
 		log.Warn("plugin still running after SIGTERM and the grace period; killing its process group", "pid", p.run.pid, "grace", h.opts.StopGrace)
@@ -57,12 +57,12 @@ func openVerified(path, want string) (*os.File, error) {
 func execPath(f *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(f.Fd())) }
 
 // launch execs and handshakes the plugin.
-func (i *Instance) launch() (*Process, *host.Plugin, error) {
+func (i *Instance) launch() (*Process, *pluginclient.Plugin, error) {
 	if i.reattach != nil {
 		if i.spec.SHA256 != "" {
 			// A process started by hand has no binary the host opened and
 			// hashed: attaching would run code the pin never checked.
-			return nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %s names it, but its plugin block pins sha256, and a process started by hand cannot be checked against the pin; remove sha256 from the block while debugging, or unset %s", i.spec.Instance, host.EnvReattach, host.EnvReattach)}
+			return nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %s names it, but its plugin block pins sha256, and a process started by hand cannot be checked against the pin; remove sha256 from the block while debugging, or unset %s", i.spec.Instance, pluginclient.EnvReattach, pluginclient.EnvReattach)}
 		}
 		return i.attach()
 	}

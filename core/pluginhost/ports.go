@@ -9,7 +9,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // Ports adapts the host to the ports the pipeline owns (core/delivery's
@@ -17,10 +17,10 @@ import (
 // calls address an instance by name, and the adapter finds its process,
 // waits for it to be ready where the port says so, and calls the plugin.
 // It is the only place the pipeline's calls meet go-plugin.
-type Ports struct{ h *Host }
+type Ports struct{ h *Supervisor }
 
 // Ports returns the host's adapter to the pipeline's ports.
-func (h *Host) Ports() Ports { return Ports{h} }
+func (h *Supervisor) Ports() Ports { return Ports{h} }
 
 // errUnknown is the error for an instance that is not configured: a
 // non-retryable channel error, so delivery does not wait for it.
@@ -46,29 +46,29 @@ func (p Ports) DisplayName(instance string) string {
 }
 
 // Ready returns the description of an instance that is ready now.
-func (p Ports) Ready(instance string) (host.Description, bool) {
+func (p Ports) Ready(instance string) (pluginclient.Description, bool) {
 	_, desc, ok := p.client(instance)
 	return desc, ok
 }
 
-func (p Ports) client(instance string) (*host.Plugin, host.Description, bool) {
+func (p Ports) client(instance string) (*pluginclient.Plugin, pluginclient.Description, bool) {
 	inst := p.h.Instance(instance)
 	if inst == nil {
-		return nil, host.Description{}, false
+		return nil, pluginclient.Description{}, false
 	}
 	return inst.Client()
 }
 
-func (p Ports) wait(ctx context.Context, instance string) (*host.Plugin, host.Description, error) {
+func (p Ports) wait(ctx context.Context, instance string) (*pluginclient.Plugin, pluginclient.Description, error) {
 	inst := p.h.Instance(instance)
 	if inst == nil {
-		return nil, host.Description{}, errUnknown(instance)
+		return nil, pluginclient.Description{}, errUnknown(instance)
 	}
 	return inst.WaitReady(ctx)
 }
 
 // WaitReady blocks until the instance is ready, stopped, or ctx ends.
-func (p Ports) WaitReady(ctx context.Context, instance string) (host.Description, error) {
+func (p Ports) WaitReady(ctx context.Context, instance string) (pluginclient.Description, error) {
 	_, desc, err := p.wait(ctx, instance)
 	return desc, err
 }

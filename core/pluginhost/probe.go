@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
 // CheckResult is what Check learned about a plugin and its config block.
 type CheckResult struct {
 	// Description is what the plugin says about itself.
-	Description host.Description
+	Description pluginclient.Description
 	// Schema is the config schema the plugin declares.
 	Schema schema.Schema
 	// Verdict is what the plugin's own checks (Validate) found in the
@@ -31,7 +31,7 @@ type CheckResult struct {
 // it, and a reload every new or changed one before anything is stopped.
 // ctx bounds the whole probe (the handshake is also bounded by the spec's
 // start timeout).
-func (h *Host) Check(ctx context.Context, spec Spec, decode func(schema.Schema) []byte) (CheckResult, error) {
+func (h *Supervisor) Check(ctx context.Context, spec Spec, decode func(schema.Schema) []byte) (CheckResult, error) {
 	var res CheckResult
 	inst := newInstance(h, spec)
 	defer inst.cancel()
@@ -59,9 +59,9 @@ func (h *Host) Check(ctx context.Context, spec Spec, decode func(schema.Schema) 
 
 // validate asks the plugin to check a decoded block. A plugin that predates
 // Validate has no verdict.
-func validate(ctx context.Context, plug *host.Plugin, instance string, js []byte) (schema.Diagnostics, error) {
+func validate(ctx context.Context, plug *pluginclient.Plugin, instance string, js []byte) (schema.Diagnostics, error) {
 	diags, err := plug.Validate(ctx, schema.Config{Instance: instance, JSON: js})
-	if errors.Is(err, host.ErrUnimplemented) {
+	if errors.Is(err, pluginclient.ErrUnimplemented) {
 		return nil, nil
 	}
 	if err != nil {
@@ -86,7 +86,7 @@ func hasErrors(diags schema.Diagnostics) bool {
 // diagnostics at their file:line:col (Spec.Explain); warnings are logged
 // and the start goes on. The check is bounded by the start timeout; a
 // plugin that predates Validate is configured without it.
-func (i *Instance) checkBeforeConfigure(ctx context.Context, plug *host.Plugin, sch schema.Schema, js []byte) error {
+func (i *Instance) checkBeforeConfigure(ctx context.Context, plug *pluginclient.Plugin, sch schema.Schema, js []byte) error {
 	vctx, cancel := context.WithTimeout(ctx, i.startTimeout())
 	diags, err := validate(vctx, plug, i.spec.Instance, js)
 	cancel()
@@ -116,7 +116,7 @@ func (i *Instance) explain(sch schema.Schema, diags schema.Diagnostics) string {
 // Changed reports whether Apply would start the instance named so with
 // this fingerprint afresh: it is not running, or it runs with another
 // fingerprint. An unchanged instance, even a settled one, is not changed.
-func (h *Host) Changed(instance, fingerprint string) bool {
+func (h *Supervisor) Changed(instance, fingerprint string) bool {
 	inst := h.Instance(instance)
 	return inst == nil || inst.spec.Fingerprint != fingerprint
 }

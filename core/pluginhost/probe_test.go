@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -128,7 +128,7 @@ func TestCheckBeforeConfigureOlderPlugin(t *testing.T) {
 			t.Cleanup(func() { _ = conn.Close() })
 			h := New(Options{})
 			inst := newInstance(h, Spec{Instance: "tg", Explain: func(_ schema.Schema, d schema.Diagnostics) string { return "c.hcl:5:19: " + d.Error() }})
-			err = inst.checkBeforeConfigure(context.Background(), host.Wrap(conn), nil, []byte(`{"token":"x"}`))
+			err = inst.checkBeforeConfigure(context.Background(), pluginclient.Wrap(conn), nil, []byte(`{"token":"x"}`))
 			var settled *runError
 			switch {
 			case !tc.refused && err != nil:

@@ -17,12 +17,12 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/sdk"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // ProcessSpec says how to start one plugin process. Every plugin binary
 // clawhost runs is started by Launch from one: the supervisor's instances,
-// the checks of `clawhost validate` and of a reload (Host.Check), and
+// the checks of `clawhost validate` and of a reload (Supervisor.Check), and
 // `clawhost plugin test`. So a plugin gets the same environment, process
 // group, Pdeathsig, socket directory and handshake everywhere.
 type ProcessSpec struct {
@@ -77,14 +77,14 @@ var spawnerOnce = sync.OnceValue(newSpawner)
 
 // Launch starts the plugin binary of s and completes the handshake. A
 // failed handshake is a *HandshakeError.
-func Launch(s ProcessSpec) (*Process, *host.Plugin, error) {
+func Launch(s ProcessSpec) (*Process, *pluginclient.Plugin, error) {
 	return launch(launchSpec{ProcessSpec: s})
 }
 
 // launch execs s's binary through the spawner and handshakes: the
 // environment is pluginEnv's, the process gets its own process group and
 // Pdeathsig (procRunner), and run_as's credentials when s.user is set.
-func launch(s launchSpec) (*Process, *host.Plugin, error) {
+func launch(s launchSpec) (*Process, *pluginclient.Plugin, error) {
 	exe := s.exe
 	if exe == "" {
 		exe = s.Path
@@ -100,12 +100,12 @@ func launch(s launchSpec) (*Process, *host.Plugin, error) {
 	p := &Process{}
 	var sockDir string
 	p.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  host.Handshake,
-		Plugins:          host.PluginSet(),
+		HandshakeConfig:  pluginclient.Handshake,
+		Plugins:          pluginclient.PluginSet(),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     timeout,
 		Logger:           log,
-		GRPCDialOptions:  host.DialOptions(),
+		GRPCDialOptions:  pluginclient.DialOptions(),
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: s.SocketDir, Group: s.socketGroup},
 		Stderr:           s.Stderr,
 		// Not the host's environment: pluginEnv decides what a plugin sees.
@@ -158,8 +158,8 @@ func launch(s launchSpec) (*Process, *host.Plugin, error) {
 }
 
 // dispense returns the host's client of the plugin behind rpc.
-func dispense(rpc plugin.ClientProtocol) (*host.Plugin, error) {
-	raw, err := rpc.Dispense(host.PluginName)
+func dispense(rpc plugin.ClientProtocol) (*pluginclient.Plugin, error) {
+	raw, err := rpc.Dispense(pluginclient.PluginName)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func dispense(rpc plugin.ClientProtocol) (*host.Plugin, error) {
 	if !ok {
 		return nil, fmt.Errorf("unexpected client type %T", raw)
 	}
-	return host.Wrap(conn), nil
+	return pluginclient.Wrap(conn), nil
 }
 
 // Stopped says how a process ended when it was stopped.

@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // maxBatch bounds how many inbound messages are stored in one call.
@@ -19,7 +19,7 @@ const maxBatch = 256
 const streamBuffer = 1024
 
 // openStream opens a Receive stream that cancel ends.
-func openStream(ctx context.Context, plug *host.Plugin) (*host.Stream, context.CancelFunc, error) {
+func openStream(ctx context.Context, plug *pluginclient.Plugin) (*pluginclient.Stream, context.CancelFunc, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	s, err := plug.Receive(sctx, streamBuffer)
 	if err != nil {
@@ -74,7 +74,7 @@ func (r *storeRetry) reset() { *r = storeRetry{first: r.first, max: r.max} }
 // the delay and opens a new stream, on which the plugin redelivers all it
 // has not seen acked (what was stored already is a duplicate for the store,
 // and acked then). Either way the channel recovers without a restart.
-func (i *Instance) pump(ctx context.Context, plug *host.Plugin, s *host.Stream, cancel context.CancelFunc) error {
+func (i *Instance) pump(ctx context.Context, plug *pluginclient.Plugin, s *pluginclient.Stream, cancel context.CancelFunc) error {
 	p := &pumper{
 		i:         i,
 		ctx:       ctx,
@@ -129,8 +129,8 @@ func (i *Instance) pump(ctx context.Context, plug *host.Plugin, s *host.Stream, 
 type pumper struct {
 	i       *Instance
 	ctx     context.Context
-	plug    *host.Plugin
-	s       *host.Stream
+	plug    *pluginclient.Plugin
+	s       *pluginclient.Stream
 	cancel  context.CancelFunc // ends s
 	inbound InboundFunc
 	retry   storeRetry
@@ -212,7 +212,7 @@ func (p *pumper) streamEnded() (reopened bool, err error) {
 		p.s, p.cancel = s, cancel
 		return true, nil
 	}
-	if errors.Is(err, host.ErrPluginExited) {
+	if errors.Is(err, pluginclient.ErrPluginExited) {
 		return false, fmt.Errorf("plugin %s exited: %w", p.i.spec.Instance, err)
 	}
 	return false, fmt.Errorf("plugin %s: inbound stream: %w", p.i.spec.Instance, err)
@@ -220,7 +220,7 @@ func (p *pumper) streamEnded() (reopened bool, err error) {
 
 // readBatch makes d the first message of a new batch and adds what else
 // waits on the stream, up to maxBatch, without blocking.
-func (p *pumper) readBatch(d host.Delivery) {
+func (p *pumper) readBatch(d pluginclient.Delivery) {
 	p.msgs, p.ids = append(p.msgs[:0], d.Message), append(p.ids[:0], d.ID)
 	for len(p.msgs) < maxBatch {
 		select {
@@ -279,7 +279,7 @@ func (p *pumper) storeAndAck() (stopping bool) {
 // nacker sends Nacks to one plugin process and remembers whether it takes
 // them.
 type nacker struct {
-	plug        *host.Plugin
+	plug        *pluginclient.Plugin
 	log         hclog.Logger
 	unsupported bool
 }
@@ -296,7 +296,7 @@ func (n *nacker) nack(ctx context.Context, ids []uint64, reason string, retry ti
 	case err == nil:
 		n.log.Debug("nacked inbound messages", "count", len(ids), "retry_in", retry)
 		return true
-	case errors.Is(err, host.ErrUnimplemented):
+	case errors.Is(err, pluginclient.ErrUnimplemented):
 		n.unsupported = true
 		n.log.Info("the plugin predates Nack: ending its inbound stream instead, it redelivers on the next one")
 	case ctx.Err() == nil:

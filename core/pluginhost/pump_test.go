@@ -18,7 +18,7 @@ import (
 
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // legacyChannel is the gRPC side of a channel plugin built before Nack
@@ -190,7 +190,7 @@ func runPump(t *testing.T, register func(*grpc.Server), store *flakyStore) {
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: hclog.DefaultOutput}), Inbound: store.inbound,
 		InboundRetryFirst: 20 * time.Millisecond, InboundRetryMax: 80 * time.Millisecond})
 	inst := newInstance(h, Spec{Instance: "fake"})
-	plug := host.Wrap(conn)
+	plug := pluginclient.Wrap(conn)
 	s, cancel, err := openStream(inst.ctx, plug)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // attach connects to a plugin an author started by hand in debug mode
@@ -13,14 +13,14 @@ import (
 // process: stopping the instance closes the connection, which makes the
 // sdk's debug mode exit; it is never signalled, and it has no liveness
 // probe (a breakpoint is not a hang).
-func (i *Instance) attach() (*Process, *host.Plugin, error) {
+func (i *Instance) attach() (*Process, *pluginclient.Plugin, error) {
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  host.Handshake,
-		Plugins:          host.PluginSet(),
+		HandshakeConfig:  pluginclient.Handshake,
+		Plugins:          pluginclient.PluginSet(),
 		Reattach:         i.reattach,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           i.log,
-		GRPCDialOptions:  host.DialOptions(),
+		GRPCDialOptions:  pluginclient.DialOptions(),
 	})
 	rpc, err := client.Client()
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/command"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // startDebug starts bin/clawhost-<name> by hand in debug mode, as an author
@@ -45,7 +45,7 @@ func startDebug(t *testing.T, name, instance string) (*exec.Cmd, string, *syncbu
 	log := &syncbuf.Buffer{}
 	found := make(chan string, 1)
 	go func() {
-		prefix := host.EnvReattach + "='"
+		prefix := pluginclient.EnvReattach + "='"
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
@@ -62,7 +62,7 @@ func startDebug(t *testing.T, name, instance string) (*exec.Cmd, string, *syncbu
 		}
 		return cmd, v, log
 	case <-time.After(10 * time.Second):
-		t.Fatalf("no %s line from the plugin in debug mode within 10s; its stderr:\n%s", host.EnvReattach, log.String())
+		t.Fatalf("no %s line from the plugin in debug mode within 10s; its stderr:\n%s", pluginclient.EnvReattach, log.String())
 	}
 	return nil, "", nil
 }
@@ -73,7 +73,7 @@ func startDebug(t *testing.T, name, instance string) (*exec.Cmd, string, *syncbu
 // closes the connection: the process exits by itself, with status 0.
 func TestReattachDebugMode(t *testing.T) {
 	cmd, value, plugLog := startDebug(t, "ping", "dbg")
-	reattach, err := host.ParseReattach(value)
+	reattach, err := pluginclient.ParseReattach(value)
 	if err != nil {
 		t.Fatalf("parse %q: %v", value, err)
 	}
@@ -130,7 +130,7 @@ func TestReattachDebugMode(t *testing.T) {
 // as missing with an error that says what to do, instead of a restart
 // loop.
 func TestReattachGone(t *testing.T) {
-	reattach, err := host.ParseReattach(`{"dbg":{"Protocol":"grpc","ProtocolVersion":1,"Pid":2147483000,"Test":true,"Addr":{"Network":"unix","String":"` + filepath.Join(t.TempDir(), "gone.sock") + `"}}}`)
+	reattach, err := pluginclient.ParseReattach(`{"dbg":{"Protocol":"grpc","ProtocolVersion":1,"Pid":2147483000,"Test":true,"Addr":{"Network":"unix","String":"` + filepath.Join(t.TempDir(), "gone.sock") + `"}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestReattachGone(t *testing.T) {
 // plugin whose block pins sha256: the instance is misconfigured with an
 // error that names the pin and what to do, and nothing is attached.
 func TestReattachRefusedWhenPinned(t *testing.T) {
-	reattach, err := host.ParseReattach(`{"dbg":{"Protocol":"grpc","ProtocolVersion":1,"Pid":2147483000,"Test":true,"Addr":{"Network":"unix","String":"` + filepath.Join(t.TempDir(), "gone.sock") + `"}}}`)
+	reattach, err := pluginclient.ParseReattach(`{"dbg":{"Protocol":"grpc","ProtocolVersion":1,"Pid":2147483000,"Test":true,"Addr":{"Network":"unix","String":"` + filepath.Join(t.TempDir(), "gone.sock") + `"}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,8 +155,8 @@ func TestReattachRefusedWhenPinned(t *testing.T) {
 	t.Cleanup(h.Stop)
 	h.Apply([]Spec{{Instance: "dbg", Source: "ping", Path: "/nonexistent", SHA256: strings.Repeat("ab", 32), Fingerprint: "1"}})
 	st := waitState(t, h.Instance("dbg"), StateMisconfigured, 10*time.Second)
-	if !strings.Contains(st.LastError, "pins sha256") || !strings.Contains(st.LastError, host.EnvReattach) {
-		t.Errorf("last error %q does not name the pin and %s", st.LastError, host.EnvReattach)
+	if !strings.Contains(st.LastError, "pins sha256") || !strings.Contains(st.LastError, pluginclient.EnvReattach) {
+		t.Errorf("last error %q does not name the pin and %s", st.LastError, pluginclient.EnvReattach)
 	}
 }
 
@@ -171,7 +171,7 @@ func TestParseReattach(t *testing.T) {
 		{`{"a":{"Protocol":"grpc","Pid":7,"Addr":{"Network":"udp","String":"x"}}}`, "not unix or tcp"},
 		{`{"a":{"Protocol":"grpc","Addr":{"Network":"unix","String":"/tmp/x"}}}`, "no pid"},
 	} {
-		m, err := host.ParseReattach(tc.value)
+		m, err := pluginclient.ParseReattach(tc.value)
 		switch {
 		case tc.wantErr == "" && err != nil:
 			t.Errorf("%s: %v", tc.value, err)

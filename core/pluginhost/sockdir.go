@@ -27,7 +27,7 @@ const sockDirPattern = "clawhost-sock-*"
 
 // socketDir returns the host's directory for plugin sockets, made on first
 // use; "" (go-plugin's default, the temp dir) when it cannot be made.
-func (h *Host) socketDir() string {
+func (h *Supervisor) socketDir() string {
 	h.sockOnce.Do(func() {
 		ownerdir.RemoveLeftovers(os.TempDir(), sockDirPattern, 0)
 		dir, err := ownerdir.Make("", strings.TrimSuffix(sockDirPattern, "*"))
@@ -44,7 +44,7 @@ func (h *Host) socketDir() string {
 // reachable: the error says what to chmod), and its socket directory
 // writable by u's group inside the host's, which others may then enter
 // but not list (0711).
-func (h *Host) runAs(u *runas.User, dataDir string, sock *plugin.UnixSocketConfig) error {
+func (h *Supervisor) runAs(u *runas.User, dataDir string, sock *plugin.UnixSocketConfig) error {
 	if dataDir != "" {
 		if err := u.Chown(dataDir); err != nil {
 			return err

@@ -3,7 +3,7 @@ package pluginhost
 import (
 	"time"
 
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -69,7 +69,7 @@ type Status struct {
 	LastError        string
 	Since            time.Time
 	PID              int
-	Description      host.Description
+	Description      pluginclient.Description
 	// Action tells the operator what to do about State; empty when
 	// nothing is needed.
 	Action string

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -108,7 +108,7 @@ func (i *Instance) runOnce() error {
 		return fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
 	}
 
-	var stream *host.Stream
+	var stream *pluginclient.Stream
 	var endStream context.CancelFunc
 	if desc.Channel {
 		if stream, endStream, err = openStream(ctx, plug); err != nil {
@@ -135,7 +135,7 @@ func (i *Instance) runOnce() error {
 // prepare asks the plugin for its schema, decodes the instance's block
 // against it, has the plugin check it (checkBeforeConfigure) and makes the
 // data dir: everything before Configure.
-func (i *Instance) prepare(ctx context.Context, plug *host.Plugin) (schema.Schema, []byte, error) {
+func (i *Instance) prepare(ctx context.Context, plug *pluginclient.Plugin) (schema.Schema, []byte, error) {
 	sch, err := plug.ConfigSchema(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
@@ -162,7 +162,7 @@ func (i *Instance) prepare(ctx context.Context, plug *host.Plugin) (schema.Schem
 // configured (the sdk answers with its kinds then). When the hold is lost
 // later, cancel ends the run. release gives the hold back; nil when none
 // was taken.
-func (i *Instance) waitGate(ctx context.Context, cancel context.CancelFunc, plug *host.Plugin) (release func(), err error) {
+func (i *Instance) waitGate(ctx context.Context, cancel context.CancelFunc, plug *pluginclient.Plugin) (release func(), err error) {
 	if i.h.opts.Gate == nil {
 		return nil, nil
 	}
@@ -216,7 +216,7 @@ func watchExit(ctx context.Context, proc *Process) <-chan struct{} {
 // deadlocked — is marked unresponsive and killed; the supervisor restarts
 // it. Until it is ready again, calls that need it wait or fail at once
 // instead of blocking on the dead one.
-func (i *Instance) probe(ctx context.Context, plug *host.Plugin) {
+func (i *Instance) probe(ctx context.Context, plug *pluginclient.Plugin) {
 	if i.reattach != nil {
 		return // under a debugger: a breakpoint is not a hang
 	}

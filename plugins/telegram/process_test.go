@@ -21,7 +21,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -37,7 +37,7 @@ func config(t *testing.T, srv *telegramtest.Server) []byte {
 	return b
 }
 
-func configure(t *testing.T, ctx context.Context, p *host.Plugin, cfg []byte) {
+func configure(t *testing.T, ctx context.Context, p *pluginclient.Plugin, cfg []byte) {
 	t.Helper()
 	diags, err := p.Configure(ctx, schema.Config{Instance: "tg", JSON: cfg, DataDir: t.TempDir()})
 	if err != nil || len(diags) > 0 {
@@ -45,7 +45,7 @@ func configure(t *testing.T, ctx context.Context, p *host.Plugin, cfg []byte) {
 	}
 }
 
-func receiveOne(t *testing.T, s *host.Stream) host.Delivery {
+func receiveOne(t *testing.T, s *pluginclient.Stream) pluginclient.Delivery {
 	t.Helper()
 	select {
 	case d, ok := <-s.C:
@@ -56,7 +56,7 @@ func receiveOne(t *testing.T, s *host.Stream) host.Delivery {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no delivery within 10s")
 	}
-	return host.Delivery{}
+	return pluginclient.Delivery{}
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
@@ -80,7 +80,7 @@ func TestStopBeforeAckLosesNothing(t *testing.T) {
 	id := srv.PushText(telegramtest.PrivateChat(alice.ID), alice, "do not lose me")
 	cfg := config(t, srv)
 
-	var first host.Delivery
+	var first pluginclient.Delivery
 	t.Run("first process", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -190,14 +190,14 @@ func buildPlugin(t *testing.T) string {
 
 // startProcess starts the plugin binary as clawhost does (go-plugin, gRPC).
 // A stray write to stdout would break this handshake.
-func startProcess(t *testing.T, bin string) (*plugin.Client, *host.Plugin) {
+func startProcess(t *testing.T, bin string) (*plugin.Client, *pluginclient.Plugin) {
 	t.Helper()
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  host.Handshake,
-		Plugins:          host.PluginSet(),
+		HandshakeConfig:  pluginclient.Handshake,
+		Plugins:          pluginclient.PluginSet(),
 		Cmd:              exec.Command(bin),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		GRPCDialOptions:  host.DialOptions(),
+		GRPCDialOptions:  pluginclient.DialOptions(),
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Error}),
 		StartTimeout:     20 * time.Second,
 	})
@@ -206,11 +206,11 @@ func startProcess(t *testing.T, bin string) (*plugin.Client, *host.Plugin) {
 	if err != nil {
 		t.Fatalf("start plugin: %v", err)
 	}
-	raw, err := rpc.Dispense(host.PluginName)
+	raw, err := rpc.Dispense(pluginclient.PluginName)
 	if err != nil {
 		t.Fatalf("dispense: %v", err)
 	}
-	return client, host.Wrap(raw.(*grpc.ClientConn))
+	return client, pluginclient.Wrap(raw.(*grpc.ClientConn))
 }
 
 // The real binary is SIGKILLed while the host holds an unacked message and

@@ -1,5 +1,5 @@
 // Package conformance is the behaviour every clawhost plugin owes the host,
-// written as checks that run against any plugin a host.Plugin reaches: one
+// written as checks that run against any plugin a pluginclient.Plugin reaches: one
 // served in-process by sdktest.Conformance (a Go plugin's own tests) or a
 // launched binary in any language (`clawhost plugin test PATH`).
 //
@@ -21,7 +21,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
 )
@@ -29,7 +29,7 @@ import (
 // Instance is one started plugin under test.
 type Instance struct {
 	// Plugin is the host's client of the plugin.
-	Plugin *host.Plugin
+	Plugin *pluginclient.Plugin
 	// DataDir is the private directory passed to Configure.
 	DataDir string
 }
@@ -131,7 +131,7 @@ func HookChecks() []Check {
 // For returns the checks for a plugin so described: PluginChecks, then the
 // checks of each kind it offers (a channel's describe check is named
 // channel_describe there).
-func For(d host.Description) []Check {
+func For(d pluginclient.Description) []Check {
 	cs := PluginChecks()
 	if d.Channel {
 		ch := ChannelChecks()
@@ -171,15 +171,15 @@ func (tg Target) start(ctx context.Context) (Instance, func() error, error) {
 }
 
 // configured starts an instance and configures it with Target.Config.
-func (tg Target) configured(ctx context.Context) (Instance, host.Description, func() error, error) {
+func (tg Target) configured(ctx context.Context) (Instance, pluginclient.Description, func() error, error) {
 	inst, stop, err := tg.start(ctx)
 	if err != nil {
-		return Instance{}, host.Description{}, nil, err
+		return Instance{}, pluginclient.Description{}, nil, err
 	}
 	d, err := inst.Plugin.Describe(ctx)
 	if err != nil {
 		_ = stop()
-		return Instance{}, host.Description{}, nil, fmt.Errorf("describe: %w", err)
+		return Instance{}, pluginclient.Description{}, nil, fmt.Errorf("describe: %w", err)
 	}
 	diags, err := inst.Plugin.Configure(ctx, schema.Config{Instance: "conformance", JSON: tg.Config, DataDir: inst.DataDir})
 	if err == nil && hasErrors(diags) {
@@ -187,13 +187,13 @@ func (tg Target) configured(ctx context.Context) (Instance, host.Description, fu
 	}
 	if err != nil {
 		_ = stop()
-		return Instance{}, host.Description{}, nil, fmt.Errorf("configure: %w", err)
+		return Instance{}, pluginclient.Description{}, nil, fmt.Errorf("configure: %w", err)
 	}
 	// Described again after Configure, as the host does: capabilities may
 	// depend on the configuration.
 	if d, err = inst.Plugin.Describe(ctx); err != nil {
 		_ = stop()
-		return Instance{}, host.Description{}, nil, fmt.Errorf("describe after configure: %w", err)
+		return Instance{}, pluginclient.Description{}, nil, fmt.Errorf("describe after configure: %w", err)
 	}
 	return inst, d, stop, nil
 }
@@ -308,7 +308,7 @@ func checkValidateConfigure(ctx context.Context, tg Target) (string, error) {
 	var note string
 	diags, err := inst.Plugin.Validate(ctx, cfg)
 	switch {
-	case errors.Is(err, host.ErrUnimplemented):
+	case errors.Is(err, pluginclient.ErrUnimplemented):
 		note = "Validate is not implemented: the config is checked by Configure only"
 	case err != nil:
 		return "", fmt.Errorf("validate: %w", err)
@@ -334,7 +334,7 @@ func checkWatchStatus(ctx context.Context, tg Target) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
 	defer cancel()
 	c, _, err := inst.Plugin.WatchStatus(ctx)
-	if errors.Is(err, host.ErrUnimplemented) {
+	if errors.Is(err, pluginclient.ErrUnimplemented) {
 		return "WatchStatus is not implemented: ready while running", nil
 	}
 	if err != nil {
@@ -448,9 +448,9 @@ func checkBeforeAgentStart(ctx context.Context, tg Target) (string, error) {
 }
 
 // injected starts an instance for an inbound check, or says it is skipped.
-func (tg Target) injected(ctx context.Context) (Instance, host.Description, func() error, error) {
+func (tg Target) injected(ctx context.Context) (Instance, pluginclient.Description, func() error, error) {
 	if tg.Inject == nil {
-		return Instance{}, host.Description{}, nil, fmt.Errorf("%w: needs a way to inject inbound messages", ErrSkipped)
+		return Instance{}, pluginclient.Description{}, nil, fmt.Errorf("%w: needs a way to inject inbound messages", ErrSkipped)
 	}
 	return tg.configured(ctx)
 }
@@ -556,7 +556,7 @@ func checkNackRedeliver(ctx context.Context, tg Target) (string, error) {
 		return "", err
 	}
 	nacked := time.Now()
-	if err := p.Nack(ctx, "conformance: the store is busy", nackRetry, first.ID); errors.Is(err, host.ErrUnimplemented) {
+	if err := p.Nack(ctx, "conformance: the store is busy", nackRetry, first.ID); errors.Is(err, pluginclient.ErrUnimplemented) {
 		_ = p.Ack(ctx, first.ID)
 		return "Nack is not implemented: the host reopens the stream instead", nil
 	} else if err != nil {
@@ -694,20 +694,20 @@ func checkUnknownChat(ctx context.Context, tg Target) (string, error) {
 }
 
 // receiveOne opens a stream, injects text and acks what arrives.
-func receiveOne(ctx context.Context, tg Target, inst Instance, text string) (host.Delivery, error) {
+func receiveOne(ctx context.Context, tg Target, inst Instance, text string) (pluginclient.Delivery, error) {
 	s, err := inst.Plugin.Receive(ctx, 16)
 	if err != nil {
-		return host.Delivery{}, fmt.Errorf("receive: %w", err)
+		return pluginclient.Delivery{}, fmt.Errorf("receive: %w", err)
 	}
 	if _, err := tg.inject(ctx, inst, text); err != nil {
-		return host.Delivery{}, err
+		return pluginclient.Delivery{}, err
 	}
 	in, err := next(s, tg.timeout())
 	if err != nil {
-		return host.Delivery{}, err
+		return pluginclient.Delivery{}, err
 	}
 	if err := inst.Plugin.Ack(ctx, in.ID); err != nil {
-		return host.Delivery{}, fmt.Errorf("ack: %w", err)
+		return pluginclient.Delivery{}, fmt.Errorf("ack: %w", err)
 	}
 	return in, nil
 }
@@ -716,7 +716,7 @@ func receiveOne(ctx context.Context, tg Target, inst Instance, text string) (hos
 // unsupported code, or the call not implemented at all (the protocol's
 // rule: Unimplemented means feature absent).
 func absent(err error) bool {
-	return channel.CodeOf(err) == channel.CodeUnsupported || errors.Is(err, host.ErrUnimplemented)
+	return channel.CodeOf(err) == channel.CodeUnsupported || errors.Is(err, pluginclient.ErrUnimplemented)
 }
 
 // checkOptionalCapabilities: typing, edit and reactions fail as absent when
@@ -763,24 +763,24 @@ func checkOptionalCapabilities(ctx context.Context, tg Target) (string, error) {
 	if !d.Reactions && !absent(err) {
 		pr.addf("React without the reactions capability: got %v, want unsupported", err)
 	}
-	if err != nil && errors.Is(err, host.ErrPluginExited) {
+	if err != nil && errors.Is(err, pluginclient.ErrPluginExited) {
 		pr.addf("plugin died: %w", err)
 	}
 	return "", pr.err()
 }
 
 // next waits for the stream's next delivery.
-func next(s *host.Stream, timeout time.Duration) (host.Delivery, error) {
+func next(s *pluginclient.Stream, timeout time.Duration) (pluginclient.Delivery, error) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case d, ok := <-s.C:
 		if !ok {
-			return host.Delivery{}, fmt.Errorf("stream ended: %w", s.Err())
+			return pluginclient.Delivery{}, fmt.Errorf("stream ended: %w", s.Err())
 		}
 		return d, nil
 	case <-t.C:
-		return host.Delivery{}, fmt.Errorf("no inbound message within %s", timeout)
+		return pluginclient.Delivery{}, fmt.Errorf("no inbound message within %s", timeout)
 	}
 }
 

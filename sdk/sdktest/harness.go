@@ -21,8 +21,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/clawhost/clawhost/sdk"
-	"github.com/clawhost/clawhost/sdk/host"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // StopTimeout bounds each step of the teardown at the end of a test: the
@@ -34,7 +34,7 @@ const StopTimeout = 5 * time.Second
 // Harness is a plugin served in-process and a host client connected to it.
 type Harness struct {
 	// Plugin is the host's client of the plugin under test.
-	Plugin *host.Plugin
+	Plugin *pluginclient.Plugin
 }
 
 // Start serves p in-process and connects a host client to it. When t ends
@@ -71,11 +71,11 @@ func start(t testing.TB, p sdk.Plugin, stopTimeout time.Duration) (*Harness, fun
 	rc := &plugin.ReattachConfig{Protocol: plugin.ProtocolGRPC, ProtocolVersion: wire.ProtocolVersion, Addr: serving.Addr(), Pid: os.Getpid(), Test: true,
 		ReattachFunc: func() (runner.AttachedRunner, error) { return served(serving.Done()), nil }}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  host.Handshake,
-		Plugins:          host.PluginSet(),
+		HandshakeConfig:  pluginclient.Handshake,
+		Plugins:          pluginclient.PluginSet(),
 		Reattach:         rc,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		GRPCDialOptions:  host.DialOptions(),
+		GRPCDialOptions:  pluginclient.DialOptions(),
 		Logger:           goPluginLog,
 	})
 	stop := func() {
@@ -119,7 +119,7 @@ func start(t testing.TB, p sdk.Plugin, stopTimeout time.Duration) (*Harness, fun
 		stop()
 		t.Fatalf("sdktest: dispense returned %T", raw)
 	}
-	return &Harness{Plugin: host.Wrap(conn)}, stop
+	return &Harness{Plugin: pluginclient.Wrap(conn)}, stop
 }
 
 // served is the runner.AttachedRunner of an in-process server: it has

@@ -19,7 +19,7 @@ import (
 	"testing"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // validateBinary runs the built binary's validate on src and returns its
@@ -149,12 +149,12 @@ func TestReattachRefusedForPinnedPlugin(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(host.EnvReattach, `{"lo":{"Protocol":"grpc","ProtocolVersion":1,"Pid":2147483000,"Test":true,"Addr":{"Network":"unix","String":"`+filepath.Join(dir, "debug.sock")+`"}}}`)
+	t.Setenv(pluginclient.EnvReattach, `{"lo":{"Protocol":"grpc","ProtocolVersion":1,"Pid":2147483000,"Test":true,"Addr":{"Network":"unix","String":"`+filepath.Join(dir, "debug.sock")+`"}}}`)
 	d := launch(t, dir, cfgPath)
 	base := "http://" + adminAddr
 	d.waitFor(func() bool { code, _ := get(t, base+"/status.json"); return code == 200 }, "the admin endpoint")
 	d.waitFor(func() bool { return instanceOf(t, base, "lo").State == "misconfigured" }, "lo misconfigured")
-	if st := instanceOf(t, base, "lo"); !strings.Contains(st.LastError, "pins sha256") || !strings.Contains(st.LastError, host.EnvReattach) {
+	if st := instanceOf(t, base, "lo"); !strings.Contains(st.LastError, "pins sha256") || !strings.Contains(st.LastError, pluginclient.EnvReattach) {
 		t.Errorf("last error %q does not say why", st.LastError)
 	}
 }

@@ -7,7 +7,7 @@ const SDKVersion = "0.1.0"
 // kinds are discovered through Describe.
 const PluginName = "clawhost"
 
-// The go-plugin handshake (sdk/host.Handshake). The magic cookie never
+// The go-plugin handshake (sdk/pluginclient.Handshake). The magic cookie never
 // changes; the protocol version is the proto package's major (clawhost.v1).
 const (
 	ProtocolVersion  = 1

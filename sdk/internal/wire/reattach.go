@@ -7,7 +7,7 @@ import (
 )
 
 // EnvReattach is the environment variable with which a host attaches to
-// plugins running in debug mode (sdk/host.EnvReattach).
+// plugins running in debug mode (sdk/pluginclient.EnvReattach).
 const EnvReattach = "CLAWHOST_REATTACH"
 
 // Reattach is the JSON form of a go-plugin reattach config, the value of

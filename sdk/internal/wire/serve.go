@@ -19,7 +19,7 @@ import (
 )
 
 // The plugin side of go-plugin's gRPC protocol, served here rather than by
-// go-plugin's plugin.Serve. The host is go-plugin's client (sdk/host), and
+// go-plugin's plugin.Serve. The host is go-plugin's client (sdk/pluginclient), and
 // this is the same protocol go-plugin documents for plugins written in
 // other languages (examples/python-echo speaks it too): the magic cookie,
 // a Unix socket, one handshake line on stdout, and on the socket gRPC with

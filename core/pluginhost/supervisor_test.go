@@ -27,7 +27,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -162,7 +162,7 @@ func (r *recorder) texts() map[string]bool {
 	return out
 }
 
-func newHost(t *testing.T, rec *recorder) *Host {
+func newHost(t *testing.T, rec *recorder) *Supervisor {
 	t.Helper()
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound, FirstBackoff: 20 * time.Millisecond, MaxBackoff: 400 * time.Millisecond})
 	t.Cleanup(h.Stop)
@@ -711,17 +711,17 @@ func TestPluginEnvironment(t *testing.T) {
 		if strings.Contains(value, secret) {
 			t.Errorf("the plugin sees the host's secret in %s", name)
 		}
-		own := name == host.Handshake.MagicCookieKey || name == sdk.EnvLogLevel || strings.HasPrefix(name, "PLUGIN_")
+		own := name == pluginclient.Handshake.MagicCookieKey || name == sdk.EnvLogLevel || strings.HasPrefix(name, "PLUGIN_")
 		if !envfilter.Allowed(name, inheritedEnv...) && !own {
 			t.Errorf("the plugin inherited %s, which is neither allowed nor configured", name)
 		}
 	}
 	for name, want := range map[string]string{
-		"PLUGIN_SETTING":              "from-block",
-		"HOME":                        "/plugin/home", // the block overrides an inherited variable
-		"LC_TIME":                     "C.UTF-8",
-		"PATH":                        os.Getenv("PATH"),
-		host.Handshake.MagicCookieKey: host.Handshake.MagicCookieValue,
+		"PLUGIN_SETTING":                      "from-block",
+		"HOME":                                "/plugin/home", // the block overrides an inherited variable
+		"LC_TIME":                             "C.UTF-8",
+		"PATH":                                os.Getenv("PATH"),
+		pluginclient.Handshake.MagicCookieKey: pluginclient.Handshake.MagicCookieValue,
 	} {
 		if got, ok := env[name]; !ok || got != want {
 			t.Errorf("%s = %q (set: %v), want %q", name, got, ok, want)

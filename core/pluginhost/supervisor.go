@@ -41,7 +41,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/host"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
 )
@@ -89,7 +89,7 @@ type Spec struct {
 // carry messages the failed call did store (the store dedupes them).
 type InboundFunc func(ctx context.Context, instance string, msgs []channel.InboundMessage) error
 
-// Options configure a Host.
+// Options configure a Supervisor.
 type Options struct {
 	Logger hclog.Logger
 	// Inbound receives channel messages; nil drops them (and never acks).
@@ -116,7 +116,7 @@ type Options struct {
 	// its process group is killed; zero means DefaultStopGrace.
 	StopGrace time.Duration
 	// Reattach maps instance names to plugins an author started by hand in
-	// debug mode (host.ParseReattach of CLAWHOST_REATTACH): those
+	// debug mode (pluginclient.ParseReattach of CLAWHOST_REATTACH): those
 	// instances attach to the running process instead of launching their
 	// binary. `clawhost validate`'s Probe always launches.
 	Reattach map[string]*plugin.ReattachConfig
@@ -138,8 +138,8 @@ type Options struct {
 // shutdown does not hang on a plugin that ignores the signal.
 const DefaultStopGrace = 5 * time.Second
 
-// Host supervises a set of plugin instances.
-type Host struct {
+// Supervisor supervises a set of plugin instances.
+type Supervisor struct {
 	opts Options
 	log  hclog.Logger
 
@@ -151,8 +151,8 @@ type Host struct {
 	sockDir  string // see socketDir
 }
 
-// New returns a Host with no instances.
-func New(opts Options) *Host {
+// New returns a Supervisor with no instances.
+func New(opts Options) *Supervisor {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -180,13 +180,13 @@ func New(opts Options) *Host {
 	if opts.StopGrace <= 0 {
 		opts.StopGrace = DefaultStopGrace
 	}
-	return &Host{opts: opts, log: opts.Logger.Named("pluginhost"), instances: map[string]*Instance{}}
+	return &Supervisor{opts: opts, log: opts.Logger.Named("pluginhost"), instances: map[string]*Instance{}}
 }
 
 // Apply reconciles the running set with specs: new instances start, missing
 // ones stop, instances whose Fingerprint changed restart, the others are
 // untouched.
-func (h *Host) Apply(specs []Spec) {
+func (h *Supervisor) Apply(specs []Spec) {
 	h.mu.Lock()
 	if h.stopped {
 		h.mu.Unlock()
@@ -231,7 +231,7 @@ func (h *Host) Apply(specs []Spec) {
 }
 
 // Stop stops every instance and waits for their processes to end.
-func (h *Host) Stop() {
+func (h *Supervisor) Stop() {
 	h.mu.Lock()
 	h.stopped = true
 	all := make([]*Instance, 0, len(h.instances))
@@ -253,14 +253,14 @@ func (h *Host) Stop() {
 }
 
 // Instance returns the named instance, or nil.
-func (h *Host) Instance(name string) *Instance {
+func (h *Supervisor) Instance(name string) *Instance {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.instances[name]
 }
 
 // Instances returns all instances sorted by name.
-func (h *Host) Instances() []*Instance {
+func (h *Supervisor) Instances() []*Instance {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := make([]*Instance, 0, len(h.instances))
@@ -273,7 +273,7 @@ func (h *Host) Instances() []*Instance {
 
 // Instance is one supervised plugin instance.
 type Instance struct {
-	h    *Host
+	h    *Supervisor
 	spec Spec
 	log  hclog.Logger
 
@@ -287,8 +287,8 @@ type Instance struct {
 	lastErr  error
 	since    time.Time
 	pid      int
-	plug     *host.Plugin
-	desc     host.Description
+	plug     *pluginclient.Plugin
+	desc     pluginclient.Description
 	readyCh  chan struct{} // closed when ready; replaced on restart
 	probeErr error         // set when the liveness probe killed the run
 	holdLost bool          // the run ended because its gate hold was lost
@@ -308,7 +308,7 @@ type Instance struct {
 	report status.Status
 }
 
-func newInstance(h *Host, s Spec) *Instance {
+func newInstance(h *Supervisor, s Spec) *Instance {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Instance{h: h, spec: s, log: h.opts.Logger.Named(s.Instance), ctx: ctx, cancel: cancel, done: make(chan struct{}), state: StateStarting, since: time.Now(), readyCh: make(chan struct{})}
 }
@@ -317,11 +317,11 @@ func newInstance(h *Host, s Spec) *Instance {
 func (i *Instance) Name() string { return i.spec.Instance }
 
 // Client returns the plugin client and description if the instance is ready.
-func (i *Instance) Client() (*host.Plugin, host.Description, bool) {
+func (i *Instance) Client() (*pluginclient.Plugin, pluginclient.Description, bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.state != StateReady {
-		return nil, host.Description{}, false
+		return nil, pluginclient.Description{}, false
 	}
 	return i.plug, i.desc, true
 }
@@ -330,7 +330,7 @@ func (i *Instance) Client() (*host.Plugin, host.Description, bool) {
 // once for a stopped, missing or misconfigured instance, and for one that
 // needs attention (with a non-retryable *channel.Error naming what the
 // plugin asked for, so delivery gives up instead of retrying).
-func (i *Instance) WaitReady(ctx context.Context) (*host.Plugin, host.Description, error) {
+func (i *Instance) WaitReady(ctx context.Context) (*pluginclient.Plugin, pluginclient.Description, error) {
 	for {
 		i.mu.Lock()
 		ch, st := i.readyCh, i.state
@@ -341,16 +341,16 @@ func (i *Instance) WaitReady(ctx context.Context) (*host.Plugin, host.Descriptio
 		}
 		if st == StateStopped || st.settled() {
 			// A settled instance waits for a reload, not for time.
-			return nil, host.Description{}, fmt.Errorf("plugin %s is %s", i.spec.Instance, st)
+			return nil, pluginclient.Description{}, fmt.Errorf("plugin %s is %s", i.spec.Instance, st)
 		}
 		if st == StateNeedsAttention {
 			// It waits for a person, who may take days: fail now.
-			return nil, host.Description{}, i.attentionError()
+			return nil, pluginclient.Description{}, i.attentionError()
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, host.Description{}, fmt.Errorf("plugin %s not ready: %w", i.spec.Instance, ctx.Err())
+			return nil, pluginclient.Description{}, fmt.Errorf("plugin %s not ready: %w", i.spec.Instance, ctx.Err())
 		}
 	}
 }

@@ -1,4 +1,4 @@
-// Package host is the client side of the plugin protocol, for hosts: the
+// Package pluginclient is the client side of the plugin protocol, for hosts: the
 // go-plugin handshake and plugin set a host launches plugins with, and
 // Plugin, a typed client over one plugin's gRPC connection that speaks the
 // sdk's contract types.
@@ -7,7 +7,7 @@
 // Its API has go-plugin's types (HandshakeConfig, PluginSet, ReattachConfig)
 // because a host drives go-plugin itself; no type of the sdk's internal
 // packages appears in it.
-package host
+package pluginclient
 
 import (
 	"context"
