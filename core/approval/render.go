@@ -61,100 +61,21 @@ func Summary(tool string, raw json.RawMessage) string {
 // and a diff summary of Write, Edit, MultiEdit and NotebookEdit; the URL of
 // WebFetch; the query of WebSearch; every field of other tools.
 func renderInput(tool string, raw json.RawMessage) rendering {
-	var in map[string]any
+	var in toolInput
 	_ = json.Unmarshal(raw, &in)
-	str := func(k string) string { s, _ := in[k].(string); return s }
 	var b strings.Builder
 	r := rendering{what: "input", name: "input.json"}
-	var body string // the part whose length decides "long"
-	switch tool {
-	case "Bash":
-		r.what, r.name = "command", "command.sh"
-		body = str("command")
-		b.WriteString("$ " + visible(body))
-		if bg, _ := in["run_in_background"].(bool); bg {
-			b.WriteString("\n(in the background)")
-		}
-		if d := str("description"); d != "" {
-			b.WriteString("\n(" + cut(visible(d), summaryLen, 1) + ")")
-		}
-		r.file = []byte(body)
-	case "Write":
-		r.what, r.name = "content", fileName(str("file_path"))
-		body = str("content")
-		fmt.Fprintf(&b, "%s\nwrite %s, %s", visible(str("file_path")), count(lineCount(body), "line"), count(len(body), "byte"))
-		if body != "" {
-			b.WriteString(":\n" + quoted("│ ", body))
-		}
-		r.file = []byte(body)
-	case "Edit":
-		r.what, r.name = "edit", fileName(str("file_path"))+".diff"
-		all, _ := in["replace_all"].(bool)
-		body = diff(str("old_string"), str("new_string"))
-		b.WriteString(visible(str("file_path")) + "\n" + editLine(str("old_string"), str("new_string"), all) + "\n" + visible(body))
-		r.file = []byte(unified(str("file_path"), body))
-	case "MultiEdit":
-		r.what, r.name = "edits", fileName(str("file_path"))+".diff"
-		edits, _ := in["edits"].([]any)
-		var parts []string
-		for i, e := range edits {
-			m, _ := e.(map[string]any)
-			old, _ := m["old_string"].(string)
-			nw, _ := m["new_string"].(string)
-			all, _ := m["replace_all"].(bool)
-			parts = append(parts, fmt.Sprintf("edit %d: %s\n%s", i+1, editLine(old, nw, all), diff(old, nw)))
-		}
-		body = strings.Join(parts, "\n")
-		fmt.Fprintf(&b, "%s\n%s\n%s", visible(str("file_path")), count(len(edits), "edit"), visible(body))
-		r.file = []byte(unified(str("file_path"), body))
-	case "NotebookEdit":
-		r.what, r.name = "cell", fileName(str("notebook_path"))+".txt"
-		body = str("new_source")
-		fmt.Fprintf(&b, "%s\n", visible(str("notebook_path")))
-		var meta []string
-		for _, k := range []string{"cell_id", "cell_type", "edit_mode"} {
-			if v := str(k); v != "" {
-				meta = append(meta, k+": "+visible(v))
-			}
-		}
-		b.WriteString(strings.Join(meta, ", "))
-		if body != "" {
-			fmt.Fprintf(&b, "\nnew source, %s:\n%s", count(lineCount(body), "line"), quoted("+ ", body))
-		}
-		r.file = []byte(body)
-	case "WebFetch":
-		body = str("url") + "\n" + str("prompt")
-		b.WriteString(visible(str("url")))
-		if p := str("prompt"); p != "" {
-			b.WriteString("\nasking: " + visible(p))
-		}
-	case "WebSearch":
-		body = str("query")
-		b.WriteString("search: " + visible(body))
-	default:
-		keys := make([]string, 0, len(in))
-		for k := range in {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var lines []string
-		for _, k := range keys {
-			s, ok := in[k].(string)
-			if !ok {
-				v, _ := json.Marshal(in[k])
-				s = string(v)
-			}
-			lines = append(lines, visible(k)+": "+visible(s))
-		}
-		body = strings.Join(lines, "\n")
-		b.WriteString(body)
+	render, ok := toolRenderers[tool]
+	if !ok {
+		render = renderOther
 	}
+	body := render(in, &b, &r) // the part whose length decides "long"
 	if r.file == nil {
 		var pretty strings.Builder
 		enc := json.NewEncoder(&pretty)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		_ = enc.Encode(in)
+		_ = enc.Encode(map[string]any(in))
 		r.file = []byte(pretty.String())
 	}
 	r.text = b.String()
@@ -162,7 +83,7 @@ func renderInput(tool string, raw json.RawMessage) rendering {
 		r.long = true
 		r.head = cut(r.text, longLen, longLines)
 	}
-	if tool == "Write" && lineCount(str("content")) > writeLines {
+	if tool == "Write" && lineCount(in.str("content")) > writeLines {
 		// A Write shows the first lines of its content; the file has all.
 		r.long = true
 		if r.head == "" || lineCount(r.head) > 2+writeLines {
@@ -170,6 +91,134 @@ func renderInput(tool string, raw json.RawMessage) rendering {
 		}
 	}
 	return r
+}
+
+// toolInput is a tool call's input as claude sent it.
+type toolInput map[string]any
+
+// str is the input's string k, "" when absent or not a string.
+func (in toolInput) str(k string) string { s, _ := in[k].(string); return s }
+
+// A toolRenderer writes the summary of one tool's input to b, sets what
+// the attached file holds in r, and returns the part of the input whose
+// length decides whether the rendering is long.
+type toolRenderer func(in toolInput, b *strings.Builder, r *rendering) string
+
+// toolRenderers are the tools with a rendering of their own; any other
+// tool's input is listed key by key (renderOther).
+var toolRenderers = map[string]toolRenderer{
+	"Bash":         renderBash,
+	"Write":        renderWrite,
+	"Edit":         renderEdit,
+	"MultiEdit":    renderMultiEdit,
+	"NotebookEdit": renderNotebookEdit,
+	"WebFetch":     renderWebFetch,
+	"WebSearch":    renderWebSearch,
+}
+
+func renderBash(in toolInput, b *strings.Builder, r *rendering) string {
+	r.what, r.name = "command", "command.sh"
+	body := in.str("command")
+	b.WriteString("$ " + visible(body))
+	if bg, _ := in["run_in_background"].(bool); bg {
+		b.WriteString("\n(in the background)")
+	}
+	if d := in.str("description"); d != "" {
+		b.WriteString("\n(" + cut(visible(d), summaryLen, 1) + ")")
+	}
+	r.file = []byte(body)
+	return body
+}
+
+func renderWrite(in toolInput, b *strings.Builder, r *rendering) string {
+	r.what, r.name = "content", fileName(in.str("file_path"))
+	body := in.str("content")
+	fmt.Fprintf(b, "%s\nwrite %s, %s", visible(in.str("file_path")), count(lineCount(body), "line"), count(len(body), "byte"))
+	if body != "" {
+		b.WriteString(":\n" + quoted("│ ", body))
+	}
+	r.file = []byte(body)
+	return body
+}
+
+func renderEdit(in toolInput, b *strings.Builder, r *rendering) string {
+	r.what, r.name = "edit", fileName(in.str("file_path"))+".diff"
+	all, _ := in["replace_all"].(bool)
+	body := diff(in.str("old_string"), in.str("new_string"))
+	b.WriteString(visible(in.str("file_path")) + "\n" + editLine(in.str("old_string"), in.str("new_string"), all) + "\n" + visible(body))
+	r.file = []byte(unified(in.str("file_path"), body))
+	return body
+}
+
+func renderMultiEdit(in toolInput, b *strings.Builder, r *rendering) string {
+	r.what, r.name = "edits", fileName(in.str("file_path"))+".diff"
+	edits, _ := in["edits"].([]any)
+	var parts []string
+	for i, e := range edits {
+		m, _ := e.(map[string]any)
+		old, _ := m["old_string"].(string)
+		nw, _ := m["new_string"].(string)
+		all, _ := m["replace_all"].(bool)
+		parts = append(parts, fmt.Sprintf("edit %d: %s\n%s", i+1, editLine(old, nw, all), diff(old, nw)))
+	}
+	body := strings.Join(parts, "\n")
+	fmt.Fprintf(b, "%s\n%s\n%s", visible(in.str("file_path")), count(len(edits), "edit"), visible(body))
+	r.file = []byte(unified(in.str("file_path"), body))
+	return body
+}
+
+func renderNotebookEdit(in toolInput, b *strings.Builder, r *rendering) string {
+	r.what, r.name = "cell", fileName(in.str("notebook_path"))+".txt"
+	body := in.str("new_source")
+	fmt.Fprintf(b, "%s\n", visible(in.str("notebook_path")))
+	var meta []string
+	for _, k := range []string{"cell_id", "cell_type", "edit_mode"} {
+		if v := in.str(k); v != "" {
+			meta = append(meta, k+": "+visible(v))
+		}
+	}
+	b.WriteString(strings.Join(meta, ", "))
+	if body != "" {
+		fmt.Fprintf(b, "\nnew source, %s:\n%s", count(lineCount(body), "line"), quoted("+ ", body))
+	}
+	r.file = []byte(body)
+	return body
+}
+
+func renderWebFetch(in toolInput, b *strings.Builder, _ *rendering) string {
+	b.WriteString(visible(in.str("url")))
+	if p := in.str("prompt"); p != "" {
+		b.WriteString("\nasking: " + visible(p))
+	}
+	return in.str("url") + "\n" + in.str("prompt")
+}
+
+func renderWebSearch(in toolInput, b *strings.Builder, _ *rendering) string {
+	body := in.str("query")
+	b.WriteString("search: " + visible(body))
+	return body
+}
+
+// renderOther lists any other tool's input key by key, sorted; values
+// that are not strings as JSON.
+func renderOther(in toolInput, b *strings.Builder, _ *rendering) string {
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var lines []string
+	for _, k := range keys {
+		s, ok := in[k].(string)
+		if !ok {
+			v, _ := json.Marshal(in[k])
+			s = string(v)
+		}
+		lines = append(lines, visible(k)+": "+visible(s))
+	}
+	body := strings.Join(lines, "\n")
+	b.WriteString(body)
+	return body
 }
 
 // visible writes s so that nothing in it hides: a run of spaceRun or more

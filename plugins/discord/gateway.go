@@ -219,6 +219,23 @@ func (a *Adapter) connect(ctx context.Context, lastIdentify *time.Time) *closeEr
 	stop := context.AfterFunc(ctx, func() { c.closeResumable() })
 	defer stop()
 
+	interval, err := readHello(ws)
+	if err != nil {
+		return a.ended(err, resuming, false)
+	}
+	if cerr := a.introduce(ctx, c, sessionID, seq, lastIdentify); cerr != nil {
+		return cerr
+	}
+	hbCtx, hbStop := context.WithCancel(ctx)
+	defer hbStop()
+	c.ack.Store(true)
+	go a.heartbeat(hbCtx, c, interval)
+	return a.serveConn(ctx, c)
+}
+
+// readHello reads the gateway's HELLO within dialTimeout and returns its
+// heartbeat interval.
+func readHello(ws *websocket.Conn) (time.Duration, error) {
 	_ = ws.SetReadDeadline(time.Now().Add(dialTimeout))
 	var hello struct {
 		HeartbeatInterval int64 `json:"heartbeat_interval"`
@@ -230,11 +247,21 @@ func (a *Adapter) connect(ctx context.Context, lastIdentify *time.Time) *closeEr
 	if err == nil {
 		err = json.Unmarshal(p.D, &hello)
 	}
-	if err != nil || hello.HeartbeatInterval <= 0 {
-		return a.ended(err, resuming, false)
+	if err == nil && hello.HeartbeatInterval <= 0 {
+		err = fmt.Errorf("gateway sent a HELLO without a heartbeat interval")
+	}
+	if err != nil {
+		return 0, err
 	}
 	_ = ws.SetReadDeadline(time.Time{})
+	return time.Duration(hello.HeartbeatInterval) * time.Millisecond, nil
+}
 
+// introduce sends RESUME for a known session, else IDENTIFY, keeping
+// identifyGap between two IDENTIFYs.
+func (a *Adapter) introduce(ctx context.Context, c *conn, sessionID string, seq int64, lastIdentify *time.Time) *closeErr {
+	resuming := sessionID != ""
+	var err error
 	if resuming {
 		a.log.Debug("resuming the gateway session", "seq", seq)
 		err = c.send(map[string]any{"op": 6, "d": map[string]any{"token": a.cfg.Token, "session_id": sessionID, "seq": seq}})
@@ -254,16 +281,14 @@ func (a *Adapter) connect(ctx context.Context, lastIdentify *time.Time) *closeEr
 	if err != nil {
 		return a.ended(err, resuming, false)
 	}
+	return nil
+}
 
-	interval := time.Duration(hello.HeartbeatInterval) * time.Millisecond
-	hbCtx, hbStop := context.WithCancel(ctx)
-	defer hbStop()
-	c.ack.Store(true)
-	go a.heartbeat(hbCtx, c, interval)
-
+// serveConn dispatches the gateway's payloads until the connection ends.
+func (a *Adapter) serveConn(ctx context.Context, c *conn) *closeErr {
 	healthy := false
 	for {
-		p, err := readPayload(ws)
+		p, err := readPayload(c.ws)
 		if err != nil {
 			return a.ended(err, true, healthy)
 		}
