@@ -148,7 +148,7 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, no dead code
 	$(MAKE) proto
 	@git diff --exit-code -- proto/gen || { echo "proto/gen is out of date: run make proto and commit"; exit 1; }
 	@for m in $(MODULES) tools; do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod or go.sum is not tidy: run (cd $$m && go mod tidy)"; exit 1; }; done
-	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule' ./core/archtest/
+	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc' ./core/archtest/
 	@dead=$$($(GO) tool -modfile=tools/go.mod deadcode -filter '^github.com/clawhost/clawhost(/|$$)' ./core/cmd/clawhost ./plugins/*/cmd/* ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
 	  [ -z "$$dead" ] || { echo "unreachable code (delete it, or say why it stays in DEADCODE_ALLOWED):"; echo "$$dead"; exit 1; }
 

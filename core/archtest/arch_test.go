@@ -106,7 +106,7 @@ var harnesses = map[string]bool{
 	"core/internal/testbin": true,
 }
 
-// TestDependencyRules enforces the rules of DESIGN.md:
+// TestDependencyRules enforces the rules of docs/architecture.md:
 //   - sdk/... never imports core/, plugins/, examples/;
 //   - plugins/ and examples/ import only sdk/... of this module (no core, no
 //     generated proto types);
