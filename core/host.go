@@ -107,6 +107,11 @@ type Host struct {
 // store, the runner, the plugin host and the pipeline. Nothing is started;
 // on error everything opened so far is closed.
 func New(cfg *config.Config, opts Options) (*Host, error) {
+	if len(cfg.Agents) > 0 {
+		// Refused rather than ignored: a chat bound to an agent must never
+		// silently reach another workspace.
+		return nil, fmt.Errorf("agent %q: this build reads and checks agent \"<id>\" blocks but serves every chat with the default agent; remove them to run", cfg.Agents[0].ID)
+	}
 	if opts.LogOutput == nil {
 		opts.LogOutput = os.Stderr
 	}

@@ -222,7 +222,14 @@ func (k *checker) entries(name, what string, list []string) {
 			k.errorf(r, "Unknown plugin instance in "+k.qualified(name),
 				"%q names plugin instance %q, but no plugin %q block is defined.%s",
 				e, instance, instance, didYouMean(instance, instances))
+			continue
 		}
+		canon, matches := k.cfg.canonicalEntry(e)
+		if !matches {
+			k.emit(warning(r, "Entry never matches in "+k.qualified(name),
+				fmt.Sprintf("No %s of plugin %q can have the id in %q: %s.", what, instance, e, idHint(k.cfg.sourceOf(e)))))
+		}
+		list[i] = canon
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Defaults of the agent block.
@@ -18,6 +19,8 @@ const (
 	DefaultAgentMaxConcurrent = 4
 	DefaultApprovalTimeout    = Duration("5m")
 	DefaultMediaKeep          = Duration("30d")
+	// DefaultAgentID is the id of the unlabelled agent {} block.
+	DefaultAgentID = "main"
 )
 
 // Approval settings (agent.approvals, agent.approvers).
@@ -48,8 +51,34 @@ const ModeAsk = "ask"
 // OfferedModes are the values agent.permission_modes accepts.
 var OfferedModes = append(slices.Clone(PermissionModes), ModeAsk)
 
-// Agent is the agent {} block: how the Claude Code CLI is run for every turn.
+// Agent is an agent block: how the Claude Code CLI is run for the turns of
+// the chats it serves. The unlabelled agent {} block is the default agent
+// (id "main"); each agent "<id>" {} block adds one, inheriting every
+// attribute it does not set from the default block (but chats, switchable
+// and worktrees, which are the agent's own).
 type Agent struct {
+	// ID is the agent's id: DefaultAgentID for the unlabelled block, the
+	// label otherwise.
+	ID string
+
+	// Chats are what the agent serves (chats): "<instance>:<chat id>" (a
+	// direct chat, group or channel), "<instance>:<chat id>:<thread or
+	// topic id>" (a Telegram forum topic, a Discord thread) or
+	// "<instance>:*" (everything on that instance). The most specific
+	// binding of all agents wins; a chat no agent binds talks to the
+	// default agent. See Config.Bindings.
+	Chats []string `hcl:"chats,optional"`
+
+	// Switchable lets every chat switch to this agent with /agent <id>
+	// (switchable); a chat may always switch to the agent it is bound to.
+	// Default false.
+	Switchable bool `hcl:"switchable,optional"`
+
+	// Worktrees gives each chat (or topic, or thread) bound to the agent
+	// its own git worktree of Workspace, which must then be a git
+	// repository (worktrees). Default false.
+	Worktrees bool `hcl:"worktrees,optional"`
+
 	// Command is the Claude Code CLI (command): a name looked up in PATH, or
 	// a path; a relative path (one containing "/") is resolved against the
 	// directory of the config file. Default "claude".
@@ -212,6 +241,9 @@ type Agent struct {
 	// and at most 3.75 MB each, up to 8 per turn; their file paths are in
 	// the prompt either way. Default true.
 	InlineImages bool `hcl:"inline_images,optional"`
+
+	// block is the agent "<id>" block, nil for the default agent.
+	block *hclsyntax.Block
 }
 
 // MemoryFlush is the agent's memory_flush block. The flush runs once per
@@ -238,6 +270,7 @@ type MemoryFlush struct {
 
 func defaultAgent() *Agent {
 	return &Agent{
+		ID:              DefaultAgentID,
 		Command:         DefaultAgentCommand,
 		Workspace:       DefaultAgentWorkspace,
 		MediaKeep:       DefaultMediaKeep,

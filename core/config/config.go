@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -45,6 +44,10 @@ type Config struct {
 	// Agent configures the Claude Code CLI runs (agent {}). Never nil after
 	// Load; an absent block means all defaults.
 	Agent *Agent `hcl:"agent,block"`
+
+	// Agents are the agent "<id>" blocks in file order, each with what it
+	// does not set inherited from Agent.
+	Agents []*Agent
 
 	// Access decides who may talk to the agent (access {}). Never nil after
 	// Load; an absent block means all defaults.
@@ -161,11 +164,12 @@ func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, 
 		// follow-on problems that are not the user's.
 		return cfg, diags
 	}
-	cfg.body = file.Body
+	body, named := splitAgents(file.Body.(*hclsyntax.Body))
+	cfg.body = body
 
 	// Plugin blocks are prefilled with their defaults: gohcl decodes into
 	// the existing elements and so keeps what the file does not set.
-	pcontent, _, _ := file.Body.PartialContent(&hcl.BodySchema{
+	pcontent, _, _ := body.PartialContent(&hcl.BodySchema{
 		Blocks: []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}},
 	})
 	for _, b := range pcontent.Blocks {
@@ -174,7 +178,8 @@ func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, 
 		cfg.Plugins = append(cfg.Plugins, p)
 	}
 
-	diags = append(diags, tidyDecodeDiagnostics(gohcl.DecodeBody(file.Body, cfg.ctx, cfg), file.Body)...)
+	diags = append(diags, tidyDecodeDiagnostics(gohcl.DecodeBody(body, cfg.ctx, cfg), body)...)
+	diags = append(diags, cfg.decodeAgents(named)...)
 	for _, p := range cfg.Plugins {
 		p.ctx = cfg.ctx
 		if p.ConfigBlock == nil && p.block != nil {
@@ -251,6 +256,7 @@ func (c *Config) check() hcl.Diagnostics {
 	k.enum("log_level", c.LogLevel, logLevels)
 	k.enum("log_format", c.LogFormat, logFormats)
 	c.Agent.check(k.block("agent"))
+	checkAgents(k, c)
 	c.Access.check(k.block("access"))
 	c.Admin.check(k.block("admin"))
 	c.Session.check(k.block("session"))
@@ -271,17 +277,11 @@ var (
 func (c *Config) resolvePaths() {
 	c.DataDir = c.resolve(c.DataDir)
 	c.PluginDir = c.resolve(c.PluginDir)
-	a := c.Agent
-	a.Workspace = c.resolve(a.Workspace)
-	a.SystemPromptFile = c.resolve(a.SystemPromptFile)
+	for _, a := range c.AllAgents() {
+		c.resolveAgentPaths(a)
+	}
 	c.Admin.TLSCert = c.resolve(c.Admin.TLSCert)
 	c.Admin.TLSKey = c.resolve(c.Admin.TLSKey)
-	if strings.ContainsRune(a.Command, '/') || strings.ContainsRune(a.Command, filepath.Separator) {
-		a.Command = c.resolve(a.Command)
-	}
-	for i, d := range a.AddDirs {
-		a.AddDirs[i] = c.resolve(d)
-	}
 	for _, p := range c.Plugins {
 		if p.Path == "" {
 			if p.Source != "" {
