@@ -13,6 +13,9 @@
 //	<instance>:channel:<id>             a server/broadcast channel
 //	<base>:thread:<threadId>            a thread inside any of the above
 //
+// and every key stored or used as a session's name carries the agent that
+// serves it in front, in the seeds' form: "agent:<agentId>:<key>" ([ForAgent]).
+//
 // Instance is the configured channel plugin instance (for example "tg" or
 // "discord-work"); it already identifies both the platform and the account,
 // so it is one segment and never contains ':'. Peer, group and thread ids are
@@ -20,11 +23,11 @@
 //
 // # Mapping to OpenClaw
 //
-// OpenClaw (openclaw@2026.9.6) prefixes every key with "agent:<agentId>:"
-// and names the platform rather than an instance: "agent:main:telegram:
-// direct:123". The tests map a clawhost key to that form, so OpenClaw's
-// vectors are checked as "agent:<agentId>:" + Build(...) with the instance
-// set to the channel name. OpenClaw's per-account-channel-peer scope has no
+// OpenClaw (openclaw@2026.9.6) prefixes every key with "agent:<agentId>:",
+// as [ForAgent] does, and names the platform rather than an instance:
+// "agent:main:telegram:direct:123". The tests map a clawhost key to that
+// form, so OpenClaw's vectors are checked as ForAgent(agentId, Build(...))
+// with the instance set to the channel name. OpenClaw's per-account-channel-peer scope has no
 // clawhost counterpart: an instance is already one account, so
 // per-channel-peer covers it.
 //
@@ -32,7 +35,6 @@
 //
 //   - The default DM scope is [PerChannelPeer], not main: two people writing
 //     to the bot never share a session unless configured to.
-//   - There is no agent id in the key: a clawhost gateway runs one agent.
 //   - A per-peer key keeps the plugin source ("direct:telegram:5", OpenClaw:
 //     "direct:5"): an id is only unique on its platform, so Telegram user 5
 //     and WhatsApp contact 5 are two people and never share a session (and
@@ -171,4 +173,31 @@ func WithThread(base, threadID string) string {
 // It corresponds to OpenClaw's "<channel>:<account>:<kind>:<peer>".
 func HistoryKey(instance string, kind Kind, peerID string) string {
 	return Build(Params{Instance: instance, Kind: kind, PeerID: peerID})
+}
+
+// DefaultAgent is the id of the default agent (config's unlabelled agent
+// block), which serves every chat no agent binds.
+const DefaultAgent = "main"
+
+// agentPrefix starts every agent-scoped key.
+const agentPrefix = "agent:"
+
+// ForAgent scopes key to the agent that serves it: "agent:<agent>:<key>".
+// Two agents serving one chat (a chat that switched with /agent) thus keep
+// two sessions, each with its own claude conversation.
+func ForAgent(agent, key string) string {
+	return agentPrefix + agent + ":" + key
+}
+
+// SplitAgent returns the agent of a key ForAgent made and the key without
+// it; a key without the prefix has agent "".
+func SplitAgent(key string) (agent, rest string) {
+	if !strings.HasPrefix(key, agentPrefix) {
+		return "", key
+	}
+	agent, rest, ok := strings.Cut(key[len(agentPrefix):], ":")
+	if !ok {
+		return "", key
+	}
+	return agent, rest
 }

@@ -153,7 +153,7 @@ func TestBuild(t *testing.T) {
 // characters other than a-z, 0-9, '_' and '-' become '-', edge dashes
 // trimmed, empty means "main".
 func openClawKey(agentID, key string) string {
-	return "agent:" + normalizeAgentID(agentID) + ":" + key
+	return ForAgent(normalizeAgentID(agentID), key)
 }
 
 // normalizeAgentID normalizes an OpenClaw agent id ("My Agent!" becomes
@@ -199,5 +199,31 @@ func TestPerPeerKeepsTheSource(t *testing.T) {
 	}
 	if other := key("wa", "whatsapp", "5", links); other == key("tg", "telegram", "5", links) {
 		t.Errorf("wa:5 joined tg:5's linked session")
+	}
+}
+
+func TestForAgent(t *testing.T) {
+	for _, c := range []struct{ agent, key string }{
+		{"main", "tg:direct:42"},
+		{"ops", "tg:group:-1001:thread:7"},
+		{"main", "main"},
+		{"docs", "agent:direct:5"}, // an instance named "agent"
+	} {
+		k := ForAgent(c.agent, c.key)
+		if a, rest := SplitAgent(k); a != c.agent || rest != c.key {
+			t.Errorf("SplitAgent(%q) = %q, %q", k, a, rest)
+		}
+		if other := ForAgent("other", c.key); Dir(k) != Dir(other) {
+			t.Errorf("Dir(%q) = %q, Dir(%q) = %q: the agent must not change the media directory", k, Dir(k), other, Dir(other))
+		}
+	}
+	if Dir(ForAgent("main", "tg:direct:42")) != "tg_direct_42" {
+		t.Errorf("media directories made before keys carried the agent are renamed: %q", Dir(ForAgent("main", "tg:direct:42")))
+	}
+	if a, rest := SplitAgent("tg:direct:42"); a != "" || rest != "tg:direct:42" {
+		t.Errorf("a key without an agent splits as %q, %q", a, rest)
+	}
+	if a, rest := SplitAgent("agent:"); a != "" || rest != "agent:" {
+		t.Errorf("a bare prefix splits as %q, %q", a, rest)
 	}
 }
