@@ -100,7 +100,7 @@ func TestApprovalsWithButtons(t *testing.T) {
 	// restarts it) is not asked either: the host answers.
 	e.post(dm("u1", "/status"))
 	contains(t, e.text("chat-u1"), "Approval: Bash ($ touch f1) always allowed by User u1", "Approval: Bash ($ touch f2) denied by User owner")
-	e.agent.Stop("lo:direct:u1")
+	e.agent.Stop("agent:main:lo:direct:u1")
 	e.post(dm("u1", "once more #ask=1"))
 	// The new process asks the host, which answers from the session
 	// without a question (the next send is the reply).

@@ -57,7 +57,7 @@ func TestCapabilitiesAndHookFieldsCrossTheProcesses(t *testing.T) {
 		t.Errorf("markdown reached a channel that declares none: %q", all)
 	}
 	m := regexp.MustCompile(`Session: ([0-9a-f-]{36}) \(new\)`).FindStringSubmatch(all)
-	s, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	if m == nil || m[1] != s.ClaudeSessionID {
 		t.Errorf("the hook's session id %v is not the session's claude id %q", m, s.ClaudeSessionID)
 	}

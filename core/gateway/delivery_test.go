@@ -119,10 +119,10 @@ func TestAgentErrorsBecomeNotices(t *testing.T) {
 	if strings.Contains(got, "echo") || !strings.Contains(strings.ToLower(got), "overloaded") {
 		t.Errorf("overloaded notice: %q", got)
 	}
-	s1, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s1, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	e.post(dm("u1", "#error=too_long"))
 	contains(t, e.text("chat-u1"), "new session")
-	s2, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s2, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	if s2.ClaudeSessionID == s1.ClaudeSessionID && s2.ClaudeSessionID != "" {
 		t.Errorf("prompt too long must start a new session")
 	}
@@ -139,7 +139,7 @@ func TestReplyContextMediaAndTags(t *testing.T) {
 	got := e.text("chat-u1")
 	contains(t, got, "[Replying to you (the assistant) id:m9]", "the quoted text", "[Attached document: ")
 	// In the session's own directory, under a random name.
-	dir := filepath.Join(e.set.Turn.Workspace, "media", sessionkey.Dir("lo:direct:u1"))
+	dir := filepath.Join(e.set.Turn.Workspace, "media", sessionkey.Dir("agent:main:lo:direct:u1"))
 	matches, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
 	if len(matches) != 1 || !regexp.MustCompile(`^[0-9a-f]{32}\.txt$`).MatchString(filepath.Base(matches[0])) {
 		t.Fatalf("downloaded media: %v", matches)

@@ -86,6 +86,9 @@ type Settings struct {
 	// IdentityLinks make one person's direct chats on several instances
 	// one session (session.identity_links; with dm_scope "per-peer").
 	IdentityLinks map[string][]string
+	// Agents decide which agent serves a chat (the agents' chats
+	// bindings); nil: the default agent serves every chat.
+	Agents AgentRouter
 	Debounce      debounce.Settings
 	Queue         queue.Policy
 	Turn          turn.Settings
@@ -379,9 +382,24 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	return nil
 }
 
-// keyOf derives the session key of m under set.
+// AgentRouter resolves the agent that serves a chat (config.Bindings).
+type AgentRouter interface {
+	Resolve(instance, chat, thread string) (agent string, bound bool)
+}
+
+// agentOf is the agent that serves m's chat.
+func (s Settings) agentOf(m *message.Message) string {
+	if s.Agents == nil {
+		return sessionkey.DefaultAgent
+	}
+	a, _ := s.Agents.Resolve(m.Instance, m.ChatID, m.ThreadID)
+	return a
+}
+
+// keyOf derives the session key of m under set: the conversation's key,
+// scoped to the agent that serves it.
 func keyOf(set Settings, m *message.Message) string {
-	return sessionKeyLinked(set.DMScope, set.IdentityLinks, m)
+	return sessionkey.ForAgent(set.agentOf(m), sessionKeyLinked(set.DMScope, set.IdentityLinks, m))
 }
 
 // sessionKeyLinked derives the conversation's session key.

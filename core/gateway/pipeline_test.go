@@ -93,7 +93,7 @@ func TestResetTriggers(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.post(dm("u1", "one"))
 	e.text("chat-u1")
-	s1, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s1, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	e.post(dm("u1", "/new"))
 	contains(t, e.text("chat-u1"), "New session started")
 	e.post(dm("u1", "/reset hello again"))
@@ -102,7 +102,7 @@ func TestResetTriggers(t *testing.T) {
 	if strings.Contains(got, "/reset") {
 		t.Errorf("the trigger should be stripped: %q", got)
 	}
-	s2, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s2, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	if s1.ClaudeSessionID == "" || s1.ClaudeSessionID == s2.ClaudeSessionID {
 		t.Errorf("claude session not renewed: %q → %q", s1.ClaudeSessionID, s2.ClaudeSessionID)
 	}
@@ -113,9 +113,9 @@ func TestBuiltinCommands(t *testing.T) {
 	e.post(dm("u1", "hi"))
 	e.text("chat-u1")
 	e.post(dm("u1", "/status"))
-	s, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	// The claude session id, as the runner's log lines show it.
-	contains(t, e.text("chat-u1"), "Session: lo:direct:u1", "Claude session: "+s.ClaudeSessionID, "Model: claude-fake-1", "Turns: 1", "Cost: $0.0125", "Last turn: no wait, started claude", "(no warm process)", "0 queued", "Uptime")
+	contains(t, e.text("chat-u1"), "Session: agent:main:lo:direct:u1", "Claude session: "+s.ClaudeSessionID, "Model: claude-fake-1", "Turns: 1", "Cost: $0.0125", "Last turn: no wait, started claude", "(no warm process)", "0 queued", "Uptime")
 	e.post(dm("u1", "/help"))
 	contains(t, e.text("chat-u1"), "/new", "/status", "/stop", "/whoami")
 	e.post(dm("u1", "/stop"))
@@ -259,10 +259,10 @@ func TestGroupMemberCannotResetOrStop(t *testing.T) {
 	e.post(g("u1", "hello"))
 	got := e.text("g1")
 	contains(t, got, "echo: ", "hello", "hello from a")
-	s1, _ := e.db.Session(context.Background(), "lo:group:g1")
+	s1, _ := e.db.Session(context.Background(), "agent:main:lo:group:g1")
 	e.post(g("a", "/new"))
 	e.quiet("g1", 700*time.Millisecond)
-	if s2, _ := e.db.Session(context.Background(), "lo:group:g1"); s2.ClaudeSessionID != s1.ClaudeSessionID {
+	if s2, _ := e.db.Session(context.Background(), "agent:main:lo:group:g1"); s2.ClaudeSessionID != s1.ClaudeSessionID {
 		t.Errorf("a member listed nowhere reset the group's session")
 	}
 	e.post(g("owner", "/new"))
@@ -279,7 +279,7 @@ func TestNewWithModelHint(t *testing.T) {
 	if strings.Contains(got, "sonnet") {
 		t.Errorf("the model word reached the agent: %q", got)
 	}
-	s, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	if o := (*session.Cache)(nil).Of(s).Overrides(); o.Model != "sonnet" {
 		t.Errorf("overrides %+v", o)
 	}

@@ -89,7 +89,7 @@ func TestDebounceMergesAndCommandsBypass(t *testing.T) {
 	if !strings.Contains(first+second, "pending") || !strings.Contains(first+second, "You are lo:u1") {
 		t.Errorf("got %q then %q", first, second)
 	}
-	s, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	if s.Turns != 2 {
 		t.Errorf("turns = %d, want 2 (debounced messages share a turn)", s.Turns)
 	}

@@ -29,7 +29,7 @@ func TestSessionKeys(t *testing.T) {
 		{"", message.Message{Instance: "dc", ChatType: "channel", ChatID: "c1", Sender: senderID("5")}, "dc:channel:c1"},
 	}
 	for _, c := range cases {
-		if got := keyOf(Settings{DMScope: c.scope}, &c.m); got != c.want {
+		if got := keyOf(Settings{DMScope: c.scope}, &c.m); got != "agent:main:"+c.want {
 			t.Errorf("scope %q %+v: %q, want %q", c.scope, c.m, got, c.want)
 		}
 	}
@@ -38,9 +38,38 @@ func TestSessionKeys(t *testing.T) {
 	set := Settings{DMScope: sessionkey.PerPeer, IdentityLinks: links}
 	tg := message.Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}
 	dc := message.Message{Instance: "dc", ChatType: "direct", ChatID: "d9", Sender: senderID("9")}
-	if a, b := keyOf(set, &tg), keyOf(set, &dc); a != "direct:alice" || b != a {
+	if a, b := keyOf(set, &tg), keyOf(set, &dc); a != "agent:main:direct:alice" || b != a {
 		t.Errorf("linked keys %q, %q", a, b)
 	}
+	// The agent a chat is bound to scopes its key; a thread bound to
+	// another agent is that agent's session.
+	set = Settings{Agents: routes{"tg:-100": "ops", "tg:-100:7": "docs"}}
+	for _, c := range []struct {
+		m    message.Message
+		want string
+	}{
+		{message.Message{Instance: "tg", ChatType: "group", ChatID: "-100", Sender: senderID("5")}, "agent:ops:tg:group:-100"},
+		{message.Message{Instance: "tg", ChatType: "group", ChatID: "-100", ThreadID: "7", Sender: senderID("5")}, "agent:docs:tg:group:-100:thread:7"},
+		{message.Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}, "agent:main:tg:direct:5"},
+	} {
+		if got := keyOf(set, &c.m); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.m, got, c.want)
+		}
+	}
+}
+
+// routes is an AgentRouter over "<instance>:<chat>[:<thread>]" entries,
+// the most specific first.
+type routes map[string]string
+
+func (r routes) Resolve(instance, chat, thread string) (string, bool) {
+	if a, ok := r[instance+":"+chat+":"+thread]; ok && thread != "" {
+		return a, true
+	}
+	if a, ok := r[instance+":"+chat]; ok {
+		return a, true
+	}
+	return "main", false
 }
 
 func TestIdleResetPolicyStartsNewSession(t *testing.T) {
@@ -51,17 +80,17 @@ func TestIdleResetPolicyStartsNewSession(t *testing.T) {
 	}, now: func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }})
 	e.post(dm("u1", "one"))
 	e.text("chat-u1")
-	s1, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s1, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	e.post(dm("u1", "two"))
 	e.text("chat-u1")
-	s2, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s2, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	if s1.SessionID != s2.SessionID {
 		t.Fatalf("a session within the idle window must continue")
 	}
 	offset.Store(int64(2 * time.Minute))
 	e.post(dm("u1", "three"))
 	e.text("chat-u1")
-	s3, _ := e.db.Session(context.Background(), "lo:direct:u1")
+	s3, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	if s3.SessionID == s2.SessionID || s3.ClaudeSessionID == s2.ClaudeSessionID {
 		t.Fatalf("idle session not reset")
 	}

@@ -211,3 +211,37 @@ func TestConcurrentRecoveryAdoptsEachOrphanOnce(t *testing.T) {
 	}
 	t.Logf("h0 adopted %d, h1 %d", len(recs[0].Resume), len(recs[1].Resume))
 }
+
+// TestMigrationAgentKeys: the sessions, queued entries and placements of a
+// database made before session keys carried the agent are the default
+// agent's afterwards.
+func TestMigrationAgentKeys(t *testing.T) {
+	url := pgtest.Cluster(t).NewDatabase(t)
+	ctx := context.Background()
+	d := open(t, url, nil)
+	const old, key = "tg:direct:5", "agent:main:tg:direct:5"
+	if _, err := d.UpdateSession(ctx, old, func(s *store.Session, _ bool) error {
+		s.ClaudeSessionID = "c-1"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "5", MessageID: "1", ReceivedAt: time.Now(), Message: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Enqueue(ctx, res.ID, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Pool().Exec(ctx, `UPDATE clawhost_schema SET version = $1`, postgres.SchemaVersion()-1); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	d = open(t, url, nil)
+	if s, err := d.Session(ctx, key); err != nil || s.ClaudeSessionID != "c-1" {
+		t.Fatalf("the session under %q after the migration: %+v, %v", key, s, err)
+	}
+	if n, err := d.CountPending(ctx, key); err != nil || n != 1 {
+		t.Fatalf("queued entries of %q after the migration: %d, %v", key, n, err)
+	}
+}

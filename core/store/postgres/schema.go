@@ -178,6 +178,14 @@ CREATE TABLE schedule_runs (
 	last_at BIGINT NOT NULL
 );
 `,
+	// 6: session keys carry the agent that serves them
+	// ("agent:<id>:<key>", sessionkey.ForAgent): every session, journal
+	// entry and placement made before is the default agent's.
+	`
+UPDATE sessions SET key = 'agent:main:' || key;
+UPDATE journal SET session_key = 'agent:main:' || session_key WHERE session_key <> '';
+UPDATE placements SET session_key = 'agent:main:' || session_key;
+`,
 }
 
 // schemaVersion is the version a database has after Open.

@@ -202,6 +202,13 @@ CREATE TABLE schedule_runs (
 	last_at INTEGER NOT NULL
 );
 `,
+	// 10: session keys carry the agent that serves them
+	// ("agent:<id>:<key>", sessionkey.ForAgent): every session and
+	// journal entry made before is the default agent's.
+	`
+UPDATE sessions SET key = 'agent:main:' || key;
+UPDATE journal SET session_key = 'agent:main:' || session_key WHERE session_key != '';
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

@@ -88,7 +88,7 @@ func TestMigrationSetsFinishedAt(t *testing.T) {
 	}
 	// Back to schema 5: the payloads in the rows, the column gone, the old
 	// indexes back.
-	for _, q := range append(append(append(slices.Clone(undoMigration9), undoMigration8...), undoMigration7...),
+	for _, q := range append(append(append(slices.Concat(undoMigration10, undoMigration9), undoMigration8...), undoMigration7...),
 		`DROP INDEX journal_live`, `DROP INDEX journal_done`, `ALTER TABLE journal DROP COLUMN finished_at`,
 		`CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed')`,
 		`CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued'`,
@@ -145,6 +145,51 @@ var undoMigration7 = []string{
 // undoMigration8 takes a database back from schema 8 to 7.
 var undoMigration8 = []string{`ALTER TABLE approved_senders DROP COLUMN approved_by`}
 
+// undoMigration10 takes a database back from schema 10 to 9: session keys
+// without their agent.
+var undoMigration10 = []string{
+	`UPDATE sessions SET key = substr(key, 12) WHERE key LIKE 'agent:main:%'`,
+	`UPDATE journal SET session_key = substr(session_key, 12) WHERE session_key LIKE 'agent:main:%'`,
+}
+
+// TestMigrationAgentKeys: the sessions and queued entries of a database
+// made before session keys carried the agent are the default agent's
+// afterwards, with everything they held.
+func TestMigrationAgentKeys(t *testing.T) {
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	d := openTest(t, dir, clk)
+	ctx := context.Background()
+	const old, key = "tg:direct:5", "agent:main:tg:direct:5"
+	if _, err := d.UpdateSession(ctx, old, func(s *store.Session, _ bool) error {
+		s.ClaudeSessionID = "c-1"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	id := mustAccept(t, d, msg(1))
+	if err := d.Enqueue(ctx, id, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.wdbExec(`PRAGMA user_version = 9`); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	d = openTest(t, dir, clk)
+	if s, err := d.Session(ctx, key); err != nil || s.ClaudeSessionID != "c-1" {
+		t.Fatalf("the session under %q after the migration: %+v, %v", key, s, err)
+	}
+	if _, err := d.Session(ctx, old); err == nil {
+		t.Errorf("a session is still under the old key %q", old)
+	}
+	if n, err := d.CountPending(ctx, key); err != nil || n != 1 {
+		t.Fatalf("queued entries of %q after the migration: %d, %v", key, n, err)
+	}
+	if p, err := d.PendingCounts(ctx); err != nil || len(p) != 1 || p[key] != 1 {
+		t.Fatalf("pending counts after the migration: %v, %v", p, err)
+	}
+}
+
 // undoMigration9 takes a database back from schema 9 to 8.
 var undoMigration9 = []string{`DROP TABLE schedules`, `DROP TABLE schedule_runs`}
 
@@ -159,7 +204,7 @@ func TestMigrationSchedules(t *testing.T) {
 	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(slices.Clone(undoMigration9), `PRAGMA user_version = 8`) {
+	for _, q := range append(slices.Concat(undoMigration10, undoMigration9), `PRAGMA user_version = 8`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -193,7 +238,7 @@ func TestMigrationApprovedBy(t *testing.T) {
 	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(append(slices.Clone(undoMigration9), undoMigration8...), `PRAGMA user_version = 7`) {
+	for _, q := range append(append(slices.Concat(undoMigration10, undoMigration9), undoMigration8...), `PRAGMA user_version = 7`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -236,7 +281,7 @@ func TestMigrationMovesPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to schema 6: the payloads in the rows, their tables gone.
-	for _, q := range append(append(append(slices.Clone(undoMigration9), undoMigration8...), undoMigration7...), `PRAGMA user_version = 6`) {
+	for _, q := range append(append(append(slices.Concat(undoMigration10, undoMigration9), undoMigration8...), undoMigration7...), `PRAGMA user_version = 6`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
