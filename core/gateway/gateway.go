@@ -88,11 +88,11 @@ type Settings struct {
 	IdentityLinks map[string][]string
 	// Agents decide which agent serves a chat (the agents' chats
 	// bindings); nil: the default agent serves every chat.
-	Agents AgentRouter
-	Debounce      debounce.Settings
-	Queue         queue.Policy
-	Turn          turn.Settings
-	Delivery      delivery.Settings
+	Agents   AgentRouter
+	Debounce debounce.Settings
+	Queue    queue.Policy
+	Turn     turn.Settings
+	Delivery delivery.Settings
 	// Approval is how tool-use questions are asked (agent.approval_timeout,
 	// agent.approvers); Turn.Approvals, or "ask" in Turn.PermissionModes
 	// and a chat's /mode ask, turns them on.
