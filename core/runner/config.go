@@ -133,6 +133,30 @@ type Config struct {
 	KillGrace time.Duration
 	// MemoryFlush sets when a session should run a memory-flush turn; see MemoryFlush.
 	MemoryFlush MemoryFlush
+	// Agents are the named agents (agent "<id>" blocks) by id; a turn names its agent in
+	// TurnRequest.Agent ("" or an id not here: this Config). Of each, only the fields that
+	// are an agent's own apply (see forAgent): what claude is, where it works, what it may
+	// do, its timeout and how many of its processes stay warm. Concurrency, the sandbox,
+	// the state and config directories, run_as and the idle timeout are the runner's,
+	// shared by every agent.
+	Agents map[string]Config
+}
+
+// forAgent is c with the fields a sets that are an agent's own. MaxWarm caps the warm
+// processes of that agent within c.MaxWarm, the runner's limit.
+func (c Config) forAgent(a Config) Config {
+	c.Command, c.Args, c.Env, c.Workspace = a.Command, a.Args, a.Env, a.Workspace
+	c.Model, c.FallbackModel, c.PermissionMode, c.PermissionModes = a.Model, a.FallbackModel, a.PermissionMode, a.PermissionModes
+	c.AllowedTools, c.DisallowedTools, c.MCPConfig, c.AddDirs = a.AllowedTools, a.DisallowedTools, a.MCPConfig, a.AddDirs
+	c.SystemPrompt, c.SystemPromptFile, c.MaxTurns, c.Hide = a.SystemPrompt, a.SystemPromptFile, a.MaxTurns, a.Hide
+	if a.Timeout > 0 {
+		c.Timeout = a.Timeout
+	}
+	if a.MaxWarm > 0 {
+		c.MaxWarm = min(a.MaxWarm, c.MaxWarm)
+	}
+	c.Agents = nil
+	return c
 }
 
 // withDefaults fills zero fields.
@@ -255,6 +279,8 @@ func (c Config) validate(euid int, hostSandbox string) error {
 
 // launch describes one process start.
 type launch struct {
+	// cfg is the configuration of the turn's agent (Runner.profile).
+	cfg *Config
 	sessionID string
 	resume    bool
 	warm      bool

@@ -15,9 +15,10 @@ import (
 // earlier turns and a slot, then runs attempts; leaving the scheduler at the end hands
 // the slot on. Config.Timeout counts from here.
 func (r *Runner) turn(ctx context.Context, t *Turn, req TurnRequest, tk *ticket) Result {
-	timer := time.NewTimer(r.cfg.Timeout)
+	timeout := r.profile(req.Agent).Timeout
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	deadline := time.Now().Add(r.cfg.Timeout)
+	deadline := time.Now().Add(timeout)
 	st := stopper{ctx: ctx, t: t, timer: timer.C, tm: timer, deadline: &deadline}
 	defer r.leave(tk)
 	w, res, ok := r.waitTurn(st, tk)
@@ -248,7 +249,7 @@ func (r *Runner) stopped(p *proc, x *reading, kind ErrorKind) Result {
 	r.kill(p)
 	detail := "aborted"
 	if kind == KindTimeout {
-		detail = fmt.Sprintf("no result within agent.timeout (%s)", r.cfg.Timeout)
+		detail = fmt.Sprintf("no result within agent.timeout (%s)", p.cfg.Timeout)
 	}
 	x.res.Err = newError(kind, detail)
 	x.res.Streamed = x.text.streamed()

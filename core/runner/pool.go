@@ -48,7 +48,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 			}
 		}
 		// Make room: count the process about to start.
-		evicted := r.evictLocked(r.cfg.MaxWarm - 1)
+		evicted := r.evictLocked(r.cfg.MaxWarm-1, r.profile(req.Agent), r.profile(req.Agent).MaxWarm-1)
 		if len(evicted) > 0 {
 			w.Evicted = evicted[0].key
 		}
@@ -58,7 +58,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 		}
 		r.stopEvicted(evicted)
 	}
-	p, err = r.start(req.Key, req.SessionID, resume, extra, launch{model: req.Model, effort: req.Effort, mode: req.PermissionMode, mcp: req.MCPConfig, tools: req.Tools, ask: req.AskPermission && !r.cfg.OneShot, media: req.MediaDir})
+	p, err = r.start(req.Key, req.SessionID, resume, extra, launch{cfg: r.profile(req.Agent), model: req.Model, effort: req.Effort, mode: req.PermissionMode, mcp: req.MCPConfig, tools: req.Tools, ask: req.AskPermission && !r.cfg.OneShot, media: req.MediaDir})
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (r *Runner) release(p *proc, keep bool) {
 	p.uses++
 	p.prio = r.keepValueLocked(p)
 	r.armIdleLocked(p)
-	evict := r.evictLocked(r.cfg.MaxWarm)
+	evict := r.evictLocked(r.cfg.MaxWarm, p.cfg, p.cfg.MaxWarm)
 	r.mu.Unlock()
 	r.stopEvicted(evict)
 }
@@ -134,30 +134,49 @@ func (r *Runner) armIdleLocked(p *proc) {
 }
 
 // evictLocked removes idle processes, the least worth keeping first (victimLocked), while
-// more than keep are warm, and returns them for the caller to stop (after unlocking).
-// Busy processes are never evicted: a process just started runs its turn first.
-func (r *Runner) evictLocked(keep int) []*proc {
+// more than agentKeep of agent's are warm, then while more than keep of all agents are,
+// and returns them for the caller to stop (after unlocking). Busy processes are never
+// evicted: a process just started runs its turn first.
+func (r *Runner) evictLocked(keep int, agent *Config, agentKeep int) []*proc {
 	var out []*proc
-	for len(r.procs) > keep {
-		v := r.victimLocked()
-		if v == nil {
-			break
+	evict := func(count func() int, keep int, of *Config) {
+		for count() > keep {
+			v := r.victimLocked(of)
+			if v == nil {
+				return
+			}
+			r.removeLocked(v)
+			r.inflation = max(r.inflation, v.prio)
+			out = append(out, v)
 		}
-		r.removeLocked(v)
-		r.inflation = max(r.inflation, v.prio)
-		out = append(out, v)
 	}
+	if len(r.agents) > 0 {
+		evict(func() int { return r.warmOfLocked(agent) }, agentKeep, agent)
+	}
+	evict(func() int { return len(r.procs) }, keep, nil)
 	return out
 }
 
-// victimLocked is the idle process to evict, or nil when all are busy: one whose key has
-// no turn queued if there is such a process (a queued turn is about to use its own), the
-// least worth (prio) among those, the least recently used on a tie.
-func (r *Runner) victimLocked() *proc {
+// warmOfLocked counts the warm processes of the agent configured by c.
+func (r *Runner) warmOfLocked(c *Config) int {
+	n := 0
+	for _, p := range r.procs {
+		if p.cfg == c {
+			n++
+		}
+	}
+	return n
+}
+
+// victimLocked is the idle process to evict (of the agent configured by of, any agent's
+// when nil), or nil when all are busy: one whose key has no turn queued if there is such
+// a process (a queued turn is about to use its own), the least worth (prio) among those,
+// the least recently used on a tie.
+func (r *Runner) victimLocked(of *Config) *proc {
 	var v *proc
 	vWanted := false
 	for _, p := range r.procs {
-		if p.busy {
+		if p.busy || of != nil && p.cfg != of {
 			continue
 		}
 		wanted := len(r.lanes[p.key]) > 0

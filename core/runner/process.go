@@ -23,6 +23,7 @@ import (
 
 // proc is one claude process.
 type proc struct {
+	cfg                   *Config // its agent's configuration (Runner.profile)
 	key, sessionID, extra string
 	model, effort, mode   string     // the per-session --model, --effort and --permission-mode it was started with
 	mcp                   string     // the per-session --mcp-config it was started with
@@ -121,9 +122,9 @@ func (p *proc) discardUnread(log hclog.Logger) {
 // start launches claude for a key: a private TMPDIR, the system prompt file, the process
 // in its own group, a goroutine reading its stdout into p.msgs and one reaping it.
 func (r *Runner) start(key, sessionID string, resume bool, extra string, l launch) (*proc, *Error) {
-	path, err := exec.LookPath(r.cfg.Command)
+	path, err := exec.LookPath(l.cfg.Command)
 	if err != nil {
-		return nil, errNotFound(r.cfg.Command, err)
+		return nil, errNotFound(l.cfg.Command, err)
 	}
 	tmp, serr := r.newTmpdir()
 	if serr != nil {
@@ -158,7 +159,8 @@ func (r *Runner) newTmpdir() (string, *Error) {
 
 // spawn starts the process described by l; the caller removes tmp when it fails.
 func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *Error) {
-	sys, err := r.systemPrompt(extra)
+	c := l.cfg
+	sys, err := c.systemPrompt(extra)
 	if err != nil {
 		return nil, newError(KindUsage, err.Error())
 	}
@@ -173,13 +175,13 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 			}
 		}
 	}
-	env := r.cfg.env(os.Environ(), tmp)
-	exe, argv, err := r.sandboxed(path, r.cfg.args(l), tmp, env, l.media)
+	env := c.env(os.Environ(), tmp)
+	exe, argv, err := r.sandboxed(c, path, c.args(l), tmp, env, l.media)
 	if err != nil {
 		return nil, newError(KindCrash, err.Error())
 	}
 	cmd := exec.Command(exe, argv...)
-	cmd.Dir = r.cfg.Workspace
+	cmd.Dir = c.Workspace
 	cmd.Env = env
 	cmd.SysProcAttr = sysProcAttr(r.cfg.RunAs)
 	cmd.WaitDelay = r.cfg.KillGrace
@@ -192,7 +194,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
 	}
 	cmd.Stdout = pw
-	p := &proc{key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, cmd: cmd, stdin: stdin,
+	p := &proc{cfg: c, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, cmd: cmd, stdin: stdin,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	cmd.Stderr = p.stderr
 	p.spawned = time.Now()
@@ -200,7 +202,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		pr.Close()
 		pw.Close()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return nil, errNotFound(r.cfg.Command, err)
+			return nil, errNotFound(c.Command, err)
 		}
 		return nil, newError(KindCrash, fmt.Sprintf("start %s: %v", path, err))
 	}
@@ -332,13 +334,13 @@ func exitCode(werr error) int {
 }
 
 // systemPrompt combines the configured text, file and the turn's extra text.
-func (r *Runner) systemPrompt(extra string) (string, error) {
+func (c *Config) systemPrompt(extra string) (string, error) {
 	var parts []string
-	if s := strings.TrimSpace(r.cfg.SystemPrompt); s != "" {
+	if s := strings.TrimSpace(c.SystemPrompt); s != "" {
 		parts = append(parts, s)
 	}
-	if r.cfg.SystemPromptFile != "" {
-		b, err := os.ReadFile(r.cfg.SystemPromptFile)
+	if c.SystemPromptFile != "" {
+		b, err := os.ReadFile(c.SystemPromptFile)
 		if err != nil {
 			return "", fmt.Errorf("agent.system_prompt_file: %w", err)
 		}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -552,5 +553,40 @@ func TestRealMemoryFlushComesBeforeCompaction(t *testing.T) {
 	last := e.fake.Requests()[len(e.fake.Requests())-1]
 	if u := last.UserTexts(); !strings.Contains(u[len(u)-1], "Pre-compaction memory flush") {
 		t.Fatalf("the flush prompt did not reach the API: %q", u)
+	}
+}
+
+// TestRealAgents: each agent's turns run the real CLI in that agent's
+// workspace with its system prompt and environment; a turn naming no agent
+// (or an unknown one) runs the runner's own configuration.
+func TestRealAgents(t *testing.T) {
+	t.Parallel()
+	opsWS := t.TempDir()
+	var mainWS string
+	e := newReal(t, func(c *Config) {
+		c.SystemPrompt = "MAIN-MARKER"
+		mainWS = c.Workspace
+		env := maps.Clone(c.Env)
+		env["AGENT_MARK"] = "ops"
+		c.Agents = map[string]Config{"ops": {Command: c.Command, Env: env, Workspace: opsWS, SystemPrompt: "OPS-MARKER", Timeout: 30 * time.Second}}
+	})
+	for _, c := range []struct{ agent, ws, mark, not string }{
+		{"", mainWS, "MAIN-MARKER", "OPS-MARKER"},
+		{"ops", opsWS, "OPS-MARKER", "MAIN-MARKER"},
+		{"nobody", mainWS, "MAIN-MARKER", "OPS-MARKER"},
+	} {
+		n := len(e.fake.Requests())
+		res := runTurn(t, e.r, TurnRequest{Key: "k-" + c.agent, Agent: c.agent, SessionID: uuid.NewString(), NewSession: true, Prompt: "hi " + c.agent})
+		mustOK(t, res, "echo: hi "+c.agent)
+		sys := e.fake.Requests()[n].SystemText()
+		if !strings.Contains(sys, c.mark) || strings.Contains(sys, c.not) {
+			t.Errorf("agent %q: the system prompt has %s: %v, %s: %v", c.agent, c.mark, strings.Contains(sys, c.mark), c.not, strings.Contains(sys, c.not))
+		}
+		if body := string(e.fake.Requests()[n].Body); !strings.Contains(body, "Primary working directory: "+c.ws+`\n`) {
+			t.Errorf("agent %q: claude did not work in %s", c.agent, c.ws)
+		}
+	}
+	if _, err := e.r.Run(context.Background(), TurnRequest{Agent: "ops", SessionID: uuid.NewString(), NewSession: true, Prompt: "x", PermissionMode: "plan"}); err == nil {
+		t.Error("a permission mode the agent does not offer was accepted")
 	}
 }

@@ -19,6 +19,8 @@ import (
 // Runner runs claude turns. Create it with New; it is safe for concurrent use.
 type Runner struct {
 	cfg Config
+	// agents are the named agents' configurations (Config.Agents resolved by forAgent).
+	agents map[string]*Config
 	log hclog.Logger
 	now func() time.Time // the clock; tests replace it
 	sb  sandbox          // the sandbox claude runs in (sandbox.go)
@@ -49,13 +51,9 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("runner config: %w", err)
 	}
-	ws, err := filepath.Abs(cfg.Workspace)
-	if err != nil {
-		return nil, fmt.Errorf("runner workspace: %w", err)
-	}
-	cfg.Workspace = ws
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("runner: agent.workspace %q is not a directory", ws)
+	var err error
+	if cfg.Workspace, err = checkWorkspace(cfg.Workspace); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(cfg.StateDir, "t"), 0o700); err != nil {
 		return nil, fmt.Errorf("runner state dir: %w", err)
@@ -81,8 +79,13 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 			return nil, err
 		}
 	}
+	agents, err := cfg.agentProfiles()
+	if err != nil {
+		return nil, err
+	}
 	r := &Runner{
 		cfg:    cfg,
+		agents: agents,
 		log:    logger.Named("runner"),
 		now:    time.Now,
 		procs:  map[string]*proc{},
@@ -101,6 +104,51 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 	return r, nil
 }
 
+// checkWorkspace returns ws made absolute, or why it cannot be a workspace.
+func checkWorkspace(ws string) (string, error) {
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return "", fmt.Errorf("runner workspace: %w", err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("runner: agent.workspace %q is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// agentProfiles resolves, validates and checks the named agents' configurations.
+func (c Config) agentProfiles() (map[string]*Config, error) {
+	out := make(map[string]*Config, len(c.Agents))
+	for id, a := range c.Agents {
+		p := c.forAgent(a)
+		if p.Command == "" {
+			p.Command = DefaultCommand
+		}
+		if err := p.Validate(); err != nil {
+			return nil, fmt.Errorf("runner config of agent %q: %w", id, err)
+		}
+		var err error
+		if p.Workspace, err = checkWorkspace(p.Workspace); err != nil {
+			return nil, fmt.Errorf("agent %q: %w", id, err)
+		}
+		if p.RunAs != nil {
+			if err := checkRunAs(p); err != nil {
+				return nil, fmt.Errorf("agent %q: %w", id, err)
+			}
+		}
+		out[id] = &p
+	}
+	return out, nil
+}
+
+// profile is the configuration of an agent's turns: a named agent's, else the runner's.
+func (r *Runner) profile(agent string) *Config {
+	if p, ok := r.agents[agent]; ok {
+		return p
+	}
+	return &r.cfg
+}
+
 // Config returns the effective configuration (defaults applied).
 func (r *Runner) Config() Config { return r.cfg }
 
@@ -109,6 +157,10 @@ type TurnRequest struct {
 	// Key identifies the conversation (e.g. "tg:dm:1001"). Turns with the same key run one
 	// at a time, and a key has at most one warm process. Default: SessionID.
 	Key string
+	// Agent is the id of the agent whose configuration runs the turn (Config.Agents); ""
+	// or an unknown id: the runner's own. A key's turns always name the same agent (the
+	// host's session keys carry it).
+	Agent string
 	// SessionID is the claude session uuid, kept by the caller's session store. /new is
 	// a new uuid with NewSession set; the key's old process is then stopped.
 	SessionID string
@@ -192,13 +244,14 @@ func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if !validMediaDir(req.MediaDir) {
 		return nil, fmt.Errorf("run turn: media directory %q is not a relative path under the workspace's media", req.MediaDir)
 	}
-	if req.PermissionMode != "" && !slices.Contains(r.cfg.PermissionModes, req.PermissionMode) {
+	prof := r.profile(req.Agent)
+	if req.PermissionMode != "" && !slices.Contains(prof.PermissionModes, req.PermissionMode) {
 		return nil, fmt.Errorf("run turn: permission mode %q is not in agent.permission_modes", req.PermissionMode)
 	}
 	if req.Key == "" {
 		req.Key = req.SessionID
 	}
-	if err := r.shareMedia(req.MediaDir); err != nil {
+	if err := r.shareMedia(prof, req.MediaDir); err != nil {
 		return nil, fmt.Errorf("run turn: %w", err)
 	}
 	t := newTurn(req.Key)

@@ -235,19 +235,19 @@ func (c Config) sandboxSpecFor(tmp string, env []string, mediaDir string) sandbo
 }
 
 // sandboxed wraps path and args in bwrap when the runner has a sandbox.
-func (r *Runner) sandboxed(path string, args []string, tmp string, env []string, mediaDir string) (string, []string, error) {
+func (r *Runner) sandboxed(c *Config, path string, args []string, tmp string, env []string, mediaDir string) (string, []string, error) {
 	if r.sb.bwrap == "" {
 		return path, args, nil
 	}
-	s := r.cfg.sandboxSpecFor(tmp, env, mediaDir)
+	s := c.sandboxSpecFor(tmp, env, mediaDir)
 	if mediaDir != "" {
 		// Bound into the sandbox, so it must exist; the host puts the
 		// chat's attachments there.
-		if err := os.MkdirAll(filepath.Join(r.cfg.Workspace, "media", mediaDir), 0o700); err != nil {
+		if err := os.MkdirAll(filepath.Join(c.Workspace, "media", mediaDir), 0o700); err != nil {
 			return "", nil, fmt.Errorf("create media directory: %w", err)
 		}
 	}
-	if err := ensureDir(filepath.Join(r.cfg.Workspace, ".claude")); err != nil {
+	if err := ensureDir(filepath.Join(c.Workspace, ".claude")); err != nil {
 		return "", nil, err
 	}
 	return r.sb.bwrap, append(append(bwrapArgs(s, statPath), path), args...), nil
@@ -262,12 +262,12 @@ func (r *Runner) sandboxed(path string, args []string, tmp string, env []string,
 // link), and nothing is changed through a link: a link is skipped, and
 // runas.Chown never follows one. Without RunAs or a media directory it does
 // nothing.
-func (r *Runner) shareMedia(mediaDir string) error {
-	u := r.cfg.RunAs
+func (r *Runner) shareMedia(c *Config, mediaDir string) error {
+	u := c.RunAs
 	if u == nil || mediaDir == "" {
 		return nil
 	}
-	root := filepath.Join(r.cfg.Workspace, "media")
+	root := filepath.Join(c.Workspace, "media")
 	dir := filepath.Join(root, mediaDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create media directory: %w", err)

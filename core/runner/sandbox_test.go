@@ -303,7 +303,7 @@ func TestShareMedia(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Runner{cfg: Config{Workspace: ws, RunAs: u}}
-	if err := r.shareMedia("tg_direct_1"); err != nil {
+	if err := r.shareMedia(&r.cfg, "tg_direct_1"); err != nil {
 		t.Fatal(err)
 	}
 	owner := func(p string) uint32 {
@@ -322,7 +322,7 @@ func TestShareMedia(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(ws, "media")); fi.Mode().Perm() != 0o711 {
 		t.Errorf("media root %v, want 0711", fi.Mode().Perm())
 	}
-	if err := (&Runner{cfg: Config{Workspace: ws}}).shareMedia("tg_direct_1"); err != nil {
+	if err := (&Runner{}).shareMedia(&Config{Workspace: ws}, "tg_direct_1"); err != nil {
 		t.Errorf("without run_as: %v", err)
 	}
 }

@@ -47,7 +47,7 @@ func newPolicyRunner(t *testing.T, maxConcurrent, maxWarm int) (*Runner, *testCl
 // plant puts an idle warm process for key into the pool: startup is its measured start
 // time, uses the turns it ran (its worth follows from both).
 func plant(r *Runner, key string, startup time.Duration, uses int) *proc {
-	p := &proc{key: key, exited: make(chan struct{})}
+	p := &proc{cfg: &r.cfg, key: key, exited: make(chan struct{})}
 	p.startup.Store(int64(startup))
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -217,7 +217,7 @@ func TestPoolEvictionChoice(t *testing.T) {
 				r.mu.Unlock()
 			}
 			r.mu.Lock()
-			v := r.victimLocked()
+			v := r.victimLocked(nil)
 			r.mu.Unlock()
 			got := ""
 			if v != nil {
@@ -240,7 +240,7 @@ func TestPoolEvictionAges(t *testing.T) {
 		key := "passing" + strconv.Itoa(i)
 		plant(r, key, 5*time.Second, 1) // worth inflation + 5
 		r.mu.Lock()
-		ev := r.evictLocked(1)
+		ev := r.evictLocked(1, &r.cfg, 1)
 		r.mu.Unlock()
 		if len(ev) != 1 {
 			t.Fatalf("evicted %d", len(ev))
@@ -249,6 +249,48 @@ func TestPoolEvictionAges(t *testing.T) {
 			t.Fatalf("eviction %d: %q, want %q", i, ev[0].key, want)
 		}
 	}
+}
+
+// An agent's max_warm caps its own warm processes within the runner's limit: making room
+// for one of its processes evicts its own least worth, never another agent's.
+func TestPoolAgentCap(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	r, err := New(Config{Command: "claude-not-here-policy-test", Workspace: ws, StateDir: t.TempDir(), MaxConcurrent: 2, MaxWarm: 4,
+		Agents: map[string]Config{"ops": {Command: "claude-not-here-policy-test", Workspace: ws, MaxWarm: 2}, "big": {Command: "claude-not-here-policy-test", Workspace: ws, MaxWarm: 9}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := r.profile("ops")
+	if ops.MaxWarm != 2 || r.profile("big").MaxWarm != 4 || r.profile("").MaxWarm != 4 {
+		t.Fatalf("max_warm: ops %d, big %d (the runner's limit caps it), main %d", ops.MaxWarm, r.profile("big").MaxWarm, r.profile("").MaxWarm)
+	}
+	cheap := plant(r, "main-cheap", time.Second, 1)
+	cheap.cfg = r.profile("")
+	for i, cost := range []time.Duration{3 * time.Second, 2 * time.Second} {
+		p := plant(r, "ops"+strconv.Itoa(i), cost, 1)
+		p.cfg = ops
+	}
+	r.mu.Lock()
+	ev := r.evictLocked(r.cfg.MaxWarm-1, ops, ops.MaxWarm-1) // room for a third ops process
+	r.mu.Unlock()
+	if len(ev) != 1 || ev[0].key != "ops1" {
+		t.Fatalf("evicted %v, want the cheaper ops process only", keysOf(ev))
+	}
+	r.mu.Lock()
+	ev = r.evictLocked(r.cfg.MaxWarm-1, r.profile(""), r.profile("").MaxWarm-1)
+	r.mu.Unlock()
+	if len(ev) != 0 {
+		t.Fatalf("evicted %v with room left", keysOf(ev))
+	}
+}
+
+func keysOf(ps []*proc) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.key)
+	}
+	return out
 }
 
 // A chat's next turn, queued behind the one running, runs on the process that turn
