@@ -280,7 +280,7 @@ func (c Config) validate(euid int, hostSandbox string) error {
 // launch describes one process start.
 type launch struct {
 	// cfg is the configuration of the turn's agent (Runner.profile).
-	cfg *Config
+	cfg       *Config
 	sessionID string
 	resume    bool
 	warm      bool

@@ -21,9 +21,9 @@ type Runner struct {
 	cfg Config
 	// agents are the named agents' configurations (Config.Agents resolved by forAgent).
 	agents map[string]*Config
-	log hclog.Logger
-	now func() time.Time // the clock; tests replace it
-	sb  sandbox          // the sandbox claude runs in (sandbox.go)
+	log    hclog.Logger
+	now    func() time.Time // the clock; tests replace it
+	sb     sandbox          // the sandbox claude runs in (sandbox.go)
 
 	mu     sync.Mutex
 	closed bool
