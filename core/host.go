@@ -33,6 +33,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
@@ -96,6 +97,8 @@ type Host struct {
 	agentAPI  agentAPI
 	// media deletes attachments older than agent.media_keep.
 	media *mediaprune.Pruner
+	// agentMedia prune the named agents' workspaces' media, by agent id.
+	agentMedia map[string]*mediaprune.Pruner
 
 	linksMu sync.Mutex
 	links   map[string]string // instance -> the link last announced
@@ -107,11 +110,6 @@ type Host struct {
 // store, the runner, the plugin host and the pipeline. Nothing is started;
 // on error everything opened so far is closed.
 func New(cfg *config.Config, opts Options) (*Host, error) {
-	if len(cfg.Agents) > 0 {
-		// Refused rather than ignored: a chat bound to an agent must never
-		// silently reach another workspace.
-		return nil, fmt.Errorf("agent %q: this build reads and checks agent \"<id>\" blocks but serves every chat with the default agent; remove them to run", cfg.Agents[0].ID)
-	}
 	if opts.LogOutput == nil {
 		opts.LogOutput = os.Stderr
 	}
@@ -138,7 +136,11 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 func (h *Host) Logger() hclog.Logger { return h.log }
 
 func (h *Host) provision() error {
-	for _, dir := range []string{h.cfg.DataDir, h.cfg.Agent.Workspace} {
+	dirs := []string{h.cfg.DataDir}
+	for _, a := range h.cfg.AllAgents() {
+		dirs = append(dirs, a.Workspace)
+	}
+	for _, dir := range dirs {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("create directory %s: %w", dir, err)
 		}
@@ -373,6 +375,9 @@ func (h *Host) Run(ctx context.Context) error {
 func (h *Host) Reload(cfg *config.Config) error {
 	at := time.Now()
 	set, err := settingsOf(cfg)
+	if err == nil {
+		err = h.sameAgents(cfg)
+	}
 	if err != nil {
 		err = fmt.Errorf("configuration refused: %w", err)
 		h.Refuse(at, err.Error())
@@ -404,10 +409,36 @@ func (h *Host) Reload(cfg *config.Config) error {
 	return nil
 }
 
+// sameAgents refuses a reload that adds, removes or changes a named agent:
+// the runner's agents are fixed at its start, and a chat bound to a new or
+// changed agent must not run with another's workspace or tools meanwhile.
+func (h *Host) sameAgents(cfg *config.Config) error {
+	rc, err := agentConfig(cfg)
+	if err != nil {
+		return err
+	}
+	now, _ := agentConfig(h.cfg)
+	if !reflect.DeepEqual(rc.Agents, now.Agents) {
+		return errors.New(`the agent "<id>" blocks changed (added, removed or their settings): restart clawhost to apply them`)
+	}
+	return nil
+}
+
 // startMediaPruner (re)starts deleting the attachments of
 // <workspace>/media older than agent.media_keep ("0s": none).
 func (h *Host) startMediaPruner(cfg *config.Config) {
 	h.media.Start(filepath.Join(cfg.Agent.Workspace, sessionkey.MediaDir), cfg.Agent.MediaKeep.Duration())
+	if h.agentMedia == nil {
+		h.agentMedia = map[string]*mediaprune.Pruner{}
+	}
+	for _, a := range cfg.Agents {
+		p := h.agentMedia[a.ID]
+		if p == nil {
+			p = mediaprune.New(mediaprune.Options{Logger: h.log.Named(a.ID)})
+			h.agentMedia[a.ID] = p
+		}
+		p.Start(filepath.Join(a.Workspace, sessionkey.MediaDir), a.MediaKeep.Duration())
+	}
 }
 
 // Refuse records that the reload asked for at at was refused — the file
@@ -446,6 +477,9 @@ func (h *Host) Shutdown(ctx context.Context) {
 	}
 	h.schedules.stop()
 	h.media.Stop()
+	for _, p := range h.agentMedia {
+		p.Stop()
+	}
 	h.agentAPI.stop(ctx)
 	h.gw.Close(ctx)
 	h.plugins.Stop()

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/clawhost/clawhost/core/access"
@@ -87,9 +89,15 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 		Turn: turnSettings(cfg),
 		Delivery: delivery.Settings{
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
-			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace,
+			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace, AgentWorkspaces: map[string]string{},
 		},
 		Approval: approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners", DirectChats: map[string]bool{}},
+	}
+	if len(cfg.Agents) > 0 {
+		set.Agents = cfg.Bindings()
+	}
+	for _, a := range cfg.Agents {
+		set.Delivery.AgentWorkspaces[a.ID] = a.Workspace
 	}
 	var err error
 	if set.Queue, err = queuePolicy(cfg); err != nil {
@@ -165,6 +173,13 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		Approvals:         cfg.Agent.Approvals == "chat",
 		InlineImages:      cfg.Agent.InlineImages && !cfg.Agent.OneShot,
 	}
+	if len(cfg.Agents) > 0 {
+		set.Agents = map[string]turn.AgentSettings{}
+	}
+	for _, a := range cfg.Agents {
+		set.Agents[a.ID] = turn.AgentSettings{Workspace: a.Workspace, Model: a.Model, Models: a.Models, PermissionMode: a.PermissionMode,
+			PermissionModes: a.PermissionModes, Approvals: a.Approvals == "chat", InlineImages: a.InlineImages && !a.OneShot}
+	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off
 	}
@@ -201,6 +216,7 @@ func resetRule(r *config.ResetRule) *sessionreset.Rule {
 func agentConfig(cfg *config.Config) (runner.Config, error) {
 	a := cfg.Agent
 	rc := runner.Config{
+		Name:             a.ID,
 		Command:          a.Command,
 		Args:             a.Args,
 		Env:              a.Env,
@@ -246,7 +262,34 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 		}
 		rc.RunAs = u
 	}
+	hidden := rc.Hide // data_dir, the config file
+	rc.Hide = append(slices.Clone(hidden), otherWorkspaces(cfg, a)...)
+	if len(cfg.Agents) > 0 {
+		rc.Agents = map[string]runner.Config{}
+	}
+	for _, n := range cfg.Agents {
+		rc.Agents[n.ID] = runner.Config{
+			Command: n.Command, Args: n.Args, Env: n.Env, Workspace: n.Workspace, Model: n.Model, FallbackModel: n.FallbackModel,
+			PermissionMode: n.PermissionMode, PermissionModes: claudeModes(n.PermissionModes), AllowedTools: n.AllowedTools,
+			DisallowedTools: n.DisallowedTools, MCPConfig: n.MCPConfig, AddDirs: n.AddDirs, SystemPrompt: n.SystemPrompt,
+			SystemPromptFile: n.SystemPromptFile, Timeout: n.Timeout.Duration(), MaxTurns: n.MaxTurns, MaxWarm: n.MaxWarm,
+			Hide: append(slices.Clone(hidden), otherWorkspaces(cfg, n)...),
+		}
+	}
 	return rc, nil
+}
+
+// otherWorkspaces are the workspaces of the agents other than a, which a's
+// sandbox hides (a workspace that contains a's, or is a's, stays visible).
+func otherWorkspaces(cfg *config.Config, a *config.Agent) []string {
+	var out []string
+	for _, o := range cfg.AllAgents() {
+		if o == a || o.Workspace == a.Workspace || strings.HasPrefix(a.Workspace+string(filepath.Separator), o.Workspace+string(filepath.Separator)) {
+			continue
+		}
+		out = append(out, o.Workspace)
+	}
+	return out
 }
 
 // ClaudeConfigDir is the claude config directory of the bot's own,

@@ -120,7 +120,7 @@ func newHandler(t *testing.T) (*Handler, *fakeSessions, *fakePlugins, *sqlite.DB
 	s, p := &fakeSessions{t: t}, &fakePlugins{ready: true}
 	start := time.Unix(1_800_000_000, 0)
 	h := &Handler{Registry: NewRegistry(Builtins), Sessions: s, Plugins: p, Store: db, Logger: hclog.NewNullLogger(),
-		Now: func() time.Time { return start.Add(90 * time.Second) }, Started: start, Version: "v9", Model: func() string { return "opus" }}
+		Now: func() time.Time { return start.Add(90 * time.Second) }, Started: start, Version: "v9", Model: func(string) string { return "opus" }}
 	h.Refresh(context.Background())
 	return h, s, p, db
 }
@@ -296,9 +296,9 @@ func TestControlRole(t *testing.T) {
 func TestModelAndEffort(t *testing.T) {
 	t.Parallel()
 	h, s, _, _ := newHandler(t)
-	h.Model = func() string { return "opus" }
+	h.Model = func(string) string { return "opus" }
 	offered := []string{"opus", "sonnet"}
-	h.Models = func() []string { return offered }
+	h.Models = func(string) []string { return offered }
 	for _, c := range []struct{ text, want string }{
 		{"/model", "Model: opus.\nAvailable: opus, sonnet. Change with /model NAME."},
 		{"/model haiku", `"haiku" is not offered here. Available: opus, sonnet.`},
@@ -328,9 +328,9 @@ func TestModelAndEffort(t *testing.T) {
 func TestPermissionMode(t *testing.T) {
 	t.Parallel()
 	h, s, _, _ := newHandler(t)
-	h.Mode = func() string { return "dontAsk" }
+	h.Mode = func(string) string { return "dontAsk" }
 	var offered []string
-	h.Modes = func() []string { return offered }
+	h.Modes = func(string) []string { return offered }
 	if got := answer(t, h, "/mode acceptEdits", true); got != "The configuration offers no other permission mode (agent.permission_modes)." || s.mode != "" {
 		t.Errorf("no list: %q (%q)", got, s.mode)
 	}
@@ -368,7 +368,7 @@ func TestPermissionMode(t *testing.T) {
 func TestModePickerOwnersOnly(t *testing.T) {
 	t.Parallel()
 	h, _, _, _ := newHandler(t)
-	h.Modes = func() []string { return []string{"plan", "ask"} }
+	h.Modes = func(string) []string { return []string{"plan", "ask"} }
 	inv, _ := h.Registry.Parse("/mode")
 	m := &message.Message{Instance: "tg", From: "tg:5", Body: "/mode", Sender: channel.Sender{ID: "5"}}
 	for _, tt := range []struct {

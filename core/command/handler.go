@@ -78,15 +78,16 @@ type Handler struct {
 	// Now is the clock; Started is when the host started (for /status).
 	Now     func() time.Time
 	Started time.Time
-	// Version is shown by /status; Model returns the configured model;
-	// Models, the models /model offers (agent.models; empty: any name).
+	// Version is shown by /status; Model returns the configured model of
+	// a session's agent; Models, the models /model offers it
+	// (agent.models; empty: any name).
 	Version string
-	Model   func() string
-	Models  func() []string
-	// Mode returns the configured permission mode; Modes, the modes /mode
-	// may switch to (agent.permission_modes).
-	Mode  func() string
-	Modes func() []string
+	Model   func(key string) string
+	Models  func(key string) []string
+	// Mode returns the configured permission mode of a session's agent;
+	// Modes, the modes /mode may switch it to (agent.permission_modes).
+	Mode  func(key string) string
+	Modes func(key string) []string
 	// QueueMode returns the configured queue mode of a session.
 	QueueMode func(key string) string
 	// Approvals, when not nil, gives /status's lines about the session's
@@ -135,13 +136,13 @@ func (h *Handler) AnswerWithButtons(ctx context.Context, key string, m *message.
 		// on offer, pressing it is "/mode <name>".
 		var row []channel.Button
 		var rows [][]channel.Button
-		for _, mode := range append(h.Modes(), "default") {
+		for _, mode := range append(h.Modes(key), "default") {
 			if len(row) == 3 {
 				rows, row = append(rows, row), nil
 			}
 			row = append(row, channel.Button{ID: "/mode " + mode, Label: mode})
 		}
-		if len(h.Modes()) > 0 {
+		if len(h.Modes(key)) > 0 {
 			return text, append(rows, row)
 		}
 	}

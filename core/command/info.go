@@ -34,7 +34,7 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 	} else {
 		model := s.Model
 		if model == "" && h.Model != nil {
-			model = h.Model()
+			model = h.Model(key)
 		}
 		if model == "" {
 			model = "default"

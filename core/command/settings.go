@@ -90,7 +90,7 @@ func modelName(s string) bool {
 func (h *Handler) model(ctx context.Context, key, arg string) string {
 	var offered []string
 	if h.Models != nil {
-		offered = h.Models()
+		offered = h.Models(key)
 	}
 	o, err := h.Sessions.Overrides(ctx, key)
 	if err != nil {
@@ -102,7 +102,7 @@ func (h *Handler) model(ctx context.Context, key, arg string) string {
 	}
 	def := ""
 	if h.Model != nil {
-		def = h.Model()
+		def = h.Model(key)
 	}
 	switch {
 	case arg == "":
@@ -170,11 +170,11 @@ func (h *Handler) effort(ctx context.Context, key, arg string) string {
 func (h *Handler) mode(ctx context.Context, key, arg string, owner bool) string {
 	var offered []string
 	if h.Modes != nil {
-		offered = h.Modes()
+		offered = h.Modes(key)
 	}
 	def := ""
 	if h.Mode != nil {
-		def = h.Mode()
+		def = h.Mode(key)
 	}
 	def = cmp.Or(def, "default")
 	o, err := h.Sessions.Overrides(ctx, key)

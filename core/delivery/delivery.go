@@ -76,7 +76,10 @@ type Settings struct {
 	ChunkMode           chunk.Mode
 	// Workspace is where MEDIA:<path> files must be to be sent; of its
 	// media directory only the session's own part (see checkMedia).
-	Workspace string
+	// AgentWorkspaces are the named agents' by id: a session's key names
+	// its agent (sessionkey.ForAgent).
+	Workspace       string
+	AgentWorkspaces map[string]string
 	// MaxMediaBytes caps a file a MEDIA: line sends; zero means
 	// DefaultMaxMediaBytes.
 	MaxMediaBytes int64

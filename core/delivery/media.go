@@ -26,6 +26,9 @@ func (d *Dispatcher) extractMedia(key, text string) (string, []channel.OutboundM
 		return text, nil
 	}
 	set := d.settings()
+	if agent, _ := sessionkey.SplitAgent(key); set.AgentWorkspaces[agent] != "" {
+		set.Workspace = set.AgentWorkspaces[agent]
+	}
 	var keep []string
 	var media []channel.OutboundMedia
 	for _, line := range strings.Split(text, "\n") {

@@ -168,3 +168,23 @@ func TestMediaLines(t *testing.T) {
 		t.Errorf("a host path outside the workspace reached the chat: %q", c.text)
 	}
 }
+
+// A MEDIA: line of an agent's session sends a file from that agent's
+// workspace; another agent's workspace is outside it.
+func TestMediaLinesPerAgent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 4000)
+	mainWS, _ := mediaWorkspace(t)
+	opsWS, _ := mediaWorkspace(t)
+	f.d.SetSettings(Settings{Workspace: mainWS, AgentWorkspaces: map[string]string{"ops": opsWS}, MaxMediaBytes: 1000})
+	f.d.Deliver(Reply{Key: "agent:ops:tg:direct:1", ID: f.entry(), Target: tgt, Format: channel.FormatMarkdown,
+		Text: "MEDIA: report.pdf\nMEDIA: " + filepath.Join(mainWS, "report.pdf")})
+	calls := f.ch.log()
+	if len(calls) != 1 {
+		t.Fatalf("calls %+v", calls)
+	}
+	real, _ := filepath.EvalSymlinks(opsWS)
+	if c := calls[0]; len(c.media) != 1 || c.media[0] != filepath.Join(real, "report.pdf") || !strings.Contains(c.text, "outside the workspace") {
+		t.Errorf("ops's reply attached %v, said %q; want only its own report.pdf", c.media, c.text)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -103,7 +104,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	exe, _ := os.Executable()
 	ws := filepath.Join(dir, "workspace")
 	_ = os.MkdirAll(ws, 0o700)
-	rc := runner.Config{Command: exe, Env: map[string]string{fakeclaude.EnvVar: "1"}, Workspace: ws, StateDir: filepath.Join(dir, "runner"), Timeout: 20 * time.Second, KillGrace: 200 * time.Millisecond,
+	rc := runner.Config{Name: sessionkey.DefaultAgent, Command: exe, Env: map[string]string{fakeclaude.EnvVar: "1"}, Workspace: ws, StateDir: filepath.Join(dir, "runner"), Timeout: 20 * time.Second, KillGrace: 200 * time.Millisecond,
 		// The pipeline is under test, not the sandbox (core/runner tests that).
 		Sandbox: runner.SandboxOff}
 	if o.runner != nil {

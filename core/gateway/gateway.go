@@ -202,18 +202,19 @@ func New(opts Options) *Gateway {
 	})
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
-		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func() string { return g.settings().Turn.Model },
-		Models:    func() []string { return g.settings().Turn.Models },
-		Mode:      func() string { return g.settings().Turn.PermissionMode },
+		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func(key string) string { return g.turnSettings(key).Model },
+		Models:    func(key string) []string { return g.turnSettings(key).Models },
+		Mode:      func(key string) string { return g.turnSettings(key).PermissionMode },
 		Schedules: opts.Schedules,
 		Revoker:   opts.Revoker,
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
-		Modes:     func() []string { return g.settings().Turn.PermissionModes },
+		Modes:     func(key string) []string { return g.turnSettings(key).PermissionModes },
 		Approvals: g.approvalLines,
 		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
 		QueueMode: func(key string) string {
-			instance, _, _ := strings.Cut(key, ":") // "<instance>:<kind>:<peer>"
+			_, rest := sessionkey.SplitAgent(key)
+			instance, _, _ := strings.Cut(rest, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))
 		},
 	}
@@ -380,6 +381,12 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 		g.submit(a)
 	}
 	return nil
+}
+
+// turnSettings are the turn settings of the session key's agent.
+func (g *Gateway) turnSettings(key string) turn.Settings {
+	agent, _ := sessionkey.SplitAgent(key)
+	return g.settings().Turn.ForAgent(agent)
 }
 
 // AgentRouter resolves the agent that serves a chat (config.Bindings).

@@ -133,8 +133,12 @@ type Config struct {
 	KillGrace time.Duration
 	// MemoryFlush sets when a session should run a memory-flush turn; see MemoryFlush.
 	MemoryFlush MemoryFlush
+	// Name is the id of the agent this Config is (the default agent's, "main"); a turn
+	// naming it or no agent runs with this Config.
+	Name string
 	// Agents are the named agents (agent "<id>" blocks) by id; a turn names its agent in
-	// TurnRequest.Agent ("" or an id not here: this Config). Of each, only the fields that
+	// TurnRequest.Agent, and a turn naming an agent that is neither Name nor here is
+	// refused (never run with another agent's workspace). Of each, only the fields that
 	// are an agent's own apply (see forAgent): what claude is, where it works, what it may
 	// do, its timeout and how many of its processes stay warm. Concurrency, the sandbox,
 	// the state and config directories, run_as and the idle timeout are the runner's,

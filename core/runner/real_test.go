@@ -564,7 +564,7 @@ func TestRealAgents(t *testing.T) {
 	opsWS := t.TempDir()
 	var mainWS string
 	e := newReal(t, func(c *Config) {
-		c.SystemPrompt = "MAIN-MARKER"
+		c.Name, c.SystemPrompt = "main", "MAIN-MARKER"
 		mainWS = c.Workspace
 		env := maps.Clone(c.Env)
 		env["AGENT_MARK"] = "ops"
@@ -573,7 +573,7 @@ func TestRealAgents(t *testing.T) {
 	for _, c := range []struct{ agent, ws, mark, not string }{
 		{"", mainWS, "MAIN-MARKER", "OPS-MARKER"},
 		{"ops", opsWS, "OPS-MARKER", "MAIN-MARKER"},
-		{"nobody", mainWS, "MAIN-MARKER", "OPS-MARKER"},
+		{"main", mainWS, "MAIN-MARKER", "OPS-MARKER"},
 	} {
 		n := len(e.fake.Requests())
 		res := runTurn(t, e.r, TurnRequest{Key: "k-" + c.agent, Agent: c.agent, SessionID: uuid.NewString(), NewSession: true, Prompt: "hi " + c.agent})
@@ -588,5 +588,8 @@ func TestRealAgents(t *testing.T) {
 	}
 	if _, err := e.r.Run(context.Background(), TurnRequest{Agent: "ops", SessionID: uuid.NewString(), NewSession: true, Prompt: "x", PermissionMode: "plan"}); err == nil {
 		t.Error("a permission mode the agent does not offer was accepted")
+	}
+	if _, err := e.r.Run(context.Background(), TurnRequest{Agent: "nobody", SessionID: uuid.NewString(), NewSession: true, Prompt: "x"}); err == nil {
+		t.Error("a turn of an agent nobody configured ran (with another agent's workspace)")
 	}
 }

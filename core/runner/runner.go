@@ -158,7 +158,7 @@ type TurnRequest struct {
 	// at a time, and a key has at most one warm process. Default: SessionID.
 	Key string
 	// Agent is the id of the agent whose configuration runs the turn (Config.Agents); ""
-	// or an unknown id: the runner's own. A key's turns always name the same agent (the
+	// or Config.Name: the runner's own. A key's turns always name the same agent (the
 	// host's session keys carry it).
 	Agent string
 	// SessionID is the claude session uuid, kept by the caller's session store. /new is
@@ -243,6 +243,9 @@ func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 	}
 	if !validMediaDir(req.MediaDir) {
 		return nil, fmt.Errorf("run turn: media directory %q is not a relative path under the workspace's media", req.MediaDir)
+	}
+	if req.Agent != "" && req.Agent != r.cfg.Name && r.agents[req.Agent] == nil {
+		return nil, fmt.Errorf("run turn: no agent %q is configured", req.Agent)
 	}
 	prof := r.profile(req.Agent)
 	if req.PermissionMode != "" && !slices.Contains(prof.PermissionModes, req.PermissionMode) {

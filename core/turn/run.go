@@ -51,7 +51,7 @@ type Outcome struct {
 
 // Run runs the turn.
 func (t *Turns) Run(ctx context.Context, req Request) Outcome {
-	set := t.settings()
+	set := t.settingsOf(req.Key)
 	msgs, ok := slices.Clone(req.Messages), true
 	if len(msgs) != len(req.Entries) {
 		msgs, ok = t.decode(ctx, req.Entries)

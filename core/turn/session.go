@@ -246,6 +246,7 @@ func (t *Turns) updateMeta(key string, raw []byte, res runner.Result, m *message
 // prompt approaches the context window, once per compaction cycle. Its
 // NO_REPLY is suppressed; any other answer is sent like a notice.
 func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session, m *message.Message) {
+	set := t.settingsOf(key)
 	tgt := m.Target()
 	mf := t.opts.MemoryFlush
 	meta, _ := t.meta().Decode(key, sess.Chat)
@@ -262,10 +263,10 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	ov := t.meta().Of(*sess).Overrides()
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: t.modelOf(ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key),
+		Agent: agentOf(key), Model: t.modelOf(set, ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key),
 		// The same process as the session's turns (not restarted for the
 		// flush); nobody is asked during it: Wait denies.
-		AskPermission: t.asks(t.settings(), ov)})
+		AskPermission: t.asks(set, ov)})
 	if err != nil {
 		return
 	}
@@ -331,8 +332,8 @@ func ResetModelHint(text string, offered []string) (model, rest string, ok bool)
 // offers it (a mode removed from agent.permission_modes falls back to the
 // configured one). "ask" is no claude mode: its turns run in the
 // configured one, asking (asks).
-func (t *Turns) permissionMode(o session.Overrides) string {
-	if o.Mode != "" && o.Mode != ModeAsk && slices.Contains(t.settings().PermissionModes, o.Mode) {
+func (t *Turns) permissionMode(set Settings, o session.Overrides) string {
+	if o.Mode != "" && o.Mode != ModeAsk && slices.Contains(set.PermissionModes, o.Mode) {
 		return o.Mode
 	}
 	return ""
@@ -349,8 +350,8 @@ func (t *Turns) agentTools(m *message.Message) (string, []string) {
 // modelOf is the model to ask for: the session's /model; "default" (an
 // override cleared, so claude does not resume on the model it last used)
 // gives way to a configured model.
-func (t *Turns) modelOf(o session.Overrides) string {
-	if o.Model == "default" && t.settings().Model != "" {
+func (t *Turns) modelOf(set Settings, o session.Overrides) string {
+	if o.Model == "default" && set.Model != "" {
 		return ""
 	}
 	return o.Model

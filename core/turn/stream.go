@@ -68,7 +68,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	ov := meta.Overrides()
 	mcp, tools := t.agentTools(m)
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Model: t.modelOf(ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key), AskPermission: t.asks(set, ov), Images: images})
+		Agent: agentOf(key), Model: t.modelOf(set, ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key), AskPermission: t.asks(set, ov), Images: images})
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}

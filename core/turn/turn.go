@@ -26,6 +26,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -182,7 +183,44 @@ type Settings struct {
 	// the prompt (agent.inline_images); their paths are in the prompt
 	// either way.
 	InlineImages bool
+	// Agents are the named agents' own settings by id (the agent "<id>" blocks); a
+	// session's key names its agent (sessionkey.ForAgent). The fields above are the
+	// default agent's. See ForAgent.
+	Agents map[string]AgentSettings
 }
+
+// AgentSettings are what an agent has of its own in Settings: where its claude works and
+// what a chat may choose of it.
+type AgentSettings struct {
+	Workspace       string
+	Model           string
+	Models          []string
+	PermissionMode  string
+	PermissionModes []string
+	Approvals       bool
+	InlineImages    bool
+}
+
+// ForAgent is s for the turns of agent id: its own settings in place of the default
+// agent's; s itself for the default agent or an id s does not know.
+func (s Settings) ForAgent(id string) Settings {
+	a, ok := s.Agents[id]
+	if !ok {
+		return s
+	}
+	s.Workspace, s.Model, s.Models, s.PermissionMode, s.PermissionModes = a.Workspace, a.Model, a.Models, a.PermissionMode, a.PermissionModes
+	s.Approvals, s.InlineImages = a.Approvals, a.InlineImages
+	return s
+}
+
+// agentOf is the agent a session key names ("" for a key without one: the default).
+func agentOf(key string) string {
+	a, _ := sessionkey.SplitAgent(key)
+	return a
+}
+
+// settingsOf is the settings of the session key's agent.
+func (t *Turns) settingsOf(key string) Settings { return t.settings().ForAgent(agentOf(key)) }
 
 func withDefaults(s Settings) Settings {
 	if s.HookTimeout <= 0 {

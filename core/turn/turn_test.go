@@ -514,3 +514,20 @@ func storedMeta(s store.Session) session.Meta {
 	m, _ := (*session.Cache)(nil).Decode(s.Key, s.Chat)
 	return m
 }
+
+func TestSettingsForAgent(t *testing.T) {
+	set := Settings{Workspace: "/main", Model: "sonnet", Models: []string{"sonnet"}, PermissionModes: []string{"plan"}, GroupHistoryLimit: 7,
+		Agents: map[string]AgentSettings{"ops": {Workspace: "/ops", Model: "opus", Models: []string{"opus", "haiku"}, Approvals: true}}}
+	ops := set.ForAgent("ops")
+	if ops.Workspace != "/ops" || ops.Model != "opus" || len(ops.Models) != 2 || !ops.Approvals || ops.PermissionModes != nil || ops.GroupHistoryLimit != 7 {
+		t.Errorf("ops: %+v", ops)
+	}
+	for _, id := range []string{"", "main", "gone"} {
+		if s := set.ForAgent(id); s.Workspace != "/main" || s.Model != "sonnet" || s.Approvals {
+			t.Errorf("%q: %+v", id, s)
+		}
+	}
+	if agentOf("agent:ops:tg:direct:1") != "ops" || agentOf("tg:direct:1") != "" {
+		t.Error("agentOf")
+	}
+}
