@@ -96,8 +96,13 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	if len(cfg.Agents) > 0 {
 		set.Agents = cfg.Bindings()
 	}
-	for _, a := range cfg.Agents {
-		set.Delivery.AgentWorkspaces[a.ID] = a.Workspace
+	for _, a := range cfg.AllAgents() {
+		if a.ID != cfg.Agent.ID {
+			set.Delivery.AgentWorkspaces[a.ID] = a.Workspace
+		}
+		if a.Switchable {
+			set.Switchable = append(set.Switchable, a.ID)
+		}
 	}
 	var err error
 	if set.Queue, err = queuePolicy(cfg); err != nil {

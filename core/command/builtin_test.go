@@ -543,3 +543,60 @@ func TestApproveRecordsTheOwner(t *testing.T) {
 		t.Fatalf("approved = %+v, %v", list, err)
 	}
 }
+
+// fakeAgents is a chat's agents: bound first, the active one switched by
+// SwitchAgent (resumed when that agent talked in the chat before).
+type fakeAgents struct {
+	choices  []string
+	active   string
+	talked   map[string]bool
+	switched []string
+}
+
+func (f *fakeAgents) AgentChoices(context.Context, *message.Message) ([]string, string) {
+	return f.choices, f.active
+}
+
+func (f *fakeAgents) SwitchAgent(_ context.Context, _ *message.Message, a string) (bool, error) {
+	f.switched = append(f.switched, a)
+	resumed := f.talked[a]
+	f.talked[f.active], f.active = true, a
+	return resumed, nil
+}
+
+func TestAgentCommand(t *testing.T) {
+	t.Parallel()
+	h, _, _, _ := newHandler(t)
+	if got := answer(t, h, "/agent", false); got != "This gateway runs one agent." {
+		t.Errorf("without agents: %q", got)
+	}
+	f := &fakeAgents{choices: []string{"main"}, active: "main", talked: map[string]bool{}}
+	h.Agents = f
+	if got := answer(t, h, "/agent", false); got != "Agent: main. This chat talks to no other agent." {
+		t.Errorf("one agent: %q", got)
+	}
+	f.choices = []string{"main", "ops", "docs"}
+	for _, c := range []struct{ text, want string }{
+		{"/agent", "Agent: main.\nAvailable: main, ops, docs. Switch with /agent NAME."},
+		{"/agent main", "This chat already talks to agent main."},
+		{"/agent nope", `There is no agent "nope" for this chat. Available: main, ops, docs.`},
+		{"/agent ops", "Now talking to agent ops: a new conversation. /agent main goes back."},
+		{"/agent main", "Now talking to agent main: its conversation in this chat goes on. /agent ops goes back."},
+	} {
+		if got := answer(t, h, c.text, false); got != c.want {
+			t.Errorf("%s: %q, want %q", c.text, got, c.want)
+		}
+	}
+	if len(f.switched) != 2 {
+		t.Errorf("switched %v", f.switched)
+	}
+	inv, _ := h.Registry.Parse("/agent")
+	m := &message.Message{Instance: "tg", From: "tg:5", Sender: channel.Sender{ID: "5"}}
+	_, buttons := h.AnswerWithButtons(context.Background(), "tg:direct:5", m, inv, Role{Control: true})
+	if len(buttons) != 1 || len(buttons[0]) != 2 || buttons[0][0].ID != "/agent ops" || buttons[0][1].ID != "/agent docs" {
+		t.Errorf("picker %+v, want the agents other than the active one", buttons)
+	}
+	if _, b := h.AnswerWithButtons(context.Background(), "tg:direct:5", m, inv, Role{}); b != nil {
+		t.Errorf("a sender who may not switch got buttons %+v", b)
+	}
+}

@@ -9,7 +9,7 @@ import (
 
 // A builtin is one command the core answers itself: its name and help
 // (Spec), who may use it, and its handler. Each lives in the file of its
-// group (session.go, settings.go, access.go, info.go, schedule.go); to add
+// group (session.go, settings.go, agent.go, access.go, info.go, schedule.go); to add
 // one, define it there and list it in builtins.
 type builtin struct {
 	name, help string
@@ -44,7 +44,7 @@ type call struct {
 // builtins are the built-in commands, in /help order.
 var builtins = []*builtin{
 	cmdNew, cmdReset, cmdStatus, cmdHelp, cmdCommands, cmdStop, cmdWhoami, cmdApprove, cmdRevoke,
-	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdCompact, cmdList, cmdSwitch, cmdSchedule,
+	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdAgent, cmdCompact, cmdList, cmdSwitch, cmdSchedule,
 }
 
 // Builtins are the specs of the built-in commands, in /help order.

@@ -88,6 +88,8 @@ type Handler struct {
 	// Modes, the modes /mode may switch it to (agent.permission_modes).
 	Mode  func(key string) string
 	Modes func(key string) []string
+	// Agents, when not nil, are the chat's agents (/agent).
+	Agents Agents
 	// QueueMode returns the configured queue mode of a session.
 	QueueMode func(key string) string
 	// Approvals, when not nil, gives /status's lines about the session's
@@ -131,6 +133,9 @@ func (h *Handler) AnswerWithButtons(ctx context.Context, key string, m *message.
 		return h.plugin(ctx, key, m, inv)
 	}
 	text := h.answer(ctx, key, m, inv, who)
+	if inv.Builtin() && inv.Name == "agent" && strings.TrimSpace(inv.Args) == "" && who.Control {
+		return text, h.agentButtons(ctx, m)
+	}
 	if inv.Builtin() && inv.Name == "mode" && strings.TrimSpace(inv.Args) == "" && who.Owner && h.Modes != nil {
 		// A picker for owners (see noticeModeOwners): one button per mode
 		// on offer, pressing it is "/mode <name>".

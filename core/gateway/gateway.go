@@ -87,12 +87,15 @@ type Settings struct {
 	// one session (session.identity_links; with dm_scope "per-peer").
 	IdentityLinks map[string][]string
 	// Agents decide which agent serves a chat (the agents' chats
-	// bindings); nil: the default agent serves every chat.
-	Agents   AgentRouter
-	Debounce debounce.Settings
-	Queue    queue.Policy
-	Turn     turn.Settings
-	Delivery delivery.Settings
+	// bindings); nil: the default agent serves every chat. Switchable are
+	// the agents every chat may switch to with /agent besides the one it
+	// is bound to (agent.switchable), in file order.
+	Agents     AgentRouter
+	Switchable []string
+	Debounce   debounce.Settings
+	Queue      queue.Policy
+	Turn       turn.Settings
+	Delivery   delivery.Settings
 	// Approval is how tool-use questions are asked (agent.approval_timeout,
 	// agent.approvers); Turn.Approvals, or "ask" in Turn.PermissionModes
 	// and a chat's /mode ask, turns them on.
@@ -207,6 +210,7 @@ func New(opts Options) *Gateway {
 		Mode:      func(key string) string { return g.turnSettings(key).PermissionMode },
 		Schedules: opts.Schedules,
 		Revoker:   opts.Revoker,
+		Agents:    agentPort{g},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
 		Modes:     func(key string) []string { return g.turnSettings(key).PermissionModes },
@@ -346,7 +350,7 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 			g.obs.Dropped(instance, "no chat id")
 			continue
 		}
-		key := keyOf(set, &m)
+		key := g.sessionKey(g.ctx, set, &m)
 		i, ok := index[key]
 		if !ok {
 			i = len(convs)
@@ -404,7 +408,8 @@ func (s Settings) agentOf(m *message.Message) string {
 }
 
 // keyOf derives the session key of m under set: the conversation's key,
-// scoped to the agent that serves it.
+// scoped to the agent its chat is bound to (a chat's /agent switch aside:
+// see sessionKey).
 func keyOf(set Settings, m *message.Message) string {
 	return sessionkey.ForAgent(set.agentOf(m), sessionKeyLinked(set.DMScope, set.IdentityLinks, m))
 }

@@ -129,7 +129,7 @@ func (g *Gateway) resume(entries []store.Entry) {
 			queued[e.SessionKey] = append(queued[e.SessionKey], e.ID)
 			continue
 		}
-		key := keyOf(g.settings(), &m)
+		key := g.sessionKey(g.ctx, g.settings(), &m)
 		g.forgetPlace(key)
 		g.submit(arrival{key: key, Item: queue.Item{ID: e.ID, Message: m}})
 	}

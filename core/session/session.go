@@ -54,6 +54,10 @@ type Meta struct {
 	// Past are the chat's earlier claude sessions, newest first (/list,
 	// /switch), at most MaxPast.
 	Past []PastSession `json:"past,omitempty"`
+	// Agent is the agent the chat switched to with /agent, kept in the
+	// session of the agent the chat is bound to; "" while it talks to
+	// that one.
+	Agent string `json:"agent,omitempty"`
 }
 
 // PastSession is an earlier claude session of a chat.
@@ -146,11 +150,13 @@ func (m *Meta) DropPast(id string) {
 }
 
 // Kept is the metadata a new session of the chat starts with: the
-// overrides (/model and /effort outlive /new) and the earlier sessions,
+// overrides (/model and /effort outlive /new), the agent it switched to
+// and the earlier sessions,
 // nothing of the conversation (token counts, compactions, always-allowed
 // rules). ok is false when there is nothing to keep.
 func (m Meta) Kept() (kept Meta, ok bool) {
 	kept.SetOverrides(m.Overrides())
 	kept.Past = slices.Clone(m.Past)
-	return kept, kept.Overrides() != (Overrides{}) || len(kept.Past) > 0
+	kept.Agent = m.Agent
+	return kept, kept.Overrides() != (Overrides{}) || len(kept.Past) > 0 || kept.Agent != ""
 }

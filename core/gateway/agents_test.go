@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/turn"
+)
+
+// agentsEnv runs two agents: main, and ops (its own workspace), which
+// lo:chat-u2 is bound to and every chat may switch to.
+func agentsEnv(t *testing.T, dir string) (*env, string) {
+	t.Helper()
+	opsWS := filepath.Join(dir, "ops")
+	if err := os.MkdirAll(opsWS, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	return newEnv(t, envOptions{dir: dir,
+		runner: func(c *runner.Config) {
+			c.Agents = map[string]runner.Config{"ops": {Command: exe, Env: map[string]string{fakeclaude.EnvVar: "1"}, Workspace: opsWS}}
+		},
+		settings: func(s *Settings) {
+			s.Access.AllowFrom = append(s.Access.AllowFrom, "lo:u2")
+			s.Agents = routes{"lo:chat-u2": "ops"}
+			s.Switchable = []string{"ops"}
+			s.Turn.Agents = map[string]turn.AgentSettings{"ops": {Workspace: opsWS}}
+		},
+	}), opsWS
+}
+
+// TestAgentSwitch: a chat bound to an agent talks to it; /agent lists the
+// agents a chat may use and switches; each agent keeps its own
+// conversation of the chat (switching back resumes it), and the switch
+// outlives a restart.
+func TestAgentSwitch(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := agentsEnv(t, dir)
+	ctx := context.Background()
+	e.post(dm("u2", "hello ops"))
+	contains(t, e.text("chat-u2"), "echo: ", "hello ops")
+	if s, err := e.db.Session(ctx, "agent:ops:lo:direct:u2"); err != nil || s.Turns != 1 {
+		t.Fatalf("the bound chat's session: %+v, %v", s, err)
+	}
+	e.post(dm("u1", "hi"))
+	e.text("chat-u1")
+	mainS, _ := e.db.Session(ctx, "agent:main:lo:direct:u1")
+	e.post(dm("u1", "/agent"))
+	contains(t, e.text("chat-u1"), "Agent: main.", "Available: main, ops.")
+	e.post(dm("u1", "/agent nope"))
+	contains(t, e.text("chat-u1"), `There is no agent "nope"`)
+	e.post(dm("u1", "/agent ops"))
+	contains(t, e.text("chat-u1"), "Now talking to agent ops: a new conversation.")
+	e.post(dm("u1", "to ops"))
+	contains(t, e.text("chat-u1"), "to ops")
+	opsS, err := e.db.Session(ctx, "agent:ops:lo:direct:u1")
+	if err != nil || opsS.Turns != 1 || opsS.ClaudeSessionID == mainS.ClaudeSessionID {
+		t.Fatalf("ops's session of the chat: %+v, %v", opsS, err)
+	}
+	e.post(dm("u1", "/agent main"))
+	contains(t, e.text("chat-u1"), "Now talking to agent main: its conversation in this chat goes on.")
+	e.post(dm("u1", "back"))
+	contains(t, e.text("chat-u1"), "back")
+	if s, _ := e.db.Session(ctx, "agent:main:lo:direct:u1"); s.Turns != 2 || s.ClaudeSessionID != mainS.ClaudeSessionID {
+		t.Fatalf("main's conversation did not go on: %+v (was %s)", s, mainS.ClaudeSessionID)
+	}
+	e.post(dm("u1", "/agent ops"))
+	contains(t, e.text("chat-u1"), "its conversation in this chat goes on")
+	e.stop()
+
+	e, _ = agentsEnv(t, dir)
+	e.post(dm("u1", "after the restart"))
+	contains(t, e.text("chat-u1"), "after the restart")
+	if s, _ := e.db.Session(ctx, "agent:ops:lo:direct:u1"); s.Turns != 2 || s.ClaudeSessionID != opsS.ClaudeSessionID {
+		t.Fatalf("after a restart the chat does not talk to ops: %+v", s)
+	}
+}
