@@ -464,7 +464,7 @@ func (nopObserver) MessageOut(string)          {}
 func (nopObserver) Dropped(string, string)     {}
 func (nopObserver) Duplicate(string)           {}
 func (nopObserver) SendError(string, string)   {}
-func (nopObserver) Turn(time.Duration, string) {}
+func (nopObserver) Turn(string, time.Duration, string) {}
 func (nopObserver) RunnerError(string)         {}
 func (nopObserver) SetQueueDepth(int)          {}
 func (nopObserver) SetActiveRuns(int)          {}

@@ -135,8 +135,8 @@ func New() *Metrics {
 		}, "instance", "code"),
 		turns: newCounterCache(prometheus.CounterOpts{
 			Namespace: namespace, Name: "turns_total",
-			Help: "Agent turns finished, per outcome.",
-		}, "outcome"),
+			Help: "Agent turns finished, per agent and outcome.",
+		}, "agent", "outcome"),
 		runnerErrs: newCounterCache(prometheus.CounterOpts{
 			Namespace: namespace, Name: "runner_errors_total",
 			Help: "Errors of the claude runner, per kind.",
@@ -204,11 +204,12 @@ func (m *Metrics) Duplicate(instance string) { m.duplicates.get(instance, "").In
 // for transport failures.
 func (m *Metrics) SendError(instance, code string) { m.sendErrors.get(instance, code).Inc() }
 
-// Turn records one finished agent turn: it counts it under outcome (a short
-// enum such as "ok", "error", "timeout", "canceled") and observes its
-// duration in clawhost_turn_duration_seconds. A negative d counts as 0.
-func (m *Metrics) Turn(d time.Duration, outcome string) {
-	m.turns.get(outcome, "").Inc()
+// Turn records one finished turn of an agent (its id; the agents are the
+// configuration's, a bounded set): it counts it under outcome (a short enum
+// such as "ok", "error", "timeout", "canceled") and observes its duration in
+// clawhost_turn_duration_seconds. A negative d counts as 0.
+func (m *Metrics) Turn(agent string, d time.Duration, outcome string) {
+	m.turns.get(agent, outcome).Inc()
 	if d < 0 {
 		d = 0
 	}

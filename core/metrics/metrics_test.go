@@ -86,15 +86,15 @@ func TestCountersAndGauges(t *testing.T) {
 func TestTurnHistogram(t *testing.T) {
 	t.Parallel()
 	m := New()
-	m.Turn(30*time.Millisecond, "ok")
-	m.Turn(1500*time.Millisecond, "ok")
-	m.Turn(700*time.Second, "timeout")
-	m.Turn(-time.Second, "error") // clamped to 0
+	m.Turn("main", 30*time.Millisecond, "ok")
+	m.Turn("main", 1500*time.Millisecond, "ok")
+	m.Turn("ops", 700*time.Second, "timeout")
+	m.Turn("ops", -time.Second, "error") // clamped to 0
 
 	wantLines(t, scrape(t, m),
-		`clawhost_turns_total{outcome="ok"} 2`,
-		`clawhost_turns_total{outcome="timeout"} 1`,
-		`clawhost_turns_total{outcome="error"} 1`,
+		`clawhost_turns_total{agent="main",outcome="ok"} 2`,
+		`clawhost_turns_total{agent="ops",outcome="timeout"} 1`,
+		`clawhost_turns_total{agent="ops",outcome="error"} 1`,
 		`# TYPE clawhost_turn_duration_seconds histogram`,
 		`clawhost_turn_duration_seconds_bucket{le="0.05"} 2`,
 		`clawhost_turn_duration_seconds_bucket{le="1"} 2`,
@@ -194,12 +194,12 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 	m := New()
 	m.MessageIn("tg")
 	m.Dropped("tg", "not_allowed")
-	m.Turn(time.Second, "ok")
+	m.Turn("main", time.Second, "ok")
 	allocs := testing.AllocsPerRun(100, func() {
 		m.MessageIn("tg")
 		m.MessageOut("tg")
 		m.Dropped("tg", "not_allowed")
-		m.Turn(time.Second, "ok")
+		m.Turn("main", time.Second, "ok")
 		m.SetQueueDepth(5)
 		m.SetActiveRuns(1)
 	})

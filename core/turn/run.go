@@ -139,7 +139,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		outcome = string(res.Err.Kind)
 		t.opts.Observer.RunnerError(outcome)
 	}
-	t.opts.Observer.Turn(t.opts.Now().Sub(started), outcome)
+	t.opts.Observer.Turn(agentOf(req.Key), t.opts.Now().Sub(started), outcome)
 	t.recordUsage(ctx, req.Key, sess, res, last)
 	if res.Wait.Start != "" {
 		t.waits.Put(req.Key, res.Wait)

@@ -126,7 +126,7 @@ type Store interface {
 
 // Observer receives turn measurements.
 type Observer interface {
-	Turn(d time.Duration, outcome string)
+	Turn(agent string, d time.Duration, outcome string)
 	RunnerError(kind string)
 	SetActiveRuns(n int)
 }
@@ -355,6 +355,6 @@ func (t *Turns) Steer(key string, msgs []message.Message) bool {
 
 type nopObserver struct{}
 
-func (nopObserver) Turn(time.Duration, string) {}
+func (nopObserver) Turn(string, time.Duration, string) {}
 func (nopObserver) RunnerError(string)         {}
 func (nopObserver) SetActiveRuns(int)          {}

@@ -133,7 +133,7 @@ func TestAdminAndPairingCLI(t *testing.T) {
 	if strings.Contains(m, "clawhost_hosts_live") || !strings.Contains(m, `clawhost_host_info{engine="sqlite",host_id=`) {
 		t.Errorf("/metrics of a host alone on SQLite: host info missing or cluster metrics present")
 	}
-	for _, want := range []string{`clawhost_messages_in_total{instance="lo"} 2`, `clawhost_turns_total{outcome="ok"} 1`, `clawhost_plugin_up{instance="lo"} 1`, "clawhost_turn_duration_seconds_bucket"} {
+	for _, want := range []string{`clawhost_messages_in_total{instance="lo"} 2`, `clawhost_turns_total{agent="main",outcome="ok"} 1`, `clawhost_plugin_up{instance="lo"} 1`, "clawhost_turn_duration_seconds_bucket"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
