@@ -459,12 +459,12 @@ func (g *Gateway) Close(ctx context.Context) {
 
 type nopObserver struct{}
 
-func (nopObserver) MessageIn(string)           {}
-func (nopObserver) MessageOut(string)          {}
-func (nopObserver) Dropped(string, string)     {}
-func (nopObserver) Duplicate(string)           {}
-func (nopObserver) SendError(string, string)   {}
+func (nopObserver) MessageIn(string)                   {}
+func (nopObserver) MessageOut(string)                  {}
+func (nopObserver) Dropped(string, string)             {}
+func (nopObserver) Duplicate(string)                   {}
+func (nopObserver) SendError(string, string)           {}
 func (nopObserver) Turn(string, time.Duration, string) {}
-func (nopObserver) RunnerError(string)         {}
-func (nopObserver) SetQueueDepth(int)          {}
-func (nopObserver) SetActiveRuns(int)          {}
+func (nopObserver) RunnerError(string)                 {}
+func (nopObserver) SetQueueDepth(int)                  {}
+func (nopObserver) SetActiveRuns(int)                  {}

@@ -356,5 +356,5 @@ func (t *Turns) Steer(key string, msgs []message.Message) bool {
 type nopObserver struct{}
 
 func (nopObserver) Turn(string, time.Duration, string) {}
-func (nopObserver) RunnerError(string)         {}
-func (nopObserver) SetActiveRuns(int)          {}
+func (nopObserver) RunnerError(string)                 {}
+func (nopObserver) SetActiveRuns(int)                  {}
