@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"os"
 	"sort"
 	"strconv"
@@ -45,7 +46,8 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	sessions, total := h.gw.Sessions(ctx, 200)
 	snap.SessionCount = total
 	for _, si := range sessions {
-		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, SessionID: si.ClaudeSessionID, Model: si.Model,
+		agent, _ := sessionkey.SplitAgent(si.Key)
+		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, Agent: agent, SessionID: si.ClaudeSessionID, Model: si.Model,
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
 			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn})
 	}
@@ -68,8 +70,10 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	}
 	for key, pid := range h.agent.Warm() {
 		u, _ := procmem.Read(pid)
-		snap.Warm = append(snap.Warm, admin.Warm{Key: key, PID: pid, RSS: u.RSS, Private: u.Private})
+		agent, _ := sessionkey.SplitAgent(key)
+		snap.Warm = append(snap.Warm, admin.Warm{Key: key, Agent: agent, PID: pid, RSS: u.RSS, Private: u.Private})
 	}
+	snap.Agents = agentsView(h.cfg, snap.Warm)
 	snap.Host.PID = os.Getpid()
 	var u procmem.Usage
 	u, snap.Host.Heap = procmem.Self()
@@ -230,6 +234,21 @@ func pluginStats(h *pluginhost.Supervisor) []metrics.PluginStat {
 	for _, inst := range h.Instances() {
 		st := inst.Status()
 		out = append(out, metrics.PluginStat{Instance: st.Instance, Source: st.Source, State: string(st.State), Ready: st.State == pluginhost.StateReady, Restarts: st.Restarts})
+	}
+	return out
+}
+
+// agentsView lists the configured agents with their warm processes.
+func agentsView(cfg *config.Config, warm []admin.Warm) []admin.Agent {
+	var out []admin.Agent
+	for _, a := range cfg.AllAgents() {
+		v := admin.Agent{ID: a.ID, Workspace: a.Workspace, Chats: a.Chats, Switchable: a.Switchable}
+		for _, w := range warm {
+			if w.Agent == a.ID {
+				v.Warm++
+			}
+		}
+		out = append(out, v)
 	}
 	return out
 }

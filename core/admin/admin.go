@@ -125,6 +125,8 @@ type Snapshot struct {
 	QueueDepth int `json:"queue_depth"`
 	// Warm lists the runner's warm claude processes.
 	Warm []Warm `json:"warm"`
+	// Agents lists the configured agents, the default first.
+	Agents []Agent `json:"agents,omitempty"`
 	// Host is the host process's own memory.
 	Host Process `json:"host"`
 	// Errors lists recent errors, newest first (see [ErrorRing]).
@@ -242,10 +244,27 @@ type Attention struct {
 	Retry string `json:"retry,omitempty"`
 }
 
+// Agent is one configured agent (an agent block).
+type Agent struct {
+	// ID is the agent's id ("main" for the default).
+	ID string `json:"id"`
+	// Workspace is where its claude works.
+	Workspace string `json:"workspace"`
+	// Chats are what it is bound to (agent.chats); the default agent
+	// serves every chat no agent binds.
+	Chats []string `json:"chats,omitempty"`
+	// Switchable: every chat may switch to it with /agent.
+	Switchable bool `json:"switchable,omitempty"`
+	// Warm counts its warm claude processes.
+	Warm int `json:"warm"`
+}
+
 // Session is one conversation's session.
 type Session struct {
 	// Key is the session key.
 	Key string `json:"key"`
+	// Agent is the agent the session is of (its key names it).
+	Agent string `json:"agent,omitempty"`
 	// SessionID is the claude session uuid; empty before the first turn.
 	SessionID string `json:"session_id,omitempty"`
 	// Model is the model of the last turn, if known.
@@ -273,6 +292,8 @@ type Session struct {
 type Warm struct {
 	// Key is the session key the process serves.
 	Key string `json:"key"`
+	// Agent is the agent the process is of.
+	Agent string `json:"agent,omitempty"`
 	// PID is the process id.
 	PID int `json:"pid"`
 	// RSS is the process's resident set in bytes; 0 when unknown.

@@ -674,3 +674,29 @@ func TestPprof(t *testing.T) {
 		t.Errorf("heap profile: %d, %d bytes", code, len(body))
 	}
 }
+
+// TestStatusPageAgents: with several agents the page lists them, and each
+// session and warm process names its agent.
+func TestStatusPageAgents(t *testing.T) {
+	t.Parallel()
+	snap := sampleSnapshot()
+	snap.Agents = []Agent{{ID: "main", Workspace: "/srv/ws"}, {ID: "ops", Workspace: "/srv/ops", Chats: []string{"tg:-100"}, Switchable: true, Warm: 1}}
+	snap.Sessions[0].Agent = "ops"
+	s := start(t, Options{Source: &fakeSource{snap: snap}})
+	_, body, _ := do(t, s, request{path: "/"})
+	for _, want := range []string{
+		"<h2>Agents</h2>",
+		"<td>main</td><td><code>/srv/ws</code></td><td>every chat no agent binds</td><td>no</td>",
+		"<td>ops</td><td><code>/srv/ops</code></td><td><code>tg:-100</code></td><td>yes</td><td class=\"n\">1</td>",
+		"<tr><td>ops</td><td>tg:dm:1001</td>",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	snap.Agents = snap.Agents[:1]
+	s = start(t, Options{Source: &fakeSource{snap: snap}})
+	if _, body, _ := do(t, s, request{path: "/"}); strings.Contains(body, "<h2>Agents</h2>") {
+		t.Error("one agent gets an Agents table")
+	}
+}

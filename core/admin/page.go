@@ -221,21 +221,29 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{end}}</tbody>
 </table>
 {{end}}
+{{if gt (len .Snap.Agents) 1}}<h2>Agents</h2>
+<table>
+<thead><tr><th>agent</th><th>workspace</th><th>bound to</th><th>switchable</th><th>warm</th></tr></thead>
+<tbody>
+{{range .Snap.Agents}}<tr><td>{{.ID}}</td><td><code>{{.Workspace}}</code></td><td>{{if .Chats}}{{range $i, $c := .Chats}}{{if $i}}, {{end}}<code>{{$c}}</code>{{end}}{{else}}every chat no agent binds{{end}}</td><td>{{if .Switchable}}yes{{else}}no{{end}}</td><td class="n">{{.Warm}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}
 <h2>Sessions</h2>
 {{if .Snap.Sessions}}<p class="meta">showing {{len .Snap.Sessions}} of {{.Snap.SessionCount}}, most recently active first</p>
 <table>
-<thead><tr><th>key</th><th>session</th><th>model</th><th>last activity</th><th>turns</th><th>input tokens</th><th>output tokens</th><th>cost</th><th>queued</th><th>running</th><th>last turn</th></tr></thead>
+<thead><tr><th>agent</th><th>key</th><th>session</th><th>model</th><th>last activity</th><th>turns</th><th>input tokens</th><th>output tokens</th><th>cost</th><th>queued</th><th>running</th><th>last turn</th></tr></thead>
 <tbody>
-{{range .Snap.Sessions}}<tr><td>{{.Key}}</td><td title="{{.SessionID}}">{{short .SessionID}}</td><td>{{.Model}}</td><td class="n">{{$.Age .LastActivity}} ago</td><td class="n">{{.Turns}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.Queued}}</td><td>{{if .Running}}<span class="ok">running</span>{{else}}idle{{end}}</td><td>{{.LastTurn}}</td></tr>
+{{range .Snap.Sessions}}<tr><td>{{.Agent}}</td><td>{{.Key}}</td><td title="{{.SessionID}}">{{short .SessionID}}</td><td>{{.Model}}</td><td class="n">{{$.Age .LastActivity}} ago</td><td class="n">{{.Turns}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.Queued}}</td><td>{{if .Running}}<span class="ok">running</span>{{else}}idle{{end}}</td><td>{{.LastTurn}}</td></tr>
 {{end}}</tbody>
 </table>
 {{else}}<p class="none">No sessions.</p>
 {{end}}
 <h2>Warm claude processes</h2>
 {{if .Snap.Warm}}<table>
-<thead><tr><th>session key</th><th>pid</th><th>memory</th></tr></thead>
+<thead><tr><th>agent</th><th>session key</th><th>pid</th><th>memory</th></tr></thead>
 <tbody>
-{{range .Snap.Warm}}<tr><td>{{.Key}}</td><td class="n">{{.PID}}</td><td class="n">{{mb .RSS}}{{if .Private}} ({{mb .Private}} private){{end}}</td></tr>
+{{range .Snap.Warm}}<tr><td>{{.Agent}}</td><td>{{.Key}}</td><td class="n">{{.PID}}</td><td class="n">{{mb .RSS}}{{if .Private}} ({{mb .Private}} private){{end}}</td></tr>
 {{end}}</tbody>
 </table>
 {{else}}<p class="none">No warm process.</p>

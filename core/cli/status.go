@@ -135,6 +135,20 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 		}
 		fmt.Fprintf(&b, "; with plugins and %d warm claude processes %s resident, %s private\n", len(s.Warm), admin.MB(total), admin.MB(private))
 	}
+	if len(s.Agents) > 1 {
+		b.WriteString("agents:\n")
+		for _, a := range s.Agents {
+			bound := "every chat no agent binds"
+			if len(a.Chats) > 0 {
+				bound = strings.Join(a.Chats, ", ")
+			}
+			switchable := ""
+			if a.Switchable {
+				switchable = ", switchable"
+			}
+			fmt.Fprintf(&b, "  %-14s %s: %s%s, %d warm\n", a.ID, a.Workspace, bound, switchable, a.Warm)
+		}
+	}
 	ready := 0
 	for _, p := range s.Plugins {
 		if p.Ready {

@@ -98,3 +98,27 @@ func TestFormatStatusSandbox(t *testing.T) {
 		}
 	}
 }
+
+// clawhost status lists the agents when there are several: where each
+// works, what it is bound to, and its warm processes.
+func TestFormatStatusAgents(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	one := formatStatus(admin.Snapshot{StartedAt: now, Agents: []admin.Agent{{ID: "main", Workspace: "/ws"}}}, now)
+	if strings.Contains(one, "agents:") {
+		t.Errorf("one agent listed:\n%s", one)
+	}
+	out := formatStatus(admin.Snapshot{StartedAt: now, Agents: []admin.Agent{
+		{ID: "main", Workspace: "/ws", Switchable: true, Warm: 2},
+		{ID: "ops", Workspace: "/ops", Chats: []string{"tg:-100", "tg:-100:7"}, Warm: 1},
+	}}, now)
+	for _, want := range []string{
+		"agents:\n",
+		"  main           /ws: every chat no agent binds, switchable, 2 warm\n",
+		"  ops            /ops: tg:-100, tg:-100:7, 1 warm\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+}
