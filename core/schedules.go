@@ -49,6 +49,20 @@ func jobsOf(cfg *config.Config) ([]schedule.Job, map[string]bool) {
 	return jobs, groups
 }
 
+// jobAgent is the agent a configured job names ("" for the chat's own,
+// and for the schedules added from a chat).
+func jobAgent(cfg *config.Config, job string) string {
+	if job == heartbeatJob && cfg.Heartbeat != nil {
+		return cfg.Heartbeat.Agent
+	}
+	for _, s := range cfg.Schedules {
+		if s.Name == job {
+			return s.Agent
+		}
+	}
+	return ""
+}
+
 // zoneOf is a schedule's time zone: its own, else messages.timezone (a
 // zone that does not load was refused at load).
 func zoneOf(cfg *config.Config, name string) *time.Location {
@@ -204,7 +218,7 @@ func (s *scheduler) restart() {
 	sch := schedule.New(schedule.Options{
 		Jobs: jobs, State: runState{s.db}, Logger: s.log,
 		Fire: func(ctx context.Context, r schedule.Run) error {
-			err := s.fire(ctx, gateway.ScheduledRun{Job: r.Job, At: r.At, Chat: r.Target, Group: groups[r.Job], Prompt: r.Prompt})
+			err := s.fire(ctx, gateway.ScheduledRun{Job: r.Job, At: r.At, Chat: r.Target, Group: groups[r.Job], Prompt: r.Prompt, Agent: jobAgent(cfg, r.Job)})
 			if err == nil && once[r.Job] {
 				// Done: a one-shot entry leaves the store (in the
 				// background: removing restarts the scheduler this runs in).

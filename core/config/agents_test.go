@@ -188,6 +188,12 @@ agent "w" {
   workspace = "./w"
   chats     = ["wa:15551234567"]
 }
+schedule "s" {
+  cron   = "0 9 * * *"
+  chat   = "wa:15551234567@s.whatsapp.net"
+  prompt = "p"
+  agent  = "w"
+}
 plugin "wa" {
   source = "whatsapp"
 }
@@ -200,6 +206,9 @@ plugin "dc" {
 `, nil)
 	if !slices.Equal(cfg.Access.Owners, []string{"wa:+15551234567", "dc:77"}) || cfg.Access.AllowFrom[0] != "wa:+15551230000" || cfg.Access.Members[0] != "wa:+15551239999" {
 		t.Errorf("access: %v %v %v", cfg.Access.Owners, cfg.Access.AllowFrom, cfg.Access.Members)
+	}
+	if cfg.Schedules[0].Chat != "wa:+15551234567" || cfg.Schedules[0].Agent != "w" {
+		t.Errorf("schedule: %+v", cfg.Schedules[0])
 	}
 	if a, _ := cfg.Bindings().Resolve("wa", "+15551234567", ""); a != "w" {
 		t.Errorf("the chat written as a number resolves to %q", a)

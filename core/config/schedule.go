@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,9 @@ type Schedule struct {
 	Group bool   `hcl:"group,optional"`
 	// Prompt is the message the agent gets (prompt).
 	Prompt string `hcl:"prompt"`
+	// Agent runs the turn (agent): an agent's id; default the agent Chat
+	// is bound to.
+	Agent string `hcl:"agent,optional"`
 }
 
 // Heartbeat is the heartbeat {} block: a periodic turn in a chat that reads
@@ -51,6 +55,8 @@ type Heartbeat struct {
 	QuietHours string `hcl:"quiet_hours,optional"`
 	// Timezone of the quiet hours (timezone); default messages.timezone.
 	Timezone string `hcl:"timezone,optional"`
+	// Agent runs the turn (agent), as in a schedule.
+	Agent string `hcl:"agent,optional"`
 }
 
 // DefaultHeartbeatPrompt is the heartbeat turn's message (OpenClaw's
@@ -112,7 +118,10 @@ func checkSchedules(k *checker, c *Config) {
 				sk.errorf(sk.valueRange("timezone"), "Unknown time zone in "+sk.qualified("timezone"), "%q is not an IANA time zone such as \"Europe/Berlin\".", s.Timezone)
 			}
 		}
-		sk.entries("chat", "chat", []string{s.Chat})
+		chat := []string{s.Chat}
+		sk.entries("chat", "chat", chat)
+		s.Chat = chat[0]
+		sk.agentRef("agent", s.Agent)
 		if strings.TrimSpace(s.Prompt) == "" {
 			sk.errorf(sk.valueRange("prompt"), "Empty "+sk.qualified("prompt"), "A schedule needs the message the agent gets.")
 		}
@@ -120,7 +129,10 @@ func checkSchedules(k *checker, c *Config) {
 	if h := c.Heartbeat; h != nil {
 		hk := k.block("heartbeat")
 		hk.duration("every", h.Every)
-		hk.entries("chat", "chat", []string{h.Chat})
+		chat := []string{h.Chat}
+		hk.entries("chat", "chat", chat)
+		h.Chat = chat[0]
+		hk.agentRef("agent", h.Agent)
 		if h.Timezone != "" {
 			if _, err := time.LoadLocation(h.Timezone); err != nil {
 				hk.errorf(hk.valueRange("timezone"), "Unknown time zone in "+hk.qualified("timezone"), "%q is not an IANA time zone such as \"Europe/Berlin\".", h.Timezone)
@@ -130,4 +142,19 @@ func checkSchedules(k *checker, c *Config) {
 			hk.errorf(hk.valueRange("quiet_hours"), "Invalid value for "+hk.qualified("quiet_hours"), "%v: write the span as \"23:00-07:00\".", err)
 		}
 	}
+}
+
+// agentRef checks an attribute naming an agent: empty, or an agent's id.
+func (k *checker) agentRef(name, id string) {
+	if id == "" || k.cfg.AgentByID(id) != nil {
+		return
+	}
+	var ids []string
+	for _, a := range k.cfg.AllAgents() {
+		if !slices.Contains(ids, a.ID) {
+			ids = append(ids, a.ID)
+		}
+	}
+	k.errorf(k.valueRange(name), "Unknown agent in "+k.qualified(name),
+		"No agent %q is defined: the agents are %s.%s", id, quoteList(ids), didYouMean(id, ids))
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/core/runner"
@@ -77,5 +78,28 @@ func TestAgentSwitch(t *testing.T) {
 	contains(t, e.text("chat-u1"), "after the restart")
 	if s, _ := e.db.Session(ctx, "agent:ops:lo:direct:u1"); s.Turns != 2 || s.ClaudeSessionID != opsS.ClaudeSessionID {
 		t.Fatalf("after a restart the chat does not talk to ops: %+v", s)
+	}
+}
+
+// A scheduled run runs on the agent its chat is bound to, or on the one it
+// names.
+func TestScheduledRunsOnTheirAgent(t *testing.T) {
+	e, _ := agentsEnv(t, t.TempDir())
+	ctx := context.Background()
+	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	for _, r := range []ScheduledRun{
+		{Job: "bound", At: at, Chat: "lo:chat-u2", Prompt: "to the bound agent"},
+		{Job: "named", At: at, Chat: "lo:chat-u1", Prompt: "to the named agent", Agent: "ops"},
+	} {
+		if err := e.gw.Scheduled(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	contains(t, e.text("chat-u2"), "to the bound agent")
+	contains(t, e.text("chat-u1"), "to the named agent")
+	for _, key := range []string{"agent:ops:lo:direct:chat-u2", "agent:ops:lo:direct:chat-u1"} {
+		if s, err := e.db.Session(ctx, key); err != nil || s.Turns != 1 {
+			t.Errorf("session %s: %+v, %v", key, s, err)
+		}
 	}
 }

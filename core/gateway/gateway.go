@@ -290,6 +290,8 @@ type ScheduledRun struct {
 	Chat   string
 	Group  bool
 	Prompt string
+	// Agent runs the turn; "" for the agent the chat is bound to.
+	Agent string
 }
 
 // Scheduled starts a scheduled turn: the run becomes a message of its chat,
@@ -321,7 +323,12 @@ func (g *Gateway) Scheduled(ctx context.Context, r ScheduledRun) error {
 	if m.Channel == "" {
 		m.Channel = instance
 	}
-	return g.accept(ctx, []arrival{{key: keyOf(set, &m), Item: queue.Item{Message: m}}})
+	key := keyOf(set, &m)
+	if r.Agent != "" {
+		_, base := sessionkey.SplitAgent(key)
+		key = sessionkey.ForAgent(r.Agent, base)
+	}
+	return g.accept(ctx, []arrival{{key: key, Item: queue.Item{Message: m}}})
 }
 
 // arrival is an accepted message on its way to the arrival stage.

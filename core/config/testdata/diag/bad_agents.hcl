@@ -35,3 +35,10 @@ plugin "tg" {
 plugin "wa" {
   source = "whatsapp"
 }
+
+schedule "nightly" {
+  cron   = "0 3 * * *"
+  chat   = "wa:15551234567@s.whatsapp.net"
+  prompt = "report"
+  agent  = "revew"
+}
