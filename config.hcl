@@ -65,6 +65,17 @@ agent {
   # }
 }
 
+# More agents — one per project, each with its own workspace — inherit
+# every attribute above they do not set; chats binds them to chats, groups,
+# topics or whole instances (the most specific binding wins; everything
+# else talks to the agent above). See README, "Several agents".
+# agent "api" {
+#   workspace  = "/srv/repos/api"
+#   model      = "opus"
+#   chats      = ["tg:-1001234567890", "tg:-1001234567890:42"]  # a group; a forum topic
+#   switchable = true   # any chat may switch to it with /agent api
+# }
+
 access {
   # Who may reach the agent in direct messages. "pairing" (default): an
   # unknown sender gets a pairing code (valid for 1 hour) an owner approves

@@ -74,9 +74,9 @@ type Agent struct {
 	// Default false.
 	Switchable bool `hcl:"switchable,optional"`
 
-	// Worktrees gives each chat (or topic, or thread) bound to the agent
-	// its own git worktree of Workspace, which must then be a git
-	// repository (worktrees). Default false.
+	// Worktrees would give each chat (or topic, or thread) bound to the
+	// agent its own git worktree of Workspace (worktrees); not in this
+	// version: Load refuses true.
 	Worktrees bool `hcl:"worktrees,optional"`
 
 	// Command is the Claude Code CLI (command): a name looked up in PATH, or

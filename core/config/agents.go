@@ -134,6 +134,16 @@ func checkAgents(k *checker, c *Config) {
 			}
 		}
 	}
+	for _, a := range c.AllAgents() {
+		if a.Worktrees {
+			ak := k.block("agent")
+			if a.block != nil {
+				ak = k.sub(a.block.Body, fmt.Sprintf("agent %q", a.ID))
+			}
+			ak.errorf(ak.valueRange("worktrees"), "Worktrees are not supported yet",
+				"Worktrees (each chat its own git worktree of the workspace) are not in this version of clawhost. Remove the line, and give agents that must not share files workspaces of their own.")
+		}
+	}
 	checkBindings(k, c)
 	valid := []*Agent{c.Agent}
 	for _, a := range c.Agents {

@@ -30,7 +30,6 @@ agent "ops" {
   model     = "opus"
   env       = { B = "2" }
   chats     = ["tg:-1001"]
-  worktrees = true
 }
 
 agent "docs" {
@@ -71,8 +70,8 @@ plugin "tg" {
 	if docs.Timeout != "5m" || docs.MaxWarm != 2 || !slices.Equal(docs.AllowedTools, []string{"Read"}) {
 		t.Errorf("docs: timeout %q max_warm %d allowed %v", docs.Timeout, docs.MaxWarm, docs.AllowedTools)
 	}
-	if docs.Chats != nil || docs.Switchable || docs.Worktrees || !ops.Worktrees || ops.Switchable || !main.Switchable {
-		t.Errorf("own attributes inherited: docs %v %v %v, ops %v %v", docs.Chats, docs.Switchable, docs.Worktrees, ops.Worktrees, ops.Switchable)
+	if docs.Chats != nil || docs.Switchable || ops.Switchable || !main.Switchable || len(ops.Chats) != 1 {
+		t.Errorf("own attributes inherited: docs %v %v, ops %v %v", docs.Chats, docs.Switchable, ops.Chats, ops.Switchable)
 	}
 	if cfg.AgentByID("nope") != nil || len(cfg.AllAgents()) != 3 {
 		t.Error("AgentByID or AllAgents")

@@ -21,6 +21,7 @@ agent "docs" {
 }
 
 agent "review" {
+  worktrees = true
   max_warm = -1
   chats    = ["wa:+15551234567"]
 }
