@@ -74,6 +74,7 @@ agent {
 #   model      = "opus"
 #   chats      = ["tg:-1001234567890", "tg:-1001234567890:42"]  # a group; a forum topic
 #   switchable = true   # any chat may switch to it with /agent api
+#   worktrees  = true   # each chat its own git worktree (branch clawhost/<chat>) of the repository
 # }
 
 access {

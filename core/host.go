@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/worktree"
 	"io"
 	"net/url"
 	"os"
@@ -139,6 +140,16 @@ func (h *Host) provision() error {
 	dirs := []string{h.cfg.DataDir}
 	for _, a := range h.cfg.AllAgents() {
 		dirs = append(dirs, a.Workspace)
+	}
+	for _, a := range h.cfg.AllAgents() {
+		if a.Worktrees {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := worktree.Check(ctx, a.Workspace)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("agent %q: worktrees: %w", a.ID, err)
+			}
+		}
 	}
 	for _, dir := range dirs {
 		if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -176,6 +176,7 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		PermissionMode:    cfg.Agent.PermissionMode,
 		PermissionModes:   cfg.Agent.PermissionModes,
 		Approvals:         cfg.Agent.Approvals == "chat",
+		Worktrees:         cfg.Agent.Worktrees,
 		InlineImages:      cfg.Agent.InlineImages && !cfg.Agent.OneShot,
 	}
 	if len(cfg.Agents) > 0 {
@@ -183,7 +184,7 @@ func turnSettings(cfg *config.Config) turn.Settings {
 	}
 	for _, a := range cfg.Agents {
 		set.Agents[a.ID] = turn.AgentSettings{Workspace: a.Workspace, Model: a.Model, Models: a.Models, PermissionMode: a.PermissionMode,
-			PermissionModes: a.PermissionModes, Approvals: a.Approvals == "chat", InlineImages: a.InlineImages && !a.OneShot}
+			PermissionModes: a.PermissionModes, Approvals: a.Approvals == "chat", InlineImages: a.InlineImages && !a.OneShot, Worktrees: a.Worktrees}
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off

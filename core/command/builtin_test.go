@@ -551,6 +551,18 @@ type fakeAgents struct {
 	active   string
 	talked   map[string]bool
 	switched []string
+	branch   string // the chat's worktree; "" for none
+	reset    WorktreeReset
+	resets   int
+}
+
+func (f *fakeAgents) Worktree(context.Context, *message.Message) (string, string, bool) {
+	return f.branch, "/ws/.clawhost/worktrees/x", f.branch != ""
+}
+
+func (f *fakeAgents) ResetWorktree(context.Context, *message.Message) (WorktreeReset, error) {
+	f.resets++
+	return f.reset, nil
 }
 
 func (f *fakeAgents) AgentChoices(context.Context, *message.Message) ([]string, string) {
@@ -598,5 +610,39 @@ func TestAgentCommand(t *testing.T) {
 	}
 	if _, b := h.AnswerWithButtons(context.Background(), "tg:direct:5", m, inv, Role{}); b != nil {
 		t.Errorf("a sender who may not switch got buttons %+v", b)
+	}
+}
+
+func TestWorktreeCommand(t *testing.T) {
+	t.Parallel()
+	h, _, _, _ := newHandler(t)
+	f := &fakeAgents{choices: []string{"main"}, active: "main", talked: map[string]bool{}}
+	h.Agents = f
+	if got := answer(t, h, "/worktree", true); got != "This chat's agent works without worktrees." {
+		t.Errorf("none: %q", got)
+	}
+	f.branch = "clawhost/x"
+	if got := answer(t, h, "/agent", false); !strings.HasSuffix(got, "\nBranch: clawhost/x (this chat's own worktree).") {
+		t.Errorf("/agent does not show the branch: %q", got)
+	}
+	if got := answer(t, h, "/worktree", false); got != "Branch: clawhost/x\nWorktree: /ws/.clawhost/worktrees/x\n/worktree reset (owners) makes it anew from the repository's HEAD." {
+		t.Errorf("bare: %q", got)
+	}
+	if got := answer(t, h, "/worktree reset", false); got != "Only an owner can reset the worktree." || f.resets != 0 {
+		t.Errorf("a member reset it: %q", got)
+	}
+	for _, c := range []struct {
+		r    WorktreeReset
+		want string
+	}{
+		{WorktreeReset{Branch: "clawhost/x"}, "A new worktree on clawhost/x, from the repository's HEAD."},
+		{WorktreeReset{Branch: "clawhost/x", Kept: "clawhost/x-1"}, "A new worktree on clawhost/x, from the repository's HEAD. The old branch's commits are kept on clawhost/x-1."},
+		{WorktreeReset{Branch: "clawhost/x", Dirty: true}, "The worktree of clawhost/x has uncommitted changes, so it was kept as it is. Commit or discard them, then /worktree reset."},
+		{WorktreeReset{Running: true}, "A reply is running in the worktree; /stop it or wait, then /worktree reset."},
+	} {
+		f.reset = c.r
+		if got := answer(t, h, "/worktree reset", true); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
+		}
 	}
 }

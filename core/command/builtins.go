@@ -44,7 +44,7 @@ type call struct {
 // builtins are the built-in commands, in /help order.
 var builtins = []*builtin{
 	cmdNew, cmdReset, cmdStatus, cmdHelp, cmdCommands, cmdStop, cmdWhoami, cmdApprove, cmdRevoke,
-	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdAgent, cmdCompact, cmdList, cmdSwitch, cmdSchedule,
+	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdAgent, cmdWorktree, cmdCompact, cmdList, cmdSwitch, cmdSchedule,
 }
 
 // Builtins are the specs of the built-in commands, in /help order.

@@ -20,7 +20,7 @@ func TestBuiltinTable(t *testing.T) {
 	}{
 		{"new", control}, {"reset", control}, {"status", anyone}, {"help", anyone}, {"commands", anyone},
 		{"stop", control}, {"whoami", anyone}, {"approve", owner}, {"revoke", owner}, {"verbose", anyone},
-		{"model", control}, {"effort", control}, {"mode", control}, {"queue", control}, {"agent", control}, {"compact", control},
+		{"model", control}, {"effort", control}, {"mode", control}, {"queue", control}, {"agent", control}, {"worktree", control}, {"compact", control},
 		{"list", anyone}, {"switch", control}, {"schedule", owner},
 	}
 	if len(builtins) != len(want) || len(Builtins) != len(want) || len(builtinByName) != len(want) {

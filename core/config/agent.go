@@ -74,9 +74,11 @@ type Agent struct {
 	// Default false.
 	Switchable bool `hcl:"switchable,optional"`
 
-	// Worktrees would give each chat (or topic, or thread) bound to the
-	// agent its own git worktree of Workspace (worktrees); not in this
-	// version: Load refuses true.
+	// Worktrees gives each chat (or topic, or thread) the agent serves its
+	// own git worktree of Workspace, which must then be a git repository
+	// with a commit (worktrees): <workspace>/.clawhost/worktrees/<chat> on
+	// the branch clawhost/<chat>, made on the chat's first turn. Default
+	// false.
 	Worktrees bool `hcl:"worktrees,optional"`
 
 	// Command is the Claude Code CLI (command): a name looked up in PATH, or

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -140,8 +141,11 @@ func checkAgents(k *checker, c *Config) {
 			if a.block != nil {
 				ak = k.sub(a.block.Body, fmt.Sprintf("agent %q", a.ID))
 			}
-			ak.errorf(ak.valueRange("worktrees"), "Worktrees are not supported yet",
-				"Worktrees (each chat its own git worktree of the workspace) are not in this version of clawhost. Remove the line, and give agents that must not share files workspaces of their own.")
+			ws := c.resolve(a.Workspace)
+			if _, err := os.Stat(filepath.Join(ws, ".git")); err != nil {
+				ak.errorf(ak.valueRange("worktrees"), "Worktrees need a git repository",
+					"With worktrees = true each chat works in its own git worktree of the workspace, and %s is not a git repository (no .git). Run git init there and make a first commit, or remove the line.", ws)
+			}
 		}
 	}
 	checkBindings(k, c)

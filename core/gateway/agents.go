@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/worktree"
 )
 
 // A chat talks to the agent it is bound to (Settings.Agents) unless it
@@ -102,4 +104,61 @@ func (p agentPort) AgentChoices(ctx context.Context, m *message.Message) ([]stri
 
 func (p agentPort) SwitchAgent(ctx context.Context, m *message.Message, agent string) (bool, error) {
 	return p.g.switchAgent(ctx, m, agent)
+}
+
+// errTurnRunning: /worktree reset while the chat's reply runs in it.
+var errTurnRunning = errors.New("a reply is running in the worktree")
+
+// chatWorktree is the worktree m's chat works in (with its session key),
+// ok false when its agent has none.
+func (g *Gateway) chatWorktree(ctx context.Context, m *message.Message) (w worktree.Worktree, key string, ok bool) {
+	set := g.settings()
+	key = g.sessionKey(ctx, set, m)
+	agent, base := sessionkey.SplitAgent(key)
+	ts := set.Turn.ForAgent(agent)
+	if !ts.Worktrees {
+		return w, key, false
+	}
+	return worktree.Of(ts.Workspace, sessionkey.Dir(base)), key, true
+}
+
+// resetWorktree makes m's chat's worktree anew (worktree.Reset): not while
+// a reply runs in it; the chat's warm claude process, whose directory goes,
+// is stopped.
+func (g *Gateway) resetWorktree(ctx context.Context, m *message.Message) (worktree.Worktree, string, error) {
+	w, key, ok := g.chatWorktree(ctx, m)
+	if !ok {
+		return w, "", errNoWorktree
+	}
+	if g.queue.Running(key) {
+		return w, "", errTurnRunning
+	}
+	agent, base := sessionkey.SplitAgent(key)
+	w, kept, err := worktree.Reset(ctx, g.settings().Turn.ForAgent(agent).Workspace, sessionkey.Dir(base), g.opts.Now())
+	if err == nil {
+		g.opts.Agent.Stop(key)
+	}
+	return w, kept, err
+}
+
+// errNoWorktree: /worktree in a chat whose agent has no worktrees.
+var errNoWorktree = errors.New("this chat's agent works without worktrees")
+
+func (p agentPort) Worktree(ctx context.Context, m *message.Message) (branch, path string, ok bool) {
+	w, _, ok := p.g.chatWorktree(ctx, m)
+	return w.Branch, w.Path, ok
+}
+
+func (p agentPort) ResetWorktree(ctx context.Context, m *message.Message) (command.WorktreeReset, error) {
+	w, kept, err := p.g.resetWorktree(ctx, m)
+	r := command.WorktreeReset{Branch: w.Branch, Kept: kept}
+	switch {
+	case errors.Is(err, worktree.ErrDirty):
+		r.Dirty, err = true, nil
+	case errors.Is(err, errTurnRunning):
+		r.Running, err = true, nil
+	case errors.Is(err, errNoWorktree):
+		r.None, err = true, nil
+	}
+	return r, err
 }

@@ -2,8 +2,11 @@ package gateway
 
 import (
 	"context"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,4 +105,74 @@ func TestScheduledRunsOnTheirAgent(t *testing.T) {
 			t.Errorf("session %s: %+v, %v", key, s, err)
 		}
 	}
+}
+
+// TestWorktrees: two chats of an agent with worktrees each commit on their
+// own branch in their own worktree of one repository; the default branch
+// is untouched; /worktree reset keeps a dirty worktree and makes a clean
+// one anew.
+func TestWorktrees(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	gitEnv := map[string]string{"GIT_AUTHOR_NAME": "bot", "GIT_AUTHOR_EMAIL": "bot@example.com", "GIT_COMMITTER_NAME": "bot", "GIT_COMMITTER_EMAIL": "bot@example.com"}
+	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "commit", "-q", "--allow-empty", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		for k, v := range gitEnv {
+			cmd.Env = append(cmd.Environ(), k+"="+v)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	exe, _ := os.Executable()
+	env := map[string]string{fakeclaude.EnvVar: "1"}
+	maps.Copy(env, gitEnv)
+	e := newEnv(t, envOptions{dir: dir,
+		runner: func(c *runner.Config) {
+			c.Agents = map[string]runner.Config{"repo": {Command: exe, Env: env, Workspace: repo}}
+		},
+		settings: func(s *Settings) {
+			s.Access.AllowFrom = append(s.Access.AllowFrom, "lo:u2")
+			s.Agents = routes{"lo:chat-u1": "repo", "lo:chat-u2": "repo", "lo:chat-owner": "repo"}
+			s.Turn.Agents = map[string]turn.AgentSettings{"repo": {Workspace: repo, Worktrees: true}}
+		},
+	})
+	for _, u := range []string{"u1", "u2"} {
+		e.post(dm(u, "#sh=echo+"+u+">"+u+".txt&&git+add+"+u+".txt&&git+commit+-qm+from-"+u+"&&pwd"))
+		contains(t, e.text("chat-"+u), "sh: "+filepath.Join(repo, ".clawhost/worktrees/lo_direct_"+u))
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for _, u := range []string{"u1", "u2"} {
+		if got := git("log", "--format=%s", "clawhost/lo_direct_"+u); got != "from-"+u+"\nfirst" {
+			t.Errorf("branch of %s: %q", u, got)
+		}
+	}
+	if got := git("log", "--format=%s", "main"); got != "first" {
+		t.Errorf("the default branch changed: %q", got)
+	}
+	if st := git("status", "--porcelain"); st != "" {
+		t.Errorf("the repository's own status: %q", st)
+	}
+	e.post(dm("u1", "/agent"))
+	contains(t, e.text("chat-u1"), "Branch: clawhost/lo_direct_u1 (this chat's own worktree).")
+
+	e.post(dm("owner", "#sh=echo+wip>wip.txt"))
+	e.text("chat-owner")
+	e.post(dm("owner", "/worktree reset"))
+	contains(t, e.text("chat-owner"), "has uncommitted changes, so it was kept")
+	if _, err := os.Stat(filepath.Join(repo, ".clawhost/worktrees/lo_direct_owner/wip.txt")); err != nil {
+		t.Fatal("the dirty worktree's file is gone")
+	}
+	e.post(dm("owner", "#sh=rm+wip.txt"))
+	e.text("chat-owner")
+	e.post(dm("owner", "/worktree reset"))
+	contains(t, e.text("chat-owner"), "A new worktree on clawhost/lo_direct_owner, from the repository's HEAD.")
+	e.post(dm("owner", "#sh=git+log+--format=%25s"))
+	contains(t, e.text("chat-owner"), "sh: first")
 }

@@ -283,8 +283,10 @@ func (c Config) validate(euid int, hostSandbox string) error {
 
 // launch describes one process start.
 type launch struct {
-	// cfg is the configuration of the turn's agent (Runner.profile).
+	// cfg is the configuration of the turn's agent (Runner.profile); dir
+	// the directory claude works in when not cfg.Workspace.
 	cfg       *Config
+	dir       string
 	sessionID string
 	resume    bool
 	warm      bool

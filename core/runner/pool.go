@@ -26,7 +26,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 		if old := r.procs[req.Key]; old != nil {
 			if old.isDead() {
 				w.Start = StartDied
-			} else if old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission && old.media == req.MediaDir {
+			} else if old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission && old.media == req.MediaDir && old.dir == req.Dir {
 				old.busy = true
 				old.lastUsed = r.now()
 				if old.idle != nil {
@@ -58,7 +58,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 		}
 		r.stopEvicted(evicted)
 	}
-	p, err = r.start(req.Key, req.SessionID, resume, extra, launch{cfg: r.profile(req.Agent), model: req.Model, effort: req.Effort, mode: req.PermissionMode, mcp: req.MCPConfig, tools: req.Tools, ask: req.AskPermission && !r.cfg.OneShot, media: req.MediaDir})
+	p, err = r.start(req.Key, req.SessionID, resume, extra, launch{cfg: r.profile(req.Agent), dir: req.Dir, model: req.Model, effort: req.Effort, mode: req.PermissionMode, mcp: req.MCPConfig, tools: req.Tools, ask: req.AskPermission && !r.cfg.OneShot, media: req.MediaDir})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 // proc is one claude process.
 type proc struct {
 	cfg                   *Config // its agent's configuration (Runner.profile)
+	dir                   string  // the directory it works in, when not cfg.Workspace (TurnRequest.Dir)
 	key, sessionID, extra string
 	model, effort, mode   string     // the per-session --model, --effort and --permission-mode it was started with
 	mcp                   string     // the per-session --mcp-config it was started with
@@ -176,12 +178,12 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		}
 	}
 	env := c.env(os.Environ(), tmp)
-	exe, argv, err := r.sandboxed(c, path, c.args(l), tmp, env, l.media)
+	exe, argv, err := r.sandboxed(c, path, c.args(l), tmp, env, l.media, l.dir)
 	if err != nil {
 		return nil, newError(KindCrash, err.Error())
 	}
 	cmd := exec.Command(exe, argv...)
-	cmd.Dir = c.Workspace
+	cmd.Dir = cmp.Or(l.dir, c.Workspace)
 	cmd.Env = env
 	cmd.SysProcAttr = sysProcAttr(r.cfg.RunAs)
 	cmd.WaitDelay = r.cfg.KillGrace
@@ -194,7 +196,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
 	}
 	cmd.Stdout = pw
-	p := &proc{cfg: c, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, cmd: cmd, stdin: stdin,
+	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, cmd: cmd, stdin: stdin,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	cmd.Stderr = p.stderr
 	p.spawned = time.Now()

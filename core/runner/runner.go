@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -157,6 +158,10 @@ type TurnRequest struct {
 	// Key identifies the conversation (e.g. "tg:dm:1001"). Turns with the same key run one
 	// at a time, and a key has at most one warm process. Default: SessionID.
 	Key string
+	// Dir, when set, is the directory claude works in instead of the agent's workspace:
+	// the chat's own git worktree inside it (agent.worktrees). The sandbox shows it
+	// writable and hides the other worktrees beside it.
+	Dir string
 	// Agent is the id of the agent whose configuration runs the turn (Config.Agents); ""
 	// or Config.Name: the runner's own. A key's turns always name the same agent (the
 	// host's session keys carry it).
@@ -248,6 +253,9 @@ func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 		return nil, fmt.Errorf("run turn: no agent %q is configured", req.Agent)
 	}
 	prof := r.profile(req.Agent)
+	if req.Dir != "" && (!filepath.IsAbs(req.Dir) || !strings.HasPrefix(filepath.Clean(req.Dir), prof.Workspace+string(filepath.Separator))) {
+		return nil, fmt.Errorf("run turn: directory %q is not inside the agent's workspace %s", req.Dir, prof.Workspace)
+	}
 	if req.PermissionMode != "" && !slices.Contains(prof.PermissionModes, req.PermissionMode) {
 		return nil, fmt.Errorf("run turn: permission mode %q is not in agent.permission_modes", req.PermissionMode)
 	}

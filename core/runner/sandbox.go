@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,6 +90,10 @@ type sandboxSpec struct {
 	// mediaDir is the one directory under <workspace>/media left visible;
 	// "" hides all of <workspace>/media.
 	mediaDir string
+	// worktree, when set, is the chat's own git worktree inside the
+	// workspace (TurnRequest.Dir): claude works there, and the other
+	// chats' worktrees beside it are hidden.
+	worktree string
 }
 
 // mount is one bwrap mount step.
@@ -130,6 +135,10 @@ func bwrapArgs(s sandboxSpec, stat func(string) (dir, ok bool)) []string {
 	for _, p := range s.hide {
 		add(p, opHide)
 	}
+	if s.worktree != "" {
+		add(filepath.Dir(s.worktree), opHide)
+		add(s.worktree, opBind)
+	}
 	if s.workspace != "" {
 		add(filepath.Join(s.workspace, "media"), opHide)
 		if s.mediaDir != "" {
@@ -162,7 +171,7 @@ func bwrapArgs(s sandboxSpec, stat func(string) (dir, ok bool)) []string {
 			a = append(a, "--ro-bind", "/dev/null", m.path)
 		}
 	}
-	return append(a, "--chdir", s.workspace, "--")
+	return append(a, "--chdir", cmp.Or(s.worktree, s.workspace), "--")
 }
 
 // depth is the number of elements of a clean absolute path.
@@ -224,9 +233,9 @@ func lookupEnv(env []string, key string) string {
 
 // sandboxSpecFor is what the process with TMPDIR tmp and environment env
 // may see.
-func (c Config) sandboxSpecFor(tmp string, env []string, mediaDir string) sandboxSpec {
+func (c Config) sandboxSpecFor(tmp string, env []string, mediaDir, worktree string) sandboxSpec {
 	rw, hide := claudeDirs(env)
-	s := sandboxSpec{workspace: c.Workspace, tmpdir: tmp, mediaDir: mediaDir,
+	s := sandboxSpec{workspace: c.Workspace, tmpdir: tmp, mediaDir: mediaDir, worktree: worktree,
 		rw:       append(append(rw, c.AddDirs...), c.Expose...),
 		readOnly: []string{filepath.Join(c.Workspace, ".claude")},
 		hide:     append(hide, c.Hide...),
@@ -235,11 +244,11 @@ func (c Config) sandboxSpecFor(tmp string, env []string, mediaDir string) sandbo
 }
 
 // sandboxed wraps path and args in bwrap when the runner has a sandbox.
-func (r *Runner) sandboxed(c *Config, path string, args []string, tmp string, env []string, mediaDir string) (string, []string, error) {
+func (r *Runner) sandboxed(c *Config, path string, args []string, tmp string, env []string, mediaDir, worktree string) (string, []string, error) {
 	if r.sb.bwrap == "" {
 		return path, args, nil
 	}
-	s := c.sandboxSpecFor(tmp, env, mediaDir)
+	s := c.sandboxSpecFor(tmp, env, mediaDir, worktree)
 	if mediaDir != "" {
 		// Bound into the sandbox, so it must exist; the host puts the
 		// chat's attachments there.

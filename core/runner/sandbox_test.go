@@ -37,6 +37,7 @@ func TestBwrapArgs(t *testing.T) {
 		"/srv/bot/ws": true, "/srv/bot/ws/media": true, "/srv/bot/ws/media/tg/5": true, "/srv/bot/ws/.claude": true,
 		"/srv/bot/data": true, "/srv/bot/data/claude": true, "/srv/bot/data/runner/t/1-1": true,
 		"/root/.claude": true, "/root/.claude.json": false, "/srv/other-ws": true, "/srv/bot/config.hcl": false,
+		"/srv/bot/ws/.clawhost/worktrees": true, "/srv/bot/ws/.clawhost/worktrees/tg_group_-1": true,
 	}
 	stat := func(p string) (bool, bool) { d, ok := exists[p]; return d, ok }
 	head := "--die-with-parent --unshare-pid --ro-bind / / --dev /dev --proc /proc "
@@ -59,6 +60,10 @@ func TestBwrapArgs(t *testing.T) {
 		{"no media of its own", sandboxSpec{workspace: "/srv/bot/ws", tmpdir: "/srv/bot/data/runner/t/1-1", hide: []string{"/srv/bot/data"}},
 			"--tmpfs /srv/bot/data --bind /srv/bot/ws /srv/bot/ws --tmpfs /srv/bot/ws/media " +
 				"--bind /srv/bot/data/runner/t/1-1 /srv/bot/data/runner/t/1-1 --chdir /srv/bot/ws --"},
+		{"a chat's worktree: the others hidden, claude in it", sandboxSpec{workspace: "/srv/bot/ws", worktree: "/srv/bot/ws/.clawhost/worktrees/tg_group_-1"},
+			"--bind /srv/bot/ws /srv/bot/ws --tmpfs /srv/bot/ws/media --tmpfs /srv/bot/ws/.clawhost/worktrees " +
+				"--bind /srv/bot/ws/.clawhost/worktrees/tg_group_-1 /srv/bot/ws/.clawhost/worktrees/tg_group_-1 " +
+				"--chdir /srv/bot/ws/.clawhost/worktrees/tg_group_-1 --"},
 		{"hidden and bound at one path: bound", sandboxSpec{workspace: "/srv/bot/ws", hide: []string{"/srv/bot/ws/"}},
 			"--tmpfs /srv/bot/ws --bind /srv/bot/ws /srv/bot/ws --tmpfs /srv/bot/ws/media --chdir /srv/bot/ws --"},
 	} {

@@ -262,8 +262,12 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	t.log.Info("running the memory-flush turn before compaction", "session", key, "prompt_tokens", meta.PromptTokens)
 	ov := t.meta().Of(*sess).Overrides()
 	mcp, tools := t.agentTools(m)
+	dir, err := t.workDir(ctx, set, key)
+	if err != nil {
+		return
+	}
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system,
-		Agent: agentOf(key), Model: t.modelOf(set, ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key),
+		Agent: agentOf(key), Dir: dir, Model: t.modelOf(set, ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key),
 		// The same process as the session's turns (not restarted for the
 		// flush); nobody is asked during it: Wait denies.
 		AskPermission: t.asks(set, ov)})

@@ -29,6 +29,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/worktree"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
 )
@@ -183,6 +184,9 @@ type Settings struct {
 	// the prompt (agent.inline_images); their paths are in the prompt
 	// either way.
 	InlineImages bool
+	// Worktrees gives each chat its own git worktree of Workspace
+	// (agent.worktrees): claude works there (core/worktree).
+	Worktrees bool
 	// Agents are the named agents' own settings by id (the agent "<id>" blocks); a
 	// session's key names its agent (sessionkey.ForAgent). The fields above are the
 	// default agent's. See ForAgent.
@@ -199,6 +203,7 @@ type AgentSettings struct {
 	PermissionModes []string
 	Approvals       bool
 	InlineImages    bool
+	Worktrees       bool
 }
 
 // ForAgent is s for the turns of agent id: its own settings in place of the default
@@ -209,7 +214,7 @@ func (s Settings) ForAgent(id string) Settings {
 		return s
 	}
 	s.Workspace, s.Model, s.Models, s.PermissionMode, s.PermissionModes = a.Workspace, a.Model, a.Models, a.PermissionMode, a.PermissionModes
-	s.Approvals, s.InlineImages = a.Approvals, a.InlineImages
+	s.Approvals, s.InlineImages, s.Worktrees = a.Approvals, a.InlineImages, a.Worktrees
 	return s
 }
 
@@ -358,3 +363,21 @@ type nopObserver struct{}
 func (nopObserver) Turn(string, time.Duration, string) {}
 func (nopObserver) RunnerError(string)                 {}
 func (nopObserver) SetActiveRuns(int)                  {}
+
+// workDir is the directory claude works in for the session: its agent's
+// workspace, or with worktrees the chat's own worktree of it, made on its
+// first turn.
+func (t *Turns) workDir(ctx context.Context, set Settings, key string) (string, error) {
+	if !set.Worktrees {
+		return "", nil
+	}
+	_, base := sessionkey.SplitAgent(key)
+	w, made, err := worktree.Ensure(ctx, set.Workspace, sessionkey.Dir(base))
+	if err != nil {
+		return "", err
+	}
+	if made {
+		t.log.Info("made the chat's worktree", "session", key, "path", w.Path, "branch", w.Branch)
+	}
+	return w.Path, nil
+}

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -41,6 +42,10 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	                    (the first #mark's id) of ~120 characters each, so
 //	                    a small text_limit puts each in a chunk of its own
 //	                    and a test can count every chunk a chat shows
+//	#sh=<command>       run the command (query-escaped: "+" is a space) with
+//	                    sh -c in claude's working directory, as a tool would,
+//	                    and answer "sh: " and what it wrote (stdout and
+//	                    stderr) and, when it failed, its error
 //	#ask=<n>            use Bash n times ("touch f<i>"), each needing
 //	                    permission: started with --permission-prompt-tool
 //	                    stdio it asks the host (a can_use_tool control
@@ -151,6 +156,12 @@ func Main() {
 			result(reply)
 			continue
 		}
+		if c, ok := directive(text, "sh"); ok {
+			reply := "sh: " + shell(c)
+			assistant(reply)
+			result(reply)
+			continue
+		}
 		if n, ok := directive(text, "parts"); ok && len(marks) > 0 {
 			reply := Parts(marks[0], atoi(n))
 			assistant(reply)
@@ -163,7 +174,7 @@ func Main() {
 	}
 }
 
-var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask)(?:=([^\s\]]+))?`)
+var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh)(?:=([^\s\]]+))?`)
 
 // ask is one Bash use needing permission (#ask): its outcome, "allow",
 // "always", "deny" or "auto" (allowed by an earlier always).
@@ -309,4 +320,19 @@ func directive(text, name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// shell runs a query-escaped command with sh -c in the working directory
+// and returns what it wrote, and its error when it failed.
+func shell(escaped string) string {
+	c, err := url.QueryUnescape(escaped)
+	if err != nil {
+		return err.Error()
+	}
+	out, err := exec.Command("sh", "-c", c).CombinedOutput()
+	s := strings.TrimSpace(string(out))
+	if err != nil {
+		s += " (" + err.Error() + ")"
+	}
+	return s
 }
