@@ -2,8 +2,8 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
