@@ -184,7 +184,8 @@ func turnSettings(cfg *config.Config) turn.Settings {
 	}
 	for _, a := range cfg.Agents {
 		set.Agents[a.ID] = turn.AgentSettings{Workspace: a.Workspace, Model: a.Model, Models: a.Models, PermissionMode: a.PermissionMode,
-			PermissionModes: a.PermissionModes, Approvals: a.Approvals == "chat", InlineImages: a.InlineImages && !a.OneShot, Worktrees: a.Worktrees}
+			PermissionModes: a.PermissionModes, Approvals: a.Approvals == "chat", InlineImages: a.InlineImages && !a.OneShot, Worktrees: a.Worktrees,
+			MemoryFlush: memoryFlush(a.MemoryFlush)}
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off

@@ -187,3 +187,69 @@ plugin "web" {
 		t.Errorf("runner config: %v", err)
 	}
 }
+
+// The composer maps every agent block onto the runner, the turn stage,
+// delivery and the bindings: each agent its own workspace, prompt, modes
+// and memory flush; each sandbox hides the others' workspaces.
+func TestAgentsComposed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.hcl")
+	src := `
+agent {
+  model = "sonnet"
+  permission_modes = ["plan", "ask"]
+  switchable = true
+}
+agent "ops" {
+  workspace     = "./ops"
+  system_prompt = "ops"
+  permission_modes = ["acceptEdits"]
+  chats         = ["tg:-100"]
+  memory_flush {
+    reserve_tokens = 1234
+  }
+}
+plugin "tg" {
+  source = "telegram"
+  config {
+    token = "x"
+  }
+}
+`
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(path)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	rc, err := agentConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, ws := rc.Agents["ops"], filepath.Join(dir, "workspace")
+	if rc.Name != "main" || len(rc.Agents) != 1 || ops.Workspace != filepath.Join(dir, "ops") || ops.SystemPrompt != "ops" || ops.Model != "sonnet" {
+		t.Fatalf("runner: %q, ops %+v", rc.Name, ops)
+	}
+	if !slices.Equal(ops.PermissionModes, []string{"acceptEdits"}) || !slices.Equal(rc.PermissionModes, []string{"plan"}) {
+		t.Errorf("claude's modes: main %v, ops %v", rc.PermissionModes, ops.PermissionModes)
+	}
+	if !slices.Contains(rc.Hide, ops.Workspace) || !slices.Contains(ops.Hide, ws) || slices.Contains(ops.Hide, ops.Workspace) || !slices.Contains(ops.Hide, filepath.Join(dir, "data")) {
+		t.Errorf("hidden: main %v, ops %v", rc.Hide, ops.Hide)
+	}
+	set, err := settingsOf(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta := set.Turn.Agents["ops"]
+	if ta.Workspace != ops.Workspace || ta.MemoryFlush.ReserveTokens != 1234 || !slices.Equal(ta.PermissionModes, []string{"acceptEdits"}) || set.Turn.Workspace != ws {
+		t.Errorf("turn: %+v", ta)
+	}
+	if set.Delivery.AgentWorkspaces["ops"] != ops.Workspace || !slices.Equal(set.Switchable, []string{"main"}) {
+		t.Errorf("delivery %v, switchable %v", set.Delivery.AgentWorkspaces, set.Switchable)
+	}
+	if a, bound := set.Agents.Resolve("tg", "-100", ""); a != "ops" || !bound {
+		t.Errorf("bindings: %s %v", a, bound)
+	}
+}

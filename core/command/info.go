@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -77,6 +78,9 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 	state := "idle"
 	if h.Sessions.Running(key) {
 		state = "running"
+	}
+	if agent, _ := sessionkey.SplitAgent(key); agent != "" {
+		state = agent + ", " + state
 	}
 	fmt.Fprintf(&b, "Agent: %s, %d queued\nUptime: %s", state, queued, now.Sub(h.Started).Round(time.Second))
 	if h.Version != "" {

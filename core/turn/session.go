@@ -249,6 +249,9 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	set := t.settingsOf(key)
 	tgt := m.Target()
 	mf := t.opts.MemoryFlush
+	if a, ok := t.settings().Agents[agentOf(key)]; ok {
+		mf = a.MemoryFlush
+	}
 	meta, _ := t.meta().Decode(key, sess.Chat)
 	var flushed *int
 	if sess.MemoryFlushCycle > 0 {

@@ -204,6 +204,9 @@ type AgentSettings struct {
 	Approvals       bool
 	InlineImages    bool
 	Worktrees       bool
+	// MemoryFlush is the agent's memory_flush (Options.MemoryFlush is the
+	// default agent's).
+	MemoryFlush runner.MemoryFlush
 }
 
 // ForAgent is s for the turns of agent id: its own settings in place of the default
