@@ -22,9 +22,9 @@ const webchatDefaultListen = "127.0.0.1:8790"
 // finding secrets written out in the file without the plugins' schemas.
 var secretAttrRe = regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key|private_?key|credential)`)
 
-// AuditInput maps a loaded configuration onto what `clawhost security
+// auditInput maps a loaded configuration onto what `clawhost security
 // audit` checks, with the file:line of each value the file sets.
-func AuditInput(cfg *config.Config) securityaudit.Input {
+func auditInput(cfg *config.Config) securityaudit.Input {
 	a, ag := cfg.Access, cfg.Agent
 	in := securityaudit.Input{
 		ConfigPath: cfg.Path(),
@@ -92,7 +92,7 @@ func AuditInput(cfg *config.Config) securityaudit.Input {
 
 // Audit runs `clawhost security audit` over cfg on machine m.
 func Audit(cfg *config.Config, m securityaudit.Machine) []securityaudit.Finding {
-	return securityaudit.Run(AuditInput(cfg), m)
+	return securityaudit.Run(auditInput(cfg), m)
 }
 
 // The accessors below read settings other changes add to the file
@@ -213,7 +213,7 @@ func literalSecrets(cfg *config.Config) []securityaudit.Setting {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if SecretName(n) {
+			if secretName(n) {
 				add(prefix+n, items[n])
 			}
 		}

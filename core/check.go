@@ -23,7 +23,7 @@ import (
 // binary must exist. ctx bounds the probe.
 func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, error) {
 	var diags hcl.Diagnostics
-	res, err := ph.Check(ctx, PluginSpec(cfg, p), func(s schema.Schema) []byte {
+	res, err := ph.Check(ctx, pluginSpec(cfg, p), func(s schema.Schema) []byte {
 		js, d := config.DecodePluginConfig(p, s)
 		diags = append(diags, d...)
 		if d.HasErrors() {

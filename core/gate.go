@@ -12,9 +12,9 @@ import (
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
-// ChannelLeasePrefix names the lease of a channel instance: the one host
+// channelLeasePrefix names the lease of a channel instance: the one host
 // that runs "tg" (polls its Telegram token) holds "channel/tg".
-const ChannelLeasePrefix = "channel/"
+const channelLeasePrefix = "channel/"
 
 // gate is the pluginhost.Gate of a host sharing its database: a channel
 // instance runs on the host that holds its lease "channel/<instance>";
@@ -62,7 +62,7 @@ func (g *gate) Hold(ctx context.Context, instance string, waiting func(string)) 
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	name := ChannelLeasePrefix + instance
+	name := channelLeasePrefix + instance
 	poll := min(g.ttl/3, time.Second)
 	for {
 		l, err := g.acquire(ctx, name, nil)
@@ -126,7 +126,7 @@ func (g *gate) acquire(ctx context.Context, name string, desc []byte) (store.Lea
 // failed until it expired (this host can no longer tell whether another
 // took it, so it stops polling before one could).
 func (g *gate) keep(held context.Context, instance string, hd *hold) {
-	name := ChannelLeasePrefix + instance
+	name := channelLeasePrefix + instance
 	expires := time.Now().Add(g.ttl)
 	t := time.NewTicker(g.ttl / 3)
 	defer t.Stop()
@@ -213,7 +213,7 @@ func (g *gate) remote(instance string) bool {
 	if g.channels[instance] {
 		return true
 	}
-	l, ok := g.leases[ChannelLeasePrefix+instance]
+	l, ok := g.leases[channelLeasePrefix+instance]
 	return ok && l.Holder != g.id && l.Live(time.Now())
 }
 
@@ -221,7 +221,7 @@ func (g *gate) remote(instance string) bool {
 // description, from the leases last read (refresh).
 func (g *gate) holder(instance string) (string, pluginclient.Description, bool) {
 	g.mu.Lock()
-	l, ok := g.leases[ChannelLeasePrefix+instance]
+	l, ok := g.leases[channelLeasePrefix+instance]
 	g.mu.Unlock()
 	if !ok || !l.Live(time.Now()) {
 		return "", pluginclient.Description{}, false

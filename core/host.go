@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/worktree"
 	"io"
 	"net/url"
@@ -95,7 +96,7 @@ type Host struct {
 	lastReload *admin.Reload // nil until the first reload
 
 	schedules *scheduler
-	agentAPI  agentAPI
+	tools     *agenttools.Endpoint // the agent's own tools
 	// media deletes attachments older than agent.media_keep.
 	media *mediaprune.Pruner
 	// agentMedia prune the named agents' workspaces' media, by agent id.
@@ -115,7 +116,6 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		opts.LogOutput = os.Stderr
 	}
 	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now(), redact: redact.New(configSecrets(cfg)...)}
-	h.agentAPI.h = h
 	h.media = mediaprune.New(mediaprune.Options{Logger: h.log})
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: h.redact.Writer(opts.LogOutput), JSONFormat: cfg.LogFormat == "json",
@@ -176,7 +176,7 @@ func (h *Host) provision() error {
 		popts.Gate = h.gate
 	}
 	h.plugins = pluginhost.New(popts)
-	h.plugins.Apply(withRedaction(Specs(h.cfg), h.redact))
+	h.plugins.Apply(withRedaction(specs(h.cfg), h.redact))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -184,7 +184,7 @@ func (h *Host) provision() error {
 	if err != nil {
 		return err
 	}
-	h.log.Debug("storage open", "storage", StorageName(h.cfg))
+	h.log.Debug("storage open", "storage", storageName(h.cfg))
 	h.db = db
 	rc, err := agentConfig(h.cfg)
 	if err != nil {
@@ -202,16 +202,21 @@ func (h *Host) provision() error {
 	}
 	h.metrics = metrics.New()
 	h.schedules = newScheduler(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedulePoll(h.cfg))
+	var claudeUser *runas.User
+	if u := h.cfg.Agent.RunAs; u != "" {
+		claudeUser, _ = runas.Lookup(u) // Load checked that it exists
+	}
+	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser})
 	gopts := gateway.Options{
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
-		Schedules: h.schedules, AgentTools: h.agentAPI.tools,
+		Schedules: h.schedules, AgentTools: h.tools.Tools,
 		Revoker: h.pairingAPI("").Revoker(),
 	}
 	if h.gate != nil {
 		cl, ok := db.(store.Cluster)
 		if !ok {
-			return fmt.Errorf("storage %s cannot be shared by several hosts", StorageName(h.cfg))
+			return fmt.Errorf("storage %s cannot be shared by several hosts", storageName(h.cfg))
 		}
 		h.member = newMembership(h, cl, h.gate)
 		h.member.relay = newRelay(cl, h.gate, h.plugins.Ports(), h.log, h.member.id, h.member.place.alive)
@@ -257,10 +262,7 @@ func (h *Host) pluginReady(inst *pluginhost.Instance) {
 // the plugins). Inbound messages wait for the recovery.
 func (h *Host) Start(ctx context.Context) error {
 	// Before any turn (recovery may start some): the tool's endpoint.
-	if u := h.cfg.Agent.RunAs; u != "" {
-		h.agentAPI.runAs, _ = runas.Lookup(u) // Load checked that it exists
-	}
-	if err := h.agentAPI.start(AgentRunDir(h.cfg)); err != nil {
+	if err := h.tools.Start(agentRunDir(h.cfg)); err != nil {
 		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
 	}
 	if h.member != nil {
@@ -382,7 +384,7 @@ func (h *Host) Run(ctx context.Context) error {
 // bounded by its start timeout). A configuration it cannot apply, or one a
 // plugin rejects, is refused whole and the running set kept; the refusal
 // is logged with the diagnostics at file:line:col and recorded for the
-// status page (see Refuse).
+// status page (see refuse).
 func (h *Host) Reload(cfg *config.Config) error {
 	at := time.Now()
 	set, err := settingsOf(cfg)
@@ -391,14 +393,14 @@ func (h *Host) Reload(cfg *config.Config) error {
 	}
 	if err != nil {
 		err = fmt.Errorf("configuration refused: %w", err)
-		h.Refuse(at, err.Error())
+		h.refuse(at, err.Error())
 		return err
 	}
 	if diags := h.checkChanged(cfg); len(diags) > 0 {
 		var buf bytes.Buffer
 		config.FormatDiagnostics(&buf, diags, cfg.Files())
 		if diags.HasErrors() {
-			h.Refuse(at, buf.String())
+			h.refuse(at, buf.String())
 			return errors.New("configuration refused: a plugin rejects its config block")
 		}
 		h.log.Warn("reload: plugins warn about their config blocks", "diagnostics", buf.String())
@@ -410,7 +412,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 	}
 	h.cfg = cfg
 	h.gw.SetSettings(set)
-	h.plugins.Apply(withRedaction(Specs(cfg), h.redact))
+	h.plugins.Apply(withRedaction(specs(cfg), h.redact))
 	h.schedules.start(cfg)
 	h.startMediaPruner(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -452,12 +454,12 @@ func (h *Host) startMediaPruner(cfg *config.Config) {
 	}
 }
 
-// Refuse records that the reload asked for at at was refused — the file
+// refuse records that the reload asked for at at was refused — the file
 // did not load, or a plugin rejected its block — and logs why (reason:
 // diagnostics as `clawhost validate` prints them). The running set is
 // kept; the status page, /status.json and `clawhost status` show the
 // refusal until the next reload.
-func (h *Host) Refuse(at time.Time, reason string) {
+func (h *Host) refuse(at time.Time, reason string) {
 	h.setLastReload(&admin.Reload{At: at, Refused: true, Reason: reason})
 	h.log.Error("configuration refused; keeping the running set", "config", h.cfg.Path(), "diagnostics", reason)
 }
@@ -468,8 +470,8 @@ func (h *Host) setLastReload(r *admin.Reload) {
 	h.reloadMu.Unlock()
 }
 
-// LastReload is the outcome of the last reload; nil before the first.
-func (h *Host) LastReload() *admin.Reload {
+// lastReloaded is the outcome of the last reload; nil before the first.
+func (h *Host) lastReloaded() *admin.Reload {
 	h.reloadMu.Lock()
 	defer h.reloadMu.Unlock()
 	if h.lastReload == nil {
@@ -491,7 +493,7 @@ func (h *Host) Shutdown(ctx context.Context) {
 	for _, p := range h.agentMedia {
 		p.Stop()
 	}
-	h.agentAPI.stop(ctx)
+	h.tools.Stop(ctx)
 	h.gw.Close(ctx)
 	h.plugins.Stop()
 	if err := h.agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {

@@ -16,9 +16,9 @@ import (
 // secrets: GITHUB_TOKEN, ANTHROPIC_API_KEY, DB_PASSWORD, AWS_SECRET_ACCESS_KEY.
 var secretNameRe = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|AUTH|COOKIE|SESSION_?KEY|_KEY$)`)
 
-// SecretName reports whether an environment variable called name holds a
+// secretName reports whether an environment variable called name holds a
 // secret, by its name.
-func SecretName(name string) bool { return secretNameRe.MatchString(name) }
+func secretName(name string) bool { return secretNameRe.MatchString(name) }
 
 // configSecrets are the secret values cfg holds itself: the storage url's
 // password, and the values of agent.env and plugin env entries whose
@@ -31,7 +31,7 @@ func configSecrets(cfg *config.Config) []string {
 	}
 	envSecrets := func(env map[string]string) {
 		for name, v := range env {
-			if SecretName(name) {
+			if secretName(name) {
 				out = append(out, v)
 			}
 		}

@@ -17,8 +17,8 @@ func TestSecretName(t *testing.T) {
 		"OPENAI_APIKEY": true, "SSH_PRIVATE_KEY": true, "MY_KEY": true, "BASIC_AUTH": true,
 		"ANTHROPIC_BASE_URL": false, "HTTPS_PROXY": false, "IS_SANDBOX": false, "KEYBOARD": false, "LANG": false,
 	} {
-		if got := SecretName(name); got != want {
-			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)
+		if got := secretName(name); got != want {
+			t.Errorf("secretName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -113,9 +113,9 @@ func TestRemoteBeforeTheGate(t *testing.T) {
 	if g.remote("tg") {
 		t.Fatal("a channel nobody holds is remote")
 	}
-	g.setLeases([]store.Lease{{Name: ChannelLeasePrefix + "tg", Holder: "B", Expires: now.Add(time.Minute)},
-		{Name: ChannelLeasePrefix + "old", Holder: "B", Expires: now.Add(-time.Second)},
-		{Name: ChannelLeasePrefix + "mine", Holder: "A", Expires: now.Add(time.Minute)}})
+	g.setLeases([]store.Lease{{Name: channelLeasePrefix + "tg", Holder: "B", Expires: now.Add(time.Minute)},
+		{Name: channelLeasePrefix + "old", Holder: "B", Expires: now.Add(-time.Second)},
+		{Name: channelLeasePrefix + "mine", Holder: "A", Expires: now.Add(time.Minute)}})
 	if !g.remote("tg") {
 		t.Error("a channel B holds is not remote before this host's plugin reached the gate")
 	}

@@ -12,7 +12,7 @@ import (
 // ReloadFrom is what a SIGHUP does: it loads the configuration file at
 // path and, when the file loads without errors, reloads it (Reload, which
 // still refuses it when a plugin rejects its block). A file that does not
-// load is refused whole (Refuse, with its diagnostics as `clawhost
+// load is refused whole (refuse, with its diagnostics as `clawhost
 // validate` prints them) and the running set kept. It returns whether the
 // new configuration was applied and the warnings of a file that loaded,
 // formatted for the operator (empty when there are none).
@@ -28,9 +28,9 @@ func (h *Host) ReloadFrom(path string) (applied bool, warnings string) {
 		config.FormatDiagnostics(&buf, diags, files)
 	}
 	if next == nil || diags.HasErrors() {
-		h.Refuse(at, buf.String())
+		h.refuse(at, buf.String())
 		return false, ""
 	}
-	// A refusal is logged and shown by the host (Refuse).
+	// A refusal is logged and shown by the host (refuse).
 	return h.Reload(next) == nil, buf.String()
 }

@@ -44,7 +44,7 @@ func TestReloadFromRefuses(t *testing.T) {
 			if applied || warnings != "" {
 				t.Errorf("ReloadFrom = %v, %q; want refused without warnings", applied, warnings)
 			}
-			r := h.LastReload()
+			r := h.lastReloaded()
 			if r == nil || !r.Refused || !strings.Contains(r.Reason, tc.reason) {
 				t.Fatalf("last reload %+v: want refused with %q in the reason", r, tc.reason)
 			}

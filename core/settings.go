@@ -26,19 +26,19 @@ import (
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
-// Specs turns the enabled plugin blocks into what the plugin host runs.
-func Specs(cfg *config.Config) []pluginhost.Spec {
+// specs turns the enabled plugin blocks into what the plugin host runs.
+func specs(cfg *config.Config) []pluginhost.Spec {
 	var out []pluginhost.Spec
 	for _, p := range cfg.EnabledPlugins() {
-		out = append(out, PluginSpec(cfg, p))
+		out = append(out, pluginSpec(cfg, p))
 	}
 	return out
 }
 
-// PluginSpec is what the plugin host runs for plugin block p of cfg. Its
+// pluginSpec is what the plugin host runs for plugin block p of cfg. Its
 // Decode formats the config block's diagnostics into the error; its
 // Explain formats the plugin's own at their file:line:col in the block.
-func PluginSpec(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
+func pluginSpec(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
 	return pluginhost.Spec{
 		Instance:     p.Name,
 		Source:       p.Source,
@@ -252,10 +252,10 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 		Settings:        a.Settings,
 		Sandbox:         a.Sandbox,
 		Hide:            []string{cfg.DataDir},
-		Expose:          []string{AgentRunDir(cfg)},
+		Expose:          []string{agentRunDir(cfg)},
 	}
 	if _, own := a.Env["CLAUDE_CONFIG_DIR"]; !own && a.Settings != runner.SettingsUser {
-		rc.ConfigDir = ClaudeConfigDir(cfg)
+		rc.ConfigDir = claudeConfigDir(cfg)
 	}
 	if p := cfg.Path(); p != "" {
 		if abs, err := filepath.Abs(p); err == nil {
@@ -299,10 +299,10 @@ func otherWorkspaces(cfg *config.Config, a *config.Agent) []string {
 	return out
 }
 
-// ClaudeConfigDir is the claude config directory of the bot's own,
+// claudeConfigDir is the claude config directory of the bot's own,
 // <data_dir>/claude: CLAUDE_CONFIG_DIR for claude unless agent.env sets
 // one or agent.settings is "user".
-func ClaudeConfigDir(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "claude") }
+func claudeConfigDir(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "claude") }
 
 // claudeModes are the modes of agent.permission_modes claude is started
 // with: all but "ask", which is clawhost's (approvals for one chat).
@@ -337,4 +337,12 @@ func groupRules(rules []*config.GroupRule) map[string]access.GroupRule {
 		out[r.ID] = access.GroupRule{AllowFrom: r.AllowFrom, Members: r.Members, RequireMention: r.RequireMention}
 	}
 	return out
+}
+
+// agentRunDir is the directory (0700) holding the agent tool endpoint's
+// unix socket and the per-chat MCP config files (0600) passed to claude as
+// --mcp-config (core/agenttools): <data_dir>/run/agent. The sandbox around
+// claude, which hides data_dir, binds it back.
+func agentRunDir(cfg *config.Config) string {
+	return filepath.Join(cfg.DataDir, "run", "agent")
 }

@@ -50,7 +50,7 @@ func TestSpecsCarryPluginEnv(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatal(diags.Error())
 		}
-		specs := Specs(cfg)
+		specs := specs(cfg)
 		if len(specs) != 1 {
 			t.Fatalf("specs: %+v", specs)
 		}

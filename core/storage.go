@@ -38,9 +38,9 @@ func OpenStore(ctx context.Context, cfg *config.Config, host string, log hclog.L
 	}
 }
 
-// StorageName describes the storage for the status page and logs:
+// storageName describes the storage for the status page and logs:
 // "sqlite <dir>" or "postgres <url without password>".
-func StorageName(cfg *config.Config) string {
+func storageName(cfg *config.Config) string {
 	if cfg.Storage.Engine == config.EnginePostgres {
 		return "postgres " + postgres.Redact(cfg.Storage.URL)
 	}

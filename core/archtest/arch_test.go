@@ -48,7 +48,9 @@ func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path
 func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
 
 // Layers of the core, from the top: the daemon's composition (core, its
-// command line core/cli and core/cmd/...) may import anything in core; the pipeline's composer
+// command line core/cli and core/cmd/..., and the agent's own tools
+// core/agenttools, which the composition serves and the command line runs)
+// may import anything in core; the pipeline's composer
 // (core/gateway) imports the stages and leaves but not the plugin host (it
 // reaches plugins through its ports); a stage imports leaves only; a leaf
 // imports no other core package. Calls therefore never run back up.
@@ -71,7 +73,7 @@ var stages = map[string]bool{
 
 func layer(p string) int {
 	switch {
-	case p == "core" || p == "core/cli" || under(p, "core/cmd"):
+	case p == "core" || p == "core/cli" || p == "core/agenttools" || under(p, "core/cmd"):
 		return layerDaemon
 	case p == "core/gateway":
 		return layerPipeline

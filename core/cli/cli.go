@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/clawhost/clawhost/core/agenttools"
 	"io"
 	"os"
 	"strings"
@@ -191,7 +192,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		cmd, args = args[0], args[1:]
 	}
 	if cmd == "mcp-schedule" { // started by the host for claude, not by people
-		return mcpSchedule(args, os.Getenv, stdin, stdout, stderr)
+		return agenttools.ServeMCP(Version, os.Getenv, stdin, stdout, stderr)
 	}
 	c, ok := lookup(cmd)
 	if !ok {

@@ -112,3 +112,17 @@ func TestCommandTable(t *testing.T) {
 		t.Error("mcp-schedule is listed; it is started by the host, not by people")
 	}
 }
+
+// The agent's MCP bridge takes its token from the environment only: a
+// -token flag is no way to give it one, and without the environment it
+// refuses to start.
+func TestMCPScheduleNeedsItsEnvironment(t *testing.T) {
+	for _, k := range []string{"CLAWHOST_AGENT_SOCKET", "CLAWHOST_AGENT_TOKEN", "CLAWHOST_AGENT_CHAT"} {
+		t.Setenv(k, "")
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"mcp-schedule", "-endpoint", "http://127.0.0.1:1/schedule", "-token", "t", "-chat", "tg:1"}
+	if code := Main(args, strings.NewReader(""), &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "CLAWHOST_AGENT_TOKEN") {
+		t.Errorf("exit %d, %q; want 2 naming the environment", code, errOut.String())
+	}
+}

@@ -1,4 +1,4 @@
-package cli
+package agenttools
 
 import (
 	"bufio"
@@ -10,23 +10,21 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/clawhost/clawhost/core"
 )
 
-// mcpSchedule is `clawhost mcp-schedule`: the MCP server (stdio,
+// ServeMCP is `clawhost mcp-schedule`: the MCP server (stdio,
 // newline-delimited JSON-RPC) through which the agent schedules a message
 // for itself. The host starts it for claude (--mcp-config names a 0600
 // file) with, in its environment, the chat it serves, a token valid for
-// that chat only and the host's unix socket (core.EnvAgent*): nothing of
+// that chat only and the host's unix socket (EnvAgent*): nothing of
 // it on a command line, where every local account could read it. A call
 // reaches the host, which runs the message in that chat at the time asked,
 // as a turn, like a schedule. claude's own ScheduleWakeup and CronCreate
 // are disallowed: their replies reached nobody.
-func mcpSchedule(_ []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ep := agentEndpoint{socket: getenv(core.EnvAgentSocket), token: getenv(core.EnvAgentToken), chat: getenv(core.EnvAgentChat), group: getenv(core.EnvAgentGroup) == "true"}
+func ServeMCP(version string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ep := agentEndpoint{socket: getenv(EnvAgentSocket), token: getenv(EnvAgentToken), chat: getenv(EnvAgentChat), group: getenv(EnvAgentGroup) == "true"}
 	if ep.socket == "" || ep.token == "" || ep.chat == "" {
-		fmt.Fprintf(stderr, "clawhost mcp-schedule: %s, %s and %s are required in the environment (the host sets them)\n", core.EnvAgentSocket, core.EnvAgentToken, core.EnvAgentChat)
+		fmt.Fprintf(stderr, "clawhost mcp-schedule: %s, %s and %s are required in the environment (the host sets them)\n", EnvAgentSocket, EnvAgentToken, EnvAgentChat)
 		return 2
 	}
 	out := json.NewEncoder(stdout)
@@ -45,7 +43,7 @@ func mcpSchedule(_ []string, getenv func(string) string, stdin io.Reader, stdout
 			if req.ID == nil {
 				continue // a notification
 			}
-			result, rerr := mcpHandle(req.Method, req.Params, ep)
+			result, rerr := mcpHandle(req.Method, req.Params, ep, version)
 			resp := map[string]any{"jsonrpc": "2.0", "id": req.ID}
 			if rerr != nil {
 				resp["error"] = map[string]any{"code": -32601, "message": rerr.Error()}
@@ -70,7 +68,7 @@ type agentEndpoint struct {
 	group               bool
 }
 
-func mcpHandle(method string, params json.RawMessage, ep agentEndpoint) (any, error) {
+func mcpHandle(method string, params json.RawMessage, ep agentEndpoint, version string) (any, error) {
 	switch method {
 	case "initialize":
 		var p struct {
@@ -81,7 +79,7 @@ func mcpHandle(method string, params json.RawMessage, ep agentEndpoint) (any, er
 			p.ProtocolVersion = "2025-06-18"
 		}
 		return map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
-			"serverInfo": map[string]any{"name": "clawhost", "version": Version}}, nil
+			"serverInfo": map[string]any{"name": "clawhost", "version": version}}, nil
 	case "ping":
 		return map[string]any{}, nil
 	case "tools/list":

@@ -1,9 +1,10 @@
-package core
+package agenttools
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/clawhost/clawhost/core/command"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,15 +23,27 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
+// added records the entries the tool adds.
+type added struct {
+	mu      sync.Mutex
+	entries []command.ScheduleEntry
+}
+
+func (s *added) Add(_ context.Context, e command.ScheduleEntry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entries = append(s.entries, e)
+	return nil
+}
+
 // startAgentAPI starts the tool endpoint in a fresh run directory.
-func startAgentAPI(t *testing.T, log io.Writer) *agentAPI {
+func startAgentAPI(t *testing.T, log io.Writer) *Endpoint {
 	t.Helper()
-	h := &Host{log: hclog.NewInterceptLogger(&hclog.LoggerOptions{Output: log})}
-	a := &agentAPI{h: h}
-	if err := a.start(filepath.Join(t.TempDir(), "run", "agent")); err != nil {
+	a := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Output: log}), Schedules: &added{}})
+	if err := a.Start(filepath.Join(t.TempDir(), "run", "agent")); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.stop(context.Background()) })
+	t.Cleanup(func() { a.Stop(context.Background()) })
 	return a
 }
 
@@ -49,7 +63,7 @@ func unixClient(path string) *http.Client {
 func TestAgentAPIScheduleIsBoundToTheChat(t *testing.T) {
 	t.Parallel()
 	a := startAgentAPI(t, &strings.Builder{})
-	path, tools := a.tools(&message.Message{Instance: "tg", ChatID: "42", ChatType: channel.ChatDirect})
+	path, tools := a.Tools(&message.Message{Instance: "tg", ChatID: "42", ChatType: channel.ChatDirect, From: "tg:7"})
 	if len(tools) != 1 || tools[0] != ScheduleTool || filepath.Dir(path) != a.dir {
 		t.Fatalf("tools %q, config %q; want a file in %s", tools, path, a.dir)
 	}
@@ -97,6 +111,13 @@ func TestAgentAPIScheduleIsBoundToTheChat(t *testing.T) {
 	}
 	if code := post("tg:42", tok, time.Now().Add(400*24*time.Hour), "x"); code != http.StatusBadRequest {
 		t.Errorf("two years ahead: %d", code)
+	}
+	if code := post("tg:42", tok, soon, "remind me"); code != http.StatusOK {
+		t.Fatalf("a valid call: %d", code)
+	}
+	s := a.schedules.(*added)
+	if len(s.entries) != 1 || s.entries[0].Chat != "tg:42" || s.entries[0].Prompt != "remind me" || s.entries[0].Sender != "tg:7" || !s.entries[0].At.Equal(soon) {
+		t.Errorf("added %+v", s.entries)
 	}
 }
 

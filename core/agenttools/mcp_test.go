@@ -1,4 +1,4 @@
-package cli
+package agenttools
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func TestMCPScheduleProtocol(t *testing.T) {
 	var out, errOut bytes.Buffer
 	env := map[string]string{"CLAWHOST_AGENT_SOCKET": "/nonexistent/agent.sock", "CLAWHOST_AGENT_TOKEN": "t", "CLAWHOST_AGENT_CHAT": "tg:1"}
 	getenv := func(k string) string { return env[k] }
-	if code := mcpSchedule(nil, getenv, strings.NewReader(in), &out, &errOut); code != 0 {
+	if code := ServeMCP("test", getenv, strings.NewReader(in), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	var resps []map[string]any
@@ -50,13 +50,11 @@ func TestMCPScheduleProtocol(t *testing.T) {
 	}
 }
 
-// The bridge takes its token from the environment only: a -token flag is
-// no way to give it one, and without the environment it refuses to start.
+// Without the environment the bridge refuses to start.
 func TestMCPScheduleNeedsItsEnvironment(t *testing.T) {
 	t.Parallel()
 	var out, errOut bytes.Buffer
-	args := []string{"-endpoint", "http://127.0.0.1:1/schedule", "-token", "t", "-chat", "tg:1"}
-	if code := mcpSchedule(args, func(string) string { return "" }, strings.NewReader(""), &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "CLAWHOST_AGENT_TOKEN") {
+	if code := ServeMCP("test", func(string) string { return "" }, strings.NewReader(""), &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "CLAWHOST_AGENT_TOKEN") {
 		t.Errorf("exit %d, %q; want 2 naming the environment", code, errOut.String())
 	}
 }

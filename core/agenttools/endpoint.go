@@ -1,4 +1,9 @@
-package core
+// Package agenttools is the agent's own tools: the host's endpoint behind
+// them (a unix socket only the host's user, and claude's, may reach; a token
+// per chat, so a claude process acts only in the chat it serves) and the
+// stdio MCP bridge claude starts, `clawhost mcp-schedule` (ServeMCP), which
+// offers claude schedule_message.
+package agenttools
 
 import (
 	"context"
@@ -9,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hashicorp/go-hclog"
 	"io"
 	"net"
 	"net/http"
@@ -20,7 +26,6 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/command"
-	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -32,7 +37,7 @@ const ScheduleTool = "mcp__clawhost__schedule_message"
 // maxAhead bounds how far ahead the agent may schedule.
 const maxAhead = 366 * 24 * time.Hour
 
-// The agent's tool endpoint lives in one directory, AgentRunDir: its unix
+// The agent's tool endpoint lives in one directory (Endpoint.Start's): its unix
 // socket and the MCP config files that start `clawhost mcp-schedule` for
 // claude. A sandbox around claude that hides data_dir binds this one
 // directory back.
@@ -50,15 +55,7 @@ const (
 	EnvAgentGroup  = "CLAWHOST_AGENT_GROUP"
 )
 
-// AgentRunDir is the directory (0700) holding the agent tool endpoint's
-// unix socket and the per-chat MCP config files (0600) passed to claude
-// as --mcp-config: <data_dir>/run/agent. Whatever runs claude in a sandbox
-// makes this path visible inside it.
-func AgentRunDir(cfg *config.Config) string {
-	return filepath.Join(cfg.DataDir, "run", "agent")
-}
-
-// agentAPI is the endpoint behind the agent's own tools (`clawhost
+// Endpoint is the endpoint behind the agent's own tools (`clawhost
 // mcp-schedule`): a tool call carries a token the host made for one chat,
 // so a claude process can schedule only into the chat it serves.
 //
@@ -68,13 +65,14 @@ func AgentRunDir(cfg *config.Config) string {
 // and on Linux each connection's SO_PEERCRED uid must be the host's own
 // (or one added to uids): another local account can neither read the
 // token nor connect.
-type agentAPI struct {
-	h      *Host
-	secret []byte
-	srv    *http.Server
-	dir    string // AgentRunDir, absolute; "" before start
-	sock   string
-	exe    string
+type Endpoint struct {
+	log       hclog.Logger
+	schedules Schedules
+	secret    []byte
+	srv       *http.Server
+	dir       string // AgentRunDir, absolute; "" before start
+	sock      string
+	exe       string
 	// runAs is the user claude runs as (agent.run_as), nil for the host's
 	// own: it may connect to the socket, and owns the directory, the socket
 	// and the MCP config files (it reads them; the host, root, still can).
@@ -89,8 +87,32 @@ type agentAPI struct {
 	senders map[string]string
 }
 
-// start listens on dir/agent.sock; without it the tool is not offered.
-func (a *agentAPI) start(dir string) error {
+// Schedules is where the schedule_message tool adds its one-shot entries
+// (the host's schedules, shared by the hosts of a cluster).
+type Schedules interface {
+	Add(ctx context.Context, e command.ScheduleEntry) error
+}
+
+// Options configure an Endpoint.
+type Options struct {
+	Logger    hclog.Logger
+	Schedules Schedules
+	// RunAs is the user claude runs as (agent.run_as), nil for the host's.
+	RunAs *runas.User
+}
+
+// New returns an endpoint that serves nothing until Start.
+func New(opts Options) *Endpoint {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	return &Endpoint{log: opts.Logger, schedules: opts.Schedules, runAs: opts.RunAs}
+}
+
+// Start listens on dir/agent.sock (dir is made 0700); without it the tool
+// is not offered. A sandbox around claude that hides dir's parents must
+// bind dir back.
+func (a *Endpoint) Start(dir string) error {
 	a.secret = make([]byte, 32)
 	if _, err := rand.Read(a.secret); err != nil {
 		return err
@@ -150,7 +172,7 @@ func (a *agentAPI) start(dir string) error {
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	a.dir, a.sock, a.written = dir, sock, map[string]bool{}
 	pl := &peerListener{Listener: ln, allowed: allowed, refuse: func(uid int) {
-		a.h.log.Warn("refused a connection to the agent tool socket from another account", "uid", uid)
+		a.log.Warn("refused a connection to the agent tool socket from another account", "uid", uid)
 	}}
 	go func() { _ = a.srv.Serve(pl) }()
 	return nil
@@ -160,21 +182,23 @@ func (a *agentAPI) start(dir string) error {
 // BSDs: a path fitting Linux's may not fit there, and Listen says so).
 const maxSocketPath = 108
 
-func (a *agentAPI) stop(ctx context.Context) {
+// Stop stops serving; a tool call in flight ends with ctx.
+func (a *Endpoint) Stop(ctx context.Context) {
 	if a.srv != nil {
 		_ = a.srv.Shutdown(ctx)
 	}
 }
 
-func (a *agentAPI) token(chat string, group bool) string {
+func (a *Endpoint) token(chat string, group bool) string {
 	m := hmac.New(sha256.New, a.secret)
 	fmt.Fprintf(m, "%s|%v", chat, group)
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// tools is turn.Options.AgentTools: the path of the MCP config file
-// starting `clawhost mcp-schedule` for m's chat (claude's --mcp-config).
-func (a *agentAPI) tools(m *message.Message) (string, []string) {
+// Tools is turn.Options.AgentTools: the path of the MCP config file
+// starting `clawhost mcp-schedule` for m's chat (claude's --mcp-config),
+// and the tools it allows.
+func (a *Endpoint) Tools(m *message.Message) (string, []string) {
 	if a.dir == "" || m.Instance == "" || m.ChatID == "" {
 		return "", nil
 	}
@@ -190,7 +214,7 @@ func (a *agentAPI) tools(m *message.Message) (string, []string) {
 	}
 	path, err := a.mcpConfig(chat, group)
 	if err != nil {
-		a.h.log.Warn("the agent's schedule_message tool is not offered to this turn", "chat", chat, "error", err)
+		a.log.Warn("the agent's schedule_message tool is not offered to this turn", "chat", chat, "error", err)
 		return "", nil
 	}
 	return path, []string{ScheduleTool}
@@ -199,7 +223,7 @@ func (a *agentAPI) tools(m *message.Message) (string, []string) {
 // mcpConfig writes (once per run) the 0600 MCP config file of a chat and
 // returns its path. Its env map carries the token: the bridge's argv
 // holds none.
-func (a *agentAPI) mcpConfig(chat string, group bool) (string, error) {
+func (a *Endpoint) mcpConfig(chat string, group bool) (string, error) {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%v", chat, group)))
 	path := filepath.Join(a.dir, agentMCPPrefix+hex.EncodeToString(sum[:8])+".json")
 	a.mu.Lock()
@@ -266,7 +290,7 @@ func (l *peerListener) Accept() (net.Conn, error) {
 	}
 }
 
-func (a *agentAPI) schedule(w http.ResponseWriter, r *http.Request) {
+func (a *Endpoint) schedule(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Token string    `json:"token"`
 		Chat  string    `json:"chat"`
@@ -302,11 +326,11 @@ func (a *agentAPI) schedule(w http.ResponseWriter, r *http.Request) {
 		sender = a.senders[req.Chat]
 	}
 	a.mu.Unlock()
-	err := a.h.schedules.Add(r.Context(), command.ScheduleEntry{Name: name, Chat: req.Chat, Group: req.Group, At: req.At, Prompt: req.Text, Sender: sender})
+	err := a.schedules.Add(r.Context(), command.ScheduleEntry{Name: name, Chat: req.Chat, Group: req.Group, At: req.At, Prompt: req.Text, Sender: sender})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	a.h.log.Info("the agent scheduled a message", "chat", req.Chat, "at", req.At)
+	a.log.Info("the agent scheduled a message", "chat", req.Chat, "at", req.At)
 	_, _ = io.WriteString(w, "ok")
 }
