@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
 	"github.com/clawhost/clawhost/sdk"
@@ -56,15 +55,8 @@ func TestServeSpeaksGoPluginsProtocol(t *testing.T) {
 	}
 	defer logFile.Close()
 	clientLog := func() string { b, _ := os.ReadFile(logFile.Name()); return string(b) }
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginclient.Handshake,
-		Plugins:          pluginclient.PluginSet(),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		GRPCDialOptions:  pluginclient.DialOptions(),
-		Cmd:              cmd,
-		StartTimeout:     10 * time.Second,
-		Logger:           hclog.New(&hclog.LoggerOptions{Output: logFile, Level: hclog.Debug}),
-	})
+	client := pluginclient.NewClient(pluginclient.Launch{Cmd: cmd, KeepHostEnv: true, StartTimeout: 10 * time.Second,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: logFile, Level: hclog.Debug})})
 	defer client.Kill()
 	rpc, err := client.Client()
 	if err != nil {

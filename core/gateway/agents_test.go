@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -162,8 +163,19 @@ func TestWorktrees(t *testing.T) {
 	e.post(dm("u1", "/agent"))
 	contains(t, e.text("chat-u1"), "Branch: clawhost/lo_direct_u1 (this chat's own worktree).")
 
+	idle := func() {
+		t.Helper()
+		key := "agent:repo:lo:direct:owner"
+		for deadline := time.Now().Add(10 * time.Second); e.gw.queue.Running(key); {
+			if time.Now().After(deadline) {
+				t.Fatal("the turn did not end")
+			}
+			runtime.Gosched()
+		}
+	}
 	e.post(dm("owner", "#sh=echo+wip>wip.txt"))
 	e.text("chat-owner")
+	idle()
 	e.post(dm("owner", "/worktree reset"))
 	contains(t, e.text("chat-owner"), "has uncommitted changes, so it was kept")
 	if _, err := os.Stat(filepath.Join(repo, ".clawhost/worktrees/lo_direct_owner/wip.txt")); err != nil {
@@ -171,6 +183,7 @@ func TestWorktrees(t *testing.T) {
 	}
 	e.post(dm("owner", "#sh=rm+wip.txt"))
 	e.text("chat-owner")
+	idle()
 	e.post(dm("owner", "/worktree reset"))
 	contains(t, e.text("chat-owner"), "A new worktree on clawhost/lo_direct_owner, from the repository's HEAD.")
 	e.post(dm("owner", "#sh=git+log+--format=%25s"))

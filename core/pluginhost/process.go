@@ -2,7 +2,6 @@ package pluginhost
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
-	"google.golang.org/grpc"
 
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/sdk"
@@ -99,21 +97,17 @@ func launch(s launchSpec) (*Process, *pluginclient.Plugin, error) {
 	}
 	p := &Process{}
 	var sockDir string
-	p.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginclient.Handshake,
-		Plugins:          pluginclient.PluginSet(),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		StartTimeout:     timeout,
-		Logger:           log,
-		GRPCDialOptions:  pluginclient.DialOptions(),
-		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: s.SocketDir, Group: s.socketGroup},
-		Stderr:           s.Stderr,
-		// Not the host's environment: pluginEnv decides what a plugin sees.
-		SkipHostEnv: true,
-		// go-plugin hands us a template cmd carrying only its handshake
-		// environment (SkipHostEnv); we exec the real one through the
-		// spawner so Pdeathsig holds.
-		RunnerFunc: func(l hclog.Logger, tmpl *exec.Cmd, dir string) (runner.Runner, error) {
+	p.client = pluginclient.NewClient(pluginclient.Launch{
+		StartTimeout: timeout,
+		Logger:       log,
+		SocketDir:    s.SocketDir,
+		SocketGroup:  s.socketGroup,
+		Stderr:       s.Stderr,
+		// Not the host's environment: pluginEnv decides what a plugin
+		// sees. go-plugin hands us a template cmd carrying only its
+		// handshake environment; we exec the real one through the spawner
+		// so Pdeathsig holds.
+		Runner: func(l hclog.Logger, tmpl *exec.Cmd, dir string) (runner.Runner, error) {
 			sockDir = dir
 			cmd := exec.Command(exe)
 			cmd.Args = []string{s.Path}
@@ -149,25 +143,12 @@ func launch(s launchSpec) (*Process, *pluginclient.Plugin, error) {
 		}
 		return nil, nil, &HandshakeError{Err: err}
 	}
-	plug, err := dispense(rpc)
+	plug, err := pluginclient.Dispense(rpc)
 	if err != nil {
 		p.Stop(time.Second)
 		return nil, nil, err
 	}
 	return p, plug, nil
-}
-
-// dispense returns the host's client of the plugin behind rpc.
-func dispense(rpc plugin.ClientProtocol) (*pluginclient.Plugin, error) {
-	raw, err := rpc.Dispense(pluginclient.PluginName)
-	if err != nil {
-		return nil, err
-	}
-	conn, ok := raw.(*grpc.ClientConn)
-	if !ok {
-		return nil, fmt.Errorf("unexpected client type %T", raw)
-	}
-	return pluginclient.Wrap(conn), nil
 }
 
 // Stopped says how a process ended when it was stopped.

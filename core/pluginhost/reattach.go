@@ -3,7 +3,6 @@ package pluginhost
 import (
 	"fmt"
 
-	"github.com/hashicorp/go-plugin"
 
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
@@ -14,21 +13,14 @@ import (
 // sdk's debug mode exit; it is never signalled, and it has no liveness
 // probe (a breakpoint is not a hang).
 func (i *Instance) attach() (*Process, *pluginclient.Plugin, error) {
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginclient.Handshake,
-		Plugins:          pluginclient.PluginSet(),
-		Reattach:         i.reattach,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           i.log,
-		GRPCDialOptions:  pluginclient.DialOptions(),
-	})
+	client := pluginclient.NewClient(pluginclient.Launch{Reattach: i.reattach, Logger: i.log})
 	rpc, err := client.Client()
 	if err != nil {
 		// Not retried in a loop: the process was started by hand and
 		// CLAWHOST_REATTACH names that one process.
 		return nil, nil, &runError{StateMissing, fmt.Errorf("attach to plugin %s (pid %d, %s): %w: start it again in debug mode and restart clawhost with the CLAWHOST_REATTACH it prints", i.spec.Instance, i.reattach.Pid, i.reattach.Addr, err)}
 	}
-	plug, err := dispense(rpc)
+	plug, err := pluginclient.Dispense(rpc)
 	if err != nil {
 		_ = rpc.Close()
 		return nil, nil, fmt.Errorf("attach to plugin %s: %w", i.spec.Instance, err)

@@ -192,15 +192,8 @@ func buildPlugin(t *testing.T) string {
 // A stray write to stdout would break this handshake.
 func startProcess(t *testing.T, bin string) (*plugin.Client, *pluginclient.Plugin) {
 	t.Helper()
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginclient.Handshake,
-		Plugins:          pluginclient.PluginSet(),
-		Cmd:              exec.Command(bin),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		GRPCDialOptions:  pluginclient.DialOptions(),
-		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Error}),
-		StartTimeout:     20 * time.Second,
-	})
+	client := pluginclient.NewClient(pluginclient.Launch{Cmd: exec.Command(bin), KeepHostEnv: true, StartTimeout: 20 * time.Second,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Error})})
 	t.Cleanup(client.Kill)
 	rpc, err := client.Client()
 	if err != nil {

@@ -70,14 +70,7 @@ func start(t testing.TB, p sdk.Plugin, stopTimeout time.Duration) (*Harness, fun
 	// the "process" go-plugin watches is the server.
 	rc := &plugin.ReattachConfig{Protocol: plugin.ProtocolGRPC, ProtocolVersion: wire.ProtocolVersion, Addr: serving.Addr(), Pid: os.Getpid(), Test: true,
 		ReattachFunc: func() (runner.AttachedRunner, error) { return served(serving.Done()), nil }}
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginclient.Handshake,
-		Plugins:          pluginclient.PluginSet(),
-		Reattach:         rc,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		GRPCDialOptions:  pluginclient.DialOptions(),
-		Logger:           goPluginLog,
-	})
+	client := pluginclient.NewClient(pluginclient.Launch{Reattach: rc, Logger: goPluginLog})
 	stop := func() {
 		defer out.close()
 		cancelRun()

@@ -1,0 +1,89 @@
+package pluginclient
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
+)
+
+// Launch says how to reach one plugin: the process to start (Cmd, or
+// Runner for a host that execs it itself) or the one to attach to
+// (Reattach).
+type Launch struct {
+	// Cmd is the plugin's command when the launcher starts it as is.
+	Cmd *exec.Cmd
+	// Runner, instead of Cmd, makes the process from go-plugin's template
+	// command (its handshake environment) and the directory of its socket:
+	// the host's policy (environment, process group, parent-death signal)
+	// lives there.
+	Runner func(l hclog.Logger, tmpl *exec.Cmd, socketDir string) (runner.Runner, error)
+	// Reattach attaches to a plugin already serving (one started by hand
+	// in debug mode, or served in-process by a test harness).
+	Reattach *plugin.ReattachConfig
+	// Logger gets go-plugin's own lines; StartTimeout bounds the
+	// handshake (go-plugin's default when zero); Stderr gets the plugin's
+	// stderr lines that are not log lines.
+	Logger       hclog.Logger
+	StartTimeout time.Duration
+	Stderr       io.Writer
+	// SocketDir and SocketGroup place the plugin's unix socket (go-plugin's
+	// default temporary directory when empty).
+	SocketDir, SocketGroup string
+	// KeepHostEnv passes the host's whole environment to a Cmd; by default
+	// the plugin sees only what Cmd.Env (or Runner) gives it.
+	KeepHostEnv bool
+}
+
+// NewClient is the one place a clawhost host makes go-plugin's client of a
+// plugin: clawhost's handshake and plugin set, gRPC only, the dial options
+// of DialOptions. Connect it with Connect.
+func NewClient(l Launch) *plugin.Client {
+	cfg := &plugin.ClientConfig{
+		HandshakeConfig:  Handshake,
+		Plugins:          PluginSet(),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  DialOptions(),
+		Logger:           l.Logger,
+		StartTimeout:     l.StartTimeout,
+		Stderr:           l.Stderr,
+		Cmd:              l.Cmd,
+		Reattach:         l.Reattach,
+		SkipHostEnv:      !l.KeepHostEnv,
+	}
+	if l.Runner != nil {
+		cfg.RunnerFunc = l.Runner
+	}
+	if l.SocketDir != "" || l.SocketGroup != "" {
+		cfg.UnixSocketConfig = &plugin.UnixSocketConfig{TempDir: l.SocketDir, Group: l.SocketGroup}
+	}
+	return plugin.NewClient(cfg)
+}
+
+// Connect finishes the handshake of c and returns the host's client of the
+// plugin. On an error go-plugin has killed a process it started.
+func Connect(c *plugin.Client) (*Plugin, error) {
+	rpc, err := c.Client()
+	if err != nil {
+		return nil, err
+	}
+	return Dispense(rpc)
+}
+
+// Dispense returns the host's client of the plugin behind rpc.
+func Dispense(rpc plugin.ClientProtocol) (*Plugin, error) {
+	raw, err := rpc.Dispense(PluginName)
+	if err != nil {
+		return nil, err
+	}
+	conn, ok := raw.(*grpc.ClientConn)
+	if !ok {
+		return nil, fmt.Errorf("unexpected client type %T", raw)
+	}
+	return Wrap(conn), nil
+}
