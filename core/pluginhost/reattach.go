@@ -3,7 +3,6 @@ package pluginhost
 import (
 	"fmt"
 
-
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
