@@ -42,7 +42,8 @@ type Launch struct {
 
 // NewClient is the one place a clawhost host makes go-plugin's client of a
 // plugin: clawhost's handshake and plugin set, gRPC only, the dial options
-// of DialOptions. Connect it with Connect.
+// of DialOptions. Its Client finishes the handshake; Dispense then gives
+// the host's client of the plugin.
 func NewClient(l Launch) *plugin.Client {
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
@@ -63,16 +64,6 @@ func NewClient(l Launch) *plugin.Client {
 		cfg.UnixSocketConfig = &plugin.UnixSocketConfig{TempDir: l.SocketDir, Group: l.SocketGroup}
 	}
 	return plugin.NewClient(cfg)
-}
-
-// Connect finishes the handshake of c and returns the host's client of the
-// plugin. On an error go-plugin has killed a process it started.
-func Connect(c *plugin.Client) (*Plugin, error) {
-	rpc, err := c.Client()
-	if err != nil {
-		return nil, err
-	}
-	return Dispense(rpc)
 }
 
 // Dispense returns the host's client of the plugin behind rpc.
