@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/clawhost/clawhost/core/agenttools"
+	"github.com/clawhost/clawhost/core/cluster"
 	"github.com/clawhost/clawhost/core/worktree"
 	"io"
 	"net/url"
@@ -104,8 +105,7 @@ type Host struct {
 
 	linksMu sync.Mutex
 	links   map[string]string // instance -> the link last announced
-	member  *membership
-	gate    *gate // nil unless the database is shared
+	cluster *cluster.Cluster  // nil unless the database is shared
 }
 
 // New provisions a Host for a valid configuration: directories, the
@@ -172,8 +172,9 @@ func (h *Host) provision() error {
 	if h.cfg.Storage.Engine == config.EnginePostgres {
 		// Several hosts may share the database: each channel instance
 		// runs on the one holding its lease.
-		h.gate = newGate(h)
-		popts.Gate = h.gate
+		h.cluster = cluster.New(cluster.Options{HostID: HostID(h.cfg), TTL: h.cfg.Storage.LeaseTTL.Duration(),
+			Logger: h.log, Admin: h.cfg.Admin.Listen, Version: h.opts.Version})
+		popts.Gate = h.cluster.Gate()
 	}
 	h.plugins = pluginhost.New(popts)
 	h.plugins.Apply(withRedaction(specs(h.cfg), h.redact))
@@ -213,17 +214,19 @@ func (h *Host) provision() error {
 		Schedules: h.schedules, AgentTools: h.tools.Tools,
 		Revoker: h.pairingAPI("").Revoker(),
 	}
-	if h.gate != nil {
+	if h.cluster != nil {
 		cl, ok := db.(store.Cluster)
 		if !ok {
 			return fmt.Errorf("storage %s cannot be shared by several hosts", storageName(h.cfg))
 		}
-		h.member = newMembership(h, cl, h.gate)
-		h.member.relay = newRelay(cl, h.gate, h.plugins.Ports(), h.log, h.member.id, h.member.place.alive)
-		gopts.Ports = relayPorts{Ports: h.plugins.Ports(), r: h.member.relay}
-		gopts.Placement = h.member.place
+		h.cluster.Attach(cl)
+		gopts.Ports = h.cluster.Ports(h.plugins.Ports())
+		gopts.Placement = h.cluster.Placement()
 	}
 	h.gw = gateway.New(gopts)
+	if h.cluster != nil {
+		h.cluster.SetWork(h.gw)
+	}
 	close(h.pipeline)
 	return nil
 }
@@ -242,8 +245,8 @@ func (h *Host) inbound(ctx context.Context, instance string, msgs []channel.Inbo
 
 func (h *Host) pluginReady(inst *pluginhost.Instance) {
 	st := inst.Status()
-	if h.gate != nil && st.Description.Channel {
-		h.gate.ready(st.Instance, st.Description)
+	if h.cluster != nil && st.Description.Channel {
+		h.cluster.Ready(st.Instance, st.Description)
 	}
 	if a := st.Attention; a != nil && a.Kind == status.Link && st.State == pluginhost.StateReady {
 		h.announcePluginLink(st.Instance, a.Data)
@@ -265,9 +268,9 @@ func (h *Host) Start(ctx context.Context) error {
 	if err := h.tools.Start(agentRunDir(h.cfg)); err != nil {
 		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
 	}
-	if h.member != nil {
-		jctx, cancel := context.WithTimeout(ctx, h.member.ttl+30*time.Second)
-		err := h.member.join(jctx)
+	if h.cluster != nil {
+		jctx, cancel := context.WithTimeout(ctx, h.cluster.TTL()+30*time.Second)
+		err := h.cluster.Join(jctx)
 		cancel()
 		if err != nil {
 			return err
@@ -279,8 +282,8 @@ func (h *Host) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("journal recovery: %w", err)
 	}
-	if h.member != nil {
-		h.member.run()
+	if h.cluster != nil {
+		h.cluster.Run()
 	}
 	h.schedules.start(h.cfg)
 	h.startMediaPruner(h.cfg)
@@ -366,15 +369,50 @@ func (h *Host) announcePluginLink(instance, link string) {
 
 // Run starts the host and serves until ctx ends, then shuts down (within
 // 10 s).
+//
+// With a shared database, a lost host lease (cluster.ErrLeaseLost: the
+// other hosts may run this host's work now) ends Run at once through abort
+// — nothing is drained or handed back — and Run returns the error.
 func (h *Host) Run(ctx context.Context) error {
 	err := h.Start(ctx)
 	if err == nil {
-		<-ctx.Done()
+		var lost <-chan error
+		if h.cluster != nil {
+			lost = h.cluster.Lost()
+		}
+		select {
+		case <-ctx.Done():
+		case err = <-lost:
+			h.abort()
+			return err
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h.Shutdown(sctx)
 	return err
+}
+
+// abort stops the host without draining, after its lease was lost: other
+// hosts may be running its journal entries, so nothing more is written
+// but what claude and the plugins are killed for. Admin endpoint, tools
+// and schedules stop; claude processes and plugins are killed; the store
+// is closed (a turn still finishing then fails to record, and its entry
+// stays with the host that took it over).
+func (h *Host) abort() {
+	if h.admin != nil {
+		_ = h.admin.Close(context.Background())
+	}
+	h.schedules.stop()
+	h.cluster.Abandon()
+	done, cancel := context.WithCancel(context.Background())
+	cancel() // no grace: kill at once
+	h.tools.Stop(done)
+	_ = h.agent.Close(done)
+	h.plugins.Stop()
+	if err := h.db.Close(); err != nil {
+		h.log.Warn("closing the database", "error", err)
+	}
 }
 
 // Reload applies a new, valid configuration: pipeline settings replaced,
@@ -499,8 +537,8 @@ func (h *Host) Shutdown(ctx context.Context) {
 	if err := h.agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		h.log.Warn("stopping claude processes", "error", err)
 	}
-	if h.member != nil {
-		h.member.leave()
+	if h.cluster != nil {
+		h.cluster.Leave()
 	}
 	if err := h.db.Close(); err != nil {
 		h.log.Warn("closing the database", "error", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -345,4 +346,16 @@ func groupRules(rules []*config.GroupRule) map[string]access.GroupRule {
 // claude, which hides data_dir, binds it back.
 func agentRunDir(cfg *config.Config) string {
 	return filepath.Join(cfg.DataDir, "run", "agent")
+}
+
+// HostID is this host's id among the hosts sharing a database:
+// storage.host_id, else the machine's host name.
+func HostID(cfg *config.Config) string {
+	if cfg.Storage.HostID != "" {
+		return cfg.Storage.HostID
+	}
+	if n, err := os.Hostname(); err == nil && n != "" {
+		return n
+	}
+	return "clawhost"
 }

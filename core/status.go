@@ -5,17 +5,12 @@ import (
 	"errors"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
-	"github.com/clawhost/clawhost/core/store"
 )
 
 // statusSource feeds the admin status page.
@@ -78,36 +73,13 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	var u procmem.Usage
 	u, snap.Host.Heap = procmem.Self()
 	snap.Host.RSS, snap.Host.Private = u.RSS, u.Private
-	snap.Cluster = s.cluster(ctx)
+	if h.cluster != nil {
+		snap.Cluster = h.cluster.Status(ctx, engineName(h.cfg))
+	}
 	// Every text in it — a plugin's last error (its panic), a message, an
 	// approval's command — may quote a configured secret.
 	h.redact.Strings(&snap)
 	return snap
-}
-
-// cluster is what this host sees of the hosts sharing its database, from
-// one read of every lease; nil when the host runs alone (no membership:
-// SQLite). A failed read is shown in the section, not hidden.
-func (s *statusSource) cluster(ctx context.Context) *admin.Cluster {
-	h := s.h
-	if h.member == nil {
-		return nil
-	}
-	c := &admin.Cluster{HostID: HostID(h.cfg), Engine: engineName(h.cfg)}
-	leases, err := h.db.ListLeases(ctx, "")
-	if err != nil {
-		c.Error = err.Error()
-		return c
-	}
-	c.Hosts, c.Leases = clusterView(leases, c.HostID, time.Now())
-	counts, err := h.member.db.PlacementCounts(ctx)
-	if err != nil {
-		c.Error = err.Error()
-	}
-	for i := range c.Hosts {
-		c.Hosts[i].Sessions = counts[c.Hosts[i].ID]
-	}
-	return c
 }
 
 // engineName is the storage engine's name, "sqlite" when unset.
@@ -118,95 +90,14 @@ func engineName(cfg *config.Config) string {
 	return cfg.Storage.Engine
 }
 
-// clusterView splits the leases into the hosts (the "host/" leases, by
-// id) and the other leases (by holder, then name), judged at now; self is
-// this host's id.
-func clusterView(leases []store.Lease, self string, now time.Time) ([]admin.ClusterHost, []admin.Lease) {
-	var hosts []admin.ClusterHost
-	var others []admin.Lease
-	for _, l := range leases {
-		if id, ok := strings.CutPrefix(l.Name, store.HostLeasePrefix); ok {
-			info := hostInfo(l.Info)
-			pid, _ := strconv.Atoi(info["pid"])
-			hosts = append(hosts, admin.ClusterHost{ID: id, This: id == self, Live: l.Live(now),
-				Admin: info["admin"], Version: info["version"], PID: pid, Epoch: l.Epoch,
-				Since: l.Acquired, Renewed: l.Renewed, Expires: l.Expires})
-			continue
-		}
-		others = append(others, admin.Lease{Name: l.Name, Kind: leaseKind(l.Name), Holder: l.Holder, Live: l.Live(now),
-			Epoch: l.Epoch, Acquired: l.Acquired, Renewed: l.Renewed, Expires: l.Expires, Info: l.Info})
-	}
-	sort.Slice(hosts, func(i, j int) bool { return hosts[i].ID < hosts[j].ID })
-	sort.SliceStable(others, func(i, j int) bool {
-		if others[i].Holder != others[j].Holder {
-			return others[i].Holder < others[j].Holder
-		}
-		return others[i].Name < others[j].Name
-	})
-	return hosts, others
-}
-
-// hostInfo parses the info of a host lease, "pid=12 incarnation=ab12
-// admin=127.0.0.1:8791 version=1.2" (see membership.request), into its
-// fields; a field without "=" is skipped.
-func hostInfo(info string) map[string]string {
-	out := make(map[string]string)
-	for _, f := range strings.Fields(info) {
-		if k, v, ok := strings.Cut(f, "="); ok {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// leaseKind is what a lease is for: the part of its name before the
-// first "/" ("host", "channel", "session").
-func leaseKind(name string) string {
-	kind, _, _ := strings.Cut(name, "/")
-	return kind
-}
-
-// clusterStat counts, at now, the live host leases and the live leases
-// self holds by kind, for /metrics.
-func clusterStat(leases []store.Lease, self string, now time.Time) metrics.ClusterStat {
-	st := metrics.ClusterStat{Held: make(map[string]int)}
-	for _, l := range leases {
-		if !l.Live(now) {
-			continue
-		}
-		if strings.HasPrefix(l.Name, store.HostLeasePrefix) {
-			st.HostsLive++
-		}
-		if l.Holder == self {
-			st.Held[leaseKind(l.Name)]++
-		}
-	}
-	return st
-}
-
 // watchCluster installs this host's cluster metrics: clawhost_host_info
 // always, and with a shared database the live hosts and the leases this
-// host holds, read from the store at every scrape (one query).
+// host holds, read from the store at every scrape.
 func (h *Host) watchCluster() {
-	id := HostID(h.cfg)
-	h.metrics.SetHostInfo(id, engineName(h.cfg))
-	if h.member == nil {
-		return
+	h.metrics.SetHostInfo(HostID(h.cfg), engineName(h.cfg))
+	if h.cluster != nil {
+		h.metrics.WatchCluster(h.cluster.Metrics)
 	}
-	h.metrics.WatchCluster(func(ctx context.Context) (metrics.ClusterStat, error) {
-		leases, err := h.db.ListLeases(ctx, "")
-		if err != nil {
-			return metrics.ClusterStat{}, err
-		}
-		st := clusterStat(leases, id, time.Now())
-		// A session's lease is its placement (alive with its host's).
-		counts, err := h.member.db.PlacementCounts(ctx)
-		if err != nil {
-			return metrics.ClusterStat{}, err
-		}
-		st.Held["session"] = counts[id]
-		return st, nil
-	})
 }
 
 // Retry is the admin endpoint's retry button and `clawhost retry`: it

@@ -48,8 +48,9 @@ func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path
 func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
 
 // Layers of the core, from the top: the daemon's composition (core, its
-// command line core/cli and core/cmd/..., and the agent's own tools
-// core/agenttools, which the composition serves and the command line runs)
+// command line core/cli and core/cmd/..., and the parts it composes that
+// reach across the pipeline: the agent's own tools core/agenttools and the
+// hosts' membership core/cluster)
 // may import anything in core; the pipeline's composer
 // (core/gateway) imports the stages and leaves but not the plugin host (it
 // reaches plugins through its ports); a stage imports leaves only; a leaf
@@ -73,7 +74,7 @@ var stages = map[string]bool{
 
 func layer(p string) int {
 	switch {
-	case p == "core" || p == "core/cli" || p == "core/agenttools" || under(p, "core/cmd"):
+	case p == "core" || p == "core/cli" || p == "core/agenttools" || p == "core/cluster" || under(p, "core/cmd"):
 		return layerDaemon
 	case p == "core/gateway":
 		return layerPipeline

@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 		fakeclaude.Main()
 		return
 	}
-	pgtest.Main(m) // the multi-host scenarios' PostgreSQL stops with the campaign
+	os.Exit(pgtest.Main(m)) // the multi-host scenarios' PostgreSQL stops with the campaign
 }
 
 // shortSeed is TestChaosShort's fixed seed.

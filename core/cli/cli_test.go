@@ -2,6 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"github.com/clawhost/clawhost/core/cluster"
 	"io"
 	"strings"
 	"testing"
@@ -124,5 +127,16 @@ func TestMCPScheduleNeedsItsEnvironment(t *testing.T) {
 	args := []string{"mcp-schedule", "-endpoint", "http://127.0.0.1:1/schedule", "-token", "t", "-chat", "tg:1"}
 	if code := Main(args, strings.NewReader(""), &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "CLAWHOST_AGENT_TOKEN") {
 		t.Errorf("exit %d, %q; want 2 naming the environment", code, errOut.String())
+	}
+}
+
+// A host whose cluster lease was lost exits 75 (EX_TEMPFAIL: the service
+// manager restarts it); any other failure 1.
+func TestExitCode(t *testing.T) {
+	if got := exitCode(fmt.Errorf("run: %w", cluster.ErrLeaseLost)); got != 75 {
+		t.Errorf("lease lost: %d", got)
+	}
+	if got := exitCode(errors.New("journal recovery: disk full")); got != 1 {
+		t.Errorf("other: %d", got)
 	}
 }

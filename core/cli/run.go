@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/cluster"
 	"io"
 	"os"
 	"os/signal"
@@ -64,11 +66,14 @@ func serve(path string, stderr io.Writer) int {
 	return 0
 }
 
-// exitCode is the exit status of a host whose Run failed with err: 1. The
-// place where an error that means something else to the service manager
-// gets its own code (a lost cluster lease: 75, EX_TEMPFAIL, restart me)
-// once core has such an error.
-func exitCode(error) int { return 1 }
+// exitCode is the exit status of a host whose Run failed with err: 75
+// (EX_TEMPFAIL: restart me) when its cluster lease was lost, else 1.
+func exitCode(err error) int {
+	if errors.Is(err, cluster.ErrLeaseLost) {
+		return 75
+	}
+	return 1
+}
 
 // isTerminal reports whether w is a terminal (a character device): the
 // links holding a token are printed on it, never into a file or a pipe.

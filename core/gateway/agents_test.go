@@ -91,6 +91,7 @@ func TestScheduledRunsOnTheirAgent(t *testing.T) {
 	e, _ := agentsEnv(t, t.TempDir())
 	ctx := context.Background()
 	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	// One at a time: the loopback's log is read in order.
 	for _, r := range []ScheduledRun{
 		{Job: "bound", At: at, Chat: "lo:chat-u2", Prompt: "to the bound agent"},
 		{Job: "named", At: at, Chat: "lo:chat-u1", Prompt: "to the named agent", Agent: "ops"},
@@ -98,9 +99,8 @@ func TestScheduledRunsOnTheirAgent(t *testing.T) {
 		if err := e.gw.Scheduled(ctx, r); err != nil {
 			t.Fatal(err)
 		}
+		contains(t, e.text(strings.TrimPrefix(r.Chat, "lo:")), r.Prompt)
 	}
-	contains(t, e.text("chat-u2"), "to the bound agent")
-	contains(t, e.text("chat-u1"), "to the named agent")
 	for _, key := range []string{"agent:ops:lo:direct:chat-u2", "agent:ops:lo:direct:chat-u1"} {
 		if s, err := e.db.Session(ctx, key); err != nil || s.Turns != 1 {
 			t.Errorf("session %s: %+v, %v", key, s, err)

@@ -115,7 +115,7 @@ func TestBuiltinCommands(t *testing.T) {
 	e.post(dm("u1", "/status"))
 	s, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
 	// The claude session id, as the runner's log lines show it.
-	contains(t, e.text("chat-u1"), "Session: agent:main:lo:direct:u1", "Claude session: "+s.ClaudeSessionID, "Model: claude-fake-1", "Turns: 1", "Cost: $0.0125", "Last turn: no wait, started claude", "(no warm process)", "Agent: main, idle, 0 queued", "Uptime")
+	contains(t, e.text("chat-u1"), "Session: agent:main:lo:direct:u1", "Claude session: "+s.ClaudeSessionID, "Model: claude-fake-1", "Turns: 1", "Cost: $0.0125", "Last turn: no wait, started claude", "(no warm process)", "Agent: main, ", "0 queued", "Uptime")
 	e.post(dm("u1", "/help"))
 	contains(t, e.text("chat-u1"), "/new", "/status", "/stop", "/whoami")
 	e.post(dm("u1", "/stop"))

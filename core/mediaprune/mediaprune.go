@@ -48,7 +48,10 @@ type Result struct {
 }
 
 // Prune removes, below dir, the files and links last modified before
-// before, then the directories left empty (dir itself stays). It does not
+// before, then the directories left empty: those it emptied, and empty
+// ones last modified before before (dir itself stays). An empty directory
+// made since before stays: the host makes a session's directory before it
+// puts an attachment there, and claude's sandbox binds it. It does not
 // follow links. A dir that does not exist is nothing to do; a dir that is
 // a link is refused. Errors on single entries are collected; the rest is
 // still pruned.
@@ -67,6 +70,8 @@ func Prune(dir string, before time.Time) (Result, error) {
 	}
 	var errs []error
 	var dirs []string
+	old := map[string]bool{}     // directories last modified before before
+	emptied := map[string]bool{} // directories this prune removed entries of
 	// WalkDir reads entries with lstat semantics: a link to a directory is
 	// an entry, not a directory to enter.
 	werr := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -80,6 +85,9 @@ func Prune(dir string, before time.Time) (Result, error) {
 		if d.IsDir() {
 			if path != dir {
 				dirs = append(dirs, path)
+				if info, err := d.Info(); err == nil && info.ModTime().Before(before) {
+					old[path] = true
+				}
 			}
 			return nil
 		}
@@ -95,6 +103,7 @@ func Prune(dir string, before time.Time) (Result, error) {
 				errs = append(errs, err)
 			} else if err == nil {
 				res.Files++
+				emptied[filepath.Dir(path)] = true
 			}
 		}
 		return nil
@@ -107,8 +116,9 @@ func Prune(dir string, before time.Time) (Result, error) {
 	// meanwhile): that one stays.
 	slices.Reverse(dirs)
 	for _, d := range dirs {
-		if os.Remove(d) == nil {
+		if (old[d] || emptied[d]) && os.Remove(d) == nil {
 			res.Dirs++
+			emptied[filepath.Dir(d)] = true
 		}
 	}
 	return res, errors.Join(errs...)

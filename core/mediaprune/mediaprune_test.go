@@ -52,7 +52,15 @@ func TestPrune(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "sub"), filepath.Join(media, "linked-dir")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(filepath.Join(media, "empty"), 0o700); err != nil {
+	// An empty directory: an old one goes; one made just now stays (the
+	// host made a session's directory for the attachment it is about to
+	// store, or for claude's sandbox to bind).
+	for _, d := range []string{"empty", "fresh"} {
+		if err := os.Mkdir(filepath.Join(media, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(filepath.Join(media, "empty"), now.Add(-40*day), now.Add(-40*day)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -71,6 +79,7 @@ func TestPrune(t *testing.T) {
 		"tg_group_3":           false,
 		"loose.bin":            false,
 		"empty":                false,
+		"fresh":                true,
 		"linked-dir":           true,
 		".":                    true,
 	} {

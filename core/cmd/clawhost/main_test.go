@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		fakeclaude.Main()
 		return
 	}
-	pgtest.Main(m) // runs the tests; stops PostgreSQL if a test started it
+	os.Exit(pgtest.Main(m)) // runs the tests; stops PostgreSQL if a test started it
 
 }
 

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,7 +15,7 @@ import (
 	"github.com/clawhost/clawhost/core/store/storetest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // open opens the engine on url and closes it with the test.
 func open(t testing.TB, url string, now func() time.Time) *postgres.DB {

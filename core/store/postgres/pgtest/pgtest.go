@@ -6,7 +6,7 @@
 // for it; every test gets a database of its own. It is a test harness:
 // only tests import it.
 //
-//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
 //	func TestX(t *testing.T) {
 //		url := pgtest.Cluster(t).NewDatabase(t)
@@ -70,9 +70,10 @@ var (
 )
 
 // Main runs the tests of a package (m.Run) and then stops the cluster, if
-// a test started one, removes its directory and exits with the tests'
-// code. Call it from TestMain in every package that uses Cluster.
-func Main(m *testing.M) {
+// a test started one, removes its directory and returns the tests' code.
+// Call it from TestMain in every package that uses Cluster:
+// os.Exit(pgtest.Main(m)).
+func Main(m *testing.M) int {
 	code := m.Run()
 	if shared != nil {
 		shared.stop()
@@ -83,7 +84,7 @@ func Main(m *testing.M) {
 		// with -v).
 		fmt.Fprintf(os.Stderr, "pgtest: SKIPPED %d tests: PostgreSQL not installed (%v); install it with `make postgres` (or apt-get install postgresql)\n", n, errMiss)
 	}
-	os.Exit(code)
+	return code
 }
 
 // Cluster returns the test binary's cluster, starting it at the first

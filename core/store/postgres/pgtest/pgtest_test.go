@@ -18,7 +18,7 @@ import (
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // TestDatabasesAreSeparate: two databases of one cluster share nothing.
 func TestDatabasesAreSeparate(t *testing.T) {

@@ -1,4 +1,4 @@
-package core
+package cluster
 
 import (
 	"context"
@@ -14,21 +14,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/hashicorp/go-hclog"
 )
-
-// HostID is this host's id among the hosts sharing a database:
-// storage.host_id, else the machine's host name.
-func HostID(cfg *config.Config) string {
-	if cfg.Storage.HostID != "" {
-		return cfg.Storage.HostID
-	}
-	if n, err := os.Hostname(); err == nil && n != "" {
-		return n
-	}
-	return "clawhost"
-}
 
 // membership keeps this host's lease "host/<id>" (the proof to the other
 // hosts that it lives and owns its journal entries) and adopts what dead
@@ -36,11 +25,15 @@ func HostID(cfg *config.Config) string {
 // (PostgreSQL) database: a SQLite database has one host, which its
 // directory lock guarantees.
 type membership struct {
-	h      *Host
-	db     store.Cluster
-	id     string
-	ttl    time.Duration
-	tag    string // this process's incarnation, kept in the lease's info
+	opts  Options
+	log   hclog.Logger
+	clock tstime.Clock
+	db    store.Cluster
+	id    string
+	ttl   time.Duration
+	tag   string // this process's incarnation, kept in the lease's info
+	// lost gets ErrLeaseLost once (buffered): the host must stop.
+	lost   chan error
 	gate   *gate
 	place  *placement
 	relay  *relay
@@ -52,19 +45,19 @@ type membership struct {
 	acquired time.Time
 }
 
-func newMembership(h *Host, db store.Cluster, g *gate) *membership {
+func newMembership(opts Options, g *gate) *membership {
 	b := make([]byte, 6)
 	rand.Read(b)
-	m := &membership{h: h, db: db, id: HostID(h.cfg), ttl: h.cfg.Storage.LeaseTTL.Duration(), tag: hex.EncodeToString(b), gate: g,
-		handed: make(chan struct{}, 1)}
-	m.place = &placement{db: db, id: m.id, live: map[string]time.Time{m.id: {}}, cache: map[string]placed{}}
+	m := &membership{opts: opts, log: opts.Logger, clock: opts.Clock, db: opts.Store, id: opts.HostID, ttl: opts.TTL, tag: hex.EncodeToString(b), gate: g,
+		handed: make(chan struct{}, 1), lost: make(chan error, 1)}
+	m.place = &placement{db: opts.Store, id: m.id, live: map[string]time.Time{m.id: {}}, cache: map[string]placed{}}
 	return m
 }
 
 // request asks for this host's lease; its info tells the other hosts
 // about this one.
 func (m *membership) request() store.LeaseRequest {
-	info := fmt.Sprintf("pid=%d incarnation=%s admin=%s version=%s", os.Getpid(), m.tag, m.h.cfg.Admin.Listen, m.h.opts.Version)
+	info := fmt.Sprintf("pid=%d incarnation=%s admin=%s version=%s", os.Getpid(), m.tag, m.opts.Admin, m.opts.Version)
 	return store.LeaseRequest{Name: store.HostLeasePrefix + m.id, Holder: m.id, TTL: m.ttl, Info: info}
 }
 
@@ -75,47 +68,47 @@ func (m *membership) request() store.LeaseRequest {
 // turns could run one twice.
 func (m *membership) join(ctx context.Context) error {
 	req := m.request()
-	ls, err := m.h.db.ListLeases(ctx, req.Name)
+	ls, err := m.db.ListLeases(ctx, req.Name)
 	if err != nil {
 		return fmt.Errorf("read the host leases: %w", err)
 	}
 	for _, l := range ls {
-		if l.Name != req.Name || !l.Live(time.Now()) {
+		if l.Name != req.Name || !l.Live(m.clock.Now()) {
 			continue
 		}
-		wait := time.Until(l.Expires)
-		m.h.log.Warn("another process holds this host's lease: waiting for it to expire before taking over its journal entries; if another running host uses this host_id, give each host its own (storage { host_id })",
+		wait := l.Expires.Sub(m.clock.Now())
+		m.log.Warn("another process holds this host's lease: waiting for it to expire before taking over its journal entries; if another running host uses this host_id, give each host its own (storage { host_id })",
 			"host_id", m.id, "holder", l.Info, "wait", wait.Round(time.Millisecond))
 		select {
-		case <-time.After(wait):
+		case <-m.clock.After(wait):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 	// The lease may still be live for a moment (clocks): retry until the
 	// holder's expiry passed on the database's clock.
-	deadline := time.Now().Add(m.ttl + 5*time.Second)
+	deadline := m.clock.Now().Add(m.ttl + 5*time.Second)
 	for {
-		l, err := m.h.db.AcquireLease(ctx, req)
+		l, err := m.db.AcquireLease(ctx, req)
 		if err == nil {
 			m.acquired = l.Acquired
 			// Calls a previous incarnation claimed and never finished
 			// (killed mid-call): their origins take them as uncertain now,
 			// not after their own timeout.
 			if n, err := m.db.AbandonClaims(ctx); err != nil {
-				m.h.log.Warn("finishing the relayed calls a previous run left", "error", err)
+				m.log.Warn("finishing the relayed calls a previous run left", "error", err)
 			} else if n > 0 {
-				m.h.log.Warn("relayed calls a previous run of this host left unfinished are uncertain", "calls", n)
+				m.log.Warn("relayed calls a previous run of this host left unfinished are uncertain", "calls", n)
 			}
 			m.refresh(ctx)
 			close(m.gate.joined)
 			return nil
 		}
-		if !errors.Is(err, store.ErrLeaseHeld) || time.Now().After(deadline) {
+		if !errors.Is(err, store.ErrLeaseHeld) || m.clock.Now().After(deadline) {
 			return fmt.Errorf("take the host lease %s: %w", req.Name, err)
 		}
 		select {
-		case <-time.After(100 * time.Millisecond):
+		case <-m.clock.After(100 * time.Millisecond):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -142,51 +135,61 @@ func (m *membership) run() {
 }
 
 func (m *membership) renew(ctx context.Context) {
-	t := time.NewTicker(m.ttl / 3)
+	t, tick := m.clock.NewTicker(m.ttl / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick:
 		}
-		m.tick(ctx)
+		if !m.tick(ctx) {
+			return
+		}
 	}
 }
 
-func (m *membership) tick(ctx context.Context) {
-	l, err := m.h.db.AcquireLease(ctx, m.request())
+// tick renews the lease, reads the others' and adopts what dead hosts
+// left; false when the lease was lost (ErrLeaseLost is on m.lost, and
+// renewing stops).
+func (m *membership) tick(ctx context.Context) bool {
+	l, err := m.db.AcquireLease(ctx, m.request())
 	if err != nil {
-		m.h.log.Error("renewing the host lease failed: other hosts take this host's work over once it expires", "error", err)
-		return
+		m.log.Error("renewing the host lease failed: other hosts take this host's work over once it expires", "error", err)
+		return true
 	}
 	if !l.Acquired.Equal(m.acquired) {
 		// The lease expired before this renewal: the other hosts may have
 		// taken this host's journal entries and sessions over and be
 		// running them. Going on could run a turn twice; a restart
 		// recovers cleanly (as after kill -9).
-		m.h.log.Error("this host's lease expired before it was renewed (the host was paused, or the database unreachable, longer than storage.lease_ttl); other hosts may have taken its work over, so it exits to restart clean",
+		m.log.Error("this host's lease expired before it was renewed (the host was paused, or the database unreachable, longer than storage.lease_ttl); other hosts may have taken its work over, so it stops to restart clean",
 			"lease_ttl", m.ttl, "acquired", m.acquired, "now_acquired", l.Acquired)
-		os.Exit(75)
+		select {
+		case m.lost <- ErrLeaseLost:
+		default:
+		}
+		return false
 	}
 	m.refresh(ctx)
-	if _, err := m.h.gw.Adopt(ctx); err != nil && ctx.Err() == nil {
-		m.h.log.Error("adopting the work of dead hosts failed", "error", err)
+	if _, err := m.opts.Work.Adopt(ctx); err != nil && ctx.Err() == nil {
+		m.log.Error("adopting the work of dead hosts failed", "error", err)
 	}
 	m.wakeTaker()
+	return true
 }
 
 // refresh reads every lease: the live hosts (placement, relay) and the
 // channel holders (gate).
 func (m *membership) refresh(ctx context.Context) {
-	ls, err := m.h.db.ListLeases(ctx, "")
+	ls, err := m.db.ListLeases(ctx, "")
 	if err != nil {
 		if ctx.Err() == nil {
-			m.h.log.Warn("reading the leases failed", "error", err)
+			m.log.Warn("reading the leases failed", "error", err)
 		}
 		return
 	}
-	now := time.Now()
+	now := m.clock.Now()
 	live := map[string]time.Time{m.id: m.acquired}
 	for _, l := range ls {
 		if strings.HasPrefix(l.Name, store.HostLeasePrefix) && l.Live(now) {
@@ -194,7 +197,7 @@ func (m *membership) refresh(ctx context.Context) {
 		}
 	}
 	if m.place.setLive(live) {
-		m.h.log.Debug("live hosts changed", "hosts", slices.Sorted(maps.Keys(live)))
+		m.log.Debug("live hosts changed", "hosts", slices.Sorted(maps.Keys(live)))
 	}
 	m.gate.setLeases(ls)
 }
@@ -217,13 +220,13 @@ func (m *membership) take(ctx context.Context) {
 		es, err := m.db.TakeHanded(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				m.h.log.Error("taking the messages other hosts handed over failed", "error", err)
+				m.log.Error("taking the messages other hosts handed over failed", "error", err)
 			}
 			continue
 		}
 		if len(es) > 0 {
-			m.h.log.Debug("messages handed over by other hosts", "messages", len(es))
-			m.h.gw.Handed(es)
+			m.log.Debug("messages handed over by other hosts", "messages", len(es))
+			m.opts.Work.Handed(es)
 		}
 	}
 }
@@ -371,7 +374,7 @@ func (m *membership) leave() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := m.h.db.ReleaseLease(ctx, store.HostLeasePrefix+m.id, m.id); err != nil {
-		m.h.log.Warn("releasing the host lease", "error", err)
+	if err := m.db.ReleaseLease(ctx, store.HostLeasePrefix+m.id, m.id); err != nil {
+		m.log.Warn("releasing the host lease", "error", err)
 	}
 }

@@ -1,9 +1,10 @@
-package core
+package cluster
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // TestPlacementSpreadsSessions: new sessions spread evenly over the live
 // hosts (the rendezvous hash), a host's sessions stay with it, and only a
@@ -109,7 +110,7 @@ func TestPlacementCacheFollowsRestarts(t *testing.T) {
 // of waiting for the local plugin, which stays in standby.
 func TestRemoteBeforeTheGate(t *testing.T) {
 	now := time.Now()
-	g := &gate{id: "A", held: map[string]*hold{}, channels: map[string]bool{}, leases: map[string]store.Lease{}}
+	g := &gate{clock: tstime.Std{}, id: "A", held: map[string]*hold{}, channels: map[string]bool{}, leases: map[string]store.Lease{}}
 	if g.remote("tg") {
 		t.Fatal("a channel nobody holds is remote")
 	}
@@ -177,11 +178,11 @@ func newRelayWorld(t *testing.T) *relayWorld {
 	}
 	w := &relayWorld{port: &recPort{block: make(chan struct{})}, alive: map[string]bool{"A": true, "B": true}, logB: &syncbuf.Buffer{}}
 	alive := func(h string) bool { w.mu.Lock(); defer w.mu.Unlock(); return w.alive[h] }
-	ga := &gate{held: map[string]*hold{}, channels: map[string]bool{"tg": true}, leases: map[string]store.Lease{}}
-	gb := &gate{held: map[string]*hold{"tg": {}}, channels: map[string]bool{"tg": true}, leases: map[string]store.Lease{}}
+	ga := &gate{clock: tstime.Std{}, held: map[string]*hold{}, channels: map[string]bool{"tg": true}, leases: map[string]store.Lease{}}
+	gb := &gate{clock: tstime.Std{}, held: map[string]*hold{"tg": {}}, channels: map[string]bool{"tg": true}, leases: map[string]store.Lease{}}
 	log := hclog.NewNullLogger()
-	w.a = newRelay(open("A"), ga, nil, log, "A", alive)
-	w.b = newRelay(open("B"), gb, w.port, hclog.New(&hclog.LoggerOptions{Output: w.logB}), "B", alive)
+	w.a = newRelay(nil, open("A"), ga, nil, log, "A", alive)
+	w.b = newRelay(nil, open("B"), gb, w.port, hclog.New(&hclog.LoggerOptions{Output: w.logB}), "B", alive)
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	t.Cleanup(cancel)

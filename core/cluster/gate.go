@@ -1,10 +1,12 @@
-package core
+package cluster
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/tstime"
+	"github.com/hashicorp/go-hclog"
 	"sync"
 	"time"
 
@@ -23,7 +25,9 @@ const channelLeasePrefix = "channel/"
 // instance's description in the lease's info so the other hosts shape
 // their replies for the channel (ports.go relays them to the holder).
 type gate struct {
-	h      *Host
+	db     store.Cluster
+	log    hclog.Logger
+	clock  tstime.Clock
 	id     string
 	ttl    time.Duration
 	joined chan struct{} // closed once this host holds its host lease
@@ -41,8 +45,8 @@ type hold struct {
 	renew  chan struct{}
 }
 
-func newGate(h *Host) *gate {
-	return &gate{h: h, id: HostID(h.cfg), ttl: h.cfg.Storage.LeaseTTL.Duration(), joined: make(chan struct{}),
+func newGate(opts Options) *gate {
+	return &gate{db: opts.Store, log: opts.Logger, clock: opts.Clock, id: opts.HostID, ttl: opts.TTL, joined: make(chan struct{}),
 		held: map[string]*hold{}, channels: map[string]bool{}, leases: map[string]store.Lease{}}
 }
 
@@ -72,16 +76,16 @@ func (g *gate) Hold(ctx context.Context, instance string, waiting func(string)) 
 		reason := fmt.Sprintf("the channel lease could not be read: %v", err)
 		if errors.Is(err, store.ErrLeaseHeld) {
 			reason = fmt.Sprintf("another host serves this channel: %s holds its lease (expires in %s); this host takes over if that one stops",
-				l.Holder, time.Until(l.Expires).Round(time.Second))
+				l.Holder, l.Expires.Sub(g.clock.Now()).Round(time.Second))
 		}
 		waiting(reason)
 		select {
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
-		case <-time.After(poll):
+		case <-g.clock.After(poll):
 		}
 	}
-	g.h.log.Info("this host serves the channel now (it holds its lease)", "instance", instance)
+	g.log.Info("this host serves the channel now (it holds its lease)", "instance", instance)
 	held, cancel := context.WithCancel(ctx)
 	hd := &hold{cancel: cancel, renew: make(chan struct{}, 1)}
 	g.mu.Lock()
@@ -104,8 +108,8 @@ func (g *gate) Hold(ctx context.Context, instance string, waiting func(string)) 
 			g.mu.Unlock()
 			rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer rcancel()
-			if err := g.h.db.ReleaseLease(rctx, name, g.id); err != nil {
-				g.h.log.Warn("releasing the channel lease", "instance", instance, "error", err)
+			if err := g.db.ReleaseLease(rctx, name, g.id); err != nil {
+				g.log.Warn("releasing the channel lease", "instance", instance, "error", err)
 			}
 		})
 	}
@@ -118,7 +122,7 @@ func (g *gate) acquire(ctx context.Context, name string, desc []byte) (store.Lea
 	if desc != nil {
 		info = desc
 	}
-	return g.h.db.AcquireLease(ctx, store.LeaseRequest{Name: name, Holder: g.id, TTL: g.ttl, Info: string(info)})
+	return g.db.AcquireLease(ctx, store.LeaseRequest{Name: name, Holder: g.id, TTL: g.ttl, Info: string(info)})
 }
 
 // keep renews a held lease until held ends; it ends held when the lease
@@ -127,34 +131,34 @@ func (g *gate) acquire(ctx context.Context, name string, desc []byte) (store.Lea
 // took it, so it stops polling before one could).
 func (g *gate) keep(held context.Context, instance string, hd *hold) {
 	name := channelLeasePrefix + instance
-	expires := time.Now().Add(g.ttl)
-	t := time.NewTicker(g.ttl / 3)
+	expires := g.clock.Now().Add(g.ttl)
+	t, tick := g.clock.NewTicker(g.ttl / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-held.Done():
 			return
-		case <-t.C:
+		case <-tick:
 		case <-hd.renew:
 		}
 		g.mu.Lock()
 		desc := hd.desc
 		g.mu.Unlock()
-		start := time.Now()
+		start := g.clock.Now()
 		_, err := g.acquire(held, name, desc)
 		switch {
 		case err == nil:
 			expires = start.Add(g.ttl)
 		case errors.Is(err, store.ErrLeaseHeld):
-			g.h.log.Error("the channel lease was lost to another host; this host stops serving the channel", "instance", instance, "error", err)
+			g.log.Error("the channel lease was lost to another host; this host stops serving the channel", "instance", instance, "error", err)
 			hd.cancel()
 			return
 		case held.Err() != nil:
 			return
 		default:
-			g.h.log.Error("renewing the channel lease failed", "instance", instance, "error", err)
-			if time.Now().After(expires.Add(-g.ttl / 6)) {
-				g.h.log.Error("the channel lease expires before it could be renewed; this host stops serving the channel", "instance", instance)
+			g.log.Error("renewing the channel lease failed", "instance", instance, "error", err)
+			if g.clock.Now().After(expires.Add(-g.ttl / 6)) {
+				g.log.Error("the channel lease expires before it could be renewed; this host stops serving the channel", "instance", instance)
 				hd.cancel()
 				return
 			}
@@ -214,7 +218,7 @@ func (g *gate) remote(instance string) bool {
 		return true
 	}
 	l, ok := g.leases[channelLeasePrefix+instance]
-	return ok && l.Holder != g.id && l.Live(time.Now())
+	return ok && l.Holder != g.id && l.Live(g.clock.Now())
 }
 
 // holder returns the live holder of a channel instance and its
@@ -223,7 +227,7 @@ func (g *gate) holder(instance string) (string, pluginclient.Description, bool) 
 	g.mu.Lock()
 	l, ok := g.leases[channelLeasePrefix+instance]
 	g.mu.Unlock()
-	if !ok || !l.Live(time.Now()) {
+	if !ok || !l.Live(g.clock.Now()) {
 		return "", pluginclient.Description{}, false
 	}
 	var info leaseInfo

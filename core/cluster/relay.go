@@ -1,4 +1,4 @@
-package core
+package cluster
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"io"
 	"os"
 	"path/filepath"
@@ -50,6 +51,7 @@ type relayPorts struct {
 // relay holds both sides: the calls this host waits for and the ones it
 // makes for the others.
 type relay struct {
+	clock tstime.Clock
 	db    store.Cluster
 	gate  *gate
 	local gateway.Ports
@@ -64,8 +66,8 @@ type relay struct {
 	wg      sync.WaitGroup
 }
 
-func newRelay(db store.Cluster, g *gate, local gateway.Ports, log hclog.Logger, id string, alive func(string) bool) *relay {
-	return &relay{db: db, gate: g, local: local, log: log.Named("relay"), id: id, alive: alive,
+func newRelay(clock tstime.Clock, db store.Cluster, g *gate, local gateway.Ports, log hclog.Logger, id string, alive func(string) bool) *relay {
+	return &relay{clock: tstime.Or(clock), db: db, gate: g, local: local, log: log.Named("relay"), id: id, alive: alive,
 		waiters: map[chan struct{}]struct{}{}, claim: make(chan struct{}, 1)}
 }
 
@@ -91,7 +93,7 @@ func (p relayPorts) WaitReady(ctx context.Context, instance string) (pluginclien
 		select {
 		case <-ctx.Done():
 			return pluginclient.Description{}, fmt.Errorf("channel %s: no host serves it now: %w", instance, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
+		case <-p.r.clock.After(100 * time.Millisecond):
 		}
 	}
 }
@@ -242,12 +244,12 @@ func (r *relay) call(ctx context.Context, instance, op string, req, out any) err
 	if err != nil {
 		return fmt.Errorf("%w: %w", pluginclient.ErrNotSent, err)
 	}
-	t := time.NewTicker(relayPoll)
+	t, tick := r.clock.NewTicker(relayPoll)
 	defer t.Stop()
 	for {
 		select {
 		case <-wake:
-		case <-t.C:
+		case <-tick:
 		case <-ctx.Done():
 		}
 		// The outcome is read on a context of its own: a call whose
@@ -319,7 +321,7 @@ func (r *relay) wakeClaims() {
 // serve claims and makes the calls relayed to the instances this host
 // holds until ctx ends.
 func (r *relay) serve(ctx context.Context) {
-	t := time.NewTicker(relayPoll)
+	t, tick := r.clock.NewTicker(relayPoll)
 	defer t.Stop()
 	for {
 		// Only the instances ready here: a call waiting for a plugin that
@@ -346,7 +348,7 @@ func (r *relay) serve(ctx context.Context) {
 		case <-ctx.Done():
 			r.wg.Wait()
 			return
-		case <-t.C:
+		case <-tick:
 		case <-r.claim:
 		}
 	}

@@ -1,4 +1,4 @@
-package core
+package cluster
 
 import (
 	"os"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
-	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/store"
 )
@@ -15,12 +14,10 @@ import (
 // The status page reads back what a host writes in its lease.
 func TestHostInfoReadsTheHostLease(t *testing.T) {
 	t.Parallel()
-	cfg := config.Default()
-	cfg.Admin.Listen = "127.0.0.1:8791"
-	m := &membership{h: &Host{cfg: cfg, opts: Options{Version: "1.2.3"}}, id: "h1", ttl: time.Second, tag: "ab12"}
+	m := &membership{opts: Options{HostID: "h1", TTL: time.Second, Admin: "127.0.0.1:8791", Version: "1.2.3"}, id: "h1", tag: "ab12"}
 	req := m.request()
 	now := time.Unix(1_800_000_000, 0)
-	hosts, _ := clusterView([]store.Lease{{Name: req.Name, Holder: req.Holder, Info: req.Info, Epoch: 1, Expires: now.Add(time.Second)}}, "h1", now)
+	hosts, _ := View([]store.Lease{{Name: req.Name, Holder: req.Holder, Info: req.Info, Epoch: 1, Expires: now.Add(time.Second)}}, "h1", now)
 	want := []admin.ClusterHost{{ID: "h1", This: true, Live: true, Admin: "127.0.0.1:8791", Version: "1.2.3", PID: os.Getpid(), Epoch: 1, Expires: now.Add(time.Second)}}
 	if !reflect.DeepEqual(hosts, want) {
 		t.Errorf("from the lease info %q:\n got %+v\nwant %+v", req.Info, hosts, want)
@@ -39,7 +36,7 @@ func TestClusterView(t *testing.T) {
 		{Name: "session/tg:direct:1", Holder: "h1", Epoch: 1, Expires: dead},
 		{Name: "session/tg:direct:2", Holder: "h1", Epoch: 1, Expires: live},
 	}
-	hosts, others := clusterView(leases, "h1", now)
+	hosts, others := View(leases, "h1", now)
 	wantHosts := []admin.ClusterHost{
 		{ID: "h1", This: true, Live: true, PID: 12, Version: "dev", Epoch: 1, Since: now.Add(-time.Hour), Renewed: now.Add(-time.Second), Expires: live},
 		{ID: "h2", Epoch: 2, Expires: dead},
@@ -59,9 +56,9 @@ func TestClusterView(t *testing.T) {
 		t.Errorf("lease details: %+v", others[:2])
 	}
 
-	got := clusterStat(leases, "h1", now)
+	got := Stat(leases, "h1", now)
 	want := metrics.ClusterStat{HostsLive: 1, Held: map[string]int{"host": 1, "channel": 1, "session": 1}}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("clusterStat = %+v, want %+v", got, want)
+		t.Errorf("Stat = %+v, want %+v", got, want)
 	}
 }
