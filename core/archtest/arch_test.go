@@ -105,8 +105,9 @@ var harnesses = map[string]bool{
 	"sdk/sdktest":                true,
 	"core/store/storetest":       true,
 	"core/store/postgres/pgtest": true,
-	// Only tests import it; it lives in core/internal to stay private.
-	"core/internal/testbin": true,
+	// Only tests import them; they live in core/internal to stay private.
+	"core/internal/testbin":           true,
+	"core/internal/tstime/tstimetest": true,
 }
 
 // TestDependencyRules enforces the rules of docs/architecture.md:

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/internal/tstime"
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
@@ -18,14 +18,14 @@ import (
 // fake clock. Whatever else is called panics (the embedded nil interface).
 type fakeDB struct {
 	store.Cluster
-	clock *tstime.Fake
+	clock *tstimetest.Fake
 
 	mu       sync.Mutex
 	leases   map[string]store.Lease
 	acquires int
 }
 
-func newFakeDB(clock *tstime.Fake) *fakeDB {
+func newFakeDB(clock *tstimetest.Fake) *fakeDB {
 	return &fakeDB{clock: clock, leases: map[string]store.Lease{}}
 }
 
@@ -123,7 +123,7 @@ var t0 = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 
 // start joins and runs host id on db; the renewal and the relay poll then
 // wait on the clock.
-func start(t *testing.T, clock *tstime.Fake, db *fakeDB, id string, w *work) *Cluster {
+func start(t *testing.T, clock *tstimetest.Fake, db *fakeDB, id string, w *work) *Cluster {
 	t.Helper()
 	c := New(Options{HostID: id, TTL: ttl, Clock: clock})
 	c.Attach(db)
@@ -142,7 +142,7 @@ func start(t *testing.T, clock *tstime.Fake, db *fakeDB, id string, w *work) *Cl
 
 // advance moves the clock by d in steps of one renewal, letting each tick
 // run (its work done before the next).
-func advance(t *testing.T, clock *tstime.Fake, db *fakeDB, d time.Duration) {
+func advance(t *testing.T, clock *tstimetest.Fake, db *fakeDB, d time.Duration) {
 	t.Helper()
 	for step := ttl / 3; d > 0; d -= step {
 		n := db.acquired()
@@ -160,7 +160,7 @@ func advance(t *testing.T, clock *tstime.Fake, db *fakeDB, d time.Duration) {
 // The host renews its lease every third of the TTL, adopting what dead
 // hosts left each time; the lease it renews stays the one it took.
 func TestRenewalKeepsTheLease(t *testing.T) {
-	clock := tstime.NewFake(t0)
+	clock := tstimetest.NewFake(t0)
 	db, w := newFakeDB(clock), &work{}
 	c := start(t, clock, db, "h1", w)
 	first := db.leases["host/h1"]
@@ -183,7 +183,7 @@ func TestRenewalKeepsTheLease(t *testing.T) {
 // the TTL; another host may have taken its work) delivers ErrLeaseLost and
 // renews no more.
 func TestLeaseLost(t *testing.T) {
-	clock := tstime.NewFake(t0)
+	clock := tstimetest.NewFake(t0)
 	db, w := newFakeDB(clock), &work{}
 	c := start(t, clock, db, "h1", w)
 	l := db.leases["host/h1"]
@@ -208,7 +208,7 @@ func TestLeaseLost(t *testing.T) {
 // A previous incarnation's live lease under the same id is waited out on
 // the clock, then taken over (a new epoch).
 func TestJoinWaitsOutThePreviousIncarnation(t *testing.T) {
-	clock := tstime.NewFake(t0)
+	clock := tstimetest.NewFake(t0)
 	db := newFakeDB(clock)
 	db.set(store.Lease{Name: "host/h1", Holder: "h1", Info: "pid=1 incarnation=old", Epoch: 4, Acquired: t0.Add(-time.Minute), Expires: t0.Add(2 * time.Second)})
 	c := New(Options{HostID: "h1", TTL: ttl, Clock: clock})
@@ -237,7 +237,7 @@ func TestJoinWaitsOutThePreviousIncarnation(t *testing.T) {
 // remote (this host's standby plugin takes it when its gate gets the
 // lease).
 func TestDeadHostIsTakenOver(t *testing.T) {
-	clock := tstime.NewFake(t0)
+	clock := tstimetest.NewFake(t0)
 	db, w := newFakeDB(clock), &work{}
 	db.set(store.Lease{Name: "host/h2", Holder: "h2", Epoch: 1, Acquired: t0, Expires: t0.Add(ttl)})
 	db.set(store.Lease{Name: ChannelLeasePrefix + "tg", Holder: "h2", Epoch: 1, Acquired: t0, Expires: t0.Add(ttl)})
@@ -260,7 +260,7 @@ func TestDeadHostIsTakenOver(t *testing.T) {
 // A call to a channel another host runs waits, polling on the clock, until
 // that host's lease describes the channel (it configured it).
 func TestRelayPollWaitsForTheHolder(t *testing.T) {
-	clock := tstime.NewFake(t0)
+	clock := tstimetest.NewFake(t0)
 	g := &gate{clock: clock, id: "A", held: map[string]*hold{}, channels: map[string]bool{}, leases: map[string]store.Lease{}}
 	g.setLeases([]store.Lease{{Name: ChannelLeasePrefix + "tg", Holder: "B", Epoch: 1, Expires: t0.Add(time.Hour)}})
 	p := relayPorts{r: newRelay(clock, nil, g, nil, hclog.NewNullLogger(), "A", func(string) bool { return true })}

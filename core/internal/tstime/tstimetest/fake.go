@@ -1,6 +1,10 @@
-package tstime
+// Package tstimetest is the fake of the core's clock (core/internal/tstime)
+// for tests: it moves only when a test advances it, and tells how many
+// timers wait on it.
+package tstimetest
 
 import (
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"sort"
 	"sync"
 	"time"
@@ -35,7 +39,7 @@ func (f *Fake) Now() time.Time {
 func (f *Fake) Since(t time.Time) time.Duration { return f.Now().Sub(t) }
 
 // NewTimer arms a timer that fires when the fake reaches now+d.
-func (f *Fake) NewTimer(d time.Duration) (Timer, <-chan time.Time) {
+func (f *Fake) NewTimer(d time.Duration) (tstime.Timer, <-chan time.Time) {
 	t := &fakeTimer{f: f, c: make(chan time.Time, 1)}
 	f.arm(t, d)
 	return t, t.c
@@ -43,7 +47,7 @@ func (f *Fake) NewTimer(d time.Duration) (Timer, <-chan time.Time) {
 
 // NewTicker arms a ticker that fires every d of fake time. Like a real
 // ticker it drops ticks the reader is not ready for.
-func (f *Fake) NewTicker(d time.Duration) (Ticker, <-chan time.Time) {
+func (f *Fake) NewTicker(d time.Duration) (tstime.Ticker, <-chan time.Time) {
 	if d <= 0 {
 		panic("tstime: non-positive interval for NewTicker")
 	}
@@ -53,7 +57,7 @@ func (f *Fake) NewTicker(d time.Duration) (Ticker, <-chan time.Time) {
 }
 
 // AfterFunc arms f to run in its own goroutine when the fake reaches now+d.
-func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
+func (f *Fake) AfterFunc(d time.Duration, fn func()) tstime.Timer {
 	t := &fakeTimer{f: f, fn: fn}
 	f.arm(t, d)
 	return t
