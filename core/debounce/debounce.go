@@ -17,36 +17,15 @@
 //   - At most MaxTrackedKeys keys (default 2048) are buffered; beyond that
 //     items are delivered unbatched.
 //
-// Time comes from an injected [Clock], so tests advance a fake clock instead
+// Time comes from an injected clock (Config.Clock), so tests advance a fake instead
 // of sleeping.
 package debounce
 
 import (
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"sync"
 	"time"
 )
-
-// Clock is the time source. AfterFunc must call f once after d unless the
-// returned Timer is stopped first.
-type Clock interface {
-	Now() time.Time
-	AfterFunc(d time.Duration, f func()) Timer
-}
-
-// Timer is a pending AfterFunc call.
-type Timer interface {
-	// Stop cancels the call; it reports whether the call was still pending.
-	Stop() bool
-}
-
-// SystemClock is the real clock.
-type SystemClock struct{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// AfterFunc wraps time.AfterFunc.
-func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // DefaultMaxTrackedKeys bounds the number of keys buffered at once.
 const DefaultMaxTrackedKeys = 2048
@@ -68,8 +47,8 @@ type Config[T any] struct {
 	// It is called on the goroutine that triggered the flush (Enqueue or a
 	// timer) and may block; other keys are not held up.
 	Flush func(key string, items []T)
-	// Clock defaults to SystemClock.
-	Clock Clock
+	// Clock defaults to the real one.
+	Clock tstime.Clock
 	// MaxTrackedKeys defaults to DefaultMaxTrackedKeys.
 	MaxTrackedKeys int
 }
@@ -89,7 +68,7 @@ type Debouncer[T any] struct {
 type batch[T any] struct {
 	items    []T
 	deadline time.Time
-	timer    Timer
+	timer    tstime.Timer
 	gen      int // bumped on every reschedule; stale timer calls are ignored
 }
 
@@ -101,9 +80,7 @@ type outbox[T any] struct {
 
 // New returns a Debouncer.
 func New[T any](cfg Config[T]) *Debouncer[T] {
-	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
-	}
+	cfg.Clock = tstime.Or(cfg.Clock)
 	if cfg.MaxTrackedKeys <= 0 {
 		cfg.MaxTrackedKeys = DefaultMaxTrackedKeys
 	}

@@ -1,6 +1,7 @@
 package debounce
 
 import (
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/internal/vectors"
 	"reflect"
 	"sort"
@@ -10,8 +11,11 @@ import (
 	"time"
 )
 
-// fakeClock fires timers only when the test advances it.
+// fakeClock fires timers only when the test advances it, synchronously
+// and in time order (tstime.Std stands in for what the debouncer does not
+// use).
 type fakeClock struct {
+	tstime.Std
 	mu     sync.Mutex
 	now    time.Time
 	seq    int
@@ -40,7 +44,10 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+// Reset is not used by the debouncer.
+func (t *fakeTimer) Reset(time.Duration) bool { panic("fakeTimer.Reset") }
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) tstime.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++

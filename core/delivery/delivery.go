@@ -14,6 +14,7 @@ package delivery
 
 import (
 	"context"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"sync"
 	"time"
 
@@ -55,18 +56,6 @@ type Observer interface {
 	SendError(instance, code string)
 }
 
-// Clock is time as delivery sees it; tests inject a fake.
-type Clock interface {
-	Now() time.Time
-	// After is time.After.
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // Settings are delivery's configurable behaviour.
 type Settings struct {
 	// TextLimit caps a chunk (the channel's own limit caps it further);
@@ -91,7 +80,7 @@ type Options struct {
 	Channels Channels
 	Store    Store
 	Observer Observer
-	Clock    Clock
+	Clock    tstime.Clock
 	Settings Settings
 	// Serialize takes the session's send lock and returns its unlock;
 	// core/queue.Locks provides it (per-session order has one owner). Nil
@@ -120,7 +109,7 @@ type Dispatcher struct {
 	ch    Channels
 	store Store
 	obs   Observer
-	clock Clock
+	clock tstime.Clock
 
 	// ctx ends with Close (store writes and sends in flight are cut);
 	// draining is closed by Drain (no new send or retry starts).
@@ -144,9 +133,7 @@ func New(opts Options) *Dispatcher {
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
 	}
-	if opts.Clock == nil {
-		opts.Clock = realClock{}
-	}
+	opts.Clock = tstime.Or(opts.Clock)
 	if opts.Serialize == nil {
 		var mu sync.Mutex
 		opts.Serialize = func(string) func() { mu.Lock(); return mu.Unlock }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"strings"
 	"sync"
 	"testing"
@@ -94,8 +95,10 @@ func (f *fakeChannel) log() []sent {
 	return append([]sent(nil), f.calls...)
 }
 
-// fakeClock records the waits and lets each pass at once.
+// fakeClock records the waits and lets each pass at once. Delivery waits
+// only with After (tstime.Std stands in for the rest of the clock).
 type fakeClock struct {
+	tstime.Std
 	mu    sync.Mutex
 	now   time.Time
 	waits []time.Duration

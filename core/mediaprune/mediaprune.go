@@ -11,12 +11,13 @@
 // directly anyway.
 //
 // The host (core) starts it, restarts it on reload and stops it at
-// shutdown; tests drive it with a fake [Clock].
+// shutdown; tests drive it with a fake clock (Options.Clock).
 package mediaprune
 
 import (
 	"context"
 	"errors"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,18 +30,6 @@ import (
 
 // Interval is how often a running Pruner looks again.
 const Interval = time.Hour
-
-// Clock is time as the pruner sees it; tests inject a fake.
-type Clock interface {
-	Now() time.Time
-	// After is time.After.
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // Result counts what one prune removed.
 type Result struct {
@@ -128,13 +117,13 @@ func Prune(dir string, before time.Time) (Result, error) {
 type Options struct {
 	Logger hclog.Logger
 	// Clock defaults to the system clock.
-	Clock Clock
+	Clock tstime.Clock
 }
 
 // Pruner prunes a media directory at start and every Interval.
 type Pruner struct {
 	log   hclog.Logger
-	clock Clock
+	clock tstime.Clock
 
 	mu   sync.Mutex
 	stop context.CancelFunc
@@ -146,9 +135,7 @@ func New(opts Options) *Pruner {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	if opts.Clock == nil {
-		opts.Clock = realClock{}
-	}
+	opts.Clock = tstime.Or(opts.Clock)
 	return &Pruner{log: opts.Logger.Named("media"), clock: opts.Clock}
 }
 

@@ -1,6 +1,7 @@
 package mediaprune
 
 import (
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"os"
 	"path/filepath"
 	"testing"
@@ -123,8 +124,10 @@ func TestPruneRefusesALinkedMediaDirectory(t *testing.T) {
 }
 
 // fakeClock's After hands the test each wait: the loop has finished a
-// prune when it asks for the next wait.
+// prune when it asks for the next wait. The pruner uses nothing else of
+// the clock (tstime.Std stands in for the rest).
 type fakeClock struct {
+	tstime.Std
 	now   chan time.Time // the time each prune reads
 	waits chan chan time.Time
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"os"
 	"strings"
 	"time"
@@ -16,10 +17,10 @@ import (
 // the slot on. Config.Timeout counts from here.
 func (r *Runner) turn(ctx context.Context, t *Turn, req TurnRequest, tk *ticket) Result {
 	timeout := r.profile(req.Agent).Timeout
-	timer := time.NewTimer(timeout)
+	timer, fired := r.clock.NewTimer(timeout)
 	defer timer.Stop()
-	deadline := time.Now().Add(timeout)
-	st := stopper{ctx: ctx, t: t, timer: timer.C, tm: timer, deadline: &deadline}
+	deadline := r.clock.Now().Add(timeout)
+	st := stopper{ctx: ctx, t: t, timer: fired, tm: timer, clock: r.clock, deadline: &deadline}
 	defer r.leave(tk)
 	w, res, ok := r.waitTurn(st, tk)
 	if !ok {
@@ -36,7 +37,8 @@ type stopper struct {
 	timer <-chan time.Time
 	// tm and deadline move the timeout when a permission question kept the
 	// turn waiting for a person.
-	tm       *time.Timer
+	tm       tstime.Timer
+	clock    tstime.Clock
 	deadline *time.Time
 }
 
@@ -46,7 +48,7 @@ func (s stopper) extend(d time.Duration) {
 		return
 	}
 	*s.deadline = s.deadline.Add(d)
-	s.tm.Reset(time.Until(*s.deadline))
+	s.tm.Reset(s.deadline.Sub(s.clock.Now()))
 }
 
 // reason reports why the turn must stop, or "" to continue.

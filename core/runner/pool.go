@@ -1,8 +1,6 @@
 package runner
 
-import (
-	"time"
-)
+import ()
 
 // The pool keeps at most one warm process per conversation key in Runner.procs (guarded by
 // Runner.mu). A turn takes its key's process with acquire (busy while the turn runs) and
@@ -28,7 +26,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 				w.Start = StartDied
 			} else if old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission && old.media == req.MediaDir && old.dir == req.Dir {
 				old.busy = true
-				old.lastUsed = r.now()
+				old.lastUsed = r.clock.Now()
 				if old.idle != nil {
 					old.idle.Stop()
 				}
@@ -65,7 +63,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 	if !r.cfg.OneShot {
 		r.mu.Lock()
 		p.busy = true
-		p.lastUsed = r.now()
+		p.lastUsed = r.clock.Now()
 		r.procs[req.Key] = p
 		r.mu.Unlock()
 	}
@@ -81,7 +79,7 @@ func (r *Runner) release(p *proc, keep bool) {
 	}
 	r.mu.Lock()
 	p.busy = false
-	p.lastUsed = r.now()
+	p.lastUsed = r.clock.Now()
 	if !keep || p.isDead() || r.closed || r.procs[p.key] != p {
 		if r.procs[p.key] == p {
 			r.removeLocked(p)
@@ -120,7 +118,7 @@ func (r *Runner) stopEvicted(evicted []*proc) {
 // armIdleLocked stops p after Config.IdleTimeout unless it ran a turn meanwhile.
 func (r *Runner) armIdleLocked(p *proc) {
 	uses := p.uses
-	p.idle = time.AfterFunc(r.cfg.IdleTimeout, func() {
+	p.idle = r.clock.AfterFunc(r.cfg.IdleTimeout, func() {
 		r.mu.Lock()
 		if r.procs[p.key] != p || p.busy || p.uses != uses {
 			r.mu.Unlock()

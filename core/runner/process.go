@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"io"
 	"io/fs"
 	"os"
@@ -49,7 +50,7 @@ type proc struct {
 	// guarded by Runner.mu
 	busy     bool
 	lastUsed time.Time
-	idle     *time.Timer
+	idle     tstime.Timer
 	uses     int     // turns it ran
 	prio     float64 // its worth to the pool (pool.go, keepValueLocked)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -23,8 +23,11 @@ type Runner struct {
 	// agents are the named agents' configurations (Config.Agents resolved by forAgent).
 	agents map[string]*Config
 	log    hclog.Logger
-	now    func() time.Time // the clock; tests replace it
-	sb     sandbox          // the sandbox claude runs in (sandbox.go)
+	// clock times the scheduler, the pool's idle processes and the turn
+	// timeout; tests replace it. Waits on a claude process (its kill
+	// grace, its output) are real time.
+	clock tstime.Clock
+	sb    sandbox // the sandbox claude runs in (sandbox.go)
 
 	mu     sync.Mutex
 	closed bool
@@ -88,7 +91,7 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		cfg:    cfg,
 		agents: agents,
 		log:    logger.Named("runner"),
-		now:    time.Now,
+		clock:  tstime.Std{},
 		procs:  map[string]*proc{},
 		lanes:  map[string][]*ticket{},
 		active: map[string]*Turn{},

@@ -47,7 +47,7 @@ type ticket struct {
 
 // enqueueLocked adds a turn of key behind the key's earlier turns.
 func (r *Runner) enqueueLocked(key string, t *Turn) *ticket {
-	tk := &ticket{key: key, turn: t, ready: make(chan struct{}), queued: r.now()}
+	tk := &ticket{key: key, turn: t, ready: make(chan struct{}), queued: r.clock.Now()}
 	r.lanes[key] = append(r.lanes[key], tk)
 	if len(r.lanes[key]) == 1 {
 		r.eligibleLocked(tk)
@@ -60,7 +60,7 @@ func (r *Runner) enqueueLocked(key string, t *Turn) *ticket {
 // it (a turn waiting for a slot is the key's current turn).
 func (r *Runner) eligibleLocked(tk *ticket) {
 	tk.state = ticketWaiting
-	tk.eligible = r.now()
+	tk.eligible = r.clock.Now()
 	tk.running, tk.ahead = r.running, len(r.waiting)
 	r.waiting = append(r.waiting, tk)
 	r.active[tk.key] = tk.turn
@@ -73,7 +73,7 @@ func (r *Runner) grantLocked() {
 		tk := r.waiting[i]
 		r.waiting = slices.Delete(r.waiting, i, i+1)
 		tk.state = ticketRunning
-		tk.granted = r.now()
+		tk.granted = r.clock.Now()
 		r.running++
 		close(tk.ready)
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,13 +14,14 @@ import (
 
 // testClock is an injected clock that moves only when told to.
 type testClock struct {
-	mu sync.Mutex
-	t  time.Time
+	tstime.Std // the rest of the clock (the pool's idle timers) is real
+	mu         sync.Mutex
+	t          time.Time
 }
 
 func newTestClock() *testClock { return &testClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
 
-func (c *testClock) now() time.Time {
+func (c *testClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.t
@@ -40,7 +42,7 @@ func newPolicyRunner(t *testing.T, maxConcurrent, maxWarm int) (*Runner, *testCl
 		t.Fatal(err)
 	}
 	clk := newTestClock()
-	r.now = clk.now
+	r.clock = clk
 	return r, clk
 }
 
@@ -52,7 +54,7 @@ func plant(r *Runner, key string, startup time.Duration, uses int) *proc {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p.uses = uses
-	p.lastUsed = r.now()
+	p.lastUsed = r.clock.Now()
 	p.prio = r.keepValueLocked(p)
 	r.procs[key] = p
 	return p
@@ -300,7 +302,7 @@ func TestFakeQueuedTurnRunsWarm(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, func(c *Config) { c.MaxConcurrent, c.MaxWarm = 1, 1 })
 	clk := newTestClock()
-	f.r.now = clk.now
+	f.r.clock = clk
 	sa, sb := uuid.NewString(), uuid.NewString()
 	run := func(key, sid string, fresh bool) *Turn {
 		tu, err := f.r.Run(context.Background(), TurnRequest{Key: key, SessionID: sid, NewSession: fresh, Prompt: "ask", AskPermission: true})

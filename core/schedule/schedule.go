@@ -16,6 +16,7 @@ package schedule
 
 import (
 	"context"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"sync"
 	"time"
 
@@ -96,17 +97,6 @@ type Run struct {
 	Prompt string
 }
 
-// Clock is the scheduler's time: real, or injected in tests.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // State keeps the due time of each job's last run.
 type State interface {
 	// Runs returns the last run of every job that has one.
@@ -123,7 +113,7 @@ type Options struct {
 	// State keeps each job's last run; nil: none is kept (missed runs are
 	// not made up).
 	State  State
-	Clock  Clock
+	Clock  tstime.Clock
 	Logger hclog.Logger
 }
 
@@ -138,9 +128,7 @@ type Scheduler struct {
 
 // New returns a scheduler; Run reads its state.
 func New(o Options) *Scheduler {
-	if o.Clock == nil {
-		o.Clock = realClock{}
-	}
+	o.Clock = tstime.Or(o.Clock)
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}

@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"errors"
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"maps"
 	"sync"
 	"testing"
@@ -43,68 +44,20 @@ func (m *memState) get(job string) time.Time {
 	return m.last[job]
 }
 
-// fakeClock advances only when told; After fires when the time comes.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []waiter
-	added   chan struct{}
-}
+// fakeClock is the core's fake clock (advances only when told; a wait
+// fires when its time comes) with this file's names for its moves.
+type fakeClock struct{ *tstimetest.Fake }
 
-type waiter struct {
-	at time.Time
-	ch chan time.Time
-}
+func newClock(t time.Time) *fakeClock { return &fakeClock{tstimetest.NewFake(t)} }
 
-func newClock(t time.Time) *fakeClock { return &fakeClock{now: t, added: make(chan struct{}, 100)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	c.waiters = append(c.waiters, waiter{c.now.Add(d), ch})
-	c.added <- struct{}{}
-	return ch
-}
-
-// advance moves the clock to t, firing the waiters due.
-func (c *fakeClock) advance(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-	keep := c.waiters[:0]
-	for _, w := range c.waiters {
-		if !w.at.After(t) {
-			w.ch <- t
-		} else {
-			keep = append(keep, w)
-		}
-	}
-	c.waiters = keep
-}
+// advance moves the clock to t, firing the waits due.
+func (c *fakeClock) advance(t time.Time) { c.Set(t) }
 
 // waitWaiting blocks until n goroutines wait on the clock.
 func (c *fakeClock) waitWaiting(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
-	for {
-		c.mu.Lock()
-		k := len(c.waiters)
-		c.mu.Unlock()
-		if k >= n {
-			return
-		}
-		select {
-		case <-c.added:
-		case <-deadline:
-			t.Fatalf("%d waiting on the clock, want %d", k, n)
-		}
+	if !c.BlockUntil(n, 5*time.Second) {
+		t.Fatalf("%d waiting on the clock, want %d", c.Waiters(), n)
 	}
 }
 
