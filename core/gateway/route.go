@@ -270,15 +270,12 @@ func (g *Gateway) resetSession(key string, m *message.Message, reason string) {
 type lanes struct{ g *Gateway }
 
 func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
-	out := l.g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
+	out := l.g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
 	switch {
 	case out.Halt:
 		return queue.Halt
 	case out.Retry:
 		return queue.Retry
-	case out.Deliver:
-		l.g.delivery.Deliver(delivery.Reply{Key: b.Key, ID: b.Entries[0].ID, Covers: b.Covers(), Target: out.Target, Text: out.Text, Format: out.Format, ReplyTo: out.ReplyTo, Draft: out.Draft})
-		out.EndTyping()
 	}
 	return queue.Ran
 }
@@ -306,6 +303,11 @@ type output struct{ *delivery.Dispatcher }
 
 func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Live) turn.Draft {
 	return o.Dispatcher.NewDraft(key, id, tgt, prev)
+}
+
+// Reply delivers a turn's final reply (recorded in the outbox first).
+func (o output) Reply(r turn.Reply) {
+	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft})
 }
 
 // whoami answers /whoami before access is decided: who the sender is, in

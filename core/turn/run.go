@@ -16,6 +16,9 @@ import (
 type Request struct {
 	Key     string
 	Entries []store.Entry
+	// Covers are the entries the reply answers besides the first (those a
+	// collected batch merged).
+	Covers []int64
 	// Messages are the entries' messages when the caller has them decoded
 	// (one per entry); else the entries' are decoded.
 	Messages []message.Message
@@ -34,19 +37,16 @@ type Outcome struct {
 	// Retry: a store failure kept the entries queued. Halt: the lane cannot
 	// go on (instance gone, host stopping); the entries stay in the journal.
 	Retry, Halt bool
-	// Deliver: record Text (possibly empty: "no reply") as the reply to
-	// the entries, and send it to Target.
+	// Deliver: Text (possibly empty: "no reply") went to Output.Reply as
+	// the reply to the entries, for Target.
 	Deliver bool
 	Target  message.Target
 	Text    string
 	Format  string
 	ReplyTo string
 	// Draft is the turn's live draft, if any: the reply's first chunk
-	// replaces it.
+	// replaced it.
 	Draft Draft
-	// EndTyping switches the typing indicator off; call it once the reply
-	// is delivered. Nil unless Deliver.
-	EndTyping func()
 }
 
 // Run runs the turn.
@@ -85,10 +85,12 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	}
 	o := t.exchange(ctx, log, set, req, sess, fresh, msgs, ty)
 	if o.Deliver {
-		o.EndTyping = ty.end
-	} else {
-		ty.end()
+		// Like the streamed blocks, through the Output port; typing
+		// stops once the reply is handed over.
+		t.opts.Output.Reply(Reply{Key: req.Key, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
+			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft})
 	}
+	ty.end()
 	return o
 }
 

@@ -100,6 +100,23 @@ type Output interface {
 	// NewDraft starts the live draft of the turn of journal entry id,
 	// continuing prev (a confirmed draft of an earlier run) if set.
 	NewDraft(key string, id int64, tgt message.Target, prev store.Live) Draft
+	// Reply records the turn's final reply in the outbox (as the reply to
+	// every entry it covers) and sends it, in session order.
+	Reply(r Reply)
+}
+
+// Reply is a turn's final reply (Output.Reply): Text, possibly empty ("no
+// reply"), answers the journal entries ID and Covers; Draft, when set, is
+// the turn's live draft, which the reply's first chunk replaces.
+type Reply struct {
+	Key     string
+	ID      int64
+	Covers  []int64
+	Target  message.Target
+	Text    string
+	Format  string
+	ReplyTo string
+	Draft   Draft
 }
 
 // Approvals asks the chat whether claude may use a tool (core/approval,

@@ -52,8 +52,15 @@ type fakeOutput struct {
 	sent   []string
 	typed  int
 	edits  bool
-	drafts []store.Live // the prev of each NewDraft
-	draft  Draft        // returned by NewDraft when set
+	drafts  []store.Live // the prev of each NewDraft
+	draft   Draft        // returned by NewDraft when set
+	replies []Reply      // the final replies
+}
+
+func (o *fakeOutput) Reply(r Reply) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.replies = append(o.replies, r)
 }
 
 func (o *fakeOutput) CanEdit(string) bool { return o.edits }
@@ -158,6 +165,10 @@ func TestTurnPromptHooksAndReply(t *testing.T) {
 	if !o.Deliver || o.Text != "hello back" || o.Format != channel.FormatMarkdown || o.Target != (message.Target{Instance: "tg", ChatID: "5"}) {
 		t.Fatalf("outcome %+v", o)
 	}
+	// The final reply goes out through the Output port, like the blocks.
+	if r := f.out.replies; len(r) != 1 || r[0].Text != "hello back" || r[0].Key != "tg:direct:5" || r[0].Format != channel.FormatMarkdown {
+		t.Errorf("final replies %+v", r)
+	}
 	req := f.agent.reqs[0]
 	if !req.NewSession || req.SessionID == "" {
 		t.Errorf("first turn starts a new claude session: %+v", req)
@@ -168,7 +179,6 @@ func TestTurnPromptHooksAndReply(t *testing.T) {
 	if req.ExtraSystemPrompt != "Be brief." {
 		t.Errorf("system prompt %q", req.ExtraSystemPrompt)
 	}
-	o.EndTyping()
 	if f.out.typed != 1 {
 		t.Errorf("typing shown %d times", f.out.typed)
 	}
