@@ -48,10 +48,10 @@ func (a *fakeAgent) CanSteer() bool                     { return false }
 func (a *fakeAgent) Stop(key string)                    { a.stopped = append(a.stopped, key) }
 
 type fakeOutput struct {
-	mu     sync.Mutex
-	sent   []string
-	typed  int
-	edits  bool
+	mu      sync.Mutex
+	sent    []string
+	typed   int
+	edits   bool
 	drafts  []store.Live // the prev of each NewDraft
 	draft   Draft        // returned by NewDraft when set
 	replies []Reply      // the final replies
