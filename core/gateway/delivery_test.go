@@ -106,7 +106,7 @@ func TestRetriesAndPlainFallback(t *testing.T) {
 	// A permanent failure is logged and the entry fails; the lane goes on.
 	e.fail("send", "chat_not_found", 1, 0)
 	e.post(dm("u1", "lost"))
-	time.Sleep(500 * time.Millisecond)
+	e.waitFor("the failed send logged", func() bool { return strings.Contains(e.logBuf.String(), "reply could not be delivered") })
 	e.post(dm("u1", "next one"))
 	contains(t, e.text("chat-u1"), "next one")
 	contains(t, e.logBuf.String(), "reply could not be delivered")
@@ -199,12 +199,13 @@ func TestBadInput(t *testing.T) {
 func TestRestartResumesQueuedMessages(t *testing.T) {
 	dir := t.TempDir()
 	e := newEnv(t, envOptions{dir: dir})
-	e.post(dm("u1", "slow #sleep=3s"))
-	time.Sleep(300 * time.Millisecond)
-	e.post(dm("u1", "waiting"))
-	time.Sleep(200 * time.Millisecond)
+	hold, release := e.hold()
+	e.post(dm("u1", "slow "+hold))
+	e.running("chat-u1")
+	e.post(dm("u1", "waiting")) // in the journal once post returns
 	// Stop mid-turn: the running turn is interrupted, the queued message stays.
 	e.stop()
+	release() // the re-run after the restart goes through
 	e2 := newEnv(t, envOptions{dir: dir})
 	a, b := e2.text("chat-u1"), e2.text("chat-u1")
 	if !strings.Contains(a, "slow") || !strings.Contains(b, "waiting") {

@@ -156,7 +156,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		if time.Now().After(deadline) {
 			t.Fatalf("loopback did not start\n%s", e.logBuf.String())
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // a real process: the loopback plugin starting
 	}
 	t.Cleanup(func() {
 		e.stop()
@@ -284,7 +284,7 @@ func (e *env) waitFor(what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // polls what real processes (plugins, claude) do
 	}
 }
 
@@ -298,3 +298,30 @@ func contains(t *testing.T, got string, want ...string) {
 }
 
 func senderID(id string) channel.Sender { return channel.Sender{ID: id} }
+
+// hold returns a directive that keeps a fake claude turn running until
+// release is called (the fake's #wait on a file), so a test orders its
+// messages around a running turn without waiting for time.
+func (e *env) hold() (directive string, release func()) {
+	e.t.Helper()
+	path := filepath.Join(e.t.TempDir(), "release")
+	return "#wait=" + path, func() {
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// running waits until chat's typing indicator is on: its turn runs.
+func (e *env) running(chat string) {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range e.records(time.Second) { // the loopback waits for a record
+			if r.Op == "typing" && r.ChatID == chat && r.On {
+				return
+			}
+		}
+	}
+	e.t.Fatalf("no turn runs in %s", chat)
+}

@@ -51,7 +51,7 @@ func TestStoreLockedThenReleased(t *testing.T) {
 	for _, u := range senders {
 		go func() { posted <- postWait(e.addr, dm(u, "hello from "+u)) }()
 	}
-	time.Sleep(10*time.Second - time.Since(locked))
+	time.Sleep(10*time.Second - time.Since(locked)) // real time on a real lock
 	if got := answers(e.records(0)); len(got) != 0 {
 		t.Fatalf("answered while the store was locked: %v", got)
 	}

@@ -11,12 +11,18 @@ import (
 	"github.com/clawhost/clawhost/core/turn"
 )
 
+// The queue tests hold the first turn with the fake claude's #wait (until
+// release) and wait for its typing indicator (the turn runs) before the
+// next messages: no wait for time.
+
 func TestQueueFollowupOneTurnEach(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.post(dm("u1", "first #sleep=600ms"))
-	time.Sleep(150 * time.Millisecond)
+	hold, release := e.hold()
+	e.post(dm("u1", "first "+hold))
+	e.running("chat-u1")
 	e.post(dm("u1", "second"))
 	e.post(dm("u1", "third"))
+	release()
 	contains(t, e.text("chat-u1"), "first")
 	contains(t, e.text("chat-u1"), "second")
 	contains(t, e.text("chat-u1"), "third")
@@ -24,10 +30,12 @@ func TestQueueFollowupOneTurnEach(t *testing.T) {
 
 func TestQueueCollect(t *testing.T) {
 	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Queue.Mode = queue.Collect }})
-	e.post(dm("u1", "first #sleep=600ms"))
-	time.Sleep(150 * time.Millisecond)
+	hold, release := e.hold()
+	e.post(dm("u1", "first "+hold))
+	e.running("chat-u1")
 	e.post(dm("u1", "second"))
 	e.post(dm("u1", "third"))
+	release()
 	contains(t, e.text("chat-u1"), "first")
 	got := e.text("chat-u1")
 	contains(t, got, "[Queued messages while agent was busy]", "Queued #1", "second", "Queued #2", "third")
@@ -36,8 +44,9 @@ func TestQueueCollect(t *testing.T) {
 
 func TestQueueInterrupt(t *testing.T) {
 	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Queue.Mode = queue.Interrupt }})
-	e.post(dm("u1", "slow #sleep=5s"))
-	time.Sleep(400 * time.Millisecond)
+	hold, _ := e.hold() // never released: the interrupt ends it
+	e.post(dm("u1", "slow "+hold))
+	e.running("chat-u1")
 	e.post(dm("u1", "newer"))
 	got := e.text("chat-u1")
 	contains(t, got, "newer", turn.AbortHint)
@@ -48,11 +57,13 @@ func TestQueueInterrupt(t *testing.T) {
 
 func TestQueueCapDropsOldWithSummary(t *testing.T) {
 	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Queue.Cap = 2 }})
-	e.post(dm("u1", "busy #sleep=800ms"))
-	time.Sleep(200 * time.Millisecond)
+	hold, release := e.hold()
+	e.post(dm("u1", "busy "+hold))
+	e.running("chat-u1")
 	for _, w := range []string{"m1", "m2", "m3", "m4"} {
 		e.post(dm("u1", w))
 	}
+	release()
 	contains(t, e.text("chat-u1"), "busy")
 	got := e.text("chat-u1")
 	contains(t, got, "[Messages dropped while the queue was full", "m1", "m2", "m3")
@@ -61,10 +72,10 @@ func TestQueueCapDropsOldWithSummary(t *testing.T) {
 
 func TestStopAbortsAndClearsQueue(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.post(dm("u1", "long #sleep=10s"))
-	time.Sleep(400 * time.Millisecond)
-	e.post(dm("u1", "queued"))
-	time.Sleep(100 * time.Millisecond)
+	hold, _ := e.hold() // never released: /stop ends it
+	e.post(dm("u1", "long "+hold))
+	e.running("chat-u1")
+	e.post(dm("u1", "queued")) // stored before post returns
 	e.post(dm("u1", "/stop"))
 	contains(t, e.text("chat-u1"), "Stopped.", "1 queued message(s) dropped")
 	e.post(dm("u1", "after"))

@@ -130,10 +130,12 @@ func TestTriggerWordsAndTyping(t *testing.T) {
 
 func TestQueueDropNew(t *testing.T) {
 	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Queue.Cap = 1; s.Queue.Drop = queue.DropNew }})
-	e.post(dm("u1", "busy #sleep=600ms"))
-	time.Sleep(200 * time.Millisecond)
+	hold, release := e.hold()
+	e.post(dm("u1", "busy "+hold))
+	e.running("chat-u1")
 	e.post(dm("u1", "kept"))
 	e.post(dm("u1", "dropped"))
+	release()
 	// The chat is told of the drop (at once, while "busy" runs) and gets
 	// the two answers; the order of the notice and the first answer is
 	// not the point.

@@ -78,7 +78,7 @@ func waitStatus(t *testing.T, inst *Instance, within time.Duration, what string,
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %s; status %+v", what, within, st)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // polls a real plugin process
 	}
 }
 
@@ -227,7 +227,7 @@ func TestReportBeforeReady(t *testing.T) {
 		if st.State != StateStarting || time.Now().After(deadline) {
 			t.Fatalf("state %s (last error %q) before needs_attention", st.State, st.LastError)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // polls a real plugin process
 	}
 	if n := readyCalls.Load(); n != 0 {
 		t.Fatalf("OnReady called %d times for a plugin that needs attention", n)

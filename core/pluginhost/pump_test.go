@@ -119,7 +119,7 @@ func (f *nackingChannel) Nack(_ context.Context, req *pb.NackRequest) (*pb.NackR
 	}
 	f.mu.Unlock()
 	go func() {
-		time.Sleep(time.Duration(req.GetRetryAfterMs()) * time.Millisecond)
+		time.Sleep(time.Duration(req.GetRetryAfterMs()) * time.Millisecond) // the fake plugin honours retry_after
 		for _, m := range back {
 			f.live <- m
 		}
@@ -215,7 +215,7 @@ func waitStored(t *testing.T, store *flakyStore, ids ...string) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s not stored", id)
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // polls a real plugin process
 		}
 	}
 }
@@ -285,7 +285,7 @@ func TestPumpNacksWhileStoreFails(t *testing.T) {
 		if done || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // polls a real plugin process
 	}
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
@@ -355,7 +355,7 @@ func TestPumpReopensStreamAfterFailedAck(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("message 1 never acked after the failed ack")
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // polls a real plugin process
 	}
 	if n := fc.streamCount(); n != 2 {
 		t.Errorf("%d Receive streams, want 2", n)

@@ -72,7 +72,7 @@ func TestRunAs(t *testing.T) {
 	h.Apply([]Spec{spec})
 	deadline := time.Now().Add(10 * time.Second)
 	for st = h.Instance("lo2").Status(); !strings.Contains(st.LastError, "run_as") && time.Now().Before(deadline); st = h.Instance("lo2").Status() {
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // polls a real plugin process
 	}
 	if !strings.Contains(st.LastError, `run_as: user "no-such-user-here"`) {
 		t.Errorf("unknown user: state %s, last error %q", st.State, st.LastError)

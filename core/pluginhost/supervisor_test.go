@@ -47,9 +47,9 @@ func (f *faulty) Capabilities() channel.Capabilities { return channel.Capabiliti
 func (f *faulty) Run(ctx context.Context, inbox channel.Inbox) error {
 	switch f.mode {
 	case "panic":
-		go func() { time.Sleep(20 * time.Millisecond); panic("fault plugin panics on purpose") }()
+		go func() { time.Sleep(20 * time.Millisecond); panic("fault plugin panics on purpose") }() // the fault plugin
 	case "crash":
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the fault plugin
 		os.Exit(3)
 	case "flood":
 		n, _ := strconv.Atoi(os.Getenv("CLAWHOST_FLOOD_N"))
@@ -197,7 +197,7 @@ func waitState(t *testing.T, inst *Instance, want State, within time.Duration) S
 		if time.Now().After(deadline) {
 			t.Fatalf("instance %s: state %s (last error %q), want %s within %s", st.Instance, st.State, st.LastError, want, within)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // polls a real plugin process
 	}
 }
 
@@ -276,7 +276,7 @@ func TestKillPluginMidStream(t *testing.T) {
 			if !killed || time.Now().After(deadline) {
 				t.Fatalf("post %s: %v", text, err)
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // polls a real plugin process
 		}
 	}
 	st := waitState(t, inst, StateReady, 5*time.Second)
@@ -303,7 +303,7 @@ func TestPanickingPluginIsRestarted(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("panicking plugin not restarted twice: %+v", inst.Status())
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // polls a real plugin process
 	}
 	if st := inst.Status(); !strings.Contains(st.LastError, "exited") {
 		t.Errorf("last error %q does not say the plugin exited", st.LastError)
@@ -335,7 +335,7 @@ func TestMissingBinary(t *testing.T) {
 	}
 	// Not retried in a loop: while the other instance restarts three times,
 	// the missing one stays settled until a reload.
-	for deadline := time.Now().Add(10 * time.Second); h.Instance("other").Status().Restarts < 3; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); h.Instance("other").Status().Restarts < 3; time.Sleep(5 * time.Millisecond) { // polls a real plugin process
 		if time.Now().After(deadline) {
 			t.Fatal("the crashing instance did not restart")
 		}
@@ -398,7 +398,7 @@ func TestUnresponsivePluginIsRestarted(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not restarted: %+v", st)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // polls a real plugin process
 	}
 	if err := post(addrFile, "after restart"); err != nil {
 		t.Fatal(err)
@@ -425,7 +425,7 @@ func waitStopped(t *testing.T, pid int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("process %d did not stop", pid)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // polls a real plugin process
 	}
 }
 
@@ -541,7 +541,7 @@ func TestCrashLoop(t *testing.T) {
 			last = st.Restarts
 			starts = append(starts, time.Now())
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond) // polls a real plugin process
 	}
 	if len(starts) < 5 {
 		t.Fatalf("saw only %d restarts", len(starts))
@@ -603,7 +603,7 @@ func TestApplyReconciles(t *testing.T) {
 		t.Fatalf("no pid for instance a")
 	}
 	if err := syscall.Kill(pa, 0); err == nil {
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // a real process given time to exit
 		if syscall.Kill(pa, 0) == nil {
 			t.Errorf("process of removed instance a (pid %d) still running", pa)
 		}
@@ -760,7 +760,7 @@ func TestBadLogLinesDoNotCrashTheHost(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the line after the bad ones never reached the host log:\n%s", buf.String())
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // polls a real plugin process
 	}
 	if !strings.Contains(buf.String(), `{"nested":true}`) {
 		t.Errorf("the non-string message was not kept as text:\n%s", buf.String())
@@ -780,7 +780,7 @@ func TestStartupErrorsSayWhy(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: state %s, error %q lacks %q", name, st.State, st.LastError, want)
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // polls a real plugin process
 		}
 		t.Logf("%s: %s", name, st.LastError)
 	}
