@@ -88,10 +88,11 @@ type Host struct {
 	metrics *metrics.Metrics
 	gw      *gateway.Gateway
 	plugins *pluginhost.Supervisor
-	// pipeline is closed once the gateway is built; the plugins start
-	// before it, and their messages wait for it.
-	pipeline chan struct{}
-	admin    *admin.Server
+	// ready is the one readiness gate: the gateway closes it once the
+	// journal is recovered. The plugins start before the gateway exists;
+	// their messages wait on it.
+	ready chan struct{}
+	admin *admin.Server
 
 	reloadMu   sync.Mutex
 	lastReload *admin.Reload // nil until the first reload
@@ -167,7 +168,7 @@ func (h *Host) provision() error {
 	for name := range reattach {
 		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", pluginclient.EnvReattach)
 	}
-	h.pipeline = make(chan struct{})
+	h.ready = make(chan struct{})
 	popts := pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach}
 	if h.cfg.Storage.Engine == config.EnginePostgres {
 		// Several hosts may share the database: each channel instance
@@ -208,7 +209,7 @@ func (h *Host) provision() error {
 		claudeUser, _ = runas.Lookup(u) // Load checked that it exists
 	}
 	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser})
-	gopts := gateway.Options{
+	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
 		Schedules: h.schedules, AgentTools: h.tools.Tools,
@@ -227,16 +228,14 @@ func (h *Host) provision() error {
 	if h.cluster != nil {
 		h.cluster.SetWork(h.gw)
 	}
-	close(h.pipeline)
 	return nil
 }
 
-// inbound hands the plugins' messages to the pipeline, once it is built
-// (the plugins start before the database is open); the gateway then holds
-// them until the journal recovered.
+// inbound hands the plugins' messages to the pipeline once the journal is
+// recovered (the plugins start before the database is open).
 func (h *Host) inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
 	select {
-	case <-h.pipeline:
+	case <-h.ready:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -251,14 +250,25 @@ func (h *Host) pluginReady(inst *pluginhost.Instance) {
 	if a := st.Attention; a != nil && a.Kind == status.Link && st.State == pluginhost.StateReady {
 		h.announcePluginLink(st.Instance, a.Data)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	// The menu once the pipeline is up (after the journal's recovery,
+	// which a cluster host starts only once it holds its lease).
 	select {
-	case <-h.pipeline:
-	case <-ctx.Done():
-		return
+	case <-h.ready:
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		h.gw.RefreshCommands(ctx)
+	default:
+		go func() {
+			select {
+			case <-h.ready:
+			case <-time.After(2 * time.Minute):
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			h.gw.RefreshCommands(ctx)
+		}()
 	}
-	h.gw.RefreshCommands(ctx)
 }
 
 // Start recovers the journal and starts the admin endpoint (New started

@@ -22,6 +22,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -131,6 +132,10 @@ type Options struct {
 	// Placement, with several hosts on one database, decides which host
 	// runs each session; nil runs every session here.
 	Placement Placement
+	// Ready, when set, is the gateway's readiness gate, closed once the
+	// journal is recovered (Start): the composer made it before the
+	// gateway so what arrives earlier waits on the same gate.
+	Ready chan struct{}
 }
 
 // Gateway routes messages between channel plugins and the agent.
@@ -193,7 +198,7 @@ func New(opts Options) *Gateway {
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
 		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), unlisted: access.NewUnlisted(opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
-		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: make(chan struct{}), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
+		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
 		meta: session.NewCache(session.DefaultCacheSize),
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})

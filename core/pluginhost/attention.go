@@ -134,15 +134,15 @@ func (i *Instance) watchStatus(ctx context.Context, plug *pluginclient.Plugin) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(rewatchDelay):
+			case <-i.h.opts.Clock.After(rewatchDelay):
 			}
 		}
 	}()
-	t := time.NewTimer(firstReportWait)
+	t, fired := i.h.opts.Clock.NewTimer(firstReportWait)
 	defer t.Stop()
 	select {
 	case <-first:
-	case <-t.C:
+	case <-fired:
 		i.log.Debug("plugin sent no status report yet; starting without it", "waited", firstReportWait.String())
 	case <-ctx.Done():
 	}

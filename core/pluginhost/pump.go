@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -185,7 +186,7 @@ func (p *pumper) endStream() {
 func (p *pumper) ackFailedEnd() {
 	p.endStream()
 	if !p.retry.failing() {
-		p.retry.until = time.Now().Add(p.retry.first)
+		p.retry.until = p.i.h.opts.Clock.Now().Add(p.retry.first)
 	}
 }
 
@@ -200,7 +201,7 @@ func (p *pumper) streamEnded() (reopened bool, err error) {
 	err = p.s.Err()
 	if p.restart {
 		p.restart = false
-		if !sleepUntil(p.ctx, p.retry.until) {
+		if !sleepUntil(p.ctx, p.i.h.opts.Clock, p.retry.until) {
 			return false, nil
 		}
 		s, cancel, oerr := openStream(p.ctx, p.plug)
@@ -238,7 +239,7 @@ func (p *pumper) readBatch(d pluginclient.Delivery) {
 // refuseWhileBackingOff nacks the batch without trying the store while the
 // store's backoff has not passed, and reports whether it did.
 func (p *pumper) refuseWhileBackingOff() bool {
-	now := time.Now()
+	now := p.i.h.opts.Clock.Now()
 	if !now.Before(p.retry.until) {
 		return false
 	}
@@ -257,7 +258,7 @@ func (p *pumper) storeAndAck() (stopping bool) {
 		if p.ctx.Err() != nil {
 			return true
 		}
-		delay := p.retry.fail(err, time.Now())
+		delay := p.retry.fail(err, p.i.h.opts.Clock.Now())
 		if p.retry.failures == 1 {
 			p.i.log.Error("storing inbound messages failed; nacked, the plugin sends them again", "count", len(p.msgs), "error", err, "retry_in", delay)
 		} else {
@@ -269,7 +270,7 @@ func (p *pumper) storeAndAck() (stopping bool) {
 		return false
 	}
 	if p.retry.failing() {
-		p.i.log.Info("storing inbound messages works again", "nacked_batches", p.retry.failures, "outage", time.Since(p.retry.since).Round(time.Millisecond))
+		p.i.log.Info("storing inbound messages works again", "nacked_batches", p.retry.failures, "outage", p.i.h.opts.Clock.Since(p.retry.since).Round(time.Millisecond))
 		p.retry.reset()
 	}
 	p.acks <- append([]uint64(nil), p.ids...)
@@ -305,16 +306,16 @@ func (n *nacker) nack(ctx context.Context, ids []uint64, reason string, retry ti
 	return false
 }
 
-// sleepUntil waits until t; false if ctx ended first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
+// sleepUntil waits until t on clock; false if ctx ended first.
+func sleepUntil(ctx context.Context, clock tstime.Clock, t time.Time) bool {
+	d := t.Sub(clock.Now())
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	timer := time.NewTimer(d)
+	timer, fired := clock.NewTimer(d)
 	defer timer.Stop()
 	select {
-	case <-timer.C:
+	case <-fired:
 		return true
 	case <-ctx.Done():
 		return false

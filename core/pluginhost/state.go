@@ -114,7 +114,7 @@ func (i *Instance) Status() Status {
 func (i *Instance) setState(s State, err error) {
 	i.mu.Lock()
 	prev := i.state
-	i.state, i.since = s, time.Now()
+	i.state, i.since = s, i.h.opts.Clock.Now()
 	if err != nil {
 		i.lastErr = err
 	}

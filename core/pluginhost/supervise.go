@@ -20,7 +20,7 @@ func (i *Instance) supervise() {
 	defer close(i.done)
 	backoff := i.h.opts.FirstBackoff
 	for {
-		started := time.Now()
+		started := i.h.opts.Clock.Now()
 		err := i.runOnce()
 		i.mu.Lock()
 		if i.probeErr != nil {
@@ -46,7 +46,7 @@ func (i *Instance) supervise() {
 			i.setState(StateStopped, nil)
 			return
 		}
-		if time.Since(started) >= i.h.opts.StablePeriod {
+		if i.h.opts.Clock.Since(started) >= i.h.opts.StablePeriod {
 			backoff = i.h.opts.FirstBackoff
 		}
 		i.mu.Lock()
@@ -55,7 +55,7 @@ func (i *Instance) supervise() {
 		i.setState(StateDegraded, i.withStderr(err))
 		i.log.Info("restarting plugin", "in", backoff.String())
 		select {
-		case <-time.After(backoff):
+		case <-i.h.opts.Clock.After(backoff):
 		case <-i.ctx.Done():
 			i.setState(StateStopped, nil)
 			return
@@ -220,13 +220,13 @@ func (i *Instance) probe(ctx context.Context, plug *pluginclient.Plugin) {
 	if i.reattach != nil {
 		return // under a debugger: a breakpoint is not a hang
 	}
-	t := time.NewTicker(i.h.opts.ProbeInterval)
+	t, tick := i.h.opts.Clock.NewTicker(i.h.opts.ProbeInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick:
 		}
 		pctx, cancel := context.WithTimeout(ctx, i.h.opts.ProbeTimeout)
 		_, err := plug.Describe(pctx)

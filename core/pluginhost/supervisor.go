@@ -32,6 +32,7 @@ package pluginhost
 import (
 	"context"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"os"
 	"sort"
 	"sync"
@@ -92,6 +93,11 @@ type InboundFunc func(ctx context.Context, instance string, msgs []channel.Inbou
 // Options configure a Supervisor.
 type Options struct {
 	Logger hclog.Logger
+	// Clock times restarts (backoff, stable period), the liveness probe,
+	// the retry of inbound messages the store refused and the states'
+	// times; nil: the real one. Waits on a plugin process (its handshake,
+	// its kill grace) are real time.
+	Clock tstime.Clock
 	// Inbound receives channel messages; nil drops them (and never acks).
 	Inbound InboundFunc
 	// OnReady is called each time an instance becomes ready (after a start
@@ -156,6 +162,7 @@ func New(opts Options) *Supervisor {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
+	opts.Clock = tstime.Or(opts.Clock)
 	if opts.FirstBackoff <= 0 {
 		opts.FirstBackoff = 50 * time.Millisecond
 	}
@@ -310,7 +317,7 @@ type Instance struct {
 
 func newInstance(h *Supervisor, s Spec) *Instance {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Instance{h: h, spec: s, log: h.opts.Logger.Named(s.Instance), ctx: ctx, cancel: cancel, done: make(chan struct{}), state: StateStarting, since: time.Now(), readyCh: make(chan struct{})}
+	return &Instance{h: h, spec: s, log: h.opts.Logger.Named(s.Instance), ctx: ctx, cancel: cancel, done: make(chan struct{}), state: StateStarting, since: h.opts.Clock.Now(), readyCh: make(chan struct{})}
 }
 
 // Name returns the instance name.
