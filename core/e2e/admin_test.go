@@ -1,0 +1,330 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/config"
+)
+
+const adminConfig = `
+data_dir   = "./data"
+plugin_dir = %q
+agent {
+  command = %q
+  env     = { CLAWHOST_FAKE_CLAUDE = "1" }
+}
+access {
+  dm_policy = "pairing"
+  owners    = ["lo:owner"]
+}
+admin {
+  listen = %q
+}
+plugin "lo" {
+  source = "loopback"
+  config {
+    addr_file = %q
+  }
+}
+`
+
+// get fetches url; when it is an admin endpoint of a host the test
+// launched, it sends that host's admin token (see adminTokens).
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if tok := adminToken(req.URL.Host); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// adminTokens maps the admin address of every host launch started to its
+// token file, so that get authenticates as the operator does.
+var adminTokens sync.Map // host:port -> token file
+
+// registerAdmin records the admin endpoint of the configuration at
+// cfgPath, if it has one.
+func registerAdmin(t testing.TB, cfgPath string) {
+	cfg, diags := config.Load(cfgPath)
+	if cfg == nil || diags.HasErrors() || cfg.Admin.Listen == "" {
+		return
+	}
+	adminTokens.Store(cfg.Admin.Listen, admin.TokenPath(cfg.DataDir))
+}
+
+// adminToken is the token of the admin endpoint at hostport; "" when the
+// test launched none there (or it has not made its token yet).
+func adminToken(hostport string) string {
+	path, ok := adminTokens.Load(hostport)
+	if !ok {
+		return ""
+	}
+	tok, _ := admin.ReadToken(path.(string))
+	return tok
+}
+
+// TestAdminAndPairingCLI: the status page, /healthz and /metrics over HTTP,
+// and `clawhost pairing list|approve` through a running host's admin
+// endpoint.
+func TestAdminAndPairingCLI(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	adminAddr := wcFreeAddr(t)
+	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := launch(t, dir, cfgPath)
+	d.addrFile = addrFile
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
+	base := "http://" + adminAddr
+	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200")
+
+	// A stranger is refused with a pairing code; the CLI lists and approves it.
+	d.post("stranger", "hello")
+	reply := d.nextSend("chat-stranger")
+	i := strings.Index(reply, "code is ")
+	if i < 0 {
+		t.Fatalf("no pairing code in %q", reply)
+	}
+	code := strings.Fields(reply[i+len("code is "):])[0]
+	var out, errb bytes.Buffer
+	if rc := run([]string{"pairing", "list", "-config", d.cfgPath}, &out, &errb); rc != 0 || !strings.Contains(out.String(), code) || !strings.Contains(out.String(), "lo:stranger") {
+		t.Fatalf("pairing list: rc %d out %q err %q", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	if rc := run([]string{"pairing", "approve", code, "-config", d.cfgPath}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "approved lo:stranger") {
+		t.Fatalf("pairing approve: rc %d out %q err %q", rc, out.String(), errb.String())
+	}
+	d.post("stranger", "now me")
+	if got := d.nextSend("chat-stranger"); !strings.Contains(got, "echo: ") || !strings.Contains(got, "now me") {
+		t.Fatalf("after approval: %q", got)
+	}
+
+	code2, page := get(t, base+"/")
+	if code2 != 200 || !strings.Contains(page, "lo:direct:stranger") || !strings.Contains(page, "loopback") {
+		t.Errorf("status page %d:\n%s", code2, page)
+	}
+	if strings.Contains(page, "<h2>Hosts</h2>") {
+		t.Error("the status page of a host alone on SQLite has a Hosts section")
+	}
+	_, m := get(t, base+"/metrics")
+	if strings.Contains(m, "clawhost_hosts_live") || !strings.Contains(m, `clawhost_host_info{engine="sqlite",host_id=`) {
+		t.Errorf("/metrics of a host alone on SQLite: host info missing or cluster metrics present")
+	}
+	for _, want := range []string{`clawhost_messages_in_total{instance="lo"} 2`, `clawhost_turns_total{agent="main",outcome="ok"} 1`, `clawhost_plugin_up{instance="lo"} 1`, "clawhost_turn_duration_seconds_bucket"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	// The plugin dies: /healthz goes 503 until the host restarted it.
+	pids := pluginPIDs(d, 1)
+	_ = syscall.Kill(pids[0], syscall.SIGKILL)
+	deadline := time.Now().Add(10 * time.Second)
+	saw503 := false
+	for time.Now().Before(deadline) {
+		c, _ := get(t, base+"/healthz")
+		if c == 503 {
+			saw503 = true
+		}
+		if saw503 && c == 200 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if c, body := get(t, base+"/healthz"); c != 200 {
+		t.Errorf("/healthz after the restart: %d %s", c, body)
+	}
+	if !saw503 {
+		t.Log("restart was faster than the /healthz polling; 503 not observed")
+	}
+}
+
+// TestStatusShowsWhatToDo: a plugin whose binary is missing settles in
+// "missing" (no restart loop); `clawhost status` and /healthz name it with
+// what to do, while the rest of the host serves.
+func TestStatusShowsWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	adminAddr := wcFreeAddr(t)
+	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
+	cfg := fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile) + `
+plugin "gone" {
+  source = "loopback"
+  path   = "` + filepath.Join(dir, "clawhost-gone") + `"
+}
+`
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := launch(t, dir, cfgPath)
+	d.addrFile = addrFile
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
+	var out, errb bytes.Buffer
+	d.waitFor(func() bool {
+		out.Reset()
+		errb.Reset()
+		rc := run([]string{"status", "-config", cfgPath}, &out, &errb)
+		return rc == 1 && strings.Contains(out.String(), "missing") && strings.Contains(out.String(), "plugins ready 1/2")
+	}, "status: lo ready, gone missing")
+	for _, want := range []string{"plugins ready 1/2", "gone", "clawhost-gone", "what to do: build or install the binary"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status output lacks %q:\n%s", want, out.String())
+		}
+	}
+	code, body := get(t, "http://"+adminAddr+"/healthz")
+	if code != 503 || !strings.Contains(body, `"instance":"gone"`) || !strings.Contains(body, `"state":"missing"`) || strings.Contains(body, `"instance":"lo"`) {
+		t.Errorf("/healthz %d %s", code, body)
+	}
+	start := time.Now()
+	if _, m := get(t, "http://"+adminAddr+"/metrics"); !strings.Contains(m, `clawhost_plugin_state{instance="gone",state="missing"} 1`) {
+		t.Errorf("/metrics lacks the missing state:\n%s", m)
+	}
+	d.post("owner", "still serving")
+	if got := d.nextSend("chat-owner"); !strings.Contains(got, "still serving") {
+		t.Errorf("reply %q", got)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the reply waited %s: nothing may wait for a missing plugin", took) // a hook wait would take the 10 s start timeout
+	}
+	if n := strings.Count(d.log.String(), "plugin missing"); n != 1 {
+		t.Errorf("the missing binary is reported once, not in a loop: %d lines", n)
+	}
+}
+
+// TestAdminTokenEndToEnd: the running binary's admin endpoint refuses
+// every route without the token (loopback included), takes the header and
+// the link's ?token= (cookie, redirect without it), keeps the token 0600
+// and reuses it after a restart; the CLI reads it and works; beyond
+// loopback without TLS the host refuses to start.
+func TestAdminTokenEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	adminAddr := wcFreeAddr(t)
+	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := launch(t, dir, cfgPath)
+	d.addrFile = addrFile
+	base := "http://" + adminAddr
+	tokenFile := filepath.Join(dir, "data", "admin.token")
+	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200")
+	fi, err := os.Stat(tokenFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v, %v; want mode 0600", fi, err)
+	}
+	token := adminToken(adminAddr)
+	// Without a terminal the log says where the token is, never the token.
+	d.waitFor(func() bool { return strings.Contains(d.log.String(), "token_file="+tokenFile) }, "the log to name the token file")
+	if strings.Contains(d.log.String(), token) {
+		t.Error("the log holds the admin token")
+	}
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(method, path, auth string) (int, http.Header, string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(`{"code":"AAAAAAAA"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	for _, c := range []struct {
+		method, path, auth string
+		code               int
+	}{
+		{"GET", "/", "", 401},
+		{"GET", "/status.json", "", 401},
+		{"GET", "/metrics", "", 401},
+		{"GET", "/pairing", "", 401},
+		{"POST", "/pairing/approve", "", 401},
+		{"POST", "/plugins/lo/retry", "", 401},
+		{"GET", "/status.json", "Bearer wrong", 401},
+		{"GET", "/", "Bearer " + token, 200},
+		{"GET", "/status.json", "Bearer " + token, 200},
+		{"GET", "/metrics", "Bearer " + token, 200},
+		{"GET", "/pairing", "Bearer " + token, 200},
+		{"POST", "/pairing/approve", "Bearer " + token, 404}, // reached: the code is unknown
+	} {
+		if code, _, body := send(c.method, c.path, c.auth); code != c.code {
+			t.Errorf("%s %s with %q: %d %q, want %d", c.method, c.path, c.auth, code, body, c.code)
+		}
+	}
+	code, hdr, _ := send("GET", "/?token="+token, "")
+	if code != http.StatusSeeOther || hdr.Get("Location") != "/" || !strings.Contains(hdr.Get("Set-Cookie"), admin.CookieName+"=") ||
+		!strings.Contains(hdr.Get("Set-Cookie"), "HttpOnly") || !strings.Contains(hdr.Get("Set-Cookie"), "SameSite=Strict") {
+		t.Errorf("?token=: %d, Location %q, Set-Cookie %q; want 303 to / with the cookie", code, hdr.Get("Location"), hdr.Get("Set-Cookie"))
+	}
+	if code, _, body := send("GET", "/healthz", ""); code != 200 || strings.TrimSpace(body) != `{"status":"ok"}` {
+		t.Errorf("/healthz without the token: %d %q, want only the status", code, body)
+	}
+
+	var out, errb bytes.Buffer
+	if rc := run([]string{"status", "-config", cfgPath}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "plugins ready 1/1") {
+		t.Errorf("clawhost status: rc %d out %q err %q", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	if rc := run([]string{"pairing", "list", "-config", cfgPath}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "no pending pairing codes") {
+		t.Errorf("clawhost pairing list: rc %d out %q err %q", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"retry", "lo", "-config", cfgPath}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "offers no retry") {
+		t.Errorf("clawhost retry lo: rc %d out %q err %q; want the endpoint's 409", rc, out.String(), errb.String())
+	}
+
+	// A restart keeps the token: links and scripts keep working.
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+	d.restart()
+	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200 after the restart")
+	if again := adminToken(adminAddr); again != token {
+		t.Error("the token changed across a restart")
+	}
+	if code, _, _ := send("GET", "/status.json", "Bearer "+token); code != 200 {
+		t.Errorf("the old token after a restart: %d", code)
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+
+	// Beyond loopback without TLS: validate names the line, the host does
+	// not start.
+	wide := fmt.Sprintf(adminConfig, binDir(t), exe, "0.0.0.0:0", addrFile)
+	if err := os.WriteFile(cfgPath, []byte(wide), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"validate", "-config", cfgPath}, &out, &errb); rc != 1 || !strings.Contains(out.String()+errb.String(), "config.hcl:13") ||
+		!strings.Contains(out.String()+errb.String(), "beyond loopback without TLS") {
+		t.Errorf("validate with listen 0.0.0.0: rc %d\n%s%s", rc, out.String(), errb.String())
+	}
+}

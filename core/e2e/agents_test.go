@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// agentsConfig: the telegram plugin and three agents running the real
+// claude CLI against the fake API — main (the default, DMs), ops (bound to
+// the forum group, switchable) and docs (bound to one topic of it), each
+// with its own workspace and system prompt. Arguments: data dir, plugin
+// dir, claude, HOME, fake API URL, then the workspaces of main, ops and
+// docs, then token and api_endpoint.
+const agentsConfig = `
+data_dir   = %[1]q
+plugin_dir = %[2]q
+log_level  = "debug"
+agent {
+  command       = %[3]q
+  workspace     = %[6]q
+  system_prompt = "MAIN-MARKER"
+  timeout       = "60s"
+  env = {
+    HOME               = %[4]q
+    ANTHROPIC_BASE_URL = %[5]q
+    ANTHROPIC_API_KEY  = "test"
+  }
+}
+agent "ops" {
+  workspace     = %[7]q
+  system_prompt = "OPS-MARKER"
+  chats         = ["tg:-1001234500002"]
+  switchable    = true
+}
+agent "docs" {
+  workspace     = %[8]q
+  system_prompt = "DOCS-MARKER"
+  chats         = ["tg:-1001234500002:77"]
+}
+access {
+  dm_policy        = "allowlist"
+  allow_from       = ["tg:1001"]
+  groups           = ["tg:-1001234500002"]
+  group_allow_from = ["tg:2002"]
+  require_mention  = false
+}
+admin {
+  listen = ""
+}
+messages {
+  streaming = "off"
+}
+plugin "tg" {
+  source = "telegram"
+  config {
+    token        = %[9]q
+    api_endpoint = %[10]q
+    poll_timeout = 30
+  }
+}
+`
+
+// TestAgentsTelegram: through the real binary, the fake Bot API and the real
+// claude CLI, a DM talks to the default agent, the forum group to the agent
+// bound to it and one topic of the group to the agent bound to that topic —
+// each request reaches the API from that agent's workspace with its prompt.
+// /agent switches the DM and back (the earlier conversation resumes), and a
+// restart keeps the bindings and the switch.
+func TestAgentsTelegram(t *testing.T) {
+	bin := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	srv := telegramtest.NewServer(tgToken)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	ws := map[string]string{}
+	for _, a := range []string{"main", "ops", "docs"} {
+		ws[a] = filepath.Join(dir, "ws-"+a)
+	}
+	cfg := filepath.Join(dir, "config.hcl")
+	src := fmt.Sprintf(agentsConfig, filepath.Join(dir, "data"), binDir(t), bin, filepath.Join(dir, "home"), fake.URL(),
+		ws["main"], ws["ops"], ws["docs"], tgToken, srv.APIEndpoint())
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := launch(t, dir, cfg)
+	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+
+	forum := telegramtest.Supergroup(tgForum, "Forum")
+	forum.IsForum = true
+	alice := telegramtest.PrivateChat(tgAlice)
+	// reaches asserts the request that carried marker came from agent's
+	// workspace with its system prompt, and returns the conversation's
+	// user texts.
+	reaches := func(marker, agent string) []string {
+		t.Helper()
+		var req *anthropictest.Request
+		tgWaitFor(t, "the API request with "+marker, func() bool {
+			for _, r := range fake.Requests() {
+				if strings.Contains(r.LastUserText(), marker) {
+					req = r
+				}
+			}
+			return req != nil
+		})
+		sys, body := req.SystemText(), string(req.Body)
+		for _, a := range []string{"main", "ops", "docs"} {
+			want := a == agent
+			if strings.Contains(sys, strings.ToUpper(a)+"-MARKER") != want {
+				t.Errorf("%s: the system prompt has %s's marker: %v, want %v", marker, a, !want, want)
+			}
+			if strings.Contains(body, "Primary working directory: "+ws[a]+`\n`) != want {
+				t.Errorf("%s: claude ran in %s's workspace: %v, want %v", marker, a, !want, want)
+			}
+		}
+		return req.UserTexts()
+	}
+	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-one")
+	reaches("dm-one", "main")
+	tgWaitMessage(t, srv, tgAlice, "dm-one")
+	srv.PushText(forum, tgUser(tgBob, "Bob"), "group-one")
+	reaches("group-one", "ops")
+	srv.PushUpdate(map[string]any{"message": map[string]any{
+		"message_id": 900, "date": time.Now().Unix(), "chat": forum, "from": tgUser(tgBob, "Bob"), "text": "topic-one",
+		"message_thread_id": tgTopic, "is_topic_message": true,
+	}})
+	reaches("topic-one", "docs")
+
+	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent")
+	tgWaitMessage(t, srv, tgAlice, "Agent: main.", "Available: main, ops.")
+	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent ops")
+	tgWaitMessage(t, srv, tgAlice, "Now talking to agent ops: a new conversation.")
+	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-two")
+	if texts := reaches("dm-two", "ops"); strings.Contains(strings.Join(texts, "\n"), "dm-one") {
+		t.Errorf("ops's conversation carries main's: %q", texts)
+	}
+	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent main")
+	tgWaitMessage(t, srv, tgAlice, "Now talking to agent main: its conversation in this chat goes on.")
+	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-three")
+	if texts := reaches("dm-three", "main"); !strings.Contains(strings.Join(texts, "\n"), "dm-one") {
+		t.Errorf("main's conversation did not go on: %q", texts)
+	}
+	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent ops")
+	tgWaitMessage(t, srv, tgAlice, "Now talking to agent ops: its conversation in this chat goes on.")
+
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+	polls := len(srv.Requests("getUpdates"))
+	d.spawn()
+	tgWaitFor(t, "the plugin polling again", func() bool { return len(srv.Requests("getUpdates")) > polls })
+	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-four")
+	if texts := reaches("dm-four", "ops"); !strings.Contains(strings.Join(texts, "\n"), "dm-two") {
+		t.Errorf("after a restart ops's conversation did not go on: %q", texts)
+	}
+	srv.PushText(forum, tgUser(tgBob, "Bob"), "group-two")
+	reaches("group-two", "ops")
+}

@@ -1,0 +1,280 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/postgres"
+	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// clusterConfig runs one host of a cluster: the telegram plugin against
+// the fake Bot API, the fake claude, storage on the shared PostgreSQL
+// database with 2 s leases. Arguments: plugin dir, agent command, token,
+// api endpoint, url, host id.
+const clusterConfig = `
+data_dir   = "./data"
+plugin_dir = %q
+log_level  = "debug"
+agent {
+  command   = %q
+  workspace = "./workspace"
+  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
+  timeout   = "30s"
+}
+access {
+  dm_policy  = "allowlist"
+  allow_from = ["tg:*"]
+}
+admin {
+  listen = ""
+}
+plugin "tg" {
+  source = "telegram"
+  config {
+    token        = %q
+    api_endpoint = %q
+    poll_timeout = 1
+  }
+}
+storage {
+  engine    = "postgres"
+  url       = %q
+  host_id   = %q
+  lease_ttl = "2s"
+}
+`
+
+// cluster is several real clawhost hosts serving one Telegram bot from
+// one PostgreSQL database.
+type cluster struct {
+	t     *testing.T
+	url   string
+	tg    *telegramtest.Server
+	db    *postgres.DB
+	hosts map[string]*daemon
+}
+
+func startCluster(t *testing.T, ids ...string) *cluster {
+	t.Helper()
+	c := &cluster{t: t, url: pgtest.Cluster(t).NewDatabase(t), tg: telegramtest.NewServer(tgToken), hosts: map[string]*daemon{}}
+	t.Cleanup(c.tg.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "config.hcl")
+		src := fmt.Sprintf(clusterConfig, binDir(t), exe, tgToken, c.tg.APIEndpoint(), c.url, id)
+		if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c.hosts[id] = launch(t, dir, cfg)
+	}
+	c.db, err = postgres.Open(context.Background(), c.url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.db.Close() })
+	t.Cleanup(func() {
+		if t.Failed() {
+			for id, d := range c.hosts {
+				t.Logf("host %s log (tail):\n%s", id, tail(d.log.String(), 60))
+			}
+		}
+	})
+	return c
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// holder returns the host holding the channel lease of tg, waiting for
+// one (bounded).
+func (c *cluster) holder() string {
+	c.t.Helper()
+	var h string
+	tgWaitFor(c.t, "a host to hold the channel lease", func() bool {
+		ls, err := c.db.ListLeases(context.Background(), "channel/tg")
+		if err != nil || len(ls) == 0 || !ls[0].Live(time.Now()) {
+			return false
+		}
+		if d := c.hosts[ls[0].Holder]; d == nil || d.cmd.ProcessState != nil {
+			return false // a dead host's lease, not expired yet
+		}
+		h = ls[0].Holder
+		return true
+	})
+	return h
+}
+
+// placements counts the sessions placed on each host.
+func (c *cluster) placements() map[string]int {
+	c.t.Helper()
+	n, err := c.db.PlacementCounts(context.Background())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// kill9 kills a host at once.
+func (c *cluster) kill9(id string) {
+	d := c.hosts[id]
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+}
+
+var markRE = regexp.MustCompile(`c(\d+) m(\d+)`)
+
+// replies reads what the bot sent, per chat: the message numbers of the
+// replies in send order, and the notices that part of a reply may be
+// missing.
+func (c *cluster) replies() (got map[int64][]int, told map[int64]int) {
+	got, told = map[int64][]int{}, map[int64]int{}
+	for _, s := range c.tg.Sent() {
+		if s.Method != "sendMessage" {
+			continue
+		}
+		chat, _ := strconv.ParseInt(s.ChatID, 10, 64)
+		if strings.Contains(s.Visible, "may be missing") {
+			told[chat]++
+			continue
+		}
+		if m := markRE.FindStringSubmatch(s.Visible); m != nil {
+			n, _ := strconv.Atoi(m[2])
+			got[chat] = append(got[chat], n)
+		}
+	}
+	return got, told
+}
+
+// push sends message m of every chat.
+func (c *cluster) push(chats []int64, m int, extra string) {
+	for _, chat := range chats {
+		c.tg.PushText(telegramtest.PrivateChat(chat), tgUser(chat, "u"), fmt.Sprintf("c%d m%d %s", chat, m, extra))
+	}
+}
+
+// waitAnswered waits until every chat has answers to messages 1..n (or
+// was told one may be missing), then a little longer for duplicates, and
+// checks: each message answered at most once, in order, none lost.
+func (c *cluster) waitAnswered(chats []int64, n int, within time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got, told := c.replies()
+		done := true
+		for _, chat := range chats {
+			if len(got[chat])+told[chat] < n {
+				done = false
+			}
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("not every message answered within %s: %v (told %v)", within, got, told)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // a second copy would come now
+	got, told := c.replies()
+	for _, chat := range chats {
+		g := got[chat]
+		if !slices.IsSorted(g) || len(slices.Compact(slices.Clone(g))) != len(g) {
+			c.t.Errorf("chat %d: replies %v: out of order or doubled", chat, g)
+		}
+		for m := 1; m <= n; m++ {
+			if !slices.Contains(g, m) && told[chat] == 0 {
+				c.t.Errorf("chat %d: message %d lost (replies %v)", chat, m, g)
+			}
+		}
+	}
+}
+
+// TestThreeHostsServeOneBot: three real hosts on one PostgreSQL serve one
+// Telegram bot. One host polls it (one poller per token: the fake answers
+// a second poller's request with 409, as Telegram does), the sessions
+// spread over all three, replies of sessions on the other hosts go out
+// through the poller's host, every message is answered once and in order.
+// Then the polling host is killed with -9 while turns run, then a host
+// running turns: another host takes the channel and the sessions over
+// within the lease time, and nothing is lost or doubled.
+func TestThreeHostsServeOneBot(t *testing.T) {
+	c := startCluster(t, "h1", "h2", "h3")
+	holder := c.holder()
+	t.Logf("%s polls the bot", holder)
+	tgWaitFor(t, "three live hosts", func() bool {
+		ls, _ := c.db.ListLeases(context.Background(), store.HostLeasePrefix)
+		n := 0
+		for _, l := range ls {
+			if l.Live(time.Now()) {
+				n++
+			}
+		}
+		return n == 3
+	})
+	time.Sleep(time.Second) // each host reads the leases every 0.67 s
+	var chats []int64
+	for i := range 12 {
+		chats = append(chats, int64(5001+i))
+	}
+	for m := 1; m <= 3; m++ {
+		c.push(chats, m, "")
+	}
+	c.waitAnswered(chats, 3, 60*time.Second)
+	pl := c.placements()
+	t.Logf("sessions per host: %v", pl)
+	if len(pl) < 2 {
+		t.Errorf("12 sessions all on one host: %v", pl)
+	}
+	if n := c.tg.Conflicts(); n > 0 {
+		t.Errorf("%d long polls ended by a second poller: two hosts polled the bot", n)
+	}
+
+	// kill -9 of the polling host while every session runs a turn.
+	c.push(chats, 4, "#sleep=1500ms")
+	time.Sleep(700 * time.Millisecond)
+	c.kill9(holder)
+	killed := time.Now()
+	next := c.holder()
+	t.Logf("%s killed; %s polls the bot %s later", holder, next, time.Since(killed).Round(time.Millisecond))
+	if next == holder {
+		t.Fatal("the killed host still holds the channel")
+	}
+	c.push(chats, 5, "")
+	c.waitAnswered(chats, 5, 60*time.Second)
+
+	// kill -9 of a host that runs turns but does not poll.
+	var victim string
+	for id, d := range c.hosts {
+		if id != next && d.cmd.ProcessState == nil {
+			victim = id
+		}
+	}
+	c.push(chats, 6, "#sleep=1500ms")
+	time.Sleep(700 * time.Millisecond)
+	c.kill9(victim)
+	t.Logf("%s (running turns) killed", victim)
+	c.push(chats, 7, "")
+	c.waitAnswered(chats, 7, 60*time.Second)
+	if n := c.tg.Conflicts(); n > 0 {
+		t.Errorf("%d long polls ended by a second poller", n)
+	}
+	_, told := c.replies()
+	t.Logf("chats told a reply part may be missing (a send in flight on a killed host): %v", told)
+}

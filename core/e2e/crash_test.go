@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// restart starts clawhost again on the daemon's directory and config.
+func (d *daemon) restart() {
+	d.t.Helper()
+	_ = os.Remove(d.addrFile)
+	d.after = 0
+	d.spawn()
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file after restart")
+}
+
+// TestKill9MidTurnCompletesOnce: clawhost is SIGKILLed while claude works
+// on a message; after a restart the turn runs again and its reply is
+// delivered exactly once.
+func TestKill9MidTurnCompletesOnce(t *testing.T) {
+	d := startDaemon(t, false)
+	pluginPIDs(d, 2)
+	d.post("u1", "survive this #sleep=1500ms")
+	// Wait until the turn is running (typing indicator on).
+	d.waitFor(func() bool { return typingSeen(d) }, "the turn to start (typing on)")
+	time.Sleep(300 * time.Millisecond)
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+
+	d.restart()
+	var got string
+	deadline0 := time.Now().Add(45 * time.Second)
+	for got == "" && time.Now().Before(deadline0) {
+		for _, r := range d.sent(2 * time.Second) {
+			d.after = r.Seq
+			if r.Op == "send" && r.ChatID == "chat-u1" {
+				got = r.Text
+				break
+			}
+		}
+	}
+	if !strings.Contains(got, "survive this") {
+		t.Fatalf("after restart: %q", got)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range d.sent(time.Until(deadline)) {
+			d.after = r.Seq
+			if r.Op == "send" && r.ChatID == "chat-u1" {
+				t.Fatalf("reply delivered twice: %q", r.Text)
+			}
+		}
+	}
+	_ = d.cmd.Process.Signal(os.Interrupt)
+	_ = d.cmd.Wait()
+}
+
+func typingSeen(d *daemon) bool {
+	for _, r := range d.sent(0) {
+		if r.Op == "typing" {
+			return true
+		}
+	}
+	return false
+}
+
+// TestKill9KillsClaudesTools: a process a claude tool started (sleep 300)
+// does not outlive clawhost's SIGKILL: claude's process group is killed by
+// its lifeline watcher as soon as the host is gone, without a restart.
+func TestKill9KillsClaudesTools(t *testing.T) {
+	d := startDaemon(t, false)
+	pluginPIDs(d, 2)
+	pidFile := filepath.Join(t.TempDir(), "tool.pid")
+	d.post("u1", "run a tool #spawn="+pidFile+" #sleep=60s")
+	var tool int
+	d.waitFor(func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		tool, _ = strconv.Atoi(string(b))
+		return tool > 0
+	}, "the tool's pid file")
+	t.Cleanup(func() { _ = syscall.Kill(tool, syscall.SIGKILL) })
+	if !alive(tool) {
+		t.Fatalf("tool %d not running", tool)
+	}
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+	d.waitFor(func() bool { return !alive(tool) }, "the tool to die with the host")
+}

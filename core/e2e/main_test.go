@@ -1,0 +1,491 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
+
+	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/internal/testbin"
+	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
+)
+
+// The test binary doubles as a fake claude CLI (core/internal/fakeclaude)
+// when CLAWHOST_FAKE_CLAUDE is set.
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeclaude.EnvVar) != "" {
+		fakeclaude.Main()
+		return
+	}
+	os.Exit(pgtest.Main(m)) // runs the tests; stops PostgreSQL if a test started it
+
+}
+
+// binDir returns the directory holding clawhost and every plugin binary.
+func binDir(t testing.TB) string {
+	t.Helper()
+	d, err := testbin.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+type daemon struct {
+	t        testing.TB
+	cmd      *exec.Cmd
+	dir      string
+	cfgPath  string
+	addrFile string
+	log      *syncbuf.Buffer
+	after    int
+}
+
+const configTemplate = `
+data_dir   = "./data"
+plugin_dir = %q
+log_level  = "debug"
+agent {
+  command   = %q
+  workspace = "./workspace"
+  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
+  timeout   = "30s"
+  sandbox   = "off" # the fake claude and its tools write test files outside the workspace
+}
+access {
+  dm_policy  = "allowlist"
+  allow_from = ["lo:u1"]
+}
+plugin "lo" {
+  source = "loopback"
+  config {
+    addr_file = %q
+  }
+}
+plugin "ping" {
+  source  = "ping"
+  enabled = %v
+}
+plugin "clock" {
+  source = "clock-hook"
+}
+`
+
+func writeConfig(t testing.TB, dir string, ping bool) string {
+	t.Helper()
+	exe, _ := os.Executable()
+	path := filepath.Join(dir, "config.hcl")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(configTemplate, binDir(t), exe, filepath.Join(dir, "lo.addr"), ping)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func startDaemon(t testing.TB, ping bool) *daemon {
+	t.Helper()
+	dir := t.TempDir()
+	d := launch(t, dir, writeConfig(t, dir, ping))
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+	return d
+}
+
+// launch runs clawhost on cfgPath. At the end of the test it is stopped
+// with SIGTERM (SIGKILL after 10 s) and, when the test failed, its log is
+// printed.
+func launch(t testing.TB, dir, cfgPath string) *daemon {
+	t.Helper()
+	d := &daemon{t: t, dir: dir, cfgPath: cfgPath}
+	registerAdmin(t, cfgPath)
+	d.spawn()
+	t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			_ = d.cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = d.cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = d.cmd.Process.Kill()
+				<-done
+			}
+		}
+		if t.Failed() {
+			t.Logf("clawhost log:\n%s", d.log.String())
+		}
+	})
+	return d
+}
+
+// spawn starts the clawhost process with a fresh log.
+func (d *daemon) spawn() {
+	d.t.Helper()
+	d.log = &syncbuf.Buffer{}
+	d.cmd = exec.Command(filepath.Join(binDir(d.t), "clawhost"), "-config", d.cfgPath)
+	d.cmd.Stderr = d.log
+	d.cmd.Stdout = d.log
+	if err := d.cmd.Start(); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+func (d *daemon) waitFor(cond func() bool, what string) {
+	d.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (d *daemon) addr() string {
+	b, _ := os.ReadFile(d.addrFile)
+	return string(b)
+}
+
+func (d *daemon) post(sender, text string) {
+	d.t.Helper()
+	body, _ := json.Marshal(map[string]string{"chat_id": "chat-" + sender, "sender_id": sender, "text": text})
+	resp, err := http.Post("http://"+d.addr()+"/inbound", "application/json", bytes.NewReader(body))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		d.t.Fatalf("inbound: status %d", resp.StatusCode)
+	}
+}
+
+type record struct {
+	Seq    int    `json:"seq"`
+	Op     string `json:"op"`
+	ChatID string `json:"chat_id"`
+	Text   string `json:"text"`
+}
+
+// sent returns what the loopback channel did after the last record seen,
+// waiting up to wait for something.
+func (d *daemon) sent(wait time.Duration) []record {
+	resp, err := http.Get(fmt.Sprintf("http://%s/sent?after=%d&wait=%s", d.addr(), d.after, wait))
+	if err != nil {
+		time.Sleep(50 * time.Millisecond)
+		return nil
+	}
+	defer resp.Body.Close()
+	var recs []record
+	_ = json.NewDecoder(resp.Body).Decode(&recs)
+	return recs
+}
+
+// nextSend returns the next message sent to chat, skipping typing and edits.
+func (d *daemon) nextSend(chat string) string {
+	d.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range d.sent(2 * time.Second) {
+			d.after = r.Seq
+			if r.Op == "send" && r.ChatID == chat {
+				return r.Text
+			}
+		}
+	}
+	d.t.Fatalf("no message sent to %s", chat)
+	return ""
+}
+
+// children returns the pids whose parent is pid.
+func children(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+func pluginPIDs(d *daemon, want int) []int {
+	d.t.Helper()
+	var pids []int
+	d.waitFor(func() bool {
+		pids = nil
+		for _, p := range children(d.cmd.Process.Pid) {
+			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); strings.Contains(exe, "clawhost-") {
+				pids = append(pids, p)
+			}
+		}
+		return len(pids) == want
+	}, fmt.Sprintf("%d plugin processes", want))
+	return pids
+}
+
+// TestEndToEnd: a message in a loopback chat reaches the (fake) agent with
+// the clock hook's context and the reply comes back; /ping is answered by
+// the command plugin; an unknown sender never reaches the agent; SIGHUP
+// disables and re-enables a plugin; SIGTERM leaves no plugin running.
+func TestEndToEnd(t *testing.T) {
+	d := startDaemon(t, true)
+	pluginPIDs(d, 3)
+
+	d.post("u1", "hello there")
+	got := d.nextSend("chat-u1")
+	if !strings.HasPrefix(got, "echo: ") || !strings.Contains(got, "hello there") || !strings.Contains(got, "Current date and time") {
+		t.Errorf("reply %q: want an echo of the prompt with the clock hook's context", got)
+	}
+
+	d.post("u1", "/ping now")
+	if got := d.nextSend("chat-u1"); got != "pong now" {
+		t.Errorf("/ping: got %q", got)
+	}
+
+	d.post("u2", "let me in")
+	if got := d.nextSend("chat-u2"); strings.Contains(got, "echo") || !strings.Contains(got, "lo:u2") {
+		t.Errorf("unknown sender: got %q, want a refusal naming lo:u2", got)
+	}
+
+	// SIGHUP with ping disabled: /ping goes to the agent instead.
+	writeConfig(t, d.dir, false)
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	pluginPIDs(d, 2)
+	d.post("u1", "/ping again")
+	if got := d.nextSend("chat-u1"); !strings.HasPrefix(got, "echo: ") {
+		t.Errorf("/ping with the plugin disabled: got %q, want the agent's echo", got)
+	}
+	// An invalid file is refused and the running set kept.
+	_ = os.WriteFile(d.cfgPath, []byte("plugin \"x\" {"), 0o600)
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	d.waitFor(func() bool { return strings.Contains(d.log.String(), "configuration refused") }, "refusal of the invalid file")
+	writeConfig(t, d.dir, true)
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	// The reload first checks the new ping block in a probe process, then
+	// starts the instance.
+	d.waitFor(func() bool { return strings.Count(d.log.String(), "configuration reloaded") == 2 }, "the reload re-enabling ping")
+	pids := pluginPIDs(d, 3)
+	// The plugin may still be starting: the router waits for it rather
+	// than sending its command to the agent.
+	d.post("u1", "/ping back")
+	if got := d.nextSend("chat-u1"); got != "pong back" {
+		t.Errorf("/ping re-enabled: got %q", got)
+	}
+
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	if err := d.cmd.Wait(); err != nil {
+		t.Errorf("clawhost exit after SIGTERM: %v", err)
+	}
+	for _, p := range pids {
+		if alive(p) {
+			t.Errorf("plugin pid %d still running after SIGTERM", p)
+		}
+	}
+}
+
+// TestNoOrphansAfterSIGKILL: plugins die with the host.
+func TestNoOrphansAfterSIGKILL(t *testing.T) {
+	d := startDaemon(t, true)
+	pids := pluginPIDs(d, 3)
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+	d.waitFor(func() bool {
+		for _, p := range pids {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	}, "plugins to exit after the host was SIGKILLed")
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	good := writeConfig(t, dir, true)
+	var out, errb bytes.Buffer
+	if code := run([]string{"validate", "-config", good}, &out, &errb); code != 0 {
+		t.Fatalf("valid config: exit %d\n%s", code, errb.String())
+	}
+	bad := filepath.Join(dir, "bad.hcl")
+	src := strings.Replace(fmt.Sprintf(configTemplate, binDir(t), "claude", "x", true), "addr_file = \"x\"", "adr_file = 1", 1)
+	_ = os.WriteFile(bad, []byte(src), 0o600)
+	errb.Reset()
+	if code := run([]string{"validate", "-config", bad}, io.Discard, &errb); code != 1 {
+		t.Fatalf("invalid plugin config: exit %d, want 1", code)
+	}
+	if s := errb.String(); !strings.Contains(s, "adr_file") || !strings.Contains(s, "addr_file") {
+		t.Errorf("diagnostics should point at adr_file and suggest addr_file:\n%s", s)
+	}
+}
+
+func TestValidateUnknownSource(t *testing.T) {
+	dir := t.TempDir()
+	src := strings.Replace(fmt.Sprintf(configTemplate, binDir(t), "claude", "x", true), `source = "loopback"`, `source = "lopback"`, 1)
+	path := filepath.Join(dir, "c.hcl")
+	_ = os.WriteFile(path, []byte(src), 0o600)
+	var errb bytes.Buffer
+	if code := run([]string{"validate", "-config", path}, io.Discard, &errb); code != 1 {
+		t.Fatalf("unknown source: exit %d, want 1", code)
+	}
+	if s := errb.String(); !strings.Contains(s, "clawhost-lopback") || !strings.Contains(s, `"loopback"`) {
+		t.Errorf("want the missing path and a did-you-mean for loopback:\n%s", s)
+	}
+}
+
+// TestValidateOnePass: the file's own errors, a missing binary and a
+// plugin's schema errors come in one list sorted by position, with one
+// count. A plugin block with an error in its host settings is still probed;
+// one with an error in what says how to start it is not.
+func TestValidateOnePass(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.hcl")
+	src := fmt.Sprintf(`plugin_dir = %q
+plugin "lo" {
+  source     = "loopback"
+  queue_mode = "folowup"
+  config {
+    adr_file = "x"
+  }
+}
+log_level = "loud"
+plugin "tg" {
+  source = "lopback"
+}
+plugin "sum" {
+  source = "loopback"
+  sha256 = "abc"
+  config {
+    nope = 1
+  }
+}
+`, binDir(t))
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"validate", "-config", path}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, errb.String())
+	}
+	got := errb.String()
+	// Each problem once, in file order: line 4, 6, 9, 11, 15.
+	want := []string{
+		path + ":4:16",  // queue_mode: did you mean "followup"
+		path + ":6:5",   // adr_file: from the loopback plugin's schema
+		path + ":9:13",  // log_level
+		path + ":11:12", // lopback: binary not found
+		path + ":15:12", // sha256
+	}
+	var at []int
+	for _, w := range want {
+		if strings.Count(got, "-> "+w+"\n") != 1 {
+			t.Errorf("want one diagnostic at %s", w)
+		}
+		at = append(at, strings.Index(got, "-> "+w+"\n"))
+	}
+	for i := 1; i < len(at); i++ {
+		if at[i] < at[i-1] {
+			t.Errorf("%s printed before %s", want[i], want[i-1])
+		}
+	}
+	for _, s := range []string{`Did you mean "followup"?`, `Did you mean "loopback"?`, `"adr_file"`, "addr_file"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("output lacks %s", s)
+		}
+	}
+	if strings.Contains(got, "nope") {
+		t.Error(`plugin "sum" was probed although its sha256 is invalid`)
+	}
+	if n := strings.Count(got, " errors\n"); n != 1 || !strings.HasSuffix(got, "\n5 errors\n") {
+		t.Errorf("want one count line at the end, \"5 errors\":\n%s", got)
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout: %q", out.String())
+	}
+}
+
+// TestValidateLimits: a file over the size limit and one nested too deeply
+// get one diagnostic each with file:line:col, and no crash.
+func TestValidateLimits(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"large", "# " + strings.Repeat("x", 2<<20) + "\n", "too large"},
+		{"nested", "a = " + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "\n", "nested too deeply"},
+	} {
+		path := filepath.Join(dir, tc.name+".hcl")
+		if err := os.WriteFile(path, []byte(tc.src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var errb bytes.Buffer
+		if code := run([]string{"validate", "-config", path}, io.Discard, &errb); code != 1 {
+			t.Errorf("%s: exit %d, want 1", tc.name, code)
+		}
+		if s := errb.String(); !strings.Contains(s, tc.want) || !strings.Contains(s, "-> "+path+":1:") || len(s) > 2000 {
+			t.Errorf("%s: want a short diagnostic %q at %s:1:\n%.2000s", tc.name, tc.want, path, s)
+		}
+	}
+}
+
+// TestReloadNestedKeepsRunning: SIGHUP with a file nested deep enough to
+// overflow the parser's stack (or over the size limit) is refused with a
+// diagnostic; the host keeps running and answering.
+func TestReloadNestedKeepsRunning(t *testing.T) {
+	d := startDaemon(t, false)
+	pluginPIDs(d, 2)
+	for i, src := range []string{
+		"a = " + strings.Repeat("[", 1000000) + "\n",
+		strings.Repeat("# padding\n", 200000),
+	} {
+		if err := os.WriteFile(d.cfgPath, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_ = d.cmd.Process.Signal(syscall.SIGHUP)
+		d.waitFor(func() bool { return strings.Count(d.log.String(), "configuration refused") == i+1 }, "refusal of the file")
+		if d.cmd.ProcessState != nil {
+			t.Fatalf("clawhost exited: %v", d.cmd.ProcessState)
+		}
+		d.post("u1", fmt.Sprintf("still there %d?", i))
+		if got := d.nextSend("chat-u1"); !strings.Contains(got, fmt.Sprintf("still there %d?", i)) {
+			t.Errorf("reply %q: want the echo", got)
+		}
+	}
+	log := d.log.String()
+	for _, want := range []string{"Configuration nested too deeply", "Configuration file too large", d.cfgPath + ":1:"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,333 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/sdk"
+	"github.com/clawhost/clawhost/sdk/channel"
+	sdkcommand "github.com/clawhost/clawhost/sdk/command"
+)
+
+// The test binary doubles as the helpers `clawhost plugin test` runs:
+// with CLAWHOST_TEST_INJECT set it is an -inject command for the loopback
+// API (POST /inbound at the address in lo.addr of the plugin's data dir);
+// with CLAWHOST_TEST_PLUGIN set it is a deliberately faulty plugin. It runs
+// from init, before TestMain, so main_test.go stays as it is.
+func init() {
+	if os.Getenv("CLAWHOST_TEST_INJECT") != "" {
+		os.Exit(injectHelper())
+	}
+	if mode := os.Getenv("CLAWHOST_TEST_PLUGIN"); mode != "" {
+		faultyPlugin(mode)
+	}
+}
+
+// injectHelper posts $CLAWHOST_TEST_TEXT to the loopback API of the plugin
+// whose data dir is $CLAWHOST_TEST_DATA_DIR.
+func injectHelper() int {
+	addr, err := os.ReadFile(filepath.Join(os.Getenv("CLAWHOST_TEST_DATA_DIR"), "lo.addr"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "inject:", err)
+		return 1
+	}
+	body, _ := json.Marshal(map[string]string{"chat_id": "c1", "sender_id": "u1", "text": os.Getenv("CLAWHOST_TEST_TEXT")})
+	resp, err := http.Post("http://"+string(addr)+"/inbound", "application/json", bytes.NewReader(body))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "inject:", err)
+		return 1
+	}
+	resp.Body.Close()
+	return 0
+}
+
+// badCommands lists a command with a name the host cannot match.
+type badCommands struct{}
+
+func (badCommands) Commands() []sdkcommand.Spec {
+	return []sdkcommand.Spec{{Name: "Bad Name"}}
+}
+
+func (badCommands) Execute(context.Context, sdkcommand.Request) (sdkcommand.Response, error) {
+	return sdkcommand.Response{}, nil
+}
+
+// stuckChannel's Run ignores cancellation: the sdk waits for it, logs a
+// warning and exits late.
+type stuckChannel struct{}
+
+func (stuckChannel) Capabilities() channel.Capabilities {
+	return channel.Capabilities{MaxTextLength: 100}
+}
+func (stuckChannel) Run(context.Context, channel.Inbox) error {
+	select {}
+}
+func (stuckChannel) Send(context.Context, channel.SendRequest) (channel.SendResponse, error) {
+	return channel.SendResponse{MessageIDs: []string{"1"}}, nil
+}
+
+// faultyPlugin serves a plugin with one fault: "badcommands" lists an
+// invalid command, "stuck" does not stop cleanly.
+func faultyPlugin(mode string) {
+	switch mode {
+	case "badcommands":
+		sdk.Serve(sdk.Plugin{Name: "faulty", Command: badCommands{}})
+	case "stuck":
+		sdk.Serve(sdk.Plugin{Name: "faulty", Channel: stuckChannel{}})
+	}
+	os.Exit(3)
+}
+
+// wrapper writes a script that runs the test binary with env set: the
+// plugin under test gets a minimal environment, so a variable must be set
+// by the program clawhost starts.
+func wrapper(t *testing.T, env string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "plugin.sh")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf("#!/bin/sh\n%s exec '%s'\n", env, exe)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// injectFlag is the -inject command of the loopback API.
+func injectFlag(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("CLAWHOST_TEST_INJECT=1 exec '%s'", exe)
+}
+
+// runPluginTest runs the real `clawhost plugin test` with args and returns
+// its exit code, stdout and stderr.
+func runPluginTest(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir(t), "clawhost"), append([]string{"plugin", "test"}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// TestPluginTestGo: `clawhost plugin test` passes the Go examples of each
+// kind, the loopback channel with every inbound check, and fails faulty
+// plugins with one FAIL line naming the check: output on stdout that is not
+// the handshake, an invalid command list, a plugin that does not stop
+// cleanly on SIGTERM.
+func TestPluginTestGo(t *testing.T) {
+	t.Parallel()
+	bin := binDir(t)
+	garbage := filepath.Join(t.TempDir(), "garbage.sh")
+	if err := os.WriteFile(garbage, []byte("#!/bin/sh\necho hello\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		want  []string
+		avoid []string
+	}{
+		{"loopback", []string{"-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), filepath.Join(bin, "clawhost-loopback")}, 0,
+			[]string{"PASS  receive_ack_redeliver", "PASS  send ", "PASS  stop ", "PASS  channel_describe", "12 passed, 0 failed, 0 skipped", "PASS  nack_redeliver", "PASS  text_limit", "PASS  unknown_chat"}, []string{"FAIL", "SKIP"}},
+		{"loopback without inject", []string{filepath.Join(bin, "clawhost-loopback")}, 0,
+			[]string{"SKIP  receive_ack_redeliver", "SKIP  send ", "SKIP  optional_capabilities", "SKIP  text_limit", "PASS  unknown_chat", "7 passed, 0 failed, 5 skipped"}, []string{"FAIL"}},
+		{"ping", []string{filepath.Join(bin, "clawhost-ping")}, 0, []string{"PASS  list_commands          ", "/ping", "6 passed, 0 failed"}, nil},
+		{"clock-hook", []string{filepath.Join(bin, "clawhost-clock-hook")}, 0, []string{"PASS  before_agent_start", "6 passed, 0 failed"}, nil},
+		{"stdout garbage", []string{garbage}, 1, []string{"FAIL  handshake", "Unrecognized remote plugin message: hello"}, []string{"PASS"}},
+		{"bad command list", []string{wrapper(t, "CLAWHOST_TEST_PLUGIN=badcommands")}, 1,
+			[]string{"FAIL  list_commands", `name "Bad Name"`, `/Bad Name has no description`, "5 passed, 1 failed"}, nil},
+		{"stuck channel", []string{"-grace", "10s", wrapper(t, "CLAWHOST_TEST_PLUGIN=stuck")}, 1,
+			[]string{"FAIL  stop", "channel did not stop within 2s", "PASS  describe"}, nil},
+		{"missing binary", []string{filepath.Join(bin, "clawhost-nonexistent")}, 2, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errs := runPluginTest(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout lacks %q", w)
+				}
+			}
+			for _, a := range tc.avoid {
+				if strings.Contains(out, a) {
+					t.Errorf("stdout has %q", a)
+				}
+			}
+			if t.Failed() {
+				t.Logf("stdout:\n%s\nstderr:\n%s", out, errs)
+			}
+		})
+	}
+}
+
+// pythonPlugin returns the path of the Python example, built by make build,
+// or skips the test when it or Debian's python3-grpcio is missing, unless
+// CLAWHOST_REQUIRE_PYTHON=1 (make test sets it).
+func pythonPlugin(t *testing.T) string {
+	t.Helper()
+	need := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CLAWHOST_REQUIRE_PYTHON") == "1" {
+			t.Fatalf(format, args...)
+		}
+		t.Skipf(format+" (CLAWHOST_REQUIRE_PYTHON=1 makes this a failure)", args...)
+	}
+	path := filepath.Join(binDir(t), "clawhost-python-echo")
+	if _, err := os.Stat(path); err != nil {
+		need("the Python example is not built (make build): %v", err)
+	}
+	if out, err := exec.Command("/usr/bin/python3", "-c", "import grpc, google.protobuf").CombinedOutput(); err != nil {
+		need("Debian's python3-grpcio and python3-protobuf are missing (make deps): %v: %s", err, out)
+	}
+	return path
+}
+
+// TestPluginTestPython: the Python example passes every check of
+// `clawhost plugin test`, the channel's inbound checks included.
+func TestPluginTestPython(t *testing.T) {
+	t.Parallel()
+	path := pythonPlugin(t)
+	code, out, errs := runPluginTest(t, "-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), path)
+	if code != 0 || !strings.Contains(out, "13 passed, 0 failed, 0 skipped") {
+		t.Errorf("exit %d, want every check passed:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
+
+const pythonConfig = `
+data_dir   = "./data"
+plugin_dir = %q
+log_level  = "debug"
+agent {
+  command   = %q
+  workspace = "./workspace"
+  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
+  timeout   = "30s"
+}
+access {
+  dm_policy  = "allowlist"
+  allow_from = ["py:u1"]
+}
+admin {
+  listen = ""
+}
+plugin "py" {
+  source = "python-echo"
+  config {
+    addr_file  = %q
+    text_limit = %d
+  }
+}
+`
+
+// TestPythonPluginEndToEnd: the Python example, as the only plugin of a
+// real clawhost, is its chat (a message reaches the agent and the reply
+// comes back through it) and answers /echo; a reload that changes its
+// config restarts it; a stop ends it; and through all of it the host logs
+// no WARN or ERROR line.
+func TestPythonPluginEndToEnd(t *testing.T) {
+	t.Parallel()
+	py := pythonPlugin(t)
+	dir := t.TempDir()
+	exe, _ := os.Executable()
+	cfgPath := filepath.Join(dir, "config.hcl")
+	addrFile := filepath.Join(dir, "py.addr")
+	write := func(limit int) {
+		if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(pythonConfig, filepath.Dir(py), exe, addrFile, limit)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(4000)
+	d := launch(t, dir, cfgPath)
+	d.addrFile = addrFile
+	d.waitFor(func() bool { _, err := os.Stat(d.addrFile); return err == nil }, "the Python plugin's address file")
+	pid := pythonPID(d)
+
+	d.post("u1", "hello python")
+	if got := d.nextSend("chat-u1"); !strings.HasPrefix(got, "echo: ") || !strings.Contains(got, "hello python") {
+		t.Errorf("reply %q: want the agent's echo through the Python channel", got)
+	}
+	d.post("u1", "/echo über 🐍")
+	if got := d.nextSend("chat-u1"); got != "über 🐍" {
+		t.Errorf("/echo: got %q", got)
+	}
+
+	d.post("u1", "/echo")
+	if got := d.nextSend("chat-u1"); got != "usage: /echo TEXT" {
+		t.Errorf("/echo without text: got %q, want the plugin's invalid_request message", got)
+	}
+
+	// A changed config block restarts the instance.
+	_ = os.Remove(addrFile)
+	write(3000)
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	d.waitFor(func() bool { _, err := os.Stat(d.addrFile); return err == nil && !alive(pid) }, "the Python plugin restarted with its new config")
+	d.after = 0
+	d.post("u1", "/echo again")
+	if got := d.nextSend("chat-u1"); got != "again" {
+		t.Errorf("/echo after the reload: got %q", got)
+	}
+	pid = pythonPID(d)
+
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	if err := d.cmd.Wait(); err != nil {
+		t.Errorf("clawhost exit after SIGTERM: %v", err)
+	}
+	if alive(pid) {
+		t.Errorf("the Python plugin (pid %d) still runs after the host stopped", pid)
+	}
+	for _, l := range strings.Split(d.log.String(), "\n") {
+		if strings.Contains(l, "[WARN]") || strings.Contains(l, "[ERROR]") {
+			t.Errorf("host logged: %s", l)
+		}
+	}
+	if t.Failed() {
+		t.Logf("clawhost log:\n%s", d.log.String())
+	}
+}
+
+// pythonPID returns the pid of the Python plugin the daemon runs (its
+// executable is the interpreter; its command line names the plugin).
+func pythonPID(d *daemon) int {
+	d.t.Helper()
+	pid := 0
+	d.waitFor(func() bool {
+		for _, p := range children(d.cmd.Process.Pid) {
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); strings.Contains(string(b), "clawhost-python-echo") && alive(p) {
+				pid = p
+				return true
+			}
+		}
+		return false
+	}, "the Python plugin process")
+	return pid
+}

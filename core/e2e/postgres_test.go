@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
+)
+
+// startPostgresDaemon runs clawhost with storage on a fresh PostgreSQL
+// database.
+func startPostgresDaemon(t *testing.T) (*daemon, string) {
+	t.Helper()
+	url := pgtest.Cluster(t).NewDatabase(t)
+	d := startHost(t, url, "h1")
+	d.waitServing()
+	return d, url
+}
+
+// startHost runs clawhost as host id on the PostgreSQL database url,
+// with 2 s leases. Its loopback channel runs only on the host holding the
+// channel's lease (waitServing). edits change the configuration's text
+// first.
+func startHost(t *testing.T, url, id string, edits ...func(string) string) *daemon {
+	t.Helper()
+	dir := t.TempDir()
+	path := writeConfig(t, dir, false)
+	for _, edit := range edits {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(edit(string(b))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "storage {\n  engine = \"postgres\"\n  url    = %q\n  host_id = %q\n  lease_ttl = \"2s\"\n}\nadmin {\n  listen = \"\"\n}\n", url, id)
+	f.Close()
+	d := launch(t, dir, path)
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	return d
+}
+
+// waitServing waits until the host's loopback channel listens (it holds
+// the channel lease).
+func (d *daemon) waitServing() {
+	d.t.Helper()
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+}
+
+// TestHostsShareAJournal: two hosts on one database. h1 serves the
+// loopback channel (h2 keeps it in standby: one holder per channel
+// lease). While h1 runs a turn, h2 (which adopts what dead hosts leave,
+// every 0.7 s) leaves it alone: no second reply comes through h1. h1 is
+// killed with -9; within its lease h2 takes the channel over, adopts the
+// turn, runs it again and delivers the reply exactly once.
+func TestHostsShareAJournal(t *testing.T) {
+	url := pgtest.Cluster(t).NewDatabase(t)
+	h1 := startHost(t, url, "h1")
+	h1.waitServing()
+	h2 := startHost(t, url, "h2")
+	pluginPIDs(h1, 2)
+	pluginPIDs(h2, 2)
+
+	h1.post("u1", "one host at a time #sleep=2500ms")
+	h1.waitFor(func() bool { return typingSeen(h1) }, "h1's turn to start (typing on)")
+	// Three of h2's adoption rounds while h1 lives: nothing is sent
+	// (h2's channel is in standby; a turn it ran twice would reply
+	// through h1).
+	for _, r := range h1.sent(2 * time.Second) {
+		h1.after = r.Seq
+		if r.Op == "send" && r.ChatID == "chat-u1" {
+			t.Fatalf("a reply before h1's turn could end: %+v", r)
+		}
+	}
+	if _, err := os.Stat(h2.addrFile); err == nil {
+		t.Fatal("h2 serves the channel h1 holds")
+	}
+	_ = h1.cmd.Process.Kill()
+	_ = h1.cmd.Wait()
+	killed := time.Now()
+	h2.waitServing()
+	t.Logf("h2 serves the channel %s after h1's kill -9", time.Since(killed).Round(time.Millisecond))
+
+	var got []string
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range h2.sent(time.Second) {
+			h2.after = r.Seq
+			if r.Op == "send" && r.ChatID == "chat-u1" {
+				if len(got) == 0 {
+					t.Logf("h2 answered %s after h1's kill -9", time.Since(killed).Round(time.Millisecond))
+					deadline = time.Now().Add(3 * time.Second)
+				}
+				got = append(got, r.Text)
+			}
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "one host at a time") {
+		t.Fatalf("h2's sends to the chat after h1 died: %q; want the reply once", got)
+	}
+}
+
+// TestPostgresStorage: the real binary on PostgreSQL answers, keeps its
+// sessions and approvals there (no database file in data_dir), and a
+// kill -9 mid-turn is recovered from the shared database: the turn runs
+// again and its reply is delivered once.
+func TestPostgresStorage(t *testing.T) {
+	d, _ := startPostgresDaemon(t)
+	pluginPIDs(d, 2)
+	d.post("u1", "hello postgres")
+	if got := d.nextSend("chat-u1"); !strings.Contains(got, "hello postgres") {
+		t.Fatalf("reply %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(d.dir, "data", "clawhost.db")); !os.IsNotExist(err) {
+		t.Errorf("a SQLite database was created in data_dir: %v", err)
+	}
+
+	d.post("u1", "survive this #sleep=1500ms")
+	d.waitFor(func() bool { return typingSeen(d) }, "the turn to start (typing on)")
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+	d.restart()
+	var got []string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range d.sent(time.Second) {
+			d.after = r.Seq
+			if r.Op == "send" && r.ChatID == "chat-u1" {
+				if len(got) == 0 {
+					deadline = time.Now().Add(3 * time.Second) // then watch for a second copy
+				}
+				got = append(got, r.Text)
+			}
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "survive this") {
+		t.Fatalf("after kill -9 and restart, sends to the chat: %q; want the reply once", got)
+	}
+}

@@ -1,0 +1,197 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// startConfigTemplate is what a user of the README runs: the telegram
+// plugin (against the fake Bot API) and the web chat, the fake claude as
+// agent, info logging, the admin endpoint on. Arguments: data dir, plugin
+// dir, agent command, token, api_endpoint, web chat listen address.
+const startConfigTemplate = `
+data_dir   = %q
+plugin_dir = %q
+log_level  = "info"
+agent {
+  command   = %q
+  workspace = "./workspace"
+  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
+}
+access {
+  dm_policy  = "allowlist"
+  allow_from = ["web:*", "tg:1001"]
+}
+admin {
+  listen = "127.0.0.1:0"
+}
+plugin "tg" {
+  source = "telegram"
+  config {
+    token        = %q
+    api_endpoint = %q
+  }
+}
+plugin "web" {
+  source = "webchat"
+  config {
+    listen = %q
+  }
+}
+`
+
+// startTelegramAndWeb writes the config into dir and starts clawhost; it
+// returns the command (started) and its log.
+func startTelegramAndWeb(tb testing.TB, dir string, srv *telegramtest.Server) (*exec.Cmd, *syncbuf.Buffer, time.Time) {
+	tb.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.hcl")
+	src := fmt.Sprintf(startConfigTemplate, filepath.Join(dir, "data"), binDir(tb), exe, tgToken, srv.APIEndpoint(), wcFreeAddr(tb))
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	log := &syncbuf.Buffer{}
+	cmd := exec.Command(filepath.Join(binDir(tb), "clawhost"), "-config", cfg)
+	cmd.Stderr = log
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	return cmd, log, t0
+}
+
+func stopDaemon(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// BenchmarkStartupTelegram measures a start the way a user makes one:
+// exec of clawhost with the telegram plugin and the web chat enabled (a
+// fresh data directory each time) until the fake Bot API sees the
+// plugin's first getUpdates (p50-first-poll-ms) and until both plugins
+// logged ready (p50-ready-ms). Medians over b.N starts (-benchtime 20x).
+func BenchmarkStartupTelegram(b *testing.B) {
+	var poll, ready []time.Duration
+	for range b.N {
+		srv := telegramtest.NewServer(tgToken)
+		cmd, log, t0 := startTelegramAndWeb(b, b.TempDir(), srv)
+		var first, both time.Duration
+		for first == 0 || both == 0 {
+			if first == 0 {
+				if rs := srv.Requests("getUpdates"); len(rs) > 0 {
+					first = rs[0].Time.Sub(t0)
+				}
+			}
+			if both == 0 && strings.Count(log.String(), "state=ready") >= 2 {
+				both = time.Since(t0)
+			}
+			if time.Since(t0) > 20*time.Second {
+				stopDaemon(cmd)
+				b.Fatalf("not started after 20s (first poll %v):\n%s", first, log.String())
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		poll, ready = append(poll, first), append(ready, both)
+		stopDaemon(cmd)
+		srv.Close()
+	}
+	slices.Sort(poll)
+	slices.Sort(ready)
+	b.ReportMetric(float64(poll[len(poll)/2].Microseconds())/1000, "p50-first-poll-ms")
+	b.ReportMetric(float64(ready[len(ready)/2].Microseconds())/1000, "p50-ready-ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+// idleFor is how long BenchmarkIdleRSS lets clawhost idle before it
+// measures: past every periodic thing an idle tree does — the trim a few
+// seconds after the start (memtrim.StartDelay), the liveness probe of each
+// plugin (every 15 s), long polls ending and starting again, and the
+// collection the Go runtime forces every two minutes in every process,
+// which reads the type and stack tables of the binary. Measured earlier,
+// the figure would miss the pages those bring back (the forced collection
+// alone: ~6 MB of the tree).
+const idleFor = 2*time.Minute + 10*time.Second
+
+// BenchmarkIdleRSS starts clawhost with the telegram plugin and the web
+// chat, lets it idle for idleFor after both are ready (the long poll
+// parked, the web chat listening) and reports the resident set of each
+// process and of the tree (no claude runs while idle), and the private
+// memory of the tree.
+func BenchmarkIdleRSS(b *testing.B) {
+	var host, tg, web, anon []float64
+	for range b.N {
+		srv := telegramtest.NewServer(tgToken)
+		cmd, log, t0 := startTelegramAndWeb(b, b.TempDir(), srv)
+		for strings.Count(log.String(), "state=ready") < 2 {
+			if time.Since(t0) > 20*time.Second {
+				stopDaemon(cmd)
+				b.Fatalf("not ready after 20s:\n%s", log.String())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(idleFor)
+		host = append(host, rssMB(cmd.Process.Pid))
+		a := anonMB(cmd.Process.Pid)
+		var t, w float64
+		for _, c := range children(cmd.Process.Pid) {
+			exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", c))
+			switch {
+			case strings.HasSuffix(exe, "clawhost-telegram"):
+				t = rssMB(c)
+				a += anonMB(c)
+			case strings.HasSuffix(exe, "clawhost-webchat"):
+				w = rssMB(c)
+				a += anonMB(c)
+			}
+		}
+		tg, web, anon = append(tg, t), append(web, w), append(anon, a)
+		stopDaemon(cmd)
+		srv.Close()
+	}
+	med := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+	h, t, w := med(host), med(tg), med(web)
+	b.ReportMetric(h, "host-rss-MB")
+	b.ReportMetric(t, "telegram-rss-MB")
+	b.ReportMetric(w, "webchat-rss-MB")
+	b.ReportMetric(h+t+w, "total-rss-MB")
+	b.ReportMetric(med(anon), "total-anon-MB")
+	b.ReportMetric(0, "ns/op")
+}
+
+// anonMB is the private anonymous memory of a process (heap, stacks, the
+// runtime's own), from /proc/PID/smaps_rollup: the resident set without
+// the mapped pages of its binary and libraries, which the page cache
+// shares.
+func anonMB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Anonymous:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

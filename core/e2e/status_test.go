@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
+)
+
+// startAdminHost runs clawhost as host id on the PostgreSQL database url,
+// with 2 s leases and its admin endpoint on listen.
+func startAdminHost(t *testing.T, url, id, listen string) *daemon {
+	t.Helper()
+	dir := t.TempDir()
+	path := writeConfig(t, dir, false)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "storage {\n  engine = \"postgres\"\n  url    = %q\n  host_id = %q\n  lease_ttl = \"2s\"\n}\nadmin {\n  listen = %q\n}\n", url, id, listen)
+	f.Close()
+	d := launch(t, dir, path)
+	d.addrFile = filepath.Join(dir, "lo.addr") // written by the host that holds the channel
+	return d
+}
+
+// TestHostsStatus: two hosts on one database each show both on their
+// status page, in /status.json, in /metrics and in clawhost status; once
+// h1 is killed with -9, h2 shows it expired.
+func TestHostsStatus(t *testing.T) {
+	url := pgtest.Cluster(t).NewDatabase(t)
+	listen := map[string]string{"h1": wcFreeAddr(t), "h2": wcFreeAddr(t)}
+	hosts := map[string]*daemon{"h1": startAdminHost(t, url, "h1", listen["h1"]), "h2": startAdminHost(t, url, "h2", listen["h2"])}
+
+	// hostsSeen is the hosts id's status lists, by id.
+	hostsSeen := func(id string) map[string]admin.ClusterHost {
+		cfg, _ := config.Load(hosts[id].cfgPath)
+		snap, err := fetchStatus(cfg)
+		if err != nil || snap.Cluster == nil {
+			return nil
+		}
+		seen := make(map[string]admin.ClusterHost)
+		for _, h := range snap.Cluster.Hosts {
+			seen[h.ID] = h
+		}
+		return seen
+	}
+	for id, d := range hosts {
+		d.waitFor(func() bool { return len(hostsSeen(id)) == 2 }, id+"'s status to list both hosts")
+		for other, h := range hostsSeen(id) {
+			if !h.Live || h.This != (other == id) || h.Admin != listen[other] || h.PID != hosts[other].cmd.Process.Pid || h.Epoch < 1 || h.Since.IsZero() {
+				t.Errorf("%s's status shows %s as %+v", id, other, h)
+			}
+		}
+		_, m := get(t, "http://"+listen[id]+"/metrics")
+		for _, want := range []string{`clawhost_host_info{engine="postgres",host_id="` + id + `"} 1`, "clawhost_hosts_live 2", `clawhost_leases_held{kind="host"} 1`} {
+			if !strings.Contains(m, want) {
+				t.Errorf("%s's /metrics lacks %q", id, want)
+			}
+		}
+		code, page := get(t, "http://"+listen[id]+"/")
+		if code != 200 || !strings.Contains(page, "<td>"+id+" <b>(this host)</b></td>") || !strings.Contains(page, "hosts live: <b class=\"ok\">2/2</b>") {
+			t.Errorf("%s's status page (%d) lacks the hosts:\n%s", id, code, page)
+		}
+	}
+
+	_ = hosts["h1"].cmd.Process.Kill()
+	_ = hosts["h1"].cmd.Wait()
+	hosts["h2"].waitFor(func() bool { h, ok := hostsSeen("h2")["h1"]; return ok && !h.Live }, "h2 to see h1's lease expire")
+	var out, errb bytes.Buffer
+	if rc := run([]string{"status", "-config", hosts["h2"].cfgPath}, &out, &errb); rc != 0 {
+		t.Errorf("clawhost status on h2: exit %d, %s", rc, errb.String())
+	}
+	for _, want := range []string{"hosts live 1/2 (this host h2, sharing one postgres database)", "  h2 (this host) live, expires in", "its work is taken over by the other hosts"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("clawhost status on h2 lacks %q:\n%s", want, out.String())
+		}
+	}
+}

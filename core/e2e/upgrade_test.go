@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/store/sqlite"
+)
+
+// TestUpgradeKeepsConversations: a database made by the release before
+// session keys carried the agent (testdata/upgrade/clawhost.db, schema 9:
+// one finished turn of lo:u1, one turn killed while it ran and a message
+// queued behind it) is upgraded at start: the interrupted turn and the
+// queued message are answered once each, and the chat's conversation goes
+// on in the same claude session, now the default agent's.
+func TestUpgradeKeepsConversations(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile("testdata/upgrade/clawhost.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "clawhost.db"), old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const claudeSession = "1aff9ccf-17d4-458a-ab69-38101963bee1" // the fixture's
+	d := launch(t, dir, writeConfig(t, dir, false))
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+	got := map[string]int{}
+	deadline := time.Now().Add(30 * time.Second)
+	for (got["interrupted by the upgrade"] == 0 || got["queued behind it"] == 0) && time.Now().Before(deadline) {
+		for _, r := range d.sent(time.Second) {
+			d.after = r.Seq
+			for _, w := range []string{"before the upgrade", "interrupted by the upgrade", "queued behind it"} {
+				if r.Op == "send" && strings.Contains(r.Text, "echo: ") && strings.Contains(r.Text, w) {
+					got[w]++
+				}
+			}
+		}
+	}
+	d.post("u1", "after the upgrade")
+	if s := d.nextSend("chat-u1"); !strings.Contains(s, "after the upgrade") {
+		t.Fatalf("after the upgrade: %q", s)
+	}
+	for _, r := range d.sent(500 * time.Millisecond) { // anything sent twice
+		for w := range got {
+			if r.Op == "send" && strings.Contains(r.Text, w) {
+				got[w]++
+			}
+		}
+	}
+	if got["before the upgrade"] != 0 || got["interrupted by the upgrade"] != 1 || got["queued behind it"] != 1 {
+		t.Errorf("replies after the upgrade %v: want the interrupted and the queued message answered once each, the finished one not again", got)
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+	db, err := sqlite.Open(context.Background(), data, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := db.Session(context.Background(), "agent:main:lo:direct:u1")
+	if err != nil || s.ClaudeSessionID != claudeSession || s.Turns < 3 {
+		t.Errorf("the chat's session after the upgrade: %+v, %v; want claude session %s going on", s, err, claudeSession)
+	}
+	if _, err := db.Session(context.Background(), "lo:direct:u1"); err == nil {
+		t.Error("a session is left under the key without the agent")
+	}
+}
