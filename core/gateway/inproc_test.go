@@ -1,0 +1,215 @@
+package gateway
+
+// In-process tests of the composer: the pipeline over recording fake ports
+// (no plugin process), a scripted agent (no claude process) and the store
+// in a temporary directory. What they wait for is an event — a send the
+// ports recorded, a turn the agent was asked for — never time.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
+)
+
+// recPorts records what the pipeline sends; every instance is a ready
+// channel that posts whatever it is given.
+type recPorts struct {
+	mu   sync.Mutex
+	sent []channel.SendRequest
+	more chan struct{} // a send was recorded
+}
+
+func newRecPorts() *recPorts { return &recPorts{more: make(chan struct{}, 1024)} }
+
+func (p *recPorts) Ready(string) (pluginclient.Description, bool) {
+	return pluginclient.Description{Name: "fake", Channel: true}, true
+}
+func (p *recPorts) WaitReady(context.Context, string) (pluginclient.Description, error) {
+	d, _ := p.Ready("")
+	return d, nil
+}
+func (p *recPorts) Send(_ context.Context, _ string, req channel.SendRequest) (channel.SendResponse, error) {
+	p.mu.Lock()
+	p.sent = append(p.sent, req)
+	n := len(p.sent)
+	p.mu.Unlock()
+	p.more <- struct{}{}
+	return channel.SendResponse{MessageIDs: []string{fmt.Sprint(n)}}, nil
+}
+func (p *recPorts) Edit(context.Context, string, channel.EditRequest) error        { return nil }
+func (p *recPorts) SetTyping(context.Context, string, channel.TypingRequest) error { return nil }
+func (p *recPorts) Known(string) bool                                              { return true }
+func (p *recPorts) DisplayName(string) string                                      { return "Fake" }
+func (p *recPorts) PublishMenu(context.Context, []channel.MenuEntry) []error       { return nil }
+func (p *recPorts) AwaitCommandPlugins(context.Context) []string                   { return nil }
+func (p *recPorts) ListCommands(context.Context) (map[string][]command.Spec, []error) {
+	return nil, nil
+}
+func (p *recPorts) Execute(context.Context, string, command.Request) (command.Response, error) {
+	return command.Response{}, fmt.Errorf("no command plugins")
+}
+func (p *recPorts) Download(context.Context, string, int64, string, int64, io.Writer) (channel.MediaInfo, error) {
+	return channel.MediaInfo{}, fmt.Errorf("no media")
+}
+func (p *recPorts) BeforeAgentStart(context.Context, string, hook.Request, time.Duration) (hook.Response, bool, error) {
+	return hook.Response{}, false, nil
+}
+
+// next waits for the next send to chat and returns its text.
+func (p *recPorts) next(t *testing.T, chat string, seen *int) string {
+	t.Helper()
+	for {
+		p.mu.Lock()
+		for *seen < len(p.sent) {
+			r := p.sent[*seen]
+			*seen++
+			if r.ChatID == chat {
+				p.mu.Unlock()
+				return r.Text
+			}
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.more:
+		case <-time.After(10 * time.Second): // a bound on a failing test, not a wait for time
+			t.Fatalf("nothing sent to %s", chat)
+		}
+	}
+}
+
+// scripted is the agent: each turn answers "re: " and the first line of
+// its prompt (the message's envelope); a turn whose prompt holds "hold"
+// waits until release.
+type scripted struct {
+	mu      sync.Mutex
+	prompts []string
+	held    chan struct{} // a held turn started
+	release chan struct{}
+}
+
+func newScripted() *scripted {
+	return &scripted{held: make(chan struct{}, 8), release: make(chan struct{})}
+}
+
+func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Turn, error) {
+	a.mu.Lock()
+	a.prompts = append(a.prompts, req.Prompt)
+	a.mu.Unlock()
+	if strings.Contains(req.Prompt, "hold") {
+		a.held <- struct{}{}
+		select {
+		case <-a.release:
+		case <-ctx.Done():
+		}
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(req.Prompt), "\n")
+	return runner.FinishedTurn(runner.Result{Text: "re: " + first, SessionID: req.SessionID}), nil
+}
+func (a *scripted) Steer(string, string) (bool, error) { return false, nil }
+func (a *scripted) CanSteer() bool                     { return false }
+func (a *scripted) Stop(string)                        {}
+func (a *scripted) Abort(string) bool                  { return false }
+
+// inproc runs a gateway over recording ports and a scripted agent.
+func inproc(t *testing.T, set func(*Settings)) (*Gateway, *recPorts, *scripted) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, agent := newRecPorts(), newScripted()
+	s := Settings{
+		Access:  access.Policy{DMPolicy: access.PolicyAllowlist, AllowFrom: []string{"tg:*"}},
+		Sources: map[string]string{"tg": "telegram"},
+		Turn:    turn.Settings{Streaming: turn.StreamOff, Workspace: t.TempDir()},
+	}
+	s.Delivery.Workspace = s.Turn.Workspace
+	if set != nil {
+		set(&s)
+	}
+	g := New(Options{Logger: hclog.NewNullLogger(), Store: db, Agent: agent, Ports: ports, Settings: s, Version: "test"})
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		g.Close(ctx)
+		_ = db.Close()
+	})
+	return g, ports, agent
+}
+
+func dmFrom(id, text string) channel.InboundMessage {
+	return channel.InboundMessage{ChatType: channel.ChatDirect, ChatID: id, MessageID: fmt.Sprintf("%s-%d", id, time.Now().UnixNano()),
+		Sender: channel.Sender{ID: id, Name: "User " + id}, Text: text, Timestamp: time.Now()}
+}
+
+// A direct message becomes a turn of the agent, and its reply goes out
+// through the channel port, in process.
+func TestInProcessReply(t *testing.T) {
+	g, ports, agent := inproc(t, nil)
+	if err := g.Inbound(context.Background(), "tg", []channel.InboundMessage{dmFrom("5", "hello there")}); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	if got := ports.next(t, "5", &seen); !strings.HasPrefix(got, "re: [Fake User 5 id:5") || !strings.HasSuffix(got, "User 5: hello there") {
+		t.Errorf("reply %q", got)
+	}
+	if len(agent.prompts) != 1 || !strings.Contains(agent.prompts[0], "hello there") {
+		t.Errorf("prompts %q", agent.prompts)
+	}
+}
+
+// Messages that arrive while a turn runs are answered after it, one turn
+// each, in order (followup): the held turn is released by the test.
+func TestInProcessFollowupOrder(t *testing.T) {
+	g, ports, agent := inproc(t, nil)
+	ctx := context.Background()
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "first hold")}); err != nil {
+		t.Fatal(err)
+	}
+	<-agent.held
+	for _, w := range []string{"second", "third"} {
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", w)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(agent.release)
+	seen := 0
+	for _, w := range []string{"first hold", "second", "third"} {
+		if got := ports.next(t, "5", &seen); !strings.Contains(got, w) {
+			t.Fatalf("reply %q, want %q next", got, w)
+		}
+	}
+}
+
+// A built-in command is answered by the gateway itself, without a turn.
+func TestInProcessCommand(t *testing.T) {
+	g, ports, agent := inproc(t, nil)
+	if err := g.Inbound(context.Background(), "tg", []channel.InboundMessage{dmFrom("5", "/whoami")}); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	if got := ports.next(t, "5", &seen); !strings.Contains(got, "tg:5") {
+		t.Errorf("/whoami: %q", got)
+	}
+	if len(agent.prompts) != 0 {
+		t.Errorf("a command reached the agent: %q", agent.prompts)
+	}
+}
