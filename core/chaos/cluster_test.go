@@ -3,10 +3,10 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"github.com/clawhost/clawhost/core/e2e"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -35,7 +35,7 @@ type peer struct {
 
 // setupCluster writes each host's configuration (the single host's plus
 // a storage block) and starts them.
-func (e *env) setupCluster(cfg string) {
+func (e *env) setupCluster() {
 	e.url = pgtest.Cluster(e.t).NewDatabase(e.t)
 	for i := range e.sc.hosts {
 		id := fmt.Sprintf("h%d", i+1)
@@ -43,12 +43,9 @@ func (e *env) setupCluster(cfg string) {
 		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
 			e.t.Fatal(err)
 		}
-		c := strings.Replace(cfg, fmt.Sprintf("data_dir   = %q", e.data), fmt.Sprintf("data_dir   = %q", filepath.Join(dir, "data")), 1) +
-			fmt.Sprintf("storage {\n  engine    = \"postgres\"\n  url       = %q\n  host_id   = %q\n  lease_ttl = %q\n}\n", e.url, id, clusterTTL)
-		p := &peer{id: id, cfg: filepath.Join(dir, "config.hcl")}
-		if err := os.WriteFile(p.cfg, []byte(c), 0o600); err != nil {
-			e.t.Fatal(err)
-		}
+		h := e.hostConfig(dir, filepath.Join(dir, "data"))
+		h.Storage = e2e.Attrs{"engine": "postgres", "url": e.url, "host_id": id, "lease_ttl": clusterTTL}
+		p := &peer{id: id, cfg: h.Write(e.t)}
 		e.peers = append(e.peers, p)
 	}
 	for _, p := range e.peers {

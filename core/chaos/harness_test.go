@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/e2e"
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
-	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 
 	_ "modernc.org/sqlite" // the journal is read with the driver the store uses
@@ -36,39 +36,6 @@ const (
 
 // chats are the DM chats (and their users) that talk to the bot.
 var chats = []int64{1001, 1002, 1003, 1004}
-
-// configTemplate: data dir, plugin dir, agent command, run log, token,
-// api_endpoint. text_limit 160 with chunk_mode "newline" puts each part
-// of a fake reply (about 120 characters) in a chunk of its own.
-const configTemplate = `
-data_dir   = %q
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1", CLAWHOST_FAKE_CLAUDE_LOG = %q }
-  timeout   = "30s"
-  sandbox   = "off" # the fake claude writes its run log outside the workspace
-}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["tg:1001", "tg:1002", "tg:1003", "tg:1004"]
-}
-messages {
-  streaming  = "auto"
-  text_limit = 160
-  chunk_mode = "newline"
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token        = %q
-    api_endpoint = %q
-    poll_timeout = 30
-  }
-}
-`
 
 // msg is one message a chat sent.
 type msg struct {
@@ -108,7 +75,6 @@ type env struct {
 	// url and peers: the multi-host mode (cluster_test.go).
 	url   string
 	peers []*peer
-	cfg   string
 
 	orphans  []string
 	recovery []time.Duration
@@ -130,16 +96,9 @@ func newEnv(t testing.TB, sc scenario, dir string) *env {
 			t.Fatal(err)
 		}
 	}
-	bins, err := testbin.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.srv = telegramtest.NewServer(token)
-	cfg := fmt.Sprintf(configTemplate, e.data, bins, exe, e.runLog, token, e.srv.APIEndpoint())
-	if err := os.WriteFile(filepath.Join(dir, "config.hcl"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.cfg = cfg
+	h := e.hostConfig(dir, e.data)
+	h.Write(t)
 	if e.log, err = os.OpenFile(filepath.Join(dir, "clawhost.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +116,7 @@ func (e *env) setup() bool {
 		}
 	}
 	if e.sc.hosts > 1 {
-		e.setupCluster(e.cfg)
+		e.setupCluster()
 	} else {
 		e.startHost()
 	}
@@ -197,6 +156,23 @@ func (e *env) close() {
 	}
 }
 
+// hostConfig is the scenario's configuration with its data in data: the
+// telegram plugin against the fake Bot API, the fake claude logging its
+// runs. text_limit 160 with chunk_mode "newline" puts each part of a fake
+// reply (about 120 characters) in a chunk of its own.
+func (e *env) hostConfig(dir, data string) e2e.Host {
+	return e2e.Host{
+		Dir:     dir,
+		DataDir: data,
+		Agent: e2e.Agent{Env: map[string]string{"CLAWHOST_FAKE_CLAUDE_LOG": e.runLog},
+			Attrs: e2e.Attrs{"sandbox": "off"}}, // the fake claude writes its run log outside the workspace
+		Access:   e2e.Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002", "tg:1003", "tg:1004"}},
+		Messages: e2e.Attrs{"streaming": "auto", "text_limit": 160, "chunk_mode": "newline"},
+		Plugins: []e2e.Plugin{{Name: "tg", Source: "telegram", Config: e2e.Attrs{
+			"token": token, "api_endpoint": e.srv.APIEndpoint(), "poll_timeout": 30}}},
+	}
+}
+
 // startHost execs clawhost with the scenario's HOME, which everything it
 // starts inherits: that is how a process of the scenario is recognized.
 func (e *env) startHost() time.Time {
@@ -209,9 +185,7 @@ func (e *env) startHost() time.Time {
 // exec starts clawhost (label names it in the log) on cfg, in cfg's
 // directory, with the scenario's HOME; done closes when it exited.
 func (e *env) exec(label, cfg string) (cmd *exec.Cmd, done chan struct{}) {
-	bins, _ := testbin.Dir()
-	cmd = exec.Command(filepath.Join(bins, "clawhost"), "-config", cfg)
-	cmd.Dir = filepath.Dir(cfg)
+	cmd = e2e.Command(e.t, cfg)
 	cmd.Stdout, cmd.Stderr = e.log, e.log
 	var envv []string
 	for _, kv := range os.Environ() {
@@ -220,10 +194,6 @@ func (e *env) exec(label, cfg string) (cmd *exec.Cmd, done chan struct{}) {
 		}
 	}
 	cmd.Env = append(envv, "HOME="+e.home)
-	// A host outlives an interrupted test run otherwise (go test's
-	// timeout, ^C): it dies with the test process, its plugins and claude
-	// with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	fmt.Fprintf(e.log, "\n===== chaos: exec clawhost%s at %s =====\n", label, time.Now().Format(time.RFC3339Nano))
 	if err := cmd.Start(); err != nil {
 		e.t.Fatalf("start clawhost%s: %v", label, err)

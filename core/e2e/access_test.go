@@ -7,50 +7,12 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
-
-// accessConfig: pairing for direct messages, no owners, Alice on
-// allow_from, one listed group without group_allow_from. Arguments: data
-// dir, plugin dir, agent command, admin address, token, api_endpoint.
-const accessConfig = `
-data_dir   = %q
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
-  timeout   = "30s"
-}
-access {
-  dm_policy       = "pairing"
-  allow_from      = ["tg:1001"]
-  groups          = ["tg:-1001234500009"]
-  require_mention = true
-}
-admin {
-  listen = %q
-}
-messages {
-  streaming = "off"
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token        = %q
-    api_endpoint = %q
-    poll_timeout = 30
-  }
-}
-`
 
 const (
 	accGroup    = -1001234500009
@@ -61,18 +23,20 @@ const (
 func TestAccessGroupsAndPairingLifecycle(t *testing.T) {
 	srv := telegramtest.NewServer(tgToken)
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	adminAddr := wcFreeAddr(t)
-	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(accessConfig, filepath.Join(dir, "data"), binDir(t), exe, adminAddr, tgToken, srv.APIEndpoint())
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
+	// Pairing for direct messages, no owners, Alice on allow_from, one
+	// listed group without group_allow_from.
+	h := Host{
+		Dir: dir,
+		Access: Attrs{"dm_policy": "pairing", "allow_from": []string{"tg:1001"},
+			"groups": []string{"tg:-1001234500009"}, "require_mention": true},
+		Admin:    Attrs{"listen": adminAddr},
+		Messages: Attrs{"streaming": "off"},
+		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	}
+	cfg := h.Write(t)
 	t.Cleanup(srv.Close)
-	d := launch(t, dir, cfg)
+	d := Launch(t, cfg)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))

@@ -8,36 +8,24 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
-	"github.com/clawhost/clawhost/core/config"
 )
 
-const adminConfig = `
-data_dir   = "./data"
-plugin_dir = %q
-agent {
-  command = %q
-  env     = { CLAWHOST_FAKE_CLAUDE = "1" }
+// adminHost: the loopback channel, pairing with lo:owner as the owner,
+// the admin endpoint at adminAddr.
+func adminHost(dir, adminAddr string) Host {
+	return Host{
+		Dir:      dir,
+		LogLevel: "-",
+		Access:   Attrs{"dm_policy": "pairing", "owners": []string{"lo:owner"}},
+		Admin:    Attrs{"listen": adminAddr},
+		Plugins:  []Plugin{{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": filepath.Join(dir, "lo.addr")}}},
+	}
 }
-access {
-  dm_policy = "pairing"
-  owners    = ["lo:owner"]
-}
-admin {
-  listen = %q
-}
-plugin "lo" {
-  source = "loopback"
-  config {
-    addr_file = %q
-  }
-}
-`
 
 // get fetches url; when it is an admin endpoint of a host the test
 // launched, it sends that host's admin token (see adminTokens).
@@ -47,7 +35,7 @@ func get(t *testing.T, url string) (int, string) {
 	if err != nil {
 		return 0, err.Error()
 	}
-	if tok := adminToken(req.URL.Host); tok != "" {
+	if tok := AdminToken(req.URL.Host); tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -59,43 +47,15 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// adminTokens maps the admin address of every host launch started to its
-// token file, so that get authenticates as the operator does.
-var adminTokens sync.Map // host:port -> token file
-
-// registerAdmin records the admin endpoint of the configuration at
-// cfgPath, if it has one.
-func registerAdmin(t testing.TB, cfgPath string) {
-	cfg, diags := config.Load(cfgPath)
-	if cfg == nil || diags.HasErrors() || cfg.Admin.Listen == "" {
-		return
-	}
-	adminTokens.Store(cfg.Admin.Listen, admin.TokenPath(cfg.DataDir))
-}
-
-// adminToken is the token of the admin endpoint at hostport; "" when the
-// test launched none there (or it has not made its token yet).
-func adminToken(hostport string) string {
-	path, ok := adminTokens.Load(hostport)
-	if !ok {
-		return ""
-	}
-	tok, _ := admin.ReadToken(path.(string))
-	return tok
-}
-
 // TestAdminAndPairingCLI: the status page, /healthz and /metrics over HTTP,
 // and `clawhost pairing list|approve` through a running host's admin
 // endpoint.
 func TestAdminAndPairingCLI(t *testing.T) {
 	dir := t.TempDir()
-	exe, _ := os.Executable()
 	adminAddr := wcFreeAddr(t)
-	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := launch(t, dir, cfgPath)
+	h := adminHost(dir, adminAddr)
+	cfgPath, addrFile := h.Write(t), filepath.Join(dir, "lo.addr")
+	d := Launch(t, cfgPath)
 	d.addrFile = addrFile
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
 	base := "http://" + adminAddr
@@ -166,19 +126,11 @@ func TestAdminAndPairingCLI(t *testing.T) {
 // what to do, while the rest of the host serves.
 func TestStatusShowsWhatToDo(t *testing.T) {
 	dir := t.TempDir()
-	exe, _ := os.Executable()
 	adminAddr := wcFreeAddr(t)
-	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
-	cfg := fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile) + `
-plugin "gone" {
-  source = "loopback"
-  path   = "` + filepath.Join(dir, "clawhost-gone") + `"
-}
-`
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := launch(t, dir, cfgPath)
+	h := adminHost(dir, adminAddr)
+	h.Plugins = append(h.Plugins, Plugin{Name: "gone", Source: "loopback", Attrs: Attrs{"path": filepath.Join(dir, "clawhost-gone")}})
+	cfgPath, addrFile := h.Write(t), filepath.Join(dir, "lo.addr")
+	d := Launch(t, cfgPath)
 	d.addrFile = addrFile
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
 	var out, errb bytes.Buffer
@@ -220,13 +172,10 @@ plugin "gone" {
 // loopback without TLS the host refuses to start.
 func TestAdminTokenEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	exe, _ := os.Executable()
 	adminAddr := wcFreeAddr(t)
-	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := launch(t, dir, cfgPath)
+	h := adminHost(dir, adminAddr)
+	cfgPath, addrFile := h.Write(t), filepath.Join(dir, "lo.addr")
+	d := Launch(t, cfgPath)
 	d.addrFile = addrFile
 	base := "http://" + adminAddr
 	tokenFile := filepath.Join(dir, "data", "admin.token")
@@ -235,7 +184,7 @@ func TestAdminTokenEndToEnd(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file: %v, %v; want mode 0600", fi, err)
 	}
-	token := adminToken(adminAddr)
+	token := AdminToken(adminAddr)
 	// Without a terminal the log says where the token is, never the token.
 	d.waitFor(func() bool { return strings.Contains(d.log.String(), "token_file="+tokenFile) }, "the log to name the token file")
 	if strings.Contains(d.log.String(), token) {
@@ -306,7 +255,7 @@ func TestAdminTokenEndToEnd(t *testing.T) {
 	_ = d.cmd.Wait()
 	d.restart()
 	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200 after the restart")
-	if again := adminToken(adminAddr); again != token {
+	if again := AdminToken(adminAddr); again != token {
 		t.Error("the token changed across a restart")
 	}
 	if code, _, _ := send("GET", "/status.json", "Bearer "+token); code != 200 {
@@ -317,14 +266,38 @@ func TestAdminTokenEndToEnd(t *testing.T) {
 
 	// Beyond loopback without TLS: validate names the line, the host does
 	// not start.
-	wide := fmt.Sprintf(adminConfig, binDir(t), exe, "0.0.0.0:0", addrFile)
-	if err := os.WriteFile(cfgPath, []byte(wide), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h.Admin = Attrs{"listen": "0.0.0.0:0"}
+	h.Write(t)
+	wideLine := fmt.Sprintf("config.hcl:%d", lineOf(t, cfgPath, `"0.0.0.0:0"`))
 	out.Reset()
 	errb.Reset()
-	if rc := run([]string{"validate", "-config", cfgPath}, &out, &errb); rc != 1 || !strings.Contains(out.String()+errb.String(), "config.hcl:13") ||
+	if rc := run([]string{"validate", "-config", cfgPath}, &out, &errb); rc != 1 || !strings.Contains(out.String()+errb.String(), wideLine) ||
 		!strings.Contains(out.String()+errb.String(), "beyond loopback without TLS") {
 		t.Errorf("validate with listen 0.0.0.0: rc %d\n%s%s", rc, out.String(), errb.String())
 	}
+}
+
+// posOf is "path:line:column" of the first s in the file at path.
+func posOf(t *testing.T, path, s string) string {
+	t.Helper()
+	n := lineOf(t, path, s)
+	b, _ := os.ReadFile(path)
+	line := strings.Split(string(b), "\n")[n-1]
+	return fmt.Sprintf("%s:%d:%d", path, n, strings.Index(line, s)+1)
+}
+
+// lineOf is the number of the first line of the file at path containing s.
+func lineOf(t *testing.T, path, s string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, s) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s has no line with %s", path, s)
+	return 0
 }

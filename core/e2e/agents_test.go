@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,61 +10,6 @@ import (
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
-
-// agentsConfig: the telegram plugin and three agents running the real
-// claude CLI against the fake API — main (the default, DMs), ops (bound to
-// the forum group, switchable) and docs (bound to one topic of it), each
-// with its own workspace and system prompt. Arguments: data dir, plugin
-// dir, claude, HOME, fake API URL, then the workspaces of main, ops and
-// docs, then token and api_endpoint.
-const agentsConfig = `
-data_dir   = %[1]q
-plugin_dir = %[2]q
-log_level  = "debug"
-agent {
-  command       = %[3]q
-  workspace     = %[6]q
-  system_prompt = "MAIN-MARKER"
-  timeout       = "60s"
-  env = {
-    HOME               = %[4]q
-    ANTHROPIC_BASE_URL = %[5]q
-    ANTHROPIC_API_KEY  = "test"
-  }
-}
-agent "ops" {
-  workspace     = %[7]q
-  system_prompt = "OPS-MARKER"
-  chats         = ["tg:-1001234500002"]
-  switchable    = true
-}
-agent "docs" {
-  workspace     = %[8]q
-  system_prompt = "DOCS-MARKER"
-  chats         = ["tg:-1001234500002:77"]
-}
-access {
-  dm_policy        = "allowlist"
-  allow_from       = ["tg:1001"]
-  groups           = ["tg:-1001234500002"]
-  group_allow_from = ["tg:2002"]
-  require_mention  = false
-}
-admin {
-  listen = ""
-}
-messages {
-  streaming = "off"
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token        = %[9]q
-    api_endpoint = %[10]q
-    poll_timeout = 30
-  }
-}
-`
 
 // TestAgentsTelegram: through the real binary, the fake Bot API and the real
 // claude CLI, a DM talks to the default agent, the forum group to the agent
@@ -85,13 +28,23 @@ func TestAgentsTelegram(t *testing.T) {
 	for _, a := range []string{"main", "ops", "docs"} {
 		ws[a] = filepath.Join(dir, "ws-"+a)
 	}
-	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(agentsConfig, filepath.Join(dir, "data"), binDir(t), bin, filepath.Join(dir, "home"), fake.URL(),
-		ws["main"], ws["ops"], ws["docs"], tgToken, srv.APIEndpoint())
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
+	// Three agents: main by default, ops on the forum group (switchable
+	// from a DM), docs on topic 77 of it.
+	h := Host{
+		Dir:   dir,
+		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws["main"], "system_prompt": "MAIN-MARKER", "timeout": "60s"}),
+		Agents: []Agent{
+			{ID: "ops", Attrs: Attrs{"workspace": ws["ops"], "system_prompt": "OPS-MARKER", "chats": []string{"tg:-1001234500002"}, "switchable": true}},
+			{ID: "docs", Attrs: Attrs{"workspace": ws["docs"], "system_prompt": "DOCS-MARKER", "chats": []string{"tg:-1001234500002:77"}}},
+		},
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "groups": []string{"tg:-1001234500002"},
+			"group_allow_from": []string{"tg:2002"}, "require_mention": false},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"streaming": "off"},
+		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	}
-	d := launch(t, dir, cfg)
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
 	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 
 	forum := telegramtest.Supergroup(tgForum, "Forum")

@@ -8,7 +8,6 @@ package e2e
 // buttons through the fake's callback queries.
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,44 +18,6 @@ import (
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 )
-
-// apConfigTemplate: telegram instance "tg" and the real claude CLI with
-// tool approvals from the chat; Alice (tg:1001) is an owner, so the
-// questions about her turns come to her chat (approvers = "owners", the
-// default). Arguments: data dir, plugin dir, claude, workspace, HOME, fake
-// API URL, token, api_endpoint.
-const apConfigTemplate = `
-data_dir   = %q
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command          = %q
-  workspace        = %q
-  timeout          = "60s"
-  approvals        = "chat"
-  approval_timeout = "3s"
-  sandbox          = "off" # the commands write outside the workspace, which the sandbox makes read-only
-` + clAgentEnv + `}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["tg:1001"]
-  owners     = ["tg:1001"]
-}
-admin {
-  listen = ""
-}
-messages {
-  streaming = "blocks"
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token        = %q
-    api_endpoint = %q
-    poll_timeout = 30
-  }
-}
-`
 
 // TestApprovalsTelegramRealClaude: Deny through a callback query keeps the
 // command from running and claude reads why; no answer within
@@ -71,13 +32,23 @@ func TestApprovalsTelegramRealClaude(t *testing.T) {
 	srv := telegramtest.NewServer(tgToken)
 	dir := t.TempDir()
 	outside := t.TempDir() // not the workspace: claude asks before touching it
-	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(apConfigTemplate, filepath.Join(dir, "data"), binDir(t), claude, filepath.Join(dir, "workspace"), filepath.Join(dir, "home"), fake.URL(), tgToken, srv.APIEndpoint())
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
+	// The real claude CLI with tool approvals from the chat; Alice
+	// (tg:1001) is an owner, so the questions about her turns come to her
+	// chat (approvers = "owners", the default).
+	h := Host{
+		Dir: dir,
+		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{
+			"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "approvals": "chat", "approval_timeout": "3s",
+			"sandbox": "off", // the commands write outside the workspace, which the sandbox makes read-only
+		}),
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"streaming": "blocks"},
+		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	}
+	cfg := h.Write(t)
 	t.Cleanup(srv.Close)
-	launch(t, dir, cfg)
+	Launch(t, cfg)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
@@ -172,38 +143,6 @@ func TestApprovalsTelegramRealClaude(t *testing.T) {
 	}
 }
 
-// apWebConfigTemplate: the webchat instance "web" and the real claude CLI
-// with tool approvals from the chat. A browser's id is not known before it
-// writes, so no owner can be named: approvers = "sender" (on purpose: the
-// test is about the web chat's buttons). Arguments: data dir, plugin dir,
-// claude, workspace, HOME, fake API URL, listen address.
-const apWebConfigTemplate = `
-data_dir   = %q
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = %q
-  timeout   = "60s"
-  approvals = "chat"
-  sandbox   = "off" # the command writes outside the workspace, which the sandbox makes read-only
-  approvers = "sender"
-` + clAgentEnv + `}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["web:*"]
-}
-admin {
-  listen = ""
-}
-plugin "web" {
-  source = "webchat"
-  config {
-    listen = %q
-  }
-}
-`
-
 // TestApprovalsWebchatRealClaude: in headless Chromium the question shows
 // Allow / Deny / Always buttons under it; pressing Allow runs the command,
 // the question turns into who allowed it, and claude's reply follows.
@@ -215,12 +154,22 @@ func TestApprovalsWebchatRealClaude(t *testing.T) {
 	t.Cleanup(fake.Close)
 	dir, outside := t.TempDir(), t.TempDir()
 	listen := wcFreeAddr(t)
-	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(apWebConfigTemplate, filepath.Join(dir, "data"), binDir(t), claude, filepath.Join(dir, "workspace"), filepath.Join(dir, "home"), fake.URL(), listen)
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
+	// The web chat and the real claude CLI with tool approvals from the
+	// chat. A browser's id is not known before it writes, so no owner can
+	// be named: approvers = "sender" (on purpose: the test is about the web
+	// chat's buttons).
+	h := Host{
+		Dir: dir,
+		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{
+			"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "approvals": "chat", "approvers": "sender",
+			"sandbox": "off", // the command writes outside the workspace, which the sandbox makes read-only
+		}),
+		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}},
+		Admin:   Attrs{"listen": ""},
+		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}},
 	}
-	launch(t, dir, cfg)
+	cfg := h.Write(t)
+	Launch(t, cfg)
 	url := "http://" + listen + "/"
 	wcWait(t, 20*time.Second, "the page", func() (bool, error) { return wcHealthy(url), nil })
 	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {

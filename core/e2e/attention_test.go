@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"html"
 	"image"
 	"image/color"
@@ -135,13 +134,10 @@ func statusOut(cfgPath string) (int, string) {
 // and the rotated code replaces the old one; reporting ready ends it.
 func TestAttentionQREndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	exe, _ := os.Executable()
 	adminAddr := wcFreeAddr(t)
-	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := launch(t, dir, cfgPath)
+	h := adminHost(dir, adminAddr)
+	cfgPath, addrFile := h.Write(t), filepath.Join(dir, "lo.addr")
+	d := Launch(t, cfgPath)
 	d.addrFile = addrFile
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
 	base := "http://" + adminAddr
@@ -228,29 +224,6 @@ func TestAttentionQREndToEnd(t *testing.T) {
 	}
 }
 
-// tgStateConfig runs the telegram plugin as "tg" with a fixed admin
-// address. Arguments: plugin dir, agent command, admin address, token,
-// api_endpoint.
-const tgStateConfig = `
-data_dir   = "./data"
-plugin_dir = %q
-agent {
-  command = %q
-  env     = { CLAWHOST_FAKE_CLAUDE = "1" }
-}
-admin {
-  listen = %q
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token        = %q
-    api_endpoint = %q
-    poll_timeout = 1
-  }
-}
-`
-
 // TestTelegramStates: a token the Bot API rejects shows needs_attention
 // with what to do (exit 1, /healthz 503 naming tg); after the operator put
 // a good token in the file and reloaded, an unreachable API shows
@@ -262,16 +235,16 @@ func TestTelegramStates(t *testing.T) {
 	downAddr := wcFreeAddr(t) // nothing listens here yet
 
 	dir := t.TempDir()
-	exe, _ := os.Executable()
 	adminAddr := wcFreeAddr(t)
 	cfgPath := filepath.Join(dir, "config.hcl")
+	// The telegram plugin as "tg" with a fixed admin address.
 	write := func(token, endpoint string) {
-		if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(tgStateConfig, binDir(t), exe, adminAddr, token, endpoint)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		h := Host{Dir: dir, LogLevel: "-", Admin: Attrs{"listen": adminAddr},
+			Plugins: []Plugin{{Name: "tg", Source: "telegram", Config: Attrs{"token": token, "api_endpoint": endpoint, "poll_timeout": 1}}}}
+		h.Write(t)
 	}
 	write("999:REJECTED", rejecting.APIEndpoint())
-	d := launch(t, dir, cfgPath)
+	d := Launch(t, cfgPath)
 	base := "http://" + adminAddr
 
 	// 1. The token is rejected.

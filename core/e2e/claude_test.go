@@ -53,51 +53,6 @@ func clClaudeBin(t testing.TB) string {
 	return ""
 }
 
-// clConfigTemplate: the loopback channel as instance "lo" and the real
-// claude CLI against the fake API. Arguments: data dir, plugin dir, claude
-// command, workspace, one_shot, more agent lines, HOME, fake API URL, addr
-// file.
-const clConfigTemplate = `
-data_dir   = %q
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = %q
-  timeout   = "60s"
-  one_shot  = %v
-%s` + clAgentEnv + `}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["lo:u1"]
-}
-admin {
-  listen = ""
-}
-messages {
-  streaming = "blocks"
-}
-plugin "lo" {
-  source = "loopback"
-  config {
-    addr_file = %q
-  }
-}
-`
-
-// clAgentEnv is agent.env pointing the real CLI at the fake API, with
-// nothing else leaving the machine. Arguments: HOME, fake API URL.
-const clAgentEnv = `  env = {
-    HOME                                     = %q
-    ANTHROPIC_BASE_URL                       = %q
-    ANTHROPIC_API_KEY                        = "test"
-    DISABLE_TELEMETRY                        = "1"
-    DISABLE_ERROR_REPORTING                  = "1"
-    DISABLE_AUTOUPDATER                      = "1"
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1"
-  }
-`
-
 // clRecord is one loopback /sent record and when the test's poller saw it.
 type clRecord struct {
 	Seq       int    `json:"seq"`
@@ -131,9 +86,9 @@ type clHost struct {
 
 type clOptions struct {
 	oneShot bool
-	// agent is more lines of the agent block; setup, when set, runs on
+	// agent is more settings of the agent block; setup, when set, runs on
 	// the host's directory before clawhost starts.
-	agent string
+	agent Attrs
 	setup func(dir string)
 }
 
@@ -145,11 +100,21 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 	t.Cleanup(h.fake.Close)
 	h.cfgPath = filepath.Join(h.dir, "config.hcl")
 	h.addrFile = filepath.Join(h.dir, "lo.addr")
-	src := fmt.Sprintf(clConfigTemplate, filepath.Join(h.dir, "data"), binDir(t), bin, filepath.Join(h.dir, "workspace"),
-		o.oneShot, o.agent, filepath.Join(h.dir, "home"), h.fake.URL(), h.addrFile)
-	if err := os.WriteFile(h.cfgPath, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
+	// The loopback channel as instance "lo" and the real claude CLI
+	// against the fake API.
+	agent := Attrs{"workspace": filepath.Join(h.dir, "workspace"), "timeout": "60s", "one_shot": o.oneShot}
+	for k, v := range o.agent {
+		agent[k] = v
 	}
+	cfg := Host{
+		Dir:      h.dir,
+		Agent:    RealClaude(bin, filepath.Join(h.dir, "home"), h.fake.URL(), agent),
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"lo:u1"}},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"streaming": "blocks"},
+		Plugins:  []Plugin{{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": h.addrFile}}},
+	}
+	cfg.Write(t)
 	if o.setup != nil {
 		o.setup(h.dir)
 	}
@@ -171,7 +136,7 @@ func (h *clHost) start() {
 	h.t.Helper()
 	_ = os.Remove(h.addrFile)
 	h.log = &syncbuf.Buffer{}
-	h.cmd = exec.Command(filepath.Join(binDir(h.t), "clawhost"), "-config", h.cfgPath)
+	h.cmd = Command(h.t, h.cfgPath)
 	h.cmd.Stdout = h.log
 	h.cmd.Stderr = h.log
 	if err := h.cmd.Start(); err != nil {

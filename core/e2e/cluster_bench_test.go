@@ -100,15 +100,11 @@ func clusterLoadRound(b *testing.B, srv *pgtest.Server, hosts, round int) cluste
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), exe, filepath.Join(dir, "runs.jsonl"), *loadAgent, tgToken, tg.APIEndpoint())
+		h := loadHost(dir, exe, filepath.Join(dir, "runs.jsonl"), nil, tg.APIEndpoint())
 		if url != "" {
-			src += fmt.Sprintf("storage {\n  engine = \"postgres\"\n  url = %q\n  host_id = \"h%d\"\n  lease_ttl = \"3s\"\n}\n", url, i+1)
+			h.Storage = Attrs{"engine": "postgres", "url": url, "host_id": fmt.Sprintf("h%d", i+1), "lease_ttl": "3s"}
 		}
-		cfg := filepath.Join(dir, "config.hcl")
-		if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-			b.Fatal(err)
-		}
-		ds = append(ds, launch(b, dir, cfg))
+		ds = append(ds, Start(b, h))
 	}
 	defer func() {
 		for _, d := range ds {

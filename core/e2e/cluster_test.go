@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,43 +15,6 @@ import (
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
-
-// clusterConfig runs one host of a cluster: the telegram plugin against
-// the fake Bot API, the fake claude, storage on the shared PostgreSQL
-// database with 2 s leases. Arguments: plugin dir, agent command, token,
-// api endpoint, url, host id.
-const clusterConfig = `
-data_dir   = "./data"
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
-  timeout   = "30s"
-}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["tg:*"]
-}
-admin {
-  listen = ""
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token        = %q
-    api_endpoint = %q
-    poll_timeout = 1
-  }
-}
-storage {
-  engine    = "postgres"
-  url       = %q
-  host_id   = %q
-  lease_ttl = "2s"
-}
-`
 
 // cluster is several real clawhost hosts serving one Telegram bot from
 // one PostgreSQL database.
@@ -69,19 +30,10 @@ func startCluster(t *testing.T, ids ...string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, url: pgtest.Cluster(t).NewDatabase(t), tg: telegramtest.NewServer(tgToken), hosts: map[string]*daemon{}}
 	t.Cleanup(c.tg.Close)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, id := range ids {
-		dir := t.TempDir()
-		cfg := filepath.Join(dir, "config.hcl")
-		src := fmt.Sprintf(clusterConfig, binDir(t), exe, tgToken, c.tg.APIEndpoint(), c.url, id)
-		if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		c.hosts[id] = launch(t, dir, cfg)
+		c.hosts[id] = Start(t, clusterHost(c.tg.APIEndpoint(), c.url, id))
 	}
+	var err error
 	c.db, err = postgres.Open(context.Background(), c.url, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +47,20 @@ func startCluster(t *testing.T, ids ...string) *cluster {
 		}
 	})
 	return c
+}
+
+// clusterHost is one host of a cluster: the telegram plugin against the
+// fake Bot API (short polls), the fake claude, storage on the shared
+// PostgreSQL database with 2 s leases.
+func clusterHost(endpoint, url, id string) Host {
+	tg := tgPlugin(endpoint)
+	tg.Config["poll_timeout"] = 1
+	return Host{
+		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:*"}},
+		Admin:   Attrs{"listen": ""},
+		Plugins: []Plugin{tg},
+		Storage: Attrs{"engine": "postgres", "url": url, "host_id": id, "lease_ttl": "2s"},
+	}
 }
 
 func tail(s string, n int) string {

@@ -32,39 +32,6 @@ var (
 
 const dcGuild = "300000000000000001"
 
-// dcConfigTemplate runs only the discord plugin, as instance "dc".
-// Arguments: plugin dir, agent command, admin address, allowed DM senders
-// and groups (HCL lists), token, api_endpoint, message_content.
-const dcConfigTemplate = `
-data_dir   = "./data"
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
-  timeout   = "30s"
-}
-access {
-  dm_policy       = "allowlist"
-  allow_from      = %s
-  groups          = %s
-  group_allow_from = ["dc:*"] # every member of the listed channels
-  require_mention = true
-}
-admin {
-  listen = %q
-}
-plugin "dc" {
-  source = "discord"
-  config {
-    token           = %q
-    api_endpoint    = %q
-    message_content = %v
-  }
-}
-`
-
 // dcEnv is a fake Discord and a clawhost with the discord plugin on it.
 type dcEnv struct {
 	d       *daemon
@@ -91,20 +58,20 @@ func startDiscordDaemon(t *testing.T, messageContent bool, prepare func(*discord
 		prepare(srv)
 	}
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.admin = wcFreeAddr(t)
-	e.cfgPath = filepath.Join(dir, "config.hcl")
-	allow := fmt.Sprintf(`["dc:%s", "dc:%s"]`, dcAlice.ID, dcCarol.ID)
-	groups := fmt.Sprintf(`["dc:%s"]`, e.general.ID)
-	src := fmt.Sprintf(dcConfigTemplate, binDir(t), exe, allow, groups, e.admin, dcToken, srv.Endpoint(), messageContent)
-	if err := os.WriteFile(e.cfgPath, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
+	// Alice and Carol by DM; every member of #general when they mention
+	// the bot.
+	h := Host{
+		Dir: dir,
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"dc:" + dcAlice.ID, "dc:" + dcCarol.ID},
+			"groups": []string{"dc:" + e.general.ID}, "group_allow_from": []string{"dc:*"}, "require_mention": true},
+		Admin: Attrs{"listen": e.admin},
+		Plugins: []Plugin{{Name: "dc", Source: "discord", Config: Attrs{
+			"token": dcToken, "api_endpoint": srv.Endpoint(), "message_content": messageContent}}},
 	}
+	e.cfgPath = h.Write(t)
 	t.Cleanup(srv.Close) // runs after the daemon stopped
-	e.d = launch(t, dir, e.cfgPath)
+	e.d = Launch(t, e.cfgPath)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("discord requests:\n%s", dcRequestLog(srv))

@@ -61,9 +61,9 @@ func TestClaudeOperatorSettingsIgnored(t *testing.T) {
 	}{{"", false}, {"user", true}} {
 		t.Run("settings="+tc.settings, func(t *testing.T) {
 			t.Parallel()
-			agent := ""
+			agent := Attrs{}
 			if tc.settings != "" {
-				agent = fmt.Sprintf("  settings  = %q\n", tc.settings)
+				agent["settings"] = tc.settings
 			}
 			var hookRan string
 			h := startClaudeHost(t, clOptions{agent: agent, setup: func(dir string) {
@@ -116,7 +116,7 @@ func (h *clHost) claudePIDsOrFail() []int {
 func TestClaudeSandbox(t *testing.T) {
 	t.Parallel()
 	lpNeedBwrap(t)
-	h := startClaudeHost(t, clOptions{agent: "  allowed_tools = [\"Bash\"]\n", setup: func(dir string) {
+	h := startClaudeHost(t, clOptions{agent: Attrs{"allowed_tools": []string{"Bash"}}, setup: func(dir string) {
 		writeFile(t, filepath.Join(dir, "home", ".claude", "settings.json"), `{"note":"OPERATOR-PERSONAL"}`)
 	}})
 	data := filepath.Join(h.dir, "data")
@@ -164,24 +164,11 @@ func TestHostNotDumpable(t *testing.T) {
 		wrap = []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
 	}
 	dir := lpSharedDir(t)
-	cfg := filepath.Join(dir, "config.hcl")
-	writeFile(t, cfg, fmt.Sprintf(`
-data_dir   = %q
-plugin_dir = %q
-agent {
-  command   = "claude"
-  workspace = %q
-}
-admin {
-  listen = ""
-}
-plugin "lo" {
-  source = "loopback"
-  config {
-    addr_file = "lo.addr"
-  }
-}
-`, filepath.Join(dir, "data"), binDir(t), filepath.Join(dir, "workspace")))
+	h := Host{Dir: dir, DataDir: filepath.Join(dir, "data"), LogLevel: "-",
+		Agent:   Agent{Command: "claude", Attrs: Attrs{"workspace": filepath.Join(dir, "workspace")}},
+		Admin:   Attrs{"listen": ""},
+		Plugins: []Plugin{{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": "lo.addr"}}}}
+	cfg := h.Write(t)
 	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +278,7 @@ func TestClaudeRunAs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("run_as needs clawhost to run as root")
 	}
-	h := startClaudeHost(t, clOptions{agent: "  allowed_tools = [\"Bash\"]\n  run_as        = \"nobody\"\n", setup: func(dir string) {
+	h := startClaudeHost(t, clOptions{agent: Attrs{"allowed_tools": []string{"Bash"}, "run_as": "nobody"}, setup: func(dir string) {
 		// What the operator does for run_as: the workspace is the
 		// user's, and the user may pass through the directories above it
 		// and through data_dir.

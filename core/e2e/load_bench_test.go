@@ -64,32 +64,24 @@ const (
 	loadFirstChat = 5_000_001
 )
 
-// loadConfigTemplate is clawhost with only the telegram plugin, open DMs
-// (every chat reaches the agent) and the defaults otherwise: queue mode,
-// debounce (off), streaming, max_warm and max_concurrent. Arguments: data
-// dir, plugin dir, agent command, fake claude run log, extra agent
-// settings (-load.agent), token, api_endpoint.
-const loadConfigTemplate = `
-data_dir   = %q
-plugin_dir = %q
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1", CLAWHOST_FAKE_CLAUDE_LOG = %q }
-%s
+// loadHost is clawhost with only the telegram plugin, open DMs (every
+// chat reaches the agent) and the defaults otherwise: queue mode, debounce
+// (off), streaming, max_warm and max_concurrent; agent and -load.agent
+// are more settings of its agent block, runLog the fake claude's run log.
+func loadHost(dir, claude, runLog string, agent Attrs, endpoint string) Host {
+	attrs := Attrs{"workspace": "./workspace"}
+	for k, v := range agent {
+		attrs[k] = v
+	}
+	return Host{
+		Dir:      dir,
+		LogLevel: "-",
+		Agent: Agent{Command: claude, Attrs: attrs, Raw: *loadAgent,
+			Env: map[string]string{fakeclaude.EnvVar: "1", "CLAWHOST_FAKE_CLAUDE_LOG": runLog}},
+		Access:  Attrs{"dm_policy": "open"},
+		Plugins: []Plugin{tgPlugin(endpoint)},
+	}
 }
-access {
-  dm_policy = "open"
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token        = %q
-    api_endpoint = %q
-    poll_timeout = 30
-  }
-}
-`
 
 // loadAgent adds settings to the agent block of the load benchmarks'
 // clawhost rounds, to try a pool between the two they measure, e.g.
@@ -99,7 +91,7 @@ var loadAgent = flag.String("load.agent", "", "extra settings of the agent block
 var loadMarkerRE = regexp.MustCompile(`q(\d+)z(\d+)q`)
 
 func BenchmarkLoadTelegram(b *testing.B) {
-	benchLoad(b, *loadAgent)
+	benchLoad(b, nil)
 }
 
 // loadWarmAgent keeps a claude process warm for every chat of the load
@@ -108,17 +100,17 @@ func BenchmarkLoadTelegram(b *testing.B) {
 // rest of the path (the Telegram plugin, the host, the journal, the
 // turn over claude's stdin and stdout) carries when agent starts do not
 // dominate.
-const loadWarmAgent = "  max_warm = 200\n  max_concurrent = 64"
+var loadWarmAgent = Attrs{"max_warm": 200, "max_concurrent": 64}
 
 // BenchmarkLoadTelegramWarm is BenchmarkLoadTelegram with loadWarmAgent.
 func BenchmarkLoadTelegramWarm(b *testing.B) {
-	benchLoad(b, loadWarmAgent+"\n"+*loadAgent)
+	benchLoad(b, loadWarmAgent)
 }
 
 // benchLoad runs loadRounds interleaved rounds of the echo bot and of
 // clawhost (agent: extra settings of its agent block) and reports the
 // medians.
-func benchLoad(b *testing.B, agent string) {
+func benchLoad(b *testing.B, agent Attrs) {
 	claude := fakeClaudeBin(b, b.TempDir()) // before b.Loop: not timed
 	for b.Loop() {
 		var echo, claw []loadResult
@@ -171,7 +163,7 @@ func loadEchoRound(b *testing.B) loadResult {
 
 // loadClawhostRound runs a round against a fresh clawhost, with agent
 // added to its agent block.
-func loadClawhostRound(b *testing.B, round int, claude, agent string) loadResult {
+func loadClawhostRound(b *testing.B, round int, claude string, agent Attrs) loadResult {
 	srv := telegramtest.NewServer(tgToken)
 	defer srv.Close()
 	dir := filepath.Join(b.TempDir(), fmt.Sprintf("round%d", round))
@@ -179,12 +171,8 @@ func loadClawhostRound(b *testing.B, round int, claude, agent string) loadResult
 		b.Fatal(err)
 	}
 	runLog := filepath.Join(dir, "claude-runs.jsonl")
-	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(loadConfigTemplate, filepath.Join(dir, "data"), binDir(b), claude, runLog, agent, tgToken, srv.APIEndpoint())
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	d := launch(b, dir, cfg)
+	h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
+	d := Launch(b, h.Write(b))
 	defer loadStop(d)
 	// Ready: the plugin polls and the host has published the command menu.
 	deadline := time.Now().Add(tgWait)

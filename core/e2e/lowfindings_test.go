@@ -62,26 +62,12 @@ func TestPostgresWithoutTLSRefused(t *testing.T) {
 	}
 }
 
-const webhookConfig = `
-data_dir   = "./data"
-plugin_dir = %q
-agent {
-  command = %q
-  env     = { CLAWHOST_FAKE_CLAUDE = "1" }
+// webhookHost: the telegram plugin taking updates on a webhook at listen.
+func webhookHost(dir, endpoint, listen, secret string) Host {
+	return Host{Dir: dir, LogLevel: "-", Admin: Attrs{"listen": ""},
+		Plugins: []Plugin{{Name: "tg", Source: "telegram", Config: Attrs{
+			"token": tgToken, "api_endpoint": endpoint, "webhook_listen": listen, "webhook_secret": secret}}}}
 }
-admin {
-  listen = ""
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token          = %q
-    api_endpoint   = %q
-    webhook_listen = %q
-    webhook_secret = %q
-  }
-}
-`
 
 // TestWebhookSecretE2E: a webhook_secret under 16 characters is refused
 // by validate at its line; with a long one the running plugin answers
@@ -90,20 +76,19 @@ plugin "tg" {
 func TestWebhookSecretE2E(t *testing.T) {
 	srv := telegramtest.NewServer(tgToken)
 	t.Cleanup(srv.Close)
-	exe, _ := os.Executable()
 	listen := wcFreeAddr(t)
-	code, out := validateBinary(t, fmt.Sprintf(webhookConfig, binDir(t), exe, tgToken, srv.APIEndpoint(), listen, "s3cret"))
-	if code != 1 || !strings.Contains(out, "webhook_secret too short") || !strings.Contains(out, "config.hcl:17:") || strings.Contains(out, "s3cret") {
+	short := webhookHost("", srv.APIEndpoint(), listen, "s3cret").HCL(t)
+	at := fmt.Sprintf("config.hcl:%d:", 1+strings.Count(short[:strings.Index(short, "webhook_secret")], "\n"))
+	code, out := validateBinary(t, short)
+	if code != 1 || !strings.Contains(out, "webhook_secret too short") || !strings.Contains(out, at) || strings.Contains(out, "s3cret") {
 		t.Errorf("short secret: exit %d\n%s", code, out)
 	}
 
 	const secret = "e2e-webhook-secret-0123456789"
 	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "config.hcl")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(webhookConfig, binDir(t), exe, tgToken, srv.APIEndpoint(), listen, secret)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := launch(t, dir, cfgPath)
+	h := webhookHost(dir, srv.APIEndpoint(), listen, secret)
+	cfgPath := h.Write(t)
+	d := Launch(t, cfgPath)
 	post := func(s string) int {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+listen+"/hook", strings.NewReader(`{"update_id":1,"poll":{}}`))
 		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", s)
@@ -141,16 +126,12 @@ func TestReattachRefusedForPinnedPlugin(t *testing.T) {
 	}
 	sum := sha256.Sum256(bin)
 	dir := t.TempDir()
-	exe, _ := os.Executable()
 	adminAddr := wcFreeAddr(t)
-	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
-	cfg := fmt.Sprintf(adminConfig, binDir(t), exe, adminAddr, addrFile)
-	cfg = strings.Replace(cfg, `source = "loopback"`, `source = "loopback"`+"\n  sha256 = \""+hex.EncodeToString(sum[:])+`"`, 1)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h := adminHost(dir, adminAddr)
+	h.Plugins[0].Attrs = Attrs{"sha256": hex.EncodeToString(sum[:])}
+	cfgPath := h.Write(t)
 	t.Setenv(pluginclient.EnvReattach, `{"lo":{"Protocol":"grpc","ProtocolVersion":1,"Pid":2147483000,"Test":true,"Addr":{"Network":"unix","String":"`+filepath.Join(dir, "debug.sock")+`"}}}`)
-	d := launch(t, dir, cfgPath)
+	d := Launch(t, cfgPath)
 	base := "http://" + adminAddr
 	d.waitFor(func() bool { code, _ := get(t, base+"/status.json"); return code == 200 }, "the admin endpoint")
 	d.waitFor(func() bool { return instanceOf(t, base, "lo").State == "misconfigured" }, "lo misconfigured")

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,10 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
-
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
-	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 )
 
@@ -33,112 +29,37 @@ func TestMain(m *testing.M) {
 
 }
 
-// binDir returns the directory holding clawhost and every plugin binary.
-func binDir(t testing.TB) string {
-	t.Helper()
-	d, err := testbin.Dir()
-	if err != nil {
-		t.Fatal(err)
+type daemon = Daemon
+
+// loopbackHost is the host most tests run: the loopback channel (lo:u1
+// allowed), the ping command plugin when ping, the clock hook.
+func loopbackHost(dir string, ping bool) Host {
+	return Host{
+		Dir: dir,
+		// The fake claude and its tools write test files outside the workspace.
+		Agent:  Agent{Attrs: Attrs{"sandbox": "off"}},
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"lo:u1"}},
+		Plugins: []Plugin{
+			{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": filepath.Join(dir, "lo.addr")}},
+			{Name: "ping", Source: "ping", Attrs: Attrs{"enabled": ping}},
+			{Name: "clock", Source: "clock-hook"},
+		},
 	}
-	return d
 }
-
-type daemon struct {
-	t        testing.TB
-	cmd      *exec.Cmd
-	dir      string
-	cfgPath  string
-	addrFile string
-	log      *syncbuf.Buffer
-	after    int
-}
-
-const configTemplate = `
-data_dir   = "./data"
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
-  timeout   = "30s"
-  sandbox   = "off" # the fake claude and its tools write test files outside the workspace
-}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["lo:u1"]
-}
-plugin "lo" {
-  source = "loopback"
-  config {
-    addr_file = %q
-  }
-}
-plugin "ping" {
-  source  = "ping"
-  enabled = %v
-}
-plugin "clock" {
-  source = "clock-hook"
-}
-`
 
 func writeConfig(t testing.TB, dir string, ping bool) string {
 	t.Helper()
-	exe, _ := os.Executable()
-	path := filepath.Join(dir, "config.hcl")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(configTemplate, binDir(t), exe, filepath.Join(dir, "lo.addr"), ping)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	h := loopbackHost(dir, ping)
+	return h.Write(t)
 }
 
 func startDaemon(t testing.TB, ping bool) *daemon {
 	t.Helper()
 	dir := t.TempDir()
-	d := launch(t, dir, writeConfig(t, dir, ping))
+	d := Launch(t, writeConfig(t, dir, ping))
 	d.addrFile = filepath.Join(dir, "lo.addr")
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
 	return d
-}
-
-// launch runs clawhost on cfgPath. At the end of the test it is stopped
-// with SIGTERM (SIGKILL after 10 s) and, when the test failed, its log is
-// printed.
-func launch(t testing.TB, dir, cfgPath string) *daemon {
-	t.Helper()
-	d := &daemon{t: t, dir: dir, cfgPath: cfgPath}
-	registerAdmin(t, cfgPath)
-	d.spawn()
-	t.Cleanup(func() {
-		if d.cmd.ProcessState == nil {
-			_ = d.cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = d.cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = d.cmd.Process.Kill()
-				<-done
-			}
-		}
-		if t.Failed() {
-			t.Logf("clawhost log:\n%s", d.log.String())
-		}
-	})
-	return d
-}
-
-// spawn starts the clawhost process with a fresh log.
-func (d *daemon) spawn() {
-	d.t.Helper()
-	d.log = &syncbuf.Buffer{}
-	d.cmd = exec.Command(filepath.Join(binDir(d.t), "clawhost"), "-config", d.cfgPath)
-	d.cmd.Stderr = d.log
-	d.cmd.Stdout = d.log
-	if err := d.cmd.Start(); err != nil {
-		d.t.Fatal(err)
-	}
 }
 
 func (d *daemon) waitFor(cond func() bool, what string) {
@@ -338,9 +259,10 @@ func TestValidate(t *testing.T) {
 	if code := run([]string{"validate", "-config", good}, &out, &errb); code != 0 {
 		t.Fatalf("valid config: exit %d\n%s", code, errb.String())
 	}
-	bad := filepath.Join(dir, "bad.hcl")
-	src := strings.Replace(fmt.Sprintf(configTemplate, binDir(t), "claude", "x", true), "addr_file = \"x\"", "adr_file = 1", 1)
-	_ = os.WriteFile(bad, []byte(src), 0o600)
+	h := loopbackHost(t.TempDir(), true)
+	h.Agent.Command = "claude"
+	h.Plugins[0].Config = Attrs{"adr_file": 1}
+	bad := h.Write(t)
 	errb.Reset()
 	if code := run([]string{"validate", "-config", bad}, io.Discard, &errb); code != 1 {
 		t.Fatalf("invalid plugin config: exit %d, want 1", code)
@@ -351,10 +273,10 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateUnknownSource(t *testing.T) {
-	dir := t.TempDir()
-	src := strings.Replace(fmt.Sprintf(configTemplate, binDir(t), "claude", "x", true), `source = "loopback"`, `source = "lopback"`, 1)
-	path := filepath.Join(dir, "c.hcl")
-	_ = os.WriteFile(path, []byte(src), 0o600)
+	h := loopbackHost(t.TempDir(), true)
+	h.Agent.Command = "claude"
+	h.Plugins[0].Source = "lopback"
+	path := h.Write(t)
 	var errb bytes.Buffer
 	if code := run([]string{"validate", "-config", path}, io.Discard, &errb); code != 1 {
 		t.Fatalf("unknown source: exit %d, want 1", code)

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,39 +16,14 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 )
 
-// checksConfig runs the loopback channel and the clock hook, whose own
-// check (Validate, examples/clock-hook) rejects an unknown time zone. The
-// timezone attribute is on line 22, its value at column 16.
-const checksConfig = `
-data_dir   = "./data"
-plugin_dir = %q
-agent {
-  command = %q
-  env     = { CLAWHOST_FAKE_CLAUDE = "1" }
-}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["lo:u1"]
-}
-admin {
-  listen = %q
-}
-plugin "lo" {
-  source = "loopback"
-  config { addr_file = %q }
-}
-plugin "clock" {
-  source = "clock-hook"
-  config {
-    timezone = %q
-  }
-}
-`
-
-// checksDaemon writes checksConfig with the clock's time zone into dir.
+// checksFile writes the loopback channel and the clock hook, whose own
+// check (Validate, examples/clock-hook) rejects an unknown time zone, with
+// the clock's time zone into dir.
 type checksFile struct {
 	t                              *testing.T
 	dir, path, adminAddr, addrFile string
+	logLevel                       string // "" for none
+	zone                           string // the last one written
 }
 
 func newChecksFile(t *testing.T) *checksFile {
@@ -56,15 +33,21 @@ func newChecksFile(t *testing.T) *checksFile {
 
 func (c *checksFile) write(zone string) {
 	c.t.Helper()
-	exe, _ := os.Executable()
-	src := fmt.Sprintf(checksConfig, binDir(c.t), exe, c.adminAddr, c.addrFile, zone)
-	if err := os.WriteFile(c.path, []byte(src), 0o600); err != nil {
-		c.t.Fatal(err)
-	}
+	c.zone = zone
+	h := Host{Dir: c.dir, LogLevel: cmp.Or(c.logLevel, "-"),
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"lo:u1"}},
+		Admin:  Attrs{"listen": c.adminAddr},
+		Plugins: []Plugin{
+			{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": c.addrFile}},
+			{Name: "clock", Source: "clock-hook", Config: Attrs{"timezone": zone}},
+		}}
+	h.Write(c.t)
 }
 
-// at is where the timezone value is in the file.
-func (c *checksFile) at() string { return c.path + ":22:16" }
+// at is where the (rejected) timezone value is in the file.
+func (c *checksFile) at() string {
+	return posOf(c.t, c.path, strconv.Quote(c.zone))
+}
 
 func (c *checksFile) status(t *testing.T) admin.Snapshot {
 	t.Helper()
@@ -99,22 +82,20 @@ func TestValidateRunsPluginChecks(t *testing.T) {
 	if code := run([]string{"validate", "-config", c.path}, &out, &errb); code != 0 {
 		t.Fatalf("valid zone: exit %d\n%s", code, errb.String())
 	}
-	c.write("Mars/Base")
 	// And an error of the file's own before it, to see one sorted list
 	// (the file's errors are found before the plugin is asked).
-	src, _ := os.ReadFile(c.path)
-	if err := os.WriteFile(c.path, append([]byte(`log_level = "loud"`), src...), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	c.logLevel = "loud"
+	c.write("Mars/Base")
 	out.Reset()
 	errb.Reset()
 	if code := run([]string{"validate", "-config", c.path}, &out, &errb); code != 1 {
 		t.Fatalf("rejected zone: exit %d, want 1\n%s", code, errb.String())
 	}
 	got := errb.String()
-	i, j := strings.Index(got, "-> "+c.path+":1:13\n"), strings.Index(got, "-> "+c.at()+"\n")
+	level := posOf(t, c.path, `"loud"`)
+	i, j := strings.Index(got, "-> "+level+"\n"), strings.Index(got, "-> "+c.at()+"\n")
 	if i < 0 || j < 0 || j < i {
-		t.Errorf("want log_level's diagnostic at line 1, then the plugin's at %s:\n%s", c.at(), got)
+		t.Errorf("want log_level's diagnostic at %s, then the plugin's at %s:\n%s", level, c.at(), got)
 	}
 	for _, want := range []string{`Unknown time zone in plugin "clock"`, `"Mars/Base" is not an IANA time zone name`, `timezone = "Mars/Base"`} {
 		if !strings.Contains(got, want) {
@@ -136,7 +117,7 @@ func TestValidateRunsPluginChecks(t *testing.T) {
 func TestPluginChecksAtStartAndReload(t *testing.T) {
 	c := newChecksFile(t)
 	c.write("Mars/Base")
-	d := launch(t, c.dir, c.path)
+	d := Launch(t, c.path)
 	d.addrFile = c.addrFile
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
 	d.waitFor(func() bool { return pluginOf(c.status(t), "clock").State == "misconfigured" }, "clock misconfigured")

@@ -223,32 +223,6 @@ func TestPluginTestPython(t *testing.T) {
 	}
 }
 
-const pythonConfig = `
-data_dir   = "./data"
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
-  timeout   = "30s"
-}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["py:u1"]
-}
-admin {
-  listen = ""
-}
-plugin "py" {
-  source = "python-echo"
-  config {
-    addr_file  = %q
-    text_limit = %d
-  }
-}
-`
-
 // TestPythonPluginEndToEnd: the Python example, as the only plugin of a
 // real clawhost, is its chat (a message reaches the agent and the reply
 // comes back through it) and answers /echo; a reload that changes its
@@ -258,16 +232,17 @@ func TestPythonPluginEndToEnd(t *testing.T) {
 	t.Parallel()
 	py := pythonPlugin(t)
 	dir := t.TempDir()
-	exe, _ := os.Executable()
 	cfgPath := filepath.Join(dir, "config.hcl")
 	addrFile := filepath.Join(dir, "py.addr")
+	// The Python example as the only plugin (its directory is plugin_dir).
 	write := func(limit int) {
-		if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(pythonConfig, filepath.Dir(py), exe, addrFile, limit)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		h := Host{Dir: dir, PluginDir: filepath.Dir(py), Admin: Attrs{"listen": ""},
+			Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"py:u1"}},
+			Plugins: []Plugin{{Name: "py", Source: "python-echo", Config: Attrs{"addr_file": addrFile, "text_limit": limit}}}}
+		h.Write(t)
 	}
 	write(4000)
-	d := launch(t, dir, cfgPath)
+	d := Launch(t, cfgPath)
 	d.addrFile = addrFile
 	d.waitFor(func() bool { _, err := os.Stat(d.addrFile); return err == nil }, "the Python plugin's address file")
 	pid := pythonPID(d)

@@ -19,43 +19,8 @@ import (
 
 const tgOlga = 3003
 
-// policyConfigTemplate: instance "tg", the real claude, Alice allowed and
-// Olga the owner; agentExtra goes into the agent block. Arguments: data
-// dir, plugin dir, claude, workspace, agentExtra, HOME, fake API URL,
-// token, api_endpoint.
-const policyConfigTemplate = `
-data_dir   = %q
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = %q
-  timeout   = "60s"
-  sandbox   = "off" # the commands write outside the workspace, which the sandbox makes read-only
-%s
-` + clAgentEnv + `}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["tg:1001"]
-  owners     = ["tg:3003"]
-}
-admin {
-  listen = ""
-}
-messages {
-  streaming = "blocks"
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token        = %q
-    api_endpoint = %q
-    poll_timeout = 30
-  }
-}
-`
-
-// policyEnv is a running daemon of policyConfigTemplate.
+// policyEnv is a running daemon: instance "tg", the real claude, Alice
+// allowed and Olga the owner.
 type policyEnv struct {
 	t       *testing.T
 	fake    *anthropictest.Server
@@ -63,20 +28,28 @@ type policyEnv struct {
 	outside string
 }
 
-func newPolicyEnv(t *testing.T, agentExtra string) *policyEnv {
+func newPolicyEnv(t *testing.T, agentExtra Attrs) *policyEnv {
 	t.Helper()
 	claude := clClaudeBin(t)
 	e := &policyEnv{t: t, fake: anthropictest.New(), srv: telegramtest.NewServer(tgToken), outside: t.TempDir()}
 	t.Cleanup(e.fake.Close)
 	t.Cleanup(e.srv.Close)
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(policyConfigTemplate, filepath.Join(dir, "data"), binDir(t), claude, filepath.Join(dir, "workspace"), agentExtra,
-		filepath.Join(dir, "home"), e.fake.URL(), tgToken, e.srv.APIEndpoint())
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
+	agent := Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s",
+		"sandbox": "off"} // the commands write outside the workspace, which the sandbox makes read-only
+	for k, v := range agentExtra {
+		agent[k] = v
 	}
-	launch(t, dir, cfg)
+	h := Host{
+		Dir:      dir,
+		Agent:    RealClaude(claude, filepath.Join(dir, "home"), e.fake.URL(), agent),
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:3003"}},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"streaming": "blocks"},
+		Plugins:  []Plugin{tgPlugin(e.srv.APIEndpoint())},
+	}
+	cfg := h.Write(t)
+	Launch(t, cfg)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("bot API requests:\n%s", tgRequestLog(e.srv))
@@ -114,7 +87,7 @@ func (e *policyEnv) asked(chat int64) bool {
 // "yes" ran the command.
 func TestModeAskIsTheOwners(t *testing.T) {
 	t.Parallel()
-	e := newPolicyEnv(t, "")
+	e := newPolicyEnv(t, nil)
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
 	owned := filepath.Join(e.outside, "owned")
 	e.fake.Enqueue(bash("id > "+owned), anthropictest.Reply{Text: "It was not allowed."})
@@ -146,7 +119,7 @@ func TestModeAskIsTheOwners(t *testing.T) {
 // after the turn); the owner's Allow does.
 func TestApprovalsAskTheOwner(t *testing.T) {
 	t.Parallel()
-	e := newPolicyEnv(t, `  approvals = "chat"`)
+	e := newPolicyEnv(t, Attrs{"approvals": "chat"})
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
 	target := filepath.Join(e.outside, "made")
 	e.fake.Enqueue(bash("touch "+target), anthropictest.Reply{Text: "Made it."})
@@ -187,7 +160,7 @@ func TestApprovalsAskTheOwner(t *testing.T) {
 // the whole command is attached as a file; the owner reads it and denies.
 func TestApprovalsShowTheWholeCommand(t *testing.T) {
 	t.Parallel()
-	e := newPolicyEnv(t, `  approvals = "chat"`)
+	e := newPolicyEnv(t, Attrs{"approvals": "chat"})
 	chat, olga := telegramtest.PrivateChat(tgOlga), tgUser(tgOlga, "Olga")
 	pwned := filepath.Join(e.outside, "pwned")
 	command := "ls -la" + strings.Repeat(" ", 1200) + "; touch " + pwned

@@ -44,7 +44,7 @@ func startHost(t *testing.T, url, id string, edits ...func(string) string) *daem
 	}
 	fmt.Fprintf(f, "storage {\n  engine = \"postgres\"\n  url    = %q\n  host_id = %q\n  lease_ttl = \"2s\"\n}\nadmin {\n  listen = \"\"\n}\n", url, id)
 	f.Close()
-	d := launch(t, dir, path)
+	d := Launch(t, path)
 	d.addrFile = filepath.Join(dir, "lo.addr")
 	return d
 }

@@ -3,40 +3,12 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-const redactConfig = `
-data_dir   = "./data"
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command = %q
-  env     = { CLAWHOST_FAKE_CLAUDE = "1" }
-}
-admin {
-  listen = %q
-}
-plugin "lo" {
-  source = "loopback"
-  env    = { LOOPBACK_API_TOKEN = %q }
-  config {
-    addr_file = %q
-  }
-}
-plugin "web" {
-  source = "webchat"
-  config {
-    listen       = %q
-    access_token = %q
-  }
-}
-`
 
 // TestRedactsConfiguredSecrets: configured secrets are redacted by value,
 // not only by key: a plugin's status message and its panic quoting the
@@ -46,14 +18,14 @@ plugin "web" {
 func TestRedactsConfiguredSecrets(t *testing.T) {
 	const webToken, envToken = "webchat-token-0123456789", "loop-env-secret-abcdef"
 	dir := t.TempDir()
-	exe, _ := os.Executable()
 	adminAddr := wcFreeAddr(t)
-	cfgPath, addrFile := filepath.Join(dir, "config.hcl"), filepath.Join(dir, "lo.addr")
-	cfg := fmt.Sprintf(redactConfig, binDir(t), exe, adminAddr, envToken, addrFile, wcFreeAddr(t), webToken)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := launch(t, dir, cfgPath)
+	addrFile := filepath.Join(dir, "lo.addr")
+	h := Host{Dir: dir, Admin: Attrs{"listen": adminAddr}, Plugins: []Plugin{
+		{Name: "lo", Source: "loopback", Attrs: Attrs{"env": map[string]string{"LOOPBACK_API_TOKEN": envToken}}, Config: Attrs{"addr_file": addrFile}},
+		{Name: "web", Source: "webchat", Config: Attrs{"listen": wcFreeAddr(t), "access_token": webToken}},
+	}}
+	cfgPath := h.Write(t)
+	d := Launch(t, cfgPath)
 	d.addrFile = addrFile
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
 	base := "http://" + adminAddr

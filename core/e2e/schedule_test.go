@@ -36,7 +36,7 @@ heartbeat {
 	if err := os.WriteFile(cfg, append(b, extra...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := launch(t, dir, cfg)
+	d := Launch(t, cfg)
 	d.addrFile = filepath.Join(dir, "lo.addr")
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
 	// The heartbeat runs and says nothing.

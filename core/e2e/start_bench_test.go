@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,56 +14,24 @@ import (
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
 
-// startConfigTemplate is what a user of the README runs: the telegram
-// plugin (against the fake Bot API) and the web chat, the fake claude as
-// agent, info logging, the admin endpoint on. Arguments: data dir, plugin
-// dir, agent command, token, api_endpoint, web chat listen address.
-const startConfigTemplate = `
-data_dir   = %q
-plugin_dir = %q
-log_level  = "info"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
-}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["web:*", "tg:1001"]
-}
-admin {
-  listen = "127.0.0.1:0"
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token        = %q
-    api_endpoint = %q
-  }
-}
-plugin "web" {
-  source = "webchat"
-  config {
-    listen = %q
-  }
-}
-`
-
 // startTelegramAndWeb writes the config into dir and starts clawhost; it
 // returns the command (started) and its log.
 func startTelegramAndWeb(tb testing.TB, dir string, srv *telegramtest.Server) (*exec.Cmd, *syncbuf.Buffer, time.Time) {
 	tb.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(startConfigTemplate, filepath.Join(dir, "data"), binDir(tb), exe, tgToken, srv.APIEndpoint(), wcFreeAddr(tb))
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		tb.Fatal(err)
+	// What a user of the README runs: the telegram plugin (against the
+	// fake Bot API) and the web chat, the fake claude as agent, info
+	// logging, the admin endpoint on.
+	tg := tgPlugin(srv.APIEndpoint())
+	delete(tg.Config, "poll_timeout")
+	h := Host{
+		Dir:      dir,
+		LogLevel: "info",
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*", "tg:1001"}},
+		Admin:    Attrs{"listen": "127.0.0.1:0"},
+		Plugins:  []Plugin{tg, {Name: "web", Source: "webchat", Config: Attrs{"listen": wcFreeAddr(tb)}}},
 	}
 	log := &syncbuf.Buffer{}
-	cmd := exec.Command(filepath.Join(binDir(tb), "clawhost"), "-config", cfg)
+	cmd := Command(tb, h.Write(tb))
 	cmd.Stderr = log
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {

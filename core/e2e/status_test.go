@@ -25,7 +25,7 @@ func startAdminHost(t *testing.T, url, id, listen string) *daemon {
 	}
 	fmt.Fprintf(f, "storage {\n  engine = \"postgres\"\n  url    = %q\n  host_id = %q\n  lease_ttl = \"2s\"\n}\nadmin {\n  listen = %q\n}\n", url, id, listen)
 	f.Close()
-	d := launch(t, dir, path)
+	d := Launch(t, path)
 	d.addrFile = filepath.Join(dir, "lo.addr") // written by the host that holds the channel
 	return d
 }

@@ -41,41 +41,11 @@ const (
 	tgTopic    = 77             // topic in tgForum
 )
 
-// tgConfigTemplate runs only the telegram plugin, as instance "tg", with
-// the fake claude agent. Arguments: data dir, plugin dir, agent command,
-// streaming mode, token, api_endpoint.
-const tgConfigTemplate = `
-data_dir   = %q
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
-  timeout   = "30s"
+// tgPlugin is the telegram plugin as instance "tg" on the fake Bot API at
+// endpoint, with the test token and long polls.
+func tgPlugin(endpoint string) Plugin {
+	return Plugin{Name: "tg", Source: "telegram", Config: Attrs{"token": tgToken, "api_endpoint": endpoint, "poll_timeout": 30}}
 }
-access {
-  dm_policy       = "allowlist"
-  allow_from      = ["tg:1001", "tg:1003", "tg:1004"]
-  groups          = ["tg:-1001234500001", "tg:-1001234500002"]
-  group_allow_from = ["tg:2002"]
-  require_mention = true
-}
-admin {
-  listen = "127.0.0.1:0" # an ephemeral port, for /metrics (see tgCounter)
-}
-messages {
-  streaming = %q
-}
-plugin "tg" {
-  source = "telegram"
-  config {
-    token        = %q
-    api_endpoint = %q
-    poll_timeout = 30
-  }
-}
-`
 
 // startTelegramDaemon starts a fake Bot API and clawhost with only the
 // telegram plugin pointed at it, and returns both once the plugin polls.
@@ -83,19 +53,21 @@ func startTelegramDaemon(t *testing.T, streaming string) (*daemon, *telegramtest
 	t.Helper()
 	srv := telegramtest.NewServer(tgToken)
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	// Only the telegram plugin, with the fake claude agent.
+	h := Host{
+		Dir: dir,
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1003", "tg:1004"},
+			"groups":           []string{"tg:-1001234500001", "tg:-1001234500002"},
+			"group_allow_from": []string{"tg:2002"}, "require_mention": true},
+		Admin:    Attrs{"listen": "127.0.0.1:0"}, // an ephemeral port, for /metrics (see tgCounter)
+		Messages: Attrs{"streaming": streaming},
+		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	}
-	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(tgConfigTemplate, filepath.Join(dir, "data"), binDir(t), exe, streaming, tgToken, srv.APIEndpoint())
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := h.Write(t)
 	// Cleanups run last-registered first: the daemon stops before the fake
 	// closes, so the plugin never sees its API vanish.
 	t.Cleanup(srv.Close)
-	d := launch(t, dir, cfg)
+	d := Launch(t, cfg)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
@@ -508,7 +480,7 @@ func tgPollParked(t *testing.T, srv *telegramtest.Server, lastID int) {
 	})
 }
 
-// tgStatusURL finds the admin endpoint (port 0 in tgConfigTemplate) in the
+// tgStatusURL finds the admin endpoint (port 0 in startTelegramDaemon's host) in the
 // daemon's "status page" log line.
 var tgStatusURL = regexp.MustCompile(`status page: url=(http://([^/\s]+))/ token_file=(\S+)`)
 

@@ -3,48 +3,12 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// trConfigTemplate: the loopback channel, the fake claude (it echoes its
-// prompt) and the transcription hook running a script. Arguments: plugin
-// dir, agent command, addr file, transcriber script.
-const trConfigTemplate = `
-data_dir   = "./data"
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
-  timeout   = "30s"
-}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["lo:u1"]
-}
-messages {
-  hook_timeout = "20s"
-}
-plugin "lo" {
-  source = "loopback"
-  config {
-    addr_file = %q
-  }
-}
-plugin "transcribe" {
-  source = "transcribe-hook"
-  config {
-    command = [%q, "{file}"]
-    timeout = "10s"
-  }
-}
-`
 
 // TestVoiceNoteTranscript: a voice note's audio reaches the
 // before_agent_start hook as an attachment saved in the workspace; the
@@ -53,16 +17,21 @@ plugin "transcribe" {
 func TestVoiceNoteTranscript(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	exe, _ := os.Executable()
 	transcriber := filepath.Join(dir, "transcribe.sh")
 	if err := os.WriteFile(transcriber, []byte("#!/bin/sh\nprintf 'transcript of %s: ' \"$(basename \"$1\")\"; cat \"$1\"\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(dir, "config.hcl")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(trConfigTemplate, binDir(t), exe, filepath.Join(dir, "lo.addr"), transcriber)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := launch(t, dir, cfg)
+	// The loopback channel, the fake claude (it echoes its prompt) and the
+	// transcription hook running the script.
+	d := Start(t, Host{
+		Dir:      dir,
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"lo:u1"}},
+		Messages: Attrs{"hook_timeout": "20s"},
+		Plugins: []Plugin{
+			{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": filepath.Join(dir, "lo.addr")}},
+			{Name: "transcribe", Source: "transcribe-hook", Config: Attrs{"command": []string{transcriber, "{file}"}, "timeout": "10s"}},
+		},
+	})
 	d.addrFile = filepath.Join(dir, "lo.addr")
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
 	body, _ := json.Marshal(map[string]any{"chat_id": "chat-u1", "sender_id": "u1", "text": "",

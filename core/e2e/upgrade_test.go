@@ -32,7 +32,7 @@ func TestUpgradeKeepsConversations(t *testing.T) {
 		t.Fatal(err)
 	}
 	const claudeSession = "1aff9ccf-17d4-458a-ab69-38101963bee1" // the fixture's
-	d := launch(t, dir, writeConfig(t, dir, false))
+	d := Launch(t, writeConfig(t, dir, false))
 	d.addrFile = filepath.Join(dir, "lo.addr")
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
 	got := map[string]int{}

@@ -27,34 +27,6 @@ import (
 // wcBrowserTimeout bounds each browser test as a whole.
 const wcBrowserTimeout = 120 * time.Second
 
-// wcConfigTemplate runs only the webchat plugin, as instance "web", with
-// the fake claude agent. Arguments: data dir, plugin dir, agent command,
-// admin listen address, webchat listen address.
-const wcConfigTemplate = `
-data_dir   = %q
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1" }
-  timeout   = "30s"
-}
-access {
-  dm_policy  = "allowlist"
-  allow_from = ["web:*"]
-}
-admin {
-  listen = %q
-}
-plugin "web" {
-  source = "webchat"
-  config {
-    listen = %q
-  }
-}
-`
-
 // wcFreeAddr returns a loopback address with a port free right now.
 func wcFreeAddr(t testing.TB) string {
 	t.Helper()
@@ -73,17 +45,15 @@ func wcFreeAddr(t testing.TB) string {
 func startWebchatDaemon(t *testing.T) (*daemon, string) {
 	t.Helper()
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	listen := wcFreeAddr(t)
-	cfg := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf(wcConfigTemplate, filepath.Join(dir, "data"), binDir(t), exe, wcFreeAddr(t), listen)
-	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
+	h := Host{
+		Dir:     dir,
+		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}},
+		Admin:   Attrs{"listen": wcFreeAddr(t)},
+		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}},
 	}
-	d := launch(t, dir, cfg)
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
 	url := "http://" + listen + "/"
 	d.waitFor(func() bool { return wcHealthy(url) }, "the webchat page at "+url)
 	link := ""

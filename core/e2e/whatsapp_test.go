@@ -49,44 +49,6 @@ var (
 
 const waGroupID = "120363000000000042"
 
-// waConfigTemplate runs only the whatsapp plugin, as instance "wa", with
-// the fake claude agent. Arguments: data dir, plugin dir, agent command,
-// run log, admin address, fake address, fake root key, self_chat.
-const waConfigTemplate = `
-data_dir   = %q
-plugin_dir = %q
-log_level  = "debug"
-agent {
-  command   = %q
-  workspace = "./workspace"
-  env       = { CLAWHOST_FAKE_CLAUDE = "1", CLAWHOST_FAKE_CLAUDE_LOG = %q }
-  timeout   = "30s"
-  sandbox   = "off" # the fake claude and its tools write test files outside the workspace
-}
-access {
-  dm_policy       = "allowlist"
-  allow_from      = ["wa:+15550002222", "wa:+15550004444", "wa:+15550005555", "wa:+15550000001"]
-  groups          = ["wa:120363000000000042@g.us"]
-  group_allow_from = ["wa:*"] # every member of the listed group
-  require_mention = true
-}
-admin {
-  listen = %q
-}
-messages {
-  streaming = "off" # a reply comes whole: the channel's limit, not block streaming, splits it
-}
-plugin "wa" {
-  source = "whatsapp"
-  config {
-    server_address  = %q
-    server_root_key = %q
-    pacing          = { min = "0s", max = "0s" }
-    self_chat       = %v
-  }
-}
-`
-
 // waEnv is a fake WhatsApp and a clawhost with the whatsapp plugin on it.
 type waEnv struct {
 	d       *daemon
@@ -106,18 +68,27 @@ func startWhatsAppDaemon(t *testing.T, selfChat bool) *waEnv {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	adminAddr := wcFreeAddr(t)
-	e := &waEnv{srv: srv, dir: dir, cfgPath: filepath.Join(dir, "config.hcl"), base: "http://" + adminAddr, runLog: filepath.Join(dir, "runs.log")}
-	src := fmt.Sprintf(waConfigTemplate, filepath.Join(dir, "data"), binDir(t), exe, e.runLog, adminAddr, srv.Addr(), srv.RootKeyHex(), selfChat)
-	if err := os.WriteFile(e.cfgPath, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
+	e := &waEnv{srv: srv, dir: dir, base: "http://" + adminAddr, runLog: filepath.Join(dir, "runs.log")}
+	// Only the whatsapp plugin, as instance "wa", with the fake claude.
+	h := Host{
+		Dir: dir,
+		Agent: Agent{Env: map[string]string{"CLAWHOST_FAKE_CLAUDE_LOG": e.runLog},
+			Attrs: Attrs{"sandbox": "off"}}, // the fake claude and its tools write test files outside the workspace
+		Access: Attrs{"dm_policy": "allowlist",
+			"allow_from":       []string{"wa:+15550002222", "wa:+15550004444", "wa:+15550005555", "wa:+15550000001"},
+			"groups":           []string{"wa:120363000000000042@g.us"},
+			"group_allow_from": []string{"wa:*"}, // every member of the listed group
+			"require_mention":  true},
+		Admin:    Attrs{"listen": adminAddr},
+		Messages: Attrs{"streaming": "off"}, // a reply comes whole: the channel's limit, not block streaming, splits it
+		Plugins: []Plugin{{Name: "wa", Source: "whatsapp", Config: Attrs{
+			"server_address": srv.Addr(), "server_root_key": srv.RootKeyHex(),
+			"pacing": Attrs{"min": "0s", "max": "0s"}, "self_chat": selfChat}}},
 	}
+	e.cfgPath = h.Write(t)
 	t.Cleanup(srv.Close) // runs after the daemon stopped
-	e.d = launch(t, dir, e.cfgPath)
+	e.d = Launch(t, e.cfgPath)
 	t.Cleanup(func() {
 		// With binaries built with -race (CLAWHOST_BIN_DIR), a race in
 		// the host or the plugin is reported in the daemon's log.
