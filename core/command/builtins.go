@@ -13,6 +13,9 @@ import (
 // one, define it there and list it in builtins.
 type builtin struct {
 	name, help string
+	// aliases are other names of the command (OpenClaw's /think for
+	// /effort).
+	aliases []string
 	// needs is the role the sender must have; the handler is not called
 	// otherwise.
 	needs need
@@ -62,7 +65,7 @@ var builtinByName = func() map[string]*builtin {
 func specs(list []*builtin) []Spec {
 	out := make([]Spec, len(list))
 	for i, b := range list {
-		out[i] = Spec{Name: b.name, Help: b.help, OwnerOnly: b.needs == owner}
+		out[i] = Spec{Name: b.name, Help: b.help, OwnerOnly: b.needs == owner, Aliases: b.aliases}
 	}
 	return out
 }

@@ -42,6 +42,9 @@ type Spec struct {
 	// Plugin is the plugin's own spec (its canonical name may differ from
 	// Name when Name is an alias); zero for built-ins.
 	Plugin sdkcommand.Spec
+	// Aliases are a built-in's other names (/think for /effort); a plugin
+	// command's are in Plugin.
+	Aliases []string
 }
 
 // Builtin reports whether the core answers the command itself.
@@ -82,6 +85,9 @@ func (r *Registry) index(plugins []Spec) map[string]Spec {
 	m := make(map[string]Spec, len(r.builtins)+len(plugins))
 	for _, b := range r.builtins {
 		m[b.Name] = b
+		for _, a := range b.Aliases {
+			m[a] = b
+		}
 	}
 	for _, p := range plugins {
 		m[p.Name] = p
@@ -96,6 +102,9 @@ func (r *Registry) SetPlugins(offers []PluginCommands) (warnings []string) {
 	taken := map[string]string{}
 	for _, b := range r.builtins {
 		taken[b.Name] = ""
+		for _, a := range b.Aliases {
+			taken[a] = ""
+		}
 	}
 	var named []Spec
 	var canonical []Spec

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/store"
 )
@@ -18,7 +19,7 @@ var (
 		run: func(h *Handler, c call) string { return h.verbose(c.ctx, c.key, c.args) }}
 	cmdModel = &builtin{name: "model", help: "this chat's model: /model [name|default]", needs: control,
 		run: func(h *Handler, c call) string { return h.model(c.ctx, c.key, strings.TrimSpace(c.args)) }}
-	cmdEffort = &builtin{name: "effort", help: "how hard claude thinks: /effort low|medium|high|max|default", needs: control,
+	cmdEffort = &builtin{name: "effort", aliases: []string{"think", "thinking", "t"}, help: "how hard claude thinks: /effort low|medium|high|max|default (also /think)", needs: control,
 		run: func(h *Handler, c call) string {
 			return h.effort(c.ctx, c.key, strings.ToLower(strings.TrimSpace(c.args)))
 		}}
@@ -149,13 +150,15 @@ func (h *Handler) effort(ctx context.Context, key, arg string) string {
 		return "The session could not be read; try again."
 	}
 	cur := string(o.Effort)
-	switch _, err := session.ParseEffort(arg); {
+	switch e, err := session.ParseEffort(arg); {
 	case arg == "":
 		return fmt.Sprintf("Effort: %s. Change with /effort %s or default.", cmp.Or(cur, "claude's default"), session.Join(session.Efforts, "|"))
 	case arg == "default":
 		arg = ""
 	case err != nil:
 		return fmt.Sprintf("Effort is one of %s, or default.", session.Join(session.Efforts, ", "))
+	default:
+		arg = string(e) // an alias (/think xhigh) stored and said as claude's level
 	}
 	if err := h.Sessions.SetOverride(ctx, key, session.SettingEffort, arg); err != nil {
 		return "The effort could not be changed; try again."
@@ -219,16 +222,55 @@ func (h *Handler) queueMode(ctx context.Context, key, arg string) string {
 	if h.QueueMode != nil {
 		def = cmp.Or(h.QueueMode(key), def)
 	}
-	switch _, err := session.ParseQueueMode(arg); {
+	switch q, err := session.ParseQueueMode(arg); {
 	case arg == "":
 		return fmt.Sprintf("Queue: %s. Change with /queue %s or default.", cmp.Or(string(o.Queue), def), session.Join(session.QueueModes, "|"))
 	case arg == "default":
 		arg = ""
 	case err != nil:
 		return fmt.Sprintf("Queue mode is one of %s, or default.", session.Join(session.QueueModes, ", "))
+	default:
+		arg = string(q) // an alias (steer-backlog) stored and said as the mode it is
 	}
 	if err := h.Sessions.SetOverride(ctx, key, session.SettingQueue, arg); err != nil {
 		return "The queue mode could not be changed; try again."
 	}
 	return fmt.Sprintf("Queue: %s from the next message on.", cmp.Or(arg, def))
+}
+
+// ApplyDirective applies the directive a message starts with
+// (session.SplitDirective: "/model opus explain this") for who, as the
+// command alone would — the same roles, checks and answers — and reports
+// whether the setting now holds. The caller runs the rest of the message
+// either way; answer, when the setting does not hold, says why.
+func (h *Handler) ApplyDirective(ctx context.Context, key string, m *message.Message, name, arg string, who Role) (answer string, held bool) {
+	inv, ok := h.Registry.Parse("/" + name + " " + arg)
+	if !ok || !inv.Builtin() {
+		return "", false
+	}
+	answer = h.answer(ctx, key, m, inv, who)
+	setting := session.Directives[name]
+	if setting == session.SettingVerbose {
+		s, err := h.Store.Session(ctx, key)
+		return answer, err == nil && s.Verbose == strings.EqualFold(arg, "on")
+	}
+	o, err := h.Sessions.Overrides(ctx, key)
+	if err != nil {
+		return answer, false
+	}
+	want := session.Overrides{}
+	if !strings.EqualFold(arg, "default") && want.Set(setting, arg) != nil {
+		return answer, false
+	}
+	switch setting {
+	case session.SettingModel:
+		return answer, strings.EqualFold(arg, "default") || o.Model == want.Model
+	case session.SettingEffort:
+		return answer, o.Effort == want.Effort
+	case session.SettingMode:
+		return answer, o.Mode == want.Mode
+	case session.SettingQueue:
+		return answer, o.Queue == want.Queue
+	}
+	return answer, false
 }

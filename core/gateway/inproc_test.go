@@ -98,6 +98,7 @@ func (p *recPorts) next(t *testing.T, chat string, seen *int) string {
 type scripted struct {
 	mu      sync.Mutex
 	prompts []string
+	reqs    []runner.TurnRequest
 	held    chan struct{} // a held turn started
 	release chan struct{}
 }
@@ -109,6 +110,7 @@ func newScripted() *scripted {
 func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Turn, error) {
 	a.mu.Lock()
 	a.prompts = append(a.prompts, req.Prompt)
+	a.reqs = append(a.reqs, req)
 	a.mu.Unlock()
 	if strings.Contains(req.Prompt, "hold") {
 		a.held <- struct{}{}
@@ -211,5 +213,58 @@ func TestInProcessCommand(t *testing.T) {
 	}
 	if len(agent.prompts) != 0 {
 		t.Errorf("a command reached the agent: %q", agent.prompts)
+	}
+}
+
+// turn returns the agent's n-th turn request (0-based).
+func (a *scripted) turn(t *testing.T, n int) runner.TurnRequest {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n >= len(a.reqs) {
+		t.Fatalf("%d turns, want turn %d", len(a.reqs), n+1)
+	}
+	return a.reqs[n]
+}
+
+// Inline directives (seed 000 §9-10): a directive with text applies as
+// the directive alone would and the text runs as the message, without the
+// directive; OpenClaw's /think and its levels are /effort's; a directive
+// alone is answered without a turn; a refused one is told and its text
+// runs all the same.
+func TestInProcessInlineDirectives(t *testing.T) {
+	g, ports, agent := inproc(t, nil)
+	ctx := context.Background()
+	seen := 0
+	send := func(text string) string {
+		t.Helper()
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
+			t.Fatal(err)
+		}
+		return ports.next(t, "5", &seen)
+	}
+	if got := send("/model opus explain this"); !strings.HasSuffix(got, "User 5: explain this") {
+		t.Errorf("reply %q: want the text after the directive", got)
+	}
+	if r := agent.turn(t, 0); r.Model != "opus" || strings.Contains(r.Prompt, "/model") {
+		t.Errorf("turn 1: model %q, prompt %q", r.Model, r.Prompt)
+	}
+	if got := send("/think xhigh why is the sky blue?"); !strings.HasSuffix(got, "why is the sky blue?") {
+		t.Errorf("reply %q", got)
+	}
+	if r := agent.turn(t, 1); r.Effort != "max" || r.Model != "opus" || strings.Contains(r.Prompt, "/think") {
+		t.Errorf("turn 2: effort %q model %q prompt %q", r.Effort, r.Model, r.Prompt)
+	}
+	if got := send("/t low"); got != "Effort: low from the next message on." {
+		t.Errorf("a directive alone: %q", got)
+	}
+	// The refusal and the answer, in either order (the refusal is sent
+	// beside the turn).
+	got := send("/queue sideways do it anyway") + "\n" + ports.next(t, "5", &seen)
+	if !strings.Contains(got, "Queue mode is one of") || !strings.Contains(got, "User 5: do it anyway") {
+		t.Errorf("a refused directive: %q, want the refusal and the answer to its text", got)
+	}
+	if r := agent.turn(t, 2); r.Effort != "low" {
+		t.Errorf("turn 3: effort %q after /t low", r.Effort)
 	}
 }

@@ -197,7 +197,7 @@ func (g *Gateway) route(key string, batch []arrival) {
 	}
 	head := batch[0]
 	text := head.Message.Command()
-	if len(batch) == 1 {
+	if inline := g.inlineDirectives(batch); len(batch) == 1 && !inline {
 		set := g.settings()
 		control := set.Access.MayControl(&head.Message)
 		if trig := g.turns.MatchTrigger(text); trig.Triggered && !control {
@@ -246,6 +246,31 @@ func (g *Gateway) route(key string, batch []arrival) {
 		items[i] = a.Item
 	}
 	g.queue.Enqueue(key, items)
+}
+
+// inlineDirectives applies the directives the batch's messages start with
+// when text follows them ("/model opus explain this", "/think high why…"):
+// each changes the chat's setting as the directive alone would (the same
+// roles and checks), and the message still runs — the turn leaves the
+// directive out of the prompt. A refused directive is told, and the rest
+// of its message runs all the same. It reports whether the first message
+// is one.
+func (g *Gateway) inlineDirectives(batch []arrival) bool {
+	set := g.settings()
+	first := false
+	for i, a := range batch {
+		name, arg, _, ok := session.SplitDirective(a.Message.Command())
+		if !ok {
+			continue
+		}
+		first = first || i == 0
+		who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message)}
+		if answer, held := g.handler.ApplyDirective(g.ctx, a.key, &a.Message, name, arg, who); !held && answer != "" {
+			key, tgt := a.key, a.Message.Target()
+			g.background(func() { g.delivery.Notify(key, tgt, answer) })
+		}
+	}
+	return first
 }
 
 // respond answers an entry without the agent: the text is recorded in the

@@ -28,9 +28,24 @@ const (
 // QueueModes are the queue modes, in the order they are offered.
 var QueueModes = []QueueMode{QueueFollowup, QueueCollect, QueueInterrupt, QueueSteer}
 
-// ParseQueueMode parses a queue mode, ignoring case and surrounding space;
-// "" stays "" (no mode chosen).
+// queueAliases are the other names OpenClaw accepts for its queue modes
+// (shared/reference/openclaw-behaviour.md §1.10): the legacy "queue" is
+// steer, and "steer-backlog" — steer now and keep the message for a
+// follow-up — is followup there too.
+var queueAliases = map[string]QueueMode{
+	"steering": QueueSteer, "queue": QueueSteer,
+	"follow-ups": QueueFollowup, "followups": QueueFollowup, "follow-up": QueueFollowup,
+	"steer-backlog": QueueFollowup, "steer+backlog": QueueFollowup,
+	"coalesce": QueueCollect,
+	"interrupts": QueueInterrupt, "abort": QueueInterrupt,
+}
+
+// ParseQueueMode parses a queue mode or one of OpenClaw's aliases of it,
+// ignoring case and surrounding space; "" stays "" (no mode chosen).
 func ParseQueueMode(s string) (QueueMode, error) {
+	if m, ok := queueAliases[strings.ToLower(strings.TrimSpace(s))]; ok {
+		return m, nil
+	}
 	return parse(s, QueueModes, "queue mode")
 }
 
@@ -48,9 +63,20 @@ const (
 // Efforts are the effort levels, lowest first.
 var Efforts = []Effort{EffortLow, EffortMedium, EffortHigh, EffortMax}
 
-// ParseEffort parses an effort level, ignoring case and surrounding space;
-// "" stays "" (claude's default).
+// thinkLevels map OpenClaw's thinking levels (/think off|minimal|low|
+// medium|high|xhigh) onto claude's effort levels. claude's --effort has no
+// "off": the least thinking it offers is low.
+var thinkLevels = map[string]Effort{
+	"off": EffortLow, "minimal": EffortLow, "min": EffortLow,
+	"xhigh": EffortMax, "ultra": EffortMax, "highest": EffortMax,
+}
+
+// ParseEffort parses an effort level or one of OpenClaw's thinking levels,
+// ignoring case and surrounding space; "" stays "" (claude's default).
 func ParseEffort(s string) (Effort, error) {
+	if e, ok := thinkLevels[strings.ToLower(strings.TrimSpace(s))]; ok {
+		return e, nil
+	}
 	return parse(s, Efforts, "effort")
 }
 

@@ -72,6 +72,17 @@ func TestParsers(t *testing.T) {
 		{in: "low", qErr: true, effort: EffortLow},
 		{in: "default", qErr: true, effErr: true},
 		{in: "sideways", qErr: true, effErr: true},
+		// OpenClaw's aliases (openclaw-behaviour.md §1.10) and thinking
+		// levels.
+		{in: "queue", queue: QueueSteer, effErr: true},
+		{in: "Steer-Backlog", queue: QueueFollowup, effErr: true},
+		{in: "steer+backlog", queue: QueueFollowup, effErr: true},
+		{in: "coalesce", queue: QueueCollect, effErr: true},
+		{in: "abort", queue: QueueInterrupt, effErr: true},
+		{in: "followups", queue: QueueFollowup, effErr: true},
+		{in: "off", qErr: true, effort: EffortLow},
+		{in: "minimal", qErr: true, effort: EffortLow},
+		{in: "xhigh", qErr: true, effort: EffortMax},
 	} {
 		q, err := ParseQueueMode(c.in)
 		if q != c.queue || (err != nil) != c.qErr {
@@ -192,5 +203,34 @@ func TestUpdate(t *testing.T) {
 	// An uncached reader agrees with the cached one.
 	if m, _ := (*Cache)(nil).Decode(s.Key, s.Chat); m.Model != "opus" || len(m.Always) != 1 {
 		t.Fatalf("uncached: %+v", m)
+	}
+}
+
+// TestSplitDirective: a directive with text splits into the directive, its
+// argument and the message; a directive alone, other commands and a
+// /verbose without on|off do not.
+func TestSplitDirective(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in, name, arg, rest string
+		ok                  bool
+	}{
+		{"/model opus explain this", "model", "opus", "explain this", true},
+		{"  /think high why is the sky blue?\nand more", "think", "high", "why is the sky blue?\nand more", true},
+		{"/T: low go", "t", "low", "go", true},
+		{"/queue steer-backlog then this", "queue", "steer-backlog", "then this", true},
+		{"/verbose on show me", "verbose", "on", "show me", true},
+		{"/verbose please", "", "", "", false},
+		{"/verbose explain this", "", "", "", false},
+		{"/model opus", "", "", "", false},
+		{"/model opus   ", "", "", "", false},
+		{"/model", "", "", "", false},
+		{"/status now please", "", "", "", false},
+		{"explain /model opus", "", "", "", false},
+	} {
+		name, arg, rest, ok := SplitDirective(c.in)
+		if name != c.name || arg != c.arg || rest != c.rest || ok != c.ok {
+			t.Errorf("SplitDirective(%q) = %q, %q, %q, %v; want %q, %q, %q, %v", c.in, name, arg, rest, ok, c.name, c.arg, c.rest, c.ok)
+		}
 	}
 }

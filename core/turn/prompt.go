@@ -9,6 +9,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/hook"
 )
@@ -44,6 +45,10 @@ func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time)
 		}); q != "" {
 			body += "\n\n" + q
 		}
+	} else if _, _, rest, ok := session.SplitDirective(m.Command()); ok {
+		// "/model opus explain this": the gateway applied the directive;
+		// the agent gets the text.
+		body = rest
 	} else if trig := t.MatchTrigger(body); trig.Triggered {
 		body = trig.Payload
 		// "/new sonnet text": the model word set the model; the agent
