@@ -9,7 +9,7 @@ import (
 // inline directives) by their names and aliases: /model, /effort with
 // OpenClaw's /think, /thinking and /t, /mode, /queue and /verbose.
 var Directives = map[string]Setting{
-	"model": SettingModel,
+	"model":  SettingModel,
 	"effort": SettingEffort, "think": SettingEffort, "thinking": SettingEffort, "t": SettingEffort,
 	"mode":    SettingMode,
 	"queue":   SettingQueue,

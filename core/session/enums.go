@@ -36,7 +36,7 @@ var queueAliases = map[string]QueueMode{
 	"steering": QueueSteer, "queue": QueueSteer,
 	"follow-ups": QueueFollowup, "followups": QueueFollowup, "follow-up": QueueFollowup,
 	"steer-backlog": QueueFollowup, "steer+backlog": QueueFollowup,
-	"coalesce": QueueCollect,
+	"coalesce":   QueueCollect,
 	"interrupts": QueueInterrupt, "abort": QueueInterrupt,
 }
 
