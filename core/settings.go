@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/approval"
+	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/delivery"
@@ -109,6 +110,9 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	if set.Queue, err = queuePolicy(cfg); err != nil {
 		return set, err
 	}
+	if set.Turn.PromptSection, err = promptSection(msg); err != nil {
+		return set, err
+	}
 	if d := cfg.Queue.Debounce.Duration(); d > 0 {
 		set.Debounce.Global = &d
 	}
@@ -156,6 +160,23 @@ func queuePolicy(cfg *config.Config) (queue.Policy, error) {
 		}
 	}
 	return pol, nil
+}
+
+// promptSection is the messaging section's template: nil when
+// messages.prompt_section is false, the operator's file when
+// prompt_template names one, else the built-in text.
+func promptSection(msg *config.Messages) (*chatprompt.Template, error) {
+	switch {
+	case !msg.PromptSection:
+		return nil, nil
+	case msg.PromptTemplate != "":
+		t, err := chatprompt.ParseFile(msg.PromptTemplate)
+		if err != nil {
+			return nil, fmt.Errorf("messages.prompt_template: %w", err)
+		}
+		return t, nil
+	}
+	return chatprompt.Default, nil
 }
 
 func turnSettings(cfg *config.Config) turn.Settings {

@@ -160,6 +160,15 @@ func (a *Policy) MayTrigger(m *message.Message) bool {
 // means nobody controls a group session.
 func (a *Policy) MayControl(m *message.Message) bool { return a.MayTrigger(m) }
 
+// RequiresMention reports whether the agent answers in m's group only when
+// mentioned (require_mention, or the group's own rule).
+func (a *Policy) RequiresMention(m *message.Message) bool {
+	if r, ok := a.rule(m); ok && r.RequireMention != nil {
+		return *r.RequireMention
+	}
+	return a.RequireMention
+}
+
 // Decide applies the policy; approved reports whether an owner approved
 // the sender through pairing (it is consulted last, it reads the store,
 // and only under the pairing policy: switching to "allowlist" stops

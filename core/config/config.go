@@ -276,6 +276,7 @@ var (
 // resolvePaths makes the file's relative paths relative to c.dir.
 func (c *Config) resolvePaths() {
 	c.DataDir = c.resolve(c.DataDir)
+	c.Messages.PromptTemplate = c.resolve(c.Messages.PromptTemplate)
 	c.PluginDir = c.resolve(c.PluginDir)
 	for _, a := range c.AllAgents() {
 		c.resolveAgentPaths(a)

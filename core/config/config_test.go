@@ -220,6 +220,7 @@ plugin "web" {
 		Streaming:         "blocks",
 		Verbose:           true,
 		HookTimeout:       "250ms",
+		PromptSection:     true,
 	}
 	if !reflect.DeepEqual(cfg.Messages, wantMessages) {
 		t.Errorf("messages = %+v, want %+v", cfg.Messages, wantMessages)

@@ -76,6 +76,19 @@ type Messages struct {
 	// (hook_timeout); a hook that takes longer is skipped for that turn.
 	// Default "5s".
 	HookTimeout Duration `hcl:"hook_timeout,optional"`
+
+	// PromptSection adds the messaging section to claude's system prompt
+	// (prompt_section): the channel and kind of chat, what it renders,
+	// NO_REPLY, reply tags, sending files, today's date and zone, where
+	// earlier sessions' notes are (core/chatprompt). Default true.
+	PromptSection bool `hcl:"prompt_section,optional"`
+
+	// PromptTemplate replaces the section's text with a Go text/template
+	// file (prompt_template) over chatprompt.Chat (.Channel, .Type,
+	// .Title, .Markdown, .MaxText, .Date, .Zone, ...; the default is
+	// core/chatprompt/section.tmpl), resolved against the config file's
+	// directory. Default "" (the built-in text).
+	PromptTemplate string `hcl:"prompt_template,optional"`
 }
 
 func defaultMessages() *Messages {
@@ -86,6 +99,7 @@ func defaultMessages() *Messages {
 		Timezone:          DefaultTimezone,
 		Streaming:         DefaultStreaming,
 		HookTimeout:       DefaultHookTimeout,
+		PromptSection:     true,
 	}
 }
 
@@ -113,6 +127,11 @@ func (m *Messages) check(k *checker) {
 	k.timezone("timezone", m.Timezone)
 	k.enum("streaming", m.Streaming, StreamingModes)
 	k.duration("hook_timeout", m.HookTimeout)
+	if m.PromptTemplate != "" {
+		if _, err := os.Stat(m.PromptTemplate); err != nil {
+			k.errorf(k.valueRange("prompt_template"), "Unreadable messages.prompt_template", "%v", err)
+		}
+	}
 }
 
 // timezone checks a time zone setting: "local", "utc" or an IANA name.

@@ -698,8 +698,11 @@ type benchPorts struct{}
 // as it is (no plain-text rendering is measured).
 var benchDesc = pluginclient.Description{Channel: true, Capabilities: channel.Capabilities{Markdown: channel.MarkdownCommonMark}}
 
-func (benchPorts) Known(string) bool                             { return true }
-func (benchPorts) DisplayName(string) string                     { return "" }
+func (benchPorts) Known(string) bool         { return true }
+func (benchPorts) DisplayName(string) string { return "" }
+func (benchPorts) Capabilities(string) (channel.Capabilities, bool) {
+	return channel.Capabilities{}, false
+}
 func (benchPorts) Ready(string) (pluginclient.Description, bool) { return benchDesc, true }
 func (benchPorts) WaitReady(context.Context, string) (pluginclient.Description, error) {
 	return benchDesc, nil

@@ -205,7 +205,7 @@ func New(opts Options) *Gateway {
 	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
-		Observer: opts.Observer, Settings: opts.Settings.Turn, MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
+		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
 		Approvals: asker{g}, Meta: g.meta,
 	})
 	g.handler = &command.Handler{
@@ -235,7 +235,7 @@ func New(opts Options) *Gateway {
 // and running turns are untouched; pending debounce windows are flushed.
 func (g *Gateway) SetSettings(s Settings) {
 	g.queue.SetPolicy(s.Queue)
-	g.turns.SetSettings(s.Turn)
+	g.turns.SetSettings(turnSettings(s))
 	g.delivery.SetSettings(s.Delivery)
 	g.approvals.SetConfig(approvalConfig(s))
 	g.unlisted.Forget(func(id string) bool {
@@ -250,6 +250,17 @@ func (g *Gateway) SetSettings(s Settings) {
 	for _, d := range old {
 		d.Close()
 	}
+}
+
+// turnSettings are the turn stage's settings with what they take from
+// the other stages': the access policy's mention rule and the delivery's
+// file limit, which the messaging section tells claude.
+func turnSettings(s Settings) turn.Settings {
+	t := s.Turn
+	pol := s.Access
+	t.RequireMention = pol.RequiresMention
+	t.MaxFileBytes = cmp.Or(s.Delivery.MaxMediaBytes, delivery.DefaultMaxMediaBytes)
+	return t
 }
 
 func (g *Gateway) settings() Settings {

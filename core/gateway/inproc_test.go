@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/core/turn"
@@ -55,8 +56,11 @@ func (p *recPorts) Edit(context.Context, string, channel.EditRequest) error     
 func (p *recPorts) SetTyping(context.Context, string, channel.TypingRequest) error { return nil }
 func (p *recPorts) Known(string) bool                                              { return true }
 func (p *recPorts) DisplayName(string) string                                      { return "Fake" }
-func (p *recPorts) PublishMenu(context.Context, []channel.MenuEntry) []error       { return nil }
-func (p *recPorts) AwaitCommandPlugins(context.Context) []string                   { return nil }
+func (p *recPorts) Capabilities(string) (channel.Capabilities, bool) {
+	return channel.Capabilities{Markdown: channel.MarkdownCommonMark, MaxTextLength: 4096, MediaOut: []channel.MediaKind{channel.MediaDocument}}, true
+}
+func (p *recPorts) PublishMenu(context.Context, []channel.MenuEntry) []error { return nil }
+func (p *recPorts) AwaitCommandPlugins(context.Context) []string             { return nil }
 func (p *recPorts) ListCommands(context.Context) (map[string][]command.Spec, []error) {
 	return nil, nil
 }
@@ -266,5 +270,29 @@ func TestInProcessInlineDirectives(t *testing.T) {
 	}
 	if r := agent.turn(t, 2); r.Effort != "low" {
 		t.Errorf("turn 3: effort %q after /t low", r.Effort)
+	}
+}
+
+// The messaging section reaches every turn's system prompt, the same text
+// for the session's turns (its warm claude keeps it): the channel, the
+// kind of chat, what it renders, NO_REPLY.
+func TestInProcessPromptSection(t *testing.T) {
+	g, ports, agent := inproc(t, func(s *Settings) { s.Turn.PromptSection = chatprompt.Default })
+	ctx := context.Background()
+	seen := 0
+	for _, text := range []string{"one", "two"} {
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
+			t.Fatal(err)
+		}
+		ports.next(t, "5", &seen)
+	}
+	first, second := agent.turn(t, 0).ExtraSystemPrompt, agent.turn(t, 1).ExtraSystemPrompt
+	for _, want := range []string{"## Messaging", "a direct chat on Fake", "NO_REPLY", "Write Markdown", "up to 4096 characters", "MEDIA:<path>"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the section lacks %q:\n%s", want, first)
+		}
+	}
+	if first != second {
+		t.Errorf("the section changed between two turns of a session:\n%s\n---\n%s", first, second)
 	}
 }

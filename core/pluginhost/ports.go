@@ -45,6 +45,21 @@ func (p Ports) DisplayName(instance string) string {
 	return inst.Status().Description.Capabilities.DisplayName
 }
 
+// Capabilities are what the instance's plugin declared when it last
+// started (while it restarts, the last start's); ok is false when it never
+// started or the instance is unknown.
+func (p Ports) Capabilities(instance string) (channel.Capabilities, bool) {
+	inst := p.h.Instance(instance)
+	if inst == nil {
+		return channel.Capabilities{}, false
+	}
+	if _, desc, ok := inst.Client(); ok {
+		return desc.Capabilities, true
+	}
+	d := inst.Status().Description
+	return d.Capabilities, d.Name != ""
+}
+
 // Ready returns the description of an instance that is ready now.
 func (p Ports) Ready(instance string) (pluginclient.Description, bool) {
 	_, desc, ok := p.client(instance)

@@ -455,8 +455,11 @@ func TestParse(t *testing.T) {
 	if m, _ := ParseMode(""); m != Followup {
 		t.Errorf("default mode %v", m)
 	}
-	if _, err := ParseMode("queue"); err == nil {
+	if _, err := ParseMode("sideways"); err == nil {
 		t.Error("unknown mode accepted")
+	}
+	if m, err := ParseMode("queue"); err != nil || m != Steer { // OpenClaw's legacy name
+		t.Errorf("ParseMode(queue): %v %v", m, err)
 	}
 	if d, _ := ParseDrop(""); d != DropSummarize {
 		t.Errorf("default drop %v", d)

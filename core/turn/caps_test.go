@@ -43,6 +43,9 @@ func (mediaChannels) Download(_ context.Context, _ string, _ int64, ref string, 
 type labels map[string]string
 
 func (l labels) DisplayName(instance string) string { return l[instance] }
+func (l labels) Capabilities(string) (channel.Capabilities, bool) {
+	return channel.Capabilities{}, false
+}
 
 // capsFixture runs turns with a recording hook, downloadable media and
 // display names.

@@ -1,6 +1,10 @@
 package turn
 
-import "unicode"
+import (
+	"unicode"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+)
 
 // Labels names channel instances for people.
 type Labels interface {
@@ -8,6 +12,10 @@ type Labels interface {
 	// (channel.Capabilities.DisplayName, e.g. "Discord"); empty when it
 	// declares none or is unknown. Never blocks.
 	DisplayName(instance string) string
+	// Capabilities are what the instance's plugin declared at its last
+	// start (what it renders, its length limit, the media it sends); ok
+	// is false when it never started. Never blocks.
+	Capabilities(instance string) (caps channel.Capabilities, ok bool)
 }
 
 // channelLabel is the envelope's channel part: the display name the

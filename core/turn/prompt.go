@@ -26,6 +26,11 @@ func (t *Turns) prompt(ctx context.Context, set Settings, req Request, sess stor
 	if prepend != "" {
 		prompt = prepend + "\n\n" + prompt
 	}
+	if len(msgs) > 0 {
+		if sec := t.section(set, req.Key, &msgs[len(msgs)-1]); sec != "" {
+			system = strings.TrimSpace(sec + "\n\n" + system)
+		}
+	}
 	return prompt, system
 }
 

@@ -242,16 +242,21 @@ func (t *Turns) updateMeta(key string, raw []byte, res runner.Result, m *message
 	return b
 }
 
+// flushOf is the memory flush of session key's agent.
+func (t *Turns) flushOf(key string) runner.MemoryFlush {
+	if a, ok := t.settings().Agents[agentOf(key)]; ok {
+		return a.MemoryFlush
+	}
+	return t.opts.MemoryFlush
+}
+
 // memoryFlush runs the pre-compaction memory-flush turn when the session's
 // prompt approaches the context window, once per compaction cycle. Its
 // NO_REPLY is suppressed; any other answer is sent like a notice.
 func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session, m *message.Message) {
 	set := t.settingsOf(key)
 	tgt := m.Target()
-	mf := t.opts.MemoryFlush
-	if a, ok := t.settings().Agents[agentOf(key)]; ok {
-		mf = a.MemoryFlush
-	}
+	mf := t.flushOf(key)
 	meta, _ := t.meta().Decode(key, sess.Chat)
 	var flushed *int
 	if sess.MemoryFlushCycle > 0 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/message"
@@ -204,6 +205,16 @@ type Settings struct {
 	// Worktrees gives each chat its own git worktree of Workspace
 	// (agent.worktrees): claude works there (core/worktree).
 	Worktrees bool
+	// PromptSection writes the messaging section of the system prompt
+	// (core/chatprompt); nil leaves it out (messages { prompt_section =
+	// false }).
+	PromptSection *chatprompt.Template
+	// RequireMention reports whether claude is asked in m's group only
+	// when mentioned (the access policy's); nil: never.
+	RequireMention func(m *message.Message) bool
+	// MaxFileBytes is the largest file claude may send (the delivery's
+	// limit), said in the messaging section; 0 unsaid.
+	MaxFileBytes int64
 	// Agents are the named agents' own settings by id (the agent "<id>" blocks); a
 	// session's key names its agent (sessionkey.ForAgent). The fields above are the
 	// default agent's. See ForAgent.

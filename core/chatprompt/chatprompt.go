@@ -1,0 +1,132 @@
+// Package chatprompt writes the messaging section of claude's system
+// prompt: where claude is (the channel, the kind of chat, its title), what
+// the channel renders, how to stay silent (NO_REPLY), answer one message
+// (reply tags) and send a file, what "System:" lines are, today's date and
+// time zone, and where the notes of earlier sessions are. The host appends
+// it to every turn's system prompt (agent.system_prompt's path), so claude
+// knows it is in a chat.
+//
+// The text is a text/template (section.tmpl; messages { prompt_template }
+// replaces it) over [Chat]. It is deterministic for a session on a given
+// day — a warm claude process keeps it, and restarts with --resume only
+// when it changes (a new day, a renamed group) — and short: the default
+// section is about 250 tokens.
+package chatprompt
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// Chat is what the section says about one session's chat.
+type Chat struct {
+	// Agent is the agent's id ("" leaves the name out).
+	Agent string
+	// Channel is the platform's name ("Telegram"); Markdown its flavour
+	// (channel.Capabilities.Markdown); MaxText its message length limit
+	// (0 unknown).
+	Channel  string
+	Markdown string
+	MaxText  int
+	// Type is the kind of chat; Title the group's or channel's name.
+	Type  channel.ChatType
+	Title string
+	// RequireMention: in a group, claude is asked only when addressed.
+	RequireMention bool
+	// Files: the channel takes documents from the host; SendFile: the
+	// send_file tool is there; MaxFileMB: the size limit (0 unsaid).
+	Files     bool
+	SendFile  bool
+	MaxFileMB int
+	// Date is today in Location; Zone names the zone.
+	Date time.Time
+	Zone string
+	// Memory: say where the notes of earlier sessions are; Flush: the
+	// memory flush writes them before a compaction.
+	Memory bool
+	Flush  bool
+}
+
+//go:embed section.tmpl
+var defaultText string
+
+// Template is a parsed section template.
+type Template struct{ t *template.Template }
+
+var funcs = template.FuncMap{"chatKind": chatKind, "format": format}
+
+// Default is the built-in section.
+var Default = must(Parse("section", defaultText))
+
+// Parse parses a section template.
+func Parse(name, text string) (*Template, error) {
+	t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	return &Template{t: t}, nil
+}
+
+// ParseFile parses the template file at path (messages { prompt_template }).
+func ParseFile(path string) (*Template, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, string(b))
+}
+
+func must(t *Template, err error) *Template {
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Render writes the section for c.
+func (t *Template) Render(c Chat) (string, error) {
+	var b strings.Builder
+	if err := t.t.Execute(&b, c); err != nil {
+		return "", fmt.Errorf("messages.prompt_template: %w", err)
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// chatKind is "a direct chat", "the group", "the channel" (and a thread of
+// those).
+func chatKind(c Chat) string {
+	switch c.Type {
+	case channel.ChatGroup:
+		return "a group chat"
+	case channel.ChatChannel:
+		return "a channel"
+	}
+	return "a direct chat"
+}
+
+// format is what the channel renders, by its markdown flavour.
+func format(c Chat) string {
+	var s string
+	switch c.Markdown {
+	case channel.MarkdownTelegramHTML:
+		s = "Write Markdown: bold, italic, strikethrough, code, code blocks, links and quotes show as such; headings become bold lines and tables monospace blocks."
+	case channel.MarkdownDiscord:
+		s = "Write Markdown: Discord shows bold, italic, headings, lists, code blocks, quotes and links; tables become code blocks."
+	case channel.MarkdownWhatsApp:
+		s = "Write short paragraphs with light Markdown (bold, italic, code, lists): WhatsApp has no headings, tables or link text, so give links as plain URLs."
+	case channel.MarkdownCommonMark:
+		s = "Write Markdown; it is shown rendered."
+	default:
+		s = "Write plain text: " + c.Channel + " shows no formatting, and Markdown would appear as typed."
+	}
+	if c.MaxText > 0 {
+		s += fmt.Sprintf(" Long answers are split into messages of up to %d characters by the host; keep answers as short as the question allows.", c.MaxText)
+	}
+	return s
+}
