@@ -45,6 +45,7 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/mediaprune"
 	"github.com/clawhost/clawhost/core/metrics"
@@ -208,7 +209,7 @@ func (h *Host) provision() error {
 	if u := h.cfg.Agent.RunAs; u != "" {
 		claudeUser, _ = runas.Lookup(u) // Load checked that it exists
 	}
-	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser})
+	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser, Files: agentFiles{h}})
 	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
@@ -554,4 +555,12 @@ func (h *Host) Shutdown(ctx context.Context) {
 		h.log.Warn("closing the database", "error", err)
 	}
 	h.log.Info("stopped")
+}
+
+// agentFiles is the pipeline as the send_file tool sees it (the gateway is
+// made after the tool endpoint).
+type agentFiles struct{ h *Host }
+
+func (f agentFiles) AttachFile(tgt message.Target, path, caption string) (string, error) {
+	return f.h.gw.AttachFile(tgt, path, caption)
 }

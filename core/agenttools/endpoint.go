@@ -2,7 +2,7 @@
 // them (a unix socket only the host's user, and claude's, may reach; a token
 // per chat, so a claude process acts only in the chat it serves) and the
 // stdio MCP bridge claude starts, `clawhost mcp-schedule` (ServeMCP), which
-// offers claude schedule_message.
+// offers claude schedule_message and send_file.
 package agenttools
 
 import (
@@ -31,8 +31,12 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// ScheduleTool is the name claude gives the host's schedule_message tool.
-const ScheduleTool = "mcp__clawhost__schedule_message"
+// ScheduleTool and SendFileTool are the names claude gives the host's
+// schedule_message and send_file tools.
+const (
+	ScheduleTool = "mcp__clawhost__schedule_message"
+	SendFileTool = "mcp__clawhost__send_file"
+)
 
 // maxAhead bounds how far ahead the agent may schedule.
 const maxAhead = 366 * 24 * time.Hour
@@ -52,6 +56,7 @@ const (
 	EnvAgentSocket = "CLAWHOST_AGENT_SOCKET"
 	EnvAgentToken  = "CLAWHOST_AGENT_TOKEN"
 	EnvAgentChat   = "CLAWHOST_AGENT_CHAT"
+	EnvAgentThread = "CLAWHOST_AGENT_THREAD"
 	EnvAgentGroup  = "CLAWHOST_AGENT_GROUP"
 )
 
@@ -68,6 +73,7 @@ const (
 type Endpoint struct {
 	log       hclog.Logger
 	schedules Schedules
+	files     Files
 	secret    []byte
 	srv       *http.Server
 	dir       string // AgentRunDir, absolute; "" before start
@@ -93,10 +99,21 @@ type Schedules interface {
 	Add(ctx context.Context, e command.ScheduleEntry) error
 }
 
+// Files is where the send_file tool queues a file for the reply of the
+// turn running in its chat (the pipeline's turns: core/turn AttachFile).
+type Files interface {
+	// AttachFile checks the file at path for the chat tgt and queues it;
+	// it returns the file's name, or why it is not sent.
+	AttachFile(tgt message.Target, path, caption string) (string, error)
+}
+
 // Options configure an Endpoint.
 type Options struct {
 	Logger    hclog.Logger
 	Schedules Schedules
+	// Files takes the send_file tool's files; nil: the tool is not
+	// offered.
+	Files Files
 	// RunAs is the user claude runs as (agent.run_as), nil for the host's.
 	RunAs *runas.User
 }
@@ -106,7 +123,7 @@ func New(opts Options) *Endpoint {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	return &Endpoint{log: opts.Logger, schedules: opts.Schedules, runAs: opts.RunAs}
+	return &Endpoint{log: opts.Logger, schedules: opts.Schedules, files: opts.Files, runAs: opts.RunAs}
 }
 
 // Start listens on dir/agent.sock (dir is made 0700); without it the tool
@@ -169,6 +186,7 @@ func (a *Endpoint) Start(dir string) error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /schedule", a.schedule)
+	mux.HandleFunc("POST /send_file", a.sendFile)
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	a.dir, a.sock, a.written = dir, sock, map[string]bool{}
 	pl := &peerListener{Listener: ln, allowed: allowed, refuse: func(uid int) {
@@ -189,9 +207,11 @@ func (a *Endpoint) Stop(ctx context.Context) {
 	}
 }
 
-func (a *Endpoint) token(chat string, group bool) string {
+// token is the token of a chat (and thread: a Telegram topic, a Discord
+// thread) for a bridge: valid for that chat and thread only.
+func (a *Endpoint) token(chat, thread string, group bool) string {
 	m := hmac.New(sha256.New, a.secret)
-	fmt.Fprintf(m, "%s|%v", chat, group)
+	fmt.Fprintf(m, "%s|%s|%v", chat, thread, group)
 	return hex.EncodeToString(m.Sum(nil))
 }
 
@@ -212,26 +232,32 @@ func (a *Endpoint) Tools(m *message.Message) (string, []string) {
 		a.senders[chat] = m.From
 		a.mu.Unlock()
 	}
-	path, err := a.mcpConfig(chat, group)
+	path, err := a.mcpConfig(chat, m.ThreadID, group)
 	if err != nil {
-		a.log.Warn("the agent's schedule_message tool is not offered to this turn", "chat", chat, "error", err)
+		a.log.Warn("the agent's own tools (schedule_message, send_file) are not offered to this turn", "chat", chat, "error", err)
 		return "", nil
 	}
-	return path, []string{ScheduleTool}
+	if a.files == nil {
+		return path, []string{ScheduleTool}
+	}
+	return path, []string{ScheduleTool, SendFileTool}
 }
 
 // mcpConfig writes (once per run) the 0600 MCP config file of a chat and
 // returns its path. Its env map carries the token: the bridge's argv
 // holds none.
-func (a *Endpoint) mcpConfig(chat string, group bool) (string, error) {
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%v", chat, group)))
+func (a *Endpoint) mcpConfig(chat, thread string, group bool) (string, error) {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", chat, thread, group)))
 	path := filepath.Join(a.dir, agentMCPPrefix+hex.EncodeToString(sum[:8])+".json")
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.written[path] {
 		return path, nil
 	}
-	env := map[string]string{EnvAgentSocket: a.sock, EnvAgentToken: a.token(chat, group), EnvAgentChat: chat}
+	env := map[string]string{EnvAgentSocket: a.sock, EnvAgentToken: a.token(chat, thread, group), EnvAgentChat: chat}
+	if thread != "" {
+		env[EnvAgentThread] = thread
+	}
 	if group {
 		env[EnvAgentGroup] = "true"
 	}
@@ -292,17 +318,18 @@ func (l *peerListener) Accept() (net.Conn, error) {
 
 func (a *Endpoint) schedule(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Token string    `json:"token"`
-		Chat  string    `json:"chat"`
-		Group bool      `json:"group"`
-		At    time.Time `json:"at"`
-		Text  string    `json:"text"`
+		Token  string    `json:"token"`
+		Chat   string    `json:"chat"`
+		Thread string    `json:"thread"`
+		Group  bool      `json:"group"`
+		At     time.Time `json:"at"`
+		Text   string    `json:"text"`
 	}
 	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&req); err != nil {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Group))) {
+	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group))) {
 		http.Error(w, "this token is not valid for that chat", http.StatusForbidden)
 		return
 	}
@@ -333,4 +360,39 @@ func (a *Endpoint) schedule(w http.ResponseWriter, r *http.Request) {
 	}
 	a.log.Info("the agent scheduled a message", "chat", req.Chat, "at", req.At)
 	_, _ = io.WriteString(w, "ok")
+}
+
+// sendFile queues a file for the reply of the turn running in the
+// token's chat (the send_file tool): 200 with the file's name, 422 with
+// why it is not sent (the tool's error for claude).
+func (a *Endpoint) sendFile(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Token   string `json:"token"`
+		Chat    string `json:"chat"`
+		Thread  string `json:"thread"`
+		Group   bool   `json:"group"`
+		Path    string `json:"path"`
+		Caption string `json:"caption"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&req); err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group))) {
+		http.Error(w, "this token is not valid for that chat", http.StatusForbidden)
+		return
+	}
+	instance, chatID, ok := strings.Cut(req.Chat, ":")
+	if a.files == nil || !ok {
+		http.Error(w, "files cannot be sent here", http.StatusUnprocessableEntity)
+		return
+	}
+	name, err := a.files.AttachFile(message.Target{Instance: instance, ChatID: chatID, ThreadID: req.Thread}, req.Path, req.Caption)
+	if err != nil {
+		a.log.Info("the agent's file was not sent", "chat", req.Chat, "reason", err)
+		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	a.log.Info("the agent sent a file with its reply", "chat", req.Chat, "file", name)
+	_, _ = io.WriteString(w, name)
 }

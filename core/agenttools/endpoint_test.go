@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"github.com/clawhost/clawhost/core/command"
 	"io"
 	"net"
@@ -85,7 +86,7 @@ func TestAgentAPIScheduleIsBoundToTheChat(t *testing.T) {
 		t.Fatalf("MCP config %s: %v %s", path, err, b)
 	}
 	srv := cfg.MCPServers["clawhost"]
-	tok := a.token("tg:42", false)
+	tok := a.token("tg:42", "", false)
 	if strings.Join(srv.Args, " ") != "mcp-schedule" || srv.Env[EnvAgentToken] != tok || srv.Env[EnvAgentChat] != "tg:42" || srv.Env[EnvAgentSocket] != a.sock {
 		t.Errorf("MCP server %+v: want args [mcp-schedule] and the token, chat and socket in env", srv)
 	}
@@ -202,5 +203,72 @@ func TestAgentAPIOtherAccount(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "uid=65534") {
 		t.Errorf("the refusal is not logged:\n%s", log.String())
+	}
+}
+
+// attached records the send_file tool's files; a path named "bad" is
+// refused.
+type attached struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *attached) AttachFile(tgt message.Target, path, caption string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if path == "bad" {
+		return "", errors.New("bad was not sent: it is outside the workspace")
+	}
+	f.calls = append(f.calls, tgt.Instance+"|"+tgt.ChatID+"|"+tgt.ThreadID+"|"+path+"|"+caption)
+	return filepath.Base(path), nil
+}
+
+// TestSendFileThroughTheBridge: claude's send_file call goes from the MCP
+// bridge (with the environment of the chat's MCP config) to the host,
+// which queues the file for the turn of that chat and thread; a refusal
+// is the tool's error; a token of another thread is refused.
+func TestSendFileThroughTheBridge(t *testing.T) {
+	t.Parallel()
+	files := &attached{}
+	a := New(Options{Logger: hclog.NewNullLogger(), Schedules: &added{}, Files: files})
+	if err := a.Start(filepath.Join(t.TempDir(), "run", "agent")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Stop(context.Background()) })
+	path, tools := a.Tools(&message.Message{Instance: "tg", ChatID: "-100", ThreadID: "77", ChatType: channel.ChatGroup})
+	if strings.Join(tools, ",") != ScheduleTool+","+SendFileTool {
+		t.Fatalf("tools %q", tools)
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Env map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &cfg) != nil {
+		t.Fatalf("MCP config: %v", err)
+	}
+	env := cfg.MCPServers["clawhost"].Env
+	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"send_file","arguments":{"path":"out/report.pdf","caption":"the report"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"send_file","arguments":{"path":"bad"}}}` + "\n"
+	var out, errOut bytes.Buffer
+	if code := ServeMCP("test", func(k string) string { return env[k] }, strings.NewReader(in), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	got := out.String()
+	if !strings.Contains(got, `report.pdf will be sent to the chat with your answer.","type":"text"}],"isError":false`) ||
+		!strings.Contains(got, `bad was not sent: it is outside the workspace","type":"text"}],"isError":true`) {
+		t.Errorf("tool answers:\n%s", got)
+	}
+	if strings.Join(files.calls, ";") != "tg|-100|77|out/report.pdf|the report" {
+		t.Errorf("files %q", files.calls)
+	}
+	b, _ := json.Marshal(map[string]any{"token": env[EnvAgentToken], "chat": "tg:-100", "thread": "78", "group": true, "path": "x"})
+	resp, err := unixClient(a.sock).Post("http://clawhost/send_file", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("another thread with this token: %d", resp.StatusCode)
 	}
 }

@@ -22,7 +22,7 @@ import (
 // as a turn, like a schedule. claude's own ScheduleWakeup and CronCreate
 // are disallowed: their replies reached nobody.
 func ServeMCP(version string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ep := agentEndpoint{socket: getenv(EnvAgentSocket), token: getenv(EnvAgentToken), chat: getenv(EnvAgentChat), group: getenv(EnvAgentGroup) == "true"}
+	ep := agentEndpoint{socket: getenv(EnvAgentSocket), token: getenv(EnvAgentToken), chat: getenv(EnvAgentChat), thread: getenv(EnvAgentThread), group: getenv(EnvAgentGroup) == "true"}
 	if ep.socket == "" || ep.token == "" || ep.chat == "" {
 		fmt.Fprintf(stderr, "clawhost mcp-schedule: %s, %s and %s are required in the environment (the host sets them)\n", EnvAgentSocket, EnvAgentToken, EnvAgentChat)
 		return 2
@@ -62,10 +62,12 @@ func ServeMCP(version string, getenv func(string) string, stdin io.Reader, stdou
 
 const scheduleToolDescription = "Schedule a message to yourself in this chat: at the time given, you get the text as a new message (a new turn) and your reply goes to the chat. Use it for reminders and follow-ups; give either `in` (a duration like \"10m\" or \"2h30m\") or `at` (RFC 3339, e.g. \"2026-11-23T09:00:00+01:00\")."
 
+const sendFileToolDescription = "Send a file from your workspace to this chat. It goes out with your answer (after it), once. `path` is relative to the workspace or absolute inside it; links are followed and must stay inside. The channel's size limit applies. An optional `caption` is sent with it."
+
 // agentEndpoint is where and as what the bridge reaches the host.
 type agentEndpoint struct {
-	socket, token, chat string
-	group               bool
+	socket, token, chat, thread string
+	group                       bool
 }
 
 func mcpHandle(method string, params json.RawMessage, ep agentEndpoint, version string) (any, error) {
@@ -90,20 +92,37 @@ func mcpHandle(method string, params json.RawMessage, ep agentEndpoint, version 
 				"in":   map[string]any{"type": "string", "description": "after how long, e.g. \"10m\""},
 				"at":   map[string]any{"type": "string", "description": "when, RFC 3339"},
 			}, "required": []string{"text"}},
+		}, map[string]any{
+			"name": "send_file", "description": sendFileToolDescription,
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
+				"path":    map[string]any{"type": "string", "description": "the file, in the workspace"},
+				"caption": map[string]any{"type": "string", "description": "a line of text sent with it"},
+			}, "required": []string{"path"}},
 		}}}, nil
 	case "tools/call":
 		var p struct {
 			Name      string `json:"name"`
 			Arguments struct {
-				Text string `json:"text"`
-				In   string `json:"in"`
-				At   string `json:"at"`
+				Text    string `json:"text"`
+				In      string `json:"in"`
+				At      string `json:"at"`
+				Path    string `json:"path"`
+				Caption string `json:"caption"`
 			} `json:"arguments"`
 		}
-		if err := json.Unmarshal(params, &p); err != nil || p.Name != "schedule_message" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("bad tool call")
+		}
+		var text string
+		var isErr bool
+		switch p.Name {
+		case "schedule_message":
+			text, isErr = mcpScheduleCall(ep, p.Arguments.Text, p.Arguments.In, p.Arguments.At)
+		case "send_file":
+			text, isErr = mcpSendFileCall(ep, p.Arguments.Path, p.Arguments.Caption)
+		default:
 			return nil, fmt.Errorf("unknown tool %q", p.Name)
 		}
-		text, isErr := mcpScheduleCall(ep, p.Arguments.Text, p.Arguments.In, p.Arguments.At)
 		return map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": isErr}, nil
 	}
 	return nil, fmt.Errorf("method %q not found", method)
@@ -129,21 +148,48 @@ func mcpScheduleCall(ep agentEndpoint, text, in, at string) (string, bool) {
 	default:
 		return "Give `in` or `at`.", true
 	}
-	body, _ := json.Marshal(map[string]any{"token": ep.token, "chat": ep.chat, "group": ep.group, "at": when, "text": text})
+	code, msg, err := ep.post("/schedule", map[string]any{"at": when, "text": text})
+	if err != nil {
+		return "clawhost did not answer: " + err.Error(), true
+	}
+	if code != http.StatusOK {
+		return "Not scheduled: " + msg, true
+	}
+	return "Scheduled for " + when.Format(time.RFC3339) + ". You will get the text as a message then.", false
+}
+
+// mcpSendFileCall asks the host to send the file at path with the reply;
+// it returns what to tell the model.
+func mcpSendFileCall(ep agentEndpoint, path, caption string) (string, bool) {
+	if path == "" {
+		return "Give `path`.", true
+	}
+	code, msg, err := ep.post("/send_file", map[string]any{"path": path, "caption": caption})
+	if err != nil {
+		return "clawhost did not answer: " + err.Error(), true
+	}
+	if code != http.StatusOK {
+		return msg, true
+	}
+	return msg + " will be sent to the chat with your answer.", false
+}
+
+// post sends a tool call with the bridge's token, chat and thread to the
+// host's socket; it returns the status and the answer's text.
+func (ep agentEndpoint) post(route string, fields map[string]any) (int, string, error) {
+	fields["token"], fields["chat"], fields["thread"], fields["group"] = ep.token, ep.chat, ep.thread, ep.group
+	body, _ := json.Marshal(fields)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", ep.socket)
 		},
 	}}
-	resp, err := client.Post("http://clawhost/schedule", "application/json", bytes.NewReader(body))
+	resp, err := client.Post("http://clawhost"+route, "application/json", bytes.NewReader(body))
 	if err != nil {
-		return "clawhost did not answer: " + err.Error(), true
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return "Not scheduled: " + string(bytes.TrimSpace(msg)), true
-	}
-	return "Scheduled for " + when.Format(time.RFC3339) + ". You will get the text as a message then.", false
+	return resp.StatusCode, string(bytes.TrimSpace(msg)), nil
 }

@@ -50,6 +50,18 @@ func (d *Dispatcher) extractMedia(key, text string) (string, []channel.OutboundM
 	return strings.TrimSpace(strings.Join(keep, "\n")), media
 }
 
+// CheckFile decides whether the file at path (relative to the workspace of
+// session key's agent, or absolute) may be sent to the chat, as a MEDIA:
+// line's file is checked (checkMedia), and returns it resolved. The
+// agent's send_file tool asks it before the file is queued for the reply.
+func (d *Dispatcher) CheckFile(key, path string) (string, error) {
+	set := d.settings()
+	if agent, _ := sessionkey.SplitAgent(key); set.AgentWorkspaces[agent] != "" {
+		set.Workspace = set.AgentWorkspaces[agent]
+	}
+	return checkMedia(set.Workspace, key, strings.TrimSpace(path), set.MaxMediaBytes)
+}
+
 // Why a MEDIA: file is not sent; the chat reads them.
 var (
 	errNoWorkspace  = errors.New("no workspace is configured")

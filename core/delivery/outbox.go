@@ -54,8 +54,10 @@ func (d *Dispatcher) Deliver(r Reply) {
 	if r.Draft != nil && len(parts) > 0 && len(media) == 0 {
 		draftID = r.Draft.MessageID()
 	}
+	// Text is the reply as produced, its MEDIA: lines included: a delivery
+	// resumed after a restart finds the files there again (DeliverPending).
 	rec := store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
-		Text: text, Chunks: parts, Format: format, ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now()}
+		Text: r.Text, Chunks: parts, Format: format, ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now()}
 	err := d.persist("record reply", r.ID, func() error { return d.store.RecordReply(d.ctx, rec) })
 	if err != nil {
 		if d.ctx.Err() == nil {
@@ -105,7 +107,11 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 		seal := d.Typing(tgt)
 		defer seal()
 	}
-	d.sendChunks(key, p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, nil)
+	// The files go with the last chunk, as they would have: when it was
+	// sent (or attempted) before the restart, they went with it (or are
+	// not sent twice).
+	_, media := d.extractMedia(key, p.Reply.Text)
+	d.sendChunks(key, p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, media)
 }
 
 // sendChunks sends the unsent chunks in order under the session's lock.

@@ -252,6 +252,12 @@ func (g *Gateway) SetSettings(s Settings) {
 	}
 }
 
+// AttachFile queues a file the agent's send_file tool sends to chat tgt
+// with the reply of the turn running there (turn.Turns.AttachFile).
+func (g *Gateway) AttachFile(tgt message.Target, path, caption string) (string, error) {
+	return g.turns.AttachFile(tgt, path, caption)
+}
+
 // turnSettings are the turn stage's settings with what they take from
 // the other stages': the access policy's mention rule and the delivery's
 // file limit, which the messaging section tells claude.

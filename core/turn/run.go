@@ -83,7 +83,12 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		// stored, so a re-run after a restart does not say it again.
 		t.opts.Output.Send(req.Key, last.Target(), note, channel.FormatPlain)
 	}
+	box := t.files.open(tgt, req.Key)
 	o := t.exchange(ctx, log, set, req, sess, fresh, msgs, ty)
+	if queued := t.files.take(tgt, box); len(queued) > 0 && o.Deliver && req.AbortReason() == "" {
+		// The files claude sent with send_file go with its reply.
+		o.Text = strings.TrimSpace(o.Text + "\n\n" + strings.Join(queued, "\n"))
+	}
 	if o.Deliver {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.

@@ -104,6 +104,9 @@ type Output interface {
 	// Reply records the turn's final reply in the outbox (as the reply to
 	// every entry it covers) and sends it, in session order.
 	Reply(r Reply)
+	// CheckFile decides whether the file at path may be sent in session
+	// key's chat (a MEDIA: line's check) and returns it resolved.
+	CheckFile(key, path string) (string, error)
 }
 
 // Reply is a turn's final reply (Output.Reply): Text, possibly empty ("no
@@ -320,6 +323,9 @@ type Turns struct {
 	// recently active sessions, and a daemon that served 100,000 chats
 	// keeps no entry for each.
 	waits *recent.Map[string, runner.Wait]
+	// files are the files the agent's send_file tool queued for the
+	// running turns' replies.
+	files files
 }
 
 // maxWaits bounds Turns.waits.

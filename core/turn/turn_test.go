@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +65,16 @@ func (o *fakeOutput) Reply(r Reply) {
 }
 
 func (o *fakeOutput) CanEdit(string) bool { return o.edits }
+
+// CheckFile accepts a path inside /ws (a stand-in for the delivery's
+// check).
+func (o *fakeOutput) CheckFile(_, path string) (string, error) {
+	p := filepath.Clean(filepath.Join("/ws", path))
+	if !strings.HasPrefix(p, "/ws/") {
+		return "", errors.New("it is outside the workspace")
+	}
+	return p, nil
+}
 func (o *fakeOutput) Typing(message.Target) func() {
 	o.mu.Lock()
 	o.typed++

@@ -1,0 +1,43 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/clawhost/clawhost/core/message"
+)
+
+// TestSendFileGoesWithTheReply: files the agent's send_file queued while
+// its turn ran go out with the turn's final reply as MEDIA: lines (the
+// outbox records them), each once and with its caption; a path the check
+// refuses is an error the tool reports; with no turn running in the chat
+// the call is refused.
+func TestSendFileGoesWithTheReply(t *testing.T) {
+	f := newFixture(t, Settings{})
+	tgt := message.Target{Instance: "tg", ChatID: "5"}
+	if _, err := f.turns.AttachFile(tgt, "a.txt", ""); !errors.Is(err, ErrNoTurn) {
+		t.Errorf("with no turn: %v", err)
+	}
+	var errs []error
+	f.agent.onRun = func() {
+		for _, c := range []struct{ path, caption string }{{"report.pdf", "The report"}, {"report.pdf", ""}, {"../etc/passwd", ""}, {"out/plot.png", ""}} {
+			_, err := f.turns.AttachFile(tgt, c.path, c.caption)
+			errs = append(errs, err)
+		}
+	}
+	f.turns.Run(context.Background(), f.request("tg", "send me the report"))
+	if errs[0] != nil || errs[1] != nil || errs[3] != nil || errs[2] == nil || !strings.Contains(errs[2].Error(), "passwd was not sent: it is outside the workspace") {
+		t.Errorf("tool answers: %v", errs)
+	}
+	if len(f.out.replies) != 1 {
+		t.Fatalf("replies %+v", f.out.replies)
+	}
+	if got, want := f.out.replies[0].Text, "hello back\n\nThe report\nMEDIA:/ws/report.pdf\nMEDIA:/ws/out/plot.png"; got != want {
+		t.Errorf("reply %q, want %q", got, want)
+	}
+	if _, err := f.turns.AttachFile(tgt, "late.txt", ""); !errors.Is(err, ErrNoTurn) {
+		t.Errorf("after the turn: %v", err)
+	}
+}
