@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,15 +79,28 @@ func (g *Gateway) switchAgent(ctx context.Context, m *message.Message, agent str
 	if agent == boundAgent {
 		to = ""
 	}
+	from := boundAgent
 	_, err = g.meta.Update(ctx, g.store, bound, func(meta *session.Meta) error {
 		if meta.Agent == to {
 			return session.ErrUnchanged
 		}
+		from = cmp.Or(meta.Agent, boundAgent)
 		meta.Agent = to
 		return nil
 	})
-	if err != nil && !errors.Is(err, session.ErrUnchanged) {
+	switch {
+	case errors.Is(err, session.ErrUnchanged):
+	case err != nil:
 		return false, fmt.Errorf("switch agent: %w", err)
+	default:
+		// The agent taking over is told, in its next prompt.
+		text := fmt.Sprintf("This chat switched to you (agent %q) from agent %q with /agent; what it said to %q meanwhile is not in your conversation.", agent, from, from)
+		if _, err := g.meta.Update(ctx, g.store, sessionkey.ForAgent(agent, base), func(meta *session.Meta) error {
+			meta.AddEvent(text, g.opts.Now())
+			return nil
+		}); err != nil {
+			g.log.Warn("telling the agent of the switch failed", "agent", agent, "error", err)
+		}
 	}
 	s, err := g.store.Session(ctx, sessionkey.ForAgent(agent, base))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/command"
@@ -48,7 +49,25 @@ func (s sessions) Reset(key string, m *message.Message, reason string) {
 // turn's prompt says the previous one was aborted.
 func (s sessions) Stop(key string) (bool, int) {
 	aborted := s.g.queue.Abort(key, "stopped by /stop")
-	return aborted, s.g.queue.Clear(key, "cleared by /stop")
+	dropped := s.g.queue.Clear(key, "cleared by /stop")
+	if aborted || dropped > 0 {
+		text := "The user used /stop: "
+		switch {
+		case aborted && dropped > 0:
+			text += fmt.Sprintf("your answer in progress was stopped and %d waiting messages were dropped.", dropped)
+		case aborted:
+			text += "your answer in progress was stopped."
+		default:
+			text += fmt.Sprintf("%d waiting messages were dropped.", dropped)
+		}
+		if _, err := s.g.meta.Update(s.g.ctx, s.g.store, key, func(m *session.Meta) error {
+			m.AddEvent(text, s.g.opts.Now())
+			return nil
+		}); err != nil {
+			s.g.log.Warn("recording /stop for the agent failed", "session", key, "error", err)
+		}
+	}
+	return aborted, dropped
 }
 
 func (s sessions) Running(key string) bool { return s.g.queue.Running(key) }

@@ -105,10 +105,12 @@ type scripted struct {
 	reqs    []runner.TurnRequest
 	held    chan struct{} // a held turn started
 	release chan struct{}
+	abort   chan struct{} // Abort ends a held turn as aborted
+	holding int
 }
 
 func newScripted() *scripted {
-	return &scripted{held: make(chan struct{}, 8), release: make(chan struct{})}
+	return &scripted{held: make(chan struct{}, 8), release: make(chan struct{}), abort: make(chan struct{}, 8)}
 }
 
 func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Turn, error) {
@@ -117,10 +119,15 @@ func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Tur
 	a.reqs = append(a.reqs, req)
 	a.mu.Unlock()
 	if strings.Contains(req.Prompt, "hold") {
+		a.mu.Lock()
+		a.holding++
+		a.mu.Unlock()
 		a.held <- struct{}{}
 		select {
 		case <-a.release:
 		case <-ctx.Done():
+		case <-a.abort:
+			return runner.FinishedTurn(runner.Result{Err: &runner.Error{Kind: runner.KindAborted}, SessionID: req.SessionID}), nil
 		}
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(req.Prompt), "\n")
@@ -129,7 +136,16 @@ func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Tur
 func (a *scripted) Steer(string, string) (bool, error) { return false, nil }
 func (a *scripted) CanSteer() bool                     { return false }
 func (a *scripted) Stop(string)                        {}
-func (a *scripted) Abort(string) bool                  { return false }
+func (a *scripted) Abort(string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.holding == 0 {
+		return false
+	}
+	a.holding--
+	a.abort <- struct{}{}
+	return true
+}
 
 // inproc runs a gateway over recording ports and a scripted agent.
 func inproc(t *testing.T, set func(*Settings)) (*Gateway, *recPorts, *scripted) {
@@ -247,16 +263,12 @@ func TestInProcessInlineDirectives(t *testing.T) {
 		}
 		return ports.next(t, "5", &seen)
 	}
-	if got := send("/model opus explain this"); !strings.HasSuffix(got, "User 5: explain this") {
-		t.Errorf("reply %q: want the text after the directive", got)
-	}
-	if r := agent.turn(t, 0); r.Model != "opus" || strings.Contains(r.Prompt, "/model") {
+	send("/model opus explain this")
+	if r := agent.turn(t, 0); r.Model != "opus" || strings.Contains(r.Prompt, "/model opus") || !strings.Contains(r.Prompt, "User 5: explain this") {
 		t.Errorf("turn 1: model %q, prompt %q", r.Model, r.Prompt)
 	}
-	if got := send("/think xhigh why is the sky blue?"); !strings.HasSuffix(got, "why is the sky blue?") {
-		t.Errorf("reply %q", got)
-	}
-	if r := agent.turn(t, 1); r.Effort != "max" || r.Model != "opus" || strings.Contains(r.Prompt, "/think") {
+	send("/think xhigh why is the sky blue?")
+	if r := agent.turn(t, 1); r.Effort != "max" || r.Model != "opus" || strings.Contains(r.Prompt, "/think xhigh") || !strings.Contains(r.Prompt, "User 5: why is the sky blue?") {
 		t.Errorf("turn 2: effort %q model %q prompt %q", r.Effort, r.Model, r.Prompt)
 	}
 	if got := send("/t low"); got != "Effort: low from the next message on." {
@@ -265,11 +277,11 @@ func TestInProcessInlineDirectives(t *testing.T) {
 	// The refusal and the answer, in either order (the refusal is sent
 	// beside the turn).
 	got := send("/queue sideways do it anyway") + "\n" + ports.next(t, "5", &seen)
-	if !strings.Contains(got, "Queue mode is one of") || !strings.Contains(got, "User 5: do it anyway") {
+	if !strings.Contains(got, "Queue mode is one of") || !strings.Contains(got, "re: ") {
 		t.Errorf("a refused directive: %q, want the refusal and the answer to its text", got)
 	}
-	if r := agent.turn(t, 2); r.Effort != "low" {
-		t.Errorf("turn 3: effort %q after /t low", r.Effort)
+	if r := agent.turn(t, 2); r.Effort != "low" || !strings.Contains(r.Prompt, "User 5: do it anyway") {
+		t.Errorf("turn 3: effort %q after /t low, prompt %q", r.Effort, r.Prompt)
 	}
 }
 
@@ -294,5 +306,52 @@ func TestInProcessPromptSection(t *testing.T) {
 	}
 	if first != second {
 		t.Errorf("the section changed between two turns of a session:\n%s\n---\n%s", first, second)
+	}
+}
+
+// System events: what /model, /new and /stop changed reaches claude's
+// next prompt as "System:" lines, once each — the turn after it does not
+// carry them again.
+func TestInProcessSystemEvents(t *testing.T) {
+	g, ports, agent := inproc(t, nil)
+	ctx := context.Background()
+	seen := 0
+	send := func(text string) string {
+		t.Helper()
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
+			t.Fatal(err)
+		}
+		return ports.next(t, "5", &seen)
+	}
+	count := func(n int, s string) int { return strings.Count(agent.turn(t, n).Prompt, s) }
+	send("hello")
+	send("/model opus")
+	send("/effort high")
+	send("first after the change")
+	if count(1, "System: The model is now opus, changed with /model.") != 1 || count(1, "System: Your effort level is now high") != 1 {
+		t.Errorf("turn 2's prompt:\n%s", agent.turn(t, 1).Prompt)
+	}
+	send("second after the change")
+	if count(2, "System:") != 0 {
+		t.Errorf("turn 3 repeats an event:\n%s", agent.turn(t, 2).Prompt)
+	}
+	send("/new")
+	send("after the reset")
+	if count(3, "System: The user started a new conversation (/new)") != 1 || count(3, "now opus") != 0 {
+		t.Errorf("turn 4's prompt:\n%s", agent.turn(t, 3).Prompt)
+	}
+	// /stop while a turn runs.
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "long job hold")}); err != nil {
+		t.Fatal(err)
+	}
+	<-agent.held
+	send("/stop")
+	send("what now?")
+	if count(5, "System: The user used /stop: your answer in progress was stopped.") != 1 {
+		t.Errorf("turn 6's prompt:\n%s", agent.turn(t, 5).Prompt)
+	}
+	send("and then?")
+	if count(6, "System:") != 0 {
+		t.Errorf("turn 7 repeats an event:\n%s", agent.turn(t, 6).Prompt)
 	}
 }

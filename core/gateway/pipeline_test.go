@@ -98,8 +98,8 @@ func TestResetTriggers(t *testing.T) {
 	contains(t, e.text("chat-u1"), "New session started")
 	e.post(dm("u1", "/reset hello again"))
 	got := e.text("chat-u1")
-	contains(t, got, "echo: ", "hello again")
-	if strings.Contains(got, "/reset") {
+	contains(t, got, "echo: ", "User u1: hello again", "System: The user started a new conversation (/reset)")
+	if strings.Contains(got, "/reset hello") {
 		t.Errorf("the trigger should be stripped: %q", got)
 	}
 	s2, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
@@ -275,8 +275,8 @@ func TestNewWithModelHint(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.post(dm("u1", "/new sonnet what is the weather"))
 	got := e.text("chat-u1")
-	contains(t, got, "echo: ", "what is the weather")
-	if strings.Contains(got, "sonnet") {
+	contains(t, got, "echo: ", "User u1: what is the weather", "System: The model is now sonnet")
+	if strings.Contains(got, "sonnet what") {
 		t.Errorf("the model word reached the agent: %q", got)
 	}
 	s, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")

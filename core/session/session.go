@@ -58,6 +58,49 @@ type Meta struct {
 	// session of the agent the chat is bound to; "" while it talks to
 	// that one.
 	Agent string `json:"agent,omitempty"`
+	// Events are what changed since claude's last turn (a setting, a
+	// reset, a stop), oldest first: the next prompt starts with them as
+	// "System:" lines, and the session update that ends that turn drops
+	// them (DropEvents), so a crash neither loses nor repeats one.
+	// EventSeq numbers them.
+	Events   []Event `json:"events,omitempty"`
+	EventSeq int64   `json:"event_seq,omitempty"`
+}
+
+// Event is one change claude is told of in its next prompt.
+type Event struct {
+	Seq  int64     `json:"seq"`
+	Text string    `json:"text"`
+	At   time.Time `json:"at"`
+}
+
+// MaxEvents bounds the events a session keeps for its next prompt; the
+// oldest go first.
+const MaxEvents = 20
+
+// AddEvent records text for claude's next prompt.
+func (m *Meta) AddEvent(text string, at time.Time) {
+	m.EventSeq++
+	m.Events = append(m.Events, Event{Seq: m.EventSeq, Text: text, At: at})
+	if n := len(m.Events) - MaxEvents; n > 0 {
+		m.Events = slices.Delete(m.Events, 0, n)
+	}
+}
+
+// LastEvent is the sequence number of the newest event m holds (0 none).
+func (m Meta) LastEvent() int64 {
+	if len(m.Events) == 0 {
+		return 0
+	}
+	return m.Events[len(m.Events)-1].Seq
+}
+
+// DropEvents forgets the events up to seq: a turn's prompt carried them.
+func (m *Meta) DropEvents(seq int64) {
+	m.Events = slices.DeleteFunc(m.Events, func(e Event) bool { return e.Seq <= seq })
+	if len(m.Events) == 0 {
+		m.Events = nil
+	}
 }
 
 // PastSession is an earlier claude session of a chat.
@@ -150,13 +193,14 @@ func (m *Meta) DropPast(id string) {
 }
 
 // Kept is the metadata a new session of the chat starts with: the
-// overrides (/model and /effort outlive /new), the agent it switched to
-// and the earlier sessions,
-// nothing of the conversation (token counts, compactions, always-allowed
-// rules). ok is false when there is nothing to keep.
+// overrides (/model and /effort outlive /new), the agent it switched to,
+// the earlier sessions and the events not told yet, nothing of the
+// conversation (token counts, compactions, always-allowed rules). ok is
+// false when there is nothing to keep.
 func (m Meta) Kept() (kept Meta, ok bool) {
 	kept.SetOverrides(m.Overrides())
 	kept.Past = slices.Clone(m.Past)
 	kept.Agent = m.Agent
-	return kept, kept.Overrides() != (Overrides{}) || len(kept.Past) > 0 || kept.Agent != ""
+	kept.Events, kept.EventSeq = slices.Clone(m.Events), m.EventSeq
+	return kept, kept.Overrides() != (Overrides{}) || len(kept.Past) > 0 || kept.Agent != "" || len(kept.Events) > 0
 }

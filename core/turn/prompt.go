@@ -151,6 +151,15 @@ func (t *Turns) buildPrompt(set Settings, sess store.Session, msgs []message.Mes
 		}
 	}
 	var parts []string
+	if events := t.meta().Of(sess).Events; len(events) > 0 {
+		// What changed since claude's last turn, once each (OpenClaw's
+		// system events): the session update ending this turn drops them.
+		lines := make([]string, len(events))
+		for i, e := range events {
+			lines[i] = "System: " + e.Text
+		}
+		parts = append(parts, strings.Join(lines, "\n"))
+	}
 	if sess.AbortHint {
 		parts = append(parts, AbortHint)
 	}

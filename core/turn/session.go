@@ -2,6 +2,7 @@ package turn
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -81,14 +82,51 @@ func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*session.
 	var out session.Overrides
 	_, err := t.meta().Update(ctx, t.opts.Store, key, func(m *session.Meta) error {
 		o := m.Overrides()
+		was := o
 		if err := set(&o); err != nil {
 			return err
 		}
 		m.SetOverrides(o)
+		for _, e := range overrideEvents(t.settingsOf(key), was, o) {
+			m.AddEvent(e, t.opts.Now())
+		}
 		out = o
 		return nil
 	})
 	return out, err
+}
+
+// overrideEvents are the "System:" lines that tell claude what /model,
+// /effort and /mode changed (the queue mode is not claude's concern).
+func overrideEvents(set Settings, was, now session.Overrides) []string {
+	var out []string
+	if was.Model != now.Model {
+		switch now.Model {
+		case "", "default":
+			out = append(out, "The model is back to the configured one ("+cmp.Or(set.Model, "claude's default")+"), changed with /model.")
+		default:
+			out = append(out, "The model is now "+now.Model+", changed with /model.")
+		}
+	}
+	if was.Effort != now.Effort {
+		out = append(out, "Your effort level is now "+cmp.Or(string(now.Effort), "claude's default")+", changed with /effort.")
+	}
+	if was.Mode != now.Mode {
+		out = append(out, "The permission mode is now "+cmp.Or(now.Mode, cmp.Or(set.PermissionMode, "the configured one"))+", changed with /mode.")
+	}
+	return out
+}
+
+// resetEvent is the "System:" line that opens a conversation a reset
+// started, saying why.
+func resetEvent(reason string) string {
+	switch {
+	case strings.Contains(reason, "prompt too long"):
+		return "The previous conversation got too long for the context window; this is a new one, without its messages."
+	case strings.Contains(reason, "/"), strings.Contains(reason, "trigger"):
+		return "The user started a new conversation (" + strings.TrimPrefix(reason, "trigger ") + "): earlier messages of this chat are not part of it."
+	}
+	return "A new conversation started (" + reason + "): earlier messages of this chat are not part of it."
 }
 
 // lastMessageTime is when the last answered message of sess was written,
@@ -133,6 +171,12 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 		if stale(s, found) {
 			*s = store.Session{Key: key, SessionID: uuid.NewString(), ClaudeSessionID: uuid.NewString(), CreatedAt: now, Verbose: s.Verbose, AbortHint: s.AbortHint, Chat: t.keepOverrides(t.pushPast(s.Chat, *s))}
 			fresh = true
+			if staleReason != "" {
+				_ = t.meta().Edit(key, s, func(m *session.Meta) error {
+					m.AddEvent(staleEvent(staleReason, pol), now)
+					return nil
+				})
+			}
 		}
 		return nil
 	})
@@ -158,6 +202,18 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 	return s, fresh, note, err
 }
 
+// staleEvent is the "System:" line of a conversation the reset policy
+// started.
+func staleEvent(reason string, pol sessionreset.Policy) string {
+	switch reason {
+	case sessionreset.ReasonIdle:
+		return fmt.Sprintf("A new conversation started: the last one had been idle for more than %s.", spoken.Duration(time.Duration(pol.IdleMinutes)*time.Minute))
+	case sessionreset.ReasonDaily:
+		return fmt.Sprintf("A new conversation started: conversations start afresh every day at %02d:00.", pol.AtHour)
+	}
+	return "A new conversation started (" + reason + ")."
+}
+
 // Reset starts a new session under key: the claude process is stopped and
 // the next turn starts a new claude session; the chat's group history is
 // cleared. Queued messages stay (aborting a running turn is the queue's).
@@ -165,6 +221,11 @@ func (t *Turns) Reset(ctx context.Context, key string, m *message.Message, reaso
 	t.opts.Agent.Stop(key)
 	if _, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		*s = store.Session{Key: key, Verbose: s.Verbose, Chat: t.pushPast(s.Chat, *s), LastTarget: s.LastTarget}
+		_ = t.meta().Edit(key, s, func(m *session.Meta) error {
+			m.Events = nil // the old conversation's
+			m.AddEvent(resetEvent(reason), t.opts.Now())
+			return nil
+		})
 		return nil
 	}); err != nil {
 		t.log.Error("session reset failed", "session", key, "error", err)
@@ -180,7 +241,14 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 	// JSON decode and encode: ~7 % of the single writer's time per
 	// message); the writer redoes it only when the session changed since
 	// the turn read it.
-	chat := t.updateMeta(key, sess.Chat, res, m)
+	// The events the prompt carried (session.Meta.Events) are dropped in
+	// the same write, once claude read the prompt; the ones added while
+	// the turn ran stay for the next.
+	carried := int64(0)
+	if res.Err == nil || res.Usage.OutputTokens > 0 || res.Err.Kind == runner.KindAborted || res.Err.Kind == runner.KindTimeout {
+		carried = t.meta().Of(sess).LastEvent()
+	}
+	chat := t.updateMeta(key, sess.Chat, res, m, carried)
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		if s.SessionID != sess.SessionID && found {
 			return nil // reset meanwhile
@@ -207,7 +275,7 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 		if bytes.Equal(s.Chat, sess.Chat) {
 			s.Chat = chat
 		} else {
-			s.Chat = t.updateMeta(key, s.Chat, res, m)
+			s.Chat = t.updateMeta(key, s.Chat, res, m, carried)
 		}
 		return nil
 	})
@@ -217,8 +285,9 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 }
 
 // updateMeta folds the turn into the session's chat metadata.
-func (t *Turns) updateMeta(key string, raw []byte, res runner.Result, m *message.Message) []byte {
+func (t *Turns) updateMeta(key string, raw []byte, res runner.Result, m *message.Message, carried int64) []byte {
 	meta, _ := t.meta().Decode(key, raw)
+	meta.DropEvents(carried)
 	meta.Instance, meta.Channel, meta.ChatType, meta.ChatID, meta.ThreadID = m.Instance, m.Channel, string(m.ChatType), m.ChatID, m.ThreadID
 	if m.ChatTitle != "" {
 		meta.Title = m.ChatTitle
