@@ -264,6 +264,25 @@ func (e *env) text(chat string) string {
 	return e.next(chat).Text
 }
 
+// rest returns the texts of further sends to chat (a reply's later
+// blocks) until nothing more comes for d.
+func (e *env) rest(chat string, d time.Duration) string {
+	e.t.Helper()
+	var out []string
+	for {
+		got := false
+		for _, r := range e.records(d) {
+			e.after = r.Seq
+			if r.Op == "send" && r.ChatID == chat {
+				out, got = append(out, r.Text), true
+			}
+		}
+		if !got {
+			return strings.Join(out, "\n")
+		}
+	}
+}
+
 // quiet asserts nothing is sent to chat for d.
 func (e *env) quiet(chat string, d time.Duration) {
 	e.t.Helper()

@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -124,6 +125,38 @@ func neutralized(text string) string {
 	return envelope.NeutralizeBody("\n" + text)[1:]
 }
 
+// groupIntro opens a group session's first prompt (OpenClaw's group
+// intro): where claude is, who wrote so far, when it is asked, and that it
+// may stay quiet.
+func groupIntro(set Settings, last *message.Message, msgs []message.Message, hist []envelope.HistoryEntry) string {
+	var names []string
+	add := func(n string) {
+		if n = strings.TrimSpace(n); n != "" && !slices.Contains(names, n) && len(names) < 12 {
+			names = append(names, n)
+		}
+	}
+	for _, h := range hist {
+		add(h.From)
+	}
+	for i := range msgs {
+		add(msgs[i].Sender.Name)
+	}
+	where := "this group"
+	if last.ChatTitle != "" {
+		where = fmt.Sprintf("the group %q", last.ChatTitle)
+	}
+	b := "System: This is your first turn in " + where + "."
+	if len(names) > 0 {
+		b += " Written here so far by: " + strings.Join(names, ", ") + "."
+	}
+	if set.RequireMention != nil && set.RequireMention(last) {
+		b += " You are asked when someone mentions you or replies to you; the other messages are context."
+	} else {
+		b += " You see every message here; most are not for you."
+	}
+	return b + " When a message is not for you, or you have nothing to add, reply NO_REPLY and stay quiet."
+}
+
 // buildPrompt assembles the user message of a turn: abort hint, summaries
 // of dropped messages, group history, the message(s) in their envelopes
 // (collect mode: under the queued-messages header) and the sender metadata
@@ -145,12 +178,16 @@ func (t *Turns) buildPrompt(set Settings, sess store.Session, msgs []message.Mes
 		current = strings.Join(envs, "\n")
 	}
 	last := &msgs[len(msgs)-1]
+	var hist []envelope.HistoryEntry
 	if last.IsGroup() && set.GroupHistoryLimit > 0 {
-		if hist := t.history.Take(HistoryKey(last)); len(hist) > 0 {
+		if hist = t.history.Take(HistoryKey(last)); len(hist) > 0 {
 			current = envelope.GroupHistoryMarked(hist, current, t.opts.BoundaryID)
 		}
 	}
 	var parts []string
+	if last.IsGroup() && sess.Turns == 0 {
+		parts = append(parts, groupIntro(set, last, msgs, hist))
+	}
 	if events := t.meta().Of(sess).Events; len(events) > 0 {
 		// What changed since claude's last turn, once each (OpenClaw's
 		// system events): the session update ending this turn drops them.
