@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/cluster"
+	"github.com/clawhost/clawhost/core/workspace"
 	"github.com/clawhost/clawhost/core/worktree"
 	"io"
 	"net/url"
@@ -141,9 +142,6 @@ func (h *Host) Logger() hclog.Logger { return h.log }
 func (h *Host) provision() error {
 	dirs := []string{h.cfg.DataDir}
 	for _, a := range h.cfg.AllAgents() {
-		dirs = append(dirs, a.Workspace)
-	}
-	for _, a := range h.cfg.AllAgents() {
 		if a.Worktrees {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			err := worktree.Check(ctx, a.Workspace)
@@ -156,6 +154,17 @@ func (h *Host) provision() error {
 	for _, dir := range dirs {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("create directory %s: %w", dir, err)
+		}
+	}
+	for _, a := range h.cfg.AllAgents() {
+		// A new workspace gets MEMORY.md and HEARTBEAT.md (never over a
+		// file, never into a workspace that holds anything).
+		wrote, err := workspace.Bootstrap(a.Workspace)
+		if err != nil {
+			return fmt.Errorf("agent %q: workspace %s: %w", a.ID, a.Workspace, err)
+		}
+		if len(wrote) > 0 {
+			h.log.Info("new workspace: wrote its bootstrap files", "agent", a.ID, "files", wrote)
 		}
 	}
 	// The plugins start first: their processes start, handshake and

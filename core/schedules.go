@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/clawhost/clawhost/core/schedule"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/core/workspace"
 )
 
 // heartbeatJob is the heartbeat's job name (its state and message ids).
@@ -61,6 +63,33 @@ func jobAgent(cfg *config.Config, job string) string {
 		}
 	}
 	return ""
+}
+
+// jobModel is the model a configured job runs on ("" for the session's):
+// heartbeat { model }.
+func jobModel(cfg *config.Config, job string) string {
+	if job == heartbeatJob && cfg.Heartbeat != nil {
+		return cfg.Heartbeat.Model
+	}
+	return ""
+}
+
+// heartbeatWorkspace is the workspace of the agent the heartbeat runs on:
+// its agent attribute, else the agent its chat is bound to.
+func heartbeatWorkspace(cfg *config.Config) string {
+	hb := cfg.Heartbeat
+	if hb == nil {
+		return ""
+	}
+	id := hb.Agent
+	if id == "" {
+		instance, chat, _ := strings.Cut(hb.Chat, ":")
+		id, _ = cfg.Bindings().Resolve(instance, chat, "")
+	}
+	if a := cfg.AgentByID(id); a != nil {
+		return a.Workspace
+	}
+	return cfg.Agent.Workspace
 }
 
 // zoneOf is a schedule's time zone: its own, else messages.timezone (a
@@ -218,7 +247,12 @@ func (s *scheduler) restart() {
 	sch := schedule.New(schedule.Options{
 		Jobs: jobs, State: runState{s.db}, Logger: s.log,
 		Fire: func(ctx context.Context, r schedule.Run) error {
-			err := s.fire(ctx, gateway.ScheduledRun{Job: r.Job, At: r.At, Chat: r.Target, Group: groups[r.Job], Prompt: r.Prompt, Agent: jobAgent(cfg, r.Job)})
+			if r.Job == heartbeatJob && workspace.HeartbeatEmpty(heartbeatWorkspace(cfg)) {
+				// Nothing to check: no claude turn (OpenClaw's rule).
+				s.log.Debug("heartbeat skipped: HEARTBEAT.md asks for nothing", "workspace", heartbeatWorkspace(cfg))
+				return nil
+			}
+			err := s.fire(ctx, gateway.ScheduledRun{Job: r.Job, At: r.At, Chat: r.Target, Group: groups[r.Job], Prompt: r.Prompt, Agent: jobAgent(cfg, r.Job), Model: jobModel(cfg, r.Job)})
 			if err == nil && once[r.Job] {
 				// Done: a one-shot entry leaves the store (in the
 				// background: removing restarts the scheduler this runs in).

@@ -57,6 +57,10 @@ type Heartbeat struct {
 	Timezone string `hcl:"timezone,optional"`
 	// Agent runs the turn (agent), as in a schedule.
 	Agent string `hcl:"agent,optional"`
+	// Model is the model of the heartbeat's turns (model), e.g. a cheap
+	// one; default the session's. While HEARTBEAT.md in the workspace has
+	// only headings and comments, no heartbeat turn runs at all.
+	Model string `hcl:"model,optional"`
 }
 
 // DefaultHeartbeatPrompt is the heartbeat turn's message (OpenClaw's

@@ -14,7 +14,9 @@ import (
 
 // TestScheduleAndHeartbeat: through the real binary, a schedule block (every
 // minute, cron) and a heartbeat (every 2 s) start turns in their chats
-// without anybody writing; the heartbeat's HEARTBEAT_OK is not delivered;
+// without anybody writing; the heartbeat costs no turn while the new
+// workspace's HEARTBEAT.md asks for nothing, then runs; its HEARTBEAT_OK
+// is not delivered;
 // the store records the runs (no state file in data_dir).
 func TestScheduleAndHeartbeat(t *testing.T) {
 	t.Parallel()
@@ -39,7 +41,17 @@ heartbeat {
 	d := Launch(t, cfg)
 	d.addrFile = filepath.Join(dir, "lo.addr")
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
-	// The heartbeat runs and says nothing.
+	// The new workspace's HEARTBEAT.md asks for nothing: no turn runs.
+	d.waitFor(func() bool {
+		return strings.Contains(d.log.String(), "heartbeat skipped: HEARTBEAT.md asks for nothing")
+	}, "a skipped heartbeat")
+	if strings.Contains(d.log.String(), "schedule=heartbeat") {
+		t.Fatal("a heartbeat turn ran with an empty HEARTBEAT.md")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "workspace", "HEARTBEAT.md"), []byte("# Heartbeat\n- is the oven off?\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Now the heartbeat runs and says nothing.
 	d.waitFor(func() bool { return strings.Contains(d.log.String(), "schedule=heartbeat") }, "a heartbeat run")
 	// The cron schedule comes at the next minute (at most ~60 s).
 	deadline := time.Now().Add(75 * time.Second)

@@ -314,6 +314,9 @@ type ScheduledRun struct {
 	Prompt string
 	// Agent runs the turn; "" for the agent the chat is bound to.
 	Agent string
+	// Model runs the turn on that model (heartbeat { model }); "" for the
+	// session's.
+	Model string
 }
 
 // Scheduled starts a scheduled turn: the run becomes a message of its chat,
@@ -337,7 +340,7 @@ func (g *Gateway) Scheduled(ctx context.Context, r ScheduledRun) error {
 		MessageID: fmt.Sprintf("schedule:%s:%d", r.Job, r.At.Unix()),
 		Sender:    channel.Sender{ID: chat, Name: "schedule " + r.Job},
 		From:      instance + ":" + chat, To: instance + ":" + chat,
-		Body: r.Prompt, Timestamp: r.At, ReceivedAt: g.opts.Now(), Scheduled: r.Job,
+		Body: r.Prompt, Timestamp: r.At, ReceivedAt: g.opts.Now(), Scheduled: r.Job, Model: r.Model,
 	}
 	if r.Group {
 		m.ChatType = channel.ChatGroup

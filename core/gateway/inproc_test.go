@@ -355,3 +355,22 @@ func TestInProcessSystemEvents(t *testing.T) {
 		t.Errorf("turn 7 repeats an event:\n%s", agent.turn(t, 6).Prompt)
 	}
 }
+
+// A scheduled run with a model (heartbeat { model }) runs on that model;
+// the chat's next turn is back on the session's.
+func TestInProcessHeartbeatModel(t *testing.T) {
+	g, ports, agent := inproc(t, nil)
+	ctx := context.Background()
+	if err := g.Scheduled(ctx, ScheduledRun{Job: "heartbeat", At: time.Now(), Chat: "tg:5", Prompt: "beat", Model: "haiku"}); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	ports.next(t, "5", &seen)
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "hi")}); err != nil {
+		t.Fatal(err)
+	}
+	ports.next(t, "5", &seen)
+	if m1, m2 := agent.turn(t, 0).Model, agent.turn(t, 1).Model; m1 != "haiku" || m2 != "" {
+		t.Errorf("models %q, %q; want haiku for the heartbeat, then the session's", m1, m2)
+	}
+}

@@ -63,6 +63,9 @@ type Message struct {
 	// block or the heartbeat): nobody typed it, the configuration did, so
 	// access control does not apply.
 	Scheduled string `json:"scheduled,omitempty"`
+	// Model, on a scheduled message, is the model its turn runs on
+	// (heartbeat { model }); "" for the session's.
+	Model string `json:"model,omitempty"`
 	// Action is set when the message is a press of a button the host sent
 	// (Body is the button's label). A press of a question's button answers
 	// it; any other press stands for its button id typed as text (a

@@ -71,8 +71,12 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "This chat's git worktree could not be made, so the agent did not run; the operator's log says why.", Detail: err.Error()}}, streamed{}
 	}
+	model := t.modelOf(set, ov)
+	if m.Scheduled != "" && m.Model != "" {
+		model = m.Model // heartbeat { model }
+	}
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Agent: agentOf(key), Dir: dir, Model: t.modelOf(set, ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key), AskPermission: t.asks(set, ov), Images: images})
+		Agent: agentOf(key), Dir: dir, Model: model, Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key), AskPermission: t.asks(set, ov), Images: images})
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
 	}
