@@ -187,6 +187,8 @@ messages {
   streaming           = "auto"    # auto (live draft where the channel can edit) | blocks | draft | off
   verbose             = false     # show tool progress lines
   hook_timeout        = "5s"      # per before_agent_start hook
+  prompt_section      = true      # tell claude about the chat (channel, formatting, NO_REPLY, send_file)
+  # prompt_template   = "section.tmpl"  # a Go template replacing that section's text
 }
 
 # Plugins. Each block is one instance, supervised by the host: `clawhost status`
@@ -331,4 +333,5 @@ plugin "clock" {
 #   chat        = "tg:123456789"
 #   quiet_hours = "23:00-07:00"  # in timezone; skipped
 #   # prompt    = "..."          # default: read HEARTBEAT.md, answer HEARTBEAT_OK if nothing is due
+#   # model     = "haiku"        # its turns' model; none run while HEARTBEAT.md has only headings
 # }

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -186,5 +188,37 @@ func TestMediaLinesPerAgent(t *testing.T) {
 	real, _ := filepath.EvalSymlinks(opsWS)
 	if c := calls[0]; len(c.media) != 1 || c.media[0] != filepath.Join(real, "report.pdf") || !strings.Contains(c.text, "outside the workspace") {
 		t.Errorf("ops's reply attached %v, said %q; want only its own report.pdf", c.media, c.text)
+	}
+}
+
+// A reply with a file recorded before a restart and not sent yet: the
+// delivery resumed after the restart sends the file with its last chunk
+// (the outbox keeps the reply's MEDIA: lines); one whose last chunk was
+// sent sends nothing again.
+func TestMediaAfterRestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 4000)
+	ws, _ := mediaWorkspace(t)
+	f.d.SetSettings(Settings{Workspace: ws})
+	ctx := context.Background()
+	id := f.entry()
+	if err := f.db.RecordReply(ctx, store.Reply{JournalID: id, Text: "Here.\nMEDIA: report.pdf", Chunks: []string{"Here."}, Format: channel.FormatMarkdown}); err != nil {
+		t.Fatal(err)
+	}
+	f.d.DeliverPending("tg:direct:1", f.pending(id), tgt)
+	real, _ := filepath.EvalSymlinks(ws)
+	calls := f.ch.log()
+	if len(calls) != 1 || calls[0].text != "Here." || len(calls[0].media) != 1 || calls[0].media[0] != filepath.Join(real, "report.pdf") {
+		t.Fatalf("resumed delivery: %+v", calls)
+	}
+	f.d.DeliverPending("tg:direct:1", f.pending(id), tgt)
+	if n := len(f.ch.log()); n != 1 {
+		t.Errorf("a delivered reply was sent again: %d calls", n)
+	}
+	// The outbox keeps the reply as produced: its MEDIA: lines too.
+	id2 := f.entry()
+	f.d.Deliver(Reply{Key: "tg:direct:1", ID: id2, Target: tgt, Format: channel.FormatMarkdown, Text: "Again.\nMEDIA: report.pdf"})
+	if p := f.pending(id2); !strings.Contains(p.Reply.Text, "MEDIA: report.pdf") {
+		t.Errorf("recorded text %q", p.Reply.Text)
 	}
 }

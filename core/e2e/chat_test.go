@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// chatHost is the real claude CLI against the fake Anthropic API behind
+// the telegram plugin on the fake Bot API: Alice by DM, and group 1 where
+// Bob (2002) may talk and claude sees every message (require_mention
+// false).
+type chatHost struct {
+	d    *daemon
+	fake *anthropictest.Server
+	srv  *telegramtest.Server
+	ws   string
+}
+
+func startChatHost(t *testing.T) *chatHost {
+	t.Helper()
+	bin := clClaudeBin(t)
+	h := &chatHost{fake: anthropictest.New(), srv: telegramtest.NewServer(tgToken)}
+	t.Cleanup(h.fake.Close)
+	t.Cleanup(h.srv.Close)
+	dir := t.TempDir()
+	h.ws = filepath.Join(dir, "workspace")
+	h.d = Start(t, Host{
+		Dir:   dir,
+		Agent: RealClaude(bin, filepath.Join(dir, "home"), h.fake.URL(), Attrs{"workspace": h.ws, "timeout": "60s"}),
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "groups": []string{"tg:-1001234500001"},
+			"group_allow_from": []string{"tg:2002"}, "require_mention": false},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"streaming": "off"},
+		Plugins:  []Plugin{tgPlugin(h.srv.APIEndpoint())},
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("bot API requests:\n%s", tgRequestLog(h.srv))
+		}
+	})
+	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(h.srv.Requests("getUpdates")) > 0 })
+	return h
+}
+
+// request waits for the fake API's n-th request (1-based) to finish.
+func (h *chatHost) request(t *testing.T, n int) *anthropictest.Request {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	r, err := h.fake.WaitDone(ctx, n)
+	if err != nil {
+		t.Fatalf("request %d: %v", n, err)
+	}
+	return r
+}
+
+// documents are the files the bot sent to chat.
+func (h *chatHost) documents(chat string) []telegramtest.Sent {
+	var out []telegramtest.Sent
+	for _, s := range h.srv.Sent() {
+		if s.ChatID == chat && s.File != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sendFile(path, caption string) anthropictest.Reply {
+	return anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "mcp__clawhost__send_file", Input: map[string]any{"path": path, "caption": caption}}}
+}
+
+// TestClaudeKnowsItsChat: through the real binary and the real claude CLI,
+// claude's system prompt carries the messaging section (Telegram, a direct
+// chat, NO_REPLY, send_file), the same text for the session's next turn
+// (its warm process keeps it); send_file sends a workspace file to the
+// chat once, with the reply, and refuses one outside the workspace with
+// the tool's error; "/model opus explain this" runs "explain this" on opus
+// and tells claude once; /new is told once; in the group, claude's
+// NO_REPLY to chatter sends nothing, and its first prompt there carries the
+// group intro.
+func TestClaudeKnowsItsChat(t *testing.T) {
+	t.Parallel()
+	h := startChatHost(t)
+	alice, aliceChat := tgUser(tgAlice, "Alice"), telegramtest.PrivateChat(tgAlice)
+	if err := os.WriteFile(filepath.Join(h.ws, "report.txt"), []byte("quarterly numbers"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// send_file.
+	h.fake.Enqueue(sendFile("report.txt", "Q3 report"), anthropictest.Reply{Text: "Here it is."})
+	h.srv.PushText(aliceChat, alice, "send me the report")
+	tgWaitMessage(t, h.srv, tgAlice, "Here it is.")
+	first := h.request(t, 1)
+	for _, want := range []string{"## Messaging", "a direct chat on Telegram", "NO_REPLY", "send_file tool", "Today is "} {
+		if !strings.Contains(first.SystemText(), want) {
+			t.Errorf("the system prompt lacks %q", want)
+		}
+	}
+	if res := h.request(t, 2).LastUserText(); !strings.Contains(res, "report.txt will be sent to the chat with your answer.") {
+		t.Errorf("send_file's result: %q", res)
+	}
+	tgWaitFor(t, "the document", func() bool { return len(h.documents("1001")) == 1 })
+	doc := h.documents("1001")[0]
+	if doc.File.Filename != "report.txt" || string(doc.File.Data) != "quarterly numbers" {
+		t.Errorf("document %q %q", doc.File.Filename, doc.File.Data)
+	}
+	if tgCount(h.srv, tgAlice, "Q3 report") != 1 {
+		t.Errorf("the caption was not sent once: %+v", tgChat(h.srv, tgAlice))
+	}
+
+	// A path outside the workspace: the tool's error, nothing sent.
+	h.fake.Enqueue(sendFile("/etc/hostname", ""), anthropictest.Reply{Text: "I cannot send that one."})
+	h.srv.PushText(aliceChat, alice, "send me /etc/hostname")
+	tgWaitMessage(t, h.srv, tgAlice, "I cannot send that one.")
+	if res := h.request(t, 4).LastUserText(); !strings.Contains(res, "hostname was not sent: it is outside the workspace") {
+		t.Errorf("send_file outside the workspace: %q", res)
+	}
+	if n := len(h.documents("1001")); n != 1 {
+		t.Errorf("%d documents, want the one", n)
+	}
+	if h.request(t, 3).SystemText() != first.SystemText() {
+		t.Error("the messaging section changed between two turns of the session")
+	}
+
+	// An inline directive.
+	h.fake.Enqueue(anthropictest.Reply{Text: "Explained."})
+	h.srv.PushText(aliceChat, alice, "/model opus explain this")
+	tgWaitMessage(t, h.srv, tgAlice, "Explained.")
+	r := h.request(t, 5)
+	if r.Model != "opus" && !strings.Contains(r.Model, "opus") {
+		t.Errorf("the directive's model did not reach the API: %q", r.Model)
+	}
+	if u := r.LastUserText(); !strings.Contains(u, "explain this") || strings.Contains(u, "/model opus") ||
+		strings.Count(u, "System: The model is now opus") != 1 {
+		t.Errorf("the prompt after /model opus explain this: %q", u)
+	}
+	h.fake.Enqueue(anthropictest.Reply{Text: "Still here."})
+	h.srv.PushText(aliceChat, alice, "and now?")
+	tgWaitMessage(t, h.srv, tgAlice, "Still here.")
+	if u := h.request(t, 6).LastUserText(); strings.Contains(u, "System:") {
+		t.Errorf("an event was told twice: %q", u)
+	}
+
+	// /new is told once.
+	h.srv.PushText(aliceChat, alice, "/new")
+	tgWaitMessage(t, h.srv, tgAlice, "New session started.")
+	h.fake.Enqueue(anthropictest.Reply{Text: "Fresh start."})
+	h.srv.PushText(aliceChat, alice, "hello again")
+	tgWaitMessage(t, h.srv, tgAlice, "Fresh start.")
+	if u := h.request(t, 7).LastUserText(); strings.Count(u, "System: The user started a new conversation (/new)") != 1 {
+		t.Errorf("the prompt after /new: %q", u)
+	}
+
+	// The group: chatter gets NO_REPLY, and nothing is sent.
+	group, bob := telegramtest.Supergroup(tgGroup, "Team"), tgUser(2002, "Bob")
+	h.fake.Enqueue(anthropictest.Reply{Text: "NO_REPLY"})
+	h.srv.PushText(group, bob, "lunch anyone?")
+	g := h.request(t, 8)
+	if !strings.Contains(g.SystemText(), `a group chat on Telegram ("Team")`) || !strings.Contains(g.SystemText(), "most are not for you") {
+		t.Errorf("the group's section:\n%s", g.SystemText())
+	}
+	if u := g.LastUserText(); !strings.Contains(u, `System: This is your first turn in the group "Team".`) || !strings.Contains(u, "Bob") {
+		t.Errorf("the group's first prompt: %q", u)
+	}
+	tgSettle(t, h.srv, 500*time.Millisecond)
+	if msgs := tgChat(h.srv, tgGroup); len(msgs) != 0 {
+		t.Errorf("NO_REPLY sent something to the group: %+v", msgs)
+	}
+}
+
+// TestSendFileAcrossKill9: the host is SIGKILLed after claude's send_file
+// call and before its reply: the turn runs again after the restart and
+// the file reaches the chat once.
+func TestSendFileAcrossKill9(t *testing.T) {
+	t.Parallel()
+	h := startChatHost(t)
+	alice, aliceChat := tgUser(tgAlice, "Alice"), telegramtest.PrivateChat(tgAlice)
+	if err := os.WriteFile(filepath.Join(h.ws, "plot.txt"), []byte("a plot"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The answer after the tool call hangs: the host dies waiting for it.
+	h.fake.Enqueue(sendFile("plot.txt", ""), anthropictest.Reply{Text: "never", HeaderDelay: time.Minute})
+	h.srv.PushText(aliceChat, alice, "send me the plot")
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	if _, err := h.fake.WaitRequest(ctx, 2); err != nil {
+		t.Fatalf("the request after the tool call: %v", err)
+	}
+	_ = h.d.cmd.Process.Kill()
+	_ = h.d.cmd.Wait()
+	h.fake.Enqueue(sendFile("plot.txt", ""), anthropictest.Reply{Text: "Here is the plot."})
+	h.d.spawn()
+	tgWaitMessage(t, h.srv, tgAlice, "Here is the plot.")
+	tgSettle(t, h.srv, 500*time.Millisecond)
+	if n := len(h.documents("1001")); n != 1 {
+		t.Errorf("%d documents after the restart, want 1", n)
+	}
+	if n := tgCount(h.srv, tgAlice, "Here is the plot."); n != 1 {
+		t.Errorf("the reply %d times", n)
+	}
+}
