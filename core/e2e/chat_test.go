@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 )
 
 // chatHost is the real claude CLI against the fake Anthropic API behind
@@ -204,5 +205,83 @@ func TestSendFileAcrossKill9(t *testing.T) {
 	}
 	if n := tgCount(h.srv, tgAlice, "Here is the plot."); n != 1 {
 		t.Errorf("the reply %d times", n)
+	}
+}
+
+// realClaudeIn makes a host's agent the real claude CLI against fake, in a
+// workspace holding report.txt, and returns that workspace.
+func realClaudeIn(t *testing.T, fake *anthropictest.Server) (func(*Host), string) {
+	bin := clClaudeBin(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "workspace")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "report.txt"), []byte("quarterly numbers"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return func(h *Host) {
+		h.Agent = RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws, "timeout": "60s"})
+		h.Messages = Attrs{"streaming": "off"}
+	}, ws
+}
+
+// TestSendFileDiscord: claude's send_file reaches a Discord DM once, as an
+// attachment of its answer.
+func TestSendFileDiscord(t *testing.T) {
+	t.Parallel()
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, _ := realClaudeIn(t, fake)
+	e := startDiscordDaemon(t, true, nil, mod)
+	e.live(t, 1)
+	fake.Enqueue(sendFile("report.txt", ""), anthropictest.Reply{Text: "Here it is."})
+	e.pushDM(dcAlice, "send me the report")
+	m := e.waitMessage(t, e.dm[dcAlice.ID].ID, "Here it is.")
+	e.settle(t, 500*time.Millisecond)
+	files := 0
+	for _, b := range e.botMessages(e.dm[dcAlice.ID].ID) {
+		for _, a := range b.Attachments {
+			if a.Filename == "report.txt" && a.Size == len("quarterly numbers") {
+				files++
+			}
+		}
+	}
+	if files != 1 {
+		t.Errorf("report.txt attached %d times (answer %+v)", files, m)
+	}
+}
+
+// TestSendFileWhatsApp: claude's send_file reaches a WhatsApp contact once,
+// as a document the fake decrypts to the file's bytes.
+func TestSendFileWhatsApp(t *testing.T) {
+	t.Parallel()
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, _ := realClaudeIn(t, fake)
+	e := startWhatsAppDaemon(t, false, mod)
+	e.link(t, "")
+	ann := e.contact(t, waAnn)
+	fake.Enqueue(sendFile("report.txt", "the report"), anthropictest.Reply{Text: "Here it is."})
+	if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "send me the report"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitText(t, waChat(ann), "Here it is.")
+	var docs []whatsapptest.SentMessage
+	waWaitFor(t, "the document", func() bool {
+		docs = nil
+		for _, m := range e.sentTo(waChat(ann)...) {
+			if m.Message.GetDocumentMessage() != nil {
+				docs = append(docs, m)
+			}
+		}
+		return len(docs) > 0
+	})
+	e.settle(t, 500*time.Millisecond)
+	if len(docs) != 1 {
+		t.Fatalf("%d documents, want 1", len(docs))
+	}
+	if b, err := e.srv.DownloadSent(docs[0]); err != nil || string(b) != "quarterly numbers" {
+		t.Errorf("the document: %q, %v", b, err)
 	}
 }

@@ -45,7 +45,7 @@ type dcEnv struct {
 
 // startDiscordDaemon starts the fake (set up by prepare before the plugin
 // connects) and clawhost, and returns once the plugin is connected.
-func startDiscordDaemon(t *testing.T, messageContent bool, prepare func(*discordtest.Server)) *dcEnv {
+func startDiscordDaemon(t *testing.T, messageContent bool, prepare func(*discordtest.Server), mods ...func(*Host)) *dcEnv {
 	t.Helper()
 	srv := discordtest.NewServer(dcToken)
 	e := &dcEnv{srv: srv, dm: map[string]discordtest.Channel{}}
@@ -68,6 +68,9 @@ func startDiscordDaemon(t *testing.T, messageContent bool, prepare func(*discord
 		Admin: Attrs{"listen": e.admin},
 		Plugins: []Plugin{{Name: "dc", Source: "discord", Config: Attrs{
 			"token": dcToken, "api_endpoint": srv.Endpoint(), "message_content": messageContent}}},
+	}
+	for _, m := range mods {
+		m(&h)
 	}
 	e.cfgPath = h.Write(t)
 	t.Cleanup(srv.Close) // runs after the daemon stopped

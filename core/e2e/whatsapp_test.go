@@ -61,7 +61,7 @@ type waEnv struct {
 
 // startWhatsAppDaemon starts the fake and clawhost; the plugin is not
 // linked yet (see link).
-func startWhatsAppDaemon(t *testing.T, selfChat bool) *waEnv {
+func startWhatsAppDaemon(t *testing.T, selfChat bool, mods ...func(*Host)) *waEnv {
 	t.Helper()
 	srv, err := whatsapptest.New(whatsapptest.Options{})
 	if err != nil {
@@ -85,6 +85,9 @@ func startWhatsAppDaemon(t *testing.T, selfChat bool) *waEnv {
 		Plugins: []Plugin{{Name: "wa", Source: "whatsapp", Config: Attrs{
 			"server_address": srv.Addr(), "server_root_key": srv.RootKeyHex(),
 			"pacing": Attrs{"min": "0s", "max": "0s"}, "self_chat": selfChat}}},
+	}
+	for _, m := range mods {
+		m(&h)
 	}
 	e.cfgPath = h.Write(t)
 	t.Cleanup(srv.Close) // runs after the daemon stopped
