@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 )
 
@@ -283,5 +286,83 @@ func TestSendFileWhatsApp(t *testing.T) {
 	}
 	if b, err := e.srv.DownloadSent(docs[0]); err != nil || string(b) != "quarterly numbers" {
 		t.Errorf("the document: %q, %v", b, err)
+	}
+}
+
+// TestFilesWebchat: in headless Chromium, a file picked in the page
+// reaches claude as an attachment (its path in the prompt, the file in the
+// session's media directory), and claude's send_file shows under its
+// answer as a link the page downloads — once.
+func TestFilesWebchat(t *testing.T) {
+	t.Parallel()
+	b := webchattest.NewBrowser(t, wcBrowserTimeout)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, ws := realClaudeIn(t, fake)
+	dir := t.TempDir()
+	listen := wcFreeAddr(t)
+	h := Host{Dir: dir, Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}}, Admin: Attrs{"listen": ""},
+		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}}}
+	mod(&h)
+	Start(t, h)
+	url := "http://" + listen + "/"
+	wcWait(t, 20*time.Second, "the page", func() (bool, error) { return wcHealthy(url), nil })
+	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Upload.
+	src := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(src, []byte("notes from the browser"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake.Enqueue(anthropictest.Reply{Text: "Got your notes."})
+	if err := chromedp.Do(b.Ctx, chromedp.SetValue(chromedp.CSS("#input"), "read my notes"), chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{src})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitMessage("bot", "Got your notes."); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	r, err := fake.WaitDone(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := r.LastUserText()
+	i := strings.Index(u, filepath.Join(ws, "media"))
+	if !strings.Contains(u, "read my notes") || i < 0 {
+		t.Fatalf("the prompt names no attachment in the media directory: %q", u)
+	}
+	path := strings.Fields(u[i:])[0]
+	if got, err := os.ReadFile(strings.Trim(path, ")]`'\",")); err != nil || string(got) != "notes from the browser" {
+		t.Errorf("the attachment %s: %q %v", path, got, err)
+	}
+
+	// send_file.
+	fake.Enqueue(sendFile("report.txt", ""), anthropictest.Reply{Text: "Here is the report."})
+	if err := b.Send("send me the report"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitMessage("bot", "Here is the report."); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitJS(`document.querySelector('#log .msg.bot .files a.file')`); err != nil {
+		t.Fatal(err)
+	}
+	type link struct {
+		N    int    `json:"n"`
+		Body string `json:"body"`
+	}
+	l, err := chromedp.Run(b.Ctx, chromedp.Evaluate[link](`(async () => {
+		const as = document.querySelectorAll('#log .msg.bot .files a.file');
+		const r = await fetch(as[0].href);
+		return {n: as.length, body: await r.text()};
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.N != 1 || l.Body != "quarterly numbers" {
+		t.Errorf("the page shows %d file links; the first downloads %q", l.N, l.Body)
 	}
 }

@@ -1,8 +1,13 @@
 package webchat_test
 
 import (
+	"io"
+	"os"
+	"path/filepath"
+
 	"context"
 	"fmt"
+	"github.com/chromedp/chromedp"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +190,74 @@ func TestBrowserInjectionIsInert(t *testing.T) {
 	}
 	if d := b.Dialogs(); len(d) != 0 {
 		t.Errorf("dialogs opened: %v", d)
+	}
+}
+
+// TestBrowserFiles: in headless Chromium a file picked with the 📎 button
+// reaches the host as the message's attachment (with the text typed beside
+// it), and a file the host sends shows under its message as a link whose
+// download, made by the page, is the file.
+func TestBrowserFiles(t *testing.T) {
+	b := webchattest.NewBrowser(t, browserTimeout)
+	dir := t.TempDir()
+	r := start(t, setup{dataDir: dir})
+	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
+	defer cancel()
+	if err := b.Open(r.Link()); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(src, []byte("notes from the browser"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(b.Ctx, chromedp.SetValue(chromedp.CSS("#input"), "see attached"), chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{src})); err != nil {
+		t.Fatal(err)
+	}
+	in, err := r.inbox.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Text != "see attached" || len(in.Media) != 1 || in.Media[0].Filename != "notes.txt" {
+		t.Fatalf("inbound %+v", in)
+	}
+	rc, _, err := r.DownloadMedia(ctx, channel.DownloadRequest{Ref: in.Media[0].Ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(got) != "notes from the browser" {
+		t.Errorf("the host downloaded %q", got)
+	}
+	if err := b.WaitJS(`document.querySelector('#log .msg.user .files a.file')`); err != nil {
+		t.Fatal(err)
+	}
+
+	out := filepath.Join(t.TempDir(), "report.csv")
+	if err := os.WriteFile(out, []byte("a,b\n1,2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Send(ctx, channel.SendRequest{ChatID: in.ChatID, Text: "Here is the report.", Format: channel.FormatMarkdown,
+		Media: []channel.OutboundMedia{{Path: out, Kind: channel.MediaDocument}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitJS(`document.querySelector('#log .msg.bot .files a.file')`); err != nil {
+		t.Fatal(err)
+	}
+	type link struct {
+		Text     string `json:"text"`
+		Download string `json:"download"`
+		Body     string `json:"body"`
+	}
+	l, err := chromedp.Run(b.Ctx, chromedp.Evaluate[link](`(async () => {
+		const a = document.querySelector('#log .msg.bot .files a.file');
+		const r = await fetch(a.href);
+		return {text: a.textContent, download: a.download, body: await r.text()};
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Download != "report.csv" || !strings.Contains(l.Text, "report.csv") || l.Body != "a,b\n1,2\n" {
+		t.Errorf("the page's link %+v", l)
 	}
 }

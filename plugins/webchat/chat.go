@@ -132,6 +132,7 @@ func (a *Adapter) evictLocked() {
 		if c.typingStop != nil {
 			c.typingStop()
 		}
+		a.removeFiles(c.msgs)
 		delete(a.chats, c.id)
 	}
 	a.markDirty()
@@ -143,6 +144,7 @@ func (a *Adapter) appendLocked(c *chat, r *record) {
 	r.Seq = c.seq
 	c.msgs = append(c.msgs, r)
 	if limit := int(a.cfg.HistoryLimit); limit > 0 && len(c.msgs) > limit {
+		a.removeFiles(c.msgs[:len(c.msgs)-limit])
 		c.msgs = append(c.msgs[:0:0], c.msgs[len(c.msgs)-limit:]...)
 	}
 	c.lastActive = a.now().UTC()
@@ -217,7 +219,7 @@ func (a *Adapter) closeSockets() {
 
 func (r *record) message() Message {
 	return Message{ID: r.ID, Seq: r.Seq, Role: r.Role, HTML: r.html, Status: r.Status, Edited: r.Edited, ClientID: r.clientID, Time: r.Time,
-		Buttons: r.Buttons, Pressed: r.Pressed}
+		Buttons: r.Buttons, Pressed: r.Pressed, Files: r.Files}
 }
 
 // markDirty asks the flush loop to write the history soon. Called with

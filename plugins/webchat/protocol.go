@@ -76,6 +76,9 @@ type Message struct {
 	// id and the buttons show disabled).
 	Buttons [][]Button `json:"buttons,omitempty"`
 	Pressed string     `json:"pressed,omitempty"`
+	// Files are the message's files: uploaded with a user message, sent
+	// with a bot message; each downloads at /files/{id}.
+	Files []File `json:"files,omitempty"`
 }
 
 // Button is a button under a bot message.

@@ -48,6 +48,8 @@ func (a *Adapter) handler() http.Handler {
 	mux.HandleFunc("GET /{$}", a.serveIndex)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", noCache(http.FileServerFS(static))))
 	mux.HandleFunc("GET /ws", a.serveSocket)
+	mux.HandleFunc("POST /upload", a.upload)
+	mux.HandleFunc("GET /files/{id}", a.serveFile)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
@@ -381,7 +383,16 @@ func (a *Adapter) receive(ctx context.Context, id string, s *socket, f ClientFra
 		fail("empty message")
 		return
 	}
-	r := &record{ID: newID("u"), Role: RoleUser, Text: text, Status: StatusSending, Time: a.now().UTC(), clientID: f.ClientID}
+	if _, err := a.deliver(ctx, id, text, f.ClientID, nil); err != nil && !errors.Is(err, context.Canceled) {
+		s.enqueue(marshalEvent(Event{Type: EventError, ClientID: f.ClientID, Error: "not delivered: clawhost did not take the message; try again"}))
+	}
+}
+
+// deliver adds the user's message (its text and files) to chat id, hands
+// it to the host and marks it sent or failed. It blocks until the host
+// stored it, so one page's messages reach the host in order.
+func (a *Adapter) deliver(ctx context.Context, id, text, clientID string, files []File) (string, error) {
+	r := &record{ID: newID("u"), Role: RoleUser, Text: text, Status: StatusSending, Time: a.now().UTC(), clientID: clientID, Files: files}
 	r.html = plainHTML(text)
 
 	a.mu.Lock()
@@ -390,14 +401,18 @@ func (a *Adapter) receive(ctx context.Context, id string, s *socket, f ClientFra
 	inbox := a.inbox
 	a.mu.Unlock()
 
-	err := inbox.Deliver(ctx, channel.InboundMessage{
+	in := channel.InboundMessage{
 		ChatType:  channel.ChatDirect,
 		ChatID:    id,
 		MessageID: r.ID,
 		Sender:    channel.Sender{ID: id, Name: "Web user"},
 		Text:      text,
 		Timestamp: r.Time,
-	})
+	}
+	for _, f := range files {
+		in.Media = append(in.Media, channel.Media{Kind: kindOf(f.MIME), Ref: f.ID, MIME: f.MIME, Size: f.Size, Filename: f.Name})
+	}
+	err := inbox.Deliver(ctx, in)
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -405,13 +420,11 @@ func (a *Adapter) receive(ctx context.Context, id string, s *socket, f ClientFra
 	if err != nil {
 		a.log.Warn("message not delivered to the host", "chat", id, "error", err)
 		r.Status = StatusFailed
-		if !errors.Is(err, context.Canceled) {
-			s.enqueue(marshalEvent(Event{Type: EventError, ClientID: f.ClientID, Error: "not delivered: clawhost did not take the message; try again"}))
-		}
 	} else {
 		r.Status = StatusSent
 	}
 	if c.find(r.ID) != nil {
 		a.updateLocked(c, r)
 	}
+	return r.ID, err
 }

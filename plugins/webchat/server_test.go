@@ -212,7 +212,7 @@ func TestSendErrors(t *testing.T) {
 		{"unknown chat", sendErr(r.Send(ctx, channel.SendRequest{ChatID: "web-nobody", Text: "x"})), channel.CodeChatNotFound},
 		{"too long", sendErr(r.Send(ctx, channel.SendRequest{ChatID: chat, Text: strings.Repeat("é", webchat.MaxTextLength+1)})), channel.CodeMessageTooLong},
 		{"surrogate pairs count twice", sendErr(r.Send(ctx, channel.SendRequest{ChatID: chat, Text: strings.Repeat("😀", webchat.MaxTextLength/2+1)})), channel.CodeMessageTooLong},
-		{"media", sendErr(r.Send(ctx, channel.SendRequest{ChatID: chat, Media: []channel.OutboundMedia{{Path: "/x"}}})), channel.CodeUnsupported},
+		{"missing file", sendErr(r.Send(ctx, channel.SendRequest{ChatID: chat, Media: []channel.OutboundMedia{{Path: "/nonexistent/x"}}})), channel.CodeInvalidRequest},
 		{"empty", sendErr(r.Send(ctx, channel.SendRequest{ChatID: chat})), channel.CodeInvalidRequest},
 		{"edit unknown message", r.Edit(ctx, channel.EditRequest{ChatID: chat, MessageID: "b-nope", Text: "x"}), channel.CodeInvalidRequest},
 		{"edit user message", r.Edit(ctx, channel.EditRequest{ChatID: chat, MessageID: user.Message.ID, Text: "x"}), channel.CodeForbidden},

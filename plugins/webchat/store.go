@@ -27,6 +27,7 @@ type record struct {
 	Time     time.Time  `json:"time"`
 	Buttons  [][]Button `json:"buttons,omitempty"`
 	Pressed  string     `json:"pressed,omitempty"`
+	Files    []File     `json:"files,omitempty"`
 	clientID string
 	html     string
 }

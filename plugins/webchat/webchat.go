@@ -103,10 +103,11 @@ var DefaultCommands = []Command{
 
 // Compile-time checks of the optional interfaces.
 var (
-	_ channel.Channel     = (*Adapter)(nil)
-	_ channel.Typer       = (*Adapter)(nil)
-	_ channel.Editor      = (*Adapter)(nil)
-	_ channel.CommandMenu = (*Adapter)(nil)
+	_ channel.Channel         = (*Adapter)(nil)
+	_ channel.Typer           = (*Adapter)(nil)
+	_ channel.Editor          = (*Adapter)(nil)
+	_ channel.CommandMenu     = (*Adapter)(nil)
+	_ channel.MediaDownloader = (*Adapter)(nil)
 )
 
 // Options inject the adapter's clock. The zero value uses real time.
@@ -310,6 +311,8 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		Markdown:      channel.MarkdownCommonMark,
 		Groups:        false,
 		Buttons:       true,
+		MediaIn:       []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
+		MediaOut:      []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
 	}
 }
 
@@ -363,16 +366,21 @@ func (a *Adapter) Run(ctx context.Context, inbox channel.Inbox) error {
 // sender id (SenderID), so a reply that arrives after a restart lost the
 // newest history is kept for the page to show when it reconnects.
 func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
-	if len(req.Media) > 0 {
-		return channel.SendResponse{}, channel.Errorf(channel.CodeUnsupported, "webchat does not send media")
-	}
-	if req.Text == "" {
+	if req.Text == "" && len(req.Media) == 0 {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeInvalidRequest, "empty text")
 	}
 	if n := utf16Len(req.Text); n > MaxTextLength {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", n, MaxTextLength)
 	}
 	text := strings.ToValidUTF8(req.Text, "\uFFFD")
+	if !validSenderID(req.ChatID) {
+		a.mu.Lock()
+		known := a.chats[req.ChatID] != nil
+		a.mu.Unlock()
+		if !known {
+			return channel.SendResponse{}, channel.Errorf(channel.CodeChatNotFound, "no webchat conversation %q", req.ChatID)
+		}
+	}
 	r := &record{ID: newID("b"), Role: RoleBot, Text: text, Format: req.Format, Time: a.now().UTC()}
 	r.html = a.render.render(text, req.Format)
 	for _, row := range req.Buttons {
@@ -387,6 +395,11 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 			r.Buttons = append(r.Buttons, out)
 		}
 	}
+	files, err := a.sendFiles(req.Media)
+	if err != nil {
+		return channel.SendResponse{}, err
+	}
+	r.Files = files
 
 	a.mu.Lock()
 	defer a.mu.Unlock()

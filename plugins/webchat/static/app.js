@@ -136,7 +136,63 @@
       status = { sending: "sending…", sent: "sent", failed: "not delivered" }[m.status] || "";
     }
     el.querySelector(".status").textContent = status;
+    setFiles(el, m);
     setButtons(el, m);
+  }
+
+  // setFiles shows a message's files: each a link that downloads it (an
+  // image also shown), built with textContent and attributes only.
+  function setFiles(el, m) {
+    let box = el.querySelector(".files");
+    if (!m.files || !m.files.length) {
+      if (box) box.remove();
+      return;
+    }
+    if (!box) {
+      box = document.createElement("div");
+      box.className = "files";
+      el.querySelector(".body").after(box);
+    }
+    box.replaceChildren();
+    for (const f of m.files) {
+      const href = "/files/" + encodeURIComponent(f.id);
+      if ((f.mime || "").startsWith("image/")) {
+        const img = document.createElement("img");
+        img.src = href + "?inline=1";
+        img.alt = f.name;
+        box.append(img);
+      }
+      const a = document.createElement("a");
+      a.href = href;
+      a.download = f.name;
+      a.className = "file";
+      a.textContent = "📄 " + f.name + " (" + sizeText(f.size) + ")";
+      box.append(a);
+    }
+  }
+
+  function sizeText(n) {
+    if (n < 1024) return n + " B";
+    if (n < 1024 * 1024) return Math.round(n / 1024) + " KB";
+    return (n / 1024 / 1024).toFixed(1) + " MB";
+  }
+
+  // upload sends the chosen file, with the text typed beside it, as the
+  // user's message.
+  async function upload(file) {
+    showError("");
+    const fd = new FormData();
+    fd.append("text", input.value);
+    fd.append("client_id", "u" + (++clientSeq));
+    fd.append("file", file, file.name);
+    try {
+      const res = await fetch("/upload", { method: "POST", body: fd, credentials: "same-origin" });
+      const out = await res.json().catch(() => ({}));
+      if (!res.ok) { showError(out.error || ("upload failed: " + res.status)); return; }
+      input.value = "";
+    } catch (e) {
+      showError("upload failed: " + e);
+    }
   }
 
   // setButtons shows a bot message's buttons (textContent only), disabled
@@ -217,6 +273,13 @@
     ws.send(JSON.stringify({ type: "send", client_id: id, text: text }));
     if (fromInput) input.value = "";
   }
+
+  const fileInput = $("file");
+  fileInput.addEventListener("change", () => {
+    const f = fileInput.files && fileInput.files[0];
+    fileInput.value = "";
+    if (f) upload(f);
+  });
 
   form.addEventListener("submit", (e) => {
     e.preventDefault();
