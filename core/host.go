@@ -218,7 +218,7 @@ func (h *Host) provision() error {
 	if u := h.cfg.Agent.RunAs; u != "" {
 		claudeUser, _ = runas.Lookup(u) // Load checked that it exists
 	}
-	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser, Files: agentFiles{h}})
+	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser, Turns: agentTurns{h}})
 	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
@@ -566,10 +566,14 @@ func (h *Host) Shutdown(ctx context.Context) {
 	h.log.Info("stopped")
 }
 
-// agentFiles is the pipeline as the send_file tool sees it (the gateway is
-// made after the tool endpoint).
-type agentFiles struct{ h *Host }
+// agentTurns is the pipeline as the send_file and react tools see it (the
+// gateway is made after the tool endpoint).
+type agentTurns struct{ h *Host }
 
-func (f agentFiles) AttachFile(tgt message.Target, path, caption string) (string, error) {
+func (f agentTurns) ReactTo(tgt message.Target, emoji string) error {
+	return f.h.gw.ReactTo(tgt, emoji)
+}
+
+func (f agentTurns) AttachFile(tgt message.Target, path, caption string) (string, error) {
 	return f.h.gw.AttachFile(tgt, path, caption)
 }

@@ -2,7 +2,7 @@
 // them (a unix socket only the host's user, and claude's, may reach; a token
 // per chat, so a claude process acts only in the chat it serves) and the
 // stdio MCP bridge claude starts, `clawhost mcp-schedule` (ServeMCP), which
-// offers claude schedule_message and send_file.
+// offers claude schedule_message, send_file and react.
 package agenttools
 
 import (
@@ -31,11 +31,12 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// ScheduleTool and SendFileTool are the names claude gives the host's
-// schedule_message and send_file tools.
+// ScheduleTool, SendFileTool and ReactTool are the names claude gives the
+// host's schedule_message, send_file and react tools.
 const (
 	ScheduleTool = "mcp__clawhost__schedule_message"
 	SendFileTool = "mcp__clawhost__send_file"
+	ReactTool    = "mcp__clawhost__react"
 )
 
 // maxAhead bounds how far ahead the agent may schedule.
@@ -73,7 +74,7 @@ const (
 type Endpoint struct {
 	log       hclog.Logger
 	schedules Schedules
-	files     Files
+	turns     Turns
 	secret    []byte
 	srv       *http.Server
 	dir       string // AgentRunDir, absolute; "" before start
@@ -99,21 +100,25 @@ type Schedules interface {
 	Add(ctx context.Context, e command.ScheduleEntry) error
 }
 
-// Files is where the send_file tool queues a file for the reply of the
-// turn running in its chat (the pipeline's turns: core/turn AttachFile).
-type Files interface {
-	// AttachFile checks the file at path for the chat tgt and queues it;
-	// it returns the file's name, or why it is not sent.
+// Turns is the turn running in a chat as the send_file and react tools
+// reach it (the pipeline's turns: core/turn AttachFile and ReactTo).
+type Turns interface {
+	// AttachFile checks the file at path for the chat tgt and queues it
+	// for the turn's reply; it returns the file's name, or why it is not
+	// sent.
 	AttachFile(tgt message.Target, path, caption string) (string, error)
+	// ReactTo sets the bot's reaction on the message the turn answers;
+	// it returns why not (no turn, a channel without reactions).
+	ReactTo(tgt message.Target, emoji string) error
 }
 
 // Options configure an Endpoint.
 type Options struct {
 	Logger    hclog.Logger
 	Schedules Schedules
-	// Files takes the send_file tool's files; nil: the tool is not
-	// offered.
-	Files Files
+	// Turns takes the send_file tool's files and the react tool's
+	// reactions; nil: neither tool is offered.
+	Turns Turns
 	// RunAs is the user claude runs as (agent.run_as), nil for the host's.
 	RunAs *runas.User
 }
@@ -123,7 +128,7 @@ func New(opts Options) *Endpoint {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	return &Endpoint{log: opts.Logger, schedules: opts.Schedules, files: opts.Files, runAs: opts.RunAs}
+	return &Endpoint{log: opts.Logger, schedules: opts.Schedules, turns: opts.Turns, runAs: opts.RunAs}
 }
 
 // Start listens on dir/agent.sock (dir is made 0700); without it the tool
@@ -187,6 +192,7 @@ func (a *Endpoint) Start(dir string) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /schedule", a.schedule)
 	mux.HandleFunc("POST /send_file", a.sendFile)
+	mux.HandleFunc("POST /react", a.react)
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	a.dir, a.sock, a.written = dir, sock, map[string]bool{}
 	pl := &peerListener{Listener: ln, allowed: allowed, refuse: func(uid int) {
@@ -234,13 +240,13 @@ func (a *Endpoint) Tools(m *message.Message) (string, []string) {
 	}
 	path, err := a.mcpConfig(chat, m.ThreadID, group)
 	if err != nil {
-		a.log.Warn("the agent's own tools (schedule_message, send_file) are not offered to this turn", "chat", chat, "error", err)
+		a.log.Warn("the agent's own tools (schedule_message, send_file, react) are not offered to this turn", "chat", chat, "error", err)
 		return "", nil
 	}
-	if a.files == nil {
+	if a.turns == nil {
 		return path, []string{ScheduleTool}
 	}
-	return path, []string{ScheduleTool, SendFileTool}
+	return path, []string{ScheduleTool, SendFileTool, ReactTool}
 }
 
 // mcpConfig writes (once per run) the 0600 MCP config file of a chat and
@@ -362,32 +368,47 @@ func (a *Endpoint) schedule(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, "ok")
 }
 
+// turnCall is a send_file or react call: the bridge's token, chat and
+// thread, and the tool's arguments.
+type turnCall struct {
+	Token   string `json:"token"`
+	Chat    string `json:"chat"`
+	Thread  string `json:"thread"`
+	Group   bool   `json:"group"`
+	Path    string `json:"path"`
+	Caption string `json:"caption"`
+	Emoji   string `json:"emoji"`
+}
+
+// turnCall decodes a call and checks its token; it answers the request
+// itself and returns ok false when the call goes no further.
+func (a *Endpoint) turnCall(w http.ResponseWriter, r *http.Request) (turnCall, message.Target, bool) {
+	var req turnCall
+	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&req); err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return req, message.Target{}, false
+	}
+	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group))) {
+		http.Error(w, "this token is not valid for that chat", http.StatusForbidden)
+		return req, message.Target{}, false
+	}
+	instance, chatID, ok := strings.Cut(req.Chat, ":")
+	if a.turns == nil || !ok {
+		http.Error(w, "not possible in this chat", http.StatusUnprocessableEntity)
+		return req, message.Target{}, false
+	}
+	return req, message.Target{Instance: instance, ChatID: chatID, ThreadID: req.Thread}, true
+}
+
 // sendFile queues a file for the reply of the turn running in the
 // token's chat (the send_file tool): 200 with the file's name, 422 with
 // why it is not sent (the tool's error for claude).
 func (a *Endpoint) sendFile(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Token   string `json:"token"`
-		Chat    string `json:"chat"`
-		Thread  string `json:"thread"`
-		Group   bool   `json:"group"`
-		Path    string `json:"path"`
-		Caption string `json:"caption"`
-	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&req); err != nil {
-		http.Error(w, "bad request", http.StatusBadRequest)
+	req, tgt, ok := a.turnCall(w, r)
+	if !ok {
 		return
 	}
-	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group))) {
-		http.Error(w, "this token is not valid for that chat", http.StatusForbidden)
-		return
-	}
-	instance, chatID, ok := strings.Cut(req.Chat, ":")
-	if a.files == nil || !ok {
-		http.Error(w, "files cannot be sent here", http.StatusUnprocessableEntity)
-		return
-	}
-	name, err := a.files.AttachFile(message.Target{Instance: instance, ChatID: chatID, ThreadID: req.Thread}, req.Path, req.Caption)
+	name, err := a.turns.AttachFile(tgt, req.Path, req.Caption)
 	if err != nil {
 		a.log.Info("the agent's file was not sent", "chat", req.Chat, "reason", err)
 		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
@@ -395,4 +416,28 @@ func (a *Endpoint) sendFile(w http.ResponseWriter, r *http.Request) {
 	}
 	a.log.Info("the agent sent a file with its reply", "chat", req.Chat, "file", name)
 	_, _ = io.WriteString(w, name)
+}
+
+// maxEmoji bounds a reaction (one emoji, with modifiers and joiners).
+const maxEmoji = 32
+
+// react sets the bot's reaction on the message the turn running in the
+// token's chat answers (the react tool): 200, or 422 with why not.
+func (a *Endpoint) react(w http.ResponseWriter, r *http.Request) {
+	req, tgt, ok := a.turnCall(w, r)
+	if !ok {
+		return
+	}
+	emoji := strings.TrimSpace(req.Emoji)
+	if emoji == "" || len(emoji) > maxEmoji || strings.ContainsAny(emoji, " \n\t") {
+		http.Error(w, "give one emoji", http.StatusUnprocessableEntity)
+		return
+	}
+	if err := a.turns.ReactTo(tgt, emoji); err != nil {
+		a.log.Info("the agent's reaction was not set", "chat", req.Chat, "reason", err)
+		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	a.log.Debug("the agent reacted", "chat", req.Chat, "emoji", emoji)
+	_, _ = io.WriteString(w, "ok")
 }

@@ -206,11 +206,22 @@ func TestAgentAPIOtherAccount(t *testing.T) {
 	}
 }
 
-// attached records the send_file tool's files; a path named "bad" is
-// refused.
+// attached records the send_file tool's files and the react tool's
+// reactions; a path named "bad" is refused, and a reaction in chat -200
+// (a channel without reactions).
 type attached struct {
 	mu    sync.Mutex
 	calls []string
+}
+
+func (f *attached) ReactTo(tgt message.Target, emoji string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if tgt.ChatID == "-200" {
+		return errors.New("this chat's channel has no reactions")
+	}
+	f.calls = append(f.calls, "react|"+tgt.ChatID+"|"+tgt.ThreadID+"|"+emoji)
+	return nil
 }
 
 func (f *attached) AttachFile(tgt message.Target, path, caption string) (string, error) {
@@ -230,13 +241,13 @@ func (f *attached) AttachFile(tgt message.Target, path, caption string) (string,
 func TestSendFileThroughTheBridge(t *testing.T) {
 	t.Parallel()
 	files := &attached{}
-	a := New(Options{Logger: hclog.NewNullLogger(), Schedules: &added{}, Files: files})
+	a := New(Options{Logger: hclog.NewNullLogger(), Schedules: &added{}, Turns: files})
 	if err := a.Start(filepath.Join(t.TempDir(), "run", "agent")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Stop(context.Background()) })
 	path, tools := a.Tools(&message.Message{Instance: "tg", ChatID: "-100", ThreadID: "77", ChatType: channel.ChatGroup})
-	if strings.Join(tools, ",") != ScheduleTool+","+SendFileTool {
+	if strings.Join(tools, ",") != ScheduleTool+","+SendFileTool+","+ReactTool {
 		t.Fatalf("tools %q", tools)
 	}
 	var cfg struct {
@@ -249,17 +260,21 @@ func TestSendFileThroughTheBridge(t *testing.T) {
 	}
 	env := cfg.MCPServers["clawhost"].Env
 	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"send_file","arguments":{"path":"out/report.pdf","caption":"the report"}}}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"send_file","arguments":{"path":"bad"}}}` + "\n"
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"send_file","arguments":{"path":"bad"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"react","arguments":{"emoji":"👍"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"react","arguments":{"emoji":"a b"}}}` + "\n"
 	var out, errOut bytes.Buffer
 	if code := ServeMCP("test", func(k string) string { return env[k] }, strings.NewReader(in), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	got := out.String()
 	if !strings.Contains(got, `report.pdf will be sent to the chat with your answer.","type":"text"}],"isError":false`) ||
-		!strings.Contains(got, `bad was not sent: it is outside the workspace","type":"text"}],"isError":true`) {
+		!strings.Contains(got, `bad was not sent: it is outside the workspace","type":"text"}],"isError":true`) ||
+		!strings.Contains(got, `Reacted with 👍.","type":"text"}],"isError":false`) ||
+		!strings.Contains(got, `No reaction: give one emoji","type":"text"}],"isError":true`) {
 		t.Errorf("tool answers:\n%s", got)
 	}
-	if strings.Join(files.calls, ";") != "tg|-100|77|out/report.pdf|the report" {
+	if strings.Join(files.calls, ";") != "tg|-100|77|out/report.pdf|the report;react|-100|77|👍" {
 		t.Errorf("files %q", files.calls)
 	}
 	b, _ := json.Marshal(map[string]any{"token": env[EnvAgentToken], "chat": "tg:-100", "thread": "78", "group": true, "path": "x"})

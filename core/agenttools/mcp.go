@@ -62,6 +62,8 @@ func ServeMCP(version string, getenv func(string) string, stdin io.Reader, stdou
 
 const scheduleToolDescription = "Schedule a message to yourself in this chat: at the time given, you get the text as a new message (a new turn) and your reply goes to the chat. Use it for reminders and follow-ups; give either `in` (a duration like \"10m\" or \"2h30m\") or `at` (RFC 3339, e.g. \"2026-11-23T09:00:00+01:00\")."
 
+const reactToolDescription = "React to the message you are answering with one emoji (the bot's reaction, set at once; a new one replaces it). Reacting is not answering: say NO_REPLY as well if nothing else is to be said. Not every channel has reactions, and Telegram takes only its own set (👍 ❤ 🔥 🎉 👀 🙏 👌 😁 🤔 …)."
+
 const sendFileToolDescription = "Send a file from your workspace to this chat. It goes out with your answer (after it), once. `path` is relative to the workspace or absolute inside it; links are followed and must stay inside. The channel's size limit applies. An optional `caption` is sent with it."
 
 // agentEndpoint is where and as what the bridge reaches the host.
@@ -98,6 +100,11 @@ func mcpHandle(method string, params json.RawMessage, ep agentEndpoint, version 
 				"path":    map[string]any{"type": "string", "description": "the file, in the workspace"},
 				"caption": map[string]any{"type": "string", "description": "a line of text sent with it"},
 			}, "required": []string{"path"}},
+		}, map[string]any{
+			"name": "react", "description": reactToolDescription,
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
+				"emoji": map[string]any{"type": "string", "description": "one emoji, e.g. 👍"},
+			}, "required": []string{"emoji"}},
 		}}}, nil
 	case "tools/call":
 		var p struct {
@@ -108,6 +115,7 @@ func mcpHandle(method string, params json.RawMessage, ep agentEndpoint, version 
 				At      string `json:"at"`
 				Path    string `json:"path"`
 				Caption string `json:"caption"`
+				Emoji   string `json:"emoji"`
 			} `json:"arguments"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -120,6 +128,8 @@ func mcpHandle(method string, params json.RawMessage, ep agentEndpoint, version 
 			text, isErr = mcpScheduleCall(ep, p.Arguments.Text, p.Arguments.In, p.Arguments.At)
 		case "send_file":
 			text, isErr = mcpSendFileCall(ep, p.Arguments.Path, p.Arguments.Caption)
+		case "react":
+			text, isErr = mcpReactCall(ep, p.Arguments.Emoji)
 		default:
 			return nil, fmt.Errorf("unknown tool %q", p.Name)
 		}
@@ -172,6 +182,22 @@ func mcpSendFileCall(ep agentEndpoint, path, caption string) (string, bool) {
 		return msg, true
 	}
 	return msg + " will be sent to the chat with your answer.", false
+}
+
+// mcpReactCall asks the host to react to the message being answered; it
+// returns what to tell the model.
+func mcpReactCall(ep agentEndpoint, emoji string) (string, bool) {
+	if emoji == "" {
+		return "Give `emoji`.", true
+	}
+	code, msg, err := ep.post("/react", map[string]any{"emoji": emoji})
+	if err != nil {
+		return "clawhost did not answer: " + err.Error(), true
+	}
+	if code != http.StatusOK {
+		return "No reaction: " + msg, true
+	}
+	return "Reacted with " + emoji + ".", false
 }
 
 // post sends a tool call with the bridge's token, chat and thread to the

@@ -44,6 +44,8 @@ type Chat struct {
 	Files     bool
 	SendFile  bool
 	MaxFileMB int
+	// Reactions: the channel sets reactions and the react tool is there.
+	Reactions bool
 	// Date is today in Location; Zone names the zone.
 	Date time.Time
 	Zone string

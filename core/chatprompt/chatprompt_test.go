@@ -20,9 +20,9 @@ var day = time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
 func TestGolden(t *testing.T) {
 	cases := map[string]Chat{
 		"telegram_direct": {Agent: "main", Channel: "Telegram", Markdown: channel.MarkdownTelegramHTML, MaxText: 4096, Type: channel.ChatDirect,
-			Files: true, SendFile: true, MaxFileMB: 50, Date: day, Zone: "UTC", Memory: true, Flush: true},
+			Files: true, SendFile: true, Reactions: true, MaxFileMB: 50, Date: day, Zone: "UTC", Memory: true, Flush: true},
 		"telegram_group": {Agent: "ops", Channel: "Telegram", Markdown: channel.MarkdownTelegramHTML, MaxText: 4096, Type: channel.ChatGroup,
-			Title: "Ops room", RequireMention: true, Files: true, SendFile: true, Date: day, Zone: "Europe/Berlin", Memory: true},
+			Title: "Ops room", RequireMention: true, Files: true, SendFile: true, Reactions: true, Date: day, Zone: "Europe/Berlin", Memory: true},
 		"discord_group_open": {Agent: "main", Channel: "Discord", Markdown: channel.MarkdownDiscord, MaxText: 2000, Type: channel.ChatGroup,
 			Title: "general", Files: true, SendFile: true, MaxFileMB: 10, Date: day, Zone: "UTC", Memory: true},
 		"whatsapp_direct": {Agent: "main", Channel: "WhatsApp", Markdown: channel.MarkdownWhatsApp, MaxText: 4096, Type: channel.ChatDirect,
@@ -63,7 +63,7 @@ func TestGolden(t *testing.T) {
 // carries it (about 4 characters a token).
 func TestSectionIsShort(t *testing.T) {
 	got, err := Default.Render(Chat{Agent: "main", Channel: "Telegram", Markdown: channel.MarkdownTelegramHTML, MaxText: 4096,
-		Type: channel.ChatGroup, Title: "Ops", RequireMention: true, Files: true, SendFile: true, MaxFileMB: 50, Date: day, Zone: "UTC", Memory: true, Flush: true})
+		Type: channel.ChatGroup, Title: "Ops", RequireMention: true, Files: true, SendFile: true, Reactions: true, MaxFileMB: 50, Date: day, Zone: "UTC", Memory: true, Flush: true})
 	if err != nil {
 		t.Fatal(err)
 	}

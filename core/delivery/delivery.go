@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/chunk"
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
@@ -39,6 +40,9 @@ type Channels interface {
 	// Edit and SetTyping fail at once when the instance is not ready.
 	Edit(ctx context.Context, instance string, req channel.EditRequest) error
 	SetTyping(ctx context.Context, instance string, req channel.TypingRequest) error
+	// React sets or clears the bot's reaction; it fails at once when the
+	// instance is not ready or has no reactions.
+	React(ctx context.Context, instance string, req channel.ReactRequest) error
 }
 
 // Store is the part of the store delivery writes.
@@ -192,6 +196,22 @@ func (d *Dispatcher) halted() bool {
 func (d *Dispatcher) CanEdit(instance string) bool {
 	desc, ok := d.ch.Ready(instance)
 	return ok && desc.Edit
+}
+
+// CanReact reports whether the instance is ready and reacts to messages
+// (channel.Reactor).
+func (d *Dispatcher) CanReact(instance string) bool {
+	desc, ok := d.ch.Ready(instance)
+	return ok && desc.Reactions
+}
+
+// React sets the bot's reaction emoji on message id of chat tgt (emoji ""
+// clears it). A reaction is not a reply: it is neither recorded nor
+// retried.
+func (d *Dispatcher) React(tgt message.Target, id, emoji string) error {
+	ctx, cancel := context.WithTimeout(d.ctx, sendTimeout)
+	defer cancel()
+	return d.ch.React(ctx, tgt.Instance, channel.ReactRequest{ChatID: tgt.ChatID, MessageID: id, Emoji: emoji, Remove: emoji == ""})
 }
 
 // HasButtons reports whether the instance is ready and shows buttons

@@ -76,6 +76,8 @@ func (f *fakeChannel) Edit(_ context.Context, _ string, req channel.EditRequest)
 	return f.editErr
 }
 
+func (f *fakeChannel) React(context.Context, string, channel.ReactRequest) error { return nil }
+
 func (f *fakeChannel) SetTyping(_ context.Context, _ string, req channel.TypingRequest) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

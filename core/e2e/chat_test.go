@@ -88,7 +88,8 @@ func sendFile(path, caption string) anthropictest.Reply {
 // the tool's error; "/model opus explain this" runs "explain this" on opus
 // and tells claude once; /new is told once; in the group, claude's
 // NO_REPLY to chatter sends nothing, and its first prompt there carries the
-// group intro.
+// group intro; its react tool sets the bot's reaction on the message and
+// sends nothing.
 func TestClaudeKnowsItsChat(t *testing.T) {
 	t.Parallel()
 	h := startChatHost(t)
@@ -176,6 +177,22 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	tgSettle(t, h.srv, 500*time.Millisecond)
 	if msgs := tgChat(h.srv, tgGroup); len(msgs) != 0 {
 		t.Errorf("NO_REPLY sent something to the group: %+v", msgs)
+	}
+
+	// A reaction instead of an answer: 🎉 on Bob's message, nothing sent.
+	if !strings.Contains(g.SystemText(), "call the react tool") {
+		t.Errorf("the section does not offer reactions:\n%s", g.SystemText())
+	}
+	h.fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "mcp__clawhost__react", Input: map[string]any{"emoji": "🎉"}}},
+		anthropictest.Reply{Text: "NO_REPLY"})
+	shipped := h.srv.PushText(group, bob, "we shipped it!") + 1000 // the message id
+	if res := h.request(t, 10).LastUserText(); !strings.Contains(res, "Reacted with 🎉.") {
+		t.Errorf("react's result: %q", res)
+	}
+	tgWaitFor(t, "the reaction", func() bool { return h.srv.Reaction(tgGroup, shipped) == "🎉" })
+	tgSettle(t, h.srv, 500*time.Millisecond)
+	if msgs := tgChat(h.srv, tgGroup); len(msgs) != 0 {
+		t.Errorf("a reaction sent a message to the group: %+v", msgs)
 	}
 }
 

@@ -710,7 +710,8 @@ func (benchPorts) WaitReady(context.Context, string) (pluginclient.Description, 
 func (benchPorts) Send(context.Context, string, channel.SendRequest) (channel.SendResponse, error) {
 	return channel.SendResponse{MessageIDs: []string{"1"}}, nil
 }
-func (benchPorts) Edit(context.Context, string, channel.EditRequest) error { return nil }
+func (benchPorts) Edit(context.Context, string, channel.EditRequest) error   { return nil }
+func (benchPorts) React(context.Context, string, channel.ReactRequest) error { return nil }
 func (benchPorts) SetTyping(context.Context, string, channel.TypingRequest) error {
 	return nil
 }

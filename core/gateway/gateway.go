@@ -258,6 +258,12 @@ func (g *Gateway) AttachFile(tgt message.Target, path, caption string) (string, 
 	return g.turns.AttachFile(tgt, path, caption)
 }
 
+// ReactTo sets the bot's reaction (the agent's react tool) on the message
+// the turn running in chat tgt answers (turn.Turns.ReactTo).
+func (g *Gateway) ReactTo(tgt message.Target, emoji string) error {
+	return g.turns.ReactTo(tgt, emoji)
+}
+
 // turnSettings are the turn stage's settings with what they take from
 // the other stages': the access policy's mention rule and the delivery's
 // file limit, which the messaging section tells claude.

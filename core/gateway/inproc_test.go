@@ -54,6 +54,7 @@ func (p *recPorts) Send(_ context.Context, _ string, req channel.SendRequest) (c
 }
 func (p *recPorts) Edit(context.Context, string, channel.EditRequest) error        { return nil }
 func (p *recPorts) SetTyping(context.Context, string, channel.TypingRequest) error { return nil }
+func (p *recPorts) React(context.Context, string, channel.ReactRequest) error      { return nil }
 func (p *recPorts) Known(string) bool                                              { return true }
 func (p *recPorts) DisplayName(string) string                                      { return "Fake" }
 func (p *recPorts) Capabilities(string) (channel.Capabilities, bool) {

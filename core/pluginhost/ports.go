@@ -97,6 +97,16 @@ func (p Ports) Send(ctx context.Context, instance string, req channel.SendReques
 	return plug.Send(ctx, req)
 }
 
+// React sets or clears a reaction; it fails at once when the instance is
+// not ready.
+func (p Ports) React(ctx context.Context, instance string, req channel.ReactRequest) error {
+	plug, _, ok := p.client(instance)
+	if !ok {
+		return fmt.Errorf("plugin %s is not ready", instance)
+	}
+	return plug.React(ctx, req)
+}
+
 // Edit edits a message; it fails at once when the instance is not ready.
 func (p Ports) Edit(ctx context.Context, instance string, req channel.EditRequest) error {
 	plug, _, ok := p.client(instance)

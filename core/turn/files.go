@@ -25,6 +25,7 @@ var ErrNoTurn = errors.New("no reply is being written in this chat")
 // fileBox holds the files queued for one running turn.
 type fileBox struct {
 	key   string
+	msgID string   // the latest message of the turn (what react reacts to)
 	lines []string // caption lines and MEDIA: lines, in call order
 	names []string // the resolved paths, for duplicates
 }
@@ -35,13 +36,13 @@ type files struct {
 	boxes map[message.Target]*fileBox
 }
 
-func (f *files) open(tgt message.Target, key string) *fileBox {
+func (f *files) open(tgt message.Target, key, msgID string) *fileBox {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.boxes == nil {
 		f.boxes = map[message.Target]*fileBox{}
 	}
-	b := &fileBox{key: key}
+	b := &fileBox{key: key, msgID: msgID}
 	f.boxes[tgt] = b
 	return b
 }
@@ -54,6 +55,25 @@ func (f *files) take(tgt message.Target, b *fileBox) []string {
 		delete(f.boxes, tgt)
 	}
 	return b.lines
+}
+
+// ReactTo sets the bot's reaction emoji on the latest message of the turn
+// running in chat tgt (the agent's react tool). A reaction is not a reply:
+// it is set at once, and setting it again (a turn re-run after a restart)
+// changes nothing.
+func (t *Turns) ReactTo(tgt message.Target, emoji string) error {
+	t.files.mu.Lock()
+	b := t.files.boxes[tgt]
+	t.files.mu.Unlock()
+	switch {
+	case b == nil:
+		return ErrNoTurn
+	case !t.opts.Output.CanReact(tgt.Instance):
+		return errors.New("this chat's channel has no reactions")
+	case b.msgID == "":
+		return errors.New("the message has no id to react to")
+	}
+	return t.opts.Output.React(tgt, b.msgID, strings.TrimSpace(emoji))
 }
 
 // AttachFile queues the file at path (in the workspace of the agent of the

@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,5 +40,31 @@ func TestSendFileGoesWithTheReply(t *testing.T) {
 	}
 	if _, err := f.turns.AttachFile(tgt, "late.txt", ""); !errors.Is(err, ErrNoTurn) {
 		t.Errorf("after the turn: %v", err)
+	}
+}
+
+// TestReactToTheMessage: the react tool sets the bot's reaction on the
+// message the running turn answers, at once and not as a reply; with no
+// turn running in the chat it is refused.
+func TestReactToTheMessage(t *testing.T) {
+	f := newFixture(t, Settings{})
+	tgt := message.Target{Instance: "tg", ChatID: "5"}
+	if err := f.turns.ReactTo(tgt, "👍"); !errors.Is(err, ErrNoTurn) {
+		t.Errorf("with no turn: %v", err)
+	}
+	var err error
+	f.agent.onRun = func() { err = f.turns.ReactTo(tgt, " 👀 ") }
+	req := f.request("tg", "look at this")
+	f.turns.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.out.mu.Lock()
+	defer f.out.mu.Unlock()
+	if !slices.Contains(f.out.sent, "react m1 👀") {
+		t.Errorf("sent %q, want the reaction on m1", f.out.sent)
+	}
+	if len(f.out.replies) != 1 || strings.Contains(f.out.replies[0].Text, "👀") {
+		t.Errorf("replies %+v", f.out.replies)
 	}
 }

@@ -83,7 +83,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		// stored, so a re-run after a restart does not say it again.
 		t.opts.Output.Send(req.Key, last.Target(), note, channel.FormatPlain)
 	}
-	box := t.files.open(tgt, req.Key)
+	box := t.files.open(tgt, req.Key, last.MessageID)
 	o := t.exchange(ctx, log, set, req, sess, fresh, msgs, ty)
 	if queued := t.files.take(tgt, box); len(queued) > 0 && o.Deliver && req.AbortReason() == "" {
 		// The files claude sent with send_file go with its reply.

@@ -41,6 +41,9 @@ func (t *Turns) section(set Settings, key string, m *message.Message) string {
 		SendFile: slices.ContainsFunc(tools, func(s string) bool {
 			return strings.HasSuffix(s, "__send_file")
 		}),
+		Reactions: t.opts.Output.CanReact(m.Instance) && slices.ContainsFunc(tools, func(s string) bool {
+			return strings.HasSuffix(s, "__react")
+		}),
 		MaxFileMB: int(set.MaxFileBytes >> 20),
 		Date:      t.opts.Now().In(loc),
 		Zone:      loc.String(),

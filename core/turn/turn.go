@@ -104,6 +104,10 @@ type Output interface {
 	// Reply records the turn's final reply in the outbox (as the reply to
 	// every entry it covers) and sends it, in session order.
 	Reply(r Reply)
+	// CanReact reports whether the instance sets reactions; React sets
+	// the bot's reaction on message id of chat tgt.
+	CanReact(instance string) bool
+	React(tgt message.Target, id, emoji string) error
 	// CheckFile decides whether the file at path may be sent in session
 	// key's chat (a MEDIA: line's check) and returns it resolved.
 	CheckFile(key, path string) (string, error)

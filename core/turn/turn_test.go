@@ -64,7 +64,14 @@ func (o *fakeOutput) Reply(r Reply) {
 	o.replies = append(o.replies, r)
 }
 
-func (o *fakeOutput) CanEdit(string) bool { return o.edits }
+func (o *fakeOutput) CanEdit(string) bool  { return o.edits }
+func (o *fakeOutput) CanReact(string) bool { return true }
+func (o *fakeOutput) React(_ message.Target, id, emoji string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.sent = append(o.sent, "react "+id+" "+emoji)
+	return nil
+}
 
 // CheckFile accepts a path inside /ws (a stand-in for the delivery's
 // check).

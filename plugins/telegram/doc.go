@@ -135,6 +135,10 @@
 // while). A press redelivered after a crash is answered again; Telegram
 // refuses the second answer, which is only logged.
 //
-// Left out: reactions (Reactor), albums (media groups), and files of a self-hosted Bot API server running with --local (whose
+// Reactions (channel.Reactor): setMessageReaction with one emoji of
+// Telegram's reaction set (another is refused before the call; ❤️ is sent
+// as ❤); the bot's reaction replaces its earlier one, Remove clears it.
+//
+// Left out: albums (media groups), and files of a self-hosted Bot API server running with --local (whose
 // getFile answers local paths).
 package telegram

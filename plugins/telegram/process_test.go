@@ -146,7 +146,7 @@ func TestCapabilitiesOverTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.Typing || !d.Edit || !d.CommandMenu || d.Reactions || d.Capabilities.MaxTextLength != 4096 || d.Capabilities.LengthUnit != channel.LengthUTF16 || !d.Capabilities.Buttons {
+	if !d.Typing || !d.Edit || !d.CommandMenu || !d.Reactions || d.Capabilities.MaxTextLength != 4096 || d.Capabilities.LengthUnit != channel.LengthUTF16 || !d.Capabilities.Buttons {
 		t.Fatalf("description %+v", d)
 	}
 

@@ -301,3 +301,36 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	}
 	return err
 }
+
+// telegramReactions are the emoji a bot may react with (Telegram's
+// ReactionTypeEmoji list); another is refused before the call.
+var telegramReactions = map[string]bool{}
+
+func init() {
+	for _, e := range strings.Fields("👍 👎 ❤ 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 🕊 🤡 🥱 🥴 😍 🐳 ❤‍🔥 🌚 🌭 💯 🤣 ⚡ 🍌 🏆 💔 🤨 😐 🍓 🍾 💋 🖕 😈 😴 😭 🤓 👻 👨‍💻 👀 🎃 🙈 😇 😨 🤝 ✍ 🤗 🫡 🎅 🎄 ☃ 💅 🤪 🗿 🆒 💘 🙉 🦄 😘 💊 🙊 😎 👾 🤷‍♂ 🤷 🤷‍♀ 😡") {
+		telegramReactions[e] = true
+	}
+}
+
+// React implements channel.Reactor with setMessageReaction: the bot's
+// reaction replaces its earlier one on the message; Remove clears it.
+func (a *Adapter) React(ctx context.Context, req channel.ReactRequest) error {
+	if a.api == nil {
+		return channel.Errorf(channel.CodeInternal, "react before configure")
+	}
+	if _, err := strconv.Atoi(req.MessageID); err != nil || req.ChatID == "" {
+		return channel.Errorf(channel.CodeInvalidRequest, "message id %q is not a Telegram message id", req.MessageID)
+	}
+	emoji := strings.TrimSuffix(req.Emoji, "\ufe0f") // ❤️ is ❤ to Telegram
+	reaction := "[]"
+	if !req.Remove {
+		if !telegramReactions[emoji] {
+			return channel.Errorf(channel.CodeInvalidRequest, "Telegram does not offer %q as a reaction; use one of 👍 ❤ 🔥 🎉 👀 🙏 👌 …", req.Emoji)
+		}
+		b, _ := json.Marshal([]map[string]string{{"type": "emoji", "emoji": emoji}})
+		reaction = string(b)
+	}
+	p := tgbotapi.Params{"chat_id": req.ChatID, "message_id": req.MessageID, "reaction": reaction}
+	_, err := a.callTimeout(ctx, "setMessageReaction", p, callTimeout)
+	return toChannelError("react", err)
+}

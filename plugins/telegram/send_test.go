@@ -395,3 +395,31 @@ func TestParallelSendsKeepTheirConnections(t *testing.T) {
 			n, bursts, burst, 2*burst)
 	}
 }
+
+// TestReact: a reaction from Telegram's list is set on the message (❤️ as
+// ❤), replacing the bot's earlier one; Remove clears it; an emoji Telegram
+// does not offer is refused before any call.
+func TestReact(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, nil)
+	ctx := context.Background()
+	for _, e := range []string{"👀", "❤️"} {
+		if err := a.React(ctx, channel.ReactRequest{ChatID: "1001", MessageID: "7", Emoji: e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := srv.Reaction(1001, 7); got != "❤" {
+		t.Errorf("reaction %q, want ❤", got)
+	}
+	if err := a.React(ctx, channel.ReactRequest{ChatID: "1001", MessageID: "7", Remove: true}); err != nil || srv.Reaction(1001, 7) != "" {
+		t.Errorf("remove: %v, left %q", err, srv.Reaction(1001, 7))
+	}
+	n := len(srv.Requests("setMessageReaction"))
+	if err := a.React(ctx, channel.ReactRequest{ChatID: "1001", MessageID: "7", Emoji: "🦖"}); channel.CodeOf(err) != channel.CodeInvalidRequest {
+		t.Errorf("🦖: %v", err)
+	}
+	if len(srv.Requests("setMessageReaction")) != n {
+		t.Error("a refused emoji reached the API")
+	}
+}

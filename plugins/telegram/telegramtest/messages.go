@@ -260,3 +260,45 @@ func (s *Server) sendChatAction(p url.Values) (any, *apiError) {
 	}
 	return true, nil
 }
+
+// setMessageReaction sets (or, with an empty list, clears) the bot's
+// reaction on a message it knows: one emoji reaction at most, as for a
+// bot without premium.
+func (s *Server) setMessageReaction(p url.Values) (any, *apiError) {
+	chat, aerr := checkChat(p)
+	if aerr != nil {
+		return nil, aerr
+	}
+	id := p.Get("message_id")
+	var list []struct {
+		Type  string `json:"type"`
+		Emoji string `json:"emoji"`
+	}
+	if r := p.Get("reaction"); r != "" {
+		if err := json.Unmarshal([]byte(r), &list); err != nil {
+			return nil, badRequest("can't parse reaction JSON object")
+		}
+	}
+	if len(list) > 1 || (len(list) == 1 && (list[0].Type != "emoji" || list[0].Emoji == "")) {
+		return nil, badRequest("REACTIONS_TOO_MANY")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reactions == nil {
+		s.reactions = map[string]string{}
+	}
+	key := fmt.Sprint(chat) + "/" + id
+	if len(list) == 0 {
+		delete(s.reactions, key)
+	} else {
+		s.reactions[key] = list[0].Emoji
+	}
+	return true, nil
+}
+
+// Reaction is the bot's reaction on message id of chat ("" none).
+func (s *Server) Reaction(chat int64, id int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reactions[fmt.Sprint(chat)+"/"+strconv.Itoa(id)]
+}

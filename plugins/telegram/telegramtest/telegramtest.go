@@ -108,7 +108,8 @@ type Server struct {
 	webhook      string
 	sentNotify   chan struct{}
 	nextCallback int
-	callbacks    map[string]bool // callback query id → answered
+	callbacks    map[string]bool   // callback query id → answered
+	reactions    map[string]string // "chat/message id" → the bot's reaction ("" none)
 }
 
 // NewServer starts a fake Bot API on loopback that accepts token and
@@ -268,6 +269,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		result, aerr = s.editMessageText(req.Params)
 	case "sendchataction":
 		result, aerr = s.sendChatAction(req.Params)
+	case "setmessagereaction":
+		result, aerr = s.setMessageReaction(req.Params)
 	case "getfile":
 		result, aerr = s.getFile(req.Params)
 	case "sendphoto":
