@@ -94,6 +94,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace, AgentWorkspaces: map[string]string{},
 		},
 		Approval: approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners", DirectChats: map[string]bool{}},
+		SeenReaction: msg.SeenReaction, QueuedNotice: msg.QueuedNotice,
 	}
 	if len(cfg.Agents) > 0 {
 		set.Agents = cfg.Bindings()
@@ -200,6 +201,9 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		Approvals:         cfg.Agent.Approvals == "chat",
 		Worktrees:         cfg.Agent.Worktrees,
 		InlineImages:      cfg.Agent.InlineImages && !cfg.Agent.OneShot,
+		Timeout:           cfg.Agent.Timeout.Duration(),
+		TurnCard:          msg.TurnCard != "off",
+		PingAfter:         msg.PingAfter.Duration(),
 	}
 	if len(cfg.Agents) > 0 {
 		set.Agents = map[string]turn.AgentSettings{}
@@ -207,7 +211,7 @@ func turnSettings(cfg *config.Config) turn.Settings {
 	for _, a := range cfg.Agents {
 		set.Agents[a.ID] = turn.AgentSettings{Workspace: a.Workspace, Model: a.Model, Models: a.Models, PermissionMode: a.PermissionMode,
 			PermissionModes: a.PermissionModes, Approvals: a.Approvals == "chat", InlineImages: a.InlineImages && !a.OneShot, Worktrees: a.Worktrees,
-			MemoryFlush: memoryFlush(a.MemoryFlush)}
+			MemoryFlush: memoryFlush(a.MemoryFlush), Timeout: a.Timeout.Duration()}
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off

@@ -177,6 +177,10 @@ messages {
   streaming           = "blocks"
   verbose             = true
   hook_timeout        = "250ms"
+  turn_card           = "off"
+  ping_after          = "0s"
+  seen_reaction       = ""
+  queued_notice       = true
 }
 plugin "tg" {
   source     = "telegram"
@@ -221,6 +225,9 @@ plugin "web" {
 		Verbose:           true,
 		HookTimeout:       "250ms",
 		PromptSection:     true,
+		TurnCard:          "off",
+		PingAfter:         "0s",
+		QueuedNotice:      true,
 	}
 	if !reflect.DeepEqual(cfg.Messages, wantMessages) {
 		t.Errorf("messages = %+v, want %+v", cfg.Messages, wantMessages)

@@ -19,6 +19,9 @@ const (
 	DefaultTimezone          = "local"
 	DefaultStreaming         = "auto"
 	DefaultHookTimeout       = Duration("5s")
+	DefaultTurnCard          = "auto"
+	DefaultPingAfter         = Duration("30s")
+	DefaultSeenReaction      = "👀"
 )
 
 // ChunkModes are the values messages.chunk_mode accepts; StreamingModes
@@ -26,6 +29,7 @@ const (
 var (
 	ChunkModes     = []string{"length", "newline"}
 	StreamingModes = []string{"auto", "blocks", "draft", "off"}
+	TurnCardModes  = []string{"auto", "off"}
 )
 
 // Messages is the messages {} block: how prompts are built from inbound
@@ -89,6 +93,32 @@ type Messages struct {
 	// core/chatprompt/section.tmpl), resolved against the config file's
 	// directory. Default "" (the built-in text).
 	PromptTemplate string `hcl:"prompt_template,optional"`
+
+	// TurnCard shows a running turn as one live message on channels that
+	// edit messages (turn_card): what claude is doing now (the current
+	// tool step), how long it has run, how many messages wait behind it,
+	// and a Stop button; the card becomes the answer's draft when the
+	// answer streams, and the answer when it is done. "auto" — where the
+	// channel can edit and streaming is "auto", "draft" or "off"; "off" —
+	// never. Default "auto".
+	TurnCard string `hcl:"turn_card,optional"`
+
+	// PingAfter: when a turn ran longer than this and its answer reached
+	// the chat only by editing a message already there (the card or the
+	// draft — an edit does not notify a phone), one short new message
+	// says it is done (ping_after). "0s" turns it off. Default "30s".
+	PingAfter Duration `hcl:"ping_after,optional"`
+
+	// SeenReaction is the reaction a message gets when it arrives while a
+	// turn of its chat runs (queued behind it, or steered or collected
+	// into it), on channels with reactions (seen_reaction): the sender
+	// sees it was taken. "" turns it off. Default "👀".
+	SeenReaction string `hcl:"seen_reaction,optional"`
+
+	// QueuedNotice sends a short notice ("Queued: 2 ahead.") for such a
+	// message where the channel has no reactions or seen_reaction is ""
+	// (queued_notice). Default false.
+	QueuedNotice bool `hcl:"queued_notice,optional"`
 }
 
 func defaultMessages() *Messages {
@@ -100,6 +130,9 @@ func defaultMessages() *Messages {
 		Streaming:         DefaultStreaming,
 		HookTimeout:       DefaultHookTimeout,
 		PromptSection:     true,
+		TurnCard:          DefaultTurnCard,
+		PingAfter:         DefaultPingAfter,
+		SeenReaction:      DefaultSeenReaction,
 	}
 }
 
@@ -127,6 +160,12 @@ func (m *Messages) check(k *checker) {
 	k.timezone("timezone", m.Timezone)
 	k.enum("streaming", m.Streaming, StreamingModes)
 	k.duration("hook_timeout", m.HookTimeout)
+	k.enum("turn_card", m.TurnCard, TurnCardModes)
+	k.optionalDuration("ping_after", m.PingAfter)
+	if r := []rune(m.SeenReaction); len(r) > 8 || strings.ContainsFunc(m.SeenReaction, unicode.IsSpace) {
+		k.errorf(k.valueRange("seen_reaction"), "Invalid value for "+k.qualified("seen_reaction"),
+			"%q is not one emoji; write one such as \"👀\", or \"\" to turn the reaction off.", m.SeenReaction)
+	}
 	if m.PromptTemplate != "" {
 		if _, err := os.Stat(m.PromptTemplate); err != nil {
 			k.errorf(k.valueRange("prompt_template"), "Unreadable messages.prompt_template", "%v", err)

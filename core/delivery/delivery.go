@@ -95,7 +95,7 @@ type Options struct {
 // Tuning.
 const (
 	typingRefresh = 6 * time.Second
-	typingMax     = 2 * time.Minute
+	typingMax     = 10 * time.Minute
 	draftInterval = time.Second
 	sendAttempts  = 6
 	firstRetry    = 500 * time.Millisecond

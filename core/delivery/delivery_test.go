@@ -24,6 +24,7 @@ import (
 type sent struct {
 	op, text, format, replyTo string
 	msgID                     string
+	buttons                   string // the buttons' ids, "|" between them
 	media                     []string // the paths of the files attached
 }
 
@@ -65,15 +66,25 @@ func (f *fakeChannel) Send(_ context.Context, _ string, req channel.SendRequest)
 	for _, m := range req.Media {
 		media = append(media, m.Path)
 	}
-	f.calls = append(f.calls, sent{op: "send", text: req.Text, format: req.Format, replyTo: req.ReplyToMessageID, msgID: id, media: media})
+	f.calls = append(f.calls, sent{op: "send", text: req.Text, format: req.Format, replyTo: req.ReplyToMessageID, msgID: id, media: media, buttons: buttonIDs(req.Buttons)})
 	return channel.SendResponse{MessageIDs: []string{id}}, nil
 }
 
 func (f *fakeChannel) Edit(_ context.Context, _ string, req channel.EditRequest) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, sent{op: "edit", text: req.Text, format: req.Format, msgID: req.MessageID})
+	f.calls = append(f.calls, sent{op: "edit", text: req.Text, format: req.Format, msgID: req.MessageID, buttons: buttonIDs(req.Buttons)})
 	return f.editErr
+}
+
+func buttonIDs(rows [][]channel.Button) string {
+	var ids []string
+	for _, r := range rows {
+		for _, b := range r {
+			ids = append(ids, b.ID)
+		}
+	}
+	return strings.Join(ids, "|")
 }
 
 func (f *fakeChannel) React(context.Context, string, channel.ReactRequest) error { return nil }

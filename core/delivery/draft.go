@@ -1,6 +1,8 @@
 package delivery
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +31,14 @@ type Draft struct {
 	last     time.Time
 	pending  string
 	shown    string
-	failed   bool
+	// format is pending's format; buttons go under the message with the
+	// next flush (a turn card's Stop button), shownButtons are those it
+	// has.
+	format       string
+	buttons      [][]channel.Button
+	shownButtons [][]channel.Button
+	failed       bool
+	taken        bool // the final reply's first chunk replaced the text
 	overflow bool
 	waiting  bool
 	stopped  chan struct{}
@@ -72,12 +81,34 @@ func (dr *Draft) Update(text string) {
 	if dr.failed || dr.overflow || reply.IsSilentReplyPrefixText(strings.TrimSpace(text), reply.SilentToken) {
 		return
 	}
-	text, _ = dr.shape.render(text, channel.FormatMarkdown)
+	text, dr.format = dr.shape.render(text, channel.FormatMarkdown)
 	if !dr.shape.fits(text) {
 		dr.overflow = true
 		return
 	}
 	dr.pending = text
+	dr.schedule()
+}
+
+// Card shows text (plain) with buttons under it: a turn card, before the
+// reply streams. Updates that follow keep the buttons until the final
+// reply (TakeFirst) or Final replaces the message without them.
+func (dr *Draft) Card(text string, buttons [][]channel.Button) {
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	if dr.failed || strings.TrimSpace(text) == "" || !dr.shape.fits(text) {
+		return
+	}
+	if !dr.d.HasButtons(dr.tgt.Instance) {
+		buttons = nil
+	}
+	dr.pending, dr.format, dr.buttons = text, channel.FormatPlain, buttons
+	dr.schedule()
+}
+
+// schedule flushes the pending text now, or after draftInterval since
+// the last flush (dr.mu held).
+func (dr *Draft) schedule() {
 	if wait := draftInterval - dr.d.clock.Now().Sub(dr.last); wait > 0 && !dr.last.IsZero() {
 		if !dr.waiting {
 			dr.waiting = true
@@ -105,10 +136,10 @@ func (dr *Draft) flushAfter(wait time.Duration) {
 }
 
 func (dr *Draft) flushLocked() {
-	if dr.failed || dr.pending == "" || dr.pending == dr.shown {
+	if dr.failed || dr.pending == "" || dr.pending == dr.shown && sameButtons(dr.buttons, dr.shownButtons) {
 		return
 	}
-	text := dr.pending
+	text, format, buttons := dr.pending, cmp.Or(dr.format, dr.shape.format()), dr.buttons
 	dr.last = dr.d.clock.Now()
 	if dr.d.halted() {
 		return
@@ -121,23 +152,23 @@ func (dr *Draft) flushLocked() {
 			dr.failed = true
 			return
 		}
-		ids := dr.d.Send(dr.key, dr.tgt, text, dr.shape.format())
+		ids := dr.d.SendButtons(dr.key, dr.tgt, text, format, buttons)
 		if len(ids) == 0 {
 			dr.failed = true
 			return
 		}
-		dr.id, dr.shown = ids[0], text
+		dr.id, dr.shown, dr.shownButtons = ids[0], text, buttons
 		if err := dr.record(text, ids[:1]); err != nil {
 			dr.d.log.Debug("recording the draft's message id failed", "error", err)
 		}
 		return
 	}
-	if err := dr.d.edit(dr.tgt, dr.id, text, dr.shape.format()); err != nil {
+	if err := dr.d.edit(dr.tgt, dr.id, text, format, buttons); err != nil {
 		dr.d.log.Debug("draft edit failed; falling back to separate messages", "error", err)
 		dr.failed = true
 		return
 	}
-	dr.shown = text
+	dr.shown, dr.shownButtons = text, buttons
 	if err := dr.record(text, nil); err != nil {
 		dr.d.log.Debug("recording the draft's text failed", "error", err)
 	}
@@ -168,7 +199,7 @@ func (dr *Draft) Interrupted(note string) {
 	if !dr.shape.fits(text) {
 		return
 	}
-	if err := dr.d.edit(dr.tgt, dr.id, text, dr.shape.format()); err != nil {
+	if err := dr.d.edit(dr.tgt, dr.id, text, dr.shape.format(), nil); err != nil {
 		dr.d.log.Debug("marking the stopped draft failed", "error", err)
 		return
 	}
@@ -187,13 +218,42 @@ func (dr *Draft) TakeFirst(first string) (string, bool) {
 	if dr.id == "" || dr.failed {
 		return "", false
 	}
-	if dr.shown == first {
+	if dr.shown == first && len(dr.shownButtons) == 0 {
+		dr.taken = true
 		return dr.id, true
 	}
-	if err := dr.d.edit(dr.tgt, dr.id, first, dr.shape.format()); err != nil {
+	if err := dr.d.edit(dr.tgt, dr.id, first, dr.shape.format(), nil); err != nil {
 		dr.d.log.Debug("final draft edit failed; sending the reply as new messages", "error", err)
 		return "", false
 	}
-	dr.shown = first
+	dr.shown, dr.shownButtons, dr.taken = first, nil, true
 	return dr.id, true
+}
+
+// Final ends updates and, when the draft message exists and the reply did
+// not take it over, replaces it with text (plain, no buttons): a turn
+// card whose turn ended without a reply in it ("stopped", "no reply", a
+// reply with files sent as new messages) collapses to one line. It
+// reports whether it did.
+func (dr *Draft) Final(text string) bool {
+	dr.Stop()
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	if dr.id == "" || dr.failed || dr.taken {
+		return false
+	}
+	if err := dr.d.edit(dr.tgt, dr.id, text, channel.FormatPlain, nil); err != nil {
+		dr.d.log.Debug("collapsing the turn card failed", "error", err)
+		return false
+	}
+	dr.shown, dr.shownButtons = text, nil
+	if err := dr.record(text, nil); err != nil {
+		dr.d.log.Debug("recording the draft's text failed", "error", err)
+	}
+	return true
+}
+
+// sameButtons reports whether two button layouts are the same.
+func sameButtons(a, b [][]channel.Button) bool {
+	return slices.EqualFunc(a, b, func(x, y []channel.Button) bool { return slices.Equal(x, y) })
 }

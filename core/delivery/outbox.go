@@ -30,6 +30,10 @@ type Reply struct {
 		MessageID() string
 		TakeFirst(first string) (platformID string, ok bool)
 	}
+	// Ping, when set, is sent as a new message (a reply to the answer)
+	// once the reply reached the chat only by editing the draft: an edit
+	// does not notify a phone (messages { ping_after }).
+	Ping string
 }
 
 // Notices the user gets when a reply cannot be delivered whole.
@@ -79,6 +83,23 @@ func (d *Dispatcher) Deliver(r Reply) {
 		}
 	}
 	d.sendChunks(r.Key, r.ID, r.Target, chunks, format, r.ReplyTo, draftID, media)
+	if r.Ping != "" && draftID != "" && len(parts) == 1 && !d.halted() {
+		d.ping(r.Key, r.Target, draftID, r.Ping)
+	}
+}
+
+// ping sends text as a reply to message id, in session order, once: it is
+// not recorded, so a restart never sends it again.
+func (d *Dispatcher) ping(key string, tgt message.Target, id, text string) {
+	unlock := d.serialize(key)
+	defer unlock()
+	parts, format := d.prepare(d.ctx, tgt.Instance, text, channel.FormatPlain)
+	if len(parts) == 0 {
+		return
+	}
+	if _, err := d.sendOne(tgt, channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, ReplyToMessageID: id, Text: parts[0], Format: format}); err != nil && !d.halted() {
+		d.log.Warn("the completion ping was not sent", "instance", tgt.Instance, "chat", tgt.ChatID, "error", err)
+	}
 }
 
 // DeliverPending sends the unsent chunks of a reply recovered from the
@@ -104,7 +125,7 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 	if unsent > 1 {
 		// A reply of several messages takes a while at the platform's
 		// pace: the chat shows the bot typing meanwhile, as during a turn.
-		seal := d.Typing(tgt)
+		seal := d.Typing(tgt, 0)
 		defer seal()
 	}
 	// The files go with the last chunk, as they would have: when it was

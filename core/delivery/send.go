@@ -178,7 +178,7 @@ func (d *Dispatcher) editDraft(tgt message.Target, id, text, format string) erro
 		_, err = d.ch.WaitReady(wctx, tgt.Instance)
 		wcancel()
 		if err == nil {
-			if err = d.edit(tgt, id, text, format); err == nil {
+			if err = d.edit(tgt, id, text, format, nil); err == nil {
 				return nil
 			}
 		}
@@ -204,22 +204,23 @@ func (d *Dispatcher) EditText(tgt message.Target, id, text string) bool {
 	if id == "" || !d.CanEdit(tgt.Instance) {
 		return false
 	}
-	if err := d.edit(tgt, id, text, channel.FormatPlain); err != nil {
+	if err := d.edit(tgt, id, text, channel.FormatPlain, nil); err != nil {
 		d.log.Warn("edit failed", "instance", tgt.Instance, "chat", tgt.ChatID, "error", err)
 		return false
 	}
 	return true
 }
 
-// edit edits a sent message, retrying once as plain text when the channel
-// rejects the formatting.
-func (d *Dispatcher) edit(tgt message.Target, id, text, format string) error {
+// edit edits a sent message to text with buttons (none: the message has
+// none after), retrying once as plain text when the channel rejects the
+// formatting.
+func (d *Dispatcher) edit(tgt message.Target, id, text, format string, buttons [][]channel.Button) error {
 	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
 	defer cancel()
 	if format == "" {
 		format = d.shapeOf(d.ctx, tgt.Instance).format()
 	}
-	req := channel.EditRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, MessageID: id, Text: text, Format: format}
+	req := channel.EditRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, MessageID: id, Text: text, Format: format, Buttons: buttons}
 	err := d.ch.Edit(ctx, tgt.Instance, req)
 	if channel.CodeOf(err) == channel.CodeFormattingRejected && format != channel.FormatPlain {
 		req.Format = channel.FormatPlain

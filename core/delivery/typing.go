@@ -9,14 +9,17 @@ import (
 )
 
 // Typing shows the typing indicator in tgt while the agent works:
-// refreshed every 6 s, given up after 2 min. The returned function seals
-// it when the turn ends, so a late event cannot restart it; it waits for
-// the indicator to be switched off.
-func (d *Dispatcher) Typing(tgt message.Target) (seal func()) {
+// refreshed every 6 s, for at most max (the turn's timeout; 0: 10 min).
+// The returned function seals it when the turn ends, so a late event
+// cannot restart it; it waits for the indicator to be switched off.
+func (d *Dispatcher) Typing(tgt message.Target, max time.Duration) (seal func()) {
 	if desc, ok := d.ch.Ready(tgt.Instance); !ok || !desc.Typing {
 		return func() {}
 	}
-	ctx, cancel := context.WithTimeout(d.ctx, typingMax)
+	if max <= 0 {
+		max = typingMax
+	}
+	ctx, cancel := context.WithTimeout(d.ctx, max)
 	done := make(chan struct{})
 	set := func(ctx context.Context, on bool) {
 		c, cc := context.WithTimeout(ctx, 5*time.Second)

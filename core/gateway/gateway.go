@@ -101,6 +101,11 @@ type Settings struct {
 	// agent.approvers); Turn.Approvals, or "ask" in Turn.PermissionModes
 	// and a chat's /mode ask, turns them on.
 	Approval approval.Config
+	// SeenReaction is the reaction a message gets when it arrives while its
+	// chat's turn runs (messages.seen_reaction; "" none); QueuedNotice
+	// tells it in text where there is no reaction (messages.queued_notice).
+	SeenReaction string
+	QueuedNotice bool
 }
 
 // Options configure a Gateway.
@@ -206,7 +211,7 @@ func New(opts Options) *Gateway {
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
-		Approvals: asker{g}, Meta: g.meta,
+		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) },
 	})
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
@@ -227,8 +232,39 @@ func New(opts Options) *Gateway {
 			return string(g.settings().Queue.ModeFor(instance))
 		},
 	}
-	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue, SessionMode: g.sessionQueueMode})
+	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue, SessionMode: g.sessionQueueMode, Seen: g.seen})
 	return g
+}
+
+// seen shows the senders of messages that arrived while their chat's turn
+// runs that they were taken: the seen reaction on the last one where the
+// channel has reactions, else, when messages.queued_notice is on, a short
+// notice. ahead < 0: they were steered into the running turn.
+func (g *Gateway) seen(key string, items []queue.Item, ahead int) {
+	set := g.settings()
+	m := &items[len(items)-1].Message
+	tgt, id := m.Target(), m.MessageID
+	if set.SeenReaction != "" && id != "" && g.delivery.CanReact(m.Instance) {
+		g.background(func() {
+			if err := g.delivery.React(tgt, id, set.SeenReaction); err != nil {
+				g.log.Debug("the seen reaction was not set", "instance", tgt.Instance, "error", err)
+			}
+		})
+		return
+	}
+	if !set.QueuedNotice {
+		return
+	}
+	var text string
+	switch {
+	case ahead < 0:
+		text = "Seen: added to the answer being written."
+	case ahead == 0:
+		text = "Queued: next after the answer being written."
+	default:
+		text = fmt.Sprintf("Queued: %d ahead.", ahead)
+	}
+	g.background(func() { g.delivery.Notify(key, tgt, text) })
 }
 
 // SetSettings replaces the pipeline settings (on reload). Sessions, queues

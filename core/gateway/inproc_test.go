@@ -30,15 +30,19 @@ import (
 // recPorts records what the pipeline sends; every instance is a ready
 // channel that posts whatever it is given.
 type recPorts struct {
-	mu   sync.Mutex
-	sent []channel.SendRequest
-	more chan struct{} // a send was recorded
+	mu      sync.Mutex
+	sent    []channel.SendRequest
+	more    chan struct{} // a send or a reaction was recorded
+	react   bool          // the channel has reactions
+	reacted []channel.ReactRequest
 }
 
 func newRecPorts() *recPorts { return &recPorts{more: make(chan struct{}, 1024)} }
 
 func (p *recPorts) Ready(string) (pluginclient.Description, bool) {
-	return pluginclient.Description{Name: "fake", Channel: true}, true
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return pluginclient.Description{Name: "fake", Channel: true, Reactions: p.react}, true
 }
 func (p *recPorts) WaitReady(context.Context, string) (pluginclient.Description, error) {
 	d, _ := p.Ready("")
@@ -54,7 +58,13 @@ func (p *recPorts) Send(_ context.Context, _ string, req channel.SendRequest) (c
 }
 func (p *recPorts) Edit(context.Context, string, channel.EditRequest) error        { return nil }
 func (p *recPorts) SetTyping(context.Context, string, channel.TypingRequest) error { return nil }
-func (p *recPorts) React(context.Context, string, channel.ReactRequest) error      { return nil }
+func (p *recPorts) React(_ context.Context, _ string, req channel.ReactRequest) error {
+	p.mu.Lock()
+	p.reacted = append(p.reacted, req)
+	p.mu.Unlock()
+	p.more <- struct{}{}
+	return nil
+}
 func (p *recPorts) Known(string) bool                                              { return true }
 func (p *recPorts) DisplayName(string) string                                      { return "Fake" }
 func (p *recPorts) Capabilities(string) (channel.Capabilities, bool) {
@@ -220,6 +230,75 @@ func TestInProcessFollowupOrder(t *testing.T) {
 			t.Fatalf("reply %q, want %q next", got, w)
 		}
 	}
+}
+
+// TestInProcessSeen: a message that arrives while its chat's turn runs
+// gets the seen reaction where the channel has reactions; where it has
+// none, with messages.queued_notice on, a notice says how many are ahead;
+// the message that starts a turn gets neither.
+func TestInProcessSeen(t *testing.T) {
+	t.Run("reaction", func(t *testing.T) {
+		g, ports, agent := inproc(t, func(s *Settings) { s.SeenReaction = "👀" })
+		ports.react = true
+		ctx := context.Background()
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "first hold")}); err != nil {
+			t.Fatal(err)
+		}
+		<-agent.held
+		second := dmFrom("5", "second")
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{second}); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			ports.mu.Lock()
+			n := len(ports.reacted)
+			ports.mu.Unlock()
+			if n > 0 {
+				break
+			}
+			select {
+			case <-ports.more:
+			case <-time.After(10 * time.Second): // a bound on a failing test
+				t.Fatal("no reaction")
+			}
+		}
+		close(agent.release)
+		seen := 0
+		for _, w := range []string{"first hold", "second"} {
+			if got := ports.next(t, "5", &seen); !strings.Contains(got, w) {
+				t.Fatalf("reply %q, want %q next", got, w)
+			}
+		}
+		ports.mu.Lock()
+		defer ports.mu.Unlock()
+		if len(ports.reacted) != 1 || ports.reacted[0].MessageID != second.MessageID || ports.reacted[0].Emoji != "👀" || ports.reacted[0].ChatID != "5" {
+			t.Errorf("reactions %+v", ports.reacted)
+		}
+	})
+	t.Run("notice", func(t *testing.T) {
+		g, ports, agent := inproc(t, func(s *Settings) { s.SeenReaction, s.QueuedNotice = "👀", true })
+		ctx := context.Background()
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "first hold")}); err != nil {
+			t.Fatal(err)
+		}
+		<-agent.held
+		seen := 0
+		for i, w := range []string{"second", "third"} {
+			if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", w)}); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"Queued: next after the answer being written.", "Queued: 1 ahead."}[i]
+			if got := ports.next(t, "5", &seen); got != want {
+				t.Errorf("notice %q, want %q", got, want)
+			}
+		}
+		close(agent.release)
+		for _, w := range []string{"first hold", "second", "third"} {
+			if got := ports.next(t, "5", &seen); !strings.Contains(got, w) {
+				t.Fatalf("reply %q, want %q next", got, w)
+			}
+		}
+	})
 }
 
 // A built-in command is answered by the gateway itself, without a turn.

@@ -84,6 +84,11 @@ type Options struct {
 	SessionMode func(key string) Mode
 	// Backoff is how long a lane waits after a store failure; zero means 1 s.
 	Backoff time.Duration
+	// Seen, when not nil, is told of messages that arrived while a turn of
+	// their session ran and did not interrupt it: queued behind it (ahead
+	// is how many wait before them) or steered into it (ahead < 0). The
+	// sender may be shown they were taken.
+	Seen func(key string, items []Item, ahead int)
 }
 
 // Queue runs each session's queued entries, one turn at a time, oldest
@@ -94,6 +99,7 @@ type Queue struct {
 	runner  Runner
 	obs     Observer
 	notify  Notifier
+	seen    func(key string, items []Item, ahead int)
 	backoff time.Duration
 	session func(key string) Mode
 
@@ -148,7 +154,7 @@ func New(opts Options) *Queue {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Queue{
-		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, notify: opts.Notifier, backoff: opts.Backoff, session: opts.SessionMode,
+		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, notify: opts.Notifier, seen: opts.Seen, backoff: opts.Backoff, session: opts.SessionMode,
 		ctx: ctx, cancel: cancel, policy: opts.Policy.withDefaults(), lanes: map[string]*lane{}, summaries: map[string][]string{}, toldCap: map[string]bool{},
 	}
 }
@@ -208,6 +214,21 @@ func (q *Queue) add(n int) {
 	q.obs.SetQueueDepth(int(max(q.queued.Add(int64(n)), 0)))
 }
 
+// Waiting is the number of entries waiting in session key's queue.
+func (q *Queue) Waiting(key string) int {
+	q.mu.Lock()
+	l := q.lanes[key]
+	q.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	n, err := q.count(l)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // Depth is the number of entries waiting in session queues.
 func (q *Queue) Depth() int { return int(max(q.queued.Load(), 0)) }
 
@@ -246,20 +267,30 @@ func (q *Queue) Enqueue(key string, items []Item) {
 	}
 	run := l.active
 	q.mu.Unlock()
+	var mode Mode
 	if run != nil {
-		switch q.modeFor(pol, key, instance) {
+		mode = q.modeFor(pol, key, instance)
+		switch mode {
 		case Interrupt:
 			q.Abort(key, "interrupted by a new message")
 		case Steer:
 			if q.steer(key, run, items, ids) {
+				if q.seen != nil {
+					q.seen(key, items, -1)
+				}
 				return
 			}
 		}
 	}
 	q.mu.Lock()
-	q.lane(key).wait(key, items)
+	l = q.lane(key)
+	l.wait(key, items)
 	q.mu.Unlock()
 	q.applyCap(pol, key, instance)
+	if run != nil && q.seen != nil && mode != Interrupt {
+		n, _ := q.count(l)
+		q.seen(key, items, max(n-len(items), 0))
+	}
 	q.kick(key, false)
 }
 

@@ -49,6 +49,10 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 	}
 	s.typing.pause()
 	defer s.typing.resume()
+	if s.card != nil {
+		s.card.asking(p.Tool)
+		defer s.card.asking("")
+	}
 	d := a.Ask(ctx, s.key, s.tgt, s.asker, p)
 	if d.Allow && len(d.Always) > 0 {
 		s.alwaysMu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
@@ -47,6 +48,11 @@ type Outcome struct {
 	// Draft is the turn's live draft, if any: the reply's first chunk
 	// replaced it.
 	Draft Draft
+
+	// card: the turn card shows and the answer did not replace it; took:
+	// how long the agent ran.
+	card bool
+	took time.Duration
 }
 
 // Run runs the turn.
@@ -77,7 +83,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		return Outcome{Retry: ctx.Err() == nil, Halt: ctx.Err() != nil}
 	}
 	tgt := last.Target()
-	ty := newTyping(func() func() { return t.opts.Output.Typing(tgt) })
+	ty := newTyping(func() func() { return t.opts.Output.Typing(tgt, set.Timeout) })
 	if note != "" {
 		// Before the reply (streamed blocks included), once: the reset is
 		// stored, so a re-run after a restart does not say it again.
@@ -89,14 +95,42 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		// The files claude sent with send_file go with its reply.
 		o.Text = strings.TrimSpace(o.Text + "\n\n" + strings.Join(queued, "\n"))
 	}
+	stopped := req.AbortReason() != ""
+	if stopped {
+		ty.end() // at once: /stop ended the turn
+	}
 	if o.Deliver {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.
-		t.opts.Output.Reply(Reply{Key: req.Key, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
-			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft})
+		r := Reply{Key: req.Key, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
+			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft}
+		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {
+			r.Ping = "✅ Done — took " + took(o.took) + "."
+		}
+		t.opts.Output.Reply(r)
+	}
+	if o.card && o.Draft != nil && (strings.TrimSpace(o.Text) == "" || hasMedia(o.Text)) {
+		// The card is still what the chat shows: nothing (or files of
+		// their own) answered in it.
+		line := "✓ Done in " + took(o.took) + "."
+		if stopped {
+			line = "⏹ Stopped after " + took(o.took) + "."
+		}
+		o.Draft.Final(line)
 	}
 	ty.end()
 	return o
+}
+
+// hasMedia reports whether a reply has MEDIA: lines (its files go as
+// messages of their own, not into the draft).
+func hasMedia(text string) bool {
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(strings.TrimSpace(line), "MEDIA:") {
+			return true
+		}
+	}
+	return false
 }
 
 // exchange runs the agent for the started entries and says what to deliver.
@@ -155,6 +189,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		log.get().Debug("agent turn done", "duration", res.Duration, "outcome", outcome, "new_process", res.NewProcess, "wait", res.Wait.Previous+res.Wait.Slot, "start", res.Wait.Start)
 	}
 	o := t.outcome(ctx, log, req, res, out, last)
+	o.card, o.took = out.card, t.opts.Now().Sub(started)
 	if compact && res.Err == nil {
 		o.Format, o.Text = channel.FormatPlain, "Conversation compacted: claude goes on from a summary of it."
 		if !res.Compacted {
@@ -186,12 +221,12 @@ func (t *Turns) outcome(ctx context.Context, log *turnLog, req Request, res runn
 		}
 	case res.Err.Kind == runner.KindAborted:
 		log.get().Info("turn aborted", "reason", req.AbortReason())
-		if out.draft != nil {
+		if out.draft != nil && !out.card {
 			// The draft shows a reply cut off: say so, rather than leave
 			// it looking like the whole answer.
 			out.draft.Interrupted(noteStopped)
 		}
-		return Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatPlain}
+		return Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatPlain, Draft: out.draft}
 	case res.Err.Kind == runner.KindPromptTooLong:
 		log.get().Warn("conversation too long for the context window; starting a new session", "detail", res.Err.Detail)
 		t.Reset(ctx, req.Key, last, "prompt too long")

@@ -22,6 +22,8 @@ type streamed struct {
 	remainder string
 	replyTo   reply.ReplyTarget
 	draft     Draft
+	// card: the turn card was shown and the answer never replaced it.
+	card bool
 }
 
 // streamer shows one run's text while it is produced: blocks are sent as
@@ -48,6 +50,7 @@ type streamer struct {
 	c        *runner.Coalescer
 	acc      strings.Builder // the whole streamed text, for the draft
 	out      streamed
+	card     *card // nil: no turn card
 }
 
 // streamMode resolves the streaming setting for a target.
@@ -75,11 +78,6 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	if m.Scheduled != "" && m.Model != "" {
 		model = m.Model // heartbeat { model }
 	}
-	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Agent: agentOf(key), Dir: dir, Model: model, Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key), AskPermission: t.asks(set, ov), Images: images})
-	if err != nil {
-		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, streamed{}
-	}
 	mode := t.streamMode(set, m.Instance)
 	if m.Scheduled == HeartbeatJob {
 		mode = StreamOff // a heartbeat's acknowledgement is never shown, not even live
@@ -95,13 +93,25 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	if s.mode == StreamDraft {
 		s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
 	}
+	if set.TurnCard && m.Scheduled != HeartbeatJob && (mode == StreamDraft || mode == StreamOff) && t.opts.Output.CanEdit(m.Instance) {
+		// The card counts from here: waiting for claude is part of the
+		// turn.
+		if s.out.draft == nil {
+			s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
+		}
+		s.card = t.newCard(key, s.out.draft, s.verbose)
+	}
 	if m.Scheduled == "" {
 		s.asker = m
 	}
-	res := s.consume(run.Events())
-	if s.out.draft != nil {
-		s.out.draft.Stop()
+	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
+		Agent: agentOf(key), Dir: dir, Model: model, Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key), AskPermission: t.asks(set, ov), Images: images})
+	if err != nil {
+		s.stopLive()
+		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, s.out
 	}
+	res := s.consume(run.Events())
+	s.stopLive()
 	if res.Model != "" {
 		// {model} in response_prefix names the model that answered, not
 		// the one configured (an alias, a fallback, or none).
@@ -111,6 +121,16 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 		s.finish(res.Text)
 	}
 	return res, s.out
+}
+
+// stopLive ends the card's and the draft's updates.
+func (s *streamer) stopLive() {
+	if s.card != nil {
+		s.out.card = s.card.stop()
+	}
+	if s.out.draft != nil {
+		s.out.draft.Stop()
+	}
 }
 
 // consume reads the run's events until it ends, streaming text and tool
@@ -166,7 +186,12 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 		}
 		go s.permission(s.ctx, e.Permission)
 	case runner.EventToolUse:
-		if s.verbose && e.Tool != nil {
+		switch {
+		case e.Tool == nil:
+		case s.card != nil:
+			// The card shows the step (a verbose card, each step).
+			s.card.step(progressLine(e.Tool))
+		case s.verbose:
 			s.t.opts.Output.Send(s.key, s.tgt, progressLine(e.Tool), channel.FormatPlain)
 		}
 	default:
@@ -196,6 +221,9 @@ func (s *streamer) emit(block string) {
 			s.acc.WriteString("\n\n")
 		}
 		s.acc.WriteString(block)
+		if s.card != nil {
+			s.card.streaming()
+		}
 		s.out.draft.Update(s.acc.String())
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/internal/recent"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/session"
@@ -75,6 +76,12 @@ const HeartbeatJob = "heartbeat"
 type Draft interface {
 	// Update shows the whole streamed text so far.
 	Update(text string)
+	// Card shows a turn card (plain text) with buttons under it, until
+	// the reply streams or ends the turn (core/delivery Draft.Card).
+	Card(text string, buttons [][]channel.Button)
+	// Final replaces the message, when there is one the reply did not
+	// take over, with text and no buttons; it reports whether it did.
+	Final(text string) bool
 	// Stop ends updates; the final reply takes the draft over.
 	Stop()
 	// TakeFirst delivers the final reply's first chunk by editing the
@@ -91,8 +98,9 @@ type Draft interface {
 // Output is how a turn reaches the chat while it runs (core/delivery).
 type Output interface {
 	CanEdit(instance string) bool
-	// Typing shows the typing indicator until seal is called.
-	Typing(tgt message.Target) (seal func())
+	// Typing shows the typing indicator until seal is called, for at
+	// most max (0: the dispatcher's default).
+	Typing(tgt message.Target, max time.Duration) (seal func())
 	// Send sends text outside the outbox, chunked, in session order.
 	Send(key string, tgt message.Target, text, format string) []string
 	// SendBlock sends a streamed block of the turn of journal entry id
@@ -125,6 +133,9 @@ type Reply struct {
 	Format  string
 	ReplyTo string
 	Draft   Draft
+	// Ping is sent as a new message when the reply reached the chat only
+	// by editing the draft (a long turn: Settings.PingAfter).
+	Ping string
 }
 
 // Approvals asks the chat whether claude may use a tool (core/approval,
@@ -222,6 +233,15 @@ type Settings struct {
 	// MaxFileBytes is the largest file claude may send (the delivery's
 	// limit), said in the messaging section; 0 unsaid.
 	MaxFileBytes int64
+	// Timeout is the agent's turn timeout (agent.timeout): the typing
+	// indicator lasts the whole turn, at most this long; 0 the default.
+	Timeout time.Duration
+	// TurnCard shows a running turn as a live card where the channel
+	// edits messages (messages.turn_card "auto"); PingAfter sends a
+	// completion ping after a turn this long whose answer came by an edit
+	// (messages.ping_after; 0 never).
+	TurnCard  bool
+	PingAfter time.Duration
 	// Agents are the named agents' own settings by id (the agent "<id>" blocks); a
 	// session's key names its agent (sessionkey.ForAgent). The fields above are the
 	// default agent's. See ForAgent.
@@ -242,6 +262,7 @@ type AgentSettings struct {
 	// MemoryFlush is the agent's memory_flush (Options.MemoryFlush is the
 	// default agent's).
 	MemoryFlush runner.MemoryFlush
+	Timeout     time.Duration
 }
 
 // ForAgent is s for the turns of agent id: its own settings in place of the default
@@ -253,6 +274,9 @@ func (s Settings) ForAgent(id string) Settings {
 	}
 	s.Workspace, s.Model, s.Models, s.PermissionMode, s.PermissionModes = a.Workspace, a.Model, a.Models, a.PermissionMode, a.PermissionModes
 	s.Approvals, s.InlineImages, s.Worktrees = a.Approvals, a.InlineImages, a.Worktrees
+	if a.Timeout > 0 {
+		s.Timeout = a.Timeout
+	}
 	return s
 }
 
@@ -294,8 +318,13 @@ type Options struct {
 	// MemoryFlush decides the pre-compaction memory-flush turn (the
 	// runner's Config().MemoryFlush; set Disabled to turn it off).
 	MemoryFlush runner.MemoryFlush
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock; nil means time.Now. Clock times the turn card;
+	// nil means the real clock.
+	Now   func() time.Time
+	Clock tstime.Clock
+	// Waiting says how many messages of session key wait behind its
+	// running turn (the turn card's count); nil: not shown.
+	Waiting func(key string) int
 	// AgentTools, when not nil, gives the MCP config (JSON) of the host's
 	// own tools for the chat of m and the tool names to allow; "" for
 	// none.
@@ -342,6 +371,9 @@ func New(opts Options) *Turns {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Clock == nil {
+		opts.Clock = tstime.Std{}
 	}
 	if opts.MaxMediaBytes <= 0 {
 		opts.MaxMediaBytes = 20 << 20

@@ -82,7 +82,7 @@ func (o *fakeOutput) CheckFile(_, path string) (string, error) {
 	}
 	return p, nil
 }
-func (o *fakeOutput) Typing(message.Target) func() {
+func (o *fakeOutput) Typing(message.Target, time.Duration) func() {
 	o.mu.Lock()
 	o.typed++
 	o.mu.Unlock()
@@ -115,6 +115,8 @@ func (nopDraft) Stop()                           {}
 func (nopDraft) TakeFirst(string) (string, bool) { return "", false }
 func (nopDraft) MessageID() string               { return "" }
 func (nopDraft) Interrupted(string)              {}
+func (nopDraft) Card(string, [][]channel.Button) {}
+func (nopDraft) Final(string) bool               { return false }
 
 type fakeChannels struct{}
 
@@ -145,6 +147,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, set Settings) *fixture {
 	t.Helper()
+	return newFixtureWith(t, set, nil)
+}
+
+// newFixtureWith is newFixture with opts changed by with before New.
+func newFixtureWith(t *testing.T, set Settings, with func(*Options)) *fixture {
+	t.Helper()
 	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
@@ -152,8 +160,12 @@ func newFixture(t *testing.T, set Settings) *fixture {
 	t.Cleanup(func() { _ = db.Close() })
 	f := &fixture{t: t, db: db, agent: &fakeAgent{result: runner.Result{Text: "hello back"}}, out: &fakeOutput{}, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	hooks := fakeHooks{"clock": {PrependContext: "It is noon."}, "weather": {PrependContext: "Sunny.", SystemPrompt: "Be brief."}}
-	f.turns = New(Options{Agent: f.agent, Channels: fakeChannels{}, Hooks: hooks, Output: f.out, Store: db, Settings: set, Meta: session.NewCache(0),
-		MemoryFlush: runner.MemoryFlush{Disabled: true}, Now: func() time.Time { return f.now }})
+	opts := Options{Agent: f.agent, Channels: fakeChannels{}, Hooks: hooks, Output: f.out, Store: db, Settings: set, Meta: session.NewCache(0),
+		MemoryFlush: runner.MemoryFlush{Disabled: true}, Now: func() time.Time { return f.now }}
+	if with != nil {
+		with(&opts)
+	}
+	f.turns = New(opts)
 	return f
 }
 

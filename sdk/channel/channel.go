@@ -317,6 +317,11 @@ type EditRequest struct {
 	MessageID string
 	Text      string
 	Format    string
+	// Buttons (Capabilities.Buttons) are the message's buttons after the
+	// edit, row by row: an edit sets them, and an edit without buttons
+	// leaves the message with none (a live turn card's Stop button goes
+	// when the card becomes the answer).
+	Buttons [][]Button
 }
 
 // Reactor is implemented by channels that support reactions.

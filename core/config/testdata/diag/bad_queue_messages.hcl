@@ -12,4 +12,7 @@ messages {
   timezone            = "utcc"
   streaming           = "draf"
   hook_timeout        = "0s"
+  turn_card           = "always"
+  ping_after          = "soon"
+  seen_reaction       = "seen it"
 }

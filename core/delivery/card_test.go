@@ -1,0 +1,98 @@
+package delivery
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+var stopRow = [][]channel.Button{{{ID: "/stop", Label: "Stop"}}}
+
+// TestTurnCardBecomesTheReply: a turn card is sent with its Stop button;
+// the answer's draft updates keep the button; the final reply replaces
+// the card without it, and the ping follows as a reply to it, once.
+func TestTurnCardBecomesTheReply(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.desc.Capabilities.Buttons = true
+	id := f.entry()
+	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr.Card("⏳ Working · 5s\n⚙ Read: a_b.go", stopRow)
+	dr.Stop()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "The answer.", Format: channel.FormatMarkdown, Draft: dr, Ping: "✅ Done — took 45s."})
+	calls := f.ch.log()
+	if len(calls) != 3 {
+		t.Fatalf("calls %+v", calls)
+	}
+	if c := calls[0]; c.op != "send" || c.text != "⏳ Working · 5s\n⚙ Read: a_b.go" || c.format != channel.FormatPlain || c.buttons != "/stop" {
+		t.Errorf("card %+v", c)
+	}
+	if c := calls[1]; c.op != "edit" || c.msgID != "1" || c.text != "The answer." || c.buttons != "" {
+		t.Errorf("final edit %+v", c)
+	}
+	if c := calls[2]; c.op != "send" || c.replyTo != "1" || c.text != "✅ Done — took 45s." {
+		t.Errorf("ping %+v", c)
+	}
+	if dr.Final("✓ Done in 45s.") {
+		t.Error("Final replaced a card the reply had taken over")
+	}
+}
+
+// TestTurnCardUpdatesKeepStop: the answer streaming into the card's
+// draft keeps the Stop button until the end.
+func TestTurnCardUpdatesKeepStop(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.desc.Capabilities.Buttons = true
+	dr := f.d.NewDraft("k", f.entry(), tgt, store.Live{})
+	dr.Card("⏳ Working · 5s", stopRow)
+	dr.mu.Lock()
+	dr.last = dr.last.Add(-draftInterval) // the interval has passed
+	dr.mu.Unlock()
+	dr.Update("The answer so far")
+	calls := f.ch.log()
+	if len(calls) != 2 || calls[1].op != "edit" || calls[1].text != "The answer so far" || calls[1].buttons != "/stop" {
+		t.Fatalf("calls %+v", calls)
+	}
+}
+
+// TestTurnCardCollapses: a card the turn ends without a reply in (stopped,
+// NO_REPLY) becomes one line without buttons; no ping without a reply.
+func TestTurnCardCollapses(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.desc.Capabilities.Buttons = true
+	id := f.entry()
+	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr.Card("⏳ Working · 1m 10s", stopRow)
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Draft: dr, Ping: "✅ Done — took 1m 12s."})
+	if !dr.Final("⏹ Stopped after 1m 12s.") {
+		t.Fatal("the card was not collapsed")
+	}
+	calls := f.ch.log()
+	if len(calls) != 2 || calls[1].op != "edit" || calls[1].text != "⏹ Stopped after 1m 12s." || calls[1].buttons != "" {
+		t.Fatalf("calls %+v", calls)
+	}
+}
+
+// TestNoPingForNewMessages: a reply of several messages notifies by
+// itself (its later chunks are new messages), and one without a draft
+// message is a new message: no ping.
+func TestNoPingForNewMessages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 40)
+	id := f.entry()
+	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr.Update("Working on it")
+	dr.Stop()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: strings.Repeat("word ", 20), Format: channel.FormatMarkdown, Draft: dr, Ping: "ping"})
+	id2 := f.entry()
+	f.d.Deliver(Reply{Key: "k", ID: id2, Target: tgt, Text: "short", Format: channel.FormatMarkdown, Draft: f.d.NewDraft("k", id2, tgt, store.Live{}), Ping: "ping"})
+	for _, c := range f.ch.log() {
+		if c.text == "ping" {
+			t.Errorf("pinged: %+v", f.ch.log())
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package turn
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
+	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// cardDraft records what a turn shows in its draft.
+type cardDraft struct {
+	mu      sync.Mutex
+	cards   []string // each card's text, its buttons' ids after " | "
+	updates []string
+	finals  []string
+	id      string
+	shown   chan string
+}
+
+func newCardDraft() *cardDraft { return &cardDraft{shown: make(chan string, 16)} }
+
+func (d *cardDraft) Card(text string, buttons [][]channel.Button) {
+	var ids []string
+	for _, r := range buttons {
+		for _, b := range r {
+			ids = append(ids, b.ID)
+		}
+	}
+	c := text + " | " + strings.Join(ids, ",")
+	d.mu.Lock()
+	d.cards, d.id = append(d.cards, c), "c1"
+	d.mu.Unlock()
+	d.shown <- c
+}
+func (d *cardDraft) Update(text string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.updates = append(d.updates, text)
+}
+func (d *cardDraft) Stop()              {}
+func (d *cardDraft) Interrupted(string) {}
+func (d *cardDraft) MessageID() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.id
+}
+func (d *cardDraft) TakeFirst(string) (string, bool) { return d.MessageID(), d.MessageID() != "" }
+func (d *cardDraft) Final(text string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.finals = append(d.finals, text)
+	return d.id != ""
+}
+
+func (d *cardDraft) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case c := <-d.shown:
+		return c
+	case <-time.After(5 * time.Second):
+		t.Fatal("no card was shown")
+		return ""
+	}
+}
+
+// cardFixture is a turn fixture on a fake clock where 2 messages wait and
+// the channel edits messages.
+func cardFixture(t *testing.T, set Settings) (*fixture, *tstimetest.Fake, *cardDraft) {
+	clk := tstimetest.NewFake(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))
+	set.TurnCard = true
+	f := newFixtureWith(t, set, func(o *Options) {
+		o.Clock, o.Now = clk, clk.Now
+		o.Waiting = func(string) int { return 2 }
+	})
+	f.out.edits = true
+	d := newCardDraft()
+	f.out.draft = d
+	return f, clk, d
+}
+
+// runFor makes the fake agent's turn take d of fake time, showing the
+// cards it should on the way.
+func runFor(t *testing.T, f *fixture, clk *tstimetest.Fake, d *cardDraft, cards *[]string, dur time.Duration) {
+	f.agent.onRun = func() {
+		if !clk.BlockUntil(1, 5*time.Second) {
+			t.Error("the card's timer was never armed")
+			return
+		}
+		clk.Advance(cardDelay)
+		*cards = append(*cards, d.next(t))
+		if dur > cardDelay {
+			clk.Advance(dur - cardDelay)
+			*cards = append(*cards, d.next(t))
+		}
+	}
+}
+
+// TestTurnCardShowsTheTurn: a turn that runs past cardDelay shows a card
+// with the time, what waits behind it and a Stop button, updated as it
+// runs; its answer goes into the card (the reply takes the draft) and,
+// after a turn longer than ping_after, the reply carries the ping.
+func TestTurnCardShowsTheTurn(t *testing.T) {
+	t.Parallel()
+	f, clk, d := cardFixture(t, Settings{Streaming: StreamOff, PingAfter: 30 * time.Second})
+	var cards []string
+	runFor(t, f, clk, d, &cards, 43*time.Second)
+	f.agent.result = runner.Result{Text: "All done."}
+	f.turns.Run(context.Background(), f.request("tg", "refactor the queue"))
+	want := []string{
+		"⏳ Working · 0s\nthinking…\n2 messages wait behind this one. | /stop",
+		"⏳ Working · 40s\nthinking…\n2 messages wait behind this one. | /stop",
+	}
+	if strings.Join(cards, "\n---\n") != strings.Join(want, "\n---\n") {
+		t.Errorf("cards:\n%s\nwant:\n%s", strings.Join(cards, "\n---\n"), strings.Join(want, "\n---\n"))
+	}
+	if len(f.out.replies) != 1 || f.out.replies[0].Text != "All done." || f.out.replies[0].Draft != d || f.out.replies[0].Ping != "✅ Done — took 43s." {
+		t.Fatalf("replies %+v", f.out.replies)
+	}
+	if len(d.finals) != 0 {
+		t.Errorf("the card was collapsed under its answer: %q", d.finals)
+	}
+}
+
+// TestFastTurnHasNoCard: a turn answered within cardDelay shows no card
+// and pings nobody.
+func TestFastTurnHasNoCard(t *testing.T) {
+	t.Parallel()
+	f, _, d := cardFixture(t, Settings{Streaming: StreamOff, PingAfter: 30 * time.Second})
+	f.turns.Run(context.Background(), f.request("tg", "hi"))
+	if len(d.cards) != 0 || len(f.out.replies) != 1 || f.out.replies[0].Ping != "" {
+		t.Fatalf("cards %q replies %+v", d.cards, f.out.replies)
+	}
+}
+
+// TestTurnCardCollapses: a card whose turn ends with no reply in it (claude
+// said NO_REPLY; /stop) collapses to one line; a stopped turn pings
+// nobody.
+func TestTurnCardCollapses(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		result runner.Result
+		abort  string
+		want   string
+	}{
+		{"no reply", runner.Result{Text: "NO_REPLY"}, "", "✓ Done in 35s."},
+		{"stopped", runner.Result{Err: &runner.Error{Kind: runner.KindAborted}}, "stopped by /stop", "⏹ Stopped after 35s."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, clk, d := cardFixture(t, Settings{Streaming: StreamOff, PingAfter: 30 * time.Second})
+			var cards []string
+			runFor(t, f, clk, d, &cards, 35*time.Second)
+			f.agent.result = c.result
+			req := f.request("tg", "go")
+			req.AbortReason = func() string { return c.abort }
+			f.turns.Run(context.Background(), req)
+			if len(d.finals) != 1 || d.finals[0] != c.want {
+				t.Errorf("finals %q, want %q", d.finals, c.want)
+			}
+			if len(f.out.replies) != 1 || f.out.replies[0].Text != "" || (c.abort != "" && f.out.replies[0].Ping != "") {
+				t.Errorf("replies %+v", f.out.replies)
+			}
+		})
+	}
+}
+
+// TestCardText: the card shows the current step, or with /verbose on the
+// last cardLines steps; a tool use waiting for approval; elapsed time in
+// steps that keep edits rare.
+func TestCardText(t *testing.T) {
+	t.Parallel()
+	f, clk, _ := cardFixture(t, Settings{})
+	c := &card{t: f.turns, key: "k", started: clk.Now()}
+	for i := range 10 {
+		c.step("⚙ Read: f" + string(rune('0'+i)) + ".go")
+	}
+	clk.Advance(75 * time.Second)
+	if got, want := c.render(), "⏳ Working · 1m 10s\n⚙ Read: f9.go\n2 messages wait behind this one."; got != want {
+		t.Errorf("card %q, want %q", got, want)
+	}
+	c.verbose = true
+	c.asking("Bash")
+	got := c.render()
+	if !strings.HasPrefix(got, "⏸ Waiting for approval: Bash · 1m 10s\n⚙ Read: f2.go\n") || strings.Count(got, "⚙") != cardLines || !strings.Contains(got, "⚙ Read: f9.go\n2 messages") {
+		t.Errorf("verbose card %q", got)
+	}
+	for d, want := range map[time.Duration]string{4 * time.Second: "0s", 59 * time.Second: "55s", 9*time.Minute + 59*time.Second: "9m 50s", 42 * time.Minute: "42m", 2*time.Hour + 5*time.Minute: "2h 05m"} {
+		if got := elapsed(d); got != want {
+			t.Errorf("elapsed(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
