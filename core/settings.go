@@ -93,7 +93,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace, AgentWorkspaces: map[string]string{},
 		},
-		Approval: approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners", DirectChats: map[string]bool{}},
+		Approval:     approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners", DirectChats: map[string]bool{}},
 		SeenReaction: msg.SeenReaction, QueuedNotice: msg.QueuedNotice,
 	}
 	if len(cfg.Agents) > 0 {

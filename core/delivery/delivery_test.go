@@ -24,7 +24,7 @@ import (
 type sent struct {
 	op, text, format, replyTo string
 	msgID                     string
-	buttons                   string // the buttons' ids, "|" between them
+	buttons                   string   // the buttons' ids, "|" between them
 	media                     []string // the paths of the files attached
 }
 

@@ -26,11 +26,11 @@ type Draft struct {
 	tgt   message.Target
 	shape shape
 
-	mu       sync.Mutex // also taken by the throttle goroutine
-	id       string
-	last     time.Time
-	pending  string
-	shown    string
+	mu      sync.Mutex // also taken by the throttle goroutine
+	id      string
+	last    time.Time
+	pending string
+	shown   string
 	// format is pending's format; buttons go under the message with the
 	// next flush (a turn card's Stop button), shownButtons are those it
 	// has.
@@ -39,9 +39,9 @@ type Draft struct {
 	shownButtons [][]channel.Button
 	failed       bool
 	taken        bool // the final reply's first chunk replaced the text
-	overflow bool
-	waiting  bool
-	stopped  chan struct{}
+	overflow     bool
+	waiting      bool
+	stopped      chan struct{}
 }
 
 // NewDraft starts a draft for the reply to journal entry id, shown in tgt;

@@ -65,8 +65,8 @@ func (p *recPorts) React(_ context.Context, _ string, req channel.ReactRequest) 
 	p.more <- struct{}{}
 	return nil
 }
-func (p *recPorts) Known(string) bool                                              { return true }
-func (p *recPorts) DisplayName(string) string                                      { return "Fake" }
+func (p *recPorts) Known(string) bool         { return true }
+func (p *recPorts) DisplayName(string) string { return "Fake" }
 func (p *recPorts) Capabilities(string) (channel.Capabilities, bool) {
 	return channel.Capabilities{Markdown: channel.MarkdownCommonMark, MaxTextLength: 4096, MediaOut: []channel.MediaKind{channel.MediaDocument}}, true
 }
