@@ -214,6 +214,40 @@ func testRelay(t *testing.T, a, b, c store.Cluster) {
 			woke <- w
 		}
 	})
+	// The listener LISTENs in its goroutine: probe calls are finished until
+	// the origin hears an outcome, so the one below cannot come first.
+	deadline := time.Now().Add(10 * time.Second)
+	for heard := false; !heard; {
+		if time.Now().After(deadline) {
+			t.Fatal("the origin's listener never heard an outcome")
+		}
+		id, err := a.Relay(ctx, store.RelayCall{Instance: "probe", Op: "send", Request: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := b.ClaimRelays(ctx, []string{"probe"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, call := range cs {
+			if err := b.FinishRelay(ctx, call.ID, store.RelayResult{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		select {
+		case <-woke:
+			heard = true
+		case <-time.After(50 * time.Millisecond):
+		}
+		_, _ = a.TakeRelay(ctx, id)
+	}
+	for drained := false; !drained; {
+		select {
+		case <-woke:
+		case <-time.After(100 * time.Millisecond):
+			drained = true
+		}
+	}
 	var ids []int64
 	for i := range 20 {
 		req, _ := json.Marshal(map[string]int{"n": i})
