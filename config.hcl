@@ -189,6 +189,10 @@ messages {
   hook_timeout        = "5s"      # per before_agent_start hook
   prompt_section      = true      # tell claude about the chat (channel, formatting, NO_REPLY, send_file)
   # prompt_template   = "section.tmpl"  # a Go template replacing that section's text
+  turn_card           = "auto"    # auto (a live card with a Stop button where the channel edits) | off
+  ping_after          = "30s"     # a short new message after a turn this long answered by an edit; "0s" never
+  seen_reaction       = "👀"      # on a message that arrives while its chat's turn runs; "" none
+  queued_notice       = false     # "Queued: 2 ahead." where the channel has no reactions
 }
 
 # Plugins. Each block is one instance, supervised by the host: `clawhost status`
