@@ -90,6 +90,11 @@
 //   - processing: [Journal.Start] commits this state, and increments
 //     Attempts, before the runner is started. A message in processing has
 //     been handed to claude (or is about to be), and its reply is not stored.
+//   - parked: [Journal.Park] moved the entries of a turn that hit claude's
+//     usage limit here from processing (giving back the attempt); they wait
+//     for the limit's reset, survive restarts (Recover leaves them) and are
+//     not pending; [Journal.Unpark] puts every one back in its session's
+//     queue, where their ids keep them ahead of what queued behind them.
 //   - replied: [Outbox.RecordReply] stored the produced reply and its chunks
 //     in the same transaction that left processing. From here on claude is
 //     never asked again; only delivery remains. Messages of the same turn
@@ -98,9 +103,10 @@
 //     chunk moves replied to done. A reply with no chunks (NO_REPLY) goes
 //     straight to done.
 //
-// No state ever goes backwards ([State.Rank] never decreases), with one
-// exception, made only by [Journal.Recover]: processing back to queued (or
-// to accepted, for an entry without a session).
+// No state ever goes backwards ([State.Rank] never decreases), with two
+// exceptions: [Journal.Recover]'s processing back to queued (or to
+// accepted, for an entry without a session), and [Journal.Park]'s
+// processing to parked (whose Unpark to queued keeps the rank).
 //
 // # Recovery rules (after a restart, or kill -9 at any moment)
 //

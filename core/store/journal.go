@@ -15,6 +15,7 @@ const (
 	StateAccepted   State = "accepted"   // stored and acked, not routed yet
 	StateQueued     State = "queued"     // waiting in its session's lane
 	StateProcessing State = "processing" // the runner was (being) started
+	StateParked     State = "parked"     // its turn hit claude's usage limit; waits for the reset
 	StateReplied    State = "replied"    // reply stored in the outbox, delivering
 	StateDone       State = "done"       // terminal: handled
 	StateDropped    State = "dropped"    // terminal: dropped on purpose (queue policy, access, abort)
@@ -26,15 +27,16 @@ func (s State) Terminal() bool {
 	return s == StateDone || s == StateDropped || s == StateFailed
 }
 
-// Rank orders the states along the state machine: accepted 0, queued 1,
-// processing 2, replied 3, the terminal states 4, an unknown state -1. No
-// transition lowers an entry's rank except [Journal.Recover]'s processing →
-// queued (or accepted).
+// Rank orders the states along the state machine: accepted 0, queued and
+// parked 1, processing 2, replied 3, the terminal states 4, an unknown
+// state -1. No transition lowers an entry's rank except [Journal.Recover]'s
+// processing → queued (or accepted) and [Journal.Park]'s processing →
+// parked.
 func (s State) Rank() int {
 	switch s {
 	case StateAccepted:
 		return 0
-	case StateQueued:
+	case StateQueued, StateParked:
 		return 1
 	case StateProcessing:
 		return 2
@@ -92,6 +94,18 @@ type Journal interface {
 	// ListPending returns up to limit (≤ 0: all) queued entries of a
 	// session, oldest (lowest id) first. Nil when nothing is pending.
 	ListPending(ctx context.Context, sessionKey string, limit int) ([]Entry, error)
+	// Park moves the entries of a turn that hit claude's usage limit from
+	// processing to parked, all or none, and gives back the attempt its
+	// run took (it never reached claude's answer): they wait for the
+	// limit's reset, are not pending (ListPending, CountPending), and
+	// Recover leaves them parked. An entry in another state is
+	// ErrBadTransition; no ids is a no-op.
+	Park(ctx context.Context, ids ...int64) error
+	// Unpark moves every parked entry back to its session's queue (parked
+	// → queued: their ids keep them ahead of what queued behind them) and
+	// returns their session keys, each once, in id order of their first
+	// entry. Nil when none was parked.
+	Unpark(ctx context.Context) ([]string, error)
 	// CountPending returns the number of queued entries of a session.
 	CountPending(ctx context.Context, sessionKey string) (int, error)
 	// PendingCounts returns the number of queued entries per session key;
@@ -246,4 +260,7 @@ type Recovery struct {
 	Stale []PendingReply
 	// Failed: interrupted runs that reached MaxAttempts, now failed.
 	Failed []Entry
+	// Parked: entries waiting for a usage limit's reset, left as they
+	// are (see [Journal.Unpark]).
+	Parked []Entry
 }

@@ -57,6 +57,8 @@ func ApplyRecovery(open []Entry, opts RecoverOptions, now time.Time, w RecoveryW
 				return Recovery{}, err
 			}
 			rec.Failed = append(rec.Failed, e)
+		case StateParked:
+			rec.Parked = append(rec.Parked, e)
 		case StateReplied:
 			p, err := w.Reply(e)
 			if err != nil {

@@ -186,6 +186,51 @@ func (d *DB) start(ctx context.Context, sessionKey string, ids []int64) error {
 	})
 }
 
+// Park implements [store.Journal].
+func (d *DB) Park(ctx context.Context, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := d.write(ctx, func(tx pgx.Tx) error {
+		moved, err := collectIDs(tx.Query(ctx, `UPDATE journal SET state = 'parked', attempts = GREATEST(attempts - 1, 0), updated_at = $1
+			WHERE id = ANY($2) AND state = 'processing' RETURNING id`, d.now().UnixNano(), ids))
+		if err != nil {
+			return err
+		}
+		if len(moved) == len(ids) {
+			return nil
+		}
+		return refuseFirst(ctx, tx, ids, moved, store.StateParked)
+	})
+	if err != nil {
+		return fmt.Errorf("park %v: %w", ids, err)
+	}
+	return nil
+}
+
+// Unpark implements [store.Journal].
+func (d *DB) Unpark(ctx context.Context) ([]string, error) {
+	var keys []string
+	err := d.write(ctx, func(tx pgx.Tx) error {
+		keys = nil
+		rows, err := tx.Query(ctx, `WITH moved AS (
+			UPDATE journal SET state = 'queued', updated_at = $1 WHERE state = 'parked' RETURNING id, session_key)
+			SELECT session_key FROM moved GROUP BY session_key ORDER BY min(id)`, d.now().UnixNano())
+		if err != nil {
+			return err
+		}
+		keys, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if len(keys) == 0 {
+			keys = nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("unpark: %w", err)
+	}
+	return keys, nil
+}
+
 // refuseFirst returns why the first id of ids not in moved (or listed
 // twice) could not move.
 func refuseFirst(ctx context.Context, tx pgx.Tx, ids []int64, moved map[int64]bool, to store.State) error {

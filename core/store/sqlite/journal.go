@@ -2,9 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"cmp"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -205,6 +207,70 @@ func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
 		return fmt.Errorf("begin %v: %w", ids, err)
 	}
 	return nil
+}
+
+// Park implements [store.Journal].
+func (d *DB) Park(ctx context.Context, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := d.w.do(ctx, func(t *wtx) error {
+		now := d.now().UnixNano()
+		for _, id := range ids {
+			n, err := t.execN(`UPDATE journal SET state = 'parked', attempts = max(attempts - 1, 0), updated_at = ?
+				WHERE id = ? AND state = 'processing'`, now, id)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return t.refuse(id, store.StateParked)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("park %v: %w", ids, err)
+	}
+	return nil
+}
+
+// Unpark implements [store.Journal].
+func (d *DB) Unpark(ctx context.Context) ([]string, error) {
+	var keys []string
+	err := d.w.do(ctx, func(t *wtx) error {
+		keys = nil
+		rows, err := t.query(`UPDATE journal SET state = 'queued', updated_at = ? WHERE state = 'parked' AND finished_at = 0 RETURNING id, session_key`, d.now().UnixNano())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		type parked struct {
+			id  int64
+			key string
+		}
+		var all []parked
+		for rows.Next() {
+			var p parked
+			if err := rows.Scan(&p.id, &p.key); err != nil {
+				return err
+			}
+			all = append(all, p)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		slices.SortFunc(all, func(a, b parked) int { return cmp.Compare(a.id, b.id) })
+		for _, p := range all {
+			if !slices.Contains(keys, p.key) {
+				keys = append(keys, p.key)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("unpark: %w", err)
+	}
+	return keys, nil
 }
 
 // Finish implements [store.Journal].

@@ -73,6 +73,7 @@ var cases = []struct {
 	{"Outbox", testOutbox},
 	{"AttemptsAndLive", testAttemptsAndLive},
 	{"FinishFrom", testFinishFrom},
+	{"Park", testPark},
 	{"PairingGuesses", testPairingGuesses},
 	{"Recover", testRecover},
 	{"Prune", testPrune},
