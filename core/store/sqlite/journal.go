@@ -1,8 +1,8 @@
 package sqlite
 
 import (
-	"context"
 	"cmp"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
