@@ -61,6 +61,9 @@ func (s *Server) answer(w http.ResponseWriter, hr *http.Request, req *Request, r
 	if reply.ShouldRetry != nil {
 		w.Header().Set("x-should-retry", fmt.Sprint(*reply.ShouldRetry))
 	}
+	for k, v := range reply.Headers {
+		w.Header().Set(k, v)
+	}
 	reqID := "req_fake_" + randHex(10)
 	w.Header().Set("request-id", reqID)
 	if reply.Status != 0 && reply.Status != http.StatusOK {

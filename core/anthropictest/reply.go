@@ -30,6 +30,9 @@ type Reply struct {
 	ErrorMessage string
 	// ShouldRetry, when not nil, sets the x-should-retry header to "true" or "false".
 	ShouldRetry *bool
+	// Headers are set on the response (a subscription's usage-limit headers,
+	// anthropic-ratelimit-unified-*, or retry-after).
+	Headers map[string]string
 	// ToolUse, when not nil, appends a tool_use block after the text and ends the message
 	// with stop_reason "tool_use".
 	ToolUse *ToolUse

@@ -130,6 +130,23 @@
 // sentence /status shows. BenchmarkManyChats measures turn latency and starts per turn
 // for 200 chats on 4 warm processes and 4 slots.
 //
+// Usage and rate limits (measured with claude 2.1.330 against the fake Anthropic API,
+// CLAUDE_CODE_MAX_RETRIES=1). Logged in with a subscription (an OAuth token), a 429
+// with anthropic-ratelimit-unified-status rejected, -unified-reset and
+// -unified-representative-claim five_hour is not retried (1 request): claude writes
+// {"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":<unix
+// s>,"rateLimitType":"five_hour","isUsingOverage":false}}, a synthetic assistant message
+// and an error result (exit 1): api_error_status 429, api_error_type rate_limit_error,
+// terminal_reason api_error, result "You've hit your 5-hour limit · resets 4:16am
+// (UTC)". That is KindUsageLimit, Error.ResetAt from resetsAt (the text's time has no
+// date). A 429 with retry-after 3600 and no unified headers: one request, a
+// rate_limit_event without resetsAt, result "API Error: Server is temporarily limiting
+// requests (not your usage limit) · rate limited" — KindRateLimited, no reset. With an
+// API key claude writes no rate_limit_event at all: the unified headers change nothing,
+// a 429 is retried (MAX_RETRIES) and ends as "API Error: Request rejected (429) · …" —
+// KindRateLimited. The host parks the turns either way (core/usagelimit): until the
+// reset, or with a bounded backoff without one.
+//
 // The package imports nothing else from core; the composition package wires it.
 //
 // Files:

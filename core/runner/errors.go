@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // ErrorKind is a stable machine code for why a turn failed. Callers branch on it; the
@@ -15,8 +16,12 @@ type ErrorKind string
 const (
 	// KindOverloaded: the API answered 529 overloaded_error (after claude's retries).
 	KindOverloaded ErrorKind = "overloaded"
-	// KindRateLimited: the API answered 429 rate_limit_error.
+	// KindRateLimited: the API answered 429 rate_limit_error, without a
+	// reset time (an organization's rate limit, a 429 with retry-after).
 	KindRateLimited ErrorKind = "rate_limited"
+	// KindUsageLimit: a subscription's usage limit refused the request;
+	// Error.ResetAt is when it resets (claude's rate_limit_event).
+	KindUsageLimit ErrorKind = "usage_limit"
 	// KindAuth: no credentials ("Not logged in") or rejected ones ("Invalid API key", 401/403).
 	KindAuth ErrorKind = "auth"
 	// KindPromptTooLong: the conversation no longer fits the context window. The caller
@@ -56,6 +61,8 @@ type Error struct {
 	Detail string
 	// Status is the API's HTTP status when known (api_error_status), else 0.
 	Status int
+	// ResetAt is when the usage limit resets (KindUsageLimit).
+	ResetAt time.Time
 }
 
 // Error returns "claude <kind>: <detail>".
@@ -70,6 +77,7 @@ func (e *Error) Error() string {
 var notices = map[ErrorKind]string{
 	KindOverloaded:     "Claude is overloaded right now. Please try again in a moment.",
 	KindRateLimited:    "Claude's rate limit was reached. Please try again later.",
+	KindUsageLimit:     "Claude's usage limit was reached.",
 	KindAuth:           "The assistant cannot log in to Claude. The operator needs to check its credentials.",
 	KindPromptTooLong:  "This conversation got too long for the model, so a new session is starting. Earlier messages are no longer in context.",
 	KindMaxTurns:       "The assistant stopped after reaching its limit of steps for one message.",
@@ -94,8 +102,9 @@ func errNotFound(command string, err error) *Error {
 			"(or the Makefile target that installs it under .cache/claude-cli) and set agent.command to its path", command, err))
 }
 
-// classifyResult maps a result object with is_error true. It returns nil for success.
-func classifyResult(r *wireResult) *Error {
+// classifyResult maps a result object with is_error true, with the last
+// rate_limit_event's info (nil: none). It returns nil for success.
+func classifyResult(r *wireResult, limit *wireRateLimit) *Error {
 	if !r.IsError {
 		return nil
 	}
@@ -120,6 +129,11 @@ func classifyResult(r *wireResult) *Error {
 	case r.status() == 529 || r.APIErrorType == "overloaded_error":
 		return mk(KindOverloaded)
 	case r.status() == 429 || r.APIErrorType == "rate_limit_error":
+		if limit != nil && limit.Status == "rejected" && limit.ResetsAt > 0 {
+			e := mk(KindUsageLimit)
+			e.ResetAt = time.Unix(limit.ResetsAt, 0)
+			return e
+		}
 		return mk(KindRateLimited)
 	case r.status() == 401 || r.status() == 403 || r.APIErrorType == "authentication_error" ||
 		r.APIErrorType == "permission_error" || strings.HasPrefix(text, "Not logged in") ||

@@ -280,6 +280,8 @@ type reading struct {
 	// res collects the session id and compaction from system lines, then the result.
 	res  Result
 	text textStream
+	// limit is the last rate_limit_event's info (a usage limit's reset).
+	limit *wireRateLimit
 	// sawOutput: claude wrote at least one line during this turn.
 	sawOutput bool
 	// Usage of results that steered messages queued behind, summed into the last result.
@@ -315,6 +317,13 @@ func (x *reading) read(ln line) (done bool) {
 		}
 	case "control_cancel_request":
 		x.resumed += x.controlCancel(ln.raw, ln.at)
+	case "rate_limit_event":
+		var ev struct {
+			Info wireRateLimit `json:"rate_limit_info"`
+		}
+		if json.Unmarshal(ln.raw, &ev) == nil {
+			x.limit = &ev.Info
+		}
 	case "result":
 		return x.result(ln.raw)
 	}
@@ -344,7 +353,7 @@ func (x *reading) result(raw []byte) (done bool) {
 	x.res.Usage.CostUSD += x.steeredCost
 	x.res.NumTurns += x.steeredTurns
 	x.res.Steered = x.t.steering.count()
-	x.res.Err = classifyResult(&wr)
+	x.res.Err = classifyResult(&wr, x.limit)
 	x.res.Streamed = x.text.streamed()
 	return true
 }

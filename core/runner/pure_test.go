@@ -257,6 +257,39 @@ func TestMemoryFlush(t *testing.T) {
 	}
 }
 
+// TestUsageLimitReset: claude 2.1.330 logged in with a subscription (an
+// OAuth token) and answered 429 with anthropic-ratelimit-unified-status
+// rejected writes a rate_limit_event with the reset, then an error result
+// (lines verbatim, abridged to the fields read): a usage limit with its
+// reset time. A 429 whose event has no reset (retry-after, no unified
+// headers: "not your usage limit") stays rate_limited.
+func TestUsageLimitReset(t *testing.T) {
+	t.Parallel()
+	read := func(event, result string) *Error {
+		var ev struct {
+			Info wireRateLimit `json:"rate_limit_info"`
+		}
+		if err := json.Unmarshal([]byte(event), &ev); err != nil {
+			t.Fatal(err)
+		}
+		var wr wireResult
+		if err := json.Unmarshal([]byte(result), &wr); err != nil {
+			t.Fatal(err)
+		}
+		return classifyResult(&wr, &ev.Info)
+	}
+	e := read(`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1795580167,"rateLimitType":"five_hour","isUsingOverage":false},"uuid":"b802b78a","session_id":"0d1d5297"}`,
+		`{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error","api_error_status":429,"api_error_type":"rate_limit_error","result":"You've hit your 5-hour limit · resets 4:16am (UTC)"}`)
+	if e == nil || e.Kind != KindUsageLimit || !e.ResetAt.Equal(time.Unix(1795580167, 0)) {
+		t.Errorf("subscription limit: %+v", e)
+	}
+	e = read(`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","isUsingOverage":false},"uuid":"6717211c","session_id":"68f81a9a"}`,
+		`{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error","api_error_status":429,"api_error_type":"rate_limit_error","result":"API Error: Server is temporarily limiting requests (not your usage limit) · rate limited"}`)
+	if e == nil || e.Kind != KindRateLimited || !e.ResetAt.IsZero() {
+		t.Errorf("429 without a reset: %+v", e)
+	}
+}
+
 // Result lines verbatim from reference/claude-cli.md §5 (abridged to the fields read).
 func TestClassifyResult(t *testing.T) {
 	t.Parallel()
@@ -281,7 +314,7 @@ func TestClassifyResult(t *testing.T) {
 		if err := json.Unmarshal([]byte(tc.line), &wr); err != nil {
 			t.Fatal(err)
 		}
-		got := classifyResult(&wr)
+		got := classifyResult(&wr, nil)
 		if (got == nil) != (tc.want == "") || (got != nil && (got.Kind != tc.want || got.Notice == "")) {
 			t.Errorf("%s: got %+v, want %q", tc.name, got, tc.want)
 		}
@@ -401,7 +434,7 @@ func TestConfigDirEnv(t *testing.T) {
 func TestLoginHint(t *testing.T) {
 	t.Parallel()
 	notLoggedIn := func() *Error {
-		return classifyResult(&wireResult{IsError: true, Subtype: "success", TerminalReason: "api_error", Result: ptr("Not logged in · Please run /login")})
+		return classifyResult(&wireResult{IsError: true, Subtype: "success", TerminalReason: "api_error", Result: ptr("Not logged in · Please run /login")}, nil)
 	}
 	e := notLoggedIn()
 	Config{ConfigDir: "/srv/data/claude"}.loginHint(e, []string{"HOME=/root"})
@@ -416,7 +449,7 @@ func TestLoginHint(t *testing.T) {
 	if !strings.Contains(e.Detail, "/home/op/.claude has no credentials") || !strings.Contains(e.Detail, "run `claude` and type /login") {
 		t.Errorf("without a config dir: %q", e.Detail)
 	}
-	other := classifyResult(&wireResult{IsError: true, APIErrorStatus: ptr(401), Result: ptr("Invalid API key · Fix external API key")})
+	other := classifyResult(&wireResult{IsError: true, APIErrorStatus: ptr(401), Result: ptr("Invalid API key · Fix external API key")}, nil)
 	before := other.Detail
 	Config{ConfigDir: "/x"}.loginHint(other, nil)
 	if other.Kind != KindAuth || other.Detail != before {

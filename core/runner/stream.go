@@ -178,6 +178,15 @@ type wireStreamEvent struct {
 	} `json:"content_block"`
 }
 
+// wireRateLimit is a rate_limit_event line's rate_limit_info: what the
+// API's anthropic-ratelimit-unified-* headers said (a subscription login
+// only; with an API key claude emits none).
+type wireRateLimit struct {
+	Status        string `json:"status"` // allowed, allowed_warning, rejected
+	ResetsAt      int64  `json:"resetsAt"`
+	RateLimitType string `json:"rateLimitType"`
+}
+
 // wireResult is the "result" line.
 type wireResult struct {
 	Subtype        string   `json:"subtype"`
