@@ -19,6 +19,9 @@ type statusSource struct{ h *Host }
 func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	h := s.h
 	snap := admin.Snapshot{Version: h.opts.Version, StartedAt: h.started, QueueDepth: h.gw.QueueDepth(), Errors: h.ring.List(), LastReload: h.lastReloaded(), Sandbox: h.agent.SandboxState()}
+	if until, why, ok := h.gw.Paused(); ok {
+		snap.Paused = &admin.Pause{Until: until, Reason: why}
+	}
 	for _, inst := range h.plugins.Instances() {
 		st := inst.Status()
 		p := admin.Plugin{Instance: st.Instance, Source: st.Source, State: string(st.State), LastError: st.LastError,

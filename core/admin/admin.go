@@ -105,6 +105,15 @@ type Source interface {
 	Snapshot(ctx context.Context) Snapshot
 }
 
+// Pause is claude's usage-limit pause.
+type Pause struct {
+	// Until is when the turns run again by themselves.
+	Until time.Time `json:"until"`
+	// Reason is the limit: "usage_limit" (with claude's reset time) or
+	// "rate_limited" (a backoff).
+	Reason string `json:"reason"`
+}
+
 // Snapshot is the host's state at one moment.
 type Snapshot struct {
 	// Version is clawhost's version string.
@@ -112,6 +121,9 @@ type Snapshot struct {
 	// Sandbox is the sandbox claude runs in: "bubblewrap", "off", or
 	// "unavailable (why)" (runner.Runner.SandboxState); "" when unknown.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Paused, when set, is claude's usage-limit pause: no turn starts
+	// until it ends (core/usagelimit).
+	Paused *Pause `json:"paused,omitempty"`
 	// StartedAt is when the host started.
 	StartedAt time.Time `json:"started_at"`
 	// Plugins lists every enabled plugin instance.

@@ -96,8 +96,11 @@ var contracts = map[string]bool{
 // no other core package). core/session is the typed view of the session
 // row's metadata (core/store's Session.Chat); the stages that read and
 // write session state import it.
+// core/usagelimit keeps the usage-limit pause in the store (a lease) and
+// parks and unparks through the journal.
 var views = map[string]string{
-	"core/session": "core/store",
+	"core/session":    "core/store",
+	"core/usagelimit": "core/store",
 }
 
 // harnesses are test support packages: they may import "testing", and

@@ -124,6 +124,10 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 	if s.Sandbox != "" {
 		fmt.Fprintf(&b, "sandbox: %s\n", s.Sandbox)
 	}
+	if p := s.Paused; p != nil {
+		fmt.Fprintf(&b, "PAUSED until %s (%s): claude's limit was reached; messages are kept and run once each at the reset. To retry now: /resume from an owner in a chat.\n",
+			p.Until.Local().Format("2006-01-02 15:04 MST"), strings.ReplaceAll(p.Reason, "_", " "))
+	}
 	if s.Host.RSS > 0 {
 		fmt.Fprintf(&b, "memory: host %s resident, %s private (Go heap %s)", admin.MB(s.Host.RSS), admin.MB(s.Host.Private), admin.MB(s.Host.Heap))
 		total, private := s.Host.RSS, s.Host.Private

@@ -99,12 +99,25 @@ type Handler struct {
 	// claude (how long it waited for a slot, whether claude was started
 	// and why), for /status's "Last turn:" line; "" when no turn ran.
 	LastTurn func(key string) string
+	// Pause, when not nil, is the usage-limit pause: /status's "Paused
+	// until" line and /resume.
+	Pause Pause
 	// Schedules, when not nil, serves /schedule.
 	Schedules Schedules
 	// Revoker, when not nil, serves /revoke.
 	Revoker Revoker
 
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
+}
+
+// Pause is claude's usage-limit pause as the commands see it
+// (core/usagelimit).
+type Pause interface {
+	// Paused says until when and why the turns are paused; ok false when
+	// they are not.
+	Paused() (until time.Time, reason string, ok bool)
+	// Resume ends the pause now; false when there was none.
+	Resume(ctx context.Context) bool
 }
 
 // Role is what the sender of a command may do.

@@ -79,6 +79,11 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 	if h.Sessions.Running(key) {
 		state = "running"
 	}
+	if h.Pause != nil {
+		if until, why, ok := h.Pause.Paused(); ok {
+			state = "paused until " + until.Format("2006-01-02 15:04 MST") + " (" + strings.ReplaceAll(why, "_", " ") + "; an owner's /resume retries now)"
+		}
+	}
 	if agent, _ := sessionkey.SplitAgent(key); agent != "" {
 		state = agent + ", " + state
 	}

@@ -15,6 +15,15 @@ var (
 	cmdReset = &builtin{name: "reset", help: "same as /new", needs: control, run: reset}
 	cmdStop  = &builtin{name: "stop", help: "stop the running reply and clear the queue", needs: control,
 		run: func(h *Handler, c call) string { return stopText(h.Sessions.Stop(c.key)) }}
+	// /resume ends claude's usage-limit pause now: the parked messages
+	// run (and, if the limit still holds, park again).
+	cmdResume = &builtin{name: "resume", help: "retry now what claude's usage limit paused (owners)", needs: owner,
+		run: func(h *Handler, c call) string {
+			if h.Pause == nil || !h.Pause.Resume(c.ctx) {
+				return "Nothing is paused."
+			}
+			return "Resumed: the paused messages run now."
+		}}
 	// /compact is a turn of the session (the gateway runs it in order
 	// with the session's messages); it reaches the handler only to be
 	// refused.

@@ -38,6 +38,7 @@ import (
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/internal/recent"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
@@ -45,6 +46,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/core/usagelimit"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -126,8 +128,10 @@ type Options struct {
 	Schedules command.Schedules
 	// Revoker serves /revoke; nil: not available.
 	Revoker command.Revoker
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Now is the clock; nil means time.Now. Clock times the usage-limit
+	// pause and the turn card; nil means the real clock.
+	Now   func() time.Time
+	Clock tstime.Clock
 	// StaleAfter bounds the age of a produced reply that is still sent
 	// after a restart; zero means the store's default (15 min).
 	StaleAfter time.Duration
@@ -168,8 +172,10 @@ type Gateway struct {
 	sends       queue.Locks
 	queue       *queue.Queue
 	turns       *turn.Turns
-	delivery    *delivery.Dispatcher
-	approvals   *approval.Approvals
+	// pause holds the turns while claude's usage limit is reached.
+	pause     *usagelimit.Pause
+	delivery  *delivery.Dispatcher
+	approvals *approval.Approvals
 
 	mu         sync.Mutex
 	set        Settings
@@ -192,6 +198,9 @@ func New(opts Options) *Gateway {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Clock == nil {
+		opts.Clock = tstime.Std{}
+	}
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
 	}
@@ -211,8 +220,13 @@ func New(opts Options) *Gateway {
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
-		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) },
+		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
 	})
+	g.pause = usagelimit.New(usagelimit.Options{Store: opts.Store, Clock: opts.Clock, Logger: log, Resume: func(keys []string) {
+		for _, k := range keys {
+			g.queue.Kick(k)
+		}
+	}})
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
 		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func(key string) string { return g.turnSettings(key).Model },
@@ -220,6 +234,7 @@ func New(opts Options) *Gateway {
 		Mode:      func(key string) string { return g.turnSettings(key).PermissionMode },
 		Schedules: opts.Schedules,
 		Revoker:   opts.Revoker,
+		Pause:     pauseCommands{g},
 		Agents:    agentPort{g},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
@@ -235,6 +250,13 @@ func New(opts Options) *Gateway {
 	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue, SessionMode: g.sessionQueueMode, Seen: g.seen})
 	return g
 }
+
+// pauseCommands is the usage-limit pause for /status and /resume (the
+// pause is made after the handler).
+type pauseCommands struct{ g *Gateway }
+
+func (p pauseCommands) Paused() (time.Time, string, bool) { return p.g.pause.Paused() }
+func (p pauseCommands) Resume(ctx context.Context) bool   { return p.g.pause.Resume(ctx) }
 
 // seen shows the senders of messages that arrived while their chat's turn
 // runs that they were taken: the seen reaction on the last one where the
@@ -375,6 +397,15 @@ func (g *Gateway) Scheduled(ctx context.Context, r ScheduledRun) error {
 	instance, chat, ok := strings.Cut(r.Chat, ":")
 	if !ok || instance == "" || chat == "" {
 		return fmt.Errorf("schedule %s: chat %q is not <instance>:<chat id>", r.Job, r.Chat)
+	}
+	if until, _, paused := g.pause.Paused(); paused {
+		// Not into the wall: a heartbeat skips its beat, a schedule is
+		// tried again (each minute) and runs once the limit reset.
+		if r.Job == turn.HeartbeatJob {
+			g.log.Info("heartbeat skipped: claude's usage limit pauses the turns", "until", until)
+			return nil
+		}
+		return fmt.Errorf("schedule %s waits: claude's usage limit pauses the turns until %s", r.Job, until.Format(time.RFC3339))
 	}
 	set := g.settings()
 	m := message.Message{
@@ -520,6 +551,7 @@ func (g *Gateway) Close(ctx context.Context) {
 	for _, d := range ds {
 		d.Close()
 	}
+	g.pause.Close()
 	g.delivery.Drain()
 	g.queue.Close(ctx)
 	done := make(chan struct{})

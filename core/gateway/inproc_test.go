@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/chatprompt"
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/core/turn"
@@ -118,6 +119,8 @@ type scripted struct {
 	release chan struct{}
 	abort   chan struct{} // Abort ends a held turn as aborted
 	holding int
+	// limit, when set, is every turn's error (claude's usage limit).
+	limit *runner.Error
 }
 
 func newScripted() *scripted {
@@ -141,6 +144,12 @@ func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Tur
 			return runner.FinishedTurn(runner.Result{Err: &runner.Error{Kind: runner.KindAborted}, SessionID: req.SessionID}), nil
 		}
 	}
+	a.mu.Lock()
+	limit := a.limit
+	a.mu.Unlock()
+	if limit != nil {
+		return runner.FinishedTurn(runner.Result{Err: limit, SessionID: req.SessionID}), nil
+	}
 	first, _, _ := strings.Cut(strings.TrimSpace(req.Prompt), "\n")
 	return runner.FinishedTurn(runner.Result{Text: "re: " + first, SessionID: req.SessionID}), nil
 }
@@ -159,7 +168,7 @@ func (a *scripted) Abort(string) bool {
 }
 
 // inproc runs a gateway over recording ports and a scripted agent.
-func inproc(t *testing.T, set func(*Settings)) (*Gateway, *recPorts, *scripted) {
+func inproc(t *testing.T, set func(*Settings), with ...func(*Options)) (*Gateway, *recPorts, *scripted) {
 	t.Helper()
 	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
@@ -175,7 +184,11 @@ func inproc(t *testing.T, set func(*Settings)) (*Gateway, *recPorts, *scripted) 
 	if set != nil {
 		set(&s)
 	}
-	g := New(Options{Logger: hclog.NewNullLogger(), Store: db, Agent: agent, Ports: ports, Settings: s, Version: "test"})
+	opts := Options{Logger: hclog.NewNullLogger(), Store: db, Agent: agent, Ports: ports, Settings: s, Version: "test"}
+	for _, w := range with {
+		w(&opts)
+	}
+	g := New(opts)
 	if err := g.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -452,5 +465,82 @@ func TestInProcessHeartbeatModel(t *testing.T) {
 	ports.next(t, "5", &seen)
 	if m1, m2 := agent.turn(t, 0).Model, agent.turn(t, 1).Model; m1 != "haiku" || m2 != "" {
 		t.Errorf("models %q, %q; want haiku for the heartbeat, then the session's", m1, m2)
+	}
+}
+
+// TestInProcessUsageLimit: claude's usage limit stops a turn; its message
+// parks in the journal and the turns of every chat wait for the reset:
+// each chat is told once, a schedule due meanwhile waits and a heartbeat
+// is skipped, /status says until when. At the reset (the fake clock)
+// every message runs once, in order in its chat.
+func TestInProcessUsageLimit(t *testing.T) {
+	clk := tstimetest.NewFake(time.Now())
+	g, ports, agent := inproc(t, nil, func(o *Options) { o.Clock = clk })
+	ctx := context.Background()
+	reset := clk.Now().Add(time.Hour)
+	agent.mu.Lock()
+	agent.limit = &runner.Error{Kind: runner.KindUsageLimit, ResetAt: reset, Notice: "limit"}
+	agent.mu.Unlock()
+	send := func(chat, text string) {
+		t.Helper()
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom(chat, text)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]*int{"5": new(int), "6": new(int), "7": new(int)}
+	send("5", "a1")
+	if got := ports.next(t, "5", seen["5"]); !strings.HasPrefix(got, "Claude's usage limit is reached. Your messages are kept; I'll continue at") {
+		t.Fatalf("chat 5 was told %q", got)
+	}
+	send("6", "b1")
+	send("7", "c1")
+	for _, c := range []string{"6", "7"} {
+		if got := ports.next(t, c, seen[c]); !strings.Contains(got, "usage limit is reached") {
+			t.Fatalf("chat %s was told %q", c, got)
+		}
+	}
+	send("5", "a2")
+	send("6", "b2")
+	if err := g.Scheduled(ctx, ScheduledRun{Job: "daily", Chat: "tg:5", Prompt: "daily report", At: clk.Now()}); err == nil || !strings.Contains(err.Error(), "usage limit") {
+		t.Errorf("a schedule due during the pause: %v", err)
+	}
+	if err := g.Scheduled(ctx, ScheduledRun{Job: turn.HeartbeatJob, Chat: "tg:5", Prompt: "beat", At: clk.Now()}); err != nil {
+		t.Errorf("a heartbeat during the pause: %v", err)
+	}
+	send("6", "/status")
+	if got := ports.next(t, "6", seen["6"]); !strings.Contains(got, "paused until") {
+		t.Errorf("/status during the pause:\n%s", got)
+	}
+	agent.mu.Lock()
+	agent.limit = nil
+	ran := len(agent.prompts)
+	agent.mu.Unlock()
+	if ran != 1 {
+		t.Fatalf("%d turns reached claude during the pause, want the one that hit the limit", ran)
+	}
+	clk.Advance(time.Hour)
+	for chat, want := range map[string][]string{"5": {"a1", "a2"}, "6": {"b1", "b2"}, "7": {"c1"}} {
+		for _, w := range want {
+			if got := ports.next(t, chat, seen[chat]); !strings.HasPrefix(got, "re: ") || !strings.HasSuffix(got, ": "+w) {
+				t.Fatalf("chat %s: %q, want the answer to %q", chat, got, w)
+			}
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	g.Close(cctx)
+	ports.mu.Lock()
+	defer ports.mu.Unlock()
+	count := map[string]int{}
+	for _, r := range ports.sent {
+		count[r.ChatID+" "+r.Text]++
+	}
+	for k, n := range count {
+		if n > 1 {
+			t.Errorf("sent %d times: %q", n, k)
+		}
+	}
+	if len(ports.sent) != 3+1+5 {
+		t.Errorf("%d sends, want 3 notices, /status and 5 answers: %+v", len(ports.sent), ports.sent)
 	}
 }

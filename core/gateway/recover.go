@@ -25,6 +25,12 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if n := len(rec.Resume) + len(rec.Deliver) + len(rec.Stale) + len(rec.Failed); n > 0 {
 		g.log.Info("resuming from the journal", "messages", len(rec.Resume), "replies_to_deliver", len(rec.Deliver), "stale_replies", len(rec.Stale), "interrupted", len(rec.Failed))
 	}
+	if len(rec.Parked) > 0 {
+		g.log.Warn("messages parked by claude's usage limit wait for its reset", "messages", len(rec.Parked))
+	}
+	if err := g.pause.Start(ctx); err != nil {
+		g.log.Error("reading the usage-limit pause failed; turns run", "error", err)
+	}
 	g.take(rec)
 	g.background(g.prune)
 	close(g.ready)

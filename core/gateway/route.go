@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -295,15 +296,69 @@ func (g *Gateway) resetSession(key string, m *message.Message, reason string) {
 type lanes struct{ g *Gateway }
 
 func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
-	out := l.g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
+	g := l.g
+	if until, _, paused := g.pause.Paused(); paused {
+		// Claude's usage limit: nothing starts until the reset; the
+		// entries stay queued and the pause's end looks at them again.
+		last := b.Entries[len(b.Entries)-1]
+		g.tellPaused(b.Key, message.Target{Instance: last.Instance, ChatID: last.ChatID, ThreadID: last.ThreadID}, until)
+		return queue.Halt
+	}
+	out := g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
 	switch {
+	case out.Park:
+		return g.park(ctx, b, out)
 	case out.Halt:
 		return queue.Halt
 	case out.Retry:
 		return queue.Retry
 	}
+	if out.Deliver {
+		g.pause.OK()
+	}
 	return queue.Ran
 }
+
+// park parks a turn that hit claude's usage limit — its entries and the
+// messages steered into it wait in the journal for the reset — and
+// pauses every turn until then.
+func (g *Gateway) park(ctx context.Context, b *queue.Batch, out turn.Outcome) queue.Status {
+	ids := append([]int64{b.Entries[0].ID}, b.Covers()...)
+	if err := g.store.Park(ctx, ids...); err != nil {
+		// They stay in processing: the next start runs them again.
+		g.log.Error("parking the turn at the usage limit failed", "session", b.Key, "error", err)
+	}
+	until := g.pause.Hit(ctx, out.ResetAt, out.LimitReason)
+	g.tellPaused(b.Key, out.Target, until)
+	return queue.Halt
+}
+
+// tellPaused tells session key's chat, once a pause, that its messages
+// wait for the usage limit's reset.
+func (g *Gateway) tellPaused(key string, tgt message.Target, until time.Time) {
+	if !g.pause.Tell(key) {
+		return
+	}
+	loc := g.settings().Turn.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	at := until.In(loc)
+	when := at.Format("15:04 (MST)")
+	if at.YearDay() != g.opts.Now().In(at.Location()).YearDay() {
+		when = at.Format("Mon 15:04 (MST)")
+	}
+	text := fmt.Sprintf("Claude's usage limit is reached. Your messages are kept; I'll continue at %s.", when)
+	g.background(func() { g.delivery.Notify(key, tgt, text) })
+}
+
+// Paused says whether claude's usage limit pauses the turns: until when
+// and why (the status page, clawhost status, the scheduler).
+func (g *Gateway) Paused() (until time.Time, reason string, ok bool) { return g.pause.Paused() }
+
+// Resume ends the usage-limit pause now (an owner's /resume); it reports
+// whether the turns were paused.
+func (g *Gateway) Resume(ctx context.Context) bool { return g.pause.Resume(ctx) }
 
 func (l lanes) Abort(key string) bool { return l.g.opts.Agent.Abort(key) }
 

@@ -38,6 +38,12 @@ type Outcome struct {
 	// Retry: a store failure kept the entries queued. Halt: the lane cannot
 	// go on (instance gone, host stopping); the entries stay in the journal.
 	Retry, Halt bool
+	// Park: claude's usage or rate limit refused the turn; nothing was
+	// delivered, and the caller parks its entries until ResetAt (zero: no
+	// reset time known). LimitReason says which limit.
+	Park        bool
+	ResetAt     time.Time
+	LimitReason string
 	// Deliver: Text (possibly empty: "no reply") went to Output.Reply as
 	// the reply to the entries, for Target.
 	Deliver bool
@@ -109,7 +115,10 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		}
 		t.opts.Output.Reply(r)
 	}
-	if o.card && o.Draft != nil && (strings.TrimSpace(o.Text) == "" || hasMedia(o.Text)) {
+	if o.Park && o.card && o.Draft != nil {
+		o.Draft.Final("⏸ Paused at claude's usage limit; this message runs again after the reset.")
+	}
+	if !o.Park && o.card && o.Draft != nil && (strings.TrimSpace(o.Text) == "" || hasMedia(o.Text)) {
 		// The card is still what the chat shows: nothing (or files of
 		// their own) answered in it.
 		line := "✓ Done in " + took(o.took) + "."
@@ -227,6 +236,9 @@ func (t *Turns) outcome(ctx context.Context, log *turnLog, req Request, res runn
 			out.draft.Interrupted(noteStopped)
 		}
 		return Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatPlain, Draft: out.draft}
+	case res.Err.Kind == runner.KindUsageLimit || res.Err.Kind == runner.KindRateLimited:
+		log.get().Warn("claude's limit refused the turn; it is parked until the reset", "kind", res.Err.Kind, "reset", res.Err.ResetAt, "detail", res.Err.Detail)
+		return Outcome{Park: true, Target: last.Target(), ResetAt: res.Err.ResetAt, LimitReason: string(res.Err.Kind), Draft: out.draft}
 	case res.Err.Kind == runner.KindPromptTooLong:
 		log.get().Warn("conversation too long for the context window; starting a new session", "detail", res.Err.Detail)
 		t.Reset(ctx, req.Key, last, "prompt too long")
