@@ -17,6 +17,8 @@ package usagelimit
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -98,11 +100,18 @@ func (p *Pause) Start(ctx context.Context) error {
 	now := p.opts.Clock.Now()
 	for _, l := range leases {
 		if l.Name == LeaseName && l.Live(now) {
+			var info leaseInfo
+			if json.Unmarshal([]byte(l.Info), &info) != nil {
+				info.Reason = l.Info
+			}
 			p.mu.Lock()
-			p.until, p.reason = l.Expires, l.Info
+			p.until, p.reason = l.Expires, info.Reason
+			for _, k := range info.Told {
+				p.told[k] = true
+			}
 			p.arm()
 			p.mu.Unlock()
-			p.log.Warn("claude's usage limit pauses the turns (from before the restart)", "until", l.Expires, "reason", l.Info)
+			p.log.Warn("claude's usage limit pauses the turns (from before the restart)", "until", l.Expires, "reason", info.Reason)
 			return nil
 		}
 	}
@@ -129,13 +138,41 @@ func (p *Pause) Hit(ctx context.Context, reset time.Time, reason string) time.Ti
 	p.until, p.reason = until, reason
 	p.arm()
 	p.mu.Unlock()
-	if _, err := p.opts.Store.AcquireLease(ctx, store.LeaseRequest{Name: LeaseName, Holder: holder, TTL: until.Sub(now), Info: reason}); err != nil {
-		p.log.Error("storing the usage-limit pause failed; a restart would not know it", "error", err)
-	}
+	p.store(ctx)
 	if first {
 		p.log.Warn("claude's usage limit: turns are paused", "until", until, "reason", reason)
 	}
 	return until
+}
+
+// leaseInfo is the lease's Info: why, and the sessions told.
+type leaseInfo struct {
+	Reason string   `json:"reason"`
+	Told   []string `json:"told,omitempty"`
+}
+
+// store writes the pause as the lease: until its end, with why and whom
+// it told, so a restart neither forgets it nor tells a chat twice.
+func (p *Pause) store(ctx context.Context) {
+	p.mu.Lock()
+	until := p.until
+	info := leaseInfo{Reason: p.reason}
+	for k := range p.told {
+		info.Told = append(info.Told, k)
+	}
+	p.mu.Unlock()
+	if until.IsZero() {
+		return
+	}
+	slices.Sort(info.Told)
+	b, _ := json.Marshal(info)
+	ttl := until.Sub(p.opts.Clock.Now())
+	if ttl <= 0 {
+		return
+	}
+	if _, err := p.opts.Store.AcquireLease(ctx, store.LeaseRequest{Name: LeaseName, Holder: holder, TTL: ttl, Info: string(b)}); err != nil {
+		p.log.Error("storing the usage-limit pause failed; a restart would not know it", "error", err)
+	}
 }
 
 // arm sets the timer for the pause's end (p.mu held).
@@ -166,14 +203,17 @@ func (p *Pause) Paused() (until time.Time, reason string, ok bool) {
 }
 
 // Tell reports whether session key is yet to be told of this pause, and
-// marks it told: each chat hears of a pause once.
+// marks it told (in the store too): each chat hears of a pause once, also
+// across a restart.
 func (p *Pause) Tell(key string) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.told[key] {
+		p.mu.Unlock()
 		return false
 	}
 	p.told[key] = true
+	p.mu.Unlock()
+	p.store(context.Background())
 	return true
 }
 

@@ -122,6 +122,9 @@ func TestPauseUntilTheReset(t *testing.T) {
 	if until, why, ok := p2.Paused(); !ok || !until.Equal(reset) || why != "usage_limit" {
 		t.Fatalf("after a restart: %v %q %v", until, why, ok)
 	}
+	if p2.Tell("s1") || !p2.Tell("s3") {
+		t.Error("after a restart, s1 is told again or s3 is not")
+	}
 	clk.Advance(90 * time.Minute)
 	if got := r.wait(t); fmt.Sprint(got[:2]) != "[s1 s2]" || len(got) != 3 || got[2] != "s3" {
 		t.Fatalf("sessions looked at %v; want the parked s1 s2, then s3", got)
