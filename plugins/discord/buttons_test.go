@@ -506,3 +506,38 @@ func TestMapErrFormAndTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestEditKeepsButtons: an edit with buttons keeps them under the message
+// (a turn card's Stop button across its updates), and pressing one still
+// arrives; the next edit without buttons removes them.
+func TestEditKeepsButtons(t *testing.T) {
+	srv := newServer(t)
+	general := guildChannel(srv, "general")
+	a := newAdapter(t, srv, "", nil)
+	inbox := newInbox()
+	a.run(t, inbox)
+	waitLive(t, srv, 1)
+	ctx := context.Background()
+	stop := [][]channel.Button{{{ID: "/stop", Label: "⏹ Stop"}}}
+	res, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "⏳ Working · 0s", Format: channel.FormatPlain, Buttons: stop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.MessageIDs[0]
+	if err := a.Edit(ctx, channel.EditRequest{ChatID: general.ID, MessageID: id, Text: "⏳ Working · 5s", Format: channel.FormatPlain, Buttons: stop}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := srv.Message(id); len(m.Components) != 1 || m.Content != "⏳ Working · 5s" {
+		t.Fatalf("after an edit with buttons: %q %+v", m.Content, m.Components)
+	}
+	if _, err := srv.PressButton(id, "/stop", bob); err != nil {
+		t.Fatalf("the kept button: %v", err)
+	}
+	inbox.wait(t, 1)
+	if err := a.Edit(ctx, channel.EditRequest{ChatID: general.ID, MessageID: id, Text: "The answer.", Format: channel.FormatMarkdown}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := srv.Message(id); len(m.Components) != 0 || m.Content != "The answer." {
+		t.Fatalf("after the final edit: %q %+v", m.Content, m.Components)
+	}
+}

@@ -132,8 +132,9 @@ func (a *Adapter) sendInteraction(ix *interaction, content string, files []*disc
 	return m.ID, nil
 }
 
-// Edit implements channel.Editor (live drafts). It removes the message's
-// buttons, as the contract asks of an edit.
+// Edit implements channel.Editor (live drafts, turn cards). The message's
+// buttons become the request's: none removes them, as the contract asks
+// of an edit.
 func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if a.rest == nil {
 		return channel.Errorf(channel.CodeInternal, "edit before configure")
@@ -141,15 +142,21 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if err := fits(req.Text); err != nil {
 		return err
 	}
+	rows, err := components(req.Buttons)
+	if err != nil {
+		return err
+	}
 	content := a.render(req.Text, req.Format)
 	opt, cancel := a.call(ctx, callTimeout)
 	defer cancel()
-	// An edit removes the message's buttons (the contract: an answered
-	// question keeps none); an empty list clears them on Discord.
+	// An edit sets the message's buttons: without any (an answered
+	// question keeps none) an empty list clears them on Discord.
 	none := []discordgo.MessageComponent{}
+	if len(rows) > 0 {
+		none = rows
+	}
 	if ix := a.state.interactionOf(req.MessageID, a.now()); ix != nil {
 		di := &discordgo.Interaction{ID: ix.ID, AppID: ix.AppID, Token: ix.Token}
-		var err error
 		if len(ix.Messages) > 0 && ix.Messages[0] == req.MessageID {
 			_, err = a.rest.InteractionResponseEdit(di, &discordgo.WebhookEdit{Content: &content, AllowedMentions: noMentions(), Components: &none}, opt)
 		} else {
@@ -157,7 +164,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 		}
 		return mapErr(err)
 	}
-	_, err := a.rest.ChannelMessageEditComplex(&discordgo.MessageEdit{
+	_, err = a.rest.ChannelMessageEditComplex(&discordgo.MessageEdit{
 		ID: req.MessageID, Channel: target(req.ChatID, req.ThreadID), Content: &content, AllowedMentions: noMentions(), Components: &none,
 	}, opt)
 	return mapErr(err)

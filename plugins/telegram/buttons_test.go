@@ -414,3 +414,32 @@ func TestPressByWebhook(t *testing.T) {
 		t.Fatalf("stored %+v, answered %v", got, srv.Answered(cb))
 	}
 }
+
+// An edit with buttons keeps (or sets) the inline keyboard — a turn
+// card's Stop button across its updates — and the next edit without
+// buttons removes it.
+func TestEditKeepsButtons(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, nil)
+	ctx := context.Background()
+	resp, err := a.Send(ctx, channel.SendRequest{ChatID: "5", Text: "⏳ Working · 0s", Buttons: approval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: resp.MessageIDs[0], Text: "⏳ Working · 5s", Buttons: approval}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := srv.Message(5, 1); !reflect.DeepEqual(m.Keyboard, approvalKeyboard) || m.Visible != "⏳ Working · 5s" {
+		t.Fatalf("after an edit with buttons %+v", m)
+	}
+	if err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: resp.MessageIDs[0], Text: "The answer."}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := srv.Message(5, 1); m.Keyboard != nil || m.Visible != "The answer." {
+		t.Fatalf("after the final edit %+v", m)
+	}
+	if err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: resp.MessageIDs[0], Text: "x", Buttons: [][]channel.Button{{{ID: "", Label: "bad"}}}}); channel.CodeOf(err) != channel.CodeInvalidRequest {
+		t.Errorf("an edit with a bad button: %v", err)
+	}
+}

@@ -115,8 +115,9 @@
 // message, or the last file, or the message carrying that file's too long
 // caption); a button's ID is its callback_data, so an ID must be 1-64
 // bytes and a label non-blank, or Send fails with invalid_request before
-// any request. Edit sends no reply_markup, so Telegram removes the
-// keyboard: an edited message keeps no buttons.
+// any request. EditRequest.Buttons are the edit's reply_markup (a turn
+// card keeps its Stop button as it is edited); an edit without buttons
+// sends none, so Telegram removes the keyboard.
 //
 // A press arrives as a callback_query update (requested in allowed_updates
 // of getUpdates and setWebhook) and is delivered as an InboundMessage with

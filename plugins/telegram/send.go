@@ -275,8 +275,9 @@ func (a *Adapter) SetTyping(ctx context.Context, req channel.TypingRequest) erro
 
 // Edit implements channel.Editor with editMessageText (HTML, falling back to
 // plain text). Telegram's "message is not modified" counts as success.
-// The request never carries reply_markup, so Telegram removes the inline
-// keyboard the message had: an edit removes buttons, as the contract says.
+// The request's buttons are its reply_markup; an edit without buttons
+// carries none, so Telegram removes the inline keyboard the message had,
+// as the contract says.
 func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if a.api == nil {
 		return channel.Errorf(channel.CodeInternal, "edit before configure")
@@ -290,11 +291,18 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if strings.TrimSpace(req.Text) == "" {
 		return channel.Errorf(channel.CodeInvalidRequest, "edit to empty text")
 	}
+	markup, err := inlineKeyboard(req.Buttons)
+	if err != nil {
+		return err
+	}
 	p := tgbotapi.Params{"chat_id": req.ChatID, "message_id": req.MessageID}
 	if a.cfg.DisableWebPagePreview {
 		p["link_preview_options"] = `{"is_disabled":true}`
 	}
-	_, err := a.sendText(ctx, "editMessageText", p, req.Text, req.Format)
+	if markup != "" {
+		p["reply_markup"] = markup
+	}
+	_, err = a.sendText(ctx, "editMessageText", p, req.Text, req.Format)
 	var ce *channel.Error
 	if errors.As(err, &ce) && ce.Code == channel.CodeInvalidRequest && strings.Contains(ce.Message, "message is not modified") {
 		return nil

@@ -12,6 +12,47 @@ import (
 
 var approvalButtons = [][]channel.Button{{{ID: "ap:1:y", Label: "Allow"}, {ID: "ap:1:n", Label: "Deny"}}, {{ID: "ap:1:a", Label: "Always allow Bash here"}}}
 
+// TestEditKeepsButtons: an edit with buttons keeps them on the page (a
+// turn card's Stop button across its updates) and a press of one still
+// reaches the host; the next edit without buttons removes them.
+func TestEditKeepsButtons(t *testing.T) {
+	t.Parallel()
+	r := start(t, setup{dataDir: t.TempDir()})
+	ctx := testCtx(t)
+	c, _ := connect(t, ctx, r.Link())
+	id := c.SenderID()
+	stop := [][]channel.Button{{{ID: "/stop", Label: "⏹ Stop"}}}
+	res, err := r.Send(ctx, channel.SendRequest{ChatID: id, Text: "⏳ Working · 0s", Format: channel.FormatPlain, Buttons: stop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nextOf(t, ctx, c, webchat.EventMessage)
+	if err := r.Edit(ctx, channel.EditRequest{ChatID: id, MessageID: res.MessageIDs[0], Text: "⏳ Working · 5s", Format: channel.FormatPlain, Buttons: stop}); err != nil {
+		t.Fatal(err)
+	}
+	if up := nextOf(t, ctx, c, webchat.EventUpdate).Message; len(up.Buttons) != 1 || up.Buttons[0][0].ID != "/stop" || !strings.Contains(up.HTML, "Working · 5s") {
+		t.Fatalf("after an edit with buttons: %+v", up)
+	}
+	if err := c.Press(ctx, "p1", res.MessageIDs[0], "/stop"); err != nil {
+		t.Fatal(err)
+	}
+	if in, err := r.inbox.Next(ctx); err != nil || in.Action == nil || in.Action.ButtonID != "/stop" {
+		t.Fatalf("the press: %+v %v", in, err)
+	}
+	if err := r.Edit(ctx, channel.EditRequest{ChatID: id, MessageID: res.MessageIDs[0], Text: "The answer.", Format: channel.FormatMarkdown}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		up := nextOf(t, ctx, c, webchat.EventUpdate).Message
+		if strings.Contains(up.HTML, "The answer.") {
+			if len(up.Buttons) != 0 {
+				t.Errorf("after the final edit: %+v", up)
+			}
+			break
+		}
+	}
+}
+
 // TestButtons: a message sent with buttons carries them to the page and
 // in the history; a press reaches the host as an action with the label;
 // once taken the buttons show pressed; a second press, an unknown button

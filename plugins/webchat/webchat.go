@@ -57,6 +57,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -383,18 +384,11 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	}
 	r := &record{ID: newID("b"), Role: RoleBot, Text: text, Format: req.Format, Time: a.now().UTC()}
 	r.html = a.render.render(text, req.Format)
-	for _, row := range req.Buttons {
-		var out []Button
-		for _, b := range row {
-			if b.ID == "" || len(b.ID) > channel.MaxButtonID || strings.TrimSpace(b.Label) == "" {
-				return channel.SendResponse{}, channel.Errorf(channel.CodeInvalidRequest, "button %q: an id of 1 to %d bytes and a label are needed", b.Label, channel.MaxButtonID)
-			}
-			out = append(out, Button{ID: b.ID, Label: strings.ToValidUTF8(b.Label, "\uFFFD")})
-		}
-		if len(out) > 0 {
-			r.Buttons = append(r.Buttons, out)
-		}
+	buttons, err := pageButtons(req.Buttons)
+	if err != nil {
+		return channel.SendResponse{}, err
 	}
+	r.Buttons = buttons
 	files, err := a.sendFiles(req.Media)
 	if err != nil {
 		return channel.SendResponse{}, err
@@ -418,8 +412,27 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	return channel.SendResponse{MessageIDs: []string{r.ID}}, nil
 }
 
+// pageButtons checks the host's buttons and makes them the page's.
+func pageButtons(rows [][]channel.Button) ([][]Button, error) {
+	var all [][]Button
+	for _, row := range rows {
+		var out []Button
+		for _, b := range row {
+			if b.ID == "" || len(b.ID) > channel.MaxButtonID || strings.TrimSpace(b.Label) == "" {
+				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %q: an id of 1 to %d bytes and a label are needed", b.Label, channel.MaxButtonID)
+			}
+			out = append(out, Button{ID: b.ID, Label: strings.ToValidUTF8(b.Label, "\uFFFD")})
+		}
+		if len(out) > 0 {
+			all = append(all, out)
+		}
+	}
+	return all, nil
+}
+
 // Edit implements channel.Editor: it replaces the text of a bot message
-// and pushes the new version to the chat's open pages.
+// and its buttons (none: the message keeps none) and pushes the new
+// version to the chat's open pages.
 func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if req.Text == "" {
 		return channel.Errorf(channel.CodeInvalidRequest, "empty text")
@@ -429,6 +442,10 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	}
 	text := strings.ToValidUTF8(req.Text, "\uFFFD")
 	html := a.render.render(text, req.Format)
+	buttons, err := pageButtons(req.Buttons)
+	if err != nil {
+		return err
+	}
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -443,11 +460,16 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if r.Role != RoleBot {
 		return channel.Errorf(channel.CodeForbidden, "message %q was written by the user", req.MessageID)
 	}
-	if r.Text == text && r.Format == req.Format && r.Buttons == nil {
+	if r.Text == text && r.Format == req.Format && reflect.DeepEqual(r.Buttons, buttons) {
 		return nil
 	}
-	// An edit removes the buttons (the question is answered).
-	r.Text, r.Format, r.html, r.Edited, r.Buttons, r.Pressed = text, req.Format, html, true, nil, ""
+	// The edit's buttons replace the message's: none when the question is
+	// answered, a turn card's Stop button while it runs (a press of it
+	// stays possible: Pressed is cleared only when the buttons change).
+	if !reflect.DeepEqual(r.Buttons, buttons) {
+		r.Pressed = ""
+	}
+	r.Text, r.Format, r.html, r.Edited, r.Buttons = text, req.Format, html, true, buttons
 	a.updateLocked(c, r)
 	return nil
 }

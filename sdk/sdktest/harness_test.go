@@ -108,3 +108,46 @@ func TestStopIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// editor records the edits it gets.
+type editor struct {
+	stubborn
+	mu    sync.Mutex
+	edits []channel.EditRequest
+}
+
+func (e *editor) Edit(_ context.Context, req channel.EditRequest) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.edits = append(e.edits, req)
+	return nil
+}
+
+// TestEditButtonsOverTheWire: an edit's buttons reach the plugin as the
+// host sent them (a turn card's Stop button), and an edit without
+// buttons arrives without any.
+func TestEditButtonsOverTheWire(t *testing.T) {
+	t.Parallel()
+	ch := &editor{stubborn: stubborn{release: make(chan struct{})}}
+	defer close(ch.release)
+	h := Start(t, sdk.Plugin{Name: "editor", Channel: ch})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := h.Plugin.Configure(ctx, schema.Config{Instance: "i1"}); err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]channel.Button{{{ID: "/stop", Label: "⏹ Stop"}}}
+	for _, req := range []channel.EditRequest{
+		{ChatID: "c", MessageID: "7", Text: "⏳ Working", Buttons: rows},
+		{ChatID: "c", MessageID: "7", Text: "the answer"},
+	} {
+		if err := h.Plugin.Edit(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if len(ch.edits) != 2 || len(ch.edits[0].Buttons) != 1 || ch.edits[0].Buttons[0][0] != rows[0][0] || ch.edits[1].Buttons != nil {
+		t.Errorf("edits %+v", ch.edits)
+	}
+}

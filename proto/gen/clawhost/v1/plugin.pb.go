@@ -2352,12 +2352,15 @@ func (x *SetTypingResponse) GetError() *PluginError {
 // EditRequest replaces a message's text. The buttons it had, if any, are
 // removed (an answered question keeps no buttons).
 type EditRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ChatId        string                 `protobuf:"bytes,1,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
-	MessageId     string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
-	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
-	Format        string                 `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
-	ThreadId      string                 `protobuf:"bytes,5,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ChatId    string                 `protobuf:"bytes,1,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
+	MessageId string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	Text      string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	Format    string                 `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
+	ThreadId  string                 `protobuf:"bytes,5,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// buttons (capability "buttons") are the message's buttons after the
+	// edit: an edit sets them, and an edit without buttons leaves none.
+	Buttons       []*ButtonRow `protobuf:"bytes,6,rep,name=buttons,proto3" json:"buttons,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2425,6 +2428,13 @@ func (x *EditRequest) GetThreadId() string {
 		return x.ThreadId
 	}
 	return ""
+}
+
+func (x *EditRequest) GetButtons() []*ButtonRow {
+	if x != nil {
+		return x.Buttons
+	}
+	return nil
 }
 
 type EditResponse struct {
@@ -3646,14 +3656,15 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x0e\n" +
 	"\x02on\x18\x03 \x01(\bR\x02on\"C\n" +
 	"\x11SetTypingResponse\x12.\n" +
-	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\x8e\x01\n" +
+	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\xc0\x01\n" +
 	"\vEditRequest\x12\x17\n" +
 	"\achat_id\x18\x01 \x01(\tR\x06chatId\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x02 \x01(\tR\tmessageId\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x16\n" +
 	"\x06format\x18\x04 \x01(\tR\x06format\x12\x1b\n" +
-	"\tthread_id\x18\x05 \x01(\tR\bthreadId\">\n" +
+	"\tthread_id\x18\x05 \x01(\tR\bthreadId\x120\n" +
+	"\abuttons\x18\x06 \x03(\v2\x16.clawhost.v1.ButtonRowR\abuttons\">\n" +
 	"\fEditResponse\x12.\n" +
 	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"t\n" +
 	"\fReactRequest\x12\x17\n" +
@@ -3847,63 +3858,64 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	26, // 14: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
 	1,  // 15: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
 	1,  // 16: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 17: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 18: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 19: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	42, // 20: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 21: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	42, // 22: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	47, // 23: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 24: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	31, // 25: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	26, // 26: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
-	49, // 27: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 28: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	47, // 29: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 30: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	52, // 31: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
-	1,  // 32: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 33: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	6,  // 34: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	8,  // 35: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	10, // 36: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	13, // 37: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	16, // 38: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	18, // 39: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	27, // 40: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	29, // 41: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	32, // 42: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	34, // 43: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	36, // 44: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	38, // 45: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	40, // 46: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	43, // 47: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	45, // 48: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	48, // 49: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	51, // 50: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	3,  // 51: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	7,  // 52: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	9,  // 53: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	12, // 54: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	14, // 55: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	17, // 56: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	22, // 57: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	28, // 58: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	30, // 59: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	33, // 60: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	35, // 61: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	37, // 62: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	39, // 63: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	41, // 64: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	44, // 65: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	46, // 66: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	50, // 67: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	53, // 68: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	51, // [51:69] is the sub-list for method output_type
-	33, // [33:51] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	26, // 17: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	1,  // 18: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 19: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 20: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	42, // 21: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 22: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	42, // 23: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	47, // 24: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 25: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	31, // 26: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	26, // 27: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
+	49, // 28: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 29: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	47, // 30: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 31: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	52, // 32: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 33: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 34: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	6,  // 35: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	8,  // 36: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	10, // 37: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	13, // 38: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	16, // 39: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	18, // 40: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	27, // 41: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	29, // 42: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	32, // 43: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	34, // 44: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	36, // 45: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	38, // 46: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	40, // 47: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	43, // 48: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	45, // 49: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	48, // 50: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	51, // 51: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	3,  // 52: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	7,  // 53: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	9,  // 54: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	12, // 55: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	14, // 56: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	17, // 57: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	22, // 58: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	28, // 59: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	30, // 60: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	33, // 61: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	35, // 62: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	37, // 63: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	39, // 64: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	41, // 65: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	44, // 66: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	46, // 67: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	50, // 68: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	53, // 69: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	52, // [52:70] is the sub-list for method output_type
+	34, // [34:52] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
