@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// startCardHost is the real claude CLI against the fake Anthropic API
+// behind Telegram: Alice by DM, and the group where Bob (2002) may talk
+// and stop turns and Carol (3003) may not; ping_after 2s.
+func startCardHost(t *testing.T) (*anthropictest.Server, *telegramtest.Server) {
+	t.Helper()
+	bin := clClaudeBin(t)
+	fake, srv := anthropictest.New(), telegramtest.NewServer(tgToken)
+	t.Cleanup(fake.Close)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	Start(t, Host{
+		Dir:   dir,
+		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "90s"}),
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "groups": []string{"tg:-1001234500001"},
+			"group_allow_from": []string{"tg:2002"}, "require_mention": false},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"ping_after": "2s"},
+		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
+		}
+	})
+	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	return fake, srv
+}
+
+// hasStop reports whether m shows the card's Stop button.
+func hasStop(m tgMessage) bool {
+	for _, row := range m.Keyboard {
+		for _, b := range row {
+			if b.Data == "/stop" && strings.Contains(b.Text, "Stop") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestTurnCardTelegram: through the real binary and CLI on the fake Bot
+// API — a fast answer shows no card and pings nobody; a slow one shows
+// the card (elapsed time, a Stop button) edited at most every 2 s, which
+// becomes the answer (the button gone), then one ping replying to it; in
+// the group, Carol (who may not stop the session) presses Stop and the
+// turn goes on, Bob presses it and the card collapses to "Stopped".
+func TestTurnCardTelegram(t *testing.T) {
+	t.Parallel()
+	fake, srv := startCardHost(t)
+	alice, aliceChat := tgUser(tgAlice, "Alice"), telegramtest.PrivateChat(tgAlice)
+
+	// Fast: no card, no ping.
+	fake.Enqueue(anthropictest.Reply{Text: "Quick answer."})
+	srv.PushText(aliceChat, alice, "hi")
+	tgWaitMessage(t, srv, tgAlice, "Quick answer.")
+	tgSettle(t, srv, 500*time.Millisecond)
+	if n := len(tgChat(srv, tgAlice)); n != 1 {
+		t.Fatalf("a fast turn sent %d messages: %+v", n, tgChat(srv, tgAlice))
+	}
+
+	// Slow: the card, the answer in its place, one ping.
+	fake.Enqueue(anthropictest.Reply{Text: "The slow answer.", HeaderDelay: 7 * time.Second})
+	srv.PushText(aliceChat, alice, "think hard")
+	card := tgWaitMessage(t, srv, tgAlice, "⏳ Working")
+	if !hasStop(card) {
+		t.Fatalf("the card has no Stop button: %+v", card.Keyboard)
+	}
+	answer := tgWaitMessage(t, srv, tgAlice, "The slow answer.")
+	if answer.MessageID != card.MessageID || answer.Keyboard != nil {
+		t.Errorf("the answer %+v did not replace the card %d (or kept its button)", answer.Sent, card.MessageID)
+	}
+	ping := tgWaitMessage(t, srv, tgAlice, "✅ Done — took")
+	if ping.ReplyTo != card.MessageID {
+		t.Errorf("the ping replies to %d, want the answer %d", ping.ReplyTo, card.MessageID)
+	}
+	tgSettle(t, srv, time.Second)
+	if n := tgCount(srv, tgAlice, "✅ Done"); n != 1 {
+		t.Errorf("%d pings", n)
+	}
+	// Edits of the card: the first send, an update per 5 s step of the
+	// time at most, the answer.
+	var edits []time.Time
+	for _, r := range tgRequestsTo(srv, "editMessageText", "1001") {
+		edits = append(edits, r.Time)
+	}
+	for i := 1; i < len(edits); i++ {
+		if gap := edits[i].Sub(edits[i-1]); gap < 900*time.Millisecond {
+			t.Errorf("two edits %v apart (edit %d)", gap, i)
+		}
+	}
+	if len(edits) > 6 {
+		t.Errorf("%d edits for a 7 s turn", len(edits))
+	}
+
+	// The group: Carol's Stop is not obeyed, Bob's is.
+	group, bob, carol := telegramtest.Supergroup(tgGroup, "Team"), tgUser(2002, "Bob"), tgUser(3003, "Carol")
+	fake.Enqueue(anthropictest.Reply{Text: "never shown", HeaderDelay: time.Minute})
+	srv.PushText(group, bob, "long task")
+	gcard := tgWaitMessage(t, srv, tgGroup, "⏳ Working")
+	if _, err := srv.PressButton(group, gcard.MessageID, "/stop", carol); err != nil {
+		t.Fatal(err)
+	}
+	tgWaitFor(t, "Carol's press answered", func() bool { return len(srv.Requests("answerCallbackQuery")) >= 1 })
+	// The card's next update comes after it: the turn still runs.
+	before := len(tgRequestsTo(srv, "editMessageText", "-1001234500001"))
+	tgWaitFor(t, "the card's next update", func() bool { return len(tgRequestsTo(srv, "editMessageText", "-1001234500001")) > before })
+	if m := tgWaitMessage(t, srv, tgGroup, "⏳ Working"); !hasStop(m) || strings.Contains(m.Visible, "Stopped") {
+		t.Fatalf("Carol's press stopped the turn: %+v", m.Sent)
+	}
+	if _, err := srv.PressButton(group, gcard.MessageID, "/stop", bob); err != nil {
+		t.Fatal(err)
+	}
+	stopped := tgWaitMessage(t, srv, tgGroup, "⏹ Stopped after")
+	if stopped.MessageID != gcard.MessageID || stopped.Keyboard != nil {
+		t.Errorf("the stopped card %+v", stopped.Sent)
+	}
+	tgSettle(t, srv, time.Second)
+	if n := tgCount(srv, tgGroup, "never shown"); n != 0 {
+		t.Error("the stopped turn's answer was shown")
+	}
+}
