@@ -19,7 +19,8 @@ func (d *Dispatcher) Typing(tgt message.Target, max time.Duration) (seal func())
 	if max <= 0 {
 		max = typingMax
 	}
-	ctx, cancel := context.WithTimeout(d.ctx, max)
+	ctx, cancel := context.WithCancel(d.ctx)
+	deadline := d.clock.Now().Add(max)
 	done := make(chan struct{})
 	set := func(ctx context.Context, on bool) {
 		c, cc := context.WithTimeout(ctx, 5*time.Second)
@@ -30,11 +31,20 @@ func (d *Dispatcher) Typing(tgt message.Target, max time.Duration) (seal func())
 		defer close(done)
 		for {
 			set(ctx, true)
+			left := deadline.Sub(d.clock.Now())
+			if left <= 0 {
+				set(d.ctx, false)
+				return
+			}
 			select {
 			case <-ctx.Done():
 				set(d.ctx, false)
 				return
-			case <-d.clock.After(typingRefresh):
+			case <-d.clock.After(min(typingRefresh, left)):
+			}
+			if !d.clock.Now().Before(deadline) {
+				set(d.ctx, false)
+				return
 			}
 		}
 	}()
