@@ -137,6 +137,18 @@ func (p relayPorts) Edit(ctx context.Context, instance string, req channel.EditR
 	return p.r.call(ctx, instance, "edit", req, nil)
 }
 
+// React implements delivery.Channels: a reaction (the seen 👀, the
+// agent's react tool) is set by the host that holds the channel.
+func (p relayPorts) React(ctx context.Context, instance string, req channel.ReactRequest) error {
+	if !p.r.gate.remote(instance) {
+		return p.Ports.React(ctx, instance, req)
+	}
+	if _, ok := p.Ready(instance); !ok {
+		return pluginclient.ErrNotSent
+	}
+	return p.r.call(ctx, instance, "react", req, nil)
+}
+
 // SetTyping implements delivery.Channels: relayed without waiting.
 func (p relayPorts) SetTyping(ctx context.Context, instance string, req channel.TypingRequest) error {
 	if !p.r.gate.remote(instance) {
@@ -388,6 +400,11 @@ func (r *relay) make(ctx context.Context, c store.RelayCall) {
 		var req channel.TypingRequest
 		if err = json.Unmarshal(c.Request, &req); err == nil {
 			err = r.local.SetTyping(cctx, c.Instance, req)
+		}
+	case "react":
+		var req channel.ReactRequest
+		if err = json.Unmarshal(c.Request, &req); err == nil {
+			err = r.local.React(cctx, c.Instance, req)
 		}
 	case "hook":
 		var req hookCall

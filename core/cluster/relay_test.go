@@ -237,6 +237,13 @@ func (p *recPort) Download(_ context.Context, _ string, _ int64, ref string, _ i
 	return channel.MediaInfo{MIME: "image/png"}, err
 }
 
+func (p *recPort) React(_ context.Context, _ string, req channel.ReactRequest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sent = append(p.sent, "react "+req.MessageID+" "+req.Emoji)
+	return nil
+}
+
 func (p *recPort) Ready(string) (pluginclient.Description, bool) {
 	return pluginclient.Description{Channel: true}, true
 }
@@ -266,6 +273,13 @@ func TestRelayedCalls(t *testing.T) {
 	if got := w.port.sends(); len(got) != 2 {
 		t.Fatalf("the holder made %v", got)
 	}
+	// A reaction (the seen 👀) is set by the holder.
+	if err := w.a.call(ctx, "tg", "react", channel.ReactRequest{ChatID: "1", MessageID: "9", Emoji: "👀"}, nil); err != nil {
+		t.Fatalf("relayed react: %v", err)
+	}
+	if got := w.port.sends(); len(got) != 3 || got[2] != "react 9 👀" {
+		t.Fatalf("the holder made %v", got)
+	}
 
 	// Nobody holds "wa": withdrawn after the caller's deadline.
 	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -284,7 +298,7 @@ func TestRelayedCalls(t *testing.T) {
 		done <- w.a.call(ctx, "tg", "send", sendCall{Request: channel.SendRequest{ChatID: "1", Text: "in flight"}}, &resp)
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(w.port.sends()) < 3 {
+	for len(w.port.sends()) < 4 {
 		if time.Now().After(deadline) {
 			t.Fatal("the holder never made the third send")
 		}

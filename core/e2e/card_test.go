@@ -7,7 +7,10 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
+	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 )
 
 // startCardHost is the real claude CLI against the fake Anthropic API
@@ -129,5 +132,167 @@ func TestTurnCardTelegram(t *testing.T) {
 	tgSettle(t, srv, time.Second)
 	if n := tgCount(srv, tgGroup, "never shown"); n != 0 {
 		t.Error("the stopped turn's answer was shown")
+	}
+}
+
+// dcStop reports whether m shows the card's Stop button.
+func dcStop(m discordtest.Message) bool {
+	for _, row := range m.Components {
+		for _, c := range row.Components {
+			if c.CustomID == "/stop" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestTurnCardDiscord: on the fake Discord, a slow turn's card (with its
+// Stop button) is edited no faster than Discord's edit rate and becomes
+// the answer; Alice's press of Stop on the next card stops that turn.
+func TestTurnCardDiscord(t *testing.T) {
+	t.Parallel()
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, _ := realClaudeIn(t, fake)
+	e := startDiscordDaemon(t, true, nil, mod)
+	e.live(t, 1)
+	dm := e.dm[dcAlice.ID].ID
+
+	fake.Enqueue(anthropictest.Reply{Text: "The slow answer.", HeaderDelay: 7 * time.Second})
+	e.pushDM(dcAlice, "think hard")
+	card := e.waitMessage(t, dm, "⏳ Working")
+	if !dcStop(card) {
+		t.Fatalf("the card has no Stop button: %+v", card.Components)
+	}
+	answer := e.waitMessage(t, dm, "The slow answer.")
+	if answer.ID != card.ID || len(answer.Components) != 0 {
+		t.Errorf("the answer %+v did not replace the card %s (or kept its button)", answer, card.ID)
+	}
+	e.settle(t, time.Second)
+	var edits []time.Time
+	for _, r := range e.srv.Requests("") {
+		if r.Method == "PATCH" && strings.Contains(r.Path, card.ID) {
+			edits = append(edits, r.Time)
+		}
+	}
+	// Discord allows 5 edits per 5 s in a channel.
+	for i := 5; i < len(edits); i++ {
+		if edits[i].Sub(edits[i-5]) < 5*time.Second {
+			t.Errorf("6 edits within %v", edits[i].Sub(edits[i-5]))
+		}
+	}
+
+	fake.Enqueue(anthropictest.Reply{Text: "never shown", HeaderDelay: time.Minute})
+	e.pushDM(dcAlice, "long task")
+	card2 := e.waitMessage(t, dm, "⏳ Working")
+	if card2.ID == card.ID {
+		t.Fatal("no new card")
+	}
+	if _, err := e.srv.PressButton(card2.ID, "/stop", dcAlice); err != nil {
+		t.Fatal(err)
+	}
+	stopped := e.waitMessage(t, dm, "⏹ Stopped after")
+	if stopped.ID != card2.ID || len(stopped.Components) != 0 {
+		t.Errorf("the stopped card %+v", stopped)
+	}
+	e.settle(t, time.Second)
+	if e.count(dm, "never shown") != 0 {
+		t.Error("the stopped turn's answer was shown")
+	}
+}
+
+// TestTurnCardWebchat: in headless Chromium, a slow turn's card shows with
+// its Stop button and becomes the answer (the button gone); pressing Stop
+// on the next card stops that turn and the card says so.
+func TestTurnCardWebchat(t *testing.T) {
+	t.Parallel()
+	b := webchattest.NewBrowser(t, wcBrowserTimeout)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, _ := realClaudeIn(t, fake)
+	dir := t.TempDir()
+	listen := wcFreeAddr(t)
+	h := Host{Dir: dir, Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}}, Admin: Attrs{"listen": ""},
+		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}}}
+	mod(&h)
+	Start(t, h)
+	url := "http://" + listen + "/"
+	wcWait(t, 20*time.Second, "the page", func() (bool, error) { return wcHealthy(url), nil })
+	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
+		t.Fatal(err)
+	}
+	stopLabel := "⏹ Stop"
+	hasStop := func() bool {
+		ls, err := b.Buttons()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			if l == stopLabel {
+				return true
+			}
+		}
+		return false
+	}
+
+	fake.Enqueue(anthropictest.Reply{Text: "The slow answer.", HeaderDelay: 7 * time.Second})
+	if err := b.Send("think hard"); err != nil {
+		t.Fatal(err)
+	}
+	card, err := b.WaitMessage("bot", "⏳ Working")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasStop() {
+		t.Fatal("the card shows no Stop button")
+	}
+	answer, err := b.WaitMessage("bot", "The slow answer.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer.ID != card.ID {
+		t.Errorf("the answer is message %s, the card was %s", answer.ID, card.ID)
+	}
+	if hasStop() {
+		t.Error("the answer kept the Stop button")
+	}
+
+	fake.Enqueue(anthropictest.Reply{Text: "never shown", HeaderDelay: time.Minute})
+	if err := b.Send("long task"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PressButton(stopLabel); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WaitMessage("bot", "⏹ Stopped after"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoCardWhatsApp: WhatsApp edits no messages: a slow turn shows no
+// card there, only its answer, once.
+func TestNoCardWhatsApp(t *testing.T) {
+	t.Parallel()
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, _ := realClaudeIn(t, fake)
+	e := startWhatsAppDaemon(t, false, mod)
+	e.link(t, "")
+	ann := e.contact(t, waAnn)
+	fake.Enqueue(anthropictest.Reply{Text: "The slow answer.", HeaderDelay: 5 * time.Second})
+	if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "think hard"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitText(t, waChat(ann), "The slow answer.")
+	e.settle(t, 500*time.Millisecond)
+	var texts []string
+	for _, m := range e.sentTo(waChat(ann)...) {
+		if s := m.Message.GetConversation() + m.Message.GetExtendedTextMessage().GetText(); s != "" {
+			texts = append(texts, s)
+		}
+	}
+	if len(texts) != 1 || texts[0] != "The slow answer." {
+		t.Errorf("WhatsApp got %q, want only the answer", texts)
 	}
 }

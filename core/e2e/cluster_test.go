@@ -107,22 +107,39 @@ func (c *cluster) kill9(id string) {
 var markRE = regexp.MustCompile(`c(\d+) m(\d+)`)
 
 // replies reads what the bot sent, per chat: the message numbers of the
-// replies in send order, and the notices that part of a reply may be
-// missing.
+// replies in the order their messages were first sent, each message by
+// its last content (a turn card becomes its answer by an edit), and the
+// notices that part of a reply may be missing.
 func (c *cluster) replies() (got map[int64][]int, told map[int64]int) {
 	got, told = map[int64][]int{}, map[int64]int{}
+	type msg struct {
+		chat    int64
+		visible string
+	}
+	var order []string
+	last := map[string]*msg{}
 	for _, s := range c.tg.Sent() {
-		if s.Method != "sendMessage" {
+		key := s.ChatID + "/" + strconv.Itoa(s.MessageID)
+		if s.Method != "sendMessage" && s.Method != "editMessageText" {
 			continue
 		}
 		chat, _ := strconv.ParseInt(s.ChatID, 10, 64)
-		if strings.Contains(s.Visible, "may be missing") {
-			told[chat]++
+		if m, ok := last[key]; ok {
+			m.visible = s.Visible
 			continue
 		}
-		if m := markRE.FindStringSubmatch(s.Visible); m != nil {
-			n, _ := strconv.Atoi(m[2])
-			got[chat] = append(got[chat], n)
+		last[key] = &msg{chat: chat, visible: s.Visible}
+		order = append(order, key)
+	}
+	for _, key := range order {
+		m := last[key]
+		if strings.Contains(m.visible, "may be missing") {
+			told[m.chat]++
+			continue
+		}
+		if mm := markRE.FindStringSubmatch(m.visible); mm != nil {
+			n, _ := strconv.Atoi(mm[2])
+			got[m.chat] = append(got[m.chat], n)
 		}
 	}
 	return got, told

@@ -39,6 +39,10 @@ func loopbackHost(dir string, ping bool) Host {
 		// The fake claude and its tools write test files outside the workspace.
 		Agent:  Agent{Attrs: Attrs{"sandbox": "off"}},
 		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"lo:u1"}},
+		// The tests count the messages sent; a slow cold start would show a
+		// turn card and deliver the answer as its edit (card_test.go tests
+		// the card).
+		Messages: Attrs{"turn_card": "off"},
 		Plugins: []Plugin{
 			{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": filepath.Join(dir, "lo.addr")}},
 			{Name: "ping", Source: "ping", Attrs: Attrs{"enabled": ping}},

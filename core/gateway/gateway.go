@@ -222,11 +222,7 @@ func New(opts Options) *Gateway {
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
 	})
-	g.pause = usagelimit.New(usagelimit.Options{Store: opts.Store, Clock: opts.Clock, Logger: log, Resume: func(keys []string) {
-		for _, k := range keys {
-			g.queue.Kick(k)
-		}
-	}})
+	g.pause = usagelimit.New(usagelimit.Options{Store: opts.Store, Clock: opts.Clock, Logger: log, Resume: g.resumeSessions})
 	g.handler = &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
 		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func(key string) string { return g.turnSettings(key).Model },
@@ -249,6 +245,20 @@ func New(opts Options) *Gateway {
 	}
 	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue, SessionMode: g.sessionQueueMode, Seen: g.seen})
 	return g
+}
+
+// resumeSessions looks again at the sessions the end of a usage-limit
+// pause names: those this host runs (with several hosts, each looks at
+// its own when its pause ends).
+func (g *Gateway) resumeSessions(keys []string) {
+	for _, k := range keys {
+		if g.opts.Placement != nil {
+			if _, here, err := g.opts.Placement.Place(g.ctx, k); err != nil || !here {
+				continue
+			}
+		}
+		g.queue.Kick(k)
+	}
 }
 
 // pauseCommands is the usage-limit pause for /status and /resume (the

@@ -253,6 +253,9 @@ func (p *Pause) resume(ctx context.Context, why string) {
 		p.log.Error("putting the parked messages back in their queues failed", "error", err)
 	}
 	unparked := len(keys)
+	if !was && unparked == 0 {
+		return // nothing was held back
+	}
 	counts, err := p.opts.Store.PendingCounts(ctx)
 	if err != nil {
 		p.log.Error("reading the queues after the pause failed", "error", err)
@@ -266,9 +269,7 @@ func (p *Pause) resume(ctx context.Context, why string) {
 			keys = append(keys, k)
 		}
 	}
-	if was || unparked > 0 {
-		p.log.Info("the usage-limit pause ended", "why", why, "parked", unparked, "sessions", len(keys))
-	}
+	p.log.Info("the usage-limit pause ended", "why", why, "parked", unparked, "sessions", len(keys))
 	if len(keys) > 0 {
 		p.opts.Resume(keys)
 	}
