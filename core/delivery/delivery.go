@@ -211,7 +211,7 @@ func (d *Dispatcher) CanReact(instance string) bool {
 func (d *Dispatcher) React(tgt message.Target, id, emoji string) error {
 	ctx, cancel := context.WithTimeout(d.ctx, sendTimeout)
 	defer cancel()
-	return d.ch.React(ctx, tgt.Instance, channel.ReactRequest{ChatID: tgt.ChatID, MessageID: id, Emoji: emoji, Remove: emoji == ""})
+	return d.ch.React(ctx, tgt.Instance, channel.ReactRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, MessageID: id, Emoji: emoji, Remove: emoji == ""})
 }
 
 // HasButtons reports whether the instance is ready and shows buttons

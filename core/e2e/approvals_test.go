@@ -184,7 +184,8 @@ func TestApprovalsWebchatRealClaude(t *testing.T) {
 	if _, err := b.WaitMessage("bot", "claude wants to use Bash:"); err != nil {
 		t.Fatal(err)
 	}
-	if labels, err := b.Buttons(); err != nil || !strings.HasPrefix(strings.Join(labels, "|"), "Allow|Deny|Always allow `touch /") {
+	// The turn card's Stop may show above the question (the turn waits).
+	if labels, err := b.Buttons(); err != nil || !strings.HasPrefix(strings.TrimPrefix(strings.Join(labels, "|"), "⏹ Stop|"), "Allow|Deny|Always allow `touch /") {
 		t.Fatalf("buttons %q %v", labels, err)
 	}
 	if err := b.PressButton("Allow"); err != nil {

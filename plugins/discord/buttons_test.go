@@ -541,3 +541,36 @@ func TestEditKeepsButtons(t *testing.T) {
 		t.Fatalf("after the final edit: %q %+v", m.Content, m.Components)
 	}
 }
+
+// TestReact: the bot's reaction goes on a message of a channel and of a
+// thread (its own channel), and comes off again; one without an emoji is
+// refused before any request.
+func TestReact(t *testing.T) {
+	srv := newServer(t)
+	general := guildChannel(srv, "general")
+	a := newAdapter(t, srv, "", nil)
+	inbox := newInbox()
+	a.run(t, inbox)
+	waitLive(t, srv, 1)
+	ctx := context.Background()
+	m := srv.Push(discordtest.Message{ChannelID: general.ID, Author: bob, Content: "look"})
+	if err := a.React(ctx, channel.ReactRequest{ChatID: general.ID, MessageID: m.ID, Emoji: "👀"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Reactions(m.ID); len(got) != 1 || got[0] != "👀" {
+		t.Fatalf("reactions %q", got)
+	}
+	if err := a.React(ctx, channel.ReactRequest{ChatID: general.ID, MessageID: m.ID, Emoji: "👀", Remove: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Reactions(m.ID); len(got) != 0 {
+		t.Fatalf("after the removal %q", got)
+	}
+	n := len(srv.Requests(""))
+	if err := a.React(ctx, channel.ReactRequest{ChatID: general.ID, MessageID: m.ID}); channel.CodeOf(err) != channel.CodeInvalidRequest {
+		t.Errorf("no emoji: %v", err)
+	}
+	if len(srv.Requests("")) != n {
+		t.Error("a refused reaction reached Discord")
+	}
+}

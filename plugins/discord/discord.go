@@ -27,6 +27,7 @@ var (
 	_ channel.Channel         = (*Adapter)(nil)
 	_ channel.Typer           = (*Adapter)(nil)
 	_ channel.Editor          = (*Adapter)(nil)
+	_ channel.Reactor         = (*Adapter)(nil)
 	_ channel.MediaDownloader = (*Adapter)(nil)
 	_ channel.CommandMenu     = (*Adapter)(nil)
 )

@@ -60,7 +60,9 @@
 // triggering message with fail_if_not_exists = false. A 429 becomes
 // rate_limited with the retry_after Discord named (discordgo does not
 // sleep). Typing is shown while a turn runs, drafts are edited in place,
-// files go out as attachments.
+// files go out as attachments. Reactions (channel.Reactor) are the bot's
+// own (PUT …/reactions/{emoji}/@me), in a thread on the thread's channel;
+// Discord keeps several, and Remove takes off the one named.
 //
 // # Slash commands
 //
@@ -77,7 +79,8 @@
 // channel messages and on answers to slash commands alike; more than 5
 // rows or 5 in a row, an id that is empty, over 100 characters or used
 // twice, and a blank label or one over 80 are refused (invalid_request)
-// before any request. An edit clears a message's buttons.
+// before any request. An edit sets a message's buttons to its own: none
+// clears them, the same keep them (a turn card's Stop button).
 //
 // A press (a message-component interaction) is written to the state file
 // like a message — MessageID "ix:<interaction id>", the button's label as

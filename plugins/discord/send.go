@@ -170,6 +170,26 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	return mapErr(err)
 }
 
+// React implements channel.Reactor: the bot's reaction on a message (the
+// seen 👀, the agent's react tool). Discord keeps several reactions of
+// one user; Remove takes the one Emoji names off (without one it is
+// refused: the adapter does not remember what it set).
+func (a *Adapter) React(ctx context.Context, req channel.ReactRequest) error {
+	if a.rest == nil {
+		return channel.Errorf(channel.CodeInternal, "react before configure")
+	}
+	emoji := strings.TrimSpace(req.Emoji)
+	if req.ChatID == "" || req.MessageID == "" || emoji == "" {
+		return channel.Errorf(channel.CodeInvalidRequest, "a reaction needs a chat, a message and an emoji")
+	}
+	opt, cancel := a.call(ctx, callTimeout)
+	defer cancel()
+	if req.Remove {
+		return mapErr(a.rest.MessageReactionRemove(target(req.ChatID, req.ThreadID), req.MessageID, emoji, "@me", opt))
+	}
+	return mapErr(a.rest.MessageReactionAdd(target(req.ChatID, req.ThreadID), req.MessageID, emoji, opt))
+}
+
 // SetTyping implements channel.Typer. Discord shows typing for about 10 s
 // (the host refreshes it every few seconds) and has no call to clear it:
 // Off is a no-op, the indicator ends with the next message.

@@ -331,7 +331,9 @@ type Reactor interface {
 
 // ReactRequest adds or removes a reaction.
 type ReactRequest struct {
-	ChatID    string
+	ChatID string
+	// ThreadID is the thread or topic the message is in ("" none).
+	ThreadID  string
 	MessageID string
 	Emoji     string
 	Remove    bool

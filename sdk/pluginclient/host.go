@@ -386,7 +386,7 @@ func (p *Plugin) Edit(ctx context.Context, req channel.EditRequest) error {
 
 // React adds or removes a reaction.
 func (p *Plugin) React(ctx context.Context, req channel.ReactRequest) error {
-	r, err := p.ch.React(ctx, &pb.ReactRequest{ChatId: req.ChatID, MessageId: req.MessageID, Emoji: req.Emoji, Remove: req.Remove})
+	r, err := p.ch.React(ctx, &pb.ReactRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Emoji: req.Emoji, Remove: req.Remove})
 	if err != nil {
 		return mapErr("react", err)
 	}

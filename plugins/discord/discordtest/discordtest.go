@@ -54,6 +54,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,6 +82,8 @@ const (
 	RouteGetChannel   = "get_channel"
 	RouteCreate       = "create_message"
 	RouteEdit         = "edit_message"
+	RouteReact        = "add_reaction"
+	RouteUnreact      = "remove_reaction"
 	RouteHistory      = "get_messages"
 	RouteTyping       = "typing"
 	RouteStartThread  = "start_thread"
@@ -102,6 +105,7 @@ type Server struct {
 	nextID         int64
 	channels       map[string]Channel
 	messages       map[string]*Message // by id
+	reactions      map[string][]string // message id → the bot's reactions
 	history        map[string][]string // channel → message ids, oldest first
 	files          map[string]file     // attachment path → bytes
 	sent           []Sent
@@ -473,6 +477,10 @@ func route(method, p string) (string, []string) {
 		return RouteEditOriginal, []string{parts[1], parts[2]}
 	case is("PATCH", "webhooks", "*", "*", "messages", "*"):
 		return RouteEditFollowup, []string{parts[1], parts[2], parts[4]}
+	case is("PUT", "channels", "*", "messages", "*", "reactions", "*", "@me"):
+		return RouteReact, []string{parts[1], parts[3], parts[5]}
+	case is("DELETE", "channels", "*", "messages", "*", "reactions", "*", "@me"):
+		return RouteUnreact, []string{parts[1], parts[3], parts[5]}
 	case is("PUT", "applications", "*", "commands"):
 		return RouteCommands, []string{""}
 	case is("PUT", "applications", "*", "guilds", "*", "commands"):
@@ -532,6 +540,34 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.dispatchREST(w, r, name, params, body)
 }
 
+// react adds or removes the bot's reaction emoji on a message of the
+// channel (204, as Discord answers).
+func (s *Server) react(w http.ResponseWriter, channelID, id, emoji string, add bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[id]
+	if !ok || m.ChannelID != channelID {
+		apiError(w, 404, 10008, "Unknown Message")
+		return
+	}
+	if s.reactions == nil {
+		s.reactions = map[string][]string{}
+	}
+	list := slices.DeleteFunc(s.reactions[id], func(e string) bool { return e == emoji })
+	if add {
+		list = append(list, emoji)
+	}
+	s.reactions[id] = list
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Reactions are the bot's reactions on message id, in the order added.
+func (s *Server) Reactions(id string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reactions[id])
+}
+
 // dispatchREST serves one REST route.
 func (s *Server) dispatchREST(w http.ResponseWriter, r *http.Request, name string, params []string, body []byte) {
 	switch name {
@@ -552,6 +588,8 @@ func (s *Server) dispatchREST(w http.ResponseWriter, r *http.Request, name strin
 		s.createMessage(w, r, body, params[0])
 	case RouteEdit:
 		s.editMessage(w, body, params[0], params[1], "edit", "")
+	case RouteReact, RouteUnreact:
+		s.react(w, params[0], params[1], params[2], name == RouteReact)
 	case RouteHistory:
 		s.getMessages(w, r, params[0])
 	case RouteTyping:

@@ -292,7 +292,7 @@ func (srv *Server) React(ctx context.Context, req *pb.ReactRequest) (*pb.ReactRe
 	if !ok {
 		return &pb.ReactResponse{Error: ErrorToProto(errUnsupported)}, nil
 	}
-	err := r.React(ctx, channel.ReactRequest{ChatID: req.GetChatId(), MessageID: req.GetMessageId(), Emoji: req.GetEmoji(), Remove: req.GetRemove()})
+	err := r.React(ctx, channel.ReactRequest{ChatID: req.GetChatId(), ThreadID: req.GetThreadId(), MessageID: req.GetMessageId(), Emoji: req.GetEmoji(), Remove: req.GetRemove()})
 	return &pb.ReactResponse{Error: ErrorToProto(err)}, nil
 }
 

@@ -2482,11 +2482,14 @@ func (x *EditResponse) GetError() *PluginError {
 }
 
 type ReactRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ChatId        string                 `protobuf:"bytes,1,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
-	MessageId     string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
-	Emoji         string                 `protobuf:"bytes,3,opt,name=emoji,proto3" json:"emoji,omitempty"`
-	Remove        bool                   `protobuf:"varint,4,opt,name=remove,proto3" json:"remove,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ChatId    string                 `protobuf:"bytes,1,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
+	MessageId string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	Emoji     string                 `protobuf:"bytes,3,opt,name=emoji,proto3" json:"emoji,omitempty"`
+	Remove    bool                   `protobuf:"varint,4,opt,name=remove,proto3" json:"remove,omitempty"`
+	// thread_id is the thread or topic the message is in (a Discord
+	// thread is a channel of its own).
+	ThreadId      string `protobuf:"bytes,5,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2547,6 +2550,13 @@ func (x *ReactRequest) GetRemove() bool {
 		return x.Remove
 	}
 	return false
+}
+
+func (x *ReactRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
 }
 
 type ReactResponse struct {
@@ -3666,13 +3676,14 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\tthread_id\x18\x05 \x01(\tR\bthreadId\x120\n" +
 	"\abuttons\x18\x06 \x03(\v2\x16.clawhost.v1.ButtonRowR\abuttons\">\n" +
 	"\fEditResponse\x12.\n" +
-	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"t\n" +
+	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\x91\x01\n" +
 	"\fReactRequest\x12\x17\n" +
 	"\achat_id\x18\x01 \x01(\tR\x06chatId\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x02 \x01(\tR\tmessageId\x12\x14\n" +
 	"\x05emoji\x18\x03 \x01(\tR\x05emoji\x12\x16\n" +
-	"\x06remove\x18\x04 \x01(\bR\x06remove\"?\n" +
+	"\x06remove\x18\x04 \x01(\bR\x06remove\x12\x1b\n" +
+	"\tthread_id\x18\x05 \x01(\tR\bthreadId\"?\n" +
 	"\rReactResponse\x12.\n" +
 	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"E\n" +
 	"\x14DownloadMediaRequest\x12\x10\n" +
