@@ -57,8 +57,9 @@ func hasStop(m tgMessage) bool {
 // API — a fast answer shows no card and pings nobody; a slow one shows
 // the card (elapsed time, a Stop button) edited at most every 2 s, which
 // becomes the answer (the button gone), then one ping replying to it; in
-// the group, Carol (who may not stop the session) presses Stop and the
-// turn goes on, Bob presses it and the card collapses to "Stopped".
+// the group, where Bob mentions the bot (chatter shows no card), Carol
+// (who may not stop the session) presses Stop and the turn goes on, Bob
+// presses it and the card collapses to "Stopped".
 func TestTurnCardTelegram(t *testing.T) {
 	t.Parallel()
 	fake, srv := startCardHost(t)
@@ -110,7 +111,7 @@ func TestTurnCardTelegram(t *testing.T) {
 	// The group: Carol's Stop is not obeyed, Bob's is.
 	group, bob, carol := telegramtest.Supergroup(tgGroup, "Team"), tgUser(2002, "Bob"), tgUser(3003, "Carol")
 	fake.Enqueue(anthropictest.Reply{Text: "never shown", HeaderDelay: time.Minute})
-	srv.PushText(group, bob, "long task")
+	srv.PushText(group, bob, "@clawbot long task")
 	gcard := tgWaitMessage(t, srv, tgGroup, "⏳ Working")
 	if _, err := srv.PressButton(group, gcard.MessageID, "/stop", carol); err != nil {
 		t.Fatal(err)

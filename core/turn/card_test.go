@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -192,6 +193,31 @@ func TestCardText(t *testing.T) {
 	for d, want := range map[time.Duration]string{4 * time.Second: "0s", 59 * time.Second: "55s", 9*time.Minute + 59*time.Second: "9m 50s", 42 * time.Minute: "42m", 2*time.Hour + 5*time.Minute: "2h 05m"} {
 		if got := elapsed(d); got != want {
 			t.Errorf("elapsed(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestGroupChatterHasNoCard: in a group, a slow turn nobody addressed to
+// the bot (require_mention off: claude reads the chatter) shows no card;
+// one that mentions it does.
+func TestGroupChatterHasNoCard(t *testing.T) {
+	t.Parallel()
+	for _, mentioned := range []bool{false, true} {
+		f, clk, d := cardFixture(t, Settings{Streaming: StreamOff})
+		if mentioned {
+			var cards []string
+			runFor(t, f, clk, d, &cards, cardDelay)
+		} else {
+			f.agent.onRun = func() {
+				clk.Advance(time.Minute) // the card's timer would have fired
+			}
+		}
+		f.n++
+		m := message.Message{Instance: "tg", Channel: "telegram", ChatType: channel.ChatGroup, ChatID: "5", MessageID: "g" + string(rune('0'+f.n)),
+			Sender: channel.Sender{ID: "7", Name: "Bob"}, Body: "lunch?", Timestamp: f.now, From: "tg:7", WasMentioned: mentioned}
+		f.turns.Run(context.Background(), f.requestOf(m))
+		if got := len(d.cards) > 0; got != mentioned {
+			t.Errorf("mentioned %v: cards %q", mentioned, d.cards)
 		}
 	}
 }

@@ -93,9 +93,12 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 	if s.mode == StreamDraft {
 		s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
 	}
-	if set.TurnCard && m.Scheduled != HeartbeatJob && (mode == StreamDraft || mode == StreamOff) && t.opts.Output.CanEdit(m.Instance) {
+	if set.TurnCard && m.Scheduled != HeartbeatJob && (mode == StreamDraft || mode == StreamOff) && t.opts.Output.CanEdit(m.Instance) &&
+		(!m.IsGroup() || m.WasMentioned) {
 		// The card counts from here: waiting for claude is part of the
-		// turn.
+		// turn. In a group, only a turn someone asked for shows one: the
+		// chatter claude reads with require_mention off (and mostly
+		// answers NO_REPLY) leaves no cards behind.
 		if s.out.draft == nil {
 			s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
 		}

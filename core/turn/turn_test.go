@@ -174,9 +174,16 @@ func newFixtureWith(t *testing.T, set Settings, with func(*Options)) *fixture {
 func (f *fixture) request(instance, body string) Request {
 	f.t.Helper()
 	f.n++
-	ctx := context.Background()
 	m := message.Message{Instance: instance, Channel: "telegram", ChatType: channel.ChatDirect, ChatID: "5", MessageID: "m" + string(rune('0'+f.n)),
 		Sender: channel.Sender{ID: "5", Name: "Ann"}, Body: body, Timestamp: f.now, From: instance + ":5"}
+	return f.requestOf(m)
+}
+
+// requestOf accepts and queues m, returning the turn's request over it.
+func (f *fixture) requestOf(m message.Message) Request {
+	f.t.Helper()
+	ctx := context.Background()
+	instance := m.Instance
 	res, err := f.db.Accept(ctx, store.Inbound{Instance: instance, ChatID: "5", MessageID: m.MessageID, Message: message.Encode(&m)})
 	if err != nil {
 		f.t.Fatal(err)
