@@ -34,6 +34,9 @@ type Reply struct {
 	// once the reply reached the chat only by editing the draft: an edit
 	// does not notify a phone (messages { ping_after }).
 	Ping string
+	// Usage, when set, is the turn's usage ledger row, recorded with the
+	// reply in one transaction.
+	Usage *store.TurnUsage
 }
 
 // Notices the user gets when a reply cannot be delivered whole.
@@ -61,7 +64,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 	// Text is the reply as produced, its MEDIA: lines included: a delivery
 	// resumed after a restart finds the files there again (DeliverPending).
 	rec := store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
-		Text: r.Text, Chunks: parts, Format: format, ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now()}
+		Text: r.Text, Chunks: parts, Format: format, ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now(), Usage: r.Usage}
 	err := d.persist("record reply", r.ID, func() error { return d.store.RecordReply(d.ctx, rec) })
 	if err != nil {
 		if d.ctx.Err() == nil {

@@ -134,6 +134,9 @@ func classifyResult(r *wireResult, limit *wireRateLimit) *Error {
 			e.ResetAt = time.Unix(limit.ResetsAt, 0)
 			return e
 		}
+		if r.APIError == "usage_limit_reached" {
+			return mk(KindUsageLimit) // no reset known: the host backs off
+		}
 		return mk(KindRateLimited)
 	case r.status() == 401 || r.status() == 403 || r.APIErrorType == "authentication_error" ||
 		r.APIErrorType == "permission_error" || strings.HasPrefix(text, "Not logged in") ||

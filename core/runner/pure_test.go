@@ -288,6 +288,11 @@ func TestUsageLimitReset(t *testing.T) {
 	if e == nil || e.Kind != KindRateLimited || !e.ResetAt.IsZero() {
 		t.Errorf("429 without a reset: %+v", e)
 	}
+	var wr wireResult
+	_ = json.Unmarshal([]byte(`{"type":"result","is_error":true,"api_error_status":429,"api_error_type":"rate_limit_error","api_error":"usage_limit_reached","result":"You've hit your weekly limit · resets Nov 28, 2:47pm (UTC)"}`), &wr)
+	if e := classifyResult(&wr, nil); e == nil || e.Kind != KindUsageLimit || !e.ResetAt.IsZero() {
+		t.Errorf("usage_limit_reached without an event: %+v", e)
+	}
 }
 
 // Result lines verbatim from reference/claude-cli.md §5 (abridged to the fields read).

@@ -198,11 +198,14 @@ type wireResult struct {
 	TerminalReason string   `json:"terminal_reason"`
 	APIErrorStatus *int     `json:"api_error_status"`
 	APIErrorType   string   `json:"api_error_type"`
-	NumTurns       int      `json:"num_turns"`
-	DurationMS     int64    `json:"duration_ms"`
-	DurationAPIMS  int64    `json:"duration_api_ms"`
-	TotalCostUSD   float64  `json:"total_cost_usd"`
-	Usage          struct {
+	// APIError is "usage_limit_reached" when a subscription's limit
+	// refused the request.
+	APIError      string  `json:"api_error"`
+	NumTurns      int     `json:"num_turns"`
+	DurationMS    int64   `json:"duration_ms"`
+	DurationAPIMS int64   `json:"duration_api_ms"`
+	TotalCostUSD  float64 `json:"total_cost_usd"`
+	Usage         struct {
 		InputTokens              int `json:"input_tokens"`
 		OutputTokens             int `json:"output_tokens"`
 		CacheReadInputTokens     int `json:"cache_read_input_tokens"`

@@ -103,6 +103,9 @@ type Reply struct {
 	// ProducedAt is when the run produced it; zero means now. Recover
 	// compares it with [RecoverOptions.StaleAfter].
 	ProducedAt time.Time
+	// Usage, when set, is the turn's row of the usage ledger, written in
+	// the same transaction (a reply not produced by a turn has none).
+	Usage *TurnUsage
 }
 
 // Chunk is one stored chunk of a reply and its delivery state.

@@ -64,6 +64,7 @@ type Store interface {
 	Pairing
 	Leases
 	Schedules
+	Ledger
 	// Close waits for the writes in flight, then releases the storage.
 	// Calling it again returns nil. After Close, writes fail with
 	// [ErrClosed] and reads fail with an error.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/runner"
 )
 
 // TestSendFileGoesWithTheReply: files the agent's send_file queued while
@@ -66,5 +67,22 @@ func TestReactToTheMessage(t *testing.T) {
 	}
 	if len(f.out.replies) != 1 || strings.Contains(f.out.replies[0].Text, "👀") {
 		t.Errorf("replies %+v", f.out.replies)
+	}
+}
+
+// TestReplyCarriesTheTurnsUsage: a turn's reply carries its usage ledger
+// row — who asked, in which chat, the model, tokens and cost as claude
+// reported them, how it ended.
+func TestReplyCarriesTheTurnsUsage(t *testing.T) {
+	f := newFixture(t, Settings{})
+	f.agent.result = runner.Result{Text: "done", Model: "claude-opus-4", Usage: runner.Usage{InputTokens: 1200, OutputTokens: 80, CacheReadInputTokens: 300, CostUSD: 0.042}}
+	f.turns.Run(context.Background(), f.request("tg", "how much?"))
+	if len(f.out.replies) != 1 || f.out.replies[0].Usage == nil {
+		t.Fatalf("replies %+v", f.out.replies)
+	}
+	u := *f.out.replies[0].Usage
+	if u.Instance != "tg" || u.ChatID != "5" || u.Sender != "tg:5" || u.Model != "claude-opus-4" || u.InputTokens != 1200 ||
+		u.OutputTokens != 80 || u.CacheReadTokens != 300 || u.CostUSD != 0.042 || u.Outcome != "ok" {
+		t.Errorf("usage %+v", u)
 	}
 }

@@ -56,9 +56,11 @@ type Outcome struct {
 	Draft Draft
 
 	// card: the turn card shows and the answer did not replace it; took:
-	// how long the agent ran.
-	card bool
-	took time.Duration
+	// how long the agent ran; usage: the turn's row of the usage ledger
+	// (nil when claude did not run).
+	card  bool
+	took  time.Duration
+	usage *store.TurnUsage
 }
 
 // Run runs the turn.
@@ -109,7 +111,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.
 		r := Reply{Key: req.Key, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
-			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft}
+			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage}
 		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {
 			r.Ping = "✅ Done — took " + took(o.took) + "."
 		}
@@ -129,6 +131,18 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	}
 	ty.end()
 	return o
+}
+
+// senderOf is who started a turn, as the usage ledger names them: the
+// sender ("<instance>:<id>"), "heartbeat", or "schedule:<name>".
+func senderOf(m *message.Message) string {
+	switch {
+	case m.Scheduled == HeartbeatJob:
+		return HeartbeatJob
+	case m.Scheduled != "":
+		return "schedule:" + m.Scheduled
+	}
+	return m.From
 }
 
 // hasMedia reports whether a reply has MEDIA: lines (its files go as
@@ -199,6 +213,10 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	}
 	o := t.outcome(ctx, log, req, res, out, last)
 	o.card, o.took = out.card, t.opts.Now().Sub(started)
+	o.usage = &store.TurnUsage{Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: senderOf(last),
+		Model: res.Model, InputTokens: int64(res.Usage.InputTokens), OutputTokens: int64(res.Usage.OutputTokens),
+		CacheReadTokens: int64(res.Usage.CacheReadInputTokens), CacheCreationTokens: int64(res.Usage.CacheCreationInputTokens),
+		CostUSD: res.Usage.CostUSD, Duration: o.took, Outcome: outcome}
 	if compact && res.Err == nil {
 		o.Format, o.Text = channel.FormatPlain, "Conversation compacted: claude goes on from a summary of it."
 		if !res.Compacted {

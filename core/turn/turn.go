@@ -136,6 +136,9 @@ type Reply struct {
 	// Ping is sent as a new message when the reply reached the chat only
 	// by editing the draft (a long turn: Settings.PingAfter).
 	Ping string
+	// Usage is the turn's row of the usage ledger, recorded with the
+	// reply (nil: claude did not run).
+	Usage *store.TurnUsage
 }
 
 // Approvals asks the chat whether claude may use a tool (core/approval,

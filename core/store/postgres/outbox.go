@@ -57,6 +57,18 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			INSERT INTO reply_chunks(journal_id, idx, text) SELECT $1, i, t FROM unnest($11::int[], $12::text[]) AS c(i, t)`,
 			rr.JournalID, rr.Instance, rr.ChatID, rr.ThreadID, rr.Text, produced.UnixNano(), len(rr.Chunks), rr.Format, rr.ReplyTo, rr.DraftID,
 			idx, rr.Chunks)
+		if err != nil || rr.Usage == nil {
+			return err
+		}
+		u := rr.Usage
+		at := u.At
+		if at.IsZero() {
+			at = now
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
+			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			rr.JournalID, at.UnixNano(), u.Agent, u.Instance, u.ChatID, u.Sender, u.Model, u.InputTokens, u.OutputTokens,
+			u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome)
 		return err
 	})
 	if err != nil {

@@ -186,6 +186,30 @@ UPDATE sessions SET key = 'agent:main:' || key;
 UPDATE journal SET session_key = 'agent:main:' || session_key WHERE session_key <> '';
 UPDATE placements SET session_key = 'agent:main:' || session_key;
 `,
+	// 7: the usage ledger: one row per finished turn (store.TurnUsage),
+	// written with its reply.
+	`
+CREATE TABLE usage (
+	id                    BIGSERIAL PRIMARY KEY,
+	journal_id            BIGINT           NOT NULL,
+	at                    BIGINT           NOT NULL,
+	agent                 TEXT             NOT NULL,
+	instance              TEXT             NOT NULL,
+	chat_id               TEXT             NOT NULL,
+	sender                TEXT             NOT NULL,
+	model                 TEXT             NOT NULL,
+	input_tokens          BIGINT           NOT NULL,
+	output_tokens         BIGINT           NOT NULL,
+	cache_read_tokens     BIGINT           NOT NULL,
+	cache_creation_tokens BIGINT           NOT NULL,
+	cost_usd              DOUBLE PRECISION NOT NULL,
+	duration_ns           BIGINT           NOT NULL,
+	outcome               TEXT             NOT NULL
+);
+CREATE INDEX usage_at ON usage(at);
+CREATE INDEX usage_sender ON usage(sender, at);
+CREATE INDEX usage_chat ON usage(chat_id, at);
+`,
 }
 
 // schemaVersion is the version a database has after Open.

@@ -63,6 +63,18 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			r.JournalID, r.Instance, r.ChatID, r.ThreadID, r.Text, produced.UnixNano(), len(r.Chunks), r.Format, r.ReplyTo, r.DraftID); err != nil {
 			return err
 		}
+		if u := r.Usage; u != nil {
+			at := u.At
+			if at.IsZero() {
+				at = now
+			}
+			if _, err := t.exec(`INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
+				cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				r.JournalID, at.UnixNano(), u.Agent, u.Instance, u.ChatID, u.Sender, u.Model, u.InputTokens, u.OutputTokens,
+				u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome); err != nil {
+				return err
+			}
+		}
 		for i, c := range r.Chunks {
 			// The text beside the row its send marks change (migration 7).
 			if _, err := t.exec(`INSERT INTO reply_chunks(journal_id, idx, text) VALUES (?, ?, '')`, r.JournalID, i); err != nil {

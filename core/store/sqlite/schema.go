@@ -209,6 +209,30 @@ CREATE TABLE schedule_runs (
 UPDATE sessions SET key = 'agent:main:' || key;
 UPDATE journal SET session_key = 'agent:main:' || session_key WHERE session_key != '';
 `,
+	// 11: the usage ledger: one row per finished turn (store.TurnUsage),
+	// written with its reply.
+	`
+CREATE TABLE usage (
+	id                    INTEGER PRIMARY KEY AUTOINCREMENT,
+	journal_id            INTEGER NOT NULL,
+	at                    INTEGER NOT NULL,
+	agent                 TEXT    NOT NULL,
+	instance              TEXT    NOT NULL,
+	chat_id               TEXT    NOT NULL,
+	sender                TEXT    NOT NULL,
+	model                 TEXT    NOT NULL,
+	input_tokens          INTEGER NOT NULL,
+	output_tokens         INTEGER NOT NULL,
+	cache_read_tokens     INTEGER NOT NULL,
+	cache_creation_tokens INTEGER NOT NULL,
+	cost_usd              REAL    NOT NULL,
+	duration_ns           INTEGER NOT NULL,
+	outcome               TEXT    NOT NULL
+);
+CREATE INDEX usage_at ON usage(at);
+CREATE INDEX usage_sender ON usage(sender, at);
+CREATE INDEX usage_chat ON usage(chat_id, at);
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

@@ -74,6 +74,7 @@ var cases = []struct {
 	{"AttemptsAndLive", testAttemptsAndLive},
 	{"FinishFrom", testFinishFrom},
 	{"Park", testPark},
+	{"Ledger", testLedger},
 	{"PairingGuesses", testPairingGuesses},
 	{"Recover", testRecover},
 	{"Prune", testPrune},

@@ -1,0 +1,94 @@
+package storetest
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// testLedger: RecordReply writes a turn's usage row in its transaction
+// (none for a reply without usage, none when the reply is refused); the
+// rows sum and list by time, agent, chat and sender, and survive a
+// restart.
+func testLedger(t *testing.T, e *env) {
+	ctx := context.Background()
+	s := e.open()
+	t0 := e.clk.Now()
+	turn := func(i int, u *store.TurnUsage) int64 {
+		t.Helper()
+		id := mustAccept(t, s, msg(i))
+		if err := s.Enqueue(ctx, id, "k"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordReply(ctx, store.Reply{JournalID: id, Text: "r", Chunks: []string{"r"}, Usage: u}); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	row := func(agent, chat, sender string, cost float64, in int64, at time.Duration) *store.TurnUsage {
+		return &store.TurnUsage{At: t0.Add(at), Agent: agent, Instance: "tg", ChatID: chat, Sender: sender, Model: "opus",
+			InputTokens: in, OutputTokens: in / 10, CacheReadTokens: 5, CacheCreationTokens: 1, CostUSD: cost, Duration: 2 * time.Second, Outcome: "ok"}
+	}
+	first := turn(1, row("main", "100", "tg:1", 0.25, 1000, 0))
+	turn(2, row("main", "100", "tg:2", 0.5, 2000, time.Hour))
+	turn(3, row("ops", "200", "tg:1", 1.0, 4000, 25*time.Hour))
+	turn(4, nil) // a reply without usage (a command's answer)
+	// A refused reply writes no row.
+	if err := s.RecordReply(ctx, store.Reply{JournalID: first, Text: "again", Usage: row("main", "100", "tg:1", 9, 1, 0)}); err == nil {
+		t.Fatal("a second reply to an entry was recorded")
+	}
+
+	s.Close()
+	s = e.open()
+	sum := func(f store.UsageFilter) store.UsageSum {
+		t.Helper()
+		got, err := s.SumUsage(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if all := sum(store.UsageFilter{}); all.Turns != 3 || !near(all.CostUSD, 1.75) || all.InputTokens != 7000 || all.OutputTokens != 700 || all.CacheReadTokens != 15 || all.CacheCreationTokens != 3 {
+		t.Errorf("all: %+v", all)
+	}
+	for _, c := range []struct {
+		f     store.UsageFilter
+		turns int
+		cost  float64
+	}{
+		{store.UsageFilter{Sender: "tg:1"}, 2, 1.25},
+		{store.UsageFilter{ChatID: "100"}, 2, 0.75},
+		{store.UsageFilter{Agent: "ops"}, 1, 1.0},
+		{store.UsageFilter{Since: t0.Add(time.Hour)}, 2, 1.5},
+		{store.UsageFilter{Until: t0.Add(time.Hour)}, 1, 0.25},
+		{store.UsageFilter{Since: t0, Until: t0.Add(24 * time.Hour), Sender: "tg:1"}, 1, 0.25},
+		{store.UsageFilter{Sender: "tg:9"}, 0, 0},
+	} {
+		if got := sum(c.f); got.Turns != c.turns || !near(got.CostUSD, c.cost) {
+			t.Errorf("%+v: %+v, want %d turns $%.2f", c.f, got, c.turns, c.cost)
+		}
+	}
+	rows, err := s.ListUsage(ctx, store.UsageFilter{Instance: "tg"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].Sender != "tg:1" || rows[2].Agent != "ops" || !rows[1].At.Equal(t0.Add(time.Hour)) ||
+		rows[0].Duration != 2*time.Second || rows[0].Model != "opus" || rows[0].Outcome != "ok" {
+		t.Fatalf("rows %+v", rows)
+	}
+	if two, _ := s.ListUsage(ctx, store.UsageFilter{}, 2); len(two) != 2 {
+		t.Errorf("limit 2: %d rows", len(two))
+	}
+	for _, r := range rows {
+		if !(store.UsageFilter{Sender: "tg:1"}).Matches(r) != (r.Sender != "tg:1") {
+			t.Errorf("Matches disagrees with the store on %+v", r)
+		}
+	}
+}
