@@ -110,7 +110,29 @@ access {
   #   allow_from      = ["tg:123456789"]
   #   require_mention = false
   # }
+  # Each sender's flood limit ("/s", "/min", "/hour", "/day"); messages over
+  # it are refused and recorded, the sender told once a window. Unset: none.
+  # rate = "20/min"
 }
+
+# What turns may cost, in US dollars as claude reports it (the usage ledger:
+# /usage, clawhost usage). Over a budget a turn does not run and the chat is
+# told which budget, how much and when it resets; a running turn is never
+# cut. Days and months are those of messages.timezone. The same attributes
+# in an agent "<id>" block replace these for that agent's turns.
+# budget {
+#   per_sender_daily_usd  = 2
+#   per_chat_daily_usd    = 5
+#   per_agent_monthly_usd = 100
+#   warn_at               = 0.8    # warn the chat once a period at 80 %
+#   owners                = false  # owners are exempt unless true
+# }
+
+# The audit trail (approvals, refusals, role-gated commands, budgets,
+# reloads: clawhost audit) keeps its rows this long.
+# audit {
+#   keep = "90d"
+# }
 
 # Where the journal, the outbox, sessions and approvals live. "sqlite" (the
 # default) keeps one database file in data_dir, for one host. "postgres" uses

@@ -526,6 +526,16 @@ func (h *Host) setLastReload(r *admin.Reload) {
 	h.reloadMu.Lock()
 	h.lastReload = r
 	h.reloadMu.Unlock()
+	if h.db == nil {
+		return
+	}
+	e := store.AuditEvent{Kind: store.AuditReload, Actor: "host", Subject: h.cfg.Path(), Decision: "applied"}
+	if r.Refused {
+		e.Decision, e.Detail = "refused", r.Reason
+	}
+	if err := h.db.Audit(context.Background(), e); err != nil {
+		h.log.Error("audit trail write failed", "kind", e.Kind, "error", err)
+	}
 }
 
 // lastReloaded is the outcome of the last reload; nil before the first.

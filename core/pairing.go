@@ -33,6 +33,20 @@ type PairingAPI struct {
 	Schedules SenderSchedules
 	// Log records revocations; nil: not logged.
 	Log hclog.Logger
+	// Trail records approvals, refused approvals and revocations in the
+	// audit trail; nil: not recorded.
+	Trail store.AuditTrail
+}
+
+// audit appends e to the audit trail, if there is one; a failure is
+// logged (the decision it records stands).
+func (p PairingAPI) audit(ctx context.Context, e store.AuditEvent) {
+	if p.Trail == nil {
+		return
+	}
+	if err := p.Trail.Audit(ctx, e); err != nil && p.Log != nil {
+		p.Log.Error("audit trail write failed", "kind", e.Kind, "error", err)
+	}
 }
 
 // SenderSchedules drops the schedules that belong to one sender.
@@ -55,6 +69,11 @@ func (p PairingAPI) PendingPairings(ctx context.Context) ([]admin.PairingCode, e
 // ApprovePairing approves a code and returns the sender's allow_from entry.
 func (p PairingAPI) ApprovePairing(ctx context.Context, code string) (string, error) {
 	s, err := p.DB.ApprovePairing(ctx, store.ApproveRequest{Code: code, By: p.By})
+	if err != nil {
+		p.audit(ctx, store.AuditEvent{Kind: store.AuditPairing, Actor: p.By, Decision: "refused", Detail: "approve: " + err.Error()})
+	} else {
+		p.audit(ctx, store.AuditEvent{Kind: store.AuditPairing, Actor: p.By, Instance: s.Instance, Subject: s.Entry(), Decision: "approved"})
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return "", admin.ErrNotFound
@@ -121,6 +140,11 @@ func (p PairingAPI) revoke(ctx context.Context, entry, by string) (command.Revoc
 	if err != nil {
 		return command.Revocation{}, err
 	}
+	decision := "revoked"
+	if !found {
+		decision = "not approved"
+	}
+	p.audit(ctx, store.AuditEvent{Kind: store.AuditRevoke, Actor: by, Instance: instance, Subject: entry, Decision: decision})
 	r := command.Revocation{Found: found}
 	if p.Schedules != nil {
 		if r.Schedules, err = p.Schedules.DropSender(ctx, entry); err != nil {
@@ -206,7 +230,7 @@ func (s storedSchedules) DropSender(ctx context.Context, sender string) (int, er
 // pairingAPI is the host's pairing lifecycle; by is recorded as the
 // approver of codes it approves.
 func (h *Host) pairingAPI(by string) PairingAPI {
-	return PairingAPI{DB: h.db, By: by, Policy: func() access.Policy { return h.gw.Access() }, Schedules: h.schedules, Log: h.log.Named("pairing")}
+	return PairingAPI{DB: h.db, By: by, Policy: func() access.Policy { return h.gw.Access() }, Schedules: h.schedules, Log: h.log.Named("pairing"), Trail: h.db}
 }
 
 // warnUnhonoured logs, under dm_policy "allowlist", how many approvals

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/budget"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,6 +96,15 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 		},
 		Approval:     approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners", DirectChats: map[string]bool{}},
 		SeenReaction: msg.SeenReaction, QueuedNotice: msg.QueuedNotice,
+		Budgets:   budget.Rules{Top: cfg.Budget, Agents: map[string]*config.Budget{}},
+		AuditKeep: cfg.Audit.Keep.Duration(),
+	}
+	set.TranscriptDirs = []string{claudeConfigDir(cfg)}
+	if home, err := os.UserHomeDir(); err == nil {
+		set.TranscriptDirs = append(set.TranscriptDirs, filepath.Join(home, ".claude"))
+	}
+	if n, per, ok := a.Rate.Parse(); ok {
+		set.Rate = gateway.Rate{N: n, Per: per}
 	}
 	if len(cfg.Agents) > 0 {
 		set.Agents = cfg.Bindings()
@@ -105,6 +115,12 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 		}
 		if a.Switchable {
 			set.Switchable = append(set.Switchable, a.ID)
+		}
+		if b := a.OwnBudget(); b != nil {
+			set.Budgets.Agents[a.ID] = b
+		}
+		if d := a.Env["CLAUDE_CONFIG_DIR"]; d != "" {
+			set.TranscriptDirs = append(set.TranscriptDirs, d)
 		}
 	}
 	var err error

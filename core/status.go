@@ -79,6 +79,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	if h.cluster != nil {
 		snap.Cluster = h.cluster.Status(ctx, engineName(h.cfg))
 	}
+	snap.Usage, snap.Audit = h.teamView(ctx)
 	// Every text in it — a plugin's last error (its panic), a message, an
 	// approval's command — may quote a configured secret.
 	h.redact.Strings(&snap)

@@ -156,6 +156,10 @@ type Snapshot struct {
 	// Cluster is the hosts sharing this host's database and the leases
 	// they hold; nil when the host runs alone (SQLite).
 	Cluster *Cluster `json:"cluster,omitempty"`
+	// Usage is the usage ledger's sums; Audit the latest rows of the
+	// audit trail, newest first.
+	Usage *Usage       `json:"usage,omitempty"`
+	Audit []AuditEntry `json:"audit,omitempty"`
 }
 
 // Approval is a tool-use question waiting for an answer.

@@ -25,6 +25,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -98,7 +99,22 @@ type Record struct {
 	Allow, Always      bool
 	By                 string
 	At                 time.Time
+	// Chat is the turn's chat; Digest the input's SHA-256 ("sha256:" and
+	// 16 hex digits), which the audit trail keeps instead of the input.
+	Chat   message.Target
+	Digest string
 }
+
+// Digest is the short SHA-256 of a tool's input, as the audit trail
+// names it.
+func Digest(input []byte) string {
+	sum := sha256.Sum256(input)
+	return "sha256:" + hex.EncodeToString(sum[:8])
+}
+
+// OnDecided sets fn, called with every decision (the audit trail); nil:
+// none. Set it before the first question.
+func (a *Approvals) OnDecided(fn func(Record)) { a.onDecided = fn }
 
 // View is a question still open.
 type View struct {
@@ -110,7 +126,9 @@ type View struct {
 type Approvals struct {
 	out Output
 	log hclog.Logger
-	now func() time.Time
+	// onDecided is OnDecided's fn.
+	onDecided func(Record)
+	now       func() time.Time
 	// after is time.After, replaced in tests.
 	after func(time.Duration) <-chan time.Time
 
@@ -348,8 +366,13 @@ func (a *Approvals) decided(qu *question, o Outcome) Outcome {
 	if o.By == "withdrawn" {
 		return o
 	}
+	rec := Record{Key: qu.q.Key, Tool: qu.q.Request.Tool, Summary: qu.summary, Allow: o.Decision.Allow, Always: len(o.Decision.Always) > 0, By: o.By, At: a.now(),
+		Chat: qu.q.Target, Digest: Digest(qu.q.Request.Input)}
+	if a.onDecided != nil {
+		a.onDecided(rec)
+	}
 	a.mu.Lock()
-	a.recent = append(a.recent, Record{Key: qu.q.Key, Tool: qu.q.Request.Tool, Summary: qu.summary, Allow: o.Decision.Allow, Always: len(o.Decision.Always) > 0, By: o.By, At: a.now()})
+	a.recent = append(a.recent, rec)
 	if len(a.recent) > maxRecent {
 		a.recent = slices.Delete(a.recent, 0, len(a.recent)-maxRecent)
 	}

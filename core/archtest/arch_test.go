@@ -71,6 +71,9 @@ var stages = map[string]bool{
 	"core/queue":    true,
 	"core/turn":     true,
 	"core/delivery": true,
+	// core/budget holds a turn to the budgets at its start, from the
+	// usage ledger and the configuration's budget blocks.
+	"core/budget": true,
 }
 
 func layer(p string) int {
@@ -98,9 +101,11 @@ var contracts = map[string]bool{
 // write session state import it.
 // core/usagelimit keeps the usage-limit pause in the store (a lease) and
 // parks and unparks through the journal.
+// core/usage sums the usage ledger's rows into reports.
 var views = map[string]string{
 	"core/session":    "core/store",
 	"core/usagelimit": "core/store",
+	"core/usage":      "core/store",
 }
 
 // harnesses are test support packages: they may import "testing", and

@@ -113,6 +113,18 @@ func commandTable() []command {
 				"file:line or path, what was found and what to change; -json prints them for machines.\n" +
 				"Exit 0 when nothing is high or critical, 1 otherwise, 2 on bad usage or a file that does not\n" +
 				"load. An empty report is not a guarantee: it checks settings, not the code behind them.", nil, securityCommand},
+		{"usage", "[-config FILE] [-since 7d] [-by person|chat|agent|day] [-json]", "what turns cost, summed by person, chat, agent or day",
+			"Reads the usage ledger (one row per finished turn: who, which chat and agent, tokens and cost\n" +
+				"as claude reports them) from the database, whether clawhost is running or not. -since is how\n" +
+				"far back (default 7d); -by groups the rows (default person: the sender whose message started\n" +
+				"the turn, or schedule:NAME / heartbeat); -json prints the rows for machines. Exit 0, 1 when the\n" +
+				"database cannot be read, 2 on bad usage.", nil, usageCommand},
+		{"audit", "[-config FILE] [-since 7d] [-kind KIND] [-json]", "the audit trail: who approved, refused or changed what, newest first",
+			"Reads the audit trail from the database: pairing approvals and refusals, revocations, tool-use\n" +
+				"decisions (tool, input digest, decision, by whom, in which chat), role-gated commands, budget\n" +
+				"refusals and warnings, senders over access.rate, configuration reloads. Rows are kept for\n" +
+				"audit { keep } (default 90d). -kind keeps one kind; -json prints them for machines. Exit 0, 1\n" +
+				"when the database cannot be read, 2 on bad usage.", nil, auditCommand},
 		{"version", "", "print the version", "", runVersion, nil},
 		{"help", "[COMMAND]", "print the commands and flags, or one command's usage", "", runHelp, nil},
 	}

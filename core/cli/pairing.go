@@ -66,7 +66,7 @@ func pairing(path string, args []string, approved bool, stdout, stderr io.Writer
 		return 1
 	}
 	defer db.Close()
-	api := core.PairingAPI{DB: db, By: "cli", Policy: core.AccessPolicy(cfg), Schedules: core.ChatSchedules(cfg, db)}
+	api := core.PairingAPI{DB: db, By: "cli", Policy: core.AccessPolicy(cfg), Schedules: core.ChatSchedules(cfg, db), Trail: db}
 	var out string
 	switch verb {
 	case "list":

@@ -45,6 +45,11 @@ func (h *Handler) approve(ctx context.Context, m *message.Message, code string) 
 		return "Usage: /approve CODE"
 	}
 	s, err := h.Store.ApprovePairing(ctx, store.ApproveRequest{Code: code, By: m.From})
+	ev := store.AuditEvent{Kind: store.AuditPairing, Actor: m.From, Instance: m.Instance, ChatID: m.ChatID, Subject: s.Entry(), Decision: "approved", Detail: "/approve"}
+	if err != nil {
+		ev.Subject, ev.Decision, ev.Detail = "", "refused", "/approve: "+err.Error()
+	}
+	h.audit(ctx, ev)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return "Unknown pairing code."

@@ -3,8 +3,10 @@ package command
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/store"
 )
 
 // A builtin is one command the core answers itself: its name and help
@@ -47,7 +49,7 @@ type call struct {
 // builtins are the built-in commands, in /help order.
 var builtins = []*builtin{
 	cmdNew, cmdReset, cmdStatus, cmdHelp, cmdCommands, cmdStop, cmdResume, cmdWhoami, cmdApprove, cmdRevoke,
-	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdAgent, cmdWorktree, cmdCompact, cmdList, cmdSwitch, cmdSchedule,
+	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdAgent, cmdWorktree, cmdCompact, cmdList, cmdSwitch, cmdSchedule, cmdUsage, cmdExport,
 }
 
 // Builtins are the specs of the built-in commands, in /help order.
@@ -75,8 +77,10 @@ func specs(list []*builtin) []Spec {
 func (h *Handler) answer(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) string {
 	switch {
 	case inv.OwnerOnly && !who.Owner && inv.Builtin():
+		h.auditCommand(ctx, m, inv, "refused", "owners only")
 		return "Only an owner can use /" + inv.Name + "."
 	case inv.OwnerOnly && !who.Owner:
+		h.auditCommand(ctx, m, inv, "refused", "owners only")
 		return fmt.Sprintf("The /%s command is for owners only.", inv.Name)
 	}
 	b := builtinByName[inv.Name]
@@ -84,7 +88,33 @@ func (h *Handler) answer(ctx context.Context, key string, m *message.Message, in
 		return ""
 	}
 	if b.needs == control && !who.Control {
+		h.auditCommand(ctx, m, inv, "refused", "only who controls the session")
 		return "In this group only an owner can use /" + inv.Name + "."
 	}
+	if b.needs != anyone {
+		h.auditCommand(ctx, m, inv, "allowed", "")
+	}
 	return b.run(h, call{ctx: ctx, key: key, m: m, name: inv.Name, args: inv.Args, who: who})
+}
+
+// auditCommand records a role-gated command in the audit trail: who used
+// it (or was refused it) where, with its arguments (a pairing code in
+// them is left out: it is a credential until used).
+func (h *Handler) auditCommand(ctx context.Context, m *message.Message, inv Invocation, decision, why string) {
+	args := inv.Args
+	if inv.Name == "approve" {
+		args = ""
+	}
+	detail := strings.TrimSpace("/" + inv.Name + " " + args)
+	if why != "" {
+		detail += " (" + why + ")"
+	}
+	h.audit(ctx, store.AuditEvent{Kind: store.AuditCommand, Actor: m.From, Instance: m.Instance, ChatID: m.ChatID, Subject: "/" + inv.Name, Decision: decision, Detail: detail})
+}
+
+// audit appends to the audit trail, logging a failure.
+func (h *Handler) audit(ctx context.Context, e store.AuditEvent) {
+	if err := h.Store.Audit(ctx, e); err != nil && ctx.Err() == nil {
+		h.Logger.Error("audit trail write failed", "kind", e.Kind, "error", err)
+	}
 }

@@ -65,6 +65,8 @@ type Store interface {
 	UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error)
 	CountPending(ctx context.Context, sessionKey string) (int, error)
 	ApprovePairing(ctx context.Context, req store.ApproveRequest) (store.ApprovedSender, error)
+	ListUsage(ctx context.Context, f store.UsageFilter, limit int) ([]store.TurnUsage, error)
+	Audit(ctx context.Context, e store.AuditEvent) error
 }
 
 // Handler answers commands: the built-ins itself, plugin commands through
@@ -106,6 +108,11 @@ type Handler struct {
 	Schedules Schedules
 	// Revoker, when not nil, serves /revoke.
 	Revoker Revoker
+	// Exporter, when not nil, serves /export.
+	Exporter Exporter
+	// Location, when not nil, is the zone of /usage's days
+	// (messages.timezone); nil: local time.
+	Location func() *time.Location
 
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }

@@ -56,6 +56,12 @@ type Access struct {
 	// "disabled" — none. Default "allowlist".
 	GroupPolicy string `hcl:"group_policy,optional"`
 
+	// Rate is the flood limit of each sender (rate): "20/min" lets a
+	// sender's messages through at 20 a minute (a burst of up to 20, then
+	// one every 3 s); the rest are refused, recorded, and the sender told
+	// once a window. Empty (the default): no limit.
+	Rate Rate `hcl:"rate,optional"`
+
 	// Groups are the allowed groups, "<instance>:<group id>" (groups).
 	Groups []string `hcl:"groups,optional"`
 
@@ -109,6 +115,7 @@ func (a *Access) check(k *checker) {
 	k.enum("dm_policy", a.DMPolicy, DMPolicies)
 	k.optionalDuration("pairing_ttl", a.PairingTTL)
 	k.enum("group_policy", a.GroupPolicy, GroupPolicies)
+	k.rate("rate", a.Rate)
 	k.entries("owners", "sender", a.Owners)
 	k.entries("allow_from", "sender", a.AllowFrom)
 	k.entries("groups", "group", a.Groups)

@@ -244,8 +244,30 @@ type Agent struct {
 	// the prompt either way. Default true.
 	InlineImages bool `hcl:"inline_images,optional"`
 
+	// Budget is the agent's own budget {} block: each attribute it sets
+	// replaces the top-level budget's for this agent's turns, counted over
+	// this agent's turns only. The same attributes may be written straight
+	// in the agent block (per_sender_daily_usd = 2); OwnBudget folds them.
+	Budget *Budget `hcl:"budget,block"`
+	// The budget attributes written straight in the agent block.
+	PerSenderDailyUSD  float64 `hcl:"per_sender_daily_usd,optional"`
+	PerChatDailyUSD    float64 `hcl:"per_chat_daily_usd,optional"`
+	PerAgentMonthlyUSD float64 `hcl:"per_agent_monthly_usd,optional"`
+	WarnAt             string  `hcl:"warn_at,optional"`
+
 	// block is the agent "<id>" block, nil for the default agent.
 	block *hclsyntax.Block
+}
+
+// OwnBudget is the agent's budget: its budget {} block with the
+// attributes written straight in the agent block over it; nil when it
+// sets none.
+func (a *Agent) OwnBudget() *Budget {
+	flat := &Budget{PerSenderDailyUSD: a.PerSenderDailyUSD, PerChatDailyUSD: a.PerChatDailyUSD, PerAgentMonthlyUSD: a.PerAgentMonthlyUSD, WarnAt: a.WarnAt}
+	if a.Budget == nil && *flat == (Budget{}) {
+		return nil
+	}
+	return a.Budget.Over(flat)
 }
 
 // MemoryFlush is the agent's memory_flush block. The flush runs once per
@@ -290,6 +312,10 @@ func defaultAgent() *Agent {
 }
 
 func (a *Agent) check(k *checker) {
+	if a.Budget != nil {
+		a.Budget.check(k.block("budget"))
+	}
+	(&Budget{PerSenderDailyUSD: a.PerSenderDailyUSD, PerChatDailyUSD: a.PerChatDailyUSD, PerAgentMonthlyUSD: a.PerAgentMonthlyUSD, WarnAt: a.WarnAt}).check(k)
 	if a.Command == "" {
 		k.errorf(k.valueRange("command"), "Invalid value for agent.command", "The command must not be empty.")
 	}

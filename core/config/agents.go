@@ -86,6 +86,10 @@ func (a *Agent) inherited() *Agent {
 		mf := *a.MemoryFlush
 		n.MemoryFlush = &mf
 	}
+	if a.Budget != nil {
+		b := *a.Budget
+		n.Budget = &b
+	}
 	n.Chats, n.Switchable, n.Worktrees = nil, false, false
 	n.block = nil
 	return &n

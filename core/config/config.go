@@ -86,6 +86,14 @@ type Config struct {
 	// Heartbeat is the heartbeat {} block, nil when absent.
 	Heartbeat *Heartbeat `hcl:"heartbeat,block"`
 
+	// Budget caps what turns cost per sender, chat and agent (budget {}).
+	// Never nil after Load; an absent block means no budget.
+	Budget *Budget `hcl:"budget,block"`
+
+	// Audit says how long the audit trail keeps its rows (audit {}).
+	// Never nil after Load.
+	Audit *Audit `hcl:"audit,block"`
+
 	path  string
 	dir   string
 	files map[string]*hcl.File
@@ -111,6 +119,8 @@ func Default() *Config {
 		Queue:     defaultQueue(),
 		Messages:  defaultMessages(),
 		Storage:   defaultStorage(),
+		Budget:    &Budget{},
+		Audit:     defaultAudit(),
 	}
 }
 
@@ -263,6 +273,8 @@ func (c *Config) check() hcl.Diagnostics {
 	c.Queue.check(k.block("queue"))
 	c.Messages.check(k.block("messages"))
 	c.Storage.check(k.block("storage"))
+	c.Budget.check(k.block("budget"))
+	c.Audit.check(k.block("audit"))
 	checkPlugins(k, c.Plugins)
 	checkSchedules(k, c)
 	return *k.diags

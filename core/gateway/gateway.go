@@ -34,6 +34,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/approval"
+	"github.com/clawhost/clawhost/core/budget"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
@@ -108,6 +109,16 @@ type Settings struct {
 	// tells it in text where there is no reaction (messages.queued_notice).
 	SeenReaction string
 	QueuedNotice bool
+	// Rate is each sender's flood limit (access.rate); Budgets the
+	// budgets turns are held to (budget {}, agents' budget blocks).
+	Rate    Rate
+	Budgets budget.Rules
+	// AuditKeep is how long the audit trail keeps its rows (audit.keep);
+	// 0: for ever.
+	AuditKeep time.Duration
+	// TranscriptDirs are claude's config directories, where /export looks
+	// for a session's transcript (projects/*/<id>.jsonl).
+	TranscriptDirs []string
 }
 
 // Options configure a Gateway.
@@ -176,10 +187,13 @@ type Gateway struct {
 	pause     *usagelimit.Pause
 	delivery  *delivery.Dispatcher
 	approvals *approval.Approvals
+	budgets   *budget.Budgets
 
 	mu         sync.Mutex
 	set        Settings
 	debouncers map[time.Duration]*debounce.Debouncer[arrival]
+	flood      *access.Flood // made by floodLimit for floodRate
+	floodRate  Rate
 
 	// ready is closed when Start has recovered the journal; Inbound waits
 	// for it, so nothing new is accepted before recovery has run.
@@ -217,10 +231,15 @@ func New(opts Options) *Gateway {
 	}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
+	g.approvals.OnDecided(g.auditTool)
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
+	})
+	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
+		set := g.settings()
+		return set.Budgets, set.Turn.Location
 	})
 	g.pause = usagelimit.New(usagelimit.Options{Store: opts.Store, Clock: opts.Clock, Logger: log, Resume: g.resumeSessions})
 	g.handler = &command.Handler{
@@ -231,6 +250,8 @@ func New(opts Options) *Gateway {
 		Schedules: opts.Schedules,
 		Revoker:   opts.Revoker,
 		Pause:     pauseCommands{g},
+		Exporter:  exporter{g},
+		Location:  func() *time.Location { return g.settings().Turn.Location },
 		Agents:    agentPort{g},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
@@ -575,12 +596,13 @@ func (g *Gateway) Close(ctx context.Context) {
 
 type nopObserver struct{}
 
-func (nopObserver) MessageIn(string)                   {}
-func (nopObserver) MessageOut(string)                  {}
-func (nopObserver) Dropped(string, string)             {}
-func (nopObserver) Duplicate(string)                   {}
-func (nopObserver) SendError(string, string)           {}
-func (nopObserver) Turn(string, time.Duration, string) {}
-func (nopObserver) RunnerError(string)                 {}
-func (nopObserver) SetQueueDepth(int)                  {}
-func (nopObserver) SetActiveRuns(int)                  {}
+func (nopObserver) MessageIn(string)                        {}
+func (nopObserver) MessageOut(string)                       {}
+func (nopObserver) Dropped(string, string)                  {}
+func (nopObserver) Duplicate(string)                        {}
+func (nopObserver) SendError(string, string)                {}
+func (nopObserver) Turn(string, time.Duration, string)      {}
+func (nopObserver) Usage(string, string, float64, [4]int64) {}
+func (nopObserver) RunnerError(string)                      {}
+func (nopObserver) SetQueueDepth(int)                       {}
+func (nopObserver) SetActiveRuns(int)                       {}

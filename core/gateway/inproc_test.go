@@ -121,6 +121,10 @@ type scripted struct {
 	holding int
 	// limit, when set, is every turn's error (claude's usage limit).
 	limit *runner.Error
+	// cost is what each turn reports it cost; whole: the answer quotes
+	// the whole prompt (a group's intro and context come first).
+	cost  float64
+	whole bool
 }
 
 func newScripted() *scripted {
@@ -151,7 +155,13 @@ func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Tur
 		return runner.FinishedTurn(runner.Result{Err: limit, SessionID: req.SessionID}), nil
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(req.Prompt), "\n")
-	return runner.FinishedTurn(runner.Result{Text: "re: " + first, SessionID: req.SessionID}), nil
+	a.mu.Lock()
+	cost := a.cost
+	if a.whole {
+		first = req.Prompt
+	}
+	a.mu.Unlock()
+	return runner.FinishedTurn(runner.Result{Text: "re: " + first, SessionID: req.SessionID, Usage: runner.Usage{CostUSD: cost, InputTokens: 1000}}), nil
 }
 func (a *scripted) Steer(string, string) (bool, error) { return false, nil }
 func (a *scripted) CanSteer() bool                     { return false }

@@ -169,6 +169,13 @@ func (g *Gateway) prune() {
 		} else if n > 0 {
 			g.log.Debug("journal pruned", "entries", n)
 		}
+		if keep := g.settings().AuditKeep; keep > 0 {
+			if n, err := g.store.PruneAudit(g.ctx, g.opts.Now().Add(-keep)); err != nil && g.ctx.Err() == nil {
+				g.log.Warn("audit trail prune failed", "error", err)
+			} else if n > 0 {
+				g.log.Debug("audit trail pruned", "rows", n)
+			}
+		}
 		select {
 		case <-g.ctx.Done():
 			return

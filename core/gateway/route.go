@@ -109,7 +109,7 @@ func (g *Gateway) arrive(a arrival) {
 	case access.Pair:
 		g.pairing(a)
 	default:
-		if g.answered(&a) {
+		if g.flooded(a) || g.answered(&a) {
 			return
 		}
 		g.debouncer(set, m.Instance).Enqueue(a)
@@ -303,6 +303,9 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		last := b.Entries[len(b.Entries)-1]
 		g.tellPaused(b.Key, message.Target{Instance: last.Instance, ChatID: last.ChatID, ThreadID: last.ThreadID}, until)
 		return queue.Halt
+	}
+	if g.overBudget(ctx, b) {
+		return queue.Ran
 	}
 	out := g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
 	switch {

@@ -99,6 +99,8 @@ type Metrics struct {
 	sendErrors  *counterCache
 	turns       *counterCache
 	runnerErrs  *counterCache
+	cost        *counterCache
+	tokens      *prometheus.CounterVec // three labels; once a turn, not cached
 
 	turnDuration prometheus.Histogram
 	queueDepth   prometheus.Gauge
@@ -137,6 +139,14 @@ func New() *Metrics {
 			Namespace: namespace, Name: "turns_total",
 			Help: "Agent turns finished, per agent and outcome.",
 		}, "agent", "outcome"),
+		cost: newCounterCache(prometheus.CounterOpts{
+			Namespace: namespace, Name: "cost_usd_total",
+			Help: "What agent turns cost in US dollars as claude reports it (total_cost_usd), per agent and plugin instance.",
+		}, "agent", "instance"),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "tokens_total",
+			Help: "Tokens of agent turns as claude reports them, per agent, plugin instance and kind (input, output, cache_read, cache_creation).",
+		}, []string{"agent", "instance", "kind"}),
 		runnerErrs: newCounterCache(prometheus.CounterOpts{
 			Namespace: namespace, Name: "runner_errors_total",
 			Help: "Errors of the claude runner, per kind.",
@@ -164,7 +174,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.messagesIn.vec, m.messagesOut.vec, m.dropped.vec, m.duplicates.vec,
-		m.sendErrors.vec, m.turns.vec, m.runnerErrs.vec,
+		m.sendErrors.vec, m.turns.vec, m.runnerErrs.vec, m.cost.vec, m.tokens,
 		m.turnDuration, m.queueDepth, m.activeRuns, m.hostInfo,
 		m.watch,
 	)
@@ -214,6 +224,24 @@ func (m *Metrics) Turn(agent string, d time.Duration, outcome string) {
 		d = 0
 	}
 	m.turnDuration.Observe(d.Seconds())
+}
+
+// TokenKinds label clawhost_tokens_total, in the order of Usage's tokens.
+var TokenKinds = [4]string{"input", "output", "cache_read", "cache_creation"}
+
+// Usage adds one finished turn's cost (US dollars as claude reports it)
+// and tokens (input, output, cache read, cache creation: TokenKinds) of an
+// agent in a plugin instance's chat to clawhost_cost_usd_total and
+// clawhost_tokens_total.
+func (m *Metrics) Usage(agent, instance string, costUSD float64, tokens [4]int64) {
+	if costUSD > 0 {
+		m.cost.get(agent, instance).Add(costUSD)
+	}
+	for i, n := range tokens {
+		if n > 0 {
+			m.tokens.WithLabelValues(agent, instance, TokenKinds[i]).Add(float64(n))
+		}
+	}
 }
 
 // RunnerError counts one error of the claude runner, by kind (a short enum

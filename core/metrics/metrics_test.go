@@ -266,3 +266,22 @@ func TestClusterMetrics(t *testing.T) {
 	// The failure is counted after the scrape it spoiled: the next shows it.
 	wantLines(t, scrape(t, m), `promhttp_metric_handler_errors_total{cause="gathering"} 1`)
 }
+
+// TestUsageCounters: each turn's cost and tokens add up per agent and
+// instance (and kind of token).
+func TestUsageCounters(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.Usage("main", "tg", 0.25, [4]int64{1000, 50, 200, 0})
+	m.Usage("main", "tg", 0.5, [4]int64{2000, 100, 0, 10})
+	m.Usage("ops", "dc", 1, [4]int64{1, 2, 3, 4})
+	wantLines(t, scrape(t, m),
+		`clawhost_cost_usd_total{agent="main",instance="tg"} 0.75`,
+		`clawhost_cost_usd_total{agent="ops",instance="dc"} 1`,
+		`clawhost_tokens_total{agent="main",instance="tg",kind="input"} 3000`,
+		`clawhost_tokens_total{agent="main",instance="tg",kind="output"} 150`,
+		`clawhost_tokens_total{agent="main",instance="tg",kind="cache_read"} 200`,
+		`clawhost_tokens_total{agent="main",instance="tg",kind="cache_creation"} 10`,
+		`clawhost_tokens_total{agent="ops",instance="dc",kind="cache_creation"} 4`,
+	)
+}

@@ -65,6 +65,7 @@ type Store interface {
 	Leases
 	Schedules
 	Ledger
+	AuditTrail
 	// Close waits for the writes in flight, then releases the storage.
 	// Calling it again returns nil. After Close, writes fail with
 	// [ErrClosed] and reads fail with an error.

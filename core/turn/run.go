@@ -133,9 +133,10 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	return o
 }
 
-// senderOf is who started a turn, as the usage ledger names them: the
-// sender ("<instance>:<id>"), "heartbeat", or "schedule:<name>".
-func senderOf(m *message.Message) string {
+// SenderOf is who started a turn whose first message is m, as the usage
+// ledger and the budgets name them: the sender ("<instance>:<id>"),
+// "heartbeat", or "schedule:<name>".
+func SenderOf(m *message.Message) string {
 	switch {
 	case m.Scheduled == HeartbeatJob:
 		return HeartbeatJob
@@ -213,10 +214,12 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	}
 	o := t.outcome(ctx, log, req, res, out, last)
 	o.card, o.took = out.card, t.opts.Now().Sub(started)
-	o.usage = &store.TurnUsage{Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: senderOf(last),
+	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
 		Model: res.Model, InputTokens: int64(res.Usage.InputTokens), OutputTokens: int64(res.Usage.OutputTokens),
 		CacheReadTokens: int64(res.Usage.CacheReadInputTokens), CacheCreationTokens: int64(res.Usage.CacheCreationInputTokens),
 		CostUSD: res.Usage.CostUSD, Duration: o.took, Outcome: outcome}
+	t.opts.Observer.Usage(o.usage.Agent, o.usage.Instance, o.usage.CostUSD,
+		[4]int64{o.usage.InputTokens, o.usage.OutputTokens, o.usage.CacheReadTokens, o.usage.CacheCreationTokens})
 	if compact && res.Err == nil {
 		o.Format, o.Text = channel.FormatPlain, "Conversation compacted: claude goes on from a summary of it."
 		if !res.Compacted {

@@ -167,6 +167,9 @@ type Store interface {
 // Observer receives turn measurements.
 type Observer interface {
 	Turn(agent string, d time.Duration, outcome string)
+	// Usage is a finished turn's cost in US dollars and its input,
+	// output, cache-read and cache-creation tokens (its ledger row).
+	Usage(agent, instance string, costUSD float64, tokens [4]int64)
 	RunnerError(kind string)
 	SetActiveRuns(n int)
 }
@@ -436,9 +439,10 @@ func (t *Turns) Steer(key string, msgs []message.Message) bool {
 
 type nopObserver struct{}
 
-func (nopObserver) Turn(string, time.Duration, string) {}
-func (nopObserver) RunnerError(string)                 {}
-func (nopObserver) SetActiveRuns(int)                  {}
+func (nopObserver) Turn(string, time.Duration, string)      {}
+func (nopObserver) Usage(string, string, float64, [4]int64) {}
+func (nopObserver) RunnerError(string)                      {}
+func (nopObserver) SetActiveRuns(int)                       {}
 
 // workDir is the directory claude works in for the session: its agent's
 // workspace, or with worktrees the chat's own worktree of it, made on its

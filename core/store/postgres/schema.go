@@ -210,6 +210,22 @@ CREATE INDEX usage_at ON usage(at);
 CREATE INDEX usage_sender ON usage(sender, at);
 CREATE INDEX usage_chat ON usage(chat_id, at);
 `,
+	// 8: the audit trail (store.AuditEvent), kept for audit { keep }.
+	`
+CREATE TABLE audit (
+	id       BIGSERIAL PRIMARY KEY,
+	at       BIGINT NOT NULL,
+	kind     TEXT   NOT NULL,
+	actor    TEXT   NOT NULL,
+	instance TEXT   NOT NULL,
+	chat_id  TEXT   NOT NULL,
+	subject  TEXT   NOT NULL,
+	decision TEXT   NOT NULL,
+	detail   TEXT   NOT NULL
+);
+CREATE INDEX audit_at ON audit(at);
+CREATE INDEX audit_kind ON audit(kind, at);
+`,
 }
 
 // schemaVersion is the version a database has after Open.

@@ -233,6 +233,22 @@ CREATE INDEX usage_at ON usage(at);
 CREATE INDEX usage_sender ON usage(sender, at);
 CREATE INDEX usage_chat ON usage(chat_id, at);
 `,
+	// 12: the audit trail (store.AuditEvent), kept for audit { keep }.
+	`
+CREATE TABLE audit (
+	id       INTEGER PRIMARY KEY AUTOINCREMENT,
+	at       INTEGER NOT NULL,
+	kind     TEXT    NOT NULL,
+	actor    TEXT    NOT NULL,
+	instance TEXT    NOT NULL,
+	chat_id  TEXT    NOT NULL,
+	subject  TEXT    NOT NULL,
+	decision TEXT    NOT NULL,
+	detail   TEXT    NOT NULL
+);
+CREATE INDEX audit_at ON audit(at);
+CREATE INDEX audit_kind ON audit(kind, at);
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

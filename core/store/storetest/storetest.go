@@ -75,6 +75,7 @@ var cases = []struct {
 	{"FinishFrom", testFinishFrom},
 	{"Park", testPark},
 	{"Ledger", testLedger},
+	{"Audit", testAudit},
 	{"PairingGuesses", testPairingGuesses},
 	{"Recover", testRecover},
 	{"Prune", testPrune},

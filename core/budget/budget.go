@@ -1,0 +1,303 @@
+// Package budget holds turns to the budgets of budget {} (and of agent
+// blocks): what one sender's turns may cost a day, one chat's a day, one
+// agent's a calendar month. A turn is checked when it would start, from
+// the usage ledger (store.Ledger): over a budget it does not run, and the
+// chat is told which budget, how much was spent and when it resets. A
+// turn in flight is never cut, so a budget can be overshot by what the
+// turns that started under it cost.
+//
+// At warn_at (default 80 %) the chat is warned once a period. Whether a
+// warning was given is kept in the audit trail (store.AuditTrail, kind
+// "budget", decision "warned"), so a restart or another host of a
+// cluster does not warn again.
+package budget
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/tstime"
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// Store is what budgets read and write.
+type Store interface {
+	SumUsage(ctx context.Context, f store.UsageFilter) (store.UsageSum, error)
+	Audit(ctx context.Context, e store.AuditEvent) error
+	ListAudit(ctx context.Context, f store.AuditFilter, limit int) ([]store.AuditEvent, error)
+}
+
+// Rules are the budgets in force: the top-level block and each agent's
+// own (config.Agent.OwnBudget; nil: none).
+type Rules struct {
+	Top    *config.Budget
+	Agents map[string]*config.Budget
+}
+
+// Any reports whether any budget is set.
+func (r Rules) Any() bool {
+	if r.Top.Any() {
+		return true
+	}
+	for _, b := range r.Agents {
+		if b.Any() {
+			return true
+		}
+	}
+	return false
+}
+
+// Scope is what a budget counts.
+type Scope int
+
+// Scopes.
+const (
+	PerSender Scope = iota
+	PerChat
+	PerAgent
+)
+
+// Limit is one budget as it applies to a turn.
+type Limit struct {
+	// Name is the attribute ("per_sender_daily_usd"); Where the block
+	// that set it ("budget", or `agent "ops" budget`).
+	Name, Where string
+	Scope       Scope
+	// Monthly: the period is a calendar month, else a day.
+	Monthly bool
+	USD     float64
+	// Agent, when set, counts only that agent's turns.
+	Agent string
+}
+
+// Turn is a turn about to start.
+type Turn struct {
+	Agent    string
+	Instance string
+	ChatID   string
+	// Sender is "<instance>:<id>" (message.From).
+	Sender string
+	// Owner: the sender is an owner (exempt unless budget.owners).
+	Owner bool
+}
+
+// Over is a budget a turn reached: how much was spent in the period and
+// when the period ends.
+type Over struct {
+	Limit
+	Spent  float64
+	Since  time.Time
+	Resets time.Time
+	// Key names the budget and whom it counts ("per_sender_daily_usd
+	// tg:5"); the audit trail's subject.
+	Key string
+}
+
+// Verdict is a check's outcome: Refused, when set, keeps the turn from
+// starting; Warn, when set, is a warning to give the chat now (the turn
+// runs).
+type Verdict struct {
+	Refused *Over
+	Warn    *Over
+}
+
+// Budgets checks turns against the rules.
+type Budgets struct {
+	store Store
+	clock tstime.Clock
+	rules func() (Rules, *time.Location)
+
+	mu     sync.Mutex
+	warned map[string]bool // Key + period start, given by this host
+}
+
+// New returns the budgets over st; rules returns the rules in force and
+// the zone of days and months (nil: local), read at each check (a reload
+// changes them).
+func New(st Store, clock tstime.Clock, rules func() (Rules, *time.Location)) *Budgets {
+	return &Budgets{store: st, clock: clock, rules: rules, warned: map[string]bool{}}
+}
+
+// Limits are the budgets that apply to t under r: an agent's own budget
+// attribute replaces the top level's (and counts only its turns); an
+// owner is exempt unless owners = true.
+func (r Rules) Limits(t Turn) []Limit {
+	own := r.Agents[t.Agent]
+	eff := r.Top.Over(own)
+	if t.Owner && !eff.HoldsOwners() {
+		return nil
+	}
+	where := fmt.Sprintf("agent %q budget", t.Agent)
+	var out []Limit
+	add := func(name string, scope Scope, monthly bool, ownV, topV float64) {
+		switch {
+		case own != nil && ownV > 0:
+			out = append(out, Limit{Name: name, Where: where, Scope: scope, Monthly: monthly, USD: ownV, Agent: t.Agent})
+		case r.Top != nil && topV > 0:
+			l := Limit{Name: name, Where: "budget", Scope: scope, Monthly: monthly, USD: topV}
+			if scope == PerAgent {
+				l.Agent = t.Agent
+			}
+			out = append(out, l)
+		}
+	}
+	var o config.Budget
+	if own != nil {
+		o = *own
+	}
+	var top config.Budget
+	if r.Top != nil {
+		top = *r.Top
+	}
+	add("per_sender_daily_usd", PerSender, false, o.PerSenderDailyUSD, top.PerSenderDailyUSD)
+	add("per_chat_daily_usd", PerChat, false, o.PerChatDailyUSD, top.PerChatDailyUSD)
+	add("per_agent_monthly_usd", PerAgent, true, o.PerAgentMonthlyUSD, top.PerAgentMonthlyUSD)
+	return out
+}
+
+// Period is the day (or month) in loc that holds now: its start and end.
+func Period(now time.Time, loc *time.Location, monthly bool) (start, end time.Time) {
+	if loc == nil {
+		loc = time.Local
+	}
+	n := now.In(loc)
+	if monthly {
+		start = time.Date(n.Year(), n.Month(), 1, 0, 0, 0, 0, loc)
+		return start, start.AddDate(0, 1, 0)
+	}
+	start = time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, loc)
+	return start, start.AddDate(0, 0, 1)
+}
+
+// Check checks the turn t would start. A refusal and a warning are
+// written to the audit trail. An error (the store) is returned with an
+// empty verdict: the caller lets the turn run (a budget the host cannot
+// read does not stop the agent; the error is logged).
+func (b *Budgets) Check(ctx context.Context, t Turn) (Verdict, error) {
+	rules, loc := b.rules()
+	limits := rules.Limits(t)
+	if len(limits) == 0 {
+		return Verdict{}, nil
+	}
+	warnAt := rules.Top.Over(rules.Agents[t.Agent]).Warn()
+	now := b.clock.Now()
+	overs := make([]*Over, 0, len(limits))
+	for _, l := range limits {
+		start, end := Period(now, loc, l.Monthly)
+		f := store.UsageFilter{Since: start, Agent: l.Agent}
+		key := l.Name + " "
+		switch l.Scope {
+		case PerSender:
+			f.Sender, key = t.Sender, key+t.Sender
+		case PerChat:
+			f.Instance, f.ChatID, key = t.Instance, t.ChatID, key+t.Instance+":"+t.ChatID
+		case PerAgent:
+			key += t.Agent
+		}
+		if l.Agent != "" && l.Scope != PerAgent {
+			key += " on " + l.Agent
+		}
+		sum, err := b.store.SumUsage(ctx, f)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("budget %s: %w", l.Name, err)
+		}
+		overs = append(overs, &Over{Limit: l, Spent: sum.CostUSD, Since: start, Resets: end, Key: key})
+	}
+	var v Verdict
+	for _, o := range overs {
+		if o.Spent >= o.USD {
+			v.Refused = o
+			err := b.store.Audit(ctx, store.AuditEvent{Kind: store.AuditBudget, Actor: "host", Instance: t.Instance, ChatID: t.ChatID,
+				Subject: o.Key, Decision: "refused", Detail: fmt.Sprintf("%s.%s: $%.2f spent of $%.2f; a turn of %s not run; resets %s",
+					o.Where, o.Name, o.Spent, o.USD, t.Sender, o.Resets.Format(time.RFC3339))})
+			return v, err
+		}
+	}
+	for _, o := range overs {
+		if o.Spent < warnAt*o.USD {
+			continue
+		}
+		warn, err := b.warnOnce(ctx, t, o)
+		if err != nil || warn {
+			if warn {
+				v.Warn = o
+			}
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// warnOnce reports whether o's warning is to be given now: not given yet
+// this period, by this host or (the audit trail) any other or before a
+// restart. It records it.
+func (b *Budgets) warnOnce(ctx context.Context, t Turn, o *Over) (bool, error) {
+	mark := o.Key + "@" + o.Since.Format(time.RFC3339)
+	b.mu.Lock()
+	given := b.warned[mark]
+	b.warned[mark] = true
+	b.mu.Unlock()
+	if given {
+		return false, nil
+	}
+	rows, err := b.store.ListAudit(ctx, store.AuditFilter{Kind: store.AuditBudget, Subject: o.Key, Since: o.Since}, 0)
+	if err != nil {
+		b.forget(mark)
+		return false, err
+	}
+	for _, r := range rows {
+		if r.Decision == "warned" {
+			return false, nil
+		}
+	}
+	if err := b.store.Audit(ctx, store.AuditEvent{Kind: store.AuditBudget, Actor: "host", Instance: t.Instance, ChatID: t.ChatID, Subject: o.Key,
+		Decision: "warned", Detail: fmt.Sprintf("%s: $%.2f spent of $%.2f", o.Where+"."+o.Name, o.Spent, o.USD)}); err != nil {
+		b.forget(mark)
+		return false, err
+	}
+	return true, nil
+}
+
+func (b *Budgets) forget(mark string) {
+	b.mu.Lock()
+	delete(b.warned, mark)
+	b.mu.Unlock()
+}
+
+// what names the budget for the chat.
+func (o *Over) what() string {
+	switch o.Scope {
+	case PerSender:
+		return "your daily budget"
+	case PerChat:
+		return "this chat's daily budget"
+	}
+	return fmt.Sprintf("agent %s's monthly budget", o.Agent)
+}
+
+// when says when o resets, in the chat's words.
+func (o *Over) when(now time.Time) string {
+	r := o.Resets
+	switch {
+	case o.Monthly:
+		return r.Format("Mon 2 Jan 15:04 (MST)")
+	case r.Sub(now) <= 24*time.Hour && r.YearDay() != now.In(r.Location()).YearDay():
+		return r.Format("15:04 (MST)") + " tomorrow"
+	}
+	return r.Format("Mon 15:04 (MST)")
+}
+
+// Refusal is the notice a refused turn's chat gets.
+func (o *Over) Refusal(now time.Time) string {
+	return fmt.Sprintf("Not run: %s is spent — $%.2f of $%.2f (%s.%s). It resets at %s; an owner can raise it in the configuration.",
+		o.what(), o.Spent, o.USD, o.Where, o.Name, o.when(now))
+}
+
+// Warning is the notice of a warning.
+func (o *Over) Warning(now time.Time) string {
+	return fmt.Sprintf("Budget: %s is %.0f %% used — $%.2f of $%.2f (%s.%s). It resets at %s.",
+		o.what(), 100*o.Spent/o.USD, o.Spent, o.USD, o.Where, o.Name, o.when(now))
+}

@@ -1,0 +1,210 @@
+package budget
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// memStore is a recording ledger and audit trail in memory.
+type memStore struct {
+	mu    sync.Mutex
+	usage []store.TurnUsage
+	audit []store.AuditEvent
+	now   func() time.Time
+}
+
+func (m *memStore) SumUsage(_ context.Context, f store.UsageFilter) (store.UsageSum, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var s store.UsageSum
+	for _, u := range m.usage {
+		if f.Matches(u) {
+			s.Add(u)
+		}
+	}
+	return s, nil
+}
+
+func (m *memStore) Audit(_ context.Context, e store.AuditEvent) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e.At.IsZero() {
+		e.At = m.now()
+	}
+	m.audit = append(m.audit, e)
+	return nil
+}
+
+func (m *memStore) ListAudit(_ context.Context, f store.AuditFilter, _ int) ([]store.AuditEvent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []store.AuditEvent
+	for _, e := range m.audit {
+		if f.Matches(e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) spend(at time.Time, agent, chat, sender string, usd float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.usage = append(m.usage, store.TurnUsage{At: at, Agent: agent, Instance: "tg", ChatID: chat, Sender: sender, CostUSD: usd})
+}
+
+func (m *memStore) decisions() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, e := range m.audit {
+		out = append(out, e.Decision+" "+e.Subject)
+	}
+	return out
+}
+
+var berlin = func() *time.Location {
+	l, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		panic(err)
+	}
+	return l
+}()
+
+func fixture(top *config.Budget, agents map[string]*config.Budget) (*Budgets, *memStore, *tstimetest.Fake) {
+	clk := tstimetest.NewFake(time.Date(2026, 11, 25, 10, 0, 0, 0, berlin))
+	st := &memStore{now: clk.Now}
+	b := New(st, clk, func() (Rules, *time.Location) { return Rules{Top: top, Agents: agents}, berlin })
+	return b, st, clk
+}
+
+// TestSenderOverBudgetIsRefused: a sender over per_sender_daily_usd is
+// refused (the notice names the budget, the amount and the reset) while
+// another sender of the same group is served; at midnight of the zone the
+// budget is fresh again; an owner is exempt unless owners = true.
+func TestSenderOverBudgetIsRefused(t *testing.T) {
+	ctx := context.Background()
+	top := &config.Budget{PerSenderDailyUSD: 1}
+	b, st, clk := fixture(top, nil)
+	now := clk.Now()
+	st.spend(now.Add(-time.Hour), "main", "-100", "tg:1", 0.7)
+	st.spend(now.Add(-30*time.Minute), "main", "-100", "tg:1", 0.35)
+	st.spend(now.Add(-11*time.Hour), "main", "-100", "tg:2", 5) // yesterday in Berlin
+
+	alice := Turn{Agent: "main", Instance: "tg", ChatID: "-100", Sender: "tg:1"}
+	v, err := b.Check(ctx, alice)
+	if err != nil || v.Refused == nil {
+		t.Fatalf("alice over her budget: %+v, %v", v, err)
+	}
+	notice := v.Refused.Refusal(now)
+	for _, want := range []string{"your daily budget", "$1.05 of $1.00", "budget.per_sender_daily_usd", "00:00 (CET) tomorrow"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+	if v, err := b.Check(ctx, Turn{Agent: "main", Instance: "tg", ChatID: "-100", Sender: "tg:2"}); err != nil || v.Refused != nil || v.Warn != nil {
+		t.Errorf("bob (spent yesterday only): %+v, %v", v, err)
+	}
+	owner := alice
+	owner.Owner = true
+	if v, _ := b.Check(ctx, owner); v.Refused != nil {
+		t.Errorf("an owner is exempt: %+v", v.Refused)
+	}
+	yes := true
+	top.Owners = &yes
+	if v, _ := b.Check(ctx, owner); v.Refused == nil {
+		t.Error("with owners = true the owner is held to the budget too")
+	}
+	top.Owners = nil
+
+	clk.Set(time.Date(2026, 11, 26, 0, 0, 1, 0, berlin))
+	if v, _ := b.Check(ctx, alice); v.Refused != nil {
+		t.Errorf("after midnight alice's budget is fresh: %+v", v.Refused)
+	}
+	if got := st.decisions(); len(got) != 2 || got[0] != "refused per_sender_daily_usd tg:1" {
+		t.Errorf("audit %v", got)
+	}
+}
+
+// TestWarnOncePerPeriod: at warn_at the chat is warned once a period —
+// not again by this host, nor after a restart (a new Budgets over the
+// same trail); the next period warns again.
+func TestWarnOncePerPeriod(t *testing.T) {
+	ctx := context.Background()
+	top := &config.Budget{PerChatDailyUSD: 2, WarnAt: "75%"}
+	b, st, clk := fixture(top, nil)
+	turn := Turn{Agent: "main", Instance: "tg", ChatID: "5", Sender: "tg:5"}
+	st.spend(clk.Now(), "main", "5", "tg:5", 1.4)
+	if v, _ := b.Check(ctx, turn); v.Warn != nil {
+		t.Fatalf("70 %% is under warn_at 75 %%: %+v", v.Warn)
+	}
+	st.spend(clk.Now(), "main", "5", "tg:5", 0.2)
+	v, _ := b.Check(ctx, turn)
+	if v.Warn == nil || v.Refused != nil {
+		t.Fatalf("80 %%: %+v", v)
+	}
+	if w := v.Warn.Warning(clk.Now()); !strings.Contains(w, "this chat's daily budget is 80 % used") || !strings.Contains(w, "$1.60 of $2.00") {
+		t.Errorf("warning %q", w)
+	}
+	if v, _ := b.Check(ctx, turn); v.Warn != nil {
+		t.Error("warned twice")
+	}
+	restarted := New(st, clk, func() (Rules, *time.Location) { return Rules{Top: top}, berlin })
+	if v, _ := restarted.Check(ctx, turn); v.Warn != nil {
+		t.Error("warned again after a restart")
+	}
+	clk.Advance(24 * time.Hour)
+	st.spend(clk.Now(), "main", "5", "tg:5", 1.9)
+	if v, _ := restarted.Check(ctx, turn); v.Warn == nil {
+		t.Error("the next day's warning")
+	}
+}
+
+// TestAgentBudgetReplacesTop: an agent's own attribute replaces the top
+// level's and counts only its turns; per_agent_monthly_usd counts the
+// agent's calendar month.
+func TestAgentBudgetReplacesTop(t *testing.T) {
+	ctx := context.Background()
+	top := &config.Budget{PerSenderDailyUSD: 1, PerAgentMonthlyUSD: 10}
+	ops := &config.Budget{PerSenderDailyUSD: 5}
+	b, st, clk := fixture(top, map[string]*config.Budget{"ops": ops})
+	now := clk.Now()
+	st.spend(now, "main", "5", "tg:5", 2) // over main's (top-level) sender budget
+	if v, _ := b.Check(ctx, Turn{Agent: "main", Instance: "tg", ChatID: "5", Sender: "tg:5"}); v.Refused == nil || v.Refused.Where != "budget" {
+		t.Errorf("main: %+v", v.Refused)
+	}
+	v, _ := b.Check(ctx, Turn{Agent: "ops", Instance: "tg", ChatID: "6", Sender: "tg:5"})
+	if v.Refused != nil {
+		t.Errorf("ops counts only its own turns against its $5: %+v", v.Refused)
+	}
+	st.spend(time.Date(2026, 11, 1, 0, 30, 0, 0, berlin), "ops", "6", "tg:7", 9.5)
+	st.spend(time.Date(2026, 10, 31, 23, 30, 0, 0, berlin), "ops", "6", "tg:7", 50) // October
+	v, _ = b.Check(ctx, Turn{Agent: "ops", Instance: "tg", ChatID: "6", Sender: "tg:8"})
+	if v.Refused != nil || v.Warn == nil || v.Warn.Name != "per_agent_monthly_usd" {
+		t.Fatalf("ops at 95 %% of its month: %+v", v)
+	}
+	st.spend(now, "ops", "6", "tg:7", 0.5)
+	v, _ = b.Check(ctx, Turn{Agent: "ops", Instance: "tg", ChatID: "6", Sender: "tg:8"})
+	if v.Refused == nil || !strings.Contains(v.Refused.Refusal(now), "agent ops's monthly budget") || !strings.Contains(v.Refused.Refusal(now), "Tue 1 Dec 00:00") {
+		t.Fatalf("ops over its month: %+v", v.Refused)
+	}
+}
+
+func TestPeriod(t *testing.T) {
+	now := time.Date(2026, 3, 29, 12, 0, 0, 0, berlin) // the day clocks go forward
+	s, e := Period(now, berlin, false)
+	if e.Sub(s) != 23*time.Hour || s.Hour() != 0 || e.Day() != 30 {
+		t.Errorf("day %v – %v", s, e)
+	}
+	s, e = Period(now, berlin, true)
+	if s.Day() != 1 || s.Month() != 3 || e.Month() != 4 || e.Day() != 1 {
+		t.Errorf("month %v – %v", s, e)
+	}
+}

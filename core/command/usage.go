@@ -1,0 +1,119 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/clawhost/clawhost/core/export"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/usage"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// The team group: what turns cost (/usage), the session as a file
+// (/export).
+var (
+	cmdUsage = &builtin{name: "usage", help: "what turns cost: you and this chat, today / 7 / 30 days (owners: all, @person)",
+		run: func(h *Handler, c call) string { return h.usage(c) }}
+	cmdExport = &builtin{name: "export", help: "this chat's session as a Markdown file (owners; in a direct chat, its sender)",
+		run: func(h *Handler, c call) string { return h.export(c) }}
+)
+
+// Exporter writes a session's export (/export).
+type Exporter interface {
+	// Export writes session key's Markdown file where its reply may send
+	// it from (a MEDIA: line) and says how many messages it holds.
+	Export(ctx context.Context, key string) (path string, messages int, err error)
+}
+
+// export answers /export: the session's file, sent with the reply (through
+// the outbox, so it arrives once). Owners may export any chat's session;
+// in a direct chat its own sender may too.
+func (h *Handler) export(c call) string {
+	if !c.who.Owner && c.m.ChatType != channel.ChatDirect {
+		h.auditCommand(c.ctx, c.m, Invocation{Spec: Spec{Name: "export"}}, "refused", "owners only in a group")
+		return "In a group only an owner can export the session."
+	}
+	h.auditCommand(c.ctx, c.m, Invocation{Spec: Spec{Name: "export"}}, "allowed", "")
+	if h.Exporter == nil {
+		return "Export is not available."
+	}
+	path, n, err := h.Exporter.Export(c.ctx, c.key)
+	switch {
+	case errors.Is(err, export.ErrNoTranscript):
+		return "Nothing to export: this chat has no conversation yet."
+	case err != nil:
+		h.Logger.Error("/export failed", "session", c.key, "error", err)
+		return "The export could not be written; see the gateway log."
+	}
+	return fmt.Sprintf("This session as Markdown (%d messages).\nMEDIA:%s", n, path)
+}
+
+// usageTop is how many people, chats and agents /usage all lists.
+const usageTop = 10
+
+// usage answers /usage: the sender's own turns and (for who controls the
+// session) this chat's, today and over 7 and 30 days; owners see every
+// person, chat and agent (/usage all) or one person (/usage @id, /usage
+// tg:id).
+func (h *Handler) usage(c call) string {
+	loc := time.Local
+	if h.Location != nil && h.Location() != nil {
+		loc = h.Location()
+	}
+	now := h.Now()
+	w := usage.Windows(now, loc)
+	arg := strings.TrimSpace(c.args)
+	if arg != "" && !c.who.Owner {
+		return "Only an owner can see other people's usage (/usage all, /usage @person). /usage shows yours."
+	}
+	rows, err := h.Store.ListUsage(c.ctx, store.UsageFilter{Since: w[2]}, 0)
+	if err != nil {
+		h.Logger.Error("/usage: reading the usage ledger failed", "error", err)
+		return "The usage ledger cannot be read right now; try again later."
+	}
+	var b strings.Builder
+	window := func(title string, f store.UsageFilter) {
+		var sel []store.TurnUsage
+		for _, u := range rows {
+			if f.Matches(u) {
+				sel = append(sel, u)
+			}
+		}
+		s := usage.Sums(sel, w)
+		fmt.Fprintf(&b, "%s — today %s · 7 days %s · 30 days %s\n", title, usage.Line(s[0]), usage.Line(s[1]), usage.Line(s[2]))
+	}
+	switch {
+	case arg == "":
+		b.WriteString("Usage (as claude reports it; days of " + loc.String() + "):\n")
+		window("You ("+c.m.From+")", store.UsageFilter{Sender: c.m.From})
+		if c.who.Control {
+			window("This chat", store.UsageFilter{Instance: c.m.Instance, ChatID: c.m.ChatID})
+		}
+	case arg == "all":
+		b.WriteString("Usage, last 30 days (as claude reports it):\n")
+		window("Everyone", store.UsageFilter{})
+		for _, g := range []struct{ by, title string }{{usage.ByPerson, "People"}, {usage.ByChat, "Chats"}, {usage.ByAgent, "Agents"}} {
+			list := usage.Group(rows, g.by, loc)
+			fmt.Fprintf(&b, "%s:\n", g.title)
+			for i, r := range list {
+				if i == usageTop {
+					fmt.Fprintf(&b, "  … and %d more (clawhost usage -by %s)\n", len(list)-usageTop, g.by)
+					break
+				}
+				fmt.Fprintf(&b, "  %s — %s\n", r.Key, usage.Line(r.UsageSum))
+			}
+		}
+	default:
+		who := strings.TrimPrefix(arg, "@")
+		if !strings.Contains(who, ":") {
+			who = c.m.Instance + ":" + who
+		}
+		b.WriteString("Usage (as claude reports it; days of " + loc.String() + "):\n")
+		window(who, store.UsageFilter{Sender: who})
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

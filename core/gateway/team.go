@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/approval"
+	"github.com/clawhost/clawhost/core/budget"
+	"github.com/clawhost/clawhost/core/delivery"
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// Rate is the per-sender flood limit (access.rate): N messages a window
+// (Per); N 0: none.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
+
+// floodLimit is the flood limit of the settings in force (a reload that
+// changes access.rate starts every sender's bucket full).
+func (g *Gateway) floodLimit() *access.Flood {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r := g.set.Rate; r != g.floodRate || (g.flood == nil && r.N > 0) {
+		g.flood, g.floodRate = nil, r
+		if r.N > 0 {
+			g.flood = access.NewFlood(r.N, r.Per, g.opts.Now)
+		}
+	}
+	return g.flood
+}
+
+// noticeFlood tells a sender over access.rate; %s is the rate.
+const noticeFlood = "You are sending messages faster than this bot takes them (at most %s). Messages over the limit are not passed to claude — wait a moment and send again."
+
+// flooded applies access.rate to an admitted arrival: a message over the
+// sender's limit is not passed on, recorded in the journal as dropped
+// ("rate limited"), and the sender is told once a window (that message's
+// reply is the notice).
+func (g *Gateway) flooded(a arrival) bool {
+	m := &a.Message
+	ok, tell := g.floodLimit().Allow(m.From)
+	if ok {
+		return false
+	}
+	g.obs.Dropped(m.Instance, "rate limited")
+	if !tell {
+		g.finish(a.ID, store.StateDropped, "rate limited")
+		return true
+	}
+	r := g.settings().Rate
+	rate := fmt.Sprintf("%d a %s", r.N, perName(r.Per))
+	g.arrivalLog(&a).Warn("sender over access.rate; messages refused for now", "sender", m.From, "rate", rate)
+	g.audit(store.AuditEvent{Kind: store.AuditRate, Actor: m.From, Instance: m.Instance, ChatID: m.ChatID, Subject: m.From, Decision: "refused",
+		Detail: "over access.rate (" + rate + "); further messages in this window refused without a notice"})
+	g.respond(a, fmt.Sprintf(noticeFlood, rate))
+	return true
+}
+
+func perName(d time.Duration) string {
+	switch d {
+	case time.Second:
+		return "second"
+	case time.Hour:
+		return "hour"
+	case 24 * time.Hour:
+		return "day"
+	}
+	return "minute"
+}
+
+// audit appends to the audit trail, logging a failure (an audit row the
+// store cannot take does not stop what it records).
+func (g *Gateway) audit(e store.AuditEvent) {
+	if err := g.store.Audit(g.ctx, e); err != nil && g.ctx.Err() == nil {
+		g.log.Error("audit trail write failed", "kind", e.Kind, "subject", e.Subject, "error", err)
+	}
+}
+
+// overBudget checks the turn b would start against the budgets: over
+// one, the turn does not run and its messages are answered with the
+// notice (recorded in the outbox like a reply); at warn_at the chat is
+// warned once a period and the turn runs.
+func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) bool {
+	set := g.settings()
+	if !set.Budgets.Any() {
+		return false
+	}
+	var m message.Message
+	if len(b.Messages) > 0 {
+		m = b.Messages[0]
+	} else if d, err := message.Decode(b.Entries[0].Message); err == nil {
+		m = d
+	} else {
+		return false // the turn fails it the same way
+	}
+	agent, _ := sessionkey.SplitAgent(b.Key)
+	t := budget.Turn{Agent: agent, Instance: m.Instance, ChatID: m.ChatID, Sender: turn.SenderOf(&m), Owner: m.Scheduled == "" && set.Access.IsOwner(&m)}
+	v, err := g.budgets.Check(ctx, t)
+	if err != nil {
+		g.log.Error("budget check failed", "session", b.Key, "error", err)
+	}
+	now := g.opts.Now()
+	switch {
+	case v.Refused != nil:
+		g.log.Info("turn refused by a budget", "session", b.Key, "budget", v.Refused.Key, "spent", v.Refused.Spent, "limit", v.Refused.USD)
+		g.obs.Dropped(m.Instance, "budget")
+		g.delivery.Deliver(delivery.Reply{Key: b.Key, ID: b.Entries[0].ID, Covers: b.Covers(), Target: m.Target(), Text: v.Refused.Refusal(now), Format: channel.FormatPlain})
+		return true
+	case v.Warn != nil:
+		key, tgt, text := b.Key, m.Target(), v.Warn.Warning(now)
+		g.background(func() { g.delivery.Notify(key, tgt, text) })
+	}
+	return false
+}
+
+// auditTool records a tool-use decision: the tool, its input's digest
+// and what the question showed of it, the decision and who made it.
+func (g *Gateway) auditTool(r approval.Record) {
+	decision := "denied"
+	switch {
+	case r.Allow && r.Always:
+		decision = "always allowed"
+	case r.Allow:
+		decision = "allowed"
+	}
+	summary := r.Summary
+	if len(summary) > 200 {
+		summary = strings.ToValidUTF8(summary[:200], "") + "…"
+	}
+	g.audit(store.AuditEvent{Kind: store.AuditTool, Actor: r.By, Instance: r.Chat.Instance, ChatID: r.Chat.ChatID, Subject: r.Tool,
+		Decision: decision, Detail: strings.TrimSpace(r.Digest + " " + summary)})
+}

@@ -1,0 +1,156 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/budget"
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+func groupFrom(sender, text string) channel.InboundMessage {
+	return channel.InboundMessage{ChatType: channel.ChatGroup, ChatID: "-100", MessageID: fmt.Sprintf("%s-%d", sender, time.Now().UnixNano()),
+		Sender: channel.Sender{ID: sender, Name: "User " + sender}, Text: text, Timestamp: time.Now()}
+}
+
+// TestInProcessBudget: in one group, Alice's turns cost $0.50 each against
+// a $1 daily budget warned at 50 %: her first runs, her second runs after
+// the warning, her third is answered with the refusal (which names the
+// budget, the amount and the reset) and never reaches claude, while Bob
+// is served; an owner is exempt; the next day (the fake clock) Alice runs
+// again. The ledger has a row per turn that ran; the refusal and the
+// warning are in the audit trail.
+func TestInProcessBudget(t *testing.T) {
+	clk := tstimetest.NewFake(time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC))
+	g, ports, agent := inproc(t, func(s *Settings) {
+		s.Access = access.Policy{DMPolicy: access.PolicyAllowlist, Owners: []string{"tg:9"}, GroupPolicy: access.PolicyAllowlist,
+			Groups: []string{"tg:-100"}, GroupAllowFrom: []string{"tg:*"}}
+		s.Turn.Location = time.UTC
+		s.Budgets = budget.Rules{Top: &config.Budget{PerSenderDailyUSD: 1, WarnAt: "0.5"}}
+	}, func(o *Options) { o.Clock, o.Now = clk, clk.Now })
+	agent.cost, agent.whole = 0.5, true
+	ctx := context.Background()
+	seen := 0
+	say := func(who, text string) string {
+		t.Helper()
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{groupFrom(who, text)}); err != nil {
+			t.Fatal(err)
+		}
+		return ports.next(t, "-100", &seen)
+	}
+	if got := say("5", "one"); !strings.Contains(got, "one") {
+		t.Fatalf("alice's first: %q", got)
+	}
+	if got := say("5", "two"); !strings.HasPrefix(got, "Budget: your daily budget is 50 % used — $0.50 of $1.00 (budget.per_sender_daily_usd)") {
+		t.Fatalf("the warning: %q", got)
+	}
+	if got := ports.next(t, "-100", &seen); !strings.Contains(got, "two") {
+		t.Fatalf("alice's second after the warning: %q", got)
+	}
+	ran := len(agent.prompts)
+	if got := say("5", "three"); got != "Not run: your daily budget is spent — $1.00 of $1.00 (budget.per_sender_daily_usd). It resets at 00:00 (UTC) tomorrow; an owner can raise it in the configuration." {
+		t.Fatalf("the refusal: %q", got)
+	}
+	if got := say("6", "bob"); !strings.Contains(got, "bob") || strings.Contains(got, "Budget") {
+		t.Fatalf("bob: %q", got)
+	}
+	for i := range 3 {
+		if got := say("9", fmt.Sprintf("owner %d", i)); !strings.Contains(got, "owner") {
+			t.Fatalf("the owner's turn %d: %q", i, got)
+		}
+	}
+	if n := len(agent.prompts); n != ran+4 {
+		t.Errorf("%d turns after the refusal, want 4 (bob's and the owner's): the refused message reached claude", n-ran)
+	}
+	clk.Advance(9 * time.Hour) // 00:00 UTC
+	if got := say("5", "four"); !strings.Contains(got, "four") {
+		t.Fatalf("alice the next day: %q", got)
+	}
+	sum, err := g.store.SumUsage(ctx, store.UsageFilter{Sender: "tg:5"})
+	if err != nil || sum.Turns != 3 || sum.CostUSD != 1.5 || sum.InputTokens != 3000 {
+		t.Errorf("alice's ledger: %+v, %v", sum, err)
+	}
+	rows, err := g.store.ListAudit(ctx, store.AuditFilter{Kind: store.AuditBudget}, 0)
+	if err != nil || len(rows) != 2 || rows[0].Decision != "refused" || rows[1].Decision != "warned" || rows[0].Subject != "per_sender_daily_usd tg:5" || rows[0].ChatID != "-100" {
+		t.Errorf("audit %+v, %v", rows, err)
+	}
+}
+
+// TestInProcessFlood: 100 messages in a burst from one sender under
+// access.rate "5/min" (debounce off, each its own turn): 5 are answered,
+// the sender is told once, the other 94 are recorded as dropped ("rate
+// limited") and never reach claude; another sender is served; the audit
+// trail has one row for the window.
+func TestInProcessFlood(t *testing.T) {
+	clk := tstimetest.NewFake(time.Now())
+	g, ports, agent := inproc(t, func(s *Settings) { s.Rate = Rate{N: 5, Per: time.Minute} }, func(o *Options) { o.Now = clk.Now })
+	ctx := context.Background()
+	var burst []channel.InboundMessage
+	for i := range 100 {
+		m := dmFrom("5", fmt.Sprintf("m%03d", i))
+		m.MessageID = fmt.Sprintf("burst-%d", i)
+		burst = append(burst, m)
+	}
+	if err := g.Inbound(ctx, "tg", burst); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("6", "other")}); err != nil {
+		t.Fatal(err)
+	}
+	seen6 := 0
+	if got := ports.next(t, "6", &seen6); !strings.Contains(got, "other") {
+		t.Fatalf("the other sender: %q", got)
+	}
+	seen, answers, notices := 0, 0, 0
+	for answers+notices < 6 {
+		got := ports.next(t, "5", &seen)
+		switch {
+		case strings.HasPrefix(got, "re: "):
+			answers++
+		case strings.HasPrefix(got, "You are sending messages faster than this bot takes them (at most 5 a minute)"):
+			notices++
+		default:
+			t.Fatalf("unexpected %q", got)
+		}
+	}
+	if answers != 5 || notices != 1 {
+		t.Fatalf("%d answers, %d notices", answers, notices)
+	}
+	// A minute later the bucket is full again: the next message passes,
+	// and since one sender's arrivals are handled in order, every message
+	// of the burst was decided before it.
+	clk.Advance(time.Minute)
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "later")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ports.next(t, "5", &seen); !strings.Contains(got, "later") {
+		t.Fatalf("a minute later: %q", got)
+	}
+	if n := len(agent.prompts); n != 7 {
+		t.Errorf("%d turns, want 7 (5 of the burst, the other sender's, the later one)", n)
+	}
+	dropped := 0
+	for id := int64(1); id <= 102; id++ {
+		e, err := g.store.Entry(ctx, id)
+		if err != nil {
+			t.Fatalf("entry %d: %v", id, err)
+		}
+		if e.State == store.StateDropped && e.Reason == "rate limited" {
+			dropped++
+		}
+	}
+	if dropped != 94 {
+		t.Errorf("%d entries recorded as dropped (rate limited), want 94", dropped)
+	}
+	rows, err := g.store.ListAudit(ctx, store.AuditFilter{Kind: store.AuditRate}, 0)
+	if err != nil || len(rows) != 1 || rows[0].Subject != "tg:5" || rows[0].Decision != "refused" {
+		t.Errorf("audit %+v, %v", rows, err)
+	}
+}
