@@ -330,6 +330,11 @@ func (g *Gateway) park(ctx context.Context, b *queue.Batch, out turn.Outcome) qu
 	if err := g.store.Park(ctx, ids...); err != nil {
 		// They stay in processing: the next start runs them again.
 		g.log.Error("parking the turn at the usage limit failed", "session", b.Key, "error", err)
+	} else {
+		// Parked entries wait as queued ones do (they come back queued
+		// and are counted off when they start): while they wait, a new
+		// message of their session looks at its queue before it starts.
+		g.queue.Recovered(len(ids))
 	}
 	until := g.pause.Hit(ctx, out.ResetAt, out.LimitReason)
 	g.tellPaused(b.Key, out.Target, until)

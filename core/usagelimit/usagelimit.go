@@ -235,10 +235,13 @@ func (p *Pause) Resume(ctx context.Context) bool {
 
 // resume ends the pause: the lease goes, the parked entries go back to
 // their queues, and every session with queued entries is looked at.
+//
+// The turns stay paused until the parked entries are back in their
+// queues: a turn about to start meanwhile (a message that came as the
+// pause ended) halts and queues behind them, never ahead.
 func (p *Pause) resume(ctx context.Context, why string) {
 	p.mu.Lock()
 	was := !p.until.IsZero()
-	p.until, p.reason, p.told = time.Time{}, "", map[string]bool{}
 	if p.timer != nil {
 		p.timer.Stop()
 		p.timer = nil
@@ -252,6 +255,9 @@ func (p *Pause) resume(ctx context.Context, why string) {
 		// They stay parked; the next start (or /resume) tries again.
 		p.log.Error("putting the parked messages back in their queues failed", "error", err)
 	}
+	p.mu.Lock()
+	p.until, p.reason, p.told = time.Time{}, "", map[string]bool{}
+	p.mu.Unlock()
 	unparked := len(keys)
 	if !was && unparked == 0 {
 		return // nothing was held back
