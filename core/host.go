@@ -338,6 +338,7 @@ func (h *Host) startAdmin(listen string) {
 		Source:  &statusSource{h: h},
 		Retrier: &statusSource{h: h},
 		Pairing: h.pairingAPI("admin"),
+		Reports: reports{h.db},
 	})
 	if err != nil {
 		log.Error("admin endpoint not started", "listen", listen, "error", err)

@@ -37,7 +37,7 @@ func (h *Host) teamView(ctx context.Context) (*admin.Usage, []admin.AuditEntry) 
 	if err != nil {
 		h.log.Warn("status page: reading the audit trail failed", "error", err)
 	}
-	return u, auditEntries(events)
+	return u, AuditEntries(events)
 }
 
 func usageRows(rows []usage.Row) []admin.UsageRow {
@@ -48,14 +48,47 @@ func usageRows(rows []usage.Row) []admin.UsageRow {
 	return out
 }
 
-func auditEntries(events []store.AuditEvent) []admin.AuditEntry {
+// AuditEntries are audit rows as the admin endpoint serves them.
+func AuditEntries(events []store.AuditEvent) []admin.AuditEntry {
 	out := make([]admin.AuditEntry, len(events))
 	for i, e := range events {
 		chat := ""
 		if e.ChatID != "" {
 			chat = e.Instance + ":" + e.ChatID
 		}
-		out[i] = admin.AuditEntry{At: e.At, Kind: e.Kind, Actor: e.Actor, Chat: chat, Subject: e.Subject, Decision: e.Decision, Detail: e.Detail}
+		out[i] = admin.AuditEntry{At: e.At, Kind: e.Kind, Actor: e.Actor, Instance: e.Instance, ChatID: e.ChatID, Chat: chat, Subject: e.Subject, Decision: e.Decision, Detail: e.Detail}
 	}
 	return out
+}
+
+// reports serves the admin endpoint's /usage.json and /audit.json from
+// the store.
+type reports struct{ db store.Store }
+
+func (r reports) Usage(ctx context.Context, since time.Time) ([]admin.UsageRecord, error) {
+	rows, err := r.db.ListUsage(ctx, store.UsageFilter{Since: since}, 0)
+	out := make([]admin.UsageRecord, len(rows))
+	for i, u := range rows {
+		out[i] = UsageRecord(u)
+	}
+	return out, err
+}
+
+func (r reports) Audit(ctx context.Context, since time.Time, kind string) ([]admin.AuditEntry, error) {
+	rows, err := r.db.ListAudit(ctx, store.AuditFilter{Since: since, Kind: kind}, 0)
+	return AuditEntries(rows), err
+}
+
+// UsageRecord is a ledger row as the admin endpoint serves it.
+func UsageRecord(u store.TurnUsage) admin.UsageRecord {
+	return admin.UsageRecord{At: u.At, Agent: u.Agent, Instance: u.Instance, ChatID: u.ChatID, Sender: u.Sender, Model: u.Model,
+		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheCreationTokens: u.CacheCreationTokens,
+		CostUSD: u.CostUSD, DurationMS: u.Duration.Milliseconds(), Outcome: u.Outcome}
+}
+
+// TurnUsage is a ledger row read back from the admin endpoint.
+func TurnUsage(r admin.UsageRecord) store.TurnUsage {
+	return store.TurnUsage{At: r.At, Agent: r.Agent, Instance: r.Instance, ChatID: r.ChatID, Sender: r.Sender, Model: r.Model,
+		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CacheReadTokens: r.CacheReadTokens, CacheCreationTokens: r.CacheCreationTokens,
+		CostUSD: r.CostUSD, Duration: time.Duration(r.DurationMS) * time.Millisecond, Outcome: r.Outcome}
 }

@@ -51,6 +51,10 @@
 //	POST /plugins/{instance}/retry
 //	                       call the plugin's Retry (the button of a plugin
 //	                       that needs attention; 404 without Retrier)
+//	GET  /usage.json?since=RFC3339
+//	                       the usage ledger's rows (404 without Reports)
+//	GET  /audit.json?since=RFC3339&kind=K
+//	                       the audit trail, newest first (404 without Reports)
 //
 // A plugin that needs attention is shown with what it reported: its message
 // as what to do, a QR payload as an inline PNG image (a data: URI, so the
@@ -452,6 +456,8 @@ type Options struct {
 	Metrics http.Handler
 	// Pairing serves /pairing and /pairing/approve; nil answers 404.
 	Pairing Pairing
+	// Reports serves /usage.json and /audit.json; nil answers 404.
+	Reports Reports
 	// Retrier serves POST /plugins/{instance}/retry; nil answers 404.
 	Retrier Retrier
 	// Pprof serves net/http/pprof's profiles under /debug/pprof/; off:
@@ -531,6 +537,7 @@ func Start(opts Options) (*Server, error) {
 		source:  opts.Source,
 		metrics: opts.Metrics,
 		pairing: opts.Pairing,
+		reports: opts.Reports,
 		retrier: opts.Retrier,
 		pprof:   opts.Pprof,
 		log:     log,

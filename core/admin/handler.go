@@ -24,6 +24,7 @@ type handler struct {
 	source  Source
 	metrics http.Handler
 	pairing Pairing
+	reports Reports
 	retrier Retrier
 	pprof   bool
 	log     hclog.Logger
@@ -48,6 +49,8 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("GET /pairing/approved", h.approvedSenders)
 	mux.HandleFunc("POST /pairing/revoke", h.revokeSender)
 	mux.HandleFunc("POST /plugins/{instance}/retry", h.retry)
+	mux.HandleFunc("GET /usage.json", h.usageJSON)
+	mux.HandleFunc("GET /audit.json", h.auditJSON)
 	if h.pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

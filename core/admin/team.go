@@ -1,6 +1,94 @@
 package admin
 
-import "time"
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Reports reads the usage ledger and the audit trail for `clawhost usage`
+// and `clawhost audit` while the host runs (SQLite's database is the
+// running host's alone).
+type Reports interface {
+	// Usage returns the ledger's rows since then, oldest first.
+	Usage(ctx context.Context, since time.Time) ([]UsageRecord, error)
+	// Audit returns the trail's rows since then (zero: all), newest
+	// first; kind "" is every kind.
+	Audit(ctx context.Context, since time.Time, kind string) ([]AuditEntry, error)
+}
+
+// UsageRecord is one row of the usage ledger (store.TurnUsage).
+type UsageRecord struct {
+	At                  time.Time `json:"at"`
+	Agent               string    `json:"agent"`
+	Instance            string    `json:"instance"`
+	ChatID              string    `json:"chat_id"`
+	Sender              string    `json:"sender"`
+	Model               string    `json:"model,omitempty"`
+	InputTokens         int64     `json:"input_tokens"`
+	OutputTokens        int64     `json:"output_tokens"`
+	CacheReadTokens     int64     `json:"cache_read_tokens"`
+	CacheCreationTokens int64     `json:"cache_creation_tokens"`
+	CostUSD             float64   `json:"cost_usd"`
+	DurationMS          int64     `json:"duration_ms"`
+	Outcome             string    `json:"outcome"`
+}
+
+// since reads the since query parameter (RFC 3339; absent: zero).
+func since(r *http.Request) (time.Time, bool) {
+	s := r.URL.Query().Get("since")
+	if s == "" {
+		return time.Time{}, true
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+// usageJSON serves GET /usage.json?since=RFC3339: the ledger's rows.
+func (h *handler) usageJSON(w http.ResponseWriter, r *http.Request) {
+	from, ok := since(r)
+	switch {
+	case h.reports == nil:
+		writeJSON(w, http.StatusNotFound, errorBody{"usage is not available"})
+		return
+	case !ok:
+		writeJSON(w, http.StatusBadRequest, errorBody{"since is not an RFC 3339 time"})
+		return
+	}
+	rows, err := h.reports.Usage(r.Context(), from)
+	if err != nil {
+		h.log.Error("read the usage ledger", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{"reading the usage ledger failed"})
+		return
+	}
+	if rows == nil {
+		rows = []UsageRecord{}
+	}
+	writeJSON(w, http.StatusOK, rows)
+}
+
+// auditJSON serves GET /audit.json?since=RFC3339&kind=K: the trail.
+func (h *handler) auditJSON(w http.ResponseWriter, r *http.Request) {
+	from, ok := since(r)
+	switch {
+	case h.reports == nil:
+		writeJSON(w, http.StatusNotFound, errorBody{"the audit trail is not available"})
+		return
+	case !ok:
+		writeJSON(w, http.StatusBadRequest, errorBody{"since is not an RFC 3339 time"})
+		return
+	}
+	rows, err := h.reports.Audit(r.Context(), from, r.URL.Query().Get("kind"))
+	if err != nil {
+		h.log.Error("read the audit trail", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{"reading the audit trail failed"})
+		return
+	}
+	if rows == nil {
+		rows = []AuditEntry{}
+	}
+	writeJSON(w, http.StatusOK, rows)
+}
 
 // Usage is the usage ledger as the status page shows it: what turns cost
 // per day (the last 7) and, over the last 30 days, per person and per
@@ -26,6 +114,8 @@ type AuditEntry struct {
 	At       time.Time `json:"at"`
 	Kind     string    `json:"kind"`
 	Actor    string    `json:"actor"`
+	Instance string    `json:"instance,omitempty"`
+	ChatID   string    `json:"chat_id,omitempty"`
 	Chat     string    `json:"chat,omitempty"`
 	Subject  string    `json:"subject"`
 	Decision string    `json:"decision"`

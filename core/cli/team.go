@@ -7,12 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/url"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/clawhost/clawhost/core"
+	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/usage"
@@ -56,21 +60,96 @@ func teamFlags(name, usageLine string, args []string, stdout, stderr io.Writer, 
 	return *p, since, *j, -1
 }
 
-// openForReport loads the configuration and opens its store (the running
-// host's database: SQLite's file or the shared PostgreSQL).
-func openForReport(name, path string, stderr io.Writer) (*config.Config, store.Store, bool) {
-	cfg, ok := load(path, stderr)
-	if !ok {
-		return nil, nil, false
+// fromHost reads path from the running host's admin endpoint into v. ok
+// false (and no error) when the host is not running or has no endpoint:
+// the caller reads the database then (SQLite's is the running host's
+// alone).
+func fromHost(cfg *config.Config, path string, v any) (ok bool, err error) {
+	if cfg.Admin.Listen == "" {
+		return false, nil
 	}
+	err = getJSON(cfg, path, v)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, err
+}
+
+// openDB opens the configuration's store, for when the host is not
+// running.
+func openDB(name string, cfg *config.Config, stderr io.Writer) (store.Store, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	db, err := core.OpenStore(ctx, cfg, core.HostID(cfg), nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "clawhost %s: %v\n", name, err)
-		return nil, nil, false
+		fmt.Fprintf(stderr, "clawhost %s: %v (if clawhost is running, enable its admin endpoint: admin { listen = %q })\n", name, err, config.DefaultAdminListen)
+		return nil, false
 	}
-	return cfg, db, true
+	return db, true
+}
+
+// ledgerSince reads the usage ledger's rows since from, from the running
+// host or the database.
+func ledgerSince(cfg *config.Config, from time.Time, stderr io.Writer) ([]store.TurnUsage, bool) {
+	var recs []admin.UsageRecord
+	ok, err := fromHost(cfg, "/usage.json?since="+url.QueryEscape(from.UTC().Format(time.RFC3339Nano)), &recs)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost usage: %v\n", err)
+		return nil, false
+	}
+	if ok {
+		rows := make([]store.TurnUsage, len(recs))
+		for i, r := range recs {
+			rows[i] = core.TurnUsage(r)
+		}
+		return rows, true
+	}
+	db, opened := openDB("usage", cfg, stderr)
+	if !opened {
+		return nil, false
+	}
+	defer db.Close()
+	rows, err := db.ListUsage(context.Background(), store.UsageFilter{Since: from}, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost usage: %v\n", err)
+		return nil, false
+	}
+	return rows, true
+}
+
+// trailSince reads the audit trail since from (zero: all), of one kind
+// ("" all), from the running host or the database.
+func trailSince(cfg *config.Config, from time.Time, kind string, stderr io.Writer) ([]admin.AuditEntry, bool) {
+	q := url.Values{}
+	if !from.IsZero() {
+		q.Set("since", from.UTC().Format(time.RFC3339Nano))
+	}
+	if kind != "" {
+		q.Set("kind", kind)
+	}
+	var entries []admin.AuditEntry
+	ok, err := fromHost(cfg, "/audit.json?"+q.Encode(), &entries)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost audit: %v\n", err)
+		return nil, false
+	}
+	if ok {
+		return entries, true
+	}
+	db, opened := openDB("audit", cfg, stderr)
+	if !opened {
+		return nil, false
+	}
+	defer db.Close()
+	events, err := db.ListAudit(context.Background(), store.AuditFilter{Since: from, Kind: kind}, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost audit: %v\n", err)
+		return nil, false
+	}
+	return core.AuditEntries(events), true
 }
 
 // usageCommand is `clawhost usage`: the usage ledger summed by person,
@@ -91,15 +170,13 @@ func usageCommand(args []string, stdout, stderr io.Writer) int {
 	if since == 0 {
 		since = 7 * 24 * time.Hour
 	}
-	cfg, db, ok := openForReport("usage", path, stderr)
+	cfg, ok := load(path, stderr)
 	if !ok {
 		return 1
 	}
-	defer db.Close()
 	from := time.Now().Add(-since)
-	rows, err := db.ListUsage(context.Background(), store.UsageFilter{Since: from}, 0)
-	if err != nil {
-		fmt.Fprintf(stderr, "clawhost usage: %v\n", err)
+	rows, ok := ledgerSince(cfg, from, stderr)
+	if !ok {
 		return 1
 	}
 	groups := usage.Group(rows, by, cfg.Messages.Location())
@@ -133,36 +210,23 @@ func auditCommand(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	cfg, db, ok := openForReport("audit", path, stderr)
+	cfg, ok := load(path, stderr)
 	if !ok {
 		return 1
 	}
-	defer db.Close()
-	f := store.AuditFilter{Kind: kind}
+	var from time.Time
 	if since > 0 {
-		f.Since = time.Now().Add(-since)
+		from = time.Now().Add(-since)
 	}
-	events, err := db.ListAudit(context.Background(), f, 0)
-	if err != nil {
-		fmt.Fprintf(stderr, "clawhost audit: %v\n", err)
+	events, ok := trailSince(cfg, from, kind, stderr)
+	if !ok {
 		return 1
 	}
 	if asJSON {
-		type row struct {
-			At       time.Time `json:"at"`
-			Kind     string    `json:"kind"`
-			Actor    string    `json:"actor"`
-			Instance string    `json:"instance,omitempty"`
-			ChatID   string    `json:"chat_id,omitempty"`
-			Subject  string    `json:"subject"`
-			Decision string    `json:"decision"`
-			Detail   string    `json:"detail,omitempty"`
+		if events == nil {
+			events = []admin.AuditEntry{}
 		}
-		out := make([]row, len(events))
-		for i, e := range events {
-			out[i] = row{At: e.At, Kind: e.Kind, Actor: e.Actor, Instance: e.Instance, ChatID: e.ChatID, Subject: e.Subject, Decision: e.Decision, Detail: e.Detail}
-		}
-		return writeJSON(stdout, stderr, "audit", out)
+		return writeJSON(stdout, stderr, "audit", events)
 	}
 	if len(events) == 0 {
 		fmt.Fprintln(stdout, "The audit trail is empty.")
@@ -172,11 +236,7 @@ func auditCommand(args []string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WHEN\tKIND\tBY\tCHAT\tABOUT\tDECISION\tDETAIL")
 	for _, e := range events {
-		chat := "-"
-		if e.ChatID != "" {
-			chat = e.Instance + ":" + e.ChatID
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.At.In(loc).Format("2006-01-02 15:04:05"), e.Kind, dash(e.Actor), chat, dash(e.Subject), e.Decision, oneLine(e.Detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.At.In(loc).Format("2006-01-02 15:04:05"), e.Kind, dash(e.Actor), dash(e.Chat), dash(e.Subject), e.Decision, oneLine(e.Detail))
 	}
 	tw.Flush()
 	return 0

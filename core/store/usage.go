@@ -48,12 +48,12 @@ type UsageFilter struct {
 
 // UsageSum is the sum of selected ledger rows.
 type UsageSum struct {
-	Turns               int
-	InputTokens         int64
-	OutputTokens        int64
-	CacheReadTokens     int64
-	CacheCreationTokens int64
-	CostUSD             float64
+	Turns               int     `json:"turns"`
+	InputTokens         int64   `json:"input_tokens"`
+	OutputTokens        int64   `json:"output_tokens"`
+	CacheReadTokens     int64   `json:"cache_read_tokens"`
+	CacheCreationTokens int64   `json:"cache_creation_tokens"`
+	CostUSD             float64 `json:"cost_usd"`
 }
 
 // Add adds one row to s.

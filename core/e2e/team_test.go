@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// teamCLI runs `clawhost <args…> -config cfg` and returns its stdout.
+func teamCLI(t *testing.T, cfg string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir(t), "clawhost"), append(args, "-config", cfg)...)
+	cmd.Dir = filepath.Dir(cfg)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("clawhost %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
+	}
+	return out
+}
+
+// TestTeamTelegram: a team on one bot, through the real binary, the real
+// claude CLI against the fake Anthropic API (each answer in the group
+// reports 125,000 input tokens, about $0.75 as the CLI prices them) and
+// the fake Bot API.
+//   - In the group, Alice's first turn runs, her second after the budget's
+//     warning, her third is refused with the notice and never reaches
+//     claude, while Bob is served.
+//   - Erin sends 100 messages in a burst under access.rate "5/min": five
+//     are answered, she is told once, the rest are recorded.
+//   - Dave (unknown) gets a pairing code the owner approves with /approve;
+//     Bob's /schedule is refused; the owner's /usage all lists everyone;
+//     the owner's /export sends the group's session as a file once,
+//     holding Alice's and Bob's messages.
+//   - After a reload and a kill -9, `clawhost usage -json` has a ledger row
+//     per turn that ran with the tokens the API reported, and `clawhost
+//     audit -json` parses and holds every kind of decision made.
+func TestTeamTelegram(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	fake, srv := anthropictest.New(), telegramtest.NewServer(tgToken)
+	t.Cleanup(fake.Close)
+	t.Cleanup(srv.Close)
+	const perTurn = 125000
+	fake.SetResponder(func(r *anthropictest.Request) anthropictest.Reply {
+		if strings.Contains(r.LastUserText(), "flood") {
+			return anthropictest.Reply{Text: "echo: " + r.LastUserText(), InputTokens: 100} // Erin's are cheap
+		}
+		return anthropictest.Reply{Text: "echo: " + r.LastUserText(), InputTokens: perTurn}
+	})
+	dir := t.TempDir()
+	adminAddr := wcFreeAddr(t)
+	const alice, bob, carol, dave, erin = 1001, 2002, 3003, 4004, 5005
+	d := Start(t, Host{
+		Dir:   dir,
+		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s"}),
+		Access: Attrs{"dm_policy": "pairing", "owners": []string{"tg:3003"}, "allow_from": []string{"tg:1001", "tg:2002", "tg:5005"},
+			"groups": []string{fmt.Sprint("tg:", tgGroup)}, "group_allow_from": []string{"tg:1001", "tg:2002"}, "require_mention": false,
+			"rate": "5/min"},
+		Admin:    Attrs{"listen": adminAddr},
+		Messages: Attrs{"timezone": "UTC", "turn_card": "off"},
+		Blocks: []Block{
+			{Type: "budget", Attrs: Attrs{"per_sender_daily_usd": 1, "warn_at": "40%"}},
+			{Type: "audit", Attrs: Attrs{"keep": "30d"}},
+		},
+		Plugins: []Plugin{tgPlugin(srv.APIEndpoint())},
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
+		}
+	})
+	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	group := telegramtest.Supergroup(tgGroup, "Team")
+	user := map[int64]telegramtest.User{alice: tgUser(alice, "Alice"), bob: tgUser(bob, "Bob"), carol: tgUser(carol, "Carol"), dave: tgUser(dave, "Dave"), erin: tgUser(erin, "Erin")}
+	inGroup := func(who int64, text string) { srv.PushText(group, user[who], text) }
+	direct := func(who int64, text string) { srv.PushText(telegramtest.PrivateChat(who), user[who], text) }
+
+	// The budget: $1 a day, warned at 40 %.
+	inGroup(alice, "first from alice")
+	tgWaitMessage(t, srv, tgGroup, "echo:", "first from alice")
+	inGroup(alice, "second from alice")
+	tgWaitMessage(t, srv, tgGroup, "Budget: your daily budget is", "budget.per_sender_daily_usd")
+	tgWaitMessage(t, srv, tgGroup, "echo:", "second from alice")
+	inGroup(alice, "third from alice")
+	tgWaitMessage(t, srv, tgGroup, "Not run: your daily budget is spent", "resets at 00:00 (UTC) tomorrow")
+	inGroup(bob, "bob asks")
+	tgWaitMessage(t, srv, tgGroup, "echo:", "bob asks")
+	for _, r := range fake.Requests() {
+		if strings.Contains(r.LastUserText(), "third from alice") {
+			t.Fatal("the refused message reached claude")
+		}
+	}
+
+	// The flood limit.
+	for i := range 100 {
+		direct(erin, fmt.Sprintf("flood %03d", i))
+	}
+	tgWaitMessage(t, srv, erin, "faster than this bot takes them", "at most 5 a minute")
+
+	// Pairing, a refused command, /usage all, /export.
+	direct(dave, "hello?")
+	codeMsg := tgWaitMessage(t, srv, dave, "Your pairing code is")
+	code := regexp.MustCompile(`pairing code is (\S+) `).FindStringSubmatch(codeMsg.Visible)
+	if code == nil {
+		t.Fatalf("no code in %q", codeMsg.Visible)
+	}
+	direct(carol, "/approve "+code[1])
+	tgWaitMessage(t, srv, carol, "Approved tg:4004")
+	inGroup(bob, "/schedule list")
+	tgWaitMessage(t, srv, tgGroup, "Only an owner can use /schedule")
+	tgWaitFor(t, "Erin's five answers", func() bool { return tgCount(srv, erin, "echo:") >= 5 })
+	direct(carol, "/usage all")
+	usage := tgWaitMessage(t, srv, carol, "Usage, last 30 days", "People:")
+	for _, who := range []string{"tg:1001", "tg:2002", "tg:5005"} {
+		if !strings.Contains(usage.Visible, who) {
+			t.Errorf("/usage all lacks %s:\n%s", who, usage.Visible)
+		}
+	}
+	inGroup(carol, "/export")
+	tgWaitMessage(t, srv, tgGroup, "This session as Markdown")
+	var export []string
+	for _, s := range srv.Sent() {
+		if s.Method == "sendDocument" && s.ChatID == fmt.Sprint(tgGroup) && s.File != nil {
+			export = append(export, string(s.File.Data))
+		}
+	}
+	if len(export) != 1 {
+		t.Fatalf("%d export files sent to the group, want 1", len(export))
+	}
+	for _, want := range []string{"# Session agent:main:tg:group:", "first from alice", "second from alice", "bob asks", "**claude**", "echo:"} {
+		if !strings.Contains(export[0], want) {
+			t.Errorf("the export lacks %q:\n%s", want, export[0])
+		}
+	}
+	if strings.Contains(export[0], "third from alice") {
+		t.Error("the export holds the refused message (it never reached claude)")
+	}
+	tgSettle(t, srv, time.Second)
+	if n := tgCount(srv, erin, "echo:"); n != 5 {
+		t.Errorf("Erin got %d answers, want 5", n)
+	}
+	if n := tgCount(srv, erin, "faster than this bot"); n != 1 {
+		t.Errorf("Erin was told %d times, want once", n)
+	}
+
+	// A reload, a kill -9, and the ledger and the trail read back.
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	tgWaitFor(t, "the reload", func() bool { return strings.Contains(d.Log(), "configuration reloaded") })
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+	d.spawn()
+	d.waitFor(func() bool { code, _ := get(t, "http://"+adminAddr+"/healthz"); return code == 200 }, "/healthz 200 after the restart")
+
+	var ledger struct {
+		By   string `json:"by"`
+		Rows []struct {
+			Key          string  `json:"key"`
+			Turns        int     `json:"turns"`
+			InputTokens  int64   `json:"input_tokens"`
+			OutputTokens int64   `json:"output_tokens"`
+			CostUSD      float64 `json:"cost_usd"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(teamCLI(t, d.ConfigPath(), "usage", "-by", "person", "-json"), &ledger); err != nil {
+		t.Fatal(err)
+	}
+	turns := map[string]int{}
+	for _, r := range ledger.Rows {
+		turns[r.Key] = r.Turns
+		if r.Key != "tg:5005" && (r.InputTokens < int64(r.Turns)*perTurn || r.CostUSD < 0.4*float64(r.Turns)) || r.CostUSD <= 0 {
+			t.Errorf("%s: %d turns, %d input tokens, $%.4f: not what the API and the CLI reported", r.Key, r.Turns, r.InputTokens, r.CostUSD)
+		}
+	}
+	if turns["tg:1001"] != 2 || turns["tg:2002"] != 1 || turns["tg:5005"] != 5 {
+		t.Errorf("ledger turns per person %v, want Alice 2, Bob 1, Erin 5", turns)
+	}
+	if out := string(teamCLI(t, d.ConfigPath(), "usage", "-by", "agent", "-since", "1d")); !strings.Contains(out, "main") || !strings.Contains(out, "turns") {
+		t.Errorf("clawhost usage -by agent:\n%s", out)
+	}
+	if out := string(teamCLI(t, d.ConfigPath(), "audit", "-kind", "budget")); !strings.Contains(out, "per_sender_daily_usd tg:1001") || strings.Contains(out, "pairing") {
+		t.Errorf("clawhost audit -kind budget:\n%s", out)
+	}
+	var trail []struct {
+		Kind, Actor, Subject, Decision, Detail string
+	}
+	if err := json.Unmarshal(teamCLI(t, d.ConfigPath(), "audit", "-json"), &trail); err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, e := range trail {
+		have[e.Kind+" "+e.Decision] = true
+		if strings.Contains(e.Detail, code[1]) || strings.Contains(e.Subject, code[1]) {
+			t.Errorf("the pairing code is in the trail: %+v", e)
+		}
+	}
+	for _, want := range []string{"budget warned", "budget refused", "rate refused", "pairing approved", "command allowed", "command refused", "reload applied"} {
+		if !have[want] {
+			t.Errorf("the audit trail lacks %q: %+v", want, trail)
+		}
+	}
+}
