@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,7 +63,10 @@ func (d *daemon) waitServing() {
 // lease). While h1 runs a turn, h2 (which adopts what dead hosts leave,
 // every 0.7 s) leaves it alone: no second reply comes through h1. h1 is
 // killed with -9; within its lease h2 takes the channel over, adopts the
-// turn, runs it again and delivers the reply exactly once.
+// turn, runs it again and delivers the reply exactly once. The usage
+// ledger in the shared database has that turn once (h1's run of it, cut
+// by the kill, left no row), and the audit trail the reloads of both
+// hosts, read by `clawhost usage` and `clawhost audit` from either.
 func TestHostsShareAJournal(t *testing.T) {
 	url := pgtest.Cluster(t).NewDatabase(t)
 	h1 := startHost(t, url, "h1")
@@ -84,6 +89,8 @@ func TestHostsShareAJournal(t *testing.T) {
 	if _, err := os.Stat(h2.addrFile); err == nil {
 		t.Fatal("h2 serves the channel h1 holds")
 	}
+	_ = h1.cmd.Process.Signal(syscall.SIGHUP)
+	h1.waitFor(func() bool { return strings.Contains(h1.Log(), "configuration reloaded") }, "h1's reload")
 	_ = h1.cmd.Process.Kill()
 	_ = h1.cmd.Wait()
 	killed := time.Now()
@@ -106,6 +113,28 @@ func TestHostsShareAJournal(t *testing.T) {
 	}
 	if len(got) != 1 || !strings.Contains(got[0], "one host at a time") {
 		t.Fatalf("h2's sends to the chat after h1 died: %q; want the reply once", got)
+	}
+	_ = h2.cmd.Process.Signal(syscall.SIGHUP)
+	h2.waitFor(func() bool { return strings.Contains(h2.Log(), "configuration reloaded") }, "h2's reload")
+	var ledger struct {
+		Rows []struct {
+			Key     string  `json:"key"`
+			Turns   int     `json:"turns"`
+			CostUSD float64 `json:"cost_usd"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(teamCLI(t, h1.ConfigPath(), "usage", "-by", "chat", "-json"), &ledger); err != nil {
+		t.Fatal(err)
+	}
+	if len(ledger.Rows) != 1 || ledger.Rows[0].Key != "lo:chat-u1" || ledger.Rows[0].Turns != 1 || ledger.Rows[0].CostUSD != 0.0125 {
+		t.Errorf("the shared ledger: %+v; want the turn once, at the fake claude's $0.0125", ledger.Rows)
+	}
+	var trail []struct{ Kind, Decision, Subject string }
+	if err := json.Unmarshal(teamCLI(t, h2.ConfigPath(), "audit", "-kind", "reload", "-json"), &trail); err != nil {
+		t.Fatal(err)
+	}
+	if len(trail) != 2 || trail[0].Subject != h2.ConfigPath() || trail[1].Subject != h1.ConfigPath() {
+		t.Errorf("the shared audit trail's reloads: %+v; want h2's, then h1's", trail)
 	}
 }
 
