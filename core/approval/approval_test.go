@@ -316,3 +316,30 @@ func TestChoices(t *testing.T) {
 		t.Errorf("edited %q", e)
 	}
 }
+
+// TestDecisionsAreRecorded: every decision reaches OnDecided (the audit
+// trail) with the turn's chat, the tool, who decided and the digest of the
+// input — the same digest for the same input, another for another.
+func TestDecisionsAreRecorded(t *testing.T) {
+	t.Parallel()
+	o := newOut(false, false)
+	a := New(o, Config{Timeout: time.Minute}, nil, nil)
+	var got []Record
+	a.OnDecided(func(r Record) { got = append(got, r) })
+	req := request("WebFetch", map[string]any{"url": "https://example.org/x"})
+	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: req})
+	if handled, _ := a.Answer(from("olga", "yes"), true); !handled {
+		t.Fatal("the owner's yes was not taken")
+	}
+	wait(t, res)
+	if len(got) != 1 {
+		t.Fatalf("%d records", len(got))
+	}
+	r := got[0]
+	if r.Tool != "WebFetch" || !r.Allow || r.By != "Olga" || r.Chat != chat || r.Digest != Digest(req.Input) || !strings.HasPrefix(r.Digest, "sha256:") || len(r.Digest) != len("sha256:")+16 {
+		t.Errorf("record %+v", r)
+	}
+	if Digest([]byte(`{"url":"https://example.org/y"}`)) == r.Digest {
+		t.Error("two inputs, one digest")
+	}
+}

@@ -204,3 +204,43 @@ func BenchmarkSessionsRSS(b *testing.B) {
 		b.ReportMetric(float64(after-idle)/(1<<20), "MB-10k-sessions")
 	}
 }
+
+// BenchmarkRecordReplyLedger is what the usage ledger costs a turn:
+// RecordReply of one chunk without and with the turn's usage row, which
+// is written in the same transaction (one commit, one fsync either way).
+// Compare the two sub-benchmarks of one run.
+func BenchmarkRecordReplyLedger(b *testing.B) {
+	for _, withUsage := range []bool{false, true} {
+		b.Run(fmt.Sprintf("usage=%v", withUsage), func(b *testing.B) {
+			d, err := Open(context.Background(), b.TempDir(), Options{Synchronous: "FULL"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			ctx := context.Background()
+			ids := make([]int64, b.N)
+			for i := range ids {
+				res, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "5", MessageID: strconv.Itoa(i), Message: payload})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := d.Begin(ctx, "k", res.ID); err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = res.ID
+			}
+			var u *store.TurnUsage
+			if withUsage {
+				u = &store.TurnUsage{Agent: "main", Instance: "tg", ChatID: "5", Sender: "tg:5", Model: "claude-opus-5-5",
+					InputTokens: 4426, OutputTokens: 2, CostUSD: 0.017744, Duration: 220 * time.Millisecond, Outcome: "ok"}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for _, id := range ids {
+				if err := d.RecordReply(ctx, store.Reply{JournalID: id, Text: "echo: hello", Chunks: []string{"echo: hello"}, Usage: u}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
