@@ -117,8 +117,8 @@ func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) bool {
 		g.delivery.Deliver(delivery.Reply{Key: b.Key, ID: b.Entries[0].ID, Covers: b.Covers(), Target: m.Target(), Text: v.Refused.Refusal(now), Format: channel.FormatPlain})
 		return true
 	case v.Warn != nil:
-		key, tgt, text := b.Key, m.Target(), v.Warn.Warning(now)
-		g.background(func() { g.delivery.Notify(key, tgt, text) })
+		// Before the turn's answer, in the session's order.
+		g.delivery.Notify(b.Key, m.Target(), v.Warn.Warning(now))
 	}
 	return false
 }
