@@ -123,9 +123,19 @@ func TestInProcessFlood(t *testing.T) {
 	if answers != 5 || notices != 1 {
 		t.Fatalf("%d answers, %d notices", answers, notices)
 	}
-	// A minute later the bucket is full again: the next message passes,
-	// and since one sender's arrivals are handled in order, every message
-	// of the burst was decided before it.
+	// Every message of the burst decided (answered or dropped: none left
+	// unfinished in the journal) before the clock moves on.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		open, err := g.store.ListUnfinished(ctx, 0, 0)
+		if err == nil && len(open) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("entries still open: %d, %v", len(open), err)
+		}
+		time.Sleep(time.Millisecond) // polls the journal the arrivals write
+	}
+	// A minute later the bucket is full again: the next message passes.
 	clk.Advance(time.Minute)
 	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "later")}); err != nil {
 		t.Fatal(err)
