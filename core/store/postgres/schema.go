@@ -187,7 +187,8 @@ UPDATE journal SET session_key = 'agent:main:' || session_key WHERE session_key 
 UPDATE placements SET session_key = 'agent:main:' || session_key;
 `,
 	// 7: the usage ledger: one row per finished turn (store.TurnUsage),
-	// written with its reply.
+	// written with its reply; indexed on the time alone (every query is
+	// over a window; see the sqlite engine's step 11).
 	`
 CREATE TABLE usage (
 	id                    BIGSERIAL PRIMARY KEY,
@@ -207,8 +208,6 @@ CREATE TABLE usage (
 	outcome               TEXT             NOT NULL
 );
 CREATE INDEX usage_at ON usage(at);
-CREATE INDEX usage_sender ON usage(sender, at);
-CREATE INDEX usage_chat ON usage(chat_id, at);
 `,
 	// 8: the audit trail (store.AuditEvent), kept for audit { keep }.
 	`
