@@ -85,11 +85,15 @@ type Host struct {
 	// status snapshot and New's errors.
 	redact *redact.Redactor
 
-	db      store.Store
-	agent   *runner.Runner
-	metrics *metrics.Metrics
-	gw      *gateway.Gateway
-	plugins *pluginhost.Supervisor
+	db store.Store
+	// agentHealth and storeHealth are the agent and store items of the
+	// health (/healthz, the status page, clawhost status).
+	agentHealth *agentHealth
+	storeHealth *storeHealth
+	agent       *runner.Runner
+	metrics     *metrics.Metrics
+	gw          *gateway.Gateway
+	plugins     *pluginhost.Supervisor
 	// ready is the one readiness gate: the gateway closes it once the
 	// journal is recovered. The plugins start before the gateway exists;
 	// their messages wait on it.
@@ -213,6 +217,8 @@ func (h *Host) provision() error {
 		return err
 	}
 	h.metrics = metrics.New()
+	h.agentHealth = newAgentHealth(h.cfg)
+	h.storeHealth = &storeHealth{count: h.metrics.StoreError}
 	h.schedules = newScheduler(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedulePoll(h.cfg))
 	var claudeUser *runas.User
 	if u := h.cfg.Agent.RunAs; u != "" {
@@ -220,7 +226,7 @@ func (h *Host) provision() error {
 	}
 	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser, Turns: agentTurns{h}})
 	gopts := gateway.Options{Ready: h.ready,
-		Logger: h.log, Store: db, Agent: h.agent, Ports: h.plugins.Ports(), Observer: h.metrics,
+		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
 		Schedules: h.schedules, AgentTools: h.tools.Tools,
 		Revoker: h.pairingAPI("").Revoker(),

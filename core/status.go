@@ -80,6 +80,9 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		snap.Cluster = h.cluster.Status(ctx, engineName(h.cfg))
 	}
 	snap.Usage, snap.Audit = h.teamView(ctx)
+	if h.agentHealth != nil {
+		snap.Agent, snap.Store = h.agentHealth.view(), h.storeHealth.view()
+	}
 	// Every text in it — a plugin's last error (its panic), a message, an
 	// approval's command — may quote a configured secret.
 	h.redact.Strings(&snap)

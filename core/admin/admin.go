@@ -164,6 +164,10 @@ type Snapshot struct {
 	// audit trail, newest first.
 	Usage *Usage       `json:"usage,omitempty"`
 	Audit []AuditEntry `json:"audit,omitempty"`
+	// Agent and Store are the health of the claude CLI and of the store;
+	// nil when the source does not know (not ready when set and not ok).
+	Agent *AgentHealth `json:"agent,omitempty"`
+	Store *StoreHealth `json:"store,omitempty"`
 }
 
 // Approval is a tool-use question waiting for an answer.

@@ -206,11 +206,15 @@ type Health struct {
 	// NotReady lists the instances that are not ready, with their state,
 	// last error and what to do (with the token only).
 	NotReady []Plugin `json:"not_ready,omitempty"`
+	// Agent and Store, with the token only, when either is not ok.
+	Agent *AgentHealth `json:"agent,omitempty"`
+	Store *StoreHealth `json:"store,omitempty"`
 }
 
 // healthz serves GET /healthz: 200 with {"status":"ok"} when the source
-// answered and every plugin is ready (also when no plugin is enabled),
-// else 503 with "unavailable". It is the one route open without the
+// answered, every plugin is ready (also when no plugin is enabled), the
+// agent is ready and the store not degraded, else 503 with
+// "unavailable". It is the one route open without the
 // token, for supervisors and load balancers, and then says only that:
 // the instances not ready, their errors and what to do are added only
 // for a request that carries the token.
@@ -226,6 +230,12 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 			body.Status = "unavailable"
 			body.NotReady = append(body.NotReady, p)
 		}
+	}
+	if a := snap.Agent; a != nil && !a.Ready {
+		body.Status, body.Agent = "unavailable", a
+	}
+	if s := snap.Store; s != nil && s.State != "ok" {
+		body.Status, body.Store = "unavailable", s
 	}
 	if !authorized(r.Context()) {
 		body = Health{Status: body.Status}

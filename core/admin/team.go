@@ -154,3 +154,36 @@ const teamSections = `{{with .Snap.Usage}}<h2>Usage</h2>
 </table>
 {{end}}
 `
+
+// AgentHealth is the agent item of the health: the claude CLI found, its
+// version, and whether it can work (not when it is missing or refused its
+// credentials on the last turn).
+type AgentHealth struct {
+	Ready bool `json:"ready"`
+	// State is "ready", "missing" or "not_logged_in".
+	State     string    `json:"state"`
+	Path      string    `json:"path,omitempty"`
+	Version   string    `json:"version,omitempty"`
+	Tested    string    `json:"tested_version,omitempty"`
+	LastError string    `json:"last_error,omitempty"`
+	Since     time.Time `json:"since,omitempty"`
+	// Action is what to do (also a note when the version differs from the
+	// tested one).
+	Action string `json:"action,omitempty"`
+}
+
+// StoreHealth is the store item of the health: "degraded" from a failed
+// write until the next one succeeds.
+type StoreHealth struct {
+	State     string    `json:"state"`
+	Errors    int       `json:"errors"`
+	LastError string    `json:"last_error,omitempty"`
+	Since     time.Time `json:"since,omitempty"`
+	Action    string    `json:"action,omitempty"`
+}
+
+// healthSections are the status page's agent and store lines.
+const healthSections = `{{with .Snap.Agent}}{{if .Ready}}<p class="meta">claude CLI: <code>{{.Path}}</code>{{if .Version}}, version {{.Version}}{{end}}{{if .Action}} — {{.Action}}{{end}}</p>
+{{else}}<div class="bad"><p><b>The agent cannot work: {{.LastError}}.</b> {{.Action}}.</p></div>
+{{end}}{{end}}{{with .Snap.Store}}{{if eq .State "degraded"}}<div class="bad"><p><b>The store is degraded since {{$.Stamp .Since}}: {{.LastError}}.</b> {{.Action}}.</p></div>
+{{end}}{{end}}`

@@ -20,10 +20,10 @@ import (
 // status is `clawhost status`: the running host's plugins with their
 // state, last error and what to do, a refused last reload with its
 // diagnostics and, with a shared database, the hosts and their leases,
-// read from its admin endpoint. Exit 0 when every plugin is
-// ready (and the last reload was not refused), 1 when one is not (or it
-// was), 2 when the host cannot be reached (not running, or admin
-// disabled).
+// read from its admin endpoint. Exit 0 when every plugin and the agent
+// are ready, the store is not degraded and the last reload was not
+// refused, 1 otherwise, 2 when the host cannot be reached (not running, or
+// admin disabled).
 func status(path string, stdout, stderr io.Writer) int {
 	cfg, ok := load(path, stderr)
 	if !ok {
@@ -40,6 +40,12 @@ func status(path string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, formatStatus(snap, time.Now()))
 	if r := snap.LastReload; r != nil && r.Refused {
+		return 1
+	}
+	if a := snap.Agent; a != nil && !a.Ready {
+		return 1
+	}
+	if st := snap.Store; st != nil && st.State != "ok" {
 		return 1
 	}
 	for _, p := range snap.Plugins {
@@ -123,6 +129,20 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 	fmt.Fprintf(&b, "clawhost %s, up %s, %d sessions, %d queued\n", s.Version, now.Sub(s.StartedAt).Round(time.Second), s.SessionCount, s.QueueDepth)
 	if s.Sandbox != "" {
 		fmt.Fprintf(&b, "sandbox: %s\n", s.Sandbox)
+	}
+	if a := s.Agent; a != nil {
+		if a.Ready {
+			fmt.Fprintf(&b, "agent: ready, claude %s at %s", dash(a.Version), a.Path)
+			if a.Action != "" {
+				fmt.Fprintf(&b, " (%s)", a.Action)
+			}
+			b.WriteString("\n")
+		} else {
+			fmt.Fprintf(&b, "agent: NOT READY (%s): %s\n  to do: %s\n", a.State, a.LastError, a.Action)
+		}
+	}
+	if st := s.Store; st != nil && st.State != "ok" {
+		fmt.Fprintf(&b, "store: DEGRADED since %s, %d failed writes: %s\n  to do: %s\n", st.Since.Local().Format("15:04:05"), st.Errors, st.LastError, st.Action)
 	}
 	if p := s.Paused; p != nil {
 		fmt.Fprintf(&b, "PAUSED until %s (%s): claude's limit was reached; messages are kept and run once each at the reset. To retry now: /resume from an owner in a chat.\n",

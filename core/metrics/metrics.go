@@ -100,6 +100,7 @@ type Metrics struct {
 	turns       *counterCache
 	runnerErrs  *counterCache
 	cost        *counterCache
+	storeErrs   *counterCache
 	tokens      *prometheus.CounterVec // three labels; once a turn, not cached
 
 	turnDuration prometheus.Histogram
@@ -139,6 +140,10 @@ func New() *Metrics {
 			Namespace: namespace, Name: "turns_total",
 			Help: "Agent turns finished, per agent and outcome.",
 		}, "agent", "outcome"),
+		storeErrs: newCounterCache(prometheus.CounterOpts{
+			Namespace: namespace, Name: "store_errors_total",
+			Help: "Writes to the store that failed (a full disk, a lost database), per operation.",
+		}, "op"),
 		cost: newCounterCache(prometheus.CounterOpts{
 			Namespace: namespace, Name: "cost_usd_total",
 			Help: "What agent turns cost in US dollars as claude reports it (total_cost_usd), per agent and plugin instance.",
@@ -174,7 +179,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.messagesIn.vec, m.messagesOut.vec, m.dropped.vec, m.duplicates.vec,
-		m.sendErrors.vec, m.turns.vec, m.runnerErrs.vec, m.cost.vec, m.tokens,
+		m.sendErrors.vec, m.turns.vec, m.runnerErrs.vec, m.cost.vec, m.tokens, m.storeErrs.vec,
 		m.turnDuration, m.queueDepth, m.activeRuns, m.hostInfo,
 		m.watch,
 	)
@@ -243,6 +248,10 @@ func (m *Metrics) Usage(agent, instance string, costUSD float64, tokens [4]int64
 		}
 	}
 }
+
+// StoreError counts one failed write to the store, by operation
+// ("accept", "record_reply", ...).
+func (m *Metrics) StoreError(op string) { m.storeErrs.get(op, "").Inc() }
 
 // RunnerError counts one error of the claude runner, by kind (a short enum
 // such as "start", "exit", "timeout", "parse").

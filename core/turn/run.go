@@ -209,9 +209,6 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	if res.Wait.Start != "" {
 		t.waits.Put(req.Key, res.Wait)
 	}
-	if t.log.IsDebug() {
-		log.get().Debug("agent turn done", "duration", res.Duration, "outcome", outcome, "new_process", res.NewProcess, "wait", res.Wait.Previous+res.Wait.Slot, "start", res.Wait.Start)
-	}
 	o := t.outcome(ctx, log, req, res, out, last)
 	o.card, o.took = out.card, t.opts.Now().Sub(started)
 	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
@@ -220,6 +217,11 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		CostUSD: res.Usage.CostUSD, Duration: o.took, Outcome: outcome}
 	t.opts.Observer.Usage(o.usage.Agent, o.usage.Instance, o.usage.CostUSD,
 		[4]int64{o.usage.InputTokens, o.usage.OutputTokens, o.usage.CacheReadTokens, o.usage.CacheCreationTokens})
+	// One line per finished turn, for the operator (the ledger has the
+	// same figures).
+	log.get().Info("turn done", "sender", o.usage.Sender, "outcome", outcome, "duration", res.Duration.Round(time.Millisecond),
+		"input_tokens", o.usage.InputTokens+o.usage.CacheReadTokens+o.usage.CacheCreationTokens, "output_tokens", o.usage.OutputTokens,
+		"cost_usd", o.usage.CostUSD, "new_process", res.NewProcess, "start", res.Wait.Start)
 	if compact && res.Err == nil {
 		o.Format, o.Text = channel.FormatPlain, "Conversation compacted: claude goes on from a summary of it."
 		if !res.Compacted {

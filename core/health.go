@@ -1,0 +1,244 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/metrics"
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// TestedClaudeVersion is the claude CLI version clawhost is tested with
+// (the Makefile's CLAUDE_VERSION); another works, and the status page
+// says it differs.
+const TestedClaudeVersion = "2.1.330"
+
+// agentHealth is the agent item of the host's health: every agent's
+// claude CLI found, the version of the default agent's, and the last turn
+// failure that says the agent cannot work at all (the CLI missing or not
+// logged in) until a turn gets through again.
+type agentHealth struct {
+	mu      sync.Mutex
+	path    string
+	missing string // why a command is not found; "" all are
+	version string
+	lastErr string // the kind of the last disabling failure ("" none)
+	since   time.Time
+}
+
+// newAgentHealth resolves every agent's command (as the runner will) and
+// probes the default one's version in the background (a node start, about
+// a second: never on the start's path).
+func newAgentHealth(cfg *config.Config) *agentHealth {
+	a := &agentHealth{}
+	for _, ag := range cfg.AllAgents() {
+		p, err := exec.LookPath(ag.Command)
+		if err != nil {
+			if a.missing == "" {
+				a.missing = "agent " + ag.ID + ": " + ag.Command + " not found (" + errors.Unwrap(err).Error() + ")"
+			}
+			continue
+		}
+		if ag.ID == cfg.Agent.ID {
+			a.path = p
+		}
+	}
+	if a.path != "" {
+		go a.probe(a.path)
+	}
+	return a
+}
+
+// probe reads `claude --version` with nothing of the host's environment
+// but PATH and HOME (the host's secrets stay out of it).
+func (a *agentHealth) probe(path string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	out, err := cmd.Output()
+	v := strings.TrimSpace(string(out))
+	if err != nil || v == "" {
+		v = "unknown (claude --version failed)"
+	}
+	v, _, _ = strings.Cut(v, " ")
+	a.mu.Lock()
+	a.version = v
+	a.mu.Unlock()
+}
+
+// turn records a finished turn's outcome: a missing CLI or refused
+// credentials make the agent not ready until a turn succeeds.
+func (a *agentHealth) turn(outcome string, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch outcome {
+	case "cli_not_found", "auth":
+		if a.lastErr != outcome {
+			a.lastErr, a.since = outcome, now
+		}
+	case "ok":
+		a.lastErr = ""
+	}
+}
+
+// view is the agent item as the status page, /status.json, /healthz and
+// clawhost status show it.
+func (a *agentHealth) view() *admin.AgentHealth {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	v := &admin.AgentHealth{Ready: true, Path: a.path, Version: a.version, Tested: TestedClaudeVersion, Since: a.since}
+	switch {
+	case a.missing != "":
+		v.Ready, v.State, v.LastError = false, "missing", a.missing
+		v.Action = "install the claude CLI (npm install -g @anthropic-ai/claude-code, or make claude-cli) or set agent.command to its path, then restart"
+	case a.lastErr == "cli_not_found":
+		v.Ready, v.State, v.LastError = false, "missing", "the last turn could not start claude"
+		v.Action = "install the claude CLI or fix agent.command, then restart"
+	case a.lastErr == "auth":
+		v.Ready, v.State, v.LastError = false, "not_logged_in", "claude refused its credentials (not logged in, or an invalid key) on the last turn"
+		v.Action = "log claude in as the user it runs as (claude /login, or ANTHROPIC_API_KEY in agent.env); the next turn that gets through clears this"
+	default:
+		v.State = "ready"
+		if a.version != "" && !strings.HasPrefix(a.version, "unknown") && a.version != TestedClaudeVersion {
+			v.Action = "claude " + a.version + " is not the version clawhost is tested with (" + TestedClaudeVersion + "); it usually works — report what does not"
+		}
+	}
+	return v
+}
+
+// storeHealth is the store item of the host's health: degraded from a
+// failed write until the next write succeeds.
+type storeHealth struct {
+	mu      sync.Mutex
+	errors  int
+	lastErr string
+	since   time.Time
+	failing bool
+	count   func(op string) // clawhost_store_errors_total
+}
+
+func (s *storeHealth) record(op string, err error) {
+	if err == nil {
+		s.mu.Lock()
+		s.failing = false
+		s.mu.Unlock()
+		return
+	}
+	if !storageFailure(err) {
+		return
+	}
+	s.mu.Lock()
+	s.errors++
+	s.lastErr = op + ": " + err.Error()
+	if !s.failing {
+		s.failing, s.since = true, time.Now()
+	}
+	s.mu.Unlock()
+	if s.count != nil {
+		s.count(op)
+	}
+}
+
+// storageFailure tells a failing store (a full disk, a lost database)
+// from the answers of the state machine and a shutdown.
+func storageFailure(err error) bool {
+	for _, e := range []error{context.Canceled, context.DeadlineExceeded, store.ErrClosed, store.ErrBadTransition, store.ErrNotFound,
+		store.ErrExpired, store.ErrTooManyAttempts, store.ErrTooManyPending} {
+		if errors.Is(err, e) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *storeHealth) view() *admin.StoreHealth {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := &admin.StoreHealth{State: "ok", Errors: s.errors, LastError: s.lastErr}
+	if s.failing {
+		v.State, v.Since = "degraded", s.since
+		v.Action = "writes to the store fail: messages are not taken in or not finished until they work again. Check the disk (df) and the database; the error says why"
+	}
+	return v
+}
+
+// healthStore is the store the pipeline writes through: every write's
+// outcome goes to the store item of the health.
+type healthStore struct {
+	store.Store
+	h *storeHealth
+}
+
+func (s healthStore) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, error) {
+	r, err := s.Store.Accept(ctx, in)
+	s.h.record("accept", err)
+	return r, err
+}
+
+func (s healthStore) Enqueue(ctx context.Context, id int64, key string) error {
+	err := s.Store.Enqueue(ctx, id, key)
+	s.h.record("enqueue", err)
+	return err
+}
+
+func (s healthStore) Begin(ctx context.Context, key string, ids ...int64) error {
+	err := s.Store.Begin(ctx, key, ids...)
+	s.h.record("begin", err)
+	return err
+}
+
+func (s healthStore) Start(ctx context.Context, ids ...int64) error {
+	err := s.Store.Start(ctx, ids...)
+	s.h.record("start", err)
+	return err
+}
+
+func (s healthStore) Finish(ctx context.Context, req store.FinishRequest) error {
+	err := s.Store.Finish(ctx, req)
+	s.h.record("finish", err)
+	return err
+}
+
+func (s healthStore) RecordReply(ctx context.Context, r store.Reply) error {
+	err := s.Store.RecordReply(ctx, r)
+	s.h.record("record_reply", err)
+	return err
+}
+
+func (s healthStore) MarkSent(ctx context.Context, c store.ChunkSent) (store.MarkSentResult, error) {
+	r, err := s.Store.MarkSent(ctx, c)
+	s.h.record("mark_sent", err)
+	return r, err
+}
+
+func (s healthStore) UpdateSession(ctx context.Context, key string, fn func(*store.Session, bool) error) (store.Session, error) {
+	var fnErr error
+	r, err := s.Store.UpdateSession(ctx, key, func(x *store.Session, found bool) error {
+		fnErr = fn(x, found)
+		return fnErr
+	})
+	if fnErr == nil { // an error of fn is the caller's, not the store's
+		s.h.record("update_session", err)
+	}
+	return r, err
+}
+
+// hostObserver is the pipeline's observer: the metrics, and the agent's
+// health from each turn's outcome.
+type hostObserver struct {
+	*metrics.Metrics
+	agent *agentHealth
+}
+
+func (o hostObserver) Turn(agent string, d time.Duration, outcome string) {
+	o.Metrics.Turn(agent, d, outcome)
+	o.agent.turn(outcome, time.Now())
+}

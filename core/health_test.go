@@ -1,0 +1,98 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/store"
+)
+
+// TestAgentHealth: a missing command makes the agent not ready with what
+// to do; a turn refused for credentials makes it not logged in until a
+// turn gets through; a version other than the tested one is a note, not a
+// failure.
+func TestAgentHealth(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	missing := &agentHealth{missing: "agent main: /opt/none/claude not found (no such file or directory)"}
+	if v := missing.view(); v.Ready || v.State != "missing" || v.Action == "" {
+		t.Errorf("missing: %+v", v)
+	}
+	a := &agentHealth{path: "/usr/bin/claude", version: TestedClaudeVersion}
+	if v := a.view(); !v.Ready || v.State != "ready" || v.Action != "" {
+		t.Errorf("ready: %+v", v)
+	}
+	a.turn("auth", now)
+	if v := a.view(); v.Ready || v.State != "not_logged_in" || !v.Since.Equal(now) {
+		t.Errorf("after an auth failure: %+v", v)
+	}
+	a.turn("timeout", now.Add(time.Minute)) // says nothing about the login
+	if v := a.view(); v.Ready {
+		t.Errorf("a timeout cleared it: %+v", v)
+	}
+	a.turn("ok", now.Add(2*time.Minute))
+	if v := a.view(); !v.Ready {
+		t.Errorf("after a turn got through: %+v", v)
+	}
+	a.version = "2.2.0"
+	if v := a.view(); !v.Ready || v.Action == "" {
+		t.Errorf("another version: %+v", v)
+	}
+}
+
+// failingStore fails its writes while fail is set.
+type failingStore struct {
+	store.Store
+	fail error
+}
+
+func (f *failingStore) Accept(context.Context, store.Inbound) (store.AcceptResult, error) {
+	return store.AcceptResult{ID: 1}, f.fail
+}
+
+func (f *failingStore) Finish(context.Context, store.FinishRequest) error { return f.fail }
+
+func (f *failingStore) UpdateSession(_ context.Context, _ string, fn func(*store.Session, bool) error) (store.Session, error) {
+	if f.fail != nil {
+		return store.Session{}, f.fail
+	}
+	var s store.Session
+	return s, fn(&s, false)
+}
+
+// TestStoreHealth: a failed write (a full disk) degrades the store and is
+// counted per operation; the state machine's refusals, a shutdown and an
+// error of UpdateSession's own function do not; the next write that works
+// ends it.
+func TestStoreHealth(t *testing.T) {
+	t.Parallel()
+	counted := map[string]int{}
+	h := &storeHealth{count: func(op string) { counted[op]++ }}
+	f := &failingStore{}
+	s := healthStore{f, h}
+	ctx := context.Background()
+	for _, err := range []error{store.ErrBadTransition, context.Canceled, fmt.Errorf("finish: %w", store.ErrClosed)} {
+		f.fail = err
+		_ = s.Finish(ctx, store.FinishRequest{})
+	}
+	f.fail = nil
+	_, _ = s.UpdateSession(ctx, "k", func(*store.Session, bool) error { return errors.New("the caller's own") })
+	if v := h.view(); v.State != "ok" || v.Errors != 0 {
+		t.Fatalf("not storage failures: %+v", v)
+	}
+	f.fail = errors.New("disk I/O error: database or disk is full")
+	_, _ = s.Accept(ctx, store.Inbound{})
+	_ = s.Finish(ctx, store.FinishRequest{})
+	v := h.view()
+	if v.State != "degraded" || v.Errors != 2 || v.LastError != "finish: disk I/O error: database or disk is full" || v.Action == "" || counted["accept"] != 1 || counted["finish"] != 1 {
+		t.Fatalf("degraded: %+v %v", v, counted)
+	}
+	f.fail = nil
+	_, _ = s.Accept(ctx, store.Inbound{})
+	if v := h.view(); v.State != "ok" || v.Errors != 2 {
+		t.Errorf("after a write that worked: %+v", v)
+	}
+}
