@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -241,4 +242,43 @@ type hostObserver struct {
 func (o hostObserver) Turn(agent string, d time.Duration, outcome string) {
 	o.Metrics.Turn(agent, d, outcome)
 	o.agent.turn(outcome, time.Now())
+}
+
+// claudeRSS is what one warm claude process holds resident (measured with
+// the CLI 2.1.330: 184–210 MB; shared/reference/claude-cli.md §10).
+const claudeRSS = 210 << 20
+
+// warnWarmMemory warns at start when agent.max_warm warm claude processes
+// would hold more than a third of the machine's memory.
+func warnWarmMemory(cfg *config.Config, log interface{ Warn(string, ...any) }) {
+	if w := warmMemoryWarning(cfg.Agent.MaxWarm, memTotal()); w != "" {
+		log.Warn(w)
+	}
+}
+
+// warmMemoryWarning is the warning for warm processes on a machine of
+// total bytes ("" none; none when total is unknown).
+func warmMemoryWarning(warm, total int) string {
+	if total == 0 || warm*claudeRSS <= total/3 {
+		return ""
+	}
+	return fmt.Sprintf("agent.max_warm = %d keeps up to %d warm claude processes of ~210 MB each (%d MB) on a machine with %d MB: more than a third of its memory. Lower max_warm (each cold turn then starts claude, ~1 s) or add memory.",
+		warm, warm, warm*claudeRSS>>20, total>>20)
+}
+
+// memTotal is the machine's memory in bytes (/proc/meminfo), 0 unknown.
+func memTotal() int {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			var kb int
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }

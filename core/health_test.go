@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +95,23 @@ func TestStoreHealth(t *testing.T) {
 	_, _ = s.Accept(ctx, store.Inbound{})
 	if v := h.view(); v.State != "ok" || v.Errors != 2 {
 		t.Errorf("after a write that worked: %+v", v)
+	}
+}
+
+// TestWarmMemoryWarning: 4 warm claude processes (~840 MB) are more than a
+// third of a 2 GB machine, not of an 8 GB one.
+func TestWarmMemoryWarning(t *testing.T) {
+	t.Parallel()
+	if w := warmMemoryWarning(4, 2<<30); !strings.Contains(w, "agent.max_warm = 4") || !strings.Contains(w, "840 MB") {
+		t.Errorf("2 GB: %q", w)
+	}
+	if w := warmMemoryWarning(4, 8<<30); w != "" {
+		t.Errorf("8 GB: %q", w)
+	}
+	if w := warmMemoryWarning(4, 0); w != "" {
+		t.Errorf("unknown memory: %q", w)
+	}
+	if memTotal() <= 0 {
+		t.Error("MemTotal not read from /proc/meminfo")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,12 +29,46 @@ func validate(path string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	diags = append(diags, probePlugins(cfg, cfg.ProbePlugins(diags))...)
+	if !diags.HasErrors() {
+		diags = append(diags, agentCommands(cfg)...)
+	}
 	config.FormatDiagnostics(stderr, diags, cfg.Files())
 	if diags.HasErrors() {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: valid (%d plugins enabled)\n", path, len(cfg.EnabledPlugins()))
 	return 0
+}
+
+// agentCommands checks that every agent's command resolves (in PATH, or
+// the file it names): the host starts without it — its agent item is not
+// ready and every turn fails — so validate says it first. An agent that
+// inherits the default's command is not reported again.
+func agentCommands(cfg *config.Config) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	reported := map[string]bool{}
+	for _, a := range cfg.AllAgents() {
+		if reported[a.Command] {
+			continue
+		}
+		if _, err := exec.LookPath(a.Command); err == nil {
+			continue
+		}
+		reported[a.Command] = true
+		path, block := []string{"agent", "command"}, "agent"
+		if a.ID != cfg.Agent.ID {
+			path, block = []string{"agent", a.ID, "command"}, fmt.Sprintf("agent %q", a.ID)
+		}
+		d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "claude CLI not found",
+			Detail: fmt.Sprintf("%s.command is %q, which is not an executable file or found in PATH (%s). Install it (npm install -g @anthropic-ai/claude-code, or make claude-cli in a checkout) or set command to its full path.",
+				block, a.Command, os.Getenv("PATH"))}
+		if attr := cfg.Attribute(path...); attr != nil {
+			r := attr.Expr.Range()
+			d.Subject = &r
+		}
+		diags = append(diags, d)
+	}
+	return diags
 }
 
 // probeTimeout bounds the probe of one plugin: start, handshake, schema,

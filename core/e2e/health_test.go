@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestMissingClaudeIsNotHealthy: with agent.command pointing nowhere the
-// host starts (the chat is told when a turn cannot run), but /healthz is
-// 503 naming the agent and what to do, and `clawhost status` says NOT
-// READY and exits 1.
+// TestMissingClaudeIsNotHealthy: with agent.command pointing nowhere
+// `clawhost validate` fails at the command's line; the host starts (the
+// chat is told when a turn cannot run), but /healthz is 503 naming the
+// agent and what to do, and `clawhost status` says NOT READY and exits 1.
 func TestMissingClaudeIsNotHealthy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -25,6 +25,11 @@ func TestMissingClaudeIsNotHealthy(t *testing.T) {
 		t.Errorf("/healthz: %d %s", code, body)
 	}
 	var out, errb bytes.Buffer
+	if rc := run([]string{"validate", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "claude CLI not found") || !strings.Contains(errb.String(), "config.hcl:") {
+		t.Errorf("clawhost validate: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
 	if rc := run([]string{"status", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "agent: NOT READY (missing)") || !strings.Contains(out.String(), "install the claude CLI") {
 		t.Errorf("clawhost status: exit %d\n%s%s", rc, out.String(), errb.String())
 	}
