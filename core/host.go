@@ -38,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -101,6 +102,7 @@ type Host struct {
 	admin *admin.Server
 
 	reloadMu   sync.Mutex
+	reloading  sync.Mutex    // one reload at a time (SIGHUP, POST /reload)
 	lastReload *admin.Reload // nil until the first reload
 
 	schedules *scheduler
@@ -342,10 +344,11 @@ func (h *Host) startAdmin(listen string) {
 		Listen: listen, Token: token, TokenHint: "the token is in " + admin.TokenFile + " in clawhost's data_dir",
 		TLSCert: h.cfg.Admin.TLSCert, TLSKey: h.cfg.Admin.TLSKey,
 		Logger: log, Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,
-		Source:  &statusSource{h: h},
-		Retrier: &statusSource{h: h},
-		Pairing: h.pairingAPI("admin"),
-		Reports: reports{h.db},
+		Source:   &statusSource{h: h},
+		Retrier:  &statusSource{h: h},
+		Pairing:  h.pairingAPI("admin"),
+		Reports:  reports{h.db},
+		Reloader: hostReloader{h, h.cfg.Path()},
 	})
 	if err != nil {
 		log.Error("admin endpoint not started", "listen", listen, "error", err)
@@ -471,7 +474,11 @@ func (h *Host) Reload(cfg *config.Config) error {
 		}
 		h.log.Warn("reload: plugins warn about their config blocks", "diagnostics", buf.String())
 	}
-	h.setLastReload(&admin.Reload{At: at})
+	restart := needsRestart(h.cfg, cfg)
+	h.setLastReload(&admin.Reload{At: at, NeedsRestart: restart})
+	if len(restart) > 0 {
+		h.log.Warn("reload: these changes take effect only after a restart of clawhost", "settings", strings.Join(restart, "; "))
+	}
 	h.redact.Add(configSecrets(cfg)...)
 	if cfg.Access.DMPolicy != h.cfg.Access.DMPolicy {
 		h.warnUnhonoured(context.Background(), cfg)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 )
 
@@ -17,6 +18,8 @@ import (
 // new configuration was applied and the warnings of a file that loaded,
 // formatted for the operator (empty when there are none).
 func (h *Host) ReloadFrom(path string) (applied bool, warnings string) {
+	h.reloading.Lock() // SIGHUP and clawhost reload, one at a time
+	defer h.reloading.Unlock()
 	at := time.Now()
 	next, diags := config.Load(path)
 	var files map[string]*hcl.File
@@ -33,4 +36,19 @@ func (h *Host) ReloadFrom(path string) (applied bool, warnings string) {
 	}
 	// A refusal is logged and shown by the host (refuse).
 	return h.Reload(next) == nil, buf.String()
+}
+
+// hostReloader is the admin endpoint's POST /reload: the configuration
+// file the host started with, reloaded as on SIGHUP.
+type hostReloader struct {
+	h    *Host
+	path string
+}
+
+func (r hostReloader) Reload() admin.Reload {
+	r.h.ReloadFrom(r.path)
+	if last := r.h.lastReloaded(); last != nil {
+		return *last
+	}
+	return admin.Reload{}
 }

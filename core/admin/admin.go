@@ -51,6 +51,8 @@
 //	POST /plugins/{instance}/retry
 //	                       call the plugin's Retry (the button of a plugin
 //	                       that needs attention; 404 without Retrier)
+//	POST /reload           reload the configuration file as SIGHUP does;
+//	                       the outcome as JSON (404 without Reloader)
 //	GET  /usage.json?since=RFC3339
 //	                       the usage ledger's rows (404 without Reports)
 //	GET  /audit.json?since=RFC3339&kind=K
@@ -213,6 +215,10 @@ type Reload struct {
 	// `clawhost validate` prints them (no sensitive value). Empty when it
 	// was applied.
 	Reason string `json:"reason,omitempty"`
+	// NeedsRestart names the settings of an applied reload that changed
+	// but take effect only when clawhost restarts (see the README's
+	// "What a reload applies").
+	NeedsRestart []string `json:"needs_restart,omitempty"`
 }
 
 // Plugin is one enabled plugin instance as seen by the supervisor.
@@ -462,6 +468,8 @@ type Options struct {
 	Pairing Pairing
 	// Reports serves /usage.json and /audit.json; nil answers 404.
 	Reports Reports
+	// Reloader serves POST /reload; nil answers 404.
+	Reloader Reloader
 	// Retrier serves POST /plugins/{instance}/retry; nil answers 404.
 	Retrier Retrier
 	// Pprof serves net/http/pprof's profiles under /debug/pprof/; off:
@@ -538,17 +546,18 @@ func Start(opts Options) (*Server, error) {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
 	h := &handler{
-		source:  opts.Source,
-		metrics: opts.Metrics,
-		pairing: opts.Pairing,
-		reports: opts.Reports,
-		retrier: opts.Retrier,
-		pprof:   opts.Pprof,
-		log:     log,
-		timeout: opts.SnapshotTimeout,
-		now:     opts.Now,
-		hosts:   allowedHosts(configuredHost),
-		auth:    newAuthenticator(opts.Token, opts.TokenHint),
+		source:   opts.Source,
+		metrics:  opts.Metrics,
+		pairing:  opts.Pairing,
+		reports:  opts.Reports,
+		reloader: opts.Reloader,
+		retrier:  opts.Retrier,
+		pprof:    opts.Pprof,
+		log:      log,
+		timeout:  opts.SnapshotTimeout,
+		now:      opts.Now,
+		hosts:    allowedHosts(configuredHost),
+		auth:     newAuthenticator(opts.Token, opts.TokenHint),
 	}
 	s := &Server{
 		ln:  ln,

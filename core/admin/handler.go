@@ -21,15 +21,16 @@ const maxApproveBody = 4 << 10
 
 // handler serves the endpoints of one [Server].
 type handler struct {
-	source  Source
-	metrics http.Handler
-	pairing Pairing
-	reports Reports
-	retrier Retrier
-	pprof   bool
-	log     hclog.Logger
-	timeout time.Duration
-	now     func() time.Time
+	source   Source
+	metrics  http.Handler
+	pairing  Pairing
+	reports  Reports
+	reloader Reloader
+	retrier  Retrier
+	pprof    bool
+	log      hclog.Logger
+	timeout  time.Duration
+	now      func() time.Time
 	// hosts are the DNS names accepted in the Host header (lower case);
 	// IP literals are always accepted.
 	hosts map[string]bool
@@ -51,6 +52,7 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("POST /plugins/{instance}/retry", h.retry)
 	mux.HandleFunc("GET /usage.json", h.usageJSON)
 	mux.HandleFunc("GET /audit.json", h.auditJSON)
+	mux.HandleFunc("POST /reload", h.reload)
 	if h.pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

@@ -150,6 +150,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{if not .OK}}<p class="bad">The status source did not answer in time.</p>
 {{end}}{{with .Snap.LastReload}}{{if .Refused}}<div class="bad"><p><b>The last reload ({{$.Stamp .At}}) was refused; the running set is kept.</b> Fix the file, check it with <code>clawhost validate</code>, then reload again (SIGHUP).</p>
 <pre class="err">{{.Reason}}</pre></div>
+{{else if .NeedsRestart}}<div class="bad"><p><b>The last reload ({{$.Stamp .At}}) was applied, but these changes wait for a restart of clawhost:</b> {{join .NeedsRestart}}.</p></div>
 {{end}}{{end}}` + healthSections + `{{with .Snap.Paused}}<div class="bad"><p><b>Turns are paused until {{$.Stamp .Until}}: claude's {{if eq .Reason "usage_limit"}}usage limit{{else}}rate limit ({{.Reason}}){{end}} was reached.</b> Messages are kept (parked in the journal) and run once each, in order, when it ends; an owner's <code>/resume</code> in a chat retries now.</p></div>
 {{end}}<p class="meta">version {{or .Snap.Version "unknown"}}{{if .Snap.Sandbox}} · sandbox: {{.Snap.Sandbox}}{{end}} · started {{.Stamp .Snap.StartedAt}} · up {{.Age .Snap.StartedAt}} · page refreshes every 5 s</p>
 <ul class="summary">

@@ -187,3 +187,20 @@ const healthSections = `{{with .Snap.Agent}}{{if .Ready}}<p class="meta">claude 
 {{else}}<div class="bad"><p><b>The agent cannot work: {{.LastError}}.</b> {{.Action}}.</p></div>
 {{end}}{{end}}{{with .Snap.Store}}{{if eq .State "degraded"}}<div class="bad"><p><b>The store is degraded since {{$.Stamp .Since}}: {{.LastError}}.</b> {{.Action}}.</p></div>
 {{end}}{{end}}`
+
+// Reloader reloads the configuration file (POST /reload, `clawhost
+// reload`): what SIGHUP does, answered with the outcome.
+type Reloader interface {
+	Reload() Reload
+}
+
+// reload serves POST /reload: the file reloaded as on SIGHUP, answered
+// with the outcome (refused with its diagnostics, or applied with what
+// waits for a restart).
+func (h *handler) reload(w http.ResponseWriter, r *http.Request) {
+	if h.reloader == nil {
+		writeJSON(w, http.StatusNotFound, errorBody{"reload is not available"})
+		return
+	}
+	writeJSON(w, http.StatusOK, h.reloader.Reload())
+}

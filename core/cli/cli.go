@@ -113,6 +113,11 @@ func commandTable() []command {
 				"file:line or path, what was found and what to change; -json prints them for machines.\n" +
 				"Exit 0 when nothing is high or critical, 1 otherwise, 2 on bad usage or a file that does not\n" +
 				"load. An empty report is not a guarantee: it checks settings, not the code behind them.", nil, securityCommand},
+		{"reload", "[-config FILE]", "reload the running host's configuration file (as SIGHUP) and say what came of it",
+			"Goes through the running host's admin endpoint. Prints \"applied\" and the changes that wait for a\n" +
+				"restart of clawhost (the claude runner's agent settings, storage, admin, data_dir, plugin_dir, log\n" +
+				"settings), or \"refused\" with the diagnostics (the running set is kept). Exit 0 applied, 1 refused,\n" +
+				"2 when the host cannot be reached.", reloadCommand, nil},
 		{"usage", "[-config FILE] [-since 7d] [-by person|chat|agent|day] [-json]", "what turns cost, summed by person, chat, agent or day",
 			"Reads the usage ledger (one row per finished turn: who, which chat and agent, tokens and cost\n" +
 				"as claude reports them) from the database, whether clawhost is running or not. -since is how\n" +

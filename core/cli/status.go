@@ -182,6 +182,9 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 	if r := s.LastReload; r != nil && r.Refused {
 		fmt.Fprintf(&b, "the last reload (%s) was refused; the running set is kept. Fix the file (clawhost validate), then reload:\n%s\n",
 			r.At.Local().Format("2006-01-02 15:04:05"), "    "+indent(strings.TrimRight(r.Reason, "\n"), "    "))
+	} else if r != nil && len(r.NeedsRestart) > 0 {
+		fmt.Fprintf(&b, "the last reload (%s) was applied; these changes wait for a restart of clawhost: %s\n",
+			r.At.Local().Format("2006-01-02 15:04:05"), strings.Join(r.NeedsRestart, "; "))
 	}
 	fmt.Fprintf(&b, "plugins ready %d/%d\n", ready, len(s.Plugins))
 	for _, p := range s.Plugins {

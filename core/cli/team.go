@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -267,4 +268,39 @@ func oneLine(s string) string {
 		s = string(r[:160]) + "…"
 	}
 	return s
+}
+
+// reloadCommand is `clawhost reload`: the running host reloads its
+// configuration file (as SIGHUP does) and says what came of it. Exit 0
+// when applied (what waits for a restart is listed), 1 when refused (with
+// the diagnostics), 2 when the host cannot be reached.
+func reloadCommand(inv invocation) int {
+	cfg, ok := load(inv.config, inv.stderr)
+	if !ok {
+		return 2
+	}
+	if cfg.Admin.Listen == "" {
+		fmt.Fprintf(inv.stderr, "clawhost reload: the admin endpoint is disabled; enable it (admin { listen = %q }) or send the process SIGHUP\n", config.DefaultAdminListen)
+		return 2
+	}
+	resp, err := adminDo(cfg, http.MethodPost, "/reload", "application/json", nil, 2*time.Minute)
+	if err != nil {
+		fmt.Fprintf(inv.stderr, "clawhost reload: %v (is clawhost running with this config?)\n", err)
+		return 2
+	}
+	defer resp.Body.Close()
+	var r admin.Reload
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&r) != nil {
+		fmt.Fprintf(inv.stderr, "clawhost reload: admin endpoint: %s\n", resp.Status)
+		return 2
+	}
+	if r.Refused {
+		fmt.Fprintf(inv.stdout, "refused; the running set is kept:\n%s\n", strings.TrimRight(r.Reason, "\n"))
+		return 1
+	}
+	fmt.Fprintln(inv.stdout, "applied")
+	if len(r.NeedsRestart) > 0 {
+		fmt.Fprintf(inv.stdout, "these changes wait for a restart of clawhost:\n  %s\n", strings.Join(r.NeedsRestart, "\n  "))
+	}
+	return 0
 }

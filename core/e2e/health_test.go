@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -32,5 +34,42 @@ func TestMissingClaudeIsNotHealthy(t *testing.T) {
 	errb.Reset()
 	if rc := run([]string{"status", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "agent: NOT READY (missing)") || !strings.Contains(out.String(), "install the claude CLI") {
 		t.Errorf("clawhost status: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+}
+
+// TestReloadSaysWhatWaits: `clawhost reload` applies a changed file and
+// names what waits for a restart (a changed agent.command, the log level);
+// clawhost status says it too; what a reload applies (access) is not
+// named.
+func TestReloadSaysWhatWaits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	addr := wcFreeAddr(t)
+	h := Host{Dir: dir, Admin: Attrs{"listen": addr}, Access: Attrs{"dm_policy": "pairing"}}
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`log_level\s*=\s*"debug"`).ReplaceAllString(string(b), `log_level = "info"`)
+	text = regexp.MustCompile(`dm_policy\s*=\s*"pairing"`).ReplaceAllString(text, `dm_policy = "allowlist"`)
+	text = regexp.MustCompile(`(?m)^(\s*command\s*=\s*)"([^"]*)"`).ReplaceAllString(text, `${1}"/usr/bin/true"`)
+	if text == string(b) || !strings.Contains(text, `"/usr/bin/true"`) {
+		t.Fatalf("the edit changed nothing:\n%s", text)
+	}
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"reload", "-config", cfg}, &out, &errb); rc != 0 || !strings.HasPrefix(out.String(), "applied\n") ||
+		!strings.Contains(out.String(), "agent { command") || !strings.Contains(out.String(), "log_level, log_format") || strings.Contains(out.String(), "access") {
+		t.Fatalf("clawhost reload: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	run([]string{"status", "-config", cfg}, &out, &errb)
+	if !strings.Contains(out.String(), "was applied; these changes wait for a restart of clawhost: agent {") {
+		t.Errorf("clawhost status:\n%s", out.String())
 	}
 }
