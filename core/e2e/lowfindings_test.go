@@ -46,7 +46,8 @@ func validateBinary(t *testing.T, src string) (int, string) {
 // machine without sslmode, at the engine line and without the password;
 // with sslmode=verify-full, or to a local socket, it is accepted.
 func TestPostgresWithoutTLSRefused(t *testing.T) {
-	const tmpl = "data_dir = %q\nstorage {\n  engine = \"postgres\"\n  url    = %q\n}\n"
+	// agent.command names a file that exists: validate checks it too.
+	const tmpl = "data_dir = %q\nstorage {\n  engine = \"postgres\"\n  url    = %q\n}\nagent {\n  command = \"/bin/sh\"\n}\n"
 	code, out := validateBinary(t, fmt.Sprintf(tmpl, t.TempDir(), "postgres://clawhost:pw-e2e-secret@db.example:5432/clawhost"))
 	if code != 1 || !strings.Contains(out, "config.hcl:3:") || !strings.Contains(out, "The server db.example is not on this machine") ||
 		!strings.Contains(out, "sslmode=verify-full") || strings.Contains(out, "pw-e2e-secret") {
