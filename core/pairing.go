@@ -36,6 +36,9 @@ type PairingAPI struct {
 	// Trail records approvals, refused approvals and revocations in the
 	// audit trail; nil: not recorded.
 	Trail store.AuditTrail
+	// OnApproved, when not nil, is called with each sender approved (the
+	// running host tells them and answers the message the pairing held).
+	OnApproved func(ctx context.Context, entry string)
 }
 
 // audit appends e to the audit trail, if there is one; a failure is
@@ -73,6 +76,9 @@ func (p PairingAPI) ApprovePairing(ctx context.Context, code string) (string, er
 		p.audit(ctx, store.AuditEvent{Kind: store.AuditPairing, Actor: p.By, Decision: "refused", Detail: "approve: " + err.Error()})
 	} else {
 		p.audit(ctx, store.AuditEvent{Kind: store.AuditPairing, Actor: p.By, Instance: s.Instance, Subject: s.Entry(), Decision: "approved"})
+		if p.OnApproved != nil {
+			go p.OnApproved(context.WithoutCancel(ctx), s.Entry())
+		}
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -230,7 +236,8 @@ func (s storedSchedules) DropSender(ctx context.Context, sender string) (int, er
 // pairingAPI is the host's pairing lifecycle; by is recorded as the
 // approver of codes it approves.
 func (h *Host) pairingAPI(by string) PairingAPI {
-	return PairingAPI{DB: h.db, By: by, Policy: func() access.Policy { return h.gw.Access() }, Schedules: h.schedules, Log: h.log.Named("pairing"), Trail: h.db}
+	return PairingAPI{DB: h.db, By: by, Policy: func() access.Policy { return h.gw.Access() }, Schedules: h.schedules, Log: h.log.Named("pairing"), Trail: h.db,
+		OnApproved: func(ctx context.Context, entry string) { h.gw.PairingApproved(ctx, entry) }}
 }
 
 // warnUnhonoured logs, under dm_policy "allowlist", how many approvals

@@ -17,6 +17,8 @@ var (
 		run: func(_ *Handler, c call) string { return fmt.Sprintf("You are %s.", c.m.From) }}
 	cmdApprove = &builtin{name: "approve", help: "approve a pairing code (owners)", needs: owner,
 		run: func(h *Handler, c call) string { return h.approve(c.ctx, c.m, c.args) }}
+	cmdDeny = &builtin{name: "deny", help: "refuse a pairing code (owners)", needs: owner,
+		run: func(h *Handler, c call) string { return h.deny(c.ctx, c.m, strings.TrimSpace(c.args)) }}
 	cmdRevoke = &builtin{name: "revoke", help: "withdraw a pairing approval and drop that sender's schedules: /revoke tg:ID (owners)", needs: owner,
 		run: func(h *Handler, c call) string { return h.revoke(c.ctx, c.m, strings.TrimSpace(c.args)) }}
 )
@@ -62,7 +64,40 @@ func (h *Handler) approve(ctx context.Context, m *message.Message, code string) 
 		return "Approval failed; see the gateway log."
 	}
 	h.Logger.Info("pairing approved", "sender", s.Entry(), "by", m.From)
+	if h.OnApproved != nil {
+		// The sender is told and their held message answered, after
+		// this answer.
+		entry := s.Entry()
+		go h.OnApproved(context.WithoutCancel(ctx), entry)
+	}
 	return fmt.Sprintf("Approved %s.", s.Entry())
+}
+
+// deny answers /deny CODE: the pending request is dropped (the sender may
+// ask again later and gets a new code); the sender is not told.
+func (h *Handler) deny(ctx context.Context, m *message.Message, code string) string {
+	if code == "" {
+		return "Usage: /deny CODE"
+	}
+	pending, err := h.Store.PendingPairings(ctx, "")
+	if err != nil {
+		h.Logger.Error("deny: listing the pending pairings failed", "error", err)
+		return "Denying failed; see the gateway log."
+	}
+	for _, p := range pending {
+		if !strings.EqualFold(p.Code, code) {
+			continue
+		}
+		if _, err := h.Store.RevokeApproval(ctx, p.Instance, p.SenderID); err != nil {
+			h.Logger.Error("deny failed", "error", err)
+			return "Denying failed; see the gateway log."
+		}
+		entry := p.Instance + ":" + p.SenderID
+		h.audit(ctx, store.AuditEvent{Kind: store.AuditPairing, Actor: m.From, Instance: m.Instance, ChatID: m.ChatID, Subject: entry, Decision: "denied", Detail: "/deny"})
+		h.Logger.Info("pairing denied", "sender", entry, "by", m.From)
+		return fmt.Sprintf("Denied %s: the request is dropped (they may ask again later).", entry)
+	}
+	return "Unknown pairing code (or it expired)."
 }
 
 // revoke answers /revoke <instance:id>: the sender's approval through

@@ -48,7 +48,7 @@ type call struct {
 
 // builtins are the built-in commands, in /help order.
 var builtins = []*builtin{
-	cmdNew, cmdReset, cmdStatus, cmdHelp, cmdCommands, cmdStop, cmdResume, cmdWhoami, cmdApprove, cmdRevoke,
+	cmdNew, cmdReset, cmdStatus, cmdHelp, cmdCommands, cmdStop, cmdResume, cmdWhoami, cmdApprove, cmdDeny, cmdRevoke,
 	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdAgent, cmdWorktree, cmdCompact, cmdList, cmdSwitch, cmdSchedule, cmdUsage, cmdExport,
 }
 

@@ -19,7 +19,7 @@ func TestBuiltinTable(t *testing.T) {
 		needs need
 	}{
 		{"new", control}, {"reset", control}, {"status", anyone}, {"help", anyone}, {"commands", anyone},
-		{"stop", control}, {"resume", owner}, {"whoami", anyone}, {"approve", owner}, {"revoke", owner}, {"verbose", anyone},
+		{"stop", control}, {"resume", owner}, {"whoami", anyone}, {"approve", owner}, {"deny", owner}, {"revoke", owner}, {"verbose", anyone},
 		{"model", control}, {"effort", control}, {"mode", control}, {"queue", control}, {"agent", control}, {"worktree", control}, {"compact", control},
 		{"list", anyone}, {"switch", control}, {"schedule", owner}, {"usage", anyone}, {"export", anyone},
 	}

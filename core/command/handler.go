@@ -65,6 +65,8 @@ type Store interface {
 	UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error)
 	CountPending(ctx context.Context, sessionKey string) (int, error)
 	ApprovePairing(ctx context.Context, req store.ApproveRequest) (store.ApprovedSender, error)
+	PendingPairings(ctx context.Context, instance string) ([]store.PairingCode, error)
+	RevokeApproval(ctx context.Context, instance, senderID string) (bool, error)
 	ListUsage(ctx context.Context, f store.UsageFilter, limit int) ([]store.TurnUsage, error)
 	Audit(ctx context.Context, e store.AuditEvent) error
 }
@@ -108,6 +110,9 @@ type Handler struct {
 	Schedules Schedules
 	// Revoker, when not nil, serves /revoke.
 	Revoker Revoker
+	// OnApproved, when not nil, is called (in its own goroutine) with the
+	// sender an owner's /approve let in ("<instance>:<sender id>").
+	OnApproved func(ctx context.Context, entry string)
 	// Exporter, when not nil, serves /export.
 	Exporter Exporter
 	// Location, when not nil, is the zone of /usage's days

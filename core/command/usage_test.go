@@ -138,3 +138,33 @@ func TestAuditOfCommands(t *testing.T) {
 		t.Errorf("audit rows (newest first):\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestDenyCommand: an owner's /deny CODE drops the pending request (and
+// says so), records it in the audit trail; an unknown code is said to be.
+func TestDenyCommand(t *testing.T) {
+	t.Parallel()
+	h, _, _, db := newHandler(t)
+	ctx := context.Background()
+	res, err := db.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := &message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "1", From: "tg:1"}
+	ask := func(text string) string {
+		inv, _ := h.Registry.Parse(text)
+		return h.Answer(ctx, "k", owner, inv, Role{Owner: true, Control: true})
+	}
+	if got := ask("/deny NOPE"); !strings.Contains(got, "Unknown pairing code") {
+		t.Errorf("/deny NOPE: %q", got)
+	}
+	if got := ask("/deny " + strings.ToLower(res.Code.Code)); got != "Denied tg:9: the request is dropped (they may ask again later)." {
+		t.Errorf("/deny: %q", got)
+	}
+	if pending, _ := db.PendingPairings(ctx, ""); len(pending) != 0 {
+		t.Errorf("still pending: %+v", pending)
+	}
+	rows, _ := db.ListAudit(ctx, store.AuditFilter{Kind: store.AuditPairing}, 0)
+	if len(rows) != 1 || rows[0].Decision != "denied" || rows[0].Subject != "tg:9" {
+		t.Errorf("audit %+v", rows)
+	}
+}

@@ -40,7 +40,9 @@ func teamCLI(t *testing.T, cfg string, args ...string) []byte {
 //     claude, while Bob is served.
 //   - Erin sends 100 messages in a burst under access.rate "5/min": five
 //     are answered, she is told once, the rest are recorded.
-//   - Dave (unknown) gets a pairing code the owner approves with /approve;
+//   - Dave (unknown) gets a pairing code; the owner is asked in her own
+//     chat and presses Approve; Dave is told and the message that asked is
+//     answered once;
 //     Bob's /schedule is refused; the owner's /usage all lists everyone;
 //     the owner's /export sends the group's session as a file once,
 //     holding Alice's and Bob's messages.
@@ -117,8 +119,26 @@ func TestTeamTelegram(t *testing.T) {
 	if code == nil {
 		t.Fatalf("no code in %q", codeMsg.Visible)
 	}
-	direct(carol, "/approve "+code[1])
+	// The owner is asked in her own chat, with buttons; her Approve
+	// lets Dave in, tells him, and answers the message that asked.
+	req := tgWaitMessage(t, srv, carol, "Dave asks to talk to the bot", "tg:4004", code[1])
+	approve := ""
+	for _, row := range req.Keyboard {
+		for _, b := range row {
+			if strings.Contains(b.Text, "Approve") {
+				approve = b.Data
+			}
+		}
+	}
+	if approve != "/approve "+code[1] {
+		t.Fatalf("the owner's request has no Approve button: %+v", req.Keyboard)
+	}
+	if _, err := srv.PressButton(telegramtest.PrivateChat(carol), req.MessageID, approve, user[carol]); err != nil {
+		t.Fatal(err)
+	}
 	tgWaitMessage(t, srv, carol, "Approved tg:4004")
+	tgWaitMessage(t, srv, dave, "An owner approved you")
+	tgWaitMessage(t, srv, dave, "echo:", "hello?")
 	inGroup(bob, "/schedule list")
 	tgWaitMessage(t, srv, tgGroup, "Only an owner can use /schedule")
 	tgWaitFor(t, "Erin's five answers", func() bool { return tgCount(srv, erin, "echo:") >= 5 })
@@ -154,6 +174,9 @@ func TestTeamTelegram(t *testing.T) {
 	}
 	if n := tgCount(srv, erin, "faster than this bot"); n != 1 {
 		t.Errorf("Erin was told %d times, want once", n)
+	}
+	if n := tgCount(srv, dave, "echo:"); n != 1 {
+		t.Errorf("Dave's held message was answered %d times, want once", n)
 	}
 
 	// A reload, a kill -9, and the ledger and the trail read back.
@@ -205,6 +228,9 @@ func TestTeamTelegram(t *testing.T) {
 		if strings.Contains(e.Detail, code[1]) || strings.Contains(e.Subject, code[1]) {
 			t.Errorf("the pairing code is in the trail: %+v", e)
 		}
+	}
+	if turns["tg:4004"] != 1 {
+		t.Errorf("Dave's held message: %d turns in the ledger, want 1", turns["tg:4004"])
 	}
 	for _, want := range []string{"budget warned", "budget refused", "rate refused", "pairing approved", "command allowed", "command refused", "reload applied"} {
 		if !have[want] {

@@ -249,10 +249,13 @@ func New(opts Options) *Gateway {
 		Mode:      func(key string) string { return g.turnSettings(key).PermissionMode },
 		Schedules: opts.Schedules,
 		Revoker:   opts.Revoker,
-		Pause:     pauseCommands{g},
-		Exporter:  exporter{g},
-		Location:  func() *time.Location { return g.settings().Turn.Location },
-		Agents:    agentPort{g},
+		OnApproved: func(ctx context.Context, entry string) {
+			g.PairingApproved(ctx, entry)
+		},
+		Pause:    pauseCommands{g},
+		Exporter: exporter{g},
+		Location: func() *time.Location { return g.settings().Turn.Location },
+		Agents:   agentPort{g},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
 		Modes:     func(key string) []string { return g.turnSettings(key).PermissionModes },

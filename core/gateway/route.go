@@ -164,6 +164,8 @@ func (g *Gateway) pairing(a arrival) {
 	// The code is a credential until it is used: never logged. The
 	// operator reads it from `clawhost pairing list` or the sender.
 	g.log.Info("pairing code issued; `clawhost pairing list` shows it, `clawhost pairing approve CODE` approves it", "sender", m.From, "expires", res.Code.ExpiresAt)
+	g.holdForPairing(a, res.Code)
+	g.tellOwnersOfPairing(m, res.Code)
 	g.respond(a, fmt.Sprintf("This bot does not know you yet. Your pairing code is %s (valid for %s). Ask the owner to approve it: clawhost pairing approve %s",
 		res.Code.Code, spoken.Duration(res.Code.ExpiresAt.Sub(res.Code.CreatedAt)), res.Code.Code))
 }

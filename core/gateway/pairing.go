@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+// heldLease names the lease that keeps, for a pairing code's lifetime,
+// the journal id of the message that asked for it: answered once an
+// owner approves the sender (a lease: it survives a restart and every host
+// of a cluster sees it).
+func heldLease(from string) string { return "pairing/held/" + from }
+
+// holdForPairing remembers the message that got sender a pairing code.
+func (g *Gateway) holdForPairing(a arrival, code store.PairingCode) {
+	ttl := code.ExpiresAt.Sub(g.opts.Now())
+	if ttl <= 0 {
+		return
+	}
+	if _, err := g.store.AcquireLease(g.ctx, store.LeaseRequest{Name: heldLease(a.Message.From), Holder: "pairing", TTL: ttl, Info: strconv.FormatInt(a.ID, 10)}); err != nil {
+		g.log.Warn("remembering the message a pairing holds failed; it will not be answered after the approval", "sender", a.Message.From, "error", err)
+	}
+}
+
+// tellOwnersOfPairing sends each owner, in their own direct chat, the
+// request: who asks (name, @username, id) with Approve and Deny buttons
+// where the channel has buttons, else the commands to type.
+func (g *Gateway) tellOwnersOfPairing(m *message.Message, code store.PairingCode) {
+	set := g.settings()
+	who := m.Sender.Name
+	if m.Sender.Username != "" {
+		who += " (@" + strings.TrimPrefix(m.Sender.Username, "@") + ")"
+	}
+	if strings.TrimSpace(who) == "" {
+		who = "Someone"
+	}
+	text := fmt.Sprintf("🔑 %s asks to talk to the bot (%s, on %s; code %s, valid until %s).", who, m.From, m.Instance, code.Code, code.ExpiresAt.Format("15:04 MST"))
+	buttons := [][]channel.Button{{{Label: "✅ Approve", ID: "/approve " + code.Code}, {Label: "❌ Deny", ID: "/deny " + code.Code}}}
+	told := 0
+	for _, o := range set.Access.Owners {
+		instance, id, ok := strings.Cut(o, ":")
+		if !ok || id == "" || id == "*" || !set.Approval.DirectChats[instance] {
+			continue
+		}
+		tgt := message.Target{Instance: instance, ChatID: id}
+		key := "pairing:" + o
+		told++
+		g.background(func() {
+			if g.delivery.HasButtons(instance) {
+				g.delivery.SendButtons(key, tgt, text, channel.FormatPlain, buttons)
+				return
+			}
+			g.delivery.Notify(key, tgt, text+" Reply /approve "+code.Code+" or /deny "+code.Code+".")
+		})
+	}
+	if told == 0 {
+		g.log.Info("no owner can be told of the pairing request in a direct chat; approve it with clawhost pairing approve CODE", "sender", m.From)
+	}
+}
+
+// PairingApproved is called when an owner approved entry ("<instance>:<sender
+// id>", by /approve, the status page or clawhost pairing approve while the
+// host runs): the sender is told in the chat they asked from, and the
+// message that got them the code is answered now — once: it comes back as
+// a new message of its own id plus "#approved", which the journal takes
+// once.
+func (g *Gateway) PairingApproved(ctx context.Context, entry string) {
+	leases, err := g.store.ListLeases(ctx, heldLease(entry))
+	if err != nil {
+		return
+	}
+	var l store.Lease
+	for _, x := range leases {
+		if x.Name == heldLease(entry) { // a prefix: tg:1 lists tg:10 too
+			l = x
+		}
+	}
+	if l.Name == "" {
+		return
+	}
+	id, err := strconv.ParseInt(l.Info, 10, 64)
+	if err != nil {
+		return
+	}
+	e, err := g.store.Entry(ctx, id)
+	if err != nil {
+		g.log.Warn("the message a pairing held is gone; not answered", "sender", entry, "error", err)
+		return
+	}
+	m, err := message.Decode(e.Message)
+	if err != nil {
+		return
+	}
+	g.delivery.Notify("pairing:"+entry, m.Target(), "✅ An owner approved you. Your message is answered now.")
+	m.MessageID += "#approved"
+	m.ReceivedAt = g.opts.Now()
+	set := g.settings()
+	key := g.sessionKey(ctx, set, &m)
+	if err := g.accept(ctx, []arrival{{key: key, Item: queue.Item{Message: m}}}); err != nil {
+		g.log.Error("answering the message a pairing held failed", "sender", entry, "error", err)
+		return
+	}
+	if err := g.store.ReleaseLease(ctx, l.Name, l.Holder); err != nil {
+		g.log.Warn("forgetting the message a pairing held failed", "sender", entry, "error", err)
+	}
+}
