@@ -80,6 +80,11 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		snap.Cluster = h.cluster.Status(ctx, engineName(h.cfg))
 	}
 	snap.Usage, snap.Audit = h.teamView(ctx)
+	if h.db != nil {
+		api := h.pairingAPI("admin")
+		snap.PendingPairings, _ = api.PendingPairings(ctx)
+		snap.ApprovedSenders, _ = api.ApprovedSenders(ctx)
+	}
 	if h.agentHealth != nil {
 		snap.Agent, snap.Store = h.agentHealth.view(), h.storeHealth.view()
 	}

@@ -170,6 +170,10 @@ type Snapshot struct {
 	// nil when the source does not know (not ready when set and not ok).
 	Agent *AgentHealth `json:"agent,omitempty"`
 	Store *StoreHealth `json:"store,omitempty"`
+	// PendingPairings are the senders waiting for an owner's approval;
+	// ApprovedSenders those approved through pairing.
+	PendingPairings []PairingCode    `json:"pending_pairings,omitempty"`
+	ApprovedSenders []ApprovedSender `json:"approved_senders,omitempty"`
 }
 
 // Approval is a tool-use question waiting for an answer.

@@ -412,6 +412,8 @@ func TestPairing(t *testing.T) {
 			"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"}}, 403, "cross-origin", false},
 		{"same origin", request{body: "code=ABCD1234", header: map[string]string{
 			"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://" + s.Addr(), "Sec-Fetch-Site": "same-origin"}}, 200, "tg:1001", true},
+		{"the page's Approve button", request{body: "code=ABCD1234&from=page", header: map[string]string{
+			"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://" + s.Addr(), "Sec-Fetch-Site": "same-origin"}}, 200, "<h1>clawhost</h1>", true}, // redirected back to the page
 	}
 	for _, c := range cases {
 		before := len(p.calls())

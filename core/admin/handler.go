@@ -298,6 +298,10 @@ func (h *handler) approvePairing(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		h.log.Error("approve pairing", "error", err)
 		writeJSON(w, http.StatusInternalServerError, errorBody{"approving the pairing failed"})
+	case fromPage(r):
+		// The status page's form: back to the page.
+		h.log.Info("pairing approved", "entry", entry)
+		http.Redirect(w, r, "/", http.StatusSeeOther)
 	default:
 		h.log.Info("pairing approved", "entry", entry)
 		writeJSON(w, http.StatusOK, struct {

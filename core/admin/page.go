@@ -214,7 +214,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{end}}</tbody>
 </table>
 {{end}}{{end}}
-` + teamSections + `{{if .Snap.UnlistedGroups}}<h2>Groups not allowed</h2>
+` + pairingSection + teamSections + `{{if .Snap.UnlistedGroups}}<h2>Groups not allowed</h2>
 <p class="meta">These group chats wrote, but <code>access.groups</code> does not list them, so they get no answer. To answer in one, add its id to <code>access { groups = [...] }</code> and reload (SIGHUP).</p>
 <table>
 <thead><tr><th>add to access.groups</th><th>title</th><th>messages</th><th>last</th></tr></thead>

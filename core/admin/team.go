@@ -204,3 +204,26 @@ func (h *handler) reload(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, h.reloader.Reload())
 }
+
+// fromPage: the request is the status page's form (from=page), answered
+// by going back to the page; programs get JSON.
+func fromPage(r *http.Request) bool { return r.PostForm.Get("from") == "page" }
+
+// pairingSection is the status page's pending and approved senders.
+const pairingSection = `{{if .Snap.PendingPairings}}<h2>Waiting for an owner</h2>
+<p class="meta">Unknown senders who asked to talk to the bot. Owners were asked in their own chats; approve here, with <code>/approve CODE</code>, or <code>clawhost pairing approve CODE</code>.</p>
+<table>
+<thead><tr><th>sender</th><th>code</th><th>expires</th><th></th></tr></thead>
+<tbody>
+{{range .Snap.PendingPairings}}<tr><td><code>{{.Instance}}:{{.SenderID}}</code></td><td><code>{{.Code}}</code></td><td class="n">{{$.Stamp .ExpiresAt}}</td><td><form method="post" action="/pairing/approve"><input type="hidden" name="code" value="{{.Code}}"><input type="hidden" name="from" value="page"><button type="submit">Approve</button></form></td></tr>
+{{end}}</tbody>
+</table>
+{{end}}{{if .Snap.ApprovedSenders}}<h2>Approved senders</h2>
+<table>
+<thead><tr><th>sender</th><th>approved</th><th>by</th><th>admitted now</th></tr></thead>
+<tbody>
+{{range .Snap.ApprovedSenders}}<tr><td><code>{{.Entry}}</code></td><td class="n">{{$.Stamp .ApprovedAt}}</td><td>{{.ApprovedBy}}</td><td>{{if .Honoured}}yes{{else}}no{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}
+`

@@ -144,6 +144,12 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 	if st := s.Store; st != nil && st.State != "ok" {
 		fmt.Fprintf(&b, "store: DEGRADED since %s, %d failed writes: %s\n  to do: %s\n", st.Since.Local().Format("15:04:05"), st.Errors, st.LastError, st.Action)
 	}
+	for _, p := range s.PendingPairings {
+		fmt.Fprintf(&b, "waiting for an owner: %s:%s (code %s, until %s): clawhost pairing approve %s\n", p.Instance, p.SenderID, p.Code, p.ExpiresAt.Local().Format("15:04"), p.Code)
+	}
+	if n := len(s.ApprovedSenders); n > 0 {
+		fmt.Fprintf(&b, "approved through pairing: %d (clawhost pairing list -approved)\n", n)
+	}
 	if p := s.Paused; p != nil {
 		fmt.Fprintf(&b, "PAUSED until %s (%s): claude's limit was reached; messages are kept and run once each at the reset. To retry now: /resume from an owner in a chat.\n",
 			p.Until.Local().Format("2006-01-02 15:04 MST"), strings.ReplaceAll(p.Reason, "_", " "))
