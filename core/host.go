@@ -321,7 +321,11 @@ func (h *Host) Start(ctx context.Context) error {
 	h.metrics.WatchWarm(func() int { return len(h.agent.Warm()) })
 	h.watchCluster()
 	if l := h.cfg.Admin.Listen; l != "" {
-		h.startAdmin(l)
+		// Not a silent "started" without it: the operator's view (status,
+		// pairing, reload) and the supervisor's /healthz live there.
+		if err := h.startAdmin(l); err != nil {
+			return err
+		}
 	}
 	h.log.Info("clawhost started", "version", h.opts.Version, "config", h.cfg.Path(), "plugins", len(h.cfg.EnabledPlugins()), "startup", time.Since(h.started))
 	return nil
@@ -330,13 +334,12 @@ func (h *Host) Start(ctx context.Context) error {
 // startAdmin starts the admin endpoint with its token (made at the first
 // start, kept in <data_dir>/admin.token) and announces the status page: its
 // address in the log, the link with the token on the terminal.
-func (h *Host) startAdmin(listen string) {
+func (h *Host) startAdmin(listen string) error {
 	log := h.log.Named("admin")
 	path := admin.TokenPath(h.cfg.DataDir)
 	token, err := admin.LoadOrCreateToken(path)
 	if err != nil {
-		log.Error("admin endpoint not started", "error", err)
-		return
+		return fmt.Errorf("admin endpoint: %w", err)
 	}
 	h.redact.Add(token)
 	h.admin, err = admin.Start(admin.Options{
@@ -351,10 +354,10 @@ func (h *Host) startAdmin(listen string) {
 		Reloader: hostReloader{h, h.cfg.Path()},
 	})
 	if err != nil {
-		log.Error("admin endpoint not started", "listen", listen, "error", err)
-		return
+		return fmt.Errorf("admin endpoint on %s: %w (another clawhost, or another program, listens there: stop it, or set admin { listen } to a free address, or \"\" to run without it)", listen, err)
 	}
 	announceLink(h.log, h.opts.Terminal, "status page", h.admin.URL(), token, path)
+	return nil
 }
 
 // announceLink tells the operator where a page that needs a token is: the

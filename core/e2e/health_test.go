@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMissingClaudeIsNotHealthy: with agent.command pointing nowhere
@@ -71,5 +72,34 @@ func TestReloadSaysWhatWaits(t *testing.T) {
 	run([]string{"status", "-config", cfg}, &out, &errb)
 	if !strings.Contains(out.String(), "was applied; these changes wait for a restart of clawhost: agent {") {
 		t.Errorf("clawhost status:\n%s", out.String())
+	}
+}
+
+// TestSecondInstanceOnTheSamePorts: a second clawhost (another data_dir)
+// whose admin endpoint cannot bind does not say "started": it exits 1
+// naming the address and what to do.
+func TestSecondInstanceOnTheSamePorts(t *testing.T) {
+	t.Parallel()
+	addr := wcFreeAddr(t)
+	first := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}}
+	d := Launch(t, first.Write(t))
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the first host's admin endpoint")
+	second := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}}
+	cmd := Command(t, second.Write(t))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(out.String(), "admin endpoint on "+addr) || strings.Contains(out.String(), "clawhost started") {
+			t.Errorf("the second host: %v, exit %d\n%s", err, cmd.ProcessState.ExitCode(), out.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the second host kept running:\n%s", out.String())
 	}
 }
