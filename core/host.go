@@ -357,6 +357,9 @@ func (h *Host) startAdmin(listen string) error {
 		return fmt.Errorf("admin endpoint on %s: %w (another clawhost, or another program, listens there: stop it, or set admin { listen } to a free address, or \"\" to run without it)", listen, err)
 	}
 	announceLink(h.log, h.opts.Terminal, "status page", h.admin.URL(), token, path)
+	if err := writeRuntime(h.cfg.DataDir, Runtime{Listen: h.admin.Addr(), TLSCert: h.cfg.Admin.TLSCert, PID: os.Getpid()}); err != nil {
+		log.Warn("writing "+RuntimeFile+" failed: clawhost status cannot find this host while the file on disk does not load", "error", err)
+	}
 	return nil
 }
 

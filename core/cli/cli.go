@@ -9,13 +9,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/clawhost/clawhost/core/agenttools"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/clawhost/clawhost/core"
+	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/config"
 )
 
@@ -264,6 +266,31 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
 
 // load reads the configuration, printing diagnostics; ok is false on errors.
+// loadForHost is load for the commands that talk to the running host
+// (status, pairing, reload): when the file on disk does not load — say,
+// just after a reload was refused — the diagnostics are printed and the
+// host is found from what it wrote in data_dir (core.RuntimeFile; data_dir
+// as far as the file says, else ./data beside it).
+func loadForHost(name, path string, w io.Writer) (*config.Config, bool) {
+	cfg, ok := load(path, w)
+	if ok {
+		return cfg, true
+	}
+	dataDir := filepath.Join(filepath.Dir(path), config.DefaultDataDir)
+	if cfg != nil && cfg.DataDir != "" && filepath.IsAbs(cfg.DataDir) {
+		dataDir = cfg.DataDir
+	}
+	rt, err := core.ReadRuntime(dataDir)
+	if err != nil || rt.Listen == "" {
+		return nil, false
+	}
+	fmt.Fprintf(w, "clawhost %s: %s does not load (above); reaching the running host at %s (from %s)\n", name, path, rt.Listen, filepath.Join(dataDir, core.RuntimeFile))
+	c := config.Default()
+	c.DataDir = dataDir
+	c.Admin.Listen, c.Admin.TLSCert = rt.Listen, rt.TLSCert
+	return c, true
+}
+
 func load(path string, w io.Writer) (*config.Config, bool) {
 	cfg, diags := config.Load(path)
 	if len(diags) > 0 {

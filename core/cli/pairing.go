@@ -34,7 +34,7 @@ func pairing(path string, args []string, approved bool, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, pairingUsage)
 		return 2
 	}
-	cfg, loaded := load(path, stderr)
+	cfg, loaded := loadForHost("pairing", path, stderr)
 	if !loaded {
 		return 1
 	}

@@ -23,7 +23,7 @@ func retry(path string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	instance := args[0]
-	cfg, ok := load(path, stderr)
+	cfg, ok := loadForHost("retry", path, stderr)
 	if !ok {
 		return 2
 	}

@@ -25,7 +25,7 @@ import (
 // refused, 1 otherwise, 2 when the host cannot be reached (not running, or
 // admin disabled).
 func status(path string, stdout, stderr io.Writer) int {
-	cfg, ok := load(path, stderr)
+	cfg, ok := loadForHost("status", path, stderr)
 	if !ok {
 		return 2
 	}

@@ -41,7 +41,8 @@ func TestMissingClaudeIsNotHealthy(t *testing.T) {
 // TestReloadSaysWhatWaits: `clawhost reload` applies a changed file and
 // names what waits for a restart (a changed agent.command, the log level);
 // clawhost status says it too; what a reload applies (access) is not
-// named.
+// named. With a file that does not load, reload and status still find the
+// host.
 func TestReloadSaysWhatWaits(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -72,6 +73,22 @@ func TestReloadSaysWhatWaits(t *testing.T) {
 	run([]string{"status", "-config", cfg}, &out, &errb)
 	if !strings.Contains(out.String(), "was applied; these changes wait for a restart of clawhost: agent {") {
 		t.Errorf("clawhost status:\n%s", out.String())
+	}
+
+	// A file that does not load: reload and status still reach the host
+	// (from data_dir/admin.json), the reload is refused with the
+	// diagnostics, status shows it and exits 1.
+	if err := os.WriteFile(cfg, []byte(text+"\naccess {\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"reload", "-config", cfg}, &out, &errb); rc != 1 || !strings.HasPrefix(out.String(), "refused") || !strings.Contains(errb.String(), "reaching the running host at "+addr) {
+		t.Fatalf("clawhost reload of a broken file: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	if rc := run([]string{"status", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "was refused") {
+		t.Errorf("clawhost status with a broken file: exit %d\n%s", rc, out.String())
 	}
 }
 
