@@ -45,6 +45,7 @@ type command struct {
 type invocation struct {
 	config         string   // -config
 	approved       bool     // -approved (pairing list only)
+	all            bool     // -all (validate only)
 	positional     []string // the arguments that are not flags
 	stdout, stderr io.Writer
 }
@@ -58,7 +59,7 @@ func init() { commands = commandTable() }
 // commandTable is every subcommand with what runs it.
 func commandTable() []command {
 	runServe := func(inv invocation) int { return serve(inv.config, inv.stderr) }
-	runValidate := func(inv invocation) int { return validate(inv.config, inv.stdout, inv.stderr) }
+	runValidate := func(inv invocation) int { return validate(inv.config, inv.all, inv.stdout, inv.stderr) }
 	runPairing := func(inv invocation) int {
 		return pairing(inv.config, inv.positional, inv.approved, inv.stdout, inv.stderr)
 	}
@@ -72,8 +73,8 @@ func commandTable() []command {
 	return []command{
 		{"run", "[-config FILE]", "run the host (the default): start the enabled plugins and answer chats",
 			"SIGHUP reloads the configuration: new and changed plugin blocks are checked by their\nplugins first; an invalid file is refused whole and the running set kept (clawhost status\nshows why); SIGINT and SIGTERM stop every plugin and claude process and exit.", runServe, nil},
-		{"validate", "[-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
-			"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Exit 0 when valid (warnings allowed), 1 on errors,\n2 on bad usage.", runValidate, nil},
+		{"validate", "[-all] [-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
+			"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Disabled plugins are listed with what disables them;\n-all checks their config blocks too, as if they were enabled (a block that is off here because an\nenvironment variable is unset, but on where it runs). Exit 0 when valid (warnings allowed), 1 on\nerrors, 2 on bad usage.", runValidate, nil},
 		{"pairing list", "[-approved] [-config FILE]", "the pending pairing codes of unknown senders; -approved: the approved senders",
 			"-approved lists each sender approved through pairing with when and by whom, and when the\napproval expires (access.pairing_ttl) or why it is not honoured (dm_policy = \"allowlist\").", runPairing, nil},
 		{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
@@ -239,6 +240,7 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 	fs.Usage = func() {} // help is written below, once
 	cfgPath := fs.String("config", "config.hcl", configFlagUsage)
 	approved := fs.Bool("approved", false, "pairing list: the approved senders instead of the pending codes")
+	all := fs.Bool("all", false, "validate: check the config blocks of disabled plugins too")
 	var positional []string
 	for len(args) > 0 && !isFlag(args[0]) {
 		positional, args = append(positional, args[0]), args[1:]
@@ -260,12 +262,15 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 		fmt.Fprintln(stderr, "clawhost: -approved goes with pairing list")
 		return inv, 2, false
 	}
-	return invocation{config: *cfgPath, approved: *approved, positional: positional, stdout: stdout, stderr: stderr}, 0, true
+	if *all && cmd != "validate" {
+		fmt.Fprintln(stderr, "clawhost: -all goes with validate")
+		return inv, 2, false
+	}
+	return invocation{config: *cfgPath, approved: *approved, all: *all, positional: positional, stdout: stdout, stderr: stderr}, 0, true
 }
 
 func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
 
-// load reads the configuration, printing diagnostics; ok is false on errors.
 // loadForHost is load for the commands that talk to the running host
 // (status, pairing, reload): when the file on disk does not load — say,
 // just after a reload was refused — the diagnostics are printed and the
@@ -291,6 +296,7 @@ func loadForHost(name, path string, w io.Writer) (*config.Config, bool) {
 	return c, true
 }
 
+// load reads the configuration, printing diagnostics; ok is false on errors.
 func load(path string, w io.Writer) (*config.Config, bool) {
 	cfg, diags := config.Load(path)
 	if len(diags) > 0 {

@@ -22,13 +22,17 @@ import (
 // started to ask for its schema, and its config block decoded against it.
 // All diagnostics are then sorted by position and printed once, with the
 // count.
-func validate(path string, stdout, stderr io.Writer) int {
+func validate(path string, all bool, stdout, stderr io.Writer) int {
 	cfg, diags := config.Load(path)
 	if cfg == nil {
 		config.FormatDiagnostics(stderr, diags, nil)
 		return 1
 	}
 	diags = append(diags, probePlugins(cfg, cfg.ProbePlugins(diags))...)
+	disabled := disabledPlugins(cfg, stdout, all)
+	if all {
+		diags = append(diags, probePlugins(cfg, disabled)...)
+	}
 	if !diags.HasErrors() {
 		diags = append(diags, agentCommands(cfg)...)
 	}
@@ -38,6 +42,35 @@ func validate(path string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s: valid (%d plugins enabled)\n", path, len(cfg.EnabledPlugins()))
 	return 0
+}
+
+// disabledPlugins lists the disabled plugin blocks, each with what
+// disables it as written (enabled = … at file:line), and returns those
+// -all can check (a source and a path).
+func disabledPlugins(cfg *config.Config, w io.Writer, all bool) []*config.Plugin {
+	var out []*config.Plugin
+	files := cfg.Files()
+	for _, p := range cfg.Plugins {
+		if p.Enabled {
+			continue
+		}
+		why := "enabled = false"
+		if a := cfg.Attribute("plugin", p.Name, "enabled"); a != nil {
+			r := a.Expr.Range()
+			if f := files[r.Filename]; f != nil && r.End.Byte <= len(f.Bytes) {
+				why = "enabled = " + string(f.Bytes[r.Start.Byte:r.End.Byte]) + " at " + config.Position(r) + " is false"
+			}
+		}
+		note := " (clawhost validate -all checks its config block too)"
+		if all {
+			note = " (its config block is checked as if enabled)"
+		}
+		fmt.Fprintf(w, "plugin %q (%s): disabled: %s%s\n", p.Name, p.Source, why, note)
+		if p.Source != "" && p.Path != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // agentCommands checks that every agent's command resolves (in PATH, or

@@ -120,3 +120,24 @@ func TestSecondInstanceOnTheSamePorts(t *testing.T) {
 		t.Fatalf("the second host kept running:\n%s", out.String())
 	}
 }
+
+// TestValidateListsDisabledPlugins: a plugin disabled by an unset
+// variable is listed with what disables it; its block's typo passes
+// unseen without -all and is an error at its line with -all.
+func TestValidateListsDisabledPlugins(t *testing.T) {
+	t.Parallel()
+	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": ""}, Plugins: []Plugin{{Name: "tg", Source: "telegram",
+		Attrs:  Attrs{"enabled": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "") != ""`)},
+		Config: Attrs{"token": "123:abc", "tokn": "oops"}}}}
+	cfg := h.Write(t)
+	var out, errb bytes.Buffer
+	if rc := run([]string{"validate", "-config", cfg}, &out, &errb); rc != 0 ||
+		!strings.Contains(out.String(), `plugin "tg" (telegram): disabled: enabled = env("CLAWHOST_TEST_UNSET_TOKEN", "") != "" at `) {
+		t.Errorf("validate: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"validate", "-all", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "tokn") {
+		t.Errorf("validate -all: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+}
