@@ -162,6 +162,15 @@ func (h *Host) provision() error {
 			return fmt.Errorf("create directory %s: %w", dir, err)
 		}
 	}
+	// Before any plugin starts: one error at data_dir, not one per plugin
+	// whose state directory could not be made.
+	if err := writable(h.cfg.DataDir); err != nil {
+		at := ""
+		if a := h.cfg.Attribute("data_dir"); a != nil {
+			at = " (data_dir at " + config.Position(a.Expr.Range()) + ")"
+		}
+		return fmt.Errorf("data_dir %s is not writable%s: %w. clawhost keeps its database, the plugins' state and its tokens there: give the user clawhost runs as write access, or point data_dir elsewhere", h.cfg.DataDir, at, err)
+	}
 	for _, a := range h.cfg.AllAgents() {
 		// A new workspace gets MEMORY.md and HEARTBEAT.md (never over a
 		// file, never into a workspace that holds anything).

@@ -40,3 +40,14 @@ func ReadRuntime(dataDir string) (Runtime, error) {
 	}
 	return r, json.Unmarshal(b, &r)
 }
+
+// writable checks that a file can be made in dir.
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}

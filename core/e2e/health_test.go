@@ -141,3 +141,16 @@ func TestValidateListsDisabledPlugins(t *testing.T) {
 		t.Errorf("validate -all: exit %d\n%s%s", rc, out.String(), errb.String())
 	}
 }
+
+// TestReadOnlyDataDir: a data_dir the host cannot write to stops the start
+// with one error naming it (not one per plugin): /proc/self is a
+// directory nobody, root included, makes files in.
+func TestReadOnlyDataDir(t *testing.T) {
+	t.Parallel()
+	h := Host{Dir: t.TempDir(), DataDir: "/proc/self", Admin: Attrs{"listen": ""}, Plugins: []Plugin{{Name: "lo", Source: "loopback"}, {Name: "lo2", Source: "loopback"}}}
+	out, err := Command(t, h.Write(t)).CombinedOutput()
+	if err == nil || strings.Count(string(out), "is not writable") != 1 || !strings.Contains(string(out), "data_dir /proc/self is not writable (data_dir at ") ||
+		strings.Contains(string(out), "did not start") {
+		t.Errorf("start on a data_dir nobody can write to: %v\n%s", err, out)
+	}
+}
