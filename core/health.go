@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/metrics"
+	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -32,12 +33,18 @@ type agentHealth struct {
 	version string
 	lastErr string // the kind of the last disabling failure ("" none)
 	since   time.Time
+	// authSaid: lastErr "auth" comes from `claude auth status`, not a
+	// turn; method is how it is logged in; probeErr why the probe failed.
+	authSaid bool
+	method   string
+	probeErr string
 }
 
 // newAgentHealth resolves every agent's command (as the runner will) and
-// probes the default one's version in the background (a node start, about
-// a second: never on the start's path).
-func newAgentHealth(cfg *config.Config) *agentHealth {
+// asks the default one, in the background (a node start, about a second:
+// never on the start's path), its version and whether it is logged in
+// (runner.Config.Probe: `claude auth status`, no turn spent).
+func newAgentHealth(cfg *config.Config, rc runner.Config) *agentHealth {
 	a := &agentHealth{}
 	for _, ag := range cfg.AllAgents() {
 		p, err := exec.LookPath(ag.Command)
@@ -52,27 +59,32 @@ func newAgentHealth(cfg *config.Config) *agentHealth {
 		}
 	}
 	if a.path != "" {
-		go a.probe(a.path)
+		go a.probe(rc)
 	}
 	return a
 }
 
-// probe reads `claude --version` with nothing of the host's environment
-// but PATH and HOME (the host's secrets stay out of it).
-func (a *agentHealth) probe(path string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+// probe records what the CLI says of itself: a CLI that says it is not
+// logged in makes the agent not ready, until a turn gets through.
+func (a *agentHealth) probe(rc runner.Config) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-	out, err := cmd.Output()
-	v := strings.TrimSpace(string(out))
-	if err != nil || v == "" {
-		v = "unknown (claude --version failed)"
-	}
-	v, _, _ = strings.Cut(v, " ")
+	v, auth, err := rc.Probe(ctx)
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	if v == "" {
+		v = "unknown"
+	}
 	a.version = v
-	a.mu.Unlock()
+	switch {
+	case err != nil:
+		a.probeErr = err.Error()
+	case !auth.LoggedIn && a.lastErr == "":
+		a.lastErr, a.since = "auth", time.Now()
+		a.authSaid = true
+	default:
+		a.method = auth.AuthMethod
+	}
 }
 
 // turn records a finished turn's outcome: a missing CLI or refused
@@ -86,7 +98,7 @@ func (a *agentHealth) turn(outcome string, now time.Time) {
 			a.lastErr, a.since = outcome, now
 		}
 	case "ok":
-		a.lastErr = ""
+		a.lastErr, a.authSaid = "", false
 	}
 }
 
@@ -103,12 +115,20 @@ func (a *agentHealth) view() *admin.AgentHealth {
 	case a.lastErr == "cli_not_found":
 		v.Ready, v.State, v.LastError = false, "missing", "the last turn could not start claude"
 		v.Action = "install the claude CLI or fix agent.command, then restart"
+	case a.lastErr == "auth" && a.authSaid:
+		v.Ready, v.State, v.LastError = false, "not_logged_in", "claude auth status says it is not logged in"
+		v.Action = "log claude in as the user it runs as, with CLAUDE_CONFIG_DIR=<data_dir>/claude (claude /login, or claude setup-token), or give it ANTHROPIC_API_KEY in agent.env; the next turn that gets through clears this"
 	case a.lastErr == "auth":
 		v.Ready, v.State, v.LastError = false, "not_logged_in", "claude refused its credentials (not logged in, or an invalid key) on the last turn"
 		v.Action = "log claude in as the user it runs as (claude /login, or ANTHROPIC_API_KEY in agent.env); the next turn that gets through clears this"
 	default:
 		v.State = "ready"
-		if a.version != "" && !strings.HasPrefix(a.version, "unknown") && a.version != TestedClaudeVersion {
+		if a.method != "" {
+			v.Auth = a.method
+		}
+		if a.probeErr != "" {
+			v.Action = "could not ask claude about itself: " + a.probeErr
+		} else if a.version != "" && !strings.HasPrefix(a.version, "unknown") && a.version != TestedClaudeVersion {
 			v.Action = "claude " + a.version + " is not the version clawhost is tested with (" + TestedClaudeVersion + "); it usually works — report what does not"
 		}
 	}

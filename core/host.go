@@ -228,7 +228,7 @@ func (h *Host) provision() error {
 		return err
 	}
 	h.metrics = metrics.New()
-	h.agentHealth = newAgentHealth(h.cfg)
+	h.agentHealth = newAgentHealth(h.cfg, h.agent.Config())
 	warnWarmMemory(h.cfg, h.log)
 	h.storeHealth = &storeHealth{count: h.metrics.StoreError}
 	h.schedules = newScheduler(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedulePoll(h.cfg))

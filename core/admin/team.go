@@ -161,10 +161,13 @@ const teamSections = `{{with .Snap.Usage}}<h2>Usage</h2>
 type AgentHealth struct {
 	Ready bool `json:"ready"`
 	// State is "ready", "missing" or "not_logged_in".
-	State     string    `json:"state"`
-	Path      string    `json:"path,omitempty"`
-	Version   string    `json:"version,omitempty"`
-	Tested    string    `json:"tested_version,omitempty"`
+	State   string `json:"state"`
+	Path    string `json:"path,omitempty"`
+	Version string `json:"version,omitempty"`
+	Tested  string `json:"tested_version,omitempty"`
+	// Auth is how claude is logged in ("api_key", "oauth_token", …) as
+	// `claude auth status` says.
+	Auth      string    `json:"auth,omitempty"`
 	LastError string    `json:"last_error,omitempty"`
 	Since     time.Time `json:"since,omitempty"`
 	// Action is what to do (also a note when the version differs from the

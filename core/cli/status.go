@@ -133,6 +133,9 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 	if a := s.Agent; a != nil {
 		if a.Ready {
 			fmt.Fprintf(&b, "agent: ready, claude %s at %s", dash(a.Version), a.Path)
+			if a.Auth != "" {
+				fmt.Fprintf(&b, ", logged in with %s", strings.ReplaceAll(a.Auth, "_", " "))
+			}
 			if a.Action != "" {
 				fmt.Fprintf(&b, " (%s)", a.Action)
 			}

@@ -77,6 +77,13 @@ func TestAdminAndPairingCLI(t *testing.T) {
 	if rc := run([]string{"pairing", "approve", code, "-config", d.cfgPath}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "approved lo:stranger") {
 		t.Fatalf("pairing approve: rc %d out %q err %q", rc, out.String(), errb.String())
 	}
+	// The approval tells the stranger and answers the message that asked.
+	if got := d.nextSend("chat-stranger"); !strings.Contains(got, "An owner approved you") {
+		t.Fatalf("after approval: %q", got)
+	}
+	if got := d.nextSend("chat-stranger"); !strings.Contains(got, "echo: ") || !strings.Contains(got, "hello") {
+		t.Fatalf("the held message after approval: %q", got)
+	}
 	d.post("stranger", "now me")
 	if got := d.nextSend("chat-stranger"); !strings.Contains(got, "echo: ") || !strings.Contains(got, "now me") {
 		t.Fatalf("after approval: %q", got)
@@ -93,7 +100,9 @@ func TestAdminAndPairingCLI(t *testing.T) {
 	if strings.Contains(m, "clawhost_hosts_live") || !strings.Contains(m, `clawhost_host_info{engine="sqlite",host_id=`) {
 		t.Errorf("/metrics of a host alone on SQLite: host info missing or cluster metrics present")
 	}
-	for _, want := range []string{`clawhost_messages_in_total{instance="lo"} 2`, `clawhost_turns_total{agent="main",outcome="ok"} 1`, `clawhost_plugin_up{instance="lo"} 1`, "clawhost_turn_duration_seconds_bucket"} {
+	// Three messages in: hello, hello again as the approval answers it
+	// (#approved), now me; two turns.
+	for _, want := range []string{`clawhost_messages_in_total{instance="lo"} 3`, `clawhost_turns_total{agent="main",outcome="ok"} 2`, `clawhost_plugin_up{instance="lo"} 1`, "clawhost_turn_duration_seconds_bucket"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

@@ -154,3 +154,33 @@ func TestReadOnlyDataDir(t *testing.T) {
 		t.Errorf("start on a data_dir nobody can write to: %v\n%s", err, out)
 	}
 }
+
+// TestClaudeNotLoggedIn: the real CLI with no credentials — `claude auth
+// status` says so at start, without a turn: /healthz is 503 with the agent
+// not_logged_in and what to do; the same CLI with a key is ready and says
+// how it is logged in.
+func TestClaudeNotLoggedIn(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	for _, key := range []bool{false, true} {
+		dir := t.TempDir()
+		addr := wcFreeAddr(t)
+		agent := RealClaude(bin, filepath.Join(dir, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir, "workspace")})
+		if !key {
+			delete(agent.Env, "ANTHROPIC_API_KEY")
+		}
+		d := Launch(t, (&Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": addr}}).Write(t))
+		want := `"not_logged_in"`
+		if key {
+			want = `"api_key"`
+		}
+		d.waitFor(func() bool {
+			_, body := get(t, "http://"+addr+"/status.json")
+			return strings.Contains(body, want)
+		}, "the agent item: "+want)
+		code, body := get(t, "http://"+addr+"/healthz")
+		if key && code != 200 || !key && (code != 503 || !strings.Contains(body, "claude auth status says it is not logged in")) {
+			t.Errorf("key %v: /healthz %d %s", key, code, body)
+		}
+	}
+}
