@@ -40,8 +40,13 @@ func TestPairing(t *testing.T) {
 	// A non-owner cannot approve; the owner can.
 	e.post(dm("u1", "/approve "+code))
 	contains(t, e.text("chat-u1"), "Only an owner")
+	mark := e.after // the stranger may be told before the owner's answer is sent
 	e.post(dm("owner", "/approve "+code))
 	contains(t, e.text("chat-owner"), "Approved lo:stranger")
+	e.after = mark
+	// The stranger is told, and the message that asked is answered.
+	contains(t, e.text("chat-stranger"), "An owner approved you")
+	contains(t, e.text("chat-stranger"), "echo: ", "let me in")
 	e.post(dm("stranger", "now?"))
 	contains(t, e.text("chat-stranger"), "echo: ", "now?")
 	// The code is a credential until used: no log line carries it, at
@@ -322,8 +327,12 @@ func TestPairingTTL(t *testing.T) {
 	got := e.text("chat-stranger")
 	code := got[strings.Index(got, "code is ")+8:]
 	code = code[:strings.IndexByte(code, ' ')]
+	mark := e.after // the stranger may be told before the owner's answer is sent
 	e.post(dm("owner", "/approve "+code))
 	contains(t, e.text("chat-owner"), "Approved lo:stranger")
+	e.after = mark
+	contains(t, e.text("chat-stranger"), "An owner approved you")
+	contains(t, e.text("chat-stranger"), "echo: ", "let me in")
 	e.post(dm("stranger", "within the hour"))
 	contains(t, e.text("chat-stranger"), "echo: ", "within the hour")
 	offset.Store(int64(time.Hour + time.Minute))
