@@ -116,6 +116,14 @@ func commandTable() []command {
 				"file:line or path, what was found and what to change; -json prints them for machines.\n" +
 				"Exit 0 when nothing is high or critical, 1 otherwise, 2 on bad usage or a file that does not\n" +
 				"load. An empty report is not a guarantee: it checks settings, not the code behind them.", nil, securityCommand},
+		{"doctor", "[-config FILE] [-json]", "check what the configuration needs of this machine, with what to do",
+			"Without starting the host or spending a claude turn: each agent's claude CLI (found, its version\n" +
+				"against the tested one, logged in — claude auth status), data_dir and the workspaces (there,\n" +
+				"writable, data_dir private), free disk, the database (opens and migrates; held by a running host\n" +
+				"is fine), each enabled plugin's binary and checksum, the admin endpoint's and web chats' ports\n" +
+				"(free, or answering when clawhost runs), and memory for agent.max_warm warm claude processes.\n" +
+				"One line per check: ok, WARN or FAIL with what was found and what to do; -json for machines.\n" +
+				"Exit 0 when nothing fails, 1 otherwise (or when the file does not load), 2 on bad usage.", nil, doctorCommand},
 		{"reload", "[-config FILE]", "reload the running host's configuration file (as SIGHUP) and say what came of it",
 			"Goes through the running host's admin endpoint. Prints \"applied\" and the changes that wait for a\n" +
 				"restart of clawhost (the claude runner's agent settings, storage, admin, data_dir, plugin_dir, log\n" +

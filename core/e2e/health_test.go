@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -182,5 +183,43 @@ func TestClaudeNotLoggedIn(t *testing.T) {
 		if key && code != 200 || !key && (code != 503 || !strings.Contains(body, "claude auth status says it is not logged in")) {
 			t.Errorf("key %v: /healthz %d %s", key, code, body)
 		}
+	}
+}
+
+// TestDoctor: with the real CLI logged in (a key) and a running host,
+// nothing fails — the database held by the host and its admin port
+// answering are fine; -json parses; with the CLI not logged in, doctor
+// fails on it and says what to do.
+func TestDoctor(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	dir := t.TempDir()
+	addr := wcFreeAddr(t)
+	agent := RealClaude(bin, filepath.Join(dir, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir, "workspace")})
+	h := Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": addr}}
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	var out, errb bytes.Buffer
+	if rc := run([]string{"doctor", "-config", cfg}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "logged in with api_key") ||
+		!strings.Contains(out.String(), "held by the running clawhost") || !strings.Contains(out.String(), addr+" answers") {
+		t.Errorf("doctor: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	if rc := run([]string{"doctor", "-json", "-config", cfg}, &out, &errb); rc != 0 {
+		t.Errorf("doctor -json: exit %d\n%s", rc, errb.String())
+	}
+	var checks []struct{ Name, Verdict, Found, Do string }
+	if err := json.Unmarshal(out.Bytes(), &checks); err != nil || len(checks) < 5 {
+		t.Errorf("doctor -json: %v %+v", err, checks)
+	}
+
+	dir2 := t.TempDir()
+	agent2 := RealClaude(bin, filepath.Join(dir2, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir2, "workspace")})
+	delete(agent2.Env, "ANTHROPIC_API_KEY")
+	cfg2 := (&Host{Dir: dir2, Agent: agent2, Admin: Attrs{"listen": ""}}).Write(t)
+	out.Reset()
+	if rc := run([]string{"doctor", "-config", cfg2}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "FAIL  claude CLI (agent main)") || !strings.Contains(out.String(), "is not logged in") {
+		t.Errorf("doctor without credentials: exit %d\n%s", rc, out.String())
 	}
 }

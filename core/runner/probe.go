@@ -28,9 +28,13 @@ func (c Config) Probe(ctx context.Context) (version string, auth AuthStatus, err
 		return "", auth, errNotFound(c.Command, err)
 	}
 	env := c.env(os.Environ(), os.TempDir())
+	dir := c.Workspace
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = os.TempDir() // not made yet (clawhost doctor before the first start)
+	}
 	run := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, path, args...)
-		cmd.Env, cmd.Dir = env, c.Workspace
+		cmd.Env, cmd.Dir = env, dir
 		return cmd.Output()
 	}
 	out, err := run("--version")

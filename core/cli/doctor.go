@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/clawhost/clawhost/core"
+)
+
+const doctorUsage = "usage: clawhost doctor [-config FILE] [-json]"
+
+// doctorCommand is `clawhost doctor`: what the configuration needs of this
+// machine, each with a verdict and what to do. Exit 0 when nothing fails
+// (warnings allowed), 1 when a check fails or the file does not load, 2 on
+// bad usage.
+func doctorCommand(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("clawhost doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	cfgPath := fs.String("config", "config.hcl", configFlagUsage)
+	asJSON := fs.Bool("json", false, "print the checks as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return help([]string{"doctor"}, stdout, stderr)
+		}
+		fmt.Fprintln(stderr, doctorUsage)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "clawhost doctor: unexpected argument %q\n%s\n", fs.Arg(0), doctorUsage)
+		return 2
+	}
+	cfg, ok := load(*cfgPath, stderr)
+	if !ok {
+		fmt.Fprintln(stderr, "clawhost doctor: the configuration does not load; fix it first (clawhost validate)")
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	checks := core.Doctor(ctx, cfg)
+	failed := 0
+	for _, c := range checks {
+		if c.Verdict == core.VerdictFail {
+			failed++
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(checks); err != nil {
+			fmt.Fprintf(stderr, "clawhost doctor: %v\n", err)
+			return 1
+		}
+	} else {
+		marks := map[string]string{core.VerdictOK: "ok  ", core.VerdictWarn: "WARN", core.VerdictFail: "FAIL", core.VerdictSkip: "skip"}
+		for _, c := range checks {
+			fmt.Fprintf(stdout, "%s  %-28s %s\n", marks[c.Verdict], c.Name, c.Found)
+			if c.Do != "" {
+				fmt.Fprintf(stdout, "      %-28s to do: %s\n", "", c.Do)
+			}
+		}
+		if failed == 0 {
+			fmt.Fprintln(stdout, "\nNothing fails: clawhost can run here with this configuration.")
+		} else {
+			fmt.Fprintf(stdout, "\n%d check(s) fail: clawhost will not work as configured until they are fixed.\n", failed)
+		}
+	}
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,264 @@
+package core
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/clawhost/clawhost/core/config"
+)
+
+// Verdicts of a doctor check.
+const (
+	VerdictOK   = "ok"
+	VerdictWarn = "warn"
+	VerdictFail = "fail"
+	VerdictSkip = "skip"
+)
+
+// DoctorCheck is one finding of `clawhost doctor`.
+type DoctorCheck struct {
+	// Name says what was checked ("claude CLI", "data_dir", …).
+	Name string `json:"name"`
+	// Verdict is ok, warn, fail or skip.
+	Verdict string `json:"verdict"`
+	// Found is what was found; Do what to do about it ("" when ok).
+	Found string `json:"found"`
+	Do    string `json:"do,omitempty"`
+}
+
+// Doctor checks what a configuration needs of this machine, without
+// starting the host or spending a claude turn: the claude CLI of every
+// agent (found, its version against the tested one, logged in — `claude
+// auth status`), data_dir and the workspaces (there, writable), free disk,
+// the database (opens and migrates; a running host holding it is fine),
+// the plugin binaries and their checksums, the admin endpoint's and the web
+// chat's ports, and memory for agent.max_warm warm claude processes.
+func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
+	var out []DoctorCheck
+	add := func(name, verdict, found, do string) {
+		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+	}
+	out = append(out, doctorClaude(ctx, cfg)...)
+
+	// data_dir and the workspaces.
+	for _, d := range append([]struct{ name, path string }{{"data_dir", cfg.DataDir}}, workspaces(cfg)...) {
+		fi, err := os.Stat(d.path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			parent := filepath.Dir(d.path)
+			if werr := writable(parent); werr != nil {
+				add(d.name, VerdictFail, d.path+" does not exist and "+parent+" is not writable: "+werr.Error(), "create it, or give the user clawhost runs as write access to "+parent)
+			} else {
+				add(d.name, VerdictOK, d.path+" does not exist yet; clawhost makes it at start", "")
+			}
+		case err != nil:
+			add(d.name, VerdictFail, err.Error(), "fix the path or its permissions")
+		case !fi.IsDir():
+			add(d.name, VerdictFail, d.path+" is not a directory", "point it at a directory")
+		default:
+			if werr := writable(d.path); werr != nil {
+				add(d.name, VerdictFail, d.path+" is not writable: "+werr.Error(), "give the user clawhost runs as write access")
+			} else if d.name == "data_dir" && fi.Mode().Perm()&0o077 != 0 && fi.Mode().Perm() != 0o711 {
+				add(d.name, VerdictWarn, fmt.Sprintf("%s is mode %o: others may read the database and tokens", d.path, fi.Mode().Perm()), "chmod 700 "+d.path)
+			} else {
+				add(d.name, VerdictOK, d.path, "")
+			}
+		}
+	}
+
+	// Free disk where the database is.
+	var st syscall.Statfs_t
+	if dir := existing(cfg.DataDir); syscall.Statfs(dir, &st) == nil {
+		free := st.Bavail * uint64(st.Bsize)
+		switch {
+		case free < 100<<20:
+			add("disk", VerdictFail, fmt.Sprintf("%d MB free at %s", free>>20, dir), "free some space: with a full disk no message can be taken in")
+		case free < 1<<30:
+			add("disk", VerdictWarn, fmt.Sprintf("%d MB free at %s", free>>20, dir), "free some space: the journal, media and claude's transcripts grow")
+		default:
+			add("disk", VerdictOK, fmt.Sprintf("%.1f GB free at %s", float64(free)/(1<<30), dir), "")
+		}
+	}
+
+	// The database.
+	if cfg.Storage.Engine == config.EnginePostgres || dirExists(cfg.DataDir) {
+		octx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		db, err := OpenStore(octx, cfg, HostID(cfg), nil)
+		cancel()
+		switch {
+		case err != nil && strings.Contains(err.Error(), "in use by another process"):
+			add("database", VerdictOK, "held by the running clawhost", "")
+		case err != nil:
+			add("database", VerdictFail, err.Error(), "see the error; for PostgreSQL check storage.url and that the server is reachable")
+		default:
+			db.Close()
+			add("database", VerdictOK, storageName(cfg)+" opens, schema up to date", "")
+		}
+	}
+
+	// Plugins.
+	for _, p := range cfg.EnabledPlugins() {
+		name := fmt.Sprintf("plugin %q", p.Name)
+		f, err := os.Open(p.Path)
+		if err != nil {
+			add(name, VerdictFail, p.Path+": "+err.Error(), "make build (or set path) for "+p.Source)
+			continue
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		sum := hex.EncodeToString(h.Sum(nil))
+		switch {
+		case err != nil:
+			add(name, VerdictFail, err.Error(), "")
+		case p.SHA256 != "" && !strings.EqualFold(p.SHA256, sum):
+			add(name, VerdictFail, "the binary's sha256 is "+sum+", not the configured "+p.SHA256, "build the pinned version, or update sha256 if you trust this binary")
+		case p.SHA256 == "":
+			add(name, VerdictOK, p.Path+" (not pinned: sha256 = \""+sum+"\" would pin it)", "")
+		default:
+			add(name, VerdictOK, p.Path+", checksum matches", "")
+		}
+	}
+
+	// Ports.
+	for _, l := range listens(cfg) {
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			if running(l.addr) {
+				add(l.name, VerdictOK, l.addr+" answers (clawhost is running)", "")
+			} else {
+				add(l.name, VerdictFail, l.addr+": "+err.Error(), "stop what listens there or choose another address")
+			}
+			continue
+		}
+		ln.Close()
+		add(l.name, VerdictOK, l.addr+" is free", "")
+	}
+
+	// Memory for the warm claude processes.
+	if w := warmMemoryWarning(cfg.Agent.MaxWarm, memTotal()); w != "" {
+		add("memory", VerdictWarn, w, "lower agent.max_warm")
+	} else if total := memTotal(); total > 0 {
+		add("memory", VerdictOK, fmt.Sprintf("%d MB; agent.max_warm = %d warm claude processes take up to ~%d MB", total>>20, cfg.Agent.MaxWarm, cfg.Agent.MaxWarm*claudeRSS>>20), "")
+	}
+	return out
+}
+
+// doctorClaude checks every agent's claude CLI.
+func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
+	var out []DoctorCheck
+	rc, err := agentConfig(cfg)
+	if err != nil {
+		return []DoctorCheck{{Name: "claude CLI", Verdict: VerdictFail, Found: err.Error(), Do: "fix the agent blocks (clawhost validate)"}}
+	}
+	seen := map[string]bool{}
+	profiles := append([]*config.Agent{cfg.Agent}, cfg.Agents...)
+	for _, a := range profiles {
+		if seen[a.Command] {
+			continue
+		}
+		seen[a.Command] = true
+		name := "claude CLI (agent " + a.ID + ")"
+		if _, err := exec.LookPath(a.Command); err != nil {
+			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: a.Command + " not found", Do: "npm install -g @anthropic-ai/claude-code (or make claude-cli), or set agent.command to its path"})
+			continue
+		}
+		c := rc
+		if a.ID != cfg.Agent.ID {
+			for _, ag := range rc.Agents {
+				if ag.Name == a.ID {
+					c = ag
+				}
+			}
+		}
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		v, auth, err := c.Probe(pctx)
+		cancel()
+		switch {
+		case err != nil:
+			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: err.Error(), Do: "run the command by hand to see why"})
+		case !auth.LoggedIn:
+			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: "claude " + v + " is not logged in (claude auth status)",
+				Do: "log it in with CLAUDE_CONFIG_DIR=" + c.ConfigDir + " (claude /login, or claude setup-token), or set ANTHROPIC_API_KEY in agent.env"})
+		case v != TestedClaudeVersion:
+			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "claude " + v + ", logged in with " + auth.AuthMethod + "; clawhost is tested with " + TestedClaudeVersion,
+				Do: "it usually works; npm install -g @anthropic-ai/claude-code@" + TestedClaudeVersion + " for the tested one"})
+		default:
+			out = append(out, DoctorCheck{Name: name, Verdict: VerdictOK, Found: "claude " + v + ", logged in with " + auth.AuthMethod})
+		}
+	}
+	return out
+}
+
+type dirCheck = struct{ name, path string }
+
+// workspaces are the agents' workspaces, each once.
+func workspaces(cfg *config.Config) []dirCheck {
+	var out []dirCheck
+	seen := map[string]bool{}
+	for _, a := range cfg.AllAgents() {
+		if !seen[a.Workspace] {
+			seen[a.Workspace] = true
+			out = append(out, dirCheck{"workspace (agent " + a.ID + ")", a.Workspace})
+		}
+	}
+	return out
+}
+
+type listenCheck struct{ name, addr string }
+
+// listens are the addresses the host binds: the admin endpoint and each
+// web chat.
+func listens(cfg *config.Config) []listenCheck {
+	var out []listenCheck
+	if cfg.Admin.Listen != "" {
+		out = append(out, listenCheck{"admin endpoint", cfg.Admin.Listen})
+	}
+	for _, p := range cfg.EnabledPlugins() {
+		if p.Source != "webchat" {
+			continue
+		}
+		l := webchatDefaultListen
+		if a := cfg.Attribute("plugin", p.Name, "config", "listen"); a != nil {
+			if v, ok := cfg.StringValue(a); ok && v != "" {
+				l = v
+			}
+		}
+		out = append(out, listenCheck{fmt.Sprintf("plugin %q listen", p.Name), l})
+	}
+	return out
+}
+
+// running reports whether something answers HTTP at addr.
+func running(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// existing is p or its nearest existing parent.
+func existing(p string) string {
+	for !dirExists(p) && filepath.Dir(p) != p {
+		p = filepath.Dir(p)
+	}
+	return p
+}
