@@ -361,6 +361,7 @@ func (h *Host) startAdmin(listen string) error {
 		Pairing:  h.pairingAPI("admin"),
 		Reports:  reports{h.db},
 		Reloader: hostReloader{h, h.cfg.Path()},
+		Actions:  &statusSource{h: h},
 	})
 	if err != nil {
 		return fmt.Errorf("admin endpoint on %s: %w (another clawhost, or another program, listens there: stop it, or set admin { listen } to a free address, or \"\" to run without it)", listen, err)

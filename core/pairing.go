@@ -256,3 +256,23 @@ func (h *Host) warnUnhonoured(ctx context.Context, cfg *config.Config) {
 			"`clawhost pairing list -approved` lists them, `clawhost pairing revoke INSTANCE:ID` removes one", "not_honoured", len(list))
 	}
 }
+
+// DenyPairing drops the pending request of code (the sender may ask again
+// later); false when no pending request has that code.
+func (p PairingAPI) DenyPairing(ctx context.Context, code string) (bool, error) {
+	pending, err := p.DB.PendingPairings(ctx, "")
+	if err != nil {
+		return false, err
+	}
+	for _, c := range pending {
+		if !strings.EqualFold(c.Code, strings.TrimSpace(code)) {
+			continue
+		}
+		if _, err := p.DB.RevokeApproval(ctx, c.Instance, c.SenderID); err != nil {
+			return false, err
+		}
+		p.audit(ctx, store.AuditEvent{Kind: store.AuditPairing, Actor: p.By, Instance: c.Instance, Subject: c.Instance + ":" + c.SenderID, Decision: "denied"})
+		return true, nil
+	}
+	return false, nil
+}

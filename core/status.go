@@ -11,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/store"
 )
 
 // statusSource feeds the admin status page.
@@ -54,7 +55,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	}
 	open, recent := h.gw.Approvals()
 	for _, v := range open {
-		snap.Approvals = append(snap.Approvals, admin.Approval{Session: v.Key, Tool: v.Tool, Summary: v.Summary, Asker: v.Asker, Since: v.Since})
+		snap.Approvals = append(snap.Approvals, admin.Approval{ID: v.ID, Session: v.Key, Tool: v.Tool, Summary: v.Summary, Asker: v.Asker, Since: v.Since})
 	}
 	for _, r := range recent {
 		outcome := "denied"
@@ -154,4 +155,35 @@ func agentsView(cfg *config.Config, warm []admin.Warm) []admin.Agent {
 		out = append(out, v)
 	}
 	return out
+}
+
+// The status page's actions.
+
+func (s *statusSource) DecideApproval(id string, allow bool) bool {
+	return s.h.gw.DecideApproval(id, allow, "the status page")
+}
+
+func (s *statusSource) StopSession(key string) bool {
+	ok := s.h.gw.StopSession(key)
+	s.audit(store.AuditEvent{Kind: store.AuditCommand, Actor: "admin", Subject: "/stop", Decision: "allowed", Detail: "the status page's Stop of " + key})
+	return ok
+}
+
+func (s *statusSource) RestartPlugin(instance string) error {
+	err := s.h.plugins.Restart(instance)
+	if err == nil {
+		s.audit(store.AuditEvent{Kind: store.AuditCommand, Actor: "admin", Subject: "restart", Decision: "allowed", Detail: "the status page's Restart of plugin " + instance})
+	}
+	return err
+}
+
+// audit records a page action in the audit trail.
+func (s *statusSource) audit(e store.AuditEvent) {
+	if err := s.h.db.Audit(context.Background(), e); err != nil {
+		s.h.log.Error("audit trail write failed", "kind", e.Kind, "error", err)
+	}
+}
+
+func (s *statusSource) DenyPairing(ctx context.Context, code string) (bool, error) {
+	return s.h.pairingAPI("admin").DenyPairing(ctx, code)
 }

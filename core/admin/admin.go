@@ -51,6 +51,8 @@
 //	POST /plugins/{instance}/retry
 //	                       call the plugin's Retry (the button of a plugin
 //	                       that needs attention; 404 without Retrier)
+//	POST /approvals/{id}/allow|deny, /sessions/stop, /plugins/{instance}/restart,
+//	POST /pairing/deny     the status page's actions (404 without Actions)
 //	POST /reload           reload the configuration file as SIGHUP does;
 //	                       the outcome as JSON (404 without Reloader)
 //	GET  /usage.json?since=RFC3339
@@ -178,6 +180,8 @@ type Snapshot struct {
 
 // Approval is a tool-use question waiting for an answer.
 type Approval struct {
+	// ID names the question for POST /approvals/{id}/allow|deny.
+	ID      string    `json:"id,omitempty"`
 	Session string    `json:"session"`
 	Tool    string    `json:"tool"`
 	Summary string    `json:"summary"`
@@ -474,6 +478,9 @@ type Options struct {
 	Reports Reports
 	// Reloader serves POST /reload; nil answers 404.
 	Reloader Reloader
+	// Actions serve the page's buttons (approvals, stop, restart, deny a
+	// pairing); nil answers 404.
+	Actions Actions
 	// Retrier serves POST /plugins/{instance}/retry; nil answers 404.
 	Retrier Retrier
 	// Pprof serves net/http/pprof's profiles under /debug/pprof/; off:
@@ -555,6 +562,7 @@ func Start(opts Options) (*Server, error) {
 		pairing:  opts.Pairing,
 		reports:  opts.Reports,
 		reloader: opts.Reloader,
+		actions:  opts.Actions,
 		retrier:  opts.Retrier,
 		pprof:    opts.Pprof,
 		log:      log,

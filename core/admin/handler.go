@@ -26,6 +26,7 @@ type handler struct {
 	pairing  Pairing
 	reports  Reports
 	reloader Reloader
+	actions  Actions
 	retrier  Retrier
 	pprof    bool
 	log      hclog.Logger
@@ -53,6 +54,10 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("GET /usage.json", h.usageJSON)
 	mux.HandleFunc("GET /audit.json", h.auditJSON)
 	mux.HandleFunc("POST /reload", h.reload)
+	mux.HandleFunc("POST /approvals/{id}/{verb}", h.decideApproval)
+	mux.HandleFunc("POST /sessions/stop", h.stopSession)
+	mux.HandleFunc("POST /plugins/{instance}/restart", h.restartPlugin)
+	mux.HandleFunc("POST /pairing/deny", h.denyPairing)
 	if h.pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

@@ -184,7 +184,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{if .Snap.Plugins}}<table>
 <thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>memory</th><th>last error</th></tr></thead>
 <tbody>
-{{range .Snap.Plugins}}{{$p := .}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else if eq .State "standby"}}none{{else}}bad{{end}}">{{if .Ready}}yes{{else if eq .State "standby"}}on another host{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="n">{{mb .RSS}}{{if .Private}} ({{mb .Private}} private){{end}}</td><td class="err">{{.LastError}}{{if .Action}}{{if .LastError}}<br>{{end}}<b>What to do:</b> {{.Action}}{{end}}</td></tr>
+{{range .Snap.Plugins}}{{$p := .}}<tr><td>{{.Instance}}</td><td>{{.Source}}</td><td>{{join .Kinds}}</td><td>{{.State}}</td><td class="{{if .Ready}}ok{{else if eq .State "standby"}}none{{else}}bad{{end}}">{{if .Ready}}yes{{else if eq .State "standby"}}on another host{{else}}no{{end}}</td><td class="n">{{$.Age .Since}}</td><td class="n">{{.Restarts}}</td><td class="n">{{if .PID}}{{.PID}}{{else}}—{{end}}</td><td class="n">{{mb .RSS}}{{if .Private}} ({{mb .Private}} private){{end}}</td><td class="err">{{.LastError}}{{if .Action}}{{if .LastError}}<br>{{end}}<b>What to do:</b> {{.Action}}{{end}}{{if .PID}}<form method="post" action="/plugins/{{.Instance}}/restart"><input type="hidden" name="from" value="page"><button type="submit">Restart</button></form>{{end}}</td></tr>
 {{with .Attention}}<tr class="attention" id="attention-{{$p.Instance}}"><td colspan="9">
 {{if eq .Kind "qr"}}{{with qrsrc .Data}}<p>Scan this QR code for <b>{{$p.Instance}}</b>:</p>
 <img class="qr" src="{{.}}" alt="QR code for {{$p.Instance}}">
@@ -202,9 +202,9 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{if or .Snap.Approvals .Snap.Decisions}}<h2>Tool approvals</h2>
 {{if .Snap.Approvals}}<p class="meta">These turns wait until someone in the chat answers (or agent.approval_timeout denies).</p>
 <table>
-<thead><tr><th>session</th><th>tool</th><th>input</th><th>who may answer</th><th>waiting</th></tr></thead>
+<thead><tr><th>session</th><th>tool</th><th>input</th><th>who may answer</th><th>waiting</th><th></th></tr></thead>
 <tbody>
-{{range .Snap.Approvals}}<tr><td><code>{{.Session}}</code></td><td>{{.Tool}}</td><td><code>{{.Summary}}</code></td><td>{{if .Asker}}{{.Asker}} or an owner{{else}}an owner{{end}}</td><td class="n">{{$.Age .Since}}</td></tr>
+{{range .Snap.Approvals}}<tr><td><code>{{.Session}}</code></td><td>{{.Tool}}</td><td><code>{{.Summary}}</code></td><td>{{if .Asker}}{{.Asker}} or an owner{{else}}an owner{{end}}</td><td class="n">{{$.Age .Since}}</td><td>{{if .ID}}<form method="post" action="/approvals/{{.ID}}/allow"><input type="hidden" name="from" value="page"><button type="submit">Allow</button></form><form method="post" action="/approvals/{{.ID}}/deny"><input type="hidden" name="from" value="page"><button type="submit">Deny</button></form>{{end}}</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}{{if .Snap.Decisions}}<table>
@@ -236,7 +236,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 <table>
 <thead><tr><th>agent</th><th>key</th><th>session</th><th>model</th><th>last activity</th><th>turns</th><th>input tokens</th><th>output tokens</th><th>cost</th><th>queued</th><th>running</th><th>last turn</th></tr></thead>
 <tbody>
-{{range .Snap.Sessions}}<tr><td>{{.Agent}}</td><td>{{.Key}}</td><td title="{{.SessionID}}">{{short .SessionID}}</td><td>{{.Model}}</td><td class="n">{{$.Age .LastActivity}} ago</td><td class="n">{{.Turns}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.Queued}}</td><td>{{if .Running}}<span class="ok">running</span>{{else}}idle{{end}}</td><td>{{.LastTurn}}</td></tr>
+{{range .Snap.Sessions}}<tr><td>{{.Agent}}</td><td>{{.Key}}</td><td title="{{.SessionID}}">{{short .SessionID}}</td><td>{{.Model}}</td><td class="n">{{$.Age .LastActivity}} ago</td><td class="n">{{.Turns}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.Queued}}</td><td>{{if .Running}}<span class="ok">running</span>{{else}}idle{{end}}{{if or .Running .Queued}}<form method="post" action="/sessions/stop"><input type="hidden" name="session" value="{{.Key}}"><input type="hidden" name="from" value="page"><button type="submit">Stop</button></form>{{end}}</td><td>{{.LastTurn}}</td></tr>
 {{end}}</tbody>
 </table>
 {{else}}<p class="none">No sessions.</p>

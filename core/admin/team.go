@@ -218,7 +218,7 @@ const pairingSection = `{{if .Snap.PendingPairings}}<h2>Waiting for an owner</h2
 <table>
 <thead><tr><th>sender</th><th>code</th><th>expires</th><th></th></tr></thead>
 <tbody>
-{{range .Snap.PendingPairings}}<tr><td><code>{{.Instance}}:{{.SenderID}}</code></td><td><code>{{.Code}}</code></td><td class="n">{{$.Stamp .ExpiresAt}}</td><td><form method="post" action="/pairing/approve"><input type="hidden" name="code" value="{{.Code}}"><input type="hidden" name="from" value="page"><button type="submit">Approve</button></form></td></tr>
+{{range .Snap.PendingPairings}}<tr><td><code>{{.Instance}}:{{.SenderID}}</code></td><td><code>{{.Code}}</code></td><td class="n">{{$.Stamp .ExpiresAt}}</td><td><form method="post" action="/pairing/approve"><input type="hidden" name="code" value="{{.Code}}"><input type="hidden" name="from" value="page"><button type="submit">Approve</button></form><form method="post" action="/pairing/deny"><input type="hidden" name="code" value="{{.Code}}"><input type="hidden" name="from" value="page"><button type="submit">Deny</button></form></td></tr>
 {{end}}</tbody>
 </table>
 {{end}}{{if .Snap.ApprovedSenders}}<h2>Approved senders</h2>
@@ -230,3 +230,112 @@ const pairingSection = `{{if .Snap.PendingPairings}}<h2>Waiting for an owner</h2
 </table>
 {{end}}
 `
+
+// Actions are what the status page can do (behind the admin token; a
+// POST carrying only the cookie must come from the page itself).
+type Actions interface {
+	// DecideApproval allows or denies the waiting tool-use question id;
+	// false when it is no longer waiting.
+	DecideApproval(id string, allow bool) bool
+	// StopSession stops the session's running turn and drops its waiting
+	// messages (/stop); false when nothing ran or waited.
+	StopSession(key string) bool
+	// RestartPlugin restarts the instance's plugin process.
+	RestartPlugin(instance string) error
+	// DenyPairing drops the pending pairing request of code; false when
+	// there is none.
+	DenyPairing(ctx context.Context, code string) (bool, error)
+}
+
+// act answers a page action: back to the page (from=page), else JSON.
+func (h *handler) act(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if fromPage(r) && status == http.StatusOK {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	if status != http.StatusOK {
+		writeJSON(w, status, errorBody{msg})
+		return
+	}
+	writeJSON(w, status, struct {
+		Done string `json:"done"`
+	}{msg})
+}
+
+// decideApproval serves POST /approvals/{id}/allow and /deny.
+func (h *handler) decideApproval(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	if h.actions == nil {
+		h.act(w, r, http.StatusNotFound, "actions are not available")
+		return
+	}
+	id, verb := r.PathValue("id"), r.PathValue("verb")
+	if verb != "allow" && verb != "deny" {
+		h.act(w, r, http.StatusNotFound, "allow or deny")
+		return
+	}
+	if !h.actions.DecideApproval(id, verb == "allow") {
+		h.act(w, r, http.StatusNotFound, "that question is no longer waiting")
+		return
+	}
+	h.log.Info("tool approval decided on the status page", "id", id, "decision", verb)
+	h.act(w, r, http.StatusOK, verb)
+}
+
+// stopSession serves POST /sessions/stop (form or JSON field "session").
+func (h *handler) stopSession(w http.ResponseWriter, r *http.Request) {
+	if h.actions == nil {
+		h.act(w, r, http.StatusNotFound, "actions are not available")
+		return
+	}
+	key, err := readField(w, r, "session")
+	if err != nil {
+		h.act(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !h.actions.StopSession(key) {
+		h.act(w, r, http.StatusConflict, "nothing runs or waits in that session")
+		return
+	}
+	h.log.Info("session stopped on the status page", "session", key)
+	h.act(w, r, http.StatusOK, "stopped")
+}
+
+// restartPlugin serves POST /plugins/{instance}/restart.
+func (h *handler) restartPlugin(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	if h.actions == nil {
+		h.act(w, r, http.StatusNotFound, "actions are not available")
+		return
+	}
+	instance := r.PathValue("instance")
+	if err := h.actions.RestartPlugin(instance); err != nil {
+		h.act(w, r, http.StatusConflict, err.Error())
+		return
+	}
+	h.log.Info("plugin restarted from the status page", "instance", instance)
+	h.act(w, r, http.StatusOK, "restarting")
+}
+
+// denyPairing serves POST /pairing/deny (form or JSON field "code").
+func (h *handler) denyPairing(w http.ResponseWriter, r *http.Request) {
+	if h.actions == nil {
+		h.act(w, r, http.StatusNotFound, "actions are not available")
+		return
+	}
+	code, err := readField(w, r, "code")
+	if err != nil {
+		h.act(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	found, err := h.actions.DenyPairing(r.Context(), code)
+	switch {
+	case err != nil:
+		h.log.Error("deny pairing", "error", err)
+		h.act(w, r, http.StatusInternalServerError, "denying failed")
+	case !found:
+		h.act(w, r, http.StatusNotFound, ErrNotFound.Error())
+	default:
+		h.act(w, r, http.StatusOK, "denied")
+	}
+}

@@ -539,3 +539,17 @@ func newID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// Decide answers the open question id from outside a chat (the status
+// page): allow or deny it, by by. It reports whether the question was
+// open.
+func (a *Approvals) Decide(id string, allow bool, by string) bool {
+	a.mu.Lock()
+	qu := a.open[id]
+	a.mu.Unlock()
+	if qu == nil || qu.choices != nil {
+		return false
+	}
+	qu.give(verdict{allow: allow, by: by})
+	return true
+}

@@ -95,3 +95,16 @@ func firstLine(s string) string {
 	}
 	return l
 }
+
+// DecideApproval answers a waiting tool-use question from the status page.
+func (g *Gateway) DecideApproval(id string, allow bool, by string) bool {
+	return g.approvals.Decide(id, allow, by)
+}
+
+// StopSession stops session key's running turn and drops its waiting
+// messages, as /stop does (the status page's Stop); it reports whether
+// there was anything to stop.
+func (g *Gateway) StopSession(key string) bool {
+	aborted, dropped := sessions{g}.Stop(key)
+	return aborted || dropped > 0
+}

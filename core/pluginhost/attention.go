@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -316,4 +317,18 @@ func (h *Supervisor) Retry(ctx context.Context, instance string) error {
 		return fmt.Errorf("retry plugin %s: %w", instance, ErrUnknownInstance)
 	}
 	return inst.Retry(ctx)
+}
+
+// Restart ends the instance's plugin process (SIGTERM): the supervisor
+// starts it again as after a crash (the status page's Restart).
+func (h *Supervisor) Restart(instance string) error {
+	inst := h.Instance(instance)
+	if inst == nil {
+		return fmt.Errorf("restart plugin %s: %w", instance, ErrUnknownInstance)
+	}
+	pid := inst.Status().PID
+	if pid <= 0 {
+		return fmt.Errorf("restart plugin %s: it is not running (%s)", instance, inst.Status().State)
+	}
+	return syscall.Kill(pid, syscall.SIGTERM)
 }

@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
+)
+
+// TestStatusPageActions: in Chromium, the status page acts — Deny on a
+// pending pairing drops it, Stop on a running session stops its turn (no
+// answer comes), Restart on a plugin restarts it; each through the page's
+// own forms, behind the admin token, and each in the audit trail.
+func TestStatusPageActions(t *testing.T) {
+	dir := t.TempDir()
+	adminAddr := wcFreeAddr(t)
+	h := adminHost(dir, adminAddr)
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
+	d.waitFor(func() bool { code, _ := get(t, "http://"+adminAddr+"/status.json"); return code == 200 }, "the admin endpoint")
+	token, err := admin.ReadToken(filepath.Join(dir, "data", admin.TokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := webchattest.NewBrowser(t, wcBrowserTimeout)
+	page := "http://" + adminAddr + "/"
+	// Not the web chat: no connection to wait for, the page as it loads.
+	if err := chromedp.Do(b.Ctx, chromedp.Navigate(page+"?token="+token)); err != nil {
+		t.Fatal(err)
+	}
+	reload := func() {
+		t.Helper()
+		if err := chromedp.Do(b.Ctx, chromedp.Reload()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	click := func(form string) {
+		t.Helper()
+		if _, err := webchattest.Eval[bool](b, `(document.querySelector('form[action="`+form+`"] button').click(), true)`); err != nil {
+			t.Fatalf("click %s: %v", form, err)
+		}
+	}
+
+	// Deny a pairing.
+	d.post("stranger", "let me in")
+	d.nextSend("chat-stranger")
+	reload()
+	if err := b.WaitJS(`document.querySelector('form[action="/pairing/deny"]')`); err != nil {
+		t.Fatal(err)
+	}
+	click("/pairing/deny")
+	if err := b.WaitJS(`location.pathname == "/" && !document.querySelector('form[action="/pairing/deny"]')`); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"pairing", "list", "-config", cfg}, &out, &errb); rc != 0 || strings.Contains(out.String(), "lo:stranger") {
+		t.Errorf("after Deny: pairing list %d\n%s%s", rc, out.String(), errb.String())
+	}
+
+	// Stop a running turn.
+	d.post("owner", "think long #sleep=20s")
+	d.waitFor(func() bool { return typingSeen(d) }, "the turn to start")
+	reload()
+	if err := b.WaitJS(`document.querySelector('form[action="/sessions/stop"]')`); err != nil {
+		t.Fatal(err)
+	}
+	click("/sessions/stop")
+	if err := b.WaitJS(`location.pathname == "/" && !document.querySelector('form[action="/sessions/stop"]')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range d.sent(2 * time.Second) {
+		d.after = r.Seq
+		if r.Op == "send" && r.ChatID == "chat-owner" && strings.Contains(r.Text, "think long") {
+			t.Errorf("the stopped turn answered: %q", r.Text)
+		}
+	}
+
+	// Restart the plugin.
+	before := pluginPIDs(d, 1)
+	click("/plugins/lo/restart")
+	d.waitFor(func() bool {
+		now := pluginPIDs(d, 1)
+		return len(now) == 1 && now[0] != before[0]
+	}, "the plugin's new process")
+
+	var trail []struct{ Kind, Subject, Decision, Detail string }
+	out.Reset()
+	if rc := run([]string{"audit", "-json", "-config", cfg}, &out, &errb); rc != 0 {
+		t.Fatalf("audit: %d %s", rc, errb.String())
+	}
+	if err := json.Unmarshal(out.Bytes(), &trail); err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, e := range trail {
+		have[e.Kind+" "+e.Subject+" "+e.Decision] = true
+	}
+	for _, want := range []string{"pairing lo:stranger denied", "command /stop allowed", "command restart allowed"} {
+		if !have[want] {
+			t.Errorf("audit trail lacks %q: %+v", want, trail)
+		}
+	}
+}
