@@ -46,7 +46,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	snap.SessionCount = total
 	for _, si := range sessions {
 		agent, _ := sessionkey.SplitAgent(si.Key)
-		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, Agent: agent, SessionID: si.ClaudeSessionID, Model: si.Model,
+		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, Name: si.Name, Agent: agent, SessionID: si.ClaudeSessionID, Model: si.Model,
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
 			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn})
 	}

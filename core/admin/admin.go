@@ -299,8 +299,10 @@ type Agent struct {
 
 // Session is one conversation's session.
 type Session struct {
-	// Key is the session key.
-	Key string `json:"key"`
+	// Key is the session key; Name who it is with (a group's title, a
+	// sender's name), "" unknown.
+	Key  string `json:"key"`
+	Name string `json:"name,omitempty"`
 	// Agent is the agent the session is of (its key names it).
 	Agent string `json:"agent,omitempty"`
 	// SessionID is the claude session uuid; empty before the first turn.

@@ -690,7 +690,7 @@ func TestStatusPageAgents(t *testing.T) {
 		"<h2>Agents</h2>",
 		"<td>main</td><td><code>/srv/ws</code></td><td>every chat no agent binds</td><td>no</td>",
 		"<td>ops</td><td><code>/srv/ops</code></td><td><code>tg:-100</code></td><td>yes</td><td class=\"n\">1</td>",
-		"<tr><td>ops</td><td>tg:dm:1001</td>",
+		"<tr><td>ops</td><td></td><td>tg:dm:1001</td>",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)

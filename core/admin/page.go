@@ -234,9 +234,9 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 <h2>Sessions</h2>
 {{if .Snap.Sessions}}<p class="meta">showing {{len .Snap.Sessions}} of {{.Snap.SessionCount}}, most recently active first</p>
 <table>
-<thead><tr><th>agent</th><th>key</th><th>session</th><th>model</th><th>last activity</th><th>turns</th><th>input tokens</th><th>output tokens</th><th>cost</th><th>queued</th><th>running</th><th>last turn</th></tr></thead>
+<thead><tr><th>agent</th><th>with</th><th>key</th><th>session</th><th>model</th><th>last activity</th><th>turns</th><th>input tokens</th><th>output tokens</th><th>cost</th><th>queued</th><th>running</th><th>last turn</th></tr></thead>
 <tbody>
-{{range .Snap.Sessions}}<tr><td>{{.Agent}}</td><td>{{.Key}}</td><td title="{{.SessionID}}">{{short .SessionID}}</td><td>{{.Model}}</td><td class="n">{{$.Age .LastActivity}} ago</td><td class="n">{{.Turns}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.Queued}}</td><td>{{if .Running}}<span class="ok">running</span>{{else}}idle{{end}}{{if or .Running .Queued}}<form method="post" action="/sessions/stop"><input type="hidden" name="session" value="{{.Key}}"><input type="hidden" name="from" value="page"><button type="submit">Stop</button></form>{{end}}</td><td>{{.LastTurn}}</td></tr>
+{{range .Snap.Sessions}}<tr><td>{{.Agent}}</td><td>{{.Name}}</td><td>{{.Key}}</td><td title="{{.SessionID}}">{{short .SessionID}}</td><td>{{.Model}}</td><td class="n">{{$.Age .LastActivity}} ago</td><td class="n">{{.Turns}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.Queued}}</td><td>{{if .Running}}<span class="ok">running</span>{{else}}idle{{end}}{{if or .Running .Queued}}<form method="post" action="/sessions/stop"><input type="hidden" name="session" value="{{.Key}}"><input type="hidden" name="from" value="page"><button type="submit">Stop</button></form>{{end}}</td><td>{{.LastTurn}}</td></tr>
 {{end}}</tbody>
 </table>
 {{else}}<p class="none">No sessions.</p>

@@ -67,7 +67,12 @@ func TestStatusPageActions(t *testing.T) {
 		t.Errorf("after Deny: pairing list %d\n%s%s", rc, out.String(), errb.String())
 	}
 
-	// Stop a running turn.
+	// Stop a running turn (after one that finished, which names the
+	// session).
+	d.post("owner", "hi")
+	if got := d.nextSend("chat-owner"); !strings.Contains(got, "hi") {
+		t.Fatalf("the owner's first answer: %q", got)
+	}
 	d.post("owner", "think long #sleep=20s")
 	d.waitFor(func() bool { return typingSeen(d) }, "the turn to start")
 	reload()

@@ -179,6 +179,12 @@ func TestTeamTelegram(t *testing.T) {
 		t.Errorf("Dave's held message was answered %d times, want once", n)
 	}
 
+	// Sessions are named by who they are with: the group by its title,
+	// Erin's direct chat by her name.
+	if _, body := get(t, "http://"+adminAddr+"/status.json"); !strings.Contains(body, `"name": "Team"`) || !strings.Contains(body, `"name": "Erin"`) {
+		t.Errorf("sessions not named on the status page: %s", body)
+	}
+
 	// A reload, a kill -9, and the ledger and the trail read back.
 	_ = d.cmd.Process.Signal(syscall.SIGHUP)
 	tgWaitFor(t, "the reload", func() bool { return strings.Contains(d.Log(), "configuration reloaded") })

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -133,6 +135,9 @@ func (g *Gateway) sessionQueueMode(key string) queue.Mode {
 // SessionInfo is a session as the status page shows it.
 type SessionInfo struct {
 	store.Session
+	// Name is who the session is with: the group's title, or the
+	// sender's name in a direct chat ("" unknown).
+	Name    string
 	Queued  int
 	Running bool
 	// LastTurn says how the last turn since the start got to claude
@@ -154,7 +159,7 @@ func (g *Gateway) Sessions(ctx context.Context, limit int) ([]SessionInfo, int) 
 	queued, _ := g.store.PendingCounts(ctx)
 	out := make([]SessionInfo, len(recent))
 	for i, s := range recent {
-		out[i] = SessionInfo{Session: s, Queued: queued[s.Key], Running: g.queue.Running(s.Key), LastTurn: g.turns.LastWait(s.Key).String()}
+		out[i] = SessionInfo{Session: s, Name: sessionName(s.Chat), Queued: queued[s.Key], Running: g.queue.Running(s.Key), LastTurn: g.turns.LastWait(s.Key).String()}
 	}
 	return out, total
 }
@@ -168,3 +173,16 @@ func (g *Gateway) Access() access.Policy { return g.settings().Access }
 
 // QueueDepth is the number of messages waiting in session queues.
 func (g *Gateway) QueueDepth() int { return g.queue.Depth() }
+
+// sessionName is who a session is with, from its stored chat metadata:
+// a group's title, else the sender's name.
+func sessionName(chat []byte) string {
+	var m struct {
+		Title      string `json:"title"`
+		SenderName string `json:"sender_name"`
+	}
+	if len(chat) == 0 || json.Unmarshal(chat, &m) != nil {
+		return ""
+	}
+	return cmp.Or(m.Title, m.SenderName)
+}
