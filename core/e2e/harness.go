@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/deathsig"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,7 +348,8 @@ func (d *Daemon) spawn() {
 func Command(tb testing.TB, cfgPath string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(binDir(tb), "clawhost"), append([]string{"-config", cfgPath}, args...)...)
 	cmd.Dir = filepath.Dir(cfgPath)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	deathsig.Set(cmd.SysProcAttr)
 	return cmd
 }
 

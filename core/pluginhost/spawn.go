@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/deathsig"
 	"io"
 	"os"
 	"os/exec"
@@ -73,7 +74,8 @@ type procRunner struct {
 var _ runner.Runner = (*procRunner)(nil)
 
 func newProcRunner(log hclog.Logger, sp *spawner, cmd *exec.Cmd, user *runas.User, onPID func(pid int, alive bool)) (*procRunner, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true, Credential: user.Credential()}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: user.Credential()}
+	deathsig.Set(cmd.SysProcAttr)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

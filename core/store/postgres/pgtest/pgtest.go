@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/deathsig"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -261,7 +262,8 @@ func run(bin, dir string, port int, logPath string, cred *syscall.Credential) (*
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group, so that a ^C to the tests' group is not the
 	// server's business; and SIGKILL when the test binary dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	deathsig.Set(cmd.SysProcAttr)
 	// The parent-death signal comes when the thread that started the
 	// child ends, not the process: the goroutine keeps its thread locked,
 	// blocked in Wait, for as long as the server runs.

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package deathsig
+
+import "syscall"
+
+func set(*syscall.SysProcAttr) {}
