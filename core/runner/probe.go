@@ -1,12 +1,14 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // AuthStatus is what `claude auth status` prints (the CLI 2.1.330: a JSON
@@ -35,7 +37,16 @@ func (c Config) Probe(ctx context.Context) (version string, auth AuthStatus, err
 	run := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, path, args...)
 		cmd.Env, cmd.Dir = env, dir
-		return cmd.Output()
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		// A node start (~1 CPU-second) that must not slow a turn starting
+		// at the same time: at the lowest priority.
+		_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, 19)
+		err := cmd.Wait()
+		return out.Bytes(), err
 	}
 	out, err := run("--version")
 	if err != nil {
