@@ -152,7 +152,9 @@ type question struct {
 	answers chan verdict // buffered 1: the first answer wins
 	// asked are the chats the question was sent to, each with the id of
 	// the message to edit once it is decided; only there is it answered.
-	asked []sentTo
+	// targets are the chats it is being sent to (set before the sends).
+	asked   []sentTo
+	targets []message.Target
 	// ownersOnly is Config.OwnersOnly when it was asked.
 	ownersOnly bool
 	// forOther: asked in an owner's chat about another person's turn.
@@ -267,6 +269,9 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 	qu.forOther = notify
 	a.mu.Lock()
 	a.open[qu.id] = qu
+	// Where it is asked, before the sends: a press can come back before
+	// the send that carried the button has returned its message id.
+	qu.targets = chats
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -484,6 +489,11 @@ func typed(text string) (verdict, bool) {
 func (qu *question) askedIn(m *message.Message) bool {
 	for _, s := range qu.asked {
 		if s.tgt.Instance == m.Instance && s.tgt.ChatID == m.ChatID && s.tgt.ThreadID == m.ThreadID {
+			return true
+		}
+	}
+	for _, t := range qu.targets {
+		if t.Instance == m.Instance && t.ChatID == m.ChatID && t.ThreadID == m.ThreadID {
 			return true
 		}
 	}

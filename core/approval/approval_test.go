@@ -343,3 +343,37 @@ func TestDecisionsAreRecorded(t *testing.T) {
 		t.Error("two inputs, one digest")
 	}
 }
+
+// pressDuringSend is an Output whose channel delivers a press of the
+// question's first button before its send has returned the message id
+// (a fast platform, a busy host).
+type pressDuringSend struct {
+	*out
+	a     *Approvals
+	who   string
+	reply string
+}
+
+func (p *pressDuringSend) SendButtons(key string, tgt message.Target, text, format string, b [][]channel.Button) []string {
+	if len(b) > 0 && p.reply == "" {
+		_, p.reply = p.a.Answer(press(p.who, b[0][0].ID), false)
+		if p.reply == "" {
+			p.reply = "answered"
+		}
+	}
+	return p.out.SendButtons(key, tgt, text, format, b)
+}
+
+// TestPressBeforeTheSendReturns: a press that comes back before the send
+// of its question returned is the asker's answer, not "only … can answer"
+// (TestApprovalsWithButtons failed so under load).
+func TestPressBeforeTheSendReturns(t *testing.T) {
+	t.Parallel()
+	o := &pressDuringSend{out: newOut(true, true), who: "ann"}
+	a := New(o, Config{Timeout: time.Minute}, nil, nil)
+	o.a = a
+	got := a.Ask(context.Background(), Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("WebFetch", map[string]any{"url": "https://example.org/x"})})
+	if o.reply != "answered" || !got.Decision.Allow || got.By != "Ann" {
+		t.Errorf("press during the send: reply %q, outcome %+v", o.reply, got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/clawhost/clawhost/core/internal/spoken"
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -77,6 +78,7 @@ func (a *Approvals) choose(ctx context.Context, q Question) Outcome {
 		}
 		a.mu.Lock()
 		a.open[qu.id] = qu
+		qu.targets = []message.Target{q.Target} // before the send (see Ask)
 		a.mu.Unlock()
 		ids := a.out.SendButtons(q.Key, q.Target, b.String(), channel.FormatPlain, rows)
 		if len(ids) > 0 {
