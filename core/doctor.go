@@ -183,7 +183,7 @@ func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 			}
 		}
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		v, auth, err := c.Probe(pctx)
+		v, auth, err := c.Probe(pctx, 0)
 		cancel()
 		switch {
 		case err != nil:

@@ -67,9 +67,9 @@ func newAgentHealth(cfg *config.Config, rc runner.Config) *agentHealth {
 // probe records what the CLI says of itself: a CLI that says it is not
 // logged in makes the agent not ready, until a turn gets through.
 func (a *agentHealth) probe(rc runner.Config) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	v, auth, err := rc.Probe(ctx)
+	v, auth, err := rc.Probe(ctx, runner.BackgroundNice)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if v == "" {

@@ -1,8 +1,8 @@
 // Package core assembles the clawhost daemon: [Host] opens the store,
 // starts the claude runner, the plugin host and the conversation pipeline
 // (core/gateway) with its stages, serves the admin endpoint, and reloads or
-// shuts all of it down. core/cmd/clawhost keeps only flags, signals and
-// subcommands.
+// shuts all of it down. The subcommands are core/cli; core/cmd/clawhost is
+// their main.
 //
 // Packages of the core, by layer (core/archtest enforces the direction):
 //
@@ -107,6 +107,7 @@ type Host struct {
 
 	schedules *scheduler
 	tools     *agenttools.Endpoint // the agent's own tools
+	turns     *agentTurns          // the gateway as the tools see it
 	// media deletes attachments older than agent.media_keep.
 	media *mediaprune.Pruner
 	// agentMedia prune the named agents' workspaces' media, by agent id.
@@ -236,7 +237,8 @@ func (h *Host) provision() error {
 	if u := h.cfg.Agent.RunAs; u != "" {
 		claudeUser, _ = runas.Lookup(u) // Load checked that it exists
 	}
-	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser, Turns: agentTurns{h}})
+	h.turns = &agentTurns{}
+	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser, Turns: h.turns})
 	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
@@ -253,6 +255,7 @@ func (h *Host) provision() error {
 		gopts.Placement = h.cluster.Placement()
 	}
 	h.gw = gateway.New(gopts)
+	h.turns.gw = h.gw
 	if h.cluster != nil {
 		h.cluster.SetWork(h.gw)
 	}
@@ -345,6 +348,7 @@ func (h *Host) Start(ctx context.Context) error {
 // address in the log, the link with the token on the terminal.
 func (h *Host) startAdmin(listen string) error {
 	log := h.log.Named("admin")
+	file := h.cfg.Path() // reloaded by POST /reload
 	path := admin.TokenPath(h.cfg.DataDir)
 	token, err := admin.LoadOrCreateToken(path)
 	if err != nil {
@@ -360,7 +364,7 @@ func (h *Host) startAdmin(listen string) error {
 		Retrier:  &statusSource{h: h},
 		Pairing:  h.pairingAPI("admin"),
 		Reports:  reports{h.db},
-		Reloader: hostReloader{h, h.cfg.Path()},
+		Reloader: reloadFunc(func() admin.Reload { return h.reloadFile(file) }),
 		Actions:  &statusSource{h: h},
 	})
 	if err != nil {
@@ -607,14 +611,15 @@ func (h *Host) Shutdown(ctx context.Context) {
 	h.log.Info("stopped")
 }
 
-// agentTurns is the pipeline as the send_file and react tools see it (the
-// gateway is made after the tool endpoint).
-type agentTurns struct{ h *Host }
+// agentTurns is the pipeline as the send_file and react tools see it: the
+// gateway is made after the tool endpoint, and set here before either
+// serves.
+type agentTurns struct{ gw *gateway.Gateway }
 
-func (f agentTurns) ReactTo(tgt message.Target, emoji string) error {
-	return f.h.gw.ReactTo(tgt, emoji)
+func (f *agentTurns) ReactTo(tgt message.Target, emoji string) error {
+	return f.gw.ReactTo(tgt, emoji)
 }
 
-func (f agentTurns) AttachFile(tgt message.Target, path, caption string) (string, error) {
-	return f.h.gw.AttachFile(tgt, path, caption)
+func (f *agentTurns) AttachFile(tgt message.Target, path, caption string) (string, error) {
+	return f.gw.AttachFile(tgt, path, caption)
 }

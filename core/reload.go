@@ -38,16 +38,18 @@ func (h *Host) ReloadFrom(path string) (applied bool, warnings string) {
 	return h.Reload(next) == nil, buf.String()
 }
 
-// hostReloader is the admin endpoint's POST /reload: the configuration
-// file the host started with, reloaded as on SIGHUP.
-type hostReloader struct {
-	h    *Host
-	path string
-}
+// reloadFunc is an [admin.Reloader] as a function.
+type reloadFunc func() admin.Reload
 
-func (r hostReloader) Reload() admin.Reload {
-	r.h.ReloadFrom(r.path)
-	if last := r.h.lastReloaded(); last != nil {
+// Reload implements [admin.Reloader].
+func (f reloadFunc) Reload() admin.Reload { return f() }
+
+// reloadFile is the admin endpoint's POST /reload: path, the configuration
+// file the host started with, reloaded as on SIGHUP; it returns the
+// outcome.
+func (h *Host) reloadFile(path string) admin.Reload {
+	h.ReloadFrom(path)
+	if last := h.lastReloaded(); last != nil {
 		return *last
 	}
 	return admin.Reload{}

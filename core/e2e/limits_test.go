@@ -26,14 +26,26 @@ func TestUsageLimitWaitedOut(t *testing.T) {
 	fake, srv := anthropictest.New(), telegramtest.NewServer(tgToken)
 	t.Cleanup(fake.Close)
 	t.Cleanup(srv.Close)
-	reset := time.Now().Add(10 * time.Second).Truncate(time.Second)
 	var mu sync.Mutex
-	var early []string // prompts that reached the API before the reset
+	var reset time.Time // 20 s after the first request (claude's start takes seconds on a busy machine)
+	var early []string  // prompts that reached the API before the reset
+	resetAt := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return reset
+	}
 	fake.SetResponder(func(r *anthropictest.Request) anthropictest.Reply {
-		if time.Now().Before(reset) {
-			mu.Lock()
+		mu.Lock()
+		if reset.IsZero() {
+			reset = time.Now().Add(20 * time.Second).Truncate(time.Second)
+		}
+		before := time.Now().Before(reset)
+		if before {
 			early = append(early, r.LastUserText())
-			mu.Unlock()
+		}
+		reset := reset
+		mu.Unlock()
+		if before {
 			at := fmt.Sprint(reset.Unix())
 			return anthropictest.Reply{Status: 429, ErrorType: "rate_limit_error", ErrorMessage: "usage limit", Headers: map[string]string{
 				"anthropic-ratelimit-unified-status": "rejected", "anthropic-ratelimit-unified-reset": at,
@@ -73,7 +85,7 @@ func TestUsageLimitWaitedOut(t *testing.T) {
 	tgWaitMessage(t, srv, 1003, told)
 
 	// kill -9 while parked, and start again.
-	if time.Now().After(reset.Add(-3 * time.Second)) {
+	if reset := resetAt(); time.Now().After(reset.Add(-3 * time.Second)) {
 		t.Fatalf("too slow: the reset (%s) is near before the kill", reset.Format(time.TimeOnly))
 	}
 	_ = d.cmd.Process.Kill()

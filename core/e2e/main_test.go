@@ -68,7 +68,9 @@ func startDaemon(t testing.TB, ping bool) *daemon {
 
 func (d *daemon) waitFor(cond func() bool, what string) {
 	d.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	// Long enough for a node start on a machine busy with the other
+	// packages' tests (the agent's probe runs at a low priority).
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			d.t.Fatalf("timed out waiting for %s", what)

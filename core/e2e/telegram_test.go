@@ -25,7 +25,7 @@ import (
 const (
 	tgToken = "123456:TEST-clawhost-e2e"
 	// tgWait bounds every single wait of these tests.
-	tgWait = 20 * time.Second
+	tgWait = 45 * time.Second
 )
 
 // Chats and users of the tests. Each subtest of TestTelegramChannel talks

@@ -19,6 +19,7 @@ import (
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
+	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/core/turn"
@@ -553,4 +554,70 @@ func TestInProcessUsageLimit(t *testing.T) {
 	if len(ports.sent) != 3+1+5 {
 		t.Errorf("%d sends, want 3 notices, /status and 5 answers: %+v", len(ports.sent), ports.sent)
 	}
+}
+
+// The queue modes as the composed pipeline shows them to claude (the
+// rules themselves are core/queue's): collect merges what waited into one
+// prompt, the cap's dropped messages arrive as summaries before the next,
+// and interrupt aborts the running turn and says so in the next prompt.
+func TestInProcessQueueModesReachThePrompt(t *testing.T) {
+	// during holds a turn of held, then sends then and waits until wait
+	// of them were queued behind it (each gets the seen reaction).
+	during := func(t *testing.T, set func(*Settings), wait int, held string, then ...string) (*recPorts, *scripted) {
+		t.Helper()
+		g, ports, agent := inproc(t, func(s *Settings) {
+			s.SeenReaction = "👀"
+			set(s)
+		})
+		ports.react = true
+		ctx := context.Background()
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", held)}); err != nil {
+			t.Fatal(err)
+		}
+		<-agent.held
+		for _, w := range then {
+			if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", w)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for {
+			ports.mu.Lock()
+			n := len(ports.reacted)
+			ports.mu.Unlock()
+			if n >= wait {
+				return ports, agent
+			}
+			select {
+			case <-ports.more:
+			case <-time.After(10 * time.Second): // a bound on a failing test
+				t.Fatalf("%d of %d messages queued", n, wait)
+			}
+		}
+	}
+	t.Run("collect", func(t *testing.T) {
+		ports, agent := during(t, func(s *Settings) { s.Queue.Mode = queue.Collect }, 2, "first hold", "second", "third")
+		close(agent.release)
+		seen := 0
+		ports.next(t, "5", &seen)
+		ports.next(t, "5", &seen)
+		contains(t, agent.turn(t, 1).Prompt, "[Queued messages while agent was busy]", "Queued #1", "second", "Queued #2", "third")
+	})
+	t.Run("cap", func(t *testing.T) {
+		ports, agent := during(t, func(s *Settings) { s.Queue.Cap = 2 }, 4, "busy hold", "m1", "m2", "m3", "m4")
+		close(agent.release)
+		seen := 0
+		for range 3 {
+			ports.next(t, "5", &seen)
+		}
+		contains(t, agent.turn(t, 1).Prompt, "[Messages dropped while the queue was full", "m1", "m2", "m3")
+		contains(t, agent.turn(t, 2).Prompt, "m4")
+	})
+	t.Run("interrupt", func(t *testing.T) {
+		ports, agent := during(t, func(s *Settings) { s.Queue.Mode = queue.Interrupt }, 0, "slow hold", "newer")
+		seen := 0
+		if got := ports.next(t, "5", &seen); strings.Contains(got, "slow") {
+			t.Fatalf("the interrupted turn was answered: %q", got)
+		}
+		contains(t, agent.turn(t, 1).Prompt, "newer", turn.AbortHint)
+	})
 }

@@ -11,6 +11,13 @@ import (
 	"syscall"
 )
 
+// BackgroundNice is the CPU priority of the host's start probe: a node
+// start (~1 CPU-second) that must not slow a turn starting at the same
+// time, yet ends on a busy machine (19 starved it for minutes behind a
+// few busy processes: its CPU weight is 1.5 % of a normal one's; 10's is
+// 11 %).
+const BackgroundNice = 10
+
 // AuthStatus is what `claude auth status` prints (the CLI 2.1.330: a JSON
 // object, read from its own files and environment — it makes no request
 // and spends no turn).
@@ -21,10 +28,12 @@ type AuthStatus struct {
 }
 
 // Probe asks the CLI, with the environment a turn gets (CLAUDE_CONFIG_DIR,
-// agent.env, the API variables; not as run_as's user nor in the sandbox),
+// agent.env, the API variables) and as run_as's user (not in the sandbox),
 // for its version (`claude --version`) and whether it is logged in
-// (`claude auth status`).
-func (c Config) Probe(ctx context.Context) (version string, auth AuthStatus, err error) {
+// (`claude auth status`). nice is the probe's CPU priority (0: the
+// caller's; the host's start probe uses BackgroundNice so that it never
+// slows a first turn).
+func (c Config) Probe(ctx context.Context, nice int) (version string, auth AuthStatus, err error) {
 	path, err := exec.LookPath(c.Command)
 	if err != nil {
 		return "", auth, errNotFound(c.Command, err)
@@ -37,14 +46,17 @@ func (c Config) Probe(ctx context.Context) (version string, auth AuthStatus, err
 	run := func(args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, path, args...)
 		cmd.Env, cmd.Dir = env, dir
+		if c.RunAs != nil {
+			cmd.SysProcAttr = credentialAttr(c.RunAs)
+		}
 		var out bytes.Buffer
 		cmd.Stdout = &out
 		if err := cmd.Start(); err != nil {
 			return nil, err
 		}
-		// A node start (~1 CPU-second) that must not slow a turn starting
-		// at the same time: at the lowest priority.
-		_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, 19)
+		if nice != 0 {
+			_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, nice)
+		}
 		err := cmd.Wait()
 		return out.Bytes(), err
 	}

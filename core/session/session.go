@@ -60,8 +60,10 @@ type Meta struct {
 	Agent string `json:"agent,omitempty"`
 	// Events are what changed since claude's last turn (a setting, a
 	// reset, a stop), oldest first: the next prompt starts with them as
-	// "System:" lines, and the session update that ends that turn drops
-	// them (DropEvents), so a crash neither loses nor repeats one.
+	// "System:" lines. The session update that ends that turn marks them
+	// as carried by its journal entry (CarryEvents) and the next turn of
+	// another entry drops them, so a crash before the reply is recorded
+	// (the entry runs again) neither loses nor repeats one.
 	// EventSeq numbers them.
 	Events   []Event `json:"events,omitempty"`
 	EventSeq int64   `json:"event_seq,omitempty"`
@@ -72,6 +74,9 @@ type Event struct {
 	Seq  int64     `json:"seq"`
 	Text string    `json:"text"`
 	At   time.Time `json:"at"`
+	// By is the journal entry whose turn carried the event to claude; 0
+	// while no turn has.
+	By int64 `json:"by,omitempty"`
 }
 
 // MaxEvents bounds the events a session keeps for its next prompt; the
@@ -95,9 +100,30 @@ func (m Meta) LastEvent() int64 {
 	return m.Events[len(m.Events)-1].Seq
 }
 
-// DropEvents forgets the events up to seq: a turn's prompt carried them.
-func (m *Meta) DropEvents(seq int64) {
-	m.Events = slices.DeleteFunc(m.Events, func(e Event) bool { return e.Seq <= seq })
+// PendingEvents are the events the prompt of entry's turn carries: those
+// no turn carried yet, and those an earlier run of entry itself carried
+// (the entry runs again after a crash that came before its reply was
+// recorded).
+func (m Meta) PendingEvents(entry int64) []Event {
+	var out []Event
+	for _, e := range m.Events {
+		if e.By == 0 || e.By == entry {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// CarryEvents records that the turn of entry carried the events up to seq
+// to claude: they are marked as entry's, and those another entry's turn
+// carried are dropped (that turn ended: a turn of a later entry ran).
+func (m *Meta) CarryEvents(entry, seq int64) {
+	m.Events = slices.DeleteFunc(m.Events, func(e Event) bool { return e.By != 0 && e.By != entry })
+	for i := range m.Events {
+		if m.Events[i].Seq <= seq {
+			m.Events[i].By = entry
+		}
+	}
 	if len(m.Events) == 0 {
 		m.Events = nil
 	}

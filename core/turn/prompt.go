@@ -22,7 +22,7 @@ const AbortHint = "Note: The previous agent run was aborted by the user. Resume 
 // prompt builds the turn's user message with the hooks' context before it,
 // and the hooks' extra system prompt.
 func (t *Turns) prompt(ctx context.Context, set Settings, req Request, sess store.Session, msgs []message.Message, fresh bool) (prompt, system string) {
-	prompt = t.buildPrompt(set, sess, msgs, req.Collected, req.Summaries)
+	prompt = t.buildPrompt(set, sess, req.Entries[0].ID, msgs, req.Collected, req.Summaries)
 	prepend, system := t.hooks(ctx, set, t.hookRequest(set, req.Key, sess, msgs, fresh))
 	if prepend != "" {
 		prompt = prepend + "\n\n" + prompt
@@ -161,7 +161,7 @@ func groupIntro(set Settings, last *message.Message, msgs []message.Message, his
 // of dropped messages, group history, the message(s) in their envelopes
 // (collect mode: under the queued-messages header) and the sender metadata
 // in an untrusted block.
-func (t *Turns) buildPrompt(set Settings, sess store.Session, msgs []message.Message, collected bool, dropped []string) string {
+func (t *Turns) buildPrompt(set Settings, sess store.Session, entry int64, msgs []message.Message, collected bool, dropped []string) string {
 	prev := t.lastMessageTime(sess)
 	envs := make([]string, len(msgs))
 	for i := range msgs {
@@ -188,9 +188,10 @@ func (t *Turns) buildPrompt(set Settings, sess store.Session, msgs []message.Mes
 	if last.IsGroup() && sess.Turns == 0 {
 		parts = append(parts, groupIntro(set, last, msgs, hist))
 	}
-	if events := t.meta().Of(sess).Events; len(events) > 0 {
+	if events := t.meta().Of(sess).PendingEvents(entry); len(events) > 0 {
 		// What changed since claude's last turn, once each (OpenClaw's
-		// system events): the session update ending this turn drops them.
+		// system events): the session update ending this turn marks them
+		// as this entry's, so only a re-run of this entry carries them again.
 		lines := make([]string, len(events))
 		for i, e := range events {
 			lines[i] = "System: " + e.Text

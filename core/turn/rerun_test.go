@@ -1,7 +1,10 @@
 package turn
 
 import (
+	"strings"
+
 	"context"
+	"github.com/clawhost/clawhost/core/session"
 	"testing"
 
 	"github.com/clawhost/clawhost/core/runner"
@@ -96,5 +99,43 @@ func TestRerunContinuesTheDraftOrSaysItStartsAgain(t *testing.T) {
 				t.Errorf("sent %q, want the restart notice: %v", f.out.sent, tc.wantNotice)
 			}
 		})
+	}
+}
+
+// A system event a turn carried is carried again when that entry runs
+// again after a crash that came before its reply was recorded (the
+// session update marking it carried had been written), and by no turn of
+// another entry after that.
+func TestEventsCarriedAgainByARerun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	ctx := context.Background()
+	const event = "System: The model is now opus, changed with /model."
+	first := f.request("tg", "hi")
+	if _, err := f.turns.opts.Meta.Update(ctx, f.db, first.Key, func(m *session.Meta) error {
+		m.AddEvent("The model is now opus, changed with /model.", f.now)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if o := f.turns.Run(ctx, first); !o.Deliver {
+		t.Fatalf("first run: %+v", o)
+	}
+	// The host died before the reply was recorded: the entry runs again.
+	if _, err := f.db.Recover(ctx, store.RecoverOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := f.db.Entry(ctx, first.Entries[0].ID)
+	first.Entries[0] = e
+	if o := f.turns.Run(ctx, first); !o.Deliver {
+		t.Fatalf("re-run: %+v", o)
+	}
+	if o := f.turns.Run(ctx, f.request("tg", "next")); !o.Deliver {
+		t.Fatalf("next turn: %+v", o)
+	}
+	for i, want := range []int{1, 1, 0} {
+		if n := strings.Count(f.agent.reqs[i].Prompt, event); n != want {
+			t.Errorf("request %d carries the event %d times, want %d:\n%s", i, n, want, f.agent.reqs[i].Prompt)
+		}
 	}
 }

@@ -205,7 +205,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		t.opts.Observer.RunnerError(outcome)
 	}
 	t.opts.Observer.Turn(agentOf(req.Key), t.opts.Now().Sub(started), outcome)
-	t.recordUsage(ctx, req.Key, sess, res, last)
+	t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, last)
 	if res.Wait.Start != "" {
 		t.waits.Put(req.Key, res.Wait)
 	}

@@ -235,20 +235,21 @@ func (t *Turns) Reset(ctx context.Context, key string, m *message.Message, reaso
 }
 
 // recordUsage adds the turn to the session's bookkeeping.
-func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session, res runner.Result, m *message.Message) {
+func (t *Turns) recordUsage(ctx context.Context, key string, entry int64, sess store.Session, res runner.Result, m *message.Message) {
 	now := t.opts.Now()
 	// The chat metadata is folded in here, outside the store's writer (a
 	// JSON decode and encode: ~7 % of the single writer's time per
 	// message); the writer redoes it only when the session changed since
 	// the turn read it.
-	// The events the prompt carried (session.Meta.Events) are dropped in
-	// the same write, once claude read the prompt; the ones added while
-	// the turn ran stay for the next.
+	// The events the prompt carried (session.Meta.Events) are marked as
+	// this entry's in the same write, once claude read the prompt, and
+	// dropped by the next entry's turn; the ones added while the turn ran
+	// stay for the next.
 	carried := int64(0)
 	if res.Err == nil || res.Usage.OutputTokens > 0 || res.Err.Kind == runner.KindAborted || res.Err.Kind == runner.KindTimeout {
 		carried = t.meta().Of(sess).LastEvent()
 	}
-	chat := t.updateMeta(key, sess.Chat, res, m, carried)
+	chat := t.updateMeta(key, sess.Chat, res, m, entry, carried)
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		if s.SessionID != sess.SessionID && found {
 			return nil // reset meanwhile
@@ -275,7 +276,7 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 		if bytes.Equal(s.Chat, sess.Chat) {
 			s.Chat = chat
 		} else {
-			s.Chat = t.updateMeta(key, s.Chat, res, m, carried)
+			s.Chat = t.updateMeta(key, s.Chat, res, m, entry, carried)
 		}
 		return nil
 	})
@@ -285,9 +286,9 @@ func (t *Turns) recordUsage(ctx context.Context, key string, sess store.Session,
 }
 
 // updateMeta folds the turn into the session's chat metadata.
-func (t *Turns) updateMeta(key string, raw []byte, res runner.Result, m *message.Message, carried int64) []byte {
+func (t *Turns) updateMeta(key string, raw []byte, res runner.Result, m *message.Message, entry, carried int64) []byte {
 	meta, _ := t.meta().Decode(key, raw)
-	meta.DropEvents(carried)
+	meta.CarryEvents(entry, carried)
 	meta.Instance, meta.Channel, meta.ChatType, meta.ChatID, meta.ThreadID = m.Instance, m.Channel, string(m.ChatType), m.ChatID, m.ThreadID
 	if m.ChatTitle != "" {
 		meta.Title = m.ChatTitle
