@@ -142,7 +142,7 @@ fmt: ## format the Go code
 # it; only tests and benchmarks use them inside this repository.
 DEADCODE_ALLOWED := core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: FinishedTurn|core/runner/permission.go:[0-9]+:[0-9]+: unreachable func: NewPermissionRequest
 
-check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, no dead code
+check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, generated docs current, docs name real commands and files, no dead code
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^proto/gen/')); [ -z "$$bad" ] || { echo "gofmt needed: $$bad"; exit 1; }
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) vet ./...)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 	@for m in $(MODULES); do echo "(cd $$m && GOOS=darwin GOARCH=arm64 $(GO) build ./...)"; (cd $$m && GOOS=darwin GOARCH=arm64 $(GO) build ./...) || { echo "$$m does not build for macOS"; exit 1; }; done
@@ -150,6 +150,8 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, no dead code
 	@git diff --exit-code -- proto/gen || { echo "proto/gen is out of date: run make proto and commit"; exit 1; }
 	@for m in $(MODULES) tools; do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod or go.sum is not tidy: run (cd $$m && go mod tidy)"; exit 1; }; done
 	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc' ./core/archtest/
+	$(GO) test -count=1 -run 'TestConfigurationReference' ./core/config/
+	$(GO) test -count=1 -run 'TestDocs' ./core/cli/
 	@dead=$$($(GO) tool -modfile=tools/go.mod deadcode -filter '^github.com/clawhost/clawhost(/|$$)' ./core/cmd/clawhost ./plugins/*/cmd/* ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
 	  [ -z "$$dead" ] || { echo "unreachable code (delete it, or say why it stays in DEADCODE_ALLOWED):"; echo "$$dead"; exit 1; }
 

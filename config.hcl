@@ -5,7 +5,8 @@
 # blocks first; a file with an error is refused whole and the running plugins
 # are kept (`clawhost status` shows why).
 #
-# Relative paths are relative to this file's directory.
+# Relative paths are relative to this file's directory. Every attribute is in
+# docs/configuration.md (generated from core/config's field docs).
 
 data_dir   = "./data"   # database, plugin state (0700)
 plugin_dir = "./bin"    # plugin "x" { source = "y" } runs <plugin_dir>/clawhost-y
@@ -34,7 +35,7 @@ agent {
   # claude does not inherit clawhost's environment, only PATH, HOME, USER,
   # LOGNAME, SHELL, LANG, LC_*, TERM, TZ and its own settings when set
   # (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, CLAUDE_CONFIG_DIR, the proxy
-  # variables, ...; see README). Anything else it or its tools need goes here:
+  # variables, ...; see docs/claude-cli.md). Anything else it or its tools need goes here:
   # env             = { GITHUB_TOKEN = env("GITHUB_TOKEN") }
   # model           = "sonnet"
   # models          = ["opus", "sonnet"]  # what /model offers a chat; unset: any name
@@ -68,7 +69,7 @@ agent {
 # More agents — one per project, each with its own workspace — inherit
 # every attribute above they do not set; chats binds them to chats, groups,
 # topics or whole instances (the most specific binding wins; everything
-# else talks to the agent above). See README, "Several agents".
+# else talks to the agent above). See docs/agents.md.
 # agent "api" {
 #   workspace  = "/srv/repos/api"
 #   model      = "opus"
@@ -136,7 +137,7 @@ access {
 
 # Where the journal, the outbox, sessions and approvals live. "sqlite" (the
 # default) keeps one database file in data_dir, for one host. "postgres" uses
-# a PostgreSQL server (README, "PostgreSQL"); give the url with env(), it holds
+# a PostgreSQL server (docs/cluster.md); give the url with env(), it holds
 # a password, which clawhost never logs or shows.
 # storage {
 #   engine = "postgres"
@@ -245,7 +246,7 @@ plugin "web" {
 }
 
 # Telegram, enabled when TELEGRAM_BOT_TOKEN is set. How to create the bot,
-# approve people and find a group's id: README, "Telegram".
+# approve people and find a group's id: docs/telegram.md.
 plugin "tg" {
   source  = "telegram"
   enabled = env("TELEGRAM_BOT_TOKEN", "") != ""
@@ -274,7 +275,7 @@ plugin "tg" {
 }
 
 # Discord, enabled when DISCORD_BOT_TOKEN is set. How to create the bot and
-# invite it: README, "Discord". Allow people and channels in access {}:
+# invite it: docs/discord.md. Allow people and channels in access {}:
 # "dc:<user id>" in allow_from for DMs, "dc:<channel id>" in groups for a
 # server channel (its threads included).
 # A rejected token (4004) or the Message Content intent not enabled in the
@@ -305,8 +306,8 @@ plugin "dc" {
 # the status page show a QR code (WhatsApp on the phone → Settings → Linked
 # devices → Link a device); the link is kept in data_dir. Allow people by
 # phone number: allow_from = ["wa:+15551234567"] (it also matches the LID
-# WhatsApp may address them by); groups = ["wa:<id>@g.us"]. README,
-# "WhatsApp", says more, and why a dedicated number and pacing matter.
+# WhatsApp may address them by); groups = ["wa:<id>@g.us"].
+# docs/whatsapp.md says more, and why a dedicated number and pacing matter.
 plugin "wa" {
   source  = "whatsapp"
   enabled = env("WHATSAPP_ENABLED", "") != ""

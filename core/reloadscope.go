@@ -7,7 +7,7 @@ import (
 )
 
 // needsRestart names what changed from old to next that a reload does not
-// apply (README, "What a reload applies"): the claude runner's settings
+// apply (docs/operations.md, "Reloads and signals"): the claude runner's settings
 // (command, args, env, workspace, timeout, max_warm, sandbox, …: fixed when
 // the runner starts; warm processes keep the old ones too), the storage,
 // the admin endpoint, data_dir, plugin_dir and the log settings. Access,

@@ -224,8 +224,8 @@ type Reload struct {
 	// was applied.
 	Reason string `json:"reason,omitempty"`
 	// NeedsRestart names the settings of an applied reload that changed
-	// but take effect only when clawhost restarts (see the README's
-	// "What a reload applies").
+	// but take effect only when clawhost restarts (see docs/operations.md,
+	// "Reloads and signals").
 	NeedsRestart []string `json:"needs_restart,omitempty"`
 }
 

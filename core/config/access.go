@@ -59,7 +59,8 @@ type Access struct {
 	// Rate is the flood limit of each sender (rate): "20/min" lets a
 	// sender's messages through at 20 a minute (a burst of up to 20, then
 	// one every 3 s); the rest are refused, recorded, and the sender told
-	// once a window. Empty (the default): no limit.
+	// once a window. The unit is /s, /min, /hour or /day. Empty (the
+	// default): no limit.
 	Rate Rate `hcl:"rate,optional"`
 
 	// Groups are the allowed groups, "<instance>:<group id>" (groups).

@@ -23,8 +23,9 @@ const (
 // the file (absolute when the file was given by Load).
 type Config struct {
 	// DataDir holds the database and the plugins' private directories
-	// (data_dir). Default "./data"; a relative path is resolved against the
-	// directory of the config file.
+	// (data_dir), made 0700 with 0600 files (a data_dir of 0711, for
+	// run_as, is kept). Default "./data"; a relative path is resolved
+	// against the directory of the config file.
 	DataDir string `hcl:"data_dir,optional"`
 
 	// PluginDir is where plugin binaries are looked for (plugin_dir): the

@@ -22,6 +22,7 @@ import (
 //	  prompt   = "Summarize my calendar for today."
 //	}
 type Schedule struct {
+	// Name is the block's label: the schedule's name, unique in the file.
 	Name string `hcl:"name,label"`
 	// Cron is the five-field expression (cron).
 	Cron string `hcl:"cron"`
