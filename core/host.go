@@ -146,7 +146,9 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 // Logger is the host's logger.
 func (h *Host) Logger() hclog.Logger { return h.log }
 
-func (h *Host) provision() error {
+// prepareDirs checks and makes data_dir and the agents' workspaces (and
+// their worktrees' repositories) before anything starts.
+func (h *Host) prepareDirs() error {
 	dirs := []string{h.cfg.DataDir}
 	for _, a := range h.cfg.AllAgents() {
 		if a.Worktrees {
@@ -183,9 +185,13 @@ func (h *Host) provision() error {
 			h.log.Info("new workspace: wrote its bootstrap files", "agent", a.ID, "files", wrote)
 		}
 	}
-	// The plugins start first: their processes start, handshake and
-	// connect (Telegram's first long poll) while the database opens and
-	// the journal recovers; their messages wait for the pipeline (inbound).
+	return nil
+}
+
+// startPlugins starts the plugins first: their processes start, handshake
+// and connect (Telegram's first long poll) while the database opens and
+// the journal recovers; their messages wait for the pipeline (inbound).
+func (h *Host) startPlugins() error {
 	// An author debugging a plugin starts it by hand and names it here.
 	reattach, err := pluginclient.ParseReattach(os.Getenv(pluginclient.EnvReattach))
 	if err != nil {
@@ -206,6 +212,16 @@ func (h *Host) provision() error {
 	h.plugins = pluginhost.New(popts)
 	h.plugins.Apply(withRedaction(specs(h.cfg), h.redact))
 
+	return nil
+}
+
+func (h *Host) provision() error {
+	if err := h.prepareDirs(); err != nil {
+		return err
+	}
+	if err := h.startPlugins(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	db, err := OpenStore(ctx, h.cfg, HostID(h.cfg), h.log.Named("store"))
