@@ -138,7 +138,9 @@ func TestPluginReportedStates(t *testing.T) {
 	}
 
 	// Probed all along and never killed.
-	time.Sleep(200 * time.Millisecond) // ten probe intervals
+	// Ten liveness probes of the real plugin process (Describe RPCs at
+	// the 20 ms ProbeInterval) go by: it must not be restarted for them.
+	time.Sleep(200 * time.Millisecond)
 	if st := inst.Status(); st.PID != first.PID || st.Restarts != 0 || st.State != StateNeedsAttention {
 		t.Fatalf("needs_attention plugin was restarted or changed: %+v", st)
 	}
