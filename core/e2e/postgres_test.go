@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,30 +24,11 @@ func startPostgresDaemon(t *testing.T) (*daemon, string) {
 
 // startHost runs clawhost as host id on the PostgreSQL database url,
 // with 2 s leases. Its loopback channel runs only on the host holding the
-// channel's lease (waitServing). edits change the configuration's text
+// channel's lease (waitServing). mods change the host's configuration
 // first.
-func startHost(t *testing.T, url, id string, edits ...func(string) string) *daemon {
+func startHost(t *testing.T, url, id string, mods ...func(*Host)) *daemon {
 	t.Helper()
-	dir := t.TempDir()
-	path := writeConfig(t, dir, false)
-	for _, edit := range edits {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(edit(string(b))), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(f, "storage {\n  engine = \"postgres\"\n  url    = %q\n  host_id = %q\n  lease_ttl = \"2s\"\n}\nadmin {\n  listen = \"\"\n}\n", url, id)
-	f.Close()
-	d := Launch(t, path)
-	d.addrFile = filepath.Join(dir, "lo.addr")
-	return d
+	return startAdminHost(t, url, id, "", mods...)
 }
 
 // waitServing waits until the host's loopback channel listens (it holds

@@ -9,9 +9,7 @@ import (
 )
 
 // ownerU1 makes lo:u1 an owner (who may use /schedule).
-func ownerU1(cfg string) string {
-	return strings.Replace(cfg, `allow_from = ["lo:u1"]`, "allow_from = [\"lo:u1\"]\n  owners     = [\"lo:u1\"]", 1)
-}
+func ownerU1(h *Host) { h.Access["owners"] = []string{"lo:u1"} }
 
 // TestScheduleAddedOnAHostRunsAfterItsKill: two hosts on one PostgreSQL
 // database. An owner adds a schedule (every minute) from chat through h1,

@@ -21,23 +21,12 @@ import (
 func TestScheduleAndHeartbeat(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, false)
-	b, _ := os.ReadFile(cfg)
-	extra := `
-schedule "minutely" {
-  cron   = "* * * * *"
-  chat   = "lo:chat-u2"
-  prompt = "scheduled hello"
-}
-heartbeat {
-  every  = "2s"
-  chat   = "lo:chat-u3"
-  prompt = "beat #heartbeat-ok"
-}
-`
-	if err := os.WriteFile(cfg, append(b, extra...), 0o600); err != nil {
-		t.Fatal(err)
+	h := loopbackHost(dir, false)
+	h.Blocks = []Block{
+		{Type: "schedule", Labels: []string{"minutely"}, Attrs: Attrs{"cron": "* * * * *", "chat": "lo:chat-u2", "prompt": "scheduled hello"}},
+		{Type: "heartbeat", Attrs: Attrs{"every": "2s", "chat": "lo:chat-u3", "prompt": "beat #heartbeat-ok"}},
 	}
+	cfg := h.Write(t)
 	d := Launch(t, cfg)
 	d.addrFile = filepath.Join(dir, "lo.addr")
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,18 +12,18 @@ import (
 )
 
 // startAdminHost runs clawhost as host id on the PostgreSQL database url,
-// with 2 s leases and its admin endpoint on listen.
-func startAdminHost(t *testing.T, url, id, listen string) *daemon {
+// with 2 s leases and its admin endpoint on listen ("" none); mods change
+// the host's configuration first.
+func startAdminHost(t *testing.T, url, id, listen string, mods ...func(*Host)) *daemon {
 	t.Helper()
 	dir := t.TempDir()
-	path := writeConfig(t, dir, false)
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
+	h := loopbackHost(dir, false)
+	h.Storage = Attrs{"engine": "postgres", "url": url, "host_id": id, "lease_ttl": "2s"}
+	h.Admin = Attrs{"listen": listen}
+	for _, mod := range mods {
+		mod(&h)
 	}
-	fmt.Fprintf(f, "storage {\n  engine = \"postgres\"\n  url    = %q\n  host_id = %q\n  lease_ttl = \"2s\"\n}\nadmin {\n  listen = %q\n}\n", url, id, listen)
-	f.Close()
-	d := Launch(t, path)
+	d := Launch(t, h.Write(t))
 	d.addrFile = filepath.Join(dir, "lo.addr") // written by the host that holds the channel
 	return d
 }
