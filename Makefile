@@ -142,7 +142,7 @@ fmt: ## format the Go code
 # it; only tests and benchmarks use them inside this repository.
 DEADCODE_ALLOWED := core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: FinishedTurn|core/runner/permission.go:[0-9]+:[0-9]+: unreachable func: NewPermissionRequest
 
-check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, generated docs current, docs name real commands and files, no dead code
+check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, generated docs current, docs name real commands and files, the sdk's API recorded (sdk/api.txt), no dead code
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^proto/gen/')); [ -z "$$bad" ] || { echo "gofmt needed: $$bad"; exit 1; }
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) vet ./...)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 	@for m in $(MODULES); do echo "(cd $$m && GOOS=darwin GOARCH=arm64 $(GO) build ./...)"; (cd $$m && GOOS=darwin GOARCH=arm64 $(GO) build ./...) || { echo "$$m does not build for macOS"; exit 1; }; done
@@ -152,6 +152,7 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, generated docs
 	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc' ./core/archtest/
 	$(GO) test -count=1 -run 'TestConfigurationReference' ./core/config/
 	$(GO) test -count=1 -run 'TestDocs' ./core/cli/
+	cd sdk && $(GO) test -count=1 -run 'TestAPIIsRecorded' .
 	@dead=$$($(GO) tool -modfile=tools/go.mod deadcode -filter '^github.com/clawhost/clawhost(/|$$)' ./core/cmd/clawhost ./plugins/*/cmd/* ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
 	  [ -z "$$dead" ] || { echo "unreachable code (delete it, or say why it stays in DEADCODE_ALLOWED):"; echo "$$dead"; exit 1; }
 
