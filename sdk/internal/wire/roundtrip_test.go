@@ -1,0 +1,186 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
+)
+
+// filler sets every exported field of a value, recursively, to a value of
+// its own (strings "s1", "s2", …; numbers 1, 2, …; true; two elements a
+// slice), so that a conversion that drops or mixes up a field shows in a
+// round trip — also a field added to the contract later, with no test of
+// its own.
+type filler struct{ n int }
+
+var (
+	timeType     = reflect.TypeOf(time.Time{})
+	durationType = reflect.TypeOf(time.Duration(0))
+)
+
+func (f *filler) fill(v reflect.Value) {
+	f.n++
+	switch {
+	case v.Type() == timeType:
+		// The wire carries milliseconds.
+		v.Set(reflect.ValueOf(time.UnixMilli(int64(1_700_000_000_000 + f.n))))
+		return
+	case v.Type() == durationType:
+		v.SetInt(int64(time.Duration(f.n) * time.Millisecond))
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(fmt.Sprintf("s%d", f.n))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(f.n))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(f.n))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(float64(f.n) + 0.5)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				f.fill(v.Field(i))
+			}
+		}
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		f.fill(p.Elem())
+		v.Set(p)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 2, 2)
+		for i := range 2 {
+			f.fill(s.Index(i))
+		}
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		for range 2 {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			f.fill(k)
+			f.fill(e)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Interface:
+		v.Set(reflect.ValueOf(fmt.Sprintf("s%d", f.n))) // a JSON value (schema defaults)
+	}
+}
+
+// filled is a T with every field set.
+func filled[T any]() T {
+	var v T
+	(&filler{}).fill(reflect.ValueOf(&v).Elem())
+	return v
+}
+
+// roundTrip checks that v survives the trip to the protocol and back.
+func roundTrip[T any](t *testing.T, v T, to func(T) any, from func(any) T) {
+	t.Helper()
+	if got := from(to(v)); !reflect.DeepEqual(got, v) {
+		t.Errorf("%T does not survive the wire:\n got %+v\nwant %+v", v, got, v)
+	}
+}
+
+// TestRoundTrips: every contract value the wire carries, with every field
+// set, is the same after contract → proto → contract (one table per
+// family, terraform-plugin-go's shape).
+func TestRoundTrips(t *testing.T) {
+	t.Parallel()
+	t.Run("channel", func(t *testing.T) {
+		t.Parallel()
+		roundTrip(t, filled[channel.Capabilities](), func(v channel.Capabilities) any { return CapabilitiesToProto(v) },
+			func(p any) channel.Capabilities { return CapabilitiesFromProto(p.(*pb.ChannelCapabilities)) })
+		roundTrip(t, filled[channel.Sender](), func(v channel.Sender) any { return SenderToProto(v) },
+			func(p any) channel.Sender { return SenderFromProto(p.(*pb.Sender)) })
+		in := filled[channel.InboundMessage]()
+		roundTrip(t, in, func(v channel.InboundMessage) any { return InboundToProto(v, 7) },
+			func(p any) channel.InboundMessage { return InboundFromProto(p.(*pb.InboundMessage)) })
+		roundTrip(t, filled[channel.SendRequest](), func(v channel.SendRequest) any { return SendToProto(v) },
+			func(p any) channel.SendRequest { return SendFromProto(p.(*pb.SendRequest)) })
+		roundTrip(t, filled[[]channel.OutboundMedia](), func(v []channel.OutboundMedia) any { return MediaToProto(v) },
+			func(p any) []channel.OutboundMedia { return MediaFromProto(p.([]*pb.OutboundMedia)) })
+		roundTrip(t, filled[[][]channel.Button](), func(v [][]channel.Button) any { return ButtonsToProto(v) },
+			func(p any) [][]channel.Button { return ButtonsFromProto(p.([]*pb.ButtonRow)) })
+		var err error = &channel.Error{Code: channel.CodeRateLimited, Message: "slow down", RetryAfter: 1500 * time.Millisecond}
+		roundTrip(t, err, func(v error) any { return ErrorToProto(v) }, func(p any) error { return ErrorFromProto(p.(*pb.PluginError)) })
+	})
+	t.Run("command", func(t *testing.T) {
+		t.Parallel()
+		roundTrip(t, filled[[]command.Spec](), func(v []command.Spec) any { return SpecsToProto(v) },
+			func(p any) []command.Spec { return SpecsFromProto(p.([]*pb.CommandSpec)) })
+		roundTrip(t, filled[command.Conversation](), func(v command.Conversation) any { return ConversationToProto(v) },
+			func(p any) command.Conversation { return ConversationFromProto(p.(*pb.Conversation)) })
+		roundTrip(t, filled[command.Request](), func(v command.Request) any { return ExecuteToProto(v) },
+			func(p any) command.Request { return ExecuteFromProto(p.(*pb.ExecuteRequest)) })
+		roundTrip(t, filled[[]command.Reply](), func(v []command.Reply) any { return RepliesToProto(v) },
+			func(p any) []command.Reply { return RepliesFromProto(p.([]*pb.Reply)) })
+	})
+	t.Run("hook", func(t *testing.T) {
+		t.Parallel()
+		roundTrip(t, filled[hook.Request](), func(v hook.Request) any { return HookToProto(v) },
+			func(p any) hook.Request { return HookFromProto(p.(*pb.BeforeAgentStartRequest)) })
+	})
+	t.Run("schema", func(t *testing.T) {
+		t.Parallel()
+		// A default arrives as the JSON it was sent as (the host decodes
+		// it against the attribute's type).
+		s := filled[schema.Schema]()
+		p, err := SchemaToProto(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := SchemaFromProto(p)
+		for i := range s {
+			raw, _ := json.Marshal(s[i].Default)
+			s[i].Default = json.RawMessage(raw)
+		}
+		if !reflect.DeepEqual(back, s) {
+			t.Errorf("schema.Schema does not survive the wire:\n got %+v\nwant %+v", back, s)
+		}
+		roundTrip(t, filled[schema.Diagnostics](), func(v schema.Diagnostics) any { return DiagnosticsToProto(v) },
+			func(p any) schema.Diagnostics { return DiagnosticsFromProto(p.([]*pb.Diagnostic)) })
+	})
+	t.Run("status", func(t *testing.T) {
+		t.Parallel()
+		roundTrip(t, filled[status.Status](), func(v status.Status) any { return StatusToProto(v) },
+			func(p any) status.Status { return StatusFromProto(p.(*pb.PluginStatus)) })
+	})
+}
+
+// TestFillerSetsEveryField: the filler leaves no exported field zero (a
+// field it skipped would round-trip as zero and hide a dropped one).
+func TestFillerSetsEveryField(t *testing.T) {
+	t.Parallel()
+	var zero func(reflect.Value, string) []string
+	zero = func(v reflect.Value, path string) (out []string) {
+		if v.IsZero() {
+			return []string{path}
+		}
+		if v.Kind() == reflect.Struct && v.Type() != timeType {
+			for i := range v.NumField() {
+				if f := v.Type().Field(i); f.IsExported() {
+					out = append(out, zero(v.Field(i), path+"."+f.Name)...)
+				}
+			}
+		}
+		return out
+	}
+	for _, v := range []any{filled[channel.InboundMessage](), filled[command.Request](), filled[status.Status](), filled[channel.Capabilities]()} {
+		if z := zero(reflect.ValueOf(v), fmt.Sprintf("%T", v)); len(z) > 0 {
+			t.Errorf("left zero: %v", z)
+		}
+	}
+}
