@@ -47,7 +47,8 @@ build: ## build bin/clawhost and every plugin and example as bin/clawhost-<name>
 
 # A Python example (a directory with __main__.py) becomes one executable zip,
 # bin/clawhost-<name>: its .py files plus the descriptor set of the protocol
-# (buf build), from which the plugin builds its message classes at run time,
+# (clawhost plugin descriptor, what an author outside the checkout runs),
+# from which the plugin builds its message classes at run time,
 # so there is no generated Python code to keep in sync. It runs with
 # $(PYTHON) and needs Debian's python3-grpcio and python3-protobuf (make deps).
 py-examples: ## build the Python examples as bin/clawhost-<name> (executable zips)
@@ -55,7 +56,8 @@ py-examples: ## build the Python examples as bin/clawhost-<name> (executable zip
 	@[ -x $(PYTHON) ] || { echo "skipping the Python examples: no $(PYTHON) (apt-get install python3, or set PYTHON)"; exit 0; }; \
 	for d in $(PY_EXAMPLES); do n=$$(basename $$d); stage=$(BIN)/.stage-$$n; \
 	  echo "zipapp $$d -> $(BIN)/clawhost-$$n"; rm -rf $$stage && mkdir -p $$stage && cp $$d/*.py $$stage/ && \
-	  (cd proto && $(GO) tool -modfile=../tools/go.mod buf build --exclude-source-info -o ../$$stage/clawhost.binpb) && \
+	  { [ -x $(BIN)/clawhost ] || $(BUILD) -o $(BIN)/clawhost ./core/cmd/clawhost; } && \
+	  $(BIN)/clawhost plugin descriptor > $$stage/clawhost.binpb && \
 	  $(PYTHON) -m zipapp $$stage -p '$(PYTHON)' -o $(BIN)/clawhost-$$n && rm -rf $$stage || exit 1; done
 
 run: build ## run clawhost on the default config.hcl (finds the claude CLI make test installed, else the one on PATH)

@@ -105,6 +105,10 @@ func commandTable() []command {
 				"  clawhost plugin test -config-json '{\"addr_file\":\"lo.addr\"}' \\\n" +
 				"    -inject 'curl -s -d \"{\\\"chat_id\\\":\\\"c1\\\",\\\"sender_id\\\":\\\"u1\\\",\\\"text\\\":$CLAWHOST_TEST_TEXT_JSON}\" \\\n" +
 				"      http://$(cat lo.addr)/inbound' bin/clawhost-loopback", nil, pluginCommand},
+		{"plugin schema", "[-json] SOURCE|PATH", "print the attributes a plugin's config {} block takes (the schema it declares)",
+			"Starts the plugin as the host does, asks for its ConfigSchema and stops it. SOURCE is a\nplugin source as in plugin \"x\" { source = \"telegram\" } (the binary clawhost-telegram beside\nclawhost, or in ./bin); PATH names a binary. -json prints the schema as JSON.", nil, pluginCommand},
+		{"plugin descriptor", "", "write the protocol's descriptor set (for plugins in other languages) to standard output",
+			"clawhost plugin descriptor > clawhost.binpb: the google.protobuf.FileDescriptorSet of\nclawhost/v1 with its imports, from which a plugin in Python (or any language with a\nprotobuf runtime) builds its message classes; no checkout, Go or protoc needed.", nil, pluginCommand},
 		{"retry", "INSTANCE [-config FILE]", "call the retry a plugin that needs attention offers (\"Show a new QR code\")",
 			"What the status page's button does, through the running host's admin endpoint. Exit 0 when\nthe plugin took the request (clawhost status shows its next report), 1 when the instance is\nunknown, offers no retry or refused it, 2 when the host cannot be reached.", runRetry, nil},
 		{"security audit", "[-config FILE] [-json]", "list the risky settings of the file and the machine, with what to change",

@@ -33,13 +33,20 @@ type pluginTestOptions struct {
 	verbose bool
 }
 
-// pluginCommand is `clawhost plugin SUBCOMMAND ...`; test is the only one.
+// pluginCommand is `clawhost plugin SUBCOMMAND ...`: test, schema,
+// descriptor.
 func pluginCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "schema" {
+		return pluginSchema(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "descriptor" {
+		return pluginDescriptor(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "test" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			return help([]string{"plugin"}, stdout, stderr)
 		}
-		fmt.Fprintln(stderr, "clawhost plugin: want \"clawhost plugin test PATH\"")
+		fmt.Fprintln(stderr, "clawhost plugin: want \"clawhost plugin test PATH\", \"clawhost plugin schema SOURCE|PATH\" or \"clawhost plugin descriptor\"")
 		fmt.Fprintln(stderr)
 		writeUsage(stderr)
 		return 2

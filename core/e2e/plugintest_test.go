@@ -306,3 +306,38 @@ func pythonPID(d *daemon) int {
 	}, "the Python plugin process")
 	return pid
 }
+
+// TestPluginSchema: `clawhost plugin schema` starts a plugin as the host
+// does and prints the config attributes it declares — by source (found
+// beside clawhost) and by path, as a table and as JSON.
+func TestPluginSchema(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(binDir(t), "clawhost")
+	out, err := exec.Command(bin, "plugin", "schema", "telegram").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, want := range []string{"config {} of clawhost-telegram", "token", "string (sensitive)", "required", "api_endpoint", "webhook_listen"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the table has no %q:\n%s", want, out)
+		}
+	}
+	out, err = exec.Command(bin, "plugin", "schema", "-json", filepath.Join(binDir(t), "clawhost-webchat")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attrs []struct {
+		Name      string
+		Sensitive bool
+	}
+	if err := json.Unmarshal(out, &attrs); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	found := false
+	for _, a := range attrs {
+		found = found || a.Name == "access_token" && a.Sensitive
+	}
+	if !found {
+		t.Errorf("the web chat's schema has no sensitive access_token: %s", out)
+	}
+}

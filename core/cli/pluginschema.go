@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/clawhost/clawhost/core/config"
+	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// pluginSchema is `clawhost plugin schema [-json] SOURCE|PATH`: the
+// attributes of the plugin's config {} block as the plugin declares them
+// (ConfigSchema), the same the host decodes the user's block against.
+func pluginSchema(args []string, stdout, stderr io.Writer) int {
+	asJSON := false
+	var target string
+	for _, a := range args {
+		switch {
+		case a == "-json" || a == "--json":
+			asJSON = true
+		case strings.HasPrefix(a, "-"):
+			fmt.Fprintf(stderr, "clawhost plugin schema: unknown flag %s\n", a)
+			return 2
+		case target != "":
+			fmt.Fprintln(stderr, "clawhost plugin schema: want one SOURCE or PATH")
+			return 2
+		default:
+			target = a
+		}
+	}
+	if target == "" {
+		fmt.Fprintln(stderr, "clawhost plugin schema: want \"clawhost plugin schema [-json] SOURCE|PATH\" (a source such as telegram, or the binary's path)")
+		return 2
+	}
+	path, err := pluginPath(target)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost plugin schema: %v\n", err)
+		return 1
+	}
+	s, err := fetchSchema(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost plugin schema: %s: %v\n", path, err)
+		return 1
+	}
+	if asJSON {
+		if s == nil {
+			s = schema.Schema{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(s)
+		return 0
+	}
+	writeSchema(stdout, filepath.Base(path), s)
+	return 0
+}
+
+// pluginPath is the binary a SOURCE|PATH names: a path as it is, a source
+// (telegram) as clawhost-<source> in the default plugin directory (beside
+// the clawhost binary) or on PATH.
+func pluginPath(target string) (string, error) {
+	if strings.ContainsRune(target, os.PathSeparator) {
+		if _, err := os.Stat(target); err != nil {
+			return "", err
+		}
+		return target, nil
+	}
+	name := config.BinaryPrefix + target
+	var tried []string
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		p := filepath.Join(filepath.Dir(exe), name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+		tried = append(tried, filepath.Dir(exe))
+	}
+	p := filepath.Join(config.DefaultPluginDir, name)
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+		return p, nil
+	}
+	tried = append(tried, config.DefaultPluginDir)
+	return "", fmt.Errorf("no plugin binary %s in %s; name the binary's path instead", name, strings.Join(tried, " or "))
+}
+
+// fetchSchema starts the plugin at path as the host does, asks for its
+// schema and stops it.
+func fetchSchema(path string) (schema.Schema, error) {
+	dir, err := os.MkdirTemp("", "clawhost-schema-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		return nil, err
+	}
+	log := hclog.New(&hclog.LoggerOptions{Output: io.Discard})
+	proc, plug, err := launchTestPlugin(path, data, 10*time.Second, log)
+	if err != nil {
+		return nil, err
+	}
+	defer proc.stop(5 * time.Second) //nolint:errcheck // the schema is what was asked for
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return plug.ConfigSchema(ctx)
+}
+
+// writeSchema prints a schema as a table: name, type, required or the
+// default, sensitive, description.
+func writeSchema(w io.Writer, name string, s schema.Schema) {
+	if len(s) == 0 {
+		fmt.Fprintf(w, "%s takes no config {} attributes.\n", name)
+		return
+	}
+	fmt.Fprintf(w, "config {} of %s:\n\n", name)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ATTRIBUTE\tTYPE\tREQUIRED / DEFAULT\tDESCRIPTION")
+	attrs := append(schema.Schema(nil), s...)
+	sort.SliceStable(attrs, func(i, j int) bool { return attrs[i].Required && !attrs[j].Required })
+	for _, a := range attrs {
+		typ := a.Type
+		if typ == "" {
+			typ = "string"
+		}
+		if a.Sensitive {
+			typ += " (sensitive)"
+		}
+		def := "optional"
+		switch {
+		case a.Required:
+			def = "required"
+		case a.Default != nil:
+			b, _ := json.Marshal(a.Default)
+			def = "default " + string(b)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, typ, def, strings.ReplaceAll(a.Description, "\n", " "))
+	}
+	_ = tw.Flush()
+}
+
+// pluginDescriptor is `clawhost plugin descriptor`: the protocol's
+// descriptor set (google.protobuf.FileDescriptorSet, binary, with every
+// file it imports), what a plugin in another language builds its message
+// classes from at run time — no checkout, no Go, no protoc.
+func pluginDescriptor(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "clawhost plugin descriptor: takes no arguments; it writes the descriptor set to standard output (clawhost plugin descriptor > clawhost.binpb)")
+		return 2
+	}
+	b, err := descriptorSet()
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost plugin descriptor: %v\n", err)
+		return 1
+	}
+	if _, err := stdout.Write(b); err != nil {
+		fmt.Fprintf(stderr, "clawhost plugin descriptor: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// descriptorSet is the protocol's files and their imports, dependencies
+// first, marshalled deterministically.
+func descriptorSet() ([]byte, error) {
+	var set descriptorpb.FileDescriptorSet
+	seen := map[string]bool{}
+	var add func(fd protoreflect.FileDescriptor) error
+	add = func(fd protoreflect.FileDescriptor) error {
+		if seen[fd.Path()] {
+			return nil
+		}
+		seen[fd.Path()] = true
+		imports := fd.Imports()
+		for i := range imports.Len() {
+			dep, err := protoregistry.GlobalFiles.FindFileByPath(imports.Get(i).Path())
+			if err != nil {
+				return fmt.Errorf("import %s of %s: %w", imports.Get(i).Path(), fd.Path(), err)
+			}
+			if err := add(dep); err != nil {
+				return err
+			}
+		}
+		set.File = append(set.File, protodesc.ToFileDescriptorProto(fd))
+		return nil
+	}
+	if err := add(pb.File_clawhost_v1_plugin_proto); err != nil {
+		return nil, err
+	}
+	return proto.MarshalOptions{Deterministic: true}.Marshal(&set)
+}
