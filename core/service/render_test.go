@@ -2,9 +2,12 @@ package service
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -117,5 +120,43 @@ func TestSystemdUnitSettings(t *testing.T) {
 				t.Errorf("%s sets %s, which breaks claude", name, off)
 			}
 		}
+	}
+}
+
+// TestPlistParses: the rendered plist is read back by a real property
+// list parser (Python's plistlib) with the values it was given, special
+// characters included; skipped without python3.
+func TestPlistParses(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skipf("python3 is missing: %v", err)
+	}
+	u := units["dev.clawhost.plist"]
+	p := filepath.Join(t.TempDir(), "dev.clawhost.plist")
+	if err := os.WriteFile(p, RenderLaunchd(u), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, "-c", `import json, plistlib, sys; print(json.dumps(plistlib.load(open(sys.argv[1], "rb"))))`, p).CombinedOutput()
+	if err != nil {
+		t.Fatalf("plistlib: %v\n%s", err, out)
+	}
+	var got struct {
+		Label                string
+		ProgramArguments     []string
+		EnvironmentVariables map[string]string
+		RunAtLoad            bool
+		KeepAlive            map[string]bool
+		ThrottleInterval     int
+		StandardErrorPath    string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Label != Label || !slices.Equal(got.ProgramArguments, []string{u.Binary, "run", "-config", u.Config}) ||
+		got.EnvironmentVariables["HOME"] != u.Home || got.EnvironmentVariables["PATH"] != strings.Join(u.Path, ":") ||
+		!got.RunAtLoad || got.KeepAlive["SuccessfulExit"] || len(got.KeepAlive) != 1 || got.ThrottleInterval != RestartDelay ||
+		got.StandardErrorPath != filepath.Join(u.LogDir, "clawhost.log") {
+		t.Errorf("the plist reads back as %+v", got)
 	}
 }
