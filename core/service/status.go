@@ -108,7 +108,11 @@ func (m *Manager) Status(ctx context.Context, u Unit) Status {
 		// "inactive": their answer is the first line either way.
 		*q.into = firstLine(out)
 		if err != nil && (*q.into == "" || strings.Contains(*q.into, " ")) {
-			st.Problem = fmt.Sprintf("%s %s: %v", strings.Join(argv, " "), strings.TrimSpace(out), err)
+			why := firstLine(out)
+			if why == "" {
+				why = err.Error()
+			}
+			st.Problem = strings.Join(argv, " ") + ": " + why
 			*q.into = ""
 		}
 	}
