@@ -1,6 +1,7 @@
 // Package cli is the clawhost command line: every subcommand (run,
-// validate, pairing, status, plugin test, retry, security audit, version,
-// help, and mcp-schedule, which the host starts for claude) as a library.
+// validate, pairing, status, plugin test, retry, security audit, service,
+// version, help, and mcp-schedule, which the host starts for claude) as a
+// library.
 // Main parses the arguments and returns the exit code; the clawhost binary
 // is Main with the process's arguments and streams.
 package cli
@@ -145,6 +146,24 @@ func commandTable() []command {
 				"refusals and warnings, senders over access.rate, configuration reloads. Rows are kept for\n" +
 				"audit { keep } (default 90d). -kind keeps one kind; -json prints them for machines. Exit 0, 1\n" +
 				"when the database cannot be read, 2 on bad usage.", nil, auditCommand},
+		{"service install", "[-config FILE] [-user|-system] [-dir DIR] [-no-start] [-force]", "run clawhost as a service: a systemd unit (Linux) or launchd agent (macOS)",
+			"Writes a systemd unit running `clawhost run -config FILE` (FILE made absolute; without -config\n" +
+				"$XDG_CONFIG_HOME/clawhost/config.hcl when it exists, else ./config.hcl) and starts it:\n" +
+				"systemctl [--user] daemon-reload, enable --now. A user unit (~/.config/systemd/user) unless run\n" +
+				"as root, which writes a system unit (/etc/systemd/system) running as the account clawhost,\n" +
+				"created when missing; -user and -system force one. The unit reads clawhost.env beside the\n" +
+				"configuration, has the PATH that finds the claude CLI here now, restarts on failure, logs to the\n" +
+				"journal and is hardened without breaking claude (docs/service.md). On macOS: a launchd agent,\n" +
+				"~/Library/LaunchAgents/dev.clawhost.plist, loaded with launchctl bootstrap gui/<uid>.\n" +
+				"A different installed file is kept unless -force (the difference is shown); -no-start only\n" +
+				"writes it; -dir puts it elsewhere. Exit 0 when installed (and started), 1 otherwise, 2 on bad usage.", nil, serviceCommand},
+		{"service uninstall", "[-user|-system] [-dir DIR]", "stop and disable the service and remove its file",
+			"systemctl [--user] disable --now, the file removed, daemon-reload (launchctl bootout on macOS).\n" +
+				"The system account and the data stay.", nil, serviceCommand},
+		{"service status", "[-config FILE] [-user|-system] [-dir DIR] [-json]", "whether the service is installed, up to date, enabled and running",
+			"The unit file (and whether it is what install would write now), systemctl is-enabled and\n" +
+				"is-active (launchctl print on macOS), and the command that shows its log. Exit 0 when it runs,\n" +
+				"1 when it is not installed or not running, 2 on bad usage.", nil, serviceCommand},
 		{"version", "", "print the version", "", runVersion, nil},
 		{"help", "[COMMAND]", "print the commands and flags, or one command's usage", "", runHelp, nil},
 	}

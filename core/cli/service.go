@@ -1,0 +1,328 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/core/service"
+)
+
+const serviceUsage = "usage: clawhost service install|uninstall|status [-config FILE] [-user|-system] [-dir DIR] [-no-start] [-force] [-json]"
+
+// serviceEnv is what `clawhost service` reads of the machine and runs on
+// it; tests replace it to record the service manager's commands.
+type serviceEnv struct {
+	goos       string
+	uid        int
+	getenv     func(string) string
+	executable func() (string, error)
+	lookPath   func(string) (string, error)
+	userExists func(string) bool
+	runner     service.Runner
+}
+
+// machineServiceEnv is this machine.
+func machineServiceEnv() serviceEnv {
+	return serviceEnv{
+		goos:       runtime.GOOS,
+		uid:        os.Getuid(),
+		getenv:     os.Getenv,
+		executable: os.Executable,
+		lookPath:   exec.LookPath,
+		userExists: func(name string) bool { _, err := user.Lookup(name); return err == nil },
+		runner:     service.ExecRunner{},
+	}
+}
+
+// serviceFlags are the flags of `clawhost service`.
+type serviceFlags struct {
+	config                  string
+	system, user            bool
+	dir                     string
+	noStart, force, jsonOut bool
+}
+
+func serviceCommand(args []string, stdout, stderr io.Writer) int {
+	return runService(args, machineServiceEnv(), stdout, stderr)
+}
+
+// runService is `clawhost service VERB`: install, uninstall or status of
+// clawhost as a systemd unit (Linux) or launchd agent (macOS).
+func runService(args []string, env serviceEnv, stdout, stderr io.Writer) int {
+	var verb string
+	if len(args) > 0 && !isFlag(args[0]) {
+		verb, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("clawhost service", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	var f serviceFlags
+	fs.StringVar(&f.config, "config", "", "configuration file (made absolute)")
+	fs.BoolVar(&f.system, "system", false, "a system unit running as the clawhost account (the default for root)")
+	fs.BoolVar(&f.user, "user", false, "a user unit (the default but for root)")
+	fs.StringVar(&f.dir, "dir", "", "the directory the unit file goes in")
+	fs.BoolVar(&f.noStart, "no-start", false, "install: only write the file")
+	fs.BoolVar(&f.force, "force", false, "install: replace a different installed file")
+	fs.BoolVar(&f.jsonOut, "json", false, "status: print it as JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return help([]string{"service"}, stdout, stderr)
+		}
+		fmt.Fprintln(stderr, serviceUsage)
+		return 2
+	}
+	if verb == "" && fs.NArg() > 0 {
+		verb = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "clawhost service: unexpected argument %q\n%s\n", fs.Arg(0), serviceUsage)
+		return 2
+	}
+	if verb != "install" && verb != "uninstall" && verb != "status" {
+		fmt.Fprintf(stderr, "clawhost service: want install, uninstall or status, not %q\n%s\n", verb, serviceUsage)
+		return 2
+	}
+	m, code := newServiceManager(f, env, stdout, stderr)
+	if m == nil {
+		return code
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	switch verb {
+	case "uninstall":
+		if err := m.Uninstall(ctx); err != nil {
+			fmt.Fprintf(stderr, "clawhost service: %v\n", err)
+			return 1
+		}
+		return 0
+	case "status":
+		return serviceStatus(ctx, m, f, env, stdout, stderr)
+	}
+	u, ok := serviceUnit(f, env, m.Scope, stdout, stderr)
+	if !ok {
+		return 1
+	}
+	if err := m.Install(ctx, u, service.InstallOptions{Force: f.force, NoStart: f.noStart}); err != nil {
+		fmt.Fprintf(stderr, "clawhost service: %v\n", err)
+		return 1
+	}
+	if m.Scope == service.ScopeSystem {
+		checkServiceAccess(u, stdout)
+	}
+	return 0
+}
+
+// newServiceManager is the manager the flags and the machine ask for; nil
+// with the exit code on a usage error.
+func newServiceManager(f serviceFlags, env serviceEnv, stdout, stderr io.Writer) (*service.Manager, int) {
+	if f.system && f.user {
+		fmt.Fprintln(stderr, "clawhost service: -system and -user exclude each other")
+		return nil, 2
+	}
+	if env.goos != "linux" && env.goos != "darwin" {
+		fmt.Fprintf(stderr, "clawhost service: no service manager support on %s (systemd on Linux, launchd on macOS)\n", env.goos)
+		return nil, 1
+	}
+	scope := service.ScopeUser
+	if f.system || (env.uid == 0 && !f.user && env.goos == "linux") {
+		scope = service.ScopeSystem
+	}
+	if scope == service.ScopeSystem && env.goos == "darwin" {
+		fmt.Fprintln(stderr, "clawhost service: -system is for systemd (Linux); on macOS clawhost is the user's launchd agent")
+		return nil, 2
+	}
+	dir := f.dir
+	if dir == "" {
+		home := serviceHome(env, service.ScopeUser)
+		if env.goos == "darwin" {
+			dir = service.DefaultAgentDir(home)
+		} else {
+			dir = service.DefaultUnitDir(scope, env.getenv("XDG_CONFIG_HOME"), home)
+		}
+	}
+	return &service.Manager{GOOS: env.goos, Scope: scope, Dir: dir, UID: env.uid, Runner: env.runner, UserExists: env.userExists, Out: stdout}, 0
+}
+
+// serviceHome is the HOME the service gets: the user's for a user
+// service, the system account's for a system unit.
+func serviceHome(env serviceEnv, scope service.Scope) string {
+	if scope == service.ScopeSystem {
+		return service.SystemHome
+	}
+	if h := env.getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// serviceConfigPath is the configuration the service runs: -config made
+// absolute, else the user's $XDG_CONFIG_HOME/clawhost/config.hcl when it
+// exists, else config.hcl here.
+func serviceConfigPath(f serviceFlags, env serviceEnv) (string, error) {
+	p := f.config
+	if p == "" {
+		base := env.getenv("XDG_CONFIG_HOME")
+		if base == "" {
+			base = filepath.Join(serviceHome(env, service.ScopeUser), ".config")
+		}
+		p = "config.hcl"
+		if xdg := filepath.Join(base, "clawhost", "config.hcl"); fileExists(xdg) {
+			p = xdg
+		}
+	}
+	return filepath.Abs(p)
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// serviceUnit is what the service runs: the configuration (which must
+// load), this clawhost binary, and the PATH that finds each agent's
+// claude CLI as this shell finds it now.
+func serviceUnit(f serviceFlags, env serviceEnv, scope service.Scope, stdout, stderr io.Writer) (service.Unit, bool) {
+	path, err := serviceConfigPath(f, env)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost service: config: %v\n", err)
+		return service.Unit{}, false
+	}
+	cfg, ok := load(path, stderr)
+	if !ok {
+		fmt.Fprintf(stderr, "clawhost service: %s does not load; fix it first (clawhost validate -config %s), or name another with -config\n", path, path)
+		return service.Unit{}, false
+	}
+	bin, err := env.executable()
+	if err == nil {
+		bin, err = filepath.Abs(bin)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost service: this program's path: %v\n", err)
+		return service.Unit{}, false
+	}
+	var programs []string
+	for _, a := range cfg.AllAgents() {
+		if !slices.Contains(programs, a.Command) {
+			programs = append(programs, a.Command)
+		}
+	}
+	dirs, missing := service.SearchPath(append(programs, "bwrap"), env.lookPath, env.goos)
+	for _, p := range missing {
+		if p != "bwrap" {
+			fmt.Fprintf(stdout, "WARN: %s is not found in this shell's PATH, so the service's PATH will not find it either:\n"+
+				"      install it, or set agent.command to its path, then run install -force.\n", p)
+		}
+	}
+	home := serviceHome(env, scope)
+	u := service.Unit{
+		Binary:    bin,
+		Config:    path,
+		WorkDir:   filepath.Dir(path),
+		EnvFile:   filepath.Join(filepath.Dir(path), service.EnvFileName),
+		Path:      dirs,
+		Home:      home,
+		ReadWrite: protectedWrites(cfg),
+		LogDir:    service.DefaultLogDir(home),
+	}
+	if scope == service.ScopeSystem {
+		u.User = service.SystemUser
+	}
+	return u, true
+}
+
+// protectedWrites are the directories the host writes (data_dir, the
+// workspaces) that lie under what ProtectSystem=full makes read-only.
+func protectedWrites(cfg *config.Config) []string {
+	var out []string
+	dirs := []string{cfg.DataDir}
+	for _, a := range cfg.AllAgents() {
+		dirs = append(dirs, a.Workspace)
+	}
+	for _, d := range dirs {
+		for _, ro := range []string{"/usr", "/boot", "/efi", "/etc"} {
+			if d != "" && (d == ro || strings.HasPrefix(d, ro+"/")) && !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// checkServiceAccess warns when the system account cannot read the
+// configuration or run the binary: the unit would fail at its start.
+func checkServiceAccess(u service.Unit, w io.Writer) {
+	acct, err := runas.Lookup(u.User)
+	if err != nil {
+		return // not created (-no-start in a test, or useradd failed and said so)
+	}
+	for _, c := range []struct {
+		path string
+		want uint32
+		what string
+	}{{u.Config, 4, "read"}, {u.WorkDir, 1, "enter"}, {u.Binary, 1, "run"}} {
+		if err := acct.Access(c.path, c.want); err != nil {
+			fmt.Fprintf(w, "WARN: the account %s cannot %s %s: %v\n      (chown or chmod it, or put the configuration under /etc/clawhost; data_dir must be writable by %s)\n",
+				u.User, c.what, c.path, err, u.User)
+		}
+	}
+}
+
+// serviceStatus prints the service's status; exit 0 when it runs, 1 when
+// it is not installed or not running.
+func serviceStatus(ctx context.Context, m *service.Manager, f serviceFlags, env serviceEnv, stdout, stderr io.Writer) int {
+	u, ok := serviceUnit(f, env, m.Scope, io.Discard, io.Discard)
+	st := m.Status(ctx, u)
+	if !ok {
+		st.UpToDate = false
+	}
+	code := 0
+	if !st.Running() {
+		code = 1
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(st); err != nil {
+			fmt.Fprintf(stderr, "clawhost service: %v\n", err)
+			return 1
+		}
+		return code
+	}
+	fmt.Fprintf(stdout, "service  %s %s service\n", st.Manager, st.Scope)
+	if !st.Installed {
+		fmt.Fprintf(stdout, "file     %s: not installed (clawhost service install)\n", st.File)
+		return code
+	}
+	switch {
+	case st.UpToDate:
+		fmt.Fprintf(stdout, "file     %s (as install writes it now)\n", st.File)
+	case !ok:
+		fmt.Fprintf(stdout, "file     %s (the configuration does not load: not compared)\n", st.File)
+	default:
+		fmt.Fprintf(stdout, "file     %s (differs from what install writes now: clawhost service install -force)\n", st.File)
+	}
+	fmt.Fprintf(stdout, "enabled  %s\nactive   %s\n", orUnknown(st.Enabled), orUnknown(st.Active))
+	if st.Problem != "" {
+		fmt.Fprintf(stdout, "problem  %s\n", st.Problem)
+	}
+	fmt.Fprintf(stdout, "logs     %s\n", st.Logs)
+	return code
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

@@ -1,0 +1,312 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/clawhost/clawhost/core/service"
+)
+
+// callLog is a service.Runner that records the command lines and answers
+// from its table; others succeed with no output.
+type callLog struct {
+	mu      sync.Mutex
+	calls   []string
+	answers map[string]string
+}
+
+func (c *callLog) Run(_ context.Context, name string, args ...string) (string, error) {
+	line := strings.Join(append([]string{name}, args...), " ")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, line)
+	return c.answers[line], nil
+}
+
+func (c *callLog) took() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.calls)
+}
+
+// serviceFixture is a machine for `clawhost service`: a home, a config
+// directory (its name has a space and a %, which the unit must escape), a
+// claude CLI in a directory of its own on PATH, the given binary as this
+// program, and a recording runner.
+type serviceFixture struct {
+	env    serviceEnv
+	calls  *callLog
+	home   string
+	config string
+	claude string // the directory of the claude CLI
+}
+
+func newServiceFixture(t *testing.T, uid int, binary string) *serviceFixture {
+	t.Helper()
+	root := t.TempDir()
+	f := &serviceFixture{calls: &callLog{}, home: filepath.Join(root, "home"), claude: filepath.Join(root, "npm bin")}
+	cfgDir := filepath.Join(root, "etc", "claw 100%")
+	f.config = filepath.Join(cfgDir, "config.hcl")
+	for _, d := range []string{f.home, f.claude, cfgDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(f.claude, "claude"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.config, []byte("agent {\n  command = \"claude\"\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"HOME": f.home}
+	f.env = serviceEnv{
+		goos:       "linux",
+		uid:        uid,
+		getenv:     func(k string) string { return vars[k] },
+		executable: func() (string, error) { return binary, nil },
+		lookPath: func(p string) (string, error) {
+			if p == "claude" {
+				return filepath.Join(f.claude, "claude"), nil
+			}
+			return "", errors.New("not found")
+		},
+		userExists: func(string) bool { return false },
+		runner:     f.calls,
+	}
+	return f
+}
+
+// runServiceCmd runs `clawhost service ARGS` on f's machine.
+func (f *serviceFixture) run(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = runService(args, f.env, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestServiceCommand: install as a user writes the user unit into -dir
+// running this binary on the absolute config with the claude CLI's
+// directory on PATH and enables it with systemctl --user; status -json
+// reports it from systemctl's answers; uninstall disables and removes it;
+// as root the unit is a system unit for the clawhost account, created
+// first. Usage errors exit 2.
+func TestServiceCommand(t *testing.T) {
+	t.Parallel()
+	f := newServiceFixture(t, 1000, "/opt/clawhost/bin/clawhost")
+	dir := filepath.Join(f.home, "units")
+	code, out, errOut := f.run("install", "-dir", dir, "-config", f.config)
+	if code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+	}
+	unit, err := os.ReadFile(filepath.Join(dir, "clawhost.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	escaped := strings.ReplaceAll(f.config, "%", "%%")
+	for _, want := range []string{
+		"ExecStart=/opt/clawhost/bin/clawhost run -config \"" + escaped + "\"\n",
+		"Environment=\"PATH=" + f.claude + ":/usr/local/sbin:",
+		"Environment=HOME=" + f.home + "\n",
+		"EnvironmentFile=-" + filepath.Join(filepath.Dir(escaped), "clawhost.env") + "\n",
+		"WantedBy=default.target\n",
+	} {
+		if !strings.Contains(string(unit), want) {
+			t.Errorf("the unit lacks %q:\n%s", want, unit)
+		}
+	}
+	if strings.Contains(string(unit), "User=") {
+		t.Error("a user unit names a User")
+	}
+	sameLines(t, "install", f.calls.took(), "systemctl --user daemon-reload", "systemctl --user enable --now clawhost.service")
+
+	f.calls.answers = map[string]string{
+		"systemctl --user is-enabled clawhost.service": "enabled\n",
+		"systemctl --user is-active clawhost.service":  "active\n",
+	}
+	code, out, _ = f.run("status", "-json", "-dir", dir, "-config", f.config)
+	var st service.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 0 {
+		t.Fatalf("status -json: exit %d, %v\n%s", code, err, out)
+	}
+	if !st.Installed || !st.UpToDate || st.Enabled != "enabled" || st.Active != "active" || st.Scope != service.ScopeUser {
+		t.Errorf("status: %+v", st)
+	}
+	code, out, _ = f.run("status", "-dir", dir, "-config", f.config)
+	if code != 0 || !strings.Contains(out, "active   active\n") || !strings.Contains(out, "journalctl --user -u clawhost -n 50") {
+		t.Errorf("status: exit %d\n%s", code, out)
+	}
+
+	before := len(f.calls.took())
+	if code, out, errOut := f.run("uninstall", "-dir", dir); code != 0 {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	sameLines(t, "uninstall", f.calls.took()[before:], "systemctl --user disable --now clawhost.service", "systemctl --user daemon-reload")
+	if code, out, _ = f.run("status", "-dir", dir, "-config", f.config); code != 1 || !strings.Contains(out, "not installed") {
+		t.Errorf("status after uninstall: exit %d\n%s", code, out)
+	}
+
+	root := newServiceFixture(t, 0, "/usr/local/bin/clawhost")
+	sysDir := filepath.Join(root.home, "system")
+	if code, out, errOut := root.run("install", "-dir", sysDir, "-config", root.config); code != 0 {
+		t.Fatalf("install as root: exit %d\n%s%s", code, out, errOut)
+	}
+	unit, _ = os.ReadFile(filepath.Join(sysDir, "clawhost.service"))
+	for _, want := range []string{"User=clawhost\n", "Environment=HOME=/var/lib/clawhost\n", "WantedBy=multi-user.target\n"} {
+		if !strings.Contains(string(unit), want) {
+			t.Errorf("the system unit lacks %q:\n%s", want, unit)
+		}
+	}
+	sameLines(t, "install as root", root.calls.took(), strings.Join(service.SystemUserAdd(), " "), "systemctl daemon-reload", "systemctl enable --now clawhost.service")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"install", "-user", "-system"}, "exclude each other"},
+		{[]string{"restart"}, `not "restart"`},
+		{[]string{}, `not ""`},
+		{[]string{"install", "extra"}, `unexpected argument "extra"`},
+		{[]string{"install", "-bogus"}, "-bogus"},
+	} {
+		if code, _, errOut := f.run(tc.args...); code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, want 2 with %q:\n%s", tc.args, code, tc.want, errOut)
+		}
+	}
+	mac := newServiceFixture(t, 501, "/usr/local/bin/clawhost")
+	mac.env.goos = "darwin"
+	if code, _, errOut := mac.run("install", "-system"); code != 2 || !strings.Contains(errOut, "launchd") {
+		t.Errorf("-system on macOS: exit %d\n%s", code, errOut)
+	}
+	if code, out, _ := mac.run("install", "-config", mac.config); code != 0 ||
+		!slices.Equal(mac.calls.took(), []string{"launchctl bootstrap gui/501 " + filepath.Join(mac.home, "Library/LaunchAgents/dev.clawhost.plist")}) {
+		t.Errorf("install on macOS: exit %d, ran %q\n%s", code, mac.calls.took(), out)
+	}
+}
+
+// TestServiceInstallConfigProblems: a configuration that does not load is
+// refused before anything is written; a claude CLI that is not found is a
+// warning that says what to do.
+func TestServiceInstallConfigProblems(t *testing.T) {
+	t.Parallel()
+	f := newServiceFixture(t, 1000, "/usr/local/bin/clawhost")
+	dir := filepath.Join(f.home, "units")
+	if err := os.WriteFile(f.config, []byte("agent {\n  comand = \"claude\"\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := f.run("install", "-dir", dir, "-config", f.config)
+	if code != 1 || !strings.Contains(errOut, "does not load") {
+		t.Errorf("a broken config: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("something was written for a broken config: %v", err)
+	}
+	if err := os.WriteFile(f.config, []byte("agent {\n  command = \"claude-nowhere\"\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := f.run("install", "-no-start", "-dir", dir, "-config", f.config)
+	if code != 0 || !strings.Contains(out, "WARN: claude-nowhere is not found") {
+		t.Errorf("a missing claude: exit %d\n%s", code, out)
+	}
+}
+
+func sameLines(t *testing.T, what string, got []string, want ...string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s ran\n  %s\nwant\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestServiceUnitVerifies: the units install writes — a user unit and a
+// system unit, with the built clawhost binary (CLAWHOST_BIN_DIR, else this
+// test binary) behind a path with a space and a % — are accepted by
+// systemd's own checker, `systemd-analyze verify` (Debian's systemd
+// package, make systemd). A unit with a wrong value is not, which shows
+// the check can fail. Without systemd-analyze the test skips, unless
+// CLAWHOST_REQUIRE_SYSTEMD=1.
+func TestServiceUnitVerifies(t *testing.T) {
+	t.Parallel()
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		if os.Getenv("CLAWHOST_REQUIRE_SYSTEMD") == "1" {
+			t.Fatalf("systemd-analyze is missing (make systemd): %v", err)
+		}
+		t.Skipf("systemd-analyze is missing (make systemd installs it; CLAWHOST_REQUIRE_SYSTEMD=1 makes this a failure): %v", err)
+	}
+	bin, err := os.Executable()
+	if d := os.Getenv("CLAWHOST_BIN_DIR"); d != "" {
+		bin, err = filepath.Abs(filepath.Join(d, "clawhost"))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The binary behind a path the unit must quote and escape.
+	odd := filepath.Join(t.TempDir(), "claw host 100%")
+	if err := os.MkdirAll(odd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bin, filepath.Join(odd, "clawhost")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		uid  int
+		args []string
+	}{
+		{"user", 1000, nil},
+		{"system", 0, nil},
+		{"forced user as root", 0, []string{"-user"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newServiceFixture(t, tc.uid, filepath.Join(odd, "clawhost"))
+			dir := filepath.Join(f.home, "units")
+			args := append([]string{"install", "-no-start", "-dir", dir, "-config", f.config}, tc.args...)
+			if code, out, errOut := f.run(args...); code != 0 {
+				t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+			}
+			unit := filepath.Join(dir, "clawhost.service")
+			if problems := verifyUnit(t, analyze, unit); len(problems) > 0 {
+				data, _ := os.ReadFile(unit)
+				t.Errorf("systemd-analyze verify %s:\n%s\n\n%s", unit, strings.Join(problems, "\n"), data)
+			}
+			data, err := os.ReadFile(unit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			broken := filepath.Join(t.TempDir(), "clawhost.service")
+			if err := os.WriteFile(broken, bytes.Replace(data, []byte("Restart=on-failure"), []byte("Restart=on-failur"), 1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if problems := verifyUnit(t, analyze, broken); len(problems) == 0 {
+				t.Error("systemd-analyze verify accepts Restart=on-failur: the check cannot fail")
+			}
+		})
+	}
+}
+
+// verifyUnit runs `systemd-analyze verify` on unit (in the system
+// manager's mode, which checks a user unit's settings the same way and
+// needs no user session) and returns what it says of the unit, and its
+// failure; what it says of other units on the machine is not the unit's.
+func verifyUnit(t *testing.T, analyze, unit string) []string {
+	t.Helper()
+	out, err := exec.Command(analyze, "verify", unit).CombinedOutput()
+	var problems []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, unit) || strings.HasPrefix(l, "clawhost.service") {
+			problems = append(problems, l)
+		}
+	}
+	if err != nil {
+		problems = append(problems, "exit: "+err.Error())
+	}
+	return problems
+}
