@@ -139,8 +139,9 @@ type Options struct {
 	Schedules command.Schedules
 	// Revoker serves /revoke; nil: not available.
 	Revoker command.Revoker
-	// Now is the clock; nil means time.Now. Clock times the usage-limit
-	// pause and the turn card; nil means the real clock.
+	// Clock is the pipeline's clock (the usage-limit pause, budgets, the
+	// turn card); nil means the real clock. Now reads the time; nil means
+	// Clock.Now (tests that pin the time of messages alone set Now).
 	Now   func() time.Time
 	Clock tstime.Clock
 	// StaleAfter bounds the age of a produced reply that is still sent
@@ -209,11 +210,11 @@ func New(opts Options) *Gateway {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	if opts.Clock == nil {
 		opts.Clock = tstime.Std{}
+	}
+	if opts.Now == nil {
+		opts.Now = opts.Clock.Now // one clock unless a test pins Now alone
 	}
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}

@@ -207,7 +207,7 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string, images []
 			st.t.abort(KindTimeout)
 			return r.stopped(p, x, st.t.abortKind), x.sawOutput
 		case ans := <-x.asking.answers:
-			st.extend(x.answer(p, ans, time.Now()))
+			st.extend(x.answer(p, ans, r.clock.Now()))
 		case ln, ok := <-p.msgs:
 			if !ok {
 				return r.ended(st, p, x), x.sawOutput
