@@ -209,7 +209,9 @@ func (s *tmuxSession) tmux(args ...string) string {
 }
 
 // screen is what the terminal shows, with its scrollback.
-func (s *tmuxSession) screen() string { return s.tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "init") }
+func (s *tmuxSession) screen() string {
+	return s.tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "init")
+}
 
 // waitFor polls the screen until it shows want, after the first n
 // occurrences, with a deadline.

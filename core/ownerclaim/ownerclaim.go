@@ -166,15 +166,6 @@ func (c *Claims) Claim(entry, code string) (Outcome, error) {
 	return Claimed, remove(path)
 }
 
-// Pending reports whether dir holds a claim that is not expired.
-func Pending(dir string, now time.Time) bool {
-	var cl claim
-	if err := readJSON(filepath.Join(dir, ClaimFile), &cl); err != nil {
-		return false
-	}
-	return now.Before(cl.ExpiresAt) && cl.Attempts < MaxAttempts
-}
-
 func (c *Claims) addOwner(entry string, now time.Time) error {
 	path := filepath.Join(c.dir, OwnersFile)
 	var f ownersFile

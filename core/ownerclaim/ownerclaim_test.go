@@ -13,6 +13,15 @@ import (
 
 var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// pending reports whether dir holds a claim that is not expired.
+func pending(dir string, now time.Time) bool {
+	var cl claim
+	if err := readJSON(filepath.Join(dir, ClaimFile), &cl); err != nil {
+		return false
+	}
+	return now.Before(cl.ExpiresAt) && cl.Attempts < MaxAttempts
+}
+
 func TestClaimMakesOwnerOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -35,7 +44,7 @@ func TestClaimMakesOwnerOnce(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("claim file mode %v, want 0600", fi.Mode().Perm())
 	}
-	if !Pending(dir, clock.Now()) {
+	if !pending(dir, clock.Now()) {
 		t.Fatal("a fresh claim is not pending")
 	}
 	c := New(dir, clock.Now)
@@ -74,7 +83,7 @@ func TestClaimExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Hour)
-	if Pending(dir, clock.Now()) {
+	if pending(dir, clock.Now()) {
 		t.Error("pending at its expiry")
 	}
 	if got, err := New(dir, clock.Now).Claim("tg:1", code); err != nil || got != NoClaim {
