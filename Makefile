@@ -33,7 +33,7 @@ PYTHON ?= /usr/bin/python3
 # enter a nested module, so the test, vet and tidy targets run each one.
 MODULES := . sdk proto
 
-.PHONY: help build py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc postgres bubblewrap systemd clean
+.PHONY: help build py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -63,7 +63,7 @@ py-examples: ## build the Python examples as bin/clawhost-<name> (executable zip
 run: build ## run clawhost on the default config.hcl (finds the claude CLI make test installed, else the one on PATH)
 	PATH="$(CURDIR)/$(CLAUDE_DIR)/node_modules/.bin:$$PATH" ./$(BIN)/clawhost -config config.hcl
 
-deps: claude-cli browser python-grpc postgres bubblewrap systemd ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL, bubblewrap and systemd-analyze from Debian)
+deps: claude-cli browser python-grpc postgres bubblewrap systemd tmux ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL, bubblewrap, systemd-analyze and tmux from Debian)
 
 claude-cli: $(CLAUDE_BIN) ## install the real claude CLI into .cache/claude-cli (npm)
 $(CLAUDE_BIN):
@@ -100,6 +100,13 @@ systemd: ## install Debian's systemd for systemd-analyze verify in the service t
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq systemd >/dev/null; }
 	@systemd-analyze --version | head -1
 
+# tmux, the real terminal clawhost init's end-to-end test types into.
+tmux: ## install Debian's tmux for the terminal tests of clawhost init (needs root or sudo)
+	@command -v tmux >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tmux >/dev/null; }
+	@tmux -V
+
 # The PostgreSQL server for the store's tests (core/store/postgres/pgtest
 # starts a throwaway cluster from it); Debian puts it in
 # /usr/lib/postgresql/<version>/bin, off PATH.
@@ -111,7 +118,7 @@ postgres: ## install Debian's postgresql for the PostgreSQL store tests (needs r
 
 test: build deps ## run all tests, with the real claude CLI, a headless Chromium and the Python example
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
-	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_REQUIRE_SYSTEMD=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
+	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_REQUIRE_SYSTEMD=1 CLAWHOST_REQUIRE_TMUX=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
 	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...) || exit 1; done
 
 test-go: build ## run the tests that need only Go (real-CLI and browser tests skip)

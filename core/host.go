@@ -51,6 +51,7 @@ import (
 	"github.com/clawhost/clawhost/core/mediaprune"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/metrics"
+	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/redact"
 	"github.com/clawhost/clawhost/core/runner"
@@ -259,7 +260,8 @@ func (h *Host) provision() error {
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
 		Schedules: h.schedules, AgentTools: h.tools.Tools,
-		Revoker: h.pairingAPI("").Revoker(),
+		Revoker:     h.pairingAPI("").Revoker(),
+		OwnerClaims: ownerclaim.New(h.cfg.DataDir, nil),
 	}
 	if h.cluster != nil {
 		cl, ok := db.(store.Cluster)

@@ -20,6 +20,7 @@ import (
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/gateway"
 	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
@@ -99,6 +100,17 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 		Budgets:   budget.Rules{Top: cfg.Budget, Agents: map[string]*config.Budget{}},
 		AuditKeep: cfg.Audit.Keep.Duration(),
 	}
+	// Owners made by "/owner CODE" (clawhost init's one-time code) are
+	// listed in data_dir, beside the file's.
+	claimed, err := ownerclaim.Owners(cfg.DataDir)
+	if err != nil {
+		return set, err
+	}
+	for _, o := range claimed {
+		if !slices.Contains(set.Access.Owners, o) {
+			set.Access.Owners = append(slices.Clone(set.Access.Owners), o)
+		}
+	}
 	set.TranscriptDirs = []string{claudeConfigDir(cfg)}
 	if home, err := os.UserHomeDir(); err == nil {
 		set.TranscriptDirs = append(set.TranscriptDirs, filepath.Join(home, ".claude"))
@@ -123,7 +135,6 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 			set.TranscriptDirs = append(set.TranscriptDirs, d)
 		}
 	}
-	var err error
 	if set.Queue, err = queuePolicy(cfg); err != nil {
 		return set, err
 	}

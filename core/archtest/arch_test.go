@@ -50,7 +50,9 @@ func under(path, dir string) bool { return path == dir || strings.HasPrefix(path
 // Layers of the core, from the top: the daemon's composition (core, its
 // command line core/cli and core/cmd/..., and the parts it composes that
 // reach across the pipeline: the agent's own tools core/agenttools and the
-// hosts' membership core/cluster; and the end-to-end harness core/e2e,
+// hosts' membership core/cluster; the first setup core/setup, which writes
+// what the daemon reads (the configuration, the owner claim); and the
+// end-to-end harness core/e2e,
 // which configures and runs the whole daemon)
 // may import anything in core; the pipeline's composer
 // (core/gateway) imports the stages and leaves but not the plugin host (it
@@ -78,7 +80,7 @@ var stages = map[string]bool{
 
 func layer(p string) int {
 	switch {
-	case p == "core" || p == "core/cli" || p == "core/agenttools" || p == "core/cluster" || under(p, "core/cmd") || p == "core/e2e":
+	case p == "core" || p == "core/cli" || p == "core/agenttools" || p == "core/cluster" || p == "core/setup" || under(p, "core/cmd") || p == "core/e2e":
 		return layerDaemon
 	case p == "core/gateway":
 		return layerPipeline

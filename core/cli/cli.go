@@ -1,4 +1,4 @@
-// Package cli is the clawhost command line: every subcommand (run,
+// Package cli is the clawhost command line: every subcommand (run, init,
 // validate, pairing, status, plugin test, retry, security audit, service,
 // version, help, and mcp-schedule, which the host starts for claude) as a
 // library.
@@ -20,6 +20,7 @@ import (
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/setup"
 )
 
 // Version is the version `clawhost version` prints and the host reports;
@@ -146,6 +147,19 @@ func commandTable() []command {
 				"refusals and warnings, senders over access.rate, configuration reloads. Rows are kept for\n" +
 				"audit { keep } (default 90d). -kind keeps one kind; -json prints them for machines. Exit 0, 1\n" +
 				"when the database cannot be read, 2 on bad usage.", nil, auditCommand},
+		{"init", "[-non-interactive] [flags]", "set clawhost up: channels with their tokens checked, workspace, owner; writes ~/.config/clawhost",
+			"Asks which channels to set up (telegram, discord, whatsapp, webchat), the bot tokens (checked\n" +
+				"live: Telegram getMe, Discord users/@me and the Message Content intent; a wrong token is asked\n" +
+				"again) and the workspace (default ~/clawhost-workspace, created). Writes config.hcl and\n" +
+				"clawhost.env (the tokens, 0600) to $XDG_CONFIG_HOME/clawhost (~/.config/clawhost), with data_dir\n" +
+				"$XDG_STATE_HOME/clawhost (~/.local/state/clawhost), and prints a one-time owner code: send\n" +
+				"/owner CODE to the bot within 24 hours and you are its owner. An existing file is replaced only\n" +
+				"when you say so (-force without a terminal).\n\n" +
+				"Flags: -non-interactive (ask nothing), -telegram-token T, -discord-token T (or TELEGRAM_BOT_TOKEN,\n" +
+				"DISCORD_BOT_TOKEN), -whatsapp, -webchat, -workspace DIR, -config-dir DIR, -data-dir DIR, -force,\n" +
+				"-plugin-dir DIR, -claude PATH, -admin-listen ADDR, -webchat-listen ADDR, -telegram-api FORMAT,\n" +
+				"-discord-api URL (a fake platform's address; also CLAWHOST_TELEGRAM_API, CLAWHOST_DISCORD_API).\n" +
+				"Exit 0 when written, 1 on a refused token or an existing file, 2 on bad usage.", nil, initCommand},
 		{"service install", "[-config FILE] [-user|-system] [-dir DIR] [-no-start] [-force]", "run clawhost as a service: a systemd unit (Linux) or launchd agent (macOS)",
 			"Writes a systemd unit running `clawhost run -config FILE` (FILE made absolute; without -config\n" +
 				"$XDG_CONFIG_HOME/clawhost/config.hcl when it exists, else ./config.hcl) and starts it:\n" +
@@ -172,6 +186,21 @@ func commandTable() []command {
 // configFlagUsage is the one flag, as help shows it.
 const configFlagUsage = "configuration file; relative paths in it are relative to its directory"
 
+// defaultConfig is the configuration file of a command without -config:
+// the user's (clawhost init writes it), else ./config.hcl.
+func defaultConfig() string { return setup.ConfigPath(os.Getenv) }
+
+// loadEnv sets the variables of the clawhost.env beside the configuration
+// file that the environment does not set (setup.LoadEnvFile); it prints
+// why and returns false when the file is unsafe or broken.
+func loadEnv(path string, w io.Writer) bool {
+	if _, err := setup.LoadEnvFile(path, os.LookupEnv, os.Setenv); err != nil {
+		fmt.Fprintf(w, "clawhost: %v\n", err)
+		return false
+	}
+	return true
+}
+
 // writeUsage writes every command with its one line, then the flags.
 func writeUsage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: clawhost [COMMAND] [-config FILE]")
@@ -186,7 +215,8 @@ func writeUsage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Flags:")
-	fmt.Fprintf(w, "  -config FILE  %s (default \"config.hcl\")\n", configFlagUsage)
+	fmt.Fprintf(w, "  -config FILE  %s (default: %s\n", configFlagUsage, "$XDG_CONFIG_HOME/clawhost/config.hcl if it exists, else ./config.hcl)")
+	fmt.Fprintln(w, "               clawhost.env beside the file sets the variables the environment does not")
 	fmt.Fprintln(w, "  -h, -help     print this help")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Run "clawhost help COMMAND" for more about one command.`)
@@ -269,7 +299,7 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 	fs := flag.NewFlagSet("clawhost "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // help is written below, once
-	cfgPath := fs.String("config", "config.hcl", configFlagUsage)
+	cfgPath := fs.String("config", defaultConfig(), configFlagUsage)
 	approved := fs.Bool("approved", false, "pairing list: the approved senders instead of the pending codes")
 	all := fs.Bool("all", false, "validate: check the config blocks of disabled plugins too")
 	var positional []string
@@ -329,6 +359,9 @@ func loadForHost(name, path string, w io.Writer) (*config.Config, bool) {
 
 // load reads the configuration, printing diagnostics; ok is false on errors.
 func load(path string, w io.Writer) (*config.Config, bool) {
+	if !loadEnv(path, w) {
+		return nil, false
+	}
 	cfg, diags := config.Load(path)
 	if len(diags) > 0 {
 		var files map[string]*hcl.File

@@ -22,7 +22,7 @@ func doctorCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("clawhost doctor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
-	cfgPath := fs.String("config", "config.hcl", configFlagUsage)
+	cfgPath := fs.String("config", defaultConfig(), configFlagUsage)
 	asJSON := fs.Bool("json", false, "print the checks as JSON")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -25,7 +25,7 @@ func securityCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("clawhost security audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
-	cfgPath := fs.String("config", "config.hcl", configFlagUsage)
+	cfgPath := fs.String("config", defaultConfig(), configFlagUsage)
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -36,6 +36,9 @@ func securityCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "clawhost security audit: unexpected argument %q\nusage: clawhost security audit [-config FILE] [-json]\n", fs.Arg(0))
+		return 2
+	}
+	if !loadEnv(*cfgPath, stderr) {
 		return 2
 	}
 	cfg, diags := config.Load(*cfgPath)

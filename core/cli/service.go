@@ -19,6 +19,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/service"
+	"github.com/clawhost/clawhost/core/setup"
 )
 
 const serviceUsage = "usage: clawhost service install|uninstall|status [-config FILE] [-user|-system] [-dir DIR] [-no-start] [-force] [-json]"
@@ -175,19 +176,11 @@ func serviceHome(env serviceEnv, scope service.Scope) string {
 func serviceConfigPath(f serviceFlags, env serviceEnv) (string, error) {
 	p := f.config
 	if p == "" {
-		base := env.getenv("XDG_CONFIG_HOME")
-		if base == "" {
-			base = filepath.Join(serviceHome(env, service.ScopeUser), ".config")
-		}
-		p = "config.hcl"
-		if xdg := filepath.Join(base, "clawhost", "config.hcl"); fileExists(xdg) {
-			p = xdg
-		}
+		p = setup.ConfigPath(env.getenv) // as every command finds it
 	}
 	return filepath.Abs(p)
 }
 
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // serviceUnit is what the service runs: the configuration (which must
 // load), this clawhost binary, and the PATH that finds each agent's

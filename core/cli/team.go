@@ -33,7 +33,7 @@ func teamFlags(name, usageLine string, args []string, stdout, stderr io.Writer, 
 	fs := flag.NewFlagSet("clawhost "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
-	p := fs.String("config", "config.hcl", configFlagUsage)
+	p := fs.String("config", defaultConfig(), configFlagUsage)
 	s := fs.String("since", "", "how far back: 24h, 7d, 30d")
 	j := fs.Bool("json", false, "print JSON for machines")
 	if extra != nil {

@@ -23,6 +23,9 @@ import (
 // All diagnostics are then sorted by position and printed once, with the
 // count.
 func validate(path string, all bool, stdout, stderr io.Writer) int {
+	if !loadEnv(path, stderr) {
+		return 1
+	}
 	cfg, diags := config.Load(path)
 	if cfg == nil {
 		config.FormatDiagnostics(stderr, diags, nil)

@@ -75,6 +75,8 @@ type envOptions struct {
 	busyTimeout time.Duration
 	// loopback adds attributes to the loopback channel's config block.
 	loopback map[string]any
+	// ownerClaims answers /owner CODE; nil: none.
+	ownerClaims OwnerClaims
 }
 
 // baseSettings admits lo:u1 (and owner lo:owner) in direct chats and the
@@ -126,7 +128,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		defer cancel()
 		e.gw.RefreshCommands(ctx)
 	}})
-	e.gw = New(Options{Logger: log, Store: e.db, Agent: e.agent, Ports: e.host.Ports(), Settings: e.set, MemoryFlush: e.agent.Config().MemoryFlush, Version: "test", Now: o.now})
+	e.gw = New(Options{Logger: log, Store: e.db, Agent: e.agent, Ports: e.host.Ports(), Settings: e.set, MemoryFlush: e.agent.Config().MemoryFlush, Version: "test", Now: o.now, OwnerClaims: o.ownerClaims})
 	addrFile := filepath.Join(dir, "lo.addr")
 	_ = os.Remove(addrFile)
 	limit := o.textLimit

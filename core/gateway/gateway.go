@@ -139,6 +139,9 @@ type Options struct {
 	Schedules command.Schedules
 	// Revoker serves /revoke; nil: not available.
 	Revoker command.Revoker
+	// OwnerClaims answers "/owner CODE" (the owner code of clawhost init);
+	// nil: /owner is not special.
+	OwnerClaims OwnerClaims
 	// Clock is the pipeline's clock (the usage-limit pause, budgets, the
 	// turn card); nil means the real clock. Now reads the time; nil means
 	// Clock.Now (tests that pin the time of messages alone set Now).
@@ -180,10 +183,13 @@ type Gateway struct {
 	meta *session.Cache
 	// busyPairing limits the "try later" answer to one per sender an hour.
 	busyPairing *access.Refusals
-	arrivals    *queue.Ordered
-	sends       queue.Locks
-	queue       *queue.Queue
-	turns       *turn.Turns
+	// ownerRefusals limits the refusal of a wrong /owner code to one per
+	// sender a minute.
+	ownerRefusals *access.Refusals
+	arrivals      *queue.Ordered
+	sends         queue.Locks
+	queue         *queue.Queue
+	turns         *turn.Turns
 	// pause holds the turns while claude's usage limit is reached.
 	pause     *usagelimit.Pause
 	delivery  *delivery.Dispatcher
@@ -226,7 +232,7 @@ func New(opts Options) *Gateway {
 	log := opts.Logger.Named("gateway")
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
-		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), unlisted: access.NewUnlisted(opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), arrivals: queue.NewOrdered(),
+		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), unlisted: access.NewUnlisted(opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), ownerRefusals: access.NewRefusals(time.Minute, opts.Now), arrivals: queue.NewOrdered(),
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
 		meta: session.NewCache(session.DefaultCacheSize),
 	}

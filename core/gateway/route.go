@@ -77,6 +77,9 @@ func (g *Gateway) arrive(a arrival) {
 		g.queue.Enqueue(a.key, []queue.Item{a.Item})
 		return
 	}
+	if g.claimOwner(a) {
+		return
+	}
 	v := set.Access.Decide(g.ctx, m, g.approved)
 	// /whoami answers in an unlisted group too (when addressed), so the
 	// operator learns the id to list; not where groups are disabled.

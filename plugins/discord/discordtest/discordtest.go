@@ -93,6 +93,8 @@ const (
 	RouteEditFollowup = "edit_followup"
 	RouteCommands     = "bulk_overwrite_commands"
 	RouteAttachment   = "attachment"
+	RouteMe           = "get_current_user"
+	RouteApplication  = "get_current_application"
 )
 
 // Server is the fake Discord. Its methods are safe for concurrent use.
@@ -457,6 +459,10 @@ func route(method, p string) (string, []string) {
 	switch {
 	case is("GET", "gateway"), is("GET", "gateway", "bot"):
 		return RouteGateway, nil
+	case is("GET", "users", "@me"):
+		return RouteMe, nil
+	case is("GET", "applications", "@me"):
+		return RouteApplication, nil
 	case is("GET", "channels", "*"):
 		return RouteGetChannel, []string{parts[1]}
 	case is("POST", "channels", "*", "messages"):
@@ -571,6 +577,18 @@ func (s *Server) Reactions(id string) []string {
 // dispatchREST serves one REST route.
 func (s *Server) dispatchREST(w http.ResponseWriter, r *http.Request, name string, params []string, body []byte) {
 	switch name {
+	case RouteMe:
+		writeJSON(w, 200, s.bot)
+	case RouteApplication:
+		// The application's flags say which privileged intents the
+		// Developer Portal turned on: GATEWAY_MESSAGE_CONTENT (1<<19).
+		s.mu.Lock()
+		flags := 0
+		if s.contentAllowed {
+			flags = 1 << 19
+		}
+		s.mu.Unlock()
+		writeJSON(w, 200, map[string]any{"id": BotID, "name": s.bot.Username, "flags": flags})
 	case RouteGateway:
 		u := "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/gw"
 		writeJSON(w, 200, map[string]any{"url": u, "shards": 1,

@@ -1,0 +1,275 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/core/internal/deathsig"
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// initTGToken is the token the fake Telegram of the init tests accepts.
+const initTGToken = "424242:INITTOKEN"
+
+// initUser is the Telegram user who claims the bot with /owner.
+const initUser = 5151
+
+var ownerCodeRE = regexp.MustCompile(`/owner ([A-Z0-9]{8})`)
+
+// initEnv is a new user's machine: a home with nothing in it, the XDG
+// directories inside it, the fakes' addresses, free ports for the admin
+// endpoint and the web chat, and the real claude CLI.
+type initEnv struct {
+	home, claude, admin, web string
+	tg                       *telegramtest.Server
+	api                      *anthropictest.Server
+}
+
+func newInitEnv(t *testing.T) *initEnv {
+	t.Helper()
+	e := &initEnv{home: t.TempDir(), claude: clClaudeBin(t), admin: freeAddr(t), web: freeAddr(t)}
+	e.tg = telegramtest.NewServer(initTGToken)
+	t.Cleanup(e.tg.Close)
+	e.api = anthropictest.New()
+	t.Cleanup(e.api.Close)
+	return e
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// environ is the user's environment: no token in it (init writes it to
+// clawhost.env), the fake Anthropic API for claude.
+func (e *initEnv) environ() []string {
+	return []string{"HOME=" + e.home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8",
+		"XDG_CONFIG_HOME=" + filepath.Join(e.home, ".config"), "XDG_STATE_HOME=" + filepath.Join(e.home, ".local", "state"),
+		"ANTHROPIC_BASE_URL=" + e.api.URL(), "ANTHROPIC_API_KEY=test"}
+}
+
+// initArgs are the flags both tests give: what a user's machine would find
+// by itself (the fake's address, the claude CLI, ports not taken by the
+// other tests running at the same time).
+func (e *initEnv) initArgs(t *testing.T) []string {
+	return []string{"-telegram-api", e.tg.APIEndpoint(), "-claude", e.claude, "-plugin-dir", binDir(t), "-admin-listen", e.admin, "-webchat-listen", e.web}
+}
+
+// checkWritten checks what init wrote: outside the checkout, in the XDG
+// directories, the token only in the 0600 env file.
+func (e *initEnv) checkWritten(t *testing.T) {
+	t.Helper()
+	cfg := filepath.Join(e.home, ".config", "clawhost", "config.hcl")
+	envFile := filepath.Join(e.home, ".config", "clawhost", "clawhost.env")
+	text, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatalf("init wrote no %s: %v", cfg, err)
+	}
+	if strings.Contains(string(text), initTGToken) {
+		t.Errorf("the token is in config.hcl:\n%s", text)
+	}
+	if fi, err := os.Stat(envFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("clawhost.env: %v (want mode 0600)", err)
+	}
+	if b, _ := os.ReadFile(envFile); !strings.Contains(string(b), initTGToken) {
+		t.Errorf("clawhost.env lacks the token")
+	}
+	checkout, _ := filepath.Abs("../..")
+	if strings.HasPrefix(cfg, checkout+string(filepath.Separator)) {
+		t.Errorf("config %s is inside the checkout %s", cfg, checkout)
+	}
+	if !strings.Contains(string(text), filepath.Join(e.home, ".local", "state", "clawhost")) {
+		t.Errorf("data_dir is not under XDG_STATE_HOME:\n%s", text)
+	}
+}
+
+// runAndClaim runs `clawhost run` as the user would, without -config and
+// from a directory without a config.hcl: it must find the user's file and
+// read the token from clawhost.env. A stranger's "/owner CODE" makes them
+// the owner and the bot answers them.
+func (e *initEnv) runAndClaim(t *testing.T, code string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir(t), "clawhost"), "run")
+	cmd.Dir = t.TempDir()
+	cmd.Env = e.environ()
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	deathsig.Set(cmd.SysProcAttr)
+	log := &syncbuf.Buffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("clawhost run log:\n%s", log.String())
+		}
+	})
+	dm := telegramtest.PrivateChat(initUser)
+	me := tgUser(initUser, "New Owner")
+	e.tg.PushText(dm, me, "/owner WRONG234")
+	tgWaitMessage(t, e.tg, initUser, "not valid")
+	e.tg.PushText(dm, me, "/owner "+code)
+	tgWaitMessage(t, e.tg, initUser, "You are the owner")
+	e.tg.PushText(dm, me, "hello from init-marker")
+	tgWaitMessage(t, e.tg, initUser, "echo:", "init-marker")
+	owners, err := os.ReadFile(filepath.Join(e.home, ".local", "state", "clawhost", "owners.json"))
+	if err != nil || !strings.Contains(string(owners), fmt.Sprintf(`"tg:%d"`, initUser)) {
+		t.Errorf("owners.json: %v\n%s", err, owners)
+	}
+	if strings.Contains(log.String(), initTGToken) || strings.Contains(log.String(), code) {
+		t.Error("the token or the owner code is in the log")
+	}
+}
+
+func TestInitNonInteractive(t *testing.T) {
+	e := newInitEnv(t)
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(filepath.Join(binDir(t), "clawhost"), append([]string{"init", "-non-interactive"}, append(e.initArgs(t), args...)...)...)
+		cmd.Env, cmd.Dir = e.environ(), t.TempDir()
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("-telegram-token", "424242:WRONG"); err == nil || !strings.Contains(out, "refused this token") {
+		t.Fatalf("a wrong token: %v\n%s", err, out)
+	}
+	out, err := run("-telegram-token", initTGToken)
+	if err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "@clawbot") {
+		t.Errorf("the bot is not named:\n%s", out)
+	}
+	m := ownerCodeRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no owner code in:\n%s", out)
+	}
+	e.checkWritten(t)
+	if out, err := run("-telegram-token", initTGToken); err == nil || !strings.Contains(out, "-force") {
+		t.Errorf("a second init overwrote without -force: %v\n%s", err, out)
+	}
+	e.runAndClaim(t, m[1])
+}
+
+// tmuxSession is a terminal: a tmux server of its own running one command.
+type tmuxSession struct {
+	t    *testing.T
+	sock string
+}
+
+func startTmux(t *testing.T, env []string, argv []string) *tmuxSession {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CLAWHOST_REQUIRE_TMUX") == "1" {
+			t.Fatal("tmux not found (make tmux)")
+		}
+		t.Skip("tmux not installed (make tmux); set CLAWHOST_REQUIRE_TMUX=1 to fail instead")
+	}
+	s := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	var quoted []string
+	for _, a := range append(append([]string{"env", "-i"}, env...), argv...) {
+		quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	shell := strings.Join(quoted, " ") + "; echo INIT-EXIT=$?; sleep 600"
+	s.tmux("new-session", "-d", "-s", "init", "-x", "220", "-y", "60", shell)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
+	return s
+}
+
+func (s *tmuxSession) tmux(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", s.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// screen is what the terminal shows, with its scrollback.
+func (s *tmuxSession) screen() string {
+	return s.tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "init")
+}
+
+// waitFor polls the screen until it shows want, after the first n
+// occurrences, with a deadline.
+func (s *tmuxSession) waitFor(want string, n int) string {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		scr := s.screen()
+		if strings.Count(scr, want) > n {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the terminal does not show %q:\n%s", want, scr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// send types text and Enter.
+func (s *tmuxSession) send(text string) {
+	s.t.Helper()
+	if text != "" {
+		s.tmux("send-keys", "-t", "init", "-l", text)
+	}
+	s.tmux("send-keys", "-t", "init", "Enter")
+}
+
+// The whole first run in a real terminal: init's prompts answered with
+// keystrokes (a wrong token first), the token checked with the fake
+// Telegram and hidden while typed, the files written outside the checkout;
+// then clawhost run, /owner CODE and an answer.
+func TestInitInTerminal(t *testing.T) {
+	e := newInitEnv(t)
+	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, e.initArgs(t)...))
+	term.waitFor("Channels to set up", 0)
+	term.send("telegram")
+	term.waitFor("Telegram bot token (hidden)", 0)
+	term.send("424242:WRONG")
+	term.waitFor("does not know this token", 0)
+	term.waitFor("Telegram bot token (hidden)", 1)
+	term.send(initTGToken)
+	term.waitFor("✓ Telegram: the bot @clawbot", 0)
+	term.waitFor("Workspace of the agent", 0)
+	term.send("")
+	scr := term.waitFor("INIT-EXIT=", 0)
+	if !strings.Contains(scr, "INIT-EXIT=0") {
+		t.Fatalf("init failed:\n%s", scr)
+	}
+	if strings.Contains(scr, initTGToken) || strings.Contains(scr, "424242:WRONG") {
+		t.Errorf("a token was echoed:\n%s", scr)
+	}
+	m := ownerCodeRE.FindStringSubmatch(scr)
+	if m == nil {
+		t.Fatalf("no owner code on the screen:\n%s", scr)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, "clawhost-workspace")); err != nil {
+		t.Errorf("the default workspace was not created: %v", err)
+	}
+	e.checkWritten(t)
+	e.runAndClaim(t, m[1])
+}

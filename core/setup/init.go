@@ -1,0 +1,367 @@
+package setup
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/clawhost/clawhost/core/ownerclaim"
+)
+
+// Options are an init's inputs: the answers given by flags (Plan), how to
+// ask for the rest, and the outside world.
+type Options struct {
+	// Plan holds what flags said; the empty fields are asked for
+	// (Interactive) or defaulted.
+	Plan Plan
+	// Interactive asks on In/Out; otherwise nothing is asked, a bad token
+	// is an error and existing files are kept unless Force.
+	Interactive bool
+	// Force replaces existing files without asking.
+	Force bool
+	In    io.Reader
+	Out   io.Writer
+	// HideInput turns the terminal's echo off while a token is read and
+	// returns what turns it on again; nil: tokens are read like any line.
+	HideInput func() (restore func(), err error)
+	Getenv    Getenv
+	HTTP      *http.Client
+	Now       func() time.Time
+}
+
+// Channel names init offers, as typed at its prompt.
+var channelNames = []string{"telegram", "discord", "whatsapp", "webchat"}
+
+// Result is what init wrote.
+type Result struct {
+	Files     Files
+	Plan      Plan
+	OwnerCode string
+}
+
+// session is one run of init.
+type session struct {
+	o  Options
+	in *bufio.Reader
+}
+
+// Run is clawhost init: it completes o.Plan (asking, or from defaults),
+// checks each token with its platform, writes the files and an owner code,
+// and tells the user what to do next.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.HTTP == nil {
+		o.HTTP = &http.Client{Timeout: 15 * time.Second}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &session{o: o, in: bufio.NewReader(o.In)}
+	p, err := s.complete(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	overwrite := func(string) bool { return o.Force }
+	if o.Interactive && !o.Force {
+		overwrite = func(path string) bool {
+			ans, err := s.ask(fmt.Sprintf("%s exists. Replace it? [y/N]", path), "n")
+			return err == nil && strings.HasPrefix(strings.ToLower(ans), "y")
+		}
+	}
+	files, err := Write(p, o.Now(), overwrite)
+	if err != nil {
+		return Result{}, fmt.Errorf("init: %w", err)
+	}
+	code, err := ownerclaim.Create(p.DataDir, ownerclaim.DefaultTTL, o.Now())
+	if err != nil {
+		return Result{}, fmt.Errorf("init: %w", err)
+	}
+	s.say("\nWrote %s\n  and %s (the tokens, 0600).\n", files.Config, files.Env)
+	s.say("\nYou become the owner by sending your bot, within 24 hours:\n\n    /owner %s\n\n", code)
+	s.say("Start clawhost now:\n\n    clawhost run\n")
+	if p.WhatsApp {
+		s.say("\nWhatsApp links at that first run: clawhost run prints a QR code (also on clawhost status\nand the status page at http://%s/) to scan in WhatsApp → Settings → Linked devices.\n", p.AdminListen)
+	}
+	if p.WebChat {
+		s.say("\nThe web chat: http://%s/\n", p.WebChatListen)
+	}
+	return Result{Files: files, Plan: p, OwnerCode: code}, nil
+}
+
+// complete fills in the plan: defaults, the channels and their checked
+// tokens, the workspace.
+func (s *session) complete(ctx context.Context) (Plan, error) {
+	p, o := s.o.Plan, s.o
+	p.ConfigDir = absOr(p.ConfigDir, ConfigDir(o.Getenv))
+	p.DataDir = absOr(p.DataDir, DataDir(o.Getenv))
+	p.TelegramAPI = cmp.Or(p.TelegramAPI, TelegramAPI)
+	p.DiscordAPI = cmp.Or(p.DiscordAPI, DiscordAPI)
+	p.WebChatListen = cmp.Or(p.WebChatListen, "127.0.0.1:8790")
+	p.AdminListen = cmp.Or(p.AdminListen, "127.0.0.1:8791")
+	if p.PluginDir == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return p, fmt.Errorf("init: find the plugins beside clawhost: %w", err)
+		}
+		p.PluginDir = filepath.Dir(exe)
+	}
+	if p.Claude == "" {
+		p.Claude = findClaude(o.Getenv)
+	}
+	if !o.Interactive {
+		if p.TelegramToken == "" {
+			p.TelegramToken = o.Getenv("TELEGRAM_BOT_TOKEN")
+		}
+		if p.DiscordToken == "" {
+			p.DiscordToken = o.Getenv("DISCORD_BOT_TOKEN")
+		}
+		if p.TelegramToken == "" && p.DiscordToken == "" && !p.WhatsApp && !p.WebChat {
+			return p, errors.New("init: no channel: give -telegram-token, -discord-token (or TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN in the environment), -whatsapp or -webchat")
+		}
+		p.Workspace = absOr(p.Workspace, Workspace(o.Getenv))
+		return p, s.checkGiven(ctx, &p)
+	}
+	s.say("clawhost init: a few questions, then your bot is ready. Ctrl-C leaves without writing anything.\n\n")
+	chosen, err := s.channels(p)
+	if err != nil {
+		return p, err
+	}
+	p.WhatsApp, p.WebChat = slices.Contains(chosen, "whatsapp"), slices.Contains(chosen, "webchat")
+	if slices.Contains(chosen, "telegram") {
+		if p.TelegramToken, err = s.telegram(ctx, p); err != nil {
+			return p, err
+		}
+	} else {
+		p.TelegramToken = ""
+	}
+	if slices.Contains(chosen, "discord") {
+		if p.DiscordToken, err = s.discord(ctx, p); err != nil {
+			return p, err
+		}
+	} else {
+		p.DiscordToken = ""
+	}
+	ws, err := s.ask("Workspace of the agent (its working directory; created)", absOr(p.Workspace, Workspace(o.Getenv)))
+	if err != nil {
+		return p, err
+	}
+	p.Workspace = absOr(expandHome(ws, o.Getenv), Workspace(o.Getenv))
+	return p, nil
+}
+
+// checkGiven checks the tokens given by flags or the environment.
+func (s *session) checkGiven(ctx context.Context, p *Plan) error {
+	if p.TelegramToken != "" {
+		bot, err := CheckTelegram(ctx, s.o.HTTP, p.TelegramAPI, p.TelegramToken)
+		if err != nil {
+			return fmt.Errorf("init: telegram token: %w", err)
+		}
+		s.say("Telegram: the token is the bot @%s.\n", bot.Username)
+	}
+	if p.DiscordToken != "" {
+		bot, err := CheckDiscord(ctx, s.o.HTTP, p.DiscordAPI, p.DiscordToken)
+		if err != nil {
+			return fmt.Errorf("init: discord token: %w", err)
+		}
+		s.sayDiscord(bot)
+	}
+	return nil
+}
+
+// channels asks which channels to set up.
+func (s *session) channels(p Plan) ([]string, error) {
+	def := []string{}
+	if p.TelegramToken != "" || p.DiscordToken == "" && !p.WhatsApp {
+		def = append(def, "telegram")
+	}
+	if p.DiscordToken != "" {
+		def = append(def, "discord")
+	}
+	if p.WhatsApp {
+		def = append(def, "whatsapp")
+	}
+	def = append(def, "webchat")
+	for {
+		ans, err := s.ask("Channels to set up, comma-separated: telegram, discord, whatsapp, webchat", strings.Join(def, ","))
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		bad := ""
+		for _, c := range strings.FieldsFunc(strings.ToLower(ans), func(r rune) bool { return r == ',' || r == ' ' }) {
+			c = strings.ReplaceAll(c, "web-chat", "webchat")
+			if !slices.Contains(channelNames, c) {
+				bad = c
+				break
+			}
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+		switch {
+		case bad != "":
+			s.say("%q is not one of telegram, discord, whatsapp, webchat.\n", bad)
+		case len(out) == 0:
+			s.say("Pick at least one.\n")
+		default:
+			return out, nil
+		}
+	}
+}
+
+// telegram asks for a bot token until getMe accepts one.
+func (s *session) telegram(ctx context.Context, p Plan) (string, error) {
+	tok := p.TelegramToken
+	if tok == "" {
+		s.say("\nTelegram: create a bot with @BotFather (/newbot) and paste its token.\n")
+	}
+	for {
+		if tok == "" {
+			var err error
+			if tok, err = s.secret("Telegram bot token"); err != nil {
+				return "", err
+			}
+			if tok == "" {
+				continue
+			}
+		}
+		bot, err := CheckTelegram(ctx, s.o.HTTP, p.TelegramAPI, tok)
+		switch {
+		case err == nil:
+			s.say("✓ Telegram: the bot @%s (id %d).\n", bot.Username, bot.ID)
+			return tok, nil
+		case errors.Is(err, ErrBadToken):
+			s.say("✗ Telegram does not know this token (check you pasted all of it: 123456:ABC…). Paste it again.\n")
+		default:
+			s.say("✗ Could not ask Telegram: %v. Paste the token again to retry.\n", err)
+		}
+		tok = ""
+	}
+}
+
+// discord asks for a bot token until Discord accepts one.
+func (s *session) discord(ctx context.Context, p Plan) (string, error) {
+	tok := p.DiscordToken
+	if tok == "" {
+		s.say("\nDiscord: in the developer portal (discord.com/developers), your application → Bot → Reset Token, and paste it.\n")
+	}
+	for {
+		if tok == "" {
+			var err error
+			if tok, err = s.secret("Discord bot token"); err != nil {
+				return "", err
+			}
+			if tok == "" {
+				continue
+			}
+		}
+		bot, err := CheckDiscord(ctx, s.o.HTTP, p.DiscordAPI, tok)
+		switch {
+		case err == nil:
+			s.sayDiscord(bot)
+			return tok, nil
+		case errors.Is(err, ErrBadToken):
+			s.say("✗ Discord refused this token. Paste it again.\n")
+		default:
+			s.say("✗ Could not ask Discord: %v. Paste the token again to retry.\n", err)
+		}
+		tok = ""
+	}
+}
+
+func (s *session) sayDiscord(bot DiscordBot) {
+	s.say("✓ Discord: the bot %s (id %s).\n", bot.Username, bot.ID)
+	if !bot.MessageContent {
+		s.say("! Its application lacks the Message Content intent: in servers the bot would see no text.\n" +
+			"  Turn it on: developer portal → your application → Bot → Privileged Gateway Intents.\n")
+	}
+}
+
+func (s *session) say(format string, args ...any) { fmt.Fprintf(s.o.Out, format, args...) }
+
+// ask prints a prompt with its default and reads a line; an empty answer
+// is the default. The end of input is an error: nothing is written.
+func (s *session) ask(prompt, def string) (string, error) {
+	if def != "" {
+		s.say("%s [%s]: ", prompt, def)
+	} else {
+		s.say("%s: ", prompt)
+	}
+	line, err := s.in.ReadString('\n')
+	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
+		return "", fmt.Errorf("init: read the answer: %w", err)
+	}
+	if line = strings.TrimSpace(line); line == "" {
+		return def, nil
+	}
+	return line, nil
+}
+
+// secret reads a token without echoing it where it can.
+func (s *session) secret(prompt string) (string, error) {
+	if s.o.HideInput == nil {
+		return s.ask(prompt, "")
+	}
+	restore, err := s.o.HideInput()
+	if err != nil {
+		return s.ask(prompt, "")
+	}
+	v, err := s.ask(prompt+" (hidden)", "")
+	restore()
+	s.say("\n")
+	return v, err
+}
+
+// findClaude is the claude CLI for the configuration: the one in PATH,
+// else the one `npm install -g` puts in ~/.npm-global or ~/.local, else
+// "claude" (the host looks for it in PATH at start).
+func findClaude(getenv Getenv) string {
+	for _, d := range filepath.SplitList(getenv("PATH")) {
+		if p := filepath.Join(d, "claude"); isExec(p) {
+			return p
+		}
+	}
+	for _, p := range []string{filepath.Join(home(getenv), ".npm-global", "bin", "claude"), filepath.Join(home(getenv), ".local", "bin", "claude"), filepath.Join(home(getenv), ".claude", "local", "claude")} {
+		if isExec(p) {
+			return p
+		}
+	}
+	return "claude"
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// absOr is p made absolute, or def when p is empty.
+func absOr(p, def string) string {
+	if p == "" {
+		return def
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func expandHome(p string, getenv Getenv) string {
+	if p == "~" {
+		return home(getenv)
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home(getenv), rest)
+	}
+	return p
+}

@@ -1,0 +1,327 @@
+package setup
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/ownerclaim"
+	"github.com/clawhost/clawhost/plugins/discord/discordtest"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+const tgToken = "123456:TESTTOKEN"
+
+var day = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func env(m map[string]string) Getenv { return func(k string) string { return m[k] } }
+
+func TestDefaultPaths(t *testing.T) {
+	t.Parallel()
+	get := env(map[string]string{"HOME": "/home/u"})
+	if got := ConfigDir(get); got != "/home/u/.config/clawhost" {
+		t.Errorf("ConfigDir = %q", got)
+	}
+	if got := DataDir(get); got != "/home/u/.local/state/clawhost" {
+		t.Errorf("DataDir = %q", got)
+	}
+	if got := Workspace(get); got != "/home/u/clawhost-workspace" {
+		t.Errorf("Workspace = %q", got)
+	}
+	get = env(map[string]string{"HOME": "/home/u", "XDG_CONFIG_HOME": "/x/cfg", "XDG_STATE_HOME": "/x/state"})
+	if got := ConfigDir(get); got != "/x/cfg/clawhost" {
+		t.Errorf("ConfigDir with XDG = %q", got)
+	}
+	if got := DataDir(get); got != "/x/state/clawhost" {
+		t.Errorf("DataDir with XDG = %q", got)
+	}
+	// A relative XDG directory is ignored, as the spec says.
+	if got := ConfigDir(env(map[string]string{"HOME": "/h", "XDG_CONFIG_HOME": "rel"})); got != "/h/.config/clawhost" {
+		t.Errorf("ConfigDir with a relative XDG_CONFIG_HOME = %q", got)
+	}
+}
+
+func TestConfigPath(t *testing.T) {
+	t.Parallel()
+	xdg := t.TempDir()
+	get := env(map[string]string{"XDG_CONFIG_HOME": xdg})
+	if got := ConfigPath(get); got != "config.hcl" {
+		t.Errorf("without the user's file: %q, want config.hcl", got)
+	}
+	p := filepath.Join(xdg, "clawhost", "config.hcl")
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := ConfigPath(get); got != p {
+		t.Errorf("with the user's file: %q, want %q", got, p)
+	}
+}
+
+func TestReadEnvFile(t *testing.T) {
+	t.Parallel()
+	got, err := ReadEnvFile([]byte("# tokens\n\nA=1\nexport B = two words \nC=\"x=\\\"y\\\"\"\nD='single # not a comment'\nE=\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]string{{"A", "1"}, {"B", "two words"}, {"C", `x="y"`}, {"D", "single # not a comment"}, {"E", ""}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	for _, bad := range []string{"NOEQUALS\n", "1A=x\n", "A-B=x\n", "A=\"unterminated\\\"\n"} {
+		if _, err := ReadEnvFile([]byte("OK=1\n" + bad)); err == nil || !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("%q: err %v, want one naming line 2", bad, err)
+		}
+	}
+	// The error names the line, never the value.
+	if _, err := ReadEnvFile([]byte("T=\"secret\\q\"\n")); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("error %v: want one without the value", err)
+	}
+}
+
+func TestLoadEnvFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.hcl")
+	set := map[string]string{"ALREADY": "from the environment"}
+	lookup := func(k string) (string, bool) { v, ok := set[k]; return v, ok }
+	setenv := func(k, v string) error { set[k] = v; return nil }
+	if names, err := LoadEnvFile(cfg, lookup, setenv); err != nil || names != nil {
+		t.Fatalf("no file: %v, %v", names, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, EnvFile), []byte("TOKEN=abc\nALREADY=from the file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadEnvFile(cfg, lookup, setenv); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a world-readable env file: %v, want a refusal", err)
+	}
+	if _, ok := set["TOKEN"]; ok {
+		t.Error("a refused file set a variable")
+	}
+	if err := os.Chmod(filepath.Join(dir, EnvFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	names, err := LoadEnvFile(cfg, lookup, setenv)
+	if err != nil || !slices.Equal(names, []string{"TOKEN"}) {
+		t.Fatalf("names %q, %v; want [TOKEN]", names, err)
+	}
+	if set["TOKEN"] != "abc" || set["ALREADY"] != "from the environment" {
+		t.Errorf("environment after: %q (the file fills only unset variables)", set)
+	}
+}
+
+func plan(t *testing.T) Plan {
+	d := t.TempDir()
+	return Plan{ConfigDir: filepath.Join(d, "cfg"), DataDir: filepath.Join(d, "state"), Workspace: filepath.Join(d, "ws"), PluginDir: filepath.Join(d, "bin"),
+		Claude: "claude", TelegramToken: tgToken, TelegramAPI: "http://127.0.0.1:1/bot%s/%s", DiscordToken: "dc-token", WhatsApp: true, WebChat: true,
+		WebChatListen: "127.0.0.1:18790", AdminListen: "127.0.0.1:18791"}
+}
+
+// The files init writes: 0600, the tokens only in the env file, a
+// configuration that loads with that env file, and nothing replaced
+// without consent.
+func TestWrite(t *testing.T) { // not parallel: t.Setenv
+	p := plan(t)
+	files, err := Write(p, day, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{files.Config, files.Env} {
+		fi, err := os.Stat(f)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, mode %v; want 0600", f, err, fi.Mode().Perm())
+		}
+	}
+	for _, d := range []string{p.ConfigDir, p.DataDir, p.Workspace} {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v; want a 0700 directory", d, err)
+		}
+	}
+	cfgText, _ := os.ReadFile(files.Config)
+	envText, _ := os.ReadFile(files.Env)
+	if strings.Contains(string(cfgText), tgToken) || strings.Contains(string(cfgText), "dc-token") {
+		t.Errorf("a token is in config.hcl:\n%s", cfgText)
+	}
+	if !strings.Contains(string(envText), "TELEGRAM_BOT_TOKEN=\""+tgToken+"\"") || !strings.Contains(string(envText), "DISCORD_BOT_TOKEN=") {
+		t.Errorf("clawhost.env lacks the tokens:\n%s", envText)
+	}
+	vars, err := ReadEnvFile(envText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range vars {
+		t.Setenv(kv[0], kv[1])
+	}
+	cfg, diags := config.Load(files.Config)
+	if diags.HasErrors() {
+		t.Fatalf("the written configuration does not load: %v\n%s", diags, cfgText)
+	}
+	var names []string
+	for _, pl := range cfg.EnabledPlugins() {
+		names = append(names, pl.Name+"="+pl.Source)
+	}
+	slices.Sort(names)
+	if want := []string{"dc=discord", "tg=telegram", "wa=whatsapp", "web=webchat"}; !slices.Equal(names, want) {
+		t.Errorf("plugins %q, want %q", names, want)
+	}
+	if cfg.DataDir != p.DataDir || cfg.Agent.Workspace != p.Workspace || cfg.Admin.Listen != p.AdminListen {
+		t.Errorf("data_dir %q workspace %q admin %q", cfg.DataDir, cfg.Agent.Workspace, cfg.Admin.Listen)
+	}
+
+	// Existing files: refused without consent, kept as they were.
+	p2 := p
+	p2.TelegramToken = "999:OTHER"
+	if _, err := Write(p2, day, nil); !errors.Is(err, ErrExists) {
+		t.Errorf("second write: %v, want ErrExists", err)
+	}
+	if _, err := Write(p2, day, func(string) bool { return false }); !errors.Is(err, ErrExists) {
+		t.Errorf("second write, declined: %v, want ErrExists", err)
+	}
+	if now, _ := os.ReadFile(files.Env); !bytes.Equal(now, envText) {
+		t.Error("a refused write changed clawhost.env")
+	}
+	var asked []string
+	if _, err := Write(p2, day, func(path string) bool { asked = append(asked, path); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := os.ReadFile(files.Env); !strings.Contains(string(now), "999:OTHER") {
+		t.Error("an accepted overwrite kept the old clawhost.env")
+	}
+	if !slices.Equal(asked, []string{files.Config, files.Env}) {
+		t.Errorf("asked about %q", asked)
+	}
+}
+
+func TestCheckTelegram(t *testing.T) {
+	t.Parallel()
+	srv := telegramtest.NewServer(tgToken)
+	defer srv.Close()
+	ctx := context.Background()
+	bot, err := CheckTelegram(ctx, http.DefaultClient, srv.APIEndpoint(), tgToken)
+	if err != nil || bot.Username != "clawbot" {
+		t.Fatalf("good token: %+v, %v", bot, err)
+	}
+	for _, bad := range []string{"123456:WRONG", "", "a/b"} {
+		if _, err := CheckTelegram(ctx, http.DefaultClient, srv.APIEndpoint(), bad); !errors.Is(err, ErrBadToken) {
+			t.Errorf("token %q: %v, want ErrBadToken", bad, err)
+		}
+	}
+	// A platform that cannot be reached is not a bad token, and the error
+	// does not carry the token (it is in the URL).
+	srv.Close()
+	_, err = CheckTelegram(ctx, http.DefaultClient, srv.APIEndpoint(), tgToken)
+	if err == nil || errors.Is(err, ErrBadToken) || strings.Contains(err.Error(), tgToken) {
+		t.Errorf("unreachable: %v", err)
+	}
+}
+
+func TestCheckDiscord(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.NewServer("dc-token")
+	defer srv.Close()
+	ctx := context.Background()
+	bot, err := CheckDiscord(ctx, http.DefaultClient, srv.Endpoint(), "dc-token")
+	if err != nil || bot.Username != "clawbot" || !bot.MessageContent {
+		t.Fatalf("good token: %+v, %v", bot, err)
+	}
+	srv.SetMessageContentAllowed(false)
+	if bot, err = CheckDiscord(ctx, http.DefaultClient, srv.Endpoint(), "dc-token"); err != nil || bot.MessageContent {
+		t.Errorf("without the intent: %+v, %v", bot, err)
+	}
+	if _, err := CheckDiscord(ctx, http.DefaultClient, srv.Endpoint(), "wrong"); !errors.Is(err, ErrBadToken) {
+		t.Errorf("wrong token: %v, want ErrBadToken", err)
+	}
+}
+
+// The prompts in order over a pipe: a wrong token is said and asked again,
+// the right one names the bot, the owner code is made and printed.
+func TestRunInteractive(t *testing.T) {
+	t.Parallel()
+	srv := telegramtest.NewServer(tgToken)
+	defer srv.Close()
+	p := plan(t)
+	p.TelegramToken, p.DiscordToken, p.WhatsApp, p.WebChat, p.Workspace = "", "", false, false, ""
+	p.TelegramAPI = srv.APIEndpoint()
+	home := t.TempDir()
+	in := strings.NewReader("telegram\n123456:WRONG\n" + tgToken + "\n~/ws\n")
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Options{Plan: p, Interactive: true, In: in, Out: &out, Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{"Channels to set up", "Telegram bot token", "does not know this token", "✓ Telegram: the bot @clawbot", "Workspace", "/owner " + res.OwnerCode, "clawhost run"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if res.Plan.Workspace != filepath.Join(home, "ws") || res.Plan.WebChat {
+		t.Errorf("plan %+v", res.Plan)
+	}
+	if fi, err := os.Stat(res.Plan.Workspace); err != nil || !fi.IsDir() {
+		t.Errorf("workspace not created: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(p.DataDir, ownerclaim.ClaimFile)); err != nil {
+		t.Error("no owner claim in data_dir")
+	}
+	// Again: the existing files are asked about; "n" keeps them.
+	in = strings.NewReader("telegram\n" + tgToken + "\n\nn\n")
+	out.Reset()
+	if _, err := Run(context.Background(), Options{Plan: p, Interactive: true, In: in, Out: &out, Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }}); !errors.Is(err, ErrExists) {
+		t.Errorf("second run answered n: %v, want ErrExists\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "exists. Replace it?") {
+		t.Errorf("not asked:\n%s", out.String())
+	}
+	// The end of input stops init without writing.
+	if _, err := Run(context.Background(), Options{Plan: p, Interactive: true, In: strings.NewReader("telegram\n"), Out: io.Discard, Getenv: env(map[string]string{"HOME": home})}); err == nil {
+		t.Error("init without a token succeeded")
+	}
+}
+
+func TestRunNonInteractive(t *testing.T) {
+	t.Parallel()
+	srv := telegramtest.NewServer(tgToken)
+	defer srv.Close()
+	p := plan(t)
+	p.TelegramToken, p.DiscordToken, p.WhatsApp = "", "", false
+	p.TelegramAPI = srv.APIEndpoint()
+	o := Options{Plan: p, Out: io.Discard, Getenv: env(map[string]string{"HOME": t.TempDir(), "TELEGRAM_BOT_TOKEN": "123456:WRONG"})}
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrBadToken) {
+		t.Errorf("wrong token from the environment: %v, want ErrBadToken", err)
+	}
+	if _, err := os.Stat(p.ConfigDir); err == nil {
+		t.Error("a refused token wrote the configuration directory")
+	}
+	o.Plan.TelegramToken = tgToken
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.OwnerCode) != ownerclaim.CodeLength || !res.Plan.WebChat {
+		t.Errorf("result %+v", res)
+	}
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrExists) {
+		t.Errorf("second run without -force: %v, want ErrExists", err)
+	}
+	o.Force = true
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Errorf("second run with -force: %v", err)
+	}
+	o.Plan = Plan{ConfigDir: p.ConfigDir, DataDir: p.DataDir, PluginDir: p.PluginDir}
+	o.Getenv = env(map[string]string{"HOME": t.TempDir()})
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "no channel") {
+		t.Errorf("no channel: %v", err)
+	}
+}

@@ -1,0 +1,124 @@
+package setup
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clawhost/clawhost/core/internal/atomicfile"
+)
+
+// Plan is what init writes: the answers, checked.
+type Plan struct {
+	// ConfigDir receives config.hcl and clawhost.env.
+	ConfigDir string
+	// DataDir, Workspace and PluginDir are absolute paths.
+	DataDir, Workspace, PluginDir string
+	// Claude is the claude CLI (a path, or "claude" to find it in PATH).
+	Claude string
+	// TelegramToken and DiscordToken enable those channels ("" off);
+	// TelegramAPI and DiscordAPI are their endpoints when not the platforms'
+	// own (a test's fake).
+	TelegramToken, TelegramAPI string
+	DiscordToken, DiscordAPI   string
+	// WhatsApp and WebChat enable those channels; WebChatListen and
+	// AdminListen are their addresses.
+	WhatsApp, WebChat          bool
+	WebChatListen, AdminListen string
+}
+
+// Files are the paths init writes.
+type Files struct {
+	Config, Env string
+}
+
+// FilesOf are the files of a configuration directory.
+func FilesOf(configDir string) Files {
+	return Files{Config: filepath.Join(configDir, ConfigFile), Env: filepath.Join(configDir, EnvFile)}
+}
+
+// Render returns the configuration file and the env file of p. The tokens
+// go to the env file only; the configuration names them with env().
+func Render(p Plan, now time.Time) (config, env []byte) {
+	q := strconv.Quote
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Written by clawhost init on %s. Every setting, annotated: config.hcl in the\n", now.Format("2006-01-02"))
+	b.WriteString("# clawhost sources; tokens are in clawhost.env beside this file (read at start).\n\n")
+	fmt.Fprintf(&b, "data_dir   = %s  # database, plugin state, owners.json\n", q(p.DataDir))
+	fmt.Fprintf(&b, "plugin_dir = %s\n\n", q(p.PluginDir))
+	fmt.Fprintf(&b, "agent {\n  command   = %s\n  workspace = %s\n}\n\n", q(p.Claude), q(p.Workspace))
+	b.WriteString("access {\n  dm_policy = \"pairing\"  # strangers get a code an owner approves\n")
+	b.WriteString("  owners    = []         # and the senders of \"/owner CODE\" (data_dir/owners.json)\n")
+	if p.WebChat {
+		b.WriteString("  allow_from = [\"web:*\"] # the web chat listens on loopback only\n")
+	}
+	b.WriteString("}\n\n")
+	fmt.Fprintf(&b, "admin {\n  listen = %s  # status page: clawhost status\n}\n", q(p.AdminListen))
+	var e strings.Builder
+	e.WriteString("# Secrets of clawhost (KEY=VALUE), read at start when not already in the environment.\n")
+	if p.WebChat {
+		fmt.Fprintf(&b, "\nplugin \"web\" {\n  source = \"webchat\"\n  config {\n    listen = %s\n  }\n}\n", q(p.WebChatListen))
+	}
+	if p.TelegramToken != "" {
+		b.WriteString("\nplugin \"tg\" {\n  source = \"telegram\"\n  config {\n    token = env(\"TELEGRAM_BOT_TOKEN\")\n")
+		if p.TelegramAPI != "" && p.TelegramAPI != TelegramAPI {
+			fmt.Fprintf(&b, "    api_endpoint = %s\n", q(p.TelegramAPI))
+		}
+		b.WriteString("  }\n}\n")
+		fmt.Fprintf(&e, "TELEGRAM_BOT_TOKEN=%s\n", q(p.TelegramToken))
+	}
+	if p.DiscordToken != "" {
+		b.WriteString("\nplugin \"dc\" {\n  source = \"discord\"\n  config {\n    token = env(\"DISCORD_BOT_TOKEN\")\n")
+		if p.DiscordAPI != "" && p.DiscordAPI != DiscordAPI {
+			fmt.Fprintf(&b, "    api_endpoint = %s\n", q(p.DiscordAPI))
+		}
+		b.WriteString("  }\n}\n")
+		fmt.Fprintf(&e, "DISCORD_BOT_TOKEN=%s\n", q(p.DiscordToken))
+	}
+	if p.WhatsApp {
+		b.WriteString("\n# Linked at the first clawhost run: it shows a QR code to scan with WhatsApp\n")
+		b.WriteString("# (Settings → Linked devices) in its log, clawhost status and the status page.\n")
+		b.WriteString("plugin \"wa\" {\n  source = \"whatsapp\"\n}\n")
+	}
+	return []byte(b.String()), []byte(e.String())
+}
+
+// ErrExists is returned by Write for a file that exists and was not to be
+// overwritten.
+var ErrExists = errors.New("exists")
+
+// Write writes p's files (0600; the directories 0700), the data directory
+// and the workspace. A file that exists is replaced only when overwrite
+// says so for its path (nil: never); otherwise nothing is written and the
+// error wraps ErrExists.
+func Write(p Plan, now time.Time, overwrite func(path string) bool) (Files, error) {
+	f := FilesOf(p.ConfigDir)
+	for _, path := range []string{f.Config, f.Env} {
+		if _, err := os.Stat(path); err == nil {
+			if overwrite == nil || !overwrite(path) {
+				return f, fmt.Errorf("write %s: %w (run with -force to replace it)", path, ErrExists)
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return f, fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	for _, d := range []string{p.ConfigDir, p.DataDir, p.Workspace} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return f, fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	cfg, env := Render(p, now)
+	// The env file first: a config without its tokens would not start.
+	if err := atomicfile.Write(f.Env, env); err != nil {
+		return f, fmt.Errorf("write %s: %w", f.Env, err)
+	}
+	if err := atomicfile.Write(f.Config, cfg); err != nil {
+		return f, fmt.Errorf("write %s: %w", f.Config, err)
+	}
+	return f, nil
+}
