@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"github.com/clawhost/clawhost/sdk/channel"
 	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -43,26 +44,8 @@ func encode(s string) units {
 
 // Len reports the length of s in UTF-16 code units, the unit JavaScript's
 // String.length uses and therefore the unit every limit in this package is
-// expressed in.
-func Len(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < 0x80 {
-			n++
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-		i += size
-	}
-	return n
-}
+// expressed in (the sdk's one counter, channel.TextLen).
+func Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }
 
 // appendUnits appends the UTF-8 form of u to dst. A lone surrogate (which the
 // chunker never produces from valid input) becomes U+FFFD.

@@ -24,11 +24,11 @@ package reply
 
 import (
 	"encoding/json"
+	"github.com/clawhost/clawhost/sdk/channel"
 	"regexp"
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -61,13 +61,7 @@ func jsTrim(s string) string { return strings.TrimFunc(s, isJSSpace) }
 func jsTrimStart(s string) string { return strings.TrimLeftFunc(s, isJSSpace) }
 
 // jsLen is String.prototype.length (UTF-16 code units).
-func jsLen(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
+func jsLen(s string) int { return channel.TextLen(s, channel.LengthUTF16) }
 
 // containsFold reports whether s contains token under Unicode simple case
 // folding, as the token patterns' (?i) match it: none of them can match a

@@ -42,7 +42,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf16"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -332,14 +331,8 @@ func (l *loopback) injected(op string) error {
 // missingPrefix starts the ids of chats this platform does not have.
 const missingPrefix = "missing-"
 
-// utf16Len is the length of s in UTF-16 code units.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
+// utf16Len is the length of s in UTF-16 code units (channel.TextLen).
+func utf16Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }
 
 func (l *loopback) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
 	if err := l.injected("send"); err != nil {

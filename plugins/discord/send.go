@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf16"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -313,13 +312,8 @@ func fits(text string) error {
 	return nil
 }
 
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
+// utf16Len is the length of s in UTF-16 code units (channel.TextLen).
+func utf16Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }
 
 // restCode is Discord's JSON error code of err, 0 for none.
 func restCode(err error) int {

@@ -1,10 +1,11 @@
 package telegram
 
 import (
+	"github.com/clawhost/clawhost/sdk/channel"
+
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -374,11 +375,5 @@ func unescapeMarkdown(v []byte) string {
 	return string(util.ResolveNumericReferences(util.ResolveEntityNames(util.UnescapePunctuations(v))))
 }
 
-// utf16Len is the length of s in UTF-16 code units, Telegram's unit.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
+// utf16Len is the length of s in UTF-16 code units (channel.TextLen).
+func utf16Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }

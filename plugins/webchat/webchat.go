@@ -62,7 +62,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf16"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -533,13 +532,8 @@ func newID(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s { // invalid UTF-8 yields U+FFFD: one unit
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
+// utf16Len is the length of s in UTF-16 code units (channel.TextLen).
+func utf16Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }
 
 func marshalEvent(ev Event) []byte {
 	b, err := json.Marshal(ev)

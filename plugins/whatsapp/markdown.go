@@ -1,6 +1,8 @@
 package whatsapp
 
 import (
+	"github.com/clawhost/clawhost/sdk/channel"
+
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -309,14 +311,8 @@ func unescapeMarkdown(v []byte) string {
 }
 
 // utf16Len is the length of s in UTF-16 code units, the unit of
-// MaxTextLength.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
+// MaxTextLength (channel.TextLen).
+func utf16Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }
 
 // splitText cuts s into pieces of at most limit UTF-16 units: at the last
 // line break that fits, else the last space, else between two runes. A
