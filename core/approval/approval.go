@@ -91,14 +91,20 @@ type Outcome struct {
 	// By is who decided: a person's name (or id), "timeout",
 	// "withdrawn", "undeliverable" or "no approver".
 	By string
+	// ByID is the decider's stable id, as the audit trail names actors:
+	// "<instance>:<sender id>" for a person in a chat, "admin" for the
+	// status page; "" when nobody decided (a timeout, a rule).
+	ByID string
 }
 
 // Record is a decision, for /status and the status page.
 type Record struct {
 	Key, Tool, Summary string
 	Allow, Always      bool
-	By                 string
-	At                 time.Time
+	// By is the decider as the chat saw them (a display name); ByID
+	// their stable id (Outcome.ByID), which the audit trail records.
+	By, ByID string
+	At       time.Time
 	// Chat is the turn's chat; Digest the input's SHA-256 ("sha256:" and
 	// 16 hex digits), which the audit trail keeps instead of the input.
 	Chat   message.Target
@@ -175,7 +181,8 @@ type sentTo struct {
 
 type verdict struct {
 	allow, always bool
-	by            string
+	// by is the decider's display name, byID their "<instance>:<id>".
+	by, byID string
 	// text is a choice question's answer.
 	text string
 }
@@ -302,7 +309,7 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 	var o Outcome
 	select {
 	case v := <-qu.answers:
-		o = Outcome{Decision: runner.Decision{Allow: v.allow}, By: v.by}
+		o = Outcome{Decision: runner.Decision{Allow: v.allow}, By: v.by, ByID: v.byID}
 		if v.allow && v.always {
 			o.Decision.Always = qu.rules
 		}
@@ -371,7 +378,7 @@ func (a *Approvals) decided(qu *question, o Outcome) Outcome {
 	if o.By == "withdrawn" {
 		return o
 	}
-	rec := Record{Key: qu.q.Key, Tool: qu.q.Request.Tool, Summary: qu.summary, Allow: o.Decision.Allow, Always: len(o.Decision.Always) > 0, By: o.By, At: a.now(),
+	rec := Record{Key: qu.q.Key, Tool: qu.q.Request.Tool, Summary: qu.summary, Allow: o.Decision.Allow, Always: len(o.Decision.Always) > 0, By: o.By, ByID: o.ByID, At: a.now(),
 		Chat: qu.q.Target, Digest: Digest(qu.q.Request.Input)}
 	if a.onDecided != nil {
 		a.onDecided(rec)
@@ -421,14 +428,14 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 			if err != nil || i < 0 || i >= len(qu.choices) {
 				return true, "That answer is not one of the buttons."
 			}
-			qu.give(verdict{text: qu.choices[i], by: name})
+			qu.give(verdict{text: qu.choices[i], by: name, byID: m.From})
 			return true, ""
 		}
 		v, ok := verbs[rest]
 		if !ok || (v.always && len(qu.rules) == 0) {
 			return true, "That answer is not one of the buttons."
 		}
-		v.by = name
+		v.by, v.byID = name, m.From
 		qu.give(v)
 		return true, ""
 	}
@@ -450,14 +457,14 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 	if oldest.choices != nil {
 		// While claude waits for a choice, what the person writes is the
 		// answer.
-		oldest.give(verdict{text: oldest.pick(m.Body), by: name})
+		oldest.give(verdict{text: oldest.pick(m.Body), by: name, byID: m.From})
 		return true, ""
 	}
 	v, ok := typed(m.Command())
 	if !ok || (v.always && len(oldest.rules) == 0) {
 		return false, ""
 	}
-	v.by = name
+	v.by, v.byID = name, m.From
 	oldest.give(v)
 	return true, ""
 }
@@ -551,15 +558,16 @@ func newID() string {
 }
 
 // Decide answers the open question id from outside a chat (the status
-// page): allow or deny it, by by. It reports whether the question was
-// open.
-func (a *Approvals) Decide(id string, allow bool, by string) bool {
+// page): allow or deny it, by by (as the chat is told) whose stable id
+// is byID (as the audit trail records it). It reports whether the
+// question was open.
+func (a *Approvals) Decide(id string, allow bool, by, byID string) bool {
 	a.mu.Lock()
 	qu := a.open[id]
 	a.mu.Unlock()
 	if qu == nil || qu.choices != nil {
 		return false
 	}
-	qu.give(verdict{allow: allow, by: by})
+	qu.give(verdict{allow: allow, by: by, byID: byID})
 	return true
 }

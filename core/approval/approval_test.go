@@ -336,7 +336,7 @@ func TestDecisionsAreRecorded(t *testing.T) {
 		t.Fatalf("%d records", len(got))
 	}
 	r := got[0]
-	if r.Tool != "WebFetch" || !r.Allow || r.By != "Olga" || r.Chat != chat || r.Digest != Digest(req.Input) || !strings.HasPrefix(r.Digest, "sha256:") || len(r.Digest) != len("sha256:")+16 {
+	if r.Tool != "WebFetch" || !r.Allow || r.By != "Olga" || r.ByID != "tg:olga" || r.Chat != chat || r.Digest != Digest(req.Input) || !strings.HasPrefix(r.Digest, "sha256:") || len(r.Digest) != len("sha256:")+16 {
 		t.Errorf("record %+v", r)
 	}
 	if Digest([]byte(`{"url":"https://example.org/y"}`)) == r.Digest {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,6 +112,11 @@ func (h *Handler) usage(c call) string {
 		who := strings.TrimPrefix(arg, "@")
 		if !strings.Contains(who, ":") {
 			who = c.m.Instance + ":" + who
+		}
+		if !slices.ContainsFunc(rows, func(u store.TurnUsage) bool { return u.Sender == who }) {
+			// The ledger names people by id: an @username matches nobody,
+			// and a bare $0.00 would read as "spent nothing".
+			return fmt.Sprintf("No turns by %s in the last 30 days. /usage @person takes the id /whoami shows (/usage @12345 or /usage tg:12345), not a @username; /usage all lists everyone.", who)
 		}
 		b.WriteString("Usage (as claude reports it; days of " + loc.String() + "):\n")
 		window(who, store.UsageFilter{Sender: who})

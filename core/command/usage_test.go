@@ -67,6 +67,11 @@ func TestUsageCommand(t *testing.T) {
 	if got := ask("/usage @6", Role{Owner: true, Control: true}); !strings.Contains(got, "tg:6 — today $2.00, 1 turn") {
 		t.Errorf("an owner's /usage @6:\n%s", got)
 	}
+	// The ledger knows ids, not usernames: an @username is told so, not
+	// answered with a zero that reads as "spent nothing".
+	if got := ask("/usage @alice", Role{Owner: true, Control: true}); !strings.Contains(got, "No turns by tg:alice") || !strings.Contains(got, "/whoami") {
+		t.Errorf("an owner's /usage @alice:\n%s", got)
+	}
 	got = ask("/usage all", Role{Owner: true, Control: true})
 	for _, want := range []string{"Everyone — today $2.25, 2 turns", "People:\n  tg:6 — $2.00, 1 turn\n  tg:5 — $1.75, 3 turns", "Chats:\n  tg:-5 — $2.75, 3 turns\n  tg:9", "Agents:\n  main — $2.75, 3 turns\n  ops — $1.00, 1 turn"} {
 		if !strings.Contains(got, want) {

@@ -3,9 +3,11 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,12 +45,17 @@ func teamCLI(t *testing.T, cfg string, args ...string) []byte {
 //   - Dave (unknown) gets a pairing code; the owner is asked in her own
 //     chat and presses Approve; Dave is told and the message that asked is
 //     answered once;
-//     Bob's /schedule is refused; the owner's /usage all lists everyone;
-//     the owner's /export sends the group's session as a file once,
-//     holding Alice's and Bob's messages.
-//   - After a reload and a kill -9, `clawhost usage -json` has a ledger row
-//     per turn that ran with the tokens the API reported, and `clawhost
-//     audit -json` parses and holds every kind of decision made.
+//     a wrong /approve code is refused and the owner's /revoke withdraws
+//     Dave's approval; Bob's /schedule is refused; the owner's /usage all
+//     lists everyone; the owner's /export sends the group's session as a
+//     file once, holding Alice's and Bob's messages with claude's replies
+//     and the refused one with the host's notice, in order.
+//   - status.json has the usage table (per day, person, agent) and the
+//     audit section; the page shows both.
+//   - After a refused reload (a broken file), a reload and a kill -9,
+//     `clawhost usage -json` has a ledger row per turn that ran with the
+//     tokens the API reported, and `clawhost audit -json` parses and holds
+//     every kind of decision made.
 func TestTeamTelegram(t *testing.T) {
 	t.Parallel()
 	bin := clClaudeBin(t)
@@ -139,6 +146,11 @@ func TestTeamTelegram(t *testing.T) {
 	tgWaitMessage(t, srv, carol, "Approved tg:4004")
 	tgWaitMessage(t, srv, dave, "An owner approved you")
 	tgWaitMessage(t, srv, dave, "echo:", "hello?")
+	// A wrong code, then the owner withdraws Dave's approval.
+	direct(carol, "/approve NOTACODE")
+	tgWaitMessage(t, srv, carol, "Unknown pairing code.")
+	direct(carol, "/revoke tg:4004")
+	tgWaitMessage(t, srv, carol, "Revoked tg:4004")
 	inGroup(bob, "/schedule list")
 	tgWaitMessage(t, srv, tgGroup, "Only an owner can use /schedule")
 	tgWaitFor(t, "Erin's five answers", func() bool { return tgCount(srv, erin, "echo:") >= 5 })
@@ -160,13 +172,17 @@ func TestTeamTelegram(t *testing.T) {
 	if len(export) != 1 {
 		t.Fatalf("%d export files sent to the group, want 1", len(export))
 	}
-	for _, want := range []string{"# Session agent:main:tg:group:", "first from alice", "second from alice", "bob asks", "**claude**", "echo:"} {
+	// From the journal (who, when, what was answered) and claude's
+	// transcript; the refused message is there as the host answered it.
+	for _, want := range []string{"# Session agent:main:tg:group:", "journal (messages and replies) and claude's transcript", "## Alice (tg:1001) · ",
+		"\n\nfirst from alice\n\n**claude** · ", "echo:", "\n\nsecond from alice\n\n", "## Bob (tg:2002) · ", "\n\nbob asks\n\n**claude** · ",
+		"\n\nthird from alice\n\n**clawhost** (answered by the host; claude did not see it) · "} {
 		if !strings.Contains(export[0], want) {
 			t.Errorf("the export lacks %q:\n%s", want, export[0])
 		}
 	}
-	if strings.Contains(export[0], "third from alice") {
-		t.Error("the export holds the refused message (it never reached claude)")
+	if i, j := strings.Index(export[0], "third from alice"), strings.Index(export[0], "bob asks"); i < 0 || j < i {
+		t.Errorf("the export is not in the order the messages came:\n%s", export[0])
 	}
 	tgSettle(t, srv, time.Second)
 	if n := tgCount(srv, erin, "echo:"); n != 5 {
@@ -181,11 +197,60 @@ func TestTeamTelegram(t *testing.T) {
 
 	// Sessions are named by who they are with: the group by its title,
 	// Erin's direct chat by her name.
-	if _, body := get(t, "http://"+adminAddr+"/status.json"); !strings.Contains(body, `"name": "Team"`) || !strings.Contains(body, `"name": "Erin"`) {
+	_, body := get(t, "http://"+adminAddr+"/status.json")
+	if !strings.Contains(body, `"name": "Team"`) || !strings.Contains(body, `"name": "Erin"`) {
 		t.Errorf("sessions not named on the status page: %s", body)
 	}
+	// The status page's usage table and audit section, as status.json
+	// has them.
+	var snap struct {
+		Usage *struct {
+			Days, People, Agents []struct {
+				Key   string `json:"key"`
+				Turns int    `json:"turns"`
+			}
+		} `json:"usage"`
+		Audit []struct{ Kind, Actor, Subject, Decision string } `json:"audit"`
+	}
+	if err := json.Unmarshal([]byte(body), &snap); err != nil {
+		t.Fatal(err)
+	}
+	if snap.Usage == nil || len(snap.Usage.Days) == 0 || len(snap.Usage.Agents) != 1 || snap.Usage.Agents[0].Key != "main" {
+		t.Errorf("status.json usage: %+v", snap.Usage)
+	} else {
+		people := map[string]int{}
+		for _, r := range snap.Usage.People {
+			people[r.Key] = r.Turns
+		}
+		if people["tg:1001"] != 2 || people["tg:2002"] != 1 || people["tg:5005"] != 5 {
+			t.Errorf("status.json usage per person %v, want Alice 2, Bob 1, Erin 5", people)
+		}
+	}
+	revoked := false
+	for _, e := range snap.Audit {
+		revoked = revoked || (e.Kind == "revoke" && e.Decision == "revoked" && e.Subject == "tg:4004" && e.Actor == "tg:3003")
+	}
+	if !revoked {
+		t.Errorf("status.json audit lacks the revocation: %+v", snap.Audit)
+	}
+	if _, page := get(t, "http://"+adminAddr+"/"); !strings.Contains(page, "<h2>Usage</h2>") || !strings.Contains(page, "<h2>Audit trail</h2>") || !strings.Contains(page, "tg:4004") {
+		t.Errorf("the status page lacks its usage and audit sections")
+	}
 
-	// A reload, a kill -9, and the ledger and the trail read back.
+	// A refused reload (a broken file), a reload, a kill -9, and the
+	// ledger and the trail read back.
+	good, err := os.ReadFile(d.ConfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.ConfigPath(), append(slices.Clone(good), "\nbudget {\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	tgWaitFor(t, "the refused reload", func() bool { return strings.Contains(d.Log(), "configuration refused") })
+	if err := os.WriteFile(d.ConfigPath(), good, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_ = d.cmd.Process.Signal(syscall.SIGHUP)
 	tgWaitFor(t, "the reload", func() bool { return strings.Contains(d.Log(), "configuration reloaded") })
 	_ = d.cmd.Process.Kill()
@@ -238,7 +303,8 @@ func TestTeamTelegram(t *testing.T) {
 	if turns["tg:4004"] != 1 {
 		t.Errorf("Dave's held message: %d turns in the ledger, want 1", turns["tg:4004"])
 	}
-	for _, want := range []string{"budget warned", "budget refused", "rate refused", "pairing approved", "command allowed", "command refused", "reload applied"} {
+	for _, want := range []string{"budget warned", "budget refused", "rate refused", "pairing approved", "pairing refused", "revoke revoked",
+		"command allowed", "command refused", "reload applied", "reload refused"} {
 		if !have[want] {
 			t.Errorf("the audit trail lacks %q: %+v", want, trail)
 		}

@@ -1,9 +1,14 @@
 // Package export writes a chat's session as Markdown (/export): a header
-// from the store's session (when it started, turns, cost, model) and the
-// conversation from claude's own transcript of it — each prompt as claude
-// read it (the envelope names the sender in groups), each answer, and each
-// tool step with the gist of its input. claude keeps the transcript at
-// <config dir>/projects/<working directory, dashed>/<session id>.jsonl.
+// from the store's session (when it started, turns, cost, model), then the
+// conversation from the host's journal — each message with its sender and
+// time (the ones refused before claude saw them marked as such) and the
+// reply recorded for it — merged by time with the tool steps of claude's
+// own transcript of the session. Without a transcript the file still has
+// the messages and replies; with a transcript but nothing in the journal
+// (pruned after its retention) the conversation is the transcript's:
+// each prompt as claude read it, each answer, each tool step. claude keeps
+// the transcript at <config dir>/projects/<working directory,
+// dashed>/<session id>.jsonl.
 package export
 
 import (
@@ -68,12 +73,8 @@ type block struct {
 // maxLine bounds one transcript line (a tool result can be large).
 const maxLine = 64 << 20
 
-// Write writes the session as Markdown to w, from the transcript at path
-// ("" none: the header says so). It returns how many prompts it wrote.
-func Write(w io.Writer, s Session, path string, loc *time.Location) (int, error) {
-	if loc == nil {
-		loc = time.Local
-	}
+// header writes the session's header.
+func header(w io.Writer, s Session, loc *time.Location) {
 	fmt.Fprintf(w, "# Session %s\n\n", s.Key)
 	fmt.Fprintf(w, "- claude session: `%s`\n", s.ClaudeSessionID)
 	if !s.Started.IsZero() {
@@ -83,7 +84,13 @@ func Write(w io.Writer, s Session, path string, loc *time.Location) (int, error)
 	if s.Model != "" {
 		fmt.Fprintf(w, ", model %s", s.Model)
 	}
-	fmt.Fprint(w, "\n\n")
+	fmt.Fprint(w, "\n")
+}
+
+// writeTranscript writes the conversation from the transcript at path
+// alone ("" none: the file says so). It returns how many prompts it wrote.
+func writeTranscript(w io.Writer, path string, loc *time.Location) (int, error) {
+	fmt.Fprint(w, "\n")
 	if path == "" {
 		_, err := fmt.Fprintf(w, "_%s._\n", ErrNoTranscript)
 		return 0, err

@@ -96,9 +96,10 @@ func firstLine(s string) string {
 	return l
 }
 
-// DecideApproval answers a waiting tool-use question from the status page.
+// DecideApproval answers a waiting tool-use question from the status page:
+// the chat is told by, the audit trail records the page's actor, "admin".
 func (g *Gateway) DecideApproval(id string, allow bool, by string) bool {
-	return g.approvals.Decide(id, allow, by)
+	return g.approvals.Decide(id, allow, by, "admin")
 }
 
 // StopSession stops session key's running turn and drops its waiting

@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/core/approval"
+	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -197,6 +200,19 @@ func TestApprovalsGoToOwners(t *testing.T) {
 	}
 	contains(t, e.text("chat-u1"), "asked: allow")
 	contains(t, e.text("chat-u1"), "User u1: yes") // the "yes" went to claude as a message
+
+	// The decision is in the store's audit trail: the owner by the id
+	// every other row names actors by (not the display name a sender
+	// chooses), the turn's chat, the tool and the input's digest.
+	rows, err := e.db.ListAudit(context.Background(), store.AuditFilter{Kind: store.AuditTool}, 0)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("tool audit rows %+v, %v", rows, err)
+	}
+	r := rows[0]
+	if r.Actor != "lo:owner" || r.Decision != "allowed" || r.Subject != "Bash" || r.Instance != "lo" || r.ChatID != "chat-u1" ||
+		!regexp.MustCompile(`^sha256:[0-9a-f]{16} \$ touch f1`).MatchString(r.Detail) || !strings.HasSuffix(r.Detail, "(by User owner)") {
+		t.Errorf("tool audit row %+v", r)
+	}
 }
 
 // TestModePicker: a bare /mode offers an owner the modes the file lists

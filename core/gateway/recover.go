@@ -160,8 +160,10 @@ func (g *Gateway) background(f func()) {
 	}()
 }
 
+// prune drops finished journal entries older than Retention and audit
+// rows older than audit.keep: at the start, then every hour of the clock.
 func (g *Gateway) prune() {
-	t := time.NewTicker(time.Hour)
+	t, tick := g.opts.Clock.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
 		if n, err := g.store.Prune(g.ctx, g.opts.Now().Add(-g.opts.Retention)); err != nil && g.ctx.Err() == nil {
@@ -179,7 +181,7 @@ func (g *Gateway) prune() {
 		select {
 		case <-g.ctx.Done():
 			return
-		case <-t.C:
+		case <-tick:
 		}
 	}
 }

@@ -124,7 +124,10 @@ func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) bool {
 }
 
 // auditTool records a tool-use decision: the tool, its input's digest
-// and what the question showed of it, the decision and who made it.
+// and what the question showed of it, the decision and who made it — by
+// their stable id ("<instance>:<id>", "admin"), as every other row names
+// its actor; the display name the chat saw stays in the detail. A
+// decision nobody made (a timeout, a session's rule) is the host's.
 func (g *Gateway) auditTool(r approval.Record) {
 	decision := "denied"
 	switch {
@@ -137,6 +140,13 @@ func (g *Gateway) auditTool(r approval.Record) {
 	if len(summary) > 200 {
 		summary = strings.ToValidUTF8(summary[:200], "") + "…"
 	}
-	g.audit(store.AuditEvent{Kind: store.AuditTool, Actor: r.By, Instance: r.Chat.Instance, ChatID: r.Chat.ChatID, Subject: r.Tool,
-		Decision: decision, Detail: strings.TrimSpace(r.Digest + " " + summary)})
+	actor, detail := r.ByID, strings.TrimSpace(r.Digest+" "+summary)
+	if actor == "" {
+		actor = "host"
+	}
+	if r.By != "" && r.By != r.ByID {
+		detail += " (by " + r.By + ")"
+	}
+	g.audit(store.AuditEvent{Kind: store.AuditTool, Actor: actor, Instance: r.Chat.Instance, ChatID: r.Chat.ChatID, Subject: r.Tool,
+		Decision: decision, Detail: detail})
 }

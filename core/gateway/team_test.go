@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,52 @@ func TestInProcessFlood(t *testing.T) {
 	rows, err := g.store.ListAudit(ctx, store.AuditFilter{Kind: store.AuditRate}, 0)
 	if err != nil || len(rows) != 1 || rows[0].Subject != "tg:5" || rows[0].Decision != "refused" {
 		t.Errorf("audit %+v, %v", rows, err)
+	}
+}
+
+// TestInProcessAuditKeep: audit.keep is applied to the store's trail — a
+// row older than it is gone once the gateway started, a recent one stays
+// until the clock has moved past keep, then the hourly pass drops it.
+func TestInProcessAuditKeep(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
+	clk := tstimetest.NewFake(t0)
+	ctx := context.Background()
+	old := store.AuditEvent{At: t0.Add(-2 * time.Hour), Kind: store.AuditReload, Actor: "host", Subject: "old", Decision: "applied"}
+	g, _, _ := inproc(t, func(s *Settings) { s.AuditKeep = time.Hour }, func(o *Options) {
+		o.Clock, o.Now = clk, clk.Now
+		if err := o.Store.Audit(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+	})
+	subjects := func() []string {
+		rows, err := g.store.ListAudit(ctx, store.AuditFilter{Kind: store.AuditReload}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range rows {
+			out = append(out, r.Subject)
+		}
+		return out
+	}
+	if err := g.store.Audit(ctx, store.AuditEvent{At: t0, Kind: store.AuditReload, Actor: "host", Subject: "recent", Decision: "applied"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); slices.Contains(subjects(), "old"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the row older than audit.keep is still there: %v", subjects())
+		}
+		time.Sleep(time.Millisecond) // polls for the start's pass
+	}
+	if got := subjects(); !slices.Equal(got, []string{"recent"}) {
+		t.Fatalf("after the start's pass: %v, want the recent row only", got)
+	}
+	// The hourly pass, on the gateway's clock.
+	for deadline := time.Now().Add(10 * time.Second); len(subjects()) > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no hourly pass dropped the row: %v (clock %v)", subjects(), clk.Now())
+		}
+		clk.Advance(2 * time.Hour)
+		time.Sleep(time.Millisecond) // the pass's goroutine runs
 	}
 }

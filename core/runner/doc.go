@@ -147,6 +147,14 @@
 // KindRateLimited. The host parks the turns either way (core/usagelimit): until the
 // reset, or with a bounded backoff without one.
 //
+// A turn's tokens and cost come from its result line. A turn cut before one (/stop, the
+// agent.timeout, a crash) has none: the killed claude never wrote it. Its Result.Usage is
+// then what the messages reported on the way (partial.go: message_start and the
+// assistant lines carry a request's input and cache tokens, message_delta its output so
+// far; each request counted once), with Result.UsageSeen and no cost — claude prices
+// tokens, and it never said. A request cut before its first byte (a stalled API) shows
+// nothing at all.
+//
 // The package imports nothing else from core; the composition package wires it.
 //
 // Files:
@@ -158,6 +166,7 @@
 //	exchange.go  how one turn runs: waiting its turn, retries, writing the prompt, reading
 //	             claude's output until the result, timeout and abort
 //	stream.go    Event, Result, the stream-json wire types, assistant lines into events
+//	partial.go   the usage a turn cut before its result line had reported so far
 //	steer.go     Steer: a user message written into a running turn
 //	pool.go      where warm processes are kept: acquire, release, idle timeout, eviction by
 //	             worth (GreedyDual-Size-Frequency), Stop, Warm

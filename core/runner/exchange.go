@@ -255,6 +255,7 @@ func (r *Runner) stopped(p *proc, x *reading, kind ErrorKind) Result {
 	}
 	x.res.Err = newError(kind, detail)
 	x.res.Streamed = x.text.streamed()
+	x.seen.cut(&x.res)
 	return x.res
 }
 
@@ -266,6 +267,7 @@ func (r *Runner) ended(st stopper, p *proc, x *reading) Result {
 	}
 	x.res.Err = classifyExit(p.exitCode, p.stdoutBytes == 0, p.stderr.String())
 	x.res.Streamed = x.text.streamed()
+	x.seen.cut(&x.res)
 	return x.res
 }
 
@@ -280,6 +282,8 @@ type reading struct {
 	// res collects the session id and compaction from system lines, then the result.
 	res  Result
 	text textStream
+	// seen adds up the messages' usage, for a turn cut before its result.
+	seen seenUsage
 	// limit is the last rate_limit_event's info (a usage limit's reset).
 	limit *wireRateLimit
 	// sawOutput: claude wrote at least one line during this turn.
@@ -303,8 +307,10 @@ func (x *reading) read(ln line) (done bool) {
 			x.res.Compacted = true
 		}
 	case "stream_event":
+		x.seen.streamEvent(m)
 		x.text.streamEvent(x.t, m, ln.at)
 	case "assistant":
+		x.seen.assistant(m)
 		x.text.assistant(x.t, m, ln.at)
 	case "command_lifecycle":
 		var cl wireCommandLifecycle

@@ -262,6 +262,11 @@ func TestRealAbortAndTimeout(t *testing.T) {
 			if !strings.HasPrefix(res.Streamed, "partial words") {
 				t.Fatalf("partial text %q", res.Streamed)
 			}
+			// No result line, but message_start said what the request's
+			// prompt cost in tokens: the ledger gets them, without a cost.
+			if !res.UsageSeen || res.Usage.PromptTokens() == 0 || res.Usage.CostUSD != 0 || res.Model == "" {
+				t.Fatalf("usage of the aborted turn: %+v seen %v model %q", res.Usage, res.UsageSeen, res.Model)
+			}
 			if d := time.Since(start); d > 5*time.Second {
 				t.Fatalf("abort took %v", d)
 			}

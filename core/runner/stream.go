@@ -110,8 +110,14 @@ type Result struct {
 	// APIErrorStatus and APIErrorType are set when an API call failed.
 	APIErrorStatus int
 	APIErrorType   string
-	// Usage is the turn's token usage.
+	// Usage is the turn's token usage. For a turn cut before claude's
+	// result line (aborted, timed out, crashed) it is what claude's
+	// messages reported so far, without a cost (UsageSeen).
 	Usage Usage
+	// UsageSeen is true when Usage was added up from the messages of a
+	// turn that ended without a result line: the tokens are a floor (the
+	// request in flight may have produced more) and CostUSD is 0.
+	UsageSeen bool
 	// Model is the model that answered (from modelUsage; the one with most output tokens).
 	Model string
 	// ContextWindow is that model's context window as claude reports it (0 if unknown).
@@ -153,6 +159,8 @@ type wireMsg struct {
 	Event           json.RawMessage `json:"event"`
 	Error           json.RawMessage `json:"error"`
 	IsAPIError      bool            `json:"is_api_error_message"`
+	// APIMessageID names the API message a stream_event line is part of.
+	APIMessageID string `json:"api_message_id"`
 }
 
 type wireAssistant struct {

@@ -66,6 +66,7 @@ type Store interface {
 	Schedules
 	Ledger
 	AuditTrail
+	History
 	// Close waits for the writes in flight, then releases the storage.
 	// Calling it again returns nil. After Close, writes fail with
 	// [ErrClosed] and reads fail with an error.

@@ -73,6 +73,10 @@ var figures = []figure{
 	// better".
 	{Name: "host RSS added by 10,000 stored sessions", Bench: "BenchmarkGatewaySessionsRSS", Metric: "rss-delta-MB", Goal: sessionsRSSBefore, Max: true, Scale: 1, Unit: "MB"},
 	{Name: "Go heap added by 10,000 stored sessions", Bench: "BenchmarkGatewaySessionsRSS", Metric: "heap-delta-MB", Info: true, Scale: 1, Unit: "MB"},
+	// What the usage ledger costs a turn: the reply's commit without and
+	// with the turn's row in the same transaction (one fsync either way).
+	{Name: "RecordReply, one chunk (sync=FULL)", Bench: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
+	{Name: "RecordReply with the turn's usage ledger row", Bench: "BenchmarkRecordReplyLedger/usage=true", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "exec → first Telegram long poll, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-first-poll-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "exec → every plugin ready, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-ready-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},
 }

@@ -10,6 +10,8 @@ func TestReport(t *testing.T) {
 BenchmarkInboundToRun/sync=FULL-2   5000   650000 ack-p50-ns   900000 run-p50-ns   7000000 run-p99-ns   1.000 fsyncs/msg
 BenchmarkInboundToRun/sync=FULL-2   5000   650000 ack-p50-ns   1100000 run-p50-ns   6000000 run-p99-ns   1.000 fsyncs/msg
 BenchmarkInboundToRun/sync=FULL-2   5000   650000 ack-p50-ns   800000 run-p50-ns   4000000 run-p99-ns   1.000 fsyncs/msg
+BenchmarkRecordReplyLedger/usage=false-2   300   125000 ns/op   2765 B/op   71 allocs/op
+BenchmarkRecordReplyLedger/usage=true-2   300   190000 ns/op   3646 B/op   89 allocs/op
 BenchmarkPipeline-2   10000   346200 ns/op   2889 msgs/s   7.100 writes/msg   39304 B/op   686 allocs/op
 --- BENCH: BenchmarkPipeline
     bench_test.go:1: BenchmarkPipeline-2 1 2 x/y
@@ -30,6 +32,8 @@ PASS
 		"0.90 ms", // p50: median of 0.8, 0.9, 1.1
 		"6.00 ms", // p99: median of 7, 6, 4
 		"2889 msg/s",
+		"125 µs",
+		"190 µs",
 		"not run",
 	} {
 		if !strings.Contains(table, want) {

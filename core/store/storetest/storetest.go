@@ -76,6 +76,7 @@ var cases = []struct {
 	{"Park", testPark},
 	{"Ledger", testLedger},
 	{"Audit", testAudit},
+	{"History", testHistory},
 	{"PairingGuesses", testPairingGuesses},
 	{"Recover", testRecover},
 	{"Prune", testPrune},
