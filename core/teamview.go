@@ -69,7 +69,7 @@ func (r reports) Usage(ctx context.Context, since time.Time) ([]admin.UsageRecor
 	rows, err := r.db.ListUsage(ctx, store.UsageFilter{Since: since}, 0)
 	out := make([]admin.UsageRecord, len(rows))
 	for i, u := range rows {
-		out[i] = UsageRecord(u)
+		out[i] = usageRecord(u)
 	}
 	return out, err
 }
@@ -80,7 +80,7 @@ func (r reports) Audit(ctx context.Context, since time.Time, kind string) ([]adm
 }
 
 // UsageRecord is a ledger row as the admin endpoint serves it.
-func UsageRecord(u store.TurnUsage) admin.UsageRecord {
+func usageRecord(u store.TurnUsage) admin.UsageRecord {
 	return admin.UsageRecord{At: u.At, Agent: u.Agent, Instance: u.Instance, ChatID: u.ChatID, Sender: u.Sender, Model: u.Model,
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheCreationTokens: u.CacheCreationTokens,
 		CostUSD: u.CostUSD, DurationMS: u.Duration.Milliseconds(), Outcome: u.Outcome}
