@@ -79,7 +79,7 @@ func (r reports) Audit(ctx context.Context, since time.Time, kind string) ([]adm
 	return AuditEntries(rows), err
 }
 
-// UsageRecord is a ledger row as the admin endpoint serves it.
+// usageRecord is a ledger row as the admin endpoint serves it.
 func usageRecord(u store.TurnUsage) admin.UsageRecord {
 	return admin.UsageRecord{At: u.At, Agent: u.Agent, Instance: u.Instance, ChatID: u.ChatID, Sender: u.Sender, Model: u.Model,
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheCreationTokens: u.CacheCreationTokens,
