@@ -13,7 +13,6 @@ import (
 // Default values of the top-level settings.
 const (
 	DefaultDataDir   = "./data"
-	DefaultPluginDir = "./bin"
 	DefaultLogLevel  = "info"
 	DefaultLogFormat = "text"
 )
@@ -29,8 +28,10 @@ type Config struct {
 
 	// PluginDir is where plugin binaries are looked for (plugin_dir): the
 	// default path of plugin "x" { source = "y" } is <plugin_dir>/clawhost-y.
-	// Default "./bin"; a relative path is resolved against the directory of
-	// the config file.
+	// Default: the directory of the running clawhost executable (symlinks
+	// resolved), so a release archive's plugins and make build's bin/ are
+	// found next to it; a relative path is resolved against the directory
+	// of the config file.
 	PluginDir string `hcl:"plugin_dir,optional"`
 
 	// LogLevel is the lowest level logged (log_level): trace, debug, info,
@@ -109,7 +110,6 @@ type Config struct {
 func Default() *Config {
 	return &Config{
 		DataDir:   DefaultDataDir,
-		PluginDir: DefaultPluginDir,
 		LogLevel:  DefaultLogLevel,
 		LogFormat: DefaultLogFormat,
 		Agent:     defaultAgent(),
@@ -289,6 +289,12 @@ var (
 func (c *Config) resolvePaths() {
 	c.DataDir = c.resolve(c.DataDir)
 	c.Messages.PromptTemplate = c.resolve(c.Messages.PromptTemplate)
+	if c.PluginDir == "" {
+		c.PluginDir = ExecutableDir()
+	}
+	if c.PluginDir == "" {
+		c.PluginDir = "./bin"
+	}
 	c.PluginDir = c.resolve(c.PluginDir)
 	for _, a := range c.AllAgents() {
 		c.resolveAgentPaths(a)
@@ -304,6 +310,21 @@ func (c *Config) resolvePaths() {
 			p.Path = c.resolve(p.Path)
 		}
 	}
+}
+
+// ExecutableDir is the default plugin_dir: the directory of the running
+// executable with symlinks resolved (a clawhost linked into /usr/local/bin
+// still finds the plugins beside its real file), or "" when the system
+// cannot say.
+func ExecutableDir() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return filepath.Dir(exe)
 }
 
 func (c *Config) resolve(p string) string {
