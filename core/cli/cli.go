@@ -21,10 +21,6 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 )
 
-// Version is the version `clawhost version` prints and the host reports;
-// the binary sets it from its build.
-var Version = "dev"
-
 // command is one subcommand: how help lists it and what runs it (the shape
 // of caddy's caddycmd). Commands that share a first word ("pairing list",
 // "pairing approve") share what runs them.
@@ -66,7 +62,7 @@ func commandTable() []command {
 	runStatus := func(inv invocation) int { return status(inv.config, inv.stdout, inv.stderr) }
 	runRetry := func(inv invocation) int { return retry(inv.config, inv.positional, inv.stdout, inv.stderr) }
 	runVersion := func(inv invocation) int {
-		fmt.Fprintf(inv.stdout, "clawhost %s\n", Version)
+		fmt.Fprintln(inv.stdout, thisBuild())
 		return 0
 	}
 	runHelp := func(inv invocation) int { return help(inv.positional, inv.stdout, inv.stderr) }
@@ -141,7 +137,7 @@ func commandTable() []command {
 				"refusals and warnings, senders over access.rate, configuration reloads. Rows are kept for\n" +
 				"audit { keep } (default 90d). -kind keeps one kind; -json prints them for machines. Exit 0, 1\n" +
 				"when the database cannot be read, 2 on bad usage.", nil, auditCommand},
-		{"version", "", "print the version", "", runVersion, nil},
+		{"version", "", "print the version, commit, build date and the store schema versions this binary knows", "", runVersion, nil},
 		{"help", "[COMMAND]", "print the commands and flags, or one command's usage", "", runHelp, nil},
 	}
 }
