@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/clawhost/clawhost/core/internal/installpath"
 )
 
 // Default values of the top-level settings.
@@ -290,7 +292,7 @@ func (c *Config) resolvePaths() {
 	c.DataDir = c.resolve(c.DataDir)
 	c.Messages.PromptTemplate = c.resolve(c.Messages.PromptTemplate)
 	if c.PluginDir == "" {
-		c.PluginDir = ExecutableDir()
+		c.PluginDir = installpath.ExecutableDir()
 	}
 	if c.PluginDir == "" {
 		c.PluginDir = "./bin"
@@ -310,21 +312,6 @@ func (c *Config) resolvePaths() {
 			p.Path = c.resolve(p.Path)
 		}
 	}
-}
-
-// ExecutableDir is the default plugin_dir: the directory of the running
-// executable with symlinks resolved (a clawhost linked into /usr/local/bin
-// still finds the plugins beside its real file), or "" when the system
-// cannot say.
-func ExecutableDir() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	if real, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = real
-	}
-	return filepath.Dir(exe)
 }
 
 func (c *Config) resolve(p string) string {
