@@ -73,8 +73,10 @@ py-examples: ## build the Python examples as bin/clawhost-<name> (executable zip
 	  (cd proto && $(GO) tool -modfile=../tools/go.mod buf build --exclude-source-info -o ../$$stage/clawhost.binpb) && \
 	  $(PYTHON) -m zipapp $$stage -p '$(PYTHON)' -o $(BIN)/clawhost-$$n && rm -rf $$stage || exit 1; done
 
-run: build ## run clawhost on the default config.hcl (finds the claude CLI make test installed, else the one on PATH)
-	PATH="$(CURDIR)/$(CLAUDE_DIR)/node_modules/.bin:$$PATH" ./$(BIN)/clawhost -config config.hcl
+# clawhost finds the claude CLI itself, as it does without make: PATH, then
+# claude's install places, .cache/claude-cli among them (core/internal/installpath).
+run: build ## run clawhost on the default config.hcl (the claude CLI on PATH, else where its installers or make claude-cli put it)
+	./$(BIN)/clawhost -config config.hcl
 
 deps: claude-cli browser python-grpc postgres bubblewrap ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL and bubblewrap from Debian)
 
