@@ -176,6 +176,7 @@ func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, 
 		// follow-on problems that are not the user's.
 		return cfg, diags
 	}
+	diags = append(diags, applyMoved(file.Body.(*hclsyntax.Body), movedSettings)...)
 	body, named := splitAgents(file.Body.(*hclsyntax.Body))
 	cfg.body = body
 
