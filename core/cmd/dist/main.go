@@ -160,4 +160,3 @@ func (r release) archive(ctx context.Context, t platform, pkgs []string) (string
 	fmt.Fprintf(r.log, "dist: %s\n", path)
 	return name, nil
 }
-

@@ -2,8 +2,8 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
