@@ -8,8 +8,7 @@
 # Relative paths are relative to this file's directory.
 
 data_dir   = "./data"   # database, plugin state (0700)
-# plugin_dir = "./bin"  # plugin "x" { source = "y" } runs <plugin_dir>/clawhost-y;
-                        # default: the directory of the clawhost binary
+# plugin_dir = "./bin"  # plugin "x" { source = "y" } runs <plugin_dir>/clawhost-y; default: beside the clawhost binary
 log_level  = "info"     # trace | debug | info | warn | error
 log_format = "text"     # text | json
 
