@@ -99,7 +99,8 @@ func TestDowngradeIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	cfg := (&Host{Dir: dir}).Write(t)
+	// No admin endpoint: the default port is the other tests'.
+	cfg := (&Host{Dir: dir, Admin: Attrs{"listen": ""}}).Write(t)
 	cmd := Command(t, cfg)
 	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
