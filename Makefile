@@ -1,8 +1,13 @@
 # clawhost — run `make help` for the targets.
 SHELL := /bin/bash
 GO ?= go
-VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+# clawhost version prints these: the v* tag (without its v) or the commit,
+# the commit, and the commit's date (not the build's: make dist is
+# reproducible, and so is make build).
+VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null | sed 's/^v//' || echo dev)
+COMMIT := $(shell git rev-parse --short=7 HEAD 2>/dev/null)
+DATE := $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 # The binaries are static (no cgo: the SQLite driver is pure Go, and the
 # net and os/user packages have pure-Go fallbacks): no dynamic loader and
 # no libc mapped at each start. Measured: exec → exit 10.7 vs 13.9 ms for
@@ -33,7 +38,7 @@ PYTHON ?= /usr/bin/python3
 # enter a nested module, so the test, vet and tidy targets run each one.
 MODULES := . sdk proto
 
-.PHONY: help build py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux clean
+.PHONY: help build dist py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -44,6 +49,16 @@ build: ## build bin/clawhost and every plugin and example as bin/clawhost-<name>
 	@for d in $(PLUGIN_CMDS); do echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; $(BUILD) -o $(BIN)/$$(basename $$d) ./$$d || exit 1; done
 	@for d in $(GO_EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(BUILD) -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
 	@$(MAKE) --no-print-directory py-examples
+
+# The release archives (core/cmd/dist): for linux/amd64, linux/arm64,
+# darwin/amd64 and darwin/arm64, static binaries of the host and the
+# first-party plugins with LICENSE, README.md, CHANGELOG.md and config.hcl in
+# dist/clawhost_<version>_<os>_<arch>.tar.gz, and dist/SHA256SUMS;
+# reproducible (the same commit gives the same bytes). The examples are not
+# in them. DIST_ARGS adds flags, e.g. DIST_ARGS='-platforms linux/amd64'.
+DIST_ARGS ?=
+dist: ## build the release archives and SHA256SUMS into dist/ (reproducible; DIST_ARGS='-platforms linux/amd64')
+	$(GO) run ./core/cmd/dist -out dist -version $(VERSION) $(DIST_ARGS)
 
 # A Python example (a directory with __main__.py) becomes one executable zip,
 # bin/clawhost-<name>: its .py files plus the descriptor set of the protocol
@@ -60,8 +75,10 @@ py-examples: ## build the Python examples as bin/clawhost-<name> (executable zip
 	  $(BIN)/clawhost plugin descriptor > $$stage/clawhost.binpb && \
 	  $(PYTHON) -m zipapp $$stage -p '$(PYTHON)' -o $(BIN)/clawhost-$$n && rm -rf $$stage || exit 1; done
 
-run: build ## run clawhost on the default config.hcl (finds the claude CLI make test installed, else the one on PATH)
-	PATH="$(CURDIR)/$(CLAUDE_DIR)/node_modules/.bin:$$PATH" ./$(BIN)/clawhost -config config.hcl
+# clawhost finds the claude CLI itself, as it does without make: PATH, then
+# claude's install places, .cache/claude-cli among them (core/internal/installpath).
+run: build ## run clawhost on the default config.hcl (the claude CLI on PATH, else where its installers or make claude-cli put it)
+	./$(BIN)/clawhost -config config.hcl
 
 deps: claude-cli browser python-grpc postgres bubblewrap systemd tmux ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL, bubblewrap, systemd-analyze and tmux from Debian)
 
@@ -175,4 +192,4 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, generated docs
 	  [ -z "$$dead" ] || { echo "unreachable code (delete it, or say why it stays in DEADCODE_ALLOWED):"; echo "$$dead"; exit 1; }
 
 clean: ## remove build output
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist

@@ -9,7 +9,7 @@
 # docs/configuration.md (generated from core/config's field docs).
 
 data_dir   = "./data"   # database, plugin state (0700)
-plugin_dir = "./bin"    # plugin "x" { source = "y" } runs <plugin_dir>/clawhost-y
+# plugin_dir = "./bin"  # plugin "x" { source = "y" } runs <plugin_dir>/clawhost-y; default: beside the clawhost binary
 log_level  = "info"     # trace | debug | info | warn | error
 log_format = "text"     # text | json
 

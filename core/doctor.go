@@ -9,13 +9,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/installpath"
 )
 
 // Verdicts of a doctor check.
@@ -170,10 +170,12 @@ func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 		}
 		seen[a.Command] = true
 		name := "claude CLI (agent " + a.ID + ")"
-		if _, err := exec.LookPath(a.Command); err != nil {
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: a.Command + " not found", Do: "npm install -g @anthropic-ai/claude-code (or make claude-cli), or set agent.command to its path"})
+		found, err := installpath.FindCommand(a.Command)
+		if err != nil {
+			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: err.Error(), Do: "npm install -g @anthropic-ai/claude-code (or make claude-cli), or set agent.command to its path"})
 			continue
 		}
+		at := " at " + found.Path + " (" + found.Where + ")"
 		c := rc
 		if a.ID != cfg.Agent.ID {
 			for _, ag := range rc.Agents {
@@ -189,13 +191,13 @@ func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 		case err != nil:
 			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: err.Error(), Do: "run the command by hand to see why"})
 		case !auth.LoggedIn:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: "claude " + v + " is not logged in (claude auth status)",
+			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: "claude " + v + at + " is not logged in (claude auth status)",
 				Do: "log it in with CLAUDE_CONFIG_DIR=" + c.ConfigDir + " (claude /login, or claude setup-token), or set ANTHROPIC_API_KEY in agent.env"})
 		case v != TestedClaudeVersion:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "claude " + v + ", logged in with " + auth.AuthMethod + "; clawhost is tested with " + TestedClaudeVersion,
+			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod + "; clawhost is tested with " + TestedClaudeVersion,
 				Do: "it usually works; npm install -g @anthropic-ai/claude-code@" + TestedClaudeVersion + " for the tested one"})
 		default:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictOK, Found: "claude " + v + ", logged in with " + auth.AuthMethod})
+			out = append(out, DoctorCheck{Name: name, Verdict: VerdictOK, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod})
 		}
 	}
 	return out

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
@@ -47,15 +49,15 @@ type agentHealth struct {
 func newAgentHealth(cfg *config.Config, rc runner.Config) *agentHealth {
 	a := &agentHealth{}
 	for _, ag := range cfg.AllAgents() {
-		p, err := exec.LookPath(ag.Command)
+		f, err := installpath.FindCommand(ag.Command)
 		if err != nil {
 			if a.missing == "" {
-				a.missing = "agent " + ag.ID + ": " + ag.Command + " not found (" + errors.Unwrap(err).Error() + ")"
+				a.missing = "agent " + ag.ID + ": " + ag.Command + " not found (" + err.Error() + ")"
 			}
 			continue
 		}
 		if ag.ID == cfg.Agent.ID {
-			a.path = p
+			a.path = f.Path
 		}
 	}
 	if a.path != "" {
@@ -301,4 +303,31 @@ func memTotal() int {
 		}
 	}
 	return 0
+}
+
+// logClaudeCommands says which claude CLI each agent runs and how it was
+// found (PATH, or one of claude's install places): the same lookup with or
+// without make run's PATH, under a service manager too.
+func logClaudeCommands(cfg *config.Config, log hclog.Logger) {
+	seen := map[string]bool{}
+	for _, ag := range cfg.AllAgents() {
+		if seen[ag.Command] {
+			continue
+		}
+		seen[ag.Command] = true
+		if f, err := installpath.FindCommand(ag.Command); err == nil {
+			log.Info("claude CLI", "agent", ag.ID, "path", f.Path, "found", f.Where)
+		}
+	}
+}
+
+// claudeCommand is agent.command as the runner runs it: the file
+// installpath finds (PATH, then claude's install places for "claude"), or
+// the command as written when it is nowhere (the runner says so and each
+// turn fails with what to do).
+func claudeCommand(command string) string {
+	if f, err := installpath.FindCommand(command); err == nil {
+		return f.Path
+	}
+	return command
 }

@@ -238,6 +238,7 @@ func (h *Host) provision() error {
 	if err := rc.Validate(); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
+	logClaudeCommands(h.cfg, h.log)
 	if h.agent, err = runner.New(rc, h.log.Named("runner")); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}

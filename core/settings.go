@@ -277,7 +277,7 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 	a := cfg.Agent
 	rc := runner.Config{
 		Name:             a.ID,
-		Command:          a.Command,
+		Command:          claudeCommand(a.Command),
 		Args:             a.Args,
 		Env:              a.Env,
 		Workspace:        a.Workspace,
@@ -329,7 +329,7 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 	}
 	for _, n := range cfg.Agents {
 		rc.Agents[n.ID] = runner.Config{
-			Command: n.Command, Args: n.Args, Env: n.Env, Workspace: n.Workspace, Model: n.Model, FallbackModel: n.FallbackModel,
+			Command: claudeCommand(n.Command), Args: n.Args, Env: n.Env, Workspace: n.Workspace, Model: n.Model, FallbackModel: n.FallbackModel,
 			PermissionMode: n.PermissionMode, PermissionModes: claudeModes(n.PermissionModes), AllowedTools: n.AllowedTools,
 			DisallowedTools: n.DisallowedTools, MCPConfig: n.MCPConfig, AddDirs: n.AddDirs, SystemPrompt: n.SystemPrompt,
 			SystemPromptFile: n.SystemPromptFile, Timeout: n.Timeout.Duration(), MaxTurns: n.MaxTurns, MaxWarm: n.MaxWarm,

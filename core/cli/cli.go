@@ -23,10 +23,6 @@ import (
 	"github.com/clawhost/clawhost/core/setup"
 )
 
-// Version is the version `clawhost version` prints and the host reports;
-// the binary sets it from its build.
-var Version = "dev"
-
 // command is one subcommand: how help lists it and what runs it (the shape
 // of caddy's caddycmd). Commands that share a first word ("pairing list",
 // "pairing approve") share what runs them.
@@ -68,7 +64,7 @@ func commandTable() []command {
 	runStatus := func(inv invocation) int { return status(inv.config, inv.stdout, inv.stderr) }
 	runRetry := func(inv invocation) int { return retry(inv.config, inv.positional, inv.stdout, inv.stderr) }
 	runVersion := func(inv invocation) int {
-		fmt.Fprintf(inv.stdout, "clawhost %s\n", Version)
+		fmt.Fprintln(inv.stdout, thisBuild())
 		return 0
 	}
 	runHelp := func(inv invocation) int { return help(inv.positional, inv.stdout, inv.stderr) }
@@ -178,7 +174,7 @@ func commandTable() []command {
 			"The unit file (and whether it is what install would write now), systemctl is-enabled and\n" +
 				"is-active (launchctl print on macOS), and the command that shows its log. Exit 0 when it runs,\n" +
 				"1 when it is not installed or not running, 2 on bad usage.", nil, serviceCommand},
-		{"version", "", "print the version", "", runVersion, nil},
+		{"version", "", "print the version, commit, build date and the store schema versions this binary knows", "", runVersion, nil},
 		{"help", "[COMMAND]", "print the commands and flags, or one command's usage", "", runHelp, nil},
 	}
 }

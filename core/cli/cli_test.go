@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"github.com/clawhost/clawhost/core/cluster"
 	"io"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/clawhost/clawhost/core/store/postgres"
+	"github.com/clawhost/clawhost/core/store/sqlite"
 )
 
 // run is Main with an empty stdin.
@@ -15,10 +19,54 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return Main(args, strings.NewReader(""), stdout, stderr)
 }
 
+// TestVersion: clawhost version prints the version, commit, date and the
+// store schema versions the engines migrate to.
 func TestVersion(t *testing.T) {
 	var out bytes.Buffer
-	if code := run([]string{"version"}, &out, io.Discard); code != 0 || !strings.HasPrefix(out.String(), "clawhost ") {
-		t.Fatalf("version: %d %q", code, out.String())
+	if code := run([]string{"version"}, &out, io.Discard); code != 0 {
+		t.Fatalf("version: exit %d %q", code, out.String())
+	}
+	want := fmt.Sprintf("store schema sqlite %d / postgres %d)\n", sqlite.SchemaVersion(), postgres.SchemaVersion())
+	if !strings.HasPrefix(out.String(), "clawhost ") || !strings.HasSuffix(out.String(), want) || !strings.Contains(out.String(), " (commit ") {
+		t.Fatalf("version: %q, want clawhost V (commit C, built D, %s", out.String(), want)
+	}
+}
+
+// TestResolveBuild: a stamp (make build, make dist) wins; without one
+// (go build, go install) the module version and VCS settings Go records
+// fill in.
+func TestResolveBuild(t *testing.T) {
+	t.Parallel()
+	vcs := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "649f4591c2d8e0b7a3f1e2d4c5b6a7980123abcd"},
+		{Key: "vcs.time", Value: "2026-11-25T06:10:40Z"},
+		{Key: "vcs.modified", Value: "false"},
+	}}
+	dirty := &debug.BuildInfo{Main: debug.Module{Version: "v0.9.1"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "abcdef0123"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	for _, tc := range []struct {
+		name                  string
+		version, commit, date string
+		info                  *debug.BuildInfo
+		want                  string
+	}{
+		{"stamped", "0.9.0", "649f459", "2026-11-25T06:10:40Z", vcs,
+			"clawhost 0.9.0 (commit 649f459, built 2026-11-25T06:10:40Z, store schema sqlite 12 / postgres 8)"},
+		{"go build in a checkout", "dev", "", "", vcs,
+			"clawhost dev (commit 649f459, built 2026-11-25T06:10:40Z, store schema sqlite 12 / postgres 8)"},
+		{"go install at a version", "dev", "", "", dirty,
+			"clawhost v0.9.1 (commit abcdef0-dirty, built unknown, store schema sqlite 12 / postgres 8)"},
+		{"nothing known", "", "", "", nil,
+			"clawhost dev (commit unknown, built unknown, store schema sqlite 12 / postgres 8)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := resolveBuild(tc.version, tc.commit, tc.date, tc.info)
+			b.sqlite, b.postgres = 12, 8
+			if got := b.String(); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -73,7 +74,7 @@ func pluginSchema(args []string, stdout, stderr io.Writer) int {
 
 // pluginPath is the binary a SOURCE|PATH names: a path as it is, a source
 // (telegram) as clawhost-<source> in the default plugin directory (beside
-// the clawhost binary) or on PATH.
+// the clawhost binary), else on PATH.
 func pluginPath(target string) (string, error) {
 	if strings.ContainsRune(target, os.PathSeparator) {
 		if _, err := os.Stat(target); err != nil {
@@ -93,11 +94,10 @@ func pluginPath(target string) (string, error) {
 		}
 		tried = append(tried, filepath.Dir(exe))
 	}
-	p := filepath.Join(config.DefaultPluginDir, name)
-	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	tried = append(tried, config.DefaultPluginDir)
+	tried = append(tried, "PATH")
 	return "", fmt.Errorf("no plugin binary %s in %s; name the binary's path instead", name, strings.Join(tried, " or "))
 }
 

@@ -30,7 +30,7 @@ func serve(path string, stderr io.Writer) int {
 		return 1
 	}
 	gcpace.Start()
-	opts := core.Options{Version: Version, LogOutput: stderr}
+	opts := core.Options{Version: thisBuild().version, LogOutput: stderr}
 	if isTerminal(stderr) {
 		opts.Terminal = stderr
 	}

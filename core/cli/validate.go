@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
+
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/pluginhost"
 )
 
@@ -87,7 +88,7 @@ func agentCommands(cfg *config.Config) hcl.Diagnostics {
 		if reported[a.Command] {
 			continue
 		}
-		if _, err := exec.LookPath(a.Command); err == nil {
+		if _, err := installpath.FindCommand(a.Command); err == nil {
 			continue
 		}
 		reported[a.Command] = true
@@ -96,7 +97,7 @@ func agentCommands(cfg *config.Config) hcl.Diagnostics {
 			path, block = []string{"agent", a.ID, "command"}, fmt.Sprintf("agent %q", a.ID)
 		}
 		d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "claude CLI not found",
-			Detail: fmt.Sprintf("%s.command is %q, which is not an executable file or found in PATH (%s). Install it (npm install -g @anthropic-ai/claude-code, or make claude-cli in a checkout) or set command to its full path.",
+			Detail: fmt.Sprintf("%s.command is %q, which is not an executable file, in PATH (%s) or where claude's installers put it. Install it (npm install -g @anthropic-ai/claude-code, or make claude-cli in a checkout) or set command to its full path.",
 				block, a.Command, os.Getenv("PATH"))}
 		if attr := cfg.Attribute(path...); attr != nil {
 			r := attr.Expr.Range()

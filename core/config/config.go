@@ -8,12 +8,13 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/clawhost/clawhost/core/internal/installpath"
 )
 
 // Default values of the top-level settings.
 const (
 	DefaultDataDir   = "./data"
-	DefaultPluginDir = "./bin"
 	DefaultLogLevel  = "info"
 	DefaultLogFormat = "text"
 )
@@ -30,8 +31,10 @@ type Config struct {
 
 	// PluginDir is where plugin binaries are looked for (plugin_dir): the
 	// default path of plugin "x" { source = "y" } is <plugin_dir>/clawhost-y.
-	// Default "./bin"; a relative path is resolved against the directory of
-	// the config file.
+	// Default: the directory of the running clawhost executable (symlinks
+	// resolved), so a release archive's plugins and make build's bin/ are
+	// found next to it; a relative path is resolved against the directory
+	// of the config file.
 	PluginDir string `hcl:"plugin_dir,optional"`
 
 	// LogLevel is the lowest level logged (log_level): trace, debug, info,
@@ -110,7 +113,6 @@ type Config struct {
 func Default() *Config {
 	return &Config{
 		DataDir:   DefaultDataDir,
-		PluginDir: DefaultPluginDir,
 		LogLevel:  DefaultLogLevel,
 		LogFormat: DefaultLogFormat,
 		Agent:     defaultAgent(),
@@ -175,6 +177,7 @@ func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, 
 		// follow-on problems that are not the user's.
 		return cfg, diags
 	}
+	diags = append(diags, applyMoved(file.Body.(*hclsyntax.Body), movedSettings)...)
 	body, named := splitAgents(file.Body.(*hclsyntax.Body))
 	cfg.body = body
 
@@ -290,6 +293,12 @@ var (
 func (c *Config) resolvePaths() {
 	c.DataDir = c.resolve(c.DataDir)
 	c.Messages.PromptTemplate = c.resolve(c.Messages.PromptTemplate)
+	if c.PluginDir == "" {
+		c.PluginDir = installpath.ExecutableDir()
+	}
+	if c.PluginDir == "" {
+		c.PluginDir = "./bin"
+	}
 	c.PluginDir = c.resolve(c.PluginDir)
 	for _, a := range c.AllAgents() {
 		c.resolveAgentPaths(a)

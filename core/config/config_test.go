@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -41,7 +42,7 @@ func TestDefaults(t *testing.T) {
 		want any
 	}{
 		{"data_dir", cfg.DataDir, "/etc/clawhost/data"},
-		{"plugin_dir", cfg.PluginDir, "/etc/clawhost/bin"},
+		{"plugin_dir", cfg.PluginDir, installpath.ExecutableDir()},
 		{"log_level", cfg.LogLevel, "info"},
 		{"log_format", cfg.LogFormat, "text"},
 		{"agent.command", cfg.Agent.Command, "claude"},
@@ -63,7 +64,7 @@ func TestDefaults(t *testing.T) {
 		{"access.require_mention", cfg.Access.RequireMention, true},
 		{"admin.listen", cfg.Admin.Listen, "127.0.0.1:8791"},
 		{"plugin.enabled", cfg.Plugins[0].Enabled, true},
-		{"plugin.path", cfg.Plugins[0].Path, "/etc/clawhost/bin/clawhost-telegram"},
+		{"plugin.path", cfg.Plugins[0].Path, filepath.Join(installpath.ExecutableDir(), "clawhost-telegram")},
 		{"plugin.start_timeout", cfg.Plugins[0].StartTimeout.Duration(), 10 * time.Second},
 		{"plugin.config", cfg.Plugins[0].ConfigBlock == nil, true},
 		{"plugin.debounce", cfg.Plugins[0].Debounce, Duration("")},
@@ -669,7 +670,7 @@ plugin "own" {
 	if d == nil || d.Severity != hcl.DiagError {
 		t.Fatalf("diagnostic %v", d)
 	}
-	for _, want := range []string{`Did you mean "telegram"?`, "discord, telegram.", "/etc/clawhost/bin/clawhost-telgram"} {
+	for _, want := range []string{`Did you mean "telegram"?`, "discord, telegram.", filepath.Join(installpath.ExecutableDir(), "clawhost-telgram")} {
 		if !strings.Contains(d.Detail, want) {
 			t.Errorf("detail %q lacks %q", d.Detail, want)
 		}

@@ -202,6 +202,7 @@ func TestDoctor(t *testing.T) {
 	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
 	var out, errb bytes.Buffer
 	if rc := run([]string{"doctor", "-config", cfg}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "logged in with api_key") ||
+		!strings.Contains(out.String(), " at "+bin+" (agent.command)") ||
 		!strings.Contains(out.String(), "held by the running clawhost") || !strings.Contains(out.String(), addr+" answers") {
 		t.Errorf("doctor: exit %d\n%s%s", rc, out.String(), errb.String())
 	}

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 )
 
@@ -74,5 +77,55 @@ func TestUpgradeKeepsConversations(t *testing.T) {
 	}
 	if _, err := db.Session(context.Background(), "lo:direct:u1"); err == nil {
 		t.Error("a session is left under the key without the agent")
+	}
+}
+
+// TestDowngradeIsRefused: a clawhost older than its database (the schema
+// one step newer than this binary's) does not start: it exits 1 with the
+// two versions and what to do, and leaves the database as it was.
+func TestDowngradeIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	newer := sqlite.SchemaVersion() + 1
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "clawhost.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", newer)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	// No admin endpoint: the default port is the other tests'.
+	cfg := (&Host{Dir: dir, Admin: Attrs{"listen": ""}}).Write(t)
+	cmd := Command(t, cfg)
+	var out syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("clawhost started on a newer database:\n%s", out.String())
+	}
+	want := fmt.Sprintf("database schema version %d is newer than this binary's %d", newer, sqlite.SchemaVersion())
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "run that version") {
+		t.Fatalf("exit %v, want 1 with %q and what to do:\n%s", err, want, out.String())
+	}
+	db, err = sql.Open("sqlite", "file:"+filepath.Join(data, "clawhost.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != newer {
+		t.Fatalf("user_version after the refused start: %d %v", v, err)
 	}
 }

@@ -13,7 +13,8 @@
 //	                                   the risky settings of the file and the machine
 //	clawhost retry INSTANCE [-config FILE]
 //	                                   call the retry a plugin that needs attention offers
-//	clawhost version                   print the version
+//	clawhost version                   print the version, commit, build date and
+//	                                   the store schema versions
 //	clawhost help [COMMAND]            the commands and flags
 //
 // SIGINT and SIGTERM stop gracefully; SIGHUP reloads the configuration.
@@ -28,8 +29,14 @@ import (
 	"github.com/clawhost/clawhost/sdk/nodump"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version, commit and date are set at build time (make build, make dist)
+// with -ldflags "-X main.version=... -X main.commit=... -X main.date=...";
+// unset, clawhost version reads Go's build information instead.
+var (
+	version = "dev"
+	commit  = ""
+	date    = ""
+)
 
 func main() {
 	// Before anything reads a secret: other processes of clawhost's user
@@ -37,6 +44,6 @@ func main() {
 	if err := nodump.Set(); err != nil {
 		fmt.Fprintf(os.Stderr, "clawhost: warning: prctl(PR_SET_DUMPABLE, 0): %v\n", err)
 	}
-	cli.Version = version
+	cli.Version, cli.Commit, cli.BuildDate = version, commit, date
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/clawhost/clawhost/core/store"
 )
 
 // migrations are applied in order; clawhost_schema holds the number
@@ -230,6 +232,10 @@ CREATE INDEX audit_kind ON audit(kind, at);
 // schemaVersion is the version a database has after Open.
 var schemaVersion = len(migrations)
 
+// SchemaVersion is the schema version this binary migrates a database to
+// (clawhost version prints it): Open refuses a database with a newer one.
+func SchemaVersion() int { return schemaVersion }
+
 // migrateLock is the advisory lock key that serializes migrations of
 // hosts starting at once on one database.
 const migrateLock = 0x636c6177 // "claw"
@@ -258,7 +264,7 @@ func (d *DB) migrate(ctx context.Context) error {
 				return err
 			}
 			if v > len(migrations) {
-				return fmt.Errorf("database schema version %d is newer than this binary's %d", v, len(migrations))
+				return &store.SchemaTooNewError{Engine: "postgres", Found: v, Known: len(migrations)}
 			}
 			if v == len(migrations) {
 				done = true

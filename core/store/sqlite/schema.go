@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/clawhost/clawhost/core/store"
 )
 
 // migrations are applied in order; the database's user_version pragma is
@@ -257,6 +259,10 @@ CREATE INDEX audit_kind ON audit(kind, at);
 // schemaVersion is the user_version a database has after Open.
 var schemaVersion = len(migrations)
 
+// SchemaVersion is the schema version this binary migrates a database to
+// (clawhost version prints it): Open refuses a database with a newer one.
+func SchemaVersion() int { return schemaVersion }
+
 // migrate brings the schema to schemaVersion: every pending step in one
 // transaction, so an interrupted migration leaves the schema as it was and
 // a new database costs one commit, not one per step (a fresh data
@@ -269,7 +275,7 @@ func migrate(ctx context.Context, conn *sql.Conn) (err error) {
 		return fmt.Errorf("read user_version: %w", err)
 	}
 	if v > len(migrations) {
-		return fmt.Errorf("database schema version %d is newer than this binary's %d", v, len(migrations))
+		return &store.SchemaTooNewError{Engine: "sqlite", Found: v, Known: len(migrations)}
 	}
 	if v == len(migrations) {
 		return nil

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -467,9 +468,14 @@ func TestSchemaTooNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Close()
-	if d, err := Open(context.Background(), dir, Options{}); err == nil {
+	d, err := Open(context.Background(), dir, Options{})
+	if err == nil {
 		d.Close()
 		t.Fatal("opened a database with a newer schema")
+	}
+	var tooNew *store.SchemaTooNewError
+	if !errors.As(err, &tooNew) || tooNew.Found != schemaVersion+1 || tooNew.Known != schemaVersion || tooNew.Engine != "sqlite" {
+		t.Fatalf("Open on a newer schema: %v", err)
 	}
 }
 

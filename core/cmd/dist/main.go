@@ -1,0 +1,162 @@
+// Command dist builds clawhost's release archives (make dist): for each
+// platform, the host and the first-party plugins (plugins/*/cmd/clawhost-*)
+// as static binaries, packed with LICENSE, README.md, CHANGELOG.md and the
+// annotated config.hcl into dist/clawhost_<version>_<os>_<arch>.tar.gz, and
+// dist/SHA256SUMS over the archives.
+//
+// The archives are reproducible: two runs on one commit with one Go
+// toolchain give the same bytes. The version, commit and date come from git
+// (the date is the commit's, not the clock's); the binaries are built with
+// -trimpath and an empty build id; the tar entries are sorted, owned by
+// 0:0, dated at the commit, with fixed modes; the gzip header carries no
+// name and no time.
+//
+//	go run ./core/cmd/dist [-C DIR] [-out DIR] [-platforms linux/amd64,...] [-version V]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+)
+
+// platforms are the release targets (-platforms default).
+var platforms = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64"}
+
+// docs are the files of the checkout each archive carries, beside the
+// binaries.
+var docs = []string{"LICENSE", "README.md", "CHANGELOG.md", "config.hcl"}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the command with its arguments; it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dist", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	repo := fs.String("C", ".", "the checkout to build (the module root)")
+	out := fs.String("out", "dist", "where the archives and SHA256SUMS go")
+	plats := fs.String("platforms", strings.Join(platforms, ","), "comma-separated GOOS/GOARCH pairs")
+	version := fs.String("version", "", "the release's version (default: from git: the v* tag without its v, else the commit)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "dist: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	st, err := stampOf(ctx, *repo)
+	if err != nil {
+		fmt.Fprintf(stderr, "dist: %v\n", err)
+		return 1
+	}
+	if *version != "" {
+		st.Version = *version
+	}
+	var targets []platform
+	for _, p := range strings.Split(*plats, ",") {
+		goos, goarch, ok := strings.Cut(strings.TrimSpace(p), "/")
+		if !ok || goos == "" || goarch == "" {
+			fmt.Fprintf(stderr, "dist: platform %q is not GOOS/GOARCH\n", p)
+			return 2
+		}
+		targets = append(targets, platform{goos, goarch})
+	}
+	r := release{repo: *repo, out: *out, stamp: st, log: stdout}
+	if err := r.build(ctx, targets); err != nil {
+		fmt.Fprintf(stderr, "dist: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// platform is one GOOS/GOARCH target.
+type platform struct{ goos, goarch string }
+
+func (p platform) String() string { return p.goos + "_" + p.goarch }
+
+// release builds the archives of one stamp.
+type release struct {
+	repo, out string
+	stamp     stamp
+	log       io.Writer
+}
+
+// build writes one archive per target and SHA256SUMS over all of them.
+func (r release) build(ctx context.Context, targets []platform) error {
+	if err := os.MkdirAll(r.out, 0o755); err != nil {
+		return fmt.Errorf("make %s: %w", r.out, err)
+	}
+	cmds, err := filepath.Glob(filepath.Join(r.repo, "plugins", "*", "cmd", "clawhost-*"))
+	if err != nil || len(cmds) == 0 {
+		return fmt.Errorf("find the plugins: none under %s", filepath.Join(r.repo, "plugins/*/cmd"))
+	}
+	pkgs := []string{"./core/cmd/clawhost"}
+	for _, c := range cmds {
+		rel, err := filepath.Rel(r.repo, c)
+		if err != nil {
+			return fmt.Errorf("find the plugins: %w", err)
+		}
+		pkgs = append(pkgs, "./"+filepath.ToSlash(rel))
+	}
+	var names []string
+	for _, t := range targets {
+		name, err := r.archive(ctx, t, pkgs)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		names = append(names, name)
+	}
+	return writeSums(r.out, names)
+}
+
+// archive builds the binaries of one target into a staging directory and
+// packs them; it returns the archive's file name.
+func (r release) archive(ctx context.Context, t platform, pkgs []string) (string, error) {
+	stage, err := os.MkdirTemp("", "clawhost-dist-")
+	if err != nil {
+		return "", fmt.Errorf("stage: %w", err)
+	}
+	defer os.RemoveAll(stage)
+	fmt.Fprintf(r.log, "dist: building %s for %s\n", strings.Join(pkgs, " "), t)
+	if err := goBuild(ctx, r.repo, t, r.stamp, stage, pkgs); err != nil {
+		return "", err
+	}
+	top := fmt.Sprintf("clawhost_%s_%s", r.stamp.Version, t)
+	var files []file
+	for _, p := range pkgs {
+		bin := filepath.Base(p)
+		files = append(files, file{name: bin, src: filepath.Join(stage, bin), mode: 0o755})
+	}
+	for _, d := range docs {
+		files = append(files, file{name: d, src: filepath.Join(r.repo, d), mode: 0o644})
+	}
+	name := top + ".tar.gz"
+	path := filepath.Join(r.out, name)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("create %s: %w", tmp, err)
+	}
+	if err := writeArchive(f, top, files, r.stamp.Time); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return "", fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("write %s: %w", name, err)
+	}
+	fmt.Fprintf(r.log, "dist: %s\n", path)
+	return name, nil
+}

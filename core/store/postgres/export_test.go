@@ -1,4 +1,0 @@
-package postgres
-
-// SchemaVersion is the schema version this binary migrates to.
-func SchemaVersion() int { return schemaVersion }
