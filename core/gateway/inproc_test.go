@@ -60,7 +60,7 @@ func (p *recPorts) Send(_ context.Context, _ string, req channel.SendRequest) (c
 	p.more <- struct{}{}
 	return channel.SendResponse{MessageIDs: []string{fmt.Sprint(n)}}, nil
 }
-func (p *recPorts) Edit(context.Context, string, channel.EditRequest) error        { return nil }
+func (p *recPorts) Edit(context.Context, string, channel.EditRequest) error { return nil }
 func (p *recPorts) SetTyping(_ context.Context, _ string, req channel.TypingRequest) error {
 	p.mu.Lock()
 	p.typed = append(p.typed, req)
@@ -189,7 +189,7 @@ func (a *scripted) CanSteer() bool {
 	defer a.mu.Unlock()
 	return a.steer
 }
-func (a *scripted) Stop(string)                        {}
+func (a *scripted) Stop(string) {}
 func (a *scripted) Abort(string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -170,6 +170,48 @@ func TestTurnCardCollapses(t *testing.T) {
 	}
 }
 
+// TestVerboseStepsInTheCard: with /verbose on, a turn with a card lists
+// its tool steps in the card, not as a message each.
+func TestVerboseStepsInTheCard(t *testing.T) {
+	t.Parallel()
+	f, clk, d := cardFixture(t, Settings{Streaming: StreamOff, Verbose: true})
+	run, emit, finish := runner.StreamedTurn()
+	f.agent.turn = run
+	want := "⚙ Read: core/queue/lane.go\n⚙ Bash: go test ./core/queue/"
+	go func() {
+		defer finish(runner.Result{Text: "All done."})
+		if !clk.BlockUntil(1, 5*time.Second) {
+			t.Error("the card's timer was never armed")
+			return
+		}
+		emit(runner.Event{Kind: runner.EventToolUse, Tool: &runner.ToolUse{Name: "Read", Summary: "core/queue/lane.go"}})
+		emit(runner.Event{Kind: runner.EventToolUse, Tool: &runner.ToolUse{Name: "Bash", Summary: "go test ./core/queue/"}})
+		clk.Advance(cardDelay)
+		// The steps reach the card as the turn's events are read: the
+		// card shows them at one of its next ticks.
+		for range 20 {
+			select {
+			case c := <-d.shown:
+				if strings.Contains(c, want) {
+					return
+				}
+			case <-time.After(time.Second): // the card is unchanged until its next tick
+			}
+			clk.Advance(cardTick)
+		}
+		t.Errorf("no card shows the steps %q: %q", want, d.cards)
+	}()
+	f.turns.Run(context.Background(), f.request("tg", "refactor the queue"))
+	for _, s := range f.out.sent {
+		if strings.Contains(s, "⚙") {
+			t.Errorf("a step went out as a message of its own: %q", s)
+		}
+	}
+	if len(f.out.replies) != 1 || f.out.replies[0].Text != "All done." || f.out.replies[0].Draft != d {
+		t.Errorf("replies %+v", f.out.replies)
+	}
+}
+
 // TestCardText: the card shows the current step, or with /verbose on the
 // last cardLines steps; a tool use waiting for approval; elapsed time in
 // steps that keep edits rare.

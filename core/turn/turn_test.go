@@ -33,6 +33,8 @@ type fakeAgent struct {
 	events  []runner.Event
 	// onRun, when set, runs as a turn starts.
 	onRun func()
+	// turn, when set, is what Run returns (a turn the test feeds).
+	turn *runner.Turn
 }
 
 func (a *fakeAgent) Run(_ context.Context, req runner.TurnRequest) (*runner.Turn, error) {
@@ -42,6 +44,9 @@ func (a *fakeAgent) Run(_ context.Context, req runner.TurnRequest) (*runner.Turn
 		a.onRun()
 	}
 	a.reqs = append(a.reqs, req)
+	if a.turn != nil {
+		return a.turn, nil
+	}
 	return runner.FinishedTurn(a.result, a.events...), nil
 }
 func (a *fakeAgent) Steer(string, string) (bool, error) { return false, nil }
