@@ -120,6 +120,7 @@ func (nopDraft) Stop()                           {}
 func (nopDraft) TakeFirst(string) (string, bool) { return "", false }
 func (nopDraft) MessageID() string               { return "" }
 func (nopDraft) Interrupted(string)              {}
+func (nopDraft) Fits(string) bool                { return false }
 func (nopDraft) Card(string, [][]channel.Button) {}
 func (nopDraft) Final(string) bool               { return false }
 
