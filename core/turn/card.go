@@ -51,8 +51,8 @@ type card struct {
 	question  string   // an approval question the card carries (Ask)
 	qbuttons  [][]channel.Button
 	poke      chan struct{} // show the card now (a question came or went)
-	answering bool     // the answer streams: the draft shows it
-	shown     bool     // the card was shown
+	answering bool          // the answer streams: the draft shows it
+	shown     bool          // the card was shown
 	done      chan struct{}
 	wg        sync.WaitGroup
 }
