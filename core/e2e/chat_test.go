@@ -247,12 +247,14 @@ func realClaudeIn(t *testing.T, fake *anthropictest.Server) (func(*Host), string
 }
 
 // TestSendFileDiscord: claude's send_file reaches a Discord DM once, as an
-// attachment of its answer.
+// attachment of its answer; a file over Discord's 10 MB (the limit the
+// plugin declares, which the section tells claude) is refused with the
+// tool's error and nothing is attached.
 func TestSendFileDiscord(t *testing.T) {
 	t.Parallel()
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
-	mod, _ := realClaudeIn(t, fake)
+	mod, ws := realClaudeIn(t, fake)
 	e := startDiscordDaemon(t, true, nil, mod)
 	e.live(t, 1)
 	fake.Enqueue(sendFile("report.txt", ""), anthropictest.Reply{Text: "Here it is."})
@@ -269,6 +271,28 @@ func TestSendFileDiscord(t *testing.T) {
 	}
 	if files != 1 {
 		t.Errorf("report.txt attached %d times (answer %+v)", files, m)
+	}
+	if sys := fake.Requests()[0].SystemText(); !strings.Contains(sys, "only files inside the workspace can be sent, up to 10 MB") {
+		t.Errorf("the section does not say Discord's limit:\n%s", sys)
+	}
+
+	if err := os.WriteFile(filepath.Join(ws, "big.bin"), make([]byte, 11<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake.Enqueue(sendFile("big.bin", ""), anthropictest.Reply{Text: "It is too big to send."})
+	e.pushDM(dcAlice, "send me the big file")
+	e.waitMessage(t, e.dm[dcAlice.ID].ID, "It is too big to send.")
+	e.settle(t, 500*time.Millisecond)
+	reqs := fake.Requests()
+	if res := reqs[len(reqs)-1].LastUserText(); !strings.Contains(res, "big.bin was not sent: it has 11.0 MB, more than the 10.0 MB a file sent may have") {
+		t.Errorf("send_file's result: %q", res)
+	}
+	for _, b := range e.botMessages(e.dm[dcAlice.ID].ID) {
+		for _, a := range b.Attachments {
+			if a.Filename == "big.bin" {
+				t.Errorf("big.bin was attached: %+v", b)
+			}
+		}
 	}
 }
 

@@ -548,6 +548,16 @@ func TestInProcessPromptSection(t *testing.T) {
 	if first != second {
 		t.Errorf("the section changed between two turns of a session:\n%s\n---\n%s", first, second)
 	}
+	// messages { prompt_section = false }: no section.
+	g, ports, agent = inproc(t, func(s *Settings) { s.Turn.PromptSection = nil })
+	seen = 0
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "three")}); err != nil {
+		t.Fatal(err)
+	}
+	ports.next(t, "5", &seen)
+	if sys := agent.turn(t, 0).ExtraSystemPrompt; strings.Contains(sys, "## Messaging") {
+		t.Errorf("prompt_section = false, and the system prompt has the section:\n%s", sys)
+	}
 }
 
 // System events: what /model, /new and /stop changed reaches claude's

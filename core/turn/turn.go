@@ -120,8 +120,9 @@ type Output interface {
 	CanReact(instance string) bool
 	React(tgt message.Target, id, emoji string) error
 	// CheckFile decides whether the file at path may be sent in session
-	// key's chat (a MEDIA: line's check) and returns it resolved.
-	CheckFile(key, path string) (string, error)
+	// key's chat on instance (a MEDIA: line's check, within the channel's
+	// size limit) and returns it resolved.
+	CheckFile(key, instance, path string) (string, error)
 }
 
 // Reply is a turn's final reply (Output.Reply): Text, possibly empty ("no
@@ -255,8 +256,9 @@ type Settings struct {
 	// RequireMention reports whether claude is asked in m's group only
 	// when mentioned (the access policy's); nil: never.
 	RequireMention func(m *message.Message) bool
-	// MaxFileBytes is the largest file claude may send (the delivery's
-	// limit), said in the messaging section; 0 unsaid.
+	// MaxFileBytes is the largest file claude may send to a channel that
+	// declares no limit of its own (channel.Capabilities.MaxFileBytes; the
+	// delivery's default), said in the messaging section; 0 unsaid.
 	MaxFileBytes int64
 	// Timeout is the agent's turn timeout (agent.timeout): the typing
 	// indicator lasts the whole turn, at most this long; 0 the default.

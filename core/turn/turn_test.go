@@ -80,7 +80,7 @@ func (o *fakeOutput) React(_ message.Target, id, emoji string) error {
 
 // CheckFile accepts a path inside /ws (a stand-in for the delivery's
 // check).
-func (o *fakeOutput) CheckFile(_, path string) (string, error) {
+func (o *fakeOutput) CheckFile(_, _, path string) (string, error) {
 	p := filepath.Clean(filepath.Join("/ws", path))
 	if !strings.HasPrefix(p, "/ws/") {
 		return "", errors.New("it is outside the workspace")
