@@ -89,7 +89,7 @@ func sendFile(path, caption string) anthropictest.Reply {
 // and tells claude once; /new is told once; in the group, claude's
 // NO_REPLY to chatter sends nothing, and its first prompt there carries the
 // group intro; its react tool sets the bot's reaction on the message and
-// sends nothing.
+// sends nothing; /stop is told once, in the request after it.
 func TestClaudeKnowsItsChat(t *testing.T) {
 	t.Parallel()
 	h := startChatHost(t)
@@ -132,6 +132,23 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	}
 	if h.request(t, 3).SystemText() != first.SystemText() {
 		t.Error("the messaging section changed between two turns of the session")
+	}
+	// ...and the session's second turn ran in the first one's warm
+	// process, which kept it.
+	var starts []string
+	tgWaitFor(t, "the second turn's log line", func() bool {
+		starts = nil
+		for _, l := range strings.Split(h.d.Log(), "\n") {
+			if strings.Contains(l, "turn done:") && strings.Contains(l, "session=agent:main:tg:direct:1001 ") {
+				_, start, _ := strings.Cut(l, " start=")
+				start, _, _ = strings.Cut(start, " ")
+				starts = append(starts, start)
+			}
+		}
+		return len(starts) >= 2
+	})
+	if starts[1] != "warm" {
+		t.Errorf("the session's turns started %q; want the second warm", starts)
 	}
 
 	// An inline directive.
@@ -193,6 +210,32 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	tgSettle(t, h.srv, 500*time.Millisecond)
 	if msgs := tgChat(h.srv, tgGroup); len(msgs) != 0 {
 		t.Errorf("a reaction sent a message to the group: %+v", msgs)
+	}
+
+	// /stop is told once: the request after it carries it, the next one
+	// does not.
+	h.fake.Enqueue(anthropictest.Reply{Text: "never shown", HeaderDelay: time.Minute})
+	h.srv.PushText(aliceChat, alice, "a long task")
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	if _, err := h.fake.WaitRequest(ctx, 11); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.PushText(aliceChat, alice, "/stop")
+	tgWaitMessage(t, h.srv, tgAlice, "Stopped.")
+	h.fake.Enqueue(anthropictest.Reply{Text: "After the stop."}, anthropictest.Reply{Text: "Once more."})
+	h.srv.PushText(aliceChat, alice, "what now?")
+	tgWaitMessage(t, h.srv, tgAlice, "After the stop.")
+	if u := h.request(t, 12).LastUserText(); strings.Count(u, "System: The user used /stop: your answer in progress was stopped.") != 1 {
+		t.Errorf("the prompt after /stop: %q", u)
+	}
+	h.srv.PushText(aliceChat, alice, "and then?")
+	tgWaitMessage(t, h.srv, tgAlice, "Once more.")
+	if u := h.request(t, 13).LastUserText(); strings.Contains(u, "System:") {
+		t.Errorf("/stop was told twice: %q", u)
+	}
+	if tgCount(h.srv, tgAlice, "never shown") != 0 {
+		t.Error("the stopped turn's answer was shown")
 	}
 }
 

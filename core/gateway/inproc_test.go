@@ -564,7 +564,9 @@ func TestInProcessPromptSection(t *testing.T) {
 // next prompt as "System:" lines, once each — the turn after it does not
 // carry them again.
 func TestInProcessSystemEvents(t *testing.T) {
-	g, ports, agent := inproc(t, nil)
+	g, ports, agent := inproc(t, func(s *Settings) {
+		s.Turn.PermissionModes, s.Access.Owners = []string{"default", "plan"}, []string{"tg:5"}
+	})
 	ctx := context.Background()
 	seen := 0
 	send := func(text string) string {
@@ -578,8 +580,10 @@ func TestInProcessSystemEvents(t *testing.T) {
 	send("hello")
 	send("/model opus")
 	send("/effort high")
+	send("/mode plan")
 	send("first after the change")
-	if count(1, "System: The model is now opus, changed with /model.") != 1 || count(1, "System: Your effort level is now high") != 1 {
+	if count(1, "System: The model is now opus, changed with /model.") != 1 || count(1, "System: Your effort level is now high") != 1 ||
+		count(1, "System: The permission mode is now plan, changed with /mode.") != 1 {
 		t.Errorf("turn 2's prompt:\n%s", agent.turn(t, 1).Prompt)
 	}
 	send("second after the change")

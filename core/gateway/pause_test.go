@@ -10,6 +10,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/schedule"
+	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -158,4 +159,42 @@ func countSent(sent []channel.SendRequest, sub string) int {
 		}
 	}
 	return n
+}
+
+// TestInProcessScheduleIsToldOnce: a schedule that ran in a chat is a
+// "System:" line of the chat's next ordinary turn, once; a heartbeat is
+// not.
+func TestInProcessScheduleIsToldOnce(t *testing.T) {
+	g, ports, agent := inproc(t, nil)
+	ctx := context.Background()
+	seen := 0
+	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.Local)
+	for _, job := range []string{turn.HeartbeatJob, "daily"} {
+		if err := g.Scheduled(ctx, ScheduledRun{Job: job, At: at, Chat: "tg:5", Prompt: job + " prompt"}); err != nil {
+			t.Fatal(err)
+		}
+		ports.next(t, "5", &seen) // the scripted agent answers a heartbeat too
+	}
+	for _, text := range []string{"hello", "again"} {
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
+			t.Fatal(err)
+		}
+		ports.next(t, "5", &seen)
+	}
+	agent.mu.Lock()
+	defer agent.mu.Unlock()
+	if len(agent.prompts) != 4 {
+		t.Fatalf("prompts %q, want the heartbeat's, the schedule's and two", agent.prompts)
+	}
+	line := `System: The schedule "daily" ran at 09:00`
+	for i, want := range []int{0, 0, 1, 0} {
+		if n := strings.Count(agent.prompts[i], line); n != want {
+			t.Errorf("prompt %d has %q %d times, want %d:\n%s", i+1, line, n, want, agent.prompts[i])
+		}
+	}
+	for i, p := range agent.prompts[1:] {
+		if strings.Contains(p, `"heartbeat" ran`) {
+			t.Errorf("prompt %d tells of the heartbeat:\n%s", i+2, p)
+		}
+	}
 }
