@@ -171,11 +171,12 @@ proto: ## regenerate proto/gen with the pinned buf and protoc plugins
 fmt: ## format the Go code
 	gofmt -w $$(git ls-files '*.go' | grep -v '^proto/gen/')
 
-# Functions deadcode may report: runner.FinishedTurn is the public way for
-# an agent other than the claude runner to build a Turn (turn.Agent returns
-# one), runner.NewPermissionRequest the way to build a tool question for
-# it; only tests and benchmarks use them inside this repository.
-DEADCODE_ALLOWED := core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: FinishedTurn|core/runner/permission.go:[0-9]+:[0-9]+: unreachable func: NewPermissionRequest
+# Functions deadcode may report: runner.FinishedTurn and runner.StreamedTurn
+# are the public ways for an agent other than the claude runner to build a
+# Turn (turn.Agent returns one), runner.NewPermissionRequest the way to
+# build a tool question for it; only tests and benchmarks use them inside
+# this repository.
+DEADCODE_ALLOWED := core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: FinishedTurn|core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: StreamedTurn|core/runner/permission.go:[0-9]+:[0-9]+: unreachable func: NewPermissionRequest
 
 check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, generated docs current, docs name real commands and files, the sdk's API recorded (sdk/api.txt), no dead code
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^proto/gen/')); [ -z "$$bad" ] || { echo "gofmt needed: $$bad"; exit 1; }

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/queue"
@@ -251,5 +253,51 @@ plugin "tg" {
 	}
 	if a, bound := set.Agents.Resolve("tg", "-100", ""); a != "ops" || !bound {
 		t.Errorf("bindings: %s %v", a, bound)
+	}
+}
+
+// TestPromptSectionSettings: messages { prompt_section = false } leaves
+// the messaging section out of the turns' settings, prompt_template puts
+// the operator's template in place of the built-in one, and a template
+// that does not parse is an error naming the setting.
+func TestPromptSectionSettings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "section.tmpl")
+	if err := os.WriteFile(tmpl, []byte("You answer on {{.Channel}}."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(dir, "broken.tmpl")
+	if err := os.WriteFile(broken, []byte("{{if}}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	load := func(messages string) (string, bool, error) {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "config.hcl")
+		if err := os.WriteFile(path, []byte("messages {\n"+messages+"\n}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, diags := config.Load(path)
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		set, err := settingsOf(cfg)
+		if err != nil || set.Turn.PromptSection == nil {
+			return "", false, err
+		}
+		text, err := set.Turn.PromptSection.Render(chatprompt.Chat{Channel: "Telegram", Date: time.Now(), Zone: "UTC"})
+		return text, true, err
+	}
+	if text, on, err := load(""); err != nil || !on || !strings.HasPrefix(text, "## Messaging\n") {
+		t.Errorf("the default: %v %v %q", on, err, text)
+	}
+	if _, on, err := load("prompt_section = false"); err != nil || on {
+		t.Errorf("prompt_section = false: section %v, %v", on, err)
+	}
+	if text, on, err := load(`prompt_template = "` + tmpl + `"`); err != nil || !on || text != "You answer on Telegram." {
+		t.Errorf("prompt_template: %v %v %q", on, err, text)
+	}
+	if _, _, err := load(`prompt_template = "` + broken + `"`); err == nil || !strings.Contains(err.Error(), "messages.prompt_template") {
+		t.Errorf("a broken template: %v", err)
 	}
 }

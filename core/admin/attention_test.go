@@ -241,3 +241,32 @@ func doNoRedirect(t *testing.T, s *Server, req request) (int, string, http.Heade
 	_, _ = b.ReadFrom(resp.Body)
 	return resp.StatusCode, b.String(), resp.Header
 }
+
+// TestPausedOnThePage: while claude's limit pauses the turns, the status
+// page says until when and why, and /status.json carries the same.
+func TestPausedOnThePage(t *testing.T) {
+	t.Parallel()
+	until := time.Date(2026, 11, 25, 14, 5, 0, 0, time.Local)
+	for _, c := range []struct{ reason, want string }{
+		{"usage_limit", "claude's usage limit was reached."},
+		{"rate_limited", "claude's rate limit (rate_limited) was reached."},
+	} {
+		s := start(t, Options{Source: &fakeSource{snap: Snapshot{Paused: &Pause{Until: until, Reason: c.reason}}}})
+		_, body, _ := do(t, s, request{path: "/"})
+		if want := "Turns are paused until 2026-11-25 14:05:00: " + c.want; !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+		_, body, _ = do(t, s, request{path: "/status.json"})
+		var got struct{ Paused *Pause }
+		if err := json.Unmarshal([]byte(body), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Paused == nil || !got.Paused.Until.Equal(until) || got.Paused.Reason != c.reason {
+			t.Errorf("status.json paused %+v", got.Paused)
+		}
+	}
+	s := start(t, Options{Source: &fakeSource{snap: Snapshot{}}})
+	if _, body, _ := do(t, s, request{path: "/"}); strings.Contains(body, "paused until") {
+		t.Error("the page says paused while nothing is")
+	}
+}

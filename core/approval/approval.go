@@ -11,7 +11,10 @@
 // (Config.DirectChats) and the turn's chat is told it waits for an owner;
 // where no owner's direct chat can be addressed (Discord: a channel id is
 // not a user id) it is asked in the turn's chat, answerable by owners
-// only; with no owner at all it is denied at once. With "sender" the
+// only; with no owner at all it is denied at once. A question asked only
+// in the turn's own chat, where the turn shows a live card (core/turn) on
+// a channel with buttons, goes on the card (Question.Card) instead of in a
+// message of its own. With "sender" the
 // person whose message started the turn answers too. A non-owner never
 // answers their own request otherwise. "Always" allows the request's exact
 // rules (runner.PermissionRequest.AlwaysRules), not the tool.
@@ -83,6 +86,20 @@ type Question struct {
 	Asker, AskerName string
 	AskerOwner       bool
 	Request          *runner.PermissionRequest
+	// Card, when not nil, is the turn's live card: a question asked only
+	// in the turn's own chat, where the channel has buttons, goes on it
+	// (text, Allow / Deny / Always beside its Stop) instead of in a
+	// message of its own; a press routes as on that message.
+	Card Card
+}
+
+// Card is a running turn's card (core/turn's QuestionCard).
+type Card interface {
+	// Ask shows text and buttons on the card at once; false when it
+	// cannot (the question is then sent as a message).
+	Ask(text string, buttons [][]channel.Button) bool
+	// Answered takes the question off the card; line is how it ended.
+	Answered(line string)
 }
 
 // Outcome is how a question ended.
@@ -285,7 +302,18 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 		delete(a.open, qu.id)
 		a.mu.Unlock()
 	}()
+	onCard := q.Card != nil && !notify && len(chats) == 1 && chats[0] == q.Target && !qu.r.long && a.out.HasButtons(q.Target.Instance)
+	if onCard {
+		text, rows := qu.render(cfg, true, true)
+		onCard = q.Card.Ask(text, rows)
+	}
 	for _, t := range chats {
+		if onCard {
+			a.mu.Lock()
+			qu.asked = append(qu.asked, sentTo{tgt: t}) // no message of its own: the card
+			a.mu.Unlock()
+			continue
+		}
 		if id := a.send(qu, t, cfg); id != "" {
 			a.mu.Lock()
 			qu.asked = append(qu.asked, sentTo{t, id})
@@ -328,6 +356,10 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 	sent := slices.Clone(qu.asked)
 	a.mu.Unlock()
 	for _, s := range sent {
+		if s.id == "" {
+			q.Card.Answered(end)
+			continue
+		}
 		if !a.out.EditText(s.tgt, s.id, end) && o.By == "timeout" {
 			// Where the question cannot be edited, a timeout is said; an
 			// answer the person gave needs no echo.

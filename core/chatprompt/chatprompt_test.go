@@ -1,13 +1,21 @@
 package chatprompt
 
 import (
+	"cmp"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/clawhost/clawhost/plugins/discord"
+	"github.com/clawhost/clawhost/plugins/telegram"
+	"github.com/clawhost/clawhost/plugins/webchat"
+	"github.com/clawhost/clawhost/plugins/whatsapp"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -15,23 +23,44 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 var day = time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
 
-// TestGolden: the section per channel and kind of chat, as claude reads
-// it. go test ./core/chatprompt -update rewrites testdata/*.golden.
-func TestGolden(t *testing.T) {
-	cases := map[string]Chat{
-		"telegram_direct": {Agent: "main", Channel: "Telegram", Markdown: channel.MarkdownTelegramHTML, MaxText: 4096, Type: channel.ChatDirect,
-			Files: true, SendFile: true, Reactions: true, MaxFileMB: 50, Date: day, Zone: "UTC", Memory: true, Flush: true},
-		"telegram_group": {Agent: "ops", Channel: "Telegram", Markdown: channel.MarkdownTelegramHTML, MaxText: 4096, Type: channel.ChatGroup,
-			Title: "Ops room", RequireMention: true, Files: true, SendFile: true, Reactions: true, Date: day, Zone: "Europe/Berlin", Memory: true},
-		"discord_group_open": {Agent: "main", Channel: "Discord", Markdown: channel.MarkdownDiscord, MaxText: 2000, Type: channel.ChatGroup,
-			Title: "general", Files: true, SendFile: true, MaxFileMB: 10, Date: day, Zone: "UTC", Memory: true},
-		"whatsapp_direct": {Agent: "main", Channel: "WhatsApp", Markdown: channel.MarkdownWhatsApp, MaxText: 4096, Type: channel.ChatDirect,
-			Files: true, Date: day, Zone: "UTC"},
-		"webchat": {Channel: "Web chat", Markdown: channel.MarkdownCommonMark, Type: channel.ChatDirect, Date: day, Zone: "UTC", Memory: true},
+// declared is a chat on a first-party channel as the host describes it
+// from what the plugin declares (core/turn's section): its name, markdown
+// flavour, text limit, files and their size limit, reactions. A plugin
+// that changes what it declares changes its goldens.
+func declared(ch channel.Channel, name string, typ channel.ChatType) Chat {
+	caps := ch.Capabilities()
+	_, react := ch.(channel.Reactor)
+	return Chat{Channel: cmp.Or(caps.DisplayName, name), Markdown: caps.Markdown, MaxText: caps.MaxTextLength, Type: typ,
+		Files: slices.Contains(caps.MediaOut, channel.MediaDocument), SendFile: true, MaxFileMB: int(caps.MaxFileBytes >> 20),
+		Reactions: react, Date: day, Zone: "UTC"}
+}
+
+// goldenCases are the section's cases: per channel and kind of chat, the
+// first-party channels as their plugins declare themselves.
+func goldenCases() map[string]Chat {
+	with := func(c Chat, f func(*Chat)) Chat { f(&c); return c }
+	tg, dc, wa, web := telegram.New(), discord.New(), whatsapp.New(), &webchat.Adapter{}
+	return map[string]Chat{
+		"telegram_direct": with(declared(tg, "Telegram", channel.ChatDirect), func(c *Chat) { c.Agent, c.Memory, c.Flush = "main", true, true }),
+		"telegram_group": with(declared(tg, "Telegram", channel.ChatGroup), func(c *Chat) {
+			c.Agent, c.Title, c.RequireMention, c.Zone, c.Memory = "ops", "Ops room", true, "Europe/Berlin", true
+		}),
+		"discord_direct":     with(declared(dc, "Discord", channel.ChatDirect), func(c *Chat) { c.Agent, c.Memory, c.Flush = "main", true, true }),
+		"discord_group_open": with(declared(dc, "Discord", channel.ChatGroup), func(c *Chat) { c.Agent, c.Title, c.Memory = "main", "general", true }),
+		"whatsapp_direct":    with(declared(wa, "WhatsApp", channel.ChatDirect), func(c *Chat) { c.Agent, c.SendFile = "main", false }),
+		"whatsapp_group": with(declared(wa, "WhatsApp", channel.ChatGroup), func(c *Chat) {
+			c.Agent, c.Title, c.RequireMention, c.Memory, c.Flush = "main", "Family", true, true, true
+		}),
+		"webchat": with(declared(web, "Web chat", channel.ChatDirect), func(c *Chat) { c.Memory = true }),
 		"plain_channel": {Agent: "main", Channel: "Loopback", Markdown: channel.MarkdownNone, Type: channel.ChatChannel, Title: "news",
 			Date: day, Zone: "UTC"},
 	}
-	for name, c := range cases {
+}
+
+// TestGolden: the section of each case, as claude reads it. go test
+// ./core/chatprompt -update rewrites testdata/*.golden.
+func TestGolden(t *testing.T) {
+	for name, c := range goldenCases() {
 		t.Run(name, func(t *testing.T) {
 			got, err := Default.Render(c)
 			if err != nil {
@@ -60,15 +89,26 @@ func TestGolden(t *testing.T) {
 }
 
 // TestSectionIsShort: the default section stays small, since every turn
-// carries it (about 4 characters a token).
+// carries it. It logs each case's size in characters and tokens (about 4
+// characters a token; go test -v ./core/chatprompt -run TestSectionIsShort)
+// and holds the worst case — a group with everything on — under 2000
+// characters (~500 tokens).
 func TestSectionIsShort(t *testing.T) {
-	got, err := Default.Render(Chat{Agent: "main", Channel: "Telegram", Markdown: channel.MarkdownTelegramHTML, MaxText: 4096,
-		Type: channel.ChatGroup, Title: "Ops", RequireMention: true, Files: true, SendFile: true, Reactions: true, MaxFileMB: 50, Date: day, Zone: "UTC", Memory: true, Flush: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(got); n > 2000 {
-		t.Errorf("the section is %d bytes (~%d tokens); keep it under 2000", n, n/4)
+	cases := goldenCases()
+	worst := cases["telegram_group"]
+	worst.SendFile, worst.MaxFileMB, worst.Flush = true, 50, true
+	cases["worst: telegram group, everything on"] = worst
+	names := slices.Sorted(maps.Keys(cases))
+	for _, name := range names {
+		got, err := Default.Render(cases[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := utf8.RuneCountInString(got)
+		t.Logf("%-40s %5d chars  ~%3d tokens", name, n, n/4)
+		if n > 2000 {
+			t.Errorf("%s: the section is %d characters (~%d tokens); keep it under 2000", name, n, n/4)
+		}
 	}
 }
 

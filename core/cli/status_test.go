@@ -122,3 +122,19 @@ func TestFormatStatusAgents(t *testing.T) {
 		}
 	}
 }
+
+// clawhost status says the turns are paused, until when, why, and how to
+// retry now; nothing about a pause when there is none.
+func TestFormatStatusPaused(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	until := now.Add(25 * time.Minute)
+	out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour), Paused: &admin.Pause{Until: until, Reason: "usage_limit"}}, now)
+	want := "PAUSED until " + until.Local().Format("2006-01-02 15:04 MST") + " (usage limit): claude's limit was reached; messages are kept and run once each at the reset. To retry now: /resume from an owner in a chat.\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("status lacks %q:\n%s", want, out)
+	}
+	if out := formatStatus(admin.Snapshot{StartedAt: now}, now); strings.Contains(out, "PAUSED") {
+		t.Errorf("status of a host not paused says PAUSED:\n%s", out)
+	}
+}

@@ -73,8 +73,8 @@ type Settings struct {
 	// its agent (sessionkey.ForAgent).
 	Workspace       string
 	AgentWorkspaces map[string]string
-	// MaxMediaBytes caps a file a MEDIA: line sends; zero means
-	// DefaultMaxMediaBytes.
+	// MaxMediaBytes caps a file a MEDIA: line sends to a channel that
+	// declares no limit of its own; zero means DefaultMaxMediaBytes.
 	MaxMediaBytes int64
 }
 

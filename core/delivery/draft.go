@@ -106,6 +106,14 @@ func (dr *Draft) Card(text string, buttons [][]channel.Button) {
 	dr.schedule()
 }
 
+// Fits reports whether Card can show text: one message within the
+// channel's limits, on a draft that has not failed.
+func (dr *Draft) Fits(text string) bool {
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	return !dr.failed && dr.shape.fits(text)
+}
+
 // schedule flushes the pending text now, or after draftInterval since
 // the last flush (dr.mu held).
 func (dr *Draft) schedule() {

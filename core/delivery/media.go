@@ -12,16 +12,30 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// DefaultMaxMediaBytes caps a file a MEDIA: line sends when
+// DefaultMaxMediaBytes caps a file a MEDIA: line sends to a channel that
+// declares no limit (channel.Capabilities.MaxFileBytes) when
 // Settings.MaxMediaBytes is zero: the most a Telegram bot may upload, and
 // what a file relayed between hosts may have.
 const DefaultMaxMediaBytes = 50 << 20
 
+// MaxFileBytes is the largest file that may be sent to instance: what its
+// channel declares (channel.Capabilities.MaxFileBytes), else
+// Settings.MaxMediaBytes, else DefaultMaxMediaBytes.
+func (d *Dispatcher) MaxFileBytes(instance string) int64 {
+	if desc, ok := d.ch.Ready(instance); ok && desc.Capabilities.MaxFileBytes > 0 {
+		return desc.Capabilities.MaxFileBytes
+	}
+	if n := d.settings().MaxMediaBytes; n > 0 {
+		return n
+	}
+	return DefaultMaxMediaBytes
+}
+
 // extractMedia removes "MEDIA:<path>" lines from a reply of session key
-// and returns the files to attach. A line whose file may not be sent (see
+// to instance and returns the files to attach. A line whose file may not be sent (see
 // checkMedia) is replaced by a short note saying which file was not sent
 // and why, so the chat is never left believing it got it.
-func (d *Dispatcher) extractMedia(key, text string) (string, []channel.OutboundMedia) {
+func (d *Dispatcher) extractMedia(key, instance, text string) (string, []channel.OutboundMedia) {
 	if !strings.Contains(text, "MEDIA:") {
 		return text, nil
 	}
@@ -31,6 +45,7 @@ func (d *Dispatcher) extractMedia(key, text string) (string, []channel.OutboundM
 	}
 	var keep []string
 	var media []channel.OutboundMedia
+	limit := d.MaxFileBytes(instance)
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
 		if !strings.HasPrefix(t, "MEDIA:") {
@@ -38,7 +53,7 @@ func (d *Dispatcher) extractMedia(key, text string) (string, []channel.OutboundM
 			continue
 		}
 		p := strings.Trim(strings.TrimSpace(strings.TrimPrefix(t, "MEDIA:")), "`\"'")
-		path, err := checkMedia(set.Workspace, key, p, set.MaxMediaBytes)
+		path, err := checkMedia(set.Workspace, key, p, limit)
 		if err != nil {
 			shown := shownPath(set.Workspace, p)
 			d.log.Warn("MEDIA file not sent", "session", key, "path", shown, "reason", err)
@@ -51,15 +66,16 @@ func (d *Dispatcher) extractMedia(key, text string) (string, []channel.OutboundM
 }
 
 // CheckFile decides whether the file at path (relative to the workspace of
-// session key's agent, or absolute) may be sent to the chat, as a MEDIA:
-// line's file is checked (checkMedia), and returns it resolved. The
-// agent's send_file tool asks it before the file is queued for the reply.
-func (d *Dispatcher) CheckFile(key, path string) (string, error) {
+// session key's agent, or absolute) may be sent to the chat on instance,
+// as a MEDIA: line's file is checked (checkMedia, within the channel's
+// MaxFileBytes), and returns it resolved. The agent's send_file tool asks
+// it before the file is queued for the reply.
+func (d *Dispatcher) CheckFile(key, instance, path string) (string, error) {
 	set := d.settings()
 	if agent, _ := sessionkey.SplitAgent(key); set.AgentWorkspaces[agent] != "" {
 		set.Workspace = set.AgentWorkspaces[agent]
 	}
-	return checkMedia(set.Workspace, key, strings.TrimSpace(path), set.MaxMediaBytes)
+	return checkMedia(set.Workspace, key, strings.TrimSpace(path), d.MaxFileBytes(instance))
 }
 
 // Why a MEDIA: file is not sent; the chat reads them.

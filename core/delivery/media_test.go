@@ -222,3 +222,41 @@ func TestMediaAfterRestart(t *testing.T) {
 		t.Errorf("recorded text %q", p.Reply.Text)
 	}
 }
+
+// TestChannelFileLimit: the channel's declared MaxFileBytes bounds a file
+// sent (send_file's check and a MEDIA: line), above or below the host's
+// default; a channel that declares none gets Settings.MaxMediaBytes, else
+// DefaultMaxMediaBytes.
+func TestChannelFileLimit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 4000)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "f.bin"), make([]byte, 3000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.d.SetSettings(Settings{Workspace: ws})
+	if got := f.d.MaxFileBytes("tg"); got != DefaultMaxMediaBytes {
+		t.Errorf("no limit declared: %d, want the default", got)
+	}
+	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
+	if _, err := f.d.CheckFile("k", "tg", "f.bin"); err == nil || err.Error() != "it has 3000 bytes, more than the 1000 bytes a file sent may have" {
+		t.Errorf("no limit declared, settings 1000: %v", err)
+	}
+	f.ch.mu.Lock()
+	f.ch.desc.Capabilities.MaxFileBytes = 2000
+	f.ch.mu.Unlock()
+	if _, err := f.d.CheckFile("k", "tg", "f.bin"); err == nil || !strings.Contains(err.Error(), "more than the 2000 bytes") {
+		t.Errorf("declared 2000: %v", err)
+	}
+	id := f.entry()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Format: channel.FormatMarkdown, Text: "Here.\nMEDIA: f.bin"})
+	if c := f.ch.log(); len(c) != 1 || len(c[0].media) != 0 || !strings.Contains(c[0].text, "(File not sent: f.bin — it has 3000 bytes, more than the 2000 bytes") {
+		t.Errorf("a MEDIA: line over the channel's limit: %+v", c)
+	}
+	f.ch.mu.Lock()
+	f.ch.desc.Capabilities.MaxFileBytes = 4000
+	f.ch.mu.Unlock()
+	if _, err := f.d.CheckFile("k", "tg", "f.bin"); err != nil {
+		t.Errorf("declared 4000, over the settings' 1000: %v", err)
+	}
+}

@@ -52,7 +52,7 @@ const (
 // the draft whose message chunk 0 replaces), then sends its chunks in
 // order.
 func (d *Dispatcher) Deliver(r Reply) {
-	text, media := d.extractMedia(r.Key, r.Text)
+	text, media := d.extractMedia(r.Key, r.Target.Instance, r.Text)
 	parts, format := d.prepare(d.ctx, r.Target.Instance, text, r.Format)
 	if len(parts) == 0 && len(media) > 0 {
 		parts = []string{""}
@@ -134,7 +134,7 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 	// The files go with the last chunk, as they would have: when it was
 	// sent (or attempted) before the restart, they went with it (or are
 	// not sent twice).
-	_, media := d.extractMedia(key, p.Reply.Text)
+	_, media := d.extractMedia(key, tgt.Instance, p.Reply.Text)
 	d.sendChunks(key, p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, media)
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -76,6 +77,18 @@ func TestAgentsTelegram(t *testing.T) {
 		}
 		return req.UserTexts()
 	}
+	// switched counts, in the prompt that carried marker, the System: line
+	// telling agent it took the chat over from another.
+	switched := func(marker, agent, from string) int {
+		t.Helper()
+		for _, r := range fake.Requests() {
+			if u := r.LastUserText(); strings.Contains(u, marker) {
+				return strings.Count(u, fmt.Sprintf("System: This chat switched to you (agent %q) from agent %q with /agent", agent, from))
+			}
+		}
+		t.Fatalf("no request carried %s", marker)
+		return 0
+	}
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-one")
 	reaches("dm-one", "main")
 	tgWaitMessage(t, srv, tgAlice, "dm-one")
@@ -95,11 +108,17 @@ func TestAgentsTelegram(t *testing.T) {
 	if texts := reaches("dm-two", "ops"); strings.Contains(strings.Join(texts, "\n"), "dm-one") {
 		t.Errorf("ops's conversation carries main's: %q", texts)
 	}
+	if n := switched("dm-two", "ops", "main"); n != 1 {
+		t.Errorf("ops was told of the switch %d times in its first prompt, want once", n)
+	}
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent main")
 	tgWaitMessage(t, srv, tgAlice, "Now talking to agent main: its conversation in this chat goes on.")
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-three")
 	if texts := reaches("dm-three", "main"); !strings.Contains(strings.Join(texts, "\n"), "dm-one") {
 		t.Errorf("main's conversation did not go on: %q", texts)
+	}
+	if n := switched("dm-three", "main", "ops"); n != 1 {
+		t.Errorf("main was told of the switch back %d times, want once", n)
 	}
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent ops")
 	tgWaitMessage(t, srv, tgAlice, "Now talking to agent ops: its conversation in this chat goes on.")
@@ -112,6 +131,16 @@ func TestAgentsTelegram(t *testing.T) {
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-four")
 	if texts := reaches("dm-four", "ops"); !strings.Contains(strings.Join(texts, "\n"), "dm-two") {
 		t.Errorf("after a restart ops's conversation did not go on: %q", texts)
+	}
+	// The switch before the restart is told after it, once; the earlier
+	// one is not told again.
+	if n := switched("dm-four", "ops", "main"); n != 1 {
+		t.Errorf("ops was told of the switch before the restart %d times, want once", n)
+	}
+	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-five")
+	reaches("dm-five", "ops")
+	if n := switched("dm-five", "ops", "main"); n != 0 {
+		t.Errorf("the switch was told again: %d", n)
 	}
 	srv.PushText(forum, tgUser(tgBob, "Bob"), "group-two")
 	reaches("group-two", "ops")

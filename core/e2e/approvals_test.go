@@ -204,3 +204,70 @@ func TestApprovalsWebchatRealClaude(t *testing.T) {
 		t.Errorf("buttons left after the answer: %q", labels)
 	}
 }
+
+// TestApprovalOnTheCardTelegram: an owner's own turn whose tool use needs
+// approval, with the turn card on (the default): the question and its
+// Allow / Deny / Always buttons are on the card beside Stop, no message
+// of its own; Allow pressed on the card runs the command, and the card
+// becomes the answer.
+func TestApprovalOnTheCardTelegram(t *testing.T) {
+	t.Parallel()
+	claude := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	srv := telegramtest.NewServer(tgToken)
+	t.Cleanup(srv.Close)
+	dir, outside := t.TempDir(), t.TempDir()
+	Start(t, Host{
+		Dir: dir,
+		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{
+			"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "approvals": "chat", "sandbox": "off",
+		}),
+		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
+		Admin:   Attrs{"listen": ""},
+		Plugins: []Plugin{tgPlugin(srv.APIEndpoint())},
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
+		}
+	})
+	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
+	target := filepath.Join(outside, "carded")
+	fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": "touch " + target, "description": "create it"}}},
+		anthropictest.Reply{Text: "Created it."})
+	srv.PushText(chat, alice, "please create the file")
+	card := tgWaitMessage(t, srv, tgAlice, "⏸ Waiting for approval", "claude wants to use Bash:", "touch "+target)
+	var labels []string
+	allow := ""
+	for _, row := range card.Keyboard {
+		for _, b := range row {
+			labels = append(labels, b.Text)
+			if b.Text == "Allow" {
+				allow = b.Data
+			}
+		}
+	}
+	if got := strings.Join(labels, "|"); !strings.HasPrefix(got, "Allow|Deny|Always allow `touch /") || !strings.HasSuffix(got, "|⏹ Stop") {
+		t.Fatalf("the card's buttons %q", got)
+	}
+	if _, err := srv.PressButton(chat, card.MessageID, allow, alice); err != nil {
+		t.Fatal(err)
+	}
+	answer := tgWaitMessage(t, srv, tgAlice, "Created it.")
+	if answer.MessageID != card.MessageID || answer.Keyboard != nil {
+		t.Errorf("the answer %+v did not replace the card %d (or kept its buttons)", answer.Sent, card.MessageID)
+	}
+	if _, err := os.Stat(target); err != nil {
+		t.Fatalf("the allowed command did not run: %v", err)
+	}
+	for _, s := range srv.Sent() {
+		if strings.Contains(s.Text, "claude wants to use") && s.MessageID != card.MessageID {
+			t.Errorf("the question went out as a message of its own: %+v", s)
+		}
+	}
+	if n := len(srv.Requests("answerCallbackQuery")); n != 1 {
+		t.Errorf("%d callback answers, want 1", n)
+	}
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -177,7 +178,11 @@ func TestTurnCardDiscord(t *testing.T) {
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
 	mod, _ := realClaudeIn(t, fake)
-	e := startDiscordDaemon(t, true, nil, mod)
+	// In #general only Alice and Bob are named (group_allow_from; Carol
+	// by allow_from): Dave, a member nobody named, may not stop a turn.
+	e := startDiscordDaemon(t, true, nil, mod, func(h *Host) {
+		h.Access["group_allow_from"] = []string{"dc:" + dcAlice.ID, "dc:" + dcBob.ID}
+	})
 	e.live(t, 1)
 	dm := e.dm[dcAlice.ID].ID
 
@@ -221,6 +226,51 @@ func TestTurnCardDiscord(t *testing.T) {
 	e.settle(t, time.Second)
 	if e.count(dm, "never shown") != 0 {
 		t.Error("the stopped turn's answer was shown")
+	}
+
+	// #general: Dave's Stop is not obeyed (he may not control the
+	// session), Bob's is.
+	dave := discordtest.User{ID: "100000000000000104", Username: "dave"}
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	answered, err := e.srv.WaitCallbacks(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.Enqueue(anthropictest.Reply{Text: "never shown in general", HeaderDelay: time.Minute})
+	e.srv.Push(discordtest.Message{ChannelID: e.general.ID, Author: dcBob, Content: "<@" + discordtest.BotID + "> long group task",
+		Mentions: []discordtest.User{e.srv.Bot()}})
+	gcard := e.waitMessage(t, e.general.ID, "⏳ Working")
+	if _, err := e.srv.PressButton(gcard.ID, "/stop", dave); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.srv.WaitCallbacks(ctx, len(answered)+1); err != nil {
+		t.Fatalf("Dave's press was not answered: %v", err)
+	}
+	patches := func() int {
+		n := 0
+		for _, r := range e.srv.Requests("") {
+			if r.Method == "PATCH" && strings.Contains(r.Path, gcard.ID) {
+				n++
+			}
+		}
+		return n
+	}
+	before := patches()
+	tgWaitFor(t, "the card's next update", func() bool { return patches() > before })
+	if m := e.waitMessage(t, e.general.ID, "⏳ Working"); !dcStop(m) || strings.Contains(m.Content, "Stopped") {
+		t.Fatalf("Dave's press stopped the turn: %+v", m)
+	}
+	if _, err := e.srv.PressButton(gcard.ID, "/stop", dcBob); err != nil {
+		t.Fatal(err)
+	}
+	gstopped := e.waitMessage(t, e.general.ID, "⏹ Stopped after")
+	if gstopped.ID != gcard.ID || len(gstopped.Components) != 0 {
+		t.Errorf("the stopped card %+v", gstopped)
+	}
+	e.settle(t, time.Second)
+	if e.count(e.general.ID, "never shown") != 0 {
+		t.Error("the stopped group turn's answer was shown")
 	}
 }
 

@@ -89,7 +89,7 @@ func sendFile(path, caption string) anthropictest.Reply {
 // and tells claude once; /new is told once; in the group, claude's
 // NO_REPLY to chatter sends nothing, and its first prompt there carries the
 // group intro; its react tool sets the bot's reaction on the message and
-// sends nothing.
+// sends nothing; /stop is told once, in the request after it.
 func TestClaudeKnowsItsChat(t *testing.T) {
 	t.Parallel()
 	h := startChatHost(t)
@@ -132,6 +132,23 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	}
 	if h.request(t, 3).SystemText() != first.SystemText() {
 		t.Error("the messaging section changed between two turns of the session")
+	}
+	// ...and the session's second turn ran in the first one's warm
+	// process, which kept it.
+	var starts []string
+	tgWaitFor(t, "the second turn's log line", func() bool {
+		starts = nil
+		for _, l := range strings.Split(h.d.Log(), "\n") {
+			if strings.Contains(l, "turn done:") && strings.Contains(l, "session=agent:main:tg:direct:1001 ") {
+				_, start, _ := strings.Cut(l, " start=")
+				start, _, _ = strings.Cut(start, " ")
+				starts = append(starts, start)
+			}
+		}
+		return len(starts) >= 2
+	})
+	if starts[1] != "warm" {
+		t.Errorf("the session's turns started %q; want the second warm", starts)
 	}
 
 	// An inline directive.
@@ -194,6 +211,32 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	if msgs := tgChat(h.srv, tgGroup); len(msgs) != 0 {
 		t.Errorf("a reaction sent a message to the group: %+v", msgs)
 	}
+
+	// /stop is told once: the request after it carries it, the next one
+	// does not.
+	h.fake.Enqueue(anthropictest.Reply{Text: "never shown", HeaderDelay: time.Minute})
+	h.srv.PushText(aliceChat, alice, "a long task")
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	if _, err := h.fake.WaitRequest(ctx, 11); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.PushText(aliceChat, alice, "/stop")
+	tgWaitMessage(t, h.srv, tgAlice, "Stopped.")
+	h.fake.Enqueue(anthropictest.Reply{Text: "After the stop."}, anthropictest.Reply{Text: "Once more."})
+	h.srv.PushText(aliceChat, alice, "what now?")
+	tgWaitMessage(t, h.srv, tgAlice, "After the stop.")
+	if u := h.request(t, 12).LastUserText(); strings.Count(u, "System: The user used /stop: your answer in progress was stopped.") != 1 {
+		t.Errorf("the prompt after /stop: %q", u)
+	}
+	h.srv.PushText(aliceChat, alice, "and then?")
+	tgWaitMessage(t, h.srv, tgAlice, "Once more.")
+	if u := h.request(t, 13).LastUserText(); strings.Contains(u, "System:") {
+		t.Errorf("/stop was told twice: %q", u)
+	}
+	if tgCount(h.srv, tgAlice, "never shown") != 0 {
+		t.Error("the stopped turn's answer was shown")
+	}
 }
 
 // TestSendFileAcrossKill9: the host is SIGKILLed after claude's send_file
@@ -247,12 +290,14 @@ func realClaudeIn(t *testing.T, fake *anthropictest.Server) (func(*Host), string
 }
 
 // TestSendFileDiscord: claude's send_file reaches a Discord DM once, as an
-// attachment of its answer.
+// attachment of its answer; a file over Discord's 10 MB (the limit the
+// plugin declares, which the section tells claude) is refused with the
+// tool's error and nothing is attached.
 func TestSendFileDiscord(t *testing.T) {
 	t.Parallel()
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
-	mod, _ := realClaudeIn(t, fake)
+	mod, ws := realClaudeIn(t, fake)
 	e := startDiscordDaemon(t, true, nil, mod)
 	e.live(t, 1)
 	fake.Enqueue(sendFile("report.txt", ""), anthropictest.Reply{Text: "Here it is."})
@@ -269,6 +314,28 @@ func TestSendFileDiscord(t *testing.T) {
 	}
 	if files != 1 {
 		t.Errorf("report.txt attached %d times (answer %+v)", files, m)
+	}
+	if sys := fake.Requests()[0].SystemText(); !strings.Contains(sys, "only files inside the workspace can be sent, up to 10 MB") {
+		t.Errorf("the section does not say Discord's limit:\n%s", sys)
+	}
+
+	if err := os.WriteFile(filepath.Join(ws, "big.bin"), make([]byte, 11<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake.Enqueue(sendFile("big.bin", ""), anthropictest.Reply{Text: "It is too big to send."})
+	e.pushDM(dcAlice, "send me the big file")
+	e.waitMessage(t, e.dm[dcAlice.ID].ID, "It is too big to send.")
+	e.settle(t, 500*time.Millisecond)
+	reqs := fake.Requests()
+	if res := reqs[len(reqs)-1].LastUserText(); !strings.Contains(res, "big.bin was not sent: it has 11.0 MB, more than the 10.0 MB a file sent may have") {
+		t.Errorf("send_file's result: %q", res)
+	}
+	for _, b := range e.botMessages(e.dm[dcAlice.ID].ID) {
+		for _, a := range b.Attachments {
+			if a.Filename == "big.bin" {
+				t.Errorf("big.bin was attached: %+v", b)
+			}
+		}
 	}
 }
 

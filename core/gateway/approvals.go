@@ -10,13 +10,17 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/turn"
 )
 
 // asker is the turn's view of the approvals.
 type asker struct{ g *Gateway }
 
-func (k asker) Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest) runner.Decision {
+func (k asker) Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card turn.QuestionCard) runner.Decision {
 	q := approval.Question{Key: key, Target: tgt, Request: req}
+	if card != nil {
+		q.Card = card
+	}
 	if from != nil {
 		set := k.g.settings()
 		q.Asker, q.AskerName, q.AskerOwner = from.From, from.Sender.Name, set.Access.IsOwner(from)

@@ -365,7 +365,8 @@ func (g *Gateway) ReactTo(tgt message.Target, emoji string) error {
 
 // turnSettings are the turn stage's settings with what they take from
 // the other stages': the access policy's mention rule and the delivery's
-// file limit, which the messaging section tells claude.
+// default file limit (for a channel that declares none), which the
+// messaging section tells claude.
 func turnSettings(s Settings) turn.Settings {
 	t := s.Turn
 	pol := s.Access

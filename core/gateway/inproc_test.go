@@ -37,6 +37,8 @@ type recPorts struct {
 	more    chan struct{} // a send or a reaction was recorded
 	react   bool          // the channel has reactions
 	reacted []channel.ReactRequest
+	typing  bool // the channel has a typing indicator
+	typed   []channel.TypingRequest
 }
 
 func newRecPorts() *recPorts { return &recPorts{more: make(chan struct{}, 1024)} }
@@ -44,7 +46,7 @@ func newRecPorts() *recPorts { return &recPorts{more: make(chan struct{}, 1024)}
 func (p *recPorts) Ready(string) (pluginclient.Description, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return pluginclient.Description{Name: "fake", Channel: true, Reactions: p.react}, true
+	return pluginclient.Description{Name: "fake", Channel: true, Reactions: p.react, Typing: p.typing}, true
 }
 func (p *recPorts) WaitReady(context.Context, string) (pluginclient.Description, error) {
 	d, _ := p.Ready("")
@@ -58,8 +60,14 @@ func (p *recPorts) Send(_ context.Context, _ string, req channel.SendRequest) (c
 	p.more <- struct{}{}
 	return channel.SendResponse{MessageIDs: []string{fmt.Sprint(n)}}, nil
 }
-func (p *recPorts) Edit(context.Context, string, channel.EditRequest) error        { return nil }
-func (p *recPorts) SetTyping(context.Context, string, channel.TypingRequest) error { return nil }
+func (p *recPorts) Edit(context.Context, string, channel.EditRequest) error { return nil }
+func (p *recPorts) SetTyping(_ context.Context, _ string, req channel.TypingRequest) error {
+	p.mu.Lock()
+	p.typed = append(p.typed, req)
+	p.mu.Unlock()
+	p.more <- struct{}{}
+	return nil
+}
 func (p *recPorts) React(_ context.Context, _ string, req channel.ReactRequest) error {
 	p.mu.Lock()
 	p.reacted = append(p.reacted, req)
@@ -126,6 +134,10 @@ type scripted struct {
 	// the whole prompt (a group's intro and context come first).
 	cost  float64
 	whole bool
+	// steer: the agent takes messages into its running turn (a warm
+	// claude process); steered has what it was given.
+	steer   bool
+	steered []string
 }
 
 func newScripted() *scripted {
@@ -164,9 +176,20 @@ func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Tur
 	a.mu.Unlock()
 	return runner.FinishedTurn(runner.Result{Text: "re: " + first, SessionID: req.SessionID, Usage: runner.Usage{CostUSD: cost, InputTokens: 1000}}), nil
 }
-func (a *scripted) Steer(string, string) (bool, error) { return false, nil }
-func (a *scripted) CanSteer() bool                     { return false }
-func (a *scripted) Stop(string)                        {}
+func (a *scripted) Steer(_ string, text string) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.steer {
+		a.steered = append(a.steered, text)
+	}
+	return a.steer, nil
+}
+func (a *scripted) CanSteer() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.steer
+}
+func (a *scripted) Stop(string) {}
 func (a *scripted) Abort(string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -323,6 +346,120 @@ func TestInProcessSeen(t *testing.T) {
 			}
 		}
 	})
+	// steer: the message goes into the running turn, and the notice says
+	// so (not "queued"); no turn of its own follows.
+	t.Run("steer", func(t *testing.T) {
+		g, ports, agent := inproc(t, func(s *Settings) { s.QueuedNotice, s.Queue.Mode = true, queue.Steer })
+		agent.mu.Lock()
+		agent.steer = true
+		agent.mu.Unlock()
+		ctx := context.Background()
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "first hold")}); err != nil {
+			t.Fatal(err)
+		}
+		<-agent.held
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "also this")}); err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		if got := ports.next(t, "5", &seen); got != "Seen: added to the answer being written." {
+			t.Errorf("notice %q", got)
+		}
+		close(agent.release)
+		if got := ports.next(t, "5", &seen); !strings.Contains(got, "first hold") {
+			t.Fatalf("reply %q", got)
+		}
+		agent.mu.Lock()
+		defer agent.mu.Unlock()
+		if len(agent.steered) != 1 || !strings.Contains(agent.steered[0], "also this") || len(agent.prompts) != 1 {
+			t.Errorf("steered %q, prompts %q: want the second message steered, one turn", agent.steered, agent.prompts)
+		}
+	})
+	// collect: the messages that wait are told how many are ahead, and
+	// then answered together in one turn.
+	t.Run("collect", func(t *testing.T) {
+		g, ports, agent := inproc(t, func(s *Settings) { s.QueuedNotice, s.Queue.Mode = true, queue.Collect })
+		ctx := context.Background()
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "first hold")}); err != nil {
+			t.Fatal(err)
+		}
+		<-agent.held
+		seen := 0
+		for i, w := range []string{"second", "third"} {
+			if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", w)}); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"Queued: next after the answer being written.", "Queued: 1 ahead."}[i]
+			if got := ports.next(t, "5", &seen); got != want {
+				t.Errorf("notice %q, want %q", got, want)
+			}
+		}
+		close(agent.release)
+		if got := ports.next(t, "5", &seen); !strings.Contains(got, "first hold") {
+			t.Fatalf("reply %q", got)
+		}
+		ports.next(t, "5", &seen)
+		agent.mu.Lock()
+		defer agent.mu.Unlock()
+		if len(agent.prompts) != 2 || !strings.Contains(agent.prompts[1], "second") || !strings.Contains(agent.prompts[1], "third") {
+			t.Errorf("prompts %q: want the two waiting messages collected in one turn", agent.prompts)
+		}
+	})
+}
+
+// waitTyping waits until the typing indicator was set to on in chat.
+func (p *recPorts) waitTyping(t *testing.T, chat string, on bool) {
+	t.Helper()
+	for {
+		p.mu.Lock()
+		for _, r := range p.typed {
+			if r.ChatID == chat && r.On == on {
+				p.mu.Unlock()
+				return
+			}
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.more:
+		case <-time.After(10 * time.Second): // a bound on a failing test; the turn's timeout is 10 min
+			t.Fatalf("typing never set to %v in %s", on, chat)
+		}
+	}
+}
+
+// TestInProcessStopEndsTyping: /stop switches the typing indicator off as
+// the turn ends, not when the turn's timeout (10 min) would have.
+func TestInProcessStopEndsTyping(t *testing.T) {
+	g, ports, agent := inproc(t, func(s *Settings) { s.Turn.Timeout = 10 * time.Minute })
+	ports.mu.Lock()
+	ports.typing = true
+	ports.mu.Unlock()
+	ctx := context.Background()
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "long hold")}); err != nil {
+		t.Fatal(err)
+	}
+	<-agent.held
+	ports.waitTyping(t, "5", true)
+	ports.mu.Lock()
+	for _, r := range ports.typed {
+		if !r.On {
+			t.Fatalf("typing off while the turn runs: %+v", ports.typed)
+		}
+	}
+	ports.mu.Unlock()
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "/stop")}); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	if got := ports.next(t, "5", &seen); !strings.Contains(got, "Stopped") {
+		t.Errorf("/stop answered %q", got)
+	}
+	ports.waitTyping(t, "5", false)
+	agent.mu.Lock()
+	defer agent.mu.Unlock()
+	if len(agent.prompts) != 1 {
+		t.Errorf("prompts %q", agent.prompts)
+	}
 }
 
 // A built-in command is answered by the gateway itself, without a turn.
@@ -411,13 +548,25 @@ func TestInProcessPromptSection(t *testing.T) {
 	if first != second {
 		t.Errorf("the section changed between two turns of a session:\n%s\n---\n%s", first, second)
 	}
+	// messages { prompt_section = false }: no section.
+	g, ports, agent = inproc(t, func(s *Settings) { s.Turn.PromptSection = nil })
+	seen = 0
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "three")}); err != nil {
+		t.Fatal(err)
+	}
+	ports.next(t, "5", &seen)
+	if sys := agent.turn(t, 0).ExtraSystemPrompt; strings.Contains(sys, "## Messaging") {
+		t.Errorf("prompt_section = false, and the system prompt has the section:\n%s", sys)
+	}
 }
 
 // System events: what /model, /new and /stop changed reaches claude's
 // next prompt as "System:" lines, once each — the turn after it does not
 // carry them again.
 func TestInProcessSystemEvents(t *testing.T) {
-	g, ports, agent := inproc(t, nil)
+	g, ports, agent := inproc(t, func(s *Settings) {
+		s.Turn.PermissionModes, s.Access.Owners = []string{"default", "plan"}, []string{"tg:5"}
+	})
 	ctx := context.Background()
 	seen := 0
 	send := func(text string) string {
@@ -431,8 +580,10 @@ func TestInProcessSystemEvents(t *testing.T) {
 	send("hello")
 	send("/model opus")
 	send("/effort high")
+	send("/mode plan")
 	send("first after the change")
-	if count(1, "System: The model is now opus, changed with /model.") != 1 || count(1, "System: Your effort level is now high") != 1 {
+	if count(1, "System: The model is now opus, changed with /model.") != 1 || count(1, "System: Your effort level is now high") != 1 ||
+		count(1, "System: The permission mode is now plan, changed with /mode.") != 1 {
 		t.Errorf("turn 2's prompt:\n%s", agent.turn(t, 1).Prompt)
 	}
 	send("second after the change")

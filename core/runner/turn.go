@@ -124,3 +124,20 @@ func FinishedTurn(res Result, events ...Event) *Turn {
 	t.finish(res)
 	return t
 }
+
+// StreamedTurn returns a Turn that is fed as it runs, by an agent that
+// does not drive the claude CLI (a relay to a backend that streams) or a
+// test faking the Agent a Turn is consumed by: emit queues an event (it
+// never blocks; an EventResult is not for emit), finish ends the turn
+// with res (once, after the last emit). Like FinishedTurn's, the Turn has
+// no key and no process: nothing can abort or steer it.
+func StreamedTurn() (t *Turn, emit func(Event), finish func(Result)) {
+	t = newTurn("")
+	emit = func(e Event) {
+		if e.At.IsZero() {
+			e.At = time.Now()
+		}
+		t.emit(e)
+	}
+	return t, emit, t.finish
+}

@@ -10,8 +10,8 @@
 // MissedWithin ago; an older one is skipped and logged, as is a run that
 // comes due more than MissedWithin late (a suspended machine). Only the
 // latest missed run is made up, never a burst. A run whose Fire fails is
-// tried again a minute later with the same due time (so the same message
-// id: the journal answers it once).
+// tried again RetryAfter (a minute) later with the same due time (so the
+// same message id: the journal answers it once).
 package schedule
 
 import (
@@ -28,8 +28,9 @@ import (
 // MissedWithin is how late a missed run is still made up.
 const MissedWithin = time.Hour
 
-// retryAfter is the pause before a failed Fire is tried again.
-const retryAfter = time.Minute
+// DefaultRetryAfter is the pause before a failed Fire is tried again,
+// unless Options.RetryAfter says otherwise.
+const DefaultRetryAfter = time.Minute
 
 // Job is one schedule.
 type Job struct {
@@ -108,8 +109,11 @@ type State interface {
 // Options configure a Scheduler.
 type Options struct {
 	Jobs []Job
-	// Fire starts a run; an error makes it tried again after a minute.
+	// Fire starts a run; an error makes it tried again after RetryAfter.
 	Fire func(ctx context.Context, r Run) error
+	// RetryAfter is the pause before a failed Fire is tried again with
+	// the same due time; zero means DefaultRetryAfter.
+	RetryAfter time.Duration
 	// State keeps each job's last run; nil: none is kept (missed runs are
 	// not made up).
 	State  State
@@ -129,6 +133,9 @@ type Scheduler struct {
 // New returns a scheduler; Run reads its state.
 func New(o Options) *Scheduler {
 	o.Clock = tstime.Or(o.Clock)
+	if o.RetryAfter <= 0 {
+		o.RetryAfter = DefaultRetryAfter
+	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
@@ -214,7 +221,7 @@ func (s *Scheduler) loop(ctx context.Context, j Job) {
 	}
 }
 
-// fire runs j for due time at, retrying a failure every minute until it
+// fire runs j for due time at, retrying a failure every RetryAfter until it
 // succeeds or ctx ends, then records it.
 func (s *Scheduler) fire(ctx context.Context, log hclog.Logger, j Job, at time.Time) {
 	if j.Quiet != nil && j.Quiet(at) {
@@ -226,11 +233,11 @@ func (s *Scheduler) fire(ctx context.Context, log hclog.Logger, j Job, at time.T
 		if err == nil {
 			break
 		}
-		log.Warn("starting a scheduled run failed; trying again in a minute", "due", at, "error", err)
+		log.Warn("starting a scheduled run failed; trying again", "due", at, "in", s.o.RetryAfter, "error", err)
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.o.Clock.After(retryAfter):
+		case <-s.o.Clock.After(s.o.RetryAfter):
 		}
 	}
 	s.record(ctx, log, j.Name, at)

@@ -49,11 +49,13 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 	}
 	s.typing.pause()
 	defer s.typing.resume()
+	var card QuestionCard
 	if s.card != nil {
 		s.card.asking(p.Tool)
 		defer s.card.asking("")
+		card = s.card
 	}
-	d := a.Ask(ctx, s.key, s.tgt, s.asker, p)
+	d := a.Ask(ctx, s.key, s.tgt, s.asker, p, card)
 	if d.Allow && len(d.Always) > 0 {
 		s.alwaysMu.Lock()
 		for _, r := range d.Always {

@@ -22,7 +22,7 @@ type fakeApprovals struct {
 	auto  []string // the rules that allowed a use
 }
 
-func (a *fakeApprovals) Ask(_ context.Context, _ string, _ message.Target, from *message.Message, req *runner.PermissionRequest) runner.Decision {
+func (a *fakeApprovals) Ask(_ context.Context, _ string, _ message.Target, from *message.Message, req *runner.PermissionRequest, _ QuestionCard) runner.Decision {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, command(req))

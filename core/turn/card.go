@@ -16,7 +16,10 @@ import (
 // streams, the draft shows the answer instead (the Stop button stays until
 // the end); the final reply replaces it. A turn that ends without a reply
 // in it (stopped, NO_REPLY, files sent as messages of their own) collapses
-// it to one line.
+// it to one line. A tool approval asked only in the turn's own chat goes
+// on the card while it waits (its text, Allow / Deny / Always beside
+// Stop), shown at once; asked elsewhere (owners in their own chats), the
+// card says "Waiting for approval: <tool>".
 const (
 	// cardDelay: a turn answered sooner shows no card (the answer is the
 	// first thing the chat sees, and notifies).
@@ -45,15 +48,18 @@ type card struct {
 	mu        sync.Mutex
 	steps     []string // the tool steps, the current one last (verbose: up to cardLines)
 	waiting   string   // a tool use waiting for approval
-	answering bool     // the answer streams: the draft shows it
-	shown     bool     // the card was shown
+	question  string   // an approval question the card carries (Ask)
+	qbuttons  [][]channel.Button
+	poke      chan struct{} // show the card now (a question came or went)
+	answering bool          // the answer streams: the draft shows it
+	shown     bool          // the card was shown
 	done      chan struct{}
 	wg        sync.WaitGroup
 }
 
 // newCard starts the card of a turn whose draft is d.
 func (t *Turns) newCard(key string, d Draft, verbose bool) *card {
-	c := &card{t: t, key: key, draft: d, started: t.opts.Now(), verbose: verbose, done: make(chan struct{})}
+	c := &card{t: t, key: key, draft: d, started: t.opts.Now(), verbose: verbose, done: make(chan struct{}), poke: make(chan struct{}, 1)}
 	c.wg.Add(1)
 	go c.run()
 	return c
@@ -67,6 +73,7 @@ func (c *card) run() {
 	case <-c.done:
 		return
 	case <-first:
+	case <-c.poke:
 	}
 	ticker, tick := c.t.opts.Clock.NewTicker(cardTick)
 	defer ticker.Stop()
@@ -82,13 +89,15 @@ func (c *card) run() {
 			// Under the lock: the answer's first draft update (streaming)
 			// comes after this card, never before it.
 			last, c.shown = text, true
-			c.draft.Card(text, [][]channel.Button{{{ID: StopButton, Label: "⏹ Stop"}}})
+			rows := append(append([][]channel.Button(nil), c.qbuttons...), []channel.Button{{ID: StopButton, Label: "⏹ Stop"}})
+			c.draft.Card(text, rows)
 		}
 		c.mu.Unlock()
 		select {
 		case <-c.done:
 			return
 		case <-tick:
+		case <-c.poke:
 		}
 	}
 }
@@ -96,15 +105,20 @@ func (c *card) run() {
 // render is the card's text now.
 func (c *card) render() string {
 	c.mu.Lock()
-	steps, waiting := append([]string(nil), c.steps...), c.waiting
+	steps, waiting, question := append([]string(nil), c.steps...), c.waiting, c.question
 	c.mu.Unlock()
 	var b strings.Builder
-	if waiting != "" {
+	switch {
+	case question != "":
+		fmt.Fprintf(&b, "⏸ Waiting for approval · %s\n%s", elapsed(c.t.opts.Now().Sub(c.started)), question)
+		steps = nil
+	case waiting != "":
 		fmt.Fprintf(&b, "⏸ Waiting for approval: %s · %s", waiting, elapsed(c.t.opts.Now().Sub(c.started)))
-	} else {
+	default:
 		fmt.Fprintf(&b, "⏳ Working · %s", elapsed(c.t.opts.Now().Sub(c.started)))
 	}
 	switch {
+	case question != "":
 	case len(steps) == 0:
 		b.WriteString("\nthinking…")
 	case c.verbose:
@@ -140,6 +154,48 @@ func (c *card) asking(tool string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.waiting = tool
+}
+
+// Ask puts an approval question on the card (QuestionCard): its text in
+// place of the steps, its buttons above Stop, shown now.
+func (c *card) Ask(text string, buttons [][]channel.Button) bool {
+	c.mu.Lock()
+	select {
+	case <-c.done:
+		c.mu.Unlock()
+		return false
+	default:
+	}
+	if c.answering || !c.draft.Fits(text) {
+		c.mu.Unlock()
+		return false
+	}
+	c.question, c.qbuttons = text, buttons
+	c.mu.Unlock()
+	c.show()
+	return true
+}
+
+// Answered takes the question off the card (QuestionCard); the first line
+// of how it ended stays as a step.
+func (c *card) Answered(line string) {
+	first, _, _ := strings.Cut(line, "\n")
+	first = strings.TrimSuffix(strings.TrimSpace(first), ":")
+	c.mu.Lock()
+	c.question, c.qbuttons, c.waiting = "", nil, ""
+	c.mu.Unlock()
+	if first != "" {
+		c.step(first)
+	}
+	c.show()
+}
+
+// show has the card shown at once rather than at its next tick.
+func (c *card) show() {
+	select {
+	case c.poke <- struct{}{}:
+	default:
+	}
 }
 
 // streaming reports that the answer streams into the draft: the card

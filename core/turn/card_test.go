@@ -45,6 +45,7 @@ func (d *cardDraft) Update(text string) {
 }
 func (d *cardDraft) Stop()              {}
 func (d *cardDraft) Interrupted(string) {}
+func (d *cardDraft) Fits(string) bool   { return true }
 func (d *cardDraft) MessageID() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -70,13 +71,16 @@ func (d *cardDraft) next(t *testing.T) string {
 }
 
 // cardFixture is a turn fixture on a fake clock where 2 messages wait and
-// the channel edits messages.
-func cardFixture(t *testing.T, set Settings) (*fixture, *tstimetest.Fake, *cardDraft) {
+// the channel edits messages; with changes the options further.
+func cardFixture(t *testing.T, set Settings, with ...func(*Options)) (*fixture, *tstimetest.Fake, *cardDraft) {
 	clk := tstimetest.NewFake(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))
 	set.TurnCard = true
 	f := newFixtureWith(t, set, func(o *Options) {
 		o.Clock, o.Now = clk, clk.Now
 		o.Waiting = func(string) int { return 2 }
+		for _, w := range with {
+			w(o)
+		}
 	})
 	f.out.edits = true
 	d := newCardDraft()
@@ -167,6 +171,109 @@ func TestTurnCardCollapses(t *testing.T) {
 				t.Errorf("replies %+v", f.out.replies)
 			}
 		})
+	}
+}
+
+// TestVerboseStepsInTheCard: with /verbose on, a turn with a card lists
+// its tool steps in the card, not as a message each.
+func TestVerboseStepsInTheCard(t *testing.T) {
+	t.Parallel()
+	f, clk, d := cardFixture(t, Settings{Streaming: StreamOff, Verbose: true})
+	run, emit, finish := runner.StreamedTurn()
+	f.agent.turn = run
+	want := "⚙ Read: core/queue/lane.go\n⚙ Bash: go test ./core/queue/"
+	go func() {
+		defer finish(runner.Result{Text: "All done."})
+		if !clk.BlockUntil(1, 5*time.Second) {
+			t.Error("the card's timer was never armed")
+			return
+		}
+		emit(runner.Event{Kind: runner.EventToolUse, Tool: &runner.ToolUse{Name: "Read", Summary: "core/queue/lane.go"}})
+		emit(runner.Event{Kind: runner.EventToolUse, Tool: &runner.ToolUse{Name: "Bash", Summary: "go test ./core/queue/"}})
+		clk.Advance(cardDelay)
+		// The steps reach the card as the turn's events are read: the
+		// card shows them at one of its next ticks.
+		for range 20 {
+			select {
+			case c := <-d.shown:
+				if strings.Contains(c, want) {
+					return
+				}
+			case <-time.After(time.Second): // the card is unchanged until its next tick
+			}
+			clk.Advance(cardTick)
+		}
+		t.Errorf("no card shows the steps %q: %q", want, d.cards)
+	}()
+	f.turns.Run(context.Background(), f.request("tg", "refactor the queue"))
+	for _, s := range f.out.sent {
+		if strings.Contains(s, "⚙") {
+			t.Errorf("a step went out as a message of its own: %q", s)
+		}
+	}
+	if len(f.out.replies) != 1 || f.out.replies[0].Text != "All done." || f.out.replies[0].Draft != d {
+		t.Errorf("replies %+v", f.out.replies)
+	}
+}
+
+// cardApprovals hands the test each question's card and answers with
+// what the test sends.
+type cardApprovals struct {
+	cards  chan QuestionCard
+	decide chan runner.Decision
+}
+
+func (a *cardApprovals) Ask(_ context.Context, _ string, _ message.Target, _ *message.Message, _ *runner.PermissionRequest, card QuestionCard) runner.Decision {
+	a.cards <- card
+	return <-a.decide
+}
+func (a *cardApprovals) Auto(string, *runner.PermissionRequest, runner.Rule) {}
+
+// TestApprovalOnTheCard: a tool approval the card carries shows at once
+// (not at the card's next tick, nor after cardDelay): the question in
+// place of the steps, its buttons above Stop; once answered the card
+// works on, the outcome as its step.
+func TestApprovalOnTheCard(t *testing.T) {
+	t.Parallel()
+	ap := &cardApprovals{cards: make(chan QuestionCard, 1), decide: make(chan runner.Decision, 1)}
+	f, _, d := cardFixture(t, Settings{Streaming: StreamOff, Approvals: true}, func(o *Options) { o.Approvals = ap })
+	run, emit, finish := runner.StreamedTurn()
+	f.agent.turn = run
+	perm, decided := runner.NewPermissionRequest("rq", "Bash", []byte(`{"command":"go test ./..."}`))
+	go func() {
+		defer finish(runner.Result{Text: "Tests pass."})
+		emit(runner.Event{Kind: runner.EventPermission, Permission: perm})
+		var card QuestionCard
+		select {
+		case card = <-ap.cards:
+		case <-time.After(5 * time.Second):
+			t.Error("no question was asked")
+			return
+		}
+		if card == nil {
+			t.Error("the turn offered no card")
+			ap.decide <- runner.Decision{}
+			return
+		}
+		rows := [][]channel.Button{{{ID: "ap:1:y", Label: "Allow"}, {ID: "ap:1:n", Label: "Deny"}}}
+		if !card.Ask("claude wants to use Bash:\n$ go test ./...\nAllow it?", rows) {
+			t.Error("the card refused the question")
+		}
+		if got, want := d.next(t), "⏸ Waiting for approval · 0s\nclaude wants to use Bash:\n$ go test ./...\nAllow it?\n2 messages wait behind this one. | ap:1:y,ap:1:n,/stop"; got != want {
+			t.Errorf("card %q, want %q", got, want)
+		}
+		card.Answered("✅ Allowed by Olga. Bash:\n$ go test ./...")
+		if got, want := d.next(t), "⏳ Working · 0s\n✅ Allowed by Olga. Bash\n2 messages wait behind this one. | /stop"; got != want {
+			t.Errorf("card %q, want %q", got, want)
+		}
+		ap.decide <- runner.Decision{Allow: true}
+		if dd := <-decided; !dd.Allow {
+			t.Errorf("decision %+v", dd)
+		}
+	}()
+	f.turns.Run(context.Background(), f.request("tg", "run the tests"))
+	if len(f.out.replies) != 1 || f.out.replies[0].Text != "Tests pass." || f.out.replies[0].Draft != d {
+		t.Errorf("replies %+v", f.out.replies)
 	}
 }
 

@@ -95,7 +95,7 @@ func (t *Turns) AttachFile(tgt message.Target, path, caption string) (string, er
 	if b == nil {
 		return "", ErrNoTurn
 	}
-	real, err := t.opts.Output.CheckFile(b.key, path)
+	real, err := t.opts.Output.CheckFile(b.key, tgt.Instance, path)
 	if err != nil {
 		return "", fmt.Errorf("%s was not sent: %w", filepath.Base(path), err)
 	}

@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,7 +45,7 @@ func (t *Turns) section(set Settings, key string, m *message.Message) string {
 		Reactions: t.opts.Output.CanReact(m.Instance) && slices.ContainsFunc(tools, func(s string) bool {
 			return strings.HasSuffix(s, "__react")
 		}),
-		MaxFileMB: int(set.MaxFileBytes >> 20),
+		MaxFileMB: int(cmp.Or(caps.MaxFileBytes, set.MaxFileBytes) >> 20),
 		Date:      t.opts.Now().In(loc),
 		Zone:      loc.String(),
 		Memory:    hasMemory(set.Workspace),

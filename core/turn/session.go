@@ -308,8 +308,22 @@ func (t *Turns) updateMeta(key string, raw []byte, res runner.Result, m *message
 	if !m.Timestamp.IsZero() {
 		meta.LastMessage = m.Timestamp
 	}
+	if m.Scheduled != "" && m.Scheduled != HeartbeatJob && res.Err == nil {
+		// The chat's next turn is told, once, that a schedule ran here
+		// (a heartbeat's acknowledgement is nobody's business).
+		meta.AddEvent(scheduleEvent(t.settingsOf(key).Location, m), t.opts.Now())
+	}
 	b, _ := t.meta().Encode(key, meta)
 	return b
+}
+
+// scheduleEvent is the "System:" line of a schedule that ran in the chat.
+func scheduleEvent(loc *time.Location, m *message.Message) string {
+	if loc == nil {
+		loc = time.Local
+	}
+	return fmt.Sprintf("The schedule %q ran at %s (its prompt came from \"schedule %s\"; your answer went to the chat).",
+		m.Scheduled, m.Timestamp.In(loc).Format("15:04"), m.Scheduled)
 }
 
 // flushOf is the memory flush of session key's agent.

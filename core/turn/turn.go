@@ -79,6 +79,9 @@ type Draft interface {
 	// Card shows a turn card (plain text) with buttons under it, until
 	// the reply streams or ends the turn (core/delivery Draft.Card).
 	Card(text string, buttons [][]channel.Button)
+	// Fits reports whether Card can show text (one message within the
+	// channel's limits, on a draft that has not failed).
+	Fits(text string) bool
 	// Final replaces the message, when there is one the reply did not
 	// take over, with text and no buttons; it reports whether it did.
 	Final(text string) bool
@@ -117,8 +120,9 @@ type Output interface {
 	CanReact(instance string) bool
 	React(tgt message.Target, id, emoji string) error
 	// CheckFile decides whether the file at path may be sent in session
-	// key's chat (a MEDIA: line's check) and returns it resolved.
-	CheckFile(key, path string) (string, error)
+	// key's chat on instance (a MEDIA: line's check, within the channel's
+	// size limit) and returns it resolved.
+	CheckFile(key, instance, path string) (string, error)
 }
 
 // Reply is a turn's final reply (Output.Reply): Text, possibly empty ("no
@@ -147,11 +151,27 @@ type Approvals interface {
 	// Ask asks the approvers about req, a tool use of the turn in chat
 	// tgt, and waits for the decision (an answer, the timeout, the
 	// question's withdrawal or ctx). from is the message that started the
-	// turn, nil for a scheduled turn.
-	Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest) runner.Decision
+	// turn, nil for a scheduled turn. card is the turn's card, nil when it
+	// shows none: a question asked only in the turn's own chat may go on it.
+	Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card QuestionCard) runner.Decision
 	// Auto records a use allowed without asking by rule, one the session
 	// stored from an earlier "always".
 	Auto(key string, req *runner.PermissionRequest, rule runner.Rule)
+}
+
+// QuestionCard is a running turn's card offered to an approval question
+// (core/approval's Card): where the question is asked only in the turn's
+// own chat, its text and buttons go on the card, beside Stop, instead of
+// in a message of their own.
+type QuestionCard interface {
+	// Ask shows text and buttons on the card at once; false when the card
+	// cannot carry them (the answer already streams in it, or the turn
+	// ended): the question is then sent as a message.
+	Ask(text string, buttons [][]channel.Button) bool
+	// Answered takes the question off the card; line is how it ended
+	// ("✅ Allowed by Alice. Bash:\n…"), whose first line the card keeps as
+	// a step.
+	Answered(line string)
 }
 
 // Store is the part of the store a turn uses.
@@ -236,8 +256,9 @@ type Settings struct {
 	// RequireMention reports whether claude is asked in m's group only
 	// when mentioned (the access policy's); nil: never.
 	RequireMention func(m *message.Message) bool
-	// MaxFileBytes is the largest file claude may send (the delivery's
-	// limit), said in the messaging section; 0 unsaid.
+	// MaxFileBytes is the largest file claude may send to a channel that
+	// declares no limit of its own (channel.Capabilities.MaxFileBytes; the
+	// delivery's default), said in the messaging section; 0 unsaid.
 	MaxFileBytes int64
 	// Timeout is the agent's turn timeout (agent.timeout): the typing
 	// indicator lasts the whole turn, at most this long; 0 the default.

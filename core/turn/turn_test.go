@@ -33,6 +33,8 @@ type fakeAgent struct {
 	events  []runner.Event
 	// onRun, when set, runs as a turn starts.
 	onRun func()
+	// turn, when set, is what Run returns (a turn the test feeds).
+	turn *runner.Turn
 }
 
 func (a *fakeAgent) Run(_ context.Context, req runner.TurnRequest) (*runner.Turn, error) {
@@ -42,6 +44,9 @@ func (a *fakeAgent) Run(_ context.Context, req runner.TurnRequest) (*runner.Turn
 		a.onRun()
 	}
 	a.reqs = append(a.reqs, req)
+	if a.turn != nil {
+		return a.turn, nil
+	}
 	return runner.FinishedTurn(a.result, a.events...), nil
 }
 func (a *fakeAgent) Steer(string, string) (bool, error) { return false, nil }
@@ -75,7 +80,7 @@ func (o *fakeOutput) React(_ message.Target, id, emoji string) error {
 
 // CheckFile accepts a path inside /ws (a stand-in for the delivery's
 // check).
-func (o *fakeOutput) CheckFile(_, path string) (string, error) {
+func (o *fakeOutput) CheckFile(_, _, path string) (string, error) {
 	p := filepath.Clean(filepath.Join("/ws", path))
 	if !strings.HasPrefix(p, "/ws/") {
 		return "", errors.New("it is outside the workspace")
@@ -115,6 +120,7 @@ func (nopDraft) Stop()                           {}
 func (nopDraft) TakeFirst(string) (string, bool) { return "", false }
 func (nopDraft) MessageID() string               { return "" }
 func (nopDraft) Interrupted(string)              {}
+func (nopDraft) Fits(string) bool                { return false }
 func (nopDraft) Card(string, [][]channel.Button) {}
 func (nopDraft) Final(string) bool               { return false }
 

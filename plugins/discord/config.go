@@ -27,6 +27,10 @@ const (
 	// MaxLines is the soft line limit per message: longer messages are
 	// collapsed behind "read more" by Discord clients.
 	MaxLines = 17
+	// MaxFileBytes is the largest file a bot may upload to a server
+	// without boosts: 10 MiB (declared in Capabilities; the host refuses
+	// bigger files before sending).
+	MaxFileBytes = 10 << 20
 )
 
 // Schema is the plugin's config {} block.

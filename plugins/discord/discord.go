@@ -195,6 +195,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		MaxTextLength: MaxTextLength,
 		LengthUnit:    channel.LengthUTF16,
 		MaxLines:      MaxLines,
+		MaxFileBytes:  MaxFileBytes,
 		Markdown:      channel.MarkdownDiscord,
 		DisplayName:   "Discord",
 		Buttons:       true,

@@ -173,6 +173,8 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 			channel.MediaVoice, channel.MediaVideo},
 		// Inline keyboards out, callback queries in.
 		Buttons: true,
+		// The cloud Bot API's upload limit (a document; photos 10 MB).
+		MaxFileBytes: maxDocumentBytes,
 	}
 }
 

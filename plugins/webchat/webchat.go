@@ -311,6 +311,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		Markdown:      channel.MarkdownCommonMark,
 		Groups:        false,
 		Buttons:       true,
+		MaxFileBytes:  MaxFileBytes,
 		MediaIn:       []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
 		MediaOut:      []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
 	}

@@ -167,6 +167,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		Markdown:      channel.MarkdownWhatsApp,
 		DisplayName:   "WhatsApp",
 		Groups:        true,
+		MaxFileBytes:  maxUploadBytes,
 		MediaIn: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaVoice,
 			channel.MediaAudio, channel.MediaVideo, channel.MediaSticker},
 		MediaOut: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio,

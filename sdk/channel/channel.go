@@ -101,6 +101,12 @@ type Capabilities struct {
 	// keyboards, components) and a press comes back as an InboundMessage
 	// with Action set. Without it the host asks for a typed answer.
 	Buttons bool
+	// MaxFileBytes is the largest file Send may carry (the platform's
+	// upload limit for a bot: Telegram 50 MB, Discord 10 MB). The host
+	// refuses a bigger one before sending (claude's send_file gets the
+	// error) and tells claude the limit. Zero means unknown: the host's
+	// default, 50 MB.
+	MaxFileBytes int64
 }
 
 // Length units.

@@ -48,6 +48,7 @@ func CapabilitiesToProto(c channel.Capabilities) *pb.ChannelCapabilities {
 		DisplayName:   c.DisplayName,
 		MaxLines:      int32(c.MaxLines),
 		Buttons:       c.Buttons,
+		MaxFileBytes:  c.MaxFileBytes,
 	}
 }
 
@@ -64,9 +65,13 @@ func CapabilitiesFromProto(c *pb.ChannelCapabilities) channel.Capabilities {
 		DisplayName:   c.GetDisplayName(),
 		MaxLines:      int(c.GetMaxLines()),
 		Buttons:       c.GetButtons(),
+		MaxFileBytes:  c.GetMaxFileBytes(),
 	}
 	if out.MaxLines < 0 {
 		out.MaxLines = 0
+	}
+	if out.MaxFileBytes < 0 {
+		out.MaxFileBytes = 0
 	}
 	if out.MaxTextLength <= 0 {
 		out.MaxTextLength = 4000

@@ -42,6 +42,12 @@ func TestButtonsAndActions(t *testing.T) {
 	if !CapabilitiesFromProto(CapabilitiesToProto(channel.Capabilities{Buttons: true})).Buttons {
 		t.Error("capability buttons lost")
 	}
+	if got := CapabilitiesFromProto(CapabilitiesToProto(channel.Capabilities{MaxFileBytes: 10 << 20})).MaxFileBytes; got != 10<<20 {
+		t.Errorf("capability max_file_bytes %d", got)
+	}
+	if got := CapabilitiesFromProto(&pb.ChannelCapabilities{}).MaxFileBytes; got != 0 {
+		t.Errorf("an older plugin's max_file_bytes %d, want 0 (unknown)", got)
+	}
 	m := channel.InboundMessage{ChatID: "c", MessageID: "cb1", Text: "Allow", Action: &channel.Action{ButtonID: "a:1", MessageID: "m7"}}
 	if got := InboundFromProto(InboundToProto(m, 1)); !reflect.DeepEqual(got.Action, m.Action) {
 		t.Errorf("action: %+v, want %+v", got.Action, m.Action)
