@@ -123,7 +123,7 @@ func TestQuestionNotOnTheCard(t *testing.T) {
 			if len(card.asked) != 0 {
 				t.Error("the card got the question too")
 			}
-			a.Decide(a.Open()[0].ID, false, "Olga")
+			a.Decide(a.Open()[0].ID, false, "Olga", "admin")
 			wait(t, res)
 			card.mu.Lock()
 			defer card.mu.Unlock()
