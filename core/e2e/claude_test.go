@@ -300,12 +300,21 @@ func (h *clHost) claudePIDs() []int {
 		if !alive(p) {
 			continue
 		}
-		if fi, err := os.Stat(fmt.Sprintf("/proc/%d/exe", p)); err == nil && os.SameFile(fi, want) {
+		if fi, err := os.Stat(fmt.Sprintf("/proc/%d/exe", p)); err == nil && os.SameFile(fi, want) && !probe(p) {
 			out = append(out, p)
 		}
 	}
 	sort.Ints(out)
 	return out
+}
+
+// probe reports whether pid is the host's probe of the CLI (claude
+// --version, claude auth status at the start, at a low priority: on a
+// busy machine it may still run when a test counts the turn's processes).
+func probe(pid int) bool {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	return slices.Contains(args, "--version") || slices.Contains(args, "auth")
 }
 
 // descendants are pid's children, their children, … down to depth levels.
