@@ -61,6 +61,11 @@ import (
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
+// LogTimeFormat is the time at the start of every log line: RFC 3339 with
+// milliseconds and the offset as +01:00 (hclog's default writes +0100,
+// which RFC 3339 parsers refuse).
+const LogTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
 // Options configure a Host.
 type Options struct {
 	// Version is shown by /status, the status page and the log.
@@ -128,6 +133,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	h.media = mediaprune.New(mediaprune.Options{Logger: h.log})
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: h.redact.Writer(opts.LogOutput), JSONFormat: cfg.LogFormat == "json",
+		TimeFormat: LogTimeFormat,
 	})
 	h.log.RegisterSink(h.ring)
 	if err := h.provision(); err != nil {
@@ -220,7 +226,8 @@ func (h *Host) provision() error {
 	if err := rc.Validate(); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
-	if h.agent, err = runner.New(rc, h.log.Named("runner")); err != nil {
+	// runner.New names its logger "runner" itself.
+	if h.agent, err = runner.New(rc, h.log); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
 	set, err := settingsOf(h.cfg)
