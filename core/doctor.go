@@ -42,7 +42,8 @@ type DoctorCheck struct {
 // agent (found, its version against the tested one, logged in — `claude
 // auth status`), data_dir and the workspaces (there, writable), free disk,
 // the database (opens and migrates; a running host holding it is fine),
-// the plugin binaries and their checksums, the admin endpoint's and the web
+// the plugin binaries and their checksums, each channel's credentials with
+// its platform (doctorChannels), the admin endpoint's and the web
 // chat's ports, and memory for agent.max_warm warm claude processes.
 func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
 	var out []DoctorCheck
@@ -130,6 +131,8 @@ func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
 			add(name, VerdictOK, p.Path+", checksum matches", "")
 		}
 	}
+
+	out = append(out, doctorChannels(ctx, cfg)...)
 
 	// Ports.
 	for _, l := range listens(cfg) {

@@ -63,6 +63,19 @@ func (c *Config) StringValue(a *hcl.Attribute) (string, bool) {
 	return v.AsString(), true
 }
 
+// BoolValue evaluates a's expression in the file's context (env()); ok
+// is false when a is nil or its value is not a known bool.
+func (c *Config) BoolValue(a *hcl.Attribute) (v, ok bool) {
+	if a == nil {
+		return false, false
+	}
+	val, diags := a.Expr.Value(c.ctx)
+	if diags.HasErrors() || val.IsNull() || !val.IsKnown() || val.Type() != cty.Bool {
+		return false, false
+	}
+	return val.True(), true
+}
+
 // Literal reports whether e is written out in the file — a string, a
 // number, a list or map of them — rather than computed by a function
 // such as env(): a secret written so is readable by whoever can read the

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/plugins/discord/discordtest"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
 
 // TestMissingClaudeIsNotHealthy: with agent.command pointing nowhere
@@ -221,5 +224,52 @@ func TestDoctor(t *testing.T) {
 	out.Reset()
 	if rc := run([]string{"doctor", "-config", cfg2}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "FAIL  claude CLI (agent main)") || !strings.Contains(out.String(), "is not logged in") {
 		t.Errorf("doctor without credentials: exit %d\n%s", rc, out.String())
+	}
+}
+
+// TestDoctorChannels: doctor asks each enabled channel's platform (the
+// fakes) whether it takes the config block's credentials: a Telegram token
+// the Bot API refuses is a FAIL naming the channel (exit 1) and the token
+// is never printed; the right one is ok with the bot's @username; a
+// Discord bot is ok with its name and the Message Content intent, a FAIL
+// when the intent is off; an unlinked WhatsApp is a warning.
+func TestDoctorChannels(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	tg := telegramtest.NewServer(tgToken)
+	defer tg.Close()
+	dc := discordtest.NewServer(dcToken)
+	defer dc.Close()
+	doctor := func(tgTok string) (int, string) {
+		dir := t.TempDir()
+		agent := RealClaude(bin, filepath.Join(dir, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir, "workspace")})
+		cfg := (&Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": ""}, Plugins: []Plugin{
+			{Name: "tg", Source: "telegram", Config: Attrs{"token": tgTok, "api_endpoint": tg.APIEndpoint()}},
+			{Name: "dc", Source: "discord", Config: Attrs{"token": dcToken, "api_endpoint": dc.Endpoint()}},
+			{Name: "wa", Source: "whatsapp"},
+		}}).Write(t)
+		var out, errb bytes.Buffer
+		rc := run([]string{"doctor", "-config", cfg}, &out, &errb)
+		return rc, out.String() + errb.String()
+	}
+	bad := "123:refused-token-xyz"
+	rc, out := doctor(bad)
+	if rc != 1 || !regexp.MustCompile(`FAIL  channel "tg" \(telegram\)\s+Telegram refused the token`).MatchString(out) || strings.Contains(out, bad) {
+		t.Errorf("a refused Telegram token: exit %d\n%s", rc, out)
+	}
+	if !regexp.MustCompile(`ok    channel "dc" \(discord\)\s+Discord accepts the token: the bot is clawbot, with the Message Content intent`).MatchString(out) {
+		t.Errorf("discord:\n%s", out)
+	}
+	if !regexp.MustCompile(`WARN  channel "wa" \(whatsapp\)\s+no phone linked yet`).MatchString(out) {
+		t.Errorf("whatsapp:\n%s", out)
+	}
+	rc, out = doctor(tgToken)
+	if rc != 0 || !regexp.MustCompile(`ok    channel "tg" \(telegram\)\s+Telegram accepts the token: the bot is @clawbot`).MatchString(out) || strings.Contains(out, tgToken) {
+		t.Errorf("the right Telegram token: exit %d\n%s", rc, out)
+	}
+	dc.SetMessageContentAllowed(false)
+	rc, out = doctor(tgToken)
+	if rc != 1 || !strings.Contains(out, "Message Content intent is off") || strings.Contains(out, dcToken) {
+		t.Errorf("discord without the intent: exit %d\n%s", rc, out)
 	}
 }
