@@ -136,6 +136,9 @@ type Snapshot struct {
 	StartedAt time.Time `json:"started_at"`
 	// Plugins lists every enabled plugin instance.
 	Plugins []Plugin `json:"plugins"`
+	// Disabled lists the plugin blocks of the configuration that are not
+	// enabled, with why.
+	Disabled []DisabledPlugin `json:"disabled_plugins,omitempty"`
 	// Sessions lists the most recently active sessions first. The source
 	// caps the list (for example at 200); SessionCount is the total.
 	Sessions []Session `json:"sessions"`
@@ -176,6 +179,15 @@ type Snapshot struct {
 	// ApprovedSenders those approved through pairing.
 	PendingPairings []PairingCode    `json:"pending_pairings,omitempty"`
 	ApprovedSenders []ApprovedSender `json:"approved_senders,omitempty"`
+}
+
+// DisabledPlugin is a plugin block that is not enabled.
+type DisabledPlugin struct {
+	Instance string `json:"instance"`
+	Source   string `json:"source"`
+	// Why is the enabled expression as written and where, e.g.
+	// `enabled = env("TELEGRAM_BOT_TOKEN", "") != "" at config.hcl:12 is false`.
+	Why string `json:"why"`
 }
 
 // Approval is a tool-use question waiting for an answer.

@@ -199,7 +199,10 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 </table>
 {{else}}<p class="none">No plugin enabled.</p>
 {{end}}
-{{if or .Snap.Approvals .Snap.Decisions}}<h2>Tool approvals</h2>
+{{if .Snap.Disabled}}<p>Not enabled (not started):</p>
+<ul>{{range .Snap.Disabled}}<li id="disabled-{{.Instance}}"><b>{{.Instance}}</b> ({{.Source}}): {{.Why}}</li>
+{{end}}</ul>
+{{end}}{{if or .Snap.Approvals .Snap.Decisions}}<h2>Tool approvals</h2>
 {{if .Snap.Approvals}}<p class="meta">These turns wait until someone in the chat answers (or agent.approval_timeout denies).</p>
 <table>
 <thead><tr><th>session</th><th>tool</th><th>input</th><th>who may answer</th><th>waiting</th><th></th></tr></thead>

@@ -212,6 +212,9 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 			writeAttention(&b, p.Instance, *p.Attention, now)
 		}
 	}
+	for _, p := range s.Disabled {
+		fmt.Fprintf(&b, "  %-14s %-10s not enabled: %s\n", p.Instance, p.Source, p.Why)
+	}
 	if c := s.Cluster; c != nil {
 		writeCluster(&b, *c, now)
 	}

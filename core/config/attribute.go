@@ -127,3 +127,21 @@ func (c *Config) LookupEnv(name string) (string, bool) {
 	}
 	return c.lookupEnv(name)
 }
+
+// DisabledBecause says why plugin p is not enabled: the enabled
+// expression as written and where ("enabled = env(\"TOKEN\", \"\") != \"\"
+// at config.hcl:12 is false"), or "enabled = false" when it cannot be
+// read back. "" when p is enabled.
+func (c *Config) DisabledBecause(p *Plugin) string {
+	if p.Enabled {
+		return ""
+	}
+	why := "enabled = false"
+	if a := c.Attribute("plugin", p.Name, "enabled"); a != nil {
+		r := a.Expr.Range()
+		if f := c.Files()[r.Filename]; f != nil && r.End.Byte <= len(f.Bytes) {
+			why = "enabled = " + string(f.Bytes[r.Start.Byte:r.End.Byte]) + " at " + Position(r) + " is false"
+		}
+	}
+	return why
+}

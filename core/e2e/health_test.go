@@ -273,3 +273,35 @@ func TestDoctorChannels(t *testing.T) {
 		t.Errorf("discord without the intent: exit %d\n%s", rc, out)
 	}
 }
+
+// TestDisabledPluginShown: a plugin disabled by an unset variable is on
+// the status page, in status.json and in clawhost status with what
+// disables it, so "why is Telegram not there?" has its answer.
+func TestDisabledPluginShown(t *testing.T) {
+	t.Parallel()
+	addr := wcFreeAddr(t)
+	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{{Name: "tg", Source: "telegram",
+		Attrs:  Attrs{"enabled": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "") != ""`)},
+		Config: Attrs{"token": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "")`)}}}}
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	why := `enabled = env("CLAWHOST_TEST_UNSET_TOKEN", "") != "" at ` + cfg + `:`
+	_, body := get(t, "http://"+addr+"/status.json")
+	var snap struct {
+		Disabled []struct{ Instance, Source, Why string } `json:"disabled_plugins"`
+	}
+	if err := json.Unmarshal([]byte(body), &snap); err != nil || len(snap.Disabled) != 1 || snap.Disabled[0].Instance != "tg" ||
+		snap.Disabled[0].Source != "telegram" || !strings.HasPrefix(snap.Disabled[0].Why, why) {
+		t.Errorf("status.json: %v %+v", err, snap.Disabled)
+	}
+	_, page := get(t, "http://"+addr+"/")
+	if !strings.Contains(page, `id="disabled-tg"`) || !strings.Contains(page, "CLAWHOST_TEST_UNSET_TOKEN") {
+		t.Errorf("the page does not show the disabled plugin:\n%s", page)
+	}
+	var out, errb bytes.Buffer
+	run([]string{"status", "-config", cfg}, &out, &errb)
+	if !regexp.MustCompile(`(?m)^  tg\s+telegram\s+not enabled: ` + regexp.QuoteMeta(why)).MatchString(out.String()) {
+		t.Errorf("clawhost status:\n%s%s", out.String(), errb.String())
+	}
+}
