@@ -109,6 +109,7 @@ type Host struct {
 	reloadMu   sync.Mutex
 	reloading  sync.Mutex    // one reload at a time (SIGHUP, POST /reload)
 	lastReload *admin.Reload // nil until the first reload
+	doctor     doctorRuns    // the status page's checks
 
 	schedules *scheduler
 	tools     *agenttools.Endpoint // the agent's own tools

@@ -42,6 +42,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		}
 		snap.Plugins = append(snap.Plugins, p)
 	}
+	snap.Doctor = h.doctor.view()
 	for _, p := range h.cfg.Plugins {
 		if !p.Enabled {
 			snap.Disabled = append(snap.Disabled, admin.DisabledPlugin{Instance: p.Name, Source: p.Source, Why: h.cfg.DisabledBecause(p)})

@@ -147,6 +147,14 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 	if st := s.Store; st != nil && st.State != "ok" {
 		fmt.Fprintf(&b, "store: DEGRADED since %s, %d failed writes: %s\n  to do: %s\n", st.Since.Local().Format("15:04:05"), st.Errors, st.LastError, st.Action)
 	}
+	if d := s.Doctor; d != nil && !d.At.IsZero() && d.Failed() > 0 {
+		fmt.Fprintf(&b, "checks (clawhost doctor, run from the status page %s ago): %d fail\n", now.Sub(d.At).Round(time.Second), d.Failed())
+		for _, c := range d.Checks {
+			if c.Verdict == "fail" {
+				fmt.Fprintf(&b, "  FAIL %s: %s\n    to do: %s\n", c.Name, c.Found, c.Do)
+			}
+		}
+	}
 	for _, p := range s.PendingPairings {
 		fmt.Fprintf(&b, "waiting for an owner: %s:%s (code %s, until %s): clawhost pairing approve %s\n", p.Instance, p.SenderID, p.Code, p.ExpiresAt.Local().Format("15:04"), p.Code)
 	}

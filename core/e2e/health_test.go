@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
@@ -302,6 +305,81 @@ func TestDisabledPluginShown(t *testing.T) {
 	var out, errb bytes.Buffer
 	run([]string{"status", "-config", cfg}, &out, &errb)
 	if !regexp.MustCompile(`(?m)^  tg\s+telegram\s+not enabled: ` + regexp.QuoteMeta(why)).MatchString(out.String()) {
+		t.Errorf("clawhost status:\n%s%s", out.String(), errb.String())
+	}
+}
+
+// postAdmin POSTs form to the admin endpoint url with the host's token.
+func postAdmin(t *testing.T, url string, form string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(form))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if tok := AdminToken(req.URL.Host); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestDoctorOnStatusPage: doctor's checks run inside the host on POST
+// /doctor (the page's Run checks button): status.json has them (without
+// the database, which the host holds), the page shows the section with a
+// Telegram token its platform refuses as a failure, and clawhost status
+// names the failing check.
+func TestDoctorOnStatusPage(t *testing.T) {
+	t.Parallel()
+	tg := telegramtest.NewServer(tgToken)
+	defer tg.Close()
+	addr := wcFreeAddr(t)
+	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{
+		{Name: "tg", Source: "telegram", Config: Attrs{"token": "123:refused", "api_endpoint": tg.APIEndpoint()}}}}
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	if _, page := get(t, "http://"+addr+"/"); !strings.Contains(page, `action="/doctor"`) || !strings.Contains(page, "Not run yet") {
+		t.Fatalf("the page has no checks section:\n%s", page)
+	}
+	if code, body := postAdmin(t, "http://"+addr+"/doctor", ""); code != 200 {
+		t.Fatalf("POST /doctor: %d %s", code, body)
+	}
+	var snap admin.Snapshot
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, body := get(t, "http://"+addr+"/status.json")
+		snap = admin.Snapshot{}
+		_ = json.Unmarshal([]byte(body), &snap)
+		if snap.Doctor != nil && !snap.Doctor.At.IsZero() && !snap.Doctor.Running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the checks did not finish: %s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	names := map[string]admin.DoctorCheck{}
+	for _, c := range snap.Doctor.Checks {
+		names[c.Name] = c
+	}
+	if c := names[`channel "tg" (telegram)`]; c.Verdict != "fail" || !strings.Contains(c.Found, "refused the token") {
+		t.Errorf("the channel check: %+v", snap.Doctor.Checks)
+	}
+	if _, ok := names["database"]; ok || names["data_dir"].Verdict != "ok" {
+		t.Errorf("checks: %+v", snap.Doctor.Checks)
+	}
+	if _, page := get(t, "http://"+addr+"/"); !strings.Contains(page, "1 fail") || !strings.Contains(page, "refused the token") {
+		t.Errorf("the page's checks:\n%s", page)
+	}
+	var out, errb bytes.Buffer
+	run([]string{"status", "-config", cfg}, &out, &errb)
+	if !strings.Contains(out.String(), `FAIL channel "tg" (telegram): Telegram refused the token`) {
 		t.Errorf("clawhost status:\n%s%s", out.String(), errb.String())
 	}
 }
