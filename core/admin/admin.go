@@ -377,11 +377,36 @@ type PairingCode struct {
 	Instance string `json:"instance"`
 	// SenderID is the sender's platform id.
 	SenderID string `json:"sender_id"`
+	// SenderName and SenderUsername are who the platform says asks
+	// (display name, @username without the @); "" when it said nothing.
+	SenderName     string `json:"sender_name,omitempty"`
+	SenderUsername string `json:"sender_username,omitempty"`
 	// Code is the code the sender was given.
 	Code string `json:"code"`
 	// CreatedAt and ExpiresAt bound the code's validity.
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Person is the sender's name as the platform gave it: "Dave Null
+// (@dave)", "Dave Null", "@dave", or "" when it gave none.
+func (c PairingCode) Person() string {
+	switch {
+	case c.SenderName != "" && c.SenderUsername != "":
+		return c.SenderName + " (@" + c.SenderUsername + ")"
+	case c.SenderUsername != "":
+		return "@" + c.SenderUsername
+	}
+	return c.SenderName
+}
+
+// Who is the sender as a person reads it: "Dave Null (@dave) tg:42", or
+// just "tg:42" when the platform gave no name.
+func (c PairingCode) Who() string {
+	if p := c.Person(); p != "" {
+		return p + " " + c.Instance + ":" + c.SenderID
+	}
+	return c.Instance + ":" + c.SenderID
 }
 
 // Retrier performs the retry a plugin that needs attention offers.

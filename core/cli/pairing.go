@@ -104,7 +104,11 @@ func formatCodes(codes []admin.PairingCode) string {
 	}
 	var b strings.Builder
 	for _, c := range codes {
-		fmt.Fprintf(&b, "%s  %s:%s  expires %s\n", c.Code, c.Instance, c.SenderID, c.ExpiresAt.Format(time.RFC3339))
+		fmt.Fprintf(&b, "%s  %s:%s  expires %s", c.Code, c.Instance, c.SenderID, c.ExpiresAt.Format(time.RFC3339))
+		if p := c.Person(); p != "" {
+			fmt.Fprintf(&b, "  %s", p)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

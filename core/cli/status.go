@@ -156,7 +156,7 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 		}
 	}
 	for _, p := range s.PendingPairings {
-		fmt.Fprintf(&b, "waiting for an owner: %s:%s (code %s, until %s): clawhost pairing approve %s\n", p.Instance, p.SenderID, p.Code, p.ExpiresAt.Local().Format("15:04"), p.Code)
+		fmt.Fprintf(&b, "waiting for an owner: %s (code %s, until %s): clawhost pairing approve %s\n", p.Who(), p.Code, p.ExpiresAt.Local().Format("15:04"), p.Code)
 	}
 	if n := len(s.ApprovedSenders); n > 0 {
 		fmt.Fprintf(&b, "approved through pairing: %d (clawhost pairing list -approved)\n", n)
