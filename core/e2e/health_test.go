@@ -147,6 +147,25 @@ func TestValidateListsDisabledPlugins(t *testing.T) {
 	if rc := run([]string{"validate", "-all", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "tokn") {
 		t.Errorf("validate -all: exit %d\n%s%s", rc, out.String(), errb.String())
 	}
+
+	// The usual pattern: the token from the same unset variable that
+	// disables the plugin. -all passes whatever the caller's environment
+	// (the plugin's "Empty bot token" is a warning) and still catches the
+	// typo.
+	h.Plugins[0].Config = Attrs{"token": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "")`)}
+	cfg = h.Write(t)
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"validate", "-all", "-config", cfg}, &out, &errb); rc != 0 {
+		t.Errorf("validate -all, token from the unset variable: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	h.Plugins[0].Config = Attrs{"token": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "")`), "tokn": "oops"}
+	cfg = h.Write(t)
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"validate", "-all", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "tokn") {
+		t.Errorf("validate -all, token from the unset variable and a typo: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
 }
 
 // TestReadOnlyDataDir: a data_dir the host cannot write to stops the start
