@@ -104,6 +104,7 @@ type Host struct {
 	// journal is recovered. The plugins start before the gateway exists;
 	// their messages wait on it.
 	ready chan struct{}
+	quit  chan struct{} // closed at Shutdown
 	admin *admin.Server
 
 	reloadMu   sync.Mutex
@@ -130,7 +131,7 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.LogOutput == nil {
 		opts.LogOutput = os.Stderr
 	}
-	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now(), redact: redact.New(configSecrets(cfg)...)}
+	h := &Host{opts: opts, cfg: cfg, quit: make(chan struct{}), ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now(), redact: redact.New(configSecrets(cfg)...)}
 	h.media = mediaprune.New(mediaprune.Options{Logger: h.log})
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: h.redact.Writer(opts.LogOutput), JSONFormat: cfg.LogFormat == "json",
@@ -345,6 +346,7 @@ func (h *Host) Start(ctx context.Context) error {
 		}
 	}
 	h.log.Info("clawhost started", "version", h.opts.Version, "config", h.cfg.Path(), "plugins", len(h.cfg.EnabledPlugins()), "startup", time.Since(h.started))
+	go h.reportStart()
 	return nil
 }
 
@@ -592,6 +594,7 @@ func (h *Host) lastReloaded() *admin.Reload {
 // deliveries end (or parks them in the journal when ctx ends), stops every
 // plugin and claude process, and closes the store.
 func (h *Host) Shutdown(ctx context.Context) {
+	close(h.quit)
 	if h.admin != nil {
 		_ = h.admin.Close(ctx)
 	}

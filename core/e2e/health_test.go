@@ -402,3 +402,31 @@ func TestDoctorOnStatusPage(t *testing.T) {
 		t.Errorf("clawhost status:\n%s%s", out.String(), errb.String())
 	}
 }
+
+// TestSecondWebChatOnTheSamePort: a second clawhost whose web chat cannot
+// bind its port (the first one's holds it) starts, but not silently: the
+// log says it is degraded naming the plugin, /healthz answers 503 and
+// clawhost status exits 1 naming it.
+func TestSecondWebChatOnTheSamePort(t *testing.T) {
+	t.Parallel()
+	web := wcFreeAddr(t)
+	a1, a2 := wcFreeAddr(t), wcFreeAddr(t)
+	first := Host{Dir: t.TempDir(), Admin: Attrs{"listen": a1}, Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": web}}}}
+	d1 := Launch(t, first.Write(t))
+	d1.waitFor(func() bool { code, _ := get(t, "http://"+a1+"/healthz"); return code == 200 }, "the first host ready")
+	second := Host{Dir: t.TempDir(), Admin: Attrs{"listen": a2}, Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": web}}}}
+	cfg := second.Write(t)
+	d2 := Launch(t, cfg)
+	d2.waitFor(func() bool { return strings.Contains(d2.Log(), "clawhost is degraded") }, "the degraded warning")
+	if !regexp.MustCompile(`clawhost is degraded: .*plugins="web \(misconfigured\)"`).MatchString(d2.Log()) {
+		t.Errorf("the warning does not name the plugin:\n%s", d2.Log())
+	}
+	if code, body := get(t, "http://"+a2+"/healthz"); code != 503 || !strings.Contains(body, "web") {
+		t.Errorf("/healthz of the second host: %d %s", code, body)
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"status", "-config", cfg}, &out, &errb); rc != 1 || !regexp.MustCompile(`(?m)^  web\s+webchat\s+misconfigured`).MatchString(out.String()) ||
+		!strings.Contains(out.String(), web) {
+		t.Errorf("clawhost status: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+}
