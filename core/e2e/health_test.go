@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -428,5 +429,41 @@ func TestSecondWebChatOnTheSamePort(t *testing.T) {
 	if rc := run([]string{"status", "-config", cfg}, &out, &errb); rc != 1 || !regexp.MustCompile(`(?m)^  web\s+webchat\s+misconfigured`).MatchString(out.String()) ||
 		!strings.Contains(out.String(), web) {
 		t.Errorf("clawhost status: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+}
+
+// TestSighupSaysWhatWaits: SIGHUP after agent.command changed applies the
+// file and says, in a WARN line and in status.json's last_reload, that the
+// command waits for a restart of clawhost.
+func TestSighupSaysWhatWaits(t *testing.T) {
+	t.Parallel()
+	addr := wcFreeAddr(t)
+	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}}
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`(?m)^(\s*command\s*=\s*)"([^"]*)"`).ReplaceAllString(string(b), `${1}"/usr/bin/true"`)
+	if text == string(b) {
+		t.Fatalf("the edit changed nothing:\n%s", text)
+	}
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Process().Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	d.waitFor(func() bool { return strings.Contains(d.Log(), "configuration reloaded") }, "the reload")
+	if !regexp.MustCompile(`\[WARN\] .*reload: these changes take effect only after a restart of clawhost: settings="agent \{ command`).MatchString(d.Log()) {
+		t.Errorf("no WARN line naming agent.command:\n%s", d.Log())
+	}
+	var snap admin.Snapshot
+	_, body := get(t, "http://"+addr+"/status.json")
+	if err := json.Unmarshal([]byte(body), &snap); err != nil || snap.LastReload == nil || snap.LastReload.Refused ||
+		!strings.Contains(strings.Join(snap.LastReload.NeedsRestart, "; "), "agent { command") {
+		t.Errorf("last_reload: %v %+v", err, snap.LastReload)
 	}
 }
