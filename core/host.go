@@ -597,6 +597,7 @@ func (h *Host) Shutdown(ctx context.Context) {
 	close(h.quit)
 	if h.admin != nil {
 		_ = h.admin.Close(ctx)
+		removeRuntime(h.cfg.DataDir) // nothing answers there any more
 	}
 	h.schedules.stop()
 	h.media.Stop()

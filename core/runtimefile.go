@@ -41,6 +41,14 @@ func ReadRuntime(dataDir string) (Runtime, error) {
 	return r, json.Unmarshal(b, &r)
 }
 
+// removeRuntime removes RuntimeFile at a clean stop, when it is this
+// process's (another host of the same data_dir may have written it since).
+func removeRuntime(dataDir string) {
+	if r, err := ReadRuntime(dataDir); err == nil && r.PID == os.Getpid() {
+		_ = os.Remove(filepath.Join(dataDir, RuntimeFile))
+	}
+}
+
 // writable checks that a file can be made in dir.
 func writable(dir string) error {
 	f, err := os.CreateTemp(dir, ".write-check-*")

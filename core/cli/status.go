@@ -24,8 +24,8 @@ import (
 // are ready, the store is not degraded and the last reload was not
 // refused, 1 otherwise, 2 when the host cannot be reached (not running, or
 // admin disabled).
-func status(path string, stdout, stderr io.Writer) int {
-	cfg, ok := loadForHost("status", path, stderr)
+func status(at hostAt, stdout, stderr io.Writer) int {
+	cfg, ok := loadForHost("status", at, stderr)
 	if !ok {
 		return 2
 	}

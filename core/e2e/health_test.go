@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -97,6 +98,31 @@ func TestReloadSaysWhatWaits(t *testing.T) {
 	out.Reset()
 	if rc := run([]string{"status", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "was refused") {
 		t.Errorf("clawhost status with a broken file: exit %d\n%s", rc, out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"pairing", "list", "-config", cfg}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "no pending pairing codes") ||
+		!strings.Contains(errb.String(), "reaching the running host at "+addr) {
+		t.Errorf("clawhost pairing list with a broken file: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"status", "-admin", addr, "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "was refused") || !strings.Contains(errb.String(), "(-admin)") {
+		t.Errorf("clawhost status -admin with a broken file: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+
+	// A clean stop removes data_dir/admin.json; pairing with the broken
+	// file then does not open a database the file does not name (a
+	// default SQLite one would be wrong for PostgreSQL).
+	_ = d.Process().Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+	if _, err := os.Stat(filepath.Join(dir, "data", "admin.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("admin.json after a clean stop: %v", err)
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"pairing", "list", "-admin", addr, "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "does not answer") {
+		t.Errorf("clawhost pairing list, host stopped, broken file: exit %d\n%s%s", rc, out.String(), errb.String())
 	}
 }
 
