@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
@@ -492,4 +493,40 @@ func TestSighupSaysWhatWaits(t *testing.T) {
 		!strings.Contains(strings.Join(snap.LastReload.NeedsRestart, "; "), "agent { command") {
 		t.Errorf("last_reload: %v %+v", err, snap.LastReload)
 	}
+}
+
+// TestClaudeAuthRefused: the real claude CLI whose key the fake Anthropic
+// API refuses (401) on a turn makes the agent item not_logged_in ("refused
+// its credentials"): /healthz 503; the next turn that gets through makes
+// it ready again.
+func TestClaudeAuthRefused(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	dir := t.TempDir()
+	addr := wcFreeAddr(t)
+	h := loopbackHost(dir, false)
+	h.Agent = RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "sandbox": "off"})
+	h.Admin = Attrs{"listen": addr}
+	d := Launch(t, h.Write(t))
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "a healthy host (claude auth status: api_key)")
+
+	// Every request refused (claude may retry), until a good answer.
+	fake.SetResponder(func(*anthropictest.Request) anthropictest.Reply { return anthropictest.Unauthorized() })
+	d.post("u1", "hello")
+	d.nextSend("chat-u1") // the chat is told
+	d.waitFor(func() bool {
+		code, body := get(t, "http://"+addr+"/healthz")
+		return code == 503 && strings.Contains(body, "refused its credentials")
+	}, "the agent not_logged_in after the refused turn")
+
+	fake.SetResponder(func(*anthropictest.Request) anthropictest.Reply { return anthropictest.Reply{Text: "back in business"} })
+	d.post("u1", "again")
+	for seen := ""; !strings.Contains(seen, "back in business"); {
+		seen += d.nextSend("chat-u1")
+	}
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "the agent ready after a good turn")
 }
