@@ -217,7 +217,7 @@ func (h *Host) provision() error {
 	defer cancel()
 	db, err := OpenStore(ctx, h.cfg, HostID(h.cfg), h.log.Named("store"))
 	if err != nil {
-		return err
+		return fmt.Errorf("%w%s", err, storageAt(h.cfg))
 	}
 	h.log.Debug("storage open", "storage", storageName(h.cfg))
 	h.db = db

@@ -530,3 +530,20 @@ func TestClaudeAuthRefused(t *testing.T) {
 	}
 	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "the agent ready after a good turn")
 }
+
+// TestStoreDoesNotOpen: a database that does not open stops the start
+// with one error that says where the file names it (data_dir for SQLite),
+// and no "clawhost started".
+func TestStoreDoesNotOpen(t *testing.T) {
+	t.Parallel()
+	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": ""}, Plugins: []Plugin{{Name: "lo", Source: "loopback"}}}
+	cfg := h.Write(t)
+	// The database's file is a directory: SQLite cannot open it.
+	if err := os.MkdirAll(filepath.Join(h.Dir, "data", "clawhost.db"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Command(t, cfg).CombinedOutput()
+	if err == nil || !regexp.MustCompile(`\(data_dir at .*config\.hcl:\d+\)`).Match(out) || strings.Contains(string(out), "clawhost started") {
+		t.Errorf("start with a database that does not open: %v\n%s", err, out)
+	}
+}
