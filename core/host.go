@@ -150,12 +150,10 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	return h, nil
 }
 
-// Logger is the host's logger.
-func (h *Host) Logger() hclog.Logger { return h.log }
-
-func (h *Host) provision() error {
-	dirs := []string{h.cfg.DataDir}
-	for _, a := range h.cfg.AllAgents() {
+// prepareDirs checks the agents' worktree workspaces and makes data_dir.
+func prepareDirs(cfg *config.Config) error {
+	dirs := []string{cfg.DataDir}
+	for _, a := range cfg.AllAgents() {
 		if a.Worktrees {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			err := worktree.Check(ctx, a.Workspace)
@@ -170,14 +168,18 @@ func (h *Host) provision() error {
 			return fmt.Errorf("create directory %s: %w", dir, err)
 		}
 	}
-	// Before any plugin starts: one error at data_dir, not one per plugin
-	// whose state directory could not be made.
-	if err := writable(h.cfg.DataDir); err != nil {
-		at := ""
-		if a := h.cfg.Attribute("data_dir"); a != nil {
-			at = " (data_dir at " + config.Position(a.Expr.Range()) + ")"
-		}
-		return fmt.Errorf("data_dir %s is not writable%s: %w. clawhost keeps its database, the plugins' state and its tokens there: give the user clawhost runs as write access, or point data_dir elsewhere", h.cfg.DataDir, at, err)
+	return nil
+}
+
+// Logger is the host's logger.
+func (h *Host) Logger() hclog.Logger { return h.log }
+
+func (h *Host) provision() error {
+	if err := prepareDirs(h.cfg); err != nil {
+		return err
+	}
+	if err := checkDataDir(h.cfg); err != nil {
+		return err
 	}
 	for _, a := range h.cfg.AllAgents() {
 		// A new workspace gets MEMORY.md and HEARTBEAT.md (never over a
