@@ -51,7 +51,8 @@ agent {
   #                            # "sender": the turn's sender and owners (in a group, a member
   #                            # could approve their own tool use)
   # idle_timeout    = "30m"  # warm claude processes stop after this
-  # max_warm        = 4
+  # max_warm        = 4      # each warm claude holds ~210 MB resident: 4 take ~850 MB; clawhost warns
+  #                          # at start when max_warm x 210 MB exceeds a third of the machine's memory
   # max_concurrent  = 4
   # Before claude compacts a long conversation by itself (it does so from
   # about 23,000 tokens below the model's window: ~977,000 of 1,000,000),

@@ -20,7 +20,8 @@ import (
 // decoded block. The diagnostics of both are at file:line:col in the
 // block, warnings included, sorted. The error says why the plugin could
 // not be started or asked (nothing is known about the block then); p's
-// binary must exist. ctx bounds the probe.
+// binary must exist. ctx bounds the probe. For a disabled p (validate
+// -all) the plugin's own checks only warn (see asWarnings).
 func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, error) {
 	var diags hcl.Diagnostics
 	res, err := ph.Check(ctx, pluginSpec(cfg, p), func(s schema.Schema) []byte {
@@ -34,7 +35,31 @@ func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Con
 	if err != nil {
 		return diags, fmt.Errorf("check plugin %s: %w", p.Name, err)
 	}
-	return append(diags, config.PluginDiagnostics(p, res.Schema, res.Verdict)...), nil
+	verdict := config.PluginDiagnostics(p, res.Schema, res.Verdict)
+	if !p.Enabled {
+		verdict = asWarnings(verdict)
+	}
+	return append(diags, verdict...), nil
+}
+
+// asWarnings turns the errors of a disabled plugin's own checks into
+// warnings. Its block is checked (validate -all) while the variables that
+// would enable it are unset, and those usually fill its values too (token
+// = env("TOKEN", "") beside enabled = env("TOKEN", "") != ""): an empty
+// token is what the environment says, not a mistake in the file. The
+// schema's findings (an unknown attribute such as a typo, a wrong type, a
+// missing required attribute) stay errors.
+func asWarnings(diags hcl.Diagnostics) hcl.Diagnostics {
+	out := make(hcl.Diagnostics, len(diags))
+	for i, d := range diags {
+		c := *d
+		if c.Severity == hcl.DiagError {
+			c.Severity = hcl.DiagWarning
+			c.Detail += " (The plugin is disabled: this is checked again when it is enabled, with the environment it then has.)"
+		}
+		out[i] = &c
+	}
+	return out
 }
 
 // checkChanged checks, concurrently, the blocks of the enabled plugins of

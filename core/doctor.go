@@ -42,16 +42,34 @@ type DoctorCheck struct {
 // agent (found, its version against the tested one, logged in — `claude
 // auth status`), data_dir and the workspaces (there, writable), free disk,
 // the database (opens and migrates; a running host holding it is fine),
-// the plugin binaries and their checksums, the admin endpoint's and the web
+// the plugin binaries and their checksums, each channel's credentials with
+// its platform (doctorChannels), the admin endpoint's and the web
 // chat's ports, and memory for agent.max_warm warm claude processes.
 func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
+	return doctor(ctx, cfg, false)
+}
+
+// doctor runs the checks; inHost (the status page's checks, run by the
+// host itself) leaves out the database, which the host holds open and
+// reports as its store item.
+func doctor(ctx context.Context, cfg *config.Config, inHost bool) []DoctorCheck {
+	out := doctorClaude(ctx, cfg)
+	out = append(out, doctorDirs(cfg)...)
+	if !inHost {
+		out = append(out, doctorDatabase(ctx, cfg)...)
+	}
+	out = append(out, doctorBinaries(cfg)...)
+	out = append(out, doctorChannels(ctx, cfg)...)
+	out = append(out, doctorPorts(cfg)...)
+	return append(out, doctorMemory(cfg)...)
+}
+
+// doctorDirs checks data_dir and the workspaces, and the free disk.
+func doctorDirs(cfg *config.Config) []DoctorCheck {
 	var out []DoctorCheck
 	add := func(name, verdict, found, do string) {
 		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
-	out = append(out, doctorClaude(ctx, cfg)...)
-
-	// data_dir and the workspaces.
 	for _, d := range append([]struct{ name, path string }{{"data_dir", cfg.DataDir}}, workspaces(cfg)...) {
 		fi, err := os.Stat(d.path)
 		switch {
@@ -90,8 +108,15 @@ func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
 			add("disk", VerdictOK, fmt.Sprintf("%.1f GB free at %s", float64(free)/(1<<30), dir), "")
 		}
 	}
+	return out
+}
 
-	// The database.
+// doctorDatabase opens (and so migrates) the database.
+func doctorDatabase(ctx context.Context, cfg *config.Config) []DoctorCheck {
+	var out []DoctorCheck
+	add := func(name, verdict, found, do string) {
+		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+	}
 	if cfg.Storage.Engine == config.EnginePostgres || dirExists(cfg.DataDir) {
 		octx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		db, err := OpenStore(octx, cfg, HostID(cfg), nil)
@@ -106,8 +131,15 @@ func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
 			add("database", VerdictOK, storageName(cfg)+" opens, schema up to date", "")
 		}
 	}
+	return out
+}
 
-	// Plugins.
+// doctorBinaries checks the enabled plugins' binaries and checksums.
+func doctorBinaries(cfg *config.Config) []DoctorCheck {
+	var out []DoctorCheck
+	add := func(name, verdict, found, do string) {
+		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+	}
 	for _, p := range cfg.EnabledPlugins() {
 		name := fmt.Sprintf("plugin %q", p.Name)
 		f, err := os.Open(p.Path)
@@ -130,8 +162,15 @@ func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
 			add(name, VerdictOK, p.Path+", checksum matches", "")
 		}
 	}
+	return out
+}
 
-	// Ports.
+// doctorPorts checks the addresses the host binds.
+func doctorPorts(cfg *config.Config) []DoctorCheck {
+	var out []DoctorCheck
+	add := func(name, verdict, found, do string) {
+		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+	}
 	for _, l := range listens(cfg) {
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
@@ -145,8 +184,15 @@ func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
 		ln.Close()
 		add(l.name, VerdictOK, l.addr+" is free", "")
 	}
+	return out
+}
 
-	// Memory for the warm claude processes.
+// doctorMemory checks memory for agent.max_warm warm claude processes.
+func doctorMemory(cfg *config.Config) []DoctorCheck {
+	var out []DoctorCheck
+	add := func(name, verdict, found, do string) {
+		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+	}
 	if w := warmMemoryWarning(cfg.Agent.MaxWarm, memTotal()); w != "" {
 		add("memory", VerdictWarn, w, "lower agent.max_warm")
 	} else if total := memTotal(); total > 0 {

@@ -62,6 +62,11 @@ import (
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
+// LogTimeFormat is the time at the start of every log line: RFC 3339 with
+// milliseconds and the offset as +01:00 (hclog's default writes +0100,
+// which RFC 3339 parsers refuse).
+const LogTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
 // Options configure a Host.
 type Options struct {
 	// Version is shown by /status, the status page and the log.
@@ -100,11 +105,13 @@ type Host struct {
 	// journal is recovered. The plugins start before the gateway exists;
 	// their messages wait on it.
 	ready chan struct{}
+	quit  chan struct{} // closed at Shutdown
 	admin *admin.Server
 
 	reloadMu   sync.Mutex
 	reloading  sync.Mutex    // one reload at a time (SIGHUP, POST /reload)
 	lastReload *admin.Reload // nil until the first reload
+	doctor     doctorRuns    // the status page's checks
 
 	schedules *scheduler
 	tools     *agenttools.Endpoint // the agent's own tools
@@ -126,10 +133,11 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	if opts.LogOutput == nil {
 		opts.LogOutput = os.Stderr
 	}
-	h := &Host{opts: opts, cfg: cfg, ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now(), redact: redact.New(configSecrets(cfg)...)}
+	h := &Host{opts: opts, cfg: cfg, quit: make(chan struct{}), ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now(), redact: redact.New(configSecrets(cfg)...)}
 	h.media = mediaprune.New(mediaprune.Options{Logger: h.log})
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: h.redact.Writer(opts.LogOutput), JSONFormat: cfg.LogFormat == "json",
+		TimeFormat: LogTimeFormat,
 	})
 	h.log.RegisterSink(h.ring)
 	if err := h.provision(); err != nil {
@@ -144,14 +152,10 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 	return h, nil
 }
 
-// Logger is the host's logger.
-func (h *Host) Logger() hclog.Logger { return h.log }
-
-// prepareDirs checks and makes data_dir and the agents' workspaces (and
-// their worktrees' repositories) before anything starts.
-func (h *Host) prepareDirs() error {
-	dirs := []string{h.cfg.DataDir}
-	for _, a := range h.cfg.AllAgents() {
+// prepareDirs checks the agents' worktree workspaces and makes data_dir.
+func prepareDirs(cfg *config.Config) error {
+	dirs := []string{cfg.DataDir}
+	for _, a := range cfg.AllAgents() {
 		if a.Worktrees {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			err := worktree.Check(ctx, a.Workspace)
@@ -166,14 +170,18 @@ func (h *Host) prepareDirs() error {
 			return fmt.Errorf("create directory %s: %w", dir, err)
 		}
 	}
-	// Before any plugin starts: one error at data_dir, not one per plugin
-	// whose state directory could not be made.
-	if err := writable(h.cfg.DataDir); err != nil {
-		at := ""
-		if a := h.cfg.Attribute("data_dir"); a != nil {
-			at = " (data_dir at " + config.Position(a.Expr.Range()) + ")"
-		}
-		return fmt.Errorf("data_dir %s is not writable%s: %w. clawhost keeps its database, the plugins' state and its tokens there: give the user clawhost runs as write access, or point data_dir elsewhere", h.cfg.DataDir, at, err)
+	return nil
+}
+
+// Logger is the host's logger.
+func (h *Host) Logger() hclog.Logger { return h.log }
+
+func (h *Host) provision() error {
+	if err := prepareDirs(h.cfg); err != nil {
+		return err
+	}
+	if err := checkDataDir(h.cfg); err != nil {
+		return err
 	}
 	for _, a := range h.cfg.AllAgents() {
 		// A new workspace gets MEMORY.md and HEARTBEAT.md (never over a
@@ -186,13 +194,9 @@ func (h *Host) prepareDirs() error {
 			h.log.Info("new workspace: wrote its bootstrap files", "agent", a.ID, "files", wrote)
 		}
 	}
-	return nil
-}
-
-// startPlugins starts the plugins first: their processes start, handshake
-// and connect (Telegram's first long poll) while the database opens and
-// the journal recovers; their messages wait for the pipeline (inbound).
-func (h *Host) startPlugins() error {
+	// The plugins start first: their processes start, handshake and
+	// connect (Telegram's first long poll) while the database opens and
+	// the journal recovers; their messages wait for the pipeline (inbound).
 	// An author debugging a plugin starts it by hand and names it here.
 	reattach, err := pluginclient.ParseReattach(os.Getenv(pluginclient.EnvReattach))
 	if err != nil {
@@ -213,21 +217,11 @@ func (h *Host) startPlugins() error {
 	h.plugins = pluginhost.New(popts)
 	h.plugins.Apply(withRedaction(specs(h.cfg), h.redact))
 
-	return nil
-}
-
-func (h *Host) provision() error {
-	if err := h.prepareDirs(); err != nil {
-		return err
-	}
-	if err := h.startPlugins(); err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	db, err := OpenStore(ctx, h.cfg, HostID(h.cfg), h.log.Named("store"))
 	if err != nil {
-		return err
+		return fmt.Errorf("%w%s", err, storageAt(h.cfg))
 	}
 	h.log.Debug("storage open", "storage", storageName(h.cfg))
 	h.db = db
@@ -239,7 +233,8 @@ func (h *Host) provision() error {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
 	logClaudeCommands(h.cfg, h.log)
-	if h.agent, err = runner.New(rc, h.log.Named("runner")); err != nil {
+	// runner.New names its logger "runner" itself.
+	if h.agent, err = runner.New(rc, h.log); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
 	set, err := settingsOf(h.cfg)
@@ -359,6 +354,7 @@ func (h *Host) Start(ctx context.Context) error {
 		}
 	}
 	h.log.Info("clawhost started", "version", h.opts.Version, "config", h.cfg.Path(), "plugins", len(h.cfg.EnabledPlugins()), "startup", time.Since(h.started))
+	go h.reportStart()
 	return nil
 }
 
@@ -607,8 +603,10 @@ func (h *Host) lastReloaded() *admin.Reload {
 // deliveries end (or parks them in the journal when ctx ends), stops every
 // plugin and claude process, and closes the store.
 func (h *Host) Shutdown(ctx context.Context) {
+	close(h.quit)
 	if h.admin != nil {
 		_ = h.admin.Close(ctx)
+		removeRuntime(h.cfg.DataDir) // nothing answers there any more
 	}
 	h.schedules.stop()
 	h.media.Stop()

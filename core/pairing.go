@@ -64,7 +64,7 @@ func (p PairingAPI) PendingPairings(ctx context.Context) ([]admin.PairingCode, e
 	codes, err := p.DB.PendingPairings(ctx, "")
 	out := make([]admin.PairingCode, len(codes))
 	for i, c := range codes {
-		out[i] = admin.PairingCode{Instance: c.Instance, SenderID: c.SenderID, Code: c.Code, CreatedAt: c.CreatedAt, ExpiresAt: c.ExpiresAt}
+		out[i] = admin.PairingCode{Instance: c.Instance, SenderID: c.SenderID, SenderName: c.SenderName, SenderUsername: c.SenderUsername, Code: c.Code, CreatedAt: c.CreatedAt, ExpiresAt: c.ExpiresAt}
 	}
 	return out, err
 }

@@ -42,6 +42,12 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		}
 		snap.Plugins = append(snap.Plugins, p)
 	}
+	snap.Doctor = h.doctor.view()
+	for _, p := range h.cfg.Plugins {
+		if !p.Enabled {
+			snap.Disabled = append(snap.Disabled, admin.DisabledPlugin{Instance: p.Name, Source: p.Source, Why: h.cfg.DisabledBecause(p)})
+		}
+	}
 	sessions, total := h.gw.Sessions(ctx, 200)
 	snap.SessionCount = total
 	for _, si := range sessions {

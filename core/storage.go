@@ -1,6 +1,8 @@
 package core
 
 import (
+	"strings"
+
 	"context"
 	"fmt"
 
@@ -45,4 +47,17 @@ func storageName(cfg *config.Config) string {
 		return "postgres " + postgres.Redact(cfg.Storage.URL)
 	}
 	return "sqlite " + cfg.DataDir
+}
+
+// storageAt is where the file says which database to open, for the error
+// of one that does not open: " (storage.url at config.hcl:12)", the
+// storage block, or data_dir for the default SQLite; "" when the file
+// names none of them.
+func storageAt(cfg *config.Config) string {
+	for _, name := range [][]string{{"storage", "url"}, {"storage", "engine"}, {"data_dir"}} {
+		if a := cfg.Attribute(name...); a != nil {
+			return " (" + strings.Join(name, ".") + " at " + config.Position(a.Expr.Range()) + ")"
+		}
+	}
+	return ""
 }

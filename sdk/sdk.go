@@ -97,12 +97,19 @@ const stopTimeout = 2 * time.Second
 // stdout anywhere in a plugin: the handshake lives there.
 func Serve(p Plugin) {
 	instance := debugInstance(p.Name, os.Getenv(EnvDebug))
-	log := hclog.New(&hclog.LoggerOptions{
+	opts := &hclog.LoggerOptions{
 		Name:       p.Name,
 		Output:     os.Stderr,
 		JSONFormat: instance == "",
 		Level:      hclog.LevelFromString(os.Getenv(EnvLogLevel)),
-	})
+	}
+	if instance != "" {
+		// Read by a person in debug mode: RFC 3339 as the host's lines.
+		// The JSON lines keep hclog's format, the one go-plugin parses
+		// (already RFC 3339).
+		opts.TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+	}
+	log := hclog.New(opts)
 	if instance == "" {
 		// Not in debug mode, where a debugger must attach: other
 		// processes of the plugin's user cannot read its environment

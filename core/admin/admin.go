@@ -53,6 +53,8 @@
 //	                       that needs attention; 404 without Retrier)
 //	POST /approvals/{id}/allow|deny, /sessions/stop, /plugins/{instance}/restart,
 //	POST /pairing/deny     the status page's actions (404 without Actions)
+//	POST /doctor           run clawhost doctor's checks in the background
+//	                       (the page's "Run checks"; 404 without a DoctorRunner)
 //	POST /reload           reload the configuration file as SIGHUP does;
 //	                       the outcome as JSON (404 without Reloader)
 //	GET  /usage.json?since=RFC3339
@@ -136,6 +138,12 @@ type Snapshot struct {
 	StartedAt time.Time `json:"started_at"`
 	// Plugins lists every enabled plugin instance.
 	Plugins []Plugin `json:"plugins"`
+	// Doctor is the last run of doctor's checks in the host; nil when
+	// the source cannot run them.
+	Doctor *Doctor `json:"doctor,omitempty"`
+	// Disabled lists the plugin blocks of the configuration that are not
+	// enabled, with why.
+	Disabled []DisabledPlugin `json:"disabled_plugins,omitempty"`
 	// Sessions lists the most recently active sessions first. The source
 	// caps the list (for example at 200); SessionCount is the total.
 	Sessions []Session `json:"sessions"`
@@ -227,59 +235,6 @@ type Reload struct {
 	// but take effect only when clawhost restarts (see docs/operations.md,
 	// "Reloads and signals").
 	NeedsRestart []string `json:"needs_restart,omitempty"`
-}
-
-// Plugin is one enabled plugin instance as seen by the supervisor.
-type Plugin struct {
-	// Instance is the configured instance name (the block label).
-	Instance string `json:"instance"`
-	// Source is the plugin source, e.g. "telegram".
-	Source string `json:"source"`
-	// State is the instance's state: starting, ready, needs_attention,
-	// degraded, misconfigured, missing, unresponsive or stopped.
-	State string `json:"state"`
-	// LastError is the last error the plugin failed with; empty if none.
-	LastError string `json:"last_error,omitempty"`
-	// Restarts counts restarts since the host started.
-	Restarts int `json:"restarts"`
-	// PID is the plugin process id; 0 when not running.
-	PID int `json:"pid,omitempty"`
-	// RSS is the plugin process's resident set in bytes; 0 when unknown.
-	RSS int64 `json:"rss_bytes,omitempty"`
-	// Private is the part of RSS only this process holds (heap, stacks:
-	// not its binary's pages, which the page cache shares and the kernel
-	// drops first); 0 when unknown.
-	Private int64 `json:"private_bytes,omitempty"`
-	// Since is when the plugin entered State; zero if unknown.
-	Since time.Time `json:"since"`
-	// Ready reports whether the plugin is up and serving; /healthz
-	// requires every plugin to be ready.
-	Ready bool `json:"ready"`
-	// Action says what the operator does about State; empty when nothing.
-	Action string `json:"action,omitempty"`
-	// Kinds lists the plugin kinds the instance serves ("channel",
-	// "command", "hook").
-	Kinds []string `json:"kinds"`
-	// Message is what the running plugin last reported about itself,
-	// exactly as reported; empty when nothing.
-	Message string `json:"message,omitempty"`
-	// Attention is what the operator needs to act when State is
-	// needs_attention, exactly as the plugin reported it; nil otherwise.
-	Attention *Attention `json:"attention,omitempty"`
-}
-
-// Attention is what a plugin that needs attention asks the operator for.
-type Attention struct {
-	// Kind is "qr" (Data is text to encode as a QR code and scan), "code"
-	// (a code to type on a device) or "link" (a URL to open).
-	Kind string `json:"kind"`
-	// Data is the QR payload, the code or the URL.
-	Data string `json:"data"`
-	// ExpiresAt is when Data stops being valid; zero when unknown.
-	ExpiresAt time.Time `json:"expires_at,omitzero"`
-	// Retry, when not empty, labels the action that POST
-	// /plugins/{instance}/retry (and `clawhost retry`) performs.
-	Retry string `json:"retry,omitempty"`
 }
 
 // Agent is one configured agent (an agent block).
@@ -422,11 +377,36 @@ type PairingCode struct {
 	Instance string `json:"instance"`
 	// SenderID is the sender's platform id.
 	SenderID string `json:"sender_id"`
+	// SenderName and SenderUsername are who the platform says asks
+	// (display name, @username without the @); "" when it said nothing.
+	SenderName     string `json:"sender_name,omitempty"`
+	SenderUsername string `json:"sender_username,omitempty"`
 	// Code is the code the sender was given.
 	Code string `json:"code"`
 	// CreatedAt and ExpiresAt bound the code's validity.
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Person is the sender's name as the platform gave it: "Dave Null
+// (@dave)", "Dave Null", "@dave", or "" when it gave none.
+func (c PairingCode) Person() string {
+	switch {
+	case c.SenderName != "" && c.SenderUsername != "":
+		return c.SenderName + " (@" + c.SenderUsername + ")"
+	case c.SenderUsername != "":
+		return "@" + c.SenderUsername
+	}
+	return c.SenderName
+}
+
+// Who is the sender as a person reads it: "Dave Null (@dave) tg:42", or
+// just "tg:42" when the platform gave no name.
+func (c PairingCode) Who() string {
+	if p := c.Person(); p != "" {
+		return p + " " + c.Instance + ":" + c.SenderID
+	}
+	return c.Instance + ":" + c.SenderID
 }
 
 // Retrier performs the retry a plugin that needs attention offers.

@@ -58,6 +58,7 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("POST /sessions/stop", h.stopSession)
 	mux.HandleFunc("POST /plugins/{instance}/restart", h.restartPlugin)
 	mux.HandleFunc("POST /pairing/deny", h.denyPairing)
+	mux.HandleFunc("POST /doctor", h.runDoctor)
 	if h.pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

@@ -199,7 +199,18 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 </table>
 {{else}}<p class="none">No plugin enabled.</p>
 {{end}}
-{{if or .Snap.Approvals .Snap.Decisions}}<h2>Tool approvals</h2>
+{{if .Snap.Disabled}}<p>Not enabled (not started):</p>
+<ul>{{range .Snap.Disabled}}<li id="disabled-{{.Instance}}"><b>{{.Instance}}</b> ({{.Source}}): {{.Why}}</li>
+{{end}}</ul>
+{{end}}{{with .Snap.Doctor}}<h2 id="doctor">Checks (clawhost doctor)</h2>
+{{if .Running}}<p class="meta">The checks are running; this page shows them when they are done.</p>
+{{end}}{{if .At.IsZero}}{{if not .Running}}<p class="none">Not run yet: the checks ask claude, each channel's platform and the disk (a few seconds).</p>
+{{end}}{{else}}<p class="meta">Run {{$.Age .At}} ago: {{if .Failed}}<b class="bad">{{.Failed}} fail</b>{{else}}<b class="ok">nothing fails</b>{{end}}</p>
+<table><thead><tr><th>verdict</th><th>check</th><th>found</th><th>what to do</th></tr></thead><tbody>
+{{range .Checks}}<tr><td class="{{if eq .Verdict "ok"}}ok{{else if eq .Verdict "fail"}}bad{{else}}none{{end}}">{{.Verdict}}</td><td>{{.Name}}</td><td>{{.Found}}</td><td>{{.Do}}</td></tr>
+{{end}}</tbody></table>
+{{end}}<form method="post" action="/doctor"><input type="hidden" name="from" value="page"><button type="submit">Run checks</button></form>
+{{end}}{{if or .Snap.Approvals .Snap.Decisions}}<h2>Tool approvals</h2>
 {{if .Snap.Approvals}}<p class="meta">These turns wait until someone in the chat answers (or agent.approval_timeout denies).</p>
 <table>
 <thead><tr><th>session</th><th>tool</th><th>input</th><th>who may answer</th><th>waiting</th><th></th></tr></thead>

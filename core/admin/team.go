@@ -218,7 +218,7 @@ const pairingSection = `{{if .Snap.PendingPairings}}<h2>Waiting for an owner</h2
 <table>
 <thead><tr><th>sender</th><th>code</th><th>expires</th><th></th></tr></thead>
 <tbody>
-{{range .Snap.PendingPairings}}<tr><td><code>{{.Instance}}:{{.SenderID}}</code></td><td><code>{{.Code}}</code></td><td class="n">{{$.Stamp .ExpiresAt}}</td><td><form method="post" action="/pairing/approve"><input type="hidden" name="code" value="{{.Code}}"><input type="hidden" name="from" value="page"><button type="submit">Approve</button></form><form method="post" action="/pairing/deny"><input type="hidden" name="code" value="{{.Code}}"><input type="hidden" name="from" value="page"><button type="submit">Deny</button></form></td></tr>
+{{range .Snap.PendingPairings}}<tr><td>{{with .SenderName}}{{.}} {{end}}{{with .SenderUsername}}@{{.}} {{end}}<code>{{.Instance}}:{{.SenderID}}</code></td><td><code>{{.Code}}</code></td><td class="n">{{$.Stamp .ExpiresAt}}</td><td><form method="post" action="/pairing/approve"><input type="hidden" name="code" value="{{.Code}}"><input type="hidden" name="from" value="page"><button type="submit">Approve</button></form><form method="post" action="/pairing/deny"><input type="hidden" name="code" value="{{.Code}}"><input type="hidden" name="from" value="page"><button type="submit">Deny</button></form></td></tr>
 {{end}}</tbody>
 </table>
 {{end}}{{if .Snap.ApprovedSenders}}<h2>Approved senders</h2>

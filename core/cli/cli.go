@@ -42,6 +42,7 @@ type command struct {
 // invocation is a command line once the common flags are parsed.
 type invocation struct {
 	config         string   // -config
+	admin          string   // -admin (status, pairing, retry, reload)
 	approved       bool     // -approved (pairing list only)
 	all            bool     // -all (validate only)
 	positional     []string // the arguments that are not flags
@@ -59,10 +60,10 @@ func commandTable() []command {
 	runServe := func(inv invocation) int { return serve(inv.config, inv.stderr) }
 	runValidate := func(inv invocation) int { return validate(inv.config, inv.all, inv.stdout, inv.stderr) }
 	runPairing := func(inv invocation) int {
-		return pairing(inv.config, inv.positional, inv.approved, inv.stdout, inv.stderr)
+		return pairing(inv.host(), inv.positional, inv.approved, inv.stdout, inv.stderr)
 	}
-	runStatus := func(inv invocation) int { return status(inv.config, inv.stdout, inv.stderr) }
-	runRetry := func(inv invocation) int { return retry(inv.config, inv.positional, inv.stdout, inv.stderr) }
+	runStatus := func(inv invocation) int { return status(inv.host(), inv.stdout, inv.stderr) }
+	runRetry := func(inv invocation) int { return retry(inv.host(), inv.positional, inv.stdout, inv.stderr) }
 	runVersion := func(inv invocation) int {
 		fmt.Fprintln(inv.stdout, thisBuild())
 		return 0
@@ -213,6 +214,8 @@ func writeUsage(w io.Writer) {
 	fmt.Fprintln(w, "Flags:")
 	fmt.Fprintf(w, "  -config FILE  %s (default: %s\n", configFlagUsage, "$XDG_CONFIG_HOME/clawhost/config.hcl if it exists, else ./config.hcl)")
 	fmt.Fprintln(w, "               clawhost.env beside the file sets the variables the environment does not")
+	fmt.Fprintln(w, "  -admin ADDR   status, pairing, retry, reload: reach the running host's admin endpoint at ADDR")
+	fmt.Fprintln(w, "                (when the file does not load, it is found from data_dir/admin.json without it)")
 	fmt.Fprintln(w, "  -h, -help     print this help")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Run "clawhost help COMMAND" for more about one command.`)
@@ -298,6 +301,7 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 	cfgPath := fs.String("config", defaultConfig(), configFlagUsage)
 	approved := fs.Bool("approved", false, "pairing list: the approved senders instead of the pending codes")
 	all := fs.Bool("all", false, "validate: check the config blocks of disabled plugins too")
+	adminAddr := fs.String("admin", "", "status, pairing, retry, reload: the running host's admin endpoint (host:port), when the configuration file does not say it (or does not load)")
 	var positional []string
 	for len(args) > 0 && !isFlag(args[0]) {
 		positional, args = append(positional, args[0]), args[1:]
@@ -323,7 +327,11 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 		fmt.Fprintln(stderr, "clawhost: -all goes with validate")
 		return inv, 2, false
 	}
-	return invocation{config: *cfgPath, approved: *approved, all: *all, positional: positional, stdout: stdout, stderr: stderr}, 0, true
+	if *adminAddr != "" && cmd != "status" && cmd != "pairing" && cmd != "retry" && cmd != "reload" {
+		fmt.Fprintln(stderr, "clawhost: -admin goes with status, pairing, retry and reload")
+		return inv, 2, false
+	}
+	return invocation{config: *cfgPath, admin: *adminAddr, approved: *approved, all: *all, positional: positional, stdout: stdout, stderr: stderr}, 0, true
 }
 
 func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
@@ -333,25 +341,48 @@ func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
 // just after a reload was refused — the diagnostics are printed and the
 // host is found from what it wrote in data_dir (core.RuntimeFile; data_dir
 // as far as the file says, else ./data beside it).
-func loadForHost(name, path string, w io.Writer) (*config.Config, bool) {
-	cfg, ok := load(path, w)
+//
+// With -admin ADDR (at.admin) the host is reached there whatever the file
+// says; its token is still read from data_dir. The Config returned in the
+// runtime case has no path (Config.Path is ""): it is good for reaching the
+// host, not for opening its database (see pairing).
+func loadForHost(name string, at hostAt, w io.Writer) (*config.Config, bool) {
+	cfg, ok := load(at.config, w)
 	if ok {
+		if at.admin != "" {
+			cfg.Admin.Listen = at.admin
+		}
 		return cfg, true
 	}
-	dataDir := filepath.Join(filepath.Dir(path), config.DefaultDataDir)
-	if cfg != nil && cfg.DataDir != "" && filepath.IsAbs(cfg.DataDir) {
+	dataDir := filepath.Join(filepath.Dir(at.config), config.DefaultDataDir)
+	if cfg != nil && cfg.DataDir != "" {
 		dataDir = cfg.DataDir
+		if !filepath.IsAbs(dataDir) {
+			dataDir = filepath.Join(filepath.Dir(at.config), dataDir)
+		}
+	}
+	c := config.Default()
+	c.DataDir = dataDir
+	if at.admin != "" {
+		fmt.Fprintf(w, "clawhost %s: %s does not load (above); reaching the running host at %s (-admin)\n", name, at.config, at.admin)
+		c.Admin.Listen = at.admin
+		return c, true
 	}
 	rt, err := core.ReadRuntime(dataDir)
 	if err != nil || rt.Listen == "" {
 		return nil, false
 	}
-	fmt.Fprintf(w, "clawhost %s: %s does not load (above); reaching the running host at %s (from %s)\n", name, path, rt.Listen, filepath.Join(dataDir, core.RuntimeFile))
-	c := config.Default()
-	c.DataDir = dataDir
+	fmt.Fprintf(w, "clawhost %s: %s does not load (above); reaching the running host at %s (from %s)\n", name, at.config, rt.Listen, filepath.Join(dataDir, core.RuntimeFile))
 	c.Admin.Listen, c.Admin.TLSCert = rt.Listen, rt.TLSCert
 	return c, true
 }
+
+// hostAt says where the commands that talk to the running host find it:
+// the configuration file and -admin.
+type hostAt struct{ config, admin string }
+
+// host is where inv's command finds the running host.
+func (inv invocation) host() hostAt { return hostAt{config: inv.config, admin: inv.admin} }
 
 // load reads the configuration, printing diagnostics; ok is false on errors.
 func load(path string, w io.Writer) (*config.Config, bool) {

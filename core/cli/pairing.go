@@ -27,14 +27,14 @@ const pairingUsage = `usage: clawhost pairing list [-approved] [-config FILE]
 // locked by it: the command then goes through the admin endpoint on
 // loopback; otherwise it opens the database (where, to revoke, the
 // schedules are too) itself.
-func pairing(path string, args []string, approved bool, stdout, stderr io.Writer) int {
+func pairing(at hostAt, args []string, approved bool, stdout, stderr io.Writer) int {
 	ok := len(args) == 1 && args[0] == "list" ||
 		len(args) == 2 && (args[0] == "approve" || args[0] == "revoke") && !approved
 	if !ok {
 		fmt.Fprintln(stderr, pairingUsage)
 		return 2
 	}
-	cfg, loaded := loadForHost("pairing", path, stderr)
+	cfg, loaded := loadForHost("pairing", at, stderr)
 	if !loaded {
 		return 1
 	}
@@ -57,6 +57,13 @@ func pairing(path string, args []string, approved bool, stdout, stderr io.Writer
 			fmt.Fprintf(stderr, "clawhost pairing: %v\n", err)
 			return 1
 		}
+	}
+	if cfg.Path() == "" {
+		// Reached from data_dir/admin.json (or -admin) because the file
+		// does not load: it does not say which database (a default SQLite
+		// one would be the wrong one for PostgreSQL).
+		fmt.Fprintf(stderr, "clawhost pairing: the host at %s does not answer and %s does not load: fix the file (clawhost validate), or start clawhost\n", cfg.Admin.Listen, at.config)
+		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -104,7 +111,11 @@ func formatCodes(codes []admin.PairingCode) string {
 	}
 	var b strings.Builder
 	for _, c := range codes {
-		fmt.Fprintf(&b, "%s  %s:%s  expires %s\n", c.Code, c.Instance, c.SenderID, c.ExpiresAt.Format(time.RFC3339))
+		fmt.Fprintf(&b, "%s  %s:%s  expires %s", c.Code, c.Instance, c.SenderID, c.ExpiresAt.Format(time.RFC3339))
+		if p := c.Person(); p != "" {
+			fmt.Fprintf(&b, "  %s", p)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

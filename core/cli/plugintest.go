@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/sdk/conformance"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
@@ -112,7 +113,7 @@ func pluginTest(ctx context.Context, o pluginTestOptions, stdout, stderr io.Writ
 	if o.verbose {
 		level = hclog.Debug
 	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: stderr, Level: level})
+	log := hclog.New(&hclog.LoggerOptions{Name: "plugin", Output: stderr, Level: level, TimeFormat: core.LogTimeFormat})
 	tmp, err := os.MkdirTemp("", "clawhost-plugin-test-")
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost plugin test: %v\n", err)

@@ -17,13 +17,13 @@ import (
 // plugin took the request (its next status shows the outcome), 1 when the
 // instance is unknown, offers no retry or refused, 2 on bad usage or when
 // the host cannot be reached.
-func retry(path string, args []string, stdout, stderr io.Writer) int {
+func retry(at hostAt, args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 || args[0] == "" {
 		fmt.Fprintln(stderr, "usage: clawhost retry INSTANCE [-config FILE]")
 		return 2
 	}
 	instance := args[0]
-	cfg, ok := loadForHost("retry", path, stderr)
+	cfg, ok := loadForHost("retry", at, stderr)
 	if !ok {
 		return 2
 	}

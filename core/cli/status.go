@@ -24,8 +24,8 @@ import (
 // are ready, the store is not degraded and the last reload was not
 // refused, 1 otherwise, 2 when the host cannot be reached (not running, or
 // admin disabled).
-func status(path string, stdout, stderr io.Writer) int {
-	cfg, ok := loadForHost("status", path, stderr)
+func status(at hostAt, stdout, stderr io.Writer) int {
+	cfg, ok := loadForHost("status", at, stderr)
 	if !ok {
 		return 2
 	}
@@ -130,25 +130,9 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 	if s.Sandbox != "" {
 		fmt.Fprintf(&b, "sandbox: %s\n", s.Sandbox)
 	}
-	if a := s.Agent; a != nil {
-		if a.Ready {
-			fmt.Fprintf(&b, "agent: ready, claude %s at %s", dash(a.Version), a.Path)
-			if a.Auth != "" {
-				fmt.Fprintf(&b, ", logged in with %s", strings.ReplaceAll(a.Auth, "_", " "))
-			}
-			if a.Action != "" {
-				fmt.Fprintf(&b, " (%s)", a.Action)
-			}
-			b.WriteString("\n")
-		} else {
-			fmt.Fprintf(&b, "agent: NOT READY (%s): %s\n  to do: %s\n", a.State, a.LastError, a.Action)
-		}
-	}
-	if st := s.Store; st != nil && st.State != "ok" {
-		fmt.Fprintf(&b, "store: DEGRADED since %s, %d failed writes: %s\n  to do: %s\n", st.Since.Local().Format("15:04:05"), st.Errors, st.LastError, st.Action)
-	}
+	writeHealth(&b, s, now)
 	for _, p := range s.PendingPairings {
-		fmt.Fprintf(&b, "waiting for an owner: %s:%s (code %s, until %s): clawhost pairing approve %s\n", p.Instance, p.SenderID, p.Code, p.ExpiresAt.Local().Format("15:04"), p.Code)
+		fmt.Fprintf(&b, "waiting for an owner: %s (code %s, until %s): clawhost pairing approve %s\n", p.Who(), p.Code, p.ExpiresAt.Local().Format("15:04"), p.Code)
 	}
 	if n := len(s.ApprovedSenders); n > 0 {
 		fmt.Fprintf(&b, "approved through pairing: %d (clawhost pairing list -approved)\n", n)
@@ -212,6 +196,9 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 			writeAttention(&b, p.Instance, *p.Attention, now)
 		}
 	}
+	for _, p := range s.Disabled {
+		fmt.Fprintf(&b, "  %-14s %-10s not enabled: %s\n", p.Instance, p.Source, p.Why)
+	}
 	if c := s.Cluster; c != nil {
 		writeCluster(&b, *c, now)
 	}
@@ -234,6 +221,36 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 		}
 	}
 	return b.String()
+}
+
+// writeHealth writes the agent's and the store's items and the failing
+// checks of the last doctor run from the status page.
+func writeHealth(b *strings.Builder, s admin.Snapshot, now time.Time) {
+	if a := s.Agent; a != nil {
+		if a.Ready {
+			fmt.Fprintf(b, "agent: ready, claude %s at %s", dash(a.Version), a.Path)
+			if a.Auth != "" {
+				fmt.Fprintf(b, ", logged in with %s", strings.ReplaceAll(a.Auth, "_", " "))
+			}
+			if a.Action != "" {
+				fmt.Fprintf(b, " (%s)", a.Action)
+			}
+			b.WriteString("\n")
+		} else {
+			fmt.Fprintf(b, "agent: NOT READY (%s): %s\n  to do: %s\n", a.State, a.LastError, a.Action)
+		}
+	}
+	if st := s.Store; st != nil && st.State != "ok" {
+		fmt.Fprintf(b, "store: DEGRADED since %s, %d failed writes: %s\n  to do: %s\n", st.Since.Local().Format("15:04:05"), st.Errors, st.LastError, st.Action)
+	}
+	if d := s.Doctor; d != nil && !d.At.IsZero() && d.Failed() > 0 {
+		fmt.Fprintf(b, "checks (clawhost doctor, run from the status page %s ago): %d fail\n", now.Sub(d.At).Round(time.Second), d.Failed())
+		for _, c := range d.Checks {
+			if c.Verdict == "fail" {
+				fmt.Fprintf(b, "  FAIL %s: %s\n    to do: %s\n", c.Name, c.Found, c.Do)
+			}
+		}
+	}
 }
 
 // writeCluster writes the hosts sharing the database, then the other

@@ -275,7 +275,7 @@ func oneLine(s string) string {
 // when applied (what waits for a restart is listed), 1 when refused (with
 // the diagnostics), 2 when the host cannot be reached.
 func reloadCommand(inv invocation) int {
-	cfg, ok := loadForHost("reload", inv.config, inv.stderr)
+	cfg, ok := loadForHost("reload", inv.host(), inv.stderr)
 	if !ok {
 		return 2
 	}

@@ -53,18 +53,11 @@ func validate(path string, all bool, stdout, stderr io.Writer) int {
 // -all can check (a source and a path).
 func disabledPlugins(cfg *config.Config, w io.Writer, all bool) []*config.Plugin {
 	var out []*config.Plugin
-	files := cfg.Files()
 	for _, p := range cfg.Plugins {
 		if p.Enabled {
 			continue
 		}
-		why := "enabled = false"
-		if a := cfg.Attribute("plugin", p.Name, "enabled"); a != nil {
-			r := a.Expr.Range()
-			if f := files[r.Filename]; f != nil && r.End.Byte <= len(f.Bytes) {
-				why = "enabled = " + string(f.Bytes[r.Start.Byte:r.End.Byte]) + " at " + config.Position(r) + " is false"
-			}
-		}
+		why := cfg.DisabledBecause(p)
 		note := " (clawhost validate -all checks its config block too)"
 		if all {
 			note = " (its config block is checked as if enabled)"

@@ -63,6 +63,19 @@ func (c *Config) StringValue(a *hcl.Attribute) (string, bool) {
 	return v.AsString(), true
 }
 
+// BoolValue evaluates a's expression in the file's context (env()); ok
+// is false when a is nil or its value is not a known bool.
+func (c *Config) BoolValue(a *hcl.Attribute) (v, ok bool) {
+	if a == nil {
+		return false, false
+	}
+	val, diags := a.Expr.Value(c.ctx)
+	if diags.HasErrors() || val.IsNull() || !val.IsKnown() || val.Type() != cty.Bool {
+		return false, false
+	}
+	return val.True(), true
+}
+
 // Literal reports whether e is written out in the file — a string, a
 // number, a list or map of them — rather than computed by a function
 // such as env(): a secret written so is readable by whoever can read the
@@ -113,4 +126,22 @@ func (c *Config) LookupEnv(name string) (string, bool) {
 		return "", false
 	}
 	return c.lookupEnv(name)
+}
+
+// DisabledBecause says why plugin p is not enabled: the enabled
+// expression as written and where ("enabled = env(\"TOKEN\", \"\") != \"\"
+// at config.hcl:12 is false"), or "enabled = false" when it cannot be
+// read back. "" when p is enabled.
+func (c *Config) DisabledBecause(p *Plugin) string {
+	if p.Enabled {
+		return ""
+	}
+	why := "enabled = false"
+	if a := c.Attribute("plugin", p.Name, "enabled"); a != nil {
+		r := a.Expr.Range()
+		if f := c.Files()[r.Filename]; f != nil && r.End.Byte <= len(f.Bytes) {
+			why = "enabled = " + string(f.Bytes[r.Start.Byte:r.End.Byte]) + " at " + Position(r) + " is false"
+		}
+	}
+	return why
 }

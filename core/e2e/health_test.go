@@ -3,12 +3,21 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/discord/discordtest"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
 
 // TestMissingClaudeIsNotHealthy: with agent.command pointing nowhere
@@ -91,6 +100,31 @@ func TestReloadSaysWhatWaits(t *testing.T) {
 	if rc := run([]string{"status", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "was refused") {
 		t.Errorf("clawhost status with a broken file: exit %d\n%s", rc, out.String())
 	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"pairing", "list", "-config", cfg}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "no pending pairing codes") ||
+		!strings.Contains(errb.String(), "reaching the running host at "+addr) {
+		t.Errorf("clawhost pairing list with a broken file: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"status", "-admin", addr, "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "was refused") || !strings.Contains(errb.String(), "(-admin)") {
+		t.Errorf("clawhost status -admin with a broken file: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+
+	// A clean stop removes data_dir/admin.json; pairing with the broken
+	// file then does not open a database the file does not name (a
+	// default SQLite one would be wrong for PostgreSQL).
+	_ = d.Process().Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+	if _, err := os.Stat(filepath.Join(dir, "data", "admin.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("admin.json after a clean stop: %v", err)
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"pairing", "list", "-admin", addr, "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "does not answer") {
+		t.Errorf("clawhost pairing list, host stopped, broken file: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
 }
 
 // TestSecondInstanceOnTheSamePorts: a second clawhost (another data_dir)
@@ -140,6 +174,25 @@ func TestValidateListsDisabledPlugins(t *testing.T) {
 	errb.Reset()
 	if rc := run([]string{"validate", "-all", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "tokn") {
 		t.Errorf("validate -all: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+
+	// The usual pattern: the token from the same unset variable that
+	// disables the plugin. -all passes whatever the caller's environment
+	// (the plugin's "Empty bot token" is a warning) and still catches the
+	// typo.
+	h.Plugins[0].Config = Attrs{"token": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "")`)}
+	cfg = h.Write(t)
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"validate", "-all", "-config", cfg}, &out, &errb); rc != 0 {
+		t.Errorf("validate -all, token from the unset variable: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	h.Plugins[0].Config = Attrs{"token": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "")`), "tokn": "oops"}
+	cfg = h.Write(t)
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"validate", "-all", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "tokn") {
+		t.Errorf("validate -all, token from the unset variable and a typo: exit %d\n%s%s", rc, out.String(), errb.String())
 	}
 }
 
@@ -222,5 +275,276 @@ func TestDoctor(t *testing.T) {
 	out.Reset()
 	if rc := run([]string{"doctor", "-config", cfg2}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "FAIL  claude CLI (agent main)") || !strings.Contains(out.String(), "is not logged in") {
 		t.Errorf("doctor without credentials: exit %d\n%s", rc, out.String())
+	}
+}
+
+// TestDoctorChannels: doctor asks each enabled channel's platform (the
+// fakes) whether it takes the config block's credentials: a Telegram token
+// the Bot API refuses is a FAIL naming the channel (exit 1) and the token
+// is never printed; the right one is ok with the bot's @username; a
+// Discord bot is ok with its name and the Message Content intent, a FAIL
+// when the intent is off; an unlinked WhatsApp is a warning.
+func TestDoctorChannels(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	tg := telegramtest.NewServer(tgToken)
+	defer tg.Close()
+	dc := discordtest.NewServer(dcToken)
+	defer dc.Close()
+	doctor := func(tgTok string) (int, string) {
+		dir := t.TempDir()
+		agent := RealClaude(bin, filepath.Join(dir, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir, "workspace")})
+		cfg := (&Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": ""}, Plugins: []Plugin{
+			{Name: "tg", Source: "telegram", Config: Attrs{"token": tgTok, "api_endpoint": tg.APIEndpoint()}},
+			{Name: "dc", Source: "discord", Config: Attrs{"token": dcToken, "api_endpoint": dc.Endpoint()}},
+			{Name: "wa", Source: "whatsapp"},
+		}}).Write(t)
+		var out, errb bytes.Buffer
+		rc := run([]string{"doctor", "-config", cfg}, &out, &errb)
+		return rc, out.String() + errb.String()
+	}
+	bad := "123:refused-token-xyz"
+	rc, out := doctor(bad)
+	if rc != 1 || !regexp.MustCompile(`FAIL  channel "tg" \(telegram\)\s+Telegram refused the token`).MatchString(out) || strings.Contains(out, bad) {
+		t.Errorf("a refused Telegram token: exit %d\n%s", rc, out)
+	}
+	if !regexp.MustCompile(`ok    channel "dc" \(discord\)\s+Discord accepts the token: the bot is clawbot, with the Message Content intent`).MatchString(out) {
+		t.Errorf("discord:\n%s", out)
+	}
+	if !regexp.MustCompile(`WARN  channel "wa" \(whatsapp\)\s+no phone linked yet`).MatchString(out) {
+		t.Errorf("whatsapp:\n%s", out)
+	}
+	rc, out = doctor(tgToken)
+	if rc != 0 || !regexp.MustCompile(`ok    channel "tg" \(telegram\)\s+Telegram accepts the token: the bot is @clawbot`).MatchString(out) || strings.Contains(out, tgToken) {
+		t.Errorf("the right Telegram token: exit %d\n%s", rc, out)
+	}
+	dc.SetMessageContentAllowed(false)
+	rc, out = doctor(tgToken)
+	if rc != 1 || !strings.Contains(out, "Message Content intent is off") || strings.Contains(out, dcToken) {
+		t.Errorf("discord without the intent: exit %d\n%s", rc, out)
+	}
+}
+
+// TestDisabledPluginShown: a plugin disabled by an unset variable is on
+// the status page, in status.json and in clawhost status with what
+// disables it, so "why is Telegram not there?" has its answer.
+func TestDisabledPluginShown(t *testing.T) {
+	t.Parallel()
+	addr := wcFreeAddr(t)
+	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{{Name: "tg", Source: "telegram",
+		Attrs:  Attrs{"enabled": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "") != ""`)},
+		Config: Attrs{"token": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "")`)}}}}
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	why := `enabled = env("CLAWHOST_TEST_UNSET_TOKEN", "") != "" at ` + cfg + `:`
+	_, body := get(t, "http://"+addr+"/status.json")
+	var snap struct {
+		Disabled []struct{ Instance, Source, Why string } `json:"disabled_plugins"`
+	}
+	if err := json.Unmarshal([]byte(body), &snap); err != nil || len(snap.Disabled) != 1 || snap.Disabled[0].Instance != "tg" ||
+		snap.Disabled[0].Source != "telegram" || !strings.HasPrefix(snap.Disabled[0].Why, why) {
+		t.Errorf("status.json: %v %+v", err, snap.Disabled)
+	}
+	_, page := get(t, "http://"+addr+"/")
+	if !strings.Contains(page, `id="disabled-tg"`) || !strings.Contains(page, "CLAWHOST_TEST_UNSET_TOKEN") {
+		t.Errorf("the page does not show the disabled plugin:\n%s", page)
+	}
+	var out, errb bytes.Buffer
+	run([]string{"status", "-config", cfg}, &out, &errb)
+	if !regexp.MustCompile(`(?m)^  tg\s+telegram\s+not enabled: ` + regexp.QuoteMeta(why)).MatchString(out.String()) {
+		t.Errorf("clawhost status:\n%s%s", out.String(), errb.String())
+	}
+}
+
+// postAdmin POSTs form to the admin endpoint url with the host's token.
+func postAdmin(t *testing.T, url string, form string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(form))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if tok := AdminToken(req.URL.Host); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestDoctorOnStatusPage: doctor's checks run inside the host on POST
+// /doctor (the page's Run checks button): status.json has them (without
+// the database, which the host holds), the page shows the section with a
+// Telegram token its platform refuses as a failure, and clawhost status
+// names the failing check.
+func TestDoctorOnStatusPage(t *testing.T) {
+	t.Parallel()
+	tg := telegramtest.NewServer(tgToken)
+	defer tg.Close()
+	addr := wcFreeAddr(t)
+	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{
+		{Name: "tg", Source: "telegram", Config: Attrs{"token": "123:refused", "api_endpoint": tg.APIEndpoint()}}}}
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	if _, page := get(t, "http://"+addr+"/"); !strings.Contains(page, `action="/doctor"`) || !strings.Contains(page, "Not run yet") {
+		t.Fatalf("the page has no checks section:\n%s", page)
+	}
+	if code, body := postAdmin(t, "http://"+addr+"/doctor", ""); code != 200 {
+		t.Fatalf("POST /doctor: %d %s", code, body)
+	}
+	var snap admin.Snapshot
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, body := get(t, "http://"+addr+"/status.json")
+		snap = admin.Snapshot{}
+		_ = json.Unmarshal([]byte(body), &snap)
+		if snap.Doctor != nil && !snap.Doctor.At.IsZero() && !snap.Doctor.Running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the checks did not finish: %s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	names := map[string]admin.DoctorCheck{}
+	for _, c := range snap.Doctor.Checks {
+		names[c.Name] = c
+	}
+	if c := names[`channel "tg" (telegram)`]; c.Verdict != "fail" || !strings.Contains(c.Found, "refused the token") {
+		t.Errorf("the channel check: %+v", snap.Doctor.Checks)
+	}
+	if _, ok := names["database"]; ok || names["data_dir"].Verdict != "ok" {
+		t.Errorf("checks: %+v", snap.Doctor.Checks)
+	}
+	if _, page := get(t, "http://"+addr+"/"); !strings.Contains(page, "1 fail") || !strings.Contains(page, "refused the token") {
+		t.Errorf("the page's checks:\n%s", page)
+	}
+	var out, errb bytes.Buffer
+	run([]string{"status", "-config", cfg}, &out, &errb)
+	if !strings.Contains(out.String(), `FAIL channel "tg" (telegram): Telegram refused the token`) {
+		t.Errorf("clawhost status:\n%s%s", out.String(), errb.String())
+	}
+}
+
+// TestSecondWebChatOnTheSamePort: a second clawhost whose web chat cannot
+// bind its port (the first one's holds it) starts, but not silently: the
+// log says it is degraded naming the plugin, /healthz answers 503 and
+// clawhost status exits 1 naming it.
+func TestSecondWebChatOnTheSamePort(t *testing.T) {
+	t.Parallel()
+	web := wcFreeAddr(t)
+	a1, a2 := wcFreeAddr(t), wcFreeAddr(t)
+	first := Host{Dir: t.TempDir(), Admin: Attrs{"listen": a1}, Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": web}}}}
+	d1 := Launch(t, first.Write(t))
+	d1.waitFor(func() bool { code, _ := get(t, "http://"+a1+"/healthz"); return code == 200 }, "the first host ready")
+	second := Host{Dir: t.TempDir(), Admin: Attrs{"listen": a2}, Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": web}}}}
+	cfg := second.Write(t)
+	d2 := Launch(t, cfg)
+	d2.waitFor(func() bool { return strings.Contains(d2.Log(), "clawhost is degraded") }, "the degraded warning")
+	if !regexp.MustCompile(`clawhost is degraded: .*plugins="web \(misconfigured\)"`).MatchString(d2.Log()) {
+		t.Errorf("the warning does not name the plugin:\n%s", d2.Log())
+	}
+	if code, body := get(t, "http://"+a2+"/healthz"); code != 503 || !strings.Contains(body, "web") {
+		t.Errorf("/healthz of the second host: %d %s", code, body)
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"status", "-config", cfg}, &out, &errb); rc != 1 || !regexp.MustCompile(`(?m)^  web\s+webchat\s+misconfigured`).MatchString(out.String()) ||
+		!strings.Contains(out.String(), web) {
+		t.Errorf("clawhost status: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+}
+
+// TestSighupSaysWhatWaits: SIGHUP after agent.command changed applies the
+// file and says, in a WARN line and in status.json's last_reload, that the
+// command waits for a restart of clawhost.
+func TestSighupSaysWhatWaits(t *testing.T) {
+	t.Parallel()
+	addr := wcFreeAddr(t)
+	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}}
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`(?m)^(\s*command\s*=\s*)"([^"]*)"`).ReplaceAllString(string(b), `${1}"/usr/bin/true"`)
+	if text == string(b) {
+		t.Fatalf("the edit changed nothing:\n%s", text)
+	}
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Process().Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	d.waitFor(func() bool { return strings.Contains(d.Log(), "configuration reloaded") }, "the reload")
+	if !regexp.MustCompile(`\[WARN\] .*reload: these changes take effect only after a restart of clawhost: settings="agent \{ command`).MatchString(d.Log()) {
+		t.Errorf("no WARN line naming agent.command:\n%s", d.Log())
+	}
+	var snap admin.Snapshot
+	_, body := get(t, "http://"+addr+"/status.json")
+	if err := json.Unmarshal([]byte(body), &snap); err != nil || snap.LastReload == nil || snap.LastReload.Refused ||
+		!strings.Contains(strings.Join(snap.LastReload.NeedsRestart, "; "), "agent { command") {
+		t.Errorf("last_reload: %v %+v", err, snap.LastReload)
+	}
+}
+
+// TestClaudeAuthRefused: the real claude CLI whose key the fake Anthropic
+// API refuses (401) on a turn makes the agent item not_logged_in ("refused
+// its credentials"): /healthz 503; the next turn that gets through makes
+// it ready again.
+func TestClaudeAuthRefused(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	dir := t.TempDir()
+	addr := wcFreeAddr(t)
+	h := loopbackHost(dir, false)
+	h.Agent = RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "sandbox": "off"})
+	h.Admin = Attrs{"listen": addr}
+	d := Launch(t, h.Write(t))
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "a healthy host (claude auth status: api_key)")
+
+	// Every request refused (claude may retry), until a good answer.
+	fake.SetResponder(func(*anthropictest.Request) anthropictest.Reply { return anthropictest.Unauthorized() })
+	d.post("u1", "hello")
+	d.nextSend("chat-u1") // the chat is told
+	d.waitFor(func() bool {
+		code, body := get(t, "http://"+addr+"/healthz")
+		return code == 503 && strings.Contains(body, "refused its credentials")
+	}, "the agent not_logged_in after the refused turn")
+
+	fake.SetResponder(func(*anthropictest.Request) anthropictest.Reply { return anthropictest.Reply{Text: "back in business"} })
+	d.post("u1", "again")
+	for seen := ""; !strings.Contains(seen, "back in business"); {
+		seen += d.nextSend("chat-u1")
+	}
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "the agent ready after a good turn")
+}
+
+// TestStoreDoesNotOpen: a database that does not open stops the start
+// with one error that says where the file names it (data_dir for SQLite),
+// and no "clawhost started".
+func TestStoreDoesNotOpen(t *testing.T) {
+	t.Parallel()
+	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": ""}, Plugins: []Plugin{{Name: "lo", Source: "loopback"}}}
+	cfg := h.Write(t)
+	// The database's file is a directory: SQLite cannot open it.
+	if err := os.MkdirAll(filepath.Join(h.Dir, "data", "clawhost.db"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Command(t, cfg).CombinedOutput()
+	if err == nil || !regexp.MustCompile(`\(data_dir at .*config\.hcl:\d+\)`).Match(out) || strings.Contains(string(out), "clawhost started") {
+		t.Errorf("start with a database that does not open: %v\n%s", err, out)
 	}
 }

@@ -15,8 +15,9 @@ import (
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 )
 
-// TestStatusPageActions: in Chromium, the status page acts — Deny on a
-// pending pairing drops it, Stop on a running session stops its turn (no
+// TestStatusPageActions: in Chromium, the status page acts — Approve on a
+// pending pairing lets the sender in and answers their held message, Deny
+// on a pending pairing drops it, Stop on a running session stops its turn (no
 // answer comes), Restart on a plugin restarts it; each through the page's
 // own forms, behind the admin token, and each in the audit trail.
 func TestStatusPageActions(t *testing.T) {
@@ -49,6 +50,26 @@ func TestStatusPageActions(t *testing.T) {
 		if _, err := webchattest.Eval[bool](b, `(document.querySelector('form[action="`+form+`"] button').click(), true)`); err != nil {
 			t.Fatalf("click %s: %v", form, err)
 		}
+	}
+
+	// Approve a pairing: the sender is told and their held message is
+	// answered.
+	d.post("friend", "hello there")
+	d.nextSend("chat-friend") // the code
+	reload()
+	if err := b.WaitJS(`document.querySelector('form[action="/pairing/approve"]')`); err != nil {
+		t.Fatal(err)
+	}
+	click("/pairing/approve")
+	if err := b.WaitJS(`location.pathname == "/" && !document.querySelector('form[action="/pairing/approve"]')`); err != nil {
+		t.Fatal(err)
+	}
+	for seen := ""; !strings.Contains(seen, "hello there"); {
+		seen += d.nextSend("chat-friend") + "\n"
+	}
+	var approved bytes.Buffer
+	if rc := run([]string{"pairing", "list", "-approved", "-config", cfg}, &approved, &approved); rc != 0 || !strings.Contains(approved.String(), "lo:friend") {
+		t.Errorf("after Approve: pairing list -approved %d\n%s", rc, approved.String())
 	}
 
 	// Deny a pairing.
@@ -110,7 +131,7 @@ func TestStatusPageActions(t *testing.T) {
 	for _, e := range trail {
 		have[e.Kind+" "+e.Subject+" "+e.Decision] = true
 	}
-	for _, want := range []string{"pairing lo:stranger denied", "command /stop allowed", "command restart allowed"} {
+	for _, want := range []string{"pairing lo:friend approved", "pairing lo:stranger denied", "command /stop allowed", "command restart allowed"} {
 		if !have[want] {
 			t.Errorf("audit trail lacks %q: %+v", want, trail)
 		}

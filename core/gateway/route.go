@@ -142,7 +142,7 @@ func (g *Gateway) oversize(a arrival, v access.Verdict) {
 // not answered again until it expires.
 func (g *Gateway) pairing(a arrival) {
 	m := &a.Message
-	res, err := g.store.RequestPairing(g.ctx, store.PairingRequest{Instance: m.Instance, SenderID: m.Sender.ID})
+	res, err := g.store.RequestPairing(g.ctx, store.PairingRequest{Instance: m.Instance, SenderID: m.Sender.ID, SenderName: m.Sender.Name, SenderUsername: m.Sender.Username})
 	switch {
 	case errors.Is(err, store.ErrTooManyPending):
 		g.log.Warn("pairing request refused: too many pending codes for this instance", "sender", m.From)

@@ -57,6 +57,12 @@ type PairingRequest struct {
 	Instance string
 	// SenderID is the platform id of the sender.
 	SenderID string
+	// SenderName and SenderUsername are the sender's display name and
+	// @username as the platform gave them (either may be empty), kept with
+	// the code so that an owner sees who asks. A sender who asks again
+	// while the code is pending gets it back with the names it was made
+	// with.
+	SenderName, SenderUsername string
 	// TTL is the code's lifetime; ≤ 0 means one hour.
 	TTL time.Duration
 	// Code is used as given if not empty (trimmed, upper-cased; an error
@@ -79,6 +85,9 @@ type PairingCode struct {
 	// Instance and SenderID are the sender's, as requested.
 	Instance string
 	SenderID string
+	// SenderName and SenderUsername are the request's, "" when the
+	// platform gave none (or the code predates them).
+	SenderName, SenderUsername string
 	// Code is what the owner approves.
 	Code string
 	// CreatedAt is when the code was created.

@@ -2,7 +2,7 @@
 // "platform" made of two HTTP endpoints on loopback. Tests and demos post
 // inbound messages to it and read what the host sent back.
 //
-//	POST /inbound  {"chat_id","chat_type","thread_id","sender_id","sender_name","text","message_id","mentioned",
+//	POST /inbound  {"chat_id","chat_type","thread_id","sender_id","sender_name","sender_username","text","message_id","mentioned",
 //	                "command_text","chat_title","edited","reply_to":{"message_id","text","to_bot"},
 //	                "media":[{"kind","ref","mime","filename"}]}
 //	               → 200 {"message_id"} once the host has stored the message
@@ -73,6 +73,7 @@ type Inbound struct {
 	ThreadID   string `json:"thread_id"`
 	SenderID   string `json:"sender_id"`
 	SenderName string `json:"sender_name"`
+	SenderUser string `json:"sender_username"`
 	Text       string `json:"text"`
 	MessageID  string `json:"message_id"`
 	Mentioned  bool   `json:"mentioned"`
@@ -211,7 +212,7 @@ func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
 		}
 		msg := channel.InboundMessage{
 			ChatType: channel.ChatType(in.ChatType), ChatID: in.ChatID, ThreadID: in.ThreadID, MessageID: in.MessageID,
-			Sender: channel.Sender{ID: in.SenderID, Name: in.SenderName}, Text: in.Text, WasMentioned: in.Mentioned, Timestamp: time.Now(),
+			Sender: channel.Sender{ID: in.SenderID, Name: in.SenderName, Username: in.SenderUser}, Text: in.Text, WasMentioned: in.Mentioned, Timestamp: time.Now(),
 			CommandText: in.CommandText, ChatTitle: in.ChatTitle, Edited: in.Edited, Action: in.Action,
 		}
 		if in.ReplyTo != nil {

@@ -26,7 +26,8 @@ type Launch struct {
 	// Reattach attaches to a plugin already serving (one started by hand
 	// in debug mode, or served in-process by a test harness).
 	Reattach *plugin.ReattachConfig
-	// Logger gets go-plugin's own lines; StartTimeout bounds the
+	// Logger gets go-plugin's own lines and the plugin's log lines (without
+	// the fields go-plugin repeats, see pluginLines); StartTimeout bounds the
 	// handshake (go-plugin's default when zero); Stderr gets the plugin's
 	// stderr lines that are not log lines.
 	Logger       hclog.Logger
@@ -56,6 +57,9 @@ func NewClient(l Launch) *plugin.Client {
 		Cmd:              l.Cmd,
 		Reattach:         l.Reattach,
 		SkipHostEnv:      !l.KeepHostEnv,
+	}
+	if l.Logger != nil {
+		cfg.Logger = pluginLines{l.Logger}
 	}
 	if l.Runner != nil {
 		cfg.RunnerFunc = l.Runner

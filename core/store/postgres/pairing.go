@@ -40,8 +40,8 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 		}
 		var c store.PairingCode
 		var created, expires int64
-		err := tx.QueryRow(ctx, `SELECT code, created_at, expires_at FROM pairing_codes WHERE instance = $1 AND sender_id = $2`,
-			req.Instance, req.SenderID).Scan(&c.Code, &created, &expires)
+		err := tx.QueryRow(ctx, `SELECT code, sender_name, sender_username, created_at, expires_at FROM pairing_codes WHERE instance = $1 AND sender_id = $2`,
+			req.Instance, req.SenderID).Scan(&c.Code, &c.SenderName, &c.SenderUsername, &created, &expires)
 		if err == nil {
 			c.Instance, c.SenderID, c.CreatedAt, c.ExpiresAt = req.Instance, req.SenderID, store.FromUnixNano(created), store.FromUnixNano(expires)
 			resp = store.PairingResponse{Code: c}
@@ -57,7 +57,7 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 		if n >= d.opts.MaxPendingPairings {
 			return store.ErrTooManyPending
 		}
-		c = store.PairingCode{Instance: req.Instance, SenderID: req.SenderID, CreatedAt: now, ExpiresAt: now.Add(req.TTL)}
+		c = store.PairingCode{Instance: req.Instance, SenderID: req.SenderID, SenderName: req.SenderName, SenderUsername: req.SenderUsername, CreatedAt: now, ExpiresAt: now.Add(req.TTL)}
 		for range 10 {
 			c.Code = strings.ToUpper(strings.TrimSpace(req.Code))
 			if c.Code == "" {
@@ -75,8 +75,8 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 				return fmt.Errorf("code %s is already in use", c.Code)
 			}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO pairing_codes(instance, sender_id, code, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-			c.Instance, c.SenderID, c.Code, now.UnixNano(), c.ExpiresAt.UnixNano()); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO pairing_codes(instance, sender_id, code, created_at, expires_at, sender_name, sender_username) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			c.Instance, c.SenderID, c.Code, now.UnixNano(), c.ExpiresAt.UnixNano(), c.SenderName, c.SenderUsername); err != nil {
 			return err
 		}
 		resp = store.PairingResponse{Code: c, Created: true}
@@ -154,7 +154,7 @@ func (d *DB) ApprovePairing(ctx context.Context, req store.ApproveRequest) (stor
 
 // PendingPairings implements [store.Pairing].
 func (d *DB) PendingPairings(ctx context.Context, instance string) ([]store.PairingCode, error) {
-	rows, err := d.pool.Query(ctx, `SELECT instance, sender_id, code, created_at, expires_at FROM pairing_codes
+	rows, err := d.pool.Query(ctx, `SELECT instance, sender_id, sender_name, sender_username, code, created_at, expires_at FROM pairing_codes
 		WHERE ($1 = '' OR instance = $1) AND expires_at > $2 ORDER BY created_at, instance, sender_id`,
 		instance, d.now().UnixNano())
 	if err != nil {
@@ -165,7 +165,7 @@ func (d *DB) PendingPairings(ctx context.Context, instance string) ([]store.Pair
 	for rows.Next() {
 		var c store.PairingCode
 		var created, expires int64
-		if err := rows.Scan(&c.Instance, &c.SenderID, &c.Code, &created, &expires); err != nil {
+		if err := rows.Scan(&c.Instance, &c.SenderID, &c.SenderName, &c.SenderUsername, &c.Code, &created, &expires); err != nil {
 			return nil, fmt.Errorf("list pending pairings: %w", err)
 		}
 		c.CreatedAt, c.ExpiresAt = store.FromUnixNano(created), store.FromUnixNano(expires)

@@ -234,12 +234,12 @@ func TestMigrationAgentKeys(t *testing.T) {
 	if err := d.Enqueue(ctx, res.ID, old); err != nil {
 		t.Fatal(err)
 	}
-	// Back to schema 5: no audit trail (8), no ledger (7), session keys
-	// without their agent (6).
-	if _, err := d.Pool().Exec(ctx, `DROP TABLE audit; DROP TABLE usage`); err != nil {
+	// Back to schema 5: no sender names with pairing codes (9), no audit
+	// trail (8), no ledger (7), session keys without their agent (6).
+	if _, err := d.Pool().Exec(ctx, `ALTER TABLE pairing_codes DROP COLUMN sender_name, DROP COLUMN sender_username; DROP TABLE audit; DROP TABLE usage`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Pool().Exec(ctx, `UPDATE clawhost_schema SET version = $1`, postgres.SchemaVersion()-3); err != nil {
+	if _, err := d.Pool().Exec(ctx, `UPDATE clawhost_schema SET version = $1`, postgres.SchemaVersion()-4); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()

@@ -254,6 +254,12 @@ CREATE TABLE audit (
 CREATE INDEX audit_at ON audit(at);
 CREATE INDEX audit_kind ON audit(kind, at);
 `,
+	// 13: who asks, with a pairing code (store.PairingCode.SenderName,
+	// SenderUsername); "" for the codes made before.
+	`
+ALTER TABLE pairing_codes ADD COLUMN sender_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE pairing_codes ADD COLUMN sender_username TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

@@ -89,7 +89,7 @@ func TestMigrationSetsFinishedAt(t *testing.T) {
 	}
 	// Back to schema 5: the payloads in the rows, the column gone, the old
 	// indexes back.
-	for _, q := range append(append(append(slices.Concat(undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...),
+	for _, q := range append(append(append(slices.Concat(undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...),
 		`DROP INDEX journal_live`, `DROP INDEX journal_done`, `ALTER TABLE journal DROP COLUMN finished_at`,
 		`CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed')`,
 		`CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued'`,
@@ -146,6 +146,10 @@ var undoMigration7 = []string{
 // undoMigration8 takes a database back from schema 8 to 7.
 var undoMigration8 = []string{`ALTER TABLE approved_senders DROP COLUMN approved_by`}
 
+// undoMigration13 takes a database back from schema 13 to 12: pairing
+// codes without the sender's names.
+var undoMigration13 = []string{`ALTER TABLE pairing_codes DROP COLUMN sender_name`, `ALTER TABLE pairing_codes DROP COLUMN sender_username`}
+
 // undoMigration12 takes a database back from schema 12 to 11: no audit
 // trail.
 var undoMigration12 = []string{`DROP TABLE audit`}
@@ -179,7 +183,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	if err := d.Enqueue(ctx, id, old); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(slices.Concat(undoMigration12, undoMigration11), `PRAGMA user_version = 9`) {
+	for _, q := range append(slices.Concat(undoMigration13, undoMigration12, undoMigration11), `PRAGMA user_version = 9`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +218,7 @@ func TestMigrationSchedules(t *testing.T) {
 	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(slices.Concat(undoMigration12, undoMigration11, undoMigration10, undoMigration9), `PRAGMA user_version = 8`) {
+	for _, q := range append(slices.Concat(undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), `PRAGMA user_version = 8`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -248,7 +252,7 @@ func TestMigrationApprovedBy(t *testing.T) {
 	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(append(slices.Concat(undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), `PRAGMA user_version = 7`) {
+	for _, q := range append(append(slices.Concat(undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), `PRAGMA user_version = 7`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -291,7 +295,7 @@ func TestMigrationMovesPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to schema 6: the payloads in the rows, their tables gone.
-	for _, q := range append(append(append(slices.Concat(undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...), `PRAGMA user_version = 6`) {
+	for _, q := range append(append(append(slices.Concat(undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...), `PRAGMA user_version = 6`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -16,13 +16,17 @@ func testPairing(t *testing.T, h *env) {
 	clk := h.clk
 	d := h.open()
 	ctx := context.Background()
-	r, err := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "42", TTL: time.Hour})
-	if err != nil || !r.Created || len(r.Code.Code) != 8 || !r.Code.ExpiresAt.Equal(clk.Now().Add(time.Hour)) {
+	r, err := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "42", SenderName: "Dave Null", SenderUsername: "dave", TTL: time.Hour})
+	if err != nil || !r.Created || len(r.Code.Code) != 8 || !r.Code.ExpiresAt.Equal(clk.Now().Add(time.Hour)) ||
+		r.Code.SenderName != "Dave Null" || r.Code.SenderUsername != "dave" {
 		t.Fatalf("RequestPairing = %+v, %v", r, err)
 	}
 	again, _ := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "42"})
-	if again.Created || again.Code.Code != r.Code.Code {
-		t.Fatalf("second request = %+v, want the same code", again)
+	if again.Created || again.Code.Code != r.Code.Code || again.Code.SenderName != "Dave Null" || again.Code.SenderUsername != "dave" {
+		t.Fatalf("second request = %+v, want the same code with the names it was made with", again)
+	}
+	if p, _ := d.PendingPairings(ctx, "tg"); len(p) != 1 || p[0].SenderName != "Dave Null" || p[0].SenderUsername != "dave" {
+		t.Fatalf("pending with names = %+v", p)
 	}
 	r43, _ := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "43"})
 	d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "44", Code: "fixed01"})

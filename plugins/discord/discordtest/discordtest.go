@@ -97,6 +97,15 @@ const (
 	RouteApplication  = "get_current_application"
 )
 
+// Application flags of GET /applications/@me: the Message Content intent
+// is on in the Developer Portal (for a bot in 100 servers or more,
+// FlagGatewayMessageContent; below, the _LIMITED one, which the fake
+// answers when SetMessageContentAllowed is true).
+const (
+	FlagGatewayMessageContent        = 1 << 18
+	FlagGatewayMessageContentLimited = 1 << 19
+)
+
 // Server is the fake Discord. Its methods are safe for concurrent use.
 type Server struct {
 	srv   *httptest.Server
@@ -459,10 +468,6 @@ func route(method, p string) (string, []string) {
 	switch {
 	case is("GET", "gateway"), is("GET", "gateway", "bot"):
 		return RouteGateway, nil
-	case is("GET", "users", "@me"):
-		return RouteMe, nil
-	case is("GET", "applications", "@me"):
-		return RouteApplication, nil
 	case is("GET", "channels", "*"):
 		return RouteGetChannel, []string{parts[1]}
 	case is("POST", "channels", "*", "messages"):
@@ -487,6 +492,10 @@ func route(method, p string) (string, []string) {
 		return RouteReact, []string{parts[1], parts[3], parts[5]}
 	case is("DELETE", "channels", "*", "messages", "*", "reactions", "*", "@me"):
 		return RouteUnreact, []string{parts[1], parts[3], parts[5]}
+	case is("GET", "users", "@me"):
+		return RouteMe, nil
+	case is("GET", "applications", "@me"):
+		return RouteApplication, nil
 	case is("PUT", "applications", "*", "commands"):
 		return RouteCommands, []string{""}
 	case is("PUT", "applications", "*", "guilds", "*", "commands"):
@@ -577,22 +586,20 @@ func (s *Server) Reactions(id string) []string {
 // dispatchREST serves one REST route.
 func (s *Server) dispatchREST(w http.ResponseWriter, r *http.Request, name string, params []string, body []byte) {
 	switch name {
-	case RouteMe:
-		writeJSON(w, 200, s.bot)
-	case RouteApplication:
-		// The application's flags say which privileged intents the
-		// Developer Portal turned on: GATEWAY_MESSAGE_CONTENT (1<<19).
-		s.mu.Lock()
-		flags := 0
-		if s.contentAllowed {
-			flags = 1 << 19
-		}
-		s.mu.Unlock()
-		writeJSON(w, 200, map[string]any{"id": BotID, "name": s.bot.Username, "flags": flags})
 	case RouteGateway:
 		u := "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/gw"
 		writeJSON(w, 200, map[string]any{"url": u, "shards": 1,
 			"session_start_limit": map[string]int{"total": 1000, "remaining": 999, "reset_after": 86400000, "max_concurrency": 1}})
+	case RouteMe:
+		writeJSON(w, 200, s.bot)
+	case RouteApplication:
+		s.mu.Lock()
+		flags := 0
+		if s.contentAllowed {
+			flags = FlagGatewayMessageContentLimited
+		}
+		s.mu.Unlock()
+		writeJSON(w, 200, map[string]any{"id": AppID, "name": "clawbot", "flags": flags, "bot": s.bot})
 	case RouteGetChannel:
 		s.mu.Lock()
 		c, ok := s.channels[params[0]]

@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestDiskFull: with data_dir on a small tmpfs that fills up, the store
+// item is degraded (the journal cannot take a message in): /healthz 503
+// naming the store, clawhost status exits 1 with "store: DEGRADED",
+// clawhost_store_errors_total counts the failed writes; once space is
+// freed, the next message is taken in and the host is healthy again.
+// Root only (mount); skipped otherwise.
+func TestDiskFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: cannot mount a tmpfs for the data directory")
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", data).CombinedOutput(); err != nil {
+		t.Skipf("mount -t tmpfs failed: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", data).Run() }) // after the host stops
+	addr := wcFreeAddr(t)
+	h := loopbackHost(dir, false)
+	h.DataDir, h.Admin = data, Attrs{"listen": addr}
+	d := Launch(t, h.Write(t))
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "a healthy host")
+
+	filler := filepath.Join(data, "filler")
+	if err := fillUp(filler); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 256<<10) // more WAL pages than the file has
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; ; i++ {
+		postRaw(d, "u1", fmt.Sprintf("m%d %s", i, big))
+		if code, body := get(t, "http://"+addr+"/healthz"); code == 503 && strings.Contains(body, `"store"`) && strings.Contains(body, "degraded") {
+			break
+		}
+		if time.Now().After(deadline) {
+			_, body := get(t, "http://"+addr+"/healthz")
+			t.Fatalf("the store never degraded on a full disk: %s", body)
+		}
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"status", "-config", d.ConfigPath()}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "store: DEGRADED") {
+		t.Errorf("clawhost status on a full disk: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	_, metrics := get(t, "http://"+addr+"/metrics")
+	n := 0.0
+	for _, m := range regexp.MustCompile(`(?m)^clawhost_store_errors_total\{[^}]*\} (\S+)$`).FindAllStringSubmatch(metrics, -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		n += v
+	}
+	if n < 1 {
+		t.Errorf("clawhost_store_errors_total = %v:\n%s", n, grepLines(metrics, "clawhost_store"))
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	d.post("u1", "space again")
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "the store healthy again")
+	var snap struct {
+		Store struct{ State string } `json:"store"`
+	}
+	_, body := get(t, "http://"+addr+"/status.json")
+	if err := json.Unmarshal([]byte(body), &snap); err != nil || snap.Store.State != "ok" {
+		t.Errorf("status.json store after recovery: %v %s", err, body)
+	}
+}
+
+// fillUp writes path until the file system is full.
+func fillUp(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// postRaw posts a message to the loopback plugin whatever the answer (a
+// full disk makes it fail).
+func postRaw(d *daemon, sender, text string) {
+	body, _ := json.Marshal(map[string]string{"chat_id": "chat-" + sender, "sender_id": sender, "text": text})
+	c := http.Client{Timeout: 2 * time.Second} // a message the store cannot take may hang
+	resp, err := c.Post("http://"+d.addr()+"/inbound", "application/json", bytes.NewReader(body))
+	if err == nil {
+		resp.Body.Close()
+	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
