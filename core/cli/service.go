@@ -181,7 +181,6 @@ func serviceConfigPath(f serviceFlags, env serviceEnv) (string, error) {
 	return filepath.Abs(p)
 }
 
-
 // serviceUnit is what the service runs: the configuration (which must
 // load), this clawhost binary, and the PATH that finds each agent's
 // claude CLI as this shell finds it now.
