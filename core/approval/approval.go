@@ -351,6 +351,15 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 	case <-ctx.Done():
 		o = Outcome{By: "withdrawn"}
 	}
+	a.showOutcome(qu, o, cfg, notify, waiting)
+	return a.decided(qu, o)
+}
+
+// showOutcome edits the question where it was asked (or the card) into its
+// outcome, says a timeout where it cannot be edited, and tells the turn's
+// chat, when it was told to wait (notify), where it waits.
+func (a *Approvals) showOutcome(qu *question, o Outcome, cfg Config, notify bool, waiting []string) {
+	q := qu.q
 	end := qu.resultLine(o, cfg)
 	a.mu.Lock()
 	sent := slices.Clone(qu.asked)
@@ -372,7 +381,6 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 			a.out.SendButtons(q.Key, q.Target, end, channel.FormatPlain, nil)
 		}
 	}
-	return a.decided(qu, o)
 }
 
 // send sends the question to chat t — first the whole input as a file

@@ -55,7 +55,7 @@ var commands []command
 
 func init() { commands = commandTable() }
 
-// commandTable is every subcommand with what runs it.
+// commandTable is every subcommand with what runs it, in help's order.
 func commandTable() []command {
 	runServe := func(inv invocation) int { return serve(inv.config, inv.stderr) }
 	runValidate := func(inv invocation) int { return validate(inv.config, inv.all, inv.stdout, inv.stderr) }
@@ -69,7 +69,7 @@ func commandTable() []command {
 		return 0
 	}
 	runHelp := func(inv invocation) int { return help(inv.positional, inv.stdout, inv.stderr) }
-	return []command{
+	return append(append([]command{
 		{"run", "[-config FILE]", "run the host (the default): start the enabled plugins and answer chats",
 			"SIGHUP reloads the configuration: new and changed plugin blocks are checked by their\nplugins first; an invalid file is refused whole and the running set kept (clawhost status\nshows why); SIGINT and SIGTERM stop every plugin and claude process and exit.", runServe, nil},
 		{"validate", "[-all] [-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
@@ -144,40 +144,10 @@ func commandTable() []command {
 				"refusals and warnings, senders over access.rate, configuration reloads. Rows are kept for\n" +
 				"audit { keep } (default 90d). -kind keeps one kind; -json prints them for machines. Exit 0, 1\n" +
 				"when the database cannot be read, 2 on bad usage.", nil, auditCommand},
-		{"init", "[-non-interactive] [flags]", "set clawhost up: channels with their tokens checked, workspace, owner; writes ~/.config/clawhost",
-			"Asks which channels to set up (telegram, discord, whatsapp, webchat), the bot tokens (checked\n" +
-				"live: Telegram getMe, Discord users/@me and the Message Content intent; a wrong token is asked\n" +
-				"again) and the workspace (default ~/clawhost-workspace, created). Writes config.hcl and\n" +
-				"clawhost.env (the tokens, 0600) to $XDG_CONFIG_HOME/clawhost (~/.config/clawhost), with data_dir\n" +
-				"$XDG_STATE_HOME/clawhost (~/.local/state/clawhost), and prints a one-time owner code: send\n" +
-				"/owner CODE to the bot within 24 hours and you are its owner. An existing file is replaced only\n" +
-				"when you say so (-force without a terminal).\n\n" +
-				"Flags: -non-interactive (ask nothing), -telegram-token T, -discord-token T (or TELEGRAM_BOT_TOKEN,\n" +
-				"DISCORD_BOT_TOKEN), -whatsapp, -webchat, -workspace DIR, -config-dir DIR, -data-dir DIR, -force,\n" +
-				"-plugin-dir DIR, -claude PATH, -admin-listen ADDR, -webchat-listen ADDR, -telegram-api FORMAT,\n" +
-				"-discord-api URL (a fake platform's address; also CLAWHOST_TELEGRAM_API, CLAWHOST_DISCORD_API).\n" +
-				"Exit 0 when written, 1 on a refused token or an existing file, 2 on bad usage.", nil, initCommand},
-		{"service install", "[-config FILE] [-user|-system] [-dir DIR] [-no-start] [-force]", "run clawhost as a service: a systemd unit (Linux) or launchd agent (macOS)",
-			"Writes a systemd unit running `clawhost run -config FILE` (FILE made absolute; without -config\n" +
-				"$XDG_CONFIG_HOME/clawhost/config.hcl when it exists, else ./config.hcl) and starts it:\n" +
-				"systemctl [--user] daemon-reload, enable --now. A user unit (~/.config/systemd/user) unless run\n" +
-				"as root, which writes a system unit (/etc/systemd/system) running as the account clawhost,\n" +
-				"created when missing; -user and -system force one. The unit reads clawhost.env beside the\n" +
-				"configuration, has the PATH that finds the claude CLI here now, restarts on failure, logs to the\n" +
-				"journal and is hardened without breaking claude (docs/service.md). On macOS: a launchd agent,\n" +
-				"~/Library/LaunchAgents/dev.clawhost.plist, loaded with launchctl bootstrap gui/<uid>.\n" +
-				"A different installed file is kept unless -force (the difference is shown); -no-start only\n" +
-				"writes it; -dir puts it elsewhere. Exit 0 when installed (and started), 1 otherwise, 2 on bad usage.", nil, serviceCommand},
-		{"service uninstall", "[-user|-system] [-dir DIR]", "stop and disable the service and remove its file",
-			"systemctl [--user] disable --now, the file removed, daemon-reload (launchctl bootout on macOS).\n" +
-				"The system account and the data stay.", nil, serviceCommand},
-		{"service status", "[-config FILE] [-user|-system] [-dir DIR] [-json]", "whether the service is installed, up to date, enabled and running",
-			"The unit file (and whether it is what install would write now), systemctl is-enabled and\n" +
-				"is-active (launchctl print on macOS), and the command that shows its log. Exit 0 when it runs,\n" +
-				"1 when it is not installed or not running, 2 on bad usage.", nil, serviceCommand},
+	}, setupCommands()...), []command{
 		{"version", "", "print the version, commit, build date and the store schema versions this binary knows", "", runVersion, nil},
 		{"help", "[COMMAND]", "print the commands and flags, or one command's usage", "", runHelp, nil},
-	}
+	}...)
 }
 
 // configFlagUsage is the one flag, as help shows it.
@@ -398,4 +368,42 @@ func load(path string, w io.Writer) (*config.Config, bool) {
 		config.FormatDiagnostics(w, diags, files)
 	}
 	return cfg, cfg != nil && !diags.HasErrors()
+}
+
+// setupCommands are the commands that set clawhost up on a machine: init
+// and the service.
+func setupCommands() []command {
+	return []command{
+		{"init", "[-non-interactive] [flags]", "set clawhost up: channels with their tokens checked, workspace, owner; writes ~/.config/clawhost",
+			"Asks which channels to set up (telegram, discord, whatsapp, webchat), the bot tokens (checked\n" +
+				"live: Telegram getMe, Discord users/@me and the Message Content intent; a wrong token is asked\n" +
+				"again) and the workspace (default ~/clawhost-workspace, created). Writes config.hcl and\n" +
+				"clawhost.env (the tokens, 0600) to $XDG_CONFIG_HOME/clawhost (~/.config/clawhost), with data_dir\n" +
+				"$XDG_STATE_HOME/clawhost (~/.local/state/clawhost), and prints a one-time owner code: send\n" +
+				"/owner CODE to the bot within 24 hours and you are its owner. An existing file is replaced only\n" +
+				"when you say so (-force without a terminal).\n\n" +
+				"Flags: -non-interactive (ask nothing), -telegram-token T, -discord-token T (or TELEGRAM_BOT_TOKEN,\n" +
+				"DISCORD_BOT_TOKEN), -whatsapp, -webchat, -workspace DIR, -config-dir DIR, -data-dir DIR, -force,\n" +
+				"-plugin-dir DIR, -claude PATH, -admin-listen ADDR, -webchat-listen ADDR, -telegram-api FORMAT,\n" +
+				"-discord-api URL (a fake platform's address; also CLAWHOST_TELEGRAM_API, CLAWHOST_DISCORD_API).\n" +
+				"Exit 0 when written, 1 on a refused token or an existing file, 2 on bad usage.", nil, initCommand},
+		{"service install", "[-config FILE] [-user|-system] [-dir DIR] [-no-start] [-force]", "run clawhost as a service: a systemd unit (Linux) or launchd agent (macOS)",
+			"Writes a systemd unit running `clawhost run -config FILE` (FILE made absolute; without -config\n" +
+				"$XDG_CONFIG_HOME/clawhost/config.hcl when it exists, else ./config.hcl) and starts it:\n" +
+				"systemctl [--user] daemon-reload, enable --now. A user unit (~/.config/systemd/user) unless run\n" +
+				"as root, which writes a system unit (/etc/systemd/system) running as the account clawhost,\n" +
+				"created when missing; -user and -system force one. The unit reads clawhost.env beside the\n" +
+				"configuration, has the PATH that finds the claude CLI here now, restarts on failure, logs to the\n" +
+				"journal and is hardened without breaking claude (docs/service.md). On macOS: a launchd agent,\n" +
+				"~/Library/LaunchAgents/dev.clawhost.plist, loaded with launchctl bootstrap gui/<uid>.\n" +
+				"A different installed file is kept unless -force (the difference is shown); -no-start only\n" +
+				"writes it; -dir puts it elsewhere. Exit 0 when installed (and started), 1 otherwise, 2 on bad usage.", nil, serviceCommand},
+		{"service uninstall", "[-user|-system] [-dir DIR]", "stop and disable the service and remove its file",
+			"systemctl [--user] disable --now, the file removed, daemon-reload (launchctl bootout on macOS).\n" +
+				"The system account and the data stay.", nil, serviceCommand},
+		{"service status", "[-config FILE] [-user|-system] [-dir DIR] [-json]", "whether the service is installed, up to date, enabled and running",
+			"The unit file (and whether it is what install would write now), systemctl is-enabled and\n" +
+				"is-active (launchctl print on macOS), and the command that shows its log. Exit 0 when it runs,\n" +
+				"1 when it is not installed or not running, 2 on bad usage.", nil, serviceCommand},
+	}
 }
