@@ -111,6 +111,9 @@ func TestAgentsTelegram(t *testing.T) {
 	if n := switched("dm-two", "ops", "main"); n != 1 {
 		t.Errorf("ops was told of the switch %d times in its first prompt, want once", n)
 	}
+	// Answered before the next switch: a turn still running at the restart
+	// below would run again after it and carry that switch's event itself.
+	tgWaitMessage(t, srv, tgAlice, "dm-two")
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent main")
 	tgWaitMessage(t, srv, tgAlice, "Now talking to agent main: its conversation in this chat goes on.")
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-three")
@@ -120,6 +123,7 @@ func TestAgentsTelegram(t *testing.T) {
 	if n := switched("dm-three", "main", "ops"); n != 1 {
 		t.Errorf("main was told of the switch back %d times, want once", n)
 	}
+	tgWaitMessage(t, srv, tgAlice, "dm-three")
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent ops")
 	tgWaitMessage(t, srv, tgAlice, "Now talking to agent ops: its conversation in this chat goes on.")
 

@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 type env struct {
 	t      *testing.T
 	dir    string
+	held   string // the release file of the last hold (hold)
 	db     *sqlite.DB
 	agent  *runner.Runner
 	gw     *Gateway
@@ -326,6 +327,7 @@ func senderID(id string) channel.Sender { return channel.Sender{ID: id} }
 func (e *env) hold() (directive string, release func()) {
 	e.t.Helper()
 	path := filepath.Join(e.t.TempDir(), "release")
+	e.held = path
 	return "#wait=" + path, func() {
 		if err := os.WriteFile(path, nil, 0o600); err != nil {
 			e.t.Fatal(err)
@@ -333,13 +335,32 @@ func (e *env) hold() (directive string, release func()) {
 	}
 }
 
-// running waits until chat's typing indicator is on: its turn runs.
+// claudeHolds waits until the fake claude holds the last held turn (its
+// #wait began): the typing indicator is on a moment before claude has
+// the prompt, and a /stop in between finds no run to abort.
+func (e *env) claudeHolds(deadline time.Time) {
+	e.t.Helper()
+	if e.held == "" {
+		return
+	}
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(e.held + ".waiting"); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // polls a file the fake claude process writes
+	}
+	e.t.Fatalf("claude never began to hold the turn (%s.waiting)", e.held)
+}
+
+// running waits until chat's typing indicator is on and claude holds the
+// turn: its turn runs.
 func (e *env) running(chat string) {
 	e.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, r := range e.records(time.Second) { // the loopback waits for a record
 			if r.Op == "typing" && r.ChatID == chat && r.On {
+				e.claudeHolds(deadline)
 				return
 			}
 		}

@@ -27,7 +27,8 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	#sleep=<duration>   wait before answering (a run /stop can interrupt)
 //	#wait=<path>        wait before answering until the file at path exists
 //	                    (at most waitLimit), so a test decides when the turn
-//	                    ends instead of guessing how long it takes
+//	                    ends instead of guessing how long it takes; the file
+//	                    <path>.waiting says the wait began
 //	#blocks=<n>         answer with n assistant messages of ~900 characters,
 //	                    "block <i>: ..." each, #gap=<duration> apart
 //	#error=<kind>       answer with an error result: overloaded, too_long
@@ -291,8 +292,10 @@ func spawnTool(path string) {
 // answer (and its own failure) rather than a hung agent.
 const waitLimit = time.Minute
 
-// waitFile returns once the file at path exists, or after waitLimit.
+// waitFile returns once the file at path exists, or after waitLimit; it
+// first writes path.waiting, so a test knows claude holds the turn.
 func waitFile(path string) {
+	_ = os.WriteFile(path+".waiting", nil, 0o600)
 	deadline := time.Now().Add(waitLimit)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(path); err == nil {
