@@ -1,9 +1,10 @@
 package chaos
 
 import (
+	"github.com/clawhost/clawhost/core/e2e"
+
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -133,7 +134,7 @@ var scenarios = []scenario{
 	{name: "disk-full", prefix: "df", long: 5, window: 1500 * time.Millisecond, tmpfs: true, inject: func(e *env, r uint64) time.Time {
 		hold := time.Duration(3+r%3) * time.Second
 		filler := filepath.Join(e.data, "filler")
-		if err := fill(filler); err != nil {
+		if err := e2e.FillDisk(filler); err != nil {
 			e.notes = append(e.notes, "fill: "+err.Error())
 			return time.Now()
 		}
@@ -214,22 +215,4 @@ func mountTmpfs(dir, size string) string {
 		return fmt.Sprintf("mount -t tmpfs failed: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return ""
-}
-
-// fill writes path until the file system is full.
-func fill(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
-				return nil
-			}
-			return err
-		}
-	}
 }

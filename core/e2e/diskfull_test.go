@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -45,7 +43,7 @@ func TestDiskFull(t *testing.T) {
 	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "a healthy host")
 
 	filler := filepath.Join(data, "filler")
-	if err := fillUp(filler); err != nil {
+	if err := FillDisk(filler); err != nil {
 		t.Fatal(err)
 	}
 	big := strings.Repeat("x", 256<<10) // more WAL pages than the file has
@@ -85,24 +83,6 @@ func TestDiskFull(t *testing.T) {
 	_, body := get(t, "http://"+addr+"/status.json")
 	if err := json.Unmarshal([]byte(body), &snap); err != nil || snap.Store.State != "ok" {
 		t.Errorf("status.json store after recovery: %v %s", err, body)
-	}
-}
-
-// fillUp writes path until the file system is full.
-func fillUp(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
-				return nil
-			}
-			return err
-		}
 	}
 }
 
