@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/installpath"
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
@@ -84,15 +85,12 @@ func pluginPath(target string) (string, error) {
 	}
 	name := config.BinaryPrefix + target
 	var tried []string
-	if exe, err := os.Executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = real
-		}
-		p := filepath.Join(filepath.Dir(exe), name)
+	if dir := installpath.ExecutableDir(); dir != "" { // the default plugin_dir
+		p := filepath.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 			return p, nil
 		}
-		tried = append(tried, filepath.Dir(exe))
+		tried = append(tried, dir)
 	}
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil

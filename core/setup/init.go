@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/installpath"
 	"io"
 	"net/http"
 	"os"
@@ -110,11 +111,10 @@ func (s *session) complete(ctx context.Context) (Plan, error) {
 	p.WebChatListen = cmp.Or(p.WebChatListen, "127.0.0.1:8790")
 	p.AdminListen = cmp.Or(p.AdminListen, "127.0.0.1:8791")
 	if p.PluginDir == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return p, fmt.Errorf("init: find the plugins beside clawhost: %w", err)
+		// Where the host looks when plugin_dir is unset.
+		if p.PluginDir = installpath.ExecutableDir(); p.PluginDir == "" {
+			return p, errors.New("init: find the plugins beside clawhost: the system does not say where clawhost is")
 		}
-		p.PluginDir = filepath.Dir(exe)
 	}
 	if p.Claude == "" {
 		p.Claude = findClaude(o.Getenv)
@@ -323,26 +323,16 @@ func (s *session) secret(prompt string) (string, error) {
 	return v, err
 }
 
-// findClaude is the claude CLI for the configuration: the one in PATH,
-// else the one `npm install -g` puts in ~/.npm-global or ~/.local, else
-// "claude" (the host looks for it in PATH at start).
+// findClaude is the claude CLI for the configuration, found as the host
+// finds it (PATH, then claude's install places: installpath), else
+// "claude" (the host looks for it again at start).
 func findClaude(getenv Getenv) string {
-	for _, d := range filepath.SplitList(getenv("PATH")) {
-		if p := filepath.Join(d, "claude"); isExec(p) {
-			return p
-		}
+	m := installpath.System() // the host's own lookup, on init's environment
+	m.LookupEnv = func(k string) (string, bool) { v := getenv(k); return v, v != "" }
+	if f, err := m.Find(installpath.Claude); err == nil {
+		return f.Path
 	}
-	for _, p := range []string{filepath.Join(home(getenv), ".npm-global", "bin", "claude"), filepath.Join(home(getenv), ".local", "bin", "claude"), filepath.Join(home(getenv), ".claude", "local", "claude")} {
-		if isExec(p) {
-			return p
-		}
-	}
-	return "claude"
-}
-
-func isExec(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+	return installpath.Claude
 }
 
 // absOr is p made absolute, or def when p is empty.
