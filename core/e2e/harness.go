@@ -342,6 +342,38 @@ func (d *Daemon) spawn() {
 	}
 }
 
+// Run starts cmd (a clawhost made by the test: its own arguments,
+// environment or directory) so that it dies with the test process, with
+// its output in the returned log; the test's end stops it as Launch's
+// daemons are stopped, and a failed test shows the log.
+func Run(tb testing.TB, cmd *exec.Cmd) *syncbuf.Buffer {
+	tb.Helper()
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	deathsig.Set(cmd.SysProcAttr)
+	log := &syncbuf.Buffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if tb.Failed() {
+			tb.Logf("clawhost log (%s):\n%s", strings.Join(cmd.Args, " "), log.String())
+		}
+	})
+	return log
+}
+
 // Command is the clawhost binary under test on cfgPath, in the config's
 // directory. It dies with the test process (an interrupted run leaves no
 // host behind), taking its plugins and claude with it.

@@ -8,13 +8,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
-	"github.com/clawhost/clawhost/core/internal/deathsig"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
 
@@ -107,27 +104,7 @@ func (e *initEnv) runAndClaim(t *testing.T, code string) {
 	cmd := exec.Command(filepath.Join(binDir(t), "clawhost"), "run")
 	cmd.Dir = t.TempDir()
 	cmd.Env = e.environ()
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	deathsig.Set(cmd.SysProcAttr)
-	log := &syncbuf.Buffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("clawhost run log:\n%s", log.String())
-		}
-	})
+	log := Run(t, cmd)
 	dm := telegramtest.PrivateChat(initUser)
 	me := tgUser(initUser, "New Owner")
 	e.tg.PushText(dm, me, "/owner WRONG234")

@@ -11,13 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
-	"github.com/clawhost/clawhost/core/internal/deathsig"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 )
 
 // repoRoot is the checkout the e2e package is in.
@@ -165,20 +162,7 @@ plugin "web" {
 	cmd := exec.Command(bin, "-config", cfg)
 	cmd.Dir = root
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	deathsig.Set(cmd.SysProcAttr)
-	log := &syncbuf.Buffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("clawhost log:\n%s", log.String())
-		}
-	})
+	log := Run(t, cmd)
 	ok := func(url string) bool {
 		c := http.Client{Timeout: time.Second}
 		res, err := c.Get(url)
