@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -184,7 +185,7 @@ func (e *env) trial(i int, rng *rand.Rand) {
 				open = append(open, m.mark)
 			}
 		}
-		e.notes = append(e.notes, fmt.Sprintf("trial %d: %v not settled %v after the fault", i, open, settleLimit))
+		e.notes = append(e.notes, fmt.Sprintf("trial %d: %v not settled %v after the fault", i, open, cmp.Or(e.sc.settle, settleLimit)))
 	}
 	e.srv.ClearFailures()
 	e.checkGone(fmt.Sprintf("after trial %d", i))

@@ -26,7 +26,7 @@ import (
 const (
 	token = "123456:TEST-clawhost-chaos"
 	// settleLimit bounds the wait for a trial's messages: longer than the
-	// host's send timeout (60 s), which an API silence runs into.
+	// host's send timeout (60 s). A scenario may set its own (settle).
 	settleLimit = 2 * time.Minute
 	// orphanGrace is how long the processes of a dead host may take to go.
 	orphanGrace = 5 * time.Second
@@ -342,9 +342,14 @@ func (e *env) sql(q string) string {
 func finished(state string) bool { return state == "done" || state == "failed" || state == "dropped" }
 
 // settle waits until every message of ms has a finished journal entry,
-// and returns when that was first seen; ok is false after settleLimit.
+// and returns when that was first seen; ok is false after the scenario's
+// bound (settleLimit unless it sets its own).
 func (e *env) settle(ms []*msg) (time.Time, bool) {
-	deadline := time.Now().Add(settleLimit)
+	limit := settleLimit
+	if e.sc.settle > 0 {
+		limit = e.sc.settle
+	}
+	deadline := time.Now().Add(limit)
 	for {
 		all := true
 		for _, m := range ms {

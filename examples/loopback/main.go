@@ -221,8 +221,14 @@ func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
 		for _, m := range in.Media {
 			msg.Media = append(msg.Media, channel.Media{Kind: channel.MediaKind(m.Kind), Ref: m.Ref, MIME: m.MIME, Filename: m.Filename, Size: int64(len(strings.TrimPrefix(m.Ref, "data:")))})
 		}
-		if err := inbox.Deliver(r.Context(), msg); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		// Deliver blocks while the host cannot store (a full disk): answer
+		// the poster within inboundWait with a 503 it can retry, as a
+		// platform's webhook would need, instead of holding it.
+		ctx, cancel := context.WithTimeout(r.Context(), inboundWait)
+		defer cancel()
+		if err := inbox.Deliver(ctx, msg); err != nil {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "not stored, send it again: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		_ = json.NewEncoder(w).Encode(map[string]string{"message_id": in.MessageID})
@@ -331,6 +337,10 @@ func (l *loopback) injected(op string) error {
 
 // missingPrefix starts the ids of chats this platform does not have.
 const missingPrefix = "missing-"
+
+// inboundWait bounds how long POST /inbound waits for the host to store a
+// message before it answers 503.
+const inboundWait = 10 * time.Second
 
 // utf16Len is the length of s in UTF-16 code units (channel.TextLen).
 func utf16Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }

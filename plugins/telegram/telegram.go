@@ -31,13 +31,19 @@ var (
 )
 
 // Timeouts of single Bot API calls (long polls get poll_timeout on top).
+// A call the Bot API carried out but never answered (a half-open
+// connection, a stuck proxy) is only noticed when its timeout ends, so
+// these bound how long a silent API holds a chat's reply or the receive
+// loop: the Bot API answers a text call in well under a second, and
+// python-telegram-bot gives a read 5 s. 20 s keeps a slow link working
+// while a silence costs a chat 20 s, not a minute; uploads keep their own.
 const (
-	callTimeout   = 60 * time.Second
+	callTimeout   = 20 * time.Second
 	uploadTimeout = 5 * time.Minute
 	// answerTimeout bounds answerCallbackQuery: the answer only stops the
 	// spinner of the pressed button, not worth holding the receive loop.
 	answerTimeout = 10 * time.Second
-	pollSlack     = 15 * time.Second
+	pollSlack     = 10 * time.Second
 	// shortPollPause separates getUpdates calls that found nothing when
 	// poll_timeout is 0.
 	shortPollPause = time.Second
