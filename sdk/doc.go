@@ -105,7 +105,7 @@
 //
 //	func main() {
 //		t := &ticker{}
-//		sdk.Serve(sdk.Plugin{
+//		os.Exit(sdk.Serve(sdk.Plugin{
 //			Name: "ticker", Version: "0.1.0",
 //			Schema: schema.Schema{{Name: "every", Type: "number", Default: 60, Description: "seconds between ticks"}},
 //			Validate: func(ctx context.Context, cfg schema.Config) error {
@@ -123,7 +123,7 @@
 //				return nil
 //			},
 //			Channel: t,
-//		})
+//		}))
 //	}
 //
 // Build it as clawhost-ticker into clawhost's plugin_dir and enable it:

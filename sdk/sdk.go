@@ -80,7 +80,9 @@ const watchdogInterval = 500 * time.Millisecond
 // stopTimeout bounds the wait for the channel's Run to end at exit.
 const stopTimeout = 2 * time.Second
 
-// Serve runs the plugin until the host stops it, then exits the process.
+// Serve runs the plugin until the host stops it and returns the process's
+// exit code: 0 after a stop (the host asked, or the host is gone), 1 when
+// the plugin is invalid, was started by hand without EnvDebug, or failed.
 // It owns the plugin side of go-plugin's protocol (the handshake and the
 // gRPC server; sdk/internal/wire/serve.go), the logger (hclog's JSON lines on
 // stderr, which the host shows under the instance name), a parent-process
@@ -93,9 +95,12 @@ const stopTimeout = 2 * time.Second
 // With EnvDebug set it runs in debug mode instead (see the package
 // documentation): the same plugin, started by hand, with readable log lines.
 //
-// Serve never returns. Call it as the only statement of main. Do not write to
-// stdout anywhere in a plugin: the handshake lives there.
-func Serve(p Plugin) {
+// Call it as the only statement of main, and exit with what it returns:
+//
+//	func main() { os.Exit(sdk.Serve(plugin)) }
+//
+// Do not write to stdout anywhere in a plugin: the handshake lives there.
+func Serve(p Plugin) int {
 	instance := debugInstance(p.Name, os.Getenv(EnvDebug))
 	opts := &hclog.LoggerOptions{
 		Name:       p.Name,
@@ -121,14 +126,14 @@ func Serve(p Plugin) {
 	if err := validate(p); err != nil {
 		log.Error("invalid plugin", "error", err)
 		fmt.Fprintf(os.Stderr, "clawhost plugin %s: %v\n", p.Name, err)
-		os.Exit(1)
+		return 1
 	}
 	if instance == "" && os.Getenv(wire.MagicCookieKey) != wire.MagicCookieValue {
 		fmt.Fprintf(os.Stderr, "This binary is a clawhost plugin (%s). It is started by clawhost; it is not meant to be run by hand.\n"+
 			"To run it by hand (under a debugger), set %s=1 and start clawhost with the %s value it prints.\n", p.Name, EnvDebug, wire.EnvReattach)
-		os.Exit(1)
+		return 1
 	}
-	os.Exit(run(p, log, instance))
+	return run(p, log, instance)
 }
 
 // debugInstance is the instance name debug mode announces for the value v

@@ -30,7 +30,7 @@ func (echo) Execute(_ context.Context, req command.Request) (command.Response, e
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envServe) == "1" {
-		sdk.Serve(sdk.Plugin{Name: "echo", Version: "1.2.3", Command: echo{}})
+		os.Exit(sdk.Serve(sdk.Plugin{Name: "echo", Version: "1.2.3", Command: echo{}}))
 	}
 	os.Exit(m.Run())
 }

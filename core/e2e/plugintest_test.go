@@ -82,9 +82,9 @@ func (stuckChannel) Send(context.Context, channel.SendRequest) (channel.SendResp
 func faultyPlugin(mode string) {
 	switch mode {
 	case "badcommands":
-		sdk.Serve(sdk.Plugin{Name: "faulty", Command: badCommands{}})
+		os.Exit(sdk.Serve(sdk.Plugin{Name: "faulty", Command: badCommands{}}))
 	case "stuck":
-		sdk.Serve(sdk.Plugin{Name: "faulty", Channel: stuckChannel{}})
+		os.Exit(sdk.Serve(sdk.Plugin{Name: "faulty", Channel: stuckChannel{}}))
 	}
 	os.Exit(3)
 }

@@ -32,12 +32,12 @@ import (
 
 // With CLAWHOST_FAULT=attention-at-start the test binary serves a plugin
 // that reports needs_attention from Configure, before the host could call
-// it ready. init runs before TestMain; sdk.Serve never returns.
+// it ready. init runs before TestMain; sdk.Serve's exit code ends the process.
 func init() {
 	if os.Getenv("CLAWHOST_FAULT") != "attention-at-start" {
 		return
 	}
-	sdk.Serve(sdk.Plugin{
+	os.Exit(sdk.Serve(sdk.Plugin{
 		Name:    "fault-attention",
 		Channel: &faulty{},
 		Configure: func(_ context.Context, cfg schema.Config) error {
@@ -45,7 +45,7 @@ func init() {
 				Attention: &status.Attention{Kind: status.Code, Data: "123-456"}})
 			return nil
 		},
-	})
+	}))
 }
 
 // report makes a loopback plugin report st (its POST /status).

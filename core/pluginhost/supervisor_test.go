@@ -100,8 +100,7 @@ func faultPlugin(mode string) {
 	case "hang":
 		time.Sleep(time.Hour) // never completes the handshake
 	case "nokind":
-		sdk.Serve(sdk.Plugin{Name: "fault-nokind"}) // refuses to start: no kind
-		return
+		os.Exit(sdk.Serve(sdk.Plugin{Name: "fault-nokind"})) // refuses to start: no kind
 	case "stdout":
 		fmt.Println("a plugin that prints to stdout") // breaks the handshake
 	}
@@ -121,7 +120,7 @@ func faultPlugin(mode string) {
 			return nil
 		}
 	}
-	sdk.Serve(p)
+	os.Exit(sdk.Serve(p))
 }
 
 // binDir returns the directory holding the example plugins.

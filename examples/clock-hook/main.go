@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -100,4 +101,4 @@ func plugin(now func() time.Time) sdk.Plugin {
 	}
 }
 
-func main() { sdk.Serve(plugin(time.Now)) }
+func main() { os.Exit(sdk.Serve(plugin(time.Now))) }

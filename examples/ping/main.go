@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"os"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -27,4 +28,4 @@ func plugin() sdk.Plugin {
 	return sdk.Plugin{Name: "ping", Version: "0.1.0", Command: ping{}}
 }
 
-func main() { sdk.Serve(plugin()) }
+func main() { os.Exit(sdk.Serve(plugin())) }

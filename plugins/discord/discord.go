@@ -42,7 +42,7 @@ const (
 
 // Plugin is the discord plugin as sdk.Serve wants it:
 //
-//	func main() { sdk.Serve(discord.Plugin()) }
+//	func main() { os.Exit(sdk.Serve(discord.Plugin())) }
 func Plugin() sdk.Plugin {
 	a := New()
 	return sdk.Plugin{

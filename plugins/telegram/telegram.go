@@ -72,7 +72,7 @@ var (
 
 // Plugin is the telegram plugin as sdk.Serve wants it:
 //
-//	func main() { sdk.Serve(telegram.Plugin()) }
+//	func main() { os.Exit(sdk.Serve(telegram.Plugin())) }
 func Plugin() sdk.Plugin {
 	a := New()
 	return sdk.Plugin{

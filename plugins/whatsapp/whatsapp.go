@@ -33,7 +33,7 @@ var (
 
 // Plugin is the whatsapp plugin as sdk.Serve wants it:
 //
-//	func main() { sdk.Serve(whatsapp.Plugin()) }
+//	func main() { os.Exit(sdk.Serve(whatsapp.Plugin())) }
 func Plugin() sdk.Plugin {
 	a := New()
 	return sdk.Plugin{

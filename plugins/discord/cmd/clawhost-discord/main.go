@@ -4,8 +4,10 @@
 package main
 
 import (
+	"os"
+
 	"github.com/clawhost/clawhost/plugins/discord"
 	"github.com/clawhost/clawhost/sdk"
 )
 
-func main() { sdk.Serve(discord.Plugin()) }
+func main() { os.Exit(sdk.Serve(discord.Plugin())) }

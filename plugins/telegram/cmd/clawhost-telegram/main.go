@@ -4,8 +4,10 @@
 package main
 
 import (
+	"os"
+
 	"github.com/clawhost/clawhost/plugins/telegram"
 	"github.com/clawhost/clawhost/sdk"
 )
 
-func main() { sdk.Serve(telegram.Plugin()) }
+func main() { os.Exit(sdk.Serve(telegram.Plugin())) }

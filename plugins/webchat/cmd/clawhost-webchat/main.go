@@ -4,8 +4,10 @@
 package main
 
 import (
+	"os"
+
 	"github.com/clawhost/clawhost/plugins/webchat"
 	"github.com/clawhost/clawhost/sdk"
 )
 
-func main() { sdk.Serve(webchat.Plugin()) }
+func main() { os.Exit(sdk.Serve(webchat.Plugin())) }

@@ -4,8 +4,10 @@
 package main
 
 import (
+	"os"
+
 	"github.com/clawhost/clawhost/plugins/whatsapp"
 	"github.com/clawhost/clawhost/sdk"
 )
 
-func main() { sdk.Serve(whatsapp.Plugin()) }
+func main() { os.Exit(sdk.Serve(whatsapp.Plugin())) }
