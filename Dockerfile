@@ -13,7 +13,7 @@
 FROM --platform=$BUILDPLATFORM golang:1.26-bookworm AS build
 ARG TARGETARCH
 WORKDIR /src
-COPY go.mod go.sum ./
+COPY go.work go.work.sum go.mod go.sum ./
 COPY sdk/go.mod sdk/go.sum ./sdk/
 COPY proto/go.mod proto/go.sum ./proto/
 RUN go mod download

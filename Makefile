@@ -21,6 +21,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.dat
 # ping 13.3 -> 7.7 MB, telegram 15.3 -> 11.0, whatsapp 25.9 -> 19.5.
 BUILD := CGO_ENABLED=0 $(GO) build -trimpath -tags grpcnotrace -ldflags '$(LDFLAGS)'
 BIN := bin
+TOOLS := $(BIN)/tools/buf $(BIN)/tools/deadcode
 CLAUDE_VERSION := 2.1.330
 CLAUDE_DIR := .cache/claude-cli
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
@@ -34,11 +35,12 @@ PY_EXAMPLES := $(patsubst %/__main__.py,%,$(wildcard examples/*/__main__.py))
 PYTHON ?= /usr/bin/python3
 
 # Go modules of the repository: the daemon (with the first-party plugins and
-# examples), the sdk and the generated protocol. `go test ./...` does not
-# enter a nested module, so the test, vet and tidy targets run each one.
+# examples), the sdk and the generated protocol, the modules of go.work.
+# `go test ./...` does not enter a nested module (in workspace mode neither),
+# so the test and vet targets run each one, and each package once.
 MODULES := . sdk proto
 
-.PHONY: help build dist py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux clean
+.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -165,8 +167,22 @@ chaos: build ## run the chaos campaign (kills, API and store faults; CHAOS_ARGS=
 # buf runs from the root so that `go tool protoc-gen-go` resolves in the
 # root module (which pins the protoc plugins); the proto module itself
 # requires only grpc and protobuf.
-proto: ## regenerate proto/gen with the pinned buf and protoc plugins
-	$(GO) tool -modfile=tools/go.mod buf generate proto --template proto/buf.gen.yaml
+proto: $(TOOLS) ## regenerate proto/gen with the pinned buf and protoc plugins
+	$(BIN)/tools/buf generate proto --template proto/buf.gen.yaml
+
+# The pinned buf and deadcode (tools/go.mod, a module outside go.work: its
+# dependencies would raise the daemon's) built into bin/tools; go.work's
+# workspace mode refuses `go tool -modfile`, hence GOWORK=off.
+$(TOOLS): tools/go.mod tools/go.sum
+	@mkdir -p $(BIN)/tools
+	cd tools && GOWORK=off $(GO) build -o ../$(BIN)/tools/ github.com/bufbuild/buf/cmd/buf golang.org/x/tools/cmd/deadcode
+
+# go mod tidy ignores go.work: each module's tidy resolves the others at
+# the versions its go.mod requires, which core/cmd/modproxy serves from
+# this tree (their go.sum lines are left out: they change with every edit).
+tidy: ## go mod tidy every module (root, sdk, proto against this tree's; tools)
+	$(GO) run ./core/cmd/modproxy -tidy
+	cd tools && GOWORK=off $(GO) mod tidy
 
 fmt: ## format the Go code
 	gofmt -w $$(git ls-files '*.go' | grep -v '^proto/gen/')
@@ -184,12 +200,13 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, generated docs
 	@for m in $(MODULES); do echo "(cd $$m && GOOS=darwin GOARCH=arm64 $(GO) build ./...)"; (cd $$m && GOOS=darwin GOARCH=arm64 $(GO) build ./...) || { echo "$$m does not build for macOS"; exit 1; }; done
 	$(MAKE) proto
 	@git diff --exit-code -- proto/gen || { echo "proto/gen is out of date: run make proto and commit"; exit 1; }
-	@for m in $(MODULES) tools; do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod or go.sum is not tidy: run (cd $$m && go mod tidy)"; exit 1; }; done
+	$(GO) run ./core/cmd/modproxy -tidy -diff
+	@(cd tools && GOWORK=off $(GO) mod tidy -diff) || { echo "tools/go.mod or go.sum is not tidy: run make tidy"; exit 1; }
 	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc' ./core/archtest/
 	$(GO) test -count=1 -run 'TestConfigurationReference' ./core/config/
 	$(GO) test -count=1 -run 'TestDocs' ./core/cli/
 	cd sdk && $(GO) test -count=1 -run 'TestAPIIsRecorded' .
-	@dead=$$($(GO) tool -modfile=tools/go.mod deadcode -filter '^github.com/clawhost/clawhost(/|$$)' ./core/cmd/clawhost ./plugins/*/cmd/* ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
+	@dead=$$($(BIN)/tools/deadcode -filter '^github.com/clawhost/clawhost(/|$$)' ./core/cmd/clawhost ./plugins/*/cmd/* ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
 	  [ -z "$$dead" ] || { echo "unreachable code (delete it, or say why it stays in DEADCODE_ALLOWED):"; echo "$$dead"; exit 1; }
 
 clean: ## remove build output

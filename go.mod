@@ -7,8 +7,8 @@ require (
 	github.com/bwmarrin/discordgo v0.29.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
-	github.com/clawhost/clawhost/proto v0.0.0
-	github.com/clawhost/clawhost/sdk v0.0.0
+	github.com/clawhost/clawhost/proto v0.1.0
+	github.com/clawhost/clawhost/sdk v0.1.0
 	github.com/coder/websocket v1.8.15
 	github.com/go-telegram-bot-api/telegram-bot-api/v5 v5.5.1
 	github.com/google/uuid v1.6.0
@@ -25,6 +25,7 @@ require (
 	github.com/zclconf/go-cty v1.19.0
 	go.mau.fi/libsignal v0.2.1
 	go.mau.fi/whatsmeow v0.0.0-20251217143725-11cf47c62d32
+	golang.org/x/mod v0.41.0
 	golang.org/x/net v0.60.0
 	golang.org/x/sys v0.48.0
 	google.golang.org/grpc v1.85.0
@@ -68,7 +69,6 @@ require (
 	go.mau.fi/util v0.9.4 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/exp v0.0.0-20251209150349-8475f28825e9 // indirect
-	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/tools v0.50.0 // indirect
@@ -83,11 +83,4 @@ require (
 tool (
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc
 	google.golang.org/protobuf/cmd/protoc-gen-go
-)
-
-// The sdk and the generated protocol are modules of their own, so that a
-// plugin author does not download the daemon's dependencies.
-replace (
-	github.com/clawhost/clawhost/proto => ./proto
-	github.com/clawhost/clawhost/sdk => ./sdk
 )

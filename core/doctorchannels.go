@@ -163,6 +163,13 @@ func discordToken(ctx context.Context, endpoint, token string, content bool) Doc
 	return DoctorCheck{Verdict: VerdictOK, Found: "Discord accepts the token: the bot is " + me.Username + ", with the Message Content intent"}
 }
 
+// WhatsAppLinked reports whether a phone linked WhatsApp plugin instance
+// name of cfg: its device store (<data_dir>/plugins/<name>) holds a
+// device. It only reads. clawhost init asks before linking again.
+func WhatsAppLinked(ctx context.Context, cfg *config.Config, name string) bool {
+	return whatsappLinked(ctx, filepath.Join(cfg.DataDir, "plugins", name, whatsappDB)).Verdict == VerdictOK
+}
+
 // whatsappLinked reads, without writing, whether the WhatsApp plugin's
 // device store at path holds a linked device.
 func whatsappLinked(ctx context.Context, path string) DoctorCheck {

@@ -3,7 +3,7 @@ module github.com/clawhost/clawhost/sdk
 go 1.26.8
 
 require (
-	github.com/clawhost/clawhost/proto v0.0.0
+	github.com/clawhost/clawhost/proto v0.1.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	google.golang.org/grpc v1.85.0
@@ -22,5 +22,3 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )
-
-replace github.com/clawhost/clawhost/proto => ../proto

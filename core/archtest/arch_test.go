@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -187,10 +188,31 @@ var daemonModules = []string{
 
 // TestSDKModuleIsLean checks that the sdk is a module of its own whose
 // dependencies are the plugin protocol's (go-plugin, gRPC, protobuf), not the
-// daemon's.
+// daemon's. It lists the sdk's build list as an author's module would see
+// it: without go.work (whose build list is the union of the repository's
+// modules), the protocol module read from its directory (its required
+// version is not published before a release).
 func TestSDKModuleIsLean(t *testing.T) {
-	cmd := exec.Command("go", "list", "-m", "all")
+	scratch := t.TempDir()
+	for _, f := range []string{"go.mod", "go.sum"} {
+		data, err := os.ReadFile("../../sdk/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proto, err := filepath.Abs("../../proto")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "go.mod" {
+			data = append(data, "\nreplace "+module+"/proto => "+proto+"\n"...)
+		}
+		if err := os.WriteFile(filepath.Join(scratch, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "list", "-m", "-modfile="+filepath.Join(scratch, "go.mod"), "all")
 	cmd.Dir = "../../sdk"
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list -m all in sdk: %v", err)

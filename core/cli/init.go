@@ -9,11 +9,15 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/internal/termecho"
+	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/setup"
 )
 
-const initUsage = "usage: clawhost init [-non-interactive] [-telegram-token T] [-discord-token T] [-whatsapp] [-webchat] [-workspace DIR] [-config-dir DIR] [-data-dir DIR] [-force]"
+const initUsage = "usage: clawhost init [-non-interactive] [-telegram-token T] [-discord-token T] [-whatsapp [-whatsapp-link]] [-webchat] [-workspace DIR] [-config-dir DIR] [-data-dir DIR] [-force]"
 
 // initCommand is `clawhost init`: setup.Run with the flags, on the
 // process's terminal.
@@ -37,6 +41,10 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&p.WebChatListen, "webchat-listen", "", "the web chat's address (default 127.0.0.1:8790)")
 	fs.StringVar(&p.TelegramAPI, "telegram-api", os.Getenv("CLAWHOST_TELEGRAM_API"), "Telegram Bot API endpoint, a format with two %s (token, method); a test's fake")
 	fs.StringVar(&p.DiscordAPI, "discord-api", os.Getenv("CLAWHOST_DISCORD_API"), "Discord API base URL; a test's fake")
+	fs.StringVar(&p.WhatsAppServer, "whatsapp-server", os.Getenv("CLAWHOST_WHATSAPP_SERVER"), "host:port of a fake WhatsApp server on loopback (the plugin's server_address); a test's fake")
+	fs.StringVar(&p.WhatsAppRootKey, "whatsapp-root-key", os.Getenv("CLAWHOST_WHATSAPP_ROOT_KEY"), "the fake WhatsApp server's root key, hex (server_root_key)")
+	link := fs.Bool("whatsapp-link", false, "with -non-interactive -whatsapp: link WhatsApp now, the QR code drawn in this terminal (an interactive init always does)")
+	linkTimeout := fs.Duration("link-timeout", setup.DefaultLinkTimeout, "how long to wait for a phone to link WhatsApp")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return help([]string{"init"}, stdout, stderr)
@@ -48,7 +56,12 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "clawhost init: unexpected argument %q\n%s\n", fs.Arg(0), initUsage)
 		return 2
 	}
-	o := setup.Options{Plan: p, Interactive: !*nonInteractive, Force: *force, In: os.Stdin, Out: stdout}
+	o := setup.Options{Plan: p, Interactive: !*nonInteractive, Force: *force, In: os.Stdin, Out: stdout,
+		LinkWhatsApp: !*nonInteractive || *link, RunPlugin: runPluginAlone(stderr), Linked: whatsAppLinked(stderr), LinkTimeout: *linkTimeout}
+	if *nonInteractive && *link && (!p.WhatsApp || !termecho.IsTerminal(int(os.Stdout.Fd()))) {
+		fmt.Fprintln(stderr, "clawhost init: -whatsapp-link draws a QR code to scan with the phone: it needs -whatsapp and a terminal on stdout (leave it out to link at the first clawhost run)")
+		return 2
+	}
 	if fd := int(os.Stdin.Fd()); o.Interactive && termecho.IsTerminal(fd) {
 		o.HideInput = func() (func(), error) { return termecho.Off(fd) }
 	}
@@ -59,4 +72,27 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// runPluginAlone is init's setup.PluginRunner: it loads the configuration
+// init wrote (with its clawhost.env) and runs the instance as clawhost run
+// would (core.RunPluginAlone). Only the plugins' errors reach stderr: their
+// other lines (a QR code as text among them) would bury the drawing.
+func runPluginAlone(stderr io.Writer) setup.PluginRunner {
+	return func(ctx context.Context, configFile, instance string, watch func(pluginhost.Status, func(context.Context) error) (bool, error)) error {
+		cfg, ok := load(configFile, stderr)
+		if !ok {
+			return fmt.Errorf("load %s: it has errors (above)", configFile)
+		}
+		log := hclog.New(&hclog.LoggerOptions{Name: "clawhost", Output: stderr, Level: hclog.Error, TimeFormat: core.LogTimeFormat})
+		return core.RunPluginAlone(ctx, cfg, instance, log, watch)
+	}
+}
+
+// whatsAppLinked is init's setup.LinkedCheck (core.WhatsAppLinked).
+func whatsAppLinked(stderr io.Writer) setup.LinkedCheck {
+	return func(ctx context.Context, configFile, instance string) bool {
+		cfg, ok := load(configFile, stderr)
+		return ok && core.WhatsAppLinked(ctx, cfg, instance)
+	}
 }

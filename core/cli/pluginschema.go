@@ -164,7 +164,7 @@ func pluginDescriptor(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "clawhost plugin descriptor: takes no arguments; it writes the descriptor set to standard output (clawhost plugin descriptor > clawhost.binpb)")
 		return 2
 	}
-	b, err := descriptorSet()
+	b, err := DescriptorSet()
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost plugin descriptor: %v\n", err)
 		return 1
@@ -176,9 +176,10 @@ func pluginDescriptor(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// descriptorSet is the protocol's files and their imports, dependencies
-// first, marshalled deterministically.
-func descriptorSet() ([]byte, error) {
+// DescriptorSet is what `clawhost plugin descriptor` writes: the
+// protocol's files and their imports, dependencies first, marshalled
+// deterministically (the release archives carry it as clawhost.binpb).
+func DescriptorSet() ([]byte, error) {
 	var set descriptorpb.FileDescriptorSet
 	seen := map[string]bool{}
 	var add func(fd protoreflect.FileDescriptor) error

@@ -69,13 +69,21 @@ func pageQRText(t *testing.T, page string) string {
 // this QR code:"; "" when there is none.
 func terminalQRText(t *testing.T, out string) string {
 	t.Helper()
-	_, rest, ok := strings.Cut(out, "scan this QR code:\n")
-	if !ok {
+	return terminalQRTextAfter(t, out, "scan this QR code:\n", statusIndent)
+}
+
+// terminalQRTextAfter decodes the QR code drawn, each line prefixed by
+// indent, after the last header in out ("" when there is none).
+func terminalQRTextAfter(t *testing.T, out, header, indent string) string {
+	t.Helper()
+	i := strings.LastIndex(out, header)
+	if i < 0 {
 		return ""
 	}
+	rest := out[i+len(header):]
 	var rows [][]rune
 	for _, line := range strings.Split(rest, "\n") {
-		art, ok := strings.CutPrefix(line, statusIndent)
+		art, ok := strings.CutPrefix(line, indent)
 		if !ok || strings.Trim(art, " ▀▄█") != "" || art == "" {
 			break
 		}

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/core/setup"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 )
 
 // initTGToken is the token the fake Telegram of the init tests accepts.
@@ -194,7 +196,13 @@ func (s *tmuxSession) screen() string {
 // occurrences, with a deadline.
 func (s *tmuxSession) waitFor(want string, n int) string {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	return s.waitWithin(want, n, 20*time.Second)
+}
+
+// waitWithin is waitFor with its deadline.
+func (s *tmuxSession) waitWithin(want string, n int, d time.Duration) string {
+	s.t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		scr := s.screen()
 		if strings.Count(scr, want) > n {
@@ -249,4 +257,94 @@ func TestInitInTerminal(t *testing.T) {
 	}
 	e.checkWritten(t)
 	e.runAndClaim(t, m[1])
+}
+
+// WhatsApp chosen in init's terminal: init runs the whatsapp plugin against
+// the fake WhatsApp and draws its QR code; the fake phone scans the code
+// read back from the screen; init says it is linked and writes the
+// configuration. Then clawhost run connects as that device without a
+// second QR code: a contact claims the bot with /owner CODE and is answered.
+func TestInitWhatsAppInTerminal(t *testing.T) {
+	e := newInitEnv(t)
+	srv, err := whatsapptest.New(whatsapptest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	args := append(e.initArgs(t), "-whatsapp-server", srv.Addr(), "-whatsapp-root-key", srv.RootKeyHex())
+	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
+	term.waitFor("Channels to set up", 0)
+	term.send("whatsapp")
+	term.waitFor("Workspace of the agent", 0)
+	term.send("")
+	scr := term.waitWithin(setup.QRHeader, 0, waWait)
+	scr = term.waitWithin("waiting for the phone", 0, waWait) // the whole code is drawn
+	qr := terminalQRTextAfter(t, scr, setup.QRHeader+"\n", setup.QRIndent)
+	if qr == "" {
+		t.Fatalf("no QR code decoded from the terminal:\n%s", scr)
+	}
+	if err := srv.PairQR(waCtx(t), qr); err != nil {
+		t.Fatalf("the phone scans the terminal's QR code: %v\n%s", err, scr)
+	}
+	term.waitWithin("✓ WhatsApp: linked", 0, waWait)
+	scr = term.waitWithin("INIT-EXIT=", 0, waWait)
+	if !strings.Contains(scr, "INIT-EXIT=0") {
+		t.Fatalf("init failed:\n%s", scr)
+	}
+	if strings.Contains(scr, "WhatsApp links at that first run") {
+		t.Errorf("init, having linked, still says WhatsApp links at the first run:\n%s", scr)
+	}
+	m := ownerCodeRE.FindStringSubmatch(scr)
+	if m == nil {
+		t.Fatalf("no owner code on the screen:\n%s", scr)
+	}
+	cfg, err := os.ReadFile(filepath.Join(e.home, ".config", "clawhost", "config.hcl"))
+	if err != nil || !strings.Contains(string(cfg), `plugin "wa"`) || !strings.Contains(string(cfg), srv.Addr()) {
+		t.Fatalf("config.hcl: %v\n%s", err, cfg)
+	}
+	store := filepath.Join(e.home, ".local", "state", "clawhost", "plugins", setup.WhatsAppInstance, "whatsapp.db")
+	if _, err := os.Stat(store); err != nil {
+		t.Fatalf("the linked device is not where clawhost run looks: %v", err)
+	}
+
+	cmd := exec.Command(filepath.Join(binDir(t), "clawhost"), "run")
+	cmd.Dir, cmd.Env = t.TempDir(), e.environ()
+	log := Run(t, cmd)
+	ann, err := srv.AddContact(waAnn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A message sent before the host is connected waits at the fake; the
+	// first answer proves clawhost run logged in as the linked device.
+	if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "/owner " + m[1]}); err != nil {
+		t.Fatal(err)
+	}
+	waitWA(t, srv, ann, "You are the owner")
+	if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "hello from wa-init-marker"}); err != nil {
+		t.Fatal(err)
+	}
+	waitWA(t, srv, ann, "echo:", "wa-init-marker")
+	if strings.Contains(log.String(), "scan this QR code") {
+		t.Errorf("clawhost run asked for a QR code again:\n%s", log.String())
+	}
+}
+
+// waitWA waits until the bot sent c a message showing all of wants.
+func waitWA(t *testing.T, srv *whatsapptest.Server, c *whatsapptest.Contact, wants ...string) {
+	t.Helper()
+	waWaitFor(t, fmt.Sprintf("a WhatsApp message to %s showing %q", c.Name(), wants), func() bool {
+		for _, m := range srv.Sent() {
+			if m.To.ToNonAD().User != c.JID().User && m.To.ToNonAD().User != c.LID().User {
+				continue
+			}
+			ok := true
+			for _, w := range wants {
+				ok = ok && strings.Contains(m.Text(), w)
+			}
+			if ok {
+				return true
+			}
+		}
+		return false
+	})
 }

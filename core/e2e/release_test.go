@@ -108,7 +108,7 @@ func TestReleaseArchive(t *testing.T) {
 	root := t.TempDir()
 	names := untar(t, first, filepath.Join(root, "opt"))
 	top := strings.TrimSuffix(filepath.Base(first), ".tar.gz")
-	for _, want := range []string{"clawhost", "clawhost-webchat", "clawhost-telegram", "clawhost-discord", "clawhost-whatsapp", "LICENSE", "README.md", "CHANGELOG.md", "config.hcl"} {
+	for _, want := range []string{"clawhost", "clawhost-webchat", "clawhost-telegram", "clawhost-discord", "clawhost-whatsapp", "LICENSE", "README.md", "CHANGELOG.md", "config.hcl", "clawhost.binpb"} {
 		if !strings.Contains(strings.Join(names, "\n")+"\n", top+"/"+want+"\n") {
 			t.Errorf("the archive lacks %s: %q", want, names)
 		}
@@ -117,6 +117,12 @@ func TestReleaseArchive(t *testing.T) {
 	ver, err := exec.Command(bin, "version").Output()
 	if err != nil || !strings.HasPrefix(string(ver), "clawhost ") || !strings.Contains(string(ver), "store schema sqlite ") || strings.Contains(string(ver), "unknown") {
 		t.Errorf("clawhost version: %q %v", ver, err)
+	}
+	// clawhost.binpb is what the archive's clawhost writes for a Python
+	// plugin author (clawhost plugin descriptor).
+	desc, err := exec.Command(bin, "plugin", "descriptor").Output()
+	if binpb, rerr := os.ReadFile(filepath.Join(root, "opt", top, "clawhost.binpb")); err != nil || rerr != nil || len(desc) == 0 || !bytes.Equal(binpb, desc) {
+		t.Errorf("clawhost.binpb (%d bytes, %v) is not clawhost plugin descriptor's output (%d bytes, %v)", len(binpb), rerr, len(desc), err)
 	}
 
 	home := filepath.Join(root, "home")

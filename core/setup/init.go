@@ -37,6 +37,16 @@ type Options struct {
 	Getenv    Getenv
 	HTTP      *http.Client
 	Now       func() time.Time
+	// LinkWhatsApp links WhatsApp before init ends, when it is set up:
+	// RunPlugin runs its plugin, the QR codes are drawn on Out, and init
+	// waits up to LinkTimeout (0: DefaultLinkTimeout) for a phone to scan
+	// one. Otherwise the device is linked at the first clawhost run.
+	// Linked, when set, is asked first: an already linked device is not
+	// linked again.
+	LinkWhatsApp bool
+	RunPlugin    PluginRunner
+	Linked       LinkedCheck
+	LinkTimeout  time.Duration
 }
 
 // Channel names init offers, as typed at its prompt.
@@ -47,6 +57,8 @@ type Result struct {
 	Files     Files
 	Plan      Plan
 	OwnerCode string
+	// WhatsAppLinked reports whether init linked WhatsApp.
+	WhatsAppLinked bool
 }
 
 // session is one run of init.
@@ -89,15 +101,25 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("init: %w", err)
 	}
 	s.say("\nWrote %s\n  and %s (the tokens, 0600).\n", files.Config, files.Env)
+	linked := false
+	if p.WhatsApp && o.LinkWhatsApp && o.RunPlugin != nil {
+		switch err := s.linkWhatsApp(ctx, files); {
+		case errors.Is(err, errLinkLater):
+		case err != nil:
+			return Result{Files: files, Plan: p}, fmt.Errorf("init: whatsapp: %w (the configuration is written: clawhost run shows a new QR code, as clawhost status and the status page do)", err)
+		default:
+			linked = true
+		}
+	}
 	s.say("\nYou become the owner by sending your bot, within 24 hours:\n\n    /owner %s\n\n", code)
 	s.say("Start clawhost now:\n\n    clawhost run\n")
-	if p.WhatsApp {
+	if p.WhatsApp && !linked {
 		s.say("\nWhatsApp links at that first run: clawhost run prints a QR code (also on clawhost status\nand the status page at http://%s/) to scan in WhatsApp → Settings → Linked devices.\n", p.AdminListen)
 	}
 	if p.WebChat {
 		s.say("\nThe web chat: http://%s/\n", p.WebChatListen)
 	}
-	return Result{Files: files, Plan: p, OwnerCode: code}, nil
+	return Result{Files: files, Plan: p, OwnerCode: code, WhatsAppLinked: linked}, nil
 }
 
 // complete fills in the plan: defaults, the channels and their checked

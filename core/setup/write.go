@@ -30,6 +30,10 @@ type Plan struct {
 	// AdminListen are their addresses.
 	WhatsApp, WebChat          bool
 	WebChatListen, AdminListen string
+	// WhatsAppServer and WhatsAppRootKey are the whatsapp plugin's
+	// server_address and server_root_key: a test's fake WhatsApp ("": the
+	// real one).
+	WhatsAppServer, WhatsAppRootKey string
 }
 
 // Files are the paths init writes.
@@ -81,9 +85,14 @@ func Render(p Plan, now time.Time) (config, env []byte) {
 		fmt.Fprintf(&e, "DISCORD_BOT_TOKEN=%s\n", q(p.DiscordToken))
 	}
 	if p.WhatsApp {
-		b.WriteString("\n# Linked at the first clawhost run: it shows a QR code to scan with WhatsApp\n")
-		b.WriteString("# (Settings → Linked devices) in its log, clawhost status and the status page.\n")
-		b.WriteString("plugin \"wa\" {\n  source = \"whatsapp\"\n}\n")
+		b.WriteString("\n# Linked by clawhost init, or at the first clawhost run: it shows a QR code to\n")
+		b.WriteString("# scan with WhatsApp (Settings → Linked devices) in its log, clawhost status and\n")
+		b.WriteString("# the status page. The linked device is kept in data_dir/plugins/wa.\n")
+		b.WriteString("plugin \"wa\" {\n  source = \"whatsapp\"\n")
+		if p.WhatsAppServer != "" {
+			fmt.Fprintf(&b, "  config {\n    server_address  = %s\n    server_root_key = %s\n  }\n", q(p.WhatsAppServer), q(p.WhatsAppRootKey))
+		}
+		b.WriteString("}\n")
 	}
 	return []byte(b.String()), []byte(e.String())
 }

@@ -1,7 +1,8 @@
 // Command dist builds clawhost's release archives (make dist): for each
 // platform, the host and the first-party plugins (plugins/*/cmd/clawhost-*)
 // as static binaries, packed with LICENSE, README.md, CHANGELOG.md and the
-// annotated config.hcl into dist/clawhost_<version>_<os>_<arch>.tar.gz, and
+// annotated config.hcl (and clawhost.binpb, the protocol's descriptor set
+// for plugin authors) into dist/clawhost_<version>_<os>_<arch>.tar.gz, and
 // dist/SHA256SUMS over the archives.
 //
 // The archives are reproducible: two runs on one commit with one Go
@@ -23,6 +24,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/cli"
 )
 
 // platforms are the release targets (-platforms default).
@@ -31,6 +34,9 @@ var platforms = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/a
 // docs are the files of the checkout each archive carries, beside the
 // binaries.
 var docs = []string{"LICENSE", "README.md", "CHANGELOG.md", "config.hcl"}
+
+// DescriptorFile is the archive's copy of `clawhost plugin descriptor`.
+const DescriptorFile = "clawhost.binpb"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -139,6 +145,18 @@ func (r release) archive(ctx context.Context, t platform, pkgs []string) (string
 	for _, d := range docs {
 		files = append(files, file{name: d, src: filepath.Join(r.repo, d), mode: 0o644})
 	}
+	// The protocol's descriptor set, as `clawhost plugin descriptor` writes
+	// it, for plugin authors in other languages (one for every platform:
+	// a darwin clawhost cannot run here to write it).
+	desc, err := cli.DescriptorSet()
+	if err != nil {
+		return "", fmt.Errorf("descriptor set: %w", err)
+	}
+	binpb := filepath.Join(stage, DescriptorFile)
+	if err := os.WriteFile(binpb, desc, 0o644); err != nil {
+		return "", fmt.Errorf("descriptor set: %w", err)
+	}
+	files = append(files, file{name: DescriptorFile, src: binpb, mode: 0o644})
 	name := top + ".tar.gz"
 	path := filepath.Join(r.out, name)
 	tmp := path + ".tmp"
