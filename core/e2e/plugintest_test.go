@@ -177,6 +177,8 @@ func TestPluginTestGo(t *testing.T) {
 			[]string{"PASS  receive_ack_redeliver", "PASS  send ", "PASS  stop ", "PASS  channel_describe", "12 passed, 0 failed, 0 skipped", "PASS  nack_redeliver", "PASS  text_limit", "PASS  unknown_chat"}, []string{"FAIL", "SKIP"}},
 		{"loopback without inject", []string{filepath.Join(bin, "clawhost-loopback")}, 0,
 			[]string{"SKIP  receive_ack_redeliver", "SKIP  send ", "SKIP  optional_capabilities", "SKIP  text_limit", "PASS  unknown_chat", "7 passed, 0 failed, 5 skipped"}, []string{"FAIL"}},
+		{"channel template as it is", []string{"-inject", `printf %s "$CLAWHOST_TEST_TEXT" > spool/$$.tmp && mv spool/$$.tmp spool/inbox/$(date +%s%N).txt`, filepath.Join(bin, "clawhost-channel-template")}, 0,
+			[]string{"PASS  receive_ack_redeliver", "PASS  nack_redeliver", "PASS  send ", "PASS  text_limit", "PASS  unknown_chat", "12 passed, 0 failed, 0 skipped"}, []string{"FAIL", "SKIP"}},
 		{"ping", []string{filepath.Join(bin, "clawhost-ping")}, 0, []string{"PASS  list_commands          ", "/ping", "SKIP  execute", "6 passed, 0 failed, 1 skipped"}, nil},
 		{"ping -exec", []string{"-exec", "/ping hello", filepath.Join(bin, "clawhost-ping")}, 0,
 			[]string{"PASS  execute", "/ping: 1 replies (plain)", "7 passed, 0 failed, 0 skipped"}, nil},
