@@ -254,7 +254,7 @@ func (h *Host) provision() error {
 	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser, Turns: h.turns})
 	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
-		Settings: set, MemoryFlush: h.agent.Config().MemoryFlush, Version: h.opts.Version,
+		Settings: set, MemoryFlush: memoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
 		Schedules: h.schedules, AgentTools: h.tools.Tools,
 		Revoker:     h.pairingAPI("").Revoker(),
 		OwnerClaims: ownerclaim.New(h.cfg.DataDir, nil),

@@ -301,7 +301,6 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 		// Text deltas, so "blocks" and "draft" streaming show a long
 		// reply while it is written, not only once each block is complete.
 		PartialMessages: true,
-		MemoryFlush:     memoryFlush(a.MemoryFlush),
 		Settings:        a.Settings,
 		Sandbox:         a.Sandbox,
 		Hide:            []string{cfg.DataDir},
@@ -369,12 +368,12 @@ func claudeModes(modes []string) []string {
 	return out
 }
 
-// memoryFlush maps agent.memory_flush onto the runner's settings.
-func memoryFlush(m *config.MemoryFlush) runner.MemoryFlush {
+// memoryFlush maps agent.memory_flush onto the turn's settings.
+func memoryFlush(m *config.MemoryFlush) turn.MemoryFlush {
 	if m == nil {
-		return runner.MemoryFlush{}
+		return turn.MemoryFlush{}
 	}
-	return runner.MemoryFlush{
+	return turn.MemoryFlush{
 		Disabled: m.Enabled != nil && !*m.Enabled, ContextWindow: m.ContextWindow, ReserveTokens: m.ReserveTokens,
 		SoftThresholdTokens: m.SoftThresholdTokens, Prompt: m.Prompt, SystemPrompt: m.SystemPrompt,
 	}

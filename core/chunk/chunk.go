@@ -1,5 +1,6 @@
 // Package chunk splits outbound reply text into pieces that fit a chat
-// platform's message size limit.
+// platform's message size limit: a finished reply ([Markdown], [Lines]) and
+// a reply while it streams ([Coalescer]).
 //
 // It reproduces the behaviour of OpenClaw's chunkMarkdownText,
 // chunkMarkdownTextWithMode and chunkByParagraph (openclaw@2026.9.6), checked
@@ -35,6 +36,14 @@
 //   - When the only progress point inside a fence would leave no room for the
 //     appended close line, clawhost hard-splits instead of emitting a chunk
 //     one unit over the limit (an off-by-one in OpenClaw's budget).
+//
+// # Streamed text
+//
+// [Coalescer] cuts a turn's streamed text into chat-sized blocks as it
+// arrives (the turn's "blocks" and "draft" streaming), with the same fence
+// scanner as the chunkers: one CommonMark scanner (fence.go) over text held in
+// the unit its caller measures in — UTF-16 code units for the chunkers,
+// runes for the Coalescer.
 //
 // All functions are pure and safe for concurrent use. Each call encodes its
 // input to UTF-16 once and works on indices, so chunking is linear in the
@@ -193,7 +202,7 @@ func chunkMarkdown(u units, limit int, out []string, record func(piece)) []strin
 				buf = append(buf, '\n')
 			}
 			buf = appendUnits(buf, split.closeLine())
-			reopen = reopenLine(split, limit)
+			reopen = split.reopenLine(limit)
 		} else {
 			reopen = nil
 			if fenceAt(spans, breakIdx) == nil {
@@ -219,23 +228,6 @@ func appendReopen(dst []byte, reopen units) []byte {
 	return append(appendUnits(dst, reopen), '\n')
 }
 
-// canBalance reports whether a fence can be closed and reopened within limit:
-// a chunk must hold the reopen line, at least one unit of content and the
-// close line, each on its own line.
-func canBalance(f *fenceSpan, limit int) bool {
-	return 2*(len(f.indent)+len(f.marker))+3 <= limit
-}
-
-// reopenLine is the line that reopens f in the next chunk: the original open
-// line when it fits comfortably, otherwise the bare indent+marker.
-func reopenLine(f *fenceSpan, limit int) units {
-	closeLen := len(f.indent) + len(f.marker)
-	if len(f.openLine)+closeLen+3 <= limit {
-		return f.openLine
-	}
-	return f.closeLine()
-}
-
 // fenceBreak picks the cut when the preferred break lands inside fence f. It
 // returns the break index and the fence to close there (nil for a plain cut).
 func fenceBreak(u units, spans []fenceSpan, f *fenceSpan, pos, contentLimit, limit int) (int, *fenceSpan) {
@@ -248,7 +240,7 @@ func fenceBreak(u units, spans []fenceSpan, f *fenceSpan, pos, contentLimit, lim
 		}
 		return windowEnd, nil
 	}
-	if !canBalance(f, limit) {
+	if !f.canBalance(limit) {
 		return cutBefore()
 	}
 	closeLen := len(f.indent) + len(f.marker)

@@ -190,7 +190,7 @@ func (s *lineSplitter) reopenLine(f *fenceSpan) units {
 	if s.limit <= 0 {
 		return f.openLine
 	}
-	return reopenLine(f, s.limit)
+	return f.reopenLine(s.limit)
 }
 
 // paragraphBreak reports whether a cut before line j (outside any fence)

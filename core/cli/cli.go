@@ -87,7 +87,8 @@ func commandTable() []command {
 				"fresh processes and checks what every plugin owes the host: Describe, ConfigSchema,\n" +
 				"Validate and Configure, WatchStatus, a clean exit on SIGTERM without warnings; then per\n" +
 				"kind: a channel's inbound delivery, ack and redelivery, sends up to its declared limit and\n" +
-				"its optional capabilities; a command plugin's command list; a hook's answer. One line per\n" +
+				"its optional capabilities; a command plugin's command list and, with -exec, its answer to\n" +
+				"a command; a hook's answer. One line per\n" +
 				"check; exit 0 when all pass (skips allowed), 1 when one fails, 2 on bad usage.\n\n" +
 				"Flags (before or after PATH):\n" +
 				"  -config-json JSON|@FILE  the plugin's config {} block as JSON (default {}; the schema's\n" +
@@ -97,13 +98,18 @@ func commandTable() []command {
 				"                           text as a JSON string) and CLAWHOST_TEST_DATA_DIR (the plugin's\n" +
 				"                           data dir and working directory) and may block until the\n" +
 				"                           message is acked. Without it the inbound checks are skipped.\n" +
+				"  -exec \"/CMD ARGS\"         a command line a command plugin's Execute runs; the answer\n" +
+				"                           is checked (replies with text or a file, known formats,\n" +
+				"                           files that exist, buttons a channel can carry). Without it\n" +
+				"                           the execute check is skipped.\n" +
 				"  -timeout D               bound of each step (default 10s)\n" +
 				"  -grace D                 how long the plugin may take to exit after SIGTERM (default 5s)\n" +
 				"  -v                       show the plugin's log\n\n" +
 				"Example, the loopback channel (its address is written to lo.addr in its data dir):\n" +
 				"  clawhost plugin test -config-json '{\"addr_file\":\"lo.addr\"}' \\\n" +
 				"    -inject 'curl -s -d \"{\\\"chat_id\\\":\\\"c1\\\",\\\"sender_id\\\":\\\"u1\\\",\\\"text\\\":$CLAWHOST_TEST_TEXT_JSON}\" \\\n" +
-				"      http://$(cat lo.addr)/inbound' bin/clawhost-loopback", nil, pluginCommand},
+				"      http://$(cat lo.addr)/inbound' bin/clawhost-loopback\n" +
+				"A command plugin: clawhost plugin test -exec '/ping hello' bin/clawhost-ping", nil, pluginCommand},
 		{"plugin schema", "[-json] SOURCE|PATH", "print the attributes a plugin's config {} block takes (the schema it declares)",
 			"Starts the plugin as the host does, asks for its ConfigSchema and stops it. SOURCE is a\nplugin source as in plugin \"x\" { source = \"telegram\" } (the binary clawhost-telegram beside\nclawhost, or in ./bin); PATH names a binary. -json prints the schema as JSON.", nil, pluginCommand},
 		{"plugin descriptor", "", "write the protocol's descriptor set (for plugins in other languages) to standard output",

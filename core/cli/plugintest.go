@@ -29,6 +29,7 @@ type pluginTestOptions struct {
 	path    string
 	config  string // JSON, or @FILE
 	inject  string // shell command
+	exec    string // "/cmd args" for a command plugin's Execute
 	timeout time.Duration
 	grace   time.Duration
 	verbose bool
@@ -58,6 +59,7 @@ func pluginCommand(args []string, stdout, stderr io.Writer) int {
 	var o pluginTestOptions
 	fs.StringVar(&o.config, "config-json", "{}", "the plugin's config {} block as JSON, or @FILE (defaults filled in from its schema)")
 	fs.StringVar(&o.inject, "inject", "", "shell command that makes the plugin's platform produce one inbound message (see help)")
+	fs.StringVar(&o.exec, "exec", "", "a command line (\"/cmd args\") a command plugin's Execute runs; its answer is checked")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "bound of each step")
 	fs.DurationVar(&o.grace, "grace", 5*time.Second, "how long a plugin may take to exit after SIGTERM")
 	fs.BoolVar(&o.verbose, "v", false, "show the plugin's log and go-plugin's")
@@ -152,6 +154,7 @@ func pluginTest(ctx context.Context, o pluginTestOptions, stdout, stderr io.Writ
 		Start:   tl.start,
 		Stop:    tl.stop,
 		Config:  cfg,
+		Exec:    o.exec,
 		Timeout: o.timeout,
 	}
 	if o.inject != "" {

@@ -101,6 +101,14 @@ func (f *fakePlugins) Execute(_ context.Context, _ string, req sdkcommand.Reques
 		return sdkcommand.Response{}, channel.Errorf(channel.CodeRateLimited, "quota used up")
 	case "crash":
 		return sdkcommand.Response{}, errors.New("plugin exited")
+	case "many":
+		return sdkcommand.Response{Replies: []sdkcommand.Reply{
+			{Text: "Total: **10**", Format: channel.FormatMarkdown},
+			{Text: " "},
+			{Text: "plain *as is*", Format: "html"},
+			{Media: []channel.OutboundMedia{{Path: "/tmp/report.pdf", Kind: channel.MediaDocument}}},
+			{Buttons: [][]channel.Button{{{ID: "/ping again", Label: "Again"}}}},
+		}}, nil
 	}
 	return sdkcommand.Response{Replies: []sdkcommand.Reply{{Text: "pong " + req.Args}, {Text: " "}}}, nil
 }
@@ -108,6 +116,47 @@ func (f *fakePlugins) Execute(_ context.Context, _ string, req sdkcommand.Reques
 func (f *fakePlugins) PublishMenu(_ context.Context, menu []channel.MenuEntry) []error {
 	f.menus = append(f.menus, menu)
 	return nil
+}
+
+// firstMessage is the text and buttons of the first message of an answer.
+func firstMessage(msgs []Message) (string, [][]channel.Button) {
+	if len(msgs) == 0 {
+		return "", nil
+	}
+	return msgs[0].Text, msgs[0].Buttons
+}
+
+// TestPluginRepliesAreMessages: each reply of a command plugin is a message
+// of its own, in its format (markdown kept as markdown for the channel to
+// render, anything else plain), with its files and buttons; a blank reply
+// is none, and a reply of buttons alone gets a line to hang them under.
+func TestPluginRepliesAreMessages(t *testing.T) {
+	t.Parallel()
+	h, _, _, _ := newHandler(t)
+	inv, ok := h.Registry.Parse("/ping many")
+	if !ok {
+		t.Fatal("/ping is not registered")
+	}
+	m := &message.Message{Instance: "tg", From: "tg:5", Body: "/ping many", Sender: channel.Sender{ID: "5"}}
+	msgs := h.Messages(context.Background(), "tg:direct:5", m, inv, Role{})
+	if len(msgs) != 4 {
+		t.Fatalf("%d messages, want 4 (the blank reply is none): %+v", len(msgs), msgs)
+	}
+	if msgs[0].Text != "Total: **10**" || msgs[0].Format != channel.FormatMarkdown {
+		t.Errorf("markdown reply: %+v", msgs[0])
+	}
+	if msgs[1].Text != "plain *as is*" || msgs[1].Format != channel.FormatPlain {
+		t.Errorf("a reply in an unknown format is plain: %+v", msgs[1])
+	}
+	if len(msgs[2].Media) != 1 || msgs[2].Media[0].Path != "/tmp/report.pdf" || msgs[2].Text != "" {
+		t.Errorf("media reply: %+v", msgs[2])
+	}
+	if len(msgs[3].Buttons) != 1 || msgs[3].Text == "" {
+		t.Errorf("buttons reply: %+v", msgs[3])
+	}
+	if got := h.Answer(context.Background(), "tg:direct:5", m, inv, Role{}); !strings.HasPrefix(got, "Total: **10**\n\nplain *as is*") {
+		t.Errorf("Answer joins the messages' text: %q", got)
+	}
 }
 
 func newHandler(t *testing.T) (*Handler, *fakeSessions, *fakePlugins, *sqlite.DB) {
@@ -379,7 +428,7 @@ func TestModePickerOwnersOnly(t *testing.T) {
 		{Role{Control: true}, 0},
 		{Role{}, 0},
 	} {
-		text, buttons := h.AnswerWithButtons(context.Background(), "tg:direct:5", m, inv, tt.who)
+		text, buttons := firstMessage(h.Messages(context.Background(), "tg:direct:5", m, inv, tt.who))
 		if len(buttons) != tt.rows {
 			t.Errorf("%+v: %d rows of buttons (%q), want %d", tt.who, len(buttons), text, tt.rows)
 		}
@@ -604,11 +653,11 @@ func TestAgentCommand(t *testing.T) {
 	}
 	inv, _ := h.Registry.Parse("/agent")
 	m := &message.Message{Instance: "tg", From: "tg:5", Sender: channel.Sender{ID: "5"}}
-	_, buttons := h.AnswerWithButtons(context.Background(), "tg:direct:5", m, inv, Role{Control: true})
+	_, buttons := firstMessage(h.Messages(context.Background(), "tg:direct:5", m, inv, Role{Control: true}))
 	if len(buttons) != 1 || len(buttons[0]) != 2 || buttons[0][0].ID != "/agent ops" || buttons[0][1].ID != "/agent docs" {
 		t.Errorf("picker %+v, want the agents other than the active one", buttons)
 	}
-	if _, b := h.AnswerWithButtons(context.Background(), "tg:direct:5", m, inv, Role{}); b != nil {
+	if _, b := firstMessage(h.Messages(context.Background(), "tg:direct:5", m, inv, Role{})); b != nil {
 		t.Errorf("a sender who may not switch got buttons %+v", b)
 	}
 }

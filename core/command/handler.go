@@ -142,52 +142,80 @@ type Role struct {
 	Control bool
 }
 
-// Answer runs a parsed command for the sender of m in session key and
-// returns the text to answer with (empty: nothing to say).
-func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) string {
-	text, _ := h.AnswerWithButtons(ctx, key, m, inv, who)
-	return text
+// Message is one message a command answers with: a built-in's answer, or
+// one reply of a command plugin (command.Reply), which is one message of
+// its own.
+type Message struct {
+	Text string
+	// Format is channel.FormatPlain or channel.FormatMarkdown (rendered
+	// for the channel as an agent's reply is).
+	Format string
+	// Media are files the plugin sends with the reply.
+	Media []channel.OutboundMedia
+	// Buttons are offered under the message: each button's id is the text
+	// its press stands for. The caller shows them where the channel has
+	// buttons, else lists them (ButtonsAsText).
+	Buttons [][]channel.Button
 }
 
-// AnswerWithButtons is Answer with the buttons a command plugin offers
-// under its reply (command.Reply.Buttons): each button's id is the text
-// its press stands for. The caller shows them where the channel has
-// buttons, else lists them (ButtonsAsText).
-func (h *Handler) AnswerWithButtons(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) (string, [][]channel.Button) {
+// Answer runs a parsed command for the sender of m in session key and
+// returns the text to answer with (empty: nothing to say); the messages of
+// a plugin's several replies are joined.
+func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) string {
+	var parts []string
+	for _, msg := range h.Messages(ctx, key, m, inv, who) {
+		parts = append(parts, msg.Text)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// Messages runs a parsed command for the sender of m in session key and
+// returns the messages to answer with (none: nothing to say). A built-in
+// answers with one plain-text message, with buttons for /agent and an
+// owner's /mode; a command plugin with one message per reply that has text
+// or files, in the reply's format.
+func (h *Handler) Messages(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) []Message {
 	if !inv.Builtin() && (!inv.OwnerOnly || who.Owner) {
 		return h.plugin(ctx, key, m, inv)
 	}
 	text := h.answer(ctx, key, m, inv, who)
-	if inv.Builtin() && inv.Name == "agent" && strings.TrimSpace(inv.Args) == "" && who.Control {
-		return text, h.agentButtons(ctx, m)
-	}
-	if inv.Builtin() && inv.Name == "mode" && strings.TrimSpace(inv.Args) == "" && who.Owner && h.Modes != nil {
+	var buttons [][]channel.Button
+	switch {
+	case inv.Builtin() && inv.Name == "agent" && strings.TrimSpace(inv.Args) == "" && who.Control:
+		buttons = h.agentButtons(ctx, m)
+	case inv.Builtin() && inv.Name == "mode" && strings.TrimSpace(inv.Args) == "" && who.Owner && h.Modes != nil && len(h.Modes(key)) > 0:
 		// A picker for owners (see noticeModeOwners): one button per mode
 		// on offer, pressing it is "/mode <name>".
 		var row []channel.Button
-		var rows [][]channel.Button
 		for _, mode := range append(h.Modes(key), "default") {
 			if len(row) == 3 {
-				rows, row = append(rows, row), nil
+				buttons, row = append(buttons, row), nil
 			}
 			row = append(row, channel.Button{ID: "/mode " + mode, Label: mode})
 		}
-		if len(h.Modes(key)) > 0 {
-			return text, append(rows, row)
-		}
+		buttons = append(buttons, row)
 	}
-	return text, nil
+	if strings.TrimSpace(text) == "" && len(buttons) == 0 {
+		return nil
+	}
+	return []Message{{Text: text, Format: channel.FormatPlain, Buttons: buttons}}
 }
 
-// plugin runs a command plugin's command and returns its answer.
-func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, inv Invocation) (string, [][]channel.Button) {
+// plain is a one-message plain-text answer.
+func plain(text string) []Message {
+	return []Message{{Text: text, Format: channel.FormatPlain}}
+}
+
+// plugin runs a command plugin's command and returns its replies, one
+// message each.
+func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, inv Invocation) []Message {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	_, err := h.Plugins.WaitReady(wctx, inv.Instance)
 	wcancel()
 	if err != nil {
-		return fmt.Sprintf("The /%s command is unavailable right now (plugin %s is not ready).", inv.Name, inv.Instance), nil
+		return plain(fmt.Sprintf("The /%s command is unavailable right now (plugin %s is not ready).", inv.Name, inv.Instance))
 	}
 	res, err := h.Plugins.Execute(ctx, inv.Instance, command.Request{
 		Command: inv.Plugin.Name, Args: inv.Args, RawText: m.Body,
@@ -199,23 +227,29 @@ func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, in
 		// The plugin's own answer to a wrong invocation (usage, a bad
 		// argument): the user's mistake, not the host's.
 		h.Logger.Debug("command refused the request", "command", inv.Name, "instance", inv.Instance, "reason", ce.Message)
-		return ce.Message, nil
+		return plain(ce.Message)
 	case errors.As(err, &ce):
 		h.Logger.Warn("command failed", "command", inv.Name, "instance", inv.Instance, "code", string(ce.Code), "error", ce.Message)
-		return fmt.Sprintf("The /%s command failed: %s", inv.Name, ce.Message), nil
+		return plain(fmt.Sprintf("The /%s command failed: %s", inv.Name, ce.Message))
 	case err != nil:
 		h.Logger.Error("command failed", "command", inv.Name, "instance", inv.Instance, "error", err)
-		return fmt.Sprintf("The /%s command failed.", inv.Name), nil
+		return plain(fmt.Sprintf("The /%s command failed.", inv.Name))
 	}
-	var parts []string
-	var buttons [][]channel.Button
+	var out []Message
 	for _, r := range res.Replies {
-		if strings.TrimSpace(r.Text) != "" {
-			parts = append(parts, r.Text)
+		msg := Message{Text: r.Text, Format: channel.FormatPlain, Media: r.Media, Buttons: validButtons(r.Buttons)}
+		if r.Format == channel.FormatMarkdown {
+			msg.Format = channel.FormatMarkdown
 		}
-		buttons = append(buttons, validButtons(r.Buttons)...)
+		if strings.TrimSpace(msg.Text) == "" && len(msg.Media) == 0 {
+			if len(msg.Buttons) == 0 {
+				continue // an empty reply says nothing
+			}
+			msg.Text = "Choose:" // buttons need a message to hang under
+		}
+		out = append(out, msg)
 	}
-	return strings.Join(parts, "\n\n"), buttons
+	return out
 }
 
 // validButtons keeps the buttons a channel can carry: an id of 1 to

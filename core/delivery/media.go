@@ -211,3 +211,43 @@ func mediaKind(path string) channel.MediaKind {
 	}
 	return channel.MediaDocument
 }
+
+// checkFiles keeps the files of a command's reply that may be sent to
+// instance: an absolute path to a regular file of at most MaxFileBytes
+// (the plugin vouches for the path, as the sdk's OutboundMedia says; the
+// host still checks what the channel would be asked to read). For each
+// file left out, notes has a line saying which and why.
+func (d *Dispatcher) checkFiles(instance string, media []channel.OutboundMedia) (ok []channel.OutboundMedia, notes []string) {
+	maxBytes := d.MaxFileBytes(instance)
+	for _, m := range media {
+		err := checkFile(m.Path, maxBytes)
+		if err != nil {
+			d.log.Warn("a command's file was not sent", "instance", instance, "file", filepath.Base(m.Path), "error", err)
+			notes = append(notes, fmt.Sprintf("(%s was not sent: %v.)", filepath.Base(m.Path), err))
+			continue
+		}
+		if m.Kind == "" {
+			m.Kind = mediaKind(m.Path)
+		}
+		ok = append(ok, m)
+	}
+	return ok, notes
+}
+
+// checkFile checks one file of a command's reply (see checkFiles).
+func checkFile(p string, maxBytes int64) error {
+	if p == "" || !filepath.IsAbs(p) {
+		return errors.New("its path is not absolute")
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return errNotFound
+	}
+	if !fi.Mode().IsRegular() {
+		return errNotRegular
+	}
+	if fi.Size() > maxBytes {
+		return fmt.Errorf("it has %s, more than the %s a file sent may have", sizeText(fi.Size()), sizeText(maxBytes))
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
@@ -25,17 +26,50 @@ func (d *Dispatcher) Send(key string, tgt message.Target, text, format string) [
 // channel shows buttons (HasButtons); elsewhere they are left out and the
 // text must say how to answer.
 func (d *Dispatcher) SendButtons(key string, tgt message.Target, text, format string, buttons [][]channel.Button) []string {
+	return d.SendMessage(key, tgt, Message{Text: text, Format: format, Buttons: buttons})
+}
+
+// Message is one message sent out of the outbox: a command's reply.
+type Message struct {
+	// Text is shaped as a reply's is: rendered for the channel per Format
+	// (channel.FormatMarkdown or channel.FormatPlain) and chunked.
+	Text   string
+	Format string
+	// Media go with the last chunk (alone when Text is empty). Each is a
+	// regular file of at most MaxFileBytes; one that is not is left out
+	// and the text says so.
+	Media []channel.OutboundMedia
+	// Buttons go under the last chunk where the channel shows buttons.
+	Buttons [][]channel.Button
+}
+
+// SendMessage sends m, in session order, and returns the platform ids of
+// what was sent.
+func (d *Dispatcher) SendMessage(key string, tgt message.Target, m Message) []string {
 	unlock := d.serialize(key)
 	defer unlock()
-	var all []string
-	parts, format := d.prepare(d.ctx, tgt.Instance, text, format)
+	media, notes := d.checkFiles(tgt.Instance, m.Media)
+	text := m.Text
+	for _, n := range notes {
+		if strings.TrimSpace(text) == "" {
+			text = n
+		} else {
+			text = strings.TrimRight(text, "\n") + "\n\n" + n
+		}
+	}
+	parts, format := d.prepare(d.ctx, tgt.Instance, text, m.Format)
+	if len(parts) == 0 && len(media) > 0 {
+		parts = []string{""}
+	}
+	buttons := m.Buttons
 	if !d.HasButtons(tgt.Instance) {
 		buttons = nil
 	}
+	var all []string
 	for i, part := range parts {
 		req := channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: part, Format: format}
 		if i == len(parts)-1 {
-			req.Buttons = buttons
+			req.Buttons, req.Media = buttons, media
 		}
 		ids, err := d.sendOne(tgt, req)
 		if err != nil {

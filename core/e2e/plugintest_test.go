@@ -63,6 +63,22 @@ func (badCommands) Execute(context.Context, sdkcommand.Request) (sdkcommand.Resp
 	return sdkcommand.Response{}, nil
 }
 
+// badReplies lists /report well but answers it with replies the host
+// cannot use: an unknown format, a file by a relative path, an empty reply.
+type badReplies struct{}
+
+func (badReplies) Commands() []sdkcommand.Spec {
+	return []sdkcommand.Spec{{Name: "report", Description: "a report"}}
+}
+
+func (badReplies) Execute(context.Context, sdkcommand.Request) (sdkcommand.Response, error) {
+	return sdkcommand.Response{Replies: []sdkcommand.Reply{
+		{Text: "<b>10</b>", Format: "html"},
+		{Text: "see the file", Media: []channel.OutboundMedia{{Path: "report.txt"}}},
+		{},
+	}}, nil
+}
+
 // stuckChannel's Run ignores cancellation: the sdk waits for it, logs a
 // warning and exits late.
 type stuckChannel struct{}
@@ -78,13 +94,20 @@ func (stuckChannel) Send(context.Context, channel.SendRequest) (channel.SendResp
 }
 
 // faultyPlugin serves a plugin with one fault: "badcommands" lists an
-// invalid command, "stuck" does not stop cleanly.
+// invalid command, "badreplies" answers with replies the host cannot use,
+// "stuck" does not stop cleanly.
 func faultyPlugin(mode string) {
 	switch mode {
 	case "badcommands":
 		os.Exit(sdk.Serve(sdk.Plugin{Name: "faulty", Command: badCommands{}}))
 	case "stuck":
+<<<<<<< HEAD
 		os.Exit(sdk.Serve(sdk.Plugin{Name: "faulty", Channel: stuckChannel{}}))
+=======
+		sdk.Serve(sdk.Plugin{Name: "faulty", Channel: stuckChannel{}})
+	case "badreplies":
+		sdk.Serve(sdk.Plugin{Name: "faulty", Command: badReplies{}})
+>>>>>>> sdkc
 	}
 	os.Exit(3)
 }
@@ -158,7 +181,17 @@ func TestPluginTestGo(t *testing.T) {
 			[]string{"PASS  receive_ack_redeliver", "PASS  send ", "PASS  stop ", "PASS  channel_describe", "12 passed, 0 failed, 0 skipped", "PASS  nack_redeliver", "PASS  text_limit", "PASS  unknown_chat"}, []string{"FAIL", "SKIP"}},
 		{"loopback without inject", []string{filepath.Join(bin, "clawhost-loopback")}, 0,
 			[]string{"SKIP  receive_ack_redeliver", "SKIP  send ", "SKIP  optional_capabilities", "SKIP  text_limit", "PASS  unknown_chat", "7 passed, 0 failed, 5 skipped"}, []string{"FAIL"}},
-		{"ping", []string{filepath.Join(bin, "clawhost-ping")}, 0, []string{"PASS  list_commands          ", "/ping", "6 passed, 0 failed"}, nil},
+		{"channel template as it is", []string{"-inject", `printf %s "$CLAWHOST_TEST_TEXT" > spool/$$.tmp && mv spool/$$.tmp spool/inbox/$(date +%s%N).txt`, filepath.Join(bin, "clawhost-channel-template")}, 0,
+			[]string{"PASS  receive_ack_redeliver", "PASS  nack_redeliver", "PASS  send ", "PASS  text_limit", "PASS  unknown_chat", "12 passed, 0 failed, 0 skipped"}, []string{"FAIL", "SKIP"}},
+		{"ping", []string{filepath.Join(bin, "clawhost-ping")}, 0, []string{"PASS  list_commands          ", "/ping", "SKIP  execute", "6 passed, 0 failed, 1 skipped"}, nil},
+		{"ping -exec", []string{"-exec", "/ping hello", filepath.Join(bin, "clawhost-ping")}, 0,
+			[]string{"PASS  execute", "/ping: 1 replies (plain)", "7 passed, 0 failed, 0 skipped"}, nil},
+		{"ping -exec /report", []string{filepath.Join(bin, "clawhost-ping"), "-exec", "/report"}, 0,
+			[]string{"PASS  execute", "/report: 2 replies (markdown, plain +1 file)", "7 passed, 0 failed"}, nil},
+		{"ping -exec unlisted", []string{"-exec", "/nope", filepath.Join(bin, "clawhost-ping")}, 1,
+			[]string{"FAIL  execute", "the plugin lists no /nope", "6 passed, 1 failed"}, nil},
+		{"bad replies", []string{"-exec", "/report now", wrapper(t, "CLAWHOST_TEST_PLUGIN=badreplies")}, 1,
+			[]string{"FAIL  execute", `reply 1: format "html"`, `reply 2: file "report.txt": want an absolute path`, "reply 3 has neither text nor a file", "PASS  list_commands"}, nil},
 		{"clock-hook", []string{filepath.Join(bin, "clawhost-clock-hook")}, 0, []string{"PASS  before_agent_start", "6 passed, 0 failed"}, nil},
 		{"stdout garbage", []string{garbage}, 1, []string{"FAIL  handshake", "Unrecognized remote plugin message: hello"}, []string{"PASS"}},
 		{"bad command list", []string{wrapper(t, "CLAWHOST_TEST_PLUGIN=badcommands")}, 1,
@@ -217,8 +250,8 @@ func pythonPlugin(t *testing.T) string {
 func TestPluginTestPython(t *testing.T) {
 	t.Parallel()
 	path := pythonPlugin(t)
-	code, out, errs := runPluginTest(t, "-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), path)
-	if code != 0 || !strings.Contains(out, "13 passed, 0 failed, 0 skipped") {
+	code, out, errs := runPluginTest(t, "-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), "-exec", "/echo hi", path)
+	if code != 0 || !strings.Contains(out, "14 passed, 0 failed, 0 skipped") || !strings.Contains(out, "/echo: 1 replies (plain)") {
 		t.Errorf("exit %d, want every check passed:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }

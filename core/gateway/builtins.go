@@ -9,31 +9,40 @@ import (
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/command"
+	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/store"
-	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// command answers a built-in or plugin command (core/command.Handler).
+// command answers a built-in or plugin command (core/command.Handler):
+// each message of the answer (a plugin's reply) is a message of its own,
+// rendered per its format as a reply is, with its files and buttons.
 func (g *Gateway) command(a arrival, inv command.Invocation) {
 	set := g.settings()
 	who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message)}
-	text, buttons := g.handler.AnswerWithButtons(g.ctx, a.key, &a.Message, inv, who)
-	if len(buttons) == 0 {
-		g.respond(a, text)
+	msgs := g.handler.Messages(g.ctx, a.key, &a.Message, inv, who)
+	switch {
+	case len(msgs) == 0:
+		g.respond(a, "")
+		return
+	case len(msgs) == 1 && len(msgs[0].Media) == 0 && len(msgs[0].Buttons) == 0:
+		// One message of text goes through the outbox, as a reply does.
+		g.respondAs(a, msgs[0].Text, msgs[0].Format)
 		return
 	}
-	if !g.delivery.HasButtons(a.Message.Instance) {
-		g.respond(a, command.ButtonsAsText(text, buttons))
-		return
+	// Several messages, files or buttons go out of the outbox (which
+	// keeps one text per entry): the entry is finished first, so a
+	// restart in between loses the answer (the user asks again) rather
+	// than sending it twice.
+	g.finish(a.ID, store.StateDone, "answered")
+	for _, m := range msgs {
+		if len(m.Buttons) > 0 && !g.delivery.HasButtons(a.Message.Instance) {
+			m.Text, m.Buttons = command.ButtonsAsText(m.Text, m.Buttons), nil
+		}
+		g.delivery.SendMessage(a.key, a.Message.Target(), delivery.Message{Text: m.Text, Format: m.Format, Media: m.Media, Buttons: m.Buttons})
 	}
-	// A reply with buttons goes out of the outbox (which keeps text only):
-	// the entry is finished first, so a restart in between loses the
-	// reply (the user asks again) rather than sending it twice.
-	g.finish(a.ID, store.StateDone, "answered with buttons")
-	g.delivery.SendButtons(a.key, a.Message.Target(), text, channel.FormatPlain, buttons)
 }
 
 // RefreshCommands rebuilds the plugin commands and republishes the

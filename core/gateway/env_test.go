@@ -129,7 +129,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		defer cancel()
 		e.gw.RefreshCommands(ctx)
 	}})
-	e.gw = New(Options{Logger: log, Store: e.db, Agent: e.agent, Ports: e.host.Ports(), Settings: e.set, MemoryFlush: e.agent.Config().MemoryFlush, Version: "test", Now: o.now, OwnerClaims: o.ownerClaims})
+	e.gw = New(Options{Logger: log, Store: e.db, Agent: e.agent, Ports: e.host.Ports(), Settings: e.set, Version: "test", Now: o.now, OwnerClaims: o.ownerClaims})
 	addrFile := filepath.Join(dir, "lo.addr")
 	_ = os.Remove(addrFile)
 	limit := o.textLimit

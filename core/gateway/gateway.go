@@ -42,7 +42,6 @@ import (
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
-	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
@@ -129,8 +128,8 @@ type Options struct {
 	Ports    Ports
 	Observer Observer
 	Settings Settings
-	// MemoryFlush decides the memory-flush turn (runner.Config.MemoryFlush).
-	MemoryFlush runner.MemoryFlush
+	// MemoryFlush decides the memory-flush turn (agent.memory_flush).
+	MemoryFlush turn.MemoryFlush
 	// AgentTools gives the host's MCP tools for a chat (turn.Options).
 	AgentTools func(m *message.Message) (mcpConfig string, tools []string)
 	// Version is shown by /status.

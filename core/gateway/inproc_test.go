@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +41,9 @@ type recPorts struct {
 	reacted []channel.ReactRequest
 	typing  bool // the channel has a typing indicator
 	typed   []channel.TypingRequest
+	// answer, when set, is the command plugin "ops" and its /report's
+	// answer.
+	answer *command.Response
 }
 
 func newRecPorts() *recPorts { return &recPorts{more: make(chan struct{}, 1024)} }
@@ -83,10 +88,16 @@ func (p *recPorts) Capabilities(string) (channel.Capabilities, bool) {
 func (p *recPorts) PublishMenu(context.Context, []channel.MenuEntry) []error { return nil }
 func (p *recPorts) AwaitCommandPlugins(context.Context) []string             { return nil }
 func (p *recPorts) ListCommands(context.Context) (map[string][]command.Spec, []error) {
-	return nil, nil
+	if p.answer == nil {
+		return nil, nil
+	}
+	return map[string][]command.Spec{"ops": {{Name: "report", Description: "a report"}}}, nil
 }
 func (p *recPorts) Execute(context.Context, string, command.Request) (command.Response, error) {
-	return command.Response{}, fmt.Errorf("no command plugins")
+	if p.answer == nil {
+		return command.Response{}, fmt.Errorf("no command plugins")
+	}
+	return *p.answer, nil
 }
 func (p *recPorts) Download(context.Context, string, int64, string, int64, io.Writer) (channel.MediaInfo, error) {
 	return channel.MediaInfo{}, fmt.Errorf("no media")
@@ -771,4 +782,47 @@ func TestInProcessQueueModesReachThePrompt(t *testing.T) {
 		}
 		contains(t, agent.turn(t, 1).Prompt, "newer", turn.AbortHint)
 	})
+}
+
+// A command plugin's replies are messages of their own, each rendered per
+// its format the way an agent's reply is (this channel declares no
+// markdown, so a markdown reply arrives as plain text without its
+// asterisks; a plain reply arrives as written), and a reply's file is
+// sent with it.
+func TestInProcessCommandReplies(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "report.pdf")
+	if err := os.WriteFile(file, []byte("%PDF-1.4 report"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, ports, _ := inproc(t, nil, func(o *Options) {
+		o.Ports.(*recPorts).answer = &command.Response{Replies: []command.Reply{
+			{Text: "Total: **10**", Format: channel.FormatMarkdown},
+			{Text: "literal *stars*"},
+			{Text: "the file", Media: []channel.OutboundMedia{{Path: file, Kind: channel.MediaDocument}}},
+			{Media: []channel.OutboundMedia{{Path: filepath.Join(t.TempDir(), "gone.pdf")}}},
+		}}
+	})
+	g.RefreshCommands(context.Background()) // as the host does once a plugin is ready
+	if err := g.Inbound(context.Background(), "tg", []channel.InboundMessage{dmFrom("5", "/report")}); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, want := range []string{"Total: 10", "literal *stars*", "the file", "(gone.pdf was not sent: no such file.)"} {
+		if got := ports.next(t, "5", &seen); got != want {
+			t.Errorf("message %d: %q, want %q", seen, got, want)
+		}
+	}
+	ports.mu.Lock()
+	defer ports.mu.Unlock()
+	if len(ports.sent) != 4 {
+		t.Fatalf("%d messages sent, want one per reply: %+v", len(ports.sent), ports.sent)
+	}
+	if m := ports.sent[2].Media; len(m) != 1 || m[0].Path != file {
+		t.Errorf("the file went as %+v", m)
+	}
+	for i, r := range ports.sent {
+		if r.Format != channel.FormatPlain || (i != 2 && len(r.Media) > 0) {
+			t.Errorf("message %d: format %q, media %+v", i, r.Format, r.Media)
+		}
+	}
 }

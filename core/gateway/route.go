@@ -281,12 +281,16 @@ func (g *Gateway) inlineDirectives(batch []arrival) bool {
 
 // respond answers an entry without the agent: the text is recorded in the
 // outbox (the entry is done once it is delivered).
-func (g *Gateway) respond(a arrival, text string) {
+func (g *Gateway) respond(a arrival, text string) { g.respondAs(a, text, channel.FormatPlain) }
+
+// respondAs is respond with the text in format (channel.FormatMarkdown is
+// rendered for the channel as an agent's reply is).
+func (g *Gateway) respondAs(a arrival, text, format string) {
 	if strings.TrimSpace(text) == "" {
 		g.finish(a.ID, store.StateDone, "")
 		return
 	}
-	g.delivery.Deliver(delivery.Reply{Key: a.key, ID: a.ID, Target: a.Message.Target(), Text: text, Format: channel.FormatPlain})
+	g.delivery.Deliver(delivery.Reply{Key: a.key, ID: a.ID, Target: a.Message.Target(), Text: text, Format: format})
 }
 
 // resetSession starts a new session under key: a running turn is aborted,

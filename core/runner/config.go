@@ -131,8 +131,6 @@ type Config struct {
 	// KillGrace is the wait between SIGTERM and SIGKILL when a run is aborted or timed out,
 	// and between closing stdin and SIGTERM when an idle process is stopped. Default 3s.
 	KillGrace time.Duration
-	// MemoryFlush sets when a session should run a memory-flush turn; see MemoryFlush.
-	MemoryFlush MemoryFlush
 	// Name is the id of the agent this Config is (the default agent's, "main"); a turn
 	// naming it or no agent runs with this Config.
 	Name string
@@ -200,7 +198,6 @@ func (c Config) withDefaults() Config {
 	if c.Sandbox == "" {
 		c.Sandbox = SandboxAuto
 	}
-	c.MemoryFlush = c.MemoryFlush.withDefaults()
 	return c
 }
 
@@ -274,9 +271,6 @@ func (c Config) validate(euid int, hostSandbox string) error {
 	}
 	if c.MaxTurns < 0 || c.MaxWarm < 0 || c.MaxConcurrent < 0 {
 		errs = append(errs, errors.New("agent: max_turns, max_warm and max_concurrent must not be negative"))
-	}
-	if c.MemoryFlush.SoftThresholdTokens < 0 || c.MemoryFlush.ReserveTokens < 0 || c.MemoryFlush.ContextWindow < 0 {
-		errs = append(errs, errors.New("agent.memory_flush: token counts must not be negative"))
 	}
 	return errors.Join(errs...)
 }

@@ -176,8 +176,6 @@
 //	runas.go     what agent.run_as's user must be able to reach
 //	config.go    Config: defaults, validation, argv (settings flags) and environment
 //	errors.go    ErrorKind, Error, classification of results and exits
-//	coalesce.go  Coalescer: streamed text into chat-sized blocks
-//	flush.go     MemoryFlush: when a session runs a memory-flush turn
 //	permission.go PermissionRequest, Decision: claude's can_use_tool questions and answers
 //	rule.go      Rule: the exact permission rule an "always" grants, and what it covers
 package runner

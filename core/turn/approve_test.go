@@ -47,7 +47,7 @@ func newApprovalFixture(t *testing.T, set Settings) (*fixture, *fakeApprovals) {
 	f := newFixture(t, set)
 	a := &fakeApprovals{}
 	f.turns = New(Options{Agent: f.agent, Channels: fakeChannels{}, Hooks: fakeHooks{}, Output: f.out, Store: f.db, Settings: set,
-		MemoryFlush: runner.MemoryFlush{Disabled: true}, Now: func() time.Time { return f.now }, Approvals: a})
+		MemoryFlush: MemoryFlush{Disabled: true}, Now: func() time.Time { return f.now }, Approvals: a})
 	return f, a
 }
 

@@ -60,7 +60,7 @@ func capsFixture(t *testing.T, names labels) (*fixture, *recordingHooks, string)
 	}
 	f.turns = New(Options{Agent: f.agent, Channels: mediaChannels{}, Hooks: hooks, Labels: lab, Output: f.out, Store: f.db,
 		Settings:    Settings{Streaming: StreamOff, HookOrder: []string{"rec"}, Workspace: ws},
-		MemoryFlush: runner.MemoryFlush{Disabled: true}, Now: func() time.Time { return f.now }})
+		MemoryFlush: MemoryFlush{Disabled: true}, Now: func() time.Time { return f.now }})
 	return f, hooks, ws
 }
 

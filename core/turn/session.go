@@ -327,7 +327,7 @@ func scheduleEvent(loc *time.Location, m *message.Message) string {
 }
 
 // flushOf is the memory flush of session key's agent.
-func (t *Turns) flushOf(key string) runner.MemoryFlush {
+func (t *Turns) flushOf(key string) MemoryFlush {
 	if a, ok := t.settings().Agents[agentOf(key)]; ok {
 		return a.MemoryFlush
 	}
@@ -347,7 +347,7 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 		c := int(sess.MemoryFlushCycle - 1)
 		flushed = &c
 	}
-	if !mf.Due(runner.FlushState{PromptTokens: meta.PromptTokens, ReportedContextWindow: meta.Window, CompactionCount: meta.Compactions, FlushedAtCompaction: flushed}) {
+	if !mf.Due(FlushState{PromptTokens: meta.PromptTokens, ReportedContextWindow: meta.Window, CompactionCount: meta.Compactions, FlushedAtCompaction: flushed}) {
 		return
 	}
 	prompt, system := mf.Texts()

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/reply"
 	"github.com/clawhost/clawhost/core/runner"
@@ -47,7 +48,7 @@ type streamer struct {
 	mode     Streaming
 	verbose  bool
 	opts     reply.Options
-	c        *runner.Coalescer
+	c        *chunk.Coalescer
 	acc      strings.Builder // the whole streamed text, for the draft
 	out      streamed
 	card     *card // nil: no turn card
@@ -88,7 +89,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 			Heartbeat: m.Scheduled == HeartbeatJob},
 		// Blocks are separate messages, each with balanced code fences; a
 		// draft joins them into one.
-		c: runner.NewCoalescer(runner.CoalesceConfig{Joined: mode == StreamDraft}, t.opts.Now),
+		c: chunk.NewCoalescer(chunk.CoalesceConfig{Joined: mode == StreamDraft}, t.opts.Now),
 	}
 	if s.mode == StreamDraft {
 		s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
@@ -199,11 +200,26 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 		}
 	default:
 		if s.mode != StreamOff {
-			for _, b := range s.c.Feed(e) {
+			for _, b := range coalesce(s.c, e) {
 				s.emit(b)
 			}
 		}
 	}
+}
+
+// coalesce gives the coalescer the text of one event and returns the
+// blocks due: the deltas when the turn streams them, the complete blocks
+// otherwise. The result is not given here: finish reconciles it.
+func coalesce(c *chunk.Coalescer, e runner.Event) []string {
+	switch e.Kind {
+	case runner.EventTextDelta:
+		return c.Delta(e.Text)
+	case runner.EventBlockEnd:
+		c.EndBlock()
+	case runner.EventText:
+		return c.Block(e.Text)
+	}
+	return nil
 }
 
 // emit shows one coalesced block.

@@ -288,7 +288,7 @@ type AgentSettings struct {
 	Worktrees       bool
 	// MemoryFlush is the agent's memory_flush (Options.MemoryFlush is the
 	// default agent's).
-	MemoryFlush runner.MemoryFlush
+	MemoryFlush MemoryFlush
 	Timeout     time.Duration
 }
 
@@ -342,9 +342,9 @@ type Options struct {
 	Store    Store
 	Observer Observer
 	Settings Settings
-	// MemoryFlush decides the pre-compaction memory-flush turn (the
-	// runner's Config().MemoryFlush; set Disabled to turn it off).
-	MemoryFlush runner.MemoryFlush
+	// MemoryFlush decides the pre-compaction memory-flush turn
+	// (agent.memory_flush; set Disabled to turn it off).
+	MemoryFlush MemoryFlush
 	// Now is the clock; nil means time.Now. Clock times the turn card;
 	// nil means the real clock.
 	Now   func() time.Time

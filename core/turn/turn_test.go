@@ -167,7 +167,7 @@ func newFixtureWith(t *testing.T, set Settings, with func(*Options)) *fixture {
 	f := &fixture{t: t, db: db, agent: &fakeAgent{result: runner.Result{Text: "hello back"}}, out: &fakeOutput{}, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	hooks := fakeHooks{"clock": {PrependContext: "It is noon."}, "weather": {PrependContext: "Sunny.", SystemPrompt: "Be brief."}}
 	opts := Options{Agent: f.agent, Channels: fakeChannels{}, Hooks: hooks, Output: f.out, Store: db, Settings: set, Meta: session.NewCache(0),
-		MemoryFlush: runner.MemoryFlush{Disabled: true}, Now: func() time.Time { return f.now }}
+		MemoryFlush: MemoryFlush{Disabled: true}, Now: func() time.Time { return f.now }}
 	if with != nil {
 		with(&opts)
 	}
@@ -371,7 +371,7 @@ func TestCompact(t *testing.T) {
 func TestCompactionDuringTheFlushIsCounted(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Settings{Streaming: StreamOff})
-	f.turns.opts.MemoryFlush = runner.MemoryFlush{ContextWindow: 100_000}
+	f.turns.opts.MemoryFlush = MemoryFlush{ContextWindow: 100_000}
 	ctx := context.Background()
 	f.agent.result = runner.Result{Text: "big", Usage: runner.Usage{InputTokens: 90_000}, ContextWindow: 100_000}
 	f.turns.Run(ctx, f.request("tg", "one"))

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -12,7 +15,7 @@ func TestPing(t *testing.T) {
 	h := sdktest.Start(t, plugin())
 	ctx := context.Background()
 	specs, err := h.Plugin.ListCommands(ctx)
-	if err != nil || len(specs) != 1 || specs[0].Name != "ping" {
+	if err != nil || len(specs) != 2 || specs[0].Name != "ping" || specs[1].Name != "report" {
 		t.Fatalf("list: %v %v", specs, err)
 	}
 	for _, tc := range []struct{ args, want string }{{"", "pong"}, {"hi there", "pong hi there"}} {
@@ -20,5 +23,23 @@ func TestPing(t *testing.T) {
 		if err != nil || len(res.Replies) != 1 || res.Replies[0].Text != tc.want {
 			t.Errorf("execute %q: %+v %v, want %q", tc.args, res, err, tc.want)
 		}
+	}
+}
+
+func TestReport(t *testing.T) {
+	h := sdktest.Start(t, plugin())
+	res, err := h.Plugin.Execute(context.Background(), command.Request{Command: "report"})
+	if err != nil || len(res.Replies) != 2 {
+		t.Fatalf("report: %+v %v", res, err)
+	}
+	if r := res.Replies[0]; r.Format != channel.FormatMarkdown || !strings.Contains(r.Text, "**10**") {
+		t.Errorf("first reply %+v", r)
+	}
+	m := res.Replies[1].Media
+	if len(m) != 1 {
+		t.Fatalf("second reply's media %+v", m)
+	}
+	if b, err := os.ReadFile(m[0].Path); err != nil || !strings.Contains(string(b), "10 passed") {
+		t.Errorf("the file %s: %q %v", m[0].Path, b, err)
 	}
 }

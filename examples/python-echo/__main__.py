@@ -35,6 +35,13 @@ import clawhost_plugin
 NAME = "python-echo"
 VERSION = "0.1.0"
 
+# The typed capabilities' string values on the wire (the Go sdk's
+# channel.LengthUnit, channel.Markup and channel.Format; proto/PROTOCOL.md,
+# "Markup and command replies").
+LENGTH_UNIT = "runes"   # utf16 | runes | bytes
+MARKUP = "none"         # none | markdown | html-subset | lightweight
+FORMAT_PLAIN = "plain"  # plain | markdown
+
 
 class Echo:
     """The plugin's state and every rpc it implements, by name."""
@@ -59,7 +66,7 @@ class Echo:
             version=VERSION,
             kinds=[p.enum("KIND_CHANNEL"), p.enum("KIND_COMMAND")],
             channel=p.ChannelCapabilities(
-                max_text_length=self.limit, length_unit="runes", markdown="none",
+                max_text_length=self.limit, length_unit=LENGTH_UNIT, markdown=MARKUP,
                 groups=True, display_name="Python echo"),
             sdk_version="python-example/" + VERSION,
         )
@@ -140,7 +147,7 @@ class Echo:
             # invalid_request: the user's mistake; the host shows the
             # message to the user instead of logging a failure.
             return p.ExecuteResponse(error=p.PluginError(code="invalid_request", message="usage: /echo TEXT"))
-        return p.ExecuteResponse(replies=[p.Reply(text=request.args.strip(), format="plain")])
+        return p.ExecuteResponse(replies=[p.Reply(text=request.args.strip(), format=FORMAT_PLAIN)])
 
     # --- ChannelService ------------------------------------------------------
 

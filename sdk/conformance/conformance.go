@@ -51,6 +51,9 @@ type Target struct {
 	// must fail with channel.CodeChatNotFound. Empty means
 	// DefaultUnknownChatID.
 	UnknownChatID string
+	// Exec is a command line ("/name args") the execute check runs
+	// through a command plugin's Execute; empty: that check is skipped.
+	Exec string
 	// Timeout bounds each step; zero means 10s.
 	Timeout time.Duration
 }
@@ -110,9 +113,10 @@ func PluginChecks() []Check {
 }
 
 // CommandChecks are what a command plugin owes the host: a well-formed
-// command list.
+// command list, and a well-formed answer to Target.Exec (skipped without
+// one).
 func CommandChecks() []Check {
-	return []Check{{"list_commands", checkListCommands}}
+	return []Check{{"list_commands", checkListCommands}, {"execute", checkExecute}}
 }
 
 // HookChecks are what a hook plugin owes the host: it answers a
@@ -195,5 +199,12 @@ func (tg Target) configured(ctx context.Context) (Instance, pluginclient.Descrip
 type problems []error
 
 func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Errorf(format, args...)) }
+
+// add records err when it is not nil.
+func (p *problems) add(err error) {
+	if err != nil {
+		*p = append(*p, err)
+	}
+}
 
 func (p problems) err() error { return errors.Join(p...) }

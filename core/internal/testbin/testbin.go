@@ -26,15 +26,16 @@ const module = "github.com/clawhost/clawhost/"
 
 // packages maps binary names to the main packages they are built from.
 var packages = map[string]string{
-	"clawhost":                 module + "core/cmd/clawhost",
-	"clawhost-telegram":        module + "plugins/telegram/cmd/clawhost-telegram",
-	"clawhost-webchat":         module + "plugins/webchat/cmd/clawhost-webchat",
-	"clawhost-discord":         module + "plugins/discord/cmd/clawhost-discord",
-	"clawhost-whatsapp":        module + "plugins/whatsapp/cmd/clawhost-whatsapp",
-	"clawhost-loopback":        module + "examples/loopback",
-	"clawhost-ping":            module + "examples/ping",
-	"clawhost-clock-hook":      module + "examples/clock-hook",
-	"clawhost-transcribe-hook": module + "examples/transcribe-hook",
+	"clawhost":                  module + "core/cmd/clawhost",
+	"clawhost-telegram":         module + "plugins/telegram/cmd/clawhost-telegram",
+	"clawhost-webchat":          module + "plugins/webchat/cmd/clawhost-webchat",
+	"clawhost-discord":          module + "plugins/discord/cmd/clawhost-discord",
+	"clawhost-whatsapp":         module + "plugins/whatsapp/cmd/clawhost-whatsapp",
+	"clawhost-loopback":         module + "examples/loopback",
+	"clawhost-ping":             module + "examples/ping",
+	"clawhost-clock-hook":       module + "examples/clock-hook",
+	"clawhost-transcribe-hook":  module + "examples/transcribe-hook",
+	"clawhost-channel-template": module + "examples/channel-template",
 }
 
 var (

@@ -1,4 +1,4 @@
-package runner
+package chunk
 
 import (
 	"strings"
@@ -84,7 +84,7 @@ type Coalescer struct {
 	sawDeltas bool
 	// carry is the code block the last block closed; the buffer starts
 	// inside it and the next block reopens it.
-	carry *fence
+	carry *fence[rune]
 	// held: an idle flush kept back a code block still being written;
 	// no deadline until more text arrives.
 	held bool
@@ -182,31 +182,23 @@ func (c *Coalescer) Finish(final string) (blocks []string, diverged bool) {
 	return c.drain(drainFinal), false
 }
 
-// Feed applies one runner Event and returns the blocks due. Deltas are used when the turn
-// has them; complete EventText blocks otherwise. EventResult finishes (with the result
-// text on success, "" on failure). Other events return nil.
-func (c *Coalescer) Feed(e Event) []string {
-	switch e.Kind {
-	case EventTextDelta:
-		c.sawDeltas = true
-		return c.Add(e.Text)
-	case EventBlockEnd:
-		c.EndBlock()
-	case EventText:
-		if !c.sawDeltas {
-			out := c.Add(e.Text)
-			c.EndBlock()
-			return out
-		}
-	case EventResult:
-		final := ""
-		if e.Result != nil && e.Result.Err == nil {
-			final = e.Result.Text
-		}
-		out, _ := c.Finish(final)
-		return out
+// Delta appends a piece of streamed text (claude's partial messages) and
+// returns the blocks now due. Once a turn has deltas, its complete blocks
+// (Block) repeat them and are ignored.
+func (c *Coalescer) Delta(text string) []string {
+	c.sawDeltas = true
+	return c.Add(text)
+}
+
+// Block appends a complete text block when the turn streamed no deltas (it
+// ends the block too), and returns the blocks now due.
+func (c *Coalescer) Block(text string) []string {
+	if c.sawDeltas {
+		return nil
 	}
-	return nil
+	out := c.Add(text)
+	c.EndBlock()
+	return out
 }
 
 // drainMode says how much of the buffer drain delivers.
@@ -273,23 +265,23 @@ func (c *Coalescer) next(mode drainMode) (block string, ok bool) {
 		}
 		cut, skip = n, 0
 	}
-	var closeF *fence
+	var closeF *fence[rune]
 	if c.cfg.Joined {
 		// One message: no fence handling.
-	} else if f := fenceAt(scanFences(c.buf, c.carry), cut); f != nil {
-		closeLen := f.indent + f.marker
+	} else if f := openAt(scanFences(c.buf, c.carry), cut); f != nil {
+		closeLen := len(f.indent) + len(f.marker)
 		switch {
-		case f.end >= 0 && f.end <= maxC:
+		case f.closed && f.end <= maxC:
 			// The code block ends within this block: cut after it.
 			cut, skip = f.end, 0
 		case f.start > 0 && strings.TrimSpace(string(c.buf[:f.start])) != "":
 			// Deliver the text before the code block; it starts the next.
 			cut, skip = f.start, 0
-		case f.end < 0 && n <= maxC && mode != drainFinal:
+		case !f.closed && n <= maxC && mode != drainFinal:
 			// Still being written, and it may fit one block: wait.
 			c.held = mode == drainIdle
 			return "", false
-		case f.end < 0 && mode == drainFinal && n+1+closeLen <= maxC:
+		case !f.closed && mode == drainFinal && n+1+closeLen <= maxC:
 			// The reply ends inside the code block: close it.
 			cut, skip, closeF = n, 0, f
 		case !f.canBalance(c.cfg.MaxChars):
@@ -316,7 +308,7 @@ func (c *Coalescer) next(mode drainMode) (block string, ok bool) {
 		}
 		c.carry = nil
 	} else {
-		c.carry = &fence{open: append([]rune(nil), closeF.open...), indent: closeF.indent, marker: closeF.marker}
+		c.carry = carried(closeF)
 	}
 	c.buf = append(c.buf[:0], rest...)
 	block = string(b)
@@ -333,10 +325,10 @@ func (c *Coalescer) next(mode drainMode) (block string, ok bool) {
 // close line: the last line end at most room runes in, after the open
 // line and at least one rune of code; else a hard cut at room. The block
 // is buf[:cut]; skip runes (the newline) are dropped after it.
-func fenceCut(buf []rune, f *fence, room int) (cut, skip int, ok bool) {
+func fenceCut(buf []rune, f *fence[rune], room int) (cut, skip int, ok bool) {
 	first := 1 // a carried fence: at least one rune of code
 	if f.start >= 0 {
-		first = f.start + len(f.open) + 2
+		first = f.start + len(f.openLine) + 2
 		for first-2 < len(buf) && buf[first-2] != '\n' {
 			first++ // past a CR ending the open line
 		}
@@ -350,6 +342,27 @@ func fenceCut(buf []rune, f *fence, room int) (cut, skip int, ok bool) {
 		}
 	}
 	return room, 0, true
+}
+
+// carried copies f, which the block being cut closes, for the next block
+// to reopen: the buffer it points into is about to be reused.
+func carried(f *fence[rune]) *fence[rune] {
+	open := append([]rune(nil), f.openLine...)
+	n, m := len(f.indent), len(f.marker)
+	return &fence[rune]{start: -1, openLine: open, indent: open[:n:n], marker: open[n : n+m : n+m]}
+}
+
+// openAt returns the fence of fences strictly containing the cut at i: after
+// its open line starts and before its close line ends, or anywhere after the
+// open line when the fence is not closed (yet); nil if none.
+func openAt(fences []fence[rune], i int) *fence[rune] {
+	for k := range fences {
+		f := &fences[k]
+		if f.start < i && (!f.closed || i < f.end) {
+			return f
+		}
+	}
+	return nil
 }
 
 // bestBreak finds a cut in [lo, hi] for an over-long buffer: newline, sentence end, space,

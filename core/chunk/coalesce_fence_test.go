@@ -1,4 +1,4 @@
-package runner
+package chunk
 
 import (
 	"fmt"
@@ -7,16 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 )
-
-// balanced reports whether every fenced code block of s is closed.
-func balanced(s string) bool {
-	for _, f := range scanFences([]rune(s), nil) {
-		if f.end < 0 {
-			return false
-		}
-	}
-	return true
-}
 
 // feed adds s in deltas of n runes and returns the blocks, then those
 // Finish adds.
@@ -163,7 +153,8 @@ func FuzzCoalescerFences(f *testing.F) {
 		}
 		short := true
 		for l := range strings.SplitSeq(s, "\n") {
-			if _, _, ok := fenceLine([]rune(strings.TrimSuffix(l, "\r"))); ok && 3*utf8.RuneCountInString(l)+8 > maxc {
+			lr := []rune(l)
+			if _, ok := fenceLine(lr, 0, len(lr)); ok && 3*utf8.RuneCountInString(l)+8 > maxc {
 				short = false
 			}
 		}

@@ -1,4 +1,4 @@
-package runner
+package turn
 
 // Memory-flush defaults (OpenClaw's values; seed 001 §7).
 const (
@@ -24,14 +24,14 @@ const (
 
 // MemoryFlush decides when a session should run a memory-flush turn: a turn that asks the
 // agent to write durable notes to the workspace before claude compacts (forgets) older
-// context. The caller runs it as an ordinary turn (TurnRequest{Prompt: Prompt,
+// context. Turns runs it as an ordinary turn (runner.TurnRequest{Prompt: Prompt,
 // ExtraSystemPrompt: SystemPrompt}), suppresses a NO_REPLY answer, and records the
 // compaction count it ran at, so it runs once per compaction cycle.
 type MemoryFlush struct {
 	// Disabled turns memory flushes off.
 	Disabled bool
 	// ContextWindow is the model's context window in tokens. 0 means: use the window claude
-	// reports for the session's model (Result.ContextWindow), else
+	// reports for the session's model (runner.Result.ContextWindow), else
 	// DefaultFlushContextWindow.
 	ContextWindow int
 	// ReserveTokens is how far below the window claude compacts by itself. Default
@@ -58,13 +58,13 @@ func (m MemoryFlush) withDefaults() MemoryFlush {
 	return m
 }
 
-// FlushState is what the caller's session store keeps for the decision.
+// FlushState is what the session keeps for the decision (session.Meta).
 type FlushState struct {
-	// PromptTokens is the last turn's Usage.PromptTokens().
+	// PromptTokens is the last turn's runner.Usage.PromptTokens().
 	PromptTokens int
-	// ReportedContextWindow is the last turn's Result.ContextWindow (0 if unknown).
+	// ReportedContextWindow is the last turn's runner.Result.ContextWindow (0 if unknown).
 	ReportedContextWindow int
-	// CompactionCount counts compactions of the session (Result.Compacted turns).
+	// CompactionCount counts compactions of the session (runner.Result.Compacted turns).
 	CompactionCount int
 	// FlushedAtCompaction is CompactionCount when the last flush ran; nil if never.
 	FlushedAtCompaction *int

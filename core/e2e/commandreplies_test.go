@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// TestTelegramCommandReplies: a command plugin's replies reach Telegram as
+// written (examples/ping's /report): the markdown reply's bold arrives as
+// <b> in an HTML message, not as literal asterisks; its two replies are two
+// messages; the file of the second goes as a document with that reply's
+// text as its caption.
+func TestTelegramCommandReplies(t *testing.T) {
+	srv := telegramtest.NewServer(tgToken)
+	h := Host{
+		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
+		Admin:   Attrs{"listen": "127.0.0.1:0"},
+		Plugins: []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "ping", Source: "ping"}},
+	}
+	t.Cleanup(srv.Close)
+	Start(t, h)
+	tgWaitFor(t, "the command menu with /report", func() bool {
+		for _, c := range srv.Commands() {
+			if c.Command == "report" {
+				return true
+			}
+		}
+		return false
+	})
+	srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "/report")
+	tgWaitMessage(t, srv, tgAlice, "The details are in the file.")
+	tgSettle(t, srv, 300*time.Millisecond)
+
+	var sent []telegramtest.Sent
+	for _, s := range srv.Sent() {
+		if s.ChatID == strconv.Itoa(tgAlice) {
+			sent = append(sent, s)
+		}
+	}
+	if len(sent) != 2 {
+		t.Fatalf("%d messages, want one per reply: %+v", len(sent), sent)
+	}
+	first, second := sent[0], sent[1]
+	if first.Method != "sendMessage" || first.ParseMode != "HTML" || !strings.Contains(first.Text, "<b>10</b>") || strings.Contains(first.Visible, "*") {
+		t.Errorf("the markdown reply went as %s %s %q (visible %q), want HTML with <b>10</b>", first.Method, first.ParseMode, first.Text, first.Visible)
+	}
+	if second.Method != "sendDocument" || second.File == nil || !strings.Contains(string(second.File.Data), "10 passed") || !strings.Contains(second.Visible, "The details are in the file.") {
+		t.Errorf("the reply with the file went as %s, caption %q, file %+v", second.Method, second.Visible, second.File)
+	}
+}
