@@ -101,13 +101,9 @@ func faultyPlugin(mode string) {
 	case "badcommands":
 		os.Exit(sdk.Serve(sdk.Plugin{Name: "faulty", Command: badCommands{}}))
 	case "stuck":
-<<<<<<< HEAD
 		os.Exit(sdk.Serve(sdk.Plugin{Name: "faulty", Channel: stuckChannel{}}))
-=======
-		sdk.Serve(sdk.Plugin{Name: "faulty", Channel: stuckChannel{}})
 	case "badreplies":
-		sdk.Serve(sdk.Plugin{Name: "faulty", Command: badReplies{}})
->>>>>>> sdkc
+		os.Exit(sdk.Serve(sdk.Plugin{Name: "faulty", Command: badReplies{}}))
 	}
 	os.Exit(3)
 }

@@ -199,4 +199,4 @@ func plugin() sdk.Plugin {
 	}
 }
 
-func main() { sdk.Serve(plugin()) }
+func main() { os.Exit(sdk.Serve(plugin())) }
