@@ -12,7 +12,8 @@ import (
 	"testing"
 )
 
-// TestOnlyMainExits: os.Exit is called in package main only. A library
+// TestOnlyMainExits: os.Exit is called in package main only, and every
+// main exits with sdk.Serve's code. A library
 // that exits skips its callers' deferred cleanup and cannot be tested or
 // composed; sdk.Serve returns the plugin's exit code for its main instead.
 func TestOnlyMainExits(t *testing.T) {
@@ -34,12 +35,16 @@ func TestOnlyMainExits(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("decode go list: %v", err)
 		}
-		if p.Name == "main" {
-			continue
-		}
 		for _, f := range p.GoFiles {
 			checked++
-			for _, pos := range exits(t, filepath.Join(p.Dir, f)) {
+			ex, dropped := exits(t, filepath.Join(p.Dir, f))
+			for _, pos := range dropped {
+				t.Errorf("%s: sdk.Serve's exit code is dropped: call os.Exit(sdk.Serve(p))", pos)
+			}
+			if p.Name == "main" {
+				continue
+			}
+			for _, pos := range ex {
 				t.Errorf("%s: os.Exit outside package main (%s)", pos, rel(p.ImportPath))
 			}
 		}
@@ -49,24 +54,41 @@ func TestOnlyMainExits(t *testing.T) {
 	}
 }
 
-// exits returns the positions of the os.Exit calls in the file at path.
-func exits(t *testing.T, path string) []string {
+// exits returns the positions of the os.Exit calls in the file at path,
+// and of the calls of sdk.Serve whose result is dropped (a statement).
+func exits(t *testing.T, path string) (exit, dropped []string) {
 	t.Helper()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
 	ast.Inspect(f, func(n ast.Node) bool {
+		if st, ok := n.(*ast.ExprStmt); ok && isCall(st.X, "sdk", "Serve") {
+			dropped = append(dropped, fset.Position(st.Pos()).String())
+		}
 		sel, ok := n.(*ast.SelectorExpr)
 		if !ok || sel.Sel.Name != "Exit" {
 			return true
 		}
 		if id, ok := sel.X.(*ast.Ident); ok && id.Name == "os" {
-			out = append(out, fset.Position(sel.Pos()).String())
+			exit = append(exit, fset.Position(sel.Pos()).String())
 		}
 		return true
 	})
-	return out
+	return exit, dropped
+}
+
+// isCall reports whether e calls pkg.name.
+func isCall(e ast.Expr, pkg, name string) bool {
+	call, ok := e.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != name {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == pkg
 }
