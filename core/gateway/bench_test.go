@@ -560,8 +560,8 @@ func BenchmarkInboundAcceptOnly(b *testing.B) {
 // journal at its default durability: b.N direct messages from 1,000
 // senders, each accepted, routed, queued, run by an agent that answers at
 // once, its reply recorded in the outbox and delivered (attempt, send,
-// mark), until every entry is done. The figure of the performance goal
-// (20,000 msg/s).
+// mark), until every entry is done. The figure of the performance goal: a
+// floor of 10,000 msg/s, with the SQL statements per message beside it.
 func BenchmarkPipeline(b *testing.B) {
 	benchThroughput(b, "FULL", false, benchText, "Done: the thread is summarised above.")
 }
@@ -588,6 +588,7 @@ func benchThroughput(b *testing.B, mode string, acceptOnly bool, text, reply str
 	}
 	batch := make([]channel.InboundMessage, 0, batchSize)
 	b.ReportAllocs()
+	stmts0 := bg.db.Statements()
 	b.ResetTimer()
 	start := time.Now()
 	for off := 0; off < b.N; off += batchSize {
@@ -616,6 +617,9 @@ func benchThroughput(b *testing.B, mode string, acceptOnly bool, text, reply str
 		b.ReportMetric(float64(b.N)/total.Seconds(), "msgs/s")
 		b.ReportMetric(float64(bg.st.writes.Load())/float64(b.N), "writes/msg")
 		b.ReportMetric(float64(bg.st.reads.Load())/float64(b.N), "queue-reads/msg")
+		// Every SQL statement the engine ran for the messages, BEGIN and
+		// COMMIT of the group commits included (a batch's are shared).
+		b.ReportMetric(float64(bg.db.Statements()-stmts0)/float64(b.N), "statements/msg")
 	}
 }
 
