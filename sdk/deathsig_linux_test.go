@@ -18,12 +18,13 @@ import (
 const envDeathsigChild = "SDK_TEST_DEATHSIG_CHILD"
 
 // TestParentDeathSignal: a plugin started with a parent-death signal (as
-// the host starts every plugin) reads it after its exec, and watchParent
+// the host starts every plugin) has read it at its start, whichever
+// thread asks later (the setting is per thread), and watchParent
 // then returns at once without polling and without calling gone; without
 // one it reads 0 (and watchParent polls).
 func TestParentDeathSignal(t *testing.T) {
 	if os.Getenv(envDeathsigChild) == "1" {
-		sig := parentDeathSignal()
+		sig := hostDeathSignal
 		fmt.Printf("pdeathsig=%d\n", sig)
 		if sig != 0 {
 			watchParent(hclog.NewNullLogger(), os.Getppid(), func() { fmt.Println("gone") })
