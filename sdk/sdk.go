@@ -74,6 +74,10 @@ const (
 // any other value is the instance name, the label of the plugin block.
 const EnvDebug = "CLAWHOST_PLUGIN_DEBUG"
 
+// hostDeathSignal is the parent-death signal the process started with,
+// read on the main thread (see parentDeathSignal).
+var hostDeathSignal = parentDeathSignal()
+
 // watchdogInterval is how often the plugin checks that its host is alive.
 const watchdogInterval = 500 * time.Millisecond
 
@@ -259,8 +263,14 @@ func announce(name, instance string, rc wire.Reattach, fail func()) {
 }
 
 // watchParent calls gone when the parent process changes (the host died and
-// the plugin was re-parented).
+// the plugin was re-parented). When the kernel signals the plugin at its
+// parent's death (the host's Pdeathsig on Linux: SIGKILL), there is nothing
+// to watch: a ticker would wake an idle plugin twice a second for a death
+// the kernel reports anyway.
 func watchParent(log hclog.Logger, ppid int, gone func()) {
+	if hostDeathSignal != 0 {
+		return
+	}
 	t := time.NewTicker(watchdogInterval)
 	defer t.Stop()
 	for range t.C {

@@ -89,62 +89,6 @@ func BenchmarkStartupTelegram(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// idleFor is how long BenchmarkIdleRSS lets clawhost idle before it
-// measures: past every periodic thing an idle tree does — the trim a few
-// seconds after the start (memtrim.StartDelay), the liveness probe of each
-// plugin (every 15 s), long polls ending and starting again, and the
-// collection the Go runtime forces every two minutes in every process,
-// which reads the type and stack tables of the binary. Measured earlier,
-// the figure would miss the pages those bring back (the forced collection
-// alone: ~6 MB of the tree).
-const idleFor = 2*time.Minute + 10*time.Second
-
-// BenchmarkIdleRSS starts clawhost with the telegram plugin and the web
-// chat, lets it idle for idleFor after both are ready (the long poll
-// parked, the web chat listening) and reports the resident set of each
-// process and of the tree (no claude runs while idle), and the private
-// memory of the tree.
-func BenchmarkIdleRSS(b *testing.B) {
-	var host, tg, web, anon []float64
-	for range b.N {
-		srv := telegramtest.NewServer(tgToken)
-		cmd, log, t0 := startTelegramAndWeb(b, b.TempDir(), srv)
-		for strings.Count(log.String(), "state=ready") < 2 {
-			if time.Since(t0) > 20*time.Second {
-				stopDaemon(cmd)
-				b.Fatalf("not ready after 20s:\n%s", log.String())
-			}
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(idleFor)
-		host = append(host, rssMB(cmd.Process.Pid))
-		a := anonMB(cmd.Process.Pid)
-		var t, w float64
-		for _, c := range children(cmd.Process.Pid) {
-			exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", c))
-			switch {
-			case strings.HasSuffix(exe, "clawhost-telegram"):
-				t = rssMB(c)
-				a += anonMB(c)
-			case strings.HasSuffix(exe, "clawhost-webchat"):
-				w = rssMB(c)
-				a += anonMB(c)
-			}
-		}
-		tg, web, anon = append(tg, t), append(web, w), append(anon, a)
-		stopDaemon(cmd)
-		srv.Close()
-	}
-	med := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
-	h, t, w := med(host), med(tg), med(web)
-	b.ReportMetric(h, "host-rss-MB")
-	b.ReportMetric(t, "telegram-rss-MB")
-	b.ReportMetric(w, "webchat-rss-MB")
-	b.ReportMetric(h+t+w, "total-rss-MB")
-	b.ReportMetric(med(anon), "total-anon-MB")
-	b.ReportMetric(0, "ns/op")
-}
-
 // anonMB is the private anonymous memory of a process (heap, stacks, the
 // runtime's own), from /proc/PID/smaps_rollup: the resident set without
 // the mapped pages of its binary and libraries, which the page cache

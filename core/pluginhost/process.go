@@ -181,3 +181,13 @@ func (p *Process) Stop(grace time.Duration) Stopped {
 
 // Exited reports whether the process has ended.
 func (p *Process) Exited() bool { return p.client.Exited() }
+
+// Done is closed once the process has ended and been reaped; nil for an
+// attached process (debug mode), which this host did not start and
+// cannot wait for.
+func (p *Process) Done() <-chan struct{} {
+	if p.run == nil {
+		return nil
+	}
+	return p.run.exited
+}

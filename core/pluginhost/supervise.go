@@ -195,21 +195,35 @@ func (i *Instance) waitGate(ctx context.Context, cancel context.CancelFunc, plug
 	return release, nil
 }
 
-// watchExit returns a channel closed when proc has exited or ctx ends.
+// watchExit returns a channel closed when proc has exited or ctx ends. A
+// process this host started is waited for (Process.Done: no wakeups while
+// it lives); an attached one (debug mode) is looked at every
+// attachedExitPoll.
 func watchExit(ctx context.Context, proc *Process) <-chan struct{} {
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
+		if done := proc.Done(); done != nil {
+			select {
+			case <-ctx.Done():
+			case <-done:
+			}
+			return
+		}
 		for !proc.Exited() {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(100 * time.Millisecond):
+			case <-time.After(attachedExitPoll):
 			}
 		}
 	}()
 	return exited
 }
+
+// attachedExitPoll is how often watchExit looks whether an attached
+// plugin process (debug mode) has ended.
+const attachedExitPoll = 100 * time.Millisecond
 
 // probe checks that a ready plugin answers (Describe) every ProbeInterval.
 // One that does not answer within ProbeTimeout — hung, SIGSTOPped,

@@ -27,6 +27,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
+	sdkcommand "github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
@@ -105,6 +106,9 @@ func faultPlugin(mode string) {
 		fmt.Println("a plugin that prints to stdout") // breaks the handshake
 	}
 	p := sdk.Plugin{Name: "fault-" + mode, Channel: &faulty{mode: mode}}
+	if mode == "command" { // a command plugin: no channel, no inbound stream
+		p = sdk.Plugin{Name: "fault-command", Command: faultCommand{}}
+	}
 	switch mode {
 	case "logs":
 		p.Configure = logEveryLevel
@@ -290,6 +294,37 @@ func TestKillPluginMidStream(t *testing.T) {
 	}
 	if len(acked) != 200 {
 		t.Errorf("only %d of 200 messages acked", len(acked))
+	}
+}
+
+// faultCommand is the command of the fault plugin's "command" mode.
+type faultCommand struct{}
+
+func (faultCommand) Commands() []sdkcommand.Spec { return []sdkcommand.Spec{{Name: "fault"}} }
+func (faultCommand) Execute(context.Context, sdkcommand.Request) (sdkcommand.Response, error) {
+	return sdkcommand.Response{}, nil
+}
+
+// TestKilledCommandPluginIsRestarted: a plugin without an inbound stream
+// (a command plugin) that dies is seen by its process's end, not by a
+// poll, and restarted.
+func TestKilledCommandPluginIsRestarted(t *testing.T) {
+	h := newHost(t, newRecorder())
+	h.Apply([]Spec{faultSpec("cmd", "command")})
+	inst := h.Instance("cmd")
+	first := waitState(t, inst, StateReady, 10*time.Second)
+	if first.PID <= 0 {
+		t.Fatalf("no pid for the plugin: %+v", first)
+	}
+	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for st := inst.Status(); st.Restarts < 1 || st.State != StateReady || st.PID == first.PID; st = inst.Status() {
+		if time.Now().After(deadline) {
+			t.Fatalf("killed command plugin not restarted: %+v", st)
+		}
+		time.Sleep(5 * time.Millisecond) // polls a real plugin process
 	}
 }
 

@@ -174,17 +174,21 @@ func BenchmarkWarmRSS(b *testing.B) {
 // interval whether or not earlier turns are done: every 40 ms the slots keep up, every
 // 25 ms they do not when most turns start a process. Reported: Run → Result latency of the turns
 // (p50, p99) and claude processes started per turn. Run with -benchtime 1x.
+//
+// BenchmarkManyChats/agents=3 is the same traffic over three agents with 100 chats each,
+// every agent's MaxWarm 4 (12 warm processes at most in all), MaxConcurrent 4 as above,
+// a turn every 40 ms.
 func BenchmarkManyChats(b *testing.B) {
 	for _, interval := range []time.Duration{40 * time.Millisecond, 25 * time.Millisecond} {
-		b.Run("every="+interval.String(), func(b *testing.B) { benchManyChats(b, interval) })
+		b.Run("every="+interval.String(), func(b *testing.B) { benchManyChats(b, interval, 200, nil) })
 	}
+	b.Run("agents=3", func(b *testing.B) { benchManyChats(b, 40*time.Millisecond, 300, []string{"ops", "dev", "docs"}) })
 }
 
-func benchManyChats(b *testing.B, interval time.Duration) {
-	const (
-		chats          = 200
-		manyChatsTurns = 3
-	)
+// benchManyChats sends the turns of chats chats, one every interval; with agents, chat i
+// is agent agents[i%len(agents)]'s, each agent with MaxWarm 4.
+func benchManyChats(b *testing.B, interval time.Duration, chats int, agents []string) {
+	const manyChatsTurns = 3
 	type msg struct {
 		at   float64
 		chat int
@@ -192,7 +196,7 @@ func benchManyChats(b *testing.B, interval time.Duration) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var msgs []msg
 	for c := 0; c < chats; c++ {
-		at := rng.Float64() * chats * manyChatsTurns
+		at := rng.Float64() * float64(chats*manyChatsTurns)
 		for range manyChatsTurns {
 			msgs = append(msgs, msg{at, c})
 			at += 1 + rng.ExpFloat64()*3
@@ -208,6 +212,15 @@ func benchManyChats(b *testing.B, interval time.Duration) {
 			c.Env["FAKE_CLAUDE_START_MS"] = "80"
 			c.Env["FAKE_CLAUDE_RESUME_MS"] = "10"
 			c.Env["FAKE_CLAUDE_TURN_MS"] = "30"
+			if len(agents) > 0 {
+				c.MaxWarm = 4 * len(agents)
+				c.Agents = map[string]Config{}
+				for _, id := range agents {
+					a := *c
+					a.Agents, a.MaxWarm = nil, 4
+					c.Agents[id] = a
+				}
+			}
 		})
 		sids := make([]string, chats)
 		for i := range sids {
@@ -220,7 +233,11 @@ func benchManyChats(b *testing.B, interval time.Duration) {
 			time.Sleep(time.Until(began.Add(time.Duration(j) * interval)))
 			first := !slices.ContainsFunc(msgs[:j], func(e msg) bool { return e.chat == m.chat })
 			start := time.Now()
-			turn, err := f.r.Run(context.Background(), TurnRequest{Key: "chat-" + strconv.Itoa(m.chat), SessionID: sids[m.chat], NewSession: first, Prompt: "turn " + strconv.Itoa(j)})
+			req := TurnRequest{Key: "chat-" + strconv.Itoa(m.chat), SessionID: sids[m.chat], NewSession: first, Prompt: "turn " + strconv.Itoa(j)}
+			if len(agents) > 0 {
+				req.Agent = agents[m.chat%len(agents)]
+			}
+			turn, err := f.r.Run(context.Background(), req)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -238,6 +255,18 @@ func benchManyChats(b *testing.B, interval time.Duration) {
 			}()
 		}
 		wg.Wait()
+		if len(agents) > 0 { // each agent within its own MaxWarm
+			per := map[string]int{}
+			for k := range f.r.Warm() {
+				i, _ := strconv.Atoi(strings.TrimPrefix(k, "chat-"))
+				per[agents[i%len(agents)]]++
+			}
+			for id, n := range per {
+				if n > 4 {
+					b.Fatalf("agent %s has %d warm processes, more than its max_warm 4", id, n)
+				}
+			}
+		}
 		starts += len(f.starts(b))
 	}
 	b.StopTimer()

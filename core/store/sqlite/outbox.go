@@ -148,6 +148,7 @@ func (d *DB) PendingReply(ctx context.Context, journalID int64) (store.PendingRe
 		return store.PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
 	}
 	defer tx.Rollback()
+	d.reads.Add(3) // BEGIN, the entry, ROLLBACK
 	e, err := scanEntry(tx.QueryRowContext(ctx, qEntry, journalID))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
@@ -155,8 +156,11 @@ func (d *DB) PendingReply(ctx context.Context, journalID int64) (store.PendingRe
 	if err != nil {
 		return store.PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
 	}
-	p, err := loadReply(e, func(q string, args ...any) *sql.Row { return tx.QueryRowContext(ctx, q, args...) },
-		func(q string, args ...any) (*sql.Rows, error) { return tx.QueryContext(ctx, q, args...) })
+	p, err := loadReply(e, func(q string, args ...any) *sql.Row { d.reads.Add(1); return tx.QueryRowContext(ctx, q, args...) },
+		func(q string, args ...any) (*sql.Rows, error) {
+			d.reads.Add(1)
+			return tx.QueryContext(ctx, q, args...)
+		})
 	if err != nil {
 		return store.PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
 	}

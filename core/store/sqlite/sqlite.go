@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -89,6 +90,8 @@ type DB struct {
 
 	rstmtMu sync.Mutex
 	rstmts  map[string]*sql.Stmt
+	// reads counts the statements run on the read pool; see Statements.
+	reads atomic.Int64
 
 	sessions *sessionCache
 
@@ -268,9 +271,22 @@ func (d *DB) release() error {
 	return nil
 }
 
+// Statements is how many SQL statements the engine ran since Open on its
+// hot paths — the writer's transactions (BEGIN and COMMIT included) and
+// the read pool's statements — for the benchmarks' statements per
+// message. The audit trail's and usage reports' queries are not counted.
+func (d *DB) Statements() int64 {
+	n := d.reads.Load()
+	if d.w != nil {
+		n += d.w.ran.Load()
+	}
+	return n
+}
+
 // rstmt returns a statement prepared on the read pool (database/sql
 // re-prepares it per connection as needed and caches it there).
 func (d *DB) rstmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	d.reads.Add(1) // every caller runs it once
 	d.rstmtMu.Lock()
 	defer d.rstmtMu.Unlock()
 	if s, ok := d.rstmts[query]; ok {

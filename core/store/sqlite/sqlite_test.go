@@ -617,3 +617,23 @@ func TestPruneDeletesChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestStatementsCounted: an accept alone in its transaction is three
+// statements on the writer (BEGIN, the accept's own, COMMIT) or more, a
+// read of the pending entries one on the read pool, and the count only
+// grows.
+func TestStatementsCounted(t *testing.T) {
+	d := openTest(t, t.TempDir(), nil)
+	before := d.Statements()
+	mustAccept(t, d, msg(1))
+	afterAccept := d.Statements()
+	if afterAccept-before < 3 {
+		t.Fatalf("an accept counted %d statements, want ≥ 3 (BEGIN, insert, COMMIT)", afterAccept-before)
+	}
+	if _, err := d.CountPending(context.Background(), "no-such-session"); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Statements() - afterAccept; got != 1 {
+		t.Fatalf("a read counted %d statements, want 1", got)
+	}
+}

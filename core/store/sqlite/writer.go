@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/clawhost/clawhost/core/store"
 )
@@ -24,6 +25,10 @@ type writer struct {
 	closed bool
 
 	stmts map[string]*sql.Stmt // prepared on conn, used only by the writer goroutine
+
+	// ran counts the statements the writer ran (BEGIN and COMMIT too);
+	// see DB.Statements.
+	ran atomic.Int64
 
 	dedupeMax int
 	dedupeN   int   // committed number of dedupe rows (an upper bound, see pruneDedupe)
@@ -313,6 +318,7 @@ func (w *writer) tx(fn func(*wtx) error) (err error) {
 	// The writer's own context: a caller's cancellation must not abort a
 	// batch shared with others.
 	ctx := context.Background()
+	w.ran.Add(2) // BEGIN and COMMIT (or ROLLBACK)
 	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -347,7 +353,10 @@ func isNoTx(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "no transaction is active")
 }
 
+// stmt returns query prepared on the writer's connection; every caller
+// runs it once (which counts it in writer.ran).
 func (t *wtx) stmt(query string) (*sql.Stmt, error) {
+	t.w.ran.Add(1)
 	if s, ok := t.w.stmts[query]; ok {
 		return s, nil
 	}
