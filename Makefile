@@ -34,9 +34,9 @@ PY_EXAMPLES := $(patsubst %/__main__.py,%,$(wildcard examples/*/__main__.py))
 PYTHON ?= /usr/bin/python3
 
 # Go modules of the repository: the daemon (with the first-party plugins and
-# examples), the sdk and the generated protocol. `go test ./...` does not
+# examples), the sdk, the markup renderer and the generated protocol. `go test ./...` does not
 # enter a nested module, so the test, vet and tidy targets run each one.
-MODULES := . sdk proto
+MODULES := . sdk markup proto
 
 .PHONY: help build dist py-examples run test test-go bench chaos proto check fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux clean
 

@@ -80,19 +80,24 @@ func TestPlainTextForChannelsWithoutMarkdown(t *testing.T) {
 	t.Parallel()
 	const md = "**Done.** See [the log](https://x.io/l) and run `make check`."
 	for _, tc := range []struct {
-		name, flavour, text, format string
-		want, wantFormat            string
+		name    string
+		flavour channel.Markup
+		text    string
+		format  channel.Format
+		want    string
+
+		wantFormat channel.Format
 	}{
-		{"none renders plain", channel.MarkdownNone, md, channel.FormatMarkdown, "Done. See the log (https://x.io/l) and run make check.", channel.FormatPlain},
+		{"none renders plain", channel.MarkupNone, md, channel.FormatMarkdown, "Done. See the log (https://x.io/l) and run make check.", channel.FormatPlain},
 		{"undeclared is none", "", md, channel.FormatMarkdown, "Done. See the log (https://x.io/l) and run make check.", channel.FormatPlain},
-		{"commonmark unchanged", channel.MarkdownCommonMark, md, channel.FormatMarkdown, md, channel.FormatMarkdown},
-		{"telegram_html unchanged", channel.MarkdownTelegramHTML, md, channel.FormatMarkdown, md, channel.FormatMarkdown},
-		{"plain notice not rendered again", channel.MarkdownNone, "*stars* stay", channel.FormatPlain, "*stars* stay", channel.FormatPlain},
+		{"markdown unchanged", channel.MarkupMarkdown, md, channel.FormatMarkdown, md, channel.FormatMarkdown},
+		{"html-subset unchanged", channel.MarkupHTMLSubset, md, channel.FormatMarkdown, md, channel.FormatMarkdown},
+		{"plain notice not rendered again", channel.MarkupNone, "*stars* stay", channel.FormatPlain, "*stars* stay", channel.FormatPlain},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, 2000)
-			f.ch.desc.Capabilities.Markdown = tc.flavour
+			f.ch.desc.Capabilities.Markup = tc.flavour
 			f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: tc.text, Format: tc.format})
 			calls := f.ch.log()
 			if len(calls) != 1 || calls[0].text != tc.want || calls[0].format != tc.wantFormat {
@@ -105,7 +110,7 @@ func TestPlainTextForChannelsWithoutMarkdown(t *testing.T) {
 func TestPlainDraftIsRenderedOnceAndEditedPlain(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 2000)
-	f.ch.desc.Capabilities.Markdown = channel.MarkdownNone
+	f.ch.desc.Capabilities.Markup = channel.MarkupNone
 	id := f.entry()
 	dr := f.d.NewDraft("k", id, tgt, store.Live{})
 	dr.Update("**Hel**")
