@@ -16,7 +16,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
-	"github.com/clawhost/clawhost/sdk/memtrim"
+	"github.com/clawhost/clawhost/sdk/internal/memtrim"
 	"github.com/clawhost/clawhost/sdk/nodump"
 	"github.com/clawhost/clawhost/sdk/schema"
 )

@@ -311,7 +311,6 @@ func fits(text string) error {
 	return nil
 }
 
-
 // restCode is Discord's JSON error code of err, 0 for none.
 func restCode(err error) int {
 	var re *discordgo.RESTError
