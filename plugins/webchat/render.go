@@ -14,7 +14,7 @@ import (
 //
 // Markdown is rendered by the markup module's HTML flavour (CommonMark +
 // GFM: tables, strikethrough, autolinks, task lists; single newlines as
-// line breaks) without goldmark's unsafe option; raw HTML in the text is
+// line breaks) without the unsafe option; raw HTML in the text is
 // shown as literal, escaped text rather than dropped, so
 // "<img src=x onerror=...>" reads as written and creates no element. The
 // result then goes through bluemonday's UGC policy, which removes scripts,
