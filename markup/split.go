@@ -209,16 +209,7 @@ func (s *splitter) run() []string {
 			a++
 			continue
 		}
-		lo, hi := a+1, n
-		for lo < hi {
-			mid := (lo + hi + 1) / 2
-			if s.fits(s.piece(a, mid)) {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
-		}
-		b := lo
+		b := s.longest(a)
 		if b < n {
 			best := b
 			for c := b - 1; c > a+(b-a)/2; c-- {
@@ -232,6 +223,29 @@ func (s *splitter) run() []string {
 		a = b
 	}
 	return s.out
+}
+
+// longest is the largest b such that lines [a, b) fit as a piece, given
+// that [a, a+1) does: galloping from a+1 (each render at most twice the
+// piece's final size, not half the rest of the reply), then a binary
+// search.
+func (s *splitter) longest(a int) int {
+	n := len(s.starts) - 1
+	lo, step := a+1, 1
+	for lo+step <= n && s.fits(s.piece(a, lo+step)) {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step-1, n)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if s.fits(s.piece(a, mid)) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }
 
 func (s *splitter) emit(p string) {
@@ -265,10 +279,17 @@ func (s *splitter) splitLine(a int) {
 			}
 		}
 		cuts := cutPoints(line, st)
-		lo, hi := -1, len(cuts)-1
+		fits := func(i int) bool { return s.fits(wrap(line[st:cuts[i]])) }
+		// Galloping, then a binary search, as in longest.
+		lo, step := -1, 1
+		for lo+step < len(cuts) && fits(lo+step) {
+			lo += step
+			step *= 2
+		}
+		hi := min(lo+step-1, len(cuts)-1)
 		for lo < hi {
 			mid := (lo + hi + 1) / 2
-			if s.fits(wrap(line[st:cuts[mid]])) {
+			if fits(mid) {
 				lo = mid
 			} else {
 				hi = mid - 1
