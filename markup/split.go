@@ -86,9 +86,8 @@ func newSplitter(src string, f Flavour, limit int, unit channel.LengthUnit) *spl
 		if !entering || node.Type() != ast.TypeBlock {
 			return ast.WalkContinue, nil
 		}
-		switch nd := node.(type) {
-		case *ast.FencedCodeBlock:
-			s.fence(nd)
+		if fc, ok := node.(*ast.FencedCodeBlock); ok {
+			s.fence(fc)
 		}
 		if _, ok := node.(*ast.Document); !ok {
 			if st, _, ok := nodeSpan(b, node); ok {
@@ -314,9 +313,8 @@ func (s *splitter) splitLine(a int) {
 
 // cutPoints are the byte offsets after st where line may be cut: rune
 // boundaries, but not right after a backslash, inside what may be a
-// character reference ("&amp;"), nor before a ` ~ or [ (a piece starting
-// with one may be a fence or a link reference definition, which shows
-// nothing).
+// character reference ("&amp;"), nor where the text left would open a
+// block (opensBlock).
 func cutPoints(line string, st int) []int {
 	var out []int
 	amp := -1
@@ -341,27 +339,35 @@ func utf8RuneLen(s string) int {
 }
 
 // lastSpaceCut is the last space in piece after which the text left
-// (piece's rest and then rest) starts with none of ` ~ [ (see cutPoints);
-// -1 if none.
+// (piece's rest and then rest) opens no block (opensBlock); -1 if none.
 func lastSpaceCut(piece, rest string) int {
 	for sp := strings.LastIndexByte(piece, ' '); sp >= 0; sp = strings.LastIndexByte(piece[:sp], ' ') {
-		if !opensBlock(piece[sp:] + rest) {
+		if !opensBlock(piece[sp:min(len(piece), sp+maxLabel+2)] + rest[:min(len(rest), maxLabel+2)]) {
 			return sp
 		}
 	}
 	return -1
 }
 
-// opensBlock: text left after a cut, its spaces skipped, starts with ` ~
-// or [, or with digits and . or ) (an ordered list, which renders its
+// maxLabel is the longest link label CommonMark allows.
+const maxLabel = 999
+
+// opensBlock: text left after a cut, its spaces skipped, starts with ` or
+// ~ (a fence), "[label]:" (a link reference definition, which shows
+// nothing), or digits and . or ) (an ordered list, which renders its
 // number without leading zeros).
 func opensBlock(rest string) bool {
 	rest = strings.TrimLeft(rest, " ")
 	if rest == "" {
 		return false
 	}
-	if strings.ContainsRune("`~[", rune(rest[0])) {
+	switch rest[0] {
+	case '`', '~':
 		return true
+	case '[':
+		// "[label]:" would define a link reference.
+		i := strings.IndexByte(rest[:min(len(rest), maxLabel+2)], ']')
+		return i > 0 && i+1 < len(rest) && rest[i+1] == ':'
 	}
 	d := strings.TrimLeft(rest, "0123456789")
 	return len(d) < len(rest) && d != "" && (d[0] == '.' || d[0] == ')')

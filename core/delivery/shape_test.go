@@ -156,3 +156,42 @@ func checkGolden(t *testing.T, name, got string) {
 		t.Errorf("output differs from %s:\n%s", path, got)
 	}
 }
+
+// TestSplitByRenderedLength: the host measures a reply rendered in the
+// channel's markup. A reply whose Markdown is longer than the limit but
+// whose visible text fits goes as one message; one whose rendering is
+// longer than its Markdown (a link's url shown in plain text) is split so
+// that every rendered message fits.
+func TestSplitByRenderedLength(t *testing.T) {
+	t.Parallel()
+	bold := "**" + strings.Repeat("a", 40) + "** [docs](https://example.com/docs)" // 77 units, 45 visible
+	for _, tc := range []struct {
+		name   string
+		markup channel.Markup
+		text   string
+		want   []string
+		format channel.Format
+	}{
+		{"html-subset counts what shows", channel.MarkupHTMLSubset, bold, []string{bold}, channel.FormatMarkdown},
+		{"plain counts the url", channel.MarkupNone, strings.Repeat("word ", 8) + "[x](https://example.com/a/long/path)",
+			[]string{"word word word word word word word word", "x (https://example.com/a/long/path)"}, channel.FormatPlain},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, 50)
+			f.ch.desc.Capabilities.Markup = tc.markup
+			f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: tc.text, Format: channel.FormatMarkdown})
+			calls := f.ch.log()
+			var got []string
+			for _, c := range calls {
+				got = append(got, c.text)
+				if c.format != tc.format {
+					t.Errorf("sent as %s, want %s", c.format, tc.format)
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("sent %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
