@@ -35,10 +35,11 @@ PY_EXAMPLES := $(patsubst %/__main__.py,%,$(wildcard examples/*/__main__.py))
 PYTHON ?= /usr/bin/python3
 
 # Go modules of the repository: the daemon (with the first-party plugins and
-# examples), the sdk and the generated protocol, the modules of go.work.
+# examples), the sdk, the markup renderer and the generated protocol: the
+# modules of go.work.
 # `go test ./...` does not enter a nested module (in workspace mode neither),
 # so the test and vet targets run each one, and each package once.
-MODULES := . sdk proto
+MODULES := . sdk markup proto
 
 .PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux clean
 

@@ -165,6 +165,33 @@
 // checks the contract of channel.Channel (acks and redelivery, the text
 // limit in its unit, chat_not_found, typed errors).
 //
+// # Markup and length
+//
+// The host sends the agent's markdown (SendRequest.Format FormatMarkdown)
+// to a channel that declares which kind of markup it shows,
+// Capabilities.Markup: MarkupNone (the default; the host renders plain
+// text itself and sends FormatPlain), MarkupMarkdown, MarkupHTMLSubset or
+// MarkupLightweight. The host splits every reply so that each message,
+// rendered in that kind and counted in LengthUnit, fits MaxTextLength; Send
+// renders the one message it gets and never splits it again. The markup
+// module, github.com/clawhost/clawhost/markup (a module of its own, so the
+// sdk needs no markdown parser), renders each kind the way the host
+// measures it:
+//
+//	func (t *ticker) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
+//		text := req.Text
+//		if req.Format == channel.FormatMarkdown {
+//			text = markup.Render(text, markup.For(t.Capabilities().Markup))
+//		}
+//		if channel.TextLen(text, channel.LengthUTF16) > 2000 {
+//			return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "%d units", channel.TextLen(text, channel.LengthUTF16))
+//		}
+//		// post text
+//	}
+//
+// For MarkupHTMLSubset the limit counts the visible text
+// (markup.Visible), not the tags.
+//
 // # Debug mode
 //
 // To run a plugin under a debugger, start it yourself with EnvDebug set to

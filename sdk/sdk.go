@@ -15,8 +15,8 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/internal/memtrim"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
-	"github.com/clawhost/clawhost/sdk/memtrim"
 	"github.com/clawhost/clawhost/sdk/nodump"
 	"github.com/clawhost/clawhost/sdk/schema"
 )

@@ -50,7 +50,7 @@ type Output interface {
 	HasButtons(instance string) bool
 	// SendButtons sends text with buttons under it where the channel has
 	// them, in session order; it returns the platform ids sent.
-	SendButtons(key string, tgt message.Target, text, format string, buttons [][]channel.Button) []string
+	SendButtons(key string, tgt message.Target, text string, format channel.Format, buttons [][]channel.Button) []string
 	// SendFile sends data as a text file called name, with caption, in
 	// session order; false when the channel sends no files or the send
 	// failed.

@@ -40,7 +40,7 @@ func newOut(buttons, edits bool) *out {
 }
 
 func (o *out) HasButtons(string) bool { return o.buttons }
-func (o *out) SendButtons(_ string, tgt message.Target, text, _ string, b [][]channel.Button) []string {
+func (o *out) SendButtons(_ string, tgt message.Target, text string, _ channel.Format, b [][]channel.Button) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.buttons {
@@ -354,7 +354,7 @@ type pressDuringSend struct {
 	reply string
 }
 
-func (p *pressDuringSend) SendButtons(key string, tgt message.Target, text, format string, b [][]channel.Button) []string {
+func (p *pressDuringSend) SendButtons(key string, tgt message.Target, text string, format channel.Format, b [][]channel.Button) []string {
 	if len(b) > 0 && p.reply == "" {
 		_, p.reply = p.a.Answer(press(p.who, b[0][0].ID), false)
 		if p.reply == "" {

@@ -149,7 +149,7 @@ type failing struct {
 	fail string
 }
 
-func (f *failing) SendButtons(key string, tgt message.Target, text, format string, b [][]channel.Button) []string {
+func (f *failing) SendButtons(key string, tgt message.Target, text string, format channel.Format, b [][]channel.Button) []string {
 	if tgt.ChatID == f.fail {
 		return nil
 	}

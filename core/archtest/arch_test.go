@@ -126,9 +126,11 @@ var harnesses = map[string]bool{
 }
 
 // TestDependencyRules enforces the rules of docs/architecture.md:
-//   - sdk/... never imports core/, plugins/, examples/;
-//   - plugins/ and examples/ import only sdk/... of this module (no core, no
-//     generated proto types);
+//   - sdk/... never imports core/, plugins/, examples/, markup/;
+//   - markup/ imports only the sdk's public packages;
+//   - plugins/ and examples/ import only sdk/... and markup/ of this module
+//     (no core, no generated proto types);
+//   - only markup/ imports goldmark (one markdown walker);
 //   - core/ never imports plugins/ or examples/; inside core, imports go
 //     down the layers (see layer): daemon → pipeline composer → stages →
 //     leaves, no stage imports another and no leaf imports another;
@@ -147,7 +149,7 @@ func TestDependencyRules(t *testing.T) {
 	// The rules are only as good as the walk: each module's packages must be
 	// in it (the sdk and proto modules are nested, and a pattern that missed
 	// them would check nothing there).
-	for _, want := range []string{"core/gateway", "sdk", "sdk/sdktest", "sdk/internal/wire", "proto/gen/clawhost/v1", "plugins/telegram", "examples/loopback"} {
+	for _, want := range []string{"core/gateway", "sdk", "sdk/sdktest", "sdk/internal/wire", "proto/gen/clawhost/v1", "plugins/telegram", "examples/loopback", "markup"} {
 		if !seen[want] {
 			t.Errorf("go list did not find package %s: the dependency rules would not see it", want)
 		}
@@ -157,6 +159,9 @@ func TestDependencyRules(t *testing.T) {
 		for _, imp := range p.Imports {
 			if imp == "testing" && !harnesses[from] {
 				t.Errorf("%s imports testing: production code must not", from)
+			}
+			if strings.HasPrefix(imp, "github.com/yuin/goldmark") && !under(from, "markup") {
+				t.Errorf("%s imports %s: markdown is parsed and rendered in markup only", from, imp)
 			}
 			if !strings.HasPrefix(imp, module+"/") {
 				continue
@@ -328,15 +333,19 @@ func violation(from, to string) string {
 	}
 	switch {
 	case under(from, "sdk"):
-		if under(to, "core") || under(to, "plugins") || under(to, "examples") {
-			return "sdk must not import core, plugins or examples"
+		if under(to, "core") || under(to, "plugins") || under(to, "examples") || under(to, "markup") {
+			return "sdk must not import core, plugins, examples or markup"
+		}
+	case under(from, "markup"):
+		if !under(to, "markup") && (!under(to, "sdk") || under(to, "sdk/internal")) {
+			return "markup may import only the sdk's public packages"
 		}
 	case under(from, "plugins"), under(from, "examples"):
 		if under(to, "sdk/internal") || under(to, "proto") {
 			return "no generated or internal sdk types in plugins"
 		}
-		if !under(to, "sdk") && !sameTree(from, to) {
-			return "plugins and examples may import only sdk/..."
+		if !under(to, "sdk") && !under(to, "markup") && !sameTree(from, to) {
+			return "plugins and examples may import only sdk/... and markup"
 		}
 	case under(from, "core"):
 		if under(to, "plugins") || under(to, "examples") {
@@ -382,6 +391,10 @@ func sameTree(a, b string) bool {
 func TestRulesCatchViolations(t *testing.T) {
 	cases := []struct{ from, to string }{
 		{"sdk/channel", "core/config"},
+		{"sdk/channel", "markup"},
+		{"markup", "core/chunk"},
+		{"markup", "sdk/internal/wire"},
+		{"markup", "plugins/telegram"},
 		{"plugins/telegram", "core/gateway"},
 		{"examples/ping", "proto/gen/clawhost/v1"},
 		{"core/chunk", "core/envelope"},

@@ -29,12 +29,12 @@ import (
 type Chat struct {
 	// Agent is the agent's id ("" leaves the name out).
 	Agent string
-	// Channel is the platform's name ("Telegram"); Markdown its flavour
-	// (channel.Capabilities.Markdown); MaxText its message length limit
-	// (0 unknown).
-	Channel  string
-	Markdown string
-	MaxText  int
+	// Channel is the platform's name ("Telegram"); Markup the markup it
+	// shows (channel.Capabilities.Markup); MaxText its message length
+	// limit (0 unknown).
+	Channel string
+	Markup  channel.Markup
+	MaxText int
 	// Type is the kind of chat; Title the group's or channel's name.
 	Type  channel.ChatType
 	Title string
@@ -113,18 +113,16 @@ func chatKind(c Chat) string {
 	return "a direct chat"
 }
 
-// format is what the channel renders, by its markdown flavour.
+// format is what the channel renders, by the markup it shows.
 func format(c Chat) string {
 	var s string
-	switch c.Markdown {
-	case channel.MarkdownTelegramHTML:
+	switch c.Markup {
+	case channel.MarkupHTMLSubset:
 		s = "Write Markdown: bold, italic, strikethrough, code, code blocks, links and quotes show as such; headings become bold lines and tables monospace blocks."
-	case channel.MarkdownDiscord:
-		s = "Write Markdown: Discord shows bold, italic, headings, lists, code blocks, quotes and links; tables become code blocks."
-	case channel.MarkdownWhatsApp:
-		s = "Write short paragraphs with light Markdown (bold, italic, code, lists): WhatsApp has no headings, tables or link text, so give links as plain URLs."
-	case channel.MarkdownCommonMark:
-		s = "Write Markdown; it is shown rendered."
+	case channel.MarkupMarkdown:
+		s = "Write Markdown: " + c.Channel + " shows bold, italic, headings, lists, code blocks, quotes and links; tables may become code blocks."
+	case channel.MarkupLightweight:
+		s = "Write short paragraphs with light Markdown (bold, italic, code, lists): " + c.Channel + " has no headings or link text, tables become monospace blocks, so give links as plain URLs."
 	default:
 		s = "Write plain text: " + c.Channel + " shows no formatting, and Markdown would appear as typed."
 	}

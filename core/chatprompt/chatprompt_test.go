@@ -30,7 +30,7 @@ var day = time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
 func declared(ch channel.Channel, name string, typ channel.ChatType) Chat {
 	caps := ch.Capabilities()
 	_, react := ch.(channel.Reactor)
-	return Chat{Channel: cmp.Or(caps.DisplayName, name), Markdown: caps.Markdown, MaxText: caps.MaxTextLength, Type: typ,
+	return Chat{Channel: cmp.Or(caps.DisplayName, name), Markup: caps.Markup, MaxText: caps.MaxTextLength, Type: typ,
 		Files: slices.Contains(caps.MediaOut, channel.MediaDocument), SendFile: true, MaxFileMB: int(caps.MaxFileBytes >> 20),
 		Reactions: react, Date: day, Zone: "UTC"}
 }
@@ -52,7 +52,7 @@ func goldenCases() map[string]Chat {
 			c.Agent, c.Title, c.RequireMention, c.Memory, c.Flush = "main", "Family", true, true, true
 		}),
 		"webchat": with(declared(web, "Web chat", channel.ChatDirect), func(c *Chat) { c.Memory = true }),
-		"plain_channel": {Agent: "main", Channel: "Loopback", Markdown: channel.MarkdownNone, Type: channel.ChatChannel, Title: "news",
+		"plain_channel": {Agent: "main", Channel: "Loopback", Markup: channel.MarkupNone, Type: channel.ChatChannel, Title: "news",
 			Date: day, Zone: "UTC"},
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/internal/gcpace"
-	"github.com/clawhost/clawhost/sdk/memtrim"
+	"github.com/clawhost/clawhost/core/internal/memtrim"
 )
 
 // serve runs clawhost until SIGINT or SIGTERM; SIGHUP reloads the

@@ -149,7 +149,7 @@ type Message struct {
 	Text string
 	// Format is channel.FormatPlain or channel.FormatMarkdown (rendered
 	// for the channel as an agent's reply is).
-	Format string
+	Format channel.Format
 	// Media are files the plugin sends with the reply.
 	Media []channel.OutboundMedia
 	// Buttons are offered under the message: each button's id is the text

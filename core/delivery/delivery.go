@@ -1,6 +1,7 @@
-// Package delivery gets replies to the chat: media lines, plain text for a
-// channel that declares no markdown (core/plaintext), chunking to the
-// channel's length and line limits (core/chunk), the outbox (a reply and its chunks are recorded
+// Package delivery gets replies to the chat: media lines, chunking to the
+// channel's length limit measured after rendering (markup.Split) and its
+// line limit (core/chunk), plain text for a channel that declares no
+// markup (markup.Plain), the outbox (a reply and its chunks are recorded
 // before the first send; each chunk is marked when the channel accepted
 // it), ordered sends per session with retries that honour the platform's
 // retry_after, the formatting fallback, live drafts edited in place, and
@@ -221,10 +222,11 @@ func (d *Dispatcher) HasButtons(instance string) bool {
 	return ok && desc.Capabilities.Buttons
 }
 
-// Limit is the chunk limit for an instance: the configured limit capped
-// by the channel's capability (waiting for the instance to be ready).
+// Limit is the chunk limit for an instance in UTF-16 units: the
+// configured limit capped by the channel's capability (waiting for the
+// instance to be ready); a third of a limit counted in bytes.
 func (d *Dispatcher) Limit(ctx context.Context, instance string) int {
-	return d.shapeOf(ctx, instance).limit
+	return d.shapeOf(ctx, instance).utf16Limit()
 }
 
 type nopObserver struct{}

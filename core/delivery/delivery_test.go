@@ -22,10 +22,11 @@ import (
 // once, and the real SQLite outbox.
 
 type sent struct {
-	op, text, format, replyTo string
-	msgID                     string
-	buttons                   string   // the buttons' ids, "|" between them
-	media                     []string // the paths of the files attached
+	op, text, replyTo string
+	format            channel.Format
+	msgID             string
+	buttons           string   // the buttons' ids, "|" between them
+	media             []string // the paths of the files attached
 }
 
 // fakeChannel records calls in order and fails Send as scripted.
@@ -155,7 +156,7 @@ func newFixture(t *testing.T, limit int) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, db: db, clock: &fakeClock{now: time.Unix(1_800_000_000, 0)},
-		ch: &fakeChannel{desc: pluginclient.Description{Channel: true, Edit: true, Typing: true, Capabilities: channel.Capabilities{MaxTextLength: limit, Markdown: channel.MarkdownCommonMark}}}}
+		ch: &fakeChannel{desc: pluginclient.Description{Channel: true, Edit: true, Typing: true, Capabilities: channel.Capabilities{MaxTextLength: limit, Markup: channel.MarkupMarkdown}}}}
 	f.d = New(Options{Channels: f.ch, Store: db, Clock: f.clock})
 	t.Cleanup(func() { f.d.Close(); _ = db.Close() })
 	return f
@@ -342,7 +343,7 @@ func TestLimitUsesTheSmallerOfConfigAndChannel(t *testing.T) {
 	if got := f.d.Limit(context.Background(), "tg"); got != 10 {
 		t.Errorf("configured limit: %d", got)
 	}
-	f.ch.desc.Capabilities = channel.Capabilities{MaxTextLength: 300, LengthUnit: channel.LengthBytes, Markdown: channel.MarkdownCommonMark}
+	f.ch.desc.Capabilities = channel.Capabilities{MaxTextLength: 300, LengthUnit: channel.LengthBytes, Markup: channel.MarkupMarkdown}
 	f.d.SetSettings(Settings{TextLimit: 4000})
 	if got := f.d.Limit(context.Background(), "tg"); got != 100 {
 		t.Errorf("a byte limit allows 3 bytes per unit: %d", got)

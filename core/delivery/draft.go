@@ -34,7 +34,7 @@ type Draft struct {
 	// format is pending's format; buttons go under the message with the
 	// next flush (a turn card's Stop button), shownButtons are those it
 	// has.
-	format       string
+	format       channel.Format
 	buttons      [][]channel.Button
 	shownButtons [][]channel.Button
 	failed       bool

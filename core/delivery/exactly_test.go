@@ -91,7 +91,7 @@ func TestRecoveredReplyEditsTheDraftAndKeepsItsFormat(t *testing.T) {
 	f := newFixture(t, 20)
 	id := f.entry()
 	ctx := context.Background()
-	if err := f.db.RecordReply(ctx, store.Reply{JournalID: id, Text: "x", Chunks: []string{"one", "two"}, Format: channel.FormatPlain, ReplyTo: "m0", DraftID: "d1"}); err != nil {
+	if err := f.db.RecordReply(ctx, store.Reply{JournalID: id, Text: "x", Chunks: []string{"one", "two"}, Format: string(channel.FormatPlain), ReplyTo: "m0", DraftID: "d1"}); err != nil {
 		t.Fatal(err)
 	}
 	f.d.DeliverPending("k", f.pending(id), tgt)
@@ -137,7 +137,7 @@ func TestRecoveredReplyKeepsReplyTo(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	id := f.entry()
-	if err := f.db.RecordReply(context.Background(), store.Reply{JournalID: id, Text: "x", Chunks: []string{"*one*"}, Format: channel.FormatMarkdown, ReplyTo: "m0"}); err != nil {
+	if err := f.db.RecordReply(context.Background(), store.Reply{JournalID: id, Text: "x", Chunks: []string{"*one*"}, Format: string(channel.FormatMarkdown), ReplyTo: "m0"}); err != nil {
 		t.Fatal(err)
 	}
 	f.d.DeliverPending("k", f.pending(id), tgt)

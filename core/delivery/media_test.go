@@ -202,7 +202,7 @@ func TestMediaAfterRestart(t *testing.T) {
 	f.d.SetSettings(Settings{Workspace: ws})
 	ctx := context.Background()
 	id := f.entry()
-	if err := f.db.RecordReply(ctx, store.Reply{JournalID: id, Text: "Here.\nMEDIA: report.pdf", Chunks: []string{"Here."}, Format: channel.FormatMarkdown}); err != nil {
+	if err := f.db.RecordReply(ctx, store.Reply{JournalID: id, Text: "Here.\nMEDIA: report.pdf", Chunks: []string{"Here."}, Format: string(channel.FormatMarkdown)}); err != nil {
 		t.Fatal(err)
 	}
 	f.d.DeliverPending("tg:direct:1", f.pending(id), tgt)

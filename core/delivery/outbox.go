@@ -20,7 +20,7 @@ type Reply struct {
 	// Text is the reply; empty records "no reply" (the entry is done).
 	Text string
 	// Format is channel.FormatMarkdown or channel.FormatPlain.
-	Format  string
+	Format  channel.Format
 	ReplyTo string
 	// Draft, when set, is the turn's live draft: the first chunk is
 	// delivered by editing it (a *Draft of this package).
@@ -64,7 +64,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 	// Text is the reply as produced, its MEDIA: lines included: a delivery
 	// resumed after a restart finds the files there again (DeliverPending).
 	rec := store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
-		Text: r.Text, Chunks: parts, Format: format, ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now(), Usage: r.Usage}
+		Text: r.Text, Chunks: parts, Format: string(format), ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now(), Usage: r.Usage}
 	err := d.persist("record reply", r.ID, func() error { return d.store.RecordReply(d.ctx, rec) })
 	if err != nil {
 		if d.ctx.Err() == nil {
@@ -119,7 +119,7 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 	// The chunks were recorded already shaped for the channel, in the
 	// format recorded with them; a reply recorded without one goes in the
 	// channel's format.
-	format := p.Reply.Format
+	format := channel.Format(p.Reply.Format)
 	if format == "" {
 		format = d.shapeOf(d.ctx, tgt.Instance).format()
 	}
@@ -149,7 +149,7 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 // cannot be delivered ends the reply: the entry fails and the user is told,
 // when that is possible, rather than left waiting. Once the dispatcher
 // drains, the chunks left stay in the outbox for the next start.
-func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks []store.Chunk, format, replyTo, draftID string, media []channel.OutboundMedia) {
+func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks []store.Chunk, format channel.Format, replyTo, draftID string, media []channel.OutboundMedia) {
 	unlock := d.serialize(key)
 	defer unlock()
 	told := false

@@ -18,14 +18,14 @@ import (
 // Send sends text that is not recorded in the outbox (streamed blocks,
 // progress lines, notices), chunked and in session order; it returns the
 // platform ids of what was sent.
-func (d *Dispatcher) Send(key string, tgt message.Target, text, format string) []string {
+func (d *Dispatcher) Send(key string, tgt message.Target, text string, format channel.Format) []string {
 	return d.SendButtons(key, tgt, text, format, nil)
 }
 
 // SendButtons is Send with buttons under the last message, where the
 // channel shows buttons (HasButtons); elsewhere they are left out and the
 // text must say how to answer.
-func (d *Dispatcher) SendButtons(key string, tgt message.Target, text, format string, buttons [][]channel.Button) []string {
+func (d *Dispatcher) SendButtons(key string, tgt message.Target, text string, format channel.Format, buttons [][]channel.Button) []string {
 	return d.SendMessage(key, tgt, Message{Text: text, Format: format, Buttons: buttons})
 }
 
@@ -34,7 +34,7 @@ type Message struct {
 	// Text is shaped as a reply's is: rendered for the channel per Format
 	// (channel.FormatMarkdown or channel.FormatPlain) and chunked.
 	Text   string
-	Format string
+	Format channel.Format
 	// Media go with the last chunk (alone when Text is empty). Each is a
 	// regular file of at most MaxFileBytes; one that is not is left out
 	// and the text says so.
@@ -201,7 +201,7 @@ func (d *Dispatcher) sleep(delay time.Duration) bool {
 // editDraft edits a recovered draft to text, waiting for the instance and
 // retrying what may succeed like sendOne (an edit is idempotent, so an
 // unknown outcome is retried too).
-func (d *Dispatcher) editDraft(tgt message.Target, id, text, format string) error {
+func (d *Dispatcher) editDraft(tgt message.Target, id, text string, format channel.Format) error {
 	wait := firstRetry
 	var err error
 	for attempt := 0; attempt < sendAttempts; attempt++ {
@@ -248,7 +248,7 @@ func (d *Dispatcher) EditText(tgt message.Target, id, text string) bool {
 // edit edits a sent message to text with buttons (none: the message has
 // none after), retrying once as plain text when the channel rejects the
 // formatting.
-func (d *Dispatcher) edit(tgt message.Target, id, text, format string, buttons [][]channel.Button) error {
+func (d *Dispatcher) edit(tgt message.Target, id, text string, format channel.Format, buttons [][]channel.Button) error {
 	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
 	defer cancel()
 	if format == "" {

@@ -1,25 +1,29 @@
 package delivery
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
 	"github.com/clawhost/clawhost/core/chunk"
-	"github.com/clawhost/clawhost/core/plaintext"
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // shape is what an instance's capabilities ask of outbound text.
 type shape struct {
-	// limit is the chunk limit in UTF-16 units: the configured limit
-	// capped by the channel's MaxTextLength.
+	// limit is the longest message in unit: the configured limit capped
+	// by the channel's MaxTextLength.
 	limit int
+	// unit is how the channel counts (Capabilities.LengthUnit).
+	unit channel.LengthUnit
 	// maxLines is the channel's soft line limit per message; 0 is none.
 	maxLines int
-	// plain: the channel renders no markdown (MarkdownNone, or nothing
-	// declared), so markdown is rendered to plain text by the core.
-	plain bool
+	// flavour is what the channel renders markdown to (markup.For of its
+	// Capabilities.Markup): markup.Plain for a channel that shows none,
+	// whose markdown the core renders to plain text.
+	flavour markup.Flavour
 }
 
 // shapeOf reads the instance's capabilities: from the instance when it is
@@ -35,17 +39,17 @@ func (d *Dispatcher) shapeOf(ctx context.Context, instance string) shape {
 	if v := set.TextLimitByInstance[instance]; v > 0 {
 		configured = v
 	}
-	var sh shape
+	sh := shape{unit: channel.LengthUTF16, flavour: markup.Plain}
 	capability := 0
 	if desc, ok := d.describe(ctx, instance); ok {
 		caps := desc.Capabilities
 		capability = caps.MaxTextLength
-		if caps.LengthUnit == channel.LengthBytes && capability > 0 {
-			// UTF-8 needs up to 3 bytes per UTF-16 unit.
-			capability /= 3
-		}
+		sh.unit = cmp.Or(caps.LengthUnit, channel.LengthUTF16)
 		sh.maxLines = max(caps.MaxLines, 0)
-		sh.plain = caps.Markdown == "" || caps.Markdown == channel.MarkdownNone
+		sh.flavour = markup.For(caps.Markup)
+	} else {
+		// Never seen ready: the configured limit, and markdown as before.
+		sh.flavour = markup.Markdown
 	}
 	sh.limit = chunk.CapLimit(configured, capability)
 	return sh
@@ -91,42 +95,87 @@ func (d *Dispatcher) remember(instance string, desc pluginclient.Description) {
 	d.seen[instance] = desc
 }
 
-// render converts markdown for a channel that shows none: the agent's
-// markdown becomes plain text (core/plaintext) and the format plain. Text
-// already plain, or for a channel that renders markdown, is unchanged.
-func (sh shape) render(text, format string) (string, string) {
-	if !sh.plain || format != channel.FormatMarkdown {
-		return text, format
+// utf16Limit is the limit in UTF-16 units: a third of a limit counted in
+// bytes (UTF-8 needs up to 3 bytes per UTF-16 unit).
+func (sh shape) utf16Limit() int {
+	if sh.unit == channel.LengthBytes && sh.limit > 0 {
+		return sh.limit / 3
 	}
-	return plaintext.FromMarkdown(text), channel.FormatPlain
+	return sh.limit
 }
 
-// split chunks text to the length limit, then to the line limit; both
-// keep code fences balanced.
-func (sh shape) split(text string, mode chunk.Mode) []string {
+// plain reports whether the channel shows no markup: the core renders
+// markdown to plain text for it.
+func (sh shape) plain() bool { return sh.flavour == markup.Plain }
+
+// render converts markdown for a channel that shows none: the agent's
+// markdown becomes plain text (markup.Plain) and the format plain. Text
+// already plain, or for a channel that renders markdown, is unchanged.
+func (sh shape) render(text string, format channel.Format) (string, channel.Format) {
+	if !sh.plain() || format != channel.FormatMarkdown {
+		return text, format
+	}
+	return markup.Render(text, markup.Plain), channel.FormatPlain
+}
+
+// split cuts text into the messages to send, each within the length
+// limit after rendering (markup.Split: a reply whose rendering fits is
+// never split; the channel renders each piece) and then within the line
+// limit; both keep code fences balanced. Plain text is cut by
+// chunk.Markdown in UTF-16 units (a third of the limit for a channel
+// counting bytes: UTF-8 needs up to 3 bytes per UTF-16 unit).
+func (sh shape) split(text string, format channel.Format, mode chunk.Mode) []string {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
-	return chunk.Lines(chunk.MarkdownWithMode(text, sh.limit, mode), sh.limit, sh.maxLines)
+	if format != channel.FormatMarkdown {
+		limit := sh.utf16Limit()
+		return chunk.Lines(chunk.MarkdownWithMode(text, limit, mode), limit, sh.maxLines)
+	}
+	var pieces []string
+	paragraphs := []string{text}
+	if mode == chunk.ModeNewline {
+		paragraphs = chunk.MarkdownWithMode(text, sh.limit, mode)
+	}
+	for _, p := range paragraphs {
+		pieces = append(pieces, markup.Split(p, sh.flavour, sh.limit, sh.unit)...)
+	}
+	return chunk.Lines(pieces, 0, sh.maxLines)
 }
 
-// prepare renders text for the instance and splits it into the messages
-// to send, returning them with the format to send them in.
-func (d *Dispatcher) prepare(ctx context.Context, instance, text, format string) ([]string, string) {
+// prepare splits text into the messages to send to the instance and
+// renders them for it, returning them with the format to send them in:
+// markdown is split by its rendered length, then rendered to plain text
+// for a channel that shows no markup.
+func (d *Dispatcher) prepare(ctx context.Context, instance, text string, format channel.Format) ([]string, channel.Format) {
 	sh := d.shapeOf(ctx, instance)
-	text, format = sh.render(text, format)
-	return sh.split(text, d.settings().ChunkMode), format
+	parts := sh.split(text, format, d.settings().ChunkMode)
+	if format != channel.FormatMarkdown || !sh.plain() {
+		return parts, format
+	}
+	for i, p := range parts {
+		parts[i] = markup.Render(p, markup.Plain)
+	}
+	return parts, channel.FormatPlain
 }
 
-// fits reports whether text can be shown as one message: within the
-// length and line limits.
-func (sh shape) fits(text string) bool {
-	return chunk.Len(text) <= sh.limit && (sh.maxLines <= 0 || strings.Count(text, "\n") < sh.maxLines)
+// fits reports whether text, in the format the channel is sent (format),
+// can be shown as one message: within the length limit once rendered,
+// and the line limit.
+func (sh shape) fits(text string) bool { return sh.fitsAs(text, sh.format()) }
+
+// fitsAs is fits for text in format.
+func (sh shape) fitsAs(text string, format channel.Format) bool {
+	n := channel.TextLen(text, sh.unit)
+	if format == channel.FormatMarkdown {
+		n = markup.Len(text, sh.flavour, sh.unit)
+	}
+	return (sh.limit <= 0 || n <= sh.limit) && (sh.maxLines <= 0 || strings.Count(text, "\n") < sh.maxLines)
 }
 
 // format is the format text rendered for the channel is sent in.
-func (sh shape) format() string {
-	if sh.plain {
+func (sh shape) format() channel.Format {
+	if sh.plain() {
 		return channel.FormatPlain
 	}
 	return channel.FormatMarkdown

@@ -80,19 +80,24 @@ func TestPlainTextForChannelsWithoutMarkdown(t *testing.T) {
 	t.Parallel()
 	const md = "**Done.** See [the log](https://x.io/l) and run `make check`."
 	for _, tc := range []struct {
-		name, flavour, text, format string
-		want, wantFormat            string
+		name    string
+		flavour channel.Markup
+		text    string
+		format  channel.Format
+		want    string
+
+		wantFormat channel.Format
 	}{
-		{"none renders plain", channel.MarkdownNone, md, channel.FormatMarkdown, "Done. See the log (https://x.io/l) and run make check.", channel.FormatPlain},
+		{"none renders plain", channel.MarkupNone, md, channel.FormatMarkdown, "Done. See the log (https://x.io/l) and run make check.", channel.FormatPlain},
 		{"undeclared is none", "", md, channel.FormatMarkdown, "Done. See the log (https://x.io/l) and run make check.", channel.FormatPlain},
-		{"commonmark unchanged", channel.MarkdownCommonMark, md, channel.FormatMarkdown, md, channel.FormatMarkdown},
-		{"telegram_html unchanged", channel.MarkdownTelegramHTML, md, channel.FormatMarkdown, md, channel.FormatMarkdown},
-		{"plain notice not rendered again", channel.MarkdownNone, "*stars* stay", channel.FormatPlain, "*stars* stay", channel.FormatPlain},
+		{"markdown unchanged", channel.MarkupMarkdown, md, channel.FormatMarkdown, md, channel.FormatMarkdown},
+		{"html-subset unchanged", channel.MarkupHTMLSubset, md, channel.FormatMarkdown, md, channel.FormatMarkdown},
+		{"plain notice not rendered again", channel.MarkupNone, "*stars* stay", channel.FormatPlain, "*stars* stay", channel.FormatPlain},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, 2000)
-			f.ch.desc.Capabilities.Markdown = tc.flavour
+			f.ch.desc.Capabilities.Markup = tc.flavour
 			f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: tc.text, Format: tc.format})
 			calls := f.ch.log()
 			if len(calls) != 1 || calls[0].text != tc.want || calls[0].format != tc.wantFormat {
@@ -105,7 +110,7 @@ func TestPlainTextForChannelsWithoutMarkdown(t *testing.T) {
 func TestPlainDraftIsRenderedOnceAndEditedPlain(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 2000)
-	f.ch.desc.Capabilities.Markdown = channel.MarkdownNone
+	f.ch.desc.Capabilities.Markup = channel.MarkupNone
 	id := f.entry()
 	dr := f.d.NewDraft("k", id, tgt, store.Live{})
 	dr.Update("**Hel**")
@@ -149,5 +154,44 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("output differs from %s:\n%s", path, got)
+	}
+}
+
+// TestSplitByRenderedLength: the host measures a reply rendered in the
+// channel's markup. A reply whose Markdown is longer than the limit but
+// whose visible text fits goes as one message; one whose rendering is
+// longer than its Markdown (a link's url shown in plain text) is split so
+// that every rendered message fits.
+func TestSplitByRenderedLength(t *testing.T) {
+	t.Parallel()
+	bold := "**" + strings.Repeat("a", 40) + "** [docs](https://example.com/docs)" // 77 units, 45 visible
+	for _, tc := range []struct {
+		name   string
+		markup channel.Markup
+		text   string
+		want   []string
+		format channel.Format
+	}{
+		{"html-subset counts what shows", channel.MarkupHTMLSubset, bold, []string{bold}, channel.FormatMarkdown},
+		{"plain counts the url", channel.MarkupNone, strings.Repeat("word ", 8) + "[x](https://example.com/a/long/path)",
+			[]string{"word word word word word word word word", "x (https://example.com/a/long/path)"}, channel.FormatPlain},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, 50)
+			f.ch.desc.Capabilities.Markup = tc.markup
+			f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: tc.text, Format: channel.FormatMarkdown})
+			calls := f.ch.log()
+			var got []string
+			for _, c := range calls {
+				got = append(got, c.text)
+				if c.format != tc.format {
+					t.Errorf("sent as %s, want %s", c.format, tc.format)
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("sent %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -832,7 +832,7 @@ type benchPorts struct {
 
 // benchDesc renders markdown itself, so the core sends the agent's text
 // as it is (no plain-text rendering is measured).
-var benchDesc = pluginclient.Description{Channel: true, Capabilities: channel.Capabilities{Markdown: channel.MarkdownCommonMark}}
+var benchDesc = pluginclient.Description{Channel: true, Capabilities: channel.Capabilities{Markup: channel.MarkupMarkdown}}
 
 func (benchPorts) Known(string) bool         { return true }
 func (benchPorts) DisplayName(string) string { return "" }

@@ -83,7 +83,7 @@ func (p *recPorts) React(_ context.Context, _ string, req channel.ReactRequest) 
 func (p *recPorts) Known(string) bool         { return true }
 func (p *recPorts) DisplayName(string) string { return "Fake" }
 func (p *recPorts) Capabilities(string) (channel.Capabilities, bool) {
-	return channel.Capabilities{Markdown: channel.MarkdownCommonMark, MaxTextLength: 4096, MediaOut: []channel.MediaKind{channel.MediaDocument}}, true
+	return channel.Capabilities{Markup: channel.MarkupMarkdown, MaxTextLength: 4096, MediaOut: []channel.MediaKind{channel.MediaDocument}}, true
 }
 func (p *recPorts) PublishMenu(context.Context, []channel.MenuEntry) []error { return nil }
 func (p *recPorts) AwaitCommandPlugins(context.Context) []string             { return nil }

@@ -285,7 +285,7 @@ func (g *Gateway) respond(a arrival, text string) { g.respondAs(a, text, channel
 
 // respondAs is respond with the text in format (channel.FormatMarkdown is
 // rendered for the channel as an agent's reply is).
-func (g *Gateway) respondAs(a arrival, text, format string) {
+func (g *Gateway) respondAs(a arrival, text string, format channel.Format) {
 	if strings.TrimSpace(text) == "" {
 		g.finish(a.ID, store.StateDone, "")
 		return

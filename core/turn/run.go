@@ -49,7 +49,7 @@ type Outcome struct {
 	Deliver bool
 	Target  message.Target
 	Text    string
-	Format  string
+	Format  channel.Format
 	ReplyTo string
 	// Draft is the turn's live draft, if any: the reply's first chunk
 	// replaced it.

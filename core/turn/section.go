@@ -33,7 +33,7 @@ func (t *Turns) section(set Settings, key string, m *message.Message) string {
 	c := chatprompt.Chat{
 		Agent:          agentOf(key),
 		Channel:        t.channelLabel(m.Instance, m.Channel),
-		Markdown:       caps.Markdown,
+		Markup:         caps.Markup,
 		MaxText:        caps.MaxTextLength,
 		Type:           m.ChatType,
 		Title:          m.ChatTitle,

@@ -105,7 +105,7 @@ type Output interface {
 	// most max (0: the dispatcher's default).
 	Typing(tgt message.Target, max time.Duration) (seal func())
 	// Send sends text outside the outbox, chunked, in session order.
-	Send(key string, tgt message.Target, text, format string) []string
+	Send(key string, tgt message.Target, text string, format channel.Format) []string
 	// SendBlock sends a streamed block of the turn of journal entry id
 	// (seq 1, 2, …), recorded as its live output before it is sent.
 	SendBlock(key string, id int64, seq int, tgt message.Target, text string) bool
@@ -134,7 +134,7 @@ type Reply struct {
 	Covers  []int64
 	Target  message.Target
 	Text    string
-	Format  string
+	Format  channel.Format
 	ReplyTo string
 	Draft   Draft
 	// Ping is sent as a new message when the reply reached the chat only

@@ -93,7 +93,7 @@ func (o *fakeOutput) Typing(message.Target, time.Duration) func() {
 	o.mu.Unlock()
 	return func() {}
 }
-func (o *fakeOutput) Send(_ string, _ message.Target, text, _ string) []string {
+func (o *fakeOutput) Send(_ string, _ message.Target, text string, _ channel.Format) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.sent = append(o.sent, text)

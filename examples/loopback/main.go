@@ -43,6 +43,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
@@ -51,15 +52,15 @@ import (
 
 // Record is one thing the host did through the channel.
 type Record struct {
-	Seq       int    `json:"seq"`
-	Op        string `json:"op"` // send | edit | typing
-	ChatID    string `json:"chat_id"`
-	ThreadID  string `json:"thread_id,omitempty"`
-	MessageID string `json:"message_id,omitempty"`
-	Text      string `json:"text,omitempty"`
-	Format    string `json:"format,omitempty"`
-	ReplyTo   string `json:"reply_to,omitempty"`
-	On        bool   `json:"on,omitempty"`
+	Seq       int            `json:"seq"`
+	Op        string         `json:"op"` // send | edit | typing
+	ChatID    string         `json:"chat_id"`
+	ThreadID  string         `json:"thread_id,omitempty"`
+	MessageID string         `json:"message_id,omitempty"`
+	Text      string         `json:"text,omitempty"`
+	Format    channel.Format `json:"format,omitempty"`
+	ReplyTo   string         `json:"reply_to,omitempty"`
+	On        bool           `json:"on,omitempty"`
 	// Media are the paths of files sent with the message.
 	Media []string `json:"media,omitempty"`
 	// Buttons are the buttons sent under the message (config buttons).
@@ -121,7 +122,7 @@ type StatusBody struct {
 
 type loopback struct {
 	limit       int
-	markdown    string
+	markup      channel.Markup
 	maxLines    int
 	displayName string
 	buttons     bool
@@ -169,9 +170,9 @@ func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
 	l.limit, l.maxLines = int(c.TextLimit), int(c.MaxLines)
 	// The host sends markdown as the agent wrote it unless the channel
 	// declares "none"; the loopback records it as is by default.
-	l.markdown = channel.MarkdownCommonMark
+	l.markup = channel.MarkupMarkdown
 	if c.Markdown != nil && *c.Markdown != "" {
-		l.markdown = *c.Markdown
+		l.markup = channel.ParseMarkup(*c.Markdown)
 	}
 	if c.Display != nil {
 		l.displayName = *c.Display
@@ -192,7 +193,7 @@ func (l *loopback) configure(ctx context.Context, cfg schema.Config) error {
 }
 
 func (l *loopback) Capabilities() channel.Capabilities {
-	return channel.Capabilities{MaxTextLength: l.limit, LengthUnit: channel.LengthUTF16, Markdown: l.markdown, Threads: true, Groups: true,
+	return channel.Capabilities{MaxTextLength: l.limit, LengthUnit: channel.LengthUTF16, Markup: l.markup, Threads: true, Groups: true,
 		MaxLines: l.maxLines, DisplayName: l.displayName, Buttons: l.buttons}
 }
 
@@ -342,8 +343,15 @@ const missingPrefix = "missing-"
 // message before it answers 503.
 const inboundWait = 10 * time.Second
 
-// utf16Len is the length of s in UTF-16 code units (channel.TextLen).
-func utf16Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }
+// textLen is the length of text as the loopback shows it, in UTF-16
+// code units: markdown is measured rendered in the declared markup, as
+// the host splits it.
+func (l *loopback) textLen(text string, format channel.Format) int {
+	if format == channel.FormatMarkdown {
+		return markup.Len(text, markup.For(l.markup), channel.LengthUTF16)
+	}
+	return channel.TextLen(text, channel.LengthUTF16)
+}
 
 func (l *loopback) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
 	if err := l.injected("send"); err != nil {
@@ -353,7 +361,7 @@ func (l *loopback) Send(ctx context.Context, req channel.SendRequest) (channel.S
 	if strings.HasPrefix(req.ChatID, missingPrefix) {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeChatNotFound, "no chat %q", req.ChatID)
 	}
-	if n := utf16Len(req.Text); l.limit > 0 && n > l.limit {
+	if n := l.textLen(req.Text, req.Format); l.limit > 0 && n > l.limit {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text of %d UTF-16 units exceeds %d", n, l.limit)
 	}
 	l.mu.Lock()
@@ -428,7 +436,7 @@ func plugin() sdk.Plugin {
 			{Name: "listen", Type: "string", Default: "127.0.0.1:0", Description: "address of the HTTP API (inbound messages and the sent log)"},
 			{Name: "addr_file", Type: "string", Description: "file to write the listening address to"},
 			{Name: "text_limit", Type: "number", Default: 4000, Description: "longest text one send may carry, in characters"},
-			{Name: "markdown", Type: "string", Default: "commonmark", Description: `markdown flavour declared to the host; "none" makes the host send plain text`},
+			{Name: "markdown", Type: "string", Default: "markdown", Description: `markup declared to the host (channel.Markup: "markdown", "html-subset", "lightweight" or "none"; "none" makes the host send plain text)`},
 			{Name: "max_lines", Type: "number", Default: 0, Description: "line limit per message declared to the host (0: none)"},
 			{Name: "display_name", Type: "string", Description: "platform name declared to the host (the envelope label); empty means the plugin's name"},
 			{Name: "buttons", Type: "bool", Description: "declare the buttons capability: sent buttons are recorded, POST /inbound takes action"},

@@ -196,7 +196,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		LengthUnit:    channel.LengthUTF16,
 		MaxLines:      MaxLines,
 		MaxFileBytes:  MaxFileBytes,
-		Markdown:      channel.MarkdownDiscord,
+		Markup:        channel.MarkupMarkdown,
 		DisplayName:   "Discord",
 		Buttons:       true,
 		Threads:       true,

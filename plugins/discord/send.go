@@ -18,6 +18,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -287,16 +288,14 @@ func openMedia(media []channel.OutboundMedia) ([]*discordgo.File, func(), error)
 }
 
 // render turns the host's text into Discord's markup: markdown with its
-// tables as code blocks (Discord renders none); plain text with markdown
-// characters escaped when that still fits the limit.
-func (a *Adapter) render(text, format string) string {
+// tables as code blocks (markup.Markdown; the host split the reply by that
+// rendering's length); plain text with markdown characters escaped when
+// that still fits the limit.
+func (a *Adapter) render(text string, format channel.Format) string {
 	if format == channel.FormatMarkdown {
-		if out := tablesToCode(text); utf16Len(out) <= MaxTextLength {
-			return out
-		}
-		return text
+		return markup.Render(text, markup.Markdown)
 	}
-	if out := escapeMarkdown(text); utf16Len(out) <= MaxTextLength {
+	if out := escapeMarkdown(text); channel.TextLen(out, channel.LengthUTF16) <= MaxTextLength {
 		return out
 	}
 	return text
@@ -306,14 +305,11 @@ func (a *Adapter) render(text, format string) string {
 // UTF-16 units) with CodeMessageTooLong, as the channel contract asks,
 // although Discord itself would take up to 2000 code points.
 func fits(text string) error {
-	if n := utf16Len(text); n > MaxTextLength {
+	if n := channel.TextLen(text, channel.LengthUTF16); n > MaxTextLength {
 		return channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", n, MaxTextLength)
 	}
 	return nil
 }
-
-// utf16Len is the length of s in UTF-16 code units (channel.TextLen).
-func utf16Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }
 
 // restCode is Discord's JSON error code of err, 0 for none.
 func restCode(err error) int {

@@ -105,7 +105,7 @@ func TestCapabilities(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newTestAdapter(t, srv, map[string]any{"text_limit": 3000}).Capabilities()
-	if c.MaxTextLength != 3000 || c.LengthUnit != channel.LengthUTF16 || c.Markdown != channel.MarkdownTelegramHTML || !c.Threads || !c.Groups || !c.Buttons {
+	if c.MaxTextLength != 3000 || c.LengthUnit != channel.LengthUTF16 || c.Markup != channel.MarkupHTMLSubset || !c.Threads || !c.Groups || !c.Buttons {
 		t.Fatalf("%+v", c)
 	}
 	if New().Capabilities().MaxTextLength != 4096 {

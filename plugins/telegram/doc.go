@@ -82,14 +82,15 @@
 //
 // # Sending
 //
-// Markdown is converted to Telegram HTML (see MarkdownToHTML). Decision on
+// Markdown is rendered to Telegram HTML by the markup module
+// (markup.HTMLSubset, declared as channel.MarkupHTMLSubset); the host
+// splits replies so that each message's visible text fits. Decision on
 // refused markup: the plain fallback happens inside the plugin, so the host
 // never sees formatting_rejected. When Telegram answers 400 "can't parse
-// entities", or the converted text would be longer than the limit, the
-// original text is sent without parse_mode (or, if that is longer than the
-// limit, the converted text without markup). The plugin never sends more
-// than the limit (4096 UTF-16 units, or text_limit): longer text is refused
-// with message_too_long. Replies use reply_parameters, topics
+// entities", the visible text is sent without parse_mode. The plugin never
+// sends more than the limit (4096 UTF-16 units, or text_limit), counting
+// the visible text of markdown: longer text is refused with
+// message_too_long. Replies use reply_parameters, topics
 // message_thread_id, and disable_web_page_preview (or
 // SendRequest.DisableLinkPreview) link_preview_options.
 //

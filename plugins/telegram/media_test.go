@@ -82,7 +82,7 @@ func TestSendMediaFallbacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	photos := srv.Requests("sendPhoto")
-	if len(photos) != 2 || photos[0].Params.Get("parse_mode") != "HTML" || photos[1].Params.Get("parse_mode") != "" || photos[1].Params.Get("caption") != "*look*" {
+	if len(photos) != 2 || photos[0].Params.Get("parse_mode") != "HTML" || photos[1].Params.Get("parse_mode") != "" || photos[1].Params.Get("caption") != "look" {
 		t.Fatalf("photo attempts %+v", photos)
 	}
 	for _, p := range photos {
@@ -91,7 +91,7 @@ func TestSendMediaFallbacks(t *testing.T) {
 		}
 	}
 	s := srv.Sent()
-	if len(s) != 1 || s[0].Method != "sendDocument" || s[0].Visible != "*look*" || string(s[0].File.Data) != "pixels" {
+	if len(s) != 1 || s[0].Method != "sendDocument" || s[0].Visible != "look" || string(s[0].File.Data) != "pixels" {
 		t.Fatalf("sent %+v", s)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -31,13 +32,13 @@ import (
 // takes only with 1-64 bytes: other IDs, and blank labels, are refused
 // with invalid_request before any request.
 //
-// Markdown becomes Telegram HTML. If Telegram refuses the HTML ("can't
-// parse entities"), the plugin itself resends the text without parse_mode
-// (it never returns formatting_rejected): the raw markdown when it fits the
-// limit, else the converted text without markup. The same happens when the
-// HTML's visible text would exceed the limit. Plain text longer than the
-// limit is refused with message_too_long before any request: the plugin
-// never sends more than Capabilities().MaxTextLength.
+// Markdown becomes Telegram HTML (markup.HTMLSubset). If Telegram refuses
+// the HTML ("can't parse entities"), the plugin itself resends the visible
+// text without parse_mode (it never returns formatting_rejected). A text
+// whose visible length (plain text: its length) exceeds the limit is
+// refused with message_too_long before any request: the host splits by
+// that measure, and the plugin never sends more than
+// Capabilities().MaxTextLength.
 //
 // On failure the response lists the messages already posted and the error
 // is a *channel.Error.
@@ -74,7 +75,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 			return resp, err
 		}
 	}
-	markup, err := inlineKeyboard(req.Buttons)
+	keyboard, err := inlineKeyboard(req.Buttons)
 	if err != nil {
 		return resp, err
 	}
@@ -86,8 +87,8 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		if a.cfg.DisableWebPagePreview || req.DisableLinkPreview {
 			p["link_preview_options"] = `{"is_disabled":true}`
 		}
-		if markup != "" && len(req.Media) == 0 {
-			p["reply_markup"] = markup
+		if keyboard != "" && len(req.Media) == 0 {
+			p["reply_markup"] = keyboard
 		}
 		id, err := a.sendText(ctx, "sendMessage", p, req.Text, req.Format)
 		if err != nil {
@@ -104,7 +105,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		}
 		last := ""
 		if i == len(req.Media)-1 {
-			last = markup
+			last = keyboard
 		}
 		ids, err := a.sendMedia(ctx, p, m, caption, req.Format, last)
 		resp.MessageIDs = append(resp.MessageIDs, ids...)
@@ -183,28 +184,29 @@ type rendering struct {
 	text, parseMode string
 }
 
-// renderings lists the ways to send text within limit, best first: the HTML
-// of markdown, then the raw text, then (markdown only) the converted text
-// without markup. ok is false when none fits.
-func renderings(text, format string, limit int) (out []rendering, ok bool) {
-	var vis string
+// renderings lists the ways to send text within limit, best first: for
+// markdown its HTML (markup.HTMLSubset), then its visible text without
+// markup, should Telegram refuse the HTML; plain text as it is. ok is
+// false when the text does not fit: the host split it to the limit
+// measured so (markup.Split), so that is a text longer than declared.
+func renderings(text string, format channel.Format, limit int) (out []rendering, ok bool) {
 	if format == channel.FormatMarkdown {
-		var html string
-		html, vis = MarkdownToHTML(text)
-		if strings.TrimSpace(vis) != "" && utf16Len(vis) <= limit {
-			out = append(out, rendering{html, "HTML"})
+		html, vis := markup.Render(text, markup.HTMLSubset), markup.Visible(text, markup.HTMLSubset)
+		if strings.TrimSpace(vis) != "" {
+			if channel.TextLen(vis, channel.LengthUTF16) > limit {
+				return nil, false
+			}
+			return []rendering{{html, "HTML"}, {vis, ""}}, true
 		}
 	}
-	if utf16Len(text) <= limit {
-		out = append(out, rendering{text, ""})
-	} else if strings.TrimSpace(vis) != "" && utf16Len(vis) <= limit {
-		out = append(out, rendering{vis, ""})
+	if channel.TextLen(text, channel.LengthUTF16) > limit {
+		return nil, false
 	}
-	return out, len(out) > 0
+	return []rendering{{text, ""}}, true
 }
 
 // fitsCaption reports whether text can be sent as a media caption.
-func fitsCaption(text, format string) bool {
+func fitsCaption(text string, format channel.Format) bool {
 	_, ok := renderings(strings.TrimSpace(text), format, maxCaptionLength)
 	return ok
 }
@@ -212,11 +214,11 @@ func fitsCaption(text, format string) bool {
 // sendText posts text with method (sendMessage or editMessageText) and
 // returns the message id. It tries HTML first for markdown and falls back
 // to plain text when Telegram refuses the HTML.
-func (a *Adapter) sendText(ctx context.Context, method string, p tgbotapi.Params, text, format string) (string, error) {
+func (a *Adapter) sendText(ctx context.Context, method string, p tgbotapi.Params, text string, format channel.Format) (string, error) {
 	limit := a.textLimit()
 	rs, ok := renderings(text, format, limit)
 	if !ok {
-		return "", channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", utf16Len(text), limit)
+		return "", channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units once rendered, the limit is %d", markup.Len(text, markup.HTMLSubset, channel.LengthUTF16), limit)
 	}
 	var err error
 	for _, r := range rs {
@@ -291,7 +293,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if strings.TrimSpace(req.Text) == "" {
 		return channel.Errorf(channel.CodeInvalidRequest, "edit to empty text")
 	}
-	markup, err := inlineKeyboard(req.Buttons)
+	keyboard, err := inlineKeyboard(req.Buttons)
 	if err != nil {
 		return err
 	}
@@ -299,8 +301,8 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if a.cfg.DisableWebPagePreview {
 		p["link_preview_options"] = `{"is_disabled":true}`
 	}
-	if markup != "" {
-		p["reply_markup"] = markup
+	if keyboard != "" {
+		p["reply_markup"] = keyboard
 	}
 	_, err = a.sendText(ctx, "editMessageText", p, req.Text, req.Format)
 	var ce *channel.Error

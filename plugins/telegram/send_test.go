@@ -54,25 +54,32 @@ func TestSendFallsBackToPlainWhenHTMLRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := srv.Requests("sendMessage")
-	if len(reqs) != 2 || reqs[0].Params.Get("parse_mode") != "HTML" || reqs[1].Params.Get("parse_mode") != "" || reqs[1].Params.Get("text") != "*hi*" {
+	if len(reqs) != 2 || reqs[0].Params.Get("parse_mode") != "HTML" || reqs[1].Params.Get("parse_mode") != "" || reqs[1].Params.Get("text") != "hi" {
 		t.Fatalf("requests %+v", reqs)
 	}
 }
 
-func TestSendPlainWhenHTMLWouldExceedLimit(t *testing.T) {
+// The limit counts the visible text of markdown (the host splits by it):
+// markup that makes the source longer costs nothing, and a visible text
+// over the limit is refused before any request, as plain text is.
+func TestSendLimitCountsVisibleText(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	a := newTestAdapter(t, srv, map[string]any{"text_limit": 20})
-	// 20 units of markdown; the lazy continuation line is indented in the
-	// converted text, which makes the visible text 22 units: sent as plain.
-	md := "- a\n- b\n- c\n- d\n-e"
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: md + "xx", Format: channel.FormatMarkdown}); err != nil {
+	// 29 units of markdown, 20 visible.
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "**" + strings.Repeat("a", 10) + "** [" + strings.Repeat("b", 9) + "](https://x.io)", Format: channel.FormatMarkdown}); err != nil {
 		t.Fatal(err)
 	}
-	if s := srv.Sent(); len(s) != 1 || s[0].ParseMode != "" {
+	if s := srv.Sent(); len(s) != 1 || s[0].ParseMode != "HTML" {
 		t.Fatalf("sent %+v", s)
 	}
-	_, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: strings.Repeat("😀", 11)})
+	// The lazy continuation line is indented in the rendering: 20 units
+	// of markdown, 22 visible.
+	_, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "- a\n- b\n- c\n- d\n-e" + "xx", Format: channel.FormatMarkdown})
+	if channel.CodeOf(err) != channel.CodeMessageTooLong {
+		t.Fatalf("22 visible units with limit 20: %v", err)
+	}
+	_, err = a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: strings.Repeat("😀", 11)})
 	if channel.CodeOf(err) != channel.CodeMessageTooLong {
 		t.Fatalf("22 UTF-16 units with limit 20: %v", err)
 	}
@@ -216,7 +223,7 @@ func TestEdit(t *testing.T) {
 	if err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: id, Text: "*plain now*", Format: channel.FormatMarkdown}); err != nil {
 		t.Fatal(err)
 	}
-	if s := srv.Sent(); s[2].ParseMode != "" || s[2].Text != "*plain now*" {
+	if s := srv.Sent(); s[2].ParseMode != "" || s[2].Text != "plain now" {
 		t.Fatalf("fallback %+v", s[2])
 	}
 	err = a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: "4242", Text: "x"})

@@ -169,7 +169,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 	return channel.Capabilities{
 		MaxTextLength: limit,
 		LengthUnit:    channel.LengthUTF16,
-		Markdown:      channel.MarkdownTelegramHTML,
+		Markup:        channel.MarkupHTMLSubset,
 		Threads:       true,
 		Groups:        true,
 		MediaIn: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaVoice,

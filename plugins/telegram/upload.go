@@ -39,7 +39,7 @@ func checkMedia(m channel.OutboundMedia) error {
 // sendMedia uploads one file with caption (in format). A caption too long
 // for a caption is sent as a separate text message after the file. markup,
 // when set, is the reply_markup of the last message it posts.
-func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.OutboundMedia, caption, format, markup string) ([]string, error) {
+func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.OutboundMedia, caption string, format channel.Format, markup string) ([]string, error) {
 	st, err := os.Stat(m.Path)
 	if err != nil {
 		return nil, channel.Errorf(channel.CodeInvalidRequest, "media %s: %v", filepath.Base(m.Path), errors.Unwrap(err))

@@ -91,8 +91,9 @@ func TestRenderMarkdown(t *testing.T) {
 	t.Parallel()
 	r := newRenderer()
 	tests := []struct {
-		name, text, format string
-		want               []string
+		name, text string
+		format     channel.Format
+		want       []string
 	}{
 		{"code block keeps language class", "```go\nfunc main() {}\n```", channel.FormatMarkdown, []string{`<pre><code class="language-go">func main() {}`}},
 		{"html inside code is escaped", "```\n<b>x</b>\n```", channel.FormatMarkdown, []string{"&lt;b&gt;x&lt;/b&gt;"}},

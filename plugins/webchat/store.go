@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // historyFile is the name of the history file in the instance's data dir.
@@ -17,17 +19,17 @@ const historyFile = "history.json"
 // rendered again when loaded, so a stricter sanitizer applies to old
 // history too.
 type record struct {
-	ID       string     `json:"id"`
-	Seq      uint64     `json:"seq"`
-	Role     string     `json:"role"`
-	Text     string     `json:"text"`
-	Format   string     `json:"format,omitempty"`
-	Status   string     `json:"status,omitempty"`
-	Edited   bool       `json:"edited,omitempty"`
-	Time     time.Time  `json:"time"`
-	Buttons  [][]Button `json:"buttons,omitempty"`
-	Pressed  string     `json:"pressed,omitempty"`
-	Files    []File     `json:"files,omitempty"`
+	ID       string         `json:"id"`
+	Seq      uint64         `json:"seq"`
+	Role     string         `json:"role"`
+	Text     string         `json:"text"`
+	Format   channel.Format `json:"format,omitempty"`
+	Status   string         `json:"status,omitempty"`
+	Edited   bool           `json:"edited,omitempty"`
+	Time     time.Time      `json:"time"`
+	Buttons  [][]Button     `json:"buttons,omitempty"`
+	Pressed  string         `json:"pressed,omitempty"`
+	Files    []File         `json:"files,omitempty"`
 	clientID string
 	html     string
 }

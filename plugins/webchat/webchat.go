@@ -13,7 +13,7 @@
 // the host; the page shows "sent" once Inbox.Deliver returned, i.e. the host
 // stored it. Text is limited to MaxInboundBytes; invalid UTF-8 is replaced.
 //
-// Outbound: Send renders markdown on the server (goldmark with GFM, then
+// Outbound: Send renders markdown on the server (markup.HTML, then
 // bluemonday's UGC policy; see renderer) and pushes it to every open tab of
 // the chat. Edit replaces a message in place (streaming drafts), SetTyping
 // shows an indicator that clears on On=false or after TypingTTL. Events of a
@@ -308,7 +308,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 	return channel.Capabilities{
 		MaxTextLength: MaxTextLength,
 		LengthUnit:    channel.LengthUTF16,
-		Markdown:      channel.MarkdownCommonMark,
+		Markup:        channel.MarkupMarkdown,
 		Groups:        false,
 		Buttons:       true,
 		MaxFileBytes:  MaxFileBytes,
@@ -370,7 +370,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	if req.Text == "" && len(req.Media) == 0 {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeInvalidRequest, "empty text")
 	}
-	if n := utf16Len(req.Text); n > MaxTextLength {
+	if n := channel.TextLen(req.Text, channel.LengthUTF16); n > MaxTextLength {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", n, MaxTextLength)
 	}
 	text := strings.ToValidUTF8(req.Text, "\uFFFD")
@@ -437,7 +437,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if req.Text == "" {
 		return channel.Errorf(channel.CodeInvalidRequest, "empty text")
 	}
-	if n := utf16Len(req.Text); n > MaxTextLength {
+	if n := channel.TextLen(req.Text, channel.LengthUTF16); n > MaxTextLength {
 		return channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units, the limit is %d", n, MaxTextLength)
 	}
 	text := strings.ToValidUTF8(req.Text, "\uFFFD")
@@ -532,9 +532,6 @@ func newID(prefix string) string {
 	_, _ = rand.Read(b[:])
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
-
-// utf16Len is the length of s in UTF-16 code units (channel.TextLen).
-func utf16Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }
 
 func marshalEvent(ev Event) []byte {
 	b, err := json.Marshal(ev)

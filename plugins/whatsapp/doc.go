@@ -64,8 +64,9 @@
 //
 // # Outbound
 //
-// Markdown becomes WhatsApp's formatting (MarkdownToWhatsApp); texts are
-// at most 4000 UTF-16 units; the first message quotes the triggering one;
+// Markdown becomes WhatsApp's formatting (the markup module's Lightweight
+// flavour, declared as channel.MarkupLightweight); texts are at most 4000
+// UTF-16 units once rendered (the host splits by that measure); the first message quotes the triggering one;
 // typing is the chat's "composing" presence; files go out as images,
 // videos, audio, voice notes or documents. Every message waits its turn in
 // the pacing (a random pause between sends): WhatsApp bans numbers that

@@ -16,6 +16,7 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -53,38 +54,40 @@ func parseChat(id string) (types.JID, error) {
 	return types.EmptyJID, channel.Errorf(channel.CodeChatNotFound, "%q is not a WhatsApp chat this plugin writes to", id)
 }
 
-// Send implements channel.Channel: text (markdown converted to WhatsApp's
-// formatting, split at MaxTextLength if the conversion made it longer),
-// then each file. The first message quotes ReplyToMessageID. Each message
-// waits its turn in the pacing.
+// Send implements channel.Channel: text (markdown rendered in WhatsApp's
+// formatting, markup.Lightweight), then each file. A text longer than
+// MaxTextLength once rendered is refused with message_too_long before
+// anything is sent: the host splits by that measure. The first message
+// quotes ReplyToMessageID. Each message waits its turn in the pacing.
 func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
 	to, err := parseChat(req.ChatID)
 	if err != nil {
 		return channel.SendResponse{}, err
 	}
+	text := req.Text
+	if req.Format == channel.FormatMarkdown {
+		text = markup.Render(text, markup.Lightweight)
+	}
+	if n := channel.TextLen(text, channel.LengthUTF16); n > MaxTextLength {
+		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units once rendered, the limit is %d", n, MaxTextLength)
+	}
 	cli, err := a.client()
 	if err != nil {
 		return channel.SendResponse{}, err
 	}
-	text := req.Text
-	if req.Format == channel.FormatMarkdown {
-		text = MarkdownToWhatsApp(text)
-	}
 	quote := a.quote(to, req.ReplyToMessageID)
 	var ids []string
 	if strings.TrimSpace(text) != "" {
-		for _, piece := range splitText(text, MaxTextLength) {
-			msg := &waE2E.Message{Conversation: proto.String(piece)}
-			if quote != nil {
-				msg = &waE2E.Message{ExtendedTextMessage: &waE2E.ExtendedTextMessage{Text: proto.String(piece), ContextInfo: quote}}
-				quote = nil
-			}
-			id, err := a.send(ctx, cli, to, msg)
-			if err != nil {
-				return channel.SendResponse{MessageIDs: ids}, err
-			}
-			ids = append(ids, id)
+		msg := &waE2E.Message{Conversation: proto.String(text)}
+		if quote != nil {
+			msg = &waE2E.Message{ExtendedTextMessage: &waE2E.ExtendedTextMessage{Text: proto.String(text), ContextInfo: quote}}
+			quote = nil
 		}
+		id, err := a.send(ctx, cli, to, msg)
+		if err != nil {
+			return channel.SendResponse{MessageIDs: ids}, err
+		}
+		ids = append(ids, id)
 	}
 	for _, m := range req.Media {
 		msg, err := a.mediaMessage(ctx, cli, m, quote)

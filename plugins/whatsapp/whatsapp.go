@@ -164,7 +164,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 	return channel.Capabilities{
 		MaxTextLength: MaxTextLength,
 		LengthUnit:    channel.LengthUTF16,
-		Markdown:      channel.MarkdownWhatsApp,
+		Markup:        channel.MarkupLightweight,
 		DisplayName:   "WhatsApp",
 		Groups:        true,
 		MaxFileBytes:  maxUploadBytes,

@@ -78,12 +78,14 @@ type Capabilities struct {
 	// LengthUnit is how MaxTextLength is counted: LengthUTF16 (default;
 	// Telegram, Discord and browsers count so), LengthRunes or LengthBytes.
 	// Count in the same unit in Send.
-	LengthUnit string
-	// Markdown is the markup the channel renders from Format "markdown":
-	// MarkdownNone, MarkdownCommonMark, MarkdownTelegramHTML, MarkdownDiscord,
-	// MarkdownWhatsApp. With MarkdownNone (the default) the host sends
-	// plain text: the agent's markdown is rendered to plain text first.
-	Markdown string
+	LengthUnit LengthUnit
+	// Markup is the kind of markup the channel shows text of Format
+	// FormatMarkdown in (the markup module renders each kind). The host
+	// splits a reply so that every message, rendered in this kind, fits
+	// MaxTextLength: Send renders and sends, it never splits again. With
+	// MarkupNone (the default) the host renders the agent's markdown to
+	// plain text itself and sends FormatPlain.
+	Markup Markup
 	// Threads: the platform has threads or topics (InboundMessage.ThreadID).
 	Threads bool
 	// Groups: the platform has group chats.
@@ -109,21 +111,67 @@ type Capabilities struct {
 	MaxFileBytes int64
 }
 
+// LengthUnit is how a text length is counted (Capabilities.LengthUnit,
+// TextLen).
+type LengthUnit string
+
 // Length units.
 const (
-	LengthUTF16 = "utf16"
-	LengthRunes = "runes"
-	LengthBytes = "bytes"
+	// LengthUTF16 counts UTF-16 code units, as JavaScript's String.length.
+	LengthUTF16 LengthUnit = "utf16"
+	// LengthRunes counts Unicode code points.
+	LengthRunes LengthUnit = "runes"
+	// LengthBytes counts UTF-8 bytes.
+	LengthBytes LengthUnit = "bytes"
 )
 
-// Markdown flavours.
+// Markup is the kind of markup a channel shows (Capabilities.Markup). It
+// names a kind, not a platform: the markup module renders markdown in each.
+type Markup string
+
+// Markup kinds.
 const (
-	MarkdownNone         = "none"
-	MarkdownCommonMark   = "commonmark"
-	MarkdownTelegramHTML = "telegram_html"
-	MarkdownDiscord      = "discord"
-	MarkdownWhatsApp     = "whatsapp"
+	// MarkupNone: the channel shows text as it is; the host sends plain
+	// text.
+	MarkupNone Markup = "none"
+	// MarkupMarkdown: the channel shows markdown (Discord, a browser that
+	// renders it); tables become code blocks.
+	MarkupMarkdown Markup = "markdown"
+	// MarkupHTMLSubset: the channel shows a small HTML subset (b, i, s,
+	// code, pre, a, blockquote: Telegram's parse_mode HTML); the length
+	// limit counts the visible text, not the tags.
+	MarkupHTMLSubset Markup = "html-subset"
+	// MarkupLightweight: the channel shows lightweight marks (*bold*
+	// _italic_ ~strike~ ```code```, as WhatsApp does).
+	MarkupLightweight Markup = "lightweight"
 )
+
+// ParseMarkup reads a markup kind as a plugin declared it on the wire.
+// The names of sdks before Markup existed are read as their kind
+// ("telegram_html" is MarkupHTMLSubset, "whatsapp" MarkupLightweight,
+// "discord" and "commonmark" MarkupMarkdown); "" and unknown names are
+// MarkupNone, so the host sends plain text it knows shows.
+func ParseMarkup(s string) Markup {
+	switch s {
+	case string(MarkupMarkdown), "commonmark", "discord":
+		return MarkupMarkdown
+	case string(MarkupHTMLSubset), "telegram_html":
+		return MarkupHTMLSubset
+	case string(MarkupLightweight), "whatsapp":
+		return MarkupLightweight
+	}
+	return MarkupNone
+}
+
+// ParseLengthUnit reads a length unit from the wire: "" and unknown names
+// are LengthUTF16.
+func ParseLengthUnit(s string) LengthUnit {
+	switch u := LengthUnit(s); u {
+	case LengthRunes, LengthBytes:
+		return u
+	}
+	return LengthUTF16
+}
 
 // ChatType is the kind of conversation.
 type ChatType string
@@ -256,10 +304,16 @@ type Button struct {
 // limit).
 const MaxButtonID = 64
 
+// Format is how outbound text is written (SendRequest.Format).
+type Format string
+
 // Formats of outbound text.
 const (
-	FormatPlain    = "plain"
-	FormatMarkdown = "markdown"
+	// FormatPlain is text shown as it is.
+	FormatPlain Format = "plain"
+	// FormatMarkdown is the agent's markdown, to be rendered by the channel
+	// in its Capabilities().Markup kind.
+	FormatMarkdown Format = "markdown"
 )
 
 // OutboundMedia is a file to send.
@@ -277,9 +331,9 @@ type SendRequest struct {
 	ThreadID         string
 	ReplyToMessageID string
 	Text             string
-	// Format is FormatPlain or FormatMarkdown (to be converted by the channel
-	// to its Capabilities().Markdown flavour).
-	Format             string
+	// Format is FormatPlain or FormatMarkdown (to be rendered by the
+	// channel in its Capabilities().Markup kind).
+	Format             Format
 	Media              []OutboundMedia
 	DisableLinkPreview bool
 	Silent             bool
@@ -322,7 +376,7 @@ type EditRequest struct {
 	ThreadID  string
 	MessageID string
 	Text      string
-	Format    string
+	Format    Format
 	// Buttons (Capabilities.Buttons) are the message's buttons after the
 	// edit, row by row: an edit sets them, and an edit without buttons
 	// leaves the message with none (a live turn card's Stop button goes

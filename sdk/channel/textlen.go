@@ -7,7 +7,7 @@ import "unicode/utf8"
 // as JavaScript's String.length, Telegram and Discord do; LengthRunes
 // code points; LengthBytes UTF-8 bytes. Invalid UTF-8 bytes count as
 // U+FFFD, as a range loop over s decodes them.
-func TextLen(s string, unit string) int {
+func TextLen(s string, unit LengthUnit) int {
 	switch unit {
 	case LengthBytes:
 		return len(s)

@@ -58,7 +58,7 @@ type Request struct {
 type Reply struct {
 	Text string
 	// Format is channel.FormatPlain (default) or channel.FormatMarkdown.
-	Format string
+	Format channel.Format
 	Media  []channel.OutboundMedia
 	// Buttons are offered under the reply where the channel has buttons:
 	// a button's ID is the text its press stands for (e.g. "/mode plan"),

@@ -192,7 +192,7 @@ func checkSend(ctx context.Context, tg Target) (string, error) {
 // UTF-16 and runes an emoji outside the BMP (2 UTF-16 units, 1 rune, 4
 // bytes), for bytes "é" (2 bytes, 1 rune, 1 UTF-16 unit). An odd n of
 // UTF-16 units or bytes ends with one "x". An empty unit is UTF-16.
-func atLimit(unit string, n int) string {
+func atLimit(unit channel.LengthUnit, n int) string {
 	switch unit {
 	case channel.LengthRunes:
 		return strings.Repeat("😀", n)

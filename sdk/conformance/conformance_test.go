@@ -13,7 +13,7 @@ import (
 // counting in the wrong unit fails the check.
 func TestAtLimit(t *testing.T) {
 	t.Parallel()
-	units := map[string]func(string) int{
+	units := map[channel.LengthUnit]func(string) int{
 		channel.LengthUTF16: func(s string) int { return len(utf16.Encode([]rune(s))) },
 		channel.LengthRunes: utf8.RuneCountInString,
 		channel.LengthBytes: func(s string) int { return len(s) },

@@ -100,9 +100,9 @@ func replyProblems(cmd string, replies []command.Reply) (string, error) {
 			p.add(mediaProblem(what, m))
 		}
 		p.add(buttonProblem(what, r.Buttons))
-		kind := r.Format
+		kind := string(r.Format)
 		if kind == "" {
-			kind = channel.FormatPlain
+			kind = string(channel.FormatPlain)
 		}
 		if n := len(r.Media); n > 0 {
 			kind += fmt.Sprintf(" +%d file", n)

@@ -377,7 +377,7 @@ func (p *Plugin) SetTyping(ctx context.Context, req channel.TypingRequest) error
 
 // Edit replaces the text of a sent message.
 func (p *Plugin) Edit(ctx context.Context, req channel.EditRequest) error {
-	r, err := p.ch.Edit(ctx, &pb.EditRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Text: req.Text, Format: req.Format, Buttons: wire.ButtonsToProto(req.Buttons)})
+	r, err := p.ch.Edit(ctx, &pb.EditRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Text: req.Text, Format: string(req.Format), Buttons: wire.ButtonsToProto(req.Buttons)})
 	if err != nil {
 		return mapErr("edit", err)
 	}

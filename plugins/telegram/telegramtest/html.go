@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf16"
+
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // supportedTags are the tags Telegram's parse_mode HTML accepts.
@@ -201,11 +202,5 @@ func decodeEntity(s string) (rune, int) {
 }
 
 // UTF16Len is the length of s in UTF-16 code units, the unit of Telegram's
-// text limits.
-func UTF16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r) // invalid UTF-8 ranges as U+FFFD: 1
-	}
-	return n
-}
+// text limits (channel.TextLen).
+func UTF16Len(s string) int { return channel.TextLen(s, channel.LengthUTF16) }

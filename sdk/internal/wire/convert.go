@@ -39,8 +39,8 @@ func ErrorFromProto(e *pb.PluginError) error {
 func CapabilitiesToProto(c channel.Capabilities) *pb.ChannelCapabilities {
 	return &pb.ChannelCapabilities{
 		MaxTextLength: int32(c.MaxTextLength),
-		LengthUnit:    c.LengthUnit,
-		Markdown:      c.Markdown,
+		LengthUnit:    string(c.LengthUnit),
+		Markdown:      string(c.Markup),
 		Threads:       c.Threads,
 		Groups:        c.Groups,
 		MediaIn:       kindsToStrings(c.MediaIn),
@@ -56,8 +56,8 @@ func CapabilitiesToProto(c channel.Capabilities) *pb.ChannelCapabilities {
 func CapabilitiesFromProto(c *pb.ChannelCapabilities) channel.Capabilities {
 	out := channel.Capabilities{
 		MaxTextLength: int(c.GetMaxTextLength()),
-		LengthUnit:    c.GetLengthUnit(),
-		Markdown:      c.GetMarkdown(),
+		LengthUnit:    channel.ParseLengthUnit(c.GetLengthUnit()),
+		Markup:        channel.ParseMarkup(c.GetMarkdown()),
 		Threads:       c.GetThreads(),
 		Groups:        c.GetGroups(),
 		MediaIn:       stringsToKinds(c.GetMediaIn()),
@@ -75,12 +75,6 @@ func CapabilitiesFromProto(c *pb.ChannelCapabilities) channel.Capabilities {
 	}
 	if out.MaxTextLength <= 0 {
 		out.MaxTextLength = 4000
-	}
-	if out.LengthUnit == "" {
-		out.LengthUnit = channel.LengthUTF16
-	}
-	if out.Markdown == "" {
-		out.Markdown = channel.MarkdownNone
 	}
 	return out
 }
@@ -266,12 +260,12 @@ func MediaFromProto(ms []*pb.OutboundMedia) []channel.OutboundMedia {
 
 // SendToProto converts a send request.
 func SendToProto(r channel.SendRequest) *pb.SendRequest {
-	return &pb.SendRequest{ChatId: r.ChatID, ThreadId: r.ThreadID, ReplyToMessageId: r.ReplyToMessageID, Text: r.Text, Format: r.Format, Media: MediaToProto(r.Media), DisableLinkPreview: r.DisableLinkPreview, Silent: r.Silent, Buttons: ButtonsToProto(r.Buttons)}
+	return &pb.SendRequest{ChatId: r.ChatID, ThreadId: r.ThreadID, ReplyToMessageId: r.ReplyToMessageID, Text: r.Text, Format: string(r.Format), Media: MediaToProto(r.Media), DisableLinkPreview: r.DisableLinkPreview, Silent: r.Silent, Buttons: ButtonsToProto(r.Buttons)}
 }
 
 // SendFromProto converts a send request.
 func SendFromProto(r *pb.SendRequest) channel.SendRequest {
-	return channel.SendRequest{ChatID: r.GetChatId(), ThreadID: r.GetThreadId(), ReplyToMessageID: r.GetReplyToMessageId(), Text: r.GetText(), Format: r.GetFormat(), Media: MediaFromProto(r.GetMedia()), DisableLinkPreview: r.GetDisableLinkPreview(), Silent: r.GetSilent(), Buttons: ButtonsFromProto(r.GetButtons())}
+	return channel.SendRequest{ChatID: r.GetChatId(), ThreadID: r.GetThreadId(), ReplyToMessageID: r.GetReplyToMessageId(), Text: r.GetText(), Format: channel.Format(r.GetFormat()), Media: MediaFromProto(r.GetMedia()), DisableLinkPreview: r.GetDisableLinkPreview(), Silent: r.GetSilent(), Buttons: ButtonsFromProto(r.GetButtons())}
 }
 
 // ButtonsToProto converts rows of buttons.
@@ -342,7 +336,7 @@ func ExecuteFromProto(r *pb.ExecuteRequest) command.Request {
 func RepliesToProto(rs []command.Reply) []*pb.Reply {
 	out := make([]*pb.Reply, len(rs))
 	for i, r := range rs {
-		out[i] = &pb.Reply{Text: r.Text, Format: r.Format, Media: MediaToProto(r.Media), Buttons: ButtonsToProto(r.Buttons)}
+		out[i] = &pb.Reply{Text: r.Text, Format: string(r.Format), Media: MediaToProto(r.Media), Buttons: ButtonsToProto(r.Buttons)}
 	}
 	return out
 }
@@ -351,7 +345,7 @@ func RepliesToProto(rs []command.Reply) []*pb.Reply {
 func RepliesFromProto(rs []*pb.Reply) []command.Reply {
 	out := make([]command.Reply, len(rs))
 	for i, r := range rs {
-		out[i] = command.Reply{Text: r.GetText(), Format: r.GetFormat(), Media: MediaFromProto(r.GetMedia()), Buttons: ButtonsFromProto(r.GetButtons())}
+		out[i] = command.Reply{Text: r.GetText(), Format: channel.Format(r.GetFormat()), Media: MediaFromProto(r.GetMedia()), Buttons: ButtonsFromProto(r.GetButtons())}
 	}
 	return out
 }

@@ -25,6 +25,13 @@ type filler struct{ n int }
 var (
 	timeType     = reflect.TypeOf(time.Time{})
 	durationType = reflect.TypeOf(time.Duration(0))
+	// closedSets are typed strings the wire reads into one of their
+	// constants: the filler sets a constant that is not the default.
+	closedSets = map[reflect.Type]string{
+		reflect.TypeOf(channel.LengthUnit("")): string(channel.LengthRunes),
+		reflect.TypeOf(channel.Markup("")):     string(channel.MarkupHTMLSubset),
+		reflect.TypeOf(channel.Format("")):     string(channel.FormatMarkdown),
+	}
 )
 
 func (f *filler) fill(v reflect.Value) {
@@ -36,6 +43,10 @@ func (f *filler) fill(v reflect.Value) {
 		return
 	case v.Type() == durationType:
 		v.SetInt(int64(time.Duration(f.n) * time.Millisecond))
+		return
+	}
+	if c, ok := closedSets[v.Type()]; ok {
+		v.SetString(c)
 		return
 	}
 	switch v.Kind() {
@@ -181,6 +192,34 @@ func TestFillerSetsEveryField(t *testing.T) {
 	for _, v := range []any{filled[channel.InboundMessage](), filled[command.Request](), filled[status.Status](), filled[channel.Capabilities]()} {
 		if z := zero(reflect.ValueOf(v), fmt.Sprintf("%T", v)); len(z) > 0 {
 			t.Errorf("left zero: %v", z)
+		}
+	}
+}
+
+// TestCapabilitiesOfOlderPlugins: a plugin built against an sdk before the
+// typed Markup declared a platform's flavour; the host reads it as the
+// kind of markup it is, and reads what it does not know as none.
+func TestCapabilitiesOfOlderPlugins(t *testing.T) {
+	t.Parallel()
+	for wire, want := range map[string]channel.Markup{
+		"":              channel.MarkupNone,
+		"none":          channel.MarkupNone,
+		"commonmark":    channel.MarkupMarkdown,
+		"discord":       channel.MarkupMarkdown,
+		"telegram_html": channel.MarkupHTMLSubset,
+		"whatsapp":      channel.MarkupLightweight,
+		"markdown":      channel.MarkupMarkdown,
+		"html-subset":   channel.MarkupHTMLSubset,
+		"lightweight":   channel.MarkupLightweight,
+		"bbcode":        channel.MarkupNone,
+	} {
+		if got := CapabilitiesFromProto(&pb.ChannelCapabilities{Markdown: wire}).Markup; got != want {
+			t.Errorf("markdown %q on the wire read as %q, want %q", wire, got, want)
+		}
+	}
+	for wire, want := range map[string]channel.LengthUnit{"": channel.LengthUTF16, "utf16": channel.LengthUTF16, "runes": channel.LengthRunes, "bytes": channel.LengthBytes, "graphemes": channel.LengthUTF16} {
+		if got := CapabilitiesFromProto(&pb.ChannelCapabilities{LengthUnit: wire}).LengthUnit; got != want {
+			t.Errorf("length_unit %q on the wire read as %q, want %q", wire, got, want)
 		}
 	}
 }

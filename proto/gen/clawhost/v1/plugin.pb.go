@@ -274,7 +274,11 @@ type ChannelCapabilities struct {
 	MaxTextLength int32 `protobuf:"varint,1,opt,name=max_text_length,json=maxTextLength,proto3" json:"max_text_length,omitempty"`
 	// length_unit: utf16 | runes | bytes.
 	LengthUnit string `protobuf:"bytes,2,opt,name=length_unit,json=lengthUnit,proto3" json:"length_unit,omitempty"`
-	// markdown: none | commonmark | telegram_html | discord | whatsapp.
+	// markdown: the markup the channel shows text of format "markdown" in:
+	// none | markdown | html-subset | lightweight. The values of earlier
+	// plugins are read as theirs: commonmark and discord as markdown,
+	// telegram_html as html-subset, whatsapp as lightweight; "" and unknown
+	// values as none.
 	Markdown    string   `protobuf:"bytes,3,opt,name=markdown,proto3" json:"markdown,omitempty"`
 	Typing      bool     `protobuf:"varint,4,opt,name=typing,proto3" json:"typing,omitempty"`
 	Edit        bool     `protobuf:"varint,5,opt,name=edit,proto3" json:"edit,omitempty"`

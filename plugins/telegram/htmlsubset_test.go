@@ -4,10 +4,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
 
-func TestMarkdownToHTML(t *testing.T) {
+// toHTML is what Send makes of markdown: the HTML and its visible text.
+func toHTML(md string) (html, visible string) {
+	return markup.Render(md, markup.HTMLSubset), markup.Visible(md, markup.HTMLSubset)
+}
+
+// TestHTMLSubset: markup's HTML subset is what Telegram's parse_mode HTML
+// accepts (telegramtest.ParseHTML, Telegram's rules), and the visible text
+// it reports is what Telegram shows and counts.
+func TestHTMLSubset(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, in, want string
@@ -40,16 +49,16 @@ func TestMarkdownToHTML(t *testing.T) {
 		{"entities in markdown", "&copy; &amp; &lt;", "© &amp; &lt;"},
 		{"thematic break", "a\n\n---\n\nb", "a\n\n———\n\nb"},
 		{"soft break kept", "line one\nline two", "line one\nline two"},
-		{"table stays text", "| a | b |\n|---|---|\n| 1 | 2 |", "| a | b |\n|---|---|\n| 1 | 2 |"},
+		{"table as monospace", "| a | b |\n|---|---|\n| 1 | 2 |", "<pre>a | b\n--+--\n1 | 2</pre>"},
 		{"thematic break of stars", "** **", "———"},
 		{"underscores in words", "snake_case_name and 2*3*4", "snake_case_name and 2<i>3</i>4"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			html, vis := MarkdownToHTML(tt.in)
+			html, vis := toHTML(tt.in)
 			if html != tt.want {
-				t.Fatalf("MarkdownToHTML(%q)\n got %q\nwant %q", tt.in, html, tt.want)
+				t.Fatalf("toHTML(%q)\n got %q\nwant %q", tt.in, html, tt.want)
 			}
 			parsed, err := telegramtest.ParseHTML(html)
 			if err != nil {
@@ -62,10 +71,10 @@ func TestMarkdownToHTML(t *testing.T) {
 	}
 }
 
-// FuzzMarkdownToHTML: whatever claude writes, the HTML is accepted by
-// Telegram's parser (as the fake implements it) and the visible text the
-// converter reports is what Telegram will count.
-func FuzzMarkdownToHTML(f *testing.F) {
+// FuzzHTMLSubset: whatever claude writes, the HTML is accepted by
+// Telegram's parser (as the fake implements it) and the visible text
+// markup reports is what Telegram will count.
+func FuzzHTMLSubset(f *testing.F) {
 	for _, s := range []string{
 		"**a** *b* `c` ~~d~~", "```go\nx<y\n```", "[l](https://x.io) <b>", "> q\n>> qq\n- a\n  1. b",
 		"&amp; &#0; &#x110000; \x00", "[`a`](http://a) ![i](x)", "***bold italic***", "<a href='x'>",
@@ -74,13 +83,13 @@ func FuzzMarkdownToHTML(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, md string) {
-		html, vis := MarkdownToHTML(md)
+		html, vis := toHTML(md)
 		parsed, err := telegramtest.ParseHTML(html)
 		if err != nil {
-			t.Fatalf("MarkdownToHTML(%q) = %q, refused: %v", md, html, err)
+			t.Fatalf("toHTML(%q) = %q, refused: %v", md, html, err)
 		}
 		if strings.TrimSpace(parsed) != vis {
-			t.Fatalf("MarkdownToHTML(%q): visible %q, parsed %q", md, vis, parsed)
+			t.Fatalf("toHTML(%q): visible %q, parsed %q", md, vis, parsed)
 		}
 	})
 }

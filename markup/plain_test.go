@@ -1,7 +1,6 @@
-package plaintext
+package markup
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,9 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
-
-func TestFromMarkdown(t *testing.T) {
+// TestPlain: the Plain flavour, construct by construct.
+func TestPlain(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, in, want string }{
 		{"plain text unchanged", "just words, nothing else", "just words, nothing else"},
@@ -37,23 +35,23 @@ func TestFromMarkdown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := FromMarkdown(tc.in); got != tc.want {
-				t.Errorf("FromMarkdown(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			if got := Render(tc.in, Plain); got != tc.want {
+				t.Errorf("Render(%q, Plain)\n got %q\nwant %q", tc.in, got, tc.want)
 			}
 		})
 	}
 }
 
-// TestGolden renders a typical agent reply; testdata/reply.txt is the
-// reviewed output (go test -update rewrites it).
-func TestGolden(t *testing.T) {
+// TestPlainGolden renders a typical agent reply; testdata/reply.plain.golden
+// is the reviewed output (go test -update rewrites it).
+func TestPlainGolden(t *testing.T) {
 	t.Parallel()
 	in, err := os.ReadFile(filepath.Join("testdata", "reply.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := FromMarkdown(string(in)) + "\n"
-	path := filepath.Join("testdata", "reply.txt")
+	got := Render(string(in), Plain) + "\n"
+	path := filepath.Join("testdata", "reply.plain.golden")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -68,16 +66,16 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// FuzzFromMarkdown: rendering never panics, returns valid UTF-8 without
+// FuzzPlain: rendering never panics, returns valid UTF-8 without
 // surrounding whitespace, and keeps every letter and digit of plain
 // prose (text without markdown punctuation comes back unchanged but for
 // whitespace at line ends).
-func FuzzFromMarkdown(f *testing.F) {
+func FuzzPlain(f *testing.F) {
 	for _, s := range []string{"a *b* [c](d)", "- x\n  - y", "| a | b |\n|---|---|\n| 1 | 2 |", "```\ncode\n```", "hello world\nsecond line"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := FromMarkdown(s)
+		got := Render(s, Plain)
 		if utf8.ValidString(s) && !utf8.ValidString(got) {
 			t.Fatalf("invalid UTF-8 from %q", s)
 		}

@@ -1,0 +1,129 @@
+// Package markup renders the agent's markdown for a chat channel and splits
+// it to the channel's length limit measured after rendering.
+//
+// One goldmark parse (CommonMark with GitHub's tables, strikethrough,
+// autolinks and task lists) feeds one walker; a [Flavour] says what the
+// walker emits, as mautrix's format package has one converter per network:
+//
+//   - [Plain]: text without markup (emphasis markers, backticks and link
+//     syntax go; code stays verbatim; quotes keep "> ");
+//   - [HTMLSubset]: the HTML subset Telegram's parse_mode HTML accepts
+//     (b, i, s, code, pre, a, blockquote), everything else escaped text;
+//   - [Lightweight]: WhatsApp-style marks: *bold* _italic_ ~strike~
+//     `code` and ``` blocks;
+//   - [Markdown]: the markdown itself, for a channel that renders it
+//     (Discord), with tables as code blocks;
+//   - [HTML]: a whole HTML fragment for a page (tables as tables), to be
+//     sanitised by the page's own policy.
+//
+// One table policy: a table is its cells' text in aligned columns, the
+// header underlined ("---+---"), in a code block where the flavour has one.
+// One link policy: "label (url)", or the url alone when the label is the
+// url or empty; [HTMLSubset] makes a link of http, https, tg and mailto
+// urls instead; images are their alt text and url.
+//
+// "Render then measure": a channel's limit counts what the reader sees
+// ([Visible]), so [Split] cuts the markdown where each piece, rendered,
+// fits — and never cuts a reply whose rendering fits. The host splits
+// (it records every message before sending it, so the split must be its
+// own); a plugin renders each piece it is given with [Render].
+//
+// Everything here is pure and safe for concurrent use.
+package markup
+
+import (
+	"strings"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
+)
+
+// Flavour is what markdown is rendered to.
+type Flavour string
+
+// Flavours.
+const (
+	// Plain is text without markup.
+	Plain Flavour = "plain"
+	// HTMLSubset is Telegram's HTML subset; its visible text is measured.
+	HTMLSubset Flavour = "html-subset"
+	// Lightweight is WhatsApp's marks.
+	Lightweight Flavour = "lightweight"
+	// Markdown is markdown for a channel that renders it, tables as code
+	// blocks.
+	Markdown Flavour = "markdown"
+	// HTML is an HTML fragment for a web page.
+	HTML Flavour = "html"
+)
+
+// For is the flavour a channel declaring m shows: MarkupNone (and an
+// unknown kind) is Plain.
+func For(m channel.Markup) Flavour {
+	switch m {
+	case channel.MarkupMarkdown:
+		return Markdown
+	case channel.MarkupHTMLSubset:
+		return HTMLSubset
+	case channel.MarkupLightweight:
+		return Lightweight
+	}
+	return Plain
+}
+
+var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
+func parse(src []byte) ast.Node { return md.Parser().Parse(text.NewReader(src)) }
+
+// Render renders markdown src in flavour f. The result has no leading or
+// trailing white space (but for HTML).
+func Render(src string, f Flavour) string {
+	out, _ := render(src, f)
+	return out
+}
+
+// Visible is the text a reader sees of Render(src, f): the rendering
+// itself, but for HTMLSubset (its text without tags, entities decoded)
+// and HTML (the Plain rendering).
+func Visible(src string, f Flavour) string {
+	_, vis := render(src, f)
+	return vis
+}
+
+// Len is the length of Visible(src, f) in unit: what a channel's limit is
+// compared with.
+func Len(src string, f Flavour, unit channel.LengthUnit) int {
+	return channel.TextLen(Visible(src, f), unit)
+}
+
+func render(src string, f Flavour) (out, vis string) {
+	switch f {
+	case Markdown:
+		s := markdown(src)
+		return s, s
+	case HTML:
+		return renderHTML(src), walk(src, Plain).out
+	}
+	w := walk(src, f)
+	if f == HTMLSubset {
+		return w.out, w.vis
+	}
+	return w.out, w.out
+}
+
+// walk renders src with the walker in f (Plain, HTMLSubset or
+// Lightweight).
+func walk(src string, f Flavour) rendered {
+	if strings.TrimSpace(src) == "" {
+		return rendered{}
+	}
+	b := []byte(src)
+	w := &walker{src: b, st: styles[f]}
+	w.init()
+	w.blocks(parse(b))
+	return rendered{out: strings.TrimSpace(w.out.String()), vis: strings.TrimSpace(w.vis.String())}
+}
+
+type rendered struct{ out, vis string }

@@ -1,0 +1,142 @@
+package markup
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var flavours = []Flavour{Plain, HTMLSubset, Lightweight, Markdown, HTML}
+
+// golden compares got with testdata/name, or writes it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func readInput(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name+".md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRenderGolden: headings, nested lists, tables, code fences with and
+// without a language, links, bold/italic/strike, quotes, task lists and
+// raw HTML in each flavour.
+func TestRenderGolden(t *testing.T) {
+	t.Parallel()
+	src := readInput(t, "blocks")
+	for _, f := range flavours {
+		golden(t, "blocks."+string(f)+".golden", Render(src, f)+"\n")
+	}
+	golden(t, "blocks.html-subset.visible.golden", Visible(src, HTMLSubset)+"\n")
+}
+
+// TestSplitGolden: the pieces of a reply split at 120 UTF-16 units in
+// each flavour, each rendered (emoji across a split, a fence closed and
+// reopened, a table's header repeated).
+func TestSplitGolden(t *testing.T) {
+	t.Parallel()
+	src := readInput(t, "split")
+	for _, f := range []Flavour{Plain, HTMLSubset, Lightweight, Markdown} {
+		var b strings.Builder
+		for i, p := range Split(src, f, 120, channel.LengthUTF16) {
+			if n := Len(p, f, channel.LengthUTF16); n > 120 {
+				t.Errorf("%s: piece %d renders to %d units, over 120", f, i, n)
+			}
+			b.WriteString("=== piece " + string(rune('1'+i)) + " (" + itoa(Len(p, f, channel.LengthUTF16)) + " units)\n")
+			b.WriteString(Render(p, f) + "\n")
+		}
+		golden(t, "split."+string(f)+".golden", b.String())
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var d []byte
+	for ; n > 0; n /= 10 {
+		d = append([]byte{byte('0' + n%10)}, d...)
+	}
+	return string(d)
+}
+
+// TestSplitKeepsWhatFits: a reply whose rendering fits is never split,
+// even when its source is longer than the limit (Telegram's tags do not
+// count), and one that does not fit is.
+func TestSplitKeepsWhatFits(t *testing.T) {
+	t.Parallel()
+	src := "**" + strings.Repeat("a", 40) + "** [x](https://example.com)"
+	if n := Len(src, HTMLSubset, channel.LengthUTF16); n != 42 {
+		t.Fatalf("visible length %d, want 42", n)
+	}
+	if got := Split(src, HTMLSubset, 42, channel.LengthUTF16); len(got) != 1 || got[0] != src {
+		t.Errorf("a reply of 42 visible units at limit 42 was split: %q", got)
+	}
+	// Plain shows the url: 40 + 1 + "x (https://example.com)" = 64.
+	if got := Split(src, Plain, 42, channel.LengthUTF16); len(got) < 2 {
+		t.Errorf("plain rendering of 64 units at limit 42 was not split: %q", got)
+	}
+	if got := Split("  \n", Plain, 10, channel.LengthUTF16); got != nil {
+		t.Errorf("blank text split into %q", got)
+	}
+}
+
+// TestSplitReopensFences: a code block cut in two is closed and reopened
+// with its language.
+func TestSplitReopensFences(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("```go\n")
+	for range 20 {
+		b.WriteString("x := 1 // a line of code\n")
+	}
+	b.WriteString("```\n")
+	pieces := Split(b.String(), Markdown, 200, channel.LengthUTF16)
+	if len(pieces) < 2 {
+		t.Fatalf("not split: %q", pieces)
+	}
+	for i, p := range pieces {
+		if !strings.HasPrefix(p, "```go\n") || !strings.HasSuffix(p, "\n```") {
+			t.Errorf("piece %d is not a whole go block: %q", i, p)
+		}
+		if n := Len(p, Markdown, channel.LengthUTF16); n > 200 {
+			t.Errorf("piece %d: %d units", i, n)
+		}
+	}
+}
+
+func TestFor(t *testing.T) {
+	t.Parallel()
+	for m, want := range map[channel.Markup]Flavour{
+		channel.MarkupNone: Plain, "": Plain, channel.MarkupMarkdown: Markdown,
+		channel.MarkupHTMLSubset: HTMLSubset, channel.MarkupLightweight: Lightweight,
+	} {
+		if got := For(m); got != want {
+			t.Errorf("For(%q) = %q, want %q", m, got, want)
+		}
+	}
+}

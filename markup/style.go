@@ -1,0 +1,43 @@
+package markup
+
+import "strings"
+
+// style is what a walker flavour writes for each construct. A pair is the
+// open and close marks; empty marks write nothing.
+type style struct {
+	bold, italic, strike, code [2]string
+	// html: marks are tags (not visible), text is escaped, quotes and code
+	// blocks are elements.
+	html bool
+	// bullet is an unordered list's marker; "" keeps the author's.
+	bullet string
+	// rule is a thematic break.
+	rule string
+	// fence writes code blocks between ``` lines (else verbatim, or <pre>
+	// in html).
+	fence bool
+	// links makes <a> elements of allowed urls (html).
+	links bool
+}
+
+var styles = map[Flavour]style{
+	Plain: {bullet: "", rule: "---"},
+	HTMLSubset: {
+		bold: [2]string{"<b>", "</b>"}, italic: [2]string{"<i>", "</i>"}, strike: [2]string{"<s>", "</s>"},
+		code: [2]string{"<code>", "</code>"}, html: true, bullet: "• ", rule: "———", links: true,
+	},
+	Lightweight: {
+		bold: [2]string{"*", "*"}, italic: [2]string{"_", "_"}, strike: [2]string{"~", "~"},
+		code: [2]string{"`", "`"}, bullet: "- ", rule: "———", fence: true,
+	},
+}
+
+// escapeHTML escapes text for HTML: &, <, > and ".
+func escapeHTML(s string) string {
+	if !strings.ContainsAny(s, "&<>\"") {
+		return s
+	}
+	return htmlEscaper.Replace(s)
+}
+
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
