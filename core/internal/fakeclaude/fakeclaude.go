@@ -73,6 +73,7 @@ func Main() {
 	asks := slices.Contains(os.Args, "--permission-prompt-tool")
 	always := map[string]bool{}
 	for sc.Scan() {
+		read := time.Now()
 		var in struct {
 			Message struct {
 				Content json.RawMessage `json:"content"`
@@ -91,7 +92,7 @@ func Main() {
 		}
 		turn++
 		marks := directives(text, "mark")
-		logRun(RunEvent{Event: "start", Marks: marks})
+		logRun(RunEvent{Event: "start", Marks: marks, At: read.UnixNano()})
 		_ = out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": sid})
 		if path, _ := directive(text, "spawn"); path != "" {
 			spawnTool(path)
@@ -107,10 +108,11 @@ func Main() {
 			_ = out.Encode(map[string]any{"type": "assistant", "session_id": sid, "message": map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": s}}}})
 		}
 		result := func(s string) {
+			wrote := time.Now()
 			_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": s, "session_id": sid, "num_turns": 1,
 				"total_cost_usd": 0.0125, "usage": map[string]any{"input_tokens": 10, "output_tokens": 2},
 				"modelUsage": map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "contextWindow": 200000}}})
-			logRun(RunEvent{Event: "result", Marks: marks})
+			logRun(RunEvent{Event: "result", Marks: marks, At: wrote.UnixNano()})
 		}
 		if kind, ok := directive(text, "error"); ok {
 			msg, status := "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", 529
@@ -225,7 +227,10 @@ type RunEvent struct {
 	PID int `json:"pid"`
 	// Marks are the #mark ids of the turn's prompt.
 	Marks []string `json:"marks,omitempty"`
-	// At is the wall clock, in Unix nanoseconds.
+	// At is the wall clock, in Unix nanoseconds: for "start" when the
+	// prompt's line had been read from stdin, for "result" when the
+	// result line's write began (latency benchmarks measure from there),
+	// for "proc" when the event was logged.
 	At int64 `json:"at"`
 }
 
@@ -257,7 +262,10 @@ func logRun(ev RunEvent) {
 	if path == "" {
 		return
 	}
-	ev.PID, ev.At = os.Getpid(), time.Now().UnixNano()
+	ev.PID = os.Getpid()
+	if ev.At == 0 {
+		ev.At = time.Now().UnixNano()
+	}
 	b, _ := json.Marshal(ev)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
