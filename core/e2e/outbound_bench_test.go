@@ -81,22 +81,20 @@ type outResult struct {
 	hostCPU, pluginCPU time.Duration
 }
 
-// outRound starts a host on a fresh fake Bot API, warms its claude with
-// one turn and measures outTurns more.
-func outRound(b *testing.B, claude string) outResult {
+// outHost starts a host with the defaults on a fresh fake Bot API and
+// warms its claude with one turn; admin is its admin block. The test's
+// end stops both.
+func outHost(b *testing.B, claude string, admin Attrs) (*telegramtest.Server, *Daemon, string) {
 	b.Helper()
 	srv := telegramtest.NewServer(tgToken)
-	defer srv.Close()
+	b.Cleanup(srv.Close)
 	dir := b.TempDir()
 	// In the workspace: the sandbox lets claude write only there.
 	runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
 	h := loadHost(dir, claude, runLog, nil, srv.APIEndpoint())
-	h.Admin = Attrs{"listen": ""}
-	if *outPprof != "" {
-		h.Admin = Attrs{"listen": freeLoopback(b), "pprof": true}
-	}
+	h.Admin = admin
 	d := Launch(b, h.Write(b))
-	defer loadStop(d)
+	b.Cleanup(func() { loadStop(d) })
 	deadline := time.Now().Add(tgWait)
 	for len(srv.Requests("getUpdates")) == 0 || len(srv.Commands()) == 0 {
 		if time.Now().After(deadline) {
@@ -105,11 +103,23 @@ func outRound(b *testing.B, claude string) outResult {
 		time.Sleep(10 * time.Millisecond)
 	}
 	outTurn(b, srv, d, "warm", 1) // starts claude
+	return srv, d, runLog
+}
+
+// outRound starts a host, warms its claude with one turn and measures
+// outTurns more.
+func outRound(b *testing.B, claude string) outResult {
+	b.Helper()
+	admin := Attrs{"listen": ""}
+	if *outPprof != "" {
+		admin = Attrs{"listen": freeLoopback(b), "pprof": true}
+	}
+	srv, d, runLog := outHost(b, claude, admin)
 	host := d.cmd.Process.Pid
 	plugin := tgPluginPID(d, 0)
 	var prof chan []byte
 	if *outPprof != "" {
-		prof = outProfile(b, h.Admin["listen"].(string))
+		prof = outProfile(b, admin["listen"].(string))
 	}
 	hostCPU0, pluginCPU0 := procCPU(host), procCPU(plugin)
 	updates := map[string]int{}
@@ -148,21 +158,91 @@ func outRound(b *testing.B, claude string) outResult {
 	return res
 }
 
-// outTurn sends one message marked mark and waits for the n-th message
-// the bot sends, which must be its reply; it returns the update's id.
-func outTurn(b *testing.B, srv *telegramtest.Server, d *Daemon, mark string, n int) int {
+// outTurn sends one message marked mark (and directives, for the fake
+// claude) and waits for the n-th message the bot sends, which must be its
+// reply; it returns the update's id.
+func outTurn(b *testing.B, srv *telegramtest.Server, d *Daemon, mark string, n int, directives ...string) int {
 	b.Helper()
-	id := srv.PushText(telegramtest.PrivateChat(outChat), telegramtest.User{ID: outChat, FirstName: "Out"}, "bench "+mark+" #mark="+mark)
+	text := strings.Join(append([]string{"bench", mark, "#mark=" + mark}, directives...), " ")
+	id := srv.PushText(telegramtest.PrivateChat(outChat), telegramtest.User{ID: outChat, FirstName: "Out"}, text)
 	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
 	defer cancel()
 	sent, err := srv.WaitSent(ctx, n)
 	if err != nil {
 		b.Fatalf("turn %s: %v\n%s", mark, err, d.log.String())
 	}
-	if last := sent[len(sent)-1]; len(sent) != n || !strings.Contains(last.Visible, mark) {
+	if last := sent[len(sent)-1]; len(sent) != n || !strings.Contains(last.Visible, mark) && len(directives) == 0 {
 		b.Fatalf("turn %s: the bot's message %d is %q (%d sent), not the reply", mark, n, last.Visible, len(sent))
 	}
 	return id
+}
+
+// firstTurns is how many streamed turns BenchmarkFirstTextTelegram
+// measures; firstDeltas and firstGap shape each: 20 deltas 20 ms apart,
+// about what claude streams in 0.4 s.
+const (
+	firstTurns  = 20
+	firstDeltas = 20
+	firstGap    = "20ms"
+)
+
+// BenchmarkFirstTextTelegram: first visible text. From claude's first
+// text delta (the fake claude's #stream, as the CLI writes it with
+// --include-partial-messages) to the first request at the fake Bot API
+// that shows the reply's text (a draft's sendMessage or an edit, or a
+// block), in a warm session with the default settings (Telegram edits:
+// streaming "auto" is a live draft).
+//
+//	make build && go test ./core/e2e -run '^$' -bench FirstTextTelegram -benchtime 1x
+func BenchmarkFirstTextTelegram(b *testing.B) {
+	claude := fakeClaudeBin(b, b.TempDir())
+	for b.Loop() {
+		srv, d, runLog := outHost(b, claude, Attrs{"listen": ""})
+		marks := make([]string, firstTurns)
+		for k := range marks {
+			marks[k] = fmt.Sprintf("f%dz%dq", outChat, k)
+			n := len(srv.Sent())
+			outTurn(b, srv, d, marks[k], n+1, fmt.Sprintf("#stream=%d", firstDeltas), "#gap="+firstGap)
+			// The turn ends with the reply: the draft edited to it.
+			ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+			for !strings.Contains(outShown(srv), fmt.Sprintf("word%d", firstDeltas)) {
+				if _, err := srv.WaitSent(ctx, len(srv.Sent())+1); err != nil {
+					cancel()
+					b.Fatalf("turn %s: the whole reply never showed: %v", marks[k], err)
+				}
+			}
+			cancel()
+			time.Sleep(outPace)
+		}
+		delta := map[string]int64{}
+		for _, ev := range runEvents(runLog) {
+			if ev.Event == "delta" && len(ev.Marks) > 0 {
+				delta[ev.Marks[0]] = ev.At
+			}
+		}
+		var first []time.Duration
+		reqs := srv.Requests("")
+		for _, m := range marks {
+			i := slices.IndexFunc(reqs, func(r telegramtest.Request) bool {
+				return r.Time.UnixNano() > delta[m] && strings.Contains(r.Params.Get("text"), "word1")
+			})
+			if delta[m] == 0 || i < 0 {
+				b.Fatalf("turn %s: first delta at %d, no request showing its text (%d)", m, delta[m], i)
+			}
+			first = append(first, time.Duration(reqs[i].Time.UnixNano()-delta[m]))
+		}
+		b.ReportMetric(msOf(percentile(first, 50)), "first-text-p50-ms")
+		b.ReportMetric(msOf(percentile(first, 90)), "first-text-p90-ms")
+	}
+}
+
+// outShown is the text of the bot's last message, as shown.
+func outShown(srv *telegramtest.Server) string {
+	sent := srv.Sent()
+	if len(sent) == 0 {
+		return ""
+	}
+	return sent[len(sent)-1].Visible
 }
 
 // outProfile starts a CPU profile of the host at its admin endpoint and

@@ -181,3 +181,35 @@ func TestStreamedBlocksKeepFencesBalanced(t *testing.T) {
 		}
 	}
 }
+
+// recordingDraft records the texts a live draft is asked to show.
+type recordingDraft struct {
+	nopDraft
+	mu      sync.Mutex
+	updates []string
+}
+
+func (d *recordingDraft) Update(text string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.updates = append(d.updates, text)
+}
+
+// TestDraftShowsTheFirstDeltaAtOnce: a live draft shows the streamed text
+// from its first delta on, not once the coalescer's block is due (800
+// characters or a pause of a second): the first visible text of a reply
+// waits for no timer of the host (the draft itself throttles its edits).
+func TestDraftShowsTheFirstDeltaAtOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamDraft})
+	dr := &recordingDraft{}
+	f.out.edits, f.out.draft = true, dr
+	f.agent.events = []runner.Event{{Kind: runner.EventTextDelta, Text: "Hello"}, {Kind: runner.EventTextDelta, Text: " there"}}
+	f.agent.result = runner.Result{Text: "Hello there"}
+	f.turns.Run(context.Background(), f.request("tg", "hi"))
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	if len(dr.updates) < 2 || dr.updates[0] != "Hello" || dr.updates[1] != "Hello there" {
+		t.Fatalf("draft updates %q, want \"Hello\" then \"Hello there\" as the deltas come", dr.updates)
+	}
+}

@@ -28,7 +28,8 @@ type streamed struct {
 
 // streamer shows one run's text while it is produced: blocks are sent as
 // they are coalesced (800–1200 characters, paragraph breaks preferred, 1 s
-// idle flush), or shown as a live draft edited at most once a second.
+// idle flush), or shown as a live draft from the first text on, edited at
+// most once a second.
 type streamer struct {
 	t   *Turns
 	ctx context.Context
@@ -203,7 +204,30 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 				s.emit(b)
 			}
 		}
+		if s.mode == StreamDraft && e.Kind == runner.EventTextDelta {
+			s.preview()
+		}
 	}
+}
+
+// preview shows a live draft's text at once: the blocks so far and the
+// text the coalescer still holds. Blocks wait for their size or for a
+// pause (separate messages must read well on their own); a draft is one
+// message edited in place, which the draft throttles (at most one edit a
+// second), so its first text need not wait for either.
+func (s *streamer) preview() {
+	pending := strings.TrimSpace(s.c.Buffered())
+	if pending == "" {
+		return
+	}
+	text := s.acc.String()
+	if text != "" {
+		text += "\n\n"
+	}
+	if s.card != nil {
+		s.card.streaming()
+	}
+	s.out.draft.Update(text + pending)
 }
 
 // emit shows one coalesced block.

@@ -47,6 +47,11 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	                    sh -c in claude's working directory, as a tool would,
 //	                    and answer "sh: " and what it wrote (stdout and
 //	                    stderr) and, when it failed, its error
+//	#stream=<n>         stream the answer as claude does with
+//	                    --include-partial-messages: n text deltas
+//	                    ("word<i> "), #gap=<duration> apart, in one text
+//	                    block, then the assistant message and the result;
+//	                    the run log gets a "delta" event at the first
 //	#ask=<n>            use Bash n times ("touch f<i>"), each needing
 //	                    permission: started with --permission-prompt-tool
 //	                    stdio it asks the host (a can_use_tool control
@@ -149,6 +154,16 @@ func Main() {
 			result(last)
 			continue
 		}
+		if n, ok := directive(text, "stream"); ok {
+			gap := time.Duration(0)
+			if g, ok := directive(text, "gap"); ok {
+				gap, _ = time.ParseDuration(g)
+			}
+			reply := streamDeltas(out, sid, atoi(n), gap, marks)
+			assistant(reply)
+			result(reply)
+			continue
+		}
 		if n, ok := directive(text, "ask"); ok {
 			var outcomes []string
 			for i := 1; i <= atoi(n); i++ {
@@ -177,7 +192,7 @@ func Main() {
 	}
 }
 
-var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh)(?:=([^\s\]]+))?`)
+var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh|stream)(?:=([^\s\]]+))?`)
 
 // ask is one Bash use needing permission (#ask): its outcome, "allow",
 // "always", "deny" or "auto" (allowed by an earlier always).
@@ -214,12 +229,36 @@ func ask(out *json.Encoder, sc *bufio.Scanner, asks bool, always map[string]bool
 	return "eof"
 }
 
+// streamDeltas writes a text block of n deltas, gap apart, as
+// stream_event lines, and returns its text.
+func streamDeltas(out *json.Encoder, sid string, n int, gap time.Duration, marks []string) string {
+	event := func(ev map[string]any) {
+		_ = out.Encode(map[string]any{"type": "stream_event", "session_id": sid, "event": ev})
+	}
+	event(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			time.Sleep(gap)
+		}
+		w := fmt.Sprintf("word%d ", i)
+		b.WriteString(w)
+		if i == 1 {
+			logRun(RunEvent{Event: "delta", Marks: marks})
+		}
+		event(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": w}})
+	}
+	event(map[string]any{"type": "content_block_stop", "index": 0})
+	return strings.TrimSpace(b.String())
+}
+
 // RunLogEnvVar names the file the fake appends its [RunEvent]s to.
 const RunLogEnvVar = "CLAWHOST_FAKE_CLAUDE_LOG"
 
 // RunEvent is one line of the run log.
 type RunEvent struct {
-	// Event is "proc" (the process started), "start" (a turn started) or
+	// Event is "proc" (the process started), "start" (a turn started),
+	// "delta" (a #stream turn's first text delta is being written) or
 	// "result" (the turn's result was written to stdout).
 	Event string `json:"event"`
 	// PID is the fake's process id (also its process group: claude's
