@@ -50,8 +50,12 @@ type streamer struct {
 	opts     reply.Options
 	c        *runner.Coalescer
 	acc      strings.Builder // the whole streamed text, for the draft
-	out      streamed
-	card     *card // nil: no turn card
+	// previewAt is when the draft first shows the streamed text (zero:
+	// no delta yet, or shown: previewed).
+	previewAt time.Time
+	previewed bool
+	out       streamed
+	card      *card // nil: no turn card
 }
 
 // streamMode resolves the streaming setting for a target.
@@ -159,9 +163,17 @@ func (s *streamer) consume(events <-chan runner.Event) runner.Result {
 			for _, b := range s.c.Poll() {
 				s.emit(b)
 			}
+			if !s.previewAt.IsZero() && !s.t.opts.Now().Before(s.previewAt) {
+				s.previewAt, s.previewed = time.Time{}, true
+				s.preview()
+			}
 		}
 		timerC = nil
-		if at, ok := s.c.Deadline(); ok && s.mode != StreamOff {
+		at, ok := s.c.Deadline()
+		if !s.previewAt.IsZero() && (!ok || s.previewAt.Before(at)) {
+			at, ok = s.previewAt, true
+		}
+		if ok && s.mode != StreamOff {
 			wait := max(at.Sub(s.t.opts.Now()), time.Millisecond)
 			if timer == nil {
 				timer = time.NewTimer(wait)
@@ -205,16 +217,31 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 			}
 		}
 		if s.mode == StreamDraft && e.Kind == runner.EventTextDelta {
-			s.preview()
+			switch {
+			case s.previewed:
+				s.preview()
+			case s.previewAt.IsZero():
+				s.previewAt = s.t.opts.Now().Add(draftFirstWait)
+			}
 		}
 	}
 }
 
-// preview shows a live draft's text at once: the blocks so far and the
-// text the coalescer still holds. Blocks wait for their size or for a
-// pause (separate messages must read well on their own); a draft is one
+// draftFirstWait is how long a live draft waits after the reply's first
+// streamed words before it shows them: a reply that ends sooner (most
+// short answers) arrives as one message, not as a draft posted and at
+// once edited to the final text (two API calls, and a turn card's edit
+// rate broken). The first visible text of a longer reply comes after it.
+const draftFirstWait = 150 * time.Millisecond
+
+// preview shows a live draft's text: the blocks so far and the text the
+// coalescer still holds. Blocks wait for their size or for a pause
+// (separate messages must read well on their own); a draft is one
 // message edited in place, which the draft throttles (at most one edit a
-// second), so its first text need not wait for either.
+// second), so its text need not wait for either: the first preview comes
+// draftFirstWait after the first delta, the next with each delta. Only a
+// streamed turn (deltas) previews: a whole assistant message comes with
+// its result close behind, which delivers it as one message.
 func (s *streamer) preview() {
 	pending := strings.TrimSpace(s.c.Buffered())
 	if pending == "" {
