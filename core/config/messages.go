@@ -69,9 +69,10 @@ type Messages struct {
 	// messages, else "blocks"; "blocks" — each finished block (paragraph,
 	// code block) is sent as it completes (800 to 1200 characters, or what
 	// there is after a pause of a second); "draft" — one message, shown
-	// from the reply's first streamed words and edited at most once a
-	// second as it grows (channels that cannot edit get "blocks"); "off" —
-	// the whole reply once the turn ends. Default "auto".
+	// 0.15 s after the reply's first streamed words (a reply done sooner
+	// is just sent) and edited at most once a second as it grows (channels
+	// that cannot edit get "blocks"); "off" — the whole reply once the
+	// turn ends. Default "auto".
 	Streaming string `hcl:"streaming,optional"`
 
 	// Verbose shows the agent's tool use as progress lines in the chat
