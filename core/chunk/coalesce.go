@@ -116,6 +116,12 @@ func (c *Coalescer) Add(text string) []string {
 	return c.drain(drainDue)
 }
 
+// Buffered is the text added and not yet delivered in a block: what a live draft shows
+// at once, before the block it will be part of is due.
+func (c *Coalescer) Buffered() string {
+	return string(c.buf)
+}
+
 // EndBlock marks the end of an assistant text block; the next text is joined with "\n\n".
 func (c *Coalescer) EndBlock() {
 	if c.cur.Len() > 0 {

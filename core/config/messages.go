@@ -67,9 +67,12 @@ type Messages struct {
 	// Streaming decides how a reply reaches the chat while it is written
 	// (streaming): "auto" — a live draft where the channel can edit
 	// messages, else "blocks"; "blocks" — each finished block (paragraph,
-	// code block) is sent as it completes; "draft" — one message edited as
-	// the reply grows (channels that cannot edit get "blocks"); "off" — the
-	// whole reply once the turn ends. Default "auto".
+	// code block) is sent as it completes (800 to 1200 characters, or what
+	// there is after a pause of a second); "draft" — one message, shown
+	// 0.15 s after the reply's first streamed words (a reply done sooner
+	// is just sent) and edited at most once a second as it grows (channels
+	// that cannot edit get "blocks"); "off" — the whole reply once the
+	// turn ends. Default "auto".
 	Streaming string `hcl:"streaming,optional"`
 
 	// Verbose shows the agent's tool use as progress lines in the chat

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
@@ -179,5 +180,81 @@ func TestStreamedBlocksKeepFencesBalanced(t *testing.T) {
 		if i > 0 && strings.HasPrefix(m, "\tfmt") {
 			t.Errorf("message %d continues code without reopening the fence: %q", i, m)
 		}
+	}
+}
+
+// recordingDraft records the texts a live draft is asked to show, and
+// hands each to shown when it is not nil.
+type recordingDraft struct {
+	nopDraft
+	mu      sync.Mutex
+	updates []string
+	shown   chan string
+}
+
+func (d *recordingDraft) Update(text string) {
+	d.mu.Lock()
+	d.updates = append(d.updates, text)
+	d.mu.Unlock()
+	if d.shown != nil {
+		d.shown <- text
+	}
+}
+
+// TestDraftShowsTheFirstDeltaSoon: a live draft shows the streamed text
+// draftFirstWait after the first delta, not once the coalescer's block
+// is due (800 characters or a pause of a second), and each later delta
+// at once (the draft itself throttles its edits).
+func TestDraftShowsTheFirstDeltaSoon(t *testing.T) {
+	t.Parallel()
+	clk := tstimetest.NewFake(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))
+	f := newFixtureWith(t, Settings{Streaming: StreamDraft}, func(o *Options) { o.Clock, o.Now = clk, clk.Now })
+	dr := &recordingDraft{shown: make(chan string, 8)}
+	f.out.edits, f.out.draft = true, dr
+	run, emit, finish := runner.StreamedTurn()
+	f.agent.turn = run
+	go func() {
+		defer finish(runner.Result{Text: "Hello there"})
+		emit(runner.Event{Kind: runner.EventTextDelta, Text: "Hello"})
+		deadline := time.After(10 * time.Second)
+		for {
+			// The turn reads the delta and arms its timer on the next
+			// step; the clock moves until the draft shows it.
+			clk.Advance(draftFirstWait / 2)
+			select {
+			case got := <-dr.shown:
+				if got != "Hello" {
+					t.Errorf("the draft first showed %q, want \"Hello\"", got)
+				}
+				emit(runner.Event{Kind: runner.EventTextDelta, Text: " there"})
+				if got := <-dr.shown; got != "Hello there" {
+					t.Errorf("the next delta showed %q, want \"Hello there\"", got)
+				}
+				return
+			case <-time.After(20 * time.Millisecond):
+			case <-deadline:
+				t.Error("the draft never showed the first delta")
+				return
+			}
+		}
+	}()
+	f.turns.Run(context.Background(), f.request("tg", "hi"))
+}
+
+// TestDraftNotShownForAQuickReply: a reply whose result comes within
+// draftFirstWait of its first delta is one message: the draft shows
+// nothing before the result.
+func TestDraftNotShownForAQuickReply(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamDraft})
+	dr := &recordingDraft{}
+	f.out.edits, f.out.draft = true, dr
+	f.agent.events = []runner.Event{{Kind: runner.EventTextDelta, Text: "Hello"}, {Kind: runner.EventTextDelta, Text: " there"}}
+	f.agent.result = runner.Result{Text: "Hello there"}
+	f.turns.Run(context.Background(), f.request("tg", "hi"))
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	if len(dr.updates) > 1 || len(dr.updates) == 1 && dr.updates[0] != "Hello there" {
+		t.Fatalf("draft updates %q, want none but the whole reply at its end", dr.updates)
 	}
 }

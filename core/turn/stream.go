@@ -29,7 +29,8 @@ type streamed struct {
 
 // streamer shows one run's text while it is produced: blocks are sent as
 // they are coalesced (800–1200 characters, paragraph breaks preferred, 1 s
-// idle flush), or shown as a live draft edited at most once a second.
+// idle flush), or shown as a live draft from the first text on, edited at
+// most once a second.
 type streamer struct {
 	t   *Turns
 	ctx context.Context
@@ -50,8 +51,12 @@ type streamer struct {
 	opts     reply.Options
 	c        *chunk.Coalescer
 	acc      strings.Builder // the whole streamed text, for the draft
-	out      streamed
-	card     *card // nil: no turn card
+	// previewAt is when the draft first shows the streamed text (zero:
+	// no delta yet, or shown: previewed).
+	previewAt time.Time
+	previewed bool
+	out       streamed
+	card      *card // nil: no turn card
 }
 
 // streamMode resolves the streaming setting for a target.
@@ -159,9 +164,17 @@ func (s *streamer) consume(events <-chan runner.Event) runner.Result {
 			for _, b := range s.c.Poll() {
 				s.emit(b)
 			}
+			if !s.previewAt.IsZero() && !s.t.opts.Now().Before(s.previewAt) {
+				s.previewAt, s.previewed = time.Time{}, true
+				s.preview()
+			}
 		}
 		timerC = nil
-		if at, ok := s.c.Deadline(); ok && s.mode != StreamOff {
+		at, ok := s.c.Deadline()
+		if !s.previewAt.IsZero() && (!ok || s.previewAt.Before(at)) {
+			at, ok = s.previewAt, true
+		}
+		if ok && s.mode != StreamOff {
 			wait := max(at.Sub(s.t.opts.Now()), time.Millisecond)
 			if timer == nil {
 				timer = time.NewTimer(wait)
@@ -204,6 +217,14 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 				s.emit(b)
 			}
 		}
+		if s.mode == StreamDraft && e.Kind == runner.EventTextDelta {
+			switch {
+			case s.previewed:
+				s.preview()
+			case s.previewAt.IsZero():
+				s.previewAt = s.t.opts.Now().Add(draftFirstWait)
+			}
+		}
 	}
 }
 
@@ -220,6 +241,36 @@ func coalesce(c *chunk.Coalescer, e runner.Event) []string {
 		return c.Block(e.Text)
 	}
 	return nil
+}
+
+// draftFirstWait is how long a live draft waits after the reply's first
+// streamed words before it shows them: a reply that ends sooner (most
+// short answers) arrives as one message, not as a draft posted and at
+// once edited to the final text (two API calls, and a turn card's edit
+// rate broken). The first visible text of a longer reply comes after it.
+const draftFirstWait = 150 * time.Millisecond
+
+// preview shows a live draft's text: the blocks so far and the text the
+// coalescer still holds. Blocks wait for their size or for a pause
+// (separate messages must read well on their own); a draft is one
+// message edited in place, which the draft throttles (at most one edit a
+// second), so its text need not wait for either: the first preview comes
+// draftFirstWait after the first delta, the next with each delta. Only a
+// streamed turn (deltas) previews: a whole assistant message comes with
+// its result close behind, which delivers it as one message.
+func (s *streamer) preview() {
+	pending := strings.TrimSpace(s.c.Buffered())
+	if pending == "" {
+		return
+	}
+	text := s.acc.String()
+	if text != "" {
+		text += "\n\n"
+	}
+	if s.card != nil {
+		s.card.streaming()
+	}
+	s.out.draft.Update(text + pending)
 }
 
 // emit shows one coalesced block.

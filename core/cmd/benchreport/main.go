@@ -47,6 +47,19 @@ var figures = []figure{
 	// stolen time): the floor under the two p99s above.
 	{Name: "machine floor: 1 ms of CPU work, p99", Bench: "BenchmarkMachineFloor", Metric: "work-p99-ns", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "fsyncs per message, inbound → stdin", Bench: "BenchmarkInboundToRun/sync=FULL", Metric: "fsyncs/msg", Goal: 1, Max: true, Scale: 1, Unit: ""},
+	// The outbound path through the real binary, the Telegram plugin and
+	// the fake Bot API, a warm session, an instant fake claude
+	// (core/e2e/outbound_bench_test.go): claude's result line → sendMessage,
+	// and with the inbound part (update handed out → prompt read by claude).
+	{Name: "out: claude's result → sendMessage, warm, p50", Bench: "BenchmarkOutboundTelegram", Metric: "out-p50-ms", Goal: 0.8, Max: true, Scale: 1, Unit: "ms"},
+	{Name: "out: claude's result → sendMessage, warm, p99", Bench: "BenchmarkOutboundTelegram", Metric: "out-p99-ms", Goal: 3, Max: true, Scale: 1, Unit: "ms"},
+	{Name: "in + out: a warm turn's host overhead, p50", Bench: "BenchmarkOutboundTelegram", Metric: "inout-p50-ms", Goal: 1.5, Max: true, Scale: 1, Unit: "ms"},
+	{Name: "in + out: a warm turn's host overhead, p99", Bench: "BenchmarkOutboundTelegram", Metric: "inout-p99-ms", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "in: getUpdates → claude's stdin, real binary, p50", Bench: "BenchmarkOutboundTelegram", Metric: "in-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "host CPU per warm turn", Bench: "BenchmarkOutboundTelegram", Metric: "host-cpu-ms/turn", Goal: 5, Max: true, Scale: 1, Unit: "ms"},
+	{Name: "Telegram plugin CPU per warm turn", Bench: "BenchmarkOutboundTelegram", Metric: "plugin-cpu-ms/turn", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "first visible text: claude's first delta → the chat, p50", Bench: "BenchmarkFirstTextTelegram", Metric: "first-text-p50-ms", Goal: 250, Max: true, Scale: 1, Unit: "ms"},
+	{Name: "first visible text, p90", Bench: "BenchmarkFirstTextTelegram", Metric: "first-text-p90-ms", Info: true, Scale: 1, Unit: "ms"},
 	// Issue 42: a regression floor, every message fsync'd before its ack.
 	{Name: "pipeline, no-op agent, 1,000 sessions, replies delivered", Bench: "BenchmarkPipeline", Metric: "msgs/s", Goal: 10000, Scale: 1, Unit: "msg/s"},
 	{Name: "pipeline: SQL statements per message", Bench: "BenchmarkPipeline", Metric: "statements/msg", Info: true, Scale: 1, Unit: ""},

@@ -47,6 +47,11 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	                    sh -c in claude's working directory, as a tool would,
 //	                    and answer "sh: " and what it wrote (stdout and
 //	                    stderr) and, when it failed, its error
+//	#stream=<n>         stream the answer as claude does with
+//	                    --include-partial-messages: n text deltas
+//	                    ("word<i> "), #gap=<duration> apart, in one text
+//	                    block, then the assistant message and the result;
+//	                    the run log gets a "delta" event at the first
 //	#ask=<n>            use Bash n times ("touch f<i>"), each needing
 //	                    permission: started with --permission-prompt-tool
 //	                    stdio it asks the host (a can_use_tool control
@@ -73,6 +78,7 @@ func Main() {
 	asks := slices.Contains(os.Args, "--permission-prompt-tool")
 	always := map[string]bool{}
 	for sc.Scan() {
+		read := time.Now()
 		var in struct {
 			Message struct {
 				Content json.RawMessage `json:"content"`
@@ -91,7 +97,7 @@ func Main() {
 		}
 		turn++
 		marks := directives(text, "mark")
-		logRun(RunEvent{Event: "start", Marks: marks})
+		logRun(RunEvent{Event: "start", Marks: marks, At: read.UnixNano()})
 		_ = out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": sid})
 		if path, _ := directive(text, "spawn"); path != "" {
 			spawnTool(path)
@@ -107,10 +113,11 @@ func Main() {
 			_ = out.Encode(map[string]any{"type": "assistant", "session_id": sid, "message": map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": s}}}})
 		}
 		result := func(s string) {
+			wrote := time.Now()
 			_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": s, "session_id": sid, "num_turns": 1,
 				"total_cost_usd": 0.0125, "usage": map[string]any{"input_tokens": 10, "output_tokens": 2},
 				"modelUsage": map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "contextWindow": 200000}}})
-			logRun(RunEvent{Event: "result", Marks: marks})
+			logRun(RunEvent{Event: "result", Marks: marks, At: wrote.UnixNano()})
 		}
 		if kind, ok := directive(text, "error"); ok {
 			msg, status := "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", 529
@@ -147,6 +154,16 @@ func Main() {
 			result(last)
 			continue
 		}
+		if n, ok := directive(text, "stream"); ok {
+			gap := time.Duration(0)
+			if g, ok := directive(text, "gap"); ok {
+				gap, _ = time.ParseDuration(g)
+			}
+			reply := streamDeltas(out, sid, atoi(n), gap, marks)
+			assistant(reply)
+			result(reply)
+			continue
+		}
 		if n, ok := directive(text, "ask"); ok {
 			var outcomes []string
 			for i := 1; i <= atoi(n); i++ {
@@ -175,7 +192,7 @@ func Main() {
 	}
 }
 
-var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh)(?:=([^\s\]]+))?`)
+var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh|stream)(?:=([^\s\]]+))?`)
 
 // ask is one Bash use needing permission (#ask): its outcome, "allow",
 // "always", "deny" or "auto" (allowed by an earlier always).
@@ -212,12 +229,36 @@ func ask(out *json.Encoder, sc *bufio.Scanner, asks bool, always map[string]bool
 	return "eof"
 }
 
+// streamDeltas writes a text block of n deltas, gap apart, as
+// stream_event lines, and returns its text.
+func streamDeltas(out *json.Encoder, sid string, n int, gap time.Duration, marks []string) string {
+	event := func(ev map[string]any) {
+		_ = out.Encode(map[string]any{"type": "stream_event", "session_id": sid, "event": ev})
+	}
+	event(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			time.Sleep(gap)
+		}
+		w := fmt.Sprintf("word%d ", i)
+		b.WriteString(w)
+		if i == 1 {
+			logRun(RunEvent{Event: "delta", Marks: marks})
+		}
+		event(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": w}})
+	}
+	event(map[string]any{"type": "content_block_stop", "index": 0})
+	return strings.TrimSpace(b.String())
+}
+
 // RunLogEnvVar names the file the fake appends its [RunEvent]s to.
 const RunLogEnvVar = "CLAWHOST_FAKE_CLAUDE_LOG"
 
 // RunEvent is one line of the run log.
 type RunEvent struct {
-	// Event is "proc" (the process started), "start" (a turn started) or
+	// Event is "proc" (the process started), "start" (a turn started),
+	// "delta" (a #stream turn's first text delta is being written) or
 	// "result" (the turn's result was written to stdout).
 	Event string `json:"event"`
 	// PID is the fake's process id (also its process group: claude's
@@ -225,7 +266,10 @@ type RunEvent struct {
 	PID int `json:"pid"`
 	// Marks are the #mark ids of the turn's prompt.
 	Marks []string `json:"marks,omitempty"`
-	// At is the wall clock, in Unix nanoseconds.
+	// At is the wall clock, in Unix nanoseconds: for "start" when the
+	// prompt's line had been read from stdin, for "result" when the
+	// result line's write began (latency benchmarks measure from there),
+	// for "proc" when the event was logged.
 	At int64 `json:"at"`
 }
 
@@ -257,7 +301,10 @@ func logRun(ev RunEvent) {
 	if path == "" {
 		return
 	}
-	ev.PID, ev.At = os.Getpid(), time.Now().UnixNano()
+	ev.PID = os.Getpid()
+	if ev.At == 0 {
+		ev.At = time.Now().UnixNano()
+	}
 	b, _ := json.Marshal(ev)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {

@@ -94,6 +94,7 @@ type Server struct {
 	mu           sync.Mutex
 	notify       chan struct{} // closed and replaced when updates arrive
 	updates      []queued
+	handedOut    map[int]time.Time // update id → first getUpdates answer holding it
 	nextUpdateID int
 	confirmed    int // highest offset seen
 	poller       chan struct{}
@@ -140,6 +141,7 @@ func newServer(token string) *Server {
 		nextUpdateID: 1,
 		nextMsgID:    1,
 		messages:     map[string]Sent{},
+		handedOut:    map[int]time.Time{},
 		failures:     map[string][]failureScript{},
 		files:        map[string]file{},
 		callbacks:    map[string]bool{},

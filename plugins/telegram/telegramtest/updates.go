@@ -140,6 +140,14 @@ func (s *Server) DropPending() {
 	}
 }
 
+// HandedOut is when getUpdates first handed out the update id (zero when
+// it has not yet): where an inbound latency measurement starts.
+func (s *Server) HandedOut(id int) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.handedOut[id]
+}
+
 // Offset is the highest offset a getUpdates request has confirmed.
 func (s *Server) Offset() int {
 	s.mu.Lock()
@@ -211,9 +219,13 @@ func (s *Server) getUpdates(ctx context.Context, p url.Values) (any, *apiError) 
 	}
 	for {
 		out := []json.RawMessage{}
+		now := time.Now()
 		for _, u := range s.updates {
 			if u.id >= offset && len(out) < limit {
 				out = append(out, u.raw)
+				if _, ok := s.handedOut[u.id]; !ok {
+					s.handedOut[u.id] = now
+				}
 			}
 		}
 		if len(out) > 0 || timeout <= 0 {

@@ -1,0 +1,323 @@
+package e2e
+
+// BenchmarkOutboundTelegram: the host's share of a warm turn, in
+// latency and in CPU, through the real binary, the real Telegram plugin
+// and the fake Bot API, with an instant fake claude (its own static
+// binary, fakeClaudeBin).
+//
+//	make build && go test ./core/e2e -run '^$' -bench OutboundTelegram -benchtime 1x
+//
+// One chat, one warm claude: a first turn starts claude, then outTurns
+// turns run one after the other, each a short text whose reply fits one
+// message. Per turn, on the machine's wall clock (all processes share it):
+//
+//	in   getUpdates hands the update out (telegramtest.Server.HandedOut)
+//	     → claude has read the prompt's line from stdin (the run log's
+//	     "start")
+//	out  claude begins to write its result line (the run log's "result")
+//	     → the fake Bot API receives the sendMessage that carries the reply
+//
+// and in+out, the host's whole overhead of the turn (claude's own time
+// left out). Host CPU is utime+stime of the clawhost process
+// (/proc/PID/stat) over the warm turns ÷ their number; the plugin's
+// likewise, as information. -out.pprof=FILE writes a CPU profile of the
+// host taken over the warm turns (from its admin endpoint's
+// /debug/pprof/profile), for `go tool pprof -top`.
+//
+// The machine is shared: compare builds by running this benchmark
+// against each binary directory (CLAWHOST_BIN_DIR) in alternation, and
+// read medians.
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+const (
+	// outTurns is how many warm turns a round measures.
+	outTurns = 100
+	// outPace separates one turn's reply from the next message, so that
+	// what the host does after a send (the outbox's bookkeeping) is not
+	// counted in the next turn's latency.
+	outPace = 20 * time.Millisecond
+	// outChat is the chat (and user) of the benchmark.
+	outChat = 7_000_001
+)
+
+var outPprof = flag.String("out.pprof", "", "write a CPU profile of the host over BenchmarkOutboundTelegram's warm turns to this file")
+
+func BenchmarkOutboundTelegram(b *testing.B) {
+	claude := fakeClaudeBin(b, b.TempDir())
+	for b.Loop() {
+		r := outRound(b, claude)
+		b.ReportMetric(msOf(percentile(r.out, 50)), "out-p50-ms")
+		b.ReportMetric(msOf(percentile(r.out, 99)), "out-p99-ms")
+		b.ReportMetric(msOf(percentile(r.in, 50)), "in-p50-ms")
+		b.ReportMetric(msOf(percentile(r.inOut, 50)), "inout-p50-ms")
+		b.ReportMetric(msOf(percentile(r.inOut, 99)), "inout-p99-ms")
+		b.ReportMetric(msOf(r.hostCPU), "host-cpu-ms/turn")
+		b.ReportMetric(msOf(r.pluginCPU), "plugin-cpu-ms/turn")
+	}
+}
+
+// outResult is one round: the per-turn latencies and CPU per turn.
+type outResult struct {
+	in, out, inOut     []time.Duration
+	hostCPU, pluginCPU time.Duration
+}
+
+// outHost starts a host with the defaults on a fresh fake Bot API and
+// warms its claude with one turn; admin is its admin block. The test's
+// end stops both.
+func outHost(b *testing.B, claude string, admin Attrs) (*telegramtest.Server, *Daemon, string) {
+	b.Helper()
+	srv := telegramtest.NewServer(tgToken)
+	b.Cleanup(srv.Close)
+	dir := b.TempDir()
+	// In the workspace: the sandbox lets claude write only there.
+	runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
+	h := loadHost(dir, claude, runLog, nil, srv.APIEndpoint())
+	h.Admin = admin
+	d := Launch(b, h.Write(b))
+	b.Cleanup(func() { loadStop(d) })
+	deadline := time.Now().Add(tgWait)
+	for len(srv.Requests("getUpdates")) == 0 || len(srv.Commands()) == 0 {
+		if time.Now().After(deadline) {
+			b.Fatalf("clawhost not ready after %v:\n%s", tgWait, d.log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	outTurn(b, srv, d, "warm", 1) // starts claude
+	return srv, d, runLog
+}
+
+// outRound starts a host, warms its claude with one turn and measures
+// outTurns more.
+func outRound(b *testing.B, claude string) outResult {
+	b.Helper()
+	admin := Attrs{"listen": ""}
+	if *outPprof != "" {
+		admin = Attrs{"listen": freeLoopback(b), "pprof": true}
+	}
+	srv, d, runLog := outHost(b, claude, admin)
+	host := d.cmd.Process.Pid
+	plugin := tgPluginPID(d, 0)
+	var prof chan []byte
+	if *outPprof != "" {
+		prof = outProfile(b, admin["listen"].(string))
+	}
+	hostCPU0, pluginCPU0 := procCPU(host), procCPU(plugin)
+	updates := map[string]int{}
+	for k := range outTurns {
+		mark := fmt.Sprintf("q%dz%dq", outChat, k)
+		updates[mark] = outTurn(b, srv, d, mark, k+2)
+		time.Sleep(outPace)
+	}
+	res := outResult{hostCPU: (procCPU(host) - hostCPU0) / outTurns, pluginCPU: (procCPU(plugin) - pluginCPU0) / outTurns}
+	if prof != nil {
+		if err := os.WriteFile(*outPprof, <-prof, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	claudeAt := map[string]map[string]int64{} // mark → event → ns
+	for _, ev := range runEvents(runLog) {
+		if len(ev.Marks) > 0 {
+			if claudeAt[ev.Marks[0]] == nil {
+				claudeAt[ev.Marks[0]] = map[string]int64{}
+			}
+			claudeAt[ev.Marks[0]][ev.Event] = ev.At
+		}
+	}
+	sends := srv.Requests("sendMessage")
+	for mark, id := range updates {
+		handed := srv.HandedOut(id)
+		start, result := claudeAt[mark]["start"], claudeAt[mark]["result"]
+		i := slices.IndexFunc(sends, func(r telegramtest.Request) bool { return strings.Contains(r.Params.Get("text"), mark) })
+		if handed.IsZero() || start == 0 || result == 0 || i < 0 {
+			b.Fatalf("turn %s: handed out %v, claude start %d, result %d, send %d: a timestamp is missing", mark, handed, start, result, i)
+		}
+		in := time.Duration(start - handed.UnixNano())
+		out := time.Duration(sends[i].Time.UnixNano() - result)
+		res.in, res.out, res.inOut = append(res.in, in), append(res.out, out), append(res.inOut, in+out)
+	}
+	return res
+}
+
+// outTurn sends one message marked mark (and directives, for the fake
+// claude) and waits for the n-th message the bot sends, which must be its
+// reply; it returns the update's id.
+func outTurn(b *testing.B, srv *telegramtest.Server, d *Daemon, mark string, n int, directives ...string) int {
+	b.Helper()
+	text := strings.Join(append([]string{"bench", mark, "#mark=" + mark}, directives...), " ")
+	id := srv.PushText(telegramtest.PrivateChat(outChat), telegramtest.User{ID: outChat, FirstName: "Out"}, text)
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	sent, err := srv.WaitSent(ctx, n)
+	if err != nil {
+		b.Fatalf("turn %s: %v\n%s", mark, err, d.log.String())
+	}
+	if last := sent[len(sent)-1]; len(sent) != n || !strings.Contains(last.Visible, mark) && len(directives) == 0 {
+		b.Fatalf("turn %s: the bot's message %d is %q (%d sent), not the reply", mark, n, last.Visible, len(sent))
+	}
+	return id
+}
+
+// firstTurns is how many streamed turns BenchmarkFirstTextTelegram
+// measures; firstDeltas and firstGap shape each: 20 deltas 20 ms apart,
+// about what claude streams in 0.4 s.
+const (
+	firstTurns  = 20
+	firstDeltas = 20
+	firstGap    = "20ms"
+)
+
+// BenchmarkFirstTextTelegram: first visible text. From claude's first
+// text delta (the fake claude's #stream, as the CLI writes it with
+// --include-partial-messages) to the first request at the fake Bot API
+// that shows the reply's text (a draft's sendMessage or an edit, or a
+// block), in a warm session with the default settings (Telegram edits:
+// streaming "auto" is a live draft).
+//
+//	make build && go test ./core/e2e -run '^$' -bench FirstTextTelegram -benchtime 1x
+func BenchmarkFirstTextTelegram(b *testing.B) {
+	claude := fakeClaudeBin(b, b.TempDir())
+	for b.Loop() {
+		srv, d, runLog := outHost(b, claude, Attrs{"listen": ""})
+		marks := make([]string, firstTurns)
+		for k := range marks {
+			marks[k] = fmt.Sprintf("f%dz%dq", outChat, k)
+			n := len(srv.Sent())
+			outTurn(b, srv, d, marks[k], n+1, fmt.Sprintf("#stream=%d", firstDeltas), "#gap="+firstGap)
+			// The turn ends with the reply: the draft edited to it.
+			ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+			for !strings.Contains(outShown(srv), fmt.Sprintf("word%d", firstDeltas)) {
+				if _, err := srv.WaitSent(ctx, len(srv.Sent())+1); err != nil {
+					cancel()
+					b.Fatalf("turn %s: the whole reply never showed: %v", marks[k], err)
+				}
+			}
+			cancel()
+			time.Sleep(outPace)
+		}
+		delta := map[string]int64{}
+		for _, ev := range runEvents(runLog) {
+			if ev.Event == "delta" && len(ev.Marks) > 0 {
+				delta[ev.Marks[0]] = ev.At
+			}
+		}
+		var first []time.Duration
+		reqs := srv.Requests("")
+		for _, m := range marks {
+			i := slices.IndexFunc(reqs, func(r telegramtest.Request) bool {
+				return r.Time.UnixNano() > delta[m] && strings.Contains(r.Params.Get("text"), "word1")
+			})
+			if delta[m] == 0 || i < 0 {
+				b.Fatalf("turn %s: first delta at %d, no request showing its text (%d)", m, delta[m], i)
+			}
+			first = append(first, time.Duration(reqs[i].Time.UnixNano()-delta[m]))
+		}
+		b.ReportMetric(msOf(percentile(first, 50)), "first-text-p50-ms")
+		b.ReportMetric(msOf(percentile(first, 90)), "first-text-p90-ms")
+	}
+}
+
+// outShown is the text of the bot's last message, as shown.
+func outShown(srv *telegramtest.Server) string {
+	sent := srv.Sent()
+	if len(sent) == 0 {
+		return ""
+	}
+	return sent[len(sent)-1].Visible
+}
+
+// outProfile starts a CPU profile of the host at its admin endpoint and
+// returns where it arrives; it ends when the warm turns take about 10 s
+// at most (the profile's length).
+func outProfile(b *testing.B, addr string) chan []byte {
+	b.Helper()
+	ch := make(chan []byte, 1)
+	tok := AdminToken(addr)
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/debug/pprof/profile?seconds=8", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			ch <- nil
+			return
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		ch <- data
+	}()
+	return ch
+}
+
+// freeLoopback is a free 127.0.0.1 address.
+func freeLoopback(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// procCPU is the user and system CPU time process pid has used (0 when
+// it cannot be read).
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return time.Duration(utime+stime) * tick
+}
+
+// runEvents reads the fake claude's run log.
+func runEvents(path string) []fakeclaude.RunEvent {
+	data, _ := os.ReadFile(path)
+	var out []fakeclaude.RunEvent
+	for line := range strings.SplitSeq(string(data), "\n") {
+		var ev fakeclaude.RunEvent
+		if json.Unmarshal([]byte(line), &ev) == nil {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// percentile is the p-th percentile of ds (nearest rank).
+func percentile(ds []time.Duration, p int) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	i := (len(s)*p + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))]
+}
+
+func msOf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
