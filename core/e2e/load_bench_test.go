@@ -170,7 +170,10 @@ func loadClawhostRound(b *testing.B, round int, claude string, agent Attrs) load
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	runLog := filepath.Join(dir, "claude-runs.jsonl")
+	// In the workspace: claude's sandbox (bubblewrap, on by default)
+	// lets it write there only, and a run log it cannot write counts no
+	// starts.
+	runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
 	h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
 	d := Launch(b, h.Write(b))
 	defer loadStop(d)
