@@ -166,8 +166,13 @@ func BenchmarkWarmRSS(b *testing.B) {
 	b.ReportMetric(sum/float64(len(pids)), "rss-MB/process")
 }
 
-// manyChatsStart is the fake claude's start delay in BenchmarkManyChats (FAKE_CLAUDE_START_MS).
-var manyChatsStart = flag.Duration("manychats.start", 80*time.Millisecond, "BenchmarkManyChats: the fake claude's start delay")
+// BenchmarkManyChats's fake claude: its start delay (FAKE_CLAUDE_START_MS), and a while
+// from 5 s into the run during which every start takes 400 ms longer (a machine busy with
+// something else for that long; 0, the default, for none).
+var (
+	manyChatsStart  = flag.Duration("manychats.start", 80*time.Millisecond, "BenchmarkManyChats: the fake claude's start delay")
+	manyChatsHiccup = flag.Duration("manychats.hiccup", 0, "BenchmarkManyChats: how long starts take 400 ms longer, from 5 s into the run")
+)
 
 // BenchmarkManyChats: many chats share a few warm processes and MaxConcurrent 4 slots.
 // It drives the fake claude (the test binary), which takes FAKE_CLAUDE_START_MS (80 ms,
@@ -245,6 +250,12 @@ func benchManyChats(b *testing.B, interval time.Duration, chats, maxWarm int, ag
 			c.Env["FAKE_CLAUDE_START_MS"] = strconv.FormatInt(manyChatsStart.Milliseconds(), 10)
 			c.Env["FAKE_CLAUDE_RESUME_MS"] = "10"
 			c.Env["FAKE_CLAUDE_TURN_MS"] = "30"
+			if *manyChatsHiccup > 0 {
+				from := time.Now().Add(5 * time.Second)
+				c.Env["FAKE_CLAUDE_SLOW_FROM_MS"] = strconv.FormatInt(from.UnixMilli(), 10)
+				c.Env["FAKE_CLAUDE_SLOW_TO_MS"] = strconv.FormatInt(from.Add(*manyChatsHiccup).UnixMilli(), 10)
+				c.Env["FAKE_CLAUDE_SLOW_MS"] = "400"
+			}
 			if len(agents) > 0 {
 				c.MaxWarm = maxWarm * len(agents)
 				c.Agents = map[string]Config{}
