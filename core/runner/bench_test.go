@@ -184,7 +184,7 @@ var (
 // Result latency of the turns (p50, p99), claude processes started per turn, restarts per
 // turn (starts beyond each chat's first turn: a chat whose warm process was evicted), and
 // the p50 of the measured start time (spawn to first output, Result.Wait.Startup). Run
-// with -benchtime 1x.
+// with -benchtime 1x; its flags go after -args.
 //
 // every=40ms and every=25ms: 200 chats, one agent, MaxWarm 4. Every 40 ms the slots keep
 // up; every 25 ms they do not when most turns start a process.
@@ -196,14 +196,17 @@ var (
 // of the warm processes, a shorter run).
 //
 // The load is near the slots' capacity: 4 slots every 40 ms leave 160 ms of slot time per
-// turn, a start costs about 100 ms (more on a loaded machine) on top of the 30 ms turn.
-// Kept warm, a third of the turns start a process and the slots keep up. Once turns
-// wait longer than the scheduler's warm preference (4 start times, sched.go), a chat's
-// next turn no longer runs before its idle process is evicted, most turns start one, a
-// turn costs more slot time than arrives, and the backlog grows for the rest of the run:
-// latency in seconds and starts per turn near 1. Which side a run lands on depends on how
-// slow starts are on the machine at the time (-manychats.start 200ms shows the other side
-// for every row), not on the number of agents.
+// turn; a turn costs 30 ms and a start about 130 ms as measured (the 80 ms delay, the exec
+// and the Go runtime's start on a busy machine). Kept warm, about a third of the turns
+// start a process (each chat's first) and the slots keep up, with one agent or three
+// alike. When starts are slow enough that even that is more slot time than arrives
+// (about 350 ms measured; -manychats.start=400ms), turns wait longer than the scheduler's
+// warm preference (4 start times, sched.go): a chat's next turn, which begins to wait for
+// a slot only when its previous turn ends, waits behind the backlog while the cold turns
+// ahead of it evict its idle process. Most turns then start a process, and the backlog
+// grows for the rest of the run (latency in seconds, about 0.8 starts per turn), again
+// for one agent and three alike. A busy spell of a few seconds is absorbed
+// (-manychats.hiccup=3s: p99 about 1 s, starts per turn unchanged).
 func BenchmarkManyChats(b *testing.B) {
 	for _, interval := range []time.Duration{40 * time.Millisecond, 25 * time.Millisecond} {
 		b.Run("every="+interval.String(), func(b *testing.B) { benchManyChats(b, interval, 200, 4, nil) })
