@@ -128,7 +128,8 @@
 // slot (running and waiting counts when it began), warm or why claude was started
 // (Start), the warm count and whose idle process was stopped for it; Wait.String is the
 // sentence /status shows. BenchmarkManyChats measures turn latency and starts per turn
-// for 200 chats on 4 warm processes and 4 slots.
+// for 200 chats on 4 warm processes and 4 slots, and for 3 agents × 100 chats (MaxWarm 4
+// each) beside one agent with the same 300 chats and messages (MaxWarm 12).
 //
 // Usage and rate limits (measured with claude 2.1.330 against the fake Anthropic API,
 // CLAUDE_CODE_MAX_RETRIES=1). Logged in with a subscription (an OAuth token), a 429

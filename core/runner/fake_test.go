@@ -39,7 +39,9 @@ import (
 //
 // Timing, for benchmarks: FAKE_CLAUDE_START_MS (a start's delay before the first prompt is
 // read) plus FAKE_CLAUDE_RESUME_MS per earlier prompt in the transcript when resuming (a
-// long conversation is slower to resume), and FAKE_CLAUDE_TURN_MS before each result.
+// long conversation is slower to resume), and FAKE_CLAUDE_TURN_MS before each result. A
+// start between the Unix times FAKE_CLAUDE_SLOW_FROM_MS and FAKE_CLAUDE_SLOW_TO_MS takes
+// FAKE_CLAUDE_SLOW_MS longer (a machine that is busy for a while).
 func TestMain(m *testing.M) {
 	if os.Getenv("FAKE_CLAUDE") == "1" {
 		os.Exit(fakeClaude(os.Args[1:]))
@@ -83,6 +85,9 @@ func fakeClaude(args []string) int {
 	if resume {
 		history, _ := os.ReadFile(transcript)
 		startDelay += time.Duration(bytes.Count(history, []byte("\n"))) * envMS("FAKE_CLAUDE_RESUME_MS")
+	}
+	if now := time.Now().UnixMilli(); now >= envMS("FAKE_CLAUDE_SLOW_FROM_MS").Milliseconds() && now < envMS("FAKE_CLAUDE_SLOW_TO_MS").Milliseconds() {
+		startDelay += envMS("FAKE_CLAUDE_SLOW_MS")
 	}
 	time.Sleep(startDelay)
 	turnDelay := envMS("FAKE_CLAUDE_TURN_MS")
