@@ -22,7 +22,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"go.mau.fi/whatsmeow/types"
 	_ "modernc.org/sqlite" // to read and lock the stores of host and plugin
@@ -31,6 +30,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/plugins/whatsapp"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // waWait bounds every single wait of these tests. Linking runs the real
@@ -301,8 +301,6 @@ func (e *waEnv) receipted(t *testing.T, id string) {
 
 func waChat(c *whatsapptest.Contact) []types.JID { return []types.JID{c.JID(), c.LID()} }
 
-func waUTF16(s string) int { return len(utf16.Encode([]rune(s))) }
-
 // TestWhatsAppChannel runs one daemon, links it by the QR code of the
 // status page, and checks conversation by conversation what WhatsApp
 // users see.
@@ -453,7 +451,7 @@ func TestWhatsAppChannel(t *testing.T) {
 		var all strings.Builder
 		var sizes []int
 		for _, m := range msgs {
-			n := waUTF16(m.Text())
+			n := channel.TextLen(m.Text(), channel.LengthUTF16)
 			sizes = append(sizes, n)
 			if n > whatsapp.MaxTextLength {
 				t.Errorf("message of %d UTF-16 units", n)
