@@ -90,7 +90,7 @@ func TestDiskFull(t *testing.T) {
 // full disk makes it fail).
 func postRaw(d *daemon, sender, text string) {
 	body, _ := json.Marshal(map[string]string{"chat_id": "chat-" + sender, "sender_id": sender, "text": text})
-	c := http.Client{Timeout: 2 * time.Second} // a message the store cannot take is answered 503 only after 10 s
+	c := http.Client{Timeout: 2 * time.Second} // a message the store cannot take is answered 503 only after a minute
 	resp, err := c.Post("http://"+d.addr()+"/inbound", "application/json", bytes.NewReader(body))
 	if err == nil {
 		resp.Body.Close()

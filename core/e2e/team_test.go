@@ -79,7 +79,11 @@ func TestTeamTelegram(t *testing.T) {
 			"groups": []string{fmt.Sprint("tg:", tgGroup)}, "group_allow_from": []string{"tg:1001", "tg:2002"}, "require_mention": false,
 			"rate": "5/min"},
 		Admin:    Attrs{"listen": adminAddr},
-		Messages: Attrs{"timezone": "UTC", "turn_card": "off"},
+		// No live draft: the test sends each next message once it sees
+		// the answer, and a draft shows the answer's words before the
+		// turn ends and records the reply (the export's order is the
+		// journal's).
+		Messages: Attrs{"timezone": "UTC", "turn_card": "off", "streaming": "off"},
 		Blocks: []Block{
 			{Type: "budget", Attrs: Attrs{"per_sender_daily_usd": 1, "warn_at": "40%"}},
 			{Type: "audit", Attrs: Attrs{"keep": "30d"}},

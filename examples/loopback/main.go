@@ -340,8 +340,9 @@ func (l *loopback) injected(op string) error {
 const missingPrefix = "missing-"
 
 // inboundWait bounds how long POST /inbound waits for the host to store a
-// message before it answers 503.
-const inboundWait = 10 * time.Second
+// message before it answers 503 (a platform's webhook waits about as
+// long).
+const inboundWait = time.Minute
 
 // textLen is the length of text as the loopback shows it, in UTF-16
 // code units: markdown is measured rendered in the declared markup, as
