@@ -16,8 +16,12 @@ import (
 // maxBatch bounds how many inbound messages are stored in one call.
 const maxBatch = 256
 
-// streamBuffer is the capacity of a Receive stream's channel.
-const streamBuffer = 1024
+// streamBuffer is the capacity of a Receive stream's channel: one batch,
+// so the next batch is ready while the pump stores one. The buffer is
+// allocated whole when the stream opens and stays for the plugin's life:
+// at 1024 deliveries of ~300 bytes it was 0.3 MB of every channel
+// plugin's share of an idle host's heap (BenchmarkIdleRSS).
+const streamBuffer = maxBatch
 
 // openStream opens a Receive stream that cancel ends.
 func openStream(ctx context.Context, plug *pluginclient.Plugin) (*pluginclient.Stream, context.CancelFunc, error) {
