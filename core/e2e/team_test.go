@@ -78,7 +78,7 @@ func TestTeamTelegram(t *testing.T) {
 		Access: Attrs{"dm_policy": "pairing", "owners": []string{"tg:3003"}, "allow_from": []string{"tg:1001", "tg:2002", "tg:5005"},
 			"groups": []string{fmt.Sprint("tg:", tgGroup)}, "group_allow_from": []string{"tg:1001", "tg:2002"}, "require_mention": false,
 			"rate": "5/min"},
-		Admin:    Attrs{"listen": adminAddr},
+		Admin: Attrs{"listen": adminAddr},
 		// No live draft: the test sends each next message once it sees
 		// the answer, and a draft shows the answer's words before the
 		// turn ends and records the reply (the export's order is the
