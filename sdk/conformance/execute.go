@@ -35,17 +35,13 @@ func checkExecute(ctx context.Context, tg Target) (string, error) {
 	if !ok || name == "" {
 		return "", fmt.Errorf("execute: %q is not a command: want \"/name args\"", tg.Exec)
 	}
-	inst, _, stop, err := tg.configured(ctx)
+	inst, specs, done, err := tg.commands(ctx)
 	if err != nil {
 		return "", err
 	}
-	defer stop()
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
 	defer cancel()
-	specs, err := inst.Plugin.ListCommands(ctx)
-	if err != nil {
-		return "", fmt.Errorf("list commands: %w", err)
-	}
 	spec, ok := findCommand(specs, strings.ToLower(name))
 	if !ok {
 		return "", fmt.Errorf("execute: the plugin lists no /%s", name)

@@ -196,18 +196,29 @@ func checkStop(ctx context.Context, tg Target) (string, error) {
 }
 
 func checkListCommands(ctx context.Context, tg Target) (string, error) {
-	inst, _, stop, err := tg.configured(ctx)
+	_, specs, done, err := tg.commands(ctx)
 	if err != nil {
 		return "", err
 	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
-	defer cancel()
-	specs, err := inst.Plugin.ListCommands(ctx)
-	if err != nil {
-		return "", fmt.Errorf("list commands: %w", err)
-	}
+	defer done()
 	return commandProblems(specs)
+}
+
+// commands starts and configures the plugin and lists its commands
+// (within the target's timeout); done stops the plugin.
+func (tg Target) commands(ctx context.Context) (inst Instance, specs []command.Spec, done func(), err error) {
+	inst, _, stop, err := tg.configured(ctx)
+	if err != nil {
+		return Instance{}, nil, nil, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, tg.timeout())
+	defer cancel()
+	specs, err = inst.Plugin.ListCommands(lctx)
+	if err != nil {
+		_ = stop()
+		return Instance{}, nil, nil, fmt.Errorf("list commands: %w", err)
+	}
+	return inst, specs, func() { _ = stop() }, nil
 }
 
 // commandProblems: at least one command; names and aliases lowercase,
