@@ -384,23 +384,71 @@ func TestStoreOutageDelaysDelivery(t *testing.T) {
 	d := New(Options{Channels: f.ch, Store: s, Clock: f.clock})
 	t.Cleanup(d.Close)
 	id := f.entry()
-	d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "the answer", Format: channel.FormatPlain})
+	// Two chunks: chunk 0's attempt is recorded with the reply (the
+	// channel is ready), chunk 1's by MarkAttempt.
+	second := strings.Repeat("x", 90)
+	d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "the answer\n\n" + second, Format: channel.FormatPlain})
 	var sends []string
 	for _, c := range f.ch.log() {
-		sends = append(sends, c.op+":"+c.text)
+		sends = append(sends, c.op+":"+strings.TrimSpace(c.text))
 	}
-	if len(sends) != 1 || sends[0] != "send:the answer" {
-		t.Errorf("channel saw %q, want the reply sent once", sends)
+	if len(sends) != 2 || sends[0] != "send:the answer" || sends[1] != "send:"+second {
+		t.Errorf("channel saw %q, want the reply's two chunks sent once each", sends)
 	}
 	if st := f.state(id); st != store.StateDone {
 		t.Errorf("entry %s, want done once the store came back", st)
 	}
-	if s.tried["reply"] != 4 || s.tried["attempt"] != 3 || s.tried["sent"] != 3 {
+	if s.tried["reply"] != 4 || s.tried["attempt"] != 3 || s.tried["sent"] != 4 {
 		t.Errorf("writes tried %v, want each retried until it passed", s.tried)
 	}
 	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 500 * time.Millisecond, time.Second, 500 * time.Millisecond, time.Second}
 	if got := f.clock.recorded(); !slices.Equal(got, want) {
 		t.Errorf("waits %v, want backoff per write %v", got, want)
+	}
+}
+
+// TestFirstAttemptRecordedWithReply: with the channel ready, chunk 0's
+// send attempt is recorded with the reply (one durable write before the
+// send, not two) and MarkAttempt is called only for the later chunks;
+// while the channel is not ready, the reply is recorded without it and
+// chunk 0's attempt is marked just before its send, once the channel is
+// back (a chunk still waiting for its plugin when the host stops was not
+// sent, and goes out after the restart).
+func TestFirstAttemptRecordedWithReply(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	s := &outageStore{DB: f.db, down: map[string]int{}, tried: map[string]int{}}
+	ch := &flakyReady{fakeChannel: f.ch}
+	d := New(Options{Channels: ch, Store: s, Clock: f.clock})
+	t.Cleanup(d.Close)
+	second := strings.Repeat("y", 99)
+
+	id := f.entry()
+	d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "first\n\n" + second, Format: channel.FormatPlain})
+	if s.tried["reply"] != 1 || s.tried["attempt"] != 1 {
+		t.Errorf("channel ready: writes %v, want the reply (with chunk 0's attempt) and one MarkAttempt (chunk 1)", s.tried)
+	}
+	if p, err := f.db.PendingReply(context.Background(), id); err != nil || p.Chunks[0].AttemptedAt.IsZero() || !p.Chunks[0].Sent() {
+		t.Errorf("chunk 0 = %+v, %v: want attempted and sent", p.Chunks, err)
+	}
+
+	ch.setDown(true)
+	id = f.entry()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "later", Format: channel.FormatPlain})
+	}()
+	waitFor(t, "the reply to be recorded", func() bool { return f.state(id) == store.StateReplied })
+	p, err := f.db.PendingReply(context.Background(), id)
+	if err != nil || !p.Chunks[0].AttemptedAt.IsZero() {
+		t.Errorf("channel down: chunk 0 = %+v, %v: want it recorded unattempted", p.Chunks, err)
+	}
+	d.Close() // ends the wait of the send; the chunk stays for the next start
+	<-done
+	p, _ = f.db.PendingReply(context.Background(), id)
+	if c := p.Chunks[0]; !c.AttemptedAt.IsZero() || c.Sent() {
+		t.Errorf("a chunk that never reached the channel = %+v, want unattempted (sent after the restart)", c)
 	}
 }
 

@@ -37,6 +37,9 @@ type Reply struct {
 	// Usage, when set, is the turn's usage ledger row, recorded with the
 	// reply in one transaction.
 	Usage *store.TurnUsage
+	// After, when not nil, is waited for before the reply is recorded
+	// (the turn's session write, committed while the reply is shaped).
+	After <-chan struct{}
 }
 
 // Notices the user gets when a reply cannot be delivered whole.
@@ -65,8 +68,26 @@ func (d *Dispatcher) Deliver(r Reply) {
 	// resumed after a restart finds the files there again (DeliverPending).
 	rec := store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
 		Text: r.Text, Chunks: parts, Format: string(format), ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now(), Usage: r.Usage}
+	// When chunk 0 goes out as a new message to a channel that is ready,
+	// its send attempt is recorded with the reply (one durable write
+	// before the send, not two), under the session's send lock taken
+	// first, so that nothing comes between the record and the send: a
+	// chunk marked attempted that was never handed to the channel would
+	// be lost after a restart (it is not sent twice).
+	if r.After != nil {
+		<-r.After
+	}
+	var unlock func()
+	if draftID == "" && len(parts) > 0 {
+		unlock = d.serialize(r.Key)
+		_, ready := d.ch.Ready(r.Target.Instance)
+		rec.AttemptFirst = ready && !d.halted()
+	}
 	err := d.persist("record reply", r.ID, func() error { return d.store.RecordReply(d.ctx, rec) })
 	if err != nil {
+		if unlock != nil {
+			unlock()
+		}
 		if d.ctx.Err() == nil {
 			d.log.Error("recording the reply failed; not sent", "id", r.ID, "error", err)
 		}
@@ -85,7 +106,11 @@ func (d *Dispatcher) Deliver(r Reply) {
 			d.mark(r.ID, 0, []string{pid})
 		}
 	}
-	d.sendChunks(r.Key, r.ID, r.Target, chunks, format, r.ReplyTo, draftID, media)
+	if unlock == nil {
+		unlock = d.serialize(r.Key)
+	}
+	d.sendChunksLocked(r.ID, r.Target, chunks, format, r.ReplyTo, draftID, media, rec.AttemptFirst)
+	unlock()
 	if r.Ping != "" && draftID != "" && len(parts) == 1 && !d.halted() {
 		d.ping(r.Key, r.Target, draftID, r.Ping)
 	}
@@ -135,12 +160,16 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 	// sent (or attempted) before the restart, they went with it (or are
 	// not sent twice).
 	_, media := d.extractMedia(key, tgt.Instance, p.Reply.Text)
-	d.sendChunks(key, p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, media)
+	unlock := d.serialize(key)
+	defer unlock()
+	d.sendChunksLocked(p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, media, false)
 }
 
-// sendChunks sends the unsent chunks in order under the session's lock.
-// Each chunk is marked attempted in the outbox before its first send and
-// marked sent once the channel accepted it. Chunk 0 of a reply with a
+// sendChunksLocked sends the unsent chunks in order; the caller holds the
+// session's send lock. Each chunk is marked attempted in the outbox before
+// its first send (chunk 0's was recorded with the reply when attempted0:
+// it is sent even if the dispatcher began to drain meanwhile, rather than
+// left attempted and unsent) and marked sent once the channel accepted it. Chunk 0 of a reply with a
 // draft is delivered by editing the draft, never as a new message (unless
 // the edit is refused). A chunk attempted before (a restart came between
 // the send and its mark) or whose send has an unknown outcome is marked
@@ -149,9 +178,7 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 // cannot be delivered ends the reply: the entry fails and the user is told,
 // when that is possible, rather than left waiting. Once the dispatcher
 // drains, the chunks left stay in the outbox for the next start.
-func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks []store.Chunk, format channel.Format, replyTo, draftID string, media []channel.OutboundMedia) {
-	unlock := d.serialize(key)
-	defer unlock()
+func (d *Dispatcher) sendChunksLocked(id int64, tgt message.Target, chunks []store.Chunk, format channel.Format, replyTo, draftID string, media []channel.OutboundMedia, attempted0 bool) {
 	told := false
 	tell := func() {
 		if !told {
@@ -163,7 +190,8 @@ func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks
 		if c.Sent() {
 			continue
 		}
-		if d.halted() {
+		premarked := attempted0 && c.Index == 0
+		if d.halted() && !premarked {
 			return
 		}
 		if !c.AttemptedAt.IsZero() {
@@ -191,9 +219,10 @@ func (d *Dispatcher) sendChunks(key string, id int64, tgt message.Target, chunks
 			req.Media = media
 		}
 		// The chunk is marked attempted once, just before the plugin is
-		// first asked (not while waiting for it to be ready).
-		attempted, markErr := false, error(nil)
-		ids, err := d.sendOneAfter(tgt, req, func() error {
+		// first asked (not while waiting for it to be ready), unless that
+		// was recorded with the reply.
+		attempted, markErr := premarked, error(nil)
+		ids, err := d.sendOneAfter(tgt, req, premarked, func() error {
 			if attempted {
 				return nil
 			}

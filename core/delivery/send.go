@@ -117,7 +117,7 @@ func uncertain(err error) bool {
 // outcome is unknown (see uncertain) is never retried: it returns an error
 // wrapping errUncertain. Once the dispatcher drains, no new attempt starts.
 func (d *Dispatcher) sendOne(tgt message.Target, req channel.SendRequest) ([]string, error) {
-	return d.sendOneAfter(tgt, req, nil)
+	return d.sendOneAfter(tgt, req, false, nil)
 }
 
 // sendOneAfter is sendOne calling before, when not nil, each time just
@@ -125,12 +125,14 @@ func (d *Dispatcher) sendOne(tgt message.Target, req channel.SendRequest) ([]str
 // ready); an error from before ends the send with that error. The outbox
 // marks a chunk attempted there, so a chunk still waiting for its plugin
 // when the host stops was certainly not sent and goes out after the
-// restart instead of being taken as possibly delivered.
-func (d *Dispatcher) sendOneAfter(tgt message.Target, req channel.SendRequest, before func() error) ([]string, error) {
+// restart instead of being taken as possibly delivered. committed: the
+// chunk's attempt is recorded already (with its reply, when the channel
+// was ready), so its first attempt starts even once the dispatcher drains.
+func (d *Dispatcher) sendOneAfter(tgt message.Target, req channel.SendRequest, committed bool, before func() error) ([]string, error) {
 	wait := firstRetry
 	var err error
 	for attempt := 0; attempt < sendAttempts; attempt++ {
-		if d.halted() {
+		if d.halted() && (!committed || attempt > 0) {
 			return nil, errHalted
 		}
 		wctx, wcancel := context.WithTimeout(d.ctx, readyWait)

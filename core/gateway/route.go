@@ -404,7 +404,7 @@ func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Li
 
 // Reply delivers a turn's final reply (recorded in the outbox first).
 func (o output) Reply(r turn.Reply) {
-	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage})
+	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, After: r.After})
 }
 
 // whoami answers /whoami before access is decided: who the sender is, in

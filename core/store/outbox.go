@@ -12,7 +12,9 @@ type Outbox interface {
 	// are no chunks) and the entries in Covers to done. The entry must be
 	// accepted, queued or processing (else ErrBadTransition; a missing one
 	// is ErrNotFound); an entry covering itself is an error. Call it as
-	// soon as the run finished, before sending anything.
+	// soon as the run finished, before sending anything. With
+	// [Reply.AttemptFirst] it is also chunk 0's MarkAttempt, in the same
+	// atomic write and as durable.
 	RecordReply(ctx context.Context, r Reply) error
 	// MarkAttempt records that a chunk is about to be handed to the
 	// channel: call it, and let it return, before the first Send of the
@@ -106,6 +108,12 @@ type Reply struct {
 	// Usage, when set, is the turn's row of the usage ledger, written in
 	// the same transaction (a reply not produced by a turn has none).
 	Usage *TurnUsage
+	// AttemptFirst records chunk 0 as attempted with the reply, as
+	// [Outbox.MarkAttempt] would after it, and makes the write as durable
+	// as MarkAttempt's: for a caller that hands chunk 0 to the channel
+	// right after RecordReply returns (one durable write on the path of
+	// a reply, not two). Ignored for a reply without chunks.
+	AttemptFirst bool
 }
 
 // Chunk is one stored chunk of a reply and its delivery state.

@@ -63,6 +63,9 @@ type Outcome struct {
 	took      time.Duration
 	usage     *store.TurnUsage
 	usageDone chan struct{}
+	// logDone logs the finished turn; Run calls it once the reply was
+	// handed over (the line is not on the reply's path).
+	logDone func()
 }
 
 // Run runs the turn.
@@ -109,18 +112,21 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	if stopped {
 		ty.end() // at once: /stop ended the turn
 	}
-	if o.usageDone != nil {
-		<-o.usageDone
-	}
 	if o.Deliver {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.
 		r := Reply{Key: req.Key, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
-			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage}
+			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, After: o.usageDone}
 		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {
 			r.Ping = "✅ Done — took " + took(o.took) + "."
 		}
 		t.opts.Output.Reply(r)
+	}
+	if o.usageDone != nil {
+		<-o.usageDone
+	}
+	if o.logDone != nil {
+		o.logDone()
 	}
 	if o.Park && o.card && o.Draft != nil {
 		o.Draft.Final("⏸ Paused at claude's usage limit; this message runs again after the reset.")
@@ -238,9 +244,12 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		[4]int64{o.usage.InputTokens, o.usage.OutputTokens, o.usage.CacheReadTokens, o.usage.CacheCreationTokens})
 	// One line per finished turn, for the operator (the ledger has the
 	// same figures).
-	log.get().Info("turn done", "sender", o.usage.Sender, "outcome", outcome, "duration", res.Duration.Round(time.Millisecond),
-		"input_tokens", o.usage.InputTokens+o.usage.CacheReadTokens+o.usage.CacheCreationTokens, "output_tokens", o.usage.OutputTokens,
-		"cost_usd", o.usage.CostUSD, "new_process", res.NewProcess, "start", res.Wait.Start)
+	u := o.usage
+	o.logDone = func() {
+		log.get().Info("turn done", "sender", u.Sender, "outcome", outcome, "duration", res.Duration.Round(time.Millisecond),
+			"input_tokens", u.InputTokens+u.CacheReadTokens+u.CacheCreationTokens, "output_tokens", u.OutputTokens,
+			"cost_usd", u.CostUSD, "new_process", res.NewProcess, "start", res.Wait.Start)
+	}
 	if compact && res.Err == nil {
 		o.Format, o.Text = channel.FormatPlain, "Conversation compacted: claude goes on from a summary of it."
 		if !res.Compacted {

@@ -143,6 +143,10 @@ type Reply struct {
 	// Usage is the turn's row of the usage ledger, recorded with the
 	// reply (nil: claude did not run).
 	Usage *store.TurnUsage
+	// After, when not nil, closes once the session's bookkeeping of the
+	// turn committed: the reply is shaped meanwhile and recorded after it,
+	// so the store sees the session's write first.
+	After <-chan struct{}
 }
 
 // Approvals asks the chat whether claude may use a tool (core/approval,

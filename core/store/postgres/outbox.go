@@ -51,12 +51,17 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 		for i := range idx {
 			idx[i] = int32(i)
 		}
+		attempted := int64(0) // chunk 0's attempt (AttemptFirst)
+		if rr.AttemptFirst {
+			attempted = now.UnixNano()
+		}
 		_, err = tx.Exec(ctx, `WITH r AS (
 				INSERT INTO replies(journal_id, instance, chat_id, thread_id, text, produced_at, chunks, format, reply_to, draft_id)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10))
-			INSERT INTO reply_chunks(journal_id, idx, text) SELECT $1, i, t FROM unnest($11::int[], $12::text[]) AS c(i, t)`,
+			INSERT INTO reply_chunks(journal_id, idx, text, attempted_at)
+				SELECT $1, i, t, CASE WHEN i = 0 THEN $13::bigint ELSE 0 END FROM unnest($11::int[], $12::text[]) AS c(i, t)`,
 			rr.JournalID, rr.Instance, rr.ChatID, rr.ThreadID, rr.Text, produced.UnixNano(), len(rr.Chunks), rr.Format, rr.ReplyTo, rr.DraftID,
-			idx, rr.Chunks)
+			idx, rr.Chunks, attempted)
 		if err != nil || rr.Usage == nil {
 			return err
 		}

@@ -43,9 +43,10 @@
 //
 //   - Accept: the plugin acks the message to the platform after it, and the
 //     platform never delivers it again. Fsynced.
-//   - MarkAttempt and RecordLive: a platform send or a draft follows them;
-//     after a power loss the restart must know the send may have happened,
-//     or the user gets it twice. Fsynced.
+//   - MarkAttempt, RecordReply with AttemptFirst (chunk 0's attempt
+//     recorded with the reply) and RecordLive: a platform send or a draft
+//     follows them; after a power loss the restart must know the send may
+//     have happened, or the user gets it twice. Fsynced.
 //   - Recover, and the pairing codes and approvals (a code shown to a user,
 //     an approval an owner was told of). Fsynced.
 //   - Everything else (Enqueue, Start, Finish, RecordReply, MarkSent, the
@@ -54,8 +55,8 @@
 //     routes the entry again; a lost Start leaves it queued (its run is then
 //     the interrupted one, retried once more than MaxAttempts counts); a
 //     lost RecordReply runs the turn again, and nothing of it was sent,
-//     because the first send waits for a MarkAttempt whose fsync covers the
-//     reply; a lost MarkSent leaves its chunk attempted, which a restart
+//     because the first send waits for a MarkAttempt (or the reply's own
+//     AttemptFirst) whose fsync covers the reply; a lost MarkSent leaves its chunk attempted, which a restart
 //     treats as uncertain (not sent again; the user is told a part may be
 //     missing).
 //
@@ -68,7 +69,8 @@
 // sync), and one sync serves every durable write committed while the
 // previous one ran. So the path from a platform message to claude's stdin
 // has one fsync (the accept's, shared by every message committed with it),
-// and a delivered reply one (its first send attempt's). [Options.Synchronous] = "NORMAL" drops the fsyncs
+// and a delivered reply one (its first send attempt's, recorded with the
+// reply when the channel is ready). [Options.Synchronous] = "NORMAL" drops the fsyncs
 // too (they then happen at checkpoints only): an acked message may then be
 // lost in a power loss unless the platform redelivers it. Choose it only
 // for slow disks.

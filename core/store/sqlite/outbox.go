@@ -11,7 +11,11 @@ import (
 
 // RecordReply implements [store.Outbox].
 func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
-	err := d.w.do(ctx, func(t *wtx) error {
+	write := d.w.do
+	if r.AttemptFirst && len(r.Chunks) > 0 {
+		write = d.w.durable // chunk 0's send follows
+	}
+	err := write(ctx, func(t *wtx) error {
 		now := d.now()
 		to := store.StateReplied
 		if len(r.Chunks) == 0 {
@@ -76,8 +80,12 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			}
 		}
 		for i, c := range r.Chunks {
+			attempted := int64(0)
+			if i == 0 && r.AttemptFirst {
+				attempted = now.UnixNano()
+			}
 			// The text beside the row its send marks change (migration 7).
-			if _, err := t.exec(`INSERT INTO reply_chunks(journal_id, idx, text) VALUES (?, ?, '')`, r.JournalID, i); err != nil {
+			if _, err := t.exec(`INSERT INTO reply_chunks(journal_id, idx, text, attempted_at) VALUES (?, ?, '', ?)`, r.JournalID, i, attempted); err != nil {
 				return err
 			}
 			if _, err := t.exec(`INSERT INTO chunk_texts(journal_id, idx, text) VALUES (?, ?, ?)`, r.JournalID, i, c); err != nil {

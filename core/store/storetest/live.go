@@ -92,6 +92,61 @@ func testAttemptsAndLive(t *testing.T, h *env) {
 	}
 }
 
+// testAttemptFirst: a reply recorded with AttemptFirst has chunk 0
+// attempted (and only chunk 0), as a MarkAttempt after it would; a later
+// MarkAttempt of it changes nothing; after a restart the chunk is still
+// attempted and unsent (Recover's replies to deliver show it so, and
+// delivery does not send it again); a reply without chunks ignores the
+// flag.
+func testAttemptFirst(t *testing.T, h *env) {
+	d := h.open()
+	ctx := context.Background()
+	id := mustAccept(t, d, msg(1))
+	if err := d.Start(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RecordReply(ctx, store.Reply{JournalID: id, Text: "a b", Chunks: []string{"a", "b"}, AttemptFirst: true}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := d.PendingReply(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := p.Chunks[0].AttemptedAt
+	if first.IsZero() || p.Chunks[0].Sent() || !p.Chunks[1].AttemptedAt.IsZero() || p.Entry.State != store.StateReplied {
+		t.Fatalf("after RecordReply with AttemptFirst: %+v, entry %s", p.Chunks, p.Entry.State)
+	}
+	if err := d.MarkAttempt(ctx, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = d.PendingReply(ctx, id); !p.Chunks[0].AttemptedAt.Equal(first) {
+		t.Fatalf("MarkAttempt again changed the attempt: %v → %v", first, p.Chunks[0].AttemptedAt)
+	}
+	none := mustAccept(t, d, msg(2))
+	if err := d.Start(ctx, none); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.RecordReply(ctx, store.Reply{JournalID: none, AttemptFirst: true}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := d.Entry(ctx, none); e.State != store.StateDone {
+		t.Fatalf("a reply without chunks: entry %s, want done", e.State)
+	}
+
+	d.Close()
+	d = h.open()
+	p, err = d.PendingReply(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Chunks[0]; c.AttemptedAt.IsZero() || c.Sent() {
+		t.Fatalf("chunk 0 after a restart = %+v", c)
+	}
+	if c := p.Chunks[1]; !c.AttemptedAt.IsZero() || c.Sent() {
+		t.Fatalf("chunk 1 after a restart = %+v", c)
+	}
+}
+
 // testFinishFrom: Finish with From moves only the entries still in that
 // state and leaves the others, without an error.
 func testFinishFrom(t *testing.T, h *env) {

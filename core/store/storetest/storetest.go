@@ -72,6 +72,7 @@ var cases = []struct {
 	{"FailureIsolation", testFailureIsolation},
 	{"Outbox", testOutbox},
 	{"AttemptsAndLive", testAttemptsAndLive},
+	{"AttemptFirst", testAttemptFirst},
 	{"FinishFrom", testFinishFrom},
 	{"Park", testPark},
 	{"Ledger", testLedger},
