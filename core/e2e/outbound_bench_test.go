@@ -20,7 +20,10 @@ package e2e
 // and in+out, the host's whole overhead of the turn (claude's own time
 // left out). Host CPU is utime+stime of the clawhost process
 // (/proc/PID/stat) over the warm turns ÷ their number; the plugin's
-// likewise, as information. -out.pprof=FILE writes a CPU profile of the
+// likewise, as information, and the minor page faults of each per turn
+// (host-faults/turn, plugin-faults/turn: memory touched for the first
+// time; in 100 turns most are the host's heap growing to its GOGC=400
+// goal, 30 a turn, against 5 a turn over 1,500). -out.pprof=FILE writes a CPU profile of the
 // host taken over the warm turns (from its admin endpoint's
 // /debug/pprof/profile), for `go tool pprof -top`.
 //
@@ -72,6 +75,8 @@ func BenchmarkOutboundTelegram(b *testing.B) {
 		b.ReportMetric(msOf(percentile(r.inOut, 99)), "inout-p99-ms")
 		b.ReportMetric(msOf(r.hostCPU), "host-cpu-ms/turn")
 		b.ReportMetric(msOf(r.pluginCPU), "plugin-cpu-ms/turn")
+		b.ReportMetric(r.hostFaults, "host-faults/turn")
+		b.ReportMetric(r.pluginFaults, "plugin-faults/turn")
 	}
 }
 
@@ -79,6 +84,8 @@ func BenchmarkOutboundTelegram(b *testing.B) {
 type outResult struct {
 	in, out, inOut     []time.Duration
 	hostCPU, pluginCPU time.Duration
+	// hostFaults and pluginFaults are minor page faults per warm turn.
+	hostFaults, pluginFaults float64
 }
 
 // outHost starts a host with the defaults on a fresh fake Bot API and
@@ -122,13 +129,15 @@ func outRound(b *testing.B, claude string) outResult {
 		prof = outProfile(b, admin["listen"].(string))
 	}
 	hostCPU0, pluginCPU0 := procCPU(host), procCPU(plugin)
+	hostFaults0, pluginFaults0 := procFaults(host), procFaults(plugin)
 	updates := map[string]int{}
 	for k := range outTurns {
 		mark := fmt.Sprintf("q%dz%dq", outChat, k)
 		updates[mark] = outTurn(b, srv, d, mark, k+2)
 		time.Sleep(outPace)
 	}
-	res := outResult{hostCPU: (procCPU(host) - hostCPU0) / outTurns, pluginCPU: (procCPU(plugin) - pluginCPU0) / outTurns}
+	res := outResult{hostCPU: (procCPU(host) - hostCPU0) / outTurns, pluginCPU: (procCPU(plugin) - pluginCPU0) / outTurns,
+		hostFaults: float64(procFaults(host)-hostFaults0) / outTurns, pluginFaults: float64(procFaults(plugin)-pluginFaults0) / outTurns}
 	if prof != nil {
 		if err := os.WriteFile(*outPprof, <-prof, 0o600); err != nil {
 			b.Fatal(err)
@@ -276,6 +285,22 @@ func freeLoopback(tb testing.TB) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// procFaults is how many minor page faults process pid took (0 when it
+// cannot be read): memory given back to the kernel and touched again.
+func procFaults(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 8 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[7], 10, 64)
+	return n
 }
 
 // procCPU is the user and system CPU time process pid has used (0 when
