@@ -156,7 +156,9 @@
 //     ([Reply.DraftID]) and chunk 0 is delivered by editing that draft, also
 //     after a restart, never as a second message.
 //   - Every chunk is marked attempted ([Outbox.MarkAttempt]) before its
-//     first Send and sent ([Outbox.MarkSent]) when the channel answered. A
+//     first Send and sent ([Outbox.MarkSent]) when the channel answered;
+//     chunk 0's attempt is recorded with the reply ([Reply.AttemptFirst])
+//     when its channel is ready, the send following at once. A
 //     send is retried only when it certainly did not reach the platform (a
 //     refused connection, a 5xx or 429 answer, a plugin not ready).
 //   - Ambiguous sends are at most once: when the answer is lost after the
