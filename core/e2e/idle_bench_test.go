@@ -124,21 +124,30 @@ func (h *idleHost) cpu() time.Duration {
 }
 
 // cpuTime is utime + stime of pid (every thread, the exited ones too),
-// from /proc/PID/stat in clock ticks (100 a second on Linux).
+// from /proc/PID/stat in clock ticks (100 a second on Linux); 0 when it
+// cannot be read.
 func cpuTime(pid int) time.Duration {
+	f := procStat(pid, 11, 12)
+	return time.Duration(f[0]+f[1]) * 10 * time.Millisecond
+}
+
+// procStat is the fields at is of /proc/PID/stat counted after the
+// command (state is 0, minflt 7, utime 11, stime 12); 0s when it cannot
+// be read.
+func procStat(pid int, at ...int) []int64 {
+	out := make([]int64, len(at))
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return out
 	}
 	s := string(raw)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
+	for k, i := range at {
+		if i < len(f) {
+			out[k], _ = strconv.ParseInt(f[i], 10, 64)
+		}
 	}
-	// After the command: state(0) ppid … utime(11) stime(12).
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * 10 * time.Millisecond
+	return out
 }
 
 // BenchmarkIdleRSS measures an idle clawhost tree: three hosts side by

@@ -42,7 +42,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,7 +127,7 @@ func outRound(b *testing.B, claude string) outResult {
 	if *outPprof != "" {
 		prof = outProfile(b, admin["listen"].(string))
 	}
-	hostCPU0, pluginCPU0 := procCPU(host), procCPU(plugin)
+	hostCPU0, pluginCPU0 := cpuTime(host), cpuTime(plugin)
 	hostFaults0, pluginFaults0 := procFaults(host), procFaults(plugin)
 	updates := map[string]int{}
 	for k := range outTurns {
@@ -136,7 +135,7 @@ func outRound(b *testing.B, claude string) outResult {
 		updates[mark] = outTurn(b, srv, d, mark, k+2)
 		time.Sleep(outPace)
 	}
-	res := outResult{hostCPU: (procCPU(host) - hostCPU0) / outTurns, pluginCPU: (procCPU(plugin) - pluginCPU0) / outTurns,
+	res := outResult{hostCPU: (cpuTime(host) - hostCPU0) / outTurns, pluginCPU: (cpuTime(plugin) - pluginCPU0) / outTurns,
 		hostFaults: float64(procFaults(host)-hostFaults0) / outTurns, pluginFaults: float64(procFaults(plugin)-pluginFaults0) / outTurns}
 	if prof != nil {
 		if err := os.WriteFile(*outPprof, <-prof, 0o600); err != nil {
@@ -288,38 +287,9 @@ func freeLoopback(tb testing.TB) string {
 }
 
 // procFaults is how many minor page faults process pid took (0 when it
-// cannot be read): memory given back to the kernel and touched again.
-func procFaults(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 8 {
-		return 0
-	}
-	n, _ := strconv.ParseInt(f[7], 10, 64)
-	return n
-}
-
-// procCPU is the user and system CPU time process pid has used (0 when
-// it cannot be read).
-func procCPU(pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
-	return time.Duration(utime+stime) * tick
-}
+// cannot be read): memory touched for the first time, or given back to
+// the kernel and touched again.
+func procFaults(pid int) int64 { return procStat(pid, 7)[0] }
 
 // runEvents reads the fake claude's run log.
 func runEvents(path string) []fakeclaude.RunEvent {
