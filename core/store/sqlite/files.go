@@ -98,6 +98,19 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
+// unlockDir releases the lock and closes its file. The lock belongs to
+// the open file description, which a child forked meanwhile shares until
+// its exec closes it (the host starts plugins and claude all the time):
+// closing this descriptor alone would leave the directory locked for
+// that moment, and an Open right after a Close would be refused.
+func unlockDir(f *os.File) error {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // syncDir fsyncs a directory, so that the entries of files created in it
 // survive a power loss.
 func syncDir(dir string) error {

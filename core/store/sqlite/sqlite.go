@@ -263,7 +263,7 @@ func (d *DB) release() error {
 		errs = append(errs, d.wal.Close())
 	}
 	if d.lock != nil {
-		errs = append(errs, d.lock.Close())
+		errs = append(errs, unlockDir(d.lock))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close store: %w", err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -461,6 +462,28 @@ func TestOpenTwiceIsRefused(t *testing.T) {
 		d.Close()
 		t.Fatal("second Open of one data dir succeeded")
 	}
+}
+
+// TestCloseReleasesTheLockOfAForkedChild: the directory can be opened
+// again right after Close even while a child forked meanwhile still holds
+// a duplicate of the lock file's descriptor (between its fork and its
+// exec): Close unlocks rather than only closing its descriptor. A
+// parallel test's child made TestSchemaTooNew's reopen fail in CI.
+func TestCloseReleasesTheLockOfAForkedChild(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	d := openTest(t, dir, nil)
+	dup, err := syscall.Dup(int(d.lock.Fd())) // what the forked child holds
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(dup)
+	d.Close()
+	d, err = Open(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatalf("Open after Close, a duplicate of the lock's descriptor open elsewhere: %v", err)
+	}
+	d.Close()
 }
 
 // TestSchemaTooNew: a database migrated by a newer binary is refused.
