@@ -337,6 +337,11 @@ func mix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
+// Behind implements gateway.Placement.
+func (p *placement) Behind(ctx context.Context, id int64) (bool, error) {
+	return p.db.OlderOpen(ctx, id)
+}
+
 // Handoff implements gateway.Placement.
 func (p *placement) Handoff(ctx context.Context, to string, ids ...int64) error {
 	return p.db.Handoff(ctx, to, ids...)

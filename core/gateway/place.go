@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/clawhost/clawhost/core/store"
@@ -17,6 +18,11 @@ type Placement interface {
 	// Place returns the host that runs the session key, and whether that
 	// is this host.
 	Place(ctx context.Context, key string) (host string, here bool, err error)
+	// Behind reports whether an entry of the same chat older than entry
+	// id is still open out of this host's hands (store.Cluster.OlderOpen):
+	// after a host died, an adopted older message may reach the session's
+	// new host after a newer one; the newer one waits for it.
+	Behind(ctx context.Context, id int64) (bool, error)
 	// Handoff gives accepted or queued entries to the host that runs
 	// their session (store.Cluster.Handoff).
 	Handoff(ctx context.Context, to string, ids ...int64) error
@@ -32,32 +38,48 @@ type Placement interface {
 // its entries over while the store fails.
 const placeRetry = 5 * time.Second
 
+// Waiting for an older message of the chat still out of this host's
+// hands (Placement.Behind): checked every behindPoll, for at most
+// behindMax (then the entries go ahead: a message is not held hostage by
+// one that may never come).
+const (
+	behindPoll = 100 * time.Millisecond
+	behindMax  = 30 * time.Second
+)
+
 // here reports whether this host runs the session key; when another host
 // does, the entries are handed to it and false is returned. With a store
 // failure it retries in the background (the entries stay in the journal,
-// owned by this host, meanwhile) and calls then with the answer.
+// owned by this host, meanwhile) and calls then with the answer; likewise
+// while an older message of the same chat is still on its way here.
 func (g *Gateway) here(key string, ids []int64, then func()) bool {
 	if g.opts.Placement == nil {
 		return true
 	}
-	if done, here := g.placeOnce(key, ids); done {
-		return here
+	since := time.Now()
+	if p := g.placeOnce(key, ids, since); p.done {
+		return p.here
 	}
 	g.background(func() {
-		wait := 100 * time.Millisecond
+		wait := behindPoll
 		for {
 			select {
 			case <-g.ctx.Done():
 				return // the entries stay in the journal
 			case <-time.After(wait):
 			}
-			if done, here := g.placeOnce(key, ids); done {
-				if here {
+			p := g.placeOnce(key, ids, since)
+			if p.done {
+				if p.here {
 					then()
 				}
 				return
 			}
-			wait = min(wait*2, placeRetry)
+			if p.behind {
+				wait = behindPoll
+			} else {
+				wait = min(wait*2, placeRetry)
+			}
 		}
 	})
 	return false
@@ -71,27 +93,45 @@ func (g *Gateway) forgetPlace(key string) {
 	}
 }
 
+// placed is one attempt of placeOnce: done is false when the store failed
+// or, here, an older message of the chat is still out of this host's
+// hands (behind; see Placement.Behind).
+type placed struct{ done, here, behind bool }
+
 // placeOnce places the session and hands the entries over when it runs
-// elsewhere; done is false when the store failed.
-func (g *Gateway) placeOnce(key string, ids []int64) (done, here bool) {
+// elsewhere. Here, the entries wait (since when the first attempt was
+// made, at most behindMax) while an older message of their chat is open
+// out of this host's hands: across a failover, a new message must not
+// overtake an adopted older one on its way here.
+func (g *Gateway) placeOnce(key string, ids []int64, since time.Time) placed {
 	host, here, err := g.opts.Placement.Place(g.ctx, key)
 	if err != nil {
 		if g.ctx.Err() == nil {
 			g.log.Error("placing a session on a host failed; retrying", "session", key, "error", err)
 		}
-		return false, false
+		return placed{}
 	}
 	if here {
-		return true, true
+		if len(ids) > 0 && time.Since(since) < behindMax {
+			behind, err := g.opts.Placement.Behind(g.ctx, slices.Min(ids))
+			if err != nil && g.ctx.Err() == nil {
+				g.log.Warn("checking for older messages of the chat failed; going ahead", "session", key, "error", err)
+			}
+			if behind {
+				g.log.Debug("messages wait for an older one of their chat on its way to this host", "session", key, "ids", ids)
+				return placed{behind: true}
+			}
+		}
+		return placed{done: true, here: true}
 	}
 	if err := g.opts.Placement.Handoff(g.ctx, host, ids...); err != nil {
 		if g.ctx.Err() == nil {
 			g.log.Error("handing messages to the host of their session failed; retrying", "session", key, "host", host, "error", err)
 		}
-		return false, false
+		return placed{}
 	}
 	g.log.Debug("messages handed to the host of their session", "session", key, "host", host, "ids", ids)
-	return true, false
+	return placed{done: true}
 }
 
 // Handed resumes entries another host handed to this one (it runs their

@@ -34,6 +34,14 @@ type Cluster interface {
 	// takes them ([Cluster.TakeHanded]); other entries are left alone.
 	// It wakes to ([Cluster.Listen]).
 	Handoff(ctx context.Context, to string, ids ...int64) error
+	// OlderOpen reports whether an entry of the same chat (instance, chat
+	// and thread) as entry id, and older, is still open (accepted, queued
+	// or processing) out of this host's hands: owned by another host, or
+	// handed to this one and not yet taken ([Cluster.TakeHanded]). After a
+	// host died, its session's older messages reach the session's new
+	// host through an adoption and a handoff; a newer message waits for
+	// them, so that a chat's messages run in order.
+	OlderOpen(ctx context.Context, id int64) (bool, error)
 	// TakeHanded returns the entries handed to this host that are still
 	// accepted or queued and clears every mark, oldest first: each handed
 	// entry is taken once (one this host's lane ran meanwhile is not

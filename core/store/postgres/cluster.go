@@ -76,6 +76,20 @@ func (d *DB) Handoff(ctx context.Context, to string, ids ...int64) error {
 	return nil
 }
 
+// OlderOpen implements [store.Cluster]. The open entries are few and
+// indexed (journal_open).
+func (d *DB) OlderOpen(ctx context.Context, id int64) (bool, error) {
+	var older bool
+	err := d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM journal n, journal o
+		WHERE n.id = $1 AND o.id < n.id AND o.state IN ('accepted', 'queued', 'processing')
+		AND o.instance = n.instance AND o.chat_id = n.chat_id AND o.thread_id = n.thread_id
+		AND (o.owner <> $2 OR o.handed))`, id, d.opts.Host).Scan(&older)
+	if err != nil {
+		return false, fmt.Errorf("older open entries of %d: %w", id, d.closed(err))
+	}
+	return older, nil
+}
+
 // TakeHanded implements [store.Cluster].
 func (d *DB) TakeHanded(ctx context.Context) ([]store.Entry, error) {
 	wctx, cancel, err := d.begin(ctx)

@@ -34,6 +34,12 @@ func RunCluster(t *testing.T, newStorage func(t *testing.T) HostOpener) {
 		open := newStorage(t)
 		testHandoff(t, cluster(t, open, clk, "A"), cluster(t, open, clk, "B"))
 	})
+	t.Run("OlderOpenOutOfHand", func(t *testing.T) {
+		t.Parallel()
+		clk := NewClock()
+		open := newStorage(t)
+		testOlderOpen(t, cluster(t, open, clk, "A"), cluster(t, open, clk, "B"))
+	})
 	t.Run("RelayedCallsClaimedOnce", func(t *testing.T) {
 		t.Parallel()
 		clk := NewClock()
@@ -168,6 +174,62 @@ func testHandoff(t *testing.T, a, b store.Cluster) {
 	}
 	if es, err := b.TakeHanded(ctx); err != nil || len(es) != 0 {
 		t.Fatalf("recovered and then taken again: %d (%v)", len(es), err)
+	}
+}
+
+// testOlderOpen: an older open entry of the same chat counts while it is
+// out of the asking host's hands (another host's, or handed to it and not
+// yet taken), not once it is taken or finished; other chats and threads
+// and newer entries never count.
+func testOlderOpen(t *testing.T, a, b store.Cluster) {
+	ctx := context.Background()
+	lease(t, a, "A", time.Minute)
+	lease(t, b, "B", time.Minute)
+	older := func(c store.Cluster, id int64) bool {
+		t.Helper()
+		ok, err := c.OlderOpen(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	e1 := mustAccept(t, a, msg(1))
+	other := msg(2)
+	other.ChatID = "200"
+	e2 := mustAccept(t, a, other)
+	thread := msg(3)
+	thread.ThreadID = "7"
+	e3 := mustAccept(t, a, thread)
+	e4 := mustAccept(t, a, msg(4))
+	if !older(b, e4) {
+		t.Error("B, e4: e1 (same chat, A's) not counted")
+	}
+	if older(a, e4) {
+		t.Error("A, e4: its own e1 counted")
+	}
+	if older(b, e1) || older(b, e2) || older(b, e3) {
+		t.Error("an entry with nothing older of its chat and thread counted something")
+	}
+	if err := a.Handoff(ctx, "B", e1); err != nil {
+		t.Fatal(err)
+	}
+	if !older(b, e4) {
+		t.Error("B, e4: e1 handed to B and not yet taken not counted")
+	}
+	if _, err := b.TakeHanded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if older(b, e4) {
+		t.Error("B, e4: e1 taken by B still counted")
+	}
+	if !older(a, e4) {
+		t.Error("A, e4: e1, now B's, not counted")
+	}
+	if err := b.Finish(ctx, store.FinishRequest{IDs: []int64{e1}, State: store.StateDone}); err != nil {
+		t.Fatal(err)
+	}
+	if older(a, e4) || older(b, e4) {
+		t.Error("a finished entry counted")
 	}
 }
 
