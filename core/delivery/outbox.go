@@ -68,15 +68,15 @@ func (d *Dispatcher) Deliver(r Reply) {
 	// resumed after a restart finds the files there again (DeliverPending).
 	rec := store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
 		Text: r.Text, Chunks: parts, Format: string(format), ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now(), Usage: r.Usage}
+	if r.After != nil {
+		<-r.After
+	}
 	// When chunk 0 goes out as a new message to a channel that is ready,
 	// its send attempt is recorded with the reply (one durable write
 	// before the send, not two), under the session's send lock taken
 	// first, so that nothing comes between the record and the send: a
 	// chunk marked attempted that was never handed to the channel would
 	// be lost after a restart (it is not sent twice).
-	if r.After != nil {
-		<-r.After
-	}
 	var unlock func()
 	if draftID == "" && len(parts) > 0 {
 		unlock = d.serialize(r.Key)
