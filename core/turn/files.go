@@ -25,11 +25,11 @@ var ErrNoTurn = errors.New("no reply is being written in this chat")
 // fileBox holds the files queued for one running turn.
 type fileBox struct {
 	key   string
-	msgID string   // the latest message of the turn (what react reacts to)
+	msgID string // the latest message of the turn (what react reacts to)
 	// reacted: the react tool set a reaction (under files.mu).
 	reacted bool
-	lines []string // caption lines and MEDIA: lines, in call order
-	names []string // the resolved paths, for duplicates
+	lines   []string // caption lines and MEDIA: lines, in call order
+	names   []string // the resolved paths, for duplicates
 }
 
 // files are the boxes of the running turns by chat.

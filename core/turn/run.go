@@ -59,12 +59,12 @@ type Outcome struct {
 	// how long the agent ran; usage: the turn's row of the usage ledger
 	// (nil when claude did not run); usageDone, when not nil, closes once
 	// the session's bookkeeping of the turn (recordUsage) committed.
-	card      bool
-	took      time.Duration
-	usage     *store.TurnUsage
+	card  bool
+	took  time.Duration
+	usage *store.TurnUsage
 	// silent: claude's whole answer was the silent token (NO_REPLY) and
 	// no block of it had been streamed.
-	silent bool
+	silent    bool
 	usageDone chan struct{}
 	// logDone logs the finished turn; Run calls it once the reply was
 	// handed over (the line is not on the reply's path).
