@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,17 +50,95 @@ func TestPluginSocketRefusesStrangers(t *testing.T) {
 		return err == nil
 	})
 
-	owner := strconv.Itoa(tgAlice)
+	attackPluginSocket(t, d, strconv.Itoa(tgAlice), token)
+
+	for _, s := range srv.Sent() {
+		what := strconv.Quote(s.Text)
+		if s.File != nil {
+			what = "file " + strconv.Quote(string(s.File.Data))
+		}
+		t.Errorf("the Bot API recorded a %s to chat %s sent by a stranger's call: %s", s.Method, s.ChatID, what)
+	}
+	for _, m := range []string{"sendMessage", "sendDocument", "sendPhoto"} {
+		if r := srv.Requests(m); len(r) != 0 {
+			t.Errorf("the Bot API got %d %s request(s)", len(r), m)
+		}
+	}
+	if !alive(pids[0]) {
+		t.Errorf("the plugin (pid %d) stopped after a stranger's Shutdown", pids[0])
+	}
+}
+
+// TestPythonPluginSocketRefusesStrangers: the Python example checks the
+// host's secret as the Go sdk does: a stranger on its socket is refused
+// every call, its channel records no send, and it keeps running.
+func TestPythonPluginSocketRefusesStrangers(t *testing.T) {
+	t.Parallel()
+	py := pythonPlugin(t)
+	dir := t.TempDir()
+	addrFile := filepath.Join(dir, "py.addr")
+	h := Host{Dir: dir, PluginDir: filepath.Dir(py), Admin: Attrs{"listen": "127.0.0.1:0"},
+		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"py:u1"}},
+		Plugins: []Plugin{{Name: "py", Source: "python-echo", Config: Attrs{"addr_file": addrFile}}}}
+	d := Launch(t, h.Write(t))
+	d.waitFor(func() bool { _, err := os.Stat(addrFile); return err == nil }, "the Python plugin's address file")
+	pid := pythonPID(d)
+	token := admin.TokenPath(filepath.Join(dir, "data"))
+	d.waitFor(func() bool { _, err := os.Stat(token); return err == nil }, "the admin token the attack names")
+
+	attackPluginSocket(t, d, "chat-u1", token)
+
+	addr, err := os.ReadFile(addrFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + strings.TrimSpace(string(addr)) + "/sent?after=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sent []map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&sent); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 0 {
+		t.Errorf("the Python channel recorded strangers' sends: %v", sent)
+	}
+	if !alive(pid) {
+		t.Errorf("the Python plugin (pid %d) stopped after a stranger's Shutdown", pid)
+	}
+}
+
+// TestPythonMediaGrant: the Python example's runtime, as built, computes the
+// media grant of proto/PROTOCOL.md's example as the Go sdk does.
+func TestPythonMediaGrant(t *testing.T) {
+	t.Parallel()
+	py := pythonPlugin(t)
+	cmd := exec.Command("/usr/bin/python3", "-B", "-c", `import clawhost_plugin as c
+print(c.media_grant("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", "42", "7", "/tmp/report.txt").hex())`)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+py) // the executable zip is importable
+	out, err := cmd.CombinedOutput()
+	if got := strings.TrimSpace(string(out)); err != nil || got != "8ee845585adfbb66091243ba99f73217e47b5507e2fd35e57efd0cb61168baac" {
+		t.Errorf("the Python runtime's grant: %s (%v); want the protocol's example", got, err)
+	}
+}
+
+// attackPluginSocket dials the socket of the one plugin of d with a plain
+// gRPC client, as a stranger of clawhost's own user would, and calls Send
+// (a text to chat, then the file at path), Receive, Configure and
+// go-plugin's controller Shutdown: each must fail with Unauthenticated.
+func attackPluginSocket(t *testing.T, d *Daemon, chat, path string) {
+	t.Helper()
 	calls := []struct {
 		name string
 		call func(ctx context.Context, conn *grpc.ClientConn) error
 	}{
 		{"Send text", func(ctx context.Context, conn *grpc.ClientConn) error {
-			_, err := pb.NewChannelServiceClient(conn).Send(ctx, &pb.SendRequest{ChatId: owner, Text: "hello from a stranger"})
+			_, err := pb.NewChannelServiceClient(conn).Send(ctx, &pb.SendRequest{ChatId: chat, Text: "hello from a stranger"})
 			return err
 		}},
 		{"Send media", func(ctx context.Context, conn *grpc.ClientConn) error {
-			_, err := pb.NewChannelServiceClient(conn).Send(ctx, &pb.SendRequest{ChatId: owner, Media: []*pb.OutboundMedia{{Path: token, Kind: "document"}}})
+			_, err := pb.NewChannelServiceClient(conn).Send(ctx, &pb.SendRequest{ChatId: chat, Media: []*pb.OutboundMedia{{Path: path, Kind: "document"}}})
 			return err
 		}},
 		{"Receive", func(ctx context.Context, conn *grpc.ClientConn) error {
@@ -94,21 +175,6 @@ func TestPluginSocketRefusesStrangers(t *testing.T) {
 		}
 	}
 
-	for _, s := range srv.Sent() {
-		what := strconv.Quote(s.Text)
-		if s.File != nil {
-			what = "file " + strconv.Quote(string(s.File.Data))
-		}
-		t.Errorf("the Bot API recorded a %s to chat %s sent by a stranger's call: %s", s.Method, s.ChatID, what)
-	}
-	for _, m := range []string{"sendMessage", "sendDocument", "sendPhoto"} {
-		if r := srv.Requests(m); len(r) != 0 {
-			t.Errorf("the Bot API got %d %s request(s)", len(r), m)
-		}
-	}
-	if !alive(pids[0]) {
-		t.Errorf("the plugin (pid %d) stopped after a stranger's Shutdown", pids[0])
-	}
 }
 
 // pluginSocket finds the unix socket of the one plugin of the host with

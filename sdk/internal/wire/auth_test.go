@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"encoding/hex"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -293,5 +294,16 @@ func TestNoSecretAcceptsEveryone(t *testing.T) {
 	}
 	if _, sent := rec.calls(); len(sent) != 1 {
 		t.Fatalf("%d sends reached the channel, want 1", len(sent))
+	}
+}
+
+// TestMediaGrantVector: the grant of proto/PROTOCOL.md's example ("Media
+// grants"), which a plugin in another language checks its own against.
+func TestMediaGrantVector(t *testing.T) {
+	t.Parallel()
+	const want = "8ee845585adfbb66091243ba99f73217e47b5507e2fd35e57efd0cb61168baac"
+	got := hex.EncodeToString(MediaGrant("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", "42", "7", "/tmp/report.txt"))
+	if got != want {
+		t.Errorf("grant %s, want %s", got, want)
 	}
 }
