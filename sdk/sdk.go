@@ -95,9 +95,8 @@ const stopTimeout = 2 * time.Second
 // the host made for this launch, every file a Send names the host's grant
 // for that send; proto/PROTOCOL.md, "Authentication"), on Linux a process
 // other processes of its user cannot read (sdk/nodump; not in debug mode),
-// signal handling (SIGTERM stops
-// gracefully) and, a few seconds after the start, a trim of the pages only
-// the start needed (memtrim).
+// signal handling (SIGTERM stops gracefully) and, a few seconds after the
+// start, a trim of the pages only the start needed (memtrim).
 //
 // With EnvDebug set it runs in debug mode instead (see the package
 // documentation): the same plugin, started by hand, with readable log lines.
