@@ -2040,11 +2040,19 @@ func (*NackResponse) Descriptor() ([]byte, []int) {
 // OutboundMedia is a file to send.
 type OutboundMedia struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// path is a local file the host hands the plugin for this send only.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// kind: image | audio | voice | video | document.
-	Kind          string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	Mime          string `protobuf:"bytes,3,opt,name=mime,proto3" json:"mime,omitempty"`
-	Caption       string `protobuf:"bytes,4,opt,name=caption,proto3" json:"caption,omitempty"`
+	Kind    string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Mime    string `protobuf:"bytes,3,opt,name=mime,proto3" json:"mime,omitempty"`
+	Caption string `protobuf:"bytes,4,opt,name=caption,proto3" json:"caption,omitempty"`
+	// grant is the host's permission to read path for this send:
+	// HMAC-SHA256, keyed with the value of CLAWHOST_PLUGIN_SECRET, over the
+	// send's chat_id, thread_id and path (proto/PROTOCOL.md, "Media grants").
+	// A plugin given a secret refuses a send with a path whose grant is
+	// missing or wrong (PluginError code "media_not_granted") and opens
+	// nothing.
+	Grant         []byte `protobuf:"bytes,5,opt,name=grant,proto3" json:"grant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2105,6 +2113,13 @@ func (x *OutboundMedia) GetCaption() string {
 		return x.Caption
 	}
 	return ""
+}
+
+func (x *OutboundMedia) GetGrant() []byte {
+	if x != nil {
+		return x.Grant
+	}
+	return nil
 }
 
 type SendRequest struct {
@@ -3669,12 +3684,13 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\fdelivery_ids\x18\x01 \x03(\x04R\vdeliveryIds\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\"\x0e\n" +
-	"\fNackResponse\"e\n" +
+	"\fNackResponse\"{\n" +
 	"\rOutboundMedia\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x18\n" +
-	"\acaption\x18\x04 \x01(\tR\acaption\"\xcc\x02\n" +
+	"\acaption\x18\x04 \x01(\tR\acaption\x12\x14\n" +
+	"\x05grant\x18\x05 \x01(\fR\x05grant\"\xcc\x02\n" +
 	"\vSendRequest\x12\x17\n" +
 	"\achat_id\x18\x01 \x01(\tR\x06chatId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12-\n" +
