@@ -90,6 +90,10 @@ type clOptions struct {
 	// the host's directory before clawhost starts.
 	agent Attrs
 	setup func(dir string)
+	// agents are agent "<id>" blocks; senders are more senders allowed
+	// (besides u1), each writing in its chat "chat-<sender>".
+	agents  []Agent
+	senders []string
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
@@ -106,10 +110,15 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 	for k, v := range o.agent {
 		agent[k] = v
 	}
+	allow := []string{"lo:u1"}
+	for _, s := range o.senders {
+		allow = append(allow, "lo:"+s)
+	}
 	cfg := Host{
 		Dir:      h.dir,
 		Agent:    RealClaude(bin, filepath.Join(h.dir, "home"), h.fake.URL(), agent),
-		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"lo:u1"}},
+		Agents:   o.agents,
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": allow},
 		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "blocks"},
 		Plugins:  []Plugin{{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": h.addrFile}}},
