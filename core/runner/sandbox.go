@@ -41,11 +41,6 @@ type sandbox struct {
 	state string
 }
 
-// SandboxState is the sandbox claude runs in, as the status page says it:
-// "bubblewrap", "off" (agent.sandbox = "off"), or "unavailable (why)" —
-// agent.sandbox = "auto" found no working bubblewrap.
-func (r *Runner) SandboxState() string { return r.sb.state }
-
 // probeSandbox decides the sandbox for cfg: with SandboxAuto, bwrap from
 // PATH and one run of it with the namespaces claude's sandbox uses (as the
 // user claude runs as), so a kernel or container that forbids them is found
@@ -243,9 +238,10 @@ func (c Config) sandboxSpecFor(tmp string, env []string, mediaDir, worktree stri
 	return s
 }
 
-// sandboxed wraps path and args in bwrap when the runner has a sandbox.
+// sandboxed wraps path and args in bwrap when c's agent has a sandbox.
 func (r *Runner) sandboxed(c *Config, path string, args []string, tmp string, env []string, mediaDir, worktree string) (string, []string, error) {
-	if r.sb.bwrap == "" {
+	sb := r.sandboxOf(c)
+	if sb.bwrap == "" {
 		return path, args, nil
 	}
 	s := c.sandboxSpecFor(tmp, env, mediaDir, worktree)
@@ -259,7 +255,7 @@ func (r *Runner) sandboxed(c *Config, path string, args []string, tmp string, en
 	if err := ensureDir(filepath.Join(c.Workspace, ".claude")); err != nil {
 		return "", nil, err
 	}
-	return r.sb.bwrap, append(append(bwrapArgs(s, statPath), path), args...), nil
+	return sb.bwrap, append(append(bwrapArgs(s, statPath), path), args...), nil
 }
 
 // shareMedia gives the session's attachments to claude's user
