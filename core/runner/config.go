@@ -68,7 +68,8 @@ type Config struct {
 	// <data_dir>/claude unless agent.env sets CLAUDE_CONFIG_DIR or Settings is
 	// SettingsUser; see the package documentation for what it moves.
 	ConfigDir string
-	// Sandbox is SandboxAuto (the default: bubblewrap when it works here) or SandboxOff.
+	// Sandbox is SandboxAuto (the default: bubblewrap when it works here) or SandboxOff;
+	// each agent's own (Agents).
 	Sandbox string
 	// Hide are paths the sandbox makes invisible to claude and its tools (an empty
 	// directory or an empty file in their place): data_dir, other agents' workspaces,
@@ -79,8 +80,9 @@ type Config struct {
 	// the host's tool endpoint (its unix socket and the MCP config files claude is
 	// given) lives under data_dir. Ignored without a sandbox.
 	Expose []string
-	// RunAs, when set, is the user claude runs as (agent.run_as); the host must run as
-	// root. New checks that the user can reach the workspace and the state directories.
+	// RunAs, when set, is the user claude runs as (agent.run_as), each agent's own; the
+	// host must run as root. New makes ConfigDir that user's and checks that it can reach
+	// the workspace and the state directories.
 	RunAs *runas.User
 	// PermissionModes are the modes a TurnRequest may ask for (a chat's
 	// /mode); validated like PermissionMode.
@@ -108,7 +110,8 @@ type Config struct {
 	Timeout time.Duration
 	// MaxTurns is passed as --max-turns when > 0 (agentic round trips per turn).
 	MaxTurns int
-	// IdleTimeout stops a warm process that has not run a turn for this long. Default 10m.
+	// IdleTimeout stops a warm process that has not run a turn for this long (its agent's
+	// own). Default 10m.
 	IdleTimeout time.Duration
 	// MaxWarm is the number of warm processes kept; beyond it the idle one least worth
 	// keeping is stopped (used least, cheapest to start again; see the package
