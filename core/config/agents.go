@@ -95,6 +95,19 @@ func (a *Agent) inherited() *Agent {
 	return &n
 }
 
+// Attribute is attribute name as agent "<id>" block a writes it; nil when
+// the block does not (the agent inherits the default's) or a is the default
+// agent (Config.Attribute reads that block).
+func (a *Agent) Attribute(name string) *hcl.Attribute {
+	if a.block == nil {
+		return nil
+	}
+	if at := a.block.Body.Attributes[name]; at != nil {
+		return at.AsHCLAttribute()
+	}
+	return nil
+}
+
 // resolveAgentPaths makes an agent's relative paths relative to c.dir.
 func (c *Config) resolveAgentPaths(a *Agent) {
 	a.Workspace = c.resolve(a.Workspace)
