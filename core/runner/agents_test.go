@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,5 +105,47 @@ func TestFakeAgentIdleTimeout(t *testing.T) {
 	waitGone(t, b.PID, 3*time.Second)
 	if w := f.r.Warm(); w["a"] == 0 || w["b"] != 0 {
 		t.Errorf("warm %v: want main's process only", w)
+	}
+}
+
+// TestOwnMCPConfig: a process running as a user that does not own the
+// session's MCP config file gets a copy of its own (0600, that user's) in
+// its TMPDIR; the file itself when the user owns it, or claude runs as the
+// host's user; a JSON string as it is.
+func TestOwnMCPConfig(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files to another user")
+	}
+	nobody, err := runas.Lookup("nobody")
+	if err != nil {
+		t.Skip(err)
+	}
+	dir, tmp := t.TempDir(), t.TempDir()
+	hosts, theirs := filepath.Join(dir, "host.json"), filepath.Join(dir, "theirs.json")
+	must(t, os.WriteFile(hosts, []byte(`{"mcpServers":{}}`), 0o600))
+	must(t, os.WriteFile(theirs, []byte(`{"mcpServers":{}}`), 0o600))
+	must(t, nobody.Chown(theirs))
+	r := &Runner{}
+	for _, tc := range []struct {
+		name string
+		c    *Config
+		mcp  string
+		want string
+	}{
+		{"the host's file, claude as nobody", &Config{RunAs: nobody}, hosts, filepath.Join(tmp, "mcp-config.json")},
+		{"nobody's file", &Config{RunAs: nobody}, theirs, theirs},
+		{"claude as the host's user", &Config{}, hosts, hosts},
+		{"a JSON string", &Config{RunAs: nobody}, `{"mcpServers":{}}`, `{"mcpServers":{}}`},
+		{"none", &Config{RunAs: nobody}, "", ""},
+	} {
+		got, err := r.ownMCPConfig(tc.c, tc.mcp, tmp)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q %v, want %q", tc.name, got, err, tc.want)
+		}
+	}
+	fi, err := os.Stat(filepath.Join(tmp, "mcp-config.json"))
+	if err != nil || fi.Mode() != 0o600 || fi.Sys().(*syscall.Stat_t).Uid != nobody.UID {
+		t.Errorf("the copy: %v %v, want 0600 nobody's", fi, err)
 	}
 }
