@@ -180,3 +180,65 @@ func (f *agentFiller) fill(name string, v reflect.Value) {
 		panic("agentFiller: no value for a " + v.Type().String())
 	}
 }
+
+// TestNamedAgentSandboxBoundaries: a named agent's sandbox hides what the
+// default agent's does — data_dir, the config file — and the other agent's
+// workspace, and binds back the same agent tool directory: claude refuses
+// to start when a --mcp-config file it is given does not exist (the
+// session's lives under data_dir).
+func TestNamedAgentSandboxBoundaries(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.hcl")
+	src := fmt.Sprintf("data_dir = %q\nagent {\n  workspace = %q\n}\nagent \"x\" {\n  workspace = %q\n}\n", filepath.Join(dir, "data"), filepath.Join(dir, "main"), filepath.Join(dir, "x"))
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(path)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	rc, err := agentConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := rc.Agents["x"]
+	if !reflect.DeepEqual(x.Expose, rc.Expose) || len(x.Expose) != 1 || x.Expose[0] != agentRunDir(cfg) {
+		t.Errorf("Expose: agent x %q, main %q", x.Expose, rc.Expose)
+	}
+	for _, c := range []struct {
+		name string
+		hide []string
+		want []string
+	}{
+		{"main", rc.Hide, []string{cfg.DataDir, path, filepath.Join(dir, "x")}},
+		{"x", x.Hide, []string{cfg.DataDir, path, filepath.Join(dir, "main")}},
+	} {
+		for _, w := range c.want {
+			if !slices.Contains(c.hide, w) {
+				t.Errorf("agent %s's sandbox does not hide %s: %q", c.name, w, c.hide)
+			}
+		}
+	}
+	if x.Name != "x" || x.ConfigDir != claudeConfigDir(cfg) {
+		t.Errorf("agent x: Name %q, ConfigDir %q (want the default's, %q: same user)", x.Name, x.ConfigDir, claudeConfigDir(cfg))
+	}
+
+	// Run as another user, agent x gets a claude config directory of its
+	// own, where /export looks for its transcripts too.
+	cfg.Agents[0].RunAs = "nobody"
+	if rc, err = agentConfig(cfg); err != nil {
+		t.Skip(err) // no user nobody here
+	}
+	own := filepath.Join(cfg.DataDir, "claude-x")
+	if got := rc.Agents["x"].ConfigDir; got != own || rc.ConfigDir != claudeConfigDir(cfg) {
+		t.Errorf("ConfigDir: agent x %q, want %q; main %q", got, own, rc.ConfigDir)
+	}
+	set, err := settingsOf(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(set.TranscriptDirs, own) {
+		t.Errorf("TranscriptDirs %q lack %s", set.TranscriptDirs, own)
+	}
+}
