@@ -389,6 +389,11 @@ func TestClaudeNamedAgentRunAsSandbox(t *testing.T) {
 			t.Errorf("agent %s: whoami.txt in its workspace %q, want %s", tc.agent, b, tc.uid)
 		}
 	}
+	for _, want := range []string{"agent=main sandbox=bubblewrap", "agent=public sandbox=bubblewrap", "agent=open sandbox=off"} {
+		if !strings.Contains(h.log.String(), want) {
+			t.Errorf("the log does not say %q", want)
+		}
+	}
 }
 
 // lpToolResultWith is the text of the first tool_result the fake API was
