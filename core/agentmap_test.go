@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/turn"
@@ -183,9 +184,8 @@ func (f *agentFiller) fill(name string, v reflect.Value) {
 
 // TestNamedAgentSandboxBoundaries: a named agent's sandbox hides what the
 // default agent's does — data_dir, the config file — and the other agent's
-// workspace, and binds back the same agent tool directory: claude refuses
-// to start when a --mcp-config file it is given does not exist (the
-// session's lives under data_dir).
+// workspace, and binds back the same agent tool socket (and executable):
+// without them the agent's own tools would not reach the host.
 func TestNamedAgentSandboxBoundaries(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -203,7 +203,7 @@ func TestNamedAgentSandboxBoundaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := rc.Agents["x"]
-	if !reflect.DeepEqual(x.Expose, rc.Expose) || len(x.Expose) != 1 || x.Expose[0] != agentRunDir(cfg) {
+	if !reflect.DeepEqual(x.Expose, rc.Expose) || !slices.Contains(x.Expose, filepath.Join(agentRunDir(cfg), agenttools.SocketName)) {
 		t.Errorf("Expose: agent x %q, main %q", x.Expose, rc.Expose)
 	}
 	for _, c := range []struct {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/chunk"
@@ -112,7 +113,9 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 			set.Access.Owners = append(slices.Clone(set.Access.Owners), o)
 		}
 	}
-	set.TranscriptDirs = []string{claudeConfigDir(cfg)}
+	// Each chat's own claude state (the sandbox's, core/runner/chatstate.go)
+	// first, then the shared directories.
+	set.TranscriptDirs = []string{filepath.Join(cfg.DataDir, "runner", "chats"), claudeConfigDir(cfg)}
 	if home, err := os.UserHomeDir(); err == nil {
 		set.TranscriptDirs = append(set.TranscriptDirs, filepath.Join(home, ".claude"))
 	}
@@ -294,7 +297,7 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 }
 
 // runnerConfig is the runner configuration of agent a: its claude, the
-// sandbox hiding data_dir, the config file and the other agents'
+// sandbox hiding data_dir, the config file's directory and the other agents'
 // workspaces (the agent tool endpoint bound back), its claude config
 // directory (agentConfigDir) and the user it runs as. Of what it maps, the
 // runner takes max_concurrent and one_shot from the default agent only
@@ -330,13 +333,9 @@ func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 		Sandbox:         a.Sandbox,
 		ConfigDir:       agentConfigDir(cfg, a),
 		Hide:            []string{cfg.DataDir},
-		Expose:          []string{agentRunDir(cfg)},
+		Expose:          sandboxExposed(cfg, a),
 	}
-	if p := cfg.Path(); p != "" {
-		if abs, err := filepath.Abs(p); err == nil {
-			rc.Hide = append(rc.Hide, abs)
-		}
-	}
+	rc.Hide = append(rc.Hide, configDirHidden(cfg)...)
 	rc.Hide = append(rc.Hide, otherWorkspaces(cfg, a)...)
 	if a.RunAs != "" {
 		u, err := runas.Lookup(a.RunAs)
@@ -437,6 +436,47 @@ func groupRules(rules []*config.GroupRule) map[string]access.GroupRule {
 	out := make(map[string]access.GroupRule, len(rules))
 	for _, r := range rules {
 		out[r.ID] = access.GroupRule{AllowFrom: r.AllowFrom, Members: r.Members, RequireMention: r.RequireMention}
+	}
+	return out
+}
+
+// configDirHidden are the paths beside the configuration a sandbox hides:
+// the config file's whole directory (clawhost init's clawhost.env is there,
+// and whatever else the operator keeps beside it) — unless it is the root —
+// and, by name, the config file and clawhost.env themselves, which stay
+// hidden when a workspace or another bound path holds them.
+func configDirHidden(cfg *config.Config) []string {
+	p := cfg.Path()
+	if p == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil
+	}
+	out := []string{abs, filepath.Join(filepath.Dir(abs), "clawhost.env")}
+	if d := filepath.Dir(abs); d != "/" {
+		out = append(out, d)
+	}
+	return out
+}
+
+// sandboxExposed are the paths inside hidden ones a sandbox binds back
+// read-only: the agent tool endpoint's socket (each process also gets its
+// own chat's MCP config file, and no other), the clawhost executable that
+// file starts as the tool bridge, and the agent's agent.mcp_config files
+// (which may sit beside the config file).
+func sandboxExposed(cfg *config.Config, a *config.Agent) []string {
+	out := []string{filepath.Join(agentRunDir(cfg), agenttools.SocketName)}
+	if exe, err := os.Executable(); err == nil {
+		out = append(out, exe)
+	}
+	for _, m := range a.MCPConfig {
+		if m = strings.TrimSpace(m); m != "" && !strings.HasPrefix(m, "{") {
+			if abs, err := filepath.Abs(m); err == nil {
+				out = append(out, abs)
+			}
+		}
 	}
 	return out
 }

@@ -44,10 +44,11 @@ const maxAhead = 366 * 24 * time.Hour
 
 // The agent's tool endpoint lives in one directory (Endpoint.Start's): its unix
 // socket and the MCP config files that start `clawhost mcp-schedule` for
-// claude. A sandbox around claude that hides data_dir binds this one
-// directory back.
+// claude, one per chat. A sandbox around claude that hides data_dir binds
+// back the socket and the one chat's file it runs for, never the directory.
 const (
-	agentSocket    = "agent.sock"
+	// SocketName is the endpoint's unix socket in that directory.
+	SocketName     = "agent.sock"
 	agentMCPPrefix = "mcp-"
 )
 
@@ -157,7 +158,7 @@ func (a *Endpoint) Start(dir string) error {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return err
 	}
-	sock := filepath.Join(dir, agentSocket)
+	sock := filepath.Join(dir, SocketName)
 	if len(sock) >= maxSocketPath {
 		return fmt.Errorf("agent tool socket %s: the path is longer than a unix socket allows (%d bytes); use a shorter data_dir", sock, maxSocketPath-1)
 	}

@@ -90,10 +90,10 @@ type clOptions struct {
 	// the host's directory before clawhost starts.
 	agent Attrs
 	setup func(dir string)
-	// agents are agent "<id>" blocks; senders are more senders allowed
-	// (besides u1), each writing in its chat "chat-<sender>".
-	agents  []Agent
+	// senders are the loopback senders allowed in (default u1); agents
+	// are agent "<id>" blocks.
 	senders []string
+	agents  []Agent
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
@@ -111,8 +111,11 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 		agent[k] = v
 	}
 	allow := []string{"lo:u1"}
-	for _, s := range o.senders {
-		allow = append(allow, "lo:"+s)
+	if len(o.senders) > 0 {
+		allow = nil
+		for _, s := range o.senders {
+			allow = append(allow, "lo:"+s)
+		}
 	}
 	cfg := Host{
 		Dir:      h.dir,

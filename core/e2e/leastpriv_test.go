@@ -337,7 +337,7 @@ func TestClaudeNamedAgentRunAsSandbox(t *testing.T) {
 			{ID: "public", Attrs: Attrs{"workspace": "./ws-public", "run_as": "nobody", "chats": []string{"lo:chat-u2"}}},
 			{ID: "open", Attrs: Attrs{"workspace": "./ws-open", "sandbox": "off", "chats": []string{"lo:chat-u3"}}},
 		},
-		senders: []string{"u2", "u3"},
+		senders: []string{"u1", "u2", "u3"},
 		setup: func(dir string) {
 			ws = map[string]string{"main": filepath.Join(dir, "workspace"), "public": filepath.Join(dir, "ws-public"), "open": filepath.Join(dir, "ws-open")}
 			for _, d := range []string{ws["main"], ws["public"], ws["open"], filepath.Join(dir, "data")} {

@@ -76,9 +76,10 @@ type Config struct {
 	// the config file. A directory bound writable inside one (the TMPDIR, ConfigDir)
 	// stays visible. Ignored without a sandbox.
 	Hide []string
-	// Expose are paths inside a hidden one that the sandbox binds back writable:
-	// the host's tool endpoint (its unix socket and the MCP config files claude is
-	// given) lives under data_dir. Ignored without a sandbox.
+	// Expose are paths inside a hidden one that the sandbox binds back read-only:
+	// the host's tool endpoint socket (under data_dir; each process also gets its own
+	// chat's MCP config file and no other), the clawhost executable the tool bridge
+	// runs as. Ignored without a sandbox.
 	Expose []string
 	// RunAs, when set, is the user claude runs as (agent.run_as), each agent's own; the
 	// host must run as root. New makes ConfigDir that user's and checks that it can reach
@@ -414,6 +415,13 @@ func (c Config) env(host []string, tmpdir string) []string {
 		"DISABLE_ERROR_REPORTING=1",
 		"DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		// claude's auto-memory (projects/<cwd>/memory/MEMORY.md, loaded
+		// into every later session in that directory as instructions) is
+		// off: one chat's claude could write standing orders for the
+		// others', and clawhost's MEMORY.md is the agent's memory. In the
+		// sandbox each chat's would be its own (chatstate.go), so agent.env
+		// may turn it on.
+		"CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
 	)
 	retries := c.MaxRetries
 	if retries < 0 {

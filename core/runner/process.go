@@ -183,7 +183,8 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, err.Error())
 	}
 	env := c.env(os.Environ(), tmp)
-	exe, argv, err := r.sandboxed(c, path, c.args(l), tmp, env, l.media, l.dir)
+	exe, argv, err := r.sandboxed(c, path, c.args(l), sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
+		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume})
 	if err != nil {
 		return nil, newError(KindCrash, err.Error())
 	}

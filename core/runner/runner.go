@@ -160,7 +160,13 @@ func prepareRunAs(main *Config, agents map[string]*Config) error {
 	if !anyone {
 		return nil
 	}
-	for _, d := range []string{main.StateDir, filepath.Join(main.StateDir, "t")} {
+	// The state directory, the TMPDIRs' and the chats' claude state
+	// directories' parents stay the host's: each user passes through
+	// them to its own.
+	for _, d := range []string{main.StateDir, filepath.Join(main.StateDir, "t"), filepath.Join(main.StateDir, "chats")} {
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			return fmt.Errorf("agent.run_as: %w", err)
+		}
 		if err := os.Chmod(d, 0o711); err != nil {
 			return fmt.Errorf("agent.run_as: %w", err)
 		}
