@@ -72,6 +72,7 @@ type clHost struct {
 	cfgPath  string
 	addrFile string
 	fake     *anthropictest.Server
+	env      []string
 
 	cmd      *exec.Cmd
 	log      *syncbuf.Buffer
@@ -94,13 +95,15 @@ type clOptions struct {
 	// are agent "<id>" blocks.
 	senders []string
 	agents  []Agent
+	// env is more of clawhost's environment (a host secret no child may see).
+	env []string
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
 func startClaudeHost(t testing.TB, o clOptions) *clHost {
 	t.Helper()
 	bin := clClaudeBin(t)
-	h := &clHost{t: t, bin: bin, dir: t.TempDir(), fake: anthropictest.New(), changed: make(chan struct{})}
+	h := &clHost{t: t, bin: bin, dir: t.TempDir(), fake: anthropictest.New(), changed: make(chan struct{}), env: o.env}
 	t.Cleanup(h.fake.Close)
 	h.cfgPath = filepath.Join(h.dir, "config.hcl")
 	h.addrFile = filepath.Join(h.dir, "lo.addr")
@@ -149,6 +152,9 @@ func (h *clHost) start() {
 	_ = os.Remove(h.addrFile)
 	h.log = &syncbuf.Buffer{}
 	h.cmd = Command(h.t, h.cfgPath)
+	if len(h.env) > 0 {
+		h.cmd.Env = append(os.Environ(), h.env...)
+	}
 	h.cmd.Stdout = h.log
 	h.cmd.Stderr = h.log
 	if err := h.cmd.Start(); err != nil {
