@@ -67,10 +67,10 @@ agent {
   # }
 }
 
-# More agents — one per project, each with its own workspace — inherit
-# every attribute above they do not set; chats binds them to chats, groups,
-# topics or whole instances (the most specific binding wins; everything
-# else talks to the agent above). See docs/agents.md.
+# More agents — one per project, its own workspace, run_as, sandbox, ... — inherit
+# every attribute above they do not set (max_concurrent, one_shot, approvers and
+# approval_timeout are set above only); chats binds them to chats, groups, topics
+# or instances (the most specific wins; the rest talks to the agent above). See docs/agents.md.
 # agent "api" {
 #   workspace  = "/srv/repos/api"
 #   model      = "opus"

@@ -26,6 +26,7 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,10 +35,12 @@ import (
 	"github.com/clawhost/clawhost/core/workspace"
 	"github.com/clawhost/clawhost/core/worktree"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -246,12 +249,8 @@ func (h *Host) provision() error {
 	warnWarmMemory(h.cfg, h.log)
 	h.storeHealth = &storeHealth{count: h.metrics.StoreError}
 	h.schedules = newScheduler(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedulePoll(h.cfg))
-	var claudeUser *runas.User
-	if u := h.cfg.Agent.RunAs; u != "" {
-		claudeUser, _ = runas.Lookup(u) // Load checked that it exists
-	}
 	h.turns = &agentTurns{}
-	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser, Turns: h.turns})
+	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUsers(rc), Turns: h.turns})
 	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: memoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
@@ -274,6 +273,20 @@ func (h *Host) provision() error {
 		h.cluster.SetWork(h.gw)
 	}
 	return nil
+}
+
+// claudeUsers are the users the agents' claude runs as (run_as), each once.
+func claudeUsers(rc runner.Config) []*runas.User {
+	var out []*runas.User
+	seen := map[uint32]bool{}
+	for _, c := range append([]runner.Config{rc}, slices.Collect(maps.Values(rc.Agents))...) {
+		if u := c.RunAs; u != nil && !seen[u.UID] {
+			seen[u.UID] = true
+			out = append(out, u)
+		}
+	}
+	slices.SortFunc(out, func(x, y *runas.User) int { return cmp.Compare(x.UID, y.UID) })
+	return out
 }
 
 // inbound hands the plugins' messages to the pipeline once the journal is

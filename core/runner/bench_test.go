@@ -352,8 +352,8 @@ func BenchmarkSandboxStart(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(cfgDir, ".claude.json"), []byte(`{"userID":"x","projects":{}}`), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults(), sb: sandbox{bwrap: "bwrap"}}
 	c := Config{Workspace: ws, Hide: []string{data}}
+	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults(), sandboxes: map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}}}
 	env := []string{"HOME=" + data, "CLAUDE_CONFIG_DIR=" + cfgDir}
 	for _, tc := range []struct {
 		name  string

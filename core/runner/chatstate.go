@@ -76,7 +76,9 @@ func (r *Runner) prepareChatState(c *Config, l sandboxLaunch) error {
 		}
 	}
 	if u := c.RunAs; u != nil {
-		if err := u.Chown(append([]string{filepath.Join(r.cfg.StateDir, "chats"), l.chatState}, made...)...); err != nil {
+		// <state>/chats stays the host's (0711, prepareRunAs): agents may
+		// run as several users, each passing through to its chats' own.
+		if err := u.Chown(append([]string{l.chatState}, made...)...); err != nil {
 			return fmt.Errorf("agent.run_as: chat state: %w", err)
 		}
 	}

@@ -102,13 +102,20 @@
 // and it restricts the calling process, so claude would need a wrapper exec'd first.
 // Without a working bwrap (not installed, or the probe run New makes fails: user
 // namespaces disabled in a container) "auto" runs claude unsandboxed, says why in
-// Runner.SandboxState (the status page) and logs a WARN at start.
+// Runner.SandboxState (the status page) and logs a WARN at start. The sandbox is each
+// agent's (Config.Agents): New probes once per distinct Config.Sandbox and Config.RunAs
+// (bubblewrap runs as claude's user), and SandboxState says it per agent where the
+// agents' differ.
 //
 // What the sandbox does not do: the rest of the filesystem stays readable (the operator's
 // home but ~/.claude, /etc, other users' world-readable files); the network is open; with
 // Config.Settings = SettingsUser the home directory stays writable (claude rewrites
 // ~/.claude.json there); processes of the same uid outside the sandbox can still be
-// signalled. Config.RunAs (agent.run_as) adds a separate uid.
+// signalled. Config.RunAs (agent.run_as) adds a separate uid, each agent's own: its
+// processes, TMPDIRs, prompt files, chats' claude state and attachments are that user's,
+// and it gets its session's MCP config file as a copy of its own when the host's file
+// is another user's. Agents sharing a ConfigDir must run as one user (New refuses
+// otherwise).
 //
 // Observed claude behaviour the caller should know: after a turn that failed with an API
 // error, claude keeps the failed user message, and the next turn's prompt is merged into
@@ -191,6 +198,7 @@
 //	process.go   one claude process: start, stdout reader, reaping, stop and kill
 //	sysproc_*.go its process group, its user (run_as) and, on Linux, Pdeathsig
 //	sandbox.go   the bubblewrap sandbox: the probe, the mounts, claude's own directories
+//	sandboxes.go which sandbox each agent's processes get (one probe per mode and user)
 //	runas.go     what agent.run_as's user must be able to reach
 //	config.go    Config: defaults, validation, argv (settings flags) and environment
 //	errors.go    ErrorKind, Error, classification of results and exits

@@ -41,11 +41,6 @@ type sandbox struct {
 	state string
 }
 
-// SandboxState is the sandbox claude runs in, as the status page says it:
-// "bubblewrap", "off" (agent.sandbox = "off"), or "unavailable (why)" —
-// agent.sandbox = "auto" found no working bubblewrap.
-func (r *Runner) SandboxState() string { return r.sb.state }
-
 // probeSandbox decides the sandbox for cfg: with SandboxAuto, bwrap from
 // PATH and one run of it with the namespaces claude's sandbox uses (as the
 // user claude runs as), so a kernel or container that forbids them is found
@@ -386,9 +381,10 @@ func executableDirs(exe string) []string {
 	return append(out, filepath.Dir(real))
 }
 
-// sandboxed wraps path and args in bwrap when the runner has a sandbox.
+// sandboxed wraps path and args in bwrap when c's agent has a sandbox.
 func (r *Runner) sandboxed(c *Config, path string, args []string, l sandboxLaunch) (string, []string, error) {
-	if r.sb.bwrap == "" {
+	sb := r.sandboxOf(c)
+	if sb.bwrap == "" {
 		return path, args, nil
 	}
 	l.exe = path
@@ -410,7 +406,7 @@ func (r *Runner) sandboxed(c *Config, path string, args []string, l sandboxLaunc
 	if err := r.prepareChatState(c, l); err != nil {
 		return "", nil, err
 	}
-	return r.sb.bwrap, append(append(bwrapArgs(c.sandboxSpecFor(l), statPath), path), args...), nil
+	return sb.bwrap, append(append(bwrapArgs(c.sandboxSpecFor(l), statPath), path), args...), nil
 }
 
 // prepareWorktree makes what the sandbox of a worktree's chat binds: the

@@ -93,8 +93,12 @@ type Input struct {
 	// taken from env(): Value names the setting ("plugin \"tg\" token").
 	LiteralSecrets []Setting
 
-	Access  Access
-	Agent   Agent
+	Access Access
+	Agent  Agent
+	// Agents are the agent "<id>" blocks, each with only the settings its
+	// block writes itself: what it inherits is the default agent's, audited
+	// there.
+	Agents  []Agent
 	Admin   Admin
 	Plugins []Plugin
 	Storage Storage
@@ -120,8 +124,10 @@ type Access struct {
 	GroupRulesWithAllowFrom int
 }
 
-// Agent is the agent {} block.
+// Agent is the agent {} block, or an agent "<id>" block.
 type Agent struct {
+	// ID is the agent "<id>" block's id, "" for the default agent.
+	ID             string
 	PermissionMode Setting
 	// PermissionModes are the modes /mode offers, each with its position.
 	PermissionModes []Setting

@@ -145,6 +145,15 @@ func TestChecks(t *testing.T) {
 		{"root without run_as", func(_ *Input, m *Machine) { m.UID = 0 },
 			[]string{"high process.root_without_run_as "}},
 		{"root with run_as", func(in *Input, m *Machine) { m.UID, in.Agent.RunAs = 0, Setting{"clawhost", "c.hcl:16"} }, nil},
+		{"a named agent's own settings", func(in *Input, _ *Machine) {
+			in.Agents = []Agent{{ID: "public", Settings: Setting{"user", "c.hcl:41"}, Sandbox: Setting{"off", "c.hcl:42"},
+				AllowedTools: []Setting{{"Bash", "c.hcl:43"}}, PermissionMode: Setting{"bypassPermissions", "c.hcl:44"}}}
+		}, []string{"critical agent.bypass_permissions c.hcl:44", "high agent.allowed_tools_wide c.hcl:43", "high agent.settings_user c.hcl:41", "medium agent.sandbox_off c.hcl:42"}},
+		{"a named agent inherits", func(in *Input, _ *Machine) { in.Agents = []Agent{{ID: "ops"}} }, nil},
+		{"root, a named agent without run_as", func(in *Input, m *Machine) {
+			m.UID, in.Agent.RunAs = 0, Setting{"clawhost", "c.hcl:16"}
+			in.Agents = []Agent{{ID: "ops", RunAs: Setting{"", "c.hcl:45"}}, {ID: "docs"}}
+		}, []string{"high process.root_without_run_as c.hcl:45"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
