@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/internal/bashrule"
 )
 
 // MinWebhookSecret is the shortest Telegram webhook secret not reported
@@ -150,9 +152,19 @@ func checkSandbox(in Input, m Machine) []Finding {
 	return nil
 }
 
-// wideTools are allowed_tools entries that let every use of a tool run
-// unasked.
-var wideTools = map[string]bool{"Bash": true, "Bash(*)": true, "Bash(:*)": true, "Bash(*:*)": true}
+// bashRule is the content of an allowed_tools entry that is a Bash rule
+// ("" for a bare "Bash"), or false for another tool's.
+func bashRule(entry string) (string, bool) {
+	entry = strings.TrimSpace(entry)
+	if entry == "Bash" {
+		return "", true
+	}
+	content, ok := strings.CutPrefix(entry, "Bash(")
+	if !ok {
+		return "", false
+	}
+	return strings.TrimSuffix(content, ")"), true
+}
 
 func checkPermissions(in Input, _ Machine) []Finding {
 	ag := in.Agent
@@ -176,10 +188,20 @@ func checkPermissions(in Input, _ Machine) []Finding {
 		}
 	}
 	for _, t := range ag.AllowedTools {
-		if wideTools[strings.ReplaceAll(t.Value, " ", "")] {
+		content, ok := bashRule(t.Value)
+		if !ok {
+			continue
+		}
+		why, instead := bashrule.Risk(content)
+		switch prefix, _ := bashrule.Prefix(strings.TrimSpace(content)); {
+		case why == "":
+		case content == "" || prefix == "":
 			out = append(out, Finding{High, "agent.allowed_tools_wide", t.At,
 				fmt.Sprintf("allowed_tools has %q: every shell command runs unasked", t.Value),
 				`allow the commands needed, e.g. "Bash(git log:*)", and leave the rest to permission_mode`})
+		default:
+			out = append(out, Finding{High, "agent.allowed_tools_runs_code", t.At,
+				fmt.Sprintf("allowed_tools has %q: %s, unasked", t.Value, why), instead})
 		}
 	}
 	return out
