@@ -88,6 +88,17 @@ func unsandboxedReach(cfg *config.Config, pol access.Policy, state string) error
 	return fmt.Errorf("%w:\n%s", ErrNoSandbox, b.String())
 }
 
+// Strangers says why anyone besides the owners can reach cfg's agent
+// (access.Policy.Strangers over its enabled channels, claimed owners
+// included); none: only owners can.
+func Strangers(cfg *config.Config) []string {
+	set, err := settingsOf(cfg)
+	if err != nil {
+		return nil
+	}
+	return set.Access.Strangers(reachChannels(cfg))
+}
+
 // SandboxRefusal is the refusal the host would start with on this
 // machine (unsandboxedReach), nil when it would start: bubblewrap is
 // probed as the runner does. `clawhost validate` and `clawhost doctor`
