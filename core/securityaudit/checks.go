@@ -136,18 +136,22 @@ func checkAgentSettings(in Input, _ Machine) []Finding {
 
 func checkSandbox(in Input, m Machine) []Finding {
 	sb := in.Agent.Sandbox
+	install := "apt install bubblewrap"
+	if m.InstallBubblewrap != "" {
+		install = m.InstallBubblewrap
+	}
 	if sb.Value == "off" {
 		return []Finding{{Medium, "agent.sandbox_off", sb.At,
 			"claude runs without a sandbox: its tools see everything clawhost's user sees (the database, tokens, other chats' files)",
-			`set agent { sandbox = "auto" } (needs bubblewrap: apt install bubblewrap)`}}
+			`set agent { sandbox = "auto" } (needs bubblewrap: ` + install + `)`}}
 	}
 	if m.LookPath == nil {
 		return nil
 	}
 	if _, err := m.LookPath("bwrap"); err != nil {
 		return []Finding{{Medium, "agent.sandbox_unavailable", "",
-			"bubblewrap (bwrap) is not in PATH: claude cannot be sandboxed and runs with all of clawhost's user's access",
-			"install bubblewrap (apt install bubblewrap) and check that unprivileged user namespaces are allowed"}}
+			"bubblewrap (bwrap) is not in PATH: claude cannot be sandboxed, so clawhost starts only while nobody but the owners can reach the agent, and then runs claude with all of clawhost's user's access",
+			"install bubblewrap (" + install + ") and check that unprivileged user namespaces are allowed"}}
 	}
 	return nil
 }
