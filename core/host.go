@@ -98,9 +98,12 @@ type Host struct {
 	agentHealth *agentHealth
 	storeHealth *storeHealth
 	agent       *runner.Runner
-	metrics     *metrics.Metrics
-	gw          *gateway.Gateway
-	plugins     *pluginhost.Supervisor
+	// sandbox is the agent's sandbox as the runner found it at the start
+	// (runner.Runner.SandboxState): a reload keeps it.
+	sandbox string
+	metrics *metrics.Metrics
+	gw      *gateway.Gateway
+	plugins *pluginhost.Supervisor
 	// ready is the one readiness gate: the gateway closes it once the
 	// journal is recovered. The plugins start before the gateway exists;
 	// their messages wait on it.
@@ -213,7 +216,8 @@ func (h *Host) provision() error {
 	if err != nil {
 		return err
 	}
-	if err := unsandboxedReach(h.cfg, set.Access, h.agent.SandboxState()); err != nil {
+	h.sandbox = h.agent.SandboxState()
+	if err := unsandboxedReach(h.cfg, set.Access, h.sandbox); err != nil {
 		return err
 	}
 	// The plugins start first: their processes start, handshake and
@@ -504,7 +508,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 	}
 	if err == nil {
 		// The sandbox is the one the host started with.
-		err = unsandboxedReach(cfg, set.Access, h.agent.SandboxState())
+		err = unsandboxedReach(cfg, set.Access, h.sandbox)
 	}
 	if err != nil {
 		err = fmt.Errorf("configuration refused: %w", err)

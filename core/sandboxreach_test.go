@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/clawhost/clawhost/core/config"
 )
 
@@ -191,5 +193,29 @@ plugin "tg" {
 		if got := doctorSandbox(loadSrc(t, strangers)); len(got) != 1 || got[0].Verdict != VerdictOK {
 			t.Errorf("with bubblewrap: %+v", got)
 		}
+	}
+}
+
+// TestReloadRefusesStrangersUnsandboxed: a host that started without a
+// sandbox (owners only) refuses a reload that would let strangers in, and
+// keeps the running configuration.
+func TestReloadRefusesStrangersUnsandboxed(t *testing.T) {
+	t.Parallel()
+	running := loadSrc(t, `access { dm_policy = "allowlist" }`)
+	next := loadSrc(t, `access { dm_policy = "pairing" }
+plugin "tg" {
+  source = "telegram"
+  config { token = "123:abc" }
+}`)
+	var log strings.Builder
+	h := &Host{cfg: running, sandbox: noBwrap, log: hclog.NewInterceptLogger(&hclog.LoggerOptions{Output: &log})}
+	if err := h.Reload(next); !errors.Is(err, ErrNoSandbox) {
+		t.Fatalf("Reload: %v, want ErrNoSandbox", err)
+	}
+	if r := h.lastReloaded(); r == nil || !r.Refused || !strings.Contains(r.Reason, "install bubblewrap") {
+		t.Errorf("last reload %+v", r)
+	}
+	if h.cfg != running {
+		t.Error("the running configuration was replaced")
 	}
 }
