@@ -98,12 +98,9 @@ type Host struct {
 	agentHealth *agentHealth
 	storeHealth *storeHealth
 	agent       *runner.Runner
-	// sandbox is the agent's sandbox as the runner found it at the start
-	// (runner.Runner.SandboxState): a reload keeps it.
-	sandbox string
-	metrics *metrics.Metrics
-	gw      *gateway.Gateway
-	plugins *pluginhost.Supervisor
+	metrics     *metrics.Metrics
+	gw          *gateway.Gateway
+	plugins     *pluginhost.Supervisor
 	// ready is the one readiness gate: the gateway closes it once the
 	// journal is recovered. The plugins start before the gateway exists;
 	// their messages wait on it.
@@ -127,6 +124,10 @@ type Host struct {
 	linksMu sync.Mutex
 	links   map[string]string // instance -> the link last announced
 	cluster *cluster.Cluster  // nil unless the database is shared
+
+	// sandbox is the agent's sandbox as the runner found it at the start
+	// (runner.Runner.SandboxState): a reload keeps it.
+	sandbox string
 }
 
 // New provisions a Host for a valid configuration: directories, the
