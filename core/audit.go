@@ -60,6 +60,13 @@ func auditInput(cfg *config.Config) securityaudit.Input {
 		Storage:        auditStorage(cfg),
 		LiteralSecrets: literalSecrets(cfg),
 	}
+	// A named agent's own allowed_tools (an inherited list is the default
+	// agent's, already there).
+	for _, n := range cfg.Agents {
+		if cfg.Attribute("agent", n.ID, "allowed_tools") != nil {
+			in.Agent.AllowedTools = append(in.Agent.AllowedTools, elems(cfg, n.AllowedTools, "agent", n.ID, "allowed_tools")...)
+		}
+	}
 	for _, g := range a.GroupRules {
 		in.Access.Groups = append(in.Access.Groups, g.ID)
 		if len(g.AllowFrom) > 0 {

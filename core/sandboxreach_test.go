@@ -219,3 +219,27 @@ plugin "tg" {
 		t.Error("the running configuration was replaced")
 	}
 }
+
+// TestAuditNamedAgentTools: a named agent's own allowed_tools are audited
+// too, at their line; an inherited list is reported once.
+func TestAuditNamedAgentTools(t *testing.T) {
+	t.Parallel()
+	cfg := loadSrc(t, `agent {
+  allowed_tools = ["Bash(git log:*)"]
+}
+agent "ops" {
+  workspace     = "./workspace"
+  allowed_tools = ["Read", "Bash(make:*)"]
+}
+agent "docs" {
+  workspace = "./workspace"
+}
+`)
+	var got []string
+	for _, f := range auditInput(cfg).Agent.AllowedTools {
+		got = append(got, f.Value+" "+strings.TrimPrefix(f.At, cfg.Path()))
+	}
+	if want := []string{"Bash(git log:*) :2", "Read :6", "Bash(make:*) :6"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("allowed_tools audited: %q, want %q", got, want)
+	}
+}
