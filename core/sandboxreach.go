@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 
 	"github.com/clawhost/clawhost/core/access"
@@ -47,6 +46,10 @@ func sandboxUnavailable(state string) (string, bool) {
 	return strings.Trim(strings.TrimSpace(why), "()"), ok
 }
 
+// installBubblewrap is the command that installs bubblewrap here, ""
+// where there is none (macOS); tests replace it.
+var installBubblewrap = bubblewrap.Install
+
 // ErrNoSandbox is the start's refusal to run claude unsandboxed for
 // people besides the owners (errors.Is finds it in the error returned).
 var ErrNoSandbox = errors.New("no sandbox for claude, and people besides the owners can reach it")
@@ -76,10 +79,10 @@ func unsandboxedReach(cfg *config.Config, pol access.Policy, state string) error
 	if a := cfg.Attribute("agent", "sandbox"); a != nil {
 		at = " (" + config.Position(a.Expr.Range()) + ")"
 	}
-	install := bubblewrap.Install()
+	install := installBubblewrap()
 	switch {
 	case install == "":
-		fmt.Fprintf(&b, "  bubblewrap exists on Linux only (this is %s): write sandbox = \"off\" in the agent block%s to accept the risk,\n  or let only the owners in (dm_policy = \"allowlist\", no other allow_from, no groups)", runtime.GOOS, at)
+		fmt.Fprintf(&b, "  bubblewrap exists on Linux only: write sandbox = \"off\" in the agent block%s to accept the risk,\n  or let only the owners in (dm_policy = \"allowlist\", no other allow_from, no groups)", at)
 	case strings.Contains(why, "not installed"):
 		fmt.Fprintf(&b, "  install bubblewrap: %s\n  or accept the risk: write sandbox = \"off\" in the agent block%s", install, at)
 	default:

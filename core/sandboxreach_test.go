@@ -135,6 +135,28 @@ access { dm_policy = "open" }` + tg, noBwrap, []string{`in the agent block (conf
 	}
 }
 
+// TestUnsandboxedReachOnMacOS: where bubblewrap does not exist the
+// refusal says so and offers sandbox = "off" or owners only, no install
+// command. Not parallel: it replaces installBubblewrap.
+func TestUnsandboxedReachOnMacOS(t *testing.T) {
+	defer func(f func() string) { installBubblewrap = f }(installBubblewrap)
+	installBubblewrap = func() string { return "" }
+	cfg := loadSrc(t, `access { dm_policy = "open" }
+plugin "tg" {
+  source = "telegram"
+  config { token = "123:abc" }
+}`)
+	set, err := settingsOf(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = unsandboxedReach(cfg, set.Access, noBwrap)
+	if !errors.Is(err, ErrNoSandbox) || !strings.Contains(err.Error(), "bubblewrap exists on Linux only") ||
+		!strings.Contains(err.Error(), `write sandbox = "off" in the agent block`) || strings.Contains(err.Error(), "install bubblewrap") {
+		t.Errorf("the refusal on macOS: %v", err)
+	}
+}
+
 // TestDefaultConfigStartsUnsandboxed: the shipped config.hcl lets only
 // the operator in (the web chat on loopback; pairing reaches nobody
 // without another channel), so `make run` starts without bubblewrap;
