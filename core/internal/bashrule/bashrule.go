@@ -94,6 +94,9 @@ type tool struct {
 	// named are subcommands whose next word is what they act on (npm run
 	// build): the rule names it too.
 	named map[string]bool
+	// exact, when set, says why no prefix of this tool is narrow: "always"
+	// derives the exact command only.
+	exact string
 }
 
 func set(words ...string) map[string]bool {
@@ -122,8 +125,7 @@ var tools = map[string]tool{
 	"yarn": {value: set("--cwd"), flag: set("-s", "--silent"), runs: map[string]string{"exec": "yarn exec runs any command", "dlx": "yarn dlx downloads and runs any package", "create": "yarn create runs any create-* package", "node": "yarn node runs any code"}, named: set("run")},
 	"cargo": {value: set("-C", "-Z", "--color"), flag: set("-q", "--quiet", "-v", "--verbose", "--frozen", "--locked", "--offline"),
 		runs: map[string]string{"run": "cargo run builds and runs any program", "install": "cargo install builds and installs any crate", "script": "cargo script runs any code"}},
-	"make": {value: set("-C", "-f", "--file", "--directory", "--makefile", "-I", "--include-dir", "-o", "-W"),
-		flag: set("-s", "--silent", "-k", "--keep-going", "-B", "--always-make", "-n", "--dry-run", "-i", "-e", "-w", "--no-print-directory", "-r", "-R")},
+	"make":      {exact: "make takes options and variables after its targets too (make build -f any.mk, make build SHELL=…), so every make prefix runs any recipe"},
 	"pip":       {flag: set("-q", "--quiet", "-v", "--verbose", "--isolated", "--no-cache-dir", "--disable-pip-version-check")},
 	"pip3":      {flag: set("-q", "--quiet", "-v", "--verbose", "--isolated", "--no-cache-dir", "--disable-pip-version-check")},
 	"uv":        {value: set("--directory", "--project"), flag: set("-q", "--quiet", "-v", "--verbose", "--offline"), runs: map[string]string{"run": "uv run runs any command", "tool": "uv tool run runs any package"}},
@@ -140,7 +142,8 @@ var tools = map[string]tool{
 // build:*"; a program without subcommands, its name: "touch:*"), or the
 // exact command when a prefix cannot be narrow (a subcommand tool with no
 // subcommand or an option this package does not know before it, or a
-// subcommand that runs any code: "go run ./cmd/x"). False: no rule at all
+// subcommand that runs any code: "go run ./cmd/x"; make, whose options
+// may follow its targets). False: no rule at all
 // — empty, compound or redirected, an assignment, a path, quoting before
 // the subcommand, or a program in codeRunners (sh, python, sudo, sed …).
 func Derive(cmd string) (string, bool) {
@@ -159,7 +162,7 @@ func Derive(cmd string) (string, bool) {
 	}
 	sub, ok := t.subcommand(words)
 	switch {
-	case !ok || sub >= len(words):
+	case t.exact != "" || !ok || sub >= len(words):
 		return strings.Join(words, " "), true
 	case t.runs[words[sub]] != "":
 		return strings.Join(words, " "), true
@@ -249,8 +252,8 @@ func Prefix(content string) (string, bool) {
 // (what is between "Bash(" and ")"), empty for a bare "Bash". An exact
 // command is never a risk here (it allows that command only); a prefix is
 // when it is empty, when its program is in codeRunners, when it names a
-// subcommand tool without its subcommand ("git:*", "git -C x:*"), or a
-// subcommand that runs any code ("go run:*").
+// subcommand tool without its subcommand ("git:*", "git -C x:*"), a
+// subcommand that runs any code ("go run:*"), or any make prefix.
 func Risk(content string) (why, instead string) {
 	prefix, wild := Prefix(strings.TrimSpace(content))
 	if content == "" || wild && prefix == "" {
@@ -268,6 +271,9 @@ func Risk(content string) (why, instead string) {
 	t, ok := tools[prog]
 	if !ok {
 		return "", ""
+	}
+	if t.exact != "" {
+		return t.exact, "allow the exact commands needed, without a wildcard: " + insteadOf(prog)
 	}
 	sub, ok := t.subcommand(words)
 	if !ok || sub >= len(words) {
@@ -288,8 +294,6 @@ func example(prog string) string {
 		return "go run, go generate"
 	case "npm", "pnpm", "yarn":
 		return prog + " exec, " + prog + " run with any script"
-	case "make":
-		return "make -f any.mk, make SHELL=… with any recipe"
 	case "cargo":
 		return "cargo run, cargo --config with a runner"
 	}
@@ -305,7 +309,7 @@ func insteadOf(prog string) string {
 	case "npm", "pnpm", "yarn":
 		return `"Bash(` + prog + ` test)", "Bash(` + prog + ` run build:*)"`
 	case "make":
-		return `"Bash(make build:*)", "Bash(make test:*)"`
+		return `"Bash(make build)", "Bash(make test)"`
 	case "cargo":
 		return `"Bash(cargo build:*)", "Bash(cargo test:*)"`
 	}

@@ -36,8 +36,8 @@ func TestDerive(t *testing.T) {
 		{"git -C dir -- log", "git -C dir -- log"},
 		{"make", "make"},
 		{"make -j 4 build", "make -j 4 build"},
-		{"make build", "make build:*"},
-		{"make -C sub test", "make -C sub test:*"},
+		{"make build", "make build"},
+		{"make -C sub test", "make -C sub test"},
 		{"go test ./...", "go test:*"},
 		{"go -C mod build ./...", "go -C mod build:*"},
 		{"go run ./cmd/x", "go run ./cmd/x"},
@@ -103,7 +103,7 @@ func TestRisk(t *testing.T) {
 		"", "*", ":*", "*:*", " * ",
 		"git:*", "git *", "git * status", "git -C x:*", "git -c core.pager=x:*", "git --foo log:*", "/usr/bin/git:*",
 		"sh:*", "bash:*", "python:*", "python3:*", "python3 -m pytest:*", "node:*", "npx:*", "npm:*", "pnpm:*", "yarn:*",
-		"make:*", "make -C x:*", "env:*", "xargs:*", "find:*", "find . -name:*", "awk:*", "sed:*", "sed -n:*", "perl:*",
+		"make:*", "make -C x:*", "make build:*", "env:*", "xargs:*", "find:*", "find . -name:*", "awk:*", "sed:*", "sed -n:*", "perl:*",
 		"docker:*", "docker ps:*", "kubectl:*", "go:*", "go run:*", "go -C x run:*", "cargo:*", "cargo run:*",
 		"npm exec:*", "npm x:*", "pnpm dlx:*", "yarn dlx:*", "uv run:*", "sudo:*", "ssh:*", "/bin/sh:*",
 	}
@@ -115,7 +115,7 @@ func TestRisk(t *testing.T) {
 	}
 	safe := []string{
 		"git log:*", "git log *", "git -C /srv status:*", "git status", "git", "npm test", "npm run build:*", "npm run:*",
-		"make build:*", "go test:*", "go build:*", "cargo build:*", "ls:*", "touch:*", "go run ./cmd/x", "sh -c 'id'",
+		"make build", "go test:*", "go build:*", "cargo build:*", "ls:*", "touch:*", "go run ./cmd/x", "sh -c 'id'",
 		"python3 script.py", "docker ps",
 	}
 	for _, c := range safe {
