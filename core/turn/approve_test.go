@@ -114,6 +114,22 @@ func TestBareToolNameIsNoGrant(t *testing.T) {
 	}
 }
 
+// TestCodeRunningStoredRuleIsNoGrant: a session that stored "Bash(git:*)"
+// (an "always" of a version that derived it for "git -C dir status") is
+// asked again, and a new "always" grants the narrow rule.
+func TestCodeRunningStoredRuleIsNoGrant(t *testing.T) {
+	t.Parallel()
+	f, a := newApprovalFixture(t, Settings{Streaming: StreamOff, Approvals: true})
+	f.turns.allowAlways(context.Background(), "tg:direct:5", []runner.Rule{{Tool: "Bash", Content: "git:*"}})
+	d := f.ask("git -c core.sshCommand=x fetch")
+	if !slices.Equal(a.asked, []string{"git -c core.sshCommand=x fetch"}) || len(a.auto) != 0 {
+		t.Errorf("asked %q, auto %q", a.asked, a.auto)
+	}
+	if len(d.Always) != 1 || d.Always[0].String() != "Bash(git -c core.sshCommand=x fetch:*)" {
+		t.Errorf("always %+v", d.Always)
+	}
+}
+
 // TestAskOnlyWhereListed: a session's /mode ask asks only while
 // agent.permission_modes lists "ask", and "ask" never reaches claude as a
 // permission mode.
