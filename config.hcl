@@ -29,7 +29,11 @@ agent {
   # sandbox  = "auto"     # "auto": claude and its tools run in bubblewrap (apt-get install
   #                       # bubblewrap) when it works here: read-only filesystem but the
   #                       # workspace; data_dir, this file, ~/.claude and other chats'
-  #                       # media invisible. "off": no sandbox
+  #                       # media invisible. Without a working bubblewrap clawhost starts
+  #                       # only while nobody but the owners can reach the agent (this
+  #                       # file as it is: the web chat on loopback; enabling Telegram,
+  #                       # Discord or WhatsApp with dm_policy = "pairing" lets strangers
+  #                       # pair). "off": no sandbox, whoever can reach the agent
   # run_as   = "claude-bot"  # when clawhost runs as root: claude runs as this user (it must
   #                          # own the workspace and may enter data_dir: chmod 711 data)
   # claude does not inherit clawhost's environment, only PATH, HOME, USER,

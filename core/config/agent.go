@@ -152,10 +152,15 @@ type Agent struct {
 	// when bwrap is installed and works here: the filesystem read-only but
 	// for the workspace, its TMPDIR and its config directory; data_dir, the
 	// config file, the operator's ~/.claude and other chats' media
-	// invisible; its own pid namespace. Without a working bwrap it runs
-	// without one (clawhost status says so, the log warns). "off" — no
-	// sandbox. Each agent's own: the status says it per agent where they
-	// differ.
+	// invisible; its own pid namespace. Without a working bwrap (not
+	// installed, user namespaces disabled, macOS) it runs without one only
+	// while nobody but the owners can reach the agent (clawhost status says
+	// so, the log warns); when anyone else can (pairing or open DMs on a
+	// chat platform, a non-owner in allow_from, groups) clawhost refuses to
+	// start, and validate fails, saying how to install bubblewrap. "off" —
+	// no sandbox, whoever can reach the agent: the operator accepts that
+	// they run its tools with all of clawhost's user's access. Each
+	// agent's own: the status says it per agent where they differ.
 	Sandbox string `hcl:"sandbox,optional"`
 
 	// RunAs is a user claude runs as (run_as), when clawhost runs as root:

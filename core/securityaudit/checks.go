@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/internal/bashrule"
 )
 
 // MinWebhookSecret is the shortest Telegram webhook secret not reported
@@ -157,11 +159,15 @@ func checkAgentSettings(in Input, _ Machine) []Finding {
 
 func checkSandbox(in Input, m Machine) []Finding {
 	var out []Finding
+	install := "apt install bubblewrap"
+	if m.InstallBubblewrap != "" {
+		install = m.InstallBubblewrap
+	}
 	for _, a := range in.agents() {
 		if a.Sandbox.Value == "off" {
 			out = append(out, Finding{Medium, "agent.sandbox_off", a.Sandbox.At,
 				a.whose() + " runs without a sandbox: its tools see everything its user sees (the database, tokens, other chats' files)",
-				`set ` + a.block() + ` { sandbox = "auto" } (needs bubblewrap: apt install bubblewrap)`})
+				`set ` + a.block() + ` { sandbox = "auto" } (needs bubblewrap: ` + install + `)`})
 		}
 	}
 	if in.Agent.Sandbox.Value == "off" {
@@ -172,15 +178,25 @@ func checkSandbox(in Input, m Machine) []Finding {
 	}
 	if _, err := m.LookPath("bwrap"); err != nil {
 		return append(out, Finding{Medium, "agent.sandbox_unavailable", "",
-			"bubblewrap (bwrap) is not in PATH: claude cannot be sandboxed and runs with all of clawhost's user's access",
-			"install bubblewrap (apt install bubblewrap) and check that unprivileged user namespaces are allowed"})
+			"bubblewrap (bwrap) is not in PATH: claude cannot be sandboxed, so clawhost starts only while nobody but the owners can reach the agent, and then runs claude with all of clawhost's user's access",
+			"install bubblewrap (" + install + ") and check that unprivileged user namespaces are allowed"})
 	}
 	return out
 }
 
-// wideTools are allowed_tools entries that let every use of a tool run
-// unasked.
-var wideTools = map[string]bool{"Bash": true, "Bash(*)": true, "Bash(:*)": true, "Bash(*:*)": true}
+// bashRule is the content of an allowed_tools entry that is a Bash rule
+// ("" for a bare "Bash"), or false for another tool's.
+func bashRule(entry string) (string, bool) {
+	entry = strings.TrimSpace(entry)
+	if entry == "Bash" {
+		return "", true
+	}
+	content, ok := strings.CutPrefix(entry, "Bash(")
+	if !ok {
+		return "", false
+	}
+	return strings.TrimSuffix(content, ")"), true
+}
 
 func checkPermissions(in Input, _ Machine) []Finding {
 	var out []Finding
@@ -215,10 +231,20 @@ func checkAgentPermissions(ag Agent) []Finding {
 		}
 	}
 	for _, t := range ag.AllowedTools {
-		if wideTools[strings.ReplaceAll(t.Value, " ", "")] {
+		content, ok := bashRule(t.Value)
+		if !ok {
+			continue
+		}
+		why, instead := bashrule.Risk(content)
+		switch prefix, _ := bashrule.Prefix(strings.TrimSpace(content)); {
+		case why == "":
+		case content == "" || prefix == "":
 			out = append(out, Finding{High, "agent.allowed_tools_wide", t.At,
 				fmt.Sprintf("%sallowed_tools has %q: every shell command runs unasked", who, t.Value),
 				`allow the commands needed, e.g. "Bash(git log:*)", and leave the rest to permission_mode`})
+		default:
+			out = append(out, Finding{High, "agent.allowed_tools_runs_code", t.At,
+				fmt.Sprintf("%sallowed_tools has %q: %s, unasked", who, t.Value, why), instead})
 		}
 	}
 	return out

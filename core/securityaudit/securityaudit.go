@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 )
 
 // Severity ranks a finding.
@@ -194,10 +196,15 @@ type Machine struct {
 	LookPath func(string) (string, error)
 	// UID is the user id clawhost would run as.
 	UID int
+	// InstallBubblewrap is the command that installs bubblewrap here
+	// ("sudo apt-get install bubblewrap"); empty: unknown.
+	InstallBubblewrap string
 }
 
 // System is the machine the audit runs on.
-func System() Machine { return Machine{LookPath: exec.LookPath, UID: os.Getuid()} }
+func System() Machine {
+	return Machine{LookPath: exec.LookPath, UID: os.Getuid(), InstallBubblewrap: bubblewrap.Install()}
+}
 
 // Run applies every check and returns the findings, most severe first,
 // then by place.
