@@ -28,8 +28,9 @@ agent {
   #                       # servers) apply to every chat too
   # sandbox  = "auto"     # "auto": claude and its tools run in bubblewrap (apt-get install
   #                       # bubblewrap) when it works here: read-only filesystem but the
-  #                       # workspace; data_dir, this file, ~/.claude and other chats'
-  #                       # media invisible. Without a working bubblewrap clawhost starts
+  #                       # workspace; data_dir, this file's directory, ~/.claude, other
+  #                       # chats' media and claude state invisible (docs/security.md
+  #                       # lists what a sandboxed claude sees). Without a working bubblewrap clawhost starts
   #                       # only while nobody but the owners can reach the agent (this
   #                       # file as it is: the web chat on loopback; enabling Telegram,
   #                       # Discord or WhatsApp with dm_policy = "pairing" lets strangers
