@@ -103,10 +103,13 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	h.srv.PushText(aliceChat, alice, "send me the report")
 	tgWaitMessage(t, h.srv, tgAlice, "Here it is.")
 	first := h.request(t, 1)
-	for _, want := range []string{"## Messaging", "a direct chat on Telegram", "NO_REPLY", "send_file tool", "Today is "} {
+	for _, want := range []string{"## Messaging", "a direct chat on Telegram", "send_file tool", "Today is "} {
 		if !strings.Contains(first.SystemText(), want) {
 			t.Errorf("the system prompt lacks %q", want)
 		}
+	}
+	if strings.Contains(first.SystemText(), "reply with exactly NO_REPLY") {
+		t.Errorf("a direct chat's system prompt offers NO_REPLY (group guidance)")
 	}
 	if res := h.request(t, 2).LastUserText(); !strings.Contains(res, "report.txt will be sent to the chat with your answer.") {
 		t.Errorf("send_file's result: %q", res)

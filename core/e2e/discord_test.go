@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -343,7 +342,7 @@ func TestDiscordChannel(t *testing.T) {
 	})
 
 	t.Run("Op7ReconnectMidConversation", func(t *testing.T) {
-		release := filepath.Join(t.TempDir(), "release")
+		release := e.d.Visible("release-op7")
 		hs := srv.Identifies() + srv.Resumes()
 		e.pushDM(dcAlice, "slow one #wait="+release+" op7-first")
 		tgWaitFor(t, "typing for the slow turn", func() bool {
@@ -406,7 +405,7 @@ func TestDiscordPluginKilled(t *testing.T) {
 			}
 		}
 	}
-	release := filepath.Join(t.TempDir(), "release")
+	release := e.d.Visible("release-kill")
 	e.pushDM(dcAlice, "slow one #wait="+release+" kill-marker")
 	tgWaitFor(t, "the turn to run (typing)", func() bool {
 		for _, r := range srv.Requests(discordtest.RouteTyping) {

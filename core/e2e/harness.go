@@ -306,6 +306,18 @@ func (d *Daemon) Process() *os.Process { return d.cmd.Process }
 // Launch runs clawhost on cfgPath. At the end of the test it is stopped
 // with SIGTERM (SIGKILL after 10 s) and, when the test failed, its log is
 // printed.
+// Visible is a path the default agent's claude can see from inside its
+// sandbox, in its workspace (./workspace beside the config): a file the
+// test creates there to release a fake claude waiting with #wait= (the
+// sandbox's /tmp is its own, so a t.TempDir() path is not seen).
+func (d *Daemon) Visible(name string) string {
+	dir := filepath.Join(d.dir, "workspace")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		d.t.Fatal(err)
+	}
+	return filepath.Join(dir, name)
+}
+
 func Launch(tb testing.TB, cfgPath string) *Daemon {
 	tb.Helper()
 	d := &Daemon{t: tb, dir: filepath.Dir(cfgPath), cfgPath: cfgPath}

@@ -9,7 +9,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -559,7 +558,7 @@ func TestTelegramPluginRestart(t *testing.T) {
 	tgPollParked(t, srv, warm)
 	polls := len(srv.Requests("getUpdates"))
 	srv.Fail("getUpdates", -1, telegramtest.Failure{Code: 502, Description: "Bad Gateway"})
-	release := filepath.Join(t.TempDir(), "release")
+	release := d.Visible("release")
 	id := srv.PushText(alice, from, "slow one #wait="+release+" restart-marker")
 	// The plugin polls again only after the host acked the update.
 	tgWaitFor(t, "the plugin to hand the update over and poll again", func() bool { return len(srv.Requests("getUpdates")) > polls })

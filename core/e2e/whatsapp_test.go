@@ -571,7 +571,7 @@ func TestWhatsAppPluginKilled(t *testing.T) {
 	// The agent answers only once the test creates release, after the
 	// restart: no Send can be under way to the stopped plugin (a Send cut
 	// by the kill is not repeated, by design: it may have gone out).
-	release := filepath.Join(t.TempDir(), "release")
+	release := e.d.Visible("release")
 	id, err := ann.SendText(ctx, whatsapptest.TextOptions{Text: "store me kill-marker #mark=kill #wait=" + release})
 	if err != nil {
 		t.Fatal(err)

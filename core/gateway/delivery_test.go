@@ -83,12 +83,16 @@ func TestChunkingToChannelLimit(t *testing.T) {
 	}
 }
 
+// TestSilentReplyNotSent: NO_REPLY is silence in a group; in a direct
+// chat, where the person would see nothing at all, a short notice says so.
 func TestSilentReplyNotSent(t *testing.T) {
 	e := newEnv(t, envOptions{})
+	e.post(in{"chat_id": "g1", "chat_type": "group", "chat_title": "The Group", "sender_id": "u1", "sender_name": "User u1", "text": "#silent", "mentioned": true})
+	e.quiet("g1", 800*time.Millisecond)
+	e.post(in{"chat_id": "g1", "chat_type": "group", "chat_title": "The Group", "sender_id": "u1", "sender_name": "User u1", "text": "after", "mentioned": true})
+	contains(t, e.text("g1"), "after")
 	e.post(dm("u1", "#silent"))
-	e.quiet("chat-u1", 800*time.Millisecond)
-	e.post(dm("u1", "after"))
-	contains(t, e.text("chat-u1"), "after")
+	contains(t, e.text("chat-u1"), "NO_REPLY", "nothing to say")
 }
 
 func TestRetriesAndPlainFallback(t *testing.T) {

@@ -551,7 +551,11 @@ func TestInProcessPromptSection(t *testing.T) {
 		ports.next(t, "5", &seen)
 	}
 	first, second := agent.turn(t, 0).ExtraSystemPrompt, agent.turn(t, 1).ExtraSystemPrompt
-	for _, want := range []string{"## Messaging", "a direct chat on Fake", "NO_REPLY", "Write Markdown", "up to 4096 characters", "MEDIA:<path>"} {
+	// NO_REPLY is group guidance: a direct chat's section does not offer it.
+	if strings.Contains(first, "NO_REPLY") {
+		t.Errorf("a direct chat's section offers NO_REPLY:\n%s", first)
+	}
+	for _, want := range []string{"## Messaging", "a direct chat on Fake", "Write Markdown", "up to 4096 characters", "MEDIA:<path>"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the section lacks %q:\n%s", want, first)
 		}
