@@ -148,13 +148,38 @@
 // KindRateLimited. The host parks the turns either way (core/usagelimit): until the
 // reset, or with a bounded backoff without one.
 //
-// A turn's tokens and cost come from its result line. A turn cut before one (/stop, the
-// agent.timeout, a crash) has none: the killed claude never wrote it. Its Result.Usage is
-// then what the messages reported on the way (partial.go: message_start and the
-// assistant lines carry a request's input and cache tokens, message_delta its output so
-// far; each request counted once), with Result.UsageSeen and no cost — claude prices
-// tokens, and it never said. A request cut before its first byte (a stalled API) shows
-// nothing at all.
+// What a result line says a turn cost (measured with claude 2.1.330 against the fake
+// Anthropic API answering every request with 100k input and 1k output tokens, no cache):
+//
+//	case                          total_cost_usd  usage          modelUsage       model_usage_since_last_result
+//	warm, turn 1                  0.42            100k/1k        100k/1k $0.42    100k/1k $0.42
+//	warm, turn 2 (same process)   0.84            100k/1k        200k/2k $0.84    100k/1k $0.42
+//	--resume in a new process     1.26            100k/1k        300k/3k $1.26    100k/1k $0.42
+//	--resume after another        1.68            100k/1k        400k/4k $1.68    100k/1k $0.42
+//	  session ran in the same cwd
+//	fallback model (529s, then    1.785           100k/1k        opus 400k/4k     haiku 100k/1k $0.105
+//	  --fallback-model haiku)                                    $1.68, haiku
+//	                                                             100k/1k $0.105
+//	API error, no answer          1.68 (unchanged) 0/0            unchanged        {} (present, empty)
+//
+// So total_cost_usd and modelUsage are the claude session's running totals, kept across
+// --resume (claude stores a "cost-state" line in the session's transcript and restores it),
+// not the turn's; `usage` is the turn's last API request's (for a turn of several requests
+// it is not the turn's sum); model_usage_since_last_result is the turn's own, per model,
+// with costUSD (for the main model and a fallback alike). Result.Usage.CostUSD is the sum
+// of the latter's costUSD and Usage.Models its entries; Usage.SessionCostUSD keeps the
+// running total, for a claude without the per-turn field, whose turn cost is then the
+// difference of two running totals (the caller keeps the previous one, durably: it
+// survives the process, so a resumed claude continues it). Sub-agents (Task tool) and a
+// compaction were not measured; claude adds their requests to the same session totals.
+//
+// A turn cut before its result line (/stop, the agent.timeout, a crash) has none: the
+// killed claude never wrote it. Its Result.Usage is then what the messages reported on
+// the way (partial.go: message_start and the assistant lines carry a request's input and
+// cache tokens, message_delta its output so far; each request counted once), with
+// Result.UsageSeen and no cost — claude prices tokens, and it never said; the caller
+// prices them (core/usage.Prices). A request cut before its first byte (a stalled API)
+// shows nothing at all.
 //
 // The package imports nothing else from core; the composition package wires it.
 //
