@@ -164,8 +164,8 @@
 //
 // So total_cost_usd and modelUsage are the claude session's running totals, kept across
 // --resume (claude stores a "cost-state" line in the session's transcript and restores it),
-// not the turn's; `usage` is the turn's last API request's (for a turn of several requests
-// it is not the turn's sum); model_usage_since_last_result is the turn's own, per model,
+// not the turn's; `usage` held the turn's tokens (each turn measured made one request);
+// model_usage_since_last_result is the turn's own, per model,
 // with costUSD (for the main model and a fallback alike). Result.Usage.CostUSD is the sum
 // of the latter's costUSD and Usage.Models its entries; Usage.SessionCostUSD keeps the
 // running total, for a claude without the per-turn field, whose turn cost is then the

@@ -49,8 +49,18 @@ type Session struct {
 	Turns int64
 	// Usage is the accumulated token usage.
 	Usage Usage
-	// CostUSD is the accumulated cost reported by claude.
+	// CostUSD is the accumulated cost of the session's turns (each turn's
+	// own, as the usage ledger has it).
 	CostUSD float64
+	// ClaudeCostUSD is claude's running total (total_cost_usd) of the
+	// claude session ClaudeCostOf as of its last result line: the
+	// previous total a turn's cost is the difference to, when claude does
+	// not report the turn's own. Kept with the turn's bookkeeping, so it
+	// survives the process (--resume continues the total), a restart and
+	// a kill -9. ClaudeCostOf "" or another session than
+	// ClaudeSessionID: not known.
+	ClaudeCostUSD float64
+	ClaudeCostOf  string
 	// Model is the model of the last turn.
 	Model string
 	// Chat is chat metadata (channel, chat type, chat id, display names)

@@ -71,9 +71,9 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			at = now
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
-			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome, estimate) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			rr.JournalID, at.UnixNano(), u.Agent, u.Instance, u.ChatID, u.Sender, u.Model, u.InputTokens, u.OutputTokens,
-			u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome)
+			u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome, u.Estimate)
 		return err
 	})
 	if err != nil {

@@ -233,6 +233,26 @@ CREATE INDEX audit_kind ON audit(kind, at);
 ALTER TABLE pairing_codes ADD COLUMN sender_name TEXT NOT NULL DEFAULT '';
 ALTER TABLE pairing_codes ADD COLUMN sender_username TEXT NOT NULL DEFAULT '';
 `,
+	// 10: a turn's cost is its own (issue 52). claude's total_cost_usd,
+	// which the ledger stored as each turn's cost, is the claude
+	// session's running total. A row's cost becomes the difference to
+	// the previous priced row of its chat when that is not larger (when
+	// it is, a new session began in between and the row is its first
+	// turn); the ledger has no session id, so a /new between two rows
+	// cannot be told apart and every row made before is marked an
+	// estimate. Sessions keep claude's running total of their claude
+	// session (store.Session.ClaudeCostUSD) from now on; the earlier sum
+	// of running totals in cost_usd is dropped to the ledger's figures.
+	`
+ALTER TABLE usage ADD COLUMN estimate BOOLEAN NOT NULL DEFAULT FALSE;
+UPDATE usage u SET cost_usd = u.cost_usd - p.prev FROM (
+	SELECT id, LAG(cost_usd) OVER (PARTITION BY agent, instance, chat_id ORDER BY at, id) AS prev
+	FROM usage WHERE cost_usd > 0) p
+	WHERE p.id = u.id AND p.prev IS NOT NULL AND p.prev <= u.cost_usd;
+UPDATE usage SET estimate = TRUE;
+ALTER TABLE sessions ADD COLUMN claude_cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN claude_cost_of TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // schemaVersion is the version a database has after Open.

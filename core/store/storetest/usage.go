@@ -37,7 +37,9 @@ func testLedger(t *testing.T, e *env) {
 	}
 	first := turn(1, row("main", "100", "tg:1", 0.25, 1000, 0))
 	turn(2, row("main", "100", "tg:2", 0.5, 2000, time.Hour))
-	turn(3, row("ops", "200", "tg:1", 1.0, 4000, 25*time.Hour))
+	cut := row("ops", "200", "tg:1", 1.0, 4000, 25*time.Hour)
+	cut.Outcome, cut.Estimate = "aborted", true
+	turn(3, cut)
 	turn(4, nil) // a reply without usage (a command's answer)
 	// A refused reply writes no row.
 	if err := s.RecordReply(ctx, store.Reply{JournalID: first, Text: "again", Usage: row("main", "100", "tg:1", 9, 1, 0)}); err == nil {
@@ -57,6 +59,9 @@ func testLedger(t *testing.T, e *env) {
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	if all := sum(store.UsageFilter{}); all.Turns != 3 || !near(all.CostUSD, 1.75) || all.InputTokens != 7000 || all.OutputTokens != 700 || all.CacheReadTokens != 15 || all.CacheCreationTokens != 3 {
 		t.Errorf("all: %+v", all)
+	}
+	if all := sum(store.UsageFilter{}); all.Estimates != 1 || !near(all.EstimatedUSD, 1.0) {
+		t.Errorf("all: %+v, want the one estimate of $1.00 counted apart", all)
 	}
 	for _, c := range []struct {
 		f     store.UsageFilter
@@ -80,7 +85,8 @@ func testLedger(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	if len(rows) != 3 || rows[0].Sender != "tg:1" || rows[2].Agent != "ops" || !rows[1].At.Equal(t0.Add(time.Hour)) ||
-		rows[0].Duration != 2*time.Second || rows[0].Model != "opus" || rows[0].Outcome != "ok" {
+		rows[0].Duration != 2*time.Second || rows[0].Model != "opus" || rows[0].Outcome != "ok" ||
+		rows[0].Estimate || !rows[2].Estimate {
 		t.Fatalf("rows %+v", rows)
 	}
 	if two, _ := s.ListUsage(ctx, store.UsageFilter{}, 2); len(two) != 2 {
