@@ -15,6 +15,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/core/usage"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -149,4 +150,18 @@ func (g *Gateway) auditTool(r approval.Record) {
 	}
 	g.audit(store.AuditEvent{Kind: store.AuditTool, Actor: actor, Instance: r.Chat.Instance, ChatID: r.Chat.ChatID, Subject: r.Tool,
 		Decision: decision, Detail: detail})
+}
+
+// pricesOf is the operator's price table: the top-level budget's price
+// blocks (nil: none).
+func pricesOf(r budget.Rules) map[string]usage.Price {
+	if r.Top == nil || len(r.Top.Prices) == 0 {
+		return nil
+	}
+	out := make(map[string]usage.Price, len(r.Top.Prices))
+	for _, p := range r.Top.Prices {
+		in, o, cr, cw := p.PerMTok()
+		out[p.Model] = usage.Price{Input: in, Output: o, CacheRead: cr, CacheWrite: cw}
+	}
+	return out
 }

@@ -216,6 +216,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		t.opts.Observer.RunnerError(outcome)
 	}
 	t.opts.Observer.Turn(agentOf(req.Key), t.opts.Now().Sub(started), outcome)
+	cost := t.turnCost(sess, res)
 	var usageDone chan struct{}
 	if res.Err == nil {
 		// The session's bookkeeping commits while the reply is prepared
@@ -226,10 +227,10 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		usageDone = make(chan struct{})
 		go func() {
 			defer close(usageDone)
-			t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, last)
+			t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, cost, last)
 		}()
 	} else {
-		t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, last)
+		t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, cost, last)
 	}
 	if res.Wait.Start != "" {
 		t.waits.Put(req.Key, res.Wait)
@@ -239,7 +240,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
 		Model: res.Model, InputTokens: int64(res.Usage.InputTokens), OutputTokens: int64(res.Usage.OutputTokens),
 		CacheReadTokens: int64(res.Usage.CacheReadInputTokens), CacheCreationTokens: int64(res.Usage.CacheCreationInputTokens),
-		CostUSD: res.Usage.CostUSD, Duration: o.took, Outcome: outcome}
+		CostUSD: cost.USD, Estimate: cost.Estimate, Duration: o.took, Outcome: outcome}
 	t.opts.Observer.Usage(o.usage.Agent, o.usage.Instance, o.usage.CostUSD,
 		[4]int64{o.usage.InputTokens, o.usage.OutputTokens, o.usage.CacheReadTokens, o.usage.CacheCreationTokens})
 	// One line per finished turn, for the operator (the ledger has the

@@ -142,6 +142,7 @@ func (h fakeHooks) BeforeAgentStart(_ context.Context, instance string, _ hook.R
 }
 
 type fixture struct {
+	opts  Options
 	t     *testing.T
 	db    *sqlite.DB
 	agent *fakeAgent
@@ -171,6 +172,7 @@ func newFixtureWith(t *testing.T, set Settings, with func(*Options)) *fixture {
 	if with != nil {
 		with(&opts)
 	}
+	f.opts = opts
 	f.turns = New(opts)
 	return f
 }
