@@ -87,14 +87,16 @@ func (g *Gateway) audit(e store.AuditEvent) {
 	}
 }
 
-// overBudget checks the turn b would start against the budgets: over
-// one, the turn does not run and its messages are answered with the
+// overBudget admits the turn b would start against the budgets, counting
+// the turns running (budget.Admit: it may wait for room beside them):
+// over one, the turn does not run and its messages are answered with the
 // notice (recorded in the outbox like a reply); at warn_at the chat is
-// warned once a period and the turn runs.
-func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) bool {
+// warned once a period and the turn runs. done, when not nil, is called
+// once the turn ended and its ledger row is written.
+func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) (refused bool, done func()) {
 	set := g.settings()
 	if !set.Budgets.Any() {
-		return false
+		return false, nil
 	}
 	var m message.Message
 	if len(b.Messages) > 0 {
@@ -102,12 +104,15 @@ func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) bool {
 	} else if d, err := message.Decode(b.Entries[0].Message); err == nil {
 		m = d
 	} else {
-		return false // the turn fails it the same way
+		return false, nil // the turn fails it the same way
 	}
 	agent, _ := sessionkey.SplitAgent(b.Key)
 	t := budget.Turn{Agent: agent, Instance: m.Instance, ChatID: m.ChatID, Sender: turn.SenderOf(&m), Owner: m.Scheduled == "" && set.Access.IsOwner(&m)}
-	v, err := g.budgets.Check(ctx, t)
+	v, done, err := g.budgets.Admit(ctx, t)
 	if err != nil {
+		if ctx.Err() != nil {
+			return false, nil // stopping: the turn's run is cut the same way
+		}
 		g.log.Error("budget check failed", "session", b.Key, "error", err)
 	}
 	now := g.opts.Now()
@@ -116,12 +121,12 @@ func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) bool {
 		g.log.Info("turn refused by a budget", "session", b.Key, "budget", v.Refused.Key, "spent", v.Refused.Spent, "limit", v.Refused.USD)
 		g.obs.Dropped(m.Instance, "budget")
 		g.delivery.Deliver(delivery.Reply{Key: b.Key, ID: b.Entries[0].ID, Covers: b.Covers(), Target: m.Target(), Text: v.Refused.Refusal(now), Format: channel.FormatPlain})
-		return true
+		return true, nil
 	case v.Warn != nil:
 		// Before the turn's answer, in the session's order.
 		g.delivery.Notify(b.Key, m.Target(), v.Warn.Warning(now))
 	}
-	return false
+	return false, done
 }
 
 // auditTool records a tool-use decision: the tool, its input's digest

@@ -65,6 +65,9 @@ type UsageSum struct {
 	// (TurnUsage.Estimate); EstimatedUSD is their part of CostUSD.
 	Estimates    int     `json:"estimates,omitempty"`
 	EstimatedUSD float64 `json:"estimated_usd,omitempty"`
+	// MaxUSD is the costliest row's cost (a budget reserves it for each
+	// turn that runs beside another).
+	MaxUSD float64 `json:"-"`
 }
 
 // Add adds one row to s.
@@ -75,6 +78,7 @@ func (s *UsageSum) Add(u TurnUsage) {
 	s.CacheReadTokens += u.CacheReadTokens
 	s.CacheCreationTokens += u.CacheCreationTokens
 	s.CostUSD += u.CostUSD
+	s.MaxUSD = max(s.MaxUSD, u.CostUSD)
 	if u.Estimate {
 		s.Estimates++
 		s.EstimatedUSD += u.CostUSD

@@ -40,8 +40,8 @@ func (d *DB) SumUsage(ctx context.Context, f store.UsageFilter) (store.UsageSum,
 	var s store.UsageSum
 	err := d.rdb.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
 		coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_creation_tokens), 0), coalesce(sum(cost_usd), 0),
-		count(*) FILTER (WHERE estimate != 0), coalesce(sum(cost_usd) FILTER (WHERE estimate != 0), 0) FROM usage`+where, args...).
-		Scan(&s.Turns, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheCreationTokens, &s.CostUSD, &s.Estimates, &s.EstimatedUSD)
+		count(*) FILTER (WHERE estimate != 0), coalesce(sum(cost_usd) FILTER (WHERE estimate != 0), 0), coalesce(max(cost_usd), 0) FROM usage`+where, args...).
+		Scan(&s.Turns, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheCreationTokens, &s.CostUSD, &s.Estimates, &s.EstimatedUSD, &s.MaxUSD)
 	if err != nil {
 		return s, fmt.Errorf("sum usage: %w", err)
 	}

@@ -60,7 +60,7 @@ func testLedger(t *testing.T, e *env) {
 	if all := sum(store.UsageFilter{}); all.Turns != 3 || !near(all.CostUSD, 1.75) || all.InputTokens != 7000 || all.OutputTokens != 700 || all.CacheReadTokens != 15 || all.CacheCreationTokens != 3 {
 		t.Errorf("all: %+v", all)
 	}
-	if all := sum(store.UsageFilter{}); all.Estimates != 1 || !near(all.EstimatedUSD, 1.0) {
+	if all := sum(store.UsageFilter{}); all.Estimates != 1 || !near(all.EstimatedUSD, 1.0) || !near(all.MaxUSD, 1.0) {
 		t.Errorf("all: %+v, want the one estimate of $1.00 counted apart", all)
 	}
 	for _, c := range []struct {
