@@ -30,8 +30,10 @@ type UsageRecord struct {
 	CacheReadTokens     int64     `json:"cache_read_tokens"`
 	CacheCreationTokens int64     `json:"cache_creation_tokens"`
 	CostUSD             float64   `json:"cost_usd"`
-	DurationMS          int64     `json:"duration_ms"`
-	Outcome             string    `json:"outcome"`
+	// Estimate: CostUSD is an estimate (store.TurnUsage.Estimate).
+	Estimate   bool   `json:"estimate,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+	Outcome    string `json:"outcome"`
 }
 
 // since reads the since query parameter (RFC 3339; absent: zero).
@@ -124,7 +126,7 @@ type AuditEntry struct {
 
 // teamSections are the status page's usage and audit sections.
 const teamSections = `{{with .Snap.Usage}}<h2>Usage</h2>
-<p class="meta">What turns cost as claude reports it (the usage ledger; <code>clawhost usage</code> and <code>/usage</code> read it too).</p>
+<p class="meta">What turns cost, each its own (the usage ledger; <code>clawhost usage</code> and <code>/usage</code> read it too).</p>
 <table>
 <thead><tr><th>day</th><th>turns</th><th>cost</th><th>input</th><th>output</th></tr></thead>
 <tbody>
