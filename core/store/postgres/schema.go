@@ -242,7 +242,8 @@ ALTER TABLE pairing_codes ADD COLUMN sender_username TEXT NOT NULL DEFAULT '';
 	// cannot be told apart and every row made before is marked an
 	// estimate. Sessions keep claude's running total of their claude
 	// session (store.Session.ClaudeCostUSD) from now on; the earlier sum
-	// of running totals in cost_usd is dropped to the ledger's figures.
+	// of running totals a session row has in cost_usd stays (it has no
+	// turn-by-turn record to recompute it from).
 	`
 ALTER TABLE usage ADD COLUMN estimate BOOLEAN NOT NULL DEFAULT FALSE;
 UPDATE usage u SET cost_usd = u.cost_usd - p.prev FROM (
