@@ -161,6 +161,9 @@
 //	  --fallback-model haiku)                                    $1.68, haiku
 //	                                                             100k/1k $0.105
 //	API error, no answer          1.68 (unchanged) 0/0            unchanged        {} (present, empty)
+//	Task tool (a sub-agent, new   1.26            200k/2k        300k/3k $1.26    300k/3k $1.26
+//	  session): 3 requests        then 1.68       (main thread   then 400k/4k     then 100k/1k $0.42
+//	  (2 main, 1 sub-agent)                       only)          $1.68            (an unasked turn, below)
 //
 // So total_cost_usd and modelUsage are the claude session's running totals, kept across
 // --resume (claude stores a "cost-state" line in the session's transcript and restores it),
@@ -170,8 +173,12 @@
 // of the latter's costUSD and Usage.Models its entries; Usage.SessionCostUSD keeps the
 // running total, for a claude without the per-turn field, whose turn cost is then the
 // difference of two running totals (the caller keeps the previous one, durably: it
-// survives the process, so a resumed claude continues it). Sub-agents (Task tool) and a
-// compaction were not measured; claude adds their requests to the same session totals.
+// survives the process, so a resumed claude continues it). A sub-agent's requests (Task
+// tool) are in the turn's model_usage_since_last_result and the totals, not in `usage`
+// (the main thread's). claude 2.1.330 ran the Task as a background agent: when it
+// completed, claude started a model turn of its own after the turn's result (a second
+// system/init and result, $0.42 here) that no user message asked for; its cost is not in
+// any turn's per-turn figure (the running total has it). Compaction was not measured.
 //
 // A turn cut before its result line (/stop, the agent.timeout, a crash) has none: the
 // killed claude never wrote it. Its Result.Usage is then what the messages reported on
