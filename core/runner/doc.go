@@ -164,6 +164,8 @@
 //	Task tool (a sub-agent, new   1.26            200k/2k        300k/3k $1.26    300k/3k $1.26
 //	  session): 3 requests        then 1.68       (main thread   then 400k/4k     then 100k/1k $0.42
 //	  (2 main, 1 sub-agent)                       only)          $1.68            (an unasked turn, below)
+//	/compact (resumed; the        +0.21           0/0            cumulative       haiku 200k/2k $0.21
+//	  session's model haiku)
 //
 // So total_cost_usd and modelUsage are the claude session's running totals, kept across
 // --resume (claude stores a "cost-state" line in the session's transcript and restores it),
@@ -173,12 +175,15 @@
 // of the latter's costUSD and Usage.Models its entries; Usage.SessionCostUSD keeps the
 // running total, for a claude without the per-turn field, whose turn cost is then the
 // difference of two running totals (the caller keeps the previous one, durably: it
-// survives the process, so a resumed claude continues it). A sub-agent's requests (Task
-// tool) are in the turn's model_usage_since_last_result and the totals, not in `usage`
-// (the main thread's). claude 2.1.330 ran the Task as a background agent: when it
-// completed, claude started a model turn of its own after the turn's result (a second
-// system/init and result, $0.42 here) that no user message asked for; its cost is not in
-// any turn's per-turn figure (the running total has it). Compaction was not measured.
+// survives the process, so a resumed claude continues it). `usage` is the main thread's
+// requests only: a sub-agent's (Task tool) and a compaction's requests are in the turn's
+// model_usage_since_last_result and the totals, not in it — so Usage.Models, not Usage's
+// token counts, are the turn's whole tokens (the ledger takes them from there).
+// claude 2.1.330 ran the Task as a background agent: when it completed, claude started a
+// model turn of its own after the turn's result (a second system/init and result, $0.42
+// here) that no user message asked for; the runner drops it between turns
+// (discardUnread), so its cost is in no turn's figure and the ledger charges it to nobody
+// (the running total has it).
 //
 // A turn cut before its result line (/stop, the agent.timeout, a crash) has none: the
 // killed claude never wrote it. Its Result.Usage is then what the messages reported on

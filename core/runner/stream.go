@@ -418,3 +418,24 @@ func truncate(s string, n int) string {
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
 }
+
+// addModels adds b's per-model usage into a (nil: a new map) and returns
+// it.
+func addModels(a, b map[string]ModelUsage) map[string]ModelUsage {
+	if len(b) == 0 {
+		return a
+	}
+	if a == nil {
+		a = make(map[string]ModelUsage, len(b))
+	}
+	for name, m := range b {
+		s := a[name]
+		s.InputTokens += m.InputTokens
+		s.OutputTokens += m.OutputTokens
+		s.CacheReadInputTokens += m.CacheReadInputTokens
+		s.CacheCreationInputTokens += m.CacheCreationInputTokens
+		s.CostUSD += m.CostUSD
+		a[name] = s
+	}
+	return a
+}

@@ -47,6 +47,8 @@ func TestTurnCosts(t *testing.T) {
 		results []runner.Result
 		want    []want
 		total   float64 // claude's running total the session keeps at the end
+		// tokens, when set, are the last row's input tokens.
+		tokens int64
 	}{
 		{name: "2.1.330 warm, resumed after a restart", results: []runner.Result{perTurn(0.42), perTurn(0.84), restart, perTurn(1.26)},
 			want: []want{{0.42, false}, {0.42, false}, {0.42, false}}, total: 1.26},
@@ -58,6 +60,10 @@ func TestTurnCosts(t *testing.T) {
 			want: []want{{0.21, true}, {0.42, false}}, total: 0.42},
 		{name: "a session from before the host kept the total", before: &store.Session{ClaudeSessionID: "c-old", Turns: 3},
 			results: []runner.Result{totalOnly(1.68), totalOnly(2.10)}, want: []want{{0.42, true}, {0.42, false}}, total: 2.10},
+		{name: "a compaction: no usage, the per-turn figure of its requests", results: []runner.Result{{Text: "ok", Model: "claude-haiku-4-5",
+			Usage: runner.Usage{CostUSD: 0.21, PerTurnCost: true, SessionCostUSD: 0.21,
+				Models: map[string]runner.ModelUsage{"claude-haiku-4-5": {InputTokens: 200_000, OutputTokens: 2000, CostUSD: 0.21}}}}},
+			want: []want{{0.21, false}}, total: 0.21, tokens: 200_000},
 		{name: "claude lost its running total", results: []runner.Result{totalOnly(0.42), totalOnly(0.84), totalOnly(0.42)},
 			want: []want{{0.42, false}, {0.42, false}, {0.42, true}}, total: 0.42},
 	} {
@@ -75,6 +81,7 @@ func TestTurnCosts(t *testing.T) {
 				}
 			}
 			var got []want
+			var last *store.TurnUsage
 			for _, res := range c.results {
 				if res.Text == "restart" {
 					f.turns = New(f.opts) // what the host kept in memory is gone
@@ -84,6 +91,10 @@ func TestTurnCosts(t *testing.T) {
 				f.turns.Run(ctx, f.request("tg", "hi"))
 				u := f.out.replies[len(f.out.replies)-1].Usage
 				got = append(got, want{math.Round(u.CostUSD*1e6) / 1e6, u.Estimate})
+				last = u
+			}
+			if c.tokens != 0 && last.InputTokens != c.tokens {
+				t.Errorf("the last row's input tokens %d, want %d (the per-model figures)", last.InputTokens, c.tokens)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Errorf("ledger costs %v, want %v", got, c.want)

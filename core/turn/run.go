@@ -237,9 +237,9 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	}
 	o := t.outcome(ctx, log, req, res, out, last)
 	o.card, o.took, o.usageDone = out.card, t.opts.Now().Sub(started), usageDone
+	tok := turnTokens(res.Usage)
 	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
-		Model: res.Model, InputTokens: int64(res.Usage.InputTokens), OutputTokens: int64(res.Usage.OutputTokens),
-		CacheReadTokens: int64(res.Usage.CacheReadInputTokens), CacheCreationTokens: int64(res.Usage.CacheCreationInputTokens),
+		Model: res.Model, InputTokens: tok.Input, OutputTokens: tok.Output, CacheReadTokens: tok.CacheRead, CacheCreationTokens: tok.CacheCreation,
 		CostUSD: cost.USD, Estimate: cost.Estimate, Duration: o.took, Outcome: outcome}
 	t.opts.Observer.Usage(o.usage.Agent, o.usage.Instance, o.usage.CostUSD,
 		[4]int64{o.usage.InputTokens, o.usage.OutputTokens, o.usage.CacheReadTokens, o.usage.CacheCreationTokens})

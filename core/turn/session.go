@@ -473,7 +473,7 @@ func claudeSessionOf(sess store.Session, res runner.Result) string {
 func (t *Turns) turnCost(sess store.Session, res runner.Result) usage.Cost {
 	u := res.Usage
 	r := usage.Reported{Result: !res.UsageSeen, PerTurn: u.PerTurnCost, TurnUSD: u.CostUSD, SessionUSD: u.SessionCostUSD, Model: res.Model,
-		Tokens: usage.TurnTokens{Input: int64(u.InputTokens), Output: int64(u.OutputTokens), CacheRead: int64(u.CacheReadInputTokens), CacheCreation: int64(u.CacheCreationInputTokens)}}
+		Tokens: turnTokens(u)}
 	for name, m := range u.Models {
 		if r.Models == nil {
 			r.Models = map[string]usage.ModelCost{}
@@ -491,4 +491,22 @@ func (t *Turns) turnCost(sess store.Session, res runner.Result) usage.Cost {
 		return usage.Cost{Total: prior.USD}
 	}
 	return usage.TurnCost(r, prior, t.prices)
+}
+
+// turnTokens are the turn's whole tokens: its per-model figures when
+// claude gave them (they hold a sub-agent's and a compaction's requests,
+// which claude's usage leaves out), else its usage.
+func turnTokens(u runner.Usage) usage.TurnTokens {
+	if len(u.Models) == 0 {
+		return usage.TurnTokens{Input: int64(u.InputTokens), Output: int64(u.OutputTokens), CacheRead: int64(u.CacheReadInputTokens),
+			CacheCreation: int64(u.CacheCreationInputTokens)}
+	}
+	var t usage.TurnTokens
+	for _, m := range u.Models {
+		t.Input += int64(m.InputTokens)
+		t.Output += int64(m.OutputTokens)
+		t.CacheRead += int64(m.CacheReadInputTokens)
+		t.CacheCreation += int64(m.CacheCreationInputTokens)
+	}
+	return t
 }
