@@ -261,8 +261,8 @@ const undoMigration10 = `ALTER TABLE usage DROP COLUMN estimate; ALTER TABLE ses
 // TestMigrationTurnCosts: a ledger of schema 9 stored claude's running
 // total as each turn's cost. The migration makes each row the difference
 // to the previous priced row of its chat (not when that is larger: a new
-// session began), leaves cut turns' rows alone, and marks every row an
-// estimate.
+// session began), prices a cut turn's tokens (an unknown "opus" at $15/M
+// input: 100k in, 1k out is $1.575), and marks every row an estimate.
 func TestMigrationTurnCosts(t *testing.T) {
 	url := pgtest.Cluster(t).NewDatabase(t)
 	ctx := context.Background()
@@ -279,7 +279,7 @@ func TestMigrationTurnCosts(t *testing.T) {
 		outcome string
 		want    float64
 	}
-	rows := []row{{"1", 0.42, "ok", 0.42}, {"2", 0.30, "ok", 0.30}, {"1", 0.84, "ok", 0.42}, {"1", 0, "aborted", 0},
+	rows := []row{{"1", 0.42, "ok", 0.42}, {"2", 0.30, "ok", 0.30}, {"1", 0.84, "ok", 0.42}, {"1", 0, "aborted", 1.575},
 		{"2", 0.60, "ok", 0.30}, {"1", 1.26, "ok", 0.42}, {"1", 0.42, "ok", 0.42}}
 	t0 := time.Now()
 	for i, r := range rows {
@@ -303,7 +303,7 @@ func TestMigrationTurnCosts(t *testing.T) {
 			t.Errorf("row %d: %+v, want chat %s $%.2f marked an estimate", i, got[i], r.chat, r.want)
 		}
 	}
-	if sum, err := d.SumUsage(ctx, store.UsageFilter{}); err != nil || sum.Estimates != len(rows) || math.Abs(sum.CostUSD-2.28) > 1e-9 {
-		t.Errorf("sum after the migration: %+v, %v; want $2.28, all estimates", sum, err)
+	if sum, err := d.SumUsage(ctx, store.UsageFilter{}); err != nil || sum.Estimates != len(rows) || math.Abs(sum.CostUSD-3.855) > 1e-9 {
+		t.Errorf("sum after the migration: %+v, %v; want $3.855, all estimates", sum, err)
 	}
 }

@@ -670,8 +670,8 @@ var undoMigration14 = []string{`ALTER TABLE usage DROP COLUMN estimate`, `ALTER 
 // TestMigrationTurnCosts: a ledger of schema 13 stored claude's running
 // total as each turn's cost. The migration makes each row the difference
 // to the previous priced row of its chat (not when that is larger: a new
-// session began), leaves cut turns' rows alone, and marks every row an
-// estimate.
+// session began), prices a cut turn's tokens (an unknown "opus" at $15/M
+// input: 100k in, 1k out is $1.575), and marks every row an estimate.
 func TestMigrationTurnCosts(t *testing.T) {
 	dir := t.TempDir()
 	clk := storetest.NewClock()
@@ -690,7 +690,7 @@ func TestMigrationTurnCosts(t *testing.T) {
 		outcome string
 		want    float64
 	}
-	rows := []row{{"1", 0.42, "ok", 0.42}, {"2", 0.30, "ok", 0.30}, {"1", 0.84, "ok", 0.42}, {"1", 0, "aborted", 0},
+	rows := []row{{"1", 0.42, "ok", 0.42}, {"2", 0.30, "ok", 0.30}, {"1", 0.84, "ok", 0.42}, {"1", 0, "aborted", 1.575},
 		{"2", 0.60, "ok", 0.30}, {"1", 1.26, "ok", 0.42}, {"1", 0.42, "ok", 0.42}}
 	for i, r := range rows {
 		if _, err := d.wdbExec(fmt.Sprintf(`INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
@@ -713,7 +713,7 @@ func TestMigrationTurnCosts(t *testing.T) {
 			t.Errorf("row %d: %+v, want chat %s $%.2f marked an estimate", i, got[i], r.chat, r.want)
 		}
 	}
-	if sum, err := d.SumUsage(ctx, store.UsageFilter{}); err != nil || sum.Estimates != len(rows) || math.Abs(sum.CostUSD-2.28) > 1e-9 {
-		t.Errorf("sum after the migration: %+v, %v; want $2.28, all estimates", sum, err)
+	if sum, err := d.SumUsage(ctx, store.UsageFilter{}); err != nil || sum.Estimates != len(rows) || math.Abs(sum.CostUSD-3.855) > 1e-9 {
+		t.Errorf("sum after the migration: %+v, %v; want $3.855, all estimates", sum, err)
 	}
 }
