@@ -315,8 +315,8 @@ func (a *Agent) check(k *checker) {
 	if a.Budget != nil {
 		bk := k.block("budget")
 		a.Budget.check(bk)
-		if len(a.Budget.Prices) > 0 {
-			bk.errorf(bk.valueRange("price"), "Price in an agent's budget",
+		for _, pb := range bk.blocks("price", "model") {
+			bk.errorf(pb.DefRange.Ptr(), "Price in an agent's budget",
 				"Prices are the same for every agent: write price blocks in the top-level budget block.")
 		}
 	}
