@@ -12,7 +12,7 @@ func TestPrices(t *testing.T) {
 	t.Parallel()
 	p := NewPrices(map[string]Price{"set": ListPrice(2)})
 	p.Learn("claude-opus-5-5", TurnTokens{Input: 100_000, Output: 1000}, 0.84) // twice the built-in
-	p.Learn("set", TurnTokens{Input: 100_000, Output: 1000}, 9)                 // the operator's wins
+	p.Learn("set", TurnTokens{Input: 100_000, Output: 1000}, 9)                // the operator's wins
 	tok := TurnTokens{Input: 100_000, Output: 1000}
 	for _, c := range []struct {
 		model string
