@@ -153,8 +153,9 @@ type Cost struct {
 // TurnCost derives a turn's own cost from what claude reported:
 //   - claude's per-turn figure when its result has one (claude 2.1.330);
 //   - else the difference of its running total to the prior one, when
-//     that is known and not larger (claude restarted its count:
-//     the tokens are priced instead, an estimate);
+//     that is known and smaller (when not, the tokens are priced instead,
+//     an estimate: claude restarted its count, or did not keep the cost
+//     of a run whose reply the host lost);
 //   - a cut turn's tokens at p's price for the model (an estimate; the
 //     tokens are a floor), the running total left as it was.
 //
@@ -168,7 +169,10 @@ func TurnCost(r Reported, prior Prior, p *Prices) Cost {
 			p.Learn(name, m.Tokens, m.USD)
 		}
 		return Cost{USD: r.TurnUSD, Total: r.SessionUSD}
-	case prior.Known && r.SessionUSD >= prior.USD:
+	case prior.Known && (r.SessionUSD > prior.USD || r.SessionUSD == prior.USD && r.Tokens == TurnTokens{}):
+		// Not when the total stayed while tokens were spent: a run the
+		// host lost (a crash before its reply) moved the kept total, and
+		// claude's did not keep it.
 		usd := r.SessionUSD - prior.USD
 		p.Learn(r.Model, r.Tokens, usd)
 		return Cost{USD: usd, Total: r.SessionUSD}

@@ -51,6 +51,10 @@ func TestTurnCost(t *testing.T) {
 		{"no prior", Reported{Result: true, SessionUSD: 1.26, Model: "claude-opus-5-5", Tokens: tok}, Prior{}, Cost{USD: 0.42, Estimate: true, Total: 1.26}},
 		{"total went down", Reported{Result: true, SessionUSD: 0.42, Model: "claude-opus-5-5", Tokens: tok}, Prior{USD: 0.84, Known: true},
 			Cost{USD: 0.42, Estimate: true, Total: 0.42}},
+		{"total stayed, tokens spent", Reported{Result: true, SessionUSD: 0.84, Model: "claude-opus-5-5", Tokens: tok}, Prior{USD: 0.84, Known: true},
+			Cost{USD: 0.42, Estimate: true, Total: 0.84}},
+		{"total stayed, nothing spent", Reported{Result: true, SessionUSD: 0.84, Model: "claude-opus-5-5"}, Prior{USD: 0.84, Known: true},
+			Cost{Total: 0.84}},
 		{"cut", Reported{Model: "claude-opus-5-5", Tokens: TurnTokens{Input: 50_000}}, Prior{USD: 0.84, Known: true}, Cost{USD: 0.2, Estimate: true, Total: 0.84}},
 		{"cut before any token", Reported{Model: "claude-opus-5-5"}, Prior{USD: 0.84, Known: true}, Cost{Total: 0.84}},
 	} {
