@@ -168,22 +168,21 @@
 //	  session's model haiku)
 //
 // So total_cost_usd and modelUsage are the claude session's running totals, kept across
-// --resume (claude stores a "cost-state" line in the session's transcript and restores it),
-// not the turn's; `usage` held the turn's tokens (each turn measured made one request);
-// model_usage_since_last_result is the turn's own, per model,
-// with costUSD (for the main model and a fallback alike). Result.Usage.CostUSD is the sum
-// of the latter's costUSD and Usage.Models its entries; Usage.SessionCostUSD keeps the
-// running total, for a claude without the per-turn field, whose turn cost is then the
-// difference of two running totals (the caller keeps the previous one, durably: it
-// survives the process, so a resumed claude continues it). `usage` is the main thread's
-// requests only: a sub-agent's (Task tool) and a compaction's requests are in the turn's
-// model_usage_since_last_result and the totals, not in it — so Usage.Models, not Usage's
-// token counts, are the turn's whole tokens (the ledger takes them from there).
-// claude 2.1.330 ran the Task as a background agent: when it completed, claude started a
-// model turn of its own after the turn's result (a second system/init and result, $0.42
-// here) that no user message asked for; the runner drops it between turns
-// (discardUnread), so its cost is in no turn's figure and the ledger charges it to nobody
-// (the running total has it).
+// --resume (claude stores a "cost-state" line in the session's transcript and restores it,
+// whatever session ran in the directory since), not the turn's. model_usage_since_last_result
+// is the turn's own, per model, with costUSD: the main model, a fallback model, a
+// sub-agent's and a compaction's requests. `usage` is the main thread's requests only (0/0
+// for /compact, without the sub-agent's for a Task).
+//
+// Result.Usage.CostUSD is therefore the sum of model_usage_since_last_result's costUSD
+// (PerTurnCost), Usage.Models its entries (the turn's whole tokens: the ledger takes them
+// from there), Usage.SessionCostUSD the running total. For a claude without the per-turn
+// field the caller charges the difference of two running totals, keeping the previous one
+// durably (it outlives the process; a resumed claude continues it). claude 2.1.330 ran the
+// Task as a background agent: when it completed, claude started a model turn of its own
+// after the turn's result (a second system/init and result, $0.42 here) that no user
+// message asked for; the runner drops it between turns (discardUnread), so its cost is in
+// no turn's per-turn figure and the ledger charges it to nobody (the running total has it).
 //
 // A turn cut before its result line (/stop, the agent.timeout, a crash) has none: the
 // killed claude never wrote it. Its Result.Usage is then what the messages reported on
