@@ -410,7 +410,7 @@ func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Li
 
 // Reply delivers a turn's final reply (recorded in the outbox first).
 func (o output) Reply(r turn.Reply) {
-	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, After: r.After})
+	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
 }
 
 // whoami answers /whoami before access is decided: who the sender is, in

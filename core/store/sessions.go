@@ -55,10 +55,11 @@ type Session struct {
 	// ClaudeCostUSD is claude's running total (total_cost_usd) of the
 	// claude session ClaudeCostOf as of its last result line: the
 	// previous total a turn's cost is the difference to, when claude does
-	// not report the turn's own. Kept with the turn's bookkeeping, so it
-	// survives the process (--resume continues the total), a restart and
-	// a kill -9. ClaudeCostOf "" or another session than
-	// ClaudeSessionID: not known.
+	// not report the turn's own. Written with the turn's reply and ledger
+	// row, in one transaction ([Reply.ClaudeCost]), so it survives the
+	// process (--resume continues the total), a restart and a kill -9,
+	// and moves exactly when a turn is charged. ClaudeCostOf "" or another
+	// session than ClaudeSessionID: not known.
 	ClaudeCostUSD float64
 	ClaudeCostOf  string
 	// Model is the model of the last turn.
@@ -75,6 +76,15 @@ type Session struct {
 	// MemoryFlushCycle marks the compaction cycle in which the last memory
 	// flush ran, so a cycle is flushed once.
 	MemoryFlushCycle int64
+}
+
+// ClaudeCost is claude's running total (total_cost_usd) of a claude
+// session as of a turn's result ([Reply.ClaudeCost]).
+type ClaudeCost struct {
+	// Key is the session; Of the claude session (Session.ClaudeSessionID)
+	// the total is of.
+	Key, Of string
+	USD     float64
 }
 
 // Usage counts tokens.

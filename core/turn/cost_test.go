@@ -16,7 +16,10 @@ import (
 // total alone (the difference to the previous one, kept in the session
 // row: across a restart of the host too), a turn cut before its result
 // (its tokens at the model's price, an estimate), a session from before
-// the host kept the total (an estimate, then exact).
+// the host kept the total (an estimate, then exact). The replies are
+// recorded in the store, claude's running total with them; a reply lost
+// to a kill -9 leaves the total as it was, and the turn's run again is
+// charged the difference: both runs' API calls.
 func TestTurnCosts(t *testing.T) {
 	t.Parallel()
 	const opus = "claude-opus-5-5"
@@ -36,6 +39,8 @@ func TestTurnCosts(t *testing.T) {
 	cut := runner.Result{Err: &runner.Error{Kind: runner.KindAborted}, Model: opus, UsageSeen: true,
 		Usage: runner.Usage{InputTokens: 50_000, OutputTokens: 500}}
 	restart := runner.Result{Text: "restart"} // not a turn: the host restarts here
+	// lost is a turn whose reply a kill -9 lost, then the host's restart.
+	lost := func(r runner.Result) runner.Result { r.Text = "lost"; return r }
 	type want struct {
 		usd      float64
 		estimate bool
@@ -64,6 +69,8 @@ func TestTurnCosts(t *testing.T) {
 			Usage: runner.Usage{CostUSD: 0.21, PerTurnCost: true, SessionCostUSD: 0.21,
 				Models: map[string]runner.ModelUsage{"claude-haiku-4-5": {InputTokens: 200_000, OutputTokens: 2000, CostUSD: 0.21}}}}},
 			want: []want{{0.21, false}}, total: 0.21, tokens: 200_000},
+		{name: "a kill -9 before the reply: the run again pays both", results: []runner.Result{totalOnly(0.42), lost(totalOnly(0.84)), restart, totalOnly(1.26)},
+			want: []want{{0.42, false}, {0.84, false}}, total: 1.26},
 		{name: "claude lost its running total", results: []runner.Result{totalOnly(0.42), totalOnly(0.84), totalOnly(0.42)},
 			want: []want{{0.42, false}, {0.42, false}, {0.42, true}}, total: 0.42},
 	} {
@@ -71,6 +78,14 @@ func TestTurnCosts(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, Settings{})
 			ctx := context.Background()
+			f.out.record = func(r Reply) {
+				if r.Text == "lost" {
+					return
+				}
+				if err := f.db.RecordReply(ctx, store.Reply{JournalID: r.ID, Text: r.Text, Usage: r.Usage, ClaudeCost: r.ClaudeCost}); err != nil {
+					t.Error(err)
+				}
+			}
 			if c.before != nil {
 				if _, err := f.db.UpdateSession(ctx, "tg:direct:5", func(s *store.Session, _ bool) error {
 					*s = *c.before
@@ -89,6 +104,9 @@ func TestTurnCosts(t *testing.T) {
 				}
 				f.agent.result = res
 				f.turns.Run(ctx, f.request("tg", "hi"))
+				if res.Text == "lost" {
+					continue
+				}
 				u := f.out.replies[len(f.out.replies)-1].Usage
 				got = append(got, want{math.Round(u.CostUSD*1e6) / 1e6, u.Estimate})
 				last = u

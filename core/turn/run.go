@@ -59,10 +59,11 @@ type Outcome struct {
 	// how long the agent ran; usage: the turn's row of the usage ledger
 	// (nil when claude did not run); usageDone, when not nil, closes once
 	// the session's bookkeeping of the turn (recordUsage) committed.
-	card      bool
-	took      time.Duration
-	usage     *store.TurnUsage
-	usageDone chan struct{}
+	card       bool
+	took       time.Duration
+	usage      *store.TurnUsage
+	claudeCost *store.ClaudeCost
+	usageDone  chan struct{}
 	// logDone logs the finished turn; Run calls it once the reply was
 	// handed over (the line is not on the reply's path).
 	logDone func()
@@ -116,7 +117,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.
 		r := Reply{Key: req.Key, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
-			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, After: o.usageDone}
+			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, ClaudeCost: o.claudeCost, After: o.usageDone}
 		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {
 			r.Ping = "✅ Done — took " + took(o.took) + "."
 		}
@@ -237,6 +238,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	}
 	o := t.outcome(ctx, log, req, res, out, last)
 	o.card, o.took, o.usageDone = out.card, t.opts.Now().Sub(started), usageDone
+	o.claudeCost = &store.ClaudeCost{Key: req.Key, Of: claudeSessionOf(sess, res), USD: cost.Total}
 	tok := turnTokens(res.Usage)
 	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
 		Model: res.Model, InputTokens: tok.Input, OutputTokens: tok.Output, CacheReadTokens: tok.CacheRead, CacheCreationTokens: tok.CacheCreation,

@@ -267,9 +267,6 @@ func (t *Turns) recordUsage(ctx context.Context, key string, entry int64, sess s
 		s.Usage.CacheReadTokens += int64(res.Usage.CacheReadInputTokens)
 		s.Usage.CacheCreationTokens += int64(res.Usage.CacheCreationInputTokens)
 		s.CostUSD += cost.USD
-		// claude's running total, for the next turn's difference: kept
-		// with the turn's bookkeeping, durable as the session is.
-		s.ClaudeCostUSD, s.ClaudeCostOf = cost.Total, claudeSessionOf(sess, res)
 		if res.Model != "" {
 			s.Model = res.Model
 		}
@@ -467,9 +464,10 @@ func claudeSessionOf(sess store.Session, res runner.Result) string {
 }
 
 // turnCost is the turn's own cost (usage.TurnCost) from res, with the
-// running total sess kept of its claude session: known when it is of the
-// session the turn ran in, or 0 when claude started that session afresh
-// (a new one, or a transcript it could not resume).
+// running total sess kept of its claude session (recorded with the
+// previous turn's reply): known when it is of the session the turn ran
+// in, or 0 when claude started that session afresh (a new one, or a
+// transcript it could not resume).
 func (t *Turns) turnCost(sess store.Session, res runner.Result) usage.Cost {
 	u := res.Usage
 	r := usage.Reported{Result: !res.UsageSeen, PerTurn: u.PerTurnCost, TurnUSD: u.CostUSD, SessionUSD: u.SessionCostUSD, Model: res.Model,

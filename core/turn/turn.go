@@ -142,8 +142,11 @@ type Reply struct {
 	// by editing the draft (a long turn: Settings.PingAfter).
 	Ping string
 	// Usage is the turn's row of the usage ledger, recorded with the
-	// reply (nil: claude did not run).
-	Usage *store.TurnUsage
+	// reply (nil: claude did not run); ClaudeCost claude's running total
+	// after the turn, recorded with it in the session's row (the next
+	// turn's cost is the difference to it).
+	Usage      *store.TurnUsage
+	ClaudeCost *store.ClaudeCost
 	// After, when not nil, closes once the session's bookkeeping of the
 	// turn committed: the reply is shaped meanwhile and recorded after it,
 	// so the store sees the session's write first.

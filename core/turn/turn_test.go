@@ -61,12 +61,17 @@ type fakeOutput struct {
 	drafts  []store.Live // the prev of each NewDraft
 	draft   Draft        // returned by NewDraft when set
 	replies []Reply      // the final replies
+	// record, when set, records a final reply (in the store).
+	record func(Reply)
 }
 
 func (o *fakeOutput) Reply(r Reply) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.replies = append(o.replies, r)
+	if o.record != nil {
+		o.record(r)
+	}
 }
 
 func (o *fakeOutput) CanEdit(string) bool  { return o.edits }

@@ -79,6 +79,11 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 				return err
 			}
 		}
+		if c := r.ClaudeCost; c != nil {
+			if err := t.setClaudeCost(*c); err != nil {
+				return err
+			}
+		}
 		for i, c := range r.Chunks {
 			attempted := int64(0)
 			if i == 0 && r.AttemptFirst {

@@ -78,6 +78,38 @@ func (d *DB) Session(ctx context.Context, key string) (store.Session, error) {
 	return s, nil
 }
 
+// sessionRow is the session under key as this transaction sees it
+// (found false: none, s holds only the key).
+func (t *wtx) sessionRow(key string) (s store.Session, found bool, err error) {
+	if s, found = t.session(key); found {
+		return s, true, nil
+	}
+	st, err := t.stmt(qSession)
+	if err != nil {
+		return s, false, err
+	}
+	s, err = scanSession(st.QueryRowContext(context.Background(), key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Session{Key: key}, false, nil
+	}
+	return s, err == nil, err
+}
+
+// setClaudeCost writes c to its session's row, unless that row is gone or
+// of another claude session ([store.Reply.ClaudeCost]).
+func (t *wtx) setClaudeCost(c store.ClaudeCost) error {
+	s, found, err := t.sessionRow(c.Key)
+	if err != nil || !found || s.ClaudeSessionID != c.Of {
+		return err
+	}
+	s.ClaudeCostUSD, s.ClaudeCostOf = c.USD, c.Of
+	if _, err := t.exec(`UPDATE sessions SET claude_cost_usd = ?, claude_cost_of = ? WHERE key = ?`, c.USD, c.Of, c.Key); err != nil {
+		return err
+	}
+	t.wroteSession(s)
+	return nil
+}
+
 // UpdateSession implements [store.Sessions].
 func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error) {
 	if key == "" {
@@ -85,19 +117,9 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 	}
 	var out store.Session
 	err := d.w.do(ctx, func(t *wtx) error {
-		s, found := t.session(key)
-		if !found {
-			st, err := t.stmt(qSession)
-			if err != nil {
-				return err
-			}
-			s, err = scanSession(st.QueryRowContext(context.Background(), key))
-			found = err == nil
-			if errors.Is(err, sql.ErrNoRows) {
-				s = store.Session{Key: key}
-			} else if err != nil {
-				return err
-			}
+		s, found, err := t.sessionRow(key)
+		if err != nil {
+			return err
 		}
 		if err := fn(&s, found); err != nil {
 			return err
