@@ -43,7 +43,8 @@ func (h *Host) teamView(ctx context.Context) (*admin.Usage, []admin.AuditEntry) 
 func usageRows(rows []usage.Row) []admin.UsageRow {
 	out := make([]admin.UsageRow, len(rows))
 	for i, r := range rows {
-		out[i] = admin.UsageRow{Key: r.Key, Turns: r.Turns, CostUSD: r.CostUSD, InputTokens: r.InputTokens + r.CacheReadTokens + r.CacheCreationTokens, OutputTokens: r.OutputTokens}
+		out[i] = admin.UsageRow{Key: r.Key, Turns: r.Turns, CostUSD: r.CostUSD, InputTokens: r.InputTokens + r.CacheReadTokens + r.CacheCreationTokens, OutputTokens: r.OutputTokens,
+			EstimatedUSD: r.EstimatedUSD}
 	}
 	return out
 }
