@@ -26,8 +26,8 @@ import (
 //     showed, marked an estimate;
 //   - a kill -9 of the host, then turns resumed in new claude processes
 //     in the direct chat and the group;
-//   - `clawhost usage -json` per person equals the sum of the true
-//     per-turn costs to the cent;
+//   - `clawhost usage -json` and /usage all per person equal the sum of
+//     the true per-turn costs to the cent;
 //   - Erin, held to a $1 daily budget, sends ten messages in rounds of
 //     four chats at once: the API is asked for no more than her budget
 //     and one turn ($1.42).
@@ -213,6 +213,18 @@ func TestLedgerTurnCosts(t *testing.T) {
 	}
 	if truth["tg:5005"] > 1+turnUSD+1e-9 {
 		t.Errorf("Erin's burst: the API was asked for $%.2f against her $1 budget, more than one $%.2f turn over", truth["tg:5005"], turnUSD)
+	}
+	// /usage all, for an owner, says the same.
+	srv.PushText(dm(alice), user[alice], "/usage all")
+	all := tgWaitMessage(t, srv, alice, "Usage, last 30 days").Visible
+	for _, want := range []string{
+		fmt.Sprintf("tg:1001 — $%.2f, 4 turns", truth["tg:1001"]),
+		fmt.Sprintf("tg:2002 — ~$%.2f, 3 turns (1 estimated)", truth["tg:2002"]),
+		fmt.Sprintf("tg:5005 — $%.2f, %d turns", truth["tg:5005"], int(math.Round(truth["tg:5005"]/turnUSD))),
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("/usage all lacks %q:\n%s", want, all)
+		}
 	}
 	t.Logf("clawhost usage -json: %s", raw)
 }
