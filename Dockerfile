@@ -28,8 +28,9 @@ FROM debian:bookworm-slim
 ARG CLAUDE_VERSION=2.1.330
 # nodejs runs claude; git for agents with worktrees; bubblewrap is claude's
 # sandbox (agent.sandbox = "auto"), which needs user namespaces the
-# container runtime may not allow — then claude runs without it and the log
-# says so. npm is needed only for the install.
+# container runtime may not allow — then clawhost starts only while nobody
+# but the owners can reach the agent, unless -e CLAWHOST_SANDBOX=off accepts
+# the container as the only boundary. npm is needed only for the install.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates nodejs npm git bubblewrap tini \
  && npm install -g --no-audit --no-fund @anthropic-ai/claude-code@${CLAUDE_VERSION} \

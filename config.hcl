@@ -28,8 +28,13 @@ agent {
   #                       # servers) apply to every chat too
   # sandbox  = "auto"     # "auto": claude and its tools run in bubblewrap (apt-get install
   #                       # bubblewrap) when it works here: read-only filesystem but the
-  #                       # workspace; data_dir, this file, ~/.claude and other chats'
-  #                       # media invisible. "off": no sandbox
+  #                       # workspace; data_dir, this file's directory, ~/.claude, other
+  #                       # chats' media and claude state invisible (docs/security.md
+  #                       # lists what a sandboxed claude sees). Without a working bubblewrap clawhost starts
+  #                       # only while nobody but the owners can reach the agent (this
+  #                       # file as it is: the web chat on loopback; enabling Telegram,
+  #                       # Discord or WhatsApp with dm_policy = "pairing" lets strangers
+  #                       # pair). "off": no sandbox, whoever can reach the agent
   # run_as   = "claude-bot"  # when clawhost runs as root: claude runs as this user (it must
   #                          # own the workspace and may enter data_dir: chmod 711 data)
   # claude does not inherit clawhost's environment, only PATH, HOME, USER,
@@ -67,10 +72,10 @@ agent {
   # }
 }
 
-# More agents — one per project, each with its own workspace — inherit
-# every attribute above they do not set; chats binds them to chats, groups,
-# topics or whole instances (the most specific binding wins; everything
-# else talks to the agent above). See docs/agents.md.
+# More agents — one per project, its own workspace, run_as, sandbox, ... — inherit
+# every attribute above they do not set (max_concurrent, one_shot, approvers and
+# approval_timeout are set above only); chats binds them to chats, groups, topics
+# or instances (the most specific wins; the rest talks to the agent above). See docs/agents.md.
 # agent "api" {
 #   workspace  = "/srv/repos/api"
 #   model      = "opus"

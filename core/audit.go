@@ -60,6 +60,9 @@ func auditInput(cfg *config.Config) securityaudit.Input {
 		Storage:        auditStorage(cfg),
 		LiteralSecrets: literalSecrets(cfg),
 	}
+	for _, n := range cfg.Agents {
+		in.Agents = append(in.Agents, namedAgentAudit(cfg, n))
+	}
 	for _, g := range a.GroupRules {
 		in.Access.Groups = append(in.Access.Groups, g.ID)
 		if len(g.AllowFrom) > 0 {
@@ -88,6 +91,30 @@ func auditInput(cfg *config.Config) securityaudit.Input {
 		in.Plugins = append(in.Plugins, ap)
 	}
 	return in
+}
+
+// namedAgentAudit is what agent "<id>" block n writes itself of what the
+// audit checks; what it inherits is the default agent's, audited there.
+func namedAgentAudit(cfg *config.Config, n *config.Agent) securityaudit.Agent {
+	own := func(v string, name string) securityaudit.Setting {
+		a := n.Attribute(name)
+		if a == nil {
+			return securityaudit.Setting{}
+		}
+		return securityaudit.Setting{Value: v, At: config.Position(a.Expr.Range())}
+	}
+	ownElems := func(v []string, name string) []securityaudit.Setting {
+		a := n.Attribute(name)
+		if a == nil {
+			return nil
+		}
+		return elemsOf(a, v)
+	}
+	return securityaudit.Agent{ID: n.ID,
+		PermissionMode: own(n.PermissionMode, "permission_mode"), PermissionModes: ownElems(n.PermissionModes, "permission_modes"),
+		AllowedTools: ownElems(n.AllowedTools, "allowed_tools"), Args: ownElems(n.Args, "args"),
+		Settings: own(n.Settings, "settings"), Sandbox: own(n.Sandbox, "sandbox"), RunAs: own(n.RunAs, "run_as"),
+	}
 }
 
 // Audit runs `clawhost security audit` over cfg on machine m.
@@ -158,7 +185,12 @@ func at(cfg *config.Config, path ...string) string {
 // elems are the values of a list attribute, each at its element's line
 // when the list is written out.
 func elems(cfg *config.Config, values []string, path ...string) []securityaudit.Setting {
-	a := cfg.Attribute(path...)
+	return elemsOf(cfg.Attribute(path...), values)
+}
+
+// elemsOf are the values of list attribute a (nil: not written), each at
+// its element's line when the list is written out.
+func elemsOf(a *hcl.Attribute, values []string) []securityaudit.Setting {
 	var ranges []hcl.Range
 	if a != nil {
 		if t, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok && len(t.Exprs) == len(values) {

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/internal/installpath"
+	"github.com/clawhost/clawhost/core/runner"
 )
 
 // Verdicts of a doctor check.
@@ -44,7 +46,9 @@ type DoctorCheck struct {
 // the database (opens and migrates; a running host holding it is fine),
 // the plugin binaries and their checksums, each channel's credentials with
 // its platform (doctorChannels), the admin endpoint's and the web
-// chat's ports, and memory for agent.max_warm warm claude processes.
+// chat's ports, claude's sandbox (bubblewrap, and whether the host would
+// refuse to start without it), and memory for agent.max_warm warm claude
+// processes.
 func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
 	return doctor(ctx, cfg, false)
 }
@@ -61,7 +65,39 @@ func doctor(ctx context.Context, cfg *config.Config, inHost bool) []DoctorCheck 
 	out = append(out, doctorBinaries(cfg)...)
 	out = append(out, doctorChannels(ctx, cfg)...)
 	out = append(out, doctorPorts(cfg)...)
+	out = append(out, doctorSandbox(cfg)...)
 	return append(out, doctorMemory(cfg)...)
+}
+
+// doctorSandbox checks claude's sandbox the way the runner will find it
+// (runner.ProbeSandbox): bubblewrap works; or it does not and only owners
+// can reach the agent (a warning with the command that installs it); or
+// the host refuses to start (unsandboxedReach).
+func doctorSandbox(cfg *config.Config) []DoctorCheck {
+	const name = "sandbox"
+	if cfg.Agent.Sandbox == runner.SandboxOff {
+		return []DoctorCheck{{Name: name, Verdict: VerdictWarn, Found: `agent.sandbox = "off": claude's tools run with all of clawhost's user's access`,
+			Do: `sandbox = "auto" with bubblewrap (` + bubblewrap.Advice() + `)`}}
+	}
+	rc, err := agentConfig(cfg)
+	if err != nil {
+		return nil // doctorClaude reports it
+	}
+	state := runner.ProbeSandbox(rc)
+	why, unavailable := sandboxUnavailable(state)
+	if !unavailable {
+		return []DoctorCheck{{Name: name, Verdict: VerdictOK, Found: "bubblewrap works: claude runs sandboxed"}}
+	}
+	set, err := settingsOf(cfg)
+	if err != nil {
+		return nil
+	}
+	if err := unsandboxedReach(cfg, set.Access, state); err != nil {
+		return []DoctorCheck{{Name: name, Verdict: VerdictFail, Found: "claude cannot be sandboxed (" + why + ") and people besides the owners can reach it: the host refuses to start",
+			Do: bubblewrap.Advice() + `, or write sandbox = "off" in the agent block to accept the risk`}}
+	}
+	return []DoctorCheck{{Name: name, Verdict: VerdictWarn, Found: "claude cannot be sandboxed (" + why + "); only owners can reach the agent, so the host starts",
+		Do: bubblewrap.Advice() + " (the host refuses to start unsandboxed once anyone else can reach the agent)"}}
 }
 
 // doctorDirs checks data_dir and the workspaces, and the free disk.

@@ -26,6 +26,7 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,10 +35,12 @@ import (
 	"github.com/clawhost/clawhost/core/workspace"
 	"github.com/clawhost/clawhost/core/worktree"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -124,6 +127,10 @@ type Host struct {
 	linksMu sync.Mutex
 	links   map[string]string // instance -> the link last announced
 	cluster *cluster.Cluster  // nil unless the database is shared
+
+	// sandbox is the agent's sandbox as the runner found it at the start
+	// (runner.Runner.SandboxState): a reload keeps it.
+	sandbox string
 }
 
 // New provisions a Host for a valid configuration: directories, the
@@ -194,6 +201,29 @@ func (h *Host) provision() error {
 			h.log.Info("new workspace: wrote its bootstrap files", "agent", a.ID, "files", wrote)
 		}
 	}
+	// The runner before the plugins: it probes the sandbox, and without
+	// one a configuration that lets strangers reach the agent is refused
+	// before any plugin starts.
+	rc, err := agentConfig(h.cfg)
+	if err != nil {
+		return fmt.Errorf("agent configuration: %w", err)
+	}
+	if err := rc.Validate(); err != nil {
+		return fmt.Errorf("agent configuration: %w", err)
+	}
+	logClaudeCommands(h.cfg, h.log)
+	// runner.New names its logger "runner" itself.
+	if h.agent, err = runner.New(rc, h.log); err != nil {
+		return fmt.Errorf("agent configuration: %w", err)
+	}
+	set, err := settingsOf(h.cfg)
+	if err != nil {
+		return err
+	}
+	h.sandbox = h.agent.SandboxState()
+	if err := unsandboxedReach(h.cfg, set.Access, h.sandbox); err != nil {
+		return err
+	}
 	// The plugins start first: their processes start, handshake and
 	// connect (Telegram's first long poll) while the database opens and
 	// the journal recovers; their messages wait for the pipeline (inbound).
@@ -225,33 +255,13 @@ func (h *Host) provision() error {
 	}
 	h.log.Debug("storage open", "storage", storageName(h.cfg))
 	h.db = db
-	rc, err := agentConfig(h.cfg)
-	if err != nil {
-		return fmt.Errorf("agent configuration: %w", err)
-	}
-	if err := rc.Validate(); err != nil {
-		return fmt.Errorf("agent configuration: %w", err)
-	}
-	logClaudeCommands(h.cfg, h.log)
-	// runner.New names its logger "runner" itself.
-	if h.agent, err = runner.New(rc, h.log); err != nil {
-		return fmt.Errorf("agent configuration: %w", err)
-	}
-	set, err := settingsOf(h.cfg)
-	if err != nil {
-		return err
-	}
 	h.metrics = metrics.New()
 	h.agentHealth = newAgentHealth(h.cfg, h.agent.Config())
 	warnWarmMemory(h.cfg, h.log)
 	h.storeHealth = &storeHealth{count: h.metrics.StoreError}
 	h.schedules = newScheduler(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedulePoll(h.cfg))
-	var claudeUser *runas.User
-	if u := h.cfg.Agent.RunAs; u != "" {
-		claudeUser, _ = runas.Lookup(u) // Load checked that it exists
-	}
 	h.turns = &agentTurns{}
-	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUser, Turns: h.turns})
+	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUsers(rc), Turns: h.turns})
 	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: memoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
@@ -274,6 +284,20 @@ func (h *Host) provision() error {
 		h.cluster.SetWork(h.gw)
 	}
 	return nil
+}
+
+// claudeUsers are the users the agents' claude runs as (run_as), each once.
+func claudeUsers(rc runner.Config) []*runas.User {
+	var out []*runas.User
+	seen := map[uint32]bool{}
+	for _, c := range append([]runner.Config{rc}, slices.Collect(maps.Values(rc.Agents))...) {
+		if u := c.RunAs; u != nil && !seen[u.UID] {
+			seen[u.UID] = true
+			out = append(out, u)
+		}
+	}
+	slices.SortFunc(out, func(x, y *runas.User) int { return cmp.Compare(x.UID, y.UID) })
+	return out
 }
 
 // inbound hands the plugins' messages to the pipeline once the journal is
@@ -486,7 +510,8 @@ func (h *Host) abort() {
 // untouched. Before anything is stopped, the block of every new or changed
 // enabled plugin is checked by its plugin (checkChanged: a probe process,
 // bounded by its start timeout). A configuration it cannot apply, or one a
-// plugin rejects, is refused whole and the running set kept; the refusal
+// plugin rejects, or one that lets strangers reach an unsandboxed agent
+// (unsandboxedReach), is refused whole and the running set kept; the refusal
 // is logged with the diagnostics at file:line:col and recorded for the
 // status page (see refuse).
 func (h *Host) Reload(cfg *config.Config) error {
@@ -494,6 +519,10 @@ func (h *Host) Reload(cfg *config.Config) error {
 	set, err := settingsOf(cfg)
 	if err == nil {
 		err = h.sameAgents(cfg)
+	}
+	if err == nil {
+		// The sandbox is the one the host started with.
+		err = unsandboxedReach(cfg, set.Access, h.sandbox)
 	}
 	if err != nil {
 		err = fmt.Errorf("configuration refused: %w", err)

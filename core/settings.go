@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/clawhost/clawhost/core/budget"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/chunk"
@@ -111,7 +113,9 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 			set.Access.Owners = append(slices.Clone(set.Access.Owners), o)
 		}
 	}
-	set.TranscriptDirs = []string{claudeConfigDir(cfg)}
+	// Each chat's own claude state (the sandbox's, core/runner/chatstate.go)
+	// first, then the shared directories.
+	set.TranscriptDirs = []string{filepath.Join(cfg.DataDir, "runner", "chats"), claudeConfigDir(cfg)}
 	if home, err := os.UserHomeDir(); err == nil {
 		set.TranscriptDirs = append(set.TranscriptDirs, filepath.Join(home, ".claude"))
 	}
@@ -131,7 +135,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 		if b := a.OwnBudget(); b != nil {
 			set.Budgets.Agents[a.ID] = b
 		}
-		if d := a.Env["CLAUDE_CONFIG_DIR"]; d != "" {
+		if d := cmp.Or(a.Env["CLAUDE_CONFIG_DIR"], agentConfigDir(cfg, a)); d != "" && !slices.Contains(set.TranscriptDirs, d) {
 			set.TranscriptDirs = append(set.TranscriptDirs, d)
 		}
 	}
@@ -220,25 +224,17 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		ResponsePrefix:    msg.ResponsePrefix,
 		Streaming:         turn.Streaming(msg.Streaming),
 		Verbose:           msg.Verbose,
-		Workspace:         cfg.Agent.Workspace,
-		Model:             cfg.Agent.Model,
-		Models:            cfg.Agent.Models,
-		PermissionMode:    cfg.Agent.PermissionMode,
-		PermissionModes:   cfg.Agent.PermissionModes,
-		Approvals:         cfg.Agent.Approvals == "chat",
-		Worktrees:         cfg.Agent.Worktrees,
-		InlineImages:      cfg.Agent.InlineImages && !cfg.Agent.OneShot,
-		Timeout:           cfg.Agent.Timeout.Duration(),
 		TurnCard:          msg.TurnCard != "off",
 		PingAfter:         msg.PingAfter.Duration(),
 	}
+	d := turnAgent(cfg.Agent) // the default agent's are Settings' own
+	set.Workspace, set.Model, set.Models, set.PermissionMode, set.PermissionModes = d.Workspace, d.Model, d.Models, d.PermissionMode, d.PermissionModes
+	set.Approvals, set.Worktrees, set.InlineImages, set.Timeout = d.Approvals, d.Worktrees, d.InlineImages, d.Timeout
 	if len(cfg.Agents) > 0 {
 		set.Agents = map[string]turn.AgentSettings{}
 	}
 	for _, a := range cfg.Agents {
-		set.Agents[a.ID] = turn.AgentSettings{Workspace: a.Workspace, Model: a.Model, Models: a.Models, PermissionMode: a.PermissionMode,
-			PermissionModes: a.PermissionModes, Approvals: a.Approvals == "chat", InlineImages: a.InlineImages && !a.OneShot, Worktrees: a.Worktrees,
-			MemoryFlush: memoryFlush(a.MemoryFlush), Timeout: a.Timeout.Duration()}
+		set.Agents[a.ID] = turnAgent(a)
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off
@@ -252,6 +248,16 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		}
 	}
 	return set
+}
+
+// turnAgent maps agent a onto the pipeline's per-agent turn settings, for
+// the default agent as for a named one.
+func turnAgent(a *config.Agent) turn.AgentSettings {
+	return turn.AgentSettings{
+		Workspace: a.Workspace, Model: a.Model, Models: a.Models, PermissionMode: a.PermissionMode, PermissionModes: a.PermissionModes,
+		Approvals: a.Approvals == "chat", InlineImages: a.InlineImages && !a.OneShot, Worktrees: a.Worktrees,
+		MemoryFlush: memoryFlush(a.MemoryFlush), Timeout: a.Timeout.Duration(),
+	}
 }
 
 func resetRule(r *config.ResetRule) *sessionreset.Rule {
@@ -270,11 +276,33 @@ func resetRule(r *config.ResetRule) *sessionreset.Rule {
 	return out
 }
 
-// agentConfig maps the agent block onto the runner's settings: the bot's
-// own claude config directory (unless agent.env names one or settings =
-// "user"), the sandbox hiding data_dir and the config file, run_as.
+// agentConfig maps the agent blocks onto the runner's settings: the default
+// agent's as the runner's own, each agent "<id>" block's in Agents — both by
+// runnerConfig, so a named agent's block holds as the default's does
+// (TestAgentFieldsMapped).
 func agentConfig(cfg *config.Config) (runner.Config, error) {
-	a := cfg.Agent
+	rc, err := runnerConfig(cfg, cfg.Agent)
+	if err != nil {
+		return rc, err
+	}
+	if len(cfg.Agents) > 0 {
+		rc.Agents = map[string]runner.Config{}
+	}
+	for _, n := range cfg.Agents {
+		if rc.Agents[n.ID], err = runnerConfig(cfg, n); err != nil {
+			return rc, err
+		}
+	}
+	return rc, nil
+}
+
+// runnerConfig is the runner configuration of agent a: its claude, the
+// sandbox hiding data_dir, the config file's directory and the other agents'
+// workspaces (the agent tool endpoint bound back), its claude config
+// directory (agentConfigDir) and the user it runs as. Of what it maps, the
+// runner takes max_concurrent and one_shot from the default agent only
+// (validate refuses them in a named block).
+func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 	rc := runner.Config{
 		Name:             a.ID,
 		Command:          claudeCommand(a.Command),
@@ -303,39 +331,60 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 		PartialMessages: true,
 		Settings:        a.Settings,
 		Sandbox:         a.Sandbox,
+		ConfigDir:       agentConfigDir(cfg, a),
 		Hide:            []string{cfg.DataDir},
-		Expose:          []string{agentRunDir(cfg)},
+		Expose:          sandboxExposed(cfg, a),
 	}
-	if _, own := a.Env["CLAUDE_CONFIG_DIR"]; !own && a.Settings != runner.SettingsUser {
-		rc.ConfigDir = claudeConfigDir(cfg)
-	}
-	if p := cfg.Path(); p != "" {
-		if abs, err := filepath.Abs(p); err == nil {
-			rc.Hide = append(rc.Hide, abs)
-		}
-	}
+	rc.Hide = append(rc.Hide, configDirHidden(cfg)...)
+	rc.Hide = append(rc.Hide, otherWorkspaces(cfg, a)...)
 	if a.RunAs != "" {
 		u, err := runas.Lookup(a.RunAs)
 		if err != nil {
-			return rc, fmt.Errorf("agent.run_as: %w", err)
+			return rc, fmt.Errorf("%s: %w", agentAttr(cfg, a, "run_as"), err)
 		}
 		rc.RunAs = u
 	}
-	hidden := rc.Hide // data_dir, the config file
-	rc.Hide = append(slices.Clone(hidden), otherWorkspaces(cfg, a)...)
-	if len(cfg.Agents) > 0 {
-		rc.Agents = map[string]runner.Config{}
-	}
-	for _, n := range cfg.Agents {
-		rc.Agents[n.ID] = runner.Config{
-			Command: claudeCommand(n.Command), Args: n.Args, Env: n.Env, Workspace: n.Workspace, Model: n.Model, FallbackModel: n.FallbackModel,
-			PermissionMode: n.PermissionMode, PermissionModes: claudeModes(n.PermissionModes), AllowedTools: n.AllowedTools,
-			DisallowedTools: n.DisallowedTools, MCPConfig: n.MCPConfig, AddDirs: n.AddDirs, SystemPrompt: n.SystemPrompt,
-			SystemPromptFile: n.SystemPromptFile, Timeout: n.Timeout.Duration(), MaxTurns: n.MaxTurns, MaxWarm: n.MaxWarm,
-			Hide: append(slices.Clone(hidden), otherWorkspaces(cfg, n)...),
-		}
-	}
 	return rc, nil
+}
+
+// agentAttr names attribute name of agent a as the operator wrote it:
+// agent.run_as for the default agent, agent "ops" run_as for a named one.
+func agentAttr(cfg *config.Config, a *config.Agent, name string) string {
+	if a == cfg.Agent {
+		return "agent." + name
+	}
+	return fmt.Sprintf("agent %q %s", a.ID, name)
+}
+
+// agentConfigDir is agent a's claude config directory (CLAUDE_CONFIG_DIR):
+// "" when its env names one or its settings are "user" (claude then uses
+// its user's ~/.claude); <data_dir>/claude for the default agent and every
+// agent that runs as the same user; <data_dir>/claude-<id> for an agent
+// whose run_as differs from the default agent's — claude's files there
+// (its login, the transcripts of its chats) are private to the user that
+// writes them, so two users never share one.
+func agentConfigDir(cfg *config.Config, a *config.Agent) string {
+	if _, own := a.Env["CLAUDE_CONFIG_DIR"]; own || a.Settings == runner.SettingsUser {
+		return ""
+	}
+	if a == cfg.Agent || sameUser(a.RunAs, cfg.Agent.RunAs) {
+		return claudeConfigDir(cfg)
+	}
+	return filepath.Join(cfg.DataDir, "claude-"+a.ID)
+}
+
+// sameUser reports whether run_as values x and y name one user ("" is
+// clawhost's own).
+func sameUser(x, y string) bool {
+	if x == y {
+		return true
+	}
+	if x == "" || y == "" {
+		return false
+	}
+	ux, errx := runas.Lookup(x)
+	uy, erry := runas.Lookup(y)
+	return errx == nil && erry == nil && ux.UID == uy.UID
 }
 
 // otherWorkspaces are the workspaces of the agents other than a, which a's
@@ -387,6 +436,47 @@ func groupRules(rules []*config.GroupRule) map[string]access.GroupRule {
 	out := make(map[string]access.GroupRule, len(rules))
 	for _, r := range rules {
 		out[r.ID] = access.GroupRule{AllowFrom: r.AllowFrom, Members: r.Members, RequireMention: r.RequireMention}
+	}
+	return out
+}
+
+// configDirHidden are the paths beside the configuration a sandbox hides:
+// the config file's whole directory (clawhost init's clawhost.env is there,
+// and whatever else the operator keeps beside it) — unless it is the root —
+// and, by name, the config file and clawhost.env themselves, which stay
+// hidden when a workspace or another bound path holds them.
+func configDirHidden(cfg *config.Config) []string {
+	p := cfg.Path()
+	if p == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil
+	}
+	out := []string{abs, filepath.Join(filepath.Dir(abs), "clawhost.env")}
+	if d := filepath.Dir(abs); d != "/" {
+		out = append(out, d)
+	}
+	return out
+}
+
+// sandboxExposed are the paths inside hidden ones a sandbox binds back
+// read-only: the agent tool endpoint's socket (each process also gets its
+// own chat's MCP config file, and no other), the clawhost executable that
+// file starts as the tool bridge, and the agent's agent.mcp_config files
+// (which may sit beside the config file).
+func sandboxExposed(cfg *config.Config, a *config.Agent) []string {
+	out := []string{filepath.Join(agentRunDir(cfg), agenttools.SocketName)}
+	if exe, err := os.Executable(); err == nil {
+		out = append(out, exe)
+	}
+	for _, m := range a.MCPConfig {
+		if m = strings.TrimSpace(m); m != "" && !strings.HasPrefix(m, "{") {
+			if abs, err := filepath.Abs(m); err == nil {
+				out = append(out, abs)
+			}
+		}
 	}
 	return out
 }

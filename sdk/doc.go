@@ -10,8 +10,10 @@
 //     agent turn.
 //
 // You implement plain Go interfaces; sdk.Serve does the rest (the plugin
-// side of go-plugin's protocol: gRPC and the handshake; logging on stderr
-// in the format the host reads, exiting when the host dies, SIGTERM). First-party plugins use nothing but
+// side of go-plugin's protocol: gRPC and the handshake; answering only the
+// host that started the plugin, and opening only the files it granted for
+// a send; logging on stderr in the format the host reads, exiting when the
+// host dies, SIGTERM). First-party plugins use nothing but
 // this sdk.
 //
 // The sdk is a Go module of its own, github.com/clawhost/clawhost/sdk; it

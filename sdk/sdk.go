@@ -91,10 +91,12 @@ const stopTimeout = 2 * time.Second
 // gRPC server; sdk/internal/wire/serve.go), the logger (hclog's JSON lines on
 // stderr, which the host shows under the instance name), a parent-process
 // watchdog (the plugin exits when the host is gone, even if the host was
-// SIGKILLed), on Linux a process other processes of its user cannot read
-// (sdk/nodump; not in debug mode), signal handling (SIGTERM stops
-// gracefully) and, a few seconds after the start, a trim of the pages only
-// the start needed (memtrim).
+// SIGKILLed), the host's authentication (every call must carry the secret
+// the host made for this launch, every file a Send names the host's grant
+// for that send; proto/PROTOCOL.md, "Authentication"), on Linux a process
+// other processes of its user cannot read (sdk/nodump; not in debug mode),
+// signal handling (SIGTERM stops gracefully) and, a few seconds after the
+// start, a trim of the pages only the start needed (memtrim).
 //
 // With EnvDebug set it runs in debug mode instead (see the package
 // documentation): the same plugin, started by hand, with readable log lines.
@@ -105,6 +107,9 @@ const stopTimeout = 2 * time.Second
 //
 // Do not write to stdout anywhere in a plugin: the handshake lives there.
 func Serve(p Plugin) int {
+	// Read once and removed: no child of the plugin inherits it.
+	secret := os.Getenv(wire.EnvSecret)
+	_ = os.Unsetenv(wire.EnvSecret)
 	instance := debugInstance(p.Name, os.Getenv(EnvDebug))
 	opts := &hclog.LoggerOptions{
 		Name:       p.Name,
@@ -137,7 +142,14 @@ func Serve(p Plugin) int {
 			"To run it by hand (under a debugger), set %s=1 and start clawhost with the %s value it prints.\n", p.Name, EnvDebug, wire.EnvReattach)
 		return 1
 	}
-	return run(p, log, instance)
+	if instance != "" && secret == "" {
+		// Started by hand: the secret is printed with the reattach line.
+		secret = wire.NewSecret()
+	}
+	if secret == "" {
+		log.Warn("the host gave no " + wire.EnvSecret + " (a host older than this plugin): serving every caller of the socket unauthenticated")
+	}
+	return run(p, log, instance, secret)
 }
 
 // debugInstance is the instance name debug mode announces for the value v
@@ -164,7 +176,8 @@ func validate(p Plugin) error {
 
 // run serves p until the host stops it and returns the exit code. With
 // debugAs set it serves without a handshake on stdout and announces the reattach config for the instance debugAs.
-func run(p Plugin, log hclog.Logger, debugAs string) int {
+// Every call must carry secret (wire.EnvSecret); empty: none needs to.
+func run(p Plugin, log hclog.Logger, debugAs, secret string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -177,11 +190,12 @@ func run(p Plugin, log hclog.Logger, debugAs string) int {
 	}
 	inbox := wire.NewInbox()
 	srv := &wire.Server{
-		Impl:  &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Retry: p.Retry},
-		Log:   log,
-		Ctx:   ctx,
-		Inbox: inbox,
-		Fatal: func(err error) { stop(1) },
+		Impl:   &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Retry: p.Retry},
+		Log:    log,
+		Ctx:    ctx,
+		Inbox:  inbox,
+		Fatal:  func(err error) { stop(1) },
+		Secret: secret,
 	}
 
 	go watchParent(log, os.Getppid(), func() { stop(0) })
@@ -206,7 +220,7 @@ func run(p Plugin, log hclog.Logger, debugAs string) int {
 	}
 	defer serving.Stop() // removes the socket file
 	if debugAs != "" {
-		go announce(p.Name, debugAs, wire.ReattachTo(serving.Addr(), os.Getpid()), func() { stop(1) })
+		go announce(p.Name, debugAs, wire.ReattachTo(serving.Addr(), os.Getpid(), secret), func() { stop(1) })
 	} else {
 		// The handshake: go-plugin's client reads this one line.
 		if _, err := fmt.Fprintln(os.Stdout, serving.HandshakeLine()); err != nil {

@@ -2,6 +2,7 @@ package sdk_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -25,8 +28,16 @@ type echo struct{}
 func (echo) Commands() []command.Spec { return []command.Spec{{Name: "echo"}} }
 
 func (echo) Execute(_ context.Context, req command.Request) (command.Response, error) {
+	if req.Args == askSecret {
+		_, set := os.LookupEnv(pluginclient.EnvSecret)
+		return command.Response{Replies: []command.Reply{{Text: fmt.Sprint(set)}}}, nil
+	}
 	return command.Response{Replies: []command.Reply{{Text: req.Args}}}, nil
 }
+
+// askSecret asks the echo plugin whether its environment (which its
+// children would inherit) still has the host's secret.
+const askSecret = "is the secret in your environment?"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envServe) == "1" {
@@ -82,6 +93,19 @@ func TestServeSpeaksGoPluginsProtocol(t *testing.T) {
 	socket := client.ReattachConfig().Addr.String()
 	if _, err := os.Stat(socket); err != nil {
 		t.Fatalf("the plugin's socket %s: %v", socket, err)
+	}
+	// The launch's secret: required from everyone else, and gone from the
+	// plugin's environment.
+	stranger, err := grpc.NewClient("unix:"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stranger.Close()
+	if _, err := pluginclient.Wrap(stranger).Describe(ctx); err == nil || !strings.Contains(err.Error(), codes.Unauthenticated.String()) {
+		t.Errorf("describe from a client without the secret: %v; want Unauthenticated", err)
+	}
+	if res, err := p.Execute(ctx, command.Request{Command: "echo", Args: askSecret}); err != nil || len(res.Replies) != 1 || res.Replies[0].Text != "false" {
+		t.Errorf("%s still in the plugin's environment: %+v, %v", pluginclient.EnvSecret, res, err)
 	}
 
 	start := time.Now()

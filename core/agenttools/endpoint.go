@@ -44,10 +44,11 @@ const maxAhead = 366 * 24 * time.Hour
 
 // The agent's tool endpoint lives in one directory (Endpoint.Start's): its unix
 // socket and the MCP config files that start `clawhost mcp-schedule` for
-// claude. A sandbox around claude that hides data_dir binds this one
-// directory back.
+// claude, one per chat. A sandbox around claude that hides data_dir binds
+// back the socket and the one chat's file it runs for, never the directory.
 const (
-	agentSocket    = "agent.sock"
+	// SocketName is the endpoint's unix socket in that directory.
+	SocketName     = "agent.sock"
 	agentMCPPrefix = "mcp-"
 )
 
@@ -80,10 +81,13 @@ type Endpoint struct {
 	dir       string // AgentRunDir, absolute; "" before start
 	sock      string
 	exe       string
-	// runAs is the user claude runs as (agent.run_as), nil for the host's
-	// own: it may connect to the socket, and owns the directory, the socket
-	// and the MCP config files (it reads them; the host, root, still can).
-	runAs *runas.User
+	// runAs are the users claude runs as (agent.run_as), none for the
+	// host's own: they may connect to the socket. One such user owns the
+	// directory, the socket and the MCP config files (it reads them; the
+	// host, root, still can). With several, the host keeps them (the
+	// directory 0711, the socket 0666 behind the peer check) and the runner
+	// gives each process a copy of its MCP config file as its own.
+	runAs []*runas.User
 
 	mu      sync.Mutex
 	count   int             // one-shot entries added, for names
@@ -119,8 +123,9 @@ type Options struct {
 	// Turns takes the send_file tool's files and the react tool's
 	// reactions; nil: neither tool is offered.
 	Turns Turns
-	// RunAs is the user claude runs as (agent.run_as), nil for the host's.
-	RunAs *runas.User
+	// RunAs are the users claude runs as besides the host's own (each
+	// agent's run_as, one each); nil: claude runs as the host's user only.
+	RunAs []*runas.User
 }
 
 // New returns an endpoint that serves nothing until Start.
@@ -153,7 +158,7 @@ func (a *Endpoint) Start(dir string) error {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return err
 	}
-	sock := filepath.Join(dir, agentSocket)
+	sock := filepath.Join(dir, SocketName)
 	if len(sock) >= maxSocketPath {
 		return fmt.Errorf("agent tool socket %s: the path is longer than a unix socket allows (%d bytes); use a shorter data_dir", sock, maxSocketPath-1)
 	}
@@ -176,13 +181,21 @@ func (a *Endpoint) Start(dir string) error {
 		return err
 	}
 	allowed := []int{os.Getuid()}
-	if a.runAs != nil {
-		allowed = append(allowed, int(a.runAs.UID))
-		// claude's user passes through <data_dir>/run to its own directory
+	for _, u := range a.runAs {
+		allowed = append(allowed, int(u.UID))
+	}
+	if len(a.runAs) > 0 {
+		// claude's users pass through <data_dir>/run to this directory
 		// (bubblewrap binds it, as that user, into the sandbox).
 		err := os.Chmod(filepath.Dir(dir), 0o711)
-		if err == nil {
-			err = a.runAs.Chown(dir, sock)
+		switch {
+		case err != nil:
+		case len(a.runAs) == 1:
+			err = a.runAs[0].Chown(dir, sock)
+		default:
+			if err = os.Chmod(dir, 0o711); err == nil {
+				err = os.Chmod(sock, 0o666)
+			}
 		}
 		if err != nil {
 			_ = ln.Close()
@@ -283,8 +296,8 @@ func (a *Endpoint) mcpConfig(chat, thread string, group bool) (string, error) {
 	if werr == nil {
 		werr = os.Rename(f.Name(), path)
 	}
-	if werr == nil && a.runAs != nil {
-		werr = a.runAs.Chown(path)
+	if werr == nil && len(a.runAs) == 1 {
+		werr = a.runAs[0].Chown(path)
 	}
 	if werr != nil {
 		_ = os.Remove(f.Name())

@@ -14,11 +14,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -285,5 +287,63 @@ func TestSendFileThroughTheBridge(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("another thread with this token: %d", resp.StatusCode)
+	}
+}
+
+// TestAgentAPISeveralUsers: with agents running claude as two users, both
+// reach the socket (the endpoint answers them), a third account is refused
+// by the peer check; the directory and the MCP config files stay the
+// host's, the files 0600 (the runner gives each process a copy of its own).
+func TestAgentAPISeveralUsers(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to act as other users")
+	}
+	setpriv, err1 := exec.LookPath("setpriv")
+	curl, err2 := exec.LookPath("curl")
+	if err1 != nil || err2 != nil {
+		t.Skip("needs setpriv and curl")
+	}
+	var users []*runas.User
+	for _, name := range []string{"daemon", "nobody"} {
+		u, err := runas.Lookup(name)
+		if err != nil {
+			t.Skipf("no user %s: %v", name, err)
+		}
+		users = append(users, u)
+	}
+	var log syncbuf.Buffer
+	a := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &log}), Schedules: &added{}, RunAs: users})
+	top := t.TempDir()
+	dir := filepath.Join(top, "run", "agent")
+	if err := a.Start(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Stop(context.Background()) })
+	// The directories above data_dir/run are the operator's to open.
+	for p := top; p != "/" && p != os.TempDir(); p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, want := range map[string]os.FileMode{dir: 0o711 | os.ModeDir, a.sock: 0o666 | os.ModeSocket} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode() != want || fi.Sys().(*syscall.Stat_t).Uid != 0 {
+			t.Errorf("%s: %v %v, want %v owned by the host", path, fi.Mode(), err, want)
+		}
+	}
+	mcp, _ := a.Tools(&message.Message{Instance: "tg", ChatID: "1", From: "tg:1"})
+	if fi, err := os.Stat(mcp); err != nil || fi.Mode() != 0o600 || fi.Sys().(*syscall.Stat_t).Uid != 0 {
+		t.Errorf("MCP config file %s: %v %v, want 0600 the host's", mcp, fi.Mode(), err)
+	}
+	body := `{"token":"x","chat":"tg:1","at":"2099-01-01T00:00:00Z","text":"hi"}`
+	for _, tc := range []struct {
+		uid      string
+		answered bool
+	}{{"1", true}, {"65534", true}, {"2", false}} {
+		args := []string{"--reuid=" + tc.uid, "--regid=" + tc.uid, "--clear-groups", curl, "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", "--unix-socket", a.sock, "-d", body, "http://clawhost/schedule"}
+		out, err := exec.Command(setpriv, args...).CombinedOutput()
+		if got := err == nil && strings.HasPrefix(string(out), "403"); got != tc.answered {
+			t.Errorf("as uid %s: %q %v; answered %v, want %v", tc.uid, out, err, got, tc.answered)
+		}
 	}
 }

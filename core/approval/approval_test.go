@@ -377,3 +377,28 @@ func TestPressBeforeTheSendReturns(t *testing.T) {
 		t.Errorf("press during the send: reply %q, outcome %+v", o.reply, got)
 	}
 }
+
+// TestAlwaysNamesTheWholeRule: "Always" for a subcommand behind options
+// names the options and the subcommand ("git -C … status …", never
+// "git …"), and where the button cuts it, the question's text says it
+// whole.
+func TestAlwaysNamesTheWholeRule(t *testing.T) {
+	t.Parallel()
+	o := newOut(true, true)
+	a := New(o, Config{}, nil, nil)
+	dir := "/srv/projects/customer-portal/services/billing"
+	q := Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("Bash", map[string]any{"command": "git -C " + dir + " status --short"})}
+	res := ask(t, a, o, q)
+	s := o.last()
+	want := "Always allow `git -C " + dir + " status …`"
+	if len(s.buttons) != 2 || !strings.HasPrefix(s.buttons[1][0].Label, "Always allow `git -C /srv/") {
+		t.Fatalf("buttons %+v", s.buttons)
+	}
+	if !strings.Contains(s.text, want+" for the rest of this session.") {
+		t.Errorf("the question does not name the whole rule %q:\n%s", want, s.text)
+	}
+	a.Answer(press("ann", s.buttons[1][0].ID), false)
+	if out := wait(t, res); len(out.Decision.Always) != 1 || out.Decision.Always[0].String() != "Bash(git -C "+dir+" status:*)" {
+		t.Errorf("always %+v", out.Decision.Always)
+	}
+}

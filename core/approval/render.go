@@ -393,7 +393,13 @@ func (qu *question) render(cfg Config, buttons, whole bool) (string, [][]channel
 		fmt.Fprintf(&b, "Allow it? No answer in %s denies it.", spoken.Precise(cfg.Timeout))
 		rows := [][]channel.Button{{{ID: buttonPrefix + qu.id + ":y", Label: "Allow"}, {ID: buttonPrefix + qu.id + ":n", Label: "Deny"}}}
 		if always {
-			rows = append(rows, []channel.Button{{ID: buttonPrefix + qu.id + ":a", Label: label("Always allow "+rulesLabel(qu.rules), 60)}})
+			whole := "Always allow " + rulesLabel(qu.rules)
+			rows = append(rows, []channel.Button{{ID: buttonPrefix + qu.id + ":a", Label: label(whole, 60)}})
+			if label(whole, 60) != whole {
+				// The button is cut: the text says the whole rule (the
+				// options before a subcommand, the subcommand itself).
+				fmt.Fprintf(&b, "\n%s for the rest of this session.", whole)
+			}
 		}
 		return b.String(), rows
 	}

@@ -16,7 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/service"
 	"github.com/clawhost/clawhost/core/setup"
@@ -216,6 +218,16 @@ func serviceUnit(f serviceFlags, env serviceEnv, scope service.Scope, stdout, st
 				"      install it, or set agent.command to its path, then run install -force.\n", p)
 		}
 	}
+	if slices.Contains(missing, bubblewrap.Command) && cfg.Agent.Sandbox != "off" {
+		if who := core.Strangers(cfg); len(who) > 0 {
+			fmt.Fprintf(stdout, "WARN: bubblewrap (bwrap), claude's sandbox, is not found in PATH, and people besides the owners can reach\n"+
+				"      the agent (%s): the service will not start. %s, then run install -force;\n"+
+				"      or write sandbox = \"off\" in the agent block to accept the risk.\n", strings.Join(who, "; "), capitalize(bubblewrap.Advice()))
+		} else {
+			fmt.Fprintf(stdout, "NOTE: bubblewrap (bwrap), claude's sandbox, is not found in PATH: claude runs unsandboxed (only owners\n"+
+				"      can reach the agent; clawhost refuses to start unsandboxed once others can). %s.\n", capitalize(bubblewrap.Advice()))
+		}
+	}
 	home := serviceHome(env, scope)
 	u := service.Unit{
 		Binary:    bin,
@@ -317,4 +329,12 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// capitalize upper-cases s's first letter, to start a sentence with it.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

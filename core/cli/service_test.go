@@ -310,3 +310,29 @@ func verifyUnit(t *testing.T, analyze, unit string) []string {
 	}
 	return problems
 }
+
+// TestServiceInstallSaysHowToInstallBubblewrap: without bwrap in PATH,
+// install names the command that installs it — a note when only owners
+// reach the agent, a warning that the service will not start when others
+// can; with sandbox = "off" written out, nothing.
+func TestServiceInstallSaysHowToInstallBubblewrap(t *testing.T) {
+	t.Parallel()
+	tg := "\nplugin \"tg\" {\n  source = \"telegram\"\n  config {\n    token = \"123:abc\"\n  }\n}\n"
+	for _, tc := range []struct{ name, src, want, not string }{
+		{"owners only", "agent {\n  command = \"claude\"\n}\n", "NOTE: bubblewrap (bwrap), claude's sandbox, is not found", "WARN"},
+		{"pairing on telegram", "agent {\n  command = \"claude\"\n}\n" + tg, `dm_policy = "pairing": a stranger on tg`, "NOTE"},
+		{"sandbox off", "agent {\n  command = \"claude\"\n  sandbox = \"off\"\n}\n" + tg, "", "bubblewrap"},
+	} {
+		f := newServiceFixture(t, 1000, "/usr/local/bin/clawhost")
+		if err := os.WriteFile(f.config, []byte(tc.src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := f.run("install", "-no-start", "-dir", filepath.Join(f.home, "units"), "-config", f.config)
+		if code != 0 || !strings.Contains(out, tc.want) || strings.Contains(out, tc.not) {
+			t.Errorf("%s: exit %d, want %q and no %q:\n%s%s", tc.name, code, tc.want, tc.not, out, errOut)
+		}
+		if tc.want != "" && !strings.Contains(out, "install bubblewrap") && !strings.Contains(out, "Linux only") {
+			t.Errorf("%s: no install command:\n%s", tc.name, out)
+		}
+	}
+}

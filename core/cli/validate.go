@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -39,6 +39,7 @@ func validate(path string, all bool, stdout, stderr io.Writer) int {
 	}
 	if !diags.HasErrors() {
 		diags = append(diags, agentCommands(cfg)...)
+		diags = append(diags, sandboxReach(cfg)...)
 	}
 	config.FormatDiagnostics(stderr, diags, cfg.Files())
 	if diags.HasErrors() {
@@ -99,6 +100,24 @@ func agentCommands(cfg *config.Config) hcl.Diagnostics {
 		diags = append(diags, d)
 	}
 	return diags
+}
+
+// sandboxReach is the host's refusal to start unsandboxed while people
+// besides the owners can reach the agent (core.SandboxRefusal), as an
+// error at agent.sandbox (or the agent block): validate passing means the
+// host starts on this machine.
+func sandboxReach(cfg *config.Config) hcl.Diagnostics {
+	err := core.SandboxRefusal(cfg)
+	if err == nil {
+		return nil
+	}
+	summary, detail, _ := strings.Cut(err.Error(), ":\n")
+	d := &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail}
+	if attr := cfg.Attribute("agent", "sandbox"); attr != nil {
+		r := attr.Expr.Range()
+		d.Subject = &r
+	}
+	return hcl.Diagnostics{d}
 }
 
 // probeTimeout bounds the probe of one plugin: start, handshake, schema,

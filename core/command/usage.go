@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/export"
+	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/usage"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -51,6 +52,37 @@ func (h *Handler) export(c call) string {
 		return "The export could not be written; see the gateway log."
 	}
 	return fmt.Sprintf("This session as Markdown (%d messages).\nMEDIA:%s", n, path)
+}
+
+// maxNameLookup bounds the chat's messages /usage @name reads.
+const maxNameLookup = 2000
+
+// namedInChat are the senders ("<instance>:<id>") of this chat's messages
+// since since whose @username or display name is name (case-insensitive),
+// in order of first appearance; nil when the store keeps no history.
+func (h *Handler) namedInChat(c call, name string, since time.Time) []string {
+	hs, ok := h.Store.(store.History)
+	if !ok || name == "" {
+		return nil
+	}
+	entries, err := hs.ChatHistory(c.ctx, store.HistoryFilter{Instance: c.m.Instance, ChatID: c.m.ChatID, Since: since}, maxNameLookup)
+	if err != nil {
+		h.Logger.Warn("/usage: reading the chat's history failed", "error", err)
+		return nil
+	}
+	var ids []string
+	for _, e := range entries {
+		m, err := message.Decode(e.Message)
+		if err != nil || m.Sender.ID == "" {
+			continue
+		}
+		if strings.EqualFold(strings.TrimPrefix(m.Sender.Username, "@"), name) || strings.EqualFold(m.Sender.Name, name) {
+			if id := m.Instance + ":" + m.Sender.ID; !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
 }
 
 // usageTop is how many people, chats and agents /usage all lists.
@@ -113,10 +145,21 @@ func (h *Handler) usage(c call) string {
 		if !strings.Contains(who, ":") {
 			who = c.m.Instance + ":" + who
 		}
+		if !slices.ContainsFunc(rows, func(u store.TurnUsage) bool { return u.Sender == who }) && strings.HasPrefix(arg, "@") {
+			// A name the chat shows (@username, or a display name):
+			// the people who wrote here under it.
+			switch ids := h.namedInChat(c, strings.TrimPrefix(arg, "@"), w[2]); len(ids) {
+			case 0:
+			case 1:
+				who = ids[0]
+			default:
+				return fmt.Sprintf("%s names %d people in this chat: %s. Ask with one of them (/usage @id).", arg, len(ids), strings.Join(ids, ", "))
+			}
+		}
 		if !slices.ContainsFunc(rows, func(u store.TurnUsage) bool { return u.Sender == who }) {
 			// The ledger names people by id: an @username matches nobody,
 			// and a bare $0.00 would read as "spent nothing".
-			return fmt.Sprintf("No turns by %s in the last 30 days. /usage @person takes the id /whoami shows (/usage @12345 or /usage tg:12345), not a @username; /usage all lists everyone.", who)
+			return fmt.Sprintf("No turns by %s in the last 30 days. /usage @person takes the id /whoami shows (/usage @12345 or /usage tg:12345), or the @username or name of someone who wrote in this chat; /usage all lists everyone.", who)
 		}
 		b.WriteString("Usage (each turn's own cost; days of " + loc.String() + "):\n")
 		window(who, store.UsageFilter{Sender: who})

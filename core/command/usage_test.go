@@ -72,6 +72,16 @@ func TestUsageCommand(t *testing.T) {
 	if got := ask("/usage @alice", Role{Owner: true, Control: true}); !strings.Contains(got, "No turns by tg:alice") || !strings.Contains(got, "/whoami") {
 		t.Errorf("an owner's /usage @alice:\n%s", got)
 	}
+	// A name the chat shows resolves to who wrote under it here.
+	bob := message.Message{Instance: "tg", ChatType: channel.ChatGroup, ChatID: "-5", Sender: channel.Sender{ID: "6", Name: "Bob Smith", Username: "bob"}, Body: "hi"}
+	if _, err := db.Accept(context.Background(), store.Inbound{Instance: "tg", ChatID: "-5", MessageID: "b1", ReceivedAt: now.Add(-time.Hour), Message: message.Encode(&bob)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"/usage @bob", "/usage @BOB", "/usage @Bob Smith"} {
+		if got := ask(q, Role{Owner: true, Control: true}); !strings.Contains(got, "tg:6 — today $2.00, 1 turn") {
+			t.Errorf("an owner's %s:\n%s", q, got)
+		}
+	}
 	got = ask("/usage all", Role{Owner: true, Control: true})
 	for _, want := range []string{"Everyone — today $2.25, 2 turns", "People:\n  tg:6 — $2.00, 1 turn\n  tg:5 — $1.75, 3 turns", "Chats:\n  tg:-5 — $2.75, 3 turns\n  tg:9", "Agents:\n  main — $2.75, 3 turns\n  ops — $1.00, 1 turn"} {
 		if !strings.Contains(got, want) {

@@ -55,7 +55,11 @@ var OfferedModes = append(slices.Clone(PermissionModes), ModeAsk)
 // the chats it serves. The unlabelled agent {} block is the default agent
 // (id "main"); each agent "<id>" {} block adds one, inheriting every
 // attribute it does not set from the default block (but chats, switchable
-// and worktrees, which are the agent's own).
+// and worktrees, which are the agent's own). What a named block sets applies
+// to that agent's claude — its run_as, sandbox and settings too — except
+// max_concurrent, one_shot, approvers and approval_timeout, which are the
+// host's: set in the default block only (validate refuses them in a named
+// one).
 type Agent struct {
 	// ID is the agent's id: DefaultAgentID for the unlabelled block, the
 	// label otherwise.
@@ -136,25 +140,36 @@ type Agent struct {
 	// "project" (default) — only the workspace's .claude/settings.json, and
 	// claude keeps its login, settings and transcripts in a directory of the
 	// bot's own, <data_dir>/claude (CLAUDE_CONFIG_DIR, unless Env sets
-	// one); "user" — the operator's own settings too (~/.claude, or the
-	// CLAUDE_CONFIG_DIR clawhost was started with): their allow rules,
-	// defaultMode, hooks and MCP servers then apply to every chat. Only
-	// mcp_config and clawhost's own tools load as MCP servers either way.
+	// one; <data_dir>/claude-<id> for a named agent whose run_as is not the
+	// default agent's); "user" — the operator's own settings too (~/.claude
+	// of the user claude runs as, or the CLAUDE_CONFIG_DIR clawhost was
+	// started with): their allow rules, defaultMode, hooks and MCP servers
+	// then apply to every chat of the agent. Only mcp_config and clawhost's
+	// own tools load as MCP servers either way.
 	Settings string `hcl:"settings,optional"`
 
 	// Sandbox (sandbox): "auto" (default) — claude runs under bubblewrap
 	// when bwrap is installed and works here: the filesystem read-only but
 	// for the workspace, its TMPDIR and its config directory; data_dir, the
 	// config file, the operator's ~/.claude and other chats' media
-	// invisible; its own pid namespace. Without a working bwrap it runs
-	// without one (clawhost status says so, the log warns). "off" — no
-	// sandbox.
+	// invisible; its own pid namespace. Without a working bwrap (not
+	// installed, user namespaces disabled, macOS) it runs without one only
+	// while nobody but the owners can reach the agent (clawhost status says
+	// so, the log warns); when anyone else can (pairing or open DMs on a
+	// chat platform, a non-owner in allow_from, groups) clawhost refuses to
+	// start, and validate fails, saying how to install bubblewrap. "off" —
+	// no sandbox, whoever can reach the agent: the operator accepts that
+	// they run its tools with all of clawhost's user's access. Each
+	// agent's own: the status says it per agent where they differ.
 	Sandbox string `hcl:"sandbox,optional"`
 
 	// RunAs is a user claude runs as (run_as), when clawhost runs as root:
 	// a name or a uid. That user must be able to write the workspace and
-	// enter data_dir (clawhost makes <data_dir>/claude and the runner's
-	// temporary directories its own). Empty: claude runs as clawhost's user.
+	// enter data_dir (clawhost makes the agent's claude config directory and
+	// the runner's temporary directories its own). Each agent's own: a named
+	// agent whose run_as is not the default agent's keeps its login and
+	// transcripts in <data_dir>/claude-<id> (log it in there, or give it
+	// ANTHROPIC_API_KEY in env). Empty: claude runs as clawhost's user.
 	RunAs string `hcl:"run_as,optional"`
 
 	// AllowedTools are passed as --allowedTools (allowed_tools), e.g.
@@ -193,7 +208,8 @@ type Agent struct {
 	MaxTurns int `hcl:"max_turns,optional"`
 
 	// IdleTimeout stops a warm claude process that has not run a turn for
-	// this long (idle_timeout). Default "30m".
+	// this long (idle_timeout), each agent's processes after its own.
+	// Default "30m".
 	IdleTimeout Duration `hcl:"idle_timeout,optional"`
 
 	// MaxWarm is how many warm claude processes are kept (max_warm), ≈ 210 MB
@@ -201,13 +217,14 @@ type Agent struct {
 	// to start again) is stopped. 0 keeps none warm. Default 4.
 	MaxWarm int `hcl:"max_warm,optional"`
 
-	// MaxConcurrent caps turns running at once across all sessions
-	// (max_concurrent); further turns wait. At least 1. Default 4.
+	// MaxConcurrent caps turns running at once across all sessions and
+	// agents (max_concurrent); further turns wait. At least 1. Default 4.
+	// Default block only: one count of slots for the whole host.
 	MaxConcurrent int `hcl:"max_concurrent,optional"`
 
 	// OneShot runs every turn in a fresh claude process (one_shot): slower
 	// (≈ 0.9 s start per turn) but holds no memory between turns. Default
-	// false.
+	// false. Default block only: it applies to every agent.
 	OneShot bool `hcl:"one_shot,optional"`
 
 	// MemoryFlush configures the memory-flush turn (memory_flush block):
@@ -226,7 +243,7 @@ type Agent struct {
 
 	// ApprovalTimeout denies an unanswered question after this long
 	// (approval_timeout). Default "5m". The wait does not count toward
-	// timeout.
+	// timeout. Default block only: one approval policy for every agent.
 	ApprovalTimeout Duration `hcl:"approval_timeout,optional"`
 
 	// Approvers (approvers) answer the approval questions: "owners"
@@ -235,7 +252,7 @@ type Agent struct {
 	// waits for an owner), and without owners nothing is approved;
 	// "sender" — the person whose message started the turn, and owners
 	// (in a group, a member could approve their own tool use: validate
-	// warns).
+	// warns). Default block only: one approval policy for every agent.
 	Approvers string `hcl:"approvers,optional"`
 
 	// InlineImages shows inbound images to claude as image blocks with the

@@ -95,6 +95,19 @@ func (a *Agent) inherited() *Agent {
 	return &n
 }
 
+// Attribute is attribute name as agent "<id>" block a writes it; nil when
+// the block does not (the agent inherits the default's) or a is the default
+// agent (Config.Attribute reads that block).
+func (a *Agent) Attribute(name string) *hcl.Attribute {
+	if a.block == nil {
+		return nil
+	}
+	if at := a.block.Body.Attributes[name]; at != nil {
+		return at.AsHCLAttribute()
+	}
+	return nil
+}
+
 // resolveAgentPaths makes an agent's relative paths relative to c.dir.
 func (c *Config) resolveAgentPaths(a *Agent) {
 	a.Workspace = c.resolve(a.Workspace)
@@ -129,6 +142,12 @@ func checkAgents(k *checker, c *Config) {
 			seen[a.ID] = a
 		}
 		sub := k.sub(b.Body, fmt.Sprintf("agent %q", a.ID))
+		for _, h := range DefaultAgentOnly {
+			if at := b.Body.Attributes[h.Name]; at != nil {
+				sub.errorf(at.NameRange.Ptr(), "Attribute of the default agent only",
+					"%s is not an agent's own: %s. Set it in the unlabelled agent { } block, and remove it here.", sub.qualified(h.Name), h.Why)
+			}
+		}
 		own := &checker{cfg: k.cfg, body: b.Body, where: sub.where, diags: new(hcl.Diagnostics)}
 		a.check(own)
 		for _, d := range *own.diags {
@@ -160,6 +179,18 @@ func checkAgents(k *checker, c *Config) {
 		}
 	}
 	checkSharedWorkspaces(k, c, valid)
+}
+
+// DefaultAgentOnly are the agent attributes that are the host's, not an
+// agent's: they are set in the default agent { } block, and an agent "<id>"
+// block that sets one is refused (validate says why) rather than silently
+// not applied. Every other attribute of a named block applies to that
+// agent's turns (core's TestAgentFieldsMapped checks that each reaches them).
+var DefaultAgentOnly = []struct{ Name, Why string }{
+	{"max_concurrent", "it is the host's one count of turns running at once, shared by all agents"},
+	{"one_shot", "it decides for the whole host whether claude processes are kept warm between turns, and with them whether a message can steer a running turn"},
+	{"approvers", "one approval policy asks and answers the tool approval questions of all agents"},
+	{"approval_timeout", "one approval policy asks and answers the tool approval questions of all agents"},
 }
 
 // within reports whether r lies inside outer.

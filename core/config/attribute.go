@@ -15,11 +15,21 @@ import (
 //	c.Attribute("access", "dm_policy")
 //	c.Attribute("plugin", "tg", "config", "webhook_secret")
 //	c.Attribute("access", "group", "tg:-100", "allow_from")
+//	c.Attribute("agent", "ops", "allowed_tools")
 //
 // Tools that read the file without running it (`clawhost security audit`)
 // use it for positions and for values the schema of a plugin would give.
 func (c *Config) Attribute(path ...string) *hcl.Attribute {
 	body, _ := c.body.(*hclsyntax.Body)
+	if len(path) > 2 && path[0] == "agent" {
+		// Labelled agent blocks are decoded apart from the file's body.
+		for _, a := range c.Agents {
+			if a.ID == path[1] && a.block != nil {
+				body, path = a.block.Body, path[2:]
+				break
+			}
+		}
+	}
 	for len(path) > 1 && body != nil {
 		typ := path[0]
 		path = path[1:]

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"cmp"
 	"runtime"
 	"strings"
 	"testing"
@@ -99,46 +100,61 @@ func TestNoPingForNewMessages(t *testing.T) {
 	}
 }
 
-// TestTypingLastsTheTurn: the indicator is refreshed every 6 s for the
-// whole turn, up to the bound given (the turn's timeout), then switched
-// off; sealing it switches it off at once.
+// TestTypingLastsTheTurn: the indicator is refreshed before the channel's
+// declared lifetime lapses (Telegram 5 s: every 4 s; Discord 10 s: every
+// 8 s; none declared: as Telegram) for the whole turn, up to the bound
+// given (the turn's timeout), then switched off; sealing it switches it off
+// at once.
 func TestTypingLastsTheTurn(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 100)
-	f.ch.desc.Typing = true
-	f.d.Typing(tgt, 10*time.Minute)()
-	// Sealed at once: on, then off.
-	f.ch.mu.Lock()
-	sealed := append([]bool(nil), f.ch.typing...)
-	f.ch.typing = nil
-	f.ch.mu.Unlock()
-	if len(sealed) < 2 || sealed[len(sealed)-1] {
-		t.Fatalf("sealed typing %v", sealed)
-	}
-	seal := f.d.Typing(tgt, 10*time.Minute)
-	// The fake clock lets each wait pass at once: the loop runs to its
-	// bound by itself.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		f.ch.mu.Lock()
-		n := len(f.ch.typing)
-		last := n > 0 && !f.ch.typing[n-1]
-		f.ch.mu.Unlock()
-		if last || time.Now().After(deadline) {
-			break
-		}
-		runtime.Gosched()
-	}
-	seal()
-	f.ch.mu.Lock()
-	defer f.ch.mu.Unlock()
-	on := 0
-	for _, v := range f.ch.typing {
-		if v {
-			on++
-		}
-	}
-	if on != 100 || f.ch.typing[len(f.ch.typing)-1] {
-		t.Errorf("%d refreshes over 10 min (want 100, one each 6 s), then %v", on, f.ch.typing[len(f.ch.typing)-1])
+	for _, tc := range []struct {
+		lifetime time.Duration
+		want     int // refreshes over 10 min
+	}{{0, 150}, {5 * time.Second, 150}, {10 * time.Second, 75}, {2 * time.Minute, 7}} {
+		t.Run(tc.lifetime.String(), func(t *testing.T) {
+			t.Parallel()
+			lifetime := cmp.Or(tc.lifetime, channel.DefaultTypingLifetime)
+			if r := typingRefresh(tc.lifetime); r >= lifetime || r < lifetime/2 {
+				t.Errorf("refresh %v for a lifetime of %v", r, lifetime)
+			}
+			f := newFixture(t, 100)
+			f.ch.desc.Typing = true
+			f.ch.desc.Capabilities.TypingLifetime = tc.lifetime
+			f.d.Typing(tgt, 10*time.Minute)()
+			// Sealed at once: on, then off.
+			f.ch.mu.Lock()
+			sealed := append([]bool(nil), f.ch.typing...)
+			f.ch.typing = nil
+			f.ch.mu.Unlock()
+			if len(sealed) < 2 || sealed[len(sealed)-1] {
+				t.Fatalf("sealed typing %v", sealed)
+			}
+			seal := f.d.Typing(tgt, 10*time.Minute)
+			// The fake clock lets each wait pass at once: the loop runs to its
+			// bound by itself.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				f.ch.mu.Lock()
+				n := len(f.ch.typing)
+				last := n > 0 && !f.ch.typing[n-1]
+				f.ch.mu.Unlock()
+				if last || time.Now().After(deadline) {
+					break
+				}
+				runtime.Gosched()
+			}
+			seal()
+			f.ch.mu.Lock()
+			defer f.ch.mu.Unlock()
+			on := 0
+			for _, v := range f.ch.typing {
+				if v {
+					on++
+				}
+			}
+			if on != tc.want || f.ch.typing[len(f.ch.typing)-1] {
+				t.Errorf("%d refreshes over 10 min (want %d), then %v", on, tc.want, f.ch.typing[len(f.ch.typing)-1])
+			}
+		})
 	}
 }

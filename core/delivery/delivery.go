@@ -95,7 +95,6 @@ type Options struct {
 
 // Tuning.
 const (
-	typingRefresh = 6 * time.Second
 	typingMax     = 10 * time.Minute
 	draftInterval = time.Second
 	sendAttempts  = 6

@@ -9,13 +9,16 @@ import (
 )
 
 // Typing shows the typing indicator in tgt while the agent works:
-// refreshed every 6 s, for at most max (the turn's timeout; 0: 10 min).
-// The returned function seals it when the turn ends, so a late event
-// cannot restart it; it waits for the indicator to be switched off.
+// refreshed before it lapses (typingRefresh of the channel's declared
+// lifetime), for at most max (the turn's timeout; 0: 10 min). The returned
+// function seals it when the turn ends, so a late event cannot restart it;
+// it waits for the indicator to be switched off.
 func (d *Dispatcher) Typing(tgt message.Target, max time.Duration) (seal func()) {
-	if desc, ok := d.ch.Ready(tgt.Instance); !ok || !desc.Typing {
+	desc, ok := d.ch.Ready(tgt.Instance)
+	if !ok || !desc.Typing {
 		return func() {}
 	}
+	refresh := typingRefresh(desc.Capabilities.TypingLifetime)
 	if max <= 0 {
 		max = typingMax
 	}
@@ -40,7 +43,7 @@ func (d *Dispatcher) Typing(tgt message.Target, max time.Duration) (seal func())
 			case <-ctx.Done():
 				set(d.ctx, false)
 				return
-			case <-d.clock.After(min(typingRefresh, left)):
+			case <-d.clock.After(min(refresh, left)):
 			}
 			if !d.clock.Now().Before(deadline) {
 				set(d.ctx, false)
@@ -49,4 +52,16 @@ func (d *Dispatcher) Typing(tgt message.Target, max time.Duration) (seal func())
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// typingRefresh is how often the indicator of a channel whose indicator
+// lasts lifetime is sent again: a fifth of it (at least 1 s) before it
+// lapses, which covers the request's own way to the platform — Telegram's
+// 5 s gives 4 s, Discord's 10 s 8 s. A channel that declares no lifetime
+// gets channel.DefaultTypingLifetime's.
+func typingRefresh(lifetime time.Duration) time.Duration {
+	if lifetime <= 0 {
+		lifetime = channel.DefaultTypingLifetime
+	}
+	return max(lifetime-max(lifetime/5, time.Second), lifetime/2)
 }

@@ -72,6 +72,7 @@ type clHost struct {
 	cfgPath  string
 	addrFile string
 	fake     *anthropictest.Server
+	env      []string
 
 	cmd      *exec.Cmd
 	log      *syncbuf.Buffer
@@ -90,13 +91,19 @@ type clOptions struct {
 	// the host's directory before clawhost starts.
 	agent Attrs
 	setup func(dir string)
+	// senders are the loopback senders allowed in (default u1); agents
+	// are agent "<id>" blocks.
+	senders []string
+	agents  []Agent
+	// env is more of clawhost's environment (a host secret no child may see).
+	env []string
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
 func startClaudeHost(t testing.TB, o clOptions) *clHost {
 	t.Helper()
 	bin := clClaudeBin(t)
-	h := &clHost{t: t, bin: bin, dir: t.TempDir(), fake: anthropictest.New(), changed: make(chan struct{})}
+	h := &clHost{t: t, bin: bin, dir: t.TempDir(), fake: anthropictest.New(), changed: make(chan struct{}), env: o.env}
 	t.Cleanup(h.fake.Close)
 	h.cfgPath = filepath.Join(h.dir, "config.hcl")
 	h.addrFile = filepath.Join(h.dir, "lo.addr")
@@ -106,10 +113,18 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 	for k, v := range o.agent {
 		agent[k] = v
 	}
+	allow := []string{"lo:u1"}
+	if len(o.senders) > 0 {
+		allow = nil
+		for _, s := range o.senders {
+			allow = append(allow, "lo:"+s)
+		}
+	}
 	cfg := Host{
 		Dir:      h.dir,
 		Agent:    RealClaude(bin, filepath.Join(h.dir, "home"), h.fake.URL(), agent),
-		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"lo:u1"}},
+		Agents:   o.agents,
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": allow},
 		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "blocks"},
 		Plugins:  []Plugin{{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": h.addrFile}}},
@@ -137,6 +152,9 @@ func (h *clHost) start() {
 	_ = os.Remove(h.addrFile)
 	h.log = &syncbuf.Buffer{}
 	h.cmd = Command(h.t, h.cfgPath)
+	if len(h.env) > 0 {
+		h.cmd.Env = append(os.Environ(), h.env...)
+	}
 	h.cmd.Stdout = h.log
 	h.cmd.Stderr = h.log
 	if err := h.cmd.Start(); err != nil {

@@ -318,6 +318,103 @@ func TestClaudeRunAs(t *testing.T) {
 	}
 }
 
+// TestClaudeNamedAgentRunAsSandbox: a named agent's own run_as and sandbox
+// apply to its claude, not the default agent's. As root, with the default
+// agent sandboxed as clawhost's user: agent "public" (run_as = "nobody")
+// runs its tools as uid 65534 in the sandbox, agent "open" (sandbox =
+// "off") runs them unsandboxed, where data_dir is visible; each chat is
+// routed to its agent by the agent's chats binding.
+func TestClaudeNamedAgentRunAsSandbox(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("run_as needs clawhost to run as root")
+	}
+	lpNeedBwrap(t)
+	var ws map[string]string
+	h := startClaudeHost(t, clOptions{
+		agent: Attrs{"allowed_tools": []string{"Bash"}},
+		agents: []Agent{
+			{ID: "public", Attrs: Attrs{"workspace": "./ws-public", "run_as": "nobody", "chats": []string{"lo:chat-u2"}}},
+			{ID: "open", Attrs: Attrs{"workspace": "./ws-open", "sandbox": "off", "chats": []string{"lo:chat-u3"}}},
+		},
+		senders: []string{"u1", "u2", "u3"},
+		setup: func(dir string) {
+			ws = map[string]string{"main": filepath.Join(dir, "workspace"), "public": filepath.Join(dir, "ws-public"), "open": filepath.Join(dir, "ws-open")}
+			for _, d := range []string{ws["main"], ws["public"], ws["open"], filepath.Join(dir, "data")} {
+				if err := os.MkdirAll(d, 0o711); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// What the operator does for run_as (TestClaudeRunAs): the
+			// agent's workspace is its user's, who may pass through the
+			// directories above it and through data_dir.
+			if err := os.Chown(ws["public"], 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			for d := dir; d != "/"; d = filepath.Dir(d) {
+				if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+					if err := os.Chmod(d, fi.Mode().Perm()|0o011); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := os.Chmod(filepath.Join(dir, "data"), 0o711); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+	db := filepath.Join(h.dir, "data", "clawhost.db")
+	for _, tc := range []struct {
+		agent, sender string
+		uid           string
+		sandboxed     bool
+	}{
+		{"main", "u1", "0", true},
+		{"public", "u2", "65534", true},
+		{"open", "u3", "0", false},
+	} {
+		script := "echo AGENT-" + tc.agent + "; id -u; id -u > whoami.txt; test -e " + db + " && echo DB-VISIBLE || echo DB-HIDDEN"
+		h.fake.Enqueue(anthropictest.Reply{Text: "Checking.", ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": script, "description": "who am I"}}},
+			anthropictest.Reply{Text: "Checked."})
+		h.post(tc.sender, "who are you?")
+		h.waitSend("chat-"+tc.sender, 0, 60*time.Second)
+		result := lpToolResultWith(t, h, "AGENT-"+tc.agent)
+		if f := strings.Fields(result); len(f) < 3 || f[1] != tc.uid {
+			t.Errorf("agent %s: tool result %q, want uid %s", tc.agent, result, tc.uid)
+		}
+		if hidden := strings.Contains(result, "DB-HIDDEN"); hidden != tc.sandboxed {
+			t.Errorf("agent %s: data_dir hidden from its tools: %v, want %v (sandboxed); tool result %q", tc.agent, hidden, tc.sandboxed, result)
+		}
+		if b, _ := os.ReadFile(filepath.Join(ws[tc.agent], "whoami.txt")); strings.TrimSpace(string(b)) != tc.uid {
+			t.Errorf("agent %s: whoami.txt in its workspace %q, want %s", tc.agent, b, tc.uid)
+		}
+	}
+	for _, want := range []string{"agent=main sandbox=bubblewrap", "agent=public sandbox=bubblewrap", "agent=open sandbox=off"} {
+		if !strings.Contains(h.log.String(), want) {
+			t.Errorf("the log does not say %q", want)
+		}
+	}
+}
+
+// lpToolResultWith is the text of the first tool_result the fake API was
+// sent that contains marker.
+func lpToolResultWith(t *testing.T, h *clHost, marker string) string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, req := range h.fake.Requests() {
+			for _, m := range req.Messages {
+				for _, b := range m.Content {
+					if b.Type == "tool_result" && strings.Contains(b.ResultText(), marker) {
+						return b.ResultText()
+					}
+				}
+			}
+		}
+	}
+	t.Fatalf("no tool_result with %q reached the API (%d requests)", marker, h.fake.Count())
+	return ""
+}
+
 // lpUID is the real uid of pid, from /proc/<pid>/status.
 func lpUID(t *testing.T, pid int) string {
 	t.Helper()

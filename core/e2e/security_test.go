@@ -38,6 +38,9 @@ access {
   dm_policy  = "open"
   allow_from = ["tg:*"]
 }
+agent {
+  allowed_tools = ["Read", "Bash(git log:*)", "Bash(git:*)"]
+}
 plugin "tg" {
   source = "telegram"
   config {
@@ -81,7 +84,10 @@ plugin "web" {
 		"CRITICAL  access.dm_policy_open  (" + bad + ":3)",
 		"CRITICAL  access.allow_from_wildcard  (" + bad + ":4)",
 		"HIGH      files.config_secrets_readable",
-		`plugin "tg" config.token (` + bad + ":9)",
+		`plugin "tg" config.token (` + bad + ":12)",
+		"HIGH      agent.allowed_tools_runs_code  (" + bad + ":7)",
+		`found: allowed_tools has "Bash(git:*)": it allows every git subcommand`,
+		`fix:   allow each subcommand needed: "Bash(git status:*)"`,
 		"fix:   set dm_policy = \"pairing\"",
 	} {
 		if !strings.Contains(out, want) {

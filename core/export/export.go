@@ -35,7 +35,9 @@ type Session struct {
 var ErrNoTranscript = errors.New("claude's transcript of this session was not found")
 
 // FindTranscript looks for session id's transcript under each of claude's
-// config directories (its projects/*/<id>.jsonl).
+// config directories (its projects/*/<id>.jsonl), or under the chats'
+// own config directories one level down (<dir>/<chat>/projects/*/<id>.jsonl:
+// the sandbox gives each chat its own).
 func FindTranscript(dirs []string, id string) (string, error) {
 	if id == "" || strings.ContainsAny(id, "/*?[\\") {
 		return "", ErrNoTranscript
@@ -44,9 +46,10 @@ func FindTranscript(dirs []string, id string) (string, error) {
 		if d == "" {
 			continue
 		}
-		m, _ := filepath.Glob(filepath.Join(d, "projects", "*", id+".jsonl"))
-		if len(m) > 0 {
-			return m[0], nil
+		for _, pattern := range []string{filepath.Join(d, "projects", "*", id+".jsonl"), filepath.Join(d, "*", "projects", "*", id+".jsonl")} {
+			if m, _ := filepath.Glob(pattern); len(m) > 0 {
+				return m[0], nil
+			}
 		}
 	}
 	return "", ErrNoTranscript

@@ -16,10 +16,12 @@ var inheritedEnv = []string{"PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "LANG",
 // pluginEnv builds a plugin's environment from, in order of precedence
 // (exec uses the last value of a duplicated name):
 //   - own: the host's own variables — go-plugin's handshake (magic cookie,
-//     protocol versions, ports, socket directory; the template cmd go-plugin
-//     hands the runner carries them, and nothing else since the client is
-//     configured with SkipHostEnv) and the sdk's (sdk.EnvLogLevel). They
-//     come last so a configured env cannot break the handshake;
+//     protocol versions, ports, socket directory) and the launch's secret
+//     (pluginclient.EnvSecret; the template cmd go-plugin hands the runner
+//     carries them, and nothing else since the client is configured with
+//     SkipHostEnv) and the sdk's (sdk.EnvLogLevel). They come last so a
+//     configured env cannot break the handshake or replace the secret;
+//     none of them is logged;
 //   - extra: the plugin block's env attribute ("NAME=value");
 //   - the variables of host named by inheritedEnv.
 func pluginEnv(host, extra, own []string) []string {

@@ -12,7 +12,7 @@ import (
 // sdk's debug mode exit; it is never signalled, and it has no liveness
 // probe (a breakpoint is not a hang).
 func (i *Instance) attach() (*Process, *pluginclient.Plugin, error) {
-	client := pluginclient.NewClient(pluginclient.Launch{Reattach: i.reattach, Logger: i.log})
+	client := pluginclient.NewClient(pluginclient.Launch{Reattach: i.reattach.ReattachConfig, Secret: i.reattach.Secret, Logger: i.log})
 	rpc, err := client.Client()
 	if err != nil {
 		// Not retried in a loop: the process was started by hand and

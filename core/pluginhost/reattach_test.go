@@ -80,6 +80,26 @@ func TestReattachDebugMode(t *testing.T) {
 	if rc := reattach["dbg"]; rc == nil || rc.Pid != cmd.Process.Pid || !rc.Test {
 		t.Fatalf("reattach config %+v, want instance dbg, pid %d, test mode", reattach, cmd.Process.Pid)
 	}
+	// Debug mode serves authenticated too: the line carries the secret,
+	// without which the socket answers nothing.
+	if s := reattach["dbg"].Secret; len(s) != 64 {
+		t.Fatalf("the reattach line carries a secret of %d characters, want 64", len(s))
+	}
+	bare := pluginclient.NewClient(pluginclient.Launch{Reattach: reattach["dbg"].ReattachConfig, Logger: hclog.NewNullLogger()})
+	if rpc, err := bare.Client(); err != nil {
+		t.Fatalf("connect without the secret: %v", err)
+	} else {
+		plug, err := pluginclient.Dispense(rpc)
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err = plug.Describe(ctx)
+			cancel()
+		}
+		if err == nil || !strings.Contains(err.Error(), "Unauthenticated") {
+			t.Errorf("a client without the secret: %v; want Unauthenticated", err)
+		}
+		_ = rpc.Close()
+	}
 	log := &syncbuf.Buffer{}
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: log}), Reattach: reattach})
 	t.Cleanup(h.Stop)

@@ -39,7 +39,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
@@ -125,7 +124,7 @@ type Options struct {
 	// debug mode (pluginclient.ParseReattach of CLAWHOST_REATTACH): those
 	// instances attach to the running process instead of launching their
 	// binary. `clawhost validate`'s Probe always launches.
-	Reattach map[string]*plugin.ReattachConfig
+	Reattach map[string]*pluginclient.Reattach
 	// Gate, when set, decides where channel instances run: a channel
 	// instance is configured (and so starts polling its platform) only
 	// while it holds the gate, and waits in StateStandby before. Nil:
@@ -303,7 +302,7 @@ type Instance struct {
 	tail     *stderrTail   // the current process's last stderr lines
 	// reattach, when set, is the debug-mode process to attach to instead
 	// of launching the binary (Options.Reattach).
-	reattach *plugin.ReattachConfig
+	reattach *pluginclient.Reattach
 
 	// What the plugin reports about itself (attention.go): rmu orders the
 	// reports with the start and end of runs; gen numbers runs, so a late

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -731,7 +732,7 @@ func TestPluginEnvironment(t *testing.T) {
 	t.Setenv("HOME", "/host/home")
 	h := newHost(t, newRecorder())
 	spec, _ := loopbackSpec(t, "lo")
-	spec.Env = []string{"PLUGIN_SETTING=from-block", "HOME=/plugin/home"}
+	spec.Env = []string{"PLUGIN_SETTING=from-block", "HOME=/plugin/home", pluginclient.EnvSecret + "=from-block"}
 	h.Apply([]Spec{spec})
 	st := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", st.PID))
@@ -745,7 +746,7 @@ func TestPluginEnvironment(t *testing.T) {
 		if strings.Contains(value, secret) {
 			t.Errorf("the plugin sees the host's secret in %s", name)
 		}
-		own := name == pluginclient.Handshake.MagicCookieKey || name == sdk.EnvLogLevel || strings.HasPrefix(name, "PLUGIN_")
+		own := name == pluginclient.Handshake.MagicCookieKey || name == sdk.EnvLogLevel || name == pluginclient.EnvSecret || strings.HasPrefix(name, "PLUGIN_")
 		if !envfilter.Allowed(name, inheritedEnv...) && !own {
 			t.Errorf("the plugin inherited %s, which is neither allowed nor configured", name)
 		}
@@ -763,6 +764,12 @@ func TestPluginEnvironment(t *testing.T) {
 	}
 	if _, ok := env[sdk.EnvLogLevel]; !ok {
 		t.Errorf("%s not set", sdk.EnvLogLevel)
+	}
+	// The launch's own secret, which a block's env cannot replace (the
+	// environ file shows the environment the process started with; the
+	// sdk removes the variable from its copy at once).
+	if s := env[pluginclient.EnvSecret]; !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(s) {
+		t.Errorf("%s is not the launch's secret (64 hex digits): %d bytes", pluginclient.EnvSecret, len(s))
 	}
 }
 

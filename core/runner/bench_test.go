@@ -6,6 +6,7 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -332,4 +333,51 @@ func benchManyChats(b *testing.B, interval time.Duration, chats, maxWarm int, ag
 	b.ReportMetric(float64(starts)/float64(len(lat)), "starts/turn")
 	b.ReportMetric(float64(starts-chats*b.N)/float64(len(lat)), "restarts/turn")
 	b.ReportMetric(pct(startup, 0.50), "start-p50-ms")
+}
+
+// BenchmarkSandboxStart: what a sandboxed start costs the host beyond
+// claude's own, with each chat's claude state (chatstate.go) and without:
+// "prepare" is the host's work before exec (the mount list, the chat's
+// state directory on a later start), "exec" a bwrap with that mount list
+// running /bin/true. A warm turn pays neither (the process is reused).
+func BenchmarkSandboxStart(b *testing.B) {
+	needBwrap(b)
+	data, ws := b.TempDir(), b.TempDir()
+	cfgDir := filepath.Join(data, "claude")
+	for _, d := range []string{cfgDir, filepath.Join(data, "runner", "t", "1"), filepath.Join(ws, ".claude")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(cfgDir, ".claude.json"), []byte(`{"userID":"x","projects":{}}`), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	c := Config{Workspace: ws, Hide: []string{data}}
+	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults(), sandboxes: map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}}}
+	env := []string{"HOME=" + data, "CLAUDE_CONFIG_DIR=" + cfgDir}
+	for _, tc := range []struct {
+		name  string
+		state string
+	}{{"shared-config", ""}, {"chat-state", chatStateDir(r.cfg.StateDir, "agent:main:tg:direct:1")}} {
+		l := sandboxLaunch{tmp: filepath.Join(data, "runner", "t", "1"), env: env, chatState: tc.state, sessionID: uuid.NewString(), resume: true}
+		b.Run(tc.name+"/prepare", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, _, err := r.sandboxed(&c, "/bin/true", nil, l); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(tc.name+"/exec", func(b *testing.B) {
+			exe, argv, err := r.sandboxed(&c, "/bin/true", nil, l)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(strings.Count(strings.Join(argv, " "), "--bind")+strings.Count(strings.Join(argv, " "), "--tmpfs")), "mounts")
+			for i := 0; i < b.N; i++ {
+				if out, err := exec.Command(exe, argv...).CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+			}
+		})
+	}
 }

@@ -68,19 +68,22 @@ type Config struct {
 	// <data_dir>/claude unless agent.env sets CLAUDE_CONFIG_DIR or Settings is
 	// SettingsUser; see the package documentation for what it moves.
 	ConfigDir string
-	// Sandbox is SandboxAuto (the default: bubblewrap when it works here) or SandboxOff.
+	// Sandbox is SandboxAuto (the default: bubblewrap when it works here) or SandboxOff;
+	// each agent's own (Agents).
 	Sandbox string
 	// Hide are paths the sandbox makes invisible to claude and its tools (an empty
 	// directory or an empty file in their place): data_dir, other agents' workspaces,
 	// the config file. A directory bound writable inside one (the TMPDIR, ConfigDir)
 	// stays visible. Ignored without a sandbox.
 	Hide []string
-	// Expose are paths inside a hidden one that the sandbox binds back writable:
-	// the host's tool endpoint (its unix socket and the MCP config files claude is
-	// given) lives under data_dir. Ignored without a sandbox.
+	// Expose are paths inside a hidden one that the sandbox binds back read-only:
+	// the host's tool endpoint socket (under data_dir; each process also gets its own
+	// chat's MCP config file and no other), the clawhost executable the tool bridge
+	// runs as. Ignored without a sandbox.
 	Expose []string
-	// RunAs, when set, is the user claude runs as (agent.run_as); the host must run as
-	// root. New checks that the user can reach the workspace and the state directories.
+	// RunAs, when set, is the user claude runs as (agent.run_as), each agent's own; the
+	// host must run as root. New makes ConfigDir that user's and checks that it can reach
+	// the workspace and the state directories.
 	RunAs *runas.User
 	// PermissionModes are the modes a TurnRequest may ask for (a chat's
 	// /mode); validated like PermissionMode.
@@ -108,7 +111,8 @@ type Config struct {
 	Timeout time.Duration
 	// MaxTurns is passed as --max-turns when > 0 (agentic round trips per turn).
 	MaxTurns int
-	// IdleTimeout stops a warm process that has not run a turn for this long. Default 10m.
+	// IdleTimeout stops a warm process that has not run a turn for this long (its agent's
+	// own). Default 10m.
 	IdleTimeout time.Duration
 	// MaxWarm is the number of warm processes kept; beyond it the idle one least worth
 	// keeping is stopped (used least, cheapest to start again; see the package
@@ -136,29 +140,33 @@ type Config struct {
 	Name string
 	// Agents are the named agents (agent "<id>" blocks) by id; a turn names its agent in
 	// TurnRequest.Agent, and a turn naming an agent that is neither Name nor here is
-	// refused (never run with another agent's workspace). Of each, only the fields that
-	// are an agent's own apply (see forAgent): what claude is, where it works, what it may
-	// do, its timeout and how many of its processes stay warm. Concurrency, the sandbox,
-	// the state and config directories, run_as and the idle timeout are the runner's,
-	// shared by every agent.
+	// refused (never run with another agent's workspace). Each is the agent's whole
+	// configuration, mapped from its block as the runner's own is: what claude is, where
+	// it works, what it may do and see (Hide, Expose, Sandbox), whose settings apply
+	// (Settings, ConfigDir), the user it runs as (RunAs), its timeouts and how many of its
+	// processes stay warm. What is the runner's, shared by every agent, is taken from
+	// the runner's own fields (see forAgent): StateDir, MaxConcurrent (one count of
+	// slots), OneShot, PartialMessages, MaxRetries, KillGrace; and MaxWarm is capped by
+	// the runner's.
 	Agents map[string]Config
 }
 
-// forAgent is c with the fields a sets that are an agent's own. MaxWarm caps the warm
-// processes of that agent within c.MaxWarm, the runner's limit.
+// forAgent is the configuration of a named agent's turns: a, with what is the runner's
+// taken from c (the slots, the state directory, how processes are kept and stopped) and
+// a's MaxWarm capped by c.MaxWarm, the runner's limit. A zero Timeout or IdleTimeout in a
+// is c's; other zero fields get the defaults of any Config.
 func (c Config) forAgent(a Config) Config {
-	c.Command, c.Args, c.Env, c.Workspace = a.Command, a.Args, a.Env, a.Workspace
-	c.Model, c.FallbackModel, c.PermissionMode, c.PermissionModes = a.Model, a.FallbackModel, a.PermissionMode, a.PermissionModes
-	c.AllowedTools, c.DisallowedTools, c.MCPConfig, c.AddDirs = a.AllowedTools, a.DisallowedTools, a.MCPConfig, a.AddDirs
-	c.SystemPrompt, c.SystemPromptFile, c.MaxTurns, c.Hide = a.SystemPrompt, a.SystemPromptFile, a.MaxTurns, a.Hide
-	if a.Timeout > 0 {
-		c.Timeout = a.Timeout
-	}
+	a.StateDir, a.MaxConcurrent, a.OneShot = c.StateDir, c.MaxConcurrent, c.OneShot
+	a.PartialMessages, a.MaxRetries, a.KillGrace = c.PartialMessages, c.MaxRetries, c.KillGrace
+	a.Timeout = cmp.Or(a.Timeout, c.Timeout)
+	a.IdleTimeout = cmp.Or(a.IdleTimeout, c.IdleTimeout)
 	if a.MaxWarm > 0 {
-		c.MaxWarm = min(a.MaxWarm, c.MaxWarm)
+		a.MaxWarm = min(a.MaxWarm, c.MaxWarm)
+	} else {
+		a.MaxWarm = c.MaxWarm
 	}
-	c.Agents = nil
-	return c
+	a.Agents = nil
+	return a.withDefaults()
 }
 
 // withDefaults fills zero fields.
@@ -407,6 +415,13 @@ func (c Config) env(host []string, tmpdir string) []string {
 		"DISABLE_ERROR_REPORTING=1",
 		"DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		// claude's auto-memory (projects/<cwd>/memory/MEMORY.md, loaded
+		// into every later session in that directory as instructions) is
+		// off: one chat's claude could write standing orders for the
+		// others', and clawhost's MEMORY.md is the agent's memory. In the
+		// sandbox each chat's would be its own (chatstate.go), so agent.env
+		// may turn it on.
+		"CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
 	)
 	retries := c.MaxRetries
 	if retries < 0 {

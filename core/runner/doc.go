@@ -59,16 +59,33 @@
 //	--die-with-parent --unshare-pid --ro-bind / / --dev /dev --proc /proc
 //	  the whole filesystem read-only; its own pid namespace and /proc, so no
 //	  /proc/<host pid>/environ; the network is shared (claude talks to its API)
-//	--tmpfs <each Config.Hide>        data_dir, the config file, other agents'
-//	                                  workspaces: an empty directory (a file: /dev/null)
+//	--tmpfs /tmp, /var/tmp, /dev/shm, /run, the host's TMPDIR
+//	                                  no host or plugin socket (clawhost-sock-*)
+//	--tmpfs <each Config.Hide>        data_dir, the config file's directory, other
+//	                                  agents' workspaces: an empty directory (a file:
+//	                                  /dev/null)
 //	--tmpfs ~/.claude, /dev/null over ~/.claude.json  the operator's, when claude has
 //	                                  a config directory of its own
-//	--bind  workspace, TMPDIR, the claude config directory, Config.AddDirs  writable
+//	--bind  <StateDir>/chats/<key> CLAUDE_CONFIG_DIR  the chat's own claude state
+//	                                  (chatstate.go); the login and settings in the
+//	                                  real directory bound into it read-only
+//	--bind  workspace (no worktree), TMPDIR, Config.AddDirs  writable
+//	--ro-bind Config.Expose, the turn's MCP config file, claude's package
+//	                                  the tool socket and this chat's token, not the
+//	                                  directory with every chat's
 //	--ro-bind <workspace>/.claude     the project settings claude loads at its next
 //	                                  start: it must not rewrite its own allow rules
 //	--tmpfs <workspace>/media, --bind <workspace>/media/<TurnRequest.MediaDir>
 //	                                  only the chat's own attachments
+//	worktree turns (TurnRequest.Dir): the workspace and its .git read-only; the
+//	                                  worktree writable but its .git file and .claude;
+//	                                  .git/objects, refs/heads/clawhost,
+//	                                  logs/refs/heads/clawhost and the worktree's admin
+//	                                  directory writable (its commondir, gitdir,
+//	                                  config.worktree not); the other worktrees hidden
 //
+// docs/security.md ("What a sandboxed claude sees") is this list for the operator, and
+// core/e2e's TestSandboxManifest walks it from inside.
 // Mounts are applied in order of depth, so what is bound inside a hidden tree (TMPDIR and
 // the config directory are under data_dir) is visible and what is hidden inside the
 // workspace is not. bwrap is the child: it leads claude's process group (it does not
@@ -85,13 +102,20 @@
 // and it restricts the calling process, so claude would need a wrapper exec'd first.
 // Without a working bwrap (not installed, or the probe run New makes fails: user
 // namespaces disabled in a container) "auto" runs claude unsandboxed, says why in
-// Runner.SandboxState (the status page) and logs a WARN at start.
+// Runner.SandboxState (the status page) and logs a WARN at start. The sandbox is each
+// agent's (Config.Agents): New probes once per distinct Config.Sandbox and Config.RunAs
+// (bubblewrap runs as claude's user), and SandboxState says it per agent where the
+// agents' differ.
 //
 // What the sandbox does not do: the rest of the filesystem stays readable (the operator's
 // home but ~/.claude, /etc, other users' world-readable files); the network is open; with
 // Config.Settings = SettingsUser the home directory stays writable (claude rewrites
 // ~/.claude.json there); processes of the same uid outside the sandbox can still be
-// signalled. Config.RunAs (agent.run_as) adds a separate uid.
+// signalled. Config.RunAs (agent.run_as) adds a separate uid, each agent's own: its
+// processes, TMPDIRs, prompt files, chats' claude state and attachments are that user's,
+// and it gets its session's MCP config file as a copy of its own when the host's file
+// is another user's. Agents sharing a ConfigDir must run as one user (New refuses
+// otherwise).
 //
 // Observed claude behaviour the caller should know: after a turn that failed with an API
 // error, claude keeps the failed user message, and the next turn's prompt is merged into
@@ -210,6 +234,7 @@
 //	process.go   one claude process: start, stdout reader, reaping, stop and kill
 //	sysproc_*.go its process group, its user (run_as) and, on Linux, Pdeathsig
 //	sandbox.go   the bubblewrap sandbox: the probe, the mounts, claude's own directories
+//	sandboxes.go which sandbox each agent's processes get (one probe per mode and user)
 //	runas.go     what agent.run_as's user must be able to reach
 //	config.go    Config: defaults, validation, argv (settings flags) and environment
 //	errors.go    ErrorKind, Error, classification of results and exits

@@ -99,7 +99,7 @@ func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest, w Wait) Result {
 		}
 		reused := w.Start == StartWarm
 		res, sawOutput := r.exchange(st, t, p, req.Prompt, req.Images)
-		r.cfg.loginHint(res.Err, os.Environ())
+		p.cfg.loginHint(res.Err, os.Environ())
 		res.NewProcess = !reused
 		res.PID = p.pid
 		if !reused {

@@ -539,7 +539,7 @@ func TestFakeEnvironment(t *testing.T) {
 			t.Errorf("claude sees the host's secret in %s", name)
 		}
 		_, configured := cfg.Env[name]
-		runnerOwn := name == "TMPDIR" || name == "CLAUDE_CODE_MAX_RETRIES" || name == "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" || strings.HasPrefix(name, "DISABLE_")
+		runnerOwn := name == "TMPDIR" || name == "CLAUDE_CODE_MAX_RETRIES" || name == "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" || name == "CLAUDE_CODE_DISABLE_AUTO_MEMORY" || strings.HasPrefix(name, "DISABLE_")
 		if !envfilter.Allowed(name, append(slices.Clone(inheritedEnv), claudeEnv...)...) && !configured && !runnerOwn {
 			t.Errorf("claude inherited %s, which is neither allowed nor configured", name)
 		}

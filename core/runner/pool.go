@@ -4,7 +4,8 @@ import ()
 
 // The pool keeps at most one warm process per conversation key in Runner.procs (guarded by
 // Runner.mu). A turn takes its key's process with acquire (busy while the turn runs) and
-// gives it back with release. An idle process is stopped after Config.IdleTimeout; beyond
+// gives it back with release. An idle process is stopped after its agent's
+// Config.IdleTimeout; beyond
 // Config.MaxWarm the idle one least worth keeping is stopped (victimLocked). With
 // Config.OneShot the pool stays empty: every turn starts a process and release ends it.
 
@@ -115,10 +116,11 @@ func (r *Runner) stopEvicted(evicted []*proc) {
 	}
 }
 
-// armIdleLocked stops p after Config.IdleTimeout unless it ran a turn meanwhile.
+// armIdleLocked stops p after its agent's Config.IdleTimeout unless it ran a turn
+// meanwhile.
 func (r *Runner) armIdleLocked(p *proc) {
 	uses := p.uses
-	p.idle = r.clock.AfterFunc(r.cfg.IdleTimeout, func() {
+	p.idle = r.clock.AfterFunc(p.cfg.IdleTimeout, func() {
 		r.mu.Lock()
 		if r.procs[p.key] != p || p.busy || p.uses != uses {
 			r.mu.Unlock()
@@ -221,7 +223,7 @@ func (r *Runner) Warm() map[string]int {
 	out := make(map[string]int, len(r.procs))
 	for k, p := range r.procs {
 		out[k] = p.pid
-		if r.sb.bwrap != "" {
+		if r.sandboxOf(p.cfg).bwrap != "" {
 			out[k] = innerPID(p.pid)
 		}
 	}

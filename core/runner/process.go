@@ -129,7 +129,7 @@ func (r *Runner) start(key, sessionID string, resume bool, extra string, l launc
 	if err != nil {
 		return nil, errNotFound(l.cfg.Command, err)
 	}
-	tmp, serr := r.newTmpdir()
+	tmp, serr := r.newTmpdir(l.cfg)
 	if serr != nil {
 		return nil, serr
 	}
@@ -142,8 +142,9 @@ func (r *Runner) start(key, sessionID string, resume bool, extra string, l launc
 	return p, nil
 }
 
-// newTmpdir creates the next process's TMPDIR under Config.StateDir.
-func (r *Runner) newTmpdir() (string, *Error) {
+// newTmpdir creates the next process's TMPDIR under Config.StateDir, owned by the user
+// c's claude runs as.
+func (r *Runner) newTmpdir(c *Config) (string, *Error) {
 	r.mu.Lock()
 	r.seq++
 	n := r.seq
@@ -152,7 +153,7 @@ func (r *Runner) newTmpdir() (string, *Error) {
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return "", newError(KindCrash, fmt.Sprintf("create TMPDIR: %v", err))
 	}
-	if u := r.cfg.RunAs; u != nil {
+	if u := c.RunAs; u != nil {
 		if err := u.Chown(tmp); err != nil {
 			return "", newError(KindCrash, fmt.Sprintf("agent.run_as: TMPDIR: %v", err))
 		}
@@ -172,21 +173,25 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		if err := os.WriteFile(l.promptFile, []byte(sys), 0o600); err != nil {
 			return nil, newError(KindCrash, fmt.Sprintf("write system prompt file: %v", err))
 		}
-		if u := r.cfg.RunAs; u != nil {
+		if u := c.RunAs; u != nil {
 			if err := u.Chown(l.promptFile); err != nil {
 				return nil, newError(KindCrash, fmt.Sprintf("agent.run_as: system prompt file: %v", err))
 			}
 		}
 	}
+	if l.mcp, err = r.ownMCPConfig(c, l.mcp, tmp); err != nil {
+		return nil, newError(KindCrash, err.Error())
+	}
 	env := c.env(os.Environ(), tmp)
-	exe, argv, err := r.sandboxed(c, path, c.args(l), tmp, env, l.media, l.dir)
+	exe, argv, err := r.sandboxed(c, path, c.args(l), sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
+		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume})
 	if err != nil {
 		return nil, newError(KindCrash, err.Error())
 	}
 	cmd := exec.Command(exe, argv...)
 	cmd.Dir = cmp.Or(l.dir, c.Workspace)
 	cmd.Env = env
-	cmd.SysProcAttr = sysProcAttr(r.cfg.RunAs)
+	cmd.SysProcAttr = sysProcAttr(c.RunAs)
 	cmd.WaitDelay = r.cfg.KillGrace
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -219,6 +224,34 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 	go r.readStdout(p, pr, dead, readerDone)
 	go r.reap(p, pr, dead, readerDone)
 	return p, nil
+}
+
+// ownMCPConfig is the session's MCP config file (TurnRequest.MCPConfig) as the process of
+// c may read it. The host writes it private (0600) to its own user or to the one user
+// claude runs as (core/agenttools); a process running as a user that does not own it
+// gets a copy in its private TMPDIR, owned by that user. A JSON string (not a file) is
+// returned as is.
+func (r *Runner) ownMCPConfig(c *Config, mcp, tmp string) (string, error) {
+	if mcp == "" || c.RunAs == nil || strings.HasPrefix(strings.TrimSpace(mcp), "{") {
+		return mcp, nil
+	}
+	if fi, err := os.Stat(mcp); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == c.RunAs.UID {
+			return mcp, nil
+		}
+	}
+	b, err := os.ReadFile(mcp)
+	if err != nil {
+		return "", fmt.Errorf("session MCP config: %w", err)
+	}
+	own := filepath.Join(tmp, "mcp-config.json")
+	if err := os.WriteFile(own, b, 0o600); err != nil {
+		return "", fmt.Errorf("session MCP config: %w", err)
+	}
+	if err := c.RunAs.Chown(own); err != nil {
+		return "", fmt.Errorf("agent.run_as: session MCP config: %w", err)
+	}
+	return own, nil
 }
 
 // lifelineScript waits for EOF on stdin (the host closed the lifeline or

@@ -113,7 +113,7 @@ func TestEnv(t *testing.T) {
 	c := Config{MaxRetries: 2, Env: map[string]string{"B": "2", "A": "1", "HOME": "/agent"}}
 	got := strings.Join(c.env(host, "/state/t/1"), " ")
 	want := "PATH=/bin HOME=/h LC_ALL=C ANTHROPIC_API_KEY=k https_proxy=http://p " +
-		"DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_MAX_RETRIES=2 " +
+		"DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_DISABLE_AUTO_MEMORY=1 CLAUDE_CODE_MAX_RETRIES=2 " +
 		"A=1 B=2 HOME=/agent TMPDIR=/state/t/1"
 	if got != want {
 		t.Errorf("env =\n%s\nwant\n%s", got, want)

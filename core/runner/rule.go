@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/internal/bashrule"
 )
 
 // Rule is a Claude Code permission rule, "Tool" or "Tool(content)":
@@ -75,12 +78,14 @@ type suggestion struct {
 // tool — each scoped one with its scope, a file tool's without a wildcard
 // (claude suggests Read(//etc/**) for /etc/hostname) — else one derived
 // from the input:
-// Bash, the command's first word(s) ("git log:*"); a file tool, the file
-// (Edit(//path)); Read, the file; WebFetch, the host; a tool without a
-// scope, itself. Suggestions that change the mode or add directories are
-// wider than the call and are not taken. Empty: no exact rule (a compound
-// shell command, an interpreter, a wrapper like sudo): "always" is not
-// offered.
+// Bash, the command's words up to and including its subcommand, options
+// before it included ("git log:*", "git -C /srv status:*"), or the exact
+// command where no such prefix is narrow (bashrule.Derive); a file tool,
+// the file (Edit(//path)); Read, the file; WebFetch, the host; a tool
+// without a scope, itself. Suggestions that change the mode, add
+// directories or name a Bash prefix wider than the command's subcommand
+// ("git:*") are not taken. Empty: no exact rule (a compound shell command,
+// an interpreter, a wrapper like sudo): "always" is not offered.
 func (p *PermissionRequest) AlwaysRules() []Rule {
 	if p.NoAlways || p.Tool == AskUserQuestion {
 		return nil
@@ -93,8 +98,9 @@ func (p *PermissionRequest) AlwaysRules() []Rule {
 		}
 		for _, r := range s.Rules {
 			rule := Rule{Tool: r.ToolName, Content: r.RuleContent}
-			if !sameFamily(rule.Tool, p.Tool) || (scoped[p.Tool] && rule.Content == "") || (p.Tool != "Bash" && strings.Contains(rule.Content, "*")) {
-				return derived(p) // a suggestion wider than the call (a tool, a directory): derive our own
+			if !sameFamily(rule.Tool, p.Tool) || (scoped[p.Tool] && rule.Content == "") || (p.Tool != "Bash" && strings.Contains(rule.Content, "*")) ||
+				(p.Tool == "Bash" && !bashSuggestionFits(p.command(), rule.Content)) {
+				return derived(p) // a suggestion wider than the call (a tool, a directory, "git:*"): derive our own
 			}
 			out = append(out, rule)
 		}
@@ -103,6 +109,38 @@ func (p *PermissionRequest) AlwaysRules() []Rule {
 		return out
 	}
 	return derived(p)
+}
+
+// bashSuggestionFits reports whether claude's suggested Bash rule content
+// is no wider than cmd: an exact command, or a prefix that lets no code run
+// beyond its subcommand (bashrule.Risk) and is the start of one of cmd's
+// simple commands, word for word. claude suggests "git status:*" and "git
+// diff:*" for "git status && git diff"; a "git:*" for "git -C /x status"
+// would drop the subcommand and the options before it.
+func bashSuggestionFits(cmd, content string) bool {
+	prefix, wild := bashrule.Prefix(content)
+	if !wild {
+		return true
+	}
+	if why, _ := bashrule.Risk(content); why != "" {
+		return false
+	}
+	want := strings.Fields(prefix)
+	for _, part := range strings.FieldsFunc(cmd, func(r rune) bool { return strings.ContainsRune(";&|<>()\n", r) }) {
+		if words := strings.Fields(part); len(words) >= len(want) && slices.Equal(words[:len(want)], want) {
+			return true
+		}
+	}
+	return false
+}
+
+// command is a Bash request's command line.
+func (p *PermissionRequest) command() string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(p.Input, &in)
+	return in.Command
 }
 
 func sameFamily(ruleTool, tool string) bool {
@@ -116,8 +154,8 @@ func derived(p *PermissionRequest) []Rule {
 	str := func(k string) string { s, _ := in[k].(string); return s }
 	switch {
 	case p.Tool == "Bash":
-		if prefix, ok := commandPrefix(str("command")); ok {
-			return []Rule{{Tool: "Bash", Content: prefix + ":*"}}
+		if content, ok := bashrule.Derive(str("command")); ok {
+			return []Rule{{Tool: "Bash", Content: content}}
 		}
 	case fileTools[p.Tool]:
 		path := str("file_path")
@@ -139,63 +177,6 @@ func derived(p *PermissionRequest) []Rule {
 		return []Rule{{Tool: p.Tool}}
 	}
 	return nil
-}
-
-// shellOperators separate or redirect commands: a command holding one is
-// never covered by a prefix rule on this side (claude splits compound
-// commands and checks each part; the host does not parse shell).
-const shellOperators = ";&|<>`$(){}\n\r\\*?[]~!#"
-
-// wrappers run another command (or any code) given as arguments: a prefix
-// rule of one of them allows everything.
-var wrappers = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "dash": true, "fish": true, "env": true, "sudo": true, "su": true, "doas": true,
-	"xargs": true, "eval": true, "exec": true, "nohup": true, "timeout": true, "nice": true, "time": true, "command": true,
-	"builtin": true, "watch": true, "strace": true, "python": true, "python3": true, "node": true, "perl": true, "ruby": true,
-	"php": true, "lua": true, "awk": true, "find": true, "ssh": true, "docker": true, "kubectl": true, "npx": true,
-}
-
-// subcommands take a subcommand as their second word: the rule names both
-// ("git log").
-var subcommands = map[string]bool{
-	"git": true, "go": true, "npm": true, "pnpm": true, "yarn": true, "cargo": true, "gh": true, "pip": true,
-	"pip3": true, "uv": true, "make": true, "systemctl": true, "apt": true, "brew": true, "terraform": true,
-}
-
-// commandPrefix is the first word of a simple command — and its
-// subcommand for tools like git — or false for a command no prefix rule
-// should cover: compound or redirected, an assignment, a wrapper.
-func commandPrefix(cmd string) (string, bool) {
-	cmd = strings.TrimSpace(cmd)
-	if cmd == "" || strings.ContainsAny(cmd, shellOperators) || strings.ContainsFunc(cmd, func(r rune) bool { return r != ' ' && isSpace(r) }) {
-		return "", false
-	}
-	words := strings.Fields(cmd)
-	first := words[0]
-	if strings.ContainsAny(first, "=/'\"") || wrappers[first] || strings.HasPrefix(first, "-") {
-		return "", false
-	}
-	if subcommands[first] && len(words) > 1 && plainWord(words[1]) {
-		return first + " " + words[1], true
-	}
-	return first, true
-}
-
-func plainWord(w string) bool {
-	for _, r := range w {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return false
-		}
-	}
-	return w != "" && w[0] != '-'
-}
-
-func isSpace(r rune) bool {
-	switch r {
-	case ' ', '\t', '\n', '\v', '\f', '\r', 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0x180E, 0x200B, 0xFEFF:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200A
 }
 
 // Allows reports whether r covers p, the way the host answers a question
@@ -225,8 +206,11 @@ func (r Rule) Allows(p *PermissionRequest) bool {
 		if !wild {
 			return cmd == r.Content
 		}
-		if strings.ContainsAny(cmd, shellOperators) || strings.ContainsFunc(cmd, func(r rune) bool { return r != ' ' && isSpace(r) }) {
+		if !bashrule.Plain(cmd) {
 			return false
+		}
+		if why, _ := bashrule.Risk(r.Content); why != "" {
+			return false // stored by an older version, which derived "git:*"
 		}
 		return cmd == prefix || strings.HasPrefix(cmd, prefix+" ")
 	case fileTools[p.Tool] || p.Tool == "Read":

@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/internal/tstime"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +29,9 @@ type Runner struct {
 	// timeout; tests replace it. Waits on a claude process (its kill
 	// grace, its output) are real time.
 	clock tstime.Clock
-	sb    sandbox // the sandbox claude runs in (sandbox.go)
+	// sandboxes are what the probe found for each sandbox mode and user the
+	// agents' claude runs with (sandboxes.go).
+	sandboxes map[sandboxKey]sandbox
 
 	mu     sync.Mutex
 	closed bool
@@ -70,21 +74,11 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 			return nil, fmt.Errorf("runner config dir: %w", err)
 		}
 	}
-	if cfg.RunAs != nil {
-		// The user must pass through the state directory to its TMPDIRs
-		// (search only: it cannot list them).
-		if err := os.Chmod(cfg.StateDir, 0o711); err != nil {
-			return nil, fmt.Errorf("agent.run_as: %w", err)
-		}
-		if err := cfg.RunAs.Chown(filepath.Join(cfg.StateDir, "t"), cfg.ConfigDir); err != nil {
-			return nil, fmt.Errorf("agent.run_as: %w", err)
-		}
-		if err := checkRunAs(cfg); err != nil {
-			return nil, err
-		}
-	}
 	agents, err := cfg.agentProfiles()
 	if err != nil {
+		return nil, err
+	}
+	if err := prepareRunAs(&cfg, agents); err != nil {
 		return nil, err
 	}
 	r := &Runner{
@@ -95,13 +89,8 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		procs:  map[string]*proc{},
 		lanes:  map[string][]*ticket{},
 		active: map[string]*Turn{},
-		sb:     probeSandbox(cfg),
 	}
-	if r.sb.bwrap == "" && cfg.Sandbox != SandboxOff {
-		r.log.Warn("claude runs without a sandbox: its tools can read everything clawhost's user can", "sandbox", r.sb.state)
-	} else {
-		r.log.Debug("claude sandbox", "sandbox", r.sb.state)
-	}
+	r.probeSandboxes()
 	if _, err := exec.LookPath(cfg.Command); err != nil {
 		r.log.Warn("claude CLI not found; turns will fail", "error", errNotFound(cfg.Command, err).Detail)
 	}
@@ -124,10 +113,8 @@ func checkWorkspace(ws string) (string, error) {
 func (c Config) agentProfiles() (map[string]*Config, error) {
 	out := make(map[string]*Config, len(c.Agents))
 	for id, a := range c.Agents {
+		a.Name = id
 		p := c.forAgent(a)
-		if p.Command == "" {
-			p.Command = DefaultCommand
-		}
 		if err := p.Validate(); err != nil {
 			return nil, fmt.Errorf("runner config of agent %q: %w", id, err)
 		}
@@ -135,14 +122,80 @@ func (c Config) agentProfiles() (map[string]*Config, error) {
 		if p.Workspace, err = checkWorkspace(p.Workspace); err != nil {
 			return nil, fmt.Errorf("agent %q: %w", id, err)
 		}
-		if p.RunAs != nil {
-			if err := checkRunAs(p); err != nil {
-				return nil, fmt.Errorf("agent %q: %w", id, err)
+		if p.ConfigDir != "" {
+			if p.ConfigDir, err = filepath.Abs(p.ConfigDir); err != nil {
+				return nil, fmt.Errorf("agent %q: runner config dir: %w", id, err)
+			}
+			if err := os.MkdirAll(p.ConfigDir, 0o700); err != nil {
+				return nil, fmt.Errorf("agent %q: runner config dir: %w", id, err)
 			}
 		}
 		out[id] = &p
 	}
 	return out, nil
+}
+
+// prepareRunAs readies the state and config directories for the agents that run claude
+// as another user (run_as): each such user passes through the state directory to its
+// processes' TMPDIRs (search only: it can list neither), and owns its agent's config
+// directory, which no agent running as another user may share (claude's files there
+// are private to the user that wrote them). Then it checks what each user must reach.
+func prepareRunAs(main *Config, agents map[string]*Config) error {
+	all := []*Config{main}
+	for _, id := range slices.Sorted(maps.Keys(agents)) {
+		all = append(all, agents[id])
+	}
+	owner := map[string]*Config{} // config directory → the first agent using it
+	anyone := false
+	for _, p := range all {
+		anyone = anyone || p.RunAs != nil
+		if p.ConfigDir == "" {
+			continue
+		}
+		if o := owner[p.ConfigDir]; o != nil && uidOf(o.RunAs) != uidOf(p.RunAs) {
+			return fmt.Errorf("agents %q and %q share the claude config directory %s but run as different users (agent.run_as): give one its own (CLAUDE_CONFIG_DIR in agent.env)", o.Name, p.Name, p.ConfigDir)
+		}
+		owner[p.ConfigDir] = p
+	}
+	if !anyone {
+		return nil
+	}
+	// The state directory, the TMPDIRs' and the chats' claude state
+	// directories' parents stay the host's: each user passes through
+	// them to its own.
+	for _, d := range []string{main.StateDir, filepath.Join(main.StateDir, "t"), filepath.Join(main.StateDir, "chats")} {
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			return fmt.Errorf("agent.run_as: %w", err)
+		}
+		if err := os.Chmod(d, 0o711); err != nil {
+			return fmt.Errorf("agent.run_as: %w", err)
+		}
+	}
+	for _, p := range all {
+		if p.RunAs == nil {
+			continue
+		}
+		if p.ConfigDir != "" {
+			if err := p.RunAs.Chown(p.ConfigDir); err != nil {
+				return fmt.Errorf("agent %q: agent.run_as: %w", p.Name, err)
+			}
+		}
+		if err := checkRunAs(*p); err != nil {
+			if p == main {
+				return err
+			}
+			return fmt.Errorf("agent %q: %w", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// uidOf is u's uid, -1 for clawhost's own user (nil).
+func uidOf(u *runas.User) int64 {
+	if u == nil {
+		return -1
+	}
+	return int64(u.UID)
 }
 
 // profile is the configuration of an agent's turns: a named agent's, else the runner's.

@@ -41,11 +41,6 @@ type sandbox struct {
 	state string
 }
 
-// SandboxState is the sandbox claude runs in, as the status page says it:
-// "bubblewrap", "off" (agent.sandbox = "off"), or "unavailable (why)" —
-// agent.sandbox = "auto" found no working bubblewrap.
-func (r *Runner) SandboxState() string { return r.sb.state }
-
 // probeSandbox decides the sandbox for cfg: with SandboxAuto, bwrap from
 // PATH and one run of it with the namespaces claude's sandbox uses (as the
 // user claude runs as), so a kernel or container that forbids them is found
@@ -75,31 +70,33 @@ func probeSandbox(cfg Config) sandbox {
 	return sandbox{bwrap: path, state: "bubblewrap"}
 }
 
-// sandboxSpec is what one claude process may see.
+// sandboxSpec is what one claude process may see, as lists of paths; the
+// policy (which paths, and why) is sandboxSpecFor's, the mechanics
+// bwrapArgs'. docs/security.md lists the result for each shape of turn.
 type sandboxSpec struct {
-	// workspace, tmpdir and rw are writable (rw: the claude config
-	// directory, Config.AddDirs).
-	workspace, tmpdir string
-	rw                []string
-	// readOnly are writable paths made read-only again: the workspace's
-	// .claude (the project settings, which claude must not rewrite for its
-	// next start).
-	readOnly []string
-	// hide are paths made invisible: an empty directory, or an empty file.
-	hide []string
-	// mediaDir is the one directory under <workspace>/media left visible;
-	// "" hides all of <workspace>/media.
-	mediaDir string
+	// workspace is where claude works unless worktree is set.
+	workspace string
 	// worktree, when set, is the chat's own git worktree inside the
-	// workspace (TurnRequest.Dir): claude works there, and the other
-	// chats' worktrees beside it are hidden.
+	// workspace (TurnRequest.Dir): claude works there.
 	worktree string
+	// rw are bound writable; readOnly bound read-only (inside a hidden
+	// tree: visible again; inside a writable one: read-only again).
+	rw, readOnly []string
+	// hide are made invisible: an empty directory, or an empty file.
+	hide []string
+	// overlays put one directory in the place of another: a chat's own
+	// claude state at claude's config directory.
+	overlays []overlay
 }
+
+// overlay binds src writable at dst.
+type overlay struct{ src, dst string }
 
 // mount is one bwrap mount step.
 type mount struct {
 	path string
-	op   int // opHide, opBind or opReadOnly, the order at one path
+	op   int    // opHide, opBind or opReadOnly, the order at one path
+	src  string // opBind from another path; "" for path itself
 }
 
 const (
@@ -110,40 +107,31 @@ const (
 
 // bwrapArgs is bwrap's argv (without the command) for s, up to and
 // including "--". The whole filesystem is mounted read-only, then each path
-// is hidden or bound writable in order of depth, so the deeper rule wins: a
-// directory bound back inside a hidden one (the TMPDIR and claude config
-// directory inside data_dir) is visible, a hidden one inside the workspace
-// (other chats' media) is not. stat tells directories from files and
-// reports what does not exist, which is skipped (bwrap cannot mount over a
-// missing path on a read-only tree).
+// is hidden or bound in order of depth, so the deeper rule wins: a path
+// bound back inside a hidden one (the TMPDIR inside data_dir) is visible, a
+// hidden one inside the workspace (other chats' media) is not; at one path a
+// bind beats a hide and a read-only bind beats both. stat tells directories
+// from files and reports what does not exist, which is skipped (bwrap
+// cannot mount over a missing path on a read-only tree).
 func bwrapArgs(s sandboxSpec, stat func(string) (dir, ok bool)) []string {
 	a := []string{"--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
 	var ms []mount
-	add := func(p string, op int) {
+	add := func(p string, op int, src string) {
 		if p != "" {
-			ms = append(ms, mount{filepath.Clean(p), op})
+			ms = append(ms, mount{filepath.Clean(p), op, src})
 		}
-	}
-	add(s.workspace, opBind)
-	add(s.tmpdir, opBind)
-	for _, p := range s.rw {
-		add(p, opBind)
-	}
-	for _, p := range s.readOnly {
-		add(p, opReadOnly)
 	}
 	for _, p := range s.hide {
-		add(p, opHide)
+		add(p, opHide, "")
 	}
-	if s.worktree != "" {
-		add(filepath.Dir(s.worktree), opHide)
-		add(s.worktree, opBind)
+	for _, p := range s.rw {
+		add(p, opBind, "")
 	}
-	if s.workspace != "" {
-		add(filepath.Join(s.workspace, "media"), opHide)
-		if s.mediaDir != "" {
-			add(filepath.Join(s.workspace, "media", s.mediaDir), opBind)
-		}
+	for _, p := range s.readOnly {
+		add(p, opReadOnly, "")
+	}
+	for _, o := range s.overlays {
+		add(o.dst, opBind, filepath.Clean(o.src))
 	}
 	slices.SortStableFunc(ms, func(x, y mount) int {
 		if d := depth(x.path) - depth(y.path); d != 0 {
@@ -152,17 +140,20 @@ func bwrapArgs(s sandboxSpec, stat func(string) (dir, ok bool)) []string {
 		if c := strings.Compare(x.path, y.path); c != 0 {
 			return c
 		}
-		return x.op - y.op
+		if d := x.op - y.op; d != 0 {
+			return d
+		}
+		return strings.Compare(x.src, y.src)
 	})
 	ms = slices.Compact(ms)
 	for _, m := range ms {
-		dir, ok := stat(m.path)
+		dir, ok := stat(cmp.Or(m.src, m.path))
 		if !ok {
 			continue
 		}
 		switch {
 		case m.op == opBind:
-			a = append(a, "--bind", m.path, m.path)
+			a = append(a, "--bind", cmp.Or(m.src, m.path), m.path)
 		case m.op == opReadOnly:
 			a = append(a, "--ro-bind", m.path, m.path)
 		case dir:
@@ -231,35 +222,216 @@ func lookupEnv(env []string, key string) string {
 	return ""
 }
 
-// sandboxSpecFor is what the process with TMPDIR tmp and environment env
-// may see.
-func (c Config) sandboxSpecFor(tmp string, env []string, mediaDir, worktree string) sandboxSpec {
-	rw, hide := claudeDirs(env)
-	s := sandboxSpec{workspace: c.Workspace, tmpdir: tmp, mediaDir: mediaDir, worktree: worktree,
-		rw:       append(append(rw, c.AddDirs...), c.Expose...),
-		readOnly: []string{filepath.Join(c.Workspace, ".claude")},
-		hide:     append(hide, c.Hide...),
+// systemTempDirs are the shared temporary and runtime directories every
+// sandbox gets empty: the host's plugin sockets live in its TMPDIR, and
+// /run and /dev/shm hold other services' sockets and shared memory.
+// /run/systemd/resolve is bound back (/etc/resolv.conf may point there).
+func systemTempDirs() (hide, keep []string) {
+	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm", "/run", os.TempDir()} {
+		// A link (/var/run → /run) is mounted over where it leads.
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		if d = filepath.Clean(d); d != "/" && !slices.Contains(hide, d) {
+			hide = append(hide, d)
+		}
+	}
+	return hide, []string{"/run/systemd/resolve"}
+}
+
+// claudeShared are the files and directories of claude's config directory
+// every chat's claude reads and none may write: the login, the user-level
+// settings, memory, agents, commands and skills the operator put there.
+var claudeShared = []string{".credentials.json", "settings.json", "CLAUDE.md", "agents", "commands", "skills", "output-styles"}
+
+// sandboxLaunch is what one process start adds to its agent's Config for
+// the sandbox: its TMPDIR and environment, the chat's media directory and
+// worktree, the MCP config file naming its tool token, the claude
+// executable and the chat's own claude state directory ("" for none).
+type sandboxLaunch struct {
+	tmp       string
+	env       []string
+	media     string
+	worktree  string
+	mcp       string
+	exe       string
+	chatState string
+	// sessionID and resume: the session the process starts or resumes
+	// (a resumed transcript may still be in the shared directory).
+	sessionID string
+	resume    bool
+}
+
+// sandboxSpecFor is what the process l describes may see: the list
+// docs/security.md ("What a sandboxed claude sees") writes down.
+func (c Config) sandboxSpecFor(l sandboxLaunch) sandboxSpec {
+	rw, hide := claudeDirs(l.env)
+	tmps, keep := systemTempDirs()
+	s := sandboxSpec{workspace: c.Workspace, worktree: l.worktree,
+		rw:       append([]string{l.tmp}, c.AddDirs...),
+		readOnly: append(append(slices.Clone(keep), c.Expose...), executableDirs(l.exe)...),
+		hide:     append(append(tmps, hide...), c.Hide...),
+	}
+	if filepath.IsAbs(l.mcp) {
+		s.readOnly = append(s.readOnly, l.mcp)
+	}
+	// claude's state: the chat's own directory in the place of the
+	// config directory, the login and the operator's settings read-only.
+	if dir := lookupEnv(l.env, "CLAUDE_CONFIG_DIR"); dir != "" && l.chatState != "" {
+		dir = filepath.Clean(dir)
+		rw = slices.DeleteFunc(rw, func(p string) bool { return p == dir })
+		s.overlays = append(s.overlays, overlay{l.chatState, dir})
+		for _, f := range claudeShared {
+			s.readOnly = append(s.readOnly, filepath.Join(dir, f))
+		}
+	}
+	s.rw = append(s.rw, rw...)
+	ws := c.Workspace
+	s.readOnly = append(s.readOnly, filepath.Join(ws, ".claude"))
+	if l.worktree == "" {
+		s.rw = append(s.rw, ws)
+		if sharedRepo(ws) {
+			// Other chats work in worktrees of this repository, and the
+			// host runs git in it: its .git is no chat's to change.
+			s.readOnly = append(s.readOnly, filepath.Join(ws, ".git"))
+		}
+	} else {
+		// The repository's own checkout and .git are shared by every
+		// chat: read-only. The chat's worktree is its own, but for its
+		// .git pointer and its .claude; of .git it may write what a
+		// commit on its branch needs: objects, its branch's ref and log,
+		// its worktree's admin directory (not that directory's pointers).
+		s.readOnly = append(s.readOnly, ws, filepath.Join(l.worktree, ".git"), filepath.Join(l.worktree, ".claude"))
+		s.hide = append(s.hide, filepath.Dir(l.worktree))
+		s.rw = append(s.rw, l.worktree)
+		git := filepath.Join(ws, ".git")
+		s.rw = append(s.rw, filepath.Join(git, "objects"), filepath.Join(git, "refs", "heads", branchDir), filepath.Join(git, "logs", "refs", "heads", branchDir))
+		if admin := worktreeAdmin(ws, l.worktree); admin != "" {
+			s.rw = append(s.rw, admin)
+			for _, f := range worktreePointers {
+				s.readOnly = append(s.readOnly, filepath.Join(admin, f))
+			}
+		}
+	}
+	s.hide = append(s.hide, filepath.Join(ws, "media"))
+	if l.media != "" {
+		s.rw = append(s.rw, filepath.Join(ws, "media", l.media))
 	}
 	return s
 }
 
-// sandboxed wraps path and args in bwrap when the runner has a sandbox.
-func (r *Runner) sandboxed(c *Config, path string, args []string, tmp string, env []string, mediaDir, worktree string) (string, []string, error) {
-	if r.sb.bwrap == "" {
+// branchDir is the directory of the chats' branches under refs/heads
+// (core/worktree.BranchPrefix without its slash).
+const branchDir = "clawhost"
+
+// worktreePointers are the files of a worktree's admin directory that say
+// where its repository and checkout are, and its own config: git run by the
+// host or another chat reads them, so no chat may write them.
+var worktreePointers = []string{"commondir", "gitdir", "config.worktree"}
+
+// sharedRepo reports whether ws is a repository whose chats work in
+// clawhost worktrees (core/worktree.Dir exists).
+func sharedRepo(ws string) bool {
+	fi, err := os.Stat(filepath.Join(ws, ".clawhost", "worktrees"))
+	return err == nil && fi.IsDir()
+}
+
+// worktreeAdmin is the worktree's admin directory, <ws>/.git/worktrees/<n>,
+// read from the worktree's .git file; "" when that file does not point
+// there (it is not trusted to point anywhere else).
+func worktreeAdmin(ws, worktree string) string {
+	b, err := os.ReadFile(filepath.Join(worktree, ".git"))
+	if err != nil {
+		return ""
+	}
+	p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(worktree, p)
+	}
+	p = filepath.Clean(p)
+	root := filepath.Join(ws, ".git", "worktrees")
+	if filepath.Dir(p) != root {
+		return ""
+	}
+	return p
+}
+
+// executableDirs are the directories the claude executable needs, bound
+// back read-only in case a hidden tree holds them (the config file's
+// directory with make claude-cli's .cache): the directory of the path
+// exec runs and, through its links, the package it belongs to (the
+// nearest node_modules, else the resolved file's directory).
+func executableDirs(exe string) []string {
+	if exe == "" {
+		return nil
+	}
+	out := []string{filepath.Dir(exe)}
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return out
+	}
+	for d := filepath.Dir(real); d != "/" && d != "."; d = filepath.Dir(d) {
+		if filepath.Base(d) == "node_modules" {
+			return append(out, d)
+		}
+	}
+	return append(out, filepath.Dir(real))
+}
+
+// sandboxed wraps path and args in bwrap when c's agent has a sandbox.
+func (r *Runner) sandboxed(c *Config, path string, args []string, l sandboxLaunch) (string, []string, error) {
+	sb := r.sandboxOf(c)
+	if sb.bwrap == "" {
 		return path, args, nil
 	}
-	s := c.sandboxSpecFor(tmp, env, mediaDir, worktree)
-	if mediaDir != "" {
+	l.exe = path
+	if l.media != "" {
 		// Bound into the sandbox, so it must exist; the host puts the
 		// chat's attachments there.
-		if err := os.MkdirAll(filepath.Join(c.Workspace, "media", mediaDir), 0o700); err != nil {
+		if err := os.MkdirAll(filepath.Join(c.Workspace, "media", l.media), 0o700); err != nil {
 			return "", nil, fmt.Errorf("create media directory: %w", err)
 		}
 	}
 	if err := ensureDir(filepath.Join(c.Workspace, ".claude")); err != nil {
 		return "", nil, err
 	}
-	return r.sb.bwrap, append(append(bwrapArgs(s, statPath), path), args...), nil
+	if l.worktree != "" {
+		if err := prepareWorktree(c.Workspace, l.worktree); err != nil {
+			return "", nil, err
+		}
+	}
+	if err := r.prepareChatState(c, l); err != nil {
+		return "", nil, err
+	}
+	return sb.bwrap, append(append(bwrapArgs(c.sandboxSpecFor(l), statPath), path), args...), nil
+}
+
+// prepareWorktree makes what the sandbox of a worktree's chat binds: the
+// worktree's .claude (read-only there), the branches' ref and log
+// directories (writable), and an empty config.worktree in its admin
+// directory (read-only: a chat must not give its worktree configuration
+// the host's git would read).
+func prepareWorktree(ws, worktree string) error {
+	if err := ensureDir(filepath.Join(worktree, ".claude")); err != nil {
+		return err
+	}
+	git := filepath.Join(ws, ".git")
+	for _, d := range []string{filepath.Join(git, "refs", "heads", branchDir), filepath.Join(git, "logs", "refs", "heads", branchDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("worktree: %w", err)
+		}
+	}
+	if admin := worktreeAdmin(ws, worktree); admin != "" {
+		f, err := os.OpenFile(filepath.Join(admin, "config.worktree"), os.O_CREATE|os.O_RDONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("worktree: %w", err)
+		}
+		f.Close()
+	}
+	return nil
 }
 
 // shareMedia gives the session's attachments to claude's user

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,14 +31,16 @@ func needBwrap(t testing.TB) {
 
 // TestBwrapArgs: the mounts in depth order, so what is bound back inside a
 // hidden tree is visible and what is hidden inside the workspace is not;
-// paths that do not exist are skipped; a hidden file gets /dev/null.
+// at one path a bind beats a hide and a read-only bind beats both; paths
+// that do not exist are skipped; a hidden file gets /dev/null; an overlay
+// binds another directory in a path's place.
 func TestBwrapArgs(t *testing.T) {
 	t.Parallel()
 	exists := map[string]bool{ // path → is a directory
 		"/srv/bot/ws": true, "/srv/bot/ws/media": true, "/srv/bot/ws/media/tg/5": true, "/srv/bot/ws/.claude": true,
-		"/srv/bot/data": true, "/srv/bot/data/claude": true, "/srv/bot/data/runner/t/1-1": true,
-		"/root/.claude": true, "/root/.claude.json": false, "/srv/other-ws": true, "/srv/bot/config.hcl": false,
-		"/srv/bot/ws/.clawhost/worktrees": true, "/srv/bot/ws/.clawhost/worktrees/tg_group_-1": true,
+		"/srv/bot/data": true, "/srv/bot/data/claude": true, "/srv/bot/data/runner/t/1-1": true, "/srv/bot/data/runner/chats/c": true,
+		"/srv/bot/data/claude/.credentials.json": false,
+		"/root/.claude":                          true, "/root/.claude.json": false, "/srv/other-ws": true, "/srv/bot/config.hcl": false, "/tmp": true,
 	}
 	stat := func(p string) (bool, bool) { d, ok := exists[p]; return d, ok }
 	head := "--die-with-parent --unshare-pid --ro-bind / / --dev /dev --proc /proc "
@@ -46,26 +49,24 @@ func TestBwrapArgs(t *testing.T) {
 		spec sandboxSpec
 		want string
 	}{
-		{"bot's own config dir", sandboxSpec{
-			workspace: "/srv/bot/ws", tmpdir: "/srv/bot/data/runner/t/1-1",
-			rw:       []string{"/srv/bot/data/claude"},
-			readOnly: []string{"/srv/bot/ws/.claude"},
-			hide:     []string{"/root/.claude", "/root/.claude.json", "/srv/bot/data", "/srv/other-ws", "/srv/bot/config.hcl", "/srv/missing"},
-			mediaDir: "tg/5",
-		}, "--tmpfs /root/.claude --ro-bind /dev/null /root/.claude.json --tmpfs /srv/other-ws " +
+		{"hidden, bound back, read-only, missing", sandboxSpec{
+			workspace: "/srv/bot/ws",
+			rw:        []string{"/srv/bot/ws", "/srv/bot/data/runner/t/1-1", "/srv/bot/ws/media/tg/5"},
+			readOnly:  []string{"/srv/bot/ws/.claude"},
+			hide:      []string{"/tmp", "/root/.claude", "/root/.claude.json", "/srv/bot/data", "/srv/other-ws", "/srv/bot/config.hcl", "/srv/missing", "/srv/bot/ws/media"},
+		}, "--tmpfs /tmp --tmpfs /root/.claude --ro-bind /dev/null /root/.claude.json --tmpfs /srv/other-ws " +
 			"--ro-bind /dev/null /srv/bot/config.hcl --tmpfs /srv/bot/data --bind /srv/bot/ws /srv/bot/ws " +
-			"--bind /srv/bot/data/claude /srv/bot/data/claude --ro-bind /srv/bot/ws/.claude /srv/bot/ws/.claude " +
-			"--tmpfs /srv/bot/ws/media --bind /srv/bot/data/runner/t/1-1 /srv/bot/data/runner/t/1-1 " +
+			"--ro-bind /srv/bot/ws/.claude /srv/bot/ws/.claude --tmpfs /srv/bot/ws/media --bind /srv/bot/data/runner/t/1-1 /srv/bot/data/runner/t/1-1 " +
 			"--bind /srv/bot/ws/media/tg/5 /srv/bot/ws/media/tg/5 --chdir /srv/bot/ws --"},
-		{"no media of its own", sandboxSpec{workspace: "/srv/bot/ws", tmpdir: "/srv/bot/data/runner/t/1-1", hide: []string{"/srv/bot/data"}},
-			"--tmpfs /srv/bot/data --bind /srv/bot/ws /srv/bot/ws --tmpfs /srv/bot/ws/media " +
-				"--bind /srv/bot/data/runner/t/1-1 /srv/bot/data/runner/t/1-1 --chdir /srv/bot/ws --"},
-		{"a chat's worktree: the others hidden, claude in it", sandboxSpec{workspace: "/srv/bot/ws", worktree: "/srv/bot/ws/.clawhost/worktrees/tg_group_-1"},
-			"--bind /srv/bot/ws /srv/bot/ws --tmpfs /srv/bot/ws/media --tmpfs /srv/bot/ws/.clawhost/worktrees " +
-				"--bind /srv/bot/ws/.clawhost/worktrees/tg_group_-1 /srv/bot/ws/.clawhost/worktrees/tg_group_-1 " +
-				"--chdir /srv/bot/ws/.clawhost/worktrees/tg_group_-1 --"},
-		{"hidden and bound at one path: bound", sandboxSpec{workspace: "/srv/bot/ws", hide: []string{"/srv/bot/ws/"}},
-			"--tmpfs /srv/bot/ws --bind /srv/bot/ws /srv/bot/ws --tmpfs /srv/bot/ws/media --chdir /srv/bot/ws --"},
+		{"a chat's own state in the config directory's place", sandboxSpec{
+			workspace: "/srv/bot/ws",
+			readOnly:  []string{"/srv/bot/data/claude/.credentials.json", "/srv/bot/data/claude/settings.json"},
+			hide:      []string{"/srv/bot/data"},
+			overlays:  []overlay{{"/srv/bot/data/runner/chats/c", "/srv/bot/data/claude"}},
+		}, "--tmpfs /srv/bot/data --bind /srv/bot/data/runner/chats/c /srv/bot/data/claude " +
+			"--ro-bind /srv/bot/data/claude/.credentials.json /srv/bot/data/claude/.credentials.json --chdir /srv/bot/ws --"},
+		{"hidden and bound at one path: bound; bound and read-only: read-only", sandboxSpec{workspace: "/srv/bot/ws", hide: []string{"/srv/bot/ws/"}, rw: []string{"/srv/bot/ws"}, readOnly: []string{"/srv/other-ws"}, worktree: "/srv/other-ws"},
+			"--ro-bind /srv/other-ws /srv/other-ws --tmpfs /srv/bot/ws --bind /srv/bot/ws /srv/bot/ws --chdir /srv/other-ws --"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -74,6 +75,82 @@ func TestBwrapArgs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSandboxSpecFor: the policy for each shape of turn — what is
+// writable, read-only and hidden (docs/security.md's list).
+func TestSandboxSpecFor(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	wt := filepath.Join(ws, ".clawhost", "worktrees", "lo_direct_u1")
+	admin := filepath.Join(ws, ".git", "worktrees", "lo_direct_u1")
+	must(t, os.MkdirAll(wt, 0o755))
+	must(t, os.MkdirAll(admin, 0o755))
+	must(t, os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+admin+"\n"), 0o644))
+	c := Config{Workspace: ws, Hide: []string{"/srv/data", "/srv/cfg"}, Expose: []string{"/srv/data/run/agent/agent.sock"}, AddDirs: []string{"/srv/extra"}}
+	env := []string{"HOME=/home/bot", "CLAUDE_CONFIG_DIR=/srv/data/claude"}
+	has := func(list []string, p string) bool { return slices.Contains(list, p) }
+	t.Run("direct chat", func(t *testing.T) {
+		c, ws := c, t.TempDir()
+		c.Workspace = ws
+		s := c.sandboxSpecFor(sandboxLaunch{tmp: "/srv/data/runner/t/1", env: env, media: "lo_direct_u1", mcp: "/srv/data/run/agent/mcp-1.json", chatState: "/srv/data/runner/chats/k"})
+		for _, p := range []string{"/srv/data/runner/t/1", "/srv/extra", ws, filepath.Join(ws, "media", "lo_direct_u1")} {
+			if !has(s.rw, p) {
+				t.Errorf("%s not writable: %q", p, s.rw)
+			}
+		}
+		for _, p := range []string{"/srv/data/run/agent/agent.sock", "/srv/data/run/agent/mcp-1.json", filepath.Join(ws, ".claude"), "/srv/data/claude/.credentials.json"} {
+			if !has(s.readOnly, p) {
+				t.Errorf("%s not read-only: %q", p, s.readOnly)
+			}
+		}
+		for _, p := range []string{"/tmp", "/run", "/dev/shm", "/srv/data", "/srv/cfg", "/home/bot/.claude", filepath.Join(ws, "media")} {
+			if !has(s.hide, p) {
+				t.Errorf("%s not hidden: %q", p, s.hide)
+			}
+		}
+		if has(s.rw, "/srv/data/claude") || len(s.overlays) != 1 || s.overlays[0] != (overlay{"/srv/data/runner/chats/k", "/srv/data/claude"}) {
+			t.Errorf("the config directory is not the chat's own: rw %q overlays %v", s.rw, s.overlays)
+		}
+		if has(s.readOnly, filepath.Join(ws, ".git")) {
+			t.Errorf("a repository without worktrees is read-only")
+		}
+	})
+	t.Run("worktree chat", func(t *testing.T) {
+		s := c.sandboxSpecFor(sandboxLaunch{tmp: "/srv/data/runner/t/2", env: env, worktree: wt, chatState: "/srv/data/runner/chats/k"})
+		git := filepath.Join(ws, ".git")
+		for _, p := range []string{wt, filepath.Join(git, "objects"), filepath.Join(git, "refs", "heads", "clawhost"), filepath.Join(git, "logs", "refs", "heads", "clawhost"), admin} {
+			if !has(s.rw, p) {
+				t.Errorf("%s not writable: %q", p, s.rw)
+			}
+		}
+		if has(s.rw, ws) || has(s.rw, git) {
+			t.Errorf("the repository's checkout or .git is writable: %q", s.rw)
+		}
+		for _, p := range []string{ws, filepath.Join(wt, ".git"), filepath.Join(wt, ".claude"), filepath.Join(admin, "commondir"), filepath.Join(admin, "gitdir"), filepath.Join(admin, "config.worktree")} {
+			if !has(s.readOnly, p) {
+				t.Errorf("%s not read-only: %q", p, s.readOnly)
+			}
+		}
+		if !has(s.hide, filepath.Dir(wt)) {
+			t.Errorf("the other worktrees are not hidden: %q", s.hide)
+		}
+	})
+	t.Run("direct chat of a repository with worktrees", func(t *testing.T) {
+		s := c.sandboxSpecFor(sandboxLaunch{tmp: "/srv/data/runner/t/3", env: env})
+		if !has(s.readOnly, filepath.Join(ws, ".git")) {
+			t.Errorf("the .git of a repository with worktrees is writable: %q", s.readOnly)
+		}
+	})
+	t.Run("a worktree .git pointing elsewhere is not trusted", func(t *testing.T) {
+		other := filepath.Join(ws, ".clawhost", "worktrees", "evil")
+		must(t, os.MkdirAll(other, 0o755))
+		must(t, os.WriteFile(filepath.Join(other, ".git"), []byte("gitdir: /srv/data\n"), 0o644))
+		s := c.sandboxSpecFor(sandboxLaunch{tmp: "/t", env: env, worktree: other})
+		if has(s.rw, "/srv/data") {
+			t.Errorf("a worktree's .git file chose a writable path: %q", s.rw)
+		}
+	})
 }
 
 // TestClaudeDirs: with a config directory of the bot's own the operator's
@@ -111,7 +188,8 @@ func TestValidMediaDir(t *testing.T) {
 // TestFakeSandbox runs the fake claude under bubblewrap: the data
 // directory, another agent's workspace, the operator's ~/.claude and other
 // chats' media are invisible; the workspace, its TMPDIR and its config
-// directory are writable, the rest read-only; it has its own pid
+// directory (the chat's own state) are writable, /tmp is its own and empty,
+// the rest read-only; it has its own pid
 // namespace. The warm process is reused, and Abort kills it and the tool it
 // started.
 func TestFakeSandbox(t *testing.T) {
@@ -170,7 +248,7 @@ func TestFakeSandbox(t *testing.T) {
 			t.Errorf("the sandbox shows %q:\n%s", secret, out)
 		}
 	}
-	for _, want := range []string{"MY-PHOTO", "written", "config-writable", "tmp-writable", "home-read-only"} {
+	for _, want := range []string{"MY-PHOTO", "written", "config-writable", "tmp-writable"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -178,8 +256,15 @@ func TestFakeSandbox(t *testing.T) {
 	if strings.Contains(out, "pid 1\n") || !strings.Contains(out, "pid ") {
 		t.Errorf("not in its own pid namespace:\n%s", out)
 	}
-	if _, err := os.Stat(filepath.Join(data, "claude", "login")); err != nil {
-		t.Errorf("the config directory was not written through: %v", err)
+	if _, err := os.Stat(filepath.Join(home, "planted")); err == nil {
+		t.Errorf("the home directory was written through")
+	}
+	// The config directory claude sees is the chat's own.
+	if _, err := os.Stat(filepath.Join(data, "runner", "chats", "k", "login")); err != nil {
+		t.Errorf("the chat's claude state was not written through: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(data, "claude", "login")); err == nil {
+		t.Errorf("the chat wrote the shared config directory")
 	}
 
 	// Warm reuse through bwrap: the same process runs the next turn.

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/internal/bashrule"
 )
 
 // MinWebhookSecret is the shortest Telegram webhook secret not reported
@@ -123,43 +125,96 @@ func checkGroupApprovers(in Input, _ Machine) []Finding {
 		`set approvers = "owners" (owners answer every approval question)`}}
 }
 
-func checkAgentSettings(in Input, _ Machine) []Finding {
-	if in.Agent.Settings.Value != "user" {
-		return nil
+// agents are the default agent and the agent "<id>" blocks.
+func (in Input) agents() []Agent { return append([]Agent{in.Agent}, in.Agents...) }
+
+// whose is how a finding names agent a's claude: "claude" for the default
+// agent, `agent "ops"'s claude` for a named one.
+func (a Agent) whose() string {
+	if a.ID == "" {
+		return "claude"
 	}
-	return []Finding{{High, "agent.settings_user", in.Agent.Settings.At,
-		"claude loads the operator's personal settings (~/.claude): their allow rules, hooks and MCP servers apply to every chat's turns",
-		`set agent { settings = "project" } so only the bot's own settings apply`}}
+	return fmt.Sprintf("agent %q's claude", a.ID)
+}
+
+// block is how a fix names a's block: agent or agent "ops".
+func (a Agent) block() string {
+	if a.ID == "" {
+		return "agent"
+	}
+	return fmt.Sprintf("agent %q", a.ID)
+}
+
+func checkAgentSettings(in Input, _ Machine) []Finding {
+	var out []Finding
+	for _, a := range in.agents() {
+		if a.Settings.Value == "user" {
+			out = append(out, Finding{High, "agent.settings_user", a.Settings.At,
+				a.whose() + " loads the operator's personal settings (~/.claude): their allow rules, hooks and MCP servers apply to every chat's turns",
+				`set ` + a.block() + ` { settings = "project" } so only the bot's own settings apply`})
+		}
+	}
+	return out
 }
 
 func checkSandbox(in Input, m Machine) []Finding {
-	sb := in.Agent.Sandbox
-	if sb.Value == "off" {
-		return []Finding{{Medium, "agent.sandbox_off", sb.At,
-			"claude runs without a sandbox: its tools see everything clawhost's user sees (the database, tokens, other chats' files)",
-			`set agent { sandbox = "auto" } (needs bubblewrap: apt install bubblewrap)`}}
+	var out []Finding
+	install := "apt install bubblewrap"
+	if m.InstallBubblewrap != "" {
+		install = m.InstallBubblewrap
+	}
+	for _, a := range in.agents() {
+		if a.Sandbox.Value == "off" {
+			out = append(out, Finding{Medium, "agent.sandbox_off", a.Sandbox.At,
+				a.whose() + " runs without a sandbox: its tools see everything its user sees (the database, tokens, other chats' files)",
+				`set ` + a.block() + ` { sandbox = "auto" } (needs bubblewrap: ` + install + `)`})
+		}
+	}
+	if in.Agent.Sandbox.Value == "off" {
+		return out
 	}
 	if m.LookPath == nil {
 		return nil
 	}
 	if _, err := m.LookPath("bwrap"); err != nil {
-		return []Finding{{Medium, "agent.sandbox_unavailable", "",
-			"bubblewrap (bwrap) is not in PATH: claude cannot be sandboxed and runs with all of clawhost's user's access",
-			"install bubblewrap (apt install bubblewrap) and check that unprivileged user namespaces are allowed"}}
+		return append(out, Finding{Medium, "agent.sandbox_unavailable", "",
+			"bubblewrap (bwrap) is not in PATH: claude cannot be sandboxed, so clawhost starts only while nobody but the owners can reach the agent, and then runs claude with all of clawhost's user's access",
+			"install bubblewrap (" + install + ") and check that unprivileged user namespaces are allowed"})
 	}
-	return nil
+	return out
 }
 
-// wideTools are allowed_tools entries that let every use of a tool run
-// unasked.
-var wideTools = map[string]bool{"Bash": true, "Bash(*)": true, "Bash(:*)": true, "Bash(*:*)": true}
+// bashRule is the content of an allowed_tools entry that is a Bash rule
+// ("" for a bare "Bash"), or false for another tool's.
+func bashRule(entry string) (string, bool) {
+	entry = strings.TrimSpace(entry)
+	if entry == "Bash" {
+		return "", true
+	}
+	content, ok := strings.CutPrefix(entry, "Bash(")
+	if !ok {
+		return "", false
+	}
+	return strings.TrimSuffix(content, ")"), true
+}
 
 func checkPermissions(in Input, _ Machine) []Finding {
-	ag := in.Agent
 	var out []Finding
+	for _, a := range in.agents() {
+		out = append(out, checkAgentPermissions(a)...)
+	}
+	return out
+}
+
+func checkAgentPermissions(ag Agent) []Finding {
+	var out []Finding
+	who := "" // which agent, in a named block
+	if ag.ID != "" {
+		who = fmt.Sprintf("agent %q: ", ag.ID)
+	}
 	bypass := func(at, what string) {
 		out = append(out, Finding{Critical, "agent.bypass_permissions", at,
-			what + ": every tool use runs unasked, shell included, for whoever reaches the agent",
+			who + what + ": every tool use runs unasked, shell included, for whoever reaches the agent",
 			`use permission_mode = "dontAsk" with a narrow allowed_tools, or "default" with approvals`})
 	}
 	if ag.PermissionMode.Value == "bypassPermissions" {
@@ -176,10 +231,20 @@ func checkPermissions(in Input, _ Machine) []Finding {
 		}
 	}
 	for _, t := range ag.AllowedTools {
-		if wideTools[strings.ReplaceAll(t.Value, " ", "")] {
+		content, ok := bashRule(t.Value)
+		if !ok {
+			continue
+		}
+		why, instead := bashrule.Risk(content)
+		switch prefix, _ := bashrule.Prefix(strings.TrimSpace(content)); {
+		case why == "":
+		case content == "" || prefix == "":
 			out = append(out, Finding{High, "agent.allowed_tools_wide", t.At,
-				fmt.Sprintf("allowed_tools has %q: every shell command runs unasked", t.Value),
+				fmt.Sprintf("%sallowed_tools has %q: every shell command runs unasked", who, t.Value),
 				`allow the commands needed, e.g. "Bash(git log:*)", and leave the rest to permission_mode`})
+		default:
+			out = append(out, Finding{High, "agent.allowed_tools_runs_code", t.At,
+				fmt.Sprintf("%sallowed_tools has %q: %s, unasked", who, t.Value, why), instead})
 		}
 	}
 	return out
@@ -349,12 +414,23 @@ func checkPostgresTLS(in Input, _ Machine) []Finding {
 }
 
 func checkRoot(in Input, m Machine) []Finding {
-	if m.UID != 0 || in.Agent.RunAs.Value != "" {
+	if m.UID != 0 {
 		return nil
 	}
-	return []Finding{{High, "process.root_without_run_as", "",
-		"clawhost runs as root and no run_as is set: claude's tools and every plugin run as root",
-		"run clawhost as an unprivileged user, or set agent { run_as = \"<user>\" }"}}
+	if in.Agent.RunAs.Value == "" {
+		return []Finding{{High, "process.root_without_run_as", "",
+			"clawhost runs as root and no run_as is set: claude's tools and every plugin run as root",
+			"run clawhost as an unprivileged user, or set agent { run_as = \"<user>\" }"}}
+	}
+	var out []Finding
+	for _, a := range in.Agents {
+		if a.RunAs.At != "" && a.RunAs.Value == "" {
+			out = append(out, Finding{High, "process.root_without_run_as", a.RunAs.At,
+				"clawhost runs as root and " + a.block() + " sets run_as = \"\": " + a.whose() + " and its tools run as root",
+				"remove run_as from " + a.block() + " (it then runs as the default agent's user), or name another user"})
+		}
+	}
+	return out
 }
 
 // plugin returns the plugin block of instance, or nil.

@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 )
 
 // Severity ranks a finding.
@@ -93,8 +95,12 @@ type Input struct {
 	// taken from env(): Value names the setting ("plugin \"tg\" token").
 	LiteralSecrets []Setting
 
-	Access  Access
-	Agent   Agent
+	Access Access
+	Agent  Agent
+	// Agents are the agent "<id>" blocks, each with only the settings its
+	// block writes itself: what it inherits is the default agent's, audited
+	// there.
+	Agents  []Agent
 	Admin   Admin
 	Plugins []Plugin
 	Storage Storage
@@ -120,8 +126,10 @@ type Access struct {
 	GroupRulesWithAllowFrom int
 }
 
-// Agent is the agent {} block.
+// Agent is the agent {} block, or an agent "<id>" block.
 type Agent struct {
+	// ID is the agent "<id>" block's id, "" for the default agent.
+	ID             string
 	PermissionMode Setting
 	// PermissionModes are the modes /mode offers, each with its position.
 	PermissionModes []Setting
@@ -188,10 +196,15 @@ type Machine struct {
 	LookPath func(string) (string, error)
 	// UID is the user id clawhost would run as.
 	UID int
+	// InstallBubblewrap is the command that installs bubblewrap here
+	// ("sudo apt-get install bubblewrap"); empty: unknown.
+	InstallBubblewrap string
 }
 
 // System is the machine the audit runs on.
-func System() Machine { return Machine{LookPath: exec.LookPath, UID: os.Getuid()} }
+func System() Machine {
+	return Machine{LookPath: exec.LookPath, UID: os.Getuid(), InstallBubblewrap: bubblewrap.Install()}
+}
 
 // Run applies every check and returns the findings, most severe first,
 // then by place.

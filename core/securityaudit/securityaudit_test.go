@@ -112,7 +112,7 @@ func TestChecks(t *testing.T) {
 		}, []string{"critical agent.bypass_permissions c.hcl:13", "critical agent.bypass_permissions c.hcl:14", "critical agent.bypass_permissions c.hcl:15"}},
 		{"wide tools", func(in *Input, _ *Machine) {
 			in.Agent.AllowedTools = []Setting{{"Bash", "c.hcl:9"}, {"Bash( * )", "c.hcl:9"}, {"Bash(git:*)", "c.hcl:9"}}
-		}, []string{"high agent.allowed_tools_wide c.hcl:9", "high agent.allowed_tools_wide c.hcl:9"}},
+		}, []string{"high agent.allowed_tools_runs_code c.hcl:9", "high agent.allowed_tools_wide c.hcl:9", "high agent.allowed_tools_wide c.hcl:9"}},
 		{"admin beyond loopback", func(in *Input, _ *Machine) { in.Admin.Listen, in.Admin.Local = Setting{":8791", "c.hcl:12"}, false },
 			[]string{"critical admin.listen_public c.hcl:12"}},
 		{"admin beyond loopback with tls", func(in *Input, _ *Machine) {
@@ -145,6 +145,15 @@ func TestChecks(t *testing.T) {
 		{"root without run_as", func(_ *Input, m *Machine) { m.UID = 0 },
 			[]string{"high process.root_without_run_as "}},
 		{"root with run_as", func(in *Input, m *Machine) { m.UID, in.Agent.RunAs = 0, Setting{"clawhost", "c.hcl:16"} }, nil},
+		{"a named agent's own settings", func(in *Input, _ *Machine) {
+			in.Agents = []Agent{{ID: "public", Settings: Setting{"user", "c.hcl:41"}, Sandbox: Setting{"off", "c.hcl:42"},
+				AllowedTools: []Setting{{"Bash", "c.hcl:43"}}, PermissionMode: Setting{"bypassPermissions", "c.hcl:44"}}}
+		}, []string{"critical agent.bypass_permissions c.hcl:44", "high agent.allowed_tools_wide c.hcl:43", "high agent.settings_user c.hcl:41", "medium agent.sandbox_off c.hcl:42"}},
+		{"a named agent inherits", func(in *Input, _ *Machine) { in.Agents = []Agent{{ID: "ops"}} }, nil},
+		{"root, a named agent without run_as", func(in *Input, m *Machine) {
+			m.UID, in.Agent.RunAs = 0, Setting{"clawhost", "c.hcl:16"}
+			in.Agents = []Agent{{ID: "ops", RunAs: Setting{"", "c.hcl:45"}}, {ID: "docs"}}
+		}, []string{"high process.root_without_run_as c.hcl:45"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -163,6 +172,69 @@ func TestChecks(t *testing.T) {
 
 // TestFiles: data_dir and the files in it open to other accounts, and a
 // config file readable by others while it holds written-out secrets.
+// TestAllowedToolsRunCode: an allowed_tools prefix rule of a program
+// that runs code through its arguments, or of a subcommand tool without
+// its subcommand, is reported with why and what to write instead; exact
+// commands and prefixes through a subcommand are not.
+func TestAllowedToolsRunCode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rule, check, found, fix string // check "": no finding
+	}{
+		{"Bash(git:*)", "agent.allowed_tools_runs_code", "core.sshCommand", `"Bash(git status:*)"`},
+		{"Bash(git *)", "agent.allowed_tools_runs_code", "every git subcommand", `"Bash(git log:*)"`},
+		{"Bash(git -C /srv:*)", "agent.allowed_tools_runs_code", "every git subcommand", "Bash(git status:*)"},
+		{"Bash(*)", "agent.allowed_tools_wide", "every shell command", "Bash(git log:*)"},
+		{"Bash", "agent.allowed_tools_wide", "every shell command", "Bash(git log:*)"},
+		{"Bash(sh:*)", "agent.allowed_tools_runs_code", "sh -c", "without a wildcard"},
+		{"Bash(bash:*)", "agent.allowed_tools_runs_code", "bash -c", "without a wildcard"},
+		{"Bash(python:*)", "agent.allowed_tools_runs_code", "python -c", "without a wildcard"},
+		{"Bash(python3:*)", "agent.allowed_tools_runs_code", "python3 -c", "without a wildcard"},
+		{"Bash(node:*)", "agent.allowed_tools_runs_code", "node -e", "without a wildcard"},
+		{"Bash(npx:*)", "agent.allowed_tools_runs_code", "any package", "without a wildcard"},
+		{"Bash(npm:*)", "agent.allowed_tools_runs_code", "npm exec", `"Bash(npm test)"`},
+		{"Bash(make:*)", "agent.allowed_tools_runs_code", "make build -f any.mk", `"Bash(make build)"`},
+		{"Bash(make build:*)", "agent.allowed_tools_runs_code", "SHELL=", `"Bash(make test)"`},
+		{"Bash(env:*)", "agent.allowed_tools_runs_code", "env sh -c", "without a wildcard"},
+		{"Bash(xargs:*)", "agent.allowed_tools_runs_code", "xargs runs", "without a wildcard"},
+		{"Bash(find:*)", "agent.allowed_tools_runs_code", "-exec", "without a wildcard"},
+		{"Bash(awk:*)", "agent.allowed_tools_runs_code", "system(", "without a wildcard"},
+		{"Bash(sed:*)", "agent.allowed_tools_runs_code", "e command", "without a wildcard"},
+		{"Bash(perl:*)", "agent.allowed_tools_runs_code", "perl -e", "without a wildcard"},
+		{"Bash(docker:*)", "agent.allowed_tools_runs_code", "docker run -v", "without a wildcard"},
+		{"Bash(go:*)", "agent.allowed_tools_runs_code", "go run", `"Bash(go test:*)"`},
+		{"Bash(go run:*)", "agent.allowed_tools_runs_code", "go run builds and runs any program", "Bash(go run <its arguments>)"},
+		{"Bash(npm exec:*)", "agent.allowed_tools_runs_code", "any package", "Bash(npm exec <its arguments>)"},
+		{"Bash(sudo:*)", "agent.allowed_tools_runs_code", "root", "without a wildcard"},
+		{"Bash(git log:*)", "", "", ""},
+		{"Bash(git -C /srv status:*)", "", "", ""},
+		{"Bash(npm run build:*)", "", "", ""},
+		{"Bash(npm test)", "", "", ""},
+		{"Bash(python3 scripts/check.py)", "", "", ""},
+		{"Bash(go test:*)", "", "", ""},
+		{"Bash(ls:*)", "", "", ""},
+		{"Read", "", "", ""},
+		{"Edit(//srv/a.md)", "", "", ""},
+	} {
+		in := safe()
+		in.Agent.AllowedTools = []Setting{{tc.rule, "c.hcl:9"}}
+		fs := Run(in, machine())
+		if tc.check == "" {
+			if len(fs) != 0 {
+				t.Errorf("%s: %v", tc.rule, ids(fs))
+			}
+			continue
+		}
+		if len(fs) != 1 || fs[0].Check != tc.check || fs[0].Severity != High || fs[0].Where != "c.hcl:9" {
+			t.Errorf("%s: %v, want one high %s", tc.rule, ids(fs), tc.check)
+			continue
+		}
+		if f := fs[0]; !strings.Contains(f.Found, tc.rule) || !strings.Contains(f.Found, tc.found) || !strings.Contains(f.Fix, tc.fix) {
+			t.Errorf("%s:\n  found: %s\n  fix:   %s\nwant %q and %q", tc.rule, f.Found, f.Fix, tc.found, tc.fix)
+		}
+	}
+}
+
 func TestFiles(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

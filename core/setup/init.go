@@ -10,11 +10,13 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/ownerclaim"
 )
 
@@ -47,6 +49,9 @@ type Options struct {
 	RunPlugin    PluginRunner
 	Linked       LinkedCheck
 	LinkTimeout  time.Duration
+	// LookPath finds a program in PATH (nil: exec.LookPath): init says
+	// how to install bubblewrap when it finds no bwrap.
+	LookPath func(string) (string, error)
 }
 
 // Channel names init offers, as typed at its prompt.
@@ -112,6 +117,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	s.say("\nYou become the owner by sending your bot, within 24 hours:\n\n    /owner %s\n\n", code)
+	s.sayBubblewrap(p)
 	s.say("Start clawhost now:\n\n    clawhost run\n")
 	if p.WhatsApp && !linked {
 		s.say("\nWhatsApp links at that first run: clawhost run prints a QR code (also on clawhost status\nand the status page at http://%s/) to scan in WhatsApp → Settings → Linked devices.\n", p.AdminListen)
@@ -120,6 +126,29 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		s.say("\nThe web chat: http://%s/\n", p.WebChatListen)
 	}
 	return Result{Files: files, Plan: p, OwnerCode: code, WhatsAppLinked: linked}, nil
+}
+
+// sayBubblewrap tells how to install bubblewrap, claude's sandbox, when
+// it is not in PATH: without it the host refuses to start while anyone
+// besides the owners can reach the agent, which pairing on a chat
+// platform allows (the web chat on loopback alone is the owner's).
+func (s *session) sayBubblewrap(p Plan) {
+	lookPath := s.o.LookPath
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	if _, err := lookPath(bubblewrap.Command); err == nil {
+		return
+	}
+	refused := p.TelegramToken != "" || p.DiscordToken != "" || p.WhatsApp
+	if cmd := bubblewrap.Install(); cmd != "" {
+		s.say("claude runs in a sandbox, bubblewrap, which is not installed here. Install it first:\n\n    %s\n\n", cmd)
+	} else {
+		s.say("claude runs in a sandbox, bubblewrap, which exists on Linux only.\n")
+	}
+	if refused {
+		s.say("Without it clawhost refuses to start while strangers can pair with the bot (dm_policy =\n\"pairing\"); writing sandbox = \"off\" in the agent block of %s accepts that risk.\nclawhost doctor checks it.\n\n", FilesOf(p.ConfigDir).Config)
+	}
 }
 
 // complete fills in the plan: defaults, the channels and their checked

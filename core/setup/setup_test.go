@@ -325,3 +325,49 @@ func TestRunNonInteractive(t *testing.T) {
 		t.Errorf("no channel: %v", err)
 	}
 }
+
+// TestRunSaysHowToInstallBubblewrap: without bwrap in PATH init prints
+// the command that installs it and, with a chat platform set up (pairing
+// lets strangers in), that clawhost refuses to start without it; with
+// bwrap it says nothing of it.
+func TestRunSaysHowToInstallBubblewrap(t *testing.T) {
+	t.Parallel()
+	srv := telegramtest.NewServer(tgToken)
+	defer srv.Close()
+	for _, tc := range []struct {
+		name     string
+		telegram bool
+		bwrap    bool
+		want     []string
+		not      []string
+	}{
+		{"telegram, no bwrap", true, false, []string{"not installed here. Install it first:", "install bubblewrap", "refuses to start while strangers can pair", `sandbox = "off"`}, nil},
+		{"web chat only, no bwrap", false, false, []string{"install bubblewrap"}, []string{"refuses to start"}},
+		{"telegram, bwrap", true, true, nil, []string{"bubblewrap"}},
+	} {
+		p := plan(t)
+		p.DiscordToken, p.WhatsApp, p.WebChat = "", false, true
+		p.TelegramToken, p.TelegramAPI = "", ""
+		if tc.telegram {
+			p.TelegramToken, p.TelegramAPI = tgToken, srv.APIEndpoint()
+		}
+		var out bytes.Buffer
+		look := func(string) (string, error) { return "", errors.New("not found") }
+		if tc.bwrap {
+			look = func(string) (string, error) { return "/usr/bin/bwrap", nil }
+		}
+		if _, err := Run(context.Background(), Options{Plan: p, Out: &out, Getenv: env(map[string]string{"HOME": t.TempDir()}), LookPath: look}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out.String())
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(out.String(), w) {
+				t.Errorf("%s: output has %q:\n%s", tc.name, w, out.String())
+			}
+		}
+	}
+}

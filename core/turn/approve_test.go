@@ -107,10 +107,36 @@ func TestAlwaysIsTheExactRule(t *testing.T) {
 func TestBareToolNameIsNoGrant(t *testing.T) {
 	t.Parallel()
 	f, a := newApprovalFixture(t, Settings{Streaming: StreamOff, Approvals: true})
-	f.turns.allowAlways(context.Background(), "tg:direct:5", []runner.Rule{{Tool: "Bash"}})
+	ctx := context.Background()
+	f.ask("true") // the session exists from here on: the rule is stored
+	f.turns.allowAlways(ctx, "tg:direct:5", []runner.Rule{{Tool: "Bash"}})
+	if s, _ := f.db.Session(ctx, "tg:direct:5"); !slices.Contains(storedMeta(s).Always, "Bash") {
+		t.Fatalf("stored %q", storedMeta(s).Always)
+	}
 	f.ask("id")
-	if !slices.Equal(a.asked, []string{"id"}) || len(a.auto) != 0 {
+	if !slices.Equal(a.asked, []string{"true", "id"}) || len(a.auto) != 0 {
 		t.Errorf("asked %q, auto %q", a.asked, a.auto)
+	}
+}
+
+// TestCodeRunningStoredRuleIsNoGrant: a session that stored "Bash(git:*)"
+// (an "always" of a version that derived it for "git -C dir status") is
+// asked again, and a new "always" grants the narrow rule.
+func TestCodeRunningStoredRuleIsNoGrant(t *testing.T) {
+	t.Parallel()
+	f, a := newApprovalFixture(t, Settings{Streaming: StreamOff, Approvals: true})
+	ctx := context.Background()
+	f.ask("true") // the session exists from here on
+	f.turns.allowAlways(ctx, "tg:direct:5", []runner.Rule{{Tool: "Bash", Content: "git:*"}})
+	if s, _ := f.db.Session(ctx, "tg:direct:5"); !slices.Contains(storedMeta(s).Always, "Bash(git:*)") {
+		t.Fatalf("stored %q", storedMeta(s).Always)
+	}
+	d := f.ask("git -c core.sshCommand=x fetch")
+	if !slices.Equal(a.asked, []string{"true", "git -c core.sshCommand=x fetch"}) || len(a.auto) != 0 {
+		t.Errorf("asked %q, auto %q", a.asked, a.auto)
+	}
+	if len(d.Always) != 1 || d.Always[0].String() != "Bash(git -c core.sshCommand=x fetch:*)" {
+		t.Errorf("always %+v", d.Always)
 	}
 }
 

@@ -25,9 +25,11 @@ var ErrNoTurn = errors.New("no reply is being written in this chat")
 // fileBox holds the files queued for one running turn.
 type fileBox struct {
 	key   string
-	msgID string   // the latest message of the turn (what react reacts to)
-	lines []string // caption lines and MEDIA: lines, in call order
-	names []string // the resolved paths, for duplicates
+	msgID string // the latest message of the turn (what react reacts to)
+	// reacted: the react tool set a reaction (under files.mu).
+	reacted bool
+	lines   []string // caption lines and MEDIA: lines, in call order
+	names   []string // the resolved paths, for duplicates
 }
 
 // files are the boxes of the running turns by chat.
@@ -57,6 +59,13 @@ func (f *files) take(tgt message.Target, b *fileBox) []string {
 	return b.lines
 }
 
+// reacted reports whether the react tool set a reaction during b's turn.
+func (f *files) reacted(b *fileBox) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return b.reacted
+}
+
 // ReactTo sets the bot's reaction emoji on the latest message of the turn
 // running in chat tgt (the agent's react tool). A reaction is not a reply:
 // it is set at once, and setting it again (a turn re-run after a restart)
@@ -73,7 +82,13 @@ func (t *Turns) ReactTo(tgt message.Target, emoji string) error {
 	case b.msgID == "":
 		return errors.New("the message has no id to react to")
 	}
-	return t.opts.Output.React(tgt, b.msgID, strings.TrimSpace(emoji))
+	if err := t.opts.Output.React(tgt, b.msgID, strings.TrimSpace(emoji)); err != nil {
+		return err
+	}
+	t.files.mu.Lock()
+	b.reacted = true
+	t.files.mu.Unlock()
+	return nil
 }
 
 // AttachFile queues the file at path (in the workspace of the agent of the

@@ -63,7 +63,10 @@ type Outcome struct {
 	took       time.Duration
 	usage      *store.TurnUsage
 	claudeCost *store.ClaudeCost
-	usageDone  chan struct{}
+	// silent: claude's whole answer was the silent token (NO_REPLY) and
+	// no block of it had been streamed.
+	silent    bool
+	usageDone chan struct{}
 	// logDone logs the finished turn; Run calls it once the reply was
 	// handed over (the line is not on the reply's path).
 	logDone func()
@@ -108,6 +111,11 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	if queued := t.files.take(tgt, box); len(queued) > 0 && o.Deliver && req.AbortReason() == "" {
 		// The files claude sent with send_file go with its reply.
 		o.Text = strings.TrimSpace(o.Text + "\n\n" + strings.Join(queued, "\n"))
+	}
+	if o.silent && !o.card && strings.TrimSpace(o.Text) == "" && !t.files.reacted(box) && last.ChatType == channel.ChatDirect && req.AbortReason() == "" {
+		// Silence is a choice in a group; in a direct chat the person
+		// asked and would see nothing at all.
+		o.Text, o.Format = noteSilentDirect, channel.FormatPlain
 	}
 	stopped := req.AbortReason() != ""
 	if stopped {
@@ -238,6 +246,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	}
 	o := t.outcome(ctx, log, req, res, out, last)
 	o.card, o.took, o.usageDone = out.card, t.opts.Now().Sub(started), usageDone
+	o.silent = res.Err == nil && out.silent && out.remainder == ""
 	o.claudeCost = &store.ClaudeCost{Key: req.Key, Of: claudeSessionOf(sess, res), USD: cost.Total}
 	tok := turnTokens(res.Usage)
 	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
@@ -268,6 +277,11 @@ func IsCompact(m *message.Message) bool {
 	cmd, _, _ := strings.Cut(strings.TrimSpace(m.Command()), " ")
 	return strings.EqualFold(cmd, "/compact")
 }
+
+// noteSilentDirect is sent in a direct chat when claude answered only
+// NO_REPLY (and reacted to nothing, sent no file): the person would
+// otherwise see nothing at all.
+const noteSilentDirect = "(claude answered NO_REPLY: it had nothing to say to this. Ask again if you expected an answer.)"
 
 // noteStopped ends the draft of a turn that was stopped (/stop, or a new
 // message in interrupt mode).

@@ -25,6 +25,9 @@ type streamed struct {
 	draft     Draft
 	// card: the turn card was shown and the answer never replaced it.
 	card bool
+	// silent: the final text was the silent token, and no block had been
+	// streamed before it.
+	silent bool
 }
 
 // streamer shows one run's text while it is produced: blocks are sent as
@@ -317,6 +320,7 @@ func (s *streamer) finish(text string) {
 	}
 	p, skip := reply.Normalize(reply.Payload{Text: final}, s.opts)
 	if skip != reply.Deliver {
+		s.out.silent = skip == reply.SkipSilent && s.blocks == 0
 		return
 	}
 	s.out.remainder = p.Text

@@ -591,3 +591,42 @@ func TestSettingsForAgent(t *testing.T) {
 		t.Error("agentOf")
 	}
 }
+
+// TestSilentAnswer: claude's NO_REPLY is silence in a group, where not
+// answering is a choice; in a direct chat the person asked and would see
+// nothing at all, so they are told — unless claude reacted instead.
+func TestSilentAnswer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		kind   channel.ChatType
+		react  bool
+		notice bool
+	}{{"direct", channel.ChatDirect, false, true}, {"direct, reacted", channel.ChatDirect, true, false}, {"group", channel.ChatGroup, false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, Settings{Streaming: StreamOff})
+			f.agent.result = runner.Result{Text: "NO_REPLY"}
+			m := message.Message{Instance: "tg", Channel: "telegram", ChatType: tc.kind, ChatID: "5", MessageID: "m1",
+				Sender: channel.Sender{ID: "5", Name: "Ann"}, Body: "ok thanks", Timestamp: f.now, From: "tg:5"}
+			if tc.react {
+				f.agent.onRun = func() {
+					if err := f.turns.ReactTo(m.Target(), "👍"); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			f.turns.Run(context.Background(), f.requestOf(m))
+			var text string
+			for _, r := range f.out.replies {
+				text += r.Text
+			}
+			if got := text == noteSilentDirect; got != tc.notice {
+				t.Errorf("replies %q, want the notice: %v", text, tc.notice)
+			}
+			if !tc.notice && text != "" {
+				t.Errorf("replies %q, want none", text)
+			}
+		})
+	}
+}

@@ -8,6 +8,11 @@ data_dir = "/data"
 agent {
   command   = "claude"
   workspace = "/workspace"
+  # claude's sandbox, bubblewrap, needs user namespaces the container runtime
+  # usually denies; without it clawhost refuses to start while strangers can
+  # pair. docker run -e CLAWHOST_SANDBOX=off accepts that the container is the
+  # only boundary (docs/install.md).
+  sandbox   = env("CLAWHOST_SANDBOX", "auto")
   # CLAUDE_CONFIG_DIR: claude's session files on the shared volume, so a
   # session that moves to the other host resumes there (--resume).
   env = env("ANTHROPIC_API_KEY", "") == "" ? { CLAUDE_CONFIG_DIR = "/claude" } : {

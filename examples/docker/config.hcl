@@ -12,6 +12,11 @@ agent {
   # The claude CLI the image installed (npm, /usr/local/bin/claude).
   command   = "claude"
   workspace = "/workspace"
+  # claude's sandbox, bubblewrap, needs user namespaces the container runtime
+  # usually denies; without it clawhost refuses to start while strangers can
+  # pair. docker run -e CLAWHOST_SANDBOX=off accepts that the container is the
+  # only boundary (docs/install.md).
+  sandbox   = env("CLAWHOST_SANDBOX", "auto")
   # An API key from the container's environment (docker run -e
   # ANTHROPIC_API_KEY=...). Without one, log claude in once:
   #   docker exec -it clawhost env CLAUDE_CONFIG_DIR=/data/claude claude   then /login

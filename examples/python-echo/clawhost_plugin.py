@@ -7,6 +7,10 @@ to be read next to proto/PROTOCOL.md:
   check, a gRPC server on a unix socket (or 127.0.0.1), the one handshake
   line on stdout, and then stdout closed for good (redirected to stderr);
 - hclog JSON log lines on stderr (the logging module, via HclogFormatter);
+- the host's authentication (proto/PROTOCOL.md, "Authentication"): the
+  secret in CLAWHOST_PLUGIN_SECRET, read once and removed from the
+  environment, required on every call by a server interceptor (compared in
+  constant time), and a media grant for every file a Send names;
 - the services go-plugin's host may call besides clawhost's own:
   grpc.health.v1.Health/Check for "plugin" and plugin.GRPCController/Shutdown;
 - SIGTERM and a parent watchdog: the plugin exits 0 when the host stops it
@@ -22,11 +26,14 @@ It needs python3-grpcio and python3-protobuf (Debian) or grpcio and protobuf
 """
 
 import datetime
+import hashlib
+import hmac
 import json
 import logging
 import os
 import pkgutil
 import signal
+import struct
 import sys
 import threading
 import time
@@ -44,6 +51,10 @@ MAX_MESSAGE_BYTES = 16 << 20
 ENV_LOG_LEVEL = "CLAWHOST_LOG_LEVEL"
 DESCRIPTOR_RESOURCE = "clawhost.binpb"
 DESCRIPTOR_ENV = "CLAWHOST_PROTO_DESCRIPTOR"
+# Authentication (proto/PROTOCOL.md, "Authentication" and "Media grants").
+ENV_SECRET = "CLAWHOST_PLUGIN_SECRET"
+SECRET_HEADER = "clawhost-plugin-secret"
+GRANT_CONTEXT = b"clawhost media grant v1"
 
 
 # --- logging -----------------------------------------------------------------
@@ -133,17 +144,67 @@ def load_descriptor():
     return data
 
 
+# --- authentication ----------------------------------------------------------
+
+
+class Authenticate(grpc.ServerInterceptor):
+    """Refuses with UNAUTHENTICATED every call, to any method of any service
+    (unknown ones included), that does not carry the host's secret as the
+    clawhost-plugin-secret metadata, exactly once."""
+
+    def __init__(self, secret):
+        self._secret = secret.encode()
+
+        def deny(request, context):
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "this plugin answers only the host that started it")
+
+        self._deny = grpc.unary_unary_rpc_method_handler(deny)
+
+    def intercept_service(self, continuation, handler_call_details):
+        got = [v for k, v in (handler_call_details.invocation_metadata or ()) if k == SECRET_HEADER]
+        if len(got) == 1 and hmac.compare_digest(str(got[0]).encode(), self._secret):
+            return continuation(handler_call_details)
+        return self._deny
+
+
+def media_grant(secret, chat_id, thread_id, path):
+    """The host's grant of path for a send to chat_id and thread_id:
+    HMAC-SHA256 keyed with the secret's text over the context string and
+    the three values, each preceded by its length as a big-endian uint64."""
+    mac = hmac.new(secret.encode(), digestmod=hashlib.sha256)
+    for f in (GRANT_CONTEXT, chat_id.encode(), thread_id.encode(), path.encode()):
+        mac.update(struct.pack(">Q", len(f)))
+        mac.update(f)
+    return mac.digest()
+
+
+def _granted(fn, secret, proto, log):
+    """Wraps ChannelService.Send: a request naming a file without the host's
+    grant for this send is refused (media_not_granted) before fn sees it."""
+    def send(request, context):
+        for i, m in enumerate(request.media):
+            if m.path and not hmac.compare_digest(m.grant, media_grant(secret, request.chat_id, request.thread_id, m.path)):
+                log.warning("refused a send naming a file the host did not grant", extra={"kv": {"path": m.path}})
+                return proto.SendResponse(error=proto.PluginError(
+                    code="media_not_granted", message="media %d (%s): the host did not grant this file for this send" % (i, m.path)))
+        return fn(request, context)
+    return send
+
+
 # --- the server --------------------------------------------------------------
 
 
-def _handlers(proto, service_name, impl):
-    """Generic handlers for the methods of service_name that impl has."""
+def _handlers(proto, service_name, impl, secret, log):
+    """Generic handlers for the methods of service_name that impl has; with
+    a secret, Send checks the media grants first."""
     svc = proto.file.services_by_name[service_name]
     methods = {}
     for m in svc.methods:
         fn = getattr(impl, m.name, None)
         if fn is None:
             continue  # UNIMPLEMENTED: "feature absent"
+        if secret and service_name == "ChannelService" and m.name == "Send":
+            fn = _granted(fn, secret, proto, log)
         req = proto.message(m.input_type.full_name)
         resp = proto.message(m.output_type.full_name)
         make = grpc.unary_stream_rpc_method_handler if m.server_streaming else grpc.unary_unary_rpc_method_handler
@@ -176,6 +237,8 @@ def serve(name, build):
     for a streaming rpc; on_stop is called once when the plugin stops (may
     be None). Never returns.
     """
+    # Read once and removed (os.environ.pop unsets it): no child inherits it.
+    secret = os.environ.pop(ENV_SECRET, "")
     rt = Runtime(name)
     log = rt.log
     if os.environ.get(COOKIE_KEY) != COOKIE_VALUE:
@@ -188,11 +251,16 @@ def serve(name, build):
     rt.proto = Proto(load_descriptor())
     services, on_stop = build(rt)
 
+    if not secret:
+        # A host older than authentication: serve as before (only whoever
+        # starts the process decides its environment).
+        log.warning("the host gave no %s: serving every caller of the socket unauthenticated" % ENV_SECRET)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="rpc"),
+        interceptors=[Authenticate(secret)] if secret else None,
         options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES), ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)],
     )
-    server.add_generic_rpc_handlers([_handlers(rt.proto, s, impl) for s, impl in services.items()])
+    server.add_generic_rpc_handlers([_handlers(rt.proto, s, impl, secret, log) for s, impl in services.items()])
 
     def health_check(request, context):
         # HealthCheckRequest{string service = 1}; answer SERVING (status = 1)

@@ -181,6 +181,8 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		Buttons: true,
 		// The cloud Bot API's upload limit (a document; photos 10 MB).
 		MaxFileBytes: maxDocumentBytes,
+		// sendChatAction shows "typing" for 5 s (or until a message).
+		TypingLifetime: 5 * time.Second,
 	}
 }
 

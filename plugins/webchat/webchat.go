@@ -306,14 +306,15 @@ func pageURL(addr net.Addr, https bool) string {
 // Capabilities implements channel.Channel.
 func (a *Adapter) Capabilities() channel.Capabilities {
 	return channel.Capabilities{
-		MaxTextLength: MaxTextLength,
-		LengthUnit:    channel.LengthUTF16,
-		Markup:        channel.MarkupMarkdown,
-		Groups:        false,
-		Buttons:       true,
-		MaxFileBytes:  MaxFileBytes,
-		MediaIn:       []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
-		MediaOut:      []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
+		MaxTextLength:  MaxTextLength,
+		LengthUnit:     channel.LengthUTF16,
+		Markup:         channel.MarkupMarkdown,
+		Groups:         false,
+		Buttons:        true,
+		MaxFileBytes:   MaxFileBytes,
+		TypingLifetime: TypingTTL,
+		MediaIn:        []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
+		MediaOut:       []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
 	}
 }
 

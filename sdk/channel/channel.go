@@ -109,7 +109,16 @@ type Capabilities struct {
 	// error) and tells claude the limit. Zero means unknown: the host's
 	// default, 50 MB.
 	MaxFileBytes int64
+	// TypingLifetime is how long the platform shows the typing indicator
+	// after one SetTyping (Telegram 5 s, Discord 10 s): the host sends the
+	// next one before it lapses, for the whole turn. Zero means unknown:
+	// the host assumes DefaultTypingLifetime.
+	TypingLifetime time.Duration
 }
+
+// DefaultTypingLifetime is the typing indicator's lifetime the host
+// assumes for a channel that declares none (Telegram's, the shortest).
+const DefaultTypingLifetime = 5 * time.Second
 
 // LengthUnit is how a text length is counted (Capabilities.LengthUnit,
 // TextLen).

@@ -33,6 +33,10 @@ const (
 	CodeUnsupported Code = "unsupported"
 	// CodeInternal: anything else.
 	CodeInternal Code = "internal"
+	// CodeMediaNotGranted: a send named a file without the host's grant
+	// for that send (the sdk refuses it before the channel's Send runs);
+	// not retryable. See proto/PROTOCOL.md, "Media grants".
+	CodeMediaNotGranted Code = "media_not_granted"
 	// CodeUncertain: the request reached the platform but its answer was
 	// lost (the connection broke after the request was written, no answer
 	// within the deadline, or an answer that could not be read): the

@@ -477,15 +477,26 @@ func (p *Plugin) BeforeAgentStart(ctx context.Context, req hook.Request) (hook.R
 // of launching them: a JSON object from instance name to reattach config,
 // as the plugin prints it, e.g.
 //
-//	CLAWHOST_REATTACH='{"tick":{"Protocol":"grpc","ProtocolVersion":1,"Pid":4242,"Test":true,"Addr":{"Network":"unix","String":"/tmp/plugin123"}}}'
+//	CLAWHOST_REATTACH='{"tick":{"Protocol":"grpc","ProtocolVersion":1,"Pid":4242,"Test":true,"Addr":{"Network":"unix","String":"/tmp/plugin123"},"Secret":"9f86…"}}'
 const EnvReattach = wire.EnvReattach
 
+// Reattach is a plugin started by hand to attach to, as its line in
+// EnvReattach names it.
+type Reattach struct {
+	// ReattachConfig is go-plugin's reattach config (Launch.Reattach).
+	*plugin.ReattachConfig
+	// Secret is the secret the plugin serves with (Launch.Secret): the sdk's
+	// debug mode makes one and prints it in the line. Empty in a line of an
+	// older sdk, whose plugin authenticates nothing.
+	Secret string
+}
+
 // ParseReattach parses the value of EnvReattach into go-plugin reattach
-// configs by instance name, for the Reattach of go-plugin's client
-// config. Every config is in test mode: the host does not kill a process
+// configs and secrets by instance name, for the Reattach and Secret of
+// Launch. Every config is in test mode: the host does not kill a process
 // it did not start, it only closes the connection (the sdk's debug mode
 // then exits). An empty value is no instances.
-func ParseReattach(v string) (map[string]*plugin.ReattachConfig, error) {
+func ParseReattach(v string) (map[string]*Reattach, error) {
 	if strings.TrimSpace(v) == "" {
 		return nil, nil
 	}
@@ -493,13 +504,13 @@ func ParseReattach(v string) (map[string]*plugin.ReattachConfig, error) {
 	if err := json.Unmarshal([]byte(v), &raw); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", EnvReattach, err)
 	}
-	out := make(map[string]*plugin.ReattachConfig, len(raw))
+	out := make(map[string]*Reattach, len(raw))
 	for inst, r := range raw {
 		rc, err := reattachConfig(r)
 		if err != nil {
 			return nil, fmt.Errorf("parse %s: instance %q: %w", EnvReattach, inst, err)
 		}
-		out[inst] = rc
+		out[inst] = &Reattach{ReattachConfig: rc, Secret: r.Secret}
 	}
 	return out, nil
 }

@@ -58,7 +58,10 @@ func start(t testing.TB, p sdk.Plugin, stopTimeout time.Duration) (*Harness, fun
 
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	inbox := wire.NewInbox()
-	srv := &wire.Server{Impl: implOf(p), Log: pluginLog, Ctx: runCtx, Inbox: inbox}
+	// Authenticated as a launched plugin is: every call carries the
+	// secret, every Send's media paths their grants.
+	secret := wire.NewSecret()
+	srv := &wire.Server{Impl: implOf(p), Log: pluginLog, Ctx: runCtx, Inbox: inbox, Secret: secret}
 
 	serving, err := wire.Serve(srv, goPluginLog)
 	if err != nil {
@@ -70,7 +73,7 @@ func start(t testing.TB, p sdk.Plugin, stopTimeout time.Duration) (*Harness, fun
 	// the "process" go-plugin watches is the server.
 	rc := &plugin.ReattachConfig{Protocol: plugin.ProtocolGRPC, ProtocolVersion: wire.ProtocolVersion, Addr: serving.Addr(), Pid: os.Getpid(), Test: true,
 		ReattachFunc: func() (runner.AttachedRunner, error) { return served(serving.Done()), nil }}
-	client := pluginclient.NewClient(pluginclient.Launch{Reattach: rc, Logger: goPluginLog})
+	client := pluginclient.NewClient(pluginclient.Launch{Reattach: rc, Secret: secret, Logger: goPluginLog})
 	stop := func() {
 		defer out.close()
 		cancelRun()

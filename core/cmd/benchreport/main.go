@@ -122,6 +122,10 @@ var figures = []figure{
 	{Name: "Go heap added by 10,000 stored sessions", Bench: "BenchmarkGatewaySessionsRSS", Metric: "heap-delta-MB", Info: true, Scale: 1, Unit: "MB"},
 	// What the usage ledger costs a turn: the reply's commit without and
 	// with the turn's row in the same transaction (one fsync either way).
+	{Name: "sandboxed start, host's work before exec, shared claude config", Bench: "BenchmarkSandboxStart/shared-config/prepare", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
+	{Name: "sandboxed start, host's work before exec, each chat's own claude state", Bench: "BenchmarkSandboxStart/chat-state/prepare", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
+	{Name: "sandboxed start: bwrap running /bin/true, shared claude config", Bench: "BenchmarkSandboxStart/shared-config/exec", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
+	{Name: "sandboxed start: bwrap running /bin/true, each chat's own claude state", Bench: "BenchmarkSandboxStart/chat-state/exec", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "RecordReply, one chunk (sync=FULL)", Bench: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "RecordReply with the turn's usage ledger row", Bench: "BenchmarkRecordReplyLedger/usage=true", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "exec → first Telegram long poll, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-first-poll-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},

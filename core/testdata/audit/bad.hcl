@@ -49,3 +49,11 @@ plugin "pinned" {
   source = "ping"
   sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
 }
+
+# A named agent's own settings apply to its claude, and are audited as its
+# own; what it inherits was reported for the default block.
+agent "public" {
+  workspace = "./public"
+  sandbox   = "off"
+  settings  = "user"
+}

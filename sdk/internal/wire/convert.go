@@ -49,6 +49,8 @@ func CapabilitiesToProto(c channel.Capabilities) *pb.ChannelCapabilities {
 		MaxLines:      int32(c.MaxLines),
 		Buttons:       c.Buttons,
 		MaxFileBytes:  c.MaxFileBytes,
+
+		TypingLifetimeMs: int32(c.TypingLifetime / time.Millisecond),
 	}
 }
 
@@ -66,6 +68,11 @@ func CapabilitiesFromProto(c *pb.ChannelCapabilities) channel.Capabilities {
 		MaxLines:      int(c.GetMaxLines()),
 		Buttons:       c.GetButtons(),
 		MaxFileBytes:  c.GetMaxFileBytes(),
+
+		TypingLifetime: time.Duration(c.GetTypingLifetimeMs()) * time.Millisecond,
+	}
+	if out.TypingLifetime < 0 {
+		out.TypingLifetime = 0
 	}
 	if out.MaxLines < 0 {
 		out.MaxLines = 0

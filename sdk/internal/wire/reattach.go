@@ -19,12 +19,16 @@ type Reattach struct {
 	Pid             int
 	Test            bool
 	Addr            struct{ Network, String string }
+	// Secret is the secret the plugin serves with (EnvSecret), which the
+	// host must send on every call; absent from the line of a plugin
+	// built with an sdk older than authentication.
+	Secret string `json:",omitempty"`
 }
 
 // ReattachTo is the reattach config of a plugin of process pid serving on
-// addr.
-func ReattachTo(addr net.Addr, pid int) Reattach {
-	r := Reattach{Protocol: "grpc", ProtocolVersion: ProtocolVersion, Pid: pid, Test: true}
+// addr with secret.
+func ReattachTo(addr net.Addr, pid int, secret string) Reattach {
+	r := Reattach{Protocol: "grpc", ProtocolVersion: ProtocolVersion, Pid: pid, Test: true, Secret: secret}
 	r.Addr.Network, r.Addr.String = addr.Network(), addr.String()
 	return r
 }

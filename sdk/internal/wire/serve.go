@@ -13,8 +13,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 )
 
@@ -105,11 +107,22 @@ func Serve(srv *Server, log hclog.Logger) (*Serving, error) {
 		return nil, fmt.Errorf("plugin socket: %w", err)
 	}
 	s := &Serving{lis: lis, done: make(chan struct{})}
+	unary := []grpc.UnaryServerInterceptor{RecoverUnary(log)}
+	stream := []grpc.StreamServerInterceptor{RecoverStream(log)}
+	if srv.Secret != "" {
+		// First in the chain: nothing runs for a caller without it.
+		unary = append([]grpc.UnaryServerInterceptor{AuthUnary(srv.Secret)}, unary...)
+		stream = append([]grpc.StreamServerInterceptor{AuthStream(srv.Secret)}, stream...)
+	}
 	s.srv = grpc.NewServer(
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
-		grpc.ChainUnaryInterceptor(RecoverUnary(log)),
-		grpc.ChainStreamInterceptor(RecoverStream(log)))
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
+		// A call to a service not served here (go-plugin's broker and
+		// stdio) goes through the stream interceptors too, so a stranger
+		// learns nothing from it, not even which services are absent.
+		grpc.UnknownServiceHandler(unknownService))
 	hs := health.NewServer()
 	hs.SetServingStatus(healthService, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(s.srv, hs)
@@ -186,14 +199,33 @@ var controllerDesc = grpc.ServiceDesc{
 	HandlerType: (*any)(nil),
 	Methods: []grpc.MethodDesc{{
 		MethodName: "Shutdown",
-		Handler: func(impl any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-			if err := dec(new(emptypb.Empty)); err != nil {
+		Handler: func(impl any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+			in := new(emptypb.Empty)
+			if err := dec(in); err != nil {
 				return nil, err
 			}
-			// Answer first: Stop closes this call's connection too.
-			go impl.(controller).s.Stop()
-			return new(emptypb.Empty), nil
+			shutdown := func(context.Context, any) (any, error) {
+				// Answer first: Stop closes this call's connection too.
+				go impl.(controller).s.Stop()
+				return new(emptypb.Empty), nil
+			}
+			// Through the server's interceptors, as generated handlers do:
+			// a handler that skips them skips the authentication.
+			if interceptor == nil {
+				return shutdown(ctx, in)
+			}
+			return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: impl, FullMethod: shutdownMethod}, shutdown)
 		},
 	}},
 	Metadata: "plugin/grpc_controller.proto",
+}
+
+// shutdownMethod is the full name of the controller's Shutdown.
+const shutdownMethod = "/plugin.GRPCController/Shutdown"
+
+// unknownService answers a call to a service the server does not serve
+// (after the stream interceptors), as gRPC does without the handler.
+func unknownService(_ any, stream grpc.ServerStream) error {
+	method, _ := grpc.MethodFromServerStream(stream)
+	return status.Errorf(codes.Unimplemented, "unknown method %s", method)
 }

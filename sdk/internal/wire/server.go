@@ -66,6 +66,10 @@ type Server struct {
 	DataDir func(instance string) string
 	// Fatal is called when the channel's Run fails; it ends the process.
 	Fatal func(error)
+	// Secret is the host's secret (EnvSecret, auth.go): Serve refuses
+	// every call without it, Send every media path without a grant made
+	// with it. Empty: every caller is accepted and no grant is checked.
+	Secret string
 
 	// Status holds the plugin's latest status report.
 	Status Status
@@ -257,6 +261,10 @@ func (srv *Server) Nack(_ context.Context, req *pb.NackRequest) (*pb.NackRespons
 
 // Send implements ChannelService.
 func (srv *Server) Send(ctx context.Context, req *pb.SendRequest) (*pb.SendResponse, error) {
+	if err := CheckMediaGrants(srv.Secret, req); err != nil {
+		srv.Log.Warn("refused a send naming a file the host did not grant", "error", err)
+		return &pb.SendResponse{Error: ErrorToProto(err)}, nil
+	}
 	res, err := srv.Impl.Channel.Send(ctx, SendFromProto(req))
 	if err != nil {
 		return &pb.SendResponse{Error: ErrorToProto(err)}, nil

@@ -302,9 +302,13 @@ type ChannelCapabilities struct {
 	// max_file_bytes is the largest file Send may carry (a bot's upload
 	// limit: Telegram 50 MB, Discord 10 MB); the host refuses a bigger one
 	// before sending and tells claude so. 0 = unknown (the host's default).
-	MaxFileBytes  int64 `protobuf:"varint,15,opt,name=max_file_bytes,json=maxFileBytes,proto3" json:"max_file_bytes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxFileBytes int64 `protobuf:"varint,15,opt,name=max_file_bytes,json=maxFileBytes,proto3" json:"max_file_bytes,omitempty"`
+	// typing_lifetime_ms is how long the platform shows the typing indicator
+	// after one SetTyping (Telegram 5000, Discord 10000); the host sends the
+	// next one before it lapses. 0 = unknown (the host assumes 5000).
+	TypingLifetimeMs int32 `protobuf:"varint,16,opt,name=typing_lifetime_ms,json=typingLifetimeMs,proto3" json:"typing_lifetime_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ChannelCapabilities) Reset() {
@@ -438,6 +442,13 @@ func (x *ChannelCapabilities) GetButtons() bool {
 func (x *ChannelCapabilities) GetMaxFileBytes() int64 {
 	if x != nil {
 		return x.MaxFileBytes
+	}
+	return 0
+}
+
+func (x *ChannelCapabilities) GetTypingLifetimeMs() int32 {
+	if x != nil {
+		return x.TypingLifetimeMs
 	}
 	return 0
 }
@@ -2029,11 +2040,19 @@ func (*NackResponse) Descriptor() ([]byte, []int) {
 // OutboundMedia is a file to send.
 type OutboundMedia struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// path is a local file the host hands the plugin for this send only.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// kind: image | audio | voice | video | document.
-	Kind          string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	Mime          string `protobuf:"bytes,3,opt,name=mime,proto3" json:"mime,omitempty"`
-	Caption       string `protobuf:"bytes,4,opt,name=caption,proto3" json:"caption,omitempty"`
+	Kind    string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Mime    string `protobuf:"bytes,3,opt,name=mime,proto3" json:"mime,omitempty"`
+	Caption string `protobuf:"bytes,4,opt,name=caption,proto3" json:"caption,omitempty"`
+	// grant is the host's permission to read path for this send:
+	// HMAC-SHA256, keyed with the value of CLAWHOST_PLUGIN_SECRET, over the
+	// send's chat_id, thread_id and path (proto/PROTOCOL.md, "Media grants").
+	// A plugin given a secret refuses a send with a path whose grant is
+	// missing or wrong (PluginError code "media_not_granted") and opens
+	// nothing.
+	Grant         []byte `protobuf:"bytes,5,opt,name=grant,proto3" json:"grant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2094,6 +2113,13 @@ func (x *OutboundMedia) GetCaption() string {
 		return x.Caption
 	}
 	return ""
+}
+
+func (x *OutboundMedia) GetGrant() []byte {
+	if x != nil {
+		return x.Grant
+	}
+	return nil
 }
 
 type SendRequest struct {
@@ -3530,7 +3556,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x05kinds\x18\x03 \x03(\x0e2\x11.clawhost.v1.KindR\x05kinds\x12:\n" +
 	"\achannel\x18\x04 \x01(\v2 .clawhost.v1.ChannelCapabilitiesR\achannel\x12\x1f\n" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
-	"sdkVersion\"\xd1\x03\n" +
+	"sdkVersion\"\xff\x03\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
@@ -3548,7 +3574,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\fdisplay_name\x18\f \x01(\tR\vdisplayName\x12\x1b\n" +
 	"\tmax_lines\x18\r \x01(\x05R\bmaxLines\x12\x18\n" +
 	"\abuttons\x18\x0e \x01(\bR\abuttons\x12$\n" +
-	"\x0emax_file_bytes\x18\x0f \x01(\x03R\fmaxFileBytes\"\xb2\x01\n" +
+	"\x0emax_file_bytes\x18\x0f \x01(\x03R\fmaxFileBytes\x12,\n" +
+	"\x12typing_lifetime_ms\x18\x10 \x01(\x05R\x10typingLifetimeMs\"\xb2\x01\n" +
 	"\tAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
@@ -3657,12 +3684,13 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\fdelivery_ids\x18\x01 \x03(\x04R\vdeliveryIds\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\"\x0e\n" +
-	"\fNackResponse\"e\n" +
+	"\fNackResponse\"{\n" +
 	"\rOutboundMedia\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x18\n" +
-	"\acaption\x18\x04 \x01(\tR\acaption\"\xcc\x02\n" +
+	"\acaption\x18\x04 \x01(\tR\acaption\x12\x14\n" +
+	"\x05grant\x18\x05 \x01(\fR\x05grant\"\xcc\x02\n" +
 	"\vSendRequest\x12\x17\n" +
 	"\achat_id\x18\x01 \x01(\tR\x06chatId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12-\n" +

@@ -1,0 +1,131 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/bubblewrap"
+	"github.com/clawhost/clawhost/core/runner"
+)
+
+// nonChannelSources are the first-party plugins that carry no people's
+// messages (a command, hooks). Any other enabled plugin may be a channel:
+// the file does not say, and a plugin describes itself only once started.
+var nonChannelSources = map[string]bool{"ping": true, "clock-hook": true, "transcribe-hook": true}
+
+// reachChannels are cfg's enabled plugin instances people may write
+// through, the web chat on loopback marked local (only who holds its
+// token, kept 0600 in data_dir, opens it).
+func reachChannels(cfg *config.Config) []access.Channel {
+	var out []access.Channel
+	for _, p := range cfg.EnabledPlugins() {
+		if nonChannelSources[p.Source] {
+			continue
+		}
+		c := access.Channel{Instance: p.Name}
+		if p.Source == "webchat" {
+			listen := pluginSetting(cfg, p, "listen").Value
+			if listen == "" {
+				listen = webchatDefaultListen
+			}
+			c.Local = config.IsLoopbackListen(listen)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// sandboxUnavailable reports whether a runner's sandbox state
+// (runner.Runner.SandboxState) says agent.sandbox = "auto" found no
+// working bubblewrap, and why.
+func sandboxUnavailable(state string) (string, bool) {
+	// One agent's state, or "main: bubblewrap; ops: unavailable (…)"
+	// when the agents' sandboxes differ.
+	for _, part := range strings.Split(state, "; ") {
+		if i := strings.Index(part, "unavailable"); i >= 0 {
+			return strings.Trim(strings.TrimSpace(part[i+len("unavailable"):]), "()"), true
+		}
+	}
+	return "", false
+}
+
+// installBubblewrap is the command that installs bubblewrap here, ""
+// where there is none (macOS); tests replace it.
+var installBubblewrap = bubblewrap.Install
+
+// ErrNoSandbox is the start's refusal to run claude unsandboxed for
+// people besides the owners (errors.Is finds it in the error returned).
+var ErrNoSandbox = errors.New("no sandbox for claude, and people besides the owners can reach it")
+
+// unsandboxedReach refuses a configuration under which claude runs
+// without a sandbox — agent.sandbox = "auto" and no working bubblewrap
+// (state is runner.Runner.SandboxState) — while anyone besides the owners
+// can reach the agent (access.Policy.Strangers, pol as the host applies
+// it: claimed owners included). Written out, sandbox = "off" accepts the
+// risk; only owners reaching it needs no sandbox. The error is one
+// message saying who can reach it and the two ways out.
+func unsandboxedReach(cfg *config.Config, pol access.Policy, state string) error {
+	why, unavailable := sandboxUnavailable(state)
+	if !unavailable {
+		return nil
+	}
+	who := pol.Strangers(reachChannels(cfg))
+	if len(who) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  claude cannot be sandboxed on this machine (%s), so whoever reaches the agent runs its tools with all of clawhost's user's access;\n  besides the owners, these can reach it:\n", why)
+	for _, w := range who {
+		fmt.Fprintf(&b, "    - %s\n", w)
+	}
+	at := ""
+	if a := cfg.Attribute("agent", "sandbox"); a != nil {
+		at = " (" + config.Position(a.Expr.Range()) + ")"
+	}
+	install := installBubblewrap()
+	switch {
+	case install == "":
+		fmt.Fprintf(&b, "  bubblewrap exists on Linux only: write sandbox = \"off\" in the agent block%s to accept the risk,\n  or let only the owners in (dm_policy = \"allowlist\", no other allow_from, no groups)", at)
+	case strings.Contains(why, "not installed"):
+		fmt.Fprintf(&b, "  install bubblewrap: %s\n  or accept the risk: write sandbox = \"off\" in the agent block%s", install, at)
+	default:
+		fmt.Fprintf(&b, "  make bubblewrap work here (unprivileged user namespaces: docs/install.md), or install it if it is missing: %s\n  or accept the risk: write sandbox = \"off\" in the agent block%s", install, at)
+	}
+	return fmt.Errorf("%w:\n%s", ErrNoSandbox, b.String())
+}
+
+// Strangers says why anyone besides the owners can reach cfg's agent
+// (access.Policy.Strangers over its enabled channels, claimed owners
+// included); none: only owners can.
+func Strangers(cfg *config.Config) []string {
+	set, err := settingsOf(cfg)
+	if err != nil {
+		return nil
+	}
+	return set.Access.Strangers(reachChannels(cfg))
+}
+
+// SandboxRefusal is the refusal the host would start with on this
+// machine (unsandboxedReach), nil when it would start: bubblewrap is
+// probed as the runner does. `clawhost validate` and `clawhost doctor`
+// report it.
+func SandboxRefusal(cfg *config.Config) error {
+	if cfg.Agent.Sandbox == runner.SandboxOff {
+		return nil
+	}
+	set, err := settingsOf(cfg)
+	if err != nil {
+		return nil // the start reports that first
+	}
+	if len(set.Access.Strangers(reachChannels(cfg))) == 0 {
+		return nil // no probe needed
+	}
+	rc, err := agentConfig(cfg)
+	if err != nil {
+		return nil
+	}
+	return unsandboxedReach(cfg, set.Access, runner.ProbeSandbox(rc))
+}
