@@ -43,7 +43,8 @@ func (h *Host) teamView(ctx context.Context) (*admin.Usage, []admin.AuditEntry) 
 func usageRows(rows []usage.Row) []admin.UsageRow {
 	out := make([]admin.UsageRow, len(rows))
 	for i, r := range rows {
-		out[i] = admin.UsageRow{Key: r.Key, Turns: r.Turns, CostUSD: r.CostUSD, InputTokens: r.InputTokens + r.CacheReadTokens + r.CacheCreationTokens, OutputTokens: r.OutputTokens}
+		out[i] = admin.UsageRow{Key: r.Key, Turns: r.Turns, CostUSD: r.CostUSD, InputTokens: r.InputTokens + r.CacheReadTokens + r.CacheCreationTokens, OutputTokens: r.OutputTokens,
+			EstimatedUSD: r.EstimatedUSD}
 	}
 	return out
 }
@@ -83,12 +84,12 @@ func (r reports) Audit(ctx context.Context, since time.Time, kind string) ([]adm
 func usageRecord(u store.TurnUsage) admin.UsageRecord {
 	return admin.UsageRecord{At: u.At, Agent: u.Agent, Instance: u.Instance, ChatID: u.ChatID, Sender: u.Sender, Model: u.Model,
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheCreationTokens: u.CacheCreationTokens,
-		CostUSD: u.CostUSD, DurationMS: u.Duration.Milliseconds(), Outcome: u.Outcome}
+		CostUSD: u.CostUSD, Estimate: u.Estimate, DurationMS: u.Duration.Milliseconds(), Outcome: u.Outcome}
 }
 
 // TurnUsage is a ledger row read back from the admin endpoint.
 func TurnUsage(r admin.UsageRecord) store.TurnUsage {
 	return store.TurnUsage{At: r.At, Agent: r.Agent, Instance: r.Instance, ChatID: r.ChatID, Sender: r.Sender, Model: r.Model,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CacheReadTokens: r.CacheReadTokens, CacheCreationTokens: r.CacheCreationTokens,
-		CostUSD: r.CostUSD, Duration: time.Duration(r.DurationMS) * time.Millisecond, Outcome: r.Outcome}
+		CostUSD: r.CostUSD, Estimate: r.Estimate, Duration: time.Duration(r.DurationMS) * time.Millisecond, Outcome: r.Outcome}
 }

@@ -121,8 +121,10 @@ func sampleSnapshot() Snapshot {
 		},
 		SessionCount: 250,
 		QueueDepth:   5,
-		Warm:         []Warm{{Key: "tg:dm:1001", PID: 31337, RSS: 210 << 20, Private: 150 << 20}},
-		Host:         Process{PID: 4000, RSS: 30<<20 + 1<<19, Private: 7 << 20, Heap: 5 << 20},
+		Usage: &Usage{Days: []UsageRow{{Key: "2026-11-25", Turns: 3, CostUSD: 1.05, EstimatedUSD: 0.21, InputTokens: 250000, OutputTokens: 2001}},
+			People: []UsageRow{{Key: "tg:1001", Turns: 2, CostUSD: 0.84}}},
+		Warm: []Warm{{Key: "tg:dm:1001", PID: 31337, RSS: 210 << 20, Private: 150 << 20}},
+		Host: Process{PID: 4000, RSS: 30<<20 + 1<<19, Private: 7 << 20, Heap: 5 << 20},
 		Errors: []ErrorEntry{
 			{At: t0.Add(-time.Minute), Level: "error", Source: "pluginhost.dc", Message: "crashed " + xss},
 		},
@@ -238,6 +240,9 @@ func TestStatusPage(t *testing.T) {
 		// tool approvals: the waiting turn and the last decision
 		"Tool approvals", "<td><code>tg:direct:1001</code></td><td>Bash</td><td><code>$ rm " + xssEscaped + "</code></td><td>Ann or an owner</td><td class=\"n\">40s</td>",
 		"<td>WebFetch</td><td><code>example.org/x</code></td><td>denied</td><td>Ann</td>",
+		// usage: an estimated part says so
+		`<td>2026-11-25</td><td class="n">3</td><td class="n">$1.0500 <span class="meta">(~$0.2100 estimated)</span></td>`,
+		`<td><code>tg:1001</code></td><td class="n">2</td><td class="n">$0.8400</td>`,
 		// escaping
 		"dial: " + xssEscaped, "dc:" + xssEscaped, "crashed " + xssEscaped,
 	} {

@@ -30,8 +30,10 @@ type UsageRecord struct {
 	CacheReadTokens     int64     `json:"cache_read_tokens"`
 	CacheCreationTokens int64     `json:"cache_creation_tokens"`
 	CostUSD             float64   `json:"cost_usd"`
-	DurationMS          int64     `json:"duration_ms"`
-	Outcome             string    `json:"outcome"`
+	// Estimate: CostUSD is an estimate (store.TurnUsage.Estimate).
+	Estimate   bool   `json:"estimate,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+	Outcome    string `json:"outcome"`
 }
 
 // since reads the since query parameter (RFC 3339; absent: zero).
@@ -107,6 +109,9 @@ type UsageRow struct {
 	CostUSD      float64 `json:"cost_usd"`
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
+	// EstimatedUSD is the part of CostUSD that is an estimate (stopped
+	// turns priced from their tokens, migrated rows).
+	EstimatedUSD float64 `json:"estimated_usd,omitempty"`
 }
 
 // AuditEntry is one row of the audit trail (store.AuditEvent).
@@ -124,23 +129,23 @@ type AuditEntry struct {
 
 // teamSections are the status page's usage and audit sections.
 const teamSections = `{{with .Snap.Usage}}<h2>Usage</h2>
-<p class="meta">What turns cost as claude reports it (the usage ledger; <code>clawhost usage</code> and <code>/usage</code> read it too).</p>
+<p class="meta">What turns cost, each its own (the usage ledger; <code>clawhost usage</code> and <code>/usage</code> read it too). Estimated: stopped turns priced from their tokens, and rows from before costs were per turn.</p>
 <table>
 <thead><tr><th>day</th><th>turns</th><th>cost</th><th>input</th><th>output</th></tr></thead>
 <tbody>
-{{range .Days}}<tr><td>{{.Key}}</td><td class="n">{{.Turns}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td></tr>
+{{range .Days}}<tr><td>{{.Key}}</td><td class="n">{{.Turns}}</td><td class="n">{{cost .CostUSD}}{{if .EstimatedUSD}} <span class="meta">(~{{cost .EstimatedUSD}} estimated)</span>{{end}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td></tr>
 {{end}}</tbody>
 </table>
 {{if .People}}<table>
 <thead><tr><th>person (30 days)</th><th>turns</th><th>cost</th><th>input</th><th>output</th></tr></thead>
 <tbody>
-{{range .People}}<tr><td><code>{{.Key}}</code></td><td class="n">{{.Turns}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td></tr>
+{{range .People}}<tr><td><code>{{.Key}}</code></td><td class="n">{{.Turns}}</td><td class="n">{{cost .CostUSD}}{{if .EstimatedUSD}} <span class="meta">(~{{cost .EstimatedUSD}} estimated)</span>{{end}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}{{if .Agents}}<table>
 <thead><tr><th>agent (30 days)</th><th>turns</th><th>cost</th><th>input</th><th>output</th></tr></thead>
 <tbody>
-{{range .Agents}}<tr><td>{{.Key}}</td><td class="n">{{.Turns}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td></tr>
+{{range .Agents}}<tr><td>{{.Key}}</td><td class="n">{{.Turns}}</td><td class="n">{{cost .CostUSD}}{{if .EstimatedUSD}} <span class="meta">(~{{cost .EstimatedUSD}} estimated)</span>{{end}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}{{end}}

@@ -3,8 +3,18 @@
 // agent's a calendar month. A turn is checked when it would start, from
 // the usage ledger (store.Ledger): over a budget it does not run, and the
 // chat is told which budget, how much was spent and when it resets. A
-// turn in flight is never cut, so a budget can be overshot by what the
-// turns that started under it cost.
+// turn in flight is never cut.
+//
+// Turns that run at once (a burst of messages in several chats, a
+// sender's turns in parallel sessions) are admitted against the same
+// budget (Admit): each running turn reserves what the costliest turn of
+// the budget's period cost, and a turn starts beside others only while
+// the ledger and their reservations leave room for its own; otherwise it
+// waits until one of them has ended (its cost is in the ledger then) and
+// is checked again. With no turn running, a turn starts while the ledger
+// is under the budget. So a budget is overshot by at most the cost of the
+// last turn that started under it — unless turns running side by side
+// each cost more than the costliest turn before them.
 //
 // At warn_at (default 80 %) the chat is warned once a period. Whether a
 // warning was given is kept in the audit trail (store.AuditTrail, kind
@@ -102,6 +112,9 @@ type Over struct {
 type Verdict struct {
 	Refused *Over
 	Warn    *Over
+	// wait, when set, is closed when a running turn is released: t waits
+	// for room beside the running ones (Admit).
+	wait <-chan struct{}
 }
 
 // Budgets checks turns against the rules.
@@ -112,13 +125,24 @@ type Budgets struct {
 
 	mu     sync.Mutex
 	warned map[string]bool // Key + period start, given by this host
+	// running are the admitted turns not yet released, with what each
+	// reserves per budget (Over.Key); ended is closed and replaced when
+	// one is released, gen counts releases.
+	running map[*admitted]struct{}
+	ended   chan struct{}
+	gen     uint64
+}
+
+// admitted is a running turn's reservation.
+type admitted struct {
+	reserve map[string]float64
 }
 
 // New returns the budgets over st; rules returns the rules in force and
 // the zone of days and months (nil: local), read at each check (a reload
 // changes them).
 func New(st Store, clock tstime.Clock, rules func() (Rules, *time.Location)) *Budgets {
-	return &Budgets{store: st, clock: clock, rules: rules, warned: map[string]bool{}}
+	return &Budgets{store: st, clock: clock, rules: rules, warned: map[string]bool{}, running: map[*admitted]struct{}{}, ended: make(chan struct{})}
 }
 
 // Limits are the budgets that apply to t under r: an agent's own budget
@@ -172,19 +196,84 @@ func Period(now time.Time, loc *time.Location, monthly bool) (start, end time.Ti
 	return start, start.AddDate(0, 0, 1)
 }
 
-// Check checks the turn t would start. A refusal and a warning are
-// written to the audit trail. An error (the store) is returned with an
-// empty verdict: the caller lets the turn run (a budget the host cannot
-// read does not stop the agent; the error is logged).
+// Check checks the turn t would start, from the ledger alone (Admit
+// counts the turns running too). A refusal and a warning are written to
+// the audit trail. An error (the store) is returned with an empty
+// verdict: the caller lets the turn run (a budget the host cannot read
+// does not stop the agent; the error is logged).
 func (b *Budgets) Check(ctx context.Context, t Turn) (Verdict, error) {
+	v, _, err := b.check(ctx, t, false)
+	return v, err
+}
+
+// Admit checks the turn t would start like Check, counting the admitted
+// turns still running: when the budgets leave no room for t beside them,
+// it waits until one of them is released and checks again (ctx ends the
+// wait: the verdict is then empty and the error ctx's). A turn that may
+// run is admitted: release, never nil then, is to be called once it has
+// ended and its ledger row is written. A refused turn gets a nil release.
+func (b *Budgets) Admit(ctx context.Context, t Turn) (v Verdict, release func(), err error) {
+	for {
+		v, a, err := b.check(ctx, t, true)
+		switch {
+		case a != nil:
+			return v, b.releaser(a), err
+		case v.Refused != nil:
+			return v, nil, err
+		case v.wait == nil:
+			return v, func() {}, err // no budget applies, or the store failed
+		}
+		select {
+		case <-v.wait:
+		case <-ctx.Done():
+			return Verdict{}, nil, ctx.Err()
+		}
+	}
+}
+
+// releaser is the release of a.
+func (b *Budgets) releaser(a *admitted) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			delete(b.running, a)
+			b.gen++
+			close(b.ended)
+			b.ended = make(chan struct{})
+			b.mu.Unlock()
+		})
+	}
+}
+
+// inFlight is what the admitted turns reserve under key and how many do.
+// b.mu held.
+func (b *Budgets) inFlight(key string) (usd float64, n int) {
+	for a := range b.running {
+		if r, ok := a.reserve[key]; ok {
+			usd += r
+			n++
+		}
+	}
+	return usd, n
+}
+
+// check is Check; with admit, it counts the running turns, and a turn
+// that may run is admitted (the returned reservation), or told to wait
+// (Verdict.wait).
+func (b *Budgets) check(ctx context.Context, t Turn, admit bool) (Verdict, *admitted, error) {
 	rules, loc := b.rules()
 	limits := rules.Limits(t)
 	if len(limits) == 0 {
-		return Verdict{}, nil
+		return Verdict{}, nil, nil
 	}
 	warnAt := rules.Top.Over(rules.Agents[t.Agent]).Warn()
 	now := b.clock.Now()
+	b.mu.Lock()
+	gen := b.gen
+	b.mu.Unlock()
 	overs := make([]*Over, 0, len(limits))
+	maxes := make([]float64, 0, len(limits))
 	for _, l := range limits {
 		start, end := Period(now, loc, l.Monthly)
 		f := store.UsageFilter{Since: start, Agent: l.Agent}
@@ -202,18 +291,54 @@ func (b *Budgets) Check(ctx context.Context, t Turn) (Verdict, error) {
 		}
 		sum, err := b.store.SumUsage(ctx, f)
 		if err != nil {
-			return Verdict{}, fmt.Errorf("budget %s: %w", l.Name, err)
+			return Verdict{}, nil, fmt.Errorf("budget %s: %w", l.Name, err)
 		}
 		overs = append(overs, &Over{Limit: l, Spent: sum.CostUSD, Since: start, Resets: end, Key: key})
+		maxes = append(maxes, sum.MaxUSD)
 	}
 	var v Verdict
+	var a *admitted
+	if admit {
+		b.mu.Lock()
+		if b.gen != gen {
+			// A turn ended since the ledger was read: its row may be
+			// missing from the sums and its reservation is gone. Again.
+			b.mu.Unlock()
+			return b.check(ctx, t, admit)
+		}
+		room := true
+		for i, o := range overs {
+			reserved, n := b.inFlight(o.Key)
+			if n > 0 && (maxes[i] <= 0 || o.Spent+reserved+maxes[i] > o.USD) {
+				room = false
+			}
+		}
+		if !room {
+			v.wait = b.ended
+			b.mu.Unlock()
+			return v, nil, nil
+		}
+		for _, o := range overs {
+			if o.Spent >= o.USD {
+				room = false
+			}
+		}
+		if room {
+			a = &admitted{reserve: map[string]float64{}}
+			for i, o := range overs {
+				a.reserve[o.Key] = maxes[i]
+			}
+			b.running[a] = struct{}{}
+		}
+		b.mu.Unlock()
+	}
 	for _, o := range overs {
 		if o.Spent >= o.USD {
 			v.Refused = o
 			err := b.store.Audit(ctx, store.AuditEvent{Kind: store.AuditBudget, Actor: "host", Instance: t.Instance, ChatID: t.ChatID,
 				Subject: o.Key, Decision: "refused", Detail: fmt.Sprintf("%s.%s: $%.2f spent of $%.2f; a turn of %s not run; resets %s",
 					o.Where, o.Name, o.Spent, o.USD, t.Sender, o.Resets.Format(time.RFC3339))})
-			return v, err
+			return v, nil, err
 		}
 	}
 	for _, o := range overs {
@@ -225,10 +350,10 @@ func (b *Budgets) Check(ctx context.Context, t Turn) (Verdict, error) {
 			if warn {
 				v.Warn = o
 			}
-			return v, err
+			return v, a, err
 		}
 	}
-	return v, nil
+	return v, a, nil
 }
 
 // warnOnce reports whether o's warning is to be given now: not given yet

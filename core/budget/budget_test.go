@@ -208,3 +208,109 @@ func TestPeriod(t *testing.T) {
 		t.Errorf("month %v – %v", s, e)
 	}
 }
+
+// TestAdmitCountsRunningTurns: turns of one sender started at once are
+// admitted only while the ledger and what the running ones reserve (the
+// costliest turn of the day, $0.30) leave room under the $1 budget; one
+// that does not fit waits for a running turn to end and is checked again;
+// with nothing running a turn starts while the ledger is under the
+// budget. The budget is overshot by less than one turn.
+func TestAdmitCountsRunningTurns(t *testing.T) {
+	t.Parallel()
+	clk := tstimetest.NewFake(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	m := &memStore{now: clk.Now}
+	b := New(m, clk, func() (Rules, *time.Location) {
+		return Rules{Top: &config.Budget{PerSenderDailyUSD: 1}}, time.UTC
+	})
+	alice := Turn{Agent: "main", Instance: "tg", ChatID: "1", Sender: "tg:5"}
+	ctx := context.Background()
+	// A cancelled context: Admit returns at once when the turn would wait.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	admit := func(ctx context.Context, chat string) (Verdict, func(), error) {
+		t.Helper()
+		tt := alice
+		tt.ChatID = chat
+		return b.Admit(ctx, tt)
+	}
+	// An empty ledger tells nothing of what a turn costs: one at a time.
+	_, first, err := admit(ctx, "1")
+	if err != nil || first == nil {
+		t.Fatalf("the first turn: %v", err)
+	}
+	if _, r, err := admit(cancelled, "2"); err == nil || r != nil {
+		t.Fatalf("a second turn beside the first with nothing known of costs ran (%v)", err)
+	}
+	m.spend(clk.Now(), "main", "1", "tg:5", 0.30)
+	first()
+
+	// $0.30 spent: two more fit beside each other ($0.30 + 2 × $0.30).
+	_, ra, err := admit(ctx, "1")
+	if err != nil || ra == nil {
+		t.Fatal("turn A not admitted", err)
+	}
+	_, rb, err := admit(ctx, "2")
+	if err != nil || rb == nil {
+		t.Fatal("turn B not admitted beside A", err)
+	}
+	if _, r, err := admit(cancelled, "3"); err == nil || r != nil {
+		t.Fatalf("turn C admitted beside A and B: $%.2f would be spent of $1", 1.20)
+	}
+	// C waits; A's end ($0.60 then) leaves no room beside B; B's does.
+	type result struct {
+		v Verdict
+		r func()
+	}
+	got := make(chan result, 1)
+	go func() {
+		v, r, _ := admit(ctx, "3")
+		got <- result{v, r}
+	}()
+	m.spend(clk.Now(), "main", "1", "tg:5", 0.30)
+	ra()
+	m.spend(clk.Now(), "main", "2", "tg:5", 0.30)
+	rb()
+	c := <-got
+	if c.r == nil || c.v.Refused != nil {
+		t.Fatalf("turn C after A and B ended ($0.90 spent, none running): %+v", c.v)
+	}
+	if _, r, err := admit(cancelled, "4"); err == nil || r != nil {
+		t.Fatal("turn D admitted beside C with $0.90 spent")
+	}
+	m.spend(clk.Now(), "main", "3", "tg:5", 0.30)
+	c.r()
+	v, r, err := admit(ctx, "4")
+	if err != nil || r != nil || v.Refused == nil || v.Refused.Spent > 1+0.30 {
+		t.Fatalf("turn D after $1.20 spent: %+v, %v", v, err)
+	}
+}
+
+// TestAdmitBurst: ten turns of one sender at once, each costing $0.30,
+// against a $1 budget: the ledger ends at most one turn over it.
+func TestAdmitBurst(t *testing.T) {
+	t.Parallel()
+	clk := tstimetest.NewFake(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	m := &memStore{now: clk.Now}
+	b := New(m, clk, func() (Rules, *time.Location) {
+		return Rules{Top: &config.Budget{PerSenderDailyUSD: 1}}, time.UTC
+	})
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			chat := string(rune('a' + i))
+			v, release, err := b.Admit(context.Background(), Turn{Agent: "main", Instance: "tg", ChatID: chat, Sender: "tg:5"})
+			if err != nil || v.Refused != nil {
+				return
+			}
+			m.spend(clk.Now(), "main", chat, "tg:5", 0.30)
+			release()
+		}()
+	}
+	wg.Wait()
+	sum, _ := m.SumUsage(context.Background(), store.UsageFilter{Sender: "tg:5"})
+	if sum.CostUSD > 1+0.30+1e-9 || sum.CostUSD < 1 {
+		t.Errorf("a burst of ten spent $%.2f in %d turns against $1: more than one turn over", sum.CostUSD, sum.Turns)
+	}
+}

@@ -182,17 +182,24 @@ func usageCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	groups := usage.Group(rows, by, cfg.Messages.Location())
 	if asJSON {
+		// A row's estimates and estimated_usd say how much of its cost
+		// is an estimate; the total's, of all.
 		type out struct {
-			Since time.Time   `json:"since"`
-			By    string      `json:"by"`
-			Rows  []usage.Row `json:"rows"`
+			Since time.Time      `json:"since"`
+			By    string         `json:"by"`
+			Rows  []usage.Row    `json:"rows"`
+			Total store.UsageSum `json:"total"`
 		}
 		if groups == nil {
 			groups = []usage.Row{}
 		}
-		return writeJSON(stdout, stderr, "usage", out{Since: from, By: by, Rows: groups})
+		var total store.UsageSum
+		for _, u := range rows {
+			total.Add(u)
+		}
+		return writeJSON(stdout, stderr, "usage", out{Since: from, By: by, Rows: groups, Total: total})
 	}
-	fmt.Fprintf(stdout, "Usage since %s (as claude reports it):\n\n", from.In(cfg.Messages.Location()).Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(stdout, "Usage since %s (each turn's own cost; ~ marks estimates):\n\n", from.In(cfg.Messages.Location()).Format("2006-01-02 15:04 MST"))
 	if len(groups) == 0 {
 		fmt.Fprintln(stdout, "No turns.")
 		return 0

@@ -121,13 +121,13 @@ func (h *Handler) usage(c call) string {
 	}
 	switch {
 	case arg == "":
-		b.WriteString("Usage (as claude reports it; days of " + loc.String() + "):\n")
+		b.WriteString("Usage (each turn's own cost; days of " + loc.String() + "):\n")
 		window("You ("+c.m.From+")", store.UsageFilter{Sender: c.m.From})
 		if c.who.Control {
 			window("This chat", store.UsageFilter{Instance: c.m.Instance, ChatID: c.m.ChatID})
 		}
 	case arg == "all":
-		b.WriteString("Usage, last 30 days (as claude reports it):\n")
+		b.WriteString("Usage, last 30 days (each turn's own cost):\n")
 		window("Everyone", store.UsageFilter{})
 		for _, g := range []struct{ by, title string }{{usage.ByPerson, "People"}, {usage.ByChat, "Chats"}, {usage.ByAgent, "Agents"}} {
 			list := usage.Group(rows, g.by, loc)
@@ -161,7 +161,7 @@ func (h *Handler) usage(c call) string {
 			// and a bare $0.00 would read as "spent nothing".
 			return fmt.Sprintf("No turns by %s in the last 30 days. /usage @person takes the id /whoami shows (/usage @12345 or /usage tg:12345), or the @username or name of someone who wrote in this chat; /usage all lists everyone.", who)
 		}
-		b.WriteString("Usage (as claude reports it; days of " + loc.String() + "):\n")
+		b.WriteString("Usage (each turn's own cost; days of " + loc.String() + "):\n")
 		window(who, store.UsageFilter{Sender: who})
 	}
 	return strings.TrimRight(b.String(), "\n")

@@ -281,7 +281,7 @@ type Agent struct {
 // sets none.
 func (a *Agent) OwnBudget() *Budget {
 	flat := &Budget{PerSenderDailyUSD: a.PerSenderDailyUSD, PerChatDailyUSD: a.PerChatDailyUSD, PerAgentMonthlyUSD: a.PerAgentMonthlyUSD, WarnAt: a.WarnAt}
-	if a.Budget == nil && *flat == (Budget{}) {
+	if a.Budget == nil && flat.PerSenderDailyUSD == 0 && flat.PerChatDailyUSD == 0 && flat.PerAgentMonthlyUSD == 0 && flat.WarnAt == "" {
 		return nil
 	}
 	return a.Budget.Over(flat)
@@ -330,7 +330,12 @@ func defaultAgent() *Agent {
 
 func (a *Agent) check(k *checker) {
 	if a.Budget != nil {
-		a.Budget.check(k.block("budget"))
+		bk := k.block("budget")
+		a.Budget.check(bk)
+		for _, pb := range bk.blocks("price", "model") {
+			bk.errorf(pb.DefRange.Ptr(), "Price in an agent's budget",
+				"Prices are the same for every agent: write price blocks in the top-level budget block.")
+		}
 	}
 	(&Budget{PerSenderDailyUSD: a.PerSenderDailyUSD, PerChatDailyUSD: a.PerChatDailyUSD, PerAgentMonthlyUSD: a.PerAgentMonthlyUSD, WarnAt: a.WarnAt}).check(k)
 	if a.Command == "" {

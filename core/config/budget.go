@@ -13,14 +13,16 @@ const DefaultWarnAt = 0.8
 
 // Budget is a budget {} block — at the top level for every agent, or
 // inside an agent block for that agent's turns (each attribute set there
-// replaces the top level's). Amounts are US dollars as claude reports a
-// turn's cost (total_cost_usd); unset or 0: no such budget. Days and
+// replaces the top level's). Amounts are US dollars of the usage ledger:
+// each turn's own cost as claude reports it, a stopped or timed-out turn's
+// tokens at their model's price; unset or 0: no such budget. Days and
 // months are those of messages.timezone (the host's zone when unset).
 //
-// A turn is checked when it would start: over a budget, it does not run
+// A turn is checked when it would start, counting the turns of the same
+// sender, chat or agent still running: over a budget, it does not run
 // and its message is answered with which budget, the amount and when it
 // resets. A turn in flight is never cut, so a budget can be overshot by
-// the cost of the turns that started under it.
+// about one turn's cost (docs/team.md says by how much exactly).
 type Budget struct {
 	// PerSenderDailyUSD caps what one sender's turns cost a day
 	// (per_sender_daily_usd). At the top level it counts every agent; in
@@ -38,6 +40,47 @@ type Budget struct {
 	// Owners: owners are held to the budgets too (owners). Default false:
 	// owners are exempt.
 	Owners *bool `hcl:"owners,optional"`
+	// Prices are what a model's tokens cost, for the turns claude did not
+	// price: one stopped (/stop) or timed out before its result (price
+	// "<model>" { … }; top-level budget block only). Without one, such a
+	// turn is priced as the model's last completed turn was, else at the
+	// built-in list prices (docs/team.md).
+	Prices []*Price `hcl:"price,block"`
+}
+
+// Price is a price "<model>" {} block: US dollars per million tokens of
+// the model. Unset output and cache prices follow Anthropic's list
+// structure: output 5 × input, cache reads 0.1 ×, cache writes 1.25 ×.
+type Price struct {
+	// Model is the model's name as claude reports it ("claude-opus-5-5").
+	Model string `hcl:"model,label"`
+	// Input is the price of a million input tokens (input), in US dollars.
+	Input float64 `hcl:"input"`
+	// Output is the price of a million output tokens (output).
+	Output float64 `hcl:"output,optional"`
+	// CacheRead is the price of a million tokens read from the prompt
+	// cache (cache_read).
+	CacheRead float64 `hcl:"cache_read,optional"`
+	// CacheWrite is the price of a million tokens written to the prompt
+	// cache (cache_write).
+	CacheWrite float64 `hcl:"cache_write,optional"`
+}
+
+// PerMTok is p with its unset prices filled in from Input (the list
+// structure): input, output, cache read, cache write, US dollars per
+// million tokens.
+func (p *Price) PerMTok() (input, output, cacheRead, cacheWrite float64) {
+	input, output, cacheRead, cacheWrite = p.Input, p.Output, p.CacheRead, p.CacheWrite
+	if output == 0 {
+		output = 5 * input
+	}
+	if cacheRead == 0 {
+		cacheRead = input / 10
+	}
+	if cacheWrite == 0 {
+		cacheWrite = 1.25 * input
+	}
+	return
 }
 
 // Warn is WarnAt as a fraction of the budget (DefaultWarnAt when unset or
@@ -81,6 +124,9 @@ func (b *Budget) Over(o *Budget) *Budget {
 	if o.Owners != nil {
 		n.Owners = o.Owners
 	}
+	if len(o.Prices) > 0 {
+		n.Prices = o.Prices
+	}
 	return &n
 }
 
@@ -119,6 +165,27 @@ func (b *Budget) check(k *checker) {
 		if _, err := parseWarnAt(b.WarnAt); err != nil {
 			k.errorf(k.valueRange("warn_at"), "Invalid value for "+k.qualified("warn_at"),
 				"%q is not a share of the budget: write a fraction such as 0.8 or a percentage such as \"80%%\" (above 0, at most 100 %%).", b.WarnAt)
+		}
+	}
+	seen := map[string]bool{}
+	bodies := k.blocks("price", "model")
+	for i, p := range b.Prices {
+		pk := k.sub(nil, fmt.Sprintf("budget price %q", p.Model))
+		if i < len(bodies) {
+			pk.body = bodies[i].Body
+		}
+		if seen[p.Model] {
+			pk.errorf(pk.valueRange("input"), "Duplicate price", "The price of %q is set twice.", p.Model)
+		}
+		seen[p.Model] = true
+		for _, a := range []struct {
+			name string
+			v    float64
+		}{{"input", p.Input}, {"output", p.Output}, {"cache_read", p.CacheRead}, {"cache_write", p.CacheWrite}} {
+			if a.v < 0 || (a.name == "input" && a.v == 0) {
+				pk.errorf(pk.valueRange(a.name), "Invalid value for "+pk.qualified(a.name),
+					"A price is US dollars per million tokens, above 0 (output and the cache prices may be left out), not %g.", a.v)
+			}
 		}
 	}
 }

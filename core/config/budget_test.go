@@ -90,3 +90,56 @@ agent "ops" {
 		}
 	}
 }
+
+// TestBudgetPrices: price blocks of the top-level budget, the unset
+// prices filled in by the list structure; a price of 0 or below, a model
+// priced twice and a price in an agent's budget are refused at their
+// lines.
+func TestBudgetPrices(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+plugin "tg" { source = "telegram" }
+budget {
+  price "claude-opus-5-5" { input = 4 }
+  price "custom" {
+    input = 2
+    output = 8
+  }
+}
+`, nil)
+	if len(cfg.Budget.Prices) != 2 {
+		t.Fatalf("prices %+v", cfg.Budget.Prices)
+	}
+	if in, out, cr, cw := cfg.Budget.Prices[0].PerMTok(); in != 4 || out != 20 || cr != 0.4 || cw != 5 {
+		t.Errorf("claude-opus-5-5: %v %v %v %v, want 4 20 0.4 5", in, out, cr, cw)
+	}
+	if in, out, _, _ := cfg.Budget.Prices[1].PerMTok(); in != 2 || out != 8 {
+		t.Errorf("custom: %v %v, want 2 8", in, out)
+	}
+	_, diags := parse([]byte(`plugin "tg" { source = "telegram" }
+budget {
+  price "a" { input = 0 }
+  price "b" { input = 1 }
+  price "b" {
+    input = 1
+    output = -1
+  }
+}
+agent "ops" {
+  workspace = "/srv/ops"
+  budget {
+    price "c" { input = 1 }
+  }
+}
+`), "/etc/clawhost/config.hcl", "/etc/clawhost", mapEnv(nil))
+	var lines []string
+	for _, d := range diags {
+		lines = append(lines, d.Subject.String()+": "+d.Summary+": "+d.Detail)
+	}
+	got := strings.Join(lines, "\n")
+	for _, want := range []string{"config.hcl:3", "price \"a\"", "config.hcl:6", "Duplicate price", "config.hcl:7", "not -1", "Price in an agent's budget"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("diagnostics lack %q:\n%s", want, got)
+		}
+	}
+}

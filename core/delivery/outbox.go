@@ -37,6 +37,9 @@ type Reply struct {
 	// Usage, when set, is the turn's usage ledger row, recorded with the
 	// reply in one transaction.
 	Usage *store.TurnUsage
+	// ClaudeCost, when set, is claude's running total after the turn,
+	// recorded with the reply in its session's row.
+	ClaudeCost *store.ClaudeCost
 	// After, when not nil, is waited for before the reply is recorded
 	// (the turn's session write, committed while the reply is shaped).
 	After <-chan struct{}
@@ -67,7 +70,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 	// Text is the reply as produced, its MEDIA: lines included: a delivery
 	// resumed after a restart finds the files there again (DeliverPending).
 	rec := store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
-		Text: r.Text, Chunks: parts, Format: string(format), ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now(), Usage: r.Usage}
+		Text: r.Text, Chunks: parts, Format: string(format), ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now(), Usage: r.Usage, ClaudeCost: r.ClaudeCost}
 	if r.After != nil {
 		<-r.After
 	}

@@ -12,10 +12,11 @@ import (
 )
 
 // TestStoppedTurnInTheLedger: a turn stopped with /stop while the API
-// streams its answer has no result line from claude, so no cost; its
-// ledger row still has the tokens claude's messages reported on the way
-// (the request's input tokens, from message_start) and the outcome
-// aborted — through the real binary, the real CLI and the fake Bot API.
+// streams its answer has no result line from claude; its ledger row has
+// the tokens claude's messages reported on the way (the request's input
+// tokens, from message_start), the outcome aborted, and those tokens'
+// cost at the model's price, marked an estimate — through the real
+// binary, the real CLI and the fake Bot API.
 func TestStoppedTurnInTheLedger(t *testing.T) {
 	t.Parallel()
 	bin := clClaudeBin(t)
@@ -58,6 +59,7 @@ func TestStoppedTurnInTheLedger(t *testing.T) {
 		InputTokens  int64   `json:"input_tokens"`
 		OutputTokens int64   `json:"output_tokens"`
 		CostUSD      float64 `json:"cost_usd"`
+		Estimate     bool    `json:"estimate"`
 		Outcome      string  `json:"outcome"`
 	}
 	var rows []record
@@ -69,8 +71,8 @@ func TestStoppedTurnInTheLedger(t *testing.T) {
 		t.Fatalf("%d ledger rows, want 1: %+v", len(rows), rows)
 	}
 	r := rows[0]
-	if r.Sender != "tg:1001" || r.Outcome != "aborted" || r.CostUSD != 0 || r.Model == "" {
-		t.Errorf("the stopped turn's row %+v: want tg:1001, aborted, no cost, the model", r)
+	if r.Sender != "tg:1001" || r.Outcome != "aborted" || r.CostUSD <= 0 || !r.Estimate || r.Model == "" {
+		t.Errorf("the stopped turn's row %+v: want tg:1001, aborted, an estimated cost, the model", r)
 	}
 	// The prompt's tokens as the API reported them (input and cache
 	// together: claude may move part of the prompt into the cache).

@@ -46,6 +46,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/core/usage"
 	"github.com/clawhost/clawhost/core/usagelimit"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -194,6 +195,8 @@ type Gateway struct {
 	delivery  *delivery.Dispatcher
 	approvals *approval.Approvals
 	budgets   *budget.Budgets
+	// prices price the turns claude did not (budget price blocks).
+	prices *usage.Prices
 
 	mu         sync.Mutex
 	set        Settings
@@ -238,10 +241,12 @@ func New(opts Options) *Gateway {
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
 	g.approvals.OnDecided(g.auditTool)
+	g.prices = usage.NewPrices(pricesOf(opts.Settings.Budgets))
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
+		Prices: g.prices,
 	})
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
 		set := g.settings()
@@ -334,6 +339,7 @@ func (g *Gateway) seen(key string, items []queue.Item, ahead int) {
 func (g *Gateway) SetSettings(s Settings) {
 	g.queue.SetPolicy(s.Queue)
 	g.turns.SetSettings(turnSettings(s))
+	g.prices.SetConfigured(pricesOf(s.Budgets))
 	g.delivery.SetSettings(s.Delivery)
 	g.approvals.SetConfig(approvalConfig(s))
 	g.unlisted.Forget(func(id string) bool {

@@ -185,7 +185,7 @@ func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Tur
 		first = req.Prompt
 	}
 	a.mu.Unlock()
-	return runner.FinishedTurn(runner.Result{Text: "re: " + first, SessionID: req.SessionID, Usage: runner.Usage{CostUSD: cost, InputTokens: 1000}}), nil
+	return runner.FinishedTurn(runner.Result{Text: "re: " + first, SessionID: req.SessionID, Usage: runner.Usage{CostUSD: cost, PerTurnCost: true, InputTokens: 1000}}), nil
 }
 func (a *scripted) Steer(_ string, text string) (bool, error) {
 	a.mu.Lock()

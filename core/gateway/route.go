@@ -313,8 +313,14 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		g.tellPaused(b.Key, message.Target{Instance: last.Instance, ChatID: last.ChatID, ThreadID: last.ThreadID}, until)
 		return queue.Halt
 	}
-	if g.overBudget(ctx, b) {
+	refused, admitted := g.overBudget(ctx, b)
+	if refused {
 		return queue.Ran
+	}
+	if admitted != nil {
+		// Turns.Run returns once the reply (and the ledger row with it)
+		// is recorded: the budget counts the turn from the ledger then.
+		defer admitted()
 	}
 	out := g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
 	switch {
@@ -404,7 +410,7 @@ func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Li
 
 // Reply delivers a turn's final reply (recorded in the outbox first).
 func (o output) Reply(r turn.Reply) {
-	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, After: r.After})
+	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
 }
 
 // whoami answers /whoami before access is decided: who the sender is, in

@@ -15,6 +15,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/core/usage"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -86,14 +87,16 @@ func (g *Gateway) audit(e store.AuditEvent) {
 	}
 }
 
-// overBudget checks the turn b would start against the budgets: over
-// one, the turn does not run and its messages are answered with the
+// overBudget admits the turn b would start against the budgets, counting
+// the turns running (budget.Admit: it may wait for room beside them):
+// over one, the turn does not run and its messages are answered with the
 // notice (recorded in the outbox like a reply); at warn_at the chat is
-// warned once a period and the turn runs.
-func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) bool {
+// warned once a period and the turn runs. done, when not nil, is called
+// once the turn ended and its ledger row is written.
+func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) (refused bool, done func()) {
 	set := g.settings()
 	if !set.Budgets.Any() {
-		return false
+		return false, nil
 	}
 	var m message.Message
 	if len(b.Messages) > 0 {
@@ -101,12 +104,15 @@ func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) bool {
 	} else if d, err := message.Decode(b.Entries[0].Message); err == nil {
 		m = d
 	} else {
-		return false // the turn fails it the same way
+		return false, nil // the turn fails it the same way
 	}
 	agent, _ := sessionkey.SplitAgent(b.Key)
 	t := budget.Turn{Agent: agent, Instance: m.Instance, ChatID: m.ChatID, Sender: turn.SenderOf(&m), Owner: m.Scheduled == "" && set.Access.IsOwner(&m)}
-	v, err := g.budgets.Check(ctx, t)
+	v, done, err := g.budgets.Admit(ctx, t)
 	if err != nil {
+		if ctx.Err() != nil {
+			return false, nil // stopping: the turn's run is cut the same way
+		}
 		g.log.Error("budget check failed", "session", b.Key, "error", err)
 	}
 	now := g.opts.Now()
@@ -115,12 +121,12 @@ func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) bool {
 		g.log.Info("turn refused by a budget", "session", b.Key, "budget", v.Refused.Key, "spent", v.Refused.Spent, "limit", v.Refused.USD)
 		g.obs.Dropped(m.Instance, "budget")
 		g.delivery.Deliver(delivery.Reply{Key: b.Key, ID: b.Entries[0].ID, Covers: b.Covers(), Target: m.Target(), Text: v.Refused.Refusal(now), Format: channel.FormatPlain})
-		return true
+		return true, nil
 	case v.Warn != nil:
 		// Before the turn's answer, in the session's order.
 		g.delivery.Notify(b.Key, m.Target(), v.Warn.Warning(now))
 	}
-	return false
+	return false, done
 }
 
 // auditTool records a tool-use decision: the tool, its input's digest
@@ -149,4 +155,18 @@ func (g *Gateway) auditTool(r approval.Record) {
 	}
 	g.audit(store.AuditEvent{Kind: store.AuditTool, Actor: actor, Instance: r.Chat.Instance, ChatID: r.Chat.ChatID, Subject: r.Tool,
 		Decision: decision, Detail: detail})
+}
+
+// pricesOf is the operator's price table: the top-level budget's price
+// blocks (nil: none).
+func pricesOf(r budget.Rules) map[string]usage.Price {
+	if r.Top == nil || len(r.Top.Prices) == 0 {
+		return nil
+	}
+	out := make(map[string]usage.Price, len(r.Top.Prices))
+	for _, p := range r.Top.Prices {
+		in, o, cr, cw := p.PerMTok()
+		out[p.Model] = usage.Price{Input: in, Output: o, CacheRead: cr, CacheWrite: cw}
+	}
+	return out
 }

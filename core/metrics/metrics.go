@@ -146,7 +146,7 @@ func New() *Metrics {
 		}, "op"),
 		cost: newCounterCache(prometheus.CounterOpts{
 			Namespace: namespace, Name: "cost_usd_total",
-			Help: "What agent turns cost in US dollars as claude reports it (total_cost_usd), per agent and plugin instance.",
+			Help: "What agent turns cost in US dollars, each turn's own (as the usage ledger has it: a stopped turn's tokens priced), per agent and plugin instance.",
 		}, "agent", "instance"),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "tokens_total",
@@ -234,7 +234,7 @@ func (m *Metrics) Turn(agent string, d time.Duration, outcome string) {
 // TokenKinds label clawhost_tokens_total, in the order of Usage's tokens.
 var TokenKinds = [4]string{"input", "output", "cache_read", "cache_creation"}
 
-// Usage adds one finished turn's cost (US dollars as claude reports it)
+// Usage adds one finished turn's own cost (US dollars, as the ledger has it)
 // and tokens (input, output, cache read, cache creation: TokenKinds) of an
 // agent in a plugin instance's chat to clawhost_cost_usd_total and
 // clawhost_tokens_total.

@@ -172,13 +172,49 @@
 // KindRateLimited. The host parks the turns either way (core/usagelimit): until the
 // reset, or with a bounded backoff without one.
 //
-// A turn's tokens and cost come from its result line. A turn cut before one (/stop, the
-// agent.timeout, a crash) has none: the killed claude never wrote it. Its Result.Usage is
-// then what the messages reported on the way (partial.go: message_start and the
-// assistant lines carry a request's input and cache tokens, message_delta its output so
-// far; each request counted once), with Result.UsageSeen and no cost — claude prices
-// tokens, and it never said. A request cut before its first byte (a stalled API) shows
-// nothing at all.
+// What a result line says a turn cost (measured with claude 2.1.330 against the fake
+// Anthropic API answering every request with 100k input and 1k output tokens, no cache):
+//
+//	case                          total_cost_usd  usage          modelUsage       model_usage_since_last_result
+//	warm, turn 1                  0.42            100k/1k        100k/1k $0.42    100k/1k $0.42
+//	warm, turn 2 (same process)   0.84            100k/1k        200k/2k $0.84    100k/1k $0.42
+//	--resume in a new process     1.26            100k/1k        300k/3k $1.26    100k/1k $0.42
+//	--resume after another        1.68            100k/1k        400k/4k $1.68    100k/1k $0.42
+//	  session ran in the same cwd
+//	fallback model (529s, then    1.785           100k/1k        opus 400k/4k     haiku 100k/1k $0.105
+//	  --fallback-model haiku)                                    $1.68, haiku
+//	                                                             100k/1k $0.105
+//	API error, no answer          1.68 (unchanged) 0/0            unchanged        {} (present, empty)
+//	Task tool (a sub-agent, new   1.26            200k/2k        300k/3k $1.26    300k/3k $1.26
+//	  session): 3 requests        then 1.68       (main thread   then 400k/4k     then 100k/1k $0.42
+//	  (2 main, 1 sub-agent)                       only)          $1.68            (an unasked turn, below)
+//	/compact (resumed; the        +0.21           0/0            cumulative       haiku 200k/2k $0.21
+//	  session's model haiku)
+//
+// So total_cost_usd and modelUsage are the claude session's running totals, kept across
+// --resume (claude stores a "cost-state" line in the session's transcript and restores it,
+// whatever session ran in the directory since), not the turn's. model_usage_since_last_result
+// is the turn's own, per model, with costUSD: the main model, a fallback model, a
+// sub-agent's and a compaction's requests. `usage` is the main thread's requests only (0/0
+// for /compact, without the sub-agent's for a Task).
+//
+// Result.Usage.CostUSD is therefore the sum of model_usage_since_last_result's costUSD
+// (PerTurnCost), Usage.Models its entries (the turn's whole tokens: the ledger takes them
+// from there), Usage.SessionCostUSD the running total. For a claude without the per-turn
+// field the caller charges the difference of two running totals, keeping the previous one
+// durably (it outlives the process; a resumed claude continues it). claude 2.1.330 ran the
+// Task as a background agent: when it completed, claude started a model turn of its own
+// after the turn's result (a second system/init and result, $0.42 here) that no user
+// message asked for; the runner drops it between turns (discardUnread), so its cost is in
+// no turn's per-turn figure and the ledger charges it to nobody (the running total has it).
+//
+// A turn cut before its result line (/stop, the agent.timeout, a crash) has none: the
+// killed claude never wrote it. Its Result.Usage is then what the messages reported on
+// the way (partial.go: message_start and the assistant lines carry a request's input and
+// cache tokens, message_delta its output so far; each request counted once), with
+// Result.UsageSeen and no cost — claude prices tokens, and it never said; the caller
+// prices them (core/usage.Prices). A request cut before its first byte (a stalled API)
+// shows nothing at all.
 //
 // The package imports nothing else from core; the composition package wires it.
 //

@@ -289,9 +289,10 @@ type reading struct {
 	// sawOutput: claude wrote at least one line during this turn.
 	sawOutput bool
 	// Usage of results that steered messages queued behind, summed into the last result.
-	steeredOut   int
-	steeredCost  float64
-	steeredTurns int
+	steeredOut    int
+	steeredCost   float64
+	steeredTurns  int
+	steeredModels map[string]ModelUsage
 }
 
 // read handles one stdout line; done reports that it was the turn's final result (or an
@@ -351,9 +352,13 @@ func (x *reading) result(raw []byte) (done bool) {
 		x.steeredOut += part.Usage.OutputTokens
 		x.steeredCost += part.Usage.CostUSD
 		x.steeredTurns += part.NumTurns
+		x.steeredModels = addModels(x.steeredModels, part.Usage.Models)
 		return false
 	}
 	wr.fill(&x.res)
+	if x.steeredModels != nil {
+		x.res.Usage.Models = addModels(x.steeredModels, x.res.Usage.Models)
+	}
 	// Input tokens stay the last request's: the prompt size memory flush needs.
 	x.res.Usage.OutputTokens += x.steeredOut
 	x.res.Usage.CostUSD += x.steeredCost

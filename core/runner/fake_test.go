@@ -187,10 +187,17 @@ func fakeClaude(args []string) int {
 		text := "echo: " + prompt
 		out.Encode(map[string]any{"type": "assistant", "session_id": sid, "parent_tool_use_id": nil,
 			"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}}})
+		// Like claude 2.1.330: total_cost_usd and modelUsage are the
+		// session's running totals (across --resume: one turn per
+		// transcript line here), model_usage_since_last_result the turn's.
+		history, _ = os.ReadFile(transcript)
+		n := float64(strings.Count(string(history), "\n"))
 		out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": text, "session_id": sid,
-			"stop_reason": "end_turn", "terminal_reason": "completed", "num_turns": 1, "duration_ms": 5, "total_cost_usd": 0.01,
+			"stop_reason": "end_turn", "terminal_reason": "completed", "num_turns": 1, "duration_ms": 5, "total_cost_usd": 0.01 * n,
 			"usage":      map[string]any{"input_tokens": 100, "output_tokens": 5, "cache_read_input_tokens": 7, "cache_creation_input_tokens": 3},
-			"modelUsage": map[string]any{"claude-fake": map[string]any{"outputTokens": 5, "contextWindow": 200000}}})
+			"modelUsage": map[string]any{"claude-fake": map[string]any{"outputTokens": 5 * n, "contextWindow": 200000, "costUSD": 0.01 * n}},
+			"model_usage_since_last_result": map[string]any{"claude-fake": map[string]any{"inputTokens": 100, "outputTokens": 5,
+				"cacheReadInputTokens": 7, "cacheCreationInputTokens": 3, "contextWindow": 200000, "costUSD": 0.01}}})
 		if !warm {
 			return 0
 		}
@@ -288,8 +295,12 @@ func TestFakeWarmReuseAndArgs(t *testing.T) {
 	if !a.NewProcess || b.NewProcess || a.PID != b.PID {
 		t.Fatalf("warm reuse: %v/%v pids %d/%d", a.NewProcess, b.NewProcess, a.PID, b.PID)
 	}
-	if a.Usage.PromptTokens() != 110 || a.Model != "claude-fake" || a.ContextWindow != 200000 || a.Usage.CostUSD != 0.01 {
+	if a.Usage.PromptTokens() != 110 || a.Model != "claude-fake" || a.ContextWindow != 200000 || a.Usage.CostUSD != 0.01 || !a.Usage.PerTurnCost {
 		t.Fatalf("usage/model: %+v", a)
+	}
+	// The second turn's cost is its own; claude's running total is kept apart.
+	if b.Usage.CostUSD != 0.01 || b.Usage.SessionCostUSD != 0.02 || b.Usage.Models["claude-fake"].OutputTokens != 5 {
+		t.Fatalf("second turn's usage %+v: want its own $0.01 of a $0.02 session", b.Usage)
 	}
 	starts := f.starts(t)
 	if len(starts) != 1 {

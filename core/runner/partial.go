@@ -112,7 +112,7 @@ func (s *seenUsage) total() Usage {
 // the usage seen so far (Result.UsageSeen), unless it has a usage of its
 // own.
 func (s *seenUsage) cut(res *Result) {
-	if res.Usage != (Usage{}) || len(s.order) == 0 {
+	if !res.Usage.zero() || len(s.order) == 0 {
 		return
 	}
 	res.Usage, res.UsageSeen = s.total(), true
@@ -126,4 +126,10 @@ func firstOf(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// zero reports whether u holds nothing.
+func (u Usage) zero() bool {
+	return u.InputTokens == 0 && u.OutputTokens == 0 && u.CacheReadInputTokens == 0 && u.CacheCreationInputTokens == 0 &&
+		u.CostUSD == 0 && u.SessionCostUSD == 0 && !u.PerTurnCost && len(u.Models) == 0
 }

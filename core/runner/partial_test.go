@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -37,13 +38,13 @@ func TestSeenUsage(t *testing.T) {
 		}
 	}
 	want := Usage{InputTokens: 4426 + 4516, OutputTokens: 31 + 9, CacheReadInputTokens: 100, CacheCreationInputTokens: 7}
-	if got := s.total(); got != want {
+	if got := s.total(); !reflect.DeepEqual(got, want) {
 		t.Errorf("total %+v, want %+v", got, want)
 	}
 
 	var cut Result
 	s.cut(&cut)
-	if cut.Usage != want || !cut.UsageSeen || cut.Model != "claude-opus-5-5" || cut.Usage.CostUSD != 0 {
+	if !reflect.DeepEqual(cut.Usage, want) || !cut.UsageSeen || cut.Model != "claude-opus-5-5" || cut.Usage.CostUSD != 0 {
 		t.Errorf("cut result %+v", cut)
 	}
 	// A result claude wrote keeps its own figures.
@@ -56,7 +57,7 @@ func TestSeenUsage(t *testing.T) {
 	var none seenUsage
 	var empty Result
 	none.cut(&empty)
-	if empty.UsageSeen || empty.Usage != (Usage{}) {
+	if empty.UsageSeen || !empty.Usage.zero() {
 		t.Errorf("empty %+v", empty)
 	}
 }

@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -437,6 +439,31 @@ func TestRealUsageReachesResult(t *testing.T) {
 	}
 }
 
+// TestRealTurnCost: a turn's Usage.CostUSD is its own, warm and resumed,
+// while claude's total_cost_usd (SessionCostUSD) is the session's running
+// total across --resume: 100k input and 1k output tokens are $0.42 a turn.
+func TestRealTurnCost(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, func(c *Config) { c.MaxWarm = 1 })
+	e.fake.SetResponder(func(*anthropictest.Request) anthropictest.Reply {
+		return anthropictest.Reply{Text: "ok", InputTokens: 100_000, OutputTokens: 1000}
+	})
+	sid := uuid.NewString()
+	var got []string
+	for i, req := range []TurnRequest{{Key: "a", SessionID: sid, NewSession: true, Prompt: "one"}, {Key: "a", SessionID: sid, Prompt: "two"},
+		{Key: "b", SessionID: uuid.NewString(), NewSession: true, Prompt: "evicts a"}, {Key: "a", SessionID: sid, Prompt: "three, resumed"}} {
+		res := runTurn(t, e.r, req)
+		mustOK(t, res, "ok")
+		if i == 3 && !res.NewProcess {
+			t.Fatal("the last turn was not resumed in a new process")
+		}
+		got = append(got, fmt.Sprintf("%.2f/%.2f/%v", res.Usage.CostUSD, res.Usage.SessionCostUSD, res.Usage.PerTurnCost))
+	}
+	if want := []string{"0.42/0.42/true", "0.42/0.84/true", "0.42/0.42/true", "0.42/1.26/true"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("turn cost/running total/per-turn: %v, want %v", got, want)
+	}
+}
+
 func TestRealSteer(t *testing.T) {
 	t.Parallel()
 	t.Run("injected into a tool loop", func(t *testing.T) {
@@ -491,6 +518,11 @@ func TestRealSteer(t *testing.T) {
 		mustOK(t, res, "echo: steer now")
 		if res.Steered != 1 || res.Streamed != "slow text reply\n\necho: steer now" {
 			t.Fatalf("steered %d, streamed %q", res.Steered, res.Streamed)
+		}
+		// Two results, one turn: its cost is both's, the whole of the
+		// new session's running total.
+		if res.Usage.CostUSD <= 0 || math.Abs(res.Usage.CostUSD-res.Usage.SessionCostUSD) > 1e-9 || len(res.Usage.Models) == 0 {
+			t.Fatalf("the steered turn's usage %+v: want both results' cost, the session's total", res.Usage)
 		}
 		res = runTurn(t, e.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "after"})
 		mustOK(t, res, "echo: after")

@@ -83,8 +83,29 @@ type Usage struct {
 	OutputTokens             int
 	CacheReadInputTokens     int
 	CacheCreationInputTokens int
-	// CostUSD is claude's client-side estimate at list price.
+	// CostUSD is the turn's own cost, claude's client-side estimate at list
+	// price: the sum of model_usage_since_last_result's costUSD. 0 when
+	// claude's result line has no per-turn figure (PerTurnCost false; the
+	// caller takes the difference of SessionCostUSD) or there was no
+	// result line (Result.UsageSeen).
 	CostUSD float64
+	// PerTurnCost: CostUSD is claude's figure for this turn.
+	PerTurnCost bool
+	// SessionCostUSD is claude's total_cost_usd: the running total of the
+	// claude session, across --resume — not the turn's cost.
+	SessionCostUSD float64
+	// Models are the turn's tokens and cost per model (a fallback model
+	// has its own entry), when claude reported them per turn.
+	Models map[string]ModelUsage
+}
+
+// ModelUsage is one model's share of a turn.
+type ModelUsage struct {
+	InputTokens              int
+	OutputTokens             int
+	CacheReadInputTokens     int
+	CacheCreationInputTokens int
+	CostUSD                  float64
 }
 
 // PromptTokens is input + cache read + cache creation: the size of the prompt the model saw,
@@ -219,10 +240,22 @@ type wireResult struct {
 		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 	} `json:"usage"`
-	ModelUsage map[string]struct {
-		OutputTokens  int `json:"outputTokens"`
-		ContextWindow int `json:"contextWindow"`
-	} `json:"modelUsage"`
+	// ModelUsage is the claude session's running total per model;
+	// SinceLast (model_usage_since_last_result) the turn's own, nil when
+	// claude does not report it.
+	ModelUsage map[string]wireModelUsage  `json:"modelUsage"`
+	SinceLast  *map[string]wireModelUsage `json:"model_usage_since_last_result"`
+}
+
+// wireModelUsage is one model's entry of modelUsage and
+// model_usage_since_last_result.
+type wireModelUsage struct {
+	InputTokens              int     `json:"inputTokens"`
+	OutputTokens             int     `json:"outputTokens"`
+	CacheReadInputTokens     int     `json:"cacheReadInputTokens"`
+	CacheCreationInputTokens int     `json:"cacheCreationInputTokens"`
+	CostUSD                  float64 `json:"costUSD"`
+	ContextWindow            int     `json:"contextWindow"`
 }
 
 func (r *wireResult) status() int {
@@ -260,10 +293,25 @@ func (r *wireResult) fill(res *Result) {
 		OutputTokens:             r.Usage.OutputTokens,
 		CacheReadInputTokens:     r.Usage.CacheReadInputTokens,
 		CacheCreationInputTokens: r.Usage.CacheCreationInputTokens,
-		CostUSD:                  r.TotalCostUSD,
+		SessionCostUSD:           r.TotalCostUSD,
+	}
+	models := r.ModelUsage
+	if r.SinceLast != nil {
+		res.Usage.PerTurnCost = true
+		for name, mu := range *r.SinceLast {
+			if res.Usage.Models == nil {
+				res.Usage.Models = map[string]ModelUsage{}
+			}
+			res.Usage.Models[name] = ModelUsage{InputTokens: mu.InputTokens, OutputTokens: mu.OutputTokens,
+				CacheReadInputTokens: mu.CacheReadInputTokens, CacheCreationInputTokens: mu.CacheCreationInputTokens, CostUSD: mu.CostUSD}
+			res.Usage.CostUSD += mu.CostUSD
+		}
+		if len(*r.SinceLast) > 0 {
+			models = *r.SinceLast // the model that answered this turn
+		}
 	}
 	best := -1
-	for name, mu := range r.ModelUsage {
+	for name, mu := range models {
 		if mu.OutputTokens > best || (mu.OutputTokens == best && name < res.Model) {
 			best, res.Model, res.ContextWindow = mu.OutputTokens, name, mu.ContextWindow
 		}
@@ -369,4 +417,25 @@ func truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// addModels adds b's per-model usage into a (nil: a new map) and returns
+// it.
+func addModels(a, b map[string]ModelUsage) map[string]ModelUsage {
+	if len(b) == 0 {
+		return a
+	}
+	if a == nil {
+		a = make(map[string]ModelUsage, len(b))
+	}
+	for name, m := range b {
+		s := a[name]
+		s.InputTokens += m.InputTokens
+		s.OutputTokens += m.OutputTokens
+		s.CacheReadInputTokens += m.CacheReadInputTokens
+		s.CacheCreationInputTokens += m.CacheCreationInputTokens
+		s.CostUSD += m.CostUSD
+		a[name] = s
+	}
+	return a
 }

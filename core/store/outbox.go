@@ -108,6 +108,12 @@ type Reply struct {
 	// Usage, when set, is the turn's row of the usage ledger, written in
 	// the same transaction (a reply not produced by a turn has none).
 	Usage *TurnUsage
+	// ClaudeCost, when set, is claude's running total after the turn,
+	// written to its session's row (Session.ClaudeCostUSD) in the same
+	// transaction — unless the session moved to another claude session
+	// meanwhile (a reset): the next turn's cost is the difference to it,
+	// so it is durable exactly when the row it produced is.
+	ClaudeCost *ClaudeCost
 	// AttemptFirst records chunk 0 as attempted with the reply, as
 	// [Outbox.MarkAttempt] would after it, and makes the write as durable
 	// as MarkAttempt's: for a caller that hands chunk 0 to the channel

@@ -49,8 +49,19 @@ type Session struct {
 	Turns int64
 	// Usage is the accumulated token usage.
 	Usage Usage
-	// CostUSD is the accumulated cost reported by claude.
+	// CostUSD is the accumulated cost of the session's turns (each turn's
+	// own, as the usage ledger has it).
 	CostUSD float64
+	// ClaudeCostUSD is claude's running total (total_cost_usd) of the
+	// claude session ClaudeCostOf as of its last result line: the
+	// previous total a turn's cost is the difference to, when claude does
+	// not report the turn's own. Written with the turn's reply and ledger
+	// row, in one transaction ([Reply.ClaudeCost]), so it survives the
+	// process (--resume continues the total), a restart and a kill -9,
+	// and moves exactly when a turn is charged. ClaudeCostOf "" or another
+	// session than ClaudeSessionID: not known.
+	ClaudeCostUSD float64
+	ClaudeCostOf  string
 	// Model is the model of the last turn.
 	Model string
 	// Chat is chat metadata (channel, chat type, chat id, display names)
@@ -65,6 +76,15 @@ type Session struct {
 	// MemoryFlushCycle marks the compaction cycle in which the last memory
 	// flush ran, so a cycle is flushed once.
 	MemoryFlushCycle int64
+}
+
+// ClaudeCost is claude's running total (total_cost_usd) of a claude
+// session as of a turn's result ([Reply.ClaudeCost]).
+type ClaudeCost struct {
+	// Key is the session; Of the claude session (Session.ClaudeSessionID)
+	// the total is of.
+	Key, Of string
+	USD     float64
 }
 
 // Usage counts tokens.

@@ -28,8 +28,15 @@ type TurnUsage struct {
 	OutputTokens        int64
 	CacheReadTokens     int64
 	CacheCreationTokens int64
-	// CostUSD is claude's total_cost_usd for the turn.
+	// CostUSD is the turn's own cost in US dollars: claude's per-turn
+	// figure, or the difference of its running total to the previous
+	// turn's in the same claude session; for a turn cut before claude's
+	// result, its tokens at the model's prices (Estimate).
 	CostUSD float64
+	// Estimate: CostUSD is not claude's figure for the turn — a cut turn
+	// priced from its tokens, or a row of a ledger that stored claude's
+	// running totals, recomputed or kept by the migration.
+	Estimate bool
 	// Duration is how long the turn ran; Outcome is "ok" or the runner's
 	// error kind.
 	Duration time.Duration
@@ -54,6 +61,13 @@ type UsageSum struct {
 	CacheReadTokens     int64   `json:"cache_read_tokens"`
 	CacheCreationTokens int64   `json:"cache_creation_tokens"`
 	CostUSD             float64 `json:"cost_usd"`
+	// Estimates counts the rows whose cost is an estimate
+	// (TurnUsage.Estimate); EstimatedUSD is their part of CostUSD.
+	Estimates    int     `json:"estimates,omitempty"`
+	EstimatedUSD float64 `json:"estimated_usd,omitempty"`
+	// MaxUSD is the costliest row's cost (a budget reserves it for each
+	// turn that runs beside another).
+	MaxUSD float64 `json:"-"`
 }
 
 // Add adds one row to s.
@@ -64,6 +78,11 @@ func (s *UsageSum) Add(u TurnUsage) {
 	s.CacheReadTokens += u.CacheReadTokens
 	s.CacheCreationTokens += u.CacheCreationTokens
 	s.CostUSD += u.CostUSD
+	s.MaxUSD = max(s.MaxUSD, u.CostUSD)
+	if u.Estimate {
+		s.Estimates++
+		s.EstimatedUSD += u.CostUSD
+	}
 }
 
 // Ledger is the usage ledger.

@@ -71,18 +71,19 @@ func TestReactToTheMessage(t *testing.T) {
 }
 
 // TestReplyCarriesTheTurnsUsage: a turn's reply carries its usage ledger
-// row — who asked, in which chat, the model, tokens and cost as claude
-// reported them, how it ended.
+// row — who asked, in which chat, the model, tokens and the turn's own
+// cost, how it ended.
 func TestReplyCarriesTheTurnsUsage(t *testing.T) {
 	f := newFixture(t, Settings{})
-	f.agent.result = runner.Result{Text: "done", Model: "claude-opus-4", Usage: runner.Usage{InputTokens: 1200, OutputTokens: 80, CacheReadInputTokens: 300, CostUSD: 0.042}}
+	f.agent.result = runner.Result{Text: "done", Model: "claude-opus-4", Usage: runner.Usage{InputTokens: 1200, OutputTokens: 80, CacheReadInputTokens: 300,
+		CostUSD: 0.042, PerTurnCost: true, SessionCostUSD: 0.042}}
 	f.turns.Run(context.Background(), f.request("tg", "how much?"))
 	if len(f.out.replies) != 1 || f.out.replies[0].Usage == nil {
 		t.Fatalf("replies %+v", f.out.replies)
 	}
 	u := *f.out.replies[0].Usage
 	if u.Instance != "tg" || u.ChatID != "5" || u.Sender != "tg:5" || u.Model != "claude-opus-4" || u.InputTokens != 1200 ||
-		u.OutputTokens != 80 || u.CacheReadTokens != 300 || u.CostUSD != 0.042 || u.Outcome != "ok" {
+		u.OutputTokens != 80 || u.CacheReadTokens != 300 || u.CostUSD != 0.042 || u.Outcome != "ok" || u.Estimate {
 		t.Errorf("usage %+v", u)
 	}
 }

@@ -59,9 +59,10 @@ type Outcome struct {
 	// how long the agent ran; usage: the turn's row of the usage ledger
 	// (nil when claude did not run); usageDone, when not nil, closes once
 	// the session's bookkeeping of the turn (recordUsage) committed.
-	card  bool
-	took  time.Duration
-	usage *store.TurnUsage
+	card       bool
+	took       time.Duration
+	usage      *store.TurnUsage
+	claudeCost *store.ClaudeCost
 	// silent: claude's whole answer was the silent token (NO_REPLY) and
 	// no block of it had been streamed.
 	silent    bool
@@ -124,7 +125,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.
 		r := Reply{Key: req.Key, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
-			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, After: o.usageDone}
+			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, ClaudeCost: o.claudeCost, After: o.usageDone}
 		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {
 			r.Ping = "✅ Done — took " + took(o.took) + "."
 		}
@@ -224,6 +225,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		t.opts.Observer.RunnerError(outcome)
 	}
 	t.opts.Observer.Turn(agentOf(req.Key), t.opts.Now().Sub(started), outcome)
+	cost := t.turnCost(sess, res)
 	var usageDone chan struct{}
 	if res.Err == nil {
 		// The session's bookkeeping commits while the reply is prepared
@@ -234,10 +236,10 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		usageDone = make(chan struct{})
 		go func() {
 			defer close(usageDone)
-			t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, last)
+			t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, cost, last)
 		}()
 	} else {
-		t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, last)
+		t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, cost, last)
 	}
 	if res.Wait.Start != "" {
 		t.waits.Put(req.Key, res.Wait)
@@ -245,10 +247,11 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	o := t.outcome(ctx, log, req, res, out, last)
 	o.card, o.took, o.usageDone = out.card, t.opts.Now().Sub(started), usageDone
 	o.silent = res.Err == nil && out.silent && out.remainder == ""
+	o.claudeCost = &store.ClaudeCost{Key: req.Key, Of: claudeSessionOf(sess, res), USD: cost.Total}
+	tok := turnTokens(res.Usage)
 	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
-		Model: res.Model, InputTokens: int64(res.Usage.InputTokens), OutputTokens: int64(res.Usage.OutputTokens),
-		CacheReadTokens: int64(res.Usage.CacheReadInputTokens), CacheCreationTokens: int64(res.Usage.CacheCreationInputTokens),
-		CostUSD: res.Usage.CostUSD, Duration: o.took, Outcome: outcome}
+		Model: res.Model, InputTokens: tok.Input, OutputTokens: tok.Output, CacheReadTokens: tok.CacheRead, CacheCreationTokens: tok.CacheCreation,
+		CostUSD: cost.USD, Estimate: cost.Estimate, Duration: o.took, Outcome: outcome}
 	t.opts.Observer.Usage(o.usage.Agent, o.usage.Instance, o.usage.CostUSD,
 		[4]int64{o.usage.InputTokens, o.usage.OutputTokens, o.usage.CacheReadTokens, o.usage.CacheCreationTokens})
 	// One line per finished turn, for the operator (the ledger has the

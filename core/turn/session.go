@@ -19,6 +19,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/usage"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -170,6 +171,7 @@ func (t *Turns) session(ctx context.Context, set Settings, key string, m *messag
 	s, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		if stale(s, found) {
 			*s = store.Session{Key: key, SessionID: uuid.NewString(), ClaudeSessionID: uuid.NewString(), CreatedAt: now, Verbose: s.Verbose, AbortHint: s.AbortHint, Chat: t.keepOverrides(t.pushPast(s.Chat, *s))}
+			s.ClaudeCostOf = s.ClaudeSessionID // a new claude session: its running total starts at 0
 			fresh = true
 			if staleReason != "" {
 				_ = t.meta().Edit(key, s, func(m *session.Meta) error {
@@ -235,7 +237,7 @@ func (t *Turns) Reset(ctx context.Context, key string, m *message.Message, reaso
 }
 
 // recordUsage adds the turn to the session's bookkeeping.
-func (t *Turns) recordUsage(ctx context.Context, key string, entry int64, sess store.Session, res runner.Result, m *message.Message) {
+func (t *Turns) recordUsage(ctx context.Context, key string, entry int64, sess store.Session, res runner.Result, cost usage.Cost, m *message.Message) {
 	now := t.opts.Now()
 	// The chat metadata is folded in here, outside the store's writer (a
 	// JSON decode and encode: ~7 % of the single writer's time per
@@ -264,7 +266,7 @@ func (t *Turns) recordUsage(ctx context.Context, key string, entry int64, sess s
 		s.Usage.OutputTokens += int64(res.Usage.OutputTokens)
 		s.Usage.CacheReadTokens += int64(res.Usage.CacheReadInputTokens)
 		s.Usage.CacheCreationTokens += int64(res.Usage.CacheCreationInputTokens)
-		s.CostUSD += res.Usage.CostUSD
+		s.CostUSD += cost.USD
 		if res.Model != "" {
 			s.Model = res.Model
 		}
@@ -451,4 +453,58 @@ func (t *Turns) modelOf(set Settings, o session.Overrides) string {
 		return ""
 	}
 	return o.Model
+}
+
+// claudeSessionOf is the claude session the turn ran in.
+func claudeSessionOf(sess store.Session, res runner.Result) string {
+	if res.SessionID != "" {
+		return res.SessionID
+	}
+	return sess.ClaudeSessionID
+}
+
+// turnCost is the turn's own cost (usage.TurnCost) from res, with the
+// running total sess kept of its claude session (recorded with the
+// previous turn's reply): known when it is of the session the turn ran
+// in, or 0 when claude started that session afresh (a new one, or a
+// transcript it could not resume).
+func (t *Turns) turnCost(sess store.Session, res runner.Result) usage.Cost {
+	u := res.Usage
+	r := usage.Reported{Result: !res.UsageSeen, PerTurn: u.PerTurnCost, TurnUSD: u.CostUSD, SessionUSD: u.SessionCostUSD, Model: res.Model,
+		Tokens: turnTokens(u)}
+	for name, m := range u.Models {
+		if r.Models == nil {
+			r.Models = map[string]usage.ModelCost{}
+		}
+		r.Models[name] = usage.ModelCost{USD: m.CostUSD, Tokens: usage.TurnTokens{Input: int64(m.InputTokens), Output: int64(m.OutputTokens),
+			CacheRead: int64(m.CacheReadInputTokens), CacheCreation: int64(m.CacheCreationInputTokens)}}
+	}
+	prior := usage.Prior{USD: sess.ClaudeCostUSD, Known: sess.ClaudeCostOf != "" && sess.ClaudeCostOf == claudeSessionOf(sess, res)}
+	if res.SessionReset {
+		prior = usage.Prior{Known: true}
+	}
+	if res.Err != nil && !res.UsageSeen && u.SessionCostUSD == 0 && !u.PerTurnCost {
+		// No result line and nothing seen: nothing was spent that anyone
+		// reported (a crash before claude's first request).
+		return usage.Cost{Total: prior.USD}
+	}
+	return usage.TurnCost(r, prior, t.prices)
+}
+
+// turnTokens are the turn's whole tokens: its per-model figures when
+// claude gave them (they hold a sub-agent's and a compaction's requests,
+// which claude's usage leaves out), else its usage.
+func turnTokens(u runner.Usage) usage.TurnTokens {
+	if len(u.Models) == 0 {
+		return usage.TurnTokens{Input: int64(u.InputTokens), Output: int64(u.OutputTokens), CacheRead: int64(u.CacheReadInputTokens),
+			CacheCreation: int64(u.CacheCreationInputTokens)}
+	}
+	var t usage.TurnTokens
+	for _, m := range u.Models {
+		t.Input += int64(m.InputTokens)
+		t.Output += int64(m.OutputTokens)
+		t.CacheRead += int64(m.CacheReadInputTokens)
+		t.CacheCreation += int64(m.CacheCreationInputTokens)
+	}
+	return t
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/usage"
 	"github.com/clawhost/clawhost/core/worktree"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
@@ -141,8 +142,11 @@ type Reply struct {
 	// by editing the draft (a long turn: Settings.PingAfter).
 	Ping string
 	// Usage is the turn's row of the usage ledger, recorded with the
-	// reply (nil: claude did not run).
-	Usage *store.TurnUsage
+	// reply (nil: claude did not run); ClaudeCost claude's running total
+	// after the turn, recorded with it in the session's row (the next
+	// turn's cost is the difference to it).
+	Usage      *store.TurnUsage
+	ClaudeCost *store.ClaudeCost
 	// After, when not nil, closes once the session's bookkeeping of the
 	// turn committed: the reply is shaped meanwhile and recorded after it,
 	// so the store sees the session's write first.
@@ -372,12 +376,16 @@ type Options struct {
 	// BoundaryID returns the id of an untrusted block; nil means
 	// envelope.NewBoundaryID (random). Tests fix it.
 	BoundaryID func() string
+	// Prices price the turns claude did not (a cut turn's tokens); nil:
+	// the built-in prices and what completed turns showed.
+	Prices *usage.Prices
 }
 
 // Turns runs turns. Safe for concurrent use (one turn per session at a
 // time is the queue's rule).
 type Turns struct {
 	opts    Options
+	prices  *usage.Prices
 	log     hclog.Logger
 	history *History
 	active  atomic.Int64
@@ -415,7 +423,10 @@ func New(opts Options) *Turns {
 	if opts.BoundaryID == nil {
 		opts.BoundaryID = envelope.NewBoundaryID
 	}
-	t := &Turns{opts: opts, log: opts.Logger.Named("turn"), history: NewHistory(1000), waits: recent.New[string, runner.Wait](maxWaits)}
+	if opts.Prices == nil {
+		opts.Prices = usage.NewPrices(nil)
+	}
+	t := &Turns{opts: opts, prices: opts.Prices, log: opts.Logger.Named("turn"), history: NewHistory(1000), waits: recent.New[string, runner.Wait](maxWaits)}
 	t.SetSettings(opts.Settings)
 	return t
 }

@@ -61,12 +61,17 @@ type fakeOutput struct {
 	drafts  []store.Live // the prev of each NewDraft
 	draft   Draft        // returned by NewDraft when set
 	replies []Reply      // the final replies
+	// record, when set, records a final reply (in the store).
+	record func(Reply)
 }
 
 func (o *fakeOutput) Reply(r Reply) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.replies = append(o.replies, r)
+	if o.record != nil {
+		o.record(r)
+	}
 }
 
 func (o *fakeOutput) CanEdit(string) bool  { return o.edits }
@@ -142,6 +147,7 @@ func (h fakeHooks) BeforeAgentStart(_ context.Context, instance string, _ hook.R
 }
 
 type fixture struct {
+	opts  Options
 	t     *testing.T
 	db    *sqlite.DB
 	agent *fakeAgent
@@ -171,6 +177,7 @@ func newFixtureWith(t *testing.T, set Settings, with func(*Options)) *fixture {
 	if with != nil {
 		with(&opts)
 	}
+	f.opts = opts
 	f.turns = New(opts)
 	return f
 }

@@ -111,13 +111,40 @@ func Money(usd float64) string {
 	return fmt.Sprintf("$%.2f", usd)
 }
 
-// Line is one window's sum in a sentence: "$0.42, 3 turns".
+// Line is one window's sum in a sentence: "$0.42, 3 turns"; "~$0.42, 3
+// turns (1 estimated)" when some of it is an estimate.
 func Line(s store.UsageSum) string {
 	turns := "turns"
 	if s.Turns == 1 {
 		turns = "turn"
 	}
+	if s.Estimates > 0 {
+		return fmt.Sprintf("~%s, %d %s (%d estimated)", Money(s.CostUSD), s.Turns, turns, s.Estimates)
+	}
 	return fmt.Sprintf("%s, %d %s", Money(s.CostUSD), s.Turns, turns)
+}
+
+// SumCost is a sum's cost as a table shows it: "~$0.42" when part of it is
+// an estimate.
+func SumCost(s store.UsageSum) string {
+	if s.Estimates > 0 {
+		return "~" + Money(s.CostUSD)
+	}
+	return Money(s.CostUSD)
+}
+
+// EstimatesNote says what the "~" of SumCost means, for a total that has
+// estimates ("" when it has none).
+func EstimatesNote(total store.UsageSum) string {
+	if total.Estimates == 0 {
+		return ""
+	}
+	turns := "turns"
+	if total.Estimates == 1 {
+		turns = "turn"
+	}
+	return fmt.Sprintf("~ includes estimates: %s of %d %s — stopped or timed-out turns priced from their tokens, or rows recomputed from a ledger that stored claude's running totals.\n",
+		Money(total.EstimatedUSD), total.Estimates, turns)
 }
 
 // Tokens is a count of tokens, short: "1.2k", "3.4M".
@@ -142,14 +169,19 @@ func Table(title string, rows []Row) string {
 	fmt.Fprintf(&b, "%-*s  %6s  %10s  %9s  %9s\n", width, title, "turns", "cost", "input", "output")
 	var total store.UsageSum
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%-*s  %6d  %10s  %9s  %9s\n", width, r.Key, r.Turns, Money(r.CostUSD), Tokens(r.InputTokens+r.CacheReadTokens+r.CacheCreationTokens), Tokens(r.OutputTokens))
+		fmt.Fprintf(&b, "%-*s  %6d  %10s  %9s  %9s\n", width, r.Key, r.Turns, SumCost(r.UsageSum), Tokens(r.InputTokens+r.CacheReadTokens+r.CacheCreationTokens), Tokens(r.OutputTokens))
 		total.Turns += r.Turns
 		total.CostUSD += r.CostUSD
 		total.InputTokens += r.InputTokens + r.CacheReadTokens + r.CacheCreationTokens
 		total.OutputTokens += r.OutputTokens
+		total.Estimates += r.Estimates
+		total.EstimatedUSD += r.EstimatedUSD
 	}
 	if len(rows) > 1 {
-		fmt.Fprintf(&b, "%-*s  %6d  %10s  %9s  %9s\n", width, "total", total.Turns, Money(total.CostUSD), Tokens(total.InputTokens), Tokens(total.OutputTokens))
+		fmt.Fprintf(&b, "%-*s  %6d  %10s  %9s  %9s\n", width, "total", total.Turns, SumCost(total), Tokens(total.InputTokens), Tokens(total.OutputTokens))
+	}
+	if note := EstimatesNote(total); note != "" {
+		b.WriteString("\n" + note)
 	}
 	return b.String()
 }

@@ -45,7 +45,17 @@ func TestGroup(t *testing.T) {
 		t.Errorf("windows %+v", s)
 	}
 	tab := Table("person", Group(rows, ByPerson, berlin))
-	if !strings.Contains(tab, "total") || !strings.Contains(tab, "$1.88") {
+	if !strings.Contains(tab, "total") || !strings.Contains(tab, "$1.88") || strings.Contains(tab, "~") {
 		t.Errorf("table:\n%s", tab)
+	}
+	// A stopped turn priced from its tokens is an estimate: its groups
+	// and the total say so.
+	rows = append(rows, store.TurnUsage{At: at("2026-11-25T11:00:00Z"), Agent: "main", Instance: "tg", ChatID: "-100", Sender: "tg:6", CostUSD: 0.21, Estimate: true, Outcome: "aborted"})
+	tab = Table("person", Group(rows, ByPerson, berlin))
+	if !strings.Contains(tab, "~$0.21") || !strings.Contains(tab, "~$2.08") || !strings.Contains(tab, "~ includes estimates: $0.21 of 1 turn") {
+		t.Errorf("table with an estimate:\n%s", tab)
+	}
+	if l := Line(Sums(rows, Windows(now, berlin))[0]); !strings.HasPrefix(l, "~$") || !strings.HasSuffix(l, "(1 estimated)") {
+		t.Errorf("line with an estimate: %q", l)
 	}
 }

@@ -62,8 +62,18 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 				SELECT $1, i, t, CASE WHEN i = 0 THEN $13::bigint ELSE 0 END FROM unnest($11::int[], $12::text[]) AS c(i, t)`,
 			rr.JournalID, rr.Instance, rr.ChatID, rr.ThreadID, rr.Text, produced.UnixNano(), len(rr.Chunks), rr.Format, rr.ReplyTo, rr.DraftID,
 			idx, rr.Chunks, attempted)
-		if err != nil || rr.Usage == nil {
+		if err != nil {
 			return err
+		}
+		if c := rr.ClaudeCost; c != nil {
+			// Not when the session moved to another claude session (a reset).
+			if _, err := tx.Exec(ctx, `UPDATE sessions SET claude_cost_usd = $1, claude_cost_of = $2 WHERE key = $3 AND claude_session_id = $2`,
+				c.USD, c.Of, c.Key); err != nil {
+				return err
+			}
+		}
+		if rr.Usage == nil {
+			return nil
 		}
 		u := rr.Usage
 		at := u.At
@@ -71,9 +81,9 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			at = now
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
-			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome, estimate) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			rr.JournalID, at.UnixNano(), u.Agent, u.Instance, u.ChatID, u.Sender, u.Model, u.InputTokens, u.OutputTokens,
-			u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome)
+			u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome, u.Estimate)
 		return err
 	})
 	if err != nil {

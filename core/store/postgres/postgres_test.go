@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -234,12 +235,13 @@ func TestMigrationAgentKeys(t *testing.T) {
 	if err := d.Enqueue(ctx, res.ID, old); err != nil {
 		t.Fatal(err)
 	}
-	// Back to schema 5: no sender names with pairing codes (9), no audit
-	// trail (8), no ledger (7), session keys without their agent (6).
-	if _, err := d.Pool().Exec(ctx, `ALTER TABLE pairing_codes DROP COLUMN sender_name, DROP COLUMN sender_username; DROP TABLE audit; DROP TABLE usage`); err != nil {
+	// Back to schema 5: no running totals with sessions (10), no sender
+	// names with pairing codes (9), no audit trail (8), no ledger (7),
+	// session keys without their agent (6).
+	if _, err := d.Pool().Exec(ctx, undoMigration10+`; ALTER TABLE pairing_codes DROP COLUMN sender_name, DROP COLUMN sender_username; DROP TABLE audit; DROP TABLE usage`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Pool().Exec(ctx, `UPDATE clawhost_schema SET version = $1`, postgres.SchemaVersion()-4); err != nil {
+	if _, err := d.Pool().Exec(ctx, `UPDATE clawhost_schema SET version = $1`, postgres.SchemaVersion()-5); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()
@@ -249,5 +251,59 @@ func TestMigrationAgentKeys(t *testing.T) {
 	}
 	if n, err := d.CountPending(ctx, key); err != nil || n != 1 {
 		t.Fatalf("queued entries of %q after the migration: %d, %v", key, n, err)
+	}
+}
+
+// undoMigration10 takes a database back from schema 10 to 9: ledger rows
+// without the estimate flag, sessions without claude's running total.
+const undoMigration10 = `ALTER TABLE usage DROP COLUMN estimate; ALTER TABLE sessions DROP COLUMN claude_cost_usd, DROP COLUMN claude_cost_of`
+
+// TestMigrationTurnCosts: a ledger of schema 9 stored claude's running
+// total as each turn's cost. The migration makes each row the difference
+// to the previous priced row of its chat (not when that is larger: a new
+// session began), prices a cut turn's tokens (an unknown "opus" at $15/M
+// input: 100k in, 1k out is $1.575), and marks every row an estimate.
+func TestMigrationTurnCosts(t *testing.T) {
+	url := pgtest.Cluster(t).NewDatabase(t)
+	ctx := context.Background()
+	d := open(t, url, nil)
+	if _, err := d.Pool().Exec(ctx, undoMigration10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Pool().Exec(ctx, `UPDATE clawhost_schema SET version = $1`, postgres.SchemaVersion()-1); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		chat    string
+		total   float64
+		outcome string
+		want    float64
+	}
+	rows := []row{{"1", 0.42, "ok", 0.42}, {"2", 0.30, "ok", 0.30}, {"1", 0.84, "ok", 0.42}, {"1", 0, "aborted", 1.575},
+		{"2", 0.60, "ok", 0.30}, {"1", 1.26, "ok", 0.42}, {"1", 0.42, "ok", 0.42}}
+	t0 := time.Now()
+	for i, r := range rows {
+		if _, err := d.Pool().Exec(ctx, `INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
+			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES ($1, $2, 'main', 'tg', $3, 'tg:1', 'opus', 100000, 1000, 0, 0, $4, 1, $5)`,
+			i+1, t0.Add(time.Duration(i)*time.Minute).UnixNano(), r.chat, r.total, r.outcome); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	d = open(t, url, nil)
+	got, err := d.ListUsage(ctx, store.UsageFilter{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("%d rows after the migration, want %d", len(got), len(rows))
+	}
+	for i, r := range rows {
+		if math.Abs(got[i].CostUSD-r.want) > 1e-9 || got[i].ChatID != r.chat || !got[i].Estimate {
+			t.Errorf("row %d: %+v, want chat %s $%.2f marked an estimate", i, got[i], r.chat, r.want)
+		}
+	}
+	if sum, err := d.SumUsage(ctx, store.UsageFilter{}); err != nil || sum.Estimates != len(rows) || math.Abs(sum.CostUSD-3.855) > 1e-9 {
+		t.Errorf("sum after the migration: %+v, %v; want $3.855, all estimates", sum, err)
 	}
 }

@@ -12,7 +12,8 @@ import (
 
 const sessionCols = `key, session_id, claude_session_id, created_at, updated_at, last_message_at, turns,
 	input_tokens, output_tokens, cache_read_tokens, cache_create_tokens, cost_usd, model, chat,
-	target_instance, target_chat_id, target_thread_id, is_verbose, abort_hint, memory_flush_cycle`
+	target_instance, target_chat_id, target_thread_id, is_verbose, abort_hint, memory_flush_cycle,
+	claude_cost_usd, claude_cost_of`
 
 const qSession = `SELECT ` + sessionCols + ` FROM sessions WHERE key = $1`
 
@@ -22,7 +23,7 @@ func scanSession(row pgx.Row) (store.Session, error) {
 	err := row.Scan(&x.Key, &x.SessionID, &x.ClaudeSessionID, &created, &updated, &last, &x.Turns,
 		&x.Usage.InputTokens, &x.Usage.OutputTokens, &x.Usage.CacheReadTokens, &x.Usage.CacheCreationTokens,
 		&x.CostUSD, &x.Model, &x.Chat, &x.LastTarget.Instance, &x.LastTarget.ChatID, &x.LastTarget.ThreadID,
-		&x.Verbose, &x.AbortHint, &x.MemoryFlushCycle)
+		&x.Verbose, &x.AbortHint, &x.MemoryFlushCycle, &x.ClaudeCostUSD, &x.ClaudeCostOf)
 	x.CreatedAt, x.UpdatedAt, x.LastMessageAt = store.FromUnixNano(created), store.FromUnixNano(updated), store.FromUnixNano(last)
 	return x, err
 }
@@ -31,7 +32,7 @@ func sessionArgs(x store.Session) []any {
 	return []any{x.Key, x.SessionID, x.ClaudeSessionID, store.UnixNano(x.CreatedAt), store.UnixNano(x.UpdatedAt), store.UnixNano(x.LastMessageAt), x.Turns,
 		x.Usage.InputTokens, x.Usage.OutputTokens, x.Usage.CacheReadTokens, x.Usage.CacheCreationTokens,
 		x.CostUSD, x.Model, x.Chat, x.LastTarget.Instance, x.LastTarget.ChatID, x.LastTarget.ThreadID,
-		x.Verbose, x.AbortHint, x.MemoryFlushCycle}
+		x.Verbose, x.AbortHint, x.MemoryFlushCycle, x.ClaudeCostUSD, x.ClaudeCostOf}
 }
 
 // Session implements [store.Sessions].
@@ -77,12 +78,13 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 				s.CreatedAt = now
 			}
 			s.UpdatedAt = now
-			q := `INSERT INTO sessions(` + sessionCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`
+			q := `INSERT INTO sessions(` + sessionCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
 			if found {
 				q = `UPDATE sessions SET session_id = $2, claude_session_id = $3, created_at = $4, updated_at = $5, last_message_at = $6,
 					turns = $7, input_tokens = $8, output_tokens = $9, cache_read_tokens = $10, cache_create_tokens = $11,
 					cost_usd = $12, model = $13, chat = $14, target_instance = $15, target_chat_id = $16, target_thread_id = $17,
-					is_verbose = $18, abort_hint = $19, memory_flush_cycle = $20 WHERE key = $1`
+					is_verbose = $18, abort_hint = $19, memory_flush_cycle = $20,
+					claude_cost_usd = $21, claude_cost_of = $22 WHERE key = $1`
 			} else {
 				q += ` ON CONFLICT (key) DO NOTHING`
 			}

@@ -73,9 +73,14 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 				at = now
 			}
 			if _, err := t.exec(`INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
-				cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome, estimate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				r.JournalID, at.UnixNano(), u.Agent, u.Instance, u.ChatID, u.Sender, u.Model, u.InputTokens, u.OutputTokens,
-				u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome); err != nil {
+				u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome, u.Estimate); err != nil {
+				return err
+			}
+		}
+		if c := r.ClaudeCost; c != nil {
+			if err := t.setClaudeCost(*c); err != nil {
 				return err
 			}
 		}

@@ -260,6 +260,35 @@ CREATE INDEX audit_kind ON audit(kind, at);
 ALTER TABLE pairing_codes ADD COLUMN sender_name TEXT NOT NULL DEFAULT '';
 ALTER TABLE pairing_codes ADD COLUMN sender_username TEXT NOT NULL DEFAULT '';
 `,
+	// 14: a turn's cost is its own (issue 52). claude's total_cost_usd,
+	// which the ledger stored as each turn's cost, is the claude
+	// session's running total. A row's cost becomes the difference to
+	// the previous priced row of its chat when that is not larger (when
+	// it is, a new session began in between and the row is its first
+	// turn); the ledger has no session id, so a /new between two rows
+	// cannot be told apart and every row made before is marked an
+	// estimate. A cut turn's row (no cost, its tokens) is priced at the
+	// built-in list prices of this release (core/usage.BuiltinPrices).
+	// Sessions keep claude's running total of their claude
+	// session (store.Session.ClaudeCostUSD) from now on; the earlier sum
+	// of running totals a session row has in cost_usd stays (it has no
+	// turn-by-turn record to recompute it from).
+	`
+ALTER TABLE usage ADD COLUMN estimate INTEGER NOT NULL DEFAULT 0;
+CREATE TEMP TABLE usage_prev AS
+	SELECT id, LAG(cost_usd) OVER (PARTITION BY agent, instance, chat_id ORDER BY at, id) AS prev
+	FROM usage WHERE cost_usd > 0;
+UPDATE usage SET cost_usd = cost_usd - (SELECT p.prev FROM usage_prev p WHERE p.id = usage.id)
+	WHERE EXISTS (SELECT 1 FROM usage_prev p WHERE p.id = usage.id AND p.prev IS NOT NULL AND p.prev <= usage.cost_usd);
+DROP TABLE usage_prev;
+UPDATE usage SET cost_usd = (input_tokens + 5.0 * output_tokens + 0.1 * cache_read_tokens + 1.25 * cache_creation_tokens) *
+	(CASE WHEN model = 'claude-opus-5-5' THEN 4 WHEN model = 'claude-opus-4-5' THEN 5 WHEN model LIKE '%haiku%' THEN 1
+		WHEN model LIKE '%sonnet%' THEN 3 ELSE 15 END) / 1000000.0
+	WHERE cost_usd = 0 AND outcome != 'ok' AND input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens > 0;
+UPDATE usage SET estimate = 1;
+ALTER TABLE sessions ADD COLUMN claude_cost_usd REAL NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN claude_cost_of TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

@@ -66,7 +66,7 @@ func TestRolledBackSessionIsNotCached(t *testing.T) {
 		s, _ := tx.session("k")
 		s.Turns = 99
 		if _, err := tx.exec(qSessionSet, s.SessionID, s.ClaudeSessionID, int64(0), int64(0), s.Turns,
-			int64(0), int64(0), int64(0), int64(0), 0.0, "", []byte(nil), "", "", "", false, false, int64(0), "k"); err != nil {
+			int64(0), int64(0), int64(0), int64(0), 0.0, "", []byte(nil), "", "", "", false, false, int64(0), 0.0, "", "k"); err != nil {
 			return err
 		}
 		tx.wroteSession(s)

@@ -12,12 +12,13 @@ import (
 
 const sessionCols = `key, session_id, claude_session_id, created_at, updated_at, last_message_at, turns,
 	input_tokens, output_tokens, cache_read_tokens, cache_create_tokens, cost_usd, model, chat,
-	target_instance, target_chat_id, target_thread_id, verbose, abort_hint, memory_flush_cycle`
+	target_instance, target_chat_id, target_thread_id, verbose, abort_hint, memory_flush_cycle,
+	claude_cost_usd, claude_cost_of`
 
 const qSession = `SELECT ` + sessionCols + ` FROM sessions WHERE key = ?`
 
 const qSessionPut = `INSERT INTO sessions(` + sessionCols + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT(key) DO UPDATE SET
 		session_id = excluded.session_id, claude_session_id = excluded.claude_session_id,
 		updated_at = excluded.updated_at, last_message_at = excluded.last_message_at,
@@ -26,14 +27,16 @@ const qSessionPut = `INSERT INTO sessions(` + sessionCols + `)
 		cost_usd = excluded.cost_usd, model = excluded.model, chat = excluded.chat,
 		target_instance = excluded.target_instance, target_chat_id = excluded.target_chat_id,
 		target_thread_id = excluded.target_thread_id, verbose = excluded.verbose,
-		abort_hint = excluded.abort_hint, memory_flush_cycle = excluded.memory_flush_cycle`
+		abort_hint = excluded.abort_hint, memory_flush_cycle = excluded.memory_flush_cycle,
+		claude_cost_usd = excluded.claude_cost_usd, claude_cost_of = excluded.claude_cost_of`
 
 // qSessionSet rewrites an existing session: cheaper than qSessionPut's
 // insert that conflicts and then updates. Arguments: sessionArgs minus the
 // key and created_at, then the key.
 const qSessionSet = `UPDATE sessions SET session_id = ?, claude_session_id = ?, updated_at = ?, last_message_at = ?, turns = ?,
 	input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, cache_create_tokens = ?, cost_usd = ?, model = ?, chat = ?,
-	target_instance = ?, target_chat_id = ?, target_thread_id = ?, verbose = ?, abort_hint = ?, memory_flush_cycle = ?
+	target_instance = ?, target_chat_id = ?, target_thread_id = ?, verbose = ?, abort_hint = ?, memory_flush_cycle = ?,
+	claude_cost_usd = ?, claude_cost_of = ?
 	WHERE key = ?`
 
 func scanSession(s scanner) (store.Session, error) {
@@ -42,7 +45,7 @@ func scanSession(s scanner) (store.Session, error) {
 	err := s.Scan(&x.Key, &x.SessionID, &x.ClaudeSessionID, &created, &updated, &last, &x.Turns,
 		&x.Usage.InputTokens, &x.Usage.OutputTokens, &x.Usage.CacheReadTokens, &x.Usage.CacheCreationTokens,
 		&x.CostUSD, &x.Model, &x.Chat, &x.LastTarget.Instance, &x.LastTarget.ChatID, &x.LastTarget.ThreadID,
-		&x.Verbose, &x.AbortHint, &x.MemoryFlushCycle)
+		&x.Verbose, &x.AbortHint, &x.MemoryFlushCycle, &x.ClaudeCostUSD, &x.ClaudeCostOf)
 	x.CreatedAt, x.UpdatedAt, x.LastMessageAt = store.FromUnixNano(created), store.FromUnixNano(updated), store.FromUnixNano(last)
 	return x, err
 }
@@ -51,7 +54,7 @@ func sessionArgs(x store.Session) []any {
 	return []any{x.Key, x.SessionID, x.ClaudeSessionID, store.UnixNano(x.CreatedAt), store.UnixNano(x.UpdatedAt), store.UnixNano(x.LastMessageAt), x.Turns,
 		x.Usage.InputTokens, x.Usage.OutputTokens, x.Usage.CacheReadTokens, x.Usage.CacheCreationTokens,
 		x.CostUSD, x.Model, x.Chat, x.LastTarget.Instance, x.LastTarget.ChatID, x.LastTarget.ThreadID,
-		x.Verbose, x.AbortHint, x.MemoryFlushCycle}
+		x.Verbose, x.AbortHint, x.MemoryFlushCycle, x.ClaudeCostUSD, x.ClaudeCostOf}
 }
 
 // Session implements [store.Sessions].
@@ -75,6 +78,38 @@ func (d *DB) Session(ctx context.Context, key string) (store.Session, error) {
 	return s, nil
 }
 
+// sessionRow is the session under key as this transaction sees it
+// (found false: none, s holds only the key).
+func (t *wtx) sessionRow(key string) (s store.Session, found bool, err error) {
+	if s, found = t.session(key); found {
+		return s, true, nil
+	}
+	st, err := t.stmt(qSession)
+	if err != nil {
+		return s, false, err
+	}
+	s, err = scanSession(st.QueryRowContext(context.Background(), key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Session{Key: key}, false, nil
+	}
+	return s, err == nil, err
+}
+
+// setClaudeCost writes c to its session's row, unless that row is gone or
+// of another claude session ([store.Reply.ClaudeCost]).
+func (t *wtx) setClaudeCost(c store.ClaudeCost) error {
+	s, found, err := t.sessionRow(c.Key)
+	if err != nil || !found || s.ClaudeSessionID != c.Of {
+		return err
+	}
+	s.ClaudeCostUSD, s.ClaudeCostOf = c.USD, c.Of
+	if _, err := t.exec(`UPDATE sessions SET claude_cost_usd = ?, claude_cost_of = ? WHERE key = ?`, c.USD, c.Of, c.Key); err != nil {
+		return err
+	}
+	t.wroteSession(s)
+	return nil
+}
+
 // UpdateSession implements [store.Sessions].
 func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Session, found bool) error) (store.Session, error) {
 	if key == "" {
@@ -82,19 +117,9 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 	}
 	var out store.Session
 	err := d.w.do(ctx, func(t *wtx) error {
-		s, found := t.session(key)
-		if !found {
-			st, err := t.stmt(qSession)
-			if err != nil {
-				return err
-			}
-			s, err = scanSession(st.QueryRowContext(context.Background(), key))
-			found = err == nil
-			if errors.Is(err, sql.ErrNoRows) {
-				s = store.Session{Key: key}
-			} else if err != nil {
-				return err
-			}
+		s, found, err := t.sessionRow(key)
+		if err != nil {
+			return err
 		}
 		if err := fn(&s, found); err != nil {
 			return err

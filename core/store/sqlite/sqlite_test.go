@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,7 +91,7 @@ func TestMigrationSetsFinishedAt(t *testing.T) {
 	}
 	// Back to schema 5: the payloads in the rows, the column gone, the old
 	// indexes back.
-	for _, q := range append(append(append(slices.Concat(undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...),
+	for _, q := range append(append(append(slices.Concat(undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...),
 		`DROP INDEX journal_live`, `DROP INDEX journal_done`, `ALTER TABLE journal DROP COLUMN finished_at`,
 		`CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed')`,
 		`CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued'`,
@@ -184,7 +185,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	if err := d.Enqueue(ctx, id, old); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(slices.Concat(undoMigration13, undoMigration12, undoMigration11), `PRAGMA user_version = 9`) {
+	for _, q := range append(slices.Concat(undoMigration14, undoMigration13, undoMigration12, undoMigration11), `PRAGMA user_version = 9`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +220,7 @@ func TestMigrationSchedules(t *testing.T) {
 	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(slices.Concat(undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), `PRAGMA user_version = 8`) {
+	for _, q := range append(slices.Concat(undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), `PRAGMA user_version = 8`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -253,7 +254,7 @@ func TestMigrationApprovedBy(t *testing.T) {
 	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(append(slices.Concat(undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), `PRAGMA user_version = 7`) {
+	for _, q := range append(append(slices.Concat(undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), `PRAGMA user_version = 7`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -296,7 +297,7 @@ func TestMigrationMovesPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to schema 6: the payloads in the rows, their tables gone.
-	for _, q := range append(append(append(slices.Concat(undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...), `PRAGMA user_version = 6`) {
+	for _, q := range append(append(append(slices.Concat(undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...), `PRAGMA user_version = 6`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -658,5 +659,61 @@ func TestStatementsCounted(t *testing.T) {
 	}
 	if got := d.Statements() - afterAccept; got != 1 {
 		t.Fatalf("a read counted %d statements, want 1", got)
+	}
+}
+
+// undoMigration14 takes a database back from schema 14 to 13: ledger rows
+// without the estimate flag, sessions without claude's running total.
+var undoMigration14 = []string{`ALTER TABLE usage DROP COLUMN estimate`, `ALTER TABLE sessions DROP COLUMN claude_cost_usd`,
+	`ALTER TABLE sessions DROP COLUMN claude_cost_of`}
+
+// TestMigrationTurnCosts: a ledger of schema 13 stored claude's running
+// total as each turn's cost. The migration makes each row the difference
+// to the previous priced row of its chat (not when that is larger: a new
+// session began), prices a cut turn's tokens (an unknown "opus" at $15/M
+// input: 100k in, 1k out is $1.575), and marks every row an estimate.
+func TestMigrationTurnCosts(t *testing.T) {
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	ctx := context.Background()
+	d := openTest(t, dir, clk)
+	for _, q := range append(slices.Clone(undoMigration14), `PRAGMA user_version = 13`) {
+		if _, err := d.wdbExec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// chat 1: a session's turns 0.42, 0.84, a cut turn, 1.26; a /new,
+	// then 0.42 again. chat 2, interleaved: its own 0.30, 0.60.
+	type row struct {
+		chat    string
+		total   float64
+		outcome string
+		want    float64
+	}
+	rows := []row{{"1", 0.42, "ok", 0.42}, {"2", 0.30, "ok", 0.30}, {"1", 0.84, "ok", 0.42}, {"1", 0, "aborted", 1.575},
+		{"2", 0.60, "ok", 0.30}, {"1", 1.26, "ok", 0.42}, {"1", 0.42, "ok", 0.42}}
+	for i, r := range rows {
+		if _, err := d.wdbExec(fmt.Sprintf(`INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
+			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES (%d, %d, 'main', 'tg', '%s', 'tg:1', 'opus', 100000, 1000, 0, 0, %v, 1, '%s')`,
+			i+1, clk.Now().Add(time.Duration(i)*time.Minute).UnixNano(), r.chat, r.total, r.outcome)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	d = openTest(t, dir, clk)
+	got, err := d.ListUsage(ctx, store.UsageFilter{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("%d rows after the migration, want %d", len(got), len(rows))
+	}
+	for i, r := range rows {
+		if math.Abs(got[i].CostUSD-r.want) > 1e-9 || got[i].ChatID != r.chat || !got[i].Estimate {
+			t.Errorf("row %d: %+v, want chat %s $%.2f marked an estimate", i, got[i], r.chat, r.want)
+		}
+	}
+	if sum, err := d.SumUsage(ctx, store.UsageFilter{}); err != nil || sum.Estimates != len(rows) || math.Abs(sum.CostUSD-3.855) > 1e-9 {
+		t.Errorf("sum after the migration: %+v, %v; want $3.855, all estimates", sum, err)
 	}
 }

@@ -39,8 +39,9 @@ func (d *DB) SumUsage(ctx context.Context, f store.UsageFilter) (store.UsageSum,
 	where, args := usageWhere(f)
 	var s store.UsageSum
 	err := d.rdb.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
-		coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_creation_tokens), 0), coalesce(sum(cost_usd), 0) FROM usage`+where, args...).
-		Scan(&s.Turns, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheCreationTokens, &s.CostUSD)
+		coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_creation_tokens), 0), coalesce(sum(cost_usd), 0),
+		count(*) FILTER (WHERE estimate != 0), coalesce(sum(cost_usd) FILTER (WHERE estimate != 0), 0), coalesce(max(cost_usd), 0) FROM usage`+where, args...).
+		Scan(&s.Turns, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheCreationTokens, &s.CostUSD, &s.Estimates, &s.EstimatedUSD, &s.MaxUSD)
 	if err != nil {
 		return s, fmt.Errorf("sum usage: %w", err)
 	}
@@ -51,7 +52,7 @@ func (d *DB) SumUsage(ctx context.Context, f store.UsageFilter) (store.UsageSum,
 func (d *DB) ListUsage(ctx context.Context, f store.UsageFilter, limit int) ([]store.TurnUsage, error) {
 	where, args := usageWhere(f)
 	q := `SELECT at, agent, instance, chat_id, sender, model, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
-		cost_usd, duration_ns, outcome FROM usage` + where + ` ORDER BY at, id`
+		cost_usd, duration_ns, outcome, estimate FROM usage` + where + ` ORDER BY at, id`
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
@@ -65,7 +66,7 @@ func (d *DB) ListUsage(ctx context.Context, f store.UsageFilter, limit int) ([]s
 		var u store.TurnUsage
 		var at, dur int64
 		if err := rows.Scan(&at, &u.Agent, &u.Instance, &u.ChatID, &u.Sender, &u.Model, &u.InputTokens, &u.OutputTokens,
-			&u.CacheReadTokens, &u.CacheCreationTokens, &u.CostUSD, &dur, &u.Outcome); err != nil {
+			&u.CacheReadTokens, &u.CacheCreationTokens, &u.CostUSD, &dur, &u.Outcome, &u.Estimate); err != nil {
 			return nil, fmt.Errorf("list usage: %w", err)
 		}
 		u.At, u.Duration = time.Unix(0, at), time.Duration(dur)

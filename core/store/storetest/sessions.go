@@ -26,6 +26,7 @@ func testSessions(t *testing.T, h *env) {
 		Usage:   store.Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheCreationTokens: 4},
 		CostUSD: 0.25, Model: "claude-sonnet", Chat: []byte(`{"chat_type":"dm"}`),
 		LastTarget: store.Target{Instance: "tg", ChatID: "1", ThreadID: "2"}, Verbose: true, AbortHint: true, MemoryFlushCycle: 7,
+		ClaudeCostUSD: 0.84, ClaudeCostOf: "0b6c3f1e-0000-4000-8000-000000000001",
 	}
 	putSession(t, d, s)
 	got, err := d.Session(ctx, s.Key)

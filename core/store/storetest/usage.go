@@ -37,8 +37,27 @@ func testLedger(t *testing.T, e *env) {
 	}
 	first := turn(1, row("main", "100", "tg:1", 0.25, 1000, 0))
 	turn(2, row("main", "100", "tg:2", 0.5, 2000, time.Hour))
-	turn(3, row("ops", "200", "tg:1", 1.0, 4000, 25*time.Hour))
+	cut := row("ops", "200", "tg:1", 1.0, 4000, 25*time.Hour)
+	cut.Outcome, cut.Estimate = "aborted", true
+	turn(3, cut)
 	turn(4, nil) // a reply without usage (a command's answer)
+	// claude's running total goes to the session's row with the reply;
+	// not when the session moved to another claude session meanwhile.
+	if _, err := s.UpdateSession(ctx, "k", func(x *store.Session, _ bool) error { x.ClaudeSessionID = "c1"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []store.ClaudeCost{{Key: "k", Of: "c1", USD: 0.84}, {Key: "k", Of: "c0", USD: 9}, {Key: "gone", Of: "c1", USD: 9}} {
+		id := mustAccept(t, s, msg(10+i))
+		if err := s.Enqueue(ctx, id, "k"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordReply(ctx, store.Reply{JournalID: id, Text: "r", ClaudeCost: &c}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// A refused reply writes no row.
 	if err := s.RecordReply(ctx, store.Reply{JournalID: first, Text: "again", Usage: row("main", "100", "tg:1", 9, 1, 0)}); err == nil {
 		t.Fatal("a second reply to an entry was recorded")
@@ -46,6 +65,12 @@ func testLedger(t *testing.T, e *env) {
 
 	s.Close()
 	s = e.open()
+	if x, err := s.Session(ctx, "k"); err != nil || x.ClaudeCostUSD != 0.84 || x.ClaudeCostOf != "c1" {
+		t.Errorf("the session after replies with claude's running total: %+v, %v; want $0.84 of c1", x, err)
+	}
+	if _, err := s.Session(ctx, "gone"); err == nil {
+		t.Error("a running total made a session")
+	}
 	sum := func(f store.UsageFilter) store.UsageSum {
 		t.Helper()
 		got, err := s.SumUsage(ctx, f)
@@ -57,6 +82,9 @@ func testLedger(t *testing.T, e *env) {
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	if all := sum(store.UsageFilter{}); all.Turns != 3 || !near(all.CostUSD, 1.75) || all.InputTokens != 7000 || all.OutputTokens != 700 || all.CacheReadTokens != 15 || all.CacheCreationTokens != 3 {
 		t.Errorf("all: %+v", all)
+	}
+	if all := sum(store.UsageFilter{}); all.Estimates != 1 || !near(all.EstimatedUSD, 1.0) || !near(all.MaxUSD, 1.0) {
+		t.Errorf("all: %+v, want the one estimate of $1.00 counted apart", all)
 	}
 	for _, c := range []struct {
 		f     store.UsageFilter
@@ -80,7 +108,8 @@ func testLedger(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	if len(rows) != 3 || rows[0].Sender != "tg:1" || rows[2].Agent != "ops" || !rows[1].At.Equal(t0.Add(time.Hour)) ||
-		rows[0].Duration != 2*time.Second || rows[0].Model != "opus" || rows[0].Outcome != "ok" {
+		rows[0].Duration != 2*time.Second || rows[0].Model != "opus" || rows[0].Outcome != "ok" ||
+		rows[0].Estimate || !rows[2].Estimate {
 		t.Fatalf("rows %+v", rows)
 	}
 	if two, _ := s.ListUsage(ctx, store.UsageFilter{}, 2); len(two) != 2 {
