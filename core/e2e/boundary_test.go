@@ -343,3 +343,26 @@ func TestSandboxManifest(t *testing.T) {
 		t.Errorf("a probe reached the host at %s", p)
 	}
 }
+
+// TestSandboxClaudeBesideConfig: the config file's directory is hidden from
+// the sandbox, and may hold the claude CLI itself (make run: config.hcl and
+// make claude-cli's .cache side by side), here through a link: claude still
+// starts and answers.
+func TestSandboxClaudeBesideConfig(t *testing.T) {
+	t.Parallel()
+	lpNeedBwrap(t)
+	install := filepath.Dir(filepath.Dir(filepath.Dir(clClaudeBin(t)))) // .../claude-cli (node_modules/.bin/claude)
+	h := startClaudeHost(t, clOptions{
+		command: func(dir string) string { return filepath.Join(dir, "tools", "node_modules", ".bin", "claude") },
+		setup: func(dir string) {
+			if err := os.Symlink(install, filepath.Join(dir, "tools")); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+	h.fake.Enqueue(anthropictest.Reply{Text: "Started from beside the config."})
+	h.say("u1", "hello")
+	if recs := h.sends("chat-u1", 0); len(recs) == 0 || !strings.Contains(recs[len(recs)-1].Text, "Started from beside the config.") {
+		t.Fatalf("claude beside the config file did not answer: %+v", recs)
+	}
+}

@@ -97,6 +97,8 @@ type clOptions struct {
 	agents  []Agent
 	// env is more of clawhost's environment (a host secret no child may see).
 	env []string
+	// command, when set, is agent.command given the host's directory.
+	command func(dir string) string
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
@@ -112,6 +114,9 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 	agent := Attrs{"workspace": filepath.Join(h.dir, "workspace"), "timeout": "60s", "one_shot": o.oneShot}
 	for k, v := range o.agent {
 		agent[k] = v
+	}
+	if o.command != nil {
+		agent["command"] = o.command(h.dir)
 	}
 	allow := []string{"lo:u1"}
 	if len(o.senders) > 0 {

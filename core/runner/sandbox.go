@@ -361,24 +361,31 @@ func worktreeAdmin(ws, worktree string) string {
 
 // executableDirs are the directories the claude executable needs, bound
 // back read-only in case a hidden tree holds them (the config file's
-// directory with make claude-cli's .cache): the directory of the path
-// exec runs and, through its links, the package it belongs to (the
-// nearest node_modules, else the resolved file's directory).
+// directory with make claude-cli's .cache): the package of the path exec
+// runs and of the file its links lead to (the nearest node_modules, else
+// the file's directory).
 func executableDirs(exe string) []string {
 	if exe == "" {
 		return nil
 	}
-	out := []string{filepath.Dir(exe)}
-	real, err := filepath.EvalSymlinks(exe)
-	if err != nil {
-		return out
+	// The package as exec names it (a link inside it, ../pkg/bin/x,
+	// resolves within it) and as it really is.
+	out := []string{packageDir(exe)}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		out = append(out, packageDir(real))
 	}
-	for d := filepath.Dir(real); d != "/" && d != "."; d = filepath.Dir(d) {
+	return out
+}
+
+// packageDir is the nearest node_modules directory above exe, else exe's
+// own directory.
+func packageDir(exe string) string {
+	for d := filepath.Dir(exe); d != "/" && d != "."; d = filepath.Dir(d) {
 		if filepath.Base(d) == "node_modules" {
-			return append(out, d)
+			return d
 		}
 	}
-	return append(out, filepath.Dir(real))
+	return filepath.Dir(exe)
 }
 
 // sandboxed wraps path and args in bwrap when c's agent has a sandbox.
