@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -141,10 +143,15 @@ func Default() *Config {
 func Load(path string) (*Config, hcl.Diagnostics) {
 	src, err := readLimited(path)
 	if err != nil {
+		detail := fmt.Sprintf("Cannot read %s: %s.", path, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			// A newcomer's first run: say how to make one.
+			detail += " Run `clawhost init` to write one (it asks for your channels and tokens), or pass -config with the file's path."
+		}
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Failed to read configuration file",
-			Detail:   fmt.Sprintf("Cannot read %s: %s.", path, err),
+			Detail:   detail,
 		}}
 	}
 	abs, err := filepath.Abs(path)

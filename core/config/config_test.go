@@ -911,3 +911,12 @@ func TestLeastPrivilegeSettings(t *testing.T) {
 		t.Errorf("run_as when not root: %v", diags)
 	}
 }
+
+// TestLoadMissingPointsToInit: a missing file's error says how to make one.
+func TestLoadMissingPointsToInit(t *testing.T) {
+	t.Parallel()
+	_, diags := Load(filepath.Join(t.TempDir(), "config.hcl"))
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "clawhost init") {
+		t.Errorf("diagnostics %v, want a pointer to clawhost init", diags)
+	}
+}
