@@ -123,7 +123,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		s.say("\nWhatsApp links at that first run: clawhost run prints a QR code (also on clawhost status\nand the status page at http://%s/) to scan in WhatsApp → Settings → Linked devices.\n", p.AdminListen)
 	}
 	if p.WebChat {
-		s.say("\nThe web chat: http://%s/\n", p.WebChatListen)
+		// Its access token is made at the plugin's first start: a bare
+		// http://host/ would answer 401.
+		s.say("\nThe web chat (http://%s/) needs its access token: clawhost run prints the link with it at start,\nand clawhost status shows it again.\n", p.WebChatListen)
 	}
 	return Result{Files: files, Plan: p, OwnerCode: code, WhatsAppLinked: linked}, nil
 }
