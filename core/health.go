@@ -40,6 +40,16 @@ type agentHealth struct {
 	authSaid bool
 	method   string
 	probeErr string
+	// stopProbe ends the probe and waits for it (its `claude auth status`
+	// writes into claude's config directory: it must not outlive the host).
+	stopProbe func()
+}
+
+// stop ends the background probe, if one runs, and waits for it.
+func (a *agentHealth) stop() {
+	if a != nil && a.stopProbe != nil {
+		a.stopProbe()
+	}
 }
 
 // newAgentHealth resolves every agent's command (as the runner will) and
@@ -61,16 +71,21 @@ func newAgentHealth(cfg *config.Config, rc runner.Config) *agentHealth {
 		}
 	}
 	if a.path != "" {
-		go a.probe(rc)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		done := make(chan struct{})
+		a.stopProbe = func() { cancel(); <-done }
+		go func() {
+			defer close(done)
+			defer cancel()
+			a.probe(ctx, rc)
+		}()
 	}
 	return a
 }
 
 // probe records what the CLI says of itself: a CLI that says it is not
 // logged in makes the agent not ready, until a turn gets through.
-func (a *agentHealth) probe(rc runner.Config) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+func (a *agentHealth) probe(ctx context.Context, rc runner.Config) {
 	v, auth, err := rc.Probe(ctx, runner.BackgroundNice)
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -113,5 +118,34 @@ func TestWarmMemoryWarning(t *testing.T) {
 	}
 	if memTotal() <= 0 {
 		t.Error("MemTotal not read from /proc/meminfo")
+	}
+}
+
+// TestAgentHealthProbeStops: the start's background probe of the claude
+// CLI (claude auth status, which writes claude's config directory) ends
+// with the host: stop kills it and waits, so nothing of it outlives
+// Shutdown.
+func TestAgentHealthProbeStops(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	started := filepath.Join(dir, "started")
+	claude := filepath.Join(dir, "claude")
+	if err := os.WriteFile(claude, []byte("#!/bin/sh\necho $$ > "+started+"\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := loadSrc(t, "agent {\n  command = \""+claude+"\"\n}\n")
+	a := newAgentHealth(cfg, runner.Config{Command: claude, Workspace: dir})
+	var pid int
+	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(started); err == nil && len(b) > 1 {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the probe never started")
+		}
+	}
+	a.stop()
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("the probe (pid %d) outlived stop", pid)
 	}
 }

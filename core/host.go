@@ -499,6 +499,7 @@ func (h *Host) abort() {
 	cancel() // no grace: kill at once
 	h.tools.Stop(done)
 	_ = h.agent.Close(done)
+	h.agentHealth.stop()
 	h.plugins.Stop()
 	if err := h.db.Close(); err != nil {
 		h.log.Warn("closing the database", "error", err)
@@ -648,6 +649,7 @@ func (h *Host) Shutdown(ctx context.Context) {
 	if err := h.agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		h.log.Warn("stopping claude processes", "error", err)
 	}
+	h.agentHealth.stop()
 	if h.cluster != nil {
 		h.cluster.Leave()
 	}
