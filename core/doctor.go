@@ -207,12 +207,21 @@ func doctorPorts(cfg *config.Config) []DoctorCheck {
 	add := func(name, verdict, found, do string) {
 		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
+	host, hostUp := runningHost(cfg.DataDir)
 	for _, l := range listens(cfg) {
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			if running(l.addr) {
-				add(l.name, VerdictOK, l.addr+" answers (clawhost is running)", "")
-			} else {
+			switch {
+			case running(l.addr) && cfg.Admin.Listen == "":
+				// No admin endpoint, so no RuntimeFile to tell a running
+				// host by: likely this configuration's own.
+				add(l.name, VerdictOK, l.addr+" answers (clawhost is running, most likely)", "")
+			case running(l.addr) && hostUp:
+				add(l.name, VerdictOK, fmt.Sprintf("%s answers (clawhost is running: pid %d, admin endpoint %s)", l.addr, host.PID, host.Listen), "")
+			case running(l.addr):
+				add(l.name, VerdictFail, l.addr+" is in use by another program: no clawhost of this data_dir runs ("+RuntimeFile+" names no live process)",
+					"stop what listens there (ss -ltnp shows it) or choose another address")
+			default:
 				add(l.name, VerdictFail, l.addr+": "+err.Error(), "stop what listens there or choose another address")
 			}
 			continue
@@ -322,6 +331,21 @@ func listens(cfg *config.Config) []listenCheck {
 		out = append(out, listenCheck{fmt.Sprintf("plugin %q listen", p.Name), l})
 	}
 	return out
+}
+
+// runningHost is the host data_dir's RuntimeFile names when that process
+// is alive: then an address of this configuration in use is (most likely)
+// that host's own, not another program's.
+func runningHost(dataDir string) (Runtime, bool) {
+	r, err := ReadRuntime(dataDir)
+	if err != nil || r.PID <= 0 {
+		return r, false
+	}
+	p, err := os.FindProcess(r.PID)
+	if err != nil {
+		return r, false
+	}
+	return r, p.Signal(syscall.Signal(0)) == nil
 }
 
 // running reports whether something answers HTTP at addr.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -147,5 +148,48 @@ func TestAgentHealthProbeStops(t *testing.T) {
 	a.stop()
 	if err := syscall.Kill(pid, 0); err == nil {
 		t.Errorf("the probe (pid %d) outlived stop", pid)
+	}
+}
+
+// TestDoctorPortInUse: an address of the configuration in use is the
+// running host's only when data_dir's admin.json names a live process;
+// else it is another program's, and doctor fails it.
+func TestDoctorPortInUse(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	cfg := loadSrc(t, "admin {\n  listen = \""+ln.Addr().String()+"\"\n}\n")
+	verdict := func() DoctorCheck {
+		for _, c := range doctorPorts(cfg) {
+			if c.Name == "admin endpoint" {
+				return c
+			}
+		}
+		t.Fatal("no admin endpoint check")
+		return DoctorCheck{}
+	}
+	if c := verdict(); c.Verdict != VerdictFail || !strings.Contains(c.Found, "another program") {
+		t.Errorf("another program's listener: %+v", c)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeRuntime(cfg.DataDir, Runtime{Listen: ln.Addr().String(), PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	if c := verdict(); c.Verdict != VerdictOK || !strings.Contains(c.Found, "clawhost is running") {
+		t.Errorf("the running host's listener: %+v", c)
 	}
 }
