@@ -84,7 +84,7 @@ func doctorSandbox(cfg *config.Config) []DoctorCheck {
 		return nil // doctorClaude reports it
 	}
 	state := runner.ProbeSandbox(rc)
-	why, unavailable := sandboxUnavailable(state)
+	why, unavailable := runner.SandboxUnavailable(state)
 	if !unavailable {
 		return []DoctorCheck{{Name: name, Verdict: VerdictOK, Found: "bubblewrap works: claude runs sandboxed"}}
 	}
@@ -211,14 +211,15 @@ func doctorPorts(cfg *config.Config) []DoctorCheck {
 	for _, l := range listens(cfg) {
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
+			answers := running(l.addr)
 			switch {
-			case running(l.addr) && cfg.Admin.Listen == "":
+			case answers && cfg.Admin.Listen == "":
 				// No admin endpoint, so no RuntimeFile to tell a running
 				// host by: likely this configuration's own.
 				add(l.name, VerdictOK, l.addr+" answers (clawhost is running, most likely)", "")
-			case running(l.addr) && hostUp:
+			case answers && hostUp:
 				add(l.name, VerdictOK, fmt.Sprintf("%s answers (clawhost is running: pid %d, admin endpoint %s)", l.addr, host.PID, host.Listen), "")
-			case running(l.addr):
+			case answers:
 				add(l.name, VerdictFail, l.addr+" is in use by another program: no clawhost of this data_dir runs ("+RuntimeFile+" names no live process)",
 					"stop what listens there (ss -ltnp shows it) or choose another address")
 			default:

@@ -38,20 +38,6 @@ func reachChannels(cfg *config.Config) []access.Channel {
 	return out
 }
 
-// sandboxUnavailable reports whether a runner's sandbox state
-// (runner.Runner.SandboxState) says agent.sandbox = "auto" found no
-// working bubblewrap, and why.
-func sandboxUnavailable(state string) (string, bool) {
-	// One agent's state, or "main: bubblewrap; ops: unavailable (…)"
-	// when the agents' sandboxes differ.
-	for _, part := range strings.Split(state, "; ") {
-		if i := strings.Index(part, "unavailable"); i >= 0 {
-			return strings.Trim(strings.TrimSpace(part[i+len("unavailable"):]), "()"), true
-		}
-	}
-	return "", false
-}
-
 // installBubblewrap is the command that installs bubblewrap here, ""
 // where there is none (macOS); tests replace it.
 var installBubblewrap = bubblewrap.Install
@@ -68,7 +54,7 @@ var ErrNoSandbox = errors.New("no sandbox for claude, and people besides the own
 // risk; only owners reaching it needs no sandbox. The error is one
 // message saying who can reach it and the two ways out.
 func unsandboxedReach(cfg *config.Config, pol access.Policy, state string) error {
-	why, unavailable := sandboxUnavailable(state)
+	why, unavailable := runner.SandboxUnavailable(state)
 	if !unavailable {
 		return nil
 	}

@@ -333,7 +333,7 @@ func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 		Sandbox:         a.Sandbox,
 		ConfigDir:       agentConfigDir(cfg, a),
 		Hide:            []string{cfg.DataDir},
-		Expose:          sandboxExposed(cfg, a),
+		Expose:          sandboxExposed(cfg),
 	}
 	rc.Hide = append(rc.Hide, configDirHidden(cfg)...)
 	rc.Hide = append(rc.Hide, otherWorkspaces(cfg, a)...)
@@ -463,20 +463,13 @@ func configDirHidden(cfg *config.Config) []string {
 
 // sandboxExposed are the paths inside hidden ones a sandbox binds back
 // read-only: the agent tool endpoint's socket (each process also gets its
-// own chat's MCP config file, and no other), the clawhost executable that
-// file starts as the tool bridge, and the agent's agent.mcp_config files
-// (which may sit beside the config file).
-func sandboxExposed(cfg *config.Config, a *config.Agent) []string {
+// own chat's MCP config file, and no other) and the clawhost executable
+// that file starts as the tool bridge. (agent.mcp_config files the runner
+// binds back itself.)
+func sandboxExposed(cfg *config.Config) []string {
 	out := []string{filepath.Join(agentRunDir(cfg), agenttools.SocketName)}
 	if exe, err := os.Executable(); err == nil {
 		out = append(out, exe)
-	}
-	for _, m := range a.MCPConfig {
-		if m = strings.TrimSpace(m); m != "" && !strings.HasPrefix(m, "{") {
-			if abs, err := filepath.Abs(m); err == nil {
-				out = append(out, abs)
-			}
-		}
 	}
 	return out
 }
@@ -484,7 +477,8 @@ func sandboxExposed(cfg *config.Config, a *config.Agent) []string {
 // agentRunDir is the directory (0700) holding the agent tool endpoint's
 // unix socket and the per-chat MCP config files (0600) passed to claude as
 // --mcp-config (core/agenttools): <data_dir>/run/agent. The sandbox around
-// claude, which hides data_dir, binds it back.
+// claude, which hides data_dir, binds back the socket and the one chat's
+// file, never the directory.
 func agentRunDir(cfg *config.Config) string {
 	return filepath.Join(cfg.DataDir, "run", "agent")
 }

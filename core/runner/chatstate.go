@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // A chat's claude state. claude keeps everything a conversation leaves
@@ -58,7 +57,7 @@ func (r *Runner) prepareChatState(c *Config, l sandboxLaunch) error {
 			made = append(made, filepath.Join(l.chatState, ".claude.json"))
 		}
 	}
-	if l.resume && validSessionID(l.sessionID) {
+	if l.resume { // the session id is a uuid (Run refuses others): a file name, no pattern
 		own, _ := filepath.Glob(filepath.Join(l.chatState, "projects", "*", l.sessionID+".jsonl"))
 		if len(own) == 0 {
 			old, _ := filepath.Glob(filepath.Join(dir, "projects", "*", l.sessionID+".jsonl"))
@@ -83,11 +82,6 @@ func (r *Runner) prepareChatState(c *Config, l sandboxLaunch) error {
 		}
 	}
 	return nil
-}
-
-// validSessionID: a session id names a file, never a path or a pattern.
-func validSessionID(id string) bool {
-	return id != "" && !strings.ContainsAny(id, "/\\*?[") && id != "." && id != ".."
 }
 
 // seedClaudeJSON writes src's JSON object without "projects" to dst

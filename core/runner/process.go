@@ -232,7 +232,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 // gets a copy in its private TMPDIR, owned by that user. A JSON string (not a file) is
 // returned as is.
 func (r *Runner) ownMCPConfig(c *Config, mcp, tmp string) (string, error) {
-	if mcp == "" || c.RunAs == nil || strings.HasPrefix(strings.TrimSpace(mcp), "{") {
+	if !mcpFile(mcp) || c.RunAs == nil {
 		return mcp, nil
 	}
 	if fi, err := os.Stat(mcp); err == nil {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -226,7 +227,8 @@ func lookupEnv(env []string, key string) string {
 // sandbox gets empty: the host's plugin sockets live in its TMPDIR, and
 // /run and /dev/shm hold other services' sockets and shared memory.
 // /run/systemd/resolve is bound back (/etc/resolv.conf may point there).
-func systemTempDirs() (hide, keep []string) {
+// Resolved once: they do not move while the host runs.
+var systemTempDirs = sync.OnceValues(func() (hide, keep []string) {
 	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm", "/run", os.TempDir()} {
 		// A link (/var/run → /run) is mounted over where it leads.
 		if r, err := filepath.EvalSymlinks(d); err == nil {
@@ -237,7 +239,7 @@ func systemTempDirs() (hide, keep []string) {
 		}
 	}
 	return hide, []string{"/run/systemd/resolve"}
-}
+})
 
 // claudeShared are the files and directories of claude's config directory
 // every chat's claude reads and none may write: the login, the user-level
@@ -270,10 +272,15 @@ func (c Config) sandboxSpecFor(l sandboxLaunch) sandboxSpec {
 	s := sandboxSpec{workspace: c.Workspace, worktree: l.worktree,
 		rw:       append([]string{l.tmp}, c.AddDirs...),
 		readOnly: append(append(slices.Clone(keep), c.Expose...), executableDirs(l.exe)...),
-		hide:     append(append(tmps, hide...), c.Hide...),
+		hide:     append(append(slices.Clone(tmps), hide...), c.Hide...),
 	}
-	if filepath.IsAbs(l.mcp) {
-		s.readOnly = append(s.readOnly, l.mcp)
+	// MCP config files: the chat's own (its tool token) and agent.mcp_config's
+	// (which may sit in a hidden tree, beside the config file); a relative one
+	// is in the workspace, a JSON string no file.
+	for _, m := range append([]string{l.mcp}, c.MCPConfig...) {
+		if mcpFile(m) && filepath.IsAbs(m) {
+			s.readOnly = append(s.readOnly, m)
+		}
 	}
 	// claude's state: the chat's own directory in the place of the
 	// config directory, the login and the operator's settings read-only.
@@ -318,6 +325,13 @@ func (c Config) sandboxSpecFor(l sandboxLaunch) sandboxSpec {
 		s.rw = append(s.rw, filepath.Join(ws, "media", l.media))
 	}
 	return s
+}
+
+// mcpFile reports whether m, an --mcp-config value, names a file (not a
+// JSON string).
+func mcpFile(m string) bool {
+	m = strings.TrimSpace(m)
+	return m != "" && !strings.HasPrefix(m, "{")
 }
 
 // branchDir is the directory of the chats' branches under refs/heads

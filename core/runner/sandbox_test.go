@@ -93,13 +93,14 @@ func TestSandboxSpecFor(t *testing.T) {
 	t.Run("direct chat", func(t *testing.T) {
 		c, ws := c, t.TempDir()
 		c.Workspace = ws
+		c.MCPConfig = []string{"/srv/cfg/mcp.json", "tools.json", `{"mcpServers":{}}`}
 		s := c.sandboxSpecFor(sandboxLaunch{tmp: "/srv/data/runner/t/1", env: env, media: "lo_direct_u1", mcp: "/srv/data/run/agent/mcp-1.json", chatState: "/srv/data/runner/chats/k"})
 		for _, p := range []string{"/srv/data/runner/t/1", "/srv/extra", ws, filepath.Join(ws, "media", "lo_direct_u1")} {
 			if !has(s.rw, p) {
 				t.Errorf("%s not writable: %q", p, s.rw)
 			}
 		}
-		for _, p := range []string{"/srv/data/run/agent/agent.sock", "/srv/data/run/agent/mcp-1.json", filepath.Join(ws, ".claude"), "/srv/data/claude/.credentials.json"} {
+		for _, p := range []string{"/srv/data/run/agent/agent.sock", "/srv/data/run/agent/mcp-1.json", "/srv/cfg/mcp.json", filepath.Join(ws, ".claude"), "/srv/data/claude/.credentials.json"} {
 			if !has(s.readOnly, p) {
 				t.Errorf("%s not read-only: %q", p, s.readOnly)
 			}
@@ -414,5 +415,23 @@ func TestShareMedia(t *testing.T) {
 	}
 	if err := (&Runner{}).shareMedia(&Config{Workspace: ws}, "tg_direct_1"); err != nil {
 		t.Errorf("without run_as: %v", err)
+	}
+}
+
+// TestSandboxUnavailable: SandboxState's sentence, for one agent and for
+// agents whose sandboxes differ, read back.
+func TestSandboxUnavailable(t *testing.T) {
+	t.Parallel()
+	for state, want := range map[string]string{
+		"bubblewrap":                             "-",
+		"off":                                    "-",
+		"unavailable (bubblewrap not installed)": "bubblewrap not installed",
+		"main: bubblewrap; ops: unavailable (bubblewrap failed: no namespaces)": "bubblewrap failed: no namespaces",
+		"main: off; ops: bubblewrap": "-",
+	} {
+		why, ok := SandboxUnavailable(state)
+		if got := map[bool]string{true: why, false: "-"}[ok]; got != want {
+			t.Errorf("SandboxUnavailable(%q) = %q, %v; want %q", state, why, ok, want)
+		}
 	}
 }

@@ -66,3 +66,15 @@ func (r *Runner) SandboxState() string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// SandboxUnavailable reads a SandboxState (or ProbeSandbox) sentence: whether an agent's
+// sandbox = "auto" found no working bubblewrap, and why. The sentence's format is
+// SandboxState's; this is its one reader.
+func SandboxUnavailable(state string) (why string, unavailable bool) {
+	for _, part := range strings.Split(state, "; ") {
+		if i := strings.Index(part, "unavailable"); i >= 0 {
+			return strings.Trim(strings.TrimSpace(part[i+len("unavailable"):]), "()"), true
+		}
+	}
+	return "", false
+}

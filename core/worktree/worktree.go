@@ -157,7 +157,7 @@ func exclude(ctx context.Context, repo string) error {
 // turned off (hostileSafe), whatever the repository's files say.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = Env(os.Getenv("PATH"))
+	cmd.Env = gitEnv(os.Getenv("PATH"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -193,10 +193,10 @@ var hostileSafe = [][2]string{
 	{"safe.bareRepository", "explicit"},
 }
 
-// Env is the environment of a git the host runs on a repository a sandbox
+// gitEnv is the environment of a git the host runs on a repository a sandbox
 // can write: PATH, the C locale, no prompts, no system or global
 // configuration, no replace refs, and hostileSafe.
-func Env(path string) []string {
+func gitEnv(path string) []string {
 	e := []string{
 		"PATH=" + path, "LC_ALL=C", "HOME=" + os.DevNull, "GIT_TERMINAL_PROMPT=0",
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_ATTR_NOSYSTEM=1", "GIT_NO_REPLACE_OBJECTS=1",
