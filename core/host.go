@@ -74,6 +74,11 @@ const LogTimeFormat = "2006-01-02T15:04:05.000Z07:00"
 type Options struct {
 	// Version is shown by /status, the status page and the log.
 	Version string
+	// ReloadEnv, when not nil, reads the environment file again (clawhost.env beside
+	// the configuration) before a reload loads the configuration, so that a token added
+	// there is seen; it returns the names of the variables that changed. An error
+	// refuses the reload.
+	ReloadEnv func() ([]string, error)
 	// LogOutput receives the log; nil means os.Stderr.
 	LogOutput io.Writer
 	// Terminal, when not nil, is the operator's terminal: the links that
@@ -539,8 +544,15 @@ func (h *Host) Reload(cfg *config.Config) error {
 		}
 		h.log.Warn("reload: plugins warn about their config blocks", "diagnostics", buf.String())
 	}
-	restart := needsRestart(h.cfg, cfg)
-	h.setLastReload(&admin.Reload{At: at, NeedsRestart: restart})
+	// The agents' next-turn settings (runner.NextTurnFields) reach new and warm
+	// claude processes alike; the runner refuses a configuration it cannot run.
+	if err := h.updateRunner(cfg); err != nil {
+		err = fmt.Errorf("configuration refused: %w", err)
+		h.refuse(at, err.Error())
+		return err
+	}
+	changed, restart := reloadChanges(h.cfg, cfg)
+	h.setLastReload(&admin.Reload{At: at, Changed: changed, NeedsRestart: restart})
 	if len(restart) > 0 {
 		h.log.Warn("reload: these changes take effect only after a restart of clawhost", "settings", strings.Join(restart, "; "))
 	}
@@ -569,10 +581,33 @@ func (h *Host) sameAgents(cfg *config.Config) error {
 		return err
 	}
 	now, _ := agentConfig(h.cfg)
-	if !reflect.DeepEqual(rc.Agents, now.Agents) {
-		return errors.New(`the agent "<id>" blocks changed (added, removed or their settings): restart clawhost to apply them`)
+	if !reflect.DeepEqual(restartView(rc.Agents), restartView(now.Agents)) {
+		return errors.New(`the agent "<id>" blocks changed (added or removed, or a setting a reload cannot apply: workspace, sandbox, run_as, settings, mcp_config, add_dirs, max_warm…): restart clawhost to apply them`)
 	}
 	return nil
+}
+
+// restartView is agents without the settings a reload applies (runner.NextTurnFields).
+func restartView(agents map[string]runner.Config) map[string]runner.Config {
+	out := make(map[string]runner.Config, len(agents))
+	for id, a := range agents {
+		v := reflect.ValueOf(&a).Elem()
+		for _, f := range runner.NextTurnFields {
+			fv := v.FieldByName(f)
+			fv.Set(reflect.Zero(fv.Type()))
+		}
+		out[id] = a
+	}
+	return out
+}
+
+// updateRunner hands the runner the agents' settings of cfg that apply to the next turn.
+func (h *Host) updateRunner(cfg *config.Config) error {
+	rc, err := agentConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return h.agent.Update(rc)
 }
 
 // startMediaPruner (re)starts deleting the attachments of

@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -21,6 +22,16 @@ func (h *Host) ReloadFrom(path string) (applied bool, warnings string) {
 	h.reloading.Lock() // SIGHUP and clawhost reload, one at a time
 	defer h.reloading.Unlock()
 	at := time.Now()
+	if h.opts.ReloadEnv != nil {
+		changed, err := h.opts.ReloadEnv()
+		if err != nil {
+			h.refuse(at, err.Error())
+			return false, ""
+		}
+		if len(changed) > 0 {
+			h.log.Info("reload: the environment file changed these variables", "names", strings.Join(changed, ", "))
+		}
+	}
 	next, diags := config.Load(path)
 	var files map[string]*hcl.File
 	if next != nil {

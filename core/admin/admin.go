@@ -231,6 +231,9 @@ type Reload struct {
 	// `clawhost validate` prints them (no sensitive value). Empty when it
 	// was applied.
 	Reason string `json:"reason,omitempty"`
+	// Changed names every setting an applied reload changed (`agent.model`,
+	// `access.owners`, `plugin "tg"`), those in NeedsRestart included.
+	Changed []string `json:"changed,omitempty"`
 	// NeedsRestart names the settings of an applied reload that changed
 	// but take effect only when clawhost restarts (see docs/operations.md,
 	// "Reloads and signals").

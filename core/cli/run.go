@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/internal/gcpace"
 	"github.com/clawhost/clawhost/core/internal/memtrim"
+	"github.com/clawhost/clawhost/core/setup"
 )
 
 // serve runs clawhost until SIGINT or SIGTERM; SIGHUP reloads the
@@ -25,12 +26,18 @@ func serve(path string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	// The env file first, remembered: a reload reads it again.
+	env, err := setup.NewEnvSource(path, os.LookupEnv, os.Setenv, os.Unsetenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawhost: %v\n", err)
+		return 1
+	}
 	cfg, ok := load(path, stderr)
 	if !ok {
 		return 1
 	}
 	gcpace.Start()
-	opts := core.Options{Version: thisBuild().version, LogOutput: stderr}
+	opts := core.Options{Version: thisBuild().version, LogOutput: stderr, ReloadEnv: env.Reload}
 	if isTerminal(stderr) {
 		opts.Terminal = stderr
 	}

@@ -306,6 +306,18 @@ func reloadCommand(inv invocation) int {
 		return 1
 	}
 	fmt.Fprintln(inv.stdout, "applied")
+	var now []string
+	for _, c := range r.Changed {
+		if !slices.Contains(r.NeedsRestart, c) {
+			now = append(now, c)
+		}
+	}
+	switch {
+	case len(r.Changed) == 0:
+		fmt.Fprintln(inv.stdout, "nothing changed")
+	case len(now) > 0:
+		fmt.Fprintf(inv.stdout, "these changes apply from the next message or turn:\n  %s\n", strings.Join(now, "\n  "))
+	}
 	if len(r.NeedsRestart) > 0 {
 		fmt.Fprintf(inv.stdout, "these changes wait for a restart of clawhost:\n  %s\n", strings.Join(r.NeedsRestart, "\n  "))
 	}

@@ -75,13 +75,15 @@ func TestReloadSaysWhatWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if rc := run([]string{"reload", "-config", cfg}, &out, &errb); rc != 0 || !strings.HasPrefix(out.String(), "applied\n") ||
-		!strings.Contains(out.String(), "agent { command") || !strings.Contains(out.String(), "log_level, log_format") || strings.Contains(out.String(), "access") {
+	rc := run([]string{"reload", "-config", cfg}, &out, &errb)
+	applied, waits, _ := strings.Cut(out.String(), "these changes wait for a restart of clawhost:")
+	if rc != 0 || !strings.HasPrefix(out.String(), "applied\n") || !strings.Contains(applied, "apply from the next message or turn:\n  access.dm_policy\n") ||
+		!strings.Contains(waits, "agent.command") || !strings.Contains(waits, "log_level") || strings.Contains(waits, "access") {
 		t.Fatalf("clawhost reload: exit %d\n%s%s", rc, out.String(), errb.String())
 	}
 	out.Reset()
 	run([]string{"status", "-config", cfg}, &out, &errb)
-	if !strings.Contains(out.String(), "was applied; these changes wait for a restart of clawhost: agent {") {
+	if !strings.Contains(out.String(), "was applied; these changes wait for a restart of clawhost: ") || !strings.Contains(out.String(), "agent.command") {
 		t.Errorf("clawhost status:\n%s", out.String())
 	}
 

@@ -25,7 +25,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 		if old := r.procs[req.Key]; old != nil {
 			if old.isDead() {
 				w.Start = StartDied
-			} else if old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission && old.media == req.MediaDir && old.dir == req.Dir {
+			} else if old.cfg == r.profile(req.Agent) && old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission && old.media == req.MediaDir && old.dir == req.Dir {
 				old.busy = true
 				old.lastUsed = r.clock.Now()
 				if old.idle != nil {
@@ -157,11 +157,12 @@ func (r *Runner) evictLocked(keep int, agent *Config, agentKeep int) []*proc {
 	return out
 }
 
-// warmOfLocked counts the warm processes of the agent configured by c.
+// warmOfLocked counts the warm processes of the agent configured by c (by name: a
+// process started before an Update holds the profile it was started with).
 func (r *Runner) warmOfLocked(c *Config) int {
 	n := 0
 	for _, p := range r.procs {
-		if p.cfg == c {
+		if p.cfg.Name == c.Name {
 			n++
 		}
 	}
@@ -176,7 +177,7 @@ func (r *Runner) victimLocked(of *Config) *proc {
 	var v *proc
 	vWanted := false
 	for _, p := range r.procs {
-		if p.busy || of != nil && p.cfg != of {
+		if p.busy || of != nil && p.cfg.Name != of.Name {
 			continue
 		}
 		wanted := len(r.lanes[p.key]) > 0

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -46,6 +47,10 @@ type Runner struct {
 	active  map[string]*Turn // the current (waiting or running) turn by key, for Abort and Steer
 	seq     int
 	wg      sync.WaitGroup
+
+	// live are the profiles a reload replaced (update.go); nil until the first Update.
+	live     atomic.Pointer[liveProfiles]
+	updateMu sync.Mutex // one Update at a time
 }
 
 // New returns a Runner for cfg (defaults applied, see Config). It validates cfg and creates
@@ -200,10 +205,11 @@ func uidOf(u *runas.User) int64 {
 
 // profile is the configuration of an agent's turns: a named agent's, else the runner's.
 func (r *Runner) profile(agent string) *Config {
-	if p, ok := r.agents[agent]; ok {
+	cur := r.current()
+	if p, ok := cur.agents[agent]; ok {
 		return p
 	}
-	return &r.cfg
+	return cur.main
 }
 
 // Config returns the effective configuration (defaults applied).

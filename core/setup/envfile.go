@@ -70,6 +70,26 @@ func EnvFileFor(configPath string) string {
 // manager overrides the file). It returns the names it set. A file that
 // its group or others may read is refused: it holds tokens.
 func LoadEnvFile(configPath string, lookup func(string) (string, bool), setenv func(string, string) error) ([]string, error) {
+	vars, err := readEnvFor(configPath)
+	if err != nil {
+		return nil, err
+	}
+	var set []string
+	for _, kv := range vars {
+		if _, ok := lookup(kv[0]); ok {
+			continue
+		}
+		if err := setenv(kv[0], kv[1]); err != nil {
+			return set, fmt.Errorf("read %s: set %s: %w", EnvFileFor(configPath), kv[0], err)
+		}
+		set = append(set, kv[0])
+	}
+	return set, nil
+}
+
+// readEnvFor is the variables of the env file beside configPath; none when there is no
+// file. A file its group or others may read is refused: it holds tokens.
+func readEnvFor(configPath string) ([][2]string, error) {
 	path := EnvFileFor(configPath)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -89,15 +109,81 @@ func LoadEnvFile(configPath string, lookup func(string) (string, bool), setenv f
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	var set []string
+	return vars, nil
+}
+
+// EnvSource is the environment a running host took from its clawhost.env: at a reload it
+// reads the file again (Reload), so a token added or changed there is seen without a
+// restart. A variable the environment set before the host started (the command line,
+// a service manager) keeps winning over the file, as at the start — unless it held the
+// file's own value then (systemd's EnvironmentFile= reads the same file): that one follows
+// the file.
+type EnvSource struct {
+	configPath string
+	lookup     func(string) (string, bool)
+	setenv     func(string, string) error
+	unsetenv   func(string) error
+	// owned are the variables the file decides: set from it, or found with its value.
+	owned map[string]bool
+}
+
+// NewEnvSource loads the env file beside configPath as LoadEnvFile does and remembers
+// which variables it decides.
+func NewEnvSource(configPath string, lookup func(string) (string, bool), setenv func(string, string) error, unsetenv func(string) error) (*EnvSource, error) {
+	s := &EnvSource{configPath: configPath, lookup: lookup, setenv: setenv, unsetenv: unsetenv, owned: map[string]bool{}}
+	vars, err := readEnvFor(s.configPath)
+	if err != nil {
+		return nil, err
+	}
 	for _, kv := range vars {
-		if _, ok := lookup(kv[0]); ok {
+		if v, ok := lookup(kv[0]); ok && v == kv[1] {
+			s.owned[kv[0]] = true
+		}
+	}
+	set, err := LoadEnvFile(configPath, lookup, setenv)
+	for _, name := range set {
+		s.owned[name] = true
+	}
+	return s, err
+}
+
+// Reload reads the file again: a variable it decides, or one the environment does not
+// set, takes the file's value; one it decided that is no longer in the file is unset.
+// It returns the names whose value changed (never a value). On an error (an unsafe or
+// broken file) nothing changes.
+func (s *EnvSource) Reload() ([]string, error) {
+	vars, err := readEnvFor(s.configPath)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	inFile := map[string]bool{}
+	for _, kv := range vars {
+		inFile[kv[0]] = true
+		cur, set := s.lookup(kv[0])
+		if set && !s.owned[kv[0]] {
 			continue
 		}
-		if err := setenv(kv[0], kv[1]); err != nil {
-			return set, fmt.Errorf("read %s: set %s: %w", path, kv[0], err)
+		s.owned[kv[0]] = true
+		if set && cur == kv[1] {
+			continue
 		}
-		set = append(set, kv[0])
+		if err := s.setenv(kv[0], kv[1]); err != nil {
+			return changed, fmt.Errorf("read %s: set %s: %w", EnvFileFor(s.configPath), kv[0], err)
+		}
+		changed = append(changed, kv[0])
 	}
-	return set, nil
+	for name := range s.owned {
+		if inFile[name] {
+			continue
+		}
+		delete(s.owned, name)
+		if _, set := s.lookup(name); set {
+			if err := s.unsetenv(name); err != nil {
+				return changed, err
+			}
+			changed = append(changed, name)
+		}
+	}
+	return changed, nil
 }
