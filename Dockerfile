@@ -51,6 +51,11 @@ RUN ln -s /usr/local/lib/clawhost/clawhost /usr/local/bin/clawhost \
  && chmod 0700 /data /claude
 USER clawhost
 ENV HOME=/home/clawhost
+# The status page (admin { listen } in examples/docker/config.hcl: port 8791 of the
+# container, token-protected; publish it on the host's loopback with
+# -p 127.0.0.1:8791:8791). /healthz answers 200 when every enabled plugin is ready.
+EXPOSE 8791
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 CMD ["clawhost", "healthcheck", "-config", "/etc/clawhost/config.hcl"]
 VOLUME ["/data", "/workspace"]
 WORKDIR /workspace
 ENTRYPOINT ["/usr/bin/tini", "--", "clawhost"]

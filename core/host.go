@@ -383,8 +383,35 @@ func (h *Host) Start(ctx context.Context) error {
 		}
 	}
 	h.log.Info("clawhost started", "version", h.opts.Version, "config", h.cfg.Path(), "plugins", len(h.cfg.EnabledPlugins()), "startup", time.Since(h.started))
+	h.offerOwnerCode()
 	go h.reportStart()
 	return nil
+}
+
+// offerOwnerCode makes the first owner reachable where no `clawhost init` ran (a
+// container, a hand-written file): when the host has no owner — none in access.owners,
+// none claimed before — and no owner code is pending, it makes one (ownerclaim, valid
+// ownerclaim.DefaultTTL, burned after ownerclaim.MaxAttempts wrong tries) and logs it
+// once, so `docker logs` shows the one message that makes its sender the owner. The
+// code is useless once claimed or expired; a restart while one is pending makes none
+// (init's printed code stays valid), and `clawhost owner-code` makes a new one.
+func (h *Host) offerOwnerCode() {
+	if claimed, err := ownerclaim.Owners(h.cfg.DataDir); err != nil || len(claimed) > 0 || len(h.cfg.Access.Owners) > 0 {
+		return
+	}
+	now := time.Now()
+	if pending, err := ownerclaim.Pending(h.cfg.DataDir, now); err != nil || pending {
+		if pending {
+			h.log.Info("no owner yet; an owner code is pending (clawhost owner-code makes a new one)")
+		}
+		return
+	}
+	code, err := ownerclaim.Create(h.cfg.DataDir, ownerclaim.DefaultTTL, now)
+	if err != nil {
+		h.log.Warn("no owner yet, and no owner code could be made", "error", err)
+		return
+	}
+	h.log.Warn("no owner yet: send this message to the bot in a direct chat within 24 hours to become its owner (one use)", "message", "/owner "+code)
 }
 
 // startAdmin starts the admin endpoint with its token (made at the first

@@ -451,7 +451,8 @@ type Options struct {
 	// log (e.g. "the token is in /srv/clawhost/data/admin.token").
 	TokenHint string
 	// TLSCert and TLSKey are PEM files; when both are set the endpoint
-	// serves HTTPS.
+	// serves HTTPS. When neither file exists, Start makes a self-signed
+	// pair there (0600) and logs its SHA-256 fingerprint.
 	TLSCert, TLSKey string
 	// Source provides the state; required.
 	Source Source
@@ -505,8 +506,18 @@ func Start(opts Options) (*Server, error) {
 	if (opts.TLSCert == "") != (opts.TLSKey == "") {
 		return nil, errors.New("start admin: TLS needs both a certificate and a key")
 	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
 	var tlsConfig *tls.Config
 	if opts.TLSCert != "" {
+		made, err := ensureCertificate(opts.TLSCert, opts.TLSKey, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("start admin: %w", err)
+		}
+		if made != "" {
+			opts.Logger.Info("made a self-signed certificate for the admin endpoint", "cert", opts.TLSCert, "sha256", made)
+		}
 		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
 		if err != nil {
 			return nil, fmt.Errorf("start admin: TLS: %w", err)
@@ -515,9 +526,6 @@ func Start(opts Options) (*Server, error) {
 	}
 	if opts.Listen == "" {
 		opts.Listen = DefaultListen
-	}
-	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
 	}
 	if opts.SnapshotTimeout <= 0 {
 		opts.SnapshotTimeout = DefaultSnapshotTimeout

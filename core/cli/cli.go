@@ -134,10 +134,22 @@ func commandTable() []command {
 				"One line per check: ok, WARN or FAIL with what was found and what to do; -json for machines.\n" +
 				"Exit 0 when nothing fails, 1 otherwise (or when the file does not load), 2 on bad usage.", nil, doctorCommand},
 		{"reload", "[-config FILE]", "reload the running host's configuration file (as SIGHUP) and say what came of it",
-			"Goes through the running host's admin endpoint. Prints \"applied\" and the changes that wait for a\n" +
-				"restart of clawhost (the claude runner's agent settings, storage, admin, data_dir, plugin_dir, log\n" +
-				"settings), or \"refused\" with the diagnostics (the running set is kept). Exit 0 applied, 1 refused,\n" +
-				"2 when the host cannot be reached.", reloadCommand, nil},
+			"Goes through the running host's admin endpoint; the host reads clawhost.env beside the file again\n" +
+				"first. Prints \"applied\" and exactly the settings that changed (agent.model, access.owners,\n" +
+				"plugin \"tg\"): those that apply from the next message or turn (warm claude processes included),\n" +
+				"then those that wait for a restart of clawhost (an agent's command, workspace, sandbox, run_as;\n" +
+				"storage, admin, data_dir, plugin_dir, log settings); or \"refused\" with the diagnostics (the\n" +
+				"running set is kept). Exit 0 applied, 1 refused, 2 when the host cannot be reached.", reloadCommand, nil},
+		{"healthcheck", "[-config FILE]", "exit 0 when the running host's /healthz answers 200 (every enabled plugin ready), else 1",
+			"For a container's HEALTHCHECK or a supervisor: GET /healthz on the admin endpoint (admin { listen }\n" +
+				"in the file, or data_dir/admin.json when the file does not load). Nothing is printed when\n" +
+				"healthy; otherwise the answer or the error goes to stderr.", healthcheckCommand, nil},
+		{"owner-code", "[-config FILE]", "make a one-time code whose sender becomes an owner (\"/owner CODE\" in a direct chat)",
+			"Writes a new owner claim to data_dir (replacing a pending one) and prints the message to send the\n" +
+				"bot: its sender is added to the owners (data_dir/owners.json), running host or not. The code\n" +
+				"is valid 24 hours and burned after 5 wrong tries. A host with no owner makes one at its start\n" +
+				"and logs it (a container's first start). Exit 0, 1 when the file does not load or data_dir\n" +
+				"cannot be written.", ownerCodeCommand, nil},
 		{"usage", "[-config FILE] [-since 7d] [-by person|chat|agent|day] [-json]", "what turns cost, summed by person, chat, agent or day",
 			"Reads the usage ledger (one row per finished turn: who, which chat and agent, tokens and cost\n" +
 				"as claude reports them) from the database, whether clawhost is running or not. -since is how\n" +
@@ -303,8 +315,8 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 		fmt.Fprintln(stderr, "clawhost: -all goes with validate")
 		return inv, 2, false
 	}
-	if *adminAddr != "" && cmd != "status" && cmd != "pairing" && cmd != "retry" && cmd != "reload" {
-		fmt.Fprintln(stderr, "clawhost: -admin goes with status, pairing, retry and reload")
+	if *adminAddr != "" && cmd != "status" && cmd != "pairing" && cmd != "retry" && cmd != "reload" && cmd != "healthcheck" {
+		fmt.Fprintln(stderr, "clawhost: -admin goes with status, pairing, retry, reload and healthcheck")
 		return inv, 2, false
 	}
 	return invocation{config: *cfgPath, admin: *adminAddr, approved: *approved, all: *all, positional: positional, stdout: stdout, stderr: stderr}, 0, true

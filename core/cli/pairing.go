@@ -16,6 +16,7 @@ import (
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/ownerclaim"
 )
 
 const pairingUsage = `usage: clawhost pairing list [-approved] [-config FILE]
@@ -227,4 +228,20 @@ func postJSON(cfg *config.Config, path string, body, v any) error {
 		return errors.New(e.Error)
 	}
 	return json.Unmarshal(raw, v)
+}
+
+// ownerCodeCommand is `clawhost owner-code`: a new one-time owner code for the
+// configuration's data_dir, printed once (only its salted hash is stored).
+func ownerCodeCommand(inv invocation) int {
+	cfg, ok := load(inv.config, inv.stderr)
+	if !ok {
+		return 1
+	}
+	code, err := ownerclaim.Create(cfg.DataDir, ownerclaim.DefaultTTL, time.Now())
+	if err != nil {
+		fmt.Fprintf(inv.stderr, "clawhost owner-code: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(inv.stdout, "Send this message to the bot in a direct chat within 24 hours to become its owner:\n\n  /owner %s\n", code)
+	return 0
 }

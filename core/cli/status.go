@@ -341,3 +341,29 @@ func writeAttention(b *strings.Builder, instance string, a admin.Attention, now 
 func indent(s, prefix string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
+
+// healthcheckCommand is `clawhost healthcheck`: GET /healthz of the running host (a
+// container's HEALTHCHECK: the image has no curl). Exit 0 when it answers 200 (every
+// enabled plugin ready), 1 otherwise, with the answer or the error on stderr.
+func healthcheckCommand(inv invocation) int {
+	cfg, ok := loadForHost("healthcheck", inv.host(), inv.stderr)
+	if !ok {
+		return 1
+	}
+	if cfg.Admin.Listen == "" {
+		fmt.Fprintln(inv.stderr, "clawhost healthcheck: the admin endpoint is disabled (admin { listen = \"\" })")
+		return 1
+	}
+	resp, err := adminDo(cfg, http.MethodGet, "/healthz", "", nil, 5*time.Second)
+	if err != nil {
+		fmt.Fprintf(inv.stderr, "clawhost healthcheck: %v\n", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(inv.stderr, "clawhost healthcheck: %s %s\n", resp.Status, strings.TrimSpace(string(body)))
+		return 1
+	}
+	return 0
+}

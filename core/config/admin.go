@@ -23,7 +23,9 @@ type Admin struct {
 	// TLSCert and TLSKey are PEM files of a certificate and its key
 	// (tls_cert, tls_key); when both are set the endpoint serves HTTPS,
 	// which it needs to listen beyond loopback. A relative path is
-	// resolved against the directory of the file.
+	// resolved against the directory of the file. When neither file
+	// exists, the host makes a self-signed pair there at its start (0600;
+	// the log names its SHA-256 fingerprint) — a container's first start.
 	TLSCert string `hcl:"tls_cert,optional"`
 	TLSKey  string `hcl:"tls_key,optional"`
 	// Pprof serves Go's profiles under /debug/pprof/ on the endpoint

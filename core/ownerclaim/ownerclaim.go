@@ -92,6 +92,18 @@ func Create(dir string, ttl time.Duration, now time.Time) (string, error) {
 	return string(code), nil
 }
 
+// Pending reports whether dir holds a claim that can still be used at now (not expired,
+// not burned).
+func Pending(dir string, now time.Time) (bool, error) {
+	var cl claim
+	if err := readJSON(filepath.Join(dir, ClaimFile), &cl); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("owner claim: %w", err)
+	}
+	return now.Before(cl.ExpiresAt) && cl.Attempts < MaxAttempts, nil
+}
+
 func digest(salt, code string) string {
 	sum := sha256.Sum256([]byte(salt + ":" + normalize(code)))
 	return hex.EncodeToString(sum[:])

@@ -23,7 +23,25 @@ agent {
   env = env("ANTHROPIC_API_KEY", "") == "" ? {} : { ANTHROPIC_API_KEY = env("ANTHROPIC_API_KEY") }
 }
 
+# The status page and /healthz (the image's HEALTHCHECK runs clawhost
+# healthcheck against it). Inside the container it listens on every address
+# so that a published port reaches it, over HTTPS with a self-signed
+# certificate made at the first start in /data (its SHA-256 fingerprint is in
+# the log); every route but /healthz needs the token in /data/admin.token.
+# Publish it on the host's loopback only:
+#   docker run -p 127.0.0.1:8791:8791 ...
+#   docker exec clawhost cat /data/admin.token   then open
+#   https://127.0.0.1:8791/?token=<that token>   (accept the certificate)
+admin {
+  listen   = env("CLAWHOST_ADMIN_LISTEN", "0.0.0.0:8791")
+  tls_cert = "/data/admin-tls.crt"
+  tls_key  = "/data/admin-tls.key"
+}
+
 access {
+  # With no owner, clawhost logs a one-time "/owner CODE" at its first start
+  # (docker logs clawhost): send it to the bot to become its owner;
+  # docker exec clawhost clawhost owner-code makes a new one.
   # Unknown senders get a pairing code; approve it with
   #   docker exec clawhost clawhost pairing approve CODE
   dm_policy = "pairing"
