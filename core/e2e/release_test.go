@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +107,8 @@ func TestReleaseArchive(t *testing.T) {
 		t.Fatalf("SHA256SUMS: %q %v", sums, err)
 	}
 
+	installScript(t, first)
+
 	root := t.TempDir()
 	names := untar(t, first, filepath.Join(root, "opt"))
 	top := strings.TrimSuffix(filepath.Base(first), ".tar.gz")
@@ -195,5 +199,63 @@ plugin "web" {
 	}
 	if want := "found=\"~/.local/bin (claude's native installer)\""; !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "path="+native) {
 		t.Errorf("the log does not say claude was found at %s: %s", native, want)
+	}
+}
+
+// installScript: install.sh, pointed at a local web server holding make dist's output,
+// downloads this machine's archive, checks it against SHA256SUMS and links clawhost into
+// PREFIX/bin, where it runs and finds its plugins; served a corrupted archive it refuses
+// and installs nothing.
+func installScript(t *testing.T, archive string) {
+	t.Helper()
+	version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(archive), "clawhost_"), "_linux_amd64.tar.gz")
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Logf("install.sh not tried: the archive is linux/amd64, this is %s/%s", runtime.GOOS, runtime.GOARCH)
+		return
+	}
+	serve := func(dir string) string {
+		srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	install := func(url, prefix string) (string, error) {
+		cmd := exec.Command("sh", filepath.Join(repoRoot, "install.sh"))
+		cmd.Env = append(os.Environ(), "CLAWHOST_VERSION="+version, "CLAWHOST_RELEASE_URL="+url, "CLAWHOST_PREFIX="+prefix, "HOME="+prefix)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	good := filepath.Dir(archive)
+	prefix := t.TempDir()
+	if out, err := install(serve(good), prefix); err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	bin := filepath.Join(prefix, "bin", "clawhost")
+	if ver, err := exec.Command(bin, "version").Output(); err != nil || !strings.HasPrefix(string(ver), "clawhost ") {
+		t.Fatalf("the installed clawhost version: %q %v", ver, err)
+	}
+	if out, err := exec.Command(bin, "plugin", "schema", "telegram").CombinedOutput(); err != nil || !strings.Contains(string(out), "token") {
+		t.Errorf("the installed clawhost does not find its plugins: %v\n%s", err, out)
+	}
+
+	bad := t.TempDir()
+	for _, name := range []string{"SHA256SUMS", filepath.Base(archive)} {
+		b, err := os.ReadFile(filepath.Join(good, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name != "SHA256SUMS" {
+			b[len(b)/2] ^= 0xff
+		}
+		if err := os.WriteFile(filepath.Join(bad, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prefix2 := t.TempDir()
+	out, err := install(serve(bad), prefix2)
+	if err == nil || !strings.Contains(out, "checksum mismatch") {
+		t.Fatalf("install.sh of a corrupted archive: %v\n%s", err, out)
+	}
+	if ents, _ := os.ReadDir(prefix2); len(ents) != 0 {
+		t.Errorf("a refused install left %d entries in the prefix", len(ents))
 	}
 }

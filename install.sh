@@ -1,0 +1,78 @@
+#!/bin/sh
+# install.sh — download a clawhost release for this machine, check it against the
+# release's SHA256SUMS and put clawhost and its plugins on PATH.
+#
+#   sh install.sh                      # the version below, into ~/.local
+#   CLAWHOST_VERSION=0.1.0 CLAWHOST_PREFIX=/usr/local sudo -E sh install.sh
+#
+# Settings (environment):
+#   CLAWHOST_VERSION      the release to install (default below)
+#   CLAWHOST_RELEASE_URL  where its archives and SHA256SUMS are (default: the project's
+#                         release page for that version; a directory served by any web
+#                         server holding `make dist`'s output works too)
+#   CLAWHOST_PREFIX       installs into PREFIX/lib/clawhost-VERSION, links
+#                         PREFIX/bin/clawhost to it (default ~/.local)
+#
+# Nothing is installed unless the archive's checksum matches SHA256SUMS.
+set -eu
+
+version=${CLAWHOST_VERSION:-0.1.0}
+base=${CLAWHOST_RELEASE_URL:-https://github.com/clawhost/clawhost/releases/download/v$version}
+prefix=${CLAWHOST_PREFIX:-$HOME/.local}
+
+fail() { echo "install.sh: $*" >&2; exit 1; }
+
+case $(uname -s) in
+  Linux) os=linux ;;
+  Darwin) os=darwin ;;
+  *) fail "no release for $(uname -s): build from source (README, \"From source\")" ;;
+esac
+case $(uname -m) in
+  x86_64 | amd64) arch=amd64 ;;
+  aarch64 | arm64) arch=arm64 ;;
+  *) fail "no release for $(uname -m): build from source (README, \"From source\")" ;;
+esac
+archive="clawhost_${version}_${os}_${arch}.tar.gz"
+
+if command -v curl >/dev/null 2>&1; then
+  fetch() { curl -fsSL -o "$2" "$1"; }
+elif command -v wget >/dev/null 2>&1; then
+  fetch() { wget -q -O "$2" "$1"; }
+else
+  fail "needs curl or wget"
+fi
+if command -v sha256sum >/dev/null 2>&1; then
+  sum() { sha256sum "$1" | cut -d' ' -f1; }
+elif command -v shasum >/dev/null 2>&1; then
+  sum() { shasum -a 256 "$1" | cut -d' ' -f1; }
+else
+  fail "needs sha256sum or shasum"
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+echo "downloading $archive from $base"
+fetch "$base/SHA256SUMS" "$tmp/SHA256SUMS" || fail "cannot download $base/SHA256SUMS"
+fetch "$base/$archive" "$tmp/$archive" || fail "cannot download $base/$archive"
+want=$(awk -v f="$archive" '$2 == f || $2 == "*" f { print $1 }' "$tmp/SHA256SUMS")
+[ -n "$want" ] || fail "SHA256SUMS lists no $archive"
+got=$(sum "$tmp/$archive")
+[ "$got" = "$want" ] || fail "checksum mismatch for $archive (got $got, SHA256SUMS says $want): not installed"
+
+mkdir -p "$tmp/x"
+tar -xzf "$tmp/$archive" -C "$tmp/x"
+src="$tmp/x/clawhost_${version}_${os}_${arch}"
+[ -x "$src/clawhost" ] || fail "$archive holds no clawhost_${version}_${os}_${arch}/clawhost"
+dest="$prefix/lib/clawhost-$version"
+mkdir -p "$prefix/lib" "$prefix/bin"
+rm -rf "$dest"
+mv "$src" "$dest"
+# clawhost finds its plugins beside its real file: the link is followed.
+ln -sfn "$dest/clawhost" "$prefix/bin/clawhost"
+"$prefix/bin/clawhost" version
+echo "installed clawhost $version in $dest, linked from $prefix/bin/clawhost"
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "add $prefix/bin to PATH (e.g. in ~/.profile: export PATH=\"$prefix/bin:\$PATH\")" ;;
+esac
+echo "next: clawhost init   (docs/init.md)"
