@@ -40,9 +40,9 @@ type DoctorCheck struct {
 }
 
 // Doctor checks what a configuration needs of this machine, without
-// starting the host or spending a claude turn: the claude CLI of every
-// agent (found, its version against the tested one, logged in — `claude
-// auth status`), data_dir and the workspaces (there, writable), free disk,
+// starting the host: the claude CLI of every agent (found, its version
+// against the tested one, logged in — `claude auth status` — and answering:
+// one minimal real request, doctorRequest), data_dir and the workspaces (there, writable), free disk,
 // the database (opens and migrates; a running host holding it is fine),
 // the plugin binaries and their checksums, each channel's credentials with
 // its platform (doctorChannels), the admin endpoint's and the web
@@ -291,8 +291,32 @@ func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 		default:
 			out = append(out, DoctorCheck{Name: name, Verdict: VerdictOK, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod})
 		}
+		if err == nil && auth.LoggedIn {
+			out = append(out, doctorRequest(ctx, a.ID, c))
+		}
 	}
 	return out
+}
+
+// doctorRequest makes one minimal real request with agent id's claude (runner.Config.Ask):
+// `claude auth status` only reads files, so a key the API refuses, or a login that
+// expired, shows only here.
+func doctorRequest(ctx context.Context, id string, c runner.Config) DoctorCheck {
+	name := "claude answers (agent " + id + ")"
+	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	a, err := c.Ask(actx)
+	switch {
+	case err != nil:
+		return DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "one request through claude did not run: " + err.Error(), Do: "run claude -p by hand with the bot's CLAUDE_CONFIG_DIR to see why"}
+	case a.OK:
+		return DoctorCheck{Name: name, Verdict: VerdictOK, Found: "one minimal request was answered"}
+	case a.Refused():
+		return DoctorCheck{Name: name, Verdict: VerdictFail, Found: "the API refused claude's credentials: " + a.Message,
+			Do: "set a valid ANTHROPIC_API_KEY in agent.env (or clawhost.env), or log claude in again with CLAUDE_CONFIG_DIR=" + c.ConfigDir + " (claude /login, or claude setup-token)"}
+	default:
+		return DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "one minimal request was not answered: " + a.Message, Do: "check the network, a proxy in agent.env, or try again later"}
+	}
 }
 
 type dirCheck = struct{ name, path string }

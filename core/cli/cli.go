@@ -126,8 +126,8 @@ func commandTable() []command {
 				"Exit 0 when nothing is high or critical, 1 otherwise, 2 on bad usage or a file that does not\n" +
 				"load. An empty report is not a guarantee: it checks settings, not the code behind them.", nil, securityCommand},
 		{"doctor", "[-config FILE] [-json]", "check what the configuration needs of this machine, with what to do",
-			"Without starting the host or spending a claude turn: each agent's claude CLI (found, its version\n" +
-				"against the tested one, logged in — claude auth status), data_dir and the workspaces (there,\n" +
+			"Without starting the host: each agent's claude CLI (found, its version against the tested\n" +
+				"one, logged in — claude auth status — and answering one minimal real request), data_dir and the workspaces (there,\n" +
 				"writable, data_dir private), free disk, the database (opens and migrates; held by a running host\n" +
 				"is fine), each enabled plugin's binary and checksum, the admin endpoint's and web chats' ports\n" +
 				"(free, or answering when clawhost runs), and memory for agent.max_warm warm claude processes.\n" +

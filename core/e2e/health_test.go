@@ -271,6 +271,39 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("doctor -json: %v %+v", err, checks)
 	}
 
+	// A key the API refuses: claude auth status says "logged in with api_key" (it reads
+	// no more than the environment); the one real request doctor makes FAILs.
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	fake.SetResponder(func(r *anthropictest.Request) anthropictest.Reply {
+		if r.Header.Get("x-api-key") != "good-key" {
+			return anthropictest.Unauthorized()
+		}
+		return anthropictest.Reply{Text: "OK"}
+	})
+	for _, c := range []struct {
+		key     string
+		rc      int
+		line    string
+		request bool
+	}{
+		{"bad-key", 1, "FAIL  claude answers (agent main)", true},
+		{"good-key", 0, "ok    claude answers (agent main)", true},
+	} {
+		d := t.TempDir()
+		ag := RealClaude(bin, filepath.Join(d, "home"), fake.URL(), Attrs{"workspace": filepath.Join(d, "workspace")})
+		ag.Env["ANTHROPIC_API_KEY"] = c.key
+		before := fake.Count()
+		out.Reset()
+		if rc := run([]string{"doctor", "-config", (&Host{Dir: d, Agent: ag, Admin: Attrs{"listen": ""}}).Write(t)}, &out, &errb); rc != c.rc || !strings.Contains(out.String(), c.line) ||
+			!strings.Contains(out.String(), "logged in with api_key") || strings.Contains(out.String(), c.key) {
+			t.Errorf("doctor with %s: exit %d\n%s", c.key, rc, out.String())
+		}
+		if fake.Count() == before {
+			t.Errorf("doctor with %s made no request", c.key)
+		}
+	}
+
 	dir2 := t.TempDir()
 	agent2 := RealClaude(bin, filepath.Join(dir2, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir2, "workspace")})
 	delete(agent2.Env, "ANTHROPIC_API_KEY")

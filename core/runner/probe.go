@@ -74,3 +74,76 @@ func (c Config) Probe(ctx context.Context, nice int) (version string, auth AuthS
 	}
 	return version, auth, nil
 }
+
+// Answer is what one minimal real request through the CLI found (Config.Ask).
+type Answer struct {
+	// OK: the API answered the request.
+	OK bool
+	// Status is the API's HTTP status when it refused (401, 403, 429, 529…); 0 when no
+	// status came back (not logged in, the API unreachable).
+	Status int
+	// Message is the CLI's own words for a refusal ("Invalid API key · Fix external
+	// API key"), never a credential.
+	Message string
+}
+
+// Refused reports whether the API refused the credentials (401, 403) or the CLI has none:
+// no turn can work until the login or the key changes.
+func (a Answer) Refused() bool {
+	return a.Status == 401 || a.Status == 403 || strings.Contains(a.Message, "Not logged in")
+}
+
+// Ask makes one minimal real request, as a turn's claude would make it (the same
+// environment and user as Probe, the agent's model): `claude -p` with a one-word prompt on
+// stdin, --max-turns 1, no transcript written (--no-session-persistence), one API retry,
+// in a temporary directory. It spends one small request (a few thousand input tokens of
+// claude's own system prompt). err is for a CLI that could not run or printed no result;
+// what the API said is in the Answer.
+func (c Config) Ask(ctx context.Context) (Answer, error) {
+	path, err := exec.LookPath(c.Command)
+	if err != nil {
+		return Answer{}, errNotFound(c.Command, err)
+	}
+	dir, err := os.MkdirTemp("", "clawhost-ask-")
+	if err != nil {
+		return Answer{}, err
+	}
+	defer os.RemoveAll(dir)
+	if c.RunAs != nil {
+		if err := c.RunAs.Chown(dir); err != nil {
+			return Answer{}, err
+		}
+	}
+	c.MaxRetries = 1
+	args := []string{"-p", "--output-format", "json", "--max-turns", "1", "--no-session-persistence"}
+	if c.Model != "" {
+		args = append(args, "--model", c.Model)
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env, cmd.Dir = c.env(os.Environ(), dir), dir
+	cmd.Stdin = strings.NewReader("Reply with the single word OK.")
+	if c.RunAs != nil {
+		cmd.SysProcAttr = credentialAttr(c.RunAs)
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	runErr := cmd.Run()
+	var res struct {
+		IsError bool   `json:"is_error"`
+		Status  *int   `json:"api_error_status"`
+		Result  string `json:"result"`
+		Subtype string `json:"subtype"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &res); err != nil {
+		if runErr != nil {
+			return Answer{}, fmt.Errorf("%s -p: %w", c.Command, runErr)
+		}
+		return Answer{}, fmt.Errorf("%s -p: not the JSON result it prints: %w", c.Command, err)
+	}
+	// error_max_turns: the model asked for a tool; the API answered.
+	a := Answer{OK: !res.IsError || res.Subtype == "error_max_turns", Message: res.Result}
+	if res.Status != nil {
+		a.Status = *res.Status
+	}
+	return a, nil
+}
