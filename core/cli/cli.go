@@ -405,7 +405,7 @@ func setupCommands() []command {
 				"-plugin-dir DIR, -claude PATH, -admin-listen ADDR, -webchat-listen ADDR, -telegram-api FORMAT,\n" +
 				"-discord-api URL (a fake platform's address; also CLAWHOST_TELEGRAM_API, CLAWHOST_DISCORD_API).\n" +
 				"Exit 0 when written, 1 on a refused token or an existing file, 2 on bad usage.", nil, initCommand},
-		{"service install", "[-config FILE] [-user|-system] [-dir DIR] [-no-start] [-force]", "run clawhost as a service: a systemd unit (Linux) or launchd agent (macOS)",
+		{"service install", "[-config FILE] [-user|-system] [-run-as USER] [-dir DIR] [-no-start] [-force]", "run clawhost as a service: a systemd unit (Linux) or launchd agent (macOS)",
 			"Writes a systemd unit running `clawhost run -config FILE` (FILE made absolute; without -config\n" +
 				"$XDG_CONFIG_HOME/clawhost/config.hcl when it exists, else ./config.hcl) and starts it:\n" +
 				"systemctl [--user] daemon-reload, enable --now. A user unit (~/.config/systemd/user) unless run\n" +
@@ -414,6 +414,10 @@ func setupCommands() []command {
 				"configuration, has the PATH that finds the claude CLI here now, restarts on failure, logs to the\n" +
 				"journal and is hardened without breaking claude (docs/service.md). On macOS: a launchd agent,\n" +
 				"~/Library/LaunchAgents/dev.clawhost.plist, loaded with launchctl bootstrap gui/<uid>.\n" +
+				"A system unit is checked first: when its account could not read the configuration and\n" +
+				"clawhost.env, run clawhost and claude, or write data_dir and the workspaces, nothing is\n" +
+				"written and the paths and the fix are printed; -run-as USER runs it as that existing\n" +
+				"account instead (e.g. root, after clawhost init as root).\n" +
 				"A different installed file is kept unless -force (the difference is shown); -no-start only\n" +
 				"writes it; -dir puts it elsewhere. Exit 0 when installed (and started), 1 otherwise, 2 on bad usage.", nil, serviceCommand},
 		{"service uninstall", "[-user|-system] [-dir DIR]", "stop and disable the service and remove its file",
@@ -423,5 +427,8 @@ func setupCommands() []command {
 			"The unit file (and whether it is what install would write now), systemctl is-enabled and\n" +
 				"is-active (launchctl print on macOS), and the command that shows its log. Exit 0 when it runs,\n" +
 				"1 when it is not installed or not running, 2 on bad usage.", nil, serviceCommand},
+		{"service logs", "[-user|-system] [-f]", "the service's log: its last 200 lines, -f to follow",
+			"journalctl [--user] -u clawhost -n 200 (and -f); on macOS the launchd agent's log file\n" +
+				"(tail). Exit 0, 1 when the log command fails.", nil, serviceCommand},
 	}
 }

@@ -13,7 +13,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/clawhost/clawhost/core"
@@ -24,7 +26,7 @@ import (
 	"github.com/clawhost/clawhost/core/setup"
 )
 
-const serviceUsage = "usage: clawhost service install|uninstall|status [-config FILE] [-user|-system] [-dir DIR] [-no-start] [-force] [-json]"
+const serviceUsage = "usage: clawhost service install|uninstall|status|logs [-config FILE] [-user|-system] [-run-as USER] [-dir DIR] [-no-start] [-force] [-json] [-f]"
 
 // serviceEnv is what `clawhost service` reads of the machine and runs on
 // it; tests replace it to record the service manager's commands.
@@ -35,7 +37,11 @@ type serviceEnv struct {
 	executable func() (string, error)
 	lookPath   func(string) (string, error)
 	userExists func(string) bool
+	// lookupUser finds an existing account (the -run-as user, the system account).
+	lookupUser func(string) (*runas.User, error)
 	runner     service.Runner
+	// logs runs the service manager's log command with the terminal's output.
+	logs func(ctx context.Context, name string, args ...string) error
 }
 
 // machineServiceEnv is this machine.
@@ -47,7 +53,13 @@ func machineServiceEnv() serviceEnv {
 		executable: os.Executable,
 		lookPath:   exec.LookPath,
 		userExists: func(name string) bool { _, err := user.Lookup(name); return err == nil },
+		lookupUser: runas.Lookup,
 		runner:     service.ExecRunner{},
+		logs: func(ctx context.Context, name string, args ...string) error {
+			cmd := exec.CommandContext(ctx, name, args...)
+			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+			return cmd.Run()
+		},
 	}
 }
 
@@ -57,6 +69,9 @@ type serviceFlags struct {
 	system, user            bool
 	dir                     string
 	noStart, force, jsonOut bool
+	// runAs is the account a system unit runs as instead of clawhost's own.
+	runAs  string
+	follow bool
 }
 
 func serviceCommand(args []string, stdout, stderr io.Writer) int {
@@ -81,6 +96,8 @@ func runService(args []string, env serviceEnv, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.noStart, "no-start", false, "install: only write the file")
 	fs.BoolVar(&f.force, "force", false, "install: replace a different installed file")
 	fs.BoolVar(&f.jsonOut, "json", false, "status: print it as JSON")
+	fs.StringVar(&f.runAs, "run-as", "", "install: the system unit runs as this existing account (e.g. the one whose home holds the configuration) instead of the clawhost account")
+	fs.BoolVar(&f.follow, "f", false, "logs: follow the log")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return help([]string{"service"}, stdout, stderr)
@@ -94,8 +111,8 @@ func runService(args []string, env serviceEnv, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "clawhost service: unexpected argument %q\n%s\n", fs.Arg(0), serviceUsage)
 		return 2
 	}
-	if verb != "install" && verb != "uninstall" && verb != "status" {
-		fmt.Fprintf(stderr, "clawhost service: want install, uninstall or status, not %q\n%s\n", verb, serviceUsage)
+	if verb != "install" && verb != "uninstall" && verb != "status" && verb != "logs" {
+		fmt.Fprintf(stderr, "clawhost service: want install, uninstall, status or logs, not %q\n%s\n", verb, serviceUsage)
 		return 2
 	}
 	m, code := newServiceManager(f, env, stdout, stderr)
@@ -113,17 +130,51 @@ func runService(args []string, env serviceEnv, stdout, stderr io.Writer) int {
 		return 0
 	case "status":
 		return serviceStatus(ctx, m, f, env, stdout, stderr)
+	case "logs":
+		cancel() // a followed log runs until interrupted
+		return serviceLogs(m, f, env, stderr)
 	}
-	u, ok := serviceUnit(f, env, m.Scope, stdout, stderr)
+	u, cfg, ok := serviceUnit(f, env, m.Scope, stdout, stderr)
 	if !ok {
 		return 1
+	}
+	if m.Scope == service.ScopeSystem {
+		if problems := serviceAccess(u, cfg, env); len(problems) > 0 {
+			refuseServiceAccess(u, problems, f, env, stderr)
+			return 1
+		}
 	}
 	if err := m.Install(ctx, u, service.InstallOptions{Force: f.force, NoStart: f.noStart}); err != nil {
 		fmt.Fprintf(stderr, "clawhost service: %v\n", err)
 		return 1
 	}
-	if m.Scope == service.ScopeSystem {
-		checkServiceAccess(u, stdout)
+	return 0
+}
+
+// serviceLogs is `clawhost service logs [-f]`: the service manager's log of the unit
+// (journalctl; on macOS the agent's log file).
+func serviceLogs(m *service.Manager, f serviceFlags, env serviceEnv, stderr io.Writer) int {
+	var name string
+	var args []string
+	switch {
+	case env.goos == "darwin":
+		name, args = "tail", []string{"-n", "200"}
+		if f.follow {
+			args = append(args, "-f")
+		}
+		args = append(args, filepath.Join(service.DefaultLogDir(serviceHome(env, m.Scope)), "clawhost.log"))
+	default:
+		name, args = "journalctl", []string{"-u", "clawhost", "-n", "200", "--no-pager"}
+		if m.Scope == service.ScopeUser {
+			args = append([]string{"--user"}, args...)
+		}
+		if f.follow {
+			args = append(args, "-f")
+		}
+	}
+	if err := env.logs(context.Background(), name, args...); err != nil {
+		fmt.Fprintf(stderr, "clawhost service logs: %s %s: %v\n", name, strings.Join(args, " "), err)
+		return 1
 	}
 	return 0
 }
@@ -186,16 +237,16 @@ func serviceConfigPath(f serviceFlags, env serviceEnv) (string, error) {
 // serviceUnit is what the service runs: the configuration (which must
 // load), this clawhost binary, and the PATH that finds each agent's
 // claude CLI as this shell finds it now.
-func serviceUnit(f serviceFlags, env serviceEnv, scope service.Scope, stdout, stderr io.Writer) (service.Unit, bool) {
+func serviceUnit(f serviceFlags, env serviceEnv, scope service.Scope, stdout, stderr io.Writer) (service.Unit, *config.Config, bool) {
 	path, err := serviceConfigPath(f, env)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost service: config: %v\n", err)
-		return service.Unit{}, false
+		return service.Unit{}, nil, false
 	}
 	cfg, ok := load(path, stderr)
 	if !ok {
 		fmt.Fprintf(stderr, "clawhost service: %s does not load; fix it first (clawhost validate -config %s), or name another with -config\n", path, path)
-		return service.Unit{}, false
+		return service.Unit{}, nil, false
 	}
 	bin, err := env.executable()
 	if err == nil {
@@ -203,7 +254,7 @@ func serviceUnit(f serviceFlags, env serviceEnv, scope service.Scope, stdout, st
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost service: this program's path: %v\n", err)
-		return service.Unit{}, false
+		return service.Unit{}, nil, false
 	}
 	var programs []string
 	for _, a := range cfg.AllAgents() {
@@ -241,8 +292,16 @@ func serviceUnit(f serviceFlags, env serviceEnv, scope service.Scope, stdout, st
 	}
 	if scope == service.ScopeSystem {
 		u.User = service.SystemUser
+		if f.runAs != "" {
+			acct, err := env.lookupUser(f.runAs)
+			if err != nil {
+				fmt.Fprintf(stderr, "clawhost service: -run-as: %v\n", err)
+				return service.Unit{}, nil, false
+			}
+			u.User, u.Home, u.LogDir = acct.Name, acct.Home, service.DefaultLogDir(acct.Home)
+		}
 	}
-	return u, true
+	return u, cfg, true
 }
 
 // protectedWrites are the directories the host writes (data_dir, the
@@ -263,29 +322,107 @@ func protectedWrites(cfg *config.Config) []string {
 	return out
 }
 
-// checkServiceAccess warns when the system account cannot read the
-// configuration or run the binary: the unit would fail at its start.
-func checkServiceAccess(u service.Unit, w io.Writer) {
-	acct, err := runas.Lookup(u.User)
+// serviceAccess lists what the unit's account cannot reach of what the unit needs — read
+// the configuration and clawhost.env, enter the working directory, run clawhost and each
+// agent's claude (as the unit's PATH finds it), write data_dir and each workspace (or
+// create them) — checked as that account would be (runas.User.Access: mode bits and every
+// directory above). The clawhost account install creates has no group of its own yet: it
+// is checked as "others".
+func serviceAccess(u service.Unit, cfg *config.Config, env serviceEnv) []string {
+	acct, err := env.lookupUser(u.User)
 	if err != nil {
-		return // not created (-no-start in a test, or useradd failed and said so)
+		acct = &runas.User{Name: u.User, UID: 1<<32 - 2, GID: 1<<32 - 2} // not created yet: "others"
 	}
-	for _, c := range []struct {
-		path string
-		want uint32
-		what string
-	}{{u.Config, 4, "read"}, {u.WorkDir, 1, "enter"}, {u.Binary, 1, "run"}} {
-		if err := acct.Access(c.path, c.want); err != nil {
-			fmt.Fprintf(w, "WARN: the account %s cannot %s %s: %v\n      (chown or chmod it, or put the configuration under /etc/clawhost; data_dir must be writable by %s)\n",
-				u.User, c.what, c.path, err, u.User)
+	var out []string
+	check := func(p string, want uint32, what string) {
+		if err := acct.Access(p, want); err != nil {
+			out = append(out, fmt.Sprintf("cannot %s %s: %v", what, p, err))
 		}
 	}
+	check(u.Config, 4, "read the configuration")
+	check(u.WorkDir, 1, "enter")
+	if _, err := os.Stat(u.EnvFile); err == nil {
+		check(u.EnvFile, 4, "read the secrets file")
+	}
+	check(u.Binary, 1, "run")
+	writable := func(dir, what string) {
+		for d := dir; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(d); err == nil {
+				check(d, 3, "write "+what+" at")
+				return
+			}
+			if d == filepath.Dir(d) {
+				return
+			}
+		}
+	}
+	writable(cfg.DataDir, "data_dir")
+	seen := map[string]bool{}
+	for _, a := range cfg.AllAgents() {
+		if !seen[a.Workspace] {
+			seen[a.Workspace] = true
+			writable(a.Workspace, "the workspace of agent "+a.ID)
+		}
+		if filepath.IsAbs(a.Command) {
+			check(a.Command, 1, "run claude")
+			continue
+		}
+		for _, d := range u.Path {
+			if p := filepath.Join(d, a.Command); fileExists(p) {
+				check(p, 1, "run claude")
+				break
+			}
+		}
+	}
+	return out
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// refuseServiceAccess says why a system unit would not start, before anything is written
+// or enabled, and the commands that fix it.
+func refuseServiceAccess(u service.Unit, problems []string, f serviceFlags, env serviceEnv, w io.Writer) {
+	fmt.Fprintf(w, "clawhost service: the account %s could not start clawhost from this configuration; nothing was installed:\n", u.User)
+	for _, p := range problems {
+		fmt.Fprintf(w, "  - %s\n", p)
+	}
+	owner := env.getenv("SUDO_USER")
+	if owner == "" || owner == "root" {
+		owner = ownerOf(u.Config)
+	}
+	fmt.Fprintln(w, "Fix it one of these ways:")
+	if owner != "" && owner != u.User {
+		fmt.Fprintf(w, "  - run the service as %s, whose files these are:\n      clawhost service install -run-as %s -config %s\n", owner, owner, u.Config)
+	} else {
+		fmt.Fprintln(w, "  - run the service as an account that can reach them: clawhost service install -run-as USER")
+	}
+	fmt.Fprintf(w, "  - use the system layout: the configuration in /etc/clawhost, data_dir and the workspace in\n"+
+		"    /var/lib/clawhost owned by %[1]s, claude installed for every user (npm install -g\n"+
+		"    @anthropic-ai/claude-code); docs/service.md, \"As root\", gives the commands; then\n"+
+		"      clawhost service install -config /etc/clawhost/config.hcl\n", service.SystemUser)
+}
+
+// ownerOf is the name of path's owner, "" when unknown.
+func ownerOf(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	u, err := user.LookupId(strconv.FormatUint(uint64(st.Uid), 10))
+	if err != nil {
+		return ""
+	}
+	return u.Username
 }
 
 // serviceStatus prints the service's status; exit 0 when it runs, 1 when
 // it is not installed or not running.
 func serviceStatus(ctx context.Context, m *service.Manager, f serviceFlags, env serviceEnv, stdout, stderr io.Writer) int {
-	u, ok := serviceUnit(f, env, m.Scope, io.Discard, io.Discard)
+	u, _, ok := serviceUnit(f, env, m.Scope, io.Discard, io.Discard)
 	st := m.Status(ctx, u)
 	if !ok {
 		st.UpToDate = false

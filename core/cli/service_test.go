@@ -5,14 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/service"
 )
 
@@ -80,9 +83,51 @@ func newServiceFixture(t *testing.T, uid int, binary string) *serviceFixture {
 			return "", errors.New("not found")
 		},
 		userExists: func(string) bool { return false },
+		lookupUser: func(name string) (*runas.User, error) { return nil, errors.New("no such user " + name) },
 		runner:     f.calls,
+		logs: func(_ context.Context, name string, args ...string) error {
+			_, err := f.calls.Run(context.Background(), name, args...)
+			return err
+		},
 	}
 	return f
+}
+
+// reachable makes f's tree what a system account can use — directories 0755, the
+// configuration 0644, this program a real file (its path returned) — as an installation
+// under /etc and /usr/local would be.
+func (f *serviceFixture) reachable(t *testing.T) string {
+	t.Helper()
+	root := filepath.Dir(f.home)
+	bin := filepath.Join(root, "bin", "clawhost")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for d := root; d != "/" && d != "."; d = filepath.Dir(d) {
+		if strings.HasPrefix(d, os.TempDir()+"/") {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			return os.Chmod(p, 0o755)
+		}
+		return os.Chmod(p, fi.Mode().Perm()|0o444)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.env.executable = func() (string, error) { return bin, nil }
+	// data_dir and the workspace: as if chowned to the account (uid 0 owns the tree).
+	f.env.lookupUser = func(name string) (*runas.User, error) { return &runas.User{Name: name}, nil }
+	return bin
 }
 
 // runServiceCmd runs `clawhost service ARGS` on f's machine.
@@ -154,6 +199,7 @@ func TestServiceCommand(t *testing.T) {
 	}
 
 	root := newServiceFixture(t, 0, "/usr/local/bin/clawhost")
+	root.reachable(t)
 	sysDir := filepath.Join(root.home, "system")
 	if code, out, errOut := root.run("install", "-dir", sysDir, "-config", root.config); code != 0 {
 		t.Fatalf("install as root: exit %d\n%s%s", code, out, errOut)
@@ -267,6 +313,10 @@ func TestServiceUnitVerifies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newServiceFixture(t, tc.uid, filepath.Join(odd, "clawhost"))
+			if tc.uid == 0 {
+				// What the unit says, not who may read it: TestServiceInstallAsRootChecksTheAccount.
+				f.env.lookupUser = func(name string) (*runas.User, error) { return &runas.User{Name: name}, nil }
+			}
 			dir := filepath.Join(f.home, "units")
 			args := append([]string{"install", "-no-start", "-dir", dir, "-config", f.config}, tc.args...)
 			if code, out, errOut := f.run(args...); code != 0 {
@@ -334,5 +384,157 @@ func TestServiceInstallSaysHowToInstallBubblewrap(t *testing.T) {
 		if tc.want != "" && !strings.Contains(out, "install bubblewrap") && !strings.Contains(out, "Linux only") {
 			t.Errorf("%s: no install command:\n%s", tc.name, out)
 		}
+	}
+}
+
+// TestServiceInstallAsRootChecksTheAccount: as root with init's layout (the configuration,
+// its secrets, data_dir and the workspace in a 0700 home), install refuses before writing
+// or enabling anything, names every path the clawhost account cannot reach and the
+// commands that fix it; -run-as the account whose files they are installs a unit running
+// as it. Before, the unit was written and enabled and failed at its start.
+func TestServiceInstallAsRootChecksTheAccount(t *testing.T) {
+	t.Parallel()
+	f := newServiceFixture(t, 0, "/usr/local/bin/clawhost")
+	f.reachable(t)
+	f.env.lookupUser = func(name string) (*runas.User, error) { return nil, errors.New("no such user " + name) }
+	home := filepath.Join(filepath.Dir(f.home), "root-home")
+	cfgDir := filepath.Join(home, ".config", "clawhost")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(cfgDir, "config.hcl")
+	if err := os.WriteFile(cfg, []byte("data_dir = \""+filepath.Join(home, ".local/share/clawhost")+"\"\nagent {\n  command = \"claude\"\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfgDir, "clawhost.env"), []byte("TELEGRAM_BOT_TOKEN=x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.home, "system")
+	code, out, errOut := f.run("install", "-dir", dir, "-config", cfg)
+	if code != 1 {
+		t.Fatalf("install with init's layout in root's home: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"nothing was installed", "cannot read the configuration " + cfg, "cannot enter " + cfgDir,
+		"cannot write data_dir", "cannot write the workspace of agent main", "clawhost service install -run-as root -config " + cfg, "/etc/clawhost", "/var/lib/clawhost"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the refusal lacks %q:\n%s", want, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "clawhost.service")); !errors.Is(err, os.ErrNotExist) || len(f.calls.took()) != 0 {
+		t.Errorf("a refused install wrote the unit (%v) or ran %q", err, f.calls.took())
+	}
+
+	// -run-as the owner of the files: the unit runs as that account, with its home.
+	f.env.userExists = func(name string) bool { return name == "alice" }
+	f.env.lookupUser = func(name string) (*runas.User, error) {
+		if name == "alice" {
+			return &runas.User{Name: "alice", UID: 0, GID: 0, Home: home}, nil
+		}
+		return nil, errors.New("no such user " + name)
+	}
+	code, out, errOut = f.run("install", "-dir", dir, "-config", cfg, "-run-as", "alice")
+	if code != 0 {
+		t.Fatalf("install -run-as alice: exit %d\n%s%s", code, out, errOut)
+	}
+	unit, _ := os.ReadFile(filepath.Join(dir, "clawhost.service"))
+	for _, want := range []string{"User=alice\n", "Environment=HOME=" + home + "\n", "WantedBy=multi-user.target\n"} {
+		if !strings.Contains(string(unit), want) {
+			t.Errorf("the -run-as unit lacks %q:\n%s", want, unit)
+		}
+	}
+	if took := f.calls.took(); slices.Contains(took, strings.Join(service.SystemUserAdd(), " ")) {
+		t.Errorf("-run-as an existing account still created the clawhost account: %q", took)
+	}
+	if code, _, errOut := f.run("install", "-dir", dir, "-config", cfg, "-run-as", "nobody-here"); code != 1 || !strings.Contains(errOut, "no such user") {
+		t.Errorf("-run-as an unknown account: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestServiceLogs: logs runs journalctl for the unit (--user for a user unit, -f to follow).
+func TestServiceLogs(t *testing.T) {
+	t.Parallel()
+	f := newServiceFixture(t, 1000, "/usr/local/bin/clawhost")
+	if code, out, errOut := f.run("logs", "-f"); code != 0 {
+		t.Fatalf("logs: exit %d\n%s%s", code, out, errOut)
+	}
+	sameLines(t, "logs", f.calls.took(), "journalctl --user -u clawhost -n 200 --no-pager -f")
+}
+
+// TestServiceAccessMatchesTheAccount: install's access check says what the account can
+// really do. As root, for the account nobody: a configuration tree it can read and write
+// passes the check, and clawhost validate run as nobody reads it; the same tree with the
+// configuration 0600 is refused by the check, and validate as nobody fails too.
+func TestServiceAccessMatchesTheAccount(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: it runs clawhost as another account")
+	}
+	nobody, err := runas.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no account nobody: %v", err)
+	}
+	bin := os.Getenv("CLAWHOST_BIN_DIR")
+	if bin == "" {
+		t.Skip("CLAWHOST_BIN_DIR names no built clawhost (make test sets it)")
+	}
+	bin, _ = filepath.Abs(filepath.Join(bin, "clawhost"))
+	root, err := os.MkdirTemp("/var/tmp", "clawhost-service-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	cfgDir, data := filepath.Join(root, "etc"), filepath.Join(root, "data")
+	for _, d := range []string{cfgDir, data, filepath.Join(cfgDir, "workspace")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{root, cfgDir} {
+		_ = os.Chmod(d, 0o755)
+	}
+	for _, d := range []string{data, filepath.Join(cfgDir, "workspace")} {
+		if err := os.Chown(d, int(nobody.UID), int(nobody.GID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(cfgDir, "config.hcl")
+	if err := os.WriteFile(cfg, []byte("data_dir = \""+data+"\"\nagent {\n  command = \"/bin/true\"\n  sandbox = \"off\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := machineServiceEnv()
+	env.executable = func() (string, error) { return bin, nil }
+	env.runner = &callLog{}
+	validateAsNobody := func() error {
+		cmd := exec.Command(bin, "validate", "-config", cfg)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody.UID, Gid: nobody.GID}}
+		cmd.Env = []string{"HOME=/", "PATH=/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	run := func() (int, string) {
+		var out, errb bytes.Buffer
+		code := runService([]string{"install", "-no-start", "-dir", filepath.Join(root, "units"), "-config", cfg, "-run-as", "nobody"}, env, &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	if code, out := run(); code != 0 {
+		t.Fatalf("install -run-as nobody of a tree nobody can use: exit %d\n%s", code, out)
+	}
+	if err := validateAsNobody(); err != nil {
+		t.Fatalf("the check passed, but clawhost validate as nobody fails: %v", err)
+	}
+	if err := os.Chmod(cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := run(); code != 1 || !strings.Contains(out, "cannot read the configuration "+cfg) {
+		t.Fatalf("install with a configuration nobody cannot read: exit %d\n%s", code, out)
+	}
+	if err := validateAsNobody(); err == nil {
+		t.Fatal("the check refused, but clawhost validate as nobody reads the file: the check is wrong")
 	}
 }
