@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -342,27 +344,64 @@ func loadForHost(name string, at hostAt, w io.Writer) (*config.Config, bool) {
 		}
 		return cfg, true
 	}
-	dataDir := filepath.Join(filepath.Dir(at.config), config.DefaultDataDir)
-	if cfg != nil && cfg.DataDir != "" {
-		dataDir = cfg.DataDir
-		if !filepath.IsAbs(dataDir) {
-			dataDir = filepath.Join(filepath.Dir(at.config), dataDir)
-		}
-	}
+	dirs := dataDirsOf(at.config, cfg)
 	c := config.Default()
-	c.DataDir = dataDir
+	c.DataDir = dirs[0]
 	if at.admin != "" {
 		fmt.Fprintf(w, "clawhost %s: %s does not load (above); reaching the running host at %s (-admin)\n", name, at.config, at.admin)
 		c.Admin.Listen = at.admin
 		return c, true
 	}
-	rt, err := core.ReadRuntime(dataDir)
+	var rt core.Runtime
+	var err error
+	for _, d := range dirs {
+		if rt, err = core.ReadRuntime(d); err == nil && rt.Listen != "" {
+			c.DataDir = d
+			break
+		}
+	}
 	if err != nil || rt.Listen == "" {
 		return nil, false
 	}
+	dataDir := c.DataDir
 	fmt.Fprintf(w, "clawhost %s: %s does not load (above); reaching the running host at %s (from %s)\n", name, at.config, rt.Listen, filepath.Join(dataDir, core.RuntimeFile))
 	c.Admin.Listen, c.Admin.TLSCert = rt.Listen, rt.TLSCert
 	return c, true
+}
+
+// dataDirRE finds a top-level data_dir in a file that does not parse.
+var dataDirRE = regexp.MustCompile(`(?m)^\s*data_dir\s*=\s*"([^"]+)"`)
+
+// dataDirsOf are the places data_dir may be for the configuration file path, which did
+// not load (cfg is what was decoded of it, maybe nil), most likely first: what was decoded,
+// a data_dir line in the file as text, ./data beside it, and the data_dir clawhost init
+// writes when the file is init's (in the user's configuration directory).
+func dataDirsOf(path string, cfg *config.Config) []string {
+	var out []string
+	add := func(d string) {
+		if d == "" {
+			return
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(filepath.Dir(path), d)
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	if cfg != nil {
+		add(cfg.DataDir)
+	}
+	if b, err := os.ReadFile(path); err == nil {
+		if m := dataDirRE.FindSubmatch(b); m != nil {
+			add(string(m[1]))
+		}
+	}
+	add(config.DefaultDataDir)
+	if abs, err := filepath.Abs(path); err == nil && filepath.Dir(abs) == setup.ConfigDir(os.Getenv) {
+		add(setup.DataDir(os.Getenv))
+	}
+	return out
 }
 
 // hostAt says where the commands that talk to the running host find it:
