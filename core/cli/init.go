@@ -1,23 +1,27 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/internal/termecho"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/setup"
 )
 
-const initUsage = "usage: clawhost init [-non-interactive] [-telegram-token T] [-discord-token T] [-whatsapp [-whatsapp-link]] [-webchat] [-workspace DIR] [-config-dir DIR] [-data-dir DIR] [-force]"
+const initUsage = "usage: clawhost init [-non-interactive] [-telegram-token T] [-discord-token T] [-whatsapp [-whatsapp-link] [-whatsapp-personal]] [-webchat] [-anthropic-key K | -claude-token T] [-workspace DIR] [-config-dir DIR] [-data-dir DIR] [-force]"
 
 // initCommand is `clawhost init`: setup.Run with the flags, on the
 // process's terminal.
@@ -43,6 +47,9 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&p.DiscordAPI, "discord-api", os.Getenv("CLAWHOST_DISCORD_API"), "Discord API base URL; a test's fake")
 	fs.StringVar(&p.WhatsAppServer, "whatsapp-server", os.Getenv("CLAWHOST_WHATSAPP_SERVER"), "host:port of a fake WhatsApp server on loopback (the plugin's server_address); a test's fake")
 	fs.StringVar(&p.WhatsAppRootKey, "whatsapp-root-key", os.Getenv("CLAWHOST_WHATSAPP_ROOT_KEY"), "the fake WhatsApp server's root key, hex (server_root_key)")
+	fs.BoolVar(&p.WhatsAppPersonal, "whatsapp-personal", false, "with -whatsapp: the number is your own; the bot answers only in \"Message yourself\" (self_chat, only_self_chat)")
+	fs.StringVar(&p.AnthropicKey, "anthropic-key", "", "the bot's Anthropic API key, checked with one request and written to clawhost.env")
+	fs.StringVar(&p.ClaudeToken, "claude-token", "", "the bot's Claude subscription token (from claude setup-token), written to clawhost.env")
 	link := fs.Bool("whatsapp-link", false, "with -non-interactive -whatsapp: link WhatsApp now, the QR code drawn in this terminal (an interactive init always does)")
 	linkTimeout := fs.Duration("link-timeout", setup.DefaultLinkTimeout, "how long to wait for a phone to link WhatsApp")
 	if err := fs.Parse(args); err != nil {
@@ -57,7 +64,8 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := setup.Options{Plan: p, Interactive: !*nonInteractive, Force: *force, In: os.Stdin, Out: stdout,
-		LinkWhatsApp: !*nonInteractive || *link, RunPlugin: runPluginAlone(stderr), Linked: whatsAppLinked(stderr), LinkTimeout: *linkTimeout}
+		LinkWhatsApp: !*nonInteractive || *link, RunPlugin: runPluginAlone(stderr), Linked: whatsAppLinked(stderr), LinkTimeout: *linkTimeout,
+		CheckClaude: checkClaude, RunClaude: runClaudeInTerminal}
 	if *nonInteractive && *link && (!p.WhatsApp || !termecho.IsTerminal(int(os.Stdout.Fd()))) {
 		fmt.Fprintln(stderr, "clawhost init: -whatsapp-link draws a QR code to scan with the phone: it needs -whatsapp and a terminal on stdout (leave it out to link at the first clawhost run)")
 		return 2
@@ -95,4 +103,35 @@ func whatsAppLinked(stderr io.Writer) setup.LinkedCheck {
 		cfg, ok := load(configFile, stderr)
 		return ok && core.WhatsAppLinked(ctx, cfg, instance)
 	}
+}
+
+// checkClaude is init's setup.ClaudeCheck: one minimal real request through the claude
+// CLI, as doctor makes it (runner.Config.Ask), with the bot's config directory.
+func checkClaude(ctx context.Context, claude, configDir string, env map[string]string) (setup.ClaudeAnswer, error) {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := os.MkdirAll(configDir, 0o700); err != nil {
+		return setup.ClaudeAnswer{}, err
+	}
+	a, err := runner.Config{Command: claude, ConfigDir: configDir, Env: env}.Ask(ctx)
+	return setup.ClaudeAnswer{OK: a.OK, Refused: a.Refused(), Message: a.Message}, err
+}
+
+// runClaudeInTerminal is init's setup.ClaudeCommand: claude with the terminal's input
+// and errors, its output copied to out and returned, CLAUDE_CONFIG_DIR the bot's.
+func runClaudeInTerminal(ctx context.Context, claude, configDir string, out io.Writer, args ...string) (string, error) {
+	if err := os.MkdirAll(configDir, 0o700); err != nil {
+		return "", err
+	}
+	path, err := exec.LookPath(claude)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+configDir)
+	cmd.Stdin, cmd.Stderr = os.Stdin, os.Stderr
+	cmd.Stdout = io.MultiWriter(os.Stdout, &buf)
+	err = cmd.Run()
+	return buf.String(), err
 }

@@ -52,6 +52,11 @@ type Options struct {
 	// LookPath finds a program in PATH (nil: exec.LookPath): init says
 	// how to install bubblewrap when it finds no bwrap.
 	LookPath func(string) (string, error)
+	// CheckClaude makes one minimal real request through the claude CLI: an API key is
+	// checked with it, and init ends with it (doctor's check). Nil: nothing is checked.
+	CheckClaude ClaudeCheck
+	// RunClaude runs claude in the terminal (claude setup-token, for a subscription).
+	RunClaude ClaudeCommand
 }
 
 // Channel names init offers, as typed at its prompt.
@@ -116,7 +121,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			linked = true
 		}
 	}
-	s.say("\nYou become the owner by sending your bot, within 24 hours:\n\n    /owner %s\n\n", code)
+	s.sayClaudeReady(ctx, p)
+	if p.WhatsAppPersonal {
+		s.say("\nYou become the owner by writing, within 24 hours, in WhatsApp's \"Message yourself\" chat:\n\n    /owner %s\n\n", code)
+	} else {
+		s.say("\nYou become the owner by sending your bot, within 24 hours:\n\n    /owner %s\n\n", code)
+	}
 	s.sayBubblewrap(p)
 	s.say("Start clawhost now:\n\n    clawhost run\n")
 	if p.WhatsApp && !linked {
@@ -183,7 +193,13 @@ func (s *session) complete(ctx context.Context) (Plan, error) {
 			return p, errors.New("init: no channel: give -telegram-token, -discord-token (or TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN in the environment), -whatsapp or -webchat")
 		}
 		p.Workspace = absOr(p.Workspace, Workspace(o.Getenv))
-		return p, s.checkGiven(ctx, &p)
+		if err := s.checkGiven(ctx, &p); err != nil {
+			return p, err
+		}
+		if err := s.claudeAuth(ctx, &p); errors.Is(err, errRefused) {
+			return p, errors.New("init: the Anthropic API refused the key (-anthropic-key)")
+		}
+		return p, nil
 	}
 	s.say("clawhost init: a few questions, then your bot is ready. Ctrl-C leaves without writing anything.\n\n")
 	chosen, err := s.channels(p)
@@ -205,12 +221,19 @@ func (s *session) complete(ctx context.Context) (Plan, error) {
 	} else {
 		p.DiscordToken = ""
 	}
+	if p.WhatsApp {
+		ans, err := s.ask("\nWhatsApp: is this number your own personal one? (yes: the bot answers only in \"Message yourself\",\nnever to the people who write to you; y/n)", "n")
+		if err != nil {
+			return p, err
+		}
+		p.WhatsAppPersonal = strings.HasPrefix(strings.ToLower(ans), "y")
+	}
 	ws, err := s.ask("Workspace of the agent (its working directory; created)", absOr(p.Workspace, Workspace(o.Getenv)))
 	if err != nil {
 		return p, err
 	}
 	p.Workspace = absOr(expandHome(ws, o.Getenv), Workspace(o.Getenv))
-	return p, nil
+	return p, s.claudeAuth(ctx, &p)
 }
 
 // checkGiven checks the tokens given by flags or the environment.

@@ -254,7 +254,7 @@ func TestRunInteractive(t *testing.T) {
 	p.TelegramToken, p.DiscordToken, p.WhatsApp, p.WebChat, p.Workspace = "", "", false, false, ""
 	p.TelegramAPI = srv.APIEndpoint()
 	home := t.TempDir()
-	in := strings.NewReader("telegram\n123456:WRONG\n" + tgToken + "\n~/ws\n")
+	in := strings.NewReader("telegram\n123456:WRONG\n" + tgToken + "\n~/ws\n3\n")
 	var out bytes.Buffer
 	res, err := Run(context.Background(), Options{Plan: p, Interactive: true, In: in, Out: &out, Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }})
 	if err != nil {
@@ -276,7 +276,7 @@ func TestRunInteractive(t *testing.T) {
 		t.Error("no owner claim in data_dir")
 	}
 	// Again: the existing files are asked about; "n" keeps them.
-	in = strings.NewReader("telegram\n" + tgToken + "\n\nn\n")
+	in = strings.NewReader("telegram\n" + tgToken + "\n\n3\nn\n")
 	out.Reset()
 	if _, err := Run(context.Background(), Options{Plan: p, Interactive: true, In: in, Out: &out, Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }}); !errors.Is(err, ErrExists) {
 		t.Errorf("second run answered n: %v, want ErrExists\n%s", err, out.String())

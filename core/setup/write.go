@@ -34,6 +34,15 @@ type Plan struct {
 	// server_address and server_root_key: a test's fake WhatsApp ("": the
 	// real one).
 	WhatsAppServer, WhatsAppRootKey string
+	// WhatsAppPersonal: the WhatsApp number is the operator's own, so the bot answers only
+	// in "Message yourself" (the plugin's self_chat and only_self_chat) and never writes
+	// to the contacts who write to that number.
+	WhatsAppPersonal bool
+	// ClaudeAuth is how the bot reaches Claude; AnthropicKey (ANTHROPIC_API_KEY) or
+	// ClaudeToken (CLAUDE_CODE_OAUTH_TOKEN, from claude setup-token) is its credential,
+	// written to clawhost.env only ("" none).
+	ClaudeAuth                ClaudeAuth
+	AnthropicKey, ClaudeToken string
 }
 
 // Files are the paths init writes.
@@ -89,10 +98,25 @@ func Render(p Plan, now time.Time) (config, env []byte) {
 		b.WriteString("# scan with WhatsApp (Settings → Linked devices) in its log, clawhost status and\n")
 		b.WriteString("# the status page. The linked device is kept in data_dir/plugins/wa.\n")
 		b.WriteString("plugin \"wa\" {\n  source = \"whatsapp\"\n")
-		if p.WhatsAppServer != "" {
-			fmt.Fprintf(&b, "  config {\n    server_address  = %s\n    server_root_key = %s\n  }\n", q(p.WhatsAppServer), q(p.WhatsAppRootKey))
+		if p.WhatsAppServer != "" || p.WhatsAppPersonal {
+			b.WriteString("  config {\n")
+			if p.WhatsAppServer != "" {
+				fmt.Fprintf(&b, "    server_address  = %s\n    server_root_key = %s\n", q(p.WhatsAppServer), q(p.WhatsAppRootKey))
+			}
+			if p.WhatsAppPersonal {
+				b.WriteString("    # Your own number: the agent answers only in \"Message yourself\"; the people\n")
+				b.WriteString("    # who write to you never meet it (no pairing code, no answer).\n")
+				b.WriteString("    self_chat      = true\n    only_self_chat = true\n")
+			}
+			b.WriteString("  }\n")
 		}
 		b.WriteString("}\n")
+	}
+	if p.AnthropicKey != "" {
+		fmt.Fprintf(&e, "%s=%s\n", EnvAPIKey, q(p.AnthropicKey))
+	}
+	if p.ClaudeToken != "" {
+		fmt.Fprintf(&e, "%s=%s\n", EnvOAuthToken, q(p.ClaudeToken))
 	}
 	return []byte(b.String()), []byte(e.String())
 }
