@@ -101,3 +101,25 @@ func TestRenderWhatsAppPersonal(t *testing.T) {
 		t.Errorf("the whatsapp block:\n%s", cfg)
 	}
 }
+
+// TestRunWebChatLink: init makes the web chat's access token, keeps it in clawhost.env
+// and prints the page's whole link (before, a bare address that answered 401).
+func TestRunWebChatLink(t *testing.T) {
+	t.Parallel()
+	p := plan(t)
+	p.TelegramToken, p.DiscordToken, p.WhatsApp, p.WebChat = "", "", false, true
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Options{Plan: p, Out: &out, Getenv: env(map[string]string{"HOME": t.TempDir()}), Now: func() time.Time { return day }})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	tok := res.Plan.WebChatToken
+	if len(tok) != 32 || !strings.Contains(out.String(), "http://"+p.WebChatListen+"/?token="+tok) {
+		t.Fatalf("token %q; output:\n%s", tok, out.String())
+	}
+	envFile, _ := os.ReadFile(res.Files.Env)
+	cfg, _ := os.ReadFile(res.Files.Config)
+	if !strings.Contains(string(envFile), EnvWebChatToken+`="`+tok+`"`) || strings.Contains(string(cfg), tok) || !strings.Contains(string(cfg), `access_token = env("`+EnvWebChatToken+`")`) {
+		t.Errorf("clawhost.env:\n%s\nconfig.hcl:\n%s", envFile, cfg)
+	}
+}

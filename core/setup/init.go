@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/clawhost/clawhost/core/internal/installpath"
@@ -102,6 +104,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return err == nil && strings.HasPrefix(strings.ToLower(ans), "y")
 		}
 	}
+	if p.WebChat && p.WebChatToken == "" {
+		if p.WebChatToken, err = randomToken(); err != nil {
+			return Result{}, fmt.Errorf("init: %w", err)
+		}
+	}
 	files, err := Write(p, o.Now(), overwrite)
 	if err != nil {
 		return Result{}, fmt.Errorf("init: %w", err)
@@ -133,9 +140,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		s.say("\nWhatsApp links at that first run: clawhost run prints a QR code (also on clawhost status\nand the status page at http://%s/) to scan in WhatsApp → Settings → Linked devices.\n", p.AdminListen)
 	}
 	if p.WebChat {
-		// Its access token is made at the plugin's first start: a bare
-		// http://host/ would answer 401.
-		s.say("\nThe web chat (http://%s/) needs its access token: clawhost run prints the link with it at start,\nand clawhost status shows it again.\n", p.WebChatListen)
+		s.say("\nThe web chat, once clawhost runs (the link holds its access token: keep it to yourself):\n\n    http://%s/?token=%s\n", p.WebChatListen, p.WebChatToken)
 	}
 	return Result{Files: files, Plan: p, OwnerCode: code, WhatsAppLinked: linked}, nil
 }
@@ -430,4 +435,13 @@ func expandHome(p string, getenv Getenv) string {
 		return filepath.Join(home(getenv), rest)
 	}
 	return p
+}
+
+// randomToken is a new 32-hex-digit secret.
+func randomToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }

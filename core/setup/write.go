@@ -43,7 +43,13 @@ type Plan struct {
 	// written to clawhost.env only ("" none).
 	ClaudeAuth                ClaudeAuth
 	AnthropicKey, ClaudeToken string
+	// WebChatToken is the web chat's access token init makes (clawhost.env's
+	// WEBCHAT_ACCESS_TOKEN), so that it can print the page's link with it.
+	WebChatToken string
 }
+
+// EnvWebChatToken is the variable of the web chat's access token in clawhost.env.
+const EnvWebChatToken = "WEBCHAT_ACCESS_TOKEN"
 
 // Files are the paths init writes.
 type Files struct {
@@ -75,7 +81,12 @@ func Render(p Plan, now time.Time) (config, env []byte) {
 	var e strings.Builder
 	e.WriteString("# Secrets of clawhost (KEY=VALUE), read at start when not already in the environment.\n")
 	if p.WebChat {
-		fmt.Fprintf(&b, "\nplugin \"web\" {\n  source = \"webchat\"\n  config {\n    listen = %s\n  }\n}\n", q(p.WebChatListen))
+		fmt.Fprintf(&b, "\nplugin \"web\" {\n  source = \"webchat\"\n  config {\n    listen = %s\n", q(p.WebChatListen))
+		if p.WebChatToken != "" {
+			fmt.Fprintf(&b, "    access_token = env(%s)  # the link: http://%s/?token=<it>\n", q(EnvWebChatToken), p.WebChatListen)
+			fmt.Fprintf(&e, "%s=%s\n", EnvWebChatToken, q(p.WebChatToken))
+		}
+		b.WriteString("  }\n}\n")
 	}
 	if p.TelegramToken != "" {
 		b.WriteString("\nplugin \"tg\" {\n  source = \"telegram\"\n  config {\n    token = env(\"TELEGRAM_BOT_TOKEN\")\n")
