@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -23,8 +24,25 @@ import (
 // binary must exist. ctx bounds the probe. For a disabled p (validate
 // -all) the plugin's own checks only warn (see asWarnings).
 func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, error) {
+	diags, _, err := checkPlugin(ctx, ph, cfg, p, false)
+	return diags, err
+}
+
+// ProbePlugin is CheckPlugin, then, when the block is valid, the plugin's
+// live checks on it (pluginhost.Supervisor.Probe) in the same process: the
+// report is nil when the plugin has none or they did not run. ctx bounds
+// the whole probe.
+func ProbePlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, *probe.Report, error) {
+	return checkPlugin(ctx, ph, cfg, p, true)
+}
+
+func checkPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin, live bool) (hcl.Diagnostics, *probe.Report, error) {
 	var diags hcl.Diagnostics
-	res, err := ph.Check(ctx, pluginSpec(cfg, p), func(s schema.Schema) []byte {
+	run := ph.Check
+	if live {
+		run = ph.Probe
+	}
+	res, err := run(ctx, pluginSpec(cfg, p), func(s schema.Schema) []byte {
 		js, d := config.DecodePluginConfig(p, s)
 		diags = append(diags, d...)
 		if d.HasErrors() {
@@ -33,13 +51,13 @@ func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Con
 		return js
 	})
 	if err != nil {
-		return diags, fmt.Errorf("check plugin %s: %w", p.Name, err)
+		return diags, nil, fmt.Errorf("check plugin %s: %w", p.Name, err)
 	}
 	verdict := config.PluginDiagnostics(p, res.Schema, res.Verdict)
 	if !p.Enabled {
 		verdict = asWarnings(verdict)
 	}
-	return append(diags, verdict...), nil
+	return append(diags, verdict...), res.Report, nil
 }
 
 // asWarnings turns the errors of a disabled plugin's own checks into
