@@ -10,7 +10,6 @@ import (
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
-	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -18,25 +17,16 @@ import (
 // plugin itself would at its start: ph starts the binary in a probe
 // process, the block is decoded against the schema the plugin declares,
 // and, when that succeeds, the plugin's own checks (Validate) run on the
-// decoded block. The diagnostics of both are at file:line:col in the
-// block, warnings included, sorted. The error says why the plugin could
-// not be started or asked (nothing is known about the block then); p's
-// binary must exist. ctx bounds the probe. For a disabled p (validate
-// -all) the plugin's own checks only warn (see asWarnings).
-func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, error) {
-	diags, _, err := checkPlugin(ctx, ph, cfg, p, false)
-	return diags, err
-}
-
-// ProbePlugin is CheckPlugin, then, when the block is valid, the plugin's
-// live checks on it (pluginhost.Supervisor.Probe) in the same process: the
-// report is nil when the plugin has none or they did not run. ctx bounds
-// the whole probe.
-func ProbePlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, *probe.Report, error) {
-	return checkPlugin(ctx, ph, cfg, p, true)
-}
-
-func checkPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin, live bool) (hcl.Diagnostics, *probe.Report, error) {
+// decoded block; with live, when the block is valid, the plugin's live
+// checks too (sdk.Plugin.Probe: its credentials with its platform;
+// CheckResult.Report). The diagnostics of the file are at file:line:col
+// in the block, warnings included, sorted; the result holds what the
+// plugin described (its id forms among its capabilities). The error says
+// why the plugin could not be started or asked (nothing is known about
+// the block then); p's binary must exist. ctx bounds the probe. For a
+// disabled p (validate -all) the plugin's own checks only warn (see
+// asWarnings).
+func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin, live bool) (hcl.Diagnostics, pluginhost.CheckResult, error) {
 	var diags hcl.Diagnostics
 	run := ph.Check
 	if live {
@@ -51,13 +41,13 @@ func checkPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Con
 		return js
 	})
 	if err != nil {
-		return diags, nil, fmt.Errorf("check plugin %s: %w", p.Name, err)
+		return diags, res, fmt.Errorf("check plugin %s: %w", p.Name, err)
 	}
 	verdict := config.PluginDiagnostics(p, res.Schema, res.Verdict)
 	if !p.Enabled {
 		verdict = asWarnings(verdict)
 	}
-	return append(diags, verdict...), res.Report, nil
+	return append(diags, verdict...), res, nil
 }
 
 // asWarnings turns the errors of a disabled plugin's own checks into
@@ -105,7 +95,7 @@ func (h *Host) checkChanged(cfg *config.Config) hcl.Diagnostics {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), p.StartTimeout.Duration())
 			defer cancel()
-			d, err := CheckPlugin(ctx, h.plugins, cfg, p)
+			d, _, err := CheckPlugin(ctx, h.plugins, cfg, p, false)
 			if err != nil {
 				h.log.Warn("reload: could not check the plugin's config block", "instance", p.Name, "error", err)
 			}

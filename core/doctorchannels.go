@@ -38,8 +38,9 @@ func doctorChannels(ctx context.Context, cfg *config.Config, ph *pluginhost.Supe
 		}
 		name := fmt.Sprintf("plugin %q (%s)", p.Name, p.Source)
 		pctx, cancel := context.WithTimeout(ctx, p.StartTimeout.Duration()+probeTimeout)
-		diags, rep, err := ProbePlugin(pctx, ph, cfg, p)
+		diags, res, err := CheckPlugin(pctx, ph, cfg, p, true)
 		cancel()
+		rep := res.Report
 		switch {
 		case err != nil:
 			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "could not probe the plugin: " + err.Error(), Do: "run clawhost validate"})

@@ -96,7 +96,7 @@ func runPluginAlone(stderr io.Writer) setup.PluginRunner {
 }
 
 // whatsAppLinked is init's setup.LinkedCheck: the instance's plugin, asked
-// through its probe (core.ProbePlugin), found its device linked. Only the
+// through its probe (core.CheckPlugin), found its device linked. Only the
 // plugin reads its data directory.
 func whatsAppLinked(stderr io.Writer) setup.LinkedCheck {
 	return func(ctx context.Context, configFile, instance string) bool {
@@ -106,7 +106,8 @@ func whatsAppLinked(stderr io.Writer) setup.LinkedCheck {
 		}
 		h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
 		defer h.Stop()
-		diags, rep, err := core.ProbePlugin(ctx, h, cfg, cfg.Plugin(instance))
+		diags, res, err := core.CheckPlugin(ctx, h, cfg, cfg.Plugin(instance), true)
+		rep := res.Report
 		return err == nil && !diags.HasErrors() && rep != nil && len(rep.Checks) > 0 && rep.Worst() == probe.OK
 	}
 }

@@ -108,6 +108,8 @@ type Config struct {
 	// lookupEnv reads the environment the file is evaluated in (env(),
 	// PGSSLMODE).
 	lookupEnv lookupEnvFunc
+	// idRefs are the channel ids written in the file (ids.go).
+	idRefs []idRef
 }
 
 // Default returns the configuration of an empty file whose relative paths
