@@ -520,7 +520,7 @@ func (h *Host) abort() {
 // status page (see refuse).
 func (h *Host) Reload(cfg *config.Config) error {
 	at := time.Now()
-	err := h.normalizeIDs(cfg, h.plugins, h.runningIDForms)
+	err := h.normalizeIDs(cfg, h.plugins, h.runningCapabilities)
 	var set gateway.Settings
 	if err == nil {
 		set, err = settingsOf(cfg)

@@ -18,23 +18,25 @@ import (
 
 // normalizeIDs rewrites the ids written in cfg (owners, allow_from, an
 // agent's chats…) to the forms their plugins declare
-// (channel.Capabilities.IDForms) and returns the diagnostics of those that
-// match none. The forms of an instance come from running (its running
+// (channel.Capabilities.IDForms), tells cfg which instances reach a
+// sender privately (DirectToSender: where approvals may be asked), and
+// returns the diagnostics of the ids that match no form. What an instance
+// declares comes from running (its running
 // process's description, when it runs with this configuration), else from
 // its plugin, described before it is configured in a probe process of ph
 // (nil: a supervisor of its own), bounded by its start timeout; the
 // instances are asked concurrently, only those ids are written for. A
 // plugin that cannot be asked (its binary is missing, it does not start)
 // declares none: its ids are kept as written, and its start says why.
-func normalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, running func(instance, fingerprint string) ([]channel.IDForm, bool)) hcl.Diagnostics {
+func normalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, running func(instance, fingerprint string) (channel.Capabilities, bool)) hcl.Diagnostics {
 	if ph == nil {
 		ph = pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
 		defer ph.Stop()
 	}
 	var (
-		mu    sync.Mutex
-		forms = map[string][]channel.IDForm{}
-		wg    sync.WaitGroup
+		mu   sync.Mutex
+		caps = map[string]channel.Capabilities{}
+		wg   sync.WaitGroup
 	)
 	for _, name := range cfg.IDInstances() {
 		p := cfg.Plugin(name)
@@ -42,8 +44,8 @@ func normalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, running func(in
 			continue
 		}
 		if running != nil {
-			if fs, ok := running(name, p.Fingerprint()); ok {
-				forms[name] = fs
+			if c, ok := running(name, p.Fingerprint()); ok {
+				caps[name] = c
 				continue
 			}
 		}
@@ -60,17 +62,17 @@ func normalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, running func(in
 				return
 			}
 			mu.Lock()
-			forms[name] = res.Description.Capabilities.IDForms
+			caps[name] = res.Description.Capabilities
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	return cfg.NormalizeIDs(forms)
+	return cfg.NormalizeIDs(caps)
 }
 
 // normalizeIDs is the package's normalizeIDs for the host: warnings are
 // logged, errors (a chat two agents bind) refuse the configuration.
-func (h *Host) normalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, running func(instance, fingerprint string) ([]channel.IDForm, bool)) error {
+func (h *Host) normalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, running func(instance, fingerprint string) (channel.Capabilities, bool)) error {
 	diags := normalizeIDs(cfg, ph, running)
 	if len(diags) == 0 {
 		return nil
@@ -84,12 +86,11 @@ func (h *Host) normalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, runni
 	return nil
 }
 
-// runningIDForms are the id forms of an instance running with this
-// fingerprint, as its plugin described them when it started.
-func (h *Host) runningIDForms(instance, fingerprint string) ([]channel.IDForm, bool) {
+// runningCapabilities are the capabilities of an instance running with
+// this fingerprint, as its plugin described them when it started.
+func (h *Host) runningCapabilities(instance, fingerprint string) (channel.Capabilities, bool) {
 	if h.plugins.Changed(instance, fingerprint) {
-		return nil, false
+		return channel.Capabilities{}, false
 	}
-	caps, ok := h.plugins.Ports().Capabilities(instance)
-	return caps.IDForms, ok
+	return h.plugins.Ports().Capabilities(instance)
 }

@@ -34,14 +34,14 @@ func validate(path string, all, live bool, stdout, stderr io.Writer) int {
 		config.FormatDiagnostics(stderr, diags, nil)
 		return 1
 	}
-	forms := map[string][]channel.IDForm{}
-	diags = append(diags, probePlugins(cfg, cfg.ProbePlugins(diags), live, forms, stdout)...)
+	caps := map[string]channel.Capabilities{}
+	diags = append(diags, probePlugins(cfg, cfg.ProbePlugins(diags), live, caps, stdout)...)
 	disabled := disabledPlugins(cfg, stdout, all)
 	if all {
-		diags = append(diags, probePlugins(cfg, disabled, false, forms, stdout)...)
+		diags = append(diags, probePlugins(cfg, disabled, false, caps, stdout)...)
 	}
 	// The ids written for the plugins, in the forms they declared.
-	diags = append(diags, cfg.NormalizeIDs(forms)...)
+	diags = append(diags, cfg.NormalizeIDs(caps)...)
 	if !diags.HasErrors() {
 		diags = append(diags, agentCommands(cfg)...)
 		diags = append(diags, sandboxReach(cfg)...)
@@ -135,8 +135,8 @@ const probeTimeout = 20 * time.Second
 // block checked by the plugin's own Validate in the same process; with
 // live (-probe), an enabled plugin's live checks run on a valid block too
 // (liveDiagnostics). A plugin that does not start gets a diagnostic at its
-// block. The id forms each plugin declares are added to forms.
-func probePlugins(cfg *config.Config, plugins []*config.Plugin, live bool, forms map[string][]channel.IDForm, stdout io.Writer) hcl.Diagnostics {
+// block. What each plugin declares of its ids is added to caps.
+func probePlugins(cfg *config.Config, plugins []*config.Plugin, live bool, caps map[string]channel.Capabilities, stdout io.Writer) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	var avail []string
 	listed := false
@@ -155,7 +155,7 @@ func probePlugins(cfg *config.Config, plugins []*config.Plugin, live bool, forms
 		pdiags, res, err := core.CheckPlugin(ctx, h, cfg, p, live && p.Enabled)
 		cancel()
 		diags = append(diags, pdiags...)
-		forms[p.Name] = res.Description.Capabilities.IDForms
+		caps[p.Name] = res.Description.Capabilities
 		if res.Report != nil {
 			diags = append(diags, liveDiagnostics(p, *res.Report, stdout)...)
 		}

@@ -159,11 +159,12 @@ var idForms = map[string][]channel.IDForm{
 	},
 }
 
-// testIDForms are the id forms of cfg's plugins by instance (idForms).
-func testIDForms(cfg *Config) map[string][]channel.IDForm {
-	out := map[string][]channel.IDForm{}
+// testIDForms are the id forms of cfg's plugins by instance (idForms), as
+// their capabilities.
+func testIDForms(cfg *Config) map[string]channel.Capabilities {
+	out := map[string]channel.Capabilities{}
 	for _, p := range cfg.Plugins {
-		out[p.Name] = idForms[p.Source]
+		out[p.Name] = channel.Capabilities{IDForms: idForms[p.Source]}
 	}
 	return out
 }

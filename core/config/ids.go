@@ -36,6 +36,12 @@ type idRef struct {
 	binding func() string
 }
 
+// DirectToSender reports whether the plugin of instance declared that a
+// Send to a sender's id reaches that sender privately
+// (channel.Capabilities.DirectToSender), as NormalizeIDs was told; false
+// for an instance it was not told about.
+func (c *Config) DirectToSender(instance string) bool { return c.direct[instance] }
+
 // IDInstances are the plugin instances ids are written for, in file
 // order without repeats: the ones whose id forms NormalizeIDs needs.
 func (c *Config) IDInstances() []string {
@@ -54,17 +60,24 @@ func (c *Config) IDInstances() []string {
 func (c *Config) addIDRef(r idRef) { c.idRefs = append(c.idRefs, r) }
 
 // NormalizeIDs rewrites every id of the configuration written for an
-// instance in forms to the canonical form of the first of the instance's
+// instance in caps to the canonical form of the first of the instance's
 // forms it matches, and returns a warning, at the id, for each id that
 // matches none (no message of that instance can ever carry it), with the
 // forms' hints, and an error for a chat two agents bind once both are
-// canonical. An instance absent from forms, or with none, keeps its ids
+// canonical. An instance absent from caps, or without forms, keeps its ids
 // as written; "*" is kept everywhere. Calling it again with the same forms
 // changes nothing.
-func (c *Config) NormalizeIDs(forms map[string][]channel.IDForm) hcl.Diagnostics {
+//
+// caps are what the instances' plugins described (only IDForms and
+// DirectToSender are read); DirectToSender answers from them afterwards.
+func (c *Config) NormalizeIDs(caps map[string]channel.Capabilities) hcl.Diagnostics {
+	c.direct = map[string]bool{}
+	for name, cp := range caps {
+		c.direct[name] = cp.DirectToSender
+	}
 	var diags hcl.Diagnostics
 	for _, r := range c.idRefs {
-		fs := forms[r.instance]
+		fs := caps[r.instance].IDForms
 		if len(fs) == 0 {
 			continue
 		}
