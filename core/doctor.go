@@ -313,24 +313,22 @@ func workspaces(cfg *config.Config) []dirCheck {
 
 type listenCheck struct{ name, addr string }
 
-// listens are the addresses the host binds: the admin endpoint and each
-// web chat.
+// listens are the addresses the host binds: the admin endpoint, and each
+// enabled plugin block's listen attribute (the web chat's page): by
+// convention a plugin's listen is the address it serves people on. A
+// block without one is not checked here (its default is the plugin's; its
+// probe says where it serves).
 func listens(cfg *config.Config) []listenCheck {
 	var out []listenCheck
 	if cfg.Admin.Listen != "" {
 		out = append(out, listenCheck{"admin endpoint", cfg.Admin.Listen})
 	}
 	for _, p := range cfg.EnabledPlugins() {
-		if p.Source != "webchat" {
-			continue
-		}
-		l := webchatDefaultListen
 		if a := cfg.Attribute("plugin", p.Name, "config", "listen"); a != nil {
 			if v, ok := cfg.StringValue(a); ok && v != "" {
-				l = v
+				out = append(out, listenCheck{fmt.Sprintf("plugin %q listen", p.Name), v})
 			}
 		}
-		out = append(out, listenCheck{fmt.Sprintf("plugin %q listen", p.Name), l})
 	}
 	return out
 }

@@ -388,7 +388,7 @@ func setupCommands() []command {
 	return []command{
 		{"init", "[-non-interactive] [flags]", "set clawhost up: channels with their tokens checked, workspace, owner; writes ~/.config/clawhost",
 			"Asks which channels to set up (telegram, discord, whatsapp, webchat), the bot tokens (checked\n" +
-				"live: Telegram getMe, Discord users/@me and the Message Content intent; a wrong token is asked\n" +
+				"live by the channel's plugin: who the bot is, Discord's Message Content intent; a wrong token is asked\n" +
 				"again) and the workspace (default ~/clawhost-workspace, created). Writes config.hcl and\n" +
 				"clawhost.env (the tokens, 0600) to $XDG_CONFIG_HOME/clawhost (~/.config/clawhost), with data_dir\n" +
 				"$XDG_STATE_HOME/clawhost (~/.local/state/clawhost), and prints a one-time owner code: send\n" +

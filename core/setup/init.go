@@ -267,7 +267,8 @@ func (s *session) channels(p Plan) ([]string, error) {
 	}
 }
 
-// telegram asks for a bot token until getMe accepts one.
+// telegram asks for a bot token until Telegram accepts one (the telegram
+// plugin's probe).
 func (s *session) telegram(ctx context.Context, p Plan) (string, error) {
 	tok := p.TelegramToken
 	if tok == "" {
