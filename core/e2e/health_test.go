@@ -314,8 +314,9 @@ func TestDoctor(t *testing.T) {
 	}
 }
 
-// TestDoctorChannels: doctor asks each enabled channel's platform (the
-// fakes) whether it takes the config block's credentials: a Telegram token
+// TestDoctorChannels: doctor runs each enabled plugin's live checks (its
+// Probe, through the launcher), which ask the platform (the fakes)
+// whether it takes the config block's credentials: a Telegram token
 // the Bot API refuses is a FAIL naming the channel (exit 1) and the token
 // is never printed; the right one is ok with the bot's @username; a
 // Discord bot is ok with its name and the Message Content intent, a FAIL
@@ -341,17 +342,17 @@ func TestDoctorChannels(t *testing.T) {
 	}
 	bad := "123:refused-token-xyz"
 	rc, out := doctor(bad)
-	if rc != 1 || !regexp.MustCompile(`FAIL  channel "tg" \(telegram\)\s+Telegram refused the token`).MatchString(out) || strings.Contains(out, bad) {
+	if rc != 1 || !regexp.MustCompile(`FAIL  plugin "tg" \(telegram\): token\s+Telegram refused the token`).MatchString(out) || strings.Contains(out, bad) {
 		t.Errorf("a refused Telegram token: exit %d\n%s", rc, out)
 	}
-	if !regexp.MustCompile(`ok    channel "dc" \(discord\)\s+Discord accepts the token: the bot is clawbot, with the Message Content intent`).MatchString(out) {
+	if !regexp.MustCompile(`ok    plugin "dc" \(discord\): token\s+Discord accepts the token: the bot is clawbot[^\n]*\n.*ok    plugin "dc" \(discord\): message content intent\s+the Message Content intent is on`).MatchString(out) {
 		t.Errorf("discord:\n%s", out)
 	}
-	if !regexp.MustCompile(`WARN  channel "wa" \(whatsapp\)\s+no phone linked yet`).MatchString(out) {
+	if !regexp.MustCompile(`WARN  plugin "wa" \(whatsapp\): linked device\s+no phone linked yet`).MatchString(out) {
 		t.Errorf("whatsapp:\n%s", out)
 	}
 	rc, out = doctor(tgToken)
-	if rc != 0 || !regexp.MustCompile(`ok    channel "tg" \(telegram\)\s+Telegram accepts the token: the bot is @clawbot`).MatchString(out) || strings.Contains(out, tgToken) {
+	if rc != 0 || !regexp.MustCompile(`ok    plugin "tg" \(telegram\): token\s+Telegram accepts the token: the bot is @clawbot`).MatchString(out) || strings.Contains(out, tgToken) {
 		t.Errorf("the right Telegram token: exit %d\n%s", rc, out)
 	}
 	dc.SetMessageContentAllowed(false)
