@@ -65,6 +65,9 @@ func claudeEnv(p Plan) map[string]string {
 	}
 	if p.ClaudeToken != "" {
 		env[EnvOAuthToken] = p.ClaudeToken
+		if p.AnthropicKey == "" {
+			env[EnvAPIKey] = "" // a key in the shell's environment would be used instead
+		}
 	}
 	return env
 }
