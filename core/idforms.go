@@ -21,13 +21,13 @@ import (
 // (channel.Capabilities.IDForms), tells cfg which instances reach a
 // sender privately (DirectToSender: where approvals may be asked), and
 // returns the diagnostics of the ids that match no form. What an instance
-// declares comes from running (its running
-// process's description, when it runs with this configuration), else from
-// its plugin, described before it is configured in a probe process of ph
-// (nil: a supervisor of its own), bounded by its start timeout; the
-// instances are asked concurrently, only those ids are written for. A
-// plugin that cannot be asked (its binary is missing, it does not start)
-// declares none: its ids are kept as written, and its start says why.
+// declares comes from running (its process's description, when it runs
+// with this configuration), else from its plugin, described before it is
+// configured in a probe process of ph (nil: a supervisor of its own),
+// bounded by its start timeout; only the instances ids are written for
+// are asked, concurrently. A plugin that cannot be asked (its binary is
+// missing, it does not start) declares none: its ids are kept as written,
+// and its start says why.
 func normalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, running func(instance, fingerprint string) (channel.Capabilities, bool)) hcl.Diagnostics {
 	if ph == nil {
 		ph = pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})

@@ -585,3 +585,39 @@ func TestStoreDoesNotOpen(t *testing.T) {
 		t.Errorf("start with a database that does not open: %v\n%s", err, out)
 	}
 }
+
+// TestValidateProbeAndIDForms: validate normalises the ids written for a
+// plugin with the forms its plugin declares — an owner no Telegram message
+// can carry (an @username) is a warning with the plugin's hint — and
+// -probe runs the plugins' live checks: a token the Bot API refuses is an
+// error at the block (exit 1, the token never printed), the right one
+// prints who the bot is.
+func TestValidateProbeAndIDForms(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	tg := telegramtest.NewServer(tgToken)
+	defer tg.Close()
+	validate := func(tok string, args ...string) (int, string, string) {
+		dir := t.TempDir()
+		agent := RealClaude(bin, filepath.Join(dir, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir, "workspace")})
+		cfg := (&Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": ""}, Access: Attrs{"owners": []string{"tg:@alice", "tg:42"}}, Plugins: []Plugin{
+			{Name: "tg", Source: "telegram", Config: Attrs{"token": tok, "api_endpoint": tg.APIEndpoint()}},
+		}}).Write(t)
+		var out, errb bytes.Buffer
+		rc := run(append(append([]string{"validate"}, args...), "-config", cfg), &out, &errb)
+		return rc, out.String(), errb.String()
+	}
+	rc, out, errs := validate(tgToken)
+	if rc != 0 || !strings.Contains(errs, "Entry never matches in access.owners") || !strings.Contains(errs, "never @usernames") || strings.Contains(out, "the bot is") {
+		t.Errorf("validate: exit %d\n%s\n%s", rc, out, errs)
+	}
+	rc, out, errs = validate(tgToken, "-probe")
+	if rc != 0 || !strings.Contains(out, `plugin "tg" (telegram): the bot is @clawbot`) {
+		t.Errorf("validate -probe, the right token: exit %d\n%s\n%s", rc, out, errs)
+	}
+	bad := "123:refused-token-xyz"
+	rc, out, errs = validate(bad, "-probe")
+	if rc != 1 || !strings.Contains(errs, "Live check failed: token") || strings.Contains(out+errs, bad) {
+		t.Errorf("validate -probe, a refused token: exit %d\n%s\n%s", rc, out, errs)
+	}
+}

@@ -116,7 +116,7 @@ func PluginChecks() []Check {
 }
 
 // ProbeCheck is the check of a plugin's live checks (sdk.Plugin.Probe):
-// skipped for a plugin without them; otherwise the report, in a process
+// a plugin without them passes with a note; otherwise the report, in a process
 // never configured, names every check and says what to do about one that
 // did not pass. What the checks found is the note (a test token the
 // platform refuses is not a failure of the plugin).

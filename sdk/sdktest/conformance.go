@@ -44,8 +44,7 @@ type ConformanceConfig struct {
 // messages on a new stream and after a Nack, sends up to the declared text
 // limit, multi-byte text at that limit in its unit, chat_not_found for an
 // unknown chat, typed errors for optional capabilities it lacks, and a
-// well-formed report from its live checks (conformance.ProbeCheck; skipped
-// without them). `clawhost plugin test` runs the same checks against a
+// well-formed report from its live checks (conformance.ProbeCheck). `clawhost plugin test` runs the same checks against a
 // plugin binary.
 func Conformance(t *testing.T, cc ConformanceConfig) {
 	for _, c := range append(conformance.ChannelChecks(), conformance.ProbeCheck()) {
