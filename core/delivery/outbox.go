@@ -214,12 +214,12 @@ func (d *Dispatcher) sendChunksLocked(id int64, tgt message.Target, chunks []sto
 			}
 			d.log.Warn("the draft could not be edited to the reply; sending it as a new message", "id", id, "error", err)
 		}
-		req := channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: c.Text, Format: format}
+		req := d.chunkRequest(tgt, c, format)
 		if i == 0 {
 			req.ReplyToMessageID = replyTo
 		}
-		if i == len(chunks)-1 {
-			req.Media = media
+		if i == len(chunks)-1 && len(media) > 0 {
+			req.Media = append(req.Media, media...)
 		}
 		// The chunk is marked attempted once, just before the plugin is
 		// first asked (not while waiting for it to be ready), unless that
