@@ -121,7 +121,13 @@ func (d *daemon) sent(wait time.Duration) []record {
 // nextSend returns the next message sent to chat, skipping typing and edits.
 func (d *daemon) nextSend(chat string) string {
 	d.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	return d.nextSendWithin(chat, 20*time.Second)
+}
+
+// nextSendWithin is nextSend waiting up to wait.
+func (d *daemon) nextSendWithin(chat string, wait time.Duration) string {
+	d.t.Helper()
+	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
 		for _, r := range d.sent(2 * time.Second) {
 			d.after = r.Seq
