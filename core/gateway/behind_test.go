@@ -18,7 +18,9 @@ type behindPlacement struct {
 	waiting bool
 }
 
-func (p *behindPlacement) Place(context.Context, string) (string, bool, error) { return "me", true, nil }
+func (p *behindPlacement) Place(context.Context, string) (string, bool, error) {
+	return "me", true, nil
+}
 func (p *behindPlacement) Behind(context.Context, int64) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
