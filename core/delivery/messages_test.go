@@ -71,12 +71,15 @@ func TestAnswerResumedAfterARestart(t *testing.T) {
 	if err := os.WriteFile(file, []byte("%PDF"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ws, _ := mediaWorkspace(t) // holds report.pdf, which a MEDIA: line of the agent's would send
+	f.d.SetSettings(Settings{Workspace: ws})
 	id := f.entry()
 	f.d.Drain() // recorded, nothing sent: the host stopped
 	f.d.DeliverAnswer(Answer{Key: "k", ID: id, Target: tgt, Messages: []Message{
 		{Text: "one", Format: channel.FormatPlain},
 		{Text: "two", Format: channel.FormatMarkdown, Buttons: [][]channel.Button{{{ID: "/b", Label: "B"}}}},
 		{Text: "three", Format: channel.FormatPlain, Media: []channel.OutboundMedia{{Path: file}}},
+		{Text: "MEDIA: report.pdf", Format: channel.FormatPlain}, // a command's text, not the agent's MEDIA: line
 	}})
 	if n := len(f.ch.log()); n != 0 {
 		t.Fatalf("%d sends while draining", n)
@@ -88,12 +91,15 @@ func TestAnswerResumedAfterARestart(t *testing.T) {
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
 	}
-	next := New(Options{Channels: f.ch, Store: f.db, Clock: f.clock})
+	next := New(Options{Channels: f.ch, Store: f.db, Clock: f.clock, Settings: Settings{Workspace: ws}})
 	defer next.Close()
-	next.DeliverPending("k", f.pending(id), tgt)
+	next.DeliverPending("tg:direct:1", f.pending(id), tgt)
 	calls := f.ch.log()
-	if len(calls) != 3 || calls[0].text != noticeUncertain {
+	if len(calls) != 4 || calls[0].text != noticeUncertain {
 		t.Fatalf("calls %+v", calls)
+	}
+	if c := calls[3]; len(c.media) != 0 {
+		t.Errorf("the last message went as %+v; want its text as written, no file", c)
 	}
 	if c := calls[1]; c.text != "two" || c.format != channel.FormatMarkdown || c.buttons != "/b" {
 		t.Errorf("two went as %+v", c)
