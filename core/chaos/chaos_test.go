@@ -152,7 +152,7 @@ func campaign(t *testing.T, o options) {
 	fmt.Printf("\n%s\nseed %d, %v\n", b.String(), o.seed, time.Since(start).Round(time.Second))
 	for _, r := range rows {
 		if r.failed() {
-			t.Errorf("%s: %d lost, %d doubled, %d finished turns re-run, %d orphans, %d unfinished", r.name, r.lost, r.doubled, r.finishedReruns, r.orphans, r.unfinished)
+			t.Errorf("%s: %d lost, %d doubled, %d finished turns re-run, %d charged twice, %d orphans, %d unfinished", r.name, r.lost, r.doubled, r.finishedReruns, r.chargedTwice, r.orphans, r.unfinished)
 		}
 	}
 	if t.Failed() {

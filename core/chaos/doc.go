@@ -85,6 +85,10 @@
 //     before the reply was committed; claude may write its result a few
 //     milliseconds after the host died, to nobody), or after the journal
 //     had recorded the reply. A failure.
+//   - charged ×2: messages whose turn has more than one row in the usage
+//     ledger (read from the journal's database). The ledger row is written
+//     in the transaction that records the reply, so a crash can neither
+//     drop it nor write it again. A failure.
 //   - orphans: a process of the scenario (one whose environment carries
 //     the scenario's HOME, which the host, the plugins, claude and claude's
 //     tools inherit, or one in the process group of a claude process: the
@@ -99,8 +103,9 @@
 //
 // The campaign prints one table (scenario, trials, messages, answered 1,
 // lost, doubled, uncertain told, other told, runs ×2, finished re-run,
-// orphans, unfinished, recovery median and max) and fails on any lost or
-// doubled message, finished re-run, orphan or unfinished entry.
+// charged ×2, orphans, unfinished, recovery median and max) and fails on
+// any lost or doubled message, finished re-run, turn charged twice, orphan
+// or unfinished entry.
 //
 // # Reproducing
 //

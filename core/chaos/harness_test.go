@@ -294,6 +294,8 @@ type entry struct {
 	replyText  string
 	producedAt int64
 	hasReply   bool
+	// charges is the number of usage ledger rows of the entry's turn.
+	charges int
 }
 
 func (e *env) entry(m *msg) (entry, error) {
@@ -317,6 +319,10 @@ func (e *env) entry(m *msg) (entry, error) {
 		return en, err
 	}
 	err = e.journal().QueryRow(e.sql(`SELECT count(*) FROM reply_chunks WHERE journal_id = ? AND CAST(uncertain AS INTEGER) = 1`), en.id).Scan(&en.uncertain)
+	if err != nil {
+		return en, err
+	}
+	err = e.journal().QueryRow(e.sql(`SELECT count(*) FROM usage WHERE journal_id = ?`), en.id).Scan(&en.charges)
 	return en, err
 }
 

@@ -20,7 +20,7 @@ type row struct {
 	answered, lost, doubled                 int
 	uncertainTold, otherTold                int
 	reruns, finishedReruns, orphans         int
-	unfinished                              int
+	unfinished, chargedTwice                int
 	recMedian, recMax                       time.Duration
 	skipped                                 bool
 	notes                                   []string
@@ -29,7 +29,7 @@ type row struct {
 }
 
 func (r row) failed() bool {
-	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished > 0
+	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished+r.chargedTwice > 0
 }
 
 // Notices the host sends instead of (part of) a reply; see core/delivery,
@@ -184,6 +184,10 @@ func (e *env) tally() row {
 			}
 		}
 		desc := fmt.Sprintf("%s (trial %d, chat %s, message %d): copies per part %v, journal %+v, runs %d", m.mark, m.trial, chat, m.id, copies, en, len(rs))
+		if en.charges > 1 {
+			r.chargedTwice++
+			r.failures = append(r.failures, fmt.Sprintf("charged %d times %s", en.charges, desc))
+		}
 		if en.found && !finished(en.state) {
 			r.unfinished++
 			r.failures = append(r.failures, "unfinished "+desc)
@@ -219,15 +223,15 @@ func (e *env) tally() row {
 // printTable writes the campaign's one table.
 func printTable(w io.Writer, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tfinished re-run\torphans\tunfinished\trecovery median\trecovery max\t")
+	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tfinished re-run\tcharged ×2\torphans\tunfinished\trecovery median\trecovery max\t")
 	var tot row
 	for _, r := range rows {
 		if r.skipped {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
-			r.uncertainTold, r.otherTold, r.reruns, r.finishedReruns, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
+			r.uncertainTold, r.otherTold, r.reruns, r.finishedReruns, r.chargedTwice, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
 		tot.trials += r.trials
 		tot.msgs += r.msgs
 		tot.answered += r.answered
@@ -239,10 +243,11 @@ func printTable(w io.Writer, rows []row) {
 		tot.finishedReruns += r.finishedReruns
 		tot.orphans += r.orphans
 		tot.unfinished += r.unfinished
+		tot.chargedTwice += r.chargedTwice
 		tot.recMax = max(tot.recMax, r.recMax)
 	}
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
-		tot.uncertainTold, tot.otherTold, tot.reruns, tot.finishedReruns, tot.orphans, tot.unfinished, "", dur(tot.recMax))
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
+		tot.uncertainTold, tot.otherTold, tot.reruns, tot.finishedReruns, tot.chargedTwice, tot.orphans, tot.unfinished, "", dur(tot.recMax))
 	tw.Flush()
 }
 

@@ -187,9 +187,13 @@ type Gateway struct {
 	// sender a minute.
 	ownerRefusals *access.Refusals
 	arrivals      *queue.Ordered
-	sends         queue.Locks
-	queue         *queue.Queue
-	turns         *turn.Turns
+	// waits are the sessions whose entries wait to be placed here (see
+	// here), by key.
+	waitMu sync.Mutex
+	waits  map[string]*placeWait
+	sends  queue.Locks
+	queue  *queue.Queue
+	turns  *turn.Turns
 	// pause holds the turns while claude's usage limit is reached.
 	pause     *usagelimit.Pause
 	delivery  *delivery.Dispatcher

@@ -69,6 +69,25 @@ type Inbox interface {
 	Deliver(ctx context.Context, msgs ...InboundMessage) error
 }
 
+// Offer hands messages to the host like Inbox.Deliver, for a platform that
+// keeps a message until the plugin acknowledges it (a poll whose offset
+// stays where it is, a webhook answered with a retry status): when the
+// host cannot store them it returns at once with an *Error of code
+// CodeUnavailable whose RetryAfter is the delay the host asked for, and
+// the sdk forgets them — the platform's redelivery is the retry. Acknowledge
+// the platform only after Offer returned nil. A platform that does not
+// redeliver (a gateway event) uses Deliver, which holds the messages and
+// retries by itself. An Inbox without Offer (a test's fake) is used through
+// Deliver.
+func Offer(ctx context.Context, in Inbox, msgs ...InboundMessage) error {
+	if o, ok := in.(interface {
+		Offer(ctx context.Context, msgs ...InboundMessage) error
+	}); ok {
+		return o.Offer(ctx, msgs...)
+	}
+	return in.Deliver(ctx, msgs...)
+}
+
 // Capabilities describe a channel's limits and formatting.
 type Capabilities struct {
 	// MaxTextLength is the longest text one Send may carry, in LengthUnit.

@@ -128,6 +128,9 @@ var figures = []figure{
 	{Name: "sandboxed start: bwrap running /bin/true, each chat's own claude state", Bench: "BenchmarkSandboxStart/chat-state/exec", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "RecordReply, one chunk (sync=FULL)", Bench: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "RecordReply with the turn's usage ledger row", Bench: "BenchmarkRecordReplyLedger/usage=true", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
+	// Several hosts: the session's host checks once per message that no
+	// older message of the chat is still out of its hands (OlderOpen).
+	{Name: "cluster ordering check (OlderOpen), one read", Bench: "BenchmarkOlderOpen", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "exec → first Telegram long poll, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-first-poll-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "exec → every plugin ready, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-ready-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},
 }
