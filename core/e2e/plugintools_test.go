@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// whoamiTool is claude's tool_use of the whoami-tool example's tool name
+// on plugin instance "whoami".
+func whoamiTool(name string, input map[string]any) anthropictest.Reply {
+	return anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "mcp__clawhost__whoami__" + name, Input: input}}
+}
+
+// TestPluginToolThroughClaude: through the real binary, the real claude
+// CLI and the whoami-tool example plugin: agent "helper" (Alice's chat),
+// granted whoami.* and allowing both tools in its permission rules, calls
+// whoami and the plugin sees Alice's chat, Alice and agent helper; its
+// wait tool, asked to wait an hour, ends at the plugin's tool_timeout with
+// a tool error saying so; the default agent (Bob's chat), granted nothing,
+// is not offered the tool and its call never reaches the plugin; each call
+// the plugin got is an audit row (plugin_tool, with the chat, the sender
+// and the outcome).
+func TestPluginToolThroughClaude(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	srv := telegramtest.NewServer(tgToken)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	d := Start(t, Host{
+		Dir:   dir,
+		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s"}),
+		Agents: []Agent{{ID: "helper", Attrs: Attrs{"chats": []string{"tg:1001"}, "workspace": filepath.Join(dir, "helper"),
+			"tools":         []string{"whoami.*"},
+			"allowed_tools": []string{"mcp__clawhost__whoami__whoami", "mcp__clawhost__whoami__wait"}}}},
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"streaming": "off"},
+		Plugins: []Plugin{tgPlugin(srv.APIEndpoint()),
+			{Name: "whoami", Source: "whoami-tool", Attrs: Attrs{"tool_timeout": "2s"}}},
+	})
+	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	request := func(n int) *anthropictest.Request {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+		defer cancel()
+		r, err := fake.WaitDone(ctx, n)
+		if err != nil {
+			t.Fatalf("request %d: %v", n, err)
+		}
+		return r
+	}
+	alice, bob := tgUser(tgAlice, "Alice"), tgUser(1002, "Bob")
+
+	// whoami: the plugin sees the chat, the sender and the agent.
+	fake.Enqueue(whoamiTool("whoami", map[string]any{}), anthropictest.Reply{Text: "You are Alice."})
+	srv.PushText(telegramtest.PrivateChat(tgAlice), alice, "who am I?")
+	tgWaitMessage(t, srv, tgAlice, "You are Alice.")
+	if !strings.Contains(string(request(1).Body), "mcp__clawhost__whoami__whoami") {
+		t.Error("agent helper's claude was not offered the plugin's tool")
+	}
+	if res := request(2).LastUserText(); !strings.Contains(res, "chat tg:1001 (direct), sender 1001 (Alice), agent helper, workspace "+filepath.Join(dir, "helper")) {
+		t.Errorf("whoami's result: %q", res)
+	}
+
+	// wait, for an hour: the plugin's tool_timeout (2s) stops it.
+	fake.Enqueue(whoamiTool("wait", map[string]any{"seconds": 3600}), anthropictest.Reply{Text: "It took too long."})
+	srv.PushText(telegramtest.PrivateChat(tgAlice), alice, "wait an hour")
+	tgWaitMessage(t, srv, tgAlice, "It took too long.")
+	if res := request(4).LastUserText(); !strings.Contains(res, "The tool whoami.wait did not answer within 2s and was stopped.") {
+		t.Errorf("the hanging tool's result: %q", res)
+	}
+
+	// The default agent is granted nothing: not offered, and its call
+	// reaches no plugin.
+	fake.Enqueue(whoamiTool("whoami", map[string]any{}), anthropictest.Reply{Text: "No such tool here."})
+	srv.PushText(telegramtest.PrivateChat(1002), bob, "who am I?")
+	tgWaitMessage(t, srv, 1002, "No such tool here.")
+	if strings.Contains(string(request(5).Body), "mcp__clawhost__whoami__whoami") {
+		t.Error("the default agent's claude was offered a tool it is not granted")
+	}
+	if res := request(6).LastUserText(); strings.Contains(res, "chat tg:") || !strings.Contains(strings.ToLower(res), "no such tool") {
+		t.Errorf("the ungranted call's result: %q", res)
+	}
+
+	// The trail, read from the database once the host has stopped.
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	_ = d.cmd.Wait()
+	var trail []struct {
+		Kind, Actor, Instance, Subject, Decision, Detail string
+		ChatID                                           string `json:"chat_id"`
+	}
+	if err := json.Unmarshal(teamCLI(t, d.ConfigPath(), "audit", "-kind", "plugin_tool", "-json"), &trail); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range trail {
+		if e.Kind != "plugin_tool" || e.Actor != "tg:1001" || e.Instance != "tg" || e.ChatID != "1001" || !strings.HasPrefix(e.Detail, "call ") {
+			t.Errorf("audit row %+v", e)
+		}
+		got[e.Subject] = e.Decision
+	}
+	if len(trail) != 2 || got["whoami.whoami"] != "ok" || got["whoami.wait"] != "timeout" {
+		t.Errorf("the audit trail's plugin_tool rows: %+v", trail)
+	}
+}
