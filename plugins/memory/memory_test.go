@@ -44,7 +44,7 @@ func call(t *testing.T, s *Searcher, ws string, args string) tool.Result {
 func TestSearchRanksPassagesWithFileAndLine(t *testing.T) {
 	t.Parallel()
 	ws := workspace(t, map[string]string{
-		"MEMORY.md": "# About Alice\n\nAlice has two cats.\n\n## Work\n\nAlice works on the billing service.\nShe deploys on Fridays.\n",
+		"MEMORY.md":         "# About Alice\n\nAlice has two cats.\n\n## Work\n\nAlice works on the billing service.\nShe deploys on Fridays.\n",
 		"memory/2026-11.md": "Notes of November.\n\nThe billing service moved to the new cluster; the cat food order is monthly.\n\nNothing else.\n",
 		"memory/other.txt":  "billing billing billing", // not a .md: not searched
 	})
