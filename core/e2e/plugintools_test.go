@@ -112,3 +112,77 @@ func TestPluginToolThroughClaude(t *testing.T) {
 		t.Errorf("the audit trail's plugin_tool rows: %+v", trail)
 	}
 }
+
+// TestPluginToolApprovedAlways: a granted plugin tool that no rule allows
+// is asked about in the chat like any tool (approvals = "chat"), under its
+// MCP name; "Always" stores the rule, and the next call of the tool runs
+// without a question.
+func TestPluginToolApprovedAlways(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	srv := telegramtest.NewServer(tgToken)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	Start(t, Host{
+		Dir: dir,
+		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s",
+			"approvals": "chat", "tools": []string{"whoami.whoami"}}),
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"streaming": "off"},
+		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "whoami", Source: "whoami-tool"}},
+	})
+	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
+	const asked = "claude wants to use whoami__whoami (MCP server clawhost)"
+
+	fake.Enqueue(whoamiTool("whoami", map[string]any{}), anthropictest.Reply{Text: "First answer."})
+	srv.PushText(chat, alice, "who am I?")
+	q := tgWaitMessage(t, srv, tgAlice, asked)
+	pressed := false
+	for _, row := range q.Keyboard {
+		for _, b := range row {
+			if strings.HasPrefix(b.Text, "Always allow") && !pressed {
+				if _, err := srv.PressButton(chat, q.MessageID, b.Data, alice); err != nil {
+					t.Fatal(err)
+				}
+				pressed = true
+			}
+		}
+	}
+	if !pressed {
+		t.Fatalf("no Always button under the question: %+v", q.Keyboard)
+	}
+	tgWaitMessage(t, srv, tgAlice, "First answer.")
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	r, err := fake.WaitDone(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := r.LastUserText(); !strings.Contains(res, "chat tg:1001 (direct), sender 1001 (Alice), agent main") {
+		t.Errorf("the approved call's result: %q", res)
+	}
+
+	fake.Enqueue(whoamiTool("whoami", map[string]any{}), anthropictest.Reply{Text: "Second answer."})
+	srv.PushText(chat, alice, "and again?")
+	tgWaitMessage(t, srv, tgAlice, "Second answer.")
+	if r, err = fake.WaitDone(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.LastUserText(); !strings.Contains(res, "chat tg:1001 (direct)") {
+		t.Errorf("the second call's result: %q", res)
+	}
+	// Questions, counted as sent (an answered one is edited to its outcome).
+	questions := map[int]bool{}
+	for _, m := range srv.Sent() {
+		if m.ChatID == "1001" && strings.Contains(m.Visible, asked) {
+			questions[m.MessageID] = true
+		}
+	}
+	if len(questions) != 1 {
+		t.Errorf("asked %d times, want once (Always)", len(questions))
+	}
+}
