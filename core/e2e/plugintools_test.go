@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -26,7 +27,9 @@ func whoamiTool(name string, input map[string]any) anthropictest.Reply {
 // a tool error saying so; the default agent (Bob's chat), granted nothing,
 // is not offered the tool and its call never reaches the plugin; each call
 // the plugin got is an audit row (plugin_tool, with the chat, the sender
-// and the outcome).
+// and the outcome). The memory plugin, granted to helper too, finds a
+// passage of helper's memory/*.md (the workspace the host names) with
+// its file and line.
 func TestPluginToolThroughClaude(t *testing.T) {
 	t.Parallel()
 	bin := clClaudeBin(t)
@@ -35,17 +38,23 @@ func TestPluginToolThroughClaude(t *testing.T) {
 	srv := telegramtest.NewServer(tgToken)
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "helper", "memory"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "helper", "memory", "pets.md"), []byte("# Pets\n\nAlice's cat is called Miso.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	d := Start(t, Host{
 		Dir:   dir,
 		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s"}),
 		Agents: []Agent{{ID: "helper", Attrs: Attrs{"chats": []string{"tg:1001"}, "workspace": filepath.Join(dir, "helper"),
-			"tools":         []string{"whoami.*"},
-			"allowed_tools": []string{"mcp__clawhost__whoami__whoami", "mcp__clawhost__whoami__wait"}}}},
+			"tools":         []string{"whoami.*", "memory.search"},
+			"allowed_tools": []string{"mcp__clawhost__whoami__whoami", "mcp__clawhost__whoami__wait", "mcp__clawhost__memory__search"}}}},
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}},
 		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
 		Plugins: []Plugin{tgPlugin(srv.APIEndpoint()),
-			{Name: "whoami", Source: "whoami-tool", Attrs: Attrs{"tool_timeout": "2s"}}},
+			{Name: "whoami", Source: "whoami-tool", Attrs: Attrs{"tool_timeout": "2s"}}, {Name: "memory", Source: "memory"}},
 	})
 	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	request := func(n int) *anthropictest.Request {
@@ -91,6 +100,15 @@ func TestPluginToolThroughClaude(t *testing.T) {
 		t.Errorf("the ungranted call's result: %q", res)
 	}
 
+	// memory.search: a passage of helper's own memory files.
+	fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "mcp__clawhost__memory__search", Input: map[string]any{"query": "cats name"}}},
+		anthropictest.Reply{Text: "Miso."})
+	srv.PushText(telegramtest.PrivateChat(tgAlice), alice, "what is my cat called?")
+	tgWaitMessage(t, srv, tgAlice, "Miso.")
+	if res := request(8).LastUserText(); !strings.Contains(res, "memory/pets.md:1\n# Pets\nAlice's cat is called Miso.") {
+		t.Errorf("memory.search's result: %q", res)
+	}
+
 	// The trail, read from the database once the host has stopped.
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	_ = d.cmd.Wait()
@@ -108,7 +126,7 @@ func TestPluginToolThroughClaude(t *testing.T) {
 		}
 		got[e.Subject] = e.Decision
 	}
-	if len(trail) != 2 || got["whoami.whoami"] != "ok" || got["whoami.wait"] != "timeout" {
+	if len(trail) != 3 || got["whoami.whoami"] != "ok" || got["whoami.wait"] != "timeout" || got["memory.search"] != "ok" {
 		t.Errorf("the audit trail's plugin_tool rows: %+v", trail)
 	}
 }
