@@ -154,7 +154,7 @@ func TestPluginToolApprovedAlways(t *testing.T) {
 	})
 	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
-	const asked = "claude wants to use whoami__whoami (MCP server clawhost)"
+	const asked = "claude wants to use whoami.whoami (a tool of plugin whoami)"
 
 	fake.Enqueue(whoamiTool("whoami", map[string]any{}), anthropictest.Reply{Text: "First answer."})
 	srv.PushText(chat, alice, "who am I?")
