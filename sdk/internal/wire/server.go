@@ -23,6 +23,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 	sdkstatus "github.com/clawhost/clawhost/sdk/status"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // Impl is what a plugin offers; nil kinds are absent.
@@ -36,6 +37,7 @@ type Impl struct {
 	Channel       channel.Channel
 	Command       command.Handler
 	Hook          hook.Hook
+	Tool          tool.Provider
 }
 
 // Kinds lists the kinds Impl offers.
@@ -50,6 +52,9 @@ func (i *Impl) Kinds() []pb.Kind {
 	if i.Hook != nil {
 		ks = append(ks, pb.Kind_KIND_HOOK)
 	}
+	if i.Tool != nil {
+		ks = append(ks, pb.Kind_KIND_TOOL)
+	}
 	return ks
 }
 
@@ -60,6 +65,7 @@ type Server struct {
 	pb.UnimplementedChannelServiceServer
 	pb.UnimplementedCommandServiceServer
 	pb.UnimplementedHookServiceServer
+	pb.UnimplementedToolServiceServer
 
 	Impl    *Impl
 	Log     hclog.Logger
@@ -101,6 +107,9 @@ func (srv *Server) Register(s *grpc.Server) {
 	}
 	if srv.Impl.Hook != nil {
 		pb.RegisterHookServiceServer(s, srv)
+	}
+	if srv.Impl.Tool != nil {
+		pb.RegisterToolServiceServer(s, srv)
 	}
 }
 
