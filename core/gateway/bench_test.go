@@ -863,6 +863,10 @@ func (benchPorts) Download(context.Context, string, int64, string, int64, io.Wri
 func (benchPorts) BeforeAgentStart(context.Context, string, hook.Request, time.Duration) (hook.Response, bool, error) {
 	return hook.Response{}, false, nil
 }
+func (benchPorts) MessageReceived(context.Context, string, hook.ReceivedRequest, time.Duration) (hook.ReceivedResponse, bool, error) {
+	return hook.ReceivedResponse{}, false, nil
+}
+func (benchPorts) IsReceivedHook(string) bool { return false }
 func (benchPorts) ListCommands(context.Context) (map[string][]sdkcommand.Spec, []error) {
 	return nil, nil
 }

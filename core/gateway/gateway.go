@@ -42,6 +42,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/received"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
@@ -64,6 +65,7 @@ type Ports interface {
 	delivery.Channels
 	turn.Channels
 	turn.Hooks
+	received.Hooks
 	turn.Labels
 	command.Plugins
 }
@@ -97,9 +99,12 @@ type Settings struct {
 	Agents     AgentRouter
 	Switchable []string
 	Debounce   debounce.Settings
-	Queue      queue.Policy
-	Turn       turn.Settings
-	Delivery   delivery.Settings
+	// Received are the message_received hooks, in config order, and
+	// their timeout.
+	Received received.Settings
+	Queue    queue.Policy
+	Turn     turn.Settings
+	Delivery delivery.Settings
 	// Approval is how tool-use questions are asked (agent.approval_timeout,
 	// agent.approvers); Turn.Approvals, or "ask" in Turn.PermissionModes
 	// and a chat's /mode ask, turns them on.
@@ -190,6 +195,9 @@ type Gateway struct {
 	sends         queue.Locks
 	queue         *queue.Queue
 	turns         *turn.Turns
+	// received is the message_received stage, between access and the
+	// queue.
+	received *received.Stage
 	// pause holds the turns while claude's usage limit is reached.
 	pause     *usagelimit.Pause
 	delivery  *delivery.Dispatcher
@@ -248,6 +256,7 @@ func New(opts Options) *Gateway {
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
 		Prices: g.prices,
 	})
+	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
 		set := g.settings()
 		return set.Budgets, set.Turn.Location

@@ -105,6 +105,10 @@ func (p *recPorts) Download(context.Context, string, int64, string, int64, io.Wr
 func (p *recPorts) BeforeAgentStart(context.Context, string, hook.Request, time.Duration) (hook.Response, bool, error) {
 	return hook.Response{}, false, nil
 }
+func (p *recPorts) MessageReceived(context.Context, string, hook.ReceivedRequest, time.Duration) (hook.ReceivedResponse, bool, error) {
+	return hook.ReceivedResponse{}, false, nil
+}
+func (p *recPorts) IsReceivedHook(string) bool { return false }
 
 // next waits for the next send to chat and returns its text.
 func (p *recPorts) next(t *testing.T, chat string, seen *int) string {

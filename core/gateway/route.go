@@ -112,11 +112,36 @@ func (g *Gateway) arrive(a arrival) {
 	case access.Pair:
 		g.pairing(a)
 	default:
-		if g.flooded(a) || g.answered(&a) {
+		if g.flooded(a) || g.answered(&a) || !g.receive(&a, set) {
 			return
 		}
 		g.debouncer(set, m.Instance).Enqueue(a)
 	}
+}
+
+// receive runs the message_received stage on an admitted message; it
+// reports whether the message goes on to the queue. A dropped message is
+// answered with the hook's reason (recorded in the outbox, like any
+// answer); one the host stops under stays accepted for the next start.
+func (g *Gateway) receive(a *arrival, set Settings) bool {
+	asked := a.Message.Received == nil
+	v := g.received.Decide(g.ctx, set.Received, a.ID, a.key, &a.Message)
+	if v.Stopped {
+		return false
+	}
+	if asked && a.Message.Received != nil {
+		// The journal holds the decided message now: the turn reads it.
+		a.Raw = message.Encode(&a.Message)
+		stored := a.Message
+		stored.V = message.Version
+		a.Journaled = &stored
+	}
+	if v.Drop {
+		g.obs.Dropped(a.Message.Instance, "message_received hook")
+		g.respond(*a, v.Reason)
+		return false
+	}
+	return true
 }
 
 // noticeOversize tells a sender their message was too large to handle.

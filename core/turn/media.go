@@ -61,6 +61,13 @@ func (t *Turns) fetchMedia(ctx context.Context, set Settings, key string, m *mes
 	}
 }
 
+// FetchMedia downloads m's attachments as a turn of session key would
+// (see fetchMedia), before the queue: the message_received hooks see them
+// saved on the host, and the turn finds them downloaded.
+func (t *Turns) FetchMedia(ctx context.Context, key string, m *message.Message, id int64) {
+	t.fetchMedia(ctx, t.settingsOf(key), key, m, id)
+}
+
 // randomName is 128 random bits in hex.
 func randomName() (string, error) {
 	var b [16]byte
