@@ -151,7 +151,9 @@ func TestDecideDrop(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ reason, want string }{{"No spam, please.", "No spam, please."}, {"  ", DefaultDropReason}} {
 		h := &fakeHooks{answer: map[string]func(hook.ReceivedRequest) (hook.ReceivedResponse, error){
-			"gate":  func(hook.ReceivedRequest) (hook.ReceivedResponse, error) { return hook.ReceivedResponse{Drop: true, DropReason: c.reason}, nil },
+			"gate": func(hook.ReceivedRequest) (hook.ReceivedResponse, error) {
+				return hook.ReceivedResponse{Drop: true, DropReason: c.reason}, nil
+			},
 			"after": pass,
 		}}
 		s, j, _ := newStage(h)
@@ -246,7 +248,9 @@ func TestDecidePassesOver(t *testing.T) {
 func TestDecideRecordFails(t *testing.T) {
 	t.Parallel()
 	h := &fakeHooks{answer: map[string]func(hook.ReceivedRequest) (hook.ReceivedResponse, error){
-		"a": func(hook.ReceivedRequest) (hook.ReceivedResponse, error) { return hook.ReceivedResponse{Rewrite: true, Text: "new"}, nil },
+		"a": func(hook.ReceivedRequest) (hook.ReceivedResponse, error) {
+			return hook.ReceivedResponse{Rewrite: true, Text: "new"}, nil
+		},
 	}}
 	s, j, _ := newStage(h)
 	j.err = errors.New("disk full")
