@@ -99,6 +99,12 @@ type clOptions struct {
 	env []string
 	// command, when set, is agent.command given the host's directory.
 	command func(dir string) string
+	// plugins are more plugin blocks beside the loopback "lo"; lo its
+	// host settings (debounce, ...); messages the messages block
+	// (default: streaming = "blocks").
+	plugins  []Plugin
+	lo       Attrs
+	messages Attrs
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
@@ -131,8 +137,11 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 		Agents:   o.agents,
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": allow},
 		Admin:    Attrs{"listen": ""},
-		Messages: Attrs{"streaming": "blocks"},
-		Plugins:  []Plugin{{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": h.addrFile}}},
+		Messages: o.messages,
+		Plugins:  append([]Plugin{{Name: "lo", Source: "loopback", Attrs: o.lo, Config: Attrs{"addr_file": h.addrFile}}}, o.plugins...),
+	}
+	if cfg.Messages == nil {
+		cfg.Messages = Attrs{"streaming": "blocks"}
 	}
 	cfg.Write(t)
 	if o.setup != nil {

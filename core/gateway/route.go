@@ -130,6 +130,7 @@ func (g *Gateway) receive(a *arrival, set Settings) bool {
 		return false
 	}
 	if asked && a.Message.Received != nil {
+		g.arrivalLog(a).Debug("message_received hooks decided", "hooks", strings.Join(a.Message.Received.Hooks, ","), "dropped", v.Drop)
 		// The journal holds the decided message now: the turn reads it.
 		a.Raw = message.Encode(&a.Message)
 		stored := a.Message
