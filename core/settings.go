@@ -27,6 +27,7 @@ import (
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/received"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sending"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/turn"
@@ -105,6 +106,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 		DMScope: sessionkey.DMScope(sess.DMScope), IdentityLinks: sess.IdentityLinks,
 		Turn:     turnSettings(cfg),
 		Received: received.Settings{Hooks: receivedHooks(cfg), Timeout: msg.HookTimeout.Duration()},
+		Sending:  sending.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
 		Delivery: delivery.Settings{
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace, AgentWorkspaces: map[string]string{},

@@ -60,7 +60,9 @@ type clRecord struct {
 	ChatID    string `json:"chat_id"`
 	MessageID string `json:"message_id"`
 	Text      string `json:"text"`
-	At        time.Time
+	// Media are the paths of the files sent.
+	Media []string `json:"media"`
+	At    time.Time
 }
 
 // clHost is one clawhost daemon (restartable on the same directory) with

@@ -223,3 +223,72 @@ func TestMessageReceivedKill9(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// signScript is a message_sending program for the exec-hook plugin: it
+// logs each call to $CALLS, suppresses a reply with suppress-me, adds the
+// file $FILE to one with attach-me, and signs every other.
+const signScript = `#!/usr/bin/python3
+import json, os, sys
+req = json.load(sys.stdin)
+text = req["text"]
+with open(os.environ["CALLS"], "a") as f:
+    f.write("sending %s %s\n" % (req["call_id"], text.replace("\n", " ")))
+if "suppress-me" in text:
+    json.dump({"suppress": True}, sys.stdout)
+elif "attach-me" in text:
+    json.dump({"rewrite": True, "text": text + "\n-- signed", "media": [{"path": os.environ["FILE"]}]}, sys.stdout)
+else:
+    json.dump({"rewrite": True, "text": text + "\n-- signed"}, sys.stdout)
+`
+
+// TestMessageSendingHooks: a message_sending hook through the real binary
+// and CLI rewrites the reply that is sent, adds a file that is sent with
+// it, and suppresses a reply (nothing is sent; the chat's next message is
+// answered), each reply shown to the hook once.
+func TestMessageSendingHooks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script, calls, file := filepath.Join(dir, "sign.py"), filepath.Join(dir, "calls.log"), filepath.Join(dir, "table.txt")
+	if err := os.WriteFile(script, []byte(signScript), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("a | b\n1 | 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := startClaudeHost(t, clOptions{
+		messages: Attrs{"streaming": "off", "turn_card": "off", "hook_timeout": "20s"},
+		plugins: []Plugin{{Name: "sign", Source: "exec-hook",
+			Config: Attrs{"message_sending": []string{script}, "env": map[string]string{"CALLS": calls, "FILE": file}}}},
+	})
+	within := 90 * time.Second
+
+	from := h.mark()
+	h.post("u1", "hello there")
+	r, from := h.waitSend("chat-u1", from, within)
+	if !strings.Contains(r.Text, "hello there") || !strings.HasSuffix(r.Text, "-- signed") {
+		t.Fatalf("the reply sent is %q, want the hook's rewrite", r.Text)
+	}
+
+	h.post("u1", "attach-me please")
+	var media []string
+	for len(media) == 0 {
+		r, from = h.waitSend("chat-u1", from, within)
+		media = r.Media
+	}
+	if len(media) != 1 || !strings.HasSuffix(media[0], ".txt") {
+		t.Fatalf("the hook's file was not sent: media %q", media)
+	}
+
+	h.post("u1", "suppress-me now")
+	h.post("u1", "and after that")
+	r, from = h.waitSend("chat-u1", from, within)
+	if strings.Contains(r.Text, "suppress-me") || !strings.Contains(r.Text, "and after that") {
+		t.Fatalf("the next send is %q, want the suppressed reply left out", r.Text)
+	}
+	if got := callsFor(t, calls, "suppress-me"); len(got) != 1 {
+		t.Fatalf("calls for the suppressed reply: %q, want one", got)
+	}
+	if got := callsFor(t, calls, "hello there"); len(got) != 1 {
+		t.Fatalf("calls for the first reply: %q, want one", got)
+	}
+}

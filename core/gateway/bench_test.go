@@ -867,6 +867,10 @@ func (benchPorts) MessageReceived(context.Context, string, hook.ReceivedRequest,
 	return hook.ReceivedResponse{}, false, nil
 }
 func (benchPorts) IsReceivedHook(string) bool { return false }
+func (benchPorts) MessageSending(context.Context, string, hook.SendingRequest, time.Duration) (hook.SendingResponse, bool, error) {
+	return hook.SendingResponse{}, false, nil
+}
+func (benchPorts) IsSendingHook(string) bool { return false }
 func (benchPorts) ListCommands(context.Context) (map[string][]sdkcommand.Spec, []error) {
 	return nil, nil
 }

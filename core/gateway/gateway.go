@@ -43,6 +43,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/received"
+	"github.com/clawhost/clawhost/core/sending"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
@@ -66,6 +67,7 @@ type Ports interface {
 	turn.Channels
 	turn.Hooks
 	received.Hooks
+	sending.Hooks
 	turn.Labels
 	command.Plugins
 }
@@ -102,6 +104,9 @@ type Settings struct {
 	// Received are the message_received hooks, in config order, and
 	// their timeout.
 	Received received.Settings
+	// Sending are the message_sending hooks, in config order, and their
+	// timeout.
+	Sending  sending.Settings
 	Queue    queue.Policy
 	Turn     turn.Settings
 	Delivery delivery.Settings
@@ -198,6 +203,9 @@ type Gateway struct {
 	// received is the message_received stage, between access and the
 	// queue.
 	received *received.Stage
+	// sending is the message_sending stage, between a turn's reply and
+	// the outbox.
+	sending *sending.Stage
 	// pause holds the turns while claude's usage limit is reached.
 	pause     *usagelimit.Pause
 	delivery  *delivery.Dispatcher
@@ -251,12 +259,13 @@ func New(opts Options) *Gateway {
 	g.approvals.OnDecided(g.auditTool)
 	g.prices = usage.NewPrices(pricesOf(opts.Settings.Budgets))
 	g.turns = turn.New(turn.Options{
-		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
+		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
 		Prices: g.prices,
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
+	g.sending = sending.New(opts.Ports, g.turns, log)
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
 		set := g.settings()
 		return set.Budgets, set.Turn.Location

@@ -109,6 +109,10 @@ func (p *recPorts) MessageReceived(context.Context, string, hook.ReceivedRequest
 	return hook.ReceivedResponse{}, false, nil
 }
 func (p *recPorts) IsReceivedHook(string) bool { return false }
+func (p *recPorts) MessageSending(context.Context, string, hook.SendingRequest, time.Duration) (hook.SendingResponse, bool, error) {
+	return hook.SendingResponse{}, false, nil
+}
+func (p *recPorts) IsSendingHook(string) bool { return false }
 
 // next waits for the next send to chat and returns its text.
 func (p *recPorts) next(t *testing.T, chat string, seen *int) string {

@@ -16,10 +16,13 @@ import (
 	"github.com/clawhost/clawhost/core/internal/spoken"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/sending"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
+	sdkcommand "github.com/clawhost/clawhost/sdk/command"
 )
 
 // submit hands an accepted entry to the arrival stage of its conversation.
@@ -428,14 +431,27 @@ func (n notices) Notify(key string, tgt message.Target, text string) {
 	n.g.background(func() { n.g.delivery.Notify(key, tgt, text) })
 }
 
-type output struct{ *delivery.Dispatcher }
+type output struct {
+	*delivery.Dispatcher
+	g *Gateway
+}
 
 func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Live) turn.Draft {
 	return o.Dispatcher.NewDraft(key, id, tgt, prev)
 }
 
-// Reply delivers a turn's final reply (recorded in the outbox first).
+// Reply delivers a turn's final reply (recorded in the outbox first),
+// after the message_sending hooks shaped it: what they return is what is
+// recorded, and a recorded reply is never shown to them again.
 func (o output) Reply(r turn.Reply) {
+	if set := o.g.settings().Sending; len(set.Hooks) > 0 && strings.TrimSpace(r.Text) != "" {
+		agent, rest := sessionkey.SplitAgent(r.Key)
+		conv := sdkcommand.Conversation{SessionKey: r.Key, Instance: r.Target.Instance, Channel: o.g.settings().Sources[r.Target.Instance], ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID}
+		if parts := strings.Split(rest, ":"); len(parts) > 1 {
+			conv.ChatType = channel.ChatType(parts[1])
+		}
+		r.Text, _ = o.g.sending.Shape(o.g.ctx, set, sending.Reply{ID: r.ID, Conversation: conv, Agent: agent, Text: r.Text, Format: r.Format})
+	}
 	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
 }
 
