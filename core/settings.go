@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/chatprompt"
@@ -107,6 +108,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 		Turn:     turnSettings(cfg),
 		Received: received.Settings{Hooks: receivedHooks(cfg), Timeout: msg.HookTimeout.Duration()},
 		Sending:  sending.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
+		AgentEnd: agentend.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
 		Delivery: delivery.Settings{
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace, AgentWorkspaces: map[string]string{},

@@ -224,12 +224,17 @@ func TestMessageReceivedKill9(t *testing.T) {
 	}
 }
 
-// signScript is a message_sending program for the exec-hook plugin: it
-// logs each call to $CALLS, suppresses a reply with suppress-me, adds the
-// file $FILE to one with attach-me, and signs every other.
+// signScript is a message_sending and agent_end program for the
+// exec-hook plugin. As message_sending it logs each call to $CALLS,
+// suppresses a reply with suppress-me, adds the file $FILE to one with
+// attach-me, and signs every other; as agent_end it logs the event.
 const signScript = `#!/usr/bin/python3
 import json, os, sys
 req = json.load(sys.stdin)
+if os.environ["CLAWHOST_HOOK"] == "agent_end":
+    with open(os.environ["CALLS"], "a") as f:
+        f.write("end %s %s %s\n" % (req["call_id"], req["outcome"], req["reply_text"].replace("\n", " ")))
+    sys.exit(0)
 text = req["text"]
 with open(os.environ["CALLS"], "a") as f:
     f.write("sending %s %s\n" % (req["call_id"], text.replace("\n", " ")))
@@ -244,7 +249,8 @@ else:
 // TestMessageSendingHooks: a message_sending hook through the real binary
 // and CLI rewrites the reply that is sent, adds a file that is sent with
 // it, and suppresses a reply (nothing is sent; the chat's next message is
-// answered), each reply shown to the hook once.
+// answered), each reply shown to the hook once; the agent_end hook hears
+// of each turn with the reply as recorded.
 func TestMessageSendingHooks(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -258,7 +264,7 @@ func TestMessageSendingHooks(t *testing.T) {
 	h := startClaudeHost(t, clOptions{
 		messages: Attrs{"streaming": "off", "turn_card": "off", "hook_timeout": "20s"},
 		plugins: []Plugin{{Name: "sign", Source: "exec-hook",
-			Config: Attrs{"message_sending": []string{script}, "env": map[string]string{"CALLS": calls, "FILE": file}}}},
+			Config: Attrs{"message_sending": []string{script}, "agent_end": []string{script}, "env": map[string]string{"CALLS": calls, "FILE": file}}}},
 	})
 	within := 90 * time.Second
 
@@ -288,7 +294,22 @@ func TestMessageSendingHooks(t *testing.T) {
 	if got := callsFor(t, calls, "suppress-me"); len(got) != 1 {
 		t.Fatalf("calls for the suppressed reply: %q, want one", got)
 	}
-	if got := callsFor(t, calls, "hello there"); len(got) != 1 {
+	if got := callsFor(t, calls, "sending 1 "); len(got) != 1 || !strings.Contains(got[0], "hello there") {
 		t.Fatalf("calls for the first reply: %q, want one", got)
+	}
+	// agent_end is delivered in the background: wait for the events of
+	// the first turn (the signed reply) and the suppressed one.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(callsFor(t, calls, "end ")) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("agent_end events: %q", callsFor(t, calls, "end "))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := callsFor(t, calls, "end 1 "); len(got) != 1 || !strings.Contains(got[0], " ok ") || !strings.Contains(got[0], "-- signed") {
+		t.Fatalf("agent_end of the first turn: %q", got)
+	}
+	if got := callsFor(t, calls, "no_reply"); len(got) != 1 {
+		t.Fatalf("agent_end of the suppressed turn: %q", got)
 	}
 }

@@ -871,6 +871,10 @@ func (benchPorts) MessageSending(context.Context, string, hook.SendingRequest, t
 	return hook.SendingResponse{}, false, nil
 }
 func (benchPorts) IsSendingHook(string) bool { return false }
+func (benchPorts) IsEndHook(string) bool     { return false }
+func (benchPorts) AgentEnd(context.Context, string, hook.End, time.Duration) (bool, error) {
+	return false, nil
+}
 func (benchPorts) ListCommands(context.Context) (map[string][]sdkcommand.Spec, []error) {
 	return nil, nil
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
 	"github.com/clawhost/clawhost/core/command"
@@ -68,6 +69,7 @@ type Ports interface {
 	turn.Hooks
 	received.Hooks
 	sending.Hooks
+	agentend.Hooks
 	turn.Labels
 	command.Plugins
 }
@@ -106,7 +108,10 @@ type Settings struct {
 	Received received.Settings
 	// Sending are the message_sending hooks, in config order, and their
 	// timeout.
-	Sending  sending.Settings
+	Sending sending.Settings
+	// AgentEnd are the agent_end hooks, in config order, and their
+	// timeout.
+	AgentEnd agentend.Settings
 	Queue    queue.Policy
 	Turn     turn.Settings
 	Delivery delivery.Settings
@@ -206,6 +211,8 @@ type Gateway struct {
 	// sending is the message_sending stage, between a turn's reply and
 	// the outbox.
 	sending *sending.Stage
+	// ends delivers the agent_end events in the background.
+	ends *agentend.Notifier
 	// pause holds the turns while claude's usage limit is reached.
 	pause     *usagelimit.Pause
 	delivery  *delivery.Dispatcher
@@ -266,6 +273,7 @@ func New(opts Options) *Gateway {
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
 	g.sending = sending.New(opts.Ports, g.turns, log)
+	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log)
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
 		set := g.settings()
 		return set.Budgets, set.Turn.Location
@@ -620,7 +628,7 @@ func (g *Gateway) Close(ctx context.Context) {
 	g.delivery.Drain()
 	g.queue.Close(ctx)
 	done := make(chan struct{})
-	go func() { g.wg.Wait(); g.arrivals.Wait(); close(done) }()
+	go func() { g.wg.Wait(); g.arrivals.Wait(); g.ends.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():

@@ -113,6 +113,10 @@ func (p *recPorts) MessageSending(context.Context, string, hook.SendingRequest, 
 	return hook.SendingResponse{}, false, nil
 }
 func (p *recPorts) IsSendingHook(string) bool { return false }
+func (p *recPorts) IsEndHook(string) bool     { return false }
+func (p *recPorts) AgentEnd(context.Context, string, hook.End, time.Duration) (bool, error) {
+	return false, nil
+}
 
 // next waits for the next send to chat and returns its text.
 func (p *recPorts) next(t *testing.T, chat string, seen *int) string {

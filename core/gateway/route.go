@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
 	sdkcommand "github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/hook"
 )
 
 // submit hands an accepted entry to the arrival stage of its conversation.
@@ -442,17 +444,43 @@ func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Li
 
 // Reply delivers a turn's final reply (recorded in the outbox first),
 // after the message_sending hooks shaped it: what they return is what is
-// recorded, and a recorded reply is never shown to them again.
+// recorded, and a recorded reply is never shown to them again. The
+// agent_end hooks hear of the turn once the reply is recorded, in the
+// background.
 func (o output) Reply(r turn.Reply) {
-	if set := o.g.settings().Sending; len(set.Hooks) > 0 && strings.TrimSpace(r.Text) != "" {
-		agent, rest := sessionkey.SplitAgent(r.Key)
-		conv := sdkcommand.Conversation{SessionKey: r.Key, Instance: r.Target.Instance, Channel: o.g.settings().Sources[r.Target.Instance], ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID}
-		if parts := strings.Split(rest, ":"); len(parts) > 1 {
-			conv.ChatType = channel.ChatType(parts[1])
-		}
-		r.Text, _ = o.g.sending.Shape(o.g.ctx, set, sending.Reply{ID: r.ID, Conversation: conv, Agent: agent, Text: r.Text, Format: r.Format})
+	set := o.g.settings()
+	agent, rest := sessionkey.SplitAgent(r.Key)
+	conv := sdkcommand.Conversation{SessionKey: r.Key, Instance: r.Target.Instance, Channel: set.Sources[r.Target.Instance], ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID}
+	if parts := strings.Split(rest, ":"); len(parts) > 1 {
+		conv.ChatType = channel.ChatType(parts[1])
+	}
+	suppressed := false
+	if len(set.Sending.Hooks) > 0 && strings.TrimSpace(r.Text) != "" {
+		r.Text, suppressed = o.g.sending.Shape(o.g.ctx, set.Sending, sending.Reply{ID: r.ID, Conversation: conv, Agent: agent, Text: r.Text, Format: r.Format})
 	}
 	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
+	if len(set.AgentEnd.Hooks) > 0 {
+		o.g.ends.Notify(set.AgentEnd, endOf(r, conv, agent, suppressed))
+	}
+}
+
+// endOf describes a turn whose reply r was recorded to the agent_end hooks.
+func endOf(r turn.Reply, conv sdkcommand.Conversation, agent string, suppressed bool) hook.End {
+	end := hook.End{CallID: strconv.FormatInt(r.ID, 10), Conversation: conv, Sender: r.Sender, Agent: agent, SessionID: r.SessionID,
+		ReplyText: r.Text, ToolSteps: r.Steps, Outcome: hook.OutcomeOK}
+	if u := r.Usage; u != nil {
+		end.InputTokens, end.OutputTokens, end.CostUSD, end.Duration = u.InputTokens+u.CacheReadTokens+u.CacheCreationTokens, u.OutputTokens, u.CostUSD, u.Duration
+		if u.Outcome != "" && u.Outcome != "ok" {
+			end.Outcome = hook.OutcomeError
+		}
+	}
+	switch {
+	case r.Aborted:
+		end.Outcome = hook.OutcomeAborted
+	case end.Outcome == hook.OutcomeOK && (suppressed || strings.TrimSpace(r.Text) == ""):
+		end.Outcome = hook.OutcomeNoReply
+	}
+	return end
 }
 
 // whoami answers /whoami before access is decided: who the sender is, in

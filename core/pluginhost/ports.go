@@ -180,6 +180,11 @@ func (p Ports) IsSendingHook(instance string) bool {
 	return p.mayBe(instance, func(d pluginclient.Description) bool { return d.Sending })
 }
 
+// IsEndHook reports whether instance is an agent_end hook, or may be one.
+func (p Ports) IsEndHook(instance string) bool {
+	return p.mayBe(instance, func(d pluginclient.Description) bool { return d.Ender })
+}
+
 // mayBe reports whether instance is of the kind is says or has not
 // described itself yet; without blocking.
 func (p Ports) mayBe(instance string, is func(pluginclient.Description) bool) bool {

@@ -36,7 +36,7 @@
 //
 // agent_end reads {"call_id", "conversation", "sender", "agent",
 // "outcome", "reply_text", "input_tokens", "output_tokens", "cost_usd",
-// "tool_steps": [{"name", "input_json"}], "duration_ms", "session_id"};
+// "tool_steps": [{"name", "summary"}], "duration_ms", "session_id"};
 // exit 0 acknowledges it. It is delivered at least once: key what it does
 // on call_id.
 package main
@@ -227,8 +227,8 @@ type (
 		Media    []mediaJSON `json:"media"`
 	}
 	stepJSON struct {
-		Name      string `json:"name"`
-		InputJSON string `json:"input_json"`
+		Name    string `json:"name"`
+		Summary string `json:"summary"`
 	}
 	endIn struct {
 		CallID       string           `json:"call_id"`

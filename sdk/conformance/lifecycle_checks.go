@@ -127,7 +127,7 @@ func checkAgentEnd(ctx context.Context, tg Target) (string, error) {
 	}
 	defer stop()
 	end := hook.End{CallID: "conformance-1", Conversation: conversation, Sender: channel.Sender{ID: "u1", Name: "Conformance"}, Outcome: hook.OutcomeOK,
-		ReplyText: "Hello from the agent.", ToolSteps: []hook.ToolStep{{Name: "Read", InputJSON: `{"file_path":"README.md"}`}}, Duration: 1500 * time.Millisecond}
+		ReplyText: "Hello from the agent.", ToolSteps: []hook.ToolStep{{Name: "Read", Summary: "README.md"}}, Duration: 1500 * time.Millisecond}
 	_, _, code, err := twice(ctx, tg, func(ctx context.Context) (struct{}, error) { return struct{}{}, inst.Plugin.AgentEnd(ctx, end) })
 	if err != nil {
 		return "", fmt.Errorf("agent_end: %w", err)

@@ -132,9 +132,12 @@ const (
 
 // ToolStep is one tool call of a turn.
 type ToolStep struct {
+	// Name is the tool's name ("Bash", "Read", an MCP tool's full name).
 	Name string
-	// InputJSON is the tool's input as claude gave it.
-	InputJSON string
+	// Summary describes the input in one line of at most 80 characters
+	// (the command, path, pattern or URL); "" when nothing suitable is
+	// there.
+	Summary string
 }
 
 // End describes a finished turn.

@@ -498,7 +498,7 @@ func EndToProto(e hook.End) *pb.AgentEndRequest {
 		Outcome: string(e.Outcome), ReplyText: e.ReplyText, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUsd: e.CostUSD,
 		DurationMs: e.Duration.Milliseconds(), SessionId: e.SessionID}
 	for _, s := range e.ToolSteps {
-		out.ToolSteps = append(out.ToolSteps, &pb.ToolStep{Name: s.Name, InputJson: s.InputJSON})
+		out.ToolSteps = append(out.ToolSteps, &pb.ToolStep{Name: s.Name, Summary: s.Summary})
 	}
 	return out
 }
@@ -509,7 +509,7 @@ func EndFromProto(r *pb.AgentEndRequest) hook.End {
 		Outcome: hook.Outcome(r.GetOutcome()), ReplyText: r.GetReplyText(), InputTokens: r.GetInputTokens(), OutputTokens: r.GetOutputTokens(), CostUSD: r.GetCostUsd(),
 		Duration: time.Duration(r.GetDurationMs()) * time.Millisecond, SessionID: r.GetSessionId()}
 	for _, s := range r.GetToolSteps() {
-		out.ToolSteps = append(out.ToolSteps, hook.ToolStep{Name: s.GetName(), InputJSON: s.GetInputJson()})
+		out.ToolSteps = append(out.ToolSteps, hook.ToolStep{Name: s.GetName(), Summary: s.GetSummary()})
 	}
 	return out
 }

@@ -4040,9 +4040,11 @@ func (x *MessageSendingResponse) GetError() *PluginError {
 // ToolStep is one tool call of a turn.
 type ToolStep struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// input_json is the tool's input as claude gave it (JSON).
-	InputJson     string `protobuf:"bytes,2,opt,name=input_json,json=inputJson,proto3" json:"input_json,omitempty"`
+	// name is the tool's name ("Bash", "Read", an MCP tool's full name).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// summary describes the input in one line of at most 80 characters (the
+	// command, path, pattern or URL); empty when nothing suitable is there.
+	Summary       string `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4084,9 +4086,9 @@ func (x *ToolStep) GetName() string {
 	return ""
 }
 
-func (x *ToolStep) GetInputJson() string {
+func (x *ToolStep) GetSummary() string {
 	if x != nil {
-		return x.InputJson
+		return x.Summary
 	}
 	return ""
 }
@@ -4568,11 +4570,10 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12,\n" +
 	"\x05media\x18\x03 \x03(\v2\x16.clawhost.v1.MediaFileR\x05media\x12\x1a\n" +
 	"\bsuppress\x18\x04 \x01(\bR\bsuppress\x12.\n" +
-	"\x05error\x18\x05 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"=\n" +
+	"\x05error\x18\x05 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"8\n" +
 	"\bToolStep\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
-	"\n" +
-	"input_json\x18\x02 \x01(\tR\tinputJson\"\xbe\x03\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\asummary\x18\x02 \x01(\tR\asummary\"\xbe\x03\n" +
 	"\x0fAgentEndRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12=\n" +
 	"\fconversation\x18\x02 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12+\n" +
