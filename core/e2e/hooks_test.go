@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -311,5 +312,43 @@ func TestMessageSendingHooks(t *testing.T) {
 	}
 	if got := callsFor(t, calls, "no_reply"); len(got) != 1 {
 		t.Fatalf("agent_end of the suppressed turn: %q", got)
+	}
+}
+
+// TestPluginTestLifecycleHooks: `clawhost plugin schema` names the hook
+// kinds the exec-hook example offers; `clawhost plugin test` runs the
+// checks of each — answered within
+// the timeout, the same answer to a repeated call id — and a program that
+// answers differently each time fails the message_received check.
+func TestPluginTestLifecycleHooks(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(binDir(t), "clawhost-exec-hook")
+	code, out, errs := runPluginTest(t, path)
+	for _, check := range []string{"message_received", "message_sending", "agent_end"} {
+		if !strings.Contains(out, check) {
+			t.Errorf("no %s check:\n%s", check, out)
+		}
+	}
+	if code != 0 {
+		t.Fatalf("exit %d, want every check passed:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	schema, err := exec.Command(filepath.Join(binDir(t), "clawhost"), "plugin", "schema", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("plugin schema: %v: %s", err, schema)
+	}
+	for _, want := range []string{"offers:", "message_received  sees each inbound message", "message_sending   sees each agent reply", "agent_end         hears of each finished turn", "config {} of clawhost-exec-hook"} {
+		if !strings.Contains(string(schema), want) {
+			t.Errorf("plugin schema shows no %q:\n%s", want, schema)
+		}
+	}
+	dir := t.TempDir()
+	flaky := filepath.Join(dir, "flaky.sh")
+	script := "#!/bin/sh\ncat >/dev/null\nprintf '{\"rewrite\": true, \"text\": \"%s\"}' \"$(date +%N)\"\n"
+	if err := os.WriteFile(flaky, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runPluginTest(t, "-config-json", `{"message_received":["`+flaky+`"]}`, path)
+	if code == 0 || !strings.Contains(out, "a repeated call id got another answer") {
+		t.Fatalf("a hook that answers a repeated call id differently passed (exit %d):\n%s", code, out)
 	}
 }
