@@ -8,6 +8,11 @@
 //     agent;
 //   - a before_agent_start hook (package hook): context prepended to every
 //     agent turn;
+//   - lifecycle hooks (package hook, Plugin.MessageReceived,
+//     Plugin.MessageSending, Plugin.AgentEnd): an inbound message passed,
+//     rewritten, annotated or dropped before the queue; a reply rewritten,
+//     given media or suppressed before the outbox; a finished turn
+//     observed (docs/hooks.md).
 //   - tools (package tool): tools the agent calls during a turn, offered to
 //     the agents the operator grants them to (examples/whoami-tool is the
 //     smallest).

@@ -24,7 +24,8 @@ import (
 )
 
 // Plugin is what a plugin binary offers. Set at least one of Channel,
-// Command, Hook and Tool; a binary may offer several.
+// Command, Hook, MessageReceived, MessageSending, AgentEnd and Tool; a binary
+// may offer several.
 type Plugin struct {
 	// Name is the plugin's name, e.g. "telegram". Required.
 	Name string
@@ -55,6 +56,15 @@ type Plugin struct {
 	Command command.Handler
 	// Hook is a before_agent_start hook, if the plugin offers one.
 	Hook hook.Hook
+	// MessageReceived is a message_received hook, if the plugin offers
+	// one: it sees each inbound message before the queue.
+	MessageReceived hook.Received
+	// MessageSending is a message_sending hook, if the plugin offers one:
+	// it sees each agent reply before the outbox.
+	MessageSending hook.Sending
+	// AgentEnd is an agent_end hook, if the plugin offers one: it observes
+	// each finished turn.
+	AgentEnd hook.Ender
 	// Tool offers the agent tools, if the plugin has any (sdk/tool).
 	Tool tool.Provider
 	// Retry is called when the operator asks the plugin to try again what
@@ -183,8 +193,8 @@ func validate(p Plugin) error {
 	if p.Name == "" {
 		return errors.New("plugin name is empty")
 	}
-	if p.Channel == nil && p.Command == nil && p.Hook == nil && p.Tool == nil {
-		return errors.New("plugin offers no kind: set Channel, Command, Hook or Tool")
+	if p.Channel == nil && p.Command == nil && p.Hook == nil && p.MessageReceived == nil && p.MessageSending == nil && p.AgentEnd == nil && p.Tool == nil {
+		return errors.New("plugin offers no kind: set Channel, Command, Hook, MessageReceived, MessageSending, AgentEnd or Tool")
 	}
 	return nil
 }
@@ -205,7 +215,8 @@ func run(p Plugin, log hclog.Logger, debugAs, secret string) int {
 	}
 	inbox := wire.NewInbox()
 	srv := &wire.Server{
-		Impl:   &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Tool: p.Tool, Retry: p.Retry, Probe: p.Probe},
+		Impl: &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook,
+			Received: p.MessageReceived, Sending: p.MessageSending, Ender: p.AgentEnd, Tool: p.Tool, Retry: p.Retry, Probe: p.Probe},
 		Log:    log,
 		Ctx:    ctx,
 		Inbox:  inbox,

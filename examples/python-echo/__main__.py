@@ -4,6 +4,9 @@ It offers three kinds from one process (proto/PROTOCOL.md explains the
 protocol it speaks):
 
 - command: /echo TEXT answers TEXT;
+- message_received hook: before a message is queued for the agent, it
+  drops one that contains a word of `blocked` (the sender is told why) and
+  writes :shrug: out as the shrug it stands for;
 - tool: count_words, which the agent may call (granted with
   agent { tools = ["<instance>.count_words"] }, called by claude as
   mcp__clawhost__<instance>__count_words): it counts the words of a text
@@ -21,6 +24,7 @@ config {
   listen     = "127.0.0.1:0"  # address of the HTTP API
   addr_file  = "lo.addr"      # the listening address is written here
   text_limit = 4000           # longest text one send may carry, in characters
+  blocked    = ["password"]   # messages with these words never reach the agent
 }
 
 Build it with `make build` (bin/clawhost-python-echo, an executable zip);
@@ -55,6 +59,7 @@ class Echo:
         self.p = rt.proto
         self.log = rt.log
         self.limit = 4000
+        self.blocked = []
         self.inbox = clawhost_plugin.Inbox(rt.proto, rt.stopping, rt.log)
         self.httpd = None
         self.mu = threading.Condition()
@@ -68,7 +73,7 @@ class Echo:
         return p.DescribeResponse(
             name=NAME,
             version=VERSION,
-            kinds=[p.enum("KIND_CHANNEL"), p.enum("KIND_COMMAND"), p.enum("KIND_TOOL")],
+            kinds=[p.enum("KIND_CHANNEL"), p.enum("KIND_COMMAND"), p.enum("KIND_MESSAGE_RECEIVED"), p.enum("KIND_TOOL")],
             channel=p.ChannelCapabilities(
                 max_text_length=self.limit, length_unit=LENGTH_UNIT, markdown=MARKUP,
                 groups=True, display_name="Python echo"),
@@ -83,6 +88,8 @@ class Echo:
             A(name="addr_file", type="string", description="file to write the listening address to"),
             A(name="text_limit", type="number", default_json="4000",
               description="longest text one send may carry, in characters"),
+            A(name="blocked", type="list(string)", default_json="[]",
+              description="a message containing one of these words (any case) is dropped before the agent sees it"),
         ])
 
     def _check(self, config_json):
@@ -97,6 +104,9 @@ class Echo:
         host, _, port = listen.rpartition(":")
         if not host or not port.isdigit():
             diags.append(D(attribute="listen", summary="listen must be host:port", detail="got %r" % listen))
+        blocked = cfg.get("blocked")
+        if blocked is not None and (not isinstance(blocked, list) or not all(isinstance(w, str) and w.strip() for w in blocked)):
+            diags.append(D(attribute="blocked", summary="blocked must be a list of words"))
         limit = cfg.get("text_limit")
         if limit is not None and (not isinstance(limit, (int, float)) or limit < 1):
             diags.append(D(attribute="text_limit", summary="text_limit must be a positive number"))
@@ -112,6 +122,7 @@ class Echo:
             return self.p.ConfigureResponse(diagnostics=diags)
         if cfg.get("text_limit"):
             self.limit = int(cfg["text_limit"])
+        self.blocked = [w.strip().lower() for w in cfg.get("blocked") or []]
         host, _, port = (cfg.get("listen") or "127.0.0.1:0").rpartition(":")
         try:
             self.httpd = http.server.ThreadingHTTPServer((host, int(port)), self._handler())
@@ -153,6 +164,20 @@ class Echo:
             return p.ExecuteResponse(error=p.PluginError(code="invalid_request", message="usage: /echo TEXT"))
         return p.ExecuteResponse(replies=[p.Reply(text=request.args.strip(), format=FORMAT_PLAIN)])
 
+    # --- MessageReceivedService ----------------------------------------------
+
+    def MessageReceived(self, request, context):
+        """Called before a message is queued; the host records the answer
+        with the message, so it is asked once per message (call_id). The
+        same call_id must get the same answer."""
+        p = self.p
+        words = request.text.lower().split()
+        for w in self.blocked:
+            if w in words:
+                return p.MessageReceivedResponse(drop=True, drop_reason="Messages with %r are not passed to the agent." % w)
+        if ":shrug:" in request.text:
+            return p.MessageReceivedResponse(rewrite=True, text=request.text.replace(":shrug:", "\u00af\\_(\u30c4)_/\u00af"))
+        return p.MessageReceivedResponse()
     # --- ToolService ---------------------------------------------------------
 
     def ListTools(self, request, context):
@@ -289,7 +314,7 @@ class Echo:
 
 def build(rt):
     e = Echo(rt)
-    return {"PluginService": e, "CommandService": e, "ChannelService": e, "ToolService": e}, e.stop
+    return {"PluginService": e, "CommandService": e, "ChannelService": e, "MessageReceivedService": e, "ToolService": e}, e.stop
 
 
 if __name__ == "__main__":
