@@ -58,22 +58,32 @@ func (a *Adapter) socketSession(ctx context.Context, inbox channel.Inbox) error 
 	if _, err := a.whoami(ctx); err != nil {
 		return fmt.Errorf("auth.test: %w", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	smc := socketmode.New(a.api, socketmode.OptionLog(logOutput{a.log}))
 	var wg sync.WaitGroup
-	wg.Go(func() { a.socketEvents(ctx, smc, inbox) })
+	wg.Go(func() { a.socketEvents(ctx, cancel, smc, inbox) })
 	err := smc.RunContext(ctx)
-	cancel()
+	var fe fatalErr
+	if errors.As(context.Cause(ctx), &fe) {
+		err = fe.err
+	}
+	cancel(nil)
 	wg.Wait()
 	return err
 }
+
+// fatalErr ends a session on an error the socketmode client would retry
+// forever (missing_scope of the app token, a token of the wrong type).
+type fatalErr struct{ err error }
+
+func (f fatalErr) Error() string { return f.err.Error() }
 
 // socketEvents handles the socketmode client's events until ctx ends, one
 // at a time, in the order Slack sent them. An envelope is acknowledged
 // once the host stored what it carries: an envelope the plugin did not
 // acknowledge (it died meanwhile) is sent again by Slack.
-func (a *Adapter) socketEvents(ctx context.Context, smc *socketmode.Client, inbox channel.Inbox) {
+func (a *Adapter) socketEvents(ctx context.Context, end context.CancelCauseFunc, smc *socketmode.Client, inbox channel.Inbox) {
 	for {
 		var evt socketmode.Event
 		select {
@@ -94,6 +104,10 @@ func (a *Adapter) socketEvents(ctx context.Context, smc *socketmode.Client, inbo
 			a.log.Debug("connecting to slack")
 		case socketmode.EventTypeConnectionError:
 			if ce, ok := evt.Data.(*slack.ConnectionErrorEvent); ok {
+				if fatal(ce.ErrorObj) != "" {
+					end(fatalErr{ce.ErrorObj})
+					return
+				}
 				a.log.Warn("slack connection attempt failed", "attempt", ce.Attempt, "error", errText(ce.ErrorObj), "retry_in", ce.Backoff)
 				if ce.Attempt >= 3 {
 					a.status.Report(status.Status{State: status.Degraded, Message: "cannot connect to Slack; retrying: " + errText(ce.ErrorObj)})
