@@ -358,3 +358,12 @@ func (s *Server) Slash(user, channelID, command, text string) string {
 		"response_url": s.srv.URL + "/response",
 	})
 }
+
+// Forget drops the envelopes not acknowledged yet, as Slack does after
+// its last retry.
+func (s *Server) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.envs = nil
+	s.notifyLocked()
+}
