@@ -59,6 +59,7 @@ func Plugin() sdk.Plugin {
 		Configure: a.Configure,
 		Channel:   a,
 		Retry:     a.Retry,
+		Probe:     Probe,
 	}
 }
 
@@ -174,6 +175,9 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 			channel.MediaVideo, channel.MediaVoice},
 		MediaOut: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio,
 			channel.MediaVideo, channel.MediaVoice},
+		IDForms: IDForms,
+		// chat.postMessage to a member id posts in the bot's DM with them.
+		DirectToSender: true,
 	}
 }
 

@@ -21,6 +21,14 @@ var scopes = map[string]string{
 	"files.getUploadURLExternal": "files:write", "files.completeUploadExternal": "files:write", "file": "files:read",
 }
 
+// AllScopes are the bot scopes the fake grants unless RemoveScope took
+// one away (auth.test names them in X-OAuth-Scopes, as Slack does).
+var AllScopes = []string{
+	"app_mentions:read", "channels:history", "channels:read", "chat:write", "commands", "files:read", "files:write",
+	"groups:history", "groups:read", "im:history", "im:read", "im:write", "mpim:history", "mpim:read",
+	"reactions:write", "users:read",
+}
+
 // Fail makes the next n calls of method (a Web API method, "upload" or
 // "file") answer f.
 func (s *Server) Fail(method string, n int, f Failure) {
@@ -36,6 +44,7 @@ func (s *Server) Fail(method string, n int, f Failure) {
 func (s *Server) RemoveScope(scope string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.removed[scope] = true
 	for m, sc := range scopes {
 		if sc == scope {
 			s.missing[m] = scope
@@ -192,6 +201,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, "invalid_auth")
 		return
 	}
+	var granted []string
+	s.mu.Lock()
+	for _, sc := range AllScopes {
+		if !s.removed[sc] {
+			granted = append(granted, sc)
+		}
+	}
+	s.mu.Unlock()
+	w.Header().Set("X-OAuth-Scopes", strings.Join(granted, ","))
 	if missing != "" {
 		writeJSON(w, answer{"ok": false, "error": "missing_scope", "needed": missing, "provided": "chat:write"})
 		return

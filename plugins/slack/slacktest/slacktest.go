@@ -179,6 +179,7 @@ type Server struct {
 	reqs     []Request
 	fails    map[string][]Failure
 	missing  map[string]string // method → scope it lacks
+	removed  map[string]bool   // scopes taken away
 	envs     []*envelope
 	conn     *wsConn
 	hellos   int
@@ -194,7 +195,7 @@ func NewServer(botToken, appToken string) *Server {
 		botToken: botToken, appToken: appToken,
 		changed: make(chan struct{}), users: map[string]User{}, channels: map[string]*Channel{},
 		files: map[string]*File{}, reacts: map[string][]string{}, fails: map[string][]Failure{},
-		missing: map[string]string{}, tickets: map[string]bool{}, pingInterval: 5 * time.Second,
+		missing: map[string]string{}, removed: map[string]bool{}, tickets: map[string]bool{}, pingInterval: 5 * time.Second,
 	}
 	s.users[BotUserID] = User{ID: BotUserID, Name: BotName}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
