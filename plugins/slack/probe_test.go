@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"os"
+	"slices"
 	"regexp"
 	"strings"
 	"testing"
@@ -106,6 +108,36 @@ func TestIDForms(t *testing.T) {
 	for _, bad := range []string{"@alice", "alice", "u0123", "#general", "123456"} {
 		if _, ok := canon(bad); ok {
 			t.Errorf("%q matches a form", bad)
+		}
+	}
+}
+
+// TestManifestScopes: the manifest in docs/slack.md grants every scope the
+// probe checks for, and no other.
+func TestManifestScopes(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../docs/slack.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "    bot:\n")
+	j := strings.Index(doc, "settings:\n")
+	if i < 0 || j < i {
+		t.Fatal("no bot scopes in the manifest of docs/slack.md")
+	}
+	var got []string
+	for _, l := range strings.Split(doc[i:j], "\n") {
+		if s, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
+			got = append(got, s)
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(Scopes, ",") {
+		t.Errorf("manifest scopes %v, the plugin's %v", got, Scopes)
+	}
+	for _, s := range Scopes {
+		if scopeFeature[s] == "" && !slices.Contains(requiredScopes, s) {
+			t.Errorf("scope %s: what its absence costs is not said", s)
 		}
 	}
 }
