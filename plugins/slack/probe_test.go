@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"net"
 	"os"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
