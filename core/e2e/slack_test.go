@@ -7,6 +7,7 @@ package e2e
 // is read back from the fake's channels.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -389,5 +390,35 @@ func TestSlackInvalidAuth(t *testing.T) {
 	}
 	if strings.Contains(out, slBotToken) || strings.Contains(d.Log(), slBotToken) {
 		t.Error("the token shows")
+	}
+}
+
+// TestSlackDoctor: clawhost doctor runs the slack plugin's probe — the bot
+// named with its scopes ok, both tokens checked; a scope taken away is
+// named (missing_scope chat:write: a failure, exit 1); no token printed.
+func TestSlackDoctor(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	srv := slacktest.NewServer(slBotToken, slAppToken)
+	defer srv.Close()
+	doctor := func() (int, string) {
+		dir := t.TempDir()
+		agent := RealClaude(bin, filepath.Join(dir, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir, "workspace")})
+		cfg := (&Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": ""}, Plugins: []Plugin{
+			{Name: "sl", Source: "slack", Config: Attrs{"bot_token": slBotToken, "app_token": slAppToken, "api_endpoint": srv.Endpoint()}},
+		}}).Write(t)
+		var out, errb bytes.Buffer
+		rc := run([]string{"doctor", "-config", cfg}, &out, &errb)
+		return rc, out.String() + errb.String()
+	}
+	rc, out := doctor()
+	if rc != 0 || !strings.Contains(out, "Slack accepts the bot token: the bot is @clawbot") || !strings.Contains(out, "every scope clawhost uses") ||
+		!strings.Contains(out, "Socket Mode connections") {
+		t.Errorf("a working app: exit %d\n%s", rc, out)
+	}
+	srv.RemoveScope("chat:write")
+	rc, out = doctor()
+	if rc != 1 || !strings.Contains(out, "missing_scope: chat:write") || strings.Contains(out, slBotToken) || strings.Contains(out, slAppToken) {
+		t.Errorf("without chat:write: exit %d\n%s", rc, out)
 	}
 }
