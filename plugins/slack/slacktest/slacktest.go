@@ -183,6 +183,7 @@ type Server struct {
 	envs     []*envelope
 	conn     *wsConn
 	hellos   int
+	loseAcks bool
 	tickets  map[string]bool
 	// PingInterval is how often the socket is pinged.
 	pingInterval time.Duration

@@ -111,7 +111,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Lock()
 		for _, e := range s.envs {
-			if e.ID == ack.EnvelopeID {
+			if e.ID == ack.EnvelopeID && !s.loseAcks {
 				e.Acked = true
 			}
 		}
@@ -366,4 +366,13 @@ func (s *Server) Forget() {
 	defer s.mu.Unlock()
 	s.envs = nil
 	s.notifyLocked()
+}
+
+// LoseAcks makes the fake drop the acknowledgements it receives (lose),
+// as if they never arrived: every envelope stays unacknowledged and is
+// sent again on the next connection. LoseAcks(false) ends it.
+func (s *Server) LoseAcks(lose bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loseAcks = lose
 }
