@@ -108,6 +108,11 @@ var scenarios = []scenario{
 	// host stored but the fake never saw acknowledged come again.
 	{name: "slack-plugin-kill9", prefix: "sk", long: 20, short: 1, window: 2500 * time.Millisecond, platform: "slack",
 		before: pluginHostRestart, inject: pluginKill9},
+	{name: "slack-host-kill9", prefix: "sh", long: 20, short: 1, window: 2500 * time.Millisecond, platform: "slack", inject: func(e *env, r uint64) time.Time {
+		e.faults++
+		e.unconfirmed(r)
+		return e.restartHost(syscall.SIGKILL)
+	}},
 	{name: "claude-kill9", prefix: "ck", long: 20, short: 1, window: 2000 * time.Millisecond, inject: func(e *env, r uint64) time.Time {
 		var pids []int
 		e.waitUntil(3*time.Second, func() bool { pids = e.claudeProcs(); return len(pids) > 0 })
