@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -63,7 +65,7 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := setup.Options{Plan: p, Interactive: !*nonInteractive, Force: *force, In: os.Stdin, Out: stdout,
-		LinkWhatsApp: !*nonInteractive || *link, RunPlugin: runPluginAlone(stderr), Linked: whatsAppLinked(stderr), Probe: probeBlock, LinkTimeout: *linkTimeout}
+		LinkWhatsApp: !*nonInteractive || *link, RunPlugin: runPluginAlone(stderr), Linked: whatsAppLinked(stderr), Probe: probeBlock, Catalog: channelCatalog, LinkTimeout: *linkTimeout}
 	if *nonInteractive && *link && (!p.WhatsApp || !termecho.IsTerminal(int(os.Stdout.Fd()))) {
 		fmt.Fprintln(stderr, "clawhost init: -whatsapp-link draws a QR code to scan with the phone: it needs -whatsapp and a terminal on stdout (leave it out to link at the first clawhost run)")
 		return 2
@@ -110,6 +112,35 @@ func whatsAppLinked(stderr io.Writer) setup.LinkedCheck {
 		rep := res.Report
 		return err == nil && !diags.HasErrors() && rep != nil && len(rep.Checks) > 0 && rep.Worst() == probe.OK
 	}
+}
+
+// channelCatalog is init's setup.Catalog: each clawhost-<source> of
+// pluginDir that init does not know by name, started through the one
+// launcher (Supervisor.Check: nothing configured, no network) for its
+// description and config schema; the channel plugins among them.
+func channelCatalog(ctx context.Context, pluginDir string) (map[string]schema.Schema, error) {
+	entries, err := os.ReadDir(pluginDir)
+	if err != nil {
+		return nil, err
+	}
+	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
+	defer h.Stop()
+	out := map[string]schema.Schema{}
+	for _, e := range entries {
+		src, ok := strings.CutPrefix(e.Name(), config.BinaryPrefix)
+		info, ierr := e.Info()
+		if !ok || src == "" || strings.Contains(src, ".") || setup.OwnChannel(src) || ierr != nil || !info.Mode().IsRegular() || info.Mode()&0o111 == 0 {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		res, err := h.Check(cctx, pluginhost.Spec{Instance: src, Source: src, Path: filepath.Join(pluginDir, e.Name())},
+			func(schema.Schema) []byte { return nil })
+		cancel()
+		if err == nil && res.Description.Channel {
+			out[src] = res.Schema
+		}
+	}
+	return out, nil
 }
 
 // probeBlock is init's setup.Prober: the plugin clawhost-<source> of

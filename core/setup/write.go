@@ -34,6 +34,9 @@ type Plan struct {
 	// server_address and server_root_key: a test's fake WhatsApp ("": the
 	// real one).
 	WhatsAppServer, WhatsAppRootKey string
+	// Others are channels set up from their plugins' schemas
+	// (OtherChannel), each written as plugin "<source>".
+	Others []OtherChannel
 }
 
 // Files are the paths init writes.
@@ -94,6 +97,7 @@ func Render(p Plan, now time.Time) (config, env []byte) {
 		}
 		b.WriteString("}\n")
 	}
+	renderOthers(&b, &e, p.Others)
 	return []byte(b.String()), []byte(e.String())
 }
 
