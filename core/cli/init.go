@@ -25,7 +25,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
-const initUsage = "usage: clawhost init [-non-interactive] [-telegram-token T] [-discord-token T] [-whatsapp [-whatsapp-link]] [-webchat] [-workspace DIR] [-config-dir DIR] [-data-dir DIR] [-force]"
+const initUsage = "usage: clawhost init [-non-interactive] [-telegram-token T] [-discord-token T] [-whatsapp [-whatsapp-link]] [-webchat] [-set source.attribute=value]... [-workspace DIR] [-config-dir DIR] [-data-dir DIR] [-force]"
 
 // initCommand is `clawhost init`: setup.Run with the flags, on the
 // process's terminal.
@@ -51,6 +51,10 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&p.DiscordAPI, "discord-api", os.Getenv("CLAWHOST_DISCORD_API"), "Discord API base URL; a test's fake")
 	fs.StringVar(&p.WhatsAppServer, "whatsapp-server", os.Getenv("CLAWHOST_WHATSAPP_SERVER"), "host:port of a fake WhatsApp server on loopback (the plugin's server_address); a test's fake")
 	fs.StringVar(&p.WhatsAppRootKey, "whatsapp-root-key", os.Getenv("CLAWHOST_WHATSAPP_ROOT_KEY"), "the fake WhatsApp server's root key, hex (server_root_key)")
+	p.Presets = map[string]map[string]string{}
+	fs.Func("set", "source.attribute=value: a setting of a channel plugin init sets up from its schema (e.g. slack.reply_in_thread=true), written and not asked; repeatable", func(s string) error {
+		return setup.ParsePreset(p.Presets, s)
+	})
 	link := fs.Bool("whatsapp-link", false, "with -non-interactive -whatsapp: link WhatsApp now, the QR code drawn in this terminal (an interactive init always does)")
 	linkTimeout := fs.Duration("link-timeout", setup.DefaultLinkTimeout, "how long to wait for a phone to link WhatsApp")
 	if err := fs.Parse(args); err != nil {

@@ -422,3 +422,48 @@ func TestSlackDoctor(t *testing.T) {
 		t.Errorf("without chat:write: exit %d\n%s", rc, out)
 	}
 }
+
+// TestInitSlackInTerminal: clawhost init in a real terminal offers the
+// slack plugin it finds in the plugin directory, asks its tokens hidden,
+// shows its probe (a refused bot token, then the bot and its scopes) and
+// writes plugin "slack" with the tokens in clawhost.env and the preset
+// api_endpoint (-set) in the block.
+func TestInitSlackInTerminal(t *testing.T) {
+	e := newInitEnv(t)
+	srv := slacktest.NewServer(slBotToken, slAppToken)
+	t.Cleanup(srv.Close)
+	args := append(e.initArgs(t), "-set", "slack.api_endpoint="+srv.Endpoint())
+	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
+	term.waitFor("Channels to set up", 0)
+	term.send("slack")
+	term.waitFor("bot_token", 0)
+	term.send("xoxb-wrong")
+	term.waitFor("app_token", 0)
+	term.send(slAppToken)
+	term.waitFor("signing_secret", 0)
+	term.send("")
+	term.waitFor("invalid_auth", 0)
+	term.waitFor("bot_token", 1)
+	term.send(slBotToken)
+	term.waitFor("app_token", 1)
+	term.send(slAppToken)
+	term.waitFor("signing_secret", 1)
+	term.send("")
+	term.waitFor("✓ slack: the bot @clawbot", 0)
+	term.waitFor("Workspace of the agent", 0)
+	term.send("")
+	scr := term.waitFor("INIT-EXIT=", 0)
+	if !strings.Contains(scr, "INIT-EXIT=0") {
+		t.Fatalf("init failed:\n%s", scr)
+	}
+	if strings.Contains(scr, slBotToken) || strings.Contains(scr, slAppToken) {
+		t.Errorf("a token was echoed:\n%s", scr)
+	}
+	cfgPath := filepath.Join(e.home, ".config", "clawhost", "config.hcl")
+	cfg, _ := os.ReadFile(cfgPath)
+	envf, _ := os.ReadFile(filepath.Join(e.home, ".config", "clawhost", "clawhost.env"))
+	if !strings.Contains(string(cfg), `bot_token = env("SLACK_BOT_TOKEN")`) || strings.Contains(string(cfg), slBotToken) ||
+		!strings.Contains(string(envf), slBotToken) || !strings.Contains(string(cfg), srv.Endpoint()) {
+		t.Fatalf("config:\n%s", cfg)
+	}
+}

@@ -82,6 +82,10 @@ func (s *session) other(ctx context.Context, p Plan, source string) (OtherChanne
 	for {
 		oc := OtherChannel{Source: source, Values: map[string]string{}, Secret: map[string]bool{}}
 		for _, a := range sch {
+			if v, ok := p.Presets[source][a.Name]; ok {
+				oc.Values[a.Name], oc.Secret[a.Name] = v, a.Sensitive
+				continue
+			}
 			if !a.Required && !a.Sensitive {
 				continue
 			}
@@ -182,6 +186,20 @@ func defaultText(v any) string {
 		return ""
 	}
 	return fmt.Sprint(v)
+}
+
+// ParsePreset reads init's -set source.attribute=value into presets.
+func ParsePreset(presets map[string]map[string]string, s string) error {
+	key, value, ok := strings.Cut(s, "=")
+	source, attr, ok2 := strings.Cut(key, ".")
+	if !ok || !ok2 || source == "" || attr == "" {
+		return fmt.Errorf("%q is not source.attribute=value", s)
+	}
+	if presets[source] == nil {
+		presets[source] = map[string]string{}
+	}
+	presets[source][attr] = value
+	return nil
 }
 
 // renderOthers writes the blocks of the other channels and their secrets.

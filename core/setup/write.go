@@ -37,6 +37,10 @@ type Plan struct {
 	// Others are channels set up from their plugins' schemas
 	// (OtherChannel), each written as plugin "<source>".
 	Others []OtherChannel
+	// Presets are settings of other channels given beforehand (init's
+	// -set source.attribute=value), by source and attribute: init writes
+	// them into the block and does not ask for them.
+	Presets map[string]map[string]string
 }
 
 // Files are the paths init writes.
