@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -62,7 +61,7 @@ func probeChecks(name string, rep probe.Report) []DoctorCheck {
 	out := make([]DoctorCheck, 0, len(rep.Checks))
 	for i, c := range rep.Checks {
 		found := c.Found
-		if who := Identity(rep.Identity); i == 0 && who != "" {
+		if who := rep.Identity.String(); i == 0 && who != "" {
 			found += " (" + who + ")"
 		}
 		d := DoctorCheck{Name: name + ": " + c.Name, Verdict: string(c.Verdict), Found: found}
@@ -72,22 +71,4 @@ func probeChecks(name string, rep probe.Report) []DoctorCheck {
 		out = append(out, d)
 	}
 	return out
-}
-
-// Identity says who a bot is, in a few words: "@clawbot, https://t.me/clawbot";
-// "" when the plugin did not say.
-func Identity(id probe.Identity) string {
-	var parts []string
-	switch {
-	case id.Handle != "":
-		parts = append(parts, id.Handle)
-	case id.Name != "":
-		parts = append(parts, id.Name)
-	case id.ID != "":
-		parts = append(parts, id.ID)
-	}
-	if id.Link != "" {
-		parts = append(parts, id.Link)
-	}
-	return strings.Join(parts, ", ")
 }

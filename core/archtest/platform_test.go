@@ -28,10 +28,10 @@ var (
 
 // knownPlatformBranches are the branches on a platform's name still in
 // the core, each waiting for its plugin-declared replacement: the audit's
-// and the sandbox rule's reading of the web chat's listen address and the
-// Telegram webhook secret, which the core reads from the file without
-// starting the plugins (the schema does not mark listen addresses yet).
-// The list may only shrink.
+// and the sandbox rule's reading of the web chat's listen address (and
+// its default when the block has none), which the core reads from the file
+// without starting the plugins — the schema does not mark listen
+// addresses yet. The list may only shrink.
 var knownPlatformBranches = []string{"core/audit.go", "core/sandboxreach.go"}
 
 // pluginDirMaker is the one file that builds an instance's data directory

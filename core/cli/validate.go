@@ -190,7 +190,7 @@ func liveDiagnostics(p *config.Plugin, rep probe.Report, stdout io.Writer) hcl.D
 				Detail: fmt.Sprintf("Plugin %q (%s): %s. %s.", p.Name, p.Source, strings.TrimSuffix(c.Found, "."), strings.TrimSuffix(c.Do, "."))})
 		}
 	}
-	if who := core.Identity(rep.Identity); who != "" {
+	if who := rep.Identity.String(); who != "" {
 		fmt.Fprintf(stdout, "plugin %q (%s): the bot is %s\n", p.Name, p.Source, who)
 	}
 	return diags
