@@ -19,6 +19,7 @@ import (
 
 	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // Send implements channel.Channel: chat.postMessage into the chat (a
@@ -92,8 +93,10 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	tctx, wrote := traceWrites(ctx)
 	ch, ts, err := a.api.PostMessageContext(tctx, target, opts...)
 	if err != nil {
+		a.noteScope("chat.postMessage", err)
 		return channel.SendResponse{MessageIDs: ids}, sendErr(err, wrote)
 	}
+	a.noteScope("chat.postMessage", nil)
 	if ch != "" && ch != target {
 		a.mu.Lock()
 		a.dm[req.ChatID] = ch
@@ -104,6 +107,43 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		a.noteThread(ch, req.ThreadID)
 	}
 	return channel.SendResponse{MessageIDs: append(ids, ts)}, nil
+}
+
+// noteScope keeps the status page saying which call Slack refuses for a
+// scope the app lacks (missing_scope), naming the scope and what to do:
+// the channel works without what the scope carries (degraded); the next
+// call of that kind Slack takes (the app reinstalled with the scope)
+// clears it, and with no call refused any more the plugin is ready again.
+// err nil is a call that worked.
+func (a *Adapter) noteScope(call string, err error) {
+	var se slack.SlackErrorResponse
+	missing := errors.As(err, &se) && se.Err == "missing_scope"
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !missing {
+		if err == nil && a.scopeless[call] != "" {
+			delete(a.scopeless, call)
+			if len(a.scopeless) == 0 {
+				a.status.Report(status.Status{State: status.Ready})
+			}
+		}
+		return
+	}
+	scope := cmpOr(se.Needed, "a scope")
+	if a.scopeless[call] == scope {
+		return
+	}
+	a.scopeless[call] = scope
+	a.log.Warn("slack refused a call for a missing scope", "call", call, "scope", scope)
+	a.status.Report(status.Status{State: status.Degraded,
+		Message: fmt.Sprintf("Slack refuses %s: the app lacks the scope %s (missing_scope); add it under OAuth & Permissions (or paste the manifest of docs/slack.md) and reinstall the app", call, scope)})
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // resolve is where a message for chatID goes: the DM channel Slack named
@@ -141,6 +181,7 @@ func (a *Adapter) upload(ctx context.Context, target, threadTS string, m channel
 		Reader: f, FileSize: int(st.Size()), Filename: name, Title: name,
 		Channel: target, ThreadTimestamp: threadTS, InitialComment: comment,
 	})
+	a.noteScope("files.upload", err)
 	if err != nil {
 		return "", sendErr(err, wrote)
 	}
@@ -166,6 +207,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	// Without buttons an empty block list clears the old ones.
 	_, _, _, err = a.api.UpdateMessageContext(ctx, a.resolve(req.ChatID), req.MessageID,
 		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+	a.noteScope("chat.update", err)
 	return mapErr(err)
 }
 
@@ -214,6 +256,7 @@ func (a *Adapter) React(ctx context.Context, req channel.ReactRequest) error {
 	if code(err) == "already_reacted" {
 		err = nil
 	}
+	a.noteScope("reactions.add", err)
 	if err == nil {
 		a.mu.Lock()
 		if len(a.reacted) > 4096 {
@@ -266,6 +309,7 @@ func (a *Adapter) DownloadMedia(ctx context.Context, req channel.DownloadRequest
 		defer cancel()
 		w := &limitWriter{w: pw, limit: limit}
 		err := a.api.GetFileContext(ctx, req.Ref, w)
+		a.noteScope("files.download", err)
 		if err != nil && !errors.Is(err, errTooLong) {
 			err = mapErr(err)
 		}

@@ -276,3 +276,31 @@ func asErr(err error, target **channel.Error) bool {
 	}
 	return ok
 }
+
+// TestMissingScopeAtRuntime: a call Slack refuses for a missing scope
+// (reactions:write) fails forbidden and the status page says which scope
+// and what to do; once the call works again the plugin is ready.
+func TestMissingScopeAtRuntime(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	general := srv.AddChannel(slacktest.Channel{Name: "general"})
+	a := newAdapter(t, srv, nil)
+	ctx := context.Background()
+	r, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Fail("reactions.add", 1, slacktest.Failure{Error: "missing_scope"})
+	err = a.React(ctx, channel.ReactRequest{ChatID: general.ID, MessageID: r.MessageIDs[0], Emoji: "👀"})
+	if channel.CodeOf(err) != channel.CodeForbidden {
+		t.Errorf("react: %v", err)
+	}
+	st := a.reports.wait(t, status.Degraded)
+	if !strings.Contains(st.Message, "reactions.add") || !strings.Contains(st.Message, "missing_scope") {
+		t.Errorf("status: %+v", st)
+	}
+	if err := a.React(ctx, channel.ReactRequest{ChatID: general.ID, MessageID: r.MessageIDs[0], Emoji: "👀"}); err != nil {
+		t.Fatal(err)
+	}
+	a.reports.wait(t, status.Ready)
+}

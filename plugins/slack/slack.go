@@ -91,6 +91,9 @@ type Adapter struct {
 	// reacted is the reaction the bot last set per message (channel/ts),
 	// so a Remove without an emoji takes it off.
 	reacted map[string]string
+	// scopeless are the calls Slack refused for a missing scope, with the
+	// scope (noteScope).
+	scopeless map[string]string
 }
 
 // identity is who the bot is, from auth.test.
@@ -113,6 +116,8 @@ func New() *Adapter {
 		retry:   make(chan struct{}, 1),
 		dm:      map[string]string{},
 		reacted: map[string]string{},
+
+		scopeless: map[string]string{},
 	}
 }
 
