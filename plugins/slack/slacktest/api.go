@@ -160,6 +160,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(r.URL.Path, "/files/"):
 		s.serveFile(w, r)
 		return
+	case r.URL.Path == ControlPost && r.Method == http.MethodPost:
+		s.controlPost(w, r)
+		return
 	}
 	method, ok := strings.CutPrefix(r.URL.Path, "/api/")
 	if !ok {
@@ -477,6 +480,26 @@ func (s *Server) react(w http.ResponseWriter, form url.Values, add bool) {
 	}
 	s.notifyLocked()
 	writeJSON(w, answer{"ok": true})
+}
+
+// ControlPost is the fake's own endpoint (not Slack's) for a process
+// outside the test, such as the -inject command of `clawhost plugin
+// test`: a form POST of channel, user and text is Post; with forget=1 the
+// envelopes not yet acknowledged are dropped first (Forget), as a fresh
+// plugin process under test should not get the last one's. It answers
+// the message's ts.
+const ControlPost = "/_slacktest/post"
+
+func (s *Server) controlPost(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.PostForm.Get("forget") == "1" {
+		s.Forget()
+	}
+	ts, _ := s.Post(Message{Channel: r.PostForm.Get("channel"), User: r.PostForm.Get("user"), Text: r.PostForm.Get("text")})
+	writeJSON(w, answer{"ok": true, "ts": ts})
 }
 
 // serveUpload takes the bytes of a file announced with
