@@ -312,6 +312,36 @@ plugin "dc" {
   }
 }
 
+# Slack, enabled when SLACK_BOT_TOKEN is set. Create the app from the
+# manifest in docs/slack.md (it names every scope and event), install it to
+# the workspace, then export SLACK_BOT_TOKEN (xoxb-…, OAuth & Permissions)
+# and SLACK_APP_TOKEN (xapp-…, Basic Information → App-Level Tokens, scope
+# connections:write). Socket Mode needs no public URL. Allow people and
+# channels in access {}: "sl:<member id>" (U…) in allow_from for DMs,
+# "sl:<channel id>" (C…/G…) in groups; a thread is its own session, and an
+# agent's chats may name one as "sl:<channel id>:<thread ts>".
+# A rejected token (invalid_auth) or a missing scope (missing_scope, named)
+# shows as needs_attention; fix it, then `clawhost retry sl`.
+plugin "sl" {
+  source  = "slack"
+  enabled = env("SLACK_BOT_TOKEN", "") != ""
+  config {
+    bot_token = env("SLACK_BOT_TOKEN", "")
+    app_token = env("SLACK_APP_TOKEN", "")
+    # "events": Slack POSTs to listen (/slack/events, /slack/interactions,
+    # /slack/commands) behind your TLS proxy; needs signing_secret.
+    # mode               = "socket"
+    # signing_secret     = env("SLACK_SIGNING_SECRET", "")
+    # listen             = "127.0.0.1:3000"
+    # Answer a mention at the top of a channel in a thread under it.
+    # reply_in_thread    = false
+    # The app's slash command: "/claw new" is /new; "" ignores it.
+    # slash_command      = "/claw"
+    # max_download_bytes = 52428800  # inbound files
+    # api_endpoint       = "https://slack.com"
+  }
+}
+
 # WhatsApp, enabled when WHATSAPP_ENABLED is set. The plugin joins a
 # WhatsApp account as a linked device: on first start `clawhost status` and
 # the status page show a QR code (WhatsApp on the phone → Settings → Linked

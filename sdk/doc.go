@@ -180,8 +180,8 @@
 // The host sends the agent's markdown (SendRequest.Format FormatMarkdown)
 // to a channel that declares which kind of markup it shows,
 // Capabilities.Markup: MarkupNone (the default; the host renders plain
-// text itself and sends FormatPlain), MarkupMarkdown, MarkupHTMLSubset or
-// MarkupLightweight. The host splits every reply so that each message,
+// text itself and sends FormatPlain), MarkupMarkdown, MarkupHTMLSubset,
+// MarkupLightweight or MarkupMrkdwn. The host splits every reply so that each message,
 // rendered in that kind and counted in LengthUnit, fits MaxTextLength; Send
 // renders the one message it gets and never splits it again. The markup
 // module, github.com/clawhost/clawhost/markup (a module of its own, so the

@@ -187,7 +187,7 @@ func (e *env) trial(i int, rng *rand.Rand) {
 		}
 		e.notes = append(e.notes, fmt.Sprintf("trial %d: %v not settled %v after the fault", i, open, cmp.Or(e.sc.settle, settleLimit)))
 	}
-	e.srv.ClearFailures()
+	e.plat.clearFailures()
 	e.checkGone(fmt.Sprintf("after trial %d", i))
 	e.trials++
 	if *flagLong {

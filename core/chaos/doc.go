@@ -32,6 +32,12 @@
 //     every fifth trial starts on a freshly restarted host, so the host's
 //     crash-loop backoff, which reaches 30 s after ten quick crashes, does
 //     not turn every later trial into a 30 s wait);
+//   - slack-plugin-kill9: the same with the clawhost-slack plugin over
+//     Socket Mode against the fake Slack (plugins/slack/slacktest), the
+//     chats four members' DMs; in half the trials the fake loses the
+//     plugin's acknowledgements before the kill, so envelopes the host
+//     stored come again (platform_test.go is the seam); slack-host-kill9
+//     kills the host instead;
 //   - claude-kill9: one claude process gets SIGKILL;
 //   - api-drop, api-malformed, api-5xx, api-429, api-silence, api-timeout:
 //     the fake Bot API carries one or two calls out (sendMessage,

@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -97,22 +96,8 @@ func (e *env) finishedRerun(rs []*run, k int, en entry) string {
 	return ""
 }
 
-// chatView is what a chat shows in the end: each bot message with its
-// last content, in the order they were first sent.
-func (e *env) chatViews() map[string][]string {
-	at := map[string]int{}
-	out := map[string][]string{}
-	for _, s := range e.srv.Sent() {
-		k := s.ChatID + "/" + strconv.Itoa(s.MessageID)
-		if i, ok := at[k]; ok {
-			out[s.ChatID][i] = s.Visible
-			continue
-		}
-		at[k] = len(out[s.ChatID])
-		out[s.ChatID] = append(out[s.ChatID], s.Visible)
-	}
-	return out
-}
+// chatViews is what each chat shows in the end (platform.views).
+func (e *env) chatViews() map[string][]string { return e.plat.views() }
 
 func count(view []string, f func(string) bool) int {
 	n := 0
@@ -162,7 +147,7 @@ func (e *env) tally() row {
 		return false
 	}
 	for _, m := range e.msgs {
-		chat := strconv.FormatInt(m.chat, 10)
+		chat := m.chatID
 		view := views[chat]
 		en, err := e.entry(m)
 		if err != nil {
@@ -191,7 +176,7 @@ func (e *env) tally() row {
 				spare[key] = count(view, func(v string) bool { return strings.TrimSpace(v) == strings.TrimSpace(en.replyText) })
 			}
 		}
-		desc := fmt.Sprintf("%s (trial %d, chat %s, message %d): copies per part %v, journal %+v, runs %d", m.mark, m.trial, chat, m.id, copies, en, len(rs))
+		desc := fmt.Sprintf("%s (trial %d, chat %s, message %s): copies per part %v, journal %+v, runs %d", m.mark, m.trial, chat, m.id, copies, en, len(rs))
 		if en.charges > 1 {
 			r.chargedTwice++
 			r.failures = append(r.failures, fmt.Sprintf("charged %d times %s", en.charges, desc))

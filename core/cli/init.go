@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -27,7 +28,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
-const initUsage = "usage: clawhost init [-non-interactive] [-telegram-token T] [-discord-token T] [-whatsapp [-whatsapp-link] [-whatsapp-personal]] [-webchat] [-anthropic-key K | -claude-token T] [-workspace DIR] [-config-dir DIR] [-data-dir DIR] [-force]"
+const initUsage = "usage: clawhost init [-non-interactive] [-telegram-token T] [-discord-token T] [-whatsapp [-whatsapp-link] [-whatsapp-personal]] [-webchat] [-anthropic-key K | -claude-token T] [-set source.attribute=value]... [-workspace DIR] [-config-dir DIR] [-data-dir DIR] [-force]"
 
 // initCommand is `clawhost init`: setup.Run with the flags, on the
 // process's terminal.
@@ -56,6 +57,10 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&p.WhatsAppPersonal, "whatsapp-personal", false, "with -whatsapp: the number is your own; the bot answers only in \"Message yourself\" (self_chat, only_self_chat)")
 	fs.StringVar(&p.AnthropicKey, "anthropic-key", "", "the bot's Anthropic API key, checked with one request and written to clawhost.env")
 	fs.StringVar(&p.ClaudeToken, "claude-token", "", "the bot's Claude subscription token (from claude setup-token), written to clawhost.env")
+	p.Presets = map[string]map[string]string{}
+	fs.Func("set", "source.attribute=value: a setting of a channel plugin init sets up from its schema (e.g. slack.reply_in_thread=true), written and not asked; repeatable", func(s string) error {
+		return setup.ParsePreset(p.Presets, s)
+	})
 	link := fs.Bool("whatsapp-link", false, "with -non-interactive -whatsapp: link WhatsApp now, the QR code drawn in this terminal (an interactive init always does)")
 	linkTimeout := fs.Duration("link-timeout", setup.DefaultLinkTimeout, "how long to wait for a phone to link WhatsApp")
 	if err := fs.Parse(args); err != nil {
@@ -70,7 +75,7 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := setup.Options{Plan: p, Interactive: !*nonInteractive, Force: *force, In: os.Stdin, Out: stdout,
-		LinkWhatsApp: !*nonInteractive || *link, RunPlugin: runPluginAlone(stderr), Linked: whatsAppLinked(stderr), Probe: probeBlock, LinkTimeout: *linkTimeout,
+		LinkWhatsApp: !*nonInteractive || *link, RunPlugin: runPluginAlone(stderr), Linked: whatsAppLinked(stderr), Probe: probeBlock, Catalog: channelCatalog, LinkTimeout: *linkTimeout,
 		CheckClaude: checkClaude, RunClaude: runClaudeInTerminal}
 	if *nonInteractive && *link && (!p.WhatsApp || !termecho.IsTerminal(int(os.Stdout.Fd()))) {
 		fmt.Fprintln(stderr, "clawhost init: -whatsapp-link draws a QR code to scan with the phone: it needs -whatsapp and a terminal on stdout (leave it out to link at the first clawhost run)")
@@ -149,6 +154,35 @@ func runClaudeInTerminal(ctx context.Context, claude, configDir string, out io.W
 	cmd.Stdout = io.MultiWriter(os.Stdout, &buf)
 	err = cmd.Run()
 	return buf.String(), err
+}
+
+// channelCatalog is init's setup.Catalog: each clawhost-<source> of
+// pluginDir that init does not know by name, started through the one
+// launcher (Supervisor.Check: nothing configured, no network) for its
+// description and config schema; the channel plugins among them.
+func channelCatalog(ctx context.Context, pluginDir string) (map[string]schema.Schema, error) {
+	entries, err := os.ReadDir(pluginDir)
+	if err != nil {
+		return nil, err
+	}
+	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
+	defer h.Stop()
+	out := map[string]schema.Schema{}
+	for _, e := range entries {
+		src, ok := strings.CutPrefix(e.Name(), config.BinaryPrefix)
+		info, ierr := e.Info()
+		if !ok || src == "" || strings.Contains(src, ".") || setup.OwnChannel(src) || ierr != nil || !info.Mode().IsRegular() || info.Mode()&0o111 == 0 {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		res, err := h.Check(cctx, pluginhost.Spec{Instance: src, Source: src, Path: filepath.Join(pluginDir, e.Name())},
+			func(schema.Schema) []byte { return nil })
+		cancel()
+		if err == nil && res.Description.Channel {
+			out[src] = res.Schema
+		}
+	}
+	return out, nil
 }
 
 // probeBlock is init's setup.Prober: the plugin clawhost-<source> of

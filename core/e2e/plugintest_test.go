@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	sdkcommand "github.com/clawhost/clawhost/sdk/command"
@@ -28,6 +30,9 @@ import (
 func init() {
 	if os.Getenv("CLAWHOST_TEST_INJECT") != "" {
 		os.Exit(injectHelper())
+	}
+	if u := os.Getenv("CLAWHOST_TEST_SLACK_INJECT"); u != "" {
+		os.Exit(slackInjectHelper(u))
 	}
 	if mode := os.Getenv("CLAWHOST_TEST_PLUGIN"); mode != "" {
 		faultyPlugin(mode)
@@ -50,6 +55,48 @@ func injectHelper() int {
 	}
 	resp.Body.Close()
 	return 0
+}
+
+// slackInjectHelper posts $CLAWHOST_TEST_TEXT as a DM to the fake Slack's
+// control endpoint u (slacktest.ControlPost; channel and user in its
+// query), dropping what an earlier plugin process left unacknowledged.
+func slackInjectHelper(u string) int {
+	q, err := url.Parse(u)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "inject:", err)
+		return 1
+	}
+	form := url.Values{"channel": {q.Query().Get("channel")}, "user": {q.Query().Get("user")}, "text": {os.Getenv("CLAWHOST_TEST_TEXT")}, "forget": {"1"}}
+	resp, err := http.PostForm(q.Scheme+"://"+q.Host+q.Path, form)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "inject:", err)
+		return 1
+	}
+	resp.Body.Close()
+	return 0
+}
+
+// TestPluginTestSlack: `clawhost plugin test` passes every check against
+// the clawhost-slack binary on the fake Slack, its inbound checks fed
+// through the fake's control endpoint.
+func TestPluginTestSlack(t *testing.T) {
+	t.Parallel()
+	srv := slacktest.NewServer(slBotToken, slAppToken)
+	t.Cleanup(srv.Close)
+	dm := srv.AddDM(slAlice).ID
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"bot_token":%q,"app_token":%q,"api_endpoint":%q}`, slBotToken, slAppToken, srv.Endpoint())
+	inject := fmt.Sprintf("CLAWHOST_TEST_SLACK_INJECT='%s%s?channel=%s&user=%s' exec '%s'", srv.Endpoint(), slacktest.ControlPost, dm, slAlice.ID, exe)
+	code, out, errOut := runPluginTest(t, "-config-json", cfg, "-inject", inject, filepath.Join(binDir(t), "clawhost-slack"))
+	if code != 0 || !strings.Contains(out, " 0 failed, 0 skipped") || !strings.Contains(out, "PASS  receive_ack_redeliver") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, slBotToken) {
+		t.Error("the token shows")
+	}
 }
 
 // badCommands lists a command with a name the host cannot match.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/ownerclaim"
+	"github.com/clawhost/clawhost/sdk/schema"
 )
 
 // Options are an init's inputs: the answers given by flags (Plan), how to
@@ -50,7 +51,11 @@ type Options struct {
 	Linked       LinkedCheck
 	// Probe checks a token with its plugin's live checks before it is
 	// written; nil: tokens are written unchecked.
-	Probe       Prober
+	Probe Prober
+	// Catalog lists the channel plugins of the plugin directory; those
+	// init does not know by name are offered too, set up from their own
+	// schemas (OtherChannel). Nil: only init's own channels.
+	Catalog     Catalog
 	LinkTimeout time.Duration
 	// LookPath finds a program in PATH (nil: exec.LookPath): init says
 	// how to install bubblewrap when it finds no bwrap.
@@ -78,6 +83,9 @@ type Result struct {
 type session struct {
 	o  Options
 	in *bufio.Reader
+	// schemas are the config schemas of the other channel plugins offered
+	// (others), by source.
+	schemas map[string]schema.Schema
 }
 
 // Run is clawhost init: it completes o.Plan (asking, or from defaults),
@@ -155,7 +163,7 @@ func (s *session) sayBubblewrap(p Plan) {
 	if _, err := lookPath(bubblewrap.Command); err == nil {
 		return
 	}
-	refused := p.TelegramToken != "" || p.DiscordToken != "" || p.WhatsApp
+	refused := p.TelegramToken != "" || p.DiscordToken != "" || p.WhatsApp || len(p.Others) > 0
 	if cmd := bubblewrap.Install(); cmd != "" {
 		s.say("claude runs in a sandbox, bubblewrap, which is not installed here. Install it first:\n\n    %s\n\n", cmd)
 	} else {
@@ -205,9 +213,20 @@ func (s *session) complete(ctx context.Context) (Plan, error) {
 		return p, nil
 	}
 	s.say("clawhost init: a few questions, then your bot is ready. Ctrl-C leaves without writing anything.\n\n")
-	chosen, err := s.channels(p)
+	others := s.others(ctx, p)
+	chosen, err := s.channels(p, others)
 	if err != nil {
 		return p, err
+	}
+	p.Others = nil
+	for _, c := range chosen {
+		if slices.Contains(others, c) {
+			oc, err := s.other(ctx, p, c)
+			if err != nil {
+				return p, err
+			}
+			p.Others = append(p.Others, oc)
+		}
 	}
 	p.WhatsApp, p.WebChat = slices.Contains(chosen, "whatsapp"), slices.Contains(chosen, "webchat")
 	if slices.Contains(chosen, "telegram") {
@@ -254,8 +273,11 @@ func (s *session) checkGiven(ctx context.Context, p *Plan) error {
 	return nil
 }
 
-// channels asks which channels to set up.
-func (s *session) channels(p Plan) ([]string, error) {
+// channels asks which channels to set up: init's own, and others (the
+// other channel plugins found).
+func (s *session) channels(p Plan, others []string) ([]string, error) {
+	names := append(slices.Clone(channelNames), others...)
+	list := strings.Join(names, ", ")
 	def := []string{}
 	if p.TelegramToken != "" || p.DiscordToken == "" && !p.WhatsApp {
 		def = append(def, "telegram")
@@ -268,7 +290,7 @@ func (s *session) channels(p Plan) ([]string, error) {
 	}
 	def = append(def, "webchat")
 	for {
-		ans, err := s.ask("Channels to set up, comma-separated: telegram, discord, whatsapp, webchat", strings.Join(def, ","))
+		ans, err := s.ask("Channels to set up, comma-separated: "+list, strings.Join(def, ","))
 		if err != nil {
 			return nil, err
 		}
@@ -276,7 +298,7 @@ func (s *session) channels(p Plan) ([]string, error) {
 		bad := ""
 		for _, c := range strings.FieldsFunc(strings.ToLower(ans), func(r rune) bool { return r == ',' || r == ' ' }) {
 			c = strings.ReplaceAll(c, "web-chat", "webchat")
-			if !slices.Contains(channelNames, c) {
+			if !slices.Contains(names, c) {
 				bad = c
 				break
 			}
@@ -286,7 +308,7 @@ func (s *session) channels(p Plan) ([]string, error) {
 		}
 		switch {
 		case bad != "":
-			s.say("%q is not one of telegram, discord, whatsapp, webchat.\n", bad)
+			s.say("%q is not one of %s.\n", bad, list)
 		case len(out) == 0:
 			s.say("Pick at least one.\n")
 		default:

@@ -17,6 +17,8 @@ import (
 	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/plugins/discord"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
+	"github.com/clawhost/clawhost/plugins/slack"
+	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/plugins/telegram"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/probe"
@@ -386,5 +388,66 @@ func TestRunSaysHowToInstallBubblewrap(t *testing.T) {
 				t.Errorf("%s: output has %q:\n%s", tc.name, w, out.String())
 			}
 		}
+	}
+}
+
+// TestRunOtherChannel: a channel plugin init does not know by name (the
+// slack plugin, from the catalog) is offered and set up from its schema —
+// its required and sensitive attributes asked, a block its probe fails
+// asked again with the checks shown, the accepted one written with the
+// secrets in clawhost.env under SLACK_*, an empty optional one left out.
+func TestRunOtherChannel(t *testing.T) {
+	t.Parallel()
+	srv := slacktest.NewServer("xoxb-good", "xapp-good")
+	defer srv.Close()
+	p := plan(t)
+	p.TelegramToken, p.DiscordToken, p.WhatsApp, p.WebChat, p.Workspace = "", "", false, false, ""
+	catalog := func(context.Context, string) (map[string]schema.Schema, error) {
+		return map[string]schema.Schema{"slack": slack.Schema, "telegram": telegram.Schema}, nil
+	}
+	prober := func(ctx context.Context, dir, source string, block map[string]any) (probe.Report, error) {
+		if source == "slack" {
+			block["api_endpoint"] = srv.Endpoint() // the fake, as a test's block would name it
+			js, _ := json.Marshal(block)
+			return slack.Probe(ctx, schema.Config{Instance: source, JSON: js})
+		}
+		return inProcess(ctx, dir, source, block)
+	}
+	home := t.TempDir()
+	in := strings.NewReader("slack\nxoxb-wrong\nxapp-good\n\nxoxb-good\nxapp-good\n\n~/ws\n")
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Options{Probe: prober, Catalog: catalog, Plan: p, Interactive: true, In: in, Out: &out,
+		Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{"telegram, discord, whatsapp, webchat, slack", "bot_token", "✗ bot token", "invalid_auth",
+		"Enter the settings of slack again", "✓ slack: the bot @clawbot", "✓ scopes"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "xoxb-good") {
+		t.Error("the token was echoed")
+	}
+	if len(res.Plan.Others) != 1 || res.Plan.Others[0].Source != "slack" {
+		t.Fatalf("plan %+v", res.Plan.Others)
+	}
+	cfg, _ := os.ReadFile(res.Files.Config)
+	envf, _ := os.ReadFile(res.Files.Env)
+	for _, want := range []string{"plugin \"slack\" {", "source = \"slack\"", "bot_token = env(\"SLACK_BOT_TOKEN\")", "app_token = env(\"SLACK_APP_TOKEN\")"} {
+		if !strings.Contains(string(cfg), want) {
+			t.Errorf("config lacks %q:\n%s", want, cfg)
+		}
+	}
+	if strings.Contains(string(cfg), "signing_secret") || strings.Contains(string(cfg), "xoxb-") {
+		t.Errorf("config:\n%s", cfg)
+	}
+	if !strings.Contains(string(envf), "SLACK_BOT_TOKEN=\"xoxb-good\"") || !strings.Contains(string(envf), "SLACK_APP_TOKEN=\"xapp-good\"") {
+		t.Errorf("env file:\n%s", envf)
+	}
+	if _, diags := config.Load(res.Files.Config); diags.HasErrors() {
+		t.Errorf("the written config does not load: %v", diags)
 	}
 }

@@ -46,6 +46,13 @@ type Plan struct {
 	// WebChatToken is the web chat's access token init makes (clawhost.env's
 	// WEBCHAT_ACCESS_TOKEN), so that it can print the page's link with it.
 	WebChatToken string
+	// Others are channels set up from their plugins' schemas
+	// (OtherChannel), each written as plugin "<source>".
+	Others []OtherChannel
+	// Presets are settings of other channels given beforehand (init's
+	// -set source.attribute=value), by source and attribute: init writes
+	// them into the block and does not ask for them.
+	Presets map[string]map[string]string
 }
 
 // EnvWebChatToken is the variable of the web chat's access token in clawhost.env.
@@ -129,6 +136,7 @@ func Render(p Plan, now time.Time) (config, env []byte) {
 	if p.ClaudeToken != "" {
 		fmt.Fprintf(&e, "%s=%s\n", EnvOAuthToken, q(p.ClaudeToken))
 	}
+	renderOthers(&b, &e, p.Others)
 	return []byte(b.String()), []byte(e.String())
 }
 

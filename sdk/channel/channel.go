@@ -205,6 +205,10 @@ const (
 	// MarkupLightweight: the channel shows lightweight marks (*bold*
 	// _italic_ ~strike~ ```code```, as WhatsApp does).
 	MarkupLightweight Markup = "lightweight"
+	// MarkupMrkdwn: the channel shows Slack's mrkdwn (*bold* _italic_
+	// ~strike~ `code`, ``` blocks, > quotes, <url|label> links; &, < and >
+	// written as entities, which count toward the limit as written).
+	MarkupMrkdwn Markup = "mrkdwn"
 )
 
 // ParseMarkup reads a markup kind as a plugin declared it on the wire.
@@ -220,6 +224,8 @@ func ParseMarkup(s string) Markup {
 		return MarkupHTMLSubset
 	case string(MarkupLightweight), "whatsapp":
 		return MarkupLightweight
+	case string(MarkupMrkdwn):
+		return MarkupMrkdwn
 	}
 	return MarkupNone
 }
