@@ -1,0 +1,203 @@
+package mcpchannel
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// TestMain lets the test binary double as the channel server.
+func TestMain(m *testing.M) {
+	mcpchanneltest.Main()
+	os.Exit(m.Run())
+}
+
+// inbox records what Run delivers.
+type inbox struct {
+	mu   sync.Mutex
+	msgs []channel.InboundMessage
+	got  chan struct{}
+}
+
+func newInbox() *inbox { return &inbox{got: make(chan struct{}, 100)} }
+
+func (b *inbox) Deliver(_ context.Context, msgs ...channel.InboundMessage) error {
+	b.mu.Lock()
+	b.msgs = append(b.msgs, msgs...)
+	b.mu.Unlock()
+	b.got <- struct{}{}
+	return nil
+}
+
+// next waits for the next delivered message.
+func (b *inbox) next(t *testing.T) channel.InboundMessage {
+	t.Helper()
+	select {
+	case <-b.got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no message delivered")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.msgs[len(b.msgs)-1]
+}
+
+// startBridge runs an adapter on a test server of a new platform.
+func startBridge(t *testing.T) (*Adapter, *mcpchanneltest.Platform, *inbox) {
+	t.Helper()
+	dir := t.TempDir()
+	p, err := mcpchanneltest.NewPlatform(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"command": []string{exe}, "env": p.Env()})
+	a := New()
+	a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.Configure(ctx, schema.Config{Instance: "chat", DataDir: dir, JSON: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	box := newInbox()
+	rctx, rcancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(rctx, box) }()
+	t.Cleanup(func() {
+		rcancel()
+		<-done
+	})
+	return a, p, box
+}
+
+func waitFor(t *testing.T, p *mcpchanneltest.Platform, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := p.WaitFor(ctx, cond); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// TestRoundTrip: a message becomes an inbound message with the ids of its
+// meta and its file; a reply, with a file, reaches the chat and names its
+// id; an edit and a reaction reach the message.
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	a, p, box := startBridge(t)
+	caps := a.Capabilities()
+	if caps.DisplayName != "Test chat" || len(caps.MediaOut) == 0 || caps.MaxTextLength != DefaultTextLimit {
+		t.Errorf("capabilities %+v", caps)
+	}
+	id, err := p.Push("42", "42", "alice", "hello", mcpchanneltest.File{Name: "note.txt", Data: []byte("file body")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := box.next(t)
+	if m.ChatID != "42" || m.Sender.ID != "42" || m.Sender.Username != "alice" || m.MessageID != id || m.Text != "hello" || m.ChatType != channel.ChatDirect || !m.WasMentioned {
+		t.Fatalf("inbound %+v", m)
+	}
+	if len(m.Media) != 1 || m.Media[0].Filename != filepath.Base(strings.TrimPrefix(m.Media[0].Ref, refPath)) {
+		t.Fatalf("media %+v", m.Media)
+	}
+	rc, _, err := a.DownloadMedia(context.Background(), channel.DownloadRequest{Ref: m.Media[0].Ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Close()
+	if _, _, err := a.DownloadMedia(context.Background(), channel.DownloadRequest{Ref: "path:relative"}); channel.CodeOf(err) != channel.CodeInvalidRequest {
+		t.Errorf("a relative path: %v", err)
+	}
+
+	out := filepath.Join(t.TempDir(), "report.txt")
+	if err := os.WriteFile(out, []byte("the report"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := a.Send(context.Background(), channel.SendRequest{ChatID: "42", Text: "here it is", ReplyToMessageID: id,
+		Media: []channel.OutboundMedia{{Path: out, Kind: channel.MediaDocument}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := p.Messages("42")
+	bot := msgs[len(msgs)-1]
+	if len(resp.MessageIDs) != 1 || resp.MessageIDs[0] != bot.ID || bot.Text != "here it is" || bot.ReplyTo != id || len(bot.Files) != 1 || string(bot.Files[0].Data) != "the report" {
+		t.Fatalf("sent %+v as %+v", resp, bot)
+	}
+	if err := a.Edit(context.Background(), channel.EditRequest{ChatID: "42", MessageID: bot.ID, Text: "edited"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.React(context.Background(), channel.ReactRequest{ChatID: "42", MessageID: id, Emoji: "👍"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs = p.Messages("42")
+	if msgs[1].Text != "edited" || len(msgs[1].Edits) != 1 || len(msgs[0].Reactions) != 1 {
+		t.Fatalf("after edit and react: %+v", msgs)
+	}
+	if _, err := a.Send(context.Background(), channel.SendRequest{Text: "nowhere"}); channel.CodeOf(err) != channel.CodeChatNotFound {
+		t.Errorf("a send to no chat: %v", err)
+	}
+}
+
+// TestKilledMidReply: a server killed after the platform took the reply
+// and before it answered makes Send fail as uncertain (the host does not
+// repeat it), the message is in the chat once, and the next server takes
+// the next send.
+func TestKilledMidReply(t *testing.T) {
+	t.Parallel()
+	a, p, box := startBridge(t)
+	p.CrashOnReply()
+	_, err := a.Send(context.Background(), channel.SendRequest{ChatID: "7", Text: "lost answer"})
+	if channel.CodeOf(err) != channel.CodeUncertain {
+		t.Fatalf("Send after the server died mid-reply: %v, want %s", err, channel.CodeUncertain)
+	}
+	if n := len(p.Messages("7")); n != 1 {
+		t.Fatalf("%d messages in the chat", n)
+	}
+	waitFor(t, p, "the restarted server", func() bool { return p.Starts() == 2 })
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "7", Text: "next"}); err != nil {
+		t.Fatalf("Send to the restarted server: %v", err)
+	}
+	if _, err := p.Push("7", "7", "bob", "still there?"); err != nil {
+		t.Fatal(err)
+	}
+	if m := box.next(t); m.Text != "still there?" {
+		t.Fatalf("inbound %+v", m)
+	}
+}
+
+// TestCrashRestarts: a server that exits is started again and its
+// messages flow.
+func TestCrashRestarts(t *testing.T) {
+	t.Parallel()
+	_, p, box := startBridge(t)
+	p.CrashServer()
+	waitFor(t, p, "the restarted server", func() bool { return p.Starts() == 2 })
+	if _, err := p.Push("9", "9", "carol", "after the crash"); err != nil {
+		t.Fatal(err)
+	}
+	if m := box.next(t); m.Text != "after the crash" || m.ChatID != "9" {
+		t.Fatalf("inbound %+v", m)
+	}
+}
+
+// TestNotSentWhileDown: with no server running a send fails as
+// unavailable (never written: the host retries it).
+func TestNotSentWhileDown(t *testing.T) {
+	t.Parallel()
+	if err := sendError(errNotSent); channel.CodeOf(err) != channel.CodeUnavailable {
+		t.Fatalf("%v", err)
+	}
+}
