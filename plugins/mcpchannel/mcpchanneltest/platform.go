@@ -265,12 +265,12 @@ func (p *Platform) next(w http.ResponseWriter, r *http.Request) {
 
 // wireReply is a reply, edit or reaction the server posts.
 type wireReply struct {
-	ChatID    string   `json:"chat_id"`
-	MessageID string   `json:"message_id,omitempty"`
-	Text      string   `json:"text,omitempty"`
-	ReplyTo   string   `json:"reply_to,omitempty"`
-	Emoji     string   `json:"emoji,omitempty"`
-	Files     []File   `json:"files,omitempty"`
+	ChatID    string `json:"chat_id"`
+	MessageID string `json:"message_id,omitempty"`
+	Text      string `json:"text,omitempty"`
+	ReplyTo   string `json:"reply_to,omitempty"`
+	Emoji     string `json:"emoji,omitempty"`
+	Files     []File `json:"files,omitempty"`
 }
 
 // wireAnswer is the platform's answer to a post.
