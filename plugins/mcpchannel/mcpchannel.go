@@ -172,20 +172,41 @@ func (a *Adapter) current(ctx context.Context) (*server, error) {
 		select {
 		case <-up:
 			if s != nil {
-				// cur is the dead one: wait for the supervisor to notice.
+				// cur is the dead one: wait for the supervisor to
+				// replace it.
 				select {
 				case <-s.exited:
 				case <-ctx.Done():
 					return nil, ctx.Err()
 				}
-				if err := a.sleep(ctx, 50*time.Millisecond); err != nil {
-					return nil, err
+				a.mu.Lock()
+				up = a.up
+				a.mu.Unlock()
+				select {
+				case <-up:
+					if a.currentIs(s) {
+						// Not yet noticed: look again shortly.
+						select {
+						case <-time.After(20 * time.Millisecond):
+						case <-ctx.Done():
+							return nil, ctx.Err()
+						}
+					}
+				case <-ctx.Done():
+					return nil, ctx.Err()
 				}
 			}
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// currentIs reports whether s is still the current server.
+func (a *Adapter) currentIs(s *server) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cur == s
 }
 
 // Capabilities implements channel.Channel: limits from the block, media

@@ -69,6 +69,10 @@ type notification struct {
 type tap struct {
 	mcp.Connection
 	out func(notification)
+	// broken is closed once a read failed: the server's end is gone, and
+	// a call made from then on is never written.
+	broken    chan struct{}
+	breakOnce sync.Once
 }
 
 // Read implements mcp.Connection.
@@ -76,6 +80,7 @@ func (t *tap) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		m, err := t.Connection.Read(ctx)
 		if err != nil {
+			t.breakOnce.Do(func() { close(t.broken) })
 			return nil, err
 		}
 		if r, ok := m.(*jsonrpc.Request); ok && !r.IsCall() && strings.HasPrefix(r.Method, "notifications/claude/") {
@@ -108,7 +113,7 @@ func (t *tapTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.conn = &tap{Connection: c, out: t.out}
+	t.conn = &tap{Connection: c, out: t.out, broken: make(chan struct{})}
 	return t.conn, nil
 }
 
@@ -243,10 +248,13 @@ func (s *server) toolNames() []string {
 	return names
 }
 
-// alive reports whether the process has not been reaped yet.
+// alive reports whether the server can take a call: its process has not
+// been reaped and its connection has not broken.
 func (s *server) alive() bool {
 	select {
 	case <-s.exited:
+		return false
+	case <-s.conn.broken:
 		return false
 	default:
 		return true
