@@ -18,6 +18,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/internal/memtrim"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
 	"github.com/clawhost/clawhost/sdk/nodump"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -58,6 +59,17 @@ type Plugin struct {
 	// must return quickly; report the outcome through the status.Reporter
 	// from Configure. Nil: the plugin offers no retry.
 	Retry func(ctx context.Context) error
+	// Probe checks a decoded config {} block against the platform, live
+	// (network allowed), bounded by ctx, without starting the channel:
+	// credentials valid, who the bot is, what is missing and what to do.
+	// Called by `clawhost doctor`, `clawhost init` and `clawhost validate
+	// -probe` through the one launcher, in a process that is never
+	// configured. cfg.DataDir is the instance's data directory, to read
+	// only (a running instance may be using it; it may not exist yet).
+	// A failed check is a probe.Check with probe.Fail, not an error; return
+	// an error only when the probe cannot run at all (the block does not
+	// decode). Nil: no live checks.
+	Probe func(ctx context.Context, cfg schema.Config) (probe.Report, error)
 }
 
 // Environment variables the host sets for its plugins.
@@ -190,7 +202,7 @@ func run(p Plugin, log hclog.Logger, debugAs, secret string) int {
 	}
 	inbox := wire.NewInbox()
 	srv := &wire.Server{
-		Impl:   &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Retry: p.Retry},
+		Impl:   &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Retry: p.Retry, Probe: p.Probe},
 		Log:    log,
 		Ctx:    ctx,
 		Inbox:  inbox,

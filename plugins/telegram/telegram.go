@@ -81,6 +81,7 @@ func Plugin() sdk.Plugin {
 		Schema:    Schema,
 		Validate:  Validate,
 		Configure: a.Configure,
+		Probe:     Probe,
 		Channel:   a,
 	}
 }
@@ -183,6 +184,9 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		MaxFileBytes: maxDocumentBytes,
 		// sendChatAction shows "typing" for 5 s (or until a message).
 		TypingLifetime: 5 * time.Second,
+		IDForms:        IDForms,
+		// A private chat's id is its user's id.
+		DirectToSender: true,
 	}
 }
 

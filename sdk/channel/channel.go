@@ -114,6 +114,39 @@ type Capabilities struct {
 	// next one before it lapses, for the whole turn. Zero means unknown:
 	// the host assumes DefaultTypingLifetime.
 	TypingLifetime time.Duration
+	// IDForms are the ways an operator may write a sender or chat id of
+	// this channel in the host's config (owners, allow_from, members,
+	// groups, agent chats), each with the canonical form the channel
+	// reports in Sender.ID and InboundMessage.ChatID. The host rewrites an
+	// id matching a form to the form's canonical id (the first form that
+	// matches wins) and warns about an id matching none, with the hints.
+	// Nil: ids are kept as written. Unlike the limits above, the forms and
+	// DirectToSender must not depend on the configuration: the host reads
+	// them before Configure (at `clawhost validate`), so Capabilities must
+	// be callable on an unconfigured channel.
+	IDForms []IDForm
+	// DirectToSender: a Send whose ChatID is a sender's id (Sender.ID)
+	// reaches that sender privately (Telegram's private chats, WhatsApp's,
+	// the web chat's browser ids). The host then may put a private
+	// question there — an approval asked of an owner.
+	// Without it (Discord, whose direct channels have ids of their own) a
+	// question is asked in the conversation it arose in.
+	DirectToSender bool
+}
+
+// IDForm is one way to write an id of a channel (Capabilities.IDForms).
+type IDForm struct {
+	// Pattern is an RE2 expression matched against the whole id (the host
+	// anchors it: "^(?:" + Pattern + ")$"), after surrounding spaces are
+	// trimmed.
+	Pattern string
+	// Canonical is a regexp.Expand template over Pattern's groups ("$1",
+	// "${id}") giving the id as the channel reports it. Empty: the id as
+	// written.
+	Canonical string
+	// Hint says in words what the form is ("a numeric user id such as
+	// 123456789, or -100… for a group"); shown when an id matches no form.
+	Hint string
 }
 
 // DefaultTypingLifetime is the typing indicator's lifetime the host

@@ -29,6 +29,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
 )
@@ -281,6 +282,21 @@ func (p *Plugin) Retry(ctx context.Context) error {
 		return mapErr("retry", err)
 	}
 	return wire.ErrorFromProto(r.GetError())
+}
+
+// Probe asks the plugin to check cfg against the platform, live (cfg.JSON,
+// cfg.Instance and cfg.DataDir are sent). ErrUnimplemented means the
+// plugin has no live checks; a business error (*channel.Error) says why
+// the probe could not run. Failed checks are in the report.
+func (p *Plugin) Probe(ctx context.Context, cfg schema.Config) (probe.Report, error) {
+	r, err := p.plug.Probe(ctx, &pb.ProbeRequest{Instance: cfg.Instance, ConfigJson: cfg.JSON, DataDir: cfg.DataDir})
+	if err != nil {
+		return probe.Report{}, mapErr("probe", err)
+	}
+	if err := wire.ErrorFromProto(r.GetError()); err != nil {
+		return probe.Report{}, fmt.Errorf("probe: %w", err)
+	}
+	return wire.ProbeFromProto(r), nil
 }
 
 // Delivery is one inbound message and its delivery id for Ack.

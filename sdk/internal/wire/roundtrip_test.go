@@ -11,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
 )
@@ -31,6 +32,7 @@ var (
 		reflect.TypeOf(channel.LengthUnit("")): string(channel.LengthRunes),
 		reflect.TypeOf(channel.Markup("")):     string(channel.MarkupHTMLSubset),
 		reflect.TypeOf(channel.Format("")):     string(channel.FormatMarkdown),
+		reflect.TypeOf(probe.Verdict("")):      string(probe.Fail),
 	}
 )
 
@@ -164,6 +166,11 @@ func TestRoundTrips(t *testing.T) {
 		roundTrip(t, filled[schema.Diagnostics](), func(v schema.Diagnostics) any { return DiagnosticsToProto(v) },
 			func(p any) schema.Diagnostics { return DiagnosticsFromProto(p.([]*pb.Diagnostic)) })
 	})
+	t.Run("probe", func(t *testing.T) {
+		t.Parallel()
+		roundTrip(t, filled[probe.Report](), func(v probe.Report) any { return ProbeToProto(v) },
+			func(p any) probe.Report { return ProbeFromProto(p.(*pb.ProbeResponse)) })
+	})
 	t.Run("status", func(t *testing.T) {
 		t.Parallel()
 		roundTrip(t, filled[status.Status](), func(v status.Status) any { return StatusToProto(v) },
@@ -189,7 +196,7 @@ func TestFillerSetsEveryField(t *testing.T) {
 		}
 		return out
 	}
-	for _, v := range []any{filled[channel.InboundMessage](), filled[command.Request](), filled[status.Status](), filled[channel.Capabilities]()} {
+	for _, v := range []any{filled[channel.InboundMessage](), filled[command.Request](), filled[status.Status](), filled[channel.Capabilities](), filled[probe.Report]()} {
 		if z := zero(reflect.ValueOf(v), fmt.Sprintf("%T", v)); len(z) > 0 {
 			t.Errorf("left zero: %v", z)
 		}

@@ -307,8 +307,21 @@ type ChannelCapabilities struct {
 	// after one SetTyping (Telegram 5000, Discord 10000); the host sends the
 	// next one before it lapses. 0 = unknown (the host assumes 5000).
 	TypingLifetimeMs int32 `protobuf:"varint,16,opt,name=typing_lifetime_ms,json=typingLifetimeMs,proto3" json:"typing_lifetime_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// id_forms are the ways an operator may write a sender or chat id of
+	// this channel in the host's config (owners, allow_from, members,
+	// groups, agent chats), each with the canonical form the plugin reports
+	// in Sender.id / InboundMessage.chat_id. The host rewrites an id that
+	// matches a form to its canonical form and warns about one that matches
+	// none, with the hints. Empty: ids are kept as written. Unlike the other
+	// capabilities they do not depend on the configuration: Describe sends
+	// them (and direct_to_sender) before Configure too.
+	IdForms []*IDForm `protobuf:"bytes,17,rep,name=id_forms,json=idForms,proto3" json:"id_forms,omitempty"`
+	// direct_to_sender: a Send whose chat_id is a sender's id (Sender.id)
+	// reaches that sender privately, so the host may put a private question
+	// there (an approval, an owner code).
+	DirectToSender bool `protobuf:"varint,18,opt,name=direct_to_sender,json=directToSender,proto3" json:"direct_to_sender,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ChannelCapabilities) Reset() {
@@ -453,6 +466,89 @@ func (x *ChannelCapabilities) GetTypingLifetimeMs() int32 {
 	return 0
 }
 
+func (x *ChannelCapabilities) GetIdForms() []*IDForm {
+	if x != nil {
+		return x.IdForms
+	}
+	return nil
+}
+
+func (x *ChannelCapabilities) GetDirectToSender() bool {
+	if x != nil {
+		return x.DirectToSender
+	}
+	return false
+}
+
+// IDForm is one way to write an id of a channel.
+type IDForm struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pattern is an RE2 expression matched against the whole id (the host
+	// anchors it), after surrounding spaces are trimmed.
+	Pattern string `protobuf:"bytes,1,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	// canonical is a regexp.Expand template over pattern's groups ("$1",
+	// "${id}") giving the id as the plugin reports it; empty: the id as
+	// written.
+	Canonical string `protobuf:"bytes,2,opt,name=canonical,proto3" json:"canonical,omitempty"`
+	// hint says in words what the form is ("a numeric user id such as
+	// 123456789"); the host shows the hints of every form when an id
+	// matches none.
+	Hint          string `protobuf:"bytes,3,opt,name=hint,proto3" json:"hint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IDForm) Reset() {
+	*x = IDForm{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IDForm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IDForm) ProtoMessage() {}
+
+func (x *IDForm) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IDForm.ProtoReflect.Descriptor instead.
+func (*IDForm) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *IDForm) GetPattern() string {
+	if x != nil {
+		return x.Pattern
+	}
+	return ""
+}
+
+func (x *IDForm) GetCanonical() string {
+	if x != nil {
+		return x.Canonical
+	}
+	return ""
+}
+
+func (x *IDForm) GetHint() string {
+	if x != nil {
+		return x.Hint
+	}
+	return ""
+}
+
 // Attribute is one attribute of a plugin's config {} block.
 type Attribute struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -471,7 +567,7 @@ type Attribute struct {
 
 func (x *Attribute) Reset() {
 	*x = Attribute{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[4]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -483,7 +579,7 @@ func (x *Attribute) String() string {
 func (*Attribute) ProtoMessage() {}
 
 func (x *Attribute) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[4]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -496,7 +592,7 @@ func (x *Attribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribute.ProtoReflect.Descriptor instead.
 func (*Attribute) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Attribute) GetName() string {
@@ -549,7 +645,7 @@ type ConfigSchemaRequest struct {
 
 func (x *ConfigSchemaRequest) Reset() {
 	*x = ConfigSchemaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[5]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +657,7 @@ func (x *ConfigSchemaRequest) String() string {
 func (*ConfigSchemaRequest) ProtoMessage() {}
 
 func (x *ConfigSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[5]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +670,7 @@ func (x *ConfigSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigSchemaRequest.ProtoReflect.Descriptor instead.
 func (*ConfigSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 type ConfigSchemaResponse struct {
@@ -586,7 +682,7 @@ type ConfigSchemaResponse struct {
 
 func (x *ConfigSchemaResponse) Reset() {
 	*x = ConfigSchemaResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[6]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +694,7 @@ func (x *ConfigSchemaResponse) String() string {
 func (*ConfigSchemaResponse) ProtoMessage() {}
 
 func (x *ConfigSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[6]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +707,7 @@ func (x *ConfigSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigSchemaResponse.ProtoReflect.Descriptor instead.
 func (*ConfigSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ConfigSchemaResponse) GetAttributes() []*Attribute {
@@ -634,7 +730,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -646,7 +742,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -659,7 +755,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ValidateRequest) GetInstance() string {
@@ -686,7 +782,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +794,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +807,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ValidateResponse) GetDiagnostics() []*Diagnostic {
@@ -735,7 +831,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -747,7 +843,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -760,7 +856,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ConfigureRequest) GetInstance() string {
@@ -804,7 +900,7 @@ type Diagnostic struct {
 
 func (x *Diagnostic) Reset() {
 	*x = Diagnostic{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -816,7 +912,7 @@ func (x *Diagnostic) String() string {
 func (*Diagnostic) ProtoMessage() {}
 
 func (x *Diagnostic) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -829,7 +925,7 @@ func (x *Diagnostic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostic.ProtoReflect.Descriptor instead.
 func (*Diagnostic) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Diagnostic) GetAttribute() string {
@@ -869,7 +965,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +977,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +990,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ConfigureResponse) GetDiagnostics() []*Diagnostic {
@@ -912,7 +1008,7 @@ type WatchStatusRequest struct {
 
 func (x *WatchStatusRequest) Reset() {
 	*x = WatchStatusRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -924,7 +1020,7 @@ func (x *WatchStatusRequest) String() string {
 func (*WatchStatusRequest) ProtoMessage() {}
 
 func (x *WatchStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -937,7 +1033,7 @@ func (x *WatchStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchStatusRequest.ProtoReflect.Descriptor instead.
 func (*WatchStatusRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 // PluginStatus is what the plugin says about itself.
@@ -963,7 +1059,7 @@ type PluginStatus struct {
 
 func (x *PluginStatus) Reset() {
 	*x = PluginStatus{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -975,7 +1071,7 @@ func (x *PluginStatus) String() string {
 func (*PluginStatus) ProtoMessage() {}
 
 func (x *PluginStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -988,7 +1084,7 @@ func (x *PluginStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatus.ProtoReflect.Descriptor instead.
 func (*PluginStatus) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PluginStatus) GetState() string {
@@ -1034,7 +1130,7 @@ type Attention struct {
 
 func (x *Attention) Reset() {
 	*x = Attention{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1046,7 +1142,7 @@ func (x *Attention) String() string {
 func (*Attention) ProtoMessage() {}
 
 func (x *Attention) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1059,7 +1155,7 @@ func (x *Attention) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attention.ProtoReflect.Descriptor instead.
 func (*Attention) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Attention) GetKind() string {
@@ -1090,6 +1186,282 @@ func (x *Attention) GetRetry() string {
 	return ""
 }
 
+type ProbeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// instance is the plugin instance name.
+	Instance string `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	// config_json is the decoded config {} block as a JSON object, as
+	// Configure would receive it.
+	ConfigJson []byte `protobuf:"bytes,2,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	// data_dir is the instance's data directory, to read only; it may not
+	// exist yet.
+	DataDir       string `protobuf:"bytes,3,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeRequest) Reset() {
+	*x = ProbeRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeRequest) ProtoMessage() {}
+
+func (x *ProbeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeRequest.ProtoReflect.Descriptor instead.
+func (*ProbeRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ProbeRequest) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
+func (x *ProbeRequest) GetConfigJson() []byte {
+	if x != nil {
+		return x.ConfigJson
+	}
+	return nil
+}
+
+func (x *ProbeRequest) GetDataDir() string {
+	if x != nil {
+		return x.DataDir
+	}
+	return ""
+}
+
+type ProbeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// identity is who the bot is on the platform, when the plugin learned it.
+	Identity *ProbeIdentity `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	// checks are the things the plugin checked, in the order it checked them.
+	Checks []*ProbeCheck `protobuf:"bytes,2,rep,name=checks,proto3" json:"checks,omitempty"`
+	// error, when set, says the probe itself could not run (the block could
+	// not be decoded); a failed check is a check with verdict fail instead.
+	Error         *PluginError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeResponse) Reset() {
+	*x = ProbeResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeResponse) ProtoMessage() {}
+
+func (x *ProbeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeResponse.ProtoReflect.Descriptor instead.
+func (*ProbeResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ProbeResponse) GetIdentity() *ProbeIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+func (x *ProbeResponse) GetChecks() []*ProbeCheck {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
+
+func (x *ProbeResponse) GetError() *PluginError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// ProbeIdentity is who the bot is on the platform.
+type ProbeIdentity struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the platform id of the bot account.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// handle is the @username or equivalent; empty when none.
+	Handle string `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	// name is the display name.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// link is a link a person uses to reach or add the bot (a Discord invite
+	// URL, a t.me link); empty when none.
+	Link          string `protobuf:"bytes,4,opt,name=link,proto3" json:"link,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeIdentity) Reset() {
+	*x = ProbeIdentity{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeIdentity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeIdentity) ProtoMessage() {}
+
+func (x *ProbeIdentity) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeIdentity.ProtoReflect.Descriptor instead.
+func (*ProbeIdentity) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ProbeIdentity) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ProbeIdentity) GetHandle() string {
+	if x != nil {
+		return x.Handle
+	}
+	return ""
+}
+
+func (x *ProbeIdentity) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProbeIdentity) GetLink() string {
+	if x != nil {
+		return x.Link
+	}
+	return ""
+}
+
+// ProbeCheck is one thing the plugin checked live.
+type ProbeCheck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is short: "token", "scopes", "message content intent".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// verdict: ok | warn | fail. Unknown values are read as warn.
+	Verdict string `protobuf:"bytes,2,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	// found is what was found, one sentence, never a secret.
+	Found string `protobuf:"bytes,3,opt,name=found,proto3" json:"found,omitempty"`
+	// do is what the operator should do when verdict is not ok.
+	Do            string `protobuf:"bytes,4,opt,name=do,proto3" json:"do,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeCheck) Reset() {
+	*x = ProbeCheck{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeCheck) ProtoMessage() {}
+
+func (x *ProbeCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeCheck.ProtoReflect.Descriptor instead.
+func (*ProbeCheck) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ProbeCheck) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProbeCheck) GetVerdict() string {
+	if x != nil {
+		return x.Verdict
+	}
+	return ""
+}
+
+func (x *ProbeCheck) GetFound() string {
+	if x != nil {
+		return x.Found
+	}
+	return ""
+}
+
+func (x *ProbeCheck) GetDo() string {
+	if x != nil {
+		return x.Do
+	}
+	return ""
+}
+
 type RetryRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1098,7 +1470,7 @@ type RetryRequest struct {
 
 func (x *RetryRequest) Reset() {
 	*x = RetryRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1482,7 @@ func (x *RetryRequest) String() string {
 func (*RetryRequest) ProtoMessage() {}
 
 func (x *RetryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1495,7 @@ func (x *RetryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryRequest.ProtoReflect.Descriptor instead.
 func (*RetryRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 type RetryResponse struct {
@@ -1135,7 +1507,7 @@ type RetryResponse struct {
 
 func (x *RetryResponse) Reset() {
 	*x = RetryResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1147,7 +1519,7 @@ func (x *RetryResponse) String() string {
 func (*RetryResponse) ProtoMessage() {}
 
 func (x *RetryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1160,7 +1532,7 @@ func (x *RetryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryResponse.ProtoReflect.Descriptor instead.
 func (*RetryResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RetryResponse) GetError() *PluginError {
@@ -1178,7 +1550,7 @@ type ReceiveRequest struct {
 
 func (x *ReceiveRequest) Reset() {
 	*x = ReceiveRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1562,7 @@ func (x *ReceiveRequest) String() string {
 func (*ReceiveRequest) ProtoMessage() {}
 
 func (x *ReceiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1575,7 @@ func (x *ReceiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveRequest.ProtoReflect.Descriptor instead.
 func (*ReceiveRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 // Sender is who wrote a message.
@@ -1223,7 +1595,7 @@ type Sender struct {
 
 func (x *Sender) Reset() {
 	*x = Sender{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1235,7 +1607,7 @@ func (x *Sender) String() string {
 func (*Sender) ProtoMessage() {}
 
 func (x *Sender) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1248,7 +1620,7 @@ func (x *Sender) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sender.ProtoReflect.Descriptor instead.
 func (*Sender) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Sender) GetId() string {
@@ -1301,7 +1673,7 @@ type ReplyTo struct {
 
 func (x *ReplyTo) Reset() {
 	*x = ReplyTo{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1313,7 +1685,7 @@ func (x *ReplyTo) String() string {
 func (*ReplyTo) ProtoMessage() {}
 
 func (x *ReplyTo) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1326,7 +1698,7 @@ func (x *ReplyTo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplyTo.ProtoReflect.Descriptor instead.
 func (*ReplyTo) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReplyTo) GetMessageId() string {
@@ -1380,7 +1752,7 @@ type Media struct {
 
 func (x *Media) Reset() {
 	*x = Media{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1392,7 +1764,7 @@ func (x *Media) String() string {
 func (*Media) ProtoMessage() {}
 
 func (x *Media) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1405,7 +1777,7 @@ func (x *Media) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Media.ProtoReflect.Descriptor instead.
 func (*Media) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Media) GetKind() string {
@@ -1495,7 +1867,7 @@ type InboundMessage struct {
 
 func (x *InboundMessage) Reset() {
 	*x = InboundMessage{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1879,7 @@ func (x *InboundMessage) String() string {
 func (*InboundMessage) ProtoMessage() {}
 
 func (x *InboundMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1892,7 @@ func (x *InboundMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboundMessage.ProtoReflect.Descriptor instead.
 func (*InboundMessage) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *InboundMessage) GetDeliveryId() uint64 {
@@ -1656,7 +2028,7 @@ type Forward struct {
 
 func (x *Forward) Reset() {
 	*x = Forward{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1668,7 +2040,7 @@ func (x *Forward) String() string {
 func (*Forward) ProtoMessage() {}
 
 func (x *Forward) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1681,7 +2053,7 @@ func (x *Forward) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Forward.ProtoReflect.Descriptor instead.
 func (*Forward) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Forward) GetFrom() string {
@@ -1712,7 +2084,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1724,7 +2096,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1737,7 +2109,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Action) GetButtonId() string {
@@ -1768,7 +2140,7 @@ type Button struct {
 
 func (x *Button) Reset() {
 	*x = Button{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1780,7 +2152,7 @@ func (x *Button) String() string {
 func (*Button) ProtoMessage() {}
 
 func (x *Button) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1793,7 +2165,7 @@ func (x *Button) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Button.ProtoReflect.Descriptor instead.
 func (*Button) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Button) GetId() string {
@@ -1820,7 +2192,7 @@ type ButtonRow struct {
 
 func (x *ButtonRow) Reset() {
 	*x = ButtonRow{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +2204,7 @@ func (x *ButtonRow) String() string {
 func (*ButtonRow) ProtoMessage() {}
 
 func (x *ButtonRow) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +2217,7 @@ func (x *ButtonRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonRow.ProtoReflect.Descriptor instead.
 func (*ButtonRow) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ButtonRow) GetButtons() []*Button {
@@ -1864,7 +2236,7 @@ type AckRequest struct {
 
 func (x *AckRequest) Reset() {
 	*x = AckRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +2248,7 @@ func (x *AckRequest) String() string {
 func (*AckRequest) ProtoMessage() {}
 
 func (x *AckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +2261,7 @@ func (x *AckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckRequest.ProtoReflect.Descriptor instead.
 func (*AckRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AckRequest) GetDeliveryIds() []uint64 {
@@ -1907,7 +2279,7 @@ type AckResponse struct {
 
 func (x *AckResponse) Reset() {
 	*x = AckResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +2291,7 @@ func (x *AckResponse) String() string {
 func (*AckResponse) ProtoMessage() {}
 
 func (x *AckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +2304,7 @@ func (x *AckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckResponse.ProtoReflect.Descriptor instead.
 func (*AckResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 type NackRequest struct {
@@ -1952,7 +2324,7 @@ type NackRequest struct {
 
 func (x *NackRequest) Reset() {
 	*x = NackRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2336,7 @@ func (x *NackRequest) String() string {
 func (*NackRequest) ProtoMessage() {}
 
 func (x *NackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2349,7 @@ func (x *NackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackRequest.ProtoReflect.Descriptor instead.
 func (*NackRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *NackRequest) GetDeliveryIds() []uint64 {
@@ -2009,7 +2381,7 @@ type NackResponse struct {
 
 func (x *NackResponse) Reset() {
 	*x = NackResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2021,7 +2393,7 @@ func (x *NackResponse) String() string {
 func (*NackResponse) ProtoMessage() {}
 
 func (x *NackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2034,7 +2406,7 @@ func (x *NackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackResponse.ProtoReflect.Descriptor instead.
 func (*NackResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 // OutboundMedia is a file to send.
@@ -2059,7 +2431,7 @@ type OutboundMedia struct {
 
 func (x *OutboundMedia) Reset() {
 	*x = OutboundMedia{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2443,7 @@ func (x *OutboundMedia) String() string {
 func (*OutboundMedia) ProtoMessage() {}
 
 func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2456,7 @@ func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutboundMedia.ProtoReflect.Descriptor instead.
 func (*OutboundMedia) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *OutboundMedia) GetPath() string {
@@ -2143,7 +2515,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2155,7 +2527,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2168,7 +2540,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SendRequest) GetChatId() string {
@@ -2244,7 +2616,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2256,7 +2628,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2269,7 +2641,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SendResponse) GetMessageIds() []string {
@@ -2297,7 +2669,7 @@ type SetTypingRequest struct {
 
 func (x *SetTypingRequest) Reset() {
 	*x = SetTypingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2309,7 +2681,7 @@ func (x *SetTypingRequest) String() string {
 func (*SetTypingRequest) ProtoMessage() {}
 
 func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2322,7 +2694,7 @@ func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingRequest.ProtoReflect.Descriptor instead.
 func (*SetTypingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetTypingRequest) GetChatId() string {
@@ -2355,7 +2727,7 @@ type SetTypingResponse struct {
 
 func (x *SetTypingResponse) Reset() {
 	*x = SetTypingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2367,7 +2739,7 @@ func (x *SetTypingResponse) String() string {
 func (*SetTypingResponse) ProtoMessage() {}
 
 func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2380,7 +2752,7 @@ func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingResponse.ProtoReflect.Descriptor instead.
 func (*SetTypingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetTypingResponse) GetError() *PluginError {
@@ -2408,7 +2780,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2420,7 +2792,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2433,7 +2805,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *EditRequest) GetChatId() string {
@@ -2487,7 +2859,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2499,7 +2871,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2512,7 +2884,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *EditResponse) GetError() *PluginError {
@@ -2537,7 +2909,7 @@ type ReactRequest struct {
 
 func (x *ReactRequest) Reset() {
 	*x = ReactRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2549,7 +2921,7 @@ func (x *ReactRequest) String() string {
 func (*ReactRequest) ProtoMessage() {}
 
 func (x *ReactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2562,7 +2934,7 @@ func (x *ReactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactRequest.ProtoReflect.Descriptor instead.
 func (*ReactRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReactRequest) GetChatId() string {
@@ -2609,7 +2981,7 @@ type ReactResponse struct {
 
 func (x *ReactResponse) Reset() {
 	*x = ReactResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2621,7 +2993,7 @@ func (x *ReactResponse) String() string {
 func (*ReactResponse) ProtoMessage() {}
 
 func (x *ReactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2634,7 +3006,7 @@ func (x *ReactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactResponse.ProtoReflect.Descriptor instead.
 func (*ReactResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReactResponse) GetError() *PluginError {
@@ -2654,7 +3026,7 @@ type DownloadMediaRequest struct {
 
 func (x *DownloadMediaRequest) Reset() {
 	*x = DownloadMediaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +3038,7 @@ func (x *DownloadMediaRequest) String() string {
 func (*DownloadMediaRequest) ProtoMessage() {}
 
 func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +3051,7 @@ func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadMediaRequest.ProtoReflect.Descriptor instead.
 func (*DownloadMediaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DownloadMediaRequest) GetRef() string {
@@ -2710,7 +3082,7 @@ type MediaChunk struct {
 
 func (x *MediaChunk) Reset() {
 	*x = MediaChunk{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2722,7 +3094,7 @@ func (x *MediaChunk) String() string {
 func (*MediaChunk) ProtoMessage() {}
 
 func (x *MediaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2735,7 +3107,7 @@ func (x *MediaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaChunk.ProtoReflect.Descriptor instead.
 func (*MediaChunk) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MediaChunk) GetData() []byte {
@@ -2780,7 +3152,7 @@ type CommandSpec struct {
 
 func (x *CommandSpec) Reset() {
 	*x = CommandSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2792,7 +3164,7 @@ func (x *CommandSpec) String() string {
 func (*CommandSpec) ProtoMessage() {}
 
 func (x *CommandSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2805,7 +3177,7 @@ func (x *CommandSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandSpec.ProtoReflect.Descriptor instead.
 func (*CommandSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CommandSpec) GetName() string {
@@ -2852,7 +3224,7 @@ type SetCommandsRequest struct {
 
 func (x *SetCommandsRequest) Reset() {
 	*x = SetCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2864,7 +3236,7 @@ func (x *SetCommandsRequest) String() string {
 func (*SetCommandsRequest) ProtoMessage() {}
 
 func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2877,7 +3249,7 @@ func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsRequest.ProtoReflect.Descriptor instead.
 func (*SetCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SetCommandsRequest) GetCommands() []*CommandSpec {
@@ -2896,7 +3268,7 @@ type SetCommandsResponse struct {
 
 func (x *SetCommandsResponse) Reset() {
 	*x = SetCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2908,7 +3280,7 @@ func (x *SetCommandsResponse) String() string {
 func (*SetCommandsResponse) ProtoMessage() {}
 
 func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2921,7 +3293,7 @@ func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsResponse.ProtoReflect.Descriptor instead.
 func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SetCommandsResponse) GetError() *PluginError {
@@ -2939,7 +3311,7 @@ type ListCommandsRequest struct {
 
 func (x *ListCommandsRequest) Reset() {
 	*x = ListCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2951,7 +3323,7 @@ func (x *ListCommandsRequest) String() string {
 func (*ListCommandsRequest) ProtoMessage() {}
 
 func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2964,7 +3336,7 @@ func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsRequest.ProtoReflect.Descriptor instead.
 func (*ListCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 type ListCommandsResponse struct {
@@ -2976,7 +3348,7 @@ type ListCommandsResponse struct {
 
 func (x *ListCommandsResponse) Reset() {
 	*x = ListCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2988,7 +3360,7 @@ func (x *ListCommandsResponse) String() string {
 func (*ListCommandsResponse) ProtoMessage() {}
 
 func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3001,7 +3373,7 @@ func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsResponse.ProtoReflect.Descriptor instead.
 func (*ListCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListCommandsResponse) GetCommands() []*CommandSpec {
@@ -3026,7 +3398,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3038,7 +3410,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3051,7 +3423,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Conversation) GetSessionKey() string {
@@ -3110,7 +3482,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3122,7 +3494,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3135,7 +3507,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ExecuteRequest) GetCommand() string {
@@ -3197,7 +3569,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3209,7 +3581,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3222,7 +3594,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Reply) GetText() string {
@@ -3263,7 +3635,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3275,7 +3647,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3288,7 +3660,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ExecuteResponse) GetReplies() []*Reply {
@@ -3324,7 +3696,7 @@ type BeforeAgentStartRequest struct {
 
 func (x *BeforeAgentStartRequest) Reset() {
 	*x = BeforeAgentStartRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3336,7 +3708,7 @@ func (x *BeforeAgentStartRequest) String() string {
 func (*BeforeAgentStartRequest) ProtoMessage() {}
 
 func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3349,7 +3721,7 @@ func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartRequest.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *BeforeAgentStartRequest) GetConversation() *Conversation {
@@ -3417,7 +3789,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3429,7 +3801,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3442,7 +3814,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Attachment) GetKind() string {
@@ -3491,7 +3863,7 @@ type BeforeAgentStartResponse struct {
 
 func (x *BeforeAgentStartResponse) Reset() {
 	*x = BeforeAgentStartResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3503,7 +3875,7 @@ func (x *BeforeAgentStartResponse) String() string {
 func (*BeforeAgentStartResponse) ProtoMessage() {}
 
 func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3516,7 +3888,7 @@ func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartResponse.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *BeforeAgentStartResponse) GetPrependContext() string {
@@ -3556,7 +3928,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x05kinds\x18\x03 \x03(\x0e2\x11.clawhost.v1.KindR\x05kinds\x12:\n" +
 	"\achannel\x18\x04 \x01(\v2 .clawhost.v1.ChannelCapabilitiesR\achannel\x12\x1f\n" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
-	"sdkVersion\"\xff\x03\n" +
+	"sdkVersion\"\xd9\x04\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
@@ -3575,7 +3947,13 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\tmax_lines\x18\r \x01(\x05R\bmaxLines\x12\x18\n" +
 	"\abuttons\x18\x0e \x01(\bR\abuttons\x12$\n" +
 	"\x0emax_file_bytes\x18\x0f \x01(\x03R\fmaxFileBytes\x12,\n" +
-	"\x12typing_lifetime_ms\x18\x10 \x01(\x05R\x10typingLifetimeMs\"\xb2\x01\n" +
+	"\x12typing_lifetime_ms\x18\x10 \x01(\x05R\x10typingLifetimeMs\x12.\n" +
+	"\bid_forms\x18\x11 \x03(\v2\x13.clawhost.v1.IDFormR\aidForms\x12(\n" +
+	"\x10direct_to_sender\x18\x12 \x01(\bR\x0edirectToSender\"T\n" +
+	"\x06IDForm\x12\x18\n" +
+	"\apattern\x18\x01 \x01(\tR\apattern\x12\x1c\n" +
+	"\tcanonical\x18\x02 \x01(\tR\tcanonical\x12\x12\n" +
+	"\x04hint\x18\x03 \x01(\tR\x04hint\"\xb2\x01\n" +
 	"\tAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
@@ -3616,7 +3994,27 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\tR\x04data\x12\"\n" +
 	"\rexpires_at_ms\x18\x03 \x01(\x03R\vexpiresAtMs\x12\x14\n" +
-	"\x05retry\x18\x04 \x01(\tR\x05retry\"\x0e\n" +
+	"\x05retry\x18\x04 \x01(\tR\x05retry\"f\n" +
+	"\fProbeRequest\x12\x1a\n" +
+	"\binstance\x18\x01 \x01(\tR\binstance\x12\x1f\n" +
+	"\vconfig_json\x18\x02 \x01(\fR\n" +
+	"configJson\x12\x19\n" +
+	"\bdata_dir\x18\x03 \x01(\tR\adataDir\"\xa8\x01\n" +
+	"\rProbeResponse\x126\n" +
+	"\bidentity\x18\x01 \x01(\v2\x1a.clawhost.v1.ProbeIdentityR\bidentity\x12/\n" +
+	"\x06checks\x18\x02 \x03(\v2\x17.clawhost.v1.ProbeCheckR\x06checks\x12.\n" +
+	"\x05error\x18\x03 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"_\n" +
+	"\rProbeIdentity\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06handle\x18\x02 \x01(\tR\x06handle\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x12\n" +
+	"\x04link\x18\x04 \x01(\tR\x04link\"`\n" +
+	"\n" +
+	"ProbeCheck\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\averdict\x18\x02 \x01(\tR\averdict\x12\x14\n" +
+	"\x05found\x18\x03 \x01(\tR\x05found\x12\x0e\n" +
+	"\x02do\x18\x04 \x01(\tR\x02do\"\x0e\n" +
 	"\fRetryRequest\"?\n" +
 	"\rRetryResponse\x12.\n" +
 	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\x10\n" +
@@ -3801,14 +4199,15 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fKIND_CHANNEL\x10\x01\x12\x10\n" +
 	"\fKIND_COMMAND\x10\x02\x12\r\n" +
-	"\tKIND_HOOK\x10\x032\xcf\x03\n" +
+	"\tKIND_HOOK\x10\x032\x8f\x04\n" +
 	"\rPluginService\x12G\n" +
 	"\bDescribe\x12\x1c.clawhost.v1.DescribeRequest\x1a\x1d.clawhost.v1.DescribeResponse\x12S\n" +
 	"\fConfigSchema\x12 .clawhost.v1.ConfigSchemaRequest\x1a!.clawhost.v1.ConfigSchemaResponse\x12G\n" +
 	"\bValidate\x12\x1c.clawhost.v1.ValidateRequest\x1a\x1d.clawhost.v1.ValidateResponse\x12J\n" +
 	"\tConfigure\x12\x1d.clawhost.v1.ConfigureRequest\x1a\x1e.clawhost.v1.ConfigureResponse\x12K\n" +
 	"\vWatchStatus\x12\x1f.clawhost.v1.WatchStatusRequest\x1a\x19.clawhost.v1.PluginStatus0\x01\x12>\n" +
-	"\x05Retry\x12\x19.clawhost.v1.RetryRequest\x1a\x1a.clawhost.v1.RetryResponse2\xf5\x04\n" +
+	"\x05Retry\x12\x19.clawhost.v1.RetryRequest\x1a\x1a.clawhost.v1.RetryResponse\x12>\n" +
+	"\x05Probe\x12\x19.clawhost.v1.ProbeRequest\x1a\x1a.clawhost.v1.ProbeResponse2\xf5\x04\n" +
 	"\x0eChannelService\x12E\n" +
 	"\aReceive\x12\x1b.clawhost.v1.ReceiveRequest\x1a\x1b.clawhost.v1.InboundMessage0\x01\x128\n" +
 	"\x03Ack\x12\x17.clawhost.v1.AckRequest\x1a\x18.clawhost.v1.AckResponse\x12;\n" +
@@ -3838,139 +4237,150 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
 	(*DescribeRequest)(nil),          // 2: clawhost.v1.DescribeRequest
 	(*DescribeResponse)(nil),         // 3: clawhost.v1.DescribeResponse
 	(*ChannelCapabilities)(nil),      // 4: clawhost.v1.ChannelCapabilities
-	(*Attribute)(nil),                // 5: clawhost.v1.Attribute
-	(*ConfigSchemaRequest)(nil),      // 6: clawhost.v1.ConfigSchemaRequest
-	(*ConfigSchemaResponse)(nil),     // 7: clawhost.v1.ConfigSchemaResponse
-	(*ValidateRequest)(nil),          // 8: clawhost.v1.ValidateRequest
-	(*ValidateResponse)(nil),         // 9: clawhost.v1.ValidateResponse
-	(*ConfigureRequest)(nil),         // 10: clawhost.v1.ConfigureRequest
-	(*Diagnostic)(nil),               // 11: clawhost.v1.Diagnostic
-	(*ConfigureResponse)(nil),        // 12: clawhost.v1.ConfigureResponse
-	(*WatchStatusRequest)(nil),       // 13: clawhost.v1.WatchStatusRequest
-	(*PluginStatus)(nil),             // 14: clawhost.v1.PluginStatus
-	(*Attention)(nil),                // 15: clawhost.v1.Attention
-	(*RetryRequest)(nil),             // 16: clawhost.v1.RetryRequest
-	(*RetryResponse)(nil),            // 17: clawhost.v1.RetryResponse
-	(*ReceiveRequest)(nil),           // 18: clawhost.v1.ReceiveRequest
-	(*Sender)(nil),                   // 19: clawhost.v1.Sender
-	(*ReplyTo)(nil),                  // 20: clawhost.v1.ReplyTo
-	(*Media)(nil),                    // 21: clawhost.v1.Media
-	(*InboundMessage)(nil),           // 22: clawhost.v1.InboundMessage
-	(*Forward)(nil),                  // 23: clawhost.v1.Forward
-	(*Action)(nil),                   // 24: clawhost.v1.Action
-	(*Button)(nil),                   // 25: clawhost.v1.Button
-	(*ButtonRow)(nil),                // 26: clawhost.v1.ButtonRow
-	(*AckRequest)(nil),               // 27: clawhost.v1.AckRequest
-	(*AckResponse)(nil),              // 28: clawhost.v1.AckResponse
-	(*NackRequest)(nil),              // 29: clawhost.v1.NackRequest
-	(*NackResponse)(nil),             // 30: clawhost.v1.NackResponse
-	(*OutboundMedia)(nil),            // 31: clawhost.v1.OutboundMedia
-	(*SendRequest)(nil),              // 32: clawhost.v1.SendRequest
-	(*SendResponse)(nil),             // 33: clawhost.v1.SendResponse
-	(*SetTypingRequest)(nil),         // 34: clawhost.v1.SetTypingRequest
-	(*SetTypingResponse)(nil),        // 35: clawhost.v1.SetTypingResponse
-	(*EditRequest)(nil),              // 36: clawhost.v1.EditRequest
-	(*EditResponse)(nil),             // 37: clawhost.v1.EditResponse
-	(*ReactRequest)(nil),             // 38: clawhost.v1.ReactRequest
-	(*ReactResponse)(nil),            // 39: clawhost.v1.ReactResponse
-	(*DownloadMediaRequest)(nil),     // 40: clawhost.v1.DownloadMediaRequest
-	(*MediaChunk)(nil),               // 41: clawhost.v1.MediaChunk
-	(*CommandSpec)(nil),              // 42: clawhost.v1.CommandSpec
-	(*SetCommandsRequest)(nil),       // 43: clawhost.v1.SetCommandsRequest
-	(*SetCommandsResponse)(nil),      // 44: clawhost.v1.SetCommandsResponse
-	(*ListCommandsRequest)(nil),      // 45: clawhost.v1.ListCommandsRequest
-	(*ListCommandsResponse)(nil),     // 46: clawhost.v1.ListCommandsResponse
-	(*Conversation)(nil),             // 47: clawhost.v1.Conversation
-	(*ExecuteRequest)(nil),           // 48: clawhost.v1.ExecuteRequest
-	(*Reply)(nil),                    // 49: clawhost.v1.Reply
-	(*ExecuteResponse)(nil),          // 50: clawhost.v1.ExecuteResponse
-	(*BeforeAgentStartRequest)(nil),  // 51: clawhost.v1.BeforeAgentStartRequest
-	(*Attachment)(nil),               // 52: clawhost.v1.Attachment
-	(*BeforeAgentStartResponse)(nil), // 53: clawhost.v1.BeforeAgentStartResponse
+	(*IDForm)(nil),                   // 5: clawhost.v1.IDForm
+	(*Attribute)(nil),                // 6: clawhost.v1.Attribute
+	(*ConfigSchemaRequest)(nil),      // 7: clawhost.v1.ConfigSchemaRequest
+	(*ConfigSchemaResponse)(nil),     // 8: clawhost.v1.ConfigSchemaResponse
+	(*ValidateRequest)(nil),          // 9: clawhost.v1.ValidateRequest
+	(*ValidateResponse)(nil),         // 10: clawhost.v1.ValidateResponse
+	(*ConfigureRequest)(nil),         // 11: clawhost.v1.ConfigureRequest
+	(*Diagnostic)(nil),               // 12: clawhost.v1.Diagnostic
+	(*ConfigureResponse)(nil),        // 13: clawhost.v1.ConfigureResponse
+	(*WatchStatusRequest)(nil),       // 14: clawhost.v1.WatchStatusRequest
+	(*PluginStatus)(nil),             // 15: clawhost.v1.PluginStatus
+	(*Attention)(nil),                // 16: clawhost.v1.Attention
+	(*ProbeRequest)(nil),             // 17: clawhost.v1.ProbeRequest
+	(*ProbeResponse)(nil),            // 18: clawhost.v1.ProbeResponse
+	(*ProbeIdentity)(nil),            // 19: clawhost.v1.ProbeIdentity
+	(*ProbeCheck)(nil),               // 20: clawhost.v1.ProbeCheck
+	(*RetryRequest)(nil),             // 21: clawhost.v1.RetryRequest
+	(*RetryResponse)(nil),            // 22: clawhost.v1.RetryResponse
+	(*ReceiveRequest)(nil),           // 23: clawhost.v1.ReceiveRequest
+	(*Sender)(nil),                   // 24: clawhost.v1.Sender
+	(*ReplyTo)(nil),                  // 25: clawhost.v1.ReplyTo
+	(*Media)(nil),                    // 26: clawhost.v1.Media
+	(*InboundMessage)(nil),           // 27: clawhost.v1.InboundMessage
+	(*Forward)(nil),                  // 28: clawhost.v1.Forward
+	(*Action)(nil),                   // 29: clawhost.v1.Action
+	(*Button)(nil),                   // 30: clawhost.v1.Button
+	(*ButtonRow)(nil),                // 31: clawhost.v1.ButtonRow
+	(*AckRequest)(nil),               // 32: clawhost.v1.AckRequest
+	(*AckResponse)(nil),              // 33: clawhost.v1.AckResponse
+	(*NackRequest)(nil),              // 34: clawhost.v1.NackRequest
+	(*NackResponse)(nil),             // 35: clawhost.v1.NackResponse
+	(*OutboundMedia)(nil),            // 36: clawhost.v1.OutboundMedia
+	(*SendRequest)(nil),              // 37: clawhost.v1.SendRequest
+	(*SendResponse)(nil),             // 38: clawhost.v1.SendResponse
+	(*SetTypingRequest)(nil),         // 39: clawhost.v1.SetTypingRequest
+	(*SetTypingResponse)(nil),        // 40: clawhost.v1.SetTypingResponse
+	(*EditRequest)(nil),              // 41: clawhost.v1.EditRequest
+	(*EditResponse)(nil),             // 42: clawhost.v1.EditResponse
+	(*ReactRequest)(nil),             // 43: clawhost.v1.ReactRequest
+	(*ReactResponse)(nil),            // 44: clawhost.v1.ReactResponse
+	(*DownloadMediaRequest)(nil),     // 45: clawhost.v1.DownloadMediaRequest
+	(*MediaChunk)(nil),               // 46: clawhost.v1.MediaChunk
+	(*CommandSpec)(nil),              // 47: clawhost.v1.CommandSpec
+	(*SetCommandsRequest)(nil),       // 48: clawhost.v1.SetCommandsRequest
+	(*SetCommandsResponse)(nil),      // 49: clawhost.v1.SetCommandsResponse
+	(*ListCommandsRequest)(nil),      // 50: clawhost.v1.ListCommandsRequest
+	(*ListCommandsResponse)(nil),     // 51: clawhost.v1.ListCommandsResponse
+	(*Conversation)(nil),             // 52: clawhost.v1.Conversation
+	(*ExecuteRequest)(nil),           // 53: clawhost.v1.ExecuteRequest
+	(*Reply)(nil),                    // 54: clawhost.v1.Reply
+	(*ExecuteResponse)(nil),          // 55: clawhost.v1.ExecuteResponse
+	(*BeforeAgentStartRequest)(nil),  // 56: clawhost.v1.BeforeAgentStartRequest
+	(*Attachment)(nil),               // 57: clawhost.v1.Attachment
+	(*BeforeAgentStartResponse)(nil), // 58: clawhost.v1.BeforeAgentStartResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
 	4,  // 1: clawhost.v1.DescribeResponse.channel:type_name -> clawhost.v1.ChannelCapabilities
-	5,  // 2: clawhost.v1.ConfigSchemaResponse.attributes:type_name -> clawhost.v1.Attribute
-	11, // 3: clawhost.v1.ValidateResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
-	11, // 4: clawhost.v1.ConfigureResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
-	15, // 5: clawhost.v1.PluginStatus.attention:type_name -> clawhost.v1.Attention
-	1,  // 6: clawhost.v1.RetryResponse.error:type_name -> clawhost.v1.PluginError
-	19, // 7: clawhost.v1.InboundMessage.sender:type_name -> clawhost.v1.Sender
-	20, // 8: clawhost.v1.InboundMessage.reply_to:type_name -> clawhost.v1.ReplyTo
-	21, // 9: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
-	24, // 10: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
-	23, // 11: clawhost.v1.InboundMessage.forward:type_name -> clawhost.v1.Forward
-	25, // 12: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
-	31, // 13: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
-	26, // 14: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	1,  // 15: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 16: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
-	26, // 17: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	1,  // 18: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 19: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 20: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	42, // 21: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 22: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	42, // 23: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	47, // 24: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 25: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	31, // 26: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	26, // 27: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
-	49, // 28: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 29: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	47, // 30: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 31: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	52, // 32: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
-	1,  // 33: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 34: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	6,  // 35: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	8,  // 36: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	10, // 37: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	13, // 38: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	16, // 39: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	18, // 40: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	27, // 41: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	29, // 42: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	32, // 43: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	34, // 44: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	36, // 45: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	38, // 46: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	40, // 47: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	43, // 48: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	45, // 49: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	48, // 50: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	51, // 51: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	3,  // 52: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	7,  // 53: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	9,  // 54: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	12, // 55: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	14, // 56: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	17, // 57: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	22, // 58: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	28, // 59: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	30, // 60: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	33, // 61: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	35, // 62: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	37, // 63: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	39, // 64: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	41, // 65: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	44, // 66: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	46, // 67: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	50, // 68: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	53, // 69: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	52, // [52:70] is the sub-list for method output_type
-	34, // [34:52] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	5,  // 2: clawhost.v1.ChannelCapabilities.id_forms:type_name -> clawhost.v1.IDForm
+	6,  // 3: clawhost.v1.ConfigSchemaResponse.attributes:type_name -> clawhost.v1.Attribute
+	12, // 4: clawhost.v1.ValidateResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
+	12, // 5: clawhost.v1.ConfigureResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
+	16, // 6: clawhost.v1.PluginStatus.attention:type_name -> clawhost.v1.Attention
+	19, // 7: clawhost.v1.ProbeResponse.identity:type_name -> clawhost.v1.ProbeIdentity
+	20, // 8: clawhost.v1.ProbeResponse.checks:type_name -> clawhost.v1.ProbeCheck
+	1,  // 9: clawhost.v1.ProbeResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 10: clawhost.v1.RetryResponse.error:type_name -> clawhost.v1.PluginError
+	24, // 11: clawhost.v1.InboundMessage.sender:type_name -> clawhost.v1.Sender
+	25, // 12: clawhost.v1.InboundMessage.reply_to:type_name -> clawhost.v1.ReplyTo
+	26, // 13: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
+	29, // 14: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
+	28, // 15: clawhost.v1.InboundMessage.forward:type_name -> clawhost.v1.Forward
+	30, // 16: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
+	36, // 17: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
+	31, // 18: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	1,  // 19: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 20: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
+	31, // 21: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	1,  // 22: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 23: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 24: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	47, // 25: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 26: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	47, // 27: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	52, // 28: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 29: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	36, // 30: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	31, // 31: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
+	54, // 32: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 33: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	52, // 34: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 35: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	57, // 36: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 37: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 38: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	7,  // 39: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	9,  // 40: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	11, // 41: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	14, // 42: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	21, // 43: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	17, // 44: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
+	23, // 45: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	32, // 46: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	34, // 47: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	37, // 48: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	39, // 49: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	41, // 50: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	43, // 51: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	45, // 52: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	48, // 53: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	50, // 54: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	53, // 55: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	56, // 56: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	3,  // 57: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	8,  // 58: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	10, // 59: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	13, // 60: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	15, // 61: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	22, // 62: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	18, // 63: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
+	27, // 64: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	33, // 65: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	35, // 66: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	38, // 67: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	40, // 68: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	42, // 69: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	44, // 70: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	46, // 71: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	49, // 72: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	51, // 73: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	55, // 74: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	58, // 75: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	57, // [57:76] is the sub-list for method output_type
+	38, // [38:57] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
@@ -3984,7 +4394,7 @@ func file_clawhost_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   53,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

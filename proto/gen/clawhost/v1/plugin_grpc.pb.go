@@ -38,6 +38,7 @@ const (
 	PluginService_Configure_FullMethodName    = "/clawhost.v1.PluginService/Configure"
 	PluginService_WatchStatus_FullMethodName  = "/clawhost.v1.PluginService/WatchStatus"
 	PluginService_Retry_FullMethodName        = "/clawhost.v1.PluginService/Retry"
+	PluginService_Probe_FullMethodName        = "/clawhost.v1.PluginService/Probe"
 )
 
 // PluginServiceClient is the client API for PluginService service.
@@ -79,6 +80,18 @@ type PluginServiceClient interface {
 	//
 	// Added after v1.0.
 	Retry(ctx context.Context, in *RetryRequest, opts ...grpc.CallOption) (*RetryResponse, error)
+	// Probe checks a decoded config {} block against the platform, live
+	// (network allowed), without starting the channel: are the credentials
+	// valid, who is the bot, what is missing and what the operator does about
+	// it. The host calls it from `clawhost doctor`, `clawhost init` and
+	// `clawhost validate -probe`, in a process that is never configured;
+	// data_dir is the instance's directory, which the plugin may read (its own
+	// state, e.g. a linked device) but must not change: a running instance may
+	// use it at the same time. The host bounds the call with a deadline.
+	//
+	// Added after v1.0. Unimplemented means the plugin has no live checks
+	// (not an error).
+	Probe(ctx context.Context, in *ProbeRequest, opts ...grpc.CallOption) (*ProbeResponse, error)
 }
 
 type pluginServiceClient struct {
@@ -158,6 +171,16 @@ func (c *pluginServiceClient) Retry(ctx context.Context, in *RetryRequest, opts 
 	return out, nil
 }
 
+func (c *pluginServiceClient) Probe(ctx context.Context, in *ProbeRequest, opts ...grpc.CallOption) (*ProbeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProbeResponse)
+	err := c.cc.Invoke(ctx, PluginService_Probe_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServiceServer is the server API for PluginService service.
 // All implementations must embed UnimplementedPluginServiceServer
 // for forward compatibility.
@@ -197,6 +220,18 @@ type PluginServiceServer interface {
 	//
 	// Added after v1.0.
 	Retry(context.Context, *RetryRequest) (*RetryResponse, error)
+	// Probe checks a decoded config {} block against the platform, live
+	// (network allowed), without starting the channel: are the credentials
+	// valid, who is the bot, what is missing and what the operator does about
+	// it. The host calls it from `clawhost doctor`, `clawhost init` and
+	// `clawhost validate -probe`, in a process that is never configured;
+	// data_dir is the instance's directory, which the plugin may read (its own
+	// state, e.g. a linked device) but must not change: a running instance may
+	// use it at the same time. The host bounds the call with a deadline.
+	//
+	// Added after v1.0. Unimplemented means the plugin has no live checks
+	// (not an error).
+	Probe(context.Context, *ProbeRequest) (*ProbeResponse, error)
 	mustEmbedUnimplementedPluginServiceServer()
 }
 
@@ -224,6 +259,9 @@ func (UnimplementedPluginServiceServer) WatchStatus(*WatchStatusRequest, grpc.Se
 }
 func (UnimplementedPluginServiceServer) Retry(context.Context, *RetryRequest) (*RetryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Retry not implemented")
+}
+func (UnimplementedPluginServiceServer) Probe(context.Context, *ProbeRequest) (*ProbeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Probe not implemented")
 }
 func (UnimplementedPluginServiceServer) mustEmbedUnimplementedPluginServiceServer() {}
 func (UnimplementedPluginServiceServer) testEmbeddedByValue()                       {}
@@ -347,6 +385,24 @@ func _PluginService_Retry_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PluginService_Probe_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProbeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServiceServer).Probe(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PluginService_Probe_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServiceServer).Probe(ctx, req.(*ProbeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PluginService_ServiceDesc is the grpc.ServiceDesc for PluginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -373,6 +429,10 @@ var PluginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Retry",
 			Handler:    _PluginService_Retry_Handler,
+		},
+		{
+			MethodName: "Probe",
+			Handler:    _PluginService_Probe_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
