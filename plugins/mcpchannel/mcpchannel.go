@@ -41,6 +41,7 @@ func Plugin() sdk.Plugin {
 		Version:   Version,
 		Schema:    Schema,
 		Validate:  Validate,
+		Probe:     Probe,
 		Configure: a.Configure,
 		Channel:   a,
 	}
@@ -220,6 +221,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		Groups:        true,
 		MediaIn:       []channel.MediaKind{channel.MediaImage, channel.MediaDocument},
 		MaxFileBytes:  DefaultMaxDownloadBytes,
+		IDForms:       IDForms,
 	}
 	if s := a.first; s != nil {
 		if declares(s.tools[toolReply], "files") {

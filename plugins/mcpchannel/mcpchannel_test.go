@@ -3,6 +3,7 @@ package mcpchannel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,5 +204,64 @@ func TestNotSentWhileDown(t *testing.T) {
 	t.Parallel()
 	if err := sendError(errNotSent); channel.CodeOf(err) != channel.CodeUnavailable {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestProbe: the test server passes (its name, its tools); a program that
+// is no channel server fails with what to do.
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	p, err := mcpchanneltest.NewPlatform(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg, _ := json.Marshal(map[string]any{"command": []string{exe}, "env": p.Env()})
+	rep, err := Probe(ctx, schema.Config{Instance: "chat", DataDir: t.TempDir(), JSON: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Worst() != "ok" || rep.Identity.Name != "Test chat" || len(rep.Checks) != 2 || !strings.Contains(rep.Checks[1].Found, "edit_message, react, reply") {
+		t.Fatalf("report %+v", rep)
+	}
+	cfg, _ = json.Marshal(map[string]any{"command": []string{"/bin/cat"}, "start_timeout": 2})
+	rep, err = Probe(ctx, schema.Config{Instance: "chat", DataDir: t.TempDir(), JSON: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Worst() != "fail" || rep.Checks[0].Do == "" {
+		t.Fatalf("report for cat %+v", rep)
+	}
+}
+
+// TestConfig: the block's mistakes are reported together; a Claude Code
+// plugin's .mcp.json gives the command with ${CLAUDE_PLUGIN_ROOT}
+// expanded.
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	cfg, _ := json.Marshal(map[string]any{"markup": "html", "chat_type": "dm", "text_limit": 0.5})
+	err := Validate(context.Background(), schema.Config{JSON: cfg})
+	var d schema.Diagnostics
+	if !errors.As(err, &d) || len(d) != 4 {
+		t.Fatalf("diagnostics %v", err)
+	}
+	dir := t.TempDir()
+	mcp := `{"mcpServers": {"fakechat": {"command": "bun", "args": ["run", "--cwd", "${CLAUDE_PLUGIN_ROOT}", "start"]}}}`
+	if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(mcp), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ = json.Marshal(map[string]any{"plugin_path": dir, "env": map[string]string{"FAKECHAT_PORT": "8788"}})
+	_, l, err := decodeConfig(schema.Config{JSON: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(l.argv, " ") != "bun run --cwd "+dir+" start" || l.dir != dir || l.env["FAKECHAT_PORT"] != "8788" || l.env["CLAUDE_PLUGIN_ROOT"] != dir {
+		t.Fatalf("launch %+v", l)
 	}
 }
