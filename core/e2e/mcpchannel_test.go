@@ -165,7 +165,9 @@ func TestMCPChannelClaude(t *testing.T) {
 // restart.
 func TestMCPChannelFaults(t *testing.T) {
 	t.Parallel()
-	d, fake, p, _ := startMCPHost(t, Attrs{"turn_card": "off"})
+	// The answer goes through the outbox, whose guarantee this is (a live
+	// draft is sent outside it).
+	d, fake, p, _ := startMCPHost(t, Attrs{"turn_card": "off", "streaming": "off"})
 
 	p.CrashOnReply()
 	fake.Enqueue(anthropictest.Reply{Text: "Answer one."})
