@@ -75,6 +75,7 @@ var (
 	_ channel.Editor          = (*Adapter)(nil)
 	_ channel.Reactor         = (*Adapter)(nil)
 	_ channel.MediaDownloader = (*Adapter)(nil)
+	_ channel.Offerer         = (*Adapter)(nil)
 )
 
 // New returns an unconfigured adapter.
@@ -235,6 +236,17 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		}
 	}
 	return c
+}
+
+// Offered implements channel.Offerer: edits where the server Configure
+// started has edit_message (else the host sends no live drafts and no
+// turn card, whose edits would fail), reactions where it has react.
+func (a *Adapter) Offered() channel.Offered {
+	s := a.first
+	if s == nil {
+		return channel.Offered{}
+	}
+	return channel.Offered{Edit: s.tools[toolEdit] != nil, Reactions: s.tools[toolReact] != nil}
 }
 
 // Run implements channel.Channel: it hands the servers' messages to the

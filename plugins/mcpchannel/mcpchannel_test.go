@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
@@ -263,5 +265,19 @@ func TestConfig(t *testing.T) {
 	}
 	if strings.Join(l.argv, " ") != "bun run --cwd "+dir+" start" || l.dir != dir || l.env["FAKECHAT_PORT"] != "8788" || l.env["CLAUDE_PLUGIN_ROOT"] != dir {
 		t.Fatalf("launch %+v", l)
+	}
+}
+
+// TestOffered: edits and reactions are offered as the server's tools
+// allow.
+func TestOffered(t *testing.T) {
+	t.Parallel()
+	a := New()
+	if o := a.Offered(); o.Edit || o.Reactions {
+		t.Errorf("unconfigured: %+v", o)
+	}
+	a.first = &server{tools: map[string]*mcp.Tool{toolReply: {Name: toolReply}, toolReact: {Name: toolReact}}}
+	if o := a.Offered(); o.Edit || !o.Reactions {
+		t.Errorf("a server with reply and react: %+v", o)
 	}
 }
