@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,5 +219,30 @@ func TestMCPChannelFaults(t *testing.T) {
 	}
 	if n := len(mcBot(p, mcAlice, "never shown")); n != 0 {
 		t.Errorf("the killed turn's answer was shown")
+	}
+}
+
+// TestMCPChannelPluginTest: `clawhost plugin test` passes the bridge with
+// the test channel server, its inbound checks included (the inject
+// command pushes to the platform).
+func TestMCPChannelPluginTest(t *testing.T) {
+	t.Parallel()
+	p, err := mcpchanneltest.NewPlatform(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := json.Marshal(map[string]any{"command": []string{exe}, "env": p.Env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inject := `curl -sf -d "{\"chat_id\":\"c1\",\"user_id\":\"u1\",\"user\":\"u\",\"text\":$CLAWHOST_TEST_TEXT_JSON}" ` + p.URL() + `/push`
+	code, out, errs := runPluginTest(t, "-config-json", string(cfg), "-inject", inject, filepath.Join(binDir(t), "clawhost-mcp-channel"))
+	if code != 0 || strings.Contains(out, "FAIL") || !strings.Contains(out, "PASS  receive_ack_redeliver") || !strings.Contains(out, "PASS  unknown_chat") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }

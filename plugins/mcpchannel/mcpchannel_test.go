@@ -149,7 +149,7 @@ func TestRoundTrip(t *testing.T) {
 	if msgs[1].Text != "edited" || len(msgs[1].Edits) != 1 || len(msgs[0].Reactions) != 1 {
 		t.Fatalf("after edit and react: %+v", msgs)
 	}
-	if _, err := a.Send(context.Background(), channel.SendRequest{Text: "nowhere"}); channel.CodeOf(err) != channel.CodeChatNotFound {
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "nobody", Text: "nowhere"}); channel.CodeOf(err) != channel.CodeChatNotFound {
 		t.Errorf("a send to no chat: %v", err)
 	}
 }
@@ -161,13 +161,17 @@ func TestRoundTrip(t *testing.T) {
 func TestKilledMidReply(t *testing.T) {
 	t.Parallel()
 	a, p, box := startBridge(t)
+	if _, err := p.Push("7", "7", "bob", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	box.next(t)
 	p.CrashOnReply()
 	_, err := a.Send(context.Background(), channel.SendRequest{ChatID: "7", Text: "lost answer"})
 	if channel.CodeOf(err) != channel.CodeUncertain {
 		t.Fatalf("Send after the server died mid-reply: %v, want %s", err, channel.CodeUncertain)
 	}
-	if n := len(p.Messages("7")); n != 1 {
-		t.Fatalf("%d messages in the chat", n)
+	if n := len(p.Messages("7")); n != 2 {
+		t.Fatalf("%d messages in the chat, want the question and the lost answer", n)
 	}
 	// At once, before the restart: the send waits for the next server
 	// (a call to the dead one would be uncertain too).

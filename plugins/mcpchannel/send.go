@@ -33,6 +33,11 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	if err != nil {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeUnavailable, "the channel server is not running (restarting)")
 	}
+	if n := channel.TextLen(req.Text, channel.LengthUTF16); n > int(a.cfg.TextLimit) {
+		// The host splits to text_limit; the server would split on its own
+		// and post parts the host does not know of.
+		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "%d UTF-16 units, over text_limit %d", n, int(a.cfg.TextLimit))
+	}
 	tool := s.tools[toolReply]
 	text := req.Text
 	args := map[string]any{}
@@ -70,6 +75,9 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	s, err := a.current(ctx)
 	if err != nil {
 		return channel.Errorf(channel.CodeUnavailable, "the channel server is not running (restarting)")
+	}
+	if n := channel.TextLen(req.Text, channel.LengthUTF16); n > int(a.cfg.TextLimit) {
+		return channel.Errorf(channel.CodeMessageTooLong, "%d UTF-16 units, over text_limit %d", n, int(a.cfg.TextLimit))
 	}
 	tool := s.tools[toolEdit]
 	if tool == nil {

@@ -99,6 +99,7 @@ func NewPlatform(dir string) (*Platform, error) {
 	p := &Platform{dir: dir, url: "http://" + ln.Addr().String(), changed: make(chan struct{}), wake: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hello", p.hello)
+	mux.HandleFunc("POST /push", p.push)
 	mux.HandleFunc("GET /next", p.next)
 	mux.HandleFunc("POST /reply", p.reply)
 	mux.HandleFunc("POST /edit", p.edit)
@@ -288,7 +289,7 @@ func (p *Platform) reply(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if in.ChatID == "" {
+	if !p.known(in.ChatID) {
 		writeJSON(w, wireAnswer{Error: "chat not found"})
 		return
 	}
@@ -299,6 +300,38 @@ func (p *Platform) reply(w http.ResponseWriter, r *http.Request) {
 	p.crashOn = false
 	p.notify()
 	writeJSON(w, wireAnswer{ID: m.ID, Crash: crash})
+}
+
+// known reports whether someone wrote in chat: the bot may answer only
+// there; p.mu held.
+func (p *Platform) known(chat string) bool {
+	for _, m := range p.msgs {
+		if m.ChatID == chat && !m.FromBot {
+			return true
+		}
+	}
+	return false
+}
+
+// push is Push over HTTP, for a test's inject command (`clawhost plugin
+// test -inject`): {"chat_id", "user_id", "user", "text"}.
+func (p *Platform) push(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		ChatID string `json:"chat_id"`
+		UserID string `json:"user_id"`
+		User   string `json:"user"`
+		Text   string `json:"text"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.ChatID == "" || in.UserID == "" {
+		http.Error(w, "want chat_id, user_id, user and text", http.StatusBadRequest)
+		return
+	}
+	id, err := p.Push(in.ChatID, in.UserID, in.User, in.Text)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, wireAnswer{ID: id})
 }
 
 // find returns the message id in chat; p.mu held.
