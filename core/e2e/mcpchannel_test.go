@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -89,8 +90,9 @@ func mcSettle(p *mcpchanneltest.Platform, d time.Duration) {
 }
 
 // TestMCPChannelClaude: through the real binary, the bridge and the real
-// claude CLI — each chat of the channel server is a session of its own
-// (Bob's prompt carries nothing of Alice's); send_file goes out as the
+// claude CLI — an attachment the server names in meta is copied into the
+// chat's media store; each chat of the channel server is a session of its
+// own (Bob's prompt carries nothing of Alice's); send_file goes out as the
 // reply tool's files; a slow turn shows the turn card, edited through
 // edit_message into the answer.
 func TestMCPChannelClaude(t *testing.T) {
@@ -98,10 +100,20 @@ func TestMCPChannelClaude(t *testing.T) {
 	_, fake, p, ws := startMCPHost(t, nil)
 
 	fake.Enqueue(anthropictest.Reply{Text: "Hello Alice."})
-	if _, err := p.Push(mcAlice, mcAlice, "alice", "the secret word is plum"); err != nil {
+	if _, err := p.Push(mcAlice, mcAlice, "alice", "the secret word is plum", mcpchanneltest.File{Name: "note.txt", Data: []byte("attached body")}); err != nil {
 		t.Fatal(err)
 	}
 	mcWait(t, p, "Alice's answer", func() bool { return len(mcBot(p, mcAlice, "Hello Alice.")) == 1 })
+	// The attachment the server named in meta is in the chat's own media
+	// directory, and the prompt names it there.
+	first := fake.Requests()[0].LastUserText()
+	stored := regexp.MustCompile(`/\S+/media/mc_direct_1001/[^\s)\]]+`).FindString(first)
+	if stored == "" {
+		t.Fatalf("the prompt names no stored attachment: %q", first)
+	}
+	if b, err := os.ReadFile(stored); err != nil || string(b) != "attached body" {
+		t.Fatalf("the stored attachment %s: %q, %v", stored, b, err)
+	}
 	fake.Enqueue(anthropictest.Reply{Text: "Hello Bob."})
 	if _, err := p.Push(mcBob, mcBob, "bob", "what is the secret word?"); err != nil {
 		t.Fatal(err)
