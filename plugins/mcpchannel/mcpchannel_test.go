@@ -285,3 +285,27 @@ func TestOffered(t *testing.T) {
 		t.Errorf("a server with reply and react: %+v", o)
 	}
 }
+
+// TestRefusal: the official servers' and their libraries' refusals get
+// their codes; anything else is not a refusal (a reply may have been
+// posted).
+func TestRefusal(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text string
+		code channel.Code
+	}{
+		{"reply failed: chat 42 is not allowlisted — add via /telegram:access", channel.CodeForbidden},
+		{"reply failed: Call to 'sendMessage' failed! (400: Bad Request: chat not found)", channel.CodeChatNotFound},
+		{"reply failed: Call to 'sendMessage' failed! (403: Forbidden: bot was blocked by the user)", channel.CodeForbidden},
+		{"reply failed: Call to 'getMe' failed! (401: Unauthorized)", channel.CodeUnauthorized},
+		{"unknown tool: reply", channel.CodeUnsupported},
+		{"reply failed: message 14030 could not be quoted", ""},
+		{"reply failed: socket hang up", ""},
+	} {
+		code, ok := refusal(tc.text)
+		if code != tc.code || ok != (tc.code != "") {
+			t.Errorf("refusal(%q) = %q, %v; want %q", tc.text, code, ok, tc.code)
+		}
+	}
+}

@@ -227,16 +227,23 @@ func idempotentError(err error) error {
 func refusal(text string) (channel.Code, bool) {
 	t := strings.ToLower(text)
 	switch {
-	case strings.Contains(t, "not allowlisted"), strings.Contains(t, "forbidden"), strings.Contains(t, "403"):
+	case strings.Contains(t, "not allowlisted"), strings.Contains(t, "forbidden"), statusRE("403").MatchString(t):
 		return channel.CodeForbidden, true
 	case strings.Contains(t, "chat not found"), strings.Contains(t, "unknown channel"), strings.Contains(t, "unknown chat"):
 		return channel.CodeChatNotFound, true
-	case strings.Contains(t, "unauthorized"), strings.Contains(t, "401"):
+	case strings.Contains(t, "unauthorized"), statusRE("401").MatchString(t):
 		return channel.CodeUnauthorized, true
 	case strings.Contains(t, "unknown tool"):
 		return channel.CodeUnsupported, true
 	}
 	return "", false
+}
+
+// statusRE matches an HTTP status as the platforms' libraries write it in
+// their errors ("(403: Forbidden…", "403 Forbidden"), not a number that
+// merely contains it (a message id).
+func statusRE(code string) *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[^0-9a-z])` + code + `(?:[: ]|$)`)
 }
 
 // resultText joins a result's text contents.
