@@ -3,12 +3,18 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
@@ -256,5 +262,76 @@ func TestMCPChannelPluginTest(t *testing.T) {
 	code, out, errs := runPluginTest(t, "-config-json", string(cfg), "-inject", inject, filepath.Join(binDir(t), "clawhost-mcp-channel"))
 	if code != 0 || strings.Contains(out, "FAIL") || !strings.Contains(out, "PASS  receive_ack_redeliver") || !strings.Contains(out, "PASS  unknown_chat") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
+
+// TestMCPChannelFakechat: Anthropic's own fakechat server, under Bun,
+// through the real binary, the bridge and the real claude CLI: a message
+// typed in its web UI (its WebSocket) is answered there. Skipped unless
+// CLAWHOST_FAKECHAT_DIR names the plugin's directory (claude-plugins-
+// official's external_plugins/fakechat, `bun install` run in it) and bun
+// is on PATH.
+func TestMCPChannelFakechat(t *testing.T) {
+	t.Parallel()
+	dir := os.Getenv("CLAWHOST_FAKECHAT_DIR")
+	if dir == "" {
+		t.Skip("CLAWHOST_FAKECHAT_DIR is not set (the official fakechat plugin's directory)")
+	}
+	if _, err := exec.LookPath("bun"); err != nil {
+		t.Skip("bun is not on PATH (npm install bun)")
+	}
+	bin := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	hdir := t.TempDir()
+	Start(t, Host{
+		Dir:      hdir,
+		Agent:    RealClaude(bin, filepath.Join(hdir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(hdir, "workspace"), "timeout": "90s"}),
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"fc:web"}},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"turn_card": "off", "streaming": "off"},
+		Plugins: []Plugin{{Name: "fc", Source: "mcp-channel", Config: Attrs{"plugin_path": dir,
+			"env": map[string]string{"FAKECHAT_PORT": port, "HOME": filepath.Join(hdir, "fchome")}}}},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var conn *websocket.Conn
+	for conn == nil {
+		// fakechat serves its page once the bridge connected to it.
+		c, _, err := websocket.Dial(ctx, "ws://127.0.0.1:"+port+"/ws", nil)
+		if err == nil {
+			conn = c
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("fakechat's web UI: %v", err)
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
+	defer conn.CloseNow()
+	fake.Enqueue(anthropictest.Reply{Text: "Hello from clawhost."})
+	if err := wsjson.Write(ctx, conn, map[string]string{"id": "u1", "text": "hello fakechat"}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var m struct{ Type, From, Text string }
+		if err := wsjson.Read(ctx, conn, &m); err != nil {
+			t.Fatalf("waiting for the answer in fakechat: %v", err)
+		}
+		if m.Type == "msg" && m.From == "assistant" && strings.Contains(m.Text, "Hello from clawhost.") {
+			break
+		}
+	}
+	if got := fake.Requests()[0].LastUserText(); !strings.Contains(got, "hello fakechat") {
+		t.Errorf("claude's prompt: %q", got)
 	}
 }
