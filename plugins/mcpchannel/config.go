@@ -58,6 +58,8 @@ var Schema = schema.Schema{
 		Description: "seconds a server may take from its start to its tool list"},
 	{Name: "max_download_bytes", Type: "number", Default: DefaultMaxDownloadBytes,
 		Description: "largest attachment the host copies from a path the server names, in bytes"},
+	{Name: "permission_relay_from", Type: "string",
+		Description: "the id of the one person the server trusts (its allowlist): approval questions also go through the server's permission relay, and its answers count as this person's; empty: off"},
 }
 
 // Config is the decoded config {} block.
@@ -72,6 +74,8 @@ type Config struct {
 	ChatType         string            `json:"chat_type"`
 	StartTimeout     float64           `json:"start_timeout"`
 	MaxDownloadBytes float64           `json:"max_download_bytes"`
+	// PermissionRelayFrom turns the permission relay on (relay.go).
+	PermissionRelayFrom string `json:"permission_relay_from"`
 }
 
 // withDefaults fills unset fields; a host always sends defaults, tests may

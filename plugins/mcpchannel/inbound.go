@@ -33,6 +33,13 @@ func (a *Adapter) handle(ctx context.Context, inbox channel.Inbox, n notificatio
 			return nil
 		}
 		return inbox.Deliver(ctx, msg)
+	case methodPermission:
+		msg, ok := a.answered(n.params)
+		if !ok {
+			a.log.Info("a permission answer to no open prompt; ignored")
+			return nil
+		}
+		return inbox.Deliver(ctx, msg)
 	default:
 		a.log.Debug("ignored a notification of the server", "method", n.method)
 		return nil

@@ -68,6 +68,8 @@ type Adapter struct {
 	up  chan struct{} // closed while cur is set
 	// first is the server Configure started: Capabilities describes it.
 	first *server
+	// relay holds the prompts put to the server (relay.go).
+	relay relay
 }
 
 var (
@@ -122,6 +124,9 @@ func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
 	a.first = s
 	a.setCurrent(s)
 	a.log.Info("channel server started", "tools", s.toolNames(), "permission_relay", s.permission)
+	if c.PermissionRelayFrom != "" && !s.permission {
+		a.log.Warn("permission_relay_from is set, but the server does not declare " + capPermission + ": approvals are asked as text only")
+	}
 	return nil
 }
 
@@ -223,6 +228,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		MediaIn:       []channel.MediaKind{channel.MediaImage, channel.MediaDocument},
 		MaxFileBytes:  DefaultMaxDownloadBytes,
 		IDForms:       IDForms,
+		Buttons:       a.relaying(),
 	}
 	if s := a.first; s != nil {
 		if declares(s.tools[toolReply], "files") {

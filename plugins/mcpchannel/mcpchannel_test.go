@@ -54,8 +54,9 @@ func (b *inbox) next(t *testing.T) channel.InboundMessage {
 	return b.msgs[len(b.msgs)-1]
 }
 
-// startBridge runs an adapter on a test server of a new platform.
-func startBridge(t *testing.T) (*Adapter, *mcpchanneltest.Platform, *inbox) {
+// startBridge runs an adapter on a test server of a new platform, with
+// more of the config block.
+func startBridge(t *testing.T, more ...any) (*Adapter, *mcpchanneltest.Platform, *inbox) {
 	t.Helper()
 	dir := t.TempDir()
 	p, err := mcpchanneltest.NewPlatform(dir)
@@ -67,7 +68,11 @@ func startBridge(t *testing.T) (*Adapter, *mcpchanneltest.Platform, *inbox) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, _ := json.Marshal(map[string]any{"command": []string{exe}, "env": p.Env()})
+	block := map[string]any{"command": []string{exe}, "env": p.Env()}
+	for i := 0; i+1 < len(more); i += 2 {
+		block[more[i].(string)] = more[i+1]
+	}
+	cfg, _ := json.Marshal(block)
 	a := New()
 	a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -307,5 +312,55 @@ func TestRefusal(t *testing.T) {
 		if code != tc.code || ok != (tc.code != "") {
 			t.Errorf("refusal(%q) = %q, %v; want %q", tc.text, code, ok, tc.code)
 		}
+	}
+}
+
+// TestPermissionRelay: with permission_relay_from, a question with allow
+// and deny buttons is posted with its labels and put to the server as a
+// permission prompt; the server's answer comes back as a press of the
+// matching button by that person; an answer to no open prompt is dropped.
+// Without it there are no buttons and no prompt.
+func TestPermissionRelay(t *testing.T) {
+	t.Parallel()
+	a, p, box := startBridge(t, "permission_relay_from", "42")
+	if !a.Capabilities().Buttons {
+		t.Fatal("the relay declares no buttons")
+	}
+	if _, err := p.Push("42", "42", "alice", "do it"); err != nil {
+		t.Fatal(err)
+	}
+	box.next(t)
+	q := channel.SendRequest{ChatID: "42", Text: "claude wants to use Bash:\ntouch x",
+		Buttons: [][]channel.Button{{{ID: "q1:y", Label: "Allow"}, {ID: "q1:n", Label: "Deny"}}, {{ID: "q1:a", Label: "Always allow touch"}}}}
+	sent, err := a.Send(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := p.Messages("42")
+	if last := msgs[len(msgs)-1]; !strings.HasSuffix(last.Text, "[Allow] [Deny] [Always allow touch]") {
+		t.Errorf("the question as posted: %q", last.Text)
+	}
+	waitFor(t, p, "the permission prompt", func() bool { return len(p.Permissions()) == 1 })
+	pr := p.Permissions()[0]
+	if len(pr.RequestID) != 5 || pr.ToolName != "claude wants to use Bash:" || pr.Description != q.Text {
+		t.Fatalf("prompt %+v", pr)
+	}
+	p.Answer("zzzzz", "allow")
+	p.Answer(pr.RequestID, "deny")
+	m := box.next(t)
+	if m.Action == nil || m.Action.ButtonID != "q1:n" || m.Action.MessageID != sent.MessageIDs[0] || m.Sender.ID != "42" || m.ChatID != "42" || m.ChatType != channel.ChatDirect {
+		t.Fatalf("the answer %+v (action %+v)", m, m.Action)
+	}
+	// A card with a Stop button is not a question.
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "42", Text: "Working", Buttons: [][]channel.Button{{{ID: "/stop", Label: "Stop"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Permissions()); n != 1 {
+		t.Errorf("%d prompts, want the question's only", n)
+	}
+
+	plain, _, _ := startBridge(t)
+	if plain.Capabilities().Buttons {
+		t.Error("buttons without the relay")
 	}
 }

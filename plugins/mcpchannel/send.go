@@ -60,12 +60,20 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 			text = strings.Join(captions, "\n")
 		}
 	}
+	allow, deny, question := allowDeny(req.Buttons)
+	if len(req.Buttons) > 0 {
+		text = withLabels(text, req.Buttons)
+	}
 	args["text"] = text
 	res, err := s.call(ctx, toolReply, args)
 	if err != nil {
 		return channel.SendResponse{}, sendError(err)
 	}
-	return channel.SendResponse{MessageIDs: messageIDs(res)}, nil
+	ids := messageIDs(res)
+	if question && a.relaying() && s.permission {
+		a.ask(ctx, s, req, ids, allow, deny)
+	}
+	return channel.SendResponse{MessageIDs: ids}, nil
 }
 
 // Edit implements channel.Editor through the server's edit_message tool.
@@ -83,7 +91,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if tool == nil {
 		return channel.Errorf(channel.CodeUnsupported, "the channel server has no %s tool", toolEdit)
 	}
-	args := map[string]any{"message_id": req.MessageID, "text": req.Text}
+	args := map[string]any{"message_id": req.MessageID, "text": withLabels(req.Text, req.Buttons)}
 	put(tool, args, "chat_id", req.ChatID)
 	_, err = s.call(ctx, toolEdit, args)
 	return idempotentError(err)

@@ -29,6 +29,12 @@ const (
 	capPermission = "claude/channel/permission"
 	// methodMessage carries one inbound chat message (content, meta).
 	methodMessage = "notifications/claude/channel"
+	// methodPermissionRequest asks the server to put a permission prompt
+	// to its trusted senders.
+	methodPermissionRequest = "notifications/claude/channel/permission_request"
+	// methodPermission is a trusted sender's answer to a permission
+	// prompt (request_id, behavior "allow" or "deny").
+	methodPermission = "notifications/claude/channel/permission"
 )
 
 // Tools of the channel contract.
@@ -58,8 +64,8 @@ type notification struct {
 // tap is the MCP connection to a server with the channel contract's
 // notifications taken out of the stream: the go-sdk client answers
 // methods it does not know with an error and never shows them, so the
-// tap hands them to out before the client reads on; the rest passes
-// through.
+// tap hands them to out before the client reads on, and writes the
+// plugin's own (notify); the rest passes through.
 type tap struct {
 	mcp.Connection
 	out func(notification)
@@ -83,6 +89,15 @@ func (t *tap) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		return m, nil
 	}
+}
+
+// notify writes a notification the go-sdk has no method for.
+func (t *tap) notify(ctx context.Context, method string, params any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	return t.Connection.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
 }
 
 // tapTransport connects through inner and taps the connection.
