@@ -357,6 +357,9 @@ plugin "cc" {
     # chat_type     = "auto"      # chat id = sender id is direct, else group
     # start_timeout = 60          # seconds, start to tool list
     # max_download_bytes = 52428800
+    # The one person the server trusts: approvals also go through its
+    # permission relay, and its answers count as theirs.
+    # permission_relay_from = "123456789"
   }
 }
 

@@ -335,3 +335,71 @@ func TestMCPChannelFakechat(t *testing.T) {
 		t.Errorf("claude's prompt: %q", got)
 	}
 }
+
+// TestMCPChannelPermissionRelay: through the real binary and claude, with
+// tool approvals in the chat and permission_relay_from naming Alice (an
+// owner): claude's Bash question is posted in her chat and put to the
+// channel server as a permission prompt; the server's "allow" runs the
+// command, its "deny" keeps the next one from running (no answer would
+// deny only after approval_timeout, and the file check tells them apart).
+func TestMCPChannelPermissionRelay(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	dir, outside := t.TempDir(), t.TempDir()
+	p, err := mcpchanneltest.NewPlatform(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	Start(t, Host{
+		Dir: dir,
+		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "90s",
+			"approvals": "chat", "approval_timeout": "60s", "sandbox": "off"}),
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"mc:" + mcAlice}, "owners": []string{"mc:" + mcAlice}},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"turn_card": "off", "streaming": "off"},
+		Plugins: []Plugin{{Name: "mc", Source: "mcp-channel", Config: Attrs{"command": []string{exe}, "env": p.Env(),
+			"permission_relay_from": mcAlice}}},
+	})
+	mcWait(t, p, "the channel server's start", func() bool { return p.Starts() >= 1 })
+	touch := func(name string) anthropictest.Reply {
+		return anthropictest.Reply{Text: "On it.", ToolUse: &anthropictest.ToolUse{Name: "Bash",
+			Input: map[string]any{"command": "touch " + filepath.Join(outside, name), "description": "create " + name}}}
+	}
+	exists := func(name string) bool { _, err := os.Stat(filepath.Join(outside, name)); return err == nil }
+
+	fake.Enqueue(touch("allowed"), anthropictest.Reply{Text: "Created it."})
+	if _, err := p.Push(mcAlice, mcAlice, "alice", "create allowed"); err != nil {
+		t.Fatal(err)
+	}
+	mcWait(t, p, "the first prompt", func() bool { return len(p.Permissions()) == 1 })
+	pr := p.Permissions()[0]
+	if !strings.Contains(pr.Description, "touch "+filepath.Join(outside, "allowed")) {
+		t.Errorf("the prompt shows %q", pr.Description)
+	}
+	if len(mcBot(p, mcAlice, "[Allow] [Deny]")) != 1 {
+		t.Errorf("the question in the chat lacks its choices: %+v", p.Messages(mcAlice))
+	}
+	p.Answer(pr.RequestID, "allow")
+	mcWait(t, p, "the answer after allow", func() bool { return len(mcBot(p, mcAlice, "Created it.")) == 1 })
+	if !exists("allowed") {
+		t.Error("allowed through the relay, the command did not run")
+	}
+
+	fake.Enqueue(touch("denied"), anthropictest.Reply{Text: "It was denied."})
+	if _, err := p.Push(mcAlice, mcAlice, "alice", "create denied"); err != nil {
+		t.Fatal(err)
+	}
+	mcWait(t, p, "the second prompt", func() bool { return len(p.Permissions()) == 2 })
+	p.Answer(p.Permissions()[1].RequestID, "deny")
+	mcWait(t, p, "the answer after deny", func() bool { return len(mcBot(p, mcAlice, "It was denied.")) == 1 })
+	if exists("denied") {
+		t.Error("denied through the relay, the command ran")
+	}
+}

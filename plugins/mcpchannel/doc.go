@@ -39,6 +39,10 @@
 // channel.CodeUncertain and never repeated, and the host tells the chat a
 // part may be missing. Edits and reactions are idempotent and retried.
 //
+// # Permission relay
+//
+// Opt-in with permission_relay_from: see relay.go.
+//
 // # Supervision
 //
 // Configure starts the server (bounded by start_timeout): its tools decide
