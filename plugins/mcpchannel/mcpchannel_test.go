@@ -364,3 +364,43 @@ func TestPermissionRelay(t *testing.T) {
 		t.Error("buttons without the relay")
 	}
 }
+
+// TestInboundMeta: the official servers' meta, as they write it.
+func TestInboundMeta(t *testing.T) {
+	t.Parallel()
+	a := New()
+	a.cfg = Config{}.withDefaults()
+	for _, tc := range []struct {
+		name, params string
+		check        func(channel.InboundMessage) bool
+	}{
+		{"telegram group with a document", `{"content":"see this","meta":{"chat_id":"-1001","message_id":"77","user":"alice","user_id":"1001","ts":"2026-03-01T10:00:00.000Z","attachment_kind":"document","attachment_file_id":"BQAC","attachment_size":"2048","attachment_mime":"application/pdf","attachment_name":"a.pdf"}}`,
+			func(m channel.InboundMessage) bool {
+				return m.ChatType == channel.ChatGroup && m.Sender.ID == "1001" && m.Sender.Username == "alice" && m.MessageID == "77" &&
+					m.Timestamp.Equal(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)) && len(m.Media) == 1 &&
+					m.Media[0] == channel.Media{Kind: channel.MediaDocument, Ref: "file:BQAC", MIME: "application/pdf", Size: 2048, Filename: "a.pdf"}
+			}},
+		{"telegram private photo", `{"content":"(photo)","meta":{"chat_id":"1001","message_id":"78","user":"alice","user_id":"1001","ts":"2026-03-01T10:00:00Z","image_path":"/home/u/.claude/channels/telegram/inbox/1.jpg"}}`,
+			func(m channel.InboundMessage) bool {
+				return m.ChatType == channel.ChatDirect && len(m.Media) == 1 && m.Media[0].Kind == channel.MediaImage && m.Media[0].Ref == "path:/home/u/.claude/channels/telegram/inbox/1.jpg"
+			}},
+		{"fakechat", `{"content":"hi","meta":{"chat_id":"web","message_id":"u1","user":"web","ts":"2026-03-01T10:00:00Z"}}`,
+			func(m channel.InboundMessage) bool {
+				return m.ChatType == channel.ChatDirect && m.Sender.ID == "web" && m.Text == "hi" && len(m.Media) == 0
+			}},
+		{"imessage without user_id", `{"content":"yo","meta":{"chat_id":"iMessage;-;+15551234567","message_id":"G1","user":"+15551234567","ts":"2026-03-01T10:00:00Z"}}`,
+			func(m channel.InboundMessage) bool {
+				return m.Sender.ID == "+15551234567" && m.ChatID == "iMessage;-;+15551234567" && m.ChatType == channel.ChatGroup
+			}},
+		{"no message id: one made of the event", `{"content":"x","meta":{"chat_id":"c","user":"u"}}`,
+			func(m channel.InboundMessage) bool { return strings.HasPrefix(m.MessageID, "h") && len(m.MessageID) == 17 }},
+	} {
+		m, err := a.inbound(json.RawMessage(tc.params))
+		if err != nil || !tc.check(m) {
+			t.Errorf("%s: %+v, %v", tc.name, m, err)
+		}
+	}
+	if _, err := a.inbound(json.RawMessage(`{"content":"x","meta":{"user":"u"}}`)); err == nil {
+		t.Error("an event without chat_id was taken")
+	}
+}
