@@ -221,7 +221,7 @@ func (a *Adapter) currentIs(s *server) bool {
 // files).
 func (a *Adapter) Capabilities() channel.Capabilities {
 	c := channel.Capabilities{
-		MaxTextLength: int(a.cfg.TextLimit),
+		MaxTextLength: a.textLimit(),
 		LengthUnit:    channel.LengthUTF16,
 		Markup:        channel.Markup(a.cfg.Markup),
 		Groups:        true,
@@ -253,6 +253,20 @@ func (a *Adapter) Offered() channel.Offered {
 		return channel.Offered{}
 	}
 	return channel.Offered{Edit: s.tools[toolEdit] != nil, Reactions: s.tools[toolReact] != nil}
+}
+
+// labelRoom is the part of text_limit kept for the buttons' labels Send
+// writes under a text while the permission relay declares buttons.
+const labelRoom = 200
+
+// textLimit is the longest text the host may hand Send: text_limit, less
+// labelRoom while buttons are declared.
+func (a *Adapter) textLimit() int {
+	n := int(a.cfg.TextLimit)
+	if a.relaying() && n > 2*labelRoom {
+		n -= labelRoom
+	}
+	return n
 }
 
 // Run implements channel.Channel: it hands the servers' messages to the

@@ -323,8 +323,8 @@ func TestRefusal(t *testing.T) {
 func TestPermissionRelay(t *testing.T) {
 	t.Parallel()
 	a, p, box := startBridge(t, "permission_relay_from", "42")
-	if !a.Capabilities().Buttons {
-		t.Fatal("the relay declares no buttons")
+	if c := a.Capabilities(); !c.Buttons || c.MaxTextLength != DefaultTextLimit-labelRoom {
+		t.Fatalf("with the relay: %+v, want buttons and room for their labels", c)
 	}
 	if _, err := p.Push("42", "42", "alice", "do it"); err != nil {
 		t.Fatal(err)

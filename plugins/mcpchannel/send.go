@@ -33,10 +33,10 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	if err != nil {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeUnavailable, "the channel server is not running (restarting)")
 	}
-	if n := channel.TextLen(req.Text, channel.LengthUTF16); n > int(a.cfg.TextLimit) {
-		// The host splits to text_limit; the server would split on its own
+	if n := channel.TextLen(req.Text, channel.LengthUTF16); n > a.textLimit() {
+		// The host splits to the limit; the server would split on its own
 		// and post parts the host does not know of.
-		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "%d UTF-16 units, over text_limit %d", n, int(a.cfg.TextLimit))
+		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "%d UTF-16 units, over the limit of %d", n, a.textLimit())
 	}
 	tool := s.tools[toolReply]
 	text := req.Text
@@ -84,8 +84,8 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if err != nil {
 		return channel.Errorf(channel.CodeUnavailable, "the channel server is not running (restarting)")
 	}
-	if n := channel.TextLen(req.Text, channel.LengthUTF16); n > int(a.cfg.TextLimit) {
-		return channel.Errorf(channel.CodeMessageTooLong, "%d UTF-16 units, over text_limit %d", n, int(a.cfg.TextLimit))
+	if n := channel.TextLen(req.Text, channel.LengthUTF16); n > a.textLimit() {
+		return channel.Errorf(channel.CodeMessageTooLong, "%d UTF-16 units, over the limit of %d", n, a.textLimit())
 	}
 	tool := s.tools[toolEdit]
 	if tool == nil {
