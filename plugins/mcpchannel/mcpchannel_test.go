@@ -393,7 +393,9 @@ func TestInboundMeta(t *testing.T) {
 				return m.Sender.ID == "+15551234567" && m.ChatID == "iMessage;-;+15551234567" && m.ChatType == channel.ChatGroup
 			}},
 		{"no message id: one made of the event", `{"content":"x","meta":{"chat_id":"c","user":"u"}}`,
-			func(m channel.InboundMessage) bool { return strings.HasPrefix(m.MessageID, "h") && len(m.MessageID) == 17 }},
+			func(m channel.InboundMessage) bool {
+				return strings.HasPrefix(m.MessageID, "h") && len(m.MessageID) == 17
+			}},
 	} {
 		m, err := a.inbound(json.RawMessage(tc.params))
 		if err != nil || !tc.check(m) {
