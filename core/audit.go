@@ -73,7 +73,10 @@ func auditInput(cfg *config.Config) securityaudit.Input {
 		in.Access.GroupsAt = at(cfg, "access", "group", a.GroupRules[0].ID, "allow_from")
 	}
 	for _, p := range cfg.Plugins {
-		ap := securityaudit.Plugin{Name: p.Name, Source: p.Source, At: config.Position(p.DefRange), Enabled: p.Enabled, Pinned: p.SHA256 != ""}
+		// By convention a plugin's webhook_secret authenticates the
+		// platform's webhook calls: audited for length, whatever the plugin.
+		ap := securityaudit.Plugin{Name: p.Name, Source: p.Source, At: config.Position(p.DefRange), Enabled: p.Enabled, Pinned: p.SHA256 != "",
+			WebhookSecret: pluginSetting(cfg, p, "webhook_secret")}
 		switch p.Source {
 		case "webchat":
 			listen := pluginSetting(cfg, p, "listen")
@@ -85,8 +88,6 @@ func auditInput(cfg *config.Config) securityaudit.Input {
 			// The web chat always needs a token: access_token, or one it
 			// makes at first start.
 			ap.Token = true
-		case "telegram":
-			ap.WebhookSecret = pluginSetting(cfg, p, "webhook_secret")
 		}
 		in.Plugins = append(in.Plugins, ap)
 	}

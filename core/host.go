@@ -216,6 +216,9 @@ func (h *Host) provision() error {
 	if h.agent, err = runner.New(rc, h.log); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
+	if err := h.normalizeIDs(h.cfg, nil, nil); err != nil {
+		return err
+	}
 	set, err := settingsOf(h.cfg)
 	if err != nil {
 		return err
@@ -517,7 +520,11 @@ func (h *Host) abort() {
 // status page (see refuse).
 func (h *Host) Reload(cfg *config.Config) error {
 	at := time.Now()
-	set, err := settingsOf(cfg)
+	err := h.normalizeIDs(cfg, h.plugins, h.runningCapabilities)
+	var set gateway.Settings
+	if err == nil {
+		set, err = settingsOf(cfg)
+	}
 	if err == nil {
 		err = h.sameAgents(cfg)
 	}

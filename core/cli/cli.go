@@ -45,6 +45,7 @@ type invocation struct {
 	admin          string   // -admin (status, pairing, retry, reload)
 	approved       bool     // -approved (pairing list only)
 	all            bool     // -all (validate only)
+	probe          bool     // -probe (validate only)
 	positional     []string // the arguments that are not flags
 	stdout, stderr io.Writer
 }
@@ -58,7 +59,7 @@ func init() { commands = commandTable() }
 // commandTable is every subcommand with what runs it, in help's order.
 func commandTable() []command {
 	runServe := func(inv invocation) int { return serve(inv.config, inv.stderr) }
-	runValidate := func(inv invocation) int { return validate(inv.config, inv.all, inv.stdout, inv.stderr) }
+	runValidate := func(inv invocation) int { return validate(inv.config, inv.all, inv.probe, inv.stdout, inv.stderr) }
 	runPairing := func(inv invocation) int {
 		return pairing(inv.host(), inv.positional, inv.approved, inv.stdout, inv.stderr)
 	}
@@ -72,8 +73,8 @@ func commandTable() []command {
 	return append(append([]command{
 		{"run", "[-config FILE]", "run the host (the default): start the enabled plugins and answer chats",
 			"SIGHUP reloads the configuration: new and changed plugin blocks are checked by their\nplugins first; an invalid file is refused whole and the running set kept (clawhost status\nshows why); SIGINT and SIGTERM stop every plugin and claude process and exit.", runServe, nil},
-		{"validate", "[-all] [-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
-			"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Disabled plugins are listed with what disables them;\n-all checks their config blocks too, as if they were enabled (a block that is off here because an\nenvironment variable is unset, but on where it runs). Exit 0 when valid (warnings allowed), 1 on\nerrors, 2 on bad usage.", runValidate, nil},
+		{"validate", "[-all] [-probe] [-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
+			"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Disabled plugins are listed with what disables them;\n-all checks their config blocks too, as if they were enabled (a block that is off here because an\nenvironment variable is unset, but on where it runs). -probe also runs each enabled plugin's live\nchecks on its valid block (its token with its platform, a linked device): a failed check is an\nerror, a warning a warning. Exit 0 when valid (warnings allowed), 1 on errors, 2 on bad usage.", runValidate, nil},
 		{"pairing list", "[-approved] [-config FILE]", "the pending pairing codes of unknown senders; -approved: the approved senders",
 			"-approved lists each sender approved through pairing with when and by whom, and when the\napproval expires (access.pairing_ttl) or why it is not honoured (dm_policy = \"allowlist\").", runPairing, nil},
 		{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
@@ -277,6 +278,7 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 	cfgPath := fs.String("config", defaultConfig(), configFlagUsage)
 	approved := fs.Bool("approved", false, "pairing list: the approved senders instead of the pending codes")
 	all := fs.Bool("all", false, "validate: check the config blocks of disabled plugins too")
+	live := fs.Bool("probe", false, "validate: run each enabled plugin's live checks too (its credentials with its platform)")
 	adminAddr := fs.String("admin", "", "status, pairing, retry, reload: the running host's admin endpoint (host:port), when the configuration file does not say it (or does not load)")
 	var positional []string
 	for len(args) > 0 && !isFlag(args[0]) {
@@ -303,11 +305,15 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 		fmt.Fprintln(stderr, "clawhost: -all goes with validate")
 		return inv, 2, false
 	}
+	if *live && cmd != "validate" {
+		fmt.Fprintln(stderr, "clawhost: -probe goes with validate")
+		return inv, 2, false
+	}
 	if *adminAddr != "" && cmd != "status" && cmd != "pairing" && cmd != "retry" && cmd != "reload" {
 		fmt.Fprintln(stderr, "clawhost: -admin goes with status, pairing, retry and reload")
 		return inv, 2, false
 	}
-	return invocation{config: *cfgPath, admin: *adminAddr, approved: *approved, all: *all, positional: positional, stdout: stdout, stderr: stderr}, 0, true
+	return invocation{config: *cfgPath, admin: *adminAddr, approved: *approved, all: *all, probe: *live, positional: positional, stdout: stdout, stderr: stderr}, 0, true
 }
 
 func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
@@ -382,7 +388,7 @@ func setupCommands() []command {
 	return []command{
 		{"init", "[-non-interactive] [flags]", "set clawhost up: channels with their tokens checked, workspace, owner; writes ~/.config/clawhost",
 			"Asks which channels to set up (telegram, discord, whatsapp, webchat), the bot tokens (checked\n" +
-				"live: Telegram getMe, Discord users/@me and the Message Content intent; a wrong token is asked\n" +
+				"live by the channel's plugin: who the bot is, Discord's Message Content intent; a wrong token is asked\n" +
 				"again) and the workspace (default ~/clawhost-workspace, created). Writes config.hcl and\n" +
 				"clawhost.env (the tokens, 0600) to $XDG_CONFIG_HOME/clawhost (~/.config/clawhost), with data_dir\n" +
 				"$XDG_STATE_HOME/clawhost (~/.local/state/clawhost), and prints a one-time owner code: send\n" +

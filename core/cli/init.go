@@ -2,19 +2,25 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core"
+	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/termecho"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/setup"
+	"github.com/clawhost/clawhost/sdk/probe"
+	"github.com/clawhost/clawhost/sdk/schema"
 )
 
 const initUsage = "usage: clawhost init [-non-interactive] [-telegram-token T] [-discord-token T] [-whatsapp [-whatsapp-link]] [-webchat] [-workspace DIR] [-config-dir DIR] [-data-dir DIR] [-force]"
@@ -57,7 +63,7 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := setup.Options{Plan: p, Interactive: !*nonInteractive, Force: *force, In: os.Stdin, Out: stdout,
-		LinkWhatsApp: !*nonInteractive || *link, RunPlugin: runPluginAlone(stderr), Linked: whatsAppLinked(stderr), LinkTimeout: *linkTimeout}
+		LinkWhatsApp: !*nonInteractive || *link, RunPlugin: runPluginAlone(stderr), Linked: whatsAppLinked(stderr), Probe: probeBlock, LinkTimeout: *linkTimeout}
 	if *nonInteractive && *link && (!p.WhatsApp || !termecho.IsTerminal(int(os.Stdout.Fd()))) {
 		fmt.Fprintln(stderr, "clawhost init: -whatsapp-link draws a QR code to scan with the phone: it needs -whatsapp and a terminal on stdout (leave it out to link at the first clawhost run)")
 		return 2
@@ -89,10 +95,54 @@ func runPluginAlone(stderr io.Writer) setup.PluginRunner {
 	}
 }
 
-// whatsAppLinked is init's setup.LinkedCheck (core.WhatsAppLinked).
+// whatsAppLinked is init's setup.LinkedCheck: the instance's plugin, asked
+// through its probe (core.CheckPlugin), found its device linked. Only the
+// plugin reads its data directory.
 func whatsAppLinked(stderr io.Writer) setup.LinkedCheck {
 	return func(ctx context.Context, configFile, instance string) bool {
 		cfg, ok := load(configFile, stderr)
-		return ok && core.WhatsAppLinked(ctx, cfg, instance)
+		if !ok || cfg.Plugin(instance) == nil {
+			return false
+		}
+		h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
+		defer h.Stop()
+		diags, res, err := core.CheckPlugin(ctx, h, cfg, cfg.Plugin(instance), true)
+		rep := res.Report
+		return err == nil && !diags.HasErrors() && rep != nil && len(rep.Checks) > 0 && rep.Worst() == probe.OK
 	}
+}
+
+// probeBlock is init's setup.Prober: the plugin clawhost-<source> of
+// pluginDir, started through the one launcher (pluginhost.Supervisor.Probe)
+// on block, the attributes it leaves out at the schema's defaults. A block
+// the plugin's own checks reject has a bad token (init's blocks hold
+// little else).
+func probeBlock(ctx context.Context, pluginDir, source string, block map[string]any) (probe.Report, error) {
+	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
+	defer h.Stop()
+	spec := pluginhost.Spec{Instance: source, Source: source, Path: filepath.Join(pluginDir, config.BinaryPrefix+source)}
+	var encodeErr error
+	res, err := h.Probe(ctx, spec, func(s schema.Schema) []byte {
+		full := map[string]any{}
+		for _, a := range s {
+			full[a.Name] = a.Default
+		}
+		for k, v := range block {
+			full[k] = v
+		}
+		js, err := json.Marshal(full)
+		encodeErr = err
+		return js
+	})
+	switch {
+	case err != nil:
+		return probe.Report{}, err
+	case encodeErr != nil:
+		return probe.Report{}, encodeErr
+	case slices.ContainsFunc(res.Verdict, func(d schema.Diagnostic) bool { return !d.Warning }):
+		return probe.Report{}, fmt.Errorf("%w: %v", setup.ErrBadToken, res.Verdict)
+	case res.Report == nil:
+		return probe.Report{}, nil
+	}
+	return *res.Report, nil
 }

@@ -174,24 +174,24 @@ func TestPluginTestGo(t *testing.T) {
 		avoid []string
 	}{
 		{"loopback", []string{"-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), filepath.Join(bin, "clawhost-loopback")}, 0,
-			[]string{"PASS  receive_ack_redeliver", "PASS  send ", "PASS  stop ", "PASS  channel_describe", "12 passed, 0 failed, 0 skipped", "PASS  nack_redeliver", "PASS  text_limit", "PASS  unknown_chat"}, []string{"FAIL", "SKIP"}},
+			[]string{"PASS  receive_ack_redeliver", "PASS  send ", "PASS  stop ", "PASS  channel_describe", "13 passed, 0 failed, 0 skipped", "PASS  nack_redeliver", "PASS  text_limit", "PASS  unknown_chat"}, []string{"FAIL", "SKIP"}},
 		{"loopback without inject", []string{filepath.Join(bin, "clawhost-loopback")}, 0,
-			[]string{"SKIP  receive_ack_redeliver", "SKIP  send ", "SKIP  optional_capabilities", "SKIP  text_limit", "PASS  unknown_chat", "7 passed, 0 failed, 5 skipped"}, []string{"FAIL"}},
+			[]string{"SKIP  receive_ack_redeliver", "SKIP  send ", "SKIP  optional_capabilities", "SKIP  text_limit", "PASS  unknown_chat", "8 passed, 0 failed, 5 skipped"}, []string{"FAIL"}},
 		{"channel template as it is", []string{"-inject", `printf %s "$CLAWHOST_TEST_TEXT" > spool/$$.tmp && mv spool/$$.tmp spool/inbox/$(date +%s%N).txt`, filepath.Join(bin, "clawhost-channel-template")}, 0,
-			[]string{"PASS  receive_ack_redeliver", "PASS  nack_redeliver", "PASS  send ", "PASS  text_limit", "PASS  unknown_chat", "12 passed, 0 failed, 0 skipped"}, []string{"FAIL", "SKIP"}},
-		{"ping", []string{filepath.Join(bin, "clawhost-ping")}, 0, []string{"PASS  list_commands          ", "/ping", "SKIP  execute", "6 passed, 0 failed, 1 skipped"}, nil},
+			[]string{"PASS  receive_ack_redeliver", "PASS  nack_redeliver", "PASS  send ", "PASS  text_limit", "PASS  unknown_chat", "13 passed, 0 failed, 0 skipped"}, []string{"FAIL", "SKIP"}},
+		{"ping", []string{filepath.Join(bin, "clawhost-ping")}, 0, []string{"PASS  list_commands          ", "/ping", "SKIP  execute", "7 passed, 0 failed, 1 skipped"}, nil},
 		{"ping -exec", []string{"-exec", "/ping hello", filepath.Join(bin, "clawhost-ping")}, 0,
-			[]string{"PASS  execute", "/ping: 1 replies (plain)", "7 passed, 0 failed, 0 skipped"}, nil},
+			[]string{"PASS  execute", "/ping: 1 replies (plain)", "8 passed, 0 failed, 0 skipped"}, nil},
 		{"ping -exec /report", []string{filepath.Join(bin, "clawhost-ping"), "-exec", "/report"}, 0,
-			[]string{"PASS  execute", "/report: 2 replies (markdown, plain +1 file)", "7 passed, 0 failed"}, nil},
+			[]string{"PASS  execute", "/report: 2 replies (markdown, plain +1 file)", "8 passed, 0 failed"}, nil},
 		{"ping -exec unlisted", []string{"-exec", "/nope", filepath.Join(bin, "clawhost-ping")}, 1,
-			[]string{"FAIL  execute", "the plugin lists no /nope", "6 passed, 1 failed"}, nil},
+			[]string{"FAIL  execute", "the plugin lists no /nope", "7 passed, 1 failed"}, nil},
 		{"bad replies", []string{"-exec", "/report now", wrapper(t, "CLAWHOST_TEST_PLUGIN=badreplies")}, 1,
 			[]string{"FAIL  execute", `reply 1: format "html"`, `reply 2: file "report.txt": want an absolute path`, "reply 3 has neither text nor a file", "PASS  list_commands"}, nil},
-		{"clock-hook", []string{filepath.Join(bin, "clawhost-clock-hook")}, 0, []string{"PASS  before_agent_start", "6 passed, 0 failed"}, nil},
+		{"clock-hook", []string{filepath.Join(bin, "clawhost-clock-hook")}, 0, []string{"PASS  before_agent_start", "7 passed, 0 failed"}, nil},
 		{"stdout garbage", []string{garbage}, 1, []string{"FAIL  handshake", "Unrecognized remote plugin message: hello"}, []string{"PASS"}},
 		{"bad command list", []string{wrapper(t, "CLAWHOST_TEST_PLUGIN=badcommands")}, 1,
-			[]string{"FAIL  list_commands", `name "Bad Name"`, `/Bad Name has no description`, "5 passed, 1 failed"}, nil},
+			[]string{"FAIL  list_commands", `name "Bad Name"`, `/Bad Name has no description`, "6 passed, 1 failed"}, nil},
 		{"stuck channel", []string{"-grace", "10s", wrapper(t, "CLAWHOST_TEST_PLUGIN=stuck")}, 1,
 			[]string{"FAIL  stop", "channel did not stop within 2s", "PASS  describe"}, nil},
 		{"missing binary", []string{filepath.Join(bin, "clawhost-nonexistent")}, 2, nil, nil},
@@ -247,7 +247,7 @@ func TestPluginTestPython(t *testing.T) {
 	t.Parallel()
 	path := pythonPlugin(t)
 	code, out, errs := runPluginTest(t, "-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), "-exec", "/echo hi", path)
-	if code != 0 || !strings.Contains(out, "14 passed, 0 failed, 0 skipped") || !strings.Contains(out, "/echo: 1 replies (plain)") {
+	if code != 0 || !strings.Contains(out, "15 passed, 0 failed, 0 skipped") || !strings.Contains(out, "/echo: 1 replies (plain)") {
 		t.Errorf("exit %d, want every check passed:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }

@@ -175,8 +175,9 @@ type Plugin struct {
 	// Listen is the address a plugin serves people on (the web chat's
 	// listen), empty when it serves none.
 	Listen Setting
-	// WebhookSecret is a Telegram webhook_secret; Value is the secret
-	// and is never printed.
+	// WebhookSecret is the block's webhook_secret (Telegram's), the secret
+	// a platform's webhook calls carry; Value is the secret and is never
+	// printed.
 	WebhookSecret Setting
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +36,6 @@ type Options struct {
 	// returns what turns it on again; nil: tokens are read like any line.
 	HideInput func() (restore func(), err error)
 	Getenv    Getenv
-	HTTP      *http.Client
 	Now       func() time.Time
 	// LinkWhatsApp links WhatsApp before init ends, when it is set up:
 	// RunPlugin runs its plugin, the QR codes are drawn on Out, and init
@@ -48,7 +46,10 @@ type Options struct {
 	LinkWhatsApp bool
 	RunPlugin    PluginRunner
 	Linked       LinkedCheck
-	LinkTimeout  time.Duration
+	// Probe checks a token with its plugin's live checks before it is
+	// written; nil: tokens are written unchecked.
+	Probe       Prober
+	LinkTimeout time.Duration
 	// LookPath finds a program in PATH (nil: exec.LookPath): init says
 	// how to install bubblewrap when it finds no bwrap.
 	LookPath func(string) (string, error)
@@ -78,9 +79,6 @@ type session struct {
 func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
-	}
-	if o.HTTP == nil {
-		o.HTTP = &http.Client{Timeout: 15 * time.Second}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -216,18 +214,14 @@ func (s *session) complete(ctx context.Context) (Plan, error) {
 // checkGiven checks the tokens given by flags or the environment.
 func (s *session) checkGiven(ctx context.Context, p *Plan) error {
 	if p.TelegramToken != "" {
-		bot, err := CheckTelegram(ctx, s.o.HTTP, p.TelegramAPI, p.TelegramToken)
-		if err != nil {
+		if err := s.checkToken(ctx, *p, "telegram", "Telegram", telegramBlock(*p, p.TelegramToken)); err != nil {
 			return fmt.Errorf("init: telegram token: %w", err)
 		}
-		s.say("Telegram: the token is the bot @%s.\n", bot.Username)
 	}
 	if p.DiscordToken != "" {
-		bot, err := CheckDiscord(ctx, s.o.HTTP, p.DiscordAPI, p.DiscordToken)
-		if err != nil {
+		if err := s.checkToken(ctx, *p, "discord", "Discord", discordBlock(*p, p.DiscordToken)); err != nil {
 			return fmt.Errorf("init: discord token: %w", err)
 		}
-		s.sayDiscord(bot)
 	}
 	return nil
 }
@@ -273,7 +267,8 @@ func (s *session) channels(p Plan) ([]string, error) {
 	}
 }
 
-// telegram asks for a bot token until getMe accepts one.
+// telegram asks for a bot token until Telegram accepts one (the telegram
+// plugin's probe).
 func (s *session) telegram(ctx context.Context, p Plan) (string, error) {
 	tok := p.TelegramToken
 	if tok == "" {
@@ -289,10 +284,9 @@ func (s *session) telegram(ctx context.Context, p Plan) (string, error) {
 				continue
 			}
 		}
-		bot, err := CheckTelegram(ctx, s.o.HTTP, p.TelegramAPI, tok)
+		err := s.checkToken(ctx, p, "telegram", "Telegram", telegramBlock(p, tok))
 		switch {
 		case err == nil:
-			s.say("✓ Telegram: the bot @%s (id %d).\n", bot.Username, bot.ID)
 			return tok, nil
 		case errors.Is(err, ErrBadToken):
 			s.say("✗ Telegram does not know this token (check you pasted all of it: 123456:ABC…). Paste it again.\n")
@@ -319,10 +313,9 @@ func (s *session) discord(ctx context.Context, p Plan) (string, error) {
 				continue
 			}
 		}
-		bot, err := CheckDiscord(ctx, s.o.HTTP, p.DiscordAPI, tok)
+		err := s.checkToken(ctx, p, "discord", "Discord", discordBlock(p, tok))
 		switch {
 		case err == nil:
-			s.sayDiscord(bot)
 			return tok, nil
 		case errors.Is(err, ErrBadToken):
 			s.say("✗ Discord refused this token. Paste it again.\n")
@@ -333,12 +326,14 @@ func (s *session) discord(ctx context.Context, p Plan) (string, error) {
 	}
 }
 
-func (s *session) sayDiscord(bot DiscordBot) {
-	s.say("✓ Discord: the bot %s (id %s).\n", bot.Username, bot.ID)
-	if !bot.MessageContent {
-		s.say("! Its application lacks the Message Content intent: in servers the bot would see no text.\n" +
-			"  Turn it on: developer portal → your application → Bot → Privileged Gateway Intents.\n")
-	}
+// telegramBlock and discordBlock are the config blocks init writes for a
+// token (write.go), as the plugin's probe reads them.
+func telegramBlock(p Plan, token string) map[string]any {
+	return map[string]any{"token": token, "api_endpoint": p.TelegramAPI}
+}
+
+func discordBlock(p Plan, token string) map[string]any {
+	return map[string]any{"token": token, "api_endpoint": p.DiscordAPI}
 }
 
 func (s *session) say(format string, args ...any) { fmt.Fprintf(s.o.Out, format, args...) }

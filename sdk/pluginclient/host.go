@@ -159,6 +159,8 @@ type Description struct {
 	Channel, Command, Hook    bool
 	// Capabilities is set for channels. Typing, Edit, Reactions and
 	// CommandMenu report the optional interfaces the channel implements.
+	// Before the channel is configured only IDForms and DirectToSender
+	// are set (the rest may depend on the configuration).
 	Capabilities                         channel.Capabilities
 	Typing, Edit, Reactions, CommandMenu bool
 }
@@ -198,7 +200,12 @@ func (p *Plugin) Describe(ctx context.Context) (Description, error) {
 			d.Hook = true
 		}
 	}
-	if c := r.GetChannel(); c != nil {
+	switch c := r.GetChannel(); {
+	case c == nil:
+	case r.GetChannelUnconfigured():
+		// Before Configure: what the host reads at validate, no limits.
+		d.Capabilities = channel.Capabilities{IDForms: wire.IDFormsFromProto(c.GetIdForms()), DirectToSender: c.GetDirectToSender()}
+	default:
 		d.Capabilities = wire.CapabilitiesFromProto(c)
 		d.Typing, d.Edit, d.Reactions, d.CommandMenu = c.GetTyping(), c.GetEdit(), c.GetReactions(), c.GetCommandMenu()
 	}

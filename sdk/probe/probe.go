@@ -5,6 +5,8 @@
 // anyone gets the same treatment as the bundled ones.
 package probe
 
+import "strings"
+
 // Verdict is the outcome of one Check.
 type Verdict string
 
@@ -54,6 +56,25 @@ type Identity struct {
 	// Link is a link a person uses to reach or add the bot (a Discord
 	// invite URL, a t.me link), "" when none.
 	Link string
+}
+
+// String says who the bot is in a few words, for a person: its handle (else
+// its name, else its id) and its link, "@clawbot, https://t.me/clawbot";
+// "" when nothing is known.
+func (id Identity) String() string {
+	var parts []string
+	switch {
+	case id.Handle != "":
+		parts = append(parts, id.Handle)
+	case id.Name != "":
+		parts = append(parts, id.Name)
+	case id.ID != "":
+		parts = append(parts, id.ID)
+	}
+	if id.Link != "" {
+		parts = append(parts, id.Link)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Report is the outcome of a probe.

@@ -32,3 +32,20 @@ func TestWorst(t *testing.T) {
 		}
 	}
 }
+
+func TestIdentityString(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		id   Identity
+		want string
+	}{
+		{Identity{}, ""},
+		{Identity{ID: "1", Handle: "@bot", Name: "Bot", Link: "https://t.me/bot"}, "@bot, https://t.me/bot"},
+		{Identity{ID: "1", Name: "Bot"}, "Bot"},
+		{Identity{ID: "1"}, "1"},
+	} {
+		if got := tc.id.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.id, got, tc.want)
+		}
+	}
+}

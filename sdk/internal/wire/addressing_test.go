@@ -48,8 +48,8 @@ func TestDescribeGivesIDFormsBeforeConfigure(t *testing.T) {
 	if len(c.GetIdForms()) != 1 || c.GetIdForms()[0].GetCanonical() != "$1" || !c.GetDirectToSender() {
 		t.Fatalf("describe before configure: %+v, want the id form and direct_to_sender", c)
 	}
-	if c.GetMaxTextLength() != 0 || c.GetTyping() {
-		t.Errorf("describe before configure gave limits: %+v", c)
+	if c.GetMaxTextLength() != 0 || c.GetTyping() || !d.GetChannelUnconfigured() {
+		t.Errorf("describe before configure gave limits, or did not say it is unconfigured: %+v", d)
 	}
 
 	p := &addressed{panics: true}
@@ -60,7 +60,7 @@ func TestDescribeGivesIDFormsBeforeConfigure(t *testing.T) {
 	if _, err := srv.Configure(ctx, &pb.ConfigureRequest{Instance: "pa"}); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ = srv.Describe(ctx, &pb.DescribeRequest{}); len(d.GetChannel().GetIdForms()) != 1 {
+	if d, _ = srv.Describe(ctx, &pb.DescribeRequest{}); len(d.GetChannel().GetIdForms()) != 1 || d.GetChannelUnconfigured() {
 		t.Errorf("describe after configure: %+v", d.GetChannel())
 	}
 }

@@ -132,6 +132,7 @@ func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.Des
 		out.Channel = caps
 	default:
 		out.Channel = srv.addressing(ch)
+		out.ChannelUnconfigured = out.Channel != nil
 	}
 	return out, nil
 }

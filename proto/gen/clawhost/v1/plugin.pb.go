@@ -197,9 +197,13 @@ type DescribeResponse struct {
 	// channel is set when kinds contains KIND_CHANNEL.
 	Channel *ChannelCapabilities `protobuf:"bytes,4,opt,name=channel,proto3" json:"channel,omitempty"`
 	// sdk_version is the version of the sdk the plugin was built with.
-	SdkVersion    string `protobuf:"bytes,5,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SdkVersion string `protobuf:"bytes,5,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"`
+	// channel_unconfigured: the channel is not configured yet, and channel
+	// carries only id_forms and direct_to_sender (which never depend on the
+	// configuration); its limits are unknown, not defaults.
+	ChannelUnconfigured bool `protobuf:"varint,6,opt,name=channel_unconfigured,json=channelUnconfigured,proto3" json:"channel_unconfigured,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *DescribeResponse) Reset() {
@@ -265,6 +269,13 @@ func (x *DescribeResponse) GetSdkVersion() string {
 		return x.SdkVersion
 	}
 	return ""
+}
+
+func (x *DescribeResponse) GetChannelUnconfigured() bool {
+	if x != nil {
+		return x.ChannelUnconfigured
+	}
+	return false
 }
 
 // ChannelCapabilities describe what a channel can do.
@@ -3921,14 +3932,15 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\"\x11\n" +
-	"\x0fDescribeRequest\"\xc6\x01\n" +
+	"\x0fDescribeRequest\"\xf9\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12'\n" +
 	"\x05kinds\x18\x03 \x03(\x0e2\x11.clawhost.v1.KindR\x05kinds\x12:\n" +
 	"\achannel\x18\x04 \x01(\v2 .clawhost.v1.ChannelCapabilitiesR\achannel\x12\x1f\n" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
-	"sdkVersion\"\xd9\x04\n" +
+	"sdkVersion\x121\n" +
+	"\x14channel_unconfigured\x18\x06 \x01(\bR\x13channelUnconfigured\"\xd9\x04\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
