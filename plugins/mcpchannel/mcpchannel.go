@@ -165,55 +165,27 @@ func (a *Adapter) setCurrent(s *server) {
 }
 
 // current returns the running server, waiting up to readyWait (or ctx)
-// for one.
+// for one: a dead one is cleared by the supervisor (gone), which then sets
+// the next (up).
 func (a *Adapter) current(ctx context.Context) (*server, error) {
 	ctx, cancel := context.WithTimeout(ctx, readyWait)
 	defer cancel()
 	for {
 		a.mu.Lock()
-		s, up := a.cur, a.up
+		s, change := a.cur, a.up
 		a.mu.Unlock()
-		if s != nil && s.alive() {
-			return s, nil
+		if s != nil {
+			if s.alive() {
+				return s, nil
+			}
+			change = s.gone
 		}
 		select {
-		case <-up:
-			if s != nil {
-				// cur is the dead one: wait for the supervisor to
-				// replace it.
-				select {
-				case <-s.exited:
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-				a.mu.Lock()
-				up = a.up
-				a.mu.Unlock()
-				select {
-				case <-up:
-					if a.currentIs(s) {
-						// Not yet noticed: look again shortly.
-						select {
-						case <-time.After(20 * time.Millisecond):
-						case <-ctx.Done():
-							return nil, ctx.Err()
-						}
-					}
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-			}
+		case <-change:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
-}
-
-// currentIs reports whether s is still the current server.
-func (a *Adapter) currentIs(s *server) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.cur == s
 }
 
 // Capabilities implements channel.Channel: limits from the block, media
@@ -307,10 +279,12 @@ func (a *Adapter) supervise(ctx context.Context) {
 			case <-ctx.Done():
 				s.stop()
 				a.setCurrent(nil)
+				close(s.gone)
 				return
 			case <-s.exited:
 			}
 			a.setCurrent(nil)
+			close(s.gone)
 			a.log.Warn("channel server exited; restarting", "error", s.waitErr, "in", backoff)
 			a.status.Report(status.Status{State: status.Degraded, Message: fmt.Sprintf("The channel server exited (%v); restarting it.", s.waitErr)})
 			if time.Since(started) >= stableAfter {

@@ -134,6 +134,9 @@ type server struct {
 	exited  chan struct{}
 	waitErr error
 	stopped sync.Once
+	// gone is closed once the adapter no longer offers this server
+	// (Adapter.current waits on it).
+	gone chan struct{}
 }
 
 // startServer starts the server l describes in dir, connects to it as an
@@ -180,7 +183,7 @@ func startServer(ctx context.Context, l launch, dir string, log *slog.Logger, ou
 		errR.Close()
 		return nil, fmt.Errorf("start %s: %w", l.argv[0], err)
 	}
-	s := &server{log: log.With("pid", cmd.Process.Pid), cmd: cmd, exited: make(chan struct{})}
+	s := &server{log: log.With("pid", cmd.Process.Pid), cmd: cmd, exited: make(chan struct{}), gone: make(chan struct{})}
 	go s.logStderr(errR)
 	go func() {
 		s.waitErr = cmd.Wait()
