@@ -23,7 +23,7 @@ import (
 // when CLAWHOST_FAKE_CLAUDE is set, and as a Claude Code channel server
 // (mcpchanneltest) when its platform's address is set.
 func TestMain(m *testing.M) {
-	mcpchanneltest.Main()
+	mcpchanneltest.Main(os.Exit)
 	if os.Getenv(fakeclaude.EnvVar) != "" {
 		fakeclaude.Main()
 		return

@@ -20,7 +20,7 @@ import (
 
 // TestMain lets the test binary double as the channel server.
 func TestMain(m *testing.M) {
-	mcpchanneltest.Main()
+	mcpchanneltest.Main(os.Exit)
 	os.Exit(m.Run())
 }
 

@@ -22,20 +22,26 @@ import (
 // channel server of the platform at its URL on stdin and stdout.
 const EnvPlatform = "MCPCHANNELTEST_PLATFORM"
 
-// Main runs the channel server and exits when EnvPlatform is set; it
-// returns at once otherwise. Call it first in TestMain, so that the test
-// binary doubles as the server.
-func Main() {
+// Main runs the channel server when EnvPlatform is set and then calls exit
+// with the process's exit code (3 at once when the platform asks the server
+// to crash); it returns at once otherwise. Call it first in TestMain with
+// os.Exit, so that the test binary doubles as the server.
+func Main(exit func(code int)) {
 	url := os.Getenv(EnvPlatform)
 	if url == "" {
 		return
 	}
+	crash = func() { exit(3) }
 	if err := Serve(context.Background(), url, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpchanneltest:", err)
-		os.Exit(1)
+		exit(1)
+		return
 	}
-	os.Exit(0)
+	exit(0)
 }
+
+// crash ends the server process abruptly (Main sets it).
+var crash = func() {}
 
 // Serve is the channel server of the platform at url on in and out, until
 // in ends.
@@ -127,7 +133,8 @@ func (c *chatClient) pump(ctx context.Context, conn *serverConn) {
 		case !ok:
 		case ev.Crash:
 			fmt.Fprintln(os.Stderr, "mcpchanneltest: crashing as asked")
-			os.Exit(3)
+			crash()
+			return
 		case ev.Permission != nil:
 			_ = conn.notify(ctx, "notifications/claude/channel/permission", ev.Permission)
 		default:
