@@ -60,7 +60,12 @@ type clRecord struct {
 	ChatID    string `json:"chat_id"`
 	MessageID string `json:"message_id"`
 	Text      string `json:"text"`
-	At        time.Time
+	// Media are the paths of the files sent, Buttons the buttons' ids.
+	Media   []string `json:"media"`
+	Buttons [][]struct {
+		ID string `json:"id"`
+	} `json:"buttons"`
+	At time.Time
 }
 
 // clHost is one clawhost daemon (restartable on the same directory) with
@@ -99,6 +104,12 @@ type clOptions struct {
 	env []string
 	// command, when set, is agent.command given the host's directory.
 	command func(dir string) string
+	// access is more of the access block (owners, members); plugins are
+	// plugin blocks besides the loopback "lo" (whose config loConfig
+	// adds to, e.g. buttons).
+	access   Attrs
+	plugins  []Plugin
+	loConfig Attrs
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
@@ -132,7 +143,13 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": allow},
 		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "blocks"},
-		Plugins:  []Plugin{{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": h.addrFile}}},
+		Plugins:  append([]Plugin{{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": h.addrFile}}}, o.plugins...),
+	}
+	for k, v := range o.access {
+		cfg.Access[k] = v
+	}
+	for k, v := range o.loConfig {
+		cfg.Plugins[0].Config[k] = v
 	}
 	cfg.Write(t)
 	if o.setup != nil {
