@@ -33,8 +33,8 @@
 // many-valued and cannot be overridden: Runner.Rewrites reports them, and a
 // push should refuse a repository that has them.
 //
-// The package uses only the standard library; the host's own git
-// (core/worktree) runs through it too.
+// The package uses only the standard library; the host's own git on a
+// chat's worktree (core/worktree) runs with Env too.
 package safegit
 
 import (
