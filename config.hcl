@@ -346,6 +346,20 @@ plugin "clock" {
   source = "clock-hook"
 }
 
+# /git from the phone: status, the diff (a .diff file when long), log, branch,
+# commit and push of the chat's worktree (worktrees = true) or the agent's
+# workspace; owners and members only. The repository's hooks, filters and
+# other configured programs never run (docs/git.md). Remove the #s to enable.
+# plugin "git" {
+#   source = "git"
+#   config {
+#     remote       = "/srv/git/project.git"  # where Push sends the branch; "" no Push
+#     author_name  = "clawhost"
+#     author_email = "clawhost@localhost"
+#     # inline_limit = 3000                   # a longer diff is sent as a file
+#   }
+# }
+
 # Turns clawhost starts by itself (nobody has to write first). A schedule
 # runs at the times of a five-field cron expression, in a chat
 # ("<instance>:<chat id>"; group = true for a group), as if prompt had been

@@ -30,6 +30,9 @@ type Settings struct {
 	InlineLimit int `json:"inline_limit"`
 	// Git is the git program.
 	Git string `json:"git"`
+	// SSHCommand is the ssh a push to an ssh remote runs (git's
+	// core.sshCommand); "": ssh remotes are refused.
+	SSHCommand string `json:"ssh_command"`
 }
 
 // Schema is the plugin's config block.
@@ -39,6 +42,7 @@ var Schema = schema.Schema{
 	{Name: "author_email", Type: "string", Default: "clawhost@localhost", Description: "author and committer email of the commits made from a chat"},
 	{Name: "inline_limit", Type: "number", Default: 3000, Description: "the longest diff shown in the chat, in bytes; a longer one is sent as a .diff file"},
 	{Name: "git", Type: "string", Default: "git", Description: "the git program (a name looked up in PATH, or a path)"},
+	{Name: "ssh_command", Type: "string", Default: "", Description: "the ssh command a push to an ssh remote runs, with its key and known_hosts (git's core.sshCommand; the plugin's HOME is /dev/null); empty: no ssh"},
 }
 
 // decode reads and checks the block: the one check Validate and Configure
@@ -148,6 +152,9 @@ func (h *Handler) runner(req command.Request) (safegit.Runner, error) {
 	r := safegit.Runner{Dir: req.Workdir, Git: h.Settings.Git, Config: [][2]string{
 		{"user.name", h.Settings.AuthorName}, {"user.email", h.Settings.AuthorEmail},
 	}}
+	if h.Settings.SSHCommand != "" {
+		r.Config = append(r.Config, [2]string{"core.sshCommand", h.Settings.SSHCommand})
+	}
 	switch {
 	case req.Workdir == "":
 		return r, channel.Errorf(channel.CodeInvalidRequest, "This chat has no agent directory: /git works in the agent's workspace or the chat's worktree.")

@@ -356,3 +356,29 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestSSHCommand: a push to an ssh remote runs the operator's ssh_command,
+// never the repository's core.sshCommand; without ssh_command, no ssh runs.
+func TestSSHCommand(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	evil := filepath.Join(filepath.Dir(r.dir), "evil-ssh")
+	good := filepath.Join(filepath.Dir(r.dir), "good-ssh")
+	write(t, evil, "#!/bin/sh\ntouch '"+filepath.Join(r.markers, "evil-ssh")+"'\nexit 1\n", 0o700)
+	write(t, good, "#!/bin/sh\ntouch '"+filepath.Join(r.markers, "good-ssh")+"'\nexit 1\n", 0o700)
+	run(t, r.dir, "config", "core.sshCommand", evil)
+	h := handler("ssh://git.example.invalid/project.git")
+	if _, err := exec1(t, h, r.dir, "push"); err == nil {
+		t.Fatal("a push without ssh_command succeeded")
+	}
+	if ran := r.ran(t); len(ran) > 0 {
+		t.Fatalf("without ssh_command: %v ran", ran)
+	}
+	h.Settings.SSHCommand = good
+	if _, err := exec1(t, h, r.dir, "push"); err == nil {
+		t.Fatal("a push through a failing ssh succeeded")
+	}
+	if ran := r.ran(t); len(ran) != 1 || ran[0] != "good-ssh" {
+		t.Fatalf("with ssh_command: %v ran, want good-ssh", ran)
+	}
+}
