@@ -55,6 +55,11 @@ agent {
   #                            # question goes to each owner's direct chat; no owners: denied.
   #                            # "sender": the turn's sender and owners (in a group, a member
   #                            # could approve their own tool use)
+  # tools         = ["memory.*"]  # plugin tools this agent is offered: "<plugin>.<tool>" or
+  #                               # "<plugin>.*" (default none). They run in the plugin, outside
+  #                               # the sandbox (docs/tools.md). claude calls them
+  #                               # mcp__clawhost__<plugin>__<tool>, under its permission rules:
+  # allowed_tools = ["mcp__clawhost__memory__search"]  # runs without asking
   # idle_timeout    = "30m"  # warm claude processes stop after this
   # max_warm        = 4      # each warm claude holds ~210 MB resident: 4 take ~850 MB; clawhost warns
   #                          # at start when max_warm x 210 MB exceeds a third of the machine's memory
@@ -358,6 +363,14 @@ plugin "clock" {
 #     author_email = "clawhost@localhost"
 #     # inline_limit = 3000                   # a longer diff is sent as a file
 #   }
+# }
+
+# A tool for the agent: ranked search of its MEMORY.md and memory/*.md,
+# answering passages with file and line (docs/tools.md). Grant it with
+# agent { tools = ["memory.*"] }.
+# plugin "memory" {
+#   source       = "memory"
+#   tool_timeout = "30s"   # a call that takes longer is stopped (claude gets a tool error)
 # }
 
 # Turns clawhost starts by itself (nobody has to write first). A schedule

@@ -63,6 +63,7 @@ func auditInput(cfg *config.Config) securityaudit.Input {
 	for _, n := range cfg.Agents {
 		in.Agents = append(in.Agents, namedAgentAudit(cfg, n))
 	}
+	in.ToolGrants = toolGrants(cfg)
 	for _, g := range a.GroupRules {
 		in.Access.Groups = append(in.Access.Groups, g.ID)
 		if len(g.AllowFrom) > 0 {
@@ -115,6 +116,21 @@ func namedAgentAudit(cfg *config.Config, n *config.Agent) securityaudit.Agent {
 		AllowedTools: ownElems(n.AllowedTools, "allowed_tools"), Args: ownElems(n.Args, "args"),
 		Settings: own(n.Settings, "settings"), Sandbox: own(n.Sandbox, "sandbox"), RunAs: own(n.RunAs, "run_as"),
 	}
+}
+
+// toolGrants are each agent's tools (a named agent's own, or what it
+// inherits from the default agent's block), each at its line.
+func toolGrants(cfg *config.Config) []securityaudit.ToolGrant {
+	def := elems(cfg, cfg.Agent.Tools, "agent", "tools")
+	out := []securityaudit.ToolGrant{{Tools: def}}
+	for _, n := range cfg.Agents {
+		g := securityaudit.ToolGrant{Agent: n.ID, Tools: def}
+		if a := n.Attribute("tools"); a != nil {
+			g.Tools = elemsOf(a, n.Tools)
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // Audit runs `clawhost security audit` over cfg on machine m.

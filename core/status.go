@@ -35,7 +35,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 			p.Attention = &admin.Attention{Kind: string(a.Kind), Data: a.Data, ExpiresAt: a.ExpiresAt, Retry: a.Retry}
 		}
 		d := st.Description
-		for kind, on := range map[string]bool{"channel": d.Channel, "command": d.Command, "hook": d.Hook} {
+		for kind, on := range map[string]bool{"channel": d.Channel, "command": d.Command, "hook": d.Hook, "tool": d.Tool} {
 			if on {
 				p.Kinds = append(p.Kinds, kind)
 			}

@@ -7,7 +7,10 @@
 //   - a command handler (package command): "/name args" answered without the
 //     agent;
 //   - a before_agent_start hook (package hook): context prepended to every
-//     agent turn.
+//     agent turn;
+//   - tools (package tool): tools the agent calls during a turn, offered to
+//     the agents the operator grants them to (examples/whoami-tool is the
+//     smallest).
 //
 // You implement plain Go interfaces; sdk.Serve does the rest (the plugin
 // side of go-plugin's protocol: gRPC and the handshake; answering only the

@@ -19,10 +19,11 @@ import (
 	"github.com/clawhost/clawhost/sdk/internal/wire"
 	"github.com/clawhost/clawhost/sdk/nodump"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // Plugin is what a plugin binary offers. Set at least one of Channel,
-// Command and Hook; a binary may offer several.
+// Command, Hook and Tool; a binary may offer several.
 type Plugin struct {
 	// Name is the plugin's name, e.g. "telegram". Required.
 	Name string
@@ -53,6 +54,8 @@ type Plugin struct {
 	Command command.Handler
 	// Hook is a before_agent_start hook, if the plugin offers one.
 	Hook hook.Hook
+	// Tool offers the agent tools, if the plugin has any (sdk/tool).
+	Tool tool.Provider
 	// Retry is called when the operator asks the plugin to try again what
 	// its last status.Attention named in Retry ("Show a new QR code"). It
 	// must return quickly; report the outcome through the status.Reporter
@@ -168,8 +171,8 @@ func validate(p Plugin) error {
 	if p.Name == "" {
 		return errors.New("plugin name is empty")
 	}
-	if p.Channel == nil && p.Command == nil && p.Hook == nil {
-		return errors.New("plugin offers no kind: set Channel, Command or Hook")
+	if p.Channel == nil && p.Command == nil && p.Hook == nil && p.Tool == nil {
+		return errors.New("plugin offers no kind: set Channel, Command, Hook or Tool")
 	}
 	return nil
 }
@@ -190,7 +193,7 @@ func run(p Plugin, log hclog.Logger, debugAs, secret string) int {
 	}
 	inbox := wire.NewInbox()
 	srv := &wire.Server{
-		Impl:   &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Retry: p.Retry},
+		Impl:   &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Tool: p.Tool, Retry: p.Retry},
 		Log:    log,
 		Ctx:    ctx,
 		Inbox:  inbox,

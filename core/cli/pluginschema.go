@@ -24,6 +24,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // pluginSchema is `clawhost plugin schema [-json] SOURCE|PATH`: the
@@ -55,7 +56,7 @@ func pluginSchema(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "clawhost plugin schema: %v\n", err)
 		return 1
 	}
-	s, err := fetchSchema(path)
+	s, tools, err := fetchSchema(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost plugin schema: %s: %v\n", path, err)
 		return 1
@@ -70,6 +71,7 @@ func pluginSchema(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	writeSchema(stdout, filepath.Base(path), s)
+	writeTools(stdout, filepath.Base(path), tools)
 	return 0
 }
 
@@ -100,26 +102,53 @@ func pluginPath(target string) (string, error) {
 }
 
 // fetchSchema starts the plugin at path as the host does, asks for its
-// schema and stops it.
-func fetchSchema(path string) (schema.Schema, error) {
+// schema and, when it offers tools, for their list (unconfigured: a
+// plugin whose tools depend on its configuration may list fewer), and
+// stops it.
+func fetchSchema(path string) (schema.Schema, []tool.Spec, error) {
 	dir, err := os.MkdirTemp("", "clawhost-schema-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
 	data := filepath.Join(dir, "data")
 	if err := os.Mkdir(data, 0o700); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	log := hclog.New(&hclog.LoggerOptions{Output: io.Discard})
 	proc, plug, err := launchTestPlugin(path, data, 10*time.Second, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer proc.stop(5 * time.Second) //nolint:errcheck // the schema is what was asked for
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return plug.ConfigSchema(ctx)
+	s, err := plug.ConfigSchema(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var tools []tool.Spec
+	if d, err := plug.Describe(ctx); err == nil && d.Tool {
+		if tools, err = plug.ListTools(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s, tools, nil
+}
+
+// writeTools prints a tool plugin's tools: each name, the names an agent's
+// tools grant and claude calls it by, its description and input schema.
+func writeTools(w io.Writer, name string, tools []tool.Spec) {
+	if len(tools) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ntools of %s (grant with agent { tools = [\"<instance>.<tool>\"] }; claude calls mcp__clawhost__<instance>__<tool>):\n", name)
+	for _, t := range tools {
+		fmt.Fprintf(w, "\n  %s\n    %s\n    input: %s\n", t.Name, strings.ReplaceAll(t.Description, "\n", " "), t.InputSchema)
+		if err := tool.ValidSpec(t); err != nil {
+			fmt.Fprintf(w, "    INVALID: %v (the host does not offer it)\n", err)
+		}
+	}
 }
 
 // writeSchema prints a schema as a table: name, type, required or the

@@ -291,7 +291,7 @@ func kindList(d pluginclient.Description) string {
 	for _, k := range []struct {
 		name string
 		on   bool
-	}{{"channel", d.Channel}, {"command", d.Command}, {"hook", d.Hook}} {
+	}{{"channel", d.Channel}, {"command", d.Command}, {"hook", d.Hook}, {"tool", d.Tool}} {
 		if k.on {
 			ks = append(ks, k.name)
 		}

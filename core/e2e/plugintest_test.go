@@ -253,12 +253,14 @@ func pythonPlugin(t *testing.T) string {
 }
 
 // TestPluginTestPython: the Python example passes every check of
-// `clawhost plugin test`, the channel's inbound checks included.
+// `clawhost plugin test`, the channel's inbound checks and its tool's
+// included.
 func TestPluginTestPython(t *testing.T) {
 	t.Parallel()
 	path := pythonPlugin(t)
 	code, out, errs := runPluginTest(t, "-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), "-exec", "/echo hi", path)
-	if code != 0 || !strings.Contains(out, "14 passed, 0 failed, 0 skipped") || !strings.Contains(out, "/echo: 1 replies (plain)") {
+	if code != 0 || !strings.Contains(out, "16 passed, 0 failed, 0 skipped") || !strings.Contains(out, "/echo: 1 replies (plain)") ||
+		!strings.Contains(out, "count_words: 1 words (asked in conformance:c1 by u1)") {
 		t.Errorf("exit %d, want every check passed:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }

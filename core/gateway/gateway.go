@@ -132,7 +132,7 @@ type Options struct {
 	// MemoryFlush decides the memory-flush turn (agent.memory_flush).
 	MemoryFlush turn.MemoryFlush
 	// AgentTools gives the host's MCP tools for a chat (turn.Options).
-	AgentTools func(m *message.Message) (mcpConfig string, tools []string)
+	AgentTools func(key string, m *message.Message) (mcpConfig string, tools []string)
 	// Version is shown by /status.
 	Version string
 	// Schedules serves /schedule; nil: not available.

@@ -104,6 +104,9 @@ type Input struct {
 	Admin   Admin
 	Plugins []Plugin
 	Storage Storage
+	// ToolGrants are the agents' tools settings (each agent's own or
+	// inherited), the plugin tools each reaches.
+	ToolGrants []ToolGrant
 }
 
 // Access is the access {} block.

@@ -1,9 +1,13 @@
 """clawhost-python-echo: a clawhost plugin written in Python.
 
-It offers two kinds from one process (proto/PROTOCOL.md explains the
+It offers three kinds from one process (proto/PROTOCOL.md explains the
 protocol it speaks):
 
 - command: /echo TEXT answers TEXT;
+- tool: count_words, which the agent may call (granted with
+  agent { tools = ["<instance>.count_words"] }, called by claude as
+  mcp__clawhost__<instance>__count_words): it counts the words of a text
+  and names the chat and sender the call came from;
 - channel: a "platform" made of two HTTP endpoints on loopback, the same as
   the Go example clawhost-loopback's:
       POST /inbound {"chat_id", "sender_id", "sender_name", "text",
@@ -64,7 +68,7 @@ class Echo:
         return p.DescribeResponse(
             name=NAME,
             version=VERSION,
-            kinds=[p.enum("KIND_CHANNEL"), p.enum("KIND_COMMAND")],
+            kinds=[p.enum("KIND_CHANNEL"), p.enum("KIND_COMMAND"), p.enum("KIND_TOOL")],
             channel=p.ChannelCapabilities(
                 max_text_length=self.limit, length_unit=LENGTH_UNIT, markdown=MARKUP,
                 groups=True, display_name="Python echo"),
@@ -148,6 +152,30 @@ class Echo:
             # message to the user instead of logging a failure.
             return p.ExecuteResponse(error=p.PluginError(code="invalid_request", message="usage: /echo TEXT"))
         return p.ExecuteResponse(replies=[p.Reply(text=request.args.strip(), format=FORMAT_PLAIN)])
+
+    # --- ToolService ---------------------------------------------------------
+
+    def ListTools(self, request, context):
+        schema = {"type": "object", "properties": {"text": {"type": "string", "description": "the text to count"}},
+                  "required": ["text"]}
+        return self.p.ListToolsResponse(tools=[self.p.ToolSpec(
+            name="count_words", description="Counts the words of a text.", input_schema_json=json.dumps(schema))])
+
+    def CallTool(self, request, context):
+        # Reads only: a call repeated with its call_id answers the same.
+        p = self.p
+        if request.tool != "count_words":
+            return p.CallToolResponse(error=p.PluginError(code="invalid_request", message="unknown tool %s" % request.tool))
+        try:
+            args = json.loads(request.arguments_json or "{}")
+        except ValueError:
+            args = {}
+        text = args.get("text")
+        if not isinstance(text, str):
+            return p.CallToolResponse(text="give text, a string", is_error=True)
+        c = request.conversation
+        return p.CallToolResponse(text="%d words (asked in %s:%s by %s)" % (
+            len(text.split()), c.instance, c.chat_id, request.sender.id))
 
     # --- ChannelService ------------------------------------------------------
 
@@ -261,7 +289,7 @@ class Echo:
 
 def build(rt):
     e = Echo(rt)
-    return {"PluginService": e, "CommandService": e, "ChannelService": e}, e.stop
+    return {"PluginService": e, "CommandService": e, "ChannelService": e, "ToolService": e}, e.stop
 
 
 if __name__ == "__main__":

@@ -144,6 +144,9 @@ func For(d pluginclient.Description) []Check {
 	if d.Hook {
 		cs = append(cs, HookChecks()...)
 	}
+	if d.Tool {
+		cs = append(cs, ToolChecks()...)
+	}
 	return cs
 }
 

@@ -35,7 +35,7 @@ func checkDescribe(ctx context.Context, tg Target) (string, error) {
 		p.addf("describe: empty name")
 	}
 	var kinds []string
-	for k, on := range map[string]bool{"channel": d.Channel, "command": d.Command, "hook": d.Hook} {
+	for k, on := range map[string]bool{"channel": d.Channel, "command": d.Command, "hook": d.Hook, "tool": d.Tool} {
 		if on {
 			kinds = append(kinds, k)
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/internal/wire"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // Handshake is the go-plugin handshake of clawhost plugins.
@@ -156,6 +157,8 @@ var setupErrors = []string{
 type Description struct {
 	Name, Version, SDKVersion string
 	Channel, Command, Hook    bool
+	// Tool: the plugin offers the agent tools (ListTools, CallTool).
+	Tool bool
 	// Capabilities is set for channels. Typing, Edit, Reactions and
 	// CommandMenu report the optional interfaces the channel implements.
 	Capabilities                         channel.Capabilities
@@ -168,6 +171,7 @@ type Plugin struct {
 	ch   pb.ChannelServiceClient
 	cmd  pb.CommandServiceClient
 	hk   pb.HookServiceClient
+	tl   pb.ToolServiceClient
 }
 
 // Wrap returns a Plugin over conn (the value go-plugin's Dispense returned).
@@ -177,6 +181,7 @@ func Wrap(conn grpc.ClientConnInterface) *Plugin {
 		ch:   pb.NewChannelServiceClient(conn),
 		cmd:  pb.NewCommandServiceClient(conn),
 		hk:   pb.NewHookServiceClient(conn),
+		tl:   pb.NewToolServiceClient(conn),
 	}
 }
 
@@ -195,6 +200,8 @@ func (p *Plugin) Describe(ctx context.Context) (Description, error) {
 			d.Command = true
 		case pb.Kind_KIND_HOOK:
 			d.Hook = true
+		case pb.Kind_KIND_TOOL:
+			d.Tool = true
 		}
 	}
 	if c := r.GetChannel(); c != nil {
@@ -458,6 +465,28 @@ func (p *Plugin) Execute(ctx context.Context, req command.Request) (command.Resp
 		return command.Response{}, wire.ErrorFromProto(e)
 	}
 	return command.Response{Replies: wire.RepliesFromProto(r.GetReplies())}, nil
+}
+
+// ListTools asks a tool plugin for its tools.
+func (p *Plugin) ListTools(ctx context.Context) ([]tool.Spec, error) {
+	r, err := p.tl.ListTools(ctx, &pb.ListToolsRequest{})
+	if err != nil {
+		return nil, mapErr("list tools", err)
+	}
+	return wire.ToolSpecsFromProto(r.GetTools()), nil
+}
+
+// CallTool runs one call of a plugin's tool. A business error (the
+// plugin's Call returned one) comes back as an error too.
+func (p *Plugin) CallTool(ctx context.Context, req tool.CallRequest) (tool.Result, error) {
+	r, err := p.tl.CallTool(ctx, wire.ToolCallToProto(req))
+	if err != nil {
+		return tool.Result{}, mapErr("call tool", err)
+	}
+	if e := r.GetError(); e != nil {
+		return tool.Result{}, wire.ErrorFromProto(e)
+	}
+	return wire.ToolResultFromProto(r), nil
 }
 
 // BeforeAgentStart calls a hook.

@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // filler sets every exported field of a value, recursively, to a value of
@@ -144,6 +145,15 @@ func TestRoundTrips(t *testing.T) {
 		roundTrip(t, filled[hook.Request](), func(v hook.Request) any { return HookToProto(v) },
 			func(p any) hook.Request { return HookFromProto(p.(*pb.BeforeAgentStartRequest)) })
 	})
+	t.Run("tool", func(t *testing.T) {
+		t.Parallel()
+		roundTrip(t, filled[[]tool.Spec](), func(v []tool.Spec) any { return ToolSpecsToProto(v) },
+			func(p any) []tool.Spec { return ToolSpecsFromProto(p.([]*pb.ToolSpec)) })
+		roundTrip(t, filled[tool.CallRequest](), func(v tool.CallRequest) any { return ToolCallToProto(v) },
+			func(p any) tool.CallRequest { return ToolCallFromProto(p.(*pb.CallToolRequest)) })
+		roundTrip(t, filled[tool.Result](), func(v tool.Result) any { return ToolResultToProto(v) },
+			func(p any) tool.Result { return ToolResultFromProto(p.(*pb.CallToolResponse)) })
+	})
 	t.Run("schema", func(t *testing.T) {
 		t.Parallel()
 		// A default arrives as the JSON it was sent as (the host decodes
@@ -189,7 +199,7 @@ func TestFillerSetsEveryField(t *testing.T) {
 		}
 		return out
 	}
-	for _, v := range []any{filled[channel.InboundMessage](), filled[command.Request](), filled[status.Status](), filled[channel.Capabilities]()} {
+	for _, v := range []any{filled[channel.InboundMessage](), filled[command.Request](), filled[status.Status](), filled[channel.Capabilities](), filled[tool.CallRequest](), filled[tool.Result]()} {
 		if z := zero(reflect.ValueOf(v), fmt.Sprintf("%T", v)); len(z) > 0 {
 			t.Errorf("left zero: %v", z)
 		}

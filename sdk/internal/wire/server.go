@@ -22,6 +22,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/internal/slogh"
 	"github.com/clawhost/clawhost/sdk/schema"
 	sdkstatus "github.com/clawhost/clawhost/sdk/status"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // Impl is what a plugin offers; nil kinds are absent.
@@ -34,6 +35,7 @@ type Impl struct {
 	Channel       channel.Channel
 	Command       command.Handler
 	Hook          hook.Hook
+	Tool          tool.Provider
 }
 
 // Kinds lists the kinds Impl offers.
@@ -48,6 +50,9 @@ func (i *Impl) Kinds() []pb.Kind {
 	if i.Hook != nil {
 		ks = append(ks, pb.Kind_KIND_HOOK)
 	}
+	if i.Tool != nil {
+		ks = append(ks, pb.Kind_KIND_TOOL)
+	}
 	return ks
 }
 
@@ -58,6 +63,7 @@ type Server struct {
 	pb.UnimplementedChannelServiceServer
 	pb.UnimplementedCommandServiceServer
 	pb.UnimplementedHookServiceServer
+	pb.UnimplementedToolServiceServer
 
 	Impl    *Impl
 	Log     hclog.Logger
@@ -93,6 +99,9 @@ func (srv *Server) Register(s *grpc.Server) {
 	}
 	if srv.Impl.Hook != nil {
 		pb.RegisterHookServiceServer(s, srv)
+	}
+	if srv.Impl.Tool != nil {
+		pb.RegisterToolServiceServer(s, srv)
 	}
 }
 

@@ -42,6 +42,8 @@ const (
 	Kind_KIND_CHANNEL     Kind = 1
 	Kind_KIND_COMMAND     Kind = 2
 	Kind_KIND_HOOK        Kind = 3
+	// KIND_TOOL: the plugin offers the agent tools (ToolService).
+	Kind_KIND_TOOL Kind = 4
 )
 
 // Enum value maps for Kind.
@@ -51,12 +53,14 @@ var (
 		1: "KIND_CHANNEL",
 		2: "KIND_COMMAND",
 		3: "KIND_HOOK",
+		4: "KIND_TOOL",
 	}
 	Kind_value = map[string]int32{
 		"KIND_UNSPECIFIED": 0,
 		"KIND_CHANNEL":     1,
 		"KIND_COMMAND":     2,
 		"KIND_HOOK":        3,
+		"KIND_TOOL":        4,
 	}
 )
 
@@ -3574,6 +3578,378 @@ func (x *BeforeAgentStartResponse) GetError() *PluginError {
 	return nil
 }
 
+type ListToolsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListToolsRequest) Reset() {
+	*x = ListToolsRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListToolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListToolsRequest) ProtoMessage() {}
+
+func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
+func (*ListToolsRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
+}
+
+// ToolSpec is one tool a plugin offers.
+type ToolSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name: letters, digits, "_" and "-", at most 64, no "__".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// description tells the model what the tool does and when to use it.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// input_schema_json is the JSON Schema (an object schema) of the tool's
+	// arguments.
+	InputSchemaJson string `protobuf:"bytes,3,opt,name=input_schema_json,json=inputSchemaJson,proto3" json:"input_schema_json,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ToolSpec) Reset() {
+	*x = ToolSpec{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolSpec) ProtoMessage() {}
+
+func (x *ToolSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
+func (*ToolSpec) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ToolSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetInputSchemaJson() string {
+	if x != nil {
+		return x.InputSchemaJson
+	}
+	return ""
+}
+
+type ListToolsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tools         []*ToolSpec            `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListToolsResponse) Reset() {
+	*x = ListToolsResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListToolsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListToolsResponse) ProtoMessage() {}
+
+func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
+func (*ListToolsResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *ListToolsResponse) GetTools() []*ToolSpec {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+// CallToolRequest is one call of a tool by the agent.
+type CallToolRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// call_id is unique per call; a call repeated with the same id (a retry)
+	// must not act twice.
+	CallId string `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// tool is the tool's name as the plugin listed it.
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// arguments_json is the arguments, a JSON object.
+	ArgumentsJson string `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
+	// conversation is the chat whose turn called the tool.
+	Conversation *Conversation `protobuf:"bytes,4,opt,name=conversation,proto3" json:"conversation,omitempty"`
+	// sender is the sender of the message the turn answers.
+	Sender *Sender `protobuf:"bytes,5,opt,name=sender,proto3" json:"sender,omitempty"`
+	// agent is the id of the agent whose turn called the tool.
+	Agent string `protobuf:"bytes,6,opt,name=agent,proto3" json:"agent,omitempty"`
+	// workspace is that agent's working directory (absolute).
+	Workspace     string `protobuf:"bytes,7,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallToolRequest) Reset() {
+	*x = CallToolRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallToolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallToolRequest) ProtoMessage() {}
+
+func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
+func (*CallToolRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *CallToolRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetArgumentsJson() string {
+	if x != nil {
+		return x.ArgumentsJson
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetConversation() *Conversation {
+	if x != nil {
+		return x.Conversation
+	}
+	return nil
+}
+
+func (x *CallToolRequest) GetSender() *Sender {
+	if x != nil {
+		return x.Sender
+	}
+	return nil
+}
+
+func (x *CallToolRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+// ToolFile is a file a tool sends to the chat with the turn's reply; the
+// host checks it like the send_file tool's (inside the workspace, the
+// channel's limits).
+type ToolFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path is absolute, or relative to the workspace.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Caption       string `protobuf:"bytes,2,opt,name=caption,proto3" json:"caption,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolFile) Reset() {
+	*x = ToolFile{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolFile) ProtoMessage() {}
+
+func (x *ToolFile) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolFile.ProtoReflect.Descriptor instead.
+func (*ToolFile) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ToolFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ToolFile) GetCaption() string {
+	if x != nil {
+		return x.Caption
+	}
+	return ""
+}
+
+type CallToolResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// text is what the model gets back.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// is_error marks text as the tool's error (the model sees a failed call).
+	IsError       bool         `protobuf:"varint,2,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	Files         []*ToolFile  `protobuf:"bytes,3,rep,name=files,proto3" json:"files,omitempty"`
+	Error         *PluginError `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallToolResponse) Reset() {
+	*x = CallToolResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallToolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallToolResponse) ProtoMessage() {}
+
+func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
+func (*CallToolResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *CallToolResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *CallToolResponse) GetIsError() bool {
+	if x != nil {
+		return x.IsError
+	}
+	return false
+}
+
+func (x *CallToolResponse) GetFiles() []*ToolFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *CallToolResponse) GetError() *PluginError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_clawhost_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_clawhost_v1_plugin_proto_rawDesc = "" +
@@ -3833,12 +4209,36 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x18BeforeAgentStartResponse\x12'\n" +
 	"\x0fprepend_context\x18\x01 \x01(\tR\x0eprependContext\x12#\n" +
 	"\rsystem_prompt\x18\x02 \x01(\tR\fsystemPrompt\x12.\n" +
-	"\x05error\x18\x03 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error*O\n" +
+	"\x05error\x18\x03 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\x12\n" +
+	"\x10ListToolsRequest\"l\n" +
+	"\bToolSpec\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
+	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\"@\n" +
+	"\x11ListToolsResponse\x12+\n" +
+	"\x05tools\x18\x01 \x03(\v2\x15.clawhost.v1.ToolSpecR\x05tools\"\x85\x02\n" +
+	"\x0fCallToolRequest\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12%\n" +
+	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\x12=\n" +
+	"\fconversation\x18\x04 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12+\n" +
+	"\x06sender\x18\x05 \x01(\v2\x13.clawhost.v1.SenderR\x06sender\x12\x14\n" +
+	"\x05agent\x18\x06 \x01(\tR\x05agent\x12\x1c\n" +
+	"\tworkspace\x18\a \x01(\tR\tworkspace\"8\n" +
+	"\bToolFile\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\acaption\x18\x02 \x01(\tR\acaption\"\x9e\x01\n" +
+	"\x10CallToolResponse\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x19\n" +
+	"\bis_error\x18\x02 \x01(\bR\aisError\x12+\n" +
+	"\x05files\x18\x03 \x03(\v2\x15.clawhost.v1.ToolFileR\x05files\x12.\n" +
+	"\x05error\x18\x04 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error*^\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fKIND_CHANNEL\x10\x01\x12\x10\n" +
 	"\fKIND_COMMAND\x10\x02\x12\r\n" +
-	"\tKIND_HOOK\x10\x032\xcf\x03\n" +
+	"\tKIND_HOOK\x10\x03\x12\r\n" +
+	"\tKIND_TOOL\x10\x042\xcf\x03\n" +
 	"\rPluginService\x12G\n" +
 	"\bDescribe\x12\x1c.clawhost.v1.DescribeRequest\x1a\x1d.clawhost.v1.DescribeResponse\x12S\n" +
 	"\fConfigSchema\x12 .clawhost.v1.ConfigSchemaRequest\x1a!.clawhost.v1.ConfigSchemaResponse\x12G\n" +
@@ -3860,7 +4260,10 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\fListCommands\x12 .clawhost.v1.ListCommandsRequest\x1a!.clawhost.v1.ListCommandsResponse\x12D\n" +
 	"\aExecute\x12\x1b.clawhost.v1.ExecuteRequest\x1a\x1c.clawhost.v1.ExecuteResponse2n\n" +
 	"\vHookService\x12_\n" +
-	"\x10BeforeAgentStart\x12$.clawhost.v1.BeforeAgentStartRequest\x1a%.clawhost.v1.BeforeAgentStartResponseB?Z=github.com/clawhost/clawhost/proto/gen/clawhost/v1;clawhostv1b\x06proto3"
+	"\x10BeforeAgentStart\x12$.clawhost.v1.BeforeAgentStartRequest\x1a%.clawhost.v1.BeforeAgentStartResponse2\xa2\x01\n" +
+	"\vToolService\x12J\n" +
+	"\tListTools\x12\x1d.clawhost.v1.ListToolsRequest\x1a\x1e.clawhost.v1.ListToolsResponse\x12G\n" +
+	"\bCallTool\x12\x1c.clawhost.v1.CallToolRequest\x1a\x1d.clawhost.v1.CallToolResponseB?Z=github.com/clawhost/clawhost/proto/gen/clawhost/v1;clawhostv1b\x06proto3"
 
 var (
 	file_clawhost_v1_plugin_proto_rawDescOnce sync.Once
@@ -3875,7 +4278,7 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
@@ -3931,6 +4334,12 @@ var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(*BeforeAgentStartRequest)(nil),  // 51: clawhost.v1.BeforeAgentStartRequest
 	(*Attachment)(nil),               // 52: clawhost.v1.Attachment
 	(*BeforeAgentStartResponse)(nil), // 53: clawhost.v1.BeforeAgentStartResponse
+	(*ListToolsRequest)(nil),         // 54: clawhost.v1.ListToolsRequest
+	(*ToolSpec)(nil),                 // 55: clawhost.v1.ToolSpec
+	(*ListToolsResponse)(nil),        // 56: clawhost.v1.ListToolsResponse
+	(*CallToolRequest)(nil),          // 57: clawhost.v1.CallToolRequest
+	(*ToolFile)(nil),                 // 58: clawhost.v1.ToolFile
+	(*CallToolResponse)(nil),         // 59: clawhost.v1.CallToolResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
@@ -3967,47 +4376,56 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	19, // 31: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
 	52, // 32: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
 	1,  // 33: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 34: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	6,  // 35: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	8,  // 36: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	10, // 37: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	13, // 38: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	16, // 39: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	18, // 40: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	27, // 41: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	29, // 42: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	32, // 43: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	34, // 44: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	36, // 45: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	38, // 46: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	40, // 47: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	43, // 48: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	45, // 49: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	48, // 50: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	51, // 51: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	3,  // 52: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	7,  // 53: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	9,  // 54: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	12, // 55: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	14, // 56: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	17, // 57: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	22, // 58: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	28, // 59: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	30, // 60: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	33, // 61: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	35, // 62: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	37, // 63: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	39, // 64: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	41, // 65: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	44, // 66: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	46, // 67: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	50, // 68: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	53, // 69: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	52, // [52:70] is the sub-list for method output_type
-	34, // [34:52] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	55, // 34: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
+	47, // 35: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 36: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
+	58, // 37: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
+	1,  // 38: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 39: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	6,  // 40: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	8,  // 41: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	10, // 42: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	13, // 43: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	16, // 44: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	18, // 45: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	27, // 46: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	29, // 47: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	32, // 48: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	34, // 49: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	36, // 50: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	38, // 51: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	40, // 52: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	43, // 53: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	45, // 54: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	48, // 55: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	51, // 56: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	54, // 57: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
+	57, // 58: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
+	3,  // 59: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	7,  // 60: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	9,  // 61: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	12, // 62: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	14, // 63: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	17, // 64: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	22, // 65: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	28, // 66: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	30, // 67: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	33, // 68: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	35, // 69: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	37, // 70: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	39, // 71: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	41, // 72: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	44, // 73: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	46, // 74: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	50, // 75: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	53, // 76: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	56, // 77: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
+	59, // 78: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
+	59, // [59:79] is the sub-list for method output_type
+	39, // [39:59] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
@@ -4021,9 +4439,9 @@ func file_clawhost_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   53,
+			NumMessages:   59,
 			NumExtensions: 0,
-			NumServices:   4,
+			NumServices:   5,
 		},
 		GoTypes:           file_clawhost_v1_plugin_proto_goTypes,
 		DependencyIndexes: file_clawhost_v1_plugin_proto_depIdxs,
