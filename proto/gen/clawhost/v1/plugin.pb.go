@@ -3740,7 +3740,11 @@ type CallToolRequest struct {
 	// agent is the id of the agent whose turn called the tool.
 	Agent string `protobuf:"bytes,6,opt,name=agent,proto3" json:"agent,omitempty"`
 	// workspace is that agent's working directory (absolute).
-	Workspace     string `protobuf:"bytes,7,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Workspace string `protobuf:"bytes,7,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// workdir is the chat's own directory (absolute), as in ExecuteRequest:
+	// its worktree when the agent has worktrees, else the workspace; empty
+	// when the host knows none.
+	Workdir       string `protobuf:"bytes,8,opt,name=workdir,proto3" json:"workdir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3820,6 +3824,13 @@ func (x *CallToolRequest) GetAgent() string {
 func (x *CallToolRequest) GetWorkspace() string {
 	if x != nil {
 		return x.Workspace
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetWorkdir() string {
+	if x != nil {
+		return x.Workdir
 	}
 	return ""
 }
@@ -4216,7 +4227,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\"@\n" +
 	"\x11ListToolsResponse\x12+\n" +
-	"\x05tools\x18\x01 \x03(\v2\x15.clawhost.v1.ToolSpecR\x05tools\"\x85\x02\n" +
+	"\x05tools\x18\x01 \x03(\v2\x15.clawhost.v1.ToolSpecR\x05tools\"\x9f\x02\n" +
 	"\x0fCallToolRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12%\n" +
@@ -4224,7 +4235,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\fconversation\x18\x04 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12+\n" +
 	"\x06sender\x18\x05 \x01(\v2\x13.clawhost.v1.SenderR\x06sender\x12\x14\n" +
 	"\x05agent\x18\x06 \x01(\tR\x05agent\x12\x1c\n" +
-	"\tworkspace\x18\a \x01(\tR\tworkspace\"8\n" +
+	"\tworkspace\x18\a \x01(\tR\tworkspace\x12\x18\n" +
+	"\aworkdir\x18\b \x01(\tR\aworkdir\"8\n" +
 	"\bToolFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\acaption\x18\x02 \x01(\tR\acaption\"\x9e\x01\n" +
