@@ -102,8 +102,9 @@ func commandTable() []command {
 				"                           is checked (replies with text or a file, known formats,\n" +
 				"                           files that exist, buttons a channel can carry). Without it\n" +
 				"                           the execute check is skipped.\n" +
-				"  -workdir DIR             the chat's directory the -exec command is told (absolute), as\n" +
-				"                           the host tells it a chat's workspace or worktree\n" +
+				"  -workdir DIR             the chat's directory the -exec command and the tool calls are\n" +
+				"                           told (absolute), as the host tells them a chat's workspace or\n" +
+				"                           worktree\n" +
 				"  -timeout D               bound of each step (default 10s)\n" +
 				"  -grace D                 how long the plugin may take to exit after SIGTERM (default 5s)\n" +
 				"  -v                       show the plugin's log\n\n" +

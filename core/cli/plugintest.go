@@ -61,7 +61,7 @@ func pluginCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.config, "config-json", "{}", "the plugin's config {} block as JSON, or @FILE (defaults filled in from its schema)")
 	fs.StringVar(&o.inject, "inject", "", "shell command that makes the plugin's platform produce one inbound message (see help)")
 	fs.StringVar(&o.exec, "exec", "", "a command line (\"/cmd args\") a command plugin's Execute runs; its answer is checked")
-	fs.StringVar(&o.workdir, "workdir", "", "the chat's directory (absolute) the -exec command is told, as the host tells it a chat's workspace or worktree")
+	fs.StringVar(&o.workdir, "workdir", "", "the chat's directory (absolute) the -exec command and the tool calls are told, as the host tells them a chat's workspace or worktree")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "bound of each step")
 	fs.DurationVar(&o.grace, "grace", 5*time.Second, "how long a plugin may take to exit after SIGTERM")
 	fs.BoolVar(&o.verbose, "v", false, "show the plugin's log and go-plugin's")

@@ -90,6 +90,7 @@ func Plugin() sdk.Plugin {
 			return nil
 		},
 		Command: h,
+		Tool:    h,
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/safegit"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/sdktest"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // repo is a real repository with one commit, and a bare remote.
@@ -380,5 +381,37 @@ func TestSSHCommand(t *testing.T) {
 	}
 	if ran := r.ran(t); len(ran) != 1 || ran[0] != "good-ssh" {
 		t.Fatalf("with ssh_command: %v ran, want good-ssh", ran)
+	}
+}
+
+// TestDiffSummaryTool: the agent tool summarises the chat's directory
+// (Workdir before Workspace) and runs nothing the repository planted.
+func TestDiffSummaryTool(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	r.plant(t)
+	write(t, filepath.Join(r.dir, "README.md"), "# project\none\ntwo\n", 0o600)
+	write(t, filepath.Join(r.dir, "main.go"), "package main\n", 0o600)
+	h := handler("")
+	specs, err := h.Tools(context.Background())
+	if err != nil || len(specs) != 1 || specs[0].Name != DiffSummaryTool {
+		t.Fatalf("tools: %+v %v", specs, err)
+	}
+	res, err := h.Call(context.Background(), tool.CallRequest{CallID: "c1", Tool: DiffSummaryTool, Arguments: json.RawMessage(`{"commits":1}`),
+		Workspace: t.TempDir(), Workdir: r.dir})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %+v %v", res, err)
+	}
+	for _, want := range []string{"Branch: main", "README.md +2 -0", "New files (2)", "main.go", ".gitattributes", "first"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, res.Text)
+		}
+	}
+	if ran := r.ran(t); len(ran) > 0 {
+		t.Errorf("diff_summary ran planted programs: %v", ran)
+	}
+	res, err = h.Call(context.Background(), tool.CallRequest{CallID: "c2", Tool: DiffSummaryTool, Workspace: t.TempDir()})
+	if err != nil || !res.IsError || !strings.Contains(res.Text, "not a git repository") {
+		t.Errorf("a workspace without a repository: %+v %v", res, err)
 	}
 }
