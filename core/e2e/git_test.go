@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/anthropictest"
 )
 
 // gitOut runs a git the test trusts (no planted configuration reaches it:
@@ -37,7 +39,8 @@ func (h *clHost) askGit(sender, text string) clRecord {
 // the worktree's branch with the buttons, a short diff inline, a commit
 // made from the chat lands in git log on the chat's branch, a push reaches a
 // local bare remote. Chat u2 (a member) works in the agent's workspace: a
-// long diff arrives as a .diff file. u3, allowed in but neither owner nor
+// long diff arrives as a .diff file. claude's call of the agent tool
+// git.diff_summary summarises u1's worktree. u3, allowed in but neither owner nor
 // member, is refused. The repositories carry planted hooks, an fsmonitor, a
 // filter and a textconv driver: none of them runs.
 func TestGitPlugin(t *testing.T) {
@@ -50,9 +53,10 @@ func TestGitPlugin(t *testing.T) {
 	}
 	var repo, ws string
 	h := startClaudeHost(t, clOptions{
-		senders:  []string{"u1", "u2", "u3"},
-		access:   Attrs{"owners": []string{"lo:u1"}, "members": []string{"lo:u2"}},
-		agents:   []Agent{{ID: "repo", Attrs: Attrs{"workspace": "./repo", "worktrees": true, "chats": []string{"lo:chat-u1"}}}},
+		senders: []string{"u1", "u2", "u3"},
+		access:  Attrs{"owners": []string{"lo:u1"}, "members": []string{"lo:u2"}},
+		agents: []Agent{{ID: "repo", Attrs: Attrs{"workspace": "./repo", "worktrees": true, "chats": []string{"lo:chat-u1"},
+			"tools": []string{"git.diff_summary"}, "allowed_tools": []string{"mcp__clawhost__git__diff_summary"}}}},
 		loConfig: Attrs{"buttons": true},
 		plugins:  []Plugin{{Name: "git", Source: "git", Config: Attrs{"remote": bare, "author_name": "Phone", "author_email": "phone@example.com"}}},
 		setup: func(dir string) {
@@ -76,6 +80,23 @@ func TestGitPlugin(t *testing.T) {
 	branch := "clawhost/" + filepath.Base(wt)
 	writeFile(t, filepath.Join(wt, "main.go"), "package main\n")
 	writeFile(t, filepath.Join(wt, "README.md"), "hello\nchanged from the agent\n")
+
+	// The agent tool git.diff_summary, called by claude in u1's turn,
+	// summarises u1's worktree (the chat's directory, not the workspace).
+	h.fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "mcp__clawhost__git__diff_summary", Input: map[string]any{}}},
+		anthropictest.Reply{Text: "Summarized."})
+	from := h.mark()
+	h.post("u1", "what changed?")
+	for i := from; ; {
+		var r clRecord
+		r, i = h.waitSend("chat-u1", i, 60*time.Second)
+		if strings.Contains(r.Text, "Summarized.") {
+			break
+		}
+	}
+	if res := lpToolResultWith(t, h, "Branch: "); !strings.Contains(res, "Branch: "+branch) || !strings.Contains(res, "README.md +1 -0") || !strings.Contains(res, "main.go") {
+		t.Errorf("git.diff_summary's result: %q", res)
+	}
 
 	st := h.askGit("u1", "/git")
 	if !strings.Contains(st.Text, branch) || !strings.Contains(st.Text, "main.go") || !strings.Contains(st.Text, "README.md") {
