@@ -354,7 +354,8 @@ plugin "clock" {
 # /git from the phone: status, the diff (a .diff file when long), log, branch,
 # commit and push of the chat's worktree (worktrees = true) or the agent's
 # workspace; owners and members only. The repository's hooks, filters and
-# other configured programs never run (docs/git.md). Remove the #s to enable.
+# other configured programs never run (docs/git.md). Remove the #s to enable;
+# agent { tools = ["git.diff_summary"] } gives claude its read-only summary.
 # plugin "git" {
 #   source = "git"
 #   config {
