@@ -420,6 +420,21 @@ plugin "clock" {
 #   }
 # }
 
+# /git from the phone: status, the diff (a .diff file when long), log, branch,
+# commit and push of the chat's worktree (worktrees = true) or the agent's
+# workspace; owners and members only. The repository's hooks, filters and
+# other configured programs never run (docs/git.md). Remove the #s to enable;
+# agent { tools = ["git.diff_summary"] } gives claude its read-only summary.
+# plugin "git" {
+#   source = "git"
+#   config {
+#     remote       = "/srv/git/project.git"  # where Push sends the branch; "" no Push
+#     author_name  = "clawhost"
+#     author_email = "clawhost@localhost"
+#     # inline_limit = 3000                   # a longer diff is sent as a file
+#   }
+# }
+
 # A tool for the agent: ranked search of its MEMORY.md and memory/*.md,
 # answering passages with file and line (docs/tools.md). Grant it with
 # agent { tools = ["memory.*"] }.
