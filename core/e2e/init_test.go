@@ -7,9 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"go.mau.fi/whatsmeow/types"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/core/setup"
@@ -290,7 +293,15 @@ func TestInitInTerminal(t *testing.T) {
 // read back from the screen; init says it is linked and writes the
 // configuration. Then clawhost run connects as that device without a
 // second QR code: a contact claims the bot with /owner CODE and is answered.
-func TestInitWhatsAppInTerminal(t *testing.T) {
+func TestInitWhatsAppInTerminal(t *testing.T) { initWhatsAppInTerminal(t, false) }
+
+// WhatsApp on the operator's own number: init asks, the answer "y" makes the bot answer
+// only in "Message yourself". After clawhost run a contact's message gets nothing (no
+// pairing code from the operator's number), "/owner CODE" in the self chat makes the
+// owner and a note to self is answered there.
+func TestInitWhatsAppPersonalInTerminal(t *testing.T) { initWhatsAppInTerminal(t, true) }
+
+func initWhatsAppInTerminal(t *testing.T, personal bool) {
 	e := newInitEnv(t)
 	srv, err := whatsapptest.New(whatsapptest.Options{})
 	if err != nil {
@@ -302,7 +313,11 @@ func TestInitWhatsAppInTerminal(t *testing.T) {
 	term.waitFor("Channels to set up", 0)
 	term.send("whatsapp")
 	term.waitFor("is this number your own personal one?", 0)
-	term.send("n")
+	if personal {
+		term.send("y")
+	} else {
+		term.send("n")
+	}
 	term.waitFor("Workspace of the agent", 0)
 	term.send("")
 	term.waitFor("Choose 1, 2 or 3", 0)
@@ -343,6 +358,29 @@ func TestInitWhatsAppInTerminal(t *testing.T) {
 	ann, err := srv.AddContact(waAnn)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if personal {
+		if !strings.Contains(scr, `"Message yourself" chat`) || !strings.Contains(string(cfg), "only_self_chat = true") {
+			t.Fatalf("init did not set up the personal number:\n%s\n%s", scr, cfg)
+		}
+		if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "are we still on for dinner?"}); err != nil {
+			t.Fatal(err)
+		}
+		me := []types.JID{srv.JID(), srv.LID()}
+		if _, err := srv.PhoneSendText(waCtx(t), srv.JID(), whatsapptest.TextOptions{Text: "/owner " + m[1]}); err != nil {
+			t.Fatal(err)
+		}
+		waitWAChat(t, srv, me, "You are the owner")
+		if _, err := srv.PhoneSendText(waCtx(t), srv.JID(), whatsapptest.TextOptions{Text: "note to self wa-init-marker"}); err != nil {
+			t.Fatal(err)
+		}
+		waitWAChat(t, srv, me, "echo:", "wa-init-marker")
+		for _, s := range srv.Sent() {
+			if u := s.To.ToNonAD().User; u == ann.JID().User || u == ann.LID().User {
+				t.Errorf("the bot wrote to a contact of the personal number: %q", s.Text())
+			}
+		}
+		return
 	}
 	// A message sent before the host is connected waits at the fake; the
 	// first answer proves clawhost run logged in as the linked device.
@@ -420,4 +458,25 @@ func TestInitSubscriptionInTerminal(t *testing.T) {
 	if !bearer {
 		t.Error("the check did not reach the API with the subscription token")
 	}
+}
+
+// waitWAChat waits until the bot sent a message showing all of wants to a chat named by
+// any of its JIDs.
+func waitWAChat(t *testing.T, srv *whatsapptest.Server, chat []types.JID, wants ...string) {
+	t.Helper()
+	waWaitFor(t, fmt.Sprintf("a WhatsApp message showing %q", wants), func() bool {
+		for _, m := range srv.Sent() {
+			if !slices.Contains(chat, m.To.ToNonAD()) {
+				continue
+			}
+			ok := true
+			for _, w := range wants {
+				ok = ok && strings.Contains(m.Text(), w)
+			}
+			if ok {
+				return true
+			}
+		}
+		return false
+	})
 }
