@@ -426,7 +426,7 @@ func (h *Host) offerOwnerCode() {
 		h.log.Warn("no owner yet, and no owner code could be made", "error", err)
 		return
 	}
-	h.log.Warn("no owner yet: send this message to the bot in a direct chat within 24 hours to become its owner (one use)", "message", "/owner "+code)
+	h.log.Info("no owner yet: send this message to the bot in a direct chat within 24 hours to become its owner (one use)", "message", "/owner "+code)
 }
 
 // startAdmin starts the admin endpoint with its token (made at the first

@@ -453,7 +453,7 @@ func TestDoctorOnStatusPage(t *testing.T) {
 	for _, c := range snap.Doctor.Checks {
 		names[c.Name] = c
 	}
-	if c := names[`channel "tg" (telegram)`]; c.Verdict != "fail" || !strings.Contains(c.Found, "refused the token") {
+	if c := names[`plugin "tg" (telegram): token`]; c.Verdict != "fail" || !strings.Contains(c.Found, "refused the token") {
 		t.Errorf("the channel check: %+v", snap.Doctor.Checks)
 	}
 	if _, ok := names["database"]; ok || names["data_dir"].Verdict != "ok" {
@@ -464,7 +464,7 @@ func TestDoctorOnStatusPage(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	run([]string{"status", "-config", cfg}, &out, &errb)
-	if !strings.Contains(out.String(), `FAIL channel "tg" (telegram): Telegram refused the token`) {
+	if !strings.Contains(out.String(), `FAIL plugin "tg" (telegram): token: Telegram refused the token`) {
 		t.Errorf("clawhost status:\n%s%s", out.String(), errb.String())
 	}
 }

@@ -452,7 +452,9 @@ func TestInitSlackInTerminal(t *testing.T) {
 	term.waitFor("✓ slack: the bot @clawbot", 0)
 	term.waitFor("Workspace of the agent", 0)
 	term.send("")
-	scr := term.waitFor("INIT-EXIT=", 0)
+	term.waitFor("Choose 1, 2 or 3", 0)
+	term.send("3")
+	scr := term.waitWithin("INIT-EXIT=", 0, 90*time.Second)
 	if !strings.Contains(scr, "INIT-EXIT=0") {
 		t.Fatalf("init failed:\n%s", scr)
 	}
