@@ -215,7 +215,7 @@ messages {
   timezone            = "local"   # envelope timestamps: local | utc | an IANA name ("Europe/Berlin")
   streaming           = "auto"    # auto (live draft where the channel can edit) | blocks | draft | off
   verbose             = false     # show tool progress lines
-  hook_timeout        = "5s"      # per before_agent_start hook
+  hook_timeout        = "5s"      # per hook call (before_agent_start, message_received, message_sending, agent_end)
   prompt_section      = true      # tell claude about the chat (channel, formatting, NO_REPLY, send_file)
   # prompt_template   = "section.tmpl"  # a Go template replacing that section's text
   turn_card           = "auto"    # auto (a live card with a Stop button where the channel edits) | off
@@ -345,6 +345,18 @@ plugin "ping" {
 plugin "clock" {
   source = "clock-hook"
 }
+
+# Lifecycle hooks (docs/hooks.md) run in the order of their blocks:
+# message_received before the queue, message_sending before the outbox,
+# agent_end after each turn. on_error decides what a failing
+# message_received hook does to the message: "skip" (default) or "drop".
+# plugin "transcribe" {
+#   source   = "transcribe-hook"   # voice notes become text before the queue
+#   on_error = "skip"
+#   config {
+#     command = ["/usr/local/bin/whisper.sh", "{file}"]
+#   }
+# }
 
 # Turns clawhost starts by itself (nobody has to write first). A schedule
 # runs at the times of a five-field cron expression, in a chat

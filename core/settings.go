@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/chatprompt"
@@ -25,7 +26,9 @@ import (
 	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/received"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sending"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/turn"
@@ -82,6 +85,16 @@ func hookOrder(cfg *config.Config) []string {
 	return out
 }
 
+// receivedHooks are the enabled plugin instances in config order with
+// their on_error, the message_received stage's candidates.
+func receivedHooks(cfg *config.Config) []received.Hook {
+	var out []received.Hook
+	for _, p := range cfg.EnabledPlugins() {
+		out = append(out, received.Hook{Instance: p.Name, Drop: p.OnError == "drop"})
+	}
+	return out
+}
+
 // settingsOf maps the configuration onto the pipeline settings.
 func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	a, sess, msg := cfg.Access, cfg.Session, cfg.Messages
@@ -92,7 +105,10 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 		},
 		Sources: map[string]string{},
 		DMScope: sessionkey.DMScope(sess.DMScope), IdentityLinks: sess.IdentityLinks,
-		Turn: turnSettings(cfg),
+		Turn:     turnSettings(cfg),
+		Received: received.Settings{Hooks: receivedHooks(cfg), Timeout: msg.HookTimeout.Duration()},
+		Sending:  sending.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
+		AgentEnd: agentend.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
 		Delivery: delivery.Settings{
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace, AgentWorkspaces: map[string]string{},

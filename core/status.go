@@ -34,12 +34,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		if a := st.Attention; a != nil {
 			p.Attention = &admin.Attention{Kind: string(a.Kind), Data: a.Data, ExpiresAt: a.ExpiresAt, Retry: a.Retry}
 		}
-		d := st.Description
-		for kind, on := range map[string]bool{"channel": d.Channel, "command": d.Command, "hook": d.Hook} {
-			if on {
-				p.Kinds = append(p.Kinds, kind)
-			}
-		}
+		p.Kinds = st.Description.Kinds()
 		snap.Plugins = append(snap.Plugins, p)
 	}
 	snap.Doctor = h.doctor.view()

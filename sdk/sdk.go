@@ -22,7 +22,8 @@ import (
 )
 
 // Plugin is what a plugin binary offers. Set at least one of Channel,
-// Command and Hook; a binary may offer several.
+// Command, Hook, MessageReceived, MessageSending and AgentEnd; a binary may
+// offer several.
 type Plugin struct {
 	// Name is the plugin's name, e.g. "telegram". Required.
 	Name string
@@ -53,6 +54,15 @@ type Plugin struct {
 	Command command.Handler
 	// Hook is a before_agent_start hook, if the plugin offers one.
 	Hook hook.Hook
+	// MessageReceived is a message_received hook, if the plugin offers
+	// one: it sees each inbound message before the queue.
+	MessageReceived hook.Received
+	// MessageSending is a message_sending hook, if the plugin offers one:
+	// it sees each agent reply before the outbox.
+	MessageSending hook.Sending
+	// AgentEnd is an agent_end hook, if the plugin offers one: it observes
+	// each finished turn.
+	AgentEnd hook.Ender
 	// Retry is called when the operator asks the plugin to try again what
 	// its last status.Attention named in Retry ("Show a new QR code"). It
 	// must return quickly; report the outcome through the status.Reporter
@@ -168,8 +178,8 @@ func validate(p Plugin) error {
 	if p.Name == "" {
 		return errors.New("plugin name is empty")
 	}
-	if p.Channel == nil && p.Command == nil && p.Hook == nil {
-		return errors.New("plugin offers no kind: set Channel, Command or Hook")
+	if p.Channel == nil && p.Command == nil && p.Hook == nil && p.MessageReceived == nil && p.MessageSending == nil && p.AgentEnd == nil {
+		return errors.New("plugin offers no kind: set Channel, Command, Hook, MessageReceived, MessageSending or AgentEnd")
 	}
 	return nil
 }
@@ -190,7 +200,8 @@ func run(p Plugin, log hclog.Logger, debugAs, secret string) int {
 	}
 	inbox := wire.NewInbox()
 	srv := &wire.Server{
-		Impl:   &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook, Retry: p.Retry},
+		Impl: &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook,
+			Received: p.MessageReceived, Sending: p.MessageSending, Ender: p.AgentEnd, Retry: p.Retry},
 		Log:    log,
 		Ctx:    ctx,
 		Inbox:  inbox,

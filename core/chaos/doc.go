@@ -24,6 +24,10 @@
 //   - host-kill9, host-sigterm: the host gets SIGKILL or SIGTERM; once it
 //     is gone the trial checks that nothing of its process tree survived,
 //     then starts it again on the same directory;
+//   - sending-hook-kill9: host-kill9 with a message_sending hook (the
+//     exec-hook example) shaping every reply, streaming off; the tally
+//     also fails any reply the chat shows unshaped (what the hook
+//     returned is what is recorded and sent, across the kills);
 //   - plugin-kill9: the telegram plugin gets SIGKILL (the host restarts it;
 //     every fifth trial starts on a freshly restarted host, so the host's
 //     crash-loop backoff, which reaches 30 s after ten quick crashes, does

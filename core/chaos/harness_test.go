@@ -96,6 +96,11 @@ func newEnv(t testing.TB, sc scenario, dir string) *env {
 			t.Fatal(err)
 		}
 	}
+	if sc.sendingHook {
+		if err := os.WriteFile(filepath.Join(dir, "sign.py"), []byte(signScript), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	e.srv = telegramtest.NewServer(token)
 	h := e.hostConfig(dir, e.data)
 	h.Write(t)
@@ -161,7 +166,7 @@ func (e *env) close() {
 // runs. text_limit 160 with chunk_mode "newline" puts each part of a fake
 // reply (about 120 characters) in a chunk of its own.
 func (e *env) hostConfig(dir, data string) e2e.Host {
-	return e2e.Host{
+	h := e2e.Host{
 		Dir:     dir,
 		DataDir: data,
 		Agent: e2e.Agent{Env: map[string]string{"CLAWHOST_FAKE_CLAUDE_LOG": e.runLog},
@@ -171,6 +176,15 @@ func (e *env) hostConfig(dir, data string) e2e.Host {
 		Plugins: []e2e.Plugin{{Name: "tg", Source: "telegram", Config: e2e.Attrs{
 			"token": token, "api_endpoint": e.srv.APIEndpoint(), "poll_timeout": 30}}},
 	}
+	if e.sc.sendingHook {
+		// The chat sees only what the hook returned: no live draft of
+		// claude's text before it.
+		h.Messages["streaming"] = "off"
+		h.Messages["hook_timeout"] = "10s"
+		h.Plugins = append(h.Plugins, e2e.Plugin{Name: "sign", Source: "exec-hook",
+			Config: e2e.Attrs{"message_sending": []string{filepath.Join(dir, "sign.py")}}})
+	}
+	return h
 }
 
 // startHost execs clawhost with the scenario's HOME, which everything it

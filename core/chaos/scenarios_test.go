@@ -39,7 +39,20 @@ type scenario struct {
 	// settle, when set, bounds the wait for a trial's messages instead of
 	// settleLimit: for faults whose recovery is a client's timeout.
 	settle time.Duration
+	// sendingHook: a message_sending hook (the exec-hook example running
+	// signScript) shapes every reply, streaming is off, and the tally
+	// fails a reply the chat shows unshaped.
+	sendingHook bool
 }
+
+// signScript is the sending-hook scenario's message_sending program: it
+// writes each part's run of x as y, so a reply the chat shows with x's
+// was sent without going through the hook.
+const signScript = `#!/usr/bin/python3
+import json, sys
+req = json.load(sys.stdin)
+json.dump({"rewrite": True, "text": req["text"].replace("x" * 90, "y" * 90)}, sys.stdout)
+`
 
 // pluginKillsPerHost: plugin-kill9 restarts the host gracefully after this
 // many kills. The host restarts a crashed plugin with a crash-loop
@@ -66,6 +79,11 @@ func apiFault(f func(r uint64) telegramtest.Failure) func(*env, uint64) time.Tim
 
 var scenarios = []scenario{
 	{name: "host-kill9", prefix: "hk", long: 100, short: 3, window: 2500 * time.Millisecond, inject: func(e *env, r uint64) time.Time {
+		e.faults++
+		e.unconfirmed(r)
+		return e.restartHost(syscall.SIGKILL)
+	}},
+	{name: "sending-hook-kill9", prefix: "sh", long: 30, window: 2500 * time.Millisecond, sendingHook: true, inject: func(e *env, r uint64) time.Time {
 		e.faults++
 		e.unconfirmed(r)
 		return e.restartHost(syscall.SIGKILL)

@@ -132,6 +132,14 @@ func (e *env) tally() row {
 		r.failures = append(r.failures, "orphan "+o)
 	}
 	views := e.chatViews()
+	if e.sc.sendingHook {
+		unshaped := strings.Repeat("x", 90)
+		for chat, view := range views {
+			if n := count(view, func(v string) bool { return strings.Contains(v, "mark ") && strings.Contains(v, unshaped) }); n > 0 {
+				r.failures = append(r.failures, fmt.Sprintf("chat %s shows %d replies the message_sending hook did not shape", chat, n))
+			}
+		}
+	}
 	runs := e.runs()
 	// Notices still to be matched with a message, per chat and kind.
 	spare := map[string]int{}

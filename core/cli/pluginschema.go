@@ -55,7 +55,7 @@ func pluginSchema(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "clawhost plugin schema: %v\n", err)
 		return 1
 	}
-	s, err := fetchSchema(path)
+	s, kinds, err := fetchSchema(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost plugin schema: %s: %v\n", path, err)
 		return 1
@@ -69,8 +69,32 @@ func pluginSchema(args []string, stdout, stderr io.Writer) int {
 		_ = enc.Encode(s)
 		return 0
 	}
+	writeKinds(stdout, filepath.Base(path), kinds)
 	writeSchema(stdout, filepath.Base(path), s)
 	return 0
+}
+
+// kindCalls says, per kind, when the host calls a plugin of it.
+var kindCalls = map[string]string{
+	"channel":          "a chat platform: messages in and replies out",
+	"command":          "answers its /commands without the agent",
+	"hook":             "before_agent_start: adds context to every agent turn",
+	"message_received": "sees each inbound message before the queue: pass, rewrite, add notes or drop (the plugin block's on_error = \"skip\" | \"drop\" decides a failure)",
+	"message_sending":  "sees each agent reply before the outbox: rewrite, add media or suppress",
+	"agent_end":        "hears of each finished turn, in the background, at least once per call id",
+}
+
+// writeKinds prints the kinds the plugin offers and when the host calls
+// each.
+func writeKinds(w io.Writer, name string, kinds []string) {
+	if len(kinds) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s offers:\n", name)
+	for _, k := range kinds {
+		fmt.Fprintf(w, "  %-17s %s\n", k, kindCalls[k])
+	}
+	fmt.Fprintln(w)
 }
 
 // pluginPath is the binary a SOURCE|PATH names: a path as it is, a source
@@ -100,26 +124,31 @@ func pluginPath(target string) (string, error) {
 }
 
 // fetchSchema starts the plugin at path as the host does, asks for its
-// schema and stops it.
-func fetchSchema(path string) (schema.Schema, error) {
+// kinds and schema and stops it.
+func fetchSchema(path string) (schema.Schema, []string, error) {
 	dir, err := os.MkdirTemp("", "clawhost-schema-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
 	data := filepath.Join(dir, "data")
 	if err := os.Mkdir(data, 0o700); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	log := hclog.New(&hclog.LoggerOptions{Output: io.Discard})
 	proc, plug, err := launchTestPlugin(path, data, 10*time.Second, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer proc.stop(5 * time.Second) //nolint:errcheck // the schema is what was asked for
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return plug.ConfigSchema(ctx)
+	d, err := plug.Describe(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := plug.ConfigSchema(ctx)
+	return s, d.Kinds(), err
 }
 
 // writeSchema prints a schema as a table: name, type, required or the

@@ -284,15 +284,7 @@ func withDefaults(user []byte, sch schema.Schema) ([]byte, error) {
 
 // kindList names the kinds a description offers.
 func kindList(d pluginclient.Description) string {
-	var ks []string
-	for _, k := range []struct {
-		name string
-		on   bool
-	}{{"channel", d.Channel}, {"command", d.Command}, {"hook", d.Hook}} {
-		if k.on {
-			ks = append(ks, k.name)
-		}
-	}
+	ks := d.Kinds()
 	if len(ks) == 0 {
 		return "no kind"
 	}

@@ -79,9 +79,10 @@ type Messages struct {
 	// (verbose). Default false.
 	Verbose bool `hcl:"verbose,optional"`
 
-	// HookTimeout bounds each before_agent_start hook plugin's answer
-	// (hook_timeout); a hook that takes longer is skipped for that turn.
-	// Default "5s".
+	// HookTimeout bounds each hook plugin's answer (hook_timeout): a
+	// before_agent_start or message_sending hook that takes longer is
+	// skipped, a message_received hook fails (its on_error decides) and an
+	// agent_end call is tried again later. Default "5s".
 	HookTimeout Duration `hcl:"hook_timeout,optional"`
 
 	// PromptSection adds the messaging section to claude's system prompt

@@ -90,6 +90,14 @@ type Plugin struct {
 	// queue.mode. A host setting: changing it does not restart the plugin.
 	QueueMode string `hcl:"queue_mode,optional"`
 
+	// OnError is what a failing message_received hook of this instance
+	// does to the message (on_error): "skip" (the default) passes it on
+	// as the previous hooks left it; "drop" drops it and tells the sender
+	// it could not be handled. A hook fails when it answers with an error,
+	// does not answer within messages.hook_timeout, or is not running. A
+	// host setting: changing it does not restart the plugin.
+	OnError string `hcl:"on_error,optional"`
+
 	// Reset replaces session.reset for this instance's conversations
 	// (reset {}); session.reset_by_type still refines it. Nil when the block
 	// is absent: session.reset applies. A host setting: changing it does not
@@ -116,6 +124,9 @@ type ConfigBlock struct {
 	// DefRange is the position of the "config" header.
 	DefRange hcl.Range `hcl:",def_range"`
 }
+
+// HookOnError are the values a plugin's on_error accepts.
+var HookOnError = []string{"skip", "drop"}
 
 func defaultPlugin() *Plugin {
 	return &Plugin{Enabled: true, StartTimeout: DefaultStartTimeout}
@@ -181,6 +192,9 @@ func checkPlugins(k *checker, plugins []*Plugin) {
 		}
 		if p.QueueMode != "" {
 			pk.enum("queue_mode", p.QueueMode, QueueModes)
+		}
+		if p.OnError != "" {
+			pk.enum("on_error", p.OnError, HookOnError)
 		}
 		if p.Reset != nil {
 			rk := pk.block("reset")

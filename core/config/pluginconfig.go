@@ -247,8 +247,8 @@ type sensitiveDiag struct{}
 // one. Being a hash, it shows none of the values (env and config may hold
 // secrets).
 //
-// The host-side settings of the block — debounce, text_limit, queue_mode
-// and reset — are not part of it: the host applies them without restarting
+// The host-side settings of the block — debounce, text_limit, queue_mode,
+// on_error and reset — are not part of it: the host applies them without restarting
 // the plugin.
 func (p *Plugin) Fingerprint() string {
 	type fp struct {

@@ -60,7 +60,9 @@ type clRecord struct {
 	ChatID    string `json:"chat_id"`
 	MessageID string `json:"message_id"`
 	Text      string `json:"text"`
-	At        time.Time
+	// Media are the paths of the files sent.
+	Media []string `json:"media"`
+	At    time.Time
 }
 
 // clHost is one clawhost daemon (restartable on the same directory) with
@@ -99,6 +101,12 @@ type clOptions struct {
 	env []string
 	// command, when set, is agent.command given the host's directory.
 	command func(dir string) string
+	// plugins are more plugin blocks beside the loopback "lo"; lo its
+	// host settings (debounce, ...); messages the messages block
+	// (default: streaming = "blocks").
+	plugins  []Plugin
+	lo       Attrs
+	messages Attrs
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
@@ -131,8 +139,11 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 		Agents:   o.agents,
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": allow},
 		Admin:    Attrs{"listen": ""},
-		Messages: Attrs{"streaming": "blocks"},
-		Plugins:  []Plugin{{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": h.addrFile}}},
+		Messages: o.messages,
+		Plugins:  append([]Plugin{{Name: "lo", Source: "loopback", Attrs: o.lo, Config: Attrs{"addr_file": h.addrFile}}}, o.plugins...),
+	}
+	if cfg.Messages == nil {
+		cfg.Messages = Attrs{"streaming": "blocks"}
 	}
 	cfg.Write(t)
 	if o.setup != nil {

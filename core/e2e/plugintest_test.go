@@ -247,7 +247,7 @@ func TestPluginTestPython(t *testing.T) {
 	t.Parallel()
 	path := pythonPlugin(t)
 	code, out, errs := runPluginTest(t, "-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), "-exec", "/echo hi", path)
-	if code != 0 || !strings.Contains(out, "14 passed, 0 failed, 0 skipped") || !strings.Contains(out, "/echo: 1 replies (plain)") {
+	if code != 0 || !strings.Contains(out, "15 passed, 0 failed, 0 skipped") || !strings.Contains(out, "/echo: 1 replies (plain)") {
 		t.Errorf("exit %d, want every check passed:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }

@@ -11,9 +11,10 @@ import (
 )
 
 // TestVoiceNoteTranscript: a voice note's audio reaches the
-// before_agent_start hook as an attachment saved in the workspace; the
-// transcription hook runs its command on it and the transcript reaches
-// the prompt claude gets (the fake claude's echo shows it).
+// message_received hook as an attachment saved in the workspace, before
+// the queue; the transcription hook runs its command on it and the
+// transcript replaces the audio in the prompt claude gets (the fake
+// claude's echo shows it, and no attachment).
 func TestVoiceNoteTranscript(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -44,5 +45,8 @@ func TestVoiceNoteTranscript(t *testing.T) {
 	reply := d.nextSend("chat-u1")
 	if !strings.Contains(reply, "[Voice note transcript]") || !strings.Contains(reply, ".ogg: please book a table for two") {
 		t.Fatalf("the transcript did not reach the prompt: %q", reply)
+	}
+	if strings.Count(reply, ".ogg") != 1 {
+		t.Fatalf("the audio is still attached beside its transcript: %q", reply)
 	}
 }

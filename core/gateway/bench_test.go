@@ -29,7 +29,9 @@ import (
 	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/internal/gcpace"
 	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/received"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sending"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/core/turn"
@@ -317,6 +319,7 @@ type benchGateway struct {
 	db    *sqlite.DB
 	st    *countingStore
 	agent *benchAgent
+	ports benchPorts
 }
 
 func newBenchGateway(tb testing.TB, dir, sync string, agent *benchAgent) *benchGateway {
@@ -358,7 +361,15 @@ func newFeatureGateway(tb testing.TB, dir, sync string, agent *benchAgent, featu
 		// that nothing was dropped).
 		Queue: queue.Policy{Cap: 1 << 20},
 	}
-	ports := benchPorts{}
+	ports := benchPorts{hookCalls: &atomic.Int64{}}
+	switch feature {
+	case "received":
+		ports.received = true
+		set.Received = received.Settings{Hooks: []received.Hook{{Instance: "gate"}}, Timeout: 5 * time.Second}
+	case "sending":
+		ports.sending = true
+		set.Sending = sending.Settings{Hooks: []string{"gate"}, Timeout: 5 * time.Second}
+	}
 	if feature != "" {
 		ports.edit = true
 		set.Turn.Streaming = turn.StreamAuto
@@ -377,7 +388,7 @@ func newFeatureGateway(tb testing.TB, dir, sync string, agent *benchAgent, featu
 	if err := gw.Start(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
-	return &benchGateway{gw: gw, db: db, st: st, agent: agent}
+	return &benchGateway{gw: gw, db: db, st: st, agent: agent, ports: ports}
 }
 
 func (b *benchGateway) close() {
@@ -523,6 +534,66 @@ func benchInboundToRun(b *testing.B, mode, feature string) {
 		parts = append(parts, fmt.Sprintf("%s %v/%v", stageNames[i], percentile(s, 0.5), percentile(s, 0.99)))
 	}
 	b.Logf("n=%d stages p50/p99 (each from the previous): %s", len(lat), strings.Join(parts, ", "))
+}
+
+// BenchmarkLifecycleHooks: what a no-op message_received or
+// message_sending hook (answering at once, in-process: the plugin's own
+// time is the plugin's) adds to a warm turn — Inbound to the entry done,
+// the reply recorded and sent — against the same pipeline without it,
+// the two gateways alternating message by message so that the machine's
+// noise falls on both. added-p50-ns is the difference of the p50s.
+func BenchmarkLifecycleHooks(b *testing.B) {
+	for _, kind := range []string{"received", "sending"} {
+		b.Run("hook="+kind, func(b *testing.B) { benchHookOverhead(b, kind) })
+	}
+}
+
+func benchHookOverhead(b *testing.B, kind string) {
+	type side struct {
+		bg  *benchGateway
+		seq int
+		lat []time.Duration
+	}
+	mk := func(feature string) *side {
+		agent := &benchAgent{res: runner.Result{Text: "A short answer."}, onRun: func(runner.TurnRequest, time.Time) {}}
+		return &side{bg: newFeatureGateway(b, b.TempDir(), "FULL", agent, feature)}
+	}
+	off, on := mk("none"), mk(kind)
+	defer off.bg.close()
+	defer on.bg.close()
+	ctx := context.Background()
+	turn := func(s *side, record bool) {
+		msg := []channel.InboundMessage{benchDM("u"+strconv.Itoa(s.seq%1000), s.seq)}
+		s.seq++
+		t0 := time.Now()
+		if err := s.bg.gw.Inbound(ctx, "lo", msg); err != nil {
+			b.Fatal(err)
+		}
+		s.bg.st.waitFinished(b, int64(s.seq), 10*time.Second)
+		if record {
+			s.lat = append(s.lat, time.Since(t0))
+		}
+	}
+	for range 50 {
+		turn(off, false)
+		turn(on, false)
+	}
+	b.ResetTimer()
+	for range b.N {
+		turn(off, true)
+		turn(on, true)
+	}
+	b.StopTimer()
+	if n := on.bg.ports.hookCalls.Load(); n != int64(on.seq) {
+		b.Fatalf("the hook was called %d times for %d turns", n, on.seq)
+	}
+	slices.Sort(off.lat)
+	slices.Sort(on.lat)
+	p50off, p50on := percentile(off.lat, 0.5), percentile(on.lat, 0.5)
+	b.ReportMetric(float64(p50off), "off-p50-ns")
+	b.ReportMetric(float64(p50on), "on-p50-ns")
+	b.ReportMetric(float64(p50on-p50off), "added-p50-ns")
+	b.ReportMetric(0, "ns/op")
 }
 
 // BenchmarkInboundToRunUnderLoad is BenchmarkInboundToRun while 1,000
@@ -828,6 +899,10 @@ func BenchmarkGatewaySessionsRSS(b *testing.B) {
 // core, not a plugin process.
 type benchPorts struct {
 	edit bool // the channel edits messages (live drafts, the turn card)
+	// received, sending: a no-op message_received or message_sending hook
+	// "gate" is there; hookCalls counts its calls.
+	received, sending bool
+	hookCalls         *atomic.Int64
 }
 
 // benchDesc renders markdown itself, so the core sends the agent's text
@@ -862,6 +937,29 @@ func (benchPorts) Download(context.Context, string, int64, string, int64, io.Wri
 }
 func (benchPorts) BeforeAgentStart(context.Context, string, hook.Request, time.Duration) (hook.Response, bool, error) {
 	return hook.Response{}, false, nil
+}
+
+// The no-op lifecycle hook "gate" (features received and sending): it
+// answers at once, passing everything; the calls are counted.
+func (p benchPorts) MessageReceived(_ context.Context, inst string, _ hook.ReceivedRequest, _ time.Duration) (hook.ReceivedResponse, bool, error) {
+	if !p.IsReceivedHook(inst) {
+		return hook.ReceivedResponse{}, false, nil
+	}
+	p.hookCalls.Add(1)
+	return hook.ReceivedResponse{}, true, nil
+}
+func (p benchPorts) IsReceivedHook(inst string) bool { return p.received && inst == "gate" }
+func (p benchPorts) MessageSending(_ context.Context, inst string, _ hook.SendingRequest, _ time.Duration) (hook.SendingResponse, bool, error) {
+	if !p.IsSendingHook(inst) {
+		return hook.SendingResponse{}, false, nil
+	}
+	p.hookCalls.Add(1)
+	return hook.SendingResponse{}, true, nil
+}
+func (p benchPorts) IsSendingHook(inst string) bool { return p.sending && inst == "gate" }
+func (benchPorts) IsEndHook(string) bool            { return false }
+func (benchPorts) AgentEnd(context.Context, string, hook.End, time.Duration) (bool, error) {
+	return false, nil
 }
 func (benchPorts) ListCommands(context.Context) (map[string][]sdkcommand.Spec, []error) {
 	return nil, nil

@@ -33,6 +33,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
 	"github.com/clawhost/clawhost/core/command"
@@ -42,6 +43,8 @@ import (
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/received"
+	"github.com/clawhost/clawhost/core/sending"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
@@ -64,6 +67,9 @@ type Ports interface {
 	delivery.Channels
 	turn.Channels
 	turn.Hooks
+	received.Hooks
+	sending.Hooks
+	agentend.Hooks
 	turn.Labels
 	command.Plugins
 }
@@ -97,9 +103,18 @@ type Settings struct {
 	Agents     AgentRouter
 	Switchable []string
 	Debounce   debounce.Settings
-	Queue      queue.Policy
-	Turn       turn.Settings
-	Delivery   delivery.Settings
+	// Received are the message_received hooks, in config order, and
+	// their timeout.
+	Received received.Settings
+	// Sending are the message_sending hooks, in config order, and their
+	// timeout.
+	Sending sending.Settings
+	// AgentEnd are the agent_end hooks, in config order, and their
+	// timeout.
+	AgentEnd agentend.Settings
+	Queue    queue.Policy
+	Turn     turn.Settings
+	Delivery delivery.Settings
 	// Approval is how tool-use questions are asked (agent.approval_timeout,
 	// agent.approvers); Turn.Approvals, or "ask" in Turn.PermissionModes
 	// and a chat's /mode ask, turns them on.
@@ -190,6 +205,14 @@ type Gateway struct {
 	sends         queue.Locks
 	queue         *queue.Queue
 	turns         *turn.Turns
+	// received is the message_received stage, between access and the
+	// queue.
+	received *received.Stage
+	// sending is the message_sending stage, between a turn's reply and
+	// the outbox.
+	sending *sending.Stage
+	// ends delivers the agent_end events in the background.
+	ends *agentend.Notifier
 	// pause holds the turns while claude's usage limit is reached.
 	pause     *usagelimit.Pause
 	delivery  *delivery.Dispatcher
@@ -243,11 +266,14 @@ func New(opts Options) *Gateway {
 	g.approvals.OnDecided(g.auditTool)
 	g.prices = usage.NewPrices(pricesOf(opts.Settings.Budgets))
 	g.turns = turn.New(turn.Options{
-		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery}, Store: opts.Store,
+		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
 		Prices: g.prices,
 	})
+	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
+	g.sending = sending.New(opts.Ports, g.turns, log)
+	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log)
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
 		set := g.settings()
 		return set.Budgets, set.Turn.Location
@@ -602,7 +628,7 @@ func (g *Gateway) Close(ctx context.Context) {
 	g.delivery.Drain()
 	g.queue.Close(ctx)
 	done := make(chan struct{})
-	go func() { g.wg.Wait(); g.arrivals.Wait(); close(done) }()
+	go func() { g.wg.Wait(); g.arrivals.Wait(); g.ends.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():

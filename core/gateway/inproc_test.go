@@ -105,6 +105,18 @@ func (p *recPorts) Download(context.Context, string, int64, string, int64, io.Wr
 func (p *recPorts) BeforeAgentStart(context.Context, string, hook.Request, time.Duration) (hook.Response, bool, error) {
 	return hook.Response{}, false, nil
 }
+func (p *recPorts) MessageReceived(context.Context, string, hook.ReceivedRequest, time.Duration) (hook.ReceivedResponse, bool, error) {
+	return hook.ReceivedResponse{}, false, nil
+}
+func (p *recPorts) IsReceivedHook(string) bool { return false }
+func (p *recPorts) MessageSending(context.Context, string, hook.SendingRequest, time.Duration) (hook.SendingResponse, bool, error) {
+	return hook.SendingResponse{}, false, nil
+}
+func (p *recPorts) IsSendingHook(string) bool { return false }
+func (p *recPorts) IsEndHook(string) bool     { return false }
+func (p *recPorts) AgentEnd(context.Context, string, hook.End, time.Duration) (bool, error) {
+	return false, nil
+}
 
 // next waits for the next send to chat and returns its text.
 func (p *recPorts) next(t *testing.T, chat string, seen *int) string {

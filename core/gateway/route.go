@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,10 +17,14 @@ import (
 	"github.com/clawhost/clawhost/core/internal/spoken"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/sending"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
+	sdkcommand "github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/hook"
 )
 
 // submit hands an accepted entry to the arrival stage of its conversation.
@@ -112,11 +117,37 @@ func (g *Gateway) arrive(a arrival) {
 	case access.Pair:
 		g.pairing(a)
 	default:
-		if g.flooded(a) || g.answered(&a) {
+		if g.flooded(a) || g.answered(&a) || !g.receive(&a, set) {
 			return
 		}
 		g.debouncer(set, m.Instance).Enqueue(a)
 	}
+}
+
+// receive runs the message_received stage on an admitted message; it
+// reports whether the message goes on to the queue. A dropped message is
+// answered with the hook's reason (recorded in the outbox, like any
+// answer); one the host stops under stays accepted for the next start.
+func (g *Gateway) receive(a *arrival, set Settings) bool {
+	asked := a.Message.Received == nil
+	v := g.received.Decide(g.ctx, set.Received, a.ID, a.key, &a.Message)
+	if v.Stopped {
+		return false
+	}
+	if asked && a.Message.Received != nil {
+		g.arrivalLog(a).Debug("message_received hooks decided", "hooks", strings.Join(a.Message.Received.Hooks, ","), "dropped", v.Drop)
+		// The journal holds the decided message now: the turn reads it.
+		a.Raw = message.Encode(&a.Message)
+		stored := a.Message
+		stored.V = message.Version
+		a.Journaled = &stored
+	}
+	if v.Drop {
+		g.obs.Dropped(a.Message.Instance, "message_received hook")
+		g.respond(*a, v.Reason)
+		return false
+	}
+	return true
 }
 
 // noticeOversize tells a sender their message was too large to handle.
@@ -402,15 +433,54 @@ func (n notices) Notify(key string, tgt message.Target, text string) {
 	n.g.background(func() { n.g.delivery.Notify(key, tgt, text) })
 }
 
-type output struct{ *delivery.Dispatcher }
+type output struct {
+	*delivery.Dispatcher
+	g *Gateway
+}
 
 func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Live) turn.Draft {
 	return o.Dispatcher.NewDraft(key, id, tgt, prev)
 }
 
-// Reply delivers a turn's final reply (recorded in the outbox first).
+// Reply delivers a turn's final reply (recorded in the outbox first),
+// after the message_sending hooks shaped it: what they return is what is
+// recorded, and a recorded reply is never shown to them again. The
+// agent_end hooks hear of the turn once the reply is recorded, in the
+// background.
 func (o output) Reply(r turn.Reply) {
+	set := o.g.settings()
+	agent, rest := sessionkey.SplitAgent(r.Key)
+	conv := sdkcommand.Conversation{SessionKey: r.Key, Instance: r.Target.Instance, Channel: set.Sources[r.Target.Instance], ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID}
+	if parts := strings.Split(rest, ":"); len(parts) > 1 {
+		conv.ChatType = channel.ChatType(parts[1])
+	}
+	suppressed := false
+	if len(set.Sending.Hooks) > 0 && strings.TrimSpace(r.Text) != "" {
+		r.Text, suppressed = o.g.sending.Shape(o.g.ctx, set.Sending, sending.Reply{ID: r.ID, Conversation: conv, Agent: agent, Text: r.Text, Format: r.Format})
+	}
 	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
+	if len(set.AgentEnd.Hooks) > 0 {
+		o.g.ends.Notify(set.AgentEnd, endOf(r, conv, agent, suppressed))
+	}
+}
+
+// endOf describes a turn whose reply r was recorded to the agent_end hooks.
+func endOf(r turn.Reply, conv sdkcommand.Conversation, agent string, suppressed bool) hook.End {
+	end := hook.End{CallID: strconv.FormatInt(r.ID, 10), Conversation: conv, Sender: r.Sender, Agent: agent, SessionID: r.SessionID,
+		ReplyText: r.Text, ToolSteps: r.Steps, Outcome: hook.OutcomeOK}
+	if u := r.Usage; u != nil {
+		end.InputTokens, end.OutputTokens, end.CostUSD, end.Duration = u.InputTokens+u.CacheReadTokens+u.CacheCreationTokens, u.OutputTokens, u.CostUSD, u.Duration
+		if u.Outcome != "" && u.Outcome != "ok" {
+			end.Outcome = hook.OutcomeError
+		}
+	}
+	switch {
+	case r.Aborted:
+		end.Outcome = hook.OutcomeAborted
+	case end.Outcome == hook.OutcomeOK && (suppressed || strings.TrimSpace(r.Text) == ""):
+		end.Outcome = hook.OutcomeNoReply
+	}
+	return end
 }
 
 // whoami answers /whoami before access is decided: who the sender is, in

@@ -75,6 +75,21 @@ type Message struct {
 	// sender shows it but did not write it (untrusted in the prompt, never
 	// a command).
 	Forward *channel.Forward `json:"forward,omitempty"`
+	// Received records that the message_received hooks were asked and
+	// what they decided (Body, CommandBody and Media already hold their
+	// rewrite and notes); nil: not asked yet. It is journaled before the
+	// decision is acted on, so a restart never asks them again.
+	Received *Received `json:"received,omitempty"`
+}
+
+// Received is the recorded outcome of the message_received hooks.
+type Received struct {
+	// Hooks are the instances that answered, in order.
+	Hooks []string `json:"hooks,omitempty"`
+	// Dropped: a hook dropped the message (or failed with on_error
+	// "drop"); Reason is what the sender is told.
+	Dropped bool   `json:"dropped,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // Media is an inbound attachment. Path is set once the host downloaded it

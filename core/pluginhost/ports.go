@@ -143,34 +143,123 @@ func (p Ports) Download(ctx context.Context, instance string, _ int64, ref strin
 // its context; an instance known not to be a hook is never waited for. ok
 // is false when the instance is not a hook.
 func (p Ports) BeforeAgentStart(ctx context.Context, instance string, req hook.Request, timeout time.Duration) (hook.Response, bool, error) {
-	inst := p.h.Instance(instance)
-	if inst == nil {
-		return hook.Response{}, false, nil
-	}
-	plug, desc, ok := inst.Client()
-	if !ok {
-		st := inst.Status()
-		if last := st.Description; last.Name != "" && !last.Hook {
-			return hook.Response{}, false, nil // a channel or command plugin
-		}
-		if st.State == StateStandby {
-			return hook.Response{}, false, fmt.Errorf("hook %s: in standby: another host serves this plugin", instance)
-		}
-		wctx, cancel := context.WithTimeout(ctx, inst.startTimeout())
-		var err error
-		plug, desc, err = inst.WaitReady(wctx)
-		cancel()
-		if err != nil {
-			return hook.Response{}, false, fmt.Errorf("hook %s: %w", instance, err)
-		}
-	}
-	if !desc.Hook {
-		return hook.Response{}, false, nil
+	plug, ok, err := p.hook(ctx, instance, "hook", func(d pluginclient.Description) bool { return d.Hook }, 0)
+	if !ok || err != nil {
+		return hook.Response{}, false, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	resp, err := plug.BeforeAgentStart(cctx, req)
 	return resp, err == nil, err
+}
+
+// MessageReceived calls a message_received hook instance, bounding the
+// call by timeout. A hook that is starting is waited for within the same
+// timeout (the chat's next messages wait behind it); ok is false when the
+// instance is not a message_received hook.
+func (p Ports) MessageReceived(ctx context.Context, instance string, req hook.ReceivedRequest, timeout time.Duration) (hook.ReceivedResponse, bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	plug, ok, err := p.hook(cctx, instance, "message_received hook", func(d pluginclient.Description) bool { return d.Received }, timeout)
+	if !ok || err != nil {
+		return hook.ReceivedResponse{}, ok, err
+	}
+	resp, err := plug.MessageReceived(cctx, req)
+	return resp, true, err
+}
+
+// IsReceivedHook reports whether instance is a message_received hook, or
+// may be one: it has not described itself yet (it is starting).
+func (p Ports) IsReceivedHook(instance string) bool {
+	return p.mayBe(instance, func(d pluginclient.Description) bool { return d.Received })
+}
+
+// IsSendingHook reports whether instance is a message_sending hook, or may
+// be one.
+func (p Ports) IsSendingHook(instance string) bool {
+	return p.mayBe(instance, func(d pluginclient.Description) bool { return d.Sending })
+}
+
+// IsEndHook reports whether instance is an agent_end hook, or may be one.
+func (p Ports) IsEndHook(instance string) bool {
+	return p.mayBe(instance, func(d pluginclient.Description) bool { return d.Ender })
+}
+
+// mayBe reports whether instance is of the kind is says or has not
+// described itself yet; without blocking.
+func (p Ports) mayBe(instance string, is func(pluginclient.Description) bool) bool {
+	inst := p.h.Instance(instance)
+	if inst == nil {
+		return false
+	}
+	if _, desc, ok := inst.Client(); ok {
+		return is(desc)
+	}
+	last := inst.Status().Description
+	return last.Name == "" || is(last)
+}
+
+// MessageSending calls a message_sending hook instance, bounding the call
+// (and the wait for a starting hook) by timeout; ok is false when the
+// instance is not a message_sending hook.
+func (p Ports) MessageSending(ctx context.Context, instance string, req hook.SendingRequest, timeout time.Duration) (hook.SendingResponse, bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	plug, ok, err := p.hook(cctx, instance, "message_sending hook", func(d pluginclient.Description) bool { return d.Sending }, timeout)
+	if !ok || err != nil {
+		return hook.SendingResponse{}, ok, err
+	}
+	resp, err := plug.MessageSending(cctx, req)
+	return resp, true, err
+}
+
+// AgentEnd calls an agent_end hook instance, bounding the call (and the
+// wait for a starting hook) by timeout; ok is false when the instance is
+// not an agent_end hook.
+func (p Ports) AgentEnd(ctx context.Context, instance string, end hook.End, timeout time.Duration) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	plug, ok, err := p.hook(cctx, instance, "agent_end hook", func(d pluginclient.Description) bool { return d.Ender }, timeout)
+	if !ok || err != nil {
+		return ok, err
+	}
+	return true, plug.AgentEnd(cctx, end)
+}
+
+// hook returns the client of a hook instance of the kind is says, waiting
+// for one that is starting (or restarting) up to wait (0: its start
+// timeout). ok is false, without an error, when the instance is missing
+// or known not to be of that kind (it is never waited for); ok is true
+// with an error when it should be and cannot be reached.
+func (p Ports) hook(ctx context.Context, instance, kind string, is func(pluginclient.Description) bool, wait time.Duration) (*pluginclient.Plugin, bool, error) {
+	inst := p.h.Instance(instance)
+	if inst == nil {
+		return nil, false, nil
+	}
+	plug, desc, ok := inst.Client()
+	if !ok {
+		st := inst.Status()
+		if last := st.Description; last.Name != "" && !is(last) {
+			return nil, false, nil // another kind of plugin
+		}
+		if st.State == StateStandby {
+			return nil, true, fmt.Errorf("%s %s: in standby: another host serves this plugin", kind, instance)
+		}
+		if wait <= 0 {
+			wait = inst.startTimeout()
+		}
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		var err error
+		plug, desc, err = inst.WaitReady(wctx)
+		cancel()
+		if err != nil {
+			return nil, true, fmt.Errorf("%s %s: %w", kind, instance, err)
+		}
+	}
+	if !is(desc) {
+		return nil, false, nil
+	}
+	return plug, true, nil
 }
 
 // ListCommands asks every ready command plugin for its commands, by

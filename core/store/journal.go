@@ -72,6 +72,13 @@ type Journal interface {
 	// session key is an error; an entry in another state is
 	// ErrBadTransition, a missing one ErrNotFound.
 	Enqueue(ctx context.Context, id int64, sessionKey string) error
+	// Amend replaces the stored message of an accepted entry (accepted →
+	// accepted), atomically and durably: the arrival stage records there
+	// what the message_received hooks decided before it acts on it, so a
+	// restart resumes with the decision and never asks them again. An
+	// entry in another state is ErrBadTransition (once routed, the message
+	// is what the queue and the turn read), a missing one ErrNotFound.
+	Amend(ctx context.Context, id int64, message []byte) error
 	// Start marks entries as handed to the runner (accepted|queued →
 	// processing) and increments their Attempts, all or none: one id that
 	// cannot move (ErrBadTransition, ErrNotFound) leaves every entry

@@ -61,6 +61,47 @@ func (t *Turns) fetchMedia(ctx context.Context, set Settings, key string, m *mes
 	}
 }
 
+// FetchMedia downloads m's attachments as a turn of session key would
+// (see fetchMedia), before the queue: the message_received hooks see them
+// saved on the host, and the turn finds them downloaded.
+func (t *Turns) FetchMedia(ctx context.Context, key string, m *message.Message, id int64) {
+	t.fetchMedia(ctx, t.settingsOf(key), key, m, id)
+}
+
+// SaveMedia saves data as a file of session key's own media directory,
+// as an attachment is saved (0600, a random name with filename's
+// extension), and returns its absolute path: a file a message_sending hook
+// added to a reply, which delivery sends from there like the agent's own
+// MEDIA: files (the media pruner removes it with the others).
+func (t *Turns) SaveMedia(key, filename string, data []byte) (string, error) {
+	set := t.settingsOf(key)
+	if set.Workspace == "" {
+		return "", errors.New("no workspace is configured")
+	}
+	dir := filepath.Join(absPath(set.Workspace), sessionkey.MediaDir, sessionkey.Dir(key))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name, err := randomName()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name+mediaExt(&message.Media{Filename: filename}))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", err
+	}
+	return path, nil
+}
+
 // randomName is 128 random bits in hex.
 func randomName() (string, error) {
 	var b [16]byte

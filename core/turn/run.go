@@ -10,6 +10,7 @@ import (
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -63,6 +64,10 @@ type Outcome struct {
 	took       time.Duration
 	usage      *store.TurnUsage
 	claudeCost *store.ClaudeCost
+	// steps are the run's tool calls; sessionID the claude session it ran
+	// in (for agent_end).
+	steps     []hook.ToolStep
+	sessionID string
 	// silent: claude's whole answer was the silent token (NO_REPLY) and
 	// no block of it had been streamed.
 	silent    bool
@@ -125,7 +130,8 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.
 		r := Reply{Key: req.Key, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
-			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, ClaudeCost: o.claudeCost, After: o.usageDone}
+			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, ClaudeCost: o.claudeCost, After: o.usageDone,
+			Sender: last.Sender, Steps: o.steps, SessionID: o.sessionID, Aborted: stopped}
 		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {
 			r.Ping = "✅ Done — took " + took(o.took) + "."
 		}
@@ -248,6 +254,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	o.card, o.took, o.usageDone = out.card, t.opts.Now().Sub(started), usageDone
 	o.silent = res.Err == nil && out.silent && out.remainder == ""
 	o.claudeCost = &store.ClaudeCost{Key: req.Key, Of: claudeSessionOf(sess, res), USD: cost.Total}
+	o.steps, o.sessionID = out.steps, claudeSessionOf(sess, res)
 	tok := turnTokens(res.Usage)
 	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
 		Model: res.Model, InputTokens: tok.Input, OutputTokens: tok.Output, CacheReadTokens: tok.CacheRead, CacheCreationTokens: tok.CacheCreation,

@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/hook"
 )
 
 const progressMaxLen = 120
@@ -28,6 +29,8 @@ type streamed struct {
 	// silent: the final text was the silent token, and no block had been
 	// streamed before it.
 	silent bool
+	// steps are the run's tool calls, in order (for agent_end).
+	steps []hook.ToolStep
 }
 
 // streamer shows one run's text while it is produced: blocks are sent as
@@ -206,6 +209,9 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 		}
 		go s.permission(s.ctx, e.Permission)
 	case runner.EventToolUse:
+		if e.Tool != nil {
+			s.out.steps = append(s.out.steps, hook.ToolStep{Name: e.Tool.Name, Summary: e.Tool.Summary})
+		}
 		switch {
 		case e.Tool == nil:
 		case s.card != nil:

@@ -151,6 +151,13 @@ type Reply struct {
 	// turn committed: the reply is shaped meanwhile and recorded after it,
 	// so the store sees the session's write first.
 	After <-chan struct{}
+	// Sender wrote the message that started the turn; Steps are the
+	// turn's tool calls; SessionID the claude session it ran in; Aborted:
+	// the turn was stopped (/stop, a reset). For the agent_end hooks.
+	Sender    channel.Sender
+	Steps     []hook.ToolStep
+	SessionID string
+	Aborted   bool
 }
 
 // Approvals asks the chat whether claude may use a tool (core/approval,

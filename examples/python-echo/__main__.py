@@ -1,9 +1,12 @@
 """clawhost-python-echo: a clawhost plugin written in Python.
 
-It offers two kinds from one process (proto/PROTOCOL.md explains the
+It offers three kinds from one process (proto/PROTOCOL.md explains the
 protocol it speaks):
 
 - command: /echo TEXT answers TEXT;
+- message_received hook: before a message is queued for the agent, it
+  drops one that contains a word of `blocked` (the sender is told why) and
+  writes :shrug: out as the shrug it stands for;
 - channel: a "platform" made of two HTTP endpoints on loopback, the same as
   the Go example clawhost-loopback's:
       POST /inbound {"chat_id", "sender_id", "sender_name", "text",
@@ -17,6 +20,7 @@ config {
   listen     = "127.0.0.1:0"  # address of the HTTP API
   addr_file  = "lo.addr"      # the listening address is written here
   text_limit = 4000           # longest text one send may carry, in characters
+  blocked    = ["password"]   # messages with these words never reach the agent
 }
 
 Build it with `make build` (bin/clawhost-python-echo, an executable zip);
@@ -51,6 +55,7 @@ class Echo:
         self.p = rt.proto
         self.log = rt.log
         self.limit = 4000
+        self.blocked = []
         self.inbox = clawhost_plugin.Inbox(rt.proto, rt.stopping, rt.log)
         self.httpd = None
         self.mu = threading.Condition()
@@ -64,7 +69,7 @@ class Echo:
         return p.DescribeResponse(
             name=NAME,
             version=VERSION,
-            kinds=[p.enum("KIND_CHANNEL"), p.enum("KIND_COMMAND")],
+            kinds=[p.enum("KIND_CHANNEL"), p.enum("KIND_COMMAND"), p.enum("KIND_MESSAGE_RECEIVED")],
             channel=p.ChannelCapabilities(
                 max_text_length=self.limit, length_unit=LENGTH_UNIT, markdown=MARKUP,
                 groups=True, display_name="Python echo"),
@@ -79,6 +84,8 @@ class Echo:
             A(name="addr_file", type="string", description="file to write the listening address to"),
             A(name="text_limit", type="number", default_json="4000",
               description="longest text one send may carry, in characters"),
+            A(name="blocked", type="list(string)", default_json="[]",
+              description="a message containing one of these words (any case) is dropped before the agent sees it"),
         ])
 
     def _check(self, config_json):
@@ -93,6 +100,9 @@ class Echo:
         host, _, port = listen.rpartition(":")
         if not host or not port.isdigit():
             diags.append(D(attribute="listen", summary="listen must be host:port", detail="got %r" % listen))
+        blocked = cfg.get("blocked")
+        if blocked is not None and (not isinstance(blocked, list) or not all(isinstance(w, str) and w.strip() for w in blocked)):
+            diags.append(D(attribute="blocked", summary="blocked must be a list of words"))
         limit = cfg.get("text_limit")
         if limit is not None and (not isinstance(limit, (int, float)) or limit < 1):
             diags.append(D(attribute="text_limit", summary="text_limit must be a positive number"))
@@ -108,6 +118,7 @@ class Echo:
             return self.p.ConfigureResponse(diagnostics=diags)
         if cfg.get("text_limit"):
             self.limit = int(cfg["text_limit"])
+        self.blocked = [w.strip().lower() for w in cfg.get("blocked") or []]
         host, _, port = (cfg.get("listen") or "127.0.0.1:0").rpartition(":")
         try:
             self.httpd = http.server.ThreadingHTTPServer((host, int(port)), self._handler())
@@ -148,6 +159,21 @@ class Echo:
             # message to the user instead of logging a failure.
             return p.ExecuteResponse(error=p.PluginError(code="invalid_request", message="usage: /echo TEXT"))
         return p.ExecuteResponse(replies=[p.Reply(text=request.args.strip(), format=FORMAT_PLAIN)])
+
+    # --- MessageReceivedService ----------------------------------------------
+
+    def MessageReceived(self, request, context):
+        """Called before a message is queued; the host records the answer
+        with the message, so it is asked once per message (call_id). The
+        same call_id must get the same answer."""
+        p = self.p
+        words = request.text.lower().split()
+        for w in self.blocked:
+            if w in words:
+                return p.MessageReceivedResponse(drop=True, drop_reason="Messages with %r are not passed to the agent." % w)
+        if ":shrug:" in request.text:
+            return p.MessageReceivedResponse(rewrite=True, text=request.text.replace(":shrug:", "\u00af\\_(\u30c4)_/\u00af"))
+        return p.MessageReceivedResponse()
 
     # --- ChannelService ------------------------------------------------------
 
@@ -261,7 +287,7 @@ class Echo:
 
 def build(rt):
     e = Echo(rt)
-    return {"PluginService": e, "CommandService": e, "ChannelService": e}, e.stop
+    return {"PluginService": e, "CommandService": e, "ChannelService": e, "MessageReceivedService": e}, e.stop
 
 
 if __name__ == "__main__":

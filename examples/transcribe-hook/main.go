@@ -1,7 +1,7 @@
-// Command clawhost-transcribe-hook is a before_agent_start hook that turns
-// voice notes into text claude can read: for each audio attachment of the
-// turn it runs a configured command (whisper.cpp's CLI, say) and prepends
-// the transcript to the prompt.
+// Command clawhost-transcribe-hook is a message_received hook that turns
+// voice notes into text claude can read: for each audio attachment of an
+// inbound message it runs a configured command (whisper.cpp's CLI, say),
+// before the message is queued, and the transcript replaces the audio.
 //
 //	plugin "transcribe" {
 //	  source = "transcribe-hook"
@@ -14,9 +14,11 @@
 // The command runs without a shell, `{file}` in an argument replaced by the
 // attachment's absolute path, with an environment of PATH and the block's
 // env only; its standard output is the transcript. A command that fails
-// or outlives its timeout gives a short note instead: a voice note never
-// blocks the turn. The host bounds the whole hook with messages.hook_timeout
-// (5s by default): raise it for transcription.
+// or outlives its timeout gives a short note instead, and the audio stays:
+// a voice note is never lost. The host bounds the whole hook with
+// messages.hook_timeout (5s by default): raise it for transcription. The
+// transcript is recorded with the message, so a restart does not
+// transcribe it again.
 package main
 
 import (
@@ -96,41 +98,42 @@ func parse(cfg schema.Config) (*transcriber, error) {
 
 type plug struct{ t *transcriber }
 
-func (p *plug) BeforeAgentStart(ctx context.Context, req hook.Request) (hook.Response, error) {
+var _ hook.Received = (*plug)(nil)
+
+// MessageReceived transcribes the message's audio attachments before the
+// queue: each transcript becomes a note that replaces its audio, so the
+// agent reads text. An attachment over max_bytes, or one whose
+// transcription failed, keeps its audio and gets a note saying why.
+func (p *plug) MessageReceived(ctx context.Context, req hook.ReceivedRequest) (hook.ReceivedResponse, error) {
 	t := p.t
 	if t == nil {
-		return hook.Response{}, nil
+		return hook.ReceivedResponse{}, nil
 	}
-	var notes []string
+	var audio []hook.Attachment
 	for _, a := range req.Attachments {
-		if !slices.Contains(t.kinds, string(a.Kind)) {
-			continue
+		if slices.Contains(t.kinds, string(a.Kind)) {
+			audio = append(audio, a)
+		}
+	}
+	var res hook.ReceivedResponse
+	for i, a := range audio {
+		label := "Voice note transcript"
+		if len(audio) > 1 {
+			label = fmt.Sprintf("Voice note %d transcript", i+1)
 		}
 		if t.maxBytes > 0 && a.Size > t.maxBytes {
-			notes = append(notes, fmt.Sprintf("(not transcribed: %d bytes, over max_bytes)", a.Size))
+			res.Notes = append(res.Notes, hook.Note{Attachment: a.Path, Label: label, Text: fmt.Sprintf("(not transcribed: %d bytes, over max_bytes)", a.Size)})
 			continue
 		}
-		notes = append(notes, t.transcribe(ctx, a.Path))
+		text, ok := t.transcribe(ctx, a.Path)
+		res.Notes = append(res.Notes, hook.Note{Attachment: a.Path, Label: label, Text: text, Replace: ok})
 	}
-	switch len(notes) {
-	case 0:
-		return hook.Response{}, nil
-	case 1:
-		return hook.Response{PrependContext: "[Voice note transcript]\n" + notes[0]}, nil
-	}
-	var b strings.Builder
-	for i, n := range notes {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "[Voice note %d transcript]\n%s", i+1, n)
-	}
-	return hook.Response{PrependContext: b.String()}, nil
+	return res, nil
 }
 
 // transcribe runs the command for the file at path and returns its
-// output, or a note saying why there is none.
-func (t *transcriber) transcribe(ctx context.Context, path string) string {
+// output (ok), or a note saying why there is none.
+func (t *transcriber) transcribe(ctx context.Context, path string) (text string, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
 	args := make([]string, len(t.command))
@@ -147,7 +150,7 @@ func (t *transcriber) transcribe(ctx context.Context, path string) string {
 	err := cmd.Run()
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Sprintf("(transcription failed: no result within %s)", t.timeout)
+		return fmt.Sprintf("(transcription failed: no result within %s)", t.timeout), false
 	case err != nil:
 		why := strings.TrimSpace(errb.String())
 		if why == "" {
@@ -160,16 +163,16 @@ func (t *transcriber) transcribe(ctx context.Context, path string) string {
 		if errors.As(err, &ee) {
 			why = fmt.Sprintf("exit %d: %s", ee.ExitCode(), why)
 		}
-		return "(transcription failed: " + why + ")"
+		return "(transcription failed: " + why + ")", false
 	}
-	text := strings.TrimSpace(strings.ToValidUTF8(out.String(), "\uFFFD"))
+	text = strings.TrimSpace(strings.ToValidUTF8(out.String(), "\uFFFD"))
 	if text == "" {
-		return "(no speech recognized)"
+		return "(no speech recognized)", true
 	}
 	if t.maxTranscript > 0 && utf8.RuneCountInString(text) > t.maxTranscript {
 		text = string([]rune(text)[:t.maxTranscript]) + "…"
 	}
-	return text
+	return text, true
 }
 
 // limited keeps the first max bytes written to it and drops the rest.
@@ -210,7 +213,7 @@ func plugin() sdk.Plugin {
 			p.t = t
 			return nil
 		},
-		Hook: p,
+		MessageReceived: p,
 	}
 }
 

@@ -53,18 +53,22 @@ func TestTranscribe(t *testing.T) {
 	_ = os.WriteFile(a, []byte("hello there"), 0o600)
 	_ = os.WriteFile(b, []byte("second note"), 0o600)
 	ctx := context.Background()
-	res, err := h.Plugin.BeforeAgentStart(ctx, hook.Request{Message: "(voice)", Attachments: []hook.Attachment{voice(a)}})
+	res, err := received(h.Plugin.MessageReceived(ctx, hook.ReceivedRequest{Text: "(voice)", Attachments: []hook.Attachment{voice(a)}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "[Voice note transcript]\nyou said: hello there (secret=none, extra=x)"; res.PrependContext != want {
 		t.Errorf("got %q, want %q", res.PrependContext, want)
 	}
-	res, _ = h.Plugin.BeforeAgentStart(ctx, hook.Request{Attachments: []hook.Attachment{voice(a), {Kind: channel.MediaImage, Path: a}, voice(b)}})
+	res, _ = received(h.Plugin.MessageReceived(ctx, hook.ReceivedRequest{Attachments: []hook.Attachment{voice(a), {Kind: channel.MediaImage, Path: a}, voice(b)}}))
 	if !strings.Contains(res.PrependContext, "[Voice note 1 transcript]\nyou said: hello there") || !strings.Contains(res.PrependContext, "[Voice note 2 transcript]\nyou said: second note") || strings.Contains(res.PrependContext, "3") {
 		t.Errorf("two notes: %q", res.PrependContext)
 	}
-	if res, _ := h.Plugin.BeforeAgentStart(ctx, hook.Request{Message: "text only"}); res.PrependContext != "" {
+	// A transcript replaces its audio; a failed one keeps it.
+	if r, err := h.Plugin.MessageReceived(ctx, hook.ReceivedRequest{Attachments: []hook.Attachment{voice(a)}}); err != nil || len(r.Notes) != 1 || !r.Notes[0].Replace || r.Notes[0].Attachment != a {
+		t.Errorf("the transcript does not replace the audio: %+v %v", r, err)
+	}
+	if res, _ := received(h.Plugin.MessageReceived(ctx, hook.ReceivedRequest{Text: "text only"})); res.PrependContext != "" {
 		t.Errorf("no audio: %q", res.PrependContext)
 	}
 }
@@ -92,9 +96,12 @@ func TestTranscribeFailures(t *testing.T) {
 		{"silent", map[string]any{"command": []string{script(t, `true`)}}, voice(f), "(no speech recognized)"},
 	} {
 		h := configure(t, tc.cfg)
-		res, err := h.Plugin.BeforeAgentStart(ctx, hook.Request{Attachments: []hook.Attachment{tc.at}})
+		res, err := received(h.Plugin.MessageReceived(ctx, hook.ReceivedRequest{Attachments: []hook.Attachment{tc.at}}))
 		if err != nil || !strings.HasPrefix(res.PrependContext, "[Voice note transcript]\n"+tc.want) {
 			t.Errorf("%s: %q %v", tc.name, res.PrependContext, err)
+		}
+		if r, _ := h.Plugin.MessageReceived(ctx, hook.ReceivedRequest{Attachments: []hook.Attachment{tc.at}}); len(r.Notes) == 1 && r.Notes[0].Replace != (tc.name == "long" || tc.name == "silent") {
+			t.Errorf("%s: replace = %v", tc.name, r.Notes[0].Replace)
 		}
 	}
 }
@@ -118,7 +125,7 @@ func TestTranscribeTimeoutKillsTheGroup(t *testing.T) {
 	h := configure(t, map[string]any{"command": []string{script(t, `sleep 30 & echo $! > `+pidFile+`; wait`)}, "timeout": "300ms"})
 	f := filepath.Join(t.TempDir(), "n.ogg")
 	_ = os.WriteFile(f, []byte("x"), 0o600)
-	res, err := h.Plugin.BeforeAgentStart(context.Background(), hook.Request{Attachments: []hook.Attachment{voice(f)}})
+	res, err := received(h.Plugin.MessageReceived(context.Background(), hook.ReceivedRequest{Attachments: []hook.Attachment{voice(f)}}))
 	if err != nil || !strings.Contains(res.PrependContext, "no result within 300ms") {
 		t.Fatalf("%q %v", res.PrependContext, err)
 	}
@@ -138,4 +145,17 @@ func TestTranscribeTimeoutKillsTheGroup(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// joined is a message_received answer's notes as the host adds them to
+// the message, in PrependContext for the checks.
+type joined struct{ PrependContext string }
+
+// received joins the notes of a message_received answer.
+func received(r hook.ReceivedResponse, err error) (joined, error) {
+	var parts []string
+	for _, n := range r.Notes {
+		parts = append(parts, "["+n.Label+"]\n"+n.Text)
+	}
+	return joined{strings.Join(parts, "\n")}, err
 }

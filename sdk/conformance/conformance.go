@@ -125,6 +125,25 @@ func HookChecks() []Check {
 	return []Check{{"before_agent_start", checkBeforeAgentStart}}
 }
 
+// ReceivedChecks are what a message_received hook owes the host: an
+// answer within the timeout, the same answer to a repeated call id, and a
+// drop that says why.
+func ReceivedChecks() []Check {
+	return []Check{{"message_received", checkMessageReceived}}
+}
+
+// SendingChecks are what a message_sending hook owes the host: an answer
+// within the timeout and the same answer to a repeated call id.
+func SendingChecks() []Check {
+	return []Check{{"message_sending", checkMessageSending}}
+}
+
+// EndChecks are what an agent_end hook owes the host: an answer within
+// the timeout, also to a repeated call id (at-least-once delivery).
+func EndChecks() []Check {
+	return []Check{{"agent_end", checkAgentEnd}}
+}
+
 // For returns the checks for a plugin so described: PluginChecks, then the
 // checks of each kind it offers (a channel's describe check is named
 // channel_describe there).
@@ -140,6 +159,15 @@ func For(d pluginclient.Description) []Check {
 	}
 	if d.Hook {
 		cs = append(cs, HookChecks()...)
+	}
+	if d.Received {
+		cs = append(cs, ReceivedChecks()...)
+	}
+	if d.Sending {
+		cs = append(cs, SendingChecks()...)
+	}
+	if d.Ender {
+		cs = append(cs, EndChecks()...)
 	}
 	return cs
 }

@@ -34,12 +34,7 @@ func checkDescribe(ctx context.Context, tg Target) (string, error) {
 	if d.Name == "" {
 		p.addf("describe: empty name")
 	}
-	var kinds []string
-	for k, on := range map[string]bool{"channel": d.Channel, "command": d.Command, "hook": d.Hook} {
-		if on {
-			kinds = append(kinds, k)
-		}
-	}
+	kinds := d.Kinds()
 	if len(kinds) == 0 {
 		p.addf("describe: the plugin offers no kind")
 	}

@@ -1,5 +1,10 @@
-// Package hook is the contract of a before_agent_start hook plugin: context
-// prepended to the prompt of every agent turn.
+// Package hook is the contract of the hook plugins: before_agent_start
+// ([Hook], context prepended to the prompt of every agent turn) and the
+// lifecycle hooks message_received ([Received]: pass, rewrite, add notes
+// to or drop an inbound message before the queue), message_sending
+// ([Sending]: rewrite, add media to or suppress a reply before the outbox)
+// and agent_end ([Ender]: observe a finished turn, at least once). A
+// plugin offers any of them through the fields of sdk.Plugin.
 package hook
 
 import (

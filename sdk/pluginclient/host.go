@@ -156,10 +156,29 @@ var setupErrors = []string{
 type Description struct {
 	Name, Version, SDKVersion string
 	Channel, Command, Hook    bool
+	// Received, Sending and Ender: the plugin is a message_received,
+	// message_sending or agent_end hook.
+	Received, Sending, Ender bool
 	// Capabilities is set for channels. Typing, Edit, Reactions and
 	// CommandMenu report the optional interfaces the channel implements.
 	Capabilities                         channel.Capabilities
 	Typing, Edit, Reactions, CommandMenu bool
+}
+
+// Kinds names the kinds the plugin offers, in a fixed order: channel,
+// command, hook (before_agent_start), message_received, message_sending,
+// agent_end.
+func (d Description) Kinds() []string {
+	var ks []string
+	for _, k := range []struct {
+		name string
+		on   bool
+	}{{"channel", d.Channel}, {"command", d.Command}, {"hook", d.Hook}, {"message_received", d.Received}, {"message_sending", d.Sending}, {"agent_end", d.Ender}} {
+		if k.on {
+			ks = append(ks, k.name)
+		}
+	}
+	return ks
 }
 
 // Plugin is a typed client of one plugin process.
@@ -168,6 +187,9 @@ type Plugin struct {
 	ch   pb.ChannelServiceClient
 	cmd  pb.CommandServiceClient
 	hk   pb.HookServiceClient
+	rcv  pb.MessageReceivedServiceClient
+	snd  pb.MessageSendingServiceClient
+	end  pb.AgentEndServiceClient
 }
 
 // Wrap returns a Plugin over conn (the value go-plugin's Dispense returned).
@@ -177,6 +199,9 @@ func Wrap(conn grpc.ClientConnInterface) *Plugin {
 		ch:   pb.NewChannelServiceClient(conn),
 		cmd:  pb.NewCommandServiceClient(conn),
 		hk:   pb.NewHookServiceClient(conn),
+		rcv:  pb.NewMessageReceivedServiceClient(conn),
+		snd:  pb.NewMessageSendingServiceClient(conn),
+		end:  pb.NewAgentEndServiceClient(conn),
 	}
 }
 
@@ -195,6 +220,12 @@ func (p *Plugin) Describe(ctx context.Context) (Description, error) {
 			d.Command = true
 		case pb.Kind_KIND_HOOK:
 			d.Hook = true
+		case pb.Kind_KIND_MESSAGE_RECEIVED:
+			d.Received = true
+		case pb.Kind_KIND_MESSAGE_SENDING:
+			d.Sending = true
+		case pb.Kind_KIND_AGENT_END:
+			d.Ender = true
 		}
 	}
 	if c := r.GetChannel(); c != nil {
@@ -470,6 +501,42 @@ func (p *Plugin) BeforeAgentStart(ctx context.Context, req hook.Request) (hook.R
 		return hook.Response{}, wire.ErrorFromProto(e)
 	}
 	return hook.Response{PrependContext: r.GetPrependContext(), SystemPrompt: r.GetSystemPrompt()}, nil
+}
+
+// MessageReceived calls a message_received hook.
+func (p *Plugin) MessageReceived(ctx context.Context, req hook.ReceivedRequest) (hook.ReceivedResponse, error) {
+	r, err := p.rcv.MessageReceived(ctx, wire.ReceivedToProto(req))
+	if err != nil {
+		return hook.ReceivedResponse{}, mapErr("message_received", err)
+	}
+	if e := r.GetError(); e != nil {
+		return hook.ReceivedResponse{}, wire.ErrorFromProto(e)
+	}
+	return wire.ReceivedResponseFromProto(r), nil
+}
+
+// MessageSending calls a message_sending hook.
+func (p *Plugin) MessageSending(ctx context.Context, req hook.SendingRequest) (hook.SendingResponse, error) {
+	r, err := p.snd.MessageSending(ctx, wire.SendingToProto(req))
+	if err != nil {
+		return hook.SendingResponse{}, mapErr("message_sending", err)
+	}
+	if e := r.GetError(); e != nil {
+		return hook.SendingResponse{}, wire.ErrorFromProto(e)
+	}
+	return wire.SendingResponseFromProto(r), nil
+}
+
+// AgentEnd calls an agent_end hook.
+func (p *Plugin) AgentEnd(ctx context.Context, end hook.End) error {
+	r, err := p.end.AgentEnd(ctx, wire.EndToProto(end))
+	if err != nil {
+		return mapErr("agent_end", err)
+	}
+	if e := r.GetError(); e != nil {
+		return wire.ErrorFromProto(e)
+	}
+	return nil
 }
 
 // EnvReattach names the environment variable with which a host attaches to

@@ -98,6 +98,10 @@ var figures = []figure{
 	{Name: "inbound → stdin p50, agent resolution", Bench: "BenchmarkInboundToRun/features=agents", Metric: "run-p50-ns", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "inbound → stdin p50, turn card", Bench: "BenchmarkInboundToRun/features=card", Metric: "run-p50-ns", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "inbound → stdin p50, all four", Bench: "BenchmarkInboundToRun/features=all", Metric: "run-p50-ns", Info: true, Scale: 1e3, Unit: "µs"},
+	// Issue 59: what a no-op lifecycle hook (answering at once) adds to a
+	// warm turn's p50, against the same pipeline without it.
+	{Name: "a no-op message_received hook: added to a warm turn, p50", Bench: "BenchmarkLifecycleHooks/hook=received", Metric: "added-p50-ns", Goal: 5e5, Max: true, Scale: 1e6, Unit: "ms"},
+	{Name: "a no-op message_sending hook: added to a warm turn, p50", Bench: "BenchmarkLifecycleHooks/hook=sending", Metric: "added-p50-ns", Goal: 5e5, Max: true, Scale: 1e6, Unit: "ms"},
 	{Name: "pipeline, features off", Bench: "BenchmarkPipelineFeatures/features=none", Metric: "msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
 	{Name: "pipeline, usage ledger", Bench: "BenchmarkPipelineFeatures/features=ledger", Metric: "msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
 	{Name: "pipeline, prompt section", Bench: "BenchmarkPipelineFeatures/features=prompt", Metric: "msgs/s", Info: true, Scale: 1, Unit: "msg/s"},

@@ -144,6 +144,18 @@ func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
 	return nil
 }
 
+// Amend implements [store.Journal].
+func (d *DB) Amend(ctx context.Context, id int64, message []byte) error {
+	tag, err := d.exec(ctx, `UPDATE journal SET message = $1 WHERE id = $2 AND state = 'accepted'`, message, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = refuse(context.WithoutCancel(ctx), d.pool, id, store.StateAccepted)
+	}
+	if err != nil {
+		return fmt.Errorf("amend %d: %w", id, err)
+	}
+	return nil
+}
+
 // Start implements [store.Journal].
 func (d *DB) Start(ctx context.Context, ids ...int64) error {
 	if len(ids) == 0 {

@@ -155,6 +155,25 @@ func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
 	return nil
 }
 
+// Amend implements [store.Journal].
+func (d *DB) Amend(ctx context.Context, id int64, message []byte) error {
+	err := d.w.do(ctx, func(t *wtx) error {
+		s, err := t.state(id)
+		if err != nil {
+			return err
+		}
+		if s != store.StateAccepted {
+			return fmt.Errorf("entry %d: %w: %s → %s (amend)", id, store.ErrBadTransition, s, store.StateAccepted)
+		}
+		_, err = t.exec(`INSERT INTO journal_messages(id, message) VALUES (?1, ?2) ON CONFLICT(id) DO UPDATE SET message = excluded.message`, id, message)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("amend %d: %w", id, err)
+	}
+	return nil
+}
+
 // Start implements [store.Journal].
 func (d *DB) Start(ctx context.Context, ids ...int64) error {
 	if len(ids) == 0 {

@@ -354,3 +354,43 @@ func testFailureIsolation(t *testing.T, h *env) {
 		}
 	}
 }
+
+// testAmend: an accepted entry's message is replaced (durably: a restart
+// reads the new one, as Resume); a routed, started or finished entry's is
+// not, and a missing entry is ErrNotFound.
+func testAmend(t *testing.T, h *env) {
+	d := h.open()
+	ctx := context.Background()
+	id := mustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "c1", MessageID: "m1", Message: []byte(`{"body":"voice"}`)})
+	if err := d.Amend(ctx, id, []byte(`{"body":"transcript"}`)); err != nil {
+		t.Fatal(err)
+	}
+	e, err := d.Entry(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(e.Message) != `{"body":"transcript"}` || e.State != store.StateAccepted {
+		t.Fatalf("after Amend: %s in %s", e.Message, e.State)
+	}
+	d.Close()
+	d = h.open()
+	rec, err := d.Recover(ctx, store.RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Resume) != 1 || string(rec.Resume[0].Message) != `{"body":"transcript"}` {
+		t.Fatalf("after a restart Resume = %+v", rec.Resume)
+	}
+	if err := d.Enqueue(ctx, id, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Amend(ctx, id, []byte(`{"body":"late"}`)); !errors.Is(err, store.ErrBadTransition) {
+		t.Fatalf("Amend of a queued entry: err = %v, want store.ErrBadTransition", err)
+	}
+	if e, _ := d.Entry(ctx, id); string(e.Message) != `{"body":"transcript"}` {
+		t.Fatalf("a refused Amend changed the message: %s", e.Message)
+	}
+	if err := d.Amend(ctx, id+100, []byte(`{}`)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Amend of a missing entry: err = %v, want store.ErrNotFound", err)
+	}
+}

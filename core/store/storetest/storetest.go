@@ -68,6 +68,7 @@ var cases = []struct {
 	{"StateMachine", testStateMachine},
 	{"QueuePrimitives", testQueuePrimitives},
 	{"Begin", testBegin},
+	{"Amend", testAmend},
 	{"CancelledContext", testCancelledContext},
 	{"FailureIsolation", testFailureIsolation},
 	{"Outbox", testOutbox},

@@ -359,20 +359,14 @@ func RepliesFromProto(rs []*pb.Reply) []command.Reply {
 
 // HookToProto converts a hook request.
 func HookToProto(r hook.Request) *pb.BeforeAgentStartRequest {
-	out := &pb.BeforeAgentStartRequest{Conversation: ConversationToProto(r.Conversation), Sender: SenderToProto(r.Sender), Message: r.Message, NewSession: r.NewSession, Workspace: r.Workspace, SessionId: r.SessionID}
-	for _, a := range r.Attachments {
-		out.Attachments = append(out.Attachments, &pb.Attachment{Kind: string(a.Kind), Path: a.Path, Mime: a.MIME, Filename: a.Filename, Size: a.Size})
-	}
-	return out
+	return &pb.BeforeAgentStartRequest{Conversation: ConversationToProto(r.Conversation), Sender: SenderToProto(r.Sender), Message: r.Message, NewSession: r.NewSession, Workspace: r.Workspace, SessionId: r.SessionID,
+		Attachments: attachmentsToProto(r.Attachments)}
 }
 
 // HookFromProto converts a hook request.
 func HookFromProto(r *pb.BeforeAgentStartRequest) hook.Request {
-	out := hook.Request{Conversation: ConversationFromProto(r.GetConversation()), Sender: SenderFromProto(r.GetSender()), Message: r.GetMessage(), NewSession: r.GetNewSession(), Workspace: r.GetWorkspace(), SessionID: r.GetSessionId()}
-	for _, a := range r.GetAttachments() {
-		out.Attachments = append(out.Attachments, hook.Attachment{Kind: channel.MediaKind(a.GetKind()), Path: a.GetPath(), MIME: a.GetMime(), Filename: a.GetFilename(), Size: a.GetSize()})
-	}
-	return out
+	return hook.Request{Conversation: ConversationFromProto(r.GetConversation()), Sender: SenderFromProto(r.GetSender()), Message: r.GetMessage(), NewSession: r.GetNewSession(), Workspace: r.GetWorkspace(), SessionID: r.GetSessionId(),
+		Attachments: attachmentsFromProto(r.GetAttachments())}
 }
 
 // StatusToProto converts a plugin's status report.
@@ -402,6 +396,120 @@ func StatusFromProto(s *pb.PluginStatus) status.Status {
 		if ms := a.GetExpiresAtMs(); ms > 0 {
 			out.Attention.ExpiresAt = time.UnixMilli(ms)
 		}
+	}
+	return out
+}
+
+// attachmentsToProto converts saved attachments.
+func attachmentsToProto(as []hook.Attachment) []*pb.Attachment {
+	var out []*pb.Attachment
+	for _, a := range as {
+		out = append(out, &pb.Attachment{Kind: string(a.Kind), Path: a.Path, Mime: a.MIME, Filename: a.Filename, Size: a.Size})
+	}
+	return out
+}
+
+// attachmentsFromProto converts saved attachments.
+func attachmentsFromProto(as []*pb.Attachment) []hook.Attachment {
+	var out []hook.Attachment
+	for _, a := range as {
+		out = append(out, hook.Attachment{Kind: channel.MediaKind(a.GetKind()), Path: a.GetPath(), MIME: a.GetMime(), Filename: a.GetFilename(), Size: a.GetSize()})
+	}
+	return out
+}
+
+// msToTime converts Unix milliseconds; 0 is the zero time.
+func msToTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// timeToMs converts a time to Unix milliseconds; the zero time is 0.
+func timeToMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// ReceivedToProto converts a message_received request.
+func ReceivedToProto(r hook.ReceivedRequest) *pb.MessageReceivedRequest {
+	return &pb.MessageReceivedRequest{CallId: r.CallID, Conversation: ConversationToProto(r.Conversation), Sender: SenderToProto(r.Sender), Text: r.Text,
+		Attachments: attachmentsToProto(r.Attachments), MessageId: r.MessageID, TimestampMs: timeToMs(r.Timestamp)}
+}
+
+// ReceivedFromProto converts a message_received request.
+func ReceivedFromProto(r *pb.MessageReceivedRequest) hook.ReceivedRequest {
+	return hook.ReceivedRequest{CallID: r.GetCallId(), Conversation: ConversationFromProto(r.GetConversation()), Sender: SenderFromProto(r.GetSender()), Text: r.GetText(),
+		Attachments: attachmentsFromProto(r.GetAttachments()), MessageID: r.GetMessageId(), Timestamp: msToTime(r.GetTimestampMs())}
+}
+
+// ReceivedResponseToProto converts a message_received decision.
+func ReceivedResponseToProto(r hook.ReceivedResponse) *pb.MessageReceivedResponse {
+	out := &pb.MessageReceivedResponse{Rewrite: r.Rewrite, Text: r.Text, Drop: r.Drop, DropReason: r.DropReason}
+	for _, n := range r.Notes {
+		out.Notes = append(out.Notes, &pb.Note{Attachment: n.Attachment, Label: n.Label, Text: n.Text, Replace: n.Replace})
+	}
+	return out
+}
+
+// ReceivedResponseFromProto converts a message_received decision.
+func ReceivedResponseFromProto(r *pb.MessageReceivedResponse) hook.ReceivedResponse {
+	out := hook.ReceivedResponse{Rewrite: r.GetRewrite(), Text: r.GetText(), Drop: r.GetDrop(), DropReason: r.GetDropReason()}
+	for _, n := range r.GetNotes() {
+		out.Notes = append(out.Notes, hook.Note{Attachment: n.GetAttachment(), Label: n.GetLabel(), Text: n.GetText(), Replace: n.GetReplace()})
+	}
+	return out
+}
+
+// SendingToProto converts a message_sending request.
+func SendingToProto(r hook.SendingRequest) *pb.MessageSendingRequest {
+	return &pb.MessageSendingRequest{CallId: r.CallID, Conversation: ConversationToProto(r.Conversation), Text: r.Text, Format: string(r.Format), Agent: r.Agent}
+}
+
+// SendingFromProto converts a message_sending request.
+func SendingFromProto(r *pb.MessageSendingRequest) hook.SendingRequest {
+	return hook.SendingRequest{CallID: r.GetCallId(), Conversation: ConversationFromProto(r.GetConversation()), Text: r.GetText(), Format: channel.Format(r.GetFormat()), Agent: r.GetAgent()}
+}
+
+// SendingResponseToProto converts a message_sending decision.
+func SendingResponseToProto(r hook.SendingResponse) *pb.MessageSendingResponse {
+	out := &pb.MessageSendingResponse{Rewrite: r.Rewrite, Text: r.Text, Suppress: r.Suppress}
+	for _, m := range r.Media {
+		out.Media = append(out.Media, &pb.MediaFile{Filename: m.Filename, Mime: m.MIME, Data: m.Data, Kind: string(m.Kind)})
+	}
+	return out
+}
+
+// SendingResponseFromProto converts a message_sending decision.
+func SendingResponseFromProto(r *pb.MessageSendingResponse) hook.SendingResponse {
+	out := hook.SendingResponse{Rewrite: r.GetRewrite(), Text: r.GetText(), Suppress: r.GetSuppress()}
+	for _, m := range r.GetMedia() {
+		out.Media = append(out.Media, hook.MediaFile{Filename: m.GetFilename(), MIME: m.GetMime(), Data: m.GetData(), Kind: channel.MediaKind(m.GetKind())})
+	}
+	return out
+}
+
+// EndToProto converts an agent_end event.
+func EndToProto(e hook.End) *pb.AgentEndRequest {
+	out := &pb.AgentEndRequest{CallId: e.CallID, Conversation: ConversationToProto(e.Conversation), Sender: SenderToProto(e.Sender), Agent: e.Agent,
+		Outcome: string(e.Outcome), ReplyText: e.ReplyText, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CostUsd: e.CostUSD,
+		DurationMs: e.Duration.Milliseconds(), SessionId: e.SessionID}
+	for _, s := range e.ToolSteps {
+		out.ToolSteps = append(out.ToolSteps, &pb.ToolStep{Name: s.Name, Summary: s.Summary})
+	}
+	return out
+}
+
+// EndFromProto converts an agent_end event.
+func EndFromProto(r *pb.AgentEndRequest) hook.End {
+	out := hook.End{CallID: r.GetCallId(), Conversation: ConversationFromProto(r.GetConversation()), Sender: SenderFromProto(r.GetSender()), Agent: r.GetAgent(),
+		Outcome: hook.Outcome(r.GetOutcome()), ReplyText: r.GetReplyText(), InputTokens: r.GetInputTokens(), OutputTokens: r.GetOutputTokens(), CostUSD: r.GetCostUsd(),
+		Duration: time.Duration(r.GetDurationMs()) * time.Millisecond, SessionID: r.GetSessionId()}
+	for _, s := range r.GetToolSteps() {
+		out.ToolSteps = append(out.ToolSteps, hook.ToolStep{Name: s.GetName(), Summary: s.GetSummary()})
 	}
 	return out
 }

@@ -143,6 +143,16 @@ func TestRoundTrips(t *testing.T) {
 		t.Parallel()
 		roundTrip(t, filled[hook.Request](), func(v hook.Request) any { return HookToProto(v) },
 			func(p any) hook.Request { return HookFromProto(p.(*pb.BeforeAgentStartRequest)) })
+		roundTrip(t, filled[hook.ReceivedRequest](), func(v hook.ReceivedRequest) any { return ReceivedToProto(v) },
+			func(p any) hook.ReceivedRequest { return ReceivedFromProto(p.(*pb.MessageReceivedRequest)) })
+		roundTrip(t, filled[hook.ReceivedResponse](), func(v hook.ReceivedResponse) any { return ReceivedResponseToProto(v) },
+			func(p any) hook.ReceivedResponse { return ReceivedResponseFromProto(p.(*pb.MessageReceivedResponse)) })
+		roundTrip(t, filled[hook.SendingRequest](), func(v hook.SendingRequest) any { return SendingToProto(v) },
+			func(p any) hook.SendingRequest { return SendingFromProto(p.(*pb.MessageSendingRequest)) })
+		roundTrip(t, filled[hook.SendingResponse](), func(v hook.SendingResponse) any { return SendingResponseToProto(v) },
+			func(p any) hook.SendingResponse { return SendingResponseFromProto(p.(*pb.MessageSendingResponse)) })
+		roundTrip(t, filled[hook.End](), func(v hook.End) any { return EndToProto(v) },
+			func(p any) hook.End { return EndFromProto(p.(*pb.AgentEndRequest)) })
 	})
 	t.Run("schema", func(t *testing.T) {
 		t.Parallel()
@@ -189,7 +199,8 @@ func TestFillerSetsEveryField(t *testing.T) {
 		}
 		return out
 	}
-	for _, v := range []any{filled[channel.InboundMessage](), filled[command.Request](), filled[status.Status](), filled[channel.Capabilities]()} {
+	for _, v := range []any{filled[channel.InboundMessage](), filled[command.Request](), filled[status.Status](), filled[channel.Capabilities](),
+		filled[hook.ReceivedRequest](), filled[hook.ReceivedResponse](), filled[hook.SendingRequest](), filled[hook.SendingResponse](), filled[hook.End]()} {
 		if z := zero(reflect.ValueOf(v), fmt.Sprintf("%T", v)); len(z) > 0 {
 			t.Errorf("left zero: %v", z)
 		}

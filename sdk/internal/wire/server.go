@@ -34,6 +34,9 @@ type Impl struct {
 	Channel       channel.Channel
 	Command       command.Handler
 	Hook          hook.Hook
+	Received      hook.Received
+	Sending       hook.Sending
+	Ender         hook.Ender
 }
 
 // Kinds lists the kinds Impl offers.
@@ -48,6 +51,15 @@ func (i *Impl) Kinds() []pb.Kind {
 	if i.Hook != nil {
 		ks = append(ks, pb.Kind_KIND_HOOK)
 	}
+	if i.Received != nil {
+		ks = append(ks, pb.Kind_KIND_MESSAGE_RECEIVED)
+	}
+	if i.Sending != nil {
+		ks = append(ks, pb.Kind_KIND_MESSAGE_SENDING)
+	}
+	if i.Ender != nil {
+		ks = append(ks, pb.Kind_KIND_AGENT_END)
+	}
 	return ks
 }
 
@@ -58,6 +70,9 @@ type Server struct {
 	pb.UnimplementedChannelServiceServer
 	pb.UnimplementedCommandServiceServer
 	pb.UnimplementedHookServiceServer
+	pb.UnimplementedMessageReceivedServiceServer
+	pb.UnimplementedMessageSendingServiceServer
+	pb.UnimplementedAgentEndServiceServer
 
 	Impl    *Impl
 	Log     hclog.Logger
@@ -93,6 +108,15 @@ func (srv *Server) Register(s *grpc.Server) {
 	}
 	if srv.Impl.Hook != nil {
 		pb.RegisterHookServiceServer(s, srv)
+	}
+	if srv.Impl.Received != nil {
+		pb.RegisterMessageReceivedServiceServer(s, srv)
+	}
+	if srv.Impl.Sending != nil {
+		pb.RegisterMessageSendingServiceServer(s, srv)
+	}
+	if srv.Impl.Ender != nil {
+		pb.RegisterAgentEndServiceServer(s, srv)
 	}
 }
 
@@ -409,4 +433,30 @@ func RecoverStream(log hclog.Logger) grpc.StreamServerInterceptor {
 		}()
 		return handler(srv, ss)
 	}
+}
+
+// MessageReceived implements MessageReceivedService.
+func (srv *Server) MessageReceived(ctx context.Context, req *pb.MessageReceivedRequest) (*pb.MessageReceivedResponse, error) {
+	res, err := srv.Impl.Received.MessageReceived(ctx, ReceivedFromProto(req))
+	if err != nil {
+		return &pb.MessageReceivedResponse{Error: ErrorToProto(err)}, nil
+	}
+	return ReceivedResponseToProto(res), nil
+}
+
+// MessageSending implements MessageSendingService.
+func (srv *Server) MessageSending(ctx context.Context, req *pb.MessageSendingRequest) (*pb.MessageSendingResponse, error) {
+	res, err := srv.Impl.Sending.MessageSending(ctx, SendingFromProto(req))
+	if err != nil {
+		return &pb.MessageSendingResponse{Error: ErrorToProto(err)}, nil
+	}
+	return SendingResponseToProto(res), nil
+}
+
+// AgentEnd implements AgentEndService.
+func (srv *Server) AgentEnd(ctx context.Context, req *pb.AgentEndRequest) (*pb.AgentEndResponse, error) {
+	if err := srv.Impl.Ender.AgentEnd(ctx, EndFromProto(req)); err != nil {
+		return &pb.AgentEndResponse{Error: ErrorToProto(err)}, nil
+	}
+	return &pb.AgentEndResponse{}, nil
 }

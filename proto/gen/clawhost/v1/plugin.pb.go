@@ -42,6 +42,11 @@ const (
 	Kind_KIND_CHANNEL     Kind = 1
 	Kind_KIND_COMMAND     Kind = 2
 	Kind_KIND_HOOK        Kind = 3
+	// The lifecycle hooks (added after v1.0): a plugin of such a kind serves
+	// the service of the same name at the end of this file.
+	Kind_KIND_MESSAGE_RECEIVED Kind = 4
+	Kind_KIND_MESSAGE_SENDING  Kind = 5
+	Kind_KIND_AGENT_END        Kind = 6
 )
 
 // Enum value maps for Kind.
@@ -51,12 +56,18 @@ var (
 		1: "KIND_CHANNEL",
 		2: "KIND_COMMAND",
 		3: "KIND_HOOK",
+		4: "KIND_MESSAGE_RECEIVED",
+		5: "KIND_MESSAGE_SENDING",
+		6: "KIND_AGENT_END",
 	}
 	Kind_value = map[string]int32{
-		"KIND_UNSPECIFIED": 0,
-		"KIND_CHANNEL":     1,
-		"KIND_COMMAND":     2,
-		"KIND_HOOK":        3,
+		"KIND_UNSPECIFIED":      0,
+		"KIND_CHANNEL":          1,
+		"KIND_COMMAND":          2,
+		"KIND_HOOK":             3,
+		"KIND_MESSAGE_RECEIVED": 4,
+		"KIND_MESSAGE_SENDING":  5,
+		"KIND_AGENT_END":        6,
 	}
 )
 
@@ -3540,6 +3551,728 @@ func (x *BeforeAgentStartResponse) GetError() *PluginError {
 	return nil
 }
 
+type MessageReceivedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// call_id identifies the message (its journal entry on this storage).
+	CallId       string        `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Conversation *Conversation `protobuf:"bytes,2,opt,name=conversation,proto3" json:"conversation,omitempty"`
+	Sender       *Sender       `protobuf:"bytes,3,opt,name=sender,proto3" json:"sender,omitempty"`
+	// text is the message's text as the previous hook left it.
+	Text string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	// attachments are the message's media, saved on the host.
+	Attachments   []*Attachment `protobuf:"bytes,5,rep,name=attachments,proto3" json:"attachments,omitempty"`
+	MessageId     string        `protobuf:"bytes,6,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	TimestampMs   int64         `protobuf:"varint,7,opt,name=timestamp_ms,json=timestampMs,proto3" json:"timestamp_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageReceivedRequest) Reset() {
+	*x = MessageReceivedRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageReceivedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageReceivedRequest) ProtoMessage() {}
+
+func (x *MessageReceivedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageReceivedRequest.ProtoReflect.Descriptor instead.
+func (*MessageReceivedRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *MessageReceivedRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *MessageReceivedRequest) GetConversation() *Conversation {
+	if x != nil {
+		return x.Conversation
+	}
+	return nil
+}
+
+func (x *MessageReceivedRequest) GetSender() *Sender {
+	if x != nil {
+		return x.Sender
+	}
+	return nil
+}
+
+func (x *MessageReceivedRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *MessageReceivedRequest) GetAttachments() []*Attachment {
+	if x != nil {
+		return x.Attachments
+	}
+	return nil
+}
+
+func (x *MessageReceivedRequest) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *MessageReceivedRequest) GetTimestampMs() int64 {
+	if x != nil {
+		return x.TimestampMs
+	}
+	return 0
+}
+
+// Note is text a message_received hook adds to a message.
+type Note struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// attachment, when set, is the path of the attachment the note is about
+	// (a transcript of a voice note); empty for a note on the message.
+	Attachment string `protobuf:"bytes,1,opt,name=attachment,proto3" json:"attachment,omitempty"`
+	// label heads the note in the prompt ("Voice note transcript").
+	Label string `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	Text  string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// replace, with attachment set, removes that attachment from the message:
+	// the note stands for it (the transcript replaces the audio).
+	Replace       bool `protobuf:"varint,4,opt,name=replace,proto3" json:"replace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Note) Reset() {
+	*x = Note{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Note) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Note) ProtoMessage() {}
+
+func (x *Note) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Note.ProtoReflect.Descriptor instead.
+func (*Note) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *Note) GetAttachment() string {
+	if x != nil {
+		return x.Attachment
+	}
+	return ""
+}
+
+func (x *Note) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *Note) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Note) GetReplace() bool {
+	if x != nil {
+		return x.Replace
+	}
+	return false
+}
+
+type MessageReceivedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// rewrite, when true, replaces the message's text by text.
+	Rewrite bool   `protobuf:"varint,1,opt,name=rewrite,proto3" json:"rewrite,omitempty"`
+	Text    string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// notes are added to the message, in order.
+	Notes []*Note `protobuf:"bytes,3,rep,name=notes,proto3" json:"notes,omitempty"`
+	// drop, when true, drops the message: the agent never sees it, the
+	// sender is told drop_reason (a generic sentence when empty).
+	Drop          bool         `protobuf:"varint,4,opt,name=drop,proto3" json:"drop,omitempty"`
+	DropReason    string       `protobuf:"bytes,5,opt,name=drop_reason,json=dropReason,proto3" json:"drop_reason,omitempty"`
+	Error         *PluginError `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageReceivedResponse) Reset() {
+	*x = MessageReceivedResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageReceivedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageReceivedResponse) ProtoMessage() {}
+
+func (x *MessageReceivedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageReceivedResponse.ProtoReflect.Descriptor instead.
+func (*MessageReceivedResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *MessageReceivedResponse) GetRewrite() bool {
+	if x != nil {
+		return x.Rewrite
+	}
+	return false
+}
+
+func (x *MessageReceivedResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *MessageReceivedResponse) GetNotes() []*Note {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+func (x *MessageReceivedResponse) GetDrop() bool {
+	if x != nil {
+		return x.Drop
+	}
+	return false
+}
+
+func (x *MessageReceivedResponse) GetDropReason() string {
+	if x != nil {
+		return x.DropReason
+	}
+	return ""
+}
+
+func (x *MessageReceivedResponse) GetError() *PluginError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+type MessageSendingRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// call_id identifies the reply (its journal entry on this storage).
+	CallId       string        `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Conversation *Conversation `protobuf:"bytes,2,opt,name=conversation,proto3" json:"conversation,omitempty"`
+	// text is the reply as the previous hook left it; format: plain | markdown.
+	Text   string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	Format string `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
+	// agent is the agent that wrote the reply.
+	Agent         string `protobuf:"bytes,5,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageSendingRequest) Reset() {
+	*x = MessageSendingRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageSendingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageSendingRequest) ProtoMessage() {}
+
+func (x *MessageSendingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageSendingRequest.ProtoReflect.Descriptor instead.
+func (*MessageSendingRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *MessageSendingRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *MessageSendingRequest) GetConversation() *Conversation {
+	if x != nil {
+		return x.Conversation
+	}
+	return nil
+}
+
+func (x *MessageSendingRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *MessageSendingRequest) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *MessageSendingRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+// MediaFile is a file a hook adds to a reply, by value: the host saves it
+// in the conversation's media directory and sends it with the reply.
+type MediaFile struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Filename string                 `protobuf:"bytes,1,opt,name=filename,proto3" json:"filename,omitempty"`
+	Mime     string                 `protobuf:"bytes,2,opt,name=mime,proto3" json:"mime,omitempty"`
+	Data     []byte                 `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	// kind: image | audio | voice | video | document; empty = from the name.
+	Kind          string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MediaFile) Reset() {
+	*x = MediaFile{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MediaFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MediaFile) ProtoMessage() {}
+
+func (x *MediaFile) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MediaFile.ProtoReflect.Descriptor instead.
+func (*MediaFile) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *MediaFile) GetFilename() string {
+	if x != nil {
+		return x.Filename
+	}
+	return ""
+}
+
+func (x *MediaFile) GetMime() string {
+	if x != nil {
+		return x.Mime
+	}
+	return ""
+}
+
+func (x *MediaFile) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *MediaFile) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+type MessageSendingResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// rewrite, when true, replaces the reply's text by text.
+	Rewrite bool   `protobuf:"varint,1,opt,name=rewrite,proto3" json:"rewrite,omitempty"`
+	Text    string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// media are files sent with the reply.
+	Media []*MediaFile `protobuf:"bytes,3,rep,name=media,proto3" json:"media,omitempty"`
+	// suppress, when true, sends nothing; the message is answered.
+	Suppress      bool         `protobuf:"varint,4,opt,name=suppress,proto3" json:"suppress,omitempty"`
+	Error         *PluginError `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageSendingResponse) Reset() {
+	*x = MessageSendingResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageSendingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageSendingResponse) ProtoMessage() {}
+
+func (x *MessageSendingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageSendingResponse.ProtoReflect.Descriptor instead.
+func (*MessageSendingResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *MessageSendingResponse) GetRewrite() bool {
+	if x != nil {
+		return x.Rewrite
+	}
+	return false
+}
+
+func (x *MessageSendingResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *MessageSendingResponse) GetMedia() []*MediaFile {
+	if x != nil {
+		return x.Media
+	}
+	return nil
+}
+
+func (x *MessageSendingResponse) GetSuppress() bool {
+	if x != nil {
+		return x.Suppress
+	}
+	return false
+}
+
+func (x *MessageSendingResponse) GetError() *PluginError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// ToolStep is one tool call of a turn.
+type ToolStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the tool's name ("Bash", "Read", an MCP tool's full name).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// summary describes the input in one line of at most 80 characters (the
+	// command, path, pattern or URL); empty when nothing suitable is there.
+	Summary       string `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolStep) Reset() {
+	*x = ToolStep{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolStep) ProtoMessage() {}
+
+func (x *ToolStep) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolStep.ProtoReflect.Descriptor instead.
+func (*ToolStep) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ToolStep) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolStep) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+type AgentEndRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// call_id is the idempotency key: the same for every delivery of this
+	// turn's end.
+	CallId       string        `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Conversation *Conversation `protobuf:"bytes,2,opt,name=conversation,proto3" json:"conversation,omitempty"`
+	Sender       *Sender       `protobuf:"bytes,3,opt,name=sender,proto3" json:"sender,omitempty"`
+	Agent        string        `protobuf:"bytes,4,opt,name=agent,proto3" json:"agent,omitempty"`
+	// outcome: ok | error | aborted | no_reply.
+	Outcome string `protobuf:"bytes,5,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// reply_text is the reply as recorded (after message_sending hooks).
+	ReplyText     string      `protobuf:"bytes,6,opt,name=reply_text,json=replyText,proto3" json:"reply_text,omitempty"`
+	InputTokens   int64       `protobuf:"varint,7,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens  int64       `protobuf:"varint,8,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	CostUsd       float64     `protobuf:"fixed64,9,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	ToolSteps     []*ToolStep `protobuf:"bytes,10,rep,name=tool_steps,json=toolSteps,proto3" json:"tool_steps,omitempty"`
+	DurationMs    int64       `protobuf:"varint,11,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	SessionId     string      `protobuf:"bytes,12,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentEndRequest) Reset() {
+	*x = AgentEndRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentEndRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentEndRequest) ProtoMessage() {}
+
+func (x *AgentEndRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentEndRequest.ProtoReflect.Descriptor instead.
+func (*AgentEndRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *AgentEndRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *AgentEndRequest) GetConversation() *Conversation {
+	if x != nil {
+		return x.Conversation
+	}
+	return nil
+}
+
+func (x *AgentEndRequest) GetSender() *Sender {
+	if x != nil {
+		return x.Sender
+	}
+	return nil
+}
+
+func (x *AgentEndRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *AgentEndRequest) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *AgentEndRequest) GetReplyText() string {
+	if x != nil {
+		return x.ReplyText
+	}
+	return ""
+}
+
+func (x *AgentEndRequest) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *AgentEndRequest) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *AgentEndRequest) GetCostUsd() float64 {
+	if x != nil {
+		return x.CostUsd
+	}
+	return 0
+}
+
+func (x *AgentEndRequest) GetToolSteps() []*ToolStep {
+	if x != nil {
+		return x.ToolSteps
+	}
+	return nil
+}
+
+func (x *AgentEndRequest) GetDurationMs() int64 {
+	if x != nil {
+		return x.DurationMs
+	}
+	return 0
+}
+
+func (x *AgentEndRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+type AgentEndResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *PluginError           `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentEndResponse) Reset() {
+	*x = AgentEndResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentEndResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentEndResponse) ProtoMessage() {}
+
+func (x *AgentEndResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentEndResponse.ProtoReflect.Descriptor instead.
+func (*AgentEndResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *AgentEndResponse) GetError() *PluginError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_clawhost_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_clawhost_v1_plugin_proto_rawDesc = "" +
@@ -3796,12 +4529,79 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x18BeforeAgentStartResponse\x12'\n" +
 	"\x0fprepend_context\x18\x01 \x01(\tR\x0eprependContext\x12#\n" +
 	"\rsystem_prompt\x18\x02 \x01(\tR\fsystemPrompt\x12.\n" +
-	"\x05error\x18\x03 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error*O\n" +
+	"\x05error\x18\x03 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\xae\x02\n" +
+	"\x16MessageReceivedRequest\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12=\n" +
+	"\fconversation\x18\x02 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12+\n" +
+	"\x06sender\x18\x03 \x01(\v2\x13.clawhost.v1.SenderR\x06sender\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\x129\n" +
+	"\vattachments\x18\x05 \x03(\v2\x17.clawhost.v1.AttachmentR\vattachments\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x06 \x01(\tR\tmessageId\x12!\n" +
+	"\ftimestamp_ms\x18\a \x01(\x03R\vtimestampMs\"j\n" +
+	"\x04Note\x12\x1e\n" +
+	"\n" +
+	"attachment\x18\x01 \x01(\tR\n" +
+	"attachment\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x18\n" +
+	"\areplace\x18\x04 \x01(\bR\areplace\"\xd5\x01\n" +
+	"\x17MessageReceivedResponse\x12\x18\n" +
+	"\arewrite\x18\x01 \x01(\bR\arewrite\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12'\n" +
+	"\x05notes\x18\x03 \x03(\v2\x11.clawhost.v1.NoteR\x05notes\x12\x12\n" +
+	"\x04drop\x18\x04 \x01(\bR\x04drop\x12\x1f\n" +
+	"\vdrop_reason\x18\x05 \x01(\tR\n" +
+	"dropReason\x12.\n" +
+	"\x05error\x18\x06 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\xb1\x01\n" +
+	"\x15MessageSendingRequest\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12=\n" +
+	"\fconversation\x18\x02 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x16\n" +
+	"\x06format\x18\x04 \x01(\tR\x06format\x12\x14\n" +
+	"\x05agent\x18\x05 \x01(\tR\x05agent\"c\n" +
+	"\tMediaFile\x12\x1a\n" +
+	"\bfilename\x18\x01 \x01(\tR\bfilename\x12\x12\n" +
+	"\x04mime\x18\x02 \x01(\tR\x04mime\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\"\xc0\x01\n" +
+	"\x16MessageSendingResponse\x12\x18\n" +
+	"\arewrite\x18\x01 \x01(\bR\arewrite\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12,\n" +
+	"\x05media\x18\x03 \x03(\v2\x16.clawhost.v1.MediaFileR\x05media\x12\x1a\n" +
+	"\bsuppress\x18\x04 \x01(\bR\bsuppress\x12.\n" +
+	"\x05error\x18\x05 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"8\n" +
+	"\bToolStep\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\asummary\x18\x02 \x01(\tR\asummary\"\xbe\x03\n" +
+	"\x0fAgentEndRequest\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12=\n" +
+	"\fconversation\x18\x02 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12+\n" +
+	"\x06sender\x18\x03 \x01(\v2\x13.clawhost.v1.SenderR\x06sender\x12\x14\n" +
+	"\x05agent\x18\x04 \x01(\tR\x05agent\x12\x18\n" +
+	"\aoutcome\x18\x05 \x01(\tR\aoutcome\x12\x1d\n" +
+	"\n" +
+	"reply_text\x18\x06 \x01(\tR\treplyText\x12!\n" +
+	"\finput_tokens\x18\a \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\b \x01(\x03R\foutputTokens\x12\x19\n" +
+	"\bcost_usd\x18\t \x01(\x01R\acostUsd\x124\n" +
+	"\n" +
+	"tool_steps\x18\n" +
+	" \x03(\v2\x15.clawhost.v1.ToolStepR\ttoolSteps\x12\x1f\n" +
+	"\vduration_ms\x18\v \x01(\x03R\n" +
+	"durationMs\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\f \x01(\tR\tsessionId\"B\n" +
+	"\x10AgentEndResponse\x12.\n" +
+	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error*\x98\x01\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fKIND_CHANNEL\x10\x01\x12\x10\n" +
 	"\fKIND_COMMAND\x10\x02\x12\r\n" +
-	"\tKIND_HOOK\x10\x032\xcf\x03\n" +
+	"\tKIND_HOOK\x10\x03\x12\x19\n" +
+	"\x15KIND_MESSAGE_RECEIVED\x10\x04\x12\x18\n" +
+	"\x14KIND_MESSAGE_SENDING\x10\x05\x12\x12\n" +
+	"\x0eKIND_AGENT_END\x10\x062\xcf\x03\n" +
 	"\rPluginService\x12G\n" +
 	"\bDescribe\x12\x1c.clawhost.v1.DescribeRequest\x1a\x1d.clawhost.v1.DescribeResponse\x12S\n" +
 	"\fConfigSchema\x12 .clawhost.v1.ConfigSchemaRequest\x1a!.clawhost.v1.ConfigSchemaResponse\x12G\n" +
@@ -3823,7 +4623,13 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\fListCommands\x12 .clawhost.v1.ListCommandsRequest\x1a!.clawhost.v1.ListCommandsResponse\x12D\n" +
 	"\aExecute\x12\x1b.clawhost.v1.ExecuteRequest\x1a\x1c.clawhost.v1.ExecuteResponse2n\n" +
 	"\vHookService\x12_\n" +
-	"\x10BeforeAgentStart\x12$.clawhost.v1.BeforeAgentStartRequest\x1a%.clawhost.v1.BeforeAgentStartResponseB?Z=github.com/clawhost/clawhost/proto/gen/clawhost/v1;clawhostv1b\x06proto3"
+	"\x10BeforeAgentStart\x12$.clawhost.v1.BeforeAgentStartRequest\x1a%.clawhost.v1.BeforeAgentStartResponse2v\n" +
+	"\x16MessageReceivedService\x12\\\n" +
+	"\x0fMessageReceived\x12#.clawhost.v1.MessageReceivedRequest\x1a$.clawhost.v1.MessageReceivedResponse2r\n" +
+	"\x15MessageSendingService\x12Y\n" +
+	"\x0eMessageSending\x12\".clawhost.v1.MessageSendingRequest\x1a#.clawhost.v1.MessageSendingResponse2Z\n" +
+	"\x0fAgentEndService\x12G\n" +
+	"\bAgentEnd\x12\x1c.clawhost.v1.AgentEndRequest\x1a\x1d.clawhost.v1.AgentEndResponseB?Z=github.com/clawhost/clawhost/proto/gen/clawhost/v1;clawhostv1b\x06proto3"
 
 var (
 	file_clawhost_v1_plugin_proto_rawDescOnce sync.Once
@@ -3838,7 +4644,7 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
@@ -3894,6 +4700,15 @@ var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(*BeforeAgentStartRequest)(nil),  // 51: clawhost.v1.BeforeAgentStartRequest
 	(*Attachment)(nil),               // 52: clawhost.v1.Attachment
 	(*BeforeAgentStartResponse)(nil), // 53: clawhost.v1.BeforeAgentStartResponse
+	(*MessageReceivedRequest)(nil),   // 54: clawhost.v1.MessageReceivedRequest
+	(*Note)(nil),                     // 55: clawhost.v1.Note
+	(*MessageReceivedResponse)(nil),  // 56: clawhost.v1.MessageReceivedResponse
+	(*MessageSendingRequest)(nil),    // 57: clawhost.v1.MessageSendingRequest
+	(*MediaFile)(nil),                // 58: clawhost.v1.MediaFile
+	(*MessageSendingResponse)(nil),   // 59: clawhost.v1.MessageSendingResponse
+	(*ToolStep)(nil),                 // 60: clawhost.v1.ToolStep
+	(*AgentEndRequest)(nil),          // 61: clawhost.v1.AgentEndRequest
+	(*AgentEndResponse)(nil),         // 62: clawhost.v1.AgentEndResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
@@ -3930,47 +4745,65 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	19, // 31: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
 	52, // 32: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
 	1,  // 33: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 34: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	6,  // 35: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	8,  // 36: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	10, // 37: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	13, // 38: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	16, // 39: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	18, // 40: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	27, // 41: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	29, // 42: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	32, // 43: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	34, // 44: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	36, // 45: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	38, // 46: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	40, // 47: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	43, // 48: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	45, // 49: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	48, // 50: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	51, // 51: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	3,  // 52: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	7,  // 53: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	9,  // 54: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	12, // 55: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	14, // 56: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	17, // 57: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	22, // 58: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	28, // 59: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	30, // 60: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	33, // 61: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	35, // 62: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	37, // 63: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	39, // 64: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	41, // 65: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	44, // 66: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	46, // 67: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	50, // 68: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	53, // 69: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	52, // [52:70] is the sub-list for method output_type
-	34, // [34:52] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	47, // 34: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 35: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
+	52, // 36: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
+	55, // 37: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
+	1,  // 38: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
+	47, // 39: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
+	58, // 40: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
+	1,  // 41: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
+	47, // 42: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
+	19, // 43: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
+	60, // 44: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
+	1,  // 45: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 46: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	6,  // 47: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	8,  // 48: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	10, // 49: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	13, // 50: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	16, // 51: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	18, // 52: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	27, // 53: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	29, // 54: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	32, // 55: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	34, // 56: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	36, // 57: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	38, // 58: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	40, // 59: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	43, // 60: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	45, // 61: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	48, // 62: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	51, // 63: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	54, // 64: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
+	57, // 65: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
+	61, // 66: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
+	3,  // 67: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	7,  // 68: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	9,  // 69: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	12, // 70: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	14, // 71: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	17, // 72: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	22, // 73: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	28, // 74: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	30, // 75: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	33, // 76: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	35, // 77: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	37, // 78: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	39, // 79: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	41, // 80: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	44, // 81: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	46, // 82: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	50, // 83: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	53, // 84: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	56, // 85: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
+	59, // 86: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
+	62, // 87: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
+	67, // [67:88] is the sub-list for method output_type
+	46, // [46:67] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
@@ -3984,9 +4817,9 @@ func file_clawhost_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   53,
+			NumMessages:   62,
 			NumExtensions: 0,
-			NumServices:   4,
+			NumServices:   7,
 		},
 		GoTypes:           file_clawhost_v1_plugin_proto_goTypes,
 		DependencyIndexes: file_clawhost_v1_plugin_proto_depIdxs,

@@ -1109,3 +1109,350 @@ var HookService_ServiceDesc = grpc.ServiceDesc{
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "clawhost/v1/plugin.proto",
 }
+
+const (
+	MessageReceivedService_MessageReceived_FullMethodName = "/clawhost.v1.MessageReceivedService/MessageReceived"
+)
+
+// MessageReceivedServiceClient is the client API for MessageReceivedService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// MessageReceivedService is served by message_received hook plugins.
+type MessageReceivedServiceClient interface {
+	// MessageReceived is called for an inbound message the host will pass to
+	// the agent: after access control and dedupe, before the queue. The
+	// instances run in config order, each seeing what the previous one
+	// returned. The host records the outcome with the journal entry before
+	// acting on it, so a restart never asks again for the same message. A
+	// call that fails or outlives messages.hook_timeout is skipped, or drops
+	// the message, as the plugin block's on_error says.
+	MessageReceived(ctx context.Context, in *MessageReceivedRequest, opts ...grpc.CallOption) (*MessageReceivedResponse, error)
+}
+
+type messageReceivedServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewMessageReceivedServiceClient(cc grpc.ClientConnInterface) MessageReceivedServiceClient {
+	return &messageReceivedServiceClient{cc}
+}
+
+func (c *messageReceivedServiceClient) MessageReceived(ctx context.Context, in *MessageReceivedRequest, opts ...grpc.CallOption) (*MessageReceivedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MessageReceivedResponse)
+	err := c.cc.Invoke(ctx, MessageReceivedService_MessageReceived_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MessageReceivedServiceServer is the server API for MessageReceivedService service.
+// All implementations must embed UnimplementedMessageReceivedServiceServer
+// for forward compatibility.
+//
+// MessageReceivedService is served by message_received hook plugins.
+type MessageReceivedServiceServer interface {
+	// MessageReceived is called for an inbound message the host will pass to
+	// the agent: after access control and dedupe, before the queue. The
+	// instances run in config order, each seeing what the previous one
+	// returned. The host records the outcome with the journal entry before
+	// acting on it, so a restart never asks again for the same message. A
+	// call that fails or outlives messages.hook_timeout is skipped, or drops
+	// the message, as the plugin block's on_error says.
+	MessageReceived(context.Context, *MessageReceivedRequest) (*MessageReceivedResponse, error)
+	mustEmbedUnimplementedMessageReceivedServiceServer()
+}
+
+// UnimplementedMessageReceivedServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedMessageReceivedServiceServer struct{}
+
+func (UnimplementedMessageReceivedServiceServer) MessageReceived(context.Context, *MessageReceivedRequest) (*MessageReceivedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MessageReceived not implemented")
+}
+func (UnimplementedMessageReceivedServiceServer) mustEmbedUnimplementedMessageReceivedServiceServer() {
+}
+func (UnimplementedMessageReceivedServiceServer) testEmbeddedByValue() {}
+
+// UnsafeMessageReceivedServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to MessageReceivedServiceServer will
+// result in compilation errors.
+type UnsafeMessageReceivedServiceServer interface {
+	mustEmbedUnimplementedMessageReceivedServiceServer()
+}
+
+func RegisterMessageReceivedServiceServer(s grpc.ServiceRegistrar, srv MessageReceivedServiceServer) {
+	// If the following call panics, it indicates UnimplementedMessageReceivedServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&MessageReceivedService_ServiceDesc, srv)
+}
+
+func _MessageReceivedService_MessageReceived_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MessageReceivedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessageReceivedServiceServer).MessageReceived(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessageReceivedService_MessageReceived_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessageReceivedServiceServer).MessageReceived(ctx, req.(*MessageReceivedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// MessageReceivedService_ServiceDesc is the grpc.ServiceDesc for MessageReceivedService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var MessageReceivedService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "clawhost.v1.MessageReceivedService",
+	HandlerType: (*MessageReceivedServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "MessageReceived",
+			Handler:    _MessageReceivedService_MessageReceived_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "clawhost/v1/plugin.proto",
+}
+
+const (
+	MessageSendingService_MessageSending_FullMethodName = "/clawhost.v1.MessageSendingService/MessageSending"
+)
+
+// MessageSendingServiceClient is the client API for MessageSendingService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// MessageSendingService is served by message_sending hook plugins.
+type MessageSendingServiceClient interface {
+	// MessageSending is called for an agent's reply before it is recorded in
+	// the outbox. What it returns is what the host records and sends; a
+	// restart never asks again (a recorded reply is only delivered). A call
+	// that fails or times out leaves the reply as it was.
+	MessageSending(ctx context.Context, in *MessageSendingRequest, opts ...grpc.CallOption) (*MessageSendingResponse, error)
+}
+
+type messageSendingServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewMessageSendingServiceClient(cc grpc.ClientConnInterface) MessageSendingServiceClient {
+	return &messageSendingServiceClient{cc}
+}
+
+func (c *messageSendingServiceClient) MessageSending(ctx context.Context, in *MessageSendingRequest, opts ...grpc.CallOption) (*MessageSendingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MessageSendingResponse)
+	err := c.cc.Invoke(ctx, MessageSendingService_MessageSending_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MessageSendingServiceServer is the server API for MessageSendingService service.
+// All implementations must embed UnimplementedMessageSendingServiceServer
+// for forward compatibility.
+//
+// MessageSendingService is served by message_sending hook plugins.
+type MessageSendingServiceServer interface {
+	// MessageSending is called for an agent's reply before it is recorded in
+	// the outbox. What it returns is what the host records and sends; a
+	// restart never asks again (a recorded reply is only delivered). A call
+	// that fails or times out leaves the reply as it was.
+	MessageSending(context.Context, *MessageSendingRequest) (*MessageSendingResponse, error)
+	mustEmbedUnimplementedMessageSendingServiceServer()
+}
+
+// UnimplementedMessageSendingServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedMessageSendingServiceServer struct{}
+
+func (UnimplementedMessageSendingServiceServer) MessageSending(context.Context, *MessageSendingRequest) (*MessageSendingResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MessageSending not implemented")
+}
+func (UnimplementedMessageSendingServiceServer) mustEmbedUnimplementedMessageSendingServiceServer() {}
+func (UnimplementedMessageSendingServiceServer) testEmbeddedByValue()                               {}
+
+// UnsafeMessageSendingServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to MessageSendingServiceServer will
+// result in compilation errors.
+type UnsafeMessageSendingServiceServer interface {
+	mustEmbedUnimplementedMessageSendingServiceServer()
+}
+
+func RegisterMessageSendingServiceServer(s grpc.ServiceRegistrar, srv MessageSendingServiceServer) {
+	// If the following call panics, it indicates UnimplementedMessageSendingServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&MessageSendingService_ServiceDesc, srv)
+}
+
+func _MessageSendingService_MessageSending_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MessageSendingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessageSendingServiceServer).MessageSending(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessageSendingService_MessageSending_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessageSendingServiceServer).MessageSending(ctx, req.(*MessageSendingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// MessageSendingService_ServiceDesc is the grpc.ServiceDesc for MessageSendingService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var MessageSendingService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "clawhost.v1.MessageSendingService",
+	HandlerType: (*MessageSendingServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "MessageSending",
+			Handler:    _MessageSendingService_MessageSending_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "clawhost/v1/plugin.proto",
+}
+
+const (
+	AgentEndService_AgentEnd_FullMethodName = "/clawhost.v1.AgentEndService/AgentEnd"
+)
+
+// AgentEndServiceClient is the client API for AgentEndService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// AgentEndService is served by agent_end hook plugins.
+type AgentEndServiceClient interface {
+	// AgentEnd is called after a turn's reply was recorded, off the reply's
+	// path. Observation only. At least once: a call that fails is repeated
+	// with the same call_id.
+	AgentEnd(ctx context.Context, in *AgentEndRequest, opts ...grpc.CallOption) (*AgentEndResponse, error)
+}
+
+type agentEndServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewAgentEndServiceClient(cc grpc.ClientConnInterface) AgentEndServiceClient {
+	return &agentEndServiceClient{cc}
+}
+
+func (c *agentEndServiceClient) AgentEnd(ctx context.Context, in *AgentEndRequest, opts ...grpc.CallOption) (*AgentEndResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AgentEndResponse)
+	err := c.cc.Invoke(ctx, AgentEndService_AgentEnd_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AgentEndServiceServer is the server API for AgentEndService service.
+// All implementations must embed UnimplementedAgentEndServiceServer
+// for forward compatibility.
+//
+// AgentEndService is served by agent_end hook plugins.
+type AgentEndServiceServer interface {
+	// AgentEnd is called after a turn's reply was recorded, off the reply's
+	// path. Observation only. At least once: a call that fails is repeated
+	// with the same call_id.
+	AgentEnd(context.Context, *AgentEndRequest) (*AgentEndResponse, error)
+	mustEmbedUnimplementedAgentEndServiceServer()
+}
+
+// UnimplementedAgentEndServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedAgentEndServiceServer struct{}
+
+func (UnimplementedAgentEndServiceServer) AgentEnd(context.Context, *AgentEndRequest) (*AgentEndResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AgentEnd not implemented")
+}
+func (UnimplementedAgentEndServiceServer) mustEmbedUnimplementedAgentEndServiceServer() {}
+func (UnimplementedAgentEndServiceServer) testEmbeddedByValue()                         {}
+
+// UnsafeAgentEndServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to AgentEndServiceServer will
+// result in compilation errors.
+type UnsafeAgentEndServiceServer interface {
+	mustEmbedUnimplementedAgentEndServiceServer()
+}
+
+func RegisterAgentEndServiceServer(s grpc.ServiceRegistrar, srv AgentEndServiceServer) {
+	// If the following call panics, it indicates UnimplementedAgentEndServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&AgentEndService_ServiceDesc, srv)
+}
+
+func _AgentEndService_AgentEnd_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AgentEndRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentEndServiceServer).AgentEnd(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentEndService_AgentEnd_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentEndServiceServer).AgentEnd(ctx, req.(*AgentEndRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// AgentEndService_ServiceDesc is the grpc.ServiceDesc for AgentEndService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var AgentEndService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "clawhost.v1.AgentEndService",
+	HandlerType: (*AgentEndServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "AgentEnd",
+			Handler:    _AgentEndService_AgentEnd_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "clawhost/v1/plugin.proto",
+}

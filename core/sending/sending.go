@@ -1,0 +1,114 @@
+// Package sending is the message_sending stage: an agent's reply, before
+// it is recorded in the outbox, goes through the message_sending hook
+// plugins in config order, each of which may rewrite its text, add media
+// (saved in the conversation's media directory and named by MEDIA: lines,
+// which delivery sends as the agent's own) or suppress it. What comes out
+// is what the outbox records and sends: a recorded reply is only ever
+// delivered, so a restart never asks the hooks again.
+package sending
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/hook"
+)
+
+// Hooks calls message_sending hook instances.
+type Hooks interface {
+	// MessageSending calls instance's hook, the call bounded by timeout;
+	// ok is false when the instance is not a message_sending hook.
+	MessageSending(ctx context.Context, instance string, req hook.SendingRequest, timeout time.Duration) (resp hook.SendingResponse, ok bool, err error)
+	// IsSendingHook reports whether instance is a message_sending hook, or
+	// may be one (it has not described itself yet). It does not block.
+	IsSendingHook(instance string) bool
+}
+
+// Files saves a file a hook added to a reply of session key where
+// delivery sends a MEDIA: line's file from (the session's own media
+// directory), and returns its path.
+type Files interface {
+	SaveMedia(key, filename string, data []byte) (string, error)
+}
+
+// Settings are the stage's configuration.
+type Settings struct {
+	// Hooks are the enabled plugin instances in config order; those that
+	// are not message_sending hooks are passed over.
+	Hooks []string
+	// Timeout bounds each hook's answer (messages.hook_timeout).
+	Timeout time.Duration
+}
+
+// Reply is a reply on its way to the outbox.
+type Reply struct {
+	// ID is the journal entry the reply answers (the call id).
+	ID           int64
+	Conversation command.Conversation
+	Agent        string
+	Text         string
+	Format       channel.Format
+}
+
+// Stage is the message_sending stage.
+type Stage struct {
+	hooks Hooks
+	files Files
+	log   hclog.Logger
+}
+
+// New returns the stage over its ports.
+func New(hooks Hooks, files Files, log hclog.Logger) *Stage {
+	return &Stage{hooks: hooks, files: files, log: log.Named("message_sending")}
+}
+
+// Shape runs the hooks on r and returns the text to record: r.Text when no
+// hook changed it, "" (with suppressed) when one suppressed it. A hook
+// that fails or times out is skipped: the reply goes on as the previous
+// hook left it. A file a hook added that cannot be saved is left out and
+// logged.
+func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, suppressed bool) {
+	text = r.Text
+	for _, inst := range set.Hooks {
+		if !s.hooks.IsSendingHook(inst) {
+			continue
+		}
+		req := hook.SendingRequest{CallID: strconv.FormatInt(r.ID, 10), Conversation: r.Conversation, Agent: r.Agent, Text: text, Format: r.Format}
+		resp, ok, err := s.hooks.MessageSending(ctx, inst, req, set.Timeout)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("message_sending hook failed; skipped", "hook", inst, "session", r.Conversation.SessionKey, "id", r.ID, "error", err)
+			}
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if resp.Suppress {
+			s.log.Info("reply suppressed by a message_sending hook", "hook", inst, "session", r.Conversation.SessionKey, "id", r.ID)
+			return "", true
+		}
+		if resp.Rewrite {
+			text = resp.Text
+		}
+		var lines []string
+		for _, m := range resp.Media {
+			path, err := s.files.SaveMedia(r.Conversation.SessionKey, m.Filename, m.Data)
+			if err != nil {
+				s.log.Warn("a file a message_sending hook added was not saved; not sent", "hook", inst, "file", m.Filename, "error", err)
+				continue
+			}
+			lines = append(lines, "MEDIA:"+path)
+		}
+		if len(lines) > 0 {
+			text = strings.TrimSpace(text + "\n\n" + strings.Join(lines, "\n"))
+		}
+	}
+	return text, false
+}

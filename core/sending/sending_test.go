@@ -1,0 +1,85 @@
+package sending
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/sdk/hook"
+)
+
+// fakeHooks answers per instance; an instance without an answer is not a
+// message_sending hook. It records the text each call saw.
+type fakeHooks struct {
+	answer map[string]func(hook.SendingRequest) (hook.SendingResponse, error)
+	saw    []string
+}
+
+func (f *fakeHooks) MessageSending(_ context.Context, instance string, req hook.SendingRequest, _ time.Duration) (hook.SendingResponse, bool, error) {
+	fn := f.answer[instance]
+	if fn == nil {
+		return hook.SendingResponse{}, false, nil
+	}
+	f.saw = append(f.saw, instance+": "+req.Text)
+	r, err := fn(req)
+	return r, true, err
+}
+
+func (f *fakeHooks) IsSendingHook(instance string) bool { return f.answer[instance] != nil }
+
+// fakeFiles "saves" to /media/<key>/<name>, or fails for a name "bad".
+type fakeFiles struct{ saved map[string][]byte }
+
+func (f *fakeFiles) SaveMedia(key, name string, data []byte) (string, error) {
+	if name == "bad" {
+		return "", errors.New("disk full")
+	}
+	p := "/media/" + key + "/" + name
+	f.saved[p] = data
+	return p, nil
+}
+
+// TestShape: hooks run in order on what the previous left; a failing one
+// is skipped; media become MEDIA: lines of saved files (one that cannot
+// be saved is left out); a suppress ends the chain with nothing to send.
+func TestShape(t *testing.T) {
+	t.Parallel()
+	h := &fakeHooks{answer: map[string]func(hook.SendingRequest) (hook.SendingResponse, error){
+		"footer": func(r hook.SendingRequest) (hook.SendingResponse, error) {
+			return hook.SendingResponse{Rewrite: true, Text: r.Text + "\n— sent by clawhost"}, nil
+		},
+		"broken": func(hook.SendingRequest) (hook.SendingResponse, error) {
+			return hook.SendingResponse{}, errors.New("boom")
+		},
+		"voice": func(r hook.SendingRequest) (hook.SendingResponse, error) {
+			return hook.SendingResponse{Media: []hook.MediaFile{{Filename: "reply.ogg", Data: []byte("ogg")}, {Filename: "bad", Data: []byte("x")}}}, nil
+		},
+		"mute": func(hook.SendingRequest) (hook.SendingResponse, error) {
+			return hook.SendingResponse{Suppress: true}, nil
+		},
+	}}
+	files := &fakeFiles{saved: map[string][]byte{}}
+	s := New(h, files, hclog.NewNullLogger())
+	r := Reply{ID: 9, Text: "Hello."}
+	r.Conversation.SessionKey = "k"
+	text, suppressed := s.Shape(context.Background(), Settings{Hooks: []string{"tg", "footer", "broken", "voice"}}, r)
+	want := "Hello.\n— sent by clawhost\n\nMEDIA:/media/k/reply.ogg"
+	if suppressed || text != want {
+		t.Fatalf("shaped %q (suppressed %v), want %q", text, suppressed, want)
+	}
+	if strings.Join(h.saw, "|") != "footer: Hello.|broken: Hello.\n— sent by clawhost|voice: Hello.\n— sent by clawhost" {
+		t.Fatalf("the hooks saw %q", h.saw)
+	}
+	if string(files.saved["/media/k/reply.ogg"]) != "ogg" || len(files.saved) != 1 {
+		t.Fatalf("saved %v", files.saved)
+	}
+	h.saw = nil
+	text, suppressed = s.Shape(context.Background(), Settings{Hooks: []string{"mute", "footer"}}, r)
+	if !suppressed || text != "" || len(h.saw) != 1 {
+		t.Fatalf("suppress: %q %v after %q", text, suppressed, h.saw)
+	}
+}
