@@ -269,3 +269,29 @@ func TestVoiceKill9BeforeSend(t *testing.T) {
 		t.Fatalf("the reply's text was sent %d times", tgCount(h.srv, tgCarol, "kill-marker"))
 	}
 }
+
+// TestPluginTestVoice: the voice plugin passes `clawhost plugin test`, with
+// its defaults and with voice replies on (espeak-ng and ffmpeg run; the
+// same answer to a repeated call id), and /voice answers.
+func TestPluginTestVoice(t *testing.T) {
+	t.Parallel()
+	needVoiceTools(t)
+	path := filepath.Join(binDir(t), "clawhost-voice")
+	for _, args := range [][]string{
+		{path},
+		{"-config-json", `{"default_mode":"on"}`, "-exec", "/voice auto", path},
+	} {
+		code, out, errs := runPluginTest(t, args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d, want every check passed:\n%s\nstderr:\n%s", args, code, out, errs)
+		}
+		for _, check := range []string{"message_received", "message_sending", "list_commands"} {
+			if !strings.Contains(out, "PASS  "+check) {
+				t.Errorf("%q: %s did not pass:\n%s", args, check, out)
+			}
+		}
+		if len(args) > 1 && !strings.Contains(out, "1 media") {
+			t.Errorf("voice on: no voice note in the message_sending check:\n%s", out)
+		}
+	}
+}

@@ -33,16 +33,34 @@ type chat struct {
 	Mode Mode `json:"mode,omitempty"`
 	// Spoke is set when the last message the agent got carried audio.
 	Spoke bool `json:"spoke,omitempty"`
-	// Transcripts wait to be shown above the next reply (show_transcript).
-	Transcripts []string `json:"transcripts,omitempty"`
-	// Notices wait to be shown above the next reply (a transcription
-	// that failed).
-	Notices []string `json:"notices,omitempty"`
+	// Shown are lines to show above the next reply: transcripts
+	// (show_transcript) and a failed transcription's notice.
+	Shown []shown `json:"shown,omitempty"`
 	// TTSDown is set after a voice reply failed and the chat was told;
 	// cleared by the next one that succeeds, so an outage is told once.
 	TTSDown bool `json:"tts_down,omitempty"`
 	// STTDown is the same for transcription.
 	STTDown bool `json:"stt_down,omitempty"`
+	// Last is the answer to the chat's last message_sending call, given
+	// again when the host repeats the call (same call id).
+	Last *answer `json:"last,omitempty"`
+}
+
+// shown is a line for the chat from the message_received call Call.
+type shown struct {
+	Call string `json:"call"`
+	Text string `json:"text"`
+}
+
+// answer is a message_sending answer as kept: the voice note's audio is
+// in the file Audio (relative to the data directory), or in memory
+// without one.
+type answer struct {
+	Call    string `json:"call"`
+	Rewrite bool   `json:"rewrite,omitempty"`
+	Text    string `json:"text,omitempty"`
+	Media   string `json:"media,omitempty"` // the voice note's file name, "" for none
+	Audio   string `json:"audio,omitempty"`
 }
 
 // store keeps the chats' state in one JSON file, written on each change
@@ -88,7 +106,7 @@ func (s *store) update(key string, fn func(c *chat)) error {
 		s.chats[key] = c
 	}
 	fn(c)
-	if c.Mode == "" && !c.Spoke && len(c.Transcripts) == 0 && len(c.Notices) == 0 && !c.TTSDown && !c.STTDown {
+	if c.Mode == "" && !c.Spoke && len(c.Shown) == 0 && !c.TTSDown && !c.STTDown && c.Last == nil {
 		delete(s.chats, key)
 	}
 	return s.save()

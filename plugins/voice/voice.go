@@ -2,12 +2,15 @@ package voice
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -166,11 +169,14 @@ func (c *config) lookPath(attr, program string) {
 // Plugin is the voice plugin: a message_received hook (voice notes in), a
 // message_sending hook (voice replies out) and the /voice command.
 type Plugin struct {
-	mu  sync.Mutex
-	cfg *config
-	eng *engine
-	st  *store
-	log func(msg string, args ...any)
+	mu      sync.Mutex
+	cfg     *config
+	eng     *engine
+	st      *store
+	dataDir string
+	// audio holds kept voice notes when there is no data directory.
+	audio map[string][]byte
+	log   func(msg string, args ...any)
 }
 
 var (
@@ -180,7 +186,7 @@ var (
 
 // New returns the plugin as sdk.Serve runs it.
 func New() sdk.Plugin {
-	p := &Plugin{log: func(string, ...any) {}}
+	p := &Plugin{log: func(string, ...any) {}, audio: map[string][]byte{}}
 	return sdk.Plugin{
 		Name:    "voice",
 		Version: Version,
@@ -244,7 +250,7 @@ func (p *Plugin) configure(_ context.Context, cfg schema.Config) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cfg, p.st = c, st
+	p.cfg, p.st, p.dataDir = c, st, cfg.DataDir
 	p.eng = &engine{ffmpeg: c.ffmpeg, env: c.env, work: work, client: &http.Client{}}
 	if cfg.Logger != nil {
 		p.log = cfg.Logger.Info
@@ -285,7 +291,7 @@ func (p *Plugin) MessageReceived(ctx context.Context, req hook.ReceivedRequest) 
 		}
 	}
 	var res hook.ReceivedResponse
-	var shown, notices []string
+	var transcripts []string
 	failed, succeeded := false, false
 	if c.stt != nil {
 		for i, a := range audio {
@@ -310,18 +316,23 @@ func (p *Plugin) MessageReceived(ctx context.Context, req hook.ReceivedRequest) 
 				text = string([]rune(text)[:c.maxTranscript]) + "…"
 			}
 			res.Notes = append(res.Notes, hook.Note{Attachment: a.Path, Label: label, Text: text, Replace: true})
-			shown = append(shown, text)
+			transcripts = append(transcripts, text)
 		}
 	}
 	err := st.update(req.Conversation.SessionKey, func(ch *chat) {
 		ch.Spoke = len(audio) > 0
-		if c.showTranscript {
-			ch.Transcripts = append(ch.Transcripts, shown...)
+		// A repeated call (the host restarted before it recorded the
+		// answer) finds its lines there already.
+		if !slices.ContainsFunc(ch.Shown, func(s shown) bool { return s.Call == req.CallID }) {
+			if c.showTranscript {
+				for _, t := range transcripts {
+					ch.Shown = append(ch.Shown, shown{Call: req.CallID, Text: "🎙 " + t})
+				}
+			}
+			if failed && !ch.STTDown {
+				ch.Shown = append(ch.Shown, shown{Call: req.CallID, Text: "🎙 Your voice note could not be transcribed; it was passed on as an audio file."})
+			}
 		}
-		if failed && !ch.STTDown {
-			notices = append(notices, "🎙 Your voice note could not be transcribed; it was passed on as an audio file.")
-		}
-		ch.Notices = append(ch.Notices, notices...)
 		switch {
 		case failed:
 			ch.STTDown = true
@@ -338,32 +349,31 @@ func (p *Plugin) MessageReceived(ctx context.Context, req hook.ReceivedRequest) 
 // MessageSending adds what the chat should see above the reply (the
 // transcripts of the voice notes it answers, a notice) and, when the
 // chat's mode says so, a voice note of the reply. A failing engine leaves
-// the text with one notice per outage.
+// the text with one notice per outage. A repeated call (same call id: the
+// host restarted before recording the answer) gets the same answer.
 func (p *Plugin) MessageSending(ctx context.Context, req hook.SendingRequest) (hook.SendingResponse, error) {
 	c, eng, st := p.parts()
 	if c == nil {
 		return hook.SendingResponse{}, nil
 	}
 	key := req.Conversation.SessionKey
+	ch := st.get(key)
+	if ch.Last != nil && ch.Last.Call == req.CallID {
+		if res, ok := p.recall(*ch.Last); ok {
+			return res, nil
+		}
+	}
 	var before []string
-	var ch chat
-	err := st.update(key, func(x *chat) {
-		ch = *x
-		x.Transcripts, x.Notices = nil, nil
-	})
-	if err != nil {
-		p.log("voice: state not saved", "error", err)
+	for _, s := range ch.Shown {
+		before = append(before, s.Text)
 	}
-	for _, t := range ch.Transcripts {
-		before = append(before, "🎙 "+t)
-	}
-	before = append(before, ch.Notices...)
 	mode := ch.Mode
 	if mode == "" {
 		mode = c.defaultMode
 	}
 	var res hook.SendingResponse
 	var after string
+	ttsDown := ch.TTSDown
 	if c.tts != nil && (mode == ModeOn || (mode == ModeAuto && ch.Spoke)) {
 		if text := speakable(req.Text, c.maxSpoken); text != "" {
 			enc := encodingFor(req.Conversation.Channel)
@@ -371,16 +381,13 @@ func (p *Plugin) MessageSending(ctx context.Context, req hook.SendingRequest) (h
 			audio, err := eng.speak(ctx, c.tts, text, enc)
 			if err != nil {
 				p.log("voice: speech failed", "session", key, "error", err)
-				told := false
-				_ = st.update(key, func(x *chat) { told, x.TTSDown = x.TTSDown, true })
-				if !told {
+				if !ttsDown {
 					after = "🔇 No voice reply: text-to-speech failed (" + err.Error() + ")."
 				}
+				ttsDown = true
 			} else {
 				p.log("voice: spoken", "session", key, "took", time.Since(start).Round(time.Millisecond).String(), "bytes", len(audio))
-				if ch.TTSDown {
-					_ = st.update(key, func(x *chat) { x.TTSDown = false })
-				}
+				ttsDown = false
 				kind := channel.MediaAudio
 				if enc.ext == oggOpus.ext {
 					kind = channel.MediaVoice
@@ -396,5 +403,65 @@ func (p *Plugin) MessageSending(ctx context.Context, req hook.SendingRequest) (h
 		}
 		res.Rewrite, res.Text = true, strings.Join(parts, "\n\n")
 	}
+	last := p.remember(key, req.CallID, res)
+	err := st.update(key, func(x *chat) {
+		x.Shown = slices.DeleteFunc(x.Shown, func(s shown) bool { return slices.Contains(ch.Shown, s) })
+		x.TTSDown = ttsDown
+		x.Last = last
+	})
+	if err != nil {
+		p.log("voice: state not saved", "error", err)
+	}
 	return res, nil
+}
+
+// remember keeps res as the answer to call: the audio in a file of the
+// data directory (one per chat, replaced by the chat's next answer), or in
+// memory without one.
+func (p *Plugin) remember(key, call string, res hook.SendingResponse) *answer {
+	a := &answer{Call: call, Rewrite: res.Rewrite, Text: res.Text}
+	if len(res.Media) == 0 {
+		return a
+	}
+	m := res.Media[0]
+	a.Media = m.Filename
+	sum := sha256.Sum256([]byte(key))
+	a.Audio = "last-" + hex.EncodeToString(sum[:8]) + filepath.Ext(m.Filename)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dataDir == "" {
+		p.audio[a.Audio] = m.Data
+		return a
+	}
+	if err := os.WriteFile(filepath.Join(p.dataDir, a.Audio), m.Data, 0o600); err != nil {
+		p.log("voice: the voice note was not kept for a repeated call", "error", err)
+		a.Audio = ""
+	}
+	return a
+}
+
+// recall rebuilds a kept answer; false when its audio is gone.
+func (p *Plugin) recall(a answer) (hook.SendingResponse, bool) {
+	res := hook.SendingResponse{Rewrite: a.Rewrite, Text: a.Text}
+	if a.Media == "" {
+		return res, true
+	}
+	p.mu.Lock()
+	data, ok := p.audio[a.Audio]
+	dir := p.dataDir
+	p.mu.Unlock()
+	if !ok && dir != "" && a.Audio != "" {
+		b, err := os.ReadFile(filepath.Join(dir, a.Audio))
+		data, ok = b, err == nil
+	}
+	if !ok {
+		return res, false
+	}
+	enc := mp3
+	kind := channel.MediaAudio
+	if filepath.Ext(a.Media) == oggOpus.ext {
+		enc, kind = oggOpus, channel.MediaVoice
+	}
+	res.Media = []hook.MediaFile{{Filename: a.Media, MIME: enc.mime, Data: data, Kind: kind}}
+	return res, true
 }

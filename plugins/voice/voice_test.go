@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -135,6 +136,18 @@ func TestVoiceBothWays(t *testing.T) {
 	if codec, d := probe(t, m.Data, ".ogg"); codec != "opus" || d <= 0 {
 		t.Fatalf("voice note: codec %q, %v s", codec, d)
 	}
+	// The host asks again after a restart: the same answer, the engine
+	// not asked again.
+	before, _ := os.ReadFile(spoken)
+	_ = os.Remove(spoken)
+	again, err := p.MessageSending(ctx, hook.SendingRequest{CallID: "3", Conversation: conv("a", "telegram"), Text: "Here:\n```\nsecret code\n```\nDone.", Format: channel.FormatMarkdown})
+	if err != nil || !reflect.DeepEqual(again, s) {
+		t.Fatalf("a repeated call got another answer: %v", err)
+	}
+	if _, err := os.Stat(spoken); err == nil {
+		t.Fatal("a repeated call ran the engine again")
+	}
+	_ = os.WriteFile(spoken, before, 0o600)
 	if b, _ := os.ReadFile(spoken); strings.Contains(string(b), "secret code") || !strings.Contains(string(b), "Done.") {
 		t.Fatalf("read aloud: %q", b)
 	}
@@ -221,8 +234,9 @@ func TestVoiceFailures(t *testing.T) {
 
 	audio := filepath.Join(t.TempDir(), "note.ogg")
 	_ = os.WriteFile(audio, []byte("x"), 0o600)
-	for i := range 2 {
-		r, err := p.MessageReceived(ctx, hook.ReceivedRequest{CallID: "r", Conversation: conv("s", "telegram"), Attachments: []hook.Attachment{voiceNote(audio)}})
+	for i := range 3 {
+		// Two messages, the second asked twice (a restart).
+		r, err := p.MessageReceived(ctx, hook.ReceivedRequest{CallID: "r" + strconv.Itoa(min(i, 1)), Conversation: conv("s", "telegram"), Attachments: []hook.Attachment{voiceNote(audio)}})
 		if err != nil || len(r.Notes) != 1 || r.Notes[0].Replace || !strings.Contains(r.Notes[0].Text, "no model") {
 			t.Fatalf("failed transcription %d: %+v %v", i, r, err)
 		}
