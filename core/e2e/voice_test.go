@@ -17,12 +17,16 @@ import (
 // voiceWait bounds each wait of the voice tests (a turn of the real CLI).
 const voiceWait = 90 * time.Second
 
-// needVoiceTools fails without espeak-ng, ffmpeg and ffprobe (make voice).
+// needVoiceTools skips without espeak-ng, ffmpeg and ffprobe (make
+// voice), or fails with CLAWHOST_REQUIRE_VOICE=1 (make test).
 func needVoiceTools(t *testing.T) {
 	t.Helper()
 	for _, p := range []string{"espeak-ng", "ffmpeg", "ffprobe"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Fatalf("%s is needed for the voice tests (make voice): %v", p, err)
+			if os.Getenv("CLAWHOST_REQUIRE_VOICE") == "1" {
+				t.Fatalf("%s is needed for the voice tests (make voice): %v", p, err)
+			}
+			t.Skipf("%s not found (make voice); set CLAWHOST_REQUIRE_VOICE=1 to fail instead", p)
 		}
 	}
 }

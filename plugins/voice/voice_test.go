@@ -19,13 +19,17 @@ import (
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
-// needTools fails the test when espeak-ng, ffmpeg or ffprobe is missing
-// (make deps installs them).
+// needTools skips the test when espeak-ng, ffmpeg or ffprobe is missing
+// (make voice installs them), or fails it with CLAWHOST_REQUIRE_VOICE=1
+// (make test).
 func needTools(t *testing.T) {
 	t.Helper()
 	for _, p := range []string{"espeak-ng", "ffmpeg", "ffprobe"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Fatalf("%s is needed (make voice): %v", p, err)
+			if os.Getenv("CLAWHOST_REQUIRE_VOICE") == "1" {
+				t.Fatalf("%s is needed (make voice): %v", p, err)
+			}
+			t.Skipf("%s not found (make voice); set CLAWHOST_REQUIRE_VOICE=1 to fail instead", p)
 		}
 	}
 }
