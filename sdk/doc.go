@@ -7,7 +7,12 @@
 //   - a command handler (package command): "/name args" answered without the
 //     agent;
 //   - a before_agent_start hook (package hook): context prepended to every
-//     agent turn.
+//     agent turn;
+//   - lifecycle hooks (package hook, Plugin.MessageReceived,
+//     Plugin.MessageSending, Plugin.AgentEnd): an inbound message passed,
+//     rewritten, annotated or dropped before the queue; a reply rewritten,
+//     given media or suppressed before the outbox; a finished turn
+//     observed (docs/hooks.md).
 //
 // You implement plain Go interfaces; sdk.Serve does the rest (the plugin
 // side of go-plugin's protocol: gRPC and the handshake; answering only the

@@ -77,6 +77,12 @@ var stages = map[string]bool{
 	// core/budget holds a turn to the budgets at its start, from the
 	// usage ledger and the configuration's budget blocks.
 	"core/budget": true,
+	// The lifecycle hooks: core/received between access and the queue,
+	// core/sending between a reply and the outbox, core/agentend after
+	// the reply is recorded.
+	"core/received": true,
+	"core/sending":  true,
+	"core/agentend": true,
 }
 
 func layer(p string) int {

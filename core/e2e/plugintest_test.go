@@ -254,7 +254,8 @@ func TestPluginTestPython(t *testing.T) {
 
 // TestPythonPluginEndToEnd: the Python example, as the only plugin of a
 // real clawhost, is its chat (a message reaches the agent and the reply
-// comes back through it) and answers /echo; a reload that changes its
+// comes back through it), its message_received hook (a blocked word
+// dropped with its reason, a rewrite) and answers /echo; a reload that changes its
 // config restarts it; a stop ends it; and through all of it the host logs
 // no WARN or ERROR line.
 func TestPythonPluginEndToEnd(t *testing.T) {
@@ -267,7 +268,7 @@ func TestPythonPluginEndToEnd(t *testing.T) {
 	write := func(limit int) {
 		h := Host{Dir: dir, PluginDir: filepath.Dir(py), Admin: Attrs{"listen": ""},
 			Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"py:u1"}},
-			Plugins: []Plugin{{Name: "py", Source: "python-echo", Config: Attrs{"addr_file": addrFile, "text_limit": limit}}}}
+			Plugins: []Plugin{{Name: "py", Source: "python-echo", Config: Attrs{"addr_file": addrFile, "text_limit": limit, "blocked": []string{"password"}}}}}
 		h.Write(t)
 	}
 	write(4000)
@@ -279,6 +280,18 @@ func TestPythonPluginEndToEnd(t *testing.T) {
 	d.post("u1", "hello python")
 	if got := d.nextSend("chat-u1"); !strings.HasPrefix(got, "echo: ") || !strings.Contains(got, "hello python") {
 		t.Errorf("reply %q: want the agent's echo through the Python channel", got)
+	}
+	// Its message_received hook: a blocked word drops the message with
+	// the plugin's reason; :shrug: reaches the agent written out.
+	d.post("u1", "my password is hunter2")
+	if got := d.nextSend("chat-u1"); got != "Messages with 'password' are not passed to the agent." {
+		t.Errorf("a blocked word: got %q, want the hook's reason", got)
+	}
+	d.post("u1", "well :shrug:")
+	// (The agent's echo is markdown: the shrug's backslash escapes the
+	// underscore when the reply is rendered.)
+	if got := d.nextSend("chat-u1"); !strings.Contains(got, "well ¯") || !strings.Contains(got, "(ツ)_/¯") {
+		t.Errorf("the hook's rewrite did not reach the agent: %q", got)
 	}
 	d.post("u1", "/echo über 🐍")
 	if got := d.nextSend("chat-u1"); got != "über 🐍" {

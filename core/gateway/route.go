@@ -456,7 +456,14 @@ func (o output) Reply(r turn.Reply) {
 	}
 	suppressed := false
 	if len(set.Sending.Hooks) > 0 && strings.TrimSpace(r.Text) != "" {
-		r.Text, suppressed = o.g.sending.Shape(o.g.ctx, set.Sending, sending.Reply{ID: r.ID, Conversation: conv, Agent: agent, Text: r.Text, Format: r.Format})
+		var stopped bool
+		r.Text, suppressed, stopped = o.g.sending.Shape(o.g.ctx, set.Sending, sending.Reply{ID: r.ID, Conversation: conv, Agent: agent, Text: r.Text, Format: r.Format})
+		if stopped {
+			// Never recorded unshaped: the entry stays in processing and
+			// its turn runs again after the restart.
+			o.g.log.Info("the host stopped while message_sending hooks shaped a reply; not recorded, its turn runs again after the restart", "session", r.Key, "id", r.ID)
+			return
+		}
 	}
 	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
 	if len(set.AgentEnd.Hooks) > 0 {

@@ -147,7 +147,7 @@ func TestCheckSaysWhyAPluginDidNotStart(t *testing.T) {
 	t.Parallel()
 	h := newHost(t, newRecorder())
 	_, err := h.Check(context.Background(), faultSpec("nokind", "nokind"), func(schema.Schema) []byte { return nil })
-	if err == nil || !strings.Contains(err.Error(), "plugin offers no kind: set Channel, Command or Hook") {
+	if err == nil || !strings.Contains(err.Error(), "plugin offers no kind: set Channel, Command, Hook, MessageReceived, MessageSending or AgentEnd") {
 		t.Fatalf("check error %v, want the plugin's stderr reason", err)
 	}
 }

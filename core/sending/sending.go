@@ -72,19 +72,25 @@ func New(hooks Hooks, files Files, log hclog.Logger) *Stage {
 // hook changed it, "" (with suppressed) when one suppressed it. A hook
 // that fails or times out is skipped: the reply goes on as the previous
 // hook left it. A file a hook added that cannot be saved is left out and
-// logged.
-func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, suppressed bool) {
+// logged. ctx is the host's: a reply that ends while the host stops is
+// still shaped (the calls do not end with ctx), but when a hook fails
+// after ctx ended (its plugin is being stopped) Shape reports stopped and
+// the reply must not be recorded unshaped: its turn runs again after the
+// restart.
+func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, suppressed, stopped bool) {
 	text = r.Text
+	call := context.WithoutCancel(ctx)
 	for _, inst := range set.Hooks {
 		if !s.hooks.IsSendingHook(inst) {
 			continue
 		}
 		req := hook.SendingRequest{CallID: strconv.FormatInt(r.ID, 10), Conversation: r.Conversation, Agent: r.Agent, Text: text, Format: r.Format}
-		resp, ok, err := s.hooks.MessageSending(ctx, inst, req, set.Timeout)
+		resp, ok, err := s.hooks.MessageSending(call, inst, req, set.Timeout)
 		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("message_sending hook failed; skipped", "hook", inst, "session", r.Conversation.SessionKey, "id", r.ID, "error", err)
+			if ctx.Err() != nil {
+				return "", false, true
 			}
+			s.log.Warn("message_sending hook failed; skipped", "hook", inst, "session", r.Conversation.SessionKey, "id", r.ID, "error", err)
 			continue
 		}
 		if !ok {
@@ -92,7 +98,7 @@ func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, 
 		}
 		if resp.Suppress {
 			s.log.Info("reply suppressed by a message_sending hook", "hook", inst, "session", r.Conversation.SessionKey, "id", r.ID)
-			return "", true
+			return "", true, false
 		}
 		if resp.Rewrite {
 			text = resp.Text
@@ -110,5 +116,5 @@ func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, 
 			text = strings.TrimSpace(text + "\n\n" + strings.Join(lines, "\n"))
 		}
 	}
-	return text, false
+	return text, false, false
 }

@@ -66,9 +66,9 @@ func TestShape(t *testing.T) {
 	s := New(h, files, hclog.NewNullLogger())
 	r := Reply{ID: 9, Text: "Hello."}
 	r.Conversation.SessionKey = "k"
-	text, suppressed := s.Shape(context.Background(), Settings{Hooks: []string{"tg", "footer", "broken", "voice"}}, r)
+	text, suppressed, stopped := s.Shape(context.Background(), Settings{Hooks: []string{"tg", "footer", "broken", "voice"}}, r)
 	want := "Hello.\n— sent by clawhost\n\nMEDIA:/media/k/reply.ogg"
-	if suppressed || text != want {
+	if suppressed || stopped || text != want {
 		t.Fatalf("shaped %q (suppressed %v), want %q", text, suppressed, want)
 	}
 	if strings.Join(h.saw, "|") != "footer: Hello.|broken: Hello.\n— sent by clawhost|voice: Hello.\n— sent by clawhost" {
@@ -78,8 +78,35 @@ func TestShape(t *testing.T) {
 		t.Fatalf("saved %v", files.saved)
 	}
 	h.saw = nil
-	text, suppressed = s.Shape(context.Background(), Settings{Hooks: []string{"mute", "footer"}}, r)
+	text, suppressed, _ = s.Shape(context.Background(), Settings{Hooks: []string{"mute", "footer"}}, r)
 	if !suppressed || text != "" || len(h.saw) != 1 {
 		t.Fatalf("suppress: %q %v after %q", text, suppressed, h.saw)
+	}
+}
+
+// TestShapeWhileStopping: a reply that ends while the host stops is still
+// shaped by a hook that answers; a hook that fails then (its plugin is
+// stopping) makes the reply unrecordable instead of recorded unshaped.
+func TestShapeWhileStopping(t *testing.T) {
+	t.Parallel()
+	h := &fakeHooks{answer: map[string]func(hook.SendingRequest) (hook.SendingResponse, error){
+		"redact": func(r hook.SendingRequest) (hook.SendingResponse, error) {
+			return hook.SendingResponse{Rewrite: true, Text: strings.ReplaceAll(r.Text, "secret", "[redacted]")}, nil
+		},
+		"gone": func(hook.SendingRequest) (hook.SendingResponse, error) {
+			return hook.SendingResponse{}, errors.New("plugin stopped")
+		},
+	}}
+	s := New(h, &fakeFiles{saved: map[string][]byte{}}, hclog.NewNullLogger())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if text, _, stopped := s.Shape(ctx, Settings{Hooks: []string{"redact"}}, Reply{Text: "the secret"}); stopped || text != "the [redacted]" {
+		t.Fatalf("a hook answering during the stop: %q, stopped %v", text, stopped)
+	}
+	if text, _, stopped := s.Shape(ctx, Settings{Hooks: []string{"gone"}}, Reply{Text: "the secret"}); !stopped || text != "" {
+		t.Fatalf("a hook failing during the stop: %q, stopped %v", text, stopped)
+	}
+	if _, _, stopped := s.Shape(context.Background(), Settings{Hooks: []string{"gone"}}, Reply{Text: "x"}); stopped {
+		t.Fatal("a failing hook while running stopped the reply")
 	}
 }
