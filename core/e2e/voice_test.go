@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 )
 
 // voiceWait bounds each wait of the voice tests (a turn of the real CLI).
@@ -89,24 +90,34 @@ type voiceHost struct {
 
 const voiceTranscript = "please book a table for two transcript-marker"
 
-func startVoiceHost(t *testing.T) *voiceHost {
+// voicePlugin writes the stub engines into dir and returns the voice
+// plugin's block using them, the engine's call log and its failure flag.
+func voicePlugin(t *testing.T, dir string) (p Plugin, ttsCalls, fail string) {
 	t.Helper()
-	needVoiceTools(t)
-	dir := t.TempDir()
-	h := &voiceHost{srv: telegramtest.NewServer(tgToken), api: anthropictest.New(),
-		ttsCalls: filepath.Join(dir, "tts.log"), fail: filepath.Join(dir, "tts-fail")}
-	t.Cleanup(h.api.Close)
+	ttsCalls, fail = filepath.Join(dir, "tts.log"), filepath.Join(dir, "tts-fail")
 	stt := filepath.Join(dir, "stt.sh")
 	tts := filepath.Join(dir, "tts.sh")
 	scripts := map[string]string{
 		stt: "#!/bin/sh\n[ \"$(head -c 4 \"$1\")\" = RIFF ] || { echo \"not a wav: $1\" >&2; exit 2; }\necho '" + voiceTranscript + "'\n",
-		tts: "#!/bin/sh\necho call >> '" + h.ttsCalls + "'\n[ -e '" + h.fail + "' ] && { echo 'engine down' >&2; exit 3; }\nexec espeak-ng --stdin -w \"$1\"\n",
+		tts: "#!/bin/sh\necho call >> '" + ttsCalls + "'\n[ -e '" + fail + "' ] && { echo 'engine down' >&2; exit 3; }\nexec espeak-ng --stdin -w \"$1\"\n",
 	}
 	for p, body := range scripts {
 		if err := os.WriteFile(p, []byte(body), 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return Plugin{Name: "voice", Source: "voice",
+		Config: Attrs{"stt_command": []string{stt, "{wav}"}, "tts_command": []string{tts, "{out}"}, "stt_timeout": "20s", "tts_timeout": "20s"}}, ttsCalls, fail
+}
+
+func startVoiceHost(t *testing.T) *voiceHost {
+	t.Helper()
+	needVoiceTools(t)
+	dir := t.TempDir()
+	h := &voiceHost{srv: telegramtest.NewServer(tgToken), api: anthropictest.New()}
+	t.Cleanup(h.api.Close)
+	var voice Plugin
+	voice, h.ttsCalls, h.fail = voicePlugin(t, dir)
 	bin := clClaudeBin(t)
 	cfg := Host{
 		Dir:      dir,
@@ -114,8 +125,7 @@ func startVoiceHost(t *testing.T) *voiceHost {
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1003"}},
 		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off", "turn_card": "off", "hook_timeout": "40s"},
-		Plugins: []Plugin{tgPlugin(h.srv.APIEndpoint()), {Name: "voice", Source: "voice",
-			Config: Attrs{"stt_command": []string{stt, "{wav}"}, "tts_command": []string{tts, "{out}"}, "stt_timeout": "20s", "tts_timeout": "20s"}}},
+		Plugins:  []Plugin{tgPlugin(h.srv.APIEndpoint()), voice},
 	}
 	t.Cleanup(h.srv.Close)
 	h.d = Launch(t, cfg.Write(t))
@@ -149,8 +159,11 @@ func (h *voiceHost) voices(chat int64) []telegramtest.Sent {
 }
 
 // ttsCount is how many times the text-to-speech engine ran.
-func (h *voiceHost) ttsCount() int {
-	b, _ := os.ReadFile(h.ttsCalls)
+func (h *voiceHost) ttsCount() int { return engineCalls(h.ttsCalls) }
+
+// engineCalls is how many calls the engine's log has.
+func engineCalls(log string) int {
+	b, _ := os.ReadFile(log)
 	return strings.Count(string(b), "call")
 }
 
@@ -297,5 +310,65 @@ func TestPluginTestVoice(t *testing.T) {
 		if len(args) > 1 && !strings.Contains(out, "1 media") {
 			t.Errorf("voice on: no voice note in the message_sending check:\n%s", out)
 		}
+	}
+}
+
+// TestVoiceWhatsApp: the same through the whatsapp plugin on the fake
+// WhatsApp (driving whatsmeow): a voice note (push-to-talk, OGG/Opus)
+// reaches the real claude CLI as its transcript; with /voice on the
+// answer comes with a push-to-talk voice note of the type WhatsApp plays,
+// whose audio decodes as Opus.
+func TestVoiceWhatsApp(t *testing.T) {
+	t.Parallel()
+	needVoiceTools(t)
+	bin := clClaudeBin(t)
+	api := anthropictest.New()
+	t.Cleanup(api.Close)
+	var calls string
+	e := startWhatsAppDaemon(t, false, func(h *Host) {
+		h.Agent = RealClaude(bin, filepath.Join(h.Dir, "home"), api.URL(), Attrs{"workspace": filepath.Join(h.Dir, "workspace"), "timeout": "60s"})
+		h.Messages = Attrs{"streaming": "off", "turn_card": "off", "hook_timeout": "40s"}
+		var voice Plugin
+		voice, calls, _ = voicePlugin(t, h.Dir)
+		h.Plugins = append(h.Plugins, voice)
+	})
+	e.link(t, "")
+	ann := e.contact(t, waAnn)
+	ctx := waCtx(t)
+	if _, err := ann.SendVoiceNote(ctx, whatsapptest.VoiceOptions{Data: makeVoiceNote(t, "please book a table for two"), Seconds: 2}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitText(t, waChat(ann), "🎙 "+voiceTranscript)
+	if _, err := ann.SendText(ctx, whatsapptest.TextOptions{Text: "/voice on"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitText(t, waChat(ann), "Voice replies: on")
+	if _, err := ann.SendText(ctx, whatsapptest.TextOptions{Text: "say it aloud wa-speak-marker"}); err != nil {
+		t.Fatal(err)
+	}
+	var note whatsapptest.SentMessage
+	waWaitFor(t, "a voice note to Ann", func() bool {
+		for _, m := range e.sentTo(waChat(ann)...) {
+			if m.Message.GetAudioMessage() != nil {
+				note = m
+				return true
+			}
+		}
+		return false
+	})
+	au := note.Message.GetAudioMessage()
+	if !au.GetPTT() || au.GetMimetype() != "audio/ogg; codecs=opus" {
+		t.Fatalf("not a voice note WhatsApp plays: ptt %v, type %q", au.GetPTT(), au.GetMimetype())
+	}
+	data, err := e.srv.DownloadSent(note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if codec, d := probeAudio(t, data); codec != "opus" || d <= 0 {
+		t.Fatalf("the voice note does not decode as Opus with a duration: codec %q, %v s", codec, d)
+	}
+	e.waitText(t, waChat(ann), "wa-speak-marker")
+	if n := engineCalls(calls); n != 1 {
+		t.Fatalf("the engine ran %d times, want once", n)
 	}
 }
