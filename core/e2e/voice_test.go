@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 )
@@ -371,4 +372,47 @@ func TestVoiceWhatsApp(t *testing.T) {
 	if n := engineCalls(calls); n != 1 {
 		t.Fatalf("the engine ran %d times, want once", n)
 	}
+}
+
+// TestVoiceDiscord: the same through the discord plugin on the fake
+// Discord: a voice message (OGG/Opus) reaches the real claude CLI as its
+// transcript; with /voice on the answer comes with an MP3 file that
+// ffprobe decodes.
+func TestVoiceDiscord(t *testing.T) {
+	t.Parallel()
+	needVoiceTools(t)
+	bin := clClaudeBin(t)
+	api := anthropictest.New()
+	t.Cleanup(api.Close)
+	e := startDiscordDaemon(t, true, nil, func(h *Host) {
+		h.Agent = RealClaude(bin, filepath.Join(h.Dir, "home"), api.URL(), Attrs{"workspace": filepath.Join(h.Dir, "workspace"), "timeout": "60s"})
+		h.Messages = Attrs{"streaming": "off", "turn_card": "off", "hook_timeout": "40s"}
+		voice, _, _ := voicePlugin(t, h.Dir)
+		h.Plugins = append(h.Plugins, voice)
+	})
+	e.live(t, 1)
+	ogg := makeVoiceNote(t, "please book a table for two")
+	at := e.srv.AddFile("voice-message.ogg", "audio/ogg", ogg)
+	e.srv.Push(discordtest.Message{ChannelID: e.dm[dcAlice.ID].ID, Author: dcAlice, Flags: 8192, // IS_VOICE_MESSAGE
+		Attachments: []discordtest.Attachment{at}})
+	e.waitMessage(t, e.dm[dcAlice.ID].ID, "🎙 "+voiceTranscript)
+	e.pushDM(dcAlice, "/voice on")
+	e.waitMessage(t, e.dm[dcAlice.ID].ID, "Voice replies: on")
+	e.pushDM(dcAlice, "say it aloud dc-speak-marker")
+	var file discordtest.UploadedFile
+	tgWaitFor(t, "an audio file to Alice", func() bool {
+		for _, s := range e.srv.Sent() {
+			for _, f := range s.Files {
+				if s.ChannelID == e.dm[dcAlice.ID].ID && strings.HasSuffix(f.Filename, ".mp3") {
+					file = f
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if codec, d := probeAudio(t, file.Data); codec != "mp3" || d <= 0 {
+		t.Fatalf("the audio file does not decode as MP3 with a duration: codec %q, %v s", codec, d)
+	}
+	e.waitMessage(t, e.dm[dcAlice.ID].ID, "dc-speak-marker")
 }
