@@ -403,7 +403,16 @@ func (p *Plugin) MessageSending(ctx context.Context, req hook.SendingRequest) (h
 		}
 		res.Rewrite, res.Text = true, strings.Join(parts, "\n\n")
 	}
-	last := p.remember(key, req.CallID, res)
+	zero := !res.Rewrite && len(res.Media) == 0
+	if zero && ch.Last == nil && len(ch.Shown) == 0 && ttsDown == ch.TTSDown {
+		return res, nil // nothing to remember: most replies in most chats
+	}
+	var last *answer
+	if !zero {
+		last = p.remember(key, req.CallID, res)
+	} else if ch.Last != nil && ch.Last.Audio != "" && p.dataDir != "" {
+		_ = os.Remove(filepath.Join(p.dataDir, ch.Last.Audio))
+	}
 	err := st.update(key, func(x *chat) {
 		x.Shown = slices.DeleteFunc(x.Shown, func(s shown) bool { return slices.Contains(ch.Shown, s) })
 		x.TTSDown = ttsDown

@@ -297,3 +297,36 @@ func TestValidateSaysNoEngine(t *testing.T) {
 		}
 	}
 }
+
+// TestQuietChatsLeaveNoState: replies in chats that never used voice are
+// not written down; a chat whose voice answer is followed by a plain one
+// forgets the kept voice note.
+func TestQuietChatsLeaveNoState(t *testing.T) {
+	t.Parallel()
+	needTools(t)
+	data := t.TempDir()
+	p := start(t, map[string]any{}, data)
+	ctx := context.Background()
+	for i := range 3 {
+		id := strconv.Itoa(i)
+		if s, err := p.MessageSending(ctx, hook.SendingRequest{CallID: id, Conversation: conv("quiet-"+id, "telegram"), Text: "Hi."}); err != nil || s.Rewrite || len(s.Media) != 0 {
+			t.Fatalf("a quiet chat: %+v %v", s, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "state.json")); !os.IsNotExist(err) {
+		t.Fatalf("state written for quiet chats: %v", err)
+	}
+	setMode(t, p, "v", "on")
+	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("v", "telegram"), Text: "Spoken."}); len(s.Media) != 1 {
+		t.Fatal("no voice note")
+	}
+	kept, _ := filepath.Glob(filepath.Join(data, "last-*"))
+	if len(kept) != 1 {
+		t.Fatalf("kept voice notes: %q", kept)
+	}
+	setMode(t, p, "v", "off")
+	_, _ = p.MessageSending(ctx, hook.SendingRequest{CallID: "2", Conversation: conv("v", "telegram"), Text: "Typed."})
+	if kept, _ := filepath.Glob(filepath.Join(data, "last-*")); len(kept) != 0 {
+		t.Fatalf("a voice note kept after a plain answer: %q", kept)
+	}
+}
