@@ -123,7 +123,7 @@ func parse(cfg schema.Config) (*config, error) {
 		checkURL("stt_url", v.STTURL)
 		c.stt = &stt{url: v.STTURL, model: v.STTModel, apiKey: v.STTAPIKey, timeout: sttTimeout}
 	default:
-		c.warnings = append(c.warnings, schema.Diagnostic{Attribute: "stt_command", Warning: true, Summary: "No speech-to-text engine",
+		c.warnings = append(c.warnings, schema.Diagnostic{Warning: true, Summary: "No speech-to-text engine",
 			Detail: "voice notes arrive as audio files; set stt_command (whisper.cpp's whisper-cli, say) or stt_url to have them transcribed"})
 	}
 
@@ -134,18 +134,22 @@ func parse(cfg schema.Config) (*config, error) {
 		checkURL("tts_url", v.TTSURL)
 		c.tts = &tts{url: v.TTSURL, model: v.TTSModel, voice: v.TTSVoice, apiKey: v.TTSAPIKey, timeout: ttsTimeout}
 	default:
-		cmd := v.TTSCommand
+		cmd, attr := v.TTSCommand, "tts_command"
 		if len(cmd) == 0 {
-			cmd = defaultTTS
+			cmd, attr = defaultTTS, "" // not written: the block as a whole
 		}
 		if strings.TrimSpace(cmd[0]) == "" {
 			diags = append(diags, schema.Diagnostic{Attribute: "tts_command", Summary: "No program", Detail: "the first element is the program to run"})
 		} else {
 			c.tts = &tts{command: cmd, timeout: ttsTimeout}
-			c.lookPath("tts_command", cmd[0])
+			c.lookPath(attr, cmd[0])
 		}
 	}
-	c.lookPath("ffmpeg", c.ffmpeg)
+	if v.FFmpeg != "" {
+		c.lookPath("ffmpeg", c.ffmpeg)
+	} else {
+		c.lookPath("", c.ffmpeg)
+	}
 	if len(diags) > 0 {
 		return nil, diags
 	}
