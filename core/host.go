@@ -271,8 +271,9 @@ func (h *Host) provision() error {
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: memoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
 		Schedules: h.schedules, AgentTools: h.tools.Tools,
-		Revoker:     h.pairingAPI("").Revoker(),
-		OwnerClaims: ownerclaim.New(h.cfg.DataDir, nil),
+		Revoker:       h.pairingAPI("").Revoker(),
+		OwnerClaims:   ownerclaim.New(h.cfg.DataDir, nil),
+		AgentEndSpool: filepath.Join(h.cfg.DataDir, "agent-end"),
 	}
 	if h.cluster != nil {
 		cl, ok := db.(store.Cluster)

@@ -3,6 +3,8 @@ package agentend
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -54,7 +56,7 @@ func TestNotifyRetriesWithTheSameCallID(t *testing.T) {
 	t.Parallel()
 	h := &fakeHooks{fails: map[string]int{"index": 2}, call: make(chan struct{}, 16), block: make(chan struct{})}
 	clk := tstimetest.NewFake(time.Unix(1_700_000_000, 0))
-	n := New(context.Background(), h, clk, hclog.NewNullLogger())
+	n := New(context.Background(), h, clk, hclog.NewNullLogger(), "")
 	n.Notify(Settings{Hooks: []string{"tg", "index", "notify"}, Timeout: time.Second}, hook.End{CallID: "42"})
 	// Notify returned while the hook is blocked: off the reply's path.
 	close(h.block)
@@ -88,7 +90,7 @@ func TestNotifyGivesUp(t *testing.T) {
 	t.Parallel()
 	h := &fakeHooks{fails: map[string]int{"index": 100}, call: make(chan struct{}, 16)}
 	clk := tstimetest.NewFake(time.Unix(1_700_000_000, 0))
-	n := New(context.Background(), h, clk, hclog.NewNullLogger())
+	n := New(context.Background(), h, clk, hclog.NewNullLogger(), "")
 	n.Notify(Settings{Hooks: []string{"index"}}, hook.End{CallID: "7"})
 	for i := range Attempts {
 		<-h.call
@@ -106,12 +108,45 @@ func TestNotifyGivesUp(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	h2 := &fakeHooks{fails: map[string]int{"index": 100}, call: make(chan struct{}, 16)}
-	n2 := New(ctx, h2, clk, hclog.NewNullLogger())
+	n2 := New(ctx, h2, clk, hclog.NewNullLogger(), "")
 	n2.Notify(Settings{Hooks: []string{"index"}}, hook.End{CallID: "8"})
 	<-h2.call
 	cancel()
 	n2.Wait()
 	if len(h2.calls) != 1 {
 		t.Fatalf("%d calls after the stop, want 1", len(h2.calls))
+	}
+}
+
+// TestSpoolSurvivesAStop: an event whose hook has not answered when the
+// host stops stays in the spool (0600) and the next start delivers it
+// again, with the same call id, to the hooks the configuration still
+// lists; an answered event leaves nothing behind.
+func TestSpoolSurvivesAStop(t *testing.T) {
+	t.Parallel()
+	spool := filepath.Join(t.TempDir(), "agent-end")
+	clk := tstimetest.NewFake(time.Unix(1_700_000_000, 0))
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &fakeHooks{fails: map[string]int{"index": 100}, call: make(chan struct{}, 16)}
+	n := New(ctx, h, clk, hclog.NewNullLogger(), spool)
+	n.Notify(Settings{Hooks: []string{"index"}}, hook.End{CallID: "42", ReplyText: "done", ToolSteps: []hook.ToolStep{{Name: "Read"}}})
+	<-h.call
+	cancel() // the stop, while the hook fails
+	n.Wait()
+	fi, err := os.Stat(filepath.Join(spool, "42.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the event is not kept: %v %v", fi, err)
+	}
+
+	h2 := &fakeHooks{fails: map[string]int{}, call: make(chan struct{}, 16)}
+	n2 := New(context.Background(), h2, clk, hclog.NewNullLogger(), spool)
+	n2.Resume(Settings{Hooks: []string{"tg", "index"}})
+	<-h2.call
+	n2.Wait()
+	if len(h2.calls) != 1 || h2.calls[0] != "index/42" {
+		t.Fatalf("after the restart: calls %v", h2.calls)
+	}
+	if files, _ := filepath.Glob(filepath.Join(spool, "*")); len(files) != 0 {
+		t.Fatalf("the spool keeps %v after the delivery", files)
 	}
 }

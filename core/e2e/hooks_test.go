@@ -352,3 +352,64 @@ func TestPluginTestLifecycleHooks(t *testing.T) {
 		t.Fatalf("a hook that answers a repeated call id differently passed (exit %d):\n%s", code, out)
 	}
 }
+
+// endScript is an agent_end program for the exec-hook plugin: it logs
+// each call to $CALLS and fails until the file $READY exists.
+const endScript = `#!/bin/sh
+in=$(cat)
+id=$(printf '%s' "$in" | sed -n 's/.*"call_id":"\([^"]*\)".*/\1/p')
+echo "end $id" >> "$CALLS"
+[ -e "$READY" ]
+`
+
+// TestAgentEndAcrossKill9: an agent_end event whose hook keeps failing is
+// kept while the host runs and after a kill -9: the restarted host
+// delivers it, with the same call id, once the hook answers.
+func TestAgentEndAcrossKill9(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script, calls, ready := filepath.Join(dir, "end.sh"), filepath.Join(dir, "calls.log"), filepath.Join(dir, "ready")
+	if err := os.WriteFile(script, []byte(endScript), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h := startClaudeHost(t, clOptions{
+		messages: Attrs{"streaming": "off", "turn_card": "off", "hook_timeout": "5s"},
+		plugins: []Plugin{{Name: "log", Source: "exec-hook",
+			Config: Attrs{"agent_end": []string{script}, "env": map[string]string{"CALLS": calls, "READY": ready}}}},
+	})
+	h.post("u1", "hello")
+	h.waitSend("chat-u1", 0, 90*time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(callsFor(t, calls, "end 1")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent_end hook was not called within 30s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = h.cmd.Process.Signal(syscall.SIGKILL)
+	_ = h.cmd.Wait()
+	h.stopPoll()
+	<-h.pollDone
+	if _, err := os.Stat(filepath.Join(h.dir, "data", "agent-end", "1.json")); err != nil {
+		t.Fatalf("the event is not kept for the restart: %v", err)
+	}
+	if err := os.WriteFile(ready, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := len(callsFor(t, calls, "end 1"))
+	h.start()
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		_, err := os.Stat(filepath.Join(h.dir, "data", "agent-end", "1.json"))
+		if len(callsFor(t, calls, "end 1")) > before && os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the restart the event was not delivered: calls %q", callsFor(t, calls, "end "))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := callsFor(t, calls, "end "); len(got) != len(callsFor(t, calls, "end 1")) {
+		t.Fatalf("calls for other turns: %q", got)
+	}
+}

@@ -171,6 +171,10 @@ type Options struct {
 	// Placement, with several hosts on one database, decides which host
 	// runs each session; nil runs every session here.
 	Placement Placement
+	// AgentEndSpool is the directory where agent_end events wait for
+	// their hooks (data_dir/agent-end), so a restart delivers them again;
+	// "" keeps them in memory only.
+	AgentEndSpool string
 	// Ready, when set, is the gateway's readiness gate, closed once the
 	// journal is recovered (Start): the composer made it before the
 	// gateway so what arrives earlier waits on the same gate.
@@ -273,7 +277,7 @@ func New(opts Options) *Gateway {
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
 	g.sending = sending.New(opts.Ports, g.turns, log)
-	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log)
+	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log, opts.AgentEndSpool)
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
 		set := g.settings()
 		return set.Budgets, set.Turn.Location

@@ -32,6 +32,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 		g.log.Error("reading the usage-limit pause failed; turns run", "error", err)
 	}
 	g.take(rec)
+	g.ends.Resume(g.settings().AgentEnd)
 	g.background(g.prune)
 	close(g.ready)
 	return nil
