@@ -167,7 +167,8 @@ bench: build claude-cli ## run the benchmarks; ends with the table of goals and 
 	@echo; $(GO) run ./core/cmd/benchreport $(BIN)/bench.txt
 
 # The chaos campaign (core/chaos): the real clawhost and telegram plugin
-# against the fake Bot API and a fake claude, killed and faulted at random;
+# against the fake Bot API (and the slack plugin against the fake Slack for
+# slack-plugin-kill9) and a fake claude, killed and faulted at random;
 # one table, non-zero exit on any lost or doubled message, re-run of a
 # finished turn or orphan process. ~15 min with the default trials; e.g.
 # make chaos CHAOS_ARGS='-chaos.seed=42 -chaos.trials=host-kill9=20 -chaos.only=kill'

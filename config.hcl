@@ -55,6 +55,11 @@ agent {
   #                            # question goes to each owner's direct chat; no owners: denied.
   #                            # "sender": the turn's sender and owners (in a group, a member
   #                            # could approve their own tool use)
+  # tools         = ["memory.*"]  # plugin tools this agent is offered: "<plugin>.<tool>" or
+  #                               # "<plugin>.*" (default none). They run in the plugin, outside
+  #                               # the sandbox (docs/tools.md). claude calls them
+  #                               # mcp__clawhost__<plugin>__<tool>, under its permission rules:
+  # allowed_tools = ["mcp__clawhost__memory__search"]  # runs without asking
   # idle_timeout    = "30m"  # warm claude processes stop after this
   # max_warm        = 4      # each warm claude holds ~210 MB resident: 4 take ~850 MB; clawhost warns
   #                          # at start when max_warm x 210 MB exceeds a third of the machine's memory
@@ -307,6 +312,36 @@ plugin "dc" {
   }
 }
 
+# Slack, enabled when SLACK_BOT_TOKEN is set. Create the app from the
+# manifest in docs/slack.md (it names every scope and event), install it to
+# the workspace, then export SLACK_BOT_TOKEN (xoxb-…, OAuth & Permissions)
+# and SLACK_APP_TOKEN (xapp-…, Basic Information → App-Level Tokens, scope
+# connections:write). Socket Mode needs no public URL. Allow people and
+# channels in access {}: "sl:<member id>" (U…) in allow_from for DMs,
+# "sl:<channel id>" (C…/G…) in groups; a thread is its own session, and an
+# agent's chats may name one as "sl:<channel id>:<thread ts>".
+# A rejected token (invalid_auth) or a missing scope (missing_scope, named)
+# shows as needs_attention; fix it, then `clawhost retry sl`.
+plugin "sl" {
+  source  = "slack"
+  enabled = env("SLACK_BOT_TOKEN", "") != ""
+  config {
+    bot_token = env("SLACK_BOT_TOKEN", "")
+    app_token = env("SLACK_APP_TOKEN", "")
+    # "events": Slack POSTs to listen (/slack/events, /slack/interactions,
+    # /slack/commands) behind your TLS proxy; needs signing_secret.
+    # mode               = "socket"
+    # signing_secret     = env("SLACK_SIGNING_SECRET", "")
+    # listen             = "127.0.0.1:3000"
+    # Answer a mention at the top of a channel in a thread under it.
+    # reply_in_thread    = false
+    # The app's slash command: "/claw new" is /new; "" ignores it.
+    # slash_command      = "/claw"
+    # max_download_bytes = 52428800  # inbound files
+    # api_endpoint       = "https://slack.com"
+  }
+}
+
 # WhatsApp, enabled when WHATSAPP_ENABLED is set. The plugin joins a
 # WhatsApp account as a linked device: on first start `clawhost status` and
 # the status page show a QR code (WhatsApp on the phone → Settings → Linked
@@ -374,6 +409,14 @@ plugin "voice" {
     # max_spoken   = 1000      # characters read aloud; the text is sent whole
   }
 }
+
+# A tool for the agent: ranked search of its MEMORY.md and memory/*.md,
+# answering passages with file and line (docs/tools.md). Grant it with
+# agent { tools = ["memory.*"] }.
+# plugin "memory" {
+#   source       = "memory"
+#   tool_timeout = "30s"   # a call that takes longer is stopped (claude gets a tool error)
+# }
 
 # Turns clawhost starts by itself (nobody has to write first). A schedule
 # runs at the times of a five-field cron expression, in a chat

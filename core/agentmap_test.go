@@ -25,6 +25,9 @@ var agentNotMapped = map[string]string{
 	// Read per agent by the host's media pruner (Host.startMediaPruner),
 	// which keeps no table to compare.
 	"MediaKeep": "the host's media pruner",
+	// Read per agent, at each plugin tool call, by the tools endpoint's
+	// grants (pluginToolGrants over the running configuration).
+	"Tools": "the plugin tool grants",
 	// The host's, not an agent's: refused in an agent "<id>" block by
 	// validate (config.DefaultAgentOnly). max_concurrent and one_shot are
 	// mapped like every field, but the runner takes the runner's (the

@@ -63,6 +63,7 @@ func auditInput(cfg *config.Config) securityaudit.Input {
 	for _, n := range cfg.Agents {
 		in.Agents = append(in.Agents, namedAgentAudit(cfg, n))
 	}
+	in.ToolGrants = toolGrants(cfg)
 	for _, g := range a.GroupRules {
 		in.Access.Groups = append(in.Access.Groups, g.ID)
 		if len(g.AllowFrom) > 0 {
@@ -73,7 +74,10 @@ func auditInput(cfg *config.Config) securityaudit.Input {
 		in.Access.GroupsAt = at(cfg, "access", "group", a.GroupRules[0].ID, "allow_from")
 	}
 	for _, p := range cfg.Plugins {
-		ap := securityaudit.Plugin{Name: p.Name, Source: p.Source, At: config.Position(p.DefRange), Enabled: p.Enabled, Pinned: p.SHA256 != ""}
+		// By convention a plugin's webhook_secret authenticates the
+		// platform's webhook calls: audited for length, whatever the plugin.
+		ap := securityaudit.Plugin{Name: p.Name, Source: p.Source, At: config.Position(p.DefRange), Enabled: p.Enabled, Pinned: p.SHA256 != "",
+			WebhookSecret: pluginSetting(cfg, p, "webhook_secret")}
 		switch p.Source {
 		case "webchat":
 			listen := pluginSetting(cfg, p, "listen")
@@ -85,8 +89,6 @@ func auditInput(cfg *config.Config) securityaudit.Input {
 			// The web chat always needs a token: access_token, or one it
 			// makes at first start.
 			ap.Token = true
-		case "telegram":
-			ap.WebhookSecret = pluginSetting(cfg, p, "webhook_secret")
 		}
 		in.Plugins = append(in.Plugins, ap)
 	}
@@ -115,6 +117,21 @@ func namedAgentAudit(cfg *config.Config, n *config.Agent) securityaudit.Agent {
 		AllowedTools: ownElems(n.AllowedTools, "allowed_tools"), Args: ownElems(n.Args, "args"),
 		Settings: own(n.Settings, "settings"), Sandbox: own(n.Sandbox, "sandbox"), RunAs: own(n.RunAs, "run_as"),
 	}
+}
+
+// toolGrants are each agent's tools (a named agent's own, or what it
+// inherits from the default agent's block), each at its line.
+func toolGrants(cfg *config.Config) []securityaudit.ToolGrant {
+	def := elems(cfg, cfg.Agent.Tools, "agent", "tools")
+	out := []securityaudit.ToolGrant{{Tools: def}}
+	for _, n := range cfg.Agents {
+		g := securityaudit.ToolGrant{Agent: n.ID, Tools: def}
+		if a := n.Attribute("tools"); a != nil {
+			g.Tools = elemsOf(a, n.Tools)
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // Audit runs `clawhost security audit` over cfg on machine m.

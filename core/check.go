@@ -17,14 +17,22 @@ import (
 // plugin itself would at its start: ph starts the binary in a probe
 // process, the block is decoded against the schema the plugin declares,
 // and, when that succeeds, the plugin's own checks (Validate) run on the
-// decoded block. The diagnostics of both are at file:line:col in the
-// block, warnings included, sorted. The error says why the plugin could
-// not be started or asked (nothing is known about the block then); p's
-// binary must exist. ctx bounds the probe. For a disabled p (validate
-// -all) the plugin's own checks only warn (see asWarnings).
-func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin) (hcl.Diagnostics, error) {
+// decoded block; with live, when the block is valid, the plugin's live
+// checks too (sdk.Plugin.Probe: its credentials with its platform;
+// CheckResult.Report). The diagnostics of the file are at file:line:col
+// in the block, warnings included, sorted; the result holds what the
+// plugin described (its id forms among its capabilities). The error says
+// why the plugin could not be started or asked (nothing is known about
+// the block then); p's binary must exist. ctx bounds the probe. For a
+// disabled p (validate -all) the plugin's own checks only warn (see
+// asWarnings).
+func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin, live bool) (hcl.Diagnostics, pluginhost.CheckResult, error) {
 	var diags hcl.Diagnostics
-	res, err := ph.Check(ctx, pluginSpec(cfg, p), func(s schema.Schema) []byte {
+	run := ph.Check
+	if live {
+		run = ph.Probe
+	}
+	res, err := run(ctx, pluginSpec(cfg, p), func(s schema.Schema) []byte {
 		js, d := config.DecodePluginConfig(p, s)
 		diags = append(diags, d...)
 		if d.HasErrors() {
@@ -33,13 +41,13 @@ func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Con
 		return js
 	})
 	if err != nil {
-		return diags, fmt.Errorf("check plugin %s: %w", p.Name, err)
+		return diags, res, fmt.Errorf("check plugin %s: %w", p.Name, err)
 	}
 	verdict := config.PluginDiagnostics(p, res.Schema, res.Verdict)
 	if !p.Enabled {
 		verdict = asWarnings(verdict)
 	}
-	return append(diags, verdict...), nil
+	return append(diags, verdict...), res, nil
 }
 
 // asWarnings turns the errors of a disabled plugin's own checks into
@@ -87,7 +95,7 @@ func (h *Host) checkChanged(cfg *config.Config) hcl.Diagnostics {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), p.StartTimeout.Duration())
 			defer cancel()
-			d, err := CheckPlugin(ctx, h.plugins, cfg, p)
+			d, _, err := CheckPlugin(ctx, h.plugins, cfg, p, false)
 			if err != nil {
 				h.log.Warn("reload: could not check the plugin's config block", "instance", p.Name, "error", err)
 			}

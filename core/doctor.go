@@ -17,6 +17,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/internal/installpath"
+	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
 )
 
@@ -44,26 +45,26 @@ type DoctorCheck struct {
 // against the tested one, logged in — `claude auth status` — and answering:
 // one minimal real request, doctorRequest), data_dir and the workspaces (there, writable), free disk,
 // the database (opens and migrates; a running host holding it is fine),
-// the plugin binaries and their checksums, each channel's credentials with
-// its platform (doctorChannels), the admin endpoint's and the web
-// chat's ports, claude's sandbox (bubblewrap, and whether the host would
-// refuse to start without it), and memory for agent.max_warm warm claude
-// processes.
+// the plugin binaries and their checksums, each plugin's live checks
+// (doctorChannels: a channel's credentials with its platform), the admin
+// endpoint's and the web chat's ports, claude's sandbox (bubblewrap, and
+// whether the host would refuse to start without it), and memory for
+// agent.max_warm warm claude processes.
 func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
-	return doctor(ctx, cfg, false)
+	return doctor(ctx, cfg, nil)
 }
 
 // doctor runs the checks; inHost (the status page's checks, run by the
-// host itself) leaves out the database, which the host holds open and
-// reports as its store item.
-func doctor(ctx context.Context, cfg *config.Config, inHost bool) []DoctorCheck {
+// host itself with its plugin supervisor) leaves out the database, which
+// the host holds open and reports as its store item.
+func doctor(ctx context.Context, cfg *config.Config, inHost *pluginhost.Supervisor) []DoctorCheck {
 	out := doctorClaude(ctx, cfg)
 	out = append(out, doctorDirs(cfg)...)
-	if !inHost {
+	if inHost == nil {
 		out = append(out, doctorDatabase(ctx, cfg)...)
 	}
 	out = append(out, doctorBinaries(cfg)...)
-	out = append(out, doctorChannels(ctx, cfg)...)
+	out = append(out, doctorChannels(ctx, cfg, inHost)...)
 	out = append(out, doctorPorts(cfg)...)
 	out = append(out, doctorSandbox(cfg)...)
 	return append(out, doctorMemory(cfg)...)
@@ -336,24 +337,22 @@ func workspaces(cfg *config.Config) []dirCheck {
 
 type listenCheck struct{ name, addr string }
 
-// listens are the addresses the host binds: the admin endpoint and each
-// web chat.
+// listens are the addresses the host binds: the admin endpoint, and each
+// enabled plugin block's listen attribute (the web chat's page): by
+// convention a plugin's listen is the address it serves people on. A
+// block without one is not checked here (its default is the plugin's; its
+// probe says where it serves).
 func listens(cfg *config.Config) []listenCheck {
 	var out []listenCheck
 	if cfg.Admin.Listen != "" {
 		out = append(out, listenCheck{"admin endpoint", cfg.Admin.Listen})
 	}
 	for _, p := range cfg.EnabledPlugins() {
-		if p.Source != "webchat" {
-			continue
-		}
-		l := webchatDefaultListen
 		if a := cfg.Attribute("plugin", p.Name, "config", "listen"); a != nil {
 			if v, ok := cfg.StringValue(a); ok && v != "" {
-				l = v
+				out = append(out, listenCheck{fmt.Sprintf("plugin %q listen", p.Name), v})
 			}
 		}
-		out = append(out, listenCheck{fmt.Sprintf("plugin %q listen", p.Name), l})
 	}
 	return out
 }

@@ -41,7 +41,7 @@ func (s *statusSource) RunDoctor() {
 		h.reloading.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		checks := doctor(ctx, cfg, true)
+		checks := doctor(ctx, cfg, h.plugins)
 		out := make([]admin.DoctorCheck, len(checks))
 		for i, c := range checks {
 			out[i] = admin.DoctorCheck(c)

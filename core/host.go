@@ -123,7 +123,10 @@ type Host struct {
 
 	schedules *scheduler
 	tools     *agenttools.Endpoint // the agent's own tools
-	turns     *agentTurns          // the gateway as the tools see it
+	// toolGrants are the agents' plugin tools as the tools endpoint reads
+	// them (a reload swaps the configuration).
+	toolGrants *pluginToolGrants
+	turns      *agentTurns // the gateway as the tools see it
 	// media deletes attachments older than agent.media_keep.
 	media *mediaprune.Pruner
 	// agentMedia prune the named agents' workspaces' media, by agent id.
@@ -221,6 +224,9 @@ func (h *Host) provision() error {
 	if h.agent, err = runner.New(rc, h.log); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
+	if err := h.normalizeIDs(h.cfg, nil, nil); err != nil {
+		return err
+	}
 	set, err := settingsOf(h.cfg)
 	if err != nil {
 		return err
@@ -266,7 +272,15 @@ func (h *Host) provision() error {
 	h.storeHealth = &storeHealth{count: h.metrics.StoreError}
 	h.schedules = newScheduler(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedulePoll(h.cfg))
 	h.turns = &agentTurns{}
-	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUsers(rc), Turns: h.turns})
+	h.toolGrants = &pluginToolGrants{}
+	h.toolGrants.set(h.cfg)
+	h.tools = agenttools.New(agenttools.Options{Logger: h.log, Schedules: h.schedules, RunAs: claudeUsers(rc), Turns: h.turns,
+		PluginTools: h.plugins.Ports(), Grants: h.toolGrants,
+		Audit: func(ctx context.Context, e store.AuditEvent) {
+			if err := db.Audit(ctx, e); err != nil {
+				h.log.Error("audit trail write failed", "kind", e.Kind, "error", err)
+			}
+		}})
 	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: memoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
@@ -550,7 +564,11 @@ func (h *Host) abort() {
 // status page (see refuse).
 func (h *Host) Reload(cfg *config.Config) error {
 	at := time.Now()
-	set, err := settingsOf(cfg)
+	err := h.normalizeIDs(cfg, h.plugins, h.runningCapabilities)
+	var set gateway.Settings
+	if err == nil {
+		set, err = settingsOf(cfg)
+	}
 	if err == nil {
 		err = h.sameAgents(cfg)
 	}
@@ -589,6 +607,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 		h.warnUnhonoured(context.Background(), cfg)
 	}
 	h.cfg = cfg
+	h.toolGrants.set(cfg)
 	h.gw.SetSettings(set)
 	h.plugins.Apply(withRedaction(specs(cfg), h.redact))
 	h.schedules.start(cfg)

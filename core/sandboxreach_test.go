@@ -281,3 +281,43 @@ agent "docs" {
 		t.Errorf("code-running rules found: %q", runs)
 	}
 }
+
+// TestAuditPluginTools: security audit lists which agents reach which
+// plugins' tools (a named agent's own tools, or those it inherits), and
+// reports a pattern that names no enabled plugin.
+func TestAuditPluginTools(t *testing.T) {
+	t.Parallel()
+	cfg := loadSrc(t, `agent {
+  tools = ["memory.*"]
+}
+agent "ops" {
+  workspace = "./workspace"
+  tools     = ["git.status", "gti.log"]
+}
+agent "docs" {
+  workspace = "./workspace"
+}
+plugin "memory" {
+  source = "memory"
+}
+plugin "git" {
+  source = "git-tool"
+}
+`)
+	var got []string
+	for _, f := range Audit(cfg, securityaudit.Machine{}) {
+		if strings.HasPrefix(f.Check, "agent.plugin_tools") {
+			got = append(got, f.Check+" "+strings.TrimPrefix(f.Where, cfg.Path())+" "+f.Found)
+		}
+	}
+	// Sorted as the report sorts them: by severity first.
+	want := []string{
+		`agent.plugin_tools_unmatched :6 agent "ops"'s claude is granted "gti.log", which names no enabled plugin's tools`,
+		`agent.plugin_tools :2 claude reaches plugin tools memory.* (plugin memory): each runs in its plugin's process, outside the sandbox, with the plugin's rights`,
+		`agent.plugin_tools :6 agent "ops"'s claude reaches plugin tools git.status (plugin git): each runs in its plugin's process, outside the sandbox, with the plugin's rights`,
+		`agent.plugin_tools :2 agent "docs"'s claude reaches plugin tools memory.* (plugin memory): each runs in its plugin's process, outside the sandbox, with the plugin's rights`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("plugin tool findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -167,7 +167,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	set.Debounce.ByInstance = map[string]time.Duration{}
 	for _, p := range cfg.EnabledPlugins() {
 		set.Sources[p.Name] = p.Source
-		set.Approval.DirectChats[p.Name] = directChatIsSender[p.Source]
+		set.Approval.DirectChats[p.Name] = cfg.DirectToSender(p.Name)
 		if p.TextLimit > 0 {
 			set.Delivery.TextLimitByInstance[p.Name] = p.TextLimit
 		}
@@ -177,14 +177,6 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	}
 	return set, nil
 }
-
-// directChatIsSender are the first-party channel sources whose direct
-// chat with a sender has the sender's id as its chat id (Telegram's
-// private chats, WhatsApp's, the web chat's browser ids): an approval
-// question can be sent to an owner there by the id access.owners names.
-// Discord's direct channels have ids of their own; a question about a
-// Discord turn is asked in its chat, answerable by owners only.
-var directChatIsSender = map[string]bool{"telegram": true, "whatsapp": true, "webchat": true}
 
 // queuePolicy parses the queue block and the plugins' queue_mode (config
 // has checked them against config.QueueModes, which must name the same

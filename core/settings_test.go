@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // TestQueueEnumsMatch: the queue modes the configuration accepts are
@@ -168,6 +169,8 @@ plugin "web" {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
+	// As the plugins declare it (the host asks them).
+	cfg.NormalizeIDs(map[string]channel.Capabilities{"tg": {DirectToSender: true}, "dc": {}, "web": {DirectToSender: true}})
 	set, err := settingsOf(cfg)
 	if err != nil {
 		t.Fatal(err)

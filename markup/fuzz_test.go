@@ -17,6 +17,7 @@ func FuzzSplit(f *testing.F) {
 	for _, s := range []string{
 		"hello **world**", "# h\n\n- a\n  - b\n\n```go\nx\n```", "| a | b |\n|---|---|\n| 1 | 2 |",
 		"😀😀😀 [x](https://e.com) ~~s~~ `c`", "> q\n> > r", "a &amp; b \\* c", "[r]\n\n[r]: /u",
+		"x < y && z > 0 [a|b](https://e.com/?q=1&r=2) <https://e.com>",
 	} {
 		f.Add(s, uint8(20))
 	}
@@ -24,7 +25,7 @@ func FuzzSplit(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string, lim uint8) {
 		limit := 24 + int(lim)
 		want := alnum(Render(src, Plain))
-		for _, fl := range []Flavour{Plain, HTMLSubset, Lightweight, Markdown} {
+		for _, fl := range []Flavour{Plain, HTMLSubset, Lightweight, Mrkdwn, Markdown} {
 			for _, unit := range units {
 				pieces := Split(src, fl, limit, unit)
 				if Len(src, fl, unit) <= limit && strings.TrimSpace(src) != "" {

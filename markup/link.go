@@ -31,6 +31,20 @@ func (w *walker) link(dest string, n ast.Node, fallbackLabel string) {
 		w.inlines(n)
 		return
 	}
+	if w.st.angle && angleLinkAllowed(dest) {
+		sub := &walker{src: w.src, st: style{}, inLink: 1}
+		sub.inlines(n)
+		sub.init()
+		label := strings.TrimSpace(strings.ReplaceAll(sub.vis.String(), "\n", " "))
+		u := strings.NewReplacer("|", "%7C", ">", "%3E", "<", "%3C", " ", "%20").Replace(dest)
+		u = strings.ReplaceAll(u, "&", "&amp;")
+		if label == "" || label == dest || "mailto:"+label == dest {
+			w.mark("<" + u + ">")
+			return
+		}
+		w.mark("<" + u + "|" + escapeAngle(strings.ReplaceAll(label, "|", "¦")) + ">")
+		return
+	}
 	sub := &walker{src: w.src, st: style{}, inLink: 1}
 	sub.inlines(n)
 	sub.init()
@@ -48,6 +62,22 @@ func withURL(label, dest string) string {
 		return dest
 	}
 	return label + " (" + dest + ")"
+}
+
+// angleLinkAllowed: the urls a mrkdwn link may point to (http and https
+// with a host, mailto).
+func angleLinkAllowed(dest string) bool {
+	u, err := url.Parse(dest)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		return u.Host != ""
+	case "mailto":
+		return u.Opaque != ""
+	}
+	return false
 }
 
 // linkAllowed: the urls an HTML-subset link may point to (http and https

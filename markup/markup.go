@@ -11,6 +11,8 @@
 //     (b, i, s, code, pre, a, blockquote), everything else escaped text;
 //   - [Lightweight]: WhatsApp-style marks: *bold* _italic_ ~strike~
 //     `code` and ``` blocks;
+//   - [Mrkdwn]: Slack's mrkdwn: the same marks, • bullets, &, < and >
+//     as entities, links as <url|label>;
 //   - [Markdown]: the markdown itself, for a channel that renders it
 //     (Discord), with tables as code blocks;
 //   - [HTML]: a whole HTML fragment for a page (tables as tables), to be
@@ -52,6 +54,9 @@ const (
 	HTMLSubset Flavour = "html-subset"
 	// Lightweight is WhatsApp's marks.
 	Lightweight Flavour = "lightweight"
+	// Mrkdwn is Slack's mrkdwn; its text is measured as written
+	// (entities count whole).
+	Mrkdwn Flavour = "mrkdwn"
 	// Markdown is markdown for a channel that renders it, tables as code
 	// blocks.
 	Markdown Flavour = "markdown"
@@ -69,6 +74,8 @@ func For(m channel.Markup) Flavour {
 		return HTMLSubset
 	case channel.MarkupLightweight:
 		return Lightweight
+	case channel.MarkupMrkdwn:
+		return Mrkdwn
 	}
 	return Plain
 }
@@ -113,8 +120,8 @@ func render(src string, f Flavour) (out, vis string) {
 	return w.out, w.out
 }
 
-// walk renders src with the walker in f (Plain, HTMLSubset or
-// Lightweight).
+// walk renders src with the walker in f (Plain, HTMLSubset, Lightweight
+// or Mrkdwn).
 func walk(src string, f Flavour) rendered {
 	if strings.TrimSpace(src) == "" {
 		return rendered{}

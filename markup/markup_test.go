@@ -12,7 +12,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-var flavours = []Flavour{Plain, HTMLSubset, Lightweight, Markdown, HTML}
+var flavours = []Flavour{Plain, HTMLSubset, Lightweight, Mrkdwn, Markdown, HTML}
 
 // golden compares got with testdata/name, or writes it with -update.
 func golden(t *testing.T, name, got string) {
@@ -60,7 +60,7 @@ func TestRenderGolden(t *testing.T) {
 func TestSplitGolden(t *testing.T) {
 	t.Parallel()
 	src := readInput(t, "split")
-	for _, f := range []Flavour{Plain, HTMLSubset, Lightweight, Markdown} {
+	for _, f := range []Flavour{Plain, HTMLSubset, Lightweight, Mrkdwn, Markdown} {
 		var b strings.Builder
 		for i, p := range Split(src, f, 120, channel.LengthUTF16) {
 			if n := Len(p, f, channel.LengthUTF16); n > 120 {
@@ -133,10 +133,30 @@ func TestFor(t *testing.T) {
 	t.Parallel()
 	for m, want := range map[channel.Markup]Flavour{
 		channel.MarkupNone: Plain, "": Plain, channel.MarkupMarkdown: Markdown,
-		channel.MarkupHTMLSubset: HTMLSubset, channel.MarkupLightweight: Lightweight,
+		channel.MarkupHTMLSubset: HTMLSubset, channel.MarkupLightweight: Lightweight, channel.MarkupMrkdwn: Mrkdwn,
 	} {
 		if got := For(m); got != want {
 			t.Errorf("For(%q) = %q, want %q", m, got, want)
+		}
+	}
+}
+
+// TestMrkdwn: Slack's control characters become entities, links become
+// <url|label> (with | and > of a url escaped), marks are Slack's.
+func TestMrkdwn(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"},
+		{"**bold** *it* ~~gone~~ `x<y`", "*bold* _it_ ~gone~ `x&lt;y`"},
+		{"[the docs](https://e.com/a?b=1&c=2)", "<https://e.com/a?b=1&amp;c=2|the docs>"},
+		{"[a|b>c](https://e.com/x|y)", "<https://e.com/x%7Cy|a¦b&gt;c>"},
+		{"<https://e.com>", "https://e.com"},
+		{"[x](javascript:alert(1))", "x (javascript:alert(1))"},
+		{"- one\n- two", "• one\n• two"},
+		{"<@U123> <!channel>", "&lt;@U123&gt; &lt;!channel&gt;"},
+	} {
+		if got := Render(c.in, Mrkdwn); got != c.want {
+			t.Errorf("Render(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

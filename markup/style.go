@@ -18,6 +18,9 @@ type style struct {
 	fence bool
 	// links makes <a> elements of allowed urls (html).
 	links bool
+	// angle: text is escaped as Slack's mrkdwn wants (&, <, > as entities,
+	// counted as written) and allowed urls become <url|label> links.
+	angle bool
 }
 
 var styles = map[Flavour]style{
@@ -30,6 +33,10 @@ var styles = map[Flavour]style{
 		bold: [2]string{"*", "*"}, italic: [2]string{"_", "_"}, strike: [2]string{"~", "~"},
 		code: [2]string{"`", "`"}, bullet: "- ", rule: "———", fence: true,
 	},
+	Mrkdwn: {
+		bold: [2]string{"*", "*"}, italic: [2]string{"_", "_"}, strike: [2]string{"~", "~"},
+		code: [2]string{"`", "`"}, bullet: "• ", rule: "———", fence: true, angle: true,
+	},
 }
 
 // escapeHTML escapes text for HTML: &, <, > and ".
@@ -41,3 +48,14 @@ func escapeHTML(s string) string {
 }
 
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
+
+// escapeAngle escapes text for Slack's mrkdwn: &, < and > (the three
+// characters Slack reads as control sequences).
+func escapeAngle(s string) string {
+	if !strings.ContainsAny(s, "&<>") {
+		return s
+	}
+	return angleEscaper.Replace(s)
+}
+
+var angleEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")

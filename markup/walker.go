@@ -40,27 +40,42 @@ func (w *walker) mark(s string) {
 func (w *walker) text(s string) {
 	w.init()
 	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
-	if w.st.html {
+	switch {
+	case w.st.html:
 		w.out.WriteString(escapeHTML(s))
-	} else {
+		w.vis.WriteString(s)
+	case w.st.angle:
+		// Slack counts the message as written, entities and all.
+		s = escapeAngle(s)
 		w.out.WriteString(s)
+		w.vis.WriteString(s)
+	default:
+		w.out.WriteString(s)
+		w.vis.WriteString(s)
 	}
+}
+
+// structure writes line structure (line breaks, indentation, quote
+// marks): seen, never escaped.
+func (w *walker) structure(s string) {
+	w.init()
+	w.out.WriteString(s)
 	w.vis.WriteString(s)
 }
 
 // newline ends the line and starts the next inside the enclosing lists
 // and quotes.
 func (w *walker) newline() {
-	w.text("\n")
+	w.structure("\n")
 	if len(w.prefix) > 0 {
-		w.text(strings.Join(w.prefix, ""))
+		w.structure(strings.Join(w.prefix, ""))
 	}
 }
 
 // blankLine ends the line and writes an empty one: only the enclosing
 // quotes' marks, without trailing spaces.
 func (w *walker) blankLine() {
-	w.text("\n" + strings.TrimRight(strings.Join(w.prefix, ""), " "))
+	w.structure("\n" + strings.TrimRight(strings.Join(w.prefix, ""), " "))
 }
 
 // blocks renders the block children of n: a blank line between them, a
@@ -142,7 +157,7 @@ func (w *walker) blockquote(n *ast.Blockquote) {
 		}
 		return
 	}
-	w.text("> ")
+	w.structure("> ")
 	w.prefix = append(w.prefix, "> ")
 	w.blocks(n)
 	w.prefix = w.prefix[:len(w.prefix)-1]

@@ -13,6 +13,9 @@
 //     rewritten, annotated or dropped before the queue; a reply rewritten,
 //     given media or suppressed before the outbox; a finished turn
 //     observed (docs/hooks.md).
+//   - tools (package tool): tools the agent calls during a turn, offered to
+//     the agents the operator grants them to (examples/whoami-tool is the
+//     smallest).
 //
 // You implement plain Go interfaces; sdk.Serve does the rest (the plugin
 // side of go-plugin's protocol: gRPC and the handshake; answering only the
@@ -177,8 +180,8 @@
 // The host sends the agent's markdown (SendRequest.Format FormatMarkdown)
 // to a channel that declares which kind of markup it shows,
 // Capabilities.Markup: MarkupNone (the default; the host renders plain
-// text itself and sends FormatPlain), MarkupMarkdown, MarkupHTMLSubset or
-// MarkupLightweight. The host splits every reply so that each message,
+// text itself and sends FormatPlain), MarkupMarkdown, MarkupHTMLSubset,
+// MarkupLightweight or MarkupMrkdwn. The host splits every reply so that each message,
 // rendered in that kind and counted in LengthUnit, fits MaxTextLength; Send
 // renders the one message it gets and never splits it again. The markup
 // module, github.com/clawhost/clawhost/markup (a module of its own, so the

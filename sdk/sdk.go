@@ -18,12 +18,14 @@ import (
 	"github.com/clawhost/clawhost/sdk/internal/memtrim"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
 	"github.com/clawhost/clawhost/sdk/nodump"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // Plugin is what a plugin binary offers. Set at least one of Channel,
-// Command, Hook, MessageReceived, MessageSending and AgentEnd; a binary may
-// offer several.
+// Command, Hook, MessageReceived, MessageSending, AgentEnd and Tool; a binary
+// may offer several.
 type Plugin struct {
 	// Name is the plugin's name, e.g. "telegram". Required.
 	Name string
@@ -63,11 +65,24 @@ type Plugin struct {
 	// AgentEnd is an agent_end hook, if the plugin offers one: it observes
 	// each finished turn.
 	AgentEnd hook.Ender
+	// Tool offers the agent tools, if the plugin has any (sdk/tool).
+	Tool tool.Provider
 	// Retry is called when the operator asks the plugin to try again what
 	// its last status.Attention named in Retry ("Show a new QR code"). It
 	// must return quickly; report the outcome through the status.Reporter
 	// from Configure. Nil: the plugin offers no retry.
 	Retry func(ctx context.Context) error
+	// Probe checks a decoded config {} block against the platform, live
+	// (network allowed), bounded by ctx, without starting the channel:
+	// credentials valid, who the bot is, what is missing and what to do.
+	// Called by `clawhost doctor`, `clawhost init` and `clawhost validate
+	// -probe` through the one launcher, in a process that is never
+	// configured. cfg.DataDir is the instance's data directory, to read
+	// only (a running instance may be using it; it may not exist yet).
+	// A failed check is a probe.Check with probe.Fail, not an error; return
+	// an error only when the probe cannot run at all (the block does not
+	// decode). Nil: no live checks.
+	Probe func(ctx context.Context, cfg schema.Config) (probe.Report, error)
 }
 
 // Environment variables the host sets for its plugins.
@@ -178,8 +193,8 @@ func validate(p Plugin) error {
 	if p.Name == "" {
 		return errors.New("plugin name is empty")
 	}
-	if p.Channel == nil && p.Command == nil && p.Hook == nil && p.MessageReceived == nil && p.MessageSending == nil && p.AgentEnd == nil {
-		return errors.New("plugin offers no kind: set Channel, Command, Hook, MessageReceived, MessageSending or AgentEnd")
+	if p.Channel == nil && p.Command == nil && p.Hook == nil && p.MessageReceived == nil && p.MessageSending == nil && p.AgentEnd == nil && p.Tool == nil {
+		return errors.New("plugin offers no kind: set Channel, Command, Hook, MessageReceived, MessageSending, AgentEnd or Tool")
 	}
 	return nil
 }
@@ -201,7 +216,7 @@ func run(p Plugin, log hclog.Logger, debugAs, secret string) int {
 	inbox := wire.NewInbox()
 	srv := &wire.Server{
 		Impl: &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook,
-			Received: p.MessageReceived, Sending: p.MessageSending, Ender: p.AgentEnd, Retry: p.Retry},
+			Received: p.MessageReceived, Sending: p.MessageSending, Ender: p.AgentEnd, Tool: p.Tool, Retry: p.Retry, Probe: p.Probe},
 		Log:    log,
 		Ctx:    ctx,
 		Inbox:  inbox,

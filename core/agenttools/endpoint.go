@@ -2,7 +2,8 @@
 // them (a unix socket only the host's user, and claude's, may reach; a token
 // per chat, so a claude process acts only in the chat it serves) and the
 // stdio MCP bridge claude starts, `clawhost mcp-schedule` (ServeMCP), which
-// offers claude schedule_message, send_file and react.
+// offers claude schedule_message, send_file and react, and the plugin tools
+// its agent is granted (plugintools.go).
 package agenttools
 
 import (
@@ -28,6 +29,8 @@ import (
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -60,6 +63,9 @@ const (
 	EnvAgentChat   = "CLAWHOST_AGENT_CHAT"
 	EnvAgentThread = "CLAWHOST_AGENT_THREAD"
 	EnvAgentGroup  = "CLAWHOST_AGENT_GROUP"
+	// EnvAgentID is the agent whose turns the bridge serves (its plugin
+	// tools are that agent's grants).
+	EnvAgentID = "CLAWHOST_AGENT_ID"
 )
 
 // Endpoint is the endpoint behind the agent's own tools (`clawhost
@@ -96,6 +102,13 @@ type Endpoint struct {
 	// offered in to its sender ("<instance>:<sender id>"), so an entry the
 	// agent adds there is dropped when that sender is revoked.
 	senders map[string]string
+	// chats maps "<instance>:<chat id>|<thread>" to its latest turn's
+	// conversation and sender, for plugin tool calls.
+	chats map[string]chatTurn
+
+	plugins PluginTools
+	grants  PluginToolGrants
+	audit   func(context.Context, store.AuditEvent)
 }
 
 // Schedules is where the schedule_message tool adds its one-shot entries
@@ -126,6 +139,12 @@ type Options struct {
 	// RunAs are the users claude runs as besides the host's own (each
 	// agent's run_as, one each); nil: claude runs as the host's user only.
 	RunAs []*runas.User
+	// PluginTools are the tool plugins, and Grants which agent may call
+	// which of their tools; either nil: no plugin tool is offered.
+	PluginTools PluginTools
+	Grants      PluginToolGrants
+	// Audit records each plugin tool call (nil: none recorded).
+	Audit func(context.Context, store.AuditEvent)
 }
 
 // New returns an endpoint that serves nothing until Start.
@@ -133,7 +152,8 @@ func New(opts Options) *Endpoint {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	return &Endpoint{log: opts.Logger, schedules: opts.Schedules, turns: opts.Turns, runAs: opts.RunAs}
+	return &Endpoint{log: opts.Logger, schedules: opts.Schedules, turns: opts.Turns, runAs: opts.RunAs,
+		plugins: opts.PluginTools, grants: opts.Grants, audit: opts.Audit}
 }
 
 // Start listens on dir/agent.sock (dir is made 0700); without it the tool
@@ -206,6 +226,8 @@ func (a *Endpoint) Start(dir string) error {
 	mux.HandleFunc("POST /schedule", a.schedule)
 	mux.HandleFunc("POST /send_file", a.sendFile)
 	mux.HandleFunc("POST /react", a.react)
+	mux.HandleFunc("POST /tools", a.listPluginTools)
+	mux.HandleFunc("POST /call", a.callPluginTool)
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	a.dir, a.sock, a.written = dir, sock, map[string]bool{}
 	pl := &peerListener{Listener: ln, allowed: allowed, refuse: func(uid int) {
@@ -227,20 +249,25 @@ func (a *Endpoint) Stop(ctx context.Context) {
 }
 
 // token is the token of a chat (and thread: a Telegram topic, a Discord
-// thread) for a bridge: valid for that chat and thread only.
-func (a *Endpoint) token(chat, thread string, group bool) string {
+// thread) and agent for a bridge: valid for that chat, thread and agent
+// only.
+func (a *Endpoint) token(chat, thread string, group bool, agent string) string {
 	m := hmac.New(sha256.New, a.secret)
-	fmt.Fprintf(m, "%s|%s|%v", chat, thread, group)
+	fmt.Fprintf(m, "%s|%s|%v|%s", chat, thread, group, agent)
 	return hex.EncodeToString(m.Sum(nil))
 }
 
 // Tools is turn.Options.AgentTools: the path of the MCP config file
-// starting `clawhost mcp-schedule` for m's chat (claude's --mcp-config),
-// and the tools it allows.
-func (a *Endpoint) Tools(m *message.Message) (string, []string) {
+// starting `clawhost mcp-schedule` for m's chat and the agent of session
+// key (claude's --mcp-config), and the host's own tools it allows without
+// asking. Plugin tools are not among them: claude's permission rules
+// decide about those like about any MCP tool.
+func (a *Endpoint) Tools(key string, m *message.Message) (string, []string) {
 	if a.dir == "" || m.Instance == "" || m.ChatID == "" {
 		return "", nil
 	}
+	agent, _ := sessionkey.SplitAgent(key)
+	a.noteTurn(key, m)
 	chat := m.Instance + ":" + m.ChatID
 	group := m.ChatType == channel.ChatGroup || m.ChatType == channel.ChatChannel
 	if !group && m.From != "" {
@@ -251,7 +278,7 @@ func (a *Endpoint) Tools(m *message.Message) (string, []string) {
 		a.senders[chat] = m.From
 		a.mu.Unlock()
 	}
-	path, err := a.mcpConfig(chat, m.ThreadID, group)
+	path, err := a.mcpConfig(chat, m.ThreadID, group, agent)
 	if err != nil {
 		a.log.Warn("the agent's own tools (schedule_message, send_file, react) are not offered to this turn", "chat", chat, "error", err)
 		return "", nil
@@ -265,15 +292,18 @@ func (a *Endpoint) Tools(m *message.Message) (string, []string) {
 // mcpConfig writes (once per run) the 0600 MCP config file of a chat and
 // returns its path. Its env map carries the token: the bridge's argv
 // holds none.
-func (a *Endpoint) mcpConfig(chat, thread string, group bool) (string, error) {
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v", chat, thread, group)))
+func (a *Endpoint) mcpConfig(chat, thread string, group bool, agent string) (string, error) {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%v|%s", chat, thread, group, agent)))
 	path := filepath.Join(a.dir, agentMCPPrefix+hex.EncodeToString(sum[:8])+".json")
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.written[path] {
 		return path, nil
 	}
-	env := map[string]string{EnvAgentSocket: a.sock, EnvAgentToken: a.token(chat, thread, group), EnvAgentChat: chat}
+	env := map[string]string{EnvAgentSocket: a.sock, EnvAgentToken: a.token(chat, thread, group, agent), EnvAgentChat: chat}
+	if agent != "" {
+		env[EnvAgentID] = agent
+	}
 	if thread != "" {
 		env[EnvAgentThread] = thread
 	}
@@ -341,6 +371,7 @@ func (a *Endpoint) schedule(w http.ResponseWriter, r *http.Request) {
 		Chat   string    `json:"chat"`
 		Thread string    `json:"thread"`
 		Group  bool      `json:"group"`
+		Agent  string    `json:"agent"`
 		At     time.Time `json:"at"`
 		Text   string    `json:"text"`
 	}
@@ -348,7 +379,7 @@ func (a *Endpoint) schedule(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group))) {
+	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group, req.Agent))) {
 		http.Error(w, "this token is not valid for that chat", http.StatusForbidden)
 		return
 	}
@@ -388,6 +419,7 @@ type turnCall struct {
 	Chat    string `json:"chat"`
 	Thread  string `json:"thread"`
 	Group   bool   `json:"group"`
+	Agent   string `json:"agent"`
 	Path    string `json:"path"`
 	Caption string `json:"caption"`
 	Emoji   string `json:"emoji"`
@@ -401,7 +433,7 @@ func (a *Endpoint) turnCall(w http.ResponseWriter, r *http.Request) (turnCall, m
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return req, message.Target{}, false
 	}
-	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group))) {
+	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group, req.Agent))) {
 		http.Error(w, "this token is not valid for that chat", http.StatusForbidden)
 		return req, message.Target{}, false
 	}

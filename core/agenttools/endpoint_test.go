@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,7 +67,7 @@ func unixClient(path string) *http.Client {
 func TestAgentAPIScheduleIsBoundToTheChat(t *testing.T) {
 	t.Parallel()
 	a := startAgentAPI(t, &strings.Builder{})
-	path, tools := a.Tools(&message.Message{Instance: "tg", ChatID: "42", ChatType: channel.ChatDirect, From: "tg:7"})
+	path, tools := a.Tools("agent:main:tg:direct:1", &message.Message{Instance: "tg", ChatID: "42", ChatType: channel.ChatDirect, From: "tg:7"})
 	if len(tools) != 1 || tools[0] != ScheduleTool || filepath.Dir(path) != a.dir {
 		t.Fatalf("tools %q, config %q; want a file in %s", tools, path, a.dir)
 	}
@@ -88,13 +89,13 @@ func TestAgentAPIScheduleIsBoundToTheChat(t *testing.T) {
 		t.Fatalf("MCP config %s: %v %s", path, err, b)
 	}
 	srv := cfg.MCPServers["clawhost"]
-	tok := a.token("tg:42", "", false)
+	tok := a.token("tg:42", "", false, "main")
 	if strings.Join(srv.Args, " ") != "mcp-schedule" || srv.Env[EnvAgentToken] != tok || srv.Env[EnvAgentChat] != "tg:42" || srv.Env[EnvAgentSocket] != a.sock {
 		t.Errorf("MCP server %+v: want args [mcp-schedule] and the token, chat and socket in env", srv)
 	}
 	client := unixClient(a.sock)
 	post := func(chat, token string, at time.Time, text string) int {
-		b, _ := json.Marshal(map[string]any{"token": token, "chat": chat, "at": at, "text": text})
+		b, _ := json.Marshal(map[string]any{"token": token, "chat": chat, "agent": "main", "at": at, "text": text})
 		resp, err := client.Post("http://clawhost/schedule", "application/json", bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
@@ -248,7 +249,7 @@ func TestSendFileThroughTheBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Stop(context.Background()) })
-	path, tools := a.Tools(&message.Message{Instance: "tg", ChatID: "-100", ThreadID: "77", ChatType: channel.ChatGroup})
+	path, tools := a.Tools("agent:main:tg:direct:1", &message.Message{Instance: "tg", ChatID: "-100", ThreadID: "77", ChatType: channel.ChatGroup})
 	if strings.Join(tools, ",") != ScheduleTool+","+SendFileTool+","+ReactTool {
 		t.Fatalf("tools %q", tools)
 	}
@@ -261,25 +262,27 @@ func TestSendFileThroughTheBridge(t *testing.T) {
 		t.Fatalf("MCP config: %v", err)
 	}
 	env := cfg.MCPServers["clawhost"].Env
-	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"send_file","arguments":{"path":"out/report.pdf","caption":"the report"}}}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"send_file","arguments":{"path":"bad"}}}` + "\n" +
-		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"react","arguments":{"emoji":"👍"}}}` + "\n" +
-		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"react","arguments":{"emoji":"a b"}}}` + "\n"
-	var out, errOut bytes.Buffer
-	if code := ServeMCP("test", func(k string) string { return env[k] }, strings.NewReader(in), &out, &errOut); code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut.String())
+	answers := runBridge(t, env, append(mcpInit,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"send_file","arguments":{"path":"out/report.pdf","caption":"the report"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"send_file","arguments":{"path":"bad"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"react","arguments":{"emoji":"👍"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"react","arguments":{"emoji":"a b"}}}`))
+	for id, want := range map[string]string{
+		"1": `report.pdf will be sent to the chat with your answer.","type":"text"}]}`,
+		"2": `bad was not sent: it is outside the workspace","type":"text"}],"isError":true`,
+		"3": `Reacted with 👍.","type":"text"}]}`,
+		"4": `No reaction: give one emoji","type":"text"}],"isError":true`,
+	} {
+		if b, _ := json.Marshal(answers[id]["result"]); !strings.Contains(string(b), want) {
+			t.Errorf("tool answer %s: %s, want %s", id, b, want)
+		}
 	}
-	got := out.String()
-	if !strings.Contains(got, `report.pdf will be sent to the chat with your answer.","type":"text"}],"isError":false`) ||
-		!strings.Contains(got, `bad was not sent: it is outside the workspace","type":"text"}],"isError":true`) ||
-		!strings.Contains(got, `Reacted with 👍.","type":"text"}],"isError":false`) ||
-		!strings.Contains(got, `No reaction: give one emoji","type":"text"}],"isError":true`) {
-		t.Errorf("tool answers:\n%s", got)
-	}
-	if strings.Join(files.calls, ";") != "tg|-100|77|out/report.pdf|the report;react|-100|77|👍" {
+	calls := slices.Clone(files.calls)
+	slices.Sort(calls)
+	if strings.Join(calls, ";") != "react|-100|77|👍;tg|-100|77|out/report.pdf|the report" {
 		t.Errorf("files %q", files.calls)
 	}
-	b, _ := json.Marshal(map[string]any{"token": env[EnvAgentToken], "chat": "tg:-100", "thread": "78", "group": true, "path": "x"})
+	b, _ := json.Marshal(map[string]any{"token": env[EnvAgentToken], "chat": "tg:-100", "thread": "78", "group": true, "agent": "main", "path": "x"})
 	resp, err := unixClient(a.sock).Post("http://clawhost/send_file", "application/json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +334,7 @@ func TestAgentAPISeveralUsers(t *testing.T) {
 			t.Errorf("%s: %v %v, want %v owned by the host", path, fi.Mode(), err, want)
 		}
 	}
-	mcp, _ := a.Tools(&message.Message{Instance: "tg", ChatID: "1", From: "tg:1"})
+	mcp, _ := a.Tools("agent:main:tg:direct:1", &message.Message{Instance: "tg", ChatID: "1", From: "tg:1"})
 	if fi, err := os.Stat(mcp); err != nil || fi.Mode() != 0o600 || fi.Sys().(*syscall.Stat_t).Uid != 0 {
 		t.Errorf("MCP config file %s: %v %v, want 0600 the host's", mcp, fi.Mode(), err)
 	}

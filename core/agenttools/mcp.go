@@ -1,63 +1,126 @@
 package agenttools
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ServeMCP is `clawhost mcp-schedule`: the MCP server (stdio,
-// newline-delimited JSON-RPC) through which the agent schedules a message
-// for itself. The host starts it for claude (--mcp-config names a 0600
-// file) with, in its environment, the chat it serves, a token valid for
-// that chat only and the host's unix socket (EnvAgent*): nothing of
-// it on a command line, where every local account could read it. A call
-// reaches the host, which runs the message in that chat at the time asked,
-// as a turn, like a schedule. claude's own ScheduleWakeup and CronCreate
-// are disallowed: their replies reached nobody.
+// newline-delimited JSON-RPC, served by the official MCP Go SDK) through
+// which the agent schedules a message for itself, sends a file, reacts, and
+// calls the plugin tools its agent is granted. The host starts it for claude
+// (--mcp-config names a 0600 file) with, in its environment, the chat it
+// serves, a token valid for that chat only and the host's unix socket
+// (EnvAgent*): nothing of it on a command line, where every local account
+// could read it. A call reaches the host, which acts in that chat. claude's
+// own ScheduleWakeup and CronCreate are disallowed: their replies reached
+// nobody.
 func ServeMCP(version string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ep := agentEndpoint{socket: getenv(EnvAgentSocket), token: getenv(EnvAgentToken), chat: getenv(EnvAgentChat), thread: getenv(EnvAgentThread), group: getenv(EnvAgentGroup) == "true"}
+	ep := agentEndpoint{socket: getenv(EnvAgentSocket), token: getenv(EnvAgentToken), chat: getenv(EnvAgentChat), thread: getenv(EnvAgentThread),
+		group: getenv(EnvAgentGroup) == "true", agent: getenv(EnvAgentID)}
 	if ep.socket == "" || ep.token == "" || ep.chat == "" {
 		fmt.Fprintf(stderr, "clawhost mcp-schedule: %s, %s and %s are required in the environment (the host sets them)\n", EnvAgentSocket, EnvAgentToken, EnvAgentChat)
 		return 2
 	}
-	out := json.NewEncoder(stdout)
-	in := bufio.NewReaderSize(stdin, 1<<20)
-	for {
-		line, err := in.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var req struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			}
-			if json.Unmarshal(line, &req) != nil {
-				continue
-			}
-			if req.ID == nil {
-				continue // a notification
-			}
-			result, rerr := mcpHandle(req.Method, req.Params, ep, version)
-			resp := map[string]any{"jsonrpc": "2.0", "id": req.ID}
-			if rerr != nil {
-				resp["error"] = map[string]any{"code": -32601, "message": rerr.Error()}
-			} else {
-				resp["result"] = result
-			}
-			if out.Encode(resp) != nil {
-				return 1
-			}
-		}
-		if err != nil {
-			return 0
-		}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "clawhost", Version: version}, &mcp.ServerOptions{
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	addOwnTools(srv, ep)
+	addPluginTools(srv, ep, stderr)
+	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, MaxLineLength: 1 << 20}
+	if err := srv.Run(context.Background(), t); err != nil && !errors.Is(err, io.EOF) {
+		fmt.Fprintf(stderr, "clawhost mcp-schedule: %v\n", err)
+		return 1
 	}
+	return 0
+}
+
+// nopWriteCloser is stdout for the transport: closing the session does not
+// close the process's stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// ownTool is one of the host's own tools: its MCP definition and what a
+// call does with the decoded arguments (the text for the model, and
+// whether it is the tool's error).
+type ownTool struct {
+	name, description string
+	schema            map[string]any
+	call              func(ep agentEndpoint, a ownArgs) (string, bool)
+}
+
+// ownArgs are the arguments of the host's own tools, one struct for all
+// three: a missing one is "", which each tool answers itself (a model's
+// call missing `in` gets "Give `in` or `at`.", not a schema error).
+type ownArgs struct {
+	Text    string `json:"text"`
+	In      string `json:"in"`
+	At      string `json:"at"`
+	Path    string `json:"path"`
+	Caption string `json:"caption"`
+	Emoji   string `json:"emoji"`
+}
+
+func stringProp(description string) map[string]any {
+	return map[string]any{"type": "string", "description": description}
+}
+
+var ownTools = []ownTool{{
+	name: "schedule_message", description: scheduleToolDescription,
+	schema: map[string]any{"type": "object", "properties": map[string]any{
+		"text": stringProp("the message you will get"),
+		"in":   stringProp("after how long, e.g. \"10m\""),
+		"at":   stringProp("when, RFC 3339"),
+	}, "required": []string{"text"}},
+	call: func(ep agentEndpoint, a ownArgs) (string, bool) { return mcpScheduleCall(ep, a.Text, a.In, a.At) },
+}, {
+	name: "send_file", description: sendFileToolDescription,
+	schema: map[string]any{"type": "object", "properties": map[string]any{
+		"path":    stringProp("the file, in the workspace"),
+		"caption": stringProp("a line of text sent with it"),
+	}, "required": []string{"path"}},
+	call: func(ep agentEndpoint, a ownArgs) (string, bool) { return mcpSendFileCall(ep, a.Path, a.Caption) },
+}, {
+	name: "react", description: reactToolDescription,
+	schema: map[string]any{"type": "object", "properties": map[string]any{
+		"emoji": stringProp("one emoji, e.g. 👍"),
+	}, "required": []string{"emoji"}},
+	call: func(ep agentEndpoint, a ownArgs) (string, bool) { return mcpReactCall(ep, a.Emoji) },
+}}
+
+// addOwnTools adds schedule_message, send_file and react to srv. Their
+// handlers decode the arguments themselves (Server.AddTool, not the SDK's
+// typed AddTool): a missing argument is the tool's own error text.
+func addOwnTools(srv *mcp.Server, ep agentEndpoint) {
+	for _, t := range ownTools {
+		srv.AddTool(&mcp.Tool{Name: t.name, Description: t.description, InputSchema: t.schema},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var a ownArgs
+				if len(req.Params.Arguments) > 0 {
+					if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+						return toolResult("bad arguments: "+err.Error(), true), nil
+					}
+				}
+				text, isErr := t.call(ep, a)
+				return toolResult(text, isErr), nil
+			})
+	}
+}
+
+// toolResult is a tool's answer to the model: one text.
+func toolResult(text string, isErr bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isErr}
 }
 
 const scheduleToolDescription = "Schedule a message to yourself in this chat: at the time given, you get the text as a new message (a new turn) and your reply goes to the chat. Use it for reminders and follow-ups; give either `in` (a duration like \"10m\" or \"2h30m\") or `at` (RFC 3339, e.g. \"2026-11-23T09:00:00+01:00\")."
@@ -68,74 +131,8 @@ const sendFileToolDescription = "Send a file from your workspace to this chat. I
 
 // agentEndpoint is where and as what the bridge reaches the host.
 type agentEndpoint struct {
-	socket, token, chat, thread string
-	group                       bool
-}
-
-func mcpHandle(method string, params json.RawMessage, ep agentEndpoint, version string) (any, error) {
-	switch method {
-	case "initialize":
-		var p struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		_ = json.Unmarshal(params, &p)
-		if p.ProtocolVersion == "" {
-			p.ProtocolVersion = "2025-06-18"
-		}
-		return map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
-			"serverInfo": map[string]any{"name": "clawhost", "version": version}}, nil
-	case "ping":
-		return map[string]any{}, nil
-	case "tools/list":
-		return map[string]any{"tools": []any{map[string]any{
-			"name": "schedule_message", "description": scheduleToolDescription,
-			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
-				"text": map[string]any{"type": "string", "description": "the message you will get"},
-				"in":   map[string]any{"type": "string", "description": "after how long, e.g. \"10m\""},
-				"at":   map[string]any{"type": "string", "description": "when, RFC 3339"},
-			}, "required": []string{"text"}},
-		}, map[string]any{
-			"name": "send_file", "description": sendFileToolDescription,
-			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
-				"path":    map[string]any{"type": "string", "description": "the file, in the workspace"},
-				"caption": map[string]any{"type": "string", "description": "a line of text sent with it"},
-			}, "required": []string{"path"}},
-		}, map[string]any{
-			"name": "react", "description": reactToolDescription,
-			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
-				"emoji": map[string]any{"type": "string", "description": "one emoji, e.g. 👍"},
-			}, "required": []string{"emoji"}},
-		}}}, nil
-	case "tools/call":
-		var p struct {
-			Name      string `json:"name"`
-			Arguments struct {
-				Text    string `json:"text"`
-				In      string `json:"in"`
-				At      string `json:"at"`
-				Path    string `json:"path"`
-				Caption string `json:"caption"`
-				Emoji   string `json:"emoji"`
-			} `json:"arguments"`
-		}
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, fmt.Errorf("bad tool call")
-		}
-		var text string
-		var isErr bool
-		switch p.Name {
-		case "schedule_message":
-			text, isErr = mcpScheduleCall(ep, p.Arguments.Text, p.Arguments.In, p.Arguments.At)
-		case "send_file":
-			text, isErr = mcpSendFileCall(ep, p.Arguments.Path, p.Arguments.Caption)
-		case "react":
-			text, isErr = mcpReactCall(ep, p.Arguments.Emoji)
-		default:
-			return nil, fmt.Errorf("unknown tool %q", p.Name)
-		}
-		return map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": isErr}, nil
-	}
-	return nil, fmt.Errorf("method %q not found", method)
+	socket, token, chat, thread, agent string
+	group                              bool
 }
 
 // mcpScheduleCall asks the host to schedule text; it returns what to tell
@@ -203,7 +200,7 @@ func mcpReactCall(ep agentEndpoint, emoji string) (string, bool) {
 // post sends a tool call with the bridge's token, chat and thread to the
 // host's socket; it returns the status and the answer's text.
 func (ep agentEndpoint) post(route string, fields map[string]any) (int, string, error) {
-	fields["token"], fields["chat"], fields["thread"], fields["group"] = ep.token, ep.chat, ep.thread, ep.group
+	fields["token"], fields["chat"], fields["thread"], fields["group"], fields["agent"] = ep.token, ep.chat, ep.thread, ep.group, ep.agent
 	body, _ := json.Marshal(fields)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {

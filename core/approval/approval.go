@@ -70,8 +70,9 @@ type Config struct {
 	// Owners are access.owners ("<instance>:<sender id>").
 	Owners []string
 	// DirectChats are the instances whose direct chat with a sender has
-	// the sender's id as its chat id (Telegram, WhatsApp, the web chat):
-	// there a question can be sent to an owner's own chat.
+	// the sender's id as its chat id, as their plugins declare it
+	// (channel.Capabilities.DirectToSender): there a question can be sent
+	// to an owner's own chat.
 	DirectChats map[string]bool
 }
 

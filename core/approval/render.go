@@ -475,6 +475,11 @@ func label(s string, n int) string {
 func toolName(tool string) string {
 	if rest, ok := strings.CutPrefix(tool, "mcp__"); ok {
 		if server, name, ok := strings.Cut(rest, "__"); ok {
+			// A plugin's tool, which the host's server offers as
+			// <instance>__<tool> (core/agenttools.ToolSeparator).
+			if instance, t, ok := strings.Cut(name, "__"); ok && server == "clawhost" {
+				return instance + "." + t + " (a tool of plugin " + instance + ")"
+			}
 			return name + " (MCP server " + server + ")"
 		}
 	}

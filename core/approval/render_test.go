@@ -140,7 +140,13 @@ func TestSummaryBounded(t *testing.T) {
 	if lines := strings.Split(s, "\n"); len(lines) != 1 || utf8.RuneCountInString(s) != summaryLen+1 || !strings.HasSuffix(s, "…") {
 		t.Errorf("summary %q", s)
 	}
-	if got := toolName("mcp__db__query"); got != "query (MCP server db)" {
-		t.Errorf("tool name %q", got)
+	for tool, want := range map[string]string{
+		"mcp__db__query":                "query (MCP server db)",
+		"mcp__clawhost__send_file":      "send_file (MCP server clawhost)",
+		"mcp__clawhost__memory__search": "memory.search (a tool of plugin memory)",
+	} {
+		if got := toolName(tool); got != want {
+			t.Errorf("tool name of %s: %q, want %q", tool, got, want)
+		}
 	}
 }

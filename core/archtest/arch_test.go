@@ -190,6 +190,7 @@ var daemonModules = []string{
 	"github.com/chromedp/",
 	"github.com/go-telegram-bot-api/",
 	"github.com/bwmarrin/discordgo",
+	"github.com/slack-go/slack",
 	"go.mau.fi/",
 	"github.com/yuin/goldmark",
 	"github.com/microcosm-cc/bluemonday",
@@ -248,6 +249,7 @@ var platformLibraries = []string{
 	"go.mau.fi/libsignal",
 	"github.com/bwmarrin/discordgo",
 	"github.com/go-telegram-bot-api/",
+	"github.com/slack-go/slack",
 }
 
 // TestHostBinaryHasNoPlatformLibrary checks that no platform library is

@@ -152,7 +152,7 @@ func campaign(t *testing.T, o options) {
 	fmt.Printf("\n%s\nseed %d, %v\n", b.String(), o.seed, time.Since(start).Round(time.Second))
 	for _, r := range rows {
 		if r.failed() {
-			t.Errorf("%s: %d lost, %d doubled, %d finished turns re-run, %d orphans, %d unfinished", r.name, r.lost, r.doubled, r.finishedReruns, r.orphans, r.unfinished)
+			t.Errorf("%s: %d lost, %d doubled, %d finished turns re-run, %d charged twice, %d orphans, %d unfinished", r.name, r.lost, r.doubled, r.finishedReruns, r.chargedTwice, r.orphans, r.unfinished)
 		}
 	}
 	if t.Failed() {
@@ -187,7 +187,7 @@ func (e *env) trial(i int, rng *rand.Rand) {
 		}
 		e.notes = append(e.notes, fmt.Sprintf("trial %d: %v not settled %v after the fault", i, open, cmp.Or(e.sc.settle, settleLimit)))
 	}
-	e.srv.ClearFailures()
+	e.plat.clearFailures()
 	e.checkGone(fmt.Sprintf("after trial %d", i))
 	e.trials++
 	if *flagLong {

@@ -32,6 +32,12 @@
 //     every fifth trial starts on a freshly restarted host, so the host's
 //     crash-loop backoff, which reaches 30 s after ten quick crashes, does
 //     not turn every later trial into a 30 s wait);
+//   - slack-plugin-kill9: the same with the clawhost-slack plugin over
+//     Socket Mode against the fake Slack (plugins/slack/slacktest), the
+//     chats four members' DMs; in half the trials the fake loses the
+//     plugin's acknowledgements before the kill, so envelopes the host
+//     stored come again (platform_test.go is the seam); slack-host-kill9
+//     kills the host instead;
 //   - claude-kill9: one claude process gets SIGKILL;
 //   - api-drop, api-malformed, api-5xx, api-429, api-silence, api-timeout:
 //     the fake Bot API carries one or two calls out (sendMessage,
@@ -89,6 +95,10 @@
 //     before the reply was committed; claude may write its result a few
 //     milliseconds after the host died, to nobody), or after the journal
 //     had recorded the reply. A failure.
+//   - charged ×2: messages whose turn has more than one row in the usage
+//     ledger (read from the journal's database). The ledger row is written
+//     in the transaction that records the reply, so a crash can neither
+//     drop it nor write it again. A failure.
 //   - orphans: a process of the scenario (one whose environment carries
 //     the scenario's HOME, which the host, the plugins, claude and claude's
 //     tools inherit, or one in the process group of a claude process: the
@@ -103,8 +113,9 @@
 //
 // The campaign prints one table (scenario, trials, messages, answered 1,
 // lost, doubled, uncertain told, other told, runs ×2, finished re-run,
-// orphans, unfinished, recovery median and max) and fails on any lost or
-// doubled message, finished re-run, orphan or unfinished entry.
+// charged ×2, orphans, unfinished, recovery median and max) and fails on
+// any lost or doubled message, finished re-run, turn charged twice, orphan
+// or unfinished entry.
 //
 // # Reproducing
 //

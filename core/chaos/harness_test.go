@@ -39,16 +39,19 @@ var chats = []int64{1001, 1002, 1003, 1004}
 
 // msg is one message a chat sent.
 type msg struct {
-	mark  string
-	chat  int64
-	id    int // Telegram message id
-	parts int
-	trial int
+	mark string
+	chat int64
+	// chatID and id are the chat and message ids the host journals it
+	// under.
+	chatID string
+	id     string
+	parts  int
+	trial  int
 	// settled: the journal entry was finished before the trial's limit.
 	settled bool
 }
 
-// env is one scenario's world: the fake Bot API, the host on its
+// env is one scenario's world: the fake platform, the host on its
 // directory, and what was sent and done.
 type env struct {
 	t      testing.TB
@@ -58,16 +61,15 @@ type env struct {
 	home   string
 	runLog string
 	exe    string
-	srv    *telegramtest.Server
+	plat   platform
 	log    *os.File
 
 	host     *exec.Cmd
 	hostDone chan struct{}
 	hostPID  int
 
-	pushMu sync.Mutex
-	mu     sync.Mutex
-	msgs   []*msg
+	mu   sync.Mutex
+	msgs []*msg
 	// kills are the moments the host was sent SIGKILL.
 	kills []time.Time
 
@@ -101,7 +103,7 @@ func newEnv(t testing.TB, sc scenario, dir string) *env {
 			t.Fatal(err)
 		}
 	}
-	e.srv = telegramtest.NewServer(token)
+	e.plat = newPlatform(sc.platform)
 	h := e.hostConfig(dir, e.data)
 	h.Write(t)
 	if e.log, err = os.OpenFile(filepath.Join(dir, "clawhost.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
@@ -125,7 +127,7 @@ func (e *env) setup() bool {
 	} else {
 		e.startHost()
 	}
-	e.waitUntil(30*time.Second, func() bool { return len(e.srv.Commands()) > 0 })
+	e.waitUntil(30*time.Second, e.plat.ready)
 	return true
 }
 
@@ -154,7 +156,7 @@ func (e *env) close() {
 	if e.db != nil {
 		e.db.Close()
 	}
-	e.srv.Close()
+	e.plat.close()
 	e.log.Close()
 	if e.sc.tmpfs {
 		_ = syscall.Unmount(e.data, syscall.MNT_DETACH)
@@ -162,8 +164,7 @@ func (e *env) close() {
 }
 
 // hostConfig is the scenario's configuration with its data in data: the
-// telegram plugin against the fake Bot API, the fake claude logging its
-// runs. text_limit 160 with chunk_mode "newline" puts each part of a fake
+// platform's plugin against its fake, the fake claude logging its runs. text_limit 160 with chunk_mode "newline" puts each part of a fake
 // reply (about 120 characters) in a chunk of its own.
 func (e *env) hostConfig(dir, data string) e2e.Host {
 	h := e2e.Host{
@@ -171,10 +172,9 @@ func (e *env) hostConfig(dir, data string) e2e.Host {
 		DataDir: data,
 		Agent: e2e.Agent{Env: map[string]string{"CLAWHOST_FAKE_CLAUDE_LOG": e.runLog},
 			Attrs: e2e.Attrs{"sandbox": "off"}}, // the fake claude writes its run log outside the workspace
-		Access:   e2e.Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002", "tg:1003", "tg:1004"}},
+		Access:   e2e.Attrs{"dm_policy": "allowlist", "allow_from": e.allowFrom()},
 		Messages: e2e.Attrs{"streaming": "auto", "text_limit": 160, "chunk_mode": "newline"},
-		Plugins: []e2e.Plugin{{Name: "tg", Source: "telegram", Config: e2e.Attrs{
-			"token": token, "api_endpoint": e.srv.APIEndpoint(), "poll_timeout": 30}}},
+		Plugins:  []e2e.Plugin{e.plat.plugin()},
 	}
 	if e.sc.sendingHook {
 		// The chat sees only what the hook returned: no live draft of
@@ -185,6 +185,25 @@ func (e *env) hostConfig(dir, data string) e2e.Host {
 			Config: e2e.Attrs{"message_sending": []string{filepath.Join(dir, "sign.py")}}})
 	}
 	return h
+}
+
+// allowFrom names every chat's user.
+func (e *env) allowFrom() []string {
+	var out []string
+	for _, c := range chats {
+		out = append(out, e.plat.sender(c))
+	}
+	return out
+}
+
+// tg is the fake Bot API of a Telegram scenario (the API faults are
+// Telegram's).
+func (e *env) tg() *telegramtest.Server {
+	p, ok := e.plat.(*telegramPlatform)
+	if !ok {
+		e.t.Fatalf("scenario %s: a Telegram fault on %T", e.sc.name, e.plat)
+	}
+	return p.srv
 }
 
 // startHost execs clawhost with the scenario's HOME, which everything it
@@ -250,19 +269,15 @@ func (e *env) signal(label string, cmd *exec.Cmd, done chan struct{}, sig syscal
 // gone, it is started again. It returns the moment of the exec.
 func (e *env) restartHost(sig syscall.Signal) time.Time {
 	e.stopHost(sig)
-	e.srv.ClearFailures()
+	e.plat.clearFailures()
 	e.checkGone(fmt.Sprintf("after %v", sig))
 	return e.startHost()
 }
 
-// push sends text from chat's user as a new Telegram message and returns
-// its message id. Pushes are serialized: the fake numbers messages from
-// its update counter.
-func (e *env) push(chat int64, text string) int {
-	e.pushMu.Lock()
-	defer e.pushMu.Unlock()
-	update := e.srv.PushText(telegramtest.PrivateChat(chat), telegramtest.User{ID: chat, FirstName: "U" + strconv.FormatInt(chat, 10)}, text)
-	return update + 1000
+// push sends text from chat's user as a new message and returns the
+// chat and message ids it is journaled under.
+func (e *env) push(chat int64, text string) (string, string) {
+	return e.plat.push(chat, text)
 }
 
 func (e *env) waitUntil(limit time.Duration, cond func() bool) bool {
@@ -308,12 +323,14 @@ type entry struct {
 	replyText  string
 	producedAt int64
 	hasReply   bool
+	// charges is the number of usage ledger rows of the entry's turn.
+	charges int
 }
 
 func (e *env) entry(m *msg) (entry, error) {
 	var en entry
-	row := e.journal().QueryRow(e.sql(`SELECT id, state, reason, attempts FROM journal WHERE instance = 'tg' AND chat_id = ? AND message_id = ?`),
-		strconv.FormatInt(m.chat, 10), strconv.Itoa(m.id))
+	row := e.journal().QueryRow(e.sql(`SELECT id, state, reason, attempts FROM journal WHERE instance = ? AND chat_id = ? AND message_id = ?`),
+		e.plat.instance(), m.chatID, m.id)
 	switch err := row.Scan(&en.id, &en.state, &en.reason, &en.attempts); err {
 	case nil:
 		en.found = true
@@ -331,6 +348,10 @@ func (e *env) entry(m *msg) (entry, error) {
 		return en, err
 	}
 	err = e.journal().QueryRow(e.sql(`SELECT count(*) FROM reply_chunks WHERE journal_id = ? AND CAST(uncertain AS INTEGER) = 1`), en.id).Scan(&en.uncertain)
+	if err != nil {
+		return en, err
+	}
+	err = e.journal().QueryRow(e.sql(`SELECT count(*) FROM usage WHERE journal_id = ?`), en.id).Scan(&en.charges)
 	return en, err
 }
 
@@ -476,10 +497,10 @@ func (e *env) checkGone(when string) {
 	}
 }
 
-// pluginPID is the running clawhost-telegram process (0 for none).
+// pluginPID is the running plugin process (0 for none).
 func (e *env) pluginPID() int {
 	for _, p := range procs() {
-		if p.ppid == e.hostPID && p.state != "Z" && strings.Contains(p.cmdline, "clawhost-telegram") {
+		if p.ppid == e.hostPID && p.state != "Z" && strings.Contains(p.cmdline, e.plat.binary()) {
 			return p.pid
 		}
 	}
@@ -554,7 +575,7 @@ func (e *env) send(trial int, p map[int64][]planMsg) []*msg {
 					text += " #spawn=" + filepath.Join(e.dir, "tools", mark+".pid")
 				}
 				m := &msg{mark: mark, chat: chat, parts: pm.parts, trial: trial}
-				m.id = e.push(chat, text)
+				m.chatID, m.id = e.push(chat, text)
 				mu.Lock()
 				out = append(out, m)
 				mu.Unlock()

@@ -36,6 +36,8 @@ type scenario struct {
 	before func(e *env, i int)
 	// hosts > 1: the multi-host mode (cluster_test.go).
 	hosts int
+	// platform is the chat platform ("" Telegram, "slack"; platform_test.go).
+	platform string
 	// settle, when set, bounds the wait for a trial's messages instead of
 	// settleLimit: for faults whose recovery is a client's timeout.
 	settle time.Duration
@@ -62,6 +64,32 @@ json.dump({"rewrite": True, "text": req["text"].replace("x" * 90, "y" * 90)}, sy
 // from a crash. The backoff itself is core/pluginhost's to test.
 const pluginKillsPerHost = 5
 
+// pluginHostRestart restarts the host gracefully every
+// pluginKillsPerHost trials of a plugin-kill scenario.
+func pluginHostRestart(e *env, i int) {
+	if i > 0 && i%pluginKillsPerHost == 0 {
+		e.restartHost(syscall.SIGTERM)
+		e.waitUntil(30*time.Second, func() bool { return e.pluginPID() != 0 })
+	}
+}
+
+// pluginKill9 sends the channel plugin SIGKILL (the host restarts it; the
+// platform delivers again what the plugin had not confirmed).
+func pluginKill9(e *env, r uint64) time.Time {
+	e.unconfirmed(r)
+	defer e.plat.clearFailures()
+	var pid int
+	e.waitUntil(3*time.Second, func() bool { pid = e.pluginPID(); return pid != 0 })
+	if pid == 0 {
+		e.notes = append(e.notes, "no plugin process to kill")
+		return time.Now()
+	}
+	fmt.Fprintf(e.log, "\n===== chaos: SIGKILL to the plugin %d at %s =====\n", pid, time.Now().Format(time.RFC3339Nano))
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	e.faults++
+	return time.Now()
+}
+
 // apiMethods are the calls an API fault may hit.
 var apiMethods = []string{"sendMessage", "sendMessage", "editMessageText", "getUpdates"}
 
@@ -70,7 +98,7 @@ func apiFault(f func(r uint64) telegramtest.Failure) func(*env, uint64) time.Tim
 	return func(e *env, r uint64) time.Time {
 		method := apiMethods[r%uint64(len(apiMethods))]
 		times := 1 + int(r/7%2)
-		e.srv.Fail(method, times, f(r))
+		e.tg().Fail(method, times, f(r))
 		e.faults++
 		fmt.Fprintf(e.log, "\n===== chaos: %d x %s fails with %+v at %s =====\n", times, method, f(r), time.Now().Format(time.RFC3339Nano))
 		return time.Now()
@@ -93,24 +121,15 @@ var scenarios = []scenario{
 		e.unconfirmed(r)
 		return e.restartHost(syscall.SIGTERM)
 	}},
-	{name: "plugin-kill9", prefix: "pk", long: 50, short: 2, window: 2500 * time.Millisecond, before: func(e *env, i int) {
-		if i > 0 && i%pluginKillsPerHost == 0 {
-			e.restartHost(syscall.SIGTERM)
-			e.waitUntil(30*time.Second, func() bool { return e.pluginPID() != 0 })
-		}
-	}, inject: func(e *env, r uint64) time.Time {
-		e.unconfirmed(r)
-		defer e.srv.ClearFailures()
-		var pid int
-		e.waitUntil(3*time.Second, func() bool { pid = e.pluginPID(); return pid != 0 })
-		if pid == 0 {
-			e.notes = append(e.notes, "no plugin process to kill")
-			return time.Now()
-		}
-		fmt.Fprintf(e.log, "\n===== chaos: SIGKILL to the plugin %d at %s =====\n", pid, time.Now().Format(time.RFC3339Nano))
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	{name: "plugin-kill9", prefix: "pk", long: 50, short: 2, window: 2500 * time.Millisecond, before: pluginHostRestart, inject: pluginKill9},
+	// The same against the slack plugin over Socket Mode: envelopes the
+	// host stored but the fake never saw acknowledged come again.
+	{name: "slack-plugin-kill9", prefix: "sk", long: 20, short: 1, window: 2500 * time.Millisecond, platform: "slack",
+		before: pluginHostRestart, inject: pluginKill9},
+	{name: "slack-host-kill9", prefix: "sh", long: 20, short: 1, window: 2500 * time.Millisecond, platform: "slack", inject: func(e *env, r uint64) time.Time {
 		e.faults++
-		return time.Now()
+		e.unconfirmed(r)
+		return e.restartHost(syscall.SIGKILL)
 	}},
 	{name: "claude-kill9", prefix: "ck", long: 20, short: 1, window: 2000 * time.Millisecond, inject: func(e *env, r uint64) time.Time {
 		var pids []int
@@ -179,10 +198,11 @@ var scenarios = []scenario{
 	{name: "cluster-sigterm", prefix: "cs", long: 15, hosts: 3, window: 2500 * time.Millisecond, inject: clusterFault("any", syscall.SIGTERM)},
 }
 
-// unconfirmed: in half the trials (r odd) getUpdates fails (502) for a
-// while before a kill, so the updates the host already stored and acked
-// are not yet confirmed to Telegram: the next plugin process fetches them
-// again, and the host's durable dedupe must drop them. Without this a
+// unconfirmed: in half the trials (r odd) the platform is not told for a
+// while before a kill what the host already stored and acked (Telegram's
+// getUpdates fails with 502, Slack's acknowledgements are lost): the next
+// plugin process gets those messages again, and the host's durable
+// dedupe must drop them. Without this a
 // random kill almost never lands in the few milliseconds between an ack
 // and the next poll. The failures end with the kill (restartHost clears
 // them before the exec).
@@ -190,8 +210,8 @@ func (e *env) unconfirmed(r uint64) {
 	if r%2 == 0 {
 		return
 	}
-	e.srv.Fail("getUpdates", -1, telegramtest.ServerError(502))
-	fmt.Fprintf(e.log, "\n===== chaos: getUpdates fails (502) before the kill, at %s =====\n", time.Now().Format(time.RFC3339Nano))
+	e.plat.unconfirm()
+	fmt.Fprintf(e.log, "\n===== chaos: the platform is not told what the host stored, before the kill, at %s =====\n", time.Now().Format(time.RFC3339Nano))
 	time.Sleep(time.Duration(300+r%1200) * time.Millisecond)
 }
 

@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,7 +19,7 @@ type row struct {
 	answered, lost, doubled                 int
 	uncertainTold, otherTold                int
 	reruns, finishedReruns, orphans         int
-	unfinished                              int
+	unfinished, chargedTwice                int
 	recMedian, recMax                       time.Duration
 	skipped                                 bool
 	notes                                   []string
@@ -29,7 +28,7 @@ type row struct {
 }
 
 func (r row) failed() bool {
-	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished > 0
+	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished+r.chargedTwice > 0
 }
 
 // Notices the host sends instead of (part of) a reply; see core/delivery,
@@ -97,22 +96,8 @@ func (e *env) finishedRerun(rs []*run, k int, en entry) string {
 	return ""
 }
 
-// chatView is what a chat shows in the end: each bot message with its
-// last content, in the order they were first sent.
-func (e *env) chatViews() map[string][]string {
-	at := map[string]int{}
-	out := map[string][]string{}
-	for _, s := range e.srv.Sent() {
-		k := s.ChatID + "/" + strconv.Itoa(s.MessageID)
-		if i, ok := at[k]; ok {
-			out[s.ChatID][i] = s.Visible
-			continue
-		}
-		at[k] = len(out[s.ChatID])
-		out[s.ChatID] = append(out[s.ChatID], s.Visible)
-	}
-	return out
-}
+// chatViews is what each chat shows in the end (platform.views).
+func (e *env) chatViews() map[string][]string { return e.plat.views() }
 
 func count(view []string, f func(string) bool) int {
 	n := 0
@@ -162,7 +147,7 @@ func (e *env) tally() row {
 		return false
 	}
 	for _, m := range e.msgs {
-		chat := strconv.FormatInt(m.chat, 10)
+		chat := m.chatID
 		view := views[chat]
 		en, err := e.entry(m)
 		if err != nil {
@@ -191,7 +176,11 @@ func (e *env) tally() row {
 				spare[key] = count(view, func(v string) bool { return strings.TrimSpace(v) == strings.TrimSpace(en.replyText) })
 			}
 		}
-		desc := fmt.Sprintf("%s (trial %d, chat %s, message %d): copies per part %v, journal %+v, runs %d", m.mark, m.trial, chat, m.id, copies, en, len(rs))
+		desc := fmt.Sprintf("%s (trial %d, chat %s, message %s): copies per part %v, journal %+v, runs %d", m.mark, m.trial, chat, m.id, copies, en, len(rs))
+		if en.charges > 1 {
+			r.chargedTwice++
+			r.failures = append(r.failures, fmt.Sprintf("charged %d times %s", en.charges, desc))
+		}
 		if en.found && !finished(en.state) {
 			r.unfinished++
 			r.failures = append(r.failures, "unfinished "+desc)
@@ -227,15 +216,15 @@ func (e *env) tally() row {
 // printTable writes the campaign's one table.
 func printTable(w io.Writer, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tfinished re-run\torphans\tunfinished\trecovery median\trecovery max\t")
+	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tfinished re-run\tcharged ×2\torphans\tunfinished\trecovery median\trecovery max\t")
 	var tot row
 	for _, r := range rows {
 		if r.skipped {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
-			r.uncertainTold, r.otherTold, r.reruns, r.finishedReruns, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
+			r.uncertainTold, r.otherTold, r.reruns, r.finishedReruns, r.chargedTwice, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
 		tot.trials += r.trials
 		tot.msgs += r.msgs
 		tot.answered += r.answered
@@ -247,10 +236,11 @@ func printTable(w io.Writer, rows []row) {
 		tot.finishedReruns += r.finishedReruns
 		tot.orphans += r.orphans
 		tot.unfinished += r.unfinished
+		tot.chargedTwice += r.chargedTwice
 		tot.recMax = max(tot.recMax, r.recMax)
 	}
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
-		tot.uncertainTold, tot.otherTold, tot.reruns, tot.finishedReruns, tot.orphans, tot.unfinished, "", dur(tot.recMax))
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
+		tot.uncertainTold, tot.otherTold, tot.reruns, tot.finishedReruns, tot.chargedTwice, tot.orphans, tot.unfinished, "", dur(tot.recMax))
 	tw.Flush()
 }
 

@@ -121,6 +121,8 @@ func format(c Chat) string {
 		s = "Write Markdown: bold, italic, strikethrough, code, code blocks, links and quotes show as such; headings become bold lines and tables monospace blocks."
 	case channel.MarkupMarkdown:
 		s = "Write Markdown: " + c.Channel + " shows bold, italic, headings, lists, code blocks, quotes and links; tables may become code blocks."
+	case channel.MarkupMrkdwn:
+		s = "Write Markdown: " + c.Channel + " shows bold, italic, strikethrough, code, code blocks, quotes, lists and links; headings become bold lines and tables monospace blocks."
 	case channel.MarkupLightweight:
 		s = "Write short paragraphs with light Markdown (bold, italic, code, lists): " + c.Channel + " has no headings or link text, tables become monospace blocks, so give links as plain URLs."
 	default:

@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -45,6 +47,7 @@ type invocation struct {
 	admin          string   // -admin (status, pairing, retry, reload)
 	approved       bool     // -approved (pairing list only)
 	all            bool     // -all (validate only)
+	probe          bool     // -probe (validate only)
 	positional     []string // the arguments that are not flags
 	stdout, stderr io.Writer
 }
@@ -58,7 +61,7 @@ func init() { commands = commandTable() }
 // commandTable is every subcommand with what runs it, in help's order.
 func commandTable() []command {
 	runServe := func(inv invocation) int { return serve(inv.config, inv.stderr) }
-	runValidate := func(inv invocation) int { return validate(inv.config, inv.all, inv.stdout, inv.stderr) }
+	runValidate := func(inv invocation) int { return validate(inv.config, inv.all, inv.probe, inv.stdout, inv.stderr) }
 	runPairing := func(inv invocation) int {
 		return pairing(inv.host(), inv.positional, inv.approved, inv.stdout, inv.stderr)
 	}
@@ -72,8 +75,8 @@ func commandTable() []command {
 	return append(append([]command{
 		{"run", "[-config FILE]", "run the host (the default): start the enabled plugins and answer chats",
 			"SIGHUP reloads the configuration: new and changed plugin blocks are checked by their\nplugins first; an invalid file is refused whole and the running set kept (clawhost status\nshows why); SIGINT and SIGTERM stop every plugin and claude process and exit.", runServe, nil},
-		{"validate", "[-all] [-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
-			"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Disabled plugins are listed with what disables them;\n-all checks their config blocks too, as if they were enabled (a block that is off here because an\nenvironment variable is unset, but on where it runs). Exit 0 when valid (warnings allowed), 1 on\nerrors, 2 on bad usage.", runValidate, nil},
+		{"validate", "[-all] [-probe] [-config FILE]", "check the file and every enabled plugin's config block; exit 1 on errors",
+			"Prints every problem in one list sorted by file:line:col, then the count: the file's own\nsettings, missing plugin binaries (with the nearest available source), and each plugin's\nconfig block checked against the schema the plugin declares and by the plugin's own checks\n(the plugin is started for it, unless an error is in what says how to start it: source,\npath, sha256, enabled, start_timeout). Disabled plugins are listed with what disables them;\n-all checks their config blocks too, as if they were enabled (a block that is off here because an\nenvironment variable is unset, but on where it runs). -probe also runs each enabled plugin's live\nchecks on its valid block (its token with its platform, a linked device): a failed check is an\nerror, a warning a warning. Exit 0 when valid (warnings allowed), 1 on errors, 2 on bad usage.", runValidate, nil},
 		{"pairing list", "[-approved] [-config FILE]", "the pending pairing codes of unknown senders; -approved: the approved senders",
 			"-approved lists each sender approved through pairing with when and by whom, and when the\napproval expires (access.pairing_ttl) or why it is not honoured (dm_policy = \"allowlist\").", runPairing, nil},
 		{"pairing approve", "CODE [-config FILE]", "let the sender of CODE talk to the agent",
@@ -289,6 +292,7 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 	cfgPath := fs.String("config", defaultConfig(), configFlagUsage)
 	approved := fs.Bool("approved", false, "pairing list: the approved senders instead of the pending codes")
 	all := fs.Bool("all", false, "validate: check the config blocks of disabled plugins too")
+	live := fs.Bool("probe", false, "validate: run each enabled plugin's live checks too (its credentials with its platform)")
 	adminAddr := fs.String("admin", "", "status, pairing, retry, reload: the running host's admin endpoint (host:port), when the configuration file does not say it (or does not load)")
 	var positional []string
 	for len(args) > 0 && !isFlag(args[0]) {
@@ -315,11 +319,15 @@ func parseCommon(cmd string, args []string, stdout, stderr io.Writer) (inv invoc
 		fmt.Fprintln(stderr, "clawhost: -all goes with validate")
 		return inv, 2, false
 	}
+	if *live && cmd != "validate" {
+		fmt.Fprintln(stderr, "clawhost: -probe goes with validate")
+		return inv, 2, false
+	}
 	if *adminAddr != "" && cmd != "status" && cmd != "pairing" && cmd != "retry" && cmd != "reload" && cmd != "healthcheck" {
 		fmt.Fprintln(stderr, "clawhost: -admin goes with status, pairing, retry, reload and healthcheck")
 		return inv, 2, false
 	}
-	return invocation{config: *cfgPath, admin: *adminAddr, approved: *approved, all: *all, positional: positional, stdout: stdout, stderr: stderr}, 0, true
+	return invocation{config: *cfgPath, admin: *adminAddr, approved: *approved, all: *all, probe: *live, positional: positional, stdout: stdout, stderr: stderr}, 0, true
 }
 
 func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
@@ -342,27 +350,64 @@ func loadForHost(name string, at hostAt, w io.Writer) (*config.Config, bool) {
 		}
 		return cfg, true
 	}
-	dataDir := filepath.Join(filepath.Dir(at.config), config.DefaultDataDir)
-	if cfg != nil && cfg.DataDir != "" {
-		dataDir = cfg.DataDir
-		if !filepath.IsAbs(dataDir) {
-			dataDir = filepath.Join(filepath.Dir(at.config), dataDir)
-		}
-	}
+	dirs := dataDirsOf(at.config, cfg)
 	c := config.Default()
-	c.DataDir = dataDir
+	c.DataDir = dirs[0]
 	if at.admin != "" {
 		fmt.Fprintf(w, "clawhost %s: %s does not load (above); reaching the running host at %s (-admin)\n", name, at.config, at.admin)
 		c.Admin.Listen = at.admin
 		return c, true
 	}
-	rt, err := core.ReadRuntime(dataDir)
+	var rt core.Runtime
+	var err error
+	for _, d := range dirs {
+		if rt, err = core.ReadRuntime(d); err == nil && rt.Listen != "" {
+			c.DataDir = d
+			break
+		}
+	}
 	if err != nil || rt.Listen == "" {
 		return nil, false
 	}
+	dataDir := c.DataDir
 	fmt.Fprintf(w, "clawhost %s: %s does not load (above); reaching the running host at %s (from %s)\n", name, at.config, rt.Listen, filepath.Join(dataDir, core.RuntimeFile))
 	c.Admin.Listen, c.Admin.TLSCert = rt.Listen, rt.TLSCert
 	return c, true
+}
+
+// dataDirRE finds a top-level data_dir in a file that does not parse.
+var dataDirRE = regexp.MustCompile(`(?m)^\s*data_dir\s*=\s*"([^"]+)"`)
+
+// dataDirsOf are the places data_dir may be for the configuration file path, which did
+// not load (cfg is what was decoded of it, maybe nil), most likely first: what was decoded,
+// a data_dir line in the file as text, ./data beside it, and the data_dir clawhost init
+// writes when the file is init's (in the user's configuration directory).
+func dataDirsOf(path string, cfg *config.Config) []string {
+	var out []string
+	add := func(d string) {
+		if d == "" {
+			return
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(filepath.Dir(path), d)
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	if cfg != nil {
+		add(cfg.DataDir)
+	}
+	if b, err := os.ReadFile(path); err == nil {
+		if m := dataDirRE.FindSubmatch(b); m != nil {
+			add(string(m[1]))
+		}
+	}
+	add(config.DefaultDataDir)
+	if abs, err := filepath.Abs(path); err == nil && filepath.Dir(abs) == setup.ConfigDir(os.Getenv) {
+		add(setup.DataDir(os.Getenv))
+	}
+	return out
 }
 
 // hostAt says where the commands that talk to the running host find it:
@@ -394,7 +439,7 @@ func setupCommands() []command {
 	return []command{
 		{"init", "[-non-interactive] [flags]", "set clawhost up: channels with their tokens checked, workspace, owner; writes ~/.config/clawhost",
 			"Asks which channels to set up (telegram, discord, whatsapp, webchat), the bot tokens (checked\n" +
-				"live: Telegram getMe, Discord users/@me and the Message Content intent; a wrong token is asked\n" +
+				"live by the channel's plugin: who the bot is, Discord's Message Content intent; a wrong token is asked\n" +
 				"again) and the workspace (default ~/clawhost-workspace, created). Writes config.hcl and\n" +
 				"clawhost.env (the tokens, 0600) to $XDG_CONFIG_HOME/clawhost (~/.config/clawhost), with data_dir\n" +
 				"$XDG_STATE_HOME/clawhost (~/.local/state/clawhost), and prints a one-time owner code: send\n" +

@@ -76,7 +76,7 @@ func TestResolveBuild(t *testing.T) {
 func TestHelp(t *testing.T) {
 	t.Parallel()
 	lines := []string{
-		"  run [-config FILE] ", "  validate [-all] [-config FILE] ", "  pairing list [-approved] [-config FILE] ",
+		"  run [-config FILE] ", "  validate [-all] [-probe] [-config FILE] ", "  pairing list [-approved] [-config FILE] ",
 		"  pairing approve CODE [-config FILE] ", "  pairing revoke INSTANCE:ID [-config FILE] ", "  version ", "  help [COMMAND] ", "  -config FILE ",
 	}
 	for _, tc := range []struct {
@@ -89,7 +89,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"-help"}, 0, true, ""},
 		{[]string{"help"}, 0, true, ""},
 		{[]string{"help", "validate"}, 0, true, "sorted by file:line:col"},
-		{[]string{"validate", "-h"}, 0, true, "clawhost validate [-all] [-config FILE]\n"},
+		{[]string{"validate", "-h"}, 0, true, "clawhost validate [-all] [-probe] [-config FILE]\n"},
 		{[]string{"help", "pairing"}, 0, true, "clawhost pairing approve CODE"},
 		{[]string{"frobnicate"}, 2, false, `unknown command "frobnicate"`},
 		{[]string{"help", "frobnicate"}, 2, false, `unknown command "frobnicate"`},

@@ -24,6 +24,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // pluginSchema is `clawhost plugin schema [-json] SOURCE|PATH`: the
@@ -55,7 +56,7 @@ func pluginSchema(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "clawhost plugin schema: %v\n", err)
 		return 1
 	}
-	s, kinds, err := fetchSchema(path)
+	s, kinds, tools, err := fetchSchema(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost plugin schema: %s: %v\n", path, err)
 		return 1
@@ -71,6 +72,7 @@ func pluginSchema(args []string, stdout, stderr io.Writer) int {
 	}
 	writeKinds(stdout, filepath.Base(path), kinds)
 	writeSchema(stdout, filepath.Base(path), s)
+	writeTools(stdout, filepath.Base(path), tools)
 	return 0
 }
 
@@ -82,6 +84,7 @@ var kindCalls = map[string]string{
 	"message_received": "sees each inbound message before the queue: pass, rewrite, add notes or drop (the plugin block's on_error = \"skip\" | \"drop\" decides a failure)",
 	"message_sending":  "sees each agent reply before the outbox: rewrite, add media or suppress",
 	"agent_end":        "hears of each finished turn, in the background, at least once per call id",
+	"tool":             "offers the agent tools (agent { tools = [...] } grants them), called through the host's MCP server",
 }
 
 // writeKinds prints the kinds the plugin offers and when the host calls
@@ -124,31 +127,57 @@ func pluginPath(target string) (string, error) {
 }
 
 // fetchSchema starts the plugin at path as the host does, asks for its
-// kinds and schema and stops it.
-func fetchSchema(path string) (schema.Schema, []string, error) {
+// kinds, schema and, when it offers tools, their list (unconfigured: a
+// plugin whose tools depend on its configuration may list fewer), and
+// stops it.
+func fetchSchema(path string) (schema.Schema, []string, []tool.Spec, error) {
 	dir, err := os.MkdirTemp("", "clawhost-schema-")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer os.RemoveAll(dir)
 	data := filepath.Join(dir, "data")
 	if err := os.Mkdir(data, 0o700); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	log := hclog.New(&hclog.LoggerOptions{Output: io.Discard})
 	proc, plug, err := launchTestPlugin(path, data, 10*time.Second, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer proc.stop(5 * time.Second) //nolint:errcheck // the schema is what was asked for
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	d, err := plug.Describe(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	s, err := plug.ConfigSchema(ctx)
-	return s, d.Kinds(), err
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var tools []tool.Spec
+	if d.Tool {
+		if tools, err = plug.ListTools(ctx); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return s, d.Kinds(), tools, nil
+}
+
+// writeTools prints a tool plugin's tools: each name, the names an agent's
+// tools grant and claude calls it by, its description and input schema.
+func writeTools(w io.Writer, name string, tools []tool.Spec) {
+	if len(tools) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ntools of %s (grant with agent { tools = [\"<instance>.<tool>\"] }; claude calls mcp__clawhost__<instance>__<tool>):\n", name)
+	for _, t := range tools {
+		fmt.Fprintf(w, "\n  %s\n    %s\n    input: %s\n", t.Name, strings.ReplaceAll(t.Description, "\n", " "), t.InputSchema)
+		if err := tool.ValidSpec(t); err != nil {
+			fmt.Fprintf(w, "    INVALID: %v (the host does not offer it)\n", err)
+		}
+	}
 }
 
 // writeSchema prints a schema as a table: name, type, required or the

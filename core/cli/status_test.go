@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +139,37 @@ func TestFormatStatusPaused(t *testing.T) {
 	}
 	if out := formatStatus(admin.Snapshot{StartedAt: now}, now); strings.Contains(out, "PAUSED") {
 		t.Errorf("status of a host not paused says PAUSED:\n%s", out)
+	}
+}
+
+// TestDataDirsOfABrokenFile: commands that reach the running host find its data_dir (and
+// admin.json) when the file does not load: a data_dir line read as text, ./data beside the
+// file, and init's data_dir for init's file. Before, only ./data beside the file was tried,
+// the wrong place for init's layout.
+func TestDataDirsOfABrokenFile(t *testing.T) { // not parallel: t.Setenv
+	root := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(root, "state"))
+	initDir := filepath.Join(root, "config", "clawhost")
+	if err := os.MkdirAll(initDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(initDir, "config.hcl")
+	if err := os.WriteFile(broken, []byte("agent {\n  model = \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := dataDirsOf(broken, nil)
+	if want := filepath.Join(root, "state", "clawhost"); !slices.Contains(got, want) {
+		t.Errorf("init's file: %q lacks init's data_dir %s", got, want)
+	}
+	other := filepath.Join(root, "elsewhere", "config.hcl")
+	if err := os.MkdirAll(filepath.Dir(other), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("data_dir = \"/srv/claw/data\"\naccess {\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := dataDirsOf(other, nil); len(got) != 2 || got[0] != "/srv/claw/data" || got[1] != filepath.Join(filepath.Dir(other), "data") {
+		t.Errorf("a broken file with data_dir: %q", got)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/probe"
 )
 
 // validate is `clawhost validate`: every problem of the file and of its
@@ -23,7 +25,7 @@ import (
 // started to ask for its schema, and its config block decoded against it.
 // All diagnostics are then sorted by position and printed once, with the
 // count.
-func validate(path string, all bool, stdout, stderr io.Writer) int {
+func validate(path string, all, live bool, stdout, stderr io.Writer) int {
 	if !loadEnv(path, stderr) {
 		return 1
 	}
@@ -32,11 +34,14 @@ func validate(path string, all bool, stdout, stderr io.Writer) int {
 		config.FormatDiagnostics(stderr, diags, nil)
 		return 1
 	}
-	diags = append(diags, probePlugins(cfg, cfg.ProbePlugins(diags))...)
+	caps := map[string]channel.Capabilities{}
+	diags = append(diags, probePlugins(cfg, cfg.ProbePlugins(diags), live, caps, stdout)...)
 	disabled := disabledPlugins(cfg, stdout, all)
 	if all {
-		diags = append(diags, probePlugins(cfg, disabled)...)
+		diags = append(diags, probePlugins(cfg, disabled, false, caps, stdout)...)
 	}
+	// The ids written for the plugins, in the forms they declared.
+	diags = append(diags, cfg.NormalizeIDs(caps)...)
 	if !diags.HasErrors() {
 		diags = append(diags, agentCommands(cfg)...)
 		diags = append(diags, sandboxReach(cfg)...)
@@ -127,9 +132,11 @@ const probeTimeout = 20 * time.Second
 // probePlugins checks plugins: a missing binary gets a diagnostic with the
 // nearest available source; the others are started (core.CheckPlugin) for
 // their schema, their config block decoded against it, and the decoded
-// block checked by the plugin's own Validate in the same process. A plugin
-// that does not start gets a diagnostic at its block.
-func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics {
+// block checked by the plugin's own Validate in the same process; with
+// live (-probe), an enabled plugin's live checks run on a valid block too
+// (liveDiagnostics). A plugin that does not start gets a diagnostic at its
+// block. What each plugin declares of its ids is added to caps.
+func probePlugins(cfg *config.Config, plugins []*config.Plugin, live bool, caps map[string]channel.Capabilities, stdout io.Writer) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	var avail []string
 	listed := false
@@ -145,9 +152,13 @@ func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics 
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		pdiags, err := core.CheckPlugin(ctx, h, cfg, p)
+		pdiags, res, err := core.CheckPlugin(ctx, h, cfg, p, live && p.Enabled)
 		cancel()
 		diags = append(diags, pdiags...)
+		caps[p.Name] = res.Description.Capabilities
+		if res.Report != nil {
+			diags = append(diags, liveDiagnostics(p, *res.Report, stdout)...)
+		}
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -156,6 +167,31 @@ func probePlugins(cfg *config.Config, plugins []*config.Plugin) hcl.Diagnostics 
 				Subject:  p.DefRange.Ptr(),
 			})
 		}
+	}
+	return diags
+}
+
+// liveDiagnostics are a plugin's live checks (validate -probe): a failed
+// check is an error at the plugin's block, a warning a warning, each with
+// what to do; the checks that passed, and who the bot is, are printed on
+// stdout.
+func liveDiagnostics(p *config.Plugin, rep probe.Report, stdout io.Writer) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, c := range rep.Checks {
+		switch c.Verdict {
+		case probe.OK:
+			fmt.Fprintf(stdout, "plugin %q (%s): %s: ok: %s\n", p.Name, p.Source, c.Name, c.Found)
+		default:
+			sev, summary := hcl.DiagWarning, "Live check warns: "+c.Name
+			if c.Verdict == probe.Fail {
+				sev, summary = hcl.DiagError, "Live check failed: "+c.Name
+			}
+			diags = append(diags, &hcl.Diagnostic{Severity: sev, Summary: summary, Subject: p.DefRange.Ptr(),
+				Detail: fmt.Sprintf("Plugin %q (%s): %s. %s.", p.Name, p.Source, strings.TrimSuffix(c.Found, "."), strings.TrimSuffix(c.Do, "."))})
+		}
+	}
+	if who := rep.Identity.String(); who != "" {
+		fmt.Fprintf(stdout, "plugin %q (%s): the bot is %s\n", p.Name, p.Source, who)
 	}
 	return diags
 }

@@ -214,31 +214,33 @@ func SplitEntry(entry string) (instance, id string, ok bool) {
 	return instance, id, found && instance != "" && id != ""
 }
 
-// entries checks a list of "<instance>:<id>" entries.
+// entries checks a list of "<instance>:<id>" entries and records their
+// ids for NormalizeIDs.
 func (k *checker) entries(name, what string, list []string) {
-	instances := k.cfg.instanceNames()
 	for i, e := range list {
-		r := k.elemRange(name, i, len(list))
-		instance, _, ok := SplitEntry(e)
-		if !ok {
-			k.errorf(r, "Invalid entry in "+k.qualified(name),
-				"%q is not \"<instance>:<%s id>\": write the plugin instance name, a colon and the %s's platform id, e.g. %q.",
-				e, what, what, exampleEntry(instances))
-			continue
-		}
-		if !slices.Contains(instances, instance) {
-			k.errorf(r, "Unknown plugin instance in "+k.qualified(name),
-				"%q names plugin instance %q, but no plugin %q block is defined.%s",
-				e, instance, instance, didYouMean(instance, instances))
-			continue
-		}
-		canon, matches := k.cfg.canonicalEntry(e)
-		if !matches {
-			k.emit(warning(r, "Entry never matches in "+k.qualified(name),
-				fmt.Sprintf("No %s of plugin %q can have the id in %q: %s.", what, instance, e, idHint(k.cfg.sourceOf(e)))))
-		}
-		list[i] = canon
+		k.entry(name, what, e, k.elemRange(name, i, len(list)), func(canon string) { list[i] = canon })
 	}
+}
+
+// entry checks one "<instance>:<id>" entry e at r; set keeps it in its
+// canonical form (NormalizeIDs).
+func (k *checker) entry(name, what, e string, r *hcl.Range, set func(string)) {
+	instances := k.cfg.instanceNames()
+	instance, id, ok := SplitEntry(e)
+	if !ok {
+		k.errorf(r, "Invalid entry in "+k.qualified(name),
+			"%q is not \"<instance>:<%s id>\": write the plugin instance name, a colon and the %s's platform id, e.g. %q.",
+			e, what, what, exampleEntry(instances))
+		return
+	}
+	if !slices.Contains(instances, instance) {
+		k.errorf(r, "Unknown plugin instance in "+k.qualified(name),
+			"%q names plugin instance %q, but no plugin %q block is defined.%s",
+			e, instance, instance, didYouMean(instance, instances))
+		return
+	}
+	k.cfg.addIDRef(idRef{instance: instance, id: id, entry: e, summary: "Entry never matches in " + k.qualified(name), what: what, subject: r,
+		set: func(canon string) { set(instance + ":" + canon) }})
 }
 
 func exampleEntry(instances []string) string {

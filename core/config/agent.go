@@ -180,6 +180,16 @@ type Agent struct {
 	// after runner.DefaultDisallowedTools, which are always disallowed.
 	DisallowedTools []string `hcl:"disallowed_tools,optional"`
 
+	// Tools are the plugin tools the agent is offered (tools):
+	// "<instance>.<tool>" (e.g. "git.status"), "<instance>.*" (every tool of
+	// that plugin instance) or a glob over "<instance>.<tool>". claude sees
+	// each as mcp__clawhost__<instance>__<tool>; its permission rules
+	// (allowed_tools, an approval's "Always") decide whether a call runs
+	// without asking, as for any MCP tool. A tool runs in its plugin's
+	// process, outside the sandbox: granting one is granting what that
+	// plugin can do. Default: none.
+	Tools []string `hcl:"tools,optional"`
+
 	// MCPConfig are MCP server config files or JSON strings, passed as
 	// --mcp-config (mcp_config). They are passed as written: a relative file
 	// name is relative to Workspace, claude's working directory.

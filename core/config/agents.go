@@ -80,6 +80,7 @@ func (a *Agent) inherited() *Agent {
 	n.Models = slices.Clone(a.Models)
 	n.AllowedTools = slices.Clone(a.AllowedTools)
 	n.DisallowedTools = slices.Clone(a.DisallowedTools)
+	n.Tools = slices.Clone(a.Tools)
 	n.MCPConfig = slices.Clone(a.MCPConfig)
 	n.AddDirs = slices.Clone(a.AddDirs)
 	if a.MemoryFlush != nil {

@@ -3,6 +3,8 @@ package config
 import (
 	"slices"
 	"testing"
+
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // An agent "<id>" block inherits every attribute it does not set from the
@@ -141,6 +143,32 @@ func TestBindingsResolve(t *testing.T) {
 	}
 }
 
+// idForms are forms as the bundled plugins declare them
+// (channel.Capabilities.IDForms; the plugins' own tests check theirs), by
+// source: the config tests normalise as the host does with what the
+// plugins describe.
+var idForms = map[string][]channel.IDForm{
+	"whatsapp": {
+		{Pattern: `\+?([0-9]{5,20})(?:@s\.whatsapp\.net)?`, Canonical: "+$1", Hint: "a WhatsApp person is a phone number with its country code (+15551234567)"},
+		{Pattern: `[0-9]+(?:-[0-9]+)?@(?:lid|g\.us)`, Hint: "a group is its JID (…@g.us)"},
+	},
+	"telegram": {{Pattern: `-?[0-9]+`, Hint: "Telegram ids are numbers (a group's is negative), never @usernames: /whoami tells a sender their id"}},
+	"discord": {
+		{Pattern: `<(?:@!?|#)([0-9]+)>`, Canonical: "$1", Hint: "a mention such as <@123>"},
+		{Pattern: `[0-9]+`, Hint: "Discord ids are numbers (snowflakes): turn on Developer Mode and use Copy ID, or /whoami"},
+	},
+}
+
+// testIDForms are the id forms of cfg's plugins by instance (idForms), as
+// their capabilities.
+func testIDForms(cfg *Config) map[string]channel.Capabilities {
+	out := map[string]channel.Capabilities{}
+	for _, p := range cfg.Plugins {
+		out[p.Name] = channel.Capabilities{IDForms: idForms[p.Source]}
+	}
+	return out
+}
+
 // The id forms people write for one WhatsApp person (and a Discord
 // mention) are one entry; ids no message can carry are reported.
 func TestCanonicalID(t *testing.T) {
@@ -166,16 +194,24 @@ func TestCanonicalID(t *testing.T) {
 		{"discord", "-100", "-100", false},
 		{"webchat", "anything goes", "anything goes", true},
 	} {
-		got, matches := CanonicalID(c.source, c.in)
+		got, matches := CanonicalID(idForms[c.source], c.in)
 		if got != c.want || matches != c.matches {
 			t.Errorf("CanonicalID(%s, %q) = %q, %v; want %q, %v", c.source, c.in, got, matches, c.want, c.matches)
 		}
+		again, _ := CanonicalID(idForms[c.source], got)
+		if again != got {
+			t.Errorf("CanonicalID(%s, %q) = %q, not canonical: %q the second time", c.source, c.in, got, again)
+		}
+	}
+	if got, ok := CanonicalID([]channel.IDForm{{Pattern: `(`}, {Pattern: `x`}}, "x"); got != "x" || !ok {
+		t.Errorf("a form that does not compile is skipped: %q %v", got, ok)
 	}
 }
 
-// Load rewrites every list of senders and chats to the plugin's id form,
-// so an owner written as a WhatsApp JID matches the sender the plugin
-// reports ("+<number>").
+// NormalizeIDs rewrites every list of senders and chats to the id form
+// the plugin declares, so an owner written as a WhatsApp JID matches the
+// sender the plugin reports ("+<number>"); Load alone keeps them as
+// written.
 func TestEntriesCanonical(t *testing.T) {
 	cfg := mustParse(t, `
 access {
@@ -203,6 +239,12 @@ plugin "dc" {
   }
 }
 `, nil)
+	if !slices.Equal(cfg.Access.Owners, []string{"wa:15551234567@s.whatsapp.net", "dc:<@77>"}) {
+		t.Errorf("Load rewrote ids without the plugins' forms: %v", cfg.Access.Owners)
+	}
+	if diags := cfg.NormalizeIDs(testIDForms(cfg)); len(diags) > 0 {
+		t.Fatal(diags)
+	}
 	if !slices.Equal(cfg.Access.Owners, []string{"wa:+15551234567", "dc:77"}) || cfg.Access.AllowFrom[0] != "wa:+15551230000" || cfg.Access.Members[0] != "wa:+15551239999" {
 		t.Errorf("access: %v %v %v", cfg.Access.Owners, cfg.Access.AllowFrom, cfg.Access.Members)
 	}

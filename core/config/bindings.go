@@ -130,13 +130,9 @@ func checkBindings(k *checker, c *Config) {
 					"%q names plugin instance %q, but no plugin %q block is defined.%s", e, x.Instance, x.Instance, didYouMean(x.Instance, instances))
 				continue
 			}
-			canon, matches := CanonicalID(c.Plugin(x.Instance).Source, x.Chat)
-			if !matches {
-				ak.emit(warning(r, "Entry never matches in "+ak.qualified("chats"),
-					fmt.Sprintf("No chat of plugin %q can have the id in %q: %s.", x.Instance, e, idHint(c.Plugin(x.Instance).Source))))
-			}
-			x.Chat = canon
-			a.Chats[i] = x.String()
+			chats, i, x := a.Chats, i, x
+			c.addIDRef(idRef{instance: x.Instance, id: x.Chat, entry: e, summary: "Entry never matches in " + ak.qualified("chats"), what: "chat", subject: r,
+				set: func(canon string) { x.Chat = canon; chats[i] = x.String() }, agent: a.ID, binding: func() string { return chats[i] }})
 			if other, dup := bound[a.Chats[i]]; dup {
 				ak.errorf(r, "Chat bound twice",
 					"%q is already bound to agent %q. A chat, topic or instance is bound to one agent; let the others reach it with switchable = true.", e, other)

@@ -108,6 +108,10 @@ type Config struct {
 	// lookupEnv reads the environment the file is evaluated in (env(),
 	// PGSSLMODE).
 	lookupEnv lookupEnvFunc
+	// idRefs are the channel ids written in the file, direct the
+	// instances whose plugin declared DirectToSender (ids.go).
+	idRefs []idRef
+	direct map[string]bool
 }
 
 // Default returns the configuration of an empty file whose relative paths

@@ -86,6 +86,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg, diags := parse(src, filepath.Base(in), "/etc/clawhost", lookupTestEnv)
+			diags = append(diags, cfg.NormalizeIDs(testIDForms(cfg))...)
 			var decoded bytes.Buffer
 			for _, p := range cfg.Plugins {
 				if !p.Enabled || p.Source != "telegram" {

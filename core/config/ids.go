@@ -1,79 +1,153 @@
 package config
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// The id forms people write for one sender or chat, per platform (the
-// plugin's source): an entry in owners, allow_from, members, groups or an
-// agent's chats is rewritten to the form the plugin reports, so every form
-// matches, and one that no message can ever carry is reported.
-var (
-	waPhoneRe    = regexp.MustCompile(`^\+?([0-9]{5,20})(@s\.whatsapp\.net)?$`)
-	waJIDRe      = regexp.MustCompile(`^[0-9]+(-[0-9]+)?@(lid|g\.us)$`)
-	telegramIDRe = regexp.MustCompile(`^-?[0-9]+$`)
-	discordIDRe  = regexp.MustCompile(`^(?:<(?:@!?|#)([0-9]+)>|([0-9]+))$`)
-)
+// The ids of senders and chats written in the configuration (owners,
+// allow_from, members, groups, identity_links, a schedule's chat, an
+// agent's chats) are recorded by Load as written, with where they are
+// (idRef); the plugins say how their ids may be written
+// (channel.Capabilities.IDForms, which the host reads from each plugin's
+// description before it configures it) and NormalizeIDs rewrites each id
+// to the form its plugin reports, so every written form matches. The core
+// knows no platform's forms.
 
-// CanonicalID returns the id a plugin of the given source reports for what
-// an operator wrote as id, and whether any message can carry it. A
-// WhatsApp person is "+<number>" however written (15551234567,
-// +15551234567, 15551234567@s.whatsapp.net), a LID or group keeps its JID;
-// a Discord mention (<@123>, <@!123>, <#123>) is its id. "*" and ids of
-// other platforms are kept as written.
-func CanonicalID(source, id string) (string, bool) {
-	if id == "*" {
+// idRef is one id written in the configuration.
+type idRef struct {
+	instance, id string
+	// entry is the value as written ("wa:15551234567"), for messages.
+	entry string
+	// summary heads the warning about an id no form matches; what names
+	// what the id is of ("sender", "chat").
+	summary, what string
+	subject       *hcl.Range
+	// set replaces the id with its canonical form where it is kept.
+	set func(canonical string)
+	// agent is the agent an agent's chat binds, "" for other ids;
+	// binding is then the binding as it is now.
+	agent   string
+	binding func() string
+}
+
+// DirectToSender reports whether the plugin of instance declared that a
+// Send to a sender's id reaches that sender privately
+// (channel.Capabilities.DirectToSender), as NormalizeIDs was told; false
+// for an instance it was not told about.
+func (c *Config) DirectToSender(instance string) bool { return c.direct[instance] }
+
+// IDInstances are the plugin instances ids are written for, in file
+// order without repeats: the ones whose id forms NormalizeIDs needs.
+func (c *Config) IDInstances() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range c.idRefs {
+		if !seen[r.instance] {
+			seen[r.instance] = true
+			out = append(out, r.instance)
+		}
+	}
+	return out
+}
+
+// addIDRef records an id for NormalizeIDs.
+func (c *Config) addIDRef(r idRef) { c.idRefs = append(c.idRefs, r) }
+
+// NormalizeIDs rewrites every id of the configuration written for an
+// instance in caps to the canonical form of the first of the instance's
+// forms it matches, and returns a warning, at the id, for each id that
+// matches none (no message of that instance can ever carry it), with the
+// forms' hints, and an error for a chat two agents bind once both are
+// canonical. An instance absent from caps, or without forms, keeps its ids
+// as written; "*" is kept everywhere. Calling it again with the same forms
+// changes nothing.
+//
+// caps are what the instances' plugins described (only IDForms and
+// DirectToSender are read); DirectToSender answers from them afterwards.
+func (c *Config) NormalizeIDs(caps map[string]channel.Capabilities) hcl.Diagnostics {
+	c.direct = map[string]bool{}
+	for name, cp := range caps {
+		c.direct[name] = cp.DirectToSender
+	}
+	var diags hcl.Diagnostics
+	for _, r := range c.idRefs {
+		fs := caps[r.instance].IDForms
+		if len(fs) == 0 {
+			continue
+		}
+		canon, ok := CanonicalID(fs, r.id)
+		if !ok {
+			diags = append(diags, warning(r.subject, r.summary,
+				fmt.Sprintf("No %s of plugin %q can have the id in %q: %s.", r.what, r.instance, r.entry, hints(fs))))
+			continue
+		}
+		r.set(canon)
+	}
+	// Two chats written in different forms may be one: bound twice.
+	// (Load reports those written alike.)
+	bound := map[string]idRef{}
+	for _, r := range c.idRefs {
+		if r.agent == "" {
+			continue
+		}
+		b := r.binding()
+		o, dup := bound[b]
+		if !dup {
+			bound[b] = r
+			continue
+		}
+		if o.entry != r.entry {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Chat bound twice", Subject: r.subject,
+				Detail: fmt.Sprintf("%q is already bound to agent %q (as %q). A chat, topic or instance is bound to one agent; let the others reach it with switchable = true.", r.entry, o.agent, o.entry)})
+		}
+	}
+	return diags
+}
+
+// CanonicalID returns the id a plugin with the given id forms reports for
+// what an operator wrote as id, and whether any form matches it: the
+// first form whose Pattern matches the whole id (spaces around it
+// trimmed) gives its Canonical expansion (the id as written when it has
+// none). Without forms, and for "*", the id is kept and matches. A
+// pattern that does not compile matches nothing.
+func CanonicalID(forms []channel.IDForm, id string) (string, bool) {
+	if id == "*" || len(forms) == 0 {
 		return id, true
 	}
-	switch source {
-	case "whatsapp":
-		if m := waPhoneRe.FindStringSubmatch(id); m != nil {
-			return "+" + m[1], true
+	id = strings.TrimSpace(id)
+	for _, f := range forms {
+		re, err := regexp.Compile(`^(?:` + f.Pattern + `)$`)
+		if err != nil {
+			continue
 		}
-		return id, waJIDRe.MatchString(id)
-	case "telegram":
-		return id, telegramIDRe.MatchString(id)
-	case "discord":
-		if m := discordIDRe.FindStringSubmatch(id); m != nil {
-			return m[1] + m[2], true
+		m := re.FindStringSubmatchIndex(id)
+		if m == nil {
+			continue
 		}
-		return id, false
+		if f.Canonical == "" {
+			return id, true
+		}
+		return string(re.ExpandString(nil, f.Canonical, id, m)), true
 	}
-	return id, true
+	return id, false
 }
 
-// idHint says what ids of a source look like, for the warning about one
-// that never matches.
-func idHint(source string) string {
-	switch source {
-	case "whatsapp":
-		return "a WhatsApp person is a phone number with its country code (+15551234567), a group its JID (…@g.us)"
-	case "telegram":
-		return "Telegram ids are numbers (a group's is negative), never @usernames: /whoami tells a sender their id"
-	case "discord":
-		return "Discord ids are numbers (snowflakes): turn on Developer Mode and use Copy ID, or /whoami"
+// hints joins the hints of forms.
+func hints(forms []channel.IDForm) string {
+	var hs []string
+	for _, f := range forms {
+		if f.Hint != "" {
+			hs = append(hs, f.Hint)
+		}
 	}
-	return ""
-}
-
-// canonicalEntry rewrites "<instance>:<id>" to the plugin's id form and
-// reports whether the id can ever match.
-func (c *Config) canonicalEntry(entry string) (string, bool) {
-	instance, id, ok := SplitEntry(entry)
-	p := c.Plugin(instance)
-	if !ok || p == nil {
-		return entry, true
+	if len(hs) == 0 {
+		return "the plugin declares no hint"
 	}
-	canon, matches := CanonicalID(p.Source, id)
-	return instance + ":" + canon, matches
-}
-
-// sourceOf is the plugin source of an entry's instance, "" when unknown.
-func (c *Config) sourceOf(entry string) string {
-	instance, _, _ := strings.Cut(entry, ":")
-	if p := c.Plugin(instance); p != nil {
-		return p.Source
-	}
-	return ""
+	return strings.Join(hs, "; ")
 }

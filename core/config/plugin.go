@@ -18,6 +18,9 @@ const BinaryPrefix = "clawhost-"
 // DefaultStartTimeout is the default plugin start_timeout.
 const DefaultStartTimeout = Duration("10s")
 
+// DefaultToolTimeout is the default plugin tool_timeout.
+const DefaultToolTimeout = Duration("30s")
+
 var (
 	instanceRe = regexp.MustCompile(`^[a-z0-9_-]+$`)
 	sha256Re   = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
@@ -72,6 +75,12 @@ type Plugin struct {
 	// must let it enter (chmod o+x). Its HOME, USER and LOGNAME are that
 	// user's. Empty: the plugin runs as clawhost's user.
 	RunAs string `hcl:"run_as,optional"`
+
+	// ToolTimeout bounds each call of the plugin's agent tools
+	// (tool_timeout): a call that takes longer is stopped and claude gets
+	// the tool's error saying so. Default "30s". A host setting: changing
+	// it does not restart the plugin.
+	ToolTimeout Duration `hcl:"tool_timeout,optional"`
 
 	// Debounce overrides queue.debounce for this instance's messages
 	// (debounce): "0s" turns debouncing off. Empty (the default) inherits
@@ -129,7 +138,7 @@ type ConfigBlock struct {
 var HookOnError = []string{"skip", "drop"}
 
 func defaultPlugin() *Plugin {
-	return &Plugin{Enabled: true, StartTimeout: DefaultStartTimeout}
+	return &Plugin{Enabled: true, StartTimeout: DefaultStartTimeout, ToolTimeout: DefaultToolTimeout}
 }
 
 // Range returns the position of the value of the plugin block's attribute
@@ -183,6 +192,7 @@ func checkPlugins(k *checker, plugins []*Plugin) {
 			p.SHA256 = strings.ToLower(p.SHA256)
 		}
 		pk.duration("start_timeout", p.StartTimeout)
+		pk.duration("tool_timeout", p.ToolTimeout)
 		pk.envNames("env", p.Env)
 		pk.runAs("run_as", p.RunAs)
 		pk.optionalDuration("debounce", p.Debounce)

@@ -123,9 +123,7 @@ func checkSchedules(k *checker, c *Config) {
 				sk.errorf(sk.valueRange("timezone"), "Unknown time zone in "+sk.qualified("timezone"), "%q is not an IANA time zone such as \"Europe/Berlin\".", s.Timezone)
 			}
 		}
-		chat := []string{s.Chat}
-		sk.entries("chat", "chat", chat)
-		s.Chat = chat[0]
+		sk.entry("chat", "chat", s.Chat, sk.valueRange("chat"), func(c string) { s.Chat = c })
 		sk.agentRef("agent", s.Agent)
 		if strings.TrimSpace(s.Prompt) == "" {
 			sk.errorf(sk.valueRange("prompt"), "Empty "+sk.qualified("prompt"), "A schedule needs the message the agent gets.")
@@ -134,9 +132,7 @@ func checkSchedules(k *checker, c *Config) {
 	if h := c.Heartbeat; h != nil {
 		hk := k.block("heartbeat")
 		hk.duration("every", h.Every)
-		chat := []string{h.Chat}
-		hk.entries("chat", "chat", chat)
-		h.Chat = chat[0]
+		hk.entry("chat", "chat", h.Chat, hk.valueRange("chat"), func(c string) { h.Chat = c })
 		hk.agentRef("agent", h.Agent)
 		if h.Timezone != "" {
 			if _, err := time.LoadLocation(h.Timezone); err != nil {

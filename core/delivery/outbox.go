@@ -161,8 +161,13 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 	}
 	// The files go with the last chunk, as they would have: when it was
 	// sent (or attempted) before the restart, they went with it (or are
-	// not sent twice).
-	_, media := d.extractMedia(key, tgt.Instance, p.Reply.Text)
+	// not sent twice). An answer of several messages (Parts: a command's)
+	// carries its files in its parts, and its text's MEDIA: lines are not
+	// the agent's: DeliverAnswer sent none either.
+	var media []channel.OutboundMedia
+	if p.Reply.Parts == nil {
+		_, media = d.extractMedia(key, tgt.Instance, p.Reply.Text)
+	}
 	unlock := d.serialize(key)
 	defer unlock()
 	d.sendChunksLocked(p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, media, false)
@@ -214,12 +219,12 @@ func (d *Dispatcher) sendChunksLocked(id int64, tgt message.Target, chunks []sto
 			}
 			d.log.Warn("the draft could not be edited to the reply; sending it as a new message", "id", id, "error", err)
 		}
-		req := channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: c.Text, Format: format}
+		req := d.chunkRequest(tgt, c, format)
 		if i == 0 {
 			req.ReplyToMessageID = replyTo
 		}
-		if i == len(chunks)-1 {
-			req.Media = media
+		if i == len(chunks)-1 && len(media) > 0 {
+			req.Media = append(req.Media, media...)
 		}
 		// The chunk is marked attempted once, just before the plugin is
 		// first asked (not while waiting for it to be ready), unless that

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
@@ -49,14 +48,7 @@ func (d *Dispatcher) SendMessage(key string, tgt message.Target, m Message) []st
 	unlock := d.serialize(key)
 	defer unlock()
 	media, notes := d.checkFiles(tgt.Instance, m.Media)
-	text := m.Text
-	for _, n := range notes {
-		if strings.TrimSpace(text) == "" {
-			text = n
-		} else {
-			text = strings.TrimRight(text, "\n") + "\n\n" + n
-		}
-	}
+	text := withNotes(m.Text, notes)
 	parts, format := d.prepare(d.ctx, tgt.Instance, text, m.Format)
 	if len(parts) == 0 && len(media) > 0 {
 		parts = []string{""}

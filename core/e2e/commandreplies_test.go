@@ -52,3 +52,53 @@ func TestTelegramCommandReplies(t *testing.T) {
 		t.Errorf("the reply with the file went as %s, caption %q, file %+v", second.Method, second.Visible, second.File)
 	}
 }
+
+// TestCommandAnswerAcrossKill9: the host is SIGKILLed while the first
+// message of /report's answer is in flight (the Bot API holds the call):
+// after the restart the rest of the answer — the second message with its
+// file — is sent once, and the first, whose fate is unknown, is not sent
+// again; the chat is told a part may be missing. Before a command's
+// answer went through the outbox, the restart sent nothing.
+func TestCommandAnswerAcrossKill9(t *testing.T) {
+	srv := telegramtest.NewServer(tgToken)
+	h := Host{
+		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
+		Admin:   Attrs{"listen": "127.0.0.1:0"},
+		Plugins: []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "ping", Source: "ping"}},
+	}
+	t.Cleanup(srv.Close)
+	d := Start(t, h)
+	tgWaitFor(t, "the command menu with /report", func() bool {
+		for _, c := range srv.Commands() {
+			if c.Command == "report" {
+				return true
+			}
+		}
+		return false
+	})
+	srv.Fail("sendMessage", 1, telegramtest.Slow(10*time.Minute))
+	srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "/report")
+	tgWaitFor(t, "the first message of the answer in flight", func() bool { return len(srv.Requests("sendMessage")) > 0 })
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+	srv.ClearFailures()
+	d.spawn()
+	tgWaitMessage(t, srv, tgAlice, "The details are in the file.")
+	tgWaitMessage(t, srv, tgAlice, "may be missing")
+	tgSettle(t, srv, 500*time.Millisecond)
+	if n := tgCount(srv, tgAlice, "The details are in the file."); n != 1 {
+		t.Errorf("the second message %d times, want once", n)
+	}
+	if n := tgCount(srv, tgAlice, "Checks passed"); n != 0 {
+		t.Errorf("the first message, in flight at the kill, was sent again (%d)", n)
+	}
+	docs := 0
+	for _, s := range srv.Sent() {
+		if s.ChatID == strconv.Itoa(tgAlice) && s.Method == "sendDocument" {
+			docs++
+		}
+	}
+	if docs != 1 {
+		t.Errorf("%d documents, want the report once", docs)
+	}
+}

@@ -72,10 +72,45 @@ func TestDiskFull(t *testing.T) {
 		t.Errorf("clawhost_store_errors_total = %v:\n%s", n, grepLines(metrics, "clawhost_store"))
 	}
 
+	// A message the store cannot take is refused at once (the host nacks
+	// it; the loopback answers 503 with the host's delay), not held open:
+	// the poster keeps it and sends it again.
+	const marker = "refused-while-full"
+	code, retry := postID(t, d, "u1", "full-1", marker)
+	if code != http.StatusServiceUnavailable || retry == "" {
+		t.Fatalf("a message posted on a full disk: %d, Retry-After %q; want 503 at once with a delay", code, retry)
+	}
+
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
+	// The poster sends it again after the delay it was given until it is
+	// stored; it is answered once.
+	for {
+		code, retry := postID(t, d, "u1", "full-1", marker)
+		if code == http.StatusOK {
+			break
+		}
+		if code != http.StatusServiceUnavailable || time.Now().After(deadline.Add(time.Minute)) {
+			t.Fatalf("posting again after space was freed: %d", code)
+		}
+		n, _ := strconv.Atoi(retry)
+		time.Sleep(time.Duration(max(n, 1)) * time.Second) // the delay the host asked for
+	}
 	d.post("u1", "space again")
+	answers := 0
+	for {
+		got := d.nextSendWithin("chat-u1", 2*time.Minute)
+		if strings.Contains(got, marker) {
+			answers++
+		}
+		if strings.Contains(got, "space again") {
+			break // the session answers in order: anything for the marker came before
+		}
+	}
+	if answers != 1 {
+		t.Errorf("the message refused on a full disk was answered %d times, want once", answers)
+	}
 	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "the store healthy again")
 	var snap struct {
 		Store struct{ State string } `json:"store"`
@@ -90,11 +125,26 @@ func TestDiskFull(t *testing.T) {
 // full disk makes it fail).
 func postRaw(d *daemon, sender, text string) {
 	body, _ := json.Marshal(map[string]string{"chat_id": "chat-" + sender, "sender_id": sender, "text": text})
-	c := http.Client{Timeout: 2 * time.Second} // a message the store cannot take is answered 503 only after a minute
+	c := http.Client{Timeout: 20 * time.Second} // a message the store cannot take is refused at once
 	resp, err := c.Post("http://"+d.addr()+"/inbound", "application/json", bytes.NewReader(body))
 	if err == nil {
 		resp.Body.Close()
 	}
+}
+
+// postID posts a message with the given platform message id to the
+// loopback plugin and returns the status and Retry-After; it bounds the
+// wait well below the loopback's own minute, so a held request fails.
+func postID(t *testing.T, d *daemon, sender, id, text string) (int, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"chat_id": "chat-" + sender, "sender_id": sender, "message_id": id, "text": text})
+	c := http.Client{Timeout: 20 * time.Second}
+	resp, err := c.Post("http://"+d.addr()+"/inbound", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("posting %s: %v", id, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Retry-After")
 }
 
 // grepLines returns the lines of s that contain sub.

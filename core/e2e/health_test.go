@@ -314,8 +314,9 @@ func TestDoctor(t *testing.T) {
 	}
 }
 
-// TestDoctorChannels: doctor asks each enabled channel's platform (the
-// fakes) whether it takes the config block's credentials: a Telegram token
+// TestDoctorChannels: doctor runs each enabled plugin's live checks (its
+// Probe, through the launcher), which ask the platform (the fakes)
+// whether it takes the config block's credentials: a Telegram token
 // the Bot API refuses is a FAIL naming the channel (exit 1) and the token
 // is never printed; the right one is ok with the bot's @username; a
 // Discord bot is ok with its name and the Message Content intent, a FAIL
@@ -341,17 +342,17 @@ func TestDoctorChannels(t *testing.T) {
 	}
 	bad := "123:refused-token-xyz"
 	rc, out := doctor(bad)
-	if rc != 1 || !regexp.MustCompile(`FAIL  channel "tg" \(telegram\)\s+Telegram refused the token`).MatchString(out) || strings.Contains(out, bad) {
+	if rc != 1 || !regexp.MustCompile(`FAIL  plugin "tg" \(telegram\): token\s+Telegram refused the token`).MatchString(out) || strings.Contains(out, bad) {
 		t.Errorf("a refused Telegram token: exit %d\n%s", rc, out)
 	}
-	if !regexp.MustCompile(`ok    channel "dc" \(discord\)\s+Discord accepts the token: the bot is clawbot, with the Message Content intent`).MatchString(out) {
+	if !regexp.MustCompile(`ok    plugin "dc" \(discord\): token\s+Discord accepts the token: the bot is clawbot[^\n]*\n.*ok    plugin "dc" \(discord\): message content intent\s+the Message Content intent is on`).MatchString(out) {
 		t.Errorf("discord:\n%s", out)
 	}
-	if !regexp.MustCompile(`WARN  channel "wa" \(whatsapp\)\s+no phone linked yet`).MatchString(out) {
+	if !regexp.MustCompile(`WARN  plugin "wa" \(whatsapp\): linked device\s+no phone linked yet`).MatchString(out) {
 		t.Errorf("whatsapp:\n%s", out)
 	}
 	rc, out = doctor(tgToken)
-	if rc != 0 || !regexp.MustCompile(`ok    channel "tg" \(telegram\)\s+Telegram accepts the token: the bot is @clawbot`).MatchString(out) || strings.Contains(out, tgToken) {
+	if rc != 0 || !regexp.MustCompile(`ok    plugin "tg" \(telegram\): token\s+Telegram accepts the token: the bot is @clawbot`).MatchString(out) || strings.Contains(out, tgToken) {
 		t.Errorf("the right Telegram token: exit %d\n%s", rc, out)
 	}
 	dc.SetMessageContentAllowed(false)
@@ -582,5 +583,41 @@ func TestStoreDoesNotOpen(t *testing.T) {
 	out, err := Command(t, cfg).CombinedOutput()
 	if err == nil || !regexp.MustCompile(`\(data_dir at .*config\.hcl:\d+\)`).Match(out) || strings.Contains(string(out), "clawhost started") {
 		t.Errorf("start with a database that does not open: %v\n%s", err, out)
+	}
+}
+
+// TestValidateProbeAndIDForms: validate normalises the ids written for a
+// plugin with the forms its plugin declares — an owner no Telegram message
+// can carry (an @username) is a warning with the plugin's hint — and
+// -probe runs the plugins' live checks: a token the Bot API refuses is an
+// error at the block (exit 1, the token never printed), the right one
+// prints who the bot is.
+func TestValidateProbeAndIDForms(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	tg := telegramtest.NewServer(tgToken)
+	defer tg.Close()
+	validate := func(tok string, args ...string) (int, string, string) {
+		dir := t.TempDir()
+		agent := RealClaude(bin, filepath.Join(dir, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir, "workspace")})
+		cfg := (&Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": ""}, Access: Attrs{"owners": []string{"tg:@alice", "tg:42"}}, Plugins: []Plugin{
+			{Name: "tg", Source: "telegram", Config: Attrs{"token": tok, "api_endpoint": tg.APIEndpoint()}},
+		}}).Write(t)
+		var out, errb bytes.Buffer
+		rc := run(append(append([]string{"validate"}, args...), "-config", cfg), &out, &errb)
+		return rc, out.String(), errb.String()
+	}
+	rc, out, errs := validate(tgToken)
+	if rc != 0 || !strings.Contains(errs, "Entry never matches in access.owners") || !strings.Contains(errs, "never @usernames") || strings.Contains(out, "the bot is") {
+		t.Errorf("validate: exit %d\n%s\n%s", rc, out, errs)
+	}
+	rc, out, errs = validate(tgToken, "-probe")
+	if rc != 0 || !strings.Contains(out, `plugin "tg" (telegram): the bot is @clawbot`) {
+		t.Errorf("validate -probe, the right token: exit %d\n%s\n%s", rc, out, errs)
+	}
+	bad := "123:refused-token-xyz"
+	rc, out, errs = validate(bad, "-probe")
+	if rc != 1 || !strings.Contains(errs, "Live check failed: token") || strings.Contains(out+errs, bad) {
+		t.Errorf("validate -probe, a refused token: exit %d\n%s\n%s", rc, out, errs)
 	}
 }

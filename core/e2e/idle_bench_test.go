@@ -16,6 +16,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
+	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 )
@@ -153,8 +154,8 @@ func procStat(pid int, at ...int) []int64 {
 // BenchmarkIdleRSS measures an idle clawhost tree: three hosts side by
 // side, each with the fake claude and nothing to do — host + Telegram
 // (the plugin's default poll_timeout against the fake Bot API), host +
-// Telegram + web chat, and host + Discord + WhatsApp (linked, against
-// their fakes). After idleFor it reports each process's anonymous memory
+// Telegram + web chat, and host + Discord + WhatsApp (linked) + Slack
+// (Socket Mode), against their fakes. After idleFor it reports each process's anonymous memory
 // (/proc/PID/smaps_rollup: what the machine cannot take back) and
 // resident set; over the window from idleSettle after every plugin was
 // ready to idleFor, the CPU the host + Telegram tree used per second of
@@ -187,6 +188,8 @@ func idleRound(b *testing.B) map[string]float64 {
 	b.Cleanup(tgB.Close)
 	dc := discordtest.NewServer(dcToken)
 	b.Cleanup(dc.Close)
+	sl := slacktest.NewServer(slBotToken, slAppToken)
+	b.Cleanup(sl.Close)
 	wa, err := whatsapptest.New(whatsapptest.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -205,8 +208,9 @@ func idleRound(b *testing.B) map[string]float64 {
 			map[string]string{"tg": "clawhost-telegram", "web": "clawhost-webchat"}),
 		startIdleHost(b, Host{Access: allow("wa:+15550002222"), Plugins: []Plugin{
 			{Name: "dc", Source: "discord", Config: Attrs{"token": dcToken, "api_endpoint": dc.Endpoint()}},
-			{Name: "wa", Source: "whatsapp", Config: Attrs{"server_address": wa.Addr(), "server_root_key": wa.RootKeyHex()}}}},
-			map[string]string{"dc": "clawhost-discord", "wa": "clawhost-whatsapp"}),
+			{Name: "wa", Source: "whatsapp", Config: Attrs{"server_address": wa.Addr(), "server_root_key": wa.RootKeyHex()}},
+			{Name: "sl", Source: "slack", Config: Attrs{"bot_token": slBotToken, "app_token": slAppToken, "api_endpoint": sl.Endpoint()}}}},
+			map[string]string{"dc": "clawhost-discord", "wa": "clawhost-whatsapp", "sl": "clawhost-slack"}),
 	}
 	var wg sync.WaitGroup
 	for i, h := range hosts {
@@ -230,7 +234,7 @@ func idleRound(b *testing.B) map[string]float64 {
 	for _, p := range []struct {
 		name string
 		pid  int
-	}{{"telegram", a["tg"]}, {"webchat", bb["web"]}, {"discord", c["dc"]}, {"whatsapp", c["wa"]}, {"host", a[""]}} {
+	}{{"telegram", a["tg"]}, {"webchat", bb["web"]}, {"discord", c["dc"]}, {"whatsapp", c["wa"]}, {"slack", c["sl"]}, {"host", a[""]}} {
 		if p.pid == 0 {
 			b.Fatalf("no %s process", p.name)
 		}

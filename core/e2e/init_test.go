@@ -230,6 +230,14 @@ func (s *tmuxSession) send(text string) {
 // then clawhost run, /owner CODE and an answer.
 func TestInitInTerminal(t *testing.T) {
 	e := newInitEnv(t)
+	// The Anthropic API takes the key the user's shell has (test) and the bot's
+	// (sk-good), and refuses any other.
+	e.api.SetResponder(func(r *anthropictest.Request) anthropictest.Reply {
+		if k := r.Header.Get("x-api-key"); k != "test" && k != "sk-good" {
+			return anthropictest.Unauthorized()
+		}
+		return anthropictest.Reply{} // echo
+	})
 	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, e.initArgs(t)...))
 	term.waitFor("Channels to set up", 0)
 	term.send("telegram")
@@ -241,7 +249,25 @@ func TestInitInTerminal(t *testing.T) {
 	term.waitFor("✓ Telegram: the bot @clawbot", 0)
 	term.waitFor("Workspace of the agent", 0)
 	term.send("")
-	scr := term.waitFor("INIT-EXIT=", 0)
+	term.waitFor("How will the bot reach Claude?", 0)
+	term.waitFor("Choose 1, 2 or 3", 0)
+	term.send("1")
+	term.waitFor("Anthropic API key (hidden)", 0)
+	term.send("sk-wrong")
+	term.waitWithin("✗ Claude refused", 0, 90*time.Second)
+	term.waitFor("Anthropic API key (hidden)", 1)
+	term.send("sk-good")
+	term.waitWithin("✓ Claude answers the bot", 0, 90*time.Second)
+	scr := term.waitWithin("INIT-EXIT=", 0, 90*time.Second)
+	if i, j := strings.LastIndex(scr, "✓ Claude answers the bot"), strings.Index(scr, "Start clawhost now"); i < 0 || j < i {
+		t.Errorf("init did not check claude again before saying start:\n%s", scr)
+	}
+	if strings.Contains(scr, "sk-good") || strings.Contains(scr, "sk-wrong") {
+		t.Errorf("an API key was echoed:\n%s", scr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.home, ".config", "clawhost", "clawhost.env")); !strings.Contains(string(b), `ANTHROPIC_API_KEY="sk-good"`) {
+		t.Errorf("clawhost.env lacks the key:\n%s", b)
+	}
 	if !strings.Contains(scr, "INIT-EXIT=0") {
 		t.Fatalf("init failed:\n%s", scr)
 	}
@@ -275,8 +301,12 @@ func TestInitWhatsAppInTerminal(t *testing.T) {
 	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
 	term.waitFor("Channels to set up", 0)
 	term.send("whatsapp")
+	term.waitFor("is this number your own personal one?", 0)
+	term.send("n")
 	term.waitFor("Workspace of the agent", 0)
 	term.send("")
+	term.waitFor("Choose 1, 2 or 3", 0)
+	term.send("3")
 	scr := term.waitWithin(setup.QRHeader, 0, waWait)
 	scr = term.waitWithin("waiting for the phone", 0, waWait) // the whole code is drawn
 	qr := terminalQRTextAfter(t, scr, setup.QRHeader+"\n", setup.QRIndent)
@@ -347,4 +377,47 @@ func waitWA(t *testing.T, srv *whatsapptest.Server, c *whatsapptest.Contact, wan
 		}
 		return false
 	})
+}
+
+// A Claude subscription in init's terminal: init runs claude setup-token (claude stubbed
+// at the CLI boundary: a script that prints a token as claude does, and runs the real CLI
+// for anything else), takes the token it printed, checks it with one real request and
+// writes it to clawhost.env only.
+func TestInitSubscriptionInTerminal(t *testing.T) {
+	e := newInitEnv(t)
+	const token = "sk-ant-oat01-INITSUBSCRIPTIONTOKEN0123456789abcdef"
+	stub := filepath.Join(t.TempDir(), "claude")
+	script := "#!/bin/sh\nif [ \"$1\" = setup-token ]; then\n  echo 'Open this link to log in: https://claude.ai/oauth/authorize?code=true'\n" +
+		"  echo 'Your OAuth token (valid for one year):'\n  echo '" + token + "'\n  exit 0\nfi\nexec '" + e.claude + "' \"$@\"\n"
+	if err := os.WriteFile(stub, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append(e.initArgs(t), "-claude", stub)
+	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
+	term.waitFor("Channels to set up", 0)
+	term.send("telegram")
+	term.waitFor("Telegram bot token (hidden)", 0)
+	term.send(initTGToken)
+	term.waitFor("Workspace of the agent", 0)
+	term.send("")
+	term.waitFor("Choose 1, 2 or 3", 0)
+	term.send("2")
+	term.waitFor("Running claude setup-token", 0)
+	term.waitWithin("✓ Claude answers the bot", 0, 90*time.Second)
+	scr := term.waitWithin("INIT-EXIT=", 0, 90*time.Second)
+	if !strings.Contains(scr, "INIT-EXIT=0") {
+		t.Fatalf("init failed:\n%s", scr)
+	}
+	env, _ := os.ReadFile(filepath.Join(e.home, ".config", "clawhost", "clawhost.env"))
+	cfg, _ := os.ReadFile(filepath.Join(e.home, ".config", "clawhost", "config.hcl"))
+	if !strings.Contains(string(env), `CLAUDE_CODE_OAUTH_TOKEN="`+token+`"`) || strings.Contains(string(cfg), token) {
+		t.Errorf("clawhost.env:\n%s\nconfig.hcl:\n%s", env, cfg)
+	}
+	var bearer bool
+	for _, r := range e.api.Requests() {
+		bearer = bearer || r.Header.Get("Authorization") == "Bearer "+token
+	}
+	if !bearer {
+		t.Error("the check did not reach the API with the subscription token")
+	}
 }

@@ -66,17 +66,32 @@ func startDaemon(t testing.TB, ping bool) *daemon {
 	return d
 }
 
+// waitFor waits until cond holds. It waits on the event, not for a time
+// a fast machine needs: the bound is the test binary's own deadline (go
+// test -timeout), less a margin to report what was awaited, so a machine
+// busy with other work (two CPU burners beside make test) only makes it
+// slower. A fixed 60 s failed at load for a host that migrates its store
+// and starts its plugins before the loopback listens.
 func (d *daemon) waitFor(cond func() bool, what string) {
 	d.t.Helper()
-	// Long enough for a node start on a machine busy with the other
-	// packages' tests (the agent's probe runs at a low priority).
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := waitDeadline(d.t)
 	for !cond() {
 		if time.Now().After(deadline) {
 			d.t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// waitDeadline is when a wait on an event gives up: the test's deadline
+// less a minute (to report it and stop the host), else ten minutes.
+func waitDeadline(tb testing.TB) time.Time {
+	if dt, ok := tb.(interface{ Deadline() (time.Time, bool) }); ok {
+		if at, ok := dt.Deadline(); ok {
+			return at.Add(-time.Minute)
+		}
+	}
+	return time.Now().Add(10 * time.Minute)
 }
 
 func (d *daemon) addr() string {
@@ -118,10 +133,17 @@ func (d *daemon) sent(wait time.Duration) []record {
 	return recs
 }
 
-// nextSend returns the next message sent to chat, skipping typing and edits.
+// nextSend returns the next message sent to chat, skipping typing and
+// edits; it waits on the event, bounded by the test's deadline (waitFor).
 func (d *daemon) nextSend(chat string) string {
 	d.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	return d.nextSendWithin(chat, time.Until(waitDeadline(d.t)))
+}
+
+// nextSendWithin is nextSend waiting up to wait.
+func (d *daemon) nextSendWithin(chat string, wait time.Duration) string {
+	d.t.Helper()
+	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
 		for _, r := range d.sent(2 * time.Second) {
 			d.after = r.Seq

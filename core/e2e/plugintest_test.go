@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	sdkcommand "github.com/clawhost/clawhost/sdk/command"
@@ -28,6 +30,9 @@ import (
 func init() {
 	if os.Getenv("CLAWHOST_TEST_INJECT") != "" {
 		os.Exit(injectHelper())
+	}
+	if u := os.Getenv("CLAWHOST_TEST_SLACK_INJECT"); u != "" {
+		os.Exit(slackInjectHelper(u))
 	}
 	if mode := os.Getenv("CLAWHOST_TEST_PLUGIN"); mode != "" {
 		faultyPlugin(mode)
@@ -50,6 +55,48 @@ func injectHelper() int {
 	}
 	resp.Body.Close()
 	return 0
+}
+
+// slackInjectHelper posts $CLAWHOST_TEST_TEXT as a DM to the fake Slack's
+// control endpoint u (slacktest.ControlPost; channel and user in its
+// query), dropping what an earlier plugin process left unacknowledged.
+func slackInjectHelper(u string) int {
+	q, err := url.Parse(u)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "inject:", err)
+		return 1
+	}
+	form := url.Values{"channel": {q.Query().Get("channel")}, "user": {q.Query().Get("user")}, "text": {os.Getenv("CLAWHOST_TEST_TEXT")}, "forget": {"1"}}
+	resp, err := http.PostForm(q.Scheme+"://"+q.Host+q.Path, form)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "inject:", err)
+		return 1
+	}
+	resp.Body.Close()
+	return 0
+}
+
+// TestPluginTestSlack: `clawhost plugin test` passes every check against
+// the clawhost-slack binary on the fake Slack, its inbound checks fed
+// through the fake's control endpoint.
+func TestPluginTestSlack(t *testing.T) {
+	t.Parallel()
+	srv := slacktest.NewServer(slBotToken, slAppToken)
+	t.Cleanup(srv.Close)
+	dm := srv.AddDM(slAlice).ID
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"bot_token":%q,"app_token":%q,"api_endpoint":%q}`, slBotToken, slAppToken, srv.Endpoint())
+	inject := fmt.Sprintf("CLAWHOST_TEST_SLACK_INJECT='%s%s?channel=%s&user=%s' exec '%s'", srv.Endpoint(), slacktest.ControlPost, dm, slAlice.ID, exe)
+	code, out, errOut := runPluginTest(t, "-config-json", cfg, "-inject", inject, filepath.Join(binDir(t), "clawhost-slack"))
+	if code != 0 || !strings.Contains(out, " 0 failed, 0 skipped") || !strings.Contains(out, "PASS  receive_ack_redeliver") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, slBotToken) {
+		t.Error("the token shows")
+	}
 }
 
 // badCommands lists a command with a name the host cannot match.
@@ -174,24 +221,24 @@ func TestPluginTestGo(t *testing.T) {
 		avoid []string
 	}{
 		{"loopback", []string{"-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), filepath.Join(bin, "clawhost-loopback")}, 0,
-			[]string{"PASS  receive_ack_redeliver", "PASS  send ", "PASS  stop ", "PASS  channel_describe", "12 passed, 0 failed, 0 skipped", "PASS  nack_redeliver", "PASS  text_limit", "PASS  unknown_chat"}, []string{"FAIL", "SKIP"}},
+			[]string{"PASS  receive_ack_redeliver", "PASS  send ", "PASS  stop ", "PASS  channel_describe", "13 passed, 0 failed, 0 skipped", "PASS  nack_redeliver", "PASS  text_limit", "PASS  unknown_chat"}, []string{"FAIL", "SKIP"}},
 		{"loopback without inject", []string{filepath.Join(bin, "clawhost-loopback")}, 0,
-			[]string{"SKIP  receive_ack_redeliver", "SKIP  send ", "SKIP  optional_capabilities", "SKIP  text_limit", "PASS  unknown_chat", "7 passed, 0 failed, 5 skipped"}, []string{"FAIL"}},
+			[]string{"SKIP  receive_ack_redeliver", "SKIP  send ", "SKIP  optional_capabilities", "SKIP  text_limit", "PASS  unknown_chat", "8 passed, 0 failed, 5 skipped"}, []string{"FAIL"}},
 		{"channel template as it is", []string{"-inject", `printf %s "$CLAWHOST_TEST_TEXT" > spool/$$.tmp && mv spool/$$.tmp spool/inbox/$(date +%s%N).txt`, filepath.Join(bin, "clawhost-channel-template")}, 0,
-			[]string{"PASS  receive_ack_redeliver", "PASS  nack_redeliver", "PASS  send ", "PASS  text_limit", "PASS  unknown_chat", "12 passed, 0 failed, 0 skipped"}, []string{"FAIL", "SKIP"}},
-		{"ping", []string{filepath.Join(bin, "clawhost-ping")}, 0, []string{"PASS  list_commands          ", "/ping", "SKIP  execute", "6 passed, 0 failed, 1 skipped"}, nil},
+			[]string{"PASS  receive_ack_redeliver", "PASS  nack_redeliver", "PASS  send ", "PASS  text_limit", "PASS  unknown_chat", "13 passed, 0 failed, 0 skipped"}, []string{"FAIL", "SKIP"}},
+		{"ping", []string{filepath.Join(bin, "clawhost-ping")}, 0, []string{"PASS  list_commands          ", "/ping", "SKIP  execute", "7 passed, 0 failed, 1 skipped"}, nil},
 		{"ping -exec", []string{"-exec", "/ping hello", filepath.Join(bin, "clawhost-ping")}, 0,
-			[]string{"PASS  execute", "/ping: 1 replies (plain)", "7 passed, 0 failed, 0 skipped"}, nil},
+			[]string{"PASS  execute", "/ping: 1 replies (plain)", "8 passed, 0 failed, 0 skipped"}, nil},
 		{"ping -exec /report", []string{filepath.Join(bin, "clawhost-ping"), "-exec", "/report"}, 0,
-			[]string{"PASS  execute", "/report: 2 replies (markdown, plain +1 file)", "7 passed, 0 failed"}, nil},
+			[]string{"PASS  execute", "/report: 2 replies (markdown, plain +1 file)", "8 passed, 0 failed"}, nil},
 		{"ping -exec unlisted", []string{"-exec", "/nope", filepath.Join(bin, "clawhost-ping")}, 1,
-			[]string{"FAIL  execute", "the plugin lists no /nope", "6 passed, 1 failed"}, nil},
+			[]string{"FAIL  execute", "the plugin lists no /nope", "7 passed, 1 failed"}, nil},
 		{"bad replies", []string{"-exec", "/report now", wrapper(t, "CLAWHOST_TEST_PLUGIN=badreplies")}, 1,
 			[]string{"FAIL  execute", `reply 1: format "html"`, `reply 2: file "report.txt": want an absolute path`, "reply 3 has neither text nor a file", "PASS  list_commands"}, nil},
-		{"clock-hook", []string{filepath.Join(bin, "clawhost-clock-hook")}, 0, []string{"PASS  before_agent_start", "6 passed, 0 failed"}, nil},
+		{"clock-hook", []string{filepath.Join(bin, "clawhost-clock-hook")}, 0, []string{"PASS  before_agent_start", "7 passed, 0 failed"}, nil},
 		{"stdout garbage", []string{garbage}, 1, []string{"FAIL  handshake", "Unrecognized remote plugin message: hello"}, []string{"PASS"}},
 		{"bad command list", []string{wrapper(t, "CLAWHOST_TEST_PLUGIN=badcommands")}, 1,
-			[]string{"FAIL  list_commands", `name "Bad Name"`, `/Bad Name has no description`, "5 passed, 1 failed"}, nil},
+			[]string{"FAIL  list_commands", `name "Bad Name"`, `/Bad Name has no description`, "6 passed, 1 failed"}, nil},
 		{"stuck channel", []string{"-grace", "10s", wrapper(t, "CLAWHOST_TEST_PLUGIN=stuck")}, 1,
 			[]string{"FAIL  stop", "channel did not stop within 2s", "PASS  describe"}, nil},
 		{"missing binary", []string{filepath.Join(bin, "clawhost-nonexistent")}, 2, nil, nil},
@@ -242,12 +289,14 @@ func pythonPlugin(t *testing.T) string {
 }
 
 // TestPluginTestPython: the Python example passes every check of
-// `clawhost plugin test`, the channel's inbound checks included.
+// `clawhost plugin test`, the channel's inbound checks and its tool's
+// included.
 func TestPluginTestPython(t *testing.T) {
 	t.Parallel()
 	path := pythonPlugin(t)
 	code, out, errs := runPluginTest(t, "-config-json", `{"addr_file":"lo.addr"}`, "-inject", injectFlag(t), "-exec", "/echo hi", path)
-	if code != 0 || !strings.Contains(out, "15 passed, 0 failed, 0 skipped") || !strings.Contains(out, "/echo: 1 replies (plain)") {
+	if code != 0 || !strings.Contains(out, "17 passed, 0 failed, 0 skipped") || !strings.Contains(out, "/echo: 1 replies (plain)") ||
+		!strings.Contains(out, "count_words: 1 words (asked in conformance:c1 by u1)") {
 		t.Errorf("exit %d, want every check passed:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }

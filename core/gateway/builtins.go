@@ -32,17 +32,17 @@ func (g *Gateway) command(a arrival, inv command.Invocation) {
 		g.respondAs(a, msgs[0].Text, msgs[0].Format)
 		return
 	}
-	// Several messages, files or buttons go out of the outbox (which
-	// keeps one text per entry): the entry is finished first, so a
-	// restart in between loses the answer (the user asks again) rather
-	// than sending it twice.
-	g.finish(a.ID, store.StateDone, "answered")
+	// Several messages, files or buttons: one reply of several messages
+	// in the outbox, each with its own format, files and buttons, recorded
+	// before the first is sent and resumed after a restart.
+	out := make([]delivery.Message, 0, len(msgs))
 	for _, m := range msgs {
 		if len(m.Buttons) > 0 && !g.delivery.HasButtons(a.Message.Instance) {
 			m.Text, m.Buttons = command.ButtonsAsText(m.Text, m.Buttons), nil
 		}
-		g.delivery.SendMessage(a.key, a.Message.Target(), delivery.Message{Text: m.Text, Format: m.Format, Media: m.Media, Buttons: m.Buttons})
+		out = append(out, delivery.Message{Text: m.Text, Format: m.Format, Media: m.Media, Buttons: m.Buttons})
 	}
+	g.delivery.DeliverAnswer(delivery.Answer{Key: a.key, ID: a.ID, Target: a.Message.Target(), Messages: out})
 }
 
 // RefreshCommands rebuilds the plugin commands and republishes the

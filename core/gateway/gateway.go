@@ -147,7 +147,7 @@ type Options struct {
 	// MemoryFlush decides the memory-flush turn (agent.memory_flush).
 	MemoryFlush turn.MemoryFlush
 	// AgentTools gives the host's MCP tools for a chat (turn.Options).
-	AgentTools func(m *message.Message) (mcpConfig string, tools []string)
+	AgentTools func(key string, m *message.Message) (mcpConfig string, tools []string)
 	// Version is shown by /status.
 	Version string
 	// Schedules serves /schedule; nil: not available.
@@ -206,9 +206,13 @@ type Gateway struct {
 	// sender a minute.
 	ownerRefusals *access.Refusals
 	arrivals      *queue.Ordered
-	sends         queue.Locks
-	queue         *queue.Queue
-	turns         *turn.Turns
+	// waits are the sessions whose entries wait to be placed here (see
+	// here), by key.
+	waitMu sync.Mutex
+	waits  map[string]*placeWait
+	sends  queue.Locks
+	queue  *queue.Queue
+	turns  *turn.Turns
 	// received is the message_received stage, between access and the
 	// queue.
 	received *received.Stage

@@ -40,10 +40,14 @@ type recPorts struct {
 	react   bool          // the channel has reactions
 	reacted []channel.ReactRequest
 	typing  bool // the channel has a typing indicator
+	buttons bool // the channel shows buttons
 	typed   []channel.TypingRequest
 	// answer, when set, is the command plugin "ops" and its /report's
 	// answer.
 	answer *command.Response
+	// hold, when set, runs before a send is recorded, with the number of
+	// sends before it; an error fails the send.
+	hold func(ctx context.Context, n int) error
 }
 
 func newRecPorts() *recPorts { return &recPorts{more: make(chan struct{}, 1024)} }
@@ -51,13 +55,26 @@ func newRecPorts() *recPorts { return &recPorts{more: make(chan struct{}, 1024)}
 func (p *recPorts) Ready(string) (pluginclient.Description, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return pluginclient.Description{Name: "fake", Channel: true, Reactions: p.react, Typing: p.typing}, true
+	d := pluginclient.Description{Name: "fake", Channel: true, Reactions: p.react, Typing: p.typing}
+	if p.buttons {
+		d.Capabilities, _ = p.Capabilities("")
+		d.Capabilities.Buttons = true
+	}
+	return d, true
 }
 func (p *recPorts) WaitReady(context.Context, string) (pluginclient.Description, error) {
 	d, _ := p.Ready("")
 	return d, nil
 }
-func (p *recPorts) Send(_ context.Context, _ string, req channel.SendRequest) (channel.SendResponse, error) {
+func (p *recPorts) Send(ctx context.Context, _ string, req channel.SendRequest) (channel.SendResponse, error) {
+	if p.hold != nil {
+		p.mu.Lock()
+		n := len(p.sent)
+		p.mu.Unlock()
+		if err := p.hold(ctx, n); err != nil {
+			return channel.SendResponse{}, err
+		}
+	}
 	p.mu.Lock()
 	p.sent = append(p.sent, req)
 	n := len(p.sent)

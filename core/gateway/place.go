@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -52,27 +53,63 @@ const (
 // failure it retries in the background (the entries stay in the journal,
 // owned by this host, meanwhile) and calls then with the answer; likewise
 // while an older message of the same chat is still on its way here.
+//
+// A session has at most one such wait: entries that arrive while it lasts
+// join it, whatever their own check would say, and when it ends every
+// then runs in the order of the entries' ids. Two waits of one chat that
+// each checked on their own timer ran a newer message before an older
+// one when the newer one's check came round first (TestNewerMessages-
+// WaitingForAnOlderOneKeepTheirOrder). The arrivals of one channel are
+// submitted one after another, so a wait is set up before the next
+// entry's here looks for it.
 func (g *Gateway) here(key string, ids []int64, then func()) bool {
 	if g.opts.Placement == nil {
 		return true
 	}
-	since := time.Now()
+	if g.joinWait(key, ids, then) {
+		return false
+	}
+	since := g.opts.Clock.Now()
 	if p := g.placeOnce(key, ids, since); p.done {
 		return p.here
 	}
+	g.waitMu.Lock()
+	if w := g.waits[key]; w != nil { // another entry's wait began meanwhile
+		w.join(ids, then)
+		g.waitMu.Unlock()
+		return false
+	}
+	w := &placeWait{}
+	w.join(ids, then)
+	if g.waits == nil {
+		g.waits = map[string]*placeWait{}
+	}
+	g.waits[key] = w
+	g.waitMu.Unlock()
 	g.background(func() {
 		wait := behindPoll
 		for {
 			select {
 			case <-g.ctx.Done():
 				return // the entries stay in the journal
-			case <-time.After(wait):
+			case <-g.opts.Clock.After(wait):
 			}
+			g.waitMu.Lock()
+			ids := slices.Clone(w.ids)
+			g.waitMu.Unlock()
 			p := g.placeOnce(key, ids, since)
 			if p.done {
+				// Under the lock: an entry arriving now waits until the
+				// waiting ones are submitted, and comes after them.
+				g.waitMu.Lock()
+				delete(g.waits, key)
 				if p.here {
-					then()
+					slices.SortStableFunc(w.runs, func(a, b placeRun) int { return cmp.Compare(a.id, b.id) })
+					for _, r := range w.runs {
+						r.then()
+					}
 				}
+				g.waitMu.Unlock()
 				return
 			}
 			if p.behind {
@@ -83,6 +120,40 @@ func (g *Gateway) here(key string, ids []int64, then func()) bool {
 		}
 	})
 	return false
+}
+
+// placeWait is a session's entries waiting to be placed (see here).
+type placeWait struct {
+	ids  []int64
+	runs []placeRun
+}
+
+// placeRun is what runs an entry (or a recovered lane: its oldest id) once
+// its session is placed here.
+type placeRun struct {
+	id   int64
+	then func()
+}
+
+func (w *placeWait) join(ids []int64, then func()) {
+	var first int64
+	if len(ids) > 0 {
+		first = slices.Min(ids)
+	}
+	w.ids = append(w.ids, ids...)
+	w.runs = append(w.runs, placeRun{id: first, then: then})
+}
+
+// joinWait adds the entries to their session's wait, when there is one.
+func (g *Gateway) joinWait(key string, ids []int64, then func()) bool {
+	g.waitMu.Lock()
+	defer g.waitMu.Unlock()
+	w := g.waits[key]
+	if w == nil || len(ids) == 0 {
+		return false
+	}
+	w.join(ids, then)
+	return true
 }
 
 // forgetPlace makes the next placement of key ask the store (see
@@ -112,7 +183,7 @@ func (g *Gateway) placeOnce(key string, ids []int64, since time.Time) placed {
 		return placed{}
 	}
 	if here {
-		if len(ids) > 0 && time.Since(since) < behindMax {
+		if len(ids) > 0 && g.opts.Clock.Since(since) < behindMax {
 			behind, err := g.opts.Placement.Behind(g.ctx, slices.Min(ids))
 			if err != nil && g.ctx.Err() == nil {
 				g.log.Warn("checking for older messages of the chat failed; going ahead", "session", key, "error", err)

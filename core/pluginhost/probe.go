@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawhost/clawhost/sdk/pluginclient"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -21,6 +22,10 @@ type CheckResult struct {
 	// predates Validate (it answered Unimplemented), or when decode gave
 	// no JSON to check.
 	Verdict schema.Diagnostics
+	// Report is what the plugin's live checks found (Supervisor.Probe);
+	// nil when they did not run: Check, a block that did not decode or
+	// that the plugin rejected, or a plugin without live checks.
+	Report *probe.Report
 }
 
 // Check starts the plugin of spec in a probe process of its own, reads its
@@ -32,6 +37,22 @@ type CheckResult struct {
 // ctx bounds the whole probe (the handshake is also bounded by the spec's
 // start timeout).
 func (h *Supervisor) Check(ctx context.Context, spec Spec, decode func(schema.Schema) []byte) (CheckResult, error) {
+	return h.check(ctx, spec, decode, false)
+}
+
+// Probe is Check, then, when the block decoded and the plugin's own checks
+// found no error in it, the plugin's live checks (sdk.Plugin.Probe) on it,
+// in the same process: the plugin asks its platform whether it takes the
+// credentials and who the bot is, and may read (only) spec.DataDir. The
+// process is never configured; a running instance of the same name is not
+// touched. `clawhost doctor`, `clawhost init` and `clawhost validate
+// -probe` run it. A plugin without live checks leaves Report nil. ctx
+// bounds the whole probe.
+func (h *Supervisor) Probe(ctx context.Context, spec Spec, decode func(schema.Schema) []byte) (CheckResult, error) {
+	return h.check(ctx, spec, decode, true)
+}
+
+func (h *Supervisor) check(ctx context.Context, spec Spec, decode func(schema.Schema) []byte, live bool) (CheckResult, error) {
 	var res CheckResult
 	inst := newInstance(h, spec)
 	defer inst.cancel()
@@ -53,8 +74,18 @@ func (h *Supervisor) Check(ctx context.Context, spec Spec, decode func(schema.Sc
 	if js == nil {
 		return res, nil
 	}
-	res.Verdict, err = validate(ctx, plug, spec.Instance, js)
-	return res, err
+	if res.Verdict, err = validate(ctx, plug, spec.Instance, js); err != nil || !live || hasErrors(res.Verdict) {
+		return res, err
+	}
+	rep, err := plug.Probe(ctx, schema.Config{Instance: spec.Instance, JSON: js, DataDir: spec.DataDir})
+	switch {
+	case errors.Is(err, pluginclient.ErrUnimplemented):
+		return res, nil
+	case err != nil:
+		return res, fmt.Errorf("probe plugin %s: %w", spec.Instance, err)
+	}
+	res.Report = &rep
+	return res, nil
 }
 
 // validate asks the plugin to check a decoded block. A plugin that predates

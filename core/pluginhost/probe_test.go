@@ -13,8 +13,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -147,7 +149,52 @@ func TestCheckSaysWhyAPluginDidNotStart(t *testing.T) {
 	t.Parallel()
 	h := newHost(t, newRecorder())
 	_, err := h.Check(context.Background(), faultSpec("nokind", "nokind"), func(schema.Schema) []byte { return nil })
-	if err == nil || !strings.Contains(err.Error(), "plugin offers no kind: set Channel, Command, Hook, MessageReceived, MessageSending or AgentEnd") {
+	if err == nil || !strings.Contains(err.Error(), "plugin offers no kind: set Channel, Command, Hook, MessageReceived, MessageSending, AgentEnd or Tool") {
 		t.Fatalf("check error %v, want the plugin's stderr reason", err)
+	}
+}
+
+// TestProbeRunsLiveChecks: Probe runs the plugin's live checks in a probe
+// process after its own checks accept the block — the telegram plugin asks
+// the fake Bot API who the token's bot is, with spec.DataDir — and not on
+// a block the plugin rejects; a plugin without live checks (clock-hook)
+// leaves the report nil. No instance is registered.
+func TestProbeRunsLiveChecks(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, newRecorder())
+	srv := telegramtest.NewServer("123456:TEST-token")
+	t.Cleanup(srv.Close)
+	tg := Spec{Instance: "tg", Source: "telegram", Path: filepath.Join(binDir(t), "clawhost-telegram"), DataDir: t.TempDir()}
+	block := func(token string) func(schema.Schema) []byte {
+		return func(schema.Schema) []byte {
+			return []byte(fmt.Sprintf(`{"token":%q,"api_endpoint":%q,"poll_timeout":30}`, token, srv.APIEndpoint()))
+		}
+	}
+	ctx := context.Background()
+	res, err := h.Probe(ctx, tg, block("123456:TEST-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Report == nil || res.Report.Worst() != probe.OK || res.Report.Identity.Handle != "@clawbot" {
+		t.Fatalf("report %+v", res.Report)
+	}
+	if len(res.Description.Capabilities.IDForms) == 0 || !res.Description.Capabilities.DirectToSender {
+		t.Errorf("described before configure without its id forms: %+v", res.Description.Capabilities)
+	}
+	res, err = h.Probe(ctx, tg, block("123456:WRONG-token"))
+	if err != nil || res.Report == nil || res.Report.Worst() != probe.Fail {
+		t.Errorf("a refused token: %+v, %v", res.Report, err)
+	}
+	calls := len(srv.Requests("getMe"))
+	res, err = h.Probe(ctx, tg, block("not a token"))
+	if err != nil || res.Report != nil || len(res.Verdict) == 0 || len(srv.Requests("getMe")) != calls {
+		t.Errorf("a block the plugin rejects was probed: %+v, %v", res, err)
+	}
+	res, err = h.Probe(ctx, clockSpec(t, "UTC"), func(schema.Schema) []byte { return []byte(`{"timezone":"UTC"}`) })
+	if err != nil || res.Report != nil {
+		t.Errorf("a plugin without live checks: %+v, %v", res.Report, err)
+	}
+	if h.Instance("tg") != nil || h.Instance("clock") != nil {
+		t.Error("Probe registered an instance")
 	}
 }

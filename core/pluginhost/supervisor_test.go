@@ -812,7 +812,7 @@ func TestStartupErrorsSayWhy(t *testing.T) {
 	h := newHost(t, newRecorder())
 	h.Apply([]Spec{faultSpec("nokind", "nokind"), faultSpec("stdout", "stdout")})
 	for name, want := range map[string]string{
-		"nokind": "plugin offers no kind: set Channel, Command, Hook, MessageReceived, MessageSending or AgentEnd",
+		"nokind": "plugin offers no kind: set Channel, Command, Hook, MessageReceived, MessageSending, AgentEnd or Tool",
 		"stdout": `wrote "a plugin that prints to stdout" to stdout before the handshake`,
 	} {
 		deadline := time.Now().Add(10 * time.Second)

@@ -375,7 +375,8 @@ var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", 
 // they are set, because they are meant for claude and a user who exports them for the
 // claude CLI expects the bot's claude to use them too (agent.env overrides them):
 //
-//	ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN   claude's credentials (without one, claude
+//	ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,  claude's credentials (without one, claude
+//	CLAUDE_CODE_OAUTH_TOKEN                   (claude setup-token's, clawhost init writes it)
 //	                                          uses the login under HOME or
 //	                                          CLAUDE_CONFIG_DIR)
 //	ANTHROPIC_BASE_URL                        the Messages API endpoint (a gateway, a fake)
@@ -392,7 +393,7 @@ var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", 
 // all the host's secrets (TELEGRAM_BOT_TOKEN, a DISCORD_BOT_TOKEN, cloud credentials) —
 // stays out of claude's environment, and so out of reach of the tools the model runs.
 var claudeEnv = []string{
-	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
 	"ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
 	"ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
 	"CLAUDE_CONFIG_DIR",

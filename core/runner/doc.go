@@ -25,7 +25,7 @@
 // Environment: claude does not inherit the host's environment, which holds the host's
 // secrets (TELEGRAM_BOT_TOKEN and the like) that the model's tools could otherwise read.
 // It gets PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM and TZ; claude's own settings
-// when the host has them (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL,
+// when the host has them (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN, ANTHROPIC_BASE_URL,
 // the ANTHROPIC_*MODEL variables, CLAUDE_CONFIG_DIR, the proxy variables,
 // NODE_EXTRA_CA_CERTS, IS_SANDBOX — the list and the reason for each are at claudeEnv);
 // the runner's settings (its private TMPDIR, the variables that keep claude from any

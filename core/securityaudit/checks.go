@@ -29,6 +29,7 @@ var checks = []func(Input, Machine) []Finding{
 	checkPermissions,
 	checkListen,
 	checkPins,
+	checkPluginTools,
 	checkDataDir,
 	checkConfigFile,
 	checkWebhookSecret,

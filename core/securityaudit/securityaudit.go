@@ -104,6 +104,9 @@ type Input struct {
 	Admin   Admin
 	Plugins []Plugin
 	Storage Storage
+	// ToolGrants are the agents' tools settings (each agent's own or
+	// inherited), the plugin tools each reaches.
+	ToolGrants []ToolGrant
 }
 
 // Access is the access {} block.
@@ -175,8 +178,9 @@ type Plugin struct {
 	// Listen is the address a plugin serves people on (the web chat's
 	// listen), empty when it serves none.
 	Listen Setting
-	// WebhookSecret is a Telegram webhook_secret; Value is the secret
-	// and is never printed.
+	// WebhookSecret is the block's webhook_secret (Telegram's), the secret
+	// a platform's webhook calls carry; Value is the secret and is never
+	// printed.
 	WebhookSecret Setting
 }
 

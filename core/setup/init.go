@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/ownerclaim"
+	"github.com/clawhost/clawhost/sdk/schema"
 )
 
 // Options are an init's inputs: the answers given by flags (Plan), how to
@@ -37,7 +39,6 @@ type Options struct {
 	// returns what turns it on again; nil: tokens are read like any line.
 	HideInput func() (restore func(), err error)
 	Getenv    Getenv
-	HTTP      *http.Client
 	Now       func() time.Time
 	// LinkWhatsApp links WhatsApp before init ends, when it is set up:
 	// RunPlugin runs its plugin, the QR codes are drawn on Out, and init
@@ -48,10 +49,22 @@ type Options struct {
 	LinkWhatsApp bool
 	RunPlugin    PluginRunner
 	Linked       LinkedCheck
-	LinkTimeout  time.Duration
+	// Probe checks a token with its plugin's live checks before it is
+	// written; nil: tokens are written unchecked.
+	Probe Prober
+	// Catalog lists the channel plugins of the plugin directory; those
+	// init does not know by name are offered too, set up from their own
+	// schemas (OtherChannel). Nil: only init's own channels.
+	Catalog     Catalog
+	LinkTimeout time.Duration
 	// LookPath finds a program in PATH (nil: exec.LookPath): init says
 	// how to install bubblewrap when it finds no bwrap.
 	LookPath func(string) (string, error)
+	// CheckClaude makes one minimal real request through the claude CLI: an API key is
+	// checked with it, and init ends with it (doctor's check). Nil: nothing is checked.
+	CheckClaude ClaudeCheck
+	// RunClaude runs claude in the terminal (claude setup-token, for a subscription).
+	RunClaude ClaudeCommand
 }
 
 // Channel names init offers, as typed at its prompt.
@@ -70,6 +83,9 @@ type Result struct {
 type session struct {
 	o  Options
 	in *bufio.Reader
+	// schemas are the config schemas of the other channel plugins offered
+	// (others), by source.
+	schemas map[string]schema.Schema
 }
 
 // Run is clawhost init: it completes o.Plan (asking, or from defaults),
@@ -78,9 +94,6 @@ type session struct {
 func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
-	}
-	if o.HTTP == nil {
-		o.HTTP = &http.Client{Timeout: 15 * time.Second}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -95,6 +108,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		overwrite = func(path string) bool {
 			ans, err := s.ask(fmt.Sprintf("%s exists. Replace it? [y/N]", path), "n")
 			return err == nil && strings.HasPrefix(strings.ToLower(ans), "y")
+		}
+	}
+	if p.WebChat && p.WebChatToken == "" {
+		if p.WebChatToken, err = randomToken(); err != nil {
+			return Result{}, fmt.Errorf("init: %w", err)
 		}
 	}
 	files, err := Write(p, o.Now(), overwrite)
@@ -116,16 +134,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			linked = true
 		}
 	}
-	s.say("\nYou become the owner by sending your bot, within 24 hours:\n\n    /owner %s\n\n", code)
+	s.sayClaudeReady(ctx, p)
+	if p.WhatsAppPersonal {
+		s.say("\nYou become the owner by writing, within 24 hours, in WhatsApp's \"Message yourself\" chat:\n\n    /owner %s\n\n", code)
+	} else {
+		s.say("\nYou become the owner by sending your bot, within 24 hours:\n\n    /owner %s\n\n", code)
+	}
 	s.sayBubblewrap(p)
 	s.say("Start clawhost now:\n\n    clawhost run\n")
 	if p.WhatsApp && !linked {
 		s.say("\nWhatsApp links at that first run: clawhost run prints a QR code (also on clawhost status\nand the status page at http://%s/) to scan in WhatsApp → Settings → Linked devices.\n", p.AdminListen)
 	}
 	if p.WebChat {
-		// Its access token is made at the plugin's first start: a bare
-		// http://host/ would answer 401.
-		s.say("\nThe web chat (http://%s/) needs its access token: clawhost run prints the link with it at start,\nand clawhost status shows it again.\n", p.WebChatListen)
+		s.say("\nThe web chat, once clawhost runs (the link holds its access token: keep it to yourself):\n\n    http://%s/?token=%s\n", p.WebChatListen, p.WebChatToken)
 	}
 	return Result{Files: files, Plan: p, OwnerCode: code, WhatsAppLinked: linked}, nil
 }
@@ -142,7 +163,7 @@ func (s *session) sayBubblewrap(p Plan) {
 	if _, err := lookPath(bubblewrap.Command); err == nil {
 		return
 	}
-	refused := p.TelegramToken != "" || p.DiscordToken != "" || p.WhatsApp
+	refused := p.TelegramToken != "" || p.DiscordToken != "" || p.WhatsApp || len(p.Others) > 0
 	if cmd := bubblewrap.Install(); cmd != "" {
 		s.say("claude runs in a sandbox, bubblewrap, which is not installed here. Install it first:\n\n    %s\n\n", cmd)
 	} else {
@@ -183,12 +204,29 @@ func (s *session) complete(ctx context.Context) (Plan, error) {
 			return p, errors.New("init: no channel: give -telegram-token, -discord-token (or TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN in the environment), -whatsapp or -webchat")
 		}
 		p.Workspace = absOr(p.Workspace, Workspace(o.Getenv))
-		return p, s.checkGiven(ctx, &p)
+		if err := s.checkGiven(ctx, &p); err != nil {
+			return p, err
+		}
+		if err := s.claudeAuth(ctx, &p); errors.Is(err, errRefused) {
+			return p, errors.New("init: the Anthropic API refused the key (-anthropic-key)")
+		}
+		return p, nil
 	}
 	s.say("clawhost init: a few questions, then your bot is ready. Ctrl-C leaves without writing anything.\n\n")
-	chosen, err := s.channels(p)
+	others := s.others(ctx, p)
+	chosen, err := s.channels(p, others)
 	if err != nil {
 		return p, err
+	}
+	p.Others = nil
+	for _, c := range chosen {
+		if slices.Contains(others, c) {
+			oc, err := s.other(ctx, p, c)
+			if err != nil {
+				return p, err
+			}
+			p.Others = append(p.Others, oc)
+		}
 	}
 	p.WhatsApp, p.WebChat = slices.Contains(chosen, "whatsapp"), slices.Contains(chosen, "webchat")
 	if slices.Contains(chosen, "telegram") {
@@ -205,35 +243,41 @@ func (s *session) complete(ctx context.Context) (Plan, error) {
 	} else {
 		p.DiscordToken = ""
 	}
+	if p.WhatsApp {
+		ans, err := s.ask("\nWhatsApp: is this number your own personal one? (yes: the bot answers only in \"Message yourself\",\nnever to the people who write to you; y/n)", "n")
+		if err != nil {
+			return p, err
+		}
+		p.WhatsAppPersonal = strings.HasPrefix(strings.ToLower(ans), "y")
+	}
 	ws, err := s.ask("Workspace of the agent (its working directory; created)", absOr(p.Workspace, Workspace(o.Getenv)))
 	if err != nil {
 		return p, err
 	}
 	p.Workspace = absOr(expandHome(ws, o.Getenv), Workspace(o.Getenv))
-	return p, nil
+	return p, s.claudeAuth(ctx, &p)
 }
 
 // checkGiven checks the tokens given by flags or the environment.
 func (s *session) checkGiven(ctx context.Context, p *Plan) error {
 	if p.TelegramToken != "" {
-		bot, err := CheckTelegram(ctx, s.o.HTTP, p.TelegramAPI, p.TelegramToken)
-		if err != nil {
+		if err := s.checkToken(ctx, *p, "telegram", "Telegram", telegramBlock(*p, p.TelegramToken)); err != nil {
 			return fmt.Errorf("init: telegram token: %w", err)
 		}
-		s.say("Telegram: the token is the bot @%s.\n", bot.Username)
 	}
 	if p.DiscordToken != "" {
-		bot, err := CheckDiscord(ctx, s.o.HTTP, p.DiscordAPI, p.DiscordToken)
-		if err != nil {
+		if err := s.checkToken(ctx, *p, "discord", "Discord", discordBlock(*p, p.DiscordToken)); err != nil {
 			return fmt.Errorf("init: discord token: %w", err)
 		}
-		s.sayDiscord(bot)
 	}
 	return nil
 }
 
-// channels asks which channels to set up.
-func (s *session) channels(p Plan) ([]string, error) {
+// channels asks which channels to set up: init's own, and others (the
+// other channel plugins found).
+func (s *session) channels(p Plan, others []string) ([]string, error) {
+	names := append(slices.Clone(channelNames), others...)
+	list := strings.Join(names, ", ")
 	def := []string{}
 	if p.TelegramToken != "" || p.DiscordToken == "" && !p.WhatsApp {
 		def = append(def, "telegram")
@@ -246,7 +290,7 @@ func (s *session) channels(p Plan) ([]string, error) {
 	}
 	def = append(def, "webchat")
 	for {
-		ans, err := s.ask("Channels to set up, comma-separated: telegram, discord, whatsapp, webchat", strings.Join(def, ","))
+		ans, err := s.ask("Channels to set up, comma-separated: "+list, strings.Join(def, ","))
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +298,7 @@ func (s *session) channels(p Plan) ([]string, error) {
 		bad := ""
 		for _, c := range strings.FieldsFunc(strings.ToLower(ans), func(r rune) bool { return r == ',' || r == ' ' }) {
 			c = strings.ReplaceAll(c, "web-chat", "webchat")
-			if !slices.Contains(channelNames, c) {
+			if !slices.Contains(names, c) {
 				bad = c
 				break
 			}
@@ -264,7 +308,7 @@ func (s *session) channels(p Plan) ([]string, error) {
 		}
 		switch {
 		case bad != "":
-			s.say("%q is not one of telegram, discord, whatsapp, webchat.\n", bad)
+			s.say("%q is not one of %s.\n", bad, list)
 		case len(out) == 0:
 			s.say("Pick at least one.\n")
 		default:
@@ -273,7 +317,8 @@ func (s *session) channels(p Plan) ([]string, error) {
 	}
 }
 
-// telegram asks for a bot token until getMe accepts one.
+// telegram asks for a bot token until Telegram accepts one (the telegram
+// plugin's probe).
 func (s *session) telegram(ctx context.Context, p Plan) (string, error) {
 	tok := p.TelegramToken
 	if tok == "" {
@@ -289,10 +334,9 @@ func (s *session) telegram(ctx context.Context, p Plan) (string, error) {
 				continue
 			}
 		}
-		bot, err := CheckTelegram(ctx, s.o.HTTP, p.TelegramAPI, tok)
+		err := s.checkToken(ctx, p, "telegram", "Telegram", telegramBlock(p, tok))
 		switch {
 		case err == nil:
-			s.say("✓ Telegram: the bot @%s (id %d).\n", bot.Username, bot.ID)
 			return tok, nil
 		case errors.Is(err, ErrBadToken):
 			s.say("✗ Telegram does not know this token (check you pasted all of it: 123456:ABC…). Paste it again.\n")
@@ -319,10 +363,9 @@ func (s *session) discord(ctx context.Context, p Plan) (string, error) {
 				continue
 			}
 		}
-		bot, err := CheckDiscord(ctx, s.o.HTTP, p.DiscordAPI, tok)
+		err := s.checkToken(ctx, p, "discord", "Discord", discordBlock(p, tok))
 		switch {
 		case err == nil:
-			s.sayDiscord(bot)
 			return tok, nil
 		case errors.Is(err, ErrBadToken):
 			s.say("✗ Discord refused this token. Paste it again.\n")
@@ -333,12 +376,14 @@ func (s *session) discord(ctx context.Context, p Plan) (string, error) {
 	}
 }
 
-func (s *session) sayDiscord(bot DiscordBot) {
-	s.say("✓ Discord: the bot %s (id %s).\n", bot.Username, bot.ID)
-	if !bot.MessageContent {
-		s.say("! Its application lacks the Message Content intent: in servers the bot would see no text.\n" +
-			"  Turn it on: developer portal → your application → Bot → Privileged Gateway Intents.\n")
-	}
+// telegramBlock and discordBlock are the config blocks init writes for a
+// token (write.go), as the plugin's probe reads them.
+func telegramBlock(p Plan, token string) map[string]any {
+	return map[string]any{"token": token, "api_endpoint": p.TelegramAPI}
+}
+
+func discordBlock(p Plan, token string) map[string]any {
+	return map[string]any{"token": token, "api_endpoint": p.DiscordAPI}
 }
 
 func (s *session) say(format string, args ...any) { fmt.Fprintf(s.o.Out, format, args...) }
@@ -407,4 +452,13 @@ func expandHome(p string, getenv Getenv) string {
 		return filepath.Join(home(getenv), rest)
 	}
 	return p
+}
+
+// randomToken is a new 32-hex-digit secret.
+func randomToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }

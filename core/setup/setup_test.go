@@ -3,9 +3,9 @@ package setup
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,8 +15,14 @@ import (
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/ownerclaim"
+	"github.com/clawhost/clawhost/plugins/discord"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
+	"github.com/clawhost/clawhost/plugins/slack"
+	"github.com/clawhost/clawhost/plugins/slack/slacktest"
+	"github.com/clawhost/clawhost/plugins/telegram"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/probe"
+	"github.com/clawhost/clawhost/sdk/schema"
 )
 
 const tgToken = "123456:TESTTOKEN"
@@ -203,44 +209,57 @@ func TestWrite(t *testing.T) { // not parallel: t.Setenv
 	}
 }
 
-func TestCheckTelegram(t *testing.T) {
-	t.Parallel()
-	srv := telegramtest.NewServer(tgToken)
-	defer srv.Close()
-	ctx := context.Background()
-	bot, err := CheckTelegram(ctx, http.DefaultClient, srv.APIEndpoint(), tgToken)
-	if err != nil || bot.Username != "clawbot" {
-		t.Fatalf("good token: %+v, %v", bot, err)
+// inProcess is init's Prober for tests: the plugins' own probes, called
+// in this process (the cli runs them through the plugin launcher).
+func inProcess(ctx context.Context, _, source string, block map[string]any) (probe.Report, error) {
+	js, err := json.Marshal(block)
+	if err != nil {
+		return probe.Report{}, err
 	}
-	for _, bad := range []string{"123456:WRONG", "", "a/b"} {
-		if _, err := CheckTelegram(ctx, http.DefaultClient, srv.APIEndpoint(), bad); !errors.Is(err, ErrBadToken) {
-			t.Errorf("token %q: %v, want ErrBadToken", bad, err)
-		}
+	cfg := schema.Config{Instance: source, JSON: js}
+	switch source {
+	case "telegram":
+		return telegram.Probe(ctx, cfg)
+	case "discord":
+		return discord.Probe(ctx, cfg)
 	}
-	// A platform that cannot be reached is not a bad token, and the error
-	// does not carry the token (it is in the URL).
-	srv.Close()
-	_, err = CheckTelegram(ctx, http.DefaultClient, srv.APIEndpoint(), tgToken)
-	if err == nil || errors.Is(err, ErrBadToken) || strings.Contains(err.Error(), tgToken) {
-		t.Errorf("unreachable: %v", err)
-	}
+	return probe.Report{}, nil
 }
 
-func TestCheckDiscord(t *testing.T) {
+// TestCheckToken: init takes a token its plugin's probe accepts, asks
+// again for one the platform refused (ErrBadToken), reports a platform it
+// could not ask as another error without the token, and passes on the
+// plugin's advice (the Message Content intent) and link.
+func TestCheckToken(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.NewServer("dc-token")
-	defer srv.Close()
+	tg := telegramtest.NewServer(tgToken)
+	defer tg.Close()
+	dc := discordtest.NewServer("dc-token")
+	defer dc.Close()
 	ctx := context.Background()
-	bot, err := CheckDiscord(ctx, http.DefaultClient, srv.Endpoint(), "dc-token")
-	if err != nil || bot.Username != "clawbot" || !bot.MessageContent {
-		t.Fatalf("good token: %+v, %v", bot, err)
+	p := plan(t)
+	p.TelegramAPI, p.DiscordAPI = tg.APIEndpoint(), dc.Endpoint()
+	var out bytes.Buffer
+	s := &session{o: Options{Out: &out, Probe: inProcess}}
+	if err := s.checkToken(ctx, p, "telegram", "Telegram", telegramBlock(p, tgToken)); err != nil || !strings.Contains(out.String(), "✓ Telegram: the bot @clawbot") {
+		t.Fatalf("good token: %v\n%s", err, out.String())
 	}
-	srv.SetMessageContentAllowed(false)
-	if bot, err = CheckDiscord(ctx, http.DefaultClient, srv.Endpoint(), "dc-token"); err != nil || bot.MessageContent {
-		t.Errorf("without the intent: %+v, %v", bot, err)
-	}
-	if _, err := CheckDiscord(ctx, http.DefaultClient, srv.Endpoint(), "wrong"); !errors.Is(err, ErrBadToken) {
+	if err := s.checkToken(ctx, p, "telegram", "Telegram", telegramBlock(p, "123456:WRONG")); !errors.Is(err, ErrBadToken) {
 		t.Errorf("wrong token: %v, want ErrBadToken", err)
+	}
+	dc.SetMessageContentAllowed(false)
+	out.Reset()
+	if err := s.checkToken(ctx, p, "discord", "Discord", discordBlock(p, "dc-token")); err != nil ||
+		!strings.Contains(out.String(), "Message Content") || !strings.Contains(out.String(), "client_id=") {
+		t.Errorf("without the intent: %v\n%s", err, out.String())
+	}
+	if err := s.checkToken(ctx, p, "discord", "Discord", discordBlock(p, "wrong")); !errors.Is(err, ErrBadToken) {
+		t.Errorf("wrong discord token: %v, want ErrBadToken", err)
+	}
+	tg.Close()
+	err := s.checkToken(ctx, p, "telegram", "Telegram", telegramBlock(p, tgToken))
+	if err == nil || errors.Is(err, ErrBadToken) || strings.Contains(err.Error(), tgToken) {
+		t.Errorf("unreachable: %v", err)
 	}
 }
 
@@ -254,9 +273,9 @@ func TestRunInteractive(t *testing.T) {
 	p.TelegramToken, p.DiscordToken, p.WhatsApp, p.WebChat, p.Workspace = "", "", false, false, ""
 	p.TelegramAPI = srv.APIEndpoint()
 	home := t.TempDir()
-	in := strings.NewReader("telegram\n123456:WRONG\n" + tgToken + "\n~/ws\n")
+	in := strings.NewReader("telegram\n123456:WRONG\n" + tgToken + "\n~/ws\n3\n")
 	var out bytes.Buffer
-	res, err := Run(context.Background(), Options{Plan: p, Interactive: true, In: in, Out: &out, Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }})
+	res, err := Run(context.Background(), Options{Probe: inProcess, Plan: p, Interactive: true, In: in, Out: &out, Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -276,16 +295,16 @@ func TestRunInteractive(t *testing.T) {
 		t.Error("no owner claim in data_dir")
 	}
 	// Again: the existing files are asked about; "n" keeps them.
-	in = strings.NewReader("telegram\n" + tgToken + "\n\nn\n")
+	in = strings.NewReader("telegram\n" + tgToken + "\n\n3\nn\n")
 	out.Reset()
-	if _, err := Run(context.Background(), Options{Plan: p, Interactive: true, In: in, Out: &out, Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }}); !errors.Is(err, ErrExists) {
+	if _, err := Run(context.Background(), Options{Probe: inProcess, Plan: p, Interactive: true, In: in, Out: &out, Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }}); !errors.Is(err, ErrExists) {
 		t.Errorf("second run answered n: %v, want ErrExists\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "exists. Replace it?") {
 		t.Errorf("not asked:\n%s", out.String())
 	}
 	// The end of input stops init without writing.
-	if _, err := Run(context.Background(), Options{Plan: p, Interactive: true, In: strings.NewReader("telegram\n"), Out: io.Discard, Getenv: env(map[string]string{"HOME": home})}); err == nil {
+	if _, err := Run(context.Background(), Options{Probe: inProcess, Plan: p, Interactive: true, In: strings.NewReader("telegram\n"), Out: io.Discard, Getenv: env(map[string]string{"HOME": home})}); err == nil {
 		t.Error("init without a token succeeded")
 	}
 }
@@ -297,7 +316,7 @@ func TestRunNonInteractive(t *testing.T) {
 	p := plan(t)
 	p.TelegramToken, p.DiscordToken, p.WhatsApp = "", "", false
 	p.TelegramAPI = srv.APIEndpoint()
-	o := Options{Plan: p, Out: io.Discard, Getenv: env(map[string]string{"HOME": t.TempDir(), "TELEGRAM_BOT_TOKEN": "123456:WRONG"})}
+	o := Options{Probe: inProcess, Plan: p, Out: io.Discard, Getenv: env(map[string]string{"HOME": t.TempDir(), "TELEGRAM_BOT_TOKEN": "123456:WRONG"})}
 	if _, err := Run(context.Background(), o); !errors.Is(err, ErrBadToken) {
 		t.Errorf("wrong token from the environment: %v, want ErrBadToken", err)
 	}
@@ -356,7 +375,7 @@ func TestRunSaysHowToInstallBubblewrap(t *testing.T) {
 		if tc.bwrap {
 			look = func(string) (string, error) { return "/usr/bin/bwrap", nil }
 		}
-		if _, err := Run(context.Background(), Options{Plan: p, Out: &out, Getenv: env(map[string]string{"HOME": t.TempDir()}), LookPath: look}); err != nil {
+		if _, err := Run(context.Background(), Options{Probe: inProcess, Plan: p, Out: &out, Getenv: env(map[string]string{"HOME": t.TempDir()}), LookPath: look}); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		for _, w := range tc.want {
@@ -369,5 +388,66 @@ func TestRunSaysHowToInstallBubblewrap(t *testing.T) {
 				t.Errorf("%s: output has %q:\n%s", tc.name, w, out.String())
 			}
 		}
+	}
+}
+
+// TestRunOtherChannel: a channel plugin init does not know by name (the
+// slack plugin, from the catalog) is offered and set up from its schema —
+// its required and sensitive attributes asked, a block its probe fails
+// asked again with the checks shown, the accepted one written with the
+// secrets in clawhost.env under SLACK_*, an empty optional one left out.
+func TestRunOtherChannel(t *testing.T) {
+	t.Parallel()
+	srv := slacktest.NewServer("xoxb-good", "xapp-good")
+	defer srv.Close()
+	p := plan(t)
+	p.TelegramToken, p.DiscordToken, p.WhatsApp, p.WebChat, p.Workspace = "", "", false, false, ""
+	catalog := func(context.Context, string) (map[string]schema.Schema, error) {
+		return map[string]schema.Schema{"slack": slack.Schema, "telegram": telegram.Schema}, nil
+	}
+	prober := func(ctx context.Context, dir, source string, block map[string]any) (probe.Report, error) {
+		if source == "slack" {
+			block["api_endpoint"] = srv.Endpoint() // the fake, as a test's block would name it
+			js, _ := json.Marshal(block)
+			return slack.Probe(ctx, schema.Config{Instance: source, JSON: js})
+		}
+		return inProcess(ctx, dir, source, block)
+	}
+	home := t.TempDir()
+	in := strings.NewReader("slack\nxoxb-wrong\nxapp-good\n\nxoxb-good\nxapp-good\n\n~/ws\n")
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Options{Probe: prober, Catalog: catalog, Plan: p, Interactive: true, In: in, Out: &out,
+		Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{"telegram, discord, whatsapp, webchat, slack", "bot_token", "✗ bot token", "invalid_auth",
+		"Enter the settings of slack again", "✓ slack: the bot @clawbot", "✓ scopes"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "xoxb-good") {
+		t.Error("the token was echoed")
+	}
+	if len(res.Plan.Others) != 1 || res.Plan.Others[0].Source != "slack" {
+		t.Fatalf("plan %+v", res.Plan.Others)
+	}
+	cfg, _ := os.ReadFile(res.Files.Config)
+	envf, _ := os.ReadFile(res.Files.Env)
+	for _, want := range []string{"plugin \"slack\" {", "source = \"slack\"", "bot_token = env(\"SLACK_BOT_TOKEN\")", "app_token = env(\"SLACK_APP_TOKEN\")"} {
+		if !strings.Contains(string(cfg), want) {
+			t.Errorf("config lacks %q:\n%s", want, cfg)
+		}
+	}
+	if strings.Contains(string(cfg), "signing_secret") || strings.Contains(string(cfg), "xoxb-") {
+		t.Errorf("config:\n%s", cfg)
+	}
+	if !strings.Contains(string(envf), "SLACK_BOT_TOKEN=\"xoxb-good\"") || !strings.Contains(string(envf), "SLACK_APP_TOKEN=\"xapp-good\"") {
+		t.Errorf("env file:\n%s", envf)
+	}
+	if _, diags := config.Load(res.Files.Config); diags.HasErrors() {
+		t.Errorf("the written config does not load: %v", diags)
 	}
 }

@@ -27,7 +27,7 @@ type PluginRunner func(ctx context.Context, configFile, instance string,
 	watch func(st pluginhost.Status, retry func(context.Context) error) (done bool, err error)) error
 
 // LinkedCheck reports whether a phone already linked the WhatsApp plugin
-// instance of the configuration file (core.WhatsAppLinked).
+// instance of the configuration file (the cli asks the plugin's probe).
 type LinkedCheck func(ctx context.Context, configFile, instance string) bool
 
 // QRHeader is the line above each QR code init draws; the code follows,

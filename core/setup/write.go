@@ -34,7 +34,29 @@ type Plan struct {
 	// server_address and server_root_key: a test's fake WhatsApp ("": the
 	// real one).
 	WhatsAppServer, WhatsAppRootKey string
+	// WhatsAppPersonal: the WhatsApp number is the operator's own, so the bot answers only
+	// in "Message yourself" (the plugin's self_chat and only_self_chat) and never writes
+	// to the contacts who write to that number.
+	WhatsAppPersonal bool
+	// ClaudeAuth is how the bot reaches Claude; AnthropicKey (ANTHROPIC_API_KEY) or
+	// ClaudeToken (CLAUDE_CODE_OAUTH_TOKEN, from claude setup-token) is its credential,
+	// written to clawhost.env only ("" none).
+	ClaudeAuth                ClaudeAuth
+	AnthropicKey, ClaudeToken string
+	// WebChatToken is the web chat's access token init makes (clawhost.env's
+	// WEBCHAT_ACCESS_TOKEN), so that it can print the page's link with it.
+	WebChatToken string
+	// Others are channels set up from their plugins' schemas
+	// (OtherChannel), each written as plugin "<source>".
+	Others []OtherChannel
+	// Presets are settings of other channels given beforehand (init's
+	// -set source.attribute=value), by source and attribute: init writes
+	// them into the block and does not ask for them.
+	Presets map[string]map[string]string
 }
+
+// EnvWebChatToken is the variable of the web chat's access token in clawhost.env.
+const EnvWebChatToken = "WEBCHAT_ACCESS_TOKEN"
 
 // Files are the paths init writes.
 type Files struct {
@@ -66,7 +88,12 @@ func Render(p Plan, now time.Time) (config, env []byte) {
 	var e strings.Builder
 	e.WriteString("# Secrets of clawhost (KEY=VALUE), read at start when not already in the environment.\n")
 	if p.WebChat {
-		fmt.Fprintf(&b, "\nplugin \"web\" {\n  source = \"webchat\"\n  config {\n    listen = %s\n  }\n}\n", q(p.WebChatListen))
+		fmt.Fprintf(&b, "\nplugin \"web\" {\n  source = \"webchat\"\n  config {\n    listen = %s\n", q(p.WebChatListen))
+		if p.WebChatToken != "" {
+			fmt.Fprintf(&b, "    access_token = env(%s)  # the link: http://%s/?token=<it>\n", q(EnvWebChatToken), p.WebChatListen)
+			fmt.Fprintf(&e, "%s=%s\n", EnvWebChatToken, q(p.WebChatToken))
+		}
+		b.WriteString("  }\n}\n")
 	}
 	if p.TelegramToken != "" {
 		b.WriteString("\nplugin \"tg\" {\n  source = \"telegram\"\n  config {\n    token = env(\"TELEGRAM_BOT_TOKEN\")\n")
@@ -89,11 +116,27 @@ func Render(p Plan, now time.Time) (config, env []byte) {
 		b.WriteString("# scan with WhatsApp (Settings → Linked devices) in its log, clawhost status and\n")
 		b.WriteString("# the status page. The linked device is kept in data_dir/plugins/wa.\n")
 		b.WriteString("plugin \"wa\" {\n  source = \"whatsapp\"\n")
-		if p.WhatsAppServer != "" {
-			fmt.Fprintf(&b, "  config {\n    server_address  = %s\n    server_root_key = %s\n  }\n", q(p.WhatsAppServer), q(p.WhatsAppRootKey))
+		if p.WhatsAppServer != "" || p.WhatsAppPersonal {
+			b.WriteString("  config {\n")
+			if p.WhatsAppServer != "" {
+				fmt.Fprintf(&b, "    server_address  = %s\n    server_root_key = %s\n", q(p.WhatsAppServer), q(p.WhatsAppRootKey))
+			}
+			if p.WhatsAppPersonal {
+				b.WriteString("    # Your own number: the agent answers only in \"Message yourself\"; the people\n")
+				b.WriteString("    # who write to you never meet it (no pairing code, no answer).\n")
+				b.WriteString("    self_chat      = true\n    only_self_chat = true\n")
+			}
+			b.WriteString("  }\n")
 		}
 		b.WriteString("}\n")
 	}
+	if p.AnthropicKey != "" {
+		fmt.Fprintf(&e, "%s=%s\n", EnvAPIKey, q(p.AnthropicKey))
+	}
+	if p.ClaudeToken != "" {
+		fmt.Fprintf(&e, "%s=%s\n", EnvOAuthToken, q(p.ClaudeToken))
+	}
+	renderOthers(&b, &e, p.Others)
 	return []byte(b.String()), []byte(e.String())
 }
 

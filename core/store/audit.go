@@ -23,6 +23,9 @@ const (
 	AuditRate = "rate"
 	// AuditReload: the configuration was reloaded, or a reload refused.
 	AuditReload = "reload"
+	// AuditPluginTool: the agent called a plugin's tool (Subject
+	// "<instance>.<tool>"; Decision ok, error, timeout or refused).
+	AuditPluginTool = "plugin_tool"
 )
 
 // AuditEvent is one row of the audit trail: a decision about who may do

@@ -155,6 +155,11 @@
 //     ids once the channel answered. The reply records the draft's id
 //     ([Reply.DraftID]) and chunk 0 is delivered by editing that draft, also
 //     after a restart, never as a second message.
+//   - A reply may be several messages (a command plugin's answer: each
+//     message with its format, files and buttons): they are one reply's
+//     chunks, each with its [Part], recorded together before the first is
+//     sent and delivered, resumed and marked like any chunk. Nothing a
+//     journal entry answers with is sent without being recorded first.
 //   - Every chunk is marked attempted ([Outbox.MarkAttempt]) before its
 //     first Send and sent ([Outbox.MarkSent]) when the channel answered;
 //     chunk 0's attempt is recorded with the reply ([Reply.AttemptFirst])

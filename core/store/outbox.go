@@ -95,6 +95,12 @@ type Reply struct {
 	// Chunks is Text split to the channel's limits, in send order. Stored
 	// so that a resumed delivery sends exactly the chunks not yet sent.
 	Chunks []string
+	// Parts, when not nil, gives every chunk (by index: as many as
+	// Chunks, else RecordReply fails and changes nothing) send options of
+	// its own, for a reply of several messages (a command plugin's answer:
+	// each message with its format, files and buttons). Nil: every chunk
+	// is sent with the reply's Format and nothing attached.
+	Parts []Part
 	// Format and ReplyTo are the send options of the chunks (ReplyTo: of
 	// the first), kept so a resumed delivery sends them alike.
 	Format  string
@@ -122,12 +128,25 @@ type Reply struct {
 	AttemptFirst bool
 }
 
+// Part is what a chunk of a reply of several messages is sent with,
+// beside its text ([Reply.Parts]). The store keeps it as written.
+type Part struct {
+	// Format is the chunk's format; "" means the reply's.
+	Format string
+	// Attach is what goes with the chunk (files, buttons), encoded by the
+	// core; the store keeps it as opaque bytes. Nil: nothing.
+	Attach []byte
+}
+
 // Chunk is one stored chunk of a reply and its delivery state.
 type Chunk struct {
 	// Index is the chunk's position in [Reply.Chunks], from 0.
 	Index int
 	// Text is the chunk as stored by RecordReply.
 	Text string
+	// Part is the chunk's own send options ([Reply.Parts]); zero when
+	// the reply was recorded without them.
+	Part Part
 	// SentAt is zero while the chunk is unsent.
 	SentAt time.Time
 	// PlatformIDs are the platform message ids Send returned.
@@ -148,10 +167,26 @@ type PendingReply struct {
 	// Entry is the journal entry the reply answers.
 	Entry Entry
 	// Reply is the reply as recorded, with its target filled in; Covers
-	// is not kept.
+	// is not kept. Parts is nil when every chunk's Part is zero.
 	Reply Reply
 	// Chunks are Reply.Chunks with their delivery state, in order.
 	Chunks []Chunk
+}
+
+// PartsOf returns the chunks' parts, as [Reply.Parts] has them: nil when
+// every one is zero. Engines fill PendingReply.Reply.Parts with it.
+func PartsOf(chunks []Chunk) []Part {
+	var parts []Part
+	for i, c := range chunks {
+		if c.Part.Format == "" && len(c.Part.Attach) == 0 {
+			continue
+		}
+		if parts == nil {
+			parts = make([]Part, len(chunks))
+		}
+		parts[i] = c.Part
+	}
+	return parts
 }
 
 // Unsent returns the chunks not yet delivered, in order.

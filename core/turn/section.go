@@ -29,7 +29,7 @@ func (t *Turns) section(set Settings, key string, m *message.Message) string {
 	if loc == nil {
 		loc = time.Local
 	}
-	_, tools := t.agentTools(m)
+	_, tools := t.agentTools(key, m)
 	c := chatprompt.Chat{
 		Agent:          agentOf(key),
 		Channel:        t.channelLabel(m.Instance, m.Channel),

@@ -355,7 +355,7 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	prompt, system := mf.Texts()
 	t.log.Info("running the memory-flush turn before compaction", "session", key, "prompt_tokens", meta.PromptTokens)
 	ov := t.meta().Of(*sess).Overrides()
-	mcp, tools := t.agentTools(m)
+	mcp, tools := t.agentTools(key, m)
 	dir, err := t.workDir(ctx, set, key)
 	if err != nil {
 		return
@@ -437,12 +437,13 @@ func (t *Turns) permissionMode(set Settings, o session.Overrides) string {
 	return ""
 }
 
-// agentTools is the host's MCP config and allowed tools for m's chat.
-func (t *Turns) agentTools(m *message.Message) (string, []string) {
+// agentTools is the host's MCP config and allowed tools for m's chat and
+// the agent of session key.
+func (t *Turns) agentTools(key string, m *message.Message) (string, []string) {
 	if t.opts.AgentTools == nil || m == nil {
 		return "", nil
 	}
-	return t.opts.AgentTools(m)
+	return t.opts.AgentTools(key, m)
 }
 
 // modelOf is the model to ask for: the session's /model; "default" (an

@@ -81,7 +81,7 @@ func (t *Turns) streamMode(set Settings, instance string) Streaming {
 func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message, ty *typing, images []runner.Image) (runner.Result, streamed) {
 	meta := t.meta().Of(sess)
 	ov := meta.Overrides()
-	mcp, tools := t.agentTools(m)
+	mcp, tools := t.agentTools(key, m)
 	dir, err := t.workDir(ctx, set, key)
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "This chat's git worktree could not be made, so the agent did not run; the operator's log says why.", Detail: err.Error()}}, streamed{}

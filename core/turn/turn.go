@@ -370,7 +370,7 @@ type Options struct {
 	// AgentTools, when not nil, gives the MCP config (JSON) of the host's
 	// own tools for the chat of m and the tool names to allow; "" for
 	// none.
-	AgentTools func(m *message.Message) (mcpConfig string, tools []string)
+	AgentTools func(key string, m *message.Message) (mcpConfig string, tools []string)
 	// MaxMediaBytes caps one downloaded attachment; zero means 20 MiB.
 	MaxMediaBytes int64
 	// Approvals, when not nil, asks the chat about claude's tool use

@@ -5,7 +5,9 @@
 //	POST /inbound  {"chat_id","chat_type","thread_id","sender_id","sender_name","sender_username","text","message_id","mentioned",
 //	                "command_text","chat_title","edited","reply_to":{"message_id","text","to_bot"},
 //	                "media":[{"kind","ref","mime","filename"}]}
-//	               → 200 {"message_id"} once the host has stored the message
+//	               → 200 {"message_id"} once the host has stored the message;
+//	                 503 with Retry-After at once when the host cannot store it
+//	                 (send it again, with the same message_id)
 //	POST /fail     {"op":"send"|"edit","code","count","retry_after_ms"}
 //	               → the next count sends (edits) fail with that channel error code
 //	GET  /sent?after=N&wait=5s
@@ -222,13 +224,19 @@ func (l *loopback) Run(ctx context.Context, inbox channel.Inbox) error {
 		for _, m := range in.Media {
 			msg.Media = append(msg.Media, channel.Media{Kind: channel.MediaKind(m.Kind), Ref: m.Ref, MIME: m.MIME, Filename: m.Filename, Size: int64(len(strings.TrimPrefix(m.Ref, "data:")))})
 		}
-		// Deliver blocks while the host cannot store (a full disk): answer
-		// the poster within inboundWait with a 503 it can retry, as a
-		// platform's webhook would need, instead of holding it.
+		// A host that cannot store the message (a full disk) refuses it at
+		// once: the poster gets a 503 with the host's delay and sends it
+		// again, as a platform's webhook does. inboundWait bounds a host
+		// that does not answer at all.
 		ctx, cancel := context.WithTimeout(r.Context(), inboundWait)
 		defer cancel()
-		if err := inbox.Deliver(ctx, msg); err != nil {
-			w.Header().Set("Retry-After", "1")
+		if err := channel.Offer(ctx, inbox, msg); err != nil {
+			retry := 1
+			var ce *channel.Error
+			if errors.As(err, &ce) && ce.RetryAfter > time.Second {
+				retry = int(ce.RetryAfter.Round(time.Second) / time.Second)
+			}
+			w.Header().Set("Retry-After", strconv.Itoa(retry))
 			http.Error(w, "not stored, send it again: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}

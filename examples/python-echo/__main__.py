@@ -7,6 +7,10 @@ protocol it speaks):
 - message_received hook: before a message is queued for the agent, it
   drops one that contains a word of `blocked` (the sender is told why) and
   writes :shrug: out as the shrug it stands for;
+- tool: count_words, which the agent may call (granted with
+  agent { tools = ["<instance>.count_words"] }, called by claude as
+  mcp__clawhost__<instance>__count_words): it counts the words of a text
+  and names the chat and sender the call came from;
 - channel: a "platform" made of two HTTP endpoints on loopback, the same as
   the Go example clawhost-loopback's:
       POST /inbound {"chat_id", "sender_id", "sender_name", "text",
@@ -69,7 +73,7 @@ class Echo:
         return p.DescribeResponse(
             name=NAME,
             version=VERSION,
-            kinds=[p.enum("KIND_CHANNEL"), p.enum("KIND_COMMAND"), p.enum("KIND_MESSAGE_RECEIVED")],
+            kinds=[p.enum("KIND_CHANNEL"), p.enum("KIND_COMMAND"), p.enum("KIND_MESSAGE_RECEIVED"), p.enum("KIND_TOOL")],
             channel=p.ChannelCapabilities(
                 max_text_length=self.limit, length_unit=LENGTH_UNIT, markdown=MARKUP,
                 groups=True, display_name="Python echo"),
@@ -174,6 +178,29 @@ class Echo:
         if ":shrug:" in request.text:
             return p.MessageReceivedResponse(rewrite=True, text=request.text.replace(":shrug:", "\u00af\\_(\u30c4)_/\u00af"))
         return p.MessageReceivedResponse()
+    # --- ToolService ---------------------------------------------------------
+
+    def ListTools(self, request, context):
+        schema = {"type": "object", "properties": {"text": {"type": "string", "description": "the text to count"}},
+                  "required": ["text"]}
+        return self.p.ListToolsResponse(tools=[self.p.ToolSpec(
+            name="count_words", description="Counts the words of a text.", input_schema_json=json.dumps(schema))])
+
+    def CallTool(self, request, context):
+        # Reads only: a call repeated with its call_id answers the same.
+        p = self.p
+        if request.tool != "count_words":
+            return p.CallToolResponse(error=p.PluginError(code="invalid_request", message="unknown tool %s" % request.tool))
+        try:
+            args = json.loads(request.arguments_json or "{}")
+        except ValueError:
+            args = {}
+        text = args.get("text")
+        if not isinstance(text, str):
+            return p.CallToolResponse(text="give text, a string", is_error=True)
+        c = request.conversation
+        return p.CallToolResponse(text="%d words (asked in %s:%s by %s)" % (
+            len(text.split()), c.instance, c.chat_id, request.sender.id))
 
     # --- ChannelService ------------------------------------------------------
 
@@ -287,7 +314,7 @@ class Echo:
 
 def build(rt):
     e = Echo(rt)
-    return {"PluginService": e, "CommandService": e, "ChannelService": e, "MessageReceivedService": e}, e.stop
+    return {"PluginService": e, "CommandService": e, "ChannelService": e, "MessageReceivedService": e, "ToolService": e}, e.stop
 
 
 if __name__ == "__main__":

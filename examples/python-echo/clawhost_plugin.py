@@ -232,7 +232,7 @@ def serve(name, build):
 
     build(runtime) returns (services, on_stop): services maps a clawhost.v1
     service name ("PluginService", "ChannelService", "CommandService",
-    "HookService") to an object whose methods named like the rpcs implement
+    "HookService", "ToolService") to an object whose methods named like the rpcs implement
     them (request, grpc context) -> response, or a generator of responses
     for a streaming rpc; on_stop is called once when the plugin stops (may
     be None). Never returns.

@@ -51,6 +51,7 @@ func Plugin() sdk.Plugin {
 		Schema:    Schema,
 		Validate:  Validate,
 		Configure: a.Configure,
+		Probe:     Probe,
 		Channel:   a,
 		Retry:     a.Retry,
 	}
@@ -207,6 +208,9 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 			channel.MediaAudio, channel.MediaVideo},
 		MediaOut: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio,
 			channel.MediaVoice, channel.MediaVideo},
+		IDForms: IDForms,
+		// A direct message goes to a DM channel with an id of its own,
+		// not to the user's id: DirectToSender stays false.
 	}
 }
 

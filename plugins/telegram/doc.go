@@ -23,11 +23,12 @@
 // # Receiving
 //
 // By default the plugin long-polls getUpdates. The offset advances past a
-// batch only after inbox.Deliver returned nil, i.e. after the host stored
+// batch only after channel.Offer returned nil, i.e. after the host stored
 // the messages durably; until then Telegram keeps them and sends them again,
 // so neither a plugin nor a host crash loses a message (the host may see one
 // twice and dedupes). With webhook_listen set, updates arrive by webhook
-// instead and are answered 200 only after Deliver returned nil. The
+// instead and are answered 200 only after Offer returned nil (503 at once
+// when the host cannot store them). The
 // webhook_secret (at least 16 characters) is compared in constant time; an
 // address that sends 10 wrong ones within a minute is answered 429 for 5
 // minutes.

@@ -81,6 +81,7 @@ func Plugin() sdk.Plugin {
 		Schema:    Schema,
 		Validate:  Validate,
 		Configure: a.Configure,
+		Probe:     Probe,
 		Channel:   a,
 	}
 }
@@ -184,6 +185,9 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		MaxFileBytes: maxDocumentBytes,
 		// sendChatAction shows "typing" for 5 s (or until a message).
 		TypingLifetime: 5 * time.Second,
+		IDForms:        IDForms,
+		// A private chat's id is its user's id.
+		DirectToSender: true,
 	}
 }
 
@@ -243,8 +247,10 @@ func (a *Adapter) identify(ctx context.Context) error {
 }
 
 // poll is the getUpdates loop. The offset advances past a batch only after
-// inbox.Deliver returned nil for it: until then Telegram keeps the updates
-// and sends them again, so a crash of the plugin or the host loses nothing.
+// the host stored it (channel.Offer returned nil): until then Telegram
+// keeps the updates and sends them again, so a crash of the plugin or the
+// host loses nothing. A host that cannot store them refuses at once, and
+// the batch is fetched again after the host's delay.
 func (a *Adapter) poll(ctx context.Context, inbox channel.Inbox) error {
 	timeout := int(a.cfg.PollTimeout)
 	r := newRetrier(a)
@@ -287,11 +293,15 @@ func (a *Adapter) poll(ctx context.Context, inbox channel.Inbox) error {
 			continue
 		}
 		if len(msgs) > 0 {
-			if err := inbox.Deliver(ctx, msgs...); err != nil {
+			if err := channel.Offer(ctx, inbox, msgs...); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
 				d := r.deliver.next()
+				var ce *channel.Error
+				if errors.As(err, &ce) && ce.RetryAfter > d {
+					d = ce.RetryAfter // the host's delay: its store keeps failing
+				}
 				a.log.Warn("host did not store the messages; fetching them again", "error", err, "retry_in", d)
 				if a.sleep(ctx, d) != nil {
 					return nil

@@ -27,8 +27,9 @@ const maxWebhookBody = 4 << 20
 
 // runWebhook receives updates on webhook_listen. Telegram treats any answer
 // other than 2xx as a failed delivery and retries it later, so an update is
-// answered 200 only after inbox.Deliver returned nil: the same guarantee
-// as the polling offset. TLS is left to a reverse proxy in front.
+// answered 200 only after the host stored it (channel.Offer returned nil):
+// the same guarantee as the polling offset. A host that cannot store it
+// refuses at once, and the update is answered 503 at once. TLS is left to a reverse proxy in front.
 //
 // When webhook_url is set, setWebhook is called (retried in the background
 // until it succeeds) with webhook_secret and the allowed update kinds.
@@ -131,8 +132,12 @@ func (a *Adapter) webhookHandler(inbox channel.Inbox) http.Handler {
 			return
 		}
 		if m, press, ok := a.inbound(u, *me, body); ok {
-			if err := inbox.Deliver(r.Context(), m); err != nil {
+			if err := channel.Offer(r.Context(), inbox, m); err != nil {
 				a.log.Warn("host did not store a webhook update; telegram will resend it", "update_id", u.UpdateID, "error", err)
+				var ce *channel.Error
+				if errors.As(err, &ce) && ce.RetryAfter > 0 {
+					w.Header().Set("Retry-After", strconv.Itoa(max(1, int(ce.RetryAfter.Round(time.Second)/time.Second))))
+				}
 				http.Error(w, "not stored", http.StatusServiceUnavailable)
 				return
 			}

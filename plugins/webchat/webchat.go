@@ -178,6 +178,7 @@ func Plugin() sdk.Plugin {
 		Schema:    Schema,
 		Validate:  Validate,
 		Configure: a.Configure,
+		Probe:     Probe,
 		Channel:   a,
 	}
 }
@@ -315,6 +316,9 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		TypingLifetime: TypingTTL,
 		MediaIn:        []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
 		MediaOut:       []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
+		// A browser's conversation is its id. Its ids are the page's
+		// own: no IDForms, they are kept as written.
+		DirectToSender: true,
 	}
 }
 

@@ -42,6 +42,7 @@ func Plugin() sdk.Plugin {
 		Schema:    Schema,
 		Validate:  Validate,
 		Configure: a.Configure,
+		Probe:     Probe,
 		Channel:   a,
 		Retry:     a.Retry,
 	}
@@ -175,6 +176,9 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 			channel.MediaAudio, channel.MediaVideo, channel.MediaSticker},
 		MediaOut: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio,
 			channel.MediaVoice, channel.MediaVideo},
+		IDForms: IDForms,
+		// A person's chat id is their number.
+		DirectToSender: true,
 	}
 }
 

@@ -69,6 +69,25 @@ type Inbox interface {
 	Deliver(ctx context.Context, msgs ...InboundMessage) error
 }
 
+// Offer hands messages to the host like Inbox.Deliver, for a platform that
+// keeps a message until the plugin acknowledges it (a poll whose offset
+// stays where it is, a webhook answered with a retry status): when the
+// host cannot store them it returns at once with an *Error of code
+// CodeUnavailable whose RetryAfter is the delay the host asked for, and
+// the sdk forgets them — the platform's redelivery is the retry. Acknowledge
+// the platform only after Offer returned nil. A platform that does not
+// redeliver (a gateway event) uses Deliver, which holds the messages and
+// retries by itself. An Inbox without Offer (a test's fake) is used through
+// Deliver.
+func Offer(ctx context.Context, in Inbox, msgs ...InboundMessage) error {
+	if o, ok := in.(interface {
+		Offer(ctx context.Context, msgs ...InboundMessage) error
+	}); ok {
+		return o.Offer(ctx, msgs...)
+	}
+	return in.Deliver(ctx, msgs...)
+}
+
 // Capabilities describe a channel's limits and formatting.
 type Capabilities struct {
 	// MaxTextLength is the longest text one Send may carry, in LengthUnit.
@@ -114,6 +133,39 @@ type Capabilities struct {
 	// next one before it lapses, for the whole turn. Zero means unknown:
 	// the host assumes DefaultTypingLifetime.
 	TypingLifetime time.Duration
+	// IDForms are the ways an operator may write a sender or chat id of
+	// this channel in the host's config (owners, allow_from, members,
+	// groups, agent chats), each with the canonical form the channel
+	// reports in Sender.ID and InboundMessage.ChatID. The host rewrites an
+	// id matching a form to the form's canonical id (the first form that
+	// matches wins) and warns about an id matching none, with the hints.
+	// Nil: ids are kept as written. Unlike the limits above, the forms and
+	// DirectToSender must not depend on the configuration: the host reads
+	// them before Configure (at `clawhost validate`), so Capabilities must
+	// be callable on an unconfigured channel.
+	IDForms []IDForm
+	// DirectToSender: a Send whose ChatID is a sender's id (Sender.ID)
+	// reaches that sender privately (Telegram's private chats, WhatsApp's,
+	// the web chat's browser ids). The host then may put a private
+	// question there — an approval asked of an owner.
+	// Without it (Discord, whose direct channels have ids of their own) a
+	// question is asked in the conversation it arose in.
+	DirectToSender bool
+}
+
+// IDForm is one way to write an id of a channel (Capabilities.IDForms).
+type IDForm struct {
+	// Pattern is an RE2 expression matched against the whole id (the host
+	// anchors it: "^(?:" + Pattern + ")$"), after surrounding spaces are
+	// trimmed.
+	Pattern string
+	// Canonical is a regexp.Expand template over Pattern's groups ("$1",
+	// "${id}") giving the id as the channel reports it. Empty: the id as
+	// written.
+	Canonical string
+	// Hint says in words what the form is ("a numeric user id such as
+	// 123456789, or -100… for a group"); shown when an id matches no form.
+	Hint string
 }
 
 // DefaultTypingLifetime is the typing indicator's lifetime the host
@@ -153,6 +205,10 @@ const (
 	// MarkupLightweight: the channel shows lightweight marks (*bold*
 	// _italic_ ~strike~ ```code```, as WhatsApp does).
 	MarkupLightweight Markup = "lightweight"
+	// MarkupMrkdwn: the channel shows Slack's mrkdwn (*bold* _italic_
+	// ~strike~ `code`, ``` blocks, > quotes, <url|label> links; &, < and >
+	// written as entities, which count toward the limit as written).
+	MarkupMrkdwn Markup = "mrkdwn"
 )
 
 // ParseMarkup reads a markup kind as a plugin declared it on the wire.
@@ -168,6 +224,8 @@ func ParseMarkup(s string) Markup {
 		return MarkupHTMLSubset
 	case string(MarkupLightweight), "whatsapp":
 		return MarkupLightweight
+	case string(MarkupMrkdwn):
+		return MarkupMrkdwn
 	}
 	return MarkupNone
 }

@@ -99,7 +99,9 @@ func ChannelChecks() []Check {
 
 // PluginChecks are what every plugin owes the host whatever its kinds:
 // Describe names it and at least one kind, ConfigSchema is well formed,
-// Validate (when implemented) and Configure accept Target.Config, the status
+// Validate (when implemented) and Configure accept Target.Config, Probe
+// (when implemented) answers a well-formed report in an unconfigured
+// process, the status
 // stream (when implemented) reports a known state, and the plugin stops
 // cleanly (see Target.Stop).
 func PluginChecks() []Check {
@@ -107,10 +109,18 @@ func PluginChecks() []Check {
 		{"describe", checkDescribe},
 		{"config_schema", checkSchema},
 		{"validate_configure", checkValidateConfigure},
+		ProbeCheck(),
 		{"watch_status", checkWatchStatus},
 		{"stop", checkStop},
 	}
 }
+
+// ProbeCheck is the check of a plugin's live checks (sdk.Plugin.Probe):
+// a plugin without them passes with a note; otherwise the report, in a process
+// never configured, names every check and says what to do about one that
+// did not pass. What the checks found is the note (a test token the
+// platform refuses is not a failure of the plugin).
+func ProbeCheck() Check { return Check{"probe", checkProbe} }
 
 // CommandChecks are what a command plugin owes the host: a well-formed
 // command list, and a well-formed answer to Target.Exec (skipped without
@@ -168,6 +178,9 @@ func For(d pluginclient.Description) []Check {
 	}
 	if d.Ender {
 		cs = append(cs, EndChecks()...)
+	}
+	if d.Tool {
+		cs = append(cs, ToolChecks()...)
 	}
 	return cs
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
 )
@@ -131,6 +132,44 @@ func checkValidateConfigure(ctx context.Context, tg Target) (string, error) {
 		return note, fmt.Errorf("configure rejected the config: %w", diags)
 	}
 	return note, nil
+}
+
+// checkProbe runs the plugin's live checks (sdk.Plugin.Probe) on
+// Target.Config in a process that is never configured: a plugin without
+// them passes with a note (nothing to check); one with them answers a report whose every check is
+// named and says what to do when it did not pass. What the checks found
+// (a test token the platform refuses) is the note, not a failure: the
+// probe worked.
+func checkProbe(ctx context.Context, tg Target) (string, error) {
+	inst, stop, err := tg.start(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
+	defer cancel()
+	rep, err := inst.Plugin.Probe(ctx, schema.Config{Instance: "conformance", JSON: tg.Config, DataDir: inst.DataDir})
+	switch {
+	case errors.Is(err, pluginclient.ErrUnimplemented):
+		return "Probe is not implemented: the plugin has no live checks", nil
+	case err != nil:
+		return "", fmt.Errorf("probe: %w", err)
+	}
+	var p problems
+	notes := []string{}
+	for i, c := range rep.Checks {
+		if c.Name == "" {
+			p.addf("probe: check %d has no name", i)
+		}
+		if c.Verdict != probe.OK && c.Do == "" {
+			p.addf("probe: check %q is %s and says nothing to do", c.Name, c.Verdict)
+		}
+		notes = append(notes, c.Name+": "+string(c.Verdict))
+	}
+	if id := rep.Identity; id.ID != "" || id.Handle != "" {
+		notes = append(notes, "bot "+strings.TrimSpace(id.Handle+" "+id.ID))
+	}
+	return strings.Join(notes, ", "), p.err()
 }
 
 func checkWatchStatus(ctx context.Context, tg Target) (string, error) {

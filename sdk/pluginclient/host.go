@@ -29,8 +29,10 @@ import (
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // Handshake is the go-plugin handshake of clawhost plugins.
@@ -159,8 +161,12 @@ type Description struct {
 	// Received, Sending and Ender: the plugin is a message_received,
 	// message_sending or agent_end hook.
 	Received, Sending, Ender bool
+	// Tool: the plugin offers the agent tools (ListTools, CallTool).
+	Tool bool
 	// Capabilities is set for channels. Typing, Edit, Reactions and
 	// CommandMenu report the optional interfaces the channel implements.
+	// Before the channel is configured only IDForms and DirectToSender
+	// are set (the rest may depend on the configuration).
 	Capabilities                         channel.Capabilities
 	Typing, Edit, Reactions, CommandMenu bool
 }
@@ -173,7 +179,7 @@ func (d Description) Kinds() []string {
 	for _, k := range []struct {
 		name string
 		on   bool
-	}{{"channel", d.Channel}, {"command", d.Command}, {"hook", d.Hook}, {"message_received", d.Received}, {"message_sending", d.Sending}, {"agent_end", d.Ender}} {
+	}{{"channel", d.Channel}, {"command", d.Command}, {"hook", d.Hook}, {"message_received", d.Received}, {"message_sending", d.Sending}, {"agent_end", d.Ender}, {"tool", d.Tool}} {
 		if k.on {
 			ks = append(ks, k.name)
 		}
@@ -190,6 +196,7 @@ type Plugin struct {
 	rcv  pb.MessageReceivedServiceClient
 	snd  pb.MessageSendingServiceClient
 	end  pb.AgentEndServiceClient
+	tl   pb.ToolServiceClient
 }
 
 // Wrap returns a Plugin over conn (the value go-plugin's Dispense returned).
@@ -202,6 +209,7 @@ func Wrap(conn grpc.ClientConnInterface) *Plugin {
 		rcv:  pb.NewMessageReceivedServiceClient(conn),
 		snd:  pb.NewMessageSendingServiceClient(conn),
 		end:  pb.NewAgentEndServiceClient(conn),
+		tl:   pb.NewToolServiceClient(conn),
 	}
 }
 
@@ -226,9 +234,16 @@ func (p *Plugin) Describe(ctx context.Context) (Description, error) {
 			d.Sending = true
 		case pb.Kind_KIND_AGENT_END:
 			d.Ender = true
+		case pb.Kind_KIND_TOOL:
+			d.Tool = true
 		}
 	}
-	if c := r.GetChannel(); c != nil {
+	switch c := r.GetChannel(); {
+	case c == nil:
+	case r.GetChannelUnconfigured():
+		// Before Configure: what the host reads at validate, no limits.
+		d.Capabilities = channel.Capabilities{IDForms: wire.IDFormsFromProto(c.GetIdForms()), DirectToSender: c.GetDirectToSender()}
+	default:
 		d.Capabilities = wire.CapabilitiesFromProto(c)
 		d.Typing, d.Edit, d.Reactions, d.CommandMenu = c.GetTyping(), c.GetEdit(), c.GetReactions(), c.GetCommandMenu()
 	}
@@ -312,6 +327,21 @@ func (p *Plugin) Retry(ctx context.Context) error {
 		return mapErr("retry", err)
 	}
 	return wire.ErrorFromProto(r.GetError())
+}
+
+// Probe asks the plugin to check cfg against the platform, live (cfg.JSON,
+// cfg.Instance and cfg.DataDir are sent). ErrUnimplemented means the
+// plugin has no live checks; a business error (*channel.Error) says why
+// the probe could not run. Failed checks are in the report.
+func (p *Plugin) Probe(ctx context.Context, cfg schema.Config) (probe.Report, error) {
+	r, err := p.plug.Probe(ctx, &pb.ProbeRequest{Instance: cfg.Instance, ConfigJson: cfg.JSON, DataDir: cfg.DataDir})
+	if err != nil {
+		return probe.Report{}, mapErr("probe", err)
+	}
+	if err := wire.ErrorFromProto(r.GetError()); err != nil {
+		return probe.Report{}, fmt.Errorf("probe: %w", err)
+	}
+	return wire.ProbeFromProto(r), nil
 }
 
 // Delivery is one inbound message and its delivery id for Ack.
@@ -489,6 +519,28 @@ func (p *Plugin) Execute(ctx context.Context, req command.Request) (command.Resp
 		return command.Response{}, wire.ErrorFromProto(e)
 	}
 	return command.Response{Replies: wire.RepliesFromProto(r.GetReplies())}, nil
+}
+
+// ListTools asks a tool plugin for its tools.
+func (p *Plugin) ListTools(ctx context.Context) ([]tool.Spec, error) {
+	r, err := p.tl.ListTools(ctx, &pb.ListToolsRequest{})
+	if err != nil {
+		return nil, mapErr("list tools", err)
+	}
+	return wire.ToolSpecsFromProto(r.GetTools()), nil
+}
+
+// CallTool runs one call of a plugin's tool. A business error (the
+// plugin's Call returned one) comes back as an error too.
+func (p *Plugin) CallTool(ctx context.Context, req tool.CallRequest) (tool.Result, error) {
+	r, err := p.tl.CallTool(ctx, wire.ToolCallToProto(req))
+	if err != nil {
+		return tool.Result{}, mapErr("call tool", err)
+	}
+	if e := r.GetError(); e != nil {
+		return tool.Result{}, wire.ErrorFromProto(e)
+	}
+	return wire.ToolResultFromProto(r), nil
 }
 
 // BeforeAgentStart calls a hook.

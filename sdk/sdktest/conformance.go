@@ -43,10 +43,11 @@ type ConformanceConfig struct {
 // sanity, configure, inbound delivery with host acks, redelivery of unacked
 // messages on a new stream and after a Nack, sends up to the declared text
 // limit, multi-byte text at that limit in its unit, chat_not_found for an
-// unknown chat, and typed errors for optional capabilities it lacks. `clawhost plugin test` runs
-// the same checks against a plugin binary.
+// unknown chat, typed errors for optional capabilities it lacks, and a
+// well-formed report from its live checks (conformance.ProbeCheck). `clawhost plugin test` runs the same checks against a
+// plugin binary.
 func Conformance(t *testing.T, cc ConformanceConfig) {
-	for _, c := range conformance.ChannelChecks() {
+	for _, c := range append(conformance.ChannelChecks(), conformance.ProbeCheck()) {
 		t.Run(c.Name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

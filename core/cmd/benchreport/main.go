@@ -83,12 +83,14 @@ var figures = []figure{
 	{Name: "idle anonymous memory, web chat plugin", Bench: "BenchmarkIdleRSS", Metric: "webchat-anon-MB", Goal: 3, Max: true, Scale: 1, Unit: "MB"},
 	{Name: "idle anonymous memory, Discord plugin", Bench: "BenchmarkIdleRSS", Metric: "discord-anon-MB", Goal: 3, Max: true, Scale: 1, Unit: "MB"},
 	{Name: "idle anonymous memory, WhatsApp plugin (linked)", Bench: "BenchmarkIdleRSS", Metric: "whatsapp-anon-MB", Goal: 8, Max: true, Scale: 1, Unit: "MB"},
+	{Name: "idle anonymous memory, Slack plugin (Socket Mode)", Bench: "BenchmarkIdleRSS", Metric: "slack-anon-MB", Goal: 4, Max: true, Scale: 1, Unit: "MB"},
 	{Name: "idle RSS, host + Telegram + web chat", Bench: "BenchmarkIdleRSS", Metric: "total-rss-MB", Info: true, Scale: 1, Unit: "MB"},
 	{Name: "idle RSS, host", Bench: "BenchmarkIdleRSS", Metric: "host-rss-MB", Info: true, Scale: 1, Unit: "MB"},
 	{Name: "idle RSS, Telegram plugin", Bench: "BenchmarkIdleRSS", Metric: "telegram-rss-MB", Info: true, Scale: 1, Unit: "MB"},
 	{Name: "idle RSS, web chat plugin", Bench: "BenchmarkIdleRSS", Metric: "webchat-rss-MB", Info: true, Scale: 1, Unit: "MB"},
 	{Name: "idle RSS, Discord plugin", Bench: "BenchmarkIdleRSS", Metric: "discord-rss-MB", Info: true, Scale: 1, Unit: "MB"},
 	{Name: "idle RSS, WhatsApp plugin (linked)", Bench: "BenchmarkIdleRSS", Metric: "whatsapp-rss-MB", Info: true, Scale: 1, Unit: "MB"},
+	{Name: "idle RSS, Slack plugin (Socket Mode)", Bench: "BenchmarkIdleRSS", Metric: "slack-rss-MB", Info: true, Scale: 1, Unit: "MB"},
 	{Name: "idle CPU, host + Telegram (tree)", Bench: "BenchmarkIdleRSS", Metric: "idle-cpu-ms/s", Goal: 0.5, Max: true, Scale: 1, Unit: "ms/s"},
 	// What each feature costs the hot path: the same run with it off
 	// (features=none) and on.
@@ -132,6 +134,9 @@ var figures = []figure{
 	{Name: "sandboxed start: bwrap running /bin/true, each chat's own claude state", Bench: "BenchmarkSandboxStart/chat-state/exec", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "RecordReply, one chunk (sync=FULL)", Bench: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "RecordReply with the turn's usage ledger row", Bench: "BenchmarkRecordReplyLedger/usage=true", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
+	// Several hosts: the session's host checks once per message that no
+	// older message of the chat is still out of its hands (OlderOpen).
+	{Name: "cluster ordering check (OlderOpen), one read", Bench: "BenchmarkOlderOpen", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "exec → first Telegram long poll, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-first-poll-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "exec → every plugin ready, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-ready-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},
 }

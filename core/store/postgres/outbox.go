@@ -17,6 +17,9 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			return fmt.Errorf("record reply to %d: entry %d covers itself", r.JournalID, id)
 		}
 	}
+	if r.Parts != nil && len(r.Parts) != len(r.Chunks) {
+		return fmt.Errorf("record reply to %d: %d parts for %d chunks", r.JournalID, len(r.Parts), len(r.Chunks))
+	}
 	err := d.write(ctx, func(tx pgx.Tx) error {
 		now := d.now()
 		to := store.StateReplied
@@ -55,13 +58,17 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 		if rr.AttemptFirst {
 			attempted = now.UnixNano()
 		}
+		formats, attach := make([]string, len(rr.Chunks)), make([][]byte, len(rr.Chunks))
+		for i, p := range rr.Parts {
+			formats[i], attach[i] = p.Format, p.Attach
+		}
 		_, err = tx.Exec(ctx, `WITH r AS (
 				INSERT INTO replies(journal_id, instance, chat_id, thread_id, text, produced_at, chunks, format, reply_to, draft_id)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10))
-			INSERT INTO reply_chunks(journal_id, idx, text, attempted_at)
-				SELECT $1, i, t, CASE WHEN i = 0 THEN $13::bigint ELSE 0 END FROM unnest($11::int[], $12::text[]) AS c(i, t)`,
+			INSERT INTO reply_chunks(journal_id, idx, text, attempted_at, format, attach)
+				SELECT $1, i, t, CASE WHEN i = 0 THEN $13::bigint ELSE 0 END, f, a FROM unnest($11::int[], $12::text[], $14::text[], $15::bytea[]) AS c(i, t, f, a)`,
 			rr.JournalID, rr.Instance, rr.ChatID, rr.ThreadID, rr.Text, produced.UnixNano(), len(rr.Chunks), rr.Format, rr.ReplyTo, rr.DraftID,
-			idx, rr.Chunks, attempted)
+			idx, rr.Chunks, attempted, formats, attach)
 		if err != nil {
 			return err
 		}
@@ -179,7 +186,7 @@ func loadReply(ctx context.Context, q querier, e store.Entry) (store.PendingRepl
 		return store.PendingReply{}, err
 	}
 	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, store.FromUnixNano(produced)
-	rs, err := q.Query(ctx, `SELECT idx, text, sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks WHERE journal_id = $1 ORDER BY idx`, e.ID)
+	rs, err := q.Query(ctx, `SELECT idx, text, format, attach, sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks WHERE journal_id = $1 ORDER BY idx`, e.ID)
 	if err != nil {
 		return store.PendingReply{}, err
 	}
@@ -188,8 +195,11 @@ func loadReply(ctx context.Context, q querier, e store.Entry) (store.PendingRepl
 		var c store.Chunk
 		var sent, attempted int64
 		var ids string
-		if err := rs.Scan(&c.Index, &c.Text, &sent, &ids, &attempted, &c.Uncertain); err != nil {
+		if err := rs.Scan(&c.Index, &c.Text, &c.Part.Format, &c.Part.Attach, &sent, &ids, &attempted, &c.Uncertain); err != nil {
 			return store.PendingReply{}, err
+		}
+		if len(c.Part.Attach) == 0 {
+			c.Part.Attach = nil
 		}
 		c.SentAt, c.AttemptedAt = store.FromUnixNano(sent), store.FromUnixNano(attempted)
 		if c.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
@@ -198,7 +208,11 @@ func loadReply(ctx context.Context, q querier, e store.Entry) (store.PendingRepl
 		p.Reply.Chunks = append(p.Reply.Chunks, c.Text)
 		p.Chunks = append(p.Chunks, c)
 	}
-	return p, rs.Err()
+	if err := rs.Err(); err != nil {
+		return store.PendingReply{}, err
+	}
+	p.Reply.Parts = store.PartsOf(p.Chunks)
+	return p, nil
 }
 
 // MarkAttempt implements [store.Outbox].

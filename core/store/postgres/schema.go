@@ -260,6 +260,12 @@ UPDATE usage SET estimate = TRUE;
 ALTER TABLE sessions ADD COLUMN claude_cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN claude_cost_of TEXT NOT NULL DEFAULT '';
 `,
+	// 11: a reply of several messages (store.Reply.Parts): each chunk's
+	// own format and attachments.
+	`
+ALTER TABLE reply_chunks ADD COLUMN format TEXT NOT NULL DEFAULT '';
+ALTER TABLE reply_chunks ADD COLUMN attach BYTEA;
+`,
 }
 
 // schemaVersion is the version a database has after Open.

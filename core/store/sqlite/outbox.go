@@ -15,6 +15,9 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 	if r.AttemptFirst && len(r.Chunks) > 0 {
 		write = d.w.durable // chunk 0's send follows
 	}
+	if r.Parts != nil && len(r.Parts) != len(r.Chunks) {
+		return fmt.Errorf("record reply to %d: %d parts for %d chunks", r.JournalID, len(r.Parts), len(r.Chunks))
+	}
 	err := write(ctx, func(t *wtx) error {
 		now := d.now()
 		to := store.StateReplied
@@ -93,7 +96,14 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			if _, err := t.exec(`INSERT INTO reply_chunks(journal_id, idx, text, attempted_at) VALUES (?, ?, '', ?)`, r.JournalID, i, attempted); err != nil {
 				return err
 			}
-			if _, err := t.exec(`INSERT INTO chunk_texts(journal_id, idx, text) VALUES (?, ?, ?)`, r.JournalID, i, c); err != nil {
+			if r.Parts == nil {
+				if _, err := t.exec(`INSERT INTO chunk_texts(journal_id, idx, text) VALUES (?, ?, ?)`, r.JournalID, i, c); err != nil {
+					return err
+				}
+				continue
+			}
+			p := r.Parts[i]
+			if _, err := t.exec(`INSERT INTO chunk_texts(journal_id, idx, text, format, attach) VALUES (?, ?, ?, ?, ?)`, r.JournalID, i, c, p.Format, p.Attach); err != nil {
 				return err
 			}
 		}
@@ -206,8 +216,8 @@ func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(strin
 		return store.PendingReply{}, err
 	}
 	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, store.FromUnixNano(produced)
-	rs, err := rows(`SELECT idx, (SELECT text FROM chunk_texts t WHERE t.journal_id = c.journal_id AND t.idx = c.idx),
-		sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks c WHERE journal_id = ? ORDER BY idx`, e.ID)
+	rs, err := rows(`SELECT c.idx, t.text, t.format, t.attach, sent_at, platform_ids, attempted_at, uncertain
+		FROM reply_chunks c LEFT JOIN chunk_texts t ON t.journal_id = c.journal_id AND t.idx = c.idx WHERE c.journal_id = ? ORDER BY c.idx`, e.ID)
 	if err != nil {
 		return store.PendingReply{}, err
 	}
@@ -216,14 +226,17 @@ func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(strin
 		var c store.Chunk
 		var sent, attempted int64
 		var ids string
-		var text sql.NullString // RecordReply writes both rows, or neither
-		if err := rs.Scan(&c.Index, &text, &sent, &ids, &attempted, &c.Uncertain); err != nil {
+		var text, format sql.NullString // RecordReply writes both rows, or neither
+		if err := rs.Scan(&c.Index, &text, &format, &c.Part.Attach, &sent, &ids, &attempted, &c.Uncertain); err != nil {
 			return store.PendingReply{}, err
 		}
 		if !text.Valid {
 			return store.PendingReply{}, fmt.Errorf("chunk %d has no text", c.Index)
 		}
-		c.Text = text.String
+		c.Text, c.Part.Format = text.String, format.String
+		if len(c.Part.Attach) == 0 {
+			c.Part.Attach = nil
+		}
 		c.SentAt, c.AttemptedAt = store.FromUnixNano(sent), store.FromUnixNano(attempted)
 		if c.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
 			return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
@@ -231,7 +244,11 @@ func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(strin
 		p.Reply.Chunks = append(p.Reply.Chunks, c.Text)
 		p.Chunks = append(p.Chunks, c)
 	}
-	return p, rs.Err()
+	if err := rs.Err(); err != nil {
+		return store.PendingReply{}, err
+	}
+	p.Reply.Parts = store.PartsOf(p.Chunks)
+	return p, nil
 }
 
 // MarkAttempt implements [store.Outbox].

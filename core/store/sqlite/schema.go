@@ -289,6 +289,12 @@ UPDATE usage SET estimate = 1;
 ALTER TABLE sessions ADD COLUMN claude_cost_usd REAL NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN claude_cost_of TEXT NOT NULL DEFAULT '';
 `,
+	// 15: a reply of several messages (store.Reply.Parts): each chunk's
+	// own format and attachments, written once beside its text.
+	`
+ALTER TABLE chunk_texts ADD COLUMN format TEXT NOT NULL DEFAULT '';
+ALTER TABLE chunk_texts ADD COLUMN attach BLOB;
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

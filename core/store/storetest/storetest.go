@@ -72,6 +72,7 @@ var cases = []struct {
 	{"CancelledContext", testCancelledContext},
 	{"FailureIsolation", testFailureIsolation},
 	{"Outbox", testOutbox},
+	{"Parts", testParts},
 	{"AttemptsAndLive", testAttemptsAndLive},
 	{"AttemptFirst", testAttemptFirst},
 	{"FinishFrom", testFinishFrom},

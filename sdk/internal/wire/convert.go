@@ -11,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
 )
@@ -51,7 +52,53 @@ func CapabilitiesToProto(c channel.Capabilities) *pb.ChannelCapabilities {
 		MaxFileBytes:  c.MaxFileBytes,
 
 		TypingLifetimeMs: int32(c.TypingLifetime / time.Millisecond),
+		IdForms:          IDFormsToProto(c.IDForms),
+		DirectToSender:   c.DirectToSender,
 	}
+}
+
+// IDFormsToProto converts a channel's id forms.
+func IDFormsToProto(fs []channel.IDForm) []*pb.IDForm {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]*pb.IDForm, len(fs))
+	for i, f := range fs {
+		out[i] = &pb.IDForm{Pattern: f.Pattern, Canonical: f.Canonical, Hint: f.Hint}
+	}
+	return out
+}
+
+// IDFormsFromProto converts a channel's id forms.
+func IDFormsFromProto(fs []*pb.IDForm) []channel.IDForm {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]channel.IDForm, len(fs))
+	for i, f := range fs {
+		out[i] = channel.IDForm{Pattern: f.GetPattern(), Canonical: f.GetCanonical(), Hint: f.GetHint()}
+	}
+	return out
+}
+
+// ProbeToProto converts a probe report.
+func ProbeToProto(r probe.Report) *pb.ProbeResponse {
+	id := r.Identity
+	out := &pb.ProbeResponse{Identity: &pb.ProbeIdentity{Id: id.ID, Handle: id.Handle, Name: id.Name, Link: id.Link}}
+	for _, c := range r.Checks {
+		out.Checks = append(out.Checks, &pb.ProbeCheck{Name: c.Name, Verdict: string(c.Verdict), Found: c.Found, Do: c.Do})
+	}
+	return out
+}
+
+// ProbeFromProto converts a probe report.
+func ProbeFromProto(r *pb.ProbeResponse) probe.Report {
+	id := r.GetIdentity()
+	out := probe.Report{Identity: probe.Identity{ID: id.GetId(), Handle: id.GetHandle(), Name: id.GetName(), Link: id.GetLink()}}
+	for _, c := range r.GetChecks() {
+		out.Checks = append(out.Checks, probe.Check{Name: c.GetName(), Verdict: probe.ParseVerdict(c.GetVerdict()), Found: c.GetFound(), Do: c.GetDo()})
+	}
+	return out
 }
 
 // CapabilitiesFromProto converts channel capabilities, applying defaults.
@@ -70,6 +117,8 @@ func CapabilitiesFromProto(c *pb.ChannelCapabilities) channel.Capabilities {
 		MaxFileBytes:  c.GetMaxFileBytes(),
 
 		TypingLifetime: time.Duration(c.GetTypingLifetimeMs()) * time.Millisecond,
+		IDForms:        IDFormsFromProto(c.GetIdForms()),
+		DirectToSender: c.GetDirectToSender(),
 	}
 	if out.TypingLifetime < 0 {
 		out.TypingLifetime = 0

@@ -21,6 +21,11 @@ type delivery struct {
 	done chan struct{} // closed on ack
 	// abandoned is set when the delivering caller gave up; guarded by Inbox.mu.
 	abandoned bool
+	// offered: a Nack refuses it (refused closed, refusal set) instead of
+	// queueing it again; the platform sends it again (Offer).
+	offered bool
+	refused chan struct{}
+	refusal error
 }
 
 // Nack retry bounds: a Nack without retry_after waits DefaultNackRetry; a
@@ -43,7 +48,8 @@ const (
 //     whatever stream is open.
 //
 // Deliver does not see nacks: it keeps waiting until the host acked every
-// one of its messages, or its ctx ends.
+// one of its messages, or its ctx ends. Offer does: its messages are not
+// queued again, and it returns the host's refusal at once.
 type Inbox struct {
 	mu       sync.Mutex
 	nextID   uint64
@@ -72,6 +78,18 @@ var _ channel.Inbox = (*Inbox)(nil)
 
 // Deliver implements channel.Inbox.
 func (in *Inbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) error {
+	return in.deliver(ctx, false, msgs)
+}
+
+// Offer is Deliver that returns at the host's first refusal (a Nack of
+// one of its messages) with a *channel.Error of code CodeUnavailable
+// carrying the host's retry delay; the refused messages are forgotten
+// (see channel.Offer).
+func (in *Inbox) Offer(ctx context.Context, msgs ...channel.InboundMessage) error {
+	return in.deliver(ctx, true, msgs)
+}
+
+func (in *Inbox) deliver(ctx context.Context, offered bool, msgs []channel.InboundMessage) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -83,7 +101,7 @@ func (in *Inbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) er
 		if n := protoSize(p); in.MaxMessageBytes > 0 && n > in.MaxMessageBytes {
 			p = InboundToProto(oversizeStub(m, n), in.nextID)
 		}
-		ds[i] = &delivery{msg: p, done: make(chan struct{})}
+		ds[i] = &delivery{msg: p, done: make(chan struct{}), offered: offered, refused: make(chan struct{})}
 	}
 	in.queue = append(in.queue, ds...)
 	in.mu.Unlock()
@@ -91,6 +109,9 @@ func (in *Inbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) er
 	for _, d := range ds {
 		select {
 		case <-d.done:
+		case <-d.refused:
+			in.abandon(ds) // the platform sends them again
+			return d.refusal
 		case <-ctx.Done():
 			in.abandon(ds)
 			return ctx.Err()
@@ -152,7 +173,8 @@ func (in *Inbox) Ack(ids []uint64) {
 
 // Nack hands in-flight deliveries back: they return to the queue in
 // delivery order, and nothing is sent before retry has passed (zero means
-// DefaultNackRetry; at most MaxNackRetry). Unknown ids (acked, or not in
+// DefaultNackRetry; at most MaxNackRetry). An offered delivery (Offer) is
+// refused instead: its Offer returns the refusal, and it is not queued. Unknown ids (acked, or not in
 // flight) are ignored; a Nack that matches nothing changes nothing. It
 // returns how many deliveries it handed back.
 func (in *Inbox) Nack(ids []uint64, retry time.Duration) int {
@@ -162,21 +184,30 @@ func (in *Inbox) Nack(ids []uint64, retry time.Duration) int {
 	retry = min(retry, MaxNackRetry)
 	in.mu.Lock()
 	var back []*delivery
+	refused := 0
 	for _, id := range ids {
-		if d, ok := in.inflight[id]; ok {
-			delete(in.inflight, id)
-			back = append(back, d)
+		d, ok := in.inflight[id]
+		if !ok {
+			continue
 		}
+		delete(in.inflight, id)
+		if d.offered {
+			refused++
+			d.refusal = &channel.Error{Code: channel.CodeUnavailable, Message: "the host could not store the message; send it again", RetryAfter: retry}
+			close(d.refused)
+			continue
+		}
+		back = append(back, d)
 	}
 	if len(back) == 0 {
 		in.mu.Unlock()
-		return 0
+		return refused
 	}
 	in.requeueLocked(back)
 	in.hold = in.After(retry)
 	in.mu.Unlock()
 	in.signal()
-	return len(back)
+	return len(back) + refused
 }
 
 // requeueLocked merges ds back into the queue, keeping delivery id order.

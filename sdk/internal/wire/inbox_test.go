@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -231,4 +232,52 @@ func TestInboxOversizeIsAStub(t *testing.T) {
 		in.Ack([]uint64{m.GetDeliveryId()})
 	}
 	returned(t, res, "Deliver with an oversize message")
+}
+
+// TestInboxOfferReturnsTheRefusal: an offered message the host nacks makes
+// Offer return at once with a retryable error carrying the host's delay,
+// and it is not sent again by the inbox (the platform sends it again); a
+// message delivered beside it keeps waiting and is sent again after the
+// hold; an offered message the host acks returns nil.
+func TestInboxOfferReturnsTheRefusal(t *testing.T) {
+	t.Parallel()
+	clock := &fakeAfter{}
+	in := NewInbox()
+	in.After = clock.after
+	sent, _ := streamed(t, in)
+
+	offered := make(chan error, 1)
+	go func() {
+		offered <- channel.Offer(context.Background(), in, channel.InboundMessage{ChatID: "c", MessageID: "o1", Text: "o1"})
+	}()
+	o1 := next(t, sent)
+	r2 := deliver(in, "m2")
+	m2 := next(t, sent)
+	if n := in.Nack([]uint64{o1.GetDeliveryId(), m2.GetDeliveryId()}, 2*time.Second); n != 2 {
+		t.Fatalf("Nack handled %d deliveries, want 2", n)
+	}
+	select {
+	case err := <-offered:
+		var ce *channel.Error
+		if !errors.As(err, &ce) || ce.Code != channel.CodeUnavailable || !ce.Code.Retryable() || ce.RetryAfter != 2*time.Second {
+			t.Fatalf("Offer returned %v, want a retryable unavailable error with the host's 2s", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Offer did not return after the host refused its message")
+	}
+	pending(t, r2, "Deliver(m2)")
+	clock.fire()
+	if again := next(t, sent); again.GetMessageId() != "m2" {
+		t.Fatalf("after the hold sent %q, want m2 (o1 is the platform's to send again)", again.GetMessageId())
+	}
+	none(t, sent, "after the hold")
+	in.Ack([]uint64{m2.GetDeliveryId()})
+	returned(t, r2, "Deliver(m2)")
+
+	go func() {
+		offered <- in.Offer(context.Background(), channel.InboundMessage{ChatID: "c", MessageID: "o2", Text: "o2"})
+	}()
+	o2 := next(t, sent)
+	in.Ack([]uint64{o2.GetDeliveryId()})
+	returned(t, offered, "Offer(o2)")
 }

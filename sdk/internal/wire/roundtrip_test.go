@@ -11,8 +11,10 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/status"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // filler sets every exported field of a value, recursively, to a value of
@@ -31,6 +33,7 @@ var (
 		reflect.TypeOf(channel.LengthUnit("")): string(channel.LengthRunes),
 		reflect.TypeOf(channel.Markup("")):     string(channel.MarkupHTMLSubset),
 		reflect.TypeOf(channel.Format("")):     string(channel.FormatMarkdown),
+		reflect.TypeOf(probe.Verdict("")):      string(probe.Fail),
 	}
 )
 
@@ -154,6 +157,15 @@ func TestRoundTrips(t *testing.T) {
 		roundTrip(t, filled[hook.End](), func(v hook.End) any { return EndToProto(v) },
 			func(p any) hook.End { return EndFromProto(p.(*pb.AgentEndRequest)) })
 	})
+	t.Run("tool", func(t *testing.T) {
+		t.Parallel()
+		roundTrip(t, filled[[]tool.Spec](), func(v []tool.Spec) any { return ToolSpecsToProto(v) },
+			func(p any) []tool.Spec { return ToolSpecsFromProto(p.([]*pb.ToolSpec)) })
+		roundTrip(t, filled[tool.CallRequest](), func(v tool.CallRequest) any { return ToolCallToProto(v) },
+			func(p any) tool.CallRequest { return ToolCallFromProto(p.(*pb.CallToolRequest)) })
+		roundTrip(t, filled[tool.Result](), func(v tool.Result) any { return ToolResultToProto(v) },
+			func(p any) tool.Result { return ToolResultFromProto(p.(*pb.CallToolResponse)) })
+	})
 	t.Run("schema", func(t *testing.T) {
 		t.Parallel()
 		// A default arrives as the JSON it was sent as (the host decodes
@@ -173,6 +185,11 @@ func TestRoundTrips(t *testing.T) {
 		}
 		roundTrip(t, filled[schema.Diagnostics](), func(v schema.Diagnostics) any { return DiagnosticsToProto(v) },
 			func(p any) schema.Diagnostics { return DiagnosticsFromProto(p.([]*pb.Diagnostic)) })
+	})
+	t.Run("probe", func(t *testing.T) {
+		t.Parallel()
+		roundTrip(t, filled[probe.Report](), func(v probe.Report) any { return ProbeToProto(v) },
+			func(p any) probe.Report { return ProbeFromProto(p.(*pb.ProbeResponse)) })
 	})
 	t.Run("status", func(t *testing.T) {
 		t.Parallel()
@@ -199,8 +216,9 @@ func TestFillerSetsEveryField(t *testing.T) {
 		}
 		return out
 	}
-	for _, v := range []any{filled[channel.InboundMessage](), filled[command.Request](), filled[status.Status](), filled[channel.Capabilities](),
-		filled[hook.ReceivedRequest](), filled[hook.ReceivedResponse](), filled[hook.SendingRequest](), filled[hook.SendingResponse](), filled[hook.End]()} {
+	for _, v := range []any{filled[channel.InboundMessage](), filled[command.Request](), filled[status.Status](), filled[channel.Capabilities](), filled[probe.Report](),
+		filled[hook.ReceivedRequest](), filled[hook.ReceivedResponse](), filled[hook.SendingRequest](), filled[hook.SendingResponse](), filled[hook.End](),
+		filled[tool.CallRequest](), filled[tool.Result]()} {
 		if z := zero(reflect.ValueOf(v), fmt.Sprintf("%T", v)); len(z) > 0 {
 			t.Errorf("left zero: %v", z)
 		}

@@ -20,8 +20,10 @@ import (
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/internal/slogh"
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 	sdkstatus "github.com/clawhost/clawhost/sdk/status"
+	"github.com/clawhost/clawhost/sdk/tool"
 )
 
 // Impl is what a plugin offers; nil kinds are absent.
@@ -31,12 +33,14 @@ type Impl struct {
 	Validate      func(ctx context.Context, cfg schema.Config) error
 	Configure     func(ctx context.Context, cfg schema.Config) error
 	Retry         func(ctx context.Context) error
+	Probe         func(ctx context.Context, cfg schema.Config) (probe.Report, error)
 	Channel       channel.Channel
 	Command       command.Handler
 	Hook          hook.Hook
 	Received      hook.Received
 	Sending       hook.Sending
 	Ender         hook.Ender
+	Tool          tool.Provider
 }
 
 // Kinds lists the kinds Impl offers.
@@ -60,6 +64,9 @@ func (i *Impl) Kinds() []pb.Kind {
 	if i.Ender != nil {
 		ks = append(ks, pb.Kind_KIND_AGENT_END)
 	}
+	if i.Tool != nil {
+		ks = append(ks, pb.Kind_KIND_TOOL)
+	}
 	return ks
 }
 
@@ -73,6 +80,7 @@ type Server struct {
 	pb.UnimplementedMessageReceivedServiceServer
 	pb.UnimplementedMessageSendingServiceServer
 	pb.UnimplementedAgentEndServiceServer
+	pb.UnimplementedToolServiceServer
 
 	Impl    *Impl
 	Log     hclog.Logger
@@ -95,6 +103,12 @@ type Server struct {
 	described atomic.Bool
 	runDone   chan struct{}
 	stream    context.CancelFunc
+
+	// earlyMu guards what Describe learned before Configure (addressing).
+	earlyMu     sync.Mutex
+	earlyRead   bool
+	configuring bool
+	early       *pb.ChannelCapabilities
 }
 
 // Register registers the services Impl offers on s.
@@ -118,6 +132,9 @@ func (srv *Server) Register(s *grpc.Server) {
 	if srv.Impl.Ender != nil {
 		pb.RegisterAgentEndServiceServer(s, srv)
 	}
+	if srv.Impl.Tool != nil {
+		pb.RegisterToolServiceServer(s, srv)
+	}
 }
 
 // Describe implements PluginService. Before Configure it answers with the
@@ -129,15 +146,49 @@ func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.Des
 	out := &pb.DescribeResponse{Name: srv.Impl.Name, Version: srv.Impl.Version, Kinds: srv.Impl.Kinds(), SdkVersion: SDKVersion}
 	// Not under srv.mu: Configure holds it while the plugin configures
 	// itself, and a Describe meanwhile (a liveness probe) must answer.
-	if ch := srv.Impl.Channel; ch != nil && srv.described.Load() {
+	ch := srv.Impl.Channel
+	switch {
+	case ch == nil:
+	case srv.described.Load():
 		caps := CapabilitiesToProto(ch.Capabilities())
 		_, caps.Typing = ch.(channel.Typer)
 		_, caps.Edit = ch.(channel.Editor)
 		_, caps.Reactions = ch.(channel.Reactor)
 		_, caps.CommandMenu = ch.(channel.CommandMenu)
 		out.Channel = caps
+	default:
+		out.Channel = srv.addressing(ch)
+		out.ChannelUnconfigured = out.Channel != nil
 	}
 	return out, nil
+}
+
+// addressing is what Describe tells of a channel before Configure: its id
+// forms and DirectToSender, which never depend on the configuration (the
+// host normalises the ids of its config with them at validate). The
+// channel is asked once, and never once Configure began, which may be
+// writing what Capabilities reads; a Capabilities that panics unconfigured
+// declares nothing. Nil when the channel declares neither.
+func (srv *Server) addressing(ch channel.Channel) *pb.ChannelCapabilities {
+	srv.earlyMu.Lock()
+	defer srv.earlyMu.Unlock()
+	if srv.earlyRead || srv.configuring {
+		return srv.early
+	}
+	srv.earlyRead = true
+	var caps channel.Capabilities
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				srv.Log.Warn("Capabilities panicked before Configure: no id forms declared", "panic", fmt.Sprint(r))
+			}
+		}()
+		caps = ch.Capabilities()
+	}()
+	if len(caps.IDForms) > 0 || caps.DirectToSender {
+		srv.early = &pb.ChannelCapabilities{IdForms: IDFormsToProto(caps.IDForms), DirectToSender: caps.DirectToSender}
+	}
+	return srv.early
 }
 
 // ConfigSchema implements PluginService.
@@ -158,6 +209,9 @@ func (srv *Server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb
 		return &pb.ConfigureResponse{Diagnostics: []*pb.Diagnostic{{Summary: "plugin already configured", Detail: "Configure is called once per process"}}}, nil
 	}
 	cfg := schema.Config{Instance: req.GetInstance(), DataDir: req.GetDataDir(), JSON: req.GetConfigJson(), Logger: slogh.New(srv.Log), Status: &srv.Status}
+	srv.earlyMu.Lock()
+	srv.configuring = true
+	srv.earlyMu.Unlock()
 	if f := srv.Impl.Configure; f != nil {
 		if err := f(ctx, cfg); err != nil {
 			return &pb.ConfigureResponse{Diagnostics: diagnosticsOf("configure failed", err)}, nil
@@ -216,6 +270,22 @@ func (srv *Server) WatchStatus(_ *pb.WatchStatusRequest, stream grpc.ServerStrea
 			return status.Error(codes.Unavailable, "plugin is stopping")
 		}
 	}
+}
+
+// Probe implements PluginService: the plugin's live checks, in a process
+// that may never be configured. A plugin without a Probe func answers
+// Unimplemented, which the host reads as "no live checks".
+func (srv *Server) Probe(ctx context.Context, req *pb.ProbeRequest) (*pb.ProbeResponse, error) {
+	f := srv.Impl.Probe
+	if f == nil {
+		return nil, status.Error(codes.Unimplemented, "the plugin has no probe")
+	}
+	cfg := schema.Config{Instance: req.GetInstance(), DataDir: req.GetDataDir(), JSON: req.GetConfigJson(), Logger: slogh.New(srv.Log), Status: sdkstatus.Discard}
+	r, err := f(ctx, cfg)
+	if err != nil {
+		return &pb.ProbeResponse{Error: ErrorToProto(err)}, nil
+	}
+	return ProbeToProto(r), nil
 }
 
 // Retry implements PluginService.

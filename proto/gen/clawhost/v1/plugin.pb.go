@@ -47,6 +47,8 @@ const (
 	Kind_KIND_MESSAGE_RECEIVED Kind = 4
 	Kind_KIND_MESSAGE_SENDING  Kind = 5
 	Kind_KIND_AGENT_END        Kind = 6
+	// KIND_TOOL: the plugin offers the agent tools (ToolService).
+	Kind_KIND_TOOL Kind = 7
 )
 
 // Enum value maps for Kind.
@@ -59,6 +61,7 @@ var (
 		4: "KIND_MESSAGE_RECEIVED",
 		5: "KIND_MESSAGE_SENDING",
 		6: "KIND_AGENT_END",
+		7: "KIND_TOOL",
 	}
 	Kind_value = map[string]int32{
 		"KIND_UNSPECIFIED":      0,
@@ -68,6 +71,7 @@ var (
 		"KIND_MESSAGE_RECEIVED": 4,
 		"KIND_MESSAGE_SENDING":  5,
 		"KIND_AGENT_END":        6,
+		"KIND_TOOL":             7,
 	}
 )
 
@@ -208,9 +212,13 @@ type DescribeResponse struct {
 	// channel is set when kinds contains KIND_CHANNEL.
 	Channel *ChannelCapabilities `protobuf:"bytes,4,opt,name=channel,proto3" json:"channel,omitempty"`
 	// sdk_version is the version of the sdk the plugin was built with.
-	SdkVersion    string `protobuf:"bytes,5,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SdkVersion string `protobuf:"bytes,5,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"`
+	// channel_unconfigured: the channel is not configured yet, and channel
+	// carries only id_forms and direct_to_sender (which never depend on the
+	// configuration); its limits are unknown, not defaults.
+	ChannelUnconfigured bool `protobuf:"varint,6,opt,name=channel_unconfigured,json=channelUnconfigured,proto3" json:"channel_unconfigured,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *DescribeResponse) Reset() {
@@ -278,6 +286,13 @@ func (x *DescribeResponse) GetSdkVersion() string {
 	return ""
 }
 
+func (x *DescribeResponse) GetChannelUnconfigured() bool {
+	if x != nil {
+		return x.ChannelUnconfigured
+	}
+	return false
+}
+
 // ChannelCapabilities describe what a channel can do.
 type ChannelCapabilities struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -318,8 +333,21 @@ type ChannelCapabilities struct {
 	// after one SetTyping (Telegram 5000, Discord 10000); the host sends the
 	// next one before it lapses. 0 = unknown (the host assumes 5000).
 	TypingLifetimeMs int32 `protobuf:"varint,16,opt,name=typing_lifetime_ms,json=typingLifetimeMs,proto3" json:"typing_lifetime_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// id_forms are the ways an operator may write a sender or chat id of
+	// this channel in the host's config (owners, allow_from, members,
+	// groups, agent chats), each with the canonical form the plugin reports
+	// in Sender.id / InboundMessage.chat_id. The host rewrites an id that
+	// matches a form to its canonical form and warns about one that matches
+	// none, with the hints. Empty: ids are kept as written. Unlike the other
+	// capabilities they do not depend on the configuration: Describe sends
+	// them (and direct_to_sender) before Configure too.
+	IdForms []*IDForm `protobuf:"bytes,17,rep,name=id_forms,json=idForms,proto3" json:"id_forms,omitempty"`
+	// direct_to_sender: a Send whose chat_id is a sender's id (Sender.id)
+	// reaches that sender privately, so the host may put a private question
+	// there (an approval, an owner code).
+	DirectToSender bool `protobuf:"varint,18,opt,name=direct_to_sender,json=directToSender,proto3" json:"direct_to_sender,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ChannelCapabilities) Reset() {
@@ -464,6 +492,89 @@ func (x *ChannelCapabilities) GetTypingLifetimeMs() int32 {
 	return 0
 }
 
+func (x *ChannelCapabilities) GetIdForms() []*IDForm {
+	if x != nil {
+		return x.IdForms
+	}
+	return nil
+}
+
+func (x *ChannelCapabilities) GetDirectToSender() bool {
+	if x != nil {
+		return x.DirectToSender
+	}
+	return false
+}
+
+// IDForm is one way to write an id of a channel.
+type IDForm struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pattern is an RE2 expression matched against the whole id (the host
+	// anchors it), after surrounding spaces are trimmed.
+	Pattern string `protobuf:"bytes,1,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	// canonical is a regexp.Expand template over pattern's groups ("$1",
+	// "${id}") giving the id as the plugin reports it; empty: the id as
+	// written.
+	Canonical string `protobuf:"bytes,2,opt,name=canonical,proto3" json:"canonical,omitempty"`
+	// hint says in words what the form is ("a numeric user id such as
+	// 123456789"); the host shows the hints of every form when an id
+	// matches none.
+	Hint          string `protobuf:"bytes,3,opt,name=hint,proto3" json:"hint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IDForm) Reset() {
+	*x = IDForm{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IDForm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IDForm) ProtoMessage() {}
+
+func (x *IDForm) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IDForm.ProtoReflect.Descriptor instead.
+func (*IDForm) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *IDForm) GetPattern() string {
+	if x != nil {
+		return x.Pattern
+	}
+	return ""
+}
+
+func (x *IDForm) GetCanonical() string {
+	if x != nil {
+		return x.Canonical
+	}
+	return ""
+}
+
+func (x *IDForm) GetHint() string {
+	if x != nil {
+		return x.Hint
+	}
+	return ""
+}
+
 // Attribute is one attribute of a plugin's config {} block.
 type Attribute struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -482,7 +593,7 @@ type Attribute struct {
 
 func (x *Attribute) Reset() {
 	*x = Attribute{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[4]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -494,7 +605,7 @@ func (x *Attribute) String() string {
 func (*Attribute) ProtoMessage() {}
 
 func (x *Attribute) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[4]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -507,7 +618,7 @@ func (x *Attribute) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attribute.ProtoReflect.Descriptor instead.
 func (*Attribute) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Attribute) GetName() string {
@@ -560,7 +671,7 @@ type ConfigSchemaRequest struct {
 
 func (x *ConfigSchemaRequest) Reset() {
 	*x = ConfigSchemaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[5]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -572,7 +683,7 @@ func (x *ConfigSchemaRequest) String() string {
 func (*ConfigSchemaRequest) ProtoMessage() {}
 
 func (x *ConfigSchemaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[5]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -585,7 +696,7 @@ func (x *ConfigSchemaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigSchemaRequest.ProtoReflect.Descriptor instead.
 func (*ConfigSchemaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 type ConfigSchemaResponse struct {
@@ -597,7 +708,7 @@ type ConfigSchemaResponse struct {
 
 func (x *ConfigSchemaResponse) Reset() {
 	*x = ConfigSchemaResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[6]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -609,7 +720,7 @@ func (x *ConfigSchemaResponse) String() string {
 func (*ConfigSchemaResponse) ProtoMessage() {}
 
 func (x *ConfigSchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[6]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -622,7 +733,7 @@ func (x *ConfigSchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigSchemaResponse.ProtoReflect.Descriptor instead.
 func (*ConfigSchemaResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ConfigSchemaResponse) GetAttributes() []*Attribute {
@@ -645,7 +756,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -657,7 +768,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[7]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -670,7 +781,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ValidateRequest) GetInstance() string {
@@ -697,7 +808,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -709,7 +820,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[8]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -722,7 +833,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ValidateResponse) GetDiagnostics() []*Diagnostic {
@@ -746,7 +857,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -758,7 +869,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[9]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -771,7 +882,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ConfigureRequest) GetInstance() string {
@@ -815,7 +926,7 @@ type Diagnostic struct {
 
 func (x *Diagnostic) Reset() {
 	*x = Diagnostic{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -827,7 +938,7 @@ func (x *Diagnostic) String() string {
 func (*Diagnostic) ProtoMessage() {}
 
 func (x *Diagnostic) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[10]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -840,7 +951,7 @@ func (x *Diagnostic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostic.ProtoReflect.Descriptor instead.
 func (*Diagnostic) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Diagnostic) GetAttribute() string {
@@ -880,7 +991,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +1003,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[11]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +1016,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ConfigureResponse) GetDiagnostics() []*Diagnostic {
@@ -923,7 +1034,7 @@ type WatchStatusRequest struct {
 
 func (x *WatchStatusRequest) Reset() {
 	*x = WatchStatusRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -935,7 +1046,7 @@ func (x *WatchStatusRequest) String() string {
 func (*WatchStatusRequest) ProtoMessage() {}
 
 func (x *WatchStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[12]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -948,7 +1059,7 @@ func (x *WatchStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchStatusRequest.ProtoReflect.Descriptor instead.
 func (*WatchStatusRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 // PluginStatus is what the plugin says about itself.
@@ -974,7 +1085,7 @@ type PluginStatus struct {
 
 func (x *PluginStatus) Reset() {
 	*x = PluginStatus{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1097,7 @@ func (x *PluginStatus) String() string {
 func (*PluginStatus) ProtoMessage() {}
 
 func (x *PluginStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[13]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1110,7 @@ func (x *PluginStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatus.ProtoReflect.Descriptor instead.
 func (*PluginStatus) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PluginStatus) GetState() string {
@@ -1045,7 +1156,7 @@ type Attention struct {
 
 func (x *Attention) Reset() {
 	*x = Attention{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1057,7 +1168,7 @@ func (x *Attention) String() string {
 func (*Attention) ProtoMessage() {}
 
 func (x *Attention) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[14]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1070,7 +1181,7 @@ func (x *Attention) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attention.ProtoReflect.Descriptor instead.
 func (*Attention) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Attention) GetKind() string {
@@ -1101,6 +1212,282 @@ func (x *Attention) GetRetry() string {
 	return ""
 }
 
+type ProbeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// instance is the plugin instance name.
+	Instance string `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	// config_json is the decoded config {} block as a JSON object, as
+	// Configure would receive it.
+	ConfigJson []byte `protobuf:"bytes,2,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	// data_dir is the instance's data directory, to read only; it may not
+	// exist yet.
+	DataDir       string `protobuf:"bytes,3,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeRequest) Reset() {
+	*x = ProbeRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeRequest) ProtoMessage() {}
+
+func (x *ProbeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeRequest.ProtoReflect.Descriptor instead.
+func (*ProbeRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ProbeRequest) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
+func (x *ProbeRequest) GetConfigJson() []byte {
+	if x != nil {
+		return x.ConfigJson
+	}
+	return nil
+}
+
+func (x *ProbeRequest) GetDataDir() string {
+	if x != nil {
+		return x.DataDir
+	}
+	return ""
+}
+
+type ProbeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// identity is who the bot is on the platform, when the plugin learned it.
+	Identity *ProbeIdentity `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	// checks are the things the plugin checked, in the order it checked them.
+	Checks []*ProbeCheck `protobuf:"bytes,2,rep,name=checks,proto3" json:"checks,omitempty"`
+	// error, when set, says the probe itself could not run (the block could
+	// not be decoded); a failed check is a check with verdict fail instead.
+	Error         *PluginError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeResponse) Reset() {
+	*x = ProbeResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeResponse) ProtoMessage() {}
+
+func (x *ProbeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeResponse.ProtoReflect.Descriptor instead.
+func (*ProbeResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ProbeResponse) GetIdentity() *ProbeIdentity {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+func (x *ProbeResponse) GetChecks() []*ProbeCheck {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
+
+func (x *ProbeResponse) GetError() *PluginError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// ProbeIdentity is who the bot is on the platform.
+type ProbeIdentity struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the platform id of the bot account.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// handle is the @username or equivalent; empty when none.
+	Handle string `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	// name is the display name.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// link is a link a person uses to reach or add the bot (a Discord invite
+	// URL, a t.me link); empty when none.
+	Link          string `protobuf:"bytes,4,opt,name=link,proto3" json:"link,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeIdentity) Reset() {
+	*x = ProbeIdentity{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeIdentity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeIdentity) ProtoMessage() {}
+
+func (x *ProbeIdentity) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeIdentity.ProtoReflect.Descriptor instead.
+func (*ProbeIdentity) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ProbeIdentity) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ProbeIdentity) GetHandle() string {
+	if x != nil {
+		return x.Handle
+	}
+	return ""
+}
+
+func (x *ProbeIdentity) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProbeIdentity) GetLink() string {
+	if x != nil {
+		return x.Link
+	}
+	return ""
+}
+
+// ProbeCheck is one thing the plugin checked live.
+type ProbeCheck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is short: "token", "scopes", "message content intent".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// verdict: ok | warn | fail. Unknown values are read as warn.
+	Verdict string `protobuf:"bytes,2,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	// found is what was found, one sentence, never a secret.
+	Found string `protobuf:"bytes,3,opt,name=found,proto3" json:"found,omitempty"`
+	// do is what the operator should do when verdict is not ok.
+	Do            string `protobuf:"bytes,4,opt,name=do,proto3" json:"do,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeCheck) Reset() {
+	*x = ProbeCheck{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeCheck) ProtoMessage() {}
+
+func (x *ProbeCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeCheck.ProtoReflect.Descriptor instead.
+func (*ProbeCheck) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ProbeCheck) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProbeCheck) GetVerdict() string {
+	if x != nil {
+		return x.Verdict
+	}
+	return ""
+}
+
+func (x *ProbeCheck) GetFound() string {
+	if x != nil {
+		return x.Found
+	}
+	return ""
+}
+
+func (x *ProbeCheck) GetDo() string {
+	if x != nil {
+		return x.Do
+	}
+	return ""
+}
+
 type RetryRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1109,7 +1496,7 @@ type RetryRequest struct {
 
 func (x *RetryRequest) Reset() {
 	*x = RetryRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1508,7 @@ func (x *RetryRequest) String() string {
 func (*RetryRequest) ProtoMessage() {}
 
 func (x *RetryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[15]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1521,7 @@ func (x *RetryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryRequest.ProtoReflect.Descriptor instead.
 func (*RetryRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 type RetryResponse struct {
@@ -1146,7 +1533,7 @@ type RetryResponse struct {
 
 func (x *RetryResponse) Reset() {
 	*x = RetryResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1545,7 @@ func (x *RetryResponse) String() string {
 func (*RetryResponse) ProtoMessage() {}
 
 func (x *RetryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[16]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1558,7 @@ func (x *RetryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryResponse.ProtoReflect.Descriptor instead.
 func (*RetryResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RetryResponse) GetError() *PluginError {
@@ -1189,7 +1576,7 @@ type ReceiveRequest struct {
 
 func (x *ReceiveRequest) Reset() {
 	*x = ReceiveRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1588,7 @@ func (x *ReceiveRequest) String() string {
 func (*ReceiveRequest) ProtoMessage() {}
 
 func (x *ReceiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[17]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1601,7 @@ func (x *ReceiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveRequest.ProtoReflect.Descriptor instead.
 func (*ReceiveRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 // Sender is who wrote a message.
@@ -1234,7 +1621,7 @@ type Sender struct {
 
 func (x *Sender) Reset() {
 	*x = Sender{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1633,7 @@ func (x *Sender) String() string {
 func (*Sender) ProtoMessage() {}
 
 func (x *Sender) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[18]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1646,7 @@ func (x *Sender) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sender.ProtoReflect.Descriptor instead.
 func (*Sender) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Sender) GetId() string {
@@ -1312,7 +1699,7 @@ type ReplyTo struct {
 
 func (x *ReplyTo) Reset() {
 	*x = ReplyTo{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1324,7 +1711,7 @@ func (x *ReplyTo) String() string {
 func (*ReplyTo) ProtoMessage() {}
 
 func (x *ReplyTo) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[19]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1337,7 +1724,7 @@ func (x *ReplyTo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplyTo.ProtoReflect.Descriptor instead.
 func (*ReplyTo) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReplyTo) GetMessageId() string {
@@ -1391,7 +1778,7 @@ type Media struct {
 
 func (x *Media) Reset() {
 	*x = Media{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1403,7 +1790,7 @@ func (x *Media) String() string {
 func (*Media) ProtoMessage() {}
 
 func (x *Media) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[20]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1416,7 +1803,7 @@ func (x *Media) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Media.ProtoReflect.Descriptor instead.
 func (*Media) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Media) GetKind() string {
@@ -1506,7 +1893,7 @@ type InboundMessage struct {
 
 func (x *InboundMessage) Reset() {
 	*x = InboundMessage{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1518,7 +1905,7 @@ func (x *InboundMessage) String() string {
 func (*InboundMessage) ProtoMessage() {}
 
 func (x *InboundMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[21]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1531,7 +1918,7 @@ func (x *InboundMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InboundMessage.ProtoReflect.Descriptor instead.
 func (*InboundMessage) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *InboundMessage) GetDeliveryId() uint64 {
@@ -1667,7 +2054,7 @@ type Forward struct {
 
 func (x *Forward) Reset() {
 	*x = Forward{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +2066,7 @@ func (x *Forward) String() string {
 func (*Forward) ProtoMessage() {}
 
 func (x *Forward) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[22]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +2079,7 @@ func (x *Forward) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Forward.ProtoReflect.Descriptor instead.
 func (*Forward) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Forward) GetFrom() string {
@@ -1723,7 +2110,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +2122,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[23]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +2135,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Action) GetButtonId() string {
@@ -1779,7 +2166,7 @@ type Button struct {
 
 func (x *Button) Reset() {
 	*x = Button{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1791,7 +2178,7 @@ func (x *Button) String() string {
 func (*Button) ProtoMessage() {}
 
 func (x *Button) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[24]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1804,7 +2191,7 @@ func (x *Button) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Button.ProtoReflect.Descriptor instead.
 func (*Button) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Button) GetId() string {
@@ -1831,7 +2218,7 @@ type ButtonRow struct {
 
 func (x *ButtonRow) Reset() {
 	*x = ButtonRow{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1843,7 +2230,7 @@ func (x *ButtonRow) String() string {
 func (*ButtonRow) ProtoMessage() {}
 
 func (x *ButtonRow) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[25]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1856,7 +2243,7 @@ func (x *ButtonRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonRow.ProtoReflect.Descriptor instead.
 func (*ButtonRow) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ButtonRow) GetButtons() []*Button {
@@ -1875,7 +2262,7 @@ type AckRequest struct {
 
 func (x *AckRequest) Reset() {
 	*x = AckRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +2274,7 @@ func (x *AckRequest) String() string {
 func (*AckRequest) ProtoMessage() {}
 
 func (x *AckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[26]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +2287,7 @@ func (x *AckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckRequest.ProtoReflect.Descriptor instead.
 func (*AckRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AckRequest) GetDeliveryIds() []uint64 {
@@ -1918,7 +2305,7 @@ type AckResponse struct {
 
 func (x *AckResponse) Reset() {
 	*x = AckResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1930,7 +2317,7 @@ func (x *AckResponse) String() string {
 func (*AckResponse) ProtoMessage() {}
 
 func (x *AckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1943,7 +2330,7 @@ func (x *AckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckResponse.ProtoReflect.Descriptor instead.
 func (*AckResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 type NackRequest struct {
@@ -1963,7 +2350,7 @@ type NackRequest struct {
 
 func (x *NackRequest) Reset() {
 	*x = NackRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1975,7 +2362,7 @@ func (x *NackRequest) String() string {
 func (*NackRequest) ProtoMessage() {}
 
 func (x *NackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1988,7 +2375,7 @@ func (x *NackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackRequest.ProtoReflect.Descriptor instead.
 func (*NackRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *NackRequest) GetDeliveryIds() []uint64 {
@@ -2020,7 +2407,7 @@ type NackResponse struct {
 
 func (x *NackResponse) Reset() {
 	*x = NackResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2419,7 @@ func (x *NackResponse) String() string {
 func (*NackResponse) ProtoMessage() {}
 
 func (x *NackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2045,7 +2432,7 @@ func (x *NackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackResponse.ProtoReflect.Descriptor instead.
 func (*NackResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 // OutboundMedia is a file to send.
@@ -2070,7 +2457,7 @@ type OutboundMedia struct {
 
 func (x *OutboundMedia) Reset() {
 	*x = OutboundMedia{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2469,7 @@ func (x *OutboundMedia) String() string {
 func (*OutboundMedia) ProtoMessage() {}
 
 func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2482,7 @@ func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutboundMedia.ProtoReflect.Descriptor instead.
 func (*OutboundMedia) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *OutboundMedia) GetPath() string {
@@ -2154,7 +2541,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2166,7 +2553,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2179,7 +2566,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SendRequest) GetChatId() string {
@@ -2255,7 +2642,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2267,7 +2654,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2280,7 +2667,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SendResponse) GetMessageIds() []string {
@@ -2308,7 +2695,7 @@ type SetTypingRequest struct {
 
 func (x *SetTypingRequest) Reset() {
 	*x = SetTypingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2707,7 @@ func (x *SetTypingRequest) String() string {
 func (*SetTypingRequest) ProtoMessage() {}
 
 func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2720,7 @@ func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingRequest.ProtoReflect.Descriptor instead.
 func (*SetTypingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetTypingRequest) GetChatId() string {
@@ -2366,7 +2753,7 @@ type SetTypingResponse struct {
 
 func (x *SetTypingResponse) Reset() {
 	*x = SetTypingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +2765,7 @@ func (x *SetTypingResponse) String() string {
 func (*SetTypingResponse) ProtoMessage() {}
 
 func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +2778,7 @@ func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingResponse.ProtoReflect.Descriptor instead.
 func (*SetTypingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetTypingResponse) GetError() *PluginError {
@@ -2419,7 +2806,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2431,7 +2818,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2444,7 +2831,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *EditRequest) GetChatId() string {
@@ -2498,7 +2885,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2510,7 +2897,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2523,7 +2910,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *EditResponse) GetError() *PluginError {
@@ -2548,7 +2935,7 @@ type ReactRequest struct {
 
 func (x *ReactRequest) Reset() {
 	*x = ReactRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2560,7 +2947,7 @@ func (x *ReactRequest) String() string {
 func (*ReactRequest) ProtoMessage() {}
 
 func (x *ReactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2573,7 +2960,7 @@ func (x *ReactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactRequest.ProtoReflect.Descriptor instead.
 func (*ReactRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReactRequest) GetChatId() string {
@@ -2620,7 +3007,7 @@ type ReactResponse struct {
 
 func (x *ReactResponse) Reset() {
 	*x = ReactResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2632,7 +3019,7 @@ func (x *ReactResponse) String() string {
 func (*ReactResponse) ProtoMessage() {}
 
 func (x *ReactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2645,7 +3032,7 @@ func (x *ReactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactResponse.ProtoReflect.Descriptor instead.
 func (*ReactResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReactResponse) GetError() *PluginError {
@@ -2665,7 +3052,7 @@ type DownloadMediaRequest struct {
 
 func (x *DownloadMediaRequest) Reset() {
 	*x = DownloadMediaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2677,7 +3064,7 @@ func (x *DownloadMediaRequest) String() string {
 func (*DownloadMediaRequest) ProtoMessage() {}
 
 func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2690,7 +3077,7 @@ func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadMediaRequest.ProtoReflect.Descriptor instead.
 func (*DownloadMediaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DownloadMediaRequest) GetRef() string {
@@ -2721,7 +3108,7 @@ type MediaChunk struct {
 
 func (x *MediaChunk) Reset() {
 	*x = MediaChunk{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2733,7 +3120,7 @@ func (x *MediaChunk) String() string {
 func (*MediaChunk) ProtoMessage() {}
 
 func (x *MediaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2746,7 +3133,7 @@ func (x *MediaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaChunk.ProtoReflect.Descriptor instead.
 func (*MediaChunk) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MediaChunk) GetData() []byte {
@@ -2791,7 +3178,7 @@ type CommandSpec struct {
 
 func (x *CommandSpec) Reset() {
 	*x = CommandSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2803,7 +3190,7 @@ func (x *CommandSpec) String() string {
 func (*CommandSpec) ProtoMessage() {}
 
 func (x *CommandSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2816,7 +3203,7 @@ func (x *CommandSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandSpec.ProtoReflect.Descriptor instead.
 func (*CommandSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CommandSpec) GetName() string {
@@ -2863,7 +3250,7 @@ type SetCommandsRequest struct {
 
 func (x *SetCommandsRequest) Reset() {
 	*x = SetCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2875,7 +3262,7 @@ func (x *SetCommandsRequest) String() string {
 func (*SetCommandsRequest) ProtoMessage() {}
 
 func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2888,7 +3275,7 @@ func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsRequest.ProtoReflect.Descriptor instead.
 func (*SetCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SetCommandsRequest) GetCommands() []*CommandSpec {
@@ -2907,7 +3294,7 @@ type SetCommandsResponse struct {
 
 func (x *SetCommandsResponse) Reset() {
 	*x = SetCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2919,7 +3306,7 @@ func (x *SetCommandsResponse) String() string {
 func (*SetCommandsResponse) ProtoMessage() {}
 
 func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2932,7 +3319,7 @@ func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsResponse.ProtoReflect.Descriptor instead.
 func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SetCommandsResponse) GetError() *PluginError {
@@ -2950,7 +3337,7 @@ type ListCommandsRequest struct {
 
 func (x *ListCommandsRequest) Reset() {
 	*x = ListCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +3349,7 @@ func (x *ListCommandsRequest) String() string {
 func (*ListCommandsRequest) ProtoMessage() {}
 
 func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3362,7 @@ func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsRequest.ProtoReflect.Descriptor instead.
 func (*ListCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 type ListCommandsResponse struct {
@@ -2987,7 +3374,7 @@ type ListCommandsResponse struct {
 
 func (x *ListCommandsResponse) Reset() {
 	*x = ListCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2999,7 +3386,7 @@ func (x *ListCommandsResponse) String() string {
 func (*ListCommandsResponse) ProtoMessage() {}
 
 func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3012,7 +3399,7 @@ func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsResponse.ProtoReflect.Descriptor instead.
 func (*ListCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListCommandsResponse) GetCommands() []*CommandSpec {
@@ -3037,7 +3424,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3049,7 +3436,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3062,7 +3449,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Conversation) GetSessionKey() string {
@@ -3121,7 +3508,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3133,7 +3520,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3146,7 +3533,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ExecuteRequest) GetCommand() string {
@@ -3208,7 +3595,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3220,7 +3607,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3233,7 +3620,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Reply) GetText() string {
@@ -3274,7 +3661,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3286,7 +3673,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3299,7 +3686,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ExecuteResponse) GetReplies() []*Reply {
@@ -3335,7 +3722,7 @@ type BeforeAgentStartRequest struct {
 
 func (x *BeforeAgentStartRequest) Reset() {
 	*x = BeforeAgentStartRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3347,7 +3734,7 @@ func (x *BeforeAgentStartRequest) String() string {
 func (*BeforeAgentStartRequest) ProtoMessage() {}
 
 func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3360,7 +3747,7 @@ func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartRequest.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *BeforeAgentStartRequest) GetConversation() *Conversation {
@@ -3428,7 +3815,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3440,7 +3827,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3453,7 +3840,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Attachment) GetKind() string {
@@ -3502,7 +3889,7 @@ type BeforeAgentStartResponse struct {
 
 func (x *BeforeAgentStartResponse) Reset() {
 	*x = BeforeAgentStartResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3514,7 +3901,7 @@ func (x *BeforeAgentStartResponse) String() string {
 func (*BeforeAgentStartResponse) ProtoMessage() {}
 
 func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3527,7 +3914,7 @@ func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartResponse.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *BeforeAgentStartResponse) GetPrependContext() string {
@@ -3569,7 +3956,7 @@ type MessageReceivedRequest struct {
 
 func (x *MessageReceivedRequest) Reset() {
 	*x = MessageReceivedRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3581,7 +3968,7 @@ func (x *MessageReceivedRequest) String() string {
 func (*MessageReceivedRequest) ProtoMessage() {}
 
 func (x *MessageReceivedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3594,7 +3981,7 @@ func (x *MessageReceivedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageReceivedRequest.ProtoReflect.Descriptor instead.
 func (*MessageReceivedRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *MessageReceivedRequest) GetCallId() string {
@@ -3664,7 +4051,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3676,7 +4063,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3689,7 +4076,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *Note) GetAttachment() string {
@@ -3738,7 +4125,7 @@ type MessageReceivedResponse struct {
 
 func (x *MessageReceivedResponse) Reset() {
 	*x = MessageReceivedResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3750,7 +4137,7 @@ func (x *MessageReceivedResponse) String() string {
 func (*MessageReceivedResponse) ProtoMessage() {}
 
 func (x *MessageReceivedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3763,7 +4150,7 @@ func (x *MessageReceivedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageReceivedResponse.ProtoReflect.Descriptor instead.
 func (*MessageReceivedResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *MessageReceivedResponse) GetRewrite() bool {
@@ -3824,7 +4211,7 @@ type MessageSendingRequest struct {
 
 func (x *MessageSendingRequest) Reset() {
 	*x = MessageSendingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3836,7 +4223,7 @@ func (x *MessageSendingRequest) String() string {
 func (*MessageSendingRequest) ProtoMessage() {}
 
 func (x *MessageSendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3849,7 +4236,7 @@ func (x *MessageSendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageSendingRequest.ProtoReflect.Descriptor instead.
 func (*MessageSendingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *MessageSendingRequest) GetCallId() string {
@@ -3902,7 +4289,7 @@ type MediaFile struct {
 
 func (x *MediaFile) Reset() {
 	*x = MediaFile{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3914,7 +4301,7 @@ func (x *MediaFile) String() string {
 func (*MediaFile) ProtoMessage() {}
 
 func (x *MediaFile) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3927,7 +4314,7 @@ func (x *MediaFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaFile.ProtoReflect.Descriptor instead.
 func (*MediaFile) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *MediaFile) GetFilename() string {
@@ -3974,7 +4361,7 @@ type MessageSendingResponse struct {
 
 func (x *MessageSendingResponse) Reset() {
 	*x = MessageSendingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3986,7 +4373,7 @@ func (x *MessageSendingResponse) String() string {
 func (*MessageSendingResponse) ProtoMessage() {}
 
 func (x *MessageSendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3999,7 +4386,7 @@ func (x *MessageSendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageSendingResponse.ProtoReflect.Descriptor instead.
 func (*MessageSendingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{58}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *MessageSendingResponse) GetRewrite() bool {
@@ -4051,7 +4438,7 @@ type ToolStep struct {
 
 func (x *ToolStep) Reset() {
 	*x = ToolStep{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4063,7 +4450,7 @@ func (x *ToolStep) String() string {
 func (*ToolStep) ProtoMessage() {}
 
 func (x *ToolStep) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4076,7 +4463,7 @@ func (x *ToolStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolStep.ProtoReflect.Descriptor instead.
 func (*ToolStep) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{59}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ToolStep) GetName() string {
@@ -4117,7 +4504,7 @@ type AgentEndRequest struct {
 
 func (x *AgentEndRequest) Reset() {
 	*x = AgentEndRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4129,7 +4516,7 @@ func (x *AgentEndRequest) String() string {
 func (*AgentEndRequest) ProtoMessage() {}
 
 func (x *AgentEndRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4142,7 +4529,7 @@ func (x *AgentEndRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEndRequest.ProtoReflect.Descriptor instead.
 func (*AgentEndRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{60}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *AgentEndRequest) GetCallId() string {
@@ -4238,7 +4625,7 @@ type AgentEndResponse struct {
 
 func (x *AgentEndResponse) Reset() {
 	*x = AgentEndResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4250,7 +4637,7 @@ func (x *AgentEndResponse) String() string {
 func (*AgentEndResponse) ProtoMessage() {}
 
 func (x *AgentEndResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4263,10 +4650,382 @@ func (x *AgentEndResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEndResponse.ProtoReflect.Descriptor instead.
 func (*AgentEndResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{61}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *AgentEndResponse) GetError() *PluginError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+type ListToolsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListToolsRequest) Reset() {
+	*x = ListToolsRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListToolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListToolsRequest) ProtoMessage() {}
+
+func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
+func (*ListToolsRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{67}
+}
+
+// ToolSpec is one tool a plugin offers.
+type ToolSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name: letters, digits, "_" and "-", at most 64, no "__".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// description tells the model what the tool does and when to use it.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// input_schema_json is the JSON Schema (an object schema) of the tool's
+	// arguments.
+	InputSchemaJson string `protobuf:"bytes,3,opt,name=input_schema_json,json=inputSchemaJson,proto3" json:"input_schema_json,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ToolSpec) Reset() {
+	*x = ToolSpec{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolSpec) ProtoMessage() {}
+
+func (x *ToolSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
+func (*ToolSpec) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *ToolSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetInputSchemaJson() string {
+	if x != nil {
+		return x.InputSchemaJson
+	}
+	return ""
+}
+
+type ListToolsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tools         []*ToolSpec            `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListToolsResponse) Reset() {
+	*x = ListToolsResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListToolsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListToolsResponse) ProtoMessage() {}
+
+func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
+func (*ListToolsResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *ListToolsResponse) GetTools() []*ToolSpec {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+// CallToolRequest is one call of a tool by the agent.
+type CallToolRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// call_id is unique per call; a call repeated with the same id (a retry)
+	// must not act twice.
+	CallId string `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// tool is the tool's name as the plugin listed it.
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// arguments_json is the arguments, a JSON object.
+	ArgumentsJson string `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
+	// conversation is the chat whose turn called the tool.
+	Conversation *Conversation `protobuf:"bytes,4,opt,name=conversation,proto3" json:"conversation,omitempty"`
+	// sender is the sender of the message the turn answers.
+	Sender *Sender `protobuf:"bytes,5,opt,name=sender,proto3" json:"sender,omitempty"`
+	// agent is the id of the agent whose turn called the tool.
+	Agent string `protobuf:"bytes,6,opt,name=agent,proto3" json:"agent,omitempty"`
+	// workspace is that agent's working directory (absolute).
+	Workspace     string `protobuf:"bytes,7,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallToolRequest) Reset() {
+	*x = CallToolRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallToolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallToolRequest) ProtoMessage() {}
+
+func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
+func (*CallToolRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *CallToolRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetArgumentsJson() string {
+	if x != nil {
+		return x.ArgumentsJson
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetConversation() *Conversation {
+	if x != nil {
+		return x.Conversation
+	}
+	return nil
+}
+
+func (x *CallToolRequest) GetSender() *Sender {
+	if x != nil {
+		return x.Sender
+	}
+	return nil
+}
+
+func (x *CallToolRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+// ToolFile is a file a tool sends to the chat with the turn's reply; the
+// host checks it like the send_file tool's (inside the workspace, the
+// channel's limits).
+type ToolFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path is absolute, or relative to the workspace.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Caption       string `protobuf:"bytes,2,opt,name=caption,proto3" json:"caption,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolFile) Reset() {
+	*x = ToolFile{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolFile) ProtoMessage() {}
+
+func (x *ToolFile) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolFile.ProtoReflect.Descriptor instead.
+func (*ToolFile) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *ToolFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ToolFile) GetCaption() string {
+	if x != nil {
+		return x.Caption
+	}
+	return ""
+}
+
+type CallToolResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// text is what the model gets back.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// is_error marks text as the tool's error (the model sees a failed call).
+	IsError       bool         `protobuf:"varint,2,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	Files         []*ToolFile  `protobuf:"bytes,3,rep,name=files,proto3" json:"files,omitempty"`
+	Error         *PluginError `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallToolResponse) Reset() {
+	*x = CallToolResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallToolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallToolResponse) ProtoMessage() {}
+
+func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
+func (*CallToolResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *CallToolResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *CallToolResponse) GetIsError() bool {
+	if x != nil {
+		return x.IsError
+	}
+	return false
+}
+
+func (x *CallToolResponse) GetFiles() []*ToolFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *CallToolResponse) GetError() *PluginError {
 	if x != nil {
 		return x.Error
 	}
@@ -4282,14 +5041,15 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\"\x11\n" +
-	"\x0fDescribeRequest\"\xc6\x01\n" +
+	"\x0fDescribeRequest\"\xf9\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12'\n" +
 	"\x05kinds\x18\x03 \x03(\x0e2\x11.clawhost.v1.KindR\x05kinds\x12:\n" +
 	"\achannel\x18\x04 \x01(\v2 .clawhost.v1.ChannelCapabilitiesR\achannel\x12\x1f\n" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
-	"sdkVersion\"\xff\x03\n" +
+	"sdkVersion\x121\n" +
+	"\x14channel_unconfigured\x18\x06 \x01(\bR\x13channelUnconfigured\"\xd9\x04\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
@@ -4308,7 +5068,13 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\tmax_lines\x18\r \x01(\x05R\bmaxLines\x12\x18\n" +
 	"\abuttons\x18\x0e \x01(\bR\abuttons\x12$\n" +
 	"\x0emax_file_bytes\x18\x0f \x01(\x03R\fmaxFileBytes\x12,\n" +
-	"\x12typing_lifetime_ms\x18\x10 \x01(\x05R\x10typingLifetimeMs\"\xb2\x01\n" +
+	"\x12typing_lifetime_ms\x18\x10 \x01(\x05R\x10typingLifetimeMs\x12.\n" +
+	"\bid_forms\x18\x11 \x03(\v2\x13.clawhost.v1.IDFormR\aidForms\x12(\n" +
+	"\x10direct_to_sender\x18\x12 \x01(\bR\x0edirectToSender\"T\n" +
+	"\x06IDForm\x12\x18\n" +
+	"\apattern\x18\x01 \x01(\tR\apattern\x12\x1c\n" +
+	"\tcanonical\x18\x02 \x01(\tR\tcanonical\x12\x12\n" +
+	"\x04hint\x18\x03 \x01(\tR\x04hint\"\xb2\x01\n" +
 	"\tAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
@@ -4349,7 +5115,27 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\tR\x04data\x12\"\n" +
 	"\rexpires_at_ms\x18\x03 \x01(\x03R\vexpiresAtMs\x12\x14\n" +
-	"\x05retry\x18\x04 \x01(\tR\x05retry\"\x0e\n" +
+	"\x05retry\x18\x04 \x01(\tR\x05retry\"f\n" +
+	"\fProbeRequest\x12\x1a\n" +
+	"\binstance\x18\x01 \x01(\tR\binstance\x12\x1f\n" +
+	"\vconfig_json\x18\x02 \x01(\fR\n" +
+	"configJson\x12\x19\n" +
+	"\bdata_dir\x18\x03 \x01(\tR\adataDir\"\xa8\x01\n" +
+	"\rProbeResponse\x126\n" +
+	"\bidentity\x18\x01 \x01(\v2\x1a.clawhost.v1.ProbeIdentityR\bidentity\x12/\n" +
+	"\x06checks\x18\x02 \x03(\v2\x17.clawhost.v1.ProbeCheckR\x06checks\x12.\n" +
+	"\x05error\x18\x03 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"_\n" +
+	"\rProbeIdentity\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06handle\x18\x02 \x01(\tR\x06handle\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x12\n" +
+	"\x04link\x18\x04 \x01(\tR\x04link\"`\n" +
+	"\n" +
+	"ProbeCheck\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\averdict\x18\x02 \x01(\tR\averdict\x12\x14\n" +
+	"\x05found\x18\x03 \x01(\tR\x05found\x12\x0e\n" +
+	"\x02do\x18\x04 \x01(\tR\x02do\"\x0e\n" +
 	"\fRetryRequest\"?\n" +
 	"\rRetryResponse\x12.\n" +
 	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\x10\n" +
@@ -4593,7 +5379,30 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\f \x01(\tR\tsessionId\"B\n" +
 	"\x10AgentEndResponse\x12.\n" +
-	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error*\x98\x01\n" +
+	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\x12\n" +
+	"\x10ListToolsRequest\"l\n" +
+	"\bToolSpec\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
+	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\"@\n" +
+	"\x11ListToolsResponse\x12+\n" +
+	"\x05tools\x18\x01 \x03(\v2\x15.clawhost.v1.ToolSpecR\x05tools\"\x85\x02\n" +
+	"\x0fCallToolRequest\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12%\n" +
+	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\x12=\n" +
+	"\fconversation\x18\x04 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12+\n" +
+	"\x06sender\x18\x05 \x01(\v2\x13.clawhost.v1.SenderR\x06sender\x12\x14\n" +
+	"\x05agent\x18\x06 \x01(\tR\x05agent\x12\x1c\n" +
+	"\tworkspace\x18\a \x01(\tR\tworkspace\"8\n" +
+	"\bToolFile\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\acaption\x18\x02 \x01(\tR\acaption\"\x9e\x01\n" +
+	"\x10CallToolResponse\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x19\n" +
+	"\bis_error\x18\x02 \x01(\bR\aisError\x12+\n" +
+	"\x05files\x18\x03 \x03(\v2\x15.clawhost.v1.ToolFileR\x05files\x12.\n" +
+	"\x05error\x18\x04 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error*\xa7\x01\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fKIND_CHANNEL\x10\x01\x12\x10\n" +
@@ -4601,14 +5410,16 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\tKIND_HOOK\x10\x03\x12\x19\n" +
 	"\x15KIND_MESSAGE_RECEIVED\x10\x04\x12\x18\n" +
 	"\x14KIND_MESSAGE_SENDING\x10\x05\x12\x12\n" +
-	"\x0eKIND_AGENT_END\x10\x062\xcf\x03\n" +
+	"\x0eKIND_AGENT_END\x10\x06\x12\r\n" +
+	"\tKIND_TOOL\x10\a2\x8f\x04\n" +
 	"\rPluginService\x12G\n" +
 	"\bDescribe\x12\x1c.clawhost.v1.DescribeRequest\x1a\x1d.clawhost.v1.DescribeResponse\x12S\n" +
 	"\fConfigSchema\x12 .clawhost.v1.ConfigSchemaRequest\x1a!.clawhost.v1.ConfigSchemaResponse\x12G\n" +
 	"\bValidate\x12\x1c.clawhost.v1.ValidateRequest\x1a\x1d.clawhost.v1.ValidateResponse\x12J\n" +
 	"\tConfigure\x12\x1d.clawhost.v1.ConfigureRequest\x1a\x1e.clawhost.v1.ConfigureResponse\x12K\n" +
 	"\vWatchStatus\x12\x1f.clawhost.v1.WatchStatusRequest\x1a\x19.clawhost.v1.PluginStatus0\x01\x12>\n" +
-	"\x05Retry\x12\x19.clawhost.v1.RetryRequest\x1a\x1a.clawhost.v1.RetryResponse2\xf5\x04\n" +
+	"\x05Retry\x12\x19.clawhost.v1.RetryRequest\x1a\x1a.clawhost.v1.RetryResponse\x12>\n" +
+	"\x05Probe\x12\x19.clawhost.v1.ProbeRequest\x1a\x1a.clawhost.v1.ProbeResponse2\xf5\x04\n" +
 	"\x0eChannelService\x12E\n" +
 	"\aReceive\x12\x1b.clawhost.v1.ReceiveRequest\x1a\x1b.clawhost.v1.InboundMessage0\x01\x128\n" +
 	"\x03Ack\x12\x17.clawhost.v1.AckRequest\x1a\x18.clawhost.v1.AckResponse\x12;\n" +
@@ -4629,7 +5440,10 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x15MessageSendingService\x12Y\n" +
 	"\x0eMessageSending\x12\".clawhost.v1.MessageSendingRequest\x1a#.clawhost.v1.MessageSendingResponse2Z\n" +
 	"\x0fAgentEndService\x12G\n" +
-	"\bAgentEnd\x12\x1c.clawhost.v1.AgentEndRequest\x1a\x1d.clawhost.v1.AgentEndResponseB?Z=github.com/clawhost/clawhost/proto/gen/clawhost/v1;clawhostv1b\x06proto3"
+	"\bAgentEnd\x12\x1c.clawhost.v1.AgentEndRequest\x1a\x1d.clawhost.v1.AgentEndResponse2\xa2\x01\n" +
+	"\vToolService\x12J\n" +
+	"\tListTools\x12\x1d.clawhost.v1.ListToolsRequest\x1a\x1e.clawhost.v1.ListToolsResponse\x12G\n" +
+	"\bCallTool\x12\x1c.clawhost.v1.CallToolRequest\x1a\x1d.clawhost.v1.CallToolResponseB?Z=github.com/clawhost/clawhost/proto/gen/clawhost/v1;clawhostv1b\x06proto3"
 
 var (
 	file_clawhost_v1_plugin_proto_rawDescOnce sync.Once
@@ -4644,166 +5458,192 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
 	(*DescribeRequest)(nil),          // 2: clawhost.v1.DescribeRequest
 	(*DescribeResponse)(nil),         // 3: clawhost.v1.DescribeResponse
 	(*ChannelCapabilities)(nil),      // 4: clawhost.v1.ChannelCapabilities
-	(*Attribute)(nil),                // 5: clawhost.v1.Attribute
-	(*ConfigSchemaRequest)(nil),      // 6: clawhost.v1.ConfigSchemaRequest
-	(*ConfigSchemaResponse)(nil),     // 7: clawhost.v1.ConfigSchemaResponse
-	(*ValidateRequest)(nil),          // 8: clawhost.v1.ValidateRequest
-	(*ValidateResponse)(nil),         // 9: clawhost.v1.ValidateResponse
-	(*ConfigureRequest)(nil),         // 10: clawhost.v1.ConfigureRequest
-	(*Diagnostic)(nil),               // 11: clawhost.v1.Diagnostic
-	(*ConfigureResponse)(nil),        // 12: clawhost.v1.ConfigureResponse
-	(*WatchStatusRequest)(nil),       // 13: clawhost.v1.WatchStatusRequest
-	(*PluginStatus)(nil),             // 14: clawhost.v1.PluginStatus
-	(*Attention)(nil),                // 15: clawhost.v1.Attention
-	(*RetryRequest)(nil),             // 16: clawhost.v1.RetryRequest
-	(*RetryResponse)(nil),            // 17: clawhost.v1.RetryResponse
-	(*ReceiveRequest)(nil),           // 18: clawhost.v1.ReceiveRequest
-	(*Sender)(nil),                   // 19: clawhost.v1.Sender
-	(*ReplyTo)(nil),                  // 20: clawhost.v1.ReplyTo
-	(*Media)(nil),                    // 21: clawhost.v1.Media
-	(*InboundMessage)(nil),           // 22: clawhost.v1.InboundMessage
-	(*Forward)(nil),                  // 23: clawhost.v1.Forward
-	(*Action)(nil),                   // 24: clawhost.v1.Action
-	(*Button)(nil),                   // 25: clawhost.v1.Button
-	(*ButtonRow)(nil),                // 26: clawhost.v1.ButtonRow
-	(*AckRequest)(nil),               // 27: clawhost.v1.AckRequest
-	(*AckResponse)(nil),              // 28: clawhost.v1.AckResponse
-	(*NackRequest)(nil),              // 29: clawhost.v1.NackRequest
-	(*NackResponse)(nil),             // 30: clawhost.v1.NackResponse
-	(*OutboundMedia)(nil),            // 31: clawhost.v1.OutboundMedia
-	(*SendRequest)(nil),              // 32: clawhost.v1.SendRequest
-	(*SendResponse)(nil),             // 33: clawhost.v1.SendResponse
-	(*SetTypingRequest)(nil),         // 34: clawhost.v1.SetTypingRequest
-	(*SetTypingResponse)(nil),        // 35: clawhost.v1.SetTypingResponse
-	(*EditRequest)(nil),              // 36: clawhost.v1.EditRequest
-	(*EditResponse)(nil),             // 37: clawhost.v1.EditResponse
-	(*ReactRequest)(nil),             // 38: clawhost.v1.ReactRequest
-	(*ReactResponse)(nil),            // 39: clawhost.v1.ReactResponse
-	(*DownloadMediaRequest)(nil),     // 40: clawhost.v1.DownloadMediaRequest
-	(*MediaChunk)(nil),               // 41: clawhost.v1.MediaChunk
-	(*CommandSpec)(nil),              // 42: clawhost.v1.CommandSpec
-	(*SetCommandsRequest)(nil),       // 43: clawhost.v1.SetCommandsRequest
-	(*SetCommandsResponse)(nil),      // 44: clawhost.v1.SetCommandsResponse
-	(*ListCommandsRequest)(nil),      // 45: clawhost.v1.ListCommandsRequest
-	(*ListCommandsResponse)(nil),     // 46: clawhost.v1.ListCommandsResponse
-	(*Conversation)(nil),             // 47: clawhost.v1.Conversation
-	(*ExecuteRequest)(nil),           // 48: clawhost.v1.ExecuteRequest
-	(*Reply)(nil),                    // 49: clawhost.v1.Reply
-	(*ExecuteResponse)(nil),          // 50: clawhost.v1.ExecuteResponse
-	(*BeforeAgentStartRequest)(nil),  // 51: clawhost.v1.BeforeAgentStartRequest
-	(*Attachment)(nil),               // 52: clawhost.v1.Attachment
-	(*BeforeAgentStartResponse)(nil), // 53: clawhost.v1.BeforeAgentStartResponse
-	(*MessageReceivedRequest)(nil),   // 54: clawhost.v1.MessageReceivedRequest
-	(*Note)(nil),                     // 55: clawhost.v1.Note
-	(*MessageReceivedResponse)(nil),  // 56: clawhost.v1.MessageReceivedResponse
-	(*MessageSendingRequest)(nil),    // 57: clawhost.v1.MessageSendingRequest
-	(*MediaFile)(nil),                // 58: clawhost.v1.MediaFile
-	(*MessageSendingResponse)(nil),   // 59: clawhost.v1.MessageSendingResponse
-	(*ToolStep)(nil),                 // 60: clawhost.v1.ToolStep
-	(*AgentEndRequest)(nil),          // 61: clawhost.v1.AgentEndRequest
-	(*AgentEndResponse)(nil),         // 62: clawhost.v1.AgentEndResponse
+	(*IDForm)(nil),                   // 5: clawhost.v1.IDForm
+	(*Attribute)(nil),                // 6: clawhost.v1.Attribute
+	(*ConfigSchemaRequest)(nil),      // 7: clawhost.v1.ConfigSchemaRequest
+	(*ConfigSchemaResponse)(nil),     // 8: clawhost.v1.ConfigSchemaResponse
+	(*ValidateRequest)(nil),          // 9: clawhost.v1.ValidateRequest
+	(*ValidateResponse)(nil),         // 10: clawhost.v1.ValidateResponse
+	(*ConfigureRequest)(nil),         // 11: clawhost.v1.ConfigureRequest
+	(*Diagnostic)(nil),               // 12: clawhost.v1.Diagnostic
+	(*ConfigureResponse)(nil),        // 13: clawhost.v1.ConfigureResponse
+	(*WatchStatusRequest)(nil),       // 14: clawhost.v1.WatchStatusRequest
+	(*PluginStatus)(nil),             // 15: clawhost.v1.PluginStatus
+	(*Attention)(nil),                // 16: clawhost.v1.Attention
+	(*ProbeRequest)(nil),             // 17: clawhost.v1.ProbeRequest
+	(*ProbeResponse)(nil),            // 18: clawhost.v1.ProbeResponse
+	(*ProbeIdentity)(nil),            // 19: clawhost.v1.ProbeIdentity
+	(*ProbeCheck)(nil),               // 20: clawhost.v1.ProbeCheck
+	(*RetryRequest)(nil),             // 21: clawhost.v1.RetryRequest
+	(*RetryResponse)(nil),            // 22: clawhost.v1.RetryResponse
+	(*ReceiveRequest)(nil),           // 23: clawhost.v1.ReceiveRequest
+	(*Sender)(nil),                   // 24: clawhost.v1.Sender
+	(*ReplyTo)(nil),                  // 25: clawhost.v1.ReplyTo
+	(*Media)(nil),                    // 26: clawhost.v1.Media
+	(*InboundMessage)(nil),           // 27: clawhost.v1.InboundMessage
+	(*Forward)(nil),                  // 28: clawhost.v1.Forward
+	(*Action)(nil),                   // 29: clawhost.v1.Action
+	(*Button)(nil),                   // 30: clawhost.v1.Button
+	(*ButtonRow)(nil),                // 31: clawhost.v1.ButtonRow
+	(*AckRequest)(nil),               // 32: clawhost.v1.AckRequest
+	(*AckResponse)(nil),              // 33: clawhost.v1.AckResponse
+	(*NackRequest)(nil),              // 34: clawhost.v1.NackRequest
+	(*NackResponse)(nil),             // 35: clawhost.v1.NackResponse
+	(*OutboundMedia)(nil),            // 36: clawhost.v1.OutboundMedia
+	(*SendRequest)(nil),              // 37: clawhost.v1.SendRequest
+	(*SendResponse)(nil),             // 38: clawhost.v1.SendResponse
+	(*SetTypingRequest)(nil),         // 39: clawhost.v1.SetTypingRequest
+	(*SetTypingResponse)(nil),        // 40: clawhost.v1.SetTypingResponse
+	(*EditRequest)(nil),              // 41: clawhost.v1.EditRequest
+	(*EditResponse)(nil),             // 42: clawhost.v1.EditResponse
+	(*ReactRequest)(nil),             // 43: clawhost.v1.ReactRequest
+	(*ReactResponse)(nil),            // 44: clawhost.v1.ReactResponse
+	(*DownloadMediaRequest)(nil),     // 45: clawhost.v1.DownloadMediaRequest
+	(*MediaChunk)(nil),               // 46: clawhost.v1.MediaChunk
+	(*CommandSpec)(nil),              // 47: clawhost.v1.CommandSpec
+	(*SetCommandsRequest)(nil),       // 48: clawhost.v1.SetCommandsRequest
+	(*SetCommandsResponse)(nil),      // 49: clawhost.v1.SetCommandsResponse
+	(*ListCommandsRequest)(nil),      // 50: clawhost.v1.ListCommandsRequest
+	(*ListCommandsResponse)(nil),     // 51: clawhost.v1.ListCommandsResponse
+	(*Conversation)(nil),             // 52: clawhost.v1.Conversation
+	(*ExecuteRequest)(nil),           // 53: clawhost.v1.ExecuteRequest
+	(*Reply)(nil),                    // 54: clawhost.v1.Reply
+	(*ExecuteResponse)(nil),          // 55: clawhost.v1.ExecuteResponse
+	(*BeforeAgentStartRequest)(nil),  // 56: clawhost.v1.BeforeAgentStartRequest
+	(*Attachment)(nil),               // 57: clawhost.v1.Attachment
+	(*BeforeAgentStartResponse)(nil), // 58: clawhost.v1.BeforeAgentStartResponse
+	(*MessageReceivedRequest)(nil),   // 59: clawhost.v1.MessageReceivedRequest
+	(*Note)(nil),                     // 60: clawhost.v1.Note
+	(*MessageReceivedResponse)(nil),  // 61: clawhost.v1.MessageReceivedResponse
+	(*MessageSendingRequest)(nil),    // 62: clawhost.v1.MessageSendingRequest
+	(*MediaFile)(nil),                // 63: clawhost.v1.MediaFile
+	(*MessageSendingResponse)(nil),   // 64: clawhost.v1.MessageSendingResponse
+	(*ToolStep)(nil),                 // 65: clawhost.v1.ToolStep
+	(*AgentEndRequest)(nil),          // 66: clawhost.v1.AgentEndRequest
+	(*AgentEndResponse)(nil),         // 67: clawhost.v1.AgentEndResponse
+	(*ListToolsRequest)(nil),         // 68: clawhost.v1.ListToolsRequest
+	(*ToolSpec)(nil),                 // 69: clawhost.v1.ToolSpec
+	(*ListToolsResponse)(nil),        // 70: clawhost.v1.ListToolsResponse
+	(*CallToolRequest)(nil),          // 71: clawhost.v1.CallToolRequest
+	(*ToolFile)(nil),                 // 72: clawhost.v1.ToolFile
+	(*CallToolResponse)(nil),         // 73: clawhost.v1.CallToolResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
 	4,  // 1: clawhost.v1.DescribeResponse.channel:type_name -> clawhost.v1.ChannelCapabilities
-	5,  // 2: clawhost.v1.ConfigSchemaResponse.attributes:type_name -> clawhost.v1.Attribute
-	11, // 3: clawhost.v1.ValidateResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
-	11, // 4: clawhost.v1.ConfigureResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
-	15, // 5: clawhost.v1.PluginStatus.attention:type_name -> clawhost.v1.Attention
-	1,  // 6: clawhost.v1.RetryResponse.error:type_name -> clawhost.v1.PluginError
-	19, // 7: clawhost.v1.InboundMessage.sender:type_name -> clawhost.v1.Sender
-	20, // 8: clawhost.v1.InboundMessage.reply_to:type_name -> clawhost.v1.ReplyTo
-	21, // 9: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
-	24, // 10: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
-	23, // 11: clawhost.v1.InboundMessage.forward:type_name -> clawhost.v1.Forward
-	25, // 12: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
-	31, // 13: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
-	26, // 14: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	1,  // 15: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 16: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
-	26, // 17: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	1,  // 18: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 19: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 20: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	42, // 21: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 22: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	42, // 23: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	47, // 24: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 25: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	31, // 26: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	26, // 27: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
-	49, // 28: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 29: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	47, // 30: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 31: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	52, // 32: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
-	1,  // 33: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	47, // 34: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 35: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
-	52, // 36: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
-	55, // 37: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
-	1,  // 38: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
-	47, // 39: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
-	58, // 40: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
-	1,  // 41: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
-	47, // 42: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
-	19, // 43: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
-	60, // 44: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
-	1,  // 45: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 46: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	6,  // 47: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	8,  // 48: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	10, // 49: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	13, // 50: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	16, // 51: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	18, // 52: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	27, // 53: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	29, // 54: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	32, // 55: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	34, // 56: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	36, // 57: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	38, // 58: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	40, // 59: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	43, // 60: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	45, // 61: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	48, // 62: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	51, // 63: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	54, // 64: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
-	57, // 65: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
-	61, // 66: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
-	3,  // 67: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	7,  // 68: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	9,  // 69: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	12, // 70: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	14, // 71: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	17, // 72: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	22, // 73: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	28, // 74: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	30, // 75: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	33, // 76: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	35, // 77: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	37, // 78: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	39, // 79: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	41, // 80: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	44, // 81: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	46, // 82: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	50, // 83: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	53, // 84: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	56, // 85: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
-	59, // 86: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
-	62, // 87: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
-	67, // [67:88] is the sub-list for method output_type
-	46, // [46:67] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	5,  // 2: clawhost.v1.ChannelCapabilities.id_forms:type_name -> clawhost.v1.IDForm
+	6,  // 3: clawhost.v1.ConfigSchemaResponse.attributes:type_name -> clawhost.v1.Attribute
+	12, // 4: clawhost.v1.ValidateResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
+	12, // 5: clawhost.v1.ConfigureResponse.diagnostics:type_name -> clawhost.v1.Diagnostic
+	16, // 6: clawhost.v1.PluginStatus.attention:type_name -> clawhost.v1.Attention
+	19, // 7: clawhost.v1.ProbeResponse.identity:type_name -> clawhost.v1.ProbeIdentity
+	20, // 8: clawhost.v1.ProbeResponse.checks:type_name -> clawhost.v1.ProbeCheck
+	1,  // 9: clawhost.v1.ProbeResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 10: clawhost.v1.RetryResponse.error:type_name -> clawhost.v1.PluginError
+	24, // 11: clawhost.v1.InboundMessage.sender:type_name -> clawhost.v1.Sender
+	25, // 12: clawhost.v1.InboundMessage.reply_to:type_name -> clawhost.v1.ReplyTo
+	26, // 13: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
+	29, // 14: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
+	28, // 15: clawhost.v1.InboundMessage.forward:type_name -> clawhost.v1.Forward
+	30, // 16: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
+	36, // 17: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
+	31, // 18: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	1,  // 19: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 20: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
+	31, // 21: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	1,  // 22: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 23: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 24: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	47, // 25: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 26: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	47, // 27: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	52, // 28: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 29: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	36, // 30: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	31, // 31: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
+	54, // 32: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 33: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	52, // 34: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 35: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	57, // 36: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 37: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	52, // 38: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 39: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
+	57, // 40: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
+	60, // 41: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
+	1,  // 42: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
+	52, // 43: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
+	63, // 44: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
+	1,  // 45: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
+	52, // 46: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 47: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
+	65, // 48: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
+	1,  // 49: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
+	69, // 50: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
+	52, // 51: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 52: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
+	72, // 53: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
+	1,  // 54: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 55: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	7,  // 56: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	9,  // 57: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	11, // 58: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	14, // 59: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	21, // 60: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	17, // 61: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
+	23, // 62: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	32, // 63: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	34, // 64: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	37, // 65: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	39, // 66: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	41, // 67: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	43, // 68: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	45, // 69: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	48, // 70: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	50, // 71: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	53, // 72: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	56, // 73: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	59, // 74: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
+	62, // 75: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
+	66, // 76: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
+	68, // 77: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
+	71, // 78: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
+	3,  // 79: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	8,  // 80: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	10, // 81: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	13, // 82: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	15, // 83: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	22, // 84: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	18, // 85: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
+	27, // 86: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	33, // 87: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	35, // 88: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	38, // 89: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	40, // 90: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	42, // 91: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	44, // 92: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	46, // 93: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	49, // 94: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	51, // 95: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	55, // 96: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	58, // 97: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	61, // 98: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
+	64, // 99: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
+	67, // 100: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
+	70, // 101: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
+	73, // 102: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
+	79, // [79:103] is the sub-list for method output_type
+	55, // [55:79] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
@@ -4817,9 +5657,9 @@ func file_clawhost_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   62,
+			NumMessages:   73,
 			NumExtensions: 0,
-			NumServices:   7,
+			NumServices:   8,
 		},
 		GoTypes:           file_clawhost_v1_plugin_proto_goTypes,
 		DependencyIndexes: file_clawhost_v1_plugin_proto_depIdxs,

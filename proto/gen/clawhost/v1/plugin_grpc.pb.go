@@ -38,6 +38,7 @@ const (
 	PluginService_Configure_FullMethodName    = "/clawhost.v1.PluginService/Configure"
 	PluginService_WatchStatus_FullMethodName  = "/clawhost.v1.PluginService/WatchStatus"
 	PluginService_Retry_FullMethodName        = "/clawhost.v1.PluginService/Retry"
+	PluginService_Probe_FullMethodName        = "/clawhost.v1.PluginService/Probe"
 )
 
 // PluginServiceClient is the client API for PluginService service.
@@ -79,6 +80,18 @@ type PluginServiceClient interface {
 	//
 	// Added after v1.0.
 	Retry(ctx context.Context, in *RetryRequest, opts ...grpc.CallOption) (*RetryResponse, error)
+	// Probe checks a decoded config {} block against the platform, live
+	// (network allowed), without starting the channel: are the credentials
+	// valid, who is the bot, what is missing and what the operator does about
+	// it. The host calls it from `clawhost doctor`, `clawhost init` and
+	// `clawhost validate -probe`, in a process that is never configured;
+	// data_dir is the instance's directory, which the plugin may read (its own
+	// state, e.g. a linked device) but must not change: a running instance may
+	// use it at the same time. The host bounds the call with a deadline.
+	//
+	// Added after v1.0. Unimplemented means the plugin has no live checks
+	// (not an error).
+	Probe(ctx context.Context, in *ProbeRequest, opts ...grpc.CallOption) (*ProbeResponse, error)
 }
 
 type pluginServiceClient struct {
@@ -158,6 +171,16 @@ func (c *pluginServiceClient) Retry(ctx context.Context, in *RetryRequest, opts 
 	return out, nil
 }
 
+func (c *pluginServiceClient) Probe(ctx context.Context, in *ProbeRequest, opts ...grpc.CallOption) (*ProbeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProbeResponse)
+	err := c.cc.Invoke(ctx, PluginService_Probe_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServiceServer is the server API for PluginService service.
 // All implementations must embed UnimplementedPluginServiceServer
 // for forward compatibility.
@@ -197,6 +220,18 @@ type PluginServiceServer interface {
 	//
 	// Added after v1.0.
 	Retry(context.Context, *RetryRequest) (*RetryResponse, error)
+	// Probe checks a decoded config {} block against the platform, live
+	// (network allowed), without starting the channel: are the credentials
+	// valid, who is the bot, what is missing and what the operator does about
+	// it. The host calls it from `clawhost doctor`, `clawhost init` and
+	// `clawhost validate -probe`, in a process that is never configured;
+	// data_dir is the instance's directory, which the plugin may read (its own
+	// state, e.g. a linked device) but must not change: a running instance may
+	// use it at the same time. The host bounds the call with a deadline.
+	//
+	// Added after v1.0. Unimplemented means the plugin has no live checks
+	// (not an error).
+	Probe(context.Context, *ProbeRequest) (*ProbeResponse, error)
 	mustEmbedUnimplementedPluginServiceServer()
 }
 
@@ -224,6 +259,9 @@ func (UnimplementedPluginServiceServer) WatchStatus(*WatchStatusRequest, grpc.Se
 }
 func (UnimplementedPluginServiceServer) Retry(context.Context, *RetryRequest) (*RetryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Retry not implemented")
+}
+func (UnimplementedPluginServiceServer) Probe(context.Context, *ProbeRequest) (*ProbeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Probe not implemented")
 }
 func (UnimplementedPluginServiceServer) mustEmbedUnimplementedPluginServiceServer() {}
 func (UnimplementedPluginServiceServer) testEmbeddedByValue()                       {}
@@ -347,6 +385,24 @@ func _PluginService_Retry_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PluginService_Probe_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProbeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServiceServer).Probe(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PluginService_Probe_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServiceServer).Probe(ctx, req.(*ProbeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PluginService_ServiceDesc is the grpc.ServiceDesc for PluginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -373,6 +429,10 @@ var PluginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Retry",
 			Handler:    _PluginService_Retry_Handler,
+		},
+		{
+			MethodName: "Probe",
+			Handler:    _PluginService_Probe_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
@@ -1451,6 +1511,164 @@ var AgentEndService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AgentEnd",
 			Handler:    _AgentEndService_AgentEnd_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "clawhost/v1/plugin.proto",
+}
+
+const (
+	ToolService_ListTools_FullMethodName = "/clawhost.v1.ToolService/ListTools"
+	ToolService_CallTool_FullMethodName  = "/clawhost.v1.ToolService/CallTool"
+)
+
+// ToolServiceClient is the client API for ToolService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// ToolService is served by plugins that offer the agent tools (KIND_TOOL).
+// The host exposes them to claude through its own MCP server, namespaced
+// by plugin instance (mcp__clawhost__<instance>__<tool>), to the agents
+// whose `tools` grant them, and routes each call here.
+type ToolServiceClient interface {
+	// ListTools returns the tools the plugin offers. The host asks after
+	// Configure and may ask again at any time; the answer may depend on the
+	// configuration.
+	ListTools(ctx context.Context, in *ListToolsRequest, opts ...grpc.CallOption) (*ListToolsResponse, error)
+	// CallTool runs one tool call, under the host's per-call timeout.
+	CallTool(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*CallToolResponse, error)
+}
+
+type toolServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewToolServiceClient(cc grpc.ClientConnInterface) ToolServiceClient {
+	return &toolServiceClient{cc}
+}
+
+func (c *toolServiceClient) ListTools(ctx context.Context, in *ListToolsRequest, opts ...grpc.CallOption) (*ListToolsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListToolsResponse)
+	err := c.cc.Invoke(ctx, ToolService_ListTools_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *toolServiceClient) CallTool(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*CallToolResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CallToolResponse)
+	err := c.cc.Invoke(ctx, ToolService_CallTool_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ToolServiceServer is the server API for ToolService service.
+// All implementations must embed UnimplementedToolServiceServer
+// for forward compatibility.
+//
+// ToolService is served by plugins that offer the agent tools (KIND_TOOL).
+// The host exposes them to claude through its own MCP server, namespaced
+// by plugin instance (mcp__clawhost__<instance>__<tool>), to the agents
+// whose `tools` grant them, and routes each call here.
+type ToolServiceServer interface {
+	// ListTools returns the tools the plugin offers. The host asks after
+	// Configure and may ask again at any time; the answer may depend on the
+	// configuration.
+	ListTools(context.Context, *ListToolsRequest) (*ListToolsResponse, error)
+	// CallTool runs one tool call, under the host's per-call timeout.
+	CallTool(context.Context, *CallToolRequest) (*CallToolResponse, error)
+	mustEmbedUnimplementedToolServiceServer()
+}
+
+// UnimplementedToolServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedToolServiceServer struct{}
+
+func (UnimplementedToolServiceServer) ListTools(context.Context, *ListToolsRequest) (*ListToolsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListTools not implemented")
+}
+func (UnimplementedToolServiceServer) CallTool(context.Context, *CallToolRequest) (*CallToolResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CallTool not implemented")
+}
+func (UnimplementedToolServiceServer) mustEmbedUnimplementedToolServiceServer() {}
+func (UnimplementedToolServiceServer) testEmbeddedByValue()                     {}
+
+// UnsafeToolServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to ToolServiceServer will
+// result in compilation errors.
+type UnsafeToolServiceServer interface {
+	mustEmbedUnimplementedToolServiceServer()
+}
+
+func RegisterToolServiceServer(s grpc.ServiceRegistrar, srv ToolServiceServer) {
+	// If the following call panics, it indicates UnimplementedToolServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&ToolService_ServiceDesc, srv)
+}
+
+func _ToolService_ListTools_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListToolsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ToolServiceServer).ListTools(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ToolService_ListTools_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ToolServiceServer).ListTools(ctx, req.(*ListToolsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ToolService_CallTool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CallToolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ToolServiceServer).CallTool(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ToolService_CallTool_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ToolServiceServer).CallTool(ctx, req.(*CallToolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// ToolService_ServiceDesc is the grpc.ServiceDesc for ToolService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var ToolService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "clawhost.v1.ToolService",
+	HandlerType: (*ToolServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "ListTools",
+			Handler:    _ToolService_ListTools_Handler,
+		},
+		{
+			MethodName: "CallTool",
+			Handler:    _ToolService_CallTool_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,60 @@
+package core
+
+import (
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/clawhost/clawhost/core/config"
+)
+
+// pluginToolGrants answers core/agenttools about plugin tools from the
+// configuration the host runs: each agent's tools, its workspace, each
+// plugin's tool_timeout. A reload swaps the configuration (set).
+type pluginToolGrants struct{ cfg atomic.Pointer[config.Config] }
+
+func (g *pluginToolGrants) set(cfg *config.Config) { g.cfg.Store(cfg) }
+
+func (g *pluginToolGrants) agent(id string) *config.Agent {
+	cfg := g.cfg.Load()
+	if cfg == nil {
+		return nil
+	}
+	if id == "" {
+		id = config.DefaultAgentID
+	}
+	return cfg.AgentByID(id)
+}
+
+// Granted is the agent's tools patterns.
+func (g *pluginToolGrants) Granted(agent string) []string {
+	if a := g.agent(agent); a != nil {
+		return a.Tools
+	}
+	return nil
+}
+
+// Workspace is the agent's workspace, absolute.
+func (g *pluginToolGrants) Workspace(agent string) string {
+	a := g.agent(agent)
+	if a == nil {
+		return ""
+	}
+	ws, err := filepath.Abs(a.Workspace)
+	if err != nil {
+		return a.Workspace
+	}
+	return ws
+}
+
+// Timeout is the plugin instance's tool_timeout.
+func (g *pluginToolGrants) Timeout(instance string) time.Duration {
+	if cfg := g.cfg.Load(); cfg != nil {
+		for _, p := range cfg.Plugins {
+			if p.Name == instance && p.ToolTimeout != "" {
+				return p.ToolTimeout.Duration()
+			}
+		}
+	}
+	return config.DefaultToolTimeout.Duration()
+}

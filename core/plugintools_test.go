@@ -1,0 +1,54 @@
+package core
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestPluginToolGrants: the tools endpoint reads each agent's tools (a
+// named agent inherits the default's unless it sets its own), its
+// workspace (absolute) and each plugin's tool_timeout (default 30s) from
+// the configuration it was last given: a reload's new grants apply at once.
+func TestPluginToolGrants(t *testing.T) {
+	t.Parallel()
+	cfg := loadSrc(t, `agent {
+  tools = ["memory.*"]
+}
+agent "ops" {
+  workspace = "./ops"
+  tools     = ["git.status"]
+}
+agent "docs" {
+  workspace = "./docs"
+}
+plugin "memory" {
+  source       = "memory"
+  tool_timeout = "5s"
+}
+plugin "git" {
+  source = "git-tool"
+}
+`)
+	g := &pluginToolGrants{}
+	g.set(cfg)
+	for agent, want := range map[string][]string{"main": {"memory.*"}, "": {"memory.*"}, "ops": {"git.status"}, "docs": {"memory.*"}, "nobody": nil} {
+		if got := g.Granted(agent); !slices.Equal(got, want) {
+			t.Errorf("Granted(%q) = %q, want %q", agent, got, want)
+		}
+	}
+	if ws := g.Workspace("ops"); !filepath.IsAbs(ws) || filepath.Base(ws) != "ops" {
+		t.Errorf("Workspace(ops) = %q", ws)
+	}
+	if g.Timeout("memory") != 5*time.Second || g.Timeout("git") != 30*time.Second {
+		t.Errorf("timeouts %v %v", g.Timeout("memory"), g.Timeout("git"))
+	}
+	g.set(loadSrc(t, `agent {
+  tools = []
+}
+`))
+	if got := g.Granted("main"); len(got) != 0 {
+		t.Errorf("after the reload main is granted %q", got)
+	}
+}

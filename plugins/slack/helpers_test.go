@@ -1,0 +1,246 @@
+package slack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/plugins/slack/slacktest"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/status"
+)
+
+const (
+	testBotToken = "xoxb-test-bot-secret"
+	testAppToken = "xapp-test-app-secret"
+)
+
+// testWait bounds every wait of these tests.
+const testWait = 10 * time.Second
+
+// Users of the tests.
+var (
+	alice = slacktest.User{ID: "U0000A", Name: "alice", DisplayName: "Alice"}
+	bob   = slacktest.User{ID: "U0000B", Name: "bob"}
+)
+
+func newServer(t *testing.T) *slacktest.Server {
+	t.Helper()
+	srv := slacktest.NewServer(testBotToken, testAppToken)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// logBuffer collects log output safely across goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// statusLog records reports.
+type statusLog struct {
+	mu      sync.Mutex
+	all     []status.Status
+	changed chan struct{}
+}
+
+func (s *statusLog) Report(st status.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.all = append(s.all, st)
+	if s.changed != nil {
+		close(s.changed)
+	}
+	s.changed = make(chan struct{})
+}
+
+// wait waits until a report in state st arrives and returns it.
+func (s *statusLog) wait(t *testing.T, st status.State) status.Status {
+	t.Helper()
+	deadline := time.After(testWait)
+	for {
+		s.mu.Lock()
+		for _, r := range s.all {
+			if r.State == st {
+				s.mu.Unlock()
+				return r
+			}
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("timed out waiting for status %s; have %+v", st, s.all)
+		}
+	}
+}
+
+// testAdapter is a configured adapter with its log and status reports.
+type testAdapter struct {
+	*Adapter
+	logs    *logBuffer
+	reports *statusLog
+}
+
+// newAdapter configures an adapter against srv with extra attributes.
+func newAdapter(t *testing.T, srv *slacktest.Server, extra map[string]any) *testAdapter {
+	t.Helper()
+	logs := &logBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg := map[string]any{"bot_token": testBotToken, "app_token": testAppToken, "api_endpoint": srv.Endpoint()}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := &statusLog{}
+	a := New()
+	a.ackWait = 500 * time.Millisecond
+	if err := a.Configure(context.Background(), schema.Config{Instance: "sl", JSON: b, Logger: log, DataDir: t.TempDir(), Status: reports}); err != nil {
+		t.Fatalf("configure: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plugin log:\n%s", logs.String())
+		}
+	})
+	return &testAdapter{Adapter: a, logs: logs, reports: reports}
+}
+
+// run runs the adapter until the returned stop is called (or the test
+// ends) with inbox.
+func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, inbox) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("run: %v", err)
+				}
+			case <-time.After(testWait):
+				t.Errorf("run did not return after cancel")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// fakeInbox records deliveries; deliver, if set, decides each call's result.
+type fakeInbox struct {
+	mu      sync.Mutex
+	stored  []channel.InboundMessage
+	calls   int
+	deliver func(ctx context.Context, call int, msgs []channel.InboundMessage) error
+	changed chan struct{}
+}
+
+func newInbox() *fakeInbox { return &fakeInbox{changed: make(chan struct{})} }
+
+func (f *fakeInbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) error {
+	f.mu.Lock()
+	f.calls++
+	call, d := f.calls, f.deliver
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+	if d != nil {
+		if err := d(ctx, call, msgs); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stored = append(f.stored, msgs...)
+	close(f.changed)
+	f.changed = make(chan struct{})
+	return nil
+}
+
+func (f *fakeInbox) all() []channel.InboundMessage {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]channel.InboundMessage(nil), f.stored...)
+}
+
+// waitCalls waits until Deliver was called n times.
+func (f *fakeInbox) waitCalls(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(testWait)
+	for {
+		f.mu.Lock()
+		if f.calls >= n {
+			f.mu.Unlock()
+			return
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %d deliveries", n)
+		}
+	}
+}
+
+// wait waits until n messages are stored and returns them.
+func (f *fakeInbox) wait(t *testing.T, n int) []channel.InboundMessage {
+	t.Helper()
+	deadline := time.After(testWait)
+	for {
+		f.mu.Lock()
+		if len(f.stored) >= n {
+			out := append([]channel.InboundMessage(nil), f.stored...)
+			f.mu.Unlock()
+			return out
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %d messages; have %d: %+v", n, len(f.all()), f.all())
+		}
+	}
+}
+
+// waitFake waits for a condition on the fake's state.
+func waitFake(t *testing.T, srv *slacktest.Server, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
+	defer cancel()
+	if err := srv.Wait(ctx, what, cond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mention(id string) string { return "<@" + id + ">" }
