@@ -303,7 +303,7 @@ func TestPluginTestVoice(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%q: exit %d, want every check passed:\n%s\nstderr:\n%s", args, code, out, errs)
 		}
-		for _, check := range []string{"message_received", "message_sending", "list_commands"} {
+		for _, check := range []string{"probe", "message_received", "message_sending", "list_commands"} {
 			if !strings.Contains(out, "PASS  "+check) {
 				t.Errorf("%q: %s did not pass:\n%s", args, check, out)
 			}

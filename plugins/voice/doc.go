@@ -22,7 +22,8 @@
 // mode; modes and the per-chat memory between the two hooks live in
 // state.json in the instance's data directory (0600).
 //
-// Files: voice.go (the plugin, its settings and the hooks), speech.go
+// Files: voice.go (the plugin, its settings and the hooks), probe.go (the
+// live checks of clawhost doctor), speech.go
 // (the engines: commands, HTTP, ffmpeg), speakable.go (what is read aloud),
 // state.go (per-chat state), command.go (/voice).
 package voice

@@ -70,7 +70,7 @@ func TestHTTPEngines(t *testing.T) {
 	if err != nil || len(s.Media) != 1 {
 		t.Fatalf("sending: %+v %v", s, err)
 	}
-	if codec, d := probe(t, s.Media[0].Data, ".ogg"); codec != "opus" || d <= 0 {
+	if codec, d := probeAudio(t, s.Media[0].Data, ".ogg"); codec != "opus" || d <= 0 {
 		t.Fatalf("the API's speech as a voice note: %q %v", codec, d)
 	}
 	mu.Lock()

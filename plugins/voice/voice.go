@@ -206,6 +206,7 @@ func New() sdk.Plugin {
 			return nil
 		},
 		Configure:       p.configure,
+		Probe:           runProbe,
 		Command:         p,
 		MessageReceived: p,
 		MessageSending:  p,

@@ -55,8 +55,8 @@ func start(t *testing.T, cfg map[string]any, dataDir string) *pluginclient.Plugi
 	return h.Plugin
 }
 
-// probe returns ffprobe's codec and duration of an audio file's data.
-func probe(t *testing.T, data []byte, ext string) (codec string, seconds float64) {
+// probeAudio returns ffprobe's codec and duration of an audio file's data.
+func probeAudio(t *testing.T, data []byte, ext string) (codec string, seconds float64) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "a"+ext)
 	if err := os.WriteFile(p, data, 0o600); err != nil {
@@ -137,7 +137,7 @@ func TestVoiceBothWays(t *testing.T) {
 	if m.Filename != "voice.ogg" || m.Kind != channel.MediaVoice || m.MIME != "audio/ogg" {
 		t.Fatalf("telegram's voice note: %s %s %s", m.Filename, m.Kind, m.MIME)
 	}
-	if codec, d := probe(t, m.Data, ".ogg"); codec != "opus" || d <= 0 {
+	if codec, d := probeAudio(t, m.Data, ".ogg"); codec != "opus" || d <= 0 {
 		t.Fatalf("voice note: codec %q, %v s", codec, d)
 	}
 	// The host asks again after a restart: the same answer, the engine
@@ -161,7 +161,7 @@ func TestVoiceBothWays(t *testing.T) {
 	if len(s.Media) != 1 || s.Media[0].Filename != "voice.mp3" || s.Media[0].Kind != channel.MediaAudio {
 		t.Fatalf("discord: %+v", s.Media)
 	}
-	if codec, d := probe(t, s.Media[0].Data, ".mp3"); codec != "mp3" || d <= 0 {
+	if codec, d := probeAudio(t, s.Media[0].Data, ".mp3"); codec != "mp3" || d <= 0 {
 		t.Fatalf("discord's audio: codec %q, %v s", codec, d)
 	}
 
