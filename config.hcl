@@ -371,6 +371,33 @@ plugin "wa" {
   }
 }
 
+# Any Claude Code channel server (the official Telegram, Discord, iMessage
+# and fakechat servers, community ones) as a clawhost channel: clawhost runs
+# the server as its child and speaks MCP to it, each chat its own session.
+# Allow people by the user_id the server puts in meta: allow_from =
+# ["cc:123456789"]. docs/channels-mcp.md says how to run the official ones.
+plugin "cc" {
+  source  = "mcp-channel"
+  enabled = false
+  config {
+    # The server's command line, or plugin_path: an installed Claude Code
+    # plugin's directory, whose .mcp.json names it.
+    command = ["bun", "run", "--cwd", "/path/to/claude-plugins-official/external_plugins/telegram", "--shell=bun", "--silent", "start"]
+    # plugin_path   = "/path/to/claude-plugins-official/external_plugins/fakechat"
+    # server        = "fakechat"  # with plugin_path: which entry of .mcp.json
+    # env           = { TELEGRAM_BOT_TOKEN = env("TELEGRAM_BOT_TOKEN", "") }
+    # dir           = "/path"     # default: plugin_path, else the instance's data dir
+    # text_limit    = 4000        # 2000 for Discord
+    # markup        = "none"      # "markdown" for Discord
+    # chat_type     = "auto"      # chat id = sender id is direct, else group
+    # start_timeout = 60          # seconds, start to tool list
+    # max_download_bytes = 52428800
+    # The one person the server trusts: approvals also go through its
+    # permission relay, and its answers count as theirs.
+    # permission_relay_from = "123456789"
+  }
+}
+
 # /ping, answered without the agent.
 plugin "ping" {
   source = "ping"
@@ -409,6 +436,21 @@ plugin "voice" {
     # max_spoken   = 1000      # characters read aloud; the text is sent whole
   }
 }
+
+# /git from the phone: status, the diff (a .diff file when long), log, branch,
+# commit and push of the chat's worktree (worktrees = true) or the agent's
+# workspace; owners and members only. The repository's hooks, filters and
+# other configured programs never run (docs/git.md). Remove the #s to enable;
+# agent { tools = ["git.diff_summary"] } gives claude its read-only summary.
+# plugin "git" {
+#   source = "git"
+#   config {
+#     remote       = "/srv/git/project.git"  # where Push sends the branch; "" no Push
+#     author_name  = "clawhost"
+#     author_email = "clawhost@localhost"
+#     # inline_limit = 3000                   # a longer diff is sent as a file
+#   }
+# }
 
 # A tool for the agent: ranked search of its MEMORY.md and memory/*.md,
 # answering passages with file and line (docs/tools.md). Grant it with

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/worktree"
 )
 
 // pluginToolGrants answers core/agenttools about plugin tools from the
@@ -45,6 +47,22 @@ func (g *pluginToolGrants) Workspace(agent string) string {
 		return a.Workspace
 	}
 	return ws
+}
+
+// Workdir is the directory of session key's chat: its worktree when the
+// agent has worktrees (core/worktree.Of, as the turn makes it), else the
+// workspace; "" when the key is unknown.
+func (g *pluginToolGrants) Workdir(agent, key string) string {
+	a := g.agent(agent)
+	ws := g.Workspace(agent)
+	if a == nil || !a.Worktrees {
+		return ws
+	}
+	if key == "" {
+		return ""
+	}
+	_, base := sessionkey.SplitAgent(key)
+	return worktree.Of(ws, sessionkey.Dir(base)).Path
 }
 
 // Timeout is the plugin instance's tool_timeout.

@@ -112,6 +112,13 @@ func (a *Policy) IsOwner(m *message.Message) bool {
 	return false
 }
 
+// IsMember reports whether the sender of m is a member: one of Members, or
+// of the members of m's group block. Owners are not counted.
+func (a *Policy) IsMember(m *message.Message) bool {
+	r, _ := a.rule(m)
+	return senderListed(a.Members, m) || senderListed(r.Members, m)
+}
+
 // GroupRule is what one group changes (access.group "<id>" {}).
 type GroupRule struct {
 	// AllowFrom, when set, replaces GroupAllowFrom in this group.

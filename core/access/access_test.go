@@ -191,3 +191,20 @@ func TestMembersAndGroupRules(t *testing.T) {
 		t.Error("a group member of -7 controls in another group")
 	}
 }
+
+// TestIsMember: access.members and the group block's members are members;
+// an owner or an allowed sender is not.
+func TestIsMember(t *testing.T) {
+	t.Parallel()
+	a := &Policy{Owners: []string{"tg:1"}, Members: []string{"tg:2"}, AllowFrom: []string{"tg:4"},
+		GroupRules: map[string]GroupRule{"tg:-9": {Members: []string{"tg:3"}}}}
+	for _, tc := range []struct {
+		from, chat string
+		want       bool
+	}{{"1", "-9", false}, {"2", "-1", true}, {"3", "-9", true}, {"3", "-1", false}, {"4", "-9", false}} {
+		m := &message.Message{Instance: "tg", ChatType: channel.ChatGroup, ChatID: tc.chat, From: "tg:" + tc.from, Sender: channel.Sender{ID: tc.from}}
+		if got := a.IsMember(m); got != tc.want {
+			t.Errorf("sender %s in %s: IsMember = %v, want %v", tc.from, tc.chat, got, tc.want)
+		}
+	}
+}

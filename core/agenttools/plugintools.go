@@ -58,6 +58,9 @@ type PluginToolGrants interface {
 	Granted(agent string) []string
 	// Workspace is the agent's working directory (absolute).
 	Workspace(agent string) string
+	// Workdir is the directory of the chat of session key: its worktree
+	// when the agent has worktrees, else Workspace.
+	Workdir(agent, key string) string
 	// Timeout bounds one call of instance's tools (its tool_timeout).
 	Timeout(instance string) time.Duration
 }
@@ -270,7 +273,7 @@ func (a *Endpoint) callPluginTool(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	res, err := a.plugins.CallTool(ctx, instance, tool.CallRequest{CallID: callID, Tool: name, Arguments: req.Arguments,
-		Conversation: conv, Sender: sender, Agent: req.Agent, Workspace: a.grants.Workspace(req.Agent)})
+		Conversation: conv, Sender: sender, Agent: req.Agent, Workspace: a.grants.Workspace(req.Agent), Workdir: a.grants.Workdir(req.Agent, conv.SessionKey)})
 	detail := "call " + callID
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

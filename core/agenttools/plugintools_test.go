@@ -60,6 +60,7 @@ func (grants) Granted(agent string) []string {
 	return map[string][]string{"main": {"mem.*"}, "ops": {"git.status"}}[agent]
 }
 func (grants) Workspace(agent string) string         { return "/ws/" + agent }
+func (grants) Workdir(agent, key string) string      { return "/ws/" + agent + "/wt/" + key }
 func (grants) Timeout(instance string) time.Duration { return 50 * time.Millisecond }
 
 type auditLog struct {
@@ -131,7 +132,7 @@ func TestPluginToolsThroughTheBridge(t *testing.T) {
 	}
 	for _, c := range calls {
 		if c.Conversation.ChatID != "42" || c.Conversation.Instance != "tg" || c.Conversation.SessionKey != "agent:main:tg:direct:42" ||
-			c.Sender.ID != "7" || c.Agent != "main" || c.Workspace != "/ws/main" || len(c.CallID) < 16 {
+			c.Sender.ID != "7" || c.Agent != "main" || c.Workspace != "/ws/main" || c.Workdir != "/ws/main/wt/agent:main:tg:direct:42" || len(c.CallID) < 16 {
 			t.Errorf("call %+v", c)
 		}
 	}

@@ -105,6 +105,9 @@ func commandTable() []command {
 				"                           is checked (replies with text or a file, known formats,\n" +
 				"                           files that exist, buttons a channel can carry). Without it\n" +
 				"                           the execute check is skipped.\n" +
+				"  -workdir DIR             the chat's directory the -exec command and the tool calls are\n" +
+				"                           told (absolute), as the host tells them a chat's workspace or\n" +
+				"                           worktree\n" +
 				"  -timeout D               bound of each step (default 10s)\n" +
 				"  -grace D                 how long the plugin may take to exit after SIGTERM (default 5s)\n" +
 				"  -v                       show the plugin's log\n\n" +
@@ -112,7 +115,8 @@ func commandTable() []command {
 				"  clawhost plugin test -config-json '{\"addr_file\":\"lo.addr\"}' \\\n" +
 				"    -inject 'curl -s -d \"{\\\"chat_id\\\":\\\"c1\\\",\\\"sender_id\\\":\\\"u1\\\",\\\"text\\\":$CLAWHOST_TEST_TEXT_JSON}\" \\\n" +
 				"      http://$(cat lo.addr)/inbound' bin/clawhost-loopback\n" +
-				"A command plugin: clawhost plugin test -exec '/ping hello' bin/clawhost-ping", nil, pluginCommand},
+				"A command plugin: clawhost plugin test -exec '/ping hello' bin/clawhost-ping\n" +
+				"The git plugin on a repository: clawhost plugin test -exec /git -workdir \"$PWD\" bin/clawhost-git", nil, pluginCommand},
 		{"plugin schema", "[-json] SOURCE|PATH", "print the attributes a plugin's config {} block takes (the schema it declares)",
 			"Starts the plugin as the host does, asks for its ConfigSchema and stops it. SOURCE is a\nplugin source as in plugin \"x\" { source = \"telegram\" } (the binary clawhost-telegram beside\nclawhost, or in ./bin); PATH names a binary. -json prints the schema as JSON.", nil, pluginCommand},
 		{"plugin descriptor", "", "write the protocol's descriptor set (for plugins in other languages) to standard output",

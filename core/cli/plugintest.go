@@ -30,6 +30,7 @@ type pluginTestOptions struct {
 	config  string // JSON, or @FILE
 	inject  string // shell command
 	exec    string // "/cmd args" for a command plugin's Execute
+	workdir string // the chat directory Execute is told
 	timeout time.Duration
 	grace   time.Duration
 	verbose bool
@@ -60,6 +61,7 @@ func pluginCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.config, "config-json", "{}", "the plugin's config {} block as JSON, or @FILE (defaults filled in from its schema)")
 	fs.StringVar(&o.inject, "inject", "", "shell command that makes the plugin's platform produce one inbound message (see help)")
 	fs.StringVar(&o.exec, "exec", "", "a command line (\"/cmd args\") a command plugin's Execute runs; its answer is checked")
+	fs.StringVar(&o.workdir, "workdir", "", "the chat's directory (absolute) the -exec command and the tool calls are told, as the host tells them a chat's workspace or worktree")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "bound of each step")
 	fs.DurationVar(&o.grace, "grace", 5*time.Second, "how long a plugin may take to exit after SIGTERM")
 	fs.BoolVar(&o.verbose, "v", false, "show the plugin's log and go-plugin's")
@@ -155,6 +157,7 @@ func pluginTest(ctx context.Context, o pluginTestOptions, stdout, stderr io.Writ
 		Stop:    tl.stop,
 		Config:  cfg,
 		Exec:    o.exec,
+		Workdir: o.workdir,
 		Timeout: o.timeout,
 	}
 	if o.inject != "" {

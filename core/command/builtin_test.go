@@ -695,3 +695,25 @@ func TestWorktreeCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginToldRoleAndWorkdir: a command plugin is told the sender's role
+// and the chat's directory (command.Request.Workdir), which the git plugin
+// works in.
+func TestPluginToldRoleAndWorkdir(t *testing.T) {
+	t.Parallel()
+	h, _, p, _ := newHandler(t)
+	h.Workdir = func(key string) (string, string) { return "/ws/.clawhost/worktrees/" + key, "clawhost/" + key }
+	m := &message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "5", From: "tg:5", Sender: channel.Sender{ID: "5"}}
+	for _, who := range []Role{{Owner: true, Control: true}, {Member: true, Control: true}, {}} {
+		inv, ok := h.Registry.Parse("/ping x")
+		if !ok {
+			t.Fatal("/ping is not a command")
+		}
+		h.Messages(context.Background(), "k1", m, inv, who)
+		got := p.executed[len(p.executed)-1]
+		if got.SenderIsOwner != who.Owner || got.SenderIsMember != who.Member ||
+			got.Workdir != "/ws/.clawhost/worktrees/k1" || got.WorktreeBranch != "clawhost/k1" {
+			t.Errorf("%+v: the plugin was told %+v", who, got)
+		}
+	}
+}

@@ -118,6 +118,11 @@ type Handler struct {
 	// Location, when not nil, is the zone of /usage's days
 	// (messages.timezone); nil: local time.
 	Location func() *time.Location
+	// Workdir, when not nil, is the directory of a session's chat that
+	// command plugins are told (command.Request.Workdir): the chat's
+	// worktree and its branch when its agent has worktrees, else the
+	// agent's workspace and "".
+	Workdir func(key string) (dir, branch string)
 
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }
@@ -140,6 +145,9 @@ type Role struct {
 	// costs (access.Policy.MayControl); /new, /reset and /stop are refused
 	// and /status leaves the costs out otherwise.
 	Control bool
+	// Member: the sender is one of access.members (access.Policy.IsMember);
+	// command plugins are told (command.Request.SenderIsMember).
+	Member bool
 }
 
 // Message is one message a command answers with: a built-in's answer, or
@@ -176,7 +184,7 @@ func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, in
 // or files, in the reply's format.
 func (h *Handler) Messages(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) []Message {
 	if !inv.Builtin() && (!inv.OwnerOnly || who.Owner) {
-		return h.plugin(ctx, key, m, inv)
+		return h.plugin(ctx, key, m, inv, who)
 	}
 	text := h.answer(ctx, key, m, inv, who)
 	var buttons [][]channel.Button
@@ -207,8 +215,9 @@ func plain(text string) []Message {
 }
 
 // plugin runs a command plugin's command and returns its replies, one
-// message each.
-func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, inv Invocation) []Message {
+// message each. The plugin is told the sender's role and the chat's
+// directory.
+func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) []Message {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
@@ -217,10 +226,15 @@ func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, in
 	if err != nil {
 		return plain(fmt.Sprintf("The /%s command is unavailable right now (plugin %s is not ready).", inv.Name, inv.Instance))
 	}
-	res, err := h.Plugins.Execute(ctx, inv.Instance, command.Request{
+	req := command.Request{
 		Command: inv.Plugin.Name, Args: inv.Args, RawText: m.Body,
 		Conversation: m.Conversation(key), Sender: m.Sender,
-	})
+		SenderIsOwner: who.Owner, SenderIsMember: who.Member,
+	}
+	if h.Workdir != nil {
+		req.Workdir, req.WorktreeBranch = h.Workdir(key)
+	}
+	res, err := h.Plugins.Execute(ctx, inv.Instance, req)
 	var ce *channel.Error
 	switch {
 	case errors.As(err, &ce) && ce.Code == channel.CodeInvalidRequest && ce.Message != "":

@@ -60,9 +60,12 @@ type clRecord struct {
 	ChatID    string `json:"chat_id"`
 	MessageID string `json:"message_id"`
 	Text      string `json:"text"`
-	// Media are the paths of the files sent.
-	Media []string `json:"media"`
-	At    time.Time
+	// Media are the paths of the files sent, Buttons the buttons' ids.
+	Media   []string `json:"media"`
+	Buttons [][]struct {
+		ID string `json:"id"`
+	} `json:"buttons"`
+	At time.Time
 }
 
 // clHost is one clawhost daemon (restartable on the same directory) with
@@ -102,11 +105,14 @@ type clOptions struct {
 	// command, when set, is agent.command given the host's directory.
 	command func(dir string) string
 	// plugins are more plugin blocks beside the loopback "lo"; lo its
-	// host settings (debounce, ...); messages the messages block
-	// (default: streaming = "blocks").
+	// host settings (debounce, ...); loConfig more of its config block
+	// (e.g. buttons); messages the messages block (default: streaming =
+	// "blocks"); access more of the access block (owners, members).
 	plugins  []Plugin
 	lo       Attrs
+	loConfig Attrs
 	messages Attrs
+	access   Attrs
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
@@ -141,6 +147,12 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 		Admin:    Attrs{"listen": ""},
 		Messages: o.messages,
 		Plugins:  append([]Plugin{{Name: "lo", Source: "loopback", Attrs: o.lo, Config: Attrs{"addr_file": h.addrFile}}}, o.plugins...),
+	}
+	for k, v := range o.access {
+		cfg.Access[k] = v
+	}
+	for k, v := range o.loConfig {
+		cfg.Plugins[0].Config[k] = v
 	}
 	if cfg.Messages == nil {
 		cfg.Messages = Attrs{"streaming": "blocks"}

@@ -16,11 +16,14 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
+	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
 )
 
 // The test binary doubles as a fake claude CLI (core/internal/fakeclaude)
-// when CLAWHOST_FAKE_CLAUDE is set.
+// when CLAWHOST_FAKE_CLAUDE is set, and as a Claude Code channel server
+// (mcpchanneltest) when its platform's address is set.
 func TestMain(m *testing.M) {
+	mcpchanneltest.Main(os.Exit)
 	if os.Getenv(fakeclaude.EnvVar) != "" {
 		fakeclaude.Main()
 		return

@@ -203,7 +203,8 @@ func runPluginTest(t *testing.T, args ...string) (int, string, string) {
 
 // TestPluginTestGo: `clawhost plugin test` passes the Go examples of each
 // kind, the loopback channel with every inbound check, and fails faulty
-// plugins with one FAIL line naming the check: output on stdout that is not
+// plugins with one FAIL line naming the check; the git plugin answers /git
+// in the directory -workdir names: output on stdout that is not
 // the handshake, an invalid command list, a plugin that does not stop
 // cleanly on SIGTERM.
 func TestPluginTestGo(t *testing.T) {
@@ -213,6 +214,10 @@ func TestPluginTestGo(t *testing.T) {
 	if err := os.WriteFile(garbage, []byte("#!/bin/sh\necho hello\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// The git plugin's chat directory: a repository with a change.
+	gitWorkdir := filepath.Join(t.TempDir(), "repo")
+	gitRepo(t, gitWorkdir)
+	writeFile(t, filepath.Join(gitWorkdir, "README.md"), "hello\nchanged\n")
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -235,6 +240,12 @@ func TestPluginTestGo(t *testing.T) {
 			[]string{"FAIL  execute", "the plugin lists no /nope", "7 passed, 1 failed"}, nil},
 		{"bad replies", []string{"-exec", "/report now", wrapper(t, "CLAWHOST_TEST_PLUGIN=badreplies")}, 1,
 			[]string{"FAIL  execute", `reply 1: format "html"`, `reply 2: file "report.txt": want an absolute path`, "reply 3 has neither text nor a file", "PASS  list_commands"}, nil},
+		{"git -exec -workdir", []string{"-exec", "/git", "-workdir", gitWorkdir, "-config-json", `{"remote":"/nonexistent.git"}`, filepath.Join(bin, "clawhost-git")}, 0,
+			[]string{"PASS  execute", "/git: 1 replies (markdown)", "PASS  list_tools", "PASS  call_tools", "0 failed, 0 skipped"}, []string{"tool error"}},
+		{"git -exec diff", []string{"-exec", "/git diff", "-workdir", gitWorkdir, filepath.Join(bin, "clawhost-git")}, 0,
+			[]string{"PASS  execute", "0 failed, 0 skipped"}, nil},
+		{"git without a workdir", []string{"-exec", "/git", filepath.Join(bin, "clawhost-git")}, 0,
+			[]string{"PASS  execute", "refused the input", "no agent directory"}, nil},
 		{"clock-hook", []string{filepath.Join(bin, "clawhost-clock-hook")}, 0, []string{"PASS  before_agent_start", "7 passed, 0 failed"}, nil},
 		{"stdout garbage", []string{garbage}, 1, []string{"FAIL  handshake", "Unrecognized remote plugin message: hello"}, []string{"PASS"}},
 		{"bad command list", []string{wrapper(t, "CLAWHOST_TEST_PLUGIN=badcommands")}, 1,

@@ -136,6 +136,19 @@ func (g *Gateway) chatWorktree(ctx context.Context, m *message.Message) (w workt
 	return worktree.Of(ts.Workspace, sessionkey.Dir(base)), key, true
 }
 
+// chatDir is the directory of session key's chat: its worktree (which may
+// not exist yet) and branch when its agent has worktrees, else the agent's
+// workspace.
+func (g *Gateway) chatDir(key string) (dir, branch string) {
+	ts := g.turnSettings(key)
+	if !ts.Worktrees {
+		return ts.Workspace, ""
+	}
+	_, base := sessionkey.SplitAgent(key)
+	w := worktree.Of(ts.Workspace, sessionkey.Dir(base))
+	return w.Path, w.Branch
+}
+
 // resetWorktree makes m's chat's worktree anew (worktree.Reset): not while
 // a reply runs in it; the chat's warm claude process, whose directory goes,
 // is stopped.

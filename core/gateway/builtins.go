@@ -21,7 +21,7 @@ import (
 // rendered per its format as a reply is, with its files and buttons.
 func (g *Gateway) command(a arrival, inv command.Invocation) {
 	set := g.settings()
-	who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message)}
+	who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message), Member: set.Access.IsMember(&a.Message)}
 	msgs := g.handler.Messages(g.ctx, a.key, &a.Message, inv, who)
 	switch {
 	case len(msgs) == 0:

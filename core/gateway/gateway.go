@@ -300,6 +300,7 @@ func New(opts Options) *Gateway {
 		Pause:    pauseCommands{g},
 		Exporter: exporter{g},
 		Location: func() *time.Location { return g.settings().Turn.Location },
+		Workdir:  g.chatDir,
 		Agents:   agentPort{g},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.

@@ -301,7 +301,7 @@ func (g *Gateway) inlineDirectives(batch []arrival) bool {
 			continue
 		}
 		first = first || i == 0
-		who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message)}
+		who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message), Member: set.Access.IsMember(&a.Message)}
 		if answer, held := g.handler.ApplyDirective(g.ctx, a.key, &a.Message, name, arg, who); !held && answer != "" {
 			key, tgt := a.key, a.Message.Target()
 			g.background(func() { g.delivery.Notify(key, tgt, answer) })

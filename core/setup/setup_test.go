@@ -414,7 +414,7 @@ func TestRunOtherChannel(t *testing.T) {
 		return inProcess(ctx, dir, source, block)
 	}
 	home := t.TempDir()
-	in := strings.NewReader("slack\nxoxb-wrong\nxapp-good\n\nxoxb-good\nxapp-good\n\n~/ws\n")
+	in := strings.NewReader("slack\nxoxb-wrong\nxapp-good\n\nxoxb-good\nxapp-good\n\n~/ws\n3\n")
 	var out bytes.Buffer
 	res, err := Run(context.Background(), Options{Probe: prober, Catalog: catalog, Plan: p, Interactive: true, In: in, Out: &out,
 		Getenv: env(map[string]string{"HOME": home}), Now: func() time.Time { return day }})

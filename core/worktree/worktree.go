@@ -17,9 +17,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clawhost/clawhost/sdk/safegit"
 )
 
 // Dir is where the worktrees live, under the repository.
@@ -154,10 +155,11 @@ func exclude(ctx context.Context, repo string) error {
 // said. The repository is one the chats' claude can write (its objects,
 // its branches, their worktrees), so git runs with nothing of the host's
 // environment but PATH, and with every way configuration runs a program
-// turned off (hostileSafe), whatever the repository's files say.
+// turned off (safegit.Env, the plugins' safe git too), whatever the
+// repository's files say.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = gitEnv(os.Getenv("PATH"))
+	cmd.Env = safegit.Env(os.Getenv("PATH"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -165,46 +167,4 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 		return out, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
-}
-
-// hostileSafe is configuration given to every git the host runs, through
-// the environment (GIT_CONFIG_COUNT), which outranks the repository's own
-// and reaches the git processes git itself starts (submodules): each key
-// runs a program, or lets one (a hook, a filter's process, the fsmonitor
-// daemon, an ssh or credential helper, a pager, an external diff), or
-// fetches. Filters and merge drivers are defined in configuration only, and
-// the repository's configuration is read-only to every chat (the sandbox),
-// so an attribute naming one names nothing.
-var hostileSafe = [][2]string{
-	{"core.fsmonitor", "false"},
-	{"core.hooksPath", os.DevNull},
-	{"core.untrackedCache", "false"},
-	{"core.sshCommand", "false"},
-	{"core.pager", "cat"},
-	{"core.editor", "false"},
-	{"core.askPass", ""},
-	{"credential.helper", ""},
-	{"diff.external", ""},
-	{"gpg.program", "false"},
-	{"protocol.allow", "never"},
-	{"submodule.recurse", "false"},
-	{"status.submoduleSummary", "false"},
-	{"diff.ignoreSubmodules", "all"},
-	{"safe.bareRepository", "explicit"},
-}
-
-// gitEnv is the environment of a git the host runs on a repository a sandbox
-// can write: PATH, the C locale, no prompts, no system or global
-// configuration, no replace refs, and hostileSafe.
-func gitEnv(path string) []string {
-	e := []string{
-		"PATH=" + path, "LC_ALL=C", "HOME=" + os.DevNull, "GIT_TERMINAL_PROMPT=0",
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_ATTR_NOSYSTEM=1", "GIT_NO_REPLACE_OBJECTS=1",
-		"GIT_CONFIG_COUNT=" + strconv.Itoa(len(hostileSafe)),
-	}
-	for i, kv := range hostileSafe {
-		n := strconv.Itoa(i)
-		e = append(e, "GIT_CONFIG_KEY_"+n+"="+kv[0], "GIT_CONFIG_VALUE_"+n+"="+kv[1])
-	}
-	return e
 }

@@ -451,6 +451,26 @@ type EditRequest struct {
 	Buttons [][]Button
 }
 
+// Offerer is implemented by a channel whose optional interfaces work only
+// with some configurations: a bridge to another program, whose tools
+// decide (the mcp-channel plugin: a server without edit_message cannot
+// edit). The host uses an optional interface the channel implements only
+// where Offered says so; without Offerer every one it implements is used.
+type Offerer interface {
+	// Offered is called after Configure, like Capabilities; it must not
+	// block.
+	Offered() Offered
+}
+
+// Offered says which of the optional interfaces a channel implements work
+// as configured (Offerer).
+type Offered struct {
+	Typing      bool
+	Edit        bool
+	Reactions   bool
+	CommandMenu bool
+}
+
 // Reactor is implemented by channels that support reactions.
 type Reactor interface {
 	React(ctx context.Context, req ReactRequest) error

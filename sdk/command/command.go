@@ -52,6 +52,18 @@ type Request struct {
 	Conversation  Conversation
 	Sender        channel.Sender
 	SenderIsOwner bool
+	// SenderIsMember: the sender is one of access.members (or of the
+	// group block's members). An owner has SenderIsOwner, not this.
+	SenderIsMember bool
+	// Workdir is the chat's own directory (absolute): its git worktree when
+	// its agent has agent.worktrees, else the agent's workspace; "" when
+	// the host knows none. A worktree need not exist yet (the chat's first
+	// turn makes it). The chat's agent can write everything in it: never
+	// run a program the directory's files name (sdk/safegit runs git so).
+	Workdir string
+	// WorktreeBranch is the branch of the chat's worktree when Workdir is
+	// one; "" otherwise.
+	WorktreeBranch string
 }
 
 // Reply is one message to send back.

@@ -54,6 +54,10 @@ type Target struct {
 	// Exec is a command line ("/name args") the execute check runs
 	// through a command plugin's Execute; empty: that check is skipped.
 	Exec string
+	// Workdir is the chat directory the execute and call_tools checks
+	// tell the plugin (command.Request.Workdir, tool.CallRequest.Workdir);
+	// empty: none.
+	Workdir string
 	// Timeout bounds each step; zero means 10s.
 	Timeout time.Duration
 }

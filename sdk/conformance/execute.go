@@ -48,7 +48,7 @@ func checkExecute(ctx context.Context, tg Target) (string, error) {
 	}
 	req := command.Request{Command: spec, Args: strings.TrimSpace(args), RawText: tg.Exec, SenderIsOwner: true,
 		Conversation: command.Conversation{SessionKey: "conformance:direct:1", Instance: "conformance", Channel: "conformance", ChatType: channel.ChatDirect, ChatID: "1"},
-		Sender:       channel.Sender{ID: "1", Name: "Conformance"}}
+		Sender:       channel.Sender{ID: "1", Name: "Conformance"}, Workdir: tg.Workdir}
 	res, err := inst.Plugin.Execute(ctx, req)
 	var ce *channel.Error
 	switch {

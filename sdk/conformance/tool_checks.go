@@ -76,7 +76,7 @@ func checkCallTools(ctx context.Context, tg Target) (string, error) {
 			CallID: fmt.Sprintf("conformance-%d", i+1), Tool: s.Name, Arguments: ExampleArguments(s.InputSchema),
 			Conversation: command.Conversation{SessionKey: "conformance", Instance: "conformance", Channel: "conformance", ChatType: channel.ChatDirect, ChatID: "c1"},
 			Sender:       channel.Sender{ID: "u1", Name: "Conformance"},
-			Agent:        "main", Workspace: inst.DataDir,
+			Agent:        "main", Workspace: inst.DataDir, Workdir: tg.Workdir,
 		}
 		first, err1 := callTool(ctx, tg, inst, req)
 		if err1 != nil && !isPluginError(err1) {

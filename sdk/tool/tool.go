@@ -75,6 +75,10 @@ type CallRequest struct {
 	// configured it: the place a tool looks for the agent's files, rather
 	// than a path of its own configuration.
 	Workspace string
+	// Workdir is the chat's own directory (absolute), as
+	// command.Request.Workdir: its worktree when the agent has
+	// agent.worktrees, else Workspace; "" when the host knows none.
+	Workdir string
 }
 
 // Result is a call's outcome as the model sees it.

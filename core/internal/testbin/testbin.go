@@ -31,6 +31,7 @@ var packages = map[string]string{
 	"clawhost-webchat":          module + "plugins/webchat/cmd/clawhost-webchat",
 	"clawhost-discord":          module + "plugins/discord/cmd/clawhost-discord",
 	"clawhost-whatsapp":         module + "plugins/whatsapp/cmd/clawhost-whatsapp",
+	"clawhost-mcp-channel":      module + "plugins/mcpchannel/cmd/clawhost-mcp-channel",
 	"clawhost-loopback":         module + "examples/loopback",
 	"clawhost-ping":             module + "examples/ping",
 	"clawhost-clock-hook":       module + "examples/clock-hook",

@@ -99,3 +99,29 @@ func TestProbe(t *testing.T) {
 		t.Errorf("probe without a Probe func: %v, want Unimplemented", err)
 	}
 }
+
+// offering edits and reacts, and offers only reactions once configured.
+type offering struct{ configFirst }
+
+func (*offering) Edit(context.Context, channel.EditRequest) error   { return nil }
+func (*offering) React(context.Context, channel.ReactRequest) error { return nil }
+func (*offering) Offered() channel.Offered                          { return channel.Offered{Reactions: true} }
+
+// TestDescribeOffered: a channel's Offerer takes back an optional
+// interface it implements but cannot use as configured.
+func TestDescribeOffered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ch := &offering{}
+	srv := newTestServer(t, &Impl{Name: "of", Channel: ch})
+	if _, err := srv.Configure(ctx, &pb.ConfigureRequest{Instance: "of"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := srv.Describe(ctx, &pb.DescribeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := d.GetChannel(); c.GetEdit() || !c.GetReactions() {
+		t.Fatalf("capabilities %+v: want reactions without edits", c)
+	}
+}

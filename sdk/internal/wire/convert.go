@@ -380,12 +380,14 @@ func ConversationFromProto(c *pb.Conversation) command.Conversation {
 
 // ExecuteToProto converts a command request.
 func ExecuteToProto(r command.Request) *pb.ExecuteRequest {
-	return &pb.ExecuteRequest{Command: r.Command, Args: r.Args, RawText: r.RawText, Conversation: ConversationToProto(r.Conversation), Sender: SenderToProto(r.Sender), SenderIsOwner: r.SenderIsOwner}
+	return &pb.ExecuteRequest{Command: r.Command, Args: r.Args, RawText: r.RawText, Conversation: ConversationToProto(r.Conversation), Sender: SenderToProto(r.Sender), SenderIsOwner: r.SenderIsOwner,
+		SenderIsMember: r.SenderIsMember, Workdir: r.Workdir, WorktreeBranch: r.WorktreeBranch}
 }
 
 // ExecuteFromProto converts a command request.
 func ExecuteFromProto(r *pb.ExecuteRequest) command.Request {
-	return command.Request{Command: r.GetCommand(), Args: r.GetArgs(), RawText: r.GetRawText(), Conversation: ConversationFromProto(r.GetConversation()), Sender: SenderFromProto(r.GetSender()), SenderIsOwner: r.GetSenderIsOwner()}
+	return command.Request{Command: r.GetCommand(), Args: r.GetArgs(), RawText: r.GetRawText(), Conversation: ConversationFromProto(r.GetConversation()), Sender: SenderFromProto(r.GetSender()), SenderIsOwner: r.GetSenderIsOwner(),
+		SenderIsMember: r.GetSenderIsMember(), Workdir: r.GetWorkdir(), WorktreeBranch: r.GetWorktreeBranch()}
 }
 
 // RepliesToProto converts command replies.

@@ -155,6 +155,13 @@ func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.Des
 		_, caps.Edit = ch.(channel.Editor)
 		_, caps.Reactions = ch.(channel.Reactor)
 		_, caps.CommandMenu = ch.(channel.CommandMenu)
+		if o, ok := ch.(channel.Offerer); ok {
+			off := o.Offered()
+			caps.Typing = caps.Typing && off.Typing
+			caps.Edit = caps.Edit && off.Edit
+			caps.Reactions = caps.Reactions && off.Reactions
+			caps.CommandMenu = caps.CommandMenu && off.CommandMenu
+		}
 		out.Channel = caps
 	default:
 		out.Channel = srv.addressing(ch)

@@ -29,13 +29,13 @@ func ToolSpecsFromProto(ss []*pb.ToolSpec) []tool.Spec {
 // ToolCallToProto converts a tool call.
 func ToolCallToProto(r tool.CallRequest) *pb.CallToolRequest {
 	return &pb.CallToolRequest{CallId: r.CallID, Tool: r.Tool, ArgumentsJson: string(r.Arguments), Conversation: ConversationToProto(r.Conversation),
-		Sender: SenderToProto(r.Sender), Agent: r.Agent, Workspace: r.Workspace}
+		Sender: SenderToProto(r.Sender), Agent: r.Agent, Workspace: r.Workspace, Workdir: r.Workdir}
 }
 
 // ToolCallFromProto converts a tool call.
 func ToolCallFromProto(r *pb.CallToolRequest) tool.CallRequest {
 	return tool.CallRequest{CallID: r.GetCallId(), Tool: r.GetTool(), Arguments: rawJSON(r.GetArgumentsJson()), Conversation: ConversationFromProto(r.GetConversation()),
-		Sender: SenderFromProto(r.GetSender()), Agent: r.GetAgent(), Workspace: r.GetWorkspace()}
+		Sender: SenderFromProto(r.GetSender()), Agent: r.GetAgent(), Workspace: r.GetWorkspace(), Workdir: r.GetWorkdir()}
 }
 
 // ToolResultToProto converts a tool call's result.

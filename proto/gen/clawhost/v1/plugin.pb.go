@@ -3502,8 +3502,21 @@ type ExecuteRequest struct {
 	Conversation  *Conversation          `protobuf:"bytes,4,opt,name=conversation,proto3" json:"conversation,omitempty"`
 	Sender        *Sender                `protobuf:"bytes,5,opt,name=sender,proto3" json:"sender,omitempty"`
 	SenderIsOwner bool                   `protobuf:"varint,6,opt,name=sender_is_owner,json=senderIsOwner,proto3" json:"sender_is_owner,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// workdir is the chat's own directory (absolute): its git worktree when
+	// its agent has agent.worktrees, else the agent's workspace; empty when
+	// the host knows none. A worktree need not exist yet (the chat's first
+	// turn makes it). The chat's agent can write everything in it: a plugin
+	// that runs programs there must not run what the directory's files name
+	// (sdk/safegit for git).
+	Workdir string `protobuf:"bytes,7,opt,name=workdir,proto3" json:"workdir,omitempty"`
+	// worktree_branch is the branch of the chat's worktree when workdir is
+	// one; empty otherwise.
+	WorktreeBranch string `protobuf:"bytes,8,opt,name=worktree_branch,json=worktreeBranch,proto3" json:"worktree_branch,omitempty"`
+	// sender_is_member is true when the sender is one of access.members (or
+	// of the group block's members); an owner is not counted as a member.
+	SenderIsMember bool `protobuf:"varint,9,opt,name=sender_is_member,json=senderIsMember,proto3" json:"sender_is_member,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
@@ -3574,6 +3587,27 @@ func (x *ExecuteRequest) GetSender() *Sender {
 func (x *ExecuteRequest) GetSenderIsOwner() bool {
 	if x != nil {
 		return x.SenderIsOwner
+	}
+	return false
+}
+
+func (x *ExecuteRequest) GetWorkdir() string {
+	if x != nil {
+		return x.Workdir
+	}
+	return ""
+}
+
+func (x *ExecuteRequest) GetWorktreeBranch() string {
+	if x != nil {
+		return x.WorktreeBranch
+	}
+	return ""
+}
+
+func (x *ExecuteRequest) GetSenderIsMember() bool {
+	if x != nil {
+		return x.SenderIsMember
 	}
 	return false
 }
@@ -4822,7 +4856,11 @@ type CallToolRequest struct {
 	// agent is the id of the agent whose turn called the tool.
 	Agent string `protobuf:"bytes,6,opt,name=agent,proto3" json:"agent,omitempty"`
 	// workspace is that agent's working directory (absolute).
-	Workspace     string `protobuf:"bytes,7,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Workspace string `protobuf:"bytes,7,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// workdir is the chat's own directory (absolute), as in ExecuteRequest:
+	// its worktree when the agent has worktrees, else the workspace; empty
+	// when the host knows none.
+	Workdir       string `protobuf:"bytes,8,opt,name=workdir,proto3" json:"workdir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4902,6 +4940,13 @@ func (x *CallToolRequest) GetAgent() string {
 func (x *CallToolRequest) GetWorkspace() string {
 	if x != nil {
 		return x.Workspace
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetWorkdir() string {
+	if x != nil {
+		return x.Workdir
 	}
 	return ""
 }
@@ -5279,14 +5324,17 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\achannel\x18\x03 \x01(\tR\achannel\x12\x1b\n" +
 	"\tchat_type\x18\x04 \x01(\tR\bchatType\x12\x17\n" +
 	"\achat_id\x18\x05 \x01(\tR\x06chatId\x12\x1b\n" +
-	"\tthread_id\x18\x06 \x01(\tR\bthreadId\"\xed\x01\n" +
+	"\tthread_id\x18\x06 \x01(\tR\bthreadId\"\xda\x02\n" +
 	"\x0eExecuteRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12\x12\n" +
 	"\x04args\x18\x02 \x01(\tR\x04args\x12\x19\n" +
 	"\braw_text\x18\x03 \x01(\tR\arawText\x12=\n" +
 	"\fconversation\x18\x04 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12+\n" +
 	"\x06sender\x18\x05 \x01(\v2\x13.clawhost.v1.SenderR\x06sender\x12&\n" +
-	"\x0fsender_is_owner\x18\x06 \x01(\bR\rsenderIsOwner\"\x97\x01\n" +
+	"\x0fsender_is_owner\x18\x06 \x01(\bR\rsenderIsOwner\x12\x18\n" +
+	"\aworkdir\x18\a \x01(\tR\aworkdir\x12'\n" +
+	"\x0fworktree_branch\x18\b \x01(\tR\x0eworktreeBranch\x12(\n" +
+	"\x10sender_is_member\x18\t \x01(\bR\x0esenderIsMember\"\x97\x01\n" +
 	"\x05Reply\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x120\n" +
@@ -5386,7 +5434,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\"@\n" +
 	"\x11ListToolsResponse\x12+\n" +
-	"\x05tools\x18\x01 \x03(\v2\x15.clawhost.v1.ToolSpecR\x05tools\"\x85\x02\n" +
+	"\x05tools\x18\x01 \x03(\v2\x15.clawhost.v1.ToolSpecR\x05tools\"\x9f\x02\n" +
 	"\x0fCallToolRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12%\n" +
@@ -5394,7 +5442,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\fconversation\x18\x04 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12+\n" +
 	"\x06sender\x18\x05 \x01(\v2\x13.clawhost.v1.SenderR\x06sender\x12\x14\n" +
 	"\x05agent\x18\x06 \x01(\tR\x05agent\x12\x1c\n" +
-	"\tworkspace\x18\a \x01(\tR\tworkspace\"8\n" +
+	"\tworkspace\x18\a \x01(\tR\tworkspace\x12\x18\n" +
+	"\aworkdir\x18\b \x01(\tR\aworkdir\"8\n" +
 	"\bToolFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\acaption\x18\x02 \x01(\tR\acaption\"\x9e\x01\n" +
