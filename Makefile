@@ -41,7 +41,7 @@ PYTHON ?= /usr/bin/python3
 # so the test and vet targets run each one, and each package once.
 MODULES := . sdk markup proto
 
-.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux clean
+.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux voice clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -83,7 +83,7 @@ py-examples: ## build the Python examples as bin/clawhost-<name> (executable zip
 run: build ## run clawhost on the default config.hcl (the claude CLI on PATH, else where its installers or make claude-cli put it)
 	./$(BIN)/clawhost -config config.hcl
 
-deps: claude-cli browser python-grpc postgres bubblewrap systemd tmux ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL, bubblewrap, systemd-analyze and tmux from Debian)
+deps: claude-cli browser python-grpc postgres bubblewrap systemd tmux voice ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL, bubblewrap, systemd-analyze, tmux, espeak-ng and ffmpeg from Debian)
 
 claude-cli: $(CLAUDE_BIN) ## install the real claude CLI into .cache/claude-cli (npm)
 $(CLAUDE_BIN):
@@ -127,6 +127,16 @@ tmux: ## install Debian's tmux for the terminal tests of clawhost init (needs ro
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tmux >/dev/null; }
 	@tmux -V
 
+# espeak-ng and ffmpeg, the voice plugin's default text-to-speech and its
+# audio converter; the voice tests make real voice notes with them and
+# check the plugin's with ffprobe (part of ffmpeg).
+voice: ## install Debian's espeak-ng and ffmpeg for the voice plugin and its tests (needs root or sudo)
+	@{ command -v espeak-ng && command -v ffmpeg && command -v ffprobe; } >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq espeak-ng ffmpeg >/dev/null; }
+	@espeak-ng --version | head -1
+	@ffmpeg -version | head -1
+
 # The PostgreSQL server for the store's tests (core/store/postgres/pgtest
 # starts a throwaway cluster from it); Debian puts it in
 # /usr/lib/postgresql/<version>/bin, off PATH.
@@ -138,7 +148,7 @@ postgres: ## install Debian's postgresql for the PostgreSQL store tests (needs r
 
 test: build deps ## run all tests, with the real claude CLI, a headless Chromium and the Python example
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
-	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_REQUIRE_SYSTEMD=1 CLAWHOST_REQUIRE_TMUX=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
+	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_REQUIRE_SYSTEMD=1 CLAWHOST_REQUIRE_TMUX=1 CLAWHOST_REQUIRE_VOICE=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
 	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...) || exit 1; done
 
 test-go: build ## run the tests that need only Go (real-CLI and browser tests skip)

@@ -420,6 +420,23 @@ plugin "clock" {
 #   }
 # }
 
+# Voice notes both ways (docs/voice.md): voice notes and audio files are
+# transcribed for the agent before the queue, and /voice on|off|auto in a
+# chat adds a spoken reply (espeak-ng by default, encoded by ffmpeg: both
+# from Debian). Transcription takes time: raise messages.hook_timeout above
+# stt_timeout. Without stt_command or stt_url voice notes arrive as files.
+plugin "voice" {
+  source  = "voice"
+  enabled = false
+  config {
+    # stt_command  = ["whisper-cli", "-m", "/models/ggml-base.en.bin", "-nt", "-np", "-f", "{wav}"]
+    # stt_url      = "http://127.0.0.1:8080/v1/audio/transcriptions"   # or an API
+    # tts_command  = []        # empty: espeak-ng --stdin -w {out}
+    # default_mode = "off"     # voice replies before /voice: off | on | auto
+    # max_spoken   = 1000      # characters read aloud; the text is sent whole
+  }
+}
+
 # /git from the phone: status, the diff (a .diff file when long), log, branch,
 # commit and push of the chat's worktree (worktrees = true) or the agent's
 # workspace; owners and members only. The repository's hooks, filters and

@@ -96,6 +96,32 @@ func TestSendMediaFallbacks(t *testing.T) {
 	}
 }
 
+// An OGG voice note goes as a voice message (sendVoice); other audio of
+// kind voice, and a voice note Telegram refuses (the user's privacy
+// setting), go as documents.
+func TestSendVoiceNote(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, nil)
+	ogg := writeFile(t, "voice.ogg", "OggS opus")
+	wav := writeFile(t, "voice.wav", "RIFF")
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "spoken",
+		Media: []channel.OutboundMedia{{Path: ogg, Kind: channel.MediaVoice}, {Path: wav, Kind: channel.MediaVoice}}}); err != nil {
+		t.Fatal(err)
+	}
+	s := srv.Sent()
+	if len(s) != 2 || s[0].Method != "sendVoice" || s[0].Visible != "spoken" || string(s[0].File.Data) != "OggS opus" || s[1].Method != "sendDocument" {
+		t.Fatalf("sent %+v", s)
+	}
+	srv.Fail("sendVoice", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: VOICE_MESSAGES_FORBIDDEN"})
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "2", Media: []channel.OutboundMedia{{Path: ogg, Kind: channel.MediaVoice}}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := srv.Sent(); len(s) != 3 || s[2].Method != "sendDocument" || string(s[2].File.Data) != "OggS opus" {
+		t.Fatalf("a refused voice note: %+v", s)
+	}
+}
+
 func TestSendMediaErrors(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)

@@ -175,7 +175,8 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		Groups:        true,
 		MediaIn: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaVoice,
 			channel.MediaAudio, channel.MediaVideo, channel.MediaSticker},
-		// Images go out as photos, everything else as documents.
+		// Images go out as photos, OGG voice notes as voice messages,
+		// everything else as documents.
 		MediaOut: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio,
 			channel.MediaVoice, channel.MediaVideo},
 		// Inline keyboards out, callback queries in.

@@ -16,6 +16,8 @@ import (
 const (
 	maxPhotoBytes    = 10 << 20
 	maxDocumentBytes = 50 << 20
+	// sendVoice: "audio must be at most 1 MB" for a voice message shown as one; larger goes as a document.
+	maxVoiceBytes = 1 << 20
 )
 
 // checkMedia validates a file before anything is sent.
@@ -45,6 +47,9 @@ func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.Ou
 		return nil, channel.Errorf(channel.CodeInvalidRequest, "media %s: %v", filepath.Base(m.Path), errors.Unwrap(err))
 	}
 	asPhoto := m.Kind == channel.MediaImage && st.Size() <= maxPhotoBytes
+	// A voice note is OGG/Opus (Telegram shows other audio of sendVoice
+	// as a file anyway).
+	asVoice := m.Kind == channel.MediaVoice && isOggOpus(m) && st.Size() <= maxVoiceBytes
 	caption = strings.TrimSpace(caption)
 	var rs []rendering
 	late := ""
@@ -73,8 +78,11 @@ func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.Ou
 			q["reply_markup"] = markup
 		}
 		method, field := "sendDocument", "document"
-		if asPhoto {
+		switch {
+		case asPhoto:
 			method, field = "sendPhoto", "photo"
+		case asVoice:
+			method, field = "sendVoice", "voice"
 		}
 		id, err = a.uploadFile(ctx, method, field, q, m.Path)
 		code := channel.CodeOf(err)
@@ -83,6 +91,12 @@ func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.Ou
 		case code == channel.CodeFormattingRejected && r.parseMode != "" && i+1 < len(rs):
 			a.log.Debug("telegram refused the caption's HTML; sending it plain", "method", method, "error", err)
 			i++
+			continue
+		case asVoice && code == channel.CodeInvalidRequest:
+			// VOICE_MESSAGES_FORBIDDEN (the user's privacy setting), …:
+			// the audio still goes, as a document.
+			a.log.Debug("telegram refused the audio as a voice note; sending it as a document", "error", err)
+			asVoice = false
 			continue
 		case asPhoto && code == channel.CodeInvalidRequest:
 			// PHOTO_INVALID_DIMENSIONS, IMAGE_PROCESS_FAILED, …: a file
@@ -115,6 +129,15 @@ func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.Ou
 		ids = append(ids, id)
 	}
 	return ids, nil
+}
+
+// isOggOpus reports whether m is an OGG file (what sendVoice takes).
+func isOggOpus(m channel.OutboundMedia) bool {
+	switch strings.ToLower(filepath.Ext(m.Path)) {
+	case ".ogg", ".oga", ".opus":
+		return true
+	}
+	return strings.HasPrefix(m.MIME, "audio/ogg")
 }
 
 // uploadFile posts the file at path as field of method (multipart).

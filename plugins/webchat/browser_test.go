@@ -3,6 +3,7 @@ package webchat_test
 import (
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"context"
@@ -259,5 +260,61 @@ func TestBrowserFiles(t *testing.T) {
 	}
 	if l.Download != "report.csv" || !strings.Contains(l.Text, "report.csv") || l.Body != "a,b\n1,2\n" {
 		t.Errorf("the page's link %+v", l)
+	}
+}
+
+// TestBrowserAudioPlayer: an audio file the host sends (a spoken reply,
+// made here with espeak-ng and ffmpeg as the voice plugin makes it) gets a
+// player on the page, which the page's Content-Security-Policy lets load
+// the file and the browser decodes (a duration > 0).
+func TestBrowserAudioPlayer(t *testing.T) {
+	b := webchattest.NewBrowser(t, browserTimeout)
+	for _, p := range []string{"espeak-ng", "ffmpeg"} {
+		if _, err := exec.LookPath(p); err != nil {
+			if os.Getenv("CLAWHOST_REQUIRE_VOICE") == "1" {
+				t.Fatalf("%s is needed (make voice): %v", p, err)
+			}
+			t.Skipf("%s not found (make voice); set CLAWHOST_REQUIRE_VOICE=1 to fail instead", p)
+		}
+	}
+	dir := t.TempDir()
+	wav, mp3 := filepath.Join(dir, "voice.wav"), filepath.Join(dir, "voice.mp3")
+	if out, err := exec.Command("espeak-ng", "-w", wav, "hello from the player").CombinedOutput(); err != nil {
+		t.Fatalf("espeak-ng (make voice): %v %s", err, out)
+	}
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-loglevel", "error", "-i", wav, "-c:a", "libmp3lame", "-ac", "1", mp3).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg (make voice): %v %s", err, out)
+	}
+	r := start(t, setup{dataDir: t.TempDir()})
+	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
+	defer cancel()
+	if err := b.Open(r.Link()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Send("speak to me"); err != nil {
+		t.Fatal(err)
+	}
+	in, err := r.inbox.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Send(ctx, channel.SendRequest{ChatID: in.ChatID, Text: "Spoken.", Media: []channel.OutboundMedia{{Path: mp3, Kind: channel.MediaAudio}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitJS(`document.querySelector('#log .msg.bot .files audio')`); err != nil {
+		t.Fatal(err)
+	}
+	d, err := chromedp.Run(b.Ctx, chromedp.Evaluate[float64](`(async () => {
+		const a = document.querySelector('#log .msg.bot .files audio');
+		if (a.readyState < 1) {
+			await new Promise((ok, no) => {
+				a.addEventListener("loadedmetadata", ok);
+				a.addEventListener("error", () => no(new Error("audio error " + (a.error && a.error.code))));
+			});
+		}
+		return a.duration;
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil || !(d > 0) {
+		t.Fatalf("the player's duration: %v, %v", d, err)
 	}
 }

@@ -169,7 +169,7 @@ func (a *Adapter) serveFile(w http.ResponseWriter, r *http.Request) {
 	}
 	defer fh.Close()
 	disposition := "attachment"
-	if strings.HasPrefix(f.MIME, "image/") && r.URL.Query().Get("inline") == "1" {
+	if (strings.HasPrefix(f.MIME, "image/") || strings.HasPrefix(f.MIME, "audio/")) && r.URL.Query().Get("inline") == "1" {
 		disposition = "inline"
 	}
 	w.Header().Set("Content-Type", f.MIME)

@@ -35,8 +35,8 @@ const (
 var staticFiles embed.FS
 
 // contentSecurityPolicy allows the page's own script, style and socket and
-// nothing else: no inline script, no external images or frames.
-const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// nothing else: no inline script, no external images, audio or frames.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // handler is the page's HTTP handler.
 func (a *Adapter) handler() http.Handler {

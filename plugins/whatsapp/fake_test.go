@@ -529,4 +529,23 @@ func TestFakeMedia(t *testing.T) {
 	if err != nil || string(data) != string(png) || sent.Message.GetImageMessage().GetCaption() != "the chart" {
 		t.Errorf("image out: %q %v caption %q", data, err, sent.Message.GetImageMessage().GetCaption())
 	}
+
+	// A voice note out (the voice plugin's spoken reply): push-to-talk,
+	// with the type WhatsApp plays.
+	ogg := t.TempDir() + "/voice.ogg"
+	if err := os.WriteFile(ogg, voice, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = r.a.Send(ctx, channel.SendRequest{ChatID: m.ChatID, Media: []channel.OutboundMedia{{Path: ogg, Kind: channel.MediaVoice}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err = srv.WaitSent(ctx, func(s whatsapptest.SentMessage) bool { return s.ID == resp.MessageIDs[0] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	au := sent.Message.GetAudioMessage()
+	if data, err := srv.DownloadSent(sent); err != nil || string(data) != string(voice) || !au.GetPTT() || au.GetMimetype() != "audio/ogg; codecs=opus" {
+		t.Errorf("voice note out: %q %v ptt %v type %q", data, err, au.GetPTT(), au.GetMimetype())
+	}
 }

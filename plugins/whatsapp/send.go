@@ -1,6 +1,7 @@
 package whatsapp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -181,6 +182,11 @@ func (a *Adapter) mediaMessage(ctx context.Context, cli *whatsmeow.Client, m cha
 		mt = whatsmeow.MediaVideo
 	case channel.MediaAudio, channel.MediaVoice:
 		mt = whatsmeow.MediaAudio
+	}
+	if kind == channel.MediaVoice && bytes.HasPrefix(data, []byte("OggS")) {
+		// WhatsApp plays a voice note (PTT) only with this type; sniffing
+		// says application/ogg.
+		mime = "audio/ogg; codecs=opus"
 	}
 	up, err := cli.Upload(ctx, data, mt)
 	if err != nil {

@@ -43,6 +43,10 @@ func moduleEnv(ctx context.Context, proxy, modcache string, mods []workModule) (
 		"GONOSUMDB="+strings.Join(paths, ","),
 		"GOPROXY="+strings.Join(proxies, ","),
 		"GOMODCACHE="+modcache,
+		// The tree's modules are zipped anew at the same versions: the go
+		// command's module index (in the shared build cache) would answer
+		// from an older zip at the same path ("does not contain package").
+		"GODEBUG="+strings.TrimPrefix(os.Getenv("GODEBUG")+",goindex=0", ","),
 	), nil
 }
 

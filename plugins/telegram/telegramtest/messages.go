@@ -12,7 +12,7 @@ import (
 
 // Sent is a message the bot sent (or edited) successfully.
 type Sent struct {
-	// Method is the API method: sendMessage, editMessageText, sendPhoto, sendDocument.
+	// Method is the API method: sendMessage, editMessageText, sendPhoto, sendDocument, sendVoice.
 	Method    string
 	ChatID    string
 	MessageID int

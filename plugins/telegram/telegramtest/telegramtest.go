@@ -7,7 +7,7 @@
 // without new updates it waits up to timeout seconds; a second concurrent
 // poll ends the first with 409), sendMessage (validating parse_mode HTML and
 // the 4096 UTF-16 limit of the visible text), editMessageText,
-// sendChatAction, getFile and file downloads, sendPhoto/sendDocument
+// sendChatAction, getFile and file downloads, sendPhoto/sendDocument/sendVoice
 // (multipart), setMyCommands, setWebhook/deleteWebhook and
 // answerCallbackQuery. Inline keyboards (reply_markup) of sends and edits
 // are checked as Telegram does (callback_data of 1-64 bytes) and kept as
@@ -279,6 +279,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		result, aerr = s.sendFile("sendPhoto", "photo", req)
 	case "senddocument":
 		result, aerr = s.sendFile("sendDocument", "document", req)
+	case "sendvoice":
+		result, aerr = s.sendFile("sendVoice", "voice", req)
 	case "answercallbackquery":
 		result, aerr = s.answerCallbackQuery(req.Params)
 	case "setmycommands":

@@ -141,7 +141,8 @@
   }
 
   // setFiles shows a message's files: each a link that downloads it (an
-  // image also shown), built with textContent and attributes only.
+  // image also shown, audio with a player), built with textContent and
+  // attributes only.
   function setFiles(el, m) {
     let box = el.querySelector(".files");
     if (!m.files || !m.files.length) {
@@ -161,6 +162,13 @@
         img.src = href + "?inline=1";
         img.alt = f.name;
         box.append(img);
+      }
+      if ((f.mime || "").startsWith("audio/")) {
+        const au = document.createElement("audio");
+        au.controls = true;
+        au.preload = "metadata";
+        au.src = href + "?inline=1";
+        box.append(au);
       }
       const a = document.createElement("a");
       a.href = href;

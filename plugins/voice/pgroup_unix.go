@@ -1,0 +1,16 @@
+//go:build unix
+
+package voice
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup runs cmd in a process group of its own and makes its
+// cancellation kill the whole group, so a wrapper script's ffmpeg or
+// whisper does not outlive the timeout.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+}
