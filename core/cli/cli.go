@@ -113,7 +113,7 @@ func commandTable() []command {
 				"  -v                       show the plugin's log\n\n" +
 				"Example, the loopback channel (its address is written to lo.addr in its data dir):\n" +
 				"  clawhost plugin test -config-json '{\"addr_file\":\"lo.addr\"}' \\\n" +
-				"    -inject 'curl -s -d \"{\\\"chat_id\\\":\\\"c1\\\",\\\"sender_id\\\":\\\"u1\\\",\\\"text\\\":$CLAWHOST_TEST_TEXT_JSON}\" \\\n" +
+				"    -inject 'curl -s --retry 5 -d \"{\\\"chat_id\\\":\\\"c1\\\",\\\"sender_id\\\":\\\"u1\\\",\\\"message_id\\\":\\\"$(date +%s%N)\\\",\\\"text\\\":$CLAWHOST_TEST_TEXT_JSON}\" \\\n" +
 				"      http://$(cat lo.addr)/inbound' bin/clawhost-loopback\n" +
 				"A command plugin: clawhost plugin test -exec '/ping hello' bin/clawhost-ping\n" +
 				"The git plugin on a repository: clawhost plugin test -exec /git -workdir \"$PWD\" bin/clawhost-git", nil, pluginCommand},

@@ -48,9 +48,10 @@ func injectHelper() int {
 		fmt.Fprintln(os.Stderr, "inject:", err)
 		return 1
 	}
-	body, _ := json.Marshal(map[string]string{"chat_id": "c1", "sender_id": "u1", "text": os.Getenv("CLAWHOST_TEST_TEXT")})
 	// As a platform does: a 503 (the host could not store the message) is
-	// retried after the Retry-After the loopback gives.
+	// retried after the Retry-After the loopback gives, with the same id.
+	id := fmt.Sprintf("inject-%d-%d", os.Getpid(), time.Now().UnixNano())
+	body, _ := json.Marshal(map[string]string{"chat_id": "c1", "sender_id": "u1", "message_id": id, "text": os.Getenv("CLAWHOST_TEST_TEXT")})
 	for range 50 {
 		resp, err := http.Post("http://"+string(addr)+"/inbound", "application/json", bytes.NewReader(body))
 		if err != nil {
