@@ -309,16 +309,8 @@ func (h *clHost) sends(chat string, from int) []clRecord {
 // returns the time just before the request.
 func (h *clHost) post(sender, text string) time.Time {
 	h.t.Helper()
-	body, _ := json.Marshal(map[string]string{"chat_id": "chat-" + sender, "sender_id": sender, "sender_name": sender, "text": text})
 	t0 := time.Now()
-	resp, err := http.Post("http://"+h.addr+"/inbound", "application/json", strings.NewReader(string(body)))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		h.t.Fatalf("inbound: status %d", resp.StatusCode)
-	}
+	postInbound(h.t, h.addr, map[string]any{"chat_id": "chat-" + sender, "sender_id": sender, "sender_name": sender, "text": text})
 	return t0
 }
 

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,12 +20,7 @@ func TestPairingNames(t *testing.T) {
 	d := Launch(t, cfg)
 	d.addrFile = filepath.Join(dir, "lo.addr")
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
-	body, _ := json.Marshal(map[string]string{"chat_id": "chat-dave", "sender_id": "dave", "sender_name": "Dave Null", "sender_username": "dnull", "text": "let me in"})
-	resp, err := http.Post("http://"+d.addr()+"/inbound", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	postInbound(t, d.addr(), map[string]any{"chat_id": "chat-dave", "sender_id": "dave", "sender_name": "Dave Null", "sender_username": "dnull", "text": "let me in"})
 	d.nextSend("chat-dave") // the code
 	var out, errb bytes.Buffer
 	if rc := run([]string{"pairing", "list", "-config", cfg}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "lo:dave") || !strings.Contains(out.String(), "Dave Null (@dnull)") {

@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,13 +32,8 @@ func TestVoiceNoteTranscript(t *testing.T) {
 	})
 	d.addrFile = filepath.Join(dir, "lo.addr")
 	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
-	body, _ := json.Marshal(map[string]any{"chat_id": "chat-u1", "sender_id": "u1", "text": "",
+	postInbound(t, d.addr(), map[string]any{"chat_id": "chat-u1", "sender_id": "u1", "text": "",
 		"media": []map[string]string{{"kind": "voice", "ref": "data:please book a table for two", "mime": "audio/ogg", "filename": "note.ogg"}}})
-	resp, err := http.Post("http://"+d.addr()+"/inbound", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
 	reply := d.nextSend("chat-u1")
 	if !strings.Contains(reply, "[Voice note transcript]") || !strings.Contains(reply, ".ogg: please book a table for two") {
 		t.Fatalf("the transcript did not reach the prompt: %q", reply)
