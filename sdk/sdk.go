@@ -31,6 +31,11 @@ type Plugin struct {
 	Name string
 	// Version is the plugin's own version.
 	Version string
+	// Setup is what a person needs before they can fill in the config {}
+	// block — how to create the bot or app on the platform, an app manifest
+	// to paste — in a few plain-text lines; `clawhost init` shows it before
+	// it asks for the block's settings. Empty: nothing to say.
+	Setup string
 	// Schema declares the attributes of the plugin's config {} block.
 	Schema schema.Schema
 	// Validate checks a decoded config {} block without applying it: no
@@ -215,7 +220,7 @@ func run(p Plugin, log hclog.Logger, debugAs, secret string) int {
 	}
 	inbox := wire.NewInbox()
 	srv := &wire.Server{
-		Impl: &wire.Impl{Name: p.Name, Version: p.Version, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook,
+		Impl: &wire.Impl{Name: p.Name, Version: p.Version, Setup: p.Setup, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook,
 			Received: p.MessageReceived, Sending: p.MessageSending, Ender: p.AgentEnd, Tool: p.Tool, Retry: p.Retry, Probe: p.Probe},
 		Log:    log,
 		Ctx:    ctx,

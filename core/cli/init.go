@@ -157,17 +157,18 @@ func runClaudeInTerminal(ctx context.Context, claude, configDir string, out io.W
 }
 
 // channelCatalog is init's setup.Catalog: each clawhost-<source> of
+// channelCatalog is init's setup.Catalog: each clawhost-<source> of
 // pluginDir that init does not know by name, started through the one
 // launcher (Supervisor.Check: nothing configured, no network) for its
-// description and config schema; the channel plugins among them.
-func channelCatalog(ctx context.Context, pluginDir string) (map[string]schema.Schema, error) {
+// description, setup text and config schema; the channel plugins among them.
+func channelCatalog(ctx context.Context, pluginDir string) (map[string]setup.CatalogEntry, error) {
 	entries, err := os.ReadDir(pluginDir)
 	if err != nil {
 		return nil, err
 	}
 	h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
 	defer h.Stop()
-	out := map[string]schema.Schema{}
+	out := map[string]setup.CatalogEntry{}
 	for _, e := range entries {
 		src, ok := strings.CutPrefix(e.Name(), config.BinaryPrefix)
 		info, ierr := e.Info()
@@ -179,7 +180,7 @@ func channelCatalog(ctx context.Context, pluginDir string) (map[string]schema.Sc
 			func(schema.Schema) []byte { return nil })
 		cancel()
 		if err == nil && res.Description.Channel {
-			out[src] = res.Schema
+			out[src] = setup.CatalogEntry{Schema: res.Schema, Setup: res.Description.Setup}
 		}
 	}
 	return out, nil

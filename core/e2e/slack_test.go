@@ -436,6 +436,8 @@ func TestInitSlackInTerminal(t *testing.T) {
 	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
 	term.waitFor("Channels to set up", 0)
 	term.send("slack")
+	term.waitFor("From an app manifest", 0)
+	term.waitFor("- chat:write", 0)
 	term.waitFor("bot_token", 0)
 	term.send("xoxb-wrong")
 	term.waitFor("app_token", 0)

@@ -86,6 +86,8 @@ type session struct {
 	// schemas are the config schemas of the other channel plugins offered
 	// (others), by source.
 	schemas map[string]schema.Schema
+	// setups are their setup texts (CatalogEntry.Setup), by source.
+	setups map[string]string
 }
 
 // Run is clawhost init: it completes o.Plan (asking, or from defaults),

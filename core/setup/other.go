@@ -29,10 +29,19 @@ type OtherChannel struct {
 }
 
 // Catalog lists the channel plugins of pluginDir with their config
-// schemas, by source, read from the plugins without configuring them (the
-// cli launches each clawhost-<source> through the one launcher). The
-// channels init knows by name may be among them; init leaves those out.
-type Catalog func(ctx context.Context, pluginDir string) (map[string]schema.Schema, error)
+// schemas and setup texts, by source, read from the plugins without
+// configuring them (the cli launches each clawhost-<source> through the one
+// launcher). The channels init knows by name may be among them; init leaves
+// those out.
+type Catalog func(ctx context.Context, pluginDir string) (map[string]CatalogEntry, error)
+
+// CatalogEntry is what init knows of a channel plugin it does not know by
+// name: its config schema, and what a person needs before filling it in
+// (sdk.Plugin.Setup: how to create the bot or app), shown first.
+type CatalogEntry struct {
+	Schema schema.Schema
+	Setup  string
+}
 
 // OwnChannel reports whether init knows the channel of source by name
 // (its own questions); a catalog may skip those.
@@ -63,10 +72,10 @@ func (s *session) others(ctx context.Context, p Plan) []string {
 		s.say("(The other channel plugins in %s could not be listed: %v.)\n", p.PluginDir, err)
 		return nil
 	}
-	s.schemas = map[string]schema.Schema{}
-	for src, sch := range cat {
+	s.schemas, s.setups = map[string]schema.Schema{}, map[string]string{}
+	for src, e := range cat {
 		if !slices.Contains(channelNames, src) && src != "" {
-			s.schemas[src] = sch
+			s.schemas[src], s.setups[src] = e.Schema, e.Setup
 		}
 	}
 	return slices.Sorted(maps.Keys(s.schemas))
@@ -78,7 +87,10 @@ func (s *session) others(ctx context.Context, p Plan) []string {
 // checks, shown check by check.
 func (s *session) other(ctx context.Context, p Plan, source string) (OtherChannel, error) {
 	sch := s.schemas[source]
-	s.say("\n%s: the settings of its config block (docs/%s.md says where to find them).\n", source, source)
+	if setup := strings.TrimSpace(s.setups[source]); setup != "" {
+		s.say("\n%s\n", setup)
+	}
+	s.say("\n%s: the settings of its config block.\n", source)
 	for {
 		oc := OtherChannel{Source: source, Values: map[string]string{}, Secret: map[string]bool{}}
 		for _, a := range sch {

@@ -402,8 +402,8 @@ func TestRunOtherChannel(t *testing.T) {
 	defer srv.Close()
 	p := plan(t)
 	p.TelegramToken, p.DiscordToken, p.WhatsApp, p.WebChat, p.Workspace = "", "", false, false, ""
-	catalog := func(context.Context, string) (map[string]schema.Schema, error) {
-		return map[string]schema.Schema{"slack": slack.Schema, "telegram": telegram.Schema}, nil
+	catalog := func(context.Context, string) (map[string]CatalogEntry, error) {
+		return map[string]CatalogEntry{"slack": {Schema: slack.Schema, Setup: slack.Setup}, "telegram": {Schema: telegram.Schema}}, nil
 	}
 	prober := func(ctx context.Context, dir, source string, block map[string]any) (probe.Report, error) {
 		if source == "slack" {
@@ -422,7 +422,7 @@ func TestRunOtherChannel(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	text := out.String()
-	for _, want := range []string{"telegram, discord, whatsapp, webchat, slack", "bot_token", "✗ bot token", "invalid_auth",
+	for _, want := range []string{"telegram, discord, whatsapp, webchat, slack", "From an app manifest", "- chat:write", "bot_token", "✗ bot token", "invalid_auth",
 		"Enter the settings of slack again", "✓ slack: the bot @clawbot", "✓ scopes"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)

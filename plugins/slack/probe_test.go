@@ -121,6 +121,9 @@ func TestManifestScopes(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
+	if !strings.Contains(doc, "```yaml\n"+Manifest+"```") {
+		t.Error("docs/slack.md does not show the plugin's Manifest (init prints that one)")
+	}
 	i := strings.Index(doc, "    bot:\n")
 	j := strings.Index(doc, "settings:\n")
 	if i < 0 || j < i {
@@ -131,6 +134,9 @@ func TestManifestScopes(t *testing.T) {
 		if s, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
 			got = append(got, s)
 		}
+	}
+	if !strings.Contains(Manifest, "    bot:\n      - "+strings.Join(Scopes, "\n      - ")+"\n") {
+		t.Errorf("Manifest does not grant exactly Scopes %v", Scopes)
 	}
 	if strings.Join(got, ",") != strings.Join(Scopes, ",") {
 		t.Errorf("manifest scopes %v, the plugin's %v", got, Scopes)

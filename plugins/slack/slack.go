@@ -53,6 +53,7 @@ func Plugin() sdk.Plugin {
 	a := New()
 	return sdk.Plugin{
 		Name:      "slack",
+		Setup:     Setup,
 		Version:   Version,
 		Schema:    Schema,
 		Validate:  Validate,

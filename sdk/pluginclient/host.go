@@ -157,7 +157,10 @@ var setupErrors = []string{
 // Description is what a plugin says about itself.
 type Description struct {
 	Name, Version, SDKVersion string
-	Channel, Command, Hook    bool
+	// Setup is what a person needs before filling in the config block
+	// (sdk.Plugin.Setup); "" for nothing.
+	Setup                  string
+	Channel, Command, Hook bool
 	// Received, Sending and Ender: the plugin is a message_received,
 	// message_sending or agent_end hook.
 	Received, Sending, Ender bool
@@ -219,7 +222,7 @@ func (p *Plugin) Describe(ctx context.Context) (Description, error) {
 	if err != nil {
 		return Description{}, mapErr("describe", err)
 	}
-	d := Description{Name: r.GetName(), Version: r.GetVersion(), SDKVersion: r.GetSdkVersion()}
+	d := Description{Name: r.GetName(), Version: r.GetVersion(), SDKVersion: r.GetSdkVersion(), Setup: r.GetSetup()}
 	for _, k := range r.GetKinds() {
 		switch k {
 		case pb.Kind_KIND_CHANNEL:

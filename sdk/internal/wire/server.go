@@ -29,6 +29,7 @@ import (
 // Impl is what a plugin offers; nil kinds are absent.
 type Impl struct {
 	Name, Version string
+	Setup         string
 	Schema        schema.Schema
 	Validate      func(ctx context.Context, cfg schema.Config) error
 	Configure     func(ctx context.Context, cfg schema.Config) error
@@ -143,7 +144,7 @@ func (srv *Server) Register(s *grpc.Server) {
 // sharing its database with others asks first, to keep a channel in
 // standby unconfigured).
 func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	out := &pb.DescribeResponse{Name: srv.Impl.Name, Version: srv.Impl.Version, Kinds: srv.Impl.Kinds(), SdkVersion: SDKVersion}
+	out := &pb.DescribeResponse{Name: srv.Impl.Name, Version: srv.Impl.Version, Kinds: srv.Impl.Kinds(), SdkVersion: SDKVersion, Setup: srv.Impl.Setup}
 	// Not under srv.mu: Configure holds it while the plugin configures
 	// itself, and a Describe meanwhile (a liveness probe) must answer.
 	ch := srv.Impl.Channel

@@ -217,8 +217,12 @@ type DescribeResponse struct {
 	// carries only id_forms and direct_to_sender (which never depend on the
 	// configuration); its limits are unknown, not defaults.
 	ChannelUnconfigured bool `protobuf:"varint,6,opt,name=channel_unconfigured,json=channelUnconfigured,proto3" json:"channel_unconfigured,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// setup is what a person needs before they can fill in the plugin's
+	// config block (how to create the bot or app: an app manifest to paste),
+	// shown by clawhost init before it asks; empty for nothing to say.
+	Setup         string `protobuf:"bytes,7,opt,name=setup,proto3" json:"setup,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DescribeResponse) Reset() {
@@ -291,6 +295,13 @@ func (x *DescribeResponse) GetChannelUnconfigured() bool {
 		return x.ChannelUnconfigured
 	}
 	return false
+}
+
+func (x *DescribeResponse) GetSetup() string {
+	if x != nil {
+		return x.Setup
+	}
+	return ""
 }
 
 // ChannelCapabilities describe what a channel can do.
@@ -5086,7 +5097,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\"\x11\n" +
-	"\x0fDescribeRequest\"\xf9\x01\n" +
+	"\x0fDescribeRequest\"\x8f\x02\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12'\n" +
@@ -5094,7 +5105,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\achannel\x18\x04 \x01(\v2 .clawhost.v1.ChannelCapabilitiesR\achannel\x12\x1f\n" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
 	"sdkVersion\x121\n" +
-	"\x14channel_unconfigured\x18\x06 \x01(\bR\x13channelUnconfigured\"\xd9\x04\n" +
+	"\x14channel_unconfigured\x18\x06 \x01(\bR\x13channelUnconfigured\x12\x14\n" +
+	"\x05setup\x18\a \x01(\tR\x05setup\"\xd9\x04\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
