@@ -252,6 +252,14 @@ func TestBuiltins(t *testing.T) {
 		t.Errorf("/status: %q lacks %q", got, want)
 	}
 	h.LastTurn = nil
+	// What the lifecycle hooks last did (a voice plugin's timings).
+	h.HookWork = func(key string) []string {
+		return []string{"🎙 transcribed in 1.4 s", "🔊 spoken in 0.8 s"}
+	}
+	if got, want := answer(t, h, "/status", false), "Hooks: 🎙 transcribed in 1.4 s · 🔊 spoken in 0.8 s\n"; !strings.Contains(got, want) {
+		t.Errorf("/status: %q lacks %q", got, want)
+	}
+	h.HookWork = nil
 	if len(s.resets) != 1 || s.resets[0] != "tg:direct:5 /new" {
 		t.Errorf("resets %q", s.resets)
 	}

@@ -103,6 +103,10 @@ type Handler struct {
 	// claude (how long it waited for a slot, whether claude was started
 	// and why), for /status's "Last turn:" line; "" when no turn ran.
 	LastTurn func(key string) string
+	// HookWork, when set, is what the lifecycle hooks last did for a
+	// session, a line each ("🎙 transcribed 3 s of audio in 1.2 s"): /status
+	// shows them.
+	HookWork func(key string) []string
 	// Pause, when not nil, is the usage-limit pause: /status's "Paused
 	// until" line and /resume.
 	Pause Pause

@@ -75,6 +75,11 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 			b.WriteString("Last turn: " + l + "\n")
 		}
 	}
+	if h.HookWork != nil {
+		if ls := h.HookWork(key); len(ls) > 0 {
+			b.WriteString("Hooks: " + strings.Join(ls, " · ") + "\n")
+		}
+	}
 	state := "idle"
 	if h.Sessions.Running(key) {
 		state = "running"

@@ -225,6 +225,9 @@ func TestVoiceTelegram(t *testing.T) {
 		// The text is sent with it: as its caption, or on its own.
 		tgWaitMessage(t, h.srv, tgAlice, "speak-marker")
 	}
+	// /status says what speech-to-text and text-to-speech took.
+	h.srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "/status")
+	tgWaitMessage(t, h.srv, tgAlice, "Hooks: 🎙 transcribed in ", " s · 🔊 spoken in ")
 
 	// The engine fails: the text, with one notice; the next failure is
 	// not told again; once it works again, voice notes come back.

@@ -219,6 +219,8 @@ type Gateway struct {
 	// sending is the message_sending stage, between a turn's reply and
 	// the outbox.
 	sending *sending.Stage
+	// work is what the lifecycle hooks last did per session (/status).
+	work hookWork
 	// ends delivers the agent_end events in the background.
 	ends *agentend.Notifier
 	// pause holds the turns while claude's usage limit is reached.
@@ -281,6 +283,7 @@ func New(opts Options) *Gateway {
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
 	g.sending = sending.New(opts.Ports, g.turns, log)
+	g.sending.ReportSteps(func(key, line string) { g.work.set(key, "sending", line) })
 	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log, opts.AgentEndSpool)
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
 		set := g.settings()
@@ -307,6 +310,7 @@ func New(opts Options) *Gateway {
 		Modes:     func(key string) []string { return g.turnSettings(key).PermissionModes },
 		Approvals: g.approvalLines,
 		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
+		HookWork:  g.work.lines,
 		QueueMode: func(key string) string {
 			_, rest := sessionkey.SplitAgent(key)
 			instance, _, _ := strings.Cut(rest, ":") // "<instance>:<kind>:<peer>"

@@ -136,6 +136,9 @@ func (g *Gateway) receive(a *arrival, set Settings) bool {
 	}
 	if asked && a.Message.Received != nil {
 		g.arrivalLog(a).Debug("message_received hooks decided", "hooks", strings.Join(a.Message.Received.Hooks, ","), "dropped", v.Drop)
+		if steps := a.Message.Received.Steps; len(steps) > 0 {
+			g.work.set(a.key, "received", strings.Join(steps, " · "))
+		}
 		// The journal holds the decided message now: the turn reads it.
 		a.Raw = message.Encode(&a.Message)
 		stored := a.Message

@@ -90,6 +90,9 @@ type Received struct {
 	// "drop"); Reason is what the sender is told.
 	Dropped bool   `json:"dropped,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// Steps are the hooks' own lines of what they did and how long it took
+	// (hook.ReceivedResponse.Step), in order: the turn card shows them.
+	Steps []string `json:"steps,omitempty"`
 }
 
 // Media is an inbound attachment. Path is set once the host downloaded it

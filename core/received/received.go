@@ -149,6 +149,9 @@ func (s *Stage) Decide(ctx context.Context, set Settings, id int64, key string, 
 			continue
 		}
 		rec.Hooks = append(rec.Hooks, h.Instance)
+		if step := strings.TrimSpace(resp.Step); step != "" {
+			rec.Steps = append(rec.Steps, step)
+		}
 		if resp.Drop {
 			rec.Dropped, rec.Reason = true, strings.TrimSpace(resp.DropReason)
 			if rec.Reason == "" {

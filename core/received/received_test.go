@@ -101,7 +101,7 @@ func TestDecideInOrder(t *testing.T) {
 			return hook.ReceivedResponse{Rewrite: true, Text: strings.ToUpper(r.Text)}, nil
 		},
 		"note": func(r hook.ReceivedRequest) (hook.ReceivedResponse, error) {
-			return hook.ReceivedResponse{Notes: []hook.Note{{Label: "Seen", Text: "saw " + r.Text}}}, nil
+			return hook.ReceivedResponse{Notes: []hook.Note{{Label: "Seen", Text: "saw " + r.Text}}, Step: " 👀 noted in 0.1 s "}, nil
 		},
 	}}
 	s, j, _ := newStage(h)
@@ -120,6 +120,10 @@ func TestDecideInOrder(t *testing.T) {
 	got := recorded(t, j, 7)
 	if got.Body != want || got.Received == nil || strings.Join(got.Received.Hooks, ",") != "upper,note" {
 		t.Fatalf("journaled %+v (received %+v)", got.Body, got.Received)
+	}
+	// The hooks' own step lines are journaled with the decision (the card shows them).
+	if strings.Join(got.Received.Steps, "|") != "👀 noted in 0.1 s" {
+		t.Fatalf("journaled steps %q", got.Received.Steps)
 	}
 }
 

@@ -61,7 +61,14 @@ type Stage struct {
 	hooks Hooks
 	files Files
 	log   hclog.Logger
+	// step, when set, hears each hook's own line of what it did
+	// (hook.SendingResponse.Step), by session key.
+	step func(key, line string)
 }
+
+// ReportSteps makes Shape hand each hook's Step line to f (the gateway's
+// /status). Call it before the first Shape.
+func (s *Stage) ReportSteps(f func(key, line string)) { s.step = f }
 
 // New returns the stage over its ports.
 func New(hooks Hooks, files Files, log hclog.Logger) *Stage {
@@ -95,6 +102,9 @@ func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, 
 		}
 		if !ok {
 			continue
+		}
+		if line := strings.TrimSpace(resp.Step); line != "" && s.step != nil {
+			s.step(r.Conversation.SessionKey, line)
 		}
 		if resp.Suppress {
 			s.log.Info("reply suppressed by a message_sending hook", "hook", inst, "session", r.Conversation.SessionKey, "id", r.ID)

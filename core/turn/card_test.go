@@ -328,3 +328,40 @@ func TestGroupChatterHasNoCard(t *testing.T) {
 		}
 	}
 }
+
+// TestHookStepsInTheCard: what the message_received hooks did before the turn (their
+// Step lines, recorded with the message) is the card's first step.
+func TestHookStepsInTheCard(t *testing.T) {
+	t.Parallel()
+	f, clk, d := cardFixture(t, Settings{Streaming: StreamOff})
+	run, _, finish := runner.StreamedTurn()
+	f.agent.turn = run
+	const want = "🎙 transcribed in 1.4 s"
+	go func() {
+		defer finish(runner.Result{Text: "Booked."})
+		if !clk.BlockUntil(1, 5*time.Second) {
+			t.Error("the card's timer was never armed")
+			return
+		}
+		clk.Advance(cardDelay)
+		for range 20 {
+			select {
+			case c := <-d.shown:
+				if strings.Contains(c, want) {
+					return
+				}
+			case <-time.After(time.Second): // the card is unchanged until its next tick
+			}
+			clk.Advance(cardTick)
+		}
+		t.Errorf("no card shows the hook's step %q: %q", want, d.cards)
+	}()
+	f.n++
+	m := message.Message{Instance: "tg", Channel: "telegram", ChatType: channel.ChatDirect, ChatID: "5", MessageID: "m-hook",
+		Sender: channel.Sender{ID: "5", Name: "Ann"}, Body: "[Voice note transcript]\nbook a table", Timestamp: f.now, From: "tg:5",
+		Received: &message.Received{Hooks: []string{"voice"}, Steps: []string{want}}}
+	f.turns.Run(context.Background(), f.requestOf(m))
+	if len(f.out.replies) != 1 || f.out.replies[0].Text != "Booked." {
+		t.Errorf("replies %+v", f.out.replies)
+	}
+}

@@ -115,6 +115,13 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 			s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
 		}
 		s.card = t.newCard(key, s.out.draft, s.verbose)
+		if m.Received != nil {
+			// What the message_received hooks did before the turn (a
+			// voice note transcribed, and how long it took).
+			for _, st := range m.Received.Steps {
+				s.card.step(st)
+			}
+		}
 	}
 	if m.Scheduled == "" {
 		s.asker = m

@@ -61,6 +61,8 @@ type answer struct {
 	Text    string `json:"text,omitempty"`
 	Media   string `json:"media,omitempty"` // the voice note's file name, "" for none
 	Audio   string `json:"audio,omitempty"`
+	// Step is the answer's Step line, the same for a repeated call.
+	Step string `json:"step,omitempty"`
 }
 
 // store keeps the chats' state in one JSON file, written on each change

@@ -313,7 +313,9 @@ func (p *Plugin) MessageReceived(ctx context.Context, req hook.ReceivedRequest) 
 				continue
 			}
 			succeeded = true
-			p.log("voice: transcribed", "session", req.Conversation.SessionKey, "took", time.Since(start).Round(time.Millisecond).String())
+			took := time.Since(start)
+			p.log("voice: transcribed", "session", req.Conversation.SessionKey, "took", took.Round(time.Millisecond).String())
+			res.Step = strings.TrimPrefix(res.Step+" · ", " · ") + "🎙 transcribed in " + seconds(took)
 			if text == "" {
 				text = "(no speech recognized)"
 			}
@@ -391,7 +393,9 @@ func (p *Plugin) MessageSending(ctx context.Context, req hook.SendingRequest) (h
 				}
 				ttsDown = true
 			} else {
-				p.log("voice: spoken", "session", key, "took", time.Since(start).Round(time.Millisecond).String(), "bytes", len(audio))
+				took := time.Since(start)
+				p.log("voice: spoken", "session", key, "took", took.Round(time.Millisecond).String(), "bytes", len(audio))
+				res.Step = "🔊 spoken in " + seconds(took)
 				ttsDown = false
 				kind := channel.MediaAudio
 				if enc.ext == oggOpus.ext {
@@ -433,7 +437,7 @@ func (p *Plugin) MessageSending(ctx context.Context, req hook.SendingRequest) (h
 // data directory (one per chat, replaced by the chat's next answer), or in
 // memory without one.
 func (p *Plugin) remember(key, call string, res hook.SendingResponse) *answer {
-	a := &answer{Call: call, Rewrite: res.Rewrite, Text: res.Text}
+	a := &answer{Call: call, Rewrite: res.Rewrite, Text: res.Text, Step: res.Step}
 	if len(res.Media) == 0 {
 		return a
 	}
@@ -456,7 +460,7 @@ func (p *Plugin) remember(key, call string, res hook.SendingResponse) *answer {
 
 // recall rebuilds a kept answer; false when its audio is gone.
 func (p *Plugin) recall(a answer) (hook.SendingResponse, bool) {
-	res := hook.SendingResponse{Rewrite: a.Rewrite, Text: a.Text}
+	res := hook.SendingResponse{Rewrite: a.Rewrite, Text: a.Text, Step: a.Step}
 	if a.Media == "" {
 		return res, true
 	}
@@ -479,3 +483,6 @@ func (p *Plugin) recall(a answer) (hook.SendingResponse, bool) {
 	res.Media = []hook.MediaFile{{Filename: a.Media, MIME: enc.mime, Data: data, Kind: kind}}
 	return res, true
 }
+
+// seconds is d for a person: "1.4 s".
+func seconds(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }

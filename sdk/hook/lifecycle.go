@@ -63,6 +63,10 @@ type ReceivedResponse struct {
 	// told DropReason (a generic sentence when empty).
 	Drop       bool
 	DropReason string
+	// Step is one short line saying what the hook did and how long it took
+	// ("🎙 transcribed 12 s of audio in 1.4 s"): the chat's turn card shows
+	// it as a step, /status as the hook's last work. Empty: nothing.
+	Step string
 }
 
 // Sending is implemented by message_sending hook plugins.
@@ -108,6 +112,9 @@ type SendingResponse struct {
 	Media []MediaFile
 	// Suppress sends nothing: the message counts as answered.
 	Suppress bool
+	// Step is one short line saying what the hook did and how long it took
+	// ("🔊 spoken in 0.8 s"); /status shows it as the hook's last work.
+	Step string
 }
 
 // Ender is implemented by agent_end hook plugins.

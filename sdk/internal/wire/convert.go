@@ -499,7 +499,7 @@ func ReceivedFromProto(r *pb.MessageReceivedRequest) hook.ReceivedRequest {
 
 // ReceivedResponseToProto converts a message_received decision.
 func ReceivedResponseToProto(r hook.ReceivedResponse) *pb.MessageReceivedResponse {
-	out := &pb.MessageReceivedResponse{Rewrite: r.Rewrite, Text: r.Text, Drop: r.Drop, DropReason: r.DropReason}
+	out := &pb.MessageReceivedResponse{Rewrite: r.Rewrite, Text: r.Text, Drop: r.Drop, DropReason: r.DropReason, Step: r.Step}
 	for _, n := range r.Notes {
 		out.Notes = append(out.Notes, &pb.Note{Attachment: n.Attachment, Label: n.Label, Text: n.Text, Replace: n.Replace})
 	}
@@ -508,7 +508,7 @@ func ReceivedResponseToProto(r hook.ReceivedResponse) *pb.MessageReceivedRespons
 
 // ReceivedResponseFromProto converts a message_received decision.
 func ReceivedResponseFromProto(r *pb.MessageReceivedResponse) hook.ReceivedResponse {
-	out := hook.ReceivedResponse{Rewrite: r.GetRewrite(), Text: r.GetText(), Drop: r.GetDrop(), DropReason: r.GetDropReason()}
+	out := hook.ReceivedResponse{Rewrite: r.GetRewrite(), Text: r.GetText(), Drop: r.GetDrop(), DropReason: r.GetDropReason(), Step: r.GetStep()}
 	for _, n := range r.GetNotes() {
 		out.Notes = append(out.Notes, hook.Note{Attachment: n.GetAttachment(), Label: n.GetLabel(), Text: n.GetText(), Replace: n.GetReplace()})
 	}
@@ -527,7 +527,7 @@ func SendingFromProto(r *pb.MessageSendingRequest) hook.SendingRequest {
 
 // SendingResponseToProto converts a message_sending decision.
 func SendingResponseToProto(r hook.SendingResponse) *pb.MessageSendingResponse {
-	out := &pb.MessageSendingResponse{Rewrite: r.Rewrite, Text: r.Text, Suppress: r.Suppress}
+	out := &pb.MessageSendingResponse{Rewrite: r.Rewrite, Text: r.Text, Suppress: r.Suppress, Step: r.Step}
 	for _, m := range r.Media {
 		out.Media = append(out.Media, &pb.MediaFile{Filename: m.Filename, Mime: m.MIME, Data: m.Data, Kind: string(m.Kind)})
 	}
@@ -536,7 +536,7 @@ func SendingResponseToProto(r hook.SendingResponse) *pb.MessageSendingResponse {
 
 // SendingResponseFromProto converts a message_sending decision.
 func SendingResponseFromProto(r *pb.MessageSendingResponse) hook.SendingResponse {
-	out := hook.SendingResponse{Rewrite: r.GetRewrite(), Text: r.GetText(), Suppress: r.GetSuppress()}
+	out := hook.SendingResponse{Rewrite: r.GetRewrite(), Text: r.GetText(), Suppress: r.GetSuppress(), Step: r.GetStep()}
 	for _, m := range r.GetMedia() {
 		out.Media = append(out.Media, hook.MediaFile{Filename: m.GetFilename(), MIME: m.GetMime(), Data: m.GetData(), Kind: channel.MediaKind(m.GetKind())})
 	}

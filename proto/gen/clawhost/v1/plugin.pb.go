@@ -4161,9 +4161,13 @@ type MessageReceivedResponse struct {
 	Notes []*Note `protobuf:"bytes,3,rep,name=notes,proto3" json:"notes,omitempty"`
 	// drop, when true, drops the message: the agent never sees it, the
 	// sender is told drop_reason (a generic sentence when empty).
-	Drop          bool         `protobuf:"varint,4,opt,name=drop,proto3" json:"drop,omitempty"`
-	DropReason    string       `protobuf:"bytes,5,opt,name=drop_reason,json=dropReason,proto3" json:"drop_reason,omitempty"`
-	Error         *PluginError `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	Drop       bool         `protobuf:"varint,4,opt,name=drop,proto3" json:"drop,omitempty"`
+	DropReason string       `protobuf:"bytes,5,opt,name=drop_reason,json=dropReason,proto3" json:"drop_reason,omitempty"`
+	Error      *PluginError `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	// step is one short line saying what the hook did and how long it took
+	// ("🎙 transcribed 12 s of audio in 1.4 s"): the chat's turn card shows it
+	// as a step and /status as the hook's last work; empty for nothing.
+	Step          string `protobuf:"bytes,7,opt,name=step,proto3" json:"step,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4238,6 +4242,13 @@ func (x *MessageReceivedResponse) GetError() *PluginError {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *MessageReceivedResponse) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
 }
 
 type MessageSendingRequest struct {
@@ -4398,8 +4409,11 @@ type MessageSendingResponse struct {
 	// media are files sent with the reply.
 	Media []*MediaFile `protobuf:"bytes,3,rep,name=media,proto3" json:"media,omitempty"`
 	// suppress, when true, sends nothing; the message is answered.
-	Suppress      bool         `protobuf:"varint,4,opt,name=suppress,proto3" json:"suppress,omitempty"`
-	Error         *PluginError `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	Suppress bool         `protobuf:"varint,4,opt,name=suppress,proto3" json:"suppress,omitempty"`
+	Error    *PluginError `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// step is one short line saying what the hook did and how long it took
+	// ("🔊 spoken in 0.8 s"), shown by /status as the hook's last work.
+	Step          string `protobuf:"bytes,6,opt,name=step,proto3" json:"step,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4467,6 +4481,13 @@ func (x *MessageSendingResponse) GetError() *PluginError {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *MessageSendingResponse) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
 }
 
 // ToolStep is one tool call of a turn.
@@ -5391,7 +5412,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"attachment\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x18\n" +
-	"\areplace\x18\x04 \x01(\bR\areplace\"\xd5\x01\n" +
+	"\areplace\x18\x04 \x01(\bR\areplace\"\xe9\x01\n" +
 	"\x17MessageReceivedResponse\x12\x18\n" +
 	"\arewrite\x18\x01 \x01(\bR\arewrite\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12'\n" +
@@ -5399,7 +5420,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04drop\x18\x04 \x01(\bR\x04drop\x12\x1f\n" +
 	"\vdrop_reason\x18\x05 \x01(\tR\n" +
 	"dropReason\x12.\n" +
-	"\x05error\x18\x06 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\xb1\x01\n" +
+	"\x05error\x18\x06 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\x12\x12\n" +
+	"\x04step\x18\a \x01(\tR\x04step\"\xb1\x01\n" +
 	"\x15MessageSendingRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12=\n" +
 	"\fconversation\x18\x02 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12\x12\n" +
@@ -5410,13 +5432,14 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\bfilename\x18\x01 \x01(\tR\bfilename\x12\x12\n" +
 	"\x04mime\x18\x02 \x01(\tR\x04mime\x12\x12\n" +
 	"\x04data\x18\x03 \x01(\fR\x04data\x12\x12\n" +
-	"\x04kind\x18\x04 \x01(\tR\x04kind\"\xc0\x01\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\"\xd4\x01\n" +
 	"\x16MessageSendingResponse\x12\x18\n" +
 	"\arewrite\x18\x01 \x01(\bR\arewrite\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12,\n" +
 	"\x05media\x18\x03 \x03(\v2\x16.clawhost.v1.MediaFileR\x05media\x12\x1a\n" +
 	"\bsuppress\x18\x04 \x01(\bR\bsuppress\x12.\n" +
-	"\x05error\x18\x05 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"8\n" +
+	"\x05error\x18\x05 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\x12\x12\n" +
+	"\x04step\x18\x06 \x01(\tR\x04step\"8\n" +
 	"\bToolStep\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\asummary\x18\x02 \x01(\tR\asummary\"\xbe\x03\n" +
