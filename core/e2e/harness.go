@@ -131,10 +131,19 @@ func (h Host) HCL(tb testing.TB) string {
 	for _, a := range h.Agents {
 		writeAgent(tb, root, a)
 	}
+	// No admin block: no admin endpoint. The default (127.0.0.1:8791) is one
+	// port for every host: two tests running at once would both bind it and
+	// the second host would exit at its start (a test then waited for a
+	// plugin that never came). A test that wants the endpoint names a free
+	// address.
+	admin := h.Admin
+	if admin == nil {
+		admin = Attrs{"listen": ""}
+	}
 	for _, b := range []struct {
 		name  string
 		attrs Attrs
-	}{{"access", h.Access}, {"admin", h.Admin}, {"messages", h.Messages}, {"storage", h.Storage}} {
+	}{{"access", h.Access}, {"admin", admin}, {"messages", h.Messages}, {"storage", h.Storage}} {
 		if b.attrs != nil {
 			writeBlock(root, Block{Type: b.name, Attrs: b.attrs})
 		}
