@@ -276,7 +276,9 @@ func (a *Endpoint) callPluginTool(w http.ResponseWriter, r *http.Request) {
 		Conversation: conv, Sender: sender, Agent: req.Agent, Workspace: a.grants.Workspace(req.Agent), Workdir: a.grants.Workdir(req.Agent, conv.SessionKey)})
 	detail := "call " + callID
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	// The plugin's side may see the deadline pass first (gRPC carries it)
+	// and answer DeadlineExceeded before ctx's own timer fires: a timeout too.
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		a.log.Warn("a plugin tool timed out", "plugin", instance, "tool", name, "chat", req.Chat, "timeout", timeout)
 		answer(pluginToolResult{Text: fmt.Sprintf("The tool %s.%s did not answer within %s and was stopped.", instance, name, timeout), IsError: true}, "timeout", detail)
 		return
