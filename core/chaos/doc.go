@@ -73,7 +73,9 @@
 //   - doubled: a part is shown by two or more bot messages — unless the
 //     turn ran twice and the chat shows the notice that the reply starts
 //     again ("restart told"; the earlier run's draft could not be taken
-//     over, and the user was told so).
+//     over, and the user was told so), or the chat shows the note that
+//     a cut-off copy of the reply may show above (a draft's first send
+//     lost its answer, so the reply could not be edited into it).
 //   - uncertain told: a part is shown by no message, the journal marked
 //     one of the reply's chunks uncertain (a send whose answer was lost:
 //     at most once, never retried blindly) and the chat shows the notice

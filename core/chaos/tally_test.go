@@ -36,6 +36,9 @@ func (r row) failed() bool {
 const (
 	noticeUncertain = "may be missing"
 	noticeRestart   = "the reply starts again"
+	// noticeDraft precedes a reply whose live draft's first send lost its
+	// answer: the draft may show above it, a cut-off copy.
+	noticeDraft = "may show above"
 )
 
 var noticesOther = []string{"could not be delivered", "could not be answered", "too old to deliver"}
@@ -135,6 +138,7 @@ func (e *env) tally() row {
 		r.restartNotices += rs
 		spare[chat+"|uncertain"] = u
 		spare[chat+"|restart"] = rs
+		spare[chat+"|draft"] = count(view, func(v string) bool { return strings.Contains(v, noticeDraft) })
 		spare[chat+"|other"] = count(view, func(v string) bool {
 			return slices.ContainsFunc(noticesOther, func(n string) bool { return strings.Contains(v, n) })
 		})
@@ -189,7 +193,7 @@ func (e *env) tally() row {
 		case !slices.ContainsFunc(copies, func(c int) bool { return c != 1 }):
 			r.answered++
 		case slices.ContainsFunc(copies, func(c int) bool { return c > 1 }):
-			if len(rs) >= 2 && take(chat+"|restart") {
+			if len(rs) >= 2 && take(chat+"|restart") || take(chat+"|draft") {
 				r.otherTold++
 			} else {
 				r.doubled++

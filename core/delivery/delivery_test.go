@@ -37,7 +37,11 @@ type fakeChannel struct {
 	typing   []bool  // each SetTyping, in order
 	sendErrs []error // consumed one per Send; nil entries succeed
 	editErr  error
-	n        int
+	// answersLost: the next sends reach the chat (recorded as "send") but
+	// their answer is lost (CodeUncertain), as when the connection breaks
+	// after the request was written.
+	answersLost int
+	n           int
 	// onSend, when set, runs at the start of each Send (outside the lock).
 	onSend func(req channel.SendRequest)
 }
@@ -68,6 +72,10 @@ func (f *fakeChannel) Send(_ context.Context, _ string, req channel.SendRequest)
 		media = append(media, m.Path)
 	}
 	f.calls = append(f.calls, sent{op: "send", text: req.Text, format: req.Format, replyTo: req.ReplyToMessageID, msgID: id, media: media, buttons: buttonIDs(req.Buttons)})
+	if f.answersLost > 0 {
+		f.answersLost--
+		return channel.SendResponse{}, &channel.Error{Code: channel.CodeUncertain, Message: "connection reset after the request was written"}
+	}
 	return channel.SendResponse{MessageIDs: []string{id}}, nil
 }
 

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -38,10 +39,13 @@ type Draft struct {
 	buttons      [][]channel.Button
 	shownButtons [][]channel.Button
 	failed       bool
-	taken        bool // the final reply's first chunk replaced the text
-	overflow     bool
-	waiting      bool
-	stopped      chan struct{}
+	// uncertain: the first send's outcome is unknown (its answer was
+	// lost), so the draft may show in the chat with no id to edit it.
+	uncertain bool
+	taken     bool // the final reply's first chunk replaced the text
+	overflow  bool
+	waiting   bool
+	stopped   chan struct{}
 }
 
 // NewDraft starts a draft for the reply to journal entry id, shown in tgt;
@@ -71,6 +75,15 @@ func (dr *Draft) MessageID() string {
 		return ""
 	}
 	return dr.id
+}
+
+// Uncertain reports whether the draft's first send has an unknown
+// outcome: a message may show its text (or a turn card's buttons) that
+// cannot be edited into the reply, which then goes as new messages.
+func (dr *Draft) Uncertain() bool {
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	return dr.uncertain
 }
 
 // Update shows text (the whole streamed reply so far, markdown). A text
@@ -160,9 +173,10 @@ func (dr *Draft) flushLocked() {
 			dr.failed = true
 			return
 		}
-		ids := dr.d.SendButtons(dr.key, dr.tgt, text, format, buttons)
+		ids, err := dr.d.sendMessage(dr.key, dr.tgt, Message{Text: text, Format: format, Buttons: buttons})
 		if len(ids) == 0 {
 			dr.failed = true
+			dr.uncertain = errors.Is(err, errUncertain)
 			return
 		}
 		dr.id, dr.shown, dr.shownButtons = ids[0], text, buttons
