@@ -37,6 +37,9 @@ type fakeChannel struct {
 	typing   []bool  // each SetTyping, in order
 	sendErrs []error // consumed one per Send; nil entries succeed
 	editErr  error
+	// editErrs are consumed one per Edit before editErr applies; nil
+	// entries succeed.
+	editErrs []error
 	// answersLost: the next sends reach the chat (recorded as "send") but
 	// their answer is lost (CodeUncertain), as when the connection breaks
 	// after the request was written.
@@ -83,6 +86,11 @@ func (f *fakeChannel) Edit(_ context.Context, _ string, req channel.EditRequest)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, sent{op: "edit", text: req.Text, format: req.Format, msgID: req.MessageID, buttons: buttonIDs(req.Buttons)})
+	if len(f.editErrs) > 0 {
+		err := f.editErrs[0]
+		f.editErrs = f.editErrs[1:]
+		return err
+	}
 	return f.editErr
 }
 

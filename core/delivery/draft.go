@@ -12,11 +12,13 @@ import (
 	"github.com/clawhost/clawhost/core/reply"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // Draft is a live draft: one message edited in place as a reply streams,
-// at most once a second. When editing fails the draft is abandoned and the
-// reply is delivered as ordinary messages. The draft is recorded as the
+// at most once a second. When the platform refuses an edit the draft is
+// abandoned and the reply is delivered as ordinary messages (an edit that
+// may pass when tried again is tried again by the next one). The draft is recorded as the
 // live output of its journal entry before its message is sent, with the
 // message id once the channel answered, and its text after each edit: a
 // turn run again after a restart continues the same message.
@@ -186,6 +188,13 @@ func (dr *Draft) flushLocked() {
 		return
 	}
 	if err := dr.d.edit(dr.tgt, dr.id, text, format, buttons); err != nil {
+		if editMayPass(err) {
+			// The message is still there: the next edit (or the final
+			// reply's) tries again. Given up, a turn card would be left
+			// with a live Stop button above the reply.
+			dr.d.log.Debug("draft edit failed; the next one tries again", "error", err)
+			return
+		}
 		dr.d.log.Debug("draft edit failed; falling back to separate messages", "error", err)
 		dr.failed = true
 		return
@@ -273,6 +282,13 @@ func (dr *Draft) Final(text string) bool {
 		dr.d.log.Debug("recording the draft's text failed", "error", err)
 	}
 	return true
+}
+
+// editMayPass reports whether an edit that failed with err may pass when
+// tried again: its outcome is unknown (an edit is idempotent), the
+// plugin was not reached, or the platform was busy.
+func editMayPass(err error) bool {
+	return uncertain(err) || errors.Is(err, pluginclient.ErrNotSent) || channel.CodeOf(err).Retryable()
 }
 
 // sameButtons reports whether two button layouts are the same.
