@@ -18,10 +18,10 @@ import (
 // Draft is a live draft: one message edited in place as a reply streams,
 // at most once a second. When the platform refuses an edit the draft is
 // abandoned and the reply is delivered as ordinary messages (an edit that
-// may pass when tried again is tried again by the next one). The draft is recorded as the
-// live output of its journal entry before its message is sent, with the
-// message id once the channel answered, and its text after each edit: a
-// turn run again after a restart continues the same message.
+// may pass when tried again is tried again by the next one). The draft is
+// recorded as the live output of its journal entry before its message is
+// sent, with the message id once the channel answered, and its text after
+// each edit: a turn run again after a restart continues the same message.
 type Draft struct {
 	d     *Dispatcher
 	key   string

@@ -45,6 +45,17 @@ type Reply struct {
 	After <-chan struct{}
 }
 
+// uncertainDraft is a Reply's Draft that can tell its first send's
+// outcome is unknown (*Draft): the reply is then preceded by
+// noticeDraftUncertain.
+type uncertainDraft interface {
+	// Uncertain reports whether the draft may show in the chat with no
+	// id to edit it into the reply.
+	Uncertain() bool
+}
+
+var _ uncertainDraft = (*Draft)(nil)
+
 // Notices the user gets when a reply cannot be delivered whole.
 const (
 	noticePartFailed = "(Part of the reply could not be delivered.)"
@@ -71,7 +82,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 	if r.Draft != nil && len(parts) > 0 && len(media) == 0 {
 		draftID = r.Draft.MessageID()
 	}
-	if u, ok := r.Draft.(interface{ Uncertain() bool }); ok && u.Uncertain() && len(parts) > 0 {
+	if u, ok := r.Draft.(uncertainDraft); ok && u.Uncertain() && len(parts) > 0 {
 		// The draft may show, cut off, and cannot become the reply: the
 		// user is told before it, in the recorded reply (sent once).
 		notice, _ := d.prepare(d.ctx, r.Target.Instance, noticeDraftUncertain, r.Format)
