@@ -233,14 +233,14 @@ func (e *env) tally() row {
 				}
 			}
 		}
+		if en.found && !finished(en.state) {
+			r.unfinished++
+			r.failures = append(r.failures, "unfinished "+desc)
+		}
 		if len(extraDoubled) > 0 {
 			r.doubled++
 			r.failures = append(r.failures, fmt.Sprintf("doubled (%s) %s", strings.Join(extraDoubled, "; "), desc))
 			continue
-		}
-		if en.found && !finished(en.state) {
-			r.unfinished++
-			r.failures = append(r.failures, "unfinished "+desc)
 		}
 		switch {
 		case !slices.ContainsFunc(copies, func(c int) bool { return c != 1 }) && len(extraLost) > 0:
