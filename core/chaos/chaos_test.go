@@ -138,8 +138,8 @@ func campaign(t *testing.T, o options) {
 		r := e.tally()
 		e.close()
 		rows = append(rows, r)
-		fmt.Printf("%s: %d trials, %d messages, %d faults, %d host SIGKILLs, failures %d, after %v\n",
-			sc.name, r.trials, r.msgs, e.faults, r.kills, len(r.failures), time.Since(start).Round(time.Second))
+		fmt.Printf("%s: %d trials, %d messages, %d faults, %d host SIGKILLs, failures %d, ledger $%.6f of $%.6f, after %v\n",
+			sc.name, r.trials, r.msgs, e.faults, r.kills, len(r.failures), r.costRecorded, r.costTrue, time.Since(start).Round(time.Second))
 		for _, f := range r.failures {
 			t.Errorf("%s: %s", sc.name, f)
 		}
@@ -152,7 +152,8 @@ func campaign(t *testing.T, o options) {
 	fmt.Printf("\n%s\nseed %d, %v\n", b.String(), o.seed, time.Since(start).Round(time.Second))
 	for _, r := range rows {
 		if r.failed() {
-			t.Errorf("%s: %d lost, %d doubled, %d finished turns re-run, %d charged twice, %d orphans, %d unfinished", r.name, r.lost, r.doubled, r.finishedReruns, r.chargedTwice, r.orphans, r.unfinished)
+			t.Errorf("%s: %d lost, %d doubled, %d finished turns re-run, %d charged twice, %d costs off, %d Stop buttons left, %d orphans, %d unfinished",
+				r.name, r.lost, r.doubled, r.finishedReruns, r.chargedTwice, r.costOff, r.stopsLeft, r.orphans, r.unfinished)
 		}
 	}
 	if t.Failed() {
@@ -163,7 +164,7 @@ func campaign(t *testing.T, o options) {
 // trial runs one trial: its chats send, the fault strikes at its moment,
 // and the trial waits for every message to settle.
 func (e *env) trial(i int, rng *rand.Rand) {
-	p := plan(rng)
+	p := plan(rng, e.sc)
 	at := time.Duration(rng.Int64N(int64(e.sc.window)))
 	r := rng.Uint64()
 	if e.sc.before != nil {

@@ -38,6 +38,20 @@
 //     plugin's acknowledgements before the kill, so envelopes the host
 //     stored come again (platform_test.go is the seam); slack-host-kill9
 //     kills the host instead;
+//   - tools-host-kill9: host-kill9 while claude calls send_file (a file
+//     named after the message, written in its workspace) and react in
+//     most turns, before it thinks: the fake claude starts the MCP
+//     server the host's --mcp-config names and calls the tools over
+//     MCP, as claude does;
+//   - turn-card-kill9: every turn runs past the turn card's delay; once
+//     a card with its Stop button shows, the host gets SIGKILL within
+//     the next card tick or two (between the card's last edit and the
+//     answer);
+//   - usage-limit-kill9: claude's usage limit (the fake answers as
+//     claude does at a subscription's limit, a rejected rate_limit_event
+//     and a 429 result) holds for 3–5 s; the host parks what it refused
+//     and gets SIGKILL while the turns are parked or just as the reset
+//     releases them;
 //   - claude-kill9: one claude process gets SIGKILL;
 //   - api-drop, api-malformed, api-5xx, api-429, api-silence, api-timeout:
 //     the fake Bot API carries one or two calls out (sendMessage,
@@ -73,7 +87,9 @@
 //   - doubled: a part is shown by two or more bot messages — unless the
 //     turn ran twice and the chat shows the notice that the reply starts
 //     again ("restart told"; the earlier run's draft could not be taken
-//     over, and the user was told so).
+//     over, and the user was told so), or the chat shows the note that
+//     a cut-off copy of the reply may show above (a draft's first send
+//     lost its answer, so the reply could not be edited into it).
 //   - uncertain told: a part is shown by no message, the journal marked
 //     one of the reply's chunks uncertain (a send whose answer was lost:
 //     at most once, never retried blindly) and the chat shows the notice
@@ -96,9 +112,23 @@
 //     milliseconds after the host died, to nobody), or after the journal
 //     had recorded the reply. A failure.
 //   - charged ×2: messages whose turn has more than one row in the usage
-//     ledger (read from the journal's database). The ledger row is written
-//     in the transaction that records the reply, so a crash can neither
-//     drop it nor write it again. A failure.
+//     ledger (read from the journal's database), or one row of at least
+//     1.5 times the turn's true cost. The ledger row is written in the
+//     transaction that records the reply, so a crash can neither drop it
+//     nor write it again. A failure.
+//   - cost off: any other message whose ledger cost is not its turn's
+//     true cost: each message asks the fake claude for a known cost
+//     (#cost, reported as claude 2.1.330 reports a turn's own), the
+//     true cost when the journal recorded claude's reply (the mark in
+//     it), else 0 (claude killed: nobody reported a cost). A failure;
+//     the campaign prints the ledger's total beside the true one.
+//   - files and reactions (tools-host-kill9): a file the chat shows more
+//     than once, or a reaction set more often than claude ran, makes the
+//     message doubled; a file or reaction missing from a reply claude
+//     gave that the chat shows makes it lost.
+//   - stop left: bot messages whose last state still has a turn card's
+//     Stop button after the final stop (any Telegram scenario). A
+//     failure.
 //   - orphans: a process of the scenario (one whose environment carries
 //     the scenario's HOME, which the host, the plugins, claude and claude's
 //     tools inherit, or one in the process group of a claude process: the
@@ -113,9 +143,10 @@
 //
 // The campaign prints one table (scenario, trials, messages, answered 1,
 // lost, doubled, uncertain told, other told, runs ×2, finished re-run,
-// charged ×2, orphans, unfinished, recovery median and max) and fails on
-// any lost or doubled message, finished re-run, turn charged twice, orphan
-// or unfinished entry.
+// charged ×2, cost off, stop left, orphans, unfinished, recovery median
+// and max) and fails on any lost or doubled message, finished re-run,
+// turn charged twice or wrongly, Stop button left, orphan or unfinished
+// entry.
 //
 // # Reproducing
 //

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -47,6 +48,9 @@ type msg struct {
 	id     string
 	parts  int
 	trial  int
+	// file and emoji: claude sends the file (named file) with send_file
+	// and reacts with emoji (the tools scenario; "" none).
+	file, emoji string
 	// settled: the journal entry was finished before the trial's limit.
 	settled bool
 }
@@ -323,8 +327,10 @@ type entry struct {
 	replyText  string
 	producedAt int64
 	hasReply   bool
-	// charges is the number of usage ledger rows of the entry's turn.
+	// charges is the number of usage ledger rows of the entry's turn,
+	// cost the sum of their costs.
 	charges int
+	cost    float64
 }
 
 func (e *env) entry(m *msg) (entry, error) {
@@ -351,7 +357,7 @@ func (e *env) entry(m *msg) (entry, error) {
 	if err != nil {
 		return en, err
 	}
-	err = e.journal().QueryRow(e.sql(`SELECT count(*) FROM usage WHERE journal_id = ?`), en.id).Scan(&en.charges)
+	err = e.journal().QueryRow(e.sql(`SELECT count(*), COALESCE(sum(cost_usd), 0) FROM usage WHERE journal_id = ?`), en.id).Scan(&en.charges, &en.cost)
 	return en, err
 }
 
@@ -537,25 +543,54 @@ type planMsg struct {
 	think time.Duration // the fake claude's time to answer
 	parts int
 	tool  bool
+	// sendFile and emoji: claude calls send_file and react (sc.tools).
+	sendFile bool
+	emoji    string
 }
 
-// plan draws a trial's messages, per chat.
-func plan(rng *rand.Rand) map[int64][]planMsg {
+// emojis are the reactions of the tools scenario (Telegram's set; not
+// the host's seen reaction, 👀).
+var emojis = []string{"👍", "🔥", "🙏", "🎉"}
+
+// plan draws a trial's messages, per chat. A scenario's own draws (its
+// tools, its long turns) come after the common ones, so the other
+// scenarios' plans stay as they were.
+func plan(rng *rand.Rand, sc scenario) map[int64][]planMsg {
 	out := map[int64][]planMsg{}
 	order := rng.Perm(len(chats))
 	n := 2 + rng.IntN(len(chats)-1)
 	for _, i := range order[:n] {
 		k := 1 + rng.IntN(3)
 		for range k {
-			out[chats[i]] = append(out[chats[i]], planMsg{
+			pm := planMsg{
 				gap:   time.Duration(rng.IntN(500)) * time.Millisecond,
 				think: time.Duration(rng.IntN(1500)) * time.Millisecond,
 				parts: 1 + rng.IntN(3),
 				tool:  rng.IntN(4) == 0,
-			})
+			}
+			if sc.tools {
+				pm.sendFile = rng.IntN(3) > 0
+				if rng.IntN(3) > 0 {
+					pm.emoji = emojis[rng.IntN(len(emojis))]
+				}
+			}
+			if sc.longTurns {
+				// Past the turn card's delay (3 s), with an edit or two.
+				pm.think = 3500*time.Millisecond + time.Duration(rng.IntN(3000))*time.Millisecond
+			}
+			out[chats[i]] = append(out[chats[i]], pm)
 		}
 	}
 	return out
+}
+
+// markCost is the cost the fake claude reports for the turn answering
+// mark (#cost): known to the tally, different per message, exact in
+// binary.
+func markCost(mark string) float64 {
+	h := fnv.New32a()
+	h.Write([]byte(mark))
+	return float64(1+h.Sum32()%4096) / 1024 / 128
 }
 
 // send runs a trial's plan: each chat sends its messages in order.
@@ -570,11 +605,21 @@ func (e *env) send(trial int, p map[int64][]planMsg) []*msg {
 			for j, pm := range list {
 				time.Sleep(pm.gap)
 				mark := fmt.Sprintf("%s%03dc%dm%d", e.sc.prefix, trial, chat%10, j)
-				text := fmt.Sprintf("hello %s #mark=%s #parts=%d #sleep=%dms", mark, mark, pm.parts, pm.think.Milliseconds())
+				text := fmt.Sprintf("hello %s #mark=%s #parts=%d #sleep=%dms #cost=%v", mark, mark, pm.parts, pm.think.Milliseconds(), markCost(mark))
 				if pm.tool {
 					text += " #spawn=" + filepath.Join(e.dir, "tools", mark+".pid")
 				}
-				m := &msg{mark: mark, chat: chat, parts: pm.parts, trial: trial}
+				m := &msg{mark: mark, chat: chat, parts: pm.parts, trial: trial, emoji: pm.emoji}
+				if pm.sendFile {
+					m.file = mark + ".txt"
+					text += " #sendfile=" + m.file
+				}
+				if pm.emoji != "" {
+					text += " #react=" + pm.emoji
+				}
+				if e.sc.limit {
+					text += " #limit=" + e.limitFile()
+				}
 				m.chatID, m.id = e.push(chat, text)
 				mu.Lock()
 				out = append(out, m)
@@ -587,4 +632,13 @@ func (e *env) send(trial int, p map[int64][]planMsg) []*msg {
 	e.msgs = append(e.msgs, out...)
 	e.mu.Unlock()
 	return out
+}
+
+// liveStops are the bot messages that still show a turn card's Stop
+// button (none on a platform the card scenario does not run on).
+func (e *env) liveStops() []string {
+	if p, ok := e.plat.(*telegramPlatform); ok {
+		return p.liveStops()
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -142,3 +143,53 @@ func (p *slackPlatform) views() map[string][]string {
 func (p *slackPlatform) unconfirm()     { p.srv.LoseAcks(true) }
 func (p *slackPlatform) clearFailures() { p.srv.LoseAcks(false) }
 func (p *slackPlatform) close()         { p.srv.Close() }
+
+// liveStops are the bot messages whose last state still has the turn
+// card's Stop button, "chat/message" each (Telegram's scenarios only).
+func (p *telegramPlatform) liveStops() []string {
+	last := map[string]telegramtest.Sent{}
+	var order []string
+	for _, s := range p.srv.Sent() {
+		k := s.ChatID + "/" + strconv.Itoa(s.MessageID)
+		if _, ok := last[k]; !ok {
+			order = append(order, k)
+		}
+		last[k] = s
+	}
+	var out []string
+	for _, k := range order {
+		for _, row := range last[k].Keyboard {
+			for _, b := range row {
+				if strings.Contains(b.Text, "Stop") {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// documents is how many bot messages of chat carry a file called name.
+func (p *telegramPlatform) documents(chat, name string) int {
+	seen := map[int]bool{}
+	for _, s := range p.srv.Sent() {
+		if s.ChatID == chat && s.File != nil && s.File.Filename == name {
+			seen[s.MessageID] = true
+		}
+	}
+	return len(seen)
+}
+
+// reaction is the bot's reaction on message id of chat and how many
+// times it was asked to set emoji there.
+func (p *telegramPlatform) reaction(chat, id, emoji string) (string, int) {
+	n := 0
+	for _, r := range p.srv.Requests("setMessageReaction") {
+		if r.Params.Get("chat_id") == chat && r.Params.Get("message_id") == id && strings.Contains(r.Params.Get("reaction"), emoji) {
+			n++
+		}
+	}
+	c, _ := strconv.ParseInt(chat, 10, 64)
+	mid, _ := strconv.Atoi(id)
+	return p.srv.Reaction(c, mid), n
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +46,18 @@ type scenario struct {
 	// signScript) shapes every reply, streaming is off, and the tally
 	// fails a reply the chat shows unshaped.
 	sendingHook bool
+	// tools: claude calls send_file and react in most turns (through
+	// the host's MCP server); the tally fails a file the chat got twice
+	// or not at all, and a reaction missing or set more often than
+	// claude asked.
+	tools bool
+	// longTurns: every turn runs past the turn card's delay, so the chat
+	// shows cards; the tally fails any message left with a live Stop
+	// button.
+	longTurns bool
+	// limit: the fake claude answers at claude's usage limit while the
+	// scenario's limit file says so (limitFile).
+	limit bool
 }
 
 // signScript is the sending-hook scenario's message_sending program: it
@@ -131,6 +144,22 @@ var scenarios = []scenario{
 		e.unconfirmed(r)
 		return e.restartHost(syscall.SIGKILL)
 	}},
+	// claude calls send_file and react (the fake's MCP calls reach the
+	// host's own tools) before it thinks; the host is killed -9 at a
+	// random moment, often between a tool call and the reply.
+	{name: "tools-host-kill9", prefix: "tk", long: 15, short: 1, window: 2500 * time.Millisecond, tools: true, inject: func(e *env, r uint64) time.Time {
+		e.faults++
+		e.unconfirmed(r)
+		return e.restartHost(syscall.SIGKILL)
+	}},
+	// Long turns show turn cards; once one is live the host is killed
+	// -9 within a card tick or two (between the card's last edit and the
+	// answer): the re-run's answer takes the card over.
+	{name: "turn-card-kill9", prefix: "tc", long: 6, window: 1500 * time.Millisecond, longTurns: true, inject: turnCardKill9},
+	// claude's usage limit strikes for a few seconds; the host parks the
+	// turns it refused and is killed -9 while they are parked or just as
+	// the reset releases them.
+	{name: "usage-limit-kill9", prefix: "ul", long: 6, window: 1500 * time.Millisecond, limit: true, inject: usageLimitKill9},
 	{name: "claude-kill9", prefix: "ck", long: 20, short: 1, window: 2000 * time.Millisecond, inject: func(e *env, r uint64) time.Time {
 		var pids []int
 		e.waitUntil(3*time.Second, func() bool { pids = e.claudeProcs(); return len(pids) > 0 })
@@ -262,3 +291,38 @@ func mountTmpfs(dir, size string) string {
 	}
 	return ""
 }
+
+// turnCardKill9 waits for a turn card with its Stop button in some chat,
+// then kills the host -9 within the next 0–2.5 s: between the card's
+// edits (every 2 s) and the answer.
+func turnCardKill9(e *env, r uint64) time.Time {
+	if !e.waitUntil(10*time.Second, func() bool { return len(e.liveStops()) > 0 }) {
+		e.notes = append(e.notes, "no turn card showed before the kill")
+	}
+	time.Sleep(time.Duration(r%2500) * time.Millisecond)
+	e.faults++
+	return e.restartHost(syscall.SIGKILL)
+}
+
+// usageLimitKill9 sets claude's usage limit to reset 3–5 s from now; the
+// host is killed -9 while the refused turns are parked (r even) or just
+// as the reset releases them (r odd).
+func usageLimitKill9(e *env, r uint64) time.Time {
+	reset := time.Now().Add(time.Duration(3+r%3) * time.Second).Truncate(time.Second).Add(time.Second)
+	if err := os.WriteFile(e.limitFile(), []byte(strconv.FormatInt(reset.Unix(), 10)), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	e.faults++
+	fmt.Fprintf(e.log, "\n===== chaos: claude's usage limit until %s, at %s =====\n", reset.Format(time.RFC3339), time.Now().Format(time.RFC3339Nano))
+	if r%2 == 0 {
+		time.Sleep(time.Duration(500+r/2%1500) * time.Millisecond)
+	} else {
+		time.Sleep(time.Until(reset) + time.Duration(r/2%400)*time.Millisecond)
+	}
+	return e.restartHost(syscall.SIGKILL)
+}
+
+// limitFile holds the Unix time claude's usage limit resets at, when the
+// scenario has one (#limit): the fake claude refuses turns until
+// shortly before then.
+func (e *env) limitFile() string { return filepath.Join(e.dir, "limit") }

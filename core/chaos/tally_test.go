@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -14,12 +15,18 @@ import (
 
 // row is one scenario's line of the table.
 type row struct {
-	name                                    string
-	trials, msgs                            int
-	answered, lost, doubled                 int
-	uncertainTold, otherTold                int
-	reruns, finishedReruns, orphans         int
-	unfinished, chargedTwice                int
+	name                            string
+	trials, msgs                    int
+	answered, lost, doubled         int
+	uncertainTold, otherTold        int
+	reruns, finishedReruns, orphans int
+	unfinished, chargedTwice        int
+	// costOff: messages whose ledger cost is not their turn's true cost
+	// (markCost, when the journal recorded claude's reply; else 0);
+	// costRecorded and costTrue are the sums. stopsLeft: bot messages
+	// still showing a turn card's Stop button in the end.
+	costOff, stopsLeft                      int
+	costRecorded, costTrue                  float64
 	recMedian, recMax                       time.Duration
 	skipped                                 bool
 	notes                                   []string
@@ -28,7 +35,7 @@ type row struct {
 }
 
 func (r row) failed() bool {
-	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished+r.chargedTwice > 0
+	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished+r.chargedTwice+r.costOff+r.stopsLeft > 0
 }
 
 // Notices the host sends instead of (part of) a reply; see core/delivery,
@@ -36,6 +43,9 @@ func (r row) failed() bool {
 const (
 	noticeUncertain = "may be missing"
 	noticeRestart   = "the reply starts again"
+	// noticeDraft precedes a reply whose live draft's first send lost its
+	// answer: the draft may show above it, a cut-off copy.
+	noticeDraft = "may show above"
 )
 
 var noticesOther = []string{"could not be delivered", "could not be answered", "too old to deliver"}
@@ -135,6 +145,7 @@ func (e *env) tally() row {
 		r.restartNotices += rs
 		spare[chat+"|uncertain"] = u
 		spare[chat+"|restart"] = rs
+		spare[chat+"|draft"] = count(view, func(v string) bool { return strings.Contains(v, noticeDraft) })
 		spare[chat+"|other"] = count(view, func(v string) bool {
 			return slices.ContainsFunc(noticesOther, func(n string) bool { return strings.Contains(v, n) })
 		})
@@ -177,19 +188,68 @@ func (e *env) tally() row {
 			}
 		}
 		desc := fmt.Sprintf("%s (trial %d, chat %s, message %s): copies per part %v, journal %+v, runs %d", m.mark, m.trial, chat, m.id, copies, en, len(rs))
-		if en.charges > 1 {
+		// The ledger: the turn whose reply the journal recorded was
+		// claude's (the reply has the mark) costs markCost, once; any
+		// other ending (claude killed: the error notice) costs nothing
+		// anyone reported.
+		claudes := en.hasReply && strings.Contains(en.replyText, m.mark)
+		want := 0.0
+		if claudes {
+			want = markCost(m.mark)
+		}
+		r.costTrue += want
+		r.costRecorded += en.cost
+		switch {
+		case en.charges > 1 || want > 0 && en.cost > 1.5*want:
 			r.chargedTwice++
-			r.failures = append(r.failures, fmt.Sprintf("charged %d times %s", en.charges, desc))
+			r.failures = append(r.failures, fmt.Sprintf("charged %d times, $%v for a $%v turn: %s", en.charges, en.cost, want, desc))
+		case math.Abs(en.cost-want) > 1e-9:
+			r.costOff++
+			r.failures = append(r.failures, fmt.Sprintf("ledger $%v for a $%v turn: %s", en.cost, want, desc))
+		}
+		// claude's files and reactions (the tools scenario): a file the
+		// chat shows twice is doubled, one missing from a reply claude
+		// gave and the chat shows is lost; a reaction missing from the
+		// message claude answered is lost, one set more often than claude
+		// ran is doubled (the host's own seen reaction, 👀, is not
+		// claude's).
+		var extraLost, extraDoubled []string
+		if tg, ok := e.plat.(*telegramPlatform); ok {
+			if m.file != "" {
+				switch n := tg.documents(chat, m.file); {
+				case n > 1:
+					extraDoubled = append(extraDoubled, fmt.Sprintf("file %s sent %d times", m.file, n))
+				case n == 0 && claudes:
+					extraLost = append(extraLost, fmt.Sprintf("file %s not sent", m.file))
+				}
+			}
+			if m.emoji != "" {
+				got, asked := tg.reaction(chat, m.id, m.emoji)
+				if got != m.emoji && claudes {
+					extraLost = append(extraLost, fmt.Sprintf("reaction %q, want %s", got, m.emoji))
+				}
+				if asked > len(rs) {
+					extraDoubled = append(extraDoubled, fmt.Sprintf("reaction set %d times in %d runs", asked, len(rs)))
+				}
+			}
 		}
 		if en.found && !finished(en.state) {
 			r.unfinished++
 			r.failures = append(r.failures, "unfinished "+desc)
 		}
+		if len(extraDoubled) > 0 {
+			r.doubled++
+			r.failures = append(r.failures, fmt.Sprintf("doubled (%s) %s", strings.Join(extraDoubled, "; "), desc))
+			continue
+		}
 		switch {
+		case !slices.ContainsFunc(copies, func(c int) bool { return c != 1 }) && len(extraLost) > 0:
+			r.lost++
+			r.failures = append(r.failures, fmt.Sprintf("lost (%s) %s", strings.Join(extraLost, "; "), desc))
 		case !slices.ContainsFunc(copies, func(c int) bool { return c != 1 }):
 			r.answered++
 		case slices.ContainsFunc(copies, func(c int) bool { return c > 1 }):
-			if len(rs) >= 2 && take(chat+"|restart") {
+			if len(rs) >= 2 && take(chat+"|restart") || take(chat+"|draft") {
 				r.otherTold++
 			} else {
 				r.doubled++
@@ -206,6 +266,10 @@ func (e *env) tally() row {
 			r.failures = append(r.failures, "lost "+desc)
 		}
 	}
+	for _, k := range e.liveStops() {
+		r.stopsLeft++
+		r.failures = append(r.failures, "a turn card still shows its Stop button: message "+k)
+	}
 	slices.Sort(e.recovery)
 	if n := len(e.recovery); n > 0 {
 		r.recMedian, r.recMax = e.recovery[n/2], e.recovery[n-1]
@@ -216,15 +280,15 @@ func (e *env) tally() row {
 // printTable writes the campaign's one table.
 func printTable(w io.Writer, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tfinished re-run\tcharged ×2\torphans\tunfinished\trecovery median\trecovery max\t")
+	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tfinished re-run\tcharged ×2\tcost off\tstop left\torphans\tunfinished\trecovery median\trecovery max\t")
 	var tot row
 	for _, r := range rows {
 		if r.skipped {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
-			r.uncertainTold, r.otherTold, r.reruns, r.finishedReruns, r.chargedTwice, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
+			r.uncertainTold, r.otherTold, r.reruns, r.finishedReruns, r.chargedTwice, r.costOff, r.stopsLeft, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
 		tot.trials += r.trials
 		tot.msgs += r.msgs
 		tot.answered += r.answered
@@ -237,11 +301,16 @@ func printTable(w io.Writer, rows []row) {
 		tot.orphans += r.orphans
 		tot.unfinished += r.unfinished
 		tot.chargedTwice += r.chargedTwice
+		tot.costOff += r.costOff
+		tot.stopsLeft += r.stopsLeft
+		tot.costRecorded += r.costRecorded
+		tot.costTrue += r.costTrue
 		tot.recMax = max(tot.recMax, r.recMax)
 	}
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
-		tot.uncertainTold, tot.otherTold, tot.reruns, tot.finishedReruns, tot.chargedTwice, tot.orphans, tot.unfinished, "", dur(tot.recMax))
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
+		tot.uncertainTold, tot.otherTold, tot.reruns, tot.finishedReruns, tot.chargedTwice, tot.costOff, tot.stopsLeft, tot.orphans, tot.unfinished, "", dur(tot.recMax))
 	tw.Flush()
+	fmt.Fprintf(w, "ledger: $%.6f recorded, $%.6f the turns' true cost\n", tot.costRecorded, tot.costTrue)
 }
 
 func dur(d time.Duration) string {

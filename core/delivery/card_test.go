@@ -158,3 +158,37 @@ func TestTypingLastsTheTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestTurnCardEditThatMayPassKeepsTheCard: a card's edit that failed in a
+// way a retry may mend (its answer lost, the platform busy) does not give
+// the card up: the reply still replaces it, Stop button and all, rather
+// than following as a new message under a card left with a live Stop.
+func TestTurnCardEditThatMayPassKeepsTheCard(t *testing.T) {
+	t.Parallel()
+	for _, err := range []error{
+		&channel.Error{Code: channel.CodeUncertain, Message: "connection reset after the request was written"},
+		&channel.Error{Code: channel.CodeRateLimited, RetryAfter: time.Second},
+		&channel.Error{Code: channel.CodeUnavailable},
+	} {
+		f := newFixture(t, 100)
+		f.ch.desc.Capabilities.Buttons = true
+		id := f.entry()
+		dr := f.d.NewDraft("k", id, tgt, store.Live{})
+		dr.Card("⏳ Working · 5s", stopRow)
+		f.ch.editErrs = []error{err}
+		dr.mu.Lock()
+		dr.last = dr.last.Add(-draftInterval) // the interval has passed
+		dr.mu.Unlock()
+		dr.Card("⏳ Working · 7s", stopRow)
+		dr.Stop()
+		f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "The answer.", Format: channel.FormatMarkdown, Draft: dr})
+		calls := f.ch.log()
+		last := calls[len(calls)-1]
+		if last.op != "edit" || last.msgID != "1" || last.text != "The answer." || last.buttons != "" {
+			t.Errorf("%v: calls %+v; want the card edited into the answer, without its Stop button", err, calls)
+		}
+		if f.state(id) != store.StateDone {
+			t.Errorf("%v: entry %s", err, f.state(id))
+		}
+	}
+}

@@ -15,6 +15,7 @@ package delivery
 
 import (
 	"context"
+	"fmt"
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"sync"
 	"time"
@@ -198,17 +199,28 @@ func (d *Dispatcher) CanEdit(instance string) bool {
 	return ok && desc.Edit
 }
 
-// CanReact reports whether the instance is ready and reacts to messages
-// (channel.Reactor).
+// CanReact reports whether the instance reacts to messages
+// (channel.Reactor), as it described itself when last ready: a plugin
+// not ready for a moment (degraded, restarting) keeps its reactions.
 func (d *Dispatcher) CanReact(instance string) bool {
-	desc, ok := d.ch.Ready(instance)
+	desc, ok := d.known(instance)
 	return ok && desc.Reactions
 }
 
+// reactWait bounds React's wait for its instance: under the agent's tool
+// call's own timeout (10 s), so claude hears why rather than a timeout.
+const reactWait = 5 * time.Second
+
 // React sets the bot's reaction emoji on message id of chat tgt (emoji ""
-// clears it). A reaction is not a reply: it is neither recorded nor
-// retried.
+// clears it), waiting up to reactWait for the instance to be ready. A
+// reaction is not a reply: it is neither recorded nor retried.
 func (d *Dispatcher) React(tgt message.Target, id, emoji string) error {
+	wctx, wcancel := context.WithTimeout(d.ctx, reactWait)
+	_, err := d.ch.WaitReady(wctx, tgt.Instance)
+	wcancel()
+	if err != nil {
+		return fmt.Errorf("react: %s is not ready: %w", tgt.Instance, err)
+	}
 	ctx, cancel := context.WithTimeout(d.ctx, sendTimeout)
 	defer cancel()
 	return d.ch.React(ctx, tgt.Instance, channel.ReactRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, MessageID: id, Emoji: emoji, Remove: emoji == ""})

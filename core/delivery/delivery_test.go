@@ -37,14 +37,53 @@ type fakeChannel struct {
 	typing   []bool  // each SetTyping, in order
 	sendErrs []error // consumed one per Send; nil entries succeed
 	editErr  error
-	n        int
+	// editErrs are consumed one per Edit before editErr applies; nil
+	// entries succeed.
+	editErrs []error
+	// answersLost: the next sends reach the chat (recorded as "send") but
+	// their answer is lost (CodeUncertain), as when the connection breaks
+	// after the request was written.
+	answersLost int
+	n           int
 	// onSend, when set, runs at the start of each Send (outside the lock).
 	onSend func(req channel.SendRequest)
+	// down, while open, makes the channel not ready (a plugin degraded
+	// or restarting); waiting, when set, hears each WaitReady that waits.
+	down, waiting chan struct{}
 }
 
-func (f *fakeChannel) Ready(string) (pluginclient.Description, bool) { return f.desc, true }
-func (f *fakeChannel) WaitReady(context.Context, string) (pluginclient.Description, error) {
-	return f.desc, nil
+func (f *fakeChannel) Ready(string) (pluginclient.Description, bool) {
+	f.mu.Lock()
+	down := f.down
+	f.mu.Unlock()
+	return f.desc, down == nil || closed(down)
+}
+
+func (f *fakeChannel) WaitReady(ctx context.Context, _ string) (pluginclient.Description, error) {
+	f.mu.Lock()
+	down, waiting := f.down, f.waiting
+	f.mu.Unlock()
+	if down == nil || closed(down) {
+		return f.desc, nil
+	}
+	if waiting != nil {
+		waiting <- struct{}{}
+	}
+	select {
+	case <-down:
+		return f.desc, nil
+	case <-ctx.Done():
+		return pluginclient.Description{}, ctx.Err()
+	}
+}
+
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 func (f *fakeChannel) Send(_ context.Context, _ string, req channel.SendRequest) (channel.SendResponse, error) {
@@ -68,6 +107,10 @@ func (f *fakeChannel) Send(_ context.Context, _ string, req channel.SendRequest)
 		media = append(media, m.Path)
 	}
 	f.calls = append(f.calls, sent{op: "send", text: req.Text, format: req.Format, replyTo: req.ReplyToMessageID, msgID: id, media: media, buttons: buttonIDs(req.Buttons)})
+	if f.answersLost > 0 {
+		f.answersLost--
+		return channel.SendResponse{}, &channel.Error{Code: channel.CodeUncertain, Message: "connection reset after the request was written"}
+	}
 	return channel.SendResponse{MessageIDs: []string{id}}, nil
 }
 
@@ -75,6 +118,11 @@ func (f *fakeChannel) Edit(_ context.Context, _ string, req channel.EditRequest)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, sent{op: "edit", text: req.Text, format: req.Format, msgID: req.MessageID, buttons: buttonIDs(req.Buttons)})
+	if len(f.editErrs) > 0 {
+		err := f.editErrs[0]
+		f.editErrs = f.editErrs[1:]
+		return err
+	}
 	return f.editErr
 }
 
@@ -88,7 +136,16 @@ func buttonIDs(rows [][]channel.Button) string {
 	return strings.Join(ids, "|")
 }
 
-func (f *fakeChannel) React(context.Context, string, channel.ReactRequest) error { return nil }
+// React fails at once while the channel is down, as pluginhost's does.
+func (f *fakeChannel) React(_ context.Context, _ string, req channel.ReactRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down != nil && !closed(f.down) {
+		return errors.New("plugin tg is not ready")
+	}
+	f.calls = append(f.calls, sent{op: "react", text: req.Emoji, msgID: req.MessageID})
+	return nil
+}
 
 func (f *fakeChannel) SetTyping(_ context.Context, _ string, req channel.TypingRequest) error {
 	f.mu.Lock()
@@ -347,5 +404,38 @@ func TestLimitUsesTheSmallerOfConfigAndChannel(t *testing.T) {
 	f.d.SetSettings(Settings{TextLimit: 4000})
 	if got := f.d.Limit(context.Background(), "tg"); got != 100 {
 		t.Errorf("a byte limit allows 3 bytes per unit: %d", got)
+	}
+}
+
+// TestReactWaitsForTheChannel: while a plugin is not ready for a moment
+// (degraded: its polls fail, or restarting), its reactions are still
+// known and a reaction waits for it, as a send does, instead of being
+// refused as "no reactions" and lost.
+func TestReactWaitsForTheChannel(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.desc.Reactions = true
+	if !f.d.CanReact("tg") {
+		t.Fatal("a ready channel with reactions: CanReact false")
+	}
+	f.ch.mu.Lock()
+	f.ch.down, f.ch.waiting = make(chan struct{}), make(chan struct{}, 1)
+	f.ch.mu.Unlock()
+	if !f.d.CanReact("tg") {
+		t.Error("a channel not ready for a moment lost its reactions")
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.d.React(tgt, "5", "👍") }()
+	select {
+	case <-f.ch.waiting:
+	case err := <-done:
+		t.Fatalf("the reaction did not wait for the channel: %v", err)
+	}
+	close(f.ch.down)
+	if err := <-done; err != nil {
+		t.Fatalf("react: %v", err)
+	}
+	if c := f.ch.log(); len(c) != 1 || c[0].op != "react" || c[0].text != "👍" || c[0].msgID != "5" {
+		t.Fatalf("calls %+v", c)
 	}
 }

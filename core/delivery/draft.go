@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -11,14 +12,16 @@ import (
 	"github.com/clawhost/clawhost/core/reply"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
 // Draft is a live draft: one message edited in place as a reply streams,
-// at most once a second. When editing fails the draft is abandoned and the
-// reply is delivered as ordinary messages. The draft is recorded as the
-// live output of its journal entry before its message is sent, with the
-// message id once the channel answered, and its text after each edit: a
-// turn run again after a restart continues the same message.
+// at most once a second. When the platform refuses an edit the draft is
+// abandoned and the reply is delivered as ordinary messages (an edit that
+// may pass when tried again is tried again by the next one). The draft is
+// recorded as the live output of its journal entry before its message is
+// sent, with the message id once the channel answered, and its text after
+// each edit: a turn run again after a restart continues the same message.
 type Draft struct {
 	d     *Dispatcher
 	key   string
@@ -38,10 +41,13 @@ type Draft struct {
 	buttons      [][]channel.Button
 	shownButtons [][]channel.Button
 	failed       bool
-	taken        bool // the final reply's first chunk replaced the text
-	overflow     bool
-	waiting      bool
-	stopped      chan struct{}
+	// uncertain: the first send's outcome is unknown (its answer was
+	// lost), so the draft may show in the chat with no id to edit it.
+	uncertain bool
+	taken     bool // the final reply's first chunk replaced the text
+	overflow  bool
+	waiting   bool
+	stopped   chan struct{}
 }
 
 // NewDraft starts a draft for the reply to journal entry id, shown in tgt;
@@ -71,6 +77,15 @@ func (dr *Draft) MessageID() string {
 		return ""
 	}
 	return dr.id
+}
+
+// Uncertain reports whether the draft's first send has an unknown
+// outcome: a message may show its text (or a turn card's buttons) that
+// cannot be edited into the reply, which then goes as new messages.
+func (dr *Draft) Uncertain() bool {
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	return dr.uncertain
 }
 
 // Update shows text (the whole streamed reply so far, markdown). A text
@@ -160,9 +175,10 @@ func (dr *Draft) flushLocked() {
 			dr.failed = true
 			return
 		}
-		ids := dr.d.SendButtons(dr.key, dr.tgt, text, format, buttons)
+		ids, err := dr.d.sendMessage(dr.key, dr.tgt, Message{Text: text, Format: format, Buttons: buttons})
 		if len(ids) == 0 {
 			dr.failed = true
+			dr.uncertain = errors.Is(err, errUncertain)
 			return
 		}
 		dr.id, dr.shown, dr.shownButtons = ids[0], text, buttons
@@ -172,6 +188,13 @@ func (dr *Draft) flushLocked() {
 		return
 	}
 	if err := dr.d.edit(dr.tgt, dr.id, text, format, buttons); err != nil {
+		if editMayPass(err) {
+			// The message is still there: the next edit (or the final
+			// reply's) tries again. Given up, a turn card would be left
+			// with a live Stop button above the reply.
+			dr.d.log.Debug("draft edit failed; the next one tries again", "error", err)
+			return
+		}
 		dr.d.log.Debug("draft edit failed; falling back to separate messages", "error", err)
 		dr.failed = true
 		return
@@ -259,6 +282,13 @@ func (dr *Draft) Final(text string) bool {
 		dr.d.log.Debug("recording the draft's text failed", "error", err)
 	}
 	return true
+}
+
+// editMayPass reports whether an edit that failed with err may pass when
+// tried again: its outcome is unknown (an edit is idempotent), the
+// plugin was not reached, or the platform was busy.
+func editMayPass(err error) bool {
+	return uncertain(err) || errors.Is(err, pluginclient.ErrNotSent) || channel.CodeOf(err).Retryable()
 }
 
 // sameButtons reports whether two button layouts are the same.

@@ -658,3 +658,37 @@ func TestStoppedDraftIsMarked(t *testing.T) {
 		t.Errorf("a draft never shown was edited")
 	}
 }
+
+// A draft's first send whose answer was lost (the request was written,
+// the connection broke) may show in the chat with no id to edit: the
+// reply then goes as new messages, and the user is told first that a
+// cut-off copy may show above, in the reply the outbox records (a restart
+// mid-delivery still tells it). The reply itself is sent once.
+func TestUncertainDraftSendIsToldNotRepeatedSilently(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 400)
+	f.ch.answersLost = 1
+	id := f.entry()
+	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr.Update("Hello")
+	dr.Update("Hello wor") // held back: the draft was given up
+	dr.Stop()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
+	var shown []string
+	for _, c := range f.ch.log() {
+		if c.op == "send" {
+			shown = append(shown, c.text)
+		}
+	}
+	want := []string{"Hello", noticeDraftUncertain, "Hello world"}
+	if !slices.Equal(shown, want) {
+		t.Fatalf("the chat shows %q, want %q: the draft that may show, the notice, the reply once", shown, want)
+	}
+	p := f.pending(id)
+	if p.Entry.State != store.StateDone || len(p.Chunks) != 2 || p.Chunks[0].Text != noticeDraftUncertain {
+		t.Fatalf("the outbox holds %+v: the notice is recorded with the reply", p)
+	}
+	if live, _ := f.db.LiveOutput(context.Background(), id); len(live) != 1 || live[0].Confirmed() {
+		t.Fatalf("live output %+v: the draft stays attempted, unconfirmed", live)
+	}
+}

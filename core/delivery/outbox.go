@@ -45,6 +45,17 @@ type Reply struct {
 	After <-chan struct{}
 }
 
+// uncertainDraft is a Reply's Draft that can tell its first send's
+// outcome is unknown (*Draft): the reply is then preceded by
+// noticeDraftUncertain.
+type uncertainDraft interface {
+	// Uncertain reports whether the draft may show in the chat with no
+	// id to edit it into the reply.
+	Uncertain() bool
+}
+
+var _ uncertainDraft = (*Draft)(nil)
+
 // Notices the user gets when a reply cannot be delivered whole.
 const (
 	noticePartFailed = "(Part of the reply could not be delivered.)"
@@ -52,6 +63,10 @@ const (
 	// noticeUncertain: a chunk whose send has an unknown outcome is not
 	// sent again (at most once); the user is told instead.
 	noticeUncertain = "(Part of this reply may be missing: the connection to the chat broke while it was being sent, and it is not sent twice.)"
+	// noticeDraftUncertain precedes a reply whose live draft's first send
+	// has an unknown outcome: the draft may show with no id to edit it
+	// into the reply, which therefore goes as new messages.
+	noticeDraftUncertain = "(The connection to the chat broke while a draft of this reply was being sent: a cut-off copy may show above. The whole reply follows.)"
 )
 
 // Deliver records the reply in the outbox (with its format, reply-to and
@@ -66,6 +81,12 @@ func (d *Dispatcher) Deliver(r Reply) {
 	draftID := ""
 	if r.Draft != nil && len(parts) > 0 && len(media) == 0 {
 		draftID = r.Draft.MessageID()
+	}
+	if u, ok := r.Draft.(uncertainDraft); ok && u.Uncertain() && len(parts) > 0 {
+		// The draft may show, cut off, and cannot become the reply: the
+		// user is told before it, in the recorded reply (sent once).
+		notice, _ := d.prepare(d.ctx, r.Target.Instance, noticeDraftUncertain, r.Format)
+		parts = append(notice, parts...)
 	}
 	// Text is the reply as produced, its MEDIA: lines included: a delivery
 	// resumed after a restart finds the files there again (DeliverPending).

@@ -45,6 +45,13 @@ type Message struct {
 // SendMessage sends m, in session order, and returns the platform ids of
 // what was sent.
 func (d *Dispatcher) SendMessage(key string, tgt message.Target, m Message) []string {
+	ids, _ := d.sendMessage(key, tgt, m)
+	return ids
+}
+
+// sendMessage is SendMessage with the error that ended it, if one did
+// (wrapping errUncertain when the last send's outcome is unknown).
+func (d *Dispatcher) sendMessage(key string, tgt message.Target, m Message) ([]string, error) {
 	unlock := d.serialize(key)
 	defer unlock()
 	media, notes := d.checkFiles(tgt.Instance, m.Media)
@@ -68,11 +75,11 @@ func (d *Dispatcher) SendMessage(key string, tgt message.Target, m Message) []st
 			if !d.halted() {
 				d.log.Error("send failed", "instance", tgt.Instance, "chat", tgt.ChatID, "error", err)
 			}
-			return all
+			return all, err
 		}
 		all = append(all, ids...)
 	}
-	return all
+	return all, nil
 }
 
 // Notify tells a chat something in plain text outside any reply.

@@ -86,6 +86,19 @@ func (d *Dispatcher) describe(ctx context.Context, instance string) (pluginclien
 	return desc, true
 }
 
+// known is the instance's description now, or as it was when last seen
+// ready (false when it never was), without waiting.
+func (d *Dispatcher) known(instance string) (pluginclient.Description, bool) {
+	if desc, ok := d.ch.Ready(instance); ok {
+		d.remember(instance, desc)
+		return desc, true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	desc, ok := d.seen[instance]
+	return desc, ok
+}
+
 func (d *Dispatcher) remember(instance string, desc pluginclient.Description) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

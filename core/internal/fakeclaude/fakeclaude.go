@@ -5,16 +5,20 @@ package fakeclaude
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // EnvVar, when set in the environment, makes a test binary act as claude.
@@ -59,6 +63,24 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	                    does; a tool allowed "always" is not asked again in
 //	                    this process; without the flag every use is denied.
 //	                    The reply lists the outcomes: "asked: allow, deny"
+//	#cost=<usd>         the result reports usd as the turn's own cost
+//	                    (model_usage_since_last_result, as claude 2.1.330
+//	                    does) and total_cost_usd as the process's running
+//	                    total; without it every result says $0.0125
+//	#limit=<path>       when the file at path holds a Unix time (seconds)
+//	                    still ahead, answer as claude does at a
+//	                    subscription's usage limit: a rejected
+//	                    rate_limit_event resetting then and a 429 error
+//	                    result, nothing else (until 200 ms before the
+//	                    reset)
+//	#sendfile=<name>    write <name> (its text: "file <name>") in the
+//	                    working directory and send it with claude's
+//	                    send_file tool, before thinking (#sleep)
+//	#react=<emoji>      react with claude's react tool, before thinking
+//
+// The tools are called as claude calls them: the MCP server the host's
+// --mcp-config names (clawhost mcp-schedule) is started with that
+// config's command and environment, and asked over MCP.
 //
 // When RunLogEnvVar names a file, the fake appends one JSON line
 // ([RunEvent]) to it when the process starts, when a turn starts and
@@ -77,6 +99,7 @@ func Main() {
 	turn := 0
 	asks := slices.Contains(os.Args, "--permission-prompt-tool")
 	always := map[string]bool{}
+	total := 0.0 // the running total of #cost turns
 	for sc.Scan() {
 		read := time.Now()
 		var in struct {
@@ -99,8 +122,24 @@ func Main() {
 		marks := directives(text, "mark")
 		logRun(RunEvent{Event: "start", Marks: marks, At: read.UnixNano()})
 		_ = out.Encode(map[string]any{"type": "system", "subtype": "init", "session_id": sid})
+		if path, _ := directive(text, "limit"); path != "" {
+			if reset := limitReset(path); !reset.IsZero() {
+				usageLimit(out, sid, reset)
+				continue
+			}
+		}
 		if path, _ := directive(text, "spawn"); path != "" {
 			spawnTool(path)
+		}
+		if name, _ := directive(text, "sendfile"); name != "" {
+			if err := os.WriteFile(name, []byte("file "+name), 0o600); err != nil {
+				fmt.Fprintln(os.Stderr, "fakeclaude: sendfile:", err)
+			}
+			abs, _ := filepath.Abs(name)
+			callTool("send_file", map[string]any{"path": abs})
+		}
+		if emoji, _ := directive(text, "react"); emoji != "" {
+			callTool("react", map[string]any{"emoji": emoji})
 		}
 		if d, ok := directive(text, "sleep"); ok {
 			dur, _ := time.ParseDuration(d)
@@ -114,9 +153,16 @@ func Main() {
 		}
 		result := func(s string) {
 			wrote := time.Now()
-			_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": s, "session_id": sid, "num_turns": 1,
+			res := map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": s, "session_id": sid, "num_turns": 1,
 				"total_cost_usd": 0.0125, "usage": map[string]any{"input_tokens": 10, "output_tokens": 2},
-				"modelUsage": map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "contextWindow": 200000}}})
+				"modelUsage": map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "contextWindow": 200000}}}
+			if c, ok := directive(text, "cost"); ok {
+				usd, _ := strconv.ParseFloat(c, 64)
+				total += usd
+				res["total_cost_usd"] = total
+				res["model_usage_since_last_result"] = map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "costUSD": usd}}
+			}
+			_ = out.Encode(res)
 			logRun(RunEvent{Event: "result", Marks: marks, At: wrote.UnixNano()})
 		}
 		if kind, ok := directive(text, "error"); ok {
@@ -192,7 +238,7 @@ func Main() {
 	}
 }
 
-var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh|stream)(?:=([^\s\]]+))?`)
+var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh|stream|cost|limit|sendfile|react)(?:=([^\s\]]+))?`)
 
 // ask is one Bash use needing permission (#ask): its outcome, "allow",
 // "always", "deny" or "auto" (allowed by an earlier always).
@@ -385,4 +431,84 @@ func shell(escaped string) string {
 		s += " (" + err.Error() + ")"
 	}
 	return s
+}
+
+// limitReset is the reset time the #limit file at path holds, when it is
+// still ahead (zero otherwise: no limit).
+func limitReset(path string) time.Time {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return time.Time{}
+	}
+	sec, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	// The limit ends a little before the reset: the host, which resumes
+	// at the reset, finds it gone.
+	if err != nil || time.Unix(sec, 0).Add(-limitMargin).Before(time.Now()) {
+		return time.Time{}
+	}
+	return time.Unix(sec, 0)
+}
+
+// limitMargin: #limit's limit ends this long before its reset.
+const limitMargin = 200 * time.Millisecond
+
+// usageLimit answers a turn as claude does when a subscription's usage
+// limit refused its request (core/runner's doc: measured with 2.1.330).
+func usageLimit(out *json.Encoder, sid string, reset time.Time) {
+	_ = out.Encode(map[string]any{"type": "rate_limit_event", "session_id": sid, "rate_limit_info": map[string]any{
+		"status": "rejected", "resetsAt": reset.Unix(), "rateLimitType": "five_hour", "isUsingOverage": false}})
+	msg := "You've hit your 5-hour limit · resets " + reset.UTC().Format("3:04pm") + " (UTC)"
+	_ = out.Encode(map[string]any{"type": "assistant", "session_id": sid, "message": map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": msg}}}})
+	_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": msg, "api_error_status": 429,
+		"api_error_type": "rate_limit_error", "terminal_reason": "api_error", "session_id": sid, "num_turns": 1})
+}
+
+// callTool calls one of the host's own tools as claude does: it starts
+// the MCP server --mcp-config names (its command, with its environment)
+// and calls name over MCP. A failure is written to stderr; the turn goes
+// on, as claude's would after a tool error.
+func callTool(name string, args map[string]any) {
+	var path string
+	for i, a := range os.Args {
+		if a == "--mcp-config" && i+1 < len(os.Args) {
+			path = os.Args[i+1]
+		}
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &cfg)
+	}
+	srv, ok := cfg.MCPServers["clawhost"]
+	if err != nil || !ok {
+		fmt.Fprintf(os.Stderr, "fakeclaude: %s: no clawhost MCP server in --mcp-config %q: %v\n", name, path, err)
+		return
+	}
+	cmd := exec.Command(srv.Command, srv.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range srv.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stderr = os.Stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "fakeclaude", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fakeclaude: %s: %v\n", name, err)
+		return
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	switch {
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "fakeclaude: %s: %v\n", name, err)
+	case res.IsError:
+		fmt.Fprintf(os.Stderr, "fakeclaude: %s refused: %+v\n", name, res.Content)
+	}
 }
