@@ -9,7 +9,6 @@ import (
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 )
 
@@ -38,29 +37,6 @@ func approvalConfig(set Settings) approval.Config {
 	c := set.Approval
 	c.Owners = set.Access.Owners
 	return c
-}
-
-// answered reports whether a (admitted) answers an open tool-use question
-// — a press of its button or a typed yes / no / always — and handles it:
-// the turn waiting for it goes on, and the message ends here (it is not a
-// message for the agent). A press of another button stands for its id
-// typed as text (a command plugin's picker), and goes on as such.
-func (g *Gateway) answered(a *arrival) bool {
-	m := &a.Message
-	set := g.settings()
-	handled, reply := g.approvals.Answer(m, set.Access.IsOwner(m))
-	if handled {
-		if reply != "" {
-			g.respond(*a, reply)
-		} else {
-			g.finish(a.ID, store.StateDone, "answer to a tool-use question")
-		}
-		return true
-	}
-	if m.Action != nil {
-		m.Body, m.CommandBody = m.Action.ButtonID, ""
-	}
-	return false
 }
 
 // approvalLines are /status's lines about a session's tool-use questions:

@@ -175,7 +175,7 @@ func (g *Gateway) Sessions(ctx context.Context, limit int) ([]SessionInfo, int) 
 
 // UnlistedGroups are the groups that wrote since the start while
 // access.groups does not list them, the most recent first.
-func (g *Gateway) UnlistedGroups() []access.UnlistedGroup { return g.unlisted.List() }
+func (g *Gateway) UnlistedGroups() []access.UnlistedGroup { return g.admission.Unlisted() }
 
 // Access is the access policy in force (it changes on reload).
 func (g *Gateway) Access() access.Policy { return g.settings().Access }

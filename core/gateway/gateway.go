@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/admission"
 	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
@@ -190,22 +192,15 @@ type Gateway struct {
 	started  time.Time
 	commands *command.Registry
 	handler  *command.Handler
-	refused  *access.Refusals
-	// unlisted are the groups refused because access.groups does not
-	// list them, for the status page.
-	unlisted *access.Unlisted
+	// admission decides what happens to each arriving message.
+	admission *admission.Stage
 	// queueModes caches the sessions' /queue (queue.Mode by key) for the
 	// sessions active lately.
 	queueModes *recent.Map[string, queue.Mode]
 	// meta is the decode cache of the sessions' metadata, shared by the
 	// turn stage and the built-ins' view of sessions.
-	meta *session.Cache
-	// busyPairing limits the "try later" answer to one per sender an hour.
-	busyPairing *access.Refusals
-	// ownerRefusals limits the refusal of a wrong /owner code to one per
-	// sender a minute.
-	ownerRefusals *access.Refusals
-	arrivals      *queue.Ordered
+	meta     *session.Cache
+	arrivals *queue.Ordered
 	// waits are the sessions whose entries wait to be placed here (see
 	// here), by key.
 	waitMu sync.Mutex
@@ -234,8 +229,6 @@ type Gateway struct {
 	mu         sync.Mutex
 	set        Settings
 	debouncers map[time.Duration]*debounce.Debouncer[arrival]
-	flood      *access.Flood // made by floodLimit for floodRate
-	floodRate  Rate
 
 	// ready is closed when Start has recovered the journal; Inbound waits
 	// for it, so nothing new is accepted before recovery has run.
@@ -267,7 +260,7 @@ func New(opts Options) *Gateway {
 	log := opts.Logger.Named("gateway")
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
-		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), unlisted: access.NewUnlisted(opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), ownerRefusals: access.NewRefusals(time.Minute, opts.Now), arrivals: queue.NewOrdered(),
+		commands: command.NewRegistry(command.Builtins), arrivals: queue.NewOrdered(),
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
 		meta: session.NewCache(session.DefaultCacheSize),
 	}
@@ -282,6 +275,17 @@ func New(opts Options) *Gateway {
 		Prices: g.prices,
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
+	g.admission = admission.New(admission.Options{
+		Logger: log, Now: opts.Now, Pairing: opts.Store, Auditor: opts.Store, Approvals: g.approvals, Received: g.received,
+		Commands: g.commands, History: g.turns, Observer: opts.Observer, OwnerClaims: opts.OwnerClaims,
+		OnOwner: func(sender string) {
+			if set := g.settings(); !slices.Contains(set.Access.Owners, sender) {
+				set.Access.Owners = append(slices.Clone(set.Access.Owners), sender)
+				g.SetSettings(set) // the approval stage's owners too
+			}
+		},
+		OnSteps: func(key, steps string) { g.work.set(key, "received", steps) },
+	})
 	g.sending = sending.New(opts.Ports, g.turns, log)
 	g.sending.ReportSteps(func(key, line string) { g.work.set(key, "sending", line) })
 	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log, opts.AgentEndSpool)
@@ -381,10 +385,7 @@ func (g *Gateway) SetSettings(s Settings) {
 	g.prices.SetConfigured(pricesOf(s.Budgets))
 	g.delivery.SetSettings(s.Delivery)
 	g.approvals.SetConfig(approvalConfig(s))
-	g.unlisted.Forget(func(id string) bool {
-		instance, chat, _ := strings.Cut(id, ":")
-		return s.Access.Decide(g.ctx, &message.Message{Instance: instance, ChatID: chat, ChatType: channel.ChatGroup, WasMentioned: true}, nil) != access.IgnoreGroup
-	})
+	g.admission.Forget(g.ctx, s.Access)
 	g.mu.Lock()
 	g.set = s
 	old := g.debouncers
@@ -661,3 +662,8 @@ func (nopObserver) Usage(string, string, float64, [4]int64) {}
 func (nopObserver) RunnerError(string)                      {}
 func (nopObserver) SetQueueDepth(int)                       {}
 func (nopObserver) SetActiveRuns(int)                       {}
+
+// admission are the admission stage's settings.
+func (s Settings) admission() admission.Settings {
+	return admission.Settings{Access: s.Access, Rate: s.Rate, Received: s.Received}
+}

@@ -9,11 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/access"
-	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/session"
-	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -220,31 +217,6 @@ func TestOversizeMessageIsToldAndSkipped(t *testing.T) {
 	contains(t, e.text("chat-u1"), "echo:", "after the big one")
 	e.quiet("chat-u1", 400*time.Millisecond)
 	contains(t, e.logBuf.String(), "too large for the plugin protocol")
-}
-
-// /whoami tells an allowed sender they are allowed (not how to get
-// allowed), a stranger the allow_from line, and in a group the group's id.
-func TestWhoamiText(t *testing.T) {
-	t.Parallel()
-	dmMsg := &message.Message{From: "tg:42", To: "tg:42", ChatType: channel.ChatDirect}
-	if got := whoami(dmMsg, access.Admit, true); !strings.Contains(got, "You are tg:42.") || strings.Contains(got, "To allow you") || !strings.Contains(got, "You may talk") {
-		t.Errorf("allowed: %q", got)
-	}
-	if got := whoami(dmMsg, access.Refuse, true); !strings.Contains(got, `adds "tg:42" to access.allow_from`) {
-		t.Errorf("stranger: %q", got)
-	}
-	if got := whoami(&message.Message{From: "tg:42", To: "tg:-5", ChatType: channel.ChatGroup}, access.IgnoreGroup, false); !strings.Contains(got, `adds "tg:-5" to access.groups`) || strings.Contains(got, "allow_from") {
-		t.Errorf("unlisted group: %q", got)
-	}
-	grp := &message.Message{From: "tg:42", To: "tg:-1001234", ChatType: channel.ChatGroup}
-	if got := whoami(grp, access.Unaddressed, true); !strings.Contains(got, "This group is tg:-1001234.") || !strings.Contains(got, "You may talk") {
-		t.Errorf("group: %q", got)
-	}
-	// A member listed nowhere learns that they are context only, and how
-	// an owner would let them in.
-	if got := whoami(grp, access.Unaddressed, false); strings.Contains(got, "You may talk") || !strings.Contains(got, `adds "tg:42" to access.group_allow_from`) {
-		t.Errorf("group member listed nowhere: %q", got)
-	}
 }
 
 // In a group, a member listed nowhere cannot reset or stop the session

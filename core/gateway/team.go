@@ -2,11 +2,9 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"time"
 
-	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/admission"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
 	"github.com/clawhost/clawhost/core/delivery"
@@ -21,63 +19,7 @@ import (
 
 // Rate is the per-sender flood limit (access.rate): N messages a window
 // (Per); N 0: none.
-type Rate struct {
-	N   int
-	Per time.Duration
-}
-
-// floodLimit is the flood limit of the settings in force (a reload that
-// changes access.rate starts every sender's bucket full).
-func (g *Gateway) floodLimit() *access.Flood {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if r := g.set.Rate; r != g.floodRate || (g.flood == nil && r.N > 0) {
-		g.flood, g.floodRate = nil, r
-		if r.N > 0 {
-			g.flood = access.NewFlood(r.N, r.Per, g.opts.Now)
-		}
-	}
-	return g.flood
-}
-
-// noticeFlood tells a sender over access.rate; %s is the rate.
-const noticeFlood = "You are sending messages faster than this bot takes them (at most %s). Messages over the limit are not passed to claude — wait a moment and send again."
-
-// flooded applies access.rate to an admitted arrival: a message over the
-// sender's limit is not passed on, recorded in the journal as dropped
-// ("rate limited"), and the sender is told once a window (that message's
-// reply is the notice).
-func (g *Gateway) flooded(a arrival) bool {
-	m := &a.Message
-	ok, tell := g.floodLimit().Allow(m.From)
-	if ok {
-		return false
-	}
-	g.obs.Dropped(m.Instance, "rate limited")
-	if !tell {
-		g.finish(a.ID, store.StateDropped, "rate limited")
-		return true
-	}
-	r := g.settings().Rate
-	rate := fmt.Sprintf("%d a %s", r.N, perName(r.Per))
-	g.arrivalLog(&a).Warn("sender over access.rate; messages refused for now", "sender", m.From, "rate", rate)
-	g.audit(store.AuditEvent{Kind: store.AuditRate, Actor: m.From, Instance: m.Instance, ChatID: m.ChatID, Subject: m.From, Decision: "refused",
-		Detail: "over access.rate (" + rate + "); further messages in this window refused without a notice"})
-	g.respond(a, fmt.Sprintf(noticeFlood, rate))
-	return true
-}
-
-func perName(d time.Duration) string {
-	switch d {
-	case time.Second:
-		return "second"
-	case time.Hour:
-		return "hour"
-	case 24 * time.Hour:
-		return "day"
-	}
-	return "minute"
-}
+type Rate = admission.Rate
 
 // audit appends to the audit trail, logging a failure (an audit row the
 // store cannot take does not stop what it records).
