@@ -92,6 +92,9 @@ var stages = map[string]bool{
 	"core/received": true,
 	"core/sending":  true,
 	"core/agentend": true,
+	// core/agents routes a chat to its agent (bindings, /agent switches)
+	// and to that agent's worktree of the chat.
+	"core/agents": true,
 }
 
 func layer(p string) int {

@@ -36,6 +36,7 @@ import (
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/admission"
 	"github.com/clawhost/clawhost/core/agentend"
+	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
 	"github.com/clawhost/clawhost/core/command"
@@ -194,6 +195,8 @@ type Gateway struct {
 	handler  *command.Handler
 	// admission decides what happens to each arriving message.
 	admission *admission.Stage
+	// agents route chats to agents (bindings, /agent, worktrees).
+	agents *agents.Agents
 	// queueModes caches the sessions' /queue (queue.Mode by key) for the
 	// sessions active lately.
 	queueModes *recent.Map[string, queue.Mode]
@@ -286,6 +289,15 @@ func New(opts Options) *Gateway {
 		},
 		OnSteps: func(key, steps string) { g.work.set(key, "received", steps) },
 	})
+	g.agents = agents.New(agents.Options{Logger: log, Store: opts.Store, Meta: g.meta, Now: opts.Now,
+		Settings: func() agents.Settings { return g.settings().routing() },
+		Workspace: func(agent string) agents.Workspace {
+			ts := g.settings().Turn.ForAgent(agent)
+			return agents.Workspace{Dir: ts.Workspace, Worktrees: ts.Worktrees}
+		},
+		Running: func(key string) bool { return g.queue.Running(key) },
+		Stop:    func(key string) { opts.Agent.Stop(key) },
+	})
 	g.sending = sending.New(opts.Ports, g.turns, log)
 	g.sending.ReportSteps(func(key, line string) { g.work.set(key, "sending", line) })
 	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log, opts.AgentEndSpool)
@@ -307,8 +319,8 @@ func New(opts Options) *Gateway {
 		Pause:    pauseCommands{g},
 		Exporter: exporter{g},
 		Location: func() *time.Location { return g.settings().Turn.Location },
-		Workdir:  g.chatDir,
-		Agents:   agentPort{g},
+		Workdir:  g.agents.Dir,
+		Agents:   agentPort{g.agents},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
 		Modes:     func(key string) []string { return g.turnSettings(key).PermissionModes },
@@ -542,7 +554,7 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 			g.obs.Dropped(instance, "no chat id")
 			continue
 		}
-		key := g.sessionKey(g.ctx, set, &m)
+		key := g.agents.Key(g.ctx, set.routing(), &m)
 		i, ok := index[key]
 		if !ok {
 			i = len(convs)
@@ -586,41 +598,16 @@ func (g *Gateway) turnSettings(key string) turn.Settings {
 }
 
 // AgentRouter resolves the agent that serves a chat (config.Bindings).
-type AgentRouter interface {
-	Resolve(instance, chat, thread string) (agent string, bound bool)
+type AgentRouter = agents.Bindings
+
+// routing are the agent routing's settings.
+func (s Settings) routing() agents.Settings {
+	return agents.Settings{DMScope: s.DMScope, IdentityLinks: s.IdentityLinks, Bindings: s.Agents, Switchable: s.Switchable}
 }
 
-// agentOf is the agent that serves m's chat.
-func (s Settings) agentOf(m *message.Message) string {
-	if s.Agents == nil {
-		return sessionkey.DefaultAgent
-	}
-	a, _ := s.Agents.Resolve(m.Instance, m.ChatID, m.ThreadID)
-	return a
-}
-
-// keyOf derives the session key of m under set: the conversation's key,
-// scoped to the agent its chat is bound to (a chat's /agent switch aside:
-// see sessionKey).
-func keyOf(set Settings, m *message.Message) string {
-	return sessionkey.ForAgent(set.agentOf(m), sessionKeyLinked(set.DMScope, set.IdentityLinks, m))
-}
-
-// sessionKeyLinked derives the conversation's session key.
-func sessionKeyLinked(scope sessionkey.DMScope, links map[string][]string, m *message.Message) string {
-	kind := sessionkey.Direct
-	peer := m.Sender.ID
-	switch m.ChatType {
-	case channel.ChatGroup:
-		kind, peer = sessionkey.Group, m.ChatID
-	case channel.ChatChannel:
-		kind, peer = sessionkey.Channel, m.ChatID
-	}
-	if peer == "" {
-		peer = m.ChatID
-	}
-	return sessionkey.WithThread(sessionkey.Build(sessionkey.Params{Instance: m.Instance, Source: m.Channel, Kind: kind, PeerID: peer, DMScope: scope, IdentityLinks: links}), m.ThreadID)
-}
+// keyOf derives the session key of m under set, scoped to the agent its
+// chat is bound to (agents.BoundKey).
+func keyOf(set Settings, m *message.Message) string { return agents.BoundKey(set.routing(), m) }
 
 // Close stops accepting messages, flushes debounce windows, and waits for
 // running turns and deliveries to end (or ctx). Messages still queued stay

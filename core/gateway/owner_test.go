@@ -29,7 +29,9 @@ func TestOwnerClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	logBuf := &syncbuf.Buffer{}
-	g, ports, agent := inproc(t, func(s *Settings) { s.Access = access.Policy{DMPolicy: access.PolicyAllowlist, AllowFrom: []string{"tg:1"}} },
+	g, ports, agent := inproc(t, func(s *Settings) {
+		s.Access = access.Policy{DMPolicy: access.PolicyAllowlist, AllowFrom: []string{"tg:1"}}
+	},
 		func(o *Options) {
 			o.OwnerClaims = ownerclaim.New(dataDir, nil)
 			o.Logger = hclog.New(&hclog.LoggerOptions{Output: logBuf, Level: hclog.Debug})

@@ -136,7 +136,7 @@ func (g *Gateway) resume(entries []store.Entry) {
 			queued[e.SessionKey] = append(queued[e.SessionKey], e.ID)
 			continue
 		}
-		key := g.sessionKey(g.ctx, g.settings(), &m)
+		key := g.agents.Key(g.ctx, g.settings().routing(), &m)
 		g.forgetPlace(key)
 		g.submit(arrival{key: key, Item: queue.Item{ID: e.ID, Message: m}})
 	}
