@@ -41,15 +41,14 @@ func approvalConfig(set Settings) approval.Config {
 
 // approvalLines are /status's lines about a session's tool-use questions:
 // the open one and the last decisions.
-func (g *Gateway) approvalLines(key string) []string {
+func approvalLines(approvals *approval.Approvals, now time.Time, key string) []string {
 	var out []string
-	now := g.opts.Now()
-	for _, v := range g.approvals.Open() {
+	for _, v := range approvals.Open() {
 		if v.Key == key {
 			out = append(out, fmt.Sprintf("Waiting for approval: %s (%s), asked %s ago", v.Tool, firstLine(v.Summary), now.Sub(v.Since).Round(time.Second)))
 		}
 	}
-	for _, r := range g.approvals.Recent(key, 3) {
+	for _, r := range approvals.Recent(key, 3) {
 		verb := "denied"
 		switch {
 		case r.Always:

@@ -125,9 +125,10 @@ func (s sessions) SetOverride(ctx context.Context, key string, name session.Sett
 	return err
 }
 
-// sessionQueueMode is the queue's SessionMode: the session's /queue, read
+// queueMode is the queue's SessionMode: the session's /queue, read
 // from the store once and then kept in memory (SetOverride updates it).
-func (g *Gateway) sessionQueueMode(key string) queue.Mode {
+func (s sessions) queueMode(key string) queue.Mode {
+	g := s.g
 	if m, ok := g.queueModes.Get(key); ok {
 		return m
 	}

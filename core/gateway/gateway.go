@@ -26,7 +26,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -204,13 +203,13 @@ type Gateway struct {
 	// turn stage and the built-ins' view of sessions.
 	meta     *session.Cache
 	arrivals *queue.Ordered
-	// waits are the sessions whose entries wait to be placed here (see
-	// here), by key.
-	waitMu sync.Mutex
-	waits  map[string]*placeWait
-	sends  queue.Locks
-	queue  *queue.Queue
-	turns  *turn.Turns
+	// place runs each session on its host (with several hosts).
+	place *placer
+	// holds remember the messages held for pairing.
+	holds pairingHolds
+	sends queue.Locks
+	queue *queue.Queue
+	turns *turn.Turns
 	// received is the message_received stage, between access and the
 	// queue.
 	received *received.Stage
@@ -267,9 +266,11 @@ func New(opts Options) *Gateway {
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
 		meta: session.NewCache(session.DefaultCacheSize),
 	}
+	g.place = &placer{placement: opts.Placement, clock: opts.Clock, ctx: ctx, log: log, background: g.background}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
+	g.holds = pairingHolds{ctx: ctx, store: opts.Store, delivery: g.delivery, log: log, now: opts.Now, background: g.background}
 	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
-	g.approvals.OnDecided(g.auditTool)
+	g.approvals.OnDecided(auditTrail{ctx, opts.Store, log}.tool)
 	g.prices = usage.NewPrices(pricesOf(opts.Settings.Budgets))
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
@@ -278,26 +279,8 @@ func New(opts Options) *Gateway {
 		Prices: g.prices,
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
-	g.admission = admission.New(admission.Options{
-		Logger: log, Now: opts.Now, Pairing: opts.Store, Auditor: opts.Store, Approvals: g.approvals, Received: g.received,
-		Commands: g.commands, History: g.turns, Observer: opts.Observer, OwnerClaims: opts.OwnerClaims,
-		OnOwner: func(sender string) {
-			if set := g.settings(); !slices.Contains(set.Access.Owners, sender) {
-				set.Access.Owners = append(slices.Clone(set.Access.Owners), sender)
-				g.SetSettings(set) // the approval stage's owners too
-			}
-		},
-		OnSteps: func(key, steps string) { g.work.set(key, "received", steps) },
-	})
-	g.agents = agents.New(agents.Options{Logger: log, Store: opts.Store, Meta: g.meta, Now: opts.Now,
-		Settings: func() agents.Settings { return g.settings().routing() },
-		Workspace: func(agent string) agents.Workspace {
-			ts := g.settings().Turn.ForAgent(agent)
-			return agents.Workspace{Dir: ts.Workspace, Worktrees: ts.Worktrees}
-		},
-		Running: func(key string) bool { return g.queue.Running(key) },
-		Stop:    func(key string) { opts.Agent.Stop(key) },
-	})
+	g.admission = newAdmission(g)
+	g.agents = newAgents(g)
 	g.sending = sending.New(opts.Ports, g.turns, log)
 	g.sending.ReportSteps(func(key, line string) { g.work.set(key, "sending", line) })
 	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log, opts.AgentEndSpool)
@@ -305,50 +288,18 @@ func New(opts Options) *Gateway {
 		set := g.settings()
 		return set.Budgets, set.Turn.Location
 	})
-	g.pause = usagelimit.New(usagelimit.Options{Store: opts.Store, Clock: opts.Clock, Logger: log, Resume: g.resumeSessions})
-	g.handler = &command.Handler{
-		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
-		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func(key string) string { return g.turnSettings(key).Model },
-		Models:    func(key string) []string { return g.turnSettings(key).Models },
-		Mode:      func(key string) string { return g.turnSettings(key).PermissionMode },
-		Schedules: opts.Schedules,
-		Revoker:   opts.Revoker,
-		OnApproved: func(ctx context.Context, entry string) {
-			g.PairingApproved(ctx, entry)
-		},
-		Pause:    pauseCommands{g},
-		Exporter: exporter{g},
-		Location: func() *time.Location { return g.settings().Turn.Location },
-		Workdir:  g.agents.Dir,
-		Agents:   agentPort{g.agents},
-		// Only what agent.permission_modes lists is offered ("ask"
-		// included): policy is the file's, never widened from a chat.
-		Modes:     func(key string) []string { return g.turnSettings(key).PermissionModes },
-		Approvals: g.approvalLines,
-		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
-		HookWork:  g.work.lines,
-		QueueMode: func(key string) string {
-			_, rest := sessionkey.SplitAgent(key)
-			instance, _, _ := strings.Cut(rest, ":") // "<instance>:<kind>:<peer>"
-			return string(g.settings().Queue.ModeFor(instance))
-		},
-	}
-	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue, SessionMode: g.sessionQueueMode, Seen: g.seen})
-	return g
-}
-
-// resumeSessions looks again at the sessions the end of a usage-limit
-// pause names: those this host runs (with several hosts, each looks at
-// its own when its pause ends).
-func (g *Gateway) resumeSessions(keys []string) {
-	for _, k := range keys {
-		if g.opts.Placement != nil {
-			if _, here, err := g.opts.Placement.Place(g.ctx, k); err != nil || !here {
-				continue
+	g.pause = usagelimit.New(usagelimit.Options{Store: opts.Store, Clock: opts.Clock, Logger: log, Resume: func(keys []string) {
+		// The sessions the pause's end names that this host runs (with
+		// several hosts, each looks at its own when its pause ends).
+		for _, k := range keys {
+			if g.place.runsHere(k) {
+				g.queue.Kick(k)
 			}
 		}
-		g.queue.Kick(k)
-	}
+	}})
+	g.handler = newHandler(g)
+	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue, SessionMode: sessions{g}.queueMode, Seen: notices{g}.seen})
+	return g
 }
 
 // pauseCommands is the usage-limit pause for /status and /resume (the
@@ -362,7 +313,8 @@ func (p pauseCommands) Resume(ctx context.Context) bool   { return p.g.pause.Res
 // runs that they were taken: the seen reaction on the last one where the
 // channel has reactions, else, when messages.queued_notice is on, a short
 // notice. ahead < 0: they were steered into the running turn.
-func (g *Gateway) seen(key string, items []queue.Item, ahead int) {
+func (n notices) seen(key string, items []queue.Item, ahead int) {
+	g := n.g
 	set := g.settings()
 	m := &items[len(items)-1].Message
 	tgt, id := m.Target(), m.MessageID
@@ -591,10 +543,10 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	return nil
 }
 
-// turnSettings are the turn settings of the session key's agent.
-func (g *Gateway) turnSettings(key string) turn.Settings {
+// agentTurn are the turn settings of the session key's agent.
+func (s Settings) agentTurn(key string) turn.Settings {
 	agent, _ := sessionkey.SplitAgent(key)
-	return g.settings().Turn.ForAgent(agent)
+	return s.Turn.ForAgent(agent)
 }
 
 // AgentRouter resolves the agent that serves a chat (config.Bindings).

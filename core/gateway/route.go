@@ -28,7 +28,7 @@ import (
 // handed to it when that is another.
 func (g *Gateway) submit(a arrival) {
 	run := func() { g.arrivals.Do(a.key, func() { g.arrive(a) }) }
-	if g.here(a.key, []int64{a.ID}, run) {
+	if g.place.here(a.key, []int64{a.ID}, run) {
 		run()
 	}
 }
@@ -63,8 +63,8 @@ func (g *Gateway) arrive(a arrival) {
 	case admission.Answer:
 		g.respond(a, v.Text)
 	case admission.Hold:
-		g.holdForPairing(a, v.Code)
-		g.tellOwnersOfPairing(&a.Message, v.Code)
+		g.holds.hold(a, v.Code)
+		g.holds.tellOwners(set, &a.Message, v.Code)
 		g.respond(a, v.Text)
 	case admission.Drop:
 		g.finish(a.ID, v.State, v.Reason)
@@ -210,10 +210,10 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		// Claude's usage limit: nothing starts until the reset; the
 		// entries stay queued and the pause's end looks at them again.
 		last := b.Entries[len(b.Entries)-1]
-		g.tellPaused(b.Key, message.Target{Instance: last.Instance, ChatID: last.ChatID, ThreadID: last.ThreadID}, until)
+		l.tellPaused(b.Key, message.Target{Instance: last.Instance, ChatID: last.ChatID, ThreadID: last.ThreadID}, until)
 		return queue.Halt
 	}
-	refused, admitted := g.overBudget(ctx, b)
+	refused, admitted := l.overBudget(ctx, b)
 	if refused {
 		return queue.Ran
 	}
@@ -225,7 +225,7 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 	out := g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
 	switch {
 	case out.Park:
-		return g.park(ctx, b, out)
+		return l.park(ctx, b, out)
 	case out.Halt:
 		return queue.Halt
 	case out.Retry:
@@ -240,7 +240,8 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 // park parks a turn that hit claude's usage limit — its entries and the
 // messages steered into it wait in the journal for the reset — and
 // pauses every turn until then.
-func (g *Gateway) park(ctx context.Context, b *queue.Batch, out turn.Outcome) queue.Status {
+func (l lanes) park(ctx context.Context, b *queue.Batch, out turn.Outcome) queue.Status {
+	g := l.g
 	ids := append([]int64{b.Entries[0].ID}, b.Covers()...)
 	if err := g.store.Park(ctx, ids...); err != nil {
 		// They stay in processing: the next start runs them again.
@@ -252,13 +253,14 @@ func (g *Gateway) park(ctx context.Context, b *queue.Batch, out turn.Outcome) qu
 		g.queue.Recovered(len(ids))
 	}
 	until := g.pause.Hit(ctx, out.ResetAt, out.LimitReason)
-	g.tellPaused(b.Key, out.Target, until)
+	l.tellPaused(b.Key, out.Target, until)
 	return queue.Halt
 }
 
 // tellPaused tells session key's chat, once a pause, that its messages
 // wait for the usage limit's reset.
-func (g *Gateway) tellPaused(key string, tgt message.Target, until time.Time) {
+func (l lanes) tellPaused(key string, tgt message.Target, until time.Time) {
+	g := l.g
 	if !g.pause.Tell(key) {
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/clawhost/clawhost/core/admission"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
@@ -21,11 +23,18 @@ import (
 // (Per); N 0: none.
 type Rate = admission.Rate
 
-// audit appends to the audit trail, logging a failure (an audit row the
-// store cannot take does not stop what it records).
-func (g *Gateway) audit(e store.AuditEvent) {
-	if err := g.store.Audit(g.ctx, e); err != nil && g.ctx.Err() == nil {
-		g.log.Error("audit trail write failed", "kind", e.Kind, "subject", e.Subject, "error", err)
+// auditTrail appends to the audit trail.
+type auditTrail struct {
+	ctx   context.Context
+	store store.Store
+	log   hclog.Logger
+}
+
+// add appends e, logging a failure (an audit row the store cannot take
+// does not stop what it records).
+func (t auditTrail) add(e store.AuditEvent) {
+	if err := t.store.Audit(t.ctx, e); err != nil && t.ctx.Err() == nil {
+		t.log.Error("audit trail write failed", "kind", e.Kind, "subject", e.Subject, "error", err)
 	}
 }
 
@@ -35,7 +44,8 @@ func (g *Gateway) audit(e store.AuditEvent) {
 // notice (recorded in the outbox like a reply); at warn_at the chat is
 // warned once a period and the turn runs. done, when not nil, is called
 // once the turn ended and its ledger row is written.
-func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) (refused bool, done func()) {
+func (l lanes) overBudget(ctx context.Context, b *queue.Batch) (refused bool, done func()) {
+	g := l.g
 	set := g.settings()
 	if !set.Budgets.Any() {
 		return false, nil
@@ -71,12 +81,12 @@ func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) (refused bool,
 	return false, done
 }
 
-// auditTool records a tool-use decision: the tool, its input's digest
+// tool records a tool-use decision: the tool, its input's digest
 // and what the question showed of it, the decision and who made it — by
 // their stable id ("<instance>:<id>", "admin"), as every other row names
 // its actor; the display name the chat saw stays in the detail. A
 // decision nobody made (a timeout, a session's rule) is the host's.
-func (g *Gateway) auditTool(r approval.Record) {
+func (t auditTrail) tool(r approval.Record) {
 	decision := "denied"
 	switch {
 	case r.Allow && r.Always:
@@ -95,7 +105,7 @@ func (g *Gateway) auditTool(r approval.Record) {
 	if r.By != "" && r.By != r.ByID {
 		detail += " (by " + r.By + ")"
 	}
-	g.audit(store.AuditEvent{Kind: store.AuditTool, Actor: actor, Instance: r.Chat.Instance, ChatID: r.Chat.ChatID, Subject: r.Tool,
+	t.add(store.AuditEvent{Kind: store.AuditTool, Actor: actor, Instance: r.Chat.Instance, ChatID: r.Chat.ChatID, Subject: r.Tool,
 		Decision: decision, Detail: detail})
 }
 
