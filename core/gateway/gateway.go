@@ -2,7 +2,8 @@
 // its own beyond the order of the stages; each stage is a package:
 //
 //	Inbound ─▶ journal (durable; the plugin's ack waits for it; dedupe)
-//	  ─▶ core/access (allowlist / pairing / groups / mention gating; /whoami)
+//	  ─▶ core/admission (one verdict: access, pairing, /owner, /whoami,
+//	     flood limit, tool-question answers, message_received hooks)
 //	  ─▶ core/debounce ─▶ reset triggers and core/command (built-ins, plugins)
 //	  ─▶ core/queue (lanes, modes, cap) ─▶ core/turn (session, prompt, hooks,
 //	     runner, streaming) ─▶ core/delivery (normalize, chunk, outbox,
