@@ -21,38 +21,6 @@ func TestDirectMessageReachesAgentInEnvelope(t *testing.T) {
 	contains(t, got, "echo: ", "[Loopback User u1", "hello there")
 }
 
-func TestPairing(t *testing.T) {
-	e := newEnv(t, envOptions{})
-	e.post(dm("stranger", "let me in"))
-	got := e.text("chat-stranger")
-	contains(t, got, "pairing code", "clawhost pairing approve")
-	code := got[strings.Index(got, "code is ")+8:]
-	code = code[:strings.IndexByte(code, ' ')]
-	// Writing again while the code is pending is not answered.
-	e.post(dm("stranger", "hello?"))
-	e.quiet("chat-stranger", 500*time.Millisecond)
-	// /whoami works for strangers.
-	e.post(dm("stranger", "/whoami"))
-	contains(t, e.text("chat-stranger"), "lo:stranger")
-	// A non-owner cannot approve; the owner can.
-	e.post(dm("u1", "/approve "+code))
-	contains(t, e.text("chat-u1"), "Only an owner")
-	mark := e.after // the stranger may be told before the owner's answer is sent
-	e.post(dm("owner", "/approve "+code))
-	contains(t, e.text("chat-owner"), "Approved lo:stranger")
-	e.after = mark
-	// The stranger is told, and the message that asked is answered.
-	contains(t, e.text("chat-stranger"), "An owner approved you")
-	contains(t, e.text("chat-stranger"), "echo: ", "let me in")
-	e.post(dm("stranger", "now?"))
-	contains(t, e.text("chat-stranger"), "echo: ", "now?")
-	// The code is a credential until used: no log line carries it, at
-	// any level (the log is at Debug here).
-	if strings.Contains(e.logBuf.String(), code) {
-		t.Errorf("the pairing code %s is in the log:\n%s", code, e.logBuf.String())
-	}
-}
-
 func TestDedupe(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	m := dm("u1", "once")
@@ -185,20 +153,6 @@ func TestCommandWaitsForAStartingCommandPlugin(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("an unknown command took %s: nothing may wait for a missing or ready plugin", took)
 	}
-}
-
-// TestPairingFullTellsNewcomersToTryLater: when every pairing slot is
-// taken, a newcomer is told to try later (once), not left in silence.
-func TestPairingFullTellsNewcomersToTryLater(t *testing.T) {
-	e := newEnv(t, envOptions{})
-	for _, s := range []string{"s1", "s2", "s3"} {
-		e.post(dm(s, "hi"))
-		contains(t, e.text("chat-"+s), "pairing code")
-	}
-	e.post(dm("s4", "hi"))
-	contains(t, e.text("chat-s4"), "write again later")
-	e.post(dm("s4", "hello?"))
-	e.quiet("chat-s4", 500*time.Millisecond)
 }
 
 // TestOversizeMessageIsToldAndSkipped: a message over the plugin
