@@ -143,6 +143,52 @@ func TestPairingFullTellsNewcomersToTryLater(t *testing.T) {
 	}
 }
 
+// TestGroupMentionAndHistory: in a listed group, messages not addressed to
+// the bot, or from a member who may not trigger it, are not answered but
+// kept as context, marked untrusted, for the next turn there; a group not
+// listed is ignored even with a mention, shown to the operator, and
+// answers /whoami with the id to list.
+func TestGroupMentionAndHistory(t *testing.T) {
+	g, ports, agent := inproc(t, func(s *Settings) {
+		s.Access.AllowFrom, s.Access.Groups, s.Access.RequireMention, s.Access.GroupAllowFrom = []string{"tg:1"}, []string{"tg:g1"}, true, []string{"tg:c"}
+		s.Turn.GroupHistoryLimit = 50
+	})
+	agent.mu.Lock()
+	agent.whole = true
+	agent.mu.Unlock()
+	ctx := context.Background()
+	post := func(chat, title, sender, text string, mentioned bool) {
+		t.Helper()
+		m := dmFrom(sender, text)
+		m.ChatType, m.ChatID, m.ChatTitle, m.WasMentioned = channel.ChatGroup, chat, title, mentioned
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post("g1", "The Group", "a", "first unaddressed", false)
+	post("g1", "The Group", "b", "second unaddressed", true) // mentioned, but b is named nowhere: context only
+	post("g1", "The Group", "c", "@bot what do you think?", true)
+	seen := 0
+	got := ports.next(t, "g1", &seen)
+	for _, w := range []string{"[Chat messages since your last reply - for context]", "first unaddressed", "second unaddressed", "[Current message - respond to this]", "what do you think?"} {
+		if !strings.Contains(got, w) {
+			t.Fatalf("the first send to the group lacks %q: %q", w, got)
+		}
+	}
+	if i, j := strings.Index(got, "<<<EXTERNAL_UNTRUSTED_CONTENT"), strings.Index(got, "first unaddressed"); i < 0 || i > j || !strings.Contains(got, "Source: Chat history") {
+		t.Errorf("history not marked untrusted: %q", got)
+	}
+	post("g2", "Other", "a", "hi", true)
+	post("g2", "", "a", "/whoami", true)
+	seen2 := 0
+	if got := ports.next(t, "g2", &seen2); !strings.Contains(got, "This group is tg:g2.") || !strings.Contains(got, `adds "tg:g2" to access.groups`) {
+		t.Errorf("the first send to the unlisted group: %q", got)
+	}
+	if u := g.UnlistedGroups(); len(u) != 1 || u[0].ID != "tg:g2" || u[0].Title != "Other" || u[0].Messages != 1 {
+		t.Errorf("unlisted groups %+v", u)
+	}
+}
+
 // dropRec is an Observer that reports each message not passed on.
 type dropRec struct {
 	nopObserver

@@ -31,34 +31,6 @@ func TestDedupe(t *testing.T) {
 	e.quiet("chat-u1", 700*time.Millisecond)
 }
 
-func TestGroupMentionAndHistory(t *testing.T) {
-	// c may trigger the agent in groups; a and b are listed nowhere.
-	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Access.GroupAllowFrom = []string{"lo:c"} }})
-	g := func(sender, text string, mentioned bool) in {
-		return in{"chat_id": "g1", "chat_type": "group", "chat_title": "The Group", "sender_id": sender, "sender_name": "Name " + sender, "text": text, "mentioned": mentioned}
-	}
-	e.post(g("a", "first unaddressed", false))
-	e.post(g("b", "second unaddressed", true)) // mentioned, but b is named nowhere: context only
-	e.quiet("g1", 500*time.Millisecond)
-	e.post(g("c", "@bot what do you think?", true))
-	got := e.text("g1")
-	contains(t, got, "[Chat messages since your last reply - for context]", "first unaddressed", "second unaddressed", "[Current message - respond to this]", "what do you think?")
-	// a and b may not trigger the agent: their words are untrusted.
-	if i, j := strings.Index(got, "<<<EXTERNAL_UNTRUSTED_CONTENT"), strings.Index(got, "first unaddressed"); i < 0 || i > j || !strings.Contains(got, "Source: Chat history") {
-		t.Errorf("history not marked untrusted: %q", got)
-	}
-	// A group that is not allowed is ignored, even with a mention.
-	e.post(in{"chat_id": "g2", "chat_type": "group", "chat_title": "Other", "sender_id": "a", "text": "hi", "mentioned": true})
-	e.quiet("g2", 500*time.Millisecond)
-	// The operator sees it, with the entry to add.
-	if u := e.gw.UnlistedGroups(); len(u) != 1 || u[0].ID != "lo:g2" || u[0].Title != "Other" || u[0].Messages != 1 {
-		t.Errorf("unlisted groups %+v", u)
-	}
-	// /whoami addressed to the bot there says the id to list.
-	e.post(in{"chat_id": "g2", "chat_type": "group", "sender_id": "a", "text": "/whoami", "mentioned": true})
-	contains(t, e.text("g2"), "This group is lo:g2.", `adds "lo:g2" to access.groups`)
-}
-
 func TestResetTriggers(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.post(dm("u1", "one"))
