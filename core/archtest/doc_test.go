@@ -68,7 +68,9 @@ func role(p string) (string, string) {
 	case layerDaemon:
 		return "daemon", "anything in core"
 	case layerPipeline:
-		return "pipeline composer", "stages, leaves, core/internal; never core/pluginhost"
+		return "pipeline composer", "compound stages, stages, leaves, core/internal; never core/pluginhost"
+	case layerCompound:
+		return "compound stage", "stages, leaves and core/internal; no other compound stage"
 	case layerStage:
 		return "stage", "leaves and core/internal; no other stage"
 	}
@@ -98,12 +100,12 @@ func layerTable(t *testing.T) string {
 		r, may := role(rel(p.ImportPath))
 		rows = append(rows, row{rel(p.ImportPath), r, may, strings.ReplaceAll(p.Doc, "|", `\|`)})
 	}
-	order := map[string]int{"daemon": 0, "pipeline composer": 1, "stage": 2, "leaf": 3}
+	order := map[string]int{"daemon": 0, "pipeline composer": 1, "compound stage": 2, "stage": 3, "leaf": 4}
 	rank := func(r string) int {
 		if n, ok := order[r]; ok {
 			return n
 		}
-		return 4
+		return 5
 	}
 	sort.SliceStable(rows, func(a, b int) bool {
 		if ra, rb := rank(rows[a].role), rank(rows[b].role); ra != rb {

@@ -14,28 +14,24 @@ import (
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// agentsEnv runs two agents: main, and ops (its own workspace), which
-// lo:chat-u2 is bound to and every chat may switch to.
-func agentsEnv(t *testing.T, dir string) (*env, string) {
+// agentsAt runs, in process over the store in dir, two agents: main, and
+// ops (its own workspace), which tg:2 is bound to and every chat may
+// switch to.
+func agentsAt(t *testing.T, dir string) (*Gateway, *recPorts, *scripted, func()) {
 	t.Helper()
-	opsWS := filepath.Join(dir, "ops")
-	if err := os.MkdirAll(opsWS, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	exe, _ := os.Executable()
-	return newEnv(t, envOptions{dir: dir,
-		runner: func(c *runner.Config) {
-			c.Agents = map[string]runner.Config{"ops": {Command: exe, Env: map[string]string{fakeclaude.EnvVar: "1"}, Workspace: opsWS}}
-		},
-		settings: func(s *Settings) {
-			s.Access.AllowFrom = append(s.Access.AllowFrom, "lo:u2")
-			s.Agents = routes{"lo:chat-u2": "ops"}
-			s.Switchable = []string{"ops"}
-			s.Turn.Agents = map[string]turn.AgentSettings{"ops": {Workspace: opsWS}}
-		},
-	}), opsWS
+	opsWS := t.TempDir()
+	g, ports, agent, stop := inprocAt(t, dir, func(s *Settings) {
+		s.Agents = routes{"tg:2": "ops"}
+		s.Switchable = []string{"ops"}
+		s.Turn.Agents = map[string]turn.AgentSettings{"ops": {Workspace: opsWS}}
+	})
+	agent.mu.Lock()
+	agent.whole = true // a switch's System line comes first
+	agent.mu.Unlock()
+	return g, ports, agent, stop
 }
 
 // TestAgentSwitch: a chat bound to an agent talks to it; /agent lists the
@@ -44,43 +40,50 @@ func agentsEnv(t *testing.T, dir string) (*env, string) {
 // outlives a restart.
 func TestAgentSwitch(t *testing.T) {
 	dir := t.TempDir()
-	e, _ := agentsEnv(t, dir)
+	g, ports, _, stop := agentsAt(t, dir)
 	ctx := context.Background()
-	e.post(dm("u2", "hello ops"))
-	contains(t, e.text("chat-u2"), "echo: ", "hello ops")
-	if s, err := e.db.Session(ctx, "agent:ops:lo:direct:u2"); err != nil || s.Turns != 1 {
+	seen1, seen2 := 0, 0
+	say := func(chat, text string, seen *int) string {
+		t.Helper()
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom(chat, text)}); err != nil {
+			t.Fatal(err)
+		}
+		return ports.next(t, chat, seen)
+	}
+	want := func(got string, parts ...string) {
+		t.Helper()
+		for _, p := range parts {
+			if !strings.Contains(got, p) {
+				t.Fatalf("%q lacks %q", got, p)
+			}
+		}
+	}
+	want(say("2", "hello ops", &seen2), "re: ", "hello ops")
+	if s, err := g.store.Session(ctx, "agent:ops:tg:direct:2"); err != nil || s.Turns != 1 {
 		t.Fatalf("the bound chat's session: %+v, %v", s, err)
 	}
-	e.post(dm("u1", "hi"))
-	e.text("chat-u1")
-	mainS, _ := e.db.Session(ctx, "agent:main:lo:direct:u1")
-	e.post(dm("u1", "/agent"))
-	contains(t, e.text("chat-u1"), "Agent: main.", "Available: main, ops.")
-	e.post(dm("u1", "/agent nope"))
-	contains(t, e.text("chat-u1"), `There is no agent "nope"`)
-	e.post(dm("u1", "/agent ops"))
-	contains(t, e.text("chat-u1"), "Now talking to agent ops: a new conversation.")
-	e.post(dm("u1", "to ops"))
-	contains(t, e.text("chat-u1"), "to ops")
-	opsS, err := e.db.Session(ctx, "agent:ops:lo:direct:u1")
+	say("1", "hi", &seen1)
+	mainS, _ := g.store.Session(ctx, "agent:main:tg:direct:1")
+	want(say("1", "/agent", &seen1), "Agent: main.", "Available: main, ops.")
+	want(say("1", "/agent nope", &seen1), `There is no agent "nope"`)
+	want(say("1", "/agent ops", &seen1), "Now talking to agent ops: a new conversation.")
+	want(say("1", "to ops", &seen1), "to ops")
+	opsS, err := g.store.Session(ctx, "agent:ops:tg:direct:1")
 	if err != nil || opsS.Turns != 1 || opsS.ClaudeSessionID == mainS.ClaudeSessionID {
 		t.Fatalf("ops's session of the chat: %+v, %v", opsS, err)
 	}
-	e.post(dm("u1", "/agent main"))
-	contains(t, e.text("chat-u1"), "Now talking to agent main: its conversation in this chat goes on.")
-	e.post(dm("u1", "back"))
-	contains(t, e.text("chat-u1"), "back")
-	if s, _ := e.db.Session(ctx, "agent:main:lo:direct:u1"); s.Turns != 2 || s.ClaudeSessionID != mainS.ClaudeSessionID {
+	want(say("1", "/agent main", &seen1), "Now talking to agent main: its conversation in this chat goes on.")
+	want(say("1", "back", &seen1), "back")
+	if s, _ := g.store.Session(ctx, "agent:main:tg:direct:1"); s.Turns != 2 || s.ClaudeSessionID != mainS.ClaudeSessionID {
 		t.Fatalf("main's conversation did not go on: %+v (was %s)", s, mainS.ClaudeSessionID)
 	}
-	e.post(dm("u1", "/agent ops"))
-	contains(t, e.text("chat-u1"), "its conversation in this chat goes on")
-	e.stop()
+	want(say("1", "/agent ops", &seen1), "its conversation in this chat goes on")
+	stop()
 
-	e, _ = agentsEnv(t, dir)
-	e.post(dm("u1", "after the restart"))
-	contains(t, e.text("chat-u1"), "after the restart")
-	if s, _ := e.db.Session(ctx, "agent:ops:lo:direct:u1"); s.Turns != 2 || s.ClaudeSessionID != opsS.ClaudeSessionID {
+	g, ports, _, _ = agentsAt(t, dir)
+	seen1 = 0
+	want(say("1", "after the restart", &seen1), "after the restart")
+	if s, _ := g.store.Session(ctx, "agent:ops:tg:direct:1"); s.Turns != 2 || s.ClaudeSessionID != opsS.ClaudeSessionID {
 		t.Fatalf("after a restart the chat does not talk to ops: %+v", s)
 	}
 }
@@ -88,21 +91,23 @@ func TestAgentSwitch(t *testing.T) {
 // A scheduled run runs on the agent its chat is bound to, or on the one it
 // names.
 func TestScheduledRunsOnTheirAgent(t *testing.T) {
-	e, _ := agentsEnv(t, t.TempDir())
+	g, ports, _, _ := agentsAt(t, t.TempDir())
 	ctx := context.Background()
 	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	// One at a time: the loopback's log is read in order.
 	for _, r := range []ScheduledRun{
-		{Job: "bound", At: at, Chat: "lo:chat-u2", Prompt: "to the bound agent"},
-		{Job: "named", At: at, Chat: "lo:chat-u1", Prompt: "to the named agent", Agent: "ops"},
+		{Job: "bound", At: at, Chat: "tg:2", Prompt: "to the bound agent"},
+		{Job: "named", At: at, Chat: "tg:1", Prompt: "to the named agent", Agent: "ops"},
 	} {
-		if err := e.gw.Scheduled(ctx, r); err != nil {
+		if err := g.Scheduled(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		contains(t, e.text(strings.TrimPrefix(r.Chat, "lo:")), r.Prompt)
+		seen := 0
+		if got := ports.next(t, strings.TrimPrefix(r.Chat, "tg:"), &seen); !strings.Contains(got, r.Prompt) {
+			t.Errorf("%s: %q", r.Job, got)
+		}
 	}
-	for _, key := range []string{"agent:ops:lo:direct:chat-u2", "agent:ops:lo:direct:chat-u1"} {
-		if s, err := e.db.Session(ctx, key); err != nil || s.Turns != 1 {
+	for _, key := range []string{"agent:ops:tg:direct:2", "agent:ops:tg:direct:1"} {
+		if s, err := g.store.Session(ctx, key); err != nil || s.Turns != 1 {
 			t.Errorf("session %s: %+v, %v", key, s, err)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 )
 
@@ -40,40 +39,16 @@ func approvalConfig(set Settings) approval.Config {
 	return c
 }
 
-// answered reports whether a (admitted) answers an open tool-use question
-// — a press of its button or a typed yes / no / always — and handles it:
-// the turn waiting for it goes on, and the message ends here (it is not a
-// message for the agent). A press of another button stands for its id
-// typed as text (a command plugin's picker), and goes on as such.
-func (g *Gateway) answered(a *arrival) bool {
-	m := &a.Message
-	set := g.settings()
-	handled, reply := g.approvals.Answer(m, set.Access.IsOwner(m))
-	if handled {
-		if reply != "" {
-			g.respond(*a, reply)
-		} else {
-			g.finish(a.ID, store.StateDone, "answer to a tool-use question")
-		}
-		return true
-	}
-	if m.Action != nil {
-		m.Body, m.CommandBody = m.Action.ButtonID, ""
-	}
-	return false
-}
-
 // approvalLines are /status's lines about a session's tool-use questions:
 // the open one and the last decisions.
-func (g *Gateway) approvalLines(key string) []string {
+func approvalLines(approvals *approval.Approvals, now time.Time, key string) []string {
 	var out []string
-	now := g.opts.Now()
-	for _, v := range g.approvals.Open() {
+	for _, v := range approvals.Open() {
 		if v.Key == key {
 			out = append(out, fmt.Sprintf("Waiting for approval: %s (%s), asked %s ago", v.Tool, firstLine(v.Summary), now.Sub(v.Since).Round(time.Second)))
 		}
 	}
-	for _, r := range g.approvals.Recent(key, 3) {
+	for _, r := range approvals.Recent(key, 3) {
 		verb := "denied"
 		switch {
 		case r.Always:

@@ -125,9 +125,10 @@ func (s sessions) SetOverride(ctx context.Context, key string, name session.Sett
 	return err
 }
 
-// sessionQueueMode is the queue's SessionMode: the session's /queue, read
+// queueMode is the queue's SessionMode: the session's /queue, read
 // from the store once and then kept in memory (SetOverride updates it).
-func (g *Gateway) sessionQueueMode(key string) queue.Mode {
+func (s sessions) queueMode(key string) queue.Mode {
+	g := s.g
 	if m, ok := g.queueModes.Get(key); ok {
 		return m
 	}
@@ -175,7 +176,7 @@ func (g *Gateway) Sessions(ctx context.Context, limit int) ([]SessionInfo, int) 
 
 // UnlistedGroups are the groups that wrote since the start while
 // access.groups does not list them, the most recent first.
-func (g *Gateway) UnlistedGroups() []access.UnlistedGroup { return g.unlisted.List() }
+func (g *Gateway) UnlistedGroups() []access.UnlistedGroup { return g.admission.Unlisted() }
 
 // Access is the access policy in force (it changes on reload).
 func (g *Gateway) Access() access.Policy { return g.settings().Access }

@@ -2,7 +2,8 @@
 // its own beyond the order of the stages; each stage is a package:
 //
 //	Inbound ─▶ journal (durable; the plugin's ack waits for it; dedupe)
-//	  ─▶ core/access (allowlist / pairing / groups / mention gating; /whoami)
+//	  ─▶ core/admission (one verdict: access, pairing, /owner, /whoami,
+//	     flood limit, tool-question answers, message_received hooks)
 //	  ─▶ core/debounce ─▶ reset triggers and core/command (built-ins, plugins)
 //	  ─▶ core/queue (lanes, modes, cap) ─▶ core/turn (session, prompt, hooks,
 //	     runner, streaming) ─▶ core/delivery (normalize, chunk, outbox,
@@ -33,7 +34,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/admission"
 	"github.com/clawhost/clawhost/core/agentend"
+	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
 	"github.com/clawhost/clawhost/core/command"
@@ -190,29 +193,24 @@ type Gateway struct {
 	started  time.Time
 	commands *command.Registry
 	handler  *command.Handler
-	refused  *access.Refusals
-	// unlisted are the groups refused because access.groups does not
-	// list them, for the status page.
-	unlisted *access.Unlisted
+	// admission decides what happens to each arriving message.
+	admission *admission.Stage
+	// agents route chats to agents (bindings, /agent, worktrees).
+	agents *agents.Agents
 	// queueModes caches the sessions' /queue (queue.Mode by key) for the
 	// sessions active lately.
 	queueModes *recent.Map[string, queue.Mode]
 	// meta is the decode cache of the sessions' metadata, shared by the
 	// turn stage and the built-ins' view of sessions.
-	meta *session.Cache
-	// busyPairing limits the "try later" answer to one per sender an hour.
-	busyPairing *access.Refusals
-	// ownerRefusals limits the refusal of a wrong /owner code to one per
-	// sender a minute.
-	ownerRefusals *access.Refusals
-	arrivals      *queue.Ordered
-	// waits are the sessions whose entries wait to be placed here (see
-	// here), by key.
-	waitMu sync.Mutex
-	waits  map[string]*placeWait
-	sends  queue.Locks
-	queue  *queue.Queue
-	turns  *turn.Turns
+	meta     *session.Cache
+	arrivals *queue.Ordered
+	// place runs each session on its host (with several hosts).
+	place *placer
+	// holds remember the messages held for pairing.
+	holds pairingHolds
+	sends queue.Locks
+	queue *queue.Queue
+	turns *turn.Turns
 	// received is the message_received stage, between access and the
 	// queue.
 	received *received.Stage
@@ -234,8 +232,6 @@ type Gateway struct {
 	mu         sync.Mutex
 	set        Settings
 	debouncers map[time.Duration]*debounce.Debouncer[arrival]
-	flood      *access.Flood // made by floodLimit for floodRate
-	floodRate  Rate
 
 	// ready is closed when Start has recovered the journal; Inbound waits
 	// for it, so nothing new is accepted before recovery has run.
@@ -267,13 +263,15 @@ func New(opts Options) *Gateway {
 	log := opts.Logger.Named("gateway")
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
-		commands: command.NewRegistry(command.Builtins), refused: access.NewRefusals(time.Hour, opts.Now), unlisted: access.NewUnlisted(opts.Now), busyPairing: access.NewRefusals(time.Hour, opts.Now), ownerRefusals: access.NewRefusals(time.Minute, opts.Now), arrivals: queue.NewOrdered(),
+		commands: command.NewRegistry(command.Builtins), arrivals: queue.NewOrdered(),
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
 		meta: session.NewCache(session.DefaultCacheSize),
 	}
+	g.place = &placer{placement: opts.Placement, clock: opts.Clock, ctx: ctx, log: log, background: g.background}
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
+	g.holds = pairingHolds{ctx: ctx, store: opts.Store, delivery: g.delivery, log: log, now: opts.Now, background: g.background}
 	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
-	g.approvals.OnDecided(g.auditTool)
+	g.approvals.OnDecided(auditTrail{ctx, opts.Store, log}.tool)
 	g.prices = usage.NewPrices(pricesOf(opts.Settings.Budgets))
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
@@ -282,6 +280,8 @@ func New(opts Options) *Gateway {
 		Prices: g.prices,
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
+	g.admission = newAdmission(g)
+	g.agents = newAgents(g)
 	g.sending = sending.New(opts.Ports, g.turns, log)
 	g.sending.ReportSteps(func(key, line string) { g.work.set(key, "sending", line) })
 	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log, opts.AgentEndSpool)
@@ -289,50 +289,18 @@ func New(opts Options) *Gateway {
 		set := g.settings()
 		return set.Budgets, set.Turn.Location
 	})
-	g.pause = usagelimit.New(usagelimit.Options{Store: opts.Store, Clock: opts.Clock, Logger: log, Resume: g.resumeSessions})
-	g.handler = &command.Handler{
-		Registry: g.commands, Sessions: sessions{g}, Plugins: opts.Ports, Store: opts.Store, Logger: log,
-		Now: opts.Now, Started: g.started, Version: opts.Version, Model: func(key string) string { return g.turnSettings(key).Model },
-		Models:    func(key string) []string { return g.turnSettings(key).Models },
-		Mode:      func(key string) string { return g.turnSettings(key).PermissionMode },
-		Schedules: opts.Schedules,
-		Revoker:   opts.Revoker,
-		OnApproved: func(ctx context.Context, entry string) {
-			g.PairingApproved(ctx, entry)
-		},
-		Pause:    pauseCommands{g},
-		Exporter: exporter{g},
-		Location: func() *time.Location { return g.settings().Turn.Location },
-		Workdir:  g.chatDir,
-		Agents:   agentPort{g},
-		// Only what agent.permission_modes lists is offered ("ask"
-		// included): policy is the file's, never widened from a chat.
-		Modes:     func(key string) []string { return g.turnSettings(key).PermissionModes },
-		Approvals: g.approvalLines,
-		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
-		HookWork:  g.work.lines,
-		QueueMode: func(key string) string {
-			_, rest := sessionkey.SplitAgent(key)
-			instance, _, _ := strings.Cut(rest, ":") // "<instance>:<kind>:<peer>"
-			return string(g.settings().Queue.ModeFor(instance))
-		},
-	}
-	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue, SessionMode: g.sessionQueueMode, Seen: g.seen})
-	return g
-}
-
-// resumeSessions looks again at the sessions the end of a usage-limit
-// pause names: those this host runs (with several hosts, each looks at
-// its own when its pause ends).
-func (g *Gateway) resumeSessions(keys []string) {
-	for _, k := range keys {
-		if g.opts.Placement != nil {
-			if _, here, err := g.opts.Placement.Place(g.ctx, k); err != nil || !here {
-				continue
+	g.pause = usagelimit.New(usagelimit.Options{Store: opts.Store, Clock: opts.Clock, Logger: log, Resume: func(keys []string) {
+		// The sessions the pause's end names that this host runs (with
+		// several hosts, each looks at its own when its pause ends).
+		for _, k := range keys {
+			if g.place.runsHere(k) {
+				g.queue.Kick(k)
 			}
 		}
-		g.queue.Kick(k)
-	}
+	}})
+	g.handler = newHandler(g)
+	g.queue = queue.New(queue.Options{Logger: log, Journal: opts.Store, Runner: lanes{g}, Observer: opts.Observer, Notifier: notices{g}, Policy: opts.Settings.Queue, SessionMode: sessions{g}.queueMode, Seen: notices{g}.seen})
+	return g
 }
 
 // pauseCommands is the usage-limit pause for /status and /resume (the
@@ -346,7 +314,8 @@ func (p pauseCommands) Resume(ctx context.Context) bool   { return p.g.pause.Res
 // runs that they were taken: the seen reaction on the last one where the
 // channel has reactions, else, when messages.queued_notice is on, a short
 // notice. ahead < 0: they were steered into the running turn.
-func (g *Gateway) seen(key string, items []queue.Item, ahead int) {
+func (n notices) seen(key string, items []queue.Item, ahead int) {
+	g := n.g
 	set := g.settings()
 	m := &items[len(items)-1].Message
 	tgt, id := m.Target(), m.MessageID
@@ -381,10 +350,7 @@ func (g *Gateway) SetSettings(s Settings) {
 	g.prices.SetConfigured(pricesOf(s.Budgets))
 	g.delivery.SetSettings(s.Delivery)
 	g.approvals.SetConfig(approvalConfig(s))
-	g.unlisted.Forget(func(id string) bool {
-		instance, chat, _ := strings.Cut(id, ":")
-		return s.Access.Decide(g.ctx, &message.Message{Instance: instance, ChatID: chat, ChatType: channel.ChatGroup, WasMentioned: true}, nil) != access.IgnoreGroup
-	})
+	g.admission.Forget(g.ctx, s.Access)
 	g.mu.Lock()
 	g.set = s
 	old := g.debouncers
@@ -541,7 +507,7 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 			g.obs.Dropped(instance, "no chat id")
 			continue
 		}
-		key := g.sessionKey(g.ctx, set, &m)
+		key := g.agents.Key(g.ctx, set.routing(), &m)
 		i, ok := index[key]
 		if !ok {
 			i = len(convs)
@@ -578,48 +544,23 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	return nil
 }
 
-// turnSettings are the turn settings of the session key's agent.
-func (g *Gateway) turnSettings(key string) turn.Settings {
+// agentTurn are the turn settings of the session key's agent.
+func (s Settings) agentTurn(key string) turn.Settings {
 	agent, _ := sessionkey.SplitAgent(key)
-	return g.settings().Turn.ForAgent(agent)
+	return s.Turn.ForAgent(agent)
 }
 
 // AgentRouter resolves the agent that serves a chat (config.Bindings).
-type AgentRouter interface {
-	Resolve(instance, chat, thread string) (agent string, bound bool)
+type AgentRouter = agents.Bindings
+
+// routing are the agent routing's settings.
+func (s Settings) routing() agents.Settings {
+	return agents.Settings{DMScope: s.DMScope, IdentityLinks: s.IdentityLinks, Bindings: s.Agents, Switchable: s.Switchable}
 }
 
-// agentOf is the agent that serves m's chat.
-func (s Settings) agentOf(m *message.Message) string {
-	if s.Agents == nil {
-		return sessionkey.DefaultAgent
-	}
-	a, _ := s.Agents.Resolve(m.Instance, m.ChatID, m.ThreadID)
-	return a
-}
-
-// keyOf derives the session key of m under set: the conversation's key,
-// scoped to the agent its chat is bound to (a chat's /agent switch aside:
-// see sessionKey).
-func keyOf(set Settings, m *message.Message) string {
-	return sessionkey.ForAgent(set.agentOf(m), sessionKeyLinked(set.DMScope, set.IdentityLinks, m))
-}
-
-// sessionKeyLinked derives the conversation's session key.
-func sessionKeyLinked(scope sessionkey.DMScope, links map[string][]string, m *message.Message) string {
-	kind := sessionkey.Direct
-	peer := m.Sender.ID
-	switch m.ChatType {
-	case channel.ChatGroup:
-		kind, peer = sessionkey.Group, m.ChatID
-	case channel.ChatChannel:
-		kind, peer = sessionkey.Channel, m.ChatID
-	}
-	if peer == "" {
-		peer = m.ChatID
-	}
-	return sessionkey.WithThread(sessionkey.Build(sessionkey.Params{Instance: m.Instance, Source: m.Channel, Kind: kind, PeerID: peer, DMScope: scope, IdentityLinks: links}), m.ThreadID)
-}
+// keyOf derives the session key of m under set, scoped to the agent its
+// chat is bound to (agents.BoundKey).
+func keyOf(set Settings, m *message.Message) string { return agents.BoundKey(set.routing(), m) }
 
 // Close stops accepting messages, flushes debounce windows, and waits for
 // running turns and deliveries to end (or ctx). Messages still queued stay
@@ -661,3 +602,8 @@ func (nopObserver) Usage(string, string, float64, [4]int64) {}
 func (nopObserver) RunnerError(string)                      {}
 func (nopObserver) SetQueueDepth(int)                       {}
 func (nopObserver) SetActiveRuns(int)                       {}
+
+// admission are the admission stage's settings.
+func (s Settings) admission() admission.Settings {
+	return admission.Settings{Access: s.Access, Rate: s.Rate, Received: s.Received}
+}

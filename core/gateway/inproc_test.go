@@ -244,11 +244,19 @@ func (a *scripted) Abort(string) bool {
 // inproc runs a gateway over recording ports and a scripted agent.
 func inproc(t *testing.T, set func(*Settings), with ...func(*Options)) (*Gateway, *recPorts, *scripted) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
+	g, ports, agent, _ := inprocAt(t, t.TempDir(), set, with...)
+	return g, ports, agent
+}
+
+// inprocAt is inproc over the store in dir; stop closes the gateway and
+// the store (a restart opens dir again), also at the test's end.
+func inprocAt(t *testing.T, dir string, set func(*Settings), with ...func(*Options)) (g *Gateway, ports *recPorts, agent *scripted, stop func()) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), dir, sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, agent := newRecPorts(), newScripted()
+	ports, agent = newRecPorts(), newScripted()
 	s := Settings{
 		Access:  access.Policy{DMPolicy: access.PolicyAllowlist, AllowFrom: []string{"tg:*"}},
 		Sources: map[string]string{"tg": "telegram"},
@@ -262,17 +270,21 @@ func inproc(t *testing.T, set func(*Settings), with ...func(*Options)) (*Gateway
 	for _, w := range with {
 		w(&opts)
 	}
-	g := New(opts)
+	g = New(opts)
 	if err := g.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		g.Close(ctx)
-		_ = db.Close()
-	})
-	return g, ports, agent
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			g.Close(ctx)
+			_ = db.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return g, ports, agent, stop
 }
 
 func dmFrom(id, text string) channel.InboundMessage {

@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/delivery"
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
@@ -18,22 +23,32 @@ import (
 // of a cluster sees it).
 func heldLease(from string) string { return "pairing/held/" + from }
 
-// holdForPairing remembers the message that got sender a pairing code.
-func (g *Gateway) holdForPairing(a arrival, code store.PairingCode) {
-	ttl := code.ExpiresAt.Sub(g.opts.Now())
+// pairingHolds remember the message that got a sender a pairing code, and
+// tell the owners of the request.
+type pairingHolds struct {
+	ctx        context.Context
+	store      store.Store
+	delivery   *delivery.Dispatcher
+	log        hclog.Logger
+	now        func() time.Time
+	background func(func())
+}
+
+// hold remembers the message that got sender a pairing code.
+func (p pairingHolds) hold(a arrival, code store.PairingCode) {
+	ttl := code.ExpiresAt.Sub(p.now())
 	if ttl <= 0 {
 		return
 	}
-	if _, err := g.store.AcquireLease(g.ctx, store.LeaseRequest{Name: heldLease(a.Message.From), Holder: "pairing", TTL: ttl, Info: strconv.FormatInt(a.ID, 10)}); err != nil {
-		g.log.Warn("remembering the message a pairing holds failed; it will not be answered after the approval", "sender", a.Message.From, "error", err)
+	if _, err := p.store.AcquireLease(p.ctx, store.LeaseRequest{Name: heldLease(a.Message.From), Holder: "pairing", TTL: ttl, Info: strconv.FormatInt(a.ID, 10)}); err != nil {
+		p.log.Warn("remembering the message a pairing holds failed; it will not be answered after the approval", "sender", a.Message.From, "error", err)
 	}
 }
 
-// tellOwnersOfPairing sends each owner, in their own direct chat, the
+// tellOwners sends each owner, in their own direct chat, the
 // request: who asks (name, @username, id) with Approve and Deny buttons
 // where the channel has buttons, else the commands to type.
-func (g *Gateway) tellOwnersOfPairing(m *message.Message, code store.PairingCode) {
-	set := g.settings()
+func (p pairingHolds) tellOwners(set Settings, m *message.Message, code store.PairingCode) {
 	who := m.Sender.Name
 	if m.Sender.Username != "" {
 		who += " (@" + strings.TrimPrefix(m.Sender.Username, "@") + ")"
@@ -52,16 +67,16 @@ func (g *Gateway) tellOwnersOfPairing(m *message.Message, code store.PairingCode
 		tgt := message.Target{Instance: instance, ChatID: id}
 		key := "pairing:" + o
 		told++
-		g.background(func() {
-			if g.delivery.HasButtons(instance) {
-				g.delivery.SendButtons(key, tgt, text, channel.FormatPlain, buttons)
+		p.background(func() {
+			if p.delivery.HasButtons(instance) {
+				p.delivery.SendButtons(key, tgt, text, channel.FormatPlain, buttons)
 				return
 			}
-			g.delivery.Notify(key, tgt, text+" Reply /approve "+code.Code+" or /deny "+code.Code+".")
+			p.delivery.Notify(key, tgt, text+" Reply /approve "+code.Code+" or /deny "+code.Code+".")
 		})
 	}
 	if told == 0 {
-		g.log.Info("no owner can be told of the pairing request in a direct chat; approve it with clawhost pairing approve CODE", "sender", m.From)
+		p.log.Info("no owner can be told of the pairing request in a direct chat; approve it with clawhost pairing approve CODE", "sender", m.From)
 	}
 }
 
@@ -102,7 +117,7 @@ func (g *Gateway) PairingApproved(ctx context.Context, entry string) {
 	m.MessageID += "#approved"
 	m.ReceivedAt = g.opts.Now()
 	set := g.settings()
-	key := g.sessionKey(ctx, set, &m)
+	key := g.agents.Key(ctx, set.routing(), &m)
 	if err := g.accept(ctx, []arrival{{key: key, Item: queue.Item{Message: m}}}); err != nil {
 		g.log.Error("answering the message a pairing held failed", "sender", entry, "error", err)
 		return

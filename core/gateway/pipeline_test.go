@@ -9,11 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/access"
-	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/session"
-	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -24,38 +21,6 @@ func TestDirectMessageReachesAgentInEnvelope(t *testing.T) {
 	contains(t, got, "echo: ", "[Loopback User u1", "hello there")
 }
 
-func TestPairing(t *testing.T) {
-	e := newEnv(t, envOptions{})
-	e.post(dm("stranger", "let me in"))
-	got := e.text("chat-stranger")
-	contains(t, got, "pairing code", "clawhost pairing approve")
-	code := got[strings.Index(got, "code is ")+8:]
-	code = code[:strings.IndexByte(code, ' ')]
-	// Writing again while the code is pending is not answered.
-	e.post(dm("stranger", "hello?"))
-	e.quiet("chat-stranger", 500*time.Millisecond)
-	// /whoami works for strangers.
-	e.post(dm("stranger", "/whoami"))
-	contains(t, e.text("chat-stranger"), "lo:stranger")
-	// A non-owner cannot approve; the owner can.
-	e.post(dm("u1", "/approve "+code))
-	contains(t, e.text("chat-u1"), "Only an owner")
-	mark := e.after // the stranger may be told before the owner's answer is sent
-	e.post(dm("owner", "/approve "+code))
-	contains(t, e.text("chat-owner"), "Approved lo:stranger")
-	e.after = mark
-	// The stranger is told, and the message that asked is answered.
-	contains(t, e.text("chat-stranger"), "An owner approved you")
-	contains(t, e.text("chat-stranger"), "echo: ", "let me in")
-	e.post(dm("stranger", "now?"))
-	contains(t, e.text("chat-stranger"), "echo: ", "now?")
-	// The code is a credential until used: no log line carries it, at
-	// any level (the log is at Debug here).
-	if strings.Contains(e.logBuf.String(), code) {
-		t.Errorf("the pairing code %s is in the log:\n%s", code, e.logBuf.String())
-	}
-}
-
 func TestDedupe(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	m := dm("u1", "once")
@@ -64,34 +29,6 @@ func TestDedupe(t *testing.T) {
 	e.post(m)
 	contains(t, e.text("chat-u1"), "once")
 	e.quiet("chat-u1", 700*time.Millisecond)
-}
-
-func TestGroupMentionAndHistory(t *testing.T) {
-	// c may trigger the agent in groups; a and b are listed nowhere.
-	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Access.GroupAllowFrom = []string{"lo:c"} }})
-	g := func(sender, text string, mentioned bool) in {
-		return in{"chat_id": "g1", "chat_type": "group", "chat_title": "The Group", "sender_id": sender, "sender_name": "Name " + sender, "text": text, "mentioned": mentioned}
-	}
-	e.post(g("a", "first unaddressed", false))
-	e.post(g("b", "second unaddressed", true)) // mentioned, but b is named nowhere: context only
-	e.quiet("g1", 500*time.Millisecond)
-	e.post(g("c", "@bot what do you think?", true))
-	got := e.text("g1")
-	contains(t, got, "[Chat messages since your last reply - for context]", "first unaddressed", "second unaddressed", "[Current message - respond to this]", "what do you think?")
-	// a and b may not trigger the agent: their words are untrusted.
-	if i, j := strings.Index(got, "<<<EXTERNAL_UNTRUSTED_CONTENT"), strings.Index(got, "first unaddressed"); i < 0 || i > j || !strings.Contains(got, "Source: Chat history") {
-		t.Errorf("history not marked untrusted: %q", got)
-	}
-	// A group that is not allowed is ignored, even with a mention.
-	e.post(in{"chat_id": "g2", "chat_type": "group", "chat_title": "Other", "sender_id": "a", "text": "hi", "mentioned": true})
-	e.quiet("g2", 500*time.Millisecond)
-	// The operator sees it, with the entry to add.
-	if u := e.gw.UnlistedGroups(); len(u) != 1 || u[0].ID != "lo:g2" || u[0].Title != "Other" || u[0].Messages != 1 {
-		t.Errorf("unlisted groups %+v", u)
-	}
-	// /whoami addressed to the bot there says the id to list.
-	e.post(in{"chat_id": "g2", "chat_type": "group", "sender_id": "a", "text": "/whoami", "mentioned": true})
-	contains(t, e.text("g2"), "This group is lo:g2.", `adds "lo:g2" to access.groups`)
 }
 
 func TestResetTriggers(t *testing.T) {
@@ -190,20 +127,6 @@ func TestCommandWaitsForAStartingCommandPlugin(t *testing.T) {
 	}
 }
 
-// TestPairingFullTellsNewcomersToTryLater: when every pairing slot is
-// taken, a newcomer is told to try later (once), not left in silence.
-func TestPairingFullTellsNewcomersToTryLater(t *testing.T) {
-	e := newEnv(t, envOptions{})
-	for _, s := range []string{"s1", "s2", "s3"} {
-		e.post(dm(s, "hi"))
-		contains(t, e.text("chat-"+s), "pairing code")
-	}
-	e.post(dm("s4", "hi"))
-	contains(t, e.text("chat-s4"), "write again later")
-	e.post(dm("s4", "hello?"))
-	e.quiet("chat-s4", 500*time.Millisecond)
-}
-
 // TestOversizeMessageIsToldAndSkipped: a message over the plugin
 // protocol's 8 MiB limit reaches the host as a stub through the loopback
 // plugin process; the sender is told once, the agent never sees it, and
@@ -220,31 +143,6 @@ func TestOversizeMessageIsToldAndSkipped(t *testing.T) {
 	contains(t, e.text("chat-u1"), "echo:", "after the big one")
 	e.quiet("chat-u1", 400*time.Millisecond)
 	contains(t, e.logBuf.String(), "too large for the plugin protocol")
-}
-
-// /whoami tells an allowed sender they are allowed (not how to get
-// allowed), a stranger the allow_from line, and in a group the group's id.
-func TestWhoamiText(t *testing.T) {
-	t.Parallel()
-	dmMsg := &message.Message{From: "tg:42", To: "tg:42", ChatType: channel.ChatDirect}
-	if got := whoami(dmMsg, access.Admit, true); !strings.Contains(got, "You are tg:42.") || strings.Contains(got, "To allow you") || !strings.Contains(got, "You may talk") {
-		t.Errorf("allowed: %q", got)
-	}
-	if got := whoami(dmMsg, access.Refuse, true); !strings.Contains(got, `adds "tg:42" to access.allow_from`) {
-		t.Errorf("stranger: %q", got)
-	}
-	if got := whoami(&message.Message{From: "tg:42", To: "tg:-5", ChatType: channel.ChatGroup}, access.IgnoreGroup, false); !strings.Contains(got, `adds "tg:-5" to access.groups`) || strings.Contains(got, "allow_from") {
-		t.Errorf("unlisted group: %q", got)
-	}
-	grp := &message.Message{From: "tg:42", To: "tg:-1001234", ChatType: channel.ChatGroup}
-	if got := whoami(grp, access.Unaddressed, true); !strings.Contains(got, "This group is tg:-1001234.") || !strings.Contains(got, "You may talk") {
-		t.Errorf("group: %q", got)
-	}
-	// A member listed nowhere learns that they are context only, and how
-	// an owner would let them in.
-	if got := whoami(grp, access.Unaddressed, false); strings.Contains(got, "You may talk") || !strings.Contains(got, `adds "tg:42" to access.group_allow_from`) {
-		t.Errorf("group member listed nowhere: %q", got)
-	}
 }
 
 // In a group, a member listed nowhere cannot reset or stop the session

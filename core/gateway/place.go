@@ -4,8 +4,12 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -48,6 +52,20 @@ const (
 	behindMax  = 30 * time.Second
 )
 
+// placer runs the placement of sessions on hosts (see here); nil
+// Placement places every session here.
+type placer struct {
+	placement  Placement
+	clock      tstime.Clock
+	ctx        context.Context
+	log        hclog.Logger
+	background func(func())
+	// waits are the sessions whose entries wait to be placed here (see
+	// here), by key.
+	mu    sync.Mutex
+	waits map[string]*placeWait
+}
+
 // here reports whether this host runs the session key; when another host
 // does, the entries are handed to it and false is returned. With a store
 // failure it retries in the background (the entries stay in the journal,
@@ -62,57 +80,57 @@ const (
 // WaitingForAnOlderOneKeepTheirOrder). The arrivals of one channel are
 // submitted one after another, so a wait is set up before the next
 // entry's here looks for it.
-func (g *Gateway) here(key string, ids []int64, then func()) bool {
-	if g.opts.Placement == nil {
+func (p *placer) here(key string, ids []int64, then func()) bool {
+	if p.placement == nil {
 		return true
 	}
-	if g.joinWait(key, ids, then) {
+	if p.joinWait(key, ids, then) {
 		return false
 	}
-	since := g.opts.Clock.Now()
-	if p := g.placeOnce(key, ids, since); p.done {
-		return p.here
+	since := p.clock.Now()
+	if pl := p.placeOnce(key, ids, since); pl.done {
+		return pl.here
 	}
-	g.waitMu.Lock()
-	if w := g.waits[key]; w != nil { // another entry's wait began meanwhile
+	p.mu.Lock()
+	if w := p.waits[key]; w != nil { // another entry's wait began meanwhile
 		w.join(ids, then)
-		g.waitMu.Unlock()
+		p.mu.Unlock()
 		return false
 	}
 	w := &placeWait{}
 	w.join(ids, then)
-	if g.waits == nil {
-		g.waits = map[string]*placeWait{}
+	if p.waits == nil {
+		p.waits = map[string]*placeWait{}
 	}
-	g.waits[key] = w
-	g.waitMu.Unlock()
-	g.background(func() {
+	p.waits[key] = w
+	p.mu.Unlock()
+	p.background(func() {
 		wait := behindPoll
 		for {
 			select {
-			case <-g.ctx.Done():
+			case <-p.ctx.Done():
 				return // the entries stay in the journal
-			case <-g.opts.Clock.After(wait):
+			case <-p.clock.After(wait):
 			}
-			g.waitMu.Lock()
+			p.mu.Lock()
 			ids := slices.Clone(w.ids)
-			g.waitMu.Unlock()
-			p := g.placeOnce(key, ids, since)
-			if p.done {
+			p.mu.Unlock()
+			pl := p.placeOnce(key, ids, since)
+			if pl.done {
 				// Under the lock: an entry arriving now waits until the
 				// waiting ones are submitted, and comes after them.
-				g.waitMu.Lock()
-				delete(g.waits, key)
-				if p.here {
+				p.mu.Lock()
+				delete(p.waits, key)
+				if pl.here {
 					slices.SortStableFunc(w.runs, func(a, b placeRun) int { return cmp.Compare(a.id, b.id) })
 					for _, r := range w.runs {
 						r.then()
 					}
 				}
-				g.waitMu.Unlock()
+				p.mu.Unlock()
 				return
 			}
-			if p.behind {
+			if pl.behind {
 				wait = behindPoll
 			} else {
 				wait = min(wait*2, placeRetry)
@@ -145,10 +163,10 @@ func (w *placeWait) join(ids []int64, then func()) {
 }
 
 // joinWait adds the entries to their session's wait, when there is one.
-func (g *Gateway) joinWait(key string, ids []int64, then func()) bool {
-	g.waitMu.Lock()
-	defer g.waitMu.Unlock()
-	w := g.waits[key]
+func (p *placer) joinWait(key string, ids []int64, then func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.waits[key]
 	if w == nil || len(ids) == 0 {
 		return false
 	}
@@ -156,11 +174,11 @@ func (g *Gateway) joinWait(key string, ids []int64, then func()) bool {
 	return true
 }
 
-// forgetPlace makes the next placement of key ask the store (see
+// forget makes the next placement of key ask the store (see
 // Placement.Forget).
-func (g *Gateway) forgetPlace(key string) {
-	if g.opts.Placement != nil {
-		g.opts.Placement.Forget(key)
+func (p *placer) forget(key string) {
+	if p.placement != nil {
+		p.placement.Forget(key)
 	}
 }
 
@@ -174,34 +192,34 @@ type placed struct{ done, here, behind bool }
 // made, at most behindMax) while an older message of their chat is open
 // out of this host's hands: across a failover, a new message must not
 // overtake an adopted older one on its way here.
-func (g *Gateway) placeOnce(key string, ids []int64, since time.Time) placed {
-	host, here, err := g.opts.Placement.Place(g.ctx, key)
+func (p *placer) placeOnce(key string, ids []int64, since time.Time) placed {
+	host, here, err := p.placement.Place(p.ctx, key)
 	if err != nil {
-		if g.ctx.Err() == nil {
-			g.log.Error("placing a session on a host failed; retrying", "session", key, "error", err)
+		if p.ctx.Err() == nil {
+			p.log.Error("placing a session on a host failed; retrying", "session", key, "error", err)
 		}
 		return placed{}
 	}
 	if here {
-		if len(ids) > 0 && g.opts.Clock.Since(since) < behindMax {
-			behind, err := g.opts.Placement.Behind(g.ctx, slices.Min(ids))
-			if err != nil && g.ctx.Err() == nil {
-				g.log.Warn("checking for older messages of the chat failed; going ahead", "session", key, "error", err)
+		if len(ids) > 0 && p.clock.Since(since) < behindMax {
+			behind, err := p.placement.Behind(p.ctx, slices.Min(ids))
+			if err != nil && p.ctx.Err() == nil {
+				p.log.Warn("checking for older messages of the chat failed; going ahead", "session", key, "error", err)
 			}
 			if behind {
-				g.log.Debug("messages wait for an older one of their chat on its way to this host", "session", key, "ids", ids)
+				p.log.Debug("messages wait for an older one of their chat on its way to this host", "session", key, "ids", ids)
 				return placed{behind: true}
 			}
 		}
 		return placed{done: true, here: true}
 	}
-	if err := g.opts.Placement.Handoff(g.ctx, host, ids...); err != nil {
-		if g.ctx.Err() == nil {
-			g.log.Error("handing messages to the host of their session failed; retrying", "session", key, "host", host, "error", err)
+	if err := p.placement.Handoff(p.ctx, host, ids...); err != nil {
+		if p.ctx.Err() == nil {
+			p.log.Error("handing messages to the host of their session failed; retrying", "session", key, "host", host, "error", err)
 		}
 		return placed{}
 	}
-	g.log.Debug("messages handed to the host of their session", "session", key, "host", host, "ids", ids)
+	p.log.Debug("messages handed to the host of their session", "session", key, "host", host, "ids", ids)
 	return placed{done: true}
 }
 
@@ -216,4 +234,14 @@ func (g *Gateway) Handed(entries []store.Entry) {
 	if len(entries) > 0 {
 		g.resume(entries)
 	}
+}
+
+// runsHere reports whether this host runs session key (false when the
+// store cannot say).
+func (p *placer) runsHere(key string) bool {
+	if p.placement == nil {
+		return true
+	}
+	_, here, err := p.placement.Place(p.ctx, key)
+	return err == nil && here
 }

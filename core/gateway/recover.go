@@ -131,13 +131,13 @@ func (g *Gateway) resume(entries []store.Entry) {
 		if e.State == store.StateQueued {
 			if queued[e.SessionKey] == nil {
 				kick = append(kick, e.SessionKey)
-				g.forgetPlace(e.SessionKey)
+				g.place.forget(e.SessionKey)
 			}
 			queued[e.SessionKey] = append(queued[e.SessionKey], e.ID)
 			continue
 		}
-		key := g.sessionKey(g.ctx, g.settings(), &m)
-		g.forgetPlace(key)
+		key := g.agents.Key(g.ctx, g.settings().routing(), &m)
+		g.place.forget(key)
 		g.submit(arrival{key: key, Item: queue.Item{ID: e.ID, Message: m}})
 	}
 	for _, k := range kick {
@@ -146,7 +146,7 @@ func (g *Gateway) resume(entries []store.Entry) {
 			g.queue.Recovered(len(ids))
 			g.queue.Kick(k)
 		}
-		if g.here(k, ids, start) {
+		if g.place.here(k, ids, start) {
 			start()
 		}
 	}

@@ -2,19 +2,15 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/clawhost/clawhost/core/access"
+	"github.com/clawhost/clawhost/core/admission"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
-	"github.com/clawhost/clawhost/core/internal/spoken"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/sending"
@@ -32,7 +28,7 @@ import (
 // handed to it when that is another.
 func (g *Gateway) submit(a arrival) {
 	run := func() { g.arrivals.Do(a.key, func() { g.arrive(a) }) }
-	if g.here(a.key, []int64{a.ID}, run) {
+	if g.place.here(a.key, []int64{a.ID}, run) {
 		run()
 	}
 }
@@ -44,167 +40,37 @@ func (g *Gateway) finish(id int64, state store.State, reason string) {
 	}
 }
 
-func (g *Gateway) approved(ctx context.Context, instance, sender string) bool {
-	ok, err := g.store.IsApproved(ctx, instance, sender, g.settings().Access.PairingTTL)
-	if err != nil {
-		g.log.Warn("pairing lookup failed; sender treated as unknown", "error", err)
-	}
-	return ok
-}
-
-// arrivalLog is the logger of an arrival's lines, made only when one is
-// written: hclog's With copies the logger, and most arrivals log nothing.
-func (g *Gateway) arrivalLog(a *arrival) hclog.Logger {
-	return g.log.With("session", a.key, "id", a.ID)
-}
-
-// arrive is the arrival stage, serialized per conversation: access control
-// (with /whoami and pairing), then debounce.
+// arrive is the arrival stage, serialized per conversation: the admission
+// stage's verdict, then debounce.
 func (g *Gateway) arrive(a arrival) {
 	if g.ctx.Err() != nil {
 		return // stays in the journal as accepted; the next start routes it
 	}
 	set := g.settings()
-	m := &a.Message
-	if m.OversizeBytes > 0 {
-		g.oversize(a, set.Access.Decide(g.ctx, m, g.approved))
-		return
-	}
-	if strings.TrimSpace(m.Body) == "" && len(m.Media) == 0 {
-		g.arrivalLog(&a).Debug("empty message ignored")
-		g.obs.Dropped(m.Instance, "empty")
-		g.finish(a.ID, store.StateDropped, "empty")
-		return
-	}
-	if m.Scheduled != "" {
-		// The configuration started it: no access check, no commands.
-		g.arrivalLog(&a).Info("scheduled turn", "schedule", m.Scheduled)
+	v := g.admission.Decide(g.ctx, set.admission(), admission.Entry{ID: a.ID, Key: a.key, Message: &a.Message})
+	switch v.Kind {
+	case admission.Pass:
+		if v.Amended {
+			// The journal holds the decided message now: the turn reads it.
+			a.Raw = message.Encode(&a.Message)
+			stored := a.Message
+			stored.V = message.Version
+			a.Journaled = &stored
+		}
+		g.debouncer(set, a.Message.Instance).Enqueue(a)
+	case admission.Run:
 		g.queue.Enqueue(a.key, []queue.Item{a.Item})
-		return
+	case admission.Answer:
+		g.respond(a, v.Text)
+	case admission.Hold:
+		g.holds.hold(a, v.Code)
+		g.holds.tellOwners(set, &a.Message, v.Code)
+		g.respond(a, v.Text)
+	case admission.Drop:
+		g.finish(a.ID, v.State, v.Reason)
+	case admission.Leave:
+		// Stays accepted: the next start decides it again.
 	}
-	if g.claimOwner(a) {
-		return
-	}
-	v := set.Access.Decide(g.ctx, m, g.approved)
-	// /whoami answers in an unlisted group too (when addressed), so the
-	// operator learns the id to list; not where groups are disabled.
-	whoamiHere := v != access.IgnoreGroup || (set.Access.GroupPolicy != access.PolicyDisabled && m.WasMentioned)
-	if inv, ok := g.commands.Parse(m.Command()); ok && inv.Name == "whoami" && whoamiHere && (v != access.Unaddressed || m.WasMentioned) {
-		g.respond(a, whoami(m, v, set.Access.MayTrigger(m)))
-		return
-	}
-	switch v {
-	case access.IgnoreGroup:
-		if set.Access.GroupPolicy == access.PolicyDisabled {
-			g.arrivalLog(&a).Debug("groups are disabled (access.group_policy); message ignored", "group", m.To)
-		} else if g.unlisted.Seen(m.To, m.ChatTitle) {
-			g.arrivalLog(&a).Info(fmt.Sprintf("a group access.groups does not list wrote; it gets no answer. To answer there, add %q to access.groups (it is on the status page too)", m.To),
-				"group", m.To, "title", m.ChatTitle)
-		}
-		g.obs.Dropped(m.Instance, "group not allowed")
-		g.finish(a.ID, store.StateDropped, "group not allowed")
-	case access.Unaddressed:
-		g.turns.Remember(m, set.Access.MayTrigger(m))
-		g.finish(a.ID, store.StateDone, "group message not addressed to the bot")
-	case access.Refuse:
-		g.arrivalLog(&a).Info("sender not allowed; message not passed to the agent", "sender", m.From)
-		g.obs.Dropped(m.Instance, "not allowed")
-		if g.refused.Allow(m.From) {
-			g.respond(a, fmt.Sprintf("You are not allowed to talk to this bot. Your id is %s; an owner can add it to access.allow_from.", m.From))
-			return
-		}
-		g.finish(a.ID, store.StateDropped, "not allowed")
-	case access.Pair:
-		g.pairing(a)
-	default:
-		if g.flooded(a) || g.answered(&a) || !g.receive(&a, set) {
-			return
-		}
-		g.debouncer(set, m.Instance).Enqueue(a)
-	}
-}
-
-// receive runs the message_received stage on an admitted message; it
-// reports whether the message goes on to the queue. A dropped message is
-// answered with the hook's reason (recorded in the outbox, like any
-// answer); one the host stops under stays accepted for the next start.
-func (g *Gateway) receive(a *arrival, set Settings) bool {
-	asked := a.Message.Received == nil
-	v := g.received.Decide(g.ctx, set.Received, a.ID, a.key, &a.Message)
-	if v.Stopped {
-		return false
-	}
-	if asked && a.Message.Received != nil {
-		g.arrivalLog(a).Debug("message_received hooks decided", "hooks", strings.Join(a.Message.Received.Hooks, ","), "dropped", v.Drop)
-		if steps := a.Message.Received.Steps; len(steps) > 0 {
-			g.work.set(a.key, "received", strings.Join(steps, " · "))
-		}
-		// The journal holds the decided message now: the turn reads it.
-		a.Raw = message.Encode(&a.Message)
-		stored := a.Message
-		stored.V = message.Version
-		a.Journaled = &stored
-	}
-	if v.Drop {
-		g.obs.Dropped(a.Message.Instance, "message_received hook")
-		g.respond(*a, v.Reason)
-		return false
-	}
-	return true
-}
-
-// noticeOversize tells a sender their message was too large to handle.
-const noticeOversize = "(Your message was too large to handle (%.1f MiB; at most 8 MiB get through) and was skipped. Please send it in smaller parts, or as a file.)"
-
-// oversize handles the stub of a message too large for the plugin protocol
-// (message.OversizeBytes): a sender the bot would answer is told once (the
-// notice is the entry's reply, in the outbox); the agent never sees it.
-func (g *Gateway) oversize(a arrival, v access.Verdict) {
-	m := &a.Message
-	g.log.Warn("inbound message too large for the plugin protocol; skipped", "instance", m.Instance, "chat", m.ChatID, "message", m.MessageID, "bytes", m.OversizeBytes)
-	g.obs.Dropped(m.Instance, "too large")
-	if v != access.Admit {
-		g.finish(a.ID, store.StateDropped, "too large")
-		return
-	}
-	g.respond(a, fmt.Sprintf(noticeOversize, float64(m.OversizeBytes)/(1<<20)))
-}
-
-// pairing answers an unknown direct sender with a one-time code an owner
-// approves (`clawhost pairing approve CODE` or /approve CODE). The code is
-// sent once, when created; a sender who writes again while it is pending is
-// not answered again until it expires.
-func (g *Gateway) pairing(a arrival) {
-	m := &a.Message
-	res, err := g.store.RequestPairing(g.ctx, store.PairingRequest{Instance: m.Instance, SenderID: m.Sender.ID, SenderName: m.Sender.Name, SenderUsername: m.Sender.Username})
-	switch {
-	case errors.Is(err, store.ErrTooManyPending):
-		g.log.Warn("pairing request refused: too many pending codes for this instance", "sender", m.From)
-		g.obs.Dropped(m.Instance, "pairing")
-		if g.busyPairing.Allow(m.From) {
-			// Told once an hour per sender, not silence.
-			g.respond(a, "This bot is handling other access requests right now. Please write again later to get a pairing code.")
-			return
-		}
-		g.finish(a.ID, store.StateDropped, "too many pending pairings")
-		return
-	case err != nil:
-		g.log.Error("pairing request failed", "sender", m.From, "error", err)
-		g.finish(a.ID, store.StateFailed, "pairing failed")
-		return
-	}
-	g.obs.Dropped(m.Instance, "pairing")
-	if !res.Created {
-		g.finish(a.ID, store.StateDropped, "awaiting pairing approval")
-		return
-	}
-	// The code is a credential until it is used: never logged. The
-	// operator reads it from `clawhost pairing list` or the sender.
-	g.log.Info("pairing code issued; `clawhost pairing list` shows it, `clawhost pairing approve CODE` approves it", "sender", m.From, "expires", res.Code.ExpiresAt)
-	g.holdForPairing(a, res.Code)
-	g.tellOwnersOfPairing(m, res.Code)
-	g.respond(a, fmt.Sprintf("This bot does not know you yet. Your pairing code is %s (valid for %s). Ask the owner to approve it: clawhost pairing approve %s",
-		res.Code.Code, spoken.Duration(res.Code.ExpiresAt.Sub(res.Code.CreatedAt)), res.Code.Code))
 }
 
 // debouncer returns the debouncer for an instance's delay. Commands and
@@ -344,10 +210,10 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		// Claude's usage limit: nothing starts until the reset; the
 		// entries stay queued and the pause's end looks at them again.
 		last := b.Entries[len(b.Entries)-1]
-		g.tellPaused(b.Key, message.Target{Instance: last.Instance, ChatID: last.ChatID, ThreadID: last.ThreadID}, until)
+		l.tellPaused(b.Key, message.Target{Instance: last.Instance, ChatID: last.ChatID, ThreadID: last.ThreadID}, until)
 		return queue.Halt
 	}
-	refused, admitted := g.overBudget(ctx, b)
+	refused, admitted := l.overBudget(ctx, b)
 	if refused {
 		return queue.Ran
 	}
@@ -359,7 +225,7 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 	out := g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
 	switch {
 	case out.Park:
-		return g.park(ctx, b, out)
+		return l.park(ctx, b, out)
 	case out.Halt:
 		return queue.Halt
 	case out.Retry:
@@ -374,7 +240,8 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 // park parks a turn that hit claude's usage limit — its entries and the
 // messages steered into it wait in the journal for the reset — and
 // pauses every turn until then.
-func (g *Gateway) park(ctx context.Context, b *queue.Batch, out turn.Outcome) queue.Status {
+func (l lanes) park(ctx context.Context, b *queue.Batch, out turn.Outcome) queue.Status {
+	g := l.g
 	ids := append([]int64{b.Entries[0].ID}, b.Covers()...)
 	if err := g.store.Park(ctx, ids...); err != nil {
 		// They stay in processing: the next start runs them again.
@@ -386,13 +253,14 @@ func (g *Gateway) park(ctx context.Context, b *queue.Batch, out turn.Outcome) qu
 		g.queue.Recovered(len(ids))
 	}
 	until := g.pause.Hit(ctx, out.ResetAt, out.LimitReason)
-	g.tellPaused(b.Key, out.Target, until)
+	l.tellPaused(b.Key, out.Target, until)
 	return queue.Halt
 }
 
 // tellPaused tells session key's chat, once a pause, that its messages
 // wait for the usage limit's reset.
-func (g *Gateway) tellPaused(key string, tgt message.Target, until time.Time) {
+func (l lanes) tellPaused(key string, tgt message.Target, until time.Time) {
+	g := l.g
 	if !g.pause.Tell(key) {
 		return
 	}
@@ -491,27 +359,4 @@ func endOf(r turn.Reply, conv sdkcommand.Conversation, agent string, suppressed 
 		end.Outcome = hook.OutcomeNoReply
 	}
 	return end
-}
-
-// whoami answers /whoami before access is decided: who the sender is, in
-// the form access lists take, whether they may use the agent here, and in
-// a group the group's id, the form access.groups takes. mayTrigger is
-// access.Policy.MayTrigger of m.
-func whoami(m *message.Message, v access.Verdict, mayTrigger bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "You are %s.", m.From)
-	if m.IsGroup() {
-		fmt.Fprintf(&b, " This group is %s.", m.To)
-	}
-	switch {
-	case v == access.IgnoreGroup:
-		fmt.Fprintf(&b, " The agent does not answer here: to allow this group, an owner adds %q to access.groups.", m.To)
-	case m.IsGroup() && !mayTrigger:
-		fmt.Fprintf(&b, " Your messages here are context for the agent only: to let you talk to it, an owner adds %q to access.group_allow_from (or members).", m.From)
-	case v == access.Admit || v == access.Unaddressed:
-		b.WriteString(" You may talk to the agent here.")
-	default:
-		fmt.Fprintf(&b, " To allow you, an owner adds %q to access.allow_from.", m.From)
-	}
-	return b.String()
 }

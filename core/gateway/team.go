@@ -2,11 +2,11 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"time"
 
-	"github.com/clawhost/clawhost/core/access"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/admission"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
 	"github.com/clawhost/clawhost/core/delivery"
@@ -21,69 +21,20 @@ import (
 
 // Rate is the per-sender flood limit (access.rate): N messages a window
 // (Per); N 0: none.
-type Rate struct {
-	N   int
-	Per time.Duration
+type Rate = admission.Rate
+
+// auditTrail appends to the audit trail.
+type auditTrail struct {
+	ctx   context.Context
+	store store.Store
+	log   hclog.Logger
 }
 
-// floodLimit is the flood limit of the settings in force (a reload that
-// changes access.rate starts every sender's bucket full).
-func (g *Gateway) floodLimit() *access.Flood {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if r := g.set.Rate; r != g.floodRate || (g.flood == nil && r.N > 0) {
-		g.flood, g.floodRate = nil, r
-		if r.N > 0 {
-			g.flood = access.NewFlood(r.N, r.Per, g.opts.Now)
-		}
-	}
-	return g.flood
-}
-
-// noticeFlood tells a sender over access.rate; %s is the rate.
-const noticeFlood = "You are sending messages faster than this bot takes them (at most %s). Messages over the limit are not passed to claude — wait a moment and send again."
-
-// flooded applies access.rate to an admitted arrival: a message over the
-// sender's limit is not passed on, recorded in the journal as dropped
-// ("rate limited"), and the sender is told once a window (that message's
-// reply is the notice).
-func (g *Gateway) flooded(a arrival) bool {
-	m := &a.Message
-	ok, tell := g.floodLimit().Allow(m.From)
-	if ok {
-		return false
-	}
-	g.obs.Dropped(m.Instance, "rate limited")
-	if !tell {
-		g.finish(a.ID, store.StateDropped, "rate limited")
-		return true
-	}
-	r := g.settings().Rate
-	rate := fmt.Sprintf("%d a %s", r.N, perName(r.Per))
-	g.arrivalLog(&a).Warn("sender over access.rate; messages refused for now", "sender", m.From, "rate", rate)
-	g.audit(store.AuditEvent{Kind: store.AuditRate, Actor: m.From, Instance: m.Instance, ChatID: m.ChatID, Subject: m.From, Decision: "refused",
-		Detail: "over access.rate (" + rate + "); further messages in this window refused without a notice"})
-	g.respond(a, fmt.Sprintf(noticeFlood, rate))
-	return true
-}
-
-func perName(d time.Duration) string {
-	switch d {
-	case time.Second:
-		return "second"
-	case time.Hour:
-		return "hour"
-	case 24 * time.Hour:
-		return "day"
-	}
-	return "minute"
-}
-
-// audit appends to the audit trail, logging a failure (an audit row the
-// store cannot take does not stop what it records).
-func (g *Gateway) audit(e store.AuditEvent) {
-	if err := g.store.Audit(g.ctx, e); err != nil && g.ctx.Err() == nil {
-		g.log.Error("audit trail write failed", "kind", e.Kind, "subject", e.Subject, "error", err)
+// add appends e, logging a failure (an audit row the store cannot take
+// does not stop what it records).
+func (t auditTrail) add(e store.AuditEvent) {
+	if err := t.store.Audit(t.ctx, e); err != nil && t.ctx.Err() == nil {
+		t.log.Error("audit trail write failed", "kind", e.Kind, "subject", e.Subject, "error", err)
 	}
 }
 
@@ -93,7 +44,8 @@ func (g *Gateway) audit(e store.AuditEvent) {
 // notice (recorded in the outbox like a reply); at warn_at the chat is
 // warned once a period and the turn runs. done, when not nil, is called
 // once the turn ended and its ledger row is written.
-func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) (refused bool, done func()) {
+func (l lanes) overBudget(ctx context.Context, b *queue.Batch) (refused bool, done func()) {
+	g := l.g
 	set := g.settings()
 	if !set.Budgets.Any() {
 		return false, nil
@@ -129,12 +81,12 @@ func (g *Gateway) overBudget(ctx context.Context, b *queue.Batch) (refused bool,
 	return false, done
 }
 
-// auditTool records a tool-use decision: the tool, its input's digest
+// tool records a tool-use decision: the tool, its input's digest
 // and what the question showed of it, the decision and who made it — by
 // their stable id ("<instance>:<id>", "admin"), as every other row names
 // its actor; the display name the chat saw stays in the detail. A
 // decision nobody made (a timeout, a session's rule) is the host's.
-func (g *Gateway) auditTool(r approval.Record) {
+func (t auditTrail) tool(r approval.Record) {
 	decision := "denied"
 	switch {
 	case r.Allow && r.Always:
@@ -153,7 +105,7 @@ func (g *Gateway) auditTool(r approval.Record) {
 	if r.By != "" && r.By != r.ByID {
 		detail += " (by " + r.By + ")"
 	}
-	g.audit(store.AuditEvent{Kind: store.AuditTool, Actor: actor, Instance: r.Chat.Instance, ChatID: r.Chat.ChatID, Subject: r.Tool,
+	t.add(store.AuditEvent{Kind: store.AuditTool, Actor: actor, Instance: r.Chat.Instance, ChatID: r.Chat.ChatID, Subject: r.Tool,
 		Decision: decision, Detail: detail})
 }
 
