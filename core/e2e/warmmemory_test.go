@@ -74,6 +74,11 @@ func TestClaudeWarmMemory(t *testing.T) {
 	if !strings.Contains(got.Text, "stopped the idle one of") || !strings.Contains(got.Text, "of 300 MB") {
 		t.Fatalf("/status does not say Bob's claude was stopped for the budget:\n%s", got.Text)
 	}
+	for _, l := range strings.Split(got.Text, "\n") {
+		if strings.HasPrefix(l, "Last turn:") {
+			t.Log(l)
+		}
+	}
 }
 
 // waitExit waits until process pid has ended (a pidfd becomes readable when

@@ -148,9 +148,10 @@ func BenchmarkLastTokenToEvent(b *testing.B) {
 	}
 }
 
-// BenchmarkWarmRSS starts one warm process per iteration and reports their mean VmRSS.
+// BenchmarkWarmRSS starts one warm process per iteration and reports their mean VmRSS
+// (no memory budget: every one stays warm to be measured).
 func BenchmarkWarmRSS(b *testing.B) {
-	e := newReal(b, func(c *Config) { c.MaxWarm = 64 })
+	e := newReal(b, func(c *Config) { c.MaxWarm, c.WarmMemory = 64, NoWarmMemoryLimit })
 	var pids []int
 	for i := 0; i < b.N; i++ {
 		res := runTurn(b, e.r, TurnRequest{Key: strconv.Itoa(i), SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
