@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/core/internal/procmem"
 )
 
 // Benchmarks drive the real CLI against the fake API; run with e.g.
@@ -149,23 +150,30 @@ func BenchmarkLastTokenToEvent(b *testing.B) {
 }
 
 // BenchmarkWarmRSS starts one warm process per iteration and reports their mean VmRSS
-// (no memory budget: every one stays warm to be measured).
+// (claude's own, inside the sandbox) and the mean Pss of each one's process tree (what
+// the warm_memory budget counts); no memory budget, so every one stays warm.
 func BenchmarkWarmRSS(b *testing.B) {
 	e := newReal(b, func(c *Config) { c.MaxWarm, c.WarmMemory = 64, NoWarmMemoryLimit })
-	var pids []int
+	var keys []string
+	var roots []int
 	for i := 0; i < b.N; i++ {
 		res := runTurn(b, e.r, TurnRequest{Key: strconv.Itoa(i), SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
 		if res.Err != nil {
 			b.Fatal(res.Err)
 		}
-		pids = append(pids, res.PID)
+		keys, roots = append(keys, strconv.Itoa(i)), append(roots, res.PID)
 	}
 	b.StopTimer()
-	var sum float64
-	for _, p := range pids {
-		sum += vmRSS(p)
+	var rss, pss float64
+	warm := e.r.Warm()
+	for i, k := range keys {
+		rss += vmRSS(warm[k])
+		if v, ok := procmem.Tree(roots[i]); ok {
+			pss += float64(v) / (1 << 20)
+		}
 	}
-	b.ReportMetric(sum/float64(len(pids)), "rss-MB/process")
+	b.ReportMetric(rss/float64(len(keys)), "rss-MB/process")
+	b.ReportMetric(pss/float64(len(keys)), "tree-pss-MB/process")
 }
 
 // BenchmarkManyChats's fake claude: its start delay (FAKE_CLAUDE_START_MS), and a while
