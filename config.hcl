@@ -61,8 +61,10 @@ agent {
   #                               # mcp__clawhost__<plugin>__<tool>, under its permission rules:
   # allowed_tools = ["mcp__clawhost__memory__search"]  # runs without asking
   # idle_timeout    = "30m"  # warm claude processes stop after this
-  # max_warm        = 4      # each warm claude holds ~210 MB resident: 4 take ~850 MB; clawhost warns
-  #                          # at start when max_warm x 210 MB exceeds a third of the machine's memory
+  # warm_memory     = "2GB"  # what the warm claude processes may hold together (~210 MB each, measured
+  #                          # after each turn); beyond it the least used idle ones stop. Default: a
+  #                          # quarter of the machine's memory (at least 256 MB, at most 16 GB)
+  # max_warm        = 4      # also cap them by count; default: no cap (warm_memory alone decides)
   # max_concurrent  = 4
   # Before claude compacts a long conversation by itself (it does so from
   # about 23,000 tokens below the model's window: ~977,000 of 1,000,000),

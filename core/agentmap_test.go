@@ -136,6 +136,8 @@ var agentFieldValues = map[string]any{
 	"RunAs":     "nobody",
 	"Chats":     []string{"lo:c1"},
 	"Approvals": "chat",
+	// A size that parses (any other string maps to the default).
+	"WarmMemory": config.Size("300MB"),
 }
 
 var agentDurationType = reflect.TypeOf(config.Duration(""))

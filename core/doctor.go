@@ -17,6 +17,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/internal/installpath"
+	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
 )
@@ -240,10 +241,12 @@ func doctorMemory(cfg *config.Config) []DoctorCheck {
 	add := func(name, verdict, found, do string) {
 		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
-	if w := warmMemoryWarning(cfg.Agent.MaxWarm, memTotal()); w != "" {
-		add("memory", VerdictWarn, w, "lower agent.max_warm")
-	} else if total := memTotal(); total > 0 {
-		add("memory", VerdictOK, fmt.Sprintf("%d MB; agent.max_warm = %d warm claude processes take up to ~%d MB", total>>20, cfg.Agent.MaxWarm, cfg.Agent.MaxWarm*claudeRSS>>20), "")
+	total := procmem.MemTotal()
+	if w := warmMemoryWarning(cfg.Agent, total); w != "" {
+		add("memory", VerdictWarn, w, "lower agent.warm_memory")
+	} else if total > 0 {
+		ceiling, setting := warmCeiling(cfg.Agent, total)
+		add("memory", VerdictOK, fmt.Sprintf("%d MB; warm claude processes hold up to %d MB (%s)", total>>20, ceiling>>20, setting), "")
 	}
 	return out
 }

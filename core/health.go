@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/installpath"
+	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
@@ -285,39 +285,38 @@ func (o hostObserver) Turn(agent string, d time.Duration, outcome string) {
 // the CLI 2.1.330: 184–210 MB; shared/reference/claude-cli.md §10).
 const claudeRSS = 210 << 20
 
-// warnWarmMemory warns at start when agent.max_warm warm claude processes
-// would hold more than a third of the machine's memory.
+// warnWarmMemory warns at start when the warm claude processes may hold
+// more than a third of the machine's memory.
 func warnWarmMemory(cfg *config.Config, log interface{ Warn(string, ...any) }) {
-	if w := warmMemoryWarning(cfg.Agent.MaxWarm, memTotal()); w != "" {
+	if w := warmMemoryWarning(cfg.Agent, procmem.MemTotal()); w != "" {
 		log.Warn(w)
 	}
 }
 
-// warmMemoryWarning is the warning for warm processes on a machine of
-// total bytes ("" none; none when total is unknown).
-func warmMemoryWarning(warm, total int) string {
-	if total == 0 || warm*claudeRSS <= total/3 {
-		return ""
+// warmCeiling is what the default agent's warm claude processes may hold
+// together on a machine of total bytes (0 unknown), and the setting that
+// says so: agent.warm_memory (or its default), or agent.max_warm × ~210 MB
+// when that is less.
+func warmCeiling(a *config.Agent, total int64) (int64, string) {
+	budget, setting := a.WarmMemory.Bytes(), fmt.Sprintf("agent.warm_memory = %q", a.WarmMemory)
+	if budget == 0 {
+		budget, setting = runner.DefaultWarmMemory(total), "agent.warm_memory (default: a quarter of the machine's memory)"
 	}
-	return fmt.Sprintf("agent.max_warm = %d keeps up to %d warm claude processes of ~210 MB each (%d MB) on a machine with %d MB: more than a third of its memory. Lower max_warm (each cold turn then starts claude, ~1 s) or add memory.",
-		warm, warm, warm*claudeRSS>>20, total>>20)
+	if a.MaxWarm > 0 && int64(a.MaxWarm)*claudeRSS < budget {
+		budget, setting = int64(a.MaxWarm)*claudeRSS, fmt.Sprintf("agent.max_warm = %d", a.MaxWarm)
+	}
+	return budget, setting
 }
 
-// memTotal is the machine's memory in bytes (/proc/meminfo), 0 unknown.
-func memTotal() int {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
+// warmMemoryWarning is the warning for warm processes on a machine of
+// total bytes ("" none; none when total is unknown).
+func warmMemoryWarning(a *config.Agent, total int64) string {
+	ceiling, setting := warmCeiling(a, total)
+	if total == 0 || ceiling <= total/3 {
+		return ""
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			var kb int
-			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb); err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
+	return fmt.Sprintf("%s lets warm claude processes (~210 MB each) hold up to %d MB on a machine with %d MB: more than a third of its memory. Lower it (a chat whose claude was stopped starts one again, ~1 s) or add memory.",
+		setting, ceiling>>20, total>>20)
 }
 
 // logClaudeCommands says which claude CLI each agent runs and how it was

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 )
@@ -108,16 +110,31 @@ func TestStoreHealth(t *testing.T) {
 // third of a 2 GB machine, not of an 8 GB one.
 func TestWarmMemoryWarning(t *testing.T) {
 	t.Parallel()
-	if w := warmMemoryWarning(4, 2<<30); !strings.Contains(w, "agent.max_warm = 4") || !strings.Contains(w, "840 MB") {
-		t.Errorf("2 GB: %q", w)
+	for _, tc := range []struct {
+		maxWarm int
+		budget  config.Size
+		total   int64
+		want    []string // in the warning; nil: none
+	}{
+		{4, "2GB", 2 << 30, []string{"agent.max_warm = 4", "840 MB"}},
+		{0, "2GB", 2 << 30, []string{`agent.warm_memory = "2GB"`, "2048 MB"}},
+		{4, "", 2 << 30, nil}, // the default: 512 MB of 2 GB
+		{0, "", 512 << 20, []string{"agent.warm_memory (default", "256 MB"}}, // one claude on a tiny machine
+		{4, "", 8 << 30, nil},
+		{0, "", 64 << 30, nil},
+		{4, "2GB", 0, nil}, // unknown memory
+	} {
+		w := warmMemoryWarning(&config.Agent{MaxWarm: tc.maxWarm, WarmMemory: tc.budget}, tc.total)
+		if (w == "") != (tc.want == nil) {
+			t.Errorf("max_warm %d, warm_memory %q, %d MB: %q", tc.maxWarm, tc.budget, tc.total>>20, w)
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(w, s) {
+				t.Errorf("max_warm %d, warm_memory %q: %q lacks %q", tc.maxWarm, tc.budget, w, s)
+			}
+		}
 	}
-	if w := warmMemoryWarning(4, 8<<30); w != "" {
-		t.Errorf("8 GB: %q", w)
-	}
-	if w := warmMemoryWarning(4, 0); w != "" {
-		t.Errorf("unknown memory: %q", w)
-	}
-	if memTotal() <= 0 {
+	if procmem.MemTotal() <= 0 {
 		t.Error("MemTotal not read from /proc/meminfo")
 	}
 }

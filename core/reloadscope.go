@@ -31,7 +31,7 @@ func restartOnly(path string) bool {
 	}
 	switch rest {
 	case "command", "workspace", "settings", "sandbox", "run_as", "mcp_config", "add_dirs",
-		"max_warm", "max_concurrent", "one_shot", "worktrees", "env.CLAUDE_CONFIG_DIR":
+		"max_warm", "warm_memory", "max_concurrent", "one_shot", "worktrees", "env.CLAUDE_CONFIG_DIR":
 		return true
 	}
 	return false

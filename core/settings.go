@@ -332,6 +332,7 @@ func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 		MaxTurns:         a.MaxTurns,
 		IdleTimeout:      a.IdleTimeout.Duration(),
 		MaxWarm:          a.MaxWarm,
+		WarmMemory:       a.WarmMemory.Bytes(),
 		MaxConcurrent:    a.MaxConcurrent,
 		OneShot:          a.OneShot,
 		// Text deltas, so "blocks" and "draft" streaming show a long

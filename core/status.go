@@ -11,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -74,6 +75,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		snap.Warm = append(snap.Warm, admin.Warm{Key: key, Agent: agent, PID: pid, RSS: u.RSS, Private: u.Private})
 	}
 	snap.Agents = agentsView(h.cfg, snap.Warm)
+	snap.WarmPool = warmPoolView(h.agent.Pool())
 	snap.Host.PID = os.Getpid()
 	var u procmem.Usage
 	u, snap.Host.Heap = procmem.Self()
@@ -94,6 +96,15 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	// approval's command — may quote a configured secret.
 	h.redact.Strings(&snap)
 	return snap
+}
+
+// warmPoolView is the runner's warm pool for the status page.
+func warmPoolView(p runner.Pool) *admin.WarmPool {
+	answer := func(l runner.Latency) admin.FirstAnswer {
+		return admin.FirstAnswer{Turns: l.Turns, P50: l.P50, P90: l.P90}
+	}
+	return &admin.WarmPool{MaxWarm: p.MaxWarm, WarmMemory: p.WarmMemory, Memory: p.Memory, Warm: p.Warm, Measured: p.Measured,
+		FirstAnswerWarm: answer(p.FirstAnswerWarm), FirstAnswerCold: answer(p.FirstAnswerCold)}
 }
 
 // engineName is the storage engine's name, "sqlite" when unset.

@@ -707,3 +707,38 @@ func TestStatusPageAgents(t *testing.T) {
 		t.Error("one agent gets an Agents table")
 	}
 }
+
+// The warm pool: what the warm processes hold against warm_memory, and the
+// time to first answer of a returning chat, warm and cold, on the page and
+// in status.json.
+func TestStatusPageWarmPool(t *testing.T) {
+	t.Parallel()
+	snap := sampleSnapshot()
+	snap.WarmPool = &WarmPool{WarmMemory: 2 << 30, Memory: 630 << 20, Warm: 3, Measured: 2,
+		FirstAnswerWarm: FirstAnswer{Turns: 40, P50: 420 * time.Millisecond, P90: 900 * time.Millisecond},
+		FirstAnswerCold: FirstAnswer{Turns: 3, P50: 2100 * time.Millisecond, P90: 3 * time.Second}}
+	s := start(t, Options{Source: &fakeSource{snap: snap}})
+	_, body, _ := do(t, s, request{path: "/"})
+	want := "3 warm holding <b>630.0 MB</b> (2 measured) · limit 2048.0 MB (warm_memory) · time to first answer of a returning chat: warm <b>0.4 s median, 0.9 s p90 (40 turns)</b>, cold <b>2.1 s median, 3.0 s p90 (3 turns)</b>"
+	if !strings.Contains(body, want) {
+		t.Errorf("page lacks %q", want)
+	}
+	_, js, _ := do(t, s, request{path: "/status.json"})
+	var got struct {
+		WarmPool *WarmPool `json:"warm_pool"`
+	}
+	if err := json.Unmarshal([]byte(js), &got); err != nil || got.WarmPool == nil || *got.WarmPool != *snap.WarmPool {
+		t.Errorf("status.json's warm_pool %+v (%v), want %+v", got.WarmPool, err, snap.WarmPool)
+	}
+	for _, want := range []string{`"warm_memory_bytes": 2147483648`, `"p50_ns": 2100000000`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("status.json lacks %s:\n%s", want, js)
+		}
+	}
+	if got := (WarmPool{MaxWarm: 4}).Limits(); got != "at most 4 (max_warm)" {
+		t.Errorf("Limits %q", got)
+	}
+	if got := (FirstAnswer{}).String(); got != "none yet" {
+		t.Errorf("no turns: %q", got)
+	}
+}

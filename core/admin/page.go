@@ -253,7 +253,8 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{else}}<p class="none">No sessions.</p>
 {{end}}
 <h2>Warm claude processes</h2>
-{{if .Snap.Warm}}<table>
+{{with .Snap.WarmPool}}<p class="meta">{{.Warm}} warm holding <b>{{mb .Memory}}</b>{{if lt .Measured .Warm}} ({{.Measured}} measured){{end}} · limit {{.Limits}} · time to first answer of a returning chat: warm <b>{{.FirstAnswerWarm}}</b>, cold <b>{{.FirstAnswerCold}}</b></p>
+{{end}}{{if .Snap.Warm}}<table>
 <thead><tr><th>agent</th><th>session key</th><th>pid</th><th>memory</th></tr></thead>
 <tbody>
 {{range .Snap.Warm}}<tr><td>{{.Agent}}</td><td>{{.Key}}</td><td class="n">{{.PID}}</td><td class="n">{{mb .RSS}}{{if .Private}} ({{mb .Private}} private){{end}}</td></tr>

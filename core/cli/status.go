@@ -152,6 +152,10 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 		}
 		fmt.Fprintf(&b, "; with plugins and %d warm claude processes %s resident, %s private\n", len(s.Warm), admin.MB(total), admin.MB(private))
 	}
+	if w := s.WarmPool; w != nil {
+		fmt.Fprintf(&b, "warm claude: %d holding %s, limit %s\n", w.Warm, admin.MB(w.Memory), w.Limits())
+		fmt.Fprintf(&b, "first answer of a returning chat: warm %s; cold %s\n", w.FirstAnswerWarm, w.FirstAnswerCold)
+	}
 	if len(s.Agents) > 1 {
 		b.WriteString("agents:\n")
 		for _, a := range s.Agents {

@@ -73,8 +73,12 @@ func TestFormatStatusMemory(t *testing.T) {
 		Host:    admin.Process{PID: 10, RSS: 30 << 20, Private: 7 << 20, Heap: 4 << 20},
 		Plugins: []admin.Plugin{{Instance: "tg", Source: "telegram", State: "ready", Ready: true, PID: 11, RSS: 18 << 20, Private: 3 << 20}, {Instance: "dc", Source: "discord", State: "missing"}},
 		Warm:    []admin.Warm{{Key: "tg:direct:1", PID: 12, RSS: 200 << 20, Private: 150 << 20}},
+		WarmPool: &admin.WarmPool{WarmMemory: 2 << 30, MaxWarm: 8, Memory: 160 << 20, Warm: 1, Measured: 1,
+			FirstAnswerWarm: admin.FirstAnswer{Turns: 9, P50: 40 * time.Millisecond, P90: 80 * time.Millisecond}},
 	}, now)
 	for _, want := range []string{
+		"warm claude: 1 holding 160.0 MB, limit 2048.0 MB (warm_memory), at most 8 (max_warm)\n",
+		"first answer of a returning chat: warm 40 ms median, 80 ms p90 (9 turns); cold none yet\n",
 		"memory: host 30.0 MB resident, 7.0 MB private (Go heap 4.0 MB); with plugins and 1 warm claude processes 248.0 MB resident, 160.0 MB private\n",
 		"tg             telegram   ready          restarts 0, pid 11, 18.0 MB (3.0 MB private)\n",
 		"dc             discord    missing        restarts 0\n",

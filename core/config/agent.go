@@ -15,7 +15,6 @@ const (
 	DefaultAgentWorkspace     = "./workspace"
 	DefaultAgentTimeout       = Duration("10m")
 	DefaultAgentIdleTimeout   = Duration("30m")
-	DefaultAgentMaxWarm       = 4
 	DefaultAgentMaxConcurrent = 4
 	DefaultApprovalTimeout    = Duration("5m")
 	DefaultMediaKeep          = Duration("30d")
@@ -222,10 +221,24 @@ type Agent struct {
 	// Default "30m".
 	IdleTimeout Duration `hcl:"idle_timeout,optional"`
 
-	// MaxWarm is how many warm claude processes are kept (max_warm), ≈ 210 MB
-	// each; beyond it the idle one least worth keeping (used least, cheapest
-	// to start again) is stopped. 0 keeps none warm. Default 4.
+	// MaxWarm caps how many warm claude processes are kept (max_warm); beyond
+	// it the idle one least worth keeping (used least, cheapest to start
+	// again) is stopped. 0 (the default): no cap by count, warm_memory alone
+	// decides. Both apply when both are set: a process is stopped when either
+	// is exceeded. A named agent's caps its own processes within the default
+	// block's.
 	MaxWarm int `hcl:"max_warm,optional"`
+
+	// WarmMemory is the memory the warm claude processes may hold together
+	// (warm_memory), a size such as "2GB": each one is measured after each of
+	// its turns (the proportional set size of claude and what it started; the
+	// real CLI holds about 210 MB), and while they hold more the idle ones
+	// least worth keeping are stopped — the order of max_warm, used least and
+	// cheapest to start again first. Default: a quarter of the machine's
+	// memory, at least 256 MB and at most 16 GB (2 GB where the machine's
+	// memory cannot be read). A named agent's caps its own processes within
+	// the default block's.
+	WarmMemory Size `hcl:"warm_memory,optional"`
 
 	// MaxConcurrent caps turns running at once across all sessions and
 	// agents (max_concurrent); further turns wait. At least 1. Default 4.
@@ -327,7 +340,6 @@ func defaultAgent() *Agent {
 		MediaKeep:       DefaultMediaKeep,
 		Timeout:         DefaultAgentTimeout,
 		IdleTimeout:     DefaultAgentIdleTimeout,
-		MaxWarm:         DefaultAgentMaxWarm,
 		MaxConcurrent:   DefaultAgentMaxConcurrent,
 		Approvals:       "off",
 		ApprovalTimeout: DefaultApprovalTimeout,
@@ -380,6 +392,7 @@ func (a *Agent) check(k *checker) {
 	k.duration("idle_timeout", a.IdleTimeout)
 	k.atLeast("max_turns", a.MaxTurns, 0)
 	k.atLeast("max_warm", a.MaxWarm, 0)
+	k.size("warm_memory", a.WarmMemory)
 	k.atLeast("max_concurrent", a.MaxConcurrent, 1)
 
 	for i, m := range a.PermissionModes {

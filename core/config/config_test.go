@@ -49,7 +49,8 @@ func TestDefaults(t *testing.T) {
 		{"agent.workspace", cfg.Agent.Workspace, "/etc/clawhost/workspace"},
 		{"agent.timeout", cfg.Agent.Timeout.Duration(), 10 * time.Minute},
 		{"agent.idle_timeout", cfg.Agent.IdleTimeout.Duration(), 30 * time.Minute},
-		{"agent.max_warm", cfg.Agent.MaxWarm, 4},
+		{"agent.max_warm", cfg.Agent.MaxWarm, 0},
+		{"agent.warm_memory", cfg.Agent.WarmMemory, Size("")},
 		{"agent.max_concurrent", cfg.Agent.MaxConcurrent, 4},
 		{"agent.max_turns", cfg.Agent.MaxTurns, 0},
 		{"agent.one_shot", cfg.Agent.OneShot, false},
@@ -116,7 +117,7 @@ plugin "b" {
   enabled = false
 }
 `, nil)
-	if cfg.Agent.Model != "sonnet" || cfg.Agent.Command != "claude" || cfg.Agent.MaxWarm != 4 || cfg.Agent.Timeout != "10m" || cfg.Agent.Approvals != "off" {
+	if cfg.Agent.Model != "sonnet" || cfg.Agent.Command != "claude" || cfg.Agent.MaxWarm != 0 || cfg.Agent.Timeout != "10m" || cfg.Agent.Approvals != "off" {
 		t.Errorf("agent = %+v", cfg.Agent)
 	}
 	if !cfg.Access.RequireMention || cfg.Access.DMPolicy != "pairing" {

@@ -99,7 +99,7 @@ func readRefSource(t *testing.T) *refSource {
 		t.Fatal(err)
 	}
 	src := &refSource{fset: token.NewFileSet(), structs: map[string]*ast.StructType{}, docs: map[string]string{},
-		basic: map[string]string{"Duration": "duration", "Rate": "rate"}}
+		basic: map[string]string{"Duration": "duration", "Rate": "rate", "Size": "size"}}
 	var files []*ast.File
 	for _, n := range names {
 		if strings.HasSuffix(n, "_test.go") {

@@ -66,10 +66,16 @@ const (
 
 // loadHost is clawhost with only the telegram plugin, open DMs (every
 // chat reaches the agent) and the defaults otherwise: queue mode, debounce
-// (off), streaming, max_warm and max_concurrent; agent and -load.agent
-// are more settings of its agent block, runLog the fake claude's run log.
+// (off), streaming and max_concurrent; agent and -load.agent are more
+// settings of its agent block, runLog the fake claude's run log. max_warm
+// is 4 unless they set it: the fake claude holds a few MB where the real
+// one holds ~200, so the default warm_memory would keep every chat warm
+// and the rounds would no longer measure the starts they are about.
 func loadHost(dir, claude, runLog string, agent Attrs, endpoint string) Host {
 	attrs := Attrs{"workspace": "./workspace"}
+	if !strings.Contains(*loadAgent, "max_warm") {
+		attrs["max_warm"] = 4
+	}
 	for k, v := range agent {
 		attrs[k] = v
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/core/internal/procmem"
 )
 
 // Benchmarks drive the real CLI against the fake API; run with e.g.
@@ -148,23 +149,31 @@ func BenchmarkLastTokenToEvent(b *testing.B) {
 	}
 }
 
-// BenchmarkWarmRSS starts one warm process per iteration and reports their mean VmRSS.
+// BenchmarkWarmRSS starts one warm process per iteration and reports their mean VmRSS
+// (claude's own, inside the sandbox) and the mean Pss of each one's process tree (what
+// the warm_memory budget counts); no memory budget, so every one stays warm.
 func BenchmarkWarmRSS(b *testing.B) {
-	e := newReal(b, func(c *Config) { c.MaxWarm = 64 })
-	var pids []int
+	e := newReal(b, func(c *Config) { c.MaxWarm, c.WarmMemory = 64, NoWarmMemoryLimit })
+	var keys []string
+	var roots []int
 	for i := 0; i < b.N; i++ {
 		res := runTurn(b, e.r, TurnRequest{Key: strconv.Itoa(i), SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
 		if res.Err != nil {
 			b.Fatal(res.Err)
 		}
-		pids = append(pids, res.PID)
+		keys, roots = append(keys, strconv.Itoa(i)), append(roots, res.PID)
 	}
 	b.StopTimer()
-	var sum float64
-	for _, p := range pids {
-		sum += vmRSS(p)
+	var rss, pss float64
+	warm := e.r.Warm()
+	for i, k := range keys {
+		rss += vmRSS(warm[k])
+		if v, ok := procmem.Tree(roots[i]); ok {
+			pss += float64(v) / (1 << 20)
+		}
 	}
-	b.ReportMetric(sum/float64(len(pids)), "rss-MB/process")
+	b.ReportMetric(rss/float64(len(keys)), "rss-MB/process")
+	b.ReportMetric(pss/float64(len(keys)), "tree-pss-MB/process")
 }
 
 // BenchmarkManyChats's fake claude: its start delay (FAKE_CLAUDE_START_MS), and a while
@@ -380,4 +389,130 @@ func BenchmarkSandboxStart(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkWarmMemory: the warm_memory budget under a realistic mix — 50 chats, Zipf-like
+// activity (chat i writes about 1/(i+1)^1.1 as often as the busiest), 300 turns one every
+// 40 ms on 4 slots — with a 2 GB budget beside the same traffic with every chat kept warm
+// (no limit), interleaved in each iteration. The fake claude (BenchmarkManyChats's
+// timings: 80 ms to start, 10 ms more per earlier prompt to resume, 30 ms a turn) is
+// small, so the pool is told each process holds 210 MB, the real CLI's figure (the meter
+// port): the budget keeps 9 warm. Reported, for returning chats' turns (not a chat's
+// first): Run → claude's first text, p50 with the budget, p50 all warm and their ratio
+// (the goal: at most 1.2); with the budget, the p50 of those that ran warm and of those
+// that started claude, the share that ran warm, and claude starts per turn. Run with
+// -benchtime 1x.
+func BenchmarkWarmMemory(b *testing.B) {
+	const chats, turns, every = 50, 300, 40 * time.Millisecond
+	rng := rand.New(rand.NewPCG(5, 8))
+	zipf := rand.NewZipf(rng, 1.1, 1, chats-1)
+	order := make([]int, turns)
+	for i := range order {
+		order[i] = int(zipf.Uint64())
+	}
+	var budget, all, warmLat, coldLat []time.Duration
+	var starts, turnsRun int
+	for range b.N {
+		for _, limited := range []bool{false, true} {
+			lat, warm, st := benchWarmMemory(b, order, chats, every, limited)
+			if limited {
+				budget = append(budget, lat...)
+				for i, d := range lat {
+					if warm[i] {
+						warmLat = append(warmLat, d)
+					} else {
+						coldLat = append(coldLat, d)
+					}
+				}
+				starts += st
+				turnsRun += len(order)
+			} else {
+				all = append(all, lat...)
+			}
+		}
+	}
+	b.StopTimer()
+	p50 := func(d []time.Duration) float64 {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	b.ReportMetric(p50(budget), "budget-p50-ms")
+	b.ReportMetric(p50(all), "allwarm-p50-ms")
+	b.ReportMetric(p50(budget)/p50(all), "p50-ratio")
+	b.ReportMetric(p50(warmLat), "budget-warm-p50-ms")
+	b.ReportMetric(p50(coldLat), "budget-cold-p50-ms")
+	b.ReportMetric(float64(len(warmLat))/float64(len(budget)), "warm-share")
+	b.ReportMetric(float64(starts)/float64(turnsRun), "starts/turn")
+}
+
+// benchWarmMemory runs the turns of BenchmarkWarmMemory (chat order[j] writes the j-th
+// message) on a runner with a 2 GB budget of 210 MB processes (limited) or none, and
+// returns the returning chats' times to first text, whether each ran warm, and the
+// claude processes started.
+func benchWarmMemory(b *testing.B, order []int, chats int, every time.Duration, limited bool) ([]time.Duration, []bool, int) {
+	f := newFake(b, func(c *Config) {
+		c.MaxConcurrent, c.Timeout, c.WarmMemory = 4, 5*time.Minute, NoWarmMemoryLimit
+		if limited {
+			c.WarmMemory = 2 << 30
+		}
+		c.Env["FAKE_CLAUDE_START_MS"] = "80"
+		c.Env["FAKE_CLAUDE_RESUME_MS"] = "10"
+		c.Env["FAKE_CLAUDE_TURN_MS"] = "30"
+	})
+	f.r.meter, f.r.unmeasured = &recordingMeter{dflt: procMemory}, procMemory
+	sids := make([]string, chats)
+	for i := range sids {
+		sids[i] = uuid.NewString()
+	}
+	seen := make([]bool, chats)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var lat []time.Duration
+	var warm []bool
+	began := time.Now()
+	for j, c := range order {
+		time.Sleep(time.Until(began.Add(time.Duration(j) * every)))
+		first := !seen[c]
+		seen[c] = true
+		start := time.Now()
+		turn, err := f.r.Run(context.Background(), TurnRequest{Key: "chat-" + strconv.Itoa(c), SessionID: sids[c], NewSession: first, Prompt: "turn " + strconv.Itoa(j)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var text time.Time
+			var res *Result
+			for e := range turn.Events() {
+				switch {
+				case e.Kind == EventText && text.IsZero():
+					text = time.Now()
+				case e.Kind == EventResult:
+					res = e.Result
+				}
+			}
+			if res == nil || res.Err != nil || text.IsZero() {
+				b.Errorf("turn %d: %+v", j, res)
+				return
+			}
+			if first {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			lat = append(lat, text.Sub(start))
+			warm = append(warm, res.Wait.Start == StartWarm)
+		}()
+		if limited {
+			if p := f.r.Pool(); p.Memory > 2<<30+procMemory { // the one starting may be counted before its room was made
+				b.Fatalf("warm processes hold %d MB of a 2048 MB budget", p.Memory>>20)
+			}
+		}
+	}
+	wg.Wait()
+	return lat, warm, len(f.starts(b))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/envfilter"
+	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
@@ -20,7 +21,6 @@ const (
 	DefaultCommand       = "claude"
 	DefaultTimeout       = 10 * time.Minute
 	DefaultIdleTimeout   = 10 * time.Minute
-	DefaultMaxWarm       = 4
 	DefaultMaxConcurrent = 4
 	DefaultMaxRetries    = 3
 	DefaultKillGrace     = 3 * time.Second
@@ -116,8 +116,15 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxWarm is the number of warm processes kept; beyond it the idle one least worth
 	// keeping is stopped (used least, cheapest to start again; see the package
-	// documentation). Each costs ≈ 210 MB RSS. Default 4.
+	// documentation). 0 (the default): no limit by count, WarmMemory alone decides.
 	MaxWarm int
+	// WarmMemory is the memory the warm processes may hold together, in bytes
+	// (agent.warm_memory): each one's process tree measured after each of its turns
+	// (proportional set size, procmem.Tree), one not measured yet counted as the mean
+	// of those that are (≈ 210 MB for the real CLI before any is). Beyond it the idle
+	// ones least worth keeping are stopped, as beyond MaxWarm; both limits apply.
+	// 0: DefaultWarmMemory of the machine's memory; NoWarmMemoryLimit: none.
+	WarmMemory int64
 	// MaxConcurrent caps turns running at once across all sessions; further turns wait,
 	// first come first served except that a turn whose session has a warm process may go
 	// a little ahead (see the package documentation). Default 4.
@@ -153,21 +160,58 @@ type Config struct {
 
 // forAgent is the configuration of a named agent's turns: a, with what is the runner's
 // taken from c (the slots, the state directory, how processes are kept and stopped) and
-// a's MaxWarm capped by c.MaxWarm, the runner's limit. A zero Timeout or IdleTimeout in a
+// a's MaxWarm and WarmMemory capped by c's, the runner's limits. A zero Timeout or IdleTimeout in a
 // is c's; other zero fields get the defaults of any Config.
 func (c Config) forAgent(a Config) Config {
 	a.StateDir, a.MaxConcurrent, a.OneShot = c.StateDir, c.MaxConcurrent, c.OneShot
 	a.PartialMessages, a.MaxRetries, a.KillGrace = c.PartialMessages, c.MaxRetries, c.KillGrace
 	a.Timeout = cmp.Or(a.Timeout, c.Timeout)
 	a.IdleTimeout = cmp.Or(a.IdleTimeout, c.IdleTimeout)
-	if a.MaxWarm > 0 {
-		a.MaxWarm = min(a.MaxWarm, c.MaxWarm)
+	a.MaxWarm = capLimit(a.MaxWarm, c.MaxWarm)
+	if a.WarmMemory < 0 || c.WarmMemory < 0 {
+		a.WarmMemory = max(a.WarmMemory, c.WarmMemory) // a limit wins over none
+		if a.WarmMemory == 0 {
+			a.WarmMemory = c.WarmMemory
+		}
 	} else {
-		a.MaxWarm = c.MaxWarm
+		a.WarmMemory = capLimit(a.WarmMemory, c.WarmMemory)
 	}
 	a.Agents = nil
 	return a.withDefaults()
 }
+
+// capLimit is an agent's limit a within the runner's c, where 0 means none: the smaller
+// of the two that are set.
+func capLimit[T int | int64](a, c T) T {
+	switch {
+	case a <= 0:
+		return c
+	case c <= 0:
+		return a
+	}
+	return min(a, c)
+}
+
+// NoWarmMemoryLimit in Config.WarmMemory keeps warm processes without a memory budget
+// (MaxWarm and the idle timeout alone stop them).
+const NoWarmMemoryLimit int64 = -1
+
+// DefaultWarmMemory is the warm_memory budget of a machine with total bytes of memory:
+// a quarter of it, at least minWarmMemory (one warm claude fits) and at most
+// maxDefaultWarmMemory; 2 GB when total is unknown (0).
+func DefaultWarmMemory(total int64) int64 {
+	if total <= 0 {
+		return 2 << 30
+	}
+	return min(max(total/4, minWarmMemory), maxDefaultWarmMemory)
+}
+
+// The bounds of DefaultWarmMemory: one warm claude of the real CLI (≈ 210 MB) fits in the
+// least; the most is about 75 of them, more than one host's slots keep busy.
+const (
+	minWarmMemory        int64 = 256 << 20
+	maxDefaultWarmMemory int64 = 16 << 30
+)
 
 // withDefaults fills zero fields.
 func (c Config) withDefaults() Config {
@@ -188,8 +232,8 @@ func (c Config) withDefaults() Config {
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = DefaultIdleTimeout
 	}
-	if c.MaxWarm <= 0 {
-		c.MaxWarm = DefaultMaxWarm
+	if c.WarmMemory == 0 {
+		c.WarmMemory = DefaultWarmMemory(procmem.MemTotal())
 	}
 	if c.MaxConcurrent <= 0 {
 		c.MaxConcurrent = DefaultMaxConcurrent

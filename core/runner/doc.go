@@ -15,8 +15,9 @@
 //
 // and every turn writes one {"type":"user","message":{"role":"user","content":...}} line
 // to its stdin; history stays inside the process. The process is stopped after
-// Config.IdleTimeout without turns, or when more than Config.MaxWarm are warm (the one
-// least worth keeping first, see below). The next turn of a session without a live
+// Config.IdleTimeout without turns, or when the warm processes hold more than
+// Config.WarmMemory or number more than Config.MaxWarm (the least worth keeping first,
+// see below). The next turn of a session without a live
 // process resumes it with --resume. With Config.OneShot every turn starts a process, writes the prompt to
 // stdin and closes it. Prompts never appear in argv; each process has its own TMPDIR under
 // Config.StateDir and the workspace as cwd, runs in its own process group (so Abort kills
@@ -121,7 +122,24 @@
 // error, claude keeps the failed user message, and the next turn's prompt is merged into
 // the same user message ("<failed prompt>\n<new prompt>") — the model sees both.
 //
-// Many chats, few processes. With more active chats than Config.MaxWarm, a turn whose
+// Warm by memory (pool.go). A warm claude of the real CLI holds about 200 MB (its tree's
+// Pss measured 197 MB after a first turn, sandboxed, claude 2.1.330), so a fixed count
+// is too few on a large machine and too many on a small one. After each turn the
+// process's tree — bubblewrap, claude, the tools and MCP servers it started — is measured
+// (procmem.Tree: the proportional set size, so pages the processes share are counted
+// once over all of them) through the memoryMeter port, in a goroutine of its own so the
+// answer never waits for /proc; a process not measured yet counts as the mean of those
+// that are (210 MB before any is). While the warm processes hold more than
+// Config.WarmMemory the idle ones least worth keeping are stopped, and a start makes
+// room for itself first; busy ones never, so the busy alone may exceed the budget until
+// their turns end. Config.MaxWarm, when set, applies too. The default budget is a
+// quarter of the machine's memory, 256 MB to 16 GB (DefaultWarmMemory). Runner.Pool
+// reports the pool and the time to first answer of returning chats (a turn of a session
+// that ran before, Run → the first assistant text), on a warm process and where one was
+// started, over the latest 256 of each; BenchmarkWarmMemory measures it for 50 chats of
+// Zipf-like activity with a 2 GB budget beside all warm.
+//
+// Many chats, few processes. With more active chats than the pool keeps, a turn whose
 // chat has no warm process pays a start (≈ 1 s, more to resume a long transcript) and
 // stops another chat's idle process. One scheduler (sched.go) owns both orders a turn
 // waits in, under Runner.mu: its key's earlier turns (a lane) and a free slot
@@ -139,14 +157,18 @@
 // stream of warm turns delays a cold one by at most the bonus (TestSchedNoStarvation);
 // each key has at most one turn waiting (the lane), so one chat cannot crowd out others.
 //
-// Which idle process is stopped when one must go (pool.go): never a busy one (a process
-// just started runs its turn first), and not one whose key has a turn queued while any
-// other is idle (it is about to be used). Among the rest, the least worth keeping by
-// GreedyDual-Size-Frequency (Cherkasova 1998): worth = inflation + uses (at most 8) ×
-// the process's measured start time (spawn to first output: a resumed long transcript
-// measures slower, so it is kept longer); each eviction raises the inflation to the
-// victim's worth, so worth earned long ago ages out as under LRU, while a chat used often
-// or costly to restart outlasts one that ran a single cheap turn.
+// Which idle process is stopped when one must go (pool.go), for the count and the
+// memory budget alike: never a busy one (a process just started runs its turn first),
+// and not one whose key has a turn queued while any other is idle (it is about to be
+// used). Among the rest, the least worth keeping by GreedyDual-Size-Frequency
+// (Cherkasova 1998): worth = inflation + uses (at most 8) × the process's measured start
+// time (spawn to first output: a resumed long transcript measures slower, so it is kept
+// longer); each eviction raises the inflation to the victim's worth, so worth earned
+// long ago ages out as under LRU, while a chat used often or costly to restart outlasts
+// one that ran a single cheap turn. Size is left out of the worth (GDSF's divisor):
+// claude processes differ little (184–210 MB measured), and dividing by a size that
+// moves with every measurement would reorder them by noise; the budget decides how many
+// stay, the worth which.
 //
 // Result.Wait reports, per turn, how long it waited for its chat's earlier turn and for a
 // slot (running and waiting counts when it began), warm or why claude was started

@@ -1,13 +1,38 @@
 package runner
 
-import ()
+import (
+	"github.com/clawhost/clawhost/core/internal/procmem"
+)
 
 // The pool keeps at most one warm process per conversation key in Runner.procs (guarded by
 // Runner.mu). A turn takes its key's process with acquire (busy while the turn runs) and
 // gives it back with release. An idle process is stopped after its agent's
-// Config.IdleTimeout; beyond
-// Config.MaxWarm the idle one least worth keeping is stopped (victimLocked). With
-// Config.OneShot the pool stays empty: every turn starts a process and release ends it.
+// Config.IdleTimeout; beyond Config.MaxWarm processes, or Config.WarmMemory bytes of them,
+// the idle ones least worth keeping are stopped (victimLocked). With Config.OneShot the
+// pool stays empty: every turn starts a process and release ends it.
+//
+// What a process holds is measured after each of its turns (measure, off the reply's
+// path) through Runner.meter; one not measured yet counts as the mean of those that are.
+
+// memoryMeter measures a warm process for the Config.WarmMemory budget. The runner's is
+// procmem.Tree; tests plant a recording fake (the fake claude is small, the real one
+// ≈ 210 MB).
+type memoryMeter interface {
+	// Memory is what the process tree rooted at pid holds, in bytes; false when it
+	// cannot be read (the process ended). Called from its own goroutine after a turn,
+	// never under Runner.mu.
+	Memory(pid int) (int64, bool)
+}
+
+// treeMeter is the runner's memoryMeter: the proportional set size of the process
+// and everything below it (bubblewrap, claude, its tools and MCP servers).
+type treeMeter struct{}
+
+func (treeMeter) Memory(pid int) (int64, bool) { return procmem.Tree(pid) }
+
+// procMemory stands for the memory of a warm process while none has been measured: the
+// real CLI's, measured with claude 2.1.330 (184–210 MB resident).
+const procMemory int64 = 210 << 20
 
 // maxUses caps the turns that count for a process's worth (keepValueLocked), so a chat
 // that was busy long ago does not squat on a warm process.
@@ -18,6 +43,7 @@ const maxUses = 8
 func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *Error) {
 	extra := req.ExtraSystemPrompt
 	w.Start, w.Warm, w.WarmBusy, w.MaxWarm, w.Evicted = StartOneShot, 0, 0, r.cfg.MaxWarm, ""
+	w.Memory, w.WarmMemory = 0, max(r.cfg.WarmMemory, 0)
 	if !r.cfg.OneShot {
 		var stale []*proc
 		r.mu.Lock()
@@ -46,8 +72,9 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 				w.WarmBusy++
 			}
 		}
+		w.Memory = r.memoryOfLocked(nil)
 		// Make room: count the process about to start.
-		evicted := r.evictLocked(r.cfg.MaxWarm-1, r.profile(req.Agent), r.profile(req.Agent).MaxWarm-1)
+		evicted := r.evictLocked(r.profile(req.Agent), true)
 		if len(evicted) > 0 {
 			w.Evicted = evicted[0].key
 		}
@@ -92,9 +119,72 @@ func (r *Runner) release(p *proc, keep bool) {
 	p.uses++
 	p.prio = r.keepValueLocked(p)
 	r.armIdleLocked(p)
-	evict := r.evictLocked(r.cfg.MaxWarm, p.cfg, p.cfg.MaxWarm)
+	evict := r.evictLocked(p.cfg, false)
 	r.mu.Unlock()
 	r.stopEvicted(evict)
+	if r.meter != nil {
+		// The turn's goroutine holds r.wg until it returns, so Close waits for this too.
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.measure(p)
+		}()
+	}
+}
+
+// measure reads what p holds now (Runner.meter) and, if the warm processes no longer fit
+// Config.WarmMemory with it, stops the idle ones least worth keeping until they do — p
+// itself when it is that one. A turn's answer never waits for it: reading smaps of a
+// 200 MB process takes about a millisecond.
+func (r *Runner) measure(p *proc) { r.stopEvicted(r.measured(p)) }
+
+// measured records p's memory from the meter and returns the processes evicted to fit
+// the budget with it.
+func (r *Runner) measured(p *proc) []*proc {
+	m, ok := r.meter.Memory(p.pid)
+	if !ok {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.procs[p.key] != p {
+		return nil
+	}
+	p.mem = m
+	return r.evictLocked(p.cfg, false)
+}
+
+// memoryOfLocked is what the warm processes of the agent configured by of (every
+// agent's when nil) hold: each one's measured memory, the estimate for one not measured.
+func (r *Runner) memoryOfLocked(of *Config) int64 {
+	est := r.estimateLocked()
+	var sum int64
+	for _, p := range r.procs {
+		if of != nil && p.cfg.Name != of.Name {
+			continue
+		}
+		if p.mem > 0 {
+			sum += p.mem
+		} else {
+			sum += est
+		}
+	}
+	return sum
+}
+
+// estimateLocked is the memory a warm process not measured yet is counted with: the mean
+// of the measured ones, Runner.unmeasured (procMemory) while there is none.
+func (r *Runner) estimateLocked() int64 {
+	var sum, n int64
+	for _, p := range r.procs {
+		if p.mem > 0 {
+			sum, n = sum+p.mem, n+1
+		}
+	}
+	if n == 0 {
+		return r.unmeasured
+	}
+	return sum / n
 }
 
 // keepValueLocked is p's worth to the pool after a turn, GreedyDual-Size-Frequency
@@ -134,13 +224,28 @@ func (r *Runner) armIdleLocked(p *proc) {
 }
 
 // evictLocked removes idle processes, the least worth keeping first (victimLocked), while
-// more than agentKeep of agent's are warm, then while more than keep of all agents are,
-// and returns them for the caller to stop (after unlocking). Busy processes are never
-// evicted: a process just started runs its turn first.
-func (r *Runner) evictLocked(keep int, agent *Config, agentKeep int) []*proc {
+// agent's warm processes exceed its MaxWarm or WarmMemory, then while all agents' exceed
+// the runner's, and returns them for the caller to stop (after unlocking). With room, the
+// limits keep room for one more process (about to start, counted with estimateLocked).
+// Busy processes are never evicted: a process just started runs its turn first, and
+// when the busy ones alone exceed a limit the pool holds more until they are idle.
+func (r *Runner) evictLocked(agent *Config, room bool) []*proc {
+	add, addMem := 0, int64(0)
+	if room {
+		add, addMem = 1, r.estimateLocked()
+	}
 	var out []*proc
-	evict := func(count func() int, keep int, of *Config) {
-		for count() > keep {
+	evict := func(of, limits *Config) {
+		for {
+			n := len(r.procs)
+			if of != nil {
+				n = r.warmOfLocked(of)
+			}
+			over := limits.MaxWarm > 0 && n+add > limits.MaxWarm ||
+				limits.WarmMemory > 0 && n > 0 && r.memoryOfLocked(of)+addMem > limits.WarmMemory
+			if !over {
+				return
+			}
 			v := r.victimLocked(of)
 			if v == nil {
 				return
@@ -151,9 +256,9 @@ func (r *Runner) evictLocked(keep int, agent *Config, agentKeep int) []*proc {
 		}
 	}
 	if len(r.agents) > 0 {
-		evict(func() int { return r.warmOfLocked(agent) }, agentKeep, agent)
+		evict(agent, agent)
 	}
-	evict(func() int { return len(r.procs) }, keep, nil)
+	evict(nil, &r.cfg)
 	return out
 }
 

@@ -53,6 +53,7 @@ type proc struct {
 	idle     tstime.Timer
 	uses     int     // turns it ran
 	prio     float64 // its worth to the pool (pool.go, keepValueLocked)
+	mem      int64   // what its process tree held after its last turn, in bytes; 0 not measured (pool.go, measure)
 }
 
 // startCost is what starting p again would cost, as far as the runner knows: how long p

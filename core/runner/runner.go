@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -30,6 +31,13 @@ type Runner struct {
 	// timeout; tests replace it. Waits on a claude process (its kill
 	// grace, its output) are real time.
 	clock tstime.Clock
+	// meter measures warm processes for Config.WarmMemory (pool.go); tests replace it.
+	meter memoryMeter
+	// unmeasured is what a warm process counts for while none has been measured
+	// (procMemory; tests of the small fake claude set theirs).
+	unmeasured int64
+	// answers are the times to first answer of returning chats (answers.go).
+	answers answerTimes
 	// sandboxes are what the probe found for each sandbox mode and user the
 	// agents' claude runs with (sandboxes.go).
 	sandboxes map[sandboxKey]sandbox
@@ -87,13 +95,15 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{
-		cfg:    cfg,
-		agents: agents,
-		log:    logger.Named("runner"),
-		clock:  tstime.Std{},
-		procs:  map[string]*proc{},
-		lanes:  map[string][]*ticket{},
-		active: map[string]*Turn{},
+		cfg:        cfg,
+		agents:     agents,
+		log:        logger.Named("runner"),
+		clock:      tstime.Std{},
+		meter:      treeMeter{},
+		unmeasured: procMemory,
+		procs:      map[string]*proc{},
+		lanes:      map[string][]*ticket{},
+		active:     map[string]*Turn{},
 	}
 	r.probeSandboxes()
 	if _, err := exec.LookPath(cfg.Command); err != nil {
@@ -328,6 +338,7 @@ func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 		return nil, fmt.Errorf("run turn: %w", err)
 	}
 	t := newTurn(req.Key)
+	began := time.Now()
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -338,7 +349,11 @@ func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 	r.mu.Unlock()
 	go func() {
 		defer r.wg.Done()
-		t.finish(r.turn(ctx, t, req, tk))
+		res := r.turn(ctx, t, req, tk)
+		if !req.NewSession {
+			r.answers.record(res, t.firstText(), began)
+		}
+		t.finish(res)
 	}()
 	return t, nil
 }

@@ -37,7 +37,7 @@ func (c *testClock) advance(d time.Duration) {
 // ever started (the command does not exist), processes are planted with plant.
 func newPolicyRunner(t *testing.T, maxConcurrent, maxWarm int) (*Runner, *testClock) {
 	t.Helper()
-	r, err := New(Config{Command: "claude-not-here-policy-test", Workspace: t.TempDir(), StateDir: t.TempDir(), MaxConcurrent: maxConcurrent, MaxWarm: maxWarm}, nil)
+	r, err := New(Config{Command: "claude-not-here-policy-test", Workspace: t.TempDir(), StateDir: t.TempDir(), MaxConcurrent: maxConcurrent, MaxWarm: maxWarm, WarmMemory: NoWarmMemoryLimit}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestPoolEvictionAges(t *testing.T) {
 		key := "passing" + strconv.Itoa(i)
 		plant(r, key, 5*time.Second, 1) // worth inflation + 5
 		r.mu.Lock()
-		ev := r.evictLocked(1, &r.cfg, 1)
+		ev := r.evictLocked(&r.cfg, true) // room for one more of 2
 		r.mu.Unlock()
 		if len(ev) != 1 {
 			t.Fatalf("evicted %d", len(ev))
@@ -274,13 +274,13 @@ func TestPoolAgentCap(t *testing.T) {
 		p.cfg = ops
 	}
 	r.mu.Lock()
-	ev := r.evictLocked(r.cfg.MaxWarm-1, ops, ops.MaxWarm-1) // room for a third ops process
+	ev := r.evictLocked(ops, true) // room for a third ops process
 	r.mu.Unlock()
 	if len(ev) != 1 || ev[0].key != "ops1" {
 		t.Fatalf("evicted %v, want the cheaper ops process only", keysOf(ev))
 	}
 	r.mu.Lock()
-	ev = r.evictLocked(r.cfg.MaxWarm-1, r.profile(""), r.profile("").MaxWarm-1)
+	ev = r.evictLocked(r.profile(""), true)
 	r.mu.Unlock()
 	if len(ev) != 0 {
 		t.Fatalf("evicted %v with room left", keysOf(ev))

@@ -14,6 +14,8 @@ type Turn struct {
 	ended   bool
 	wake    chan struct{}
 	out     chan Event
+	// text is when the first assistant text was read (guarded by mu; zero before).
+	text time.Time
 
 	abortOnce sync.Once
 	abortCh   chan struct{}
@@ -54,6 +56,9 @@ func (t *Turn) Done() <-chan struct{} { return t.done }
 
 func (t *Turn) emit(e Event) {
 	t.mu.Lock()
+	if t.text.IsZero() && (e.Kind == EventText || e.Kind == EventTextDelta) {
+		t.text = e.At
+	}
 	t.pending = append(t.pending, e)
 	t.mu.Unlock()
 	select {
@@ -80,6 +85,13 @@ func (t *Turn) forward() {
 		t.mu.Unlock()
 		t.out <- e
 	}
+}
+
+// firstText is when the turn's first assistant text was read, zero when none was.
+func (t *Turn) firstText() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.text
 }
 
 func (t *Turn) finish(res Result) {

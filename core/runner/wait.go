@@ -23,6 +23,9 @@ type Wait struct {
 	// whose idle process was stopped to make room for it, "" when none was.
 	Warm, WarmBusy, MaxWarm int
 	Evicted                 string
+	// Memory is what those warm processes held (measured, or estimated for one not
+	// measured yet) and WarmMemory the budget (Config.WarmMemory; 0 none), in bytes.
+	Memory, WarmMemory int64
 	// Startup is how long the started process took to write its first line (0 when the
 	// turn ran warm, or the process wrote nothing).
 	Startup time.Duration
@@ -80,8 +83,10 @@ func (w Wait) String() string {
 	case StartCold:
 		why = "no warm process"
 		switch {
-		case w.Evicted != "":
+		case w.Evicted != "" && w.MaxWarm > 0 && w.Warm >= w.MaxWarm:
 			why += fmt.Sprintf("; stopped the idle one of %s to make room, %d of %d warm", w.Evicted, w.Warm, w.MaxWarm)
+		case w.Evicted != "":
+			why += fmt.Sprintf("; stopped the idle one of %s to make room, %d warm holding %s of %s", w.Evicted, w.Warm, megabytes(w.Memory), megabytes(w.WarmMemory))
 		case w.MaxWarm > 0 && w.Warm >= w.MaxWarm:
 			why += fmt.Sprintf(": %d of %d warm, %d in use", w.Warm, w.MaxWarm, w.WarmBusy)
 		}
@@ -94,6 +99,9 @@ func (w Wait) String() string {
 	}
 	return strings.Join(append(parts, started+" ("+why+")"), ", ")
 }
+
+// megabytes is n bytes as "420 MB".
+func megabytes(n int64) string { return fmt.Sprintf("%d MB", n>>20) }
 
 // seconds is d as "1.2 s", or "40 ms" below a tenth of a second.
 func seconds(d time.Duration) string {

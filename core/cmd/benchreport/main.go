@@ -122,6 +122,16 @@ var figures = []figure{
 	{Name: "200 chats, max_warm 4, a turn every 25 ms (overload): latency p50", Bench: "BenchmarkManyChats/every=25ms", Metric: "turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "200 chats, max_warm 4, a turn every 25 ms (overload): latency p99", Bench: "BenchmarkManyChats/every=25ms", Metric: "turn-p99-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "200 chats, max_warm 4, a turn every 25 ms (overload): starts per turn", Bench: "BenchmarkManyChats/every=25ms", Metric: "starts/turn", Info: true, Scale: 1, Unit: ""},
+	// Issue 58: warm claude processes by memory. 50 chats, Zipf-like
+	// activity, a 2 GB warm_memory budget (processes counted at 210 MB)
+	// beside every chat kept warm, in one interleaved run: the time to
+	// claude's first text for a returning chat.
+	{Name: "returning chat, first answer p50, warm_memory 2 GB ÷ all warm", Bench: "BenchmarkWarmMemory", Metric: "p50-ratio", Goal: 1.2, Max: true, Scale: 1, Unit: "×"},
+	{Name: "returning chat, first answer p50, warm_memory 2 GB", Bench: "BenchmarkWarmMemory", Metric: "budget-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "returning chat, first answer p50, all warm", Bench: "BenchmarkWarmMemory", Metric: "allwarm-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "returning chat, first answer p50 on a warm process (2 GB)", Bench: "BenchmarkWarmMemory", Metric: "budget-warm-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "returning chat, first answer p50 starting claude (2 GB)", Bench: "BenchmarkWarmMemory", Metric: "budget-cold-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "returning chats answered warm (2 GB)", Bench: "BenchmarkWarmMemory", Metric: "warm-share", Info: true, Scale: 0.01, Unit: "%"},
 	// Measured at ecd61e0, before this work: the goal is "unchanged or
 	// better".
 	{Name: "host RSS added by 10,000 stored sessions", Bench: "BenchmarkGatewaySessionsRSS", Metric: "rss-delta-MB", Goal: sessionsRSSBefore, Max: true, Scale: 1, Unit: "MB"},

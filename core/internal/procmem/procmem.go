@@ -56,3 +56,96 @@ func Self() (Usage, int64) {
 	runtime.ReadMemStats(&ms)
 	return u, int64(ms.HeapAlloc)
 }
+
+// Tree is the proportional set size (Pss, /proc/<pid>/smaps_rollup) of
+// process pid and every process below it: what the tree holds, each page
+// shared with other processes counted in part (a page three processes map
+// counts a third), so the trees of several processes add up to what they
+// hold together. It is the figure the runner's warm_memory budget counts
+// for a warm claude (bubblewrap, claude and the tools and MCP servers it
+// started). false when pid's own figure cannot be read (no such process,
+// not Linux); a child that ends while the tree is walked is left out.
+func Tree(pid int) (int64, bool) {
+	if pid <= 0 {
+		return 0, false
+	}
+	total, ok := pss(pid)
+	if !ok {
+		return 0, false
+	}
+	seen := map[int]bool{pid: true}
+	stack := children(pid)
+	for len(stack) > 0 && len(seen) < maxTree {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if v, ok := pss(c); ok {
+			total += v
+		}
+		stack = append(stack, children(c)...)
+	}
+	return total, true
+}
+
+// maxTree bounds the processes Tree walks (a fork bomb under claude must
+// not make the status page or the pool walk for ever).
+const maxTree = 1024
+
+// pss is the Pss line of /proc/<pid>/smaps_rollup, in bytes.
+func pss(pid int) (int64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			return kb << 10, true
+		}
+	}
+	return 0, false
+}
+
+// children are the pids of pid's children (/proc/<pid>/task/*/children:
+// each thread's own).
+func children(pid int) []int {
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// MemTotal is the machine's memory in bytes (/proc/meminfo), 0 when
+// unknown.
+func MemTotal() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}

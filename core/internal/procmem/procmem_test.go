@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -49,5 +50,36 @@ func TestRead(t *testing.T) {
 	}
 	if s, ok := Read(os.Getpid()); !ok || s.RSS < 1<<20 {
 		t.Errorf("Read(self) = %+v, %v", s, ok)
+	}
+}
+
+func TestTree(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	// The child is in this process's tree as soon as it was forked.
+	if !slices.Contains(children(os.Getpid()), cmd.Process.Pid) {
+		t.Fatalf("children of %d: %v, want %d among them", os.Getpid(), children(os.Getpid()), cmd.Process.Pid)
+	}
+	leaf, ok := Tree(cmd.Process.Pid)
+	own, ok2 := pss(cmd.Process.Pid)
+	if !ok || !ok2 || leaf <= 0 || leaf != own {
+		t.Fatalf("Tree(sleep) = %d, %v; its own Pss %d, %v", leaf, ok, own, ok2)
+	}
+	if self, ok := Tree(os.Getpid()); !ok || self < 1<<20 {
+		t.Fatalf("Tree(self) = %d, %v", self, ok)
+	}
+	for _, pid := range []int{0, -1} {
+		if _, ok := Tree(pid); ok {
+			t.Errorf("Tree(%d) reported", pid)
+		}
+	}
+	if MemTotal() < 64<<20 {
+		t.Errorf("MemTotal = %d", MemTotal())
 	}
 }
