@@ -32,12 +32,22 @@ func OpenStore(ctx context.Context, cfg *config.Config, host string, log hclog.L
 		}
 		return db, nil
 	default:
-		db, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{Logger: log})
+		db, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{Logger: log, Synchronous: synchronous(cfg.Storage.Durability)})
 		if err != nil {
 			return nil, fmt.Errorf("open the database in %s: %w", cfg.DataDir, err)
 		}
 		return db, nil
 	}
+}
+
+// synchronous is the sqlite engine's Options.Synchronous for a
+// storage.durability: "process" drops the fsyncs (NORMAL), anything else
+// keeps them (FULL).
+func synchronous(durability string) string {
+	if durability == config.DurabilityProcess {
+		return "NORMAL"
+	}
+	return "FULL"
 }
 
 // storageName describes the storage for the status page and logs:
