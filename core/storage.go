@@ -51,10 +51,14 @@ func synchronous(durability string) string {
 }
 
 // storageName describes the storage for the status page and logs:
-// "sqlite <dir>" or "postgres <url without password>".
+// "sqlite <dir>" (with its durability when it is not the default) or
+// "postgres <url without password>".
 func storageName(cfg *config.Config) string {
 	if cfg.Storage.Engine == config.EnginePostgres {
 		return "postgres " + postgres.Redact(cfg.Storage.URL)
+	}
+	if cfg.Storage.Durability == config.DurabilityProcess {
+		return "sqlite " + cfg.DataDir + ` (durability "process": no fsync; survives kill -9, not a power loss)`
 	}
 	return "sqlite " + cfg.DataDir
 }
