@@ -51,9 +51,10 @@ type Storage struct {
 	// sent twice after either. "process": the death of the process at any
 	// instant, with the same guarantees, but no fsync: an operating-system
 	// crash or power loss can roll back the writes the system had not yet
-	// written to disk (Linux writes back within 30 s by default), so after
-	// one a message acked meanwhile can be lost (unless its platform sends
-	// it again) and a reply sent meanwhile sent again. It saves the fsync
+	// written to disk (at most about the last 30 s with Linux's defaults),
+	// so after one a message acked in that time can be lost (unless its
+	// platform sends it again) and one answered in that time answered
+	// again (docs/guarantees.md lists each case). It saves the fsync
 	// of each inbound batch and of each reply (0.1–0.6 ms on the
 	// development machine's disk, more on network block storage; see
 	// docs/performance.md). Refused with engine = "postgres", whose
