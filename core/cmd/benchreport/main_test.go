@@ -36,7 +36,7 @@ PASS
 		"2889 msg/s",
 		"≥ 10000 msg/s", // the pipeline's floor
 		"13.5",          // statements per message, info
-		"≤ 6.30 MB", // issue 58's goal
+		"≤ 6.30 MB",     // issue 58's goal
 		"7.50 MB",
 		"65.0 µs", // the ledger row: 190 − 125
 		"0.31 ms/s",
