@@ -160,6 +160,11 @@ access {
 #   lease_ttl = "15s"  # a dead host's work is taken over by the others within this
 # }
 
+# storage {
+#   durability = "process"  # sqlite: no fsync; survives kill -9, not a power loss
+#                           # (default "full" survives both; docs/guarantees.md)
+# }
+
 admin {
   # Status page, /status.json, /metrics, pairing approval; "" disables.
   # Every route but /healthz needs the admin token, made at the first start

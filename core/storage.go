@@ -32,7 +32,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, host string, log hclog.L
 		}
 		return db, nil
 	default:
-		db, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{Logger: log})
+		db, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{Logger: log, Synchronous: synchronous(cfg.Storage.Durability)})
 		if err != nil {
 			return nil, fmt.Errorf("open the database in %s: %w", cfg.DataDir, err)
 		}
@@ -40,11 +40,25 @@ func OpenStore(ctx context.Context, cfg *config.Config, host string, log hclog.L
 	}
 }
 
+// synchronous is the sqlite engine's Options.Synchronous for a
+// storage.durability: "process" drops the fsyncs (NORMAL), anything else
+// keeps them (FULL).
+func synchronous(durability string) string {
+	if durability == config.DurabilityProcess {
+		return "NORMAL"
+	}
+	return "FULL"
+}
+
 // storageName describes the storage for the status page and logs:
-// "sqlite <dir>" or "postgres <url without password>".
+// "sqlite <dir>" (with its durability when it is not the default) or
+// "postgres <url without password>".
 func storageName(cfg *config.Config) string {
 	if cfg.Storage.Engine == config.EnginePostgres {
 		return "postgres " + postgres.Redact(cfg.Storage.URL)
+	}
+	if cfg.Storage.Durability == config.DurabilityProcess {
+		return "sqlite " + cfg.DataDir + ` (durability "process": no fsync; survives kill -9, not a power loss)`
 	}
 	return "sqlite " + cfg.DataDir
 }

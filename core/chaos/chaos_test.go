@@ -24,6 +24,10 @@ var (
 	flagOnly   = flag.String("chaos.only", "", "run only the scenarios whose name matches this regexp")
 	flagBudget = flag.Duration("chaos.budget", 30*time.Minute, "wall-clock bound of the long campaign, shared among the scenarios by their trials (a scenario starts no trial after its share)")
 	flagKeep   = flag.String("chaos.keep", "", "keep each scenario's directory (logs, run log, database) under this directory")
+	// storage { durability } of the single-host scenarios: "process"
+	// (no fsync) must keep every count at zero across kill -9 as the
+	// default does (docs/guarantees.md).
+	flagDurability = flag.String("chaos.durability", "", `storage durability of the single-host scenarios ("full", the default, or "process")`)
 )
 
 // The test binary doubles as the fake claude CLI.

@@ -180,6 +180,9 @@ func (e *env) hostConfig(dir, data string) e2e.Host {
 		Messages: e2e.Attrs{"streaming": "auto", "text_limit": 160, "chunk_mode": "newline"},
 		Plugins:  []e2e.Plugin{e.plat.plugin()},
 	}
+	if *flagDurability != "" {
+		h.Storage = e2e.Attrs{"durability": *flagDurability}
+	}
 	if e.sc.sendingHook {
 		// The chat sees only what the hook returned: no live draft of
 		// claude's text before it.

@@ -41,22 +41,55 @@ type Storage struct {
 	// (lease_ttl); they are renewed every third of it. A host that dies
 	// is taken over by the others within this time. Default "15s".
 	LeaseTTL Duration `hcl:"lease_ttl,optional"`
+
+	// Durability is what a write of the sqlite engine survives before
+	// anything leaves the host on its strength (durability). "full"
+	// (default): the death of the process at any instant (kill -9, the
+	// OOM killer, a panic) and an operating-system crash or power loss —
+	// the accept a message's ack stands on and the send attempt a reply's
+	// send stands on are fsynced first; no message is lost and no reply
+	// sent twice after either. "process": the death of the process at any
+	// instant, with the same guarantees, but no fsync: an operating-system
+	// crash or power loss can roll back the writes the system had not yet
+	// written to disk (at most about the last 30 s with Linux's defaults),
+	// so after one a message acked in that time can be lost (unless its
+	// platform sends it again) and one answered in that time answered
+	// again (docs/guarantees.md lists each case). It saves the fsync
+	// of each inbound batch and of each reply (0.1–0.6 ms on the
+	// development machine's disk, more on network block storage; see
+	// docs/performance.md). Refused with engine = "postgres", whose
+	// durability is the server's (synchronous_commit).
+	Durability string `hcl:"durability,optional"`
 }
+
+// Storage durabilities (storage { durability }).
+const (
+	DurabilityFull    = "full"
+	DurabilityProcess = "process"
+)
 
 // DefaultLeaseTTL is storage.lease_ttl when unset.
 const DefaultLeaseTTL = Duration("15s")
 
 func defaultStorage() *Storage {
-	return &Storage{Engine: EngineSQLite, LeaseTTL: DefaultLeaseTTL}
+	return &Storage{Engine: EngineSQLite, LeaseTTL: DefaultLeaseTTL, Durability: DurabilityFull}
 }
 
-var engines = []string{EngineSQLite, EnginePostgres}
+var (
+	engines      = []string{EngineSQLite, EnginePostgres}
+	durabilities = []string{DurabilityFull, DurabilityProcess}
+)
 
 func (s *Storage) check(k *checker) {
 	k.enum("engine", s.Engine, engines)
+	k.enum("durability", s.Durability, durabilities)
 	k.duration("lease_ttl", s.LeaseTTL)
 	if d := s.LeaseTTL.Duration(); d > 0 && d < time.Second {
 		k.errorf(k.valueRange("lease_ttl"), "lease_ttl too short", "A lease of %s cannot be renewed reliably; use 1s or more (the default is %s).", d, DefaultLeaseTTL)
+	}
+	if s.Engine == EnginePostgres && s.Durability == DurabilityProcess {
+		k.errorf(k.valueRange("durability"), "Unexpected storage.durability",
+			`durability sets what the sqlite engine fsyncs; a PostgreSQL server's durability is its own (synchronous_commit). Remove durability or use engine = "sqlite".`)
 	}
 	switch {
 	case s.Engine == EnginePostgres && s.URL == "":

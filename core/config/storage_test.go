@@ -63,3 +63,32 @@ func TestStorageTLS(t *testing.T) {
 		}
 	}
 }
+
+// storage { durability } takes "full" (the default) and "process", and is
+// refused with the PostgreSQL engine, whose durability is the server's.
+func TestStorageDurability(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body string
+		want string // the durability decoded; "" when refused
+	}{
+		{body: ``, want: DurabilityFull},
+		{body: `durability = "full"`, want: DurabilityFull},
+		{body: `durability = "process"`, want: DurabilityProcess},
+		{body: `durability = "none"`},
+		{body: "engine = \"postgres\"\nurl = \"postgres://u@localhost/x\"\ndurability = \"process\""},
+		{body: "engine = \"postgres\"\nurl = \"postgres://u@localhost/x\"", want: DurabilityFull},
+	} {
+		cfg, diags := parse([]byte("storage {\n"+tc.body+"\n}\n"), "c.hcl", "/etc/clawhost", mapEnv(nil))
+		switch {
+		case tc.want == "" && !diags.HasErrors():
+			t.Errorf("%q: accepted, want it refused", tc.body)
+		case tc.want == "" && !strings.Contains(diags.Error(), "durability"):
+			t.Errorf("%q: the diagnostic does not name durability: %v", tc.body, diags)
+		case tc.want != "" && diags.HasErrors():
+			t.Errorf("%q: refused: %v", tc.body, diags)
+		case tc.want != "" && cfg.Storage.Durability != tc.want:
+			t.Errorf("%q: durability %q, want %q", tc.body, cfg.Storage.Durability, tc.want)
+		}
+	}
+}

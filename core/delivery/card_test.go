@@ -3,6 +3,7 @@ package delivery
 import (
 	"cmp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,29 @@ func TestNoPingForNewMessages(t *testing.T) {
 	for _, c := range f.ch.log() {
 		if c.text == "ping" {
 			t.Errorf("pinged: %+v", f.ch.log())
+		}
+	}
+}
+
+// TestTypingLapses: a channel whose indicator lapses by itself
+// (Capabilities.TypingLapses: Telegram, Discord) is not asked to clear it
+// when the turn ends, one plugin call less per turn; any other is.
+func TestTypingLapses(t *testing.T) {
+	t.Parallel()
+	for _, lapses := range []bool{false, true} {
+		f := newFixture(t, 100)
+		f.ch.desc.Typing = true
+		f.ch.desc.Capabilities.TypingLapses = lapses
+		f.d.Typing(tgt, 10*time.Minute)()
+		// The fixture's clock lets the refreshes' waits pass at once:
+		// any number of ons, then one off unless the indicator lapses.
+		got := f.ch.typings()
+		offs := len(got) - slices.Index(got, false)
+		if slices.Index(got, false) < 0 {
+			offs = 0
+		}
+		if want := map[bool]int{false: 1, true: 0}[lapses]; len(got) == 0 || !got[0] || offs != want {
+			t.Errorf("lapses %v: typing %v, want ons then %d off", lapses, got, want)
 		}
 	}
 }

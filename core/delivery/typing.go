@@ -12,7 +12,8 @@ import (
 // refreshed before it lapses (typingRefresh of the channel's declared
 // lifetime), for at most max (the turn's timeout; 0: 10 min). The returned
 // function seals it when the turn ends, so a late event cannot restart it;
-// it waits for the indicator to be switched off.
+// it waits for the indicator to be switched off (not asked of a channel
+// whose indicator lapses by itself: Capabilities.TypingLapses).
 func (d *Dispatcher) Typing(tgt message.Target, max time.Duration) (seal func()) {
 	desc, ok := d.ch.Ready(tgt.Instance)
 	if !ok || !desc.Typing {
@@ -25,7 +26,11 @@ func (d *Dispatcher) Typing(tgt message.Target, max time.Duration) (seal func())
 	ctx, cancel := context.WithCancel(d.ctx)
 	deadline := d.clock.Now().Add(max)
 	done := make(chan struct{})
+	lapses := desc.Capabilities.TypingLapses
 	set := func(ctx context.Context, on bool) {
+		if !on && lapses {
+			return
+		}
 		c, cc := context.WithTimeout(ctx, 5*time.Second)
 		defer cc()
 		_ = d.ch.SetTyping(c, tgt.Instance, channel.TypingRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, On: on})

@@ -90,7 +90,7 @@ type outResult struct {
 // outHost starts a host with the defaults on a fresh fake Bot API and
 // warms its claude with one turn; admin is its admin block. The test's
 // end stops both.
-func outHost(b *testing.B, claude string, admin Attrs) (*telegramtest.Server, *Daemon, string) {
+func outHost(b *testing.B, claude string, admin Attrs, storage ...Attrs) (*telegramtest.Server, *Daemon, string) {
 	b.Helper()
 	srv := telegramtest.NewServer(tgToken)
 	b.Cleanup(srv.Close)
@@ -99,6 +99,9 @@ func outHost(b *testing.B, claude string, admin Attrs) (*telegramtest.Server, *D
 	runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
 	h := loadHost(dir, claude, runLog, nil, srv.APIEndpoint())
 	h.Admin = admin
+	if len(storage) > 0 {
+		h.Storage = storage[0]
+	}
 	d := Launch(b, h.Write(b))
 	b.Cleanup(func() { loadStop(d) })
 	deadline := time.Now().Add(tgWait)
@@ -114,13 +117,14 @@ func outHost(b *testing.B, claude string, admin Attrs) (*telegramtest.Server, *D
 
 // outRound starts a host, warms its claude with one turn and measures
 // outTurns more.
-func outRound(b *testing.B, claude string) outResult {
+// storage, when given, is the host's storage block.
+func outRound(b *testing.B, claude string, storage ...Attrs) outResult {
 	b.Helper()
 	admin := Attrs{"listen": ""}
 	if *outPprof != "" {
 		admin = Attrs{"listen": freeLoopback(b), "pprof": true}
 	}
-	srv, d, runLog := outHost(b, claude, admin)
+	srv, d, runLog := outHost(b, claude, admin, storage...)
 	host := d.cmd.Process.Pid
 	plugin := tgPluginPID(d, 0)
 	var prof chan []byte

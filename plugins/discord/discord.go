@@ -199,6 +199,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		MaxFileBytes:  MaxFileBytes,
 		// A typing trigger lasts 10 s (or until a message).
 		TypingLifetime: 10 * time.Second,
+		TypingLapses:   true, // the typing trigger has no "off"
 		Markup:         channel.MarkupMarkdown,
 		DisplayName:    "Discord",
 		Buttons:        true,

@@ -185,6 +185,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		MaxFileBytes: maxDocumentBytes,
 		// sendChatAction shows "typing" for 5 s (or until a message).
 		TypingLifetime: 5 * time.Second,
+		TypingLapses:   true, // sendChatAction has no "off"
 		IDForms:        IDForms,
 		// A private chat's id is its user's id.
 		DirectToSender: true,

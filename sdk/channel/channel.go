@@ -133,6 +133,11 @@ type Capabilities struct {
 	// next one before it lapses, for the whole turn. Zero means unknown:
 	// the host assumes DefaultTypingLifetime.
 	TypingLifetime time.Duration
+	// TypingLapses: the platform's typing indicator lapses by itself and
+	// cannot be cleared, so SetTyping with On false does nothing; the host
+	// then does not send it (one call less per turn). False: the host
+	// clears the indicator when a turn ends.
+	TypingLapses bool
 	// IDForms are the ways an operator may write a sender or chat id of
 	// this channel in the host's config (owners, allow_from, members,
 	// groups, agent chats), each with the canonical form the channel

@@ -36,8 +36,9 @@ PASS
 		"2889 msg/s",
 		"≥ 10000 msg/s", // the pipeline's floor
 		"13.5",          // statements per message, info
-		"≤ 8.00 MB",
+		"≤ 6.30 MB",     // issue 58's goal
 		"7.50 MB",
+		"65.0 µs", // the ledger row: 190 − 125
 		"0.31 ms/s",
 		"125 µs",
 		"190 µs",
@@ -51,9 +52,9 @@ PASS
 		t.Errorf("the retired echo-bot ratio is still in the table:\n%s", table)
 	}
 	// p50 passes, p99 and the pipeline fail, fsyncs pass; lost and
-	// doubled pass; host + Telegram passes, + web chat fails, idle CPU
-	// passes.
-	if failed != 3 || judged != 9 {
-		t.Errorf("failed %d of %d judged, want 3 of 9:\n%s", failed, judged, table)
+	// doubled pass; host + Telegram (7.5 over 6.3) and + web chat fail,
+	// idle CPU passes.
+	if failed != 4 || judged != 9 {
+		t.Errorf("failed %d of %d judged, want 4 of 9:\n%s", failed, judged, table)
 	}
 }

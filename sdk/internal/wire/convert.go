@@ -52,6 +52,7 @@ func CapabilitiesToProto(c channel.Capabilities) *pb.ChannelCapabilities {
 		MaxFileBytes:  c.MaxFileBytes,
 
 		TypingLifetimeMs: int32(c.TypingLifetime / time.Millisecond),
+		TypingLapses:     c.TypingLapses,
 		IdForms:          IDFormsToProto(c.IDForms),
 		DirectToSender:   c.DirectToSender,
 	}
@@ -117,6 +118,7 @@ func CapabilitiesFromProto(c *pb.ChannelCapabilities) channel.Capabilities {
 		MaxFileBytes:  c.GetMaxFileBytes(),
 
 		TypingLifetime: time.Duration(c.GetTypingLifetimeMs()) * time.Millisecond,
+		TypingLapses:   c.GetTypingLapses(),
 		IDForms:        IDFormsFromProto(c.GetIdForms()),
 		DirectToSender: c.GetDirectToSender(),
 	}

@@ -357,8 +357,13 @@ type ChannelCapabilities struct {
 	// reaches that sender privately, so the host may put a private question
 	// there (an approval, an owner code).
 	DirectToSender bool `protobuf:"varint,18,opt,name=direct_to_sender,json=directToSender,proto3" json:"direct_to_sender,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// typing_lapses: the platform's typing indicator lapses by itself and
+	// cannot be cleared (Telegram, Discord): SetTyping with on = false does
+	// nothing, so the host does not send it (one call less per turn).
+	// False, and in plugins that predate it: the host sends it.
+	TypingLapses  bool `protobuf:"varint,19,opt,name=typing_lapses,json=typingLapses,proto3" json:"typing_lapses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChannelCapabilities) Reset() {
@@ -513,6 +518,13 @@ func (x *ChannelCapabilities) GetIdForms() []*IDForm {
 func (x *ChannelCapabilities) GetDirectToSender() bool {
 	if x != nil {
 		return x.DirectToSender
+	}
+	return false
+}
+
+func (x *ChannelCapabilities) GetTypingLapses() bool {
+	if x != nil {
+		return x.TypingLapses
 	}
 	return false
 }
@@ -5127,7 +5139,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
 	"sdkVersion\x121\n" +
 	"\x14channel_unconfigured\x18\x06 \x01(\bR\x13channelUnconfigured\x12\x14\n" +
-	"\x05setup\x18\a \x01(\tR\x05setup\"\xd9\x04\n" +
+	"\x05setup\x18\a \x01(\tR\x05setup\"\xfe\x04\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
@@ -5148,7 +5160,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x0emax_file_bytes\x18\x0f \x01(\x03R\fmaxFileBytes\x12,\n" +
 	"\x12typing_lifetime_ms\x18\x10 \x01(\x05R\x10typingLifetimeMs\x12.\n" +
 	"\bid_forms\x18\x11 \x03(\v2\x13.clawhost.v1.IDFormR\aidForms\x12(\n" +
-	"\x10direct_to_sender\x18\x12 \x01(\bR\x0edirectToSender\"T\n" +
+	"\x10direct_to_sender\x18\x12 \x01(\bR\x0edirectToSender\x12#\n" +
+	"\rtyping_lapses\x18\x13 \x01(\bR\ftypingLapses\"T\n" +
 	"\x06IDForm\x12\x18\n" +
 	"\apattern\x18\x01 \x01(\tR\apattern\x12\x1c\n" +
 	"\tcanonical\x18\x02 \x01(\tR\tcanonical\x12\x12\n" +

@@ -1,0 +1,84 @@
+package e2e
+
+// BenchmarkFirstTurnTelegram: the host's share of the first turn of a
+// chat, the one that starts claude, through the real binary, the
+// Telegram plugin and the fake Bot API, with the instant fake claude and
+// the default settings (the sandbox included, when the machine has
+// bubblewrap). As BenchmarkOutboundTelegram, per turn: in (the update
+// handed out → claude has read the prompt: the session made, claude
+// started in its sandbox) and out (claude's result line → the
+// sendMessage at the fake API); first-inout is their sum, the host's
+// whole work for the turn with claude's own start-up inside it (a
+// static fake claude: a few exec's worth).
+//
+//	make build && go test ./core/e2e -run '^$' -bench FirstTurnTelegram -benchtime 1x
+//
+// firstTurnChats chats each send one message, one after the other (the
+// host was warmed by a turn of another chat); host-cpu-ms/first-turn is
+// the host's CPU over them ÷ their number.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// firstTurnChats is how many first turns a round measures.
+const firstTurnChats = 30
+
+func BenchmarkFirstTurnTelegram(b *testing.B) {
+	claude := fakeClaudeBin(b, b.TempDir())
+	for b.Loop() {
+		srv, d, runLog := outHost(b, claude, Attrs{"listen": ""})
+		host := d.cmd.Process.Pid
+		cpu0 := cpuTime(host)
+		ids := map[string]int{}
+		for k := range firstTurnChats {
+			chat := int64(outChat + 1 + k)
+			mark := fmt.Sprintf("q%dz%dq", chat, 0)
+			text := "bench " + mark + " #mark=" + mark
+			ids[mark] = srv.PushText(telegramtest.PrivateChat(chat), telegramtest.User{ID: chat, FirstName: "First"}, text)
+			ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+			sent, err := srv.WaitSent(ctx, k+2)
+			cancel()
+			if err != nil {
+				b.Fatalf("first turn %s: %v\n%s", mark, err, d.log.String())
+			}
+			if last := sent[len(sent)-1]; !strings.Contains(last.Visible, mark) {
+				b.Fatalf("first turn %s: the bot's message %d is %q, not the reply", mark, k+2, last.Visible)
+			}
+			time.Sleep(outPace)
+		}
+		cpu := (cpuTime(host) - cpu0) / firstTurnChats
+		at := map[string]map[string]int64{}
+		for _, ev := range runEvents(runLog) {
+			if len(ev.Marks) > 0 {
+				if at[ev.Marks[0]] == nil {
+					at[ev.Marks[0]] = map[string]int64{}
+				}
+				at[ev.Marks[0]][ev.Event] = ev.At
+			}
+		}
+		sends := srv.Requests("sendMessage")
+		var in, inOut []time.Duration
+		for mark, id := range ids {
+			handed := srv.HandedOut(id)
+			start, result := at[mark]["start"], at[mark]["result"]
+			i := slices.IndexFunc(sends, func(r telegramtest.Request) bool { return strings.Contains(r.Params.Get("text"), mark) })
+			if handed.IsZero() || start == 0 || result == 0 || i < 0 {
+				b.Fatalf("first turn %s: handed out %v, claude start %d, result %d, send %d: a timestamp is missing", mark, handed, start, result, i)
+			}
+			inT := time.Duration(start - handed.UnixNano())
+			in, inOut = append(in, inT), append(inOut, inT+time.Duration(sends[i].Time.UnixNano()-result))
+		}
+		b.ReportMetric(msOf(percentile(in, 50)), "first-in-p50-ms")
+		b.ReportMetric(msOf(percentile(inOut, 50)), "first-inout-p50-ms")
+		b.ReportMetric(msOf(percentile(inOut, 90)), "first-inout-p90-ms")
+		b.ReportMetric(msOf(cpu), "host-cpu-ms/first-turn")
+	}
+}
