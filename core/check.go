@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/settings"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -32,7 +33,7 @@ func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Con
 	if live {
 		run = ph.Probe
 	}
-	res, err := run(ctx, pluginSpec(cfg, p), func(s schema.Schema) []byte {
+	res, err := run(ctx, settings.Plugin(cfg, p), func(s schema.Schema) []byte {
 		js, d := config.DecodePluginConfig(p, s)
 		diags = append(diags, d...)
 		if d.HasErrors() {

@@ -19,6 +19,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/settings"
 )
 
 // Verdicts of a doctor check.
@@ -80,7 +81,7 @@ func doctorSandbox(cfg *config.Config) []DoctorCheck {
 		return []DoctorCheck{{Name: name, Verdict: VerdictWarn, Found: `agent.sandbox = "off": claude's tools run with all of clawhost's user's access`,
 			Do: `sandbox = "auto" with bubblewrap (` + bubblewrap.Advice() + `)`}}
 	}
-	rc, err := agentConfig(cfg)
+	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return nil // doctorClaude reports it
 	}
@@ -89,7 +90,7 @@ func doctorSandbox(cfg *config.Config) []DoctorCheck {
 	if !unavailable {
 		return []DoctorCheck{{Name: name, Verdict: VerdictOK, Found: "bubblewrap works: claude runs sandboxed"}}
 	}
-	set, err := settingsOf(cfg)
+	set, err := settings.Pipeline(cfg)
 	if err != nil {
 		return nil
 	}
@@ -156,7 +157,7 @@ func doctorDatabase(ctx context.Context, cfg *config.Config) []DoctorCheck {
 	}
 	if cfg.Storage.Engine == config.EnginePostgres || dirExists(cfg.DataDir) {
 		octx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		db, err := OpenStore(octx, cfg, HostID(cfg), nil)
+		db, err := settings.OpenStore(octx, cfg, settings.HostID(cfg), nil)
 		cancel()
 		switch {
 		case err != nil && strings.Contains(err.Error(), "in use by another process"):
@@ -165,7 +166,7 @@ func doctorDatabase(ctx context.Context, cfg *config.Config) []DoctorCheck {
 			add("database", VerdictFail, err.Error(), "see the error; for PostgreSQL check storage.url and that the server is reachable")
 		default:
 			db.Close()
-			add("database", VerdictOK, storageName(cfg)+" opens, schema up to date", "")
+			add("database", VerdictOK, settings.StorageName(cfg)+" opens, schema up to date", "")
 		}
 	}
 	return out
@@ -251,7 +252,7 @@ func doctorMemory(cfg *config.Config) []DoctorCheck {
 // doctorClaude checks every agent's claude CLI.
 func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 	var out []DoctorCheck
-	rc, err := agentConfig(cfg)
+	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return []DoctorCheck{{Name: "claude CLI", Verdict: VerdictFail, Found: err.Error(), Do: "fix the agent blocks (clawhost validate)"}}
 	}

@@ -335,14 +335,3 @@ func logClaudeCommands(cfg *config.Config, log hclog.Logger) {
 		}
 	}
 }
-
-// claudeCommand is agent.command as the runner runs it: the file
-// installpath finds (PATH, then claude's install places for "claude"), or
-// the command as written when it is nowhere (the runner says so and each
-// turn fails with what to do).
-func claudeCommand(command string) string {
-	if f, err := installpath.FindCommand(command); err == nil {
-		return f.Path
-	}
-	return command
-}

@@ -30,10 +30,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/agenttools"
-	"github.com/clawhost/clawhost/core/cluster"
-	"github.com/clawhost/clawhost/core/workspace"
-	"github.com/clawhost/clawhost/core/worktree"
 	"io"
 	"maps"
 	"net/url"
@@ -44,6 +40,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawhost/clawhost/core/agenttools"
+	"github.com/clawhost/clawhost/core/cluster"
+	"github.com/clawhost/clawhost/core/settings"
+	"github.com/clawhost/clawhost/core/workspace"
+	"github.com/clawhost/clawhost/core/worktree"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -212,7 +214,7 @@ func (h *Host) provision() error {
 	// The runner before the plugins: it probes the sandbox, and without
 	// one a configuration that lets strangers reach the agent is refused
 	// before any plugin starts.
-	rc, err := agentConfig(h.cfg)
+	rc, err := settings.Runner(h.cfg)
 	if err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
@@ -227,7 +229,7 @@ func (h *Host) provision() error {
 	if err := h.normalizeIDs(h.cfg, nil, nil); err != nil {
 		return err
 	}
-	set, err := settingsOf(h.cfg)
+	set, err := settings.Pipeline(h.cfg)
 	if err != nil {
 		return err
 	}
@@ -251,20 +253,20 @@ func (h *Host) provision() error {
 	if h.cfg.Storage.Engine == config.EnginePostgres {
 		// Several hosts may share the database: each channel instance
 		// runs on the one holding its lease.
-		h.cluster = cluster.New(cluster.Options{HostID: HostID(h.cfg), TTL: h.cfg.Storage.LeaseTTL.Duration(),
+		h.cluster = cluster.New(cluster.Options{HostID: settings.HostID(h.cfg), TTL: h.cfg.Storage.LeaseTTL.Duration(),
 			Logger: h.log, Admin: h.cfg.Admin.Listen, Version: h.opts.Version})
 		popts.Gate = h.cluster.Gate()
 	}
 	h.plugins = pluginhost.New(popts)
-	h.plugins.Apply(withRedaction(specs(h.cfg), h.redact))
+	h.plugins.Apply(withRedaction(settings.Plugins(h.cfg), h.redact))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	db, err := OpenStore(ctx, h.cfg, HostID(h.cfg), h.log.Named("store"))
+	db, err := settings.OpenStore(ctx, h.cfg, settings.HostID(h.cfg), h.log.Named("store"))
 	if err != nil {
-		return fmt.Errorf("%w%s", err, storageAt(h.cfg))
+		return fmt.Errorf("%w%s", err, settings.StorageAt(h.cfg))
 	}
-	h.log.Debug("storage open", "storage", storageName(h.cfg))
+	h.log.Debug("storage open", "storage", settings.StorageName(h.cfg))
 	h.db = db
 	h.metrics = metrics.New()
 	h.agentHealth = newAgentHealth(h.cfg, h.agent.Config())
@@ -283,7 +285,7 @@ func (h *Host) provision() error {
 		}})
 	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
-		Settings: set, MemoryFlush: memoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
+		Settings: set, MemoryFlush: settings.MemoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
 		Schedules: h.schedules, AgentTools: h.tools.Tools,
 		Revoker:       h.pairingAPI("").Revoker(),
 		OwnerClaims:   ownerclaim.New(h.cfg.DataDir, nil),
@@ -292,7 +294,7 @@ func (h *Host) provision() error {
 	if h.cluster != nil {
 		cl, ok := db.(store.Cluster)
 		if !ok {
-			return fmt.Errorf("storage %s cannot be shared by several hosts", storageName(h.cfg))
+			return fmt.Errorf("storage %s cannot be shared by several hosts", settings.StorageName(h.cfg))
 		}
 		h.cluster.Attach(cl)
 		gopts.Ports = h.cluster.Ports(h.plugins.Ports())
@@ -364,7 +366,7 @@ func (h *Host) pluginReady(inst *pluginhost.Instance) {
 // the plugins). Inbound messages wait for the recovery.
 func (h *Host) Start(ctx context.Context) error {
 	// Before any turn (recovery may start some): the tool's endpoint.
-	if err := h.tools.Start(agentRunDir(h.cfg)); err != nil {
+	if err := h.tools.Start(settings.AgentRunDir(h.cfg)); err != nil {
 		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
 	}
 	if h.cluster != nil {
@@ -567,7 +569,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 	err := h.normalizeIDs(cfg, h.plugins, h.runningCapabilities)
 	var set gateway.Settings
 	if err == nil {
-		set, err = settingsOf(cfg)
+		set, err = settings.Pipeline(cfg)
 	}
 	if err == nil {
 		err = h.sameAgents(cfg)
@@ -609,7 +611,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 	h.cfg = cfg
 	h.toolGrants.set(cfg)
 	h.gw.SetSettings(set)
-	h.plugins.Apply(withRedaction(specs(cfg), h.redact))
+	h.plugins.Apply(withRedaction(settings.Plugins(cfg), h.redact))
 	h.schedules.start(cfg)
 	h.startMediaPruner(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -623,11 +625,11 @@ func (h *Host) Reload(cfg *config.Config) error {
 // the runner's agents are fixed at its start, and a chat bound to a new or
 // changed agent must not run with another's workspace or tools meanwhile.
 func (h *Host) sameAgents(cfg *config.Config) error {
-	rc, err := agentConfig(cfg)
+	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return err
 	}
-	now, _ := agentConfig(h.cfg)
+	now, _ := settings.Runner(h.cfg)
 	if !reflect.DeepEqual(restartView(rc.Agents), restartView(now.Agents)) {
 		return errors.New(`the agent "<id>" blocks changed (added or removed, or a setting a reload cannot apply: workspace, sandbox, run_as, settings, mcp_config, add_dirs, max_warm…): restart clawhost to apply them`)
 	}
@@ -650,7 +652,7 @@ func restartView(agents map[string]runner.Config) map[string]runner.Config {
 
 // updateRunner hands the runner the agents' settings of cfg that apply to the next turn.
 func (h *Host) updateRunner(cfg *config.Config) error {
-	rc, err := agentConfig(cfg)
+	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return err
 	}

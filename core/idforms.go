@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/settings"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
@@ -57,7 +58,7 @@ func normalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, running func(in
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), p.StartTimeout.Duration())
 			defer cancel()
-			res, err := ph.Check(ctx, pluginSpec(cfg, p), func(schema.Schema) []byte { return nil })
+			res, err := ph.Check(ctx, settings.Plugin(cfg, p), func(schema.Schema) []byte { return nil })
 			if err != nil {
 				return
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/settings"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -205,7 +206,7 @@ func dropSender(ctx context.Context, db store.Schedules, sender string) (int, er
 // clawhost is not running.
 func AccessPolicy(cfg *config.Config) func() access.Policy {
 	return func() access.Policy {
-		set, _ := settingsOf(cfg) // a loaded configuration maps
+		set, _ := settings.Pipeline(cfg) // a loaded configuration maps
 		return set.Access
 	}
 }

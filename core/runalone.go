@@ -9,6 +9,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/settings"
 )
 
 // runAlonePoll is how often RunPluginAlone looks at the instance's status.
@@ -31,7 +32,7 @@ func RunPluginAlone(ctx context.Context, cfg *config.Config, name string, log hc
 	}
 	sup := pluginhost.New(pluginhost.Options{Logger: log, LogLevel: cfg.LogLevel})
 	defer sup.Stop()
-	sup.Apply([]pluginhost.Spec{pluginSpec(cfg, p)})
+	sup.Apply([]pluginhost.Spec{settings.Plugin(cfg, p)})
 	inst := sup.Instance(name)
 	tick := time.NewTicker(runAlonePoll)
 	defer tick.Stop()

@@ -9,6 +9,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/settings"
 )
 
 // nonChannelSources are the first-party plugins that carry no people's
@@ -87,7 +88,7 @@ func unsandboxedReach(cfg *config.Config, pol access.Policy, state string) error
 // (access.Policy.Strangers over its enabled channels, claimed owners
 // included); none: only owners can.
 func Strangers(cfg *config.Config) []string {
-	set, err := settingsOf(cfg)
+	set, err := settings.Pipeline(cfg)
 	if err != nil {
 		return nil
 	}
@@ -102,14 +103,14 @@ func SandboxRefusal(cfg *config.Config) error {
 	if cfg.Agent.Sandbox == runner.SandboxOff {
 		return nil
 	}
-	set, err := settingsOf(cfg)
+	set, err := settings.Pipeline(cfg)
 	if err != nil {
 		return nil // the start reports that first
 	}
 	if len(set.Access.Strangers(reachChannels(cfg))) == 0 {
 		return nil // no probe needed
 	}
-	rc, err := agentConfig(cfg)
+	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return nil
 	}

@@ -2,12 +2,14 @@ package core
 
 import (
 	"errors"
-	"github.com/clawhost/clawhost/core/securityaudit"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clawhost/clawhost/core/securityaudit"
+	"github.com/clawhost/clawhost/core/settings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -112,7 +114,7 @@ access { dm_policy = "open" }` + tg, noBwrap, []string{`in the agent block (conf
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := loadSrc(t, tc.src)
-			set, err := settingsOf(cfg)
+			set, err := settings.Pipeline(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +149,7 @@ plugin "tg" {
   source = "telegram"
   config { token = "123:abc" }
 }`)
-	set, err := settingsOf(cfg)
+	set, err := settings.Pipeline(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestDefaultConfigStartsUnsandboxed(t *testing.T) {
 		t.Setenv("DISCORD_BOT_TOKEN", "")
 		t.Setenv("WHATSAPP_ENABLED", "")
 		cfg := loadSrc(t, string(src))
-		set, err := settingsOf(cfg)
+		set, err := settings.Pipeline(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

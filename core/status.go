@@ -3,8 +3,10 @@ package core
 import (
 	"context"
 	"errors"
-	"github.com/clawhost/clawhost/core/sessionkey"
 	"os"
+
+	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/settings"
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
@@ -108,7 +110,7 @@ func engineName(cfg *config.Config) string {
 // always, and with a shared database the live hosts and the leases this
 // host holds, read from the store at every scrape.
 func (h *Host) watchCluster() {
-	h.metrics.SetHostInfo(HostID(h.cfg), engineName(h.cfg))
+	h.metrics.SetHostInfo(settings.HostID(h.cfg), engineName(h.cfg))
 	if h.cluster != nil {
 		h.metrics.WatchCluster(h.cluster.Metrics)
 	}

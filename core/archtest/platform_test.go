@@ -37,7 +37,7 @@ var knownPlatformBranches = []string{"core/audit.go", "core/sandboxreach.go"}
 // pluginDirMaker is the one file that builds an instance's data directory
 // path: pluginSpec hands it to the plugin (and the launcher makes it). No
 // other core file builds a path in it.
-const pluginDirMaker = "core/settings.go"
+const pluginDirMaker = "core/settings/settings.go"
 
 // repoFiles are the repository's non-test Go files under dir, relative to
 // the repository root.
@@ -131,11 +131,11 @@ func TestPlatformRulesCatchViolations(t *testing.T) {
 		t.Errorf("found %d violations in %d bad files:\n%s", len(got), len(bad), strings.Join(got, "\n"))
 	}
 	good := map[string]string{
-		"plugins/telegram/a.go": `raw, err := call(ctx, "getMe", nil)`,
-		"core/b.go":             `s.getMessages(w); source := "telegram" // a name, no branch`,
-		"core/settings.go":      `DataDir: filepath.Join(cfg.DataDir, "plugins", p.Name)`,
-		"core/audit.go":         `case "webchat":`,
-		"plugins/webchat/c.go":  `if src == "webchat" {}`,
+		"plugins/telegram/a.go":     `raw, err := call(ctx, "getMe", nil)`,
+		"core/b.go":                 `s.getMessages(w); source := "telegram" // a name, no branch`,
+		"core/settings/settings.go": `DataDir: filepath.Join(cfg.DataDir, "plugins", p.Name)`,
+		"core/audit.go":             `case "webchat":`,
+		"plugins/webchat/c.go":      `if src == "webchat" {}`,
 	}
 	if got := platformViolations(good); len(got) > 0 {
 		t.Errorf("violations in files that keep the rules:\n%s", strings.Join(got, "\n"))

@@ -17,6 +17,7 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/ownerclaim"
+	"github.com/clawhost/clawhost/core/settings"
 )
 
 const pairingUsage = `usage: clawhost pairing list [-approved] [-config FILE]
@@ -68,7 +69,7 @@ func pairing(at hostAt, args []string, approved bool, stdout, stderr io.Writer) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := core.OpenStore(ctx, cfg, core.HostID(cfg), nil)
+	db, err := settings.OpenStore(ctx, cfg, settings.HostID(cfg), nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost pairing: %v (if clawhost is running, enable its admin endpoint: admin { listen = %q })\n", err, config.DefaultAdminListen)
 		return 1

@@ -19,6 +19,7 @@ import (
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/settings"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/usage"
 )
@@ -84,7 +85,7 @@ func fromHost(cfg *config.Config, path string, v any) (ok bool, err error) {
 func openDB(name string, cfg *config.Config, stderr io.Writer) (store.Store, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := core.OpenStore(ctx, cfg, core.HostID(cfg), nil)
+	db, err := settings.OpenStore(ctx, cfg, settings.HostID(cfg), nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost %s: %v (if clawhost is running, enable its admin endpoint: admin { listen = %q })\n", name, err, config.DefaultAdminListen)
 		return nil, false

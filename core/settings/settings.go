@@ -1,16 +1,22 @@
-package core
+// Package settings maps a loaded configuration onto what the daemon runs:
+// the pipeline's settings (Pipeline), the claude runner's (Runner), the
+// plugin host's specs (Plugins) and the store (OpenStore). The host, its
+// reload, doctor and the subcommands all map through here, so one block
+// means one thing wherever it is read.
+package settings
 
 import (
 	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/budget"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/clawhost/clawhost/core/budget"
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/agentend"
@@ -22,6 +28,7 @@ import (
 	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/core/pluginhost"
@@ -36,18 +43,18 @@ import (
 )
 
 // specs turns the enabled plugin blocks into what the plugin host runs.
-func specs(cfg *config.Config) []pluginhost.Spec {
+func Plugins(cfg *config.Config) []pluginhost.Spec {
 	var out []pluginhost.Spec
 	for _, p := range cfg.EnabledPlugins() {
-		out = append(out, pluginSpec(cfg, p))
+		out = append(out, Plugin(cfg, p))
 	}
 	return out
 }
 
-// pluginSpec is what the plugin host runs for plugin block p of cfg. Its
+// Plugin is what the plugin host runs for plugin block p of cfg. Its
 // Decode formats the config block's diagnostics into the error; its
 // Explain formats the plugin's own at their file:line:col in the block.
-func pluginSpec(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
+func Plugin(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
 	return pluginhost.Spec{
 		Instance:     p.Name,
 		Source:       p.Source,
@@ -95,8 +102,8 @@ func receivedHooks(cfg *config.Config) []received.Hook {
 	return out
 }
 
-// settingsOf maps the configuration onto the pipeline settings.
-func settingsOf(cfg *config.Config) (gateway.Settings, error) {
+// Pipeline maps the configuration onto the pipeline settings.
+func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 	a, sess, msg := cfg.Access, cfg.Session, cfg.Messages
 	set := gateway.Settings{
 		Access: access.Policy{
@@ -264,7 +271,7 @@ func turnAgent(a *config.Agent) turn.AgentSettings {
 	return turn.AgentSettings{
 		Workspace: a.Workspace, Model: a.Model, Models: a.Models, PermissionMode: a.PermissionMode, PermissionModes: a.PermissionModes,
 		Approvals: a.Approvals == "chat", InlineImages: a.InlineImages && !a.OneShot, Worktrees: a.Worktrees,
-		MemoryFlush: memoryFlush(a.MemoryFlush), Timeout: a.Timeout.Duration(),
+		MemoryFlush: MemoryFlush(a.MemoryFlush), Timeout: a.Timeout.Duration(),
 	}
 }
 
@@ -284,11 +291,11 @@ func resetRule(r *config.ResetRule) *sessionreset.Rule {
 	return out
 }
 
-// agentConfig maps the agent blocks onto the runner's settings: the default
+// Runner maps the agent blocks onto the runner's settings: the default
 // agent's as the runner's own, each agent "<id>" block's in Agents — both by
 // runnerConfig, so a named agent's block holds as the default's does
 // (TestAgentFieldsMapped).
-func agentConfig(cfg *config.Config) (runner.Config, error) {
+func Runner(cfg *config.Config) (runner.Config, error) {
 	rc, err := runnerConfig(cfg, cfg.Agent)
 	if err != nil {
 		return rc, err
@@ -425,8 +432,8 @@ func claudeModes(modes []string) []string {
 	return out
 }
 
-// memoryFlush maps agent.memory_flush onto the turn's settings.
-func memoryFlush(m *config.MemoryFlush) turn.MemoryFlush {
+// MemoryFlush maps agent.memory_flush onto the turn's settings.
+func MemoryFlush(m *config.MemoryFlush) turn.MemoryFlush {
 	if m == nil {
 		return turn.MemoryFlush{}
 	}
@@ -475,19 +482,19 @@ func configDirHidden(cfg *config.Config) []string {
 // that file starts as the tool bridge. (agent.mcp_config files the runner
 // binds back itself.)
 func sandboxExposed(cfg *config.Config) []string {
-	out := []string{filepath.Join(agentRunDir(cfg), agenttools.SocketName)}
+	out := []string{filepath.Join(AgentRunDir(cfg), agenttools.SocketName)}
 	if exe, err := os.Executable(); err == nil {
 		out = append(out, exe)
 	}
 	return out
 }
 
-// agentRunDir is the directory (0700) holding the agent tool endpoint's
+// AgentRunDir is the directory (0700) holding the agent tool endpoint's
 // unix socket and the per-chat MCP config files (0600) passed to claude as
 // --mcp-config (core/agenttools): <data_dir>/run/agent. The sandbox around
 // claude, which hides data_dir, binds back the socket and the one chat's
 // file, never the directory.
-func agentRunDir(cfg *config.Config) string {
+func AgentRunDir(cfg *config.Config) string {
 	return filepath.Join(cfg.DataDir, "run", "agent")
 }
 
@@ -501,4 +508,15 @@ func HostID(cfg *config.Config) string {
 		return n
 	}
 	return "clawhost"
+}
+
+// claudeCommand is agent.command as the runner runs it: the file
+// installpath finds (PATH, then claude's install places for "claude"), or
+// the command as written when it is nowhere (the runner says so and each
+// turn fails with what to do).
+func claudeCommand(command string) string {
+	if f, err := installpath.FindCommand(command); err == nil {
+		return f.Path
+	}
+	return command
 }

@@ -1,4 +1,4 @@
-package core
+package settings
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ var agentNotMapped = map[string]string{
 	// validate (config.DefaultAgentOnly). max_concurrent and one_shot are
 	// mapped like every field, but the runner takes the runner's (the
 	// default agent's) values (runner.Config.forAgent); approvers and
-	// approval_timeout make the one approval policy (settingsOf).
+	// approval_timeout make the one approval policy (Pipeline).
 	"MaxConcurrent":   "refused",
 	"OneShot":         "refused",
 	"Approvers":       "refused",
@@ -54,11 +54,11 @@ type agentMapping struct {
 
 func mapAgent(t *testing.T, cfg *config.Config, id string) agentMapping {
 	t.Helper()
-	rc, err := agentConfig(cfg)
+	rc, err := Runner(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := settingsOf(cfg)
+	set, err := Pipeline(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestAgentFieldsMapped(t *testing.T) {
 			c := *cfg
 			c.Agents = []*config.Agent{&a}
 			if got := mapAgent(t, &c, "x"); reflect.DeepEqual(got, base) {
-				t.Errorf("config.Agent.%s (%s = %v) in agent \"x\" reaches none of what the agent is mapped into: map it (runnerConfig, turnAgent, settingsOf) or say in agentNotMapped where it goes", f.Name, attr, v.Interface())
+				t.Errorf("config.Agent.%s (%s = %v) in agent \"x\" reaches none of what the agent is mapped into: map it (runnerConfig, turnAgent, Pipeline) or say in agentNotMapped where it goes", f.Name, attr, v.Interface())
 			}
 		})
 	}
@@ -201,12 +201,12 @@ func TestNamedAgentSandboxBoundaries(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	rc, err := agentConfig(cfg)
+	rc, err := Runner(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	x := rc.Agents["x"]
-	if !reflect.DeepEqual(x.Expose, rc.Expose) || !slices.Contains(x.Expose, filepath.Join(agentRunDir(cfg), agenttools.SocketName)) {
+	if !reflect.DeepEqual(x.Expose, rc.Expose) || !slices.Contains(x.Expose, filepath.Join(AgentRunDir(cfg), agenttools.SocketName)) {
 		t.Errorf("Expose: agent x %q, main %q", x.Expose, rc.Expose)
 	}
 	for _, c := range []struct {
@@ -230,14 +230,14 @@ func TestNamedAgentSandboxBoundaries(t *testing.T) {
 	// Run as another user, agent x gets a claude config directory of its
 	// own, where /export looks for its transcripts too.
 	cfg.Agents[0].RunAs = "nobody"
-	if rc, err = agentConfig(cfg); err != nil {
+	if rc, err = Runner(cfg); err != nil {
 		t.Skip(err) // no user nobody here
 	}
 	own := filepath.Join(cfg.DataDir, "claude-x")
 	if got := rc.Agents["x"].ConfigDir; got != own || rc.ConfigDir != claudeConfigDir(cfg) {
 		t.Errorf("ConfigDir: agent x %q, want %q; main %q", got, own, rc.ConfigDir)
 	}
-	set, err := settingsOf(cfg)
+	set, err := Pipeline(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
