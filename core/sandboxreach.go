@@ -28,7 +28,7 @@ func reachChannels(cfg *config.Config) []access.Channel {
 		}
 		c := access.Channel{Instance: p.Name}
 		if p.Source == "webchat" {
-			listen := pluginSetting(cfg, p, "listen").Value
+			listen, _ := cfg.StringValue(cfg.Attribute("plugin", p.Name, "config", "listen"))
 			if listen == "" {
 				listen = webchatDefaultListen
 			}
@@ -38,6 +38,11 @@ func reachChannels(cfg *config.Config) []access.Channel {
 	}
 	return out
 }
+
+// webchatDefaultListen is the web chat plugin's listen when its block
+// does not set it (plugins/webchat.DefaultListen; core does not import
+// plugins).
+const webchatDefaultListen = "127.0.0.1:8790"
 
 // installBubblewrap is the command that installs bubblewrap here, ""
 // where there is none (macOS); tests replace it.

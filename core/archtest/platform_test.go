@@ -32,7 +32,7 @@ var (
 // its default when the block has none), which the core reads from the file
 // without starting the plugins — the schema does not mark listen
 // addresses yet. The list may only shrink.
-var knownPlatformBranches = []string{"core/audit.go", "core/sandboxreach.go"}
+var knownPlatformBranches = []string{"core/configaudit/audit.go", "core/sandboxreach.go"}
 
 // pluginDirMaker is the one file that builds an instance's data directory
 // path: pluginSpec hands it to the plugin (and the launcher makes it). No
@@ -134,7 +134,7 @@ func TestPlatformRulesCatchViolations(t *testing.T) {
 		"plugins/telegram/a.go":     `raw, err := call(ctx, "getMe", nil)`,
 		"core/b.go":                 `s.getMessages(w); source := "telegram" // a name, no branch`,
 		"core/settings/settings.go": `DataDir: filepath.Join(cfg.DataDir, "plugins", p.Name)`,
-		"core/audit.go":             `case "webchat":`,
+		"core/configaudit/audit.go": `case "webchat":`,
 		"plugins/webchat/c.go":      `if src == "webchat" {}`,
 	}
 	if got := platformViolations(good); len(got) > 0 {

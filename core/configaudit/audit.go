@@ -1,4 +1,7 @@
-package core
+// Package configaudit maps a loaded configuration onto what `clawhost
+// security audit` checks (core/securityaudit's Input), each value with the
+// file:line that sets it, and runs the audit (Run).
+package configaudit
 
 import (
 	"regexp"
@@ -10,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/redact"
 	"github.com/clawhost/clawhost/core/securityaudit"
 )
 
@@ -134,8 +138,8 @@ func toolGrants(cfg *config.Config) []securityaudit.ToolGrant {
 	return out
 }
 
-// Audit runs `clawhost security audit` over cfg on machine m.
-func Audit(cfg *config.Config, m securityaudit.Machine) []securityaudit.Finding {
+// Run runs `clawhost security audit` over cfg on machine m.
+func Run(cfg *config.Config, m securityaudit.Machine) []securityaudit.Finding {
 	return securityaudit.Run(auditInput(cfg), m)
 }
 
@@ -262,7 +266,7 @@ func literalSecrets(cfg *config.Config) []securityaudit.Setting {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if secretName(n) {
+			if redact.SecretName(n) {
 				add(prefix+n, items[n])
 			}
 		}
@@ -286,7 +290,7 @@ func literalSecrets(cfg *config.Config) []securityaudit.Setting {
 			}
 		}
 	}
-	if a := cfg.Attribute("storage", "url"); a != nil && len(urlPassword(cfg.Storage.URL)) > 0 {
+	if a := cfg.Attribute("storage", "url"); a != nil && len(redact.URLPassword(cfg.Storage.URL)) > 0 {
 		add("storage.url (its password)", a.Expr)
 	}
 	return out
