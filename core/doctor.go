@@ -19,6 +19,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sandboxreach"
 	"github.com/clawhost/clawhost/core/settings"
 )
 
@@ -74,7 +75,7 @@ func doctor(ctx context.Context, cfg *config.Config, inHost *pluginhost.Supervis
 // doctorSandbox checks claude's sandbox the way the runner will find it
 // (runner.ProbeSandbox): bubblewrap works; or it does not and only owners
 // can reach the agent (a warning with the command that installs it); or
-// the host refuses to start (unsandboxedReach).
+// the host refuses to start (sandboxreach.Check).
 func doctorSandbox(cfg *config.Config) []DoctorCheck {
 	const name = "sandbox"
 	if cfg.Agent.Sandbox == runner.SandboxOff {
@@ -94,7 +95,7 @@ func doctorSandbox(cfg *config.Config) []DoctorCheck {
 	if err != nil {
 		return nil
 	}
-	if err := unsandboxedReach(cfg, set.Access, state); err != nil {
+	if err := sandboxreach.Check(cfg, set.Access, state); err != nil {
 		return []DoctorCheck{{Name: name, Verdict: VerdictFail, Found: "claude cannot be sandboxed (" + why + ") and people besides the owners can reach it: the host refuses to start",
 			Do: bubblewrap.Advice() + `, or write sandbox = "off" in the agent block to accept the risk`}}
 	}

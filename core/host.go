@@ -43,6 +43,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/cluster"
+	"github.com/clawhost/clawhost/core/sandboxreach"
 	"github.com/clawhost/clawhost/core/settings"
 	"github.com/clawhost/clawhost/core/workspace"
 	"github.com/clawhost/clawhost/core/worktree"
@@ -234,7 +235,7 @@ func (h *Host) provision() error {
 		return err
 	}
 	h.sandbox = h.agent.SandboxState()
-	if err := unsandboxedReach(h.cfg, set.Access, h.sandbox); err != nil {
+	if err := sandboxreach.Check(h.cfg, set.Access, h.sandbox); err != nil {
 		return err
 	}
 	// The plugins start first: their processes start, handshake and
@@ -561,7 +562,7 @@ func (h *Host) abort() {
 // enabled plugin is checked by its plugin (checkChanged: a probe process,
 // bounded by its start timeout). A configuration it cannot apply, or one a
 // plugin rejects, or one that lets strangers reach an unsandboxed agent
-// (unsandboxedReach), is refused whole and the running set kept; the refusal
+// (sandboxreach.Check), is refused whole and the running set kept; the refusal
 // is logged with the diagnostics at file:line:col and recorded for the
 // status page (see refuse).
 func (h *Host) Reload(cfg *config.Config) error {
@@ -576,7 +577,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 	}
 	if err == nil {
 		// The sandbox is the one the host started with.
-		err = unsandboxedReach(cfg, set.Access, h.sandbox)
+		err = sandboxreach.Check(cfg, set.Access, h.sandbox)
 	}
 	if err != nil {
 		err = fmt.Errorf("configuration refused: %w", err)

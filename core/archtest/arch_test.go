@@ -92,8 +92,9 @@ var stages = map[string]bool{
 // never import the root, its command line or its mains (no arrow back
 // up), and the root imports them.
 var parts = map[string]bool{
-	"core/settings":    true,
-	"core/configaudit": true,
+	"core/settings":     true,
+	"core/configaudit":  true,
+	"core/sandboxreach": true,
 }
 
 func layer(p string) int {

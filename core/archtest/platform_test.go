@@ -32,7 +32,7 @@ var (
 // its default when the block has none), which the core reads from the file
 // without starting the plugins — the schema does not mark listen
 // addresses yet. The list may only shrink.
-var knownPlatformBranches = []string{"core/configaudit/audit.go", "core/sandboxreach.go"}
+var knownPlatformBranches = []string{"core/configaudit/audit.go", "core/sandboxreach/sandboxreach.go"}
 
 // pluginDirMaker is the one file that builds an instance's data directory
 // path: pluginSpec hands it to the plugin (and the launcher makes it). No

@@ -15,6 +15,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/sandboxreach"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/probe"
 )
@@ -108,11 +109,11 @@ func agentCommands(cfg *config.Config) hcl.Diagnostics {
 }
 
 // sandboxReach is the host's refusal to start unsandboxed while people
-// besides the owners can reach the agent (core.SandboxRefusal), as an
+// besides the owners can reach the agent (sandboxreach.Refusal), as an
 // error at agent.sandbox (or the agent block): validate passing means the
 // host starts on this machine.
 func sandboxReach(cfg *config.Config) hcl.Diagnostics {
-	err := core.SandboxRefusal(cfg)
+	err := sandboxreach.Refusal(cfg)
 	if err == nil {
 		return nil
 	}

@@ -1,4 +1,8 @@
-package core
+// Package sandboxreach is the rule that claude never runs unsandboxed for
+// people besides the owners: who can reach the agent through the enabled
+// channels (Strangers), and the start's and a reload's refusal when
+// bubblewrap does not work (Check, Refusal).
+package sandboxreach
 
 import (
 	"errors"
@@ -52,14 +56,14 @@ var installBubblewrap = bubblewrap.Install
 // people besides the owners (errors.Is finds it in the error returned).
 var ErrNoSandbox = errors.New("no sandbox for claude, and people besides the owners can reach it")
 
-// unsandboxedReach refuses a configuration under which claude runs
+// Check refuses a configuration under which claude runs
 // without a sandbox — agent.sandbox = "auto" and no working bubblewrap
 // (state is runner.Runner.SandboxState) — while anyone besides the owners
 // can reach the agent (access.Policy.Strangers, pol as the host applies
 // it: claimed owners included). Written out, sandbox = "off" accepts the
 // risk; only owners reaching it needs no sandbox. The error is one
 // message saying who can reach it and the two ways out.
-func unsandboxedReach(cfg *config.Config, pol access.Policy, state string) error {
+func Check(cfg *config.Config, pol access.Policy, state string) error {
 	why, unavailable := runner.SandboxUnavailable(state)
 	if !unavailable {
 		return nil
@@ -100,11 +104,11 @@ func Strangers(cfg *config.Config) []string {
 	return set.Access.Strangers(reachChannels(cfg))
 }
 
-// SandboxRefusal is the refusal the host would start with on this
-// machine (unsandboxedReach), nil when it would start: bubblewrap is
+// Refusal is the refusal the host would start with on this
+// machine (Check), nil when it would start: bubblewrap is
 // probed as the runner does. `clawhost validate` and `clawhost doctor`
 // report it.
-func SandboxRefusal(cfg *config.Config) error {
+func Refusal(cfg *config.Config) error {
 	if cfg.Agent.Sandbox == runner.SandboxOff {
 		return nil
 	}
@@ -119,5 +123,5 @@ func SandboxRefusal(cfg *config.Config) error {
 	if err != nil {
 		return nil
 	}
-	return unsandboxedReach(cfg, set.Access, runner.ProbeSandbox(rc))
+	return Check(cfg, set.Access, runner.ProbeSandbox(rc))
 }
