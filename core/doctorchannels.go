@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/pluginprobe"
 	"github.com/clawhost/clawhost/sdk/probe"
 )
 
@@ -37,7 +38,7 @@ func doctorChannels(ctx context.Context, cfg *config.Config, ph *pluginhost.Supe
 		}
 		name := fmt.Sprintf("plugin %q (%s)", p.Name, p.Source)
 		pctx, cancel := context.WithTimeout(ctx, p.StartTimeout.Duration()+probeTimeout)
-		diags, res, err := CheckPlugin(pctx, ph, cfg, p, true)
+		diags, res, err := pluginprobe.Check(pctx, ph, cfg, p, true)
 		cancel()
 		rep := res.Report
 		switch {

@@ -95,6 +95,7 @@ var parts = map[string]bool{
 	"core/settings":     true,
 	"core/configaudit":  true,
 	"core/sandboxreach": true,
+	"core/pluginprobe":  true,
 }
 
 func layer(p string) int {
