@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/internal/installpath"
@@ -217,13 +218,13 @@ func doctorPorts(cfg *config.Config) []DoctorCheck {
 			answers := running(l.addr)
 			switch {
 			case answers && cfg.Admin.Listen == "":
-				// No admin endpoint, so no RuntimeFile to tell a running
+				// No admin endpoint, so no admin.RuntimeFile to tell a running
 				// host by: likely this configuration's own.
 				add(l.name, VerdictOK, l.addr+" answers (clawhost is running, most likely)", "")
 			case answers && hostUp:
 				add(l.name, VerdictOK, fmt.Sprintf("%s answers (clawhost is running: pid %d, admin endpoint %s)", l.addr, host.PID, host.Listen), "")
 			case answers:
-				add(l.name, VerdictFail, l.addr+" is in use by another program: no clawhost of this data_dir runs ("+RuntimeFile+" names no live process)",
+				add(l.name, VerdictFail, l.addr+" is in use by another program: no clawhost of this data_dir runs ("+admin.RuntimeFile+" names no live process)",
 					"stop what listens there (ss -ltnp shows it) or choose another address")
 			default:
 				add(l.name, VerdictFail, l.addr+": "+err.Error(), "stop what listens there or choose another address")
@@ -359,11 +360,11 @@ func listens(cfg *config.Config) []listenCheck {
 	return out
 }
 
-// runningHost is the host data_dir's RuntimeFile names when that process
+// runningHost is the host data_dir's admin.RuntimeFile names when that process
 // is alive: then an address of this configuration in use is (most likely)
 // that host's own, not another program's.
-func runningHost(dataDir string) (Runtime, bool) {
-	r, err := ReadRuntime(dataDir)
+func runningHost(dataDir string) (admin.Runtime, bool) {
+	r, err := admin.ReadRuntime(dataDir)
 	if err != nil || r.PID <= 0 {
 		return r, false
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 )
@@ -186,7 +187,7 @@ func TestDoctorPortInUse(t *testing.T) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeRuntime(cfg.DataDir, Runtime{Listen: ln.Addr().String(), PID: os.Getpid()}); err != nil {
+	if err := admin.WriteRuntime(cfg.DataDir, admin.Runtime{Listen: ln.Addr().String(), PID: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
 	if c := verdict(); c.Verdict != VerdictOK || !strings.Contains(c.Found, "clawhost is running") {

@@ -460,8 +460,8 @@ func (h *Host) startAdmin(listen string) error {
 		return fmt.Errorf("admin endpoint on %s: %w (another clawhost, or another program, listens there: stop it, or set admin { listen } to a free address, or \"\" to run without it)", listen, err)
 	}
 	announceLink(h.log, h.opts.Terminal, "status page", h.admin.URL(), token, path)
-	if err := writeRuntime(h.cfg.DataDir, Runtime{Listen: h.admin.Addr(), TLSCert: h.cfg.Admin.TLSCert, PID: os.Getpid()}); err != nil {
-		log.Warn("writing "+RuntimeFile+" failed: clawhost status cannot find this host while the file on disk does not load", "error", err)
+	if err := admin.WriteRuntime(h.cfg.DataDir, admin.Runtime{Listen: h.admin.Addr(), TLSCert: h.cfg.Admin.TLSCert, PID: os.Getpid()}); err != nil {
+		log.Warn("writing "+admin.RuntimeFile+" failed: clawhost status cannot find this host while the file on disk does not load", "error", err)
 	}
 	return nil
 }
@@ -721,7 +721,7 @@ func (h *Host) Shutdown(ctx context.Context) {
 	close(h.quit)
 	if h.admin != nil {
 		_ = h.admin.Close(ctx)
-		removeRuntime(h.cfg.DataDir) // nothing answers there any more
+		admin.RemoveRuntime(h.cfg.DataDir) // nothing answers there any more
 	}
 	h.schedules.stop()
 	h.media.Stop()
