@@ -3,8 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -13,16 +11,12 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/doctor"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 )
-
-// TestedClaudeVersion is the claude CLI version clawhost is tested with
-// (the Makefile's CLAUDE_VERSION); another works, and the status page
-// says it differs.
-const TestedClaudeVersion = "2.1.330"
 
 // agentHealth is the agent item of the host's health: every agent's
 // claude CLI found, the version of the default agent's, and the last turn
@@ -124,7 +118,7 @@ func (a *agentHealth) turn(outcome string, now time.Time) {
 func (a *agentHealth) view() *admin.AgentHealth {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	v := &admin.AgentHealth{Ready: true, Path: a.path, Version: a.version, Tested: TestedClaudeVersion, Since: a.since}
+	v := &admin.AgentHealth{Ready: true, Path: a.path, Version: a.version, Tested: doctor.TestedClaudeVersion, Since: a.since}
 	switch {
 	case a.missing != "":
 		v.Ready, v.State, v.LastError = false, "missing", a.missing
@@ -145,8 +139,8 @@ func (a *agentHealth) view() *admin.AgentHealth {
 		}
 		if a.probeErr != "" {
 			v.Action = "could not ask claude about itself: " + a.probeErr
-		} else if a.version != "" && !strings.HasPrefix(a.version, "unknown") && a.version != TestedClaudeVersion {
-			v.Action = "claude " + a.version + " is not the version clawhost is tested with (" + TestedClaudeVersion + "); it usually works — report what does not"
+		} else if a.version != "" && !strings.HasPrefix(a.version, "unknown") && a.version != doctor.TestedClaudeVersion {
+			v.Action = "claude " + a.version + " is not the version clawhost is tested with (" + doctor.TestedClaudeVersion + "); it usually works — report what does not"
 		}
 	}
 	return v
@@ -281,43 +275,12 @@ func (o hostObserver) Turn(agent string, d time.Duration, outcome string) {
 	o.agent.turn(outcome, time.Now())
 }
 
-// claudeRSS is what one warm claude process holds resident (measured with
-// the CLI 2.1.330: 184–210 MB; shared/reference/claude-cli.md §10).
-const claudeRSS = 210 << 20
-
 // warnWarmMemory warns at start when agent.max_warm warm claude processes
 // would hold more than a third of the machine's memory.
 func warnWarmMemory(cfg *config.Config, log interface{ Warn(string, ...any) }) {
-	if w := warmMemoryWarning(cfg.Agent.MaxWarm, memTotal()); w != "" {
+	if w := doctor.WarmMemoryWarning(cfg.Agent.MaxWarm, doctor.MemTotal()); w != "" {
 		log.Warn(w)
 	}
-}
-
-// warmMemoryWarning is the warning for warm processes on a machine of
-// total bytes ("" none; none when total is unknown).
-func warmMemoryWarning(warm, total int) string {
-	if total == 0 || warm*claudeRSS <= total/3 {
-		return ""
-	}
-	return fmt.Sprintf("agent.max_warm = %d keeps up to %d warm claude processes of ~210 MB each (%d MB) on a machine with %d MB: more than a third of its memory. Lower max_warm (each cold turn then starts claude, ~1 s) or add memory.",
-		warm, warm, warm*claudeRSS>>20, total>>20)
-}
-
-// memTotal is the machine's memory in bytes (/proc/meminfo), 0 unknown.
-func memTotal() int {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			var kb int
-			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb); err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
 }
 
 // logClaudeCommands says which claude CLI each agent runs and how it was

@@ -96,6 +96,7 @@ var parts = map[string]bool{
 	"core/configaudit":  true,
 	"core/sandboxreach": true,
 	"core/pluginprobe":  true,
+	"core/doctor":       true,
 }
 
 func layer(p string) int {

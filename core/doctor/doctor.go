@@ -1,4 +1,10 @@
-package core
+// Package doctor checks what a configuration needs of this machine
+// without starting the host (clawhost doctor, and the status page's
+// Doctor button): the claude CLI of every agent, data_dir and the
+// workspaces, the database, the plugin binaries and each plugin's live
+// checks, the ports, claude's sandbox and memory. Each finding is a Check
+// with a verdict and what to do.
+package doctor
 
 import (
 	"context"
@@ -32,8 +38,8 @@ const (
 	VerdictSkip = "skip"
 )
 
-// DoctorCheck is one finding of `clawhost doctor`.
-type DoctorCheck struct {
+// Check is one finding of `clawhost doctor`.
+type Check struct {
 	// Name says what was checked ("claude CLI", "data_dir", …).
 	Name string `json:"name"`
 	// Verdict is ok, warn, fail or skip.
@@ -43,7 +49,7 @@ type DoctorCheck struct {
 	Do    string `json:"do,omitempty"`
 }
 
-// Doctor checks what a configuration needs of this machine, without
+// Run checks what a configuration needs of this machine, without
 // starting the host: the claude CLI of every agent (found, its version
 // against the tested one, logged in — `claude auth status` — and answering:
 // one minimal real request, doctorRequest), data_dir and the workspaces (there, writable), free disk,
@@ -53,14 +59,14 @@ type DoctorCheck struct {
 // endpoint's and the web chat's ports, claude's sandbox (bubblewrap, and
 // whether the host would refuse to start without it), and memory for
 // agent.max_warm warm claude processes.
-func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
-	return doctor(ctx, cfg, nil)
+func Run(ctx context.Context, cfg *config.Config) []Check {
+	return InHost(ctx, cfg, nil)
 }
 
-// doctor runs the checks; inHost (the status page's checks, run by the
-// host itself with its plugin supervisor) leaves out the database, which
-// the host holds open and reports as its store item.
-func doctor(ctx context.Context, cfg *config.Config, inHost *pluginhost.Supervisor) []DoctorCheck {
+// InHost runs the checks; inHost (the status page's checks, run by the
+// host itself with its plugin supervisor; nil: Run's) leaves out the
+// database, which the host holds open and reports as its store item.
+func InHost(ctx context.Context, cfg *config.Config, inHost *pluginhost.Supervisor) []Check {
 	out := doctorClaude(ctx, cfg)
 	out = append(out, doctorDirs(cfg)...)
 	if inHost == nil {
@@ -77,10 +83,10 @@ func doctor(ctx context.Context, cfg *config.Config, inHost *pluginhost.Supervis
 // (runner.ProbeSandbox): bubblewrap works; or it does not and only owners
 // can reach the agent (a warning with the command that installs it); or
 // the host refuses to start (sandboxreach.Check).
-func doctorSandbox(cfg *config.Config) []DoctorCheck {
+func doctorSandbox(cfg *config.Config) []Check {
 	const name = "sandbox"
 	if cfg.Agent.Sandbox == runner.SandboxOff {
-		return []DoctorCheck{{Name: name, Verdict: VerdictWarn, Found: `agent.sandbox = "off": claude's tools run with all of clawhost's user's access`,
+		return []Check{{Name: name, Verdict: VerdictWarn, Found: `agent.sandbox = "off": claude's tools run with all of clawhost's user's access`,
 			Do: `sandbox = "auto" with bubblewrap (` + bubblewrap.Advice() + `)`}}
 	}
 	rc, err := settings.Runner(cfg)
@@ -90,25 +96,25 @@ func doctorSandbox(cfg *config.Config) []DoctorCheck {
 	state := runner.ProbeSandbox(rc)
 	why, unavailable := runner.SandboxUnavailable(state)
 	if !unavailable {
-		return []DoctorCheck{{Name: name, Verdict: VerdictOK, Found: "bubblewrap works: claude runs sandboxed"}}
+		return []Check{{Name: name, Verdict: VerdictOK, Found: "bubblewrap works: claude runs sandboxed"}}
 	}
 	set, err := settings.Pipeline(cfg)
 	if err != nil {
 		return nil
 	}
 	if err := sandboxreach.Check(cfg, set.Access, state); err != nil {
-		return []DoctorCheck{{Name: name, Verdict: VerdictFail, Found: "claude cannot be sandboxed (" + why + ") and people besides the owners can reach it: the host refuses to start",
+		return []Check{{Name: name, Verdict: VerdictFail, Found: "claude cannot be sandboxed (" + why + ") and people besides the owners can reach it: the host refuses to start",
 			Do: bubblewrap.Advice() + `, or write sandbox = "off" in the agent block to accept the risk`}}
 	}
-	return []DoctorCheck{{Name: name, Verdict: VerdictWarn, Found: "claude cannot be sandboxed (" + why + "); only owners can reach the agent, so the host starts",
+	return []Check{{Name: name, Verdict: VerdictWarn, Found: "claude cannot be sandboxed (" + why + "); only owners can reach the agent, so the host starts",
 		Do: bubblewrap.Advice() + " (the host refuses to start unsandboxed once anyone else can reach the agent)"}}
 }
 
 // doctorDirs checks data_dir and the workspaces, and the free disk.
-func doctorDirs(cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorDirs(cfg *config.Config) []Check {
+	var out []Check
 	add := func(name, verdict, found, do string) {
-		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
 	for _, d := range append([]struct{ name, path string }{{"data_dir", cfg.DataDir}}, workspaces(cfg)...) {
 		fi, err := os.Stat(d.path)
@@ -152,10 +158,10 @@ func doctorDirs(cfg *config.Config) []DoctorCheck {
 }
 
 // doctorDatabase opens (and so migrates) the database.
-func doctorDatabase(ctx context.Context, cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorDatabase(ctx context.Context, cfg *config.Config) []Check {
+	var out []Check
 	add := func(name, verdict, found, do string) {
-		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
 	if cfg.Storage.Engine == config.EnginePostgres || dirExists(cfg.DataDir) {
 		octx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -175,10 +181,10 @@ func doctorDatabase(ctx context.Context, cfg *config.Config) []DoctorCheck {
 }
 
 // doctorBinaries checks the enabled plugins' binaries and checksums.
-func doctorBinaries(cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorBinaries(cfg *config.Config) []Check {
+	var out []Check
 	add := func(name, verdict, found, do string) {
-		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
 	for _, p := range cfg.EnabledPlugins() {
 		name := fmt.Sprintf("plugin %q", p.Name)
@@ -206,10 +212,10 @@ func doctorBinaries(cfg *config.Config) []DoctorCheck {
 }
 
 // doctorPorts checks the addresses the host binds.
-func doctorPorts(cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorPorts(cfg *config.Config) []Check {
+	var out []Check
 	add := func(name, verdict, found, do string) {
-		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
 	host, hostUp := runningHost(cfg.DataDir)
 	for _, l := range listens(cfg) {
@@ -238,25 +244,25 @@ func doctorPorts(cfg *config.Config) []DoctorCheck {
 }
 
 // doctorMemory checks memory for agent.max_warm warm claude processes.
-func doctorMemory(cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorMemory(cfg *config.Config) []Check {
+	var out []Check
 	add := func(name, verdict, found, do string) {
-		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
-	if w := warmMemoryWarning(cfg.Agent.MaxWarm, memTotal()); w != "" {
+	if w := WarmMemoryWarning(cfg.Agent.MaxWarm, MemTotal()); w != "" {
 		add("memory", VerdictWarn, w, "lower agent.max_warm")
-	} else if total := memTotal(); total > 0 {
+	} else if total := MemTotal(); total > 0 {
 		add("memory", VerdictOK, fmt.Sprintf("%d MB; agent.max_warm = %d warm claude processes take up to ~%d MB", total>>20, cfg.Agent.MaxWarm, cfg.Agent.MaxWarm*claudeRSS>>20), "")
 	}
 	return out
 }
 
 // doctorClaude checks every agent's claude CLI.
-func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorClaude(ctx context.Context, cfg *config.Config) []Check {
+	var out []Check
 	rc, err := settings.Runner(cfg)
 	if err != nil {
-		return []DoctorCheck{{Name: "claude CLI", Verdict: VerdictFail, Found: err.Error(), Do: "fix the agent blocks (clawhost validate)"}}
+		return []Check{{Name: "claude CLI", Verdict: VerdictFail, Found: err.Error(), Do: "fix the agent blocks (clawhost validate)"}}
 	}
 	seen := map[string]bool{}
 	profiles := append([]*config.Agent{cfg.Agent}, cfg.Agents...)
@@ -268,7 +274,7 @@ func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 		name := "claude CLI (agent " + a.ID + ")"
 		found, err := installpath.FindCommand(a.Command)
 		if err != nil {
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: err.Error(), Do: "npm install -g @anthropic-ai/claude-code (or make claude-cli), or set agent.command to its path"})
+			out = append(out, Check{Name: name, Verdict: VerdictFail, Found: err.Error(), Do: "npm install -g @anthropic-ai/claude-code (or make claude-cli), or set agent.command to its path"})
 			continue
 		}
 		at := " at " + found.Path + " (" + found.Where + ")"
@@ -285,15 +291,15 @@ func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 		cancel()
 		switch {
 		case err != nil:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: err.Error(), Do: "run the command by hand to see why"})
+			out = append(out, Check{Name: name, Verdict: VerdictWarn, Found: err.Error(), Do: "run the command by hand to see why"})
 		case !auth.LoggedIn:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: "claude " + v + at + " is not logged in (claude auth status)",
+			out = append(out, Check{Name: name, Verdict: VerdictFail, Found: "claude " + v + at + " is not logged in (claude auth status)",
 				Do: "log it in with CLAUDE_CONFIG_DIR=" + c.ConfigDir + " (claude /login, or claude setup-token), or set ANTHROPIC_API_KEY in agent.env"})
 		case v != TestedClaudeVersion:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod + "; clawhost is tested with " + TestedClaudeVersion,
+			out = append(out, Check{Name: name, Verdict: VerdictWarn, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod + "; clawhost is tested with " + TestedClaudeVersion,
 				Do: "it usually works; npm install -g @anthropic-ai/claude-code@" + TestedClaudeVersion + " for the tested one"})
 		default:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictOK, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod})
+			out = append(out, Check{Name: name, Verdict: VerdictOK, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod})
 		}
 		if err == nil && auth.LoggedIn {
 			out = append(out, doctorRequest(ctx, a.ID, c))
@@ -305,21 +311,21 @@ func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 // doctorRequest makes one minimal real request with agent id's claude (runner.Config.Ask):
 // `claude auth status` only reads files, so a key the API refuses, or a login that
 // expired, shows only here.
-func doctorRequest(ctx context.Context, id string, c runner.Config) DoctorCheck {
+func doctorRequest(ctx context.Context, id string, c runner.Config) Check {
 	name := "claude answers (agent " + id + ")"
 	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	a, err := c.Ask(actx)
 	switch {
 	case err != nil:
-		return DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "one request through claude did not run: " + err.Error(), Do: "run claude -p by hand with the bot's CLAUDE_CONFIG_DIR to see why"}
+		return Check{Name: name, Verdict: VerdictWarn, Found: "one request through claude did not run: " + err.Error(), Do: "run claude -p by hand with the bot's CLAUDE_CONFIG_DIR to see why"}
 	case a.OK:
-		return DoctorCheck{Name: name, Verdict: VerdictOK, Found: "one minimal request was answered"}
+		return Check{Name: name, Verdict: VerdictOK, Found: "one minimal request was answered"}
 	case a.Refused():
-		return DoctorCheck{Name: name, Verdict: VerdictFail, Found: "the API refused claude's credentials: " + a.Message,
+		return Check{Name: name, Verdict: VerdictFail, Found: "the API refused claude's credentials: " + a.Message,
 			Do: "set a valid ANTHROPIC_API_KEY in agent.env (or clawhost.env), or log claude in again with CLAUDE_CONFIG_DIR=" + c.ConfigDir + " (claude /login, or claude setup-token)"}
 	default:
-		return DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "one minimal request was not answered: " + a.Message, Do: "check the network, a proxy in agent.env, or try again later"}
+		return Check{Name: name, Verdict: VerdictWarn, Found: "one minimal request was not answered: " + a.Message, Do: "check the network, a proxy in agent.env, or try again later"}
 	}
 }
 
@@ -396,4 +402,51 @@ func existing(p string) string {
 		p = filepath.Dir(p)
 	}
 	return p
+}
+
+// TestedClaudeVersion is the claude CLI version clawhost is tested with
+// (the Makefile's CLAUDE_VERSION); another works, and the status page
+// says it differs.
+const TestedClaudeVersion = "2.1.330"
+
+// claudeRSS is what one warm claude process holds resident (measured with
+// the CLI 2.1.330: 184–210 MB; shared/reference/claude-cli.md §10).
+const claudeRSS = 210 << 20
+
+// WarmMemoryWarning is the warning for warm processes on a machine of
+// total bytes ("" none; none when total is unknown).
+func WarmMemoryWarning(warm, total int) string {
+	if total == 0 || warm*claudeRSS <= total/3 {
+		return ""
+	}
+	return fmt.Sprintf("agent.max_warm = %d keeps up to %d warm claude processes of ~210 MB each (%d MB) on a machine with %d MB: more than a third of its memory. Lower max_warm (each cold turn then starts claude, ~1 s) or add memory.",
+		warm, warm, warm*claudeRSS>>20, total>>20)
+}
+
+// MemTotal is the machine's memory in bytes (/proc/meminfo), 0 unknown.
+func MemTotal() int {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			var kb int
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// writable checks that a file can be made in dir.
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
