@@ -44,6 +44,7 @@ import (
 	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/cluster"
 	"github.com/clawhost/clawhost/core/sandboxreach"
+	"github.com/clawhost/clawhost/core/schedules"
 	"github.com/clawhost/clawhost/core/settings"
 	"github.com/clawhost/clawhost/core/workspace"
 	"github.com/clawhost/clawhost/core/worktree"
@@ -124,7 +125,7 @@ type Host struct {
 	lastReload *admin.Reload // nil until the first reload
 	doctor     doctorRuns    // the status page's checks
 
-	schedules *scheduler
+	schedules *schedules.Scheduler
 	tools     *agenttools.Endpoint // the agent's own tools
 	// toolGrants are the agents' plugin tools as the tools endpoint reads
 	// them (a reload swaps the configuration).
@@ -273,7 +274,7 @@ func (h *Host) provision() error {
 	h.agentHealth = newAgentHealth(h.cfg, h.agent.Config())
 	warnWarmMemory(h.cfg, h.log)
 	h.storeHealth = &storeHealth{count: h.metrics.StoreError}
-	h.schedules = newScheduler(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedulePoll(h.cfg))
+	h.schedules = schedules.New(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedules.Poll(h.cfg))
 	h.turns = &agentTurns{}
 	h.toolGrants = &pluginToolGrants{}
 	h.toolGrants.set(h.cfg)
@@ -387,7 +388,7 @@ func (h *Host) Start(ctx context.Context) error {
 	if h.cluster != nil {
 		h.cluster.Run()
 	}
-	h.schedules.start(h.cfg)
+	h.schedules.Start(h.cfg)
 	h.startMediaPruner(h.cfg)
 	h.warnUnhonoured(ctx, h.cfg)
 	h.metrics.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h.plugins) })
@@ -543,7 +544,7 @@ func (h *Host) abort() {
 	if h.admin != nil {
 		_ = h.admin.Close(context.Background())
 	}
-	h.schedules.stop()
+	h.schedules.Stop()
 	h.cluster.Abandon()
 	done, cancel := context.WithCancel(context.Background())
 	cancel() // no grace: kill at once
@@ -613,7 +614,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 	h.toolGrants.set(cfg)
 	h.gw.SetSettings(set)
 	h.plugins.Apply(withRedaction(settings.Plugins(cfg), h.redact))
-	h.schedules.start(cfg)
+	h.schedules.Start(cfg)
 	h.startMediaPruner(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	h.gw.RefreshCommands(ctx) // drop commands of stopped plugins
@@ -723,7 +724,7 @@ func (h *Host) Shutdown(ctx context.Context) {
 		_ = h.admin.Close(ctx)
 		admin.RemoveRuntime(h.cfg.DataDir) // nothing answers there any more
 	}
-	h.schedules.stop()
+	h.schedules.Stop()
 	h.media.Stop()
 	for _, p := range h.agentMedia {
 		p.Stop()

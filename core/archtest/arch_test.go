@@ -97,6 +97,8 @@ var parts = map[string]bool{
 	"core/sandboxreach": true,
 	"core/pluginprobe":  true,
 	"core/doctor":       true,
+	"core/pairing":      true,
+	"core/schedules":    true,
 }
 
 func layer(p string) int {

@@ -13,10 +13,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/ownerclaim"
+	pairingapi "github.com/clawhost/clawhost/core/pairing"
+	"github.com/clawhost/clawhost/core/schedules"
 	"github.com/clawhost/clawhost/core/settings"
 )
 
@@ -75,7 +76,7 @@ func pairing(at hostAt, args []string, approved bool, stdout, stderr io.Writer) 
 		return 1
 	}
 	defer db.Close()
-	api := core.PairingAPI{DB: db, By: "cli", Policy: core.AccessPolicy(cfg), Schedules: core.ChatSchedules(cfg, db), Trail: db}
+	api := pairingapi.API{DB: db, By: "cli", Policy: pairingapi.AccessPolicy(cfg), Schedules: schedules.Stored(cfg, db), Trail: db}
 	var out string
 	switch verb {
 	case "list":
