@@ -43,6 +43,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/cluster"
+	"github.com/clawhost/clawhost/core/reports"
 	"github.com/clawhost/clawhost/core/sandboxreach"
 	"github.com/clawhost/clawhost/core/schedules"
 	"github.com/clawhost/clawhost/core/settings"
@@ -453,7 +454,7 @@ func (h *Host) startAdmin(listen string) error {
 		Source:   &statusSource{h: h},
 		Retrier:  &statusSource{h: h},
 		Pairing:  h.pairingAPI("admin"),
-		Reports:  reports{h.db},
+		Reports:  reports.Reports{DB: h.db},
 		Reloader: reloadFunc(func() admin.Reload { return h.reloadFile(file) }),
 		Actions:  &statusSource{h: h},
 	})
@@ -601,7 +602,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 		h.refuse(at, err.Error())
 		return err
 	}
-	changed, restart := reloadChanges(h.cfg, cfg)
+	changed, restart := settings.Changes(h.cfg, cfg)
 	h.setLastReload(&admin.Reload{At: at, Changed: changed, NeedsRestart: restart})
 	if len(restart) > 0 {
 		h.log.Warn("reload: these changes take effect only after a restart of clawhost", "settings", strings.Join(restart, "; "))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/clawhost/clawhost/core/reports"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/settings"
 
@@ -83,7 +84,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	if h.cluster != nil {
 		snap.Cluster = h.cluster.Status(ctx, engineName(h.cfg))
 	}
-	snap.Usage, snap.Audit = h.teamView(ctx)
+	snap.Usage, snap.Audit = reports.TeamView(ctx, h.db, h.cfg.Messages.Location(), h.log)
 	if h.db != nil {
 		api := h.pairingAPI("admin")
 		snap.PendingPairings, _ = api.PendingPairings(ctx)

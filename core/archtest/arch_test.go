@@ -99,6 +99,7 @@ var parts = map[string]bool{
 	"core/doctor":       true,
 	"core/pairing":      true,
 	"core/schedules":    true,
+	"core/reports":      true,
 }
 
 func layer(p string) int {

@@ -16,9 +16,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/reports"
 	"github.com/clawhost/clawhost/core/settings"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/usage"
@@ -105,7 +105,7 @@ func ledgerSince(cfg *config.Config, from time.Time, stderr io.Writer) ([]store.
 	if ok {
 		rows := make([]store.TurnUsage, len(recs))
 		for i, r := range recs {
-			rows[i] = core.TurnUsage(r)
+			rows[i] = reports.TurnUsage(r)
 		}
 		return rows, true
 	}
@@ -151,7 +151,7 @@ func trailSince(cfg *config.Config, from time.Time, kind string, stderr io.Write
 		fmt.Fprintf(stderr, "clawhost audit: %v\n", err)
 		return nil, false
 	}
-	return core.AuditEntries(events), true
+	return reports.AuditEntries(events), true
 }
 
 // usageCommand is `clawhost usage`: the usage ledger summed by person,
