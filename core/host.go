@@ -2,9 +2,23 @@
 // starts the claude runner, the plugin host and the conversation pipeline
 // (core/gateway) with its stages, serves the admin endpoint, and reloads or
 // shuts all of it down. The subcommands are core/cli; core/cmd/clawhost is
-// their main.
+// their main. This package holds the daemon's lifecycle only (at most
+// 2,000 lines and 10 exported names: core/archtest); what it composes are
+// packages of their own, which never import it:
 //
-// Packages of the core, by layer (core/archtest enforces the direction):
+//	core/settings        the configuration mapped onto the pipeline, the
+//	                     runner, the plugin specs and the store
+//	core/doctor          clawhost doctor's checks
+//	core/pairing         the pairing lifecycle (admin endpoint, CLI, /revoke)
+//	core/schedules       the configured and chat-added schedules
+//	core/sandboxreach    no unsandboxed claude for strangers
+//	core/pluginprobe     a plugin checked, described or run outside the pipeline
+//	core/configaudit     clawhost security audit's view of the file
+//	core/reports         the usage ledger and audit trail as the admin endpoint shows them
+//
+// Packages of the core, by layer (core/archtest enforces the direction;
+// docs/architecture.md lists them all, docs/where-a-change-goes.md says
+// which one a change belongs in):
 //
 //	core                 this package: composition of the daemon
 //	core/gateway         composition of the pipeline (intake, routing, built-ins)
