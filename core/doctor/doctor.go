@@ -67,16 +67,36 @@ func Run(ctx context.Context, cfg *config.Config) []Check {
 // host itself with its plugin supervisor; nil: Run's) leaves out the
 // database, which the host holds open and reports as its store item.
 func InHost(ctx context.Context, cfg *config.Config, inHost *pluginhost.Supervisor) []Check {
-	out := doctorClaude(ctx, cfg)
-	out = append(out, doctorDirs(cfg)...)
-	if inHost == nil {
-		out = append(out, doctorDatabase(ctx, cfg)...)
+	var out []Check
+	for _, c := range checkers {
+		if inHost != nil && !c.inHost {
+			continue
+		}
+		out = append(out, c.run(ctx, cfg, inHost)...)
 	}
-	out = append(out, doctorBinaries(cfg)...)
-	out = append(out, doctorChannels(ctx, cfg, inHost)...)
-	out = append(out, doctorPorts(cfg)...)
-	out = append(out, doctorSandbox(cfg)...)
-	return append(out, doctorMemory(cfg)...)
+	return out
+}
+
+// checker is one of doctor's checks, as tailscale's health checks are
+// values: what it looks at, and the function that looks, adding a Check
+// per finding. ph is the host's plugin supervisor (nil outside a host).
+type checker struct {
+	name string
+	run  func(ctx context.Context, cfg *config.Config, ph *pluginhost.Supervisor) []Check
+	// inHost: the host's own run (the status page's) includes it.
+	inHost bool
+}
+
+// checkers are doctor's checks in the order their findings are shown.
+var checkers = []checker{
+	{"claude CLI", func(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorClaude(ctx, cfg) }, true},
+	{"directories", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorDirs(cfg) }, true},
+	{"database", func(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorDatabase(ctx, cfg) }, false},
+	{"plugin binaries", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorBinaries(cfg) }, true},
+	{"plugins' live checks", doctorChannels, true},
+	{"ports", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorPorts(cfg) }, true},
+	{"sandbox", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorSandbox(cfg) }, true},
+	{"memory", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorMemory(cfg) }, true},
 }
 
 // doctorSandbox checks claude's sandbox the way the runner will find it

@@ -127,3 +127,24 @@ func TestDoctorPortInUse(t *testing.T) {
 		t.Errorf("the running host's listener: %+v", c)
 	}
 }
+
+// TestCheckers: every check has a name of its own, and the host's own run
+// (the status page's) leaves out only the database, which the host holds
+// open and reports as its store item.
+func TestCheckers(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	var notInHost []string
+	for _, c := range checkers {
+		if seen[c.name] || c.name == "" || c.run == nil {
+			t.Errorf("checker %q: a name of its own and a function", c.name)
+		}
+		seen[c.name] = true
+		if !c.inHost {
+			notInHost = append(notInHost, c.name)
+		}
+	}
+	if len(notInHost) != 1 || notInHost[0] != "database" {
+		t.Errorf("left out of the host's run: %q, want only the database", notInHost)
+	}
+}
