@@ -679,17 +679,19 @@ func (h *Host) updateRunner(cfg *config.Config) error {
 // startMediaPruner (re)starts deleting the attachments of
 // <workspace>/media older than agent.media_keep ("0s": none).
 func (h *Host) startMediaPruner(cfg *config.Config) {
-	h.media.Start(filepath.Join(cfg.Agent.Workspace, sessionkey.MediaDir), cfg.Agent.MediaKeep.Duration())
 	if h.agentMedia == nil {
 		h.agentMedia = map[string]*mediaprune.Pruner{}
 	}
-	for _, a := range cfg.Agents {
-		p := h.agentMedia[a.ID]
-		if p == nil {
-			p = mediaprune.New(mediaprune.Options{Logger: h.log.Named(a.ID)})
-			h.agentMedia[a.ID] = p
+	profiles, _ := settings.Agents(cfg) // a reload refused a run_as that does not resolve
+	for _, a := range profiles {
+		p := h.media
+		if !a.Default {
+			if p = h.agentMedia[a.ID]; p == nil {
+				p = mediaprune.New(mediaprune.Options{Logger: h.log.Named(a.ID)})
+				h.agentMedia[a.ID] = p
+			}
 		}
-		p.Start(filepath.Join(a.Workspace, sessionkey.MediaDir), a.MediaKeep.Duration())
+		p.Start(filepath.Join(a.Runner.Workspace, sessionkey.MediaDir), a.MediaKeep)
 	}
 }
 

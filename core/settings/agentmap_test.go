@@ -11,69 +11,44 @@ import (
 
 	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/config"
-	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/turn"
 )
 
-// agentNotMapped are the fields of config.Agent that a named agent's
-// mapping does not carry, each with where it goes instead. Every other
-// field must reach the agent's runner configuration or a per-agent table of
-// the pipeline (TestAgentFieldsMapped).
-var agentNotMapped = map[string]string{
-	// The key of every per-agent table, not a setting.
-	"ID": "the key",
-	// Read per agent by the host's media pruner (Host.startMediaPruner),
-	// which keeps no table to compare.
-	"MediaKeep": "the host's media pruner",
-	// Read per agent, at each plugin tool call, by the tools endpoint's
-	// grants (pluginToolGrants over the running configuration).
-	"Tools": "the plugin tool grants",
-	// The host's, not an agent's: refused in an agent "<id>" block by
-	// validate (config.DefaultAgentOnly). max_concurrent and one_shot are
-	// mapped like every field, but the runner takes the runner's (the
-	// default agent's) values (runner.Config.forAgent); approvers and
-	// approval_timeout make the one approval policy (Pipeline).
-	"MaxConcurrent":   "refused",
-	"OneShot":         "refused",
-	"Approvers":       "refused",
-	"ApprovalTimeout": "refused",
+// agentElsewhere are the fields of config.Agent whose home is not the
+// agent's Profile or HostWide, each with where it is. Every other field
+// must reach the Profile (or, in the default agent block, HostWide) of the
+// agent that sets it (TestProfileHomesEveryField).
+var agentElsewhere = map[string]string{
+	// The chats bound to the agent are the routing table config resolves
+	// for every agent at once (config.Config.Bindings, Pipeline's Agents).
+	"Chats": "config.Config.Bindings",
 }
 
-// agentMapping is everything a named agent id is mapped into: its runner
-// configuration, its turn settings and its entries in the pipeline's
-// per-agent tables.
-type agentMapping struct {
-	Runner     runner.Config
-	Turn       turn.AgentSettings
-	Bindings   any
-	Switchable bool
-	Budget     *config.Budget
-	Workspace  string
-	Transcript []string
+// agentHome is everything an agent block is mapped into: its Profile, the
+// host-wide settings (the default agent's) and the routing table.
+type agentHome struct {
+	Profile  Profile
+	Host     HostWide
+	Bindings any
 }
 
-func mapAgent(t *testing.T, cfg *config.Config, id string) agentMapping {
+func homeOf(t *testing.T, cfg *config.Config, a *config.Agent) agentHome {
 	t.Helper()
-	rc, err := Runner(cfg)
+	p, err := Agent(cfg, a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := Pipeline(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return agentMapping{
-		Runner: rc.Agents[id], Turn: set.Turn.Agents[id], Bindings: set.Agents, Switchable: slices.Contains(set.Switchable, id),
-		Budget: set.Budgets.Agents[id], Workspace: set.Delivery.AgentWorkspaces[id], Transcript: set.TranscriptDirs,
-	}
+	return agentHome{Profile: p, Host: Host(cfg), Bindings: cfg.Bindings()}
 }
 
-// TestAgentFieldsMapped: each field of config.Agent, set to a value of its
-// own in an agent "<id>" block, changes what that agent is mapped into — so
-// a named agent's block holds as the default's does, and a field added to
-// config.Agent without a mapping fails here (unless agentNotMapped says
-// where it goes instead).
-func TestAgentFieldsMapped(t *testing.T) {
+// TestProfileHomesEveryField: each field of config.Agent, set to a value
+// of its own in the default agent block and in an agent "<id>" block,
+// changes what that agent is mapped into (Agent's Profile, or HostWide for
+// the host's settings of the default block) — so one rule maps every
+// agent, a named agent's block holds as the default's does, and a field
+// added to config.Agent without a home fails here (unless agentElsewhere
+// says where it goes). The host's settings are exactly those
+// config.DefaultAgentOnly refuses in a named block.
+func TestProfileHomesEveryField(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.hcl")
@@ -85,43 +60,121 @@ func TestAgentFieldsMapped(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	base := mapAgent(t, cfg, "x")
-	named := cfg.Agents[0]
-	typ := reflect.TypeOf(*named)
+	typ := reflect.TypeOf(config.Agent{})
 	refused := map[string]bool{}
 	for _, h := range config.DefaultAgentOnly {
 		refused[h.Name] = true
 	}
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		attr, _, _ := strings.Cut(f.Tag.Get("hcl"), ",")
-		if why, ok := agentNotMapped[f.Name]; ok {
-			if (why == "refused") != refused[attr] {
-				t.Errorf("%s (%s): agentNotMapped says %q, config.DefaultAgentOnly refused: %v", f.Name, attr, why, refused[attr])
+	for _, which := range []string{"default", "named"} {
+		agentOf := func(c *config.Config) **config.Agent {
+			if which == "default" {
+				return &c.Agent
 			}
-			continue
+			return &c.Agents[0]
 		}
-		if refused[attr] {
-			t.Errorf("%s (%s) is refused in a named block (config.DefaultAgentOnly) but not listed in agentNotMapped", f.Name, attr)
-		}
-		t.Run(f.Name, func(t *testing.T) {
-			a := *named
-			v := reflect.ValueOf(&a).Elem().Field(i)
-			(&agentFiller{n: i}).fill(f.Name, v)
-			c := *cfg
-			c.Agents = []*config.Agent{&a}
-			if got := mapAgent(t, &c, "x"); reflect.DeepEqual(got, base) {
-				t.Errorf("config.Agent.%s (%s = %v) in agent \"x\" reaches none of what the agent is mapped into: map it (runnerConfig, turnAgent, Pipeline) or say in agentNotMapped where it goes", f.Name, attr, v.Interface())
+		base := homeOf(t, cfg, *agentOf(cfg))
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if !f.IsExported() {
+				continue
 			}
-		})
+			attr, _, _ := strings.Cut(f.Tag.Get("hcl"), ",")
+			if _, ok := agentElsewhere[f.Name]; ok {
+				continue
+			}
+			if which == "named" && refused[attr] {
+				continue // validate refuses it in a named block
+			}
+			t.Run(which+"/"+f.Name, func(t *testing.T) {
+				c := *cfg
+				c.Agents = slices.Clone(cfg.Agents)
+				a := **agentOf(&c)
+				v := reflect.ValueOf(&a).Elem().Field(i)
+				(&agentFiller{n: i}).fill(f.Name, v)
+				*agentOf(&c) = &a
+				got := homeOf(t, &c, &a)
+				if reflect.DeepEqual(got, base) {
+					t.Fatalf("config.Agent.%s (%s = %v) in the %s agent block has no home: map it in Agent (or HostWide) or say in agentElsewhere where it goes", f.Name, attr, v.Interface(), which)
+				}
+				if toHost := !reflect.DeepEqual(got.Host, base.Host); toHost != refused[attr] {
+					t.Errorf("config.Agent.%s (%s): reaches HostWide %v, refused in a named block (config.DefaultAgentOnly) %v: the host's settings are exactly the refused ones", f.Name, attr, toHost, refused[attr])
+				}
+			})
+		}
 	}
-	for name := range agentNotMapped {
+	for name := range agentElsewhere {
 		if _, ok := typ.FieldByName(name); !ok {
-			t.Errorf("agentNotMapped lists %s, which config.Agent does not have", name)
+			t.Errorf("agentElsewhere lists %s, which config.Agent does not have", name)
 		}
+	}
+}
+
+// TestRunnerAndPipelineReadProfiles: the runner's and the pipeline's
+// per-agent settings are the agents' Profiles, the default agent's as
+// their own, and the runner's limits HostWide's — nothing else maps an
+// agent block.
+func TestRunnerAndPipelineReadProfiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.hcl")
+	src := fmt.Sprintf("data_dir = %q\nagent {\n  workspace = %q\n  max_concurrent = 7\n  one_shot = true\n  approvers = \"owners\"\n  memory_flush {\n    context_window = 1000\n  }\n  budget {\n    per_chat_daily_usd = 3\n  }\n}\nagent \"x\" {\n  workspace = %q\n  switchable = true\n  model = \"opus\"\n  budget {\n    per_chat_daily_usd = 1\n  }\n}\n",
+		filepath.Join(dir, "data"), filepath.Join(dir, "main"), filepath.Join(dir, "x"))
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(path)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	profiles, err := Agents(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(profiles) != 2 || !profiles[0].Default || profiles[1].Default || profiles[1].ID != "x" {
+		t.Fatalf("profiles %+v", profiles)
+	}
+	main, x, hw := profiles[0], profiles[1], Host(cfg)
+	rc, err := Runner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mainRC := rc
+	mainRC.Agents, mainRC.MaxConcurrent, mainRC.OneShot = nil, 0, false
+	if !reflect.DeepEqual(mainRC, main.Runner) || !reflect.DeepEqual(rc.Agents["x"], x.Runner) {
+		t.Errorf("Runner does not carry the profiles' runner settings")
+	}
+	if rc.MaxConcurrent != 7 || !rc.OneShot || hw.MaxConcurrent != 7 || !hw.OneShot || !hw.Approval.OwnersOnly {
+		t.Errorf("host-wide: runner %d %v, HostWide %+v", rc.MaxConcurrent, rc.OneShot, hw)
+	}
+	set, err := Pipeline(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(set.Turn.Agents["x"], x.Turn) {
+		t.Errorf("turn settings of agent x: %+v, want %+v", set.Turn.Agents["x"], x.Turn)
+	}
+	// The default agent's turn settings are turn.Settings' own fields, by
+	// name: each field of turn.AgentSettings must be there and hold the
+	// default Profile's value (a pointer: the value it points at).
+	own := reflect.ValueOf(set.Turn)
+	want := reflect.ValueOf(main.Turn)
+	for i := range want.NumField() {
+		name := want.Type().Field(i).Name
+		got := own.FieldByName(name)
+		if got.IsValid() && got.Kind() == reflect.Pointer && want.Field(i).Kind() != reflect.Pointer {
+			if got.IsNil() {
+				t.Errorf("turn.Settings.%s is nil: the default agent's %s falls between the mappings", name, name)
+				continue
+			}
+			got = got.Elem()
+		}
+		if !got.IsValid() || !reflect.DeepEqual(got.Interface(), want.Field(i).Interface()) {
+			t.Errorf("turn.Settings.%s does not hold the default agent's %s (%v): it falls between the mappings", name, name, want.Field(i).Interface())
+		}
+	}
+	if set.Delivery.AgentWorkspaces["x"] != x.Runner.Workspace || !slices.Equal(set.Switchable, []string{"x"}) ||
+		!reflect.DeepEqual(set.Budgets.Agents["x"], x.Budget) || !reflect.DeepEqual(set.Budgets.Agents["main"], main.Budget) || x.Budget == nil || !set.Approval.OwnersOnly {
+		t.Errorf("per-agent tables: workspaces %v, switchable %v, budgets %v, approval %+v", set.Delivery.AgentWorkspaces, set.Switchable, set.Budgets.Agents, set.Approval)
 	}
 }
 

@@ -7,7 +7,6 @@ package settings
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -21,7 +20,6 @@ import (
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/agenttools"
-	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/config"
@@ -105,6 +103,10 @@ func receivedHooks(cfg *config.Config) []received.Hook {
 // Pipeline maps the configuration onto the pipeline settings.
 func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 	a, sess, msg := cfg.Access, cfg.Session, cfg.Messages
+	// A run_as user that does not exist is Runner's error: the pipeline's
+	// settings hold no user.
+	profiles, _ := Agents(cfg)
+	hw := Host(cfg)
 	set := gateway.Settings{
 		Access: access.Policy{
 			DMPolicy: a.DMPolicy, Owners: a.Owners, AllowFrom: a.AllowFrom, PairingTTL: a.PairingTTL.Duration(),
@@ -112,7 +114,7 @@ func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 		},
 		Sources: map[string]string{},
 		DMScope: sessionkey.DMScope(sess.DMScope), IdentityLinks: sess.IdentityLinks,
-		Turn:     turnSettings(cfg),
+		Turn:     turnSettings(cfg, profiles),
 		Received: received.Settings{Hooks: receivedHooks(cfg), Timeout: msg.HookTimeout.Duration()},
 		Sending:  sending.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
 		AgentEnd: agentend.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
@@ -120,7 +122,7 @@ func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace, AgentWorkspaces: map[string]string{},
 		},
-		Approval:     approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners", DirectChats: map[string]bool{}},
+		Approval:     hw.Approval,
 		SeenReaction: msg.SeenReaction, QueuedNotice: msg.QueuedNotice,
 		Budgets:   budget.Rules{Top: cfg.Budget, Agents: map[string]*config.Budget{}},
 		AuditKeep: cfg.Audit.Keep.Duration(),
@@ -148,17 +150,17 @@ func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 	if len(cfg.Agents) > 0 {
 		set.Agents = cfg.Bindings()
 	}
-	for _, a := range cfg.AllAgents() {
-		if a.ID != cfg.Agent.ID {
-			set.Delivery.AgentWorkspaces[a.ID] = a.Workspace
+	for _, p := range profiles {
+		if !p.Default {
+			set.Delivery.AgentWorkspaces[p.ID] = p.Runner.Workspace
 		}
-		if a.Switchable {
-			set.Switchable = append(set.Switchable, a.ID)
+		if p.Switchable {
+			set.Switchable = append(set.Switchable, p.ID)
 		}
-		if b := a.OwnBudget(); b != nil {
-			set.Budgets.Agents[a.ID] = b
+		if p.Budget != nil {
+			set.Budgets.Agents[p.ID] = p.Budget
 		}
-		if d := cmp.Or(a.Env["CLAUDE_CONFIG_DIR"], agentConfigDir(cfg, a)); d != "" && !slices.Contains(set.TranscriptDirs, d) {
+		if d := p.TranscriptDir; d != "" && !slices.Contains(set.TranscriptDirs, d) {
 			set.TranscriptDirs = append(set.TranscriptDirs, d)
 		}
 	}
@@ -226,7 +228,9 @@ func promptSection(msg *config.Messages) (*chatprompt.Template, error) {
 	return chatprompt.Default, nil
 }
 
-func turnSettings(cfg *config.Config) turn.Settings {
+// turnSettings are the turn stage's settings: the default agent's Profile
+// as Settings' own, each named one's in Agents.
+func turnSettings(cfg *config.Config, profiles []Profile) turn.Settings {
 	sess, msg := cfg.Session, cfg.Messages
 	set := turn.Settings{
 		HookOrder:         hookOrder(cfg),
@@ -242,14 +246,15 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		TurnCard:          msg.TurnCard != "off",
 		PingAfter:         msg.PingAfter.Duration(),
 	}
-	d := turnAgent(cfg.Agent) // the default agent's are Settings' own
+	d := profiles[0].Turn // the default agent's are Settings' own
 	set.Workspace, set.Model, set.Models, set.PermissionMode, set.PermissionModes = d.Workspace, d.Model, d.Models, d.PermissionMode, d.PermissionModes
 	set.Approvals, set.Worktrees, set.InlineImages, set.Timeout = d.Approvals, d.Worktrees, d.InlineImages, d.Timeout
+	set.MemoryFlush = &d.MemoryFlush // applied by a reload as a named agent's is
 	if len(cfg.Agents) > 0 {
 		set.Agents = map[string]turn.AgentSettings{}
 	}
-	for _, a := range cfg.Agents {
-		set.Agents[a.ID] = turnAgent(a)
+	for _, p := range profiles[1:] {
+		set.Agents[p.ID] = p.Turn
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off
@@ -291,22 +296,23 @@ func resetRule(r *config.ResetRule) *sessionreset.Rule {
 	return out
 }
 
-// Runner maps the agent blocks onto the runner's settings: the default
-// agent's as the runner's own, each agent "<id>" block's in Agents — both by
-// runnerConfig, so a named agent's block holds as the default's does
-// (TestAgentFieldsMapped).
+// Runner maps the agents onto the runner's settings: the default agent's
+// Profile as the runner's own, with the host-wide limits (HostWide), each
+// agent "<id>" block's in Agents — all by Agent, so a named agent's block
+// holds as the default's does (TestProfileHomesEveryField).
 func Runner(cfg *config.Config) (runner.Config, error) {
-	rc, err := runnerConfig(cfg, cfg.Agent)
+	profiles, err := Agents(cfg)
 	if err != nil {
-		return rc, err
+		return runner.Config{}, err
 	}
-	if len(cfg.Agents) > 0 {
+	hw := Host(cfg)
+	rc := profiles[0].Runner
+	rc.MaxConcurrent, rc.OneShot = hw.MaxConcurrent, hw.OneShot
+	if len(profiles) > 1 {
 		rc.Agents = map[string]runner.Config{}
 	}
-	for _, n := range cfg.Agents {
-		if rc.Agents[n.ID], err = runnerConfig(cfg, n); err != nil {
-			return rc, err
-		}
+	for _, p := range profiles[1:] {
+		rc.Agents[p.ID] = p.Runner
 	}
 	return rc, nil
 }
@@ -314,9 +320,8 @@ func Runner(cfg *config.Config) (runner.Config, error) {
 // runnerConfig is the runner configuration of agent a: its claude, the
 // sandbox hiding data_dir, the config file's directory and the other agents'
 // workspaces (the agent tool endpoint bound back), its claude config
-// directory (agentConfigDir) and the user it runs as. Of what it maps, the
-// runner takes max_concurrent and one_shot from the default agent only
-// (validate refuses them in a named block).
+// directory (agentConfigDir) and the user it runs as: Agent's Runner. The
+// host-wide limits (max_concurrent, one_shot) are HostWide's.
 func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 	rc := runner.Config{
 		Name:             a.ID,
@@ -339,8 +344,6 @@ func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 		MaxTurns:         a.MaxTurns,
 		IdleTimeout:      a.IdleTimeout.Duration(),
 		MaxWarm:          a.MaxWarm,
-		MaxConcurrent:    a.MaxConcurrent,
-		OneShot:          a.OneShot,
 		// Text deltas, so "blocks" and "draft" streaming show a long
 		// reply while it is written, not only once each block is complete.
 		PartialMessages: true,
