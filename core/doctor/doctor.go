@@ -89,14 +89,24 @@ type checker struct {
 
 // checkers are doctor's checks in the order their findings are shown.
 var checkers = []checker{
-	{"claude CLI", func(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorClaude(ctx, cfg) }, true},
+	{"claude CLI", func(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+		return doctorClaude(ctx, cfg)
+	}, true},
 	{"directories", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorDirs(cfg) }, true},
-	{"database", func(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorDatabase(ctx, cfg) }, false},
-	{"plugin binaries", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorBinaries(cfg) }, true},
+	{"database", func(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+		return doctorDatabase(ctx, cfg)
+	}, false},
+	{"plugin binaries", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+		return doctorBinaries(cfg)
+	}, true},
 	{"plugins' live checks", doctorChannels, true},
 	{"ports", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorPorts(cfg) }, true},
-	{"sandbox", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorSandbox(cfg) }, true},
-	{"memory", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorMemory(cfg) }, true},
+	{"sandbox", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+		return doctorSandbox(cfg)
+	}, true},
+	{"memory", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+		return doctorMemory(cfg)
+	}, true},
 }
 
 // doctorSandbox checks claude's sandbox the way the runner will find it
