@@ -89,31 +89,21 @@ type checker struct {
 
 // checkers are doctor's checks in the order their findings are shown.
 var checkers = []checker{
-	{"claude CLI", func(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
-		return doctorClaude(ctx, cfg)
-	}, true},
-	{"directories", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorDirs(cfg) }, true},
-	{"database", func(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
-		return doctorDatabase(ctx, cfg)
-	}, false},
-	{"plugin binaries", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
-		return doctorBinaries(cfg)
-	}, true},
+	{"claude CLI", doctorClaude, true},
+	{"directories", doctorDirs, true},
+	{"database", doctorDatabase, false},
+	{"plugin binaries", doctorBinaries, true},
 	{"plugins' live checks", doctorChannels, true},
-	{"ports", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check { return doctorPorts(cfg) }, true},
-	{"sandbox", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
-		return doctorSandbox(cfg)
-	}, true},
-	{"memory", func(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
-		return doctorMemory(cfg)
-	}, true},
+	{"ports", doctorPorts, true},
+	{"sandbox", doctorSandbox, true},
+	{"memory", doctorMemory, true},
 }
 
 // doctorSandbox checks claude's sandbox the way the runner will find it
 // (runner.ProbeSandbox): bubblewrap works; or it does not and only owners
 // can reach the agent (a warning with the command that installs it); or
 // the host refuses to start (sandboxreach.Check).
-func doctorSandbox(cfg *config.Config) []Check {
+func doctorSandbox(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
 	const name = "sandbox"
 	if cfg.Agent.Sandbox == runner.SandboxOff {
 		return []Check{{Name: name, Verdict: VerdictWarn, Found: `agent.sandbox = "off": claude's tools run with all of clawhost's user's access`,
@@ -141,7 +131,7 @@ func doctorSandbox(cfg *config.Config) []Check {
 }
 
 // doctorDirs checks data_dir and the workspaces, and the free disk.
-func doctorDirs(cfg *config.Config) []Check {
+func doctorDirs(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
 	var out []Check
 	add := func(name, verdict, found, do string) {
 		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
@@ -188,7 +178,7 @@ func doctorDirs(cfg *config.Config) []Check {
 }
 
 // doctorDatabase opens (and so migrates) the database.
-func doctorDatabase(ctx context.Context, cfg *config.Config) []Check {
+func doctorDatabase(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
 	var out []Check
 	add := func(name, verdict, found, do string) {
 		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
@@ -211,7 +201,7 @@ func doctorDatabase(ctx context.Context, cfg *config.Config) []Check {
 }
 
 // doctorBinaries checks the enabled plugins' binaries and checksums.
-func doctorBinaries(cfg *config.Config) []Check {
+func doctorBinaries(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
 	var out []Check
 	add := func(name, verdict, found, do string) {
 		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
@@ -242,7 +232,7 @@ func doctorBinaries(cfg *config.Config) []Check {
 }
 
 // doctorPorts checks the addresses the host binds.
-func doctorPorts(cfg *config.Config) []Check {
+func doctorPorts(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
 	var out []Check
 	add := func(name, verdict, found, do string) {
 		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
@@ -274,7 +264,7 @@ func doctorPorts(cfg *config.Config) []Check {
 }
 
 // doctorMemory checks memory for agent.max_warm warm claude processes.
-func doctorMemory(cfg *config.Config) []Check {
+func doctorMemory(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
 	var out []Check
 	add := func(name, verdict, found, do string) {
 		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
@@ -288,7 +278,7 @@ func doctorMemory(cfg *config.Config) []Check {
 }
 
 // doctorClaude checks every agent's claude CLI.
-func doctorClaude(ctx context.Context, cfg *config.Config) []Check {
+func doctorClaude(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
 	var out []Check
 	rc, err := settings.Runner(cfg)
 	if err != nil {

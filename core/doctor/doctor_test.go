@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -54,14 +55,14 @@ plugin "tg" {
 		{"strangers", strangers, VerdictFail, "the host refuses to start", `or write sandbox = "off"`},
 		{"off", off, VerdictWarn, `agent.sandbox = "off"`, "bubblewrap"},
 	} {
-		got := doctorSandbox(loadSrc(t, tc.src))
+		got := doctorSandbox(context.Background(), loadSrc(t, tc.src), nil)
 		if len(got) != 1 || got[0].Verdict != tc.verdict || !strings.Contains(got[0].Found, tc.found) || !strings.Contains(got[0].Do, tc.do) {
 			t.Errorf("%s: %+v", tc.name, got)
 		}
 	}
 	if real, err := exec.LookPath("/usr/bin/bwrap"); err == nil {
 		t.Setenv("PATH", filepath.Dir(real))
-		if got := doctorSandbox(loadSrc(t, strangers)); len(got) != 1 || got[0].Verdict != VerdictOK {
+		if got := doctorSandbox(context.Background(), loadSrc(t, strangers), nil); len(got) != 1 || got[0].Verdict != VerdictOK {
 			t.Errorf("with bubblewrap: %+v", got)
 		}
 	}
@@ -106,7 +107,7 @@ func TestDoctorPortInUse(t *testing.T) {
 	}()
 	cfg := loadSrc(t, "admin {\n  listen = \""+ln.Addr().String()+"\"\n}\n")
 	verdict := func() Check {
-		for _, c := range doctorPorts(cfg) {
+		for _, c := range doctorPorts(context.Background(), cfg, nil) {
 			if c.Name == "admin endpoint" {
 				return c
 			}
