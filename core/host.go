@@ -251,7 +251,7 @@ func (h *Host) provision() error {
 		return err
 	}
 	h.sandbox = h.agent.SandboxState()
-	if err := sandboxreach.Check(h.cfg, set.Access, h.sandbox); err != nil {
+	if err := sandboxreach.Check(h.cfg, set.Access, h.sandbox, sandboxreach.Probe(nil)); err != nil {
 		return err
 	}
 	// The plugins start first: their processes start, handshake and
@@ -593,7 +593,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 	}
 	if err == nil {
 		// The sandbox is the one the host started with.
-		err = sandboxreach.Check(cfg, set.Access, h.sandbox)
+		err = sandboxreach.Check(cfg, set.Access, h.sandbox, sandboxreach.Probe(h.plugins))
 	}
 	if err != nil {
 		err = fmt.Errorf("configuration refused: %w", err)

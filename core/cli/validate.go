@@ -113,7 +113,7 @@ func agentCommands(cfg *config.Config) hcl.Diagnostics {
 // error at agent.sandbox (or the agent block): validate passing means the
 // host starts on this machine.
 func sandboxReach(cfg *config.Config) hcl.Diagnostics {
-	err := sandboxreach.Refusal(cfg)
+	err := sandboxreach.Refusal(cfg, sandboxreach.Probe(nil))
 	if err == nil {
 		return nil
 	}

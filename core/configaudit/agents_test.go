@@ -43,7 +43,7 @@ agent "docs" {
   workspace = "./workspace"
 }
 `)
-	in := auditInput(cfg)
+	in := auditInput(cfg, bundled(cfg))
 	got := []string{}
 	for _, f := range in.Agent.AllowedTools {
 		got = append(got, "main "+f.Value+" "+strings.TrimPrefix(f.At, cfg.Path()))
@@ -57,7 +57,7 @@ agent "docs" {
 		t.Errorf("allowed_tools audited: %q, want %q", got, want)
 	}
 	var runs []string
-	for _, f := range Run(cfg, securityaudit.Machine{}) {
+	for _, f := range Run(cfg, securityaudit.Machine{}, bundled(cfg)) {
 		if f.Check == "agent.allowed_tools_runs_code" {
 			runs = append(runs, strings.TrimPrefix(f.Where, cfg.Path())+" "+f.Found)
 		}
@@ -90,7 +90,7 @@ plugin "git" {
 }
 `)
 	var got []string
-	for _, f := range Run(cfg, securityaudit.Machine{}) {
+	for _, f := range Run(cfg, securityaudit.Machine{}, bundled(cfg)) {
 		if strings.HasPrefix(f.Check, "agent.plugin_tools") {
 			got = append(got, f.Check+" "+strings.TrimPrefix(f.Where, cfg.Path())+" "+f.Found)
 		}

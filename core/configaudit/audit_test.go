@@ -67,7 +67,7 @@ func TestAuditGolden(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatalf("load: %v", diags)
 			}
-			findings := Run(cfg, tc.machine)
+			findings := Run(cfg, tc.machine, bundled(cfg))
 			var buf bytes.Buffer
 			if err := securityaudit.WriteText(&buf, path, findings); err != nil {
 				t.Fatal(err)

@@ -103,7 +103,7 @@ var checkers = []checker{
 // (runner.ProbeSandbox): bubblewrap works; or it does not and only owners
 // can reach the agent (a warning with the command that installs it); or
 // the host refuses to start (sandboxreach.Check).
-func doctorSandbox(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+func doctorSandbox(_ context.Context, cfg *config.Config, ph *pluginhost.Supervisor) []Check {
 	const name = "sandbox"
 	if cfg.Agent.Sandbox == runner.SandboxOff {
 		return []Check{{Name: name, Verdict: VerdictWarn, Found: `agent.sandbox = "off": claude's tools run with all of clawhost's user's access`,
@@ -122,7 +122,7 @@ func doctorSandbox(_ context.Context, cfg *config.Config, _ *pluginhost.Supervis
 	if err != nil {
 		return nil
 	}
-	if err := sandboxreach.Check(cfg, set.Access, state); err != nil {
+	if err := sandboxreach.Check(cfg, set.Access, state, sandboxreach.Probe(ph)); err != nil {
 		return []Check{{Name: name, Verdict: VerdictFail, Found: "claude cannot be sandboxed (" + why + ") and people besides the owners can reach it: the host refuses to start",
 			Do: bubblewrap.Advice() + `, or write sandbox = "off" in the agent block to accept the risk`}}
 	}

@@ -12,41 +12,46 @@ import (
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
+	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/pluginprobe"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/settings"
 )
 
-// nonChannelSources are the first-party plugins that carry no people's
-// messages (a command, hooks). Any other enabled plugin may be a channel:
-// the file does not say, and a plugin describes itself only once started.
-var nonChannelSources = map[string]bool{"ping": true, "clock-hook": true, "transcribe-hook": true}
+// Declare tells the rule what the enabled plugins of a configuration
+// declare of themselves (pluginprobe.Declared: whether each is a channel,
+// the address it serves people on). Probe asks them; tests give a table.
+type Declare func(cfg *config.Config) map[string]pluginprobe.Declared
+
+// Probe is the Declare that asks the plugins, in probe processes of ph
+// (nil: a supervisor of its own).
+func Probe(ph *pluginhost.Supervisor) Declare {
+	return func(cfg *config.Config) map[string]pluginprobe.Declared {
+		return pluginprobe.Declarations(cfg, cfg.EnabledPlugins(), ph)
+	}
+}
 
 // reachChannels are cfg's enabled plugin instances people may write
-// through, the web chat on loopback marked local (only who holds its
-// token, kept 0600 in data_dir, opens it).
-func reachChannels(cfg *config.Config) []access.Channel {
+// through, as declared says: a plugin that declares it is no channel (a
+// command, hooks) is left out, one that serves people on a loopback
+// address is marked local (only who can log in here reaches it). A plugin
+// that declared nothing (it could not be asked) is a channel reachable from
+// anywhere.
+func reachChannels(cfg *config.Config, declared map[string]pluginprobe.Declared) []access.Channel {
 	var out []access.Channel
 	for _, p := range cfg.EnabledPlugins() {
-		if nonChannelSources[p.Source] {
+		d, known := declared[p.Name]
+		if known && !d.Channel {
 			continue
 		}
 		c := access.Channel{Instance: p.Name}
-		if p.Source == "webchat" {
-			listen, _ := cfg.StringValue(cfg.Attribute("plugin", p.Name, "config", "listen"))
-			if listen == "" {
-				listen = webchatDefaultListen
-			}
-			c.Local = config.IsLoopbackListen(listen)
+		if addr, _ := d.ListenOf(cfg, p); addr != "" {
+			c.Local = config.IsLoopbackListen(addr)
 		}
 		out = append(out, c)
 	}
 	return out
 }
-
-// webchatDefaultListen is the web chat plugin's listen when its block
-// does not set it (plugins/webchat.DefaultListen; core does not import
-// plugins).
-const webchatDefaultListen = "127.0.0.1:8790"
 
 // installBubblewrap is the command that installs bubblewrap here, ""
 // where there is none (macOS); tests replace it.
@@ -63,12 +68,12 @@ var ErrNoSandbox = errors.New("no sandbox for claude, and people besides the own
 // it: claimed owners included). Written out, sandbox = "off" accepts the
 // risk; only owners reaching it needs no sandbox. The error is one
 // message saying who can reach it and the two ways out.
-func Check(cfg *config.Config, pol access.Policy, state string) error {
+func Check(cfg *config.Config, pol access.Policy, state string, declare Declare) error {
 	why, unavailable := runner.SandboxUnavailable(state)
 	if !unavailable {
 		return nil
 	}
-	who := pol.Strangers(reachChannels(cfg))
+	who := pol.Strangers(reachChannels(cfg, declare(cfg)))
 	if len(who) == 0 {
 		return nil
 	}
@@ -96,19 +101,19 @@ func Check(cfg *config.Config, pol access.Policy, state string) error {
 // Strangers says why anyone besides the owners can reach cfg's agent
 // (access.Policy.Strangers over its enabled channels, claimed owners
 // included); none: only owners can.
-func Strangers(cfg *config.Config) []string {
+func Strangers(cfg *config.Config, declare Declare) []string {
 	set, err := settings.Pipeline(cfg)
 	if err != nil {
 		return nil
 	}
-	return set.Access.Strangers(reachChannels(cfg))
+	return set.Access.Strangers(reachChannels(cfg, declare(cfg)))
 }
 
 // Refusal is the refusal the host would start with on this
 // machine (Check), nil when it would start: bubblewrap is
 // probed as the runner does. `clawhost validate` and `clawhost doctor`
 // report it.
-func Refusal(cfg *config.Config) error {
+func Refusal(cfg *config.Config, declare Declare) error {
 	if cfg.Agent.Sandbox == runner.SandboxOff {
 		return nil
 	}
@@ -116,12 +121,13 @@ func Refusal(cfg *config.Config) error {
 	if err != nil {
 		return nil // the start reports that first
 	}
-	if len(set.Access.Strangers(reachChannels(cfg))) == 0 {
-		return nil // no probe needed
+	declared := declare(cfg)
+	if len(set.Access.Strangers(reachChannels(cfg, declared))) == 0 {
+		return nil // no probe of the sandbox needed
 	}
 	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return nil
 	}
-	return Check(cfg, set.Access, runner.ProbeSandbox(rc))
+	return Check(cfg, set.Access, runner.ProbeSandbox(rc), func(*config.Config) map[string]pluginprobe.Declared { return declared })
 }

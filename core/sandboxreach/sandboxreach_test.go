@@ -114,7 +114,7 @@ access { dm_policy = "open" }` + tg, noBwrap, []string{`in the agent block (conf
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = Check(cfg, set.Access, tc.state)
+			err = Check(cfg, set.Access, tc.state, bundled)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -149,7 +149,7 @@ plugin "tg" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Check(cfg, set.Access, noBwrap)
+	err = Check(cfg, set.Access, noBwrap, bundled)
 	if !errors.Is(err, ErrNoSandbox) || !strings.Contains(err.Error(), "bubblewrap exists on Linux only") ||
 		!strings.Contains(err.Error(), `write sandbox = "off" in the agent block`) || strings.Contains(err.Error(), "install bubblewrap") {
 		t.Errorf("the refusal on macOS: %v", err)
@@ -175,7 +175,7 @@ func TestDefaultConfigStartsUnsandboxed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = Check(cfg, set.Access, noBwrap)
+		err = Check(cfg, set.Access, noBwrap, bundled)
 		if token == "" && err != nil {
 			t.Errorf("the default config without Telegram is refused: %v", err)
 		}
