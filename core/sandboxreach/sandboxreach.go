@@ -121,13 +121,15 @@ func Refusal(cfg *config.Config, declare Declare) error {
 	if err != nil {
 		return nil // the start reports that first
 	}
-	declared := declare(cfg)
-	if len(set.Access.Strangers(reachChannels(cfg, declared))) == 0 {
-		return nil // no probe of the sandbox needed
+	// No probe needed when even the cautious view (every plugin a channel
+	// reachable from anywhere) lets only owners in; the plugins are asked
+	// only when bubblewrap does not work here (Check).
+	if len(set.Access.Strangers(reachChannels(cfg, nil))) == 0 {
+		return nil
 	}
 	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return nil
 	}
-	return Check(cfg, set.Access, runner.ProbeSandbox(rc), func(*config.Config) map[string]pluginprobe.Declared { return declared })
+	return Check(cfg, set.Access, runner.ProbeSandbox(rc), declare)
 }
