@@ -13,7 +13,7 @@ import (
 // checkChanged checks, concurrently, the blocks of the enabled plugins of
 // cfg that are new or changed (pluginhost.Supervisor.Changed; an unchanged
 // instance is not probed, even a misconfigured one, which its restart
-// checks again): each is probed as CheckPlugin does, bounded by its start
+// checks again): each is probed as pluginprobe.Check does, bounded by its start
 // timeout. It returns the diagnostics of all of them. A plugin whose
 // binary is missing, or that cannot be started, adds none: the reload goes
 // on and the instance shows its state as it would without the check.

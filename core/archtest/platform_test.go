@@ -34,7 +34,7 @@ var (
 var knownPlatformBranches = []string{}
 
 // pluginDirMaker is the one file that builds an instance's data directory
-// path: pluginSpec hands it to the plugin (and the launcher makes it). No
+// path: settings.Plugin hands it to the plugin (and the launcher makes it). No
 // other core file builds a path in it.
 const pluginDirMaker = "core/settings/settings.go"
 

@@ -16,7 +16,7 @@ import (
 const runAlonePoll = 100 * time.Millisecond
 
 // RunAlone runs the enabled plugin instance name of cfg alone, under
-// a supervisor of its own, exactly as the host would run it (pluginSpec:
+// a supervisor of its own, exactly as the host would run it (settings.Plugin:
 // its binary, environment, data dir and config block), but with no store:
 // its inbound messages are not taken, so not acked. watch is called with
 // the instance's status each time it changes and may ask the plugin to try
