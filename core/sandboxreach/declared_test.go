@@ -17,6 +17,8 @@ var bundledDeclared = map[string]pluginprobe.Declared{
 	"ping":            {},
 	"clock-hook":      {},
 	"transcribe-hook": {},
+	// A third party's chat page, its address under a name of its own.
+	"mychat": {Channel: true, Listen: "addr", ListenDefault: "127.0.0.1:7000"},
 }
 
 // bundled declares for cfg's plugins what bundledDeclared says of their

@@ -101,6 +101,13 @@ plugin "web" {
     tls_key  = "k.pem"
   }
 }`, noBwrap, []string{`allow_from admits "web:*", not an owner`}},
+		{"a third party's chat page on loopback", `access { allow_from = ["m:*"] }
+plugin "m" { source = "mychat" }`, noBwrap, nil},
+		{"a third party's chat page beyond loopback", `access { allow_from = ["m:*"] }
+plugin "m" {
+  source = "mychat"
+  config { addr = "0.0.0.0:7000" }
+}`, noBwrap, []string{`allow_from admits "m:*", not an owner`}},
 		{"an unknown plugin counts as a channel", `plugin "x" { source = "mychannel" }`, noBwrap, []string{`a stranger on x`}},
 		{"bubblewrap fails", `access { dm_policy = "open" }` + tg, bwrapFails,
 			[]string{"(bubblewrap failed: bwrap: No permissions to create new namespace)", `dm_policy = "open": anyone who writes to tg`, "user namespaces"}},
