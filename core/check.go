@@ -2,78 +2,18 @@ package core
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 
-	"github.com/hashicorp/hcl/v2"
-
 	"github.com/clawhost/clawhost/core/config"
-	"github.com/clawhost/clawhost/core/pluginhost"
-	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/core/pluginprobe"
+	"github.com/hashicorp/hcl/v2"
 )
-
-// CheckPlugin checks the config block of plugin p of cfg the way the
-// plugin itself would at its start: ph starts the binary in a probe
-// process, the block is decoded against the schema the plugin declares,
-// and, when that succeeds, the plugin's own checks (Validate) run on the
-// decoded block; with live, when the block is valid, the plugin's live
-// checks too (sdk.Plugin.Probe: its credentials with its platform;
-// CheckResult.Report). The diagnostics of the file are at file:line:col
-// in the block, warnings included, sorted; the result holds what the
-// plugin described (its id forms among its capabilities). The error says
-// why the plugin could not be started or asked (nothing is known about
-// the block then); p's binary must exist. ctx bounds the probe. For a
-// disabled p (validate -all) the plugin's own checks only warn (see
-// asWarnings).
-func CheckPlugin(ctx context.Context, ph *pluginhost.Supervisor, cfg *config.Config, p *config.Plugin, live bool) (hcl.Diagnostics, pluginhost.CheckResult, error) {
-	var diags hcl.Diagnostics
-	run := ph.Check
-	if live {
-		run = ph.Probe
-	}
-	res, err := run(ctx, pluginSpec(cfg, p), func(s schema.Schema) []byte {
-		js, d := config.DecodePluginConfig(p, s)
-		diags = append(diags, d...)
-		if d.HasErrors() {
-			return nil
-		}
-		return js
-	})
-	if err != nil {
-		return diags, res, fmt.Errorf("check plugin %s: %w", p.Name, err)
-	}
-	verdict := config.PluginDiagnostics(p, res.Schema, res.Verdict)
-	if !p.Enabled {
-		verdict = asWarnings(verdict)
-	}
-	return append(diags, verdict...), res, nil
-}
-
-// asWarnings turns the errors of a disabled plugin's own checks into
-// warnings. Its block is checked (validate -all) while the variables that
-// would enable it are unset, and those usually fill its values too (token
-// = env("TOKEN", "") beside enabled = env("TOKEN", "") != ""): an empty
-// token is what the environment says, not a mistake in the file. The
-// schema's findings (an unknown attribute such as a typo, a wrong type, a
-// missing required attribute) stay errors.
-func asWarnings(diags hcl.Diagnostics) hcl.Diagnostics {
-	out := make(hcl.Diagnostics, len(diags))
-	for i, d := range diags {
-		c := *d
-		if c.Severity == hcl.DiagError {
-			c.Severity = hcl.DiagWarning
-			c.Detail += " (The plugin is disabled: this is checked again when it is enabled, with the environment it then has.)"
-		}
-		out[i] = &c
-	}
-	return out
-}
 
 // checkChanged checks, concurrently, the blocks of the enabled plugins of
 // cfg that are new or changed (pluginhost.Supervisor.Changed; an unchanged
 // instance is not probed, even a misconfigured one, which its restart
-// checks again): each is probed as CheckPlugin does, bounded by its start
+// checks again): each is probed as pluginprobe.Check does, bounded by its start
 // timeout. It returns the diagnostics of all of them. A plugin whose
 // binary is missing, or that cannot be started, adds none: the reload goes
 // on and the instance shows its state as it would without the check.
@@ -95,7 +35,7 @@ func (h *Host) checkChanged(cfg *config.Config) hcl.Diagnostics {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), p.StartTimeout.Duration())
 			defer cancel()
-			d, _, err := CheckPlugin(ctx, h.plugins, cfg, p, false)
+			d, _, err := pluginprobe.Check(ctx, h.plugins, cfg, p, false)
 			if err != nil {
 				h.log.Warn("reload: could not check the plugin's config block", "instance", p.Name, "error", err)
 			}

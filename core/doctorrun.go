@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/doctor"
 )
 
 // doctorRuns runs doctor's checks inside the host for the status page
@@ -41,7 +42,7 @@ func (s *statusSource) RunDoctor() {
 		h.reloading.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		checks := doctor(ctx, cfg, h.plugins)
+		checks := doctor.InHost(ctx, cfg, h.plugins)
 		out := make([]admin.DoctorCheck, len(checks))
 		for i, c := range checks {
 			out[i] = admin.DoctorCheck(c)

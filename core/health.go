@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -12,17 +11,13 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/doctor"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 )
-
-// TestedClaudeVersion is the claude CLI version clawhost is tested with
-// (the Makefile's CLAUDE_VERSION); another works, and the status page
-// says it differs.
-const TestedClaudeVersion = "2.1.330"
 
 // agentHealth is the agent item of the host's health: every agent's
 // claude CLI found, the version of the default agent's, and the last turn
@@ -124,7 +119,7 @@ func (a *agentHealth) turn(outcome string, now time.Time) {
 func (a *agentHealth) view() *admin.AgentHealth {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	v := &admin.AgentHealth{Ready: true, Path: a.path, Version: a.version, Tested: TestedClaudeVersion, Since: a.since}
+	v := &admin.AgentHealth{Ready: true, Path: a.path, Version: a.version, Tested: doctor.TestedClaudeVersion, Since: a.since}
 	switch {
 	case a.missing != "":
 		v.Ready, v.State, v.LastError = false, "missing", a.missing
@@ -145,8 +140,8 @@ func (a *agentHealth) view() *admin.AgentHealth {
 		}
 		if a.probeErr != "" {
 			v.Action = "could not ask claude about itself: " + a.probeErr
-		} else if a.version != "" && !strings.HasPrefix(a.version, "unknown") && a.version != TestedClaudeVersion {
-			v.Action = "claude " + a.version + " is not the version clawhost is tested with (" + TestedClaudeVersion + "); it usually works — report what does not"
+		} else if a.version != "" && !strings.HasPrefix(a.version, "unknown") && a.version != doctor.TestedClaudeVersion {
+			v.Action = "claude " + a.version + " is not the version clawhost is tested with (" + doctor.TestedClaudeVersion + "); it usually works — report what does not"
 		}
 	}
 	return v
@@ -281,42 +276,12 @@ func (o hostObserver) Turn(agent string, d time.Duration, outcome string) {
 	o.agent.turn(outcome, time.Now())
 }
 
-// claudeRSS is what one warm claude process holds resident (measured with
-// the CLI 2.1.330: 184–210 MB; shared/reference/claude-cli.md §10).
-const claudeRSS = 210 << 20
-
 // warnWarmMemory warns at start when the warm claude processes may hold
 // more than a third of the machine's memory.
 func warnWarmMemory(cfg *config.Config, log interface{ Warn(string, ...any) }) {
-	if w := warmMemoryWarning(cfg.Agent, procmem.MemTotal()); w != "" {
+	if w := doctor.WarmMemoryWarning(cfg.Agent, procmem.MemTotal()); w != "" {
 		log.Warn(w)
 	}
-}
-
-// warmCeiling is what the default agent's warm claude processes may hold
-// together on a machine of total bytes (0 unknown), and the setting that
-// says so: agent.warm_memory (or its default), or agent.max_warm × ~210 MB
-// when that is less.
-func warmCeiling(a *config.Agent, total int64) (int64, string) {
-	budget, setting := a.WarmMemory.Bytes(), fmt.Sprintf("agent.warm_memory = %q", a.WarmMemory)
-	if budget == 0 {
-		budget, setting = runner.DefaultWarmMemory(total), "agent.warm_memory (default: a quarter of the machine's memory)"
-	}
-	if a.MaxWarm > 0 && int64(a.MaxWarm)*claudeRSS < budget {
-		budget, setting = int64(a.MaxWarm)*claudeRSS, fmt.Sprintf("agent.max_warm = %d", a.MaxWarm)
-	}
-	return budget, setting
-}
-
-// warmMemoryWarning is the warning for warm processes on a machine of
-// total bytes ("" none; none when total is unknown).
-func warmMemoryWarning(a *config.Agent, total int64) string {
-	ceiling, setting := warmCeiling(a, total)
-	if total == 0 || ceiling <= total/3 {
-		return ""
-	}
-	return fmt.Sprintf("%s lets warm claude processes (~210 MB each) hold up to %d MB on a machine with %d MB: more than a third of its memory. Lower it (a chat whose claude was stopped starts one again, ~1 s) or add memory.",
-		setting, ceiling>>20, total>>20)
 }
 
 // logClaudeCommands says which claude CLI each agent runs and how it was
@@ -333,15 +298,4 @@ func logClaudeCommands(cfg *config.Config, log hclog.Logger) {
 			log.Info("claude CLI", "agent", ag.ID, "path", f.Path, "found", f.Where)
 		}
 	}
-}
-
-// claudeCommand is agent.command as the runner runs it: the file
-// installpath finds (PATH, then claude's install places for "claude"), or
-// the command as written when it is nowhere (the runner says so and each
-// turn fails with what to do).
-func claudeCommand(command string) string {
-	if f, err := installpath.FindCommand(command); err == nil {
-		return f.Path
-	}
-	return command
 }

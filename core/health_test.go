@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/config"
-	"github.com/clawhost/clawhost/core/internal/procmem"
+	"github.com/clawhost/clawhost/core/doctor"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 )
@@ -30,7 +28,7 @@ func TestAgentHealth(t *testing.T) {
 	if v := missing.view(); v.Ready || v.State != "missing" || v.Action == "" {
 		t.Errorf("missing: %+v", v)
 	}
-	a := &agentHealth{path: "/usr/bin/claude", version: TestedClaudeVersion}
+	a := &agentHealth{path: "/usr/bin/claude", version: doctor.TestedClaudeVersion}
 	if v := a.view(); !v.Ready || v.State != "ready" || v.Action != "" {
 		t.Errorf("ready: %+v", v)
 	}
@@ -106,39 +104,6 @@ func TestStoreHealth(t *testing.T) {
 	}
 }
 
-// TestWarmMemoryWarning: 4 warm claude processes (~840 MB) are more than a
-// third of a 2 GB machine, not of an 8 GB one.
-func TestWarmMemoryWarning(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		maxWarm int
-		budget  config.Size
-		total   int64
-		want    []string // in the warning; nil: none
-	}{
-		{4, "2GB", 2 << 30, []string{"agent.max_warm = 4", "840 MB"}},
-		{0, "2GB", 2 << 30, []string{`agent.warm_memory = "2GB"`, "2048 MB"}},
-		{4, "", 2 << 30, nil}, // the default: 512 MB of 2 GB
-		{0, "", 512 << 20, []string{"agent.warm_memory (default", "256 MB"}}, // one claude on a tiny machine
-		{4, "", 8 << 30, nil},
-		{0, "", 64 << 30, nil},
-		{4, "2GB", 0, nil}, // unknown memory
-	} {
-		w := warmMemoryWarning(&config.Agent{MaxWarm: tc.maxWarm, WarmMemory: tc.budget}, tc.total)
-		if (w == "") != (tc.want == nil) {
-			t.Errorf("max_warm %d, warm_memory %q, %d MB: %q", tc.maxWarm, tc.budget, tc.total>>20, w)
-		}
-		for _, s := range tc.want {
-			if !strings.Contains(w, s) {
-				t.Errorf("max_warm %d, warm_memory %q: %q lacks %q", tc.maxWarm, tc.budget, w, s)
-			}
-		}
-	}
-	if procmem.MemTotal() <= 0 {
-		t.Error("MemTotal not read from /proc/meminfo")
-	}
-}
-
 // TestAgentHealthProbeStops: the start's background probe of the claude
 // CLI (claude auth status, which writes claude's config directory) ends
 // with the host: stop kills it and waits, so nothing of it outlives
@@ -165,48 +130,5 @@ func TestAgentHealthProbeStops(t *testing.T) {
 	a.stop()
 	if err := syscall.Kill(pid, 0); err == nil {
 		t.Errorf("the probe (pid %d) outlived stop", pid)
-	}
-}
-
-// TestDoctorPortInUse: an address of the configuration in use is the
-// running host's only when data_dir's admin.json names a live process;
-// else it is another program's, and doctor fails it.
-func TestDoctorPortInUse(t *testing.T) {
-	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	cfg := loadSrc(t, "admin {\n  listen = \""+ln.Addr().String()+"\"\n}\n")
-	verdict := func() DoctorCheck {
-		for _, c := range doctorPorts(cfg) {
-			if c.Name == "admin endpoint" {
-				return c
-			}
-		}
-		t.Fatal("no admin endpoint check")
-		return DoctorCheck{}
-	}
-	if c := verdict(); c.Verdict != VerdictFail || !strings.Contains(c.Found, "another program") {
-		t.Errorf("another program's listener: %+v", c)
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeRuntime(cfg.DataDir, Runtime{Listen: ln.Addr().String(), PID: os.Getpid()}); err != nil {
-		t.Fatal(err)
-	}
-	if c := verdict(); c.Verdict != VerdictOK || !strings.Contains(c.Found, "clawhost is running") {
-		t.Errorf("the running host's listener: %+v", c)
 	}
 }

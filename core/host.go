@@ -2,9 +2,23 @@
 // starts the claude runner, the plugin host and the conversation pipeline
 // (core/gateway) with its stages, serves the admin endpoint, and reloads or
 // shuts all of it down. The subcommands are core/cli; core/cmd/clawhost is
-// their main.
+// their main. This package holds the daemon's lifecycle only (at most
+// 2,000 lines and 10 exported names: core/archtest); what it composes are
+// packages of their own, which never import it:
 //
-// Packages of the core, by layer (core/archtest enforces the direction):
+//	core/settings        the configuration mapped onto the pipeline, the
+//	                     runner, the plugin specs and the store
+//	core/doctor          clawhost doctor's checks
+//	core/pairing         the pairing lifecycle (admin endpoint, CLI, /revoke)
+//	core/schedules       the configured and chat-added schedules
+//	core/sandboxreach    no unsandboxed claude for strangers
+//	core/pluginprobe     a plugin checked, described or run outside the pipeline
+//	core/configaudit     clawhost security audit's view of the file
+//	core/reports         the usage ledger and audit trail as the admin endpoint shows them
+//
+// Packages of the core, by layer (core/archtest enforces the direction;
+// docs/architecture.md lists them all, docs/where-a-change-goes.md says
+// which one a change belongs in):
 //
 //	core                 this package: composition of the daemon
 //	core/gateway         composition of the pipeline (intake, routing, built-ins)
@@ -30,10 +44,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/agenttools"
-	"github.com/clawhost/clawhost/core/cluster"
-	"github.com/clawhost/clawhost/core/workspace"
-	"github.com/clawhost/clawhost/core/worktree"
 	"io"
 	"maps"
 	"net/url"
@@ -44,6 +54,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawhost/clawhost/core/agenttools"
+	"github.com/clawhost/clawhost/core/cluster"
+	"github.com/clawhost/clawhost/core/reports"
+	"github.com/clawhost/clawhost/core/sandboxreach"
+	"github.com/clawhost/clawhost/core/schedules"
+	"github.com/clawhost/clawhost/core/settings"
+	"github.com/clawhost/clawhost/core/workspace"
+	"github.com/clawhost/clawhost/core/worktree"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -121,7 +140,7 @@ type Host struct {
 	lastReload *admin.Reload // nil until the first reload
 	doctor     doctorRuns    // the status page's checks
 
-	schedules *scheduler
+	schedules *schedules.Scheduler
 	tools     *agenttools.Endpoint // the agent's own tools
 	// toolGrants are the agents' plugin tools as the tools endpoint reads
 	// them (a reload swaps the configuration).
@@ -212,7 +231,7 @@ func (h *Host) provision() error {
 	// The runner before the plugins: it probes the sandbox, and without
 	// one a configuration that lets strangers reach the agent is refused
 	// before any plugin starts.
-	rc, err := agentConfig(h.cfg)
+	rc, err := settings.Runner(h.cfg)
 	if err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
@@ -227,12 +246,12 @@ func (h *Host) provision() error {
 	if err := h.normalizeIDs(h.cfg, nil, nil); err != nil {
 		return err
 	}
-	set, err := settingsOf(h.cfg)
+	set, err := settings.Pipeline(h.cfg)
 	if err != nil {
 		return err
 	}
 	h.sandbox = h.agent.SandboxState()
-	if err := unsandboxedReach(h.cfg, set.Access, h.sandbox); err != nil {
+	if err := sandboxreach.Check(h.cfg, set.Access, h.sandbox, sandboxreach.Probe(nil)); err != nil {
 		return err
 	}
 	// The plugins start first: their processes start, handshake and
@@ -251,26 +270,26 @@ func (h *Host) provision() error {
 	if h.cfg.Storage.Engine == config.EnginePostgres {
 		// Several hosts may share the database: each channel instance
 		// runs on the one holding its lease.
-		h.cluster = cluster.New(cluster.Options{HostID: HostID(h.cfg), TTL: h.cfg.Storage.LeaseTTL.Duration(),
+		h.cluster = cluster.New(cluster.Options{HostID: settings.HostID(h.cfg), TTL: h.cfg.Storage.LeaseTTL.Duration(),
 			Logger: h.log, Admin: h.cfg.Admin.Listen, Version: h.opts.Version})
 		popts.Gate = h.cluster.Gate()
 	}
 	h.plugins = pluginhost.New(popts)
-	h.plugins.Apply(withRedaction(specs(h.cfg), h.redact))
+	h.plugins.Apply(withRedaction(settings.Plugins(h.cfg), h.redact))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	db, err := OpenStore(ctx, h.cfg, HostID(h.cfg), h.log.Named("store"))
+	db, err := settings.OpenStore(ctx, h.cfg, settings.HostID(h.cfg), h.log.Named("store"))
 	if err != nil {
-		return fmt.Errorf("%w%s", err, storageAt(h.cfg))
+		return fmt.Errorf("%w%s", err, settings.StorageAt(h.cfg))
 	}
-	h.log.Debug("storage open", "storage", storageName(h.cfg))
+	h.log.Debug("storage open", "storage", settings.StorageName(h.cfg))
 	h.db = db
 	h.metrics = metrics.New()
 	h.agentHealth = newAgentHealth(h.cfg, h.agent.Config())
 	warnWarmMemory(h.cfg, h.log)
 	h.storeHealth = &storeHealth{count: h.metrics.StoreError}
-	h.schedules = newScheduler(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedulePoll(h.cfg))
+	h.schedules = schedules.New(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedules.Poll(h.cfg))
 	h.turns = &agentTurns{}
 	h.toolGrants = &pluginToolGrants{}
 	h.toolGrants.set(h.cfg)
@@ -283,7 +302,7 @@ func (h *Host) provision() error {
 		}})
 	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
-		Settings: set, MemoryFlush: memoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
+		Settings: set, MemoryFlush: settings.MemoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
 		Schedules: h.schedules, AgentTools: h.tools.Tools,
 		Revoker:       h.pairingAPI("").Revoker(),
 		OwnerClaims:   ownerclaim.New(h.cfg.DataDir, nil),
@@ -292,7 +311,7 @@ func (h *Host) provision() error {
 	if h.cluster != nil {
 		cl, ok := db.(store.Cluster)
 		if !ok {
-			return fmt.Errorf("storage %s cannot be shared by several hosts", storageName(h.cfg))
+			return fmt.Errorf("storage %s cannot be shared by several hosts", settings.StorageName(h.cfg))
 		}
 		h.cluster.Attach(cl)
 		gopts.Ports = h.cluster.Ports(h.plugins.Ports())
@@ -364,7 +383,7 @@ func (h *Host) pluginReady(inst *pluginhost.Instance) {
 // the plugins). Inbound messages wait for the recovery.
 func (h *Host) Start(ctx context.Context) error {
 	// Before any turn (recovery may start some): the tool's endpoint.
-	if err := h.tools.Start(agentRunDir(h.cfg)); err != nil {
+	if err := h.tools.Start(settings.AgentRunDir(h.cfg)); err != nil {
 		h.log.Warn("the agent's schedule_message tool is not offered", "error", err)
 	}
 	if h.cluster != nil {
@@ -384,7 +403,7 @@ func (h *Host) Start(ctx context.Context) error {
 	if h.cluster != nil {
 		h.cluster.Run()
 	}
-	h.schedules.start(h.cfg)
+	h.schedules.Start(h.cfg)
 	h.startMediaPruner(h.cfg)
 	h.warnUnhonoured(ctx, h.cfg)
 	h.metrics.WatchPlugins(func() []metrics.PluginStat { return pluginStats(h.plugins) })
@@ -449,7 +468,7 @@ func (h *Host) startAdmin(listen string) error {
 		Source:   &statusSource{h: h},
 		Retrier:  &statusSource{h: h},
 		Pairing:  h.pairingAPI("admin"),
-		Reports:  reports{h.db},
+		Reports:  reports.Reports{DB: h.db},
 		Reloader: reloadFunc(func() admin.Reload { return h.reloadFile(file) }),
 		Actions:  &statusSource{h: h},
 	})
@@ -457,8 +476,8 @@ func (h *Host) startAdmin(listen string) error {
 		return fmt.Errorf("admin endpoint on %s: %w (another clawhost, or another program, listens there: stop it, or set admin { listen } to a free address, or \"\" to run without it)", listen, err)
 	}
 	announceLink(h.log, h.opts.Terminal, "status page", h.admin.URL(), token, path)
-	if err := writeRuntime(h.cfg.DataDir, Runtime{Listen: h.admin.Addr(), TLSCert: h.cfg.Admin.TLSCert, PID: os.Getpid()}); err != nil {
-		log.Warn("writing "+RuntimeFile+" failed: clawhost status cannot find this host while the file on disk does not load", "error", err)
+	if err := admin.WriteRuntime(h.cfg.DataDir, admin.Runtime{Listen: h.admin.Addr(), TLSCert: h.cfg.Admin.TLSCert, PID: os.Getpid()}); err != nil {
+		log.Warn("writing "+admin.RuntimeFile+" failed: clawhost status cannot find this host while the file on disk does not load", "error", err)
 	}
 	return nil
 }
@@ -540,7 +559,7 @@ func (h *Host) abort() {
 	if h.admin != nil {
 		_ = h.admin.Close(context.Background())
 	}
-	h.schedules.stop()
+	h.schedules.Stop()
 	h.cluster.Abandon()
 	done, cancel := context.WithCancel(context.Background())
 	cancel() // no grace: kill at once
@@ -559,7 +578,7 @@ func (h *Host) abort() {
 // enabled plugin is checked by its plugin (checkChanged: a probe process,
 // bounded by its start timeout). A configuration it cannot apply, or one a
 // plugin rejects, or one that lets strangers reach an unsandboxed agent
-// (unsandboxedReach), is refused whole and the running set kept; the refusal
+// (sandboxreach.Check), is refused whole and the running set kept; the refusal
 // is logged with the diagnostics at file:line:col and recorded for the
 // status page (see refuse).
 func (h *Host) Reload(cfg *config.Config) error {
@@ -567,14 +586,14 @@ func (h *Host) Reload(cfg *config.Config) error {
 	err := h.normalizeIDs(cfg, h.plugins, h.runningCapabilities)
 	var set gateway.Settings
 	if err == nil {
-		set, err = settingsOf(cfg)
+		set, err = settings.Pipeline(cfg)
 	}
 	if err == nil {
 		err = h.sameAgents(cfg)
 	}
 	if err == nil {
 		// The sandbox is the one the host started with.
-		err = unsandboxedReach(cfg, set.Access, h.sandbox)
+		err = sandboxreach.Check(cfg, set.Access, h.sandbox, sandboxreach.Probe(h.plugins))
 	}
 	if err != nil {
 		err = fmt.Errorf("configuration refused: %w", err)
@@ -597,7 +616,7 @@ func (h *Host) Reload(cfg *config.Config) error {
 		h.refuse(at, err.Error())
 		return err
 	}
-	changed, restart := reloadChanges(h.cfg, cfg)
+	changed, restart := settings.Changes(h.cfg, cfg)
 	h.setLastReload(&admin.Reload{At: at, Changed: changed, NeedsRestart: restart})
 	if len(restart) > 0 {
 		h.log.Warn("reload: these changes take effect only after a restart of clawhost", "settings", strings.Join(restart, "; "))
@@ -609,8 +628,8 @@ func (h *Host) Reload(cfg *config.Config) error {
 	h.cfg = cfg
 	h.toolGrants.set(cfg)
 	h.gw.SetSettings(set)
-	h.plugins.Apply(withRedaction(specs(cfg), h.redact))
-	h.schedules.start(cfg)
+	h.plugins.Apply(withRedaction(settings.Plugins(cfg), h.redact))
+	h.schedules.Start(cfg)
 	h.startMediaPruner(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	h.gw.RefreshCommands(ctx) // drop commands of stopped plugins
@@ -623,11 +642,11 @@ func (h *Host) Reload(cfg *config.Config) error {
 // the runner's agents are fixed at its start, and a chat bound to a new or
 // changed agent must not run with another's workspace or tools meanwhile.
 func (h *Host) sameAgents(cfg *config.Config) error {
-	rc, err := agentConfig(cfg)
+	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return err
 	}
-	now, _ := agentConfig(h.cfg)
+	now, _ := settings.Runner(h.cfg)
 	if !reflect.DeepEqual(restartView(rc.Agents), restartView(now.Agents)) {
 		return errors.New(`the agent "<id>" blocks changed (added or removed, or a setting a reload cannot apply: workspace, sandbox, run_as, settings, mcp_config, add_dirs, max_warm…): restart clawhost to apply them`)
 	}
@@ -650,7 +669,7 @@ func restartView(agents map[string]runner.Config) map[string]runner.Config {
 
 // updateRunner hands the runner the agents' settings of cfg that apply to the next turn.
 func (h *Host) updateRunner(cfg *config.Config) error {
-	rc, err := agentConfig(cfg)
+	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return err
 	}
@@ -660,17 +679,19 @@ func (h *Host) updateRunner(cfg *config.Config) error {
 // startMediaPruner (re)starts deleting the attachments of
 // <workspace>/media older than agent.media_keep ("0s": none).
 func (h *Host) startMediaPruner(cfg *config.Config) {
-	h.media.Start(filepath.Join(cfg.Agent.Workspace, sessionkey.MediaDir), cfg.Agent.MediaKeep.Duration())
 	if h.agentMedia == nil {
 		h.agentMedia = map[string]*mediaprune.Pruner{}
 	}
-	for _, a := range cfg.Agents {
-		p := h.agentMedia[a.ID]
-		if p == nil {
-			p = mediaprune.New(mediaprune.Options{Logger: h.log.Named(a.ID)})
-			h.agentMedia[a.ID] = p
+	profiles, _ := settings.Agents(cfg) // a reload refused a run_as that does not resolve
+	for _, a := range profiles {
+		p := h.media
+		if !a.Default {
+			if p = h.agentMedia[a.ID]; p == nil {
+				p = mediaprune.New(mediaprune.Options{Logger: h.log.Named(a.ID)})
+				h.agentMedia[a.ID] = p
+			}
 		}
-		p.Start(filepath.Join(a.Workspace, sessionkey.MediaDir), a.MediaKeep.Duration())
+		p.Start(filepath.Join(a.Runner.Workspace, sessionkey.MediaDir), a.MediaKeep)
 	}
 }
 
@@ -718,9 +739,9 @@ func (h *Host) Shutdown(ctx context.Context) {
 	close(h.quit)
 	if h.admin != nil {
 		_ = h.admin.Close(ctx)
-		removeRuntime(h.cfg.DataDir) // nothing answers there any more
+		admin.RemoveRuntime(h.cfg.DataDir) // nothing answers there any more
 	}
-	h.schedules.stop()
+	h.schedules.Stop()
 	h.media.Stop()
 	for _, p := range h.agentMedia {
 		p.Stop()

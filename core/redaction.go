@@ -2,23 +2,12 @@ package core
 
 import (
 	"encoding/json"
-	"net/url"
-	"regexp"
-	"strings"
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/redact"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
-
-// secretNameRe matches environment variable names whose values are
-// secrets: GITHUB_TOKEN, ANTHROPIC_API_KEY, DB_PASSWORD, AWS_SECRET_ACCESS_KEY.
-var secretNameRe = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|AUTH|COOKIE|SESSION_?KEY|_KEY$)`)
-
-// secretName reports whether an environment variable called name holds a
-// secret, by its name.
-func secretName(name string) bool { return secretNameRe.MatchString(name) }
 
 // configSecrets are the secret values cfg holds itself: the storage url's
 // password, and the values of agent.env and plugin env entries whose
@@ -27,11 +16,11 @@ func secretName(name string) bool { return secretNameRe.MatchString(name) }
 func configSecrets(cfg *config.Config) []string {
 	var out []string
 	if cfg.Storage != nil {
-		out = append(out, urlPassword(cfg.Storage.URL)...)
+		out = append(out, redact.URLPassword(cfg.Storage.URL)...)
 	}
 	envSecrets := func(env map[string]string) {
 		for name, v := range env {
-			if secretName(name) {
+			if redact.SecretName(name) {
 				out = append(out, v)
 			}
 		}
@@ -39,29 +28,6 @@ func configSecrets(cfg *config.Config) []string {
 	envSecrets(cfg.Agent.Env)
 	for _, p := range cfg.Plugins {
 		envSecrets(p.Env)
-	}
-	return out
-}
-
-// urlPassword is the password of a PostgreSQL URL or key=value string.
-func urlPassword(s string) []string {
-	if s == "" {
-		return nil
-	}
-	var out []string
-	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
-		if pw, ok := u.User.Password(); ok {
-			out = append(out, pw)
-		}
-		if pw := u.Query().Get("password"); pw != "" {
-			out = append(out, pw)
-		}
-		return out
-	}
-	for _, kv := range strings.Fields(s) {
-		if pw, ok := strings.CutPrefix(kv, "password="); ok {
-			out = append(out, strings.Trim(pw, "'"))
-		}
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/redact"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -17,8 +18,8 @@ func TestSecretName(t *testing.T) {
 		"OPENAI_APIKEY": true, "SSH_PRIVATE_KEY": true, "MY_KEY": true, "BASIC_AUTH": true,
 		"ANTHROPIC_BASE_URL": false, "HTTPS_PROXY": false, "IS_SANDBOX": false, "KEYBOARD": false, "LANG": false,
 	} {
-		if got := secretName(name); got != want {
-			t.Errorf("secretName(%q) = %v, want %v", name, got, want)
+		if got := redact.SecretName(name); got != want {
+			t.Errorf("redact.SecretName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
@@ -44,8 +45,8 @@ func TestConfigSecrets(t *testing.T) {
 		{"postgres://u:pw1@db/x?password=pw2", []string{"pw1", "pw2"}},
 		{"host=db password=pw4 dbname=x", []string{"pw4"}},
 	} {
-		if got := urlPassword(tc.url); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("urlPassword(%q) = %q, want %q", tc.url, got, tc.want)
+		if got := redact.URLPassword(tc.url); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("redact.URLPassword(%q) = %q, want %q", tc.url, got, tc.want)
 		}
 	}
 }

@@ -2,16 +2,14 @@ package core
 
 import (
 	"errors"
-	"github.com/clawhost/clawhost/core/securityaudit"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/sandboxreach"
+	"github.com/hashicorp/go-hclog"
 )
 
 // loadSrc loads src as a config file in a directory of its own.
@@ -37,188 +35,6 @@ const (
 	bwrapFails = "unavailable (bubblewrap failed: bwrap: No permissions to create new namespace)"
 )
 
-// TestUnsandboxedReach: the host refuses to start (and a reload is
-// refused) when claude cannot be sandboxed and anyone besides the owners
-// can reach the agent; owners only, a working sandbox, or sandbox = "off"
-// written out start. The error names who can reach it and both ways out.
-func TestUnsandboxedReach(t *testing.T) {
-	t.Parallel()
-	const web = `
-plugin "web" {
-  source = "webchat"
-}
-plugin "ping" {
-  source = "ping"
-}
-`
-	const tg = `
-plugin "tg" {
-  source = "telegram"
-  config {
-    token = "123:abc"
-  }
-}
-`
-	for _, tc := range []struct {
-		name, src, state string
-		want             []string // nil: starts
-	}{
-		{"web chat only, pairing", `access { allow_from = ["web:*"] }` + web, noBwrap, nil},
-		{"web chat only, open dms", `access { dm_policy = "open" }` + web, noBwrap, nil},
-		{"telegram, owners only", `access {
-  dm_policy  = "allowlist"
-  owners     = ["tg:1"]
-  allow_from = ["web:*"]
-}` + web + tg, noBwrap, nil},
-		{"telegram, pairing, sandbox works", `access { owners = ["tg:1"] }` + web + tg, "bubblewrap", nil},
-		{"telegram, pairing, sandbox off", `agent { sandbox = "off" }
-access { owners = ["tg:1"] }` + web + tg, "off", nil},
-		{"telegram, disabled", `access { dm_policy = "open" }
-plugin "tg" {
-  source  = "telegram"
-  enabled = false
-}`, noBwrap, nil},
-		{"telegram, pairing", `access { owners = ["tg:1"] }` + web + tg, noBwrap,
-			[]string{`dm_policy = "pairing": a stranger on tg is let in once a pairing code is approved`, "install bubblewrap: ", `write sandbox = "off" in the agent block`}},
-		{"telegram, a friend", `access {
-  dm_policy  = "allowlist"
-  owners     = ["tg:1"]
-  allow_from = ["tg:1", "tg:2"]
-}` + tg, noBwrap, []string{`allow_from admits "tg:2", not an owner`}},
-		{"telegram, a group", `access {
-  dm_policy = "allowlist"
-  owners    = ["tg:1"]
-  groups    = ["tg:-100"]
-}` + tg, noBwrap, []string{`group "tg:-100": its members write to the agent`}},
-		{"web chat beyond loopback", `access {
-  dm_policy  = "allowlist"
-  allow_from = ["web:*"]
-}
-admin { listen = "127.0.0.1:0" }
-plugin "web" {
-  source = "webchat"
-  config {
-    listen   = "0.0.0.0:8790"
-    tls_cert = "c.pem"
-    tls_key  = "k.pem"
-  }
-}`, noBwrap, []string{`allow_from admits "web:*", not an owner`}},
-		{"an unknown plugin counts as a channel", `plugin "x" { source = "mychannel" }`, noBwrap, []string{`a stranger on x`}},
-		{"bubblewrap fails", `access { dm_policy = "open" }` + tg, bwrapFails,
-			[]string{"(bubblewrap failed: bwrap: No permissions to create new namespace)", `dm_policy = "open": anyone who writes to tg`, "user namespaces"}},
-		{"sandbox line named", `agent { sandbox = "auto" }
-access { dm_policy = "open" }` + tg, noBwrap, []string{`in the agent block (config.hcl:1)`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := loadSrc(t, tc.src)
-			set, err := settingsOf(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = unsandboxedReach(cfg, set.Access, tc.state)
-			if tc.want == nil {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			if !errors.Is(err, ErrNoSandbox) {
-				t.Fatalf("err %v, want ErrNoSandbox", err)
-			}
-			msg := strings.ReplaceAll(err.Error(), cfg.Path(), "config.hcl")
-			for _, w := range append(tc.want, "people besides the owners can reach it") {
-				if !strings.Contains(msg, w) {
-					t.Errorf("the error lacks %q:\n%s", w, msg)
-				}
-			}
-		})
-	}
-}
-
-// TestUnsandboxedReachOnMacOS: where bubblewrap does not exist the
-// refusal says so and offers sandbox = "off" or owners only, no install
-// command. Not parallel: it replaces installBubblewrap.
-func TestUnsandboxedReachOnMacOS(t *testing.T) {
-	defer func(f func() string) { installBubblewrap = f }(installBubblewrap)
-	installBubblewrap = func() string { return "" }
-	cfg := loadSrc(t, `access { dm_policy = "open" }
-plugin "tg" {
-  source = "telegram"
-  config { token = "123:abc" }
-}`)
-	set, err := settingsOf(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = unsandboxedReach(cfg, set.Access, noBwrap)
-	if !errors.Is(err, ErrNoSandbox) || !strings.Contains(err.Error(), "bubblewrap exists on Linux only") ||
-		!strings.Contains(err.Error(), `write sandbox = "off" in the agent block`) || strings.Contains(err.Error(), "install bubblewrap") {
-		t.Errorf("the refusal on macOS: %v", err)
-	}
-}
-
-// TestDefaultConfigStartsUnsandboxed: the shipped config.hcl lets only
-// the operator in (the web chat on loopback; pairing reaches nobody
-// without another channel), so `make run` starts without bubblewrap;
-// with TELEGRAM_BOT_TOKEN set, pairing lets strangers in and it is
-// refused.
-func TestDefaultConfigStartsUnsandboxed(t *testing.T) {
-	src, err := os.ReadFile("../config.hcl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, token := range []string{"", "123:abc"} {
-		t.Setenv("TELEGRAM_BOT_TOKEN", token)
-		t.Setenv("DISCORD_BOT_TOKEN", "")
-		t.Setenv("WHATSAPP_ENABLED", "")
-		cfg := loadSrc(t, string(src))
-		set, err := settingsOf(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = unsandboxedReach(cfg, set.Access, noBwrap)
-		if token == "" && err != nil {
-			t.Errorf("the default config without Telegram is refused: %v", err)
-		}
-		if token != "" && !errors.Is(err, ErrNoSandbox) {
-			t.Errorf("the default config with Telegram starts unsandboxed: %v", err)
-		}
-	}
-}
-
-// TestDoctorSandbox: doctor probes bubblewrap as the runner does and says
-// whether the host would start: ok with a working one; without one, a
-// warning when only owners can reach the agent, a failure (with the
-// command that installs it) when others can; sandbox = "off" warns.
-func TestDoctorSandbox(t *testing.T) {
-	ownersOnly := `access { dm_policy = "allowlist" }
-plugin "web" { source = "webchat" }`
-	strangers := `access { dm_policy = "open" }
-plugin "tg" {
-  source = "telegram"
-  config { token = "123:abc" }
-}`
-	off := `agent { sandbox = "off" }` + "\n" + strangers
-	t.Setenv("PATH", t.TempDir()) // no bwrap
-	for _, tc := range []struct{ name, src, verdict, found, do string }{
-		{"owners only", ownersOnly, VerdictWarn, "only owners can reach the agent, so the host starts", "install bubblewrap: "},
-		{"strangers", strangers, VerdictFail, "the host refuses to start", `or write sandbox = "off"`},
-		{"off", off, VerdictWarn, `agent.sandbox = "off"`, "bubblewrap"},
-	} {
-		got := doctorSandbox(loadSrc(t, tc.src))
-		if len(got) != 1 || got[0].Verdict != tc.verdict || !strings.Contains(got[0].Found, tc.found) || !strings.Contains(got[0].Do, tc.do) {
-			t.Errorf("%s: %+v", tc.name, got)
-		}
-	}
-	if real, err := exec.LookPath("/usr/bin/bwrap"); err == nil {
-		t.Setenv("PATH", filepath.Dir(real))
-		if got := doctorSandbox(loadSrc(t, strangers)); len(got) != 1 || got[0].Verdict != VerdictOK {
-			t.Errorf("with bubblewrap: %+v", got)
-		}
-	}
-}
-
 // TestReloadRefusesStrangersUnsandboxed: a host that started without a
 // sandbox (owners only) refuses a reload that would let strangers in, and
 // keeps the running configuration.
@@ -232,92 +48,13 @@ plugin "tg" {
 }`)
 	var log strings.Builder
 	h := &Host{cfg: running, sandbox: noBwrap, log: hclog.NewInterceptLogger(&hclog.LoggerOptions{Output: &log})}
-	if err := h.Reload(next); !errors.Is(err, ErrNoSandbox) {
-		t.Fatalf("Reload: %v, want ErrNoSandbox", err)
+	if err := h.Reload(next); !errors.Is(err, sandboxreach.ErrNoSandbox) {
+		t.Fatalf("Reload: %v, want sandboxreach.ErrNoSandbox", err)
 	}
 	if r := h.lastReloaded(); r == nil || !r.Refused || !strings.Contains(r.Reason, "install bubblewrap") {
 		t.Errorf("last reload %+v", r)
 	}
 	if h.cfg != running {
 		t.Error("the running configuration was replaced")
-	}
-}
-
-// TestAuditNamedAgentTools: a named agent's own allowed_tools are audited
-// too, at their line; an inherited list is reported once.
-func TestAuditNamedAgentTools(t *testing.T) {
-	t.Parallel()
-	cfg := loadSrc(t, `agent {
-  allowed_tools = ["Bash(git log:*)"]
-}
-agent "ops" {
-  workspace     = "./workspace"
-  allowed_tools = ["Read", "Bash(make:*)"]
-}
-agent "docs" {
-  workspace = "./workspace"
-}
-`)
-	in := auditInput(cfg)
-	got := []string{}
-	for _, f := range in.Agent.AllowedTools {
-		got = append(got, "main "+f.Value+" "+strings.TrimPrefix(f.At, cfg.Path()))
-	}
-	for _, a := range in.Agents {
-		for _, f := range a.AllowedTools {
-			got = append(got, a.ID+" "+f.Value+" "+strings.TrimPrefix(f.At, cfg.Path()))
-		}
-	}
-	if want := []string{"main Bash(git log:*) :2", "ops Read :6", "ops Bash(make:*) :6"}; strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Errorf("allowed_tools audited: %q, want %q", got, want)
-	}
-	var runs []string
-	for _, f := range Audit(cfg, securityaudit.Machine{}) {
-		if f.Check == "agent.allowed_tools_runs_code" {
-			runs = append(runs, strings.TrimPrefix(f.Where, cfg.Path())+" "+f.Found)
-		}
-	}
-	if len(runs) != 1 || !strings.HasPrefix(runs[0], ":6 agent \"ops\": allowed_tools has \"Bash(make:*)\"") {
-		t.Errorf("code-running rules found: %q", runs)
-	}
-}
-
-// TestAuditPluginTools: security audit lists which agents reach which
-// plugins' tools (a named agent's own tools, or those it inherits), and
-// reports a pattern that names no enabled plugin.
-func TestAuditPluginTools(t *testing.T) {
-	t.Parallel()
-	cfg := loadSrc(t, `agent {
-  tools = ["memory.*"]
-}
-agent "ops" {
-  workspace = "./workspace"
-  tools     = ["git.status", "gti.log"]
-}
-agent "docs" {
-  workspace = "./workspace"
-}
-plugin "memory" {
-  source = "memory"
-}
-plugin "git" {
-  source = "git-tool"
-}
-`)
-	var got []string
-	for _, f := range Audit(cfg, securityaudit.Machine{}) {
-		if strings.HasPrefix(f.Check, "agent.plugin_tools") {
-			got = append(got, f.Check+" "+strings.TrimPrefix(f.Where, cfg.Path())+" "+f.Found)
-		}
-	}
-	// Sorted as the report sorts them: by severity first.
-	want := []string{
-		`agent.plugin_tools_unmatched :6 agent "ops"'s claude is granted "gti.log", which names no enabled plugin's tools`,
-		`agent.plugin_tools :2 claude reaches plugin tools memory.* (plugin memory): each runs in its plugin's process, outside the sandbox, with the plugin's rights`,
-		`agent.plugin_tools :6 agent "ops"'s claude reaches plugin tools git.status (plugin git): each runs in its plugin's process, outside the sandbox, with the plugin's rights`,
-		`agent.plugin_tools :2 agent "docs"'s claude reaches plugin tools memory.* (plugin memory): each runs in its plugin's process, outside the sandbox, with the plugin's rights`,
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("plugin tool findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

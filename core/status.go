@@ -3,8 +3,11 @@ package core
 import (
 	"context"
 	"errors"
-	"github.com/clawhost/clawhost/core/sessionkey"
 	"os"
+
+	"github.com/clawhost/clawhost/core/reports"
+	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/settings"
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
@@ -83,7 +86,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	if h.cluster != nil {
 		snap.Cluster = h.cluster.Status(ctx, engineName(h.cfg))
 	}
-	snap.Usage, snap.Audit = h.teamView(ctx)
+	snap.Usage, snap.Audit = reports.TeamView(ctx, h.db, h.cfg.Messages.Location(), h.log)
 	if h.db != nil {
 		api := h.pairingAPI("admin")
 		snap.PendingPairings, _ = api.PendingPairings(ctx)
@@ -119,7 +122,7 @@ func engineName(cfg *config.Config) string {
 // always, and with a shared database the live hosts and the leases this
 // host holds, read from the store at every scrape.
 func (h *Host) watchCluster() {
-	h.metrics.SetHostInfo(HostID(h.cfg), engineName(h.cfg))
+	h.metrics.SetHostInfo(settings.HostID(h.cfg), engineName(h.cfg))
 	if h.cluster != nil {
 		h.metrics.WatchCluster(h.cluster.Metrics)
 	}

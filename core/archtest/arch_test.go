@@ -97,8 +97,27 @@ var stages = map[string]bool{
 	"core/agents": true,
 }
 
+// parts are the pieces the daemon's composition (the root package core)
+// is made of, each a package of its own so that the root holds the
+// daemon's lifecycle only: they stand at the daemon's layer (they may
+// import the gateway, the stages, the leaves and the plugin host) but
+// never import the root, its command line or its mains (no arrow back
+// up), and the root imports them.
+var parts = map[string]bool{
+	"core/settings":     true,
+	"core/configaudit":  true,
+	"core/sandboxreach": true,
+	"core/pluginprobe":  true,
+	"core/doctor":       true,
+	"core/pairing":      true,
+	"core/schedules":    true,
+	"core/reports":      true,
+}
+
 func layer(p string) int {
 	switch {
+	case parts[p]:
+		return layerDaemon
 	case p == "core" || p == "core/cli" || p == "core/agenttools" || p == "core/cluster" || p == "core/setup" || under(p, "core/cmd") || p == "core/e2e":
 		return layerDaemon
 	case p == "core/gateway":
@@ -387,6 +406,8 @@ func violation(from, to string) string {
 func coreViolation(from, to string) string {
 	lf, lt := layer(from), layer(to)
 	switch {
+	case parts[from] && (to == "core" || to == "core/cli" || under(to, "core/cmd") || to == "core/e2e"):
+		return "the daemon's parts must not import the root, its command line or its mains: the root composes them"
 	case lf == layerDaemon:
 		return ""
 	case under(to, "core/internal") && (!under(from, "core/internal") || harnesses[from]):
@@ -440,6 +461,8 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"core/admission", "core/gateway"},
 		{"core/access", "core/admission"},
 		{"core/admission", "core/pluginhost"},
+		{"core/settings", "core"},
+		{"core/settings", "core/cli"},
 	}
 	for _, c := range cases {
 		if violation(c.from, c.to) == "" {

@@ -66,6 +66,9 @@ func role(p string) (string, string) {
 	}
 	switch layer(p) {
 	case layerDaemon:
+		if parts[p] {
+			return "part of the daemon", "anything in core but the root, core/cli and core/cmd"
+		}
 		return "daemon", "anything in core"
 	case layerPipeline:
 		return "pipeline composer", "compound stages, stages, leaves, core/internal; never core/pluginhost"

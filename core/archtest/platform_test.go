@@ -27,17 +27,16 @@ var (
 )
 
 // knownPlatformBranches are the branches on a platform's name still in
-// the core, each waiting for its plugin-declared replacement: the audit's
-// and the sandbox rule's reading of the web chat's listen address (and
-// its default when the block has none), which the core reads from the file
-// without starting the plugins — the schema does not mark listen
-// addresses yet. The list may only shrink.
-var knownPlatformBranches = []string{"core/audit.go", "core/sandboxreach.go"}
+// the core, each waiting for its plugin-declared replacement. None is
+// left: the audit and the sandbox rule read the address a channel serves
+// people on from what its schema marks (schema.Attribute.Listen), for any
+// channel. The list may only shrink.
+var knownPlatformBranches = []string{}
 
 // pluginDirMaker is the one file that builds an instance's data directory
-// path: pluginSpec hands it to the plugin (and the launcher makes it). No
+// path: settings.Plugin hands it to the plugin (and the launcher makes it). No
 // other core file builds a path in it.
-const pluginDirMaker = "core/settings.go"
+const pluginDirMaker = "core/settings/settings.go"
 
 // repoFiles are the repository's non-test Go files under dir, relative to
 // the repository root.
@@ -131,11 +130,10 @@ func TestPlatformRulesCatchViolations(t *testing.T) {
 		t.Errorf("found %d violations in %d bad files:\n%s", len(got), len(bad), strings.Join(got, "\n"))
 	}
 	good := map[string]string{
-		"plugins/telegram/a.go": `raw, err := call(ctx, "getMe", nil)`,
-		"core/b.go":             `s.getMessages(w); source := "telegram" // a name, no branch`,
-		"core/settings.go":      `DataDir: filepath.Join(cfg.DataDir, "plugins", p.Name)`,
-		"core/audit.go":         `case "webchat":`,
-		"plugins/webchat/c.go":  `if src == "webchat" {}`,
+		"plugins/telegram/a.go":     `raw, err := call(ctx, "getMe", nil)`,
+		"core/b.go":                 `s.getMessages(w); source := "telegram" // a name, no branch`,
+		"core/settings/settings.go": `DataDir: filepath.Join(cfg.DataDir, "plugins", p.Name)`,
+		"plugins/webchat/c.go":      `if src == "webchat" {}`,
 	}
 	if got := platformViolations(good); len(got) > 0 {
 		t.Errorf("violations in files that keep the rules:\n%s", strings.Join(got, "\n"))

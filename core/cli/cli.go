@@ -19,7 +19,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/clawhost/clawhost/core"
+	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/setup"
@@ -339,7 +339,7 @@ func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
 // loadForHost is load for the commands that talk to the running host
 // (status, pairing, reload): when the file on disk does not load — say,
 // just after a reload was refused — the diagnostics are printed and the
-// host is found from what it wrote in data_dir (core.RuntimeFile; data_dir
+// host is found from what it wrote in data_dir (admin.RuntimeFile; data_dir
 // as far as the file says, else ./data beside it).
 //
 // With -admin ADDR (at.admin) the host is reached there whatever the file
@@ -362,10 +362,10 @@ func loadForHost(name string, at hostAt, w io.Writer) (*config.Config, bool) {
 		c.Admin.Listen = at.admin
 		return c, true
 	}
-	var rt core.Runtime
+	var rt admin.Runtime
 	var err error
 	for _, d := range dirs {
-		if rt, err = core.ReadRuntime(d); err == nil && rt.Listen != "" {
+		if rt, err = admin.ReadRuntime(d); err == nil && rt.Listen != "" {
 			c.DataDir = d
 			break
 		}
@@ -374,7 +374,7 @@ func loadForHost(name string, at hostAt, w io.Writer) (*config.Config, bool) {
 		return nil, false
 	}
 	dataDir := c.DataDir
-	fmt.Fprintf(w, "clawhost %s: %s does not load (above); reaching the running host at %s (from %s)\n", name, at.config, rt.Listen, filepath.Join(dataDir, core.RuntimeFile))
+	fmt.Fprintf(w, "clawhost %s: %s does not load (above); reaching the running host at %s (from %s)\n", name, at.config, rt.Listen, filepath.Join(dataDir, admin.RuntimeFile))
 	c.Admin.Listen, c.Admin.TLSCert = rt.Listen, rt.TLSCert
 	return c, true
 }

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/cluster"
 	"io"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/clawhost/clawhost/core/cluster"
 
 	"github.com/clawhost/clawhost/core/store/postgres"
 	"github.com/clawhost/clawhost/core/store/sqlite"

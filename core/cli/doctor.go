@@ -9,7 +9,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/clawhost/clawhost/core"
+	"github.com/clawhost/clawhost/core/doctor"
 )
 
 const doctorUsage = "usage: clawhost doctor [-config FILE] [-json]"
@@ -42,10 +42,10 @@ func doctorCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	checks := core.Doctor(ctx, cfg)
+	checks := doctor.Run(ctx, cfg)
 	failed := 0
 	for _, c := range checks {
-		if c.Verdict == core.VerdictFail {
+		if c.Verdict == doctor.VerdictFail {
 			failed++
 		}
 	}
@@ -57,7 +57,7 @@ func doctorCommand(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	} else {
-		marks := map[string]string{core.VerdictOK: "ok  ", core.VerdictWarn: "WARN", core.VerdictFail: "FAIL", core.VerdictSkip: "skip"}
+		marks := map[string]string{doctor.VerdictOK: "ok  ", doctor.VerdictWarn: "WARN", doctor.VerdictFail: "FAIL", doctor.VerdictSkip: "skip"}
 		for _, c := range checks {
 			fmt.Fprintf(stdout, "%s  %-28s %s\n", marks[c.Verdict], c.Name, c.Found)
 			if c.Do != "" {

@@ -22,6 +22,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/termecho"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/pluginprobe"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/setup"
 	"github.com/clawhost/clawhost/sdk/probe"
@@ -95,7 +96,7 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 
 // runPluginAlone is init's setup.PluginRunner: it loads the configuration
 // init wrote (with its clawhost.env) and runs the instance as clawhost run
-// would (core.RunPluginAlone). Only the plugins' errors reach stderr: their
+// would (pluginprobe.RunAlone). Only the plugins' errors reach stderr: their
 // other lines (a QR code as text among them) would bury the drawing.
 func runPluginAlone(stderr io.Writer) setup.PluginRunner {
 	return func(ctx context.Context, configFile, instance string, watch func(pluginhost.Status, func(context.Context) error) (bool, error)) error {
@@ -104,12 +105,12 @@ func runPluginAlone(stderr io.Writer) setup.PluginRunner {
 			return fmt.Errorf("load %s: it has errors (above)", configFile)
 		}
 		log := hclog.New(&hclog.LoggerOptions{Name: "clawhost", Output: stderr, Level: hclog.Error, TimeFormat: core.LogTimeFormat})
-		return core.RunPluginAlone(ctx, cfg, instance, log, watch)
+		return pluginprobe.RunAlone(ctx, cfg, instance, log, watch)
 	}
 }
 
 // whatsAppLinked is init's setup.LinkedCheck: the instance's plugin, asked
-// through its probe (core.CheckPlugin), found its device linked. Only the
+// through its probe (pluginprobe.Check), found its device linked. Only the
 // plugin reads its data directory.
 func whatsAppLinked(stderr io.Writer) setup.LinkedCheck {
 	return func(ctx context.Context, configFile, instance string) bool {
@@ -119,7 +120,7 @@ func whatsAppLinked(stderr io.Writer) setup.LinkedCheck {
 		}
 		h := pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
 		defer h.Stop()
-		diags, res, err := core.CheckPlugin(ctx, h, cfg, cfg.Plugin(instance), true)
+		diags, res, err := pluginprobe.Check(ctx, h, cfg, cfg.Plugin(instance), true)
 		rep := res.Report
 		return err == nil && !diags.HasErrors() && rep != nil && len(rep.Checks) > 0 && rep.Worst() == probe.OK
 	}

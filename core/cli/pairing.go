@@ -13,10 +13,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/ownerclaim"
+	pairingapi "github.com/clawhost/clawhost/core/pairing"
+	"github.com/clawhost/clawhost/core/schedules"
+	"github.com/clawhost/clawhost/core/settings"
 )
 
 const pairingUsage = `usage: clawhost pairing list [-approved] [-config FILE]
@@ -68,13 +70,13 @@ func pairing(at hostAt, args []string, approved bool, stdout, stderr io.Writer) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := core.OpenStore(ctx, cfg, core.HostID(cfg), nil)
+	db, err := settings.OpenStore(ctx, cfg, settings.HostID(cfg), nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost pairing: %v (if clawhost is running, enable its admin endpoint: admin { listen = %q })\n", err, config.DefaultAdminListen)
 		return 1
 	}
 	defer db.Close()
-	api := core.PairingAPI{DB: db, By: "cli", Policy: core.AccessPolicy(cfg), Schedules: core.ChatSchedules(cfg, db), Trail: db}
+	api := pairingapi.API{DB: db, By: "cli", Policy: pairingapi.AccessPolicy(cfg), Schedules: schedules.Stored(cfg, db), Trail: db}
 	var out string
 	switch verb {
 	case "list":

@@ -181,7 +181,7 @@ func writeTools(w io.Writer, name string, tools []tool.Spec) {
 }
 
 // writeSchema prints a schema as a table: name, type, required or the
-// default, sensitive, description.
+// default, sensitive, the listen address, description.
 func writeSchema(w io.Writer, name string, s schema.Schema) {
 	if len(s) == 0 {
 		fmt.Fprintf(w, "%s takes no config {} attributes.\n", name)
@@ -199,6 +199,11 @@ func writeSchema(w io.Writer, name string, s schema.Schema) {
 		}
 		if a.Sensitive {
 			typ += " (sensitive)"
+		}
+		if a.Listen {
+			// The address the plugin serves people on: audited, and local
+			// on loopback (schema.Attribute.Listen).
+			typ += " (listen address)"
 		}
 		def := "optional"
 		switch {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/sdk/schema"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -52,5 +53,21 @@ func TestPluginSchemaUsage(t *testing.T) {
 	errb.Reset()
 	if code := Main([]string{"plugin", "schema", "no-such-plugin"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "clawhost-no-such-plugin") {
 		t.Errorf("unknown source: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestWriteSchemaMarks: the table says which attributes are sensitive and
+// which one is the address the plugin serves people on.
+func TestWriteSchemaMarks(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	writeSchema(&b, "clawhost-x", schema.Schema{
+		{Name: "token", Sensitive: true, Required: true},
+		{Name: "page", Type: "string", Default: "127.0.0.1:1", Listen: true, ListenToken: true},
+	})
+	for _, want := range []string{"string (sensitive)", "string (listen address)  default \"127.0.0.1:1\""} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, b.String())
+		}
 	}
 }

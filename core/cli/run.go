@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/cluster"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/clawhost/clawhost/core/cluster"
 
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/internal/gcpace"

@@ -8,8 +8,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/configaudit"
+	"github.com/clawhost/clawhost/core/pluginprobe"
 	"github.com/clawhost/clawhost/core/securityaudit"
 )
 
@@ -51,7 +52,7 @@ func securityCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "clawhost security audit: the configuration does not load; fix it first (clawhost validate)")
 		return 2
 	}
-	findings := core.Audit(cfg, securityaudit.System())
+	findings := configaudit.Run(cfg, securityaudit.System(), pluginprobe.Declarations(cfg, cfg.Plugins, nil))
 	write := securityaudit.WriteText
 	if *asJSON {
 		write = securityaudit.WriteJSON

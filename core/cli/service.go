@@ -18,10 +18,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/core/sandboxreach"
 	"github.com/clawhost/clawhost/core/service"
 	"github.com/clawhost/clawhost/core/setup"
 )
@@ -270,7 +270,7 @@ func serviceUnit(f serviceFlags, env serviceEnv, scope service.Scope, stdout, st
 		}
 	}
 	if slices.Contains(missing, bubblewrap.Command) && cfg.Agent.Sandbox != "off" {
-		if who := core.Strangers(cfg); len(who) > 0 {
+		if who := sandboxreach.Strangers(cfg, sandboxreach.Probe(nil)); len(who) > 0 {
 			fmt.Fprintf(stdout, "WARN: bubblewrap (bwrap), claude's sandbox, is not found in PATH, and people besides the owners can reach\n"+
 				"      the agent (%s): the service will not start. %s, then run install -force;\n"+
 				"      or write sandbox = \"off\" in the agent block to accept the risk.\n", strings.Join(who, "; "), capitalize(bubblewrap.Advice()))

@@ -16,9 +16,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/reports"
+	"github.com/clawhost/clawhost/core/settings"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/usage"
 )
@@ -84,7 +85,7 @@ func fromHost(cfg *config.Config, path string, v any) (ok bool, err error) {
 func openDB(name string, cfg *config.Config, stderr io.Writer) (store.Store, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	db, err := core.OpenStore(ctx, cfg, core.HostID(cfg), nil)
+	db, err := settings.OpenStore(ctx, cfg, settings.HostID(cfg), nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost %s: %v (if clawhost is running, enable its admin endpoint: admin { listen = %q })\n", name, err, config.DefaultAdminListen)
 		return nil, false
@@ -104,7 +105,7 @@ func ledgerSince(cfg *config.Config, from time.Time, stderr io.Writer) ([]store.
 	if ok {
 		rows := make([]store.TurnUsage, len(recs))
 		for i, r := range recs {
-			rows[i] = core.TurnUsage(r)
+			rows[i] = reports.TurnUsage(r)
 		}
 		return rows, true
 	}
@@ -150,7 +151,7 @@ func trailSince(cfg *config.Config, from time.Time, kind string, stderr io.Write
 		fmt.Fprintf(stderr, "clawhost audit: %v\n", err)
 		return nil, false
 	}
-	return core.AuditEntries(events), true
+	return reports.AuditEntries(events), true
 }
 
 // usageCommand is `clawhost usage`: the usage ledger summed by person,

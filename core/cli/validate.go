@@ -11,10 +11,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/pluginprobe"
+	"github.com/clawhost/clawhost/core/sandboxreach"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/probe"
 )
@@ -108,11 +109,11 @@ func agentCommands(cfg *config.Config) hcl.Diagnostics {
 }
 
 // sandboxReach is the host's refusal to start unsandboxed while people
-// besides the owners can reach the agent (core.SandboxRefusal), as an
+// besides the owners can reach the agent (sandboxreach.Refusal), as an
 // error at agent.sandbox (or the agent block): validate passing means the
 // host starts on this machine.
 func sandboxReach(cfg *config.Config) hcl.Diagnostics {
-	err := core.SandboxRefusal(cfg)
+	err := sandboxreach.Refusal(cfg, sandboxreach.Probe(nil))
 	if err == nil {
 		return nil
 	}
@@ -130,7 +131,7 @@ func sandboxReach(cfg *config.Config) hcl.Diagnostics {
 const probeTimeout = 20 * time.Second
 
 // probePlugins checks plugins: a missing binary gets a diagnostic with the
-// nearest available source; the others are started (core.CheckPlugin) for
+// nearest available source; the others are started (pluginprobe.Check) for
 // their schema, their config block decoded against it, and the decoded
 // block checked by the plugin's own Validate in the same process; with
 // live (-probe), an enabled plugin's live checks run on a valid block too
@@ -152,7 +153,7 @@ func probePlugins(cfg *config.Config, plugins []*config.Plugin, live bool, caps 
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		pdiags, res, err := core.CheckPlugin(ctx, h, cfg, p, live && p.Enabled)
+		pdiags, res, err := pluginprobe.Check(ctx, h, cfg, p, live && p.Enabled)
 		cancel()
 		diags = append(diags, pdiags...)
 		caps[p.Name] = res.Description.Capabilities

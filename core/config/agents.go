@@ -186,7 +186,7 @@ func checkAgents(k *checker, c *Config) {
 // agent's: they are set in the default agent { } block, and an agent "<id>"
 // block that sets one is refused (validate says why) rather than silently
 // not applied. Every other attribute of a named block applies to that
-// agent's turns (core's TestAgentFieldsMapped checks that each reaches them).
+// agent's turns (core/settings' TestProfileHomesEveryField checks that each has a home).
 var DefaultAgentOnly = []struct{ Name, Why string }{
 	{"max_concurrent", "it is the host's one count of turns running at once, shared by all agents"},
 	{"one_shot", "it decides for the whole host whether claude processes are kept warm between turns, and with them whether a message can steer a running turn"},

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"github.com/clawhost/clawhost/core/internal/deathsig"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/deathsig"
 
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"

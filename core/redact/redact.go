@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/url"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -217,4 +218,35 @@ func (r *Redactor) walk(v reflect.Value) {
 			v.SetString(r.String(v.String()))
 		}
 	}
+}
+
+// secretNameRe matches environment variable names whose values are
+// secrets: GITHUB_TOKEN, ANTHROPIC_API_KEY, DB_PASSWORD, AWS_SECRET_ACCESS_KEY.
+var secretNameRe = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|AUTH|COOKIE|SESSION_?KEY|_KEY$)`)
+
+// SecretName reports whether an environment variable called name holds a
+// secret, by its name.
+func SecretName(name string) bool { return secretNameRe.MatchString(name) }
+
+// URLPassword is the password of a PostgreSQL URL or key=value string.
+func URLPassword(s string) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		}
+		if pw := u.Query().Get("password"); pw != "" {
+			out = append(out, pw)
+		}
+		return out
+	}
+	for _, kv := range strings.Fields(s) {
+		if pw, ok := strings.CutPrefix(kv, "password="); ok {
+			out = append(out, strings.Trim(pw, "'"))
+		}
+	}
+	return out
 }

@@ -20,7 +20,7 @@ const WhatsAppInstance = "wa"
 const DefaultLinkTimeout = 5 * time.Minute
 
 // PluginRunner runs the plugin instance of the configuration file alone,
-// as clawhost run would (core.RunPluginAlone), calling watch with each
+// as clawhost run would (pluginprobe.RunAlone), calling watch with each
 // change of its status until watch returns done or an error, or ctx ends.
 // retry asks the plugin to try again what its Attention.Retry names.
 type PluginRunner func(ctx context.Context, configFile, instance string,

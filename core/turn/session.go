@@ -330,8 +330,12 @@ func scheduleEvent(loc *time.Location, m *message.Message) string {
 
 // flushOf is the memory flush of session key's agent.
 func (t *Turns) flushOf(key string) MemoryFlush {
-	if a, ok := t.settings().Agents[agentOf(key)]; ok {
+	set := t.settings()
+	if a, ok := set.Agents[agentOf(key)]; ok {
 		return a.MemoryFlush
+	}
+	if set.MemoryFlush != nil {
+		return *set.MemoryFlush
 	}
 	return t.opts.MemoryFlush
 }

@@ -278,6 +278,10 @@ type Settings struct {
 	// Timeout is the agent's turn timeout (agent.timeout): the typing
 	// indicator lasts the whole turn, at most this long; 0 the default.
 	Timeout time.Duration
+	// MemoryFlush is the default agent's memory_flush as the configuration
+	// in force has it, so that a reload applies it as it does a named
+	// agent's (AgentSettings.MemoryFlush); nil: Options.MemoryFlush.
+	MemoryFlush *MemoryFlush
 	// TurnCard shows a running turn as a live card where the channel
 	// edits messages (messages.turn_card "auto"); PingAfter sends a
 	// completion ping after a turn this long whose answer came by an edit

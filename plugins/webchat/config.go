@@ -30,6 +30,10 @@ var Schema = schema.Schema{
 		Type:        "string",
 		Default:     DefaultListen,
 		Description: "host:port the chat page is served on. Anything but a loopback address (127.0.0.1, ::1, localhost) requires tls_cert and tls_key.",
+		// People open the page here, and it asks them for the access token:
+		// the host audits the address and counts the chat local on loopback.
+		Listen:      true,
+		ListenToken: true,
 	},
 	{
 		Name:      "access_token",

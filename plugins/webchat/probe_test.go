@@ -45,3 +45,23 @@ func TestProbe(t *testing.T) {
 		t.Errorf("configured token: %+v", rep)
 	}
 }
+
+// TestSchemaMarksTheListenAddress: the page's address is the one attribute
+// the schema marks Listen, with the token the page asks for (ListenToken):
+// the host audits it and counts the chat local on loopback from it alone,
+// as it would any channel's.
+func TestSchemaMarksTheListenAddress(t *testing.T) {
+	t.Parallel()
+	var marked []string
+	for _, a := range Schema {
+		if a.Listen {
+			marked = append(marked, a.Name)
+			if !a.ListenToken || a.Default != DefaultListen {
+				t.Errorf("%s: ListenToken %v, Default %v", a.Name, a.ListenToken, a.Default)
+			}
+		}
+	}
+	if len(marked) != 1 || marked[0] != "listen" {
+		t.Errorf("attributes marked Listen: %q, want listen", marked)
+	}
+}

@@ -31,6 +31,20 @@ type Attribute struct {
 	Sensitive bool
 	// Description is shown by the host in diagnostics and documentation.
 	Description string
+	// Listen marks the attribute that holds the address (host:port, a
+	// string) the plugin serves people on — a web page, a local socket
+	// people connect to — with its Default the address used when the block
+	// does not set it. The host reads it from the file without starting the
+	// plugin's instance: it audits it (clawhost security audit: beyond
+	// loopback, without TLS) and counts the channel as reachable from this
+	// machine only while it is a loopback address (the sandbox rule: then
+	// only who can log in here reaches the agent through it). At most one
+	// attribute is marked.
+	Listen bool
+	// ListenToken, with Listen: whoever opens the address is asked for a
+	// token the operator hands out (the web chat's access_token), so a
+	// wildcard allow_from on a loopback address admits only who holds it.
+	ListenToken bool
 }
 
 // Schema is the list of attributes of a plugin's config {} block.

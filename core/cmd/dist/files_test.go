@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/doctor"
 )
 
 // root is the checkout: the module root, two levels up.
@@ -69,8 +69,8 @@ func TestDockerfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	mkv := regexp.MustCompile(`(?m)^CLAUDE_VERSION := (\S+)$`).FindSubmatch(mk)
-	if arg == nil || mkv == nil || string(arg[1]) != core.TestedClaudeVersion || string(mkv[1]) != core.TestedClaudeVersion {
-		t.Errorf("claude CLI versions: Dockerfile %q, Makefile %q, tested %s", arg, mkv, core.TestedClaudeVersion)
+	if arg == nil || mkv == nil || string(arg[1]) != doctor.TestedClaudeVersion || string(mkv[1]) != doctor.TestedClaudeVersion {
+		t.Errorf("claude CLI versions: Dockerfile %q, Makefile %q, tested %s", arg, mkv, doctor.TestedClaudeVersion)
 	}
 }
 

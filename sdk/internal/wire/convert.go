@@ -172,7 +172,7 @@ func SchemaToProto(s schema.Schema) ([]*pb.Attribute, error) {
 		if typ == "" {
 			typ = "string"
 		}
-		out = append(out, &pb.Attribute{Name: a.Name, Type: typ, Required: a.Required, DefaultJson: def, Sensitive: a.Sensitive, Description: a.Description})
+		out = append(out, &pb.Attribute{Name: a.Name, Type: typ, Required: a.Required, DefaultJson: def, Sensitive: a.Sensitive, Description: a.Description, Listen: a.Listen, ListenToken: a.ListenToken})
 	}
 	return out, nil
 }
@@ -186,7 +186,7 @@ func SchemaFromProto(as []*pb.Attribute) schema.Schema {
 		if a.GetDefaultJson() != "" {
 			def = json.RawMessage(a.GetDefaultJson())
 		}
-		out = append(out, schema.Attribute{Name: a.GetName(), Type: a.GetType(), Required: a.GetRequired(), Default: def, Sensitive: a.GetSensitive(), Description: a.GetDescription()})
+		out = append(out, schema.Attribute{Name: a.GetName(), Type: a.GetType(), Required: a.GetRequired(), Default: def, Sensitive: a.GetSensitive(), Description: a.GetDescription(), Listen: a.GetListen(), ListenToken: a.GetListenToken()})
 	}
 	return out
 }

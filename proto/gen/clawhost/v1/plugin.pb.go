@@ -607,9 +607,15 @@ type Attribute struct {
 	Type     string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	Required bool   `protobuf:"varint,3,opt,name=required,proto3" json:"required,omitempty"`
 	// default_json is the JSON encoding of the default value; empty = null.
-	DefaultJson   string `protobuf:"bytes,4,opt,name=default_json,json=defaultJson,proto3" json:"default_json,omitempty"`
-	Sensitive     bool   `protobuf:"varint,5,opt,name=sensitive,proto3" json:"sensitive,omitempty"`
-	Description   string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	DefaultJson string `protobuf:"bytes,4,opt,name=default_json,json=defaultJson,proto3" json:"default_json,omitempty"`
+	Sensitive   bool   `protobuf:"varint,5,opt,name=sensitive,proto3" json:"sensitive,omitempty"`
+	Description string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	// listen marks the attribute holding the address (host:port) the plugin
+	// serves people on (a web page); the host audits it and counts the
+	// channel local while it is a loopback address. listen_token: whoever
+	// opens that address is asked for a token.
+	Listen        bool `protobuf:"varint,7,opt,name=listen,proto3" json:"listen,omitempty"`
+	ListenToken   bool `protobuf:"varint,8,opt,name=listen_token,json=listenToken,proto3" json:"listen_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -684,6 +690,20 @@ func (x *Attribute) GetDescription() string {
 		return x.Description
 	}
 	return ""
+}
+
+func (x *Attribute) GetListen() bool {
+	if x != nil {
+		return x.Listen
+	}
+	return false
+}
+
+func (x *Attribute) GetListenToken() bool {
+	if x != nil {
+		return x.ListenToken
+	}
+	return false
 }
 
 type ConfigSchemaRequest struct {
@@ -5165,14 +5185,16 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x06IDForm\x12\x18\n" +
 	"\apattern\x18\x01 \x01(\tR\apattern\x12\x1c\n" +
 	"\tcanonical\x18\x02 \x01(\tR\tcanonical\x12\x12\n" +
-	"\x04hint\x18\x03 \x01(\tR\x04hint\"\xb2\x01\n" +
+	"\x04hint\x18\x03 \x01(\tR\x04hint\"\xed\x01\n" +
 	"\tAttribute\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
 	"\brequired\x18\x03 \x01(\bR\brequired\x12!\n" +
 	"\fdefault_json\x18\x04 \x01(\tR\vdefaultJson\x12\x1c\n" +
 	"\tsensitive\x18\x05 \x01(\bR\tsensitive\x12 \n" +
-	"\vdescription\x18\x06 \x01(\tR\vdescription\"\x15\n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\x12\x16\n" +
+	"\x06listen\x18\a \x01(\bR\x06listen\x12!\n" +
+	"\flisten_token\x18\b \x01(\bR\vlistenToken\"\x15\n" +
 	"\x13ConfigSchemaRequest\"N\n" +
 	"\x14ConfigSchemaResponse\x126\n" +
 	"\n" +

@@ -1,4 +1,4 @@
-package core
+package settings
 
 import (
 	"strings"
@@ -50,10 +50,10 @@ func synchronous(durability string) string {
 	return "FULL"
 }
 
-// storageName describes the storage for the status page and logs:
+// StorageName describes the storage for the status page and logs:
 // "sqlite <dir>" (with its durability when it is not the default) or
 // "postgres <url without password>".
-func storageName(cfg *config.Config) string {
+func StorageName(cfg *config.Config) string {
 	if cfg.Storage.Engine == config.EnginePostgres {
 		return "postgres " + postgres.Redact(cfg.Storage.URL)
 	}
@@ -63,11 +63,11 @@ func storageName(cfg *config.Config) string {
 	return "sqlite " + cfg.DataDir
 }
 
-// storageAt is where the file says which database to open, for the error
+// StorageAt is where the file says which database to open, for the error
 // of one that does not open: " (storage.url at config.hcl:12)", the
 // storage block, or data_dir for the default SQLite; "" when the file
 // names none of them.
-func storageAt(cfg *config.Config) string {
+func StorageAt(cfg *config.Config) string {
 	for _, name := range [][]string{{"storage", "url"}, {"storage", "engine"}, {"data_dir"}} {
 		if a := cfg.Attribute(name...); a != nil {
 			return " (" + strings.Join(name, ".") + " at " + config.Position(a.Expr.Range()) + ")"

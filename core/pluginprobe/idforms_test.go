@@ -1,4 +1,4 @@
-package core
+package pluginprobe
 
 import (
 	"os"
@@ -58,7 +58,7 @@ plugin "gone" {
 		}
 		return channel.Capabilities{}, false
 	}
-	diags = normalizeIDs(cfg, nil, running)
+	diags = NormalizeIDs(cfg, nil, running)
 	if want := []string{"wa:+15551234567", "wa:bob", "dc:77", "gone:x"}; !slices.Equal(cfg.Access.Owners, want) {
 		t.Errorf("owners %q, want %q", cfg.Access.Owners, want)
 	}

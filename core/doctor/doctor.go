@@ -1,4 +1,10 @@
-package core
+// Package doctor checks what a configuration needs of this machine
+// without starting the host (clawhost doctor, and the status page's
+// Doctor button): the claude CLI of every agent, data_dir and the
+// workspaces, the database, the plugin binaries and each plugin's live
+// checks, the ports, claude's sandbox and memory. Each finding is a Check
+// with a verdict and what to do.
+package doctor
 
 import (
 	"context"
@@ -14,12 +20,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sandboxreach"
+	"github.com/clawhost/clawhost/core/settings"
 )
 
 // Verdicts of a doctor check.
@@ -30,8 +39,8 @@ const (
 	VerdictSkip = "skip"
 )
 
-// DoctorCheck is one finding of `clawhost doctor`.
-type DoctorCheck struct {
+// Check is one finding of `clawhost doctor`.
+type Check struct {
 	// Name says what was checked ("claude CLI", "data_dir", …).
 	Name string `json:"name"`
 	// Verdict is ok, warn, fail or skip.
@@ -41,7 +50,7 @@ type DoctorCheck struct {
 	Do    string `json:"do,omitempty"`
 }
 
-// Doctor checks what a configuration needs of this machine, without
+// Run checks what a configuration needs of this machine, without
 // starting the host: the claude CLI of every agent (found, its version
 // against the tested one, logged in — `claude auth status` — and answering:
 // one minimal real request, doctorRequest), data_dir and the workspaces (there, writable), free disk,
@@ -51,62 +60,82 @@ type DoctorCheck struct {
 // endpoint's and the web chat's ports, claude's sandbox (bubblewrap, and
 // whether the host would refuse to start without it), and memory for
 // agent.max_warm warm claude processes.
-func Doctor(ctx context.Context, cfg *config.Config) []DoctorCheck {
-	return doctor(ctx, cfg, nil)
+func Run(ctx context.Context, cfg *config.Config) []Check {
+	return InHost(ctx, cfg, nil)
 }
 
-// doctor runs the checks; inHost (the status page's checks, run by the
-// host itself with its plugin supervisor) leaves out the database, which
-// the host holds open and reports as its store item.
-func doctor(ctx context.Context, cfg *config.Config, inHost *pluginhost.Supervisor) []DoctorCheck {
-	out := doctorClaude(ctx, cfg)
-	out = append(out, doctorDirs(cfg)...)
-	if inHost == nil {
-		out = append(out, doctorDatabase(ctx, cfg)...)
+// InHost runs the checks; inHost (the status page's checks, run by the
+// host itself with its plugin supervisor; nil: Run's) leaves out the
+// database, which the host holds open and reports as its store item.
+func InHost(ctx context.Context, cfg *config.Config, inHost *pluginhost.Supervisor) []Check {
+	var out []Check
+	for _, c := range checkers {
+		if inHost != nil && !c.inHost {
+			continue
+		}
+		out = append(out, c.run(ctx, cfg, inHost)...)
 	}
-	out = append(out, doctorBinaries(cfg)...)
-	out = append(out, doctorChannels(ctx, cfg, inHost)...)
-	out = append(out, doctorPorts(cfg)...)
-	out = append(out, doctorSandbox(cfg)...)
-	return append(out, doctorMemory(cfg)...)
+	return out
+}
+
+// checker is one of doctor's checks, as tailscale's health checks are
+// values: what it looks at, and the function that looks, adding a Check
+// per finding. ph is the host's plugin supervisor (nil outside a host).
+type checker struct {
+	name string
+	run  func(ctx context.Context, cfg *config.Config, ph *pluginhost.Supervisor) []Check
+	// inHost: the host's own run (the status page's) includes it.
+	inHost bool
+}
+
+// checkers are doctor's checks in the order their findings are shown.
+var checkers = []checker{
+	{"claude CLI", doctorClaude, true},
+	{"directories", doctorDirs, true},
+	{"database", doctorDatabase, false},
+	{"plugin binaries", doctorBinaries, true},
+	{"plugins' live checks", doctorChannels, true},
+	{"ports", doctorPorts, true},
+	{"sandbox", doctorSandbox, true},
+	{"memory", doctorMemory, true},
 }
 
 // doctorSandbox checks claude's sandbox the way the runner will find it
 // (runner.ProbeSandbox): bubblewrap works; or it does not and only owners
 // can reach the agent (a warning with the command that installs it); or
-// the host refuses to start (unsandboxedReach).
-func doctorSandbox(cfg *config.Config) []DoctorCheck {
+// the host refuses to start (sandboxreach.Check).
+func doctorSandbox(_ context.Context, cfg *config.Config, ph *pluginhost.Supervisor) []Check {
 	const name = "sandbox"
 	if cfg.Agent.Sandbox == runner.SandboxOff {
-		return []DoctorCheck{{Name: name, Verdict: VerdictWarn, Found: `agent.sandbox = "off": claude's tools run with all of clawhost's user's access`,
+		return []Check{{Name: name, Verdict: VerdictWarn, Found: `agent.sandbox = "off": claude's tools run with all of clawhost's user's access`,
 			Do: `sandbox = "auto" with bubblewrap (` + bubblewrap.Advice() + `)`}}
 	}
-	rc, err := agentConfig(cfg)
+	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return nil // doctorClaude reports it
 	}
 	state := runner.ProbeSandbox(rc)
 	why, unavailable := runner.SandboxUnavailable(state)
 	if !unavailable {
-		return []DoctorCheck{{Name: name, Verdict: VerdictOK, Found: "bubblewrap works: claude runs sandboxed"}}
+		return []Check{{Name: name, Verdict: VerdictOK, Found: "bubblewrap works: claude runs sandboxed"}}
 	}
-	set, err := settingsOf(cfg)
+	set, err := settings.Pipeline(cfg)
 	if err != nil {
 		return nil
 	}
-	if err := unsandboxedReach(cfg, set.Access, state); err != nil {
-		return []DoctorCheck{{Name: name, Verdict: VerdictFail, Found: "claude cannot be sandboxed (" + why + ") and people besides the owners can reach it: the host refuses to start",
+	if err := sandboxreach.Check(cfg, set.Access, state, sandboxreach.Probe(ph)); err != nil {
+		return []Check{{Name: name, Verdict: VerdictFail, Found: "claude cannot be sandboxed (" + why + ") and people besides the owners can reach it: the host refuses to start",
 			Do: bubblewrap.Advice() + `, or write sandbox = "off" in the agent block to accept the risk`}}
 	}
-	return []DoctorCheck{{Name: name, Verdict: VerdictWarn, Found: "claude cannot be sandboxed (" + why + "); only owners can reach the agent, so the host starts",
+	return []Check{{Name: name, Verdict: VerdictWarn, Found: "claude cannot be sandboxed (" + why + "); only owners can reach the agent, so the host starts",
 		Do: bubblewrap.Advice() + " (the host refuses to start unsandboxed once anyone else can reach the agent)"}}
 }
 
 // doctorDirs checks data_dir and the workspaces, and the free disk.
-func doctorDirs(cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorDirs(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+	var out []Check
 	add := func(name, verdict, found, do string) {
-		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
 	for _, d := range append([]struct{ name, path string }{{"data_dir", cfg.DataDir}}, workspaces(cfg)...) {
 		fi, err := os.Stat(d.path)
@@ -150,14 +179,14 @@ func doctorDirs(cfg *config.Config) []DoctorCheck {
 }
 
 // doctorDatabase opens (and so migrates) the database.
-func doctorDatabase(ctx context.Context, cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorDatabase(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+	var out []Check
 	add := func(name, verdict, found, do string) {
-		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
 	if cfg.Storage.Engine == config.EnginePostgres || dirExists(cfg.DataDir) {
 		octx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		db, err := OpenStore(octx, cfg, HostID(cfg), nil)
+		db, err := settings.OpenStore(octx, cfg, settings.HostID(cfg), nil)
 		cancel()
 		switch {
 		case err != nil && strings.Contains(err.Error(), "in use by another process"):
@@ -166,17 +195,17 @@ func doctorDatabase(ctx context.Context, cfg *config.Config) []DoctorCheck {
 			add("database", VerdictFail, err.Error(), "see the error; for PostgreSQL check storage.url and that the server is reachable")
 		default:
 			db.Close()
-			add("database", VerdictOK, storageName(cfg)+" opens, schema up to date", "")
+			add("database", VerdictOK, settings.StorageName(cfg)+" opens, schema up to date", "")
 		}
 	}
 	return out
 }
 
 // doctorBinaries checks the enabled plugins' binaries and checksums.
-func doctorBinaries(cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorBinaries(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+	var out []Check
 	add := func(name, verdict, found, do string) {
-		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
 	for _, p := range cfg.EnabledPlugins() {
 		name := fmt.Sprintf("plugin %q", p.Name)
@@ -204,10 +233,10 @@ func doctorBinaries(cfg *config.Config) []DoctorCheck {
 }
 
 // doctorPorts checks the addresses the host binds.
-func doctorPorts(cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorPorts(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+	var out []Check
 	add := func(name, verdict, found, do string) {
-		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
 	host, hostUp := runningHost(cfg.DataDir)
 	for _, l := range listens(cfg) {
@@ -216,13 +245,13 @@ func doctorPorts(cfg *config.Config) []DoctorCheck {
 			answers := running(l.addr)
 			switch {
 			case answers && cfg.Admin.Listen == "":
-				// No admin endpoint, so no RuntimeFile to tell a running
+				// No admin endpoint, so no admin.RuntimeFile to tell a running
 				// host by: likely this configuration's own.
 				add(l.name, VerdictOK, l.addr+" answers (clawhost is running, most likely)", "")
 			case answers && hostUp:
 				add(l.name, VerdictOK, fmt.Sprintf("%s answers (clawhost is running: pid %d, admin endpoint %s)", l.addr, host.PID, host.Listen), "")
 			case answers:
-				add(l.name, VerdictFail, l.addr+" is in use by another program: no clawhost of this data_dir runs ("+RuntimeFile+" names no live process)",
+				add(l.name, VerdictFail, l.addr+" is in use by another program: no clawhost of this data_dir runs ("+admin.RuntimeFile+" names no live process)",
 					"stop what listens there (ss -ltnp shows it) or choose another address")
 			default:
 				add(l.name, VerdictFail, l.addr+": "+err.Error(), "stop what listens there or choose another address")
@@ -236,13 +265,13 @@ func doctorPorts(cfg *config.Config) []DoctorCheck {
 }
 
 // doctorMemory checks memory for agent.max_warm warm claude processes.
-func doctorMemory(cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
+func doctorMemory(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+	var out []Check
 	add := func(name, verdict, found, do string) {
-		out = append(out, DoctorCheck{Name: name, Verdict: verdict, Found: found, Do: do})
+		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
 	total := procmem.MemTotal()
-	if w := warmMemoryWarning(cfg.Agent, total); w != "" {
+	if w := WarmMemoryWarning(cfg.Agent, total); w != "" {
 		add("memory", VerdictWarn, w, "lower agent.warm_memory")
 	} else if total > 0 {
 		ceiling, setting := warmCeiling(cfg.Agent, total)
@@ -252,11 +281,11 @@ func doctorMemory(cfg *config.Config) []DoctorCheck {
 }
 
 // doctorClaude checks every agent's claude CLI.
-func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
-	var out []DoctorCheck
-	rc, err := agentConfig(cfg)
+func doctorClaude(ctx context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+	var out []Check
+	rc, err := settings.Runner(cfg)
 	if err != nil {
-		return []DoctorCheck{{Name: "claude CLI", Verdict: VerdictFail, Found: err.Error(), Do: "fix the agent blocks (clawhost validate)"}}
+		return []Check{{Name: "claude CLI", Verdict: VerdictFail, Found: err.Error(), Do: "fix the agent blocks (clawhost validate)"}}
 	}
 	seen := map[string]bool{}
 	profiles := append([]*config.Agent{cfg.Agent}, cfg.Agents...)
@@ -268,7 +297,7 @@ func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 		name := "claude CLI (agent " + a.ID + ")"
 		found, err := installpath.FindCommand(a.Command)
 		if err != nil {
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: err.Error(), Do: "npm install -g @anthropic-ai/claude-code (or make claude-cli), or set agent.command to its path"})
+			out = append(out, Check{Name: name, Verdict: VerdictFail, Found: err.Error(), Do: "npm install -g @anthropic-ai/claude-code (or make claude-cli), or set agent.command to its path"})
 			continue
 		}
 		at := " at " + found.Path + " (" + found.Where + ")"
@@ -285,15 +314,15 @@ func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 		cancel()
 		switch {
 		case err != nil:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: err.Error(), Do: "run the command by hand to see why"})
+			out = append(out, Check{Name: name, Verdict: VerdictWarn, Found: err.Error(), Do: "run the command by hand to see why"})
 		case !auth.LoggedIn:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: "claude " + v + at + " is not logged in (claude auth status)",
+			out = append(out, Check{Name: name, Verdict: VerdictFail, Found: "claude " + v + at + " is not logged in (claude auth status)",
 				Do: "log it in with CLAUDE_CONFIG_DIR=" + c.ConfigDir + " (claude /login, or claude setup-token), or set ANTHROPIC_API_KEY in agent.env"})
 		case v != TestedClaudeVersion:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod + "; clawhost is tested with " + TestedClaudeVersion,
+			out = append(out, Check{Name: name, Verdict: VerdictWarn, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod + "; clawhost is tested with " + TestedClaudeVersion,
 				Do: "it usually works; npm install -g @anthropic-ai/claude-code@" + TestedClaudeVersion + " for the tested one"})
 		default:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictOK, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod})
+			out = append(out, Check{Name: name, Verdict: VerdictOK, Found: "claude " + v + at + ", logged in with " + auth.AuthMethod})
 		}
 		if err == nil && auth.LoggedIn {
 			out = append(out, doctorRequest(ctx, a.ID, c))
@@ -305,21 +334,21 @@ func doctorClaude(ctx context.Context, cfg *config.Config) []DoctorCheck {
 // doctorRequest makes one minimal real request with agent id's claude (runner.Config.Ask):
 // `claude auth status` only reads files, so a key the API refuses, or a login that
 // expired, shows only here.
-func doctorRequest(ctx context.Context, id string, c runner.Config) DoctorCheck {
+func doctorRequest(ctx context.Context, id string, c runner.Config) Check {
 	name := "claude answers (agent " + id + ")"
 	actx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	a, err := c.Ask(actx)
 	switch {
 	case err != nil:
-		return DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "one request through claude did not run: " + err.Error(), Do: "run claude -p by hand with the bot's CLAUDE_CONFIG_DIR to see why"}
+		return Check{Name: name, Verdict: VerdictWarn, Found: "one request through claude did not run: " + err.Error(), Do: "run claude -p by hand with the bot's CLAUDE_CONFIG_DIR to see why"}
 	case a.OK:
-		return DoctorCheck{Name: name, Verdict: VerdictOK, Found: "one minimal request was answered"}
+		return Check{Name: name, Verdict: VerdictOK, Found: "one minimal request was answered"}
 	case a.Refused():
-		return DoctorCheck{Name: name, Verdict: VerdictFail, Found: "the API refused claude's credentials: " + a.Message,
+		return Check{Name: name, Verdict: VerdictFail, Found: "the API refused claude's credentials: " + a.Message,
 			Do: "set a valid ANTHROPIC_API_KEY in agent.env (or clawhost.env), or log claude in again with CLAUDE_CONFIG_DIR=" + c.ConfigDir + " (claude /login, or claude setup-token)"}
 	default:
-		return DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "one minimal request was not answered: " + a.Message, Do: "check the network, a proxy in agent.env, or try again later"}
+		return Check{Name: name, Verdict: VerdictWarn, Found: "one minimal request was not answered: " + a.Message, Do: "check the network, a proxy in agent.env, or try again later"}
 	}
 }
 
@@ -360,11 +389,11 @@ func listens(cfg *config.Config) []listenCheck {
 	return out
 }
 
-// runningHost is the host data_dir's RuntimeFile names when that process
+// runningHost is the host data_dir's admin.RuntimeFile names when that process
 // is alive: then an address of this configuration in use is (most likely)
 // that host's own, not another program's.
-func runningHost(dataDir string) (Runtime, bool) {
-	r, err := ReadRuntime(dataDir)
+func runningHost(dataDir string) (admin.Runtime, bool) {
+	r, err := admin.ReadRuntime(dataDir)
 	if err != nil || r.PID <= 0 {
 		return r, false
 	}
@@ -396,4 +425,50 @@ func existing(p string) string {
 		p = filepath.Dir(p)
 	}
 	return p
+}
+
+// TestedClaudeVersion is the claude CLI version clawhost is tested with
+// (the Makefile's CLAUDE_VERSION); another works, and the status page
+// says it differs.
+const TestedClaudeVersion = "2.1.330"
+
+// claudeRSS is what one warm claude process holds resident (measured with
+// the CLI 2.1.330: 184–210 MB; shared/reference/claude-cli.md §10).
+const claudeRSS = 210 << 20
+
+// warmCeiling is what the default agent's warm claude processes may hold
+// together on a machine of total bytes (0 unknown), and the setting that
+// says so: agent.warm_memory (or its default), or agent.max_warm × ~210 MB
+// when that is less.
+func warmCeiling(a *config.Agent, total int64) (int64, string) {
+	budget, setting := a.WarmMemory.Bytes(), fmt.Sprintf("agent.warm_memory = %q", a.WarmMemory)
+	if budget == 0 {
+		budget, setting = runner.DefaultWarmMemory(total), "agent.warm_memory (default: a quarter of the machine's memory)"
+	}
+	if a.MaxWarm > 0 && int64(a.MaxWarm)*claudeRSS < budget {
+		budget, setting = int64(a.MaxWarm)*claudeRSS, fmt.Sprintf("agent.max_warm = %d", a.MaxWarm)
+	}
+	return budget, setting
+}
+
+// WarmMemoryWarning is the warning for warm processes on a machine of
+// total bytes ("" none; none when total is unknown).
+func WarmMemoryWarning(a *config.Agent, total int64) string {
+	ceiling, setting := warmCeiling(a, total)
+	if total == 0 || ceiling <= total/3 {
+		return ""
+	}
+	return fmt.Sprintf("%s lets warm claude processes (~210 MB each) hold up to %d MB on a machine with %d MB: more than a third of its memory. Lower it (a chat whose claude was stopped starts one again, ~1 s) or add memory.",
+		setting, ceiling>>20, total>>20)
+}
+
+// writable checks that a file can be made in dir.
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }

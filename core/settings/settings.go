@@ -1,27 +1,32 @@
-package core
+// Package settings maps a loaded configuration onto what the daemon runs:
+// the pipeline's settings (Pipeline), the claude runner's (Runner), the
+// plugin host's specs (Plugins) and the store (OpenStore). The host, its
+// reload, doctor and the subcommands all map through here, so one block
+// means one thing wherever it is read.
+package settings
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/budget"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/clawhost/clawhost/core/budget"
+
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/agenttools"
-	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/chunk"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/core/pluginhost"
@@ -36,18 +41,18 @@ import (
 )
 
 // specs turns the enabled plugin blocks into what the plugin host runs.
-func specs(cfg *config.Config) []pluginhost.Spec {
+func Plugins(cfg *config.Config) []pluginhost.Spec {
 	var out []pluginhost.Spec
 	for _, p := range cfg.EnabledPlugins() {
-		out = append(out, pluginSpec(cfg, p))
+		out = append(out, Plugin(cfg, p))
 	}
 	return out
 }
 
-// pluginSpec is what the plugin host runs for plugin block p of cfg. Its
+// Plugin is what the plugin host runs for plugin block p of cfg. Its
 // Decode formats the config block's diagnostics into the error; its
 // Explain formats the plugin's own at their file:line:col in the block.
-func pluginSpec(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
+func Plugin(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
 	return pluginhost.Spec{
 		Instance:     p.Name,
 		Source:       p.Source,
@@ -95,9 +100,13 @@ func receivedHooks(cfg *config.Config) []received.Hook {
 	return out
 }
 
-// settingsOf maps the configuration onto the pipeline settings.
-func settingsOf(cfg *config.Config) (gateway.Settings, error) {
+// Pipeline maps the configuration onto the pipeline settings.
+func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 	a, sess, msg := cfg.Access, cfg.Session, cfg.Messages
+	// A run_as user that does not exist is Runner's error: the pipeline's
+	// settings hold no user.
+	profiles, _ := Agents(cfg)
+	hw := Host(cfg)
 	set := gateway.Settings{
 		Access: access.Policy{
 			DMPolicy: a.DMPolicy, Owners: a.Owners, AllowFrom: a.AllowFrom, PairingTTL: a.PairingTTL.Duration(),
@@ -105,7 +114,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 		},
 		Sources: map[string]string{},
 		DMScope: sessionkey.DMScope(sess.DMScope), IdentityLinks: sess.IdentityLinks,
-		Turn:     turnSettings(cfg),
+		Turn:     turnSettings(cfg, profiles),
 		Received: received.Settings{Hooks: receivedHooks(cfg), Timeout: msg.HookTimeout.Duration()},
 		Sending:  sending.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
 		AgentEnd: agentend.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
@@ -113,7 +122,7 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace, AgentWorkspaces: map[string]string{},
 		},
-		Approval:     approval.Config{Timeout: cfg.Agent.ApprovalTimeout.Duration(), OwnersOnly: cfg.Agent.Approvers == "owners", DirectChats: map[string]bool{}},
+		Approval:     hw.Approval,
 		SeenReaction: msg.SeenReaction, QueuedNotice: msg.QueuedNotice,
 		Budgets:   budget.Rules{Top: cfg.Budget, Agents: map[string]*config.Budget{}},
 		AuditKeep: cfg.Audit.Keep.Duration(),
@@ -141,17 +150,17 @@ func settingsOf(cfg *config.Config) (gateway.Settings, error) {
 	if len(cfg.Agents) > 0 {
 		set.Agents = cfg.Bindings()
 	}
-	for _, a := range cfg.AllAgents() {
-		if a.ID != cfg.Agent.ID {
-			set.Delivery.AgentWorkspaces[a.ID] = a.Workspace
+	for _, p := range profiles {
+		if !p.Default {
+			set.Delivery.AgentWorkspaces[p.ID] = p.Runner.Workspace
 		}
-		if a.Switchable {
-			set.Switchable = append(set.Switchable, a.ID)
+		if p.Switchable {
+			set.Switchable = append(set.Switchable, p.ID)
 		}
-		if b := a.OwnBudget(); b != nil {
-			set.Budgets.Agents[a.ID] = b
+		if p.Budget != nil {
+			set.Budgets.Agents[p.ID] = p.Budget
 		}
-		if d := cmp.Or(a.Env["CLAUDE_CONFIG_DIR"], agentConfigDir(cfg, a)); d != "" && !slices.Contains(set.TranscriptDirs, d) {
+		if d := p.TranscriptDir; d != "" && !slices.Contains(set.TranscriptDirs, d) {
 			set.TranscriptDirs = append(set.TranscriptDirs, d)
 		}
 	}
@@ -219,7 +228,9 @@ func promptSection(msg *config.Messages) (*chatprompt.Template, error) {
 	return chatprompt.Default, nil
 }
 
-func turnSettings(cfg *config.Config) turn.Settings {
+// turnSettings are the turn stage's settings: the default agent's Profile
+// as Settings' own, each named one's in Agents.
+func turnSettings(cfg *config.Config, profiles []Profile) turn.Settings {
 	sess, msg := cfg.Session, cfg.Messages
 	set := turn.Settings{
 		HookOrder:         hookOrder(cfg),
@@ -235,14 +246,15 @@ func turnSettings(cfg *config.Config) turn.Settings {
 		TurnCard:          msg.TurnCard != "off",
 		PingAfter:         msg.PingAfter.Duration(),
 	}
-	d := turnAgent(cfg.Agent) // the default agent's are Settings' own
+	d := profiles[0].Turn // the default agent's are Settings' own
 	set.Workspace, set.Model, set.Models, set.PermissionMode, set.PermissionModes = d.Workspace, d.Model, d.Models, d.PermissionMode, d.PermissionModes
 	set.Approvals, set.Worktrees, set.InlineImages, set.Timeout = d.Approvals, d.Worktrees, d.InlineImages, d.Timeout
+	set.MemoryFlush = &d.MemoryFlush // applied by a reload as a named agent's is
 	if len(cfg.Agents) > 0 {
 		set.Agents = map[string]turn.AgentSettings{}
 	}
-	for _, a := range cfg.Agents {
-		set.Agents[a.ID] = turnAgent(a)
+	for _, p := range profiles[1:] {
+		set.Agents[p.ID] = p.Turn
 	}
 	if len(sess.ResetTriggers) == 0 {
 		set.ResetTriggers = []string{"/\x00none"} // triggers turned off
@@ -264,7 +276,7 @@ func turnAgent(a *config.Agent) turn.AgentSettings {
 	return turn.AgentSettings{
 		Workspace: a.Workspace, Model: a.Model, Models: a.Models, PermissionMode: a.PermissionMode, PermissionModes: a.PermissionModes,
 		Approvals: a.Approvals == "chat", InlineImages: a.InlineImages && !a.OneShot, Worktrees: a.Worktrees,
-		MemoryFlush: memoryFlush(a.MemoryFlush), Timeout: a.Timeout.Duration(),
+		MemoryFlush: MemoryFlush(a.MemoryFlush), Timeout: a.Timeout.Duration(),
 	}
 }
 
@@ -284,22 +296,23 @@ func resetRule(r *config.ResetRule) *sessionreset.Rule {
 	return out
 }
 
-// agentConfig maps the agent blocks onto the runner's settings: the default
-// agent's as the runner's own, each agent "<id>" block's in Agents — both by
-// runnerConfig, so a named agent's block holds as the default's does
-// (TestAgentFieldsMapped).
-func agentConfig(cfg *config.Config) (runner.Config, error) {
-	rc, err := runnerConfig(cfg, cfg.Agent)
+// Runner maps the agents onto the runner's settings: the default agent's
+// Profile as the runner's own, with the host-wide limits (HostWide), each
+// agent "<id>" block's in Agents — all by Agent, so a named agent's block
+// holds as the default's does (TestProfileHomesEveryField).
+func Runner(cfg *config.Config) (runner.Config, error) {
+	profiles, err := Agents(cfg)
 	if err != nil {
-		return rc, err
+		return runner.Config{}, err
 	}
-	if len(cfg.Agents) > 0 {
+	hw := Host(cfg)
+	rc := profiles[0].Runner
+	rc.MaxConcurrent, rc.OneShot = hw.MaxConcurrent, hw.OneShot
+	if len(profiles) > 1 {
 		rc.Agents = map[string]runner.Config{}
 	}
-	for _, n := range cfg.Agents {
-		if rc.Agents[n.ID], err = runnerConfig(cfg, n); err != nil {
-			return rc, err
-		}
+	for _, p := range profiles[1:] {
+		rc.Agents[p.ID] = p.Runner
 	}
 	return rc, nil
 }
@@ -307,9 +320,8 @@ func agentConfig(cfg *config.Config) (runner.Config, error) {
 // runnerConfig is the runner configuration of agent a: its claude, the
 // sandbox hiding data_dir, the config file's directory and the other agents'
 // workspaces (the agent tool endpoint bound back), its claude config
-// directory (agentConfigDir) and the user it runs as. Of what it maps, the
-// runner takes max_concurrent and one_shot from the default agent only
-// (validate refuses them in a named block).
+// directory (agentConfigDir) and the user it runs as: Agent's Runner. The
+// host-wide limits (max_concurrent, one_shot) are HostWide's.
 func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 	rc := runner.Config{
 		Name:             a.ID,
@@ -333,8 +345,6 @@ func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 		IdleTimeout:      a.IdleTimeout.Duration(),
 		MaxWarm:          a.MaxWarm,
 		WarmMemory:       a.WarmMemory.Bytes(),
-		MaxConcurrent:    a.MaxConcurrent,
-		OneShot:          a.OneShot,
 		// Text deltas, so "blocks" and "draft" streaming show a long
 		// reply while it is written, not only once each block is complete.
 		PartialMessages: true,
@@ -426,8 +436,8 @@ func claudeModes(modes []string) []string {
 	return out
 }
 
-// memoryFlush maps agent.memory_flush onto the turn's settings.
-func memoryFlush(m *config.MemoryFlush) turn.MemoryFlush {
+// MemoryFlush maps agent.memory_flush onto the turn's settings.
+func MemoryFlush(m *config.MemoryFlush) turn.MemoryFlush {
 	if m == nil {
 		return turn.MemoryFlush{}
 	}
@@ -476,19 +486,19 @@ func configDirHidden(cfg *config.Config) []string {
 // that file starts as the tool bridge. (agent.mcp_config files the runner
 // binds back itself.)
 func sandboxExposed(cfg *config.Config) []string {
-	out := []string{filepath.Join(agentRunDir(cfg), agenttools.SocketName)}
+	out := []string{filepath.Join(AgentRunDir(cfg), agenttools.SocketName)}
 	if exe, err := os.Executable(); err == nil {
 		out = append(out, exe)
 	}
 	return out
 }
 
-// agentRunDir is the directory (0700) holding the agent tool endpoint's
+// AgentRunDir is the directory (0700) holding the agent tool endpoint's
 // unix socket and the per-chat MCP config files (0600) passed to claude as
 // --mcp-config (core/agenttools): <data_dir>/run/agent. The sandbox around
 // claude, which hides data_dir, binds back the socket and the one chat's
 // file, never the directory.
-func agentRunDir(cfg *config.Config) string {
+func AgentRunDir(cfg *config.Config) string {
 	return filepath.Join(cfg.DataDir, "run", "agent")
 }
 
@@ -502,4 +512,15 @@ func HostID(cfg *config.Config) string {
 		return n
 	}
 	return "clawhost"
+}
+
+// claudeCommand is agent.command as the runner runs it: the file
+// installpath finds (PATH, then claude's install places for "claude"), or
+// the command as written when it is nowhere (the runner says so and each
+// turn fails with what to do).
+func claudeCommand(command string) string {
+	if f, err := installpath.FindCommand(command); err == nil {
+		return f.Path
+	}
+	return command
 }

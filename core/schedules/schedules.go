@@ -1,4 +1,8 @@
-package core
+// Package schedules runs the configured schedules, the heartbeat and the
+// schedules added from chat (Scheduler), keeps the latter in the store
+// (moving the data_dir files of earlier versions into it), and edits them
+// while clawhost is not running (Stored).
+package schedules
 
 import (
 	"context"
@@ -103,7 +107,7 @@ func zoneOf(cfg *config.Config, name string) *time.Location {
 	return cfg.Messages.Location()
 }
 
-// scheduler runs the configured schedules and those added from chat
+// Scheduler runs the configured schedules and those added from chat
 // (/schedule, and the agent's one-shot entries), which the store keeps
 // with every job's last run. Reload and /schedule restart it. On a shared
 // store every host runs every schedule: the other hosts' additions and
@@ -111,7 +115,7 @@ func zoneOf(cfg *config.Config, name string) *time.Location {
 // message (its id is the job and the due time, which the journal's dedupe
 // key catches), so it is answered once, and a schedule added through a
 // host that died runs from the others.
-type scheduler struct {
+type Scheduler struct {
 	db  store.Schedules
 	log hclog.Logger
 	// fire starts a run (the gateway's Scheduled).
@@ -136,15 +140,15 @@ type scheduler struct {
 	stopped bool
 }
 
-// newScheduler returns the scheduler of the schedules in db; fire starts
+// New returns the scheduler of the schedules in db; fire starts
 // their runs; poll > 0 reads db again that often (a shared store).
-func newScheduler(db store.Schedules, log hclog.Logger, fire func(context.Context, gateway.ScheduledRun) error, poll time.Duration) *scheduler {
-	return &scheduler{db: db, log: log, fire: fire, poll: poll}
+func New(db store.Schedules, log hclog.Logger, fire func(context.Context, gateway.ScheduledRun) error, poll time.Duration) *Scheduler {
+	return &Scheduler{db: db, log: log, fire: fire, poll: poll}
 }
 
 // start (re)starts the jobs of cfg and those of the store; the first
 // start moves the files of earlier versions into the store.
-func (s *scheduler) start(cfg *config.Config) {
+func (s *Scheduler) Start(cfg *config.Config) {
 	s.mu.Lock()
 	s.cfg = cfg
 	s.stopped = false
@@ -172,7 +176,7 @@ func (s *scheduler) start(cfg *config.Config) {
 
 // read reads the schedules of the store; it reports whether they changed.
 // An error keeps those read before.
-func (s *scheduler) read(ctx context.Context) bool {
+func (s *Scheduler) read(ctx context.Context) bool {
 	list, err := s.db.ListSchedules(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -193,7 +197,7 @@ func sameSchedule(a, b store.Schedule) bool {
 
 // watch reads the store every poll and restarts the jobs when another
 // host added or removed a schedule.
-func (s *scheduler) watch(ctx context.Context, done chan struct{}) {
+func (s *Scheduler) watch(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(s.poll)
 	defer t.Stop()
@@ -215,7 +219,7 @@ func (s *scheduler) watch(ctx context.Context, done chan struct{}) {
 
 // restart stops the running jobs and runs those of the configuration and
 // of the store as last read.
-func (s *scheduler) restart() {
+func (s *Scheduler) restart() {
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	s.stopJobs()
@@ -282,7 +286,7 @@ func (r runState) Record(ctx context.Context, job string, at time.Time) error {
 }
 
 // stopJobs ends the running jobs and waits for them.
-func (s *scheduler) stopJobs() {
+func (s *Scheduler) stopJobs() {
 	s.mu.Lock()
 	cancel, done := s.cancel, s.done
 	s.cancel, s.done = nil, nil
@@ -294,7 +298,7 @@ func (s *scheduler) stopJobs() {
 }
 
 // stop ends the polling and the running jobs, and waits for them.
-func (s *scheduler) stop() {
+func (s *Scheduler) Stop() {
 	s.mu.Lock()
 	cancel, done := s.pollCancel, s.pollDone
 	s.pollCancel, s.pollDone = nil, nil
@@ -311,7 +315,7 @@ func (s *scheduler) stop() {
 
 // Add adds a schedule from chat: a new name, a valid expression, a known
 // instance; it is stored and runs at once.
-func (s *scheduler) Add(ctx context.Context, e command.ScheduleEntry) error {
+func (s *Scheduler) Add(ctx context.Context, e command.ScheduleEntry) error {
 	if !nameRe.MatchString(e.Name) {
 		return fmt.Errorf("%q is not a schedule name (letters, digits, - and _)", e.Name)
 	}
@@ -339,7 +343,7 @@ func (s *scheduler) Add(ctx context.Context, e command.ScheduleEntry) error {
 }
 
 // changed reads the store again and restarts the jobs.
-func (s *scheduler) changed(ctx context.Context) {
+func (s *Scheduler) changed(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	s.read(rctx)
 	cancel()
@@ -347,7 +351,7 @@ func (s *scheduler) changed(ctx context.Context) {
 }
 
 // Remove removes a schedule added from chat.
-func (s *scheduler) Remove(ctx context.Context, name string) (bool, error) {
+func (s *Scheduler) Remove(ctx context.Context, name string) (bool, error) {
 	n, err := s.db.RemoveSchedules(ctx, name)
 	if err != nil || n == 0 {
 		return false, err
@@ -360,7 +364,7 @@ func (s *scheduler) Remove(ctx context.Context, name string) (bool, error) {
 // DropSender removes the schedules added from chat (and by the agent) that
 // run in sender's direct chat ([SenderSchedules]); the scheduler restarts
 // without them.
-func (s *scheduler) DropSender(ctx context.Context, sender string) (int, error) {
+func (s *Scheduler) DropSender(ctx context.Context, sender string) (int, error) {
 	n, err := dropSender(ctx, s.db, sender)
 	if err != nil || n == 0 {
 		return n, err
@@ -372,7 +376,7 @@ func (s *scheduler) DropSender(ctx context.Context, sender string) (int, error) 
 
 // List lists the schedules of the file and of the store, with their next
 // runs.
-func (s *scheduler) List(ctx context.Context) []command.ScheduleEntry {
+func (s *Scheduler) List(ctx context.Context) []command.ScheduleEntry {
 	s.read(ctx)
 	s.mu.Lock()
 	cfg := s.cfg
@@ -407,13 +411,65 @@ func entryOf(s store.Schedule) command.ScheduleEntry {
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 
-// schedulePoll is how often a host reads the schedules of a shared store
+// Poll is how often a host reads the schedules of a shared store
 // again (those other hosts added or removed): a third of the lease TTL,
 // as the leases are renewed. Zero for SQLite: one host, which made every
 // change itself.
-func schedulePoll(cfg *config.Config) time.Duration {
+func Poll(cfg *config.Config) time.Duration {
 	if cfg.Storage.Engine != config.EnginePostgres {
 		return 0
 	}
 	return cfg.Storage.LeaseTTL.Duration() / 3
+}
+
+// ownsSchedule reports whether chat-added entry e belongs to sender
+// ("<instance>:<sender id>"): it runs in that sender's direct chat.
+// Entries stored before the sender was recorded fall back to the chat,
+// which is the sender on Telegram and WhatsApp.
+func ownsSchedule(e store.Schedule, sender string) bool {
+	if e.Group {
+		return false
+	}
+	if e.Sender != "" {
+		return e.Sender == sender
+	}
+	return e.Chat == sender
+}
+
+// dropSender removes sender's schedules from db and returns how many.
+func dropSender(ctx context.Context, db store.Schedules, sender string) (int, error) {
+	list, err := db.ListSchedules(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var names []string
+	for _, e := range list {
+		if ownsSchedule(e, sender) {
+			names = append(names, e.Name)
+		}
+	}
+	return db.RemoveSchedules(ctx, names...)
+}
+
+// StoredSchedules are the schedules added from chat as the store keeps
+// them, for when clawhost is not running (the pairing subcommand).
+type StoredSchedules struct {
+	dataDir string
+	db      store.Schedules
+}
+
+// Stored returns the schedules added from chat in db, to be edited
+// while clawhost is not running; the files of data_dir that earlier
+// versions kept them in are moved into db first (as a start does), so a
+// revocation reaches them too.
+func Stored(cfg *config.Config, db store.Schedules) StoredSchedules {
+	return StoredSchedules{dataDir: cfg.DataDir, db: db}
+}
+
+// DropSender removes sender's schedules from the store (pairing.SenderSchedules).
+func (s StoredSchedules) DropSender(ctx context.Context, sender string) (int, error) {
+	if err := migrateScheduleFiles(ctx, s.dataDir, s.db, hclog.NewNullLogger()); err != nil {
+		return 0, err
+	}
+	return dropSender(ctx, s.db, sender)
 }

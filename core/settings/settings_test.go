@@ -1,4 +1,4 @@
-package core
+package settings
 
 import (
 	"os"
@@ -53,7 +53,7 @@ func TestSpecsCarryPluginEnv(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatal(diags.Error())
 		}
-		specs := specs(cfg)
+		specs := Plugins(cfg)
 		if len(specs) != 1 {
 			t.Fatalf("specs: %+v", specs)
 		}
@@ -71,10 +71,10 @@ func TestSpecsCarryPluginEnv(t *testing.T) {
 func TestMemoryFlushSettings(t *testing.T) {
 	t.Parallel()
 	off := false
-	if m := memoryFlush(nil); m.Disabled || m.ReserveTokens != 0 {
+	if m := MemoryFlush(nil); m.Disabled || m.ReserveTokens != 0 {
 		t.Errorf("absent block: %+v", m)
 	}
-	m := memoryFlush(&config.MemoryFlush{Enabled: &off, ContextWindow: 500_000, ReserveTokens: 30_000, SoftThresholdTokens: 20_000, Prompt: "p"})
+	m := MemoryFlush(&config.MemoryFlush{Enabled: &off, ContextWindow: 500_000, ReserveTokens: 30_000, SoftThresholdTokens: 20_000, Prompt: "p"})
 	if !m.Disabled || m.ContextWindow != 500_000 || m.ReserveTokens != 30_000 || m.SoftThresholdTokens != 20_000 || m.Prompt != "p" {
 		t.Errorf("block: %+v", m)
 	}
@@ -121,7 +121,7 @@ func TestAgentConfigLeastPrivilege(t *testing.T) {
 				}
 				t.Fatal(diags.Error())
 			}
-			rc, err := agentConfig(cfg)
+			rc, err := Runner(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +171,7 @@ plugin "web" {
 	}
 	// As the plugins declare it (the host asks them).
 	cfg.NormalizeIDs(map[string]channel.Capabilities{"tg": {DirectToSender: true}, "dc": {}, "web": {DirectToSender: true}})
-	set, err := settingsOf(cfg)
+	set, err := Pipeline(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ plugin "web" {
 	if got := set.Turn.PermissionModes; strings.Join(got, " ") != "plan ask" {
 		t.Errorf("offered modes %q", got)
 	}
-	rc, err := agentConfig(cfg)
+	rc, err := Runner(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ plugin "tg" {
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
-	rc, err := agentConfig(cfg)
+	rc, err := Runner(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ plugin "tg" {
 	if !slices.Contains(rc.Hide, ops.Workspace) || !slices.Contains(ops.Hide, ws) || slices.Contains(ops.Hide, ops.Workspace) || !slices.Contains(ops.Hide, filepath.Join(dir, "data")) {
 		t.Errorf("hidden: main %v, ops %v", rc.Hide, ops.Hide)
 	}
-	set, err := settingsOf(cfg)
+	set, err := Pipeline(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestPromptSectionSettings(t *testing.T) {
 		if diags.HasErrors() {
 			t.Fatal(diags.Error())
 		}
-		set, err := settingsOf(cfg)
+		set, err := Pipeline(cfg)
 		if err != nil || set.Turn.PromptSection == nil {
 			return "", false, err
 		}

@@ -1,4 +1,4 @@
-package core
+package schedules
 
 import (
 	"context"
@@ -58,10 +58,10 @@ func TestChatSchedules(t *testing.T) {
 	t.Parallel()
 	cfg := loadTestConfig(t, schedulesConfig)
 	db := openTestStore(t, cfg.DataDir)
-	newSched := func() *scheduler {
-		s := newScheduler(db, hclog.NewNullLogger(), noFire, 0)
-		s.start(cfg)
-		t.Cleanup(s.stop)
+	newSched := func() *Scheduler {
+		s := New(db, hclog.NewNullLogger(), noFire, 0)
+		s.Start(cfg)
+		t.Cleanup(s.Stop)
 		return s
 	}
 	ctx := context.Background()
@@ -88,7 +88,7 @@ func TestChatSchedules(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cfg.DataDir, legacySchedulesFile)); !os.IsNotExist(err) {
 		t.Errorf("a schedules file was written in data_dir: %v", err)
 	}
-	s.stop()
+	s.Stop()
 	s = newSched() // a restart
 	list := s.List(ctx)
 	if len(list) != 2 || list[0].Name != "file" || !list[0].FromFile || list[1].Name != "standup" || list[1].FromFile || list[1].Next.IsZero() || list[1].Sender != "tg:42" {
@@ -120,9 +120,9 @@ func TestSchedulesAddedByAnotherHostRun(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	fired := make(chan gateway.ScheduledRun, 4)
-	s := newScheduler(db, hclog.NewNullLogger(), func(_ context.Context, r gateway.ScheduledRun) error { fired <- r; return nil }, 10*time.Millisecond)
-	s.start(cfg)
-	t.Cleanup(s.stop)
+	s := New(db, hclog.NewNullLogger(), func(_ context.Context, r gateway.ScheduledRun) error { fired <- r; return nil }, 10*time.Millisecond)
+	s.Start(cfg)
+	t.Cleanup(s.Stop)
 	ctx := context.Background()
 	at := time.Now().Add(-5 * time.Minute).Truncate(time.Second)
 	if _, err := db.AddSchedule(ctx, store.Schedule{Name: "agent-1", At: at, Chat: "tg:42", Prompt: "remind me", Sender: "tg:42"}); err != nil {
@@ -240,13 +240,13 @@ func TestScheduleFilesMigrate(t *testing.T) {
 			}
 		}
 	}
-	s := newScheduler(db, hclog.New(&hclog.LoggerOptions{Output: &logs}), noFire, 0)
-	s.start(cfg)
+	s := New(db, hclog.New(&hclog.LoggerOptions{Output: &logs}), noFire, 0)
+	s.Start(cfg)
 	check()
 	if list := s.List(ctx); len(list) != 4 || list[2].Name != "agent-1" || !list[2].At.Equal(at) {
 		t.Errorf("list %+v", list)
 	}
-	s.stop()
+	s.Stop()
 
 	// A start that died after the store took the content and before the
 	// rename: the files are back; moving them again changes nothing and
@@ -259,9 +259,9 @@ func TestScheduleFilesMigrate(t *testing.T) {
 	if err := os.Remove(filepath.Join(cfg.DataDir, legacyRunsFile+migratedSuffix)); err != nil {
 		t.Fatal(err)
 	}
-	s = newScheduler(db, hclog.New(&hclog.LoggerOptions{Output: &logs}), noFire, 0)
-	s.start(cfg)
-	s.stop()
+	s = New(db, hclog.New(&hclog.LoggerOptions{Output: &logs}), noFire, 0)
+	s.Start(cfg)
+	s.Stop()
 	check()
 	if _, err := os.Stat(filepath.Join(cfg.DataDir, legacySchedulesFile+migratedSuffix+".2")); err != nil {
 		t.Errorf("the second copy was not kept beside the first: %v", err)

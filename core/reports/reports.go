@@ -1,4 +1,7 @@
-package core
+// Package reports serves the store's usage ledger and audit trail the way
+// the admin endpoint shows them (the status page's team view, /usage.json,
+// /audit.json), and maps the admin endpoint's rows back (clawhost team).
+package reports
 
 import (
 	"context"
@@ -7,20 +10,20 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/usage"
+	"github.com/hashicorp/go-hclog"
 )
 
 // statusAuditRows is how many audit rows the status page shows.
 const statusAuditRows = 30
 
-// teamView is the status page's usage sums (7 days by day, 30 days by
+// TeamView is the status page's usage sums (7 days by day, 30 days by
 // person and agent) and latest audit rows, read from the store; what
 // cannot be read is left out (the error log has it).
-func (h *Host) teamView(ctx context.Context) (*admin.Usage, []admin.AuditEntry) {
-	loc := h.cfg.Messages.Location()
+func TeamView(ctx context.Context, db store.Store, loc *time.Location, log hclog.Logger) (*admin.Usage, []admin.AuditEntry) {
 	w := usage.Windows(time.Now(), loc)
 	var u *admin.Usage
-	if rows, err := h.db.ListUsage(ctx, store.UsageFilter{Since: w[2]}, 0); err != nil {
-		h.log.Warn("status page: reading the usage ledger failed", "error", err)
+	if rows, err := db.ListUsage(ctx, store.UsageFilter{Since: w[2]}, 0); err != nil {
+		log.Warn("status page: reading the usage ledger failed", "error", err)
 	} else if len(rows) > 0 {
 		u = &admin.Usage{}
 		var week []store.TurnUsage
@@ -33,9 +36,9 @@ func (h *Host) teamView(ctx context.Context) (*admin.Usage, []admin.AuditEntry) 
 		u.People = usageRows(usage.Group(rows, usage.ByPerson, loc))
 		u.Agents = usageRows(usage.Group(rows, usage.ByAgent, loc))
 	}
-	events, err := h.db.ListAudit(ctx, store.AuditFilter{}, statusAuditRows)
+	events, err := db.ListAudit(ctx, store.AuditFilter{}, statusAuditRows)
 	if err != nil {
-		h.log.Warn("status page: reading the audit trail failed", "error", err)
+		log.Warn("status page: reading the audit trail failed", "error", err)
 	}
 	return u, AuditEntries(events)
 }
@@ -62,12 +65,12 @@ func AuditEntries(events []store.AuditEvent) []admin.AuditEntry {
 	return out
 }
 
-// reports serves the admin endpoint's /usage.json and /audit.json from
+// Reports serves the admin endpoint's /usage.json and /audit.json from
 // the store.
-type reports struct{ db store.Store }
+type Reports struct{ DB store.Store }
 
-func (r reports) Usage(ctx context.Context, since time.Time) ([]admin.UsageRecord, error) {
-	rows, err := r.db.ListUsage(ctx, store.UsageFilter{Since: since}, 0)
+func (r Reports) Usage(ctx context.Context, since time.Time) ([]admin.UsageRecord, error) {
+	rows, err := r.DB.ListUsage(ctx, store.UsageFilter{Since: since}, 0)
 	out := make([]admin.UsageRecord, len(rows))
 	for i, u := range rows {
 		out[i] = usageRecord(u)
@@ -75,8 +78,8 @@ func (r reports) Usage(ctx context.Context, since time.Time) ([]admin.UsageRecor
 	return out, err
 }
 
-func (r reports) Audit(ctx context.Context, since time.Time, kind string) ([]admin.AuditEntry, error) {
-	rows, err := r.db.ListAudit(ctx, store.AuditFilter{Since: since, Kind: kind}, 0)
+func (r Reports) Audit(ctx context.Context, since time.Time, kind string) ([]admin.AuditEntry, error) {
+	rows, err := r.DB.ListAudit(ctx, store.AuditFilter{Since: since, Kind: kind}, 0)
 	return AuditEntries(rows), err
 }
 

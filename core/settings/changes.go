@@ -1,4 +1,4 @@
-package core
+package settings
 
 import (
 	"reflect"
@@ -18,7 +18,7 @@ import (
 // sandbox and login are, how many processes run, the storage, the admin endpoint, data_dir,
 // plugin_dir and the log settings.
 
-// restartOnly reports whether the setting at path (as reloadChanges names it) waits for
+// restartOnly reports whether the setting at path (as Changes names it) waits for
 // a restart of clawhost.
 func restartOnly(path string) bool {
 	top, rest, _ := strings.Cut(path, ".")
@@ -37,10 +37,10 @@ func restartOnly(path string) bool {
 	return false
 }
 
-// reloadChanges names every setting that differs between old and next — `agent.model`,
+// Changes names every setting that differs between old and next — `agent.model`,
 // `agent "ops".system_prompt`, `access.owners`, `plugin "tg"`, `schedule "daily"` — and,
 // of those, the ones that wait for a restart (restartOnly).
-func reloadChanges(old, next *config.Config) (changed, restart []string) {
+func Changes(old, next *config.Config) (changed, restart []string) {
 	var d differ
 	d.value("", reflect.ValueOf(old).Elem(), reflect.ValueOf(next).Elem())
 	d.agents(old, next)

@@ -1,4 +1,8 @@
-package core
+// Package sandboxreach is the rule that claude never runs unsandboxed for
+// people besides the owners: who can reach the agent through the enabled
+// channels (Strangers), and the start's and a reload's refusal when
+// bubblewrap does not work (Check, Refusal).
+package sandboxreach
 
 import (
 	"errors"
@@ -8,30 +12,41 @@ import (
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
+	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/pluginprobe"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/settings"
 )
 
-// nonChannelSources are the first-party plugins that carry no people's
-// messages (a command, hooks). Any other enabled plugin may be a channel:
-// the file does not say, and a plugin describes itself only once started.
-var nonChannelSources = map[string]bool{"ping": true, "clock-hook": true, "transcribe-hook": true}
+// Declare tells the rule what the enabled plugins of a configuration
+// declare of themselves (pluginprobe.Declared: whether each is a channel,
+// the address it serves people on). Probe asks them; tests give a table.
+type Declare func(cfg *config.Config) map[string]pluginprobe.Declared
+
+// Probe is the Declare that asks the plugins, in probe processes of ph
+// (nil: a supervisor of its own).
+func Probe(ph *pluginhost.Supervisor) Declare {
+	return func(cfg *config.Config) map[string]pluginprobe.Declared {
+		return pluginprobe.Declarations(cfg, cfg.EnabledPlugins(), ph)
+	}
+}
 
 // reachChannels are cfg's enabled plugin instances people may write
-// through, the web chat on loopback marked local (only who holds its
-// token, kept 0600 in data_dir, opens it).
-func reachChannels(cfg *config.Config) []access.Channel {
+// through, as declared says: a plugin that declares it is no channel (a
+// command, hooks) is left out, one that serves people on a loopback
+// address is marked local (only who can log in here reaches it). A plugin
+// that declared nothing (it could not be asked) is a channel reachable from
+// anywhere.
+func reachChannels(cfg *config.Config, declared map[string]pluginprobe.Declared) []access.Channel {
 	var out []access.Channel
 	for _, p := range cfg.EnabledPlugins() {
-		if nonChannelSources[p.Source] {
+		d, known := declared[p.Name]
+		if known && !d.Channel {
 			continue
 		}
 		c := access.Channel{Instance: p.Name}
-		if p.Source == "webchat" {
-			listen := pluginSetting(cfg, p, "listen").Value
-			if listen == "" {
-				listen = webchatDefaultListen
-			}
-			c.Local = config.IsLoopbackListen(listen)
+		if addr, _ := d.ListenOf(cfg, p); addr != "" {
+			c.Local = config.IsLoopbackListen(addr)
 		}
 		out = append(out, c)
 	}
@@ -46,19 +61,19 @@ var installBubblewrap = bubblewrap.Install
 // people besides the owners (errors.Is finds it in the error returned).
 var ErrNoSandbox = errors.New("no sandbox for claude, and people besides the owners can reach it")
 
-// unsandboxedReach refuses a configuration under which claude runs
+// Check refuses a configuration under which claude runs
 // without a sandbox — agent.sandbox = "auto" and no working bubblewrap
 // (state is runner.Runner.SandboxState) — while anyone besides the owners
 // can reach the agent (access.Policy.Strangers, pol as the host applies
 // it: claimed owners included). Written out, sandbox = "off" accepts the
 // risk; only owners reaching it needs no sandbox. The error is one
 // message saying who can reach it and the two ways out.
-func unsandboxedReach(cfg *config.Config, pol access.Policy, state string) error {
+func Check(cfg *config.Config, pol access.Policy, state string, declare Declare) error {
 	why, unavailable := runner.SandboxUnavailable(state)
 	if !unavailable {
 		return nil
 	}
-	who := pol.Strangers(reachChannels(cfg))
+	who := pol.Strangers(reachChannels(cfg, declare(cfg)))
 	if len(who) == 0 {
 		return nil
 	}
@@ -86,32 +101,35 @@ func unsandboxedReach(cfg *config.Config, pol access.Policy, state string) error
 // Strangers says why anyone besides the owners can reach cfg's agent
 // (access.Policy.Strangers over its enabled channels, claimed owners
 // included); none: only owners can.
-func Strangers(cfg *config.Config) []string {
-	set, err := settingsOf(cfg)
+func Strangers(cfg *config.Config, declare Declare) []string {
+	set, err := settings.Pipeline(cfg)
 	if err != nil {
 		return nil
 	}
-	return set.Access.Strangers(reachChannels(cfg))
+	return set.Access.Strangers(reachChannels(cfg, declare(cfg)))
 }
 
-// SandboxRefusal is the refusal the host would start with on this
-// machine (unsandboxedReach), nil when it would start: bubblewrap is
+// Refusal is the refusal the host would start with on this
+// machine (Check), nil when it would start: bubblewrap is
 // probed as the runner does. `clawhost validate` and `clawhost doctor`
 // report it.
-func SandboxRefusal(cfg *config.Config) error {
+func Refusal(cfg *config.Config, declare Declare) error {
 	if cfg.Agent.Sandbox == runner.SandboxOff {
 		return nil
 	}
-	set, err := settingsOf(cfg)
+	set, err := settings.Pipeline(cfg)
 	if err != nil {
 		return nil // the start reports that first
 	}
-	if len(set.Access.Strangers(reachChannels(cfg))) == 0 {
-		return nil // no probe needed
+	// No probe needed when even the cautious view (every plugin a channel
+	// reachable from anywhere) lets only owners in; the plugins are asked
+	// only when bubblewrap does not work here (Check).
+	if len(set.Access.Strangers(reachChannels(cfg, nil))) == 0 {
+		return nil
 	}
-	rc, err := agentConfig(cfg)
+	rc, err := settings.Runner(cfg)
 	if err != nil {
 		return nil
 	}
-	return unsandboxedReach(cfg, set.Access, runner.ProbeSandbox(rc))
+	return Check(cfg, set.Access, runner.ProbeSandbox(rc), declare)
 }

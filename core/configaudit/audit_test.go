@@ -1,4 +1,4 @@
-package core
+package configaudit
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ func TestAuditGolden(t *testing.T) {
 		machine    securityaudit.Machine
 		wantStatus int
 	}{
-		{"default", "../config.hcl", 0o600, 0o700, false,
+		{"default", "../../config.hcl", 0o600, 0o700, false,
 			securityaudit.Machine{LookPath: func(string) (string, error) { return "/usr/bin/bwrap", nil }, UID: 1000}, 0},
 		{"bad", "testdata/audit/bad.hcl", 0o644, 0o755, true,
 			securityaudit.Machine{LookPath: func(string) (string, error) { return "", errors.New("not found") }, UID: 0}, 1},
@@ -67,7 +67,7 @@ func TestAuditGolden(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatalf("load: %v", diags)
 			}
-			findings := Audit(cfg, tc.machine)
+			findings := Run(cfg, tc.machine, bundled(cfg))
 			var buf bytes.Buffer
 			if err := securityaudit.WriteText(&buf, path, findings); err != nil {
 				t.Fatal(err)

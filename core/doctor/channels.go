@@ -1,4 +1,4 @@
-package core
+package doctor
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/pluginprobe"
 	"github.com/clawhost/clawhost/sdk/probe"
 )
 
@@ -25,27 +26,27 @@ const probeTimeout = 30 * time.Second
 // running instance is not touched. Each of the plugin's checks is one
 // doctor check; a plugin without live checks adds none, a block that is
 // not valid one failure (validate says where).
-func doctorChannels(ctx context.Context, cfg *config.Config, ph *pluginhost.Supervisor) []DoctorCheck {
+func doctorChannels(ctx context.Context, cfg *config.Config, ph *pluginhost.Supervisor) []Check {
 	if ph == nil {
 		ph = pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
 		defer ph.Stop()
 	}
-	var out []DoctorCheck
+	var out []Check
 	for _, p := range cfg.EnabledPlugins() {
 		if _, err := os.Stat(p.Path); err != nil {
 			continue // doctorBinaries reports it
 		}
 		name := fmt.Sprintf("plugin %q (%s)", p.Name, p.Source)
 		pctx, cancel := context.WithTimeout(ctx, p.StartTimeout.Duration()+probeTimeout)
-		diags, res, err := CheckPlugin(pctx, ph, cfg, p, true)
+		diags, res, err := pluginprobe.Check(pctx, ph, cfg, p, true)
 		cancel()
 		rep := res.Report
 		switch {
 		case err != nil:
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictWarn, Found: "could not probe the plugin: " + err.Error(), Do: "run clawhost validate"})
+			out = append(out, Check{Name: name, Verdict: VerdictWarn, Found: "could not probe the plugin: " + err.Error(), Do: "run clawhost validate"})
 			continue
 		case diags.HasErrors():
-			out = append(out, DoctorCheck{Name: name, Verdict: VerdictFail, Found: "its config block is not valid", Do: "run clawhost validate, which says where"})
+			out = append(out, Check{Name: name, Verdict: VerdictFail, Found: "its config block is not valid", Do: "run clawhost validate, which says where"})
 			continue
 		case rep == nil:
 			continue
@@ -57,14 +58,14 @@ func doctorChannels(ctx context.Context, cfg *config.Config, ph *pluginhost.Supe
 
 // probeChecks are a plugin's live checks as doctor checks named after the
 // instance; the first says who the bot is when the plugin learned it.
-func probeChecks(name string, rep probe.Report) []DoctorCheck {
-	out := make([]DoctorCheck, 0, len(rep.Checks))
+func probeChecks(name string, rep probe.Report) []Check {
+	out := make([]Check, 0, len(rep.Checks))
 	for i, c := range rep.Checks {
 		found := c.Found
 		if who := rep.Identity.String(); i == 0 && who != "" {
 			found += " (" + who + ")"
 		}
-		d := DoctorCheck{Name: name + ": " + c.Name, Verdict: string(c.Verdict), Found: found}
+		d := Check{Name: name + ": " + c.Name, Verdict: string(c.Verdict), Found: found}
 		if c.Verdict != probe.OK {
 			d.Do = c.Do
 		}

@@ -1,4 +1,4 @@
-package core
+package pluginprobe
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
+	"github.com/clawhost/clawhost/core/settings"
 )
 
-// runAlonePoll is how often RunPluginAlone looks at the instance's status.
+// runAlonePoll is how often RunAlone looks at the instance's status.
 const runAlonePoll = 100 * time.Millisecond
 
-// RunPluginAlone runs the enabled plugin instance name of cfg alone, under
-// a supervisor of its own, exactly as the host would run it (pluginSpec:
+// RunAlone runs the enabled plugin instance name of cfg alone, under
+// a supervisor of its own, exactly as the host would run it (settings.Plugin:
 // its binary, environment, data dir and config block), but with no store:
 // its inbound messages are not taken, so not acked. watch is called with
 // the instance's status each time it changes and may ask the plugin to try
@@ -23,7 +24,7 @@ const runAlonePoll = 100 * time.Millisecond
 // returns done or an error, or ctx ends, then it is stopped as at the
 // host's shutdown. clawhost init links WhatsApp with it, so the linked
 // device is in the data dir clawhost run gives the instance.
-func RunPluginAlone(ctx context.Context, cfg *config.Config, name string, log hclog.Logger,
+func RunAlone(ctx context.Context, cfg *config.Config, name string, log hclog.Logger,
 	watch func(st pluginhost.Status, retry func(context.Context) error) (done bool, err error)) error {
 	p := cfg.Plugin(name)
 	if p == nil {
@@ -31,7 +32,7 @@ func RunPluginAlone(ctx context.Context, cfg *config.Config, name string, log hc
 	}
 	sup := pluginhost.New(pluginhost.Options{Logger: log, LogLevel: cfg.LogLevel})
 	defer sup.Stop()
-	sup.Apply([]pluginhost.Spec{pluginSpec(cfg, p)})
+	sup.Apply([]pluginhost.Spec{settings.Plugin(cfg, p)})
 	inst := sup.Instance(name)
 	tick := time.NewTicker(runAlonePoll)
 	defer tick.Stop()

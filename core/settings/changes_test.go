@@ -1,4 +1,4 @@
-package core
+package settings
 
 import (
 	"os"
@@ -69,7 +69,7 @@ schedule "daily" {
 		{"admin and log", base + "admin { listen = \"127.0.0.1:9999\" }\nlog_level = \"debug\"\n",
 			[]string{"log_level", "admin.listen"}, []string{"log_level", "admin.listen"}},
 	} {
-		changed, restart := reloadChanges(old, load(c.src))
+		changed, restart := Changes(old, load(c.src))
 		if !sameSet(changed, c.changed) || !sameSet(restart, c.restart) {
 			t.Errorf("%s: changed %q restart %q, want %q and %q", c.name, changed, restart, c.changed, c.restart)
 		}

@@ -1,4 +1,7 @@
-package core
+// Package configaudit maps a loaded configuration onto what `clawhost
+// security audit` checks (core/securityaudit's Input), each value with the
+// file:line that sets it, and runs the audit (Run).
+package configaudit
 
 import (
 	"regexp"
@@ -10,21 +13,20 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/pluginprobe"
+	"github.com/clawhost/clawhost/core/redact"
 	"github.com/clawhost/clawhost/core/securityaudit"
 )
-
-// webchatDefaultListen is the web chat plugin's listen when its block
-// does not set it (plugins/webchat.DefaultListen; core does not import
-// plugins).
-const webchatDefaultListen = "127.0.0.1:8790"
 
 // secretAttrRe matches config attribute names that hold secrets, for
 // finding secrets written out in the file without the plugins' schemas.
 var secretAttrRe = regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key|private_?key|credential)`)
 
 // auditInput maps a loaded configuration onto what `clawhost security
-// audit` checks, with the file:line of each value the file sets.
-func auditInput(cfg *config.Config) securityaudit.Input {
+// audit` checks, with the file:line of each value the file sets; declared
+// is what its plugins declare of themselves (pluginprobe.Declarations:
+// the address each serves people on).
+func auditInput(cfg *config.Config, declared map[string]pluginprobe.Declared) securityaudit.Input {
 	a, ag := cfg.Access, cfg.Agent
 	in := securityaudit.Input{
 		ConfigPath: cfg.Path(),
@@ -78,17 +80,14 @@ func auditInput(cfg *config.Config) securityaudit.Input {
 		// platform's webhook calls: audited for length, whatever the plugin.
 		ap := securityaudit.Plugin{Name: p.Name, Source: p.Source, At: config.Position(p.DefRange), Enabled: p.Enabled, Pinned: p.SHA256 != "",
 			WebhookSecret: pluginSetting(cfg, p, "webhook_secret")}
-		switch p.Source {
-		case "webchat":
-			listen := pluginSetting(cfg, p, "listen")
-			if listen.Value == "" {
-				listen.Value = webchatDefaultListen
-			}
-			ap.Listen = listen
-			ap.Local = config.IsLoopbackListen(listen.Value)
-			// The web chat always needs a token: access_token, or one it
-			// makes at first start.
-			ap.Token = true
+		// The address the plugin declares it serves people on (its
+		// schema marks the attribute), and whether it asks them for a
+		// token there.
+		if d := declared[p.Name]; d.Listen != "" {
+			addr, at := d.ListenOf(cfg, p)
+			ap.Listen = securityaudit.Setting{Value: addr, At: at}
+			ap.Local = config.IsLoopbackListen(addr)
+			ap.Token = d.ListenToken
 		}
 		in.Plugins = append(in.Plugins, ap)
 	}
@@ -134,9 +133,12 @@ func toolGrants(cfg *config.Config) []securityaudit.ToolGrant {
 	return out
 }
 
-// Audit runs `clawhost security audit` over cfg on machine m.
-func Audit(cfg *config.Config, m securityaudit.Machine) []securityaudit.Finding {
-	return securityaudit.Run(auditInput(cfg), m)
+// Run runs `clawhost security audit` over cfg on machine m; declared is
+// what cfg's plugins declare of themselves (pluginprobe.Declarations over
+// all its plugin blocks; a plugin missing from it is audited by its block
+// alone).
+func Run(cfg *config.Config, m securityaudit.Machine, declared map[string]pluginprobe.Declared) []securityaudit.Finding {
+	return securityaudit.Run(auditInput(cfg, declared), m)
 }
 
 // The accessors below read settings other changes add to the file
@@ -262,7 +264,7 @@ func literalSecrets(cfg *config.Config) []securityaudit.Setting {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if secretName(n) {
+			if redact.SecretName(n) {
 				add(prefix+n, items[n])
 			}
 		}
@@ -286,7 +288,7 @@ func literalSecrets(cfg *config.Config) []securityaudit.Setting {
 			}
 		}
 	}
-	if a := cfg.Attribute("storage", "url"); a != nil && len(urlPassword(cfg.Storage.URL)) > 0 {
+	if a := cfg.Attribute("storage", "url"); a != nil && len(redact.URLPassword(cfg.Storage.URL)) > 0 {
 		add("storage.url (its password)", a.Expr)
 	}
 	return out

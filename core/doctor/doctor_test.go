@@ -1,0 +1,167 @@
+package doctor
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/procmem"
+)
+
+// loadSrc loads src as a config file in a directory of its own.
+func loadSrc(t *testing.T, src string) *config.Config {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.hcl")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(path)
+	if diags.HasErrors() {
+		t.Fatalf("load: %v", diags)
+	}
+	return cfg
+}
+
+const (
+	noBwrap    = "unavailable (bubblewrap not installed)"
+	bwrapFails = "unavailable (bubblewrap failed: bwrap: No permissions to create new namespace)"
+)
+
+// TestDoctorSandbox: doctor probes bubblewrap as the runner does and says
+// whether the host would start: ok with a working one; without one, a
+// warning when only owners can reach the agent, a failure (with the
+// command that installs it) when others can; sandbox = "off" warns.
+func TestDoctorSandbox(t *testing.T) {
+	ownersOnly := `access { dm_policy = "allowlist" }
+plugin "web" { source = "webchat" }`
+	strangers := `access { dm_policy = "open" }
+plugin "tg" {
+  source = "telegram"
+  config { token = "123:abc" }
+}`
+	off := `agent { sandbox = "off" }` + "\n" + strangers
+	t.Setenv("PATH", t.TempDir()) // no bwrap
+	for _, tc := range []struct{ name, src, verdict, found, do string }{
+		{"owners only", ownersOnly, VerdictWarn, "only owners can reach the agent, so the host starts", "install bubblewrap: "},
+		{"strangers", strangers, VerdictFail, "the host refuses to start", `or write sandbox = "off"`},
+		{"off", off, VerdictWarn, `agent.sandbox = "off"`, "bubblewrap"},
+	} {
+		got := doctorSandbox(context.Background(), loadSrc(t, tc.src), nil)
+		if len(got) != 1 || got[0].Verdict != tc.verdict || !strings.Contains(got[0].Found, tc.found) || !strings.Contains(got[0].Do, tc.do) {
+			t.Errorf("%s: %+v", tc.name, got)
+		}
+	}
+	if real, err := exec.LookPath("/usr/bin/bwrap"); err == nil {
+		t.Setenv("PATH", filepath.Dir(real))
+		if got := doctorSandbox(context.Background(), loadSrc(t, strangers), nil); len(got) != 1 || got[0].Verdict != VerdictOK {
+			t.Errorf("with bubblewrap: %+v", got)
+		}
+	}
+}
+
+// TestWarmMemoryWarning: 4 warm claude processes (~840 MB) are more than a
+// third of a 2 GB machine, not of an 8 GB one.
+func TestWarmMemoryWarning(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		maxWarm int
+		budget  config.Size
+		total   int64
+		want    []string // in the warning; nil: none
+	}{
+		{4, "2GB", 2 << 30, []string{"agent.max_warm = 4", "840 MB"}},
+		{0, "2GB", 2 << 30, []string{`agent.warm_memory = "2GB"`, "2048 MB"}},
+		{4, "", 2 << 30, nil}, // the default: 512 MB of 2 GB
+		{0, "", 512 << 20, []string{"agent.warm_memory (default", "256 MB"}}, // one claude on a tiny machine
+		{4, "", 8 << 30, nil},
+		{0, "", 64 << 30, nil},
+		{4, "2GB", 0, nil}, // unknown memory
+	} {
+		w := WarmMemoryWarning(&config.Agent{MaxWarm: tc.maxWarm, WarmMemory: tc.budget}, tc.total)
+		if (w == "") != (tc.want == nil) {
+			t.Errorf("max_warm %d, warm_memory %q, %d MB: %q", tc.maxWarm, tc.budget, tc.total>>20, w)
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(w, s) {
+				t.Errorf("max_warm %d, warm_memory %q: %q lacks %q", tc.maxWarm, tc.budget, w, s)
+			}
+		}
+	}
+	if procmem.MemTotal() <= 0 {
+		t.Error("MemTotal not read from /proc/meminfo")
+	}
+}
+
+// TestDoctorPortInUse: an address of the configuration in use is the
+// running host's only when data_dir's admin.json names a live process;
+// else it is another program's, and doctor fails it.
+func TestDoctorPortInUse(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	cfg := loadSrc(t, "admin {\n  listen = \""+ln.Addr().String()+"\"\n}\n")
+	verdict := func() Check {
+		for _, c := range doctorPorts(context.Background(), cfg, nil) {
+			if c.Name == "admin endpoint" {
+				return c
+			}
+		}
+		t.Fatal("no admin endpoint check")
+		return Check{}
+	}
+	if c := verdict(); c.Verdict != VerdictFail || !strings.Contains(c.Found, "another program") {
+		t.Errorf("another program's listener: %+v", c)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.WriteRuntime(cfg.DataDir, admin.Runtime{Listen: ln.Addr().String(), PID: os.Getpid()}); err != nil {
+		t.Fatal(err)
+	}
+	if c := verdict(); c.Verdict != VerdictOK || !strings.Contains(c.Found, "clawhost is running") {
+		t.Errorf("the running host's listener: %+v", c)
+	}
+}
+
+// TestCheckers: every check has a name of its own, and the host's own run
+// (the status page's) leaves out only the database, which the host holds
+// open and reports as its store item.
+func TestCheckers(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	var notInHost []string
+	for _, c := range checkers {
+		if seen[c.name] || c.name == "" || c.run == nil {
+			t.Errorf("checker %q: a name of its own and a function", c.name)
+		}
+		seen[c.name] = true
+		if !c.inHost {
+			notInHost = append(notInHost, c.name)
+		}
+	}
+	if len(notInHost) != 1 || notInHost[0] != "database" {
+		t.Errorf("left out of the host's run: %q, want only the database", notInHost)
+	}
+}
