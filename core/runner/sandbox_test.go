@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"os/exec"
@@ -41,8 +42,17 @@ func TestBwrapArgs(t *testing.T) {
 		"/srv/bot/data": true, "/srv/bot/data/claude": true, "/srv/bot/data/runner/t/1-1": true, "/srv/bot/data/runner/chats/c": true,
 		"/srv/bot/data/claude/.credentials.json": false,
 		"/root/.claude":                          true, "/root/.claude.json": false, "/srv/other-ws": true, "/srv/bot/config.hcl": false, "/tmp": true,
+		"/dev/shm": true, "/srv/bot": true, "/srv/bot/data/run/agent.sock": false, "/srv/bot/ws/extra": true, "/usr/lib/node_modules": true,
+		"/opt/claude/node_modules": true, "/srv/bot/pkg/node_modules": true, "/srv/hidelink": true, "/usr/lib": true,
 	}
-	stat := func(p string) (bool, bool) { d, ok := exists[p]; return d, ok }
+	links := map[string]string{ // a path with a link in it → where it leads
+		"/opt/claude/node_modules": "/srv/bot/pkg/node_modules", "/srv/bot/pkg/node_modules": "/srv/bot/pkg/node_modules",
+		"/srv/hidelink": "/usr/lib", "/usr/lib": "/usr/lib",
+	}
+	fsys := pathInfo{
+		stat: func(p string) (bool, bool) { d, ok := exists[p]; return d, ok },
+		real: func(p string) string { return cmp.Or(links[p], p) },
+	}
 	head := "--die-with-parent --unshare-pid --ro-bind / / --dev /dev --proc /proc "
 	for _, tc := range []struct {
 		name string
@@ -65,12 +75,29 @@ func TestBwrapArgs(t *testing.T) {
 			overlays:  []overlay{{"/srv/bot/data/runner/chats/c", "/srv/bot/data/claude"}},
 		}, "--tmpfs /srv/bot/data --bind /srv/bot/data/runner/chats/c /srv/bot/data/claude " +
 			"--ro-bind /srv/bot/data/claude/.credentials.json /srv/bot/data/claude/.credentials.json --chdir /srv/bot/ws --"},
-		{"hidden and bound at one path: bound; bound and read-only: read-only", sandboxSpec{workspace: "/srv/bot/ws", hide: []string{"/srv/bot/ws/"}, rw: []string{"/srv/bot/ws"}, readOnly: []string{"/srv/other-ws"}, worktree: "/srv/other-ws"},
-			"--ro-bind /srv/other-ws /srv/other-ws --tmpfs /srv/bot/ws --bind /srv/bot/ws /srv/bot/ws --chdir /srv/other-ws --"},
+		{"hidden and bound at one path: bound; hidden, bound and read-only: read-only", sandboxSpec{workspace: "/srv/bot/ws",
+			hide: []string{"/srv/bot/ws/", "/srv/bot/data", "/srv/bot/data/claude"}, rw: []string{"/srv/bot/ws", "/srv/bot/data/claude"}, readOnly: []string{"/srv/bot/data/claude"}, worktree: "/srv/other-ws"},
+			"--tmpfs /srv/bot/data --bind /srv/bot/ws /srv/bot/ws --ro-bind /srv/bot/data/claude /srv/bot/data/claude --chdir /srv/other-ws --"},
+		// Left out: the hides inside the hidden config directory, /dev/shm
+		// (--dev /dev's own is empty), a package outside every hidden tree
+		// (read-only already), a writable directory inside the writable
+		// workspace. Kept: what is bound back inside a hidden tree, a
+		// read-only directory inside a writable one, and a package whose
+		// path leads into a hidden tree through a link, or into which a
+		// hidden link leads.
+		{"needless mounts left out", sandboxSpec{
+			workspace: "/srv/bot/ws",
+			rw:        []string{"/srv/bot/ws", "/srv/bot/ws/extra"},
+			readOnly:  []string{"/srv/bot/ws/.claude", "/srv/bot/data/run/agent.sock", "/usr/lib/node_modules", "/opt/claude/node_modules"},
+			hide:      []string{"/dev/shm", "/srv/bot", "/srv/bot/data", "/srv/bot/config.hcl"},
+		}, "--tmpfs /srv/bot --ro-bind /opt/claude/node_modules /opt/claude/node_modules --bind /srv/bot/ws /srv/bot/ws " +
+			"--ro-bind /srv/bot/ws/.claude /srv/bot/ws/.claude --ro-bind /srv/bot/data/run/agent.sock /srv/bot/data/run/agent.sock --chdir /srv/bot/ws --"},
+		{"a package a hidden link leads to", sandboxSpec{workspace: "/srv/bot/ws", readOnly: []string{"/usr/lib/node_modules"}, hide: []string{"/srv/hidelink"}},
+			"--tmpfs /srv/hidelink --ro-bind /usr/lib/node_modules /usr/lib/node_modules --chdir /srv/bot/ws --"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := strings.Join(bwrapArgs(tc.spec, stat), " "); got != head+tc.want {
+			if got := strings.Join(bwrapArgs(tc.spec, fsys), " "); got != head+tc.want {
 				t.Errorf("args\n%s\nwant\n%s", got, head+tc.want)
 			}
 		})
