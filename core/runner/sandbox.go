@@ -98,6 +98,7 @@ type mount struct {
 	path string
 	op   int    // opHide, opBind or opReadOnly, the order at one path
 	src  string // opBind from another path; "" for path itself
+	dir  bool   // what is mounted (src, else path) is a directory
 }
 
 const (
@@ -118,10 +119,28 @@ const (
 // mount and a read of the mount table at every start.
 func bwrapArgs(s sandboxSpec, fsys pathInfo) []string {
 	a := []string{"--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
+	for _, m := range prune(mountOrder(s, fsys), fsys) {
+		switch {
+		case m.op == opBind:
+			a = append(a, "--bind", cmp.Or(m.src, m.path), m.path)
+		case m.op == opReadOnly:
+			a = append(a, "--ro-bind", m.path, m.path)
+		case m.dir:
+			a = append(a, "--tmpfs", m.path)
+		default:
+			a = append(a, "--ro-bind", "/dev/null", m.path)
+		}
+	}
+	return append(a, "--chdir", cmp.Or(s.worktree, s.workspace), "--")
+}
+
+// mountOrder is s's mounts in the order bwrap applies them, those whose
+// path (or source) does not exist left out, each marked a directory or not.
+func mountOrder(s sandboxSpec, fsys pathInfo) []mount {
 	var ms []mount
 	add := func(p string, op int, src string) {
 		if p != "" {
-			ms = append(ms, mount{filepath.Clean(p), op, src})
+			ms = append(ms, mount{path: filepath.Clean(p), op: op, src: src})
 		}
 	}
 	for _, p := range s.hide {
@@ -148,30 +167,16 @@ func bwrapArgs(s sandboxSpec, fsys pathInfo) []string {
 		}
 		return strings.Compare(x.src, y.src)
 	})
-	ms = slices.Compact(ms)
-	var applied []mount
-	dirs := map[string]bool{}
-	for _, m := range ms {
+	var out []mount
+	for _, m := range slices.Compact(ms) {
 		dir, ok := fsys.stat(cmp.Or(m.src, m.path))
 		if !ok {
 			continue
 		}
-		dirs[m.path] = dir
-		applied = append(applied, m)
+		m.dir = dir
+		out = append(out, m)
 	}
-	for _, m := range prune(applied, fsys) {
-		switch {
-		case m.op == opBind:
-			a = append(a, "--bind", cmp.Or(m.src, m.path), m.path)
-		case m.op == opReadOnly:
-			a = append(a, "--ro-bind", m.path, m.path)
-		case dirs[m.path]:
-			a = append(a, "--tmpfs", m.path)
-		default:
-			a = append(a, "--ro-bind", "/dev/null", m.path)
-		}
-	}
-	return append(a, "--chdir", cmp.Or(s.worktree, s.workspace), "--")
+	return out
 }
 
 // depth is the number of elements of a clean absolute path.
@@ -222,12 +227,11 @@ func realPath(p string) string {
 //   - a path bound at itself where the tree above it shows that same path
 //     the same way already: read-only under the read-only root or a
 //     read-only bind, writable under a writable bind (a claude package
-//     outside every hidden tree) — only when the path holds no link and no
-//     mount before it lands above it through a link (selfShown).
+//     outside every hidden tree).
 //
-// The result shows the same files, as writable, as ms does, or fewer
-// (the absent hidden paths); TestBwrapArgs and core/e2e's
-// TestSandboxManifest hold it to that.
+// The last two only when no link is involved (byName). The result shows
+// the same files, as writable, as ms does, or fewer (the absent hidden
+// paths); TestBwrapArgs and core/e2e's TestSandboxManifest hold it to that.
 func prune(ms []mount, fsys pathInfo) []mount {
 	var out []mount
 	real := map[string]string{}
@@ -243,9 +247,11 @@ func prune(ms []mount, fsys pathInfo) []mount {
 			}
 		}
 		switch {
-		case m.op == opHide && (above.op == opHide || m.path == "/dev/shm"):
+		case m.op == opHide && m.path == "/dev/shm":
 			continue
-		case m.op != opHide && m.src == "" && above.op == m.op && above.src == "" && selfShown(m.path, ms[:i], fsys, real):
+		case m.op == opHide && above.op == opHide && byName(m.path, false, ms[:i], fsys, real):
+			continue
+		case m.op != opHide && m.src == "" && above.op == m.op && above.src == "" && byName(m.path, true, ms[:i], fsys, real):
 			continue
 		}
 		out = append(out, m)
@@ -253,11 +259,11 @@ func prune(ms []mount, fsys pathInfo) []mount {
 	return out
 }
 
-// selfShown reports whether p holds no link and no mount of before lands
-// at or above p through a link (bwrap resolves a mount's path when it
-// mounts): then the mounts above p by name are all that decide what p
-// shows. real caches fsys.real for one bwrapArgs.
-func selfShown(p string, before []mount, fsys pathInfo, real map[string]string) bool {
+// byName reports whether the mounts above p by name are all that decide
+// what p shows: no mount of before lands at, above or below p through a
+// link (bwrap resolves a mount's path when it mounts), and, with self, p
+// holds no link. real caches fsys.real for one bwrapArgs.
+func byName(p string, self bool, before []mount, fsys pathInfo, real map[string]string) bool {
 	resolve := func(q string) string {
 		r, ok := real[q]
 		if !ok {
@@ -266,11 +272,11 @@ func selfShown(p string, before []mount, fsys pathInfo, real map[string]string) 
 		}
 		return r
 	}
-	if resolve(p) != p {
+	if self && resolve(p) != p {
 		return false
 	}
 	for _, q := range before {
-		if r := resolve(q.path); r != q.path && (r == "" || r == p || under(p, r)) {
+		if r := resolve(q.path); r != q.path && (r == "" || r == p || under(p, r) || under(r, p)) {
 			return false
 		}
 	}
