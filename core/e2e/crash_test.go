@@ -94,3 +94,64 @@ func TestKill9KillsClaudesTools(t *testing.T) {
 	_ = d.cmd.Wait()
 	d.waitFor(func() bool { return !alive(tool) }, "the tool to die with the host")
 }
+
+// TestKill9KillsClaudesToolsSandboxed is TestKill9KillsClaudesTools in
+// bubblewrap, where no lifeline watcher runs: the tool, in claude's PID
+// namespace, dies with the host through bwrap's Pdeathsig, its
+// --die-with-parent and the end of the namespace.
+func TestKill9KillsClaudesToolsSandboxed(t *testing.T) {
+	lpNeedBwrap(t)
+	dir := t.TempDir()
+	h := loopbackHost(dir, false)
+	h.Agent.Attrs = Attrs{"sandbox": "auto"}
+	d := Launch(t, h.Write(t))
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+	if !strings.Contains(d.log.String(), "sandbox=bubblewrap") {
+		t.Fatalf("claude is not sandboxed:\n%s", d.log.String())
+	}
+	// In the workspace: the sandbox lets claude write there.
+	pidFile := filepath.Join(dir, "workspace", "tool.pid")
+	d.post("u1", "run a tool #spawn="+pidFile+" #sleep=60s")
+	var tool int
+	d.waitFor(func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		inner, _ := strconv.Atoi(string(b))
+		tool = descendantWithNSPid(d.cmd.Process.Pid, inner)
+		return tool > 0
+	}, "the tool's pid file")
+	t.Cleanup(func() { _ = syscall.Kill(tool, syscall.SIGKILL) })
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+	d.waitFor(func() bool { return !alive(tool) }, "the tool to die with the host")
+}
+
+// descendantWithNSPid is the host pid of the descendant of root whose pid
+// in its own PID namespace is inner (0 when there is none).
+func descendantWithNSPid(root, inner int) int {
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		if pid != root {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+			for _, line := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(line); len(f) > 2 && f[0] == "NSpid:" && f[len(f)-1] == strconv.Itoa(inner) {
+					return pid
+				}
+			}
+		}
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		for _, task := range tasks {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/children")
+			for _, c := range strings.Fields(string(b)) {
+				n, _ := strconv.Atoi(c)
+				queue = append(queue, n)
+			}
+		}
+	}
+	return 0
+}

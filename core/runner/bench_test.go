@@ -349,6 +349,16 @@ func benchManyChats(b *testing.B, interval time.Duration, chats, maxWarm int, ag
 // "prepare" is the host's work before exec (the mount list, the chat's
 // state directory on a later start), "exec" a bwrap with that mount list
 // running /bin/true. A warm turn pays neither (the process is reused).
+//
+// The exec/ rows break a start down, each adding to the one before, all
+// running /bin/true: "plain" without bwrap, "bwrap" with bwrap's own
+// process, mount namespace and root (--ro-bind / /), "pid" adds the pid
+// namespace with its init process (--unshare-pid --die-with-parent),
+// "dev-proc" a /dev and /proc of the sandbox's own; chat-state/exec is the
+// whole list. Each reports wall time per start (ns/op) and the mounts it
+// asks of bwrap beyond the first.
+//
+//	go test -run '^$' -bench SandboxStart -benchtime 200x ./core/runner
 func BenchmarkSandboxStart(b *testing.B) {
 	needBwrap(b)
 	data, ws := b.TempDir(), b.TempDir()
@@ -364,6 +374,22 @@ func BenchmarkSandboxStart(b *testing.B) {
 	c := Config{Workspace: ws, Hide: []string{data}}
 	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults(), sandboxes: map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}}}
 	env := []string{"HOME=" + data, "CLAUDE_CONFIG_DIR=" + cfgDir}
+	run := func(b *testing.B, exe string, argv []string) {
+		b.ReportMetric(float64(bwrapMounts(argv)), "mounts")
+		for i := 0; i < b.N; i++ {
+			if out, err := exec.Command(exe, argv...).CombinedOutput(); err != nil {
+				b.Fatalf("%v: %s", err, out)
+			}
+		}
+	}
+	b.Run("exec/plain", func(b *testing.B) { run(b, "/bin/true", nil) })
+	for _, tc := range []struct{ name, args string }{
+		{"bwrap", "--ro-bind / /"},
+		{"pid", "--die-with-parent --unshare-pid --ro-bind / /"},
+		{"dev-proc", "--die-with-parent --unshare-pid --ro-bind / / --dev /dev --proc /proc"},
+	} {
+		b.Run("exec/"+tc.name, func(b *testing.B) { run(b, "bwrap", append(strings.Fields(tc.args), "--", "/bin/true")) })
+	}
 	for _, tc := range []struct {
 		name  string
 		state string
@@ -381,12 +407,8 @@ func BenchmarkSandboxStart(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64(strings.Count(strings.Join(argv, " "), "--bind")+strings.Count(strings.Join(argv, " "), "--tmpfs")), "mounts")
-			for i := 0; i < b.N; i++ {
-				if out, err := exec.Command(exe, argv...).CombinedOutput(); err != nil {
-					b.Fatalf("%v: %s", err, out)
-				}
-			}
+			b.Logf("%s %s", exe, strings.Join(argv, " "))
+			run(b, exe, argv)
 		})
 	}
 }
@@ -515,4 +537,18 @@ func benchWarmMemory(b *testing.B, order []int, chats int, every time.Duration, 
 	}
 	wg.Wait()
 	return lat, warm, len(f.starts(b))
+}
+
+// bwrapMounts counts the mounts argv asks of bwrap beyond its first (--ro-bind / /).
+func bwrapMounts(argv []string) int {
+	n := 0
+	for _, a := range argv {
+		switch a {
+		case "--bind", "--ro-bind", "--tmpfs", "--dev", "--proc":
+			n++
+		case "--":
+			return max(0, n-1)
+		}
+	}
+	return max(0, n-1)
 }

@@ -44,6 +44,7 @@ type proc struct {
 	stderr                *tailBuffer
 	tmpdir                string
 	lifeline              *os.File // write end of the lifeline; nil without one
+	sandboxed             bool     // runs in bubblewrap: its PID namespace ends with it
 	spawned               time.Time
 	startup               atomic.Int64 // spawned → first stdout line, in ns; 0 until then
 
@@ -217,7 +218,15 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 	}
 	pw.Close()
 	p.pid = cmd.Process.Pid
-	p.lifeline = r.startLifeline(p.pid)
+	p.sandboxed = exe != path
+	if !p.sandboxed {
+		// In the sandbox bubblewrap's --die-with-parent and the end of claude's PID
+		// namespace do the lifeline's work (TestKill9KillsClaudesTools): the host's death
+		// kills bwrap (Pdeathsig), bwrap's the namespace's init, and the init's end every
+		// process in the namespace, whatever its group or session; so does claude's own
+		// exit. A shell less per start.
+		p.lifeline = r.startLifeline(p.pid)
+	}
 	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm)
 
 	readerDone := make(chan struct{})
@@ -421,8 +430,11 @@ func (r *Runner) kill(p *proc) {
 		signalGroup(p.pid, syscall.SIGKILL)
 		<-p.exited
 	}
-	// Tools that outlived claude in its group.
-	signalGroup(p.pid, syscall.SIGKILL)
+	// Tools that outlived claude in its group (in the sandbox none: the group may be
+	// gone, and its id another's).
+	if !p.sandboxed {
+		signalGroup(p.pid, syscall.SIGKILL)
+	}
 }
 
 // tailBuffer keeps the last max bytes written (claude's stderr).

@@ -98,6 +98,7 @@ type mount struct {
 	path string
 	op   int    // opHide, opBind or opReadOnly, the order at one path
 	src  string // opBind from another path; "" for path itself
+	dir  bool   // what is mounted (src, else path) is a directory
 }
 
 const (
@@ -113,13 +114,33 @@ const (
 // hidden one inside the workspace (other chats' media) is not; at one path a
 // bind beats a hide and a read-only bind beats both. stat tells directories
 // from files and reports what does not exist, which is skipped (bwrap
-// cannot mount over a missing path on a read-only tree).
-func bwrapArgs(s sandboxSpec, stat func(string) (dir, ok bool)) []string {
+// cannot mount over a missing path on a read-only tree). Mounts that change
+// nothing a process inside sees are left out (needless): each costs bwrap a
+// mount and a read of the mount table at every start.
+func bwrapArgs(s sandboxSpec, fsys pathInfo) []string {
 	a := []string{"--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
+	for _, m := range prune(mountOrder(s, fsys), fsys) {
+		switch {
+		case m.op == opBind:
+			a = append(a, "--bind", cmp.Or(m.src, m.path), m.path)
+		case m.op == opReadOnly:
+			a = append(a, "--ro-bind", m.path, m.path)
+		case m.dir:
+			a = append(a, "--tmpfs", m.path)
+		default:
+			a = append(a, "--ro-bind", "/dev/null", m.path)
+		}
+	}
+	return append(a, "--chdir", cmp.Or(s.worktree, s.workspace), "--")
+}
+
+// mountOrder is s's mounts in the order bwrap applies them, those whose
+// path (or source) does not exist left out, each marked a directory or not.
+func mountOrder(s sandboxSpec, fsys pathInfo) []mount {
 	var ms []mount
 	add := func(p string, op int, src string) {
 		if p != "" {
-			ms = append(ms, mount{filepath.Clean(p), op, src})
+			ms = append(ms, mount{path: filepath.Clean(p), op: op, src: src})
 		}
 	}
 	for _, p := range s.hide {
@@ -146,24 +167,16 @@ func bwrapArgs(s sandboxSpec, stat func(string) (dir, ok bool)) []string {
 		}
 		return strings.Compare(x.src, y.src)
 	})
-	ms = slices.Compact(ms)
-	for _, m := range ms {
-		dir, ok := stat(cmp.Or(m.src, m.path))
+	var out []mount
+	for _, m := range slices.Compact(ms) {
+		dir, ok := fsys.stat(cmp.Or(m.src, m.path))
 		if !ok {
 			continue
 		}
-		switch {
-		case m.op == opBind:
-			a = append(a, "--bind", cmp.Or(m.src, m.path), m.path)
-		case m.op == opReadOnly:
-			a = append(a, "--ro-bind", m.path, m.path)
-		case dir:
-			a = append(a, "--tmpfs", m.path)
-		default:
-			a = append(a, "--ro-bind", "/dev/null", m.path)
-		}
+		m.dir = dir
+		out = append(out, m)
 	}
-	return append(a, "--chdir", cmp.Or(s.worktree, s.workspace), "--")
+	return out
 }
 
 // depth is the number of elements of a clean absolute path.
@@ -174,13 +187,108 @@ func depth(p string) int {
 	return strings.Count(p, "/")
 }
 
-// statPath is bwrapArgs' stat on the real filesystem.
+// pathInfo is what bwrapArgs asks of the filesystem.
+type pathInfo struct {
+	// stat tells a directory from a file; ok is false when p does not
+	// exist.
+	stat func(p string) (dir, ok bool)
+	// real is p with every link resolved, "" when it cannot be resolved.
+	real func(p string) string
+}
+
+// hostPaths is bwrapArgs' pathInfo on the real filesystem.
+var hostPaths = pathInfo{stat: statPath, real: realPath}
+
+// statPath is pathInfo.stat on the real filesystem.
 func statPath(p string) (dir, ok bool) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return false, false
 	}
 	return fi.IsDir(), true
+}
+
+// realPath is pathInfo.real on the real filesystem.
+func realPath(p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	return r
+}
+
+// prune drops from ms, the mounts in the order bwrap applies them (each
+// path existing), those that change nothing a process inside sees:
+//
+//   - a mount followed by another at the same path, which covers it;
+//   - a hide inside a hidden tree: the path is absent there already (the
+//     mount would make it an empty directory); and a hide of /dev/shm,
+//     which --dev /dev makes an empty directory of the sandbox's own;
+//   - a path bound at itself where the tree above it shows that same path
+//     the same way already: read-only under the read-only root or a
+//     read-only bind, writable under a writable bind (a claude package
+//     outside every hidden tree).
+//
+// The last two only when no link is involved (byName). The result shows
+// the same files, as writable, as ms does, or fewer (the absent hidden
+// paths); TestBwrapArgs and core/e2e's TestSandboxManifest hold it to that.
+func prune(ms []mount, fsys pathInfo) []mount {
+	var out []mount
+	real := map[string]string{}
+	for i, m := range ms {
+		if i+1 < len(ms) && ms[i+1].path == m.path {
+			continue
+		}
+		above := mount{path: "/", op: opReadOnly} // bwrap's --ro-bind / /
+		for j := len(out) - 1; j >= 0; j-- {
+			if under(m.path, out[j].path) {
+				above = out[j]
+				break
+			}
+		}
+		switch {
+		case m.op == opHide && m.path == "/dev/shm":
+			continue
+		case m.op == opHide && above.op == opHide && byName(m.path, false, ms[:i], fsys, real):
+			continue
+		case m.op != opHide && m.src == "" && above.op == m.op && above.src == "" && byName(m.path, true, ms[:i], fsys, real):
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// byName reports whether the mounts above p by name are all that decide
+// what p shows: no mount of before lands at, above or below p through a
+// link (bwrap resolves a mount's path when it mounts), and, with self, p
+// holds no link. real caches fsys.real for one bwrapArgs.
+func byName(p string, self bool, before []mount, fsys pathInfo, real map[string]string) bool {
+	resolve := func(q string) string {
+		r, ok := real[q]
+		if !ok {
+			r = fsys.real(q)
+			real[q] = r
+		}
+		return r
+	}
+	if self && resolve(p) != p {
+		return false
+	}
+	for _, q := range before {
+		if r := resolve(q.path); r != q.path && (r == "" || r == p || under(p, r) || under(r, p)) {
+			return false
+		}
+	}
+	return true
+}
+
+// under reports whether the clean path p is inside the directory dir.
+func under(p, dir string) bool {
+	if dir == "/" {
+		return p != "/"
+	}
+	return strings.HasPrefix(p, dir+"/")
 }
 
 // claudeDirs are the paths claude keeps its own state in, read from the
@@ -427,7 +535,7 @@ func (r *Runner) sandboxed(c *Config, path string, args []string, l sandboxLaunc
 	if err := r.prepareChatState(c, l); err != nil {
 		return "", nil, err
 	}
-	return sb.bwrap, append(append(bwrapArgs(c.sandboxSpecFor(l), statPath), path), args...), nil
+	return sb.bwrap, append(append(bwrapArgs(c.sandboxSpecFor(l), hostPaths), path), args...), nil
 }
 
 // prepareWorktree makes what the sandbox of a worktree's chat binds: the

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"cmp"
 	"context"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,8 +43,17 @@ func TestBwrapArgs(t *testing.T) {
 		"/srv/bot/data": true, "/srv/bot/data/claude": true, "/srv/bot/data/runner/t/1-1": true, "/srv/bot/data/runner/chats/c": true,
 		"/srv/bot/data/claude/.credentials.json": false,
 		"/root/.claude":                          true, "/root/.claude.json": false, "/srv/other-ws": true, "/srv/bot/config.hcl": false, "/tmp": true,
+		"/dev/shm": true, "/srv/bot": true, "/srv/bot/data/run/agent.sock": false, "/srv/bot/ws/extra": true, "/usr/lib/node_modules": true,
+		"/opt/claude/node_modules": true, "/srv/bot/pkg/node_modules": true, "/srv/hidelink": true, "/usr/lib": true, "/opt/ln": true,
 	}
-	stat := func(p string) (bool, bool) { d, ok := exists[p]; return d, ok }
+	links := map[string]string{ // a path with a link in it → where it leads
+		"/opt/claude/node_modules": "/srv/bot/pkg/node_modules", "/srv/bot/pkg/node_modules": "/srv/bot/pkg/node_modules",
+		"/srv/hidelink": "/usr/lib", "/usr/lib": "/usr/lib", "/opt/ln": "/srv/bot/data/run",
+	}
+	fsys := pathInfo{
+		stat: func(p string) (bool, bool) { d, ok := exists[p]; return d, ok },
+		real: func(p string) string { return cmp.Or(links[p], p) },
+	}
 	head := "--die-with-parent --unshare-pid --ro-bind / / --dev /dev --proc /proc "
 	for _, tc := range []struct {
 		name string
@@ -65,12 +76,31 @@ func TestBwrapArgs(t *testing.T) {
 			overlays:  []overlay{{"/srv/bot/data/runner/chats/c", "/srv/bot/data/claude"}},
 		}, "--tmpfs /srv/bot/data --bind /srv/bot/data/runner/chats/c /srv/bot/data/claude " +
 			"--ro-bind /srv/bot/data/claude/.credentials.json /srv/bot/data/claude/.credentials.json --chdir /srv/bot/ws --"},
-		{"hidden and bound at one path: bound; bound and read-only: read-only", sandboxSpec{workspace: "/srv/bot/ws", hide: []string{"/srv/bot/ws/"}, rw: []string{"/srv/bot/ws"}, readOnly: []string{"/srv/other-ws"}, worktree: "/srv/other-ws"},
-			"--ro-bind /srv/other-ws /srv/other-ws --tmpfs /srv/bot/ws --bind /srv/bot/ws /srv/bot/ws --chdir /srv/other-ws --"},
+		{"hidden and bound at one path: bound; hidden, bound and read-only: read-only", sandboxSpec{workspace: "/srv/bot/ws",
+			hide: []string{"/srv/bot/ws/", "/srv/bot/data", "/srv/bot/data/claude"}, rw: []string{"/srv/bot/ws", "/srv/bot/data/claude"}, readOnly: []string{"/srv/bot/data/claude"}, worktree: "/srv/other-ws"},
+			"--tmpfs /srv/bot/data --bind /srv/bot/ws /srv/bot/ws --ro-bind /srv/bot/data/claude /srv/bot/data/claude --chdir /srv/other-ws --"},
+		// Left out: the hides inside the hidden config directory, /dev/shm
+		// (--dev /dev's own is empty), a package outside every hidden tree
+		// (read-only already), a writable directory inside the writable
+		// workspace. Kept: what is bound back inside a hidden tree, a
+		// read-only directory inside a writable one, and a package whose
+		// path leads into a hidden tree through a link, or into which a
+		// hidden link leads.
+		{"needless mounts left out", sandboxSpec{
+			workspace: "/srv/bot/ws",
+			rw:        []string{"/srv/bot/ws", "/srv/bot/ws/extra"},
+			readOnly:  []string{"/srv/bot/ws/.claude", "/srv/bot/data/run/agent.sock", "/usr/lib/node_modules", "/opt/claude/node_modules"},
+			hide:      []string{"/dev/shm", "/srv/bot", "/srv/bot/data", "/srv/bot/config.hcl"},
+		}, "--tmpfs /srv/bot --ro-bind /opt/claude/node_modules /opt/claude/node_modules --bind /srv/bot/ws /srv/bot/ws " +
+			"--ro-bind /srv/bot/ws/.claude /srv/bot/ws/.claude --ro-bind /srv/bot/data/run/agent.sock /srv/bot/data/run/agent.sock --chdir /srv/bot/ws --"},
+		{"a hide inside a hidden tree that a link leads into", sandboxSpec{workspace: "/srv/bot/ws", readOnly: []string{"/opt/ln"}, hide: []string{"/srv/bot", "/srv/bot/data"}},
+			"--ro-bind /opt/ln /opt/ln --tmpfs /srv/bot --tmpfs /srv/bot/data --chdir /srv/bot/ws --"},
+		{"a package a hidden link leads to", sandboxSpec{workspace: "/srv/bot/ws", readOnly: []string{"/usr/lib/node_modules"}, hide: []string{"/srv/hidelink"}},
+			"--tmpfs /srv/hidelink --ro-bind /usr/lib/node_modules /usr/lib/node_modules --chdir /srv/bot/ws --"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := strings.Join(bwrapArgs(tc.spec, stat), " "); got != head+tc.want {
+			if got := strings.Join(bwrapArgs(tc.spec, fsys), " "); got != head+tc.want {
 				t.Errorf("args\n%s\nwant\n%s", got, head+tc.want)
 			}
 		})
@@ -432,6 +462,67 @@ func TestSandboxUnavailable(t *testing.T) {
 		why, ok := SandboxUnavailable(state)
 		if got := map[bool]string{true: why, false: "-"}[ok]; got != want {
 			t.Errorf("SandboxUnavailable(%q) = %q, %v; want %q", state, why, ok, want)
+		}
+	}
+}
+
+// TestPruneShowsTheSame: for random mount lists over a small tree (no
+// links), every path shows the same with the needless mounts left out as
+// with all of them: read-only or writable from the same host path,
+// or hidden (an empty directory or file, or absent). A model of bwrap's mounts decides what a path
+// shows: the last mount at or above it.
+func TestPruneShowsTheSame(t *testing.T) {
+	t.Parallel()
+	paths := []string{"/a", "/a/b", "/a/b/c", "/a/b/c/d", "/a/c", "/a/c/f", "/b", "/b/a", "/b/a/b", "/c", "/c/f", "/dev/shm"}
+	files := map[string]bool{"/a/c/f": true, "/c/f": true}
+	fsys := pathInfo{
+		stat: func(p string) (bool, bool) { return !files[p], slices.Contains(paths, p) },
+		real: func(p string) string { return p },
+	}
+	// shows is what p shows under ms: "ro:<host path>", "rw:<host path>"
+	// or "hidden".
+	shows := func(ms []mount, p string) string {
+		what := "ro:" + p // --ro-bind / /
+		for _, m := range ms {
+			if m.path != p && !under(p, m.path) {
+				continue
+			}
+			rel := strings.TrimPrefix(p, m.path)
+			switch {
+			case m.op == opHide: // an empty directory or file, or absent when pruned
+				what = "hidden"
+			case m.op == opReadOnly:
+				what = "ro:" + p
+			default:
+				what = "rw:" + cmp.Or(m.src, m.path) + rel
+			}
+		}
+		if p == "/dev/shm" || strings.HasPrefix(p, "/dev/shm/") {
+			what = "hidden" // --dev /dev's own, empty
+		}
+		return what
+	}
+	rng := rand.New(rand.NewPCG(58, 1))
+	pick := func() []string {
+		var out []string
+		for _, p := range paths {
+			if rng.IntN(4) == 0 {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for i := range 5000 {
+		s := sandboxSpec{workspace: "/a", hide: pick(), rw: pick(), readOnly: pick()}
+		if rng.IntN(3) == 0 {
+			s.overlays = []overlay{{paths[rng.IntN(len(paths))], paths[rng.IntN(len(paths))]}}
+		}
+		all := mountOrder(s, fsys)
+		kept := prune(all, fsys)
+		for _, p := range paths {
+			if a, k := shows(all, p), shows(kept, p); a != k {
+				t.Fatalf("case %d: %s shows %s with every mount, %s pruned\nspec %+v\nall  %v\nkept %v", i, p, a, k, s, all, kept)
+			}
 		}
 	}
 }

@@ -180,6 +180,20 @@ var figures = []figure{
 	// rows above (run one after the other: information, not a goal).
 	{Name: "per-chat sandbox state: added to the host's work before exec", Bench: "BenchmarkSandboxStart/chat-state/prepare", Base: "BenchmarkSandboxStart/shared-config/prepare", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "per-chat sandbox state: added to a sandboxed exec", Bench: "BenchmarkSandboxStart/chat-state/exec", Base: "BenchmarkSandboxStart/shared-config/exec", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
+	{Name: "sandboxed start: /bin/true without bwrap (the floor)", Bench: "BenchmarkSandboxStart/exec/plain", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
+	{Name: "sandboxed start: + bwrap's process, mount namespace and root", Bench: "BenchmarkSandboxStart/exec/bwrap", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
+	{Name: "sandboxed start: + the pid namespace and its init", Bench: "BenchmarkSandboxStart/exec/pid", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
+	{Name: "sandboxed start: + its own /dev and /proc", Bench: "BenchmarkSandboxStart/exec/dev-proc", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
+	{Name: "sandboxed start: mounts beyond bwrap's root, each chat's own state", Bench: "BenchmarkSandboxStart/chat-state/exec", Metric: "mounts", Info: true, Scale: 1, Unit: ""},
+	// Issue 58: the sandbox's cost end to end, sandbox = "off" beside
+	// bubblewrap in one run (core/e2e/sandbox_bench_test.go):
+	//   make build && go test ./core/e2e -run '^$' -bench 'LoadTelegramSandbox|FirstTurnSandbox' -benchtime 1x
+	{Name: "2,000 msgs / 200 chats, sandboxed ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkLoadTelegramSandbox", Metric: "sandboxed-ratio-%", Goal: 90, Scale: 100, Unit: ""},
+	{Name: "2,000 msgs / 200 chats, sandbox = \"off\"", Bench: "BenchmarkLoadTelegramSandbox", Metric: "off-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
+	{Name: "2,000 msgs / 200 chats, sandboxed", Bench: "BenchmarkLoadTelegramSandbox", Metric: "sandboxed-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
+	{Name: "first turn of a chat (starts claude), sandboxed − sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "first-turn-delta-ms", Goal: 2, Max: true, Scale: 1, Unit: "ms"},
+	{Name: "first turn of a chat: update → claude's stdin, sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "off-first-turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "first turn of a chat: update → claude's stdin, sandboxed, p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "sandboxed-first-turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "RecordReply, one chunk (sync=FULL)", Bench: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "RecordReply with the turn's usage ledger row", Bench: "BenchmarkRecordReplyLedger/usage=true", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "the usage ledger row: added to RecordReply", Bench: "BenchmarkRecordReplyLedger/usage=true", Base: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},

@@ -1,0 +1,142 @@
+package e2e
+
+// What claude's sandbox costs the whole path: the same host, the same
+// fake claude, with sandbox = "off" and with the default (bubblewrap), in
+// one run, interleaved. core/runner's BenchmarkSandboxStart breaks a
+// sandboxed start down; these show what is left of it end to end.
+//
+//	make build && go test ./core/e2e -run '^$' -bench 'LoadTelegramSandbox|FirstTurnSandbox' -benchtime 1x
+//
+// A host with dm_policy = "open" refuses to start when bubblewrap does not
+// work, so the sandboxed rounds are sandboxed: without bwrap the benchmarks
+// skip.
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+)
+
+// sandboxOff is the agent setting of the unsandboxed rounds.
+var sandboxOff = Attrs{"sandbox": "off"}
+
+// needBwrapBench skips a benchmark without bubblewrap.
+func needBwrapBench(b *testing.B) {
+	b.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		b.Skip("bwrap not installed (make bubblewrap)")
+	}
+}
+
+// BenchmarkLoadTelegramSandbox is BenchmarkLoadTelegram's load (2,000
+// messages in 200 chats, the default max_warm, so nearly every turn starts
+// claude) run loadRounds times with sandbox = "off" and as often
+// sandboxed, alternating; it reports the medians and their ratio
+// (sandboxed-ratio-%, the goal: ≥ 90).
+func BenchmarkLoadTelegramSandbox(b *testing.B) {
+	needBwrapBench(b)
+	claude := fakeClaudeBin(b, b.TempDir())
+	for b.Loop() {
+		var off, on []loadResult
+		for r := range loadRounds {
+			off = append(off, loadClawhostRound(b, 2*r, claude, sandboxOff))
+			on = append(on, loadClawhostRound(b, 2*r+1, claude, nil))
+			b.Logf("round %d: sandbox off %.0f msg/s, sandboxed %.0f msg/s (%d, %d claude starts)",
+				r+1, off[r].rate(), on[r].rate(), off[r].starts, on[r].starts)
+		}
+		o, s := loadMedian(off), loadMedian(on)
+		b.ReportMetric(o.rate(), "off-msgs/s")
+		b.ReportMetric(s.rate(), "sandboxed-msgs/s")
+		b.ReportMetric(100*s.rate()/o.rate(), "sandboxed-ratio-%")
+		b.ReportMetric(float64(s.lost+o.lost), "lost")
+		b.ReportMetric(float64(s.doubled+o.doubled), "doubled")
+		b.ReportMetric(float64(s.starts), "claude-starts")
+	}
+}
+
+// firstTurnChats is how many new chats BenchmarkFirstTurnSandbox opens
+// on each host.
+const firstTurnChats = 30
+
+// BenchmarkFirstTurnSandbox: the first turn of a chat, which starts
+// claude, with sandbox = "off" and sandboxed. Two hosts run at once; a new
+// chat writes to one, then another to the other, one message at a time,
+// each waiting for its reply. Measured per turn: getUpdates hands the
+// update out → the fake claude has read the prompt from its stdin (the
+// run log's "start"): the host's work, the process start and, sandboxed,
+// bubblewrap's. Reported: the p50 of each and first-turn-delta-ms, the
+// sandboxed p50 minus the unsandboxed (the goal: ≤ 2 ms).
+func BenchmarkFirstTurnSandbox(b *testing.B) {
+	needBwrapBench(b)
+	claude := fakeClaudeBin(b, b.TempDir())
+	for b.Loop() {
+		type host struct {
+			srv    *telegramtest.Server
+			d      *Daemon
+			runLog string
+			sent   int
+			ids    map[string]int
+			lat    []time.Duration
+		}
+		var hosts [2]*host
+		for i, agent := range []Attrs{sandboxOff, nil} {
+			srv := telegramtest.NewServer(tgToken)
+			b.Cleanup(srv.Close)
+			dir := b.TempDir()
+			runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
+			h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
+			d := Launch(b, h.Write(b))
+			b.Cleanup(func() { loadStop(d) })
+			hosts[i] = &host{srv: srv, d: d, runLog: runLog, ids: map[string]int{}}
+		}
+		for _, h := range hosts {
+			deadline := time.Now().Add(tgWait)
+			for len(h.srv.Requests("getUpdates")) == 0 || len(h.srv.Commands()) == 0 {
+				if time.Now().After(deadline) {
+					b.Fatalf("clawhost not ready after %v:\n%s", tgWait, h.d.log.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		for k := range firstTurnChats {
+			for _, h := range hosts {
+				chat := int64(loadFirstChat + k)
+				mark := fmt.Sprintf("q%dz0q", chat)
+				h.ids[mark] = h.srv.PushText(telegramtest.PrivateChat(chat), telegramtest.User{ID: chat, FirstName: "First"},
+					"first "+mark+" #mark="+mark)
+				h.sent++
+				ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+				_, err := h.srv.WaitSent(ctx, h.sent)
+				cancel()
+				if err != nil {
+					b.Fatalf("first turn %s: %v\n%s", mark, err, h.d.log.String())
+				}
+				time.Sleep(outPace)
+			}
+		}
+		for _, h := range hosts {
+			started := map[string]int64{}
+			for _, ev := range runEvents(h.runLog) {
+				if ev.Event == "start" && len(ev.Marks) > 0 {
+					started[ev.Marks[0]] = ev.At
+				}
+			}
+			for mark, id := range h.ids {
+				handed := h.srv.HandedOut(id)
+				if handed.IsZero() || started[mark] == 0 {
+					b.Fatalf("first turn %s: handed out %v, claude read it at %d: a timestamp is missing", mark, handed, started[mark])
+				}
+				h.lat = append(h.lat, time.Duration(started[mark]-handed.UnixNano()))
+			}
+		}
+		off, on := percentile(hosts[0].lat, 50), percentile(hosts[1].lat, 50)
+		b.ReportMetric(msOf(off), "off-first-turn-p50-ms")
+		b.ReportMetric(msOf(on), "sandboxed-first-turn-p50-ms")
+		b.ReportMetric(msOf(on-off), "first-turn-delta-ms")
+	}
+}
