@@ -217,16 +217,15 @@ func (m *membership) take(ctx context.Context) {
 			return
 		case <-m.handed:
 		}
-		es, err := m.db.TakeHanded(ctx)
+		n, err := m.opts.Work.Handed(ctx, m.db.TakeHanded)
 		if err != nil {
 			if ctx.Err() == nil {
 				m.log.Error("taking the messages other hosts handed over failed", "error", err)
 			}
 			continue
 		}
-		if len(es) > 0 {
-			m.log.Debug("messages handed over by other hosts", "messages", len(es))
-			m.opts.Work.Handed(es)
+		if n > 0 {
+			m.log.Debug("messages handed over by other hosts", "messages", n)
 		}
 	}
 }

@@ -210,9 +210,19 @@ type Gateway struct {
 	// here), by key.
 	waitMu sync.Mutex
 	waits  map[string]*placeWait
-	sends  queue.Locks
-	queue  *queue.Queue
-	turns  *turn.Turns
+	// taking counts the takes of entries into this host's hands (an
+	// adoption, entries handed over) whose store write may have been made
+	// and whose sessions are not known yet; arriving, by session key, the
+	// takes resuming entries of that session (see place.go, settled).
+	// tookWake is signalled on waitMu when taking drops; settling counts
+	// the waits waiting for it.
+	taking   int
+	arriving map[string]int
+	tookWake sync.Cond
+	settling int
+	sends    queue.Locks
+	queue    *queue.Queue
+	turns    *turn.Turns
 	// received is the message_received stage, between access and the
 	// queue.
 	received *received.Stage

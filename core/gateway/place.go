@@ -62,7 +62,12 @@ const (
 // WaitingForAnOlderOneKeepTheirOrder). The arrivals of one channel are
 // submitted one after another, so a wait is set up before the next
 // entry's here looks for it.
-func (g *Gateway) here(key string, ids []int64, then func()) bool {
+//
+// The store's answer that nothing older is out of this host's hands is
+// trusted only once every take of this host that may have taken such an
+// older entry has placed it (settled): own is the number of takes of the
+// session's entries the caller itself is part of (resume), 0 or 1.
+func (g *Gateway) here(key string, ids []int64, then func(), own int) bool {
 	if g.opts.Placement == nil {
 		return true
 	}
@@ -70,10 +75,15 @@ func (g *Gateway) here(key string, ids []int64, then func()) bool {
 		return false
 	}
 	since := g.opts.Clock.Now()
-	if p := g.placeOnce(key, ids, since); p.done {
-		return p.here
+	p := g.placeOnce(key, ids, since)
+	if p.done && !p.here {
+		return false
 	}
 	g.waitMu.Lock()
+	if p.done && g.settled(key, own, nil, false) {
+		g.waitMu.Unlock()
+		return true
+	}
 	if w := g.waits[key]; w != nil { // another entry's wait began meanwhile
 		w.join(ids, then)
 		g.waitMu.Unlock()
@@ -88,6 +98,9 @@ func (g *Gateway) here(key string, ids []int64, then func()) bool {
 	g.waitMu.Unlock()
 	g.background(func() {
 		wait := behindPoll
+		if p.done { // here, but a take of an older entry may be under way
+			wait = 0
+		}
 		for {
 			select {
 			case <-g.ctx.Done():
@@ -102,6 +115,11 @@ func (g *Gateway) here(key string, ids []int64, then func()) bool {
 				// Under the lock: an entry arriving now waits until the
 				// waiting ones are submitted, and comes after them.
 				g.waitMu.Lock()
+				if p.here && !g.settled(key, 0, w, true) {
+					g.waitMu.Unlock()
+					wait = behindPoll
+					continue
+				}
 				delete(g.waits, key)
 				if p.here {
 					slices.SortStableFunc(w.runs, func(a, b placeRun) int { return cmp.Compare(a.id, b.id) })
@@ -120,6 +138,67 @@ func (g *Gateway) here(key string, ids []int64, then func()) bool {
 		}
 	})
 	return false
+}
+
+// settled reports, under waitMu, whether a session's entries that the
+// store found with nothing older of their chat out of this host's hands
+// may run now. The store's answer alone is not enough: a take of this
+// host (an adoption, or entries handed over) writes an older entry into
+// its hands before the gateway resumes it, and between the two the older
+// one is neither out of hand nor in the session's wait
+// (TestOlderMessageTakenWhileANewerOneWaits). So it waits for the takes
+// whose sessions are not known yet (their store calls, a few
+// milliseconds; block false: says no instead, and the caller waits in the
+// background), and says no while a take resumes entries of the session
+// (beyond own, the caller's) or while another wait than self holds some:
+// they come first.
+func (g *Gateway) settled(key string, own int, self *placeWait, block bool) bool {
+	if g.tookWake.L == nil {
+		g.tookWake.L = &g.waitMu
+	}
+	for g.taking > 0 {
+		if !block {
+			return false
+		}
+		g.settling++
+		g.tookWake.Wait()
+		g.settling--
+	}
+	return g.arriving[key] <= own && g.waits[key] == self
+}
+
+// beginTake marks a take of entries into this host's hands as begun,
+// before its store call: resume(…, true) ends it.
+func (g *Gateway) beginTake() {
+	g.waitMu.Lock()
+	g.taking++
+	g.waitMu.Unlock()
+}
+
+// took marks the sessions of a take's entries arriving (the take's store
+// call answered and its sessions are known) until arrived.
+func (g *Gateway) took(keys map[string]bool) {
+	g.waitMu.Lock()
+	defer g.waitMu.Unlock()
+	g.taking--
+	if g.arriving == nil {
+		g.arriving = map[string]int{}
+	}
+	for k := range keys {
+		g.arriving[k]++
+	}
+	g.tookWake.Broadcast()
+}
+
+// arrived ends took: the entries were placed.
+func (g *Gateway) arrived(keys map[string]bool) {
+	g.waitMu.Lock()
+	defer g.waitMu.Unlock()
+	for k := range keys {
+		if g.arriving[k]--; g.arriving[k] <= 0 {
+			delete(g.arriving, k)
+		}
+	}
 }
 
 // placeWait is a session's entries waiting to be placed (see here).
@@ -205,15 +284,22 @@ func (g *Gateway) placeOnce(key string, ids []int64, since time.Time) placed {
 	return placed{done: true}
 }
 
-// Handed resumes entries another host handed to this one (it runs their
-// sessions): accepted ones are routed, queued ones run in their lanes.
-func (g *Gateway) Handed(entries []store.Entry) {
+// Handed takes the entries other hosts handed to this one (it runs their
+// sessions) with take (store.Cluster.TakeHanded) and resumes them:
+// accepted ones are routed, queued ones run in their lanes. It returns how
+// many it took. The take is made here, not by the caller, so that no
+// newer message of their chats overtakes them between the store's write
+// and their resuming (see settled).
+func (g *Gateway) Handed(ctx context.Context, take func(context.Context) ([]store.Entry, error)) (int, error) {
 	select {
 	case <-g.ready:
 	case <-g.ctx.Done():
-		return
+		return 0, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
-	if len(entries) > 0 {
-		g.resume(entries)
-	}
+	g.beginTake()
+	es, err := take(ctx)
+	g.resume(es, true)
+	return len(es), err
 }

@@ -31,7 +31,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if err := g.pause.Start(ctx); err != nil {
 		g.log.Error("reading the usage-limit pause failed; turns run", "error", err)
 	}
-	g.take(rec)
+	g.take(rec, false)
 	g.ends.Resume(g.settings().AgentEnd)
 	g.background(g.prune)
 	close(g.ready)
@@ -49,22 +49,25 @@ func (g *Gateway) Adopt(ctx context.Context) (int, error) {
 	default:
 		return 0, nil // Start has not recovered yet; it takes them
 	}
+	g.beginTake()
 	rec, err := g.store.Recover(ctx, store.RecoverOptions{StaleAfter: g.opts.StaleAfter, Adopt: true})
 	if err != nil {
+		g.resume(nil, true) // ends the take
 		return 0, err
 	}
 	n := len(rec.Resume) + len(rec.Deliver) + len(rec.Stale) + len(rec.Failed)
 	if n > 0 {
 		g.log.Warn("adopting what a host that died left", "messages", len(rec.Resume), "replies_to_deliver", len(rec.Deliver), "stale_replies", len(rec.Stale), "interrupted", len(rec.Failed))
-		g.take(rec)
 	}
+	g.take(rec, true)
 	return n, nil
 }
 
 // take resumes a recovery: messages back into their lanes, replies to
-// deliver, stale and interrupted ones told.
-func (g *Gateway) take(rec store.Recovery) {
-	g.resume(rec.Resume)
+// deliver, stale and interrupted ones told. taken: it ends a take begun
+// with beginTake (see resume).
+func (g *Gateway) take(rec store.Recovery, taken bool) {
+	g.resume(rec.Resume, taken)
 	for _, p := range rec.Deliver {
 		g.background(func() {
 			m, _ := message.Decode(p.Entry.Message)
@@ -117,10 +120,18 @@ func (g *Gateway) tellStale(stale []store.PendingReply) {
 }
 
 // resume routes accepted entries again and restarts the lanes of queued
-// ones (after every entry is counted).
-func (g *Gateway) resume(entries []store.Entry) {
-	var kick []string
-	queued := map[string][]int64{}
+// ones (after every entry is counted). taken: the entries were just taken
+// into this host's hands by a take begun with beginTake, which resume
+// ends: once their sessions are known they are marked arriving until each
+// has been placed (joined its session's wait, handed on, or run), so that
+// a newer message of their chat does not overtake them (see settled).
+func (g *Gateway) resume(entries []store.Entry, taken bool) {
+	type entry struct {
+		e   store.Entry
+		m   message.Message
+		key string
+	}
+	var es []entry
 	for _, e := range entries {
 		m, err := message.Decode(e.Message)
 		if err != nil {
@@ -128,17 +139,35 @@ func (g *Gateway) resume(entries []store.Entry) {
 			g.finish(e.ID, store.StateFailed, "unreadable")
 			continue
 		}
-		if e.State == store.StateQueued {
-			if queued[e.SessionKey] == nil {
-				kick = append(kick, e.SessionKey)
-				g.forgetPlace(e.SessionKey)
+		key := e.SessionKey
+		if e.State != store.StateQueued {
+			key = g.sessionKey(g.ctx, g.settings(), &m)
+		}
+		es = append(es, entry{e: e, m: m, key: key})
+	}
+	own := 0
+	if taken {
+		keys := map[string]bool{}
+		for _, x := range es {
+			keys[x.key] = true
+		}
+		g.took(keys)
+		defer g.arrived(keys)
+		own = 1
+	}
+	var kick []string
+	queued := map[string][]int64{}
+	for _, x := range es {
+		if x.e.State == store.StateQueued {
+			if queued[x.key] == nil {
+				kick = append(kick, x.key)
+				g.forgetPlace(x.key)
 			}
-			queued[e.SessionKey] = append(queued[e.SessionKey], e.ID)
+			queued[x.key] = append(queued[x.key], x.e.ID)
 			continue
 		}
-		key := g.sessionKey(g.ctx, g.settings(), &m)
-		g.forgetPlace(key)
-		g.submit(arrival{key: key, Item: queue.Item{ID: e.ID, Message: m}})
+		g.forgetPlace(x.key)
+		g.submitTaken(arrival{key: x.key, Item: queue.Item{ID: x.e.ID, Message: x.m}}, own)
 	}
 	for _, k := range kick {
 		ids := queued[k]
@@ -146,7 +175,7 @@ func (g *Gateway) resume(entries []store.Entry) {
 			g.queue.Recovered(len(ids))
 			g.queue.Kick(k)
 		}
-		if g.here(k, ids, start) {
+		if g.here(k, ids, start, own) {
 			start()
 		}
 	}
