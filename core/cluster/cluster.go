@@ -154,6 +154,8 @@ func (c *Cluster) Metrics(ctx context.Context) (metrics.ClusterStat, error) {
 		return metrics.ClusterStat{}, err
 	}
 	st.Held["session"] = counts[c.opts.HostID]
+	p := c.m.place
+	st.OrderChecks, st.OrderBehind, st.OrderCheckTime = p.checks.Load(), p.behind.Load(), time.Duration(p.checkTime.Load())
 	return st, nil
 }
 

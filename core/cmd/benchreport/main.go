@@ -137,6 +137,13 @@ var figures = []figure{
 	// Several hosts: the session's host checks once per message that no
 	// older message of the chat is still out of its hands (OlderOpen).
 	{Name: "cluster ordering check (OlderOpen), one read", Bench: "BenchmarkOlderOpen", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
+	// The same check under BenchmarkClusterLoad (3 hosts, one PostgreSQL):
+	// how often it runs, its time and its share of the database's
+	// transactions, per message, beside the load's throughput.
+	{Name: "cluster load, 3 hosts on PostgreSQL", Bench: "BenchmarkClusterLoad", Metric: "postgres-3-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
+	{Name: "cluster load, 3 hosts: ordering checks per message", Bench: "BenchmarkClusterLoad", Metric: "postgres-3-order-checks/msg", Info: true, Scale: 1, Unit: ""},
+	{Name: "cluster load, 3 hosts: ordering check time per message", Bench: "BenchmarkClusterLoad", Metric: "postgres-3-order-check-us/msg", Info: true, Scale: 1, Unit: "µs"},
+	{Name: "cluster load, 3 hosts: ordering checks' share of the database's transactions", Bench: "BenchmarkClusterLoad", Metric: "postgres-3-order-check-xacts-%", Info: true, Scale: 1, Unit: "%"},
 	{Name: "exec → first Telegram long poll, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-first-poll-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "exec → every plugin ready, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-ready-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},
 }
