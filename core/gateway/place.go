@@ -176,8 +176,8 @@ func (g *Gateway) beginTake() {
 }
 
 // took marks the sessions of a take's entries arriving (the take's store
-// call answered and its sessions are known) until arrived.
-func (g *Gateway) took(keys map[string]bool) {
+// call answered and its sessions are known), each until arrived.
+func (g *Gateway) took(keys map[string]int) {
 	g.waitMu.Lock()
 	defer g.waitMu.Unlock()
 	g.taking--
@@ -190,14 +190,12 @@ func (g *Gateway) took(keys map[string]bool) {
 	g.tookWake.Broadcast()
 }
 
-// arrived ends took: the entries were placed.
-func (g *Gateway) arrived(keys map[string]bool) {
+// arrived ends took for a session: its entries were placed.
+func (g *Gateway) arrived(key string) {
 	g.waitMu.Lock()
 	defer g.waitMu.Unlock()
-	for k := range keys {
-		if g.arriving[k]--; g.arriving[k] <= 0 {
-			delete(g.arriving, k)
-		}
+	if g.arriving[key]--; g.arriving[key] <= 0 {
+		delete(g.arriving, key)
 	}
 }
 

@@ -145,29 +145,39 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 		}
 		es = append(es, entry{e: e, m: m, key: key})
 	}
-	own := 0
-	if taken {
-		keys := map[string]bool{}
-		for _, x := range es {
-			keys[x.key] = true
-		}
-		g.took(keys)
-		defer g.arrived(keys)
-		own = 1
-	}
+	// left counts, per session, the here calls still to make: a session
+	// stops arriving once its last one is made.
+	own, left := 0, map[string]int{}
 	var kick []string
 	queued := map[string][]int64{}
 	for _, x := range es {
-		if x.e.State == store.StateQueued {
-			if queued[x.key] == nil {
-				kick = append(kick, x.key)
-				g.forgetPlace(x.key)
+		if x.e.State != store.StateQueued {
+			left[x.key]++
+			continue
+		}
+		if queued[x.key] == nil {
+			kick = append(kick, x.key)
+			left[x.key]++
+		}
+		queued[x.key] = append(queued[x.key], x.e.ID)
+	}
+	placed := func(string) {}
+	if taken {
+		g.took(left)
+		own = 1
+		placed = func(k string) {
+			if left[k]--; left[k] == 0 {
+				g.arrived(k)
 			}
-			queued[x.key] = append(queued[x.key], x.e.ID)
+		}
+	}
+	for _, x := range es {
+		if x.e.State == store.StateQueued {
 			continue
 		}
 		g.forgetPlace(x.key)
 		g.submitTaken(arrival{key: x.key, Item: queue.Item{ID: x.e.ID, Message: x.m}}, own)
+		placed(x.key)
 	}
 	for _, k := range kick {
 		ids := queued[k]
@@ -175,9 +185,11 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 			g.queue.Recovered(len(ids))
 			g.queue.Kick(k)
 		}
+		g.forgetPlace(k)
 		if g.here(k, ids, start, own) {
 			start()
 		}
+		placed(k)
 	}
 }
 
