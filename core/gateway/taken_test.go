@@ -185,10 +185,10 @@ func (s *takeStore) Recover(ctx context.Context, opts store.RecoverOptions) (sto
 // handed back (TakeHanded), or adopted from the dead host (Recover) —
 // and between the store's write (four is in this host's hands now) and
 // the gateway resuming four, five's wait checks again: the store says
-// nothing older is out of hand, yet four is not in the wait. Five must not
-// go ahead: the replies come four, then five. Both engines; the clock is
-// the fake, and the take is held open by the test while five's check
-// runs.
+// nothing older is out of hand, yet four is not in the wait. Five (and
+// six, which came after it) must not go ahead: the turns run four, five,
+// six. Both engines; the clock is the fake, and the take is held open by
+// the test while five's check runs.
 func TestOlderMessageTakenWhileANewerOneWaits(t *testing.T) {
 	engines := []struct {
 		name string
@@ -247,10 +247,17 @@ func testTakenWhileWaiting(t *testing.T, newRig func(*testing.T, store.Store) *t
 	place.mu.Lock()
 	place.here = true
 	place.mu.Unlock()
-	five := func() {
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "five")}); err != nil {
+	send := func(text string) {
+		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Five, then six 50 ms later: both wait for four (the first candidate
+	// path too: their checks must not order them).
+	five := func() {
+		send("five")
+		clk.Advance(50 * time.Millisecond)
+		send("six")
 	}
 	if !during {
 		five()
@@ -314,18 +321,26 @@ func testTakenWhileWaiting(t *testing.T, newRig func(*testing.T, store.Store) *t
 		agent.mu.Lock()
 		n := len(agent.prompts)
 		agent.mu.Unlock()
-		if n >= 2 {
+		if n >= 3 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d turns ran after four was taken, want 2", n)
+			t.Fatalf("%d turns ran after four was taken, want 3", n)
 		}
 		clk.Advance(10 * time.Millisecond)
 		time.Sleep(time.Millisecond)
 	}
-	first, second := agent.turn(t, 0).Prompt, agent.turn(t, 1).Prompt
-	if !strings.Contains(first, "four") || strings.Contains(first, "five") || !strings.Contains(second, "five") {
-		t.Fatalf("turns ran in the order %q, %q; want four, then five", first, second)
+	var order []string
+	for i := range 3 {
+		p := agent.turn(t, i).Prompt
+		for _, w := range []string{"four", "five", "six"} {
+			if strings.Contains(p, "User 5: "+w) {
+				order = append(order, w)
+			}
+		}
+	}
+	if strings.Join(order, " ") != "four five six" {
+		t.Fatalf("turns ran in the order %v; want four, five, six", order)
 	}
 }
 
