@@ -159,12 +159,36 @@ test-go: build ## run the tests that need only Go (real-CLI and browser tests sk
 # project holds itself to (core/cmd/benchreport): goal, value, pass/fail.
 # The raw output stays in bin/bench.txt; BENCH_ARGS adds go test flags
 # (e.g. BENCH_ARGS='-count 3' for medians of three).
+#
+# BENCH_BASE=<tag or commit> (e.g. v0.1.0) measures that build beside the
+# tree: it is checked out in a temporary worktree (bin/bench-base, removed
+# at the end) and built there, and the two run the same benchmarks in
+# BENCH_ROUNDS interleaved rounds (base, tree, base, tree, …: the machine's
+# drift falls on both alike); the table shows both medians and the change.
+# The base's raw output is bin/bench-base.txt.
 BENCH_ARGS ?=
-bench: build claude-cli ## run the benchmarks; ends with the table of goals and values (raw output in bin/bench.txt)
+BENCH_BASE ?=
+BENCH_ROUNDS ?= 3
+bench: build claude-cli ## run the benchmarks; ends with the table of goals and values (raw output in bin/bench.txt; BENCH_BASE=v0.1.0 beside an earlier build)
+ifeq ($(strip $(BENCH_BASE)),)
 	@rm -f $(BIN)/bench.txt; set -o pipefail; for m in $(MODULES); do echo "(cd $$m && $(GO) test -bench . ./...)"; \
 	  (cd $$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) \
 	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(BENCH_ARGS) ./...) | tee -a $(BIN)/bench.txt || exit 1; done
 	@echo; $(GO) run ./core/cmd/benchreport $(BIN)/bench.txt
+else
+	@set -eo pipefail; base=$(CURDIR)/$(BIN)/bench-base; rm -f $(BIN)/bench.txt $(BIN)/bench-base.txt; \
+	  git worktree remove --force $$base 2>/dev/null || rm -rf $$base; \
+	  git worktree add --detach $$base '$(BENCH_BASE)'; trap "git worktree remove --force $$base" EXIT; \
+	  [ -e $$base/.cache ] || [ ! -e .cache ] || ln -s $(CURDIR)/.cache $$base/.cache; \
+	  $(MAKE) --no-print-directory -C $$base build; \
+	  for r in $$(seq $(BENCH_ROUNDS)); do for side in base tree; do \
+	    if [ $$side = base ]; then root=$$base out=$(BIN)/bench-base.txt; else root=$(CURDIR) out=$(BIN)/bench.txt; fi; \
+	    for m in $(MODULES); do [ -d $$root/$$m ] || continue; echo "round $$r/$(BENCH_ROUNDS), $$side: (cd $$m && $(GO) test -bench . ./...)"; \
+	      (cd $$root/$$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$$root/$(BIN) \
+	      $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(BENCH_ARGS) ./...) | tee -a $$out; done; \
+	  done; done
+	@echo; $(GO) run ./core/cmd/benchreport -base $(BIN)/bench-base.txt -base-name '$(BENCH_BASE)' $(BIN)/bench.txt
+endif
 
 # The chaos campaign (core/chaos): the real clawhost and telegram plugin
 # against the fake Bot API (and the slack plugin against the fake Slack for

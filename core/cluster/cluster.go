@@ -41,8 +41,9 @@ const ChannelLeasePrefix = channelLeasePrefix
 type Work interface {
 	// Adopt resumes what dead hosts left in the journal.
 	Adopt(ctx context.Context) (int, error)
-	// Handed resumes entries other hosts handed to this one.
-	Handed(es []store.Entry)
+	// Handed takes the entries other hosts handed to this one with take
+	// (store.Cluster.TakeHanded) and resumes them; it returns how many.
+	Handed(ctx context.Context, take func(context.Context) ([]store.Entry, error)) (int, error)
 }
 
 // Options configure a Cluster.
@@ -153,6 +154,8 @@ func (c *Cluster) Metrics(ctx context.Context) (metrics.ClusterStat, error) {
 		return metrics.ClusterStat{}, err
 	}
 	st.Held["session"] = counts[c.opts.HostID]
+	p := c.m.place
+	st.OrderChecks, st.OrderBehind, st.OrderCheckTime = p.checks.Load(), p.behind.Load(), time.Duration(p.checkTime.Load())
 	return st, nil
 }
 

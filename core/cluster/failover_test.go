@@ -109,7 +109,10 @@ func (w *work) Adopt(context.Context) (int, error) {
 	return 0, nil
 }
 
-func (w *work) Handed([]store.Entry) {}
+func (w *work) Handed(ctx context.Context, take func(context.Context) ([]store.Entry, error)) (int, error) {
+	es, err := take(ctx)
+	return len(es), err
+}
 
 func (w *work) adopted() int {
 	w.mu.Lock()

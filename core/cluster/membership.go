@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/tstime"
@@ -50,7 +51,7 @@ func newMembership(opts Options, g *gate) *membership {
 	rand.Read(b)
 	m := &membership{opts: opts, log: opts.Logger, clock: opts.Clock, db: opts.Store, id: opts.HostID, ttl: opts.TTL, tag: hex.EncodeToString(b), gate: g,
 		handed: make(chan struct{}, 1), lost: make(chan error, 1)}
-	m.place = &placement{db: opts.Store, id: m.id, live: map[string]time.Time{m.id: {}}, cache: map[string]placed{}}
+	m.place = &placement{db: opts.Store, id: m.id, clock: opts.Clock, live: map[string]time.Time{m.id: {}}, cache: map[string]placed{}}
 	return m
 }
 
@@ -217,16 +218,15 @@ func (m *membership) take(ctx context.Context) {
 			return
 		case <-m.handed:
 		}
-		es, err := m.db.TakeHanded(ctx)
+		n, err := m.opts.Work.Handed(ctx, m.db.TakeHanded)
 		if err != nil {
 			if ctx.Err() == nil {
 				m.log.Error("taking the messages other hosts handed over failed", "error", err)
 			}
 			continue
 		}
-		if len(es) > 0 {
-			m.log.Debug("messages handed over by other hosts", "messages", len(es))
-			m.opts.Work.Handed(es)
+		if n > 0 {
+			m.log.Debug("messages handed over by other hosts", "messages", n)
 		}
 	}
 }
@@ -259,8 +259,13 @@ func (m *membership) listen(ctx context.Context) {
 // Two hosts that cached different answers would otherwise hand a
 // session's messages to each other forever (`make chaos` found it).
 type placement struct {
-	db store.Cluster
-	id string
+	db    store.Cluster
+	id    string
+	clock tstime.Clock
+
+	// The ordering checks (Behind): how many, how many found an older
+	// message out of hand, and their time, for /metrics.
+	checks, behind, checkTime atomic.Int64
 
 	mu    sync.Mutex
 	live  map[string]time.Time // live hosts at the last read → when each took its lease
@@ -339,7 +344,14 @@ func mix64(x uint64) uint64 {
 
 // Behind implements gateway.Placement.
 func (p *placement) Behind(ctx context.Context, id int64) (bool, error) {
-	return p.db.OlderOpen(ctx, id)
+	start := p.clock.Now()
+	older, err := p.db.OlderOpen(ctx, id)
+	p.checkTime.Add(int64(p.clock.Since(start)))
+	p.checks.Add(1)
+	if older {
+		p.behind.Add(1)
+	}
+	return older, err
 }
 
 // Handoff implements gateway.Placement.

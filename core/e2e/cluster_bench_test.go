@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +26,11 @@ import (
 // (medians reported); and what each message costs the shared database:
 // its transactions (each single-statement write or read is one, a
 // multi-statement write one with its BEGIN and COMMIT) and the rows it
-// inserts, updates and deletes, from pg_stat_database.
+// inserts, updates and deletes, from pg_stat_database; and what the
+// ordering check (a session's host asks, before a message runs, whether
+// an older one of its chat is still out of its hands) costs each message:
+// how many checks, their time and their share of the transactions, from
+// the hosts' /metrics (clawhost_cluster_order_*).
 //
 //	make build && go test ./core/e2e -run '^$' -bench ClusterLoad -benchtime 1x
 //
@@ -46,7 +55,8 @@ func BenchmarkClusterLoad(b *testing.B) {
 			for _, s := range setups {
 				cr := clusterLoadRound(b, srv, s.hosts, r)
 				res[s.name] = append(res[s.name], cr)
-				b.Logf("round %d %s: %.0f msg/s, %.1f transactions/msg, %.1f rows written/msg", r+1, s.name, cr.rate(), cr.xacts, cr.rows)
+				b.Logf("round %d %s: %.0f msg/s, %.1f transactions/msg, %.1f rows written/msg, %.2f ordering checks/msg (%.0f µs/msg)",
+					r+1, s.name, cr.rate(), cr.xacts, cr.rows, cr.checks, cr.checkTime.Seconds()*1e6)
 			}
 		}
 		for _, s := range setups {
@@ -55,6 +65,11 @@ func BenchmarkClusterLoad(b *testing.B) {
 			if s.hosts > 0 {
 				b.ReportMetric(m.xacts, s.name+"-xacts/msg")
 				b.ReportMetric(m.rows, s.name+"-rows/msg")
+				b.ReportMetric(m.checks, s.name+"-order-checks/msg")
+				b.ReportMetric(m.checkTime.Seconds()*1e6, s.name+"-order-check-us/msg")
+				if m.xacts > 0 {
+					b.ReportMetric(100*m.checks/m.xacts, s.name+"-order-check-xacts-%")
+				}
 			}
 		}
 	}
@@ -65,6 +80,9 @@ type clusterRound struct {
 	elapsed     time.Duration
 	msgs        int
 	xacts, rows float64 // per message
+	// checks: the ordering checks per message; checkTime their time.
+	checks    float64
+	checkTime time.Duration
 }
 
 func (r clusterRound) rate() float64 { return float64(r.msgs) / r.elapsed.Seconds() }
@@ -95,6 +113,7 @@ func clusterLoadRound(b *testing.B, srv *pgtest.Server, hosts, round int) cluste
 		url = srv.NewDatabase(b)
 	}
 	var ds []*daemon
+	var admins []string
 	for i := range max(hosts, 1) {
 		dir := filepath.Join(b.TempDir(), fmt.Sprintf("r%d-h%d", round, i+1))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -103,6 +122,8 @@ func clusterLoadRound(b *testing.B, srv *pgtest.Server, hosts, round int) cluste
 		h := loadHost(dir, exe, filepath.Join(dir, "runs.jsonl"), nil, tg.APIEndpoint())
 		if url != "" {
 			h.Storage = Attrs{"engine": "postgres", "url": url, "host_id": fmt.Sprintf("h%d", i+1), "lease_ttl": "3s"}
+			admins = append(admins, benchFreeAddr(b))
+			h.Admin = Attrs{"listen": admins[i]}
 		}
 		ds = append(ds, Start(b, h))
 	}
@@ -132,8 +153,58 @@ func clusterLoadRound(b *testing.B, srv *pgtest.Server, hosts, round int) cluste
 		after = pgStats(b, url)
 		res.xacts = float64(after[0]-before[0]) / float64(res.msgs)
 		res.rows = float64(after[1]-before[1]) / float64(res.msgs)
+		var checks float64
+		for _, a := range admins {
+			c, sec := orderChecks(b, a)
+			checks += c
+			res.checkTime += time.Duration(sec * float64(time.Second))
+		}
+		res.checks = checks / float64(res.msgs)
+		res.checkTime /= time.Duration(res.msgs)
 	}
 	return res
+}
+
+// orderChecks reads a host's ordering checks and their seconds from its
+// /metrics (counted since it started: the load is all it did).
+func orderChecks(b *testing.B, addr string) (checks, seconds float64) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+AdminToken(addr))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "clawhost_cluster_order_checks_total":
+			checks, _ = strconv.ParseFloat(v, 64)
+		case "clawhost_cluster_order_check_seconds_total":
+			seconds, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return checks, seconds
+}
+
+// benchFreeAddr is a free loopback address.
+func benchFreeAddr(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // pgStats reads the database's committed transactions and written rows.

@@ -59,10 +59,6 @@ func BenchmarkLoadTelegramSandbox(b *testing.B) {
 	}
 }
 
-// firstTurnChats is how many new chats BenchmarkFirstTurnSandbox opens
-// on each host.
-const firstTurnChats = 30
-
 // BenchmarkFirstTurnSandbox: the first turn of a chat, which starts
 // claude, with sandbox = "off" and sandboxed. Two hosts run at once; a new
 // chat writes to one, then another to the other, one message at a time,

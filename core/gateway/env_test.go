@@ -22,6 +22,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/testbin"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	loopbackBin = filepath.Join(dir, "clawhost-loopback")
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 type env struct {

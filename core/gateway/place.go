@@ -64,6 +64,16 @@ type placer struct {
 	// here), by key.
 	mu    sync.Mutex
 	waits map[string]*placeWait
+	// taking counts the takes of entries into this host's hands (an
+	// adoption, entries handed over) whose store write may have been made
+	// and whose sessions are not known yet; arriving, by session key, the
+	// takes resuming entries of that session (see settled). tookWake is
+	// signalled on mu when taking drops; settling counts the waits
+	// waiting for it.
+	taking   int
+	arriving map[string]int
+	tookWake sync.Cond
+	settling int
 }
 
 // here reports whether this host runs the session key; when another host
@@ -80,7 +90,12 @@ type placer struct {
 // WaitingForAnOlderOneKeepTheirOrder). The arrivals of one channel are
 // submitted one after another, so a wait is set up before the next
 // entry's here looks for it.
-func (p *placer) here(key string, ids []int64, then func()) bool {
+//
+// The store's answer that nothing older is out of this host's hands is
+// trusted only once every take of this host that may have taken such an
+// older entry has placed it (settled): own is the number of takes of the
+// session's entries the caller itself is part of (resume), 0 or 1.
+func (p *placer) here(key string, ids []int64, then func(), own int) bool {
 	if p.placement == nil {
 		return true
 	}
@@ -88,10 +103,15 @@ func (p *placer) here(key string, ids []int64, then func()) bool {
 		return false
 	}
 	since := p.clock.Now()
-	if pl := p.placeOnce(key, ids, since); pl.done {
-		return pl.here
+	first := p.placeOnce(key, ids, since)
+	if first.done && !first.here {
+		return false
 	}
 	p.mu.Lock()
+	if first.done && p.settled(key, own, nil, false) {
+		p.mu.Unlock()
+		return true
+	}
 	if w := p.waits[key]; w != nil { // another entry's wait began meanwhile
 		w.join(ids, then)
 		p.mu.Unlock()
@@ -106,6 +126,9 @@ func (p *placer) here(key string, ids []int64, then func()) bool {
 	p.mu.Unlock()
 	p.background(func() {
 		wait := behindPoll
+		if first.done { // here, but a take of an older entry may be under way
+			wait = 0
+		}
 		for {
 			select {
 			case <-p.ctx.Done():
@@ -120,6 +143,11 @@ func (p *placer) here(key string, ids []int64, then func()) bool {
 				// Under the lock: an entry arriving now waits until the
 				// waiting ones are submitted, and comes after them.
 				p.mu.Lock()
+				if pl.here && !p.settled(key, 0, w, true) {
+					p.mu.Unlock()
+					wait = behindPoll
+					continue
+				}
 				delete(p.waits, key)
 				if pl.here {
 					slices.SortStableFunc(w.runs, func(a, b placeRun) int { return cmp.Compare(a.id, b.id) })
@@ -138,6 +166,67 @@ func (p *placer) here(key string, ids []int64, then func()) bool {
 		}
 	})
 	return false
+}
+
+// settled reports, under mu, whether a session's entries that the store
+// found with nothing older of their chat out of this host's hands may run
+// now. The store's answer alone is not enough: a take of this host (an
+// adoption, or entries handed over) writes an older entry into its hands
+// before the gateway resumes it, and between the two the older one is
+// neither out of hand nor in the session's wait
+// (TestOlderMessageTakenWhileANewerOneWaits). So it waits for the takes
+// whose sessions are not known yet (their store calls, a few
+// milliseconds; block false: says no instead, and the caller waits in the
+// background), and says no while a take resumes entries of the session
+// (beyond own, the caller's) or while another wait than self holds some:
+// they come first.
+func (p *placer) settled(key string, own int, self *placeWait, block bool) bool {
+	if p.tookWake.L == nil {
+		p.tookWake.L = &p.mu
+	}
+	for p.taking > 0 {
+		if !block {
+			return false
+		}
+		p.settling++
+		p.tookWake.Wait()
+		p.settling--
+	}
+	return p.arriving[key] <= own && p.waits[key] == self
+}
+
+// beginTake marks a take of entries into this host's hands as begun,
+// before its store call: resume(…, true) ends it.
+func (p *placer) beginTake() {
+	p.mu.Lock()
+	p.taking++
+	p.mu.Unlock()
+}
+
+// took marks the sessions of a take's entries arriving (the take's store
+// call answered and its sessions are known), each until arrived.
+func (p *placer) took(keys map[string]int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.taking--
+	if p.arriving == nil {
+		p.arriving = map[string]int{}
+	}
+	for k := range keys {
+		p.arriving[k]++
+	}
+	if p.tookWake.L != nil {
+		p.tookWake.Broadcast()
+	}
+}
+
+// arrived ends took for a session: its entries were placed.
+func (p *placer) arrived(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.arriving[key]--; p.arriving[key] <= 0 {
+		delete(p.arriving, key)
+	}
 }
 
 // placeWait is a session's entries waiting to be placed (see here).
@@ -223,17 +312,24 @@ func (p *placer) placeOnce(key string, ids []int64, since time.Time) placed {
 	return placed{done: true}
 }
 
-// Handed resumes entries another host handed to this one (it runs their
-// sessions): accepted ones are routed, queued ones run in their lanes.
-func (g *Gateway) Handed(entries []store.Entry) {
+// Handed takes the entries other hosts handed to this one (it runs their
+// sessions) with take (store.Cluster.TakeHanded) and resumes them:
+// accepted ones are routed, queued ones run in their lanes. It returns how
+// many it took. The take is made here, not by the caller, so that no
+// newer message of their chats overtakes them between the store's write
+// and their resuming (see placer.settled).
+func (g *Gateway) Handed(ctx context.Context, take func(context.Context) ([]store.Entry, error)) (int, error) {
 	select {
 	case <-g.ready:
 	case <-g.ctx.Done():
-		return
+		return 0, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
-	if len(entries) > 0 {
-		g.resume(entries)
-	}
+	g.place.beginTake()
+	es, err := take(ctx)
+	g.resume(es, true)
+	return len(es), err
 }
 
 // runsHere reports whether this host runs session key (false when the

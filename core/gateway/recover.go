@@ -31,7 +31,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if err := g.pause.Start(ctx); err != nil {
 		g.log.Error("reading the usage-limit pause failed; turns run", "error", err)
 	}
-	g.take(rec)
+	g.take(rec, false)
 	g.ends.Resume(g.settings().AgentEnd)
 	g.background(g.prune)
 	close(g.ready)
@@ -49,22 +49,25 @@ func (g *Gateway) Adopt(ctx context.Context) (int, error) {
 	default:
 		return 0, nil // Start has not recovered yet; it takes them
 	}
+	g.place.beginTake()
 	rec, err := g.store.Recover(ctx, store.RecoverOptions{StaleAfter: g.opts.StaleAfter, Adopt: true})
 	if err != nil {
+		g.resume(nil, true) // ends the take
 		return 0, err
 	}
 	n := len(rec.Resume) + len(rec.Deliver) + len(rec.Stale) + len(rec.Failed)
 	if n > 0 {
 		g.log.Warn("adopting what a host that died left", "messages", len(rec.Resume), "replies_to_deliver", len(rec.Deliver), "stale_replies", len(rec.Stale), "interrupted", len(rec.Failed))
-		g.take(rec)
 	}
+	g.take(rec, true)
 	return n, nil
 }
 
 // take resumes a recovery: messages back into their lanes, replies to
-// deliver, stale and interrupted ones told.
-func (g *Gateway) take(rec store.Recovery) {
-	g.resume(rec.Resume)
+// deliver, stale and interrupted ones told. taken: it ends a take begun
+// with beginTake (see resume).
+func (g *Gateway) take(rec store.Recovery, taken bool) {
+	g.resume(rec.Resume, taken)
 	for _, p := range rec.Deliver {
 		g.background(func() {
 			m, _ := message.Decode(p.Entry.Message)
@@ -117,10 +120,18 @@ func (g *Gateway) tellStale(stale []store.PendingReply) {
 }
 
 // resume routes accepted entries again and restarts the lanes of queued
-// ones (after every entry is counted).
-func (g *Gateway) resume(entries []store.Entry) {
-	var kick []string
-	queued := map[string][]int64{}
+// ones (after every entry is counted). taken: the entries were just taken
+// into this host's hands by a take begun with beginTake, which resume
+// ends: once their sessions are known they are marked arriving until each
+// has been placed (joined its session's wait, handed on, or run), so that
+// a newer message of their chat does not overtake them (see settled).
+func (g *Gateway) resume(entries []store.Entry, taken bool) {
+	type entry struct {
+		e   store.Entry
+		m   message.Message
+		key string
+	}
+	var es []entry
 	for _, e := range entries {
 		m, err := message.Decode(e.Message)
 		if err != nil {
@@ -128,17 +139,45 @@ func (g *Gateway) resume(entries []store.Entry) {
 			g.finish(e.ID, store.StateFailed, "unreadable")
 			continue
 		}
-		if e.State == store.StateQueued {
-			if queued[e.SessionKey] == nil {
-				kick = append(kick, e.SessionKey)
-				g.place.forget(e.SessionKey)
-			}
-			queued[e.SessionKey] = append(queued[e.SessionKey], e.ID)
+		key := e.SessionKey
+		if e.State != store.StateQueued {
+			key = g.agents.Key(g.ctx, g.settings().routing(), &m)
+		}
+		es = append(es, entry{e: e, m: m, key: key})
+	}
+	// left counts, per session, the here calls still to make: a session
+	// stops arriving once its last one is made.
+	own, left := 0, map[string]int{}
+	var kick []string
+	queued := map[string][]int64{}
+	for _, x := range es {
+		if x.e.State != store.StateQueued {
+			left[x.key]++
 			continue
 		}
-		key := g.agents.Key(g.ctx, g.settings().routing(), &m)
-		g.place.forget(key)
-		g.submit(arrival{key: key, Item: queue.Item{ID: e.ID, Message: m}})
+		if queued[x.key] == nil {
+			kick = append(kick, x.key)
+			left[x.key]++
+		}
+		queued[x.key] = append(queued[x.key], x.e.ID)
+	}
+	placed := func(string) {}
+	if taken {
+		g.place.took(left)
+		own = 1
+		placed = func(k string) {
+			if left[k]--; left[k] == 0 {
+				g.place.arrived(k)
+			}
+		}
+	}
+	for _, x := range es {
+		if x.e.State == store.StateQueued {
+			continue
+		}
+		g.place.forget(x.key)
+		g.submitTaken(arrival{key: x.key, Item: queue.Item{ID: x.e.ID, Message: x.m}}, own)
+		placed(x.key)
 	}
 	for _, k := range kick {
 		ids := queued[k]
@@ -146,9 +185,11 @@ func (g *Gateway) resume(entries []store.Entry) {
 			g.queue.Recovered(len(ids))
 			g.queue.Kick(k)
 		}
-		if g.place.here(k, ids, start) {
+		g.place.forget(k)
+		if g.place.here(k, ids, start, own) {
 			start()
 		}
+		placed(k)
 	}
 }
 

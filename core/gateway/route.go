@@ -26,9 +26,13 @@ import (
 // submit hands an accepted entry to the arrival stage of its conversation.
 // With several hosts, the host that runs the session does: the entry is
 // handed to it when that is another.
-func (g *Gateway) submit(a arrival) {
+func (g *Gateway) submit(a arrival) { g.submitTaken(a, 0) }
+
+// submitTaken is submit for an entry a take of this host's resumes (own:
+// the takes of a's session the caller is part of; see placer.here).
+func (g *Gateway) submitTaken(a arrival, own int) {
 	run := func() { g.arrivals.Do(a.key, func() { g.arrive(a) }) }
-	if g.place.here(a.key, []int64{a.ID}, run) {
+	if g.place.here(a.key, []int64{a.ID}, run, own) {
 		run()
 	}
 }

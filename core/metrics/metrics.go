@@ -85,6 +85,12 @@ type ClusterStat struct {
 	// "channel", "session"); a kind not in [LeaseKinds] gets its own
 	// series (kinds come from the code, not from users: bounded).
 	Held map[string]int
+	// OrderChecks counts this host's checks, since it started, that no
+	// older message of a chat is still out of its hands before a newer
+	// one runs (the cluster's ordering check); OrderBehind those that
+	// found one (the newer message waited); OrderCheckTime their time.
+	OrderChecks, OrderBehind int64
+	OrderCheckTime           time.Duration
 }
 
 // Metrics records clawhost's metrics in its own registry. Create it with
@@ -354,6 +360,9 @@ type watchCollector struct {
 	warmDesc *prometheus.Desc
 	live     *prometheus.Desc
 	held     *prometheus.Desc
+	checks   *prometheus.Desc
+	behind   *prometheus.Desc
+	checkSec *prometheus.Desc
 
 	plugins atomic.Pointer[func() []PluginStat]
 	warm    atomic.Pointer[func() int]
@@ -386,6 +395,18 @@ func newWatchCollector() *watchCollector {
 			prometheus.BuildFQName(namespace, "leases", "held"),
 			"Live leases this host holds, per kind (host, channel, session).",
 			[]string{"kind"}, nil),
+		checks: prometheus.NewDesc(
+			prometheus.BuildFQName(namespace, "cluster", "order_checks_total"),
+			"Checks that no older message of a chat is still out of this host's hands before a newer one runs.",
+			nil, nil),
+		behind: prometheus.NewDesc(
+			prometheus.BuildFQName(namespace, "cluster", "order_behind_total"),
+			"Ordering checks that found an older message of the chat on its way here (the newer one waited).",
+			nil, nil),
+		checkSec: prometheus.NewDesc(
+			prometheus.BuildFQName(namespace, "cluster", "order_check_seconds_total"),
+			"Time spent in the ordering checks (one database read each), in seconds.",
+			nil, nil),
 	}
 }
 
@@ -397,6 +418,9 @@ func (c *watchCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.warmDesc
 	ch <- c.live
 	ch <- c.held
+	ch <- c.checks
+	ch <- c.behind
+	ch <- c.checkSec
 }
 
 // Collect implements prometheus.Collector.
@@ -428,7 +452,7 @@ func (c *watchCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// collectCluster reads the cluster once for both of its metrics.
+// collectCluster reads the cluster once for all of its metrics.
 func (c *watchCollector) collectCluster(ch chan<- prometheus.Metric, f func(context.Context) (ClusterStat, error)) {
 	// A collector is given no context (prometheus.Collector): the bound
 	// of the read is ours.
@@ -440,6 +464,9 @@ func (c *watchCollector) collectCluster(ch chan<- prometheus.Metric, f func(cont
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.live, prometheus.GaugeValue, float64(st.HostsLive))
+	ch <- prometheus.MustNewConstMetric(c.checks, prometheus.CounterValue, float64(st.OrderChecks))
+	ch <- prometheus.MustNewConstMetric(c.behind, prometheus.CounterValue, float64(st.OrderBehind))
+	ch <- prometheus.MustNewConstMetric(c.checkSec, prometheus.CounterValue, st.OrderCheckTime.Seconds())
 	for _, kind := range LeaseKinds {
 		ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(st.Held[kind]), kind)
 	}

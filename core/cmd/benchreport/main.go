@@ -7,10 +7,20 @@
 //
 //	go test -run '^$' -bench . ./... | tee bench.txt
 //	go run ./core/cmd/benchreport bench.txt
+//
+// With -base FILE (the same benchmarks run on an earlier build, as
+// `make bench BENCH_BASE=v0.1.0` does) the table shows that build's median
+// beside the tree's and the change between them; the verdict is the
+// tree's. The machine's speed moves between days by more than most goals'
+// margins: the two columns, run interleaved on one machine, are what to
+// compare.
+//
+//	go run ./core/cmd/benchreport -base bench-base.txt -base-name v0.1.0 bench.txt
 package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -200,6 +210,13 @@ var figures = []figure{
 	// Several hosts: the session's host checks once per message that no
 	// older message of the chat is still out of its hands (OlderOpen).
 	{Name: "cluster ordering check (OlderOpen), one read", Bench: "BenchmarkOlderOpen", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
+	// The same check under BenchmarkClusterLoad (3 hosts, one PostgreSQL):
+	// how often it runs, its time and its share of the database's
+	// transactions, per message, beside the load's throughput.
+	{Name: "cluster load, 3 hosts on PostgreSQL", Bench: "BenchmarkClusterLoad", Metric: "postgres-3-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
+	{Name: "cluster load, 3 hosts: ordering checks per message", Bench: "BenchmarkClusterLoad", Metric: "postgres-3-order-checks/msg", Info: true, Scale: 1, Unit: ""},
+	{Name: "cluster load, 3 hosts: ordering check time per message (wall, with the connection pool's wait)", Bench: "BenchmarkClusterLoad", Metric: "postgres-3-order-check-us/msg", Info: true, Scale: 1e3, Unit: "ms"},
+	{Name: "cluster load, 3 hosts: ordering checks' share of the database's transactions", Bench: "BenchmarkClusterLoad", Metric: "postgres-3-order-check-xacts-%", Info: true, Scale: 1, Unit: "%"},
 	{Name: "exec → first Telegram long poll, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-first-poll-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "exec → every plugin ready, p50", Bench: "BenchmarkStartupTelegram", Metric: "p50-ready-ms", Goal: 50, Max: true, Scale: 1, Unit: "ms"},
 }
@@ -290,6 +307,71 @@ func report(w io.Writer, res map[string]map[string][]float64) (failed, judged in
 	return failed, judged
 }
 
+// reportBeside writes the table of figs, the tree's results res beside
+// the base build's (named name), and returns how many of the tree's judged
+// figures failed and how many were judged. CHANGE is the tree's median
+// against the base's, in percent; "—" where either did not run.
+func reportBeside(w io.Writer, figs []figure, base, res map[string]map[string][]float64, name string) (failed, judged int) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "FIGURE\tGOAL\t%s\tTREE\tCHANGE\tRESULT\n", strings.ToUpper(name))
+	for _, f := range figs {
+		goal := "—"
+		if !f.Info {
+			op := "≥"
+			if f.Max {
+				op = "≤"
+			}
+			goal = op + " " + num(f.Goal/f.Scale, f.Unit)
+		}
+		bv, tv := base[f.Bench][f.Metric], res[f.Bench][f.Metric]
+		bs, ts, change, verdict := "—", "—", "—", "not run"
+		var b, t float64
+		if len(bv) > 0 {
+			b = median(bv)
+			bs = num(b/f.Scale, f.Unit)
+		}
+		if len(tv) > 0 {
+			t = median(tv)
+			ts = num(t/f.Scale, f.Unit)
+			verdict = "info"
+			if !f.Info {
+				judged++
+				verdict = "pass"
+				if !meets(f, t) {
+					verdict = "FAIL"
+					failed++
+				}
+			}
+		}
+		if len(bv) > 0 && len(tv) > 0 {
+			change = percent(b, t)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, goal, bs, ts, change, verdict)
+	}
+	tw.Flush()
+	return failed, judged
+}
+
+// meets reports whether v keeps f's goal.
+func meets(f figure, v float64) bool {
+	if f.Max {
+		return v <= f.Goal
+	}
+	return v >= f.Goal
+}
+
+// percent is the change from b to t: "+12%", "-3%", "0%"; "—" when b is 0
+// and t is not (no ratio).
+func percent(b, t float64) string {
+	switch {
+	case b == t:
+		return "0%"
+	case b == 0:
+		return "—"
+	}
+	return fmt.Sprintf("%+.0f%%", (t-b)/max(b, -b)*100)
+}
+
 // num formats a value with its unit and a precision that suits its size.
 func num(v float64, unit string) string {
 	var s string
@@ -308,25 +390,41 @@ func num(v float64, unit string) string {
 }
 
 func main() {
-	var r io.Reader = os.Stdin
-	if len(os.Args) > 1 {
-		var rs []io.Reader
-		for _, p := range os.Args[1:] {
-			f, err := os.Open(p)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "benchreport:", err)
-				os.Exit(2)
-			}
-			defer f.Close()
-			rs = append(rs, f)
-		}
-		r = io.MultiReader(rs...)
-	}
-	res, err := parse(r)
+	basePath := flag.String("base", "", "the output of the same benchmarks on an earlier build: shown beside the tree's")
+	baseName := flag.String("base-name", "base", "what the earlier build is (a tag or a commit), the column's title")
+	flag.Parse()
+	res, err := parseFiles(flag.Args())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(2)
 	}
-	failed, judged := report(os.Stdout, res)
+	var failed, judged int
+	if *basePath != "" {
+		base, err := parseFiles([]string{*basePath})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchreport:", err)
+			os.Exit(2)
+		}
+		failed, judged = reportBeside(os.Stdout, figures, base, res, *baseName)
+	} else {
+		failed, judged = report(os.Stdout, res)
+	}
 	fmt.Printf("\n%d of %d goals met (medians; figures not run are not counted)\n", judged-failed, judged)
+}
+
+// parseFiles parses the files named, or standard input when none is.
+func parseFiles(paths []string) (map[string]map[string][]float64, error) {
+	if len(paths) == 0 {
+		return parse(os.Stdin)
+	}
+	var rs []io.Reader
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		rs = append(rs, f)
+	}
+	return parse(io.MultiReader(rs...))
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -56,5 +59,87 @@ PASS
 	// idle CPU passes.
 	if failed != 4 || judged != 9 {
 		t.Errorf("failed %d of %d judged, want 4 of 9:\n%s", failed, judged, table)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// TestReportBeside: the tree's results beside a base build's, each three
+// interleaved rounds, give one table with both medians, the change and the
+// tree's verdict (testdata/beside.golden; -update rewrites it). A figure
+// only one side ran shows "—" for the other and no change.
+func TestReportBeside(t *testing.T) {
+	read := func(name string) map[string]map[string][]float64 {
+		t.Helper()
+		f, err := os.Open(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		res, err := parse(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// A few figures of the kinds the table has (a goal to stay under, one
+	// to reach, info), not the whole list: the golden file stays as it is
+	// when figures are added.
+	figs := []figure{
+		{Name: "inbound → claude stdin, warm session, p50", Bench: "BenchmarkInboundToRun/sync=FULL", Metric: "run-p50-ns", Goal: 1e6, Max: true, Scale: 1e6, Unit: "ms"},
+		{Name: "inbound → claude stdin, warm session, p99", Bench: "BenchmarkInboundToRun/sync=FULL", Metric: "run-p99-ns", Goal: 5e6, Max: true, Scale: 1e6, Unit: "ms"},
+		{Name: "pipeline, no-op agent, 1,000 sessions, replies delivered", Bench: "BenchmarkPipeline", Metric: "msgs/s", Goal: 10000, Scale: 1, Unit: "msg/s"},
+		{Name: "pipeline: SQL statements per message", Bench: "BenchmarkPipeline", Metric: "statements/msg", Info: true, Scale: 1, Unit: ""},
+		{Name: "cluster ordering check (OlderOpen), one read", Bench: "BenchmarkOlderOpen", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
+		{Name: "idle anonymous memory, host + Telegram", Bench: "BenchmarkIdleRSS", Metric: "host-tg-anon-MB", Goal: 8, Max: true, Scale: 1, Unit: "MB"},
+	}
+	var b strings.Builder
+	failed, judged := reportBeside(&b, figs, read("base.txt"), read("tree.txt"), "v0.1.0")
+	got := b.String()
+	golden := filepath.Join("testdata", "beside.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("table differs from %s (go test -run TestReportBeside -update rewrites it):\n%s", golden, got)
+	}
+	// The tree: run p50 0.90 ms (median of 0.8, 0.9, 1.0) and p99 5 ms
+	// keep their bounds, the pipeline's 11,000 msg/s reaches its floor;
+	// idle memory did not run.
+	if failed != 0 || judged != 3 {
+		t.Errorf("failed %d of %d judged, want 0 of 3:\n%s", failed, judged, got)
+	}
+	for _, want := range []string{
+		"V0.1.0", "TREE", "CHANGE",
+		"1.00 ms", "0.90 ms", "-10%", // run p50: base median 1.0, tree 0.9
+		"2889 msg/s", "11000 msg/s", "+281%",
+		"200 µs", // BenchmarkOlderOpen: the tree's alone
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if strings.HasPrefix(line, "cluster ordering check (OlderOpen), one read") && !strings.Contains(line, "—  ") {
+			t.Errorf("a figure the base did not run shows a base value or a change: %q", line)
+		}
+	}
+}
+
+func TestPercent(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		b, t float64
+		want string
+	}{{100, 112, "+12%"}, {100, 97, "-3%"}, {5, 5, "0%"}, {0, 0, "0%"}, {0, 3, "—"}, {-2, -1, "+50%"}} {
+		if got := percent(c.b, c.t); got != c.want {
+			t.Errorf("percent(%v, %v) = %q, want %q", c.b, c.t, got, c.want)
+		}
 	}
 }
