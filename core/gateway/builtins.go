@@ -115,7 +115,7 @@ func (s sessions) Switch(ctx context.Context, key string, n int) (session.PastSe
 
 // SetOverride stores one of the session's settings.
 func (s sessions) SetOverride(ctx context.Context, key string, name session.Setting, value string) error {
-	o, err := s.g.turns.SetOverrides(ctx, key, func(o *session.Overrides) error { return o.Set(name, value) })
+	o, err := s.g.turns.SetOverrides(ctx, s.g.keyOf(key), func(o *session.Overrides) error { return o.Set(name, value) })
 	if err == nil {
 		s.g.log.Info("session setting changed", "session", key, "setting", string(name), "value", value)
 		if name == session.SettingQueue {

@@ -33,15 +33,16 @@ func (e exporter) Export(ctx context.Context, key string) (string, int, error) {
 		return "", 0, err
 	}
 	set := g.settings()
+	k := g.keyOf(key)
 	ws := set.Delivery.Workspace
-	if agent, _ := sessionkey.SplitAgent(key); set.Delivery.AgentWorkspaces[agent] != "" {
-		ws = set.Delivery.AgentWorkspaces[agent]
+	if set.Delivery.AgentWorkspaces[k.Agent] != "" {
+		ws = set.Delivery.AgentWorkspaces[k.Agent]
 	}
 	if ws == "" {
 		return "", 0, errors.New("no workspace is configured")
 	}
 	path, _ := export.FindTranscript(set.TranscriptDirs, s.ClaudeSessionID)
-	dir := filepath.Join(ws, sessionkey.MediaDir, sessionkey.Dir(key))
+	dir := filepath.Join(ws, sessionkey.MediaDir, k.Dir())
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", 0, err
 	}

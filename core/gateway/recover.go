@@ -68,7 +68,7 @@ func (g *Gateway) take(rec store.Recovery) {
 	for _, p := range rec.Deliver {
 		g.background(func() {
 			m, _ := message.Decode(p.Entry.Message)
-			g.delivery.DeliverPending(keyOf(g.settings(), &m), p, m.Target())
+			g.delivery.DeliverPending(boundKey(g.settings(), &m), p, m.Target())
 		})
 	}
 	g.tellStale(rec.Stale)
@@ -82,7 +82,7 @@ func (g *Gateway) take(rec store.Recovery) {
 				if err != nil {
 					g.log.Warn("reading the interrupted turn's output failed", "id", e.ID, "error", err)
 				}
-				g.delivery.Interrupted(keyOf(g.settings(), &m), m.Target(), live, noticeInterrupted)
+				g.delivery.Interrupted(boundKey(g.settings(), &m), m.Target(), live, noticeInterrupted)
 			})
 		}
 	}
@@ -112,7 +112,7 @@ func (g *Gateway) tellStale(stale []store.PendingReply) {
 			continue
 		}
 		told[tgt] = true
-		g.background(func() { g.delivery.Notify(keyOf(g.settings(), &m), tgt, noticeStale) })
+		g.background(func() { g.delivery.Notify(boundKey(g.settings(), &m), tgt, noticeStale) })
 	}
 }
 
@@ -136,7 +136,7 @@ func (g *Gateway) resume(entries []store.Entry) {
 			queued[e.SessionKey] = append(queued[e.SessionKey], e.ID)
 			continue
 		}
-		key := g.agents.Key(g.ctx, g.settings().routing(), &m)
+		key := g.agents.Key(g.ctx, g.settings().routing(), &m).String()
 		g.place.forget(key)
 		g.submit(arrival{key: key, Item: queue.Item{ID: e.ID, Message: m}})
 	}
