@@ -44,9 +44,9 @@ func newAgents(g *Gateway) *agents.Agents {
 func newHandler(g *Gateway) *command.Handler {
 	return &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: g.opts.Ports, Store: g.opts.Store, Logger: g.log,
-		Now: g.opts.Now, Started: g.started, Version: g.opts.Version, Model: func(key string) string { return g.settings().agentTurn(g.keyOf(key)).Model },
-		Models:    func(key string) []string { return g.settings().agentTurn(g.keyOf(key)).Models },
-		Mode:      func(key string) string { return g.settings().agentTurn(g.keyOf(key)).PermissionMode },
+		Now: g.opts.Now, Started: g.started, Version: g.opts.Version, Model: func(key sessionkey.Key) string { return g.settings().agentTurn(key).Model },
+		Models:    func(key sessionkey.Key) []string { return g.settings().agentTurn(key).Models },
+		Mode:      func(key sessionkey.Key) string { return g.settings().agentTurn(key).PermissionMode },
 		Schedules: g.opts.Schedules,
 		Revoker:   g.opts.Revoker,
 		OnApproved: func(ctx context.Context, entry string) {
@@ -55,16 +55,16 @@ func newHandler(g *Gateway) *command.Handler {
 		Pause:    pauseCommands{g},
 		Exporter: exporter{g},
 		Location: func() *time.Location { return g.settings().Turn.Location },
-		Workdir:  func(key string) (string, string) { return g.agents.Dir(g.keyOf(key)) },
+		Workdir:  g.agents.Dir,
 		Agents:   agentPort{g.agents},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
-		Modes:     func(key string) []string { return g.settings().agentTurn(g.keyOf(key)).PermissionModes },
+		Modes:     func(key sessionkey.Key) []string { return g.settings().agentTurn(key).PermissionModes },
 		Approvals: func(key string) []string { return approvalLines(g.approvals, g.opts.Now(), key) },
 		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
 		HookWork:  g.work.lines,
-		QueueMode: func(key string) string {
-			instance, _, _ := strings.Cut(g.keyOf(key).Chat, ":") // "<instance>:<kind>:<peer>"
+		QueueMode: func(key sessionkey.Key) string {
+			instance, _, _ := strings.Cut(key.Chat, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))
 		},
 	}

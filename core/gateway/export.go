@@ -23,8 +23,9 @@ import (
 // media pruner removes it after agent.media_keep).
 type exporter struct{ g *Gateway }
 
-func (e exporter) Export(ctx context.Context, key string) (string, int, error) {
+func (e exporter) Export(ctx context.Context, k sessionkey.Key) (string, int, error) {
 	g := e.g
+	key := k.String()
 	s, err := g.store.Session(ctx, key)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && s.ClaudeSessionID == "") {
 		return "", 0, export.ErrNoTranscript
@@ -33,7 +34,6 @@ func (e exporter) Export(ctx context.Context, key string) (string, int, error) {
 		return "", 0, err
 	}
 	set := g.settings()
-	k := g.keyOf(key)
 	ws := set.Delivery.Workspace
 	if set.Delivery.AgentWorkspaces[k.Agent] != "" {
 		ws = set.Delivery.AgentWorkspaces[k.Agent]

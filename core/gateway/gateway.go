@@ -477,12 +477,12 @@ func (g *Gateway) Scheduled(ctx context.Context, r ScheduledRun) error {
 	if r.Agent != "" {
 		key.Agent = r.Agent
 	}
-	return g.accept(ctx, []arrival{{key: key.String(), Item: queue.Item{Message: m}}})
+	return g.accept(ctx, []arrival{{key: key, Item: queue.Item{Message: m}}})
 }
 
 // arrival is an accepted message on its way to the arrival stage.
 type arrival struct {
-	key string
+	key sessionkey.Key
 	queue.Item
 }
 
@@ -490,7 +490,7 @@ type arrival struct {
 func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) [][]arrival {
 	set := g.settings()
 	now := g.opts.Now()
-	index := map[string]int{}
+	index := map[sessionkey.Key]int{}
 	var convs [][]arrival
 	for _, in := range msgs {
 		if in.Edited {
@@ -506,7 +506,7 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 			g.obs.Dropped(instance, "no chat id")
 			continue
 		}
-		key := g.agents.Key(g.ctx, set.routing(), &m).String()
+		key := g.agents.Key(g.ctx, set.routing(), &m)
 		i, ok := index[key]
 		if !ok {
 			i = len(convs)

@@ -117,7 +117,7 @@ func (g *Gateway) PairingApproved(ctx context.Context, entry string) {
 	m.MessageID += "#approved"
 	m.ReceivedAt = g.opts.Now()
 	set := g.settings()
-	key := g.agents.Key(ctx, set.routing(), &m).String()
+	key := g.agents.Key(ctx, set.routing(), &m)
 	if err := g.accept(ctx, []arrival{{key: key, Item: queue.Item{Message: m}}}); err != nil {
 		g.log.Error("answering the message a pairing held failed", "sender", entry, "error", err)
 		return

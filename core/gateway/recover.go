@@ -136,8 +136,8 @@ func (g *Gateway) resume(entries []store.Entry) {
 			queued[e.SessionKey] = append(queued[e.SessionKey], e.ID)
 			continue
 		}
-		key := g.agents.Key(g.ctx, g.settings().routing(), &m).String()
-		g.place.forget(key)
+		key := g.agents.Key(g.ctx, g.settings().routing(), &m)
+		g.place.forget(key.String())
 		g.submit(arrival{key: key, Item: queue.Item{ID: e.ID, Message: m}})
 	}
 	for _, k := range kick {

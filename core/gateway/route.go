@@ -26,8 +26,8 @@ import (
 // With several hosts, the host that runs the session does: the entry is
 // handed to it when that is another.
 func (g *Gateway) submit(a arrival) {
-	run := func() { g.arrivals.Do(a.key, func() { g.arrive(a) }) }
-	if g.place.here(a.key, []int64{a.ID}, run) {
+	run := func() { g.arrivals.Do(a.key.String(), func() { g.arrive(a) }) }
+	if g.place.here(a.key.String(), []int64{a.ID}, run) {
 		run()
 	}
 }
@@ -46,7 +46,7 @@ func (g *Gateway) arrive(a arrival) {
 		return // stays in the journal as accepted; the next start routes it
 	}
 	set := g.settings()
-	v := g.admission.Decide(g.ctx, set.admission(), admission.Entry{ID: a.ID, Key: a.key, Message: &a.Message})
+	v := g.admission.Decide(g.ctx, set.admission(), admission.Entry{ID: a.ID, Key: a.key.String(), Message: &a.Message})
 	switch v.Kind {
 	case admission.Pass:
 		if v.Amended {
@@ -58,7 +58,7 @@ func (g *Gateway) arrive(a arrival) {
 		}
 		g.debouncer(set, a.Message.Instance).Enqueue(a)
 	case admission.Run:
-		g.queue.Enqueue(a.key, []queue.Item{a.Item})
+		g.queue.Enqueue(a.key.String(), []queue.Item{a.Item})
 	case admission.Answer:
 		g.respond(a, v.Text)
 	case admission.Hold:
@@ -82,7 +82,7 @@ func (g *Gateway) debouncer(set Settings, instance string) *debounce.Debouncer[a
 	if d == nil {
 		d = debounce.New(debounce.Config[arrival]{
 			Delay: delay,
-			Key:   func(a arrival) string { return a.key },
+			Key:   func(a arrival) string { return a.key.String() },
 			ShouldDebounce: func(a arrival) bool {
 				return len(a.Message.Media) == 0 && !strings.HasPrefix(a.Message.Command(), "/")
 			},
@@ -113,7 +113,7 @@ func (g *Gateway) route(key string, batch []arrival) {
 			payload := trig.Payload
 			if model, rest, ok := turn.ResetModelHint(payload, set.Turn.Models); ok {
 				// "/new sonnet [text]": the new session runs on that model.
-				if _, err := g.turns.SetOverrides(g.ctx, g.keyOf(key), func(o *session.Overrides) error { o.Model = model; return nil }); err != nil {
+				if _, err := g.turns.SetOverrides(g.ctx, head.key, func(o *session.Overrides) error { o.Model = model; return nil }); err != nil {
 					g.log.Error("storing the model of /new failed", "session", key, "error", err)
 				}
 				if rest == "" {
@@ -171,7 +171,7 @@ func (g *Gateway) inlineDirectives(batch []arrival) bool {
 		first = first || i == 0
 		who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message), Member: set.Access.IsMember(&a.Message)}
 		if answer, held := g.handler.ApplyDirective(g.ctx, a.key, &a.Message, name, arg, who); !held && answer != "" {
-			key, tgt := a.key, a.Message.Target()
+			key, tgt := a.key.String(), a.Message.Target()
 			g.background(func() { g.delivery.Notify(key, tgt, answer) })
 		}
 	}
@@ -189,7 +189,7 @@ func (g *Gateway) respondAs(a arrival, text string, format channel.Format) {
 		g.finish(a.ID, store.StateDone, "")
 		return
 	}
-	g.delivery.Deliver(delivery.Reply{Key: a.key, ID: a.ID, Target: a.Message.Target(), Text: text, Format: format})
+	g.delivery.Deliver(delivery.Reply{Key: a.key.String(), ID: a.ID, Target: a.Message.Target(), Text: text, Format: format})
 }
 
 // resetSession starts a new session under key: a running turn is aborted,

@@ -238,13 +238,3 @@ func Parse(s string) (Key, error) {
 	}
 	return Key{Agent: agent, Chat: chat}, nil
 }
-
-// SplitAgent returns the agent of a key's stored form and the key without
-// it; a key without the prefix has agent "".
-func SplitAgent(key string) (agent, rest string) {
-	k, err := Parse(key)
-	if err != nil {
-		return "", key
-	}
-	return k.Agent, k.Chat
-}

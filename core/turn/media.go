@@ -17,7 +17,7 @@ import (
 )
 
 // fetchMedia downloads a message's attachments into the session's own
-// directory, <workspace>/media/<sessionkey.Dir(key)>/ (0700), as 0600
+// directory, <workspace>/media/<key.Dir()>/ (0700), as 0600
 // files with random names (128 bits, hex), so the prompt can name their
 // paths and claude can read them, and nobody can guess another chat's.
 // core/delivery sends a MEDIA: file from the media directory only when it
