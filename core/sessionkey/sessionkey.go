@@ -213,9 +213,6 @@ func (k Key) String() string {
 	return agentPrefix + k.Agent + ":" + k.Chat
 }
 
-// IsZero reports whether k names no session.
-func (k Key) IsZero() bool { return k == Key{} }
-
 // Dir is the name of the session's own directory ([Dir] of its chat).
 func (k Key) Dir() string { return Dir(k.Chat) }
 

@@ -228,7 +228,7 @@ func TestKey(t *testing.T) {
 	if d := (Key{"main", "tg:direct:42"}).Dir(); d != "tg_direct_42" {
 		t.Errorf("media directories made before keys carried the agent are renamed: %q", d)
 	}
-	if (Key{}).String() != "" || !(Key{}).IsZero() || (Key{"main", "x"}).IsZero() {
+	if (Key{}).String() != "" {
 		t.Error("the zero Key")
 	}
 }
