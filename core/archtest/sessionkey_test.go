@@ -22,8 +22,7 @@ var (
 )
 
 // keyBoundary are the files where a key's string form comes back in and
-// is parsed: the lane's batch from the queue and the ports whose callers
-// still hold strings (gateway.keyOf), a reply recorded in the outbox
+// is parsed: the lane's batch from the queue (gateway.keyOf), a reply recorded in the outbox
 // (delivery), the store's session list and the runner's warm processes
 // (the status view), and a plugin tool call's conversation (its workdir).
 // The list may only shrink.

@@ -279,7 +279,7 @@ func New(opts Options) *Gateway {
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
 		Prices: g.prices,
 	})
-	g.received = received.New(opts.Ports, receivedMedia{g}, opts.Store, log)
+	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
 	g.admission = newAdmission(g)
 	g.agents = newAgents(g)
 	g.sending = sending.New(opts.Ports, g.turns, log)
@@ -548,16 +548,8 @@ func (s Settings) agentTurn(key sessionkey.Key) turn.Settings {
 	return s.Turn.ForAgent(key.Agent)
 }
 
-// receivedMedia is the message_received stage's port to the attachments:
-// they are fetched as the session's turn would.
-type receivedMedia struct{ g *Gateway }
-
-func (r receivedMedia) FetchMedia(ctx context.Context, key string, m *message.Message, id int64) {
-	r.g.turns.FetchMedia(ctx, r.g.keyOf(key), m, id)
-}
-
-// keyOf reads a session key's string form where it comes back from the
-// queue, the journal or a command: every one was made by Key.String, so
+// keyOf reads the session key of a lane's batch: the queue (and the
+// journal it recovers from) holds its string form, made by Key.String, so
 // a key that does not parse is a defect, logged; its agent is then the
 // default's.
 func (g *Gateway) keyOf(s string) sessionkey.Key {

@@ -46,7 +46,7 @@ func (g *Gateway) arrive(a arrival) {
 		return // stays in the journal as accepted; the next start routes it
 	}
 	set := g.settings()
-	v := g.admission.Decide(g.ctx, set.admission(), admission.Entry{ID: a.ID, Key: a.key.String(), Message: &a.Message})
+	v := g.admission.Decide(g.ctx, set.admission(), admission.Entry{ID: a.ID, Key: a.key, Message: &a.Message})
 	switch v.Kind {
 	case admission.Pass:
 		if v.Amended {

@@ -194,7 +194,8 @@ const agentPrefix = "agent:"
 //
 // The string form, "agent:<Agent>:<Chat>" ([Key.String], [Parse]), is
 // used only where a key leaves the process's types: the store's rows, the
-// journal, logs and metrics. It is the seeds' form, and the one every
+// journal and the queue's lanes, logs, and the plugins' wire
+// (Conversation.SessionKey). It is the seeds' form, and the one every
 // database written since keys carried the agent holds.
 type Key struct {
 	// Agent is the id of the agent serving the session (config's agent
