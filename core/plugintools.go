@@ -79,8 +79,11 @@ func (g *pluginToolGrants) Workdir(agent, key string) string {
 	if key == "" {
 		return ""
 	}
-	_, base := sessionkey.SplitAgent(key)
-	return worktree.Of(ws, sessionkey.Dir(base)).Path
+	k, err := sessionkey.Parse(key) // the tool call's conversation, in the wire's form
+	if err != nil {
+		k = sessionkey.Key{Chat: key}
+	}
+	return worktree.Of(ws, k.Dir()).Path
 }
 
 // Timeout is the plugin instance's tool_timeout.

@@ -50,8 +50,8 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	sessions, total := h.gw.Sessions(ctx, 200)
 	snap.SessionCount = total
 	for _, si := range sessions {
-		agent, _ := sessionkey.SplitAgent(si.Key)
-		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, Name: si.Name, Agent: agent, SessionID: si.ClaudeSessionID, Model: si.Model,
+		k, _ := sessionkey.Parse(si.Key) // the store's form; a malformed key shows no agent
+		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, Name: si.Name, Agent: k.Agent, SessionID: si.ClaudeSessionID, Model: si.Model,
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
 			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn})
 	}
@@ -74,8 +74,8 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	}
 	for key, pid := range h.agent.Warm() {
 		u, _ := procmem.Read(pid)
-		agent, _ := sessionkey.SplitAgent(key)
-		snap.Warm = append(snap.Warm, admin.Warm{Key: key, Agent: agent, PID: pid, RSS: u.RSS, Private: u.Private})
+		k, _ := sessionkey.Parse(key)
+		snap.Warm = append(snap.Warm, admin.Warm{Key: key, Agent: k.Agent, PID: pid, RSS: u.RSS, Private: u.Private})
 	}
 	snap.Agents = agentsView(h.cfg, snap.Warm)
 	snap.WarmPool = warmPoolView(h.agent.Pool())

@@ -41,6 +41,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/core/received"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -98,7 +99,7 @@ type Verdict struct {
 // id typed as text; message_received hooks rewrite it).
 type Entry struct {
 	ID      int64
-	Key     string
+	Key     sessionkey.Key
 	Message *message.Message
 }
 
@@ -148,7 +149,7 @@ type Approvals interface {
 
 // Received is the message_received stage; *received.Stage implements it.
 type Received interface {
-	Decide(ctx context.Context, set received.Settings, id int64, key string, m *message.Message) received.Verdict
+	Decide(ctx context.Context, set received.Settings, id int64, key sessionkey.Key, m *message.Message) received.Verdict
 }
 
 // Commands parses a command; *command.Registry implements it.
@@ -250,7 +251,7 @@ func answer(text string) Verdict { return Verdict{Kind: Answer, Text: text} }
 // entryLog is the logger of an entry's lines, made only when one is
 // written: hclog's With copies the logger, and most arrivals log nothing.
 func (s *Stage) entryLog(e Entry) hclog.Logger {
-	return s.log.With("session", e.Key, "id", e.ID)
+	return s.log.With("session", e.Key.String(), "id", e.ID)
 }
 
 // Decide decides what happens to e under set (see the package doc for the
@@ -409,7 +410,7 @@ func (s *Stage) receive(ctx context.Context, set received.Settings, e Entry) Ver
 	if amended {
 		s.entryLog(e).Debug("message_received hooks decided", "hooks", strings.Join(m.Received.Hooks, ","), "dropped", v.Drop)
 		if steps := m.Received.Steps; len(steps) > 0 && s.opts.OnSteps != nil {
-			s.opts.OnSteps(e.Key, strings.Join(steps, " · "))
+			s.opts.OnSteps(e.Key.String(), strings.Join(steps, " · "))
 		}
 	}
 	if v.Drop {

@@ -15,6 +15,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/core/received"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -99,7 +100,7 @@ func (f *fakes) Answer(m *message.Message, owner bool) (bool, string) {
 	return true, f.reply
 }
 
-func (f *fakes) Decide(_ context.Context, _ received.Settings, _ int64, _ string, m *message.Message) received.Verdict {
+func (f *fakes) Decide(_ context.Context, _ received.Settings, _ int64, _ sessionkey.Key, m *message.Message) received.Verdict {
 	if m.Received != nil {
 		return received.Verdict{Drop: m.Received.Dropped, Reason: m.Received.Reason}
 	}
@@ -280,7 +281,7 @@ func TestDecide(t *testing.T) {
 			// A decision already recorded (a restart) is not an amendment.
 			{m: with(dm("1", "HELLO"), func(m *message.Message) { m.Received = &message.Received{Hooks: []string{"voice"}} }), want: pass()},
 		}, check: func(t *testing.T, f *fakes, _ *Stage) {
-			if f.asked != 1 || !slices.Equal(f.steps, []string{"k transcribed · tagged"}) {
+			if f.asked != 1 || !slices.Equal(f.steps, []string{"agent:main:k transcribed · tagged"}) {
 				t.Errorf("asked %d, steps %q", f.asked, f.steps)
 			}
 		}},
@@ -307,7 +308,7 @@ func TestDecide(t *testing.T) {
 			for i, st := range c.steps {
 				clk.Advance(st.advance)
 				m := st.m
-				got := s.Decide(context.Background(), c.set, Entry{ID: int64(i + 1), Key: "k", Message: &m})
+				got := s.Decide(context.Background(), c.set, Entry{ID: int64(i + 1), Key: sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: "k"}, Message: &m})
 				got.Code = store.PairingCode{}
 				if got != st.want {
 					t.Errorf("step %d (%q): %+v, want %+v", i, st.m.Body, got, st.want)
@@ -329,7 +330,7 @@ func TestHoldCarriesTheCode(t *testing.T) {
 	f := &fakes{pending: map[string]store.PairingCode{}, now: time.Now}
 	s := New(Options{Pairing: f, Auditor: f, Approvals: f, Received: f, Commands: command.NewRegistry(command.Builtins), History: f})
 	m := dm("5", "hi")
-	v := s.Decide(context.Background(), Settings{Access: access.Policy{DMPolicy: access.PolicyPairing}}, Entry{ID: 1, Key: "k", Message: &m})
+	v := s.Decide(context.Background(), Settings{Access: access.Policy{DMPolicy: access.PolicyPairing}}, Entry{ID: 1, Key: sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: "k"}, Message: &m})
 	if v.Kind != Hold || v.Code.Code != "PAIR5" || !strings.Contains(v.Text, "PAIR5") {
 		t.Errorf("verdict %+v", v)
 	}
@@ -344,7 +345,7 @@ func TestRateChangeRefillsBuckets(t *testing.T) {
 	set := Settings{Access: access.Policy{DMPolicy: access.PolicyOpen}, Rate: Rate{N: 1, Per: time.Hour}}
 	decide := func() Kind {
 		m := dm("1", "hi")
-		return s.Decide(context.Background(), set, Entry{ID: 1, Key: "k", Message: &m}).Kind
+		return s.Decide(context.Background(), set, Entry{ID: 1, Key: sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: "k"}, Message: &m}).Kind
 	}
 	if k1, k2 := decide(), decide(); k1 != Pass || k2 != Answer {
 		t.Fatalf("under 1 an hour: %v, %v", k1, k2)

@@ -76,8 +76,8 @@ type Options struct {
 	Workspace func(agent string) Workspace
 	// Running reports whether a turn of session key runs; Stop ends its
 	// warm claude process.
-	Running func(key string) bool
-	Stop    func(key string)
+	Running func(key sessionkey.Key) bool
+	Stop    func(key sessionkey.Key)
 }
 
 // Agents routes chats to agents.
@@ -116,8 +116,8 @@ func (s Settings) bound(m *message.Message) string {
 // BoundKey derives the session key of m under set: the conversation's key,
 // scoped to the agent its chat is bound to (a chat's /agent switch aside:
 // see Agents.Key).
-func BoundKey(set Settings, m *message.Message) string {
-	return sessionkey.ForAgent(set.bound(m), conversationKey(set.DMScope, set.IdentityLinks, m))
+func BoundKey(set Settings, m *message.Message) sessionkey.Key {
+	return sessionkey.Key{Agent: set.bound(m), Chat: conversationKey(set.DMScope, set.IdentityLinks, m)}
 }
 
 // conversationKey derives the conversation's session key.
@@ -138,22 +138,21 @@ func conversationKey(scope sessionkey.DMScope, links map[string][]string, m *mes
 
 // Key is the key m's conversation runs under with the routing set:
 // BoundKey's, or the agent the chat switched to.
-func (a *Agents) Key(ctx context.Context, set Settings, m *message.Message) string {
+func (a *Agents) Key(ctx context.Context, set Settings, m *message.Message) sessionkey.Key {
 	key := BoundKey(set, m)
 	if len(set.Switchable) == 0 {
 		return key
 	}
 	if to := a.switchedTo(ctx, key); to != "" && slices.Contains(set.Switchable, to) {
-		_, base := sessionkey.SplitAgent(key)
-		return sessionkey.ForAgent(to, base)
+		key.Agent = to
 	}
 	return key
 }
 
 // switchedTo is the agent the chat of the bound session key switched to,
 // "" when none (or its session cannot be read).
-func (a *Agents) switchedTo(ctx context.Context, bound string) string {
-	s, err := a.opts.Store.Session(ctx, bound)
+func (a *Agents) switchedTo(ctx context.Context, bound sessionkey.Key) string {
+	s, err := a.opts.Store.Session(ctx, bound.String())
 	if err != nil {
 		return ""
 	}
@@ -164,15 +163,13 @@ func (a *Agents) switchedTo(ctx context.Context, bound string) string {
 // first) and the one it talks to.
 func (a *Agents) Choices(ctx context.Context, m *message.Message) (choices []string, active string) {
 	set := a.opts.Settings()
-	boundAgent, _ := sessionkey.SplitAgent(BoundKey(set, m))
-	choices = []string{boundAgent}
+	choices = []string{BoundKey(set, m).Agent}
 	for _, s := range set.Switchable {
 		if !slices.Contains(choices, s) {
 			choices = append(choices, s)
 		}
 	}
-	active, _ = sessionkey.SplitAgent(a.Key(ctx, set, m))
-	return choices, active
+	return choices, a.Key(ctx, set, m).Agent
 }
 
 // Switch makes agent serve m's chat from its next message on. It reports
@@ -184,13 +181,14 @@ func (a *Agents) Switch(ctx context.Context, m *message.Message, agent string) (
 		return false, ErrNoSuchAgent
 	}
 	bound := BoundKey(a.opts.Settings(), m)
-	boundAgent, base := sessionkey.SplitAgent(bound)
+	boundAgent := bound.Agent
+	next := sessionkey.Key{Agent: agent, Chat: bound.Chat}
 	to := agent
 	if agent == boundAgent {
 		to = ""
 	}
 	from := boundAgent
-	_, err = a.opts.Meta.Update(ctx, a.opts.Store, bound, func(meta *session.Meta) error {
+	_, err = a.opts.Meta.Update(ctx, a.opts.Store, bound.String(), func(meta *session.Meta) error {
 		if meta.Agent == to {
 			return session.ErrUnchanged
 		}
@@ -205,14 +203,14 @@ func (a *Agents) Switch(ctx context.Context, m *message.Message, agent string) (
 	default:
 		// The agent taking over is told, in its next prompt.
 		text := fmt.Sprintf("This chat switched to you (agent %q) from agent %q with /agent; what it said to %q meanwhile is not in your conversation.", agent, from, from)
-		if _, err := a.opts.Meta.Update(ctx, a.opts.Store, sessionkey.ForAgent(agent, base), func(meta *session.Meta) error {
+		if _, err := a.opts.Meta.Update(ctx, a.opts.Store, next.String(), func(meta *session.Meta) error {
 			meta.AddEvent(text, a.opts.Now())
 			return nil
 		}); err != nil {
 			a.opts.Logger.Warn("telling the agent of the switch failed", "agent", agent, "error", err)
 		}
 	}
-	s, err := a.opts.Store.Session(ctx, sessionkey.ForAgent(agent, base))
+	s, err := a.opts.Store.Session(ctx, next.String())
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return false, fmt.Errorf("switch agent: %w", err)
 	}
@@ -221,26 +219,24 @@ func (a *Agents) Switch(ctx context.Context, m *message.Message, agent string) (
 
 // Worktree is the worktree m's chat works in (with its session key), ok
 // false when its agent has none.
-func (a *Agents) Worktree(ctx context.Context, m *message.Message) (w worktree.Worktree, key string, ok bool) {
+func (a *Agents) Worktree(ctx context.Context, m *message.Message) (w worktree.Worktree, key sessionkey.Key, ok bool) {
 	key = a.Key(ctx, a.opts.Settings(), m)
-	agent, base := sessionkey.SplitAgent(key)
-	ws := a.opts.Workspace(agent)
+	ws := a.opts.Workspace(key.Agent)
 	if !ws.Worktrees {
 		return w, key, false
 	}
-	return worktree.Of(ws.Dir, sessionkey.Dir(base)), key, true
+	return worktree.Of(ws.Dir, key.Dir()), key, true
 }
 
 // Dir is the directory of session key's chat: its worktree (which may not
 // exist yet) and branch when its agent has worktrees, else the agent's
 // workspace.
-func (a *Agents) Dir(key string) (dir, branch string) {
-	agent, base := sessionkey.SplitAgent(key)
-	ws := a.opts.Workspace(agent)
+func (a *Agents) Dir(key sessionkey.Key) (dir, branch string) {
+	ws := a.opts.Workspace(key.Agent)
 	if !ws.Worktrees {
 		return ws.Dir, ""
 	}
-	w := worktree.Of(ws.Dir, sessionkey.Dir(base))
+	w := worktree.Of(ws.Dir, key.Dir())
 	return w.Path, w.Branch
 }
 
@@ -256,8 +252,7 @@ func (a *Agents) ResetWorktree(ctx context.Context, m *message.Message) (w workt
 	if a.opts.Running(key) {
 		return w, "", ErrTurnRunning
 	}
-	agent, base := sessionkey.SplitAgent(key)
-	w, kept, err = worktree.Reset(ctx, a.opts.Workspace(agent).Dir, sessionkey.Dir(base), a.opts.Now())
+	w, kept, err = worktree.Reset(ctx, a.opts.Workspace(key.Agent).Dir, key.Dir(), a.opts.Now())
 	if err == nil {
 		a.opts.Stop(key)
 	}

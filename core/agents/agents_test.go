@@ -13,6 +13,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -36,8 +37,8 @@ type fixture struct {
 	mu      sync.Mutex
 	set     Settings
 	ws      map[string]Workspace
-	running map[string]bool
-	stopped []string
+	running map[sessionkey.Key]bool
+	stopped []sessionkey.Key
 }
 
 func newFixture(t *testing.T, set Settings, ws map[string]Workspace) *fixture {
@@ -47,13 +48,13 @@ func newFixture(t *testing.T, set Settings, ws map[string]Workspace) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	f := &fixture{db: db, set: set, ws: ws, running: map[string]bool{}}
+	f := &fixture{db: db, set: set, ws: ws, running: map[sessionkey.Key]bool{}}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	f.a = New(Options{Store: db, Meta: session.NewCache(16), Now: func() time.Time { return now },
 		Settings:  func() Settings { f.mu.Lock(); defer f.mu.Unlock(); return f.set },
 		Workspace: func(agent string) Workspace { return f.ws[agent] },
-		Running:   func(key string) bool { f.mu.Lock(); defer f.mu.Unlock(); return f.running[key] },
-		Stop:      func(key string) { f.mu.Lock(); defer f.mu.Unlock(); f.stopped = append(f.stopped, key) },
+		Running:   func(key sessionkey.Key) bool { f.mu.Lock(); defer f.mu.Unlock(); return f.running[key] },
+		Stop:      func(key sessionkey.Key) { f.mu.Lock(); defer f.mu.Unlock(); f.stopped = append(f.stopped, key) },
 	})
 	return f
 }
@@ -73,11 +74,11 @@ func TestBoundKey(t *testing.T) {
 		{dm("2"), "agent:ops:tg:direct:2"},
 		{&message.Message{Instance: "tg", Channel: "telegram", ChatType: channel.ChatGroup, ChatID: "-5", ThreadID: "7", Sender: channel.Sender{ID: "1"}}, "agent:main:tg:group:-5:thread:7"},
 	} {
-		if got := BoundKey(set, c.m); got != c.want {
+		if got := BoundKey(set, c.m).String(); got != c.want {
 			t.Errorf("BoundKey(%s) = %q, want %q", c.m.ChatID, got, c.want)
 		}
 	}
-	if got := BoundKey(Settings{}, dm("1")); got != "agent:main:tg:direct:1" {
+	if got := BoundKey(Settings{}, dm("1")).String(); got != "agent:main:tg:direct:1" {
 		t.Errorf("without bindings: %q", got)
 	}
 }
@@ -105,7 +106,7 @@ func TestSwitch(t *testing.T) {
 	if err != nil || resumed {
 		t.Fatalf("switch to ops: %v, resumed %v", err, resumed)
 	}
-	if key := f.a.Key(ctx, f.set, m); key != "agent:ops:tg:direct:1" {
+	if key := f.a.Key(ctx, f.set, m).String(); key != "agent:ops:tg:direct:1" {
 		t.Errorf("key after the switch %q", key)
 	}
 	ops, err := f.db.Session(ctx, "agent:ops:tg:direct:1")
@@ -116,7 +117,7 @@ func TestSwitch(t *testing.T) {
 		t.Errorf("ops was told %+v", ev)
 	}
 	// An agent taken out of agent.switchable no longer serves the chat.
-	if key := f.a.Key(ctx, Settings{Switchable: []string{"research"}}, m); key != "agent:main:tg:direct:1" {
+	if key := f.a.Key(ctx, Settings{Switchable: []string{"research"}}, m).String(); key != "agent:main:tg:direct:1" {
 		t.Errorf("key with ops not switchable %q", key)
 	}
 	// Main has a conversation in the chat: switching back resumes it.
@@ -129,7 +130,7 @@ func TestSwitch(t *testing.T) {
 	if resumed, err := f.a.Switch(ctx, m, "main"); err != nil || !resumed {
 		t.Fatalf("switch back: %v, resumed %v", err, resumed)
 	}
-	if key := f.a.Key(ctx, f.set, m); key != "agent:main:tg:direct:1" {
+	if key := f.a.Key(ctx, f.set, m).String(); key != "agent:main:tg:direct:1" {
 		t.Errorf("key after switching back %q", key)
 	}
 	// A switch to the agent already serving is no change: nobody is told.
@@ -160,13 +161,13 @@ func TestWorktree(t *testing.T) {
 	plain := t.TempDir()
 	f := newFixture(t, Settings{Bindings: binds{"tg:1": "repo"}}, map[string]Workspace{"repo": {Dir: repo, Worktrees: true}, "main": {Dir: plain}})
 	w, key, ok := f.a.Worktree(ctx, dm("1"))
-	if !ok || key != "agent:repo:tg:direct:1" || w.Branch != "clawhost/tg_direct_1" || w.Path != filepath.Join(repo, ".clawhost/worktrees/tg_direct_1") {
+	if !ok || key.String() != "agent:repo:tg:direct:1" || w.Branch != "clawhost/tg_direct_1" || w.Path != filepath.Join(repo, ".clawhost/worktrees/tg_direct_1") {
 		t.Fatalf("worktree %+v, %q, %v", w, key, ok)
 	}
 	if dir, branch := f.a.Dir(key); dir != w.Path || branch != w.Branch {
 		t.Errorf("Dir(%s) = %q, %q", key, dir, branch)
 	}
-	if dir, branch := f.a.Dir("agent:main:tg:direct:2"); dir != plain || branch != "" {
+	if dir, branch := f.a.Dir(sessionkey.Key{Agent: "main", Chat: "tg:direct:2"}); dir != plain || branch != "" {
 		t.Errorf("Dir without worktrees = %q, %q", dir, branch)
 	}
 	if _, _, err := f.a.ResetWorktree(ctx, dm("2")); !errors.Is(err, ErrNoWorktree) {
@@ -180,7 +181,7 @@ func TestWorktree(t *testing.T) {
 	if w, _, err := f.a.ResetWorktree(ctx, dm("1")); err != nil || w.Branch != "clawhost/tg_direct_1" {
 		t.Fatalf("reset: %+v, %v", w, err)
 	}
-	if !slices.Equal(f.stopped, []string{key}) {
+	if !slices.Equal(f.stopped, []sessionkey.Key{key}) {
 		t.Errorf("stopped %q, want the chat's process", f.stopped)
 	}
 }

@@ -262,12 +262,12 @@ func (a *Endpoint) token(chat, thread string, group bool, agent string) string {
 // key (claude's --mcp-config), and the host's own tools it allows without
 // asking. Plugin tools are not among them: claude's permission rules
 // decide about those like about any MCP tool.
-func (a *Endpoint) Tools(key string, m *message.Message) (string, []string) {
+func (a *Endpoint) Tools(key sessionkey.Key, m *message.Message) (string, []string) {
 	if a.dir == "" || m.Instance == "" || m.ChatID == "" {
 		return "", nil
 	}
-	agent, _ := sessionkey.SplitAgent(key)
-	a.noteTurn(key, m)
+	agent := key.Agent
+	a.noteTurn(key.String(), m)
 	chat := m.Instance + ":" + m.ChatID
 	group := m.ChatType == channel.ChatGroup || m.ChatType == channel.ChatChannel
 	if !group && m.From != "" {

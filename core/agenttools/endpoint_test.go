@@ -24,6 +24,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -67,7 +68,7 @@ func unixClient(path string) *http.Client {
 func TestAgentAPIScheduleIsBoundToTheChat(t *testing.T) {
 	t.Parallel()
 	a := startAgentAPI(t, &strings.Builder{})
-	path, tools := a.Tools("agent:main:tg:direct:1", &message.Message{Instance: "tg", ChatID: "42", ChatType: channel.ChatDirect, From: "tg:7"})
+	path, tools := a.Tools(sessionkey.Key{Agent: "main", Chat: "tg:direct:1"}, &message.Message{Instance: "tg", ChatID: "42", ChatType: channel.ChatDirect, From: "tg:7"})
 	if len(tools) != 1 || tools[0] != ScheduleTool || filepath.Dir(path) != a.dir {
 		t.Fatalf("tools %q, config %q; want a file in %s", tools, path, a.dir)
 	}
@@ -249,7 +250,7 @@ func TestSendFileThroughTheBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Stop(context.Background()) })
-	path, tools := a.Tools("agent:main:tg:direct:1", &message.Message{Instance: "tg", ChatID: "-100", ThreadID: "77", ChatType: channel.ChatGroup})
+	path, tools := a.Tools(sessionkey.Key{Agent: "main", Chat: "tg:direct:1"}, &message.Message{Instance: "tg", ChatID: "-100", ThreadID: "77", ChatType: channel.ChatGroup})
 	if strings.Join(tools, ",") != ScheduleTool+","+SendFileTool+","+ReactTool {
 		t.Fatalf("tools %q", tools)
 	}
@@ -334,7 +335,7 @@ func TestAgentAPISeveralUsers(t *testing.T) {
 			t.Errorf("%s: %v %v, want %v owned by the host", path, fi.Mode(), err, want)
 		}
 	}
-	mcp, _ := a.Tools("agent:main:tg:direct:1", &message.Message{Instance: "tg", ChatID: "1", From: "tg:1"})
+	mcp, _ := a.Tools(sessionkey.Key{Agent: "main", Chat: "tg:direct:1"}, &message.Message{Instance: "tg", ChatID: "1", From: "tg:1"})
 	if fi, err := os.Stat(mcp); err != nil || fi.Mode() != 0o600 || fi.Sys().(*syscall.Stat_t).Uid != 0 {
 		t.Errorf("MCP config file %s: %v %v, want 0600 the host's", mcp, fi.Mode(), err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/tool"
@@ -89,7 +90,7 @@ func TestPluginToolsThroughTheBridge(t *testing.T) {
 	}
 	t.Cleanup(func() { a.Stop(context.Background()) })
 	m := &message.Message{Instance: "tg", ChatID: "42", ChatType: channel.ChatDirect, From: "tg:7", Sender: channel.Sender{ID: "7", Name: "Alice"}}
-	path, _ := a.Tools("agent:main:tg:direct:42", m)
+	path, _ := a.Tools(sessionkey.Key{Agent: "main", Chat: "tg:direct:42"}, m)
 	var cfg struct {
 		MCPServers map[string]struct {
 			Env map[string]string `json:"env"`

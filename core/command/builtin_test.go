@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -28,6 +29,9 @@ type fakeSessions struct {
 	model, effort string
 	mode, queue   string
 }
+
+// tk is the session the tests' commands run in.
+var tk = sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: "tg:direct:5"}
 
 func (f *fakeSessions) Overrides(context.Context, string) (session.Overrides, error) {
 	return session.Overrides{Model: f.model, Effort: session.Effort(f.effort), Mode: f.mode, Queue: session.QueueMode(f.queue)}, nil
@@ -46,8 +50,8 @@ func (f *fakeSessions) Switch(_ context.Context, _ string, n int) (session.PastS
 
 // SetOverride stores through session.Overrides.Set, as the gateway does:
 // a value the handler let through that Set refuses fails the test.
-func (f *fakeSessions) SetOverride(ctx context.Context, key string, name session.Setting, value string) error {
-	o, _ := f.Overrides(ctx, key)
+func (f *fakeSessions) SetOverride(ctx context.Context, key sessionkey.Key, name session.Setting, value string) error {
+	o, _ := f.Overrides(ctx, key.String())
 	if err := o.Set(name, value); err != nil {
 		f.t.Errorf("SetOverride(%q, %q): %v", name, value, err)
 		return err
@@ -138,7 +142,7 @@ func TestPluginRepliesAreMessages(t *testing.T) {
 		t.Fatal("/ping is not registered")
 	}
 	m := &message.Message{Instance: "tg", From: "tg:5", Body: "/ping many", Sender: channel.Sender{ID: "5"}}
-	msgs := h.Messages(context.Background(), "tg:direct:5", m, inv, Role{})
+	msgs := h.Messages(context.Background(), tk, m, inv, Role{})
 	if len(msgs) != 4 {
 		t.Fatalf("%d messages, want 4 (the blank reply is none): %+v", len(msgs), msgs)
 	}
@@ -154,7 +158,7 @@ func TestPluginRepliesAreMessages(t *testing.T) {
 	if len(msgs[3].Buttons) != 1 || msgs[3].Text == "" {
 		t.Errorf("buttons reply: %+v", msgs[3])
 	}
-	if got := h.Answer(context.Background(), "tg:direct:5", m, inv, Role{}); !strings.HasPrefix(got, "Total: **10**\n\nplain *as is*") {
+	if got := h.Answer(context.Background(), tk, m, inv, Role{}); !strings.HasPrefix(got, "Total: **10**\n\nplain *as is*") {
 		t.Errorf("Answer joins the messages' text: %q", got)
 	}
 }
@@ -169,7 +173,7 @@ func newHandler(t *testing.T) (*Handler, *fakeSessions, *fakePlugins, *sqlite.DB
 	s, p := &fakeSessions{t: t}, &fakePlugins{ready: true}
 	start := time.Unix(1_800_000_000, 0)
 	h := &Handler{Registry: NewRegistry(Builtins), Sessions: s, Plugins: p, Store: db, Logger: hclog.NewNullLogger(),
-		Now: func() time.Time { return start.Add(90 * time.Second) }, Started: start, Version: "v9", Model: func(string) string { return "opus" }}
+		Now: func() time.Time { return start.Add(90 * time.Second) }, Started: start, Version: "v9", Model: func(sessionkey.Key) string { return "opus" }}
 	h.Refresh(context.Background())
 	return h, s, p, db
 }
@@ -215,7 +219,7 @@ func answer(t *testing.T, h *Handler, text string, owner bool) string {
 		t.Fatalf("%q is not a command", text)
 	}
 	m := &message.Message{Instance: "tg", From: "tg:5", Body: text, Sender: channel.Sender{ID: "5"}}
-	return h.Answer(context.Background(), "tg:direct:5", m, inv, Role{Owner: owner, Control: true})
+	return h.Answer(context.Background(), tk, m, inv, Role{Owner: owner, Control: true})
 }
 
 func TestBuiltins(t *testing.T) {
@@ -234,7 +238,7 @@ func TestBuiltins(t *testing.T) {
 		{"/stop", false, "Nothing is running."},
 		{"/verbose on", false, "Tool progress will be shown."},
 		{"/verbose", false, "Tool progress will not be shown."},
-		{"/status", false, "Session: tg:direct:5\nNo conversation yet.\nAgent: idle, 0 queued\nUptime: 1m30s\nclawhost v9"},
+		{"/status", false, "Session: agent:main:tg:direct:5\nNo conversation yet.\nAgent: main, idle, 0 queued\nUptime: 1m30s\nclawhost v9"},
 	}
 	for _, c := range cases {
 		if got := answer(t, h, c.text, c.owner); got != c.want {
@@ -243,12 +247,12 @@ func TestBuiltins(t *testing.T) {
 	}
 	// How the last turn got to claude, before the agent's state.
 	h.LastTurn = func(key string) string {
-		if key != "tg:direct:5" {
+		if key != tk.String() {
 			return ""
 		}
 		return "waited 1.2 s for a free slot (4 of 4 running), started claude in 0.9 s (no warm process: 4 of 4 warm, 4 in use)"
 	}
-	if got, want := answer(t, h, "/status", false), "No conversation yet.\nLast turn: waited 1.2 s for a free slot (4 of 4 running), started claude in 0.9 s (no warm process: 4 of 4 warm, 4 in use)\nAgent: idle"; !strings.Contains(got, want) {
+	if got, want := answer(t, h, "/status", false), "No conversation yet.\nLast turn: waited 1.2 s for a free slot (4 of 4 running), started claude in 0.9 s (no warm process: 4 of 4 warm, 4 in use)\nAgent: main, idle"; !strings.Contains(got, want) {
 		t.Errorf("/status: %q lacks %q", got, want)
 	}
 	h.LastTurn = nil
@@ -260,7 +264,7 @@ func TestBuiltins(t *testing.T) {
 		t.Errorf("/status: %q lacks %q", got, want)
 	}
 	h.HookWork = nil
-	if len(s.resets) != 1 || s.resets[0] != "tg:direct:5 /new" {
+	if len(s.resets) != 1 || s.resets[0] != "agent:main:tg:direct:5 /new" {
 		t.Errorf("resets %q", s.resets)
 	}
 	s.aborted, s.dropped = true, 2
@@ -293,7 +297,7 @@ func TestPluginCommands(t *testing.T) {
 	if got := answer(t, h, "/deploy prod", false); got != "The /deploy command is for owners only." {
 		t.Errorf("owner-only: %q", got)
 	}
-	if got := answer(t, h, "/ping x", false); got != "pong x" || p.executed[0].Command != "ping" || p.executed[0].Conversation.SessionKey != "tg:direct:5" {
+	if got := answer(t, h, "/ping x", false); got != "pong x" || p.executed[0].Command != "ping" || p.executed[0].Conversation.SessionKey != tk.String() {
 		t.Errorf("ping: %q %+v", got, p.executed)
 	}
 	for args, want := range map[string]string{
@@ -316,7 +320,7 @@ func TestPluginCommands(t *testing.T) {
 func TestControlRole(t *testing.T) {
 	t.Parallel()
 	h, s, _, db := newHandler(t)
-	if _, err := db.UpdateSession(context.Background(), "tg:group:-5", func(x *store.Session, _ bool) error {
+	if _, err := db.UpdateSession(context.Background(), "agent:main:tg:group:-5", func(x *store.Session, _ bool) error {
 		x.SessionID, x.ClaudeSessionID, x.Turns, x.CostUSD = "s", "c", 3, 1.25
 		return nil
 	}); err != nil {
@@ -328,7 +332,7 @@ func TestControlRole(t *testing.T) {
 		if !ok {
 			t.Fatalf("%q is not a command", text)
 		}
-		return h.Answer(context.Background(), "tg:group:-5", m, inv, who)
+		return h.Answer(context.Background(), sessionkey.Key{Agent: "main", Chat: "tg:group:-5"}, m, inv, who)
 	}
 	member, owner := Role{}, Role{Owner: true, Control: true}
 	for _, cmd := range []string{"/new", "/reset", "/stop"} {
@@ -353,9 +357,9 @@ func TestControlRole(t *testing.T) {
 func TestModelAndEffort(t *testing.T) {
 	t.Parallel()
 	h, s, _, _ := newHandler(t)
-	h.Model = func(string) string { return "opus" }
+	h.Model = func(sessionkey.Key) string { return "opus" }
 	offered := []string{"opus", "sonnet"}
-	h.Models = func(string) []string { return offered }
+	h.Models = func(sessionkey.Key) []string { return offered }
 	for _, c := range []struct{ text, want string }{
 		{"/model", "Model: opus.\nAvailable: opus, sonnet. Change with /model NAME."},
 		{"/model haiku", `"haiku" is not offered here. Available: opus, sonnet.`},
@@ -385,9 +389,9 @@ func TestModelAndEffort(t *testing.T) {
 func TestPermissionMode(t *testing.T) {
 	t.Parallel()
 	h, s, _, _ := newHandler(t)
-	h.Mode = func(string) string { return "dontAsk" }
+	h.Mode = func(sessionkey.Key) string { return "dontAsk" }
 	var offered []string
-	h.Modes = func(string) []string { return offered }
+	h.Modes = func(sessionkey.Key) []string { return offered }
 	if got := answer(t, h, "/mode acceptEdits", true); got != "The configuration offers no other permission mode (agent.permission_modes)." || s.mode != "" {
 		t.Errorf("no list: %q (%q)", got, s.mode)
 	}
@@ -425,7 +429,7 @@ func TestPermissionMode(t *testing.T) {
 func TestModePickerOwnersOnly(t *testing.T) {
 	t.Parallel()
 	h, _, _, _ := newHandler(t)
-	h.Modes = func(string) []string { return []string{"plan", "ask"} }
+	h.Modes = func(sessionkey.Key) []string { return []string{"plan", "ask"} }
 	inv, _ := h.Registry.Parse("/mode")
 	m := &message.Message{Instance: "tg", From: "tg:5", Body: "/mode", Sender: channel.Sender{ID: "5"}}
 	for _, tt := range []struct {
@@ -436,7 +440,7 @@ func TestModePickerOwnersOnly(t *testing.T) {
 		{Role{Control: true}, 0},
 		{Role{}, 0},
 	} {
-		text, buttons := firstMessage(h.Messages(context.Background(), "tg:direct:5", m, inv, tt.who))
+		text, buttons := firstMessage(h.Messages(context.Background(), tk, m, inv, tt.who))
 		if len(buttons) != tt.rows {
 			t.Errorf("%+v: %d rows of buttons (%q), want %d", tt.who, len(buttons), text, tt.rows)
 		}
@@ -449,7 +453,7 @@ func TestModePickerOwnersOnly(t *testing.T) {
 func TestQueueModeCommand(t *testing.T) {
 	t.Parallel()
 	h, s, _, _ := newHandler(t)
-	h.QueueMode = func(string) string { return "collect" }
+	h.QueueMode = func(sessionkey.Key) string { return "collect" }
 	for _, c := range []struct{ text, want string }{
 		{"/queue", "Queue: collect. Change with /queue followup|collect|interrupt|steer or default."},
 		{"/queue sideways", "Queue mode is one of followup, collect, interrupt, steer, or default."},
@@ -661,11 +665,11 @@ func TestAgentCommand(t *testing.T) {
 	}
 	inv, _ := h.Registry.Parse("/agent")
 	m := &message.Message{Instance: "tg", From: "tg:5", Sender: channel.Sender{ID: "5"}}
-	_, buttons := firstMessage(h.Messages(context.Background(), "tg:direct:5", m, inv, Role{Control: true}))
+	_, buttons := firstMessage(h.Messages(context.Background(), tk, m, inv, Role{Control: true}))
 	if len(buttons) != 1 || len(buttons[0]) != 2 || buttons[0][0].ID != "/agent ops" || buttons[0][1].ID != "/agent docs" {
 		t.Errorf("picker %+v, want the agents other than the active one", buttons)
 	}
-	if _, b := firstMessage(h.Messages(context.Background(), "tg:direct:5", m, inv, Role{})); b != nil {
+	if _, b := firstMessage(h.Messages(context.Background(), tk, m, inv, Role{})); b != nil {
 		t.Errorf("a sender who may not switch got buttons %+v", b)
 	}
 }
@@ -710,14 +714,16 @@ func TestWorktreeCommand(t *testing.T) {
 func TestPluginToldRoleAndWorkdir(t *testing.T) {
 	t.Parallel()
 	h, _, p, _ := newHandler(t)
-	h.Workdir = func(key string) (string, string) { return "/ws/.clawhost/worktrees/" + key, "clawhost/" + key }
+	h.Workdir = func(key sessionkey.Key) (string, string) {
+		return "/ws/.clawhost/worktrees/" + key.Chat, "clawhost/" + key.Chat
+	}
 	m := &message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "5", From: "tg:5", Sender: channel.Sender{ID: "5"}}
 	for _, who := range []Role{{Owner: true, Control: true}, {Member: true, Control: true}, {}} {
 		inv, ok := h.Registry.Parse("/ping x")
 		if !ok {
 			t.Fatal("/ping is not a command")
 		}
-		h.Messages(context.Background(), "k1", m, inv, who)
+		h.Messages(context.Background(), sessionkey.Key{Agent: "main", Chat: "k1"}, m, inv, who)
 		got := p.executed[len(p.executed)-1]
 		if got.SenderIsOwner != who.Owner || got.SenderIsMember != who.Member ||
 			got.Workdir != "/ws/.clawhost/worktrees/k1" || got.WorktreeBranch != "clawhost/k1" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -39,7 +40,7 @@ const (
 // call is one invocation of a built-in.
 type call struct {
 	ctx  context.Context
-	key  string // the session
+	key  sessionkey.Key // the session
 	m    *message.Message
 	name string // the command as typed (its name or an alias)
 	args string // trimmed
@@ -74,7 +75,7 @@ func specs(list []*builtin) []Spec {
 
 // answer runs a built-in, or refuses an owner-only plugin command to a
 // sender who is not an owner.
-func (h *Handler) answer(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) string {
+func (h *Handler) answer(ctx context.Context, key sessionkey.Key, m *message.Message, inv Invocation, who Role) string {
 	switch {
 	case inv.OwnerOnly && !who.Owner && inv.Builtin():
 		h.auditCommand(ctx, m, inv, "refused", "owners only")

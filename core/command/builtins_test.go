@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -49,7 +50,7 @@ func TestRolesAreEnforced(t *testing.T) {
 		if !ok {
 			t.Fatalf("/%s is not registered", b.name)
 		}
-		got := h.Answer(context.Background(), "tg:group:-5", m, inv, Role{})
+		got := h.Answer(context.Background(), sessionkey.Key{Agent: "main", Chat: "tg:group:-5"}, m, inv, Role{})
 		switch b.needs {
 		case owner:
 			if got != "Only an owner can use /"+b.name+"." {

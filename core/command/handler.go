@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -38,7 +39,7 @@ type Sessions interface {
 	// name or a value outside a closed set is an error); the next turn
 	// applies it (the warm claude process restarts with --resume for all
 	// but the queue mode).
-	SetOverride(ctx context.Context, key string, name session.Setting, value string) error
+	SetOverride(ctx context.Context, key sessionkey.Key, name session.Setting, value string) error
 }
 
 // Plugins is the port to the command plugins; core/pluginhost.Ports
@@ -86,16 +87,16 @@ type Handler struct {
 	// a session's agent; Models, the models /model offers it
 	// (agent.models; empty: any name).
 	Version string
-	Model   func(key string) string
-	Models  func(key string) []string
+	Model   func(key sessionkey.Key) string
+	Models  func(key sessionkey.Key) []string
 	// Mode returns the configured permission mode of a session's agent;
 	// Modes, the modes /mode may switch it to (agent.permission_modes).
-	Mode  func(key string) string
-	Modes func(key string) []string
+	Mode  func(key sessionkey.Key) string
+	Modes func(key sessionkey.Key) []string
 	// Agents, when not nil, are the chat's agents (/agent).
 	Agents Agents
 	// QueueMode returns the configured queue mode of a session.
-	QueueMode func(key string) string
+	QueueMode func(key sessionkey.Key) string
 	// Approvals, when not nil, gives /status's lines about the session's
 	// tool-use questions (the open one, the last decisions).
 	Approvals func(key string) []string
@@ -126,7 +127,7 @@ type Handler struct {
 	// command plugins are told (command.Request.Workdir): the chat's
 	// worktree and its branch when its agent has worktrees, else the
 	// agent's workspace and "".
-	Workdir func(key string) (dir, branch string)
+	Workdir func(key sessionkey.Key) (dir, branch string)
 
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }
@@ -173,7 +174,7 @@ type Message struct {
 // Answer runs a parsed command for the sender of m in session key and
 // returns the text to answer with (empty: nothing to say); the messages of
 // a plugin's several replies are joined.
-func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) string {
+func (h *Handler) Answer(ctx context.Context, key sessionkey.Key, m *message.Message, inv Invocation, who Role) string {
 	var parts []string
 	for _, msg := range h.Messages(ctx, key, m, inv, who) {
 		parts = append(parts, msg.Text)
@@ -186,7 +187,7 @@ func (h *Handler) Answer(ctx context.Context, key string, m *message.Message, in
 // answers with one plain-text message, with buttons for /agent and an
 // owner's /mode; a command plugin with one message per reply that has text
 // or files, in the reply's format.
-func (h *Handler) Messages(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) []Message {
+func (h *Handler) Messages(ctx context.Context, key sessionkey.Key, m *message.Message, inv Invocation, who Role) []Message {
 	if !inv.Builtin() && (!inv.OwnerOnly || who.Owner) {
 		return h.plugin(ctx, key, m, inv, who)
 	}
@@ -221,7 +222,7 @@ func plain(text string) []Message {
 // plugin runs a command plugin's command and returns its replies, one
 // message each. The plugin is told the sender's role and the chat's
 // directory.
-func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, inv Invocation, who Role) []Message {
+func (h *Handler) plugin(ctx context.Context, key sessionkey.Key, m *message.Message, inv Invocation, who Role) []Message {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
@@ -232,7 +233,7 @@ func (h *Handler) plugin(ctx context.Context, key string, m *message.Message, in
 	}
 	req := command.Request{
 		Command: inv.Plugin.Name, Args: inv.Args, RawText: m.Body,
-		Conversation: m.Conversation(key), Sender: m.Sender,
+		Conversation: m.Conversation(key.String()), Sender: m.Sender,
 		SenderIsOwner: who.Owner, SenderIsMember: who.Member,
 	}
 	if h.Workdir != nil {

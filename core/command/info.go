@@ -24,9 +24,9 @@ var (
 
 // status is the answer of /status; costs leaves out the tokens and the
 // cost (a group member who does not control the session).
-func (h *Handler) status(ctx context.Context, key string, costs bool) string {
-	s, err := h.Store.Session(ctx, key)
-	queued, _ := h.Store.CountPending(ctx, key)
+func (h *Handler) status(ctx context.Context, key sessionkey.Key, costs bool) string {
+	s, err := h.Store.Session(ctx, key.String())
+	queued, _ := h.Store.CountPending(ctx, key.String())
 	now := h.Now()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Session: %s\n", key)
@@ -42,7 +42,7 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 		}
 		// The id the logs show (the runner's session=) and that
 		// `claude --resume` takes; the core's own session id is internal.
-		if o, _ := h.Sessions.Overrides(ctx, key); o != (session.Overrides{}) {
+		if o, _ := h.Sessions.Overrides(ctx, key.String()); o != (session.Overrides{}) {
 			if o.Model != "" && o.Model != "default" {
 				model = o.Model + " (set with /model)"
 			}
@@ -66,22 +66,22 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 		}
 	}
 	if h.Approvals != nil {
-		for _, l := range h.Approvals(key) {
+		for _, l := range h.Approvals(key.String()) {
 			b.WriteString(l + "\n")
 		}
 	}
 	if h.LastTurn != nil {
-		if l := h.LastTurn(key); l != "" {
+		if l := h.LastTurn(key.String()); l != "" {
 			b.WriteString("Last turn: " + l + "\n")
 		}
 	}
 	if h.HookWork != nil {
-		if ls := h.HookWork(key); len(ls) > 0 {
+		if ls := h.HookWork(key.String()); len(ls) > 0 {
 			b.WriteString("Hooks: " + strings.Join(ls, " · ") + "\n")
 		}
 	}
 	state := "idle"
-	if h.Sessions.Running(key) {
+	if h.Sessions.Running(key.String()) {
 		state = "running"
 	}
 	if h.Pause != nil {
@@ -89,7 +89,7 @@ func (h *Handler) status(ctx context.Context, key string, costs bool) string {
 			state = "paused until " + until.Format("2006-01-02 15:04 MST") + " (" + strings.ReplaceAll(why, "_", " ") + "; an owner's /resume retries now)"
 		}
 	}
-	if agent, _ := sessionkey.SplitAgent(key); agent != "" {
+	if agent := key.Agent; agent != "" {
 		state = agent + ", " + state
 	}
 	fmt.Fprintf(&b, "Agent: %s, %d queued\nUptime: %s", state, queued, now.Sub(h.Started).Round(time.Second))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/sessionkey"
 )
 
 // The session group: a new session, stopping the running reply, earlier
@@ -14,7 +16,7 @@ var (
 	// /reset is /new.
 	cmdReset = &builtin{name: "reset", help: "same as /new", needs: control, run: reset}
 	cmdStop  = &builtin{name: "stop", help: "stop the running reply and clear the queue", needs: control,
-		run: func(h *Handler, c call) string { return stopText(h.Sessions.Stop(c.key)) }}
+		run: func(h *Handler, c call) string { return stopText(h.Sessions.Stop(c.key.String())) }}
 	// /resume ends claude's usage-limit pause now: the parked messages
 	// run (and, if the limit still holds, park again).
 	cmdResume = &builtin{name: "resume", help: "retry now what claude's usage limit paused (owners)", needs: owner,
@@ -39,7 +41,7 @@ var (
 // triggers first; this is the command when the triggers are configured
 // away).
 func reset(h *Handler, c call) string {
-	h.Sessions.Reset(c.key, c.m, "/"+c.name)
+	h.Sessions.Reset(c.key.String(), c.m, "/"+c.name)
 	return "New session started."
 }
 
@@ -56,8 +58,8 @@ func stopText(aborted bool, dropped int) string {
 }
 
 // list answers /list: the chat's current and earlier sessions.
-func (h *Handler) list(ctx context.Context, key string) string {
-	past, err := h.Sessions.Past(ctx, key)
+func (h *Handler) list(ctx context.Context, key sessionkey.Key) string {
+	past, err := h.Sessions.Past(ctx, key.String())
 	if err != nil {
 		return "The sessions could not be read; try again."
 	}
@@ -80,12 +82,12 @@ func shortID(id string) string {
 }
 
 // switchTo answers /switch N.
-func (h *Handler) switchTo(ctx context.Context, key, arg string) string {
+func (h *Handler) switchTo(ctx context.Context, key sessionkey.Key, arg string) string {
 	n, err := strconv.Atoi(arg)
 	if err != nil {
 		return "Usage: /switch N, with N from /list."
 	}
-	p, err := h.Sessions.Switch(ctx, key, n)
+	p, err := h.Sessions.Switch(ctx, key.String(), n)
 	if err != nil {
 		return "Not switched: " + err.Error() + "."
 	}

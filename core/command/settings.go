@@ -9,6 +9,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -46,8 +47,8 @@ var (
 // widens what claude may do.
 const noticeModeOwners = "Only an owner can change the permission mode."
 
-func (h *Handler) verbose(ctx context.Context, key, args string) string {
-	s, err := h.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+func (h *Handler) verbose(ctx context.Context, key sessionkey.Key, args string) string {
+	s, err := h.Store.UpdateSession(ctx, key.String(), func(s *store.Session, found bool) error {
 		switch strings.ToLower(strings.TrimSpace(args)) {
 		case "on", "true", "1", "yes":
 			s.Verbose = true
@@ -88,12 +89,12 @@ func modelName(s string) bool {
 
 // model answers /model: bare, the session's model and the ones offered;
 // "default" clears the override; a name sets it.
-func (h *Handler) model(ctx context.Context, key, arg string) string {
+func (h *Handler) model(ctx context.Context, key sessionkey.Key, arg string) string {
 	var offered []string
 	if h.Models != nil {
 		offered = h.Models(key)
 	}
-	o, err := h.Sessions.Overrides(ctx, key)
+	o, err := h.Sessions.Overrides(ctx, key.String())
 	if err != nil {
 		return "The session could not be read; try again."
 	}
@@ -144,8 +145,8 @@ func (h *Handler) model(ctx context.Context, key, arg string) string {
 
 // effort answers /effort: bare, the session's level; "default" clears it; a
 // level sets it.
-func (h *Handler) effort(ctx context.Context, key, arg string) string {
-	o, err := h.Sessions.Overrides(ctx, key)
+func (h *Handler) effort(ctx context.Context, key sessionkey.Key, arg string) string {
+	o, err := h.Sessions.Overrides(ctx, key.String())
 	if err != nil {
 		return "The session could not be read; try again."
 	}
@@ -170,7 +171,7 @@ func (h *Handler) effort(ctx context.Context, key, arg string) string {
 // agent.permission_modes offers; "default" clears it; a name sets it (only
 // one the configuration offers). Only an owner changes it (answer refuses
 // the others first); owner says whether to tell how.
-func (h *Handler) mode(ctx context.Context, key, arg string, owner bool) string {
+func (h *Handler) mode(ctx context.Context, key sessionkey.Key, arg string, owner bool) string {
 	var offered []string
 	if h.Modes != nil {
 		offered = h.Modes(key)
@@ -180,7 +181,7 @@ func (h *Handler) mode(ctx context.Context, key, arg string, owner bool) string 
 		def = h.Mode(key)
 	}
 	def = cmp.Or(def, "default")
-	o, err := h.Sessions.Overrides(ctx, key)
+	o, err := h.Sessions.Overrides(ctx, key.String())
 	if err != nil {
 		return "The session could not be read; try again."
 	}
@@ -213,8 +214,8 @@ func (h *Handler) mode(ctx context.Context, key, arg string, owner bool) string 
 
 // queueMode answers /queue: bare, this chat's mode; "default" clears it; a
 // mode sets it from the next message on.
-func (h *Handler) queueMode(ctx context.Context, key, arg string) string {
-	o, err := h.Sessions.Overrides(ctx, key)
+func (h *Handler) queueMode(ctx context.Context, key sessionkey.Key, arg string) string {
+	o, err := h.Sessions.Overrides(ctx, key.String())
 	if err != nil {
 		return "The session could not be read; try again."
 	}
@@ -243,7 +244,7 @@ func (h *Handler) queueMode(ctx context.Context, key, arg string) string {
 // command alone would — the same roles, checks and answers — and reports
 // whether the setting now holds. The caller runs the rest of the message
 // either way; answer, when the setting does not hold, says why.
-func (h *Handler) ApplyDirective(ctx context.Context, key string, m *message.Message, name, arg string, who Role) (answer string, held bool) {
+func (h *Handler) ApplyDirective(ctx context.Context, key sessionkey.Key, m *message.Message, name, arg string, who Role) (answer string, held bool) {
 	inv, ok := h.Registry.Parse("/" + name + " " + arg)
 	if !ok || !inv.Builtin() {
 		return "", false
@@ -251,10 +252,10 @@ func (h *Handler) ApplyDirective(ctx context.Context, key string, m *message.Mes
 	answer = h.answer(ctx, key, m, inv, who)
 	setting := session.Directives[name]
 	if setting == session.SettingVerbose {
-		s, err := h.Store.Session(ctx, key)
+		s, err := h.Store.Session(ctx, key.String())
 		return answer, err == nil && s.Verbose == strings.EqualFold(arg, "on")
 	}
-	o, err := h.Sessions.Overrides(ctx, key)
+	o, err := h.Sessions.Overrides(ctx, key.String())
 	if err != nil {
 		return answer, false
 	}

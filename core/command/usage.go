@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/export"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/usage"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -28,7 +29,7 @@ var (
 type Exporter interface {
 	// Export writes session key's Markdown file where its reply may send
 	// it from (a MEDIA: line) and says how many messages it holds.
-	Export(ctx context.Context, key string) (path string, messages int, err error)
+	Export(ctx context.Context, key sessionkey.Key) (path string, messages int, err error)
 }
 
 // export answers /export: the session's file, sent with the reply (through
@@ -48,7 +49,7 @@ func (h *Handler) export(c call) string {
 	case errors.Is(err, export.ErrNoTranscript):
 		return "Nothing to export: this chat has no conversation yet."
 	case err != nil:
-		h.Logger.Error("/export failed", "session", c.key, "error", err)
+		h.Logger.Error("/export failed", "session", c.key.String(), "error", err)
 		return "The export could not be written; see the gateway log."
 	}
 	return fmt.Sprintf("This session as Markdown (%d messages).\nMEDIA:%s", n, path)

@@ -8,12 +8,17 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // spend records one finished turn's usage row, as a turn's reply does.
+
+// uk is the session the /usage tests run in.
+var uk = sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: "k"}
+
 func spend(t *testing.T, db *sqlite.DB, i int, u store.TurnUsage) {
 	t.Helper()
 	ctx := context.Background()
@@ -21,7 +26,7 @@ func spend(t *testing.T, db *sqlite.DB, i int, u store.TurnUsage) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Enqueue(ctx, res.ID, "k"); err != nil {
+	if err := db.Enqueue(ctx, res.ID, uk.String()); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Start(ctx, res.ID); err != nil {
@@ -52,7 +57,7 @@ func TestUsageCommand(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s is not a command", text)
 		}
-		return h.Answer(context.Background(), "tg:group:-5", m, inv, who)
+		return h.Answer(context.Background(), sessionkey.Key{Agent: "main", Chat: "tg:group:-5"}, m, inv, who)
 	}
 	got := ask("/usage", Role{})
 	if !strings.Contains(got, "You (tg:5) — today $0.25, 1 turn · 7 days $0.75, 2 turns · 30 days $1.75, 3 turns") || strings.Contains(got, "This chat") {
@@ -92,7 +97,9 @@ func TestUsageCommand(t *testing.T) {
 
 type fakeExporter struct{ path string }
 
-func (f fakeExporter) Export(context.Context, string) (string, int, error) { return f.path, 4, nil }
+func (f fakeExporter) Export(context.Context, sessionkey.Key) (string, int, error) {
+	return f.path, 4, nil
+}
 
 // TestExportCommand: /export answers with the file as a MEDIA: line (the
 // outbox sends it once) for an owner anywhere and for a direct chat's own
@@ -103,7 +110,7 @@ func TestExportCommand(t *testing.T) {
 	h.Exporter = fakeExporter{path: "/ws/media/tg_group_-5/session.md"}
 	ask := func(m *message.Message, who Role) string {
 		inv, _ := h.Registry.Parse("/export")
-		return h.Answer(context.Background(), "k", m, inv, who)
+		return h.Answer(context.Background(), uk, m, inv, who)
 	}
 	group := &message.Message{Instance: "tg", ChatType: channel.ChatGroup, ChatID: "-5", From: "tg:5"}
 	direct := &message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "5", From: "tg:5"}
@@ -135,7 +142,7 @@ func TestAuditOfCommands(t *testing.T) {
 		who  Role
 	}{{"/schedule list", Role{}}, {"/stop", Role{}}, {"/approve SECRETCODE", Role{Owner: true}}, {"/status", Role{}}} {
 		inv, _ := h.Registry.Parse(c.text)
-		h.Answer(context.Background(), "k", m, inv, c.who)
+		h.Answer(context.Background(), uk, m, inv, c.who)
 	}
 	rows, err := db.ListAudit(context.Background(), store.AuditFilter{}, 0)
 	if err != nil {
@@ -167,7 +174,7 @@ func TestDenyCommand(t *testing.T) {
 	owner := &message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "1", From: "tg:1"}
 	ask := func(text string) string {
 		inv, _ := h.Registry.Parse(text)
-		return h.Answer(ctx, "k", owner, inv, Role{Owner: true, Control: true})
+		return h.Answer(ctx, uk, owner, inv, Role{Owner: true, Control: true})
 	}
 	if got := ask("/deny NOPE"); !strings.Contains(got, "Unknown pairing code") {
 		t.Errorf("/deny NOPE: %q", got)

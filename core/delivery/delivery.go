@@ -72,7 +72,7 @@ type Settings struct {
 	// Workspace is where MEDIA:<path> files must be to be sent; of its
 	// media directory only the session's own part (see checkMedia).
 	// AgentWorkspaces are the named agents' by id: a session's key names
-	// its agent (sessionkey.ForAgent).
+	// its agent (sessionkey.Key).
 	Workspace       string
 	AgentWorkspaces map[string]string
 	// MaxMediaBytes caps a file a MEDIA: line sends to a channel that

@@ -35,14 +35,12 @@ func (d *Dispatcher) MaxFileBytes(instance string) int64 {
 // to instance and returns the files to attach. A line whose file may not be sent (see
 // checkMedia) is replaced by a short note saying which file was not sent
 // and why, so the chat is never left believing it got it.
-func (d *Dispatcher) extractMedia(key, instance, text string) (string, []channel.OutboundMedia) {
+func (d *Dispatcher) extractMedia(stored, instance, text string) (string, []channel.OutboundMedia) {
 	if !strings.Contains(text, "MEDIA:") {
 		return text, nil
 	}
-	set := d.settings()
-	if agent, _ := sessionkey.SplitAgent(key); set.AgentWorkspaces[agent] != "" {
-		set.Workspace = set.AgentWorkspaces[agent]
-	}
+	key := sessionOf(stored)
+	ws := d.settings().workspace(key.Agent)
 	var keep []string
 	var media []channel.OutboundMedia
 	limit := d.MaxFileBytes(instance)
@@ -53,10 +51,10 @@ func (d *Dispatcher) extractMedia(key, instance, text string) (string, []channel
 			continue
 		}
 		p := strings.Trim(strings.TrimSpace(strings.TrimPrefix(t, "MEDIA:")), "`\"'")
-		path, err := checkMedia(set.Workspace, key, p, limit)
+		path, err := checkMedia(ws, key, p, limit)
 		if err != nil {
-			shown := shownPath(set.Workspace, p)
-			d.log.Warn("MEDIA file not sent", "session", key, "path", shown, "reason", err)
+			shown := shownPath(ws, p)
+			d.log.Warn("MEDIA file not sent", "session", stored, "path", shown, "reason", err)
 			keep = append(keep, fmt.Sprintf("(File not sent: %s — %v.)", shown, err))
 			continue
 		}
@@ -70,12 +68,28 @@ func (d *Dispatcher) extractMedia(key, instance, text string) (string, []channel
 // as a MEDIA: line's file is checked (checkMedia, within the channel's
 // MaxFileBytes), and returns it resolved. The agent's send_file tool asks
 // it before the file is queued for the reply.
-func (d *Dispatcher) CheckFile(key, instance, path string) (string, error) {
-	set := d.settings()
-	if agent, _ := sessionkey.SplitAgent(key); set.AgentWorkspaces[agent] != "" {
-		set.Workspace = set.AgentWorkspaces[agent]
+func (d *Dispatcher) CheckFile(key sessionkey.Key, instance, path string) (string, error) {
+	return checkMedia(d.settings().workspace(key.Agent), key, strings.TrimSpace(path), d.MaxFileBytes(instance))
+}
+
+// workspace is the workspace of agent.
+func (s Settings) workspace(agent string) string {
+	if ws := s.AgentWorkspaces[agent]; ws != "" {
+		return ws
 	}
-	return checkMedia(set.Workspace, key, strings.TrimSpace(path), d.MaxFileBytes(instance))
+	return s.Workspace
+}
+
+// sessionOf reads the session key of a recorded reply (the outbox holds
+// its stored form, Key.String). A key that does not parse (none is
+// written so) is the default workspace's, its media directory named by
+// the whole string.
+func sessionOf(stored string) sessionkey.Key {
+	k, err := sessionkey.Parse(stored)
+	if err != nil {
+		return sessionkey.Key{Chat: stored}
+	}
+	return k
 }
 
 // Why a MEDIA: file is not sent; the chat reads them.
@@ -93,7 +107,7 @@ var (
 // relative to the workspace ws; the result with every symlink resolved
 // must lie inside the workspace (itself resolved), and not in the media
 // directory (sessionkey.MediaDir) other than in the session's own
-// sessionkey.Dir(key) there: the attachments of other chats never leave
+// key.Dir() there: the attachments of other chats never leave
 // through a reply. It must be a regular file of at most maxBytes (zero:
 // DefaultMaxMediaBytes).
 //
@@ -101,7 +115,7 @@ var (
 // check cannot redirect the upload; a file replaced in place between the
 // check and the channel's read is not guarded against (that takes writing
 // to the workspace, which the agent may do anyway).
-func checkMedia(ws, key, p string, maxBytes int64) (string, error) {
+func checkMedia(ws string, key sessionkey.Key, p string, maxBytes int64) (string, error) {
 	if ws == "" {
 		return "", errNoWorkspace
 	}
@@ -140,14 +154,14 @@ func checkMedia(ws, key, p string, maxBytes int64) (string, error) {
 		return "", errOutside
 	}
 	media := filepath.Join(root, sessionkey.MediaDir)
-	own := filepath.Join(media, sessionkey.Dir(key))
+	own := filepath.Join(media, key.Dir())
 	if inside(media, real) && !inside(own, real) {
 		return "", errOtherSession
 	}
 	if realMedia, err := filepath.EvalSymlinks(media); err == nil && realMedia != media && inside(realMedia, real) {
 		// The media directory was replaced by a link within the
 		// workspace: what it holds is still only the session's own.
-		if !inside(filepath.Join(realMedia, sessionkey.Dir(key)), real) {
+		if !inside(filepath.Join(realMedia, key.Dir()), real) {
 			return "", errOtherSession
 		}
 	}

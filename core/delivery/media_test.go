@@ -15,6 +15,10 @@ import (
 
 // mediaWorkspace builds a workspace, reached through a symlink, with
 // two sessions' attachments and a file outside it.
+
+// tg1 is the session whose media the checkMedia tests send.
+var tg1 = sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: "tg:direct:1"}
+
 func mediaWorkspace(t *testing.T) (ws, outside string) {
 	t.Helper()
 	base := t.TempDir()
@@ -87,7 +91,7 @@ func TestCheckMedia(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := checkMedia(ws, "tg:direct:1", tc.path, 1000)
+			got, err := checkMedia(ws, tg1, tc.path, 1000)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("checkMedia(%q) = %q, %v; want %v", tc.path, got, err, tc.want)
 			}
@@ -98,13 +102,13 @@ func TestCheckMedia(t *testing.T) {
 	}
 	t.Run("too big", func(t *testing.T) {
 		t.Parallel()
-		if _, err := checkMedia(ws, "tg:direct:1", "big.bin", 1000); err == nil || !strings.Contains(err.Error(), "more than the 1000 bytes") {
+		if _, err := checkMedia(ws, tg1, "big.bin", 1000); err == nil || !strings.Contains(err.Error(), "more than the 1000 bytes") {
 			t.Errorf("a file over the limit: %v", err)
 		}
 	})
 	t.Run("no workspace", func(t *testing.T) {
 		t.Parallel()
-		if _, err := checkMedia("", "tg:direct:1", "report.pdf", 0); !errors.Is(err, errNoWorkspace) {
+		if _, err := checkMedia("", tg1, "report.pdf", 0); !errors.Is(err, errNoWorkspace) {
 			t.Errorf("no workspace: %v", err)
 		}
 	})
@@ -128,10 +132,10 @@ func TestCheckMediaLinkedMediaDirectory(t *testing.T) {
 	if err := os.Symlink("store", filepath.Join(ws, "media")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := checkMedia(ws, "tg:direct:1", filepath.Join("store", sessionkey.Dir("tg:direct:2"), "f.jpg"), 0); !errors.Is(err, errOtherSession) {
+	if _, err := checkMedia(ws, tg1, filepath.Join("store", sessionkey.Dir("tg:direct:2"), "f.jpg"), 0); !errors.Is(err, errOtherSession) {
 		t.Errorf("another session's file through the linked directory: %v", err)
 	}
-	if _, err := checkMedia(ws, "tg:direct:1", filepath.Join("media", sessionkey.Dir("tg:direct:1"), "f.jpg"), 0); err != nil {
+	if _, err := checkMedia(ws, tg1, filepath.Join("media", sessionkey.Dir("tg:direct:1"), "f.jpg"), 0); err != nil {
 		t.Errorf("own file through the linked directory: %v", err)
 	}
 }
@@ -239,13 +243,13 @@ func TestChannelFileLimit(t *testing.T) {
 		t.Errorf("no limit declared: %d, want the default", got)
 	}
 	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
-	if _, err := f.d.CheckFile("k", "tg", "f.bin"); err == nil || err.Error() != "it has 3000 bytes, more than the 1000 bytes a file sent may have" {
+	if _, err := f.d.CheckFile(tg1, "tg", "f.bin"); err == nil || err.Error() != "it has 3000 bytes, more than the 1000 bytes a file sent may have" {
 		t.Errorf("no limit declared, settings 1000: %v", err)
 	}
 	f.ch.mu.Lock()
 	f.ch.desc.Capabilities.MaxFileBytes = 2000
 	f.ch.mu.Unlock()
-	if _, err := f.d.CheckFile("k", "tg", "f.bin"); err == nil || !strings.Contains(err.Error(), "more than the 2000 bytes") {
+	if _, err := f.d.CheckFile(tg1, "tg", "f.bin"); err == nil || !strings.Contains(err.Error(), "more than the 2000 bytes") {
 		t.Errorf("declared 2000: %v", err)
 	}
 	id := f.entry()
@@ -256,7 +260,7 @@ func TestChannelFileLimit(t *testing.T) {
 	f.ch.mu.Lock()
 	f.ch.desc.Capabilities.MaxFileBytes = 4000
 	f.ch.mu.Unlock()
-	if _, err := f.d.CheckFile("k", "tg", "f.bin"); err != nil {
+	if _, err := f.d.CheckFile(tg1, "tg", "f.bin"); err != nil {
 		t.Errorf("declared 4000, over the settings' 1000: %v", err)
 	}
 }

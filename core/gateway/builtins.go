@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -42,7 +43,7 @@ func (g *Gateway) command(a arrival, inv command.Invocation) {
 		}
 		out = append(out, delivery.Message{Text: m.Text, Format: m.Format, Media: m.Media, Buttons: m.Buttons})
 	}
-	g.delivery.DeliverAnswer(delivery.Answer{Key: a.key, ID: a.ID, Target: a.Message.Target(), Messages: out})
+	g.delivery.DeliverAnswer(delivery.Answer{Key: a.key.String(), ID: a.ID, Target: a.Message.Target(), Messages: out})
 }
 
 // RefreshCommands rebuilds the plugin commands and republishes the
@@ -114,8 +115,9 @@ func (s sessions) Switch(ctx context.Context, key string, n int) (session.PastSe
 }
 
 // SetOverride stores one of the session's settings.
-func (s sessions) SetOverride(ctx context.Context, key string, name session.Setting, value string) error {
-	o, err := s.g.turns.SetOverrides(ctx, key, func(o *session.Overrides) error { return o.Set(name, value) })
+func (s sessions) SetOverride(ctx context.Context, k sessionkey.Key, name session.Setting, value string) error {
+	key := k.String()
+	o, err := s.g.turns.SetOverrides(ctx, k, func(o *session.Overrides) error { return o.Set(name, value) })
 	if err == nil {
 		s.g.log.Info("session setting changed", "session", key, "setting", string(name), "value", value)
 		if name == session.SettingQueue {

@@ -35,8 +35,8 @@ func newAgents(g *Gateway) *agents.Agents {
 			ts := g.settings().Turn.ForAgent(agent)
 			return agents.Workspace{Dir: ts.Workspace, Worktrees: ts.Worktrees}
 		},
-		Running: func(key string) bool { return g.queue.Running(key) },
-		Stop:    func(key string) { g.opts.Agent.Stop(key) },
+		Running: func(key sessionkey.Key) bool { return g.queue.Running(key.String()) },
+		Stop:    func(key sessionkey.Key) { g.opts.Agent.Stop(key.String()) },
 	})
 }
 
@@ -44,9 +44,9 @@ func newAgents(g *Gateway) *agents.Agents {
 func newHandler(g *Gateway) *command.Handler {
 	return &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: g.opts.Ports, Store: g.opts.Store, Logger: g.log,
-		Now: g.opts.Now, Started: g.started, Version: g.opts.Version, Model: func(key string) string { return g.settings().agentTurn(key).Model },
-		Models:    func(key string) []string { return g.settings().agentTurn(key).Models },
-		Mode:      func(key string) string { return g.settings().agentTurn(key).PermissionMode },
+		Now: g.opts.Now, Started: g.started, Version: g.opts.Version, Model: func(key sessionkey.Key) string { return g.settings().agentTurn(key).Model },
+		Models:    func(key sessionkey.Key) []string { return g.settings().agentTurn(key).Models },
+		Mode:      func(key sessionkey.Key) string { return g.settings().agentTurn(key).PermissionMode },
 		Schedules: g.opts.Schedules,
 		Revoker:   g.opts.Revoker,
 		OnApproved: func(ctx context.Context, entry string) {
@@ -59,13 +59,12 @@ func newHandler(g *Gateway) *command.Handler {
 		Agents:   agentPort{g.agents},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
-		Modes:     func(key string) []string { return g.settings().agentTurn(key).PermissionModes },
+		Modes:     func(key sessionkey.Key) []string { return g.settings().agentTurn(key).PermissionModes },
 		Approvals: func(key string) []string { return approvalLines(g.approvals, g.opts.Now(), key) },
 		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
 		HookWork:  g.work.lines,
-		QueueMode: func(key string) string {
-			_, rest := sessionkey.SplitAgent(key)
-			instance, _, _ := strings.Cut(rest, ":") // "<instance>:<kind>:<peer>"
+		QueueMode: func(key sessionkey.Key) string {
+			instance, _, _ := strings.Cut(key.Chat, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))
 		},
 	}

@@ -143,7 +143,7 @@ func TestReplyContextMediaAndTags(t *testing.T) {
 	got := e.text("chat-u1")
 	contains(t, got, "[Replying to you (the assistant) id:m9]", "the quoted text", "[Attached document: ")
 	// In the session's own directory, under a random name.
-	dir := filepath.Join(e.set.Turn.Workspace, "media", sessionkey.Dir("agent:main:lo:direct:u1"))
+	dir := filepath.Join(e.set.Turn.Workspace, "media", (sessionkey.Key{Agent: "main", Chat: "lo:direct:u1"}).Dir())
 	matches, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
 	if len(matches) != 1 || !regexp.MustCompile(`^[0-9a-f]{32}\.txt$`).MatchString(filepath.Base(matches[0])) {
 		t.Fatalf("downloaded media: %v", matches)

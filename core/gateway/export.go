@@ -23,8 +23,9 @@ import (
 // media pruner removes it after agent.media_keep).
 type exporter struct{ g *Gateway }
 
-func (e exporter) Export(ctx context.Context, key string) (string, int, error) {
+func (e exporter) Export(ctx context.Context, k sessionkey.Key) (string, int, error) {
 	g := e.g
+	key := k.String()
 	s, err := g.store.Session(ctx, key)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && s.ClaudeSessionID == "") {
 		return "", 0, export.ErrNoTranscript
@@ -34,14 +35,14 @@ func (e exporter) Export(ctx context.Context, key string) (string, int, error) {
 	}
 	set := g.settings()
 	ws := set.Delivery.Workspace
-	if agent, _ := sessionkey.SplitAgent(key); set.Delivery.AgentWorkspaces[agent] != "" {
-		ws = set.Delivery.AgentWorkspaces[agent]
+	if set.Delivery.AgentWorkspaces[k.Agent] != "" {
+		ws = set.Delivery.AgentWorkspaces[k.Agent]
 	}
 	if ws == "" {
 		return "", 0, errors.New("no workspace is configured")
 	}
 	path, _ := export.FindTranscript(set.TranscriptDirs, s.ClaudeSessionID)
-	dir := filepath.Join(ws, sessionkey.MediaDir, sessionkey.Dir(key))
+	dir := filepath.Join(ws, sessionkey.MediaDir, k.Dir())
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", 0, err
 	}

@@ -150,7 +150,7 @@ type Options struct {
 	// MemoryFlush decides the memory-flush turn (agent.memory_flush).
 	MemoryFlush turn.MemoryFlush
 	// AgentTools gives the host's MCP tools for a chat (turn.Options).
-	AgentTools func(key string, m *message.Message) (mcpConfig string, tools []string)
+	AgentTools func(key sessionkey.Key, m *message.Message) (mcpConfig string, tools []string)
 	// Version is shown by /status.
 	Version string
 	// Schedules serves /schedule; nil: not available.
@@ -473,17 +473,16 @@ func (g *Gateway) Scheduled(ctx context.Context, r ScheduledRun) error {
 	if m.Channel == "" {
 		m.Channel = instance
 	}
-	key := keyOf(set, &m)
+	key := agents.BoundKey(set.routing(), &m)
 	if r.Agent != "" {
-		_, base := sessionkey.SplitAgent(key)
-		key = sessionkey.ForAgent(r.Agent, base)
+		key.Agent = r.Agent
 	}
 	return g.accept(ctx, []arrival{{key: key, Item: queue.Item{Message: m}}})
 }
 
 // arrival is an accepted message on its way to the arrival stage.
 type arrival struct {
-	key string
+	key sessionkey.Key
 	queue.Item
 }
 
@@ -491,7 +490,7 @@ type arrival struct {
 func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) [][]arrival {
 	set := g.settings()
 	now := g.opts.Now()
-	index := map[string]int{}
+	index := map[sessionkey.Key]int{}
 	var convs [][]arrival
 	for _, in := range msgs {
 		if in.Edited {
@@ -545,9 +544,21 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 }
 
 // agentTurn are the turn settings of the session key's agent.
-func (s Settings) agentTurn(key string) turn.Settings {
-	agent, _ := sessionkey.SplitAgent(key)
-	return s.Turn.ForAgent(agent)
+func (s Settings) agentTurn(key sessionkey.Key) turn.Settings {
+	return s.Turn.ForAgent(key.Agent)
+}
+
+// keyOf reads the session key of a lane's batch: the queue (and the
+// journal it recovers from) holds its string form, made by Key.String, so
+// a key that does not parse is a defect, logged; its agent is then the
+// default's.
+func (g *Gateway) keyOf(s string) sessionkey.Key {
+	k, err := sessionkey.Parse(s)
+	if err != nil {
+		g.log.Error("a session key without its agent", "session", s, "error", err)
+		return sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: s}
+	}
+	return k
 }
 
 // AgentRouter resolves the agent that serves a chat (config.Bindings).
@@ -558,9 +569,11 @@ func (s Settings) routing() agents.Settings {
 	return agents.Settings{DMScope: s.DMScope, IdentityLinks: s.IdentityLinks, Bindings: s.Agents, Switchable: s.Switchable}
 }
 
-// keyOf derives the session key of m under set, scoped to the agent its
-// chat is bound to (agents.BoundKey).
-func keyOf(set Settings, m *message.Message) string { return agents.BoundKey(set.routing(), m) }
+// boundKey is the stored form of the session key of m under set, scoped
+// to the agent its chat is bound to (agents.BoundKey).
+func boundKey(set Settings, m *message.Message) string {
+	return agents.BoundKey(set.routing(), m).String()
+}
 
 // Close stops accepting messages, flushes debounce windows, and waits for
 // running turns and deliveries to end (or ctx). Messages still queued stay

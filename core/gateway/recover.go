@@ -6,6 +6,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -71,7 +72,7 @@ func (g *Gateway) take(rec store.Recovery, taken bool) {
 	for _, p := range rec.Deliver {
 		g.background(func() {
 			m, _ := message.Decode(p.Entry.Message)
-			g.delivery.DeliverPending(keyOf(g.settings(), &m), p, m.Target())
+			g.delivery.DeliverPending(boundKey(g.settings(), &m), p, m.Target())
 		})
 	}
 	g.tellStale(rec.Stale)
@@ -85,7 +86,7 @@ func (g *Gateway) take(rec store.Recovery, taken bool) {
 				if err != nil {
 					g.log.Warn("reading the interrupted turn's output failed", "id", e.ID, "error", err)
 				}
-				g.delivery.Interrupted(keyOf(g.settings(), &m), m.Target(), live, noticeInterrupted)
+				g.delivery.Interrupted(boundKey(g.settings(), &m), m.Target(), live, noticeInterrupted)
 			})
 		}
 	}
@@ -115,7 +116,7 @@ func (g *Gateway) tellStale(stale []store.PendingReply) {
 			continue
 		}
 		told[tgt] = true
-		g.background(func() { g.delivery.Notify(keyOf(g.settings(), &m), tgt, noticeStale) })
+		g.background(func() { g.delivery.Notify(boundKey(g.settings(), &m), tgt, noticeStale) })
 	}
 }
 
@@ -130,6 +131,7 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 		e   store.Entry
 		m   message.Message
 		key string
+		k   sessionkey.Key // of an accepted entry
 	}
 	var es []entry
 	for _, e := range entries {
@@ -139,11 +141,12 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 			g.finish(e.ID, store.StateFailed, "unreadable")
 			continue
 		}
-		key := e.SessionKey
+		x := entry{e: e, m: m, key: e.SessionKey}
 		if e.State != store.StateQueued {
-			key = g.agents.Key(g.ctx, g.settings().routing(), &m)
+			x.k = g.agents.Key(g.ctx, g.settings().routing(), &m)
+			x.key = x.k.String()
 		}
-		es = append(es, entry{e: e, m: m, key: key})
+		es = append(es, x)
 	}
 	// left counts, per session, the here calls still to make: a session
 	// stops arriving once its last one is made.
@@ -176,7 +179,7 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 			continue
 		}
 		g.place.forget(x.key)
-		g.submitTaken(arrival{key: x.key, Item: queue.Item{ID: x.e.ID, Message: x.m}}, own)
+		g.submitTaken(arrival{key: x.k, Item: queue.Item{ID: x.e.ID, Message: x.m}}, own)
 		placed(x.key)
 	}
 	for _, k := range kick {

@@ -15,7 +15,6 @@ import (
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/sending"
 	"github.com/clawhost/clawhost/core/session"
-	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -31,8 +30,8 @@ func (g *Gateway) submit(a arrival) { g.submitTaken(a, 0) }
 // submitTaken is submit for an entry a take of this host's resumes (own:
 // the takes of a's session the caller is part of; see placer.here).
 func (g *Gateway) submitTaken(a arrival, own int) {
-	run := func() { g.arrivals.Do(a.key, func() { g.arrive(a) }) }
-	if g.place.here(a.key, []int64{a.ID}, run, own) {
+	run := func() { g.arrivals.Do(a.key.String(), func() { g.arrive(a) }) }
+	if g.place.here(a.key.String(), []int64{a.ID}, run, own) {
 		run()
 	}
 }
@@ -63,7 +62,7 @@ func (g *Gateway) arrive(a arrival) {
 		}
 		g.debouncer(set, a.Message.Instance).Enqueue(a)
 	case admission.Run:
-		g.queue.Enqueue(a.key, []queue.Item{a.Item})
+		g.queue.Enqueue(a.key.String(), []queue.Item{a.Item})
 	case admission.Answer:
 		g.respond(a, v.Text)
 	case admission.Hold:
@@ -87,7 +86,7 @@ func (g *Gateway) debouncer(set Settings, instance string) *debounce.Debouncer[a
 	if d == nil {
 		d = debounce.New(debounce.Config[arrival]{
 			Delay: delay,
-			Key:   func(a arrival) string { return a.key },
+			Key:   func(a arrival) string { return a.key.String() },
 			ShouldDebounce: func(a arrival) bool {
 				return len(a.Message.Media) == 0 && !strings.HasPrefix(a.Message.Command(), "/")
 			},
@@ -118,7 +117,7 @@ func (g *Gateway) route(key string, batch []arrival) {
 			payload := trig.Payload
 			if model, rest, ok := turn.ResetModelHint(payload, set.Turn.Models); ok {
 				// "/new sonnet [text]": the new session runs on that model.
-				if _, err := g.turns.SetOverrides(g.ctx, key, func(o *session.Overrides) error { o.Model = model; return nil }); err != nil {
+				if _, err := g.turns.SetOverrides(g.ctx, head.key, func(o *session.Overrides) error { o.Model = model; return nil }); err != nil {
 					g.log.Error("storing the model of /new failed", "session", key, "error", err)
 				}
 				if rest == "" {
@@ -176,7 +175,7 @@ func (g *Gateway) inlineDirectives(batch []arrival) bool {
 		first = first || i == 0
 		who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message), Member: set.Access.IsMember(&a.Message)}
 		if answer, held := g.handler.ApplyDirective(g.ctx, a.key, &a.Message, name, arg, who); !held && answer != "" {
-			key, tgt := a.key, a.Message.Target()
+			key, tgt := a.key.String(), a.Message.Target()
 			g.background(func() { g.delivery.Notify(key, tgt, answer) })
 		}
 	}
@@ -194,7 +193,7 @@ func (g *Gateway) respondAs(a arrival, text string, format channel.Format) {
 		g.finish(a.ID, store.StateDone, "")
 		return
 	}
-	g.delivery.Deliver(delivery.Reply{Key: a.key, ID: a.ID, Target: a.Message.Target(), Text: text, Format: format})
+	g.delivery.Deliver(delivery.Reply{Key: a.key.String(), ID: a.ID, Target: a.Message.Target(), Text: text, Format: format})
 }
 
 // resetSession starts a new session under key: a running turn is aborted,
@@ -217,7 +216,8 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		l.tellPaused(b.Key, message.Target{Instance: last.Instance, ChatID: last.ChatID, ThreadID: last.ThreadID}, until)
 		return queue.Halt
 	}
-	refused, admitted := l.overBudget(ctx, b)
+	key := g.keyOf(b.Key) // the agent resolved once, for the turn and its reply
+	refused, admitted := l.overBudget(ctx, b, key)
 	if refused {
 		return queue.Ran
 	}
@@ -226,7 +226,7 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		// is recorded: the budget counts the turn from the ledger then.
 		defer admitted()
 	}
-	out := g.turns.Run(ctx, turn.Request{Key: b.Key, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
+	out := g.turns.Run(ctx, turn.Request{Key: key, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
 	switch {
 	case out.Park:
 		return l.park(ctx, b, out)
@@ -324,31 +324,30 @@ func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Li
 // background.
 func (o output) Reply(r turn.Reply) {
 	set := o.g.settings()
-	agent, rest := sessionkey.SplitAgent(r.Key)
-	conv := sdkcommand.Conversation{SessionKey: r.Key, Instance: r.Target.Instance, Channel: set.Sources[r.Target.Instance], ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID}
-	if parts := strings.Split(rest, ":"); len(parts) > 1 {
+	conv := sdkcommand.Conversation{SessionKey: r.Key.String(), Instance: r.Target.Instance, Channel: set.Sources[r.Target.Instance], ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID}
+	if parts := strings.Split(r.Key.Chat, ":"); len(parts) > 1 {
 		conv.ChatType = channel.ChatType(parts[1])
 	}
 	suppressed := false
 	if len(set.Sending.Hooks) > 0 && strings.TrimSpace(r.Text) != "" {
 		var stopped bool
-		r.Text, suppressed, stopped = o.g.sending.Shape(o.g.ctx, set.Sending, sending.Reply{ID: r.ID, Conversation: conv, Agent: agent, Text: r.Text, Format: r.Format})
+		r.Text, suppressed, stopped = o.g.sending.Shape(o.g.ctx, set.Sending, sending.Reply{ID: r.ID, Conversation: conv, Key: r.Key, Text: r.Text, Format: r.Format})
 		if stopped {
 			// Never recorded unshaped: the entry stays in processing and
 			// its turn runs again after the restart.
-			o.g.log.Info("the host stopped while message_sending hooks shaped a reply; not recorded, its turn runs again after the restart", "session", r.Key, "id", r.ID)
+			o.g.log.Info("the host stopped while message_sending hooks shaped a reply; not recorded, its turn runs again after the restart", "session", conv.SessionKey, "id", r.ID)
 			return
 		}
 	}
-	o.Deliver(delivery.Reply{Key: r.Key, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
+	o.Deliver(delivery.Reply{Key: conv.SessionKey, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
 	if len(set.AgentEnd.Hooks) > 0 {
-		o.g.ends.Notify(set.AgentEnd, endOf(r, conv, agent, suppressed))
+		o.g.ends.Notify(set.AgentEnd, endOf(r, conv, suppressed))
 	}
 }
 
 // endOf describes a turn whose reply r was recorded to the agent_end hooks.
-func endOf(r turn.Reply, conv sdkcommand.Conversation, agent string, suppressed bool) hook.End {
-	end := hook.End{CallID: strconv.FormatInt(r.ID, 10), Conversation: conv, Sender: r.Sender, Agent: agent, SessionID: r.SessionID,
+func endOf(r turn.Reply, conv sdkcommand.Conversation, suppressed bool) hook.End {
+	end := hook.End{CallID: strconv.FormatInt(r.ID, 10), Conversation: conv, Sender: r.Sender, Agent: r.Key.Agent, SessionID: r.SessionID,
 		ReplyText: r.Text, ToolSteps: r.Steps, Outcome: hook.OutcomeOK}
 	if u := r.Usage; u != nil {
 		end.InputTokens, end.OutputTokens, end.CostUSD, end.Duration = u.InputTokens+u.CacheReadTokens+u.CacheCreationTokens, u.OutputTokens, u.CostUSD, u.Duration

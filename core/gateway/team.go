@@ -44,7 +44,7 @@ func (t auditTrail) add(e store.AuditEvent) {
 // notice (recorded in the outbox like a reply); at warn_at the chat is
 // warned once a period and the turn runs. done, when not nil, is called
 // once the turn ended and its ledger row is written.
-func (l lanes) overBudget(ctx context.Context, b *queue.Batch) (refused bool, done func()) {
+func (l lanes) overBudget(ctx context.Context, b *queue.Batch, key sessionkey.Key) (refused bool, done func()) {
 	g := l.g
 	set := g.settings()
 	if !set.Budgets.Any() {
@@ -58,8 +58,7 @@ func (l lanes) overBudget(ctx context.Context, b *queue.Batch) (refused bool, do
 	} else {
 		return false, nil // the turn fails it the same way
 	}
-	agent, _ := sessionkey.SplitAgent(b.Key)
-	t := budget.Turn{Agent: agent, Instance: m.Instance, ChatID: m.ChatID, Sender: turn.SenderOf(&m), Owner: m.Scheduled == "" && set.Access.IsOwner(&m)}
+	t := budget.Turn{Agent: key.Agent, Instance: m.Instance, ChatID: m.ChatID, Sender: turn.SenderOf(&m), Owner: m.Scheduled == "" && set.Access.IsOwner(&m)}
 	v, done, err := g.budgets.Admit(ctx, t)
 	if err != nil {
 		if ctx.Err() != nil {

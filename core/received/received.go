@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/hook"
 )
 
@@ -38,7 +39,7 @@ type Hooks interface {
 // Media downloads a message's attachments onto the host (message.Media's
 // Path set for each one that downloaded).
 type Media interface {
-	FetchMedia(ctx context.Context, key string, m *message.Message, id int64)
+	FetchMedia(ctx context.Context, key sessionkey.Key, m *message.Message, id int64)
 }
 
 // Journal records the decision: the message, re-encoded, replaces the
@@ -109,7 +110,8 @@ func Applies(m *message.Message) bool {
 // records it with the entry (Journal.Amend) before it returns. Without
 // hooks it does nothing. A record that fails is logged; the decision
 // stands for this run.
-func (s *Stage) Decide(ctx context.Context, set Settings, id int64, key string, m *message.Message) Verdict {
+func (s *Stage) Decide(ctx context.Context, set Settings, id int64, skey sessionkey.Key, m *message.Message) Verdict {
+	key := skey.String()
 	if r := m.Received; r != nil {
 		return Verdict{Drop: r.Dropped, Reason: r.Reason}
 	}
@@ -127,7 +129,7 @@ func (s *Stage) Decide(ctx context.Context, set Settings, id int64, key string, 
 		return Verdict{}
 	}
 	if len(m.Media) > 0 && s.media != nil {
-		s.media.FetchMedia(ctx, key, m, id)
+		s.media.FetchMedia(ctx, skey, m, id)
 	}
 	rec := &message.Received{}
 	for _, h := range hooks {

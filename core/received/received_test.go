@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
 )
@@ -25,6 +26,9 @@ type fakeHooks struct {
 	texts   []string
 	timeout time.Duration
 }
+
+// rk is the session of the messages the tests decide on.
+var rk = sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: "k"}
 
 func (f *fakeHooks) MessageReceived(_ context.Context, instance string, req hook.ReceivedRequest, timeout time.Duration) (hook.ReceivedResponse, bool, error) {
 	fn := f.answer[instance]
@@ -59,7 +63,7 @@ func (j *fakeJournal) Amend(_ context.Context, id int64, msg []byte) error {
 // fakeMedia "downloads" every attachment to /media/<ref>.
 type fakeMedia struct{ fetched int }
 
-func (m *fakeMedia) FetchMedia(_ context.Context, _ string, msg *message.Message, _ int64) {
+func (m *fakeMedia) FetchMedia(_ context.Context, _ sessionkey.Key, msg *message.Message, _ int64) {
 	m.fetched++
 	for i := range msg.Media {
 		msg.Media[i].Path = "/media/" + msg.Media[i].Ref
@@ -106,7 +110,7 @@ func TestDecideInOrder(t *testing.T) {
 	}}
 	s, j, _ := newStage(h)
 	m := msg("hello")
-	v := s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "upper"}, {Instance: "tg"}, {Instance: "note"}}, Timeout: 3 * time.Second}, 7, "k", m)
+	v := s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "upper"}, {Instance: "tg"}, {Instance: "note"}}, Timeout: 3 * time.Second}, 7, rk, m)
 	if v.Drop || v.Stopped {
 		t.Fatalf("verdict %+v", v)
 	}
@@ -136,15 +140,15 @@ func TestDecideRecordedIsNotAskedAgain(t *testing.T) {
 	s, j, _ := newStage(h)
 	set := Settings{Hooks: []Hook{{Instance: "a"}}, Timeout: time.Second}
 	first := msg("hi")
-	s.Decide(context.Background(), set, 1, "k", first)
+	s.Decide(context.Background(), set, 1, rk, first)
 	again := recorded(t, j, 1)
-	s.Decide(context.Background(), set, 1, "k", &again)
+	s.Decide(context.Background(), set, 1, rk, &again)
 	if len(h.calls) != 1 {
 		t.Fatalf("asked %d times, want 1", len(h.calls))
 	}
 	dropped := msg("x")
 	dropped.Received = &message.Received{Dropped: true, Reason: "no"}
-	if v := s.Decide(context.Background(), set, 2, "k", dropped); !v.Drop || v.Reason != "no" || len(h.calls) != 1 {
+	if v := s.Decide(context.Background(), set, 2, rk, dropped); !v.Drop || v.Reason != "no" || len(h.calls) != 1 {
 		t.Fatalf("recorded drop: %+v after %d calls", v, len(h.calls))
 	}
 }
@@ -161,7 +165,7 @@ func TestDecideDrop(t *testing.T) {
 			"after": pass,
 		}}
 		s, j, _ := newStage(h)
-		v := s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "gate"}, {Instance: "after"}}, Timeout: time.Second}, 3, "k", msg("buy now"))
+		v := s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "gate"}, {Instance: "after"}}, Timeout: time.Second}, 3, rk, msg("buy now"))
 		if !v.Drop || v.Reason != c.want || len(h.calls) != 1 {
 			t.Fatalf("verdict %+v after calls %v", v, h.calls)
 		}
@@ -185,19 +189,19 @@ func TestDecideOnError(t *testing.T) {
 	h := &fakeHooks{answer: map[string]func(hook.ReceivedRequest) (hook.ReceivedResponse, error){"bad": fail, "good": rewrite}}
 	s, j, _ := newStage(h)
 	m := msg("before")
-	if v := s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "bad"}, {Instance: "good"}}}, 1, "k", m); v.Drop || m.Body != "after" {
+	if v := s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "bad"}, {Instance: "good"}}}, 1, rk, m); v.Drop || m.Body != "after" {
 		t.Fatalf("skip: %+v, body %q", v, m.Body)
 	}
 	if r := recorded(t, j, 1).Received; strings.Join(r.Hooks, ",") != "good" {
 		t.Fatalf("answered hooks %v, want only good", r.Hooks)
 	}
 	m = msg("before")
-	if v := s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "bad", Drop: true}, {Instance: "good"}}}, 2, "k", m); !v.Drop || v.Reason != FailedDropReason {
+	if v := s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "bad", Drop: true}, {Instance: "good"}}}, 2, rk, m); !v.Drop || v.Reason != FailedDropReason {
 		t.Fatalf("drop: %+v", v)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if v := s.Decide(ctx, Settings{Hooks: []Hook{{Instance: "bad", Drop: true}}}, 3, "k", msg("x")); !v.Stopped {
+	if v := s.Decide(ctx, Settings{Hooks: []Hook{{Instance: "bad", Drop: true}}}, 3, rk, msg("x")); !v.Stopped {
 		t.Fatalf("stopping host: %+v", v)
 	}
 	if _, ok := j.amended[3]; ok {
@@ -220,7 +224,7 @@ func TestDecideAttachments(t *testing.T) {
 	s, _, md := newStage(h)
 	m := msg("")
 	m.Media = []message.Media{{Kind: channel.MediaVoice, Ref: "v1"}, {Kind: channel.MediaImage, Ref: "i1"}}
-	s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "stt"}}}, 1, "k", m)
+	s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "stt"}}}, 1, rk, m)
 	if md.fetched != 1 || len(seen) != 2 || !filepath.IsAbs(seen[0].Path) {
 		t.Fatalf("fetched %d times; the hook saw %+v", md.fetched, seen)
 	}
@@ -237,11 +241,11 @@ func TestDecidePassesOver(t *testing.T) {
 	s, j, md := newStage(h)
 	withMedia := msg("x")
 	withMedia.Media = []message.Media{{Kind: channel.MediaImage, Ref: "i"}}
-	s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "tg"}}}, 1, "k", withMedia)
-	s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "a"}}}, 2, "k", msg("/status"))
+	s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "tg"}}}, 1, rk, withMedia)
+	s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "a"}}}, 2, rk, msg("/status"))
 	press := msg("Yes")
 	press.Action = &channel.Action{ButtonID: "yes"}
-	s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "a"}}}, 3, "k", press)
+	s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "a"}}}, 3, rk, press)
 	if len(h.calls) != 0 || len(j.amended) != 0 || md.fetched != 0 {
 		t.Fatalf("calls %v, recorded %d, fetched %d", h.calls, len(j.amended), md.fetched)
 	}
@@ -259,7 +263,7 @@ func TestDecideRecordFails(t *testing.T) {
 	s, j, _ := newStage(h)
 	j.err = errors.New("disk full")
 	m := msg("old")
-	if v := s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "a"}}}, 1, "k", m); v.Drop || m.Body != "new" {
+	if v := s.Decide(context.Background(), Settings{Hooks: []Hook{{Instance: "a"}}}, 1, rk, m); v.Drop || m.Body != "new" {
 		t.Fatalf("%+v, body %q", v, m.Body)
 	}
 }

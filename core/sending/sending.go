@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
@@ -34,7 +35,7 @@ type Hooks interface {
 // delivery sends a MEDIA: line's file from (the session's own media
 // directory), and returns its path.
 type Files interface {
-	SaveMedia(key, filename string, data []byte) (string, error)
+	SaveMedia(key sessionkey.Key, filename string, data []byte) (string, error)
 }
 
 // Settings are the stage's configuration.
@@ -51,9 +52,11 @@ type Reply struct {
 	// ID is the journal entry the reply answers (the call id).
 	ID           int64
 	Conversation command.Conversation
-	Agent        string
-	Text         string
-	Format       channel.Format
+	// Key is the reply's session (Conversation.SessionKey is its stored
+	// form); the hooks hear its agent.
+	Key    sessionkey.Key
+	Text   string
+	Format channel.Format
 }
 
 // Stage is the message_sending stage.
@@ -91,7 +94,7 @@ func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, 
 		if !s.hooks.IsSendingHook(inst) {
 			continue
 		}
-		req := hook.SendingRequest{CallID: strconv.FormatInt(r.ID, 10), Conversation: r.Conversation, Agent: r.Agent, Text: text, Format: r.Format}
+		req := hook.SendingRequest{CallID: strconv.FormatInt(r.ID, 10), Conversation: r.Conversation, Agent: r.Key.Agent, Text: text, Format: r.Format}
 		resp, ok, err := s.hooks.MessageSending(call, inst, req, set.Timeout)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -115,7 +118,7 @@ func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, 
 		}
 		var lines []string
 		for _, m := range resp.Media {
-			path, err := s.files.SaveMedia(r.Conversation.SessionKey, m.Filename, m.Data)
+			path, err := s.files.SaveMedia(r.Key, m.Filename, m.Data)
 			if err != nil {
 				s.log.Warn("a file a message_sending hook added was not saved; not sent", "hook", inst, "file", m.Filename, "error", err)
 				continue

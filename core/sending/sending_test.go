@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/hook"
 )
 
@@ -34,11 +35,11 @@ func (f *fakeHooks) IsSendingHook(instance string) bool { return f.answer[instan
 // fakeFiles "saves" to /media/<key>/<name>, or fails for a name "bad".
 type fakeFiles struct{ saved map[string][]byte }
 
-func (f *fakeFiles) SaveMedia(key, name string, data []byte) (string, error) {
+func (f *fakeFiles) SaveMedia(key sessionkey.Key, name string, data []byte) (string, error) {
 	if name == "bad" {
 		return "", errors.New("disk full")
 	}
-	p := "/media/" + key + "/" + name
+	p := "/media/" + key.Chat + "/" + name
 	f.saved[p] = data
 	return p, nil
 }
@@ -65,7 +66,7 @@ func TestShape(t *testing.T) {
 	files := &fakeFiles{saved: map[string][]byte{}}
 	s := New(h, files, hclog.NewNullLogger())
 	r := Reply{ID: 9, Text: "Hello."}
-	r.Conversation.SessionKey = "k"
+	r.Conversation.SessionKey, r.Key = "agent:main:k", sessionkey.Key{Agent: "main", Chat: "k"}
 	text, suppressed, stopped := s.Shape(context.Background(), Settings{Hooks: []string{"tg", "footer", "broken", "voice"}}, r)
 	want := "Hello.\n— sent by clawhost\n\nMEDIA:/media/k/reply.ogg"
 	if suppressed || stopped || text != want {

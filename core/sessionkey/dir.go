@@ -14,13 +14,16 @@ const MediaDir = "media"
 // file systems): longer encodings are shortened and made unique by a hash.
 const maxDirLen = 200
 
-// Dir returns the name of the session's own directory (its attachments
-// live in <workspace>/media/<Dir(key)>): a single path element made of
+// Dir returns the name of the directory of a chat's conversation key
+// (a [Key]'s Chat; [Key.Dir]): a session's attachments live in
+// <workspace>/media/<Dir(chat)>. It is a single path element made of
 // [A-Za-z0-9._%-] only, never "." or "..", at most 200 bytes.
 //
-// The agent prefix ([ForAgent]) is left out: the directory is in the
-// agent's workspace. Otherwise the encoding is injective, so two sessions
-// of one agent never share a directory:
+// The agent is not in the name: the directory is in the agent's
+// workspace, a chat keeps its directory whichever agent serves it, and
+// directories made before keys carried the agent keep their names. The
+// encoding is injective, so two sessions of one agent never share a
+// directory:
 // ':' becomes '_'; every other byte outside [A-Za-z0-9.-] (including '_'
 // and '%' themselves) becomes %XX (upper-case hex); a leading '.' becomes
 // %2E. So "tg:direct:42" is "tg_direct_42" and decoding is plain percent-
@@ -33,10 +36,6 @@ const maxDirLen = 200
 // The media pruner and the claude sandbox rely on this one function:
 // change it and existing attachments are orphaned (then pruned).
 func Dir(key string) string {
-	// Media lives in the agent's workspace, so the agent is not in the
-	// name: a chat keeps its directory whichever agent serves it, and
-	// directories made before keys carried the agent keep their names.
-	_, key = SplitAgent(key)
 	if key == "" {
 		return "%"
 	}

@@ -13,8 +13,8 @@
 //	<instance>:channel:<id>             a server/broadcast channel
 //	<base>:thread:<threadId>            a thread inside any of the above
 //
-// and every key stored or used as a session's name carries the agent that
-// serves it in front, in the seeds' form: "agent:<agentId>:<key>" ([ForAgent]).
+// and a session's name is a [Key]: the agent that serves it and that
+// conversation key, stored in the seeds' form "agent:<agentId>:<key>".
 //
 // Instance is the configured channel plugin instance (for example "tg" or
 // "discord-work"); it already identifies both the platform and the account,
@@ -24,9 +24,9 @@
 // # Mapping to OpenClaw
 //
 // OpenClaw (openclaw@2026.9.6) prefixes every key with "agent:<agentId>:",
-// as [ForAgent] does, and names the platform rather than an instance:
+// as [Key.String] does, and names the platform rather than an instance:
 // "agent:main:telegram:direct:123". The tests map a clawhost key to that
-// form, so OpenClaw's vectors are checked as ForAgent(agentId, Build(...))
+// form, so OpenClaw's vectors are checked as Key{agentId, Build(...)}.String()
 // with the instance set to the channel name. OpenClaw's per-account-channel-peer scope has no
 // clawhost counterpart: an instance is already one account, so
 // per-channel-peer covers it.
@@ -45,7 +45,11 @@
 // All functions are pure.
 package sessionkey
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // DMScope decides how direct-message sessions are shared.
 type DMScope string
@@ -179,25 +183,56 @@ func HistoryKey(instance string, kind Kind, peerID string) string {
 // block), which serves every chat no agent binds.
 const DefaultAgent = "main"
 
-// agentPrefix starts every agent-scoped key.
+// agentPrefix starts every session key's string form.
 const agentPrefix = "agent:"
 
-// ForAgent scopes key to the agent that serves it: "agent:<agent>:<key>".
-// Two agents serving one chat (a chat that switched with /agent) thus keep
-// two sessions, each with its own claude conversation.
-func ForAgent(agent, key string) string {
-	return agentPrefix + agent + ":" + key
+// Key names a session: the agent that serves it and the chat's
+// conversation key ([Build], [WithThread]). Two agents serving one chat (a
+// chat that switched with /agent) thus keep two sessions, each with its
+// own claude conversation. Key is comparable and the zero Key names no
+// session.
+//
+// The string form, "agent:<Agent>:<Chat>" ([Key.String], [Parse]), is
+// used only where a key leaves the process's types: the store's rows, the
+// journal and the queue's lanes, logs, and the plugins' wire
+// (Conversation.SessionKey). It is the seeds' form, and the one every
+// database written since keys carried the agent holds.
+type Key struct {
+	// Agent is the id of the agent serving the session (config's agent
+	// ids; [DefaultAgent] for the unlabelled block). It never contains ':'.
+	Agent string
+	// Chat is the conversation's key, without the agent.
+	Chat string
 }
 
-// SplitAgent returns the agent of a key ForAgent made and the key without
-// it; a key without the prefix has agent "".
-func SplitAgent(key string) (agent, rest string) {
-	if !strings.HasPrefix(key, agentPrefix) {
-		return "", key
+// String is the key's stored form, "agent:<Agent>:<Chat>"; "" for the
+// zero Key.
+func (k Key) String() string {
+	if k == (Key{}) {
+		return ""
 	}
-	agent, rest, ok := strings.Cut(key[len(agentPrefix):], ":")
+	return agentPrefix + k.Agent + ":" + k.Chat
+}
+
+// Dir is the name of the session's own directory ([Dir] of its chat).
+func (k Key) Dir() string { return Dir(k.Chat) }
+
+// ErrMalformed is Parse's error for a string that is not a key's stored
+// form.
+var ErrMalformed = errors.New("malformed session key")
+
+// Parse reads a key's stored form ([Key.String]): "agent:", a non-empty
+// agent id without ':', ':' and a non-empty chat key (which may contain
+// ':'). Anything else is ErrMalformed; Parse(k.String()) is k for every
+// key with a non-empty agent without ':' and a non-empty chat.
+func Parse(s string) (Key, error) {
+	rest, ok := strings.CutPrefix(s, agentPrefix)
 	if !ok {
-		return "", key
+		return Key{}, fmt.Errorf("%w %q: no agent", ErrMalformed, s)
 	}
-	return agent, rest
+	agent, chat, ok := strings.Cut(rest, ":")
+	if !ok || agent == "" || chat == "" {
+		return Key{}, fmt.Errorf("%w %q", ErrMalformed, s)
+	}
+	return Key{Agent: agent, Chat: chat}, nil
 }

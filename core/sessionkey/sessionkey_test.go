@@ -1,9 +1,11 @@
 package sessionkey
 
 import (
-	"github.com/clawhost/clawhost/core/internal/vectors"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/clawhost/clawhost/core/internal/vectors"
 )
 
 // notApplicable lists OpenClaw vectors with no clawhost counterpart.
@@ -153,7 +155,7 @@ func TestBuild(t *testing.T) {
 // characters other than a-z, 0-9, '_' and '-' become '-', edge dashes
 // trimmed, empty means "main".
 func openClawKey(agentID, key string) string {
-	return ForAgent(normalizeAgentID(agentID), key)
+	return Key{Agent: normalizeAgentID(agentID), Chat: key}.String()
 }
 
 // normalizeAgentID normalizes an OpenClaw agent id ("My Agent!" becomes
@@ -202,28 +204,100 @@ func TestPerPeerKeepsTheSource(t *testing.T) {
 	}
 }
 
-func TestForAgent(t *testing.T) {
-	for _, c := range []struct{ agent, key string }{
-		{"main", "tg:direct:42"},
-		{"ops", "tg:group:-1001:thread:7"},
-		{"main", "main"},
-		{"docs", "agent:direct:5"}, // an instance named "agent"
+func TestKey(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		k    Key
+		want string
+	}{
+		{Key{"main", "tg:direct:42"}, "agent:main:tg:direct:42"},
+		{Key{"ops", "tg:group:-1001:thread:7"}, "agent:ops:tg:group:-1001:thread:7"},
+		{Key{"main", "main"}, "agent:main:main"},
+		{Key{"docs", "agent:direct:5"}, "agent:docs:agent:direct:5"}, // an instance named "agent"
 	} {
-		k := ForAgent(c.agent, c.key)
-		if a, rest := SplitAgent(k); a != c.agent || rest != c.key {
-			t.Errorf("SplitAgent(%q) = %q, %q", k, a, rest)
+		if got := c.k.String(); got != c.want {
+			t.Errorf("%#v.String() = %q, want %q", c.k, got, c.want)
 		}
-		if other := ForAgent("other", c.key); Dir(k) != Dir(other) {
-			t.Errorf("Dir(%q) = %q, Dir(%q) = %q: the agent must not change the media directory", k, Dir(k), other, Dir(other))
+		if back, err := Parse(c.want); err != nil || back != c.k {
+			t.Errorf("Parse(%q) = %#v, %v; want %#v", c.want, back, err, c.k)
+		}
+		if other := (Key{"other", c.k.Chat}); c.k.Dir() != other.Dir() {
+			t.Errorf("%#v.Dir() = %q, %#v.Dir() = %q: the agent must not change the media directory", c.k, c.k.Dir(), other, other.Dir())
 		}
 	}
-	if Dir(ForAgent("main", "tg:direct:42")) != "tg_direct_42" {
-		t.Errorf("media directories made before keys carried the agent are renamed: %q", Dir(ForAgent("main", "tg:direct:42")))
+	if d := (Key{"main", "tg:direct:42"}).Dir(); d != "tg_direct_42" {
+		t.Errorf("media directories made before keys carried the agent are renamed: %q", d)
 	}
-	if a, rest := SplitAgent("tg:direct:42"); a != "" || rest != "tg:direct:42" {
-		t.Errorf("a key without an agent splits as %q, %q", a, rest)
+	if (Key{}).String() != "" {
+		t.Error("the zero Key")
 	}
-	if a, rest := SplitAgent("agent:"); a != "" || rest != "agent:" {
-		t.Errorf("a bare prefix splits as %q, %q", a, rest)
+}
+
+func TestParseRefuses(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		"", "tg:direct:42", "main", "agent:", "agent:main", "agent:main:", "agent::tg:direct:42",
+		"Agent:main:tg:direct:42", " agent:main:x", "agentmain:x",
+	} {
+		if k, err := Parse(s); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Parse(%q) = %#v, %v; want ErrMalformed", s, k, err)
+		}
 	}
+}
+
+// TestParseStoredKeys: keys as the stores hold them since keys carried the
+// agent (sqlite step 10 and postgres step 6 prefixed every older key with
+// the default agent; at 10adb9c the agents' keys were written as
+// "agent:<id>:<key>") parse to what the code of that time meant by them.
+// No migration: the stored form is Key.String's.
+func TestParseStoredKeys(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		stored string
+		want   Key
+	}{
+		{"agent:main:tg:direct:42", Key{"main", "tg:direct:42"}},
+		{"agent:main:main", Key{"main", "main"}},
+		{"agent:main:direct:telegram:5", Key{"main", "direct:telegram:5"}},
+		{"agent:main:direct:ann", Key{"main", "direct:ann"}},
+		{"agent:ops:tg:group:-1001234:thread:7", Key{"ops", "tg:group:-1001234:thread:7"}},
+		{"agent:main:wa:direct:15550001@s.whatsapp.net", Key{"main", "wa:direct:15550001@s.whatsapp.net"}},
+		{"agent:public_2:web:direct:a/b", Key{"public_2", "web:direct:a/b"}},
+		{"agent:main:agent:direct:5", Key{"main", "agent:direct:5"}},
+	} {
+		k, err := Parse(c.stored)
+		if err != nil || k != c.want {
+			t.Errorf("Parse(%q) = %#v, %v; want %#v", c.stored, k, err, c.want)
+		}
+		if k.String() != c.stored {
+			t.Errorf("%#v.String() = %q, stored %q", k, k.String(), c.stored)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"agent:main:tg:direct:42", "agent:ops:x", "agent::x", "agent:a:", "tg:direct:1", "", "agent:"} {
+		f.Add(s, "main", "tg:direct:42")
+	}
+	f.Fuzz(func(t *testing.T, s, agent, chat string) {
+		if k, err := Parse(s); err == nil {
+			if k.Agent == "" || k.Chat == "" || strings.Contains(k.Agent, ":") {
+				t.Fatalf("Parse(%q) = %#v", s, k)
+			}
+			if k.String() != s {
+				t.Fatalf("Parse(%q).String() = %q", s, k.String())
+			}
+		} else if !errors.Is(err, ErrMalformed) {
+			t.Fatalf("Parse(%q): %v", s, err)
+		}
+		k := Key{Agent: agent, Chat: chat}
+		back, err := Parse(k.String())
+		valid := agent != "" && chat != "" && !strings.Contains(agent, ":")
+		if valid && (err != nil || back != k) {
+			t.Fatalf("Parse(%q) = %#v, %v; want %#v", k.String(), back, err, k)
+		}
+		if !valid && err == nil && back == k {
+			t.Fatalf("Parse(%q) = %#v from the invalid %#v", k.String(), back, k)
+		}
+	})
 }

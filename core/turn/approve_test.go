@@ -80,7 +80,7 @@ func TestAlwaysIsTheExactRule(t *testing.T) {
 	if d := f.ask("git log --oneline"); !d.Allow || len(d.Always) != 1 || d.Always[0].String() != "Bash(git log:*)" {
 		t.Fatalf("decision %+v", d)
 	}
-	if s, _ := f.db.Session(ctx, "tg:direct:5"); !slices.Equal(storedMeta(s).Always, []string{"Bash(git log:*)"}) {
+	if s, _ := f.db.Session(ctx, testKey.String()); !slices.Equal(storedMeta(s).Always, []string{"Bash(git log:*)"}) {
 		t.Fatalf("stored %q", storedMeta(s).Always)
 	}
 	if d := f.ask("git log -p"); !d.Allow || len(d.Always) != 1 || d.Always[0].String() != "Bash(git log:*)" {
@@ -97,7 +97,7 @@ func TestAlwaysIsTheExactRule(t *testing.T) {
 	if a.from[0] == nil || a.from[0].From != "tg:5" {
 		t.Errorf("asker %+v", a.from[0])
 	}
-	if s, _ := f.db.Session(ctx, "tg:direct:5"); !slices.Equal(storedMeta(s).Always, []string{"Bash(git log:*)", "Bash(git push:*)"}) {
+	if s, _ := f.db.Session(ctx, testKey.String()); !slices.Equal(storedMeta(s).Always, []string{"Bash(git log:*)", "Bash(git push:*)"}) {
 		t.Errorf("stored %q", storedMeta(s).Always)
 	}
 }
@@ -109,8 +109,8 @@ func TestBareToolNameIsNoGrant(t *testing.T) {
 	f, a := newApprovalFixture(t, Settings{Streaming: StreamOff, Approvals: true})
 	ctx := context.Background()
 	f.ask("true") // the session exists from here on: the rule is stored
-	f.turns.allowAlways(ctx, "tg:direct:5", []runner.Rule{{Tool: "Bash"}})
-	if s, _ := f.db.Session(ctx, "tg:direct:5"); !slices.Contains(storedMeta(s).Always, "Bash") {
+	f.turns.allowAlways(ctx, testKey.String(), []runner.Rule{{Tool: "Bash"}})
+	if s, _ := f.db.Session(ctx, testKey.String()); !slices.Contains(storedMeta(s).Always, "Bash") {
 		t.Fatalf("stored %q", storedMeta(s).Always)
 	}
 	f.ask("id")
@@ -127,8 +127,8 @@ func TestCodeRunningStoredRuleIsNoGrant(t *testing.T) {
 	f, a := newApprovalFixture(t, Settings{Streaming: StreamOff, Approvals: true})
 	ctx := context.Background()
 	f.ask("true") // the session exists from here on
-	f.turns.allowAlways(ctx, "tg:direct:5", []runner.Rule{{Tool: "Bash", Content: "git:*"}})
-	if s, _ := f.db.Session(ctx, "tg:direct:5"); !slices.Contains(storedMeta(s).Always, "Bash(git:*)") {
+	f.turns.allowAlways(ctx, testKey.String(), []runner.Rule{{Tool: "Bash", Content: "git:*"}})
+	if s, _ := f.db.Session(ctx, testKey.String()); !slices.Contains(storedMeta(s).Always, "Bash(git:*)") {
 		t.Fatalf("stored %q", storedMeta(s).Always)
 	}
 	d := f.ask("git -c core.sshCommand=x fetch")
@@ -155,7 +155,7 @@ func TestAskOnlyWhereListed(t *testing.T) {
 	} {
 		f, _ := newApprovalFixture(t, Settings{Streaming: StreamOff, PermissionModes: tt.modes})
 		ctx := context.Background()
-		if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *session.Overrides) error { o.Mode = ModeAsk; return nil }); err != nil {
+		if _, err := f.turns.SetOverrides(ctx, testKey, func(o *session.Overrides) error { o.Mode = ModeAsk; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		f.turns.Run(ctx, f.request("tg", "go"))

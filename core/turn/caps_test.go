@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
@@ -75,11 +76,11 @@ func (f *fixture) queue(m message.Message) Request {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if err := f.db.Enqueue(ctx, res.ID, "k"); err != nil {
+	if err := f.db.Enqueue(ctx, res.ID, "agent:main:k"); err != nil {
 		f.t.Fatal(err)
 	}
 	e, _ := f.db.Entry(ctx, res.ID)
-	return Request{Key: "k", Entries: []store.Entry{e}, Start: func(ctx context.Context) error { return f.db.Start(ctx, res.ID) }, AbortReason: func() string { return "" }}
+	return Request{Key: sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: "k"}, Entries: []store.Entry{e}, Start: func(ctx context.Context) error { return f.db.Start(ctx, res.ID) }, AbortReason: func() string { return "" }}
 }
 
 func TestHookRequestCarriesWorkspaceSessionAndAttachments(t *testing.T) {

@@ -87,7 +87,7 @@ func TestTurnCosts(t *testing.T) {
 				}
 			}
 			if c.before != nil {
-				if _, err := f.db.UpdateSession(ctx, "tg:direct:5", func(s *store.Session, _ bool) error {
+				if _, err := f.db.UpdateSession(ctx, testKey.String(), func(s *store.Session, _ bool) error {
 					*s = *c.before
 					s.SessionID, s.LastMessageAt = "old", f.now
 					return nil
@@ -117,7 +117,7 @@ func TestTurnCosts(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(c.want) {
 				t.Errorf("ledger costs %v, want %v", got, c.want)
 			}
-			s, err := f.db.Session(ctx, "tg:direct:5")
+			s, err := f.db.Session(ctx, testKey.String())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -24,7 +25,7 @@ var ErrNoTurn = errors.New("no reply is being written in this chat")
 
 // fileBox holds the files queued for one running turn.
 type fileBox struct {
-	key   string
+	key   sessionkey.Key
 	msgID string // the latest message of the turn (what react reacts to)
 	// reacted: the react tool set a reaction (under files.mu).
 	reacted bool
@@ -38,7 +39,7 @@ type files struct {
 	boxes map[message.Target]*fileBox
 }
 
-func (f *files) open(tgt message.Target, key, msgID string) *fileBox {
+func (f *files) open(tgt message.Target, key sessionkey.Key, msgID string) *fileBox {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.boxes == nil {

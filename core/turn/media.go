@@ -17,19 +17,19 @@ import (
 )
 
 // fetchMedia downloads a message's attachments into the session's own
-// directory, <workspace>/media/<sessionkey.Dir(key)>/ (0700), as 0600
+// directory, <workspace>/media/<key.Dir()>/ (0700), as 0600
 // files with random names (128 bits, hex), so the prompt can name their
 // paths and claude can read them, and nobody can guess another chat's.
 // core/delivery sends a MEDIA: file from the media directory only when it
 // is in the session's own; the media pruner removes old ones. Failures
 // are logged; the prompt then says the attachment could not be
 // downloaded.
-func (t *Turns) fetchMedia(ctx context.Context, set Settings, key string, m *message.Message, id int64) {
+func (t *Turns) fetchMedia(ctx context.Context, set Settings, key sessionkey.Key, m *message.Message, id int64) {
 	if len(m.Media) == 0 || set.Workspace == "" {
 		return
 	}
 	media := filepath.Join(set.Workspace, sessionkey.MediaDir)
-	dir := filepath.Join(media, sessionkey.Dir(key))
+	dir := filepath.Join(media, key.Dir())
 	// media itself is 0700 as well: the names of the sessions are not for
 	// other accounts to list.
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -64,7 +64,7 @@ func (t *Turns) fetchMedia(ctx context.Context, set Settings, key string, m *mes
 // FetchMedia downloads m's attachments as a turn of session key would
 // (see fetchMedia), before the queue: the message_received hooks see them
 // saved on the host, and the turn finds them downloaded.
-func (t *Turns) FetchMedia(ctx context.Context, key string, m *message.Message, id int64) {
+func (t *Turns) FetchMedia(ctx context.Context, key sessionkey.Key, m *message.Message, id int64) {
 	t.fetchMedia(ctx, t.settingsOf(key), key, m, id)
 }
 
@@ -73,12 +73,12 @@ func (t *Turns) FetchMedia(ctx context.Context, key string, m *message.Message, 
 // extension), and returns its absolute path: a file a message_sending hook
 // added to a reply, which delivery sends from there like the agent's own
 // MEDIA: files (the media pruner removes it with the others).
-func (t *Turns) SaveMedia(key, filename string, data []byte) (string, error) {
+func (t *Turns) SaveMedia(key sessionkey.Key, filename string, data []byte) (string, error) {
 	set := t.settingsOf(key)
 	if set.Workspace == "" {
 		return "", errors.New("no workspace is configured")
 	}
-	dir := filepath.Join(absPath(set.Workspace), sessionkey.MediaDir, sessionkey.Dir(key))
+	dir := filepath.Join(absPath(set.Workspace), sessionkey.MediaDir, key.Dir())
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}

@@ -23,7 +23,7 @@ const AbortHint = "Note: The previous agent run was aborted by the user. Resume 
 // and the hooks' extra system prompt.
 func (t *Turns) prompt(ctx context.Context, set Settings, req Request, sess store.Session, msgs []message.Message, fresh bool) (prompt, system string) {
 	prompt = t.buildPrompt(set, sess, req.Entries[0].ID, msgs, req.Collected, req.Summaries)
-	prepend, system := t.hooks(ctx, set, t.hookRequest(set, req.Key, sess, msgs, fresh))
+	prepend, system := t.hooks(ctx, set, t.hookRequest(set, req.Key.String(), sess, msgs, fresh))
 	if prepend != "" {
 		prompt = prepend + "\n\n" + prompt
 	}

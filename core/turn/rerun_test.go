@@ -112,7 +112,7 @@ func TestEventsCarriedAgainByARerun(t *testing.T) {
 	ctx := context.Background()
 	const event = "System: The model is now opus, changed with /model."
 	first := f.request("tg", "hi")
-	if _, err := f.turns.opts.Meta.Update(ctx, f.db, first.Key, func(m *session.Meta) error {
+	if _, err := f.turns.opts.Meta.Update(ctx, f.db, first.Key.String(), func(m *session.Meta) error {
 		m.AddEvent("The model is now opus, changed with /model.", f.now)
 		return nil
 	}); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
@@ -16,7 +17,8 @@ import (
 
 // Request is one turn: queued entries of one session, oldest first.
 type Request struct {
-	Key     string
+	// Key is the session's, its agent resolved by the composer.
+	Key     sessionkey.Key
 	Entries []store.Entry
 	// Covers are the entries the reply answers besides the first (those a
 	// collected batch merged).
@@ -88,12 +90,12 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		return Outcome{}
 	}
 	last := &msgs[len(msgs)-1]
-	log := &turnLog{base: t.log, key: req.Key, entries: req.Entries}
+	log := &turnLog{base: t.log, key: req.Key.String(), entries: req.Entries}
 	if !t.opts.Channels.Known(last.Instance) {
 		log.get().Warn("message for a disabled or unknown instance; kept in the journal until it is enabled and the host restarts", "instance", last.Instance)
 		return Outcome{Halt: true}
 	}
-	sess, fresh, note, err := t.session(ctx, set, req.Key, last)
+	sess, fresh, note, err := t.session(ctx, set, req.Key.String(), last)
 	if err != nil {
 		log.get().Error("session store failed; message kept queued", "error", err)
 		return Outcome{Retry: true}
@@ -109,7 +111,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	if note != "" {
 		// Before the reply (streamed blocks included), once: the reset is
 		// stored, so a re-run after a restart does not say it again.
-		t.opts.Output.Send(req.Key, last.Target(), note, channel.FormatPlain)
+		t.opts.Output.Send(req.Key.String(), last.Target(), note, channel.FormatPlain)
 	}
 	box := t.files.open(tgt, req.Key, last.MessageID)
 	o := t.exchange(ctx, log, set, req, sess, fresh, msgs, ty)
@@ -230,7 +232,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		outcome = string(res.Err.Kind)
 		t.opts.Observer.RunnerError(outcome)
 	}
-	t.opts.Observer.Turn(agentOf(req.Key), t.opts.Now().Sub(started), outcome)
+	t.opts.Observer.Turn(req.Key.Agent, t.opts.Now().Sub(started), outcome)
 	cost := t.turnCost(sess, res)
 	var usageDone chan struct{}
 	if res.Err == nil {
@@ -242,21 +244,21 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		usageDone = make(chan struct{})
 		go func() {
 			defer close(usageDone)
-			t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, cost, last)
+			t.recordUsage(ctx, req.Key.String(), req.Entries[0].ID, sess, res, cost, last)
 		}()
 	} else {
-		t.recordUsage(ctx, req.Key, req.Entries[0].ID, sess, res, cost, last)
+		t.recordUsage(ctx, req.Key.String(), req.Entries[0].ID, sess, res, cost, last)
 	}
 	if res.Wait.Start != "" {
-		t.waits.Put(req.Key, res.Wait)
+		t.waits.Put(req.Key.String(), res.Wait)
 	}
 	o := t.outcome(ctx, log, req, res, out, last)
 	o.card, o.took, o.usageDone = out.card, t.opts.Now().Sub(started), usageDone
 	o.silent = res.Err == nil && out.silent && out.remainder == ""
-	o.claudeCost = &store.ClaudeCost{Key: req.Key, Of: claudeSessionOf(sess, res), USD: cost.Total}
+	o.claudeCost = &store.ClaudeCost{Key: req.Key.String(), Of: claudeSessionOf(sess, res), USD: cost.Total}
 	o.steps, o.sessionID = out.steps, claudeSessionOf(sess, res)
 	tok := turnTokens(res.Usage)
-	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: agentOf(req.Key), Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
+	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: req.Key.Agent, Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
 		Model: res.Model, InputTokens: tok.Input, OutputTokens: tok.Output, CacheReadTokens: tok.CacheRead, CacheCreationTokens: tok.CacheCreation,
 		CostUSD: cost.USD, Estimate: cost.Estimate, Duration: o.took, Outcome: outcome}
 	t.opts.Observer.Usage(o.usage.Agent, o.usage.Instance, o.usage.CostUSD,
@@ -316,7 +318,7 @@ func (t *Turns) outcome(ctx context.Context, log *turnLog, req Request, res runn
 		return Outcome{Park: true, Target: last.Target(), ResetAt: res.Err.ResetAt, LimitReason: string(res.Err.Kind), Draft: out.draft}
 	case res.Err.Kind == runner.KindPromptTooLong:
 		log.get().Warn("conversation too long for the context window; starting a new session", "detail", res.Err.Detail)
-		t.Reset(ctx, req.Key, last, "prompt too long")
+		t.Reset(ctx, req.Key.String(), last, "prompt too long")
 		o.Text, o.Format = "This conversation got too long for the model's context, so I started a new session. Please send your last message again.", channel.FormatPlain
 	default:
 		log.get().Error("agent turn failed", "kind", res.Err.Kind, "detail", res.Err.Detail)
@@ -359,7 +361,7 @@ func (t *Turns) earlierRun(ctx context.Context, log *turnLog, req Request, last 
 		}
 	}
 	if announce {
-		t.opts.Output.Send(req.Key, last.Target(), restartNotice, channel.FormatPlain)
+		t.opts.Output.Send(req.Key.String(), last.Target(), restartNotice, channel.FormatPlain)
 	}
 	return draft
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -17,7 +18,7 @@ import (
 // turns in m's chat (core/chatprompt), "" when it is turned off. It
 // changes only with the day, the chat's title or the channel's
 // capabilities, so the warm process of a session keeps it.
-func (t *Turns) section(set Settings, key string, m *message.Message) string {
+func (t *Turns) section(set Settings, key sessionkey.Key, m *message.Message) string {
 	if set.PromptSection == nil || m == nil {
 		return ""
 	}
@@ -31,7 +32,7 @@ func (t *Turns) section(set Settings, key string, m *message.Message) string {
 	}
 	_, tools := t.agentTools(key, m)
 	c := chatprompt.Chat{
-		Agent:          agentOf(key),
+		Agent:          key.Agent,
 		Channel:        t.channelLabel(m.Instance, m.Channel),
 		Markup:         caps.Markup,
 		MaxText:        caps.MaxTextLength,

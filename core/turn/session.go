@@ -79,9 +79,9 @@ func (t *Turns) keepOverrides(raw []byte) []byte {
 // with set, storing them in the session (they survive restarts and /new);
 // the next turn restarts the warm claude process with --resume so they
 // apply and the conversation goes on. An error of set changes nothing.
-func (t *Turns) SetOverrides(ctx context.Context, key string, set func(*session.Overrides) error) (session.Overrides, error) {
+func (t *Turns) SetOverrides(ctx context.Context, key sessionkey.Key, set func(*session.Overrides) error) (session.Overrides, error) {
 	var out session.Overrides
-	_, err := t.meta().Update(ctx, t.opts.Store, key, func(m *session.Meta) error {
+	_, err := t.meta().Update(ctx, t.opts.Store, key.String(), func(m *session.Meta) error {
 		o := m.Overrides()
 		was := o
 		if err := set(&o); err != nil {
@@ -313,7 +313,7 @@ func (t *Turns) updateMeta(key string, raw []byte, res runner.Result, m *message
 	if m.Scheduled != "" && m.Scheduled != HeartbeatJob && res.Err == nil {
 		// The chat's next turn is told, once, that a schedule ran here
 		// (a heartbeat's acknowledgement is nobody's business).
-		meta.AddEvent(scheduleEvent(t.settingsOf(key).Location, m), t.opts.Now())
+		meta.AddEvent(scheduleEvent(t.settings().Location, m), t.opts.Now())
 	}
 	b, _ := t.meta().Encode(key, meta)
 	return b
@@ -329,9 +329,9 @@ func scheduleEvent(loc *time.Location, m *message.Message) string {
 }
 
 // flushOf is the memory flush of session key's agent.
-func (t *Turns) flushOf(key string) MemoryFlush {
+func (t *Turns) flushOf(key sessionkey.Key) MemoryFlush {
 	set := t.settings()
-	if a, ok := set.Agents[agentOf(key)]; ok {
+	if a, ok := set.Agents[key.Agent]; ok {
 		return a.MemoryFlush
 	}
 	if set.MemoryFlush != nil {
@@ -343,10 +343,11 @@ func (t *Turns) flushOf(key string) MemoryFlush {
 // memoryFlush runs the pre-compaction memory-flush turn when the session's
 // prompt approaches the context window, once per compaction cycle. Its
 // NO_REPLY is suppressed; any other answer is sent like a notice.
-func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session, m *message.Message) {
-	set := t.settingsOf(key)
+func (t *Turns) memoryFlush(ctx context.Context, skey sessionkey.Key, sess *store.Session, m *message.Message) {
+	set := t.settingsOf(skey)
 	tgt := m.Target()
-	mf := t.flushOf(key)
+	mf := t.flushOf(skey)
+	key := skey.String()
 	meta, _ := t.meta().Decode(key, sess.Chat)
 	var flushed *int
 	if sess.MemoryFlushCycle > 0 {
@@ -359,13 +360,13 @@ func (t *Turns) memoryFlush(ctx context.Context, key string, sess *store.Session
 	prompt, system := mf.Texts()
 	t.log.Info("running the memory-flush turn before compaction", "session", key, "prompt_tokens", meta.PromptTokens)
 	ov := t.meta().Of(*sess).Overrides()
-	mcp, tools := t.agentTools(key, m)
-	dir, err := t.workDir(ctx, set, key)
+	mcp, tools := t.agentTools(skey, m)
+	dir, err := t.workDir(ctx, set, skey)
 	if err != nil {
 		return
 	}
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, Prompt: prompt, ExtraSystemPrompt: system,
-		Agent: agentOf(key), Dir: dir, Model: t.modelOf(set, ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key),
+		Agent: skey.Agent, Dir: dir, Model: t.modelOf(set, ov), Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: skey.Dir(),
 		// The same process as the session's turns (not restarted for the
 		// flush); nobody is asked during it: Wait denies.
 		AskPermission: t.asks(set, ov)})
@@ -443,7 +444,7 @@ func (t *Turns) permissionMode(set Settings, o session.Overrides) string {
 
 // agentTools is the host's MCP config and allowed tools for m's chat and
 // the agent of session key.
-func (t *Turns) agentTools(key string, m *message.Message) (string, []string) {
+func (t *Turns) agentTools(key sessionkey.Key, m *message.Message) (string, []string) {
 	if t.opts.AgentTools == nil || m == nil {
 		return "", nil
 	}

@@ -78,11 +78,12 @@ func (t *Turns) streamMode(set Settings, instance string) Streaming {
 
 // runAgent runs the turn and streams its text. What the final result adds
 // to what was streamed is returned for the outbox; nothing is shown twice.
-func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message, ty *typing, images []runner.Image) (runner.Result, streamed) {
+func (t *Turns) runAgent(ctx context.Context, set Settings, skey sessionkey.Key, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message, ty *typing, images []runner.Image) (runner.Result, streamed) {
 	meta := t.meta().Of(sess)
 	ov := meta.Overrides()
-	mcp, tools := t.agentTools(key, m)
-	dir, err := t.workDir(ctx, set, key)
+	key := skey.String()
+	mcp, tools := t.agentTools(skey, m)
+	dir, err := t.workDir(ctx, set, skey)
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "This chat's git worktree could not be made, so the agent did not run; the operator's log says why.", Detail: err.Error()}}, streamed{}
 	}
@@ -127,7 +128,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, key string, id int64
 		s.asker = m
 	}
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Agent: agentOf(key), Dir: dir, Model: model, Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: sessionkey.Dir(key), AskPermission: t.asks(set, ov), Images: images})
+		Agent: skey.Agent, Dir: dir, Model: model, Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: skey.Dir(), AskPermission: t.asks(set, ov), Images: images})
 	if err != nil {
 		s.stopLive()
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, s.out

@@ -123,14 +123,14 @@ type Output interface {
 	// CheckFile decides whether the file at path may be sent in session
 	// key's chat on instance (a MEDIA: line's check, within the channel's
 	// size limit) and returns it resolved.
-	CheckFile(key, instance, path string) (string, error)
+	CheckFile(key sessionkey.Key, instance, path string) (string, error)
 }
 
 // Reply is a turn's final reply (Output.Reply): Text, possibly empty ("no
 // reply"), answers the journal entries ID and Covers; Draft, when set, is
 // the turn's live draft, which the reply's first chunk replaces.
 type Reply struct {
-	Key     string
+	Key     sessionkey.Key
 	ID      int64
 	Covers  []int64
 	Target  message.Target
@@ -289,7 +289,7 @@ type Settings struct {
 	TurnCard  bool
 	PingAfter time.Duration
 	// Agents are the named agents' own settings by id (the agent "<id>" blocks); a
-	// session's key names its agent (sessionkey.ForAgent). The fields above are the
+	// session's key names its agent (sessionkey.Key). The fields above are the
 	// default agent's. See ForAgent.
 	Agents map[string]AgentSettings
 }
@@ -326,14 +326,8 @@ func (s Settings) ForAgent(id string) Settings {
 	return s
 }
 
-// agentOf is the agent a session key names ("" for a key without one: the default).
-func agentOf(key string) string {
-	a, _ := sessionkey.SplitAgent(key)
-	return a
-}
-
 // settingsOf is the settings of the session key's agent.
-func (t *Turns) settingsOf(key string) Settings { return t.settings().ForAgent(agentOf(key)) }
+func (t *Turns) settingsOf(key sessionkey.Key) Settings { return t.settings().ForAgent(key.Agent) }
 
 func withDefaults(s Settings) Settings {
 	if s.HookTimeout <= 0 {
@@ -374,7 +368,7 @@ type Options struct {
 	// AgentTools, when not nil, gives the MCP config (JSON) of the host's
 	// own tools for the chat of m and the tool names to allow; "" for
 	// none.
-	AgentTools func(key string, m *message.Message) (mcpConfig string, tools []string)
+	AgentTools func(key sessionkey.Key, m *message.Message) (mcpConfig string, tools []string)
 	// MaxMediaBytes caps one downloaded attachment; zero means 20 MiB.
 	MaxMediaBytes int64
 	// Approvals, when not nil, asks the chat about claude's tool use
@@ -494,17 +488,16 @@ func (nopObserver) SetActiveRuns(int)                       {}
 // workDir is the directory claude works in for the session: its agent's
 // workspace, or with worktrees the chat's own worktree of it, made on its
 // first turn.
-func (t *Turns) workDir(ctx context.Context, set Settings, key string) (string, error) {
+func (t *Turns) workDir(ctx context.Context, set Settings, key sessionkey.Key) (string, error) {
 	if !set.Worktrees {
 		return "", nil
 	}
-	_, base := sessionkey.SplitAgent(key)
-	w, made, err := worktree.Ensure(ctx, set.Workspace, sessionkey.Dir(base))
+	w, made, err := worktree.Ensure(ctx, set.Workspace, key.Dir())
 	if err != nil {
 		return "", err
 	}
 	if made {
-		t.log.Info("made the chat's worktree", "session", key, "path", w.Path, "branch", w.Branch)
+		t.log.Info("made the chat's worktree", "session", key.String(), "path", w.Path, "branch", w.Branch)
 	}
 	return w.Path, nil
 }

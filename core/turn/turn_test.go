@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
@@ -83,9 +84,12 @@ func (o *fakeOutput) React(_ message.Target, id, emoji string) error {
 	return nil
 }
 
+// testKey is the session the fixture's turns run in.
+var testKey = sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: "tg:direct:5"}
+
 // CheckFile accepts a path inside /ws (a stand-in for the delivery's
 // check).
-func (o *fakeOutput) CheckFile(_, _, path string) (string, error) {
+func (o *fakeOutput) CheckFile(_ sessionkey.Key, _, path string) (string, error) {
 	p := filepath.Clean(filepath.Join("/ws", path))
 	if !strings.HasPrefix(p, "/ws/") {
 		return "", errors.New("it is outside the workspace")
@@ -201,11 +205,11 @@ func (f *fixture) requestOf(m message.Message) Request {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if err := f.db.Enqueue(ctx, res.ID, "tg:direct:5"); err != nil {
+	if err := f.db.Enqueue(ctx, res.ID, testKey.String()); err != nil {
 		f.t.Fatal(err)
 	}
 	e, _ := f.db.Entry(ctx, res.ID)
-	return Request{Key: "tg:direct:5", Entries: []store.Entry{e}, Start: func(ctx context.Context) error { return f.db.Start(ctx, res.ID) }, AbortReason: func() string { return "" }}
+	return Request{Key: testKey, Entries: []store.Entry{e}, Start: func(ctx context.Context) error { return f.db.Start(ctx, res.ID) }, AbortReason: func() string { return "" }}
 }
 
 func TestTurnPromptHooksAndReply(t *testing.T) {
@@ -216,7 +220,7 @@ func TestTurnPromptHooksAndReply(t *testing.T) {
 		t.Fatalf("outcome %+v", o)
 	}
 	// The final reply goes out through the Output port, like the blocks.
-	if r := f.out.replies; len(r) != 1 || r[0].Text != "hello back" || r[0].Key != "tg:direct:5" || r[0].Format != channel.FormatMarkdown {
+	if r := f.out.replies; len(r) != 1 || r[0].Text != "hello back" || r[0].Key != testKey || r[0].Format != channel.FormatMarkdown {
 		t.Errorf("final replies %+v", r)
 	}
 	req := f.agent.reqs[0]
@@ -232,7 +236,7 @@ func TestTurnPromptHooksAndReply(t *testing.T) {
 	if f.out.typed != 1 {
 		t.Errorf("typing shown %d times", f.out.typed)
 	}
-	s, _ := f.db.Session(context.Background(), "tg:direct:5")
+	s, _ := f.db.Session(context.Background(), testKey.String())
 	if s.Turns != 1 || s.ClaudeSessionID != req.SessionID {
 		t.Errorf("session after the turn: %+v", s)
 	}
@@ -326,23 +330,23 @@ func TestOverridesReachTheAgent(t *testing.T) {
 	f := newFixture(t, Settings{Streaming: StreamOff})
 	ctx := context.Background()
 	f.turns.Run(ctx, f.request("tg", "one"))
-	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *session.Overrides) error { o.Model, o.Effort = "sonnet", "max"; return nil }); err != nil {
+	if _, err := f.turns.SetOverrides(ctx, testKey, func(o *session.Overrides) error { o.Model, o.Effort = "sonnet", "max"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	f.turns.Run(ctx, f.request("tg", "two"))
 	m := message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "5"}
-	f.turns.Reset(ctx, "tg:direct:5", &m, "/new")
+	f.turns.Reset(ctx, testKey.String(), &m, "/new")
 	f.turns.Run(ctx, f.request("tg", "three"))
 	r := f.agent.reqs
 	if r[0].Model != "" || r[0].Effort != "" || r[1].Model != "sonnet" || r[1].Effort != "max" || r[2].Model != "sonnet" || r[2].Effort != "max" {
 		t.Errorf("requests %+v", r)
 	}
-	if s, _ := f.db.Session(ctx, "tg:direct:5"); storedMeta(s).Overrides() != (session.Overrides{Model: "sonnet", Effort: "max"}) {
+	if s, _ := f.db.Session(ctx, testKey.String()); storedMeta(s).Overrides() != (session.Overrides{Model: "sonnet", Effort: "max"}) {
 		t.Errorf("stored %+v", storedMeta(s).Overrides())
 	}
 	// A cleared override is "--model default" (claude resumes on the model
 	// it last used otherwise), unless a model is configured.
-	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *session.Overrides) error { o.Model = "default"; return nil }); err != nil {
+	if _, err := f.turns.SetOverrides(ctx, testKey, func(o *session.Overrides) error { o.Model = "default"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	f.turns.Run(ctx, f.request("tg", "four"))
@@ -387,7 +391,7 @@ func TestCompactionDuringTheFlushIsCounted(t *testing.T) {
 	if n := len(f.agent.reqs); n != 3 || !strings.Contains(f.agent.reqs[1].Prompt, "memory flush") {
 		t.Fatalf("%d runs: %+v", n, f.agent.reqs)
 	}
-	s, _ := f.db.Session(ctx, "tg:direct:5")
+	s, _ := f.db.Session(ctx, testKey.String())
 	var meta session.Meta
 	_ = json.Unmarshal(s.Chat, &meta)
 	// One compaction in the flush turn, one reported by the turn after it
@@ -406,25 +410,25 @@ func TestSwitchBackToAnEarlierSession(t *testing.T) {
 	m := message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "5"}
 	f.turns.Run(ctx, f.request("tg", "first"))
 	first := f.agent.reqs[0].SessionID
-	f.turns.Reset(ctx, "tg:direct:5", &m, "/new")
+	f.turns.Reset(ctx, testKey.String(), &m, "/new")
 	f.turns.Run(ctx, f.request("tg", "second"))
 	second := f.agent.reqs[1].SessionID
-	s, _ := f.db.Session(ctx, "tg:direct:5")
+	s, _ := f.db.Session(ctx, testKey.String())
 	if past := storedMeta(s).Past; len(past) != 1 || past[0].ID != first || past[0].Turns != 1 {
 		t.Fatalf("past %+v", past)
 	}
-	if _, err := f.turns.Switch(ctx, "tg:direct:5", 1); err != nil {
+	if _, err := f.turns.Switch(ctx, testKey.String(), 1); err != nil {
 		t.Fatal(err)
 	}
 	f.turns.Run(ctx, f.request("tg", "third"))
 	if r := f.agent.reqs[2]; r.SessionID != first || r.NewSession {
 		t.Errorf("after /switch: %+v, want a resume of %s", r, first)
 	}
-	s, _ = f.db.Session(ctx, "tg:direct:5")
+	s, _ = f.db.Session(ctx, testKey.String())
 	if past := storedMeta(s).Past; len(past) != 1 || past[0].ID != second {
 		t.Errorf("past after the switch %+v", past)
 	}
-	if _, err := f.turns.Switch(ctx, "tg:direct:5", 5); err == nil {
+	if _, err := f.turns.Switch(ctx, testKey.String(), 5); err == nil {
 		t.Error("switched to a session that does not exist")
 	}
 }
@@ -507,7 +511,7 @@ func TestErrorsBecomeNotices(t *testing.T) {
 	if !strings.Contains(o.Text, "started a new session") || o.Format != channel.FormatPlain {
 		t.Errorf("prompt too long: %+v", o)
 	}
-	if s, _ := f.db.Session(context.Background(), "tg:direct:5"); s.ClaudeSessionID != "" {
+	if s, _ := f.db.Session(context.Background(), testKey.String()); s.ClaudeSessionID != "" {
 		t.Errorf("the session was reset: %+v", s)
 	}
 	f.agent.result = runner.Result{Err: &runner.Error{Kind: runner.KindOverloaded, Notice: "Claude is overloaded right now."}}
@@ -558,7 +562,7 @@ func TestPermissionModeFallsBackWhenNotOffered(t *testing.T) {
 	f := newFixture(t, Settings{Streaming: StreamOff})
 	f.turns.SetSettings(Settings{Streaming: StreamOff, PermissionModes: []string{"acceptEdits"}})
 	ctx := context.Background()
-	if _, err := f.turns.SetOverrides(ctx, "tg:direct:5", func(o *session.Overrides) error { o.Mode = "acceptEdits"; return nil }); err != nil {
+	if _, err := f.turns.SetOverrides(ctx, testKey, func(o *session.Overrides) error { o.Mode = "acceptEdits"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	f.turns.Run(ctx, f.request("tg", "one"))
@@ -586,9 +590,6 @@ func TestSettingsForAgent(t *testing.T) {
 		if s := set.ForAgent(id); s.Workspace != "/main" || s.Model != "sonnet" || s.Approvals {
 			t.Errorf("%q: %+v", id, s)
 		}
-	}
-	if agentOf("agent:ops:tg:direct:1") != "ops" || agentOf("tg:direct:1") != "" {
-		t.Error("agentOf")
 	}
 }
 

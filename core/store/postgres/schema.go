@@ -181,7 +181,7 @@ CREATE TABLE schedule_runs (
 );
 `,
 	// 6: session keys carry the agent that serves them
-	// ("agent:<id>:<key>", sessionkey.ForAgent): every session, journal
+	// ("agent:<id>:<key>", sessionkey.Key.String): every session, journal
 	// entry and placement made before is the default agent's.
 	`
 UPDATE sessions SET key = 'agent:main:' || key;

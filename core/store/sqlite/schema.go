@@ -205,7 +205,7 @@ CREATE TABLE schedule_runs (
 );
 `,
 	// 10: session keys carry the agent that serves them
-	// ("agent:<id>:<key>", sessionkey.ForAgent): every session and
+	// ("agent:<id>:<key>", sessionkey.Key.String): every session and
 	// journal entry made before is the default agent's.
 	`
 UPDATE sessions SET key = 'agent:main:' || key;
