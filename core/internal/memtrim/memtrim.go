@@ -19,9 +19,9 @@
 // one holds the program's variables), and a dropped page is read back when
 // it is used.
 //
-// After the start, Idle keeps it that way: once a collection comes after
-// two minutes without one (the process is idle), the heap it freed goes
-// back to the kernel too, instead of staying resident up to the heap goal.
+// After the start, Idle keeps it that way: a collection that comes after
+// two minutes without one (the process is idle) is followed by a trim, so
+// the heap it freed does not stay resident up to the heap goal.
 package memtrim
 
 import (
@@ -45,8 +45,8 @@ const StartDelay = 2 * time.Second
 const IdleGap = 100 * time.Second
 
 // After trims once, d from now, on a goroutine of its own, and from then
-// on returns the freed heap to the kernel after every collection that
-// follows the previous one by IdleGap or more (see Idle). A trim that
+// on after every collection that follows the previous one by IdleGap or
+// more (Idle). A trim that
 // fails (no /proc) is not reported: the process only stays bigger.
 func After(d time.Duration) {
 	time.AfterFunc(d, func() {
@@ -66,23 +66,24 @@ func Trim() (int64, error) {
 
 var idleOnce sync.Once
 
-// Idle makes the process return its freed heap to the kernel
-// (debug.FreeOSMemory) after every collection that comes IdleGap or more
-// after the previous one. Left alone, the runtime keeps freed pages up to
-// about the heap goal: an idle process's garbage (the liveness probes, the
-// long polls), freed by the periodic collection, would stay resident for
-// good. Under load collections come often and this does nothing; idle, it
-// costs one more collection of a small heap every two minutes. It is
-// idempotent and costs nothing between collections.
+// Idle makes the process trim (Trim) after every collection that comes
+// IdleGap or more after the previous one. Left alone, the runtime keeps
+// freed pages up to about the heap goal: an idle process's garbage (the
+// liveness probes, the long polls), freed by the periodic collection,
+// would stay resident for good; and the collection itself reads the
+// binary's type and stack tables back in. Under load collections come
+// often and this does nothing; idle, it costs one more collection of a
+// small heap every two minutes and the page faults of the next idle work.
+// It is idempotent and costs nothing between collections.
 func Idle() {
 	idleOnce.Do(func() {
-		w := &idleWatch{now: time.Now, free: debug.FreeOSMemory}
+		w := &idleWatch{now: time.Now, free: func() { _, _ = Trim() }}
 		w.last = w.now()
 		w.arm()
 	})
 }
 
-// idleWatch sees every collection and frees the heap after the idle ones.
+// idleWatch sees every collection and trims after the idle ones.
 type idleWatch struct {
 	now  func() time.Time
 	free func()
@@ -97,8 +98,8 @@ func (w *idleWatch) arm() {
 }
 
 // cycle runs once per collection, on the runtime's cleanup goroutine: it
-// arms the next one and, after an idle gap, frees the heap on a goroutine
-// of its own (a collection of its own: its cycle finds no gap).
+// arms the next one and, after an idle gap, trims on a goroutine of its
+// own (a collection of its own: its cycle finds no gap).
 func (w *idleWatch) cycle() {
 	if w.collected(w.now()) {
 		go w.free()
