@@ -3,6 +3,7 @@ package markup
 import (
 	"bytes"
 	"html"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -16,18 +17,21 @@ import (
 // unsafe option, single newlines as line breaks (chat text is written line
 // by line), and raw HTML shown as the text it is (rawHTMLAsText) instead
 // of dropped, so "<img onerror=...>" reads as written and is no element.
-// The page still sanitises the result with its own policy.
-var page = goldmark.New(
-	goldmark.WithExtensions(extension.GFM),
-	goldmark.WithRendererOptions(
-		gmhtml.WithHardWraps(),
-		gmrenderer.WithNodeRenderers(util.Prioritized(rawHTMLAsText{}, 100)),
-	),
-)
+// The page still sanitises the result with its own policy. Built on first
+// use, as md is.
+var page = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.GFM),
+		goldmark.WithRendererOptions(
+			gmhtml.WithHardWraps(),
+			gmrenderer.WithNodeRenderers(util.Prioritized(rawHTMLAsText{}, 100)),
+		),
+	)
+})
 
 func renderHTML(src string) string {
 	var buf bytes.Buffer
-	if err := page.Convert([]byte(src), &buf); err != nil {
+	if err := page().Convert([]byte(src), &buf); err != nil {
 		return "<p>" + html.EscapeString(src) + "</p>"
 	}
 	return buf.String()

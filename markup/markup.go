@@ -35,6 +35,7 @@ package markup
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/yuin/goldmark"
@@ -80,9 +81,12 @@ func For(m channel.Markup) Flavour {
 	return Plain
 }
 
-var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
+// md is the markdown parser, built on first use: a process that renders
+// nothing (an idle plugin, the host's CLI commands) does not keep its
+// block and inline parsers.
+var md = sync.OnceValue(func() goldmark.Markdown { return goldmark.New(goldmark.WithExtensions(extension.GFM)) })
 
-func parse(src []byte) ast.Node { return md.Parser().Parse(text.NewReader(src)) }
+func parse(src []byte) ast.Node { return md().Parser().Parse(text.NewReader(src)) }
 
 // Render renders markdown src in flavour f. The result has no leading or
 // trailing white space (but for HTML).

@@ -68,7 +68,7 @@ func newSplitter(src string, f Flavour, limit int, unit channel.LengthUnit) *spl
 	s.reopen, s.closeAt, s.prio = make([]string, n), make([]string, n), make([]int, n)
 	b := []byte(src)
 	pc := parser.NewContext()
-	doc := md.Parser().Parse(text.NewReader(b), parser.WithContext(pc))
+	doc := md().Parser().Parse(text.NewReader(b), parser.WithContext(pc))
 	if f != Markdown {
 		var refs []string
 		for _, r := range pc.References() {

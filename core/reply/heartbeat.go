@@ -37,12 +37,12 @@ type HeartbeatResult struct {
 }
 
 var (
-	htmlTag       = regexp.MustCompile(`<[^>]*>`)
-	nbsp          = regexp.MustCompile(`(?i)&nbsp;`)
-	leadingMarkup = regexp.MustCompile("^[*`~_]+")
-	trailMarkup   = regexp.MustCompile("[*`~_]+$")
-	tokenAtEnd    = regexp.MustCompile(regexp.QuoteMeta(HeartbeatToken) + `[^\w]{0,4}$`)
-	spaceRun      = regexp.MustCompile(sp + `+`)
+	htmlTag       = lazyRegexp(`<[^>]*>`)
+	nbsp          = lazyRegexp(`(?i)&nbsp;`)
+	leadingMarkup = lazyRegexp("^[*`~_]+")
+	trailMarkup   = lazyRegexp("[*`~_]+$")
+	tokenAtEnd    = lazyRegexp(regexp.QuoteMeta(HeartbeatToken) + `[^\w]{0,4}$`)
+	spaceRun      = lazyRegexp(sp + `+`)
 )
 
 // StripHeartbeatToken removes HEARTBEAT_OK from the edges of raw (OpenClaw's
@@ -61,10 +61,10 @@ func StripHeartbeatToken(raw string, opts HeartbeatOptions) HeartbeatResult {
 	if opts.MaxAckChars != nil {
 		maxAck = max(0, *opts.MaxAckChars)
 	}
-	normalized := htmlTag.ReplaceAllString(trimmed, " ")
-	normalized = nbsp.ReplaceAllString(normalized, " ")
-	normalized = leadingMarkup.ReplaceAllString(normalized, "")
-	normalized = trailMarkup.ReplaceAllString(normalized, "")
+	normalized := htmlTag().ReplaceAllString(trimmed, " ")
+	normalized = nbsp().ReplaceAllString(normalized, " ")
+	normalized = leadingMarkup().ReplaceAllString(normalized, "")
+	normalized = trailMarkup().ReplaceAllString(normalized, "")
 	if !strings.Contains(trimmed, HeartbeatToken) && !strings.Contains(normalized, HeartbeatToken) {
 		return HeartbeatResult{Text: trimmed}
 	}
@@ -99,11 +99,11 @@ func stripTokenAtEdges(raw string) (string, bool) {
 			did, changed = true, true
 			continue
 		}
-		if tokenAtEnd.MatchString(next) {
+		if tokenAtEnd().MatchString(next) {
 			idx := strings.LastIndex(next, HeartbeatToken)
 			text = strings.TrimRightFunc(strings.TrimRightFunc(next[:idx], isJSSpace)+next[idx+len(HeartbeatToken):], isJSSpace)
 			did, changed = true, true
 		}
 	}
-	return jsTrim(spaceRun.ReplaceAllString(text, " ")), did
+	return jsTrim(spaceRun().ReplaceAllString(text, " ")), did
 }

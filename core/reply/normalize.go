@@ -1,7 +1,6 @@
 package reply
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -66,13 +65,13 @@ type Options struct {
 // channel marker ("<|channel|>") or a box-drawing rule. The checks before
 // each pattern are what it needs to match.
 func isArtifact(text string) bool {
-	return (strings.Contains(text, "|") && strings.Contains(text, "<") && harmonyMarker.MatchString(text)) ||
-		(strings.Contains(text, "───") && boxDrawingHR.MatchString(text))
+	return (strings.Contains(text, "|") && strings.Contains(text, "<") && harmonyMarker().MatchString(text)) ||
+		(strings.Contains(text, "───") && boxDrawingHR().MatchString(text))
 }
 
 var (
-	harmonyMarker = regexp.MustCompile(`^\s*(?:set-thought\s+)?<\w*\|[^>]*>\s*$`)
-	boxDrawingHR  = regexp.MustCompile(`^\s*─{3,}\s*$`)
+	harmonyMarker = lazyRegexp(`^\s*(?:set-thought\s+)?<\w*\|[^>]*>\s*$`)
+	boxDrawingHR  = lazyRegexp(`^\s*─{3,}\s*$`)
 )
 
 // Normalize prepares a reply for delivery (OpenClaw's normalizeReplyPayload)
@@ -187,14 +186,14 @@ func ShortModel(id string) string {
 	return id
 }
 
-var templateVar = regexp.MustCompile(`\{([A-Za-z][A-Za-z0-9_.]*)\}`)
+var templateVar = lazyRegexp(`\{([A-Za-z][A-Za-z0-9_.]*)\}`)
 
 // ResolvePrefixTemplate replaces {model}, {modelFull}, {provider},
 // {thinkingLevel} (alias {think}) and {identity.name} (alias
 // {identityName}) in tmpl, case-insensitively. Unknown variables and
 // variables without a value are left as written.
 func ResolvePrefixTemplate(tmpl string, ctx PrefixContext) string {
-	return templateVar.ReplaceAllStringFunc(tmpl, func(m string) string {
+	return templateVar().ReplaceAllStringFunc(tmpl, func(m string) string {
 		var v string
 		switch strings.ToLower(m[1 : len(m)-1]) {
 		case "model":
@@ -215,7 +214,7 @@ func ResolvePrefixTemplate(tmpl string, ctx PrefixContext) string {
 	})
 }
 
-var replyTag = regexp.MustCompile(`(?i)\[\[\s*(?:(reply_to_current)|reply_to\s*:\s*([^\]\n]*?))\s*\]\]`)
+var replyTag = lazyRegexp(`(?i)\[\[\s*(?:(reply_to_current)|reply_to\s*:\s*([^\]\n]*?))\s*\]\]`)
 
 // ParseReplyTags removes every [[reply_to_current]] and [[reply_to:<id>]]
 // tag from text (case-insensitive, spaces allowed inside the brackets) and
@@ -230,7 +229,7 @@ func ParseReplyTags(text string) (string, ReplyTarget) {
 	var target ReplyTarget
 	found := false
 	remove := func(m string) string {
-		sub := replyTag.FindStringSubmatch(m)
+		sub := replyTag().FindStringSubmatch(m)
 		if !found {
 			switch {
 			case sub[1] != "":
@@ -244,7 +243,7 @@ func ParseReplyTags(text string) (string, ReplyTarget) {
 	// Removing a tag can splice a new one together; repeat until stable.
 	out := text
 	for {
-		next := replyTag.ReplaceAllStringFunc(out, remove)
+		next := replyTag().ReplaceAllStringFunc(out, remove)
 		if next == out {
 			break
 		}

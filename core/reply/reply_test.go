@@ -68,7 +68,7 @@ func FuzzNormalize(f *testing.F) {
 		if IsSilentReplyText(got.Text, "") || jsTrim(got.Text) == "" {
 			t.Fatalf("%q delivered as %q", text, got.Text)
 		}
-		if replyTag.MatchString(got.Text) && strings.Contains(text, "[[") {
+		if replyTag().MatchString(got.Text) && strings.Contains(text, "[[") {
 			if _, tgt := ParseReplyTags(got.Text); !tgt.IsZero() {
 				t.Fatalf("tag survived: %q", got.Text)
 			}

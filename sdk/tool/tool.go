@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -100,13 +101,15 @@ type File struct {
 	Caption string
 }
 
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// nameRe is compiled on first use: {1,64} makes a program of 64 copies
+// (60 KB), which every plugin would otherwise build at its start.
+var nameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // ValidName reports why name cannot be a tool's name (nil: it can). The
 // host joins it with the instance name ("<instance>__<name>"), which the
 // model's API limits to those characters.
 func ValidName(name string) error {
-	if !nameRe.MatchString(name) {
+	if !nameRe().MatchString(name) {
 		return fmt.Errorf("tool name %q: use 1 to 64 letters, digits, \"_\" or \"-\"", name)
 	}
 	if strings.Contains(name, "__") {
