@@ -39,11 +39,6 @@ var oversized = map[string]bool{
 	"core/internal/fakeclaude/fakeclaude.go:Main": true,
 	// The Slack Web API double: one switch over the methods it serves.
 	"plugins/slack/slacktest/api.go:Server.serveHTTP": true,
-	"core/store/sqlite/outbox.go:DB.RecordReply":      true,
-	"core/store/storetest/cluster.go:testRelay":       true,
-	"core/store/storetest/leases.go:testLeases":       true,
-	"core/store/storetest/schedules.go:testSchedules": true,
-	"core/store/storetest/usage.go:testLedger":        true,
 	"plugins/discord/discordtest/discordtest.go":      true,
 	"sdk/pluginclient/host.go":                        true,
 }
