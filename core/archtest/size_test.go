@@ -39,8 +39,6 @@ var oversized = map[string]bool{
 	"core/internal/fakeclaude/fakeclaude.go:Main": true,
 	// The Slack Web API double: one switch over the methods it serves.
 	"plugins/slack/slacktest/api.go:Server.serveHTTP": true,
-	"plugins/discord/discordtest/discordtest.go":      true,
-	"sdk/pluginclient/host.go":                        true,
 }
 
 // TestSizeLimits checks every non-test, non-generated Go file of the
