@@ -23,7 +23,7 @@ func TestTelegramCommandReplies(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	Start(t, h)
-	tgWaitFor(t, "the command menu with /report", func() bool {
+	WaitFor(t, "the command menu with /report", func() bool {
 		for _, c := range srv.Commands() {
 			if c.Command == "report" {
 				return true
@@ -68,7 +68,7 @@ func TestCommandAnswerAcrossKill9(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	d := Start(t, h)
-	tgWaitFor(t, "the command menu with /report", func() bool {
+	WaitFor(t, "the command menu with /report", func() bool {
 		for _, c := range srv.Commands() {
 			if c.Command == "report" {
 				return true
@@ -78,7 +78,7 @@ func TestCommandAnswerAcrossKill9(t *testing.T) {
 	})
 	srv.Fail("sendMessage", 1, telegramtest.Slow(10*time.Minute))
 	srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "/report")
-	tgWaitFor(t, "the first message of the answer in flight", func() bool { return len(srv.Requests("sendMessage")) > 0 })
+	WaitFor(t, "the first message of the answer in flight", func() bool { return len(srv.Requests("sendMessage")) > 0 })
 	_ = d.cmd.Process.Kill()
 	_ = d.cmd.Wait()
 	srv.ClearFailures()

@@ -436,19 +436,12 @@ func TestDoctorOnStatusPage(t *testing.T) {
 		t.Fatalf("POST /doctor: %d %s", code, body)
 	}
 	var snap admin.Snapshot
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	WaitFor(t, "the checks to finish", func() error {
 		_, body := get(t, "http://"+addr+"/status.json")
 		snap = admin.Snapshot{}
 		_ = json.Unmarshal([]byte(body), &snap)
-		if snap.Doctor != nil && !snap.Doctor.At.IsZero() && !snap.Doctor.Running {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the checks did not finish: %s", body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return Saw(snap.Doctor != nil && !snap.Doctor.At.IsZero() && !snap.Doctor.Running, "status.json %s", body)
+	})
 	names := map[string]admin.DoctorCheck{}
 	for _, c := range snap.Doctor.Checks {
 		names[c.Name] = c

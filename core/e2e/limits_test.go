@@ -70,7 +70,7 @@ func TestUsageLimitWaitedOut(t *testing.T) {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chats := map[string]int64{"Alice": 1001, "Bob": 1002, "Carol": 1003}
 	push := func(who, text string) {
 		srv.PushText(telegramtest.PrivateChat(chats[who]), tgUser(chats[who], who), text)

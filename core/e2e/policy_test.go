@@ -55,7 +55,7 @@ func newPolicyEnv(t *testing.T, agentExtra Attrs) *policyEnv {
 			t.Logf("bot API requests:\n%s", tgRequestLog(e.srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(e.srv.Requests("getUpdates")) > 0 })
+	WaitFor(t, "the plugin's first getUpdates", func() bool { return len(e.srv.Requests("getUpdates")) > 0 })
 	return e
 }
 
