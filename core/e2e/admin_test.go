@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // adminHost: the loopback channel, pairing with lo:owner as the owner,
@@ -111,10 +112,10 @@ func TestAdminAndPairingCLI(t *testing.T) {
 	pids := pluginPIDs(d, 1)
 	_ = syscall.Kill(pids[0], syscall.SIGKILL)
 	saw503 := false
-	WaitFor(t, "/healthz 503 while the plugin is down, then 200", func() error {
+	sdktest.WaitFor(t, "/healthz 503 while the plugin is down, then 200", func() error {
 		c, _ := get(t, base+"/healthz")
 		saw503 = saw503 || c == 503
-		return Saw(saw503 && c == 200, "/healthz %d, 503 seen before: %v", c, saw503)
+		return sdktest.Saw(saw503 && c == 200, "/healthz %d, 503 seen before: %v", c, saw503)
 	})
 	if c, body := get(t, base+"/healthz"); c != 200 {
 		t.Errorf("/healthz after the restart: %d %s", c, body)

@@ -29,6 +29,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // decodeQRImage reads a QR code with an independent decoder.
@@ -305,9 +306,9 @@ func TestTelegramStates(t *testing.T) {
 	up := telegramtest.NewServerWithListener(tgToken, ln)
 	t.Cleanup(up.Close)
 	// The plugin's backoff reaches 16 s.
-	WaitFor(t, "ready after the API came up", func() error {
+	sdktest.WaitFor(t, "ready after the API came up", func() error {
 		rc, out = statusOut(cfgPath)
-		return Saw(rc == 0, "status exit %d:\n%s", rc, out)
+		return sdktest.Saw(rc == 0, "status exit %d:\n%s", rc, out)
 	})
 	if st := instanceOf(t, base, "tg"); st.PID != degradedPID || st.State != "ready" {
 		t.Errorf("ready by a restart, not by itself: %+v (pid was %d)", st, degradedPID)

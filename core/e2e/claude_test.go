@@ -31,6 +31,7 @@ import (
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // clClaudeBin finds the real CLI: $CLAWHOST_CLAUDE_BIN or
@@ -188,10 +189,10 @@ func (h *clHost) start() {
 	if err := h.cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
-	WaitFor(h.t, "the loopback plugin's address file", func() error {
+	sdktest.WaitFor(h.t, "the loopback plugin's address file", func() error {
 		b, err := os.ReadFile(h.addrFile)
 		h.addr = string(b)
-		return Saw(err == nil && len(b) > 0, "no address yet (%v); clawhost log:\n%s", err, h.log)
+		return sdktest.Saw(err == nil && len(b) > 0, "no address yet (%v); clawhost log:\n%s", err, h.log)
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopPoll, h.pollDone = cancel, make(chan struct{})
@@ -516,7 +517,7 @@ func TestClaudeHostStop(t *testing.T) {
 	m := h.mark()
 	h.post("u1", "tell me a long story")
 	req := h.request(1, 60*time.Second)
-	WaitFor(t, "the reply to stream", func() bool { return req.Status() != 0 })
+	sdktest.WaitFor(t, "the reply to stream", func() bool { return req.Status() != 0 })
 	pids := h.claudePIDs()
 	t0 := time.Now()
 	h.post("u1", "/stop")
@@ -538,8 +539,8 @@ func TestClaudeHostStop(t *testing.T) {
 	if len(pids) != 1 {
 		t.Fatalf("claude processes during the turn: %v", pids)
 	}
-	WaitFor(t, "the claude process to end after /stop", func() error {
-		return Saw(!alive(pids[0]), "claude pid %d still running", pids[0])
+	sdktest.WaitFor(t, "the claude process to end after /stop", func() error {
+		return sdktest.Saw(!alive(pids[0]), "claude pid %d still running", pids[0])
 	})
 
 	h.post("u1", "are you still there?")

@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/store/postgres"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // cluster is several real clawhost hosts serving one Telegram bot from
@@ -73,7 +74,7 @@ func tail(s string, n int) string {
 func (c *cluster) holder() string {
 	c.t.Helper()
 	var h string
-	WaitFor(c.t, "a host to hold the channel lease", func() bool {
+	sdktest.WaitFor(c.t, "a host to hold the channel lease", func() bool {
 		ls, err := c.db.ListLeases(context.Background(), "channel/tg")
 		if err != nil || len(ls) == 0 || !ls[0].Live(time.Now()) {
 			return false
@@ -157,7 +158,7 @@ func (c *cluster) push(chats []int64, m int, extra string) {
 // checks: each message answered at most once, in order, none lost.
 func (c *cluster) waitAnswered(chats []int64, n int) {
 	c.t.Helper()
-	WaitFor(c.t, fmt.Sprintf("answers to messages 1..%d in every chat", n), func() error {
+	sdktest.WaitFor(c.t, fmt.Sprintf("answers to messages 1..%d in every chat", n), func() error {
 		got, told := c.replies()
 		done := true
 		for _, chat := range chats {
@@ -165,7 +166,7 @@ func (c *cluster) waitAnswered(chats []int64, n int) {
 				done = false
 			}
 		}
-		return Saw(done, "answers %v (told %v)", got, told)
+		return sdktest.Saw(done, "answers %v (told %v)", got, told)
 	})
 	time.Sleep(1500 * time.Millisecond) // on purpose: a second copy would come now
 	got, told := c.replies()
@@ -194,7 +195,7 @@ func TestThreeHostsServeOneBot(t *testing.T) {
 	c := startCluster(t, "h1", "h2", "h3")
 	holder := c.holder()
 	t.Logf("%s polls the bot", holder)
-	WaitFor(t, "three live hosts", func() bool {
+	sdktest.WaitFor(t, "three live hosts", func() bool {
 		ls, _ := c.db.ListLeases(context.Background(), store.HostLeasePrefix)
 		n := 0
 		for _, l := range ls {

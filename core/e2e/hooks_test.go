@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,7 +182,7 @@ func TestMessageReceivedKill9(t *testing.T) {
 	t.Parallel()
 	h, calls := hookHost(t, Attrs{"debounce": "10m"})
 	h.post("u1", "rewrite-me before the crash")
-	WaitFor(t, "the message_received hooks to decide", func() bool {
+	sdktest.WaitFor(t, "the message_received hooks to decide", func() bool {
 		return strings.Contains(h.log.String(), "message_received hooks decided")
 	})
 	if h.fake.Count() != 0 {
@@ -297,9 +298,9 @@ func TestMessageSendingHooks(t *testing.T) {
 	}
 	// agent_end is delivered in the background: wait for the events of
 	// the first turn (the signed reply) and the suppressed one.
-	WaitFor(t, "three agent_end events", func() error {
+	sdktest.WaitFor(t, "three agent_end events", func() error {
 		got := callsFor(t, calls, "end ")
-		return Saw(len(got) >= 3, "agent_end events %q", got)
+		return sdktest.Saw(len(got) >= 3, "agent_end events %q", got)
 	})
 	if got := callsFor(t, calls, "end 1 "); len(got) != 1 || !strings.Contains(got[0], " ok ") || !strings.Contains(got[0], "-- signed") {
 		t.Fatalf("agent_end of the first turn: %q", got)
@@ -373,7 +374,7 @@ func TestAgentEndAcrossKill9(t *testing.T) {
 	})
 	h.post("u1", "hello")
 	h.waitSend("chat-u1", 0, 90*time.Second)
-	WaitFor(t, "the agent_end hook's call", func() bool { return len(callsFor(t, calls, "end 1")) > 0 })
+	sdktest.WaitFor(t, "the agent_end hook's call", func() bool { return len(callsFor(t, calls, "end 1")) > 0 })
 	_ = h.cmd.Process.Signal(syscall.SIGKILL)
 	_ = h.cmd.Wait()
 	h.stopPoll()
@@ -386,9 +387,9 @@ func TestAgentEndAcrossKill9(t *testing.T) {
 	}
 	before := len(callsFor(t, calls, "end 1"))
 	h.start()
-	WaitFor(t, "the kept event's delivery after the restart", func() error {
+	sdktest.WaitFor(t, "the kept event's delivery after the restart", func() error {
 		_, err := os.Stat(filepath.Join(h.dir, "data", "agent-end", "1.json"))
-		return Saw(len(callsFor(t, calls, "end 1")) > before && os.IsNotExist(err), "calls %q, the kept event: %v", callsFor(t, calls, "end "), err)
+		return sdktest.Saw(len(callsFor(t, calls, "end 1")) > before && os.IsNotExist(err), "calls %q, the kept event: %v", callsFor(t, calls, "end "), err)
 	})
 	if got := callsFor(t, calls, "end "); len(got) != len(callsFor(t, calls, "end 1")) {
 		t.Fatalf("calls for other turns: %q", got)

@@ -17,6 +17,7 @@ import (
 	"github.com/clawhost/clawhost/core/setup"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // initTGToken is the token the fake Telegram of the init tests accepts.
@@ -199,9 +200,9 @@ func (s *tmuxSession) screen() string {
 func (s *tmuxSession) waitFor(want string, n int) string {
 	s.t.Helper()
 	var scr string
-	WaitFor(s.t, fmt.Sprintf("the terminal to show %q", want), func() error {
+	sdktest.WaitFor(s.t, fmt.Sprintf("the terminal to show %q", want), func() error {
 		scr = s.screen()
-		return Saw(strings.Count(scr, want) > n, "the terminal shows:\n%s", scr)
+		return sdktest.Saw(strings.Count(scr, want) > n, "the terminal shows:\n%s", scr)
 	})
 	return scr
 }
@@ -388,7 +389,7 @@ func initWhatsAppInTerminal(t *testing.T, personal bool) {
 // waitWA waits until the bot sent c a message showing all of wants.
 func waitWA(t *testing.T, srv *whatsapptest.Server, c *whatsapptest.Contact, wants ...string) {
 	t.Helper()
-	WaitFor(t, fmt.Sprintf("a WhatsApp message to %s showing %q", c.Name(), wants), func() bool {
+	sdktest.WaitFor(t, fmt.Sprintf("a WhatsApp message to %s showing %q", c.Name(), wants), func() bool {
 		for _, m := range srv.Sent() {
 			if m.To.ToNonAD().User != c.JID().User && m.To.ToNonAD().User != c.LID().User {
 				continue
@@ -452,7 +453,7 @@ func TestInitSubscriptionInTerminal(t *testing.T) {
 // any of its JIDs.
 func waitWAChat(t *testing.T, srv *whatsapptest.Server, chat []types.JID, wants ...string) {
 	t.Helper()
-	WaitFor(t, fmt.Sprintf("a WhatsApp message showing %q", wants), func() bool {
+	sdktest.WaitFor(t, fmt.Sprintf("a WhatsApp message showing %q", wants), func() bool {
 		for _, m := range srv.Sent() {
 			if !slices.Contains(chat, m.To.ToNonAD()) {
 				continue

@@ -20,6 +20,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/core/internal/syncbuf"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // lpToolResult is the text of the tool_result in the fake API's n-th
@@ -101,7 +102,7 @@ func TestClaudeOperatorSettingsIgnored(t *testing.T) {
 func (h *clHost) claudePIDsOrFail() []int {
 	h.t.Helper()
 	var pids []int
-	WaitFor(h.t, "a claude process", func() bool { pids = h.claudePIDs(); return len(pids) > 0 })
+	sdktest.WaitFor(h.t, "a claude process", func() bool { pids = h.claudePIDs(); return len(pids) > 0 })
 	return pids
 }
 
@@ -185,7 +186,7 @@ func TestHostNotDumpable(t *testing.T) {
 		}
 	})
 	addr := filepath.Join(dir, "data", "plugins", "lo", "lo.addr")
-	WaitFor(t, "the loopback plugin's address file", func() bool { b, err := os.ReadFile(addr); return err == nil && len(b) > 0 })
+	sdktest.WaitFor(t, "the loopback plugin's address file", func() bool { b, err := os.ReadFile(addr); return err == nil && len(b) > 0 })
 	plugins := children(cmd.Process.Pid)
 	if len(plugins) == 0 {
 		t.Fatal("no plugin process")
@@ -198,9 +199,9 @@ func TestHostNotDumpable(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = control.Process.Kill(); _ = control.Wait() })
 	// Until setpriv has exec'd sleep (its own uid from then on).
-	WaitFor(t, "the control process to exec sleep", func() error {
+	sdktest.WaitFor(t, "the control process to exec sleep", func() error {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", control.Process.Pid))
-		return Saw(strings.TrimSpace(string(b)) == "sleep", "it runs %q", b)
+		return sdktest.Saw(strings.TrimSpace(string(b)) == "sleep", "it runs %q", b)
 	})
 	for _, tc := range []struct {
 		name     string
@@ -386,7 +387,7 @@ func TestClaudeNamedAgentRunAsSandbox(t *testing.T) {
 func lpToolResultWith(t *testing.T, h *clHost, marker string) string {
 	t.Helper()
 	var result string
-	WaitFor(t, "a tool result with "+marker, func() bool {
+	sdktest.WaitFor(t, "a tool result with "+marker, func() bool {
 		for _, req := range h.fake.Requests() {
 			for _, m := range req.Messages {
 				for _, b := range m.Content {

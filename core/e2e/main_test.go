@@ -17,6 +17,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // The test binary doubles as a fake claude CLI (core/internal/fakeclaude)
@@ -72,7 +73,7 @@ func startDaemon(t testing.TB, ping bool) *daemon {
 // waitFor is WaitFor for d's test.
 func (d *daemon) waitFor(cond func() bool, what string) {
 	d.t.Helper()
-	WaitFor(d.t, what, cond)
+	sdktest.WaitFor(d.t, what, cond)
 }
 
 func (d *daemon) addr() string {
@@ -152,7 +153,7 @@ func (d *daemon) sent(wait time.Duration) []record {
 // edits; it waits on the event, bounded by the test's deadline (waitFor).
 func (d *daemon) nextSend(chat string) string {
 	d.t.Helper()
-	return d.nextSendWithin(chat, time.Until(waitDeadline(d.t)))
+	return d.nextSendWithin(chat, time.Until(sdktest.WaitDeadline(d.t)))
 }
 
 // nextSendWithin is nextSend waiting up to wait.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestNoSandboxNoStrangers: on a machine where bubblewrap is not found
@@ -78,9 +79,9 @@ func TestNoSandboxNoStrangers(t *testing.T) {
 				t.Errorf("validate: %v\n%s", verr, vout.String())
 			}
 			log := Run(t, cmd)
-			WaitFor(t, "the host's /healthz", func() error {
+			sdktest.WaitFor(t, "the host's /healthz", func() error {
 				code, _ := get(t, "http://"+adminAddr+"/healthz")
-				return Saw(code == 200, "/healthz %d; clawhost log:\n%s", code, log)
+				return sdktest.Saw(code == 200, "/healthz %d; clawhost log:\n%s", code, log)
 			})
 			want := "claude runs without a sandbox" // the WARN of an unavailable sandbox
 			if tc.sandbox == "off" {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // repoRoot is the checkout the e2e package is in.
@@ -182,9 +183,9 @@ plugin "web" {
 		res.Body.Close()
 		return res.StatusCode == http.StatusOK
 	}
-	WaitFor(t, "the web chat's and the host's /healthz", func() error {
+	sdktest.WaitFor(t, "the web chat's and the host's /healthz", func() error {
 		w, a := ok("http://"+web+"/healthz"), ok("http://"+adminAddr+"/healthz")
-		return Saw(w && a, "the web chat %v, the host %v", w, a)
+		return sdktest.Saw(w && a, "the web chat %v, the host %v", w, a)
 	})
 	page, err := http.Get("http://" + web + "/")
 	if err != nil {

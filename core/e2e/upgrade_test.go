@@ -13,6 +13,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestUpgradeKeepsConversations: a database made by the release before
@@ -43,7 +44,7 @@ func TestUpgradeKeepsConversations(t *testing.T) {
 	// anything sent twice comes before the answer to the message posted
 	// after the upgrade.
 	got := map[string]int{}
-	deadline := waitDeadline(t)
+	deadline := sdktest.WaitDeadline(t)
 	count := func(r record) {
 		for _, w := range []string{"before the upgrade", "interrupted by the upgrade", "queued behind it"} {
 			if r.Op == "send" && strings.Contains(r.Text, "echo: ") && strings.Contains(r.Text, w) {

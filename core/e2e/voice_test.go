@@ -15,6 +15,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // needVoiceTools skips without espeak-ng, ffmpeg and ffprobe (make
@@ -133,7 +134,7 @@ func startVoiceHost(t *testing.T) *voiceHost {
 			t.Logf("bot API requests:\n%s", tgRequestLog(h.srv))
 		}
 	})
-	WaitFor(t, "the plugin's first getUpdates", func() bool { return len(h.srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(h.srv.Requests("getUpdates")) > 0 })
 	return h
 }
 
@@ -169,9 +170,9 @@ func engineCalls(log string) int {
 // waitVoice waits for voice note n (1-based) in chat.
 func (h *voiceHost) waitVoice(t *testing.T, chat int64, n int) telegramtest.Sent {
 	t.Helper()
-	WaitFor(t, fmt.Sprintf("voice note %d in chat %d", n, chat), func() error {
+	sdktest.WaitFor(t, fmt.Sprintf("voice note %d in chat %d", n, chat), func() error {
 		got := len(h.voices(chat))
-		return Saw(got >= n, "%d voice notes", got)
+		return sdktest.Saw(got >= n, "%d voice notes", got)
 	})
 	return h.voices(chat)[n-1]
 }
@@ -346,7 +347,7 @@ func TestVoiceWhatsApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	var note whatsapptest.SentMessage
-	WaitFor(t, "a voice note to Ann", func() bool {
+	sdktest.WaitFor(t, "a voice note to Ann", func() bool {
 		for _, m := range e.sentTo(waChat(ann)...) {
 			if m.Message.GetAudioMessage() != nil {
 				note = m
@@ -398,7 +399,7 @@ func TestVoiceDiscord(t *testing.T) {
 	e.waitMessage(t, e.dm[dcAlice.ID].ID, "Voice replies: on")
 	e.pushDM(dcAlice, "say it aloud dc-speak-marker")
 	var file discordtest.UploadedFile
-	WaitFor(t, "an audio file to Alice", func() bool {
+	sdktest.WaitFor(t, "an audio file to Alice", func() bool {
 		for _, s := range e.srv.Sent() {
 			for _, f := range s.Files {
 				if s.ChannelID == e.dm[dcAlice.ID].ID && strings.HasSuffix(f.Filename, ".mp3") {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/webchat"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // wcBrowserTimeout bounds each browser test as a whole.
@@ -191,7 +192,7 @@ func wcReply(t *testing.T, b *webchattest.Browser, text, marker string) webchatt
 		t.Fatal(err)
 	}
 	var reply webchattest.PageMessage
-	WaitFor(t, "the reply to "+marker, func() error {
+	sdktest.WaitFor(t, "the reply to "+marker, func() error {
 		ms, err := b.Messages()
 		if err != nil {
 			return err
@@ -202,7 +203,7 @@ func wcReply(t *testing.T, b *webchattest.Browser, text, marker string) webchatt
 				return nil
 			}
 		}
-		return Saw(false, "the page shows %+v", ms)
+		return sdktest.Saw(false, "the page shows %+v", ms)
 	})
 	return reply
 }
@@ -305,7 +306,7 @@ func TestWebchatBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var restarted int
-	WaitFor(t, "the host to restart the webchat plugin", func() bool {
+	sdktest.WaitFor(t, "the host to restart the webchat plugin", func() bool {
 		for _, p := range children(d.cmd.Process.Pid) {
 			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != old && strings.Contains(exe, "clawhost-webchat") && alive(p) {
 				restarted = p
@@ -315,12 +316,12 @@ func TestWebchatBrowser(t *testing.T) {
 		return false
 	})
 	t.Logf("webchat plugin pid %d killed, restarted as %d", old, restarted)
-	WaitFor(t, "the page to go offline and reconnect", func() error {
+	sdktest.WaitFor(t, "the page to go offline and reconnect", func() error {
 		ok, err := webchattest.Eval[bool](b, `window.__connStates.includes("offline") && document.getElementById("conn").dataset.state === "online"`)
 		if err != nil {
 			return err
 		}
-		return Saw(ok, "the page did not go offline and back online")
+		return sdktest.Saw(ok, "the page did not go offline and back online")
 	})
 	if same, err := webchattest.Eval[bool](b, `window.__sameDocument === true`); err != nil || !same {
 		t.Fatalf("the page was reloaded instead of reconnecting (%v)", err)
@@ -374,7 +375,7 @@ func TestWebchatStreamedBlocks(t *testing.T) {
 	seen := map[string]time.Duration{}
 	blocks := []string{"block 1", "block 2", "block 3"}
 	var text string
-	WaitFor(t, "every block on the page", func() error {
+	sdktest.WaitFor(t, "every block on the page", func() error {
 		var err error
 		if text, err = wcBotText(b); err != nil {
 			t.Fatal(err)
@@ -384,7 +385,7 @@ func TestWebchatStreamedBlocks(t *testing.T) {
 				seen[s] = time.Since(start)
 			}
 		}
-		return Saw(len(seen) == len(blocks), "the page shows %v of %v; bot messages:\n%s", seen, blocks, wcShort(text))
+		return sdktest.Saw(len(seen) == len(blocks), "the page shows %v of %v; bot messages:\n%s", seen, blocks, wcShort(text))
 	})
 	t.Logf("first seen after sending: %v", seen)
 	last := -1

@@ -1,4 +1,4 @@
-package e2e
+package sdktest
 
 import (
 	"errors"
@@ -18,15 +18,16 @@ type Condition interface {
 var errNotYet = errors.New("the condition was still false")
 
 // WaitFor waits until cond holds, checking it at once and then at short
-// intervals. It waits on the event, not for a time a fast machine needs:
-// the bound is the test binary's own deadline (go test -timeout) less a
-// minute to report what was awaited and stop the host, so a machine busy
-// with other work only makes it slower. On the bound it fails tb with what
-// and what cond last saw.
+// intervals: for a state a test cannot be told of (a process's file, an
+// HTTP endpoint, a fake server's record). It waits on the event, not for
+// a time a fast machine needs: the bound is the test binary's own deadline
+// (go test -timeout) less a minute to report what was awaited and stop
+// what the test started, so a machine busy with other work only makes it
+// slower. On the bound it fails tb with what and what cond last saw.
 func WaitFor[C Condition](tb testing.TB, what string, cond C) {
 	tb.Helper()
 	check := asCheck(cond)
-	deadline := waitDeadline(tb)
+	deadline := WaitDeadline(tb)
 	pause := time.Millisecond
 	for {
 		err := check()
@@ -55,7 +56,7 @@ func Saw(ok bool, format string, args ...any) error {
 // WaitFor is, and returns it.
 func Receive[T any](tb testing.TB, what string, ch <-chan T) T {
 	tb.Helper()
-	timer := time.NewTimer(time.Until(waitDeadline(tb)))
+	timer := time.NewTimer(time.Until(WaitDeadline(tb)))
 	defer timer.Stop()
 	select {
 	case v := <-ch:
@@ -77,9 +78,11 @@ func asCheck[C Condition](cond C) func() error {
 	panic(fmt.Sprintf("WaitFor: condition of type %T", cond))
 }
 
-// waitDeadline is when a wait on an event gives up: the test's deadline
-// less a minute (to report it and stop the host), else ten minutes.
-func waitDeadline(tb testing.TB) time.Time {
+// WaitDeadline is when WaitFor gives up: the test's deadline less a
+// minute (to report it and stop what the test started), else ten minutes
+// from now. A wait that hands a bound to something else (a context, a
+// server's long poll) takes it from here.
+func WaitDeadline(tb testing.TB) time.Time {
 	if dt, ok := tb.(interface{ Deadline() (time.Time, bool) }); ok {
 		if at, ok := dt.Deadline(); ok {
 			return at.Add(-time.Minute)
