@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -81,7 +80,7 @@ type clHost struct {
 	env      []string
 
 	cmd      *exec.Cmd
-	log      *syncbuf.Buffer
+	log      *sdktest.Log
 	addr     string
 	stopPoll context.CancelFunc
 	pollDone chan struct{}
@@ -179,7 +178,7 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 func (h *clHost) start() {
 	h.t.Helper()
 	_ = os.Remove(h.addrFile)
-	h.log = &syncbuf.Buffer{}
+	h.log = &sdktest.Log{}
 	h.cmd = Command(h.t, h.cfgPath)
 	if len(h.env) > 0 {
 		h.cmd.Env = append(os.Environ(), h.env...)

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
@@ -170,7 +169,7 @@ func TestHostNotDumpable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lpChown(t, dir)
-	log := &syncbuf.Buffer{}
+	log := &sdktest.Log{}
 	argv := append(append([]string(nil), wrap...), filepath.Join(binDir(t), "clawhost"), "-config", cfg)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CLAWHOST_TEST_SECRET=s3cret"}

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -120,7 +119,7 @@ func TestDowngradeIsRefused(t *testing.T) {
 	// No admin endpoint: the default port is the other tests'.
 	cfg := (&Host{Dir: dir, Admin: Attrs{"listen": ""}}).Write(t)
 	cmd := Command(t, cfg)
-	var out syncbuf.Buffer
+	var out sdktest.Log
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

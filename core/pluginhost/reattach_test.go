@@ -14,20 +14,20 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // startDebug starts bin/clawhost-<name> by hand in debug mode, as an author
 // does under a debugger, and returns the process and the CLAWHOST_REATTACH
 // value it printed on stderr.
-func startDebug(t *testing.T, name, instance string) (*exec.Cmd, string, *syncbuf.Buffer) {
+func startDebug(t *testing.T, name, instance string) (*exec.Cmd, string, *sdktest.Log) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir(t), "clawhost-"+name))
 	cmd.Env = append(os.Environ(), sdk.EnvDebug+"="+instance)
-	stdout := &syncbuf.Buffer{}
+	stdout := &sdktest.Log{}
 	cmd.Stdout = stdout
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -42,7 +42,7 @@ func startDebug(t *testing.T, name, instance string) (*exec.Cmd, string, *syncbu
 			_ = cmd.Wait()
 		}
 	})
-	log := &syncbuf.Buffer{}
+	log := &sdktest.Log{}
 	found := make(chan string, 1)
 	go func() {
 		prefix := pluginclient.EnvReattach + "='"
@@ -100,7 +100,7 @@ func TestReattachDebugMode(t *testing.T) {
 		}
 		_ = rpc.Close()
 	}
-	log := &syncbuf.Buffer{}
+	log := &sdktest.Log{}
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: log}), Reattach: reattach})
 	t.Cleanup(h.Stop)
 	defer func() {

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/envfilter"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -678,7 +678,7 @@ func TestStopPolitely(t *testing.T) {
 		{mode: "ignoreterm", grace: 400 * time.Millisecond, within: 400*time.Millisecond + 5*time.Second, wantWarn: true, evidence: "signal: killed"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			log := &syncbuf.Buffer{}
+			log := &sdktest.Log{}
 			h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: log}), StopGrace: tc.grace})
 			t.Cleanup(h.Stop)
 			h.Apply([]Spec{faultSpec("f", tc.mode)})
@@ -791,7 +791,7 @@ func TestPluginEnv(t *testing.T) {
 // asserts them to strings and panics (which ends the host); the host's
 // stderr guard rewrites them first.
 func TestBadLogLinesDoNotCrashTheHost(t *testing.T) {
-	var buf syncbuf.Buffer
+	var buf sdktest.Log
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &buf}), Inbound: newRecorder().inbound})
 	t.Cleanup(h.Stop)
 	h.Apply([]Spec{faultSpec("badlog", "badlog")})

@@ -1,11 +1,9 @@
 package discord
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +11,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
-	"github.com/clawhost/clawhost/sdk/status"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const testToken = "TEST.token-secret_part.xyz"
@@ -37,50 +35,11 @@ func newServer(t *testing.T) *discordtest.Server {
 	return srv
 }
 
-// logBuffer collects log output safely across goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// statusLog records reports.
-type statusLog struct {
-	mu  sync.Mutex
-	all []status.Status
-}
-
-func (s *statusLog) Report(st status.Status) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.all = append(s.all, st)
-}
-
-func (s *statusLog) last() status.Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.all) == 0 {
-		return status.Status{}
-	}
-	return s.all[len(s.all)-1]
-}
-
 // testAdapter is a configured adapter with its log and status reports.
 type testAdapter struct {
 	*Adapter
-	logs    *logBuffer
-	reports *statusLog
+	logs    *sdktest.Log
+	reports *sdktest.Statuses
 	dir     string
 }
 
@@ -91,8 +50,8 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	logs := &logBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	logs := &sdktest.Log{}
+	log := logs.Logger()
 	cfg := map[string]any{"token": testToken, "api_endpoint": srv.Endpoint()}
 	for k, v := range extra {
 		cfg[k] = v
@@ -101,7 +60,7 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports := &statusLog{}
+	reports := &sdktest.Statuses{}
 	a := New()
 	a.identifyGap = 0
 	a.invalidPause = func() time.Duration { return 10 * time.Millisecond }

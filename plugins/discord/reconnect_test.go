@@ -157,8 +157,8 @@ func TestFatalClose(t *testing.T) {
 			// fatal code would identify many times in the window below.
 			a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 			a.run(t, newInbox())
-			waitFor(t, "needs_attention", func() bool { return a.reports.last().State == status.NeedsAttention })
-			st := a.reports.last()
+			waitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
+			st := a.reports.Last()
 			if !strings.Contains(st.Message, c.want) || st.Attention == nil || st.Attention.Kind != status.Link {
 				t.Errorf("status %+v, want a link and %q", st, c.want)
 			}
@@ -178,7 +178,7 @@ func TestFatalClose(t *testing.T) {
 				if err := a.Retry(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				waitFor(t, "ready after retry", func() bool { return a.reports.last().State == status.Ready })
+				waitFor(t, "ready after retry", func() bool { return a.reports.Last().State == status.Ready })
 			}
 		})
 	}
@@ -192,7 +192,7 @@ func TestFatalCloseDuringSession(t *testing.T) {
 	a.run(t, newInbox())
 	waitLive(t, srv, 1)
 	srv.CloseGateway(4004, "Authentication failed.")
-	waitFor(t, "needs_attention", func() bool { return a.reports.last().State == status.NeedsAttention })
+	waitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
 	if hs := srv.Identifies() + srv.Resumes(); hs != 1 {
 		t.Errorf("%d handshakes after 4004, want no new one", hs)
 	}
@@ -216,8 +216,8 @@ func TestFatalCloseCodes(t *testing.T) {
 			a.run(t, newInbox())
 			waitLive(t, srv, 1)
 			srv.CloseGateway(code, "closed by the test")
-			waitFor(t, "needs_attention", func() bool { return a.reports.last().State == status.NeedsAttention })
-			if st := a.reports.last(); !strings.Contains(st.Message, want) {
+			waitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
+			if st := a.reports.Last(); !strings.Contains(st.Message, want) {
 				t.Errorf("status %q, want %q", st.Message, want)
 			}
 			n := srv.Identifies() + srv.Resumes()

@@ -59,7 +59,7 @@ func TestEventsMode(t *testing.T) {
 	a := newAdapter(t, srv, map[string]any{"mode": "events", "signing_secret": testSecret, "listen": addr, "app_token": ""})
 	inbox := newInbox()
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	base := "http://" + addr
 
 	code, body := signedPost(t, base+"/slack/events", "application/json", `{"type":"url_verification","challenge":"c-123"}`, testSecret, time.Now())

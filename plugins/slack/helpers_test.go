@@ -1,7 +1,6 @@
 package slack
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -36,77 +36,17 @@ func newServer(t *testing.T) *slacktest.Server {
 	return srv
 }
 
-// logBuffer collects log output safely across goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// statusLog records reports.
-type statusLog struct {
-	mu      sync.Mutex
-	all     []status.Status
-	changed chan struct{}
-}
-
-func (s *statusLog) Report(st status.Status) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.all = append(s.all, st)
-	if s.changed != nil {
-		close(s.changed)
-	}
-	s.changed = make(chan struct{})
-}
-
-// wait waits until a report in state st arrives and returns it.
-func (s *statusLog) wait(t *testing.T, st status.State) status.Status {
-	t.Helper()
-	deadline := time.After(testWait)
-	for {
-		s.mu.Lock()
-		for _, r := range s.all {
-			if r.State == st {
-				s.mu.Unlock()
-				return r
-			}
-		}
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("timed out waiting for status %s; have %+v", st, s.all)
-		}
-	}
-}
-
 // testAdapter is a configured adapter with its log and status reports.
 type testAdapter struct {
 	*Adapter
-	logs    *logBuffer
-	reports *statusLog
+	logs    *sdktest.Log
+	reports *sdktest.Statuses
 }
 
 // newAdapter configures an adapter against srv with extra attributes.
 func newAdapter(t *testing.T, srv *slacktest.Server, extra map[string]any) *testAdapter {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &sdktest.Log{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := map[string]any{"bot_token": testBotToken, "app_token": testAppToken, "api_endpoint": srv.Endpoint()}
 	for k, v := range extra {
@@ -116,7 +56,7 @@ func newAdapter(t *testing.T, srv *slacktest.Server, extra map[string]any) *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports := &statusLog{}
+	reports := &sdktest.Statuses{}
 	a := New()
 	a.ackWait = 500 * time.Millisecond
 	if err := a.Configure(context.Background(), schema.Config{Instance: "sl", JSON: b, Logger: log, DataDir: t.TempDir(), Status: reports}); err != nil {
@@ -244,3 +184,10 @@ func waitFake(t *testing.T, srv *slacktest.Server, what string, cond func() bool
 }
 
 func mention(id string) string { return "<@" + id + ">" }
+
+// waitState waits for the first report in state st.
+func waitState(t *testing.T, reports *sdktest.Statuses, st status.State) status.Status {
+	t.Helper()
+	r, _ := reports.Wait(t, 0, "status "+string(st), func(r status.Status) bool { return r.State == st })
+	return r
+}

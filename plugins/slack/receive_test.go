@@ -25,7 +25,7 @@ func TestReceive(t *testing.T) {
 	inbox := newInbox()
 	a.run(t, inbox)
 	waitFake(t, srv, "a connection", func() bool { return srv.Connected() >= 1 })
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 
 	_, envs := srv.Post(slacktest.Message{Channel: dm.ID, User: alice.ID, Text: "hello &lt;world&gt;"})
 	got := inbox.wait(t, 1)[0]
@@ -77,7 +77,7 @@ func TestReplyInThread(t *testing.T) {
 	a := newAdapter(t, srv, map[string]any{"reply_in_thread": true})
 	inbox := newInbox()
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	ts, _ := srv.Post(slacktest.Message{Channel: general.ID, User: bob.ID, Text: mention(slacktest.BotUserID) + " hi"})
 	m := inbox.wait(t, 1)[0]
 	if m.ThreadID != ts {
@@ -143,7 +143,7 @@ func TestInvalidAuth(t *testing.T) {
 	srv.RevokeBotToken()
 	a := newAdapter(t, srv, nil)
 	a.run(t, newInbox())
-	st := a.reports.wait(t, status.NeedsAttention)
+	st := waitState(t, a.reports, status.NeedsAttention)
 	if st.Attention == nil || st.Attention.Retry == "" || !contains(st.Message, "invalid_auth") || !contains(st.Message, "bot_token") {
 		t.Errorf("status: %+v", st)
 	}
@@ -162,7 +162,7 @@ func TestMissingScopeOnConnect(t *testing.T) {
 	srv.Fail("apps.connections.open", 1, slacktest.Failure{Error: "missing_scope"})
 	a := newAdapter(t, srv, nil)
 	a.run(t, newInbox())
-	st := a.reports.wait(t, status.NeedsAttention)
+	st := waitState(t, a.reports, status.NeedsAttention)
 	if !contains(st.Message, "missing_scope") {
 		t.Errorf("status: %+v", st)
 	}

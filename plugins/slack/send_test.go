@@ -94,7 +94,7 @@ func TestEditButtons(t *testing.T) {
 	a := newAdapter(t, srv, nil)
 	inbox := newInbox()
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	ctx := context.Background()
 	stop := [][]channel.Button{{{ID: "stop:1", Label: "Stop"}}}
 	r, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "working…", Buttons: stop})
@@ -150,7 +150,7 @@ func TestPressAckedAtDeadline(t *testing.T) {
 		return nil
 	}
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	r, err := a.Send(context.Background(), channel.SendRequest{ChatID: general.ID, Text: "approve?",
 		Buttons: [][]channel.Button{{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}})
 	if err != nil {
@@ -207,7 +207,7 @@ func TestFiles(t *testing.T) {
 	a := newAdapter(t, srv, nil)
 	inbox := newInbox()
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	f := srv.AddFile("notes.txt", "text/plain", []byte("file body"))
 	srv.Post(slacktest.Message{Channel: dm.ID, User: alice.ID, Text: "see attached", Files: []slacktest.File{f}})
 	in := inbox.wait(t, 1)[0]
@@ -256,7 +256,7 @@ func TestSlashCommand(t *testing.T) {
 	a := newAdapter(t, srv, nil)
 	inbox := newInbox()
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	other := srv.Slash(bob.ID, general.ID, "/other", "x")
 	env := srv.Slash(bob.ID, general.ID, "/claw", "new")
 	in := inbox.wait(t, 1)[0]
@@ -295,12 +295,12 @@ func TestMissingScopeAtRuntime(t *testing.T) {
 	if channel.CodeOf(err) != channel.CodeForbidden {
 		t.Errorf("react: %v", err)
 	}
-	st := a.reports.wait(t, status.Degraded)
+	st := waitState(t, a.reports, status.Degraded)
 	if !strings.Contains(st.Message, "reactions.add") || !strings.Contains(st.Message, "missing_scope") {
 		t.Errorf("status: %+v", st)
 	}
 	if err := a.React(ctx, channel.ReactRequest{ChatID: general.ID, MessageID: r.MessageIDs[0], Emoji: "👀"}); err != nil {
 		t.Fatal(err)
 	}
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 }

@@ -1,11 +1,9 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const testToken = "123456:TEST-token_secret"
@@ -25,29 +24,11 @@ func newTestAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any
 	return a
 }
 
-// logBuffer collects log output safely across goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // newLoggedAdapter is newTestAdapter with its log (all levels) captured.
-func newLoggedAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any) (*Adapter, *logBuffer) {
+func newLoggedAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any) (*Adapter, *sdktest.Log) {
 	t.Helper()
-	logs := &logBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	logs := &sdktest.Log{}
+	log := logs.Logger()
 	cfg := map[string]any{"token": testToken, "api_endpoint": srv.APIEndpoint(), "poll_timeout": 1}
 	for k, v := range extra {
 		cfg[k] = v
