@@ -65,7 +65,7 @@ func TestPluginLogLines(t *testing.T) {
 			h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Name: "pluginhost", Level: hclog.Trace, Output: log}), LogLevel: tc.level})
 			t.Cleanup(h.Stop)
 			h.Apply([]Spec{faultSpec("f", "logs")})
-			waitState(t, h.Instance("f"), StateReady, 10*time.Second)
+			waitState(t, h.Instance("f"), StateReady)
 			h.Apply(nil)
 			out := log.String()
 			for _, w := range tc.want {

@@ -109,7 +109,7 @@ func TestReattachDebugMode(t *testing.T) {
 		}
 	}()
 	h.Apply([]Spec{{Instance: "dbg", Source: "ping", Path: filepath.Join(t.TempDir(), "never-built"), Fingerprint: "1"}})
-	st := waitState(t, h.Instance("dbg"), StateReady, 10*time.Second)
+	st := waitState(t, h.Instance("dbg"), StateReady)
 	if st.PID != cmd.Process.Pid {
 		t.Errorf("status pid %d, want the debugged process %d", st.PID, cmd.Process.Pid)
 	}
@@ -157,7 +157,7 @@ func TestReattachGone(t *testing.T) {
 	h := New(Options{Logger: hclog.NewNullLogger(), Reattach: reattach})
 	t.Cleanup(h.Stop)
 	h.Apply([]Spec{{Instance: "dbg", Source: "ping", Path: "/nonexistent", Fingerprint: "1"}})
-	st := waitState(t, h.Instance("dbg"), StateMissing, 10*time.Second)
+	st := waitState(t, h.Instance("dbg"), StateMissing)
 	if !strings.Contains(st.LastError, "start it again in debug mode") {
 		t.Errorf("last error %q does not say what to do", st.LastError)
 	}
@@ -174,7 +174,7 @@ func TestReattachRefusedWhenPinned(t *testing.T) {
 	h := New(Options{Logger: hclog.NewNullLogger(), Reattach: reattach})
 	t.Cleanup(h.Stop)
 	h.Apply([]Spec{{Instance: "dbg", Source: "ping", Path: "/nonexistent", SHA256: strings.Repeat("ab", 32), Fingerprint: "1"}})
-	st := waitState(t, h.Instance("dbg"), StateMisconfigured, 10*time.Second)
+	st := waitState(t, h.Instance("dbg"), StateMisconfigured)
 	if !strings.Contains(st.LastError, "pins sha256") || !strings.Contains(st.LastError, pluginclient.EnvReattach) {
 		t.Errorf("last error %q does not name the pin and %s", st.LastError, pluginclient.EnvReattach)
 	}
