@@ -167,18 +167,6 @@ func waitLive(t *testing.T, srv *discordtest.Server, handshakes int) {
 	}
 }
 
-// waitFor polls cond (process-level conditions of the fake) up to testWait.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func text(msgs []channel.InboundMessage) []string {
 	var out []string
 	for _, m := range msgs {

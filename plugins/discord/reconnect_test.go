@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -95,7 +96,7 @@ func TestRestart(t *testing.T) {
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "stored"})
 	inbox.wait(t, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "unstored"})
-	waitFor(t, "the delivery attempt", func() bool { inbox.mu.Lock(); defer inbox.mu.Unlock(); return inbox.calls >= 2 })
+	sdktest.WaitFor(t, "the delivery attempt", func() bool { inbox.mu.Lock(); defer inbox.mu.Unlock(); return inbox.calls >= 2 })
 	stop()
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "while down"})
 
@@ -157,7 +158,7 @@ func TestFatalClose(t *testing.T) {
 			// fatal code would identify many times in the window below.
 			a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 			a.run(t, newInbox())
-			waitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
+			sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
 			st := a.reports.Last()
 			if !strings.Contains(st.Message, c.want) || st.Attention == nil || st.Attention.Kind != status.Link {
 				t.Errorf("status %+v, want a link and %q", st, c.want)
@@ -178,7 +179,7 @@ func TestFatalClose(t *testing.T) {
 				if err := a.Retry(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				waitFor(t, "ready after retry", func() bool { return a.reports.Last().State == status.Ready })
+				sdktest.WaitFor(t, "ready after retry", func() bool { return a.reports.Last().State == status.Ready })
 			}
 		})
 	}
@@ -192,7 +193,7 @@ func TestFatalCloseDuringSession(t *testing.T) {
 	a.run(t, newInbox())
 	waitLive(t, srv, 1)
 	srv.CloseGateway(4004, "Authentication failed.")
-	waitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
+	sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
 	if hs := srv.Identifies() + srv.Resumes(); hs != 1 {
 		t.Errorf("%d handshakes after 4004, want no new one", hs)
 	}
@@ -216,7 +217,7 @@ func TestFatalCloseCodes(t *testing.T) {
 			a.run(t, newInbox())
 			waitLive(t, srv, 1)
 			srv.CloseGateway(code, "closed by the test")
-			waitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
+			sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
 			if st := a.reports.Last(); !strings.Contains(st.Message, want) {
 				t.Errorf("status %q, want %q", st.Message, want)
 			}
@@ -237,9 +238,9 @@ func TestHeartbeat(t *testing.T) {
 	a := newAdapter(t, srv, "", nil)
 	a.run(t, newInbox())
 	waitLive(t, srv, 1)
-	waitFor(t, "heartbeats", func() bool { return srv.Heartbeats() >= 3 })
+	sdktest.WaitFor(t, "heartbeats", func() bool { return srv.Heartbeats() >= 3 })
 	srv.SetHeartbeatAcks(false)
-	waitFor(t, "a resume after missing acks", func() bool { return srv.Resumes() >= 1 })
+	sdktest.WaitFor(t, "a resume after missing acks", func() bool { return srv.Resumes() >= 1 })
 	if srv.Identifies() != 1 {
 		t.Errorf("%d identifies", srv.Identifies())
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestSend covers outbound messages: replies reference the message without
@@ -156,7 +157,7 @@ func TestSlashCommands(t *testing.T) {
 	inbox := newInbox()
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
-	waitFor(t, "commands registered", func() bool { return len(srv.Commands(guildID)) > 0 })
+	sdktest.WaitFor(t, "commands registered", func() bool { return len(srv.Commands(guildID)) > 0 })
 	cmds := srv.Commands(guildID)
 	if len(cmds) != 2 || cmds[0].Name != "new" || cmds[1].Name != "status" || cmds[1].Description != "status" || len(cmds[0].Options) != 1 {
 		t.Errorf("registered %+v", cmds)

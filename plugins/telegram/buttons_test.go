@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 var approval = [][]channel.Button{
@@ -260,7 +261,7 @@ func TestPressDeliveredThenAnswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return srv.Pending() == 0 })
+	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
 	_ = stop()
 
 	want := channel.InboundMessage{ChatType: channel.ChatGroup, ChatID: "-100777", ThreadID: "42", MessageID: "cb:" + cb,
@@ -317,7 +318,7 @@ func TestPressNotAnsweredUntilStored(t *testing.T) {
 	if _, err := srv.WaitRequests(waitCtx, "answerCallbackQuery", 1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return srv.Pending() == 0 })
+	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
 	_ = stop()
 	if inbox.Calls() != 3 || got[0].Action == nil || got[0].Action.ButtonID != "deny" || got[0].MessageID != "cb:"+cb {
 		t.Fatalf("stored %+v after %d calls", got, inbox.Calls())
@@ -345,7 +346,7 @@ func TestCallbackQueryWithoutMessageSkipped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 	got := inbox.waitStored(t, 1)
-	waitFor(t, func() bool { return srv.Offset() == last+1 })
+	sdktest.WaitFor(t, "the offset past the last update", func() bool { return srv.Offset() == last+1 })
 	_ = stop()
 	if len(got) != 1 || got[0].Text != "after" || got[0].Action != nil {
 		t.Fatalf("stored %+v", got)

@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 func TestConfigDiagnostics(t *testing.T) {
@@ -160,7 +161,7 @@ func TestWebhookMode(t *testing.T) {
 	if got := inbox.Stored(); len(got) != 1 || got[0].Text != "via hook" {
 		t.Fatalf("stored %+v", got)
 	}
-	waitFor(t, func() bool { return srv.Webhook() == "https://bot.example.com/hook" })
+	sdktest.WaitFor(t, "the webhook set", func() bool { return srv.Webhook() == "https://bot.example.com/hook" })
 	if r := srv.Requests("setWebhook"); r[0].Params.Get("secret_token") != "s3cret-s3cret-s3cret" {
 		t.Fatalf("setWebhook %v", r[0].Params)
 	}
@@ -188,7 +189,7 @@ func TestWebhookLockout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return a.me.Load() != nil })
+	sdktest.WaitFor(t, "the bot's identity", func() bool { return a.me.Load() != nil })
 	id := 0
 	post := func(s string) (int, string) {
 		id++

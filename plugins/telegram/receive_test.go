@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // A token Telegram rejects, with real time: the plugin stays up, says
@@ -113,13 +114,13 @@ func TestBotAPIDownAtStartComesUpLater(t *testing.T) {
 	inbox := newInbox()
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
-	waitFor(t, func() bool { return fs.count() >= 3 })
+	sdktest.WaitFor(t, "three failed polls", func() bool { return fs.count() >= 3 })
 	if a.me.Load() != nil {
 		t.Fatal("identified without an API")
 	}
 
 	var ln2 net.Listener
-	waitFor(t, func() bool { ln2, err = net.Listen("tcp", addr); return err == nil })
+	sdktest.WaitFor(t, "the address free again", func() bool { ln2, err = net.Listen("tcp", addr); return err == nil })
 	srv := telegramtest.NewServerWithListener(testToken, ln2)
 	t.Cleanup(srv.Close)
 	srv.PushText(telegramtest.Supergroup(-100, "devs"), alice, "now @clawbot?")
@@ -160,7 +161,7 @@ func TestOddUpdatesThroughRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 	got := inbox.waitStored(t, 3)
-	waitFor(t, func() bool { return srv.Offset() == last+1 })
+	sdktest.WaitFor(t, "the offset past the last update", func() bool { return srv.Offset() == last+1 })
 	_ = stop()
 	if len(got) != 3 {
 		t.Fatalf("stored %+v", got)
@@ -196,7 +197,7 @@ func TestCommandForOtherBotNotDelivered(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 	got := inbox.waitStored(t, 2)
-	waitFor(t, func() bool { return srv.Offset() == last+1 })
+	sdktest.WaitFor(t, "the offset past the last update", func() bool { return srv.Offset() == last+1 })
 	_ = stop()
 	if len(got) != 2 || got[0].CommandText != "/new now" || !got[0].WasMentioned || got[1].CommandText != "" || got[1].WasMentioned {
 		t.Fatalf("got %+v", got)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 var alice = telegramtest.User{ID: 1001, FirstName: "Alice", Username: "alice"}
@@ -29,7 +30,7 @@ func TestRunDeliversAndAdvancesOffset(t *testing.T) {
 		t.Fatalf("delivered %+v", got)
 	}
 	// The next poll confirms the batch.
-	waitFor(t, func() bool { return srv.Pending() == 0 })
+	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
 	if err := stop(); err != nil {
 		t.Fatalf("Run returned %v after cancel, want nil", err)
 	}
@@ -84,7 +85,7 @@ func TestOffsetAdvancesOnlyAfterAck(t *testing.T) {
 	if got[0].Text != "precious" || inbox2.Calls() != 3 {
 		t.Fatalf("stored %+v after %d calls", got, inbox2.Calls())
 	}
-	waitFor(t, func() bool { return srv.Offset() == id+1 && srv.Pending() == 0 })
+	sdktest.WaitFor(t, "the update confirmed, none pending", func() bool { return srv.Offset() == id+1 && srv.Pending() == 0 })
 	_ = stop2()
 	if d := rec.Delays(); len(d) != 2 || d[0] != deliverPolicy.min || d[1] != 2*deliverPolicy.min {
 		t.Fatalf("delivery backoff %v", d)
@@ -236,20 +237,9 @@ func TestUndecodableUpdateIsSkipped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 	got := inbox.waitStored(t, 1)
-	waitFor(t, func() bool { return srv.Pending() == 0 })
+	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
 	_ = stop()
 	if len(got) != 1 || got[0].Text != "still here" {
 		t.Fatalf("got %+v", got)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

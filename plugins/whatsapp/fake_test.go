@@ -326,7 +326,7 @@ func TestFakeRedeliveryAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "pending delivery", func() bool { return contains(srv.Pending(), id) })
+	sdktest.WaitFor(t, "pending delivery", func() bool { return contains(srv.Pending(), id) })
 	r.stop()
 	for _, rc := range srv.Receipts() {
 		if rc.ID == id {
@@ -401,19 +401,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// waitFor polls cond (state owned by the fake, which offers no wait for
-// it) until it holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestFakePairPhone: with pair_phone the plugin shows a pairing code the
