@@ -1,13 +1,10 @@
 package archtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,28 +79,12 @@ func TestSizeLimits(t *testing.T) {
 // leaving out proto/gen.
 func sourceFiles(t *testing.T) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles,IgnoredGoFiles", module+"/...")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var files []string
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for {
-		var p struct {
-			ImportPath, Dir         string
-			GoFiles, IgnoredGoFiles []string
-		}
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("decode go list: %v", err)
-		}
+	for _, p := range goPackages(t) {
 		if under(rel(p.ImportPath), "proto/gen") {
 			continue
 		}
