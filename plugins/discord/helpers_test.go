@@ -79,81 +79,17 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 // ends) with inbox.
 func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, inbox) }()
+	stopRun := sdktest.Run(t, a.Adapter, inbox)
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("run: %v", err)
-				}
-			case <-time.After(testWait):
-				t.Errorf("run did not return after cancel")
+			if err := stopRun(); err != nil {
+				t.Errorf("run: %v", err)
 			}
 		})
 	}
 	t.Cleanup(stop)
 	return stop
-}
-
-// fakeInbox records deliveries; deliver, if set, decides each call's result.
-type fakeInbox struct {
-	mu      sync.Mutex
-	stored  []channel.InboundMessage
-	calls   int
-	deliver func(ctx context.Context, call int, msgs []channel.InboundMessage) error
-	changed chan struct{}
-}
-
-func newInbox() *fakeInbox { return &fakeInbox{changed: make(chan struct{})} }
-
-func (f *fakeInbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) error {
-	f.mu.Lock()
-	f.calls++
-	call, d := f.calls, f.deliver
-	f.mu.Unlock()
-	if d != nil {
-		if err := d(ctx, call, msgs); err != nil {
-			return err
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stored = append(f.stored, msgs...)
-	close(f.changed)
-	f.changed = make(chan struct{})
-	return nil
-}
-
-func (f *fakeInbox) all() []channel.InboundMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]channel.InboundMessage(nil), f.stored...)
-}
-
-// wait waits until n messages are stored and returns them.
-func (f *fakeInbox) wait(t *testing.T, n int) []channel.InboundMessage {
-	t.Helper()
-	deadline := time.After(testWait)
-	for {
-		f.mu.Lock()
-		if len(f.stored) >= n {
-			out := append([]channel.InboundMessage(nil), f.stored...)
-			f.mu.Unlock()
-			return out
-		}
-		ch := f.changed
-		f.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %d messages; have %d: %+v", n, len(f.all()), f.all())
-		}
-	}
 }
 
 // waitLive waits until the fake has seen handshakes IDENTIFY+RESUME

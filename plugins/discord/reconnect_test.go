@@ -20,11 +20,11 @@ func TestReconnectOp7(t *testing.T) {
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, "", nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "before"})
-	inbox.wait(t, 1)
+	inbox.Wait(t, 1)
 	start := time.Now()
 	srv.Reconnect()
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "during the gap"})
@@ -32,8 +32,8 @@ func TestReconnectOp7(t *testing.T) {
 	t.Logf("op 7 → resumed in %v", time.Since(start))
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "after"})
 	// Delivery is in order: a duplicate would come before "after".
-	inbox.wait(t, 3)
-	if got := strings.Join(text(inbox.all()), ","); got != "before,during the gap,after" {
+	inbox.Wait(t, 3)
+	if got := strings.Join(text(inbox.Stored()), ","); got != "before,during the gap,after" {
 		t.Errorf("delivered %q", got)
 	}
 	if srv.Identifies() != 1 || srv.Resumes() != 1 {
@@ -47,11 +47,11 @@ func TestInvalidSession(t *testing.T) {
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, "", nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "one"})
-	inbox.wait(t, 1)
+	inbox.Wait(t, 1)
 	srv.InvalidSession(true)
 	waitLive(t, srv, 2)
 	if srv.Resumes() != 1 {
@@ -64,10 +64,10 @@ func TestInvalidSession(t *testing.T) {
 	if srv.Identifies() != 2 {
 		t.Fatalf("non-resumable op 9: %d identifies, want 2", srv.Identifies())
 	}
-	inbox.wait(t, 2)
+	inbox.Wait(t, 2)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "three"})
-	inbox.wait(t, 3)
-	if got := strings.Join(text(inbox.all()), ","); got != "one,two,three" {
+	inbox.Wait(t, 3)
+	if got := strings.Join(text(inbox.Stored()), ","); got != "one,two,three" {
 		t.Errorf("delivered %q", got)
 	}
 }
@@ -83,8 +83,8 @@ func TestRestart(t *testing.T) {
 
 	// 1. The host never stores "unstored": the plugin stops with it pending.
 	a := newAdapter(t, srv, dir, nil)
-	inbox := newInbox()
-	inbox.deliver = func(ctx context.Context, call int, msgs []channel.InboundMessage) error {
+	inbox := &sdktest.Inbox{}
+	inbox.Decide = func(ctx context.Context, call int, msgs []channel.InboundMessage) error {
 		if msgs[len(msgs)-1].Text == "unstored" {
 			<-ctx.Done()
 			return ctx.Err()
@@ -94,18 +94,18 @@ func TestRestart(t *testing.T) {
 	stop := a.run(t, inbox)
 	waitLive(t, srv, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "stored"})
-	inbox.wait(t, 1)
+	inbox.Wait(t, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "unstored"})
-	sdktest.WaitFor(t, "the delivery attempt", func() bool { inbox.mu.Lock(); defer inbox.mu.Unlock(); return inbox.calls >= 2 })
+	sdktest.WaitFor(t, "the delivery attempt", func() bool { return inbox.Calls() >= 2 })
 	stop()
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "while down"})
 
 	// 2. A new process with the same data dir resumes.
 	b := newAdapter(t, srv, dir, nil)
-	inbox2 := newInbox()
+	inbox2 := &sdktest.Inbox{}
 	stop2 := b.run(t, inbox2)
-	inbox2.wait(t, 2)
-	if got := strings.Join(text(inbox2.all()), ","); got != "unstored,while down" {
+	inbox2.Wait(t, 2)
+	if got := strings.Join(text(inbox2.Stored()), ","); got != "unstored,while down" {
 		t.Errorf("after restart delivered %q", got)
 	}
 	if srv.Identifies() != 1 || srv.Resumes() != 1 {
@@ -117,12 +117,12 @@ func TestRestart(t *testing.T) {
 	srv.DropSession()
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "forgotten session"})
 	c := newAdapter(t, srv, dir, nil)
-	inbox3 := newInbox()
+	inbox3 := &sdktest.Inbox{}
 	c.run(t, inbox3)
-	inbox3.wait(t, 1)
+	inbox3.Wait(t, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "live again"})
-	inbox3.wait(t, 2)
-	if got := strings.Join(text(inbox3.all()), ","); got != "forgotten session,live again" {
+	inbox3.Wait(t, 2)
+	if got := strings.Join(text(inbox3.Stored()), ","); got != "forgotten session,live again" {
 		t.Errorf("after a lost session delivered %q, want the read-back message only", got)
 	}
 }
@@ -157,7 +157,7 @@ func TestFatalClose(t *testing.T) {
 			// Backoff without waiting: a plugin that reconnected after a
 			// fatal code would identify many times in the window below.
 			a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-			a.run(t, newInbox())
+			a.run(t, &sdktest.Inbox{})
 			sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
 			st := a.reports.Last()
 			if !strings.Contains(st.Message, c.want) || st.Attention == nil || st.Attention.Kind != status.Link {
@@ -190,7 +190,7 @@ func TestFatalClose(t *testing.T) {
 func TestFatalCloseDuringSession(t *testing.T) {
 	srv := newServer(t)
 	a := newAdapter(t, srv, "", nil)
-	a.run(t, newInbox())
+	a.run(t, &sdktest.Inbox{})
 	waitLive(t, srv, 1)
 	srv.CloseGateway(4004, "Authentication failed.")
 	sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
@@ -214,7 +214,7 @@ func TestFatalCloseCodes(t *testing.T) {
 			srv := newServer(t)
 			a := newAdapter(t, srv, "", nil)
 			a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-			a.run(t, newInbox())
+			a.run(t, &sdktest.Inbox{})
 			waitLive(t, srv, 1)
 			srv.CloseGateway(code, "closed by the test")
 			sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
@@ -236,7 +236,7 @@ func TestHeartbeat(t *testing.T) {
 	srv := newServer(t)
 	srv.SetHeartbeatInterval(30 * time.Millisecond)
 	a := newAdapter(t, srv, "", nil)
-	a.run(t, newInbox())
+	a.run(t, &sdktest.Inbox{})
 	waitLive(t, srv, 1)
 	sdktest.WaitFor(t, "heartbeats", func() bool { return srv.Heartbeats() >= 3 })
 	srv.SetHeartbeatAcks(false)
@@ -265,7 +265,7 @@ func TestIdentifySpaced(t *testing.T) {
 		mu.Unlock()
 		return ctx.Err()
 	}
-	a.run(t, newInbox())
+	a.run(t, &sdktest.Inbox{})
 	waitLive(t, srv, 1)
 	for i := 2; i <= 3; i++ {
 		srv.InvalidSession(false)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -92,7 +93,7 @@ func TestEditButtons(t *testing.T) {
 	srv.AddUser(bob)
 	general := srv.AddChannel(slacktest.Channel{Name: "general"})
 	a := newAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitState(t, a.reports, status.Ready)
 	ctx := context.Background()
@@ -113,7 +114,7 @@ func TestEditButtons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbox.wait(t, 1)[0]
+	in := inbox.Wait(t, 1)[0]
 	if in.Action == nil || in.Action.ButtonID != "stop:1" || in.Action.MessageID != ts || in.Text != "Stop" || in.Sender.ID != bob.ID ||
 		in.ChatID != general.ID || !strings.HasPrefix(in.MessageID, "act:") {
 		t.Errorf("press: %+v", in)
@@ -144,8 +145,8 @@ func TestPressAckedAtDeadline(t *testing.T) {
 	general := srv.AddChannel(slacktest.Channel{Name: "general"})
 	a := newAdapter(t, srv, nil)
 	release := make(chan struct{})
-	inbox := newInbox()
-	inbox.deliver = func(ctx context.Context, _ int, _ []channel.InboundMessage) error {
+	inbox := &sdktest.Inbox{}
+	inbox.Decide = func(ctx context.Context, _ int, _ []channel.InboundMessage) error {
 		<-release
 		return nil
 	}
@@ -159,7 +160,7 @@ func TestPressAckedAtDeadline(t *testing.T) {
 	env, _ := srv.Press(bob.ID, general.ID, r.MessageIDs[0], "no")
 	waitFake(t, srv, "the press acked while the host is busy", func() bool { return srv.Acked(env) })
 	close(release)
-	if in := inbox.wait(t, 1)[0]; in.Action == nil || in.Action.ButtonID != "no" {
+	if in := inbox.Wait(t, 1)[0]; in.Action == nil || in.Action.ButtonID != "no" {
 		t.Errorf("press: %+v", in)
 	}
 }
@@ -205,12 +206,12 @@ func TestFiles(t *testing.T) {
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitState(t, a.reports, status.Ready)
 	f := srv.AddFile("notes.txt", "text/plain", []byte("file body"))
 	srv.Post(slacktest.Message{Channel: dm.ID, User: alice.ID, Text: "see attached", Files: []slacktest.File{f}})
-	in := inbox.wait(t, 1)[0]
+	in := inbox.Wait(t, 1)[0]
 	if len(in.Media) != 1 || in.Media[0].Kind != channel.MediaDocument || in.Media[0].Filename != "notes.txt" || in.Media[0].Size != 9 {
 		t.Fatalf("media: %+v", in.Media)
 	}
@@ -254,17 +255,17 @@ func TestSlashCommand(t *testing.T) {
 	srv.AddUser(bob)
 	general := srv.AddChannel(slacktest.Channel{Name: "general"})
 	a := newAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitState(t, a.reports, status.Ready)
 	other := srv.Slash(bob.ID, general.ID, "/other", "x")
 	env := srv.Slash(bob.ID, general.ID, "/claw", "new")
-	in := inbox.wait(t, 1)[0]
+	in := inbox.Wait(t, 1)[0]
 	if in.Text != "/new" || in.ChatID != general.ID || in.Sender.ID != bob.ID || !in.WasMentioned {
 		t.Errorf("slash: %+v", in)
 	}
 	waitFake(t, srv, "both acked", func() bool { return srv.Acked(env) && srv.Acked(other) })
-	if n := len(inbox.all()); n != 1 {
+	if n := len(inbox.Stored()); n != 1 {
 		t.Errorf("%d messages", n)
 	}
 }

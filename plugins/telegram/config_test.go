@@ -120,9 +120,9 @@ func TestWebhookMode(t *testing.T) {
 	a := newTestAdapter(t, srv, map[string]any{
 		"webhook_listen": "127.0.0.1:0", "webhook_secret": "s3cret-s3cret-s3cret", "webhook_url": "https://bot.example.com/hook",
 	})
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	fail := true
-	inbox.deliver = func(context.Context, int, []channel.InboundMessage) error {
+	inbox.Decide = func(context.Context, int, []channel.InboundMessage) error {
 		if fail {
 			fail = false
 			return errors.New("not stored")
@@ -182,7 +182,7 @@ func TestWebhookLockout(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	a.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 	addr, err := a.webhookListenAddr(ctx)

@@ -51,67 +51,6 @@ func newServer(t *testing.T) *telegramtest.Server {
 	return srv
 }
 
-// fakeInbox records deliveries; deliver, if set, decides each call's result.
-type fakeInbox struct {
-	mu      sync.Mutex
-	calls   [][]channel.InboundMessage
-	stored  []channel.InboundMessage
-	deliver func(ctx context.Context, call int, msgs []channel.InboundMessage) error
-	changed chan struct{}
-}
-
-func newInbox() *fakeInbox { return &fakeInbox{changed: make(chan struct{}, 100)} }
-
-func (f *fakeInbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) error {
-	f.mu.Lock()
-	f.calls = append(f.calls, msgs)
-	n := len(f.calls)
-	deliver := f.deliver
-	f.mu.Unlock()
-	var err error
-	if deliver != nil {
-		err = deliver(ctx, n, msgs)
-	}
-	f.mu.Lock()
-	if err == nil {
-		f.stored = append(f.stored, msgs...)
-	}
-	f.mu.Unlock()
-	select {
-	case f.changed <- struct{}{}:
-	default:
-	}
-	return err
-}
-
-func (f *fakeInbox) Stored() []channel.InboundMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]channel.InboundMessage(nil), f.stored...)
-}
-
-func (f *fakeInbox) Calls() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.calls)
-}
-
-// waitStored waits until n messages are stored.
-func (f *fakeInbox) waitStored(t *testing.T, n int) []channel.InboundMessage {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		if s := f.Stored(); len(s) >= n {
-			return s
-		}
-		select {
-		case <-f.changed:
-		case <-deadline:
-			t.Fatalf("waited for %d stored messages, have %d", n, len(f.Stored()))
-		}
-	}
-}
-
 // sleepRecorder replaces Adapter.sleep: it records the delays and returns
 // at once; after limit calls it cancels the run.
 type sleepRecorder struct {

@@ -53,7 +53,7 @@ func TestReportedStatus(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			rec := &sleepRecorder{limit: 2, cancel: cancel}
 			a.sleep = rec.sleep
-			if err := a.Run(ctx, newInbox()); err != nil {
+			if err := a.Run(ctx, &sdktest.Inbox{}); err != nil {
 				t.Fatal(err)
 			}
 			st := rep.Last()
@@ -83,11 +83,11 @@ func TestReportedStatusRecovers(t *testing.T) {
 	rep := &sdktest.Statuses{}
 	a.status = rep
 	a.sleep = (&sleepRecorder{}).sleep
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 	srv.PushText(telegramtest.PrivateChat(1001), alice, "back")
-	inbox.waitStored(t, 1)
+	inbox.Wait(t, 1)
 	_ = stop()
 	var states []status.State
 	for _, r := range rep.All() {

@@ -1,6 +1,7 @@
 package sdktest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -129,5 +131,35 @@ func TestLog(t *testing.T) {
 	l.Logger().Debug("quiet detail", "k", "v")
 	if !strings.Contains(l.String(), "quiet detail") {
 		t.Errorf("a debug line is missing:\n%s", l.String())
+	}
+}
+
+// TestInbox: a call Decide fails keeps nothing and returns its error; Wait
+// and WaitCalls wake on deliveries from another goroutine and fail at the
+// bound with what they saw.
+func TestInbox(t *testing.T) {
+	t.Parallel()
+	var b Inbox
+	refused := errors.New("store locked")
+	b.Decide = func(_ context.Context, call int, _ []channel.InboundMessage) error {
+		if call == 1 {
+			return refused
+		}
+		return nil
+	}
+	go func() {
+		if err := b.Deliver(context.Background(), channel.InboundMessage{Text: "a"}); !errors.Is(err, refused) {
+			t.Errorf("the first call returned %v, want Decide's error", err)
+		}
+		_ = b.Deliver(context.Background(), channel.InboundMessage{Text: "a"}, channel.InboundMessage{Text: "b"})
+	}()
+	got := b.Wait(t, 2)
+	b.WaitCalls(t, 2)
+	if len(got) != 2 || got[0].Text != "a" || b.Calls() != 2 {
+		t.Errorf("kept %+v after %d calls; want a, b after 2", got, b.Calls())
+	}
+	past := &boundTB{deadline: time.Now().Add(time.Minute - time.Second)}
+	if msg := past.run(func(tb testing.TB) { b.Wait(tb, 3) }); !strings.Contains(msg, "2 messages kept") {
+		t.Errorf("Wait at the bound failed with %q", msg)
 	}
 }
