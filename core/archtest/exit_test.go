@@ -1,14 +1,10 @@
 package archtest
 
 import (
-	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -49,24 +45,7 @@ type goPackage struct {
 // files (IgnoredGoFiles: those the build constraints leave out here).
 func goPackages(t *testing.T) []goPackage {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Name,Dir,GoFiles,IgnoredGoFiles", module+"/...")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	var pkgs []goPackage
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for {
-		var p goPackage
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("decode go list: %v", err)
-		}
-		pkgs = append(pkgs, p)
-	}
-	return pkgs
+	return goList[goPackage](t, "ImportPath,Name,Dir,GoFiles,IgnoredGoFiles", module+"/...")
 }
 
 // exits returns the positions of the os.Exit calls in the file at path,
