@@ -20,7 +20,7 @@ type Inbox struct {
 	mu      sync.Mutex
 	calls   int
 	stored  []channel.InboundMessage
-	changed chan struct{}
+	changed changes
 }
 
 var _ channel.Inbox = (*Inbox)(nil)
@@ -30,7 +30,7 @@ func (b *Inbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) err
 	b.mu.Lock()
 	b.calls++
 	call, decide := b.calls, b.Decide
-	b.notify()
+	b.changed.notify()
 	b.mu.Unlock()
 	if decide != nil {
 		if err := decide(ctx, call, msgs); err != nil {
@@ -40,16 +40,8 @@ func (b *Inbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) err
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.stored = append(b.stored, msgs...)
-	b.notify()
+	b.changed.notify()
 	return nil
-}
-
-// notify wakes the waits; b.mu is held.
-func (b *Inbox) notify() {
-	if b.changed != nil {
-		close(b.changed)
-		b.changed = nil
-	}
 }
 
 // Stored returns the messages kept so far, in order.
@@ -92,10 +84,7 @@ func (b *Inbox) await(t testing.TB, what string, done func() bool) {
 			b.mu.Unlock()
 			return
 		}
-		if b.changed == nil {
-			b.changed = make(chan struct{})
-		}
-		ch := b.changed
+		ch := b.changed.next()
 		calls, kept := b.calls, len(b.stored)
 		b.mu.Unlock()
 		select {

@@ -43,7 +43,7 @@ func (l *Log) Logger() *slog.Logger {
 type Statuses struct {
 	mu      sync.Mutex
 	all     []status.Status
-	changed chan struct{}
+	changed changes
 }
 
 var _ status.Reporter = (*Statuses)(nil)
@@ -53,10 +53,7 @@ func (s *Statuses) Report(st status.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.all = append(s.all, st)
-	if s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
+	s.changed.notify()
 }
 
 // All returns the reports so far, oldest first.
@@ -93,10 +90,7 @@ func (s *Statuses) Wait(t testing.TB, from int, what string, match func(status.S
 				return st, i + 1
 			}
 		}
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		ch := s.changed
+		ch := s.changed.next()
 		s.mu.Unlock()
 		select {
 		case <-ch:
@@ -106,4 +100,24 @@ func (s *Statuses) Wait(t testing.TB, from int, what string, match func(status.S
 			return status.Status{}, from
 		}
 	}
+}
+
+// changes wakes the waits of a recorder on each change. Its owner's mutex
+// guards it; the zero value is ready.
+type changes struct{ ch chan struct{} }
+
+// notify wakes every wait taken with next.
+func (c *changes) notify() {
+	if c.ch != nil {
+		close(c.ch)
+		c.ch = nil
+	}
+}
+
+// next is closed at the next notify.
+func (c *changes) next() <-chan struct{} {
+	if c.ch == nil {
+		c.ch = make(chan struct{})
+	}
+	return c.ch
 }
