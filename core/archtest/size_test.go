@@ -34,8 +34,6 @@ var oversized = map[string]bool{
 	"core/cli/cli.go:commandTable": true,
 	// The stand-in for the claude CLI: one switch over the scripted behaviours.
 	"core/internal/fakeclaude/fakeclaude.go:Main": true,
-	// The Slack Web API double: one switch over the methods it serves.
-	"plugins/slack/slacktest/api.go:Server.serveHTTP": true,
 }
 
 // TestSizeLimits checks every non-test, non-generated Go file of the
