@@ -32,8 +32,6 @@ var oversized = map[string]bool{
 	"core/host.go:Host.provision": true,
 	// A table of every command, one entry a few lines each.
 	"core/cli/cli.go:commandTable": true,
-	// The stand-in for the claude CLI: one switch over the scripted behaviours.
-	"core/internal/fakeclaude/fakeclaude.go:Main": true,
 }
 
 // TestSizeLimits checks every non-test, non-generated Go file of the

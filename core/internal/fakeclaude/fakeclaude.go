@@ -64,12 +64,7 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 // ([RunEvent]) to it when the process starts, when a turn starts and
 // after a turn's result was written to stdout.
 func Main() {
-	sid := "00000000-0000-4000-8000-000000000000"
-	for i, a := range os.Args {
-		if (a == "--session-id" || a == "--resume") && i+1 < len(os.Args) {
-			sid = os.Args[i+1]
-		}
-	}
+	sid := sessionID(os.Args)
 	out := json.NewEncoder(os.Stdout)
 	logRun(RunEvent{Event: "proc"})
 	sc := bufio.NewScanner(os.Stdin)
@@ -79,21 +74,9 @@ func Main() {
 	always := map[string]bool{}
 	for sc.Scan() {
 		read := time.Now()
-		var in struct {
-			Message struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(sc.Bytes(), &in) != nil {
+		text, ok := userText(sc.Bytes())
+		if !ok {
 			continue
-		}
-		var text string
-		if json.Unmarshal(in.Message.Content, &text) != nil {
-			var blocks []struct{ Text string }
-			_ = json.Unmarshal(in.Message.Content, &blocks)
-			for _, b := range blocks {
-				text += b.Text
-			}
 		}
 		turn++
 		marks := directives(text, "mark")
@@ -120,11 +103,7 @@ func Main() {
 			logRun(RunEvent{Event: "result", Marks: marks, At: wrote.UnixNano()})
 		}
 		if kind, ok := directive(text, "error"); ok {
-			msg, status := "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", 529
-			if kind == "too_long" {
-				msg, status = "Prompt is too long", 400
-			}
-			_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": msg, "api_error_status": status, "session_id": sid, "num_turns": 1})
+			writeAPIError(out, sid, kind)
 			continue
 		}
 		if _, ok := directive(text, "silent"); ok {
@@ -143,15 +122,7 @@ func Main() {
 			if g, ok := directive(text, "gap"); ok {
 				gap, _ = time.ParseDuration(g)
 			}
-			var last string
-			for i := 1; i <= count; i++ {
-				last = fmt.Sprintf("block %d: %s", i, strings.Repeat("lorem ipsum ", 75))
-				assistant(last)
-				if i < count {
-					time.Sleep(gap)
-				}
-			}
-			result(last)
+			result(writeBlocks(assistant, count, gap))
 			continue
 		}
 		if n, ok := directive(text, "stream"); ok {
@@ -190,6 +161,63 @@ func Main() {
 		assistant(reply)
 		result(reply)
 	}
+}
+
+// sessionID is the session of the run: --session-id's or --resume's.
+func sessionID(args []string) string {
+	sid := "00000000-0000-4000-8000-000000000000"
+	for i, a := range args {
+		if (a == "--session-id" || a == "--resume") && i+1 < len(args) {
+			sid = args[i+1]
+		}
+	}
+	return sid
+}
+
+// writeAPIError writes the result of a turn the API refused (the #error
+// directive): overloaded (529), or too_long (400).
+func writeAPIError(out *json.Encoder, sid, kind string) {
+	msg, status := "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", 529
+	if kind == "too_long" {
+		msg, status = "Prompt is too long", 400
+	}
+	_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": msg, "api_error_status": status, "session_id": sid, "num_turns": 1})
+}
+
+// userText is the text of a user message line of the stream-json input
+// (a string or text blocks); false for a line that is no message.
+func userText(line []byte) (string, bool) {
+	var in struct {
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(line, &in) != nil {
+		return "", false
+	}
+	var text string
+	if json.Unmarshal(in.Message.Content, &text) != nil {
+		var blocks []struct{ Text string }
+		_ = json.Unmarshal(in.Message.Content, &blocks)
+		for _, b := range blocks {
+			text += b.Text
+		}
+	}
+	return text, true
+}
+
+// writeBlocks writes count assistant messages of about 900 characters,
+// gap apart (the #blocks directive), and returns the last.
+func writeBlocks(assistant func(string), count int, gap time.Duration) string {
+	var last string
+	for i := 1; i <= count; i++ {
+		last = fmt.Sprintf("block %d: %s", i, strings.Repeat("lorem ipsum ", 75))
+		assistant(last)
+		if i < count {
+			time.Sleep(gap)
+		}
+	}
+	return last
 }
 
 var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh|stream)(?:=([^\s\]]+))?`)
