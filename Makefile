@@ -230,7 +230,7 @@ fmt: ## format the Go code
 # this repository.
 DEADCODE_ALLOWED := core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: FinishedTurn|core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: StreamedTurn|core/runner/permission.go:[0-9]+:[0-9]+: unreachable func: NewPermissionRequest
 
-check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, generated docs current, docs name real commands and files, the sdk's API recorded (sdk/api.txt), no dead code
+check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, function and file size limits, generated docs current, docs name real commands and files, the sdk's API recorded (sdk/api.txt), no dead code
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^proto/gen/')); [ -z "$$bad" ] || { echo "gofmt needed: $$bad"; exit 1; }
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) vet ./...)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 	@for m in $(MODULES); do echo "(cd $$m && GOOS=darwin GOARCH=arm64 $(GO) build ./...)"; (cd $$m && GOOS=darwin GOARCH=arm64 $(GO) build ./...) || { echo "$$m does not build for macOS"; exit 1; }; done
@@ -238,7 +238,7 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, generated docs
 	@git diff --exit-code -- proto/gen || { echo "proto/gen is out of date: run make proto and commit"; exit 1; }
 	$(GO) run ./core/cmd/modproxy -tidy -diff
 	@(cd tools && GOWORK=off $(GO) mod tidy -diff) || { echo "tools/go.mod or go.sum is not tidy: run make tidy"; exit 1; }
-	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc' ./core/archtest/
+	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc|TestSizeLimits' ./core/archtest/
 	$(GO) test -count=1 -run 'TestConfigurationReference' ./core/config/
 	$(GO) test -count=1 -run 'TestDocs' ./core/cli/
 	cd sdk && $(GO) test -count=1 -run 'TestAPIIsRecorded' .

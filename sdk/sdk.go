@@ -221,7 +221,7 @@ func run(p Plugin, log hclog.Logger, debugAs, secret string) int {
 	inbox := wire.NewInbox()
 	srv := &wire.Server{
 		Impl: &wire.Impl{Name: p.Name, Version: p.Version, Setup: p.Setup, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook,
-			Received: p.MessageReceived, Sending: p.MessageSending, Ender: p.AgentEnd, Tool: p.Tool, Retry: p.Retry, Probe: p.Probe},
+			MessageReceived: p.MessageReceived, MessageSending: p.MessageSending, AgentEnd: p.AgentEnd, Tool: p.Tool, Retry: p.Retry, Probe: p.Probe},
 		Log:    log,
 		Ctx:    ctx,
 		Inbox:  inbox,

@@ -22,10 +22,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/internal/runas"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // added records the entries the tool adds.
@@ -176,7 +176,7 @@ func TestAgentAPIOtherAccount(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Skip("needs setpriv and curl")
 	}
-	var log syncbuf.Buffer
+	var log sdktest.Log
 	a := startAgentAPI(t, &log)
 	// Open every directory on the way and the socket itself: only the
 	// peer check is left.
@@ -316,7 +316,7 @@ func TestAgentAPISeveralUsers(t *testing.T) {
 		}
 		users = append(users, u)
 	}
-	var log syncbuf.Buffer
+	var log sdktest.Log
 	a := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &log}), Schedules: &added{}, RunAs: users})
 	top := t.TempDir()
 	dir := filepath.Join(top, "run", "agent")

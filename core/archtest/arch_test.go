@@ -24,16 +24,23 @@ type pkg struct {
 // imports.
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", module+"/...")
+	return goList[pkg](t, "ImportPath,Imports", module+"/...")
+}
+
+// goList runs go list -json=fields on pattern from the repository's root
+// and decodes each package it prints into a T.
+func goList[T any](t *testing.T, fields, pattern string) []T {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json="+fields, pattern)
 	cmd.Dir = "../.."
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	var pkgs []pkg
+	var pkgs []T
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	for {
-		var p pkg
+		var p T
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {

@@ -2,12 +2,9 @@ package archtest
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -84,22 +81,9 @@ func role(p string) (string, string) {
 // and the first sentence of its package documentation.
 func layerTable(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Doc", module+"/core/...")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	type row struct{ path, role, may, doc string }
 	var rows []row
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var p struct{ ImportPath, Doc string }
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("decode go list: %v", err)
-		}
+	for _, p := range goList[struct{ ImportPath, Doc string }](t, "ImportPath,Doc", module+"/core/...") {
 		r, may := role(rel(p.ImportPath))
 		rows = append(rows, row{rel(p.ImportPath), r, may, strings.ReplaceAll(p.Doc, "|", `\|`)})
 	}

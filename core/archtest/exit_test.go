@@ -1,14 +1,10 @@
 package archtest
 
 import (
-	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -17,24 +13,8 @@ import (
 // that exits skips its callers' deferred cleanup and cannot be tested or
 // composed; sdk.Serve returns the plugin's exit code for its main instead.
 func TestOnlyMainExits(t *testing.T) {
-	cmd := exec.Command("go", "list", "-json=ImportPath,Name,Dir,GoFiles", module+"/...")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
 	checked := 0
-	for {
-		var p struct {
-			ImportPath, Name, Dir string
-			GoFiles               []string
-		}
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("decode go list: %v", err)
-		}
+	for _, p := range goPackages(t) {
 		for _, f := range p.GoFiles {
 			checked++
 			ex, dropped := exits(t, filepath.Join(p.Dir, f))
@@ -52,6 +32,20 @@ func TestOnlyMainExits(t *testing.T) {
 	if checked < 100 {
 		t.Fatalf("checked only %d files", checked)
 	}
+}
+
+// goPackage is a package of the repository's modules as go list -json
+// tells it.
+type goPackage struct {
+	ImportPath, Name, Dir   string
+	GoFiles, IgnoredGoFiles []string
+}
+
+// goPackages lists every package of the repository's modules with its
+// files (IgnoredGoFiles: those the build constraints leave out here).
+func goPackages(t *testing.T) []goPackage {
+	t.Helper()
+	return goList[goPackage](t, "ImportPath,Name,Dir,GoFiles,IgnoredGoFiles", module+"/...")
 }
 
 // exits returns the positions of the os.Exit calls in the file at path,

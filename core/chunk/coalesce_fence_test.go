@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 )
 
 // feed adds s in deltas of n runes and returns the blocks, then those
@@ -32,7 +34,7 @@ func TestCoalescerKeepsACodeBlockWhole(t *testing.T) {
 	t.Parallel()
 	code := "```go\n" + codeLines(12, 20) + "```"
 	in := strings.Repeat("a", 700) + "\n\n" + code + "\n\n" + strings.Repeat("b", 300)
-	c := NewCoalescer(CoalesceConfig{}, (&fakeClock{}).now)
+	c := NewCoalescer(CoalesceConfig{}, tstimetest.NewFake(time.Time{}).Now)
 	streamed, rest := feed(c, in, 37)
 	all := append(streamed, rest...)
 	var withCode []string
@@ -53,7 +55,7 @@ func TestCoalescerSplitsALongCodeBlockAndReopensIt(t *testing.T) {
 	t.Parallel()
 	in := "Here:\n\n```py title=\"x\"\n" + codeLines(60, 30) + "```\n\nDone."
 	for _, delta := range []int{1, 13, 500, 5000} {
-		c := NewCoalescer(CoalesceConfig{}, (&fakeClock{}).now)
+		c := NewCoalescer(CoalesceConfig{}, tstimetest.NewFake(time.Time{}).Now)
 		streamed, rest := feed(c, in, delta)
 		all := append(streamed, rest...)
 		if len(all) < 3 {
@@ -80,10 +82,10 @@ func TestCoalescerSplitsALongCodeBlockAndReopensIt(t *testing.T) {
 
 func TestCoalescerIdleFlushWaitsForAnOpenCodeBlock(t *testing.T) {
 	t.Parallel()
-	clk := &fakeClock{t: time.Unix(0, 0)}
-	c := NewCoalescer(CoalesceConfig{}, clk.now)
+	clk := tstimetest.NewFake(time.Unix(0, 0))
+	c := NewCoalescer(CoalesceConfig{}, clk.Now)
 	c.Add("Listing:\n\n```sh\nls -l\n")
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	if out := c.Poll(); len(out) != 1 || out[0] != "Listing:" {
 		t.Fatalf("idle flush %q: the text before the open code block only", out)
 	}
@@ -91,7 +93,7 @@ func TestCoalescerIdleFlushWaitsForAnOpenCodeBlock(t *testing.T) {
 		t.Fatal("a deadline while waiting for the code block: the caller would poll in a loop")
 	}
 	c.Add("pwd\n```")
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	if out := c.Poll(); len(out) != 1 || out[0] != "```sh\nls -l\npwd\n```" {
 		t.Fatalf("idle flush %q", out)
 	}
@@ -99,7 +101,7 @@ func TestCoalescerIdleFlushWaitsForAnOpenCodeBlock(t *testing.T) {
 
 func TestCoalescerClosesACodeBlockTheReplyLeavesOpen(t *testing.T) {
 	t.Parallel()
-	c := NewCoalescer(CoalesceConfig{}, (&fakeClock{}).now)
+	c := NewCoalescer(CoalesceConfig{}, tstimetest.NewFake(time.Time{}).Now)
 	c.Add("~~~~ text\nunfinished")
 	if out, _ := c.Finish(""); len(out) != 1 || out[0] != "~~~~ text\nunfinished\n~~~~" {
 		t.Fatalf("finish %q", out)
@@ -120,8 +122,8 @@ func FuzzCoalescerFences(f *testing.F) {
 			return
 		}
 		maxc := int(minc) + 40
-		clk := &fakeClock{t: time.Unix(0, 0)}
-		c := NewCoalescer(CoalesceConfig{MinChars: int(minc) + 1, MaxChars: maxc}, clk.now)
+		clk := tstimetest.NewFake(time.Unix(0, 0))
+		c := NewCoalescer(CoalesceConfig{MinChars: int(minc) + 1, MaxChars: maxc}, clk.Now)
 		var stripped, recorded []string
 		c.record = func(b string, reopened, closed bool) {
 			if strings.TrimSpace(b) != "" {
@@ -142,7 +144,7 @@ func FuzzCoalescerFences(f *testing.F) {
 		for i, p := 0, 0; i < len(r); i, p = i+step, p+1 {
 			out = append(out, c.Add(string(r[i:min(i+step, len(r))]))...)
 			if polls&(1<<(p%64)) != 0 {
-				clk.advance(time.Second)
+				clk.Advance(time.Second)
 				out = append(out, c.Poll()...)
 			}
 		}
@@ -176,7 +178,7 @@ func FuzzCoalescerFences(f *testing.F) {
 func TestCoalescerJoinedLeavesFencesAlone(t *testing.T) {
 	t.Parallel()
 	in := "```\n" + codeLines(60, 30) + "```"
-	c := NewCoalescer(CoalesceConfig{Joined: true}, (&fakeClock{}).now)
+	c := NewCoalescer(CoalesceConfig{Joined: true}, tstimetest.NewFake(time.Time{}).Now)
 	streamed, rest := feed(c, in, 100)
 	all := append(streamed, rest...)
 	if len(all) < 2 || strings.Count(strings.Join(all, "\n"), "```") != 2 {

@@ -5,12 +5,9 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 )
-
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time          { return c.t }
-func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 func lens(blocks []string) []int {
 	var out []int
@@ -42,8 +39,8 @@ func TestCoalescerCuts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clk := &fakeClock{t: time.Unix(0, 0)}
-			c := NewCoalescer(CoalesceConfig{}, clk.now)
+			clk := tstimetest.NewFake(time.Unix(0, 0))
+			c := NewCoalescer(CoalesceConfig{}, clk.Now)
 			var got []string
 			for _, s := range tc.in {
 				got = append(got, c.Add(s)...)
@@ -73,20 +70,20 @@ func equalInts(a, b []int) bool {
 
 func TestCoalescerIdle(t *testing.T) {
 	t.Parallel()
-	clk := &fakeClock{t: time.Unix(0, 0)}
-	c := NewCoalescer(CoalesceConfig{}, clk.now)
+	clk := tstimetest.NewFake(time.Unix(0, 0))
+	c := NewCoalescer(CoalesceConfig{}, clk.Now)
 	if out := c.Add("first bit"); out != nil {
 		t.Fatal(out)
 	}
 	at, ok := c.Deadline()
-	if !ok || !at.Equal(clk.t.Add(time.Second)) {
+	if !ok || !at.Equal(clk.Now().Add(time.Second)) {
 		t.Fatalf("deadline %v %v", at, ok)
 	}
-	clk.advance(999 * time.Millisecond)
+	clk.Advance(999 * time.Millisecond)
 	if out := c.Poll(); out != nil {
 		t.Fatalf("flushed early: %q", out)
 	}
-	clk.advance(time.Millisecond)
+	clk.Advance(time.Millisecond)
 	if out := c.Poll(); len(out) != 1 || out[0] != "first bit" {
 		t.Fatalf("idle flush %q", out)
 	}
@@ -116,8 +113,8 @@ func TestCoalescerReconcile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clk := &fakeClock{t: time.Unix(0, 0)}
-			c := NewCoalescer(CoalesceConfig{}, clk.now)
+			clk := tstimetest.NewFake(time.Unix(0, 0))
+			c := NewCoalescer(CoalesceConfig{}, clk.Now)
 			var out []string
 			for _, b := range tc.blocks {
 				out = append(out, c.Add(b)...)
@@ -134,7 +131,7 @@ func TestCoalescerReconcile(t *testing.T) {
 
 func TestCoalescerDeltasThenBlock(t *testing.T) {
 	t.Parallel()
-	c := NewCoalescer(CoalesceConfig{}, (&fakeClock{}).now)
+	c := NewCoalescer(CoalesceConfig{}, tstimetest.NewFake(time.Time{}).Now)
 	out := append(c.Delta("a"), c.Delta("b")...)
 	out = append(out, c.Block("ab")...) // the complete block repeats the deltas
 	c.EndBlock()
@@ -147,7 +144,7 @@ func TestCoalescerDeltasThenBlock(t *testing.T) {
 
 func TestCoalescerBlocksWithoutDeltas(t *testing.T) {
 	t.Parallel()
-	c := NewCoalescer(CoalesceConfig{}, (&fakeClock{}).now)
+	c := NewCoalescer(CoalesceConfig{}, tstimetest.NewFake(time.Time{}).Now)
 	out := append(c.Block("Let me check."), c.Block("Done.")...)
 	rest, _ := c.Finish("Done.")
 	out = append(out, rest...)
@@ -165,7 +162,7 @@ func FuzzCoalescer(f *testing.F) {
 		if !utf8.ValidString(s) || parts <= 0 || parts > 50 {
 			return
 		}
-		c := NewCoalescer(CoalesceConfig{MinChars: int(minc) + 1, MaxChars: int(minc) + 40}, (&fakeClock{}).now)
+		c := NewCoalescer(CoalesceConfig{MinChars: int(minc) + 1, MaxChars: int(minc) + 40}, tstimetest.NewFake(time.Time{}).Now)
 		var out []string
 		r := []rune(s)
 		step := len(r)/parts + 1

@@ -141,21 +141,7 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 		fmt.Fprintf(&b, "PAUSED until %s (%s): claude's limit was reached; messages are kept and run once each at the reset. To retry now: /resume from an owner in a chat.\n",
 			p.Until.Local().Format("2006-01-02 15:04 MST"), strings.ReplaceAll(p.Reason, "_", " "))
 	}
-	if s.Host.RSS > 0 {
-		fmt.Fprintf(&b, "memory: host %s resident, %s private (Go heap %s)", admin.MB(s.Host.RSS), admin.MB(s.Host.Private), admin.MB(s.Host.Heap))
-		total, private := s.Host.RSS, s.Host.Private
-		for _, p := range s.Plugins {
-			total, private = total+p.RSS, private+p.Private
-		}
-		for _, w := range s.Warm {
-			total, private = total+w.RSS, private+w.Private
-		}
-		fmt.Fprintf(&b, "; with plugins and %d warm claude processes %s resident, %s private\n", len(s.Warm), admin.MB(total), admin.MB(private))
-	}
-	if w := s.WarmPool; w != nil {
-		fmt.Fprintf(&b, "warm claude: %d holding %s, limit %s\n", w.Warm, admin.MB(w.Memory), w.Limits())
-		fmt.Fprintf(&b, "first answer of a returning chat: warm %s; cold %s\n", w.FirstAnswerWarm, w.FirstAnswerCold)
-	}
+	writeMemory(&b, s)
 	if len(s.Agents) > 1 {
 		b.WriteString("agents:\n")
 		for _, a := range s.Agents {
@@ -225,6 +211,26 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 		}
 	}
 	return b.String()
+}
+
+// writeMemory writes what the host, its plugins and the warm claude
+// processes hold, and the warm pool's limit and first-answer times.
+func writeMemory(b *strings.Builder, s admin.Snapshot) {
+	if s.Host.RSS > 0 {
+		fmt.Fprintf(b, "memory: host %s resident, %s private (Go heap %s)", admin.MB(s.Host.RSS), admin.MB(s.Host.Private), admin.MB(s.Host.Heap))
+		total, private := s.Host.RSS, s.Host.Private
+		for _, p := range s.Plugins {
+			total, private = total+p.RSS, private+p.Private
+		}
+		for _, w := range s.Warm {
+			total, private = total+w.RSS, private+w.Private
+		}
+		fmt.Fprintf(b, "; with plugins and %d warm claude processes %s resident, %s private\n", len(s.Warm), admin.MB(total), admin.MB(private))
+	}
+	if w := s.WarmPool; w != nil {
+		fmt.Fprintf(b, "warm claude: %d holding %s, limit %s\n", w.Warm, admin.MB(w.Memory), w.Limits())
+		fmt.Fprintf(b, "first answer of a returning chat: warm %s; cold %s\n", w.FirstAnswerWarm, w.FirstAnswerCold)
+	}
 }
 
 // writeHealth writes the agent's and the store's items and the failing

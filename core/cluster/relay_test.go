@@ -17,13 +17,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/gateway"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/postgres"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -163,7 +163,7 @@ type relayWorld struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	// logB is the holder's log.
-	logB *syncbuf.Buffer
+	logB *sdktest.Log
 }
 
 func newRelayWorld(t *testing.T) *relayWorld {
@@ -176,7 +176,7 @@ func newRelayWorld(t *testing.T) *relayWorld {
 		t.Cleanup(func() { d.Close() })
 		return d
 	}
-	w := &relayWorld{port: &recPort{block: make(chan struct{})}, alive: map[string]bool{"A": true, "B": true}, logB: &syncbuf.Buffer{}}
+	w := &relayWorld{port: &recPort{block: make(chan struct{})}, alive: map[string]bool{"A": true, "B": true}, logB: &sdktest.Log{}}
 	alive := func(h string) bool { w.mu.Lock(); defer w.mu.Unlock(); return w.alive[h] }
 	ga := &gate{clock: tstime.Std{}, held: map[string]*hold{}, channels: map[string]bool{"tg": true}, leases: map[string]store.Lease{}}
 	gb := &gate{clock: tstime.Std{}, held: map[string]*hold{"tg": {}}, channels: map[string]bool{"tg": true}, leases: map[string]store.Lease{}}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const (
@@ -42,7 +43,7 @@ func TestAccessGroupsAndPairingLifecycle(t *testing.T) {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	d.waitFor(func() bool { code, _ := get(t, "http://"+adminAddr+"/healthz"); return code == 200 }, "/healthz 200")
 	cli := func(args ...string) string {
 		t.Helper()
@@ -104,7 +105,7 @@ func TestAccessGroupsAndPairingLifecycle(t *testing.T) {
 		// Eve is stopped and asked to pair again, with a new code.
 		before := tgCount(srv, accStranger, "pairing code is ")
 		srv.PushText(dm, eve, "still there? revoked-marker")
-		tgWaitFor(t, "a second pairing code", func() bool { return tgCount(srv, accStranger, "pairing code is ") == before+1 })
+		sdktest.WaitFor(t, "a second pairing code", func() bool { return tgCount(srv, accStranger, "pairing code is ") == before+1 })
 		tgSettle(t, srv, 500*time.Millisecond)
 		if tgCount(srv, accStranger, "revoked-marker") != 0 {
 			t.Error("a revoked sender reached the agent")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // adminHost: the loopback channel, pairing with lo:owner as the owner,
@@ -110,18 +111,12 @@ func TestAdminAndPairingCLI(t *testing.T) {
 	// The plugin dies: /healthz goes 503 until the host restarted it.
 	pids := pluginPIDs(d, 1)
 	_ = syscall.Kill(pids[0], syscall.SIGKILL)
-	deadline := time.Now().Add(10 * time.Second)
 	saw503 := false
-	for time.Now().Before(deadline) {
+	sdktest.WaitFor(t, "/healthz 503 while the plugin is down, then 200", func() error {
 		c, _ := get(t, base+"/healthz")
-		if c == 503 {
-			saw503 = true
-		}
-		if saw503 && c == 200 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		saw503 = saw503 || c == 503
+		return sdktest.Saw(saw503 && c == 200, "/healthz %d, 503 seen before: %v", c, saw503)
+	})
 	if c, body := get(t, base+"/healthz"); c != 200 {
 		t.Errorf("/healthz after the restart: %d %s", c, body)
 	}

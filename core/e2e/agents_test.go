@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestAgentsTelegram: through the real binary, the fake Bot API and the real
@@ -46,7 +47,7 @@ func TestAgentsTelegram(t *testing.T) {
 	}
 	cfg := h.Write(t)
 	d := Launch(t, cfg)
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 
 	forum := telegramtest.Supergroup(tgForum, "Forum")
 	forum.IsForum = true
@@ -57,7 +58,7 @@ func TestAgentsTelegram(t *testing.T) {
 	reaches := func(marker, agent string) []string {
 		t.Helper()
 		var req *anthropictest.Request
-		tgWaitFor(t, "the API request with "+marker, func() bool {
+		sdktest.WaitFor(t, "the API request with "+marker, func() bool {
 			for _, r := range fake.Requests() {
 				if strings.Contains(r.LastUserText(), marker) {
 					req = r
@@ -131,7 +132,7 @@ func TestAgentsTelegram(t *testing.T) {
 	_ = d.cmd.Wait()
 	polls := len(srv.Requests("getUpdates"))
 	d.spawn()
-	tgWaitFor(t, "the plugin polling again", func() bool { return len(srv.Requests("getUpdates")) > polls })
+	sdktest.WaitFor(t, "the plugin polling again", func() bool { return len(srv.Requests("getUpdates")) > polls })
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-four")
 	if texts := reaches("dm-four", "ops"); !strings.Contains(strings.Join(texts, "\n"), "dm-two") {
 		t.Errorf("after a restart ops's conversation did not go on: %q", texts)

@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestApprovalsTelegramRealClaude: Deny through a callback query keeps the
@@ -54,7 +54,7 @@ func TestApprovalsTelegramRealClaude(t *testing.T) {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
 	touch := func(name string) anthropictest.Reply {
 		return anthropictest.Reply{Text: "On it.", ToolUse: &anthropictest.ToolUse{Name: "Bash",
@@ -171,7 +171,7 @@ func TestApprovalsWebchatRealClaude(t *testing.T) {
 	cfg := h.Write(t)
 	Launch(t, cfg)
 	url := "http://" + listen + "/"
-	wcWait(t, 20*time.Second, "the page", func() (bool, error) { return wcHealthy(url), nil })
+	sdktest.WaitFor(t, "the page", func() bool { return wcHealthy(url) })
 	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestApprovalOnTheCardTelegram(t *testing.T) {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
 	target := filepath.Join(outside, "carded")
 	fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": "touch " + target, "description": "create it"}}},

@@ -29,6 +29,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // decodeQRImage reads a QR code with an independent decoder.
@@ -274,7 +275,7 @@ func TestTelegramStates(t *testing.T) {
 		t.Errorf("a rejected token restarted the plugin %d times", st.Restarts)
 	}
 	pid := st.PID
-	time.Sleep(500 * time.Millisecond) // it stays, without a restart loop
+	time.Sleep(500 * time.Millisecond) // on purpose: it stays, without a restart loop
 	if st := instanceOf(t, base, "tg"); st.PID != pid || st.State != "needs_attention" {
 		t.Errorf("after 0.5 s: %+v (pid was %d)", st, pid)
 	}
@@ -304,16 +305,11 @@ func TestTelegramStates(t *testing.T) {
 	}
 	up := telegramtest.NewServerWithListener(tgToken, ln)
 	t.Cleanup(up.Close)
-	deadline := time.Now().Add(40 * time.Second) // the plugin's backoff reaches 16 s
-	for {
-		if rc, out = statusOut(cfgPath); rc == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready after the API came up:\n%s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	// The plugin's backoff reaches 16 s.
+	sdktest.WaitFor(t, "ready after the API came up", func() error {
+		rc, out = statusOut(cfgPath)
+		return sdktest.Saw(rc == 0, "status exit %d:\n%s", rc, out)
+	})
 	if st := instanceOf(t, base, "tg"); st.PID != degradedPID || st.State != "ready" {
 		t.Errorf("ready by a restart, not by itself: %+v (pid was %d)", st, degradedPID)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // BenchmarkStartup measures exec of clawhost until all 3 example plugins
@@ -26,7 +26,7 @@ func BenchmarkStartup(b *testing.B) {
 	var lat []time.Duration
 	var hostRSS, pluginRSS float64
 	for i := 0; i < b.N; i++ {
-		log := &syncbuf.Buffer{}
+		log := &sdktest.Log{}
 		cmd := exec.Command(bin, "-config", cfg)
 		cmd.Stderr = log
 		t0 := time.Now()

@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // startCardHost is the real claude CLI against the fake Anthropic API
@@ -39,7 +40,7 @@ func startCardHost(t *testing.T) (*anthropictest.Server, *telegramtest.Server) {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	return fake, srv
 }
 
@@ -108,7 +109,7 @@ func TestTurnCardTelegram(t *testing.T) {
 		}
 		return n
 	}
-	tgWaitFor(t, "the ping", func() bool { return pings() > 0 })
+	sdktest.WaitFor(t, "the ping", func() bool { return pings() > 0 })
 	tgSettle(t, srv, time.Second)
 	if n := pings(); n != 1 {
 		t.Errorf("%d pings", n)
@@ -138,10 +139,10 @@ func TestTurnCardTelegram(t *testing.T) {
 	if _, err := srv.PressButton(group, gcard.MessageID, "/stop", carol); err != nil {
 		t.Fatal(err)
 	}
-	tgWaitFor(t, "Carol's press answered", func() bool { return len(srv.Requests("answerCallbackQuery")) >= 1 })
+	sdktest.WaitFor(t, "Carol's press answered", func() bool { return len(srv.Requests("answerCallbackQuery")) >= 1 })
 	// The card's next update comes after it: the turn still runs.
 	before := len(tgRequestsTo(srv, "editMessageText", "-1001234500001"))
-	tgWaitFor(t, "the card's next update", func() bool { return len(tgRequestsTo(srv, "editMessageText", "-1001234500001")) > before })
+	sdktest.WaitFor(t, "the card's next update", func() bool { return len(tgRequestsTo(srv, "editMessageText", "-1001234500001")) > before })
 	if m := tgWaitMessage(t, srv, tgGroup, "⏳ Working"); !hasStop(m) || strings.Contains(m.Visible, "Stopped") {
 		t.Fatalf("Carol's press stopped the turn: %+v", m.Sent)
 	}
@@ -257,7 +258,7 @@ func TestTurnCardDiscord(t *testing.T) {
 		return n
 	}
 	before := patches()
-	tgWaitFor(t, "the card's next update", func() bool { return patches() > before })
+	sdktest.WaitFor(t, "the card's next update", func() bool { return patches() > before })
 	if m := e.waitMessage(t, e.general.ID, "⏳ Working"); !dcStop(m) || strings.Contains(m.Content, "Stopped") {
 		t.Fatalf("Dave's press stopped the turn: %+v", m)
 	}
@@ -290,7 +291,7 @@ func TestTurnCardWebchat(t *testing.T) {
 	mod(&h)
 	Start(t, h)
 	url := "http://" + listen + "/"
-	wcWait(t, 20*time.Second, "the page", func() (bool, error) { return wcHealthy(url), nil })
+	sdktest.WaitFor(t, "the page", func() bool { return wcHealthy(url) })
 	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // chatHost is the real claude CLI against the fake Anthropic API behind
@@ -49,7 +50,7 @@ func startChatHost(t *testing.T) *chatHost {
 			t.Logf("bot API requests:\n%s", tgRequestLog(h.srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(h.srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(h.srv.Requests("getUpdates")) > 0 })
 	return h
 }
 
@@ -114,7 +115,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	if res := h.request(t, 2).LastUserText(); !strings.Contains(res, "report.txt will be sent to the chat with your answer.") {
 		t.Errorf("send_file's result: %q", res)
 	}
-	tgWaitFor(t, "the document", func() bool { return len(h.documents("1001")) == 1 })
+	sdktest.WaitFor(t, "the document", func() bool { return len(h.documents("1001")) == 1 })
 	doc := h.documents("1001")[0]
 	if doc.File.Filename != "report.txt" || string(doc.File.Data) != "quarterly numbers" {
 		t.Errorf("document %q %q", doc.File.Filename, doc.File.Data)
@@ -139,7 +140,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	// ...and the session's second turn ran in the first one's warm
 	// process, which kept it.
 	var starts []string
-	tgWaitFor(t, "the second turn's log line", func() bool {
+	sdktest.WaitFor(t, "the second turn's log line", func() bool {
 		starts = nil
 		for _, l := range strings.Split(h.d.Log(), "\n") {
 			if strings.Contains(l, "turn done:") && strings.Contains(l, "session=agent:main:tg:direct:1001 ") {
@@ -209,7 +210,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	if res := h.request(t, 10).LastUserText(); !strings.Contains(res, "Reacted with 🎉.") {
 		t.Errorf("react's result: %q", res)
 	}
-	tgWaitFor(t, "the reaction", func() bool { return h.srv.Reaction(tgGroup, shipped) == "🎉" })
+	sdktest.WaitFor(t, "the reaction", func() bool { return h.srv.Reaction(tgGroup, shipped) == "🎉" })
 	tgSettle(t, h.srv, 500*time.Millisecond)
 	if msgs := tgChat(h.srv, tgGroup); len(msgs) != 0 {
 		t.Errorf("a reaction sent a message to the group: %+v", msgs)
@@ -358,7 +359,7 @@ func TestSendFileWhatsApp(t *testing.T) {
 	}
 	e.waitText(t, waChat(ann), "Here it is.")
 	var docs []whatsapptest.SentMessage
-	waWaitFor(t, "the document", func() bool {
+	sdktest.WaitFor(t, "the document", func() bool {
 		docs = nil
 		for _, m := range e.sentTo(waChat(ann)...) {
 			if m.Message.GetDocumentMessage() != nil {
@@ -393,7 +394,7 @@ func TestFilesWebchat(t *testing.T) {
 	mod(&h)
 	Start(t, h)
 	url := "http://" + listen + "/"
-	wcWait(t, 20*time.Second, "the page", func() (bool, error) { return wcHealthy(url), nil })
+	sdktest.WaitFor(t, "the page", func() bool { return wcHealthy(url) })
 	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
 		t.Fatal(err)
 	}

@@ -29,8 +29,8 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // clClaudeBin finds the real CLI: $CLAWHOST_CLAUDE_BIN or
@@ -80,7 +80,7 @@ type clHost struct {
 	env      []string
 
 	cmd      *exec.Cmd
-	log      *syncbuf.Buffer
+	log      *sdktest.Log
 	addr     string
 	stopPoll context.CancelFunc
 	pollDone chan struct{}
@@ -178,7 +178,7 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 func (h *clHost) start() {
 	h.t.Helper()
 	_ = os.Remove(h.addrFile)
-	h.log = &syncbuf.Buffer{}
+	h.log = &sdktest.Log{}
 	h.cmd = Command(h.t, h.cfgPath)
 	if len(h.env) > 0 {
 		h.cmd.Env = append(os.Environ(), h.env...)
@@ -188,17 +188,11 @@ func (h *clHost) start() {
 	if err := h.cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if b, err := os.ReadFile(h.addrFile); err == nil && len(b) > 0 {
-			h.addr = string(b)
-			break
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("clawhost did not start the loopback plugin within 20s:\n%s", h.log.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	sdktest.WaitFor(h.t, "the loopback plugin's address file", func() error {
+		b, err := os.ReadFile(h.addrFile)
+		h.addr = string(b)
+		return sdktest.Saw(err == nil && len(b) > 0, "no address yet (%v); clawhost log:\n%s", err, h.log)
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopPoll, h.pollDone = cancel, make(chan struct{})
 	go h.poll(ctx, h.addr, h.pollDone)
@@ -522,7 +516,7 @@ func TestClaudeHostStop(t *testing.T) {
 	m := h.mark()
 	h.post("u1", "tell me a long story")
 	req := h.request(1, 60*time.Second)
-	time.Sleep(500 * time.Millisecond) // the reply is streaming
+	sdktest.WaitFor(t, "the reply to stream", func() bool { return req.Status() != 0 })
 	pids := h.claudePIDs()
 	t0 := time.Now()
 	h.post("u1", "/stop")
@@ -544,13 +538,9 @@ func TestClaudeHostStop(t *testing.T) {
 	if len(pids) != 1 {
 		t.Fatalf("claude processes during the turn: %v", pids)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pids[0]) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if alive(pids[0]) {
-		t.Fatalf("claude pid %d still running after /stop", pids[0])
-	}
+	sdktest.WaitFor(t, "the claude process to end after /stop", func() error {
+		return sdktest.Saw(!alive(pids[0]), "claude pid %d still running", pids[0])
+	})
 
 	h.post("u1", "are you still there?")
 	got, m = h.waitSend(chat, m, 60*time.Second)
@@ -709,7 +699,7 @@ func TestClaudeHostStreamedBlocks(t *testing.T) {
 			t.Fatalf("the chat got more text than the reply: %q", texts)
 		}
 	}
-	// Nothing more comes.
+	// Nothing more comes (on purpose: a further send would come now).
 	time.Sleep(1500 * time.Millisecond)
 	if extra := h.sends(chat, m); len(extra) > 0 {
 		t.Fatalf("sent after the whole reply: %+v", extra)
@@ -793,7 +783,7 @@ func TestClaudeHostMeasure(t *testing.T) {
 			}
 		}
 	})
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // on purpose: the resident set settles after the run
 	rssAfter50 := rssMB(h.cmd.Process.Pid)
 	if now := h.claudePIDs(); !slices.Equal(now, pids) || len(pids) != 1 {
 		t.Errorf("warm process changed during the run: %v → %v", pids, now)

@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/store/postgres"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // cluster is several real clawhost hosts serving one Telegram bot from
@@ -73,7 +74,7 @@ func tail(s string, n int) string {
 func (c *cluster) holder() string {
 	c.t.Helper()
 	var h string
-	tgWaitFor(c.t, "a host to hold the channel lease", func() bool {
+	sdktest.WaitFor(c.t, "a host to hold the channel lease", func() bool {
 		ls, err := c.db.ListLeases(context.Background(), "channel/tg")
 		if err != nil || len(ls) == 0 || !ls[0].Live(time.Now()) {
 			return false
@@ -155,10 +156,9 @@ func (c *cluster) push(chats []int64, m int, extra string) {
 // waitAnswered waits until every chat has answers to messages 1..n (or
 // was told one may be missing), then a little longer for duplicates, and
 // checks: each message answered at most once, in order, none lost.
-func (c *cluster) waitAnswered(chats []int64, n int, within time.Duration) {
+func (c *cluster) waitAnswered(chats []int64, n int) {
 	c.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	sdktest.WaitFor(c.t, fmt.Sprintf("answers to messages 1..%d in every chat", n), func() error {
 		got, told := c.replies()
 		done := true
 		for _, chat := range chats {
@@ -166,15 +166,9 @@ func (c *cluster) waitAnswered(chats []int64, n int, within time.Duration) {
 				done = false
 			}
 		}
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("not every message answered within %s: %v (told %v)", within, got, told)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(1500 * time.Millisecond) // a second copy would come now
+		return sdktest.Saw(done, "answers %v (told %v)", got, told)
+	})
+	time.Sleep(1500 * time.Millisecond) // on purpose: a second copy would come now
 	got, told := c.replies()
 	for _, chat := range chats {
 		g := got[chat]
@@ -201,7 +195,7 @@ func TestThreeHostsServeOneBot(t *testing.T) {
 	c := startCluster(t, "h1", "h2", "h3")
 	holder := c.holder()
 	t.Logf("%s polls the bot", holder)
-	tgWaitFor(t, "three live hosts", func() bool {
+	sdktest.WaitFor(t, "three live hosts", func() bool {
 		ls, _ := c.db.ListLeases(context.Background(), store.HostLeasePrefix)
 		n := 0
 		for _, l := range ls {
@@ -211,7 +205,7 @@ func TestThreeHostsServeOneBot(t *testing.T) {
 		}
 		return n == 3
 	})
-	time.Sleep(time.Second) // each host reads the leases every 0.67 s
+	time.Sleep(time.Second) // on purpose: each host reads the leases every 0.67 s, so each sees the others
 	var chats []int64
 	for i := range 12 {
 		chats = append(chats, int64(5001+i))
@@ -219,7 +213,7 @@ func TestThreeHostsServeOneBot(t *testing.T) {
 	for m := 1; m <= 3; m++ {
 		c.push(chats, m, "")
 	}
-	c.waitAnswered(chats, 3, 60*time.Second)
+	c.waitAnswered(chats, 3)
 	pl := c.placements()
 	t.Logf("sessions per host: %v", pl)
 	if len(pl) < 2 {
@@ -231,7 +225,7 @@ func TestThreeHostsServeOneBot(t *testing.T) {
 
 	// kill -9 of the polling host while every session runs a turn.
 	c.push(chats, 4, "#sleep=1500ms")
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(700 * time.Millisecond) // on purpose: the kill comes mid-turn
 	c.kill9(holder)
 	killed := time.Now()
 	next := c.holder()
@@ -240,7 +234,7 @@ func TestThreeHostsServeOneBot(t *testing.T) {
 		t.Fatal("the killed host still holds the channel")
 	}
 	c.push(chats, 5, "")
-	c.waitAnswered(chats, 5, 60*time.Second)
+	c.waitAnswered(chats, 5)
 
 	// kill -9 of a host that runs turns but does not poll.
 	var victim string
@@ -250,11 +244,11 @@ func TestThreeHostsServeOneBot(t *testing.T) {
 		}
 	}
 	c.push(chats, 6, "#sleep=1500ms")
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(700 * time.Millisecond) // on purpose: the kill comes mid-turn
 	c.kill9(victim)
 	t.Logf("%s (running turns) killed", victim)
 	c.push(chats, 7, "")
-	c.waitAnswered(chats, 7, 60*time.Second)
+	c.waitAnswered(chats, 7)
 	if n := c.tg.Conflicts(); n > 0 {
 		t.Errorf("%d long polls ended by a second poller", n)
 	}

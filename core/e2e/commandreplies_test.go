@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestTelegramCommandReplies: a command plugin's replies reach Telegram as
@@ -23,7 +24,7 @@ func TestTelegramCommandReplies(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	Start(t, h)
-	tgWaitFor(t, "the command menu with /report", func() bool {
+	sdktest.WaitFor(t, "the command menu with /report", func() bool {
 		for _, c := range srv.Commands() {
 			if c.Command == "report" {
 				return true
@@ -68,7 +69,7 @@ func TestCommandAnswerAcrossKill9(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	d := Start(t, h)
-	tgWaitFor(t, "the command menu with /report", func() bool {
+	sdktest.WaitFor(t, "the command menu with /report", func() bool {
 		for _, c := range srv.Commands() {
 			if c.Command == "report" {
 				return true
@@ -78,7 +79,7 @@ func TestCommandAnswerAcrossKill9(t *testing.T) {
 	})
 	srv.Fail("sendMessage", 1, telegramtest.Slow(10*time.Minute))
 	srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "/report")
-	tgWaitFor(t, "the first message of the answer in flight", func() bool { return len(srv.Requests("sendMessage")) > 0 })
+	sdktest.WaitFor(t, "the first message of the answer in flight", func() bool { return len(srv.Requests("sendMessage")) > 0 })
 	_ = d.cmd.Process.Kill()
 	_ = d.cmd.Wait()
 	srv.ClearFailures()

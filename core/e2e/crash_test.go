@@ -28,25 +28,16 @@ func TestKill9MidTurnCompletesOnce(t *testing.T) {
 	d.post("u1", "survive this #sleep=1500ms")
 	// Wait until the turn is running (typing indicator on).
 	d.waitFor(func() bool { return typingSeen(d) }, "the turn to start (typing on)")
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // on purpose: the kill comes mid-turn
 	_ = d.cmd.Process.Kill()
 	_ = d.cmd.Wait()
 
 	d.restart()
-	var got string
-	deadline0 := time.Now().Add(45 * time.Second)
-	for got == "" && time.Now().Before(deadline0) {
-		for _, r := range d.sent(2 * time.Second) {
-			d.after = r.Seq
-			if r.Op == "send" && r.ChatID == "chat-u1" {
-				got = r.Text
-				break
-			}
-		}
-	}
+	got := d.nextSend("chat-u1")
 	if !strings.Contains(got, "survive this") {
 		t.Fatalf("after restart: %q", got)
 	}
+	// On purpose: a second delivery would come within these 3 s.
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, r := range d.sent(time.Until(deadline)) {

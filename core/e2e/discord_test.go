@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const dcToken = "DCTEST.e2e-token.secret"
@@ -120,7 +121,7 @@ func (e *dcEnv) botMessages(channelID string) []discordtest.Message {
 func (e *dcEnv) waitMessage(t *testing.T, channelID string, wants ...string) discordtest.Message {
 	t.Helper()
 	var found discordtest.Message
-	tgWaitFor(t, fmt.Sprintf("a message in %s showing %q", channelID, wants), func() bool {
+	sdktest.WaitFor(t, fmt.Sprintf("a message in %s showing %q", channelID, wants), func() bool {
 		for _, m := range e.botMessages(channelID) {
 			ok := true
 			for _, w := range wants {
@@ -150,7 +151,7 @@ func (e *dcEnv) count(channelID, s string) int {
 // settle waits until the fake saw no REST call for quiet.
 func (e *dcEnv) settle(t *testing.T, quiet time.Duration) {
 	t.Helper()
-	tgWaitFor(t, "the bot to go quiet", func() bool {
+	sdktest.WaitFor(t, "the bot to go quiet", func() bool {
 		rs := e.srv.Requests("")
 		return len(rs) == 0 || time.Since(rs[len(rs)-1].Time) >= quiet
 	})
@@ -170,7 +171,7 @@ func TestDiscordChannel(t *testing.T) {
 	srv := e.srv
 
 	t.Run("SlashCommandsRegistered", func(t *testing.T) {
-		tgWaitFor(t, "slash commands", func() bool { return len(srv.Commands("")) > 0 })
+		sdktest.WaitFor(t, "slash commands", func() bool { return len(srv.Commands("")) > 0 })
 		var names []string
 		for _, c := range srv.Commands("") {
 			names = append(names, c.Name)
@@ -316,7 +317,7 @@ func TestDiscordChannel(t *testing.T) {
 
 	t.Run("SlashCommand", func(t *testing.T) {
 		in := srv.PushCommand(e.general, dcBob, "status", "")
-		tgWaitFor(t, "the slash command's answer", func() bool {
+		sdktest.WaitFor(t, "the slash command's answer", func() bool {
 			for _, s := range srv.Sent() {
 				if s.Interaction == in.ID && s.Method == "original" && s.Content != "" {
 					return true
@@ -345,7 +346,7 @@ func TestDiscordChannel(t *testing.T) {
 		release := e.d.Visible("release-op7")
 		hs := srv.Identifies() + srv.Resumes()
 		e.pushDM(dcAlice, "slow one #wait="+release+" op7-first")
-		tgWaitFor(t, "typing for the slow turn", func() bool {
+		sdktest.WaitFor(t, "typing for the slow turn", func() bool {
 			for _, r := range srv.Requests(discordtest.RouteTyping) {
 				if strings.Contains(r.Path, e.dm[dcAlice.ID].ID) && time.Since(r.Time) < 2*time.Second {
 					return true
@@ -407,7 +408,7 @@ func TestDiscordPluginKilled(t *testing.T) {
 	}
 	release := e.d.Visible("release-kill")
 	e.pushDM(dcAlice, "slow one #wait="+release+" kill-marker")
-	tgWaitFor(t, "the turn to run (typing)", func() bool {
+	sdktest.WaitFor(t, "the turn to run (typing)", func() bool {
 		for _, r := range srv.Requests(discordtest.RouteTyping) {
 			if time.Since(r.Time) < 2*time.Second {
 				return true
@@ -420,7 +421,7 @@ func TestDiscordPluginKilled(t *testing.T) {
 	}
 	e.pushDM(dcAlice, "while you were away dead-marker")
 	var next int
-	tgWaitFor(t, "the host to restart the plugin", func() bool { next = dcPluginPID(e.d, old); return next != 0 })
+	sdktest.WaitFor(t, "the host to restart the plugin", func() bool { next = dcPluginPID(e.d, old); return next != 0 })
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +493,7 @@ func TestDiscordIntentNotEnabled(t *testing.T) {
 		t.Errorf("healthz: HTTP %d %s", code, body)
 	}
 	n := e.srv.Identifies()
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // on purpose: a restart or a new IDENTIFY would come now
 	if got := instanceOf(t, base, "dc"); got.PID != st.PID || got.Restarts != 0 {
 		t.Errorf("the plugin was restarted: %+v", got)
 	}

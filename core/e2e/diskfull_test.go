@@ -95,7 +95,7 @@ func TestDiskFull(t *testing.T) {
 			t.Fatalf("posting again after space was freed: %d", code)
 		}
 		n, _ := strconv.Atoi(retry)
-		time.Sleep(time.Duration(max(n, 1)) * time.Second) // the delay the host asked for
+		time.Sleep(time.Duration(max(n, 1)) * time.Second) // on purpose: the delay the host asked for
 	}
 	d.post("u1", "space again")
 	answers := 0

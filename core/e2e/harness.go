@@ -21,8 +21,8 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/internal/testbin"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // Attrs are the attributes of an HCL block. A value is a string, bool,
@@ -297,7 +297,7 @@ type Daemon struct {
 	dir      string
 	cfgPath  string
 	addrFile string // the loopback plugin's address file, when it has one
-	log      *syncbuf.Buffer
+	log      *sdktest.Log
 	after    int
 }
 
@@ -355,7 +355,7 @@ func Launch(tb testing.TB, cfgPath string) *Daemon {
 // spawn starts the clawhost process with a fresh log.
 func (d *Daemon) spawn() {
 	d.t.Helper()
-	d.log = &syncbuf.Buffer{}
+	d.log = &sdktest.Log{}
 	d.cmd = Command(d.t, d.cfgPath)
 	d.cmd.Stderr = d.log
 	d.cmd.Stdout = d.log
@@ -368,13 +368,13 @@ func (d *Daemon) spawn() {
 // environment or directory) so that it dies with the test process, with
 // its output in the returned log; the test's end stops it as Launch's
 // daemons are stopped, and a failed test shows the log.
-func Run(tb testing.TB, cmd *exec.Cmd) *syncbuf.Buffer {
+func Run(tb testing.TB, cmd *exec.Cmd) *sdktest.Log {
 	tb.Helper()
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	deathsig.Set(cmd.SysProcAttr)
-	log := &syncbuf.Buffer{}
+	log := &sdktest.Log{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestMissingClaudeIsNotHealthy: with agent.command pointing nowhere
@@ -436,19 +437,12 @@ func TestDoctorOnStatusPage(t *testing.T) {
 		t.Fatalf("POST /doctor: %d %s", code, body)
 	}
 	var snap admin.Snapshot
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	sdktest.WaitFor(t, "the checks to finish", func() error {
 		_, body := get(t, "http://"+addr+"/status.json")
 		snap = admin.Snapshot{}
 		_ = json.Unmarshal([]byte(body), &snap)
-		if snap.Doctor != nil && !snap.Doctor.At.IsZero() && !snap.Doctor.Running {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the checks did not finish: %s", body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return sdktest.Saw(snap.Doctor != nil && !snap.Doctor.At.IsZero() && !snap.Doctor.Running, "status.json %s", body)
+	})
 	names := map[string]admin.DoctorCheck{}
 	for _, c := range snap.Doctor.Checks {
 		names[c.Name] = c

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,13 +182,9 @@ func TestMessageReceivedKill9(t *testing.T) {
 	t.Parallel()
 	h, calls := hookHost(t, Attrs{"debounce": "10m"})
 	h.post("u1", "rewrite-me before the crash")
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(h.log.String(), "message_received hooks decided") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the hooks did not decide within 60s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	sdktest.WaitFor(t, "the message_received hooks to decide", func() bool {
+		return strings.Contains(h.log.String(), "message_received hooks decided")
+	})
 	if h.fake.Count() != 0 {
 		t.Fatal("the message reached claude before the kill; the debounce window did not hold it")
 	}
@@ -216,6 +213,7 @@ func TestMessageReceivedKill9(t *testing.T) {
 	if got := callsFor(t, calls, "before the crash"); len(got) != 2 {
 		t.Fatalf("hook calls: %q, want one per hook (asked once, before the kill)", got)
 	}
+	// On purpose: a second answer would come within these 3 s.
 	settle := time.Now().Add(3 * time.Second)
 	for time.Now().Before(settle) {
 		if more := h.sends("chat-u1", next); len(more) > 0 {
@@ -300,13 +298,10 @@ func TestMessageSendingHooks(t *testing.T) {
 	}
 	// agent_end is delivered in the background: wait for the events of
 	// the first turn (the signed reply) and the suppressed one.
-	deadline := time.Now().Add(30 * time.Second)
-	for len(callsFor(t, calls, "end ")) < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("agent_end events: %q", callsFor(t, calls, "end "))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	sdktest.WaitFor(t, "three agent_end events", func() error {
+		got := callsFor(t, calls, "end ")
+		return sdktest.Saw(len(got) >= 3, "agent_end events %q", got)
+	})
 	if got := callsFor(t, calls, "end 1 "); len(got) != 1 || !strings.Contains(got[0], " ok ") || !strings.Contains(got[0], "-- signed") {
 		t.Fatalf("agent_end of the first turn: %q", got)
 	}
@@ -379,13 +374,7 @@ func TestAgentEndAcrossKill9(t *testing.T) {
 	})
 	h.post("u1", "hello")
 	h.waitSend("chat-u1", 0, 90*time.Second)
-	deadline := time.Now().Add(30 * time.Second)
-	for len(callsFor(t, calls, "end 1")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the agent_end hook was not called within 30s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	sdktest.WaitFor(t, "the agent_end hook's call", func() bool { return len(callsFor(t, calls, "end 1")) > 0 })
 	_ = h.cmd.Process.Signal(syscall.SIGKILL)
 	_ = h.cmd.Wait()
 	h.stopPoll()
@@ -398,17 +387,10 @@ func TestAgentEndAcrossKill9(t *testing.T) {
 	}
 	before := len(callsFor(t, calls, "end 1"))
 	h.start()
-	deadline = time.Now().Add(30 * time.Second)
-	for {
+	sdktest.WaitFor(t, "the kept event's delivery after the restart", func() error {
 		_, err := os.Stat(filepath.Join(h.dir, "data", "agent-end", "1.json"))
-		if len(callsFor(t, calls, "end 1")) > before && os.IsNotExist(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the restart the event was not delivered: calls %q", callsFor(t, calls, "end "))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return sdktest.Saw(len(callsFor(t, calls, "end 1")) > before && os.IsNotExist(err), "calls %q, the kept event: %v", callsFor(t, calls, "end "), err)
+	})
 	if got := callsFor(t, calls, "end "); len(got) != len(callsFor(t, calls, "end 1")) {
 		t.Fatalf("calls for other turns: %q", got)
 	}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"go.mau.fi/whatsmeow/types"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/clawhost/clawhost/core/setup"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // initTGToken is the token the fake Telegram of the init tests accepts.
@@ -195,27 +195,16 @@ func (s *tmuxSession) screen() string {
 	return s.tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "init")
 }
 
-// waitFor polls the screen until it shows want, after the first n
-// occurrences, with a deadline.
+// waitFor waits until the screen shows want after its first n
+// occurrences, and returns the screen.
 func (s *tmuxSession) waitFor(want string, n int) string {
 	s.t.Helper()
-	return s.waitWithin(want, n, 20*time.Second)
-}
-
-// waitWithin is waitFor with its deadline.
-func (s *tmuxSession) waitWithin(want string, n int, d time.Duration) string {
-	s.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		scr := s.screen()
-		if strings.Count(scr, want) > n {
-			return scr
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the terminal does not show %q:\n%s", want, scr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var scr string
+	sdktest.WaitFor(s.t, fmt.Sprintf("the terminal to show %q", want), func() error {
+		scr = s.screen()
+		return sdktest.Saw(strings.Count(scr, want) > n, "the terminal shows:\n%s", scr)
+	})
+	return scr
 }
 
 // send types text and Enter.
@@ -257,11 +246,11 @@ func TestInitInTerminal(t *testing.T) {
 	term.send("1")
 	term.waitFor("Anthropic API key (hidden)", 0)
 	term.send("sk-wrong")
-	term.waitWithin("✗ Claude refused", 0, 90*time.Second)
+	term.waitFor("✗ Claude refused", 0)
 	term.waitFor("Anthropic API key (hidden)", 1)
 	term.send("sk-good")
-	term.waitWithin("✓ Claude answers the bot", 0, 90*time.Second)
-	scr := term.waitWithin("INIT-EXIT=", 0, 90*time.Second)
+	term.waitFor("✓ Claude answers the bot", 0)
+	scr := term.waitFor("INIT-EXIT=", 0)
 	if i, j := strings.LastIndex(scr, "✓ Claude answers the bot"), strings.Index(scr, "Start clawhost now"); i < 0 || j < i {
 		t.Errorf("init did not check claude again before saying start:\n%s", scr)
 	}
@@ -322,8 +311,8 @@ func initWhatsAppInTerminal(t *testing.T, personal bool) {
 	term.send("")
 	term.waitFor("Choose 1, 2 or 3", 0)
 	term.send("3")
-	scr := term.waitWithin(setup.QRHeader, 0, waWait)
-	scr = term.waitWithin("waiting for the phone", 0, waWait) // the whole code is drawn
+	scr := term.waitFor(setup.QRHeader, 0)
+	scr = term.waitFor("waiting for the phone", 0) // the whole code is drawn
 	qr := terminalQRTextAfter(t, scr, setup.QRHeader+"\n", setup.QRIndent)
 	if qr == "" {
 		t.Fatalf("no QR code decoded from the terminal:\n%s", scr)
@@ -331,8 +320,8 @@ func initWhatsAppInTerminal(t *testing.T, personal bool) {
 	if err := srv.PairQR(waCtx(t), qr); err != nil {
 		t.Fatalf("the phone scans the terminal's QR code: %v\n%s", err, scr)
 	}
-	term.waitWithin("✓ WhatsApp: linked", 0, waWait)
-	scr = term.waitWithin("INIT-EXIT=", 0, waWait)
+	term.waitFor("✓ WhatsApp: linked", 0)
+	scr = term.waitFor("INIT-EXIT=", 0)
 	if !strings.Contains(scr, "INIT-EXIT=0") {
 		t.Fatalf("init failed:\n%s", scr)
 	}
@@ -400,7 +389,7 @@ func initWhatsAppInTerminal(t *testing.T, personal bool) {
 // waitWA waits until the bot sent c a message showing all of wants.
 func waitWA(t *testing.T, srv *whatsapptest.Server, c *whatsapptest.Contact, wants ...string) {
 	t.Helper()
-	waWaitFor(t, fmt.Sprintf("a WhatsApp message to %s showing %q", c.Name(), wants), func() bool {
+	sdktest.WaitFor(t, fmt.Sprintf("a WhatsApp message to %s showing %q", c.Name(), wants), func() bool {
 		for _, m := range srv.Sent() {
 			if m.To.ToNonAD().User != c.JID().User && m.To.ToNonAD().User != c.LID().User {
 				continue
@@ -441,8 +430,8 @@ func TestInitSubscriptionInTerminal(t *testing.T) {
 	term.waitFor("Choose 1, 2 or 3", 0)
 	term.send("2")
 	term.waitFor("Running claude setup-token", 0)
-	term.waitWithin("✓ Claude answers the bot", 0, 90*time.Second)
-	scr := term.waitWithin("INIT-EXIT=", 0, 90*time.Second)
+	term.waitFor("✓ Claude answers the bot", 0)
+	scr := term.waitFor("INIT-EXIT=", 0)
 	if !strings.Contains(scr, "INIT-EXIT=0") {
 		t.Fatalf("init failed:\n%s", scr)
 	}
@@ -464,7 +453,7 @@ func TestInitSubscriptionInTerminal(t *testing.T) {
 // any of its JIDs.
 func waitWAChat(t *testing.T, srv *whatsapptest.Server, chat []types.JID, wants ...string) {
 	t.Helper()
-	waWaitFor(t, fmt.Sprintf("a WhatsApp message showing %q", wants), func() bool {
+	sdktest.WaitFor(t, fmt.Sprintf("a WhatsApp message showing %q", wants), func() bool {
 		for _, m := range srv.Sent() {
 			if !slices.Contains(chat, m.To.ToNonAD()) {
 				continue

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // lpToolResult is the text of the tool_result in the fake API's n-th
@@ -100,13 +100,9 @@ func TestClaudeOperatorSettingsIgnored(t *testing.T) {
 // claudePIDsOrFail is claudePIDs, at least one.
 func (h *clHost) claudePIDsOrFail() []int {
 	h.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if pids := h.claudePIDs(); len(pids) > 0 {
-			return pids
-		}
-	}
-	h.t.Fatal("no claude process")
-	return nil
+	var pids []int
+	sdktest.WaitFor(h.t, "a claude process", func() bool { pids = h.claudePIDs(); return len(pids) > 0 })
+	return pids
 }
 
 // TestClaudeSandbox: with the default sandbox = "auto" and bubblewrap
@@ -174,7 +170,7 @@ func TestHostNotDumpable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lpChown(t, dir)
-	log := &syncbuf.Buffer{}
+	log := &sdktest.Log{}
 	argv := append(append([]string(nil), wrap...), filepath.Join(binDir(t), "clawhost"), "-config", cfg)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CLAWHOST_TEST_SECRET=s3cret"}
@@ -190,14 +186,7 @@ func TestHostNotDumpable(t *testing.T) {
 		}
 	})
 	addr := filepath.Join(dir, "data", "plugins", "lo", "lo.addr")
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(addr); err == nil && len(b) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the loopback plugin did not start")
-		}
-	}
+	sdktest.WaitFor(t, "the loopback plugin's address file", func() bool { b, err := os.ReadFile(addr); return err == nil && len(b) > 0 })
 	plugins := children(cmd.Process.Pid)
 	if len(plugins) == 0 {
 		t.Fatal("no plugin process")
@@ -210,14 +199,10 @@ func TestHostNotDumpable(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = control.Process.Kill(); _ = control.Wait() })
 	// Until setpriv has exec'd sleep (its own uid from then on).
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", control.Process.Pid)); strings.TrimSpace(string(b)) == "sleep" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the control process did not start")
-		}
-	}
+	sdktest.WaitFor(t, "the control process to exec sleep", func() error {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", control.Process.Pid))
+		return sdktest.Saw(strings.TrimSpace(string(b)) == "sleep", "it runs %q", b)
+	})
 	for _, tc := range []struct {
 		name     string
 		pid      int
@@ -401,19 +386,21 @@ func TestClaudeNamedAgentRunAsSandbox(t *testing.T) {
 // sent that contains marker.
 func lpToolResultWith(t *testing.T, h *clHost, marker string) string {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	var result string
+	sdktest.WaitFor(t, "a tool result with "+marker, func() bool {
 		for _, req := range h.fake.Requests() {
 			for _, m := range req.Messages {
 				for _, b := range m.Content {
 					if b.Type == "tool_result" && strings.Contains(b.ResultText(), marker) {
-						return b.ResultText()
+						result = b.ResultText()
+						return true
 					}
 				}
 			}
 		}
-	}
-	t.Fatalf("no tool_result with %q reached the API (%d requests)", marker, h.fake.Count())
-	return ""
+		return false
+	})
+	return result
 }
 
 // lpUID is the real uid of pid, from /proc/<pid>/status.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestLedgerTurnCosts: the usage ledger charges each turn its own cost,
@@ -75,7 +76,7 @@ func TestLedgerTurnCosts(t *testing.T) {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	user := map[int64]telegramtest.User{alice: tgUser(alice, "Alice"), bob: tgUser(bob, "Bob"), erin: tgUser(erin, "Erin")}
 	say := func(chat telegramtest.Chat, who int64, text string) {
 		srv.PushText(chat, user[who], text)
@@ -103,7 +104,7 @@ func TestLedgerTurnCosts(t *testing.T) {
 		Outcome      string  `json:"outcome"`
 	}
 	var stopped record
-	tgWaitFor(t, "the stopped turn's ledger row", func() bool {
+	sdktest.WaitFor(t, "the stopped turn's ledger row", func() bool {
 		var rows []record
 		code, body := get(t, "http://"+adminAddr+"/usage.json")
 		if code != 200 || json.Unmarshal([]byte(body), &rows) != nil {
@@ -154,7 +155,7 @@ func TestLedgerTurnCosts(t *testing.T) {
 		}
 		wg.Wait()
 		for c, chat := range erinChats {
-			tgWaitFor(t, fmt.Sprintf("erin's message %d answered in chat %d", sentTo[c], chat.ID), func() bool { return answered(chat.ID) >= sentTo[c] })
+			sdktest.WaitFor(t, fmt.Sprintf("erin's message %d answered in chat %d", sentTo[c], chat.ID), func() bool { return answered(chat.ID) >= sentTo[c] })
 		}
 	}
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestUsageLimitWaitedOut: through the real binary and the real claude CLI
@@ -70,7 +71,7 @@ func TestUsageLimitWaitedOut(t *testing.T) {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chats := map[string]int64{"Alice": 1001, "Bob": 1002, "Carol": 1003}
 	push := func(who, text string) {
 		srv.PushText(telegramtest.PrivateChat(chats[who]), tgUser(chats[who], who), text)

@@ -17,6 +17,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // The test binary doubles as a fake claude CLI (core/internal/fakeclaude)
@@ -69,32 +70,10 @@ func startDaemon(t testing.TB, ping bool) *daemon {
 	return d
 }
 
-// waitFor waits until cond holds. It waits on the event, not for a time
-// a fast machine needs: the bound is the test binary's own deadline (go
-// test -timeout), less a margin to report what was awaited, so a machine
-// busy with other work (two CPU burners beside make test) only makes it
-// slower. A fixed 60 s failed at load for a host that migrates its store
-// and starts its plugins before the loopback listens.
+// waitFor is WaitFor for d's test.
 func (d *daemon) waitFor(cond func() bool, what string) {
 	d.t.Helper()
-	deadline := waitDeadline(d.t)
-	for !cond() {
-		if time.Now().After(deadline) {
-			d.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// waitDeadline is when a wait on an event gives up: the test's deadline
-// less a minute (to report it and stop the host), else ten minutes.
-func waitDeadline(tb testing.TB) time.Time {
-	if dt, ok := tb.(interface{ Deadline() (time.Time, bool) }); ok {
-		if at, ok := dt.Deadline(); ok {
-			return at.Add(-time.Minute)
-		}
-	}
-	return time.Now().Add(10 * time.Minute)
+	sdktest.WaitFor(d.t, what, cond)
 }
 
 func (d *daemon) addr() string {
@@ -107,35 +86,45 @@ func (d *daemon) post(sender, text string) {
 	postInbound(d.t, d.addr(), map[string]any{"chat_id": "chat-" + sender, "sender_id": sender, "text": text})
 }
 
-// postInbound posts msg to the loopback plugin at addr as a platform does: with a
-// message id (one is made when msg has none) that it sends again, after the
-// Retry-After, while the loopback answers 503 (the host could not store the message:
-// on a busy machine the database may be locked for a moment). Anything but 200 or 503
-// fails the test.
+// postInbound posts msg to the loopback plugin at addr as a platform does
+// (deliverInbound); anything but 200 fails the test.
 func postInbound(t testing.TB, addr string, msg map[string]any) {
 	t.Helper()
+	code, err := deliverInbound(addr, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != http.StatusOK {
+		t.Fatalf("inbound: status %d", code)
+	}
+}
+
+// deliverInbound posts msg to the loopback plugin at addr as a platform
+// does: with a message id (one is made when msg has none) that it sends
+// again, after the Retry-After, while the loopback answers 503 (the host
+// could not store the message: on a busy machine the database may be
+// locked for a moment), for up to two minutes. It returns the last status.
+// It takes no testing.TB: a helper process (injectHelper) calls it too.
+func deliverInbound(addr string, msg map[string]any) (int, error) {
 	if msg["message_id"] == nil {
-		msg["message_id"] = fmt.Sprintf("m-%d", time.Now().UnixNano())
+		msg["message_id"] = fmt.Sprintf("m-%d-%d", os.Getpid(), time.Now().UnixNano())
 	}
 	body, _ := json.Marshal(msg)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		resp, err := http.Post("http://"+addr+"/inbound", "application/json", bytes.NewReader(body))
 		if err != nil {
-			t.Fatal(err)
+			return 0, fmt.Errorf("inbound: %w", err)
 		}
 		resp.Body.Close()
-		switch {
-		case resp.StatusCode == http.StatusOK:
-			return
-		case resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline):
-			t.Fatalf("inbound: status %d", resp.StatusCode)
+		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			return resp.StatusCode, nil
 		}
 		wait := 300 * time.Millisecond
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 			wait = time.Duration(s) * time.Second
 		}
-		time.Sleep(wait) // the loopback's Retry-After, as a platform honours it
+		time.Sleep(wait) // on purpose: the loopback's Retry-After, as a platform honours it
 	}
 }
 
@@ -151,7 +140,7 @@ type record struct {
 func (d *daemon) sent(wait time.Duration) []record {
 	resp, err := http.Get(fmt.Sprintf("http://%s/sent?after=%d&wait=%s", d.addr(), d.after, wait))
 	if err != nil {
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // on purpose: the plugin restarts; the caller asks again
 		return nil
 	}
 	defer resp.Body.Close()
@@ -164,7 +153,7 @@ func (d *daemon) sent(wait time.Duration) []record {
 // edits; it waits on the event, bounded by the test's deadline (waitFor).
 func (d *daemon) nextSend(chat string) string {
 	d.t.Helper()
-	return d.nextSendWithin(chat, time.Until(waitDeadline(d.t)))
+	return d.nextSendWithin(chat, time.Until(sdktest.WaitDeadline(d.t)))
 }
 
 // nextSendWithin is nextSend waiting up to wait.

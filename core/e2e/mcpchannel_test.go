@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // mcAlice and mcBob are the test channel server's people; in a direct
@@ -41,7 +42,7 @@ func startMCPHost(t *testing.T, messages Attrs) (*Daemon, *anthropictest.Server,
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	exe, err := os.Executable()
+	block, err := p.Block()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func startMCPHost(t *testing.T, messages Attrs) (*Daemon, *anthropictest.Server,
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"mc:" + mcAlice, "mc:" + mcBob}},
 		Admin:    Attrs{"listen": ""},
 		Messages: messages,
-		Plugins:  []Plugin{{Name: "mc", Source: "mcp-channel", Config: Attrs{"command": []string{exe}, "env": p.Env()}}},
+		Plugins:  []Plugin{{Name: "mc", Source: "mcp-channel", Config: Attrs(block)}},
 	})
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -65,11 +66,11 @@ func startMCPHost(t *testing.T, messages Attrs) (*Daemon, *anthropictest.Server,
 	return d, fake, p, ws
 }
 
-// mcWait waits (at most 90 s: claude's first start on a busy machine) for
-// cond after each change of the platform.
+// mcWait waits for cond after each change of the platform, bounded as
+// sdktest.WaitFor is.
 func mcWait(t *testing.T, p *mcpchanneltest.Platform, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), sdktest.WaitDeadline(t))
 	defer cancel()
 	if err := p.WaitFor(ctx, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
@@ -250,11 +251,11 @@ func TestMCPChannelPluginTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	exe, err := os.Executable()
+	block, err := p.Block()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := json.Marshal(map[string]any{"command": []string{exe}, "env": p.Env()})
+	cfg, err := json.Marshal(block)
 	if err != nil {
 		t.Fatal(err)
 	}

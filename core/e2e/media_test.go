@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestTelegramMediaStaysInItsChat: a photo sent in one chat is stored in
@@ -84,7 +85,7 @@ func TestTelegramMediaStaysInItsChat(t *testing.T) {
 
 	// Alice's own reply may send her photo back.
 	srv.PushText(telegramtest.PrivateChat(tgAlice), alice, "mine-marker\nMEDIA: "+rel)
-	tgWaitFor(t, "Alice's photo sent back to her", func() bool { return files(tgAlice) == 1 })
+	sdktest.WaitFor(t, "Alice's photo sent back to her", func() bool { return files(tgAlice) == 1 })
 	for _, s := range srv.Sent() {
 		if s.ChatID == strconv.FormatInt(tgAlice, 10) && s.File != nil && string(s.File.Data) != string(photo) {
 			t.Errorf("Alice got %q, want her photo", s.File.Data)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestNoSandboxNoStrangers: on a machine where bubblewrap is not found
@@ -78,16 +79,10 @@ func TestNoSandboxNoStrangers(t *testing.T) {
 				t.Errorf("validate: %v\n%s", verr, vout.String())
 			}
 			log := Run(t, cmd)
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				if code, _ := get(t, "http://"+adminAddr+"/healthz"); code == 200 {
-					break
-				}
-				if cmd.ProcessState != nil || time.Now().After(deadline) {
-					t.Fatalf("the host did not start:\n%s", log.String())
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			sdktest.WaitFor(t, "the host's /healthz", func() error {
+				code, _ := get(t, "http://"+adminAddr+"/healthz")
+				return sdktest.Saw(code == 200, "/healthz %d; clawhost log:\n%s", code, log)
+			})
 			want := "claude runs without a sandbox" // the WARN of an unavailable sandbox
 			if tc.sandbox == "off" {
 				want = "sandbox=off"

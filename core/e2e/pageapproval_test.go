@@ -12,6 +12,7 @@ import (
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestPageToolApproval: in Chromium, a tool-use question waiting in a
@@ -37,7 +38,7 @@ func TestPageToolApproval(t *testing.T) {
 		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	}
 	Launch(t, h.Write(t))
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	d := &daemon{t: t}
 	d.waitFor(func() bool { code, _ := get(t, "http://"+adminAddr+"/status.json"); return code == 200 }, "the admin endpoint")
 	token, err := admin.ReadToken(filepath.Join(dir, "data", admin.TokenFile))

@@ -23,6 +23,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/ownerdir"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestPluginSocketRefusesStrangers: a process of clawhost's own user that
@@ -42,10 +43,10 @@ func TestPluginSocketRefusesStrangers(t *testing.T) {
 	cfg := h.Write(t)
 	t.Cleanup(srv.Close)
 	d := Launch(t, cfg)
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	pids := pluginPIDs(d, 1)
 	token := admin.TokenPath(filepath.Join(d.Dir(), "data"))
-	tgWaitFor(t, "the admin token the attack names", func() bool {
+	sdktest.WaitFor(t, "the admin token the attack names", func() bool {
 		_, err := os.Stat(token)
 		return err == nil
 	})
@@ -184,7 +185,7 @@ func attackPluginSocket(t *testing.T, d *Daemon, chat, path string) {
 func pluginSocket(t *testing.T, hostPID int) string {
 	t.Helper()
 	var found []string
-	tgWaitFor(t, "the plugin's socket", func() bool {
+	sdktest.WaitFor(t, "the plugin's socket", func() bool {
 		found = nil
 		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "clawhost-sock-*"))
 		for _, d := range dirs {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,28 +47,13 @@ func injectHelper() int {
 		fmt.Fprintln(os.Stderr, "inject:", err)
 		return 1
 	}
-	// As a platform does: a 503 (the host could not store the message) is
-	// retried after the Retry-After the loopback gives, with the same id.
-	id := fmt.Sprintf("inject-%d-%d", os.Getpid(), time.Now().UnixNano())
-	body, _ := json.Marshal(map[string]string{"chat_id": "c1", "sender_id": "u1", "message_id": id, "text": os.Getenv("CLAWHOST_TEST_TEXT")})
-	for range 50 {
-		resp, err := http.Post("http://"+string(addr)+"/inbound", "application/json", bytes.NewReader(body))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "inject:", err)
-			return 1
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusServiceUnavailable {
-			return 0
-		}
-		wait := 300 * time.Millisecond
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-			wait = time.Duration(s) * time.Second
-		}
-		time.Sleep(wait)
+	// As a platform does (deliverInbound): a 503 is sent again with the same id.
+	code, err := deliverInbound(string(addr), map[string]any{"chat_id": "c1", "sender_id": "u1", "text": os.Getenv("CLAWHOST_TEST_TEXT")})
+	if err != nil || code == http.StatusServiceUnavailable {
+		fmt.Fprintln(os.Stderr, "inject:", err, code)
+		return 1
 	}
-	fmt.Fprintln(os.Stderr, "inject: the loopback kept answering 503")
-	return 1
+	return 0
 }
 
 // slackInjectHelper posts $CLAWHOST_TEST_TEXT as a DM to the fake Slack's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // whoamiTool is claude's tool_use of the whoami-tool example's tool name
@@ -56,7 +57,7 @@ func TestPluginToolThroughClaude(t *testing.T) {
 		Plugins: []Plugin{tgPlugin(srv.APIEndpoint()),
 			{Name: "whoami", Source: "whoami-tool", Attrs: Attrs{"tool_timeout": "2s"}}, {Name: "memory", Source: "memory"}},
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	request := func(n int) *anthropictest.Request {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), tgWait)
@@ -152,7 +153,7 @@ func TestPluginToolApprovedAlways(t *testing.T) {
 		Messages: Attrs{"streaming": "off"},
 		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "whoami", Source: "whoami-tool"}},
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
 	const asked = "claude wants to use whoami.whoami (a tool of plugin whoami)"
 

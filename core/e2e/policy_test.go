@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const tgOlga = 3003
@@ -55,7 +56,7 @@ func newPolicyEnv(t *testing.T, agentExtra Attrs) *policyEnv {
 			t.Logf("bot API requests:\n%s", tgRequestLog(e.srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(e.srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(e.srv.Requests("getUpdates")) > 0 })
 	return e
 }
 

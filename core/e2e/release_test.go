@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // repoRoot is the checkout the e2e package is in.
@@ -182,13 +183,10 @@ plugin "web" {
 		res.Body.Close()
 		return res.StatusCode == http.StatusOK
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for !(ok("http://"+web+"/healthz") && ok("http://"+adminAddr+"/healthz")) {
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			t.Fatalf("the web chat (%v) and the host's health (%v) within 60 s", ok("http://"+web+"/healthz"), ok("http://"+adminAddr+"/healthz"))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	sdktest.WaitFor(t, "the web chat's and the host's /healthz", func() error {
+		w, a := ok("http://"+web+"/healthz"), ok("http://"+adminAddr+"/healthz")
+		return sdktest.Saw(w && a, "the web chat %v, the host %v", w, a)
+	})
 	page, err := http.Get("http://" + web + "/")
 	if err != nil {
 		t.Fatal(err)

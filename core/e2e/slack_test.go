@@ -20,6 +20,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const (
@@ -143,7 +144,7 @@ func (e *slEnv) count(channel, s string) int {
 // settle waits until the fake saw no request for quiet.
 func (e *slEnv) settle(t *testing.T, quiet time.Duration) {
 	t.Helper()
-	tgWaitFor(t, "the bot to go quiet", func() bool {
+	sdktest.WaitFor(t, "the bot to go quiet", func() bool {
 		rs := e.srv.Requests("")
 		return len(rs) == 0 || time.Since(rs[len(rs)-1].Time) >= quiet
 	})
@@ -288,7 +289,7 @@ func TestSlackCardAndApproval(t *testing.T) {
 
 	e.fake.Enqueue(anthropictest.Reply{Text: "never shown", HeaderDelay: time.Minute})
 	e.srv.Post(slacktest.Message{Channel: e.dm, User: slAlice.ID, Text: "long task"})
-	tgWaitFor(t, "a second card", func() bool {
+	sdktest.WaitFor(t, "a second card", func() bool {
 		for _, m := range e.srv.BotMessages(e.dm, "") {
 			if m.TS != card.TS && strings.Contains(m.Text, "Working") {
 				card = m
@@ -305,7 +306,7 @@ func TestSlackCardAndApproval(t *testing.T) {
 	if stopped.TS != card.TS || len(stopped.Buttons()) != 0 {
 		t.Errorf("the stopped card %+v", stopped)
 	}
-	tgWaitFor(t, "the press acknowledged", func() bool { return e.srv.Acked(env) })
+	sdktest.WaitFor(t, "the press acknowledged", func() bool { return e.srv.Acked(env) })
 
 	// A tool question: Alice's Allow runs the command.
 	target := filepath.Join(outside, "allowed")
@@ -456,7 +457,7 @@ func TestInitSlackInTerminal(t *testing.T) {
 	term.send("")
 	term.waitFor("Choose 1, 2 or 3", 0)
 	term.send("3")
-	scr := term.waitWithin("INIT-EXIT=", 0, 90*time.Second)
+	scr := term.waitFor("INIT-EXIT=", 0)
 	if !strings.Contains(scr, "INIT-EXIT=0") {
 		t.Fatalf("init failed:\n%s", scr)
 	}

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // startTelegramAndWeb writes the config into dir and starts clawhost; it
 // returns the command (started) and its log.
-func startTelegramAndWeb(tb testing.TB, dir string, srv *telegramtest.Server) (*exec.Cmd, *syncbuf.Buffer, time.Time) {
+func startTelegramAndWeb(tb testing.TB, dir string, srv *telegramtest.Server) (*exec.Cmd, *sdktest.Log, time.Time) {
 	tb.Helper()
 	// What a user of the README runs: the telegram plugin (against the
 	// fake Bot API) and the web chat, the fake claude as agent, info
@@ -30,7 +30,7 @@ func startTelegramAndWeb(tb testing.TB, dir string, srv *telegramtest.Server) (*
 		Admin:    Attrs{"listen": "127.0.0.1:0"},
 		Plugins:  []Plugin{tg, {Name: "web", Source: "webchat", Config: Attrs{"listen": wcFreeAddr(tb)}}},
 	}
-	log := &syncbuf.Buffer{}
+	log := &sdktest.Log{}
 	cmd := Command(tb, h.Write(tb))
 	cmd.Stderr = log
 	t0 := time.Now()

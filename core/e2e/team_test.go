@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // teamCLI runs `clawhost <args…> -config cfg` and returns its stdout.
@@ -95,7 +96,7 @@ func TestTeamTelegram(t *testing.T) {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	group := telegramtest.Supergroup(tgGroup, "Team")
 	user := map[int64]telegramtest.User{alice: tgUser(alice, "Alice"), bob: tgUser(bob, "Bob"), carol: tgUser(carol, "Carol"), dave: tgUser(dave, "Dave"), erin: tgUser(erin, "Erin")}
 	inGroup := func(who int64, text string) { srv.PushText(group, user[who], text) }
@@ -157,7 +158,7 @@ func TestTeamTelegram(t *testing.T) {
 	tgWaitMessage(t, srv, carol, "Revoked tg:4004")
 	inGroup(bob, "/schedule list")
 	tgWaitMessage(t, srv, tgGroup, "Only an owner can use /schedule")
-	tgWaitFor(t, "Erin's five answers", func() bool { return tgCount(srv, erin, "echo:") >= 5 })
+	sdktest.WaitFor(t, "Erin's five answers", func() bool { return tgCount(srv, erin, "echo:") >= 5 })
 	direct(carol, "/usage all")
 	usage := tgWaitMessage(t, srv, carol, "Usage, last 30 days", "People:")
 	for _, who := range []string{"tg:1001", "tg:2002", "tg:5005"} {
@@ -251,12 +252,12 @@ func TestTeamTelegram(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = d.cmd.Process.Signal(syscall.SIGHUP)
-	tgWaitFor(t, "the refused reload", func() bool { return strings.Contains(d.Log(), "configuration refused") })
+	sdktest.WaitFor(t, "the refused reload", func() bool { return strings.Contains(d.Log(), "configuration refused") })
 	if err := os.WriteFile(d.ConfigPath(), good, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_ = d.cmd.Process.Signal(syscall.SIGHUP)
-	tgWaitFor(t, "the reload", func() bool { return strings.Contains(d.Log(), "configuration reloaded") })
+	sdktest.WaitFor(t, "the reload", func() bool { return strings.Contains(d.Log(), "configuration reloaded") })
 	_ = d.cmd.Process.Kill()
 	_ = d.cmd.Wait()
 	d.spawn()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/telegram"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const (
@@ -72,7 +73,7 @@ func startTelegramDaemon(t *testing.T, streaming string) (*daemon, *telegramtest
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	return d, srv
 }
 
@@ -94,18 +95,6 @@ func tgRequestLog(srv *telegramtest.Server) string {
 		fmt.Fprintf(&b, "%s %s %v\n", r.Time.Format("15:04:05.000"), r.Method, p)
 	}
 	return b.String()
-}
-
-// tgWaitFor polls cond every 10ms for up to tgWait.
-func tgWaitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(tgWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", tgWait, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func tgUser(id int64, first string) telegramtest.User {
@@ -145,7 +134,7 @@ func tgChat(srv *telegramtest.Server, chat int64) []tgMessage {
 func tgWaitMessage(t *testing.T, srv *telegramtest.Server, chat int64, wants ...string) tgMessage {
 	t.Helper()
 	var found tgMessage
-	tgWaitFor(t, fmt.Sprintf("a message in chat %d showing %q", chat, wants), func() bool {
+	sdktest.WaitFor(t, fmt.Sprintf("a message in chat %d showing %q", chat, wants), func() bool {
 		for _, m := range tgChat(srv, chat) {
 			ok := true
 			for _, w := range wants {
@@ -165,7 +154,7 @@ func tgWaitMessage(t *testing.T, srv *telegramtest.Server, chat int64, wants ...
 // quiet, so a reply's drafts and edits are over.
 func tgSettle(t *testing.T, srv *telegramtest.Server, quiet time.Duration) {
 	t.Helper()
-	tgWaitFor(t, "the bot to go quiet", func() bool {
+	sdktest.WaitFor(t, "the bot to go quiet", func() bool {
 		var last time.Time
 		for _, r := range srv.Requests("") {
 			if r.Method != "getUpdates" && r.Time.After(last) {
@@ -198,7 +187,7 @@ func TestTelegramChannel(t *testing.T) {
 	// The menu is published once the plugin is ready; the first test that
 	// needs a ready plugin waits for it.
 	t.Run("CommandMenu", func(t *testing.T) {
-		tgWaitFor(t, "setMyCommands", func() bool { return len(srv.Commands()) > 0 })
+		sdktest.WaitFor(t, "setMyCommands", func() bool { return len(srv.Commands()) > 0 })
 		var names []string
 		for _, c := range srv.Commands() {
 			names = append(names, c.Command)
@@ -468,7 +457,7 @@ func tgPluginPID(d *daemon, not int) int {
 // is younger than poll_timeout (30s), so it is still waiting for updates.
 func tgPollParked(t *testing.T, srv *telegramtest.Server, lastID int) {
 	t.Helper()
-	tgWaitFor(t, "a getUpdates long poll parked with every update confirmed", func() bool {
+	sdktest.WaitFor(t, "a getUpdates long poll parked with every update confirmed", func() bool {
 		rs := srv.Requests("getUpdates")
 		if len(rs) == 0 || srv.Pending() != 0 {
 			return false
@@ -515,7 +504,7 @@ func tgCounter(t *testing.T, d *daemon, name string) int {
 // one Send; see core/store).
 func tgWaitConfirmed(t *testing.T, d *daemon, srv *telegramtest.Server) {
 	t.Helper()
-	tgWaitFor(t, "the host to hear back about every message sent", func() bool {
+	sdktest.WaitFor(t, "the host to hear back about every message sent", func() bool {
 		sent := 0
 		for _, s := range srv.Sent() {
 			if s.Method == "sendMessage" {
@@ -543,7 +532,7 @@ func TestTelegramPluginRestart(t *testing.T) {
 	tgWaitMessage(t, srv, tgAlice, "echo:", "warm-marker")
 	tgWaitConfirmed(t, d, srv)
 	// The host publishes the command menu each time the plugin is ready.
-	tgWaitFor(t, "the command menu", func() bool { return len(srv.Requests("setMyCommands")) > 0 })
+	sdktest.WaitFor(t, "the command menu", func() bool { return len(srv.Requests("setMyCommands")) > 0 })
 	menus := len(srv.Requests("setMyCommands"))
 	old := tgPluginPID(d, 0)
 	if old == 0 {
@@ -561,7 +550,7 @@ func TestTelegramPluginRestart(t *testing.T) {
 	release := d.Visible("release")
 	id := srv.PushText(alice, from, "slow one #wait="+release+" restart-marker")
 	// The plugin polls again only after the host acked the update.
-	tgWaitFor(t, "the plugin to hand the update over and poll again", func() bool { return len(srv.Requests("getUpdates")) > polls })
+	sdktest.WaitFor(t, "the plugin to hand the update over and poll again", func() bool { return len(srv.Requests("getUpdates")) > polls })
 	if srv.Pending() != 1 {
 		t.Fatalf("%d updates pending, want the unconfirmed one", srv.Pending())
 	}
@@ -571,12 +560,12 @@ func TestTelegramPluginRestart(t *testing.T) {
 	}
 	srv.ClearFailures()
 	var next int
-	tgWaitFor(t, "the host to restart the plugin", func() bool { next = tgPluginPID(d, old); return next != 0 })
+	sdktest.WaitFor(t, "the host to restart the plugin", func() bool { next = tgPluginPID(d, old); return next != 0 })
 	t.Logf("plugin pid %d killed, restarted as %d after %v", old, next, time.Since(killedAt).Round(time.Millisecond))
-	tgWaitFor(t, "the host to drop the redelivered copy", func() bool {
+	sdktest.WaitFor(t, "the host to drop the redelivered copy", func() bool {
 		return tgCounter(t, d, "clawhost_messages_duplicate_total") > 0
 	})
-	tgWaitFor(t, "the restarted plugin to confirm the update", func() bool { return srv.Offset() > id })
+	sdktest.WaitFor(t, "the restarted plugin to confirm the update", func() bool { return srv.Offset() > id })
 	// The restarted plugin fetched the update again (without an offset, or
 	// one not past it); the killed one only ever asked for offset id+1.
 	refetched := slices.ContainsFunc(srv.Requests("getUpdates"), func(r telegramtest.Request) bool {
@@ -600,9 +589,9 @@ func TestTelegramPluginRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	id2 := srv.PushText(alice, from, "while you were away dead-marker")
-	tgWaitFor(t, "the host to restart the plugin again", func() bool { return tgPluginPID(d, next) != 0 })
+	sdktest.WaitFor(t, "the host to restart the plugin again", func() bool { return tgPluginPID(d, next) != 0 })
 	tgWaitMessage(t, srv, tgAlice, "echo:", "dead-marker")
-	tgWaitFor(t, "the update to be confirmed", func() bool { return srv.Offset() > id2 })
+	sdktest.WaitFor(t, "the update to be confirmed", func() bool { return srv.Offset() > id2 })
 
 	// A later message in the same chat is answered after any duplicate
 	// would have been: one session runs and delivers in order. Once the
@@ -610,7 +599,7 @@ func TestTelegramPluginRestart(t *testing.T) {
 	srv.PushText(alice, from, "and now? after-marker")
 	tgWaitMessage(t, srv, tgAlice, "echo:", "after-marker")
 	markers := []string{"warm-marker", "restart-marker", "dead-marker", "after-marker"}
-	tgWaitFor(t, "the host to hear back about every answer", func() bool {
+	sdktest.WaitFor(t, "the host to hear back about every answer", func() bool {
 		return tgCounter(t, d, "clawhost_messages_out_total") >= len(markers)
 	})
 	for _, marker := range markers {
@@ -618,7 +607,7 @@ func TestTelegramPluginRestart(t *testing.T) {
 			t.Errorf("%q answered %d times, want exactly once", marker, n)
 		}
 	}
-	tgWaitFor(t, "each restarted plugin to publish the command menu", func() bool {
+	sdktest.WaitFor(t, "each restarted plugin to publish the command menu", func() bool {
 		return len(srv.Requests("setMyCommands")) >= menus+2
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestTypingHoldsThroughALongTurn: through the real binary and the
@@ -27,7 +28,7 @@ func TestTypingHoldsThroughALongTurn(t *testing.T) {
 	cfg := h.Write(t)
 	t.Cleanup(srv.Close)
 	Launch(t, cfg)
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat := telegramtest.PrivateChat(tgAlice)
 	srv.PushText(chat, tgUser(tgAlice, "Alice"), "think long #sleep=40s")
 	answered := func() bool {
@@ -38,11 +39,7 @@ func TestTypingHoldsThroughALongTurn(t *testing.T) {
 		}
 		return false
 	}
-	for deadline := time.Now().Add(90 * time.Second); !answered(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no answer within 90 s")
-		}
-	}
+	sdktest.WaitFor(t, "the answer", answered)
 	var at []time.Time
 	for _, r := range srv.Requests("sendChatAction") {
 		if r.Params.Get("chat_id") == strconv.FormatInt(tgAlice, 10) && r.Params.Get("action") == "typing" {

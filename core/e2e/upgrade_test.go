@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestUpgradeKeepsConversations: a database made by the release before
@@ -43,7 +43,7 @@ func TestUpgradeKeepsConversations(t *testing.T) {
 	// anything sent twice comes before the answer to the message posted
 	// after the upgrade.
 	got := map[string]int{}
-	deadline := waitDeadline(t)
+	deadline := sdktest.WaitDeadline(t)
 	count := func(r record) {
 		for _, w := range []string{"before the upgrade", "interrupted by the upgrade", "queued behind it"} {
 			if r.Op == "send" && strings.Contains(r.Text, "echo: ") && strings.Contains(r.Text, w) {
@@ -119,7 +119,7 @@ func TestDowngradeIsRefused(t *testing.T) {
 	// No admin endpoint: the default port is the other tests'.
 	cfg := (&Host{Dir: dir, Admin: Attrs{"listen": ""}}).Write(t)
 	cmd := Command(t, cfg)
-	var out syncbuf.Buffer
+	var out sdktest.Log
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

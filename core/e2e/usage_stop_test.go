@@ -9,6 +9,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestStoppedTurnInTheLedger: a turn stopped with /stop while the API
@@ -47,7 +48,7 @@ func TestStoppedTurnInTheLedger(t *testing.T) {
 			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, user := telegramtest.PrivateChat(alice), tgUser(alice, "Alice")
 	srv.PushText(chat, user, "stall please")
 	tgWaitMessage(t, srv, alice, "partial words") // claude is streaming the answer
@@ -63,7 +64,7 @@ func TestStoppedTurnInTheLedger(t *testing.T) {
 		Outcome      string  `json:"outcome"`
 	}
 	var rows []record
-	tgWaitFor(t, "the stopped turn's ledger row", func() bool {
+	sdktest.WaitFor(t, "the stopped turn's ledger row", func() bool {
 		code, body := get(t, "http://"+adminAddr+"/usage.json")
 		return code == 200 && json.Unmarshal([]byte(body), &rows) == nil && len(rows) > 0
 	})

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,10 +15,8 @@ import (
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
-
-// voiceWait bounds each wait of the voice tests (a turn of the real CLI).
-const voiceWait = 90 * time.Second
 
 // needVoiceTools skips without espeak-ng, ffmpeg and ffprobe (make
 // voice), or fails with CLAWHOST_REQUIRE_VOICE=1 (make test).
@@ -135,7 +134,7 @@ func startVoiceHost(t *testing.T) *voiceHost {
 			t.Logf("bot API requests:\n%s", tgRequestLog(h.srv))
 		}
 	})
-	tgWaitFor(t, "the plugin's first getUpdates", func() bool { return len(h.srv.Requests("getUpdates")) > 0 })
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(h.srv.Requests("getUpdates")) > 0 })
 	return h
 }
 
@@ -171,13 +170,10 @@ func engineCalls(log string) int {
 // waitVoice waits for voice note n (1-based) in chat.
 func (h *voiceHost) waitVoice(t *testing.T, chat int64, n int) telegramtest.Sent {
 	t.Helper()
-	deadline := time.Now().Add(voiceWait)
-	for len(h.voices(chat)) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("no voice note %d in chat %d within %v", n, chat, voiceWait)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	sdktest.WaitFor(t, fmt.Sprintf("voice note %d in chat %d", n, chat), func() error {
+		got := len(h.voices(chat))
+		return sdktest.Saw(got >= n, "%d voice notes", got)
+	})
 	return h.voices(chat)[n-1]
 }
 
@@ -351,7 +347,7 @@ func TestVoiceWhatsApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	var note whatsapptest.SentMessage
-	waWaitFor(t, "a voice note to Ann", func() bool {
+	sdktest.WaitFor(t, "a voice note to Ann", func() bool {
 		for _, m := range e.sentTo(waChat(ann)...) {
 			if m.Message.GetAudioMessage() != nil {
 				note = m
@@ -403,7 +399,7 @@ func TestVoiceDiscord(t *testing.T) {
 	e.waitMessage(t, e.dm[dcAlice.ID].ID, "Voice replies: on")
 	e.pushDM(dcAlice, "say it aloud dc-speak-marker")
 	var file discordtest.UploadedFile
-	tgWaitFor(t, "an audio file to Alice", func() bool {
+	sdktest.WaitFor(t, "an audio file to Alice", func() bool {
 		for _, s := range e.srv.Sent() {
 			for _, f := range s.Files {
 				if s.ChannelID == e.dm[dcAlice.ID].ID && strings.HasSuffix(f.Filename, ".mp3") {

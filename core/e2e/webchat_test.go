@@ -22,6 +22,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/webchat"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // wcBrowserTimeout bounds each browser test as a whole.
@@ -167,25 +168,6 @@ func wcHealthy(url string) bool {
 	return res.StatusCode == http.StatusOK
 }
 
-// wcWait polls cond every 50ms until it holds; it fails the test after
-// within (or the browser's own time limit).
-func wcWait(t *testing.T, within time.Duration, what string, cond func() (bool, error)) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	var lastErr error
-	for {
-		ok, err := cond()
-		if err == nil && ok {
-			return
-		}
-		lastErr = err
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s (last error: %v)", within, what, lastErr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // wcBotText is the text of the page's bot messages, top to bottom, one per
 // line.
 func wcBotText(b *webchattest.Browser) (string, error) {
@@ -210,18 +192,18 @@ func wcReply(t *testing.T, b *webchattest.Browser, text, marker string) webchatt
 		t.Fatal(err)
 	}
 	var reply webchattest.PageMessage
-	wcWait(t, 30*time.Second, "the reply to "+marker, func() (bool, error) {
+	sdktest.WaitFor(t, "the reply to "+marker, func() error {
 		ms, err := b.Messages()
 		if err != nil {
-			return false, err
+			return err
 		}
 		for _, m := range ms {
 			if m.Role == "bot" && strings.Contains(m.Text, "echo:") && strings.Contains(m.Text, marker) {
 				reply = m
-				return true, nil
+				return nil
 			}
 		}
-		return false, nil
+		return sdktest.Saw(false, "the page shows %+v", ms)
 	})
 	return reply
 }
@@ -267,7 +249,7 @@ func TestWebchatBrowser(t *testing.T) {
 	// shown as the literal text.
 	const img, script = `<img src=x onerror=alert(1)>`, `<script>window.__pwned=1;alert(2)</script>`
 	reply = wcReply(t, b, "try "+img+" and "+script+" inject-marker", "inject-marker")
-	time.Sleep(300 * time.Millisecond) // let an image error handler fire, if any
+	time.Sleep(300 * time.Millisecond) // on purpose: an image error handler would fire now
 	n, err := webchattest.Eval[int](b, `document.querySelectorAll('#log img, #log script, #log [onerror]').length`)
 	if err != nil {
 		t.Fatal(err)
@@ -324,18 +306,22 @@ func TestWebchatBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var restarted int
-	wcWait(t, 30*time.Second, "the host to restart the webchat plugin", func() (bool, error) {
+	sdktest.WaitFor(t, "the host to restart the webchat plugin", func() bool {
 		for _, p := range children(d.cmd.Process.Pid) {
 			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != old && strings.Contains(exe, "clawhost-webchat") && alive(p) {
 				restarted = p
-				return true, nil
+				return true
 			}
 		}
-		return false, nil
+		return false
 	})
 	t.Logf("webchat plugin pid %d killed, restarted as %d", old, restarted)
-	wcWait(t, 30*time.Second, "the page to go offline and reconnect", func() (bool, error) {
-		return webchattest.Eval[bool](b, `window.__connStates.includes("offline") && document.getElementById("conn").dataset.state === "online"`)
+	sdktest.WaitFor(t, "the page to go offline and reconnect", func() error {
+		ok, err := webchattest.Eval[bool](b, `window.__connStates.includes("offline") && document.getElementById("conn").dataset.state === "online"`)
+		if err != nil {
+			return err
+		}
+		return sdktest.Saw(ok, "the page did not go offline and back online")
 	})
 	if same, err := webchattest.Eval[bool](b, `window.__sameDocument === true`); err != nil || !same {
 		t.Fatalf("the page was reloaded instead of reconnecting (%v)", err)
@@ -389,7 +375,7 @@ func TestWebchatStreamedBlocks(t *testing.T) {
 	seen := map[string]time.Duration{}
 	blocks := []string{"block 1", "block 2", "block 3"}
 	var text string
-	for deadline := time.Now().Add(20 * time.Second); len(seen) < len(blocks); time.Sleep(50 * time.Millisecond) {
+	sdktest.WaitFor(t, "every block on the page", func() error {
 		var err error
 		if text, err = wcBotText(b); err != nil {
 			t.Fatal(err)
@@ -399,10 +385,8 @@ func TestWebchatStreamedBlocks(t *testing.T) {
 				seen[s] = time.Since(start)
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 20s the page shows %v of %v; bot messages:\n%s", seen, blocks, wcShort(text))
-		}
-	}
+		return sdktest.Saw(len(seen) == len(blocks), "the page shows %v of %v; bot messages:\n%s", seen, blocks, wcShort(text))
+	})
 	t.Logf("first seen after sending: %v", seen)
 	last := -1
 	for _, s := range blocks {

@@ -31,6 +31,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/whatsapp"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // waWait bounds every single wait of these tests. Linking runs the real
@@ -120,18 +121,6 @@ func waSentLog(srv *whatsapptest.Server) string {
 	return b.String()
 }
 
-// waWaitFor polls cond every 10ms for up to waWait.
-func waWaitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", waWait, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func waCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), waWait)
 	t.Cleanup(cancel)
@@ -146,7 +135,7 @@ func (e *waEnv) plugin(t *testing.T) admin.Plugin { return instanceOf(t, e.base,
 func (e *waEnv) waitState(t *testing.T, what string, match func(admin.Plugin) bool) admin.Plugin {
 	t.Helper()
 	var p admin.Plugin
-	waWaitFor(t, what, func() bool {
+	sdktest.WaitFor(t, what, func() bool {
 		code, body := get(t, e.base+"/status.json")
 		var snap admin.Snapshot
 		if code != 200 || json.Unmarshal([]byte(body), &snap) != nil {
@@ -234,7 +223,7 @@ func (e *waEnv) sentTo(chat ...types.JID) []whatsapptest.SentMessage {
 func (e *waEnv) waitText(t *testing.T, chat []types.JID, wants ...string) whatsapptest.SentMessage {
 	t.Helper()
 	var found whatsapptest.SentMessage
-	waWaitFor(t, fmt.Sprintf("a message to %v showing %q", chat, wants), func() bool {
+	sdktest.WaitFor(t, fmt.Sprintf("a message to %v showing %q", chat, wants), func() bool {
 		for _, m := range e.sentTo(chat...) {
 			ok := true
 			for _, w := range wants {
@@ -264,7 +253,7 @@ func (e *waEnv) count(chat []types.JID, s string) int {
 // settle waits until the bot sent nothing for quiet.
 func (e *waEnv) settle(t *testing.T, quiet time.Duration) {
 	t.Helper()
-	waWaitFor(t, "the bot to go quiet", func() bool {
+	sdktest.WaitFor(t, "the bot to go quiet", func() bool {
 		s := e.srv.Sent()
 		return len(s) == 0 || time.Since(s[len(s)-1].Time) >= quiet
 	})
@@ -321,7 +310,7 @@ func TestWhatsAppChannel(t *testing.T) {
 		if _, _, ok := srv.Device(); !ok {
 			t.Errorf("the fake has no linked device")
 		}
-		// Idle: the linking's prekey upload and first sync are over.
+		// On purpose: idle, the linking's prekey upload and first sync are over.
 		time.Sleep(2 * time.Second)
 		t.Logf("plugin idle after linking: %s", waRSS(waPluginPID(e.d, 0)))
 	})
@@ -578,19 +567,20 @@ func TestWhatsAppPluginKilled(t *testing.T) {
 	}
 	// Decrypted and buffered: the handler runs next and hands the
 	// message to the host, whose store waits for the lock.
-	waWaitFor(t, "the plugin to decrypt the message", func() bool {
+	sdktest.WaitFor(t, "the plugin to decrypt the message", func() bool {
 		var n int
 		err := pluginDB.QueryRow(`SELECT count(*) FROM whatsmeow_event_buffer WHERE plaintext IS NOT NULL`).Scan(&n)
 		return err == nil && n > 0
 	})
 	// The handler's call to the host cannot be observed from here; it
-	// follows the buffer's commit within microseconds. Give it ample time.
+	// follows the buffer's commit within microseconds. Give it ample time
+	// (on purpose: there is no event to wait on).
 	time.Sleep(300 * time.Millisecond)
 	if err := syscall.Kill(old, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	unlock()
-	waWaitFor(t, "the host to store the message", func() bool {
+	sdktest.WaitFor(t, "the host to store the message", func() bool {
 		var n int
 		err := hostDB.QueryRow(`SELECT count(*) FROM journal WHERE instance = 'wa' AND message_id = ?`, id).Scan(&n)
 		return err == nil && n == 1
@@ -604,13 +594,13 @@ func TestWhatsAppPluginKilled(t *testing.T) {
 	}
 	logins := srv.Logins()
 	var next int
-	waWaitFor(t, "the host to restart the plugin", func() bool { next = waPluginPID(e.d, old); return next != 0 })
+	sdktest.WaitFor(t, "the host to restart the plugin", func() bool { next = waPluginPID(e.d, old); return next != 0 })
 	if err := srv.WaitLogins(ctx, logins+1); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("plugin pid %d killed, restarted as %d, logged in after %v", old, next, time.Since(killedAt).Round(time.Millisecond))
 	e.receipted(t, id)
-	waWaitFor(t, "the host to drop the redelivered copy", func() bool {
+	sdktest.WaitFor(t, "the host to drop the redelivered copy", func() bool {
 		return strings.Contains(e.d.log.String(), "duplicate message ignored") && strings.Contains(e.d.log.String(), id)
 	})
 	if n := e.count(waChat(ann), "kill-marker"); n != 0 {

@@ -16,9 +16,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/access"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // pairingPolicy admits tg:1 and the owner tg:9 in direct chats; others pair.
@@ -34,7 +34,7 @@ func pairingPolicy(s *Settings) {
 // that asked, and the stranger is admitted from then on. The code is never
 // logged.
 func TestPairing(t *testing.T) {
-	logBuf := &syncbuf.Buffer{}
+	logBuf := &sdktest.Log{}
 	g, ports, _ := inproc(t, pairingPolicy, func(o *Options) {
 		o.Logger = hclog.New(&hclog.LoggerOptions{Output: logBuf, Level: hclog.Debug})
 	})

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -60,7 +60,7 @@ type env struct {
 	host   *pluginhost.Supervisor
 	addr   string
 	after  int
-	logBuf *syncbuf.Buffer
+	logBuf *sdktest.Log
 	set    Settings
 }
 
@@ -98,7 +98,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	e := &env{t: t, dir: dir, logBuf: &syncbuf.Buffer{}}
+	e := &env{t: t, dir: dir, logBuf: &sdktest.Log{}}
 	log := hclog.New(&hclog.LoggerOptions{Output: e.logBuf, Level: hclog.Debug})
 	var err error
 	e.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "data"), sqlite.Options{Synchronous: "NORMAL", Now: o.now, BusyTimeout: o.busyTimeout})

@@ -10,10 +10,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/access"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // A stranger's "/owner CODE" passes the access gate for exactly that
@@ -28,7 +28,7 @@ func TestOwnerClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logBuf := &syncbuf.Buffer{}
+	logBuf := &sdktest.Log{}
 	g, ports, agent := inproc(t, func(s *Settings) {
 		s.Access = access.Policy{DMPolicy: access.PolicyAllowlist, AllowFrom: []string{"tg:1"}}
 	},

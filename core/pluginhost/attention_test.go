@@ -27,6 +27,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -66,20 +67,15 @@ func report(t *testing.T, addrFile string, st map[string]any) {
 	}
 }
 
-// waitStatus polls the instance until ok accepts its status.
-func waitStatus(t *testing.T, inst *Instance, within time.Duration, what string, ok func(Status) bool) Status {
+// waitStatus waits until ok accepts the instance's status.
+func waitStatus(t *testing.T, inst *Instance, what string, ok func(Status) bool) Status {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		st := inst.Status()
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s; status %+v", what, within, st)
-		}
-		time.Sleep(5 * time.Millisecond) // polls a real plugin process
-	}
+	var st Status
+	sdktest.WaitFor(t, what, func() error {
+		st = inst.Status()
+		return sdktest.Saw(ok(st), "status %+v", st)
+	})
+	return st
 }
 
 // TestPluginReportedStates drives a running loopback plugin through every
@@ -97,7 +93,7 @@ func TestPluginReportedStates(t *testing.T) {
 	spec, addrFile := loopbackSpec(t, "lo")
 	h.Apply([]Spec{spec})
 	inst := h.Instance("lo")
-	first := waitState(t, inst, StateReady, 10*time.Second)
+	first := waitState(t, inst, StateReady)
 	ports := h.Ports()
 
 	// needs_attention with a QR code and a retry label.
@@ -105,7 +101,7 @@ func TestPluginReportedStates(t *testing.T) {
 	msg := "scan the QR code with the phone: Settings → Linked devices"
 	report(t, addrFile, map[string]any{"state": "needs_attention", "message": msg,
 		"attention": map[string]any{"kind": "qr", "data": "2@abc,def==", "expires_at": expires, "retry": "Show a new QR code"}})
-	st := waitState(t, inst, StateNeedsAttention, 5*time.Second)
+	st := waitState(t, inst, StateNeedsAttention)
 	want := status.Attention{Kind: status.QR, Data: "2@abc,def==", ExpiresAt: expires, Retry: "Show a new QR code"}
 	if st.Attention == nil || !st.Attention.ExpiresAt.Equal(want.ExpiresAt) || st.Attention.Kind != want.Kind || st.Attention.Data != want.Data || st.Attention.Retry != want.Retry {
 		t.Fatalf("attention %+v, want %+v", st.Attention, want)
@@ -132,7 +128,7 @@ func TestPluginReportedStates(t *testing.T) {
 	if err := h.Retry(context.Background(), "lo"); err != nil {
 		t.Fatal(err)
 	}
-	st = waitStatus(t, inst, 5*time.Second, "rotated QR", func(s Status) bool { return s.Attention != nil && s.Attention.Data == "2@abc,def==#1" })
+	st = waitStatus(t, inst, "rotated QR", func(s Status) bool { return s.Attention != nil && s.Attention.Data == "2@abc,def==#1" })
 	if st.State != StateNeedsAttention || !st.Attention.ExpiresAt.After(expires.Add(-time.Second)) {
 		t.Fatalf("after retry: %+v", st)
 	}
@@ -140,14 +136,14 @@ func TestPluginReportedStates(t *testing.T) {
 	// Probed all along and never killed.
 	// Ten liveness probes of the real plugin process (Describe RPCs at
 	// the 20 ms ProbeInterval) go by: it must not be restarted for them.
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // on purpose: a restart would come now
 	if st := inst.Status(); st.PID != first.PID || st.Restarts != 0 || st.State != StateNeedsAttention {
 		t.Fatalf("needs_attention plugin was restarted or changed: %+v", st)
 	}
 
 	// degraded: up and retrying by itself; not restarted, calls wait.
 	report(t, addrFile, map[string]any{"state": "degraded", "message": "cannot reach the platform: connection refused"})
-	st = waitState(t, inst, StateDegraded, 5*time.Second)
+	st = waitState(t, inst, StateDegraded)
 	if !strings.Contains(st.LastError, "connection refused") || st.Attention != nil || st.Action != actionReportedDegraded || st.PID != first.PID {
 		t.Fatalf("degraded status %+v", st)
 	}
@@ -173,21 +169,21 @@ func TestPluginReportedStates(t *testing.T) {
 	if err := <-sent; err != nil {
 		t.Fatalf("waiting send: %v", err)
 	}
-	st = waitState(t, inst, StateReady, 5*time.Second)
+	st = waitState(t, inst, StateReady)
 	if st.Message != "" || st.Attention != nil || st.Action != "" {
 		t.Fatalf("ready status %+v", st)
 	}
-	waitStatus(t, inst, 5*time.Second, "OnReady called", func(Status) bool { return readyCalls.Load() > readyBefore })
+	waitStatus(t, inst, "OnReady called", func(Status) bool { return readyCalls.Load() > readyBefore })
 
 	// Ready with a link (the page the plugin serves, e.g. the web chat's
 	// with its token): shown while ready; another kind of attention is not.
 	report(t, addrFile, map[string]any{"state": "ready", "attention": map[string]any{"kind": "link", "data": "http://127.0.0.1:1/?token=t"}})
-	st = waitStatus(t, inst, 5*time.Second, "ready with its link", func(s Status) bool { return s.Attention != nil })
+	st = waitStatus(t, inst, "ready with its link", func(s Status) bool { return s.Attention != nil })
 	if st.State != StateReady || st.Attention.Kind != status.Link || st.Attention.Data != "http://127.0.0.1:1/?token=t" || st.Action != "" {
 		t.Fatalf("ready with a link: %+v", st)
 	}
 	report(t, addrFile, map[string]any{"state": "ready", "attention": map[string]any{"kind": "qr", "data": "2@x"}})
-	st = waitStatus(t, inst, 5*time.Second, "ready without attention", func(s Status) bool { return s.Attention == nil })
+	st = waitStatus(t, inst, "ready without attention", func(s Status) bool { return s.Attention == nil })
 	if st.State != StateReady {
 		t.Fatalf("ready with a QR: %+v", st)
 	}
@@ -196,11 +192,11 @@ func TestPluginReportedStates(t *testing.T) {
 	// the new process starts without the old report.
 	report(t, addrFile, map[string]any{"state": "needs_attention", "message": "link the device",
 		"attention": map[string]any{"kind": "code", "data": "ABCD-EFGH"}})
-	waitState(t, inst, StateNeedsAttention, 5*time.Second)
+	waitState(t, inst, StateNeedsAttention)
 	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	st = waitStatus(t, inst, 10*time.Second, "restarted", func(s Status) bool { return s.State == StateReady && s.PID != first.PID })
+	st = waitStatus(t, inst, "restarted", func(s Status) bool { return s.State == StateReady && s.PID != first.PID })
 	if st.Restarts != 1 || st.Attention != nil || st.Message != "" {
 		t.Fatalf("after the crash: %+v", st)
 	}
@@ -217,19 +213,14 @@ func TestReportBeforeReady(t *testing.T) {
 	spec.StartTimeout = 20 * time.Second // the test binary starts slowly under -race
 	h.Apply([]Spec{spec})
 	inst := h.Instance("att")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st := inst.Status()
-		if st.State == StateNeedsAttention {
-			if st.Action != "scan the code" || st.Attention == nil || st.Attention.Kind != status.Code || st.Attention.Data != "123-456" {
-				t.Fatalf("status %+v", st)
-			}
-			break
-		}
-		if st.State != StateStarting || time.Now().After(deadline) {
+	st := waitStatus(t, inst, "needs_attention", func(st Status) bool {
+		if st.State != StateStarting && st.State != StateNeedsAttention {
 			t.Fatalf("state %s (last error %q) before needs_attention", st.State, st.LastError)
 		}
-		time.Sleep(time.Millisecond) // polls a real plugin process
+		return st.State == StateNeedsAttention
+	})
+	if st.Action != "scan the code" || st.Attention == nil || st.Attention.Kind != status.Code || st.Attention.Data != "123-456" {
+		t.Fatalf("status %+v", st)
 	}
 	if n := readyCalls.Load(); n != 0 {
 		t.Fatalf("OnReady called %d times for a plugin that needs attention", n)
@@ -346,7 +337,7 @@ func TestStatusStreamReopened(t *testing.T) {
 		return nil
 	}}
 	inst := watchInProcess(t, srv)
-	st := waitStatus(t, inst, 10*time.Second, "the unknown state after the reopened stream", func(s Status) bool { return s.State == StateDegraded })
+	st := waitStatus(t, inst, "the unknown state after the reopened stream", func(s Status) bool { return s.State == StateDegraded })
 	if !strings.Contains(st.LastError, `"hibernating"`) || !strings.Contains(st.LastError, "zzz") {
 		t.Fatalf("status %+v", st)
 	}

@@ -80,7 +80,7 @@ func TestGateKeepsAChannelInStandby(t *testing.T) {
 	spec, addrFile := loopbackSpec(t, "lo")
 	h.Apply([]Spec{spec})
 	inst := h.Instance("lo")
-	st := waitState(t, inst, StateStandby, 10*time.Second)
+	st := waitState(t, inst, StateStandby)
 	if st.Message != "held by h2 (test)" || st.Action != standbyAction+" (held by h2 (test))" || st.PID == 0 {
 		t.Fatalf("standby status %+v", st)
 	}
@@ -94,7 +94,7 @@ func TestGateKeepsAChannelInStandby(t *testing.T) {
 	}
 
 	g.grant()
-	waitState(t, inst, StateReady, 10*time.Second)
+	waitState(t, inst, StateReady)
 	if err := post(addrFile, "hello"); err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +102,9 @@ func TestGateKeepsAChannelInStandby(t *testing.T) {
 
 	os.Remove(addrFile)
 	g.take()
-	waitState(t, inst, StateStandby, 10*time.Second)
-	deadline := time.Now().Add(10 * time.Second)
-	for st = inst.Status(); st.Message != "held by h2 (test)" && time.Now().Before(deadline); st = inst.Status() {
-		time.Sleep(5 * time.Millisecond) // the plugin restarts, then asks the gate again
-	}
+	waitState(t, inst, StateStandby)
+	// The plugin restarts, then asks the gate again.
+	st = waitStatus(t, inst, "held by h2", func(s Status) bool { return s.Message == "held by h2 (test)" })
 	if st.State != StateStandby || st.Message != "held by h2 (test)" || st.Restarts != 0 {
 		t.Fatalf("after the hold was lost: %+v", st)
 	}
@@ -129,7 +127,7 @@ func TestGateSkipsNonChannels(t *testing.T) {
 	h := New(Options{Logger: hclog.NewNullLogger(), Gate: g})
 	t.Cleanup(h.Stop)
 	h.Apply([]Spec{{Instance: "clock", Source: "clock", Path: binDir(t) + "/clawhost-clock-hook", Fingerprint: "1"}})
-	waitState(t, h.Instance("clock"), StateReady, 10*time.Second)
+	waitState(t, h.Instance("clock"), StateReady)
 	if holds, _ := g.counts(); holds != 0 {
 		t.Fatalf("a hook plugin asked the gate %d times", holds)
 	}

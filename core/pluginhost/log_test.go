@@ -9,8 +9,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // logEveryLevel is the Configure of the "logs" fault plugin: one line per
@@ -61,11 +61,11 @@ func TestPluginLogLines(t *testing.T) {
 		{level: "warn", want: all[3:], lack: all[:3]},
 	} {
 		t.Run(tc.level, func(t *testing.T) {
-			log := &syncbuf.Buffer{}
+			log := &sdktest.Log{}
 			h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Name: "pluginhost", Level: hclog.Trace, Output: log}), LogLevel: tc.level})
 			t.Cleanup(h.Stop)
 			h.Apply([]Spec{faultSpec("f", "logs")})
-			waitState(t, h.Instance("f"), StateReady, 10*time.Second)
+			waitState(t, h.Instance("f"), StateReady)
 			h.Apply(nil)
 			out := log.String()
 			for _, w := range tc.want {

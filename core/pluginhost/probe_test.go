@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -74,17 +73,17 @@ func TestRejectedBlockSettlesAtStart(t *testing.T) {
 		t.Error("an instance not running is not changed")
 	}
 	h.Apply([]Spec{spec})
-	st := waitState(t, h.Instance("clock"), StateMisconfigured, 10*time.Second)
+	st := waitState(t, h.Instance("clock"), StateMisconfigured)
 	if !strings.Contains(st.LastError, "config.hcl:9:16: timezone: Unknown time zone") || st.Restarts != 0 {
 		t.Errorf("status %+v", st)
 	}
 	// The process that validated is gone: the status names no pid.
-	waitStatus(t, h.Instance("clock"), 5*time.Second, "no pid once the process is gone", func(s Status) bool { return s.PID == 0 })
+	waitStatus(t, h.Instance("clock"), "no pid once the process is gone", func(s Status) bool { return s.PID == 0 })
 	if h.Changed("clock", spec.Fingerprint) || !h.Changed("clock", "UTC") {
 		t.Error("Changed: same fingerprint must be unchanged, another changed")
 	}
 	h.Apply([]Spec{clockSpec(t, "UTC")})
-	waitState(t, h.Instance("clock"), StateReady, 10*time.Second)
+	waitState(t, h.Instance("clock"), StateReady)
 }
 
 // olderPlugin is the PluginService of a plugin built before Validate

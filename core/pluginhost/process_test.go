@@ -1,7 +1,6 @@
 package pluginhost
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,30 +15,12 @@ import (
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
-
-// lockedBuffer is a bytes.Buffer safe for go-plugin's stderr copier and the
-// test to share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // faultProcess is the fault plugin of mode as Launch starts it, with the
 // block env that selects the mode.
-func faultProcess(t *testing.T, mode string, stderr *lockedBuffer) launchSpec {
+func faultProcess(t *testing.T, mode string, stderr *sdktest.Log) launchSpec {
 	t.Helper()
 	dir := t.TempDir()
 	return launchSpec{
@@ -65,7 +46,7 @@ func TestLaunchStop(t *testing.T) {
 		{"ignoreterm", Stopped{Killed: true, State: "signal: killed"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			var stderr lockedBuffer
+			var stderr sdktest.Log
 			spec := faultProcess(t, tc.mode, &stderr)
 			var mu sync.Mutex
 			pid := 0
@@ -112,7 +93,7 @@ func TestLaunchStop(t *testing.T) {
 // handshake fails with a *HandshakeError that says so in plain words and
 // keeps go-plugin's own message (which `clawhost plugin test` prints).
 func TestLaunchHandshakeError(t *testing.T) {
-	_, _, err := launch(faultProcess(t, "stdout", &lockedBuffer{}))
+	_, _, err := launch(faultProcess(t, "stdout", &sdktest.Log{}))
 	var he *HandshakeError
 	if !errors.As(err, &he) {
 		t.Fatalf("error %v (%T), want a *HandshakeError", err, err)

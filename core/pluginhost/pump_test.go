@@ -19,6 +19,7 @@ import (
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // legacyChannel is the gRPC side of a channel plugin built before Nack
@@ -209,14 +210,8 @@ func runPump(t *testing.T, register func(*grpc.Server), store *flakyStore) {
 
 func waitStored(t *testing.T, store *flakyStore, ids ...string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	for _, id := range ids {
-		for store.count(id) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s not stored", id)
-			}
-			time.Sleep(5 * time.Millisecond) // polls a real plugin process
-		}
+		sdktest.WaitFor(t, id+" stored", func() bool { return store.count(id) > 0 })
 	}
 }
 
@@ -277,16 +272,11 @@ func TestPumpNacksWhileStoreFails(t *testing.T) {
 	}
 	// The ack follows the store (it crosses the gRPC stream): wait for it
 	// rather than read at once (a loaded machine once read before it came).
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	sdktest.WaitFor(t, "message 2 acked, nothing unacked", func() bool {
 		fc.mu.Lock()
-		done := fc.acked[2] >= 1 && len(fc.unacked) == 0
-		fc.mu.Unlock()
-		if done || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond) // polls a real plugin process
-	}
+		defer fc.mu.Unlock()
+		return fc.acked[2] >= 1 && len(fc.unacked) == 0
+	})
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if fc.acked[1] != 1 || fc.acked[2] != 1 || len(fc.unacked) != 0 {
@@ -344,19 +334,11 @@ func TestPumpReopensStreamAfterFailedAck(t *testing.T) {
 	store := &flakyStore{stored: map[string]int{}}
 	fc.push(1)
 	runPump(t, func(s *grpc.Server) { pb.RegisterChannelServiceServer(s, fc) }, store)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	sdktest.WaitFor(t, "message 1 acked after the failed ack", func() bool {
 		fc.mu.Lock()
-		acked := fc.acked[1]
-		fc.mu.Unlock()
-		if acked == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("message 1 never acked after the failed ack")
-		}
-		time.Sleep(5 * time.Millisecond) // polls a real plugin process
-	}
+		defer fc.mu.Unlock()
+		return fc.acked[1] == 1
+	})
 	if n := fc.streamCount(); n != 2 {
 		t.Errorf("%d Receive streams, want 2", n)
 	}

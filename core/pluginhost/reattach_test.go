@@ -14,20 +14,20 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // startDebug starts bin/clawhost-<name> by hand in debug mode, as an author
 // does under a debugger, and returns the process and the CLAWHOST_REATTACH
 // value it printed on stderr.
-func startDebug(t *testing.T, name, instance string) (*exec.Cmd, string, *syncbuf.Buffer) {
+func startDebug(t *testing.T, name, instance string) (*exec.Cmd, string, *sdktest.Log) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir(t), "clawhost-"+name))
 	cmd.Env = append(os.Environ(), sdk.EnvDebug+"="+instance)
-	stdout := &syncbuf.Buffer{}
+	stdout := &sdktest.Log{}
 	cmd.Stdout = stdout
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -42,7 +42,7 @@ func startDebug(t *testing.T, name, instance string) (*exec.Cmd, string, *syncbu
 			_ = cmd.Wait()
 		}
 	})
-	log := &syncbuf.Buffer{}
+	log := &sdktest.Log{}
 	found := make(chan string, 1)
 	go func() {
 		prefix := pluginclient.EnvReattach + "='"
@@ -100,7 +100,7 @@ func TestReattachDebugMode(t *testing.T) {
 		}
 		_ = rpc.Close()
 	}
-	log := &syncbuf.Buffer{}
+	log := &sdktest.Log{}
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: log}), Reattach: reattach})
 	t.Cleanup(h.Stop)
 	defer func() {
@@ -109,7 +109,7 @@ func TestReattachDebugMode(t *testing.T) {
 		}
 	}()
 	h.Apply([]Spec{{Instance: "dbg", Source: "ping", Path: filepath.Join(t.TempDir(), "never-built"), Fingerprint: "1"}})
-	st := waitState(t, h.Instance("dbg"), StateReady, 10*time.Second)
+	st := waitState(t, h.Instance("dbg"), StateReady)
 	if st.PID != cmd.Process.Pid {
 		t.Errorf("status pid %d, want the debugged process %d", st.PID, cmd.Process.Pid)
 	}
@@ -157,7 +157,7 @@ func TestReattachGone(t *testing.T) {
 	h := New(Options{Logger: hclog.NewNullLogger(), Reattach: reattach})
 	t.Cleanup(h.Stop)
 	h.Apply([]Spec{{Instance: "dbg", Source: "ping", Path: "/nonexistent", Fingerprint: "1"}})
-	st := waitState(t, h.Instance("dbg"), StateMissing, 10*time.Second)
+	st := waitState(t, h.Instance("dbg"), StateMissing)
 	if !strings.Contains(st.LastError, "start it again in debug mode") {
 		t.Errorf("last error %q does not say what to do", st.LastError)
 	}
@@ -174,7 +174,7 @@ func TestReattachRefusedWhenPinned(t *testing.T) {
 	h := New(Options{Logger: hclog.NewNullLogger(), Reattach: reattach})
 	t.Cleanup(h.Stop)
 	h.Apply([]Spec{{Instance: "dbg", Source: "ping", Path: "/nonexistent", SHA256: strings.Repeat("ab", 32), Fingerprint: "1"}})
-	st := waitState(t, h.Instance("dbg"), StateMisconfigured, 10*time.Second)
+	st := waitState(t, h.Instance("dbg"), StateMisconfigured)
 	if !strings.Contains(st.LastError, "pins sha256") || !strings.Contains(st.LastError, pluginclient.EnvReattach) {
 		t.Errorf("last error %q does not name the pin and %s", st.LastError, pluginclient.EnvReattach)
 	}

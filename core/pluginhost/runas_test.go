@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/clawhost/clawhost/sdk/schema"
 )
@@ -50,7 +49,7 @@ func TestRunAs(t *testing.T) {
 		},
 	}
 	h.Apply([]Spec{spec})
-	st := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	st := waitState(t, h.Instance("lo"), StateReady)
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.PID))
 	if err != nil {
 		t.Fatal(err)
@@ -70,10 +69,7 @@ func TestRunAs(t *testing.T) {
 
 	spec.Instance, spec.RunAs, spec.DataDir = "lo2", "no-such-user-here", filepath.Join(base, "plugins", "lo2")
 	h.Apply([]Spec{spec})
-	deadline := time.Now().Add(10 * time.Second)
-	for st = h.Instance("lo2").Status(); !strings.Contains(st.LastError, "run_as") && time.Now().Before(deadline); st = h.Instance("lo2").Status() {
-		time.Sleep(10 * time.Millisecond) // polls a real plugin process
-	}
+	st = waitStatus(t, h.Instance("lo2"), "a run_as error", func(s Status) bool { return strings.Contains(s.LastError, "run_as") })
 	if !strings.Contains(st.LastError, `run_as: user "no-such-user-here"`) {
 		t.Errorf("unknown user: state %s, last error %q", st.State, st.LastError)
 	}

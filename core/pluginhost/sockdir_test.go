@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/clawhost/clawhost/core/internal/ownerdir"
 )
@@ -38,7 +37,7 @@ func TestSocketDir(t *testing.T) {
 	h := newHost(t, rec)
 	spec, _ := loopbackSpec(t, "lo")
 	h.Apply([]Spec{spec})
-	waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	waitState(t, h.Instance("lo"), StateReady)
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Errorf("the socket directory of an exited host is still there (stat: %v)", err)
 	}

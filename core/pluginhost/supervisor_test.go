@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/envfilter"
-	"github.com/clawhost/clawhost/core/internal/syncbuf"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -190,19 +190,14 @@ func faultSpec(name, mode string) Spec {
 	return Spec{Instance: name, Source: "fault", Path: os.Args[0], Env: []string{"CLAWHOST_FAULT=" + mode}, Fingerprint: mode, StartTimeout: 2 * time.Second}
 }
 
-func waitState(t *testing.T, inst *Instance, want State, within time.Duration) Status {
+func waitState(t *testing.T, inst *Instance, want State) Status {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		st := inst.Status()
-		if st.State == want {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("instance %s: state %s (last error %q), want %s within %s", st.Instance, st.State, st.LastError, want, within)
-		}
-		time.Sleep(5 * time.Millisecond) // polls a real plugin process
-	}
+	var st Status
+	sdktest.WaitFor(t, fmt.Sprintf("instance %s in state %s", inst.spec.Instance, want), func() error {
+		st = inst.Status()
+		return sdktest.Saw(st.State == want, "state %s (last error %q)", st.State, st.LastError)
+	})
+	return st
 }
 
 // post injects one inbound message into a loopback plugin; it returns once
@@ -231,7 +226,7 @@ func TestLoopbackRoundTrip(t *testing.T) {
 	spec, addrFile := loopbackSpec(t, "lo")
 	h.Apply([]Spec{spec})
 	inst := h.Instance("lo")
-	waitState(t, inst, StateReady, 10*time.Second)
+	waitState(t, inst, StateReady)
 	if err := post(addrFile, "hello"); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +251,7 @@ func TestKillPluginMidStream(t *testing.T) {
 	spec, addrFile := loopbackSpec(t, "lo")
 	h.Apply([]Spec{spec})
 	inst := h.Instance("lo")
-	first := waitState(t, inst, StateReady, 10*time.Second)
+	first := waitState(t, inst, StateReady)
 
 	var acked []string
 	killed := false
@@ -283,7 +278,7 @@ func TestKillPluginMidStream(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // polls a real plugin process
 		}
 	}
-	st := waitState(t, inst, StateReady, 5*time.Second)
+	st := waitState(t, inst, StateReady)
 	if st.Restarts < 1 || st.PID == first.PID {
 		t.Fatalf("plugin was not restarted: %+v", st)
 	}
@@ -313,33 +308,23 @@ func TestKilledCommandPluginIsRestarted(t *testing.T) {
 	h := newHost(t, newRecorder())
 	h.Apply([]Spec{faultSpec("cmd", "command")})
 	inst := h.Instance("cmd")
-	first := waitState(t, inst, StateReady, 10*time.Second)
+	first := waitState(t, inst, StateReady)
 	if first.PID <= 0 {
 		t.Fatalf("no pid for the plugin: %+v", first)
 	}
 	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for st := inst.Status(); st.Restarts < 1 || st.State != StateReady || st.PID == first.PID; st = inst.Status() {
-		if time.Now().After(deadline) {
-			t.Fatalf("killed command plugin not restarted: %+v", st)
-		}
-		time.Sleep(5 * time.Millisecond) // polls a real plugin process
-	}
+	waitStatus(t, inst, "the killed command plugin restarted", func(st Status) bool {
+		return st.Restarts >= 1 && st.State == StateReady && st.PID != first.PID
+	})
 }
 
 func TestPanickingPluginIsRestarted(t *testing.T) {
 	h := newHost(t, newRecorder())
 	h.Apply([]Spec{faultSpec("p", "panic")})
 	inst := h.Instance("p")
-	deadline := time.Now().Add(10 * time.Second)
-	for inst.Status().Restarts < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("panicking plugin not restarted twice: %+v", inst.Status())
-		}
-		time.Sleep(10 * time.Millisecond) // polls a real plugin process
-	}
+	waitStatus(t, inst, "the panicking plugin restarted twice", func(st Status) bool { return st.Restarts >= 2 })
 	if st := inst.Status(); !strings.Contains(st.LastError, "exited") {
 		t.Errorf("last error %q does not say the plugin exited", st.LastError)
 	}
@@ -350,7 +335,7 @@ func TestHandshakeTimeout(t *testing.T) {
 	sp := faultSpec("slow", "hang")
 	sp.StartTimeout = 300 * time.Millisecond
 	h.Apply([]Spec{sp})
-	st := waitState(t, h.Instance("slow"), StateDegraded, 5*time.Second)
+	st := waitState(t, h.Instance("slow"), StateDegraded)
 	if !strings.Contains(st.LastError, "slow") || !strings.Contains(st.LastError, "timeout") {
 		t.Errorf("error %q should name the instance and the timeout", st.LastError)
 	}
@@ -364,17 +349,13 @@ func TestMissingBinary(t *testing.T) {
 	spec.Path = path
 	crashing := faultSpec("other", "panic") // its restarts are the test's clock
 	h.Apply([]Spec{spec, crashing})
-	st := waitState(t, h.Instance("lo"), StateMissing, 5*time.Second)
+	st := waitState(t, h.Instance("lo"), StateMissing)
 	if !strings.Contains(st.LastError, path) || !strings.Contains(st.LastError, "lo") || !strings.Contains(st.Action, "make build") {
 		t.Errorf("error %q should name the instance and the path; action %q the fix", st.LastError, st.Action)
 	}
 	// Not retried in a loop: while the other instance restarts three times,
 	// the missing one stays settled until a reload.
-	for deadline := time.Now().Add(10 * time.Second); h.Instance("other").Status().Restarts < 3; time.Sleep(5 * time.Millisecond) { // polls a real plugin process
-		if time.Now().After(deadline) {
-			t.Fatal("the crashing instance did not restart")
-		}
-	}
+	waitStatus(t, h.Instance("other"), "the crashing instance restarted three times", func(st Status) bool { return st.Restarts >= 3 })
 	if st := h.Instance("lo").Status(); st.State != StateMissing || st.Restarts != 0 {
 		t.Fatalf("a missing binary is not retried: %+v", st)
 	}
@@ -387,7 +368,7 @@ func TestMissingBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Apply([]Spec{spec, crashing})
-	waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	waitState(t, h.Instance("lo"), StateReady)
 	if err := post(addrFile, "after install"); err != nil {
 		t.Fatal(err)
 	}
@@ -401,13 +382,13 @@ func TestMisconfiguredSettlesUntilReload(t *testing.T) {
 		return nil, errors.New("config.hcl:7,3: unsupported argument \"tokn\"")
 	}
 	h.Apply([]Spec{spec})
-	st := waitState(t, h.Instance("lo"), StateMisconfigured, 10*time.Second)
+	st := waitState(t, h.Instance("lo"), StateMisconfigured)
 	if !strings.Contains(st.LastError, "tokn") || st.Restarts != 0 || !strings.Contains(st.Action, "reload") {
 		t.Fatalf("status %+v", st)
 	}
 	spec.Decode = good // the operator fixed the block and reloaded
 	h.Apply([]Spec{spec})
-	waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	waitState(t, h.Instance("lo"), StateReady)
 }
 
 func TestUnresponsivePluginIsRestarted(t *testing.T) {
@@ -417,23 +398,13 @@ func TestUnresponsivePluginIsRestarted(t *testing.T) {
 	t.Cleanup(h.Stop)
 	spec, addrFile := loopbackSpec(t, "lo")
 	h.Apply([]Spec{spec})
-	first := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	first := waitState(t, h.Instance("lo"), StateReady)
 	if err := syscall.Kill(first.PID, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		st := h.Instance("lo").Status()
-		if st.State == StateReady && st.PID != first.PID {
-			if !strings.Contains(st.LastError, "liveness probe") {
-				t.Errorf("last error %q", st.LastError)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not restarted: %+v", st)
-		}
-		time.Sleep(10 * time.Millisecond) // polls a real plugin process
+	st := waitStatus(t, h.Instance("lo"), "the stopped plugin restarted", func(st Status) bool { return st.State == StateReady && st.PID != first.PID })
+	if !strings.Contains(st.LastError, "liveness probe") {
+		t.Errorf("last error %q", st.LastError)
 	}
 	if err := post(addrFile, "after restart"); err != nil {
 		t.Fatal(err)
@@ -444,8 +415,7 @@ func TestUnresponsivePluginIsRestarted(t *testing.T) {
 // effect asynchronously: a thread may still answer a call meanwhile).
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	sdktest.WaitFor(t, fmt.Sprintf("every thread of process %d stopped", pid), func() bool {
 		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
 		stopped := len(tasks) > 0
 		for _, f := range tasks {
@@ -454,14 +424,8 @@ func waitStopped(t *testing.T, pid int) {
 			i := strings.LastIndexByte(string(b), ')')
 			stopped = stopped && err == nil && i > 0 && len(b) > i+2 && (b[i+2] == 'T' || b[i+2] == 't')
 		}
-		if stopped {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d did not stop", pid)
-		}
-		time.Sleep(time.Millisecond) // polls a real plugin process
-	}
+		return stopped
+	})
 }
 
 // TestSendToAHungPluginEndsWithTheProbe: a send in flight to a plugin that
@@ -475,7 +439,7 @@ func TestSendToAHungPluginEndsWithTheProbe(t *testing.T) {
 	t.Cleanup(h.Stop)
 	spec, _ := loopbackSpec(t, "lo")
 	h.Apply([]Spec{spec})
-	first := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	first := waitState(t, h.Instance("lo"), StateReady)
 	if err := syscall.Kill(first.PID, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -510,8 +474,8 @@ func TestChecksum(t *testing.T) {
 	bad, _ := loopbackSpec(t, "bad")
 	bad.SHA256 = strings.Repeat("0", 64)
 	h.Apply([]Spec{good, bad})
-	waitState(t, h.Instance("good"), StateReady, 10*time.Second)
-	st := waitState(t, h.Instance("bad"), StateMisconfigured, 5*time.Second)
+	waitState(t, h.Instance("good"), StateReady)
+	st := waitState(t, h.Instance("bad"), StateMisconfigured)
 	if !strings.Contains(st.LastError, "checksum") {
 		t.Errorf("error %q should say the checksum does not match", st.LastError)
 	}
@@ -545,7 +509,7 @@ func TestChecksumIsOfTheBytesThatRun(t *testing.T) {
 		close(swapped)
 	}
 	h.Apply([]Spec{spec})
-	st := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	st := waitState(t, h.Instance("lo"), StateReady)
 	<-swapped
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the binary swapped in after the check ran")
@@ -566,7 +530,7 @@ func TestCrashLoop(t *testing.T) {
 	h := newHost(t, rec)
 	lo, addrFile := loopbackSpec(t, "lo")
 	h.Apply([]Spec{lo, faultSpec("crashy", "crash")})
-	waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	waitState(t, h.Instance("lo"), StateReady)
 	crashy := h.Instance("crashy")
 	deadline := time.Now().Add(10 * time.Second)
 	var starts []time.Time
@@ -623,9 +587,9 @@ func TestApplyReconciles(t *testing.T) {
 	a, _ := loopbackSpec(t, "a")
 	b, _ := loopbackSpec(t, "b")
 	h.Apply([]Spec{a})
-	pa := waitState(t, h.Instance("a"), StateReady, 10*time.Second).PID
+	pa := waitState(t, h.Instance("a"), StateReady).PID
 	h.Apply([]Spec{a, b})
-	waitState(t, h.Instance("b"), StateReady, 10*time.Second)
+	waitState(t, h.Instance("b"), StateReady)
 	if st := h.Instance("a").Status(); st.PID != pa {
 		t.Errorf("unchanged instance a was restarted")
 	}
@@ -637,13 +601,8 @@ func TestApplyReconciles(t *testing.T) {
 	if pa <= 0 {
 		t.Fatalf("no pid for instance a")
 	}
-	if err := syscall.Kill(pa, 0); err == nil {
-		time.Sleep(500 * time.Millisecond) // a real process given time to exit
-		if syscall.Kill(pa, 0) == nil {
-			t.Errorf("process of removed instance a (pid %d) still running", pa)
-		}
-	}
-	waitState(t, h.Instance("b"), StateReady, 10*time.Second)
+	sdktest.WaitFor(t, fmt.Sprintf("the process of removed instance a (pid %d) to exit", pa), func() bool { return syscall.Kill(pa, 0) != nil })
+	waitState(t, h.Instance("b"), StateReady)
 }
 
 // logLines returns the lines of log at level ("WARN", "ERROR").
@@ -678,11 +637,11 @@ func TestStopPolitely(t *testing.T) {
 		{mode: "ignoreterm", grace: 400 * time.Millisecond, within: 400*time.Millisecond + 5*time.Second, wantWarn: true, evidence: "signal: killed"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			log := &syncbuf.Buffer{}
+			log := &sdktest.Log{}
 			h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: log}), StopGrace: tc.grace})
 			t.Cleanup(h.Stop)
 			h.Apply([]Spec{faultSpec("f", tc.mode)})
-			st := waitState(t, h.Instance("f"), StateReady, 10*time.Second)
+			st := waitState(t, h.Instance("f"), StateReady)
 			if st.PID <= 0 {
 				t.Fatalf("no pid: %+v", st)
 			}
@@ -734,7 +693,7 @@ func TestPluginEnvironment(t *testing.T) {
 	spec, _ := loopbackSpec(t, "lo")
 	spec.Env = []string{"PLUGIN_SETTING=from-block", "HOME=/plugin/home", pluginclient.EnvSecret + "=from-block"}
 	h.Apply([]Spec{spec})
-	st := waitState(t, h.Instance("lo"), StateReady, 10*time.Second)
+	st := waitState(t, h.Instance("lo"), StateReady)
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", st.PID))
 	if err != nil {
 		t.Fatal(err)
@@ -791,18 +750,14 @@ func TestPluginEnv(t *testing.T) {
 // asserts them to strings and panics (which ends the host); the host's
 // stderr guard rewrites them first.
 func TestBadLogLinesDoNotCrashTheHost(t *testing.T) {
-	var buf syncbuf.Buffer
+	var buf sdktest.Log
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &buf}), Inbound: newRecorder().inbound})
 	t.Cleanup(h.Stop)
 	h.Apply([]Spec{faultSpec("badlog", "badlog")})
-	waitState(t, h.Instance("badlog"), StateReady, 10*time.Second)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(buf.String(), "a good line after the bad ones") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the line after the bad ones never reached the host log:\n%s", buf.String())
-		}
-		time.Sleep(5 * time.Millisecond) // polls a real plugin process
-	}
+	waitState(t, h.Instance("badlog"), StateReady)
+	sdktest.WaitFor(t, "the line after the bad ones in the host log", func() error {
+		return sdktest.Saw(strings.Contains(buf.String(), "a good line after the bad ones"), "the host log:\n%s", buf.String())
+	})
 	if !strings.Contains(buf.String(), `{"nested":true}`) {
 		t.Errorf("the non-string message was not kept as text:\n%s", buf.String())
 	}
@@ -815,14 +770,7 @@ func TestStartupErrorsSayWhy(t *testing.T) {
 		"nokind": "plugin offers no kind: set Channel, Command, Hook, MessageReceived, MessageSending, AgentEnd or Tool",
 		"stdout": `wrote "a plugin that prints to stdout" to stdout before the handshake`,
 	} {
-		deadline := time.Now().Add(10 * time.Second)
-		st := h.Instance(name).Status()
-		for ; !strings.Contains(st.LastError, want); st = h.Instance(name).Status() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: state %s, error %q lacks %q", name, st.State, st.LastError, want)
-			}
-			time.Sleep(5 * time.Millisecond) // polls a real plugin process
-		}
+		st := waitStatus(t, h.Instance(name), name+"'s error saying why", func(st Status) bool { return strings.Contains(st.LastError, want) })
 		t.Logf("%s: %s", name, st.LastError)
 	}
 }

@@ -10,11 +10,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time          { return c.t }
-func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
-
 func TestUsageLimitReset(t *testing.T) {
 	t.Parallel()
 	read := func(event, result string) *Error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // approval is what the host puts under a tool-use question.
@@ -68,11 +69,11 @@ func TestSendButtons(t *testing.T) {
 	if !a.Capabilities().Buttons {
 		t.Fatal("capability buttons not declared")
 	}
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	srv.PushCommand(slash, bob, "mode", "")
-	inbox.wait(t, 1)
+	inbox.Wait(t, 1)
 	file := filepath.Join(t.TempDir(), "plan.txt")
 	if err := os.WriteFile(file, []byte("the plan"), 0o600); err != nil {
 		t.Fatal(err)
@@ -170,7 +171,7 @@ func TestEditRemovesButtons(t *testing.T) {
 	general := guildChannel(srv, "general")
 	slash := guildChannel(srv, "slash")
 	a := newAdapter(t, srv, "", nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	ctx := context.Background()
@@ -184,7 +185,7 @@ func TestEditRemovesButtons(t *testing.T) {
 	}
 	inChannel := send(general.ID)
 	srv.PushCommand(slash, bob, "mode", "")
-	inbox.wait(t, 1)
+	inbox.Wait(t, 1)
 	answer, followup := send(slash.ID), send(slash.ID)
 	for _, id := range []struct{ chat, msg string }{{general.ID, inChannel}, {slash.ID, answer}, {slash.ID, followup}} {
 		if err := a.Edit(ctx, channel.EditRequest{ChatID: id.chat, MessageID: id.msg, Text: "❌ Denied by bob.", Format: channel.FormatMarkdown}); err != nil {
@@ -218,7 +219,7 @@ func TestPress(t *testing.T) {
 	a := newAdapter(t, srv, "", nil)
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	a.now = func() time.Time { return at }
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	cases := []struct {
@@ -252,13 +253,13 @@ func TestPress(t *testing.T) {
 			if c.want == nil {
 				srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "marker " + c.name})
 				got++
-				if last := inbox.wait(t, got)[got-1]; last.Text != "marker "+c.name {
+				if last := inbox.Wait(t, got)[got-1]; last.Text != "marker "+c.name {
 					t.Fatalf("delivered %+v, want nothing before the marker", last)
 				}
 				return
 			}
 			got++
-			in := inbox.wait(t, got)[got-1]
+			in := inbox.Wait(t, got)[got-1]
 			want := *c.want
 			want.MessageID = "ix:" + ix.ID
 			if diff := compare(in, want); diff != "" {
@@ -296,11 +297,11 @@ func waitPending(t *testing.T, a *testAdapter, text string) {
 
 // heldInbox holds the first Deliver until release is closed (or its ctx
 // ends), telling entered what it holds.
-func heldInbox() (inbox *fakeInbox, entered chan []channel.InboundMessage, release chan struct{}) {
-	inbox = newInbox()
+func heldInbox() (inbox *sdktest.Inbox, entered chan []channel.InboundMessage, release chan struct{}) {
+	inbox = &sdktest.Inbox{}
 	entered = make(chan []channel.InboundMessage, 1)
 	release = make(chan struct{})
-	inbox.deliver = func(ctx context.Context, call int, msgs []channel.InboundMessage) error {
+	inbox.Decide = func(ctx context.Context, call int, msgs []channel.InboundMessage) error {
 		if call != 1 {
 			return nil
 		}
@@ -369,7 +370,7 @@ func TestPressAcknowledgedAfterDelivery(t *testing.T) {
 	if cb[0].Interaction != ix.ID || cb[0].Type != discordtest.CallbackDeferredUpdate {
 		t.Errorf("callback %+v, want a deferred update (6) of %s", cb[0], ix.ID)
 	}
-	inbox.wait(t, 2)
+	inbox.Wait(t, 2)
 	stop()
 	if n := len(srv.Requests(discordtest.RouteCallback)); n != 1 {
 		t.Errorf("%d answers, want 1", n)
@@ -404,11 +405,11 @@ func TestPressSlowDelivery(t *testing.T) {
 	if cb[0].Interaction != ix.ID || cb[0].Type != discordtest.CallbackDeferredUpdate || cb[0].Time.Sub(pressed) < a.ackWait {
 		t.Errorf("callback %+v %v after the press, want a deferred update of %s after %v", cb[0], cb[0].Time.Sub(pressed), ix.ID, a.ackWait)
 	}
-	if n := len(inbox.all()); n != 0 {
+	if n := len(inbox.Stored()); n != 0 {
 		t.Fatalf("the host has %d messages; the test holds the delivery", n)
 	}
 	close(release)
-	in := inbox.wait(t, 1)[0]
+	in := inbox.Wait(t, 1)[0]
 	if in.MessageID != "ix:"+ix.ID || in.Action == nil || in.Action.ButtonID != "ap:0123456789ab:n" || in.Text != "Deny" {
 		t.Errorf("delivered %+v", in)
 	}
@@ -440,9 +441,9 @@ func TestPressAcknowledgedAtStop(t *testing.T) {
 	}
 
 	b := newAdapter(t, srv, a.dir, nil)
-	inbox2 := newInbox()
+	inbox2 := &sdktest.Inbox{}
 	stop2 := b.run(t, inbox2)
-	if in := inbox2.wait(t, 1)[0]; in.MessageID != "ix:"+ix.ID || in.Action == nil {
+	if in := inbox2.Wait(t, 1)[0]; in.MessageID != "ix:"+ix.ID || in.Action == nil {
 		t.Errorf("after the restart %+v", in)
 	}
 	stop2()
@@ -457,7 +458,7 @@ func TestPressAckFails(t *testing.T) {
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, "", nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	stop := a.run(t, inbox)
 	waitLive(t, srv, 1)
 	srv.Fail(discordtest.RouteCallback, 1, discordtest.Failure{Status: 500, Message: "500: Internal Server Error"})
@@ -465,7 +466,7 @@ func TestPressAckFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in := inbox.wait(t, 1)[0]; in.MessageID != "ix:"+ix.ID {
+	if in := inbox.Wait(t, 1)[0]; in.MessageID != "ix:"+ix.ID {
 		t.Errorf("delivered %+v", in)
 	}
 	stop()
@@ -514,7 +515,7 @@ func TestEditKeepsButtons(t *testing.T) {
 	srv := newServer(t)
 	general := guildChannel(srv, "general")
 	a := newAdapter(t, srv, "", nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	ctx := context.Background()
@@ -533,7 +534,7 @@ func TestEditKeepsButtons(t *testing.T) {
 	if _, err := srv.PressButton(id, "/stop", bob); err != nil {
 		t.Fatalf("the kept button: %v", err)
 	}
-	inbox.wait(t, 1)
+	inbox.Wait(t, 1)
 	if err := a.Edit(ctx, channel.EditRequest{ChatID: general.ID, MessageID: id, Text: "The answer.", Format: channel.FormatMarkdown}); err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +550,7 @@ func TestReact(t *testing.T) {
 	srv := newServer(t)
 	general := guildChannel(srv, "general")
 	a := newAdapter(t, srv, "", nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	ctx := context.Background()

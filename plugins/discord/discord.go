@@ -106,7 +106,7 @@ func New() *Adapter {
 	return &Adapter{
 		log:         slog.New(slog.DiscardHandler),
 		status:      status.Discard,
-		sleep:       sleepCtx,
+		sleep:       channel.Sleep,
 		now:         time.Now,
 		identifyGap: 5 * time.Second,
 		ackWait:     ackDeadline,
@@ -114,20 +114,6 @@ func New() *Adapter {
 			return time.Second + rand.N(4*time.Second)
 		},
 		retry: make(chan struct{}, 1),
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

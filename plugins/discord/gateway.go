@@ -358,7 +358,7 @@ func (a *Adapter) heartbeat(ctx context.Context, c *conn, interval time.Duration
 	// The server's interval paces this, not the injected sleep (which tests
 	// use to make backoff instant).
 	first := time.Duration(rand.Int64N(int64(interval)))
-	if sleepCtx(ctx, first) != nil {
+	if channel.Sleep(ctx, first) != nil {
 		return
 	}
 	for {
@@ -370,7 +370,7 @@ func (a *Adapter) heartbeat(ctx context.Context, c *conn, interval time.Duration
 		if err := c.send(map[string]any{"op": 1, "d": seqOrNull(c.seq.Load())}); err != nil {
 			return
 		}
-		if sleepCtx(ctx, interval) != nil {
+		if channel.Sleep(ctx, interval) != nil {
 			return
 		}
 	}

@@ -1,11 +1,9 @@
 package discord
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +11,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
-	"github.com/clawhost/clawhost/sdk/status"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const testToken = "TEST.token-secret_part.xyz"
@@ -37,50 +35,11 @@ func newServer(t *testing.T) *discordtest.Server {
 	return srv
 }
 
-// logBuffer collects log output safely across goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// statusLog records reports.
-type statusLog struct {
-	mu  sync.Mutex
-	all []status.Status
-}
-
-func (s *statusLog) Report(st status.Status) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.all = append(s.all, st)
-}
-
-func (s *statusLog) last() status.Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.all) == 0 {
-		return status.Status{}
-	}
-	return s.all[len(s.all)-1]
-}
-
 // testAdapter is a configured adapter with its log and status reports.
 type testAdapter struct {
 	*Adapter
-	logs    *logBuffer
-	reports *statusLog
+	logs    *sdktest.Log
+	reports *sdktest.Statuses
 	dir     string
 }
 
@@ -91,8 +50,8 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	logs := &logBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	logs := &sdktest.Log{}
+	log := logs.Logger()
 	cfg := map[string]any{"token": testToken, "api_endpoint": srv.Endpoint()}
 	for k, v := range extra {
 		cfg[k] = v
@@ -101,7 +60,7 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports := &statusLog{}
+	reports := &sdktest.Statuses{}
 	a := New()
 	a.identifyGap = 0
 	a.invalidPause = func() time.Duration { return 10 * time.Millisecond }
@@ -120,81 +79,17 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 // ends) with inbox.
 func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, inbox) }()
+	stopRun := sdktest.Run(t, a.Adapter, inbox)
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("run: %v", err)
-				}
-			case <-time.After(testWait):
-				t.Errorf("run did not return after cancel")
+			if err := stopRun(); err != nil {
+				t.Errorf("run: %v", err)
 			}
 		})
 	}
 	t.Cleanup(stop)
 	return stop
-}
-
-// fakeInbox records deliveries; deliver, if set, decides each call's result.
-type fakeInbox struct {
-	mu      sync.Mutex
-	stored  []channel.InboundMessage
-	calls   int
-	deliver func(ctx context.Context, call int, msgs []channel.InboundMessage) error
-	changed chan struct{}
-}
-
-func newInbox() *fakeInbox { return &fakeInbox{changed: make(chan struct{})} }
-
-func (f *fakeInbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) error {
-	f.mu.Lock()
-	f.calls++
-	call, d := f.calls, f.deliver
-	f.mu.Unlock()
-	if d != nil {
-		if err := d(ctx, call, msgs); err != nil {
-			return err
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stored = append(f.stored, msgs...)
-	close(f.changed)
-	f.changed = make(chan struct{})
-	return nil
-}
-
-func (f *fakeInbox) all() []channel.InboundMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]channel.InboundMessage(nil), f.stored...)
-}
-
-// wait waits until n messages are stored and returns them.
-func (f *fakeInbox) wait(t *testing.T, n int) []channel.InboundMessage {
-	t.Helper()
-	deadline := time.After(testWait)
-	for {
-		f.mu.Lock()
-		if len(f.stored) >= n {
-			out := append([]channel.InboundMessage(nil), f.stored...)
-			f.mu.Unlock()
-			return out
-		}
-		ch := f.changed
-		f.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %d messages; have %d: %+v", n, len(f.all()), f.all())
-		}
-	}
 }
 
 // waitLive waits until the fake has seen handshakes IDENTIFY+RESUME
@@ -205,18 +100,6 @@ func waitLive(t *testing.T, srv *discordtest.Server, handshakes int) {
 	defer cancel()
 	if err := srv.WaitLive(ctx, handshakes); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitFor polls cond (process-level conditions of the fake) up to testWait.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

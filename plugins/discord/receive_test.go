@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestInbound pushes one message per case into a running plugin and checks
@@ -21,7 +22,7 @@ func TestInbound(t *testing.T) {
 	general := guildChannel(srv, "general")
 	thread := srv.AddChannel(discordtest.Channel{Type: discordtest.ChannelPublicThread, GuildID: guildID, Name: "ideas", ParentID: general.ID, OwnerID: alice.ID})
 	a := newAdapter(t, srv, "", nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	botMsg := srv.Push(discordtest.Message{ChannelID: general.ID, Author: srv.Bot(), Content: "I am the bot"})
@@ -62,14 +63,14 @@ func TestInbound(t *testing.T) {
 				// Nothing for this one: a marker pushed after it is the next delivery.
 				srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "marker " + c.name})
 				got++
-				msgs := inbox.wait(t, got)
+				msgs := inbox.Wait(t, got)
 				if last := msgs[got-1]; last.Text != "marker "+c.name {
 					t.Fatalf("delivered %q, want nothing before the marker", last.Text)
 				}
 				return
 			}
 			got++
-			in := inbox.wait(t, got)[got-1]
+			in := inbox.Wait(t, got)[got-1]
 			want := *c.want
 			want.MessageID = m.ID
 			want.Timestamp = in.Timestamp
@@ -82,10 +83,10 @@ func TestInbound(t *testing.T) {
 		})
 	}
 	// Edits are ignored.
-	first := inbox.all()[0]
+	first := inbox.Stored()[0]
 	srv.Edit(first.MessageID, "edited hello")
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "after edit"})
-	if last := inbox.wait(t, got+1)[got]; last.Text != "after edit" {
+	if last := inbox.Wait(t, got+1)[got]; last.Text != "after edit" {
 		t.Errorf("after an edit got %q", last.Text)
 	}
 }
@@ -124,7 +125,7 @@ func TestMentionOnly(t *testing.T) {
 	dm := srv.AddDM(alice)
 	general := guildChannel(srv, "general")
 	a := newAdapter(t, srv, "", map[string]any{"message_content": false})
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	if srv.Intents()&discordtest.IntentMessageContent != 0 {
@@ -133,7 +134,7 @@ func TestMentionOnly(t *testing.T) {
 	srv.Push(discordtest.Message{ChannelID: general.ID, Author: bob, Content: "not for the bot"})
 	srv.Push(discordtest.Message{ChannelID: general.ID, Author: bob, Content: mention(discordtest.BotID) + " for the bot", Mentions: []discordtest.User{srv.Bot()}})
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "a dm"})
-	msgs := inbox.wait(t, 2)
+	msgs := inbox.Wait(t, 2)
 	if got := text(msgs); len(got) != 2 || got[0] != "@clawbot for the bot" || got[1] != "a dm" {
 		t.Errorf("delivered %q", got)
 	}
@@ -145,7 +146,7 @@ func TestAttachments(t *testing.T) {
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, "", nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	img := srv.AddFile("cat.png", "image/png", []byte("PNGDATA"))
@@ -153,7 +154,7 @@ func TestAttachments(t *testing.T) {
 	doc := srv.AddFile("notes.txt", "text/plain", []byte(strings.Repeat("x", 100)))
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "look", Attachments: []discordtest.Attachment{img, doc}})
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Attachments: []discordtest.Attachment{voice}, Flags: discordtest.MessageFlagVoice})
-	msgs := inbox.wait(t, 2)
+	msgs := inbox.Wait(t, 2)
 	if len(msgs[0].Media) != 2 || msgs[0].Media[0].Kind != channel.MediaImage || msgs[0].Media[1].Kind != channel.MediaDocument {
 		t.Fatalf("media %+v", msgs[0].Media)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -19,11 +20,11 @@ func TestReconnectOp7(t *testing.T) {
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, "", nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "before"})
-	inbox.wait(t, 1)
+	inbox.Wait(t, 1)
 	start := time.Now()
 	srv.Reconnect()
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "during the gap"})
@@ -31,8 +32,8 @@ func TestReconnectOp7(t *testing.T) {
 	t.Logf("op 7 → resumed in %v", time.Since(start))
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "after"})
 	// Delivery is in order: a duplicate would come before "after".
-	inbox.wait(t, 3)
-	if got := strings.Join(text(inbox.all()), ","); got != "before,during the gap,after" {
+	inbox.Wait(t, 3)
+	if got := strings.Join(text(inbox.Stored()), ","); got != "before,during the gap,after" {
 		t.Errorf("delivered %q", got)
 	}
 	if srv.Identifies() != 1 || srv.Resumes() != 1 {
@@ -46,11 +47,11 @@ func TestInvalidSession(t *testing.T) {
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, "", nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "one"})
-	inbox.wait(t, 1)
+	inbox.Wait(t, 1)
 	srv.InvalidSession(true)
 	waitLive(t, srv, 2)
 	if srv.Resumes() != 1 {
@@ -63,10 +64,10 @@ func TestInvalidSession(t *testing.T) {
 	if srv.Identifies() != 2 {
 		t.Fatalf("non-resumable op 9: %d identifies, want 2", srv.Identifies())
 	}
-	inbox.wait(t, 2)
+	inbox.Wait(t, 2)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "three"})
-	inbox.wait(t, 3)
-	if got := strings.Join(text(inbox.all()), ","); got != "one,two,three" {
+	inbox.Wait(t, 3)
+	if got := strings.Join(text(inbox.Stored()), ","); got != "one,two,three" {
 		t.Errorf("delivered %q", got)
 	}
 }
@@ -82,8 +83,8 @@ func TestRestart(t *testing.T) {
 
 	// 1. The host never stores "unstored": the plugin stops with it pending.
 	a := newAdapter(t, srv, dir, nil)
-	inbox := newInbox()
-	inbox.deliver = func(ctx context.Context, call int, msgs []channel.InboundMessage) error {
+	inbox := &sdktest.Inbox{}
+	inbox.Decide = func(ctx context.Context, call int, msgs []channel.InboundMessage) error {
 		if msgs[len(msgs)-1].Text == "unstored" {
 			<-ctx.Done()
 			return ctx.Err()
@@ -93,18 +94,18 @@ func TestRestart(t *testing.T) {
 	stop := a.run(t, inbox)
 	waitLive(t, srv, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "stored"})
-	inbox.wait(t, 1)
+	inbox.Wait(t, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "unstored"})
-	waitFor(t, "the delivery attempt", func() bool { inbox.mu.Lock(); defer inbox.mu.Unlock(); return inbox.calls >= 2 })
+	sdktest.WaitFor(t, "the delivery attempt", func() bool { return inbox.Calls() >= 2 })
 	stop()
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "while down"})
 
 	// 2. A new process with the same data dir resumes.
 	b := newAdapter(t, srv, dir, nil)
-	inbox2 := newInbox()
+	inbox2 := &sdktest.Inbox{}
 	stop2 := b.run(t, inbox2)
-	inbox2.wait(t, 2)
-	if got := strings.Join(text(inbox2.all()), ","); got != "unstored,while down" {
+	inbox2.Wait(t, 2)
+	if got := strings.Join(text(inbox2.Stored()), ","); got != "unstored,while down" {
 		t.Errorf("after restart delivered %q", got)
 	}
 	if srv.Identifies() != 1 || srv.Resumes() != 1 {
@@ -116,12 +117,12 @@ func TestRestart(t *testing.T) {
 	srv.DropSession()
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "forgotten session"})
 	c := newAdapter(t, srv, dir, nil)
-	inbox3 := newInbox()
+	inbox3 := &sdktest.Inbox{}
 	c.run(t, inbox3)
-	inbox3.wait(t, 1)
+	inbox3.Wait(t, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "live again"})
-	inbox3.wait(t, 2)
-	if got := strings.Join(text(inbox3.all()), ","); got != "forgotten session,live again" {
+	inbox3.Wait(t, 2)
+	if got := strings.Join(text(inbox3.Stored()), ","); got != "forgotten session,live again" {
 		t.Errorf("after a lost session delivered %q, want the read-back message only", got)
 	}
 }
@@ -156,9 +157,9 @@ func TestFatalClose(t *testing.T) {
 			// Backoff without waiting: a plugin that reconnected after a
 			// fatal code would identify many times in the window below.
 			a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-			a.run(t, newInbox())
-			waitFor(t, "needs_attention", func() bool { return a.reports.last().State == status.NeedsAttention })
-			st := a.reports.last()
+			a.run(t, &sdktest.Inbox{})
+			sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
+			st := a.reports.Last()
 			if !strings.Contains(st.Message, c.want) || st.Attention == nil || st.Attention.Kind != status.Link {
 				t.Errorf("status %+v, want a link and %q", st, c.want)
 			}
@@ -178,7 +179,7 @@ func TestFatalClose(t *testing.T) {
 				if err := a.Retry(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				waitFor(t, "ready after retry", func() bool { return a.reports.last().State == status.Ready })
+				sdktest.WaitFor(t, "ready after retry", func() bool { return a.reports.Last().State == status.Ready })
 			}
 		})
 	}
@@ -189,10 +190,10 @@ func TestFatalClose(t *testing.T) {
 func TestFatalCloseDuringSession(t *testing.T) {
 	srv := newServer(t)
 	a := newAdapter(t, srv, "", nil)
-	a.run(t, newInbox())
+	a.run(t, &sdktest.Inbox{})
 	waitLive(t, srv, 1)
 	srv.CloseGateway(4004, "Authentication failed.")
-	waitFor(t, "needs_attention", func() bool { return a.reports.last().State == status.NeedsAttention })
+	sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
 	if hs := srv.Identifies() + srv.Resumes(); hs != 1 {
 		t.Errorf("%d handshakes after 4004, want no new one", hs)
 	}
@@ -213,11 +214,11 @@ func TestFatalCloseCodes(t *testing.T) {
 			srv := newServer(t)
 			a := newAdapter(t, srv, "", nil)
 			a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-			a.run(t, newInbox())
+			a.run(t, &sdktest.Inbox{})
 			waitLive(t, srv, 1)
 			srv.CloseGateway(code, "closed by the test")
-			waitFor(t, "needs_attention", func() bool { return a.reports.last().State == status.NeedsAttention })
-			if st := a.reports.last(); !strings.Contains(st.Message, want) {
+			sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
+			if st := a.reports.Last(); !strings.Contains(st.Message, want) {
 				t.Errorf("status %q, want %q", st.Message, want)
 			}
 			n := srv.Identifies() + srv.Resumes()
@@ -235,11 +236,11 @@ func TestHeartbeat(t *testing.T) {
 	srv := newServer(t)
 	srv.SetHeartbeatInterval(30 * time.Millisecond)
 	a := newAdapter(t, srv, "", nil)
-	a.run(t, newInbox())
+	a.run(t, &sdktest.Inbox{})
 	waitLive(t, srv, 1)
-	waitFor(t, "heartbeats", func() bool { return srv.Heartbeats() >= 3 })
+	sdktest.WaitFor(t, "heartbeats", func() bool { return srv.Heartbeats() >= 3 })
 	srv.SetHeartbeatAcks(false)
-	waitFor(t, "a resume after missing acks", func() bool { return srv.Resumes() >= 1 })
+	sdktest.WaitFor(t, "a resume after missing acks", func() bool { return srv.Resumes() >= 1 })
 	if srv.Identifies() != 1 {
 		t.Errorf("%d identifies", srv.Identifies())
 	}
@@ -264,7 +265,7 @@ func TestIdentifySpaced(t *testing.T) {
 		mu.Unlock()
 		return ctx.Err()
 	}
-	a.run(t, newInbox())
+	a.run(t, &sdktest.Inbox{})
 	waitLive(t, srv, 1)
 	for i := 2; i <= 3; i++ {
 		srv.InvalidSession(false)

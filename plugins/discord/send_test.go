@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestSend covers outbound messages: replies reference the message without
@@ -153,10 +154,10 @@ func TestSlashCommands(t *testing.T) {
 	if err := a.SetCommands(ctx, menu); err != nil {
 		t.Fatal(err)
 	}
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
-	waitFor(t, "commands registered", func() bool { return len(srv.Commands(guildID)) > 0 })
+	sdktest.WaitFor(t, "commands registered", func() bool { return len(srv.Commands(guildID)) > 0 })
 	cmds := srv.Commands(guildID)
 	if len(cmds) != 2 || cmds[0].Name != "new" || cmds[1].Name != "status" || cmds[1].Description != "status" || len(cmds[0].Options) != 1 {
 		t.Errorf("registered %+v", cmds)
@@ -166,7 +167,7 @@ func TestSlashCommands(t *testing.T) {
 	}
 
 	in := srv.PushCommand(general, bob, "model", "sonnet fast")
-	msg := inbox.wait(t, 1)[0]
+	msg := inbox.Wait(t, 1)[0]
 	if msg.Text != "/model sonnet fast" || msg.MessageID != in.ID || !msg.WasMentioned || msg.ChatID != general.ID {
 		t.Errorf("delivered %+v", msg)
 	}
@@ -192,7 +193,7 @@ func TestSlashCommands(t *testing.T) {
 		t.Errorf("sent %q, want %q", strings.Join(methods, " "), want)
 	}
 	srv.Push(discordtest.Message{ChannelID: general.ID, Author: bob, Content: "plain message"})
-	inbox.wait(t, 2)
+	inbox.Wait(t, 2)
 	if _, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "in the channel", Format: channel.FormatMarkdown}); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestSlashCommands(t *testing.T) {
 
 	// An expired token (the fake forgets it): the answer goes to the channel.
 	srv.PushCommand(general, bob, "status", "")
-	inbox.wait(t, 3)
+	inbox.Wait(t, 3)
 	srv.Fail(discordtest.RouteEditOriginal, 1, discordtest.Failure{Status: 404, Code: 10015, Message: "Unknown Webhook"})
 	if _, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "late", Format: channel.FormatMarkdown}); err != nil {
 		t.Fatal(err)
@@ -219,11 +220,11 @@ func TestThreadPerConversation(t *testing.T) {
 	srv := newServer(t)
 	general := guildChannel(srv, "general")
 	a := newAdapter(t, srv, "", map[string]any{"thread_per_conversation": true})
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitLive(t, srv, 1)
 	m := srv.Push(discordtest.Message{ChannelID: general.ID, Author: bob, Content: mention(discordtest.BotID) + " plan the release", Mentions: []discordtest.User{srv.Bot()}})
-	in := inbox.wait(t, 1)[0]
+	in := inbox.Wait(t, 1)[0]
 	if in.ChatID != general.ID || in.ThreadID != m.ID {
 		t.Fatalf("delivered in %s/%s, want thread %s of %s", in.ChatID, in.ThreadID, m.ID, general.ID)
 	}
@@ -231,7 +232,7 @@ func TestThreadPerConversation(t *testing.T) {
 		t.Errorf("thread start requests %+v", reqs)
 	}
 	srv.Push(discordtest.Message{ChannelID: m.ID, Author: bob, Content: "no mention needed"})
-	in2 := inbox.wait(t, 2)[1]
+	in2 := inbox.Wait(t, 2)[1]
 	if in2.ThreadID != m.ID || !in2.WasMentioned {
 		t.Errorf("message in the bot's thread: %+v", in2)
 	}

@@ -87,16 +87,7 @@ func New() *Adapter {
 		status: status.Discard,
 		events: make(chan notification, eventBuffer),
 		up:     make(chan struct{}),
-		sleep: func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
-		},
+		sleep:  channel.Sleep,
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestMain lets the test binary double as the channel server.
@@ -64,11 +65,10 @@ func startBridge(t *testing.T, more ...any) (*Adapter, *mcpchanneltest.Platform,
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	exe, err := os.Executable()
+	block, err := p.Block()
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := map[string]any{"command": []string{exe}, "env": p.Env()}
 	for i := 0; i+1 < len(more); i += 2 {
 		block[more[i].(string)] = more[i+1]
 	}
@@ -91,9 +91,11 @@ func startBridge(t *testing.T, more ...any) (*Adapter, *mcpchanneltest.Platform,
 	return a, p, box
 }
 
+// waitFor waits for cond after each change of the platform, bounded as
+// sdktest.WaitFor is.
 func waitFor(t *testing.T, p *mcpchanneltest.Platform, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), sdktest.WaitDeadline(t))
 	defer cancel()
 	if err := p.WaitFor(ctx, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
@@ -227,13 +229,13 @@ func TestProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	exe, err := os.Executable()
+	block, err := p.Block()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cfg, _ := json.Marshal(map[string]any{"command": []string{exe}, "env": p.Env()})
+	cfg, _ := json.Marshal(block)
 	rep, err := Probe(ctx, schema.Config{Instance: "chat", DataDir: t.TempDir(), JSON: cfg})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -57,9 +58,9 @@ func TestEventsMode(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	a := newAdapter(t, srv, map[string]any{"mode": "events", "signing_secret": testSecret, "listen": addr, "app_token": ""})
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	base := "http://" + addr
 
 	code, body := signedPost(t, base+"/slack/events", "application/json", `{"type":"url_verification","challenge":"c-123"}`, testSecret, time.Now())
@@ -74,13 +75,13 @@ func TestEventsMode(t *testing.T) {
 	if code, _ := signedPost(t, base+"/slack/events", "application/json", string(ev), testSecret, time.Now().Add(-6*time.Minute)); code != http.StatusUnauthorized {
 		t.Errorf("a replay older than 5 minutes: %d", code)
 	}
-	if n := len(inbox.all()); n != 0 {
+	if n := len(inbox.Stored()); n != 0 {
 		t.Fatalf("%d messages taken from refused requests", n)
 	}
 	if code, _ := signedPost(t, base+"/slack/events", "application/json", string(ev), testSecret, time.Now()); code != 200 {
 		t.Errorf("a signed event: %d", code)
 	}
-	if m := inbox.wait(t, 1)[0]; m.Text != "over http" || m.ChatID != dm.ID || m.MessageID != "1700000001.000001" {
+	if m := inbox.Wait(t, 1)[0]; m.Text != "over http" || m.ChatID != dm.ID || m.MessageID != "1700000001.000001" {
 		t.Errorf("event: %+v", m)
 	}
 
@@ -92,7 +93,7 @@ func TestEventsMode(t *testing.T) {
 	if code, _ := signedPost(t, base+"/slack/interactions", "application/x-www-form-urlencoded", form, testSecret, time.Now()); code != 200 {
 		t.Errorf("a press: %d", code)
 	}
-	if m := inbox.wait(t, 2)[1]; m.Action == nil || m.Action.ButtonID != "yes" || m.Text != "Yes" {
+	if m := inbox.Wait(t, 2)[1]; m.Action == nil || m.Action.ButtonID != "yes" || m.Text != "Yes" {
 		t.Errorf("press: %+v", m)
 	}
 }

@@ -1,7 +1,6 @@
 package slack
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -36,77 +36,17 @@ func newServer(t *testing.T) *slacktest.Server {
 	return srv
 }
 
-// logBuffer collects log output safely across goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// statusLog records reports.
-type statusLog struct {
-	mu      sync.Mutex
-	all     []status.Status
-	changed chan struct{}
-}
-
-func (s *statusLog) Report(st status.Status) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.all = append(s.all, st)
-	if s.changed != nil {
-		close(s.changed)
-	}
-	s.changed = make(chan struct{})
-}
-
-// wait waits until a report in state st arrives and returns it.
-func (s *statusLog) wait(t *testing.T, st status.State) status.Status {
-	t.Helper()
-	deadline := time.After(testWait)
-	for {
-		s.mu.Lock()
-		for _, r := range s.all {
-			if r.State == st {
-				s.mu.Unlock()
-				return r
-			}
-		}
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("timed out waiting for status %s; have %+v", st, s.all)
-		}
-	}
-}
-
 // testAdapter is a configured adapter with its log and status reports.
 type testAdapter struct {
 	*Adapter
-	logs    *logBuffer
-	reports *statusLog
+	logs    *sdktest.Log
+	reports *sdktest.Statuses
 }
 
 // newAdapter configures an adapter against srv with extra attributes.
 func newAdapter(t *testing.T, srv *slacktest.Server, extra map[string]any) *testAdapter {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &sdktest.Log{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := map[string]any{"bot_token": testBotToken, "app_token": testAppToken, "api_endpoint": srv.Endpoint()}
 	for k, v := range extra {
@@ -116,7 +56,7 @@ func newAdapter(t *testing.T, srv *slacktest.Server, extra map[string]any) *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports := &statusLog{}
+	reports := &sdktest.Statuses{}
 	a := New()
 	a.ackWait = 500 * time.Millisecond
 	if err := a.Configure(context.Background(), schema.Config{Instance: "sl", JSON: b, Logger: log, DataDir: t.TempDir(), Status: reports}); err != nil {
@@ -134,103 +74,17 @@ func newAdapter(t *testing.T, srv *slacktest.Server, extra map[string]any) *test
 // ends) with inbox.
 func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, inbox) }()
+	stopRun := sdktest.Run(t, a.Adapter, inbox)
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("run: %v", err)
-				}
-			case <-time.After(testWait):
-				t.Errorf("run did not return after cancel")
+			if err := stopRun(); err != nil {
+				t.Errorf("run: %v", err)
 			}
 		})
 	}
 	t.Cleanup(stop)
 	return stop
-}
-
-// fakeInbox records deliveries; deliver, if set, decides each call's result.
-type fakeInbox struct {
-	mu      sync.Mutex
-	stored  []channel.InboundMessage
-	calls   int
-	deliver func(ctx context.Context, call int, msgs []channel.InboundMessage) error
-	changed chan struct{}
-}
-
-func newInbox() *fakeInbox { return &fakeInbox{changed: make(chan struct{})} }
-
-func (f *fakeInbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) error {
-	f.mu.Lock()
-	f.calls++
-	call, d := f.calls, f.deliver
-	close(f.changed)
-	f.changed = make(chan struct{})
-	f.mu.Unlock()
-	if d != nil {
-		if err := d(ctx, call, msgs); err != nil {
-			return err
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stored = append(f.stored, msgs...)
-	close(f.changed)
-	f.changed = make(chan struct{})
-	return nil
-}
-
-func (f *fakeInbox) all() []channel.InboundMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]channel.InboundMessage(nil), f.stored...)
-}
-
-// waitCalls waits until Deliver was called n times.
-func (f *fakeInbox) waitCalls(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.After(testWait)
-	for {
-		f.mu.Lock()
-		if f.calls >= n {
-			f.mu.Unlock()
-			return
-		}
-		ch := f.changed
-		f.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %d deliveries", n)
-		}
-	}
-}
-
-// wait waits until n messages are stored and returns them.
-func (f *fakeInbox) wait(t *testing.T, n int) []channel.InboundMessage {
-	t.Helper()
-	deadline := time.After(testWait)
-	for {
-		f.mu.Lock()
-		if len(f.stored) >= n {
-			out := append([]channel.InboundMessage(nil), f.stored...)
-			f.mu.Unlock()
-			return out
-		}
-		ch := f.changed
-		f.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %d messages; have %d: %+v", n, len(f.all()), f.all())
-		}
-	}
 }
 
 // waitFake waits for a condition on the fake's state.
@@ -244,3 +98,10 @@ func waitFake(t *testing.T, srv *slacktest.Server, what string, cond func() bool
 }
 
 func mention(id string) string { return "<@" + id + ">" }
+
+// waitState waits for the first report in state st.
+func waitState(t *testing.T, reports *sdktest.Statuses, st status.State) status.Status {
+	t.Helper()
+	r, _ := reports.Wait(t, 0, "status "+string(st), func(r status.Status) bool { return r.State == st })
+	return r
+}

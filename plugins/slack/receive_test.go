@@ -8,6 +8,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -22,13 +23,13 @@ func TestReceive(t *testing.T) {
 	srv.AddUser(bob)
 	general := srv.AddChannel(slacktest.Channel{Name: "general"})
 	a := newAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
 	waitFake(t, srv, "a connection", func() bool { return srv.Connected() >= 1 })
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 
 	_, envs := srv.Post(slacktest.Message{Channel: dm.ID, User: alice.ID, Text: "hello &lt;world&gt;"})
-	got := inbox.wait(t, 1)[0]
+	got := inbox.Wait(t, 1)[0]
 	if got.ChatType != channel.ChatDirect || got.ChatID != dm.ID || got.Sender.ID != alice.ID || got.Sender.Name != "Alice" || got.Text != "hello <world>" {
 		t.Errorf("dm: %+v", got)
 	}
@@ -38,7 +39,7 @@ func TestReceive(t *testing.T) {
 	if len(envs) != 2 {
 		t.Fatalf("a mention is two events on slack: %v", envs)
 	}
-	msgs := inbox.wait(t, 3)
+	msgs := inbox.Wait(t, 3)
 	for _, m := range msgs[1:] {
 		if m.ChatType != channel.ChatGroup || m.ChatID != general.ID || m.MessageID != ts || !m.WasMentioned ||
 			m.Text != "@clawbot what is Go (https://go.dev)?" || m.CommandText != "what is Go (https://go.dev)?" || m.ChatTitle != "#general" {
@@ -47,12 +48,12 @@ func TestReceive(t *testing.T) {
 	}
 
 	srv.Post(slacktest.Message{Channel: general.ID, User: bob.ID, Text: "in the thread", ThreadTS: ts})
-	m := inbox.wait(t, 4)[3]
+	m := inbox.Wait(t, 4)[3]
 	if m.ThreadID != ts || m.WasMentioned {
 		t.Errorf("thread reply: %+v", m)
 	}
 	srv.Post(slacktest.Message{Channel: general.ID, User: bob.ID, Text: "just chatting"})
-	m = inbox.wait(t, 5)[4]
+	m = inbox.Wait(t, 5)[4]
 	if m.WasMentioned || m.ThreadID != "" {
 		t.Errorf("plain channel message: %+v", m)
 	}
@@ -61,8 +62,8 @@ func TestReceive(t *testing.T) {
 	other := srv.Event(map[string]any{"type": "message", "subtype": "bot_message", "bot_id": "B2", "text": "beep", "ts": "1.2", "channel": general.ID})
 	edit := srv.Event(map[string]any{"type": "message", "subtype": "message_changed", "ts": "1.3", "channel": general.ID})
 	waitFake(t, srv, "the skipped events acked", func() bool { return srv.Acked(own) && srv.Acked(other) && srv.Acked(edit) })
-	if n := len(inbox.all()); n != 5 {
-		t.Errorf("%d messages stored, want 5: %+v", n, inbox.all()[5:])
+	if n := len(inbox.Stored()); n != 5 {
+		t.Errorf("%d messages stored, want 5: %+v", n, inbox.Stored()[5:])
 	}
 }
 
@@ -75,11 +76,11 @@ func TestReplyInThread(t *testing.T) {
 	srv.AddUser(bob)
 	general := srv.AddChannel(slacktest.Channel{Name: "general"})
 	a := newAdapter(t, srv, map[string]any{"reply_in_thread": true})
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	ts, _ := srv.Post(slacktest.Message{Channel: general.ID, User: bob.ID, Text: mention(slacktest.BotUserID) + " hi"})
-	m := inbox.wait(t, 1)[0]
+	m := inbox.Wait(t, 1)[0]
 	if m.ThreadID != ts {
 		t.Fatalf("thread: %+v", m)
 	}
@@ -90,7 +91,7 @@ func TestReplyInThread(t *testing.T) {
 		t.Fatalf("the answer is not in the thread: %+v", srv.Messages(general.ID))
 	}
 	srv.Post(slacktest.Message{Channel: general.ID, User: bob.ID, Text: "follow-up", ThreadTS: ts})
-	msgs := inbox.wait(t, 3)
+	msgs := inbox.Wait(t, 3)
 	last := msgs[len(msgs)-1]
 	if last.Text != "follow-up" || !last.WasMentioned || last.ThreadID != ts {
 		t.Errorf("follow-up in the bot's thread: %+v", last)
@@ -106,8 +107,8 @@ func TestUnackedIsSentAgain(t *testing.T) {
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, nil)
-	inbox := newInbox()
-	inbox.deliver = func(ctx context.Context, call int, msgs []channel.InboundMessage) error {
+	inbox := &sdktest.Inbox{}
+	inbox.Decide = func(ctx context.Context, call int, msgs []channel.InboundMessage) error {
 		if call == 1 {
 			return errors.New("journal locked")
 		}
@@ -116,7 +117,7 @@ func TestUnackedIsSentAgain(t *testing.T) {
 	a.run(t, inbox)
 	waitFake(t, srv, "a connection", func() bool { return srv.Connected() >= 1 })
 	_, envs := srv.Post(slacktest.Message{Channel: dm.ID, User: alice.ID, Text: "first"})
-	inbox.waitCalls(t, 1)
+	inbox.WaitCalls(t, 1)
 	if srv.Acked(envs[0]) {
 		t.Fatal("an envelope the host did not store was acknowledged")
 	}
@@ -125,7 +126,7 @@ func TestUnackedIsSentAgain(t *testing.T) {
 	}
 	waitFake(t, srv, "a second connection", func() bool { return srv.Connected() >= 2 })
 	srv.Post(slacktest.Message{Channel: dm.ID, User: alice.ID, Text: "second"})
-	msgs := inbox.wait(t, 2)
+	msgs := inbox.Wait(t, 2)
 	if msgs[0].Text != "first" || msgs[1].Text != "second" {
 		t.Errorf("after the reconnect: %v", msgs)
 	}
@@ -142,8 +143,8 @@ func TestInvalidAuth(t *testing.T) {
 	srv := newServer(t)
 	srv.RevokeBotToken()
 	a := newAdapter(t, srv, nil)
-	a.run(t, newInbox())
-	st := a.reports.wait(t, status.NeedsAttention)
+	a.run(t, &sdktest.Inbox{})
+	st := waitState(t, a.reports, status.NeedsAttention)
 	if st.Attention == nil || st.Attention.Retry == "" || !contains(st.Message, "invalid_auth") || !contains(st.Message, "bot_token") {
 		t.Errorf("status: %+v", st)
 	}
@@ -161,8 +162,8 @@ func TestMissingScopeOnConnect(t *testing.T) {
 	srv := newServer(t)
 	srv.Fail("apps.connections.open", 1, slacktest.Failure{Error: "missing_scope"})
 	a := newAdapter(t, srv, nil)
-	a.run(t, newInbox())
-	st := a.reports.wait(t, status.NeedsAttention)
+	a.run(t, &sdktest.Inbox{})
+	st := waitState(t, a.reports, status.NeedsAttention)
 	if !contains(st.Message, "missing_scope") {
 		t.Errorf("status: %+v", st)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -92,9 +93,9 @@ func TestEditButtons(t *testing.T) {
 	srv.AddUser(bob)
 	general := srv.AddChannel(slacktest.Channel{Name: "general"})
 	a := newAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	ctx := context.Background()
 	stop := [][]channel.Button{{{ID: "stop:1", Label: "Stop"}}}
 	r, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "working…", Buttons: stop})
@@ -113,7 +114,7 @@ func TestEditButtons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := inbox.wait(t, 1)[0]
+	in := inbox.Wait(t, 1)[0]
 	if in.Action == nil || in.Action.ButtonID != "stop:1" || in.Action.MessageID != ts || in.Text != "Stop" || in.Sender.ID != bob.ID ||
 		in.ChatID != general.ID || !strings.HasPrefix(in.MessageID, "act:") {
 		t.Errorf("press: %+v", in)
@@ -144,13 +145,13 @@ func TestPressAckedAtDeadline(t *testing.T) {
 	general := srv.AddChannel(slacktest.Channel{Name: "general"})
 	a := newAdapter(t, srv, nil)
 	release := make(chan struct{})
-	inbox := newInbox()
-	inbox.deliver = func(ctx context.Context, _ int, _ []channel.InboundMessage) error {
+	inbox := &sdktest.Inbox{}
+	inbox.Decide = func(ctx context.Context, _ int, _ []channel.InboundMessage) error {
 		<-release
 		return nil
 	}
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	r, err := a.Send(context.Background(), channel.SendRequest{ChatID: general.ID, Text: "approve?",
 		Buttons: [][]channel.Button{{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}})
 	if err != nil {
@@ -159,7 +160,7 @@ func TestPressAckedAtDeadline(t *testing.T) {
 	env, _ := srv.Press(bob.ID, general.ID, r.MessageIDs[0], "no")
 	waitFake(t, srv, "the press acked while the host is busy", func() bool { return srv.Acked(env) })
 	close(release)
-	if in := inbox.wait(t, 1)[0]; in.Action == nil || in.Action.ButtonID != "no" {
+	if in := inbox.Wait(t, 1)[0]; in.Action == nil || in.Action.ButtonID != "no" {
 		t.Errorf("press: %+v", in)
 	}
 }
@@ -205,12 +206,12 @@ func TestFiles(t *testing.T) {
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	f := srv.AddFile("notes.txt", "text/plain", []byte("file body"))
 	srv.Post(slacktest.Message{Channel: dm.ID, User: alice.ID, Text: "see attached", Files: []slacktest.File{f}})
-	in := inbox.wait(t, 1)[0]
+	in := inbox.Wait(t, 1)[0]
 	if len(in.Media) != 1 || in.Media[0].Kind != channel.MediaDocument || in.Media[0].Filename != "notes.txt" || in.Media[0].Size != 9 {
 		t.Fatalf("media: %+v", in.Media)
 	}
@@ -254,17 +255,17 @@ func TestSlashCommand(t *testing.T) {
 	srv.AddUser(bob)
 	general := srv.AddChannel(slacktest.Channel{Name: "general"})
 	a := newAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 	other := srv.Slash(bob.ID, general.ID, "/other", "x")
 	env := srv.Slash(bob.ID, general.ID, "/claw", "new")
-	in := inbox.wait(t, 1)[0]
+	in := inbox.Wait(t, 1)[0]
 	if in.Text != "/new" || in.ChatID != general.ID || in.Sender.ID != bob.ID || !in.WasMentioned {
 		t.Errorf("slash: %+v", in)
 	}
 	waitFake(t, srv, "both acked", func() bool { return srv.Acked(env) && srv.Acked(other) })
-	if n := len(inbox.all()); n != 1 {
+	if n := len(inbox.Stored()); n != 1 {
 		t.Errorf("%d messages", n)
 	}
 }
@@ -295,12 +296,12 @@ func TestMissingScopeAtRuntime(t *testing.T) {
 	if channel.CodeOf(err) != channel.CodeForbidden {
 		t.Errorf("react: %v", err)
 	}
-	st := a.reports.wait(t, status.Degraded)
+	st := waitState(t, a.reports, status.Degraded)
 	if !strings.Contains(st.Message, "reactions.add") || !strings.Contains(st.Message, "missing_scope") {
 		t.Errorf("status: %+v", st)
 	}
 	if err := a.React(ctx, channel.ReactRequest{ChatID: general.ID, MessageID: r.MessageIDs[0], Emoji: "👀"}); err != nil {
 		t.Fatal(err)
 	}
-	a.reports.wait(t, status.Ready)
+	waitState(t, a.reports, status.Ready)
 }

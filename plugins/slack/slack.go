@@ -112,27 +112,13 @@ func New() *Adapter {
 	return &Adapter{
 		log:     slog.New(slog.DiscardHandler),
 		status:  status.Discard,
-		sleep:   sleepCtx,
+		sleep:   channel.Sleep,
 		ackWait: ackDeadline,
 		retry:   make(chan struct{}, 1),
 		dm:      map[string]string{},
 		reacted: map[string]string{},
 
 		scopeless: map[string]string{},
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

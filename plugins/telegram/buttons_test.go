@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 var approval = [][]channel.Button{
@@ -244,8 +245,8 @@ func TestPressDeliveredThenAnswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inbox := newInbox()
-	inbox.deliver = func(context.Context, int, []channel.InboundMessage) error {
+	inbox := &sdktest.Inbox{}
+	inbox.Decide = func(context.Context, int, []channel.InboundMessage) error {
 		if n := len(srv.Requests("answerCallbackQuery")); n != 0 {
 			t.Errorf("press answered before the host stored it")
 		}
@@ -253,14 +254,14 @@ func TestPressDeliveredThenAnswered(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
-	got := inbox.waitStored(t, 1)
+	got := inbox.Wait(t, 1)
 	waitCtx, waitCancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer waitCancel()
 	answers, err := srv.WaitRequests(waitCtx, "answerCallbackQuery", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return srv.Pending() == 0 })
+	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
 	_ = stop()
 
 	want := channel.InboundMessage{ChatType: channel.ChatGroup, ChatID: "-100777", ThreadID: "42", MessageID: "cb:" + cb,
@@ -296,8 +297,8 @@ func TestPressNotAnsweredUntilStored(t *testing.T) {
 	}
 	confirmed := srv.Offset()
 	srv.Fail("answerCallbackQuery", 1, telegramtest.ServerError(502))
-	inbox := newInbox()
-	inbox.deliver = func(_ context.Context, call int, _ []channel.InboundMessage) error {
+	inbox := &sdktest.Inbox{}
+	inbox.Decide = func(_ context.Context, call int, _ []channel.InboundMessage) error {
 		if n := len(srv.Requests("answerCallbackQuery")); n != 0 {
 			t.Errorf("call %d: press answered before the host stored it", call)
 		}
@@ -311,13 +312,13 @@ func TestPressNotAnsweredUntilStored(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
-	got := inbox.waitStored(t, 1)
+	got := inbox.Wait(t, 1)
 	waitCtx, waitCancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer waitCancel()
 	if _, err := srv.WaitRequests(waitCtx, "answerCallbackQuery", 1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return srv.Pending() == 0 })
+	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
 	_ = stop()
 	if inbox.Calls() != 3 || got[0].Action == nil || got[0].Action.ButtonID != "deny" || got[0].MessageID != "cb:"+cb {
 		t.Fatalf("stored %+v after %d calls", got, inbox.Calls())
@@ -341,11 +342,11 @@ func TestCallbackQueryWithoutMessageSkipped(t *testing.T) {
 		"message": map[string]any{"message_id": 1, "date": 1, "chat": telegramtest.PrivateChat(1001)}}})
 	last := srv.PushText(telegramtest.PrivateChat(1001), alice, "after")
 	a, logs := newLoggedAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
-	got := inbox.waitStored(t, 1)
-	waitFor(t, func() bool { return srv.Offset() == last+1 })
+	got := inbox.Wait(t, 1)
+	sdktest.WaitFor(t, "the offset past the last update", func() bool { return srv.Offset() == last+1 })
 	_ = stop()
 	if len(got) != 1 || got[0].Text != "after" || got[0].Action != nil {
 		t.Fatalf("stored %+v", got)
@@ -391,7 +392,7 @@ func TestPressByWebhook(t *testing.T) {
 		t.Fatalf("updates %+v %v", updates, err)
 	}
 
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	runCtx, runCancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, runCtx, runCancel, a, inbox)
 	addr, err := a.webhookListenAddr(ctx)

@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 func TestConfigDiagnostics(t *testing.T) {
@@ -119,9 +120,9 @@ func TestWebhookMode(t *testing.T) {
 	a := newTestAdapter(t, srv, map[string]any{
 		"webhook_listen": "127.0.0.1:0", "webhook_secret": "s3cret-s3cret-s3cret", "webhook_url": "https://bot.example.com/hook",
 	})
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	fail := true
-	inbox.deliver = func(context.Context, int, []channel.InboundMessage) error {
+	inbox.Decide = func(context.Context, int, []channel.InboundMessage) error {
 		if fail {
 			fail = false
 			return errors.New("not stored")
@@ -160,7 +161,7 @@ func TestWebhookMode(t *testing.T) {
 	if got := inbox.Stored(); len(got) != 1 || got[0].Text != "via hook" {
 		t.Fatalf("stored %+v", got)
 	}
-	waitFor(t, func() bool { return srv.Webhook() == "https://bot.example.com/hook" })
+	sdktest.WaitFor(t, "the webhook set", func() bool { return srv.Webhook() == "https://bot.example.com/hook" })
 	if r := srv.Requests("setWebhook"); r[0].Params.Get("secret_token") != "s3cret-s3cret-s3cret" {
 		t.Fatalf("setWebhook %v", r[0].Params)
 	}
@@ -181,14 +182,14 @@ func TestWebhookLockout(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	a.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 	addr, err := a.webhookListenAddr(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return a.me.Load() != nil })
+	sdktest.WaitFor(t, "the bot's identity", func() bool { return a.me.Load() != nil })
 	id := 0
 	post := func(s string) (int, string) {
 		id++

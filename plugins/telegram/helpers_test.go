@@ -1,11 +1,9 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const testToken = "123456:TEST-token_secret"
@@ -25,29 +24,11 @@ func newTestAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any
 	return a
 }
 
-// logBuffer collects log output safely across goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // newLoggedAdapter is newTestAdapter with its log (all levels) captured.
-func newLoggedAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any) (*Adapter, *logBuffer) {
+func newLoggedAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any) (*Adapter, *sdktest.Log) {
 	t.Helper()
-	logs := &logBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	logs := &sdktest.Log{}
+	log := logs.Logger()
 	cfg := map[string]any{"token": testToken, "api_endpoint": srv.APIEndpoint(), "poll_timeout": 1}
 	for k, v := range extra {
 		cfg[k] = v
@@ -68,67 +49,6 @@ func newServer(t *testing.T) *telegramtest.Server {
 	srv := telegramtest.NewServer(testToken)
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// fakeInbox records deliveries; deliver, if set, decides each call's result.
-type fakeInbox struct {
-	mu      sync.Mutex
-	calls   [][]channel.InboundMessage
-	stored  []channel.InboundMessage
-	deliver func(ctx context.Context, call int, msgs []channel.InboundMessage) error
-	changed chan struct{}
-}
-
-func newInbox() *fakeInbox { return &fakeInbox{changed: make(chan struct{}, 100)} }
-
-func (f *fakeInbox) Deliver(ctx context.Context, msgs ...channel.InboundMessage) error {
-	f.mu.Lock()
-	f.calls = append(f.calls, msgs)
-	n := len(f.calls)
-	deliver := f.deliver
-	f.mu.Unlock()
-	var err error
-	if deliver != nil {
-		err = deliver(ctx, n, msgs)
-	}
-	f.mu.Lock()
-	if err == nil {
-		f.stored = append(f.stored, msgs...)
-	}
-	f.mu.Unlock()
-	select {
-	case f.changed <- struct{}{}:
-	default:
-	}
-	return err
-}
-
-func (f *fakeInbox) Stored() []channel.InboundMessage {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]channel.InboundMessage(nil), f.stored...)
-}
-
-func (f *fakeInbox) Calls() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.calls)
-}
-
-// waitStored waits until n messages are stored.
-func (f *fakeInbox) waitStored(t *testing.T, n int) []channel.InboundMessage {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		if s := f.Stored(); len(s) >= n {
-			return s
-		}
-		select {
-		case <-f.changed:
-		case <-deadline:
-			t.Fatalf("waited for %d stored messages, have %d", n, len(f.Stored()))
-		}
-	}
 }
 
 // sleepRecorder replaces Adapter.sleep: it records the delays and returns

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // A token Telegram rejects, with real time: the plugin stays up, says
@@ -22,7 +23,7 @@ func TestRejectedTokenRequestRateStaysLow(t *testing.T) {
 	a, logs := newLoggedAdapter(t, srv, map[string]any{"token": badToken})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, newInbox()) }()
+	go func() { done <- a.Run(ctx, &sdktest.Inbox{}) }()
 
 	time.Sleep(1500 * time.Millisecond)
 	select {
@@ -63,7 +64,7 @@ func TestUnauthorizedWhilePolling(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rec := &sleepRecorder{limit: 4, cancel: cancel}
 	a.sleep = rec.sleep
-	if err := a.Run(ctx, newInbox()); err != nil {
+	if err := a.Run(ctx, &sdktest.Inbox{}); err != nil {
 		t.Fatal(err)
 	}
 	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second}
@@ -85,7 +86,7 @@ func (f *fastSleep) sleep(ctx context.Context, d time.Duration) error {
 	f.mu.Lock()
 	f.delays = append(f.delays, d)
 	f.mu.Unlock()
-	return sleepCtx(ctx, 5*time.Millisecond)
+	return channel.Sleep(ctx, 5*time.Millisecond)
 }
 
 func (f *fastSleep) count() int {
@@ -110,20 +111,20 @@ func TestBotAPIDownAtStartComesUpLater(t *testing.T) {
 	a := newTestAdapter(t, newServer(t), map[string]any{"api_endpoint": "http://" + addr + "/bot%s/%s"})
 	fs := &fastSleep{}
 	a.sleep = fs.sleep
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
-	waitFor(t, func() bool { return fs.count() >= 3 })
+	sdktest.WaitFor(t, "three failed polls", func() bool { return fs.count() >= 3 })
 	if a.me.Load() != nil {
 		t.Fatal("identified without an API")
 	}
 
 	var ln2 net.Listener
-	waitFor(t, func() bool { ln2, err = net.Listen("tcp", addr); return err == nil })
+	sdktest.WaitFor(t, "the address free again", func() bool { ln2, err = net.Listen("tcp", addr); return err == nil })
 	srv := telegramtest.NewServerWithListener(testToken, ln2)
 	t.Cleanup(srv.Close)
 	srv.PushText(telegramtest.Supergroup(-100, "devs"), alice, "now @clawbot?")
-	got := inbox.waitStored(t, 1)
+	got := inbox.Wait(t, 1)
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -156,11 +157,11 @@ func TestOddUpdatesThroughRun(t *testing.T) {
 		"photo": []map[string]any{{"file_id": "p", "file_unique_id": "u", "width": 1, "height": 1}}}})
 	last := srv.PushText(chat, alice, "plain")
 	a, logs := newLoggedAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
-	got := inbox.waitStored(t, 3)
-	waitFor(t, func() bool { return srv.Offset() == last+1 })
+	got := inbox.Wait(t, 3)
+	sdktest.WaitFor(t, "the offset past the last update", func() bool { return srv.Offset() == last+1 })
 	_ = stop()
 	if len(got) != 3 {
 		t.Fatalf("stored %+v", got)
@@ -192,11 +193,11 @@ func TestCommandForOtherBotNotDelivered(t *testing.T) {
 	srv.PushText(g, alice, "/new@clawbot now")
 	last := srv.PushText(g, alice, "/new")
 	a := newTestAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
-	got := inbox.waitStored(t, 2)
-	waitFor(t, func() bool { return srv.Offset() == last+1 })
+	got := inbox.Wait(t, 2)
+	sdktest.WaitFor(t, "the offset past the last update", func() bool { return srv.Offset() == last+1 })
 	_ = stop()
 	if len(got) != 2 || got[0].CommandText != "/new now" || !got[0].WasMentioned || got[1].CommandText != "" || got[1].WasMentioned {
 		t.Fatalf("got %+v", got)
@@ -212,7 +213,7 @@ func TestShortPollingDoesNotSpin(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rec := &sleepRecorder{limit: 3, cancel: cancel}
 	a.sleep = rec.sleep
-	if err := a.Run(ctx, newInbox()); err != nil {
+	if err := a.Run(ctx, &sdktest.Inbox{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range rec.Delays() {
@@ -240,10 +241,10 @@ func TestTopicRoundTrip(t *testing.T) {
 		"date": 1, "chat": forum, "from": alice, "text": "@clawbot in the topic",
 		"entities": telegramtest.Entities("@clawbot in the topic")}})
 	a := newTestAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
-	in := inbox.waitStored(t, 1)[0]
+	in := inbox.Wait(t, 1)[0]
 	_ = stop()
 	if in.ThreadID != "42" || !in.WasMentioned || in.ChatType != channel.ChatGroup {
 		t.Fatalf("inbound %+v", in)

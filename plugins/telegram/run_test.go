@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 var alice = telegramtest.User{ID: 1001, FirstName: "Alice", Username: "alice"}
@@ -18,18 +19,18 @@ func TestRunDeliversAndAdvancesOffset(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	a := newTestAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 
 	srv.PushText(telegramtest.PrivateChat(1001), alice, "hello")
 	srv.PushText(telegramtest.PrivateChat(1001), alice, "again")
-	got := inbox.waitStored(t, 2)
+	got := inbox.Wait(t, 2)
 	if got[0].Text != "hello" || got[1].Text != "again" || got[0].ChatType != channel.ChatDirect || got[0].Sender.ID != "1001" {
 		t.Fatalf("delivered %+v", got)
 	}
 	// The next poll confirms the batch.
-	waitFor(t, func() bool { return srv.Pending() == 0 })
+	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
 	if err := stop(); err != nil {
 		t.Fatalf("Run returned %v after cancel, want nil", err)
 	}
@@ -50,8 +51,8 @@ func TestOffsetAdvancesOnlyAfterAck(t *testing.T) {
 	// 1. Deliver blocks (the host has not stored it yet), then the plugin dies.
 	a1 := newTestAdapter(t, srv, nil)
 	blocked := make(chan struct{})
-	inbox1 := newInbox()
-	inbox1.deliver = func(ctx context.Context, _ int, _ []channel.InboundMessage) error {
+	inbox1 := &sdktest.Inbox{}
+	inbox1.Decide = func(ctx context.Context, _ int, _ []channel.InboundMessage) error {
 		close(blocked)
 		<-ctx.Done()
 		return ctx.Err()
@@ -68,8 +69,8 @@ func TestOffsetAdvancesOnlyAfterAck(t *testing.T) {
 	a2 := newTestAdapter(t, srv, nil)
 	rec := &sleepRecorder{}
 	a2.sleep = rec.sleep
-	inbox2 := newInbox()
-	inbox2.deliver = func(_ context.Context, call int, _ []channel.InboundMessage) error {
+	inbox2 := &sdktest.Inbox{}
+	inbox2.Decide = func(_ context.Context, call int, _ []channel.InboundMessage) error {
 		if call <= 2 {
 			if srv.Offset() > id {
 				t.Errorf("offset advanced after a failed delivery")
@@ -80,11 +81,11 @@ func TestOffsetAdvancesOnlyAfterAck(t *testing.T) {
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	stop2 := runAdapter(t, ctx2, cancel2, a2, inbox2)
-	got := inbox2.waitStored(t, 1)
+	got := inbox2.Wait(t, 1)
 	if got[0].Text != "precious" || inbox2.Calls() != 3 {
 		t.Fatalf("stored %+v after %d calls", got, inbox2.Calls())
 	}
-	waitFor(t, func() bool { return srv.Offset() == id+1 && srv.Pending() == 0 })
+	sdktest.WaitFor(t, "the update confirmed, none pending", func() bool { return srv.Offset() == id+1 && srv.Pending() == 0 })
 	_ = stop2()
 	if d := rec.Delays(); len(d) != 2 || d[0] != deliverPolicy.min || d[1] != 2*deliverPolicy.min {
 		t.Fatalf("delivery backoff %v", d)
@@ -100,7 +101,7 @@ func TestUnauthorizedBacksOffToLongCap(t *testing.T) {
 	rec := &sleepRecorder{limit: 10, cancel: cancel}
 	a.sleep = rec.sleep
 	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, newInbox()) }()
+	go func() { done <- a.Run(ctx, &sdktest.Inbox{}) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -139,11 +140,11 @@ func TestConflictIsRetriedWithBackoff(t *testing.T) {
 	a := newTestAdapter(t, srv, nil)
 	rec := &sleepRecorder{}
 	a.sleep = rec.sleep
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 	srv.PushText(telegramtest.PrivateChat(1001), alice, "after conflict")
-	inbox.waitStored(t, 1)
+	inbox.Wait(t, 1)
 	_ = stop()
 	got := rec.Delays()
 	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second}
@@ -160,7 +161,7 @@ func TestWebhookSetMeansConflict(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rec := &sleepRecorder{limit: 3, cancel: cancel}
 	a.sleep = rec.sleep
-	if err := a.Run(ctx, newInbox()); err != nil {
+	if err := a.Run(ctx, &sdktest.Inbox{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := rec.Delays(); got[0] != conflictPolicy.min || got[2] != 4*conflictPolicy.min {
@@ -178,11 +179,11 @@ func TestStartupRetriesGetMe(t *testing.T) {
 	a := newTestAdapter(t, srv, nil)
 	rec := &sleepRecorder{}
 	a.sleep = rec.sleep
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 	srv.PushText(telegramtest.Supergroup(-100, "devs"), alice, "hi @ClawBot")
-	got := inbox.waitStored(t, 1)
+	got := inbox.Wait(t, 1)
 	_ = stop()
 	if !got[0].WasMentioned {
 		t.Fatalf("mention not detected after getMe retries: %+v", got[0])
@@ -206,7 +207,7 @@ func TestNetworkDownNeverEndsRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rec := &sleepRecorder{limit: 7, cancel: cancel}
 	a.sleep = rec.sleep
-	if err := a.Run(ctx, newInbox()); err != nil {
+	if err := a.Run(ctx, &sdktest.Inbox{}); err != nil {
 		t.Fatal(err)
 	}
 	want := []time.Duration{1, 2, 4, 8, 16, 30, 30}
@@ -232,24 +233,13 @@ func TestUndecodableUpdateIsSkipped(t *testing.T) {
 	srv.PushUpdate(map[string]any{"poll": map[string]any{"id": "1"}})
 	srv.PushText(telegramtest.PrivateChat(1001), alice, "still here")
 	a := newTestAdapter(t, srv, nil)
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
-	got := inbox.waitStored(t, 1)
-	waitFor(t, func() bool { return srv.Pending() == 0 })
+	got := inbox.Wait(t, 1)
+	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
 	_ = stop()
 	if len(got) != 1 || got[0].Text != "still here" {
 		t.Fatalf("got %+v", got)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -4,38 +4,12 @@ import (
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
-
-// statusRecorder is a status.Reporter that keeps every report.
-type statusRecorder struct {
-	mu      sync.Mutex
-	reports []status.Status
-}
-
-func (r *statusRecorder) Report(st status.Status) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.reports = append(r.reports, st)
-}
-
-func (r *statusRecorder) all() []status.Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]status.Status(nil), r.reports...)
-}
-
-func (r *statusRecorder) last() status.Status {
-	all := r.all()
-	if len(all) == 0 {
-		return status.Status{}
-	}
-	return all[len(all)-1]
-}
 
 // TestReportedStatus: what the receive loop reports for each outcome of
 // its calls, and that the report never carries the token.
@@ -74,22 +48,22 @@ func TestReportedStatus(t *testing.T) {
 				c.fail(srv)
 			}
 			a := newTestAdapter(t, srv, c.extra)
-			rep := &statusRecorder{}
+			rep := &sdktest.Statuses{}
 			a.status = rep
 			ctx, cancel := context.WithCancel(context.Background())
 			rec := &sleepRecorder{limit: 2, cancel: cancel}
 			a.sleep = rec.sleep
-			if err := a.Run(ctx, newInbox()); err != nil {
+			if err := a.Run(ctx, &sdktest.Inbox{}); err != nil {
 				t.Fatal(err)
 			}
-			st := rep.last()
+			st := rep.Last()
 			if st.State != c.state || !strings.Contains(st.Message, c.message) {
 				t.Fatalf("reported %+v, want %s with %q", st, c.state, c.message)
 			}
 			if c.link != "" && (st.Attention == nil || st.Attention.Kind != status.Link || st.Attention.Data != c.link) {
 				t.Fatalf("attention %+v, want a link to %s", st.Attention, c.link)
 			}
-			for _, r := range rep.all() {
+			for _, r := range rep.All() {
 				if strings.Contains(r.Message, "TEST-token") || strings.Contains(r.Message, "WRONG") {
 					t.Fatalf("a report shows the token: %q", r.Message)
 				}
@@ -106,17 +80,17 @@ func TestReportedStatusRecovers(t *testing.T) {
 	srv.Fail("getMe", 1, telegramtest.Failure{Code: 502, Description: "Bad Gateway"})
 	srv.Fail("getUpdates", 1, telegramtest.TooManyRequests(1))
 	a := newTestAdapter(t, srv, nil)
-	rep := &statusRecorder{}
+	rep := &sdktest.Statuses{}
 	a.status = rep
 	a.sleep = (&sleepRecorder{}).sleep
-	inbox := newInbox()
+	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
 	srv.PushText(telegramtest.PrivateChat(1001), alice, "back")
-	inbox.waitStored(t, 1)
+	inbox.Wait(t, 1)
 	_ = stop()
 	var states []status.State
-	for _, r := range rep.all() {
+	for _, r := range rep.All() {
 		if len(states) == 0 || states[len(states)-1] != r.State {
 			states = append(states, r.State)
 		}

@@ -116,21 +116,10 @@ type Adapter struct {
 func New() *Adapter {
 	return &Adapter{
 		log:       slog.New(slog.DiscardHandler),
-		sleep:     sleepCtx,
+		sleep:     channel.Sleep,
 		now:       time.Now,
 		status:    status.Discard,
 		listening: make(chan struct{}),
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -19,6 +18,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -476,7 +476,7 @@ func TestTokenWithoutConfig(t *testing.T) {
 	r.stop()
 
 	// The next start keeps the token; it reports the link while ready.
-	var rep reports
+	var rep sdktest.Statuses
 	a := webchat.New(webchat.Options{})
 	t.Cleanup(func() { a.Close() })
 	if err := a.Configure(ctx, schema.Config{Instance: "web", DataDir: dir, JSON: []byte(`{"listen":"` + addr + `"}`), Status: &rep}); err != nil {
@@ -485,7 +485,7 @@ func TestTokenWithoutConfig(t *testing.T) {
 	if a.Link() != r.Link() {
 		t.Errorf("link after a restart %q, want %q", a.Link(), r.Link())
 	}
-	if got := rep.last(); got.State != status.Ready || got.Attention == nil || got.Attention.Kind != status.Link || got.Attention.Data != a.Link() {
+	if got := rep.Last(); got.State != status.Ready || got.Attention == nil || got.Attention.Kind != status.Link || got.Attention.Data != a.Link() {
 		t.Errorf("status %+v, want ready with the link", got)
 	}
 
@@ -498,27 +498,6 @@ func TestTokenWithoutConfig(t *testing.T) {
 	if err := b2.Configure(ctx, schema.Config{Instance: "web", DataDir: dir, JSON: []byte(`{"listen":"127.0.0.1:0"}`)}); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Errorf("world-readable token file: %v", err)
 	}
-}
-
-// reports records a plugin's status reports.
-type reports struct {
-	mu  sync.Mutex
-	all []status.Status
-}
-
-func (r *reports) Report(s status.Status) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.all = append(r.all, s)
-}
-
-func (r *reports) last() status.Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.all) == 0 {
-		return status.Status{}
-	}
-	return r.all[len(r.all)-1]
 }
 
 func TestConfigureDiagnostics(t *testing.T) {

@@ -56,17 +56,14 @@ func BenchmarkPairToReady(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		a, st := New(), newStatusLog()
+		a, st := New(), &sdktest.Statuses{}
 		if err := a.Configure(context.Background(), schema.Config{Instance: "bench", DataDir: b.TempDir(), JSON: cfg, Status: st}); err != nil {
 			b.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- a.Run(ctx, newInbox()) }()
-		qr, next, err := st.await(0, isQR)
-		if err != nil {
-			b.Fatal(err)
-		}
+		qr, next := st.Wait(b, 0, "a QR code", isQR)
 		b.StartTimer()
 		start := time.Now()
 		pctx, pcancel := context.WithTimeout(context.Background(), waitLong)
@@ -75,9 +72,7 @@ func BenchmarkPairToReady(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := st.await(next, isReady); err != nil {
-			b.Fatal(err)
-		}
+		st.Wait(b, next, "ready", isReady)
 		lat = append(lat, time.Since(start))
 		b.StopTimer()
 		cancel()
@@ -184,29 +179,6 @@ func linkBy(ctx context.Context, srv *whatsapptest.Server, states <-chan status.
 			}
 		case <-ctx.Done():
 			return fmt.Errorf("not ready: %w", ctx.Err())
-		}
-	}
-}
-
-// await is wait for benchmarks: the first report from index from on that
-// matches, with the index after it.
-func (l *statusLog) await(from int, match func(status.Status) bool) (status.Status, int, error) {
-	deadline := time.After(waitLong)
-	for {
-		l.mu.Lock()
-		for i := from; i < len(l.all); i++ {
-			if match(l.all[i]) {
-				s := l.all[i]
-				l.mu.Unlock()
-				return s, i + 1, nil
-			}
-		}
-		ch := l.changed
-		l.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			return status.Status{}, 0, fmt.Errorf("no matching status within %v", waitLong)
 		}
 	}
 }

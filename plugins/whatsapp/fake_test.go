@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
@@ -71,54 +72,6 @@ func (b *inbox) none(t *testing.T, d time.Duration) {
 	}
 }
 
-// statusLog keeps the plugin's reports and lets a test wait for one.
-type statusLog struct {
-	mu      sync.Mutex
-	all     []status.Status
-	changed chan struct{}
-}
-
-func newStatusLog() *statusLog { return &statusLog{changed: make(chan struct{})} }
-
-func (l *statusLog) Report(s status.Status) {
-	l.mu.Lock()
-	l.all = append(l.all, s)
-	close(l.changed)
-	l.changed = make(chan struct{})
-	l.mu.Unlock()
-}
-
-// wait returns the first report from index from on that matches.
-func (l *statusLog) wait(t *testing.T, from int, what string, match func(status.Status) bool) (status.Status, int) {
-	t.Helper()
-	deadline := time.After(waitLong)
-	for {
-		l.mu.Lock()
-		for i := from; i < len(l.all); i++ {
-			if match(l.all[i]) {
-				s := l.all[i]
-				l.mu.Unlock()
-				return s, i + 1
-			}
-		}
-		ch := l.changed
-		l.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			t.Fatalf("no %s status; got %+v", what, l.all)
-		}
-	}
-}
-
-func (l *statusLog) len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.all)
-}
-
 func isQR(s status.Status) bool {
 	return s.State == status.NeedsAttention && s.Attention != nil && s.Attention.Kind == status.QR
 }
@@ -130,7 +83,7 @@ type fakeRig struct {
 	srv    *whatsapptest.Server
 	a      *Adapter
 	in     *inbox
-	st     *statusLog
+	st     *sdktest.Statuses
 	dir    string
 	cfg    map[string]any
 	cancel context.CancelFunc
@@ -156,7 +109,7 @@ func start(t *testing.T, srv *whatsapptest.Server, dir string, extra map[string]
 	for k, v := range extra {
 		cfg[k] = v
 	}
-	r := &fakeRig{srv: srv, a: New(), in: newInbox(), st: newStatusLog(), dir: dir, cfg: cfg, done: make(chan struct{})}
+	r := &fakeRig{srv: srv, a: New(), in: newInbox(), st: &sdktest.Statuses{}, dir: dir, cfg: cfg, done: make(chan struct{})}
 	b, _ := json.Marshal(cfg)
 	if err := r.a.Configure(t.Context(), schema.Config{Instance: "wa", DataDir: dir, JSON: b, Status: r.st}); err != nil {
 		t.Fatal(err)
@@ -186,13 +139,13 @@ func (r *fakeRig) stop() {
 // until the plugin is ready.
 func (r *fakeRig) link(t *testing.T) {
 	t.Helper()
-	qr, next := r.st.wait(t, 0, "QR", isQR)
+	qr, next := r.st.Wait(t, 0, "QR", isQR)
 	ctx, cancel := context.WithTimeout(t.Context(), waitLong)
 	defer cancel()
 	if err := r.srv.PairQR(ctx, qr.Attention.Data); err != nil {
 		t.Fatal(err)
 	}
-	r.st.wait(t, next, "ready", isReady)
+	r.st.Wait(t, next, "ready", isReady)
 }
 
 func contact(t *testing.T, srv *whatsapptest.Server, phone, lid, name string) *whatsapptest.Contact {
@@ -272,8 +225,8 @@ func TestFakeLinkAndConverse(t *testing.T) {
 	// Linked state survives a restart: no QR code, ready again.
 	r.stop()
 	r2 := start(t, srv, dir, nil)
-	r2.st.wait(t, 0, "ready after restart", isReady)
-	for _, s := range r2.st.all {
+	r2.st.Wait(t, 0, "ready after restart", isReady)
+	for _, s := range r2.st.All() {
 		if isQR(s) {
 			t.Fatal("a QR code after a restart of a linked plugin")
 		}
@@ -373,7 +326,7 @@ func TestFakeRedeliveryAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "pending delivery", func() bool { return contains(srv.Pending(), id) })
+	sdktest.WaitFor(t, "pending delivery", func() bool { return contains(srv.Pending(), id) })
 	r.stop()
 	for _, rc := range srv.Receipts() {
 		if rc.ID == id {
@@ -405,9 +358,9 @@ func TestFakeTerminal(t *testing.T) {
 		srv := newFake(t)
 		r := start(t, srv, t.TempDir(), nil)
 		r.link(t)
-		from := r.st.len()
+		from := len(r.st.All())
 		srv.RemoveDevice()
-		st, next := r.st.wait(t, from, "logged out", func(s status.Status) bool {
+		st, next := r.st.Wait(t, from, "logged out", func(s status.Status) bool {
 			return s.State == status.NeedsAttention && strings.Contains(s.Message, "logged this device out")
 		})
 		if st.Attention == nil || st.Attention.Retry != retryNewQR {
@@ -416,23 +369,23 @@ func TestFakeTerminal(t *testing.T) {
 		if err := r.a.Retry(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		qr, next := r.st.wait(t, next, "a fresh QR code", isQR)
+		qr, next := r.st.Wait(t, next, "a fresh QR code", isQR)
 		if err := srv.PairQR(ctxLong(t), qr.Attention.Data); err != nil {
 			t.Fatal(err)
 		}
-		r.st.wait(t, next, "ready after relinking", isReady)
+		r.st.Wait(t, next, "ready after relinking", isReady)
 	})
 	t.Run("client outdated", func(t *testing.T) {
 		t.Parallel()
 		srv := newFake(t)
 		r := start(t, srv, t.TempDir(), nil)
 		r.link(t)
-		from := r.st.len()
+		from := len(r.st.All())
 		srv.SetFailure(whatsapptest.Failure{Reason: whatsapptest.FailureClientOutdated})
 		if err := srv.DropConnection(); err != nil {
 			t.Fatal(err)
 		}
-		st, _ := r.st.wait(t, from, "outdated", func(s status.Status) bool {
+		st, _ := r.st.Wait(t, from, "outdated", func(s status.Status) bool {
 			return s.State == status.NeedsAttention && strings.Contains(s.Message, "web_version")
 		})
 		if st.Attention == nil || st.Attention.Retry != retryReconnect {
@@ -450,26 +403,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// waitFor polls cond (state owned by the fake, which offers no wait for
-// it) until it holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestFakePairPhone: with pair_phone the plugin shows a pairing code the
 // owner types on the phone, and links.
 func TestFakePairPhone(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t)
 	r := start(t, srv, t.TempDir(), map[string]any{"pair_phone": "+" + srv.JID().User})
-	st, next := r.st.wait(t, 0, "pairing code", func(s status.Status) bool {
+	st, next := r.st.Wait(t, 0, "pairing code", func(s status.Status) bool {
 		return s.State == status.NeedsAttention && s.Attention != nil && s.Attention.Kind == status.Code
 	})
 	if !strings.Contains(st.Message, "Link with phone number") || st.Attention.ExpiresAt.IsZero() {
@@ -478,7 +418,7 @@ func TestFakePairPhone(t *testing.T) {
 	if err := srv.PairCode(ctxLong(t), st.Attention.Data); err != nil {
 		t.Fatal(err)
 	}
-	r.st.wait(t, next, "ready", isReady)
+	r.st.Wait(t, next, "ready", isReady)
 }
 
 // TestFakeMedia: a voice note comes in as MediaVoice and downloads; an

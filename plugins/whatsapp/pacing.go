@@ -47,18 +47,3 @@ func (p *pacer) gap() time.Duration {
 	}
 	return p.min + time.Duration(p.rand()*float64(p.max-p.min))
 }
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"context"
+	"github.com/clawhost/clawhost/sdk/channel"
 	"testing"
 	"time"
 )
@@ -49,7 +50,7 @@ func TestPacing(t *testing.T) {
 func TestPacingCanceled(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(0, 0)
-	p := &pacer{min: time.Minute, max: time.Minute, now: func() time.Time { return now }, rand: func() float64 { return 0 }, sleep: sleepCtx}
+	p := &pacer{min: time.Minute, max: time.Minute, now: func() time.Time { return now }, rand: func() float64 { return 0 }, sleep: channel.Sleep}
 	ctx, cancel := context.WithCancel(t.Context())
 	if err := p.wait(ctx); err != nil {
 		t.Fatal(err)

@@ -15,34 +15,22 @@ import (
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
 )
 
-// reports records what the plugin reports.
+// reports are the plugin's status reports, taken one at a time.
 type reports struct {
-	mu  sync.Mutex
-	all []status.Status
-	c   chan status.Status
+	sdktest.Statuses
+	taken int
 }
 
-func newReports() *reports { return &reports{c: make(chan status.Status, 64)} }
-
-func (r *reports) Report(s status.Status) {
-	r.mu.Lock()
-	r.all = append(r.all, s)
-	r.mu.Unlock()
-	r.c <- s
-}
-
+// next waits for the report after the last one taken.
 func (r *reports) next(t *testing.T) status.Status {
 	t.Helper()
-	select {
-	case s := <-r.c:
-		return s
-	case <-time.After(5 * time.Second):
-		t.Fatal("no status report")
-		return status.Status{}
-	}
+	st, n := r.Wait(t, r.taken, "a status report", func(status.Status) bool { return true })
+	r.taken = n
+	return st
 }
 
 // afterCall is one wait of the QR rotation, released by the test.
@@ -65,7 +53,7 @@ func testAdapter(t *testing.T, cfg map[string]any) (*Adapter, *session, *reports
 		calls <- c
 		return c.ch
 	}
-	rep := newReports()
+	rep := &reports{}
 	b, _ := json.Marshal(cfg)
 	if err := a.Configure(t.Context(), schema.Config{Instance: "wa", DataDir: t.TempDir(), JSON: b, Status: rep}); err != nil {
 		t.Fatal(err)
@@ -249,9 +237,10 @@ func TestConnectionStates(t *testing.T) {
 	select {
 	case e := <-old.end:
 		t.Errorf("an old session's event ended it: %v", e.kind)
-	case st := <-rep.c:
-		t.Errorf("an old session's event reported %+v", st)
 	default:
+	}
+	if all := rep.All(); len(all) > rep.taken {
+		t.Errorf("an old session's event reported %+v", all[rep.taken:])
 	}
 }
 

@@ -86,7 +86,7 @@ func New() *Adapter {
 		status:     status.Discard,
 		now:        time.Now,
 		after:      time.After,
-		sleep:      sleepCtx,
+		sleep:      channel.Sleep,
 		retry:      make(chan struct{}, 1),
 		recent:     newRecentInbound(2000),
 		groupNames: map[types.JID]string{},

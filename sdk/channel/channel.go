@@ -522,3 +522,20 @@ type MenuEntry struct {
 	Name        string
 	Description string
 }
+
+// Sleep waits d, or until ctx ends (then it returns ctx.Err()); d <= 0
+// returns at once. A channel's Run waits so between attempts, so that a
+// host stopping the plugin never waits for a backoff to end.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

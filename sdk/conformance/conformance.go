@@ -240,6 +240,27 @@ func (tg Target) configured(ctx context.Context) (Instance, pluginclient.Descrip
 	return inst, d, stop, nil
 }
 
+// check runs f for one check on a started instance, configured with
+// Target.Config first when configure is set, under a context bounded by
+// Target.Timeout; the instance is stopped after.
+func (tg Target) check(ctx context.Context, configure bool, f func(ctx context.Context, inst Instance) (string, error)) (string, error) {
+	var inst Instance
+	var stop func() error
+	var err error
+	if configure {
+		inst, _, stop, err = tg.configured(ctx)
+	} else {
+		inst, stop, err = tg.start(ctx)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
+	defer cancel()
+	return f(ctx, inst)
+}
+
 // problems collects the problems of one check.
 type problems []error
 

@@ -20,26 +20,21 @@ import (
 )
 
 func checkDescribe(ctx context.Context, tg Target) (string, error) {
-	inst, stop, err := tg.start(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
-	defer cancel()
-	d, err := inst.Plugin.Describe(ctx)
-	if err != nil {
-		return "", fmt.Errorf("describe: %w", err)
-	}
-	var p problems
-	if d.Name == "" {
-		p.addf("describe: empty name")
-	}
-	kinds := d.Kinds()
-	if len(kinds) == 0 {
-		p.addf("describe: the plugin offers no kind")
-	}
-	return fmt.Sprintf("%s %s, %d kind(s)", d.Name, d.Version, len(kinds)), p.err()
+	return tg.check(ctx, false, func(ctx context.Context, inst Instance) (string, error) {
+		d, err := inst.Plugin.Describe(ctx)
+		if err != nil {
+			return "", fmt.Errorf("describe: %w", err)
+		}
+		var p problems
+		if d.Name == "" {
+			p.addf("describe: empty name")
+		}
+		kinds := d.Kinds()
+		if len(kinds) == 0 {
+			p.addf("describe: the plugin offers no kind")
+		}
+		return fmt.Sprintf("%s %s, %d kind(s)", d.Name, d.Version, len(kinds)), p.err()
+	})
 }
 
 // checkDescribeChannel checks a configured channel's description: the
@@ -72,18 +67,13 @@ func checkDescribeChannel(ctx context.Context, tg Target) (string, error) {
 }
 
 func checkSchema(ctx context.Context, tg Target) (string, error) {
-	inst, stop, err := tg.start(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
-	defer cancel()
-	s, err := inst.Plugin.ConfigSchema(ctx)
-	if err != nil {
-		return "", fmt.Errorf("config schema: %w", err)
-	}
-	return fmt.Sprintf("%d attribute(s)", len(s)), schemaProblems(s).err()
+	return tg.check(ctx, false, func(ctx context.Context, inst Instance) (string, error) {
+		s, err := inst.Plugin.ConfigSchema(ctx)
+		if err != nil {
+			return "", fmt.Errorf("config schema: %w", err)
+		}
+		return fmt.Sprintf("%d attribute(s)", len(s)), schemaProblems(s).err()
+	})
 }
 
 // schemaProblems: uniquely named, described attributes with JSON defaults.
@@ -141,67 +131,57 @@ func checkValidateConfigure(ctx context.Context, tg Target) (string, error) {
 // (a test token the platform refuses) is the note, not a failure: the
 // probe worked.
 func checkProbe(ctx context.Context, tg Target) (string, error) {
-	inst, stop, err := tg.start(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
-	defer cancel()
-	rep, err := inst.Plugin.Probe(ctx, schema.Config{Instance: "conformance", JSON: tg.Config, DataDir: inst.DataDir})
-	switch {
-	case errors.Is(err, pluginclient.ErrUnimplemented):
-		return "Probe is not implemented: the plugin has no live checks", nil
-	case err != nil:
-		return "", fmt.Errorf("probe: %w", err)
-	}
-	var p problems
-	notes := []string{}
-	for i, c := range rep.Checks {
-		if c.Name == "" {
-			p.addf("probe: check %d has no name", i)
+	return tg.check(ctx, false, func(ctx context.Context, inst Instance) (string, error) {
+		rep, err := inst.Plugin.Probe(ctx, schema.Config{Instance: "conformance", JSON: tg.Config, DataDir: inst.DataDir})
+		switch {
+		case errors.Is(err, pluginclient.ErrUnimplemented):
+			return "Probe is not implemented: the plugin has no live checks", nil
+		case err != nil:
+			return "", fmt.Errorf("probe: %w", err)
 		}
-		if c.Verdict != probe.OK && c.Do == "" {
-			p.addf("probe: check %q is %s and says nothing to do", c.Name, c.Verdict)
+		var p problems
+		notes := []string{}
+		for i, c := range rep.Checks {
+			if c.Name == "" {
+				p.addf("probe: check %d has no name", i)
+			}
+			if c.Verdict != probe.OK && c.Do == "" {
+				p.addf("probe: check %q is %s and says nothing to do", c.Name, c.Verdict)
+			}
+			notes = append(notes, c.Name+": "+string(c.Verdict))
 		}
-		notes = append(notes, c.Name+": "+string(c.Verdict))
-	}
-	if id := rep.Identity; id.ID != "" || id.Handle != "" {
-		notes = append(notes, "bot "+strings.TrimSpace(id.Handle+" "+id.ID))
-	}
-	return strings.Join(notes, ", "), p.err()
+		if id := rep.Identity; id.ID != "" || id.Handle != "" {
+			notes = append(notes, "bot "+strings.TrimSpace(id.Handle+" "+id.ID))
+		}
+		return strings.Join(notes, ", "), p.err()
+	})
 }
 
 func checkWatchStatus(ctx context.Context, tg Target) (string, error) {
-	inst, _, stop, err := tg.configured(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
-	defer cancel()
-	c, _, err := inst.Plugin.WatchStatus(ctx)
-	if errors.Is(err, pluginclient.ErrUnimplemented) {
-		return "WatchStatus is not implemented: ready while running", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("watch status: %w", err)
-	}
-	select {
-	case s, ok := <-c:
-		if !ok {
-			// A stream that ends at once answered Unimplemented on the
-			// first receive: the same as not implemented.
+	return tg.check(ctx, true, func(ctx context.Context, inst Instance) (string, error) {
+		c, _, err := inst.Plugin.WatchStatus(ctx)
+		if errors.Is(err, pluginclient.ErrUnimplemented) {
 			return "WatchStatus is not implemented: ready while running", nil
 		}
-		switch s.State {
-		case status.Ready, status.NeedsAttention, status.Degraded:
-			return "state " + string(s.State), nil
+		if err != nil {
+			return "", fmt.Errorf("watch status: %w", err)
 		}
-		return "", fmt.Errorf("watch status: unknown state %q (want ready, needs_attention or degraded)", s.State)
-	case <-ctx.Done():
-		return "", fmt.Errorf("watch status: no status within %s (a plugin sends its current status at once)", tg.timeout())
-	}
+		select {
+		case s, ok := <-c:
+			if !ok {
+				// A stream that ends at once answered Unimplemented on the
+				// first receive: the same as not implemented.
+				return "WatchStatus is not implemented: ready while running", nil
+			}
+			switch s.State {
+			case status.Ready, status.NeedsAttention, status.Degraded:
+				return "state " + string(s.State), nil
+			}
+			return "", fmt.Errorf("watch status: unknown state %q (want ready, needs_attention or degraded)", s.State)
+		case <-ctx.Done():
+			return "", fmt.Errorf("watch status: no status within %s (a plugin sends its current status at once)", tg.timeout())
+		}
+	})
 }
 
 // checkStop configures a plugin, opens the streams the host keeps open
@@ -283,26 +263,21 @@ func commandProblems(specs []command.Spec) (string, error) {
 }
 
 func checkBeforeAgentStart(ctx context.Context, tg Target) (string, error) {
-	inst, _, stop, err := tg.configured(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
-	defer cancel()
-	res, err := inst.Plugin.BeforeAgentStart(ctx, hook.Request{
-		Conversation: command.Conversation{SessionKey: "conformance", Instance: "conformance", Channel: "conformance", ChatType: channel.ChatDirect, ChatID: "c1"},
-		Sender:       channel.Sender{ID: "u1", Name: "Conformance"},
-		Message:      "hello", NewSession: true, Workspace: inst.DataDir, SessionID: "00000000-0000-4000-8000-000000000000",
+	return tg.check(ctx, true, func(ctx context.Context, inst Instance) (string, error) {
+		res, err := inst.Plugin.BeforeAgentStart(ctx, hook.Request{
+			Conversation: command.Conversation{SessionKey: "conformance", Instance: "conformance", Channel: "conformance", ChatType: channel.ChatDirect, ChatID: "c1"},
+			Sender:       channel.Sender{ID: "u1", Name: "Conformance"},
+			Message:      "hello", NewSession: true, Workspace: inst.DataDir, SessionID: "00000000-0000-4000-8000-000000000000",
+		})
+		var ce *channel.Error
+		if errors.As(err, &ce) {
+			return "answered with the error " + string(ce.Code), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("before_agent_start: %w", err)
+		}
+		return fmt.Sprintf("%d bytes of context", len(res.PrependContext)), nil
 	})
-	var ce *channel.Error
-	if errors.As(err, &ce) {
-		return "answered with the error " + string(ce.Code), nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("before_agent_start: %w", err)
-	}
-	return fmt.Sprintf("%d bytes of context", len(res.PrependContext)), nil
 }
 
 // injected starts an instance for an inbound check, or says it is skipped.

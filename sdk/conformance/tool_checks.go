@@ -21,37 +21,32 @@ func ToolChecks() []Check {
 }
 
 func checkListTools(ctx context.Context, tg Target) (string, error) {
-	inst, _, stop, err := tg.configured(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
-	defer cancel()
-	specs, err := inst.Plugin.ListTools(ctx)
-	if err != nil {
-		return "", fmt.Errorf("list tools: %w", err)
-	}
-	var p problems
-	var names []string
-	seen := map[string]bool{}
-	for _, s := range specs {
-		if err := tool.ValidSpec(s); err != nil {
-			p.add(err)
+	return tg.check(ctx, true, func(ctx context.Context, inst Instance) (string, error) {
+		specs, err := inst.Plugin.ListTools(ctx)
+		if err != nil {
+			return "", fmt.Errorf("list tools: %w", err)
 		}
-		if seen[s.Name] {
-			p.addf("list tools: %s is listed twice", s.Name)
+		var p problems
+		var names []string
+		seen := map[string]bool{}
+		for _, s := range specs {
+			if err := tool.ValidSpec(s); err != nil {
+				p.add(err)
+			}
+			if seen[s.Name] {
+				p.addf("list tools: %s is listed twice", s.Name)
+			}
+			seen[s.Name] = true
+			if strings.TrimSpace(s.Description) == "" {
+				p.addf("list tools: %s has no description (the model chooses tools by it)", s.Name)
+			}
+			names = append(names, s.Name)
 		}
-		seen[s.Name] = true
-		if strings.TrimSpace(s.Description) == "" {
-			p.addf("list tools: %s has no description (the model chooses tools by it)", s.Name)
+		if len(specs) == 0 {
+			p.addf("list tools: a tool plugin lists no tools")
 		}
-		names = append(names, s.Name)
-	}
-	if len(specs) == 0 {
-		p.addf("list tools: a tool plugin lists no tools")
-	}
-	return strings.Join(names, " "), p.err()
+		return strings.Join(names, " "), p.err()
+	})
 }
 
 func checkCallTools(ctx context.Context, tg Target) (string, error) {

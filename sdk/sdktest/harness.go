@@ -141,7 +141,7 @@ func (s served) HostToPlugin(n, a string) (string, string, error) {
 // implOf converts an sdk.Plugin for the wire layer.
 func implOf(p sdk.Plugin) *wire.Impl {
 	return &wire.Impl{Name: p.Name, Version: p.Version, Setup: p.Setup, Schema: p.Schema, Validate: p.Validate, Configure: p.Configure, Channel: p.Channel, Command: p.Command, Hook: p.Hook,
-		Received: p.MessageReceived, Sending: p.MessageSending, Ender: p.AgentEnd, Tool: p.Tool, Retry: p.Retry, Probe: p.Probe}
+		MessageReceived: p.MessageReceived, MessageSending: p.MessageSending, AgentEnd: p.AgentEnd, Tool: p.Tool, Retry: p.Retry, Probe: p.Probe}
 }
 
 // testWriter writes log lines to t.Log until the test's teardown closes

@@ -86,12 +86,7 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 // ([RunEvent]) to it when the process starts, when a turn starts and
 // after a turn's result was written to stdout.
 func Main() {
-	sid := "00000000-0000-4000-8000-000000000000"
-	for i, a := range os.Args {
-		if (a == "--session-id" || a == "--resume") && i+1 < len(os.Args) {
-			sid = os.Args[i+1]
-		}
-	}
+	sid := sessionID(os.Args)
 	out := json.NewEncoder(os.Stdout)
 	logRun(RunEvent{Event: "proc"})
 	sc := bufio.NewScanner(os.Stdin)
@@ -102,21 +97,9 @@ func Main() {
 	total := 0.0 // the running total of #cost turns
 	for sc.Scan() {
 		read := time.Now()
-		var in struct {
-			Message struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(sc.Bytes(), &in) != nil {
+		text, ok := userText(sc.Bytes())
+		if !ok {
 			continue
-		}
-		var text string
-		if json.Unmarshal(in.Message.Content, &text) != nil {
-			var blocks []struct{ Text string }
-			_ = json.Unmarshal(in.Message.Content, &blocks)
-			for _, b := range blocks {
-				text += b.Text
-			}
 		}
 		turn++
 		marks := directives(text, "mark")
@@ -128,49 +111,17 @@ func Main() {
 				continue
 			}
 		}
-		if path, _ := directive(text, "spawn"); path != "" {
-			spawnTool(path)
-		}
-		if name, _ := directive(text, "sendfile"); name != "" {
-			if err := os.WriteFile(name, []byte("file "+name), 0o600); err != nil {
-				fmt.Fprintln(os.Stderr, "fakeclaude: sendfile:", err)
-			}
-			abs, _ := filepath.Abs(name)
-			callTool("send_file", map[string]any{"path": abs})
-		}
-		if emoji, _ := directive(text, "react"); emoji != "" {
-			callTool("react", map[string]any{"emoji": emoji})
-		}
-		if d, ok := directive(text, "sleep"); ok {
-			dur, _ := time.ParseDuration(d)
-			time.Sleep(dur)
-		}
-		if path, _ := directive(text, "wait"); path != "" {
-			waitFile(path)
-		}
+		act(text)
 		assistant := func(s string) {
 			_ = out.Encode(map[string]any{"type": "assistant", "session_id": sid, "message": map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": s}}}})
 		}
 		result := func(s string) {
 			wrote := time.Now()
-			res := map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": s, "session_id": sid, "num_turns": 1,
-				"total_cost_usd": 0.0125, "usage": map[string]any{"input_tokens": 10, "output_tokens": 2},
-				"modelUsage": map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "contextWindow": 200000}}}
-			if c, ok := directive(text, "cost"); ok {
-				usd, _ := strconv.ParseFloat(c, 64)
-				total += usd
-				res["total_cost_usd"] = total
-				res["model_usage_since_last_result"] = map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "costUSD": usd}}
-			}
-			_ = out.Encode(res)
+			_ = out.Encode(resultEvent(s, sid, text, &total))
 			logRun(RunEvent{Event: "result", Marks: marks, At: wrote.UnixNano()})
 		}
 		if kind, ok := directive(text, "error"); ok {
-			msg, status := "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", 529
-			if kind == "too_long" {
-				msg, status = "Prompt is too long", 400
-			}
-			_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": msg, "api_error_status": status, "session_id": sid, "num_turns": 1})
+			writeAPIError(out, sid, kind)
 			continue
 		}
 		if _, ok := directive(text, "silent"); ok {
@@ -189,15 +140,7 @@ func Main() {
 			if g, ok := directive(text, "gap"); ok {
 				gap, _ = time.ParseDuration(g)
 			}
-			var last string
-			for i := 1; i <= count; i++ {
-				last = fmt.Sprintf("block %d: %s", i, strings.Repeat("lorem ipsum ", 75))
-				assistant(last)
-				if i < count {
-					time.Sleep(gap)
-				}
-			}
-			result(last)
+			result(writeBlocks(assistant, count, gap))
 			continue
 		}
 		if n, ok := directive(text, "stream"); ok {
@@ -236,6 +179,105 @@ func Main() {
 		assistant(reply)
 		result(reply)
 	}
+}
+
+// act does what a message's directives ask before the reply: start a
+// tool process (#spawn), call claude's send_file and react tools
+// (#sendfile, #react), sleep (#sleep) or wait for a file (#wait).
+func act(text string) {
+	if path, _ := directive(text, "spawn"); path != "" {
+		spawnTool(path)
+	}
+	if name, _ := directive(text, "sendfile"); name != "" {
+		if err := os.WriteFile(name, []byte("file "+name), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "fakeclaude: sendfile:", err)
+		}
+		abs, _ := filepath.Abs(name)
+		callTool("send_file", map[string]any{"path": abs})
+	}
+	if emoji, _ := directive(text, "react"); emoji != "" {
+		callTool("react", map[string]any{"emoji": emoji})
+	}
+	if d, ok := directive(text, "sleep"); ok {
+		dur, _ := time.ParseDuration(d)
+		time.Sleep(dur)
+	}
+	if path, _ := directive(text, "wait"); path != "" {
+		waitFile(path)
+	}
+}
+
+// resultEvent is the result line of a turn that answered s: a fixed
+// cost, or the message's #cost (total is the running total of the run's
+// #cost turns, as claude reports it).
+func resultEvent(s, sid, text string, total *float64) map[string]any {
+	res := map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": s, "session_id": sid, "num_turns": 1,
+		"total_cost_usd": 0.0125, "usage": map[string]any{"input_tokens": 10, "output_tokens": 2},
+		"modelUsage": map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "contextWindow": 200000}}}
+	if c, ok := directive(text, "cost"); ok {
+		usd, _ := strconv.ParseFloat(c, 64)
+		*total += usd
+		res["total_cost_usd"] = *total
+		res["model_usage_since_last_result"] = map[string]any{"claude-fake-1": map[string]any{"inputTokens": 10, "outputTokens": 2, "costUSD": usd}}
+	}
+	return res
+}
+
+// sessionID is the session of the run: --session-id's or --resume's.
+func sessionID(args []string) string {
+	sid := "00000000-0000-4000-8000-000000000000"
+	for i, a := range args {
+		if (a == "--session-id" || a == "--resume") && i+1 < len(args) {
+			sid = args[i+1]
+		}
+	}
+	return sid
+}
+
+// writeAPIError writes the result of a turn the API refused (the #error
+// directive): overloaded (529), or too_long (400).
+func writeAPIError(out *json.Encoder, sid, kind string) {
+	msg, status := "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", 529
+	if kind == "too_long" {
+		msg, status = "Prompt is too long", 400
+	}
+	_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": msg, "api_error_status": status, "session_id": sid, "num_turns": 1})
+}
+
+// userText is the text of a user message line of the stream-json input
+// (a string or text blocks); false for a line that is no message.
+func userText(line []byte) (string, bool) {
+	var in struct {
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(line, &in) != nil {
+		return "", false
+	}
+	var text string
+	if json.Unmarshal(in.Message.Content, &text) != nil {
+		var blocks []struct{ Text string }
+		_ = json.Unmarshal(in.Message.Content, &blocks)
+		for _, b := range blocks {
+			text += b.Text
+		}
+	}
+	return text, true
+}
+
+// writeBlocks writes count assistant messages of about 900 characters,
+// gap apart (the #blocks directive), and returns the last.
+func writeBlocks(assistant func(string), count int, gap time.Duration) string {
+	var last string
+	for i := 1; i <= count; i++ {
+		last = fmt.Sprintf("block %d: %s", i, strings.Repeat("lorem ipsum ", 75))
+		assistant(last)
+		if i < count {
+			time.Sleep(gap)
+		}
+	}
+	return last
 }
 
 var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh|stream|cost|limit|sendfile|react)(?:=([^\s\]]+))?`)

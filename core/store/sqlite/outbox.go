@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/clawhost/clawhost/core/store"
 )
@@ -87,30 +88,36 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 				return err
 			}
 		}
-		for i, c := range r.Chunks {
-			attempted := int64(0)
-			if i == 0 && r.AttemptFirst {
-				attempted = now.UnixNano()
-			}
-			// The text beside the row its send marks change (migration 7).
-			if _, err := t.exec(`INSERT INTO reply_chunks(journal_id, idx, text, attempted_at) VALUES (?, ?, '', ?)`, r.JournalID, i, attempted); err != nil {
-				return err
-			}
-			if r.Parts == nil {
-				if _, err := t.exec(`INSERT INTO chunk_texts(journal_id, idx, text) VALUES (?, ?, ?)`, r.JournalID, i, c); err != nil {
-					return err
-				}
-				continue
-			}
-			p := r.Parts[i]
-			if _, err := t.exec(`INSERT INTO chunk_texts(journal_id, idx, text, format, attach) VALUES (?, ?, ?, ?, ?)`, r.JournalID, i, c, p.Format, p.Attach); err != nil {
-				return err
-			}
-		}
-		return nil
+		return t.insertChunks(r, now)
 	})
 	if err != nil {
 		return fmt.Errorf("record reply to %d: %w", r.JournalID, err)
+	}
+	return nil
+}
+
+// insertChunks writes the reply's chunks, the first marked attempted at now
+// when its send follows in the same write.
+func (t *wtx) insertChunks(r store.Reply, now time.Time) error {
+	for i, c := range r.Chunks {
+		attempted := int64(0)
+		if i == 0 && r.AttemptFirst {
+			attempted = now.UnixNano()
+		}
+		// The text beside the row its send marks change (migration 7).
+		if _, err := t.exec(`INSERT INTO reply_chunks(journal_id, idx, text, attempted_at) VALUES (?, ?, '', ?)`, r.JournalID, i, attempted); err != nil {
+			return err
+		}
+		if r.Parts == nil {
+			if _, err := t.exec(`INSERT INTO chunk_texts(journal_id, idx, text) VALUES (?, ?, ?)`, r.JournalID, i, c); err != nil {
+				return err
+			}
+			continue
+		}
+		p := r.Parts[i]
+		if _, err := t.exec(`INSERT INTO chunk_texts(journal_id, idx, text, format, attach) VALUES (?, ?, ?, ?, ?)`, r.JournalID, i, c, p.Format, p.Attach); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -276,40 +276,7 @@ func testRelay(t *testing.T, a, b, c store.Cluster) {
 			woke <- w
 		}
 	})
-	// The listener LISTENs in its goroutine: probe calls are finished until
-	// the origin hears an outcome, so the one below cannot come first.
-	deadline := time.Now().Add(10 * time.Second)
-	for heard := false; !heard; {
-		if time.Now().After(deadline) {
-			t.Fatal("the origin's listener never heard an outcome")
-		}
-		id, err := a.Relay(ctx, store.RelayCall{Instance: "probe", Op: "send", Request: json.RawMessage(`{}`)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs, err := b.ClaimRelays(ctx, []string{"probe"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, call := range cs {
-			if err := b.FinishRelay(ctx, call.ID, store.RelayResult{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		select {
-		case <-woke:
-			heard = true
-		case <-time.After(50 * time.Millisecond):
-		}
-		_, _ = a.TakeRelay(ctx, id)
-	}
-	for drained := false; !drained; {
-		select {
-		case <-woke:
-		case <-time.After(100 * time.Millisecond):
-			drained = true
-		}
-	}
+	awaitListener(t, ctx, a, b, woke)
 	var ids []int64
 	for i := range 20 {
 		req, _ := json.Marshal(map[string]int{"n": i})
@@ -376,6 +343,53 @@ func testRelay(t *testing.T, a, b, c store.Cluster) {
 			t.Fatalf("an outcome taken twice: %v", err)
 		}
 	}
+	testRelayWithdraw(t, ctx, a, b, c)
+}
+
+// awaitListener returns once the origin a's listener hears outcomes: it
+// LISTENs in its goroutine, so probe calls are finished until one is heard;
+// then the wakes of the probes are drained.
+func awaitListener(t *testing.T, ctx context.Context, a, b store.Cluster, woke <-chan store.Wake) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for heard := false; !heard; {
+		if time.Now().After(deadline) {
+			t.Fatal("the origin's listener never heard an outcome")
+		}
+		id, err := a.Relay(ctx, store.RelayCall{Instance: "probe", Op: "send", Request: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := b.ClaimRelays(ctx, []string{"probe"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, call := range cs {
+			if err := b.FinishRelay(ctx, call.ID, store.RelayResult{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		select {
+		case <-woke:
+			heard = true
+		case <-time.After(50 * time.Millisecond):
+		}
+		_, _ = a.TakeRelay(ctx, id)
+	}
+	for drained := false; !drained; {
+		select {
+		case <-woke:
+		case <-time.After(100 * time.Millisecond):
+			drained = true
+		}
+	}
+}
+
+// testRelayWithdraw: a call is withdrawn before a claim and not after, a
+// restarted claimer's claims are abandoned as uncertain, and a call that
+// wants no reply is gone once done.
+func testRelayWithdraw(t *testing.T, ctx context.Context, a, b, c store.Cluster) {
+	t.Helper()
 	// Withdraw before a claim; not after.
 	id1, _ := a.Relay(ctx, store.RelayCall{Instance: "tg", Op: "send", Request: json.RawMessage(`{}`)})
 	if ok, err := a.CancelRelay(ctx, id1); err != nil || !ok {

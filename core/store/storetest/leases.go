@@ -73,26 +73,7 @@ func testLeases(t *testing.T, h *env) {
 			t.Errorf("AcquireLease(%+v) succeeded", r)
 		}
 	}
-	// Racing holders: exactly one wins a free lease.
-	var wg sync.WaitGroup
-	wins := make(chan string, 8)
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			holder := fmt.Sprintf("r%d", i)
-			if _, err := d.AcquireLease(ctx, req("host/race", holder)); err == nil {
-				wins <- holder
-			} else if !errors.Is(err, store.ErrLeaseHeld) {
-				t.Errorf("racing acquire: %v", err)
-			}
-		}()
-	}
-	wg.Wait()
-	close(wins)
-	if n := len(wins); n != 1 {
-		t.Fatalf("%d holders won one lease", n)
-	}
+	raceForLease(t, ctx, d, req("host/race", "").TTL)
 	// Listing by prefix, expired leases included, by name.
 	if _, err := d.AcquireLease(ctx, req("host/a", "a")); err != nil {
 		t.Fatal(err)
@@ -113,5 +94,29 @@ func testLeases(t *testing.T, h *env) {
 	d = h.open()
 	if ls, err := d.ListLeases(ctx, "channel/"); err != nil || len(ls) != 1 || ls[0].Holder != "h1" || ls[0].Epoch != 3 {
 		t.Fatalf("after reopen: %+v, %v", ls, err)
+	}
+}
+
+// raceForLease: of holders racing for a free lease, exactly one wins.
+func raceForLease(t *testing.T, ctx context.Context, d store.Store, ttl time.Duration) {
+	t.Helper()
+	var wg sync.WaitGroup
+	wins := make(chan string, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			holder := fmt.Sprintf("r%d", i)
+			if _, err := d.AcquireLease(ctx, store.LeaseRequest{Name: "host/race", Holder: holder, TTL: ttl, Info: holder + " info"}); err == nil {
+				wins <- holder
+			} else if !errors.Is(err, store.ErrLeaseHeld) {
+				t.Errorf("racing acquire: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(wins)
+	if n := len(wins); n != 1 {
+		t.Fatalf("%d holders won one lease", n)
 	}
 }

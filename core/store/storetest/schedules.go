@@ -45,19 +45,7 @@ func testSchedules(t *testing.T, h *env) {
 	if _, err := d.AddSchedule(ctx, store.Schedule{Cron: "* * * * *", Chat: "tg:1", Prompt: "p"}); err == nil {
 		t.Error("AddSchedule without a name succeeded")
 	}
-	check := func(d store.Store, want []store.Schedule) {
-		t.Helper()
-		list, err := d.ListSchedules(ctx)
-		if err != nil || len(list) != len(want) {
-			t.Fatalf("ListSchedules = %+v, %v; want %d", list, err, len(want))
-		}
-		for i := range want {
-			if !sameSchedule(list[i], want[i]) {
-				t.Errorf("schedule %d = %+v; want %+v", i, list[i], want[i])
-			}
-		}
-	}
-	check(d, want)
+	checkSchedules(t, ctx, d, want)
 
 	// Runs: any job, stored or not; never backwards.
 	t0 := h.clk.Now().Truncate(time.Minute)
@@ -85,7 +73,7 @@ func testSchedules(t *testing.T, h *env) {
 	// A restart keeps everything.
 	d.Close()
 	d = h.open()
-	check(d, want)
+	checkSchedules(t, ctx, d, want)
 	if runs, err := d.ScheduleRuns(ctx); err != nil || len(runs) != 2 || !runs["standup"].Equal(t0.Add(2*time.Minute)) {
 		t.Fatalf("ScheduleRuns after a restart = %v, %v", runs, err)
 	}
@@ -96,7 +84,7 @@ func testSchedules(t *testing.T, h *env) {
 	if err != nil || n != 2 {
 		t.Fatalf("RemoveSchedules = %d, %v; want 2", n, err)
 	}
-	check(d, want[1:2])
+	checkSchedules(t, ctx, d, want[1:2])
 	if runs, err := d.ScheduleRuns(ctx); err != nil || len(runs) != 1 || runs["standup"] != (time.Time{}) {
 		t.Fatalf("ScheduleRuns after removing = %v, %v; want only the heartbeat's", runs, err)
 	}
@@ -113,7 +101,7 @@ func testSchedules(t *testing.T, h *env) {
 		t.Fatalf("AddSchedule of a removed name: %v", err)
 	}
 	again.Added = h.clk.Now()
-	check(d, []store.Schedule{want[1], again})
+	checkSchedules(t, ctx, d, []store.Schedule{want[1], again})
 
 	// A cancelled context changes nothing.
 	cctx, cancel := context.WithCancel(ctx)
@@ -124,7 +112,7 @@ func testSchedules(t *testing.T, h *env) {
 	if _, err := d.RemoveSchedules(cctx, "standup"); err == nil {
 		t.Error("RemoveSchedules with a cancelled context succeeded")
 	}
-	check(d, []store.Schedule{want[1], again})
+	checkSchedules(t, ctx, d, []store.Schedule{want[1], again})
 }
 
 // testSchedulesConcurrent: of hosts adding one name at once exactly one
@@ -169,4 +157,18 @@ func testSchedulesConcurrent(t *testing.T, h *env) {
 func sameSchedule(a, b store.Schedule) bool {
 	return a.Name == b.Name && a.Cron == b.Cron && a.At.Equal(b.At) && a.Chat == b.Chat && a.Group == b.Group &&
 		a.Prompt == b.Prompt && a.Sender == b.Sender && a.Added.Equal(b.Added)
+}
+
+// checkSchedules fails unless d lists the schedules want, in order.
+func checkSchedules(t *testing.T, ctx context.Context, d store.Store, want []store.Schedule) {
+	t.Helper()
+	list, err := d.ListSchedules(ctx)
+	if err != nil || len(list) != len(want) {
+		t.Fatalf("ListSchedules = %+v, %v; want %d", list, err, len(want))
+	}
+	for i := range want {
+		if !sameSchedule(list[i], want[i]) {
+			t.Errorf("schedule %d = %+v; want %+v", i, list[i], want[i])
+		}
+	}
 }

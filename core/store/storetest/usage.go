@@ -41,23 +41,7 @@ func testLedger(t *testing.T, e *env) {
 	cut.Outcome, cut.Estimate = "aborted", true
 	turn(3, cut)
 	turn(4, nil) // a reply without usage (a command's answer)
-	// claude's running total goes to the session's row with the reply;
-	// not when the session moved to another claude session meanwhile.
-	if _, err := s.UpdateSession(ctx, "k", func(x *store.Session, _ bool) error { x.ClaudeSessionID = "c1"; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range []store.ClaudeCost{{Key: "k", Of: "c1", USD: 0.84}, {Key: "k", Of: "c0", USD: 9}, {Key: "gone", Of: "c1", USD: 9}} {
-		id := mustAccept(t, s, msg(10+i))
-		if err := s.Enqueue(ctx, id, "k"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.RecordReply(ctx, store.Reply{JournalID: id, Text: "r", ClaudeCost: &c}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	recordClaudeCosts(t, ctx, s)
 	// A refused reply writes no row.
 	if err := s.RecordReply(ctx, store.Reply{JournalID: first, Text: "again", Usage: row("main", "100", "tg:1", 9, 1, 0)}); err == nil {
 		t.Fatal("a second reply to an entry was recorded")
@@ -118,6 +102,28 @@ func testLedger(t *testing.T, e *env) {
 	for _, r := range rows {
 		if !(store.UsageFilter{Sender: "tg:1"}).Matches(r) != (r.Sender != "tg:1") {
 			t.Errorf("Matches disagrees with the store on %+v", r)
+		}
+	}
+}
+
+// recordClaudeCosts records replies carrying claude's running total: it goes
+// to the session's row with the reply; not when the session moved to another
+// claude session meanwhile (checked by the caller).
+func recordClaudeCosts(t *testing.T, ctx context.Context, s store.Store) {
+	t.Helper()
+	if _, err := s.UpdateSession(ctx, "k", func(x *store.Session, _ bool) error { x.ClaudeSessionID = "c1"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []store.ClaudeCost{{Key: "k", Of: "c1", USD: 0.84}, {Key: "k", Of: "c0", USD: 9}, {Key: "gone", Of: "c1", USD: 9}} {
+		id := mustAccept(t, s, msg(10+i))
+		if err := s.Enqueue(ctx, id, "k"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordReply(ctx, store.Reply{JournalID: id, Text: "r", ClaudeCost: &c}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

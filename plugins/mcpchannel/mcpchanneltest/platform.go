@@ -119,6 +119,17 @@ func (p *Platform) Close() { _ = p.srv.Close() }
 // Env is the environment a channel server of this platform needs.
 func (p *Platform) Env() map[string]string { return map[string]string{EnvPlatform: p.url} }
 
+// Block is the bridge's config block (command and env) that runs the
+// calling binary as this platform's channel server: a test binary whose
+// TestMain calls Main.
+func (p *Platform) Block() (map[string]any, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"command": []string{exe}, "env": p.Env()}, nil
+}
+
 // notify wakes waiters; p.mu held.
 func (p *Platform) notify() {
 	close(p.changed)

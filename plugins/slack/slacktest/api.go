@@ -217,6 +217,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, answer{"ok": false, "error": "missing_scope", "needed": missing, "provided": "chat:write"})
 		return
 	}
+	s.serveMethod(w, method, form)
+}
+
+// serveMethod answers an authorized call of a Web API method.
+func (s *Server) serveMethod(w http.ResponseWriter, method string, form url.Values) {
 	switch method {
 	case "auth.test":
 		writeJSON(w, answer{"ok": true, "url": "https://slacktest.slack.com/", "team": "Slacktest", "user": BotName,

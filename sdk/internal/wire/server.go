@@ -28,20 +28,20 @@ import (
 
 // Impl is what a plugin offers; nil kinds are absent.
 type Impl struct {
-	Name, Version string
-	Setup         string
-	Schema        schema.Schema
-	Validate      func(ctx context.Context, cfg schema.Config) error
-	Configure     func(ctx context.Context, cfg schema.Config) error
-	Retry         func(ctx context.Context) error
-	Probe         func(ctx context.Context, cfg schema.Config) (probe.Report, error)
-	Channel       channel.Channel
-	Command       command.Handler
-	Hook          hook.Hook
-	Received      hook.Received
-	Sending       hook.Sending
-	Ender         hook.Ender
-	Tool          tool.Provider
+	Name, Version   string
+	Setup           string
+	Schema          schema.Schema
+	Validate        func(ctx context.Context, cfg schema.Config) error
+	Configure       func(ctx context.Context, cfg schema.Config) error
+	Retry           func(ctx context.Context) error
+	Probe           func(ctx context.Context, cfg schema.Config) (probe.Report, error)
+	Channel         channel.Channel
+	Command         command.Handler
+	Hook            hook.Hook
+	MessageReceived hook.Received
+	MessageSending  hook.Sending
+	AgentEnd        hook.Ender
+	Tool            tool.Provider
 }
 
 // Kinds lists the kinds Impl offers.
@@ -56,13 +56,13 @@ func (i *Impl) Kinds() []pb.Kind {
 	if i.Hook != nil {
 		ks = append(ks, pb.Kind_KIND_HOOK)
 	}
-	if i.Received != nil {
+	if i.MessageReceived != nil {
 		ks = append(ks, pb.Kind_KIND_MESSAGE_RECEIVED)
 	}
-	if i.Sending != nil {
+	if i.MessageSending != nil {
 		ks = append(ks, pb.Kind_KIND_MESSAGE_SENDING)
 	}
-	if i.Ender != nil {
+	if i.AgentEnd != nil {
 		ks = append(ks, pb.Kind_KIND_AGENT_END)
 	}
 	if i.Tool != nil {
@@ -124,13 +124,13 @@ func (srv *Server) Register(s *grpc.Server) {
 	if srv.Impl.Hook != nil {
 		pb.RegisterHookServiceServer(s, srv)
 	}
-	if srv.Impl.Received != nil {
+	if srv.Impl.MessageReceived != nil {
 		pb.RegisterMessageReceivedServiceServer(s, srv)
 	}
-	if srv.Impl.Sending != nil {
+	if srv.Impl.MessageSending != nil {
 		pb.RegisterMessageSendingServiceServer(s, srv)
 	}
-	if srv.Impl.Ender != nil {
+	if srv.Impl.AgentEnd != nil {
 		pb.RegisterAgentEndServiceServer(s, srv)
 	}
 	if srv.Impl.Tool != nil {
@@ -515,7 +515,7 @@ func RecoverStream(log hclog.Logger) grpc.StreamServerInterceptor {
 
 // MessageReceived implements MessageReceivedService.
 func (srv *Server) MessageReceived(ctx context.Context, req *pb.MessageReceivedRequest) (*pb.MessageReceivedResponse, error) {
-	res, err := srv.Impl.Received.MessageReceived(ctx, ReceivedFromProto(req))
+	res, err := srv.Impl.MessageReceived.MessageReceived(ctx, ReceivedFromProto(req))
 	if err != nil {
 		return &pb.MessageReceivedResponse{Error: ErrorToProto(err)}, nil
 	}
@@ -524,7 +524,7 @@ func (srv *Server) MessageReceived(ctx context.Context, req *pb.MessageReceivedR
 
 // MessageSending implements MessageSendingService.
 func (srv *Server) MessageSending(ctx context.Context, req *pb.MessageSendingRequest) (*pb.MessageSendingResponse, error) {
-	res, err := srv.Impl.Sending.MessageSending(ctx, SendingFromProto(req))
+	res, err := srv.Impl.MessageSending.MessageSending(ctx, SendingFromProto(req))
 	if err != nil {
 		return &pb.MessageSendingResponse{Error: ErrorToProto(err)}, nil
 	}
@@ -533,7 +533,7 @@ func (srv *Server) MessageSending(ctx context.Context, req *pb.MessageSendingReq
 
 // AgentEnd implements AgentEndService.
 func (srv *Server) AgentEnd(ctx context.Context, req *pb.AgentEndRequest) (*pb.AgentEndResponse, error) {
-	if err := srv.Impl.Ender.AgentEnd(ctx, EndFromProto(req)); err != nil {
+	if err := srv.Impl.AgentEnd.AgentEnd(ctx, EndFromProto(req)); err != nil {
 		return &pb.AgentEndResponse{Error: ErrorToProto(err)}, nil
 	}
 	return &pb.AgentEndResponse{}, nil

@@ -1,0 +1,169 @@
+package pluginclient
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
+	"github.com/clawhost/clawhost/sdk/channel"
+	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/internal/wire"
+)
+
+// Delivery is one inbound message and its delivery id for Ack.
+type Delivery struct {
+	ID      uint64
+	Message channel.InboundMessage
+}
+
+// Stream is an open Receive stream.
+type Stream struct {
+	// C yields deliveries; it is closed when the stream ends.
+	C   <-chan Delivery
+	err error
+	end chan struct{}
+}
+
+// Err returns why the stream ended; call it after C is closed.
+func (s *Stream) Err() error {
+	<-s.end
+	return s.err
+}
+
+// Receive opens the inbound stream. It ends when ctx ends or the plugin
+// exits. buffer is the channel's capacity.
+func (p *Plugin) Receive(ctx context.Context, buffer int) (*Stream, error) {
+	rs, err := p.ch.Receive(ctx, &pb.ReceiveRequest{})
+	if err != nil {
+		return nil, mapErr("receive", err)
+	}
+	c := make(chan Delivery, buffer)
+	s := &Stream{C: c, end: make(chan struct{})}
+	go func() {
+		defer close(s.end)
+		defer close(c)
+		for {
+			m, err := rs.Recv()
+			if err != nil {
+				if err == io.EOF {
+					err = fmt.Errorf("receive: %w: stream closed", ErrPluginExited)
+				} else {
+					err = mapErr("receive", err)
+				}
+				s.err = err
+				return
+			}
+			select {
+			case c <- Delivery{ID: m.GetDeliveryId(), Message: wire.InboundFromProto(m)}:
+			case <-ctx.Done():
+				s.err = ctx.Err()
+				return
+			}
+		}
+	}()
+	return s, nil
+}
+
+// Ack confirms durable storage of deliveries.
+func (p *Plugin) Ack(ctx context.Context, ids ...uint64) error {
+	_, err := p.ch.Ack(ctx, &pb.AckRequest{DeliveryIds: ids})
+	return mapErr("ack", err)
+}
+
+// Nack tells the plugin that the host could not store deliveries: the
+// plugin keeps them and sends them again on the open stream, sending
+// nothing before retryAfter. reason is for the plugin's log. A plugin built
+// before Nack existed answers ErrUnimplemented; the caller then ends the
+// stream and opens a new one after retryAfter, on which the plugin
+// redelivers everything it has not seen acked.
+func (p *Plugin) Nack(ctx context.Context, reason string, retryAfter time.Duration, ids ...uint64) error {
+	_, err := p.ch.Nack(ctx, &pb.NackRequest{DeliveryIds: ids, Reason: reason, RetryAfterMs: retryAfter.Milliseconds()})
+	return mapErr("nack", err)
+}
+
+// Send posts a message. A business failure is a *channel.Error.
+func (p *Plugin) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
+	r, err := p.ch.Send(ctx, wire.SendToProto(req))
+	if err != nil {
+		return channel.SendResponse{}, mapErr("send", err)
+	}
+	if e := r.GetError(); e != nil {
+		return channel.SendResponse{}, wire.ErrorFromProto(e)
+	}
+	return channel.SendResponse{MessageIDs: r.GetMessageIds()}, nil
+}
+
+// SetTyping shows or clears the typing indicator.
+func (p *Plugin) SetTyping(ctx context.Context, req channel.TypingRequest) error {
+	r, err := p.ch.SetTyping(ctx, &pb.SetTypingRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, On: req.On})
+	if err != nil {
+		return mapErr("set typing", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
+}
+
+// Edit replaces the text of a sent message.
+func (p *Plugin) Edit(ctx context.Context, req channel.EditRequest) error {
+	r, err := p.ch.Edit(ctx, &pb.EditRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Text: req.Text, Format: string(req.Format), Buttons: wire.ButtonsToProto(req.Buttons)})
+	if err != nil {
+		return mapErr("edit", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
+}
+
+// React adds or removes a reaction.
+func (p *Plugin) React(ctx context.Context, req channel.ReactRequest) error {
+	r, err := p.ch.React(ctx, &pb.ReactRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Emoji: req.Emoji, Remove: req.Remove})
+	if err != nil {
+		return mapErr("react", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
+}
+
+// SetCommands publishes the command menu.
+func (p *Plugin) SetCommands(ctx context.Context, cmds []command.Spec) error {
+	r, err := p.ch.SetCommands(ctx, &pb.SetCommandsRequest{Commands: wire.SpecsToProto(cmds)})
+	if err != nil {
+		return mapErr("set commands", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
+}
+
+// DownloadMedia copies the bytes of an inbound media item to w and returns
+// their info. maxBytes > 0 bounds the size.
+func (p *Plugin) DownloadMedia(ctx context.Context, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s, err := p.ch.DownloadMedia(ctx, &pb.DownloadMediaRequest{Ref: ref, MaxBytes: maxBytes})
+	if err != nil {
+		return channel.MediaInfo{}, mapErr("download media", err)
+	}
+	var info channel.MediaInfo
+	first := true
+	var n int64
+	for {
+		c, err := s.Recv()
+		if err == io.EOF {
+			info.Size = n
+			return info, nil
+		}
+		if err != nil {
+			return info, mapErr("download media", err)
+		}
+		if e := c.GetError(); e != nil {
+			return info, wire.ErrorFromProto(e)
+		}
+		if first {
+			info.MIME, first = c.GetMime(), false
+		}
+		n += int64(len(c.GetData()))
+		if maxBytes > 0 && n > maxBytes {
+			return info, channel.Errorf(channel.CodeMessageTooLong, "media is larger than %d bytes", maxBytes)
+		}
+		if _, err := w.Write(c.GetData()); err != nil {
+			return info, fmt.Errorf("download media: write: %w", err)
+		}
+	}
+}
