@@ -39,7 +39,6 @@
 package core
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -49,9 +48,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -77,7 +74,6 @@ import (
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/redact"
 	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
@@ -211,22 +207,8 @@ func prepareDirs(cfg *config.Config) error {
 func (h *Host) Logger() hclog.Logger { return h.log }
 
 func (h *Host) provision() error {
-	if err := prepareDirs(h.cfg); err != nil {
+	if err := h.prepareWorkspaces(); err != nil {
 		return err
-	}
-	if err := checkDataDir(h.cfg); err != nil {
-		return err
-	}
-	for _, a := range h.cfg.AllAgents() {
-		// A new workspace gets MEMORY.md and HEARTBEAT.md (never over a
-		// file, never into a workspace that holds anything).
-		wrote, err := workspace.Bootstrap(a.Workspace)
-		if err != nil {
-			return fmt.Errorf("agent %q: workspace %s: %w", a.ID, a.Workspace, err)
-		}
-		if len(wrote) > 0 {
-			h.log.Info("new workspace: wrote its bootstrap files", "agent", a.ID, "files", wrote)
-		}
 	}
 	// The runner before the plugins: it probes the sandbox, and without
 	// one a configuration that lets strangers reach the agent is refused
@@ -254,28 +236,9 @@ func (h *Host) provision() error {
 	if err := sandboxreach.Check(h.cfg, set.Access, h.sandbox, sandboxreach.Probe(nil)); err != nil {
 		return err
 	}
-	// The plugins start first: their processes start, handshake and
-	// connect (Telegram's first long poll) while the database opens and
-	// the journal recovers; their messages wait for the pipeline (inbound).
-	// An author debugging a plugin starts it by hand and names it here.
-	reattach, err := pluginclient.ParseReattach(os.Getenv(pluginclient.EnvReattach))
-	if err != nil {
+	if err := h.startPlugins(); err != nil {
 		return err
 	}
-	for name := range reattach {
-		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", pluginclient.EnvReattach)
-	}
-	h.ready = make(chan struct{})
-	popts := pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach}
-	if h.cfg.Storage.Engine == config.EnginePostgres {
-		// Several hosts may share the database: each channel instance
-		// runs on the one holding its lease.
-		h.cluster = cluster.New(cluster.Options{HostID: settings.HostID(h.cfg), TTL: h.cfg.Storage.LeaseTTL.Duration(),
-			Logger: h.log, Admin: h.cfg.Admin.Listen, Version: h.opts.Version})
-		popts.Gate = h.cluster.Gate()
-	}
-	h.plugins = pluginhost.New(popts)
-	h.plugins.Apply(withRedaction(settings.Plugins(h.cfg), h.redact))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -322,6 +285,58 @@ func (h *Host) provision() error {
 	if h.cluster != nil {
 		h.cluster.SetWork(h.gw)
 	}
+	return nil
+}
+
+// prepareWorkspaces makes the data and run directories and bootstraps
+// each agent's new workspace.
+func (h *Host) prepareWorkspaces() error {
+	if err := prepareDirs(h.cfg); err != nil {
+		return err
+	}
+	if err := checkDataDir(h.cfg); err != nil {
+		return err
+	}
+	for _, a := range h.cfg.AllAgents() {
+		// A new workspace gets MEMORY.md and HEARTBEAT.md (never over a
+		// file, never into a workspace that holds anything).
+		wrote, err := workspace.Bootstrap(a.Workspace)
+		if err != nil {
+			return fmt.Errorf("agent %q: workspace %s: %w", a.ID, a.Workspace, err)
+		}
+		if len(wrote) > 0 {
+			h.log.Info("new workspace: wrote its bootstrap files", "agent", a.ID, "files", wrote)
+		}
+	}
+	return nil
+}
+
+// startPlugins starts the plugin host with the configured instances
+// (attached to processes started by hand in debug mode), on a cluster's
+// gate when several hosts share the database.
+func (h *Host) startPlugins() error {
+	// The plugins start first: their processes start, handshake and
+	// connect (Telegram's first long poll) while the database opens and
+	// the journal recovers; their messages wait for the pipeline (inbound).
+	// An author debugging a plugin starts it by hand and names it here.
+	reattach, err := pluginclient.ParseReattach(os.Getenv(pluginclient.EnvReattach))
+	if err != nil {
+		return err
+	}
+	for name := range reattach {
+		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", pluginclient.EnvReattach)
+	}
+	h.ready = make(chan struct{})
+	popts := pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach}
+	if h.cfg.Storage.Engine == config.EnginePostgres {
+		// Several hosts may share the database: each channel instance
+		// runs on the one holding its lease.
+		h.cluster = cluster.New(cluster.Options{HostID: settings.HostID(h.cfg), TTL: h.cfg.Storage.LeaseTTL.Duration(),
+			Logger: h.log, Admin: h.cfg.Admin.Listen, Version: h.opts.Version})
+		popts.Gate = h.cluster.Gate()
+	}
+	h.plugins = pluginhost.New(popts)
+	h.plugins.Apply(withRedaction(settings.Plugins(h.cfg), h.redact))
 	return nil
 }
 
@@ -570,166 +585,6 @@ func (h *Host) abort() {
 	if err := h.db.Close(); err != nil {
 		h.log.Warn("closing the database", "error", err)
 	}
-}
-
-// Reload applies a new, valid configuration: pipeline settings replaced,
-// plugins started, stopped or restarted by what changed, sessions
-// untouched. Before anything is stopped, the block of every new or changed
-// enabled plugin is checked by its plugin (checkChanged: a probe process,
-// bounded by its start timeout). A configuration it cannot apply, or one a
-// plugin rejects, or one that lets strangers reach an unsandboxed agent
-// (sandboxreach.Check), is refused whole and the running set kept; the refusal
-// is logged with the diagnostics at file:line:col and recorded for the
-// status page (see refuse).
-func (h *Host) Reload(cfg *config.Config) error {
-	at := time.Now()
-	err := h.normalizeIDs(cfg, h.plugins, h.runningCapabilities)
-	var set gateway.Settings
-	if err == nil {
-		set, err = settings.Pipeline(cfg)
-	}
-	if err == nil {
-		err = h.sameAgents(cfg)
-	}
-	if err == nil {
-		// The sandbox is the one the host started with.
-		err = sandboxreach.Check(cfg, set.Access, h.sandbox, sandboxreach.Probe(h.plugins))
-	}
-	if err != nil {
-		err = fmt.Errorf("configuration refused: %w", err)
-		h.refuse(at, err.Error())
-		return err
-	}
-	if diags := h.checkChanged(cfg); len(diags) > 0 {
-		var buf bytes.Buffer
-		config.FormatDiagnostics(&buf, diags, cfg.Files())
-		if diags.HasErrors() {
-			h.refuse(at, buf.String())
-			return errors.New("configuration refused: a plugin rejects its config block")
-		}
-		h.log.Warn("reload: plugins warn about their config blocks", "diagnostics", buf.String())
-	}
-	// The agents' next-turn settings (runner.NextTurnFields) reach new and warm
-	// claude processes alike; the runner refuses a configuration it cannot run.
-	if err := h.updateRunner(cfg); err != nil {
-		err = fmt.Errorf("configuration refused: %w", err)
-		h.refuse(at, err.Error())
-		return err
-	}
-	changed, restart := settings.Changes(h.cfg, cfg)
-	h.setLastReload(&admin.Reload{At: at, Changed: changed, NeedsRestart: restart})
-	if len(restart) > 0 {
-		h.log.Warn("reload: these changes take effect only after a restart of clawhost", "settings", strings.Join(restart, "; "))
-	}
-	h.redact.Add(configSecrets(cfg)...)
-	if cfg.Access.DMPolicy != h.cfg.Access.DMPolicy {
-		h.warnUnhonoured(context.Background(), cfg)
-	}
-	h.cfg = cfg
-	h.toolGrants.set(cfg)
-	h.gw.SetSettings(set)
-	h.plugins.Apply(withRedaction(settings.Plugins(cfg), h.redact))
-	h.schedules.Start(cfg)
-	h.startMediaPruner(cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	h.gw.RefreshCommands(ctx) // drop commands of stopped plugins
-	cancel()
-	h.log.Info("configuration reloaded", "plugins", len(cfg.EnabledPlugins()))
-	return nil
-}
-
-// sameAgents refuses a reload that adds, removes or changes a named agent:
-// the runner's agents are fixed at its start, and a chat bound to a new or
-// changed agent must not run with another's workspace or tools meanwhile.
-func (h *Host) sameAgents(cfg *config.Config) error {
-	rc, err := settings.Runner(cfg)
-	if err != nil {
-		return err
-	}
-	now, _ := settings.Runner(h.cfg)
-	if !reflect.DeepEqual(restartView(rc.Agents), restartView(now.Agents)) {
-		return errors.New(`the agent "<id>" blocks changed (added or removed, or a setting a reload cannot apply: workspace, sandbox, run_as, settings, mcp_config, add_dirs, max_warm…): restart clawhost to apply them`)
-	}
-	return nil
-}
-
-// restartView is agents without the settings a reload applies (runner.NextTurnFields).
-func restartView(agents map[string]runner.Config) map[string]runner.Config {
-	out := make(map[string]runner.Config, len(agents))
-	for id, a := range agents {
-		v := reflect.ValueOf(&a).Elem()
-		for _, f := range runner.NextTurnFields {
-			fv := v.FieldByName(f)
-			fv.Set(reflect.Zero(fv.Type()))
-		}
-		out[id] = a
-	}
-	return out
-}
-
-// updateRunner hands the runner the agents' settings of cfg that apply to the next turn.
-func (h *Host) updateRunner(cfg *config.Config) error {
-	rc, err := settings.Runner(cfg)
-	if err != nil {
-		return err
-	}
-	return h.agent.Update(rc)
-}
-
-// startMediaPruner (re)starts deleting the attachments of
-// <workspace>/media older than agent.media_keep ("0s": none).
-func (h *Host) startMediaPruner(cfg *config.Config) {
-	if h.agentMedia == nil {
-		h.agentMedia = map[string]*mediaprune.Pruner{}
-	}
-	profiles, _ := settings.Agents(cfg) // a reload refused a run_as that does not resolve
-	for _, a := range profiles {
-		p := h.media
-		if !a.Default {
-			if p = h.agentMedia[a.ID]; p == nil {
-				p = mediaprune.New(mediaprune.Options{Logger: h.log.Named(a.ID)})
-				h.agentMedia[a.ID] = p
-			}
-		}
-		p.Start(filepath.Join(a.Runner.Workspace, sessionkey.MediaDir), a.MediaKeep)
-	}
-}
-
-// refuse records that the reload asked for at at was refused — the file
-// did not load, or a plugin rejected its block — and logs why (reason:
-// diagnostics as `clawhost validate` prints them). The running set is
-// kept; the status page, /status.json and `clawhost status` show the
-// refusal until the next reload.
-func (h *Host) refuse(at time.Time, reason string) {
-	h.setLastReload(&admin.Reload{At: at, Refused: true, Reason: reason})
-	h.log.Error("configuration refused; keeping the running set", "config", h.cfg.Path(), "diagnostics", reason)
-}
-
-func (h *Host) setLastReload(r *admin.Reload) {
-	h.reloadMu.Lock()
-	h.lastReload = r
-	h.reloadMu.Unlock()
-	if h.db == nil {
-		return
-	}
-	e := store.AuditEvent{Kind: store.AuditReload, Actor: "host", Subject: h.cfg.Path(), Decision: "applied"}
-	if r.Refused {
-		e.Decision, e.Detail = "refused", r.Reason
-	}
-	if err := h.db.Audit(context.Background(), e); err != nil {
-		h.log.Error("audit trail write failed", "kind", e.Kind, "error", err)
-	}
-}
-
-// lastReloaded is the outcome of the last reload; nil before the first.
-func (h *Host) lastReloaded() *admin.Reload {
-	h.reloadMu.Lock()
-	defer h.reloadMu.Unlock()
-	if h.lastReload == nil {
-		return nil
-	}
-	r := *h.lastReload
-	return &r
 }
 
 // Shutdown stops the admin endpoint and intake, lets running turns and
