@@ -67,4 +67,3 @@ func (w WarmPool) Limits() string {
 	}
 	return strings.Join(parts, ", ")
 }
-
