@@ -42,6 +42,9 @@ type recPorts struct {
 	typing  bool // the channel has a typing indicator
 	buttons bool // the channel shows buttons
 	typed   []channel.TypingRequest
+	// name is the channel's display name (the envelope's label); ""
+	// shows "Fake".
+	name string
 	// answer, when set, is the command plugin "ops" and its /report's
 	// answer.
 	answer *command.Response
@@ -97,8 +100,13 @@ func (p *recPorts) React(_ context.Context, _ string, req channel.ReactRequest) 
 	p.more <- struct{}{}
 	return nil
 }
-func (p *recPorts) Known(string) bool         { return true }
-func (p *recPorts) DisplayName(string) string { return "Fake" }
+func (p *recPorts) Known(string) bool { return true }
+func (p *recPorts) DisplayName(string) string {
+	if p.name != "" {
+		return p.name
+	}
+	return "Fake"
+}
 func (p *recPorts) Capabilities(string) (channel.Capabilities, bool) {
 	return channel.Capabilities{Markup: channel.MarkupMarkdown, MaxTextLength: 4096, MediaOut: []channel.MediaKind{channel.MediaDocument}}, true
 }
@@ -178,6 +186,10 @@ type scripted struct {
 	// claude process); steered has what it was given.
 	steer   bool
 	steered []string
+	// echo: answer as the fake claude does, "echo: " and the whole
+	// prompt, NO_REPLY for #silent, HEARTBEAT_OK for #heartbeat-ok (see
+	// lo).
+	echo bool
 }
 
 func newScripted() *scripted {
@@ -213,8 +225,17 @@ func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Tur
 	if a.whole {
 		first = req.Prompt
 	}
+	answer := "re: " + first
+	switch {
+	case a.echo && strings.Contains(req.Prompt, "#silent"):
+		answer = "NO_REPLY"
+	case a.echo && strings.Contains(req.Prompt, "#heartbeat-ok"):
+		answer = "HEARTBEAT_OK"
+	case a.echo:
+		answer = "echo: " + req.Prompt
+	}
 	a.mu.Unlock()
-	return runner.FinishedTurn(runner.Result{Text: "re: " + first, SessionID: req.SessionID, Usage: runner.Usage{CostUSD: cost, PerTurnCost: true, InputTokens: 1000}}), nil
+	return runner.FinishedTurn(runner.Result{Text: answer, SessionID: req.SessionID, Usage: runner.Usage{CostUSD: cost, PerTurnCost: true, InputTokens: 1000}}), nil
 }
 func (a *scripted) Steer(_ string, text string) (bool, error) {
 	a.mu.Lock()
