@@ -11,17 +11,17 @@ import (
 )
 
 // What the queue modes do is core/queue's (tested there) and how the
-// composed pipeline shows them to claude is TestInProcessQueueModesReachThePrompt;
-// here what crosses processes: /stop and debounce through the real plugin
-// and claude. The first turn is held with the fake claude's #wait (until
-// release) and the test waits for its typing indicator (the turn runs)
-// before the next messages: no wait for time.
+// composed pipeline shows them to claude is TestInProcessQueueModesReachThePrompt.
+// /stop runs in process (lo): the first turn is held by the scripted agent
+// and the test waits for it to start before the next messages. Debounce
+// still crosses the real plugin and claude (env): its window is the real
+// clock's, and a test cannot see when an arrival reached the window.
 
 func TestStopAbortsAndClearsQueue(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	hold, _ := e.hold() // never released: /stop ends it
 	e.post(dm("u1", "long "+hold))
-	e.running("chat-u1")
+	e.running()
 	e.post(dm("u1", "queued")) // stored before post returns
 	e.post(dm("u1", "/stop"))
 	contains(t, e.text("chat-u1"), "Stopped.", "1 queued message(s) dropped")
