@@ -42,6 +42,9 @@ type recPorts struct {
 	typing  bool // the channel has a typing indicator
 	buttons bool // the channel shows buttons
 	typed   []channel.TypingRequest
+	// caps, when set, are the channel's capabilities (else markdown,
+	// 4096 characters, documents out).
+	caps *channel.Capabilities
 	// name is the channel's display name (the envelope's label); ""
 	// shows "Fake".
 	name string
@@ -59,6 +62,9 @@ func (p *recPorts) Ready(string) (pluginclient.Description, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	d := pluginclient.Description{Name: "fake", Channel: true, Reactions: p.react, Typing: p.typing}
+	if p.caps != nil {
+		d.Capabilities = *p.caps
+	}
 	if p.buttons {
 		d.Capabilities, _ = p.Capabilities("")
 		d.Capabilities.Buttons = true
@@ -108,6 +114,9 @@ func (p *recPorts) DisplayName(string) string {
 	return "Fake"
 }
 func (p *recPorts) Capabilities(string) (channel.Capabilities, bool) {
+	if p.caps != nil {
+		return *p.caps, true
+	}
 	return channel.Capabilities{Markup: channel.MarkupMarkdown, MaxTextLength: 4096, MediaOut: []channel.MediaKind{channel.MediaDocument}}, true
 }
 func (p *recPorts) PublishMenu(context.Context, []channel.MenuEntry) []error { return nil }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -35,6 +36,8 @@ type lo struct {
 type loOptions struct {
 	settings func(*Settings)
 	now      func() time.Time
+	// textLimit is the channel's text limit; 0: 4000, the loopback's.
+	textLimit int
 	// ownerClaims answers /owner CODE; nil: none.
 	ownerClaims OwnerClaims
 }
@@ -43,6 +46,9 @@ func newLo(t *testing.T, o loOptions) *lo {
 	t.Helper()
 	l := &lo{t: t, logBuf: &syncbuf.Buffer{}, ports: newRecPorts(), agent: newScripted()}
 	l.ports.name, l.agent.echo = "Loopback", true
+	// What the loopback plugin declares by default.
+	limit := cmp.Or(o.textLimit, 4000)
+	l.ports.caps = &channel.Capabilities{MaxTextLength: limit, LengthUnit: channel.LengthUTF16, Markup: channel.MarkupMarkdown, Threads: true, Groups: true}
 	var err error
 	l.db, err = sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL", Now: o.now})
 	if err != nil {
@@ -82,6 +88,8 @@ func (l *lo) post(m in) {
 	msg := channel.InboundMessage{ChatType: channel.ChatType(str("chat_type")), ChatID: str("chat_id"), ThreadID: str("thread_id"), MessageID: str("message_id"),
 		Sender: channel.Sender{ID: str("sender_id"), Name: str("sender_name")}, Text: str("text"), Timestamp: time.Now()}
 	msg.WasMentioned, _ = m["mentioned"].(bool)
+	msg.Edited, _ = m["edited"].(bool)
+	msg.ChatTitle = str("chat_title")
 	if msg.ChatType == "" {
 		msg.ChatType = channel.ChatDirect
 	}
