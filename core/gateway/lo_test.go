@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +39,8 @@ type loOptions struct {
 	now      func() time.Time
 	// textLimit is the channel's text limit; 0: 4000, the loopback's.
 	textLimit int
+	// dir holds the store (in dir/data, as env's); "": a new one.
+	dir string
 	// ownerClaims answers /owner CODE; nil: none.
 	ownerClaims OwnerClaims
 }
@@ -50,7 +53,11 @@ func newLo(t *testing.T, o loOptions) *lo {
 	limit := cmp.Or(o.textLimit, 4000)
 	l.ports.caps = &channel.Capabilities{MaxTextLength: limit, LengthUnit: channel.LengthUTF16, Markup: channel.MarkupMarkdown, Threads: true, Groups: true}
 	var err error
-	l.db, err = sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL", Now: o.now})
+	dir := o.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	l.db, err = sqlite.Open(context.Background(), filepath.Join(dir, "data"), sqlite.Options{Synchronous: "NORMAL", Now: o.now})
 	if err != nil {
 		t.Fatal(err)
 	}
