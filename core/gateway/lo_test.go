@@ -39,6 +39,8 @@ type loOptions struct {
 	now      func() time.Time
 	// textLimit is the channel's text limit; 0: 4000, the loopback's.
 	textLimit int
+	// buttons: the channel shows buttons (the loopback's buttons = true).
+	buttons bool
 	// dir holds the store (in dir/data, as env's); "": a new one.
 	dir string
 	// ownerClaims answers /owner CODE; nil: none.
@@ -51,7 +53,8 @@ func newLo(t *testing.T, o loOptions) *lo {
 	l.ports.name, l.agent.echo = "Loopback", true
 	// What the loopback plugin declares by default.
 	limit := cmp.Or(o.textLimit, 4000)
-	l.ports.caps = &channel.Capabilities{MaxTextLength: limit, LengthUnit: channel.LengthUTF16, Markup: channel.MarkupMarkdown, Threads: true, Groups: true}
+	l.ports.caps = &channel.Capabilities{MaxTextLength: limit, LengthUnit: channel.LengthUTF16, Markup: channel.MarkupMarkdown, Threads: true, Groups: true, Buttons: o.buttons}
+	l.ports.buttons = o.buttons
 	var err error
 	dir := o.dir
 	if dir == "" {
@@ -96,6 +99,9 @@ func (l *lo) post(m in) {
 		Sender: channel.Sender{ID: str("sender_id"), Name: str("sender_name")}, Text: str("text"), Timestamp: time.Now()}
 	msg.WasMentioned, _ = m["mentioned"].(bool)
 	msg.Edited, _ = m["edited"].(bool)
+	if a, ok := m["action"].(map[string]string); ok {
+		msg.Action = &channel.Action{ButtonID: a["ButtonID"], MessageID: a["MessageID"]}
+	}
 	msg.ChatTitle = str("chat_title")
 	if msg.ChatType == "" {
 		msg.ChatType = channel.ChatDirect
@@ -113,6 +119,17 @@ func (l *lo) post(m in) {
 func (l *lo) text(chat string) string {
 	l.t.Helper()
 	return l.ports.next(l.t, chat, &l.seen)
+}
+
+// next is the next send to chat as env's record has it (its message id
+// the one the ports answered).
+func (l *lo) next(chat string) record {
+	l.t.Helper()
+	l.text(chat)
+	l.ports.mu.Lock()
+	defer l.ports.mu.Unlock()
+	r := l.ports.sent[l.seen-1]
+	return record{Op: "send", ChatID: r.ChatID, ThreadID: r.ThreadID, MessageID: strconv.Itoa(l.seen), Text: r.Text, Format: string(r.Format), ReplyTo: r.ReplyToMessageID, Buttons: r.Buttons}
 }
 
 // quiet asserts that nothing more is sent to chat before the answer to
