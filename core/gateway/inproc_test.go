@@ -3,7 +3,9 @@ package gateway
 // In-process tests of the composer: the pipeline over recording fake ports
 // (no plugin process), a scripted agent (no claude process) and the store
 // in a temporary directory. What they wait for is an event — a send the
-// ports recorded, a turn the agent was asked for — never time.
+// ports recorded, a turn the agent was asked for — never time. lo
+// (lo_test.go) dresses the same parts as env's loopback pipeline for the
+// tests moved off it.
 
 import (
 	"context"
