@@ -200,20 +200,20 @@ func TestBadInput(t *testing.T) {
 
 func TestRestartResumesQueuedMessages(t *testing.T) {
 	dir := t.TempDir()
-	e := newEnv(t, envOptions{dir: dir})
+	e := newLo(t, loOptions{dir: dir})
 	hold, release := e.hold()
 	e.post(dm("u1", "slow "+hold))
-	e.running("chat-u1")
+	e.running()
 	e.post(dm("u1", "waiting")) // in the journal once post returns
 	// Stop mid-turn: the running turn is interrupted, the queued message stays.
 	e.stop()
-	release() // the re-run after the restart goes through
-	e2 := newEnv(t, envOptions{dir: dir})
+	release()                                           // the re-run after the restart goes through
+	e2 := newLo(t, loOptions{dir: dir, agent: e.agent}) // the same agent: release holds no more
 	a, b := e2.text("chat-u1"), e2.text("chat-u1")
 	if !strings.Contains(a, "slow") || !strings.Contains(b, "waiting") {
 		t.Errorf("after restart got %q then %q", a, b)
 	}
-	e2.quiet("chat-u1", 500*time.Millisecond)
+	e2.quiet("chat-u1", dm("u1", "after the restart"))
 	ents, _ := e2.db.ListUnfinished(context.Background(), 0, 0)
 	if len(ents) != 0 {
 		t.Errorf("%d unfinished journal entries", len(ents))

@@ -44,8 +44,7 @@ import (
 //     (claude's error results classified), TestMissingCLIGivesNotice,
 //     TestStreamingBlocksArriveWhileAgentWorks and
 //     TestStreamingDraftEditsInPlace (claude's streamed messages),
-//     TestRestartResumesQueuedMessages (the runner's turn interrupted by
-//     the stop), TestApprovalsWithButtons, TestApprovalsTyped and
+//     TestApprovalsWithButtons, TestApprovalsTyped and
 //     TestApprovalsGoToOwners (claude's permission prompts through the
 //     runner's control protocol), TestWorktrees (claude's working
 //     directory and a shell in it);

@@ -220,6 +220,9 @@ func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Tur
 		select {
 		case <-a.release:
 		case <-ctx.Done():
+			// As the runner's: the caller's context ended, the run was
+			// killed.
+			return runner.FinishedTurn(runner.Result{Err: &runner.Error{Kind: runner.KindAborted}, SessionID: req.SessionID}), nil
 		case <-a.abort:
 			return runner.FinishedTurn(runner.Result{Err: &runner.Error{Kind: runner.KindAborted}, SessionID: req.SessionID}), nil
 		}

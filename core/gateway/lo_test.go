@@ -32,6 +32,7 @@ type lo struct {
 	agent  *scripted
 	seen   int // sends read by next, over every chat
 	logBuf *syncbuf.Buffer
+	once   sync.Once // stop
 }
 
 type loOptions struct {
@@ -41,6 +42,8 @@ type loOptions struct {
 	textLimit int
 	// buttons: the channel shows buttons (the loopback's buttons = true).
 	buttons bool
+	// agent is the agent (a restart keeps the one before); nil: a new one.
+	agent *scripted
 	// dir holds the store (in dir/data, as env's); "": a new one.
 	dir string
 	// ownerClaims answers /owner CODE; nil: none.
@@ -49,7 +52,10 @@ type loOptions struct {
 
 func newLo(t *testing.T, o loOptions) *lo {
 	t.Helper()
-	l := &lo{t: t, logBuf: &syncbuf.Buffer{}, ports: newRecPorts(), agent: newScripted()}
+	l := &lo{t: t, logBuf: &syncbuf.Buffer{}, ports: newRecPorts(), agent: o.agent}
+	if l.agent == nil {
+		l.agent = newScripted()
+	}
 	l.ports.name, l.agent.echo = "Loopback", true
 	// What the loopback plugin declares by default.
 	limit := cmp.Or(o.textLimit, 4000)
@@ -75,19 +81,22 @@ func newLo(t *testing.T, o loOptions) *lo {
 	if err := l.gw.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var once sync.Once
-	t.Cleanup(func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			l.gw.Close(ctx)
-			_ = l.db.Close()
-			if t.Failed() {
-				t.Logf("log:\n%s", l.logBuf.String())
-			}
-		})
-	})
+	t.Cleanup(l.stop)
 	return l
+}
+
+// stop closes the gateway and the store (a restart opens the directory
+// again), also at the test's end.
+func (l *lo) stop() {
+	l.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l.gw.Close(ctx)
+		_ = l.db.Close()
+		if l.t.Failed() {
+			l.t.Logf("log:\n%s", l.logBuf.String())
+		}
+	})
 }
 
 // post hands the gateway m as the loopback plugin hands it what is posted
