@@ -139,7 +139,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	if o.Deliver {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.
-		r := Reply{Key: req.Key, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
+		r := Reply{Key: req.Key, Workspace: set.Workspace, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
 			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, ClaudeCost: o.claudeCost, After: o.usageDone,
 			Sender: last.Sender, Steps: o.steps, SessionID: o.sessionID, Aborted: stopped}
 		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {

@@ -141,6 +141,9 @@ type Reply struct {
 	// Ping is sent as a new message when the reply reached the chat only
 	// by editing the draft (a long turn: Settings.PingAfter).
 	Ping string
+	// Workspace is the workspace of Key's agent, from the settings the
+	// turn ran on (Request.Profile): where the reply's MEDIA: files are.
+	Workspace string
 	// Usage is the turn's row of the usage ledger, recorded with the
 	// reply (nil: claude did not run); ClaudeCost claude's running total
 	// after the turn, recorded with it in the session's row (the next
