@@ -55,9 +55,7 @@ import (
 //     error codes across gRPC), TestChunkingToChannelLimit (the limit the
 //     plugin declares, counted by it), TestReplyContextMediaAndTags (an
 //     attachment downloaded through the plugin), TestStoreLockedThenReleased
-//     (the plugin's 503 to a poster while the store is locked);
-//   - TestDebounceMergesAndCommandsBypass: the debounce window is on the
-//     real clock, and a test cannot see when an arrival reached it.
+//     (the plugin's 503 to a poster while the store is locked).
 
 var loopbackBin string
 

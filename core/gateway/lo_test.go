@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/internal/syncbuf"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -38,6 +39,8 @@ type lo struct {
 type loOptions struct {
 	settings func(*Settings)
 	now      func() time.Time
+	// clock is the pipeline's (Options.Clock); nil: the real one.
+	clock tstime.Clock
 	// textLimit is the channel's text limit; 0: 4000, the loopback's.
 	textLimit int
 	// buttons: the channel shows buttons (the loopback's buttons = true).
@@ -77,7 +80,7 @@ func newLo(t *testing.T, o loOptions) *lo {
 		o.settings(&set)
 	}
 	log := hclog.New(&hclog.LoggerOptions{Output: l.logBuf, Level: hclog.Debug})
-	l.gw = New(Options{Logger: log, Store: l.db, Agent: l.agent, Ports: l.ports, Settings: set, Version: "test", Now: o.now, OwnerClaims: o.ownerClaims})
+	l.gw = New(Options{Logger: log, Store: l.db, Agent: l.agent, Ports: l.ports, Settings: set, Version: "test", Now: o.now, Clock: o.clock, OwnerClaims: o.ownerClaims})
 	if err := l.gw.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

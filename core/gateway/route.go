@@ -86,6 +86,7 @@ func (g *Gateway) debouncer(set Settings, instance string) *debounce.Debouncer[a
 	if d == nil {
 		d = debounce.New(debounce.Config[arrival]{
 			Delay: delay,
+			Clock: g.opts.Clock,
 			Key:   func(a arrival) string { return a.key.String() },
 			ShouldDebounce: func(a arrival) bool {
 				return len(a.Message.Media) == 0 && !strings.HasPrefix(a.Message.Command(), "/")
