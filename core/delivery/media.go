@@ -32,15 +32,18 @@ func (d *Dispatcher) MaxFileBytes(instance string) int64 {
 }
 
 // extractMedia removes "MEDIA:<path>" lines from a reply of session key
-// to instance and returns the files to attach. A line whose file may not be sent (see
+// to instance and returns the files to attach, read from ws (the
+// agent's workspace; "": the one Settings have for the key's agent). A line whose file may not be sent (see
 // checkMedia) is replaced by a short note saying which file was not sent
 // and why, so the chat is never left believing it got it.
-func (d *Dispatcher) extractMedia(stored, instance, text string) (string, []channel.OutboundMedia) {
+func (d *Dispatcher) extractMedia(stored, ws, instance, text string) (string, []channel.OutboundMedia) {
 	if !strings.Contains(text, "MEDIA:") {
 		return text, nil
 	}
 	key := sessionOf(stored)
-	ws := d.settings().workspace(key.Agent)
+	if ws == "" {
+		ws = d.settings().workspace(key.Agent)
+	}
 	var keep []string
 	var media []channel.OutboundMedia
 	limit := d.MaxFileBytes(instance)

@@ -264,3 +264,21 @@ func TestChannelFileLimit(t *testing.T) {
 		t.Errorf("declared 4000, over the settings' 1000: %v", err)
 	}
 }
+
+// A reply that carries its agent's workspace (the turn's resolved
+// settings) reads its MEDIA: files there, not in the workspace the
+// settings have for the agent its key names.
+func TestMediaLinesFromTheReplysWorkspace(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 4000)
+	mainWS, _ := mediaWorkspace(t)
+	opsWS, _ := mediaWorkspace(t)
+	f.d.SetSettings(Settings{Workspace: mainWS, MaxMediaBytes: 1000})
+	f.d.Deliver(Reply{Key: "agent:ops:tg:direct:1", Workspace: opsWS, ID: f.entry(), Target: tgt, Format: channel.FormatMarkdown,
+		Text: "MEDIA: report.pdf"})
+	calls := f.ch.log()
+	real, _ := filepath.EvalSymlinks(opsWS)
+	if len(calls) != 1 || len(calls[0].media) != 1 || calls[0].media[0] != filepath.Join(real, "report.pdf") {
+		t.Errorf("calls %+v, want ops's report.pdf from the reply's workspace", calls)
+	}
+}

@@ -12,6 +12,10 @@ import (
 type Reply struct {
 	// Key is the session; its sends are ordered.
 	Key string
+	// Workspace is the workspace of Key's agent as the turn resolved it,
+	// where the reply's MEDIA: files are read; "": Settings' workspace of
+	// the agent Key names.
+	Workspace string
 	// ID is the journal entry answered; Covers are further entries the
 	// same reply answers (debounce batch, collect mode, steered messages).
 	ID     int64
@@ -73,7 +77,7 @@ const (
 // the draft whose message chunk 0 replaces), then sends its chunks in
 // order.
 func (d *Dispatcher) Deliver(r Reply) {
-	text, media := d.extractMedia(r.Key, r.Target.Instance, r.Text)
+	text, media := d.extractMedia(r.Key, r.Workspace, r.Target.Instance, r.Text)
 	parts, format := d.prepare(d.ctx, r.Target.Instance, text, r.Format)
 	if len(parts) == 0 && len(media) > 0 {
 		parts = []string{""}
@@ -187,7 +191,7 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 	// the agent's: DeliverAnswer sent none either.
 	var media []channel.OutboundMedia
 	if p.Reply.Parts == nil {
-		_, media = d.extractMedia(key, tgt.Instance, p.Reply.Text)
+		_, media = d.extractMedia(key, "", tgt.Instance, p.Reply.Text)
 	}
 	unlock := d.serialize(key)
 	defer unlock()

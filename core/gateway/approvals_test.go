@@ -222,7 +222,7 @@ func TestApprovalsGoToOwners(t *testing.T) {
 // owner's button is refused.
 func TestModePicker(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{loopback: map[string]any{"buttons": true}, settings: func(s *Settings) {
+	e := newLo(t, loOptions{buttons: true, settings: func(s *Settings) {
 		s.Turn.PermissionModes = []string{"plan", "ask"}
 	}})
 	e.post(dm("owner", "/mode"))
@@ -242,7 +242,7 @@ func TestModePicker(t *testing.T) {
 	e.post(pressed("u1", r.MessageID, "/mode ask", "ask"))
 	contains(t, e.text("chat-u1"), "Only an owner can change the permission mode.")
 
-	plain := newEnv(t, envOptions{settings: func(s *Settings) { s.Turn.PermissionModes = []string{"plan"} }})
+	plain := newLo(t, loOptions{settings: func(s *Settings) { s.Turn.PermissionModes = []string{"plan"} }})
 	plain.post(dm("owner", "/mode"))
 	contains(t, plain.text("chat-owner"), "Reply with one of:\n• /mode plan — plan\n• /mode default — default")
 }

@@ -57,11 +57,13 @@ func (s sessions) Reset(key string, m *message.Message, reason string) {
 	s.g.resetSession(key, m, reason)
 }
 
-// Stop aborts the running turn and clears the session's queue; the next
-// turn's prompt says the previous one was aborted.
+// Stop clears the session's queue and aborts the running turn; the next
+// turn's prompt says the previous one was aborted. The queue is cleared
+// first: an aborted turn ends its lane's run at once, and the lane would
+// start the next waiting message before a later Clear could drop it.
 func (s sessions) Stop(key string) (bool, int) {
-	aborted := s.g.queue.Abort(key, "stopped by /stop")
 	dropped := s.g.queue.Clear(key, "cleared by /stop")
+	aborted := s.g.queue.Abort(key, "stopped by /stop")
 	if aborted || dropped > 0 {
 		text := "The user used /stop: "
 		switch {

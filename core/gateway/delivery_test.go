@@ -86,11 +86,10 @@ func TestChunkingToChannelLimit(t *testing.T) {
 // TestSilentReplyNotSent: NO_REPLY is silence in a group; in a direct
 // chat, where the person would see nothing at all, a short notice says so.
 func TestSilentReplyNotSent(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	e.post(in{"chat_id": "g1", "chat_type": "group", "chat_title": "The Group", "sender_id": "u1", "sender_name": "User u1", "text": "#silent", "mentioned": true})
-	e.quiet("g1", 800*time.Millisecond)
-	e.post(in{"chat_id": "g1", "chat_type": "group", "chat_title": "The Group", "sender_id": "u1", "sender_name": "User u1", "text": "after", "mentioned": true})
-	contains(t, e.text("g1"), "after")
+	// Nothing before the next message's answer (quiet).
+	e.quiet("g1", in{"chat_id": "g1", "chat_type": "group", "chat_title": "The Group", "sender_id": "u1", "sender_name": "User u1", "text": "after", "mentioned": true})
 	e.post(dm("u1", "#silent"))
 	contains(t, e.text("chat-u1"), "NO_REPLY", "nothing to say")
 }
@@ -168,12 +167,11 @@ func TestReplyContextMediaAndTags(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	e.post(dm("u1", "   \n\t "))
 	e.post(dm("u1", ""))
-	e.quiet("chat-u1", 400*time.Millisecond)
 	e.post(dm("u1", "bad \xff\xfe utf8 and \x07bell \x1b[31m"))
-	got := e.text("chat-u1")
+	got := e.text("chat-u1") // the first send: nothing answered the blank messages (quiet)
 	if !utf8.ValidString(got) || strings.ContainsAny(got, "\x07\x1b") {
 		t.Errorf("not cleaned: %q", got)
 	}
@@ -197,25 +195,25 @@ func TestBadInput(t *testing.T) {
 	m := dm("u1", "edited text")
 	m["edited"] = true
 	e.post(m)
-	e.quiet("chat-u1", 400*time.Millisecond)
+	e.quiet("chat-u1", dm("u1", "after the edit"))
 }
 
 func TestRestartResumesQueuedMessages(t *testing.T) {
 	dir := t.TempDir()
-	e := newEnv(t, envOptions{dir: dir})
+	e := newLo(t, loOptions{dir: dir})
 	hold, release := e.hold()
 	e.post(dm("u1", "slow "+hold))
-	e.running("chat-u1")
+	e.running()
 	e.post(dm("u1", "waiting")) // in the journal once post returns
 	// Stop mid-turn: the running turn is interrupted, the queued message stays.
 	e.stop()
-	release() // the re-run after the restart goes through
-	e2 := newEnv(t, envOptions{dir: dir})
+	release()                                           // the re-run after the restart goes through
+	e2 := newLo(t, loOptions{dir: dir, agent: e.agent}) // the same agent: release holds no more
 	a, b := e2.text("chat-u1"), e2.text("chat-u1")
 	if !strings.Contains(a, "slow") || !strings.Contains(b, "waiting") {
 		t.Errorf("after restart got %q then %q", a, b)
 	}
-	e2.quiet("chat-u1", 500*time.Millisecond)
+	e2.quiet("chat-u1", dm("u1", "after the restart"))
 	ents, _ := e2.db.ListUnfinished(context.Background(), 0, 0)
 	if len(ents) != 0 {
 		t.Errorf("%d unfinished journal entries", len(ents))

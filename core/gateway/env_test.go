@@ -29,10 +29,33 @@ import (
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
-// The gateway tests run the real pipeline: the plugin host with the
-// loopback example channel (a real plugin process), the SQLite store and
-// the runner driving a fake claude (this test binary, see
-// core/internal/fakeclaude).
+// env runs the real pipeline: the plugin host with the loopback example
+// channel (a real plugin process), the SQLite store and the runner driving
+// a fake claude (this test binary, see core/internal/fakeclaude).
+//
+// A test whose rule is the gateway's own runs in process instead (lo in
+// lo_test.go, inproc in inproc_test.go: recording ports, the scripted
+// agent, the fake clock, waits on events). What stays here needs a
+// process, because its rule lives in the plugin protocol, the plugin host
+// or the runner:
+//
+//   - the runner and claude's output: TestBuiltinCommands (/status shows
+//     the runner's model, cost and warm process), TestAgentErrorsBecomeNotices
+//     (claude's error results classified), TestMissingCLIGivesNotice,
+//     TestStreamingBlocksArriveWhileAgentWorks and
+//     TestStreamingDraftEditsInPlace (claude's streamed messages),
+//     TestApprovalsWithButtons, TestApprovalsTyped and
+//     TestApprovalsGoToOwners (claude's permission prompts through the
+//     runner's control protocol), TestWorktrees (claude's working
+//     directory and a shell in it);
+//   - the plugin protocol and host: TestCapabilitiesAndHookFieldsCrossTheProcesses,
+//     TestTurnWaitsForAStartingHook and TestCommandWaitsForAStartingCommandPlugin
+//     (plugins that start late), TestOversizeMessageIsToldAndSkipped (the
+//     protocol's 8 MiB limit), TestRetriesAndPlainFallback (the sdk's
+//     error codes across gRPC), TestChunkingToChannelLimit (the limit the
+//     plugin declares, counted by it), TestReplyContextMediaAndTags (an
+//     attachment downloaded through the plugin), TestStoreLockedThenReleased
+//     (the plugin's 503 to a poster while the store is locked).
 
 var loopbackBin string
 

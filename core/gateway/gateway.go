@@ -161,7 +161,7 @@ type Options struct {
 	// nil: /owner is not special.
 	OwnerClaims OwnerClaims
 	// Clock is the pipeline's clock (the usage-limit pause, budgets, the
-	// turn card); nil means the real clock. Now reads the time; nil means
+	// turn card, the debounce windows); nil means the real clock. Now reads the time; nil means
 	// Clock.Now (tests that pin the time of messages alone set Now).
 	Now   func() time.Time
 	Clock tstime.Clock

@@ -3,7 +3,9 @@ package gateway
 // In-process tests of the composer: the pipeline over recording fake ports
 // (no plugin process), a scripted agent (no claude process) and the store
 // in a temporary directory. What they wait for is an event — a send the
-// ports recorded, a turn the agent was asked for — never time.
+// ports recorded, a turn the agent was asked for — never time. lo
+// (lo_test.go) dresses the same parts as env's loopback pipeline for the
+// tests moved off it.
 
 import (
 	"context"
@@ -42,6 +44,12 @@ type recPorts struct {
 	typing  bool // the channel has a typing indicator
 	buttons bool // the channel shows buttons
 	typed   []channel.TypingRequest
+	// caps, when set, are the channel's capabilities (else markdown,
+	// 4096 characters, documents out).
+	caps *channel.Capabilities
+	// name is the channel's display name (the envelope's label); ""
+	// shows "Fake".
+	name string
 	// answer, when set, is the command plugin "ops" and its /report's
 	// answer.
 	answer *command.Response
@@ -56,6 +64,9 @@ func (p *recPorts) Ready(string) (pluginclient.Description, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	d := pluginclient.Description{Name: "fake", Channel: true, Reactions: p.react, Typing: p.typing}
+	if p.caps != nil {
+		d.Capabilities = *p.caps
+	}
 	if p.buttons {
 		d.Capabilities, _ = p.Capabilities("")
 		d.Capabilities.Buttons = true
@@ -97,9 +108,17 @@ func (p *recPorts) React(_ context.Context, _ string, req channel.ReactRequest) 
 	p.more <- struct{}{}
 	return nil
 }
-func (p *recPorts) Known(string) bool         { return true }
-func (p *recPorts) DisplayName(string) string { return "Fake" }
+func (p *recPorts) Known(string) bool { return true }
+func (p *recPorts) DisplayName(string) string {
+	if p.name != "" {
+		return p.name
+	}
+	return "Fake"
+}
 func (p *recPorts) Capabilities(string) (channel.Capabilities, bool) {
+	if p.caps != nil {
+		return *p.caps, true
+	}
 	return channel.Capabilities{Markup: channel.MarkupMarkdown, MaxTextLength: 4096, MediaOut: []channel.MediaKind{channel.MediaDocument}}, true
 }
 func (p *recPorts) PublishMenu(context.Context, []channel.MenuEntry) []error { return nil }
@@ -178,6 +197,10 @@ type scripted struct {
 	// claude process); steered has what it was given.
 	steer   bool
 	steered []string
+	// echo: answer as the fake claude does, "echo: " and the whole
+	// prompt, NO_REPLY for #silent, HEARTBEAT_OK for #heartbeat-ok (see
+	// lo).
+	echo bool
 }
 
 func newScripted() *scripted {
@@ -197,6 +220,9 @@ func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Tur
 		select {
 		case <-a.release:
 		case <-ctx.Done():
+			// As the runner's: the caller's context ended, the run was
+			// killed.
+			return runner.FinishedTurn(runner.Result{Err: &runner.Error{Kind: runner.KindAborted}, SessionID: req.SessionID}), nil
 		case <-a.abort:
 			return runner.FinishedTurn(runner.Result{Err: &runner.Error{Kind: runner.KindAborted}, SessionID: req.SessionID}), nil
 		}
@@ -213,8 +239,17 @@ func (a *scripted) Run(ctx context.Context, req runner.TurnRequest) (*runner.Tur
 	if a.whole {
 		first = req.Prompt
 	}
+	answer := "re: " + first
+	switch {
+	case a.echo && strings.Contains(req.Prompt, "#silent"):
+		answer = "NO_REPLY"
+	case a.echo && strings.Contains(req.Prompt, "#heartbeat-ok"):
+		answer = "HEARTBEAT_OK"
+	case a.echo:
+		answer = "echo: " + req.Prompt
+	}
 	a.mu.Unlock()
-	return runner.FinishedTurn(runner.Result{Text: "re: " + first, SessionID: req.SessionID, Usage: runner.Usage{CostUSD: cost, PerTurnCost: true, InputTokens: 1000}}), nil
+	return runner.FinishedTurn(runner.Result{Text: answer, SessionID: req.SessionID, Usage: runner.Usage{CostUSD: cost, PerTurnCost: true, InputTokens: 1000}}), nil
 }
 func (a *scripted) Steer(_ string, text string) (bool, error) {
 	a.mu.Lock()

@@ -15,24 +15,24 @@ import (
 )
 
 func TestDirectMessageReachesAgentInEnvelope(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	e.post(dm("u1", "hello there"))
 	got := e.text("chat-u1")
 	contains(t, got, "echo: ", "[Loopback User u1", "hello there")
 }
 
 func TestDedupe(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	m := dm("u1", "once")
 	m["message_id"] = "same-id"
 	e.post(m)
 	e.post(m)
 	contains(t, e.text("chat-u1"), "once")
-	e.quiet("chat-u1", 700*time.Millisecond)
+	e.quiet("chat-u1", dm("u1", "after the duplicate"))
 }
 
 func TestResetTriggers(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	e.post(dm("u1", "one"))
 	e.text("chat-u1")
 	s1, _ := e.db.Session(context.Background(), "agent:main:lo:direct:u1")
@@ -67,7 +67,7 @@ func TestBuiltinCommands(t *testing.T) {
 }
 
 func TestVerboseToggle(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	e.post(dm("u1", "/verbose"))
 	contains(t, e.text("chat-u1"), "will be shown")
 	e.post(dm("u1", "/verbose off"))
@@ -151,20 +151,19 @@ func TestGroupMemberCannotResetOrStop(t *testing.T) {
 	// In a listed group without group_allow_from, a member listed nowhere
 	// neither triggers the agent nor controls its session (before, any
 	// member did both); u1 (allow_from) and the owner do.
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	g := func(sender, text string) in {
 		return in{"chat_id": "g1", "chat_type": "group", "sender_id": sender, "sender_name": sender, "text": text, "mentioned": true}
 	}
 	e.post(g("a", "hello from a"))
 	e.post(g("a", "/new"))
 	e.post(g("a", "stop"))
-	e.quiet("g1", 700*time.Millisecond)
-	e.post(g("u1", "hello"))
-	got := e.text("g1") + e.rest("g1", 500*time.Millisecond) // the echo may come in blocks
+	e.post(g("u1", "hello")) // the first send to g1 (nothing before it: quiet)
+	got := e.text("g1")
 	contains(t, got, "echo: ", "hello", "hello from a", "System: This is your first turn in this group.")
 	s1, _ := e.db.Session(context.Background(), "agent:main:lo:group:g1")
 	e.post(g("a", "/new"))
-	e.quiet("g1", 700*time.Millisecond)
+	e.quiet("g1", g("u1", "after a's /new"))
 	if s2, _ := e.db.Session(context.Background(), "agent:main:lo:group:g1"); s2.ClaudeSessionID != s1.ClaudeSessionID {
 		t.Errorf("a member listed nowhere reset the group's session")
 	}
@@ -175,7 +174,7 @@ func TestGroupMemberCannotResetOrStop(t *testing.T) {
 // "/new sonnet text" starts a new session on sonnet and hands the agent
 // the text without the model word (the seed's reset with a model hint).
 func TestNewWithModelHint(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	e.post(dm("u1", "/new sonnet what is the weather"))
 	got := e.text("chat-u1")
 	contains(t, got, "echo: ", "User u1: what is the weather", "System: The model is now sonnet")
@@ -194,7 +193,7 @@ func TestNewWithModelHint(t *testing.T) {
 // not apply: the configuration asked for it), once however often the same
 // due time is fired; a heartbeat answered HEARTBEAT_OK shows nothing.
 func TestScheduledRuns(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	ctx := context.Background()
 	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	run := ScheduledRun{Job: "morning", At: at, Chat: "lo:chat-stranger", Prompt: "brief me"}
@@ -205,11 +204,11 @@ func TestScheduledRuns(t *testing.T) {
 	if err := e.gw.Scheduled(ctx, run); err != nil { // fired again (a retry)
 		t.Fatal(err)
 	}
-	e.quiet("chat-stranger", 500*time.Millisecond)
+	e.quiet("chat-stranger", in{"chat_id": "chat-stranger", "sender_id": "owner", "text": "after the retry"})
 	if err := e.gw.Scheduled(ctx, ScheduledRun{Job: "heartbeat", At: at, Chat: "lo:chat-stranger", Prompt: "check #heartbeat-ok"}); err != nil {
 		t.Fatal(err)
 	}
-	e.quiet("chat-stranger", 500*time.Millisecond)
+	e.quiet("chat-stranger", in{"chat_id": "chat-stranger", "sender_id": "owner", "text": "after the heartbeat"})
 	if err := e.gw.Scheduled(ctx, ScheduledRun{Job: "x", At: at, Chat: "nochat", Prompt: "p"}); err == nil {
 		t.Error("a chat without an instance was accepted")
 	}
@@ -219,16 +218,16 @@ func TestScheduledRuns(t *testing.T) {
 // it the sender is asked to pair again.
 func TestPairingTTL(t *testing.T) {
 	var offset atomic.Int64
-	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Access.PairingTTL = time.Hour },
+	e := newLo(t, loOptions{settings: func(s *Settings) { s.Access.PairingTTL = time.Hour },
 		now: func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }})
 	e.post(dm("stranger", "let me in"))
 	got := e.text("chat-stranger")
 	code := got[strings.Index(got, "code is ")+8:]
 	code = code[:strings.IndexByte(code, ' ')]
-	mark := e.after // the stranger may be told before the owner's answer is sent
+	mark := e.seen // the stranger may be told before the owner's answer is sent
 	e.post(dm("owner", "/approve "+code))
 	contains(t, e.text("chat-owner"), "Approved lo:stranger")
-	e.after = mark
+	e.seen = mark
 	contains(t, e.text("chat-stranger"), "An owner approved you")
 	contains(t, e.text("chat-stranger"), "echo: ", "let me in")
 	e.post(dm("stranger", "within the hour"))

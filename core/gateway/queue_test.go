@@ -7,21 +7,22 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/debounce"
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"github.com/clawhost/clawhost/core/turn"
 )
 
 // What the queue modes do is core/queue's (tested there) and how the
-// composed pipeline shows them to claude is TestInProcessQueueModesReachThePrompt;
-// here what crosses processes: /stop and debounce through the real plugin
-// and claude. The first turn is held with the fake claude's #wait (until
-// release) and the test waits for its typing indicator (the turn runs)
-// before the next messages: no wait for time.
+// composed pipeline shows them to claude is TestInProcessQueueModesReachThePrompt.
+// They run in process (lo): /stop's first turn is held by the scripted
+// agent and the test waits for it to start before the next messages; the
+// debounce window is the fake clock's, advanced once the arrivals are in
+// it.
 
 func TestStopAbortsAndClearsQueue(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newLo(t, loOptions{})
 	hold, _ := e.hold() // never released: /stop ends it
 	e.post(dm("u1", "long "+hold))
-	e.running("chat-u1")
+	e.running()
 	e.post(dm("u1", "queued")) // stored before post returns
 	e.post(dm("u1", "/stop"))
 	contains(t, e.text("chat-u1"), "Stopped.", "1 queued message(s) dropped")
@@ -35,13 +36,18 @@ func TestStopAbortsAndClearsQueue(t *testing.T) {
 
 func TestDebounceMergesAndCommandsBypass(t *testing.T) {
 	d := 300 * time.Millisecond
-	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Debounce = debounce.Settings{Global: &d} }})
+	clk := tstimetest.NewFake(time.Now())
+	e := newLo(t, loOptions{clock: clk, settings: func(s *Settings) { s.Debounce = debounce.Settings{Global: &d} }})
 	e.post(dm("u1", "part one"))
 	e.post(dm("u1", "part two"))
+	e.gw.arrivals.Wait() // both are in the window
+	clk.Advance(d)
 	got := e.text("chat-u1")
 	contains(t, got, "part one", "part two")
 	e.post(dm("u1", "pending"))
 	e.post(dm("u1", "/whoami"))
+	e.gw.arrivals.Wait()
+	clk.Advance(d) // the pending text's window, had the command not flushed it
 	// The pending text is flushed first, then the command bypasses.
 	first, second := e.text("chat-u1"), e.text("chat-u1")
 	if !strings.Contains(first+second, "pending") || !strings.Contains(first+second, "You are lo:u1") {

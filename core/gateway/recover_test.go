@@ -38,12 +38,14 @@ func TestStaleRepliesAreToldOncePerChat(t *testing.T) {
 		}
 	}
 	_ = db.Close()
-	e := newEnv(t, envOptions{dir: dir})
+	e := newLo(t, loOptions{dir: dir})
 	if got := e.text("chat-u1"); got != noticeStale {
 		t.Fatalf("got %q, want the stale notice", got)
 	}
-	e.quiet("chat-u1", 500*time.Millisecond)
-	for _, r := range e.records(0) {
+	e.quiet("chat-u1", dm("u1", "after the restart"))
+	e.ports.mu.Lock()
+	defer e.ports.mu.Unlock()
+	for _, r := range e.ports.sent {
 		if strings.Contains(r.Text, "old answer") {
 			t.Fatalf("a stale reply was sent: %+v", r)
 		}

@@ -86,6 +86,7 @@ func (g *Gateway) debouncer(set Settings, instance string) *debounce.Debouncer[a
 	if d == nil {
 		d = debounce.New(debounce.Config[arrival]{
 			Delay: delay,
+			Clock: g.opts.Clock,
 			Key:   func(a arrival) string { return a.key.String() },
 			ShouldDebounce: func(a arrival) bool {
 				return len(a.Message.Media) == 0 && !strings.HasPrefix(a.Message.Command(), "/")
@@ -226,7 +227,8 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		// is recorded: the budget counts the turn from the ledger then.
 		defer admitted()
 	}
-	out := g.turns.Run(ctx, turn.Request{Key: key, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
+	profile := g.turns.Profile(key.Agent) // the agent's settings, resolved once for the turn
+	out := g.turns.Run(ctx, turn.Request{Key: key, Profile: &profile, Entries: b.Entries, Covers: b.Covers(), Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
 	switch {
 	case out.Park:
 		return l.park(ctx, b, out)
@@ -339,7 +341,7 @@ func (o output) Reply(r turn.Reply) {
 			return
 		}
 	}
-	o.Deliver(delivery.Reply{Key: conv.SessionKey, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
+	o.Deliver(delivery.Reply{Key: conv.SessionKey, Workspace: r.Workspace, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
 	if len(set.AgentEnd.Hooks) > 0 {
 		o.g.ends.Notify(set.AgentEnd, endOf(r, conv, suppressed))
 	}

@@ -75,7 +75,7 @@ func (r routes) Resolve(instance, chat, thread string) (string, bool) {
 func TestIdleResetPolicyStartsNewSession(t *testing.T) {
 	var offset atomic.Int64
 	idle := 1.0
-	e := newEnv(t, envOptions{settings: func(s *Settings) {
+	e := newLo(t, loOptions{settings: func(s *Settings) {
 		s.Turn.Reset = sessionreset.Config{Default: &sessionreset.Rule{Mode: sessionreset.ModeIdle, IdleMinutes: &idle}}
 	}, now: func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }})
 	e.post(dm("u1", "one"))
@@ -97,49 +97,42 @@ func TestIdleResetPolicyStartsNewSession(t *testing.T) {
 }
 
 func TestTriggerWordsAndTyping(t *testing.T) {
-	e := newEnv(t, envOptions{settings: func(s *Settings) {
+	e := newLo(t, loOptions{settings: func(s *Settings) {
 		s.Access.TriggerWords = []string{"claw"}
 		s.Turn.ResponsePrefix = "[bot]"
 	}})
+	e.ports.typing = true
 	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "u1", "text": "clawhost is nice"})
-	e.quiet("g1", 400*time.Millisecond)
+	// The next send to g1 answers the trigger word (nothing before it: quiet).
 	e.post(in{"chat_id": "g1", "chat_type": "group", "sender_id": "u1", "text": "hey Claw, answer"})
-	var sawTypingOn, sawTypingOff bool
-	deadline := time.Now().Add(10 * time.Second)
-	var reply string
-	for reply == "" && time.Now().Before(deadline) {
-		for _, r := range e.records(time.Second) {
-			switch {
-			case r.Op == "typing" && r.On:
-				sawTypingOn = true
-			case r.Op == "send" && r.ChatID == "g1":
-				reply = r.Text
-			}
-		}
-	}
+	reply := e.text("g1")
 	contains(t, reply, "[bot] echo: ", "hey Claw, answer")
-	for _, r := range e.records(time.Second) {
-		if r.Op == "typing" && !r.On {
-			sawTypingOff = true
-		}
+	e.ports.waitTyping(t, "g1", false) // the indicator goes off as the turn ends
+	var sawTypingOn, sawTypingOff bool
+	e.ports.mu.Lock()
+	for _, r := range e.ports.typed {
+		sawTypingOn = sawTypingOn || r.On
+		sawTypingOff = sawTypingOff || !r.On
 	}
+	e.ports.mu.Unlock()
 	if !sawTypingOn || !sawTypingOff {
 		t.Errorf("typing on %v off %v", sawTypingOn, sawTypingOff)
 	}
 }
 
 func TestQueueDropNew(t *testing.T) {
-	e := newEnv(t, envOptions{settings: func(s *Settings) { s.Queue.Cap = 1; s.Queue.Drop = queue.DropNew }})
+	e := newLo(t, loOptions{settings: func(s *Settings) { s.Queue.Cap = 1; s.Queue.Drop = queue.DropNew }})
 	hold, release := e.hold()
 	e.post(dm("u1", "busy "+hold))
-	e.running("chat-u1")
+	e.running()
 	e.post(dm("u1", "kept"))
 	e.post(dm("u1", "dropped"))
+	// The chat is told of the drop (at once, while "busy" runs: the notice
+	// is the event that says both were queued) and then gets the two
+	// answers.
+	notice := e.text("chat-u1")
 	release()
-	// The chat is told of the drop (at once, while "busy" runs) and gets
-	// the two answers; the order of the notice and the first answer is
-	// not the point.
-	got := strings.Join([]string{e.text("chat-u1"), e.text("chat-u1"), e.text("chat-u1")}, "\n---\n")
+	got := strings.Join([]string{notice, e.text("chat-u1"), e.text("chat-u1")}, "\n---\n")
 	contains(t, got, "busy", "kept", "not answered: more than 1 were waiting, so the newest were skipped")
 	if strings.Contains(got, "User u1: dropped") {
 		t.Errorf("newest message should be dropped: %q", got)
@@ -147,5 +140,5 @@ func TestQueueDropNew(t *testing.T) {
 	if i, j := strings.Index(got, "User u1: busy"), strings.Index(got, "User u1: kept"); i < 0 || j < i {
 		t.Errorf("answers out of order: %q", got)
 	}
-	e.quiet("chat-u1", 500*time.Millisecond)
+	e.quiet("chat-u1", dm("u1", "after the drop"))
 }

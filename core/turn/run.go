@@ -18,7 +18,10 @@ import (
 // Request is one turn: queued entries of one session, oldest first.
 type Request struct {
 	// Key is the session's, its agent resolved by the composer.
-	Key     sessionkey.Key
+	Key sessionkey.Key
+	// Profile is the settings of Key's agent, resolved by the composer
+	// (Turns.Profile); nil: Run resolves them from Key.Agent.
+	Profile *Settings
 	Entries []store.Entry
 	// Covers are the entries the reply answers besides the first (those a
 	// collected batch merged).
@@ -81,7 +84,12 @@ type Outcome struct {
 
 // Run runs the turn.
 func (t *Turns) Run(ctx context.Context, req Request) Outcome {
-	set := t.settingsOf(req.Key)
+	var set Settings
+	if req.Profile != nil {
+		set = *req.Profile
+	} else {
+		set = t.settingsOf(req.Key)
+	}
 	msgs, ok := slices.Clone(req.Messages), true
 	if len(msgs) != len(req.Entries) {
 		msgs, ok = t.decode(ctx, req.Entries)
@@ -131,7 +139,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	if o.Deliver {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.
-		r := Reply{Key: req.Key, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
+		r := Reply{Key: req.Key, Workspace: set.Workspace, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
 			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, ClaudeCost: o.claudeCost, After: o.usageDone,
 			Sender: last.Sender, Steps: o.steps, SessionID: o.sessionID, Aborted: stopped}
 		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {
@@ -202,7 +210,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		// warm process is kept).
 		prompt = "/compact"
 	} else {
-		t.memoryFlush(ctx, req.Key, &sess, last)
+		t.memoryFlush(ctx, set, req.Key, &sess, last)
 	}
 
 	prev := t.earlierRun(ctx, log, req, last)

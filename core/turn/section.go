@@ -50,7 +50,7 @@ func (t *Turns) section(set Settings, key sessionkey.Key, m *message.Message) st
 		Date:      t.opts.Now().In(loc),
 		Zone:      loc.String(),
 		Memory:    hasMemory(set.Workspace),
-		Flush:     !t.flushOf(key).Disabled,
+		Flush:     !t.flushOf(set).Disabled,
 	}
 	if c.Channel == "" {
 		c.Channel = m.Instance

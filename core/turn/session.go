@@ -328,12 +328,9 @@ func scheduleEvent(loc *time.Location, m *message.Message) string {
 		m.Scheduled, m.Timestamp.In(loc).Format("15:04"), m.Scheduled)
 }
 
-// flushOf is the memory flush of session key's agent.
-func (t *Turns) flushOf(key sessionkey.Key) MemoryFlush {
-	set := t.settings()
-	if a, ok := set.Agents[key.Agent]; ok {
-		return a.MemoryFlush
-	}
+// flushOf is the memory flush of an agent's resolved settings (its own,
+// or the default agent's as configured, else Options.MemoryFlush).
+func (t *Turns) flushOf(set Settings) MemoryFlush {
 	if set.MemoryFlush != nil {
 		return *set.MemoryFlush
 	}
@@ -343,10 +340,9 @@ func (t *Turns) flushOf(key sessionkey.Key) MemoryFlush {
 // memoryFlush runs the pre-compaction memory-flush turn when the session's
 // prompt approaches the context window, once per compaction cycle. Its
 // NO_REPLY is suppressed; any other answer is sent like a notice.
-func (t *Turns) memoryFlush(ctx context.Context, skey sessionkey.Key, sess *store.Session, m *message.Message) {
-	set := t.settingsOf(skey)
+func (t *Turns) memoryFlush(ctx context.Context, set Settings, skey sessionkey.Key, sess *store.Session, m *message.Message) {
 	tgt := m.Target()
-	mf := t.flushOf(skey)
+	mf := t.flushOf(set)
 	key := skey.String()
 	meta, _ := t.meta().Decode(key, sess.Chat)
 	var flushed *int

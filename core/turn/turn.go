@@ -141,6 +141,9 @@ type Reply struct {
 	// Ping is sent as a new message when the reply reached the chat only
 	// by editing the draft (a long turn: Settings.PingAfter).
 	Ping string
+	// Workspace is the workspace of Key's agent, from the settings the
+	// turn ran on (Request.Profile): where the reply's MEDIA: files are.
+	Workspace string
 	// Usage is the turn's row of the usage ledger, recorded with the
 	// reply (nil: claude did not run); ClaudeCost claude's running total
 	// after the turn, recorded with it in the session's row (the next
@@ -312,7 +315,8 @@ type AgentSettings struct {
 }
 
 // ForAgent is s for the turns of agent id: its own settings in place of the default
-// agent's; s itself for the default agent or an id s does not know.
+// agent's (its memory flush in MemoryFlush); s itself for the default agent or an id s
+// does not know.
 func (s Settings) ForAgent(id string) Settings {
 	a, ok := s.Agents[id]
 	if !ok {
@@ -320,14 +324,23 @@ func (s Settings) ForAgent(id string) Settings {
 	}
 	s.Workspace, s.Model, s.Models, s.PermissionMode, s.PermissionModes = a.Workspace, a.Model, a.Models, a.PermissionMode, a.PermissionModes
 	s.Approvals, s.InlineImages, s.Worktrees = a.Approvals, a.InlineImages, a.Worktrees
+	mf := a.MemoryFlush
+	s.MemoryFlush = &mf
 	if a.Timeout > 0 {
 		s.Timeout = a.Timeout
 	}
 	return s
 }
 
-// settingsOf is the settings of the session key's agent.
-func (t *Turns) settingsOf(key sessionkey.Key) Settings { return t.settings().ForAgent(key.Agent) }
+// settingsOf is the settings of the session key's agent, for what is
+// asked of a session outside a turn (a turn's Request carries them).
+func (t *Turns) settingsOf(key sessionkey.Key) Settings { return t.Profile(key.Agent) }
+
+// Profile is the resolved settings of agent's turns as the configuration
+// in force has them (the default agent's for "" or an unknown id): the
+// composer resolves a turn's agent once and hands them to Run with the
+// Request (Request.Profile).
+func (t *Turns) Profile(agent string) Settings { return t.settings().ForAgent(agent) }
 
 func withDefaults(s Settings) Settings {
 	if s.HookTimeout <= 0 {

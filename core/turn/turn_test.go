@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/chatprompt"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/session"
@@ -629,5 +630,31 @@ func TestSilentAnswer(t *testing.T) {
 				t.Errorf("replies %q, want none", text)
 			}
 		})
+	}
+}
+
+// TestRunTakesTheResolvedProfile: a turn runs on the settings its Request
+// carries (the composer resolved its agent once), not on a lookup of the
+// key's agent; without them Run resolves the key's, and a named agent's
+// memory flush is its own (ForAgent).
+func TestRunTakesTheResolvedProfile(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Model: "sonnet", Agents: map[string]AgentSettings{"ops": {Model: "haiku", MemoryFlush: MemoryFlush{Disabled: true}}}})
+	profile := f.turns.Profile("")
+	profile.PromptSection = chatprompt.Default
+	req := f.request("tg", "hi")
+	req.Profile = &profile
+	f.turns.Run(context.Background(), req)
+	f.turns.Run(context.Background(), f.request("tg", "again"))
+	f.agent.mu.Lock()
+	defer f.agent.mu.Unlock()
+	if len(f.agent.reqs) != 2 || !strings.Contains(f.agent.reqs[0].ExtraSystemPrompt, "## Messaging") || f.agent.reqs[1].ExtraSystemPrompt != "" {
+		t.Errorf("turns %+v, want the messaging section from the request's profile, then none from the key's agent", f.agent.reqs)
+	}
+	if ops := f.turns.Profile("ops"); ops.Model != "haiku" || ops.MemoryFlush == nil || !ops.MemoryFlush.Disabled {
+		t.Errorf("ops's profile: model %q, memory flush %+v", ops.Model, ops.MemoryFlush)
+	}
+	if def := f.turns.Profile(""); def.MemoryFlush != nil {
+		t.Errorf("the default agent's profile has a memory flush of its own: %+v", def.MemoryFlush)
 	}
 }
