@@ -216,3 +216,61 @@ func TestTurnCardEditThatMayPassKeepsTheCard(t *testing.T) {
 		}
 	}
 }
+
+// shownTexts is what the chat shows at the end of the calls: each sent
+// message's text after its last edit, in order, with its files.
+func shownTexts(calls []sent) (texts []string, media [][]string) {
+	at := map[string]int{}
+	for _, c := range calls {
+		switch c.op {
+		case "send":
+			at[c.msgID] = len(texts)
+			texts, media = append(texts, c.text), append(media, c.media)
+		case "edit":
+			if i, ok := at[c.msgID]; ok {
+				texts[i] = c.text
+			}
+		}
+	}
+	return texts, media
+}
+
+// TestTurnCardWithFile (issue 56): a turn card, then the answer streamed
+// into it, then the reply with a send_file's caption and file: the chat
+// shows the answer once (the card became it) and the file once, with its
+// caption, below it.
+func TestTurnCardWithFile(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.desc.Capabilities.Buttons = true
+	ws, _ := mediaWorkspace(t)
+	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
+	id := f.entry()
+	dr := f.d.NewDraft("tg:direct:1", id, tgt, store.Live{})
+	dr.Card("⏳ Working · 5s", stopRow)
+	dr.mu.Lock()
+	dr.last = dr.last.Add(-draftInterval) // the interval has passed
+	dr.mu.Unlock()
+	dr.Update("Here it is.")
+	dr.Stop()
+	// As core/turn's AttachFile and run add the queued file to the reply.
+	f.d.Deliver(Reply{Key: "tg:direct:1", ID: id, Target: tgt, Format: channel.FormatMarkdown, Draft: dr,
+		Text: "Here it is.\n\nQ3 report\nMEDIA:report.pdf"})
+	texts, media := shownTexts(f.ch.log())
+	n := 0
+	for _, s := range texts {
+		n += strings.Count(s, "Here it is.")
+	}
+	if n != 1 || len(texts) != 2 {
+		t.Fatalf("the chat shows %q: the answer %d times, want once and the file below", texts, n)
+	}
+	if texts[0] != "Here it is." || texts[1] != "Q3 report" || len(media[1]) != 1 || !strings.HasSuffix(media[1][0], "report.pdf") {
+		t.Errorf("the chat shows %q with files %q; want the answer, then the file with its caption", texts, media)
+	}
+	if c := f.ch.log(); c[len(c)-1].op != "send" || len(c[len(c)-1].media) != 1 {
+		t.Errorf("the file is not the last message: %+v", c)
+	}
+	if dr.Final("✓ Done in 5s.") {
+		t.Error("Final replaced a card the reply had taken over")
+	}
+}
