@@ -89,7 +89,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 		// replace): it becomes the text before the files, and the files go
 		// below it as a message of their own with their captions, so that
 		// the answer shows once (issue 56). Files with no text before them
-		// go as before, and the draft is collapsed by the turn.
+		// go as before, and the turn collapses the draft (core/turn).
 		draftID = ""
 		if head, tail := splitFiles(r.Text); head != "" {
 			tailText, _ := d.extractMedia(r.Key, r.Target.Instance, tail)
@@ -390,9 +390,8 @@ func (d *Dispatcher) persist(op string, id int64, write func() error) error {
 // splitFiles splits a reply with MEDIA: lines into the text before the
 // files (head) and the files with their captions (tail): the paragraph
 // holding the first MEDIA: line begins the tail (send_file's caption and
-// file lines come after the answer and a blank line); when that paragraph
-// begins the reply, the lines before the first MEDIA: line are the head.
-// head is "" when no text comes before the first file.
+// file lines come after the answer and a blank line, and a caption goes
+// with its file). head is "" when the reply begins with that paragraph.
 func splitFiles(text string) (head, tail string) {
 	lines := strings.Split(text, "\n")
 	first := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "MEDIA:") })
@@ -402,9 +401,6 @@ func splitFiles(text string) (head, tail string) {
 	start := first
 	for start > 0 && strings.TrimSpace(lines[start-1]) != "" {
 		start--
-	}
-	if strings.TrimSpace(strings.Join(lines[:start], "\n")) == "" {
-		start = first
 	}
 	return strings.TrimSpace(strings.Join(lines[:start], "\n")), strings.Join(lines[start:], "\n")
 }
