@@ -216,3 +216,120 @@ func TestTurnCardEditThatMayPassKeepsTheCard(t *testing.T) {
 		}
 	}
 }
+
+// shownTexts is what the chat shows at the end of the calls: each sent
+// message's text after its last edit, in order, with its files.
+func shownTexts(calls []sent) (texts []string, media [][]string) {
+	at := map[string]int{}
+	for _, c := range calls {
+		switch c.op {
+		case "send":
+			at[c.msgID] = len(texts)
+			texts, media = append(texts, c.text), append(media, c.media)
+		case "edit":
+			if i, ok := at[c.msgID]; ok {
+				texts[i] = c.text
+			}
+		}
+	}
+	return texts, media
+}
+
+// TestTurnCardWithFile (issue 56): a turn card, then the answer streamed
+// into it, then the reply with a send_file's caption and file: the chat
+// shows the answer once (the card became it) and the file once, with its
+// caption, below it.
+func TestTurnCardWithFile(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.desc.Capabilities.Buttons = true
+	ws, _ := mediaWorkspace(t)
+	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
+	id := f.entry()
+	dr := f.d.NewDraft("tg:direct:1", id, tgt, store.Live{})
+	dr.Card("⏳ Working · 5s", stopRow)
+	dr.mu.Lock()
+	dr.last = dr.last.Add(-draftInterval) // the interval has passed
+	dr.mu.Unlock()
+	dr.Update("Here it is.")
+	dr.Stop()
+	// As core/turn's AttachFile and run add the queued file to the reply.
+	f.d.Deliver(Reply{Key: "tg:direct:1", ID: id, Target: tgt, Format: channel.FormatMarkdown, Draft: dr,
+		Text: "Here it is.\n\nQ3 report\nMEDIA:report.pdf"})
+	texts, media := shownTexts(f.ch.log())
+	n := 0
+	for _, s := range texts {
+		n += strings.Count(s, "Here it is.")
+	}
+	if n != 1 || len(texts) != 2 {
+		t.Fatalf("the chat shows %q: the answer %d times, want once and the file below", texts, n)
+	}
+	if texts[0] != "Here it is." || texts[1] != "Q3 report" || len(media[1]) != 1 || !strings.HasSuffix(media[1][0], "report.pdf") {
+		t.Errorf("the chat shows %q with files %q; want the answer, then the file with its caption", texts, media)
+	}
+	if c := f.ch.log(); c[len(c)-1].op != "send" || len(c[len(c)-1].media) != 1 {
+		t.Errorf("the file is not the last message: %+v", c)
+	}
+	if dr.Final("✓ Done in 5s.") {
+		t.Error("Final replaced a card the reply had taken over")
+	}
+}
+
+// TestTurnCardWithFileAfterRestart: the outbox records the reply split as
+// it is sent (the draft's text, then the caption the file goes with), so
+// a delivery resumed after a restart between the draft's edit and the
+// file sends the file with its caption, once, and the answer not again.
+func TestTurnCardWithFileAfterRestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	ws, _ := mediaWorkspace(t)
+	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
+	id := f.entry()
+	dr := f.d.NewDraft("tg:direct:1", id, tgt, store.Live{})
+	dr.Card("⏳ Working · 5s", nil)
+	dr.Stop()
+	text := "Here it is.\n\nQ3 report\nMEDIA:report.pdf"
+	f.d.Deliver(Reply{Key: "tg:direct:1", ID: id, Target: tgt, Format: channel.FormatMarkdown, Draft: dr, Text: text})
+	p := f.pending(id)
+	if !slices.Equal(p.Reply.Chunks, []string{"Here it is.", "Q3 report"}) || p.Reply.DraftID != "1" || p.Reply.Text != text {
+		t.Fatalf("recorded %q with draft %q, text %q", p.Reply.Chunks, p.Reply.DraftID, p.Reply.Text)
+	}
+	// The same reply recorded before a restart, its draft edited, its
+	// file not yet sent.
+	ctx := t.Context()
+	id2 := f.entry()
+	rec := p.Reply
+	rec.JournalID, rec.DraftID = id2, "1"
+	if err := f.db.RecordReply(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.MarkSent(ctx, store.ChunkSent{JournalID: id2, Index: 0, PlatformIDs: []string{"1"}}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.ch.log())
+	f.d.DeliverPending("tg:direct:1", f.pending(id2), tgt)
+	f.d.DeliverPending("tg:direct:1", f.pending(id2), tgt)
+	calls := f.ch.log()[before:]
+	if len(calls) != 1 || calls[0].op != "send" || calls[0].text != "Q3 report" || len(calls[0].media) != 1 {
+		t.Errorf("resumed delivery: %+v; want the file with its caption, once", calls)
+	}
+}
+
+// TestSplitFiles: the text before a reply's files and the files with
+// their captions.
+func TestSplitFiles(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ text, head, tail string }{
+		{"Here it is.\n\nQ3 report\nMEDIA:/w/r.txt", "Here it is.", "Q3 report\nMEDIA:/w/r.txt"},
+		{"Here it is.\n\nMEDIA:/w/a\nB\nMEDIA:/w/b", "Here it is.", "MEDIA:/w/a\nB\nMEDIA:/w/b"},
+		{"Here you are.\nMEDIA: r.pdf", "", "Here you are.\nMEDIA: r.pdf"},
+		{"One.\n\nTwo.\nMEDIA: r.pdf\nAfter.", "One.", "Two.\nMEDIA: r.pdf\nAfter."},
+		{"Q3 report\nMEDIA:/w/r.txt", "", "Q3 report\nMEDIA:/w/r.txt"},
+		{"MEDIA:/w/r.txt", "", "MEDIA:/w/r.txt"},
+		{"No files.", "No files.", ""},
+	} {
+		if head, tail := splitFiles(c.text); head != c.head || tail != c.tail {
+			t.Errorf("splitFiles(%q) = %q, %q; want %q, %q", c.text, head, tail, c.head, c.tail)
+		}
+	}
+}

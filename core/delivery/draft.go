@@ -264,7 +264,7 @@ func (dr *Draft) TakeFirst(first string) (string, bool) {
 // Final ends updates and, when the draft message exists and the reply did
 // not take it over, replaces it with text (plain, no buttons): a turn
 // card whose turn ended without a reply in it ("stopped", "no reply", a
-// reply with files sent as new messages) collapses to one line. It
+// reply of files with no text before them) collapses to one line. It
 // reports whether it did.
 func (dr *Draft) Final(text string) bool {
 	dr.Stop()

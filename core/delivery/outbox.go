@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
@@ -83,8 +85,26 @@ func (d *Dispatcher) Deliver(r Reply) {
 		parts = []string{""}
 	}
 	draftID := ""
-	if r.Draft != nil && len(parts) > 0 && len(media) == 0 {
+	if r.Draft != nil && len(parts) > 0 {
 		draftID = r.Draft.MessageID()
+	}
+	if draftID != "" && len(media) > 0 {
+		// The draft shows the answer (streamed, or a turn card it is to
+		// replace): it becomes the text before the files, and the files go
+		// below it as a message of their own with their captions, so that
+		// the answer shows once (issue 56). Files with no text before them
+		// go as before, and the turn collapses the draft (core/turn).
+		draftID = ""
+		if head, tail := splitFiles(r.Text); head != "" {
+			tailText, _ := d.extractMedia(r.Key, r.Workspace, r.Target.Instance, tail)
+			parts, format = d.prepare(d.ctx, r.Target.Instance, head, r.Format)
+			files, _ := d.prepare(d.ctx, r.Target.Instance, tailText, r.Format)
+			if len(files) == 0 {
+				files = []string{""}
+			}
+			parts = append(parts, files...)
+			draftID = r.Draft.MessageID()
+		}
 	}
 	if u, ok := r.Draft.(uncertainDraft); ok && u.Uncertain() && len(parts) > 0 {
 		// The draft may show, cut off, and cannot become the reply: the
@@ -369,4 +389,22 @@ func (d *Dispatcher) persist(op string, id int64, write func() error) error {
 		}
 		wait = min(wait*2, maxStoreWait)
 	}
+}
+
+// splitFiles splits a reply with MEDIA: lines into the text before the
+// files (head) and the files with their captions (tail): the paragraph
+// holding the first MEDIA: line begins the tail (send_file's caption and
+// file lines come after the answer and a blank line, and a caption goes
+// with its file). head is "" when the reply begins with that paragraph.
+func splitFiles(text string) (head, tail string) {
+	lines := strings.Split(text, "\n")
+	first := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "MEDIA:") })
+	if first < 0 {
+		return strings.TrimSpace(text), ""
+	}
+	start := first
+	for start > 0 && strings.TrimSpace(lines[start-1]) != "" {
+		start--
+	}
+	return strings.TrimSpace(strings.Join(lines[:start], "\n")), strings.Join(lines[start:], "\n")
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -173,6 +174,34 @@ func TestMCPChannelClaude(t *testing.T) {
 	}
 	if !carded {
 		t.Errorf("the slow answer %q was not the edited card (earlier texts %q)", answer.Text, answer.Edits)
+	}
+
+	// A slow answer with a file (issue 56): the card shows, the answer
+	// streams into it, and the reply carries send_file's caption and file.
+	// The card becomes the answer and the file goes below it with its
+	// caption: the answer shows once (it showed in the card and again as
+	// the file's text before).
+	fake.Enqueue(sendFile("report.txt", "Q3 again"),
+		anthropictest.Reply{Text: "Here it is again, slowly.", HeaderDelay: 4 * time.Second, Chunks: 4, ChunkDelay: 700 * time.Millisecond})
+	if _, err := p.Push(mcAlice, mcAlice, "alice", "send it again, slowly"); err != nil {
+		t.Fatal(err)
+	}
+	files := func() (out []mcpchanneltest.Message) {
+		for _, m := range p.Messages(mcAlice) {
+			if m.FromBot && len(m.Files) > 0 {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	// The file is sent after the card's last edit (the reply's parts go
+	// in order): once it is there, the chat shows its end state.
+	mcWait(t, p, "the second report", func() bool { return len(files()) == 2 })
+	if doc := files()[1]; strings.TrimSpace(doc.Text) != "Q3 again" {
+		t.Errorf("the file's message says %q; want only its caption", doc.Text)
+	}
+	if again := mcBot(p, mcAlice, "Here it is again"); len(again) != 1 || again[0].Text != "Here it is again, slowly." || !slices.ContainsFunc(again[0].Edits, func(e string) bool { return strings.Contains(e, "Working") }) {
+		t.Errorf("the answer shows in %+v; want once, in the card", again)
 	}
 }
 

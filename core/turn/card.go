@@ -15,7 +15,7 @@ import (
 // with a Stop button. It lives in the turn's draft: when the answer
 // streams, the draft shows the answer instead (the Stop button stays until
 // the end); the final reply replaces it. A turn that ends without a reply
-// in it (stopped, NO_REPLY, files sent as messages of their own) collapses
+// in it (stopped, NO_REPLY, files with no text before them) collapses
 // it to one line. A tool approval asked only in the turn's own chat goes
 // on the card while it waits (its text, Allow / Deny / Always beside
 // Stop), shown at once; asked elsewhere (owners in their own chats), the

@@ -156,9 +156,11 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	if o.Park && o.card && o.Draft != nil {
 		o.Draft.Final("⏸ Paused at claude's usage limit; this message runs again after the reset.")
 	}
-	if !o.Park && o.card && o.Draft != nil && (strings.TrimSpace(o.Text) == "" || hasMedia(o.Text)) {
-		// The card is still what the chat shows: nothing (or files of
-		// their own) answered in it.
+	if !o.Park && o.Draft != nil && (o.card && strings.TrimSpace(o.Text) == "" || hasMedia(o.Text)) {
+		// The card is still what the chat shows: nothing answered in it.
+		// A reply with files took the card or the streamed draft with its
+		// text (Final does nothing then) unless no text came before the
+		// files: the draft would repeat what the files' message says.
 		line := "✓ Done in " + took(o.took) + "."
 		if stopped {
 			line = "⏹ Stopped after " + took(o.took) + "."
