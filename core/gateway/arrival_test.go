@@ -17,6 +17,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
+	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -86,6 +87,54 @@ func TestPairing(t *testing.T) {
 	}
 	if strings.Contains(logBuf.String(), code) {
 		t.Errorf("the pairing code %s is in the log", code)
+	}
+}
+
+// TestPairingApprovalAcrossRestart: the host died after recording an
+// owner's approval and before it journaled the held message's copy (the
+// approval is in the store, the hold's lease too, nothing else): the next
+// start tells the sender once and answers the held message once; the start
+// after that does neither again. Before answerApprovedHolds the held
+// message was never answered (the e2e TestPairingApprovalAcrossKill9 lost
+// it at its in-flight point).
+func TestPairingApprovalAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	g, ports, _, stop := inprocAt(t, dir, pairingPolicy)
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "let me in")}); err != nil {
+		t.Fatal(err)
+	}
+	seen5 := 0
+	got := ports.next(t, "5", &seen5)
+	code := got[strings.Index(got, "code is ")+8:]
+	code = code[:strings.IndexByte(code, ' ')]
+	// What /approve records before it calls PairingApproved; the host
+	// dies there.
+	if _, err := g.store.ApprovePairing(ctx, store.ApproveRequest{Code: code, By: "tg:9"}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+
+	g, ports, _, stop = inprocAt(t, dir, pairingPolicy)
+	seen5 = 0
+	a, b := ports.next(t, "5", &seen5), ports.next(t, "5", &seen5)
+	if strings.HasPrefix(a, "re: ") {
+		a, b = b, a
+	}
+	if !strings.Contains(a, "An owner approved you") || !strings.HasPrefix(b, "re: ") || !strings.Contains(b, "let me in") {
+		t.Fatalf("after the restart chat 5 was sent %q and %q", a, b)
+	}
+	stop()
+
+	// Once: the next start sends nothing of it again, so the next thing
+	// chat 5 is sent answers a new message.
+	g, ports, _, _ = inprocAt(t, dir, pairingPolicy)
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "now?")}); err != nil {
+		t.Fatal(err)
+	}
+	seen5 = 0
+	if got := ports.next(t, "5", &seen5); !strings.HasPrefix(got, "re: ") || !strings.Contains(got, "now?") {
+		t.Errorf("after the second restart chat 5 was sent %q first", got)
 	}
 }
 

@@ -522,25 +522,38 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 // one to its arrival stage.
 func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	for _, a := range conv {
-		m := &a.Message
-		a.Raw = message.Encode(m)
-		stored := *m
-		stored.V = message.Version // as Decode(a.Raw) has it
-		a.Journaled = &stored
-		res, err := g.store.Accept(ctx, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: a.Raw})
+		fresh, err := g.journal(ctx, &a)
 		if err != nil {
 			return err
 		}
-		if res.Duplicate {
-			g.obs.Duplicate(m.Instance)
-			g.log.Debug("duplicate message ignored", "instance", m.Instance, "chat", m.ChatID, "message", m.MessageID)
-			continue
+		if fresh {
+			g.submit(a)
 		}
-		g.obs.MessageIn(m.Instance)
-		a.ID = res.ID
-		g.submit(a)
 	}
 	return nil
+}
+
+// journal stores a's message in the journal (setting its id and the
+// journaled form); fresh is false for a message the journal already
+// holds, which is ignored.
+func (g *Gateway) journal(ctx context.Context, a *arrival) (fresh bool, err error) {
+	m := &a.Message
+	a.Raw = message.Encode(m)
+	stored := *m
+	stored.V = message.Version // as Decode(a.Raw) has it
+	a.Journaled = &stored
+	res, err := g.store.Accept(ctx, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: a.Raw})
+	if err != nil {
+		return false, err
+	}
+	if res.Duplicate {
+		g.obs.Duplicate(m.Instance)
+		g.log.Debug("duplicate message ignored", "instance", m.Instance, "chat", m.ChatID, "message", m.MessageID)
+		return false, nil
+	}
+	g.obs.MessageIn(m.Instance)
+	a.ID = res.ID
+	return true, nil
 }
 
 // agentTurn are the turn settings of the session key's agent.

@@ -82,10 +82,12 @@ func (p pairingHolds) tellOwners(set Settings, m *message.Message, code store.Pa
 
 // PairingApproved is called when an owner approved entry ("<instance>:<sender
 // id>", by /approve, the status page or clawhost pairing approve while the
-// host runs): the sender is told in the chat they asked from, and the
-// message that got them the code is answered now — once: it comes back as
-// a new message of its own id plus "#approved", which the journal takes
-// once.
+// host runs), and at the start for an approval whose held message a host
+// that died had not answered yet (answerApprovedHolds): the sender is told
+// in the chat they asked from, and the message that got them the code is
+// answered now — once: it comes back as a new message of its own id plus
+// "#approved", which the journal takes once; only the call that journals
+// it tells the sender.
 func (g *Gateway) PairingApproved(ctx context.Context, entry string) {
 	leases, err := g.store.ListLeases(ctx, heldLease(entry))
 	if err != nil {
@@ -113,16 +115,51 @@ func (g *Gateway) PairingApproved(ctx context.Context, entry string) {
 	if err != nil {
 		return
 	}
-	g.delivery.Notify("pairing:"+entry, m.Target(), "✅ An owner approved you. Your message is answered now.")
+	tgt := m.Target()
 	m.MessageID += "#approved"
 	m.ReceivedAt = g.opts.Now()
 	set := g.settings()
 	key := g.agents.Key(ctx, set.routing(), &m)
-	if err := g.accept(ctx, []arrival{{key: key, Item: queue.Item{Message: m}}}); err != nil {
+	// Journaled first: the sender is told by whoever journals the copy,
+	// once, and a host that dies before that leaves the hold to the next
+	// start (answerApprovedHolds), which tells them then.
+	a := arrival{key: key, Item: queue.Item{Message: m}}
+	fresh, err := g.journal(ctx, &a)
+	if err != nil {
 		g.log.Error("answering the message a pairing held failed", "sender", entry, "error", err)
 		return
 	}
+	if fresh {
+		g.delivery.Notify("pairing:"+entry, tgt, "✅ An owner approved you. Your message is answered now.")
+		g.submit(a)
+	}
 	if err := g.store.ReleaseLease(ctx, l.Name, l.Holder); err != nil {
 		g.log.Warn("forgetting the message a pairing held failed", "sender", entry, "error", err)
+	}
+}
+
+// answerApprovedHolds answers, at the start, the held messages of senders
+// approved already: a host killed between recording an approval and
+// journaling the held message's copy left its hold (a lease) behind, and
+// nothing else would answer it.
+func (g *Gateway) answerApprovedHolds(ctx context.Context) {
+	leases, err := g.store.ListLeases(ctx, heldLease(""))
+	if err != nil || len(leases) == 0 {
+		return
+	}
+	approved, err := g.store.ApprovedSenders(ctx, "")
+	if err != nil {
+		g.log.Warn("listing approved senders failed; messages pairings held for them wait for the next start", "error", err)
+		return
+	}
+	ok := map[string]bool{}
+	for _, a := range approved {
+		ok[a.Instance+":"+a.SenderID] = true
+	}
+	for _, l := range leases {
+		if entry := strings.TrimPrefix(l.Name, heldLease("")); ok[entry] {
+			g.log.Info("answering the message a pairing held, approved before the restart", "sender", entry)
+			g.PairingApproved(ctx, entry)
+		}
 	}
 }

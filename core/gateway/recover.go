@@ -36,6 +36,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.ends.Resume(g.settings().AgentEnd)
 	g.background(g.prune)
 	close(g.ready)
+	g.background(func() { g.answerApprovedHolds(g.ctx) })
 	return nil
 }
 

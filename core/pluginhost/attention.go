@@ -155,8 +155,10 @@ func (i *Instance) serving() {
 	i.rmu.Lock()
 	defer i.rmu.Unlock()
 	i.mu.Lock()
+	was := i.callable()
 	i.up = true
 	st := i.report
+	i.syncReady(was)
 	i.mu.Unlock()
 	i.enter(stateOf(st), st)
 }
@@ -167,9 +169,11 @@ func (i *Instance) down() {
 	i.rmu.Lock()
 	defer i.rmu.Unlock()
 	i.mu.Lock()
+	was := i.callable()
 	i.up = false
 	i.gen++
 	i.report = status.Status{}
+	i.syncReady(was)
 	i.mu.Unlock()
 }
 

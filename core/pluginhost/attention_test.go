@@ -67,6 +67,25 @@ func report(t *testing.T, addrFile string, st map[string]any) {
 	}
 }
 
+// failNext makes the loopback plugin's next op ("send", "edit") fail
+// with code.
+func failNext(t *testing.T, addrFile, op string, code channel.Code) {
+	t.Helper()
+	addr, err := os.ReadFile(addrFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"op": op, "code": string(code), "count": 1})
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Post("http://"+string(addr)+"/fail", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("POST /fail: %s", resp.Status)
+	}
+}
+
 // waitStatus waits until ok accepts the instance's status.
 func waitStatus(t *testing.T, inst *Instance, what string, ok func(Status) bool) Status {
 	t.Helper()
@@ -151,6 +170,25 @@ func TestPluginReportedStates(t *testing.T) {
 		t.Fatalf("retry while degraded: %v", err)
 	}
 	readyBefore := readyCalls.Load()
+	// Its process is up: a reply goes to it at once (a Telegram plugin
+	// whose polls fail may still send; waiting held every reply for as
+	// long as the polls failed, six ready waits of a minute, then lost it).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	_, err = ports.Send(ctx, "lo", channel.SendRequest{ChatID: "c1", Text: "through"})
+	cancel()
+	if err != nil {
+		t.Fatalf("send to a degraded instance whose process is up: %v", err)
+	}
+	if _, ok := ports.Ready("lo"); !ok {
+		t.Fatal("Ready does not report a degraded instance whose process is up")
+	}
+	// Once a send to it failed as the platform is unreachable, calls wait
+	// for it to be ready again, as for a restart (delivery's bound on
+	// that wait is unchanged).
+	failNext(t, addrFile, "send", channel.CodeUnavailable)
+	if _, err := ports.Send(context.Background(), "lo", channel.SendRequest{ChatID: "c1", Text: "fails"}); channel.CodeOf(err) != channel.CodeUnavailable {
+		t.Fatalf("the injected failure: %v", err)
+	}
 	sent := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -160,7 +198,7 @@ func TestPluginReportedStates(t *testing.T) {
 	}()
 	select {
 	case err := <-sent:
-		t.Fatalf("send to a degraded instance did not wait: %v", err)
+		t.Fatalf("send to a degraded instance whose last send failed did not wait: %v", err)
 	case <-time.After(100 * time.Millisecond):
 	}
 

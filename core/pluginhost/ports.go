@@ -88,13 +88,21 @@ func (p Ports) WaitReady(ctx context.Context, instance string) (pluginclient.Des
 	return desc, err
 }
 
-// Send waits for the instance to be ready, then sends.
+// Send waits for the instance to take calls, then sends. A send to a
+// degraded instance that fails with an error that may pass makes later
+// calls wait for it to be ready again (Instance.callable).
 func (p Ports) Send(ctx context.Context, instance string, req channel.SendRequest) (channel.SendResponse, error) {
 	plug, _, err := p.wait(ctx, instance)
 	if err != nil {
 		return channel.SendResponse{}, err
 	}
-	return plug.Send(ctx, req)
+	resp, err := plug.Send(ctx, req)
+	if err != nil && channel.CodeOf(err).Retryable() {
+		if inst := p.h.Instance(instance); inst != nil {
+			inst.notedSendFailed()
+		}
+	}
+	return resp, err
 }
 
 // React sets or clears a reaction; it fails at once when the instance is

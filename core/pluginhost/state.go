@@ -21,7 +21,8 @@ const (
 	// StateDegraded: it crashed or failed to start; it is restarted with
 	// backoff. Also the state of a running plugin that reported degraded
 	// (it is up and retrying by itself, e.g. the platform is unreachable):
-	// that one is not restarted, and calls wait for it as for a restart.
+	// that one is not restarted, and takes calls until a send to it fails;
+	// then calls wait for it as for a restart (Instance.callable).
 	StateDegraded State = "degraded"
 	// StateMisconfigured: the plugin rejected its configuration (or the
 	// configured sha256 does not match). It is not restarted in a loop; a
@@ -113,16 +114,15 @@ func (i *Instance) Status() Status {
 
 func (i *Instance) setState(s State, err error) {
 	i.mu.Lock()
-	prev := i.state
+	prev, was := i.state, i.callable()
 	i.state, i.since = s, i.h.opts.Clock.Now()
 	if err != nil {
 		i.lastErr = err
 	}
-	if s == StateReady {
-		close(i.readyCh)
-	} else if prev == StateReady {
-		i.readyCh = make(chan struct{})
+	if s != prev {
+		i.sendFailed = false
 	}
+	i.syncReady(was)
 	if s == StateStopped {
 		select {
 		case <-i.readyCh:
@@ -137,4 +137,41 @@ func (i *Instance) setState(s State, err error) {
 	case prev != s:
 		i.log.Info("plugin state", "state", s)
 	}
+}
+
+// callable says whether calls go to the instance now; i.mu is held. A
+// ready one takes them, and so does one whose process is up but reported
+// degraded (it retries what it depends on by itself, e.g. Telegram's
+// polls fail): the plugin may still send, and holding every reply until
+// its polls recover delayed replies for as long as they failed, then lost
+// them after delivery's ready waits. Once a send to it failed
+// (notedSendFailed), calls wait for it to be ready again, as for a
+// restart, so a platform that is really unreachable keeps delivery's
+// bound.
+func (i *Instance) callable() bool {
+	return i.state == StateReady || i.state == StateDegraded && i.up && !i.sendFailed
+}
+
+// syncReady keeps readyCh closed exactly while the instance is callable,
+// given whether it was before the change; i.mu is held.
+func (i *Instance) syncReady(was bool) {
+	switch now := i.callable(); {
+	case now && !was:
+		close(i.readyCh)
+	case !now && was:
+		i.readyCh = make(chan struct{})
+	}
+}
+
+// notedSendFailed records that a send to the instance failed with an
+// error that may pass, when it is degraded (callable).
+func (i *Instance) notedSendFailed() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.state != StateDegraded {
+		return
+	}
+	was := i.callable()
+	i.sendFailed = true
+	i.syncReady(was)
 }

@@ -295,11 +295,14 @@ type Instance struct {
 	pid      int
 	plug     *pluginclient.Plugin
 	desc     pluginclient.Description
-	readyCh  chan struct{} // closed when ready; replaced on restart
-	probeErr error         // set when the liveness probe killed the run
-	holdLost bool          // the run ended because its gate hold was lost
-	standby  string        // why a channel waits in standby
-	tail     *stderrTail   // the current process's last stderr lines
+	readyCh  chan struct{} // closed while callable (state.go); replaced when it stops being
+	// sendFailed: a send to the instance, degraded with its process up,
+	// failed (callable); reset by the next change of state.
+	sendFailed bool
+	probeErr   error       // set when the liveness probe killed the run
+	holdLost   bool        // the run ended because its gate hold was lost
+	standby    string      // why a channel waits in standby
+	tail       *stderrTail // the current process's last stderr lines
 	// reattach, when set, is the debug-mode process to attach to instead
 	// of launching the binary (Options.Reattach).
 	reattach *pluginclient.Reattach
@@ -322,27 +325,29 @@ func newInstance(h *Supervisor, s Spec) *Instance {
 // Name returns the instance name.
 func (i *Instance) Name() string { return i.spec.Instance }
 
-// Client returns the plugin client and description if the instance is ready.
+// Client returns the plugin client and description if the instance takes
+// calls now: ready, or degraded with its process up (callable).
 func (i *Instance) Client() (*pluginclient.Plugin, pluginclient.Description, bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.state != StateReady {
+	if !i.callable() {
 		return nil, pluginclient.Description{}, false
 	}
 	return i.plug, i.desc, true
 }
 
-// WaitReady blocks until the instance is ready or ctx ends; it fails at
+// WaitReady blocks until the instance is ready (or callable: degraded with
+// its process up) or ctx ends; it fails at
 // once for a stopped, missing or misconfigured instance, and for one that
 // needs attention (with a non-retryable *channel.Error naming what the
 // plugin asked for, so delivery gives up instead of retrying).
 func (i *Instance) WaitReady(ctx context.Context) (*pluginclient.Plugin, pluginclient.Description, error) {
 	for {
 		i.mu.Lock()
-		ch, st := i.readyCh, i.state
+		ch, st, ok := i.readyCh, i.state, i.callable()
 		plug, desc := i.plug, i.desc
 		i.mu.Unlock()
-		if st == StateReady {
+		if ok {
 			return plug, desc, nil
 		}
 		if st == StateStopped || st.settled() {

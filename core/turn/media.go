@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,8 +19,10 @@ import (
 
 // fetchMedia downloads a message's attachments into the session's own
 // directory, <workspace>/media/<key.Dir()>/ (0700), as 0600
-// files with random names (128 bits, hex), so the prompt can name their
-// paths and claude can read them, and nobody can guess another chat's.
+// files with random names (128 bits, hex, after the journal entry's id and
+// the attachment's index: a turn run again after a restart finds what was
+// downloaded for it, see downloaded), so the prompt can name their paths
+// and claude can read them, and nobody can guess another chat's.
 // core/delivery sends a MEDIA: file from the media directory only when it
 // is in the session's own; the media pruner removes old ones. Failures
 // are logged; the prompt then says the attachment could not be
@@ -41,10 +44,19 @@ func (t *Turns) fetchMedia(ctx context.Context, set Settings, key sessionkey.Key
 		if md.Path != "" {
 			continue
 		}
+		if prev := downloaded(dir, id, i, md); prev != "" {
+			// Downloaded already for this entry, before a restart (by
+			// FetchMedia or an earlier run of the turn): not again.
+			md.Path = prev
+			continue
+		}
 		name, err := randomName()
 		if err != nil {
 			t.log.Error("media file name", "error", err)
 			return
+		}
+		if id > 0 {
+			name = mediaPrefix(id, i) + name
 		}
 		path := filepath.Join(dir, name+mediaExt(md))
 		dctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -100,6 +112,27 @@ func (t *Turns) SaveMedia(key sessionkey.Key, filename string, data []byte) (str
 		return "", err
 	}
 	return path, nil
+}
+
+// mediaPrefix starts the name of journal entry id's attachment i, so a
+// run of its turn after a restart finds the file downloaded before it
+// instead of downloading it again (a second copy); the random rest keeps
+// the name unguessable.
+func mediaPrefix(id int64, i int) string { return fmt.Sprintf("%d-%d-", id, i) }
+
+// downloaded is the file entry id's attachment i was downloaded to in dir
+// already ("" for none). A download in progress or cut off by a crash is a
+// .part file, never matched: only a completed download is renamed to its
+// name.
+func downloaded(dir string, id int64, i int, md *message.Media) string {
+	if id <= 0 {
+		return ""
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, mediaPrefix(id, i)+"*"+mediaExt(md)))
+	if len(matches) == 0 {
+		return ""
+	}
+	return matches[0]
 }
 
 // randomName is 128 random bits in hex.
