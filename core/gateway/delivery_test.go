@@ -141,10 +141,11 @@ func TestReplyContextMediaAndTags(t *testing.T) {
 	e.post(m)
 	got := e.text("chat-u1")
 	contains(t, got, "[Replying to you (the assistant) id:m9]", "the quoted text", "[Attached document: ")
-	// In the session's own directory, under a random name.
+	// In the session's own directory, under a random name (after the
+	// entry's id and the attachment's index: a re-run finds it).
 	dir := filepath.Join(e.set.Turn.Workspace, "media", (sessionkey.Key{Agent: "main", Chat: "lo:direct:u1"}).Dir())
 	matches, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
-	if len(matches) != 1 || !regexp.MustCompile(`^[0-9a-f]{32}\.txt$`).MatchString(filepath.Base(matches[0])) {
+	if len(matches) != 1 || !regexp.MustCompile(`^([0-9]+-[0-9]+-)?[0-9a-f]{32}\.txt$`).MatchString(filepath.Base(matches[0])) {
 		t.Fatalf("downloaded media: %v", matches)
 	}
 	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
