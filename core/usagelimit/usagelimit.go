@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -73,6 +74,9 @@ type Pause struct {
 	timer   tstime.Timer
 	backoff time.Duration
 	closed  bool
+
+	// released: a pause ended in this process (see Released).
+	released atomic.Bool
 }
 
 // New returns a Pause that is not paused; Start reads the store's.
@@ -217,6 +221,14 @@ func (p *Pause) Tell(key string) bool {
 	return true
 }
 
+// Released reports whether a pause has ended in this process (its timer
+// or /resume; not the one Start ends before any lane runs). A lane that
+// read its session's queue during a pause, when the parked entries were
+// not in it, may start a newer message after the pause ended and the
+// parked ones went back ahead of it: once this is true a turn checks
+// that no older entry waits in its session's queue before it starts.
+func (p *Pause) Released() bool { return p.released.Load() }
+
 // OK records that a turn got through: the next limit without a reset
 // backs off from the start.
 func (p *Pause) OK() {
@@ -247,6 +259,11 @@ func (p *Pause) resume(ctx context.Context, why string) {
 		p.timer = nil
 	}
 	p.mu.Unlock()
+	if was {
+		// Before the parked entries go back: a turn that sees the pause
+		// lifted also sees Released (see there).
+		p.released.Store(true)
+	}
 	if err := p.opts.Store.ReleaseLease(ctx, LeaseName, holder); err != nil {
 		p.log.Error("ending the stored usage-limit pause failed", "error", err)
 	}
