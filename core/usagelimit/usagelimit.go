@@ -271,6 +271,16 @@ func (p *Pause) resume(ctx context.Context, why string) {
 	if err != nil {
 		// They stay parked; the next start (or /resume) tries again.
 		p.log.Error("putting the parked messages back in their queues failed", "error", err)
+		if was {
+			// And the pause goes on, a backoff's first step longer: a
+			// newer message must not run ahead of the parked ones.
+			p.mu.Lock()
+			p.until = p.opts.Clock.Now().Add(FirstBackoff)
+			p.arm()
+			p.mu.Unlock()
+			p.store(ctx)
+			return
+		}
 	}
 	p.mu.Lock()
 	p.until, p.reason, p.told = time.Time{}, "", map[string]bool{}
