@@ -250,7 +250,10 @@ func (p *Pause) Resume(ctx context.Context) bool {
 //
 // The turns stay paused until the parked entries are back in their
 // queues: a turn about to start meanwhile (a message that came as the
-// pause ended) halts and queues behind them, never ahead.
+// pause ended) halts and queues behind them, never ahead. A turn whose
+// batch was read from the queue before they went back checks the queue
+// itself (see Released). Should they fail to go back, the pause goes on
+// a minute more and its end is tried again.
 func (p *Pause) resume(ctx context.Context, why string) {
 	p.mu.Lock()
 	was := !p.until.IsZero()
@@ -269,7 +272,8 @@ func (p *Pause) resume(ctx context.Context, why string) {
 	}
 	keys, err := p.opts.Store.Unpark(ctx)
 	if err != nil {
-		// They stay parked; the next start (or /resume) tries again.
+		// They stay parked; the retry below, the next start or /resume
+		// tries again.
 		p.log.Error("putting the parked messages back in their queues failed", "error", err)
 		if was {
 			// And the pause goes on, a backoff's first step longer: a
