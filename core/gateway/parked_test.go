@@ -65,17 +65,19 @@ func (s *releaseGate) PendingCounts(ctx context.Context) (map[string]int, error)
 // lane picked from the queue while the older one was parked does not run
 // ahead of it when the pause ends between the pick and the turn's start
 // (issue 56: TestInProcessUsageLimit answered a2 before a1 about once in
-// ten runs). The gate holds the lane's read of the queue — it found a2
-// alone, a1 being parked — while the fake clock ends the pause; the
-// turn then starts with the pause lifted: a1 must be answered first.
+// ten runs). a2 waits behind a1's held turn; a1 then hits the limit and
+// parks, and the lane reads its queue again: the gate holds that read —
+// it found a2 alone — while the fake clock ends the pause; a2's turn then
+// starts with the pause lifted: a1 must be answered first.
 func TestInProcessUsageLimitReleaseOrder(t *testing.T) {
 	clk := tstimetest.NewFake(time.Now())
 	gate := &releaseGate{chat: "5", picked: make(chan struct{}), release: make(chan struct{}), resumed: make(chan struct{})}
-	g, ports, agent := inproc(t, nil, func(o *Options) {
+	g, ports, agent := inproc(t, func(s *Settings) { s.SeenReaction = "👀" }, func(o *Options) {
 		o.Clock = clk
 		gate.Store = o.Store
 		o.Store = gate
 	})
+	ports.react = true
 	ctx := context.Background()
 	agent.mu.Lock()
 	agent.limit = &runner.Error{Kind: runner.KindUsageLimit, ResetAt: clk.Now().Add(time.Hour), Notice: "limit"}
@@ -86,17 +88,7 @@ func TestInProcessUsageLimitReleaseOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	seen := 0
-	send("a1")
-	if got := ports.next(t, "5", &seen); !strings.Contains(got, "usage limit is reached") {
-		t.Fatalf("chat 5 was told %q", got)
-	}
-	agent.mu.Lock()
-	agent.limit = nil
-	agent.mu.Unlock()
-	gate.arm()
-	send("a2")
-	bound := func(c chan struct{}, what string) {
+	bound := func(c <-chan struct{}, what string) {
 		t.Helper()
 		select {
 		case <-c:
@@ -104,11 +96,31 @@ func TestInProcessUsageLimitReleaseOrder(t *testing.T) {
 			t.Fatal(what)
 		}
 	}
+	send("a1 hold")
+	bound(agent.held, "a1's turn did not start")
+	send("a2")
+	for queued := false; !queued; { // a2 waits behind a1 (its seen reaction)
+		ports.mu.Lock()
+		queued = len(ports.reacted) > 0
+		ports.mu.Unlock()
+		if !queued {
+			bound(ports.more, "a2 was not queued")
+		}
+	}
+	gate.arm()
+	close(agent.release)
+	seen := 0
+	if got := ports.next(t, "5", &seen); !strings.Contains(got, "usage limit is reached") {
+		t.Fatalf("chat 5 was told %q", got)
+	}
+	agent.mu.Lock()
+	agent.limit = nil
+	agent.mu.Unlock()
 	bound(gate.picked, "the lane never read a2 from the queue")
 	clk.Advance(time.Hour)
 	bound(gate.resumed, "the pause did not end")
 	close(gate.release)
-	for _, w := range []string{"a1", "a2"} {
+	for _, w := range []string{"a1 hold", "a2"} {
 		if got := ports.next(t, "5", &seen); !strings.HasPrefix(got, "re: ") || !strings.HasSuffix(got, ": "+w) {
 			t.Fatalf("chat 5: %q, want the answer to %q", got, w)
 		}
