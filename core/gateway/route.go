@@ -217,6 +217,22 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		l.tellPaused(b.Key, message.Target{Instance: last.Instance, ChatID: last.ChatID, ThreadID: last.ThreadID}, until)
 		return queue.Halt
 	}
+	if g.pause.Released() {
+		// A usage-limit pause ended in this host's life: the batch may
+		// have been read from the queue while the session's older
+		// messages were parked, and the pause's end put them back ahead
+		// of it. They run first: the lane reads its queue again (the
+		// kick; the pause's end kicks it too).
+		older, err := l.olderWaiting(ctx, b)
+		switch {
+		case err != nil:
+			g.log.Error("reading the session queue before a turn failed", "session", b.Key, "error", err)
+			return queue.Retry
+		case older:
+			g.queue.Kick(b.Key)
+			return queue.Halt
+		}
+	}
 	key := g.keyOf(b.Key) // the agent resolved once, for the turn and its reply
 	refused, admitted := l.overBudget(ctx, b, key)
 	if refused {
@@ -241,6 +257,17 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		g.pause.OK()
 	}
 	return queue.Ran
+}
+
+// olderWaiting reports whether an entry of b's session older than b's
+// first waits in the session's queue: one the lane's read of the queue
+// did not see (unparked since).
+func (l lanes) olderWaiting(ctx context.Context, b *queue.Batch) (bool, error) {
+	es, err := l.g.store.ListPending(ctx, b.Key, 1)
+	if err != nil {
+		return false, err
+	}
+	return len(es) > 0 && es[0].ID < b.Entries[0].ID, nil
 }
 
 // park parks a turn that hit claude's usage limit — its entries and the

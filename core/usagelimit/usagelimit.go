@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -73,6 +74,9 @@ type Pause struct {
 	timer   tstime.Timer
 	backoff time.Duration
 	closed  bool
+
+	// released: a pause ended in this process (see Released).
+	released atomic.Bool
 }
 
 // New returns a Pause that is not paused; Start reads the store's.
@@ -217,6 +221,14 @@ func (p *Pause) Tell(key string) bool {
 	return true
 }
 
+// Released reports whether a pause has ended in this process (its timer
+// or /resume; not the one Start ends before any lane runs). A lane that
+// read its session's queue during a pause, when the parked entries were
+// not in it, may start a newer message after the pause ended and the
+// parked ones went back ahead of it: once this is true a turn checks
+// that no older entry waits in its session's queue before it starts.
+func (p *Pause) Released() bool { return p.released.Load() }
+
 // OK records that a turn got through: the next limit without a reset
 // backs off from the start.
 func (p *Pause) OK() {
@@ -238,7 +250,10 @@ func (p *Pause) Resume(ctx context.Context) bool {
 //
 // The turns stay paused until the parked entries are back in their
 // queues: a turn about to start meanwhile (a message that came as the
-// pause ended) halts and queues behind them, never ahead.
+// pause ended) halts and queues behind them, never ahead. A turn whose
+// batch was read from the queue before they went back checks the queue
+// itself (see Released). Should they fail to go back, the pause goes on
+// a minute more and its end is tried again.
 func (p *Pause) resume(ctx context.Context, why string) {
 	p.mu.Lock()
 	was := !p.until.IsZero()
@@ -247,13 +262,29 @@ func (p *Pause) resume(ctx context.Context, why string) {
 		p.timer = nil
 	}
 	p.mu.Unlock()
+	if was {
+		// Before the parked entries go back: a turn that sees the pause
+		// lifted also sees Released (see there).
+		p.released.Store(true)
+	}
 	if err := p.opts.Store.ReleaseLease(ctx, LeaseName, holder); err != nil {
 		p.log.Error("ending the stored usage-limit pause failed", "error", err)
 	}
 	keys, err := p.opts.Store.Unpark(ctx)
 	if err != nil {
-		// They stay parked; the next start (or /resume) tries again.
+		// They stay parked; the retry below, the next start or /resume
+		// tries again.
 		p.log.Error("putting the parked messages back in their queues failed", "error", err)
+		if was {
+			// And the pause goes on, a backoff's first step longer: a
+			// newer message must not run ahead of the parked ones.
+			p.mu.Lock()
+			p.until = p.opts.Clock.Now().Add(FirstBackoff)
+			p.arm()
+			p.mu.Unlock()
+			p.store(ctx)
+			return
+		}
 	}
 	p.mu.Lock()
 	p.until, p.reason, p.told = time.Time{}, "", map[string]bool{}

@@ -173,3 +173,81 @@ func TestBackoffWithoutReset(t *testing.T) {
 		t.Error("paused after /resume")
 	}
 }
+
+// failingUnpark is the store whose Unpark fails the first n times; each
+// call says so on calls.
+type failingUnpark struct {
+	store.Store
+	mu    sync.Mutex
+	n     int
+	calls chan error
+}
+
+func (s *failingUnpark) Unpark(ctx context.Context) ([]string, error) {
+	s.mu.Lock()
+	fail := s.n > 0
+	s.n--
+	s.mu.Unlock()
+	if fail {
+		err := fmt.Errorf("disk full")
+		s.calls <- err
+		return nil, err
+	}
+	keys, err := s.Store.Unpark(ctx)
+	s.calls <- err
+	return keys, err
+}
+
+// TestPauseOutlastsAFailedRelease: when the parked entries cannot go back
+// to their queues at the pause's end, the pause goes on (a newer message
+// of their chat would run ahead of them) and its end is tried again a
+// minute later, when they go back and their sessions are looked at.
+func TestPauseOutlastsAFailedRelease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := tstimetest.NewFake(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	db := &failingUnpark{Store: open(t, t.TempDir(), clk), n: 1, calls: make(chan error, 4)}
+	r := &resumes{more: make(chan struct{}, 4)}
+	p := New(Options{Store: db, Clock: clk, Resume: r.resume})
+	parkOne(t, db, "s1", "1")
+	p.Hit(ctx, clk.Now().Add(time.Hour), "usage_limit")
+	if !p.Tell("s1") {
+		t.Fatal("s1 not told")
+	}
+	call := func() error {
+		t.Helper()
+		select {
+		case err := <-db.calls:
+			return err
+		case <-time.After(5 * time.Second): // a bound on a failing test
+			t.Fatal("the pause's end did not release the parked entries")
+			return nil
+		}
+	}
+	clk.Advance(time.Hour)
+	if call() == nil {
+		t.Fatal("the first release did not fail")
+	}
+	if !clk.BlockUntil(1, 5*time.Second) { // the pause's timer armed again
+		t.Fatal("no new end for the pause")
+	}
+	if until, _, ok := p.Paused(); !ok || !until.Equal(clk.Now().Add(FirstBackoff)) {
+		t.Fatalf("after a failed release: paused %v until %v, want a minute more", ok, until)
+	}
+	if p.Tell("s1") {
+		t.Error("s1 told twice in one pause")
+	}
+	if !p.Released() {
+		t.Error("Released false after a pause's end")
+	}
+	clk.Advance(FirstBackoff)
+	if err := call(); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.wait(t); fmt.Sprint(got) != "[s1]" {
+		t.Errorf("sessions looked at %v", got)
+	}
+	if _, _, ok := p.Paused(); ok {
+		t.Error("still paused after the release")
+	}
+}
