@@ -522,7 +522,7 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 // one to its arrival stage.
 func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	for _, a := range conv {
-		fresh, err := g.journal(ctx, &a)
+		fresh, err := journal(ctx, g.store, g.obs, g.log, &a)
 		if err != nil {
 			return err
 		}
@@ -533,25 +533,25 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	return nil
 }
 
-// journal stores a's message in the journal (setting its id and the
+// journal stores a's message in st, the journal (setting its id and the
 // journaled form); fresh is false for a message the journal already
 // holds, which is ignored.
-func (g *Gateway) journal(ctx context.Context, a *arrival) (fresh bool, err error) {
+func journal(ctx context.Context, st store.Store, obs Observer, log hclog.Logger, a *arrival) (fresh bool, err error) {
 	m := &a.Message
 	a.Raw = message.Encode(m)
 	stored := *m
 	stored.V = message.Version // as Decode(a.Raw) has it
 	a.Journaled = &stored
-	res, err := g.store.Accept(ctx, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: a.Raw})
+	res, err := st.Accept(ctx, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: a.Raw})
 	if err != nil {
 		return false, err
 	}
 	if res.Duplicate {
-		g.obs.Duplicate(m.Instance)
-		g.log.Debug("duplicate message ignored", "instance", m.Instance, "chat", m.ChatID, "message", m.MessageID)
+		obs.Duplicate(m.Instance)
+		log.Debug("duplicate message ignored", "instance", m.Instance, "chat", m.ChatID, "message", m.MessageID)
 		return false, nil
 	}
-	g.obs.MessageIn(m.Instance)
+	obs.MessageIn(m.Instance)
 	a.ID = res.ID
 	return true, nil
 }
@@ -565,10 +565,10 @@ func (s Settings) agentTurn(key sessionkey.Key) turn.Settings {
 // journal it recovers from) holds its string form, made by Key.String, so
 // a key that does not parse is a defect, logged; its agent is then the
 // default's.
-func (g *Gateway) keyOf(s string) sessionkey.Key {
+func keyOf(log hclog.Logger, s string) sessionkey.Key {
 	k, err := sessionkey.Parse(s)
 	if err != nil {
-		g.log.Error("a session key without its agent", "session", s, "error", err)
+		log.Error("a session key without its agent", "session", s, "error", err)
 		return sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: s}
 	}
 	return k

@@ -233,7 +233,7 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 			return queue.Halt
 		}
 	}
-	key := g.keyOf(b.Key) // the agent resolved once, for the turn and its reply
+	key := keyOf(g.log, b.Key) // the agent resolved once, for the turn and its reply
 	refused, admitted := l.overBudget(ctx, b, key)
 	if refused {
 		return queue.Ran
