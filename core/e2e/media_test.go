@@ -31,9 +31,9 @@ func TestTelegramMediaStaysInItsChat(t *testing.T) {
 		"photo":   []map[string]any{{"file_id": "photo-alice", "file_unique_id": "pa", "width": 640, "height": 480, "file_size": len(photo)}},
 	}})
 	m := tgWaitMessage(t, srv, tgAlice, "echo:", "photo-marker")
-	stored := regexp.MustCompile(`(/\S+/media/tg_direct_1001/[0-9a-f]{32}\.jpg)`).FindStringSubmatch(m.Visible)
+	stored := regexp.MustCompile(`(/\S+/media/tg_direct_1001/(?:[0-9]+-[0-9]+-)?[0-9a-f]{32}\.jpg)`).FindStringSubmatch(m.Visible)
 	if stored == nil {
-		t.Fatalf("the prompt does not name the photo in the chat's own directory under a random name: %q", m.Visible)
+		t.Fatalf("the prompt does not name the photo in the chat's own directory under a random name (after its entry id and index): %q", m.Visible)
 	}
 	path := stored[1]
 	if b, err := os.ReadFile(path); err != nil || string(b) != string(photo) {
