@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/config/configtest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -116,7 +117,7 @@ func TestAgentHealthProbeStops(t *testing.T) {
 	if err := os.WriteFile(claude, []byte("#!/bin/sh\necho $$ > "+started+"\nexec sleep 60\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := loadSrc(t, "agent {\n  command = \""+claude+"\"\n}\n")
+	cfg := configtest.Load(t, "agent {\n  command = \""+claude+"\"\n}\n")
 	a := newAgentHealth(cfg, runner.Config{Command: claude, Workspace: dir})
 	var pid int
 	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/clawhost/clawhost/core/config/configtest"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // the configuration it was last given: a reload's new grants apply at once.
 func TestPluginToolGrants(t *testing.T) {
 	t.Parallel()
-	cfg := loadSrc(t, `agent {
+	cfg := configtest.Load(t, `agent {
   tools = ["memory.*"]
 }
 agent "ops" {
@@ -57,7 +58,7 @@ plugin "git" {
 	if g.Timeout("memory") != 5*time.Second || g.Timeout("git") != 30*time.Second {
 		t.Errorf("timeouts %v %v", g.Timeout("memory"), g.Timeout("git"))
 	}
-	g.set(loadSrc(t, `agent {
+	g.set(configtest.Load(t, `agent {
   tools = []
 }
 `))

@@ -2,33 +2,13 @@ package core
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/config/configtest"
 	"github.com/clawhost/clawhost/core/sandboxreach"
 	"github.com/hashicorp/go-hclog"
 )
-
-// loadSrc loads src as a config file in a directory of its own.
-func loadSrc(t *testing.T, src string) *config.Config {
-	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatalf("load: %v", diags)
-	}
-	return cfg
-}
 
 const (
 	noBwrap    = "unavailable (bubblewrap not installed)"
@@ -40,8 +20,8 @@ const (
 // keeps the running configuration.
 func TestReloadRefusesStrangersUnsandboxed(t *testing.T) {
 	t.Parallel()
-	running := loadSrc(t, `access { dm_policy = "allowlist" }`)
-	next := loadSrc(t, `access { dm_policy = "pairing" }
+	running := configtest.Load(t, `access { dm_policy = "allowlist" }`)
+	next := configtest.Load(t, `access { dm_policy = "pairing" }
 plugin "tg" {
   source = "telegram"
   config { token = "123:abc" }

@@ -155,6 +155,8 @@ var views = map[string]string{
 	"core/session":    "core/store",
 	"core/usagelimit": "core/store",
 	"core/usage":      "core/store",
+	// core/config/configtest loads a test's configuration (a harness).
+	"core/config/configtest": "core/config",
 }
 
 // harnesses are test support packages: they may import "testing", and
@@ -163,6 +165,7 @@ var harnesses = map[string]bool{
 	"sdk/sdktest":                true,
 	"core/store/storetest":       true,
 	"core/store/postgres/pgtest": true,
+	"core/config/configtest":     true,
 	// Only tests import them; they live in core/internal to stay private.
 	"core/internal/testbin":           true,
 	"core/internal/tstime/tstimetest": true,

@@ -1,38 +1,18 @@
 package configaudit
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/config/configtest"
 	"github.com/clawhost/clawhost/core/securityaudit"
 )
-
-// loadSrc loads src as a config file in a directory of its own.
-func loadSrc(t *testing.T, src string) *config.Config {
-	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatalf("load: %v", diags)
-	}
-	return cfg
-}
 
 // TestAuditNamedAgentTools: a named agent's own allowed_tools are audited
 // too, at their line; an inherited list is reported once.
 func TestAuditNamedAgentTools(t *testing.T) {
 	t.Parallel()
-	cfg := loadSrc(t, `agent {
+	cfg := configtest.Load(t, `agent {
   allowed_tools = ["Bash(git log:*)"]
 }
 agent "ops" {
@@ -72,7 +52,7 @@ agent "docs" {
 // reports a pattern that names no enabled plugin.
 func TestAuditPluginTools(t *testing.T) {
 	t.Parallel()
-	cfg := loadSrc(t, `agent {
+	cfg := configtest.Load(t, `agent {
   tools = ["memory.*"]
 }
 agent "ops" {

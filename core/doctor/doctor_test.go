@@ -11,26 +11,9 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/config/configtest"
 	"github.com/clawhost/clawhost/core/internal/procmem"
 )
-
-// loadSrc loads src as a config file in a directory of its own.
-func loadSrc(t *testing.T, src string) *config.Config {
-	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatalf("load: %v", diags)
-	}
-	return cfg
-}
 
 const (
 	noBwrap    = "unavailable (bubblewrap not installed)"
@@ -56,14 +39,14 @@ plugin "tg" {
 		{"strangers", strangers, VerdictFail, "the host refuses to start", `or write sandbox = "off"`},
 		{"off", off, VerdictWarn, `agent.sandbox = "off"`, "bubblewrap"},
 	} {
-		got := doctorSandbox(context.Background(), loadSrc(t, tc.src), nil)
+		got := doctorSandbox(context.Background(), configtest.Load(t, tc.src), nil)
 		if len(got) != 1 || got[0].Verdict != tc.verdict || !strings.Contains(got[0].Found, tc.found) || !strings.Contains(got[0].Do, tc.do) {
 			t.Errorf("%s: %+v", tc.name, got)
 		}
 	}
 	if real, err := exec.LookPath("/usr/bin/bwrap"); err == nil {
 		t.Setenv("PATH", filepath.Dir(real))
-		if got := doctorSandbox(context.Background(), loadSrc(t, strangers), nil); len(got) != 1 || got[0].Verdict != VerdictOK {
+		if got := doctorSandbox(context.Background(), configtest.Load(t, strangers), nil); len(got) != 1 || got[0].Verdict != VerdictOK {
 			t.Errorf("with bubblewrap: %+v", got)
 		}
 	}
@@ -121,7 +104,7 @@ func TestDoctorPortInUse(t *testing.T) {
 			c.Close()
 		}
 	}()
-	cfg := loadSrc(t, "admin {\n  listen = \""+ln.Addr().String()+"\"\n}\n")
+	cfg := configtest.Load(t, "admin {\n  listen = \""+ln.Addr().String()+"\"\n}\n")
 	verdict := func() Check {
 		for _, c := range doctorPorts(context.Background(), cfg, nil) {
 			if c.Name == "admin endpoint" {

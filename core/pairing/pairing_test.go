@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/clawhost/clawhost/core/config/configtest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,7 +54,7 @@ func TestRevokeDropsTheSendersSchedules(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := loadTestConfig(t, schedulesConfig)
+			cfg := configtest.LoadWithDataDir(t, schedulesConfig)
 			db := openTestStore(t, cfg.DataDir)
 			ctx := context.Background()
 			r, _ := db.RequestPairing(ctx, store.PairingRequest{Instance: "dc", SenderID: "5"})

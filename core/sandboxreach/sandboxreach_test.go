@@ -3,32 +3,13 @@ package sandboxreach
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/clawhost/clawhost/core/settings"
 
-	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/config/configtest"
 )
-
-// loadSrc loads src as a config file in a directory of its own.
-func loadSrc(t *testing.T, src string) *config.Config {
-	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatalf("load: %v", diags)
-	}
-	return cfg
-}
 
 const (
 	noBwrap    = "unavailable (bubblewrap not installed)"
@@ -116,7 +97,7 @@ access { dm_policy = "open" }` + tg, noBwrap, []string{`in the agent block (conf
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := loadSrc(t, tc.src)
+			cfg := configtest.Load(t, tc.src)
 			set, err := settings.Pipeline(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -147,7 +128,7 @@ access { dm_policy = "open" }` + tg, noBwrap, []string{`in the agent block (conf
 func TestUnsandboxedReachOnMacOS(t *testing.T) {
 	defer func(f func() string) { installBubblewrap = f }(installBubblewrap)
 	installBubblewrap = func() string { return "" }
-	cfg := loadSrc(t, `access { dm_policy = "open" }
+	cfg := configtest.Load(t, `access { dm_policy = "open" }
 plugin "tg" {
   source = "telegram"
   config { token = "123:abc" }
@@ -177,7 +158,7 @@ func TestDefaultConfigStartsUnsandboxed(t *testing.T) {
 		t.Setenv("TELEGRAM_BOT_TOKEN", token)
 		t.Setenv("DISCORD_BOT_TOKEN", "")
 		t.Setenv("WHATSAPP_ENABLED", "")
-		cfg := loadSrc(t, string(src))
+		cfg := configtest.Load(t, string(src))
 		set, err := settings.Pipeline(cfg)
 		if err != nil {
 			t.Fatal(err)

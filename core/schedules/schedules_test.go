@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/command"
-	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/config/configtest"
 	"github.com/clawhost/clawhost/core/gateway"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
@@ -29,24 +29,6 @@ func openTestStore(t *testing.T, dir string) store.Store {
 	return db
 }
 
-// loadTestConfig loads src as data_dir's config.hcl under a fresh
-// directory, with data_dir created.
-func loadTestConfig(t *testing.T, src string) *config.Config {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.hcl")
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 const schedulesConfig = "data_dir = \"./data\"\nplugin \"tg\" {\n  source = \"telegram\"\n  enabled = false\n}\nschedule \"file\" {\n  cron = \"0 9 * * *\"\n  chat = \"tg:1\"\n  prompt = \"p\"\n}\n"
 
 func noFire(context.Context, gateway.ScheduledRun) error { return nil }
@@ -56,7 +38,7 @@ func noFire(context.Context, gateway.ScheduledRun) error { return nil }
 // file's are not.
 func TestChatSchedules(t *testing.T) {
 	t.Parallel()
-	cfg := loadTestConfig(t, schedulesConfig)
+	cfg := configtest.LoadWithDataDir(t, schedulesConfig)
 	db := openTestStore(t, cfg.DataDir)
 	newSched := func() *Scheduler {
 		s := New(db, hclog.NewNullLogger(), noFire, 0)
@@ -112,7 +94,7 @@ func TestChatSchedules(t *testing.T) {
 // then removed.
 func TestSchedulesAddedByAnotherHostRun(t *testing.T) {
 	t.Parallel()
-	cfg := loadTestConfig(t, schedulesConfig)
+	cfg := configtest.LoadWithDataDir(t, schedulesConfig)
 	ago := func() time.Time { return time.Now().Add(-10 * time.Minute) } // the other host's add
 	db, err := sqlite.Open(context.Background(), cfg.DataDir, sqlite.Options{Now: ago})
 	if err != nil {
@@ -164,7 +146,7 @@ func TestSchedulesAddedByAnotherHostRun(t *testing.T) {
 // listed with their senders and last runs.
 func TestScheduleFilesMigrate(t *testing.T) {
 	t.Parallel()
-	cfg := loadTestConfig(t, schedulesConfig)
+	cfg := configtest.LoadWithDataDir(t, schedulesConfig)
 	at := time.Date(2031, 5, 1, 8, 0, 0, 0, time.UTC)
 	// Written as the version before this one wrote them.
 	files := map[string]string{
