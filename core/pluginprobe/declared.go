@@ -37,13 +37,26 @@ type Declared struct {
 // in the map: the callers take the cautious view of it (a channel
 // reachable from anywhere), and its start says why.
 func Declarations(cfg *config.Config, plugins []*config.Plugin, ph *pluginhost.Supervisor) map[string]Declared {
+	out := map[string]Declared{}
+	for name, res := range describeEach(cfg, plugins, ph) {
+		out[name] = declared(res.Description.Channel, res.Schema)
+	}
+	return out
+}
+
+// describeEach describes each of plugins (blocks of cfg) in a probe
+// process of ph (nil: a supervisor of its own) started before it is
+// configured, concurrently, each bounded by its start timeout. A plugin
+// that cannot be described (its binary is missing, it does not start) is
+// not in the map.
+func describeEach(cfg *config.Config, plugins []*config.Plugin, ph *pluginhost.Supervisor) map[string]pluginhost.CheckResult {
 	if ph == nil {
 		ph = pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
 		defer ph.Stop()
 	}
 	var (
 		mu  sync.Mutex
-		out = map[string]Declared{}
+		out = map[string]pluginhost.CheckResult{}
 		wg  sync.WaitGroup
 	)
 	for _, p := range plugins {
@@ -59,9 +72,8 @@ func Declarations(cfg *config.Config, plugins []*config.Plugin, ph *pluginhost.S
 			if err != nil {
 				return
 			}
-			d := declared(res.Description.Channel, res.Schema)
 			mu.Lock()
-			out[p.Name] = d
+			out[p.Name] = res
 			mu.Unlock()
 		}()
 	}

@@ -1,18 +1,11 @@
 package pluginprobe
 
 import (
-	"context"
-	"os"
-	"sync"
-
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/pluginhost"
-	"github.com/clawhost/clawhost/core/settings"
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/schema"
 )
 
 // NormalizeIDs rewrites the ids written in cfg (owners, allow_from, an
@@ -28,15 +21,8 @@ import (
 // missing, it does not start) declares none: its ids are kept as written,
 // and its start says why.
 func NormalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, running func(instance, fingerprint string) (channel.Capabilities, bool)) hcl.Diagnostics {
-	if ph == nil {
-		ph = pluginhost.New(pluginhost.Options{Logger: hclog.NewNullLogger()})
-		defer ph.Stop()
-	}
-	var (
-		mu   sync.Mutex
-		caps = map[string]channel.Capabilities{}
-		wg   sync.WaitGroup
-	)
+	caps := map[string]channel.Capabilities{}
+	var ask []*config.Plugin
 	for _, name := range cfg.IDInstances() {
 		p := cfg.Plugin(name)
 		if p == nil || !p.Enabled {
@@ -48,23 +34,10 @@ func NormalizeIDs(cfg *config.Config, ph *pluginhost.Supervisor, running func(in
 				continue
 			}
 		}
-		if _, err := os.Stat(p.Path); err != nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), p.StartTimeout.Duration())
-			defer cancel()
-			res, err := ph.Check(ctx, settings.Plugin(cfg, p), func(schema.Schema) []byte { return nil })
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			caps[name] = res.Description.Capabilities
-			mu.Unlock()
-		}()
+		ask = append(ask, p)
 	}
-	wg.Wait()
+	for name, res := range describeEach(cfg, ask, ph) {
+		caps[name] = res.Description.Capabilities
+	}
 	return cfg.NormalizeIDs(caps)
 }
