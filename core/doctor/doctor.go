@@ -142,7 +142,7 @@ func doctorDirs(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			parent := filepath.Dir(d.path)
-			if werr := writable(parent); werr != nil {
+			if werr := Writable(parent); werr != nil {
 				add(d.name, VerdictFail, d.path+" does not exist and "+parent+" is not writable: "+werr.Error(), "create it, or give the user clawhost runs as write access to "+parent)
 			} else {
 				add(d.name, VerdictOK, d.path+" does not exist yet; clawhost makes it at start", "")
@@ -152,7 +152,7 @@ func doctorDirs(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor)
 		case !fi.IsDir():
 			add(d.name, VerdictFail, d.path+" is not a directory", "point it at a directory")
 		default:
-			if werr := writable(d.path); werr != nil {
+			if werr := Writable(d.path); werr != nil {
 				add(d.name, VerdictFail, d.path+" is not writable: "+werr.Error(), "give the user clawhost runs as write access")
 			} else if d.name == "data_dir" && fi.Mode().Perm()&0o077 != 0 && fi.Mode().Perm() != 0o711 {
 				add(d.name, VerdictWarn, fmt.Sprintf("%s is mode %o: others may read the database and tokens", d.path, fi.Mode().Perm()), "chmod 700 "+d.path)
@@ -462,8 +462,9 @@ func WarmMemoryWarning(a *config.Agent, total int64) string {
 		setting, ceiling>>20, total>>20)
 }
 
-// writable checks that a file can be made in dir.
-func writable(dir string) error {
+// Writable checks that a file can be made in dir (doctor's data_dir
+// check, and the daemon's before any plugin starts).
+func Writable(dir string) error {
 	f, err := os.CreateTemp(dir, ".write-check-*")
 	if err != nil {
 		return err
