@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/turn"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 func TestStreamingBlocksArriveWhileAgentWorks(t *testing.T) {
@@ -215,10 +216,15 @@ func TestRestartResumesQueuedMessages(t *testing.T) {
 		t.Errorf("after restart got %q then %q", a, b)
 	}
 	e2.quiet("chat-u1", dm("u1", "after the restart"))
-	ents, _ := e2.db.ListUnfinished(context.Background(), 0, 0)
-	if len(ents) != 0 {
-		t.Errorf("%d unfinished journal entries", len(ents))
-	}
+	// The marker's answer is seen as it is sent, a moment before its
+	// entry is recorded done: every entry ends, none stays open.
+	sdktest.WaitFor(t, "no unfinished journal entries", func() error {
+		ents, err := e2.db.ListUnfinished(context.Background(), 0, 0)
+		if err != nil {
+			return err
+		}
+		return sdktest.Saw(len(ents) == 0, "%d unfinished journal entries", len(ents))
+	})
 }
 
 func TestMissingCLIGivesNotice(t *testing.T) {
