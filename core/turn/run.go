@@ -302,6 +302,10 @@ func IsCompact(m *message.Message) bool {
 // otherwise see nothing at all.
 const noteSilentDirect = "(claude answered NO_REPLY: it had nothing to say to this. Ask again if you expected an answer.)"
 
+// NoteSessionReset starts the reply of a turn whose session claude could
+// not resume (its transcript missing): the conversation starts anew.
+const NoteSessionReset = "(The earlier conversation could not be restored; this reply starts a new session.)"
+
 // noteStopped ends the draft of a turn that was stopped (/stop, or a new
 // message in interrupt mode).
 const noteStopped = "(stopped)"
@@ -313,7 +317,7 @@ func (t *Turns) outcome(ctx context.Context, log *turnLog, req Request, res runn
 	case res.Err == nil:
 		o.Text = out.remainder
 		if res.SessionReset {
-			o.Text = strings.TrimSpace("(The earlier conversation could not be restored; this reply starts a new session.)\n\n" + o.Text)
+			o.Text = strings.TrimSpace(NoteSessionReset + "\n\n" + o.Text)
 		}
 	case res.Err.Kind == runner.KindAborted:
 		log.get().Info("turn aborted", "reason", req.AbortReason())
