@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -380,7 +381,7 @@ func loadForHost(name string, at hostAt, w io.Writer) (*config.Config, bool) {
 }
 
 // dataDirRE finds a top-level data_dir in a file that does not parse.
-var dataDirRE = regexp.MustCompile(`(?m)^\s*data_dir\s*=\s*"([^"]+)"`)
+var dataDirRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*data_dir\s*=\s*"([^"]+)"`) })
 
 // dataDirsOf are the places data_dir may be for the configuration file path, which did
 // not load (cfg is what was decoded of it, maybe nil), most likely first: what was decoded,
@@ -403,7 +404,7 @@ func dataDirsOf(path string, cfg *config.Config) []string {
 		add(cfg.DataDir)
 	}
 	if b, err := os.ReadFile(path); err == nil {
-		if m := dataDirRE.FindSubmatch(b); m != nil {
+		if m := dataDirRE().FindSubmatch(b); m != nil {
 			add(string(m[1]))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -16,7 +17,7 @@ import (
 
 // agentIDRe is what an agent id may be: it names the agent in session keys
 // ("agent:<id>:…"), in /agent and in metrics labels.
-var agentIDRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+var agentIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`) })
 
 // AllAgents returns the default agent, then the agent "<id>" blocks in file
 // order.
@@ -129,7 +130,7 @@ func checkAgents(k *checker, c *Config) {
 	for _, a := range c.Agents {
 		b := a.block
 		switch {
-		case !agentIDRe.MatchString(a.ID):
+		case !agentIDRe().MatchString(a.ID):
 			k.errorf(b.LabelRanges[0].Ptr(), "Invalid agent id",
 				"%q is not an agent id: use 1 to 32 lower-case letters, digits, \"_\" and \"-\", starting with a letter or digit, e.g. \"ops\".", a.ID)
 		case a.ID == DefaultAgentID:

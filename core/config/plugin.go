@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -22,9 +23,9 @@ const DefaultStartTimeout = Duration("10s")
 const DefaultToolTimeout = Duration("30s")
 
 var (
-	instanceRe = regexp.MustCompile(`^[a-z0-9_-]+$`)
-	sha256Re   = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
-	envNameRe  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	instanceRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9_-]+$`) })
+	sha256Re   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{64}$`) })
+	envNameRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // Plugin is one plugin "<instance>" {} block. The label is the instance
@@ -166,7 +167,7 @@ func checkPlugins(k *checker, plugins []*Plugin) {
 		if p.block != nil && len(p.block.LabelRanges) > 0 {
 			labelRange = p.block.LabelRanges[0]
 		}
-		if !instanceRe.MatchString(p.Name) {
+		if !instanceRe().MatchString(p.Name) {
 			k.errorf(&labelRange, "Invalid plugin instance name",
 				"%q is not a valid instance name: use lower-case letters, digits, \"_\" and \"-\".", p.Name)
 		}
@@ -178,13 +179,13 @@ func checkPlugins(k *checker, plugins []*Plugin) {
 			seen[p.Name] = p
 		}
 		if pk.attr("source") != nil {
-			if p.Source == "" || !instanceRe.MatchString(p.Source) {
+			if p.Source == "" || !instanceRe().MatchString(p.Source) {
 				pk.errorf(pk.valueRange("source"), "Invalid value for "+pk.qualified("source"),
 					"%q is not a plugin source name: use lower-case letters, digits, \"_\" and \"-\"; the binary is %s<source>.", p.Source, BinaryPrefix)
 			}
 		}
 		if p.SHA256 != "" {
-			if !sha256Re.MatchString(p.SHA256) {
+			if !sha256Re().MatchString(p.SHA256) {
 				pk.errorf(pk.valueRange("sha256"), "Invalid value for "+pk.qualified("sha256"),
 					"The SHA-256 of the plugin binary is 64 hexadecimal digits (as printed by sha256sum); this value has %d characters%s.",
 					len(p.SHA256), nonHexNote(p.SHA256))
@@ -224,7 +225,7 @@ func (k *checker) envNames(name string, env map[string]string) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if !envNameRe.MatchString(n) {
+		if !envNameRe().MatchString(n) {
 			k.errorf(k.valueRange(name), "Invalid environment variable name in "+k.qualified(name),
 				"%q is not an environment variable name: use letters, digits and \"_\", not starting with a digit.", n)
 		}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -69,7 +70,9 @@ type Heartbeat struct {
 // to say).
 const DefaultHeartbeatPrompt = "Heartbeat: read HEARTBEAT.md in the workspace if it exists and follow it. If nothing needs the user's attention, reply with exactly HEARTBEAT_OK."
 
-var quietRe = regexp.MustCompile(`^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$`)
+var quietRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$`)
+})
 
 // QuietFunc parses "HH:MM-HH:MM" (a span that may wrap midnight) into a
 // test of times in loc; "" is never quiet.
@@ -77,7 +80,7 @@ func QuietFunc(span string, loc *time.Location) (func(time.Time) bool, error) {
 	if span == "" {
 		return nil, nil
 	}
-	m := quietRe.FindStringSubmatch(span)
+	m := quietRe().FindStringSubmatch(span)
 	if m == nil {
 		return nil, fmt.Errorf("%q is not HH:MM-HH:MM", span)
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -20,7 +21,9 @@ import (
 
 // secretAttrRe matches config attribute names that hold secrets, for
 // finding secrets written out in the file without the plugins' schemas.
-var secretAttrRe = regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key|private_?key|credential)`)
+var secretAttrRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(token|secret|password|passwd|api_?key|private_?key|credential)`)
+})
 
 // auditInput maps a loaded configuration onto what `clawhost security
 // audit` checks, with the file:line of each value the file sets; declared
@@ -282,7 +285,7 @@ func literalSecrets(cfg *config.Config) []securityaudit.Setting {
 			}
 			sort.Strings(names)
 			for _, n := range names {
-				if secretAttrRe.MatchString(n) {
+				if secretAttrRe().MatchString(n) {
 					add(`plugin "`+p.Name+`" config.`+n, body.Attributes[n].Expr)
 				}
 			}

@@ -32,6 +32,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -318,7 +319,7 @@ func (s Sender) Label() string {
 	display := firstNonEmpty(s.Name, s.Username, s.Tag)
 	id := firstNonEmpty(s.E164, s.ID)
 	switch {
-	case display != "" && id != "" && display != id && !(len(id) == 36 && uuidRE.MatchString(id)):
+	case display != "" && id != "" && display != id && !(len(id) == 36 && uuidRE().MatchString(id)):
 		return display + " (" + id + ")"
 	case display != "":
 		return display
@@ -327,7 +328,9 @@ func (s Sender) Label() string {
 	}
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var uuidRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+})
 
 func firstNonEmpty(vals ...string) string {
 	for _, v := range vals {
@@ -352,7 +355,7 @@ type Inbound struct {
 	FromMe bool
 }
 
-var idSuffixRE = regexp.MustCompile(`\s+id:\S*\s*$`)
+var idSuffixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s+id:\S*\s*$`) })
 
 // FormatInbound renders an inbound message (OpenClaw's
 // formatInboundEnvelope): the header of [FormatAgent] and a body prefixed by
@@ -371,7 +374,7 @@ func FormatInbound(in Inbound, body string, opts Options) string {
 		default:
 			label = in.From
 			if strings.Contains(label, "id:") { // what the pattern needs
-				label = idSuffixRE.ReplaceAllString(label, "")
+				label = idSuffixRE().ReplaceAllString(label, "")
 			}
 			label = strings.TrimSpace(label)
 			if strings.Contains(label, ":") {

@@ -222,11 +222,13 @@ func (r *Redactor) walk(v reflect.Value) {
 
 // secretNameRe matches environment variable names whose values are
 // secrets: GITHUB_TOKEN, ANTHROPIC_API_KEY, DB_PASSWORD, AWS_SECRET_ACCESS_KEY.
-var secretNameRe = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|AUTH|COOKIE|SESSION_?KEY|_KEY$)`)
+var secretNameRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIAL|AUTH|COOKIE|SESSION_?KEY|_KEY$)`)
+})
 
 // SecretName reports whether an environment variable called name holds a
 // secret, by its name.
-func SecretName(name string) bool { return secretNameRe.MatchString(name) }
+func SecretName(name string) bool { return secretNameRe().MatchString(name) }
 
 // URLPassword is the password of a PostgreSQL URL or key=value string.
 func URLPassword(s string) []string {

@@ -316,7 +316,7 @@ func (s *Scheduler) Stop() {
 // Add adds a schedule from chat: a new name, a valid expression, a known
 // instance; it is stored and runs at once.
 func (s *Scheduler) Add(ctx context.Context, e command.ScheduleEntry) error {
-	if !nameRe.MatchString(e.Name) {
+	if !nameRe().MatchString(e.Name) {
 		return fmt.Errorf("%q is not a schedule name (letters, digits, - and _)", e.Name)
 	}
 	if e.At.IsZero() {
@@ -409,7 +409,7 @@ func entryOf(s store.Schedule) command.ScheduleEntry {
 	return command.ScheduleEntry{Name: s.Name, Cron: s.Cron, At: s.At, Chat: s.Chat, Group: s.Group, Prompt: s.Prompt, Sender: s.Sender}
 }
 
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+var nameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`) })
 
 // Poll is how often a host reads the schedules of a shared store
 // again (those other hosts added or removed): a third of the lease TTL,

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -34,7 +35,7 @@ type TriggerMatch struct {
 	SoftReset bool
 }
 
-var leadingHeader = regexp.MustCompile(`^\[[^\]\n]*\]\s*`)
+var leadingHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[[^\]\n]*\]\s*`) })
 
 // MatchTrigger reports whether body is a reset trigger. Leading whitespace
 // and leading envelope headers ("[Telegram Alice ...] ") are skipped. The
@@ -48,7 +49,7 @@ func MatchTrigger(body string, opts TriggerOptions) TriggerMatch {
 	text := strings.TrimLeftFunc(body, unicode.IsSpace)
 	// The pattern starts with "[": most messages skip the regexp.
 	for strings.HasPrefix(text, "[") {
-		loc := leadingHeader.FindStringIndex(text)
+		loc := leadingHeader().FindStringIndex(text)
 		if loc == nil {
 			break
 		}

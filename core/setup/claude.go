@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ClaudeAuth is how the bot reaches Claude, as init asks it.
@@ -51,7 +52,7 @@ type ClaudeCheck func(ctx context.Context, claude, configDir string, env map[str
 type ClaudeCommand func(ctx context.Context, claude, configDir string, out io.Writer, args ...string) (string, error)
 
 // oauthTokenRE finds the token `claude setup-token` prints.
-var oauthTokenRE = regexp.MustCompile(`sk-ant-oat[0-9]*-[A-Za-z0-9_-]{20,}`)
+var oauthTokenRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`sk-ant-oat[0-9]*-[A-Za-z0-9_-]{20,}`) })
 
 // botConfigDir is the claude config directory of the bot init sets up (the host's
 // <data_dir>/claude).
@@ -138,7 +139,7 @@ func (s *session) subscription(ctx context.Context, p *Plan) error {
 	if err != nil {
 		s.say("! claude setup-token: %v\n", err)
 	}
-	tok := oauthTokenRE.FindString(printed)
+	tok := oauthTokenRE().FindString(printed)
 	for tok == "" {
 		if tok, err = s.secret("The token claude printed (sk-ant-oat…)"); err != nil {
 			return err
