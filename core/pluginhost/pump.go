@@ -91,8 +91,6 @@ func (i *Instance) pump(ctx context.Context, plug *pluginclient.Plugin, s *plugi
 		nacker:    &nacker{plug: plug, log: i.log},
 		acks:      make(chan []uint64, 64),
 		ackFailed: make(chan struct{}, 1),
-		msgs:      make([]channel.InboundMessage, 0, maxBatch),
-		ids:       make([]uint64, 0, maxBatch),
 	}
 	defer func() { p.cancel() }()
 	ackDone := make(chan struct{})
@@ -145,8 +143,11 @@ type pumper struct {
 	acks      chan []uint64 // ids stored, to ack; closed when the pump returns
 	ackFailed chan struct{} // an Ack failed: end the stream
 
-	msgs []channel.InboundMessage // the current batch
-	ids  []uint64                 // its delivery ids
+	// The current batch and its delivery ids. They grow with the batches
+	// that come and are reused: an idle channel never holds maxBatch
+	// messages' worth (72 KB) it has not needed.
+	msgs []channel.InboundMessage
+	ids  []uint64
 }
 
 // sendAcks acks what arrives on acks, merging whatever is pending into one
