@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
@@ -65,7 +64,7 @@ func (c *Config) decodeAgents(blocks []*hclsyntax.Block) hcl.Diagnostics {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Extraneous label for agent",
 				Detail: "An agent block has one label, its id: agent \"ops\" { … }.", Subject: b.LabelRanges[1].Ptr()})
 		}
-		diags = append(diags, tidyDecodeDiagnostics(gohcl.DecodeBody(b.Body, c.ctx, a), b.Body)...)
+		diags = append(diags, tidyDecodeDiagnostics(decodeBody(b.Body, c.ctx, a), b.Body)...)
 		c.Agents = append(c.Agents, a)
 	}
 	return diags

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/clawhost/clawhost/core/internal/installpath"
@@ -192,7 +191,7 @@ func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, 
 	body, named := splitAgents(file.Body.(*hclsyntax.Body))
 	cfg.body = body
 
-	// Plugin blocks are prefilled with their defaults: gohcl decodes into
+	// Plugin blocks are prefilled with their defaults: decodeBody decodes into
 	// the existing elements and so keeps what the file does not set.
 	pcontent, _, _ := body.PartialContent(&hcl.BodySchema{
 		Blocks: []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}},
@@ -203,12 +202,12 @@ func parse(src []byte, filename, dir string, lookupEnv lookupEnvFunc) (*Config, 
 		cfg.Plugins = append(cfg.Plugins, p)
 	}
 
-	diags = append(diags, tidyDecodeDiagnostics(gohcl.DecodeBody(body, cfg.ctx, cfg), body)...)
+	diags = append(diags, tidyDecodeDiagnostics(decodeBody(body, cfg.ctx, cfg), body)...)
 	diags = append(diags, cfg.decodeAgents(named)...)
 	for _, p := range cfg.Plugins {
 		p.ctx = cfg.ctx
 		if p.ConfigBlock == nil && p.block != nil {
-			// gohcl leaves it nil when the block is repeated (and says
+			// decodeBody leaves it nil when the block is repeated (and says
 			// so): decode the first one rather than report its
 			// attributes missing.
 			c, _, _ := p.block.Body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "config"}}})

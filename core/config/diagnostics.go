@@ -313,7 +313,7 @@ func sortDiagnostics(diags hcl.Diagnostics) {
 	})
 }
 
-// tidyDecodeDiagnostics rewrites gohcl's diagnostics about the file's own
+// tidyDecodeDiagnostics rewrites decodeBody's diagnostics about the file's own
 // settings: a type mismatch names the attribute ("Unsuitable value: a number
 // is required" becomes "Inappropriate value for agent.max_warm: a number is
 // required."), and the follow-on "value must be known" after a
