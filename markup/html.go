@@ -5,9 +5,9 @@ import (
 	"html"
 	"sync"
 
+	"github.com/clawhost/clawhost/markup/internal/gfm"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	gmrenderer "github.com/yuin/goldmark/renderer"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
@@ -21,7 +21,7 @@ import (
 // use, as md is.
 var page = sync.OnceValue(func() goldmark.Markdown {
 	return goldmark.New(
-		goldmark.WithExtensions(extension.GFM),
+		goldmark.WithExtensions(gfm.GFM),
 		goldmark.WithRendererOptions(
 			gmhtml.WithHardWraps(),
 			gmrenderer.WithNodeRenderers(util.Prioritized(rawHTMLAsText{}, 100)),

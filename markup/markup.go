@@ -37,10 +37,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/clawhost/clawhost/markup/internal/gfm"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -84,7 +84,7 @@ func For(m channel.Markup) Flavour {
 // md is the markdown parser, built on first use: a process that renders
 // nothing (an idle plugin, the host's CLI commands) does not keep its
 // block and inline parsers.
-var md = sync.OnceValue(func() goldmark.Markdown { return goldmark.New(goldmark.WithExtensions(extension.GFM)) })
+var md = sync.OnceValue(func() goldmark.Markdown { return goldmark.New(goldmark.WithExtensions(gfm.GFM)) })
 
 func parse(src []byte) ast.Node { return md().Parser().Parse(text.NewReader(src)) }
 

@@ -1,0 +1,21 @@
+// Copied from github.com/yuin/goldmark v1.8.7, extension/gfm.go (MIT License, see LICENSE);
+// changed as doc.go says.
+
+package gfm
+
+import (
+	"github.com/yuin/goldmark"
+)
+
+type gfm struct {
+}
+
+// GFM is an extension that provides Github Flavored markdown functionalities.
+var GFM = &gfm{}
+
+func (e *gfm) Extend(m goldmark.Markdown) {
+	Linkify.Extend(m)
+	Table.Extend(m)
+	Strikethrough.Extend(m)
+	TaskList.Extend(m)
+}
