@@ -62,15 +62,18 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 		}
 		cpu := (cpuTime(host) - cpu0) / firstTurnChats
 		at := map[string]map[string]int64{}
-		procAt := map[int]int64{} // pid → when the fake's process logged its start
-		pidOf := map[string]int{} // mark → the fake's pid that ran it
+		// A sandboxed fake has its own PID namespace: every one has the same
+		// pid there. The turns run one after the other, so a turn's process
+		// is the latest that logged its start with that pid.
+		lastProc := map[int]int64{}  // pid → when the latest fake with it logged its start
+		procAt := map[string]int64{} // mark → when its fake's process logged its start
 		for _, ev := range runEvents(runLog) {
 			if ev.Event == "proc" {
-				procAt[ev.PID] = ev.At
+				lastProc[ev.PID] = ev.At
 			}
 			if len(ev.Marks) > 0 {
-				if ev.Event == "start" {
-					pidOf[ev.Marks[0]] = ev.PID
+				if ev.Event == "start" && procAt[ev.Marks[0]] == 0 {
+					procAt[ev.Marks[0]] = lastProc[ev.PID]
 				}
 				if at[ev.Marks[0]] == nil {
 					at[ev.Marks[0]] = map[string]int64{}
@@ -88,7 +91,7 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 				b.Fatalf("first turn %s: handed out %v, claude start %d, result %d, send %d: a timestamp is missing", mark, handed, start, result, i)
 			}
 			inT := time.Duration(start - handed.UnixNano())
-			if p := procAt[pidOf[mark]]; p != 0 {
+			if p := procAt[mark]; p != 0 {
 				spawn, stdin = append(spawn, time.Duration(p-handed.UnixNano())), append(stdin, time.Duration(start-p))
 			}
 			in, inOut = append(in, inT), append(inOut, inT+time.Duration(sends[i].Time.UnixNano()-result))
