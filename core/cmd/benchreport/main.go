@@ -92,6 +92,7 @@ var figures = []figure{
 	{Name: "first turn of a chat (starts claude): in + out, p50", Bench: "BenchmarkFirstTurnTelegram", Metric: "first-inout-p50-ms", Goal: 7, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "first turn of a chat: update → claude read the prompt, p50", Bench: "BenchmarkFirstTurnTelegram", Metric: "first-in-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "host CPU per first turn", Bench: "BenchmarkFirstTurnTelegram", Metric: "host-cpu-ms/first-turn", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "first turn: update → claude's process started (host work, exec, claude's start), p50", Bench: "BenchmarkFirstTurnTelegram", Metric: "first-proc-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	// The process hop: a host → plugin unary call to a real plugin
 	// process (core/pluginhost), ~0.25 ms before issue 58.
 	{Name: "host → plugin call (unary, loopback plugin), p50", Bench: "BenchmarkUnaryCall", Metric: "p50-µs", Goal: 150, Max: true, Scale: 1, Unit: "µs"},
