@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner
 
 // A measurement for issue 58 ("the sandbox paid once"), not a feature: what a claude start
