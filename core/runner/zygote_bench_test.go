@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,9 +41,12 @@ type zygoteSpikeMount struct {
 	Dir       bool
 }
 
-// zygoteSpike is the helper (ZYGOTE_SPIKE=1, run by BenchmarkSandboxZygote inside one
-// bwrap): ZYGOTE_SPIKE_N starts of /bin/true, each in a fresh mount namespace with the
-// mounts of ZYGOTE_SPIKE_MOUNTS (none: the bare fork and exec from a locked thread).
+// zygoteSpike is the helper (ZYGOTE_SPIKE=1, run by BenchmarkSandboxZygote and
+// TestZygoteSpikeSameView inside one bwrap): ZYGOTE_SPIKE_N starts of the command
+// ZYGOTE_SPIKE_ARGV (JSON; /bin/true without), each in a fresh mount namespace with the
+// mounts of ZYGOTE_SPIKE_MOUNTS (none: the bare fork and exec from a locked thread), in
+// ZYGOTE_SPIKE_DIR. The command's output goes to the helper's stderr; the helper writes
+// its CPU time, in ns, to stdout.
 func zygoteSpike() int {
 	n, _ := strconv.Atoi(os.Getenv("ZYGOTE_SPIKE_N"))
 	var ms []zygoteSpikeMount
@@ -50,13 +54,20 @@ func zygoteSpike() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	argv := []string{"/bin/true"}
+	if a := os.Getenv("ZYGOTE_SPIKE_ARGV"); a != "" {
+		if err := json.Unmarshal([]byte(a), &argv); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
 	dir := os.Getenv("ZYGOTE_SPIKE_DIR")
 	for range n {
 		errc := make(chan error, 1)
 		go func() {
 			// Never unlocked: the thread, with its mount namespace, ends with the goroutine.
 			runtime.LockOSThread()
-			errc <- zygoteSpikeStart(ms, dir)
+			errc <- zygoteSpikeStart(ms, dir, argv)
 		}()
 		if err := <-errc; err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -76,7 +87,7 @@ func zygoteSpike() int {
 // root), the mounts made, the thread's capabilities dropped (bounding set, no new
 // privileges, capset to none: the command, exec'd by this thread, has none), then the fork
 // and exec.
-func zygoteSpikeStart(ms []zygoteSpikeMount, dir string) error {
+func zygoteSpikeStart(ms []zygoteSpikeMount, dir string, argv []string) error {
 	if len(ms) > 0 {
 		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
 			return fmt.Errorf("unshare: %w", err)
@@ -121,8 +132,9 @@ func zygoteSpikeStart(ms []zygoteSpikeMount, dir string) error {
 	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
 		return fmt.Errorf("capset: %w", err)
 	}
-	cmd := exec.Command("/bin/true")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd.Run()
 }
@@ -152,30 +164,52 @@ func zygoteSpikeMountOne(m zygoteSpikeMount, src int) error {
 	return unix.Mount("", m.Path, "", flags, "")
 }
 
-func BenchmarkSandboxZygote(b *testing.B) {
-	needBwrap(b)
-	data, ws := b.TempDir(), b.TempDir()
+// zygoteSpikeSetup is a direct chat's sandbox, with its own claude state, as
+// BenchmarkSandboxStart makes it: its Config, launch and workspace, and the chat's state
+// directory prepared (sandboxed does that).
+func zygoteSpikeSetup(tb testing.TB) (*Runner, Config, sandboxLaunch) {
+	data, ws := tb.TempDir(), tb.TempDir()
 	cfgDir := filepath.Join(data, "claude")
 	for _, d := range []string{cfgDir, filepath.Join(data, "runner", "t", "1"), filepath.Join(ws, ".claude")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(cfgDir, ".claude.json"), []byte(`{"userID":"x","projects":{}}`), 0o600); err != nil {
-		b.Fatal(err)
+	for _, f := range []string{".claude.json", "settings.json"} {
+		if err := os.WriteFile(filepath.Join(cfgDir, f), []byte(`{"userID":"x","projects":{}}`), 0o600); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	c := Config{Workspace: ws, Hide: []string{data}}
 	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults(), sandboxes: map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}}}
 	l := sandboxLaunch{tmp: filepath.Join(data, "runner", "t", "1"), env: []string{"HOME=" + data, "CLAUDE_CONFIG_DIR=" + cfgDir},
 		chatState: chatStateDir(r.cfg.StateDir, "agent:main:tg:direct:1"), sessionID: uuid.NewString(), resume: true}
-	exe, argv, err := r.sandboxed(&c, "/bin/true", nil, l) // prepares the chat's state directory too
+	return r, c, l
+}
+
+// zygoteSpikeMounts is the mount list bwrap gets for l running exe, for the helper.
+func zygoteSpikeMounts(c Config, l sandboxLaunch, exe string) []zygoteSpikeMount {
+	l.exe = exe
+	var out []zygoteSpikeMount
+	for _, m := range prune(mountOrder(c.sandboxSpecFor(l), hostPaths), hostPaths) {
+		out = append(out, zygoteSpikeMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
+	}
+	return out
+}
+
+// zygoteSpikeBwrap is the one bwrap the helper runs in.
+var zygoteSpikeBwrap = []string{"--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+	"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"}
+
+func BenchmarkSandboxZygote(b *testing.B) {
+	needBwrap(b)
+	r, c, l := zygoteSpikeSetup(b)
+	ws := c.Workspace
+	exe, argv, err := r.sandboxed(&c, "/bin/true", nil, l)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var spike []zygoteSpikeMount
-	for _, m := range prune(mountOrder(c.sandboxSpecFor(l), hostPaths), hostPaths) {
-		spike = append(spike, zygoteSpikeMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
-	}
+	spike := zygoteSpikeMounts(c, l, "/bin/true")
 	self, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
@@ -218,8 +252,7 @@ func BenchmarkSandboxZygote(b *testing.B) {
 				js = []byte("[]")
 			}
 			b.ReportMetric(float64(len(tc.mounts)), "mounts")
-			cmd := exec.Command("bwrap", "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-				"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", self)
+			cmd := exec.Command("bwrap", append(slices.Clone(zygoteSpikeBwrap), self)...)
 			cmd.Env = []string{"ZYGOTE_SPIKE=1", "ZYGOTE_SPIKE_N=" + strconv.Itoa(b.N), "ZYGOTE_SPIKE_MOUNTS=" + string(js), "ZYGOTE_SPIKE_DIR=" + ws}
 			var out []byte
 			d := cpu(func() {
@@ -235,4 +268,69 @@ func BenchmarkSandboxZygote(b *testing.B) {
 			b.ReportMetric(float64((d+time.Duration(inside)).Microseconds())/float64(b.N), "cpu-us/start")
 		})
 	}
+}
+
+// zygoteSpikeProbe prints, for each path it is given, whether it is there, a directory or
+// a file, writable or not, and a directory's entries.
+const zygoteSpikeProbe = `for p in "$@"; do
+if [ -d "$p" ]; then t=dir; elif [ -e "$p" ]; then t=file; else echo "$p absent"; continue; fi
+w=ro; [ -w "$p" ] && w=rw
+if [ $t = dir ]; then echo "$p $t $w entries=$(ls -A "$p" 2>&1 | cksum | cut -d" " -f1)$( [ $(ls -A "$p" | wc -l) -lt 20 ] && ls -A "$p" | tr "\n" " ")"; else echo "$p $t $w"; fi
+done`
+
+// TestZygoteSpikeSameView: the helper BenchmarkSandboxZygote measures, making a direct
+// chat's mount list itself inside a long-lived bwrap, shows what bwrap per start shows for
+// the same list — every mounted path, its parent and the shared temporary directories
+// there or absent alike, a directory or a file, writable or not, with the same entries —
+// so the measurement is of a start that sees what today's does.
+func TestZygoteSpikeSameView(t *testing.T) {
+	needBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the helper's bwrap keeps CAP_SYS_ADMIN: needs root")
+	}
+	r, c, l := zygoteSpikeSetup(t)
+	probe := []string{"-c", zygoteSpikeProbe, "probe"}
+	if _, _, err := r.sandboxed(&c, "/bin/sh", nil, l); err != nil { // makes the chat's state directory
+		t.Fatal(err)
+	}
+	mounts := zygoteSpikeMounts(c, l, "/bin/sh")
+	paths := []string{"/", "/tmp", "/var/tmp", "/run", "/dev/shm", "/run/systemd/resolve", os.TempDir(), c.Workspace, l.tmp, l.chatState}
+	for _, m := range mounts {
+		paths = append(paths, m.Path, filepath.Dir(m.Path))
+	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+
+	exe, argv, err := r.sandboxed(&c, "/bin/sh", append(probe, paths...), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := exec.Command(exe, argv...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bwrap per start: %v: %s", err, want)
+	}
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(mounts)
+	args, _ := json.Marshal(append(append([]string{"/bin/sh"}, probe...), paths...))
+	cmd := exec.Command("bwrap", append(slices.Clone(zygoteSpikeBwrap), self)...)
+	cmd.Env = []string{"ZYGOTE_SPIKE=1", "ZYGOTE_SPIKE_N=1", "ZYGOTE_SPIKE_MOUNTS=" + string(js), "ZYGOTE_SPIKE_ARGV=" + string(args), "ZYGOTE_SPIKE_DIR=" + c.Workspace}
+	var got strings.Builder
+	cmd.Stderr = &got
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helper: %v: %s", err, got.String())
+	}
+	w, g := strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")
+	if len(w) != len(g) {
+		t.Fatalf("the helper's start shows another view than bwrap per start:\nbwrap:\n%s\nhelper:\n%s", want, got.String())
+	}
+	for i := range w {
+		if w[i] != g[i] {
+			t.Errorf("the helper's start shows another view than bwrap per start:\nbwrap:  %s\nhelper: %s", w[i], g[i])
+		}
+	}
+	t.Logf("%d paths, %d mounts:\n%s", len(paths), len(mounts), want)
 }
