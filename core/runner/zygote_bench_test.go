@@ -17,6 +17,7 @@ package runner
 // helper, its threads and /bin/true; bwrap's one start spread over all) per start.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -278,19 +279,46 @@ w=ro; [ -w "$p" ] && w=rw
 if [ $t = dir ]; then echo "$p $t $w entries=$(ls -A "$p" 2>&1 | cksum | cut -d" " -f1)$( [ $(ls -A "$p" | wc -l) -lt 20 ] && ls -A "$p" | tr "\n" " ")"; else echo "$p $t $w"; fi
 done`
 
-// TestZygoteSpikeSameView: the helper BenchmarkSandboxZygote measures, making a direct
-// chat's mount list itself inside a long-lived bwrap, shows what bwrap per start shows for
-// the same list — every mounted path, its parent and the shared temporary directories
-// there or absent alike, a directory or a file, writable or not, with the same entries —
-// so the measurement is of a start that sees what today's does.
+// TestZygoteSpikeSameView: the helper BenchmarkSandboxZygote measures, making a chat's
+// mount list itself inside a long-lived bwrap, shows what bwrap per start shows for the
+// same list — every mounted path, its parent and the shared temporary directories there or
+// absent alike, a directory or a file, writable or not, with the same entries — for a
+// direct chat and for a chat in a git worktree with attachments and its own MCP file, so
+// the measurement is of a start that sees what today's does.
 func TestZygoteSpikeSameView(t *testing.T) {
 	needBwrap(t)
 	if os.Geteuid() != 0 {
 		t.Skip("the helper's bwrap keeps CAP_SYS_ADMIN: needs root")
 	}
-	r, c, l := zygoteSpikeSetup(t)
+	t.Run("direct chat", func(t *testing.T) {
+		r, c, l := zygoteSpikeSetup(t)
+		zygoteSpikeSameView(t, r, c, l)
+	})
+	t.Run("worktree chat", func(t *testing.T) {
+		r, c, l := zygoteSpikeSetup(t)
+		ws := c.Workspace
+		l.worktree = filepath.Join(ws, ".clawhost", "worktrees", "lo_direct_u1")
+		admin := filepath.Join(ws, ".git", "worktrees", "lo_direct_u1")
+		must(t, os.MkdirAll(l.worktree, 0o755))
+		must(t, os.MkdirAll(filepath.Join(ws, ".clawhost", "worktrees", "lo_direct_u2"), 0o755))
+		must(t, os.MkdirAll(filepath.Join(ws, ".git", "objects"), 0o755))
+		must(t, os.MkdirAll(admin, 0o755))
+		must(t, os.WriteFile(filepath.Join(l.worktree, ".git"), []byte("gitdir: "+admin+"\n"), 0o644))
+		for _, f := range []string{"commondir", "gitdir"} {
+			must(t, os.WriteFile(filepath.Join(admin, f), []byte("x\n"), 0o644))
+		}
+		l.media = "lo_direct_u1"
+		l.mcp = filepath.Join(filepath.Dir(r.cfg.StateDir), "run", "agent", "mcp-1.json")
+		must(t, os.MkdirAll(filepath.Dir(l.mcp), 0o700))
+		must(t, os.WriteFile(l.mcp, []byte("{}"), 0o600))
+		zygoteSpikeSameView(t, r, c, l)
+	})
+}
+
+// zygoteSpikeSameView runs the probe under bwrap per start and under the helper for l.
+func zygoteSpikeSameView(t *testing.T, r *Runner, c Config, l sandboxLaunch) {
 	probe := []string{"-c", zygoteSpikeProbe, "probe"}
-	if _, _, err := r.sandboxed(&c, "/bin/sh", nil, l); err != nil { // makes the chat's state directory
+	if _, _, err := r.sandboxed(&c, "/bin/sh", nil, l); err != nil { // makes the chat's directories
 		t.Fatal(err)
 	}
 	mounts := zygoteSpikeMounts(c, l, "/bin/sh")
@@ -300,7 +328,7 @@ func TestZygoteSpikeSameView(t *testing.T) {
 	}
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
-
+	dir := cmp.Or(l.worktree, c.Workspace)
 	exe, argv, err := r.sandboxed(&c, "/bin/sh", append(probe, paths...), l)
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +345,7 @@ func TestZygoteSpikeSameView(t *testing.T) {
 	js, _ := json.Marshal(mounts)
 	args, _ := json.Marshal(append(append([]string{"/bin/sh"}, probe...), paths...))
 	cmd := exec.Command("bwrap", append(slices.Clone(zygoteSpikeBwrap), self)...)
-	cmd.Env = []string{"ZYGOTE_SPIKE=1", "ZYGOTE_SPIKE_N=1", "ZYGOTE_SPIKE_MOUNTS=" + string(js), "ZYGOTE_SPIKE_ARGV=" + string(args), "ZYGOTE_SPIKE_DIR=" + c.Workspace}
+	cmd.Env = []string{"ZYGOTE_SPIKE=1", "ZYGOTE_SPIKE_N=1", "ZYGOTE_SPIKE_MOUNTS=" + string(js), "ZYGOTE_SPIKE_ARGV=" + string(args), "ZYGOTE_SPIKE_DIR=" + dir}
 	var got strings.Builder
 	cmd.Stderr = &got
 	if err := cmd.Run(); err != nil {
