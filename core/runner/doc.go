@@ -261,7 +261,9 @@
 //	steer.go     Steer: a user message written into a running turn
 //	pool.go      where warm processes are kept: acquire, release, idle timeout, eviction by
 //	             worth (GreedyDual-Size-Frequency), Stop, Warm
-//	process.go   one claude process: start, stdout reader, reaping, stop and kill
+//	process.go   one claude process: start, stdout reader, reaping, stop and kill; the
+//	             process interface (PID, Signal, Wait) reap, kill and the pool use, and
+//	             hostChild, its one kind today (claude or bwrap, the host's own child)
 //	sysproc_*.go its process group, its user (run_as) and, on Linux, Pdeathsig
 //	sandbox.go   the bubblewrap sandbox: the probe, the mounts, claude's own directories
 //	sandboxes.go which sandbox each agent's processes get (one probe per mode and user)

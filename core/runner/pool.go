@@ -355,10 +355,7 @@ func (r *Runner) Warm() map[string]int {
 	defer r.mu.Unlock()
 	out := make(map[string]int, len(r.procs))
 	for k, p := range r.procs {
-		out[k] = p.pid
-		if r.sandboxOf(p.cfg).bwrap != "" {
-			out[k] = innerPID(p.pid)
-		}
+		out[k] = p.run.ClaudePID()
 	}
 	return out
 }

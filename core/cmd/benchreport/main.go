@@ -196,6 +196,12 @@ var figures = []figure{
 	{Name: "sandboxed start: + the pid namespace and its init", Bench: "BenchmarkSandboxStart/exec/pid", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "sandboxed start: + its own /dev and /proc", Bench: "BenchmarkSandboxStart/exec/dev-proc", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "sandboxed start: mounts beyond bwrap's root, each chat's own state", Bench: "BenchmarkSandboxStart/chat-state/exec", Metric: "mounts", Info: true, Scale: 1, Unit: ""},
+	// One sandbox, many starts (measured, not built: core/runner/zygote_bench_test.go):
+	// a start inside one long-lived bwrap, with the chat's mount list made per start,
+	// beside bwrap per start, each beyond a plain start of /bin/true in the same run.
+	{Name: "one sandbox, many starts (not built): a start with the chat's mounts, beyond /bin/true's", Bench: "BenchmarkSandboxZygote/zygote-mounts", Base: "BenchmarkSandboxZygote/plain", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
+	{Name: "one sandbox, many starts (not built): its CPU beyond /bin/true's", Bench: "BenchmarkSandboxZygote/zygote-mounts", Base: "BenchmarkSandboxZygote/plain", Metric: "cpu-us/start", Info: true, Scale: 1e3, Unit: "ms"},
+	{Name: "one sandbox, many starts: bwrap per start with the same mounts, beyond /bin/true's", Bench: "BenchmarkSandboxZygote/bwrap-per-start", Base: "BenchmarkSandboxZygote/plain", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	// Issue 58: the sandbox's cost end to end, sandbox = "off" beside
 	// bubblewrap in one run (core/e2e/sandbox_bench_test.go):
 	//   make build && go test ./core/e2e -run '^$' -bench 'LoadTelegramSandbox|FirstTurnSandbox' -benchtime 1x
