@@ -199,11 +199,14 @@ type Plugin struct {
 	snd  pb.MessageSendingServiceClient
 	end  pb.AgentEndServiceClient
 	tl   pb.ToolServiceClient
+	// calls carries the hot channel calls once the plugin declared the
+	// call stream (calls.go).
+	calls calls
 }
 
 // Wrap returns a Plugin over conn (the value go-plugin's Dispense returned).
 func Wrap(conn grpc.ClientConnInterface) *Plugin {
-	return &Plugin{
+	p := &Plugin{
 		plug: pb.NewPluginServiceClient(conn),
 		ch:   pb.NewChannelServiceClient(conn),
 		cmd:  pb.NewCommandServiceClient(conn),
@@ -213,6 +216,8 @@ func Wrap(conn grpc.ClientConnInterface) *Plugin {
 		end:  pb.NewAgentEndServiceClient(conn),
 		tl:   pb.NewToolServiceClient(conn),
 	}
+	p.calls.ch = p.ch
+	return p
 }
 
 // Describe asks the plugin who it is.
@@ -248,6 +253,7 @@ func (p *Plugin) Describe(ctx context.Context) (Description, error) {
 	default:
 		d.Capabilities = wire.CapabilitiesFromProto(c)
 		d.Typing, d.Edit, d.Reactions, d.CommandMenu = c.GetTyping(), c.GetEdit(), c.GetReactions(), c.GetCommandMenu()
+		p.calls.use(c.GetCallStream())
 	}
 	return d, nil
 }
