@@ -71,6 +71,7 @@ func (grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.Cl
 func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes)),
+		grpc.WithInitialWindowSize(wire.WindowBytes), grpc.WithInitialConnWindowSize(wire.WindowBytes),
 		// Tell a call that never left the host (sent.go).
 		grpc.WithStatsHandler(sentTracker{}),
 		grpc.WithChainUnaryInterceptor(unsentInterceptor),
