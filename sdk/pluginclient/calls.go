@@ -95,7 +95,7 @@ func (c *calls) do(ctx context.Context, op string, call *pb.Call) (*pb.CallResul
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	l, err := c.link()
+	l, err := c.link(ctx)
 	if err != nil {
 		return nil, errUnary
 	}
@@ -154,17 +154,23 @@ func (w *waiter) reset() {
 	waiters.Put(w)
 }
 
-// link returns the open stream, opening one if none is.
-func (c *calls) link() (*link, error) {
+// link returns the open stream, opening one if none is. callCtx is the
+// context of the call that needs it, which bounds only the opening.
+func (c *calls) link(callCtx context.Context) (*link, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cur != nil {
 		return c.cur, nil
 	}
 	// The stream lives as long as the connection (or until it breaks),
-	// not as long as the call that happens to open it.
+	// not as long as the call that happens to open it; but that call's
+	// end, while gRPC waits for a connection to open it on, gives up.
 	ctx, end := context.WithCancel(context.Background())
+	stop := context.AfterFunc(callCtx, end)
 	st, err := c.ch.Calls(ctx)
+	if !stop() && err == nil {
+		err = callCtx.Err() // end ran: the new stream is canceled
+	}
 	if err != nil {
 		end()
 		return nil, err
