@@ -289,3 +289,30 @@ func TestCallStreamToADyingPluginIsNotSent(t *testing.T) {
 		}
 	}
 }
+
+// TestCallStreamOpenHonoursDeadline: the call that opens the stream on a
+// connection gRPC is still setting up (the plugin accepted the socket and
+// says nothing) ends at its deadline, as a unary call does, not at gRPC's
+// 20 s connect timeout.
+func TestCallStreamOpenHonoursDeadline(t *testing.T) {
+	t.Parallel()
+	ln := listen(t)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = c.Close() })
+		}
+	}()
+	p := dial(t, ln.Addr().String())
+	p.calls.use(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err := p.Send(ctx, channel.SendRequest{ChatID: "1", Text: "hi"})
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(t0) > 10*time.Second {
+		t.Fatalf("send to a silent plugin: %v after %s, want its deadline", err, time.Since(t0))
+	}
+}
