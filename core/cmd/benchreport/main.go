@@ -93,9 +93,16 @@ var figures = []figure{
 	{Name: "first turn of a chat: update → claude read the prompt, p50", Bench: "BenchmarkFirstTurnTelegram", Metric: "first-in-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "host CPU per first turn", Bench: "BenchmarkFirstTurnTelegram", Metric: "host-cpu-ms/first-turn", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "first turn: update → claude's process started (host work, exec, claude's start), p50", Bench: "BenchmarkFirstTurnTelegram", Metric: "first-proc-p50-ms", Info: true, Scale: 1, Unit: "ms"},
-	// The process hop: a host → plugin unary call to a real plugin
-	// process (core/pluginhost), ~0.25 ms before issue 58.
-	{Name: "host → plugin call (unary, loopback plugin), p50", Bench: "BenchmarkUnaryCall", Metric: "p50-µs", Goal: 150, Max: true, Scale: 1, Unit: "µs"},
+	// The process hop: a host → plugin call to a real plugin process
+	// (core/pluginhost), ~0.25 ms before issue 58; the loopback plugin
+	// built from the tree, so on the call stream since then.
+	{Name: "host → plugin call (loopback plugin), p50", Bench: "BenchmarkUnaryCall", Metric: "p50-µs", Goal: 150, Max: true, Scale: 1, Unit: "µs"},
+	// The same hop unary and on the call stream in alternation, to one
+	// plugin process (sdk/pluginclient/bench_test.go).
+	{Name: "host → plugin call, stream, p50", Bench: "BenchmarkHostCall", Metric: "stream-p50-µs", Goal: 100, Max: true, Scale: 1, Unit: "µs"},
+	{Name: "host → plugin call, unary (plugins without the stream), same run, p50", Bench: "BenchmarkHostCall", Metric: "unary-p50-µs", Info: true, Scale: 1, Unit: "µs"},
+	{Name: "host allocations per call, stream", Bench: "BenchmarkHostCall", Metric: "stream-allocs/call", Info: true, Scale: 1, Unit: ""},
+	{Name: "host allocations per call, unary", Bench: "BenchmarkHostCall", Metric: "unary-allocs/call", Info: true, Scale: 1, Unit: ""},
 	{Name: "first visible text: claude's first delta → the chat, p50", Bench: "BenchmarkFirstTextTelegram", Metric: "first-text-p50-ms", Goal: 250, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "first visible text, p90", Bench: "BenchmarkFirstTextTelegram", Metric: "first-text-p90-ms", Info: true, Scale: 1, Unit: "ms"},
 	// Issue 42: a regression floor, every message fsync'd before its ack.
