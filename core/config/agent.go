@@ -230,9 +230,10 @@ type Agent struct {
 	MaxWarm int `hcl:"max_warm,optional"`
 
 	// WarmMemory is the memory the warm claude processes may hold together
-	// (warm_memory), a size such as "2GB": each one is measured after each of
-	// its turns (the proportional set size of claude and what it started; the
-	// real CLI holds about 210 MB), and while they hold more the idle ones
+	// (warm_memory), a size such as "2GB": each one is measured after its
+	// first turn and then at most once a minute after a turn (the proportional
+	// set size of claude and what it started; the real CLI holds about 210
+	// MB), and while they hold more the idle ones
 	// least worth keeping are stopped — the order of max_warm, used least and
 	// cheapest to start again first. Default: a quarter of the machine's
 	// memory, at least 256 MB and at most 16 GB (2 GB where the machine's

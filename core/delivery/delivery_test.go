@@ -439,3 +439,34 @@ func TestReactWaitsForTheChannel(t *testing.T) {
 		t.Fatalf("calls %+v", c)
 	}
 }
+
+// The turn's bookkeeping (Reply.Session) is written in the reply's
+// record; a record the journal refuses gives it back to the turn unwritten.
+func TestReplyCarriesTheTurnsBookkeeping(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	ctx := context.Background()
+	turn := func() *store.PendingSession {
+		p := store.NewPendingSession()
+		go p.Set(&store.SessionUpdate{Key: "k", Fn: func(s *store.Session, _ bool) error { s.Turns++; return nil }})
+		return p
+	}
+	id := f.entry()
+	p := turn()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown, Session: p})
+	if s, err := f.db.Session(ctx, "k"); err != nil || s.Turns != 1 {
+		t.Fatalf("session after the reply: %+v, %v; want the turn counted", s, err)
+	}
+	if u := p.Take(); u != nil {
+		t.Fatal("the bookkeeping written with the reply is still there to write")
+	}
+	// The entry is done: a second reply to it is refused.
+	p = turn()
+	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "again", Format: channel.FormatMarkdown, Session: p})
+	if s, _ := f.db.Session(ctx, "k"); s.Turns != 1 {
+		t.Fatalf("a refused reply wrote the bookkeeping: %d turns", s.Turns)
+	}
+	if u := p.Take(); u == nil {
+		t.Fatal("the bookkeeping of a refused reply was not given back to the turn")
+	}
+}

@@ -46,9 +46,11 @@ type Reply struct {
 	// ClaudeCost, when set, is claude's running total after the turn,
 	// recorded with the reply in its session's row.
 	ClaudeCost *store.ClaudeCost
-	// After, when not nil, is waited for before the reply is recorded
-	// (the turn's session write, committed while the reply is shaped).
-	After <-chan struct{}
+	// Session, when not nil, is the turn's session bookkeeping, written
+	// in the reply's transaction (store.Reply.Session) and given back when
+	// the record is refused; Deliver waits for it (folded while the reply
+	// is shaped) before the reply is recorded.
+	Session *store.PendingSession
 }
 
 // uncertainDraft is a Reply's Draft that can tell its first send's
@@ -116,9 +118,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 	// resumed after a restart finds the files there again (DeliverPending).
 	rec := store.Reply{JournalID: r.ID, Covers: r.Covers, Instance: r.Target.Instance, ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID,
 		Text: r.Text, Chunks: parts, Format: string(format), ReplyTo: r.ReplyTo, DraftID: draftID, ProducedAt: d.clock.Now(), Usage: r.Usage, ClaudeCost: r.ClaudeCost}
-	if r.After != nil {
-		<-r.After
-	}
+	rec.Session = r.Session.Take()
 	// When chunk 0 goes out as a new message to a channel that is ready,
 	// its send attempt is recorded with the reply (one durable write
 	// before the send, not two), under the session's send lock taken
@@ -133,6 +133,12 @@ func (d *Dispatcher) Deliver(r Reply) {
 	}
 	err := d.persist("record reply", r.ID, func() error { return d.store.RecordReply(d.ctx, rec) })
 	if err != nil {
+		if rec.Session != nil && d.ctx.Err() == nil {
+			// Refused (the entry is no longer the turn's): nothing was
+			// written, and the turn writes its bookkeeping itself. When
+			// the host stops, the entry's turn runs again and writes it.
+			r.Session.Give()
+		}
 		if unlock != nil {
 			unlock()
 		}

@@ -15,7 +15,13 @@ package e2e
 //
 // firstTurnChats chats each send one message, one after the other (the
 // host was warmed by a turn of another chat); host-cpu-ms/first-turn is
-// the host's CPU over them ÷ their number.
+// the host's CPU over them ÷ their number. first-proc splits in: the
+// update handed out → the fake claude's process logged its start (the
+// host's work before the exec, the exec, bubblewrap's when sandboxed, the
+// fake's Go runtime start), and first-stdin the rest (that log line →
+// the prompt's line read from stdin: the host writing the prompt, and
+// the run log's own open-write-close in the fake). -load.agent
+// 'sandbox = "off"' measures the host without the sandbox.
 
 import (
 	"context"
@@ -56,8 +62,19 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 		}
 		cpu := (cpuTime(host) - cpu0) / firstTurnChats
 		at := map[string]map[string]int64{}
+		// A sandboxed fake has its own PID namespace: every one has the same
+		// pid there. The turns run one after the other, so a turn's process
+		// is the latest that logged its start with that pid.
+		lastProc := map[int]int64{}  // pid → when the latest fake with it logged its start
+		procAt := map[string]int64{} // mark → when its fake's process logged its start
 		for _, ev := range runEvents(runLog) {
+			if ev.Event == "proc" {
+				lastProc[ev.PID] = ev.At
+			}
 			if len(ev.Marks) > 0 {
+				if ev.Event == "start" && procAt[ev.Marks[0]] == 0 {
+					procAt[ev.Marks[0]] = lastProc[ev.PID]
+				}
 				if at[ev.Marks[0]] == nil {
 					at[ev.Marks[0]] = map[string]int64{}
 				}
@@ -65,7 +82,7 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 			}
 		}
 		sends := srv.Requests("sendMessage")
-		var in, inOut []time.Duration
+		var in, inOut, spawn, stdin []time.Duration
 		for mark, id := range ids {
 			handed := srv.HandedOut(id)
 			start, result := at[mark]["start"], at[mark]["result"]
@@ -74,9 +91,16 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 				b.Fatalf("first turn %s: handed out %v, claude start %d, result %d, send %d: a timestamp is missing", mark, handed, start, result, i)
 			}
 			inT := time.Duration(start - handed.UnixNano())
+			if p := procAt[mark]; p != 0 {
+				spawn, stdin = append(spawn, time.Duration(p-handed.UnixNano())), append(stdin, time.Duration(start-p))
+			}
 			in, inOut = append(in, inT), append(inOut, inT+time.Duration(sends[i].Time.UnixNano()-result))
 		}
 		b.ReportMetric(msOf(percentile(in, 50)), "first-in-p50-ms")
+		if len(spawn) > 0 {
+			b.ReportMetric(msOf(percentile(spawn, 50)), "first-proc-p50-ms")
+			b.ReportMetric(msOf(percentile(stdin, 50)), "first-stdin-p50-ms")
+		}
 		b.ReportMetric(msOf(percentile(inOut, 50)), "first-inout-p50-ms")
 		b.ReportMetric(msOf(percentile(inOut, 90)), "first-inout-p90-ms")
 		b.ReportMetric(msOf(cpu), "host-cpu-ms/first-turn")

@@ -368,7 +368,7 @@ func (o output) Reply(r turn.Reply) {
 			return
 		}
 	}
-	o.Deliver(delivery.Reply{Key: conv.SessionKey, Workspace: r.Workspace, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, After: r.After})
+	o.Deliver(delivery.Reply{Key: conv.SessionKey, Workspace: r.Workspace, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, Session: r.Session})
 	if len(set.AgentEnd.Hooks) > 0 {
 		o.g.ends.Notify(set.AgentEnd, endOf(r, conv, suppressed))
 	}

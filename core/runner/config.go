@@ -119,8 +119,8 @@ type Config struct {
 	// documentation). 0 (the default): no limit by count, WarmMemory alone decides.
 	MaxWarm int
 	// WarmMemory is the memory the warm processes may hold together, in bytes
-	// (agent.warm_memory): each one's process tree measured after each of its turns
-	// (proportional set size, procmem.Tree), one not measured yet counted as the mean
+	// (agent.warm_memory): each one's process tree measured after its first turn and
+	// then at most once a minute (proportional set size, procmem.Tree), one not measured yet counted as the mean
 	// of those that are (≈ 210 MB for the real CLI before any is). Beyond it the idle
 	// ones least worth keeping are stopped, as beyond MaxWarm; both limits apply.
 	// 0: DefaultWarmMemory of the machine's memory; NoWarmMemoryLimit: none.

@@ -130,7 +130,9 @@
 //
 // Warm by memory (pool.go). A warm claude of the real CLI holds about 200 MB (its tree's
 // Pss measured 197 MB after a first turn, sandboxed, claude 2.1.330), so a fixed count
-// is too few on a large machine and too many on a small one. After each turn the
+// is too few on a large machine and too many on a small one. After its first turn, and
+// after a turn at most once a minute (remeasureAfter: the kernel's walk of a 200 MB tree's
+// page tables costs about a millisecond of CPU, too much for every turn), the
 // process's tree — bubblewrap, claude, the tools and MCP servers it started — is measured
 // (procmem.Tree: the proportional set size, so pages the processes share are counted
 // once over all of them) through the memoryMeter port, in a goroutine of its own so the
@@ -259,7 +261,9 @@
 //	steer.go     Steer: a user message written into a running turn
 //	pool.go      where warm processes are kept: acquire, release, idle timeout, eviction by
 //	             worth (GreedyDual-Size-Frequency), Stop, Warm
-//	process.go   one claude process: start, stdout reader, reaping, stop and kill
+//	process.go   one claude process: start, stdout reader, reaping, stop and kill; the
+//	             process interface (PID, Signal, Wait) reap, kill and the pool use, and
+//	             hostChild, its one kind today (claude or bwrap, the host's own child)
 //	sysproc_*.go its process group, its user (run_as) and, on Linux, Pdeathsig
 //	sandbox.go   the bubblewrap sandbox: the probe, the mounts, claude's own directories
 //	sandboxes.go which sandbox each agent's processes get (one probe per mode and user)

@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FAKE_HOST") == "1" {
 		os.Exit(fakeHost())
 	}
+	if os.Getenv("ZYGOTE_SPIKE") == "1" {
+		os.Exit(zygoteSpike())
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"time"
+
 	"github.com/clawhost/clawhost/core/internal/procmem"
 )
 
@@ -11,8 +13,9 @@ import (
 // the idle ones least worth keeping are stopped (victimLocked). With Config.OneShot the
 // pool stays empty: every turn starts a process and release ends it.
 //
-// What a process holds is measured after each of its turns (measure, off the reply's
-// path) through Runner.meter; one not measured yet counts as the mean of those that are.
+// What a process holds is measured after its first turn and then after a turn at most once
+// per remeasureAfter (measure, off the reply's path) through Runner.meter; one not
+// measured yet counts as the mean of those that are.
 
 // memoryMeter measures a warm process for the Config.WarmMemory budget. The runner's is
 // procmem.Tree; tests plant a recording fake (the fake claude is small, the real one
@@ -33,6 +36,14 @@ func (treeMeter) Memory(pid int) (int64, bool) { return procmem.Tree(pid) }
 // procMemory stands for the memory of a warm process while none has been measured: the
 // real CLI's, measured with claude 2.1.330 (184–210 MB resident).
 const procMemory int64 = 210 << 20
+
+// remeasureAfter is how long a warm process's measured memory stands before a turn's end
+// measures it again. Reading /proc/<pid>/smaps_rollup makes the kernel walk the whole
+// tree's page tables: measured after every turn it was 0.5–0.6 ms of the host's CPU per
+// warm turn with the benchmark's small fake claude (BenchmarkOutboundTelegram's profile,
+// issue 58: the whole regression against v0.1.0), about 1 ms with the real 200 MB CLI.
+// A claude's memory grows with its conversation over minutes, not turns.
+const remeasureAfter = time.Minute
 
 // maxUses caps the turns that count for a process's worth (keepValueLocked), so a chat
 // that was busy long ago does not squat on a warm process.
@@ -120,9 +131,10 @@ func (r *Runner) release(p *proc, keep bool) {
 	p.prio = r.keepValueLocked(p)
 	r.armIdleLocked(p)
 	evict := r.evictLocked(p.cfg, false)
+	due := r.meter != nil && r.measureDueLocked(p)
 	r.mu.Unlock()
 	r.stopEvicted(evict)
-	if r.meter != nil {
+	if due {
 		// The turn's goroutine holds r.wg until it returns, so Close waits for this too.
 		r.wg.Add(1)
 		go func() {
@@ -130,6 +142,20 @@ func (r *Runner) release(p *proc, keep bool) {
 			r.measure(p)
 		}()
 	}
+}
+
+// measureDueLocked tells whether p's turn that just ended measures it (remeasureAfter)
+// and, when it does, notes that it was.
+func (r *Runner) measureDueLocked(p *proc) bool {
+	now := r.clock.Now()
+	if at, ok := r.measuredAt[p]; ok && now.Sub(at) < remeasureAfter {
+		return false
+	}
+	if r.measuredAt == nil {
+		r.measuredAt = map[*proc]time.Time{}
+	}
+	r.measuredAt[p] = now
+	return true
 }
 
 // measure reads what p holds now (Runner.meter) and, if the warm processes no longer fit
@@ -301,6 +327,7 @@ func (r *Runner) removeLocked(p *proc) {
 	if r.procs[p.key] == p {
 		delete(r.procs, p.key)
 	}
+	delete(r.measuredAt, p)
 	if p.idle != nil {
 		p.idle.Stop()
 	}
@@ -328,10 +355,7 @@ func (r *Runner) Warm() map[string]int {
 	defer r.mu.Unlock()
 	out := make(map[string]int, len(r.procs))
 	for k, p := range r.procs {
-		out[k] = p.pid
-		if r.sandboxOf(p.cfg).bwrap != "" {
-			out[k] = innerPID(p.pid)
-		}
+		out[k] = p.run.ClaudePID()
 	}
 	return out
 }

@@ -33,8 +33,8 @@ type proc struct {
 	media                 string     // the media directory its sandbox shows
 	ask                   bool       // started with --permission-prompt-tool stdio
 	wmu                   sync.Mutex // one write to stdin at a time (prompt, steered message, control response)
-	pid                   int
-	cmd                   *exec.Cmd
+	pid                   int        // run.PID(), for the logs
+	run                   process    // the started process: signal, wait, release
 	stdin                 io.WriteCloser
 	stdinOnce             sync.Once
 	msgs                  chan line
@@ -43,8 +43,6 @@ type proc struct {
 	stdoutBytes           int
 	stderr                *tailBuffer
 	tmpdir                string
-	lifeline              *os.File // write end of the lifeline; nil without one
-	sandboxed             bool     // runs in bubblewrap: its PID namespace ends with it
 	spawned               time.Time
 	startup               atomic.Int64 // spawned → first stdout line, in ns; 0 until then
 
@@ -204,7 +202,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
 	}
 	cmd.Stdout = pw
-	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, cmd: cmd, stdin: stdin,
+	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, stdin: stdin,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	cmd.Stderr = p.stderr
 	p.spawned = time.Now()
@@ -217,16 +215,17 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, fmt.Sprintf("start %s: %v", path, err))
 	}
 	pw.Close()
-	p.pid = cmd.Process.Pid
-	p.sandboxed = exe != path
-	if !p.sandboxed {
+	child := &hostChild{cmd: cmd, sandboxed: exe != path}
+	if !child.sandboxed {
 		// In the sandbox bubblewrap's --die-with-parent and the end of claude's PID
 		// namespace do the lifeline's work (TestKill9KillsClaudesTools): the host's death
 		// kills bwrap (Pdeathsig), bwrap's the namespace's init, and the init's end every
 		// process in the namespace, whatever its group or session; so does claude's own
 		// exit. A shell less per start.
-		p.lifeline = r.startLifeline(p.pid)
+		child.lifeline = r.startLifeline(cmd.Process.Pid)
 	}
+	p.run = child
+	p.pid = child.PID()
 	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm)
 
 	readerDone := make(chan struct{})
@@ -338,7 +337,7 @@ func (r *Runner) readStdout(p *proc, stdout io.Reader, dead <-chan struct{}, don
 // a grandchild still holds it open), records the exit code, closes p.exited, removes the
 // TMPDIR and drops p from the pool.
 func (r *Runner) reap(p *proc, stdout *os.File, dead chan<- struct{}, readerDone <-chan struct{}) {
-	code := exitCode(p.cmd.Wait())
+	code := p.run.Wait()
 	t := time.NewTimer(r.cfg.KillGrace)
 	select {
 	case <-readerDone:
@@ -351,10 +350,7 @@ func (r *Runner) reap(p *proc, stdout *os.File, dead chan<- struct{}, readerDone
 	<-readerDone
 	stdout.Close()
 	p.exitCode = code
-	if p.lifeline != nil {
-		// The watcher kills what claude left in its group, then itself.
-		p.lifeline.Close()
-	}
+	p.run.Release()
 	close(p.exited)
 	_ = os.RemoveAll(p.tmpdir)
 	r.mu.Lock()
@@ -418,22 +414,82 @@ func (r *Runner) stopAsync(p *proc) {
 	}()
 }
 
-// kill sends SIGTERM to p's process group, SIGKILL after KillGrace, and waits for p.
+// kill sends SIGTERM to p and what it started, SIGKILL after KillGrace, waits for p, and
+// ends what outlived it.
 func (r *Runner) kill(p *proc) {
-	signalGroup(p.pid, syscall.SIGTERM)
+	p.run.Signal(syscall.SIGTERM)
 	t := time.NewTimer(r.cfg.KillGrace)
 	defer t.Stop()
 	select {
 	case <-p.exited:
 	case <-t.C:
 		r.log.Warn("claude ignored SIGTERM; killing", "pid", p.pid)
-		signalGroup(p.pid, syscall.SIGKILL)
+		p.run.Signal(syscall.SIGKILL)
 		<-p.exited
 	}
+	p.run.KillLeftovers()
+}
+
+// process is one started claude as the runner drives it, whatever started it: reap, kill,
+// the pool and the memory meter use only this. Today the one kind is hostChild, the host's
+// own child (claude, or bubblewrap running it); a claude started by a helper inside a
+// long-lived sandbox would be another.
+type process interface {
+	// PID is the process the host signals and measures the memory of (with its
+	// descendants): claude, or the bubblewrap that runs it.
+	PID() int
+	// ClaudePID is claude's own pid as the host sees it (Runner.Warm, the status
+	// page); PID when claude is the host's child.
+	ClaudePID() int
+	// Signal sends sig to claude and every process it started; an error (all gone) is
+	// ignored. It does not block.
+	Signal(sig syscall.Signal)
+	// Wait blocks until the process has exited and returns its exit status: 128+signal
+	// when killed, -1 when the wait itself failed. It is called once.
+	Wait() int
+	// Release, called once after Wait returned, lets go of what the process held while
+	// it ran (the lifeline: its watcher then kills what claude left in its group).
+	Release()
+	// KillLeftovers ends what outlived claude after kill, where that is still safe to
+	// name (the process group; not in the sandbox, whose end took everything with it).
+	KillLeftovers()
+}
+
+// hostChild is a claude process (or bubblewrap running it) the host started itself, in
+// its own process group (sysProcAttr).
+type hostChild struct {
+	cmd       *exec.Cmd
+	lifeline  *os.File // write end of the lifeline; nil without one
+	sandboxed bool     // runs in bubblewrap: its PID namespace ends with it
+}
+
+var _ process = (*hostChild)(nil)
+
+func (h *hostChild) PID() int { return h.cmd.Process.Pid }
+
+func (h *hostChild) ClaudePID() int {
+	if h.sandboxed {
+		return innerPID(h.PID())
+	}
+	return h.PID()
+}
+
+func (h *hostChild) Signal(sig syscall.Signal) { signalGroup(h.PID(), sig) }
+
+func (h *hostChild) Wait() int { return exitCode(h.cmd.Wait()) }
+
+func (h *hostChild) Release() {
+	if h.lifeline != nil {
+		// The watcher kills what claude left in its group, then itself.
+		h.lifeline.Close()
+	}
+}
+
+func (h *hostChild) KillLeftovers() {
 	// Tools that outlived claude in its group (in the sandbox none: the group may be
 	// gone, and its id another's).
-	if !p.sandboxed {
-		signalGroup(p.pid, syscall.SIGKILL)
+	if !h.sandboxed {
+		signalGroup(h.PID(), syscall.SIGKILL)
 	}
 }
 

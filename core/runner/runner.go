@@ -45,6 +45,9 @@ type Runner struct {
 	mu     sync.Mutex
 	closed bool
 	procs  map[string]*proc // warm processes by conversation key (pool.go)
+	// measuredAt is when each warm process's turn last had it measured (pool.go,
+	// measureDueLocked).
+	measuredAt map[*proc]time.Time
 	// inflation is the eviction cost model's clock (pool.go).
 	inflation float64
 	// The scheduler (sched.go): each key's turns in Run order, the turns waiting for

@@ -265,3 +265,43 @@ func TestAnswerTimes(t *testing.T) {
 		t.Errorf("after a window of 1 ms answers: %+v", warm)
 	}
 }
+
+// A warm process is measured after its first turn and then at most once per
+// remeasureAfter, not after every turn (reading smaps_rollup after each was the host's
+// largest added cost per warm turn, issue 58).
+func TestPoolMeasureCadence(t *testing.T) {
+	t.Parallel()
+	r, clk := newPolicyRunner(t, 4, 0)
+	m := &recordingMeter{size: map[int]int64{101: 200 * mb}}
+	r.meter = m
+	p := plant(r, "chat", time.Second, 1)
+	p.pid = 101
+	turn := func() []int {
+		r.mu.Lock()
+		p.busy = true
+		r.mu.Unlock()
+		r.release(p, true)
+		r.wg.Wait()
+		return m.calls()
+	}
+	if got := turn(); !slices.Equal(got, []int{101}) {
+		t.Fatalf("first turn: meter asked about %v, want [101]", got)
+	}
+	for range 5 {
+		clk.advance(remeasureAfter / 10)
+		if got := turn(); len(got) != 1 {
+			t.Fatalf("a turn within %v of the last measure measured again: %v", remeasureAfter, got)
+		}
+	}
+	clk.advance(remeasureAfter / 2)
+	if got := turn(); !slices.Equal(got, []int{101, 101}) {
+		t.Fatalf("a turn %v after the last measure: meter asked about %v, want a second measure", remeasureAfter, got)
+	}
+	r.mu.Lock()
+	r.removeLocked(p)
+	left := len(r.measuredAt)
+	r.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("a removed process's measure time kept (%d)", left)
+	}
+}

@@ -120,12 +120,29 @@ type Reply struct {
 	// meanwhile (a reset): the next turn's cost is the difference to it,
 	// so it is durable exactly when the row it produced is.
 	ClaudeCost *ClaudeCost
+	// Session, when set, is a session's read-modify-write (the turn's
+	// bookkeeping: turn count, usage totals, chat metadata) made in the
+	// same transaction, before ClaudeCost, exactly as
+	// [Sessions.UpdateSession](ctx, Session.Key, Session.Fn) would make it
+	// on its own: one commit on a reply's path instead of two, and a
+	// turn's bookkeeping is durable exactly when its reply is. An error of
+	// Fn fails RecordReply, which then changes nothing. Fn may run more
+	// than once (a store retries a transaction) and must only change s.
+	Session *SessionUpdate
 	// AttemptFirst records chunk 0 as attempted with the reply, as
 	// [Outbox.MarkAttempt] would after it, and makes the write as durable
 	// as MarkAttempt's: for a caller that hands chunk 0 to the channel
 	// right after RecordReply returns (one durable write on the path of
 	// a reply, not two). Ignored for a reply without chunks.
 	AttemptFirst bool
+}
+
+// SessionUpdate is a read-modify-write of one session's row, as
+// [Sessions.UpdateSession] takes it: Fn changes the stored session s
+// (found false: none is stored, s holds only Key).
+type SessionUpdate struct {
+	Key string
+	Fn  func(s *Session, found bool) error
 }
 
 // Part is what a chunk of a reply of several messages is sent with,

@@ -82,7 +82,7 @@ func TestTurnCosts(t *testing.T) {
 				if r.Text == "lost" {
 					return
 				}
-				if err := f.db.RecordReply(ctx, store.Reply{JournalID: r.ID, Text: r.Text, Usage: r.Usage, ClaudeCost: r.ClaudeCost}); err != nil {
+				if err := f.db.RecordReply(ctx, store.Reply{JournalID: r.ID, Text: r.Text, Usage: r.Usage, ClaudeCost: r.ClaudeCost, Session: r.Session.Take()}); err != nil {
 					t.Error(err)
 				}
 			}

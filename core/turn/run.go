@@ -63,8 +63,9 @@ type Outcome struct {
 
 	// card: the turn card shows and the answer did not replace it; took:
 	// how long the agent ran; usage: the turn's row of the usage ledger
-	// (nil when claude did not run); usageDone, when not nil, closes once
-	// the session's bookkeeping of the turn (recordUsage) committed.
+	// (nil when claude did not run); bookkeeping, when not nil, is the
+	// session's bookkeeping of the turn (usageUpdate), written with the
+	// reply or else by Run.
 	card       bool
 	took       time.Duration
 	usage      *store.TurnUsage
@@ -75,8 +76,8 @@ type Outcome struct {
 	sessionID string
 	// silent: claude's whole answer was the silent token (NO_REPLY) and
 	// no block of it had been streamed.
-	silent    bool
-	usageDone chan struct{}
+	silent      bool
+	bookkeeping *store.PendingSession
 	// logDone logs the finished turn; Run calls it once the reply was
 	// handed over (the line is not on the reply's path).
 	logDone func()
@@ -140,15 +141,16 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.
 		r := Reply{Key: req.Key, Workspace: set.Workspace, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
-			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, ClaudeCost: o.claudeCost, After: o.usageDone,
+			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, ClaudeCost: o.claudeCost, Session: o.bookkeeping,
 			Sender: last.Sender, Steps: o.steps, SessionID: o.sessionID, Aborted: stopped}
 		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {
 			r.Ping = "✅ Done — took " + took(o.took) + "."
 		}
 		t.opts.Output.Reply(r)
 	}
-	if o.usageDone != nil {
-		<-o.usageDone
+	if u := o.bookkeeping.Take(); u != nil {
+		// Not written with a reply (none was recorded, or it was refused).
+		t.writeSession(ctx, u)
 	}
 	if o.logDone != nil {
 		o.logDone()
@@ -244,17 +246,17 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	}
 	t.opts.Observer.Turn(req.Key.Agent, t.opts.Now().Sub(started), outcome)
 	cost := t.turnCost(sess, res)
-	var usageDone chan struct{}
+	var bookkeeping *store.PendingSession
 	if res.Err == nil {
-		// The session's bookkeeping commits while the reply is prepared
-		// (~0.3 ms of a warm turn's outbound path); Run waits for it
-		// before the reply is recorded, so the store sees the writes in
-		// the same order as before. A failed turn may reset the session
-		// (outcome): its bookkeeping comes first, as it did.
-		usageDone = make(chan struct{})
+		// The session's bookkeeping is folded while the reply is prepared
+		// and written in the reply's own transaction (store.Reply.Session:
+		// one commit on a warm turn's outbound path, not two); Run writes
+		// it itself when the reply did not take it. A failed turn may
+		// reset the session (outcome): its bookkeeping comes first, on its
+		// own, as it did.
+		bookkeeping = store.NewPendingSession()
 		go func() {
-			defer close(usageDone)
-			t.recordUsage(ctx, req.Key.String(), req.Entries[0].ID, sess, res, cost, last)
+			bookkeeping.Set(t.usageUpdate(req.Key.String(), req.Entries[0].ID, sess, res, cost, last))
 		}()
 	} else {
 		t.recordUsage(ctx, req.Key.String(), req.Entries[0].ID, sess, res, cost, last)
@@ -263,7 +265,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		t.waits.Put(req.Key.String(), res.Wait)
 	}
 	o := t.outcome(ctx, log, req, res, out, last)
-	o.card, o.took, o.usageDone = out.card, t.opts.Now().Sub(started), usageDone
+	o.card, o.took, o.bookkeeping = out.card, t.opts.Now().Sub(started), bookkeeping
 	o.silent = res.Err == nil && out.silent && out.remainder == ""
 	o.claudeCost = &store.ClaudeCost{Key: req.Key.String(), Of: claudeSessionOf(sess, res), USD: cost.Total}
 	o.steps, o.sessionID = out.steps, claudeSessionOf(sess, res)

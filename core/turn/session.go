@@ -238,6 +238,19 @@ func (t *Turns) Reset(ctx context.Context, key string, m *message.Message, reaso
 
 // recordUsage adds the turn to the session's bookkeeping.
 func (t *Turns) recordUsage(ctx context.Context, key string, entry int64, sess store.Session, res runner.Result, cost usage.Cost, m *message.Message) {
+	t.writeSession(ctx, t.usageUpdate(key, entry, sess, res, cost, m))
+}
+
+// writeSession makes the session update u on its own (not with a reply).
+func (t *Turns) writeSession(ctx context.Context, u *store.SessionUpdate) {
+	if _, err := t.opts.Store.UpdateSession(ctx, u.Key, u.Fn); err != nil && ctx.Err() == nil {
+		t.log.Error("session update failed", "session", u.Key, "error", err)
+	}
+}
+
+// usageUpdate is the turn's session bookkeeping, to be written with its
+// reply (store.Reply.Session) or on its own (writeSession).
+func (t *Turns) usageUpdate(key string, entry int64, sess store.Session, res runner.Result, cost usage.Cost, m *message.Message) *store.SessionUpdate {
 	now := t.opts.Now()
 	// The chat metadata is folded in here, outside the store's writer (a
 	// JSON decode and encode: ~7 % of the single writer's time per
@@ -252,7 +265,7 @@ func (t *Turns) recordUsage(ctx context.Context, key string, entry int64, sess s
 		carried = t.meta().Of(sess).LastEvent()
 	}
 	chat := t.updateMeta(key, sess.Chat, res, m, entry, carried)
-	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+	return &store.SessionUpdate{Key: key, Fn: func(s *store.Session, found bool) error {
 		if s.SessionID != sess.SessionID && found {
 			return nil // reset meanwhile
 		}
@@ -281,10 +294,7 @@ func (t *Turns) recordUsage(ctx context.Context, key string, entry int64, sess s
 			s.Chat = t.updateMeta(key, s.Chat, res, m, entry, carried)
 		}
 		return nil
-	})
-	if err != nil && ctx.Err() == nil {
-		t.log.Error("session update failed", "session", key, "error", err)
-	}
+	}}
 }
 
 // updateMeta folds the turn into the session's chat metadata.

@@ -150,10 +150,12 @@ type Reply struct {
 	// turn's cost is the difference to it).
 	Usage      *store.TurnUsage
 	ClaudeCost *store.ClaudeCost
-	// After, when not nil, closes once the session's bookkeeping of the
-	// turn committed: the reply is shaped meanwhile and recorded after it,
-	// so the store sees the session's write first.
-	After <-chan struct{}
+	// Session, when not nil, is the session's bookkeeping of the turn,
+	// folded while the reply is shaped: Output takes it (Take) to write
+	// it in the reply's transaction (store.Reply.Session) and gives it
+	// back (Give) when the reply is not recorded; the turn writes what is
+	// not taken once Reply returns.
+	Session *store.PendingSession
 	// Sender wrote the message that started the turn; Steps are the
 	// turn's tool calls; SessionID the claude session it ran in; Aborted:
 	// the turn was stopped (/stop, a reset). For the agent_end hooks.

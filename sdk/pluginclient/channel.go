@@ -68,7 +68,11 @@ func (p *Plugin) Receive(ctx context.Context, buffer int) (*Stream, error) {
 
 // Ack confirms durable storage of deliveries.
 func (p *Plugin) Ack(ctx context.Context, ids ...uint64) error {
-	_, err := p.ch.Ack(ctx, &pb.AckRequest{DeliveryIds: ids})
+	req := &pb.AckRequest{DeliveryIds: ids}
+	if _, err := p.calls.do(ctx, "ack", &pb.Call{Op: &pb.Call_Ack{Ack: req}}); err != errUnary {
+		return err
+	}
+	_, err := p.ch.Ack(ctx, req)
 	return mapErr("ack", err)
 }
 
@@ -85,8 +89,16 @@ func (p *Plugin) Nack(ctx context.Context, reason string, retryAfter time.Durati
 
 // Send posts a message. A business failure is a *channel.Error.
 func (p *Plugin) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
-	r, err := p.ch.Send(ctx, wire.SendToProto(req))
-	if err != nil {
+	preq := wire.SendToProto(req)
+	var r *pb.SendResponse
+	if res, err := p.calls.do(ctx, "send", &pb.Call{Op: &pb.Call_Send{Send: preq}}); err != errUnary {
+		if err != nil {
+			return channel.SendResponse{}, err
+		}
+		if r = res.GetSend(); r == nil {
+			return channel.SendResponse{}, errNoResult("send")
+		}
+	} else if r, err = p.ch.Send(ctx, preq); err != nil {
 		return channel.SendResponse{}, mapErr("send", err)
 	}
 	if e := r.GetError(); e != nil {
@@ -97,7 +109,17 @@ func (p *Plugin) Send(ctx context.Context, req channel.SendRequest) (channel.Sen
 
 // SetTyping shows or clears the typing indicator.
 func (p *Plugin) SetTyping(ctx context.Context, req channel.TypingRequest) error {
-	r, err := p.ch.SetTyping(ctx, &pb.SetTypingRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, On: req.On})
+	preq := &pb.SetTypingRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, On: req.On}
+	if res, err := p.calls.do(ctx, "set typing", &pb.Call{Op: &pb.Call_SetTyping{SetTyping: preq}}); err != errUnary {
+		if err != nil {
+			return err
+		}
+		if res.GetSetTyping() == nil {
+			return errNoResult("set typing")
+		}
+		return wire.ErrorFromProto(res.GetSetTyping().GetError())
+	}
+	r, err := p.ch.SetTyping(ctx, preq)
 	if err != nil {
 		return mapErr("set typing", err)
 	}
@@ -106,7 +128,17 @@ func (p *Plugin) SetTyping(ctx context.Context, req channel.TypingRequest) error
 
 // Edit replaces the text of a sent message.
 func (p *Plugin) Edit(ctx context.Context, req channel.EditRequest) error {
-	r, err := p.ch.Edit(ctx, &pb.EditRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Text: req.Text, Format: string(req.Format), Buttons: wire.ButtonsToProto(req.Buttons)})
+	preq := &pb.EditRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Text: req.Text, Format: string(req.Format), Buttons: wire.ButtonsToProto(req.Buttons)}
+	if res, err := p.calls.do(ctx, "edit", &pb.Call{Op: &pb.Call_Edit{Edit: preq}}); err != errUnary {
+		if err != nil {
+			return err
+		}
+		if res.GetEdit() == nil {
+			return errNoResult("edit")
+		}
+		return wire.ErrorFromProto(res.GetEdit().GetError())
+	}
+	r, err := p.ch.Edit(ctx, preq)
 	if err != nil {
 		return mapErr("edit", err)
 	}
@@ -115,7 +147,17 @@ func (p *Plugin) Edit(ctx context.Context, req channel.EditRequest) error {
 
 // React adds or removes a reaction.
 func (p *Plugin) React(ctx context.Context, req channel.ReactRequest) error {
-	r, err := p.ch.React(ctx, &pb.ReactRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Emoji: req.Emoji, Remove: req.Remove})
+	preq := &pb.ReactRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Emoji: req.Emoji, Remove: req.Remove}
+	if res, err := p.calls.do(ctx, "react", &pb.Call{Op: &pb.Call_React{React: preq}}); err != errUnary {
+		if err != nil {
+			return err
+		}
+		if res.GetReact() == nil {
+			return errNoResult("react")
+		}
+		return wire.ErrorFromProto(res.GetReact().GetError())
+	}
+	r, err := p.ch.React(ctx, preq)
 	if err != nil {
 		return mapErr("react", err)
 	}

@@ -71,6 +71,7 @@ func (grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.Cl
 func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes)),
+		grpc.WithInitialWindowSize(wire.WindowBytes), grpc.WithInitialConnWindowSize(wire.WindowBytes),
 		// Tell a call that never left the host (sent.go).
 		grpc.WithStatsHandler(sentTracker{}),
 		grpc.WithChainUnaryInterceptor(unsentInterceptor),
@@ -199,11 +200,14 @@ type Plugin struct {
 	snd  pb.MessageSendingServiceClient
 	end  pb.AgentEndServiceClient
 	tl   pb.ToolServiceClient
+	// calls carries the hot channel calls once the plugin declared the
+	// call stream (calls.go).
+	calls calls
 }
 
 // Wrap returns a Plugin over conn (the value go-plugin's Dispense returned).
 func Wrap(conn grpc.ClientConnInterface) *Plugin {
-	return &Plugin{
+	p := &Plugin{
 		plug: pb.NewPluginServiceClient(conn),
 		ch:   pb.NewChannelServiceClient(conn),
 		cmd:  pb.NewCommandServiceClient(conn),
@@ -213,6 +217,8 @@ func Wrap(conn grpc.ClientConnInterface) *Plugin {
 		end:  pb.NewAgentEndServiceClient(conn),
 		tl:   pb.NewToolServiceClient(conn),
 	}
+	p.calls.ch = p.ch
+	return p
 }
 
 // Describe asks the plugin who it is.
@@ -248,6 +254,7 @@ func (p *Plugin) Describe(ctx context.Context) (Description, error) {
 	default:
 		d.Capabilities = wire.CapabilitiesFromProto(c)
 		d.Typing, d.Edit, d.Reactions, d.CommandMenu = c.GetTyping(), c.GetEdit(), c.GetReactions(), c.GetCommandMenu()
+		p.calls.use(c.GetCallStream())
 	}
 	return d, nil
 }

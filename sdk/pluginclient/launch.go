@@ -62,8 +62,9 @@ const EnvSecret = wire.EnvSecret
 //
 // A plugin it starts gets a new secret in its environment (EnvSecret), and
 // the connection authenticates every call with it and grants each media
-// path of a Send for that send (proto/PROTOCOL.md, "Authentication"); so
-// does the connection to an attached plugin whose Launch.Secret is set.
+// path of a Send, unary or on the call stream, for that send
+// (proto/PROTOCOL.md, "Authentication"); so does the connection to an
+// attached plugin whose Launch.Secret is set.
 func NewClient(l Launch) *plugin.Client {
 	secret := l.Secret
 	if l.Reattach == nil {
@@ -84,7 +85,8 @@ func NewClient(l Launch) *plugin.Client {
 	if secret != "" {
 		cfg.GRPCDialOptions = append(cfg.GRPCDialOptions,
 			grpc.WithPerRPCCredentials(wire.Credentials{Secret: secret}),
-			grpc.WithChainUnaryInterceptor(wire.SignUnary(secret)))
+			grpc.WithChainUnaryInterceptor(wire.SignUnary(secret)),
+			grpc.WithChainStreamInterceptor(wire.SignStream(secret)))
 	}
 	if l.Logger != nil {
 		cfg.Logger = pluginLines{l.Logger}

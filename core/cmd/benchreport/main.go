@@ -92,9 +92,17 @@ var figures = []figure{
 	{Name: "first turn of a chat (starts claude): in + out, p50", Bench: "BenchmarkFirstTurnTelegram", Metric: "first-inout-p50-ms", Goal: 7, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "first turn of a chat: update → claude read the prompt, p50", Bench: "BenchmarkFirstTurnTelegram", Metric: "first-in-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "host CPU per first turn", Bench: "BenchmarkFirstTurnTelegram", Metric: "host-cpu-ms/first-turn", Info: true, Scale: 1, Unit: "ms"},
-	// The process hop: a host → plugin unary call to a real plugin
-	// process (core/pluginhost), ~0.25 ms before issue 58.
-	{Name: "host → plugin call (unary, loopback plugin), p50", Bench: "BenchmarkUnaryCall", Metric: "p50-µs", Goal: 150, Max: true, Scale: 1, Unit: "µs"},
+	{Name: "first turn: update → claude's process started (host work, exec, claude's start), p50", Bench: "BenchmarkFirstTurnTelegram", Metric: "first-proc-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	// The process hop: a host → plugin call to a real plugin process
+	// (core/pluginhost), ~0.25 ms before issue 58; the loopback plugin
+	// built from the tree, so on the call stream since then.
+	{Name: "host → plugin call (loopback plugin), p50", Bench: "BenchmarkUnaryCall", Metric: "p50-µs", Goal: 150, Max: true, Scale: 1, Unit: "µs"},
+	// The same hop unary and on the call stream in alternation, to one
+	// plugin process (sdk/pluginclient/bench_test.go).
+	{Name: "host → plugin call, stream, p50", Bench: "BenchmarkHostCall", Metric: "stream-p50-µs", Goal: 100, Max: true, Scale: 1, Unit: "µs"},
+	{Name: "host → plugin call, unary (plugins without the stream), same run, p50", Bench: "BenchmarkHostCall", Metric: "unary-p50-µs", Info: true, Scale: 1, Unit: "µs"},
+	{Name: "host allocations per call, stream", Bench: "BenchmarkHostCall", Metric: "stream-allocs/call", Info: true, Scale: 1, Unit: ""},
+	{Name: "host allocations per call, unary", Bench: "BenchmarkHostCall", Metric: "unary-allocs/call", Info: true, Scale: 1, Unit: ""},
 	{Name: "first visible text: claude's first delta → the chat, p50", Bench: "BenchmarkFirstTextTelegram", Metric: "first-text-p50-ms", Goal: 250, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "first visible text, p90", Bench: "BenchmarkFirstTextTelegram", Metric: "first-text-p90-ms", Info: true, Scale: 1, Unit: "ms"},
 	// Issue 42: a regression floor, every message fsync'd before its ack.
@@ -195,6 +203,12 @@ var figures = []figure{
 	{Name: "sandboxed start: + the pid namespace and its init", Bench: "BenchmarkSandboxStart/exec/pid", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "sandboxed start: + its own /dev and /proc", Bench: "BenchmarkSandboxStart/exec/dev-proc", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "sandboxed start: mounts beyond bwrap's root, each chat's own state", Bench: "BenchmarkSandboxStart/chat-state/exec", Metric: "mounts", Info: true, Scale: 1, Unit: ""},
+	// One sandbox, many starts (measured, not built: core/runner/zygote_bench_test.go):
+	// a start inside one long-lived bwrap, with the chat's mount list made per start,
+	// beside bwrap per start, each beyond a plain start of /bin/true in the same run.
+	{Name: "one sandbox, many starts (not built): a start with the chat's mounts, beyond /bin/true's", Bench: "BenchmarkSandboxZygote/zygote-mounts", Base: "BenchmarkSandboxZygote/plain", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
+	{Name: "one sandbox, many starts (not built): its CPU beyond /bin/true's", Bench: "BenchmarkSandboxZygote/zygote-mounts", Base: "BenchmarkSandboxZygote/plain", Metric: "cpu-us/start", Info: true, Scale: 1e3, Unit: "ms"},
+	{Name: "one sandbox, many starts: bwrap per start with the same mounts, beyond /bin/true's", Bench: "BenchmarkSandboxZygote/bwrap-per-start", Base: "BenchmarkSandboxZygote/plain", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	// Issue 58: the sandbox's cost end to end, sandbox = "off" beside
 	// bubblewrap in one run (core/e2e/sandbox_bench_test.go):
 	//   make build && go test ./core/e2e -run '^$' -bench 'LoadTelegramSandbox|FirstTurnSandbox' -benchtime 1x

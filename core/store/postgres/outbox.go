@@ -20,7 +20,25 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 	if r.Parts != nil && len(r.Parts) != len(r.Chunks) {
 		return fmt.Errorf("record reply to %d: %d parts for %d chunks", r.JournalID, len(r.Parts), len(r.Chunks))
 	}
-	err := d.write(ctx, func(tx pgx.Tx) error {
+	if r.Session != nil && r.Session.Key == "" {
+		return fmt.Errorf("record reply to %d: session update: empty key", r.JournalID)
+	}
+	var err error
+	for range 10 { // a new session's insert that lost a race runs again (errRaced)
+		err = d.recordReply(ctx, r)
+		if !errors.Is(err, errRaced) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("record reply to %d: %w", r.JournalID, err)
+	}
+	return nil
+}
+
+// recordReply is RecordReply's transaction.
+func (d *DB) recordReply(ctx context.Context, r store.Reply) error {
+	return d.write(ctx, func(tx pgx.Tx) error {
 		now := d.now()
 		to := store.StateReplied
 		if len(r.Chunks) == 0 {
@@ -72,6 +90,11 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 		if err != nil {
 			return err
 		}
+		if u := rr.Session; u != nil {
+			if _, err := d.updateSession(ctx, tx, u.Key, u.Fn); err != nil {
+				return err
+			}
+		}
 		if c := rr.ClaudeCost; c != nil {
 			// Not when the session moved to another claude session (a reset).
 			if _, err := tx.Exec(ctx, `UPDATE sessions SET claude_cost_usd = $1, claude_cost_of = $2 WHERE key = $3 AND claude_session_id = $2`,
@@ -93,10 +116,6 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome, u.Estimate)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("record reply to %d: %w", r.JournalID, err)
-	}
-	return nil
 }
 
 // MarkSent implements [store.Outbox].

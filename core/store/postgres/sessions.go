@@ -62,41 +62,9 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 	var err error
 	for range 10 {
 		err = d.write(ctx, func(tx pgx.Tx) error {
-			s, err := scanSession(tx.QueryRow(ctx, qSession+` FOR UPDATE`, key))
-			found := err == nil
-			if errors.Is(err, pgx.ErrNoRows) {
-				s = store.Session{Key: key}
-			} else if err != nil {
-				return err
-			}
-			if err := fn(&s, found); err != nil {
-				return err
-			}
-			now := d.now()
-			s.Key = key
-			if s.CreatedAt.IsZero() {
-				s.CreatedAt = now
-			}
-			s.UpdatedAt = now
-			q := `INSERT INTO sessions(` + sessionCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
-			if found {
-				q = `UPDATE sessions SET session_id = $2, claude_session_id = $3, created_at = $4, updated_at = $5, last_message_at = $6,
-					turns = $7, input_tokens = $8, output_tokens = $9, cache_read_tokens = $10, cache_create_tokens = $11,
-					cost_usd = $12, model = $13, chat = $14, target_instance = $15, target_chat_id = $16, target_thread_id = $17,
-					is_verbose = $18, abort_hint = $19, memory_flush_cycle = $20,
-					claude_cost_usd = $21, claude_cost_of = $22 WHERE key = $1`
-			} else {
-				q += ` ON CONFLICT (key) DO NOTHING`
-			}
-			tag, err := tx.Exec(ctx, q, sessionArgs(s)...)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 0 {
-				return errRaced
-			}
+			s, err := d.updateSession(ctx, tx, key, fn)
 			out = s
-			return nil
+			return err
 		})
 		if !errors.Is(err, errRaced) {
 			break
@@ -106,6 +74,46 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 		return store.Session{}, fmt.Errorf("update session %s: %w", key, err)
 	}
 	return out, nil
+}
+
+// updateSession is UpdateSession's read-modify-write of key's row in tx
+// (RecordReply's Reply.Session too); errRaced when a new row's insert
+// lost to another writer's (the caller runs the transaction again).
+func (d *DB) updateSession(ctx context.Context, tx pgx.Tx, key string, fn func(s *store.Session, found bool) error) (store.Session, error) {
+	s, err := scanSession(tx.QueryRow(ctx, qSession+` FOR UPDATE`, key))
+	found := err == nil
+	if errors.Is(err, pgx.ErrNoRows) {
+		s = store.Session{Key: key}
+	} else if err != nil {
+		return store.Session{}, err
+	}
+	if err := fn(&s, found); err != nil {
+		return store.Session{}, err
+	}
+	now := d.now()
+	s.Key = key
+	if s.CreatedAt.IsZero() {
+		s.CreatedAt = now
+	}
+	s.UpdatedAt = now
+	q := `INSERT INTO sessions(` + sessionCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
+	if found {
+		q = `UPDATE sessions SET session_id = $2, claude_session_id = $3, created_at = $4, updated_at = $5, last_message_at = $6,
+			turns = $7, input_tokens = $8, output_tokens = $9, cache_read_tokens = $10, cache_create_tokens = $11,
+			cost_usd = $12, model = $13, chat = $14, target_instance = $15, target_chat_id = $16, target_thread_id = $17,
+			is_verbose = $18, abort_hint = $19, memory_flush_cycle = $20,
+			claude_cost_usd = $21, claude_cost_of = $22 WHERE key = $1`
+	} else {
+		q += ` ON CONFLICT (key) DO NOTHING`
+	}
+	tag, err := tx.Exec(ctx, q, sessionArgs(s)...)
+	if err != nil {
+		return store.Session{}, err
+	}
+	if tag.RowsAffected() == 0 {
+		return store.Session{}, errRaced
+	}
+	return s, nil
 }
 
 // RecentSessions implements [store.Sessions].

@@ -58,7 +58,9 @@
 //     because the first send waits for a MarkAttempt (or the reply's own
 //     AttemptFirst) whose fsync covers the reply; a lost MarkSent leaves its chunk attempted, which a restart
 //     treats as uncertain (not sent again; the user is told a part may be
-//     missing).
+//     missing). A turn's session bookkeeping is written in its reply's
+//     transaction ([store.Reply.Session]): lost or kept with the reply, so
+//     the turn run again after a lost reply counts itself once.
 //
 // The connection runs synchronous=NORMAL, so no commit waits for the
 // disk; a durable write returns once an fdatasync of the WAL that started

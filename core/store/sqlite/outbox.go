@@ -83,6 +83,14 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 				return err
 			}
 		}
+		if u := r.Session; u != nil {
+			if u.Key == "" {
+				return errors.New("session update: empty key")
+			}
+			if _, err := t.updateSession(u.Key, u.Fn, now); err != nil {
+				return err
+			}
+		}
 		if c := r.ClaudeCost; c != nil {
 			if err := t.setClaudeCost(*c); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/clawhost/clawhost/core/store"
 )
@@ -117,35 +118,41 @@ func (d *DB) UpdateSession(ctx context.Context, key string, fn func(s *store.Ses
 	}
 	var out store.Session
 	err := d.w.do(ctx, func(t *wtx) error {
-		s, found, err := t.sessionRow(key)
-		if err != nil {
-			return err
-		}
-		if err := fn(&s, found); err != nil {
-			return err
-		}
-		now := d.now()
-		s.Key = key
-		if s.CreatedAt.IsZero() {
-			s.CreatedAt = now
-		}
-		s.UpdatedAt = now
-		q, args := qSessionPut, sessionArgs(s)
-		if found {
-			set := append([]any{args[1], args[2], args[4]}, args[5:]...)
-			q, args = qSessionSet, append(set, key)
-		}
-		if _, err := t.exec(q, args...); err != nil {
-			return err
-		}
-		t.wroteSession(s)
+		s, err := t.updateSession(key, fn, d.now())
 		out = s
-		return nil
+		return err
 	})
 	if err != nil {
 		return store.Session{}, fmt.Errorf("update session %s: %w", key, err)
 	}
 	return out, nil
+}
+
+// updateSession is UpdateSession's read-modify-write of key's row in this
+// transaction (RecordReply's Reply.Session too), at now.
+func (t *wtx) updateSession(key string, fn func(s *store.Session, found bool) error, now time.Time) (store.Session, error) {
+	s, found, err := t.sessionRow(key)
+	if err != nil {
+		return store.Session{}, err
+	}
+	if err := fn(&s, found); err != nil {
+		return store.Session{}, err
+	}
+	s.Key = key
+	if s.CreatedAt.IsZero() {
+		s.CreatedAt = now
+	}
+	s.UpdatedAt = now
+	q, args := qSessionPut, sessionArgs(s)
+	if found {
+		set := append([]any{args[1], args[2], args[4]}, args[5:]...)
+		q, args = qSessionSet, append(set, key)
+	}
+	if _, err := t.exec(q, args...); err != nil {
+		return store.Session{}, err
+	}
+	t.wroteSession(s)
+	return s, nil
 }
 
 // RecentSessions implements [store.Sessions].

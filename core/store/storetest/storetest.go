@@ -75,6 +75,7 @@ var cases = []struct {
 	{"Parts", testParts},
 	{"AttemptsAndLive", testAttemptsAndLive},
 	{"AttemptFirst", testAttemptFirst},
+	{"ReplySession", testReplySession},
 	{"FinishFrom", testFinishFrom},
 	{"Park", testPark},
 	{"Ledger", testLedger},

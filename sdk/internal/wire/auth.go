@@ -131,6 +131,38 @@ func SignUnary(secret string) grpc.UnaryClientInterceptor {
 	}
 }
 
+// callsMethod is the full name of ChannelService.Calls, the stream
+// SignStream adds media grants to.
+const callsMethod = "/clawhost.v1.ChannelService/Calls"
+
+// SignStream is SignUnary for the Sends written to the Calls stream.
+func SignStream(secret string) grpc.StreamClientInterceptor {
+	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		if err != nil || method != callsMethod {
+			return cs, err
+		}
+		return signingStream{cs, secret}, nil
+	}
+}
+
+// signingStream grants the media of each Send written to it.
+type signingStream struct {
+	grpc.ClientStream
+	secret string
+}
+
+func (s signingStream) SendMsg(m any) error {
+	if c, ok := m.(*pb.Call); ok {
+		if r := c.GetSend(); r != nil {
+			for _, md := range r.GetMedia() {
+				md.Grant = MediaGrant(s.secret, r.GetChatId(), r.GetThreadId(), md.GetPath())
+			}
+		}
+	}
+	return s.ClientStream.SendMsg(m)
+}
+
 // MediaGrant is the grant of path for a send to chatID and threadID:
 // HMAC-SHA256 keyed with the secret (its hex text as bytes) over the
 // context string and the three values, each preceded by its length in

@@ -117,6 +117,7 @@ func Serve(srv *Server, log hclog.Logger) (*Serving, error) {
 	s.srv = grpc.NewServer(
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
+		grpc.InitialWindowSize(WindowBytes), grpc.InitialConnWindowSize(WindowBytes),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 		// A call to a service not served here (go-plugin's broker and

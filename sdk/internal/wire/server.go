@@ -98,6 +98,10 @@ type Server struct {
 	// Status holds the plugin's latest status report.
 	Status Status
 
+	// NoCallStream serves no Calls stream and does not declare it, as a
+	// plugin built before it: tests of the host's unary calls set it.
+	NoCallStream bool
+
 	mu         sync.Mutex
 	configured bool
 	// described is configured, readable without mu.
@@ -156,6 +160,7 @@ func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.Des
 		_, caps.Edit = ch.(channel.Editor)
 		_, caps.Reactions = ch.(channel.Reactor)
 		_, caps.CommandMenu = ch.(channel.CommandMenu)
+		caps.CallStream = !srv.NoCallStream
 		if o, ok := ch.(channel.Offerer); ok {
 			off := o.Offered()
 			caps.Typing = caps.Typing && off.Typing

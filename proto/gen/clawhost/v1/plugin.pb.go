@@ -361,7 +361,12 @@ type ChannelCapabilities struct {
 	// cannot be cleared (Telegram, Discord): SetTyping with on = false does
 	// nothing, so the host does not send it (one call less per turn).
 	// False, and in plugins that predate it: the host sends it.
-	TypingLapses  bool `protobuf:"varint,19,opt,name=typing_lapses,json=typingLapses,proto3" json:"typing_lapses,omitempty"`
+	TypingLapses bool `protobuf:"varint,19,opt,name=typing_lapses,json=typingLapses,proto3" json:"typing_lapses,omitempty"`
+	// call_stream: the plugin serves ChannelService.Calls, and the host
+	// makes its Send, Ack, SetTyping, Edit and React calls on that stream
+	// (one HTTP/2 stream per connection, not one per call). False, and in
+	// plugins that predate it: unary calls.
+	CallStream    bool `protobuf:"varint,20,opt,name=call_stream,json=callStream,proto3" json:"call_stream,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -525,6 +530,13 @@ func (x *ChannelCapabilities) GetDirectToSender() bool {
 func (x *ChannelCapabilities) GetTypingLapses() bool {
 	if x != nil {
 		return x.TypingLapses
+	}
+	return false
+}
+
+func (x *ChannelCapabilities) GetCallStream() bool {
+	if x != nil {
+		return x.CallStream
 	}
 	return false
 }
@@ -3085,6 +3097,338 @@ func (x *ReactResponse) GetError() *PluginError {
 	return nil
 }
 
+// Call is one call on the Calls stream: exactly one of the operations,
+// or cancel.
+type Call struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id names the call in its CallResult (and in a cancel): unique on its
+	// stream; the host counts from 1.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// timeout_ms is the time the host still waits for the result (its
+	// deadline for the call, as a unary call's grpc-timeout); 0 = no
+	// deadline. The plugin ends the call's context when it passes.
+	TimeoutMs int64 `protobuf:"varint,2,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// Types that are valid to be assigned to Op:
+	//
+	//	*Call_Send
+	//	*Call_Ack
+	//	*Call_SetTyping
+	//	*Call_Edit
+	//	*Call_React
+	//	*Call_Cancel
+	Op            isCall_Op `protobuf_oneof:"op"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Call) Reset() {
+	*x = Call{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Call) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Call) ProtoMessage() {}
+
+func (x *Call) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Call.ProtoReflect.Descriptor instead.
+func (*Call) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *Call) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Call) GetTimeoutMs() int64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *Call) GetOp() isCall_Op {
+	if x != nil {
+		return x.Op
+	}
+	return nil
+}
+
+func (x *Call) GetSend() *SendRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Call_Send); ok {
+			return x.Send
+		}
+	}
+	return nil
+}
+
+func (x *Call) GetAck() *AckRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Call_Ack); ok {
+			return x.Ack
+		}
+	}
+	return nil
+}
+
+func (x *Call) GetSetTyping() *SetTypingRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Call_SetTyping); ok {
+			return x.SetTyping
+		}
+	}
+	return nil
+}
+
+func (x *Call) GetEdit() *EditRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Call_Edit); ok {
+			return x.Edit
+		}
+	}
+	return nil
+}
+
+func (x *Call) GetReact() *ReactRequest {
+	if x != nil {
+		if x, ok := x.Op.(*Call_React); ok {
+			return x.React
+		}
+	}
+	return nil
+}
+
+func (x *Call) GetCancel() bool {
+	if x != nil {
+		if x, ok := x.Op.(*Call_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return false
+}
+
+type isCall_Op interface {
+	isCall_Op()
+}
+
+type Call_Send struct {
+	Send *SendRequest `protobuf:"bytes,3,opt,name=send,proto3,oneof"`
+}
+
+type Call_Ack struct {
+	Ack *AckRequest `protobuf:"bytes,4,opt,name=ack,proto3,oneof"`
+}
+
+type Call_SetTyping struct {
+	SetTyping *SetTypingRequest `protobuf:"bytes,5,opt,name=set_typing,json=setTyping,proto3,oneof"`
+}
+
+type Call_Edit struct {
+	Edit *EditRequest `protobuf:"bytes,6,opt,name=edit,proto3,oneof"`
+}
+
+type Call_React struct {
+	React *ReactRequest `protobuf:"bytes,7,opt,name=react,proto3,oneof"`
+}
+
+type Call_Cancel struct {
+	// cancel: the host no longer waits for call id (its caller gave up,
+	// as a unary call's cancellation): the plugin ends that call's
+	// context and may leave its result out. Unknown ids are ignored.
+	Cancel bool `protobuf:"varint,8,opt,name=cancel,proto3,oneof"`
+}
+
+func (*Call_Send) isCall_Op() {}
+
+func (*Call_Ack) isCall_Op() {}
+
+func (*Call_SetTyping) isCall_Op() {}
+
+func (*Call_Edit) isCall_Op() {}
+
+func (*Call_React) isCall_Op() {}
+
+func (*Call_Cancel) isCall_Op() {}
+
+// CallResult answers the Call of the same id: the operation's response,
+// or, where a unary call would have ended with a gRPC status other than
+// OK, that status's code and message.
+type CallResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Types that are valid to be assigned to Result:
+	//
+	//	*CallResult_Send
+	//	*CallResult_Ack
+	//	*CallResult_SetTyping
+	//	*CallResult_Edit
+	//	*CallResult_React
+	Result isCallResult_Result `protobuf_oneof:"result"`
+	// code is a google.rpc.Code (INTERNAL for a handler that panicked,
+	// UNIMPLEMENTED for an operation the plugin does not serve); 0 with a
+	// result. Business errors travel in the response, as in unary calls.
+	Code          int32  `protobuf:"varint,7,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string `protobuf:"bytes,8,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallResult) Reset() {
+	*x = CallResult{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallResult) ProtoMessage() {}
+
+func (x *CallResult) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallResult.ProtoReflect.Descriptor instead.
+func (*CallResult) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *CallResult) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *CallResult) GetResult() isCallResult_Result {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *CallResult) GetSend() *SendResponse {
+	if x != nil {
+		if x, ok := x.Result.(*CallResult_Send); ok {
+			return x.Send
+		}
+	}
+	return nil
+}
+
+func (x *CallResult) GetAck() *AckResponse {
+	if x != nil {
+		if x, ok := x.Result.(*CallResult_Ack); ok {
+			return x.Ack
+		}
+	}
+	return nil
+}
+
+func (x *CallResult) GetSetTyping() *SetTypingResponse {
+	if x != nil {
+		if x, ok := x.Result.(*CallResult_SetTyping); ok {
+			return x.SetTyping
+		}
+	}
+	return nil
+}
+
+func (x *CallResult) GetEdit() *EditResponse {
+	if x != nil {
+		if x, ok := x.Result.(*CallResult_Edit); ok {
+			return x.Edit
+		}
+	}
+	return nil
+}
+
+func (x *CallResult) GetReact() *ReactResponse {
+	if x != nil {
+		if x, ok := x.Result.(*CallResult_React); ok {
+			return x.React
+		}
+	}
+	return nil
+}
+
+func (x *CallResult) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *CallResult) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type isCallResult_Result interface {
+	isCallResult_Result()
+}
+
+type CallResult_Send struct {
+	Send *SendResponse `protobuf:"bytes,2,opt,name=send,proto3,oneof"`
+}
+
+type CallResult_Ack struct {
+	Ack *AckResponse `protobuf:"bytes,3,opt,name=ack,proto3,oneof"`
+}
+
+type CallResult_SetTyping struct {
+	SetTyping *SetTypingResponse `protobuf:"bytes,4,opt,name=set_typing,json=setTyping,proto3,oneof"`
+}
+
+type CallResult_Edit struct {
+	Edit *EditResponse `protobuf:"bytes,5,opt,name=edit,proto3,oneof"`
+}
+
+type CallResult_React struct {
+	React *ReactResponse `protobuf:"bytes,6,opt,name=react,proto3,oneof"`
+}
+
+func (*CallResult_Send) isCallResult_Result() {}
+
+func (*CallResult_Ack) isCallResult_Result() {}
+
+func (*CallResult_SetTyping) isCallResult_Result() {}
+
+func (*CallResult_Edit) isCallResult_Result() {}
+
+func (*CallResult_React) isCallResult_Result() {}
+
 type DownloadMediaRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ref           string                 `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
@@ -3095,7 +3439,7 @@ type DownloadMediaRequest struct {
 
 func (x *DownloadMediaRequest) Reset() {
 	*x = DownloadMediaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3107,7 +3451,7 @@ func (x *DownloadMediaRequest) String() string {
 func (*DownloadMediaRequest) ProtoMessage() {}
 
 func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3120,7 +3464,7 @@ func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadMediaRequest.ProtoReflect.Descriptor instead.
 func (*DownloadMediaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *DownloadMediaRequest) GetRef() string {
@@ -3151,7 +3495,7 @@ type MediaChunk struct {
 
 func (x *MediaChunk) Reset() {
 	*x = MediaChunk{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3163,7 +3507,7 @@ func (x *MediaChunk) String() string {
 func (*MediaChunk) ProtoMessage() {}
 
 func (x *MediaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3176,7 +3520,7 @@ func (x *MediaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaChunk.ProtoReflect.Descriptor instead.
 func (*MediaChunk) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MediaChunk) GetData() []byte {
@@ -3221,7 +3565,7 @@ type CommandSpec struct {
 
 func (x *CommandSpec) Reset() {
 	*x = CommandSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3233,7 +3577,7 @@ func (x *CommandSpec) String() string {
 func (*CommandSpec) ProtoMessage() {}
 
 func (x *CommandSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3246,7 +3590,7 @@ func (x *CommandSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandSpec.ProtoReflect.Descriptor instead.
 func (*CommandSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CommandSpec) GetName() string {
@@ -3293,7 +3637,7 @@ type SetCommandsRequest struct {
 
 func (x *SetCommandsRequest) Reset() {
 	*x = SetCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3305,7 +3649,7 @@ func (x *SetCommandsRequest) String() string {
 func (*SetCommandsRequest) ProtoMessage() {}
 
 func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3318,7 +3662,7 @@ func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsRequest.ProtoReflect.Descriptor instead.
 func (*SetCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SetCommandsRequest) GetCommands() []*CommandSpec {
@@ -3337,7 +3681,7 @@ type SetCommandsResponse struct {
 
 func (x *SetCommandsResponse) Reset() {
 	*x = SetCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3693,7 @@ func (x *SetCommandsResponse) String() string {
 func (*SetCommandsResponse) ProtoMessage() {}
 
 func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3706,7 @@ func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsResponse.ProtoReflect.Descriptor instead.
 func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SetCommandsResponse) GetError() *PluginError {
@@ -3380,7 +3724,7 @@ type ListCommandsRequest struct {
 
 func (x *ListCommandsRequest) Reset() {
 	*x = ListCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3392,7 +3736,7 @@ func (x *ListCommandsRequest) String() string {
 func (*ListCommandsRequest) ProtoMessage() {}
 
 func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3405,7 +3749,7 @@ func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsRequest.ProtoReflect.Descriptor instead.
 func (*ListCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 type ListCommandsResponse struct {
@@ -3417,7 +3761,7 @@ type ListCommandsResponse struct {
 
 func (x *ListCommandsResponse) Reset() {
 	*x = ListCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3429,7 +3773,7 @@ func (x *ListCommandsResponse) String() string {
 func (*ListCommandsResponse) ProtoMessage() {}
 
 func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3442,7 +3786,7 @@ func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsResponse.ProtoReflect.Descriptor instead.
 func (*ListCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListCommandsResponse) GetCommands() []*CommandSpec {
@@ -3467,7 +3811,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3479,7 +3823,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3492,7 +3836,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Conversation) GetSessionKey() string {
@@ -3564,7 +3908,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3576,7 +3920,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3589,7 +3933,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ExecuteRequest) GetCommand() string {
@@ -3672,7 +4016,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3684,7 +4028,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3697,7 +4041,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Reply) GetText() string {
@@ -3738,7 +4082,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3750,7 +4094,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3763,7 +4107,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ExecuteResponse) GetReplies() []*Reply {
@@ -3799,7 +4143,7 @@ type BeforeAgentStartRequest struct {
 
 func (x *BeforeAgentStartRequest) Reset() {
 	*x = BeforeAgentStartRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3811,7 +4155,7 @@ func (x *BeforeAgentStartRequest) String() string {
 func (*BeforeAgentStartRequest) ProtoMessage() {}
 
 func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3824,7 +4168,7 @@ func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartRequest.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *BeforeAgentStartRequest) GetConversation() *Conversation {
@@ -3892,7 +4236,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3904,7 +4248,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3917,7 +4261,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *Attachment) GetKind() string {
@@ -3966,7 +4310,7 @@ type BeforeAgentStartResponse struct {
 
 func (x *BeforeAgentStartResponse) Reset() {
 	*x = BeforeAgentStartResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3978,7 +4322,7 @@ func (x *BeforeAgentStartResponse) String() string {
 func (*BeforeAgentStartResponse) ProtoMessage() {}
 
 func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3991,7 +4335,7 @@ func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartResponse.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *BeforeAgentStartResponse) GetPrependContext() string {
@@ -4033,7 +4377,7 @@ type MessageReceivedRequest struct {
 
 func (x *MessageReceivedRequest) Reset() {
 	*x = MessageReceivedRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4045,7 +4389,7 @@ func (x *MessageReceivedRequest) String() string {
 func (*MessageReceivedRequest) ProtoMessage() {}
 
 func (x *MessageReceivedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4058,7 +4402,7 @@ func (x *MessageReceivedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageReceivedRequest.ProtoReflect.Descriptor instead.
 func (*MessageReceivedRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{58}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *MessageReceivedRequest) GetCallId() string {
@@ -4128,7 +4472,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4140,7 +4484,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4153,7 +4497,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{59}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *Note) GetAttachment() string {
@@ -4206,7 +4550,7 @@ type MessageReceivedResponse struct {
 
 func (x *MessageReceivedResponse) Reset() {
 	*x = MessageReceivedResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4218,7 +4562,7 @@ func (x *MessageReceivedResponse) String() string {
 func (*MessageReceivedResponse) ProtoMessage() {}
 
 func (x *MessageReceivedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4231,7 +4575,7 @@ func (x *MessageReceivedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageReceivedResponse.ProtoReflect.Descriptor instead.
 func (*MessageReceivedResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{60}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *MessageReceivedResponse) GetRewrite() bool {
@@ -4299,7 +4643,7 @@ type MessageSendingRequest struct {
 
 func (x *MessageSendingRequest) Reset() {
 	*x = MessageSendingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4311,7 +4655,7 @@ func (x *MessageSendingRequest) String() string {
 func (*MessageSendingRequest) ProtoMessage() {}
 
 func (x *MessageSendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4324,7 +4668,7 @@ func (x *MessageSendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageSendingRequest.ProtoReflect.Descriptor instead.
 func (*MessageSendingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{61}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *MessageSendingRequest) GetCallId() string {
@@ -4377,7 +4721,7 @@ type MediaFile struct {
 
 func (x *MediaFile) Reset() {
 	*x = MediaFile{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4389,7 +4733,7 @@ func (x *MediaFile) String() string {
 func (*MediaFile) ProtoMessage() {}
 
 func (x *MediaFile) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4402,7 +4746,7 @@ func (x *MediaFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaFile.ProtoReflect.Descriptor instead.
 func (*MediaFile) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{62}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *MediaFile) GetFilename() string {
@@ -4452,7 +4796,7 @@ type MessageSendingResponse struct {
 
 func (x *MessageSendingResponse) Reset() {
 	*x = MessageSendingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4464,7 +4808,7 @@ func (x *MessageSendingResponse) String() string {
 func (*MessageSendingResponse) ProtoMessage() {}
 
 func (x *MessageSendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4477,7 +4821,7 @@ func (x *MessageSendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageSendingResponse.ProtoReflect.Descriptor instead.
 func (*MessageSendingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{63}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *MessageSendingResponse) GetRewrite() bool {
@@ -4536,7 +4880,7 @@ type ToolStep struct {
 
 func (x *ToolStep) Reset() {
 	*x = ToolStep{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4548,7 +4892,7 @@ func (x *ToolStep) String() string {
 func (*ToolStep) ProtoMessage() {}
 
 func (x *ToolStep) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4561,7 +4905,7 @@ func (x *ToolStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolStep.ProtoReflect.Descriptor instead.
 func (*ToolStep) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{64}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ToolStep) GetName() string {
@@ -4602,7 +4946,7 @@ type AgentEndRequest struct {
 
 func (x *AgentEndRequest) Reset() {
 	*x = AgentEndRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4614,7 +4958,7 @@ func (x *AgentEndRequest) String() string {
 func (*AgentEndRequest) ProtoMessage() {}
 
 func (x *AgentEndRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4627,7 +4971,7 @@ func (x *AgentEndRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEndRequest.ProtoReflect.Descriptor instead.
 func (*AgentEndRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{65}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *AgentEndRequest) GetCallId() string {
@@ -4723,7 +5067,7 @@ type AgentEndResponse struct {
 
 func (x *AgentEndResponse) Reset() {
 	*x = AgentEndResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4735,7 +5079,7 @@ func (x *AgentEndResponse) String() string {
 func (*AgentEndResponse) ProtoMessage() {}
 
 func (x *AgentEndResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4748,7 +5092,7 @@ func (x *AgentEndResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEndResponse.ProtoReflect.Descriptor instead.
 func (*AgentEndResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{66}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *AgentEndResponse) GetError() *PluginError {
@@ -4766,7 +5110,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4778,7 +5122,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4791,7 +5135,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{67}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{69}
 }
 
 // ToolSpec is one tool a plugin offers.
@@ -4810,7 +5154,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4822,7 +5166,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4835,7 +5179,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{68}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -4868,7 +5212,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4880,7 +5224,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4893,7 +5237,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{69}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ListToolsResponse) GetTools() []*ToolSpec {
@@ -4931,7 +5275,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4943,7 +5287,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4956,7 +5300,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{70}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *CallToolRequest) GetCallId() string {
@@ -5029,7 +5373,7 @@ type ToolFile struct {
 
 func (x *ToolFile) Reset() {
 	*x = ToolFile{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5041,7 +5385,7 @@ func (x *ToolFile) String() string {
 func (*ToolFile) ProtoMessage() {}
 
 func (x *ToolFile) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5054,7 +5398,7 @@ func (x *ToolFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolFile.ProtoReflect.Descriptor instead.
 func (*ToolFile) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{71}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ToolFile) GetPath() string {
@@ -5085,7 +5429,7 @@ type CallToolResponse struct {
 
 func (x *CallToolResponse) Reset() {
 	*x = CallToolResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5097,7 +5441,7 @@ func (x *CallToolResponse) String() string {
 func (*CallToolResponse) ProtoMessage() {}
 
 func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5110,7 +5454,7 @@ func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
 func (*CallToolResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{72}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *CallToolResponse) GetText() string {
@@ -5159,7 +5503,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
 	"sdkVersion\x121\n" +
 	"\x14channel_unconfigured\x18\x06 \x01(\bR\x13channelUnconfigured\x12\x14\n" +
-	"\x05setup\x18\a \x01(\tR\x05setup\"\xfe\x04\n" +
+	"\x05setup\x18\a \x01(\tR\x05setup\"\x9f\x05\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
@@ -5181,7 +5525,9 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x12typing_lifetime_ms\x18\x10 \x01(\x05R\x10typingLifetimeMs\x12.\n" +
 	"\bid_forms\x18\x11 \x03(\v2\x13.clawhost.v1.IDFormR\aidForms\x12(\n" +
 	"\x10direct_to_sender\x18\x12 \x01(\bR\x0edirectToSender\x12#\n" +
-	"\rtyping_lapses\x18\x13 \x01(\bR\ftypingLapses\"T\n" +
+	"\rtyping_lapses\x18\x13 \x01(\bR\ftypingLapses\x12\x1f\n" +
+	"\vcall_stream\x18\x14 \x01(\bR\n" +
+	"callStream\"T\n" +
 	"\x06IDForm\x12\x18\n" +
 	"\apattern\x18\x01 \x01(\tR\apattern\x12\x1c\n" +
 	"\tcanonical\x18\x02 \x01(\tR\tcanonical\x12\x12\n" +
@@ -5361,7 +5707,31 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x06remove\x18\x04 \x01(\bR\x06remove\x12\x1b\n" +
 	"\tthread_id\x18\x05 \x01(\tR\bthreadId\"?\n" +
 	"\rReactResponse\x12.\n" +
-	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"E\n" +
+	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\xd5\x02\n" +
+	"\x04Call\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x02 \x01(\x03R\ttimeoutMs\x12.\n" +
+	"\x04send\x18\x03 \x01(\v2\x18.clawhost.v1.SendRequestH\x00R\x04send\x12+\n" +
+	"\x03ack\x18\x04 \x01(\v2\x17.clawhost.v1.AckRequestH\x00R\x03ack\x12>\n" +
+	"\n" +
+	"set_typing\x18\x05 \x01(\v2\x1d.clawhost.v1.SetTypingRequestH\x00R\tsetTyping\x12.\n" +
+	"\x04edit\x18\x06 \x01(\v2\x18.clawhost.v1.EditRequestH\x00R\x04edit\x121\n" +
+	"\x05react\x18\a \x01(\v2\x19.clawhost.v1.ReactRequestH\x00R\x05react\x12\x18\n" +
+	"\x06cancel\x18\b \x01(\bH\x00R\x06cancelB\x04\n" +
+	"\x02op\"\xd9\x02\n" +
+	"\n" +
+	"CallResult\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12/\n" +
+	"\x04send\x18\x02 \x01(\v2\x19.clawhost.v1.SendResponseH\x00R\x04send\x12,\n" +
+	"\x03ack\x18\x03 \x01(\v2\x18.clawhost.v1.AckResponseH\x00R\x03ack\x12?\n" +
+	"\n" +
+	"set_typing\x18\x04 \x01(\v2\x1e.clawhost.v1.SetTypingResponseH\x00R\tsetTyping\x12/\n" +
+	"\x04edit\x18\x05 \x01(\v2\x19.clawhost.v1.EditResponseH\x00R\x04edit\x122\n" +
+	"\x05react\x18\x06 \x01(\v2\x1a.clawhost.v1.ReactResponseH\x00R\x05react\x12\x12\n" +
+	"\x04code\x18\a \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\b \x01(\tR\amessageB\b\n" +
+	"\x06result\"E\n" +
 	"\x14DownloadMediaRequest\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\x03R\bmaxBytes\"x\n" +
@@ -5538,7 +5908,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\tConfigure\x12\x1d.clawhost.v1.ConfigureRequest\x1a\x1e.clawhost.v1.ConfigureResponse\x12K\n" +
 	"\vWatchStatus\x12\x1f.clawhost.v1.WatchStatusRequest\x1a\x19.clawhost.v1.PluginStatus0\x01\x12>\n" +
 	"\x05Retry\x12\x19.clawhost.v1.RetryRequest\x1a\x1a.clawhost.v1.RetryResponse\x12>\n" +
-	"\x05Probe\x12\x19.clawhost.v1.ProbeRequest\x1a\x1a.clawhost.v1.ProbeResponse2\xf5\x04\n" +
+	"\x05Probe\x12\x19.clawhost.v1.ProbeRequest\x1a\x1a.clawhost.v1.ProbeResponse2\xae\x05\n" +
 	"\x0eChannelService\x12E\n" +
 	"\aReceive\x12\x1b.clawhost.v1.ReceiveRequest\x1a\x1b.clawhost.v1.InboundMessage0\x01\x128\n" +
 	"\x03Ack\x12\x17.clawhost.v1.AckRequest\x1a\x18.clawhost.v1.AckResponse\x12;\n" +
@@ -5548,7 +5918,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04Edit\x12\x18.clawhost.v1.EditRequest\x1a\x19.clawhost.v1.EditResponse\x12>\n" +
 	"\x05React\x12\x19.clawhost.v1.ReactRequest\x1a\x1a.clawhost.v1.ReactResponse\x12M\n" +
 	"\rDownloadMedia\x12!.clawhost.v1.DownloadMediaRequest\x1a\x17.clawhost.v1.MediaChunk0\x01\x12P\n" +
-	"\vSetCommands\x12\x1f.clawhost.v1.SetCommandsRequest\x1a .clawhost.v1.SetCommandsResponse2\xab\x01\n" +
+	"\vSetCommands\x12\x1f.clawhost.v1.SetCommandsRequest\x1a .clawhost.v1.SetCommandsResponse\x127\n" +
+	"\x05Calls\x12\x11.clawhost.v1.Call\x1a\x17.clawhost.v1.CallResult(\x010\x012\xab\x01\n" +
 	"\x0eCommandService\x12S\n" +
 	"\fListCommands\x12 .clawhost.v1.ListCommandsRequest\x1a!.clawhost.v1.ListCommandsResponse\x12D\n" +
 	"\aExecute\x12\x1b.clawhost.v1.ExecuteRequest\x1a\x1c.clawhost.v1.ExecuteResponse2n\n" +
@@ -5577,7 +5948,7 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
@@ -5624,35 +5995,37 @@ var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(*EditResponse)(nil),             // 42: clawhost.v1.EditResponse
 	(*ReactRequest)(nil),             // 43: clawhost.v1.ReactRequest
 	(*ReactResponse)(nil),            // 44: clawhost.v1.ReactResponse
-	(*DownloadMediaRequest)(nil),     // 45: clawhost.v1.DownloadMediaRequest
-	(*MediaChunk)(nil),               // 46: clawhost.v1.MediaChunk
-	(*CommandSpec)(nil),              // 47: clawhost.v1.CommandSpec
-	(*SetCommandsRequest)(nil),       // 48: clawhost.v1.SetCommandsRequest
-	(*SetCommandsResponse)(nil),      // 49: clawhost.v1.SetCommandsResponse
-	(*ListCommandsRequest)(nil),      // 50: clawhost.v1.ListCommandsRequest
-	(*ListCommandsResponse)(nil),     // 51: clawhost.v1.ListCommandsResponse
-	(*Conversation)(nil),             // 52: clawhost.v1.Conversation
-	(*ExecuteRequest)(nil),           // 53: clawhost.v1.ExecuteRequest
-	(*Reply)(nil),                    // 54: clawhost.v1.Reply
-	(*ExecuteResponse)(nil),          // 55: clawhost.v1.ExecuteResponse
-	(*BeforeAgentStartRequest)(nil),  // 56: clawhost.v1.BeforeAgentStartRequest
-	(*Attachment)(nil),               // 57: clawhost.v1.Attachment
-	(*BeforeAgentStartResponse)(nil), // 58: clawhost.v1.BeforeAgentStartResponse
-	(*MessageReceivedRequest)(nil),   // 59: clawhost.v1.MessageReceivedRequest
-	(*Note)(nil),                     // 60: clawhost.v1.Note
-	(*MessageReceivedResponse)(nil),  // 61: clawhost.v1.MessageReceivedResponse
-	(*MessageSendingRequest)(nil),    // 62: clawhost.v1.MessageSendingRequest
-	(*MediaFile)(nil),                // 63: clawhost.v1.MediaFile
-	(*MessageSendingResponse)(nil),   // 64: clawhost.v1.MessageSendingResponse
-	(*ToolStep)(nil),                 // 65: clawhost.v1.ToolStep
-	(*AgentEndRequest)(nil),          // 66: clawhost.v1.AgentEndRequest
-	(*AgentEndResponse)(nil),         // 67: clawhost.v1.AgentEndResponse
-	(*ListToolsRequest)(nil),         // 68: clawhost.v1.ListToolsRequest
-	(*ToolSpec)(nil),                 // 69: clawhost.v1.ToolSpec
-	(*ListToolsResponse)(nil),        // 70: clawhost.v1.ListToolsResponse
-	(*CallToolRequest)(nil),          // 71: clawhost.v1.CallToolRequest
-	(*ToolFile)(nil),                 // 72: clawhost.v1.ToolFile
-	(*CallToolResponse)(nil),         // 73: clawhost.v1.CallToolResponse
+	(*Call)(nil),                     // 45: clawhost.v1.Call
+	(*CallResult)(nil),               // 46: clawhost.v1.CallResult
+	(*DownloadMediaRequest)(nil),     // 47: clawhost.v1.DownloadMediaRequest
+	(*MediaChunk)(nil),               // 48: clawhost.v1.MediaChunk
+	(*CommandSpec)(nil),              // 49: clawhost.v1.CommandSpec
+	(*SetCommandsRequest)(nil),       // 50: clawhost.v1.SetCommandsRequest
+	(*SetCommandsResponse)(nil),      // 51: clawhost.v1.SetCommandsResponse
+	(*ListCommandsRequest)(nil),      // 52: clawhost.v1.ListCommandsRequest
+	(*ListCommandsResponse)(nil),     // 53: clawhost.v1.ListCommandsResponse
+	(*Conversation)(nil),             // 54: clawhost.v1.Conversation
+	(*ExecuteRequest)(nil),           // 55: clawhost.v1.ExecuteRequest
+	(*Reply)(nil),                    // 56: clawhost.v1.Reply
+	(*ExecuteResponse)(nil),          // 57: clawhost.v1.ExecuteResponse
+	(*BeforeAgentStartRequest)(nil),  // 58: clawhost.v1.BeforeAgentStartRequest
+	(*Attachment)(nil),               // 59: clawhost.v1.Attachment
+	(*BeforeAgentStartResponse)(nil), // 60: clawhost.v1.BeforeAgentStartResponse
+	(*MessageReceivedRequest)(nil),   // 61: clawhost.v1.MessageReceivedRequest
+	(*Note)(nil),                     // 62: clawhost.v1.Note
+	(*MessageReceivedResponse)(nil),  // 63: clawhost.v1.MessageReceivedResponse
+	(*MessageSendingRequest)(nil),    // 64: clawhost.v1.MessageSendingRequest
+	(*MediaFile)(nil),                // 65: clawhost.v1.MediaFile
+	(*MessageSendingResponse)(nil),   // 66: clawhost.v1.MessageSendingResponse
+	(*ToolStep)(nil),                 // 67: clawhost.v1.ToolStep
+	(*AgentEndRequest)(nil),          // 68: clawhost.v1.AgentEndRequest
+	(*AgentEndResponse)(nil),         // 69: clawhost.v1.AgentEndResponse
+	(*ListToolsRequest)(nil),         // 70: clawhost.v1.ListToolsRequest
+	(*ToolSpec)(nil),                 // 71: clawhost.v1.ToolSpec
+	(*ListToolsResponse)(nil),        // 72: clawhost.v1.ListToolsResponse
+	(*CallToolRequest)(nil),          // 73: clawhost.v1.CallToolRequest
+	(*ToolFile)(nil),                 // 74: clawhost.v1.ToolFile
+	(*CallToolResponse)(nil),         // 75: clawhost.v1.CallToolResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
@@ -5679,90 +6052,102 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	31, // 21: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
 	1,  // 22: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
 	1,  // 23: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 24: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	47, // 25: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 26: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	47, // 27: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	52, // 28: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 29: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	36, // 30: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	31, // 31: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
-	54, // 32: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 33: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	52, // 34: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 35: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	57, // 36: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
-	1,  // 37: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	52, // 38: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 39: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
-	57, // 40: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
-	60, // 41: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
-	1,  // 42: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
-	52, // 43: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
-	63, // 44: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
-	1,  // 45: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
-	52, // 46: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 47: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
-	65, // 48: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
-	1,  // 49: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
-	69, // 50: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
-	52, // 51: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 52: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
-	72, // 53: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
-	1,  // 54: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 55: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	7,  // 56: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	9,  // 57: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	11, // 58: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	14, // 59: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	21, // 60: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	17, // 61: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
-	23, // 62: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	32, // 63: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	34, // 64: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	37, // 65: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	39, // 66: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	41, // 67: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	43, // 68: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	45, // 69: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	48, // 70: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	50, // 71: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	53, // 72: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	56, // 73: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	59, // 74: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
-	62, // 75: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
-	66, // 76: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
-	68, // 77: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
-	71, // 78: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
-	3,  // 79: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	8,  // 80: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	10, // 81: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	13, // 82: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	15, // 83: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	22, // 84: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	18, // 85: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
-	27, // 86: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	33, // 87: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	35, // 88: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	38, // 89: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	40, // 90: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	42, // 91: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	44, // 92: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	46, // 93: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	49, // 94: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	51, // 95: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	55, // 96: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	58, // 97: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	61, // 98: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
-	64, // 99: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
-	67, // 100: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
-	70, // 101: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
-	73, // 102: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
-	79, // [79:103] is the sub-list for method output_type
-	55, // [55:79] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	37, // 24: clawhost.v1.Call.send:type_name -> clawhost.v1.SendRequest
+	32, // 25: clawhost.v1.Call.ack:type_name -> clawhost.v1.AckRequest
+	39, // 26: clawhost.v1.Call.set_typing:type_name -> clawhost.v1.SetTypingRequest
+	41, // 27: clawhost.v1.Call.edit:type_name -> clawhost.v1.EditRequest
+	43, // 28: clawhost.v1.Call.react:type_name -> clawhost.v1.ReactRequest
+	38, // 29: clawhost.v1.CallResult.send:type_name -> clawhost.v1.SendResponse
+	33, // 30: clawhost.v1.CallResult.ack:type_name -> clawhost.v1.AckResponse
+	40, // 31: clawhost.v1.CallResult.set_typing:type_name -> clawhost.v1.SetTypingResponse
+	42, // 32: clawhost.v1.CallResult.edit:type_name -> clawhost.v1.EditResponse
+	44, // 33: clawhost.v1.CallResult.react:type_name -> clawhost.v1.ReactResponse
+	1,  // 34: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	49, // 35: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 36: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	49, // 37: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	54, // 38: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 39: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	36, // 40: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	31, // 41: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
+	56, // 42: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 43: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	54, // 44: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 45: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	59, // 46: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 47: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	54, // 48: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 49: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
+	59, // 50: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
+	62, // 51: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
+	1,  // 52: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
+	54, // 53: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
+	65, // 54: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
+	1,  // 55: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
+	54, // 56: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 57: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
+	67, // 58: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
+	1,  // 59: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
+	71, // 60: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
+	54, // 61: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 62: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
+	74, // 63: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
+	1,  // 64: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 65: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	7,  // 66: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	9,  // 67: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	11, // 68: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	14, // 69: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	21, // 70: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	17, // 71: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
+	23, // 72: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	32, // 73: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	34, // 74: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	37, // 75: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	39, // 76: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	41, // 77: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	43, // 78: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	47, // 79: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	50, // 80: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	45, // 81: clawhost.v1.ChannelService.Calls:input_type -> clawhost.v1.Call
+	52, // 82: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	55, // 83: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	58, // 84: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	61, // 85: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
+	64, // 86: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
+	68, // 87: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
+	70, // 88: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
+	73, // 89: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
+	3,  // 90: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	8,  // 91: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	10, // 92: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	13, // 93: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	15, // 94: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	22, // 95: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	18, // 96: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
+	27, // 97: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	33, // 98: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	35, // 99: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	38, // 100: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	40, // 101: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	42, // 102: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	44, // 103: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	48, // 104: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	51, // 105: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	46, // 106: clawhost.v1.ChannelService.Calls:output_type -> clawhost.v1.CallResult
+	53, // 107: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	57, // 108: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	60, // 109: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	63, // 110: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
+	66, // 111: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
+	69, // 112: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
+	72, // 113: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
+	75, // 114: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
+	90, // [90:115] is the sub-list for method output_type
+	65, // [65:90] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
@@ -5770,13 +6155,28 @@ func file_clawhost_v1_plugin_proto_init() {
 	if File_clawhost_v1_plugin_proto != nil {
 		return
 	}
+	file_clawhost_v1_plugin_proto_msgTypes[44].OneofWrappers = []any{
+		(*Call_Send)(nil),
+		(*Call_Ack)(nil),
+		(*Call_SetTyping)(nil),
+		(*Call_Edit)(nil),
+		(*Call_React)(nil),
+		(*Call_Cancel)(nil),
+	}
+	file_clawhost_v1_plugin_proto_msgTypes[45].OneofWrappers = []any{
+		(*CallResult_Send)(nil),
+		(*CallResult_Ack)(nil),
+		(*CallResult_SetTyping)(nil),
+		(*CallResult_Edit)(nil),
+		(*CallResult_React)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   73,
+			NumMessages:   75,
 			NumExtensions: 0,
 			NumServices:   8,
 		},

@@ -455,6 +455,7 @@ const (
 	ChannelService_React_FullMethodName         = "/clawhost.v1.ChannelService/React"
 	ChannelService_DownloadMedia_FullMethodName = "/clawhost.v1.ChannelService/DownloadMedia"
 	ChannelService_SetCommands_FullMethodName   = "/clawhost.v1.ChannelService/SetCommands"
+	ChannelService_Calls_FullMethodName         = "/clawhost.v1.ChannelService/Calls"
 )
 
 // ChannelServiceClient is the client API for ChannelService service.
@@ -497,6 +498,18 @@ type ChannelServiceClient interface {
 	// SetCommands publishes the host's command list as the platform's
 	// command menu (capability "command_menu").
 	SetCommands(ctx context.Context, in *SetCommandsRequest, opts ...grpc.CallOption) (*SetCommandsResponse, error)
+	// Calls carries Send, Ack, SetTyping, Edit and React on one long-lived
+	// stream instead of a unary call each (capability "call_stream"): the
+	// host opens it once per connection, writes a Call per call and the
+	// plugin answers each with a CallResult of the same id, in any order,
+	// running calls concurrently as it would unary ones. The stream ends
+	// when the connection does; the host opens another when it needs one.
+	// A call whose result has not come when the stream breaks fails as a
+	// unary call the plugin died during: it may have been done.
+	//
+	// Added after v1.0. A plugin that does not declare call_stream gets the
+	// unary calls.
+	Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Call, CallResult], error)
 }
 
 type channelServiceClient struct {
@@ -615,6 +628,19 @@ func (c *channelServiceClient) SetCommands(ctx context.Context, in *SetCommandsR
 	return out, nil
 }
 
+func (c *channelServiceClient) Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Call, CallResult], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ChannelService_ServiceDesc.Streams[2], ChannelService_Calls_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[Call, CallResult]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ChannelService_CallsClient = grpc.BidiStreamingClient[Call, CallResult]
+
 // ChannelServiceServer is the server API for ChannelService service.
 // All implementations must embed UnimplementedChannelServiceServer
 // for forward compatibility.
@@ -655,6 +681,18 @@ type ChannelServiceServer interface {
 	// SetCommands publishes the host's command list as the platform's
 	// command menu (capability "command_menu").
 	SetCommands(context.Context, *SetCommandsRequest) (*SetCommandsResponse, error)
+	// Calls carries Send, Ack, SetTyping, Edit and React on one long-lived
+	// stream instead of a unary call each (capability "call_stream"): the
+	// host opens it once per connection, writes a Call per call and the
+	// plugin answers each with a CallResult of the same id, in any order,
+	// running calls concurrently as it would unary ones. The stream ends
+	// when the connection does; the host opens another when it needs one.
+	// A call whose result has not come when the stream breaks fails as a
+	// unary call the plugin died during: it may have been done.
+	//
+	// Added after v1.0. A plugin that does not declare call_stream gets the
+	// unary calls.
+	Calls(grpc.BidiStreamingServer[Call, CallResult]) error
 	mustEmbedUnimplementedChannelServiceServer()
 }
 
@@ -691,6 +729,9 @@ func (UnimplementedChannelServiceServer) DownloadMedia(*DownloadMediaRequest, gr
 }
 func (UnimplementedChannelServiceServer) SetCommands(context.Context, *SetCommandsRequest) (*SetCommandsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetCommands not implemented")
+}
+func (UnimplementedChannelServiceServer) Calls(grpc.BidiStreamingServer[Call, CallResult]) error {
+	return status.Error(codes.Unimplemented, "method Calls not implemented")
 }
 func (UnimplementedChannelServiceServer) mustEmbedUnimplementedChannelServiceServer() {}
 func (UnimplementedChannelServiceServer) testEmbeddedByValue()                        {}
@@ -861,6 +902,13 @@ func _ChannelService_SetCommands_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ChannelService_Calls_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ChannelServiceServer).Calls(&grpc.GenericServerStream[Call, CallResult]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ChannelService_CallsServer = grpc.BidiStreamingServer[Call, CallResult]
+
 // ChannelService_ServiceDesc is the grpc.ServiceDesc for ChannelService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -907,6 +955,12 @@ var ChannelService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "DownloadMedia",
 			Handler:       _ChannelService_DownloadMedia_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Calls",
+			Handler:       _ChannelService_Calls_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "clawhost/v1/plugin.proto",

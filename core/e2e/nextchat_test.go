@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
+)
+
+// TestBoundaryNextChat: what one chat's claude leaves behind when it ends, the next
+// chat's claude of the same agent never meets — through the real binary and the real CLI,
+// one-shot (each turn's claude exits), the chats one after the other. Chat A's claude
+// leaves a file in every directory it can write (TMPDIR, /tmp, /dev, /dev/shm, its claude
+// state, the root's writable places), a background process in its own session, and reads
+// its MCP tool file's name; after it ended, nothing of it may still run on the host, and
+// chat B's claude must find none of A's files outside the agent's workspace (shared by
+// every chat of the agent by design, docs/security.md), no process of A's and not A's
+// agent tool token file.
+//
+// Today every start is a new bubblewrap; the test is the contract a sandbox reused for
+// the next chat (issue 58, "the sandbox paid once") must keep. It fails against a broken
+// boundary: without --unshare-pid the background process outlives A's claude; with the
+// chats sharing one claude state directory B finds A's file in it.
+func TestBoundaryNextChat(t *testing.T) {
+	t.Parallel()
+	lpNeedBwrap(t)
+	h := startClaudeHost(t, clOptions{
+		oneShot: true,
+		agent:   Attrs{"allowed_tools": []string{"Bash"}},
+		senders: []string{"u1", "u2"},
+	})
+	nonce := fmt.Sprintf("%d", os.Getpid())
+	left, sleeper := "left-"+nonce, "sleeper-"+nonce
+	// The scripts spell the markers split ("lef""t-"), so a script's own command line
+	// never matches what it looks for.
+	split := func(s string) string { return s[:3] + `""` + s[3:] }
+	plant := strings.Join([]string{
+		`n=0; for d in $(find / \( -path /proc -o -path /sys \) -prune -o -type d -writable -print 2>/dev/null) "$TMPDIR" /dev /dev/shm; do touch "$d/.` + split(left) + `" 2>/dev/null && n=$((n+1)); done; echo "planted $n"`,
+		`setsid sh -c 'sleep 600; true "$0"' ` + split(sleeper) + ` </dev/null >/dev/null 2>&1 &`,
+		`echo tmpdir "$TMPDIR"`,
+		`echo started-background`,
+	}, "\n")
+	h.fake.Enqueue(bashRun(plant)...)
+	h.say("u1", "leave something behind")
+	planted := lpToolResult(t, h, 2)
+	t.Logf("chat A planted:\n%s", planted)
+	if !regexp.MustCompile(`(?m)^planted [1-9]`).MatchString(planted) || !regexp.MustCompile(`(?m)^started-background$`).MatchString(planted) {
+		t.Fatalf("chat A's script did not run as meant:\n%s", planted)
+	}
+
+	// A's claude ends with its turn (one-shot); so must everything it started.
+	sdktest.WaitFor(t, "chat A's claude and what it started to end", func() bool {
+		return len(h.claudePIDs()) == 0 && len(hostProcsWith(sleeper)) == 0
+	})
+
+	ws := filepath.Join(h.dir, "workspace")
+	data := filepath.Join(h.dir, "data")
+	look := strings.Join([]string{
+		`find / \( -path /proc -o -path /sys \) -prune -o -name ".` + split(left) + `" -print 2>/dev/null | sed 's/^/F /'`,
+		// The list is written before it is searched: a grep in the same pipeline would
+		// list itself.
+		`for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done > "$TMPDIR/ps"`,
+		`grep -F ` + split(sleeper) + ` "$TMPDIR/ps" | sed 's/^/P /'`,
+		`cat ` + filepath.Join(data, "run", "agent") + `/*.json 2>/dev/null | grep -o 'lo:chat-u[0-9]*' | sort -u | sed 's/^/T /'`,
+		`echo looked`,
+	}, "\n")
+	h.fake.Enqueue(bashRun(look)...)
+	h.say("u2", "look around")
+	found := lpToolResult(t, h, 4)
+	t.Logf("chat B found:\n%s", found)
+	if !regexp.MustCompile(`(?m)^looked$`).MatchString(found) {
+		t.Fatalf("chat B's script did not run:\n%s", found)
+	}
+	for _, l := range strings.Split(found, "\n") {
+		switch {
+		case strings.HasPrefix(l, "F ") && !strings.HasPrefix(l, "F "+ws+"/"):
+			t.Errorf("chat B found a file chat A left: %s", l[2:])
+		case strings.HasPrefix(l, "P "):
+			t.Errorf("chat B sees a process chat A left: %s", l[2:])
+		case strings.HasPrefix(l, "T ") && strings.Contains(l, "chat-u1"):
+			t.Errorf("chat B reads chat A's agent tool token file: %s", l[2:])
+		}
+	}
+	if ps := hostProcsWith(sleeper); len(ps) > 0 {
+		t.Errorf("chat A's background process still runs on the host: %v", ps)
+	}
+}
+
+// hostProcsWith are the live processes on the host whose command line contains s.
+func hostProcsWith(s string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || !alive(pid) {
+			continue
+		}
+		if strings.Contains(strings.Join(clCmdline(pid), " "), s) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

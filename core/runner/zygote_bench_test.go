@@ -1,0 +1,364 @@
+//go:build linux
+
+package runner
+
+// A measurement for issue 58 ("the sandbox paid once"), not a feature: what a claude start
+// would cost inside a long-lived sandbox — one bubblewrap (pid namespace, /dev, /proc, the
+// root) started once, a helper inside it that, per start, unshares a mount namespace on a
+// locked thread, makes the same mount list bubblewrap makes today (the chat's, from
+// sandboxSpecFor: hidden trees, TMPDIR, the chat's claude state, the workspace), then
+// forks and execs the command without capabilities — beside bubblewrap per start, in one
+// run:
+//
+//	go test -run '^$' -bench SandboxZygote -benchtime 300x ./core/runner
+//
+// Each row reports wall time per start (ns/op); plain (/bin/true started by the host, no
+// sandbox) and the zygote rows also cpu-us/start, the CPU of every process involved (the
+// helper, its threads and /bin/true; bwrap's one start spread over all) per start.
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
+)
+
+// zygoteSpikeMount is one mount of the helper's per-start list (mount, exported for JSON).
+type zygoteSpikeMount struct {
+	Path, Src string
+	Op        int
+	Dir       bool
+}
+
+// zygoteSpike is the helper (ZYGOTE_SPIKE=1, run by BenchmarkSandboxZygote and
+// TestZygoteSpikeSameView inside one bwrap): ZYGOTE_SPIKE_N starts of the command
+// ZYGOTE_SPIKE_ARGV (JSON; /bin/true without), each in a fresh mount namespace with the
+// mounts of ZYGOTE_SPIKE_MOUNTS (none: the bare fork and exec from a locked thread), in
+// ZYGOTE_SPIKE_DIR. The command's output goes to the helper's stderr; the helper writes
+// its CPU time, in ns, to stdout.
+func zygoteSpike() int {
+	n, _ := strconv.Atoi(os.Getenv("ZYGOTE_SPIKE_N"))
+	var ms []zygoteSpikeMount
+	if err := json.Unmarshal([]byte(os.Getenv("ZYGOTE_SPIKE_MOUNTS")), &ms); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	argv := []string{"/bin/true"}
+	if a := os.Getenv("ZYGOTE_SPIKE_ARGV"); a != "" {
+		if err := json.Unmarshal([]byte(a), &argv); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	dir := os.Getenv("ZYGOTE_SPIKE_DIR")
+	for range n {
+		errc := make(chan error, 1)
+		go func() {
+			// Never unlocked: the thread, with its mount namespace, ends with the goroutine.
+			runtime.LockOSThread()
+			errc <- zygoteSpikeStart(ms, dir, argv)
+		}()
+		if err := <-errc; err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	// Its own CPU and its commands': its parent, bwrap's init, does not pass them on.
+	var self, children syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	fmt.Println(self.Utime.Nano() + self.Stime.Nano() + children.Utime.Nano() + children.Stime.Nano())
+	return 0
+}
+
+// zygoteSpikeStart is one start on the calling (locked) thread: the sources are opened
+// before anything is mounted (a hidden tree may hold them, as bwrap reads them from the old
+// root), the mounts made, the thread's capabilities dropped (bounding set, no new
+// privileges, capset to none: the command, exec'd by this thread, has none), then the fork
+// and exec.
+func zygoteSpikeStart(ms []zygoteSpikeMount, dir string, argv []string) error {
+	if len(ms) > 0 {
+		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+			return fmt.Errorf("unshare: %w", err)
+		}
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("private: %w", err)
+		}
+	}
+	srcs := make([]int, len(ms))
+	for i, m := range ms {
+		src := m.Src
+		switch {
+		case m.Op == opHide && m.Dir:
+			srcs[i] = -1
+			continue
+		case m.Op == opHide:
+			src = "/dev/null"
+		case src == "":
+			src = m.Path
+		}
+		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", src, err)
+		}
+		defer unix.Close(fd)
+		srcs[i] = fd
+	}
+	for i, m := range ms {
+		if err := zygoteSpikeMountOne(m, srcs[i]); err != nil {
+			return fmt.Errorf("%s: %w", m.Path, err)
+		}
+	}
+	for c := 0; ; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			break // past the last capability
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no new privs: %w", err)
+	}
+	var none [2]unix.CapUserData // version 3: two words of each set
+	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd.Run()
+}
+
+// zygoteSpikeMountOne makes one mount as bwrapArgs would ask bwrap to, from the source
+// opened as src.
+func zygoteSpikeMountOne(m zygoteSpikeMount, src int) error {
+	if m.Op == opHide && m.Dir {
+		return unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755")
+	}
+	// The mount point, in a tmpfs made above when its tree is hidden.
+	if m.Dir {
+		_ = os.MkdirAll(m.Path, 0o755)
+	} else if _, err := os.Lstat(m.Path); err != nil {
+		_ = os.MkdirAll(filepath.Dir(m.Path), 0o755)
+		if f, err := os.OpenFile(m.Path, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.Close()
+		}
+	}
+	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(src), m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT)
+	if m.Op != opBind {
+		flags |= unix.MS_RDONLY
+	}
+	return unix.Mount("", m.Path, "", flags, "")
+}
+
+// zygoteSpikeSetup is a direct chat's sandbox, with its own claude state, as
+// BenchmarkSandboxStart makes it: its Config, launch and workspace, and the chat's state
+// directory prepared (sandboxed does that).
+func zygoteSpikeSetup(tb testing.TB) (*Runner, Config, sandboxLaunch) {
+	data, ws := tb.TempDir(), tb.TempDir()
+	cfgDir := filepath.Join(data, "claude")
+	for _, d := range []string{cfgDir, filepath.Join(data, "runner", "t", "1"), filepath.Join(ws, ".claude")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, f := range []string{".claude.json", "settings.json"} {
+		if err := os.WriteFile(filepath.Join(cfgDir, f), []byte(`{"userID":"x","projects":{}}`), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	c := Config{Workspace: ws, Hide: []string{data}}
+	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults(), sandboxes: map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}}}
+	l := sandboxLaunch{tmp: filepath.Join(data, "runner", "t", "1"), env: []string{"HOME=" + data, "CLAUDE_CONFIG_DIR=" + cfgDir},
+		chatState: chatStateDir(r.cfg.StateDir, "agent:main:tg:direct:1"), sessionID: uuid.NewString(), resume: true}
+	return r, c, l
+}
+
+// zygoteSpikeMounts is the mount list bwrap gets for l running exe, for the helper.
+func zygoteSpikeMounts(c Config, l sandboxLaunch, exe string) []zygoteSpikeMount {
+	l.exe = exe
+	var out []zygoteSpikeMount
+	for _, m := range prune(mountOrder(c.sandboxSpecFor(l), hostPaths), hostPaths) {
+		out = append(out, zygoteSpikeMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
+	}
+	return out
+}
+
+// zygoteSpikeBwrap is the one bwrap the helper runs in.
+var zygoteSpikeBwrap = []string{"--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+	"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"}
+
+func BenchmarkSandboxZygote(b *testing.B) {
+	needBwrap(b)
+	r, c, l := zygoteSpikeSetup(b)
+	ws := c.Workspace
+	exe, argv, err := r.sandboxed(&c, "/bin/true", nil, l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	spike := zygoteSpikeMounts(c, l, "/bin/true")
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	// cpu is the CPU time of the children reaped while run ran.
+	cpu := func(run func()) time.Duration {
+		var before, after syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
+		run()
+		_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
+		return time.Duration(after.Utime.Nano() - before.Utime.Nano() + after.Stime.Nano() - before.Stime.Nano())
+	}
+	b.Run("plain", func(b *testing.B) {
+		d := cpu(func() {
+			for range b.N {
+				if out, err := exec.Command("/bin/true").CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+			}
+		})
+		b.ReportMetric(float64(d.Microseconds())/float64(b.N), "cpu-us/start")
+	})
+	// No cpu-us/start: what bwrap's init and its command use is not passed on to the
+	// host (the init is not waited for by bwrap).
+	b.Run("bwrap-per-start", func(b *testing.B) {
+		b.ReportMetric(float64(len(spike)), "mounts")
+		for range b.N {
+			if out, err := exec.Command(exe, argv...).CombinedOutput(); err != nil {
+				b.Fatalf("%v: %s", err, out)
+			}
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		mounts []zygoteSpikeMount
+	}{{"zygote-bare", nil}, {"zygote-mounts", spike}} {
+		b.Run(tc.name, func(b *testing.B) {
+			js, _ := json.Marshal(tc.mounts)
+			if tc.mounts == nil {
+				js = []byte("[]")
+			}
+			b.ReportMetric(float64(len(tc.mounts)), "mounts")
+			cmd := exec.Command("bwrap", append(slices.Clone(zygoteSpikeBwrap), self)...)
+			cmd.Env = []string{"ZYGOTE_SPIKE=1", "ZYGOTE_SPIKE_N=" + strconv.Itoa(b.N), "ZYGOTE_SPIKE_MOUNTS=" + string(js), "ZYGOTE_SPIKE_DIR=" + ws}
+			var out []byte
+			d := cpu(func() {
+				var err error
+				if out, err = cmd.Output(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+			})
+			inside, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+			if err != nil {
+				b.Fatalf("the helper's CPU: %q", out)
+			}
+			b.ReportMetric(float64((d+time.Duration(inside)).Microseconds())/float64(b.N), "cpu-us/start")
+		})
+	}
+}
+
+// zygoteSpikeProbe prints, for each path it is given, whether it is there, a directory or
+// a file, writable or not, and a directory's entries.
+const zygoteSpikeProbe = `for p in "$@"; do
+if [ -d "$p" ]; then t=dir; elif [ -e "$p" ]; then t=file; else echo "$p absent"; continue; fi
+w=ro; [ -w "$p" ] && w=rw
+if [ $t = dir ]; then echo "$p $t $w entries=$(ls -A "$p" 2>&1 | cksum | cut -d" " -f1)$( [ $(ls -A "$p" | wc -l) -lt 20 ] && ls -A "$p" | tr "\n" " ")"; else echo "$p $t $w"; fi
+done`
+
+// TestZygoteSpikeSameView: the helper BenchmarkSandboxZygote measures, making a chat's
+// mount list itself inside a long-lived bwrap, shows what bwrap per start shows for the
+// same list — every mounted path, its parent and the shared temporary directories there or
+// absent alike, a directory or a file, writable or not, with the same entries — for a
+// direct chat and for a chat in a git worktree with attachments and its own MCP file, so
+// the measurement is of a start that sees what today's does.
+func TestZygoteSpikeSameView(t *testing.T) {
+	needBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the helper's bwrap keeps CAP_SYS_ADMIN: needs root")
+	}
+	t.Run("direct chat", func(t *testing.T) {
+		r, c, l := zygoteSpikeSetup(t)
+		zygoteSpikeSameView(t, r, c, l)
+	})
+	t.Run("worktree chat", func(t *testing.T) {
+		r, c, l := zygoteSpikeSetup(t)
+		ws := c.Workspace
+		l.worktree = filepath.Join(ws, ".clawhost", "worktrees", "lo_direct_u1")
+		admin := filepath.Join(ws, ".git", "worktrees", "lo_direct_u1")
+		must(t, os.MkdirAll(l.worktree, 0o755))
+		must(t, os.MkdirAll(filepath.Join(ws, ".clawhost", "worktrees", "lo_direct_u2"), 0o755))
+		must(t, os.MkdirAll(filepath.Join(ws, ".git", "objects"), 0o755))
+		must(t, os.MkdirAll(admin, 0o755))
+		must(t, os.WriteFile(filepath.Join(l.worktree, ".git"), []byte("gitdir: "+admin+"\n"), 0o644))
+		for _, f := range []string{"commondir", "gitdir"} {
+			must(t, os.WriteFile(filepath.Join(admin, f), []byte("x\n"), 0o644))
+		}
+		l.media = "lo_direct_u1"
+		l.mcp = filepath.Join(filepath.Dir(r.cfg.StateDir), "run", "agent", "mcp-1.json")
+		must(t, os.MkdirAll(filepath.Dir(l.mcp), 0o700))
+		must(t, os.WriteFile(l.mcp, []byte("{}"), 0o600))
+		zygoteSpikeSameView(t, r, c, l)
+	})
+}
+
+// zygoteSpikeSameView runs the probe under bwrap per start and under the helper for l.
+func zygoteSpikeSameView(t *testing.T, r *Runner, c Config, l sandboxLaunch) {
+	probe := []string{"-c", zygoteSpikeProbe, "probe"}
+	if _, _, err := r.sandboxed(&c, "/bin/sh", nil, l); err != nil { // makes the chat's directories
+		t.Fatal(err)
+	}
+	mounts := zygoteSpikeMounts(c, l, "/bin/sh")
+	paths := []string{"/", "/tmp", "/var/tmp", "/run", "/dev/shm", "/run/systemd/resolve", os.TempDir(), c.Workspace, l.tmp, l.chatState}
+	for _, m := range mounts {
+		paths = append(paths, m.Path, filepath.Dir(m.Path))
+	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	dir := cmp.Or(l.worktree, c.Workspace)
+	exe, argv, err := r.sandboxed(&c, "/bin/sh", append(probe, paths...), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := exec.Command(exe, argv...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bwrap per start: %v: %s", err, want)
+	}
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(mounts)
+	args, _ := json.Marshal(append(append([]string{"/bin/sh"}, probe...), paths...))
+	cmd := exec.Command("bwrap", append(slices.Clone(zygoteSpikeBwrap), self)...)
+	cmd.Env = []string{"ZYGOTE_SPIKE=1", "ZYGOTE_SPIKE_N=1", "ZYGOTE_SPIKE_MOUNTS=" + string(js), "ZYGOTE_SPIKE_ARGV=" + string(args), "ZYGOTE_SPIKE_DIR=" + dir}
+	var got strings.Builder
+	cmd.Stderr = &got
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helper: %v: %s", err, got.String())
+	}
+	w, g := strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")
+	if len(w) != len(g) {
+		t.Fatalf("the helper's start shows another view than bwrap per start:\nbwrap:\n%s\nhelper:\n%s", want, got.String())
+	}
+	for i := range w {
+		if w[i] != g[i] {
+			t.Errorf("the helper's start shows another view than bwrap per start:\nbwrap:  %s\nhelper: %s", w[i], g[i])
+		}
+	}
+	t.Logf("%d paths, %d mounts:\n%s", len(paths), len(mounts), want)
+}
