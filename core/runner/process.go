@@ -183,8 +183,12 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, err.Error())
 	}
 	env := c.env(os.Environ(), tmp)
-	exe, argv, err := r.sandboxed(c, path, c.args(l), sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
-		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume})
+	sl := sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
+		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume}
+	if zp := r.zygoteFor(c); zp != nil {
+		return r.spawnRecycled(zp, c, l, key, extra, tmp, append([]string{path}, c.args(l)...), env, sl)
+	}
+	exe, argv, err := r.sandboxed(c, path, c.args(l), sl)
 	if err != nil {
 		return nil, newError(KindCrash, err.Error())
 	}
