@@ -87,8 +87,11 @@ type zygoteReply struct {
 
 // zygoteWeaken, set only by tests (a deliberately broken helper, to show the boundary
 // tests fail without each defence), names the defences the helper leaves out:
-// "signals", "dumpable", "caps", "cloexec", "dev".
+// "signals", "dumpable", "caps", "cloexec", "dev", "reap".
 var zygoteWeaken string
+
+// zygoteTestEnv is added to the helper's environment (tests: ZYGOTE_WEAKEN); nil otherwise.
+var zygoteTestEnv []string
 
 func weakened(what string) bool { return strings.Contains(zygoteWeaken, what) }
 
@@ -106,21 +109,34 @@ func ZygoteMain() int {
 		}
 	}
 	if !weakened("signals") {
-		// Every signal a process inside could send that init would handle. SIGCHLD
-		// stays (ignored, the kernel would reap for us), SIGURG and SIGPROF are the
-		// runtime's (harmless).
+		// Every signal a process inside could send: the kernel drops only those init
+		// leaves at their default, and Go's runtime handles (and dies of) most. Caught
+		// and dropped, not ignored: an ignored signal stays ignored across exec, and
+		// claude would inherit it (SIGTERM, SIGINT, SIGPIPE...). SIGCHLD stays the
+		// runtime's (set to ignore, the kernel would reap for the helper).
 		var sigs []os.Signal
 		for s := syscall.Signal(1); s <= 64; s++ {
 			switch s {
-			case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGCHLD, syscall.SIGURG, syscall.SIGPROF:
+			case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGCHLD:
 				continue
 			}
 			sigs = append(sigs, s)
 		}
-		signal.Ignore(sigs...)
+		caught := make(chan os.Signal, 16)
+		signal.Notify(caught, sigs...)
+		go func() {
+			for range caught {
+			}
+		}()
 	}
 	if !weakened("cloexec") {
-		unix.CloseOnExec(zygoteSocketFD)
+		// The socket, and whatever else the helper inherited open (bwrap and the
+		// host pass on descriptors their own parents left without close-on-exec):
+		// claude's start passes only its three.
+		if err := unix.CloseRange(zygoteSocketFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox helper: close-on-exec:", err)
+			return 2
+		}
 	}
 	z := &zygoteServer{fd: zygoteSocketFD}
 	if err := z.serve(); err != nil {
@@ -248,8 +264,8 @@ func (z *zygoteServer) reap(pid int) {
 	}
 	// Whatever claude left: kill(-1) from init reaches every process of the namespace
 	// but init itself.
-	_ = unix.Kill(-1, unix.SIGKILL)
-	for {
+	for !weakened("reap") {
+		_ = unix.Kill(-1, unix.SIGKILL)
 		_, err := unix.Wait4(-1, nil, 0, nil)
 		if err == unix.EINTR {
 			continue
@@ -442,7 +458,7 @@ func startZygote(bwrap, exe string) (*zygote, error) {
 	defer theirs.Close()
 	args := append(append([]string{}, zygoteBwrap...), exe, ZygoteArg)
 	cmd := exec.Command(bwrap, args...)
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, zygoteTestEnv...)
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	z := &zygote{fd: pair[0], cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1),
