@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // ZygoteEnv, set to "1" in the host's environment, runs sandboxed claudes in recycled
@@ -35,6 +37,7 @@ func zygoteKeyOf(c *Config) zygoteKey { return zygoteKey{agent: c.Name, uid: uid
 // zygotePool keeps each agent's idle sandboxes.
 type zygotePool struct {
 	bwrap, exe string
+	log        hclog.Logger
 
 	mu      sync.Mutex
 	idle    map[zygoteKey][]*zygote
@@ -124,7 +127,7 @@ func (r *Runner) setupZygotes() {
 			if err != nil {
 				why = "the sandbox helper failed: " + truncate(err.Error(), 200)
 			} else {
-				zp = &zygotePool{bwrap: sb.bwrap, exe: exe, idle: map[zygoteKey][]*zygote{}, filling: map[zygoteKey]bool{}, started: 1}
+				zp = &zygotePool{bwrap: sb.bwrap, exe: exe, log: r.log.Named("sandbox"), idle: map[zygoteKey][]*zygote{}, filling: map[zygoteKey]bool{}, started: 1}
 				zp.idle[zygoteKeyOf(c)] = []*zygote{z}
 			}
 		}
@@ -214,6 +217,7 @@ func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
 	}
 	zp.idle[k] = append(zp.idle[k], z)
 	zp.mu.Unlock()
+	zp.log.Debug("claude's sandbox is empty again: it takes the agent's next start", "agent", k.agent, "helper", z.helperPID())
 }
 
 // close stops every idle sandbox; those in use stop when their claude has exited.
@@ -302,7 +306,7 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 	}()
 	p.run = &recycledProc{zygoteProc: run, release: func() { go zp.recycle(k, z) }}
 	p.pid = run.PID()
-	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", "recycled")
+	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", "recycled", "helper", z.helperPID())
 	readerDone := make(chan struct{})
 	dead := make(chan struct{})
 	go r.readStdout(p, outR, dead, readerDone)
