@@ -37,12 +37,12 @@ func TestBoundaryNextChat(t *testing.T) {
 func testBoundaryNextChat(t *testing.T, recycled bool) {
 	t.Parallel()
 	lpNeedBwrap(t)
-	var env []string
+	env := []string{"CLAWHOST_SANDBOX_HELPER=0"} // runner.ZygoteEnv
 	if recycled {
 		if os.Geteuid() != 0 {
 			t.Skip("the sandbox helper needs the host to run as root")
 		}
-		env = []string{"CLAWHOST_SANDBOX_HELPER=1"} // runner.ZygoteEnv
+		env = []string{"CLAWHOST_SANDBOX_HELPER=1"}
 	}
 	h := startClaudeHost(t, clOptions{
 		oneShot: true,

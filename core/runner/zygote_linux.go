@@ -27,6 +27,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,6 +38,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -437,6 +439,7 @@ type zygote struct {
 	replies chan zygoteReplyFD // start replies and exits, in order
 	clean   chan struct{}      // one value each time the sandbox is empty again
 	dead    chan struct{}      // closed when the socket ended (the helper died or was stopped)
+	exited  chan struct{}      // closed when bwrap exited and its stderr is read
 	stderr  *tailBuffer
 	wmu     sync.Mutex
 	once    sync.Once
@@ -462,13 +465,16 @@ func startZygote(bwrap, exe string) (*zygote, error) {
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	z := &zygote{fd: pair[0], cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1),
-		dead: make(chan struct{}), stderr: &tailBuffer{max: 4 << 10}}
+		dead: make(chan struct{}), exited: make(chan struct{}), stderr: &tailBuffer{max: 4 << 10}}
 	cmd.Stderr = z.stderr
 	if err := cmd.Start(); err != nil {
 		_ = unix.Close(pair[0])
 		return nil, fmt.Errorf("start the sandbox helper: %w", err)
 	}
-	go func() { _ = cmd.Wait() }()
+	go func() {
+		_ = cmd.Wait()
+		close(z.exited)
+	}()
 	go z.read()
 	return z, nil
 }
@@ -582,13 +588,13 @@ func innerChild(pid int) int {
 // caller keeps its own copies of the three and closes them.
 func (z *zygote) run(req zygoteRequest, stdin, stdout, stderr *os.File) (*zygoteProc, error) {
 	if err := z.send(req, int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd())); err != nil {
-		return nil, fmt.Errorf("sandbox helper: %w", err)
+		return nil, z.ended(err)
 	}
 	var r zygoteReplyFD
 	select {
 	case r = <-z.replies:
 	case <-z.dead:
-		return nil, fmt.Errorf("sandbox helper ended: %s", strings.TrimSpace(z.stderr.String()))
+		return nil, z.ended(nil)
 	}
 	if r.Err != "" || r.PID == 0 {
 		if r.fd >= 0 {
@@ -601,6 +607,22 @@ func (z *zygote) run(req zygoteRequest, stdin, stdout, stderr *os.File) (*zygote
 		p.hostPID = innerChild(z.helperPID())
 	}
 	return p, nil
+}
+
+// ended is the error of a start the helper did not answer: what bwrap or the helper wrote
+// before they ended (its socket is closed: bwrap exits), else err.
+func (z *zygote) ended(err error) error {
+	select {
+	case <-z.exited:
+	case <-time.After(zygoteProbeTimeout):
+	}
+	if why := strings.TrimSpace(z.stderr.String()); why != "" {
+		return fmt.Errorf("sandbox helper ended: %s", why)
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox helper: %w", err)
+	}
+	return errors.New("sandbox helper ended")
 }
 
 // pidOfPidfd is the pid a pidfd refers to, in the host's pid namespace (its fdinfo).

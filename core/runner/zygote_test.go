@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // zygoteTimeout bounds each wait on a helper in these tests.
@@ -218,5 +221,124 @@ func TestZygoteSignalAndDeath(t *testing.T) {
 	must(t, z.cmd.Process.Kill()) // bwrap, and with it its namespace
 	if code := p.Wait(); code != -1 {
 		t.Fatalf("Wait after the helper died: %d", code)
+	}
+}
+
+// newRecycled is a runner whose sandboxed fake claudes start in recycled sandboxes.
+func newRecycled(t *testing.T, mut func(*Config)) (*Runner, chan *zygote) {
+	t.Helper()
+	needZygote(t)
+	t.Setenv(ZygoteEnv, "1")
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, "state"), 0o700))
+	exe, err := os.Executable()
+	must(t, err)
+	cfg := Config{Command: exe, Workspace: ws, StateDir: t.TempDir(),
+		Env:     map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
+		Sandbox: SandboxAuto, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}
+	if mut != nil {
+		mut(&cfg)
+	}
+	r, err := New(cfg, nil)
+	must(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.Close(ctx)
+	})
+	if r.SandboxState() != "bubblewrap (recycled)" || r.zygotes == nil {
+		t.Fatalf("sandbox %q", r.SandboxState())
+	}
+	recycled := make(chan *zygote, 8)
+	r.zygotes.mu.Lock()
+	r.zygotes.recycled = recycled
+	r.zygotes.mu.Unlock()
+	return r, recycled
+}
+
+// helperOf is the sandbox helper claude (pid, as the host sees it) runs under: its parent.
+func helperOf(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	must(t, err)
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	ppid, err := strconv.Atoi(f[1])
+	must(t, err)
+	return ppid
+}
+
+// TestZygotePool: the next start of an agent's claude runs in the sandbox the last one
+// left, once that is empty again; claudes running at once never share one.
+func TestZygotePool(t *testing.T) {
+	r, recycled := newRecycled(t, nil)
+	// Two warm claudes at once: two sandboxes.
+	res1 := runTurn(t, r, TurnRequest{Key: "a", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+	mustOK(t, res1, "echo: hi")
+	res2 := runTurn(t, r, TurnRequest{Key: "b", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+	mustOK(t, res2, "echo: hi")
+	warm := r.Warm()
+	ha, hb := helperOf(t, warm["a"]), helperOf(t, warm["b"])
+	if ha == hb {
+		t.Fatalf("two claudes run under one sandbox helper (%d)", ha)
+	}
+	// a's claude ends; its sandbox, emptied, takes the next start.
+	r.mu.Lock()
+	p := r.procs["a"]
+	r.removeLocked(p)
+	r.mu.Unlock()
+	r.stopAsync(p)
+	var z *zygote
+	select {
+	case z = <-recycled:
+	case <-time.After(zygoteTimeout):
+		t.Fatal("a's sandbox never went back to the pool")
+	}
+	if z.helperPID() != ha {
+		t.Fatalf("the pool got back helper %d, a ran under %d", z.helperPID(), ha)
+	}
+	res3 := runTurn(t, r, TurnRequest{Key: "c", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+	mustOK(t, res3, "echo: hi")
+	if hc := helperOf(t, r.Warm()["c"]); hc != ha {
+		t.Errorf("c's claude runs under helper %d, not the recycled %d", hc, ha)
+	}
+}
+
+// TestZygoteFallback: a bubblewrap without --as-pid-1 cannot run the helper; claude then
+// gets a bubblewrap per start, and the sandbox state says so and why.
+func TestZygoteFallback(t *testing.T) {
+	needZygote(t)
+	real, err := exec.LookPath(bwrapCommand)
+	must(t, err)
+	bin := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(bin, "bwrap"), []byte(`#!/bin/sh
+for a in "$@"; do [ "$a" = --as-pid-1 ] && { echo "bwrap: Unknown option --as-pid-1" >&2; exit 1; }; done
+exec `+real+` "$@"
+`), 0o755))
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	t.Setenv(ZygoteEnv, "1")
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, "state"), 0o700))
+	exe, err := os.Executable()
+	must(t, err)
+	r, err := New(Config{Command: exe, Workspace: ws, StateDir: t.TempDir(),
+		Env:     map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
+		Sandbox: SandboxAuto, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}, nil)
+	must(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.Close(ctx)
+	})
+	st := r.SandboxState()
+	if !strings.HasPrefix(st, "bubblewrap (per start: the sandbox helper failed") || !strings.Contains(st, "--as-pid-1") {
+		t.Fatalf("sandbox %q", st)
+	}
+	if _, unavailable := SandboxUnavailable(st); unavailable {
+		t.Errorf("%q reads as no sandbox", st)
+	}
+	res := runTurn(t, r, TurnRequest{Key: "k", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+	mustOK(t, res, "echo: hi")
+	if pp := parentCmdline(t, r.Warm()["k"]); strings.Contains(pp, ZygoteArg) {
+		t.Errorf("claude runs under the helper: %q", pp)
 	}
 }

@@ -45,6 +45,8 @@ type zygotePool struct {
 	closed  bool
 	// started counts the helpers started (tests: a start that reused one started none).
 	started int
+	// recycled, when set (tests), is told each sandbox that went back to its pool.
+	recycled chan<- *zygote
 }
 
 // zygoteUnsupported is why the helper cannot give claude the sandbox bubblewrap per start
@@ -216,7 +218,11 @@ func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
 		return
 	}
 	zp.idle[k] = append(zp.idle[k], z)
+	tell := zp.recycled
 	zp.mu.Unlock()
+	if tell != nil {
+		tell <- z
+	}
 	zp.log.Debug("claude's sandbox is empty again: it takes the agent's next start", "agent", k.agent, "helper", z.helperPID())
 }
 
