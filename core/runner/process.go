@@ -497,6 +497,29 @@ func (h *hostChild) KillLeftovers() {
 	}
 }
 
+// innerPID is the pid of the command bwrap runs, as the host sees it
+// (bwrap → its init in the new pid namespace → the command); pid itself
+// when it has no such descendant. Status shows the memory of that process.
+func innerPID(pid int) int {
+	cur := pid
+	for range 2 {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(cur) + "/task/" + strconv.Itoa(cur) + "/children")
+		if err != nil {
+			return pid
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return pid
+		}
+		n, err := strconv.Atoi(f[0])
+		if err != nil {
+			return pid
+		}
+		cur = n
+	}
+	return cur
+}
+
 // tailBuffer keeps the last max bytes written (claude's stderr).
 type tailBuffer struct {
 	mu  sync.Mutex
