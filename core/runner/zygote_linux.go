@@ -332,6 +332,9 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	}
 	if !weakened("caps") {
 		for c := 0; ; c++ {
+			if req.User == nil && zygoteRootCaps&(1<<c) != 0 {
+				continue
+			}
 			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
 				if err == unix.EINVAL {
 					break // past the last capability
@@ -348,8 +351,10 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 		// setuid from root to another user clears the permitted and effective sets.
 		attr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
 	} else if !weakened("caps") {
-		var none [2]unix.CapUserData // version 3: two words of each set
-		if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
+		// A root claude keeps the file-permission capabilities, no other.
+		var only [2]unix.CapUserData // version 3: two words of each set
+		only[0].Effective, only[0].Permitted = zygoteRootCaps, zygoteRootCaps
+		if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &only[0]); err != nil {
 			return 0, 0, fmt.Errorf("capset: %w", err)
 		}
 	}
@@ -376,6 +381,14 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	_ = cmd.Process.Release()
 	return pid, pidfd, nil
 }
+
+// zygoteRootCaps are the capabilities a claude that runs as root (no agent.run_as) keeps:
+// those of file permissions (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
+// CAP_FSETID), so it reads what the host gives claude's other users (with one run_as user
+// the agent tools' MCP files and socket are that user's) as it does in a bubblewrap per
+// start — which leaves a root claude nearly every capability, CAP_SYS_ADMIN included.
+// None that acts on processes or mounts: not CAP_SYS_ADMIN, CAP_SYS_PTRACE or CAP_KILL.
+const zygoteRootCaps = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
 
 // zygoteMountOne makes one mount as bwrapArgs would ask bwrap to, from the source opened
 // as src.

@@ -110,13 +110,18 @@ true`)
 			zygoteAfter(t, z)
 			return strings.TrimSpace(out)
 		}},
+		{"unmount what hides a tree", "caps", func(t *testing.T, z *zygote) string {
+			out, _ := zygoteSh(t, z, `umount /dev/shm 2>/dev/null && echo UMOUNTED; true`)
+			zygoteAfter(t, z)
+			return strings.TrimSpace(out)
+		}},
 		{"reach the helper's socket", "cloexec", func(t *testing.T, z *zygote) string {
 			out, _ := zygoteSh(t, z, `ls -l /proc/$$/fd/ | grep -q "socket:\[" && echo SOCKET; true`)
 			zygoteAfter(t, z)
 			return strings.TrimSpace(out)
 		}},
-		{"keep a capability", "caps", func(t *testing.T, z *zygote) string {
-			out, _ := zygoteSh(t, z, `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status | grep -v '0000000000000000$'; true`)
+		{"keep a capability beyond the file permissions' (root)", "caps", func(t *testing.T, z *zygote) string {
+			out, _ := zygoteSh(t, z, `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status | grep -Ev '00000000000000(00|1f)$'; true`)
 			zygoteAfter(t, z)
 			return strings.TrimSpace(out)
 		}},

@@ -23,9 +23,11 @@ import (
 
 // zygoteBwrap is bubblewrap's argv for the helper, before the helper's own: the pid
 // namespace with the helper as its init, the read-only root, /dev and /proc as bwrap per
-// start makes them, and the capabilities the helper's per-start threads use and drop.
+// start makes them, and the capabilities the helper's per-start threads use and drop (and
+// a root claude's, zygoteRootCaps).
 var zygoteBwrap = []string{"--die-with-parent", "--unshare-pid", "--as-pid-1", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-	"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--"}
+	"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
+	"--cap-add", "CAP_CHOWN", "--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_DAC_READ_SEARCH", "--cap-add", "CAP_FOWNER", "--cap-add", "CAP_FSETID", "--"}
 
 // zygote is the host's side of one helper.
 type zygote struct {
