@@ -291,6 +291,16 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	p.spawned = time.Now()
 	run, serr := z.run(req, inR, outW, errW)
+	if serr != nil && !z.alive() {
+		// An idle sandbox that ended while it waited (killed from outside): once more in
+		// a new one.
+		z.stop()
+		if z, err = zp.get(k); err != nil {
+			serr = err
+		} else {
+			run, serr = z.run(req, inR, outW, errW)
+		}
+	}
 	closeFiles(files...)
 	if serr != nil {
 		closeFiles(inW, outR, errR)
