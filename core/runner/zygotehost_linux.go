@@ -243,8 +243,10 @@ func pidOfPidfd(fd int) int {
 // zygoteProc is a claude started by a sandbox helper.
 type zygoteProc struct {
 	z       *zygote
-	pidfd   int // -1 without
 	hostPID int
+
+	mu    sync.Mutex // Signal against Release: a closed pidfd's number may be another's
+	pidfd int        // -1 without, or once released
 }
 
 var _ process = (*zygoteProc)(nil)
@@ -255,9 +257,11 @@ func (p *zygoteProc) ClaudePID() int { return p.hostPID }
 // Signal asks the helper to signal claude's process group, and signals claude itself
 // through its pidfd (no pid-reuse race): the helper may be gone.
 func (p *zygoteProc) Signal(sig syscall.Signal) {
+	p.mu.Lock()
 	if p.pidfd >= 0 {
 		_ = unix.PidfdSendSignal(p.pidfd, sig, nil, 0)
 	}
+	p.mu.Unlock()
 	_ = p.z.send(zygoteRequest{Signal: int(sig)})
 }
 
@@ -279,6 +283,8 @@ func (p *zygoteProc) Wait() int {
 }
 
 func (p *zygoteProc) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.pidfd >= 0 {
 		_ = unix.Close(p.pidfd)
 		p.pidfd = -1
