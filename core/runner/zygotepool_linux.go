@@ -23,6 +23,10 @@ const ZygoteEnv = "CLAWHOST_SANDBOX_HELPER"
 // the recycled one. Beyond it a recycled sandbox is stopped.
 const zygoteSpares = 2
 
+// zygoteEmptyingWait bounds how long a start waits for a sandbox being emptied before it
+// starts a new one (emptying takes a kill and the reaping: well under it).
+const zygoteEmptyingWait = 50 * time.Millisecond
+
 // zygoteProbeTimeout bounds the helper's probe start at New.
 const zygoteProbeTimeout = 10 * time.Second
 
@@ -42,7 +46,12 @@ type zygotePool struct {
 	mu      sync.Mutex
 	idle    map[zygoteKey][]*zygote
 	filling map[zygoteKey]bool
-	closed  bool
+	// emptying counts k's sandboxes whose claude exited and whose helper is killing and
+	// reaping what it left: each is back in a moment, sooner than a new one starts.
+	emptying map[zygoteKey]int
+	// back is closed (and replaced) each time a sandbox comes back or is given up.
+	back   chan struct{}
+	closed bool
 	// started counts the helpers started (tests: a start that reused one started none).
 	started int
 	// recycled, when set (tests), is told each sandbox that went back to its pool.
@@ -129,7 +138,8 @@ func (r *Runner) setupZygotes() {
 			if err != nil {
 				why = "the sandbox helper failed: " + truncate(err.Error(), 200)
 			} else {
-				zp = &zygotePool{bwrap: sb.bwrap, exe: exe, log: r.log.Named("sandbox"), idle: map[zygoteKey][]*zygote{}, filling: map[zygoteKey]bool{}, started: 1}
+				zp = &zygotePool{bwrap: sb.bwrap, exe: exe, log: r.log.Named("sandbox"), idle: map[zygoteKey][]*zygote{},
+					filling: map[zygoteKey]bool{}, emptying: map[zygoteKey]int{}, back: make(chan struct{}), started: 1}
 				zp.idle[zygoteKeyOf(c)] = []*zygote{z}
 			}
 		}
@@ -157,12 +167,28 @@ func (r *Runner) zygoteFor(c *Config) *zygotePool {
 func (zp *zygotePool) get(k zygoteKey) (*zygote, error) {
 	zp.mu.Lock()
 	var z *zygote
-	for len(zp.idle[k]) > 0 && z == nil {
-		q := zp.idle[k]
-		z, zp.idle[k] = q[len(q)-1], q[:len(q)-1]
-		if !z.alive() {
-			z = nil
+	wait := time.NewTimer(zygoteEmptyingWait)
+	defer wait.Stop()
+	for waited := false; z == nil; {
+		for len(zp.idle[k]) > 0 && z == nil {
+			q := zp.idle[k]
+			z, zp.idle[k] = q[len(q)-1], q[:len(q)-1]
+			if !z.alive() {
+				z = nil
+			}
 		}
+		if z != nil || waited || zp.emptying[k] == 0 {
+			break
+		}
+		// One is being emptied: it is back sooner than a new one starts.
+		back := zp.back
+		zp.mu.Unlock()
+		select {
+		case <-back:
+		case <-wait.C:
+			waited = true
+		}
+		zp.mu.Lock()
 	}
 	if z == nil {
 		zp.started++
@@ -181,7 +207,7 @@ func (zp *zygotePool) get(k zygoteKey) (*zygote, error) {
 // refill starts a spare for k when k has none idle.
 func (zp *zygotePool) refill(k zygoteKey) {
 	zp.mu.Lock()
-	if zp.closed || zp.filling[k] || len(zp.idle[k]) > 0 {
+	if zp.closed || zp.filling[k] || len(zp.idle[k]) > 0 || zp.emptying[k] > 0 {
 		zp.mu.Unlock()
 		return
 	}
@@ -202,17 +228,29 @@ func (zp *zygotePool) refill(k zygoteKey) {
 	zp.idle[k] = append(zp.idle[k], z)
 }
 
+// giveBack hands z, whose claude exited, back to k's pool once it is
+// empty again; until then it counts as emptying.
+func (zp *zygotePool) giveBack(k zygoteKey, z *zygote) {
+	zp.mu.Lock()
+	zp.emptying[k]++
+	zp.mu.Unlock()
+	go zp.recycle(k, z)
+}
+
 // recycle waits until z's sandbox is empty again (its claude exited and the helper killed
 // and reaped all it left), then keeps it for k's next start, or stops it beyond the spares.
 func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
+	clean := false
 	select {
 	case <-z.clean:
+		clean = true
 	case <-z.dead:
-		z.stop()
-		return
 	}
 	zp.mu.Lock()
-	if zp.closed || len(zp.idle[k]) >= zygoteSpares {
+	zp.emptying[k]--
+	close(zp.back)
+	zp.back = make(chan struct{})
+	if !clean || zp.closed || len(zp.idle[k]) >= zygoteSpares {
 		zp.mu.Unlock()
 		z.stop()
 		return
@@ -284,7 +322,7 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 	}
 	if inR == nil || outR == nil || errR == nil {
 		closeFiles(inR, inW, outR, outW, errR, errW)
-		go zp.recycle(k, z)
+		z.stop() // idle, but no clean will say so: no claude ran
 		return nil, newError(KindCrash, "claude's pipes: too many open files")
 	}
 	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, stdin: inW,
@@ -320,7 +358,7 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 			}
 		}
 	}()
-	p.run = &recycledProc{zygoteProc: run, release: func() { go zp.recycle(k, z) }}
+	p.run = &recycledProc{zygoteProc: run, release: func() { zp.giveBack(k, z) }}
 	p.pid = run.PID()
 	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", "recycled", "helper", z.helperPID())
 	readerDone := make(chan struct{})
