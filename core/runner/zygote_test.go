@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -346,4 +348,59 @@ exec `+real+` "$@"
 	if pp := parentCmdline(t, r.Warm()["k"]); strings.Contains(pp, ZygoteArg) {
 		t.Errorf("claude runs under the helper: %q", pp)
 	}
+}
+
+// BenchmarkRecycledTurns: 200 turns, each starting a fake claude (a new session; 4 at
+// once over 40 chats, max_warm 2), with sandbox = "off", bubblewrap per start and recycled
+// sandboxes, rounds interleaved; reported: each one's wall time and the two sandboxed
+// ones' throughput as a share of "off"'s (the runner's part of BenchmarkLoadTelegramSandbox,
+// without the host around it).
+//
+//	go test ./core/runner -run '^$' -bench RecycledTurns -benchtime 3x
+func BenchmarkRecycledTurns(b *testing.B) {
+	needBwrap(b)
+	if why := zygoteUnsupported(); why != "" {
+		b.Skip(why)
+	}
+	run := func(helper, mode string) time.Duration {
+		b.Setenv(ZygoteEnv, helper)
+		ws := b.TempDir()
+		must(b, os.MkdirAll(filepath.Join(ws, "state"), 0o700))
+		exe, err := os.Executable()
+		must(b, err)
+		r, err := New(Config{Command: exe, Workspace: ws, StateDir: b.TempDir(), MaxWarm: 2,
+			Env:     map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
+			Sandbox: mode, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}, nil)
+		must(b, err)
+		defer func() { _ = r.Close(context.Background()) }()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 50 {
+					res := runTurn(b, r, TurnRequest{Key: "k" + strconv.Itoa(w*100+i%10), SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+					if res.Err != nil {
+						b.Error(res.Err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	var off, per, rec []time.Duration
+	for range b.N {
+		off = append(off, run("0", SandboxOff))
+		per = append(per, run("0", SandboxAuto))
+		rec = append(rec, run("1", SandboxAuto))
+	}
+	med := func(ds []time.Duration) time.Duration { slices.Sort(ds); return ds[len(ds)/2] }
+	o, p, c := med(off), med(per), med(rec)
+	b.ReportMetric(float64(o.Milliseconds()), "off-ms")
+	b.ReportMetric(float64(p.Milliseconds()), "per-start-ms")
+	b.ReportMetric(float64(c.Milliseconds()), "recycled-ms")
+	b.ReportMetric(100*float64(o)/float64(p), "per-start-ratio-%")
+	b.ReportMetric(100*float64(o)/float64(c), "recycled-ratio-%")
 }

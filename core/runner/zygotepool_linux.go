@@ -18,9 +18,12 @@ import (
 // recycling is new (issue 58); SandboxState says which one an agent uses and why.
 const ZygoteEnv = "CLAWHOST_SANDBOX_HELPER"
 
-// zygoteSpares is the number of idle sandboxes an agent keeps: one made off the turn's
-// path for the next start, and one more so a start right after an exit need not wait for
-// the recycled one. Beyond it a recycled sandbox is stopped.
+// zygoteSpares is the fewest idle sandboxes an agent keeps: one made off the turn's path
+// for the next start, and one more so a start right after an exit need not wait for the
+// recycled one. An agent keeps as many as turns may run at once (Config.MaxConcurrent)
+// when that is more: claudes evicted while others start come back in waves, and a sandbox
+// stopped and started again costs a bubblewrap and a helper's start. Beyond that a recycled
+// sandbox is stopped.
 const zygoteSpares = 2
 
 // zygoteEmptyingWait bounds how long a start waits for a sandbox being emptied before it
@@ -42,6 +45,7 @@ func zygoteKeyOf(c *Config) zygoteKey { return zygoteKey{agent: c.Name, uid: uid
 type zygotePool struct {
 	bwrap, exe string
 	log        hclog.Logger
+	spares     int // idle sandboxes kept per agent (zygoteSpares)
 
 	mu      sync.Mutex
 	idle    map[zygoteKey][]*zygote
@@ -138,7 +142,7 @@ func (r *Runner) setupZygotes() {
 			if err != nil {
 				why = "the sandbox helper failed: " + truncate(err.Error(), 200)
 			} else {
-				zp = &zygotePool{bwrap: sb.bwrap, exe: exe, log: r.log.Named("sandbox"), idle: map[zygoteKey][]*zygote{},
+				zp = &zygotePool{bwrap: sb.bwrap, exe: exe, log: r.log.Named("sandbox"), spares: max(zygoteSpares, r.cfg.MaxConcurrent), idle: map[zygoteKey][]*zygote{},
 					filling: map[zygoteKey]bool{}, emptying: map[zygoteKey]int{}, back: make(chan struct{}), started: 1}
 				zp.idle[zygoteKeyOf(c)] = []*zygote{z}
 			}
@@ -250,7 +254,7 @@ func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
 	zp.emptying[k]--
 	close(zp.back)
 	zp.back = make(chan struct{})
-	if !clean || zp.closed || len(zp.idle[k]) >= zygoteSpares {
+	if !clean || zp.closed || len(zp.idle[k]) >= zp.spares {
 		zp.mu.Unlock()
 		z.stop()
 		return
