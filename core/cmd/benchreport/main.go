@@ -217,6 +217,10 @@ var figures = []figure{
 	{Name: "2,000 msgs / 200 chats, recycled sandboxes", Bench: "BenchmarkLoadTelegramSandbox", Metric: "recycled-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
 	{Name: "first turn of a chat, recycled sandbox − sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "recycled-first-turn-delta-ms", Goal: 2, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "first turn of a chat: update → claude's stdin, recycled sandbox, p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "recycled-first-turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	// The runner's part of it, without the host (core/runner BenchmarkRecycledTurns: 200
+	// turns each starting a fake claude, off / bwrap per start / recycled interleaved).
+	{Name: "runner, 200 claude starts: bwrap per start ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkRecycledTurns", Metric: "per-start-ratio-%", Info: true, Scale: 100, Unit: ""},
+	{Name: "runner, 200 claude starts: recycled sandboxes ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkRecycledTurns", Metric: "recycled-ratio-%", Info: true, Scale: 100, Unit: ""},
 	{Name: "RecordReply, one chunk (sync=FULL)", Bench: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "RecordReply with the turn's usage ledger row", Bench: "BenchmarkRecordReplyLedger/usage=true", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "the usage ledger row: added to RecordReply", Bench: "BenchmarkRecordReplyLedger/usage=true", Base: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
