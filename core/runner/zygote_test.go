@@ -308,6 +308,13 @@ func TestZygotePool(t *testing.T) {
 	if hc := helperOf(t, r.Warm()["c"]); hc != ha {
 		t.Errorf("c's claude runs under helper %d, not the recycled %d", hc, ha)
 	}
+	// The probe's, a's spare (b's) and b's spare: c's start, recycled, started none.
+	r.zygotes.mu.Lock()
+	started := r.zygotes.started
+	r.zygotes.mu.Unlock()
+	if started > 3 {
+		t.Errorf("%d helpers started for three claudes, one of them recycled", started)
+	}
 }
 
 // TestZygoteFallback: a bubblewrap without --as-pid-1 cannot run the helper; claude then
