@@ -128,7 +128,8 @@ type Pause struct {
 type Snapshot struct {
 	// Version is clawhost's version string.
 	Version string `json:"version"`
-	// Sandbox is the sandbox claude runs in: "bubblewrap", "off", or
+	// Sandbox is the sandbox claude runs in: "bubblewrap", "bubblewrap (recycled)"
+	// or "bubblewrap (per start: why)" (the sandbox helper on or failed), "off", or
 	// "unavailable (why)" (runner.Runner.SandboxState); "" when unknown.
 	Sandbox string `json:"sandbox,omitempty"`
 	// Paused, when set, is claude's usage-limit pause: no turn starts

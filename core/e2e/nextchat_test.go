@@ -27,11 +27,28 @@ import (
 // chats sharing one claude state directory B finds A's file in it.
 func TestBoundaryNextChat(t *testing.T) {
 	t.Parallel()
+	t.Run("bwrap per start", func(t *testing.T) { testBoundaryNextChat(t, false) })
+	t.Run("recycled", func(t *testing.T) { testBoundaryNextChat(t, true) })
+}
+
+// testBoundaryNextChat is TestBoundaryNextChat with each claude in a bubblewrap of its
+// own, or, recycled, chat B's claude in the very sandbox chat A's ran in (its pid
+// namespace, asserted), made empty again by the agent's sandbox helper.
+func testBoundaryNextChat(t *testing.T, recycled bool) {
+	t.Parallel()
 	lpNeedBwrap(t)
+	env := []string{"CLAWHOST_SANDBOX_HELPER=0"} // runner.ZygoteEnv
+	if recycled {
+		if os.Geteuid() != 0 {
+			t.Skip("the sandbox helper needs the host to run as root")
+		}
+		env = []string{"CLAWHOST_SANDBOX_HELPER=1"}
+	}
 	h := startClaudeHost(t, clOptions{
 		oneShot: true,
 		agent:   Attrs{"allowed_tools": []string{"Bash"}},
 		senders: []string{"u1", "u2"},
+		env:     env,
 	})
 	nonce := fmt.Sprintf("%d", os.Getpid())
 	left, sleeper := "left-"+nonce, "sleeper-"+nonce
@@ -42,6 +59,7 @@ func TestBoundaryNextChat(t *testing.T) {
 		`n=0; for d in $(find / \( -path /proc -o -path /sys \) -prune -o -type d -writable -print 2>/dev/null) "$TMPDIR" /dev /dev/shm; do touch "$d/.` + split(left) + `" 2>/dev/null && n=$((n+1)); done; echo "planted $n"`,
 		`setsid sh -c 'sleep 600; true "$0"' ` + split(sleeper) + ` </dev/null >/dev/null 2>&1 &`,
 		`echo tmpdir "$TMPDIR"`,
+		`echo "pidns $(readlink /proc/self/ns/pid)"`,
 		`echo started-background`,
 	}, "\n")
 	h.fake.Enqueue(bashRun(plant)...)
@@ -56,6 +74,11 @@ func TestBoundaryNextChat(t *testing.T) {
 	sdktest.WaitFor(t, "chat A's claude and what it started to end", func() bool {
 		return len(h.claudePIDs()) == 0 && len(hostProcsWith(sleeper)) == 0
 	})
+	if recycled {
+		sdktest.WaitFor(t, "chat A's sandbox to be empty again", func() bool {
+			return strings.Contains(h.log.String(), "claude's sandbox is empty again")
+		})
+	}
 
 	ws := filepath.Join(h.dir, "workspace")
 	data := filepath.Join(h.dir, "data")
@@ -66,6 +89,7 @@ func TestBoundaryNextChat(t *testing.T) {
 		`for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done > "$TMPDIR/ps"`,
 		`grep -F ` + split(sleeper) + ` "$TMPDIR/ps" | sed 's/^/P /'`,
 		`cat ` + filepath.Join(data, "run", "agent") + `/*.json 2>/dev/null | grep -o 'lo:chat-u[0-9]*' | sort -u | sed 's/^/T /'`,
+		`echo "pidns $(readlink /proc/self/ns/pid)"`,
 		`echo looked`,
 	}, "\n")
 	h.fake.Enqueue(bashRun(look)...)
@@ -87,6 +111,17 @@ func TestBoundaryNextChat(t *testing.T) {
 	}
 	if ps := hostProcsWith(sleeper); len(ps) > 0 {
 		t.Errorf("chat A's background process still runs on the host: %v", ps)
+	}
+	ns := regexp.MustCompile(`(?m)^pidns (.+)$`)
+	a, b := ns.FindStringSubmatch(planted), ns.FindStringSubmatch(found)
+	if a == nil || b == nil {
+		t.Fatalf("a chat's pid namespace is missing: A %q, B %q", a, b)
+	}
+	if recycled && a[1] != b[1] {
+		t.Errorf("chat B's claude ran in another sandbox (%s) than chat A's (%s): the recycling was not tested", b[1], a[1])
+	}
+	if !recycled && a[1] == b[1] {
+		t.Errorf("chats A and B shared a pid namespace (%s) with bubblewrap per start", a[1])
 	}
 }
 

@@ -14,6 +14,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -24,6 +25,33 @@ import (
 
 // sandboxOff is the agent setting of the unsandboxed rounds.
 var sandboxOff = Attrs{"sandbox": "off"}
+
+// helperEnv is runner.ZygoteEnv: set to "1" in clawhost's environment, its sandboxed
+// claudes start in the agent's recycled sandboxes (the sandbox helper), else in a
+// bubblewrap each.
+const helperEnv = "CLAWHOST_SANDBOX_HELPER"
+
+// withHelper runs launch (which starts clawhost) with the sandbox helper on or off in
+// the environment clawhost inherits.
+func withHelper[T any](b *testing.B, on bool, launch func() T) T {
+	b.Helper()
+	old, had := os.LookupEnv(helperEnv)
+	v := "0"
+	if on {
+		v = "1"
+	}
+	if err := os.Setenv(helperEnv, v); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if had {
+			_ = os.Setenv(helperEnv, old)
+		} else {
+			_ = os.Unsetenv(helperEnv)
+		}
+	}()
+	return launch()
+}
 
 // needBwrapBench skips a benchmark without bubblewrap.
 func needBwrapBench(b *testing.B) {
@@ -42,19 +70,22 @@ func BenchmarkLoadTelegramSandbox(b *testing.B) {
 	needBwrapBench(b)
 	claude := fakeClaudeBin(b, b.TempDir())
 	for b.Loop() {
-		var off, on []loadResult
+		var off, on, rec []loadResult
 		for r := range loadRounds {
-			off = append(off, loadClawhostRound(b, 2*r, claude, sandboxOff))
-			on = append(on, loadClawhostRound(b, 2*r+1, claude, nil))
-			b.Logf("round %d: sandbox off %.0f msg/s, sandboxed %.0f msg/s (%d, %d claude starts)",
-				r+1, off[r].rate(), on[r].rate(), off[r].starts, on[r].starts)
+			off = append(off, withHelper(b, false, func() loadResult { return loadClawhostRound(b, 3*r, claude, sandboxOff) }))
+			on = append(on, withHelper(b, false, func() loadResult { return loadClawhostRound(b, 3*r+1, claude, nil) }))
+			rec = append(rec, withHelper(b, true, func() loadResult { return loadClawhostRound(b, 3*r+2, claude, nil) }))
+			b.Logf("round %d: sandbox off %.0f msg/s, sandboxed %.0f msg/s, recycled sandboxes %.0f msg/s (%d, %d, %d claude starts)",
+				r+1, off[r].rate(), on[r].rate(), rec[r].rate(), off[r].starts, on[r].starts, rec[r].starts)
 		}
-		o, s := loadMedian(off), loadMedian(on)
+		o, s, c := loadMedian(off), loadMedian(on), loadMedian(rec)
 		b.ReportMetric(o.rate(), "off-msgs/s")
 		b.ReportMetric(s.rate(), "sandboxed-msgs/s")
 		b.ReportMetric(100*s.rate()/o.rate(), "sandboxed-ratio-%")
-		b.ReportMetric(float64(s.lost+o.lost), "lost")
-		b.ReportMetric(float64(s.doubled+o.doubled), "doubled")
+		b.ReportMetric(c.rate(), "recycled-msgs/s")
+		b.ReportMetric(100*c.rate()/o.rate(), "recycled-ratio-%")
+		b.ReportMetric(float64(s.lost+o.lost+c.lost), "lost")
+		b.ReportMetric(float64(s.doubled+o.doubled+c.doubled), "doubled")
 		b.ReportMetric(float64(s.starts), "claude-starts")
 	}
 }
@@ -79,14 +110,15 @@ func BenchmarkFirstTurnSandbox(b *testing.B) {
 			ids    map[string]int
 			lat    []time.Duration
 		}
-		var hosts [2]*host
-		for i, agent := range []Attrs{sandboxOff, nil} {
+		var hosts [3]*host
+		for i, agent := range []Attrs{sandboxOff, nil, nil} {
 			srv := telegramtest.NewServer(tgToken)
 			b.Cleanup(srv.Close)
 			dir := b.TempDir()
 			runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
 			h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
-			d := Launch(b, h.Write(b))
+			// The third host's sandboxes are recycled.
+			d := withHelper(b, i == 2, func() *Daemon { return Launch(b, h.Write(b)) })
 			b.Cleanup(func() { loadStop(d) })
 			hosts[i] = &host{srv: srv, d: d, runLog: runLog, ids: map[string]int{}}
 		}
@@ -130,9 +162,11 @@ func BenchmarkFirstTurnSandbox(b *testing.B) {
 				h.lat = append(h.lat, time.Duration(started[mark]-handed.UnixNano()))
 			}
 		}
-		off, on := percentile(hosts[0].lat, 50), percentile(hosts[1].lat, 50)
+		off, on, rec := percentile(hosts[0].lat, 50), percentile(hosts[1].lat, 50), percentile(hosts[2].lat, 50)
 		b.ReportMetric(msOf(off), "off-first-turn-p50-ms")
 		b.ReportMetric(msOf(on), "sandboxed-first-turn-p50-ms")
 		b.ReportMetric(msOf(on-off), "first-turn-delta-ms")
+		b.ReportMetric(msOf(rec), "recycled-first-turn-p50-ms")
+		b.ReportMetric(msOf(rec-off), "recycled-first-turn-delta-ms")
 	}
 }

@@ -183,8 +183,12 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, err.Error())
 	}
 	env := c.env(os.Environ(), tmp)
-	exe, argv, err := r.sandboxed(c, path, c.args(l), sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
-		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume})
+	sl := sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
+		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume}
+	if zp := r.zygoteFor(c); zp != nil {
+		return r.spawnRecycled(zp, c, l, key, extra, tmp, append([]string{path}, c.args(l)...), env, sl)
+	}
+	exe, argv, err := r.sandboxed(c, path, c.args(l), sl)
 	if err != nil {
 		return nil, newError(KindCrash, err.Error())
 	}
@@ -491,6 +495,29 @@ func (h *hostChild) KillLeftovers() {
 	if !h.sandboxed {
 		signalGroup(h.PID(), syscall.SIGKILL)
 	}
+}
+
+// innerPID is the pid of the command bwrap runs, as the host sees it
+// (bwrap → its init in the new pid namespace → the command); pid itself
+// when it has no such descendant. Status shows the memory of that process.
+func innerPID(pid int) int {
+	cur := pid
+	for range 2 {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(cur) + "/task/" + strconv.Itoa(cur) + "/children")
+		if err != nil {
+			return pid
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return pid
+		}
+		n, err := strconv.Atoi(f[0])
+		if err != nil {
+			return pid
+		}
+		cur = n
+	}
+	return cur
 }
 
 // tailBuffer keeps the last max bytes written (claude's stderr).

@@ -41,6 +41,9 @@ type Runner struct {
 	// sandboxes are what the probe found for each sandbox mode and user the
 	// agents' claude runs with (sandboxes.go).
 	sandboxes map[sandboxKey]sandbox
+	// zygotes are the agents' recycled sandboxes (zygotepool_linux.go); nil when every
+	// sandboxed claude gets a bubblewrap of its own.
+	zygotes *zygotePool
 
 	mu     sync.Mutex
 	closed bool
@@ -109,6 +112,7 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		active:     map[string]*Turn{},
 	}
 	r.probeSandboxes()
+	r.setupZygotes()
 	if _, err := exec.LookPath(cfg.Command); err != nil {
 		r.log.Warn("claude CLI not found; turns will fail", "error", errNotFound(cfg.Command, err).Detail)
 	}
@@ -399,7 +403,13 @@ func (r *Runner) Close(ctx context.Context) error {
 		r.stopAsync(p)
 	}
 	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
+	go func() {
+		r.wg.Wait()
+		if r.zygotes != nil {
+			r.zygotes.close()
+		}
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +39,10 @@ const probeTimeout = 10 * time.Second
 type sandbox struct {
 	bwrap string // "" without a sandbox
 	state string
+	// helper is how the sandbox is made with ZygoteEnv set: "recycled" (one of the
+	// agent's recycled sandboxes, zygotepool_linux.go) or "per start" (the helper could
+	// not run: bubblewrap per start); "" without ZygoteEnv.
+	helper string
 }
 
 // probeSandbox decides the sandbox for cfg: with SandboxAuto, bwrap from
@@ -517,25 +520,31 @@ func (r *Runner) sandboxed(c *Config, path string, args []string, l sandboxLaunc
 		return path, args, nil
 	}
 	l.exe = path
+	if err := r.prepareSandbox(c, l); err != nil {
+		return "", nil, err
+	}
+	return sb.bwrap, append(append(bwrapArgs(c.sandboxSpecFor(l), hostPaths), path), args...), nil
+}
+
+// prepareSandbox makes what the sandbox of l binds and must exist: the chat's media
+// directory, the workspace's .claude, the worktree's directories, the chat's claude state.
+func (r *Runner) prepareSandbox(c *Config, l sandboxLaunch) error {
 	if l.media != "" {
 		// Bound into the sandbox, so it must exist; the host puts the
 		// chat's attachments there.
 		if err := os.MkdirAll(filepath.Join(c.Workspace, "media", l.media), 0o700); err != nil {
-			return "", nil, fmt.Errorf("create media directory: %w", err)
+			return fmt.Errorf("create media directory: %w", err)
 		}
 	}
 	if err := ensureDir(filepath.Join(c.Workspace, ".claude")); err != nil {
-		return "", nil, err
+		return err
 	}
 	if l.worktree != "" {
 		if err := prepareWorktree(c.Workspace, l.worktree); err != nil {
-			return "", nil, err
+			return err
 		}
 	}
-	if err := r.prepareChatState(c, l); err != nil {
-		return "", nil, err
-	}
-	return sb.bwrap, append(append(bwrapArgs(c.sandboxSpecFor(l), hostPaths), path), args...), nil
+	return r.prepareChatState(c, l)
 }
 
 // prepareWorktree makes what the sandbox of a worktree's chat binds: the
@@ -622,27 +631,4 @@ func validMediaDir(d string) bool {
 	}
 	c := filepath.Clean(d)
 	return c == d && !filepath.IsAbs(d) && c != "." && c != ".." && !strings.HasPrefix(c, "../")
-}
-
-// innerPID is the pid of the command bwrap runs, as the host sees it
-// (bwrap → its init in the new pid namespace → the command); pid itself
-// when it has no such descendant. Status shows the memory of that process.
-func innerPID(pid int) int {
-	cur := pid
-	for range 2 {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(cur) + "/task/" + strconv.Itoa(cur) + "/children")
-		if err != nil {
-			return pid
-		}
-		f := strings.Fields(string(b))
-		if len(f) == 0 {
-			return pid
-		}
-		n, err := strconv.Atoi(f[0])
-		if err != nil {
-			return pid
-		}
-		cur = n
-	}
-	return cur
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"math/rand/v2"
@@ -224,7 +225,20 @@ func TestValidMediaDir(t *testing.T) {
 // namespace. The warm process is reused, and Abort kills it and the tool it
 // started.
 func TestFakeSandbox(t *testing.T) {
+	t.Run("bwrap per start", func(t *testing.T) { testFakeSandbox(t, false) })
+	t.Run("recycled", func(t *testing.T) { testFakeSandbox(t, true) })
+}
+
+func testFakeSandbox(t *testing.T, recycled bool) {
 	needBwrap(t)
+	want := "bubblewrap"
+	if recycled {
+		if os.Geteuid() != 0 {
+			t.Skip("the sandbox helper needs root")
+		}
+		t.Setenv(ZygoteEnv, "1")
+		want = "bubblewrap (recycled)"
+	}
 	home := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(home, ".claude"), 0o700))
 	must(t, os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(`{"operator":"OPERATOR-SETTINGS"}`), 0o600))
@@ -252,7 +266,7 @@ func TestFakeSandbox(t *testing.T) {
 		defer cancel()
 		_ = r.Close(ctx)
 	})
-	if r.SandboxState() != "bubblewrap" {
+	if r.SandboxState() != want {
 		t.Fatalf("sandbox %q", r.SandboxState())
 	}
 	sid := uuid.NewString()
@@ -298,6 +312,12 @@ func TestFakeSandbox(t *testing.T) {
 		t.Errorf("the chat wrote the shared config directory")
 	}
 
+	if recycled {
+		// claude's parent is the agent's sandbox helper, not a bubblewrap of its own.
+		if pp := parentCmdline(t, r.Warm()["k"]); !strings.Contains(pp, ZygoteArg) {
+			t.Errorf("claude's parent is %q, not the sandbox helper", pp)
+		}
+	}
 	// Warm reuse through bwrap: the same process runs the next turn.
 	res = runTurn(t, r, TurnRequest{Key: "k", SessionID: sid, Prompt: "again", MediaDir: "tg/1"})
 	mustOK(t, res, "echo: again")
@@ -334,6 +354,17 @@ func TestFakeSandbox(t *testing.T) {
 	}
 	waitGone(t, pid, 2*time.Second)
 	waitGone(t, child, 2*time.Second)
+}
+
+// parentCmdline is the command line of pid's parent, its arguments joined by spaces.
+func parentCmdline(t testing.TB, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	must(t, err)
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	cmd, err := os.ReadFile("/proc/" + f[1] + "/cmdline")
+	must(t, err)
+	return strings.ReplaceAll(string(cmd), "\x00", " ")
 }
 
 func must(t testing.TB, err error) {

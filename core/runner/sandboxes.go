@@ -50,7 +50,8 @@ func (r *Runner) profiles() []*Config {
 
 // SandboxState is the sandbox claude runs in, as the status page says it: "bubblewrap",
 // "off" (agent.sandbox = "off"), or "unavailable (why)" — agent.sandbox = "auto" found no
-// working bubblewrap. When the agents' differ (their own sandbox or run_as), it says it
+// working bubblewrap. With ZygoteEnv set, "bubblewrap (recycled)" (the agent's recycled
+// sandboxes) or "bubblewrap (per start: why)" (the sandbox helper cannot run here). When the agents' differ (their own sandbox or run_as), it says it
 // per agent: "main: bubblewrap; public: off".
 func (r *Runner) SandboxState() string {
 	var parts []string

@@ -203,11 +203,11 @@ var figures = []figure{
 	{Name: "sandboxed start: + the pid namespace and its init", Bench: "BenchmarkSandboxStart/exec/pid", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "sandboxed start: + its own /dev and /proc", Bench: "BenchmarkSandboxStart/exec/dev-proc", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "sandboxed start: mounts beyond bwrap's root, each chat's own state", Bench: "BenchmarkSandboxStart/chat-state/exec", Metric: "mounts", Info: true, Scale: 1, Unit: ""},
-	// One sandbox, many starts (measured, not built: core/runner/zygote_bench_test.go):
+	// One sandbox, many starts (the prototype of the sandbox helper: core/runner/zygote_bench_test.go):
 	// a start inside one long-lived bwrap, with the chat's mount list made per start,
 	// beside bwrap per start, each beyond a plain start of /bin/true in the same run.
-	{Name: "one sandbox, many starts (not built): a start with the chat's mounts, beyond /bin/true's", Bench: "BenchmarkSandboxZygote/zygote-mounts", Base: "BenchmarkSandboxZygote/plain", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
-	{Name: "one sandbox, many starts (not built): its CPU beyond /bin/true's", Bench: "BenchmarkSandboxZygote/zygote-mounts", Base: "BenchmarkSandboxZygote/plain", Metric: "cpu-us/start", Info: true, Scale: 1e3, Unit: "ms"},
+	{Name: "one sandbox, many starts (prototype): a start with the chat's mounts, beyond /bin/true's", Bench: "BenchmarkSandboxZygote/zygote-mounts", Base: "BenchmarkSandboxZygote/plain", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
+	{Name: "one sandbox, many starts (prototype): its CPU beyond /bin/true's", Bench: "BenchmarkSandboxZygote/zygote-mounts", Base: "BenchmarkSandboxZygote/plain", Metric: "cpu-us/start", Info: true, Scale: 1e3, Unit: "ms"},
 	{Name: "one sandbox, many starts: bwrap per start with the same mounts, beyond /bin/true's", Bench: "BenchmarkSandboxZygote/bwrap-per-start", Base: "BenchmarkSandboxZygote/plain", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	// Issue 58: the sandbox's cost end to end, sandbox = "off" beside
 	// bubblewrap in one run (core/e2e/sandbox_bench_test.go):
@@ -218,6 +218,16 @@ var figures = []figure{
 	{Name: "first turn of a chat (starts claude), sandboxed − sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "first-turn-delta-ms", Goal: 2, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "first turn of a chat: update → claude's stdin, sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "off-first-turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "first turn of a chat: update → claude's stdin, sandboxed, p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "sandboxed-first-turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	// The same with recycled sandboxes (the sandbox helper, CLAWHOST_SANDBOX_HELPER=1; off
+	// by default), in the same runs.
+	{Name: "2,000 msgs / 200 chats, recycled sandboxes ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkLoadTelegramSandbox", Metric: "recycled-ratio-%", Goal: 90, Scale: 100, Unit: ""},
+	{Name: "2,000 msgs / 200 chats, recycled sandboxes", Bench: "BenchmarkLoadTelegramSandbox", Metric: "recycled-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
+	{Name: "first turn of a chat, recycled sandbox − sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "recycled-first-turn-delta-ms", Goal: 2, Max: true, Scale: 1, Unit: "ms"},
+	{Name: "first turn of a chat: update → claude's stdin, recycled sandbox, p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "recycled-first-turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	// The runner's part of it, without the host (core/runner BenchmarkRecycledTurns: 200
+	// turns each starting a fake claude, off / bwrap per start / recycled interleaved).
+	{Name: "runner, 200 claude starts: bwrap per start ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkRecycledTurns", Metric: "per-start-ratio-%", Info: true, Scale: 100, Unit: ""},
+	{Name: "runner, 200 claude starts: recycled sandboxes ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkRecycledTurns", Metric: "recycled-ratio-%", Info: true, Scale: 100, Unit: ""},
 	{Name: "RecordReply, one chunk (sync=FULL)", Bench: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "RecordReply with the turn's usage ledger row", Bench: "BenchmarkRecordReplyLedger/usage=true", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "the usage ledger row: added to RecordReply", Bench: "BenchmarkRecordReplyLedger/usage=true", Base: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},

@@ -1,0 +1,437 @@
+//go:build linux
+
+package runner
+
+// The sandbox helper ("zygote", issue 58): one bubblewrap per agent started once, off the
+// turn's path, whose init is this package's helper (ZygoteMain, the clawhost binary run
+// with ZygoteArg). Per claude start the host sends it the chat's whole mount list (the
+// one bubblewrap per start gets: prune(mountOrder(sandboxSpecFor))), claude's argv,
+// environment and directory, and claude's stdin, stdout and stderr as file descriptors.
+// The helper, on a thread it discards afterwards, unshares a mount namespace, makes the
+// mounts, drops every capability and starts claude; it replies with claude's pid and a
+// pidfd, later with claude's exit status, and once everything claude left is gone (it
+// kills all the namespace holds, as its init, and reaps it) that it takes the next start.
+// One claude per sandbox at a time: concurrent claudes of an agent run in separate
+// sandboxes (zygotePool).
+//
+// What keeps claude from its helper (TestZygoteBoundary holds each):
+//   - the helper is the pid namespace's init: the kernel drops a SIGKILL or SIGSTOP sent
+//     to it from inside, and it ignores every signal it can (a handled one reaches init);
+//   - it is not dumpable and claude has no capability: /proc/1/{environ,root,fd,mem}
+//     are closed to claude and so is ptrace;
+//   - its socket to the host is close-on-exec and claude's start passes only its three
+//     descriptors: the one way to it is /proc/1/fd, closed above;
+//   - /dev, shared by every start, is read-only for claude, /dev/shm a fresh tmpfs, and
+//     every hidden tree a fresh tmpfs per start: nothing one chat writes stays for the next.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ZygoteArg is the argument that makes the clawhost binary the sandbox helper
+// (core/cmd/clawhost's main calls ZygoteMain); the runner starts it inside bubblewrap.
+const ZygoteArg = "__sandbox-helper"
+
+// zygoteSocketFD is the helper's end of its socket to the host (bwrap passes it on).
+const zygoteSocketFD = 3
+
+// zygoteMount is one mount of a start, as the host sends it (mount).
+type zygoteMount struct {
+	Path string `json:"path"`
+	Src  string `json:"src,omitempty"`
+	Op   int    `json:"op"`
+	Dir  bool   `json:"dir,omitempty"`
+}
+
+// zygoteRequest is one message from the host: a start (Argv set, with claude's stdin,
+// stdout and stderr as descriptors) or a signal for the running claude and its group.
+type zygoteRequest struct {
+	Argv   []string      `json:"argv,omitempty"`
+	Env    []string      `json:"env,omitempty"`
+	Dir    string        `json:"dir,omitempty"`
+	Mounts []zygoteMount `json:"mounts,omitempty"`
+	// User, when set, is the user claude runs as (agent.run_as).
+	User *zygoteUser `json:"user,omitempty"`
+	// Signal, without Argv, is sent to the running claude's process group.
+	Signal int `json:"signal,omitempty"`
+}
+
+// zygoteUser is agent.run_as's credential.
+type zygoteUser struct {
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
+}
+
+// zygoteReply is one message from the helper: a start's result (PID, with a pidfd; or
+// Err), claude's exit (Exit), or that the sandbox is empty again (Clean).
+type zygoteReply struct {
+	PID   int    `json:"pid,omitempty"`
+	Err   string `json:"err,omitempty"`
+	Exit  *int   `json:"exit,omitempty"`
+	Clean bool   `json:"clean,omitempty"`
+}
+
+// zygoteWeaken, set only by tests (a deliberately broken helper, to show the boundary
+// tests fail without each defence), names the defences the helper leaves out:
+// "signals", "dumpable", "caps", "cloexec", "dev", "reap".
+var zygoteWeaken string
+
+// zygoteTestEnv is added to the helper's environment (tests: ZYGOTE_WEAKEN); nil otherwise.
+var zygoteTestEnv []string
+
+func weakened(what string) bool { return strings.Contains(zygoteWeaken, what) }
+
+// ZygoteMain is the sandbox helper; it returns the process's exit status. It must run as
+// the init of bubblewrap's pid namespace with the host's socket at descriptor 3.
+func ZygoteMain() int {
+	if os.Getpid() != 1 {
+		fmt.Fprintln(os.Stderr, "sandbox helper: not the init of a pid namespace")
+		return 2
+	}
+	if !weakened("dumpable") {
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox helper: not dumpable:", err)
+			return 2
+		}
+	}
+	if !weakened("signals") {
+		// Every signal a process inside could send: the kernel drops only those init
+		// leaves at their default, and Go's runtime handles (and dies of) most. Caught
+		// and dropped, not ignored: an ignored signal stays ignored across exec, and
+		// claude would inherit it (SIGTERM, SIGINT, SIGPIPE...). SIGCHLD stays the
+		// runtime's (set to ignore, the kernel would reap for the helper).
+		var sigs []os.Signal
+		for s := syscall.Signal(1); s <= 64; s++ {
+			switch s {
+			case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGCHLD:
+				continue
+			}
+			sigs = append(sigs, s)
+		}
+		caught := make(chan os.Signal, 16)
+		signal.Notify(caught, sigs...)
+		go func() {
+			for range caught {
+			}
+		}()
+	}
+	if !weakened("cloexec") {
+		// The socket, and whatever else the helper inherited open (bwrap and the
+		// host pass on descriptors their own parents left without close-on-exec):
+		// claude's start passes only its three.
+		if err := unix.CloseRange(zygoteSocketFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox helper: close-on-exec:", err)
+			return 2
+		}
+	}
+	z := &zygoteServer{fd: zygoteSocketFD}
+	if err := z.serve(); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
+		return 1
+	}
+	return 0
+}
+
+// zygoteServer is the helper's side of the socket.
+type zygoteServer struct {
+	fd  int
+	wmu sync.Mutex // one reply at a time
+
+	mu      sync.Mutex
+	running int // claude's pid while it runs or its leftovers are being ended; 0 when clean
+}
+
+func (z *zygoteServer) reply(r zygoteReply, fds ...int) error {
+	b, _ := json.Marshal(r)
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	z.wmu.Lock()
+	defer z.wmu.Unlock()
+	return unix.Sendmsg(z.fd, b, oob, nil, 0)
+}
+
+// serve handles requests until the host closes the socket.
+func (z *zygoteServer) serve() error {
+	buf := make([]byte, 1<<20)
+	oob := make([]byte, unix.CmsgSpace(3*4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(z.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read: %w", err)
+		}
+		if n == 0 {
+			return nil // the host closed its end
+		}
+		fds := receivedFDs(oob[:oobn])
+		var req zygoteRequest
+		if err := json.Unmarshal(buf[:n], &req); err != nil {
+			closeAll(fds)
+			return fmt.Errorf("request: %w", err)
+		}
+		if len(req.Argv) == 0 {
+			closeAll(fds)
+			z.mu.Lock()
+			if pid := z.running; pid > 0 && req.Signal > 0 {
+				_ = unix.Kill(-pid, syscall.Signal(req.Signal))
+				_ = unix.Kill(pid, syscall.Signal(req.Signal))
+			}
+			z.mu.Unlock()
+			continue
+		}
+		z.start(req, fds)
+	}
+}
+
+// start runs one claude for req with fds as its stdin, stdout and stderr, and replies.
+func (z *zygoteServer) start(req zygoteRequest, fds []int) {
+	defer closeAll(fds)
+	z.mu.Lock()
+	busy := z.running != 0
+	z.mu.Unlock()
+	if busy {
+		_ = z.reply(zygoteReply{Err: "the sandbox runs a claude already"})
+		return
+	}
+	if len(fds) != 3 {
+		_ = z.reply(zygoteReply{Err: fmt.Sprintf("a start needs 3 descriptors, got %d", len(fds))})
+		return
+	}
+	type started struct {
+		pid, pidfd int
+		err        error
+	}
+	done := make(chan started, 1)
+	go func() {
+		// Never unlocked: the thread, with its mount namespace and its dropped
+		// capabilities, ends with this goroutine.
+		runtime.LockOSThread()
+		pid, pidfd, err := zygoteStart(req, fds)
+		done <- started{pid, pidfd, err}
+	}()
+	s := <-done
+	if s.err != nil {
+		_ = z.reply(zygoteReply{Err: s.err.Error()})
+		return
+	}
+	z.mu.Lock()
+	z.running = s.pid
+	z.mu.Unlock()
+	_ = z.reply(zygoteReply{PID: s.pid}, s.pidfd)
+	_ = unix.Close(s.pidfd)
+	go z.reap(s.pid)
+}
+
+// reap waits for claude, reports its exit, then, as init, kills everything left in the
+// namespace, reaps it, and reports the sandbox clean.
+func (z *zygoteServer) reap(pid int) {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			break // ECHILD: claude is gone already (cannot happen: it is ours)
+		}
+		if got != pid {
+			continue // an orphan claude left
+		}
+		code := ws.ExitStatus()
+		if ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+		_ = z.reply(zygoteReply{Exit: &code})
+		break
+	}
+	// Whatever claude left: kill(-1) from init reaches every process of the namespace
+	// but init itself.
+	for !weakened("reap") {
+		_ = unix.Kill(-1, unix.SIGKILL)
+		_, err := unix.Wait4(-1, nil, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			break // ECHILD: none left
+		}
+	}
+	z.mu.Lock()
+	z.running = 0
+	z.mu.Unlock()
+	_ = z.reply(zygoteReply{Clean: true})
+}
+
+// zygoteStart is one start on the calling, locked thread: a mount namespace of its own
+// with req's mounts, /dev read-only and a fresh /dev/shm; the thread's capabilities
+// dropped (bounding set, no new privileges, and — as root — none effective: the command
+// this thread execs has none); then the fork and exec. It returns claude's pid and pidfd.
+func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+		return 0, 0, fmt.Errorf("unshare: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return 0, 0, fmt.Errorf("private: %w", err)
+	}
+	// The sources, opened before anything is mounted (a hidden tree may hold them, as
+	// bwrap reads them from the old root).
+	srcs := make([]int, len(req.Mounts))
+	defer func() {
+		for _, fd := range srcs {
+			if fd > 0 {
+				_ = unix.Close(fd)
+			}
+		}
+	}()
+	for i, m := range req.Mounts {
+		src := m.Src
+		switch {
+		case m.Op == opHide && m.Dir:
+			srcs[i] = -1
+			continue
+		case m.Op == opHide:
+			src = "/dev/null"
+		case src == "":
+			src = m.Path
+		}
+		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return 0, 0, fmt.Errorf("open %s: %w", src, err)
+		}
+		srcs[i] = fd
+	}
+	if !weakened("dev") {
+		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+			return 0, 0, fmt.Errorf("/dev/shm: %w", err)
+		}
+		if err := unix.Mount("", "/dev", "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID, ""); err != nil {
+			return 0, 0, fmt.Errorf("/dev read-only: %w", err)
+		}
+	}
+	for i, m := range req.Mounts {
+		if err := zygoteMountOne(m, srcs[i]); err != nil {
+			return 0, 0, fmt.Errorf("mount %s: %w", m.Path, err)
+		}
+	}
+	if !weakened("caps") {
+		for c := 0; ; c++ {
+			if req.User == nil && zygoteRootCaps&(1<<c) != 0 {
+				continue
+			}
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+				if err == unix.EINVAL {
+					break // past the last capability
+				}
+				return 0, 0, fmt.Errorf("drop capability %d: %w", c, err)
+			}
+		}
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return 0, 0, fmt.Errorf("no new privileges: %w", err)
+		}
+	}
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if u := req.User; u != nil {
+		// setuid from root to another user clears the permitted and effective sets.
+		attr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
+	} else if !weakened("caps") {
+		// A root claude keeps the file-permission capabilities, no other.
+		var only [2]unix.CapUserData // version 3: two words of each set
+		only[0].Effective, only[0].Permitted = zygoteRootCaps, zygoteRootCaps
+		if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &only[0]); err != nil {
+			return 0, 0, fmt.Errorf("capset: %w", err)
+		}
+	}
+	pidfd := -1
+	attr.PidFD = &pidfd
+	cmd := exec.Command(req.Argv[0], req.Argv[1:]...)
+	cmd.Args = req.Argv
+	cmd.Env = req.Env
+	cmd.Dir = req.Dir
+	cmd.SysProcAttr = attr
+	stdin, stdout, stderr := os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "stdout"), os.NewFile(uintptr(fds[2]), "stderr")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	err := cmd.Start()
+	// The descriptors are closed by the caller (closeAll); the files must not close
+	// them a second time when collected.
+	for _, f := range []*os.File{stdin, stdout, stderr} {
+		runtime.SetFinalizer(f, nil)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("start %s: %w", req.Argv[0], err)
+	}
+	pid := cmd.Process.Pid
+	// Reaped by the helper's own wait (reap), not by cmd.Wait.
+	_ = cmd.Process.Release()
+	return pid, pidfd, nil
+}
+
+// zygoteRootCaps are the capabilities a claude that runs as root (no agent.run_as) keeps:
+// those of file permissions (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
+// CAP_FSETID), so it reads what the host gives claude's other users (with one run_as user
+// the agent tools' MCP files and socket are that user's) as it does in a bubblewrap per
+// start — which leaves a root claude nearly every capability, CAP_SYS_ADMIN included.
+// None that acts on processes or mounts: not CAP_SYS_ADMIN, CAP_SYS_PTRACE or CAP_KILL.
+const zygoteRootCaps = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
+
+// zygoteMountOne makes one mount as bwrapArgs would ask bwrap to, from the source opened
+// as src.
+func zygoteMountOne(m zygoteMount, src int) error {
+	if m.Op == opHide && m.Dir {
+		return unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755")
+	}
+	// The mount point, in a tmpfs made above when its tree is hidden.
+	if m.Dir {
+		_ = os.MkdirAll(m.Path, 0o755)
+	} else if _, err := os.Lstat(m.Path); err != nil {
+		_ = os.MkdirAll(filepath.Dir(m.Path), 0o755)
+		if f, err := os.OpenFile(m.Path, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.Close()
+		}
+	}
+	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(src), m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT)
+	if m.Op != opBind {
+		flags |= unix.MS_RDONLY
+	}
+	return unix.Mount("", m.Path, "", flags, "")
+}
+
+// receivedFDs are the descriptors an SCM_RIGHTS message carried.
+func receivedFDs(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if r, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, r...)
+		}
+	}
+	return fds
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		_ = unix.Close(fd)
+	}
+}

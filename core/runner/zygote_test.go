@@ -1,0 +1,413 @@
+//go:build linux
+
+package runner
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// zygoteTimeout bounds each wait on a helper in these tests.
+const zygoteTimeout = 20 * time.Second
+
+// needZygote skips a test of the sandbox helper where it cannot run (no bwrap, not root).
+func needZygote(t *testing.T) string {
+	t.Helper()
+	needBwrap(t)
+	if why := zygoteUnsupported(); why != "" {
+		t.Skip(why)
+	}
+	bwrap, err := exec.LookPath(bwrapCommand)
+	must(t, err)
+	return bwrap
+}
+
+// testZygote starts a helper (the test binary; weaken names the defences it leaves out,
+// zygoteWeaken) and stops it at the end of the test.
+func testZygote(t *testing.T, weaken string) *zygote {
+	t.Helper()
+	bwrap := needZygote(t)
+	exe, err := os.Executable()
+	must(t, err)
+	zygoteTestEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
+	t.Cleanup(func() { zygoteTestEnv = nil })
+	z, err := startZygote(bwrap, exe)
+	must(t, err)
+	t.Cleanup(z.stop)
+	return z
+}
+
+// zygoteSh runs script with /bin/sh as claude in z and returns what it wrote (stdout and
+// stderr) and its exit status, once it exited; "HELPER-ENDED" when the helper ended before
+// it answered the start (a broken one the script killed at once).
+func zygoteSh(t *testing.T, z *zygote, script string) (string, int) {
+	t.Helper()
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	must(t, err)
+	defer out.Close()
+	devnull, err := os.Open(os.DevNull)
+	must(t, err)
+	defer devnull.Close()
+	p, err := z.run(zygoteRequest{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Dir: "/"}, devnull, out, out)
+	if err != nil && !z.alive() {
+		return "HELPER-ENDED", -1
+	}
+	must(t, err)
+	defer p.Release()
+	code := p.Wait()
+	b, err := os.ReadFile(out.Name())
+	must(t, err)
+	return string(b), code
+}
+
+// zygoteAfter is what became of z after its claude exited: "clean" (it takes the next
+// start) or "dead".
+func zygoteAfter(t *testing.T, z *zygote) string {
+	t.Helper()
+	select {
+	case <-z.clean:
+		return "clean"
+	case <-z.dead:
+		return "dead"
+	case <-time.After(zygoteTimeout):
+		t.Fatal("the helper neither ended nor took the next start")
+		return ""
+	}
+}
+
+// TestZygoteBoundary: what claude, run by the sandbox helper, must not do to the helper
+// or leave for the next start in its sandbox. Each attack runs against the helper and
+// against one built without the defence it meets (zygoteWeaken), where it must succeed:
+// the check can fail.
+func TestZygoteBoundary(t *testing.T) {
+	cases := []struct {
+		name, weaken string
+		// attack runs the attack in z and says what it achieved ("" for nothing).
+		attack func(t *testing.T, z *zygote) string
+	}{
+		{"signal or kill the helper", "signals", func(t *testing.T, z *zygote) string {
+			out, _ := zygoteSh(t, z, "for s in TERM INT HUP QUIT USR1 USR2 ABRT SEGV BUS PIPE ALRM TRAP SYS XCPU KILL STOP; do kill -$s 1; done; echo sent")
+			if after := zygoteAfter(t, z); after != "clean" {
+				return "the helper is " + after + " after: " + out
+			}
+			return ""
+		}},
+		{"read the helper's environment, root, descriptors, or ptrace it", "dumpable,caps", func(t *testing.T, z *zygote) string {
+			out, _ := zygoteSh(t, z, `cat /proc/1/environ >/dev/null 2>&1 && echo ENVIRON
+ls /proc/1/root/ >/dev/null 2>&1 && echo ROOT
+readlink /proc/1/fd/3 >/dev/null 2>&1 && echo FD
+readlink /proc/1/exe >/dev/null 2>&1 && echo EXE
+python3 -c 'import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).ptrace(0x4206, 1, 0, 0) == 0 else 1)' 2>/dev/null && echo PTRACE
+true`)
+			zygoteAfter(t, z)
+			return strings.TrimSpace(out)
+		}},
+		{"unmount what hides a tree", "caps", func(t *testing.T, z *zygote) string {
+			out, _ := zygoteSh(t, z, `umount /dev/shm 2>/dev/null && echo UMOUNTED; true`)
+			zygoteAfter(t, z)
+			return strings.TrimSpace(out)
+		}},
+		{"reach the helper's socket", "cloexec", func(t *testing.T, z *zygote) string {
+			out, _ := zygoteSh(t, z, `ls -l /proc/$$/fd/ | grep -q "socket:\[" && echo SOCKET; true`)
+			zygoteAfter(t, z)
+			return strings.TrimSpace(out)
+		}},
+		{"keep a capability beyond the file permissions' (root)", "caps", func(t *testing.T, z *zygote) string {
+			out, _ := zygoteSh(t, z, `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status | grep -Ev '00000000000000(00|1f)$'; true`)
+			zygoteAfter(t, z)
+			return strings.TrimSpace(out)
+		}},
+		{"leave files in /dev for the next start", "dev", func(t *testing.T, z *zygote) string {
+			zygoteSh(t, z, "touch /dev/planted; echo x > /dev/shm/planted")
+			if after := zygoteAfter(t, z); after != "clean" {
+				t.Fatalf("the helper is %s", after)
+			}
+			out, _ := zygoteSh(t, z, "ls /dev/planted /dev/shm/planted 2>/dev/null; true")
+			zygoteAfter(t, z)
+			return strings.TrimSpace(out)
+		}},
+		{"leave processes for the next start", "reap", func(t *testing.T, z *zygote) string {
+			zygoteSh(t, z, "sleep 1000 >/dev/null 2>&1 & setsid sleep 1000 >/dev/null 2>&1 & (sleep 1000 >/dev/null 2>&1 &) ; echo started")
+			if after := zygoteAfter(t, z); after != "clean" {
+				t.Fatalf("the helper is %s", after)
+			}
+			out, _ := zygoteSh(t, z, "for p in /proc/[0-9]*; do [ $p = /proc/1 ] || [ $p = /proc/$$ ] || echo $p; done")
+			zygoteAfter(t, z)
+			return strings.TrimSpace(out)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.attack(t, testZygote(t, "")); got != "" {
+				t.Errorf("claude could: %s", got)
+			}
+			if got := tc.attack(t, testZygote(t, tc.weaken)); got == "" {
+				t.Errorf("against a helper without %q the attack did nothing: the test cannot fail", tc.weaken)
+			}
+		})
+	}
+}
+
+// TestZygoteOneClaudeAtATime: a helper refuses a second start while its claude runs, and
+// takes one once the first has exited and everything it left is gone, its mount namespace
+// too (it lived on claude and the discarded thread only: nothing to unmount in the helper).
+func TestZygoteOneClaudeAtATime(t *testing.T) {
+	z := testZygote(t, "")
+	stdin, stdinW, err := os.Pipe()
+	must(t, err)
+	defer stdinW.Close()
+	defer stdin.Close()
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	must(t, err)
+	defer devnull.Close()
+	p, err := z.run(zygoteRequest{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/"}, stdin, devnull, devnull)
+	must(t, err)
+	defer p.Release()
+	if p.PID() <= 1 {
+		t.Errorf("claude's pid as the host sees it: %d", p.PID())
+	}
+	mnt, err := os.Readlink("/proc/" + strconv.Itoa(p.PID()) + "/ns/mnt")
+	must(t, err)
+	if own, _ := os.Readlink("/proc/" + strconv.Itoa(z.helperPID()) + "/ns/mnt"); own == mnt {
+		t.Fatalf("claude runs in its helper's mount namespace %s", mnt)
+	}
+	if _, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/"}, stdin, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
+		t.Fatalf("a second start while claude runs: %v", err)
+	}
+	stdinW.Close()
+	if code := p.Wait(); code != 0 {
+		t.Fatalf("cat exited %d", code)
+	}
+	if after := zygoteAfter(t, z); after != "clean" {
+		t.Fatalf("the helper is %s", after)
+	}
+	// claude's mount namespace lived on its process and the helper's discarded
+	// thread only: no task on the machine is left in it.
+	tasks, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/ns/mnt")
+	for _, task := range tasks {
+		if l, _ := os.Readlink(task); l == mnt {
+			t.Errorf("%s is still in claude's mount namespace %s", task, mnt)
+		}
+	}
+	if out, code := zygoteSh(t, z, "echo again"); code != 0 || out != "again\n" {
+		t.Fatalf("the next start: %d %q", code, out)
+	}
+}
+
+// TestZygoteSignalAndDeath: Signal reaches claude and what it started; a helper that dies
+// fails its running claude's Wait as a crash does.
+func TestZygoteSignalAndDeath(t *testing.T) {
+	z := testZygote(t, "")
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0) // claude's stdin, stdout and stderr
+	must(t, err)
+	defer devnull.Close()
+	p, err := z.run(zygoteRequest{Argv: []string{"/bin/sh", "-c", "sleep 1000 & wait"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: "/"}, devnull, devnull, devnull)
+	must(t, err)
+	p.Signal(15)
+	if code := p.Wait(); code != 128+15 {
+		t.Fatalf("exit after SIGTERM: %d", code)
+	}
+	p.Release()
+	if after := zygoteAfter(t, z); after != "clean" {
+		t.Fatalf("the helper is %s", after)
+	}
+
+	p, err = z.run(zygoteRequest{Argv: []string{"/bin/sleep", "1000"}, Env: []string{}, Dir: "/"}, devnull, devnull, devnull)
+	must(t, err)
+	defer p.Release()
+	must(t, z.cmd.Process.Kill()) // bwrap, and with it its namespace
+	if code := p.Wait(); code != -1 {
+		t.Fatalf("Wait after the helper died: %d", code)
+	}
+}
+
+// newRecycled is a runner whose sandboxed fake claudes start in recycled sandboxes.
+func newRecycled(t *testing.T, mut func(*Config)) (*Runner, chan *zygote) {
+	t.Helper()
+	needZygote(t)
+	t.Setenv(ZygoteEnv, "1")
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, "state"), 0o700))
+	exe, err := os.Executable()
+	must(t, err)
+	cfg := Config{Command: exe, Workspace: ws, StateDir: t.TempDir(),
+		Env:     map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
+		Sandbox: SandboxAuto, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}
+	if mut != nil {
+		mut(&cfg)
+	}
+	r, err := New(cfg, nil)
+	must(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.Close(ctx)
+	})
+	if r.SandboxState() != "bubblewrap (recycled)" || r.zygotes == nil {
+		t.Fatalf("sandbox %q", r.SandboxState())
+	}
+	recycled := make(chan *zygote, 8)
+	r.zygotes.mu.Lock()
+	r.zygotes.recycled = recycled
+	r.zygotes.mu.Unlock()
+	return r, recycled
+}
+
+// helperOf is the sandbox helper claude (pid, as the host sees it) runs under: its parent.
+func helperOf(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	must(t, err)
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	ppid, err := strconv.Atoi(f[1])
+	must(t, err)
+	return ppid
+}
+
+// TestZygotePool: the next start of an agent's claude runs in the sandbox the last one
+// left, once that is empty again; claudes running at once never share one.
+func TestZygotePool(t *testing.T) {
+	r, recycled := newRecycled(t, nil)
+	// Two warm claudes at once: two sandboxes.
+	res1 := runTurn(t, r, TurnRequest{Key: "a", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+	mustOK(t, res1, "echo: hi")
+	res2 := runTurn(t, r, TurnRequest{Key: "b", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+	mustOK(t, res2, "echo: hi")
+	warm := r.Warm()
+	ha, hb := helperOf(t, warm["a"]), helperOf(t, warm["b"])
+	if ha == hb {
+		t.Fatalf("two claudes run under one sandbox helper (%d)", ha)
+	}
+	// a's claude ends; its sandbox, emptied, takes the next start.
+	r.mu.Lock()
+	p := r.procs["a"]
+	r.removeLocked(p)
+	r.mu.Unlock()
+	r.stopAsync(p)
+	var z *zygote
+	select {
+	case z = <-recycled:
+	case <-time.After(zygoteTimeout):
+		t.Fatal("a's sandbox never went back to the pool")
+	}
+	if z.helperPID() != ha {
+		t.Fatalf("the pool got back helper %d, a ran under %d", z.helperPID(), ha)
+	}
+	res3 := runTurn(t, r, TurnRequest{Key: "c", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+	mustOK(t, res3, "echo: hi")
+	if hc := helperOf(t, r.Warm()["c"]); hc != ha {
+		t.Errorf("c's claude runs under helper %d, not the recycled %d", hc, ha)
+	}
+	// The probe's, a's spare (b's) and b's spare: c's start, recycled, started none.
+	r.zygotes.mu.Lock()
+	started := r.zygotes.started
+	r.zygotes.mu.Unlock()
+	if started > 3 {
+		t.Errorf("%d helpers started for three claudes, one of them recycled", started)
+	}
+}
+
+// TestZygoteFallback: a bubblewrap without --as-pid-1 cannot run the helper; claude then
+// gets a bubblewrap per start, and the sandbox state says so and why.
+func TestZygoteFallback(t *testing.T) {
+	needZygote(t)
+	real, err := exec.LookPath(bwrapCommand)
+	must(t, err)
+	bin := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(bin, "bwrap"), []byte(`#!/bin/sh
+for a in "$@"; do [ "$a" = --as-pid-1 ] && { echo "bwrap: Unknown option --as-pid-1" >&2; exit 1; }; done
+exec `+real+` "$@"
+`), 0o755))
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	t.Setenv(ZygoteEnv, "1")
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, "state"), 0o700))
+	exe, err := os.Executable()
+	must(t, err)
+	r, err := New(Config{Command: exe, Workspace: ws, StateDir: t.TempDir(),
+		Env:     map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
+		Sandbox: SandboxAuto, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}, nil)
+	must(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.Close(ctx)
+	})
+	st := r.SandboxState()
+	if !strings.HasPrefix(st, "bubblewrap (per start: the sandbox helper failed") || !strings.Contains(st, "--as-pid-1") {
+		t.Fatalf("sandbox %q", st)
+	}
+	if _, unavailable := SandboxUnavailable(st); unavailable {
+		t.Errorf("%q reads as no sandbox", st)
+	}
+	res := runTurn(t, r, TurnRequest{Key: "k", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+	mustOK(t, res, "echo: hi")
+	if pp := parentCmdline(t, r.Warm()["k"]); strings.Contains(pp, ZygoteArg) {
+		t.Errorf("claude runs under the helper: %q", pp)
+	}
+}
+
+// BenchmarkRecycledTurns: 200 turns, each starting a fake claude (a new session; 4 at
+// once over 40 chats, max_warm 2), with sandbox = "off", bubblewrap per start and recycled
+// sandboxes, rounds interleaved; reported: each one's wall time and the two sandboxed
+// ones' throughput as a share of "off"'s (the runner's part of BenchmarkLoadTelegramSandbox,
+// without the host around it).
+//
+//	go test ./core/runner -run '^$' -bench RecycledTurns -benchtime 3x
+func BenchmarkRecycledTurns(b *testing.B) {
+	needBwrap(b)
+	if why := zygoteUnsupported(); why != "" {
+		b.Skip(why)
+	}
+	run := func(helper, mode string) time.Duration {
+		b.Setenv(ZygoteEnv, helper)
+		ws := b.TempDir()
+		must(b, os.MkdirAll(filepath.Join(ws, "state"), 0o700))
+		exe, err := os.Executable()
+		must(b, err)
+		r, err := New(Config{Command: exe, Workspace: ws, StateDir: b.TempDir(), MaxWarm: 2,
+			Env:     map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
+			Sandbox: mode, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}, nil)
+		must(b, err)
+		defer func() { _ = r.Close(context.Background()) }()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 50 {
+					res := runTurn(b, r, TurnRequest{Key: "k" + strconv.Itoa(w*100+i%10), SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+					if res.Err != nil {
+						b.Error(res.Err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	var off, per, rec []time.Duration
+	for range b.N {
+		off = append(off, run("0", SandboxOff))
+		per = append(per, run("0", SandboxAuto))
+		rec = append(rec, run("1", SandboxAuto))
+	}
+	med := func(ds []time.Duration) time.Duration { slices.Sort(ds); return ds[len(ds)/2] }
+	o, p, c := med(off), med(per), med(rec)
+	b.ReportMetric(float64(o.Milliseconds()), "off-ms")
+	b.ReportMetric(float64(p.Milliseconds()), "per-start-ms")
+	b.ReportMetric(float64(c.Milliseconds()), "recycled-ms")
+	b.ReportMetric(100*float64(o)/float64(p), "per-start-ratio-%")
+	b.ReportMetric(100*float64(o)/float64(c), "recycled-ratio-%")
+}

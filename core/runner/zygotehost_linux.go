@@ -1,0 +1,296 @@
+//go:build linux
+
+package runner
+
+// The host's side of the sandbox helper (zygote_linux.go): starting one, its socket, and
+// the claude it runs as a process.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// zygoteBwrap is bubblewrap's argv for the helper, before the helper's own: the pid
+// namespace with the helper as its init, the read-only root, /dev and /proc as bwrap per
+// start makes them, and the capabilities the helper's per-start threads use and drop (and
+// a root claude's, zygoteRootCaps).
+var zygoteBwrap = []string{"--die-with-parent", "--unshare-pid", "--as-pid-1", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+	"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
+	"--cap-add", "CAP_CHOWN", "--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_DAC_READ_SEARCH", "--cap-add", "CAP_FOWNER", "--cap-add", "CAP_FSETID", "--"}
+
+// zygote is the host's side of one helper.
+type zygote struct {
+	fd      int // the host's end of the socket
+	cmd     *exec.Cmd
+	replies chan zygoteReplyFD // start replies and exits, in order
+	clean   chan struct{}      // one value each time the sandbox is empty again
+	dead    chan struct{}      // closed when the socket ended (the helper died or was stopped)
+	exited  chan struct{}      // closed when bwrap exited and its stderr is read
+	stderr  *tailBuffer
+	wmu     sync.Mutex
+	once    sync.Once
+}
+
+type zygoteReplyFD struct {
+	zygoteReply
+	fd int // the pidfd with a start's reply; -1 without
+}
+
+// startZygote starts a helper: bwrap running exe (the clawhost binary, or a test binary
+// that calls ZygoteMain) with ZygoteArg.
+func startZygote(bwrap, exe string) (*zygote, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox helper socket: %w", err)
+	}
+	theirs := os.NewFile(uintptr(pair[1]), "sandbox-helper")
+	defer theirs.Close()
+	args := append(append([]string{}, zygoteBwrap...), exe, ZygoteArg)
+	cmd := exec.Command(bwrap, args...)
+	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, zygoteTestEnv...)
+	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	z := &zygote{fd: pair[0], cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1),
+		dead: make(chan struct{}), exited: make(chan struct{}), stderr: &tailBuffer{max: 4 << 10}}
+	cmd.Stderr = z.stderr
+	if err := cmd.Start(); err != nil {
+		_ = unix.Close(pair[0])
+		return nil, fmt.Errorf("start the sandbox helper: %w", err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(z.exited)
+	}()
+	go z.read()
+	return z, nil
+}
+
+// read receives the helper's replies until the socket ends.
+func (z *zygote) read() {
+	defer close(z.dead)
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(z.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		fds := receivedFDs(oob[:oobn])
+		var r zygoteReplyFD
+		r.fd = -1
+		if err := json.Unmarshal(buf[:n], &r.zygoteReply); err != nil {
+			closeAll(fds)
+			return
+		}
+		if len(fds) > 0 {
+			r.fd = fds[0]
+			closeAll(fds[1:])
+		}
+		if r.Clean {
+			select {
+			case z.clean <- struct{}{}:
+			default:
+			}
+			continue
+		}
+		select {
+		case z.replies <- r:
+		default:
+			// Nobody waits for it (cannot happen: one start at a time).
+			if r.fd >= 0 {
+				_ = unix.Close(r.fd)
+			}
+		}
+	}
+}
+
+func (z *zygote) send(req zygoteRequest, fds ...int) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	z.wmu.Lock()
+	defer z.wmu.Unlock()
+	return unix.Sendmsg(z.fd, b, oob, nil, 0)
+}
+
+// stop ends the helper: the socket's end makes it exit, and with it, as the namespace's
+// init, everything inside.
+func (z *zygote) stop() {
+	z.once.Do(func() {
+		_ = unix.Shutdown(z.fd, unix.SHUT_RDWR)
+		<-z.dead
+		_ = unix.Close(z.fd)
+		if z.cmd.Process != nil {
+			_ = z.cmd.Process.Kill()
+		}
+	})
+}
+
+// alive reports whether the helper's socket is still open.
+func (z *zygote) alive() bool {
+	select {
+	case <-z.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+// helperPID is the helper's pid as the host sees it (bwrap's child): tests tell one
+// sandbox from another by it.
+func (z *zygote) helperPID() int {
+	if z.cmd.Process == nil {
+		return 0
+	}
+	return innerChild(z.cmd.Process.Pid)
+}
+
+// innerChild is pid's first child, or pid without one.
+func innerChild(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+	if err != nil {
+		return pid
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return pid
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return pid
+	}
+	return n
+}
+
+// run starts claude in the helper's sandbox: req with stdin, stdout and stderr. The
+// caller keeps its own copies of the three and closes them.
+func (z *zygote) run(req zygoteRequest, stdin, stdout, stderr *os.File) (*zygoteProc, error) {
+	if err := z.send(req, int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd())); err != nil {
+		return nil, z.ended(err)
+	}
+	var r zygoteReplyFD
+	select {
+	case r = <-z.replies:
+	case <-z.dead:
+		return nil, z.ended(nil)
+	}
+	if r.Err != "" || r.PID == 0 {
+		if r.fd >= 0 {
+			_ = unix.Close(r.fd)
+		}
+		return nil, fmt.Errorf("sandbox helper: %s", r.Err)
+	}
+	p := &zygoteProc{z: z, pidfd: r.fd, hostPID: pidOfPidfd(r.fd)}
+	if p.hostPID == 0 {
+		p.hostPID = innerChild(z.helperPID())
+	}
+	return p, nil
+}
+
+// ended is the error of a start the helper did not answer: what bwrap or the helper wrote
+// before they ended (its socket is closed: bwrap exits), else err.
+func (z *zygote) ended(err error) error {
+	select {
+	case <-z.exited:
+	case <-time.After(zygoteProbeTimeout):
+	}
+	if why := strings.TrimSpace(z.stderr.String()); why != "" {
+		return fmt.Errorf("sandbox helper ended: %s", why)
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox helper: %w", err)
+	}
+	return errors.New("sandbox helper ended")
+}
+
+// pidOfPidfd is the pid a pidfd refers to, in the host's pid namespace (its fdinfo).
+func pidOfPidfd(fd int) int {
+	if fd < 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
+	if err != nil {
+		return 0
+	}
+	for _, ln := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(ln, []byte("Pid:")); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(string(v)))
+			return max(n, 0)
+		}
+	}
+	return 0
+}
+
+// zygoteProc is a claude started by a sandbox helper.
+type zygoteProc struct {
+	z       *zygote
+	hostPID int
+
+	mu    sync.Mutex // Signal against Release: a closed pidfd's number may be another's
+	pidfd int        // -1 without, or once released
+}
+
+var _ process = (*zygoteProc)(nil)
+
+func (p *zygoteProc) PID() int       { return p.hostPID }
+func (p *zygoteProc) ClaudePID() int { return p.hostPID }
+
+// Signal asks the helper to signal claude's process group, and signals claude itself
+// through its pidfd (no pid-reuse race): the helper may be gone.
+func (p *zygoteProc) Signal(sig syscall.Signal) {
+	p.mu.Lock()
+	if p.pidfd >= 0 {
+		_ = unix.PidfdSendSignal(p.pidfd, sig, nil, 0)
+	}
+	p.mu.Unlock()
+	_ = p.z.send(zygoteRequest{Signal: int(sig)})
+}
+
+// Wait is claude's exit status as the helper reports it; a helper that ended while
+// claude ran fails the turn as a crash does (-1).
+func (p *zygoteProc) Wait() int {
+	select {
+	case r := <-p.z.replies:
+		if r.fd >= 0 {
+			_ = unix.Close(r.fd)
+		}
+		if r.Exit != nil {
+			return *r.Exit
+		}
+		return -1
+	case <-p.z.dead:
+		return -1
+	}
+}
+
+func (p *zygoteProc) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pidfd >= 0 {
+		_ = unix.Close(p.pidfd)
+		p.pidfd = -1
+	}
+}
+
+// KillLeftovers does nothing: the helper ends what claude left before it takes another
+// start.
+func (p *zygoteProc) KillLeftovers() {}

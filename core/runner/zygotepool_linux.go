@@ -1,0 +1,384 @@
+//go:build linux
+
+package runner
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// ZygoteEnv, set to "1" in the host's environment, runs sandboxed claudes in recycled
+// sandboxes (zygote_linux.go) instead of a bubblewrap per start. Off by default while the
+// recycling is new (issue 58); SandboxState says which one an agent uses and why.
+const ZygoteEnv = "CLAWHOST_SANDBOX_HELPER"
+
+// zygoteSpares is the fewest idle sandboxes an agent keeps: one made off the turn's path
+// for the next start, and one more so a start right after an exit need not wait for the
+// recycled one. An agent keeps as many as turns may run at once (Config.MaxConcurrent)
+// when that is more: claudes evicted while others start come back in waves, and a sandbox
+// stopped and started again costs a bubblewrap and a helper's start. Beyond that a recycled
+// sandbox is stopped.
+const zygoteSpares = 2
+
+// zygoteEmptyingWait bounds how long a start waits for a sandbox being emptied before it
+// starts a new one (emptying takes a kill and the reaping: well under it).
+const zygoteEmptyingWait = 50 * time.Millisecond
+
+// zygoteProbeTimeout bounds the helper's probe start at New.
+const zygoteProbeTimeout = 10 * time.Second
+
+// zygoteKey is whose sandboxes a pool keeps: an agent's, as the user it runs claude as.
+type zygoteKey struct {
+	agent string
+	uid   int64
+}
+
+func zygoteKeyOf(c *Config) zygoteKey { return zygoteKey{agent: c.Name, uid: uidOf(c.RunAs)} }
+
+// zygotePool keeps each agent's idle sandboxes.
+type zygotePool struct {
+	bwrap, exe string
+	log        hclog.Logger
+	spares     int // idle sandboxes kept per agent (zygoteSpares)
+
+	mu      sync.Mutex
+	idle    map[zygoteKey][]*zygote
+	filling map[zygoteKey]bool
+	// emptying counts k's sandboxes whose claude exited and whose helper is killing and
+	// reaping what it left: each is back in a moment, sooner than a new one starts.
+	emptying map[zygoteKey]int
+	// back is closed (and replaced) each time a sandbox comes back or is given up.
+	back   chan struct{}
+	closed bool
+	// started counts the helpers started (tests: a start that reused one started none).
+	started int
+	// recycled, when set (tests), is told each sandbox that went back to its pool.
+	recycled chan<- *zygote
+}
+
+// zygoteUnsupported is why the helper cannot give claude the sandbox bubblewrap per start
+// gives it, or "".
+func zygoteUnsupported() string {
+	if os.Geteuid() != 0 {
+		// In bwrap's own user namespace a bind from the read-only root cannot be made
+		// writable again (its mounts are locked).
+		return "the sandbox helper needs the host to run as root"
+	}
+	return ""
+}
+
+// probeZygote starts a helper and one start of true in it, with no mounts; the helper that
+// passed is the pool's first spare.
+func probeZygote(bwrap, exe string) (*zygote, error) {
+	z, err := startZygote(bwrap, exe)
+	if err != nil {
+		return nil, err
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		z.stop()
+		return nil, err
+	}
+	defer devnull.Close()
+	done := make(chan error, 1)
+	go func() {
+		p, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/"}, devnull, devnull, devnull)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer p.Release()
+		if code := p.Wait(); code != 0 {
+			done <- fmt.Errorf("a probe start exited %d", code)
+			return
+		}
+		select {
+		case <-z.clean:
+			done <- nil
+		case <-z.dead:
+			done <- fmt.Errorf("the helper ended after its probe start: %s", strings.TrimSpace(z.stderr.String()))
+		}
+	}()
+	t := time.NewTimer(zygoteProbeTimeout)
+	defer t.Stop()
+	select {
+	case err = <-done:
+	case <-t.C:
+		err = fmt.Errorf("no answer in %v", zygoteProbeTimeout)
+	}
+	if err != nil {
+		z.stop()
+		return nil, err
+	}
+	return z, nil
+}
+
+// setupZygotes decides, with ZygoteEnv set, whether each sandboxed agent's claudes start
+// in recycled sandboxes, and says so in its sandbox state.
+func (r *Runner) setupZygotes() {
+	if os.Getenv(ZygoteEnv) != "1" {
+		return
+	}
+	why := zygoteUnsupported()
+	exe, err := os.Executable()
+	if why == "" && err != nil {
+		why = "the host's executable: " + err.Error()
+	}
+	var zp *zygotePool
+	for _, c := range r.profiles() {
+		k := sandboxKeyOf(c)
+		sb := r.sandboxes[k]
+		if sb.bwrap == "" || sb.helper != "" {
+			continue
+		}
+		if why == "" && zp == nil {
+			z, err := probeZygote(sb.bwrap, exe)
+			if err != nil {
+				why = "the sandbox helper failed: " + truncate(err.Error(), 200)
+			} else {
+				zp = &zygotePool{bwrap: sb.bwrap, exe: exe, log: r.log.Named("sandbox"), spares: max(zygoteSpares, r.cfg.MaxConcurrent), idle: map[zygoteKey][]*zygote{},
+					filling: map[zygoteKey]bool{}, emptying: map[zygoteKey]int{}, back: make(chan struct{}), started: 1}
+				zp.idle[zygoteKeyOf(c)] = []*zygote{z}
+			}
+		}
+		if why != "" {
+			sb.helper, sb.state = "per start", "bubblewrap (per start: "+why+")"
+			r.log.Warn("claude's sandbox is made per start", "agent", c.Name, "why", why)
+		} else {
+			sb.helper, sb.state = "recycled", "bubblewrap (recycled)"
+		}
+		r.sandboxes[k] = sb
+	}
+	r.zygotes = zp
+}
+
+// zygoteFor is the pool c's claudes start in, nil when they start in a bubblewrap each.
+func (r *Runner) zygoteFor(c *Config) *zygotePool {
+	if r.zygotes == nil || r.sandboxOf(c).helper != "recycled" {
+		return nil
+	}
+	return r.zygotes
+}
+
+// get is an idle sandbox of k's, or a new one; it makes a spare off the caller's path
+// when none is left.
+func (zp *zygotePool) get(k zygoteKey) (*zygote, error) {
+	zp.mu.Lock()
+	var z *zygote
+	wait := time.NewTimer(zygoteEmptyingWait)
+	defer wait.Stop()
+	for waited := false; z == nil; {
+		for len(zp.idle[k]) > 0 && z == nil {
+			q := zp.idle[k]
+			z, zp.idle[k] = q[len(q)-1], q[:len(q)-1]
+			if !z.alive() {
+				z = nil
+			}
+		}
+		if z != nil || waited || zp.emptying[k] == 0 {
+			break
+		}
+		// One is being emptied: it is back sooner than a new one starts.
+		back := zp.back
+		zp.mu.Unlock()
+		select {
+		case <-back:
+		case <-wait.C:
+			waited = true
+		}
+		zp.mu.Lock()
+	}
+	if z == nil {
+		zp.started++
+	}
+	zp.mu.Unlock()
+	if z == nil {
+		var err error
+		if z, err = startZygote(zp.bwrap, zp.exe); err != nil {
+			return nil, err
+		}
+	}
+	go zp.refill(k)
+	return z, nil
+}
+
+// refill starts a spare for k when k has none idle.
+func (zp *zygotePool) refill(k zygoteKey) {
+	zp.mu.Lock()
+	if zp.closed || zp.filling[k] || len(zp.idle[k]) > 0 || zp.emptying[k] > 0 {
+		zp.mu.Unlock()
+		return
+	}
+	zp.filling[k] = true
+	zp.started++
+	zp.mu.Unlock()
+	z, err := startZygote(zp.bwrap, zp.exe)
+	zp.mu.Lock()
+	defer zp.mu.Unlock()
+	zp.filling[k] = false
+	if err != nil {
+		return
+	}
+	if zp.closed {
+		go z.stop()
+		return
+	}
+	zp.idle[k] = append(zp.idle[k], z)
+}
+
+// giveBack hands z, whose claude exited, back to k's pool once it is
+// empty again; until then it counts as emptying.
+func (zp *zygotePool) giveBack(k zygoteKey, z *zygote) {
+	zp.mu.Lock()
+	zp.emptying[k]++
+	zp.mu.Unlock()
+	go zp.recycle(k, z)
+}
+
+// recycle waits until z's sandbox is empty again (its claude exited and the helper killed
+// and reaped all it left), then keeps it for k's next start, or stops it beyond the spares.
+func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
+	clean := false
+	select {
+	case <-z.clean:
+		clean = true
+	case <-z.dead:
+	}
+	zp.mu.Lock()
+	zp.emptying[k]--
+	close(zp.back)
+	zp.back = make(chan struct{})
+	if !clean || zp.closed || len(zp.idle[k]) >= zp.spares {
+		zp.mu.Unlock()
+		z.stop()
+		return
+	}
+	zp.idle[k] = append(zp.idle[k], z)
+	tell := zp.recycled
+	zp.mu.Unlock()
+	if tell != nil {
+		tell <- z
+	}
+	zp.log.Debug("claude's sandbox is empty again: it takes the agent's next start", "agent", k.agent, "helper", z.helperPID())
+}
+
+// close stops every idle sandbox; those in use stop when their claude has exited.
+func (zp *zygotePool) close() {
+	zp.mu.Lock()
+	zp.closed = true
+	var all []*zygote
+	for k, q := range zp.idle {
+		all = append(all, q...)
+		delete(zp.idle, k)
+	}
+	zp.mu.Unlock()
+	for _, z := range all {
+		z.stop()
+	}
+}
+
+// spawnRecycled starts the claude of l in one of c's recycled sandboxes: what spawn does
+// with hostChild, with a zygoteProc. argv is claude's (path and its arguments).
+func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, tmp string, argv, env []string, sl sandboxLaunch) (*proc, *Error) {
+	sl.exe = argv[0]
+	if err := r.prepareSandbox(c, sl); err != nil {
+		return nil, newError(KindCrash, err.Error())
+	}
+	s := c.sandboxSpecFor(sl)
+	var mounts []zygoteMount
+	for _, m := range prune(mountOrder(s, hostPaths), hostPaths) {
+		mounts = append(mounts, zygoteMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
+	}
+	req := zygoteRequest{Argv: argv, Env: env, Dir: cmp.Or(s.worktree, s.workspace), Mounts: mounts}
+	if u := c.RunAs; u != nil {
+		cr := u.Credential()
+		req.User = &zygoteUser{UID: cr.Uid, GID: cr.Gid, Groups: cr.Groups}
+	}
+	k := zygoteKeyOf(c)
+	z, err := zp.get(k)
+	if err != nil {
+		return nil, newError(KindCrash, err.Error())
+	}
+	var files []*os.File // the child's ends, closed once the helper has them
+	pipe := func() (*os.File, *os.File) {
+		rd, wr, err := os.Pipe()
+		if err != nil {
+			return nil, nil
+		}
+		return rd, wr
+	}
+	inR, inW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	files = append(files, inR, outW, errW)
+	closeFiles := func(fs ...*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	if inR == nil || outR == nil || errR == nil {
+		closeFiles(inR, inW, outR, outW, errR, errW)
+		z.stop() // idle, but no clean will say so: no claude ran
+		return nil, newError(KindCrash, "claude's pipes: too many open files")
+	}
+	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, stdin: inW,
+		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
+	p.spawned = time.Now()
+	run, serr := z.run(req, inR, outW, errW)
+	if serr != nil && !z.alive() {
+		// An idle sandbox that ended while it waited (killed from outside): once more in
+		// a new one.
+		z.stop()
+		if z, err = zp.get(k); err != nil {
+			serr = err
+		} else {
+			run, serr = z.run(req, inR, outW, errW)
+		}
+	}
+	closeFiles(files...)
+	if serr != nil {
+		closeFiles(inW, outR, errR)
+		z.stop()
+		return nil, newError(KindCrash, fmt.Sprintf("start %s: %v", argv[0], serr))
+	}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := errR.Read(buf)
+			if n > 0 {
+				_, _ = p.stderr.Write(buf[:n])
+			}
+			if err != nil {
+				errR.Close()
+				return
+			}
+		}
+	}()
+	p.run = &recycledProc{zygoteProc: run, release: func() { zp.giveBack(k, z) }}
+	p.pid = run.PID()
+	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", "recycled", "helper", z.helperPID())
+	readerDone := make(chan struct{})
+	dead := make(chan struct{})
+	go r.readStdout(p, outR, dead, readerDone)
+	go r.reap(p, outR, dead, readerDone)
+	return p, nil
+}
+
+// recycledProc is a zygoteProc whose sandbox goes back to its pool when released.
+type recycledProc struct {
+	*zygoteProc
+	release func()
+}
+
+func (p *recycledProc) Release() {
+	p.zygoteProc.Release()
+	p.release()
+}
