@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -192,9 +193,20 @@ func manifestScript(nonce string, roots ...string) string {
 		"find " + strings.Join(roots, " ") + " \\( -type f -o -type s \\) -readable -print 2>/dev/null | grep -v '/.probe-' | sed 's/^/R /' >> $out",
 		"find / \\( -path /proc -o -path /sys \\) -prune -o -type s -print 2>/dev/null | while read -r s; do python3 -c 'import socket,sys; c=socket.socket(socket.AF_UNIX); c.settimeout(2); c.connect(sys.argv[1]); print(\"C \"+sys.argv[1])' \"$s\" 2>/dev/null; done >> $out",
 		"for p in /proc/[0-9]*; do echo \"P $(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\"; done >> $out",
+		// The capabilities a tool holds, and whether it can take away a mount
+		// that hides or confines (a tmpfs over data_dir, a read-only bind):
+		// tried in a copy of the sandbox's mount namespace, so that the
+		// attack, when it works, leaves this view as it was.
+		"echo \"K $(grep '^CapEff:' /proc/self/status | cut -f2)\" >> $out",
+		"exec 3>>$out; unshare -m sh -c 'for m in $(cut -d\" \" -f5 /proc/self/mountinfo | sort -r); do umount -l \"$m\" 2>/dev/null && echo \"U $m\" >&3; done' 2>/dev/null",
 		"echo manifest-done",
 	}, "; ")
 }
+
+// sandboxFileCaps are the capabilities a sandboxed claude running as root
+// keeps: CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER and
+// CAP_FSETID (bits 0–4).
+const sandboxFileCaps = 0x1f
 
 // manifestEnv are the environment variables a sandboxed tool may see:
 // what the runner passes (core/runner inheritedEnv, claudeEnv, its own
@@ -321,6 +333,15 @@ func TestSandboxManifest(t *testing.T) {
 					if p != filepath.Join(runDir, "agent.sock") && !strings.HasPrefix(p, filepath.Join(data, "runner", "t")+"/") {
 						t.Errorf("connectable socket: %s", p)
 					}
+				case "K":
+					// A root claude keeps only the capabilities of file
+					// permissions (docs/security.md); any other user none.
+					eff, err := strconv.ParseUint(p, 16, 64)
+					if err != nil || eff&^sandboxFileCaps != 0 {
+						t.Errorf("a tool holds capabilities %s beyond those of file permissions", p)
+					}
+				case "U":
+					t.Errorf("a tool unmounted %s", p)
 				case "P":
 					if strings.Contains(p, "-config "+h.cfgPath) || strings.Contains(p, "clawhost-loopback") || strings.Contains(p, hostSecret) {
 						t.Errorf("a host or plugin process is visible: %s", p)

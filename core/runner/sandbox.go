@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
 // Sandbox modes (Config.Sandbox, agent.sandbox).
@@ -59,7 +61,8 @@ func probeSandbox(cfg Config) sandbox {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
+	args := append(rootCapArgs(cfg.RunAs), "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.SysProcAttr = credentialAttr(cfg.RunAs)
 	var stderr bytes.Buffer
@@ -523,7 +526,31 @@ func (r *Runner) sandboxed(c *Config, path string, args []string, l sandboxLaunc
 	if err := r.prepareSandbox(c, l); err != nil {
 		return "", nil, err
 	}
-	return sb.bwrap, append(append(bwrapArgs(c.sandboxSpecFor(l), hostPaths), path), args...), nil
+	argv := append(rootCapArgs(c.RunAs), bwrapArgs(c.sandboxSpecFor(l), hostPaths)...)
+	return sb.bwrap, append(append(argv, path), args...), nil
+}
+
+// rootFileCaps are the capabilities a sandboxed claude running as root
+// keeps: those of file permissions, so that it reads and writes what it is
+// shown as root does (the agent tool file of a run_as agent's user among
+// them). No other: bubblewrap run by root keeps every capability unless
+// told, and with CAP_SYS_ADMIN a tool unmounts what hides data_dir
+// (TestSandboxManifest). The sandbox helper keeps the same (zygoteRootCaps).
+var rootFileCaps = []string{"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID"}
+
+// rootCapArgs are bwrap's capability options for claude run as u (nil: the
+// host's user): when that is root, every capability dropped but
+// rootFileCaps; none otherwise (bwrap in a user namespace gives claude no
+// capability of the host's).
+func rootCapArgs(u *runas.User) []string {
+	if uid := uidOf(u); uid != 0 && (uid != -1 || os.Geteuid() != 0) {
+		return nil
+	}
+	a := []string{"--cap-drop", "ALL"}
+	for _, c := range rootFileCaps {
+		a = append(a, "--cap-add", c)
+	}
+	return a
 }
 
 // prepareSandbox makes what the sandbox of l binds and must exist: the chat's media
