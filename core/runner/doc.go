@@ -265,7 +265,8 @@
 //	             process interface (PID, Signal, Wait) reap, kill and the pool use, and
 //	             hostChild, its one kind today (claude or bwrap, the host's own child)
 //	sysproc_*.go its process group, its user (run_as) and, on Linux, Pdeathsig
-//	sandbox.go   the bubblewrap sandbox: the probe, the mounts, claude's own directories
+//	sandbox.go   the bubblewrap sandbox: the mounts, claude's own directories
+//	sandboxprobe.go the probe run of bwrap (ProbeSandbox), a root claude's capabilities
 //	sandboxes.go which sandbox each agent's processes get (one probe per mode and user)
 //	runas.go     what agent.run_as's user must be able to reach
 //	config.go    Config: defaults, validation, argv (settings flags) and environment
