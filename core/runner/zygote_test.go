@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -519,4 +520,40 @@ func zygoteEchoOnce(z *zygote, token string) string {
 		return msg + "; the helper never took the next start"
 	}
 	return msg
+}
+
+// TestZygoteSignalAfterRelease: a claude's Signal after its Release (a kill after an
+// abort, once claude had exited and been reaped) does not reach the next start in the
+// same sandbox — another chat's claude: the helper signals whichever claude it runs.
+func TestZygoteSignalAfterRelease(t *testing.T) {
+	z := testZygote(t, "")
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	must(t, err)
+	defer devnull.Close()
+	first, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/"}, devnull, devnull, devnull)
+	must(t, err)
+	if code := first.Wait(); code != 0 {
+		t.Fatalf("true exited %d", code)
+	}
+	first.Release()
+	if after := zygoteAfter(t, z); after != "clean" {
+		t.Fatalf("the helper is %s", after)
+	}
+	stdin, stdinW, err := os.Pipe()
+	must(t, err)
+	defer stdin.Close()
+	defer stdinW.Close()
+	next, err := z.run(zygoteRequest{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/"}, stdin, devnull, devnull)
+	must(t, err)
+	defer next.Release()
+	first.Signal(syscall.SIGKILL)
+	// A start while cat runs is refused: its reply says the helper read every request
+	// before it, the signal's too.
+	if _, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/"}, devnull, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
+		t.Fatalf("a second start while cat runs: %v", err)
+	}
+	stdinW.Close()
+	if code := next.Wait(); code != 0 {
+		t.Fatalf("the next start's claude exited %d: the released one's signal reached it", code)
+	}
 }
