@@ -360,25 +360,25 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	}
 	pidfd := -1
 	attr.PidFD = &pidfd
-	cmd := exec.Command(req.Argv[0], req.Argv[1:]...)
-	cmd.Args = req.Argv
-	cmd.Env = req.Env
-	cmd.Dir = req.Dir
-	cmd.SysProcAttr = attr
-	stdin, stdout, stderr := os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "stdout"), os.NewFile(uintptr(fds[2]), "stderr")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	err := cmd.Start()
-	// The descriptors are closed by the caller (closeAll); the files must not close
-	// them a second time when collected.
-	for _, f := range []*os.File{stdin, stdout, stderr} {
-		runtime.SetFinalizer(f, nil)
+	path := req.Argv[0]
+	if !strings.Contains(path, "/") {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return 0, 0, fmt.Errorf("start %s: %w", path, err)
+		}
+		path = p
 	}
+	// The descriptors as numbers, never as *os.File: a file's collector finalizer
+	// (os.NewFile sets it on the inner file, which SetFinalizer on the *os.File does not
+	// clear) would close its number again later — by then another start's descriptor, a
+	// mount's source or the runtime's own (EBADF in fork/exec, claude's output lost).
+	// The caller closes them (closeAll), once.
+	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env,
+		Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}, Sys: attr})
 	if err != nil {
-		return 0, 0, fmt.Errorf("start %s: %w", req.Argv[0], err)
+		return 0, 0, fmt.Errorf("start %s: fork/exec %s: %w", req.Argv[0], path, err)
 	}
-	pid := cmd.Process.Pid
-	// Reaped by the helper's own wait (reap), not by cmd.Wait.
-	_ = cmd.Process.Release()
+	// Reaped by the helper's own wait (reap).
 	return pid, pidfd, nil
 }
 

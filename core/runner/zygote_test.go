@@ -4,6 +4,8 @@ package runner
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -410,4 +413,147 @@ func BenchmarkRecycledTurns(b *testing.B) {
 	b.ReportMetric(float64(c.Milliseconds()), "recycled-ms")
 	b.ReportMetric(100*float64(o)/float64(p), "per-start-ratio-%")
 	b.ReportMetric(100*float64(o)/float64(c), "recycled-ratio-%")
+}
+
+// TestZygoteManyStarts: many starts, in several helpers at once, of a short process each,
+// with pipes as spawnRecycled passes them: every start starts, and what each wrote reaches
+// its own reader. The helpers collect garbage at nearly every start (GOGC=1), as a busy
+// one does: a descriptor the collector closes behind a start (a finalizer of a file
+// another start's descriptor number was reused for) fails a start with EBADF or sends its
+// output elsewhere.
+func TestZygoteManyStarts(t *testing.T) {
+	bwrap := needZygote(t)
+	exe, err := os.Executable()
+	must(t, err)
+	zygoteTestEnv = []string{"ZYGOTE_WEAKEN=", "GOGC=1"}
+	t.Cleanup(func() { zygoteTestEnv = nil })
+	const helpers, starts = 3, 400
+	var wg sync.WaitGroup
+	errs := make(chan string, helpers*starts)
+	for h := range helpers {
+		z, err := startZygote(bwrap, exe)
+		must(t, err)
+		t.Cleanup(z.stop)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range starts {
+				if msg := zygoteEchoOnce(z, fmt.Sprintf("start-%d-%d", h, i)); msg != "" {
+					errs <- msg
+					if !z.alive() {
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var failed []string
+	for e := range errs {
+		failed = append(failed, e)
+	}
+	if len(failed) > 0 {
+		t.Fatalf("%d of %d starts failed, e.g.:\n%s", len(failed), helpers*starts, strings.Join(failed[:min(len(failed), 10)], "\n"))
+	}
+}
+
+// zygoteEchoOnce starts echo token in z with fresh pipes and says what went wrong ("" for
+// nothing): the start, its exit, its output, or the helper not taking the next start.
+func zygoteEchoOnce(z *zygote, token string) string {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return err.Error()
+	}
+	defer inW.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		return err.Error()
+	}
+	defer outR.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		outW.Close()
+		return err.Error()
+	}
+	defer errR.Close()
+	// Mounts as a chat's start makes (a few): the start takes its time between receiving
+	// its descriptors and passing them on.
+	var mounts []zygoteMount
+	for _, p := range []string{"/usr", "/etc", "/var", "/opt", "/srv", "/root"} {
+		mounts = append(mounts, zygoteMount{Path: p, Op: opReadOnly, Dir: true})
+	}
+	mounts = append(mounts, zygoteMount{Path: "/tmp", Op: opHide, Dir: true})
+	p, err := z.run(zygoteRequest{Argv: []string{"/bin/echo", token}, Env: []string{}, Dir: "/", Mounts: mounts}, inR, outW, errW)
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		return token + ": start: " + err.Error()
+	}
+	defer p.Release()
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(outR)
+		got <- string(b)
+	}()
+	var out string
+	select {
+	case out = <-got:
+	case <-time.After(zygoteTimeout):
+		// Someone else holds the write end: the reader would block; end it.
+		outR.Close()
+		out = "(no end of output in " + zygoteTimeout.String() + ")"
+	}
+	code := p.Wait()
+	msg := ""
+	if out != token+"\n" || code != 0 {
+		msg = fmt.Sprintf("%s: exit %d, output %q", token, code, out)
+	}
+	select {
+	case <-z.clean:
+	case <-z.dead:
+		return msg + "; the helper ended: " + strings.TrimSpace(z.stderr.String())
+	case <-time.After(zygoteTimeout):
+		return msg + "; the helper never took the next start"
+	}
+	return msg
+}
+
+// TestZygoteSignalAfterRelease: a claude's Signal after its Release (a kill after an
+// abort, once claude had exited and been reaped) does not reach the next start in the
+// same sandbox — another chat's claude: the helper signals whichever claude it runs.
+func TestZygoteSignalAfterRelease(t *testing.T) {
+	z := testZygote(t, "")
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	must(t, err)
+	defer devnull.Close()
+	first, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/"}, devnull, devnull, devnull)
+	must(t, err)
+	if code := first.Wait(); code != 0 {
+		t.Fatalf("true exited %d", code)
+	}
+	first.Release()
+	if after := zygoteAfter(t, z); after != "clean" {
+		t.Fatalf("the helper is %s", after)
+	}
+	stdin, stdinW, err := os.Pipe()
+	must(t, err)
+	defer stdin.Close()
+	defer stdinW.Close()
+	next, err := z.run(zygoteRequest{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/"}, stdin, devnull, devnull)
+	must(t, err)
+	defer next.Release()
+	first.Signal(syscall.SIGKILL)
+	// A start while cat runs is refused: its reply says the helper read every request
+	// before it, the signal's too.
+	if _, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/"}, devnull, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
+		t.Fatalf("a second start while cat runs: %v", err)
+	}
+	stdinW.Close()
+	if code := next.Wait(); code != 0 {
+		t.Fatalf("the next start's claude exited %d: the released one's signal reached it", code)
+	}
 }

@@ -245,8 +245,12 @@ type zygoteProc struct {
 	z       *zygote
 	hostPID int
 
-	mu    sync.Mutex // Signal against Release: a closed pidfd's number may be another's
-	pidfd int        // -1 without, or once released
+	// mu orders Signal against Release: a closed pidfd's number may be another's, and
+	// once released the helper may run another chat's claude, which a signal request
+	// (it signals whatever claude the helper runs) would reach.
+	mu       sync.Mutex
+	pidfd    int // -1 without, or once released
+	released bool
 }
 
 var _ process = (*zygoteProc)(nil)
@@ -255,13 +259,18 @@ func (p *zygoteProc) PID() int       { return p.hostPID }
 func (p *zygoteProc) ClaudePID() int { return p.hostPID }
 
 // Signal asks the helper to signal claude's process group, and signals claude itself
-// through its pidfd (no pid-reuse race): the helper may be gone.
+// through its pidfd (no pid-reuse race): the helper may be gone. After Release it does
+// nothing: the sandbox may have gone back to its pool and run the next start (a kill
+// after an abort can come once claude exited and was reaped).
 func (p *zygoteProc) Signal(sig syscall.Signal) {
 	p.mu.Lock()
+	defer p.mu.Unlock() // the request is on the socket before Release returns
+	if p.released {
+		return
+	}
 	if p.pidfd >= 0 {
 		_ = unix.PidfdSendSignal(p.pidfd, sig, nil, 0)
 	}
-	p.mu.Unlock()
 	_ = p.z.send(zygoteRequest{Signal: int(sig)})
 }
 
@@ -285,6 +294,7 @@ func (p *zygoteProc) Wait() int {
 func (p *zygoteProc) Release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.released = true
 	if p.pidfd >= 0 {
 		_ = unix.Close(p.pidfd)
 		p.pidfd = -1
