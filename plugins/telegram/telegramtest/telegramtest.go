@@ -363,6 +363,12 @@ func loseAnswer(w http.ResponseWriter, r *http.Request, f Fault) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok":tru`))
 	case FaultSilence:
+		// The call was accepted: its body read to the end, so that the
+		// server watches the connection and the client's leaving ends the
+		// wait. A multipart body parsed up to its closing boundary is not
+		// at EOF: without this the wait, and Close after it, never ended
+		// once the client was gone (make test hung in TestVoiceKill9BeforeSend).
+		_, _ = io.Copy(io.Discard, r.Body)
 		<-r.Context().Done()
 	default: // FaultDrop
 		if hj, ok := w.(http.Hijacker); ok {
