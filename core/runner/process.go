@@ -503,21 +503,30 @@ func (h *hostChild) KillLeftovers() {
 func innerPID(pid int) int {
 	cur := pid
 	for range 2 {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(cur) + "/task/" + strconv.Itoa(cur) + "/children")
-		if err != nil {
+		next := innerChild(cur)
+		if next == cur {
 			return pid
 		}
-		f := strings.Fields(string(b))
-		if len(f) == 0 {
-			return pid
-		}
-		n, err := strconv.Atoi(f[0])
-		if err != nil {
-			return pid
-		}
-		cur = n
+		cur = next
 	}
 	return cur
+}
+
+// innerChild is pid's first child, or pid without one.
+func innerChild(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+	if err != nil {
+		return pid
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return pid
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return pid
+	}
+	return n
 }
 
 // tailBuffer keeps the last max bytes written (claude's stderr).

@@ -35,13 +35,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// zygoteSpikeMount is one mount of the helper's per-start list (mount, exported for JSON).
-type zygoteSpikeMount struct {
-	Path, Src string
-	Op        int
-	Dir       bool
-}
-
 // zygoteSpike is the helper (ZYGOTE_SPIKE=1, run by BenchmarkSandboxZygote and
 // TestZygoteSpikeSameView inside one bwrap): ZYGOTE_SPIKE_N starts of the command
 // ZYGOTE_SPIKE_ARGV (JSON; /bin/true without), each in a fresh mount namespace with the
@@ -50,7 +43,7 @@ type zygoteSpikeMount struct {
 // its CPU time, in ns, to stdout.
 func zygoteSpike() int {
 	n, _ := strconv.Atoi(os.Getenv("ZYGOTE_SPIKE_N"))
-	var ms []zygoteSpikeMount
+	var ms []zygoteMount
 	if err := json.Unmarshal([]byte(os.Getenv("ZYGOTE_SPIKE_MOUNTS")), &ms); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -88,7 +81,7 @@ func zygoteSpike() int {
 // root), the mounts made, the thread's capabilities dropped (bounding set, no new
 // privileges, capset to none: the command, exec'd by this thread, has none), then the fork
 // and exec.
-func zygoteSpikeStart(ms []zygoteSpikeMount, dir string, argv []string) error {
+func zygoteSpikeStart(ms []zygoteMount, dir string, argv []string) error {
 	if len(ms) > 0 {
 		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
 			return fmt.Errorf("unshare: %w", err)
@@ -117,7 +110,7 @@ func zygoteSpikeStart(ms []zygoteSpikeMount, dir string, argv []string) error {
 		srcs[i] = fd
 	}
 	for i, m := range ms {
-		if err := zygoteSpikeMountOne(m, srcs[i]); err != nil {
+		if err := zygoteMountOne(m, srcs[i]); err != nil {
 			return fmt.Errorf("%s: %w", m.Path, err)
 		}
 	}
@@ -138,31 +131,6 @@ func zygoteSpikeStart(ms []zygoteSpikeMount, dir string, argv []string) error {
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd.Run()
-}
-
-// zygoteSpikeMountOne makes one mount as bwrapArgs would ask bwrap to, from the source
-// opened as src.
-func zygoteSpikeMountOne(m zygoteSpikeMount, src int) error {
-	if m.Op == opHide && m.Dir {
-		return unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755")
-	}
-	// The mount point, in a tmpfs made above when its tree is hidden.
-	if m.Dir {
-		_ = os.MkdirAll(m.Path, 0o755)
-	} else if _, err := os.Lstat(m.Path); err != nil {
-		_ = os.MkdirAll(filepath.Dir(m.Path), 0o755)
-		if f, err := os.OpenFile(m.Path, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			f.Close()
-		}
-	}
-	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(src), m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return err
-	}
-	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT)
-	if m.Op != opBind {
-		flags |= unix.MS_RDONLY
-	}
-	return unix.Mount("", m.Path, "", flags, "")
 }
 
 // zygoteSpikeSetup is a direct chat's sandbox, with its own claude state, as
@@ -188,12 +156,12 @@ func zygoteSpikeSetup(tb testing.TB) (*Runner, Config, sandboxLaunch) {
 	return r, c, l
 }
 
-// zygoteSpikeMounts is the mount list bwrap gets for l running exe, for the helper.
-func zygoteSpikeMounts(c Config, l sandboxLaunch, exe string) []zygoteSpikeMount {
+// zygoteMounts is the mount list bwrap gets for l running exe, for the helper.
+func zygoteMounts(c Config, l sandboxLaunch, exe string) []zygoteMount {
 	l.exe = exe
-	var out []zygoteSpikeMount
+	var out []zygoteMount
 	for _, m := range prune(mountOrder(c.sandboxSpecFor(l), hostPaths), hostPaths) {
-		out = append(out, zygoteSpikeMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
+		out = append(out, zygoteMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
 	}
 	return out
 }
@@ -210,7 +178,7 @@ func BenchmarkSandboxZygote(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	spike := zygoteSpikeMounts(c, l, "/bin/true")
+	spike := zygoteMounts(c, l, "/bin/true")
 	self, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
@@ -245,7 +213,7 @@ func BenchmarkSandboxZygote(b *testing.B) {
 	})
 	for _, tc := range []struct {
 		name   string
-		mounts []zygoteSpikeMount
+		mounts []zygoteMount
 	}{{"zygote-bare", nil}, {"zygote-mounts", spike}} {
 		b.Run(tc.name, func(b *testing.B) {
 			js, _ := json.Marshal(tc.mounts)
@@ -321,7 +289,7 @@ func zygoteSpikeSameView(t *testing.T, r *Runner, c Config, l sandboxLaunch) {
 	if _, _, err := r.sandboxed(&c, "/bin/sh", nil, l); err != nil { // makes the chat's directories
 		t.Fatal(err)
 	}
-	mounts := zygoteSpikeMounts(c, l, "/bin/sh")
+	mounts := zygoteMounts(c, l, "/bin/sh")
 	paths := []string{"/", "/tmp", "/var/tmp", "/run", "/dev/shm", "/run/systemd/resolve", os.TempDir(), c.Workspace, l.tmp, l.chatState}
 	for _, m := range mounts {
 		paths = append(paths, m.Path, filepath.Dir(m.Path))

@@ -164,23 +164,6 @@ func (z *zygote) helperPID() int {
 	return innerChild(z.cmd.Process.Pid)
 }
 
-// innerChild is pid's first child, or pid without one.
-func innerChild(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
-	if err != nil {
-		return pid
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return pid
-	}
-	n, err := strconv.Atoi(f[0])
-	if err != nil {
-		return pid
-	}
-	return n
-}
-
 // run starts claude in the helper's sandbox: req with stdin, stdout and stderr. The
 // caller keeps its own copies of the three and closes them.
 func (z *zygote) run(req zygoteRequest, stdin, stdout, stderr *os.File) (*zygoteProc, error) {
