@@ -5,7 +5,10 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestRead(t *testing.T) {
@@ -65,6 +68,18 @@ func TestTree(t *testing.T) {
 	// The child is in this process's tree as soon as it was forked.
 	if !slices.Contains(children(os.Getpid()), cmd.Process.Pid) {
 		t.Fatalf("children of %d: %v, want %d among them", os.Getpid(), children(os.Getpid()), cmd.Process.Pid)
+	}
+	// Compared once sleep sleeps: while it still execs and faults its pages
+	// in, its Pss changes between the two reads (seen under load).
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
+		if _, rest, ok := strings.Cut(string(b), ") "); ok && strings.HasPrefix(rest, "S") && strings.Contains(string(b), "(sleep)") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sleep never slept: %s", b)
+		}
+		runtime.Gosched()
 	}
 	leaf, ok := Tree(cmd.Process.Pid)
 	own, ok2 := pss(cmd.Process.Pid)
