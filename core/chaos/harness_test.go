@@ -423,7 +423,23 @@ type proc struct {
 	state           string
 	cmdline         string
 	environ         []byte
+	// started is when the process started (the kernel's start time, to
+	// its 10 ms ticks, on the wall clock).
+	started time.Time
 }
+
+// bootTime is when the machine booted (/proc/stat's btime): process
+// start times count from it.
+var bootTime = sync.OnceValue(func() time.Time {
+	b, _ := os.ReadFile("/proc/stat")
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			sec, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return time.Unix(sec, 0)
+		}
+	}
+	return time.Time{}
+})
 
 func procs() map[int]proc {
 	out := map[int]proc{}
@@ -439,12 +455,14 @@ func procs() map[int]proc {
 		}
 		s := string(b)
 		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 4 {
+		if len(f) < 20 {
 			continue
 		}
 		p := proc{pid: pid, state: f[0]}
 		p.ppid, _ = strconv.Atoi(f[1])
 		p.pgid, _ = strconv.Atoi(f[2])
+		ticks, _ := strconv.ParseInt(f[19], 10, 64) // USER_HZ is 100 on Linux
+		p.started = bootTime().Add(time.Duration(ticks) * 10 * time.Millisecond)
 		cl, _ := os.ReadFile("/proc/" + ent.Name() + "/cmdline")
 		p.cmdline = strings.TrimSpace(strings.ReplaceAll(string(cl), "\x00", " "))
 		p.environ, _ = os.ReadFile("/proc/" + ent.Name() + "/environ")
@@ -453,13 +471,39 @@ func procs() map[int]proc {
 	return out
 }
 
-// claudePIDs are the pids of every fake claude process the run log names.
-func (e *env) claudePIDs() map[int]bool {
-	out := map[int]bool{}
+// claudePIDs are the pids of every fake claude process the run log names,
+// with when each logged its start (the latest, should a pid come twice).
+func (e *env) claudePIDs() map[int]time.Time {
+	out := map[int]time.Time{}
 	for _, ev := range e.runEvents() {
-		out[ev.PID] = true
+		if at := time.Unix(0, ev.At); at.After(out[ev.PID]) {
+			out[ev.PID] = at
+		}
 	}
 	return out
+}
+
+// inClaudesGroup reports whether p is in the process group of a fake
+// claude the run log names (its tools and the host's lifeline watcher
+// are). Pids are reused: a process of another test on the machine whose
+// group id is a pid this scenario's claude once had is not ours — the
+// group's leader, when it lives, must have started by the time the claude
+// logged its start (2 s of slack for the kernel's 10 ms ticks and the
+// boot time's whole seconds; a reuse comes much later), and p cannot have
+// started long before the claude did.
+func inClaudesGroup(all map[int]proc, claude map[int]time.Time, p proc) bool {
+	at, ok := claude[p.pgid]
+	if !ok {
+		return false
+	}
+	const slack = 2 * time.Second
+	if p.started.Before(at.Add(-time.Minute)) {
+		return false // older than the group it would belong to
+	}
+	if leader, ok := all[p.pgid]; ok && leader.state != "Z" && leader.started.After(at.Add(slack)) {
+		return false // the pid is another process's now
+	}
+	return true
 }
 
 // ours returns the live processes of the scenario that are not the host
@@ -473,7 +517,7 @@ func (e *env) ours() []proc {
 		if p.state == "Z" || p.pid == os.Getpid() {
 			continue
 		}
-		if !bytes.Contains(p.environ, mark) && !claude[p.pgid] {
+		if !bytes.Contains(p.environ, mark) && !inClaudesGroup(all, claude, p) {
 			continue
 		}
 		if e.host != nil && descends(all, p.pid, e.hostPID) || e.livePeer(all, p.pid) {
