@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
@@ -275,6 +276,31 @@ func TestSendFileAcrossKill9(t *testing.T) {
 	}
 }
 
+// TestSendFileDiscordAfterTheCard: a turn that ran long enough for the
+// turn card ends by editing the card into the answer, and the file claude
+// sent goes as a message of its own (an edit carries no new attachment):
+// it reaches the chat once all the same. (Under load TestSendFileDiscord
+// took this path and counted only the messages with text.)
+func TestSendFileDiscordAfterTheCard(t *testing.T) {
+	t.Parallel()
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, _ := realClaudeIn(t, fake)
+	e := startDiscordDaemon(t, true, nil, mod)
+	e.live(t, 1)
+	// The answer comes 4 s after the tool's result: the card (3 s) shows.
+	fake.Enqueue(sendFile("report.txt", ""), anthropictest.Reply{Text: "Here it is.", HeaderDelay: 4 * time.Second})
+	e.pushDM(dcAlice, "send me the report")
+	m := e.waitMessage(t, e.dm[dcAlice.ID].ID, "Here it is.")
+	e.settle(t, 500*time.Millisecond)
+	if len(e.srv.Requests(discordtest.RouteEdit)) == 0 {
+		t.Fatalf("the answer was not an edit of the card (answer %+v): the test did not take its path", m)
+	}
+	if n := e.attached(e.dm[dcAlice.ID].ID, "report.txt", len("quarterly numbers")); n != 1 {
+		t.Errorf("report.txt attached %d times (answer %+v)", n, m)
+	}
+}
+
 // realClaudeIn makes a host's agent the real claude CLI against fake, in a
 // workspace holding report.txt, and returns that workspace.
 func realClaudeIn(t *testing.T, fake *anthropictest.Server) (func(*Host), string) {
@@ -308,16 +334,8 @@ func TestSendFileDiscord(t *testing.T) {
 	e.pushDM(dcAlice, "send me the report")
 	m := e.waitMessage(t, e.dm[dcAlice.ID].ID, "Here it is.")
 	e.settle(t, 500*time.Millisecond)
-	files := 0
-	for _, b := range e.botMessages(e.dm[dcAlice.ID].ID) {
-		for _, a := range b.Attachments {
-			if a.Filename == "report.txt" && a.Size == len("quarterly numbers") {
-				files++
-			}
-		}
-	}
-	if files != 1 {
-		t.Errorf("report.txt attached %d times (answer %+v)", files, m)
+	if n := e.attached(e.dm[dcAlice.ID].ID, "report.txt", len("quarterly numbers")); n != 1 {
+		t.Errorf("report.txt attached %d times (answer %+v)", n, m)
 	}
 	if sys := fake.Requests()[0].SystemText(); !strings.Contains(sys, "only files inside the workspace can be sent, up to 10 MB") {
 		t.Errorf("the section does not say Discord's limit:\n%s", sys)
@@ -334,12 +352,8 @@ func TestSendFileDiscord(t *testing.T) {
 	if res := reqs[len(reqs)-1].LastUserText(); !strings.Contains(res, "big.bin was not sent: it has 11.0 MB, more than the 10.0 MB a file sent may have") {
 		t.Errorf("send_file's result: %q", res)
 	}
-	for _, b := range e.botMessages(e.dm[dcAlice.ID].ID) {
-		for _, a := range b.Attachments {
-			if a.Filename == "big.bin" {
-				t.Errorf("big.bin was attached: %+v", b)
-			}
-		}
+	if n := e.attached(e.dm[dcAlice.ID].ID, "big.bin", 11<<20); n != 0 {
+		t.Errorf("big.bin was attached %d times", n)
 	}
 }
 

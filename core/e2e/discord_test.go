@@ -116,6 +116,23 @@ func (e *dcEnv) botMessages(channelID string) []discordtest.Message {
 	return out
 }
 
+// attached counts the bot's messages in channelID, with text or without,
+// that carry a file named name of size bytes.
+func (e *dcEnv) attached(channelID, name string, size int) int {
+	n := 0
+	for _, m := range e.srv.Messages(channelID) {
+		if m.Author.ID != discordtest.BotID {
+			continue
+		}
+		for _, a := range m.Attachments {
+			if a.Filename == name && a.Size == size {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // waitMessage waits until one of the bot's messages in channelID shows all
 // of wants and returns it.
 func (e *dcEnv) waitMessage(t *testing.T, channelID string, wants ...string) discordtest.Message {
