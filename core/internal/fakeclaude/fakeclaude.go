@@ -351,7 +351,7 @@ type RunEvent struct {
 	// "result" (the turn's result was written to stdout).
 	Event string `json:"event"`
 	// PID is the fake's process id (also its process group: claude's
-	// tools and the host's lifeline watcher live in it).
+	// tools live in it).
 	PID int `json:"pid"`
 	// Marks are the #mark ids of the turn's prompt.
 	Marks []string `json:"marks,omitempty"`
