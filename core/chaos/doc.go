@@ -131,9 +131,9 @@
 //     failure.
 //   - orphans: a process of the scenario (one whose environment carries
 //     the scenario's HOME, which the host, the plugins, claude and claude's
-//     tools inherit, or one in the process group of a claude process: the
-//     lifeline watcher) that is alive while the host is dead (checked for
-//     five seconds after every host kill and after the final stop), or
+//     tools inherit, or one in the process group of a claude process) that
+//     is alive while the host is dead (checked for five seconds after
+//     every host kill and after the final stop), or
 //     that is no descendant of the running host (checked after every
 //     trial). A failure.
 //   - unfinished: a message whose journal entry is still open (accepted,

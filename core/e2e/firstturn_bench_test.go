@@ -21,11 +21,16 @@ package e2e
 // fake's Go runtime start), and first-stdin the rest (that log line →
 // the prompt's line read from stdin: the host writing the prompt, and
 // the run log's own open-write-close in the fake). -load.agent
-// 'sandbox = "off"' measures the host without the sandbox.
+// 'sandbox = "off"' measures the host without the sandbox. -first.pprof=FILE
+// writes a CPU profile of the host over the round's first turns (from its
+// admin endpoint, 8 s; the round then has firstTurnChatsProfiled chats so
+// that the profile is all first turns), for `go tool pprof -top`.
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -34,17 +39,35 @@ import (
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
 
-// firstTurnChats is how many first turns a round measures.
-const firstTurnChats = 30
+// firstTurnChats is how many first turns a round measures;
+// firstTurnChatsProfiled with -first.pprof.
+const (
+	firstTurnChats         = 30
+	firstTurnChatsProfiled = 300
+)
+
+var firstPprof = flag.String("first.pprof", "", "write a CPU profile of the host over BenchmarkFirstTurnTelegram's first turns to this file")
 
 func BenchmarkFirstTurnTelegram(b *testing.B) {
 	claude := fakeClaudeBin(b, b.TempDir())
+	chats := firstTurnChats
+	if *firstPprof != "" {
+		chats = firstTurnChatsProfiled
+	}
 	for b.Loop() {
-		srv, d, runLog := outHost(b, claude, Attrs{"listen": ""})
+		admin := Attrs{"listen": ""}
+		if *firstPprof != "" {
+			admin = Attrs{"listen": freeLoopback(b), "pprof": true}
+		}
+		srv, d, runLog := outHost(b, claude, admin)
 		host := d.cmd.Process.Pid
+		var prof chan []byte
+		if *firstPprof != "" {
+			prof = outProfile(b, admin["listen"].(string))
+		}
 		cpu0 := cpuTime(host)
 		ids := map[string]int{}
-		for k := range firstTurnChats {
+		for k := range chats {
 			chat := int64(outChat + 1 + k)
 			mark := fmt.Sprintf("q%dz%dq", chat, 0)
 			text := "bench " + mark + " #mark=" + mark
@@ -60,7 +83,12 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 			}
 			time.Sleep(outPace)
 		}
-		cpu := (cpuTime(host) - cpu0) / firstTurnChats
+		cpu := (cpuTime(host) - cpu0) / time.Duration(chats)
+		if prof != nil {
+			if err := os.WriteFile(*firstPprof, <-prof, 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
 		at := map[string]map[string]int64{}
 		// A sandboxed fake has its own PID namespace: every one has the same
 		// pid there. The turns run one after the other, so a turn's process

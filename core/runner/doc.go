@@ -96,8 +96,8 @@
 // its own start with /dev and /proc is about 3 ms (BenchmarkSandboxStart). bwrap is the
 // child: it leads claude's process group (it does not call setsid), so Abort's signal to
 // the group and Pdeathsig (on bwrap; --die-with-parent and the end of the pid namespace
-// take claude and everything it started) work as before; the lifeline watcher is not
-// started, the end of the pid namespace does its work. A
+// take claude and everything it started) work as before; its group is not listed with the
+// lifeline watcher, the end of the pid namespace does its work. A
 // warm process is reused as before (TestFakeSandbox). Runner.Warm reports claude's pid
 // inside, for the memory figures. Measured here (kernel 6.18, Debian bubblewrap 0.8.0):
 // 0.17 s to start a sandboxed `sh`, working as root and as uid 65534 (unprivileged user
@@ -264,6 +264,8 @@
 //	process.go   one claude process: start, stdout reader, reaping, stop and kill; the
 //	             process interface (PID, Signal, Wait) reap, kill and the pool use, and
 //	             hostChild, its one kind today (claude or bwrap, the host's own child)
+//	lifeline.go  the one watcher that kills the unsandboxed claude processes' groups when
+//	             the host dies
 //	sysproc_*.go its process group, its user (run_as) and, on Linux, Pdeathsig
 //	sandbox.go   the bubblewrap sandbox: the mounts, claude's own directories
 //	sandboxprobe.go the probe run of bwrap (ProbeSandbox), a root claude's capabilities

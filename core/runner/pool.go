@@ -93,7 +93,10 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 		for _, s := range stale {
 			r.stopAsync(s)
 		}
-		r.stopEvicted(evicted)
+		// The evicted are stopped once the new process runs: their end (stdin closed,
+		// the exit, the reap) would share the CPU with this start. They left the pool
+		// above, so the budget counts the new process in their place already.
+		defer r.stopEvicted(evicted)
 	}
 	p, err = r.start(req.Key, req.SessionID, resume, extra, launch{cfg: r.profile(req.Agent), dir: req.Dir, model: req.Model, effort: req.Effort, mode: req.PermissionMode, mcp: req.MCPConfig, tools: req.Tools, ask: req.AskPermission && !r.cfg.OneShot, media: req.MediaDir})
 	if err != nil {

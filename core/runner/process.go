@@ -225,8 +225,10 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		// namespace do the lifeline's work (TestKill9KillsClaudesTools): the host's death
 		// kills bwrap (Pdeathsig), bwrap's the namespace's init, and the init's end every
 		// process in the namespace, whatever its group or session; so does claude's own
-		// exit. A shell less per start.
-		child.lifeline = r.startLifeline(cmd.Process.Pid)
+		// exit.
+		if r.lifeline.add(cmd.Process.Pid) {
+			child.lifeline = &r.lifeline
+		}
 	}
 	p.run = child
 	p.pid = child.PID()
@@ -265,45 +267,6 @@ func (r *Runner) ownMCPConfig(c *Config, mcp, tmp string) (string, error) {
 		return "", fmt.Errorf("agent.run_as: session MCP config: %w", err)
 	}
 	return own, nil
-}
-
-// lifelineScript waits for EOF on stdin (the host closed the lifeline or
-// died), then kills its own process group: claude's.
-const lifelineScript = "read _; kill -9 0"
-
-// startLifeline starts the watcher that makes claude and everything it
-// started die with the host, even when the host is killed with SIGKILL:
-// Pdeathsig reaches claude only, and the tools claude started would be
-// re-parented and live on. The watcher is a shell in claude's process
-// group, without Pdeathsig, reading a pipe whose write end only the host
-// holds; when the host dies (or closes it after claude exited), the read
-// ends and the watcher kills the group — claude, its tools, and itself.
-// Being in the group, it also keeps the group id from being reused while
-// it waits. It returns the write end, or nil (logged) when no watcher
-// could be started; claude then runs without one.
-func (r *Runner) startLifeline(pgid int) *os.File {
-	sh, err := exec.LookPath("/bin/sh")
-	if err != nil {
-		r.log.Warn("no /bin/sh: the tools claude starts may outlive a killed host", "error", err)
-		return nil
-	}
-	rd, wr, err := os.Pipe()
-	if err != nil {
-		r.log.Warn("lifeline pipe failed", "error", err)
-		return nil
-	}
-	defer rd.Close()
-	cmd := exec.Command(sh, "-c", lifelineScript)
-	cmd.Stdin = rd
-	cmd.Env = []string{}
-	cmd.SysProcAttr = lifelineAttr(pgid)
-	if err := cmd.Start(); err != nil {
-		wr.Close()
-		r.log.Warn("lifeline watcher failed to start", "pid", pgid, "error", err)
-		return nil
-	}
-	go func() { _ = cmd.Wait() }()
-	return wr
 }
 
 // readStdout decodes p's stdout, one JSON object a line, into p.msgs until EOF, or until
@@ -448,11 +411,12 @@ type process interface {
 	// Signal sends sig to claude and every process it started; an error (all gone) is
 	// ignored. It does not block.
 	Signal(sig syscall.Signal)
-	// Wait blocks until the process has exited and returns its exit status: 128+signal
-	// when killed, -1 when the wait itself failed. It is called once.
+	// Wait blocks until the process has exited, ends what it left in its process group
+	// (a host child with a lifeline) and returns its exit status: 128+signal when
+	// killed, -1 when the wait itself failed. It is called once.
 	Wait() int
 	// Release, called once after Wait returned, lets go of what the process held while
-	// it ran (the lifeline: its watcher then kills what claude left in its group).
+	// it ran (its group's place on the lifeline's list).
 	Release()
 	// KillLeftovers ends what outlived claude after kill, where that is still safe to
 	// name (the process group; not in the sandbox, whose end took everything with it).
@@ -463,8 +427,9 @@ type process interface {
 // its own process group (sysProcAttr).
 type hostChild struct {
 	cmd       *exec.Cmd
-	lifeline  *os.File // write end of the lifeline; nil without one
-	sandboxed bool     // runs in bubblewrap: its PID namespace ends with it
+	lifeline  *lifeline // the watcher listing its group; nil without one
+	sandboxed bool      // runs in bubblewrap: its PID namespace ends with it
+	cleared   bool      // Wait killed what claude left in its group before reaping it
 }
 
 var _ process = (*hostChild)(nil)
@@ -480,13 +445,25 @@ func (h *hostChild) ClaudePID() int {
 
 func (h *hostChild) Signal(sig syscall.Signal) { signalGroup(h.PID(), sig) }
 
-func (h *hostChild) Wait() int { return exitCode(h.cmd.Wait()) }
+func (h *hostChild) Wait() int {
+	if h.lifeline != nil && waitExited(h.PID()) {
+		// What claude left in its group ends with it, killed while claude's zombie
+		// still holds the group's id (lifeline).
+		signalGroup(h.PID(), syscall.SIGKILL)
+		h.cleared = true
+	}
+	return exitCode(h.cmd.Wait())
+}
 
 func (h *hostChild) Release() {
-	if h.lifeline != nil {
-		// The watcher kills what claude left in its group, then itself.
-		h.lifeline.Close()
+	if h.lifeline == nil {
+		return
 	}
+	if !h.cleared {
+		// Where an exited child cannot be waited for without reaping it (not Linux).
+		signalGroup(h.PID(), syscall.SIGKILL)
+	}
+	h.lifeline.remove(h.PID())
 }
 
 func (h *hostChild) KillLeftovers() {

@@ -62,6 +62,10 @@ type Runner struct {
 	seq     int
 	wg      sync.WaitGroup
 
+	// lifeline lists the unsandboxed claude processes' groups for the watcher that kills
+	// them when the host dies (lifeline.go).
+	lifeline lifeline
+
 	// live are the profiles a reload replaced (update.go); nil until the first Update.
 	live     atomic.Pointer[liveProfiles]
 	updateMu sync.Mutex // one Update at a time
@@ -408,6 +412,7 @@ func (r *Runner) Close(ctx context.Context) error {
 		if r.zygotes != nil {
 			r.zygotes.close()
 		}
+		r.lifeline.close()
 		close(done)
 	}()
 	select {

@@ -5,6 +5,8 @@ package runner
 import (
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
@@ -17,11 +19,25 @@ func sysProcAttr(u *runas.User) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: u.Credential()}
 }
 
-// lifelineAttr puts the lifeline watcher in claude's process group (see
-// startLifeline) and, unlike claude, without Pdeathsig: it must outlive the
-// host to kill what claude started.
-func lifelineAttr(pgid int) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+// lifelineAttr puts the lifeline watcher in a process group of its own (a
+// signal to the host's group, a terminal's Ctrl-C, leaves it be) and, unlike
+// claude, without Pdeathsig: it must outlive the host to kill what claude
+// started.
+func lifelineAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// waitExited blocks until the child pid has exited, without reaping it (its
+// zombie keeps its pid and process group id taken); false when that cannot
+// be waited for.
+func waitExited(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err == nil
+		}
+	}
 }
 
 // signalGroup signals the process group led by pid; errors (group gone) are ignored.

@@ -15,11 +15,14 @@ func sysProcAttr(u *runas.User) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Credential: u.Credential()}
 }
 
-// lifelineAttr puts the lifeline watcher in claude's process group (see
-// startLifeline).
-func lifelineAttr(pgid int) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+// lifelineAttr puts the lifeline watcher in a process group of its own.
+func lifelineAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// waitExited would wait for the child pid's exit without reaping it; elsewhere than on
+// Linux it does not (false): hostChild.Release kills what claude left after the reap.
+func waitExited(int) bool { return false }
 
 // signalGroup signals the process group led by pid; errors (group gone) are ignored.
 func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }

@@ -38,9 +38,10 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	#error=<kind>       answer with an error result: overloaded, too_long
 //	#silent             answer NO_REPLY
 //	#heartbeat-ok       answer HEARTBEAT_OK (nothing to say, for a heartbeat)
-//	#spawn=<path>       start `sleep 300` as a tool would (in claude's
+//	#spawn=<path>       start `sleep 86400` as a tool would (in claude's
 //	                    process group) and write its pid to path, before
 //	                    anything else; a test checks it dies with the host
+//	                    (it outlives any test's deadline by itself)
 //	#mark=<id>          names the message for RunLogEnvVar's log (several
 //	                    allowed, one per message of the prompt)
 //	#parts=<n>          answer with n paragraphs "mark <id> part <i>/<n>"
@@ -350,7 +351,7 @@ type RunEvent struct {
 	// "result" (the turn's result was written to stdout).
 	Event string `json:"event"`
 	// PID is the fake's process id (also its process group: claude's
-	// tools and the host's lifeline watcher live in it).
+	// tools live in it).
 	PID int `json:"pid"`
 	// Marks are the #mark ids of the turn's prompt.
 	Marks []string `json:"marks,omitempty"`
@@ -413,7 +414,7 @@ func spawnTool(path string) {
 	if _, err := os.Stat(bin); err != nil {
 		bin = "sleep"
 	}
-	cmd := exec.Command(bin, "300")
+	cmd := exec.Command(bin, "86400")
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "fakeclaude: spawn:", err)
 		return
