@@ -484,13 +484,13 @@ func (e *env) claudePIDs() map[int]time.Time {
 }
 
 // inClaudesGroup reports whether p is in the process group of a fake
-// claude the run log names (its tools and the host's lifeline watcher
-// are). Pids are reused: a process of another test on the machine whose
-// group id is a pid this scenario's claude once had is not ours — the
-// group's leader, when it lives, must have started by the time the claude
-// logged its start (2 s of slack for the kernel's 10 ms ticks and the
-// boot time's whole seconds; a reuse comes much later), and p cannot have
-// started long before the claude did.
+// claude the run log names (the tools it left are). Pids are reused: a
+// process of another test on the machine whose group id is a pid this
+// scenario's claude once had is not ours — the group's leader, when it
+// lives, must have started by the time the claude logged its start (2 s
+// of slack for the kernel's 10 ms ticks and the boot time's whole
+// seconds; a reuse comes much later), and p cannot have started long
+// before the claude did.
 func inClaudesGroup(all map[int]proc, claude map[int]time.Time, p proc) bool {
 	at, ok := claude[p.pgid]
 	if !ok {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestInClaudesGroup: a process in the group of a claude the run log names
-// is the scenario's (an orphaned tool, the lifeline watcher), unless the
+// is the scenario's (a tool claude left), unless the
 // group id is that pid reused: make chaos beside another worktree's tests
 // killed, as an "orphan", a plugin whose own pid (and group) had been a
 // claude's earlier in the campaign.
