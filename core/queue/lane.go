@@ -295,7 +295,12 @@ func (q *Queue) idle(l *lane, err error) bool {
 	// An Enqueue may have added to the mirror after the drain looked and
 	// before its kick marks the lane dirty: the lane goes on rather than
 	// being removed with them (a new lane would start known and empty).
-	if (l.dirty || l.known && len(l.waiting) > 0) && q.ctx.Err() == nil && err == nil {
+	// Likewise while the mirror is not known: the read that found the
+	// queue empty was overtaken by an Enqueue (not kept, see pending),
+	// whose entry may be queued in the journal with its kick still to
+	// come; the lane looks again (TestIdleKeepsALaneARacingEnqueue-
+	// QueuedInto).
+	if (l.dirty || !l.known || len(l.waiting) > 0) && q.ctx.Err() == nil && err == nil {
 		return false
 	}
 	l.running = false

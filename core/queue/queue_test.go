@@ -626,12 +626,13 @@ func TestStartNowRetry(t *testing.T) {
 }
 
 // countingJournal counts the reads of session queues and can hold the
-// next ListPending until the test lets it return.
+// next ListPending (or CountPending) until the test lets it return.
 type countingJournal struct {
 	store.Journal
-	mu    sync.Mutex
-	reads int
-	hold  chan chan struct{} // when set, ListPending sends a release channel and waits on it
+	mu        sync.Mutex
+	reads     int
+	hold      chan chan struct{} // when set, ListPending sends a release channel and waits on it
+	holdCount chan chan struct{} // likewise for CountPending
 }
 
 func (j *countingJournal) ListPending(ctx context.Context, key string, limit int) ([]store.Entry, error) {
@@ -652,8 +653,16 @@ func (j *countingJournal) ListPending(ctx context.Context, key string, limit int
 func (j *countingJournal) CountPending(ctx context.Context, key string) (int, error) {
 	j.mu.Lock()
 	j.reads++
+	hold := j.holdCount
+	j.holdCount = nil
 	j.mu.Unlock()
-	return j.Journal.CountPending(ctx, key)
+	n, err := j.Journal.CountPending(ctx, key)
+	if hold != nil {
+		release := make(chan struct{})
+		hold <- release
+		<-release
+	}
+	return n, err
 }
 
 func (j *countingJournal) count() int {
@@ -746,5 +755,66 @@ func TestIdleKeepsALaneWithWaitingEntries(t *testing.T) {
 	defer f.q.mu.Unlock()
 	if f.q.lanes["k"] != l || !l.running {
 		t.Fatal("the lane was removed or stopped")
+	}
+}
+
+// TestIdleKeepsALaneARacingEnqueueQueuedInto: the drain found the session
+// queue empty with a journal read that an Enqueue overtook (the entry is
+// queued in the journal, the mirror unknown, the Enqueue's kick not yet
+// run: it is in the cap's count); the lane must not end on that read.
+// It did, and was removed: the kick then made a new lane, known and
+// empty, which ended at once, and the entry stayed queued with no lane to
+// run it until a restart (the gateway's TestOlderMessageTakenWhileANewer-
+// OneWaits lost "six" so now and then).
+func TestIdleKeepsALaneARacingEnqueueQueuedInto(t *testing.T) {
+	t.Parallel()
+	var j *countingJournal
+	f := newFixtureWith(t, Policy{}, func(o *Options) { j = &countingJournal{Journal: o.Journal}; o.Journal = j })
+	hold, holdCount := make(chan chan struct{}), make(chan chan struct{})
+	j.mu.Lock()
+	j.hold, j.holdCount = hold, holdCount
+	j.mu.Unlock()
+	// The session's queue changed behind the mirror (entries handed over,
+	// none left by now): the lane reads the journal, finds nothing, and is
+	// held before it looks at what it read.
+	f.q.Kick("k")
+	readEmpty := <-hold
+	six := f.direct("six")
+	enqueued := make(chan struct{})
+	go func() {
+		defer close(enqueued)
+		f.q.Enqueue("k", []Item{six})
+	}()
+	counting := <-holdCount // six is queued; Enqueue's cap counts, its kick is to come
+	drained := make(chan struct{})
+	go func() {
+		f.q.wg.Wait()
+		close(drained)
+	}()
+	close(readEmpty)
+	select {
+	case c := <-f.run.turns:
+		// The lane looked again and found six.
+		close(counting)
+		<-enqueued
+		if err := c.b.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := bodies(t, c.b); !equal(got, []string{"six"}) {
+			t.Fatalf("turn %v, want six", got)
+		}
+		c.done <- Ran
+	case <-drained:
+		close(counting)
+		<-enqueued
+		t.Errorf("the lane ended on a read an Enqueue overtook; six is %s in the journal", f.state(six.ID))
+		select {
+		case c := <-f.run.turns:
+			c.done <- Halt
+		case <-time.After(2 * time.Second): // a bound on a failing test
+			t.Fatal("six never runs: no lane knows it is queued")
+		}
+	case <-time.After(10 * time.Second): // a bound on a failing test
+		t.Fatal("the lane neither ran six nor ended")
 	}
 }
