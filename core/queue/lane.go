@@ -254,7 +254,7 @@ func (q *Queue) pending(l *lane) ([]store.Entry, error) {
 		q.mu.Unlock()
 		return pending, nil
 	}
-	stale := l.stale
+	stale, adding := l.stale, l.adding
 	q.mu.Unlock()
 	pending, err := q.journal.ListPending(q.ctx, l.key, 0)
 	if err != nil {
@@ -264,9 +264,10 @@ func (q *Queue) pending(l *lane) ([]store.Entry, error) {
 		return nil, err
 	}
 	q.mu.Lock()
-	// Kept as the mirror unless Enqueue queued something meanwhile that
-	// the read may have missed (it is then read again next time).
-	if !l.known && l.stale == stale {
+	// Kept as the mirror unless the session's queue changed behind it
+	// meanwhile or an Enqueue was under way (see lane.adding): it is then
+	// read again next time.
+	if !l.known && l.stale == stale && adding == 0 && l.adding == 0 {
 		l.waiting, l.known = slices.Clone(pending), true
 	}
 	q.mu.Unlock()
@@ -288,19 +289,19 @@ func (q *Queue) count(l *lane) (int, error) {
 // idle ends the lane when nothing was added meanwhile; it reports whether
 // the drain goroutine should return. A lane whose queue could not be read
 // stays (not known), so that a new lane never hides entries the journal
-// still holds for the session.
+// still holds for the session; so does one whose queue was not seen
+// empty (the read that found nothing was not kept: an Enqueue overtook
+// it, its entry may be queued in the journal and its kick still to come,
+// and the kick's drain reads the journal again; a new lane would start
+// known and empty, and the entry stayed queued with no lane to run it,
+// TestIdleKeepsALaneARacingEnqueueQueuedInto).
 func (q *Queue) idle(l *lane, err error) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	// An Enqueue may have added to the mirror after the drain looked and
 	// before its kick marks the lane dirty: the lane goes on rather than
 	// being removed with them (a new lane would start known and empty).
-	// Likewise while the mirror is not known: the read that found the
-	// queue empty was overtaken by an Enqueue (not kept, see pending),
-	// whose entry may be queued in the journal with its kick still to
-	// come; the lane looks again (TestIdleKeepsALaneARacingEnqueue-
-	// QueuedInto).
-	if (l.dirty || !l.known || len(l.waiting) > 0) && q.ctx.Err() == nil && err == nil {
+	if (l.dirty || l.known && len(l.waiting) > 0) && q.ctx.Err() == nil && err == nil {
 		return false
 	}
 	l.running = false
@@ -308,7 +309,7 @@ func (q *Queue) idle(l *lane, err error) bool {
 		l.forget()
 		return true
 	}
-	if l.active == nil && len(l.batch) == 0 {
+	if l.known && l.adding == 0 && l.active == nil && len(l.batch) == 0 {
 		delete(q.lanes, l.key)
 	}
 	return true
