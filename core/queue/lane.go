@@ -194,7 +194,11 @@ func (q *Queue) drain(l *lane, first *Batch) {
 		switch st {
 		case Ran:
 			l.took(b)
-		case Halt:
+		case Halt, Retry:
+			// After a failure the journal says what still waits: a
+			// mirror that went wrong (an entry in it no longer queued,
+			// whose start the journal refuses) is not retried for ever
+			// with the entries behind it.
 			l.forget()
 		}
 		// A halted lane stops, unless it was kicked meanwhile: the kick

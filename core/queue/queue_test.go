@@ -917,3 +917,38 @@ func TestKickDuringAReadIsNotLost(t *testing.T) {
 		t.Fatalf("the lane stopped; the handed entry is %s in the journal", f.state(handed.ID))
 	}
 }
+
+// TestRetryReadsTheJournalAgain: a turn that could not start (Retry) is
+// looked for again in the journal, not in the lane's mirror: an entry
+// the mirror holds by mistake (the journal refuses its start: it is no
+// longer queued) is not retried for ever ahead of the entries behind it.
+func TestRetryReadsTheJournalAgain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{})
+	ghost := f.direct("ghost")
+	if err := f.db.Enqueue(context.Background(), ghost.ID, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Start(context.Background(), ghost.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.q.mu.Lock()
+	f.q.lane("k").wait("k", []Item{ghost}) // in the mirror, started in the journal
+	f.q.mu.Unlock()
+	f.q.Recovered(1) // counted, as its Enqueue did
+	f.q.Enqueue("k", []Item{f.direct("next")})
+	c := f.run.next(t)
+	if err := c.b.Start(context.Background()); err == nil {
+		t.Fatalf("the journal started %v again", bodies(t, c.b))
+	}
+	c.done <- Retry
+	c = f.run.next(t)
+	if got := bodies(t, c.b); !equal(got, []string{"next"}) {
+		c.done <- Halt
+		t.Fatalf("after the retry %v, want next", got)
+	}
+	if err := c.b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.done <- Ran
+}
