@@ -194,7 +194,11 @@ func (q *Queue) drain(l *lane, first *Batch) {
 		switch st {
 		case Ran:
 			l.took(b)
-		case Halt:
+		case Halt, Retry:
+			// After a failure the journal says what still waits: a
+			// mirror that went wrong (an entry in it no longer queued,
+			// whose start the journal refuses) is not retried for ever
+			// with the entries behind it.
 			l.forget()
 		}
 		// A halted lane stops, unless it was kicked meanwhile: the kick
@@ -254,7 +258,7 @@ func (q *Queue) pending(l *lane) ([]store.Entry, error) {
 		q.mu.Unlock()
 		return pending, nil
 	}
-	stale := l.stale
+	stale, adding := l.stale, l.adding
 	q.mu.Unlock()
 	pending, err := q.journal.ListPending(q.ctx, l.key, 0)
 	if err != nil {
@@ -264,9 +268,10 @@ func (q *Queue) pending(l *lane) ([]store.Entry, error) {
 		return nil, err
 	}
 	q.mu.Lock()
-	// Kept as the mirror unless Enqueue queued something meanwhile that
-	// the read may have missed (it is then read again next time).
-	if !l.known && l.stale == stale {
+	// Kept as the mirror unless the session's queue changed behind it
+	// meanwhile or an Enqueue was under way (see lane.adding): it is then
+	// read again next time.
+	if !l.known && l.stale == stale && adding == 0 && l.adding == 0 {
 		l.waiting, l.known = slices.Clone(pending), true
 	}
 	q.mu.Unlock()
@@ -288,7 +293,12 @@ func (q *Queue) count(l *lane) (int, error) {
 // idle ends the lane when nothing was added meanwhile; it reports whether
 // the drain goroutine should return. A lane whose queue could not be read
 // stays (not known), so that a new lane never hides entries the journal
-// still holds for the session.
+// still holds for the session; so does one whose queue was not seen
+// empty (the read that found nothing was not kept: an Enqueue overtook
+// it, its entry may be queued in the journal and its kick still to come,
+// and the kick's drain reads the journal again; a new lane would start
+// known and empty, and the entry stayed queued with no lane to run it,
+// TestIdleKeepsALaneARacingEnqueueQueuedInto).
 func (q *Queue) idle(l *lane, err error) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -303,7 +313,7 @@ func (q *Queue) idle(l *lane, err error) bool {
 		l.forget()
 		return true
 	}
-	if l.active == nil && len(l.batch) == 0 {
+	if l.known && l.adding == 0 && l.active == nil && len(l.batch) == 0 {
 		delete(q.lanes, l.key)
 	}
 	return true

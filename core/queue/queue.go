@@ -136,9 +136,16 @@ type lane struct {
 	// lane is removed only once its queue was seen empty.
 	waiting []store.Entry
 	known   bool
-	// stale counts the entries Enqueue queued while known was clear; a
-	// read of the journal that raced with one is used once, not kept.
-	stale int
+	// stale counts the changes made behind the mirror while known was
+	// clear (entries Enqueue queued, forgets); adding counts the Enqueues
+	// whose entries are queued in the journal, or about to be, and not yet
+	// in the mirror. A read of the journal that raced with either is used
+	// once, not kept: it may lack an entry, or hold one that its Enqueue
+	// adds to the mirror after a turn already took it from the read (the
+	// lane then ran it again, or stuck on it). A lane with adding is not
+	// removed.
+	stale  int
+	adding int
 }
 
 // New returns a Queue; lanes start on Enqueue or Kick.
@@ -247,6 +254,20 @@ func (q *Queue) Enqueue(key string, items []Item) {
 	if len(items) == 1 && q.startNow(key, items[0]) {
 		return
 	}
+	// Until the entries are in the mirror (or steered), no read of the
+	// journal is kept as the mirror (see lane.adding).
+	q.mu.Lock()
+	l := q.lane(key)
+	l.adding++
+	q.mu.Unlock()
+	landed := false
+	defer func() {
+		if !landed {
+			q.mu.Lock()
+			l.adding--
+			q.mu.Unlock()
+		}
+	}()
 	ids := make([]int64, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
@@ -259,7 +280,6 @@ func (q *Queue) Enqueue(key string, items []Item) {
 	pol := q.currentPolicy()
 	instance := items[len(items)-1].Message.Instance
 	q.mu.Lock()
-	l := q.lane(key)
 	if len(items) > 1 {
 		for _, id := range ids {
 			l.batch[id] = ids[0]
@@ -283,8 +303,9 @@ func (q *Queue) Enqueue(key string, items []Item) {
 		}
 	}
 	q.mu.Lock()
-	l = q.lane(key)
 	l.wait(key, items)
+	l.adding--
+	landed = true
 	q.mu.Unlock()
 	q.applyCap(pol, key, instance)
 	if run != nil && q.seen != nil && mode != Interrupt {
@@ -300,7 +321,6 @@ func (l *lane) wait(key string, items []Item) {
 	for _, it := range items {
 		if !l.known || it.Raw == nil {
 			l.forget()
-			l.stale++
 			continue
 		}
 		m := &it.Message
@@ -318,10 +338,12 @@ func (l *lane) wait(key string, items []Item) {
 	}
 }
 
-// forget makes the next look at the session's queue read the journal.
+// forget makes the next look at the session's queue read the journal;
+// a read under way is not kept.
 func (l *lane) forget() {
 	l.known = false
 	l.waiting = nil
+	l.stale++
 }
 
 // took removes the entries of a batch a turn took from the mirror.

@@ -626,12 +626,28 @@ func TestStartNowRetry(t *testing.T) {
 }
 
 // countingJournal counts the reads of session queues and can hold the
-// next ListPending until the test lets it return.
+// next ListPending (CountPending, Enqueue) until the test lets it return.
 type countingJournal struct {
 	store.Journal
-	mu    sync.Mutex
-	reads int
-	hold  chan chan struct{} // when set, ListPending sends a release channel and waits on it
+	mu        sync.Mutex
+	reads     int
+	hold      chan chan struct{} // when set, ListPending sends a release channel and waits on it
+	holdCount chan chan struct{} // likewise for CountPending
+	holdQueue chan chan struct{} // and for Enqueue, once the entry is queued
+}
+
+func (j *countingJournal) Enqueue(ctx context.Context, id int64, key string) error {
+	j.mu.Lock()
+	hold := j.holdQueue
+	j.holdQueue = nil
+	j.mu.Unlock()
+	err := j.Journal.Enqueue(ctx, id, key)
+	if hold != nil {
+		release := make(chan struct{})
+		hold <- release
+		<-release
+	}
+	return err
 }
 
 func (j *countingJournal) ListPending(ctx context.Context, key string, limit int) ([]store.Entry, error) {
@@ -652,8 +668,16 @@ func (j *countingJournal) ListPending(ctx context.Context, key string, limit int
 func (j *countingJournal) CountPending(ctx context.Context, key string) (int, error) {
 	j.mu.Lock()
 	j.reads++
+	hold := j.holdCount
+	j.holdCount = nil
 	j.mu.Unlock()
-	return j.Journal.CountPending(ctx, key)
+	n, err := j.Journal.CountPending(ctx, key)
+	if hold != nil {
+		release := make(chan struct{})
+		hold <- release
+		<-release
+	}
+	return n, err
 }
 
 func (j *countingJournal) count() int {
@@ -747,4 +771,184 @@ func TestIdleKeepsALaneWithWaitingEntries(t *testing.T) {
 	if f.q.lanes["k"] != l || !l.running {
 		t.Fatal("the lane was removed or stopped")
 	}
+}
+
+// drained is closed once the queue's lanes have all stopped draining. No
+// lane may start (Add) before the call.
+func drained(q *Queue) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		q.wg.Wait()
+		close(c)
+	}()
+	return c
+}
+
+// TestIdleKeepsALaneARacingEnqueueQueuedInto: the drain found the session
+// queue empty with a journal read that an Enqueue overtook (the entry is
+// queued in the journal, the mirror not known, the Enqueue's kick not yet
+// run: the cap is counting). The lane was removed on that read: the kick
+// then made a new lane, known and empty, which ended at once, and the
+// entry stayed queued with no lane to run it until a restart (the
+// gateway's TestOlderMessageTakenWhileANewerOneWaits lost "six" so).
+func TestIdleKeepsALaneARacingEnqueueQueuedInto(t *testing.T) {
+	t.Parallel()
+	var j *countingJournal
+	f := newFixtureWith(t, Policy{}, func(o *Options) { j = &countingJournal{Journal: o.Journal}; o.Journal = j })
+	hold, holdCount := make(chan chan struct{}), make(chan chan struct{})
+	j.mu.Lock()
+	j.hold, j.holdCount = hold, holdCount
+	j.mu.Unlock()
+	// The session's queue changed behind the mirror (entries handed over,
+	// none left by now): the lane reads the journal, finds nothing, and is
+	// held before it looks at what it read.
+	f.q.Kick("k")
+	readEmpty := <-hold
+	six := f.direct("six")
+	enqueued := make(chan struct{})
+	go func() {
+		defer close(enqueued)
+		f.q.Enqueue("k", []Item{six})
+	}()
+	counting := <-holdCount // six is queued; the cap counts, the kick is to come
+	first := drained(f.q)
+	close(readEmpty)
+	var c turnCall
+	select {
+	case c = <-f.run.turns: // the lane looked again
+	case <-first: // the lane stopped: the kick must find it
+		close(counting)
+		<-enqueued
+		second := drained(f.q)
+		select {
+		case c = <-f.run.turns:
+		case <-second:
+			t.Fatalf("six is %s in the journal and no lane runs it", f.state(six.ID))
+		}
+	case <-time.After(10 * time.Second): // a bound on a failing test
+		t.Fatal("the lane neither ran six nor stopped")
+	}
+	if err := c.b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := bodies(t, c.b); !equal(got, []string{"six"}) {
+		t.Fatalf("turn %v, want six", got)
+	}
+	c.done <- Ran
+}
+
+// TestEnqueueUnderWayIsNotReadIntoTheMirror: a journal read of the
+// session queue that lists an entry whose Enqueue has not yet added it to
+// the mirror is used once, not kept. It was kept: a turn took the entry
+// from it, the Enqueue then added it to the mirror again, and the lane
+// handed it out a second time (in the gateway the lane stuck on it, its
+// entry no longer queued, and the messages behind it never ran: "six"
+// after "five").
+func TestEnqueueUnderWayIsNotReadIntoTheMirror(t *testing.T) {
+	t.Parallel()
+	var j *countingJournal
+	f := newFixtureWith(t, Policy{}, func(o *Options) { j = &countingJournal{Journal: o.Journal}; o.Journal = j })
+	four := f.item("four")
+	if err := f.db.Enqueue(context.Background(), four.ID, "k"); err != nil {
+		t.Fatal(err)
+	}
+	f.q.Recovered(1)
+	f.q.Kick("k")
+	c4 := f.run.begin(t)
+	f.q.Kick("k") // more handed over meanwhile (none by the time it looks)
+	holdQueue := make(chan chan struct{})
+	j.mu.Lock()
+	j.holdQueue = holdQueue
+	j.mu.Unlock()
+	enqueued := make(chan struct{})
+	go func() {
+		defer close(enqueued)
+		f.q.Enqueue("k", []Item{f.direct("five")})
+	}()
+	queued := <-holdQueue // five is queued in the journal, not in the mirror
+	c4.done <- Ran
+	// The lane reads the journal (four's turn ran; it was kicked): five.
+	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"five"}) {
+		t.Fatalf("turn %v, want five", got)
+	}
+	<-drained(f.q) // the lane found nothing more
+	close(queued)
+	<-enqueued
+	select {
+	case c := <-f.run.turns:
+		c.done <- Halt
+		t.Fatalf("a turn of %v after five ran: five was handed out again", bodies(t, c.b))
+	case <-drained(f.q):
+	}
+}
+
+// TestKickDuringAReadIsNotLost: entries queued behind the lane's back
+// (handed over) come with a Kick; a journal read under way when it comes
+// may lack them and is not kept as the mirror (it was: the lane then
+// found its mirror empty and stopped, the entries left queued).
+func TestKickDuringAReadIsNotLost(t *testing.T) {
+	t.Parallel()
+	var j *countingJournal
+	f := newFixtureWith(t, Policy{}, func(o *Options) { j = &countingJournal{Journal: o.Journal}; o.Journal = j })
+	hold := make(chan chan struct{})
+	j.mu.Lock()
+	j.hold = hold
+	j.mu.Unlock()
+	f.q.Kick("k")
+	read := <-hold // the lane read an empty queue
+	handed := f.item("handed")
+	if err := f.db.Enqueue(context.Background(), handed.ID, "k"); err != nil {
+		t.Fatal(err)
+	}
+	f.q.Recovered(1)
+	f.q.Kick("k")
+	first := drained(f.q)
+	close(read)
+	select {
+	case c := <-f.run.turns:
+		if err := c.b.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := bodies(t, c.b); !equal(got, []string{"handed"}) {
+			t.Fatalf("turn %v, want handed", got)
+		}
+		c.done <- Ran
+	case <-first:
+		t.Fatalf("the lane stopped; the handed entry is %s in the journal", f.state(handed.ID))
+	}
+}
+
+// TestRetryReadsTheJournalAgain: a turn that could not start (Retry) is
+// looked for again in the journal, not in the lane's mirror: an entry
+// the mirror holds by mistake (the journal refuses its start: it is no
+// longer queued) is not retried for ever ahead of the entries behind it.
+func TestRetryReadsTheJournalAgain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{})
+	ghost := f.direct("ghost")
+	if err := f.db.Enqueue(context.Background(), ghost.ID, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Start(context.Background(), ghost.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.q.mu.Lock()
+	f.q.lane("k").wait("k", []Item{ghost}) // in the mirror, started in the journal
+	f.q.mu.Unlock()
+	f.q.Recovered(1) // counted, as its Enqueue did
+	f.q.Enqueue("k", []Item{f.direct("next")})
+	c := f.run.next(t)
+	if err := c.b.Start(context.Background()); err == nil {
+		t.Fatalf("the journal started %v again", bodies(t, c.b))
+	}
+	c.done <- Retry
+	c = f.run.next(t)
+	if got := bodies(t, c.b); !equal(got, []string{"next"}) {
+		c.done <- Halt
+		t.Fatalf("after the retry %v, want next", got)
+	}
+	if err := c.b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.done <- Ran
 }
