@@ -83,15 +83,32 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 				return err
 			}
 		}
+		cost := r.ClaudeCost
 		if u := r.Session; u != nil {
 			if u.Key == "" {
 				return errors.New("session update: empty key")
 			}
-			if _, err := t.updateSession(u.Key, u.Fn, now); err != nil {
+			fn := u.Fn
+			if c := cost; c != nil && c.Key == u.Key {
+				// The same row: claude's total goes in the update's one
+				// write, on setClaudeCost's terms (the row, written by the
+				// update, is of c's claude session).
+				cost = nil
+				fn = func(s *store.Session, found bool) error {
+					if err := u.Fn(s, found); err != nil {
+						return err
+					}
+					if s.ClaudeSessionID == c.Of {
+						s.ClaudeCostUSD, s.ClaudeCostOf = c.USD, c.Of
+					}
+					return nil
+				}
+			}
+			if _, err := t.updateSession(u.Key, fn, now); err != nil {
 				return err
 			}
 		}
-		if c := r.ClaudeCost; c != nil {
+		if c := cost; c != nil {
 			if err := t.setClaudeCost(*c); err != nil {
 				return err
 			}
