@@ -103,6 +103,11 @@ func Visible(src string, f Flavour) string {
 	return vis
 }
 
+// RenderVisible is Render(src, f) and Visible(src, f) from one
+// rendering: for a channel that sends the one and measures the other (or
+// falls back to it), at half the cost of calling both.
+func RenderVisible(src string, f Flavour) (out, visible string) { return render(src, f) }
+
 // Len is the length of Visible(src, f) in unit: what a channel's limit is
 // compared with.
 func Len(src string, f Flavour, unit channel.LengthUnit) int {

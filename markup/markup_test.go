@@ -54,6 +54,21 @@ func TestRenderGolden(t *testing.T) {
 	golden(t, "blocks.html-subset.visible.golden", Visible(src, HTMLSubset)+"\n")
 }
 
+// TestRenderVisible: RenderVisible's two results are Render's and
+// Visible's, in every flavour.
+func TestRenderVisible(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"blocks", "reply"} {
+		src := readInput(t, name)
+		for _, f := range flavours {
+			out, vis := RenderVisible(src, f)
+			if out != Render(src, f) || vis != Visible(src, f) {
+				t.Errorf("%s in %s: RenderVisible differs from Render and Visible", name, f)
+			}
+		}
+	}
+}
+
 // TestSplitGolden: the pieces of a reply split at 120 UTF-16 units in
 // each flavour, each rendered (emoji across a split, a fence closed and
 // reopened, a table's header repeated).

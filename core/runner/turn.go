@@ -12,8 +12,10 @@ type Turn struct {
 	mu      sync.Mutex
 	pending []Event
 	ended   bool
-	wake    chan struct{}
-	out     chan Event
+	// forwarding: a forward goroutine is handing pending to out (it
+	// closes out once the turn ended and pending is empty).
+	forwarding bool
+	out        chan Event
 	// text is when the first assistant text was read (guarded by mu; zero before).
 	text time.Time
 
@@ -28,10 +30,12 @@ type Turn struct {
 	steering steering
 }
 
+// outBuffer is how many events Events holds before a reader takes them;
+// more wait in Turn.pending, handed over by a forward goroutine.
+const outBuffer = 16
+
 func newTurn(key string) *Turn {
-	t := &Turn{key: key, wake: make(chan struct{}, 1), out: make(chan Event), abortCh: make(chan struct{}), done: make(chan struct{})}
-	go t.forward()
-	return t
+	return &Turn{key: key, out: make(chan Event, outBuffer), abortCh: make(chan struct{}), done: make(chan struct{})}
 }
 
 // Events yields the turn's events in order; the last is EventResult, then the channel is
@@ -54,31 +58,41 @@ func (t *Turn) Wait() Result {
 // Done is closed when the turn has ended (its Result is final).
 func (t *Turn) Done() <-chan struct{} { return t.done }
 
+// emit queues e. It never blocks: while nothing is pending, e goes
+// straight into out's buffer, so the reader gets it with no goroutine in
+// between (a turn's result reaches the reply's path one hand-over
+// sooner); behind pending events, or with the buffer full, e is pending
+// and a forward goroutine hands it over in order.
 func (t *Turn) emit(e Event) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.text.IsZero() && (e.Kind == EventText || e.Kind == EventTextDelta) {
 		t.text = e.At
 	}
-	t.pending = append(t.pending, e)
-	t.mu.Unlock()
-	select {
-	case t.wake <- struct{}{}:
-	default:
+	if !t.forwarding {
+		select {
+		case t.out <- e:
+			return
+		default:
+		}
+		t.forwarding = true
+		go t.forward()
 	}
+	t.pending = append(t.pending, e)
 }
 
+// forward hands the pending events to out in order; it returns when none
+// is left, closing out when the turn has ended.
 func (t *Turn) forward() {
 	for {
 		t.mu.Lock()
 		if len(t.pending) == 0 {
-			ended := t.ended
-			t.mu.Unlock()
-			if ended {
+			t.forwarding = false
+			if t.ended {
 				close(t.out)
-				return
 			}
-			<-t.wake
-			continue
+			t.mu.Unlock()
+			return
 		}
 		e := t.pending[0]
 		t.pending = t.pending[1:]
@@ -101,11 +115,10 @@ func (t *Turn) finish(res Result) {
 	t.emit(Event{Kind: EventResult, Result: &r, At: time.Now()})
 	t.mu.Lock()
 	t.ended = true
-	t.mu.Unlock()
-	select {
-	case t.wake <- struct{}{}:
-	default:
+	if !t.forwarding {
+		close(t.out) // else forward closes it after the last event
 	}
+	t.mu.Unlock()
 }
 
 func (t *Turn) abort(kind ErrorKind) {

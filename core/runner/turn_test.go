@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"strconv"
 	"testing"
 	"time"
 )
@@ -51,5 +52,61 @@ func TestFinishedTurn(t *testing.T) {
 	// Wait without reading Events, and a turn without events.
 	if got := FinishedTurn(Result{Err: newError(KindCrash, "x")}).Wait(); got.Err == nil || got.Err.Kind != KindCrash {
 		t.Fatalf("Wait = %+v", got)
+	}
+}
+
+// TestTurnEventsInOrder: events reach Events in the order emitted and the
+// result comes last, then the channel closes, whether the reader keeps up
+// (events go straight into the channel's buffer) or lags behind it
+// (events wait in pending for a forward goroutine), and across the switch
+// between the two.
+func TestTurnEventsInOrder(t *testing.T) {
+	t.Parallel()
+	tu, emit, finish := StreamedTurn()
+	const n = 10 * outBuffer
+	got := make(chan []string, 1)
+	step := make(chan int)
+	go func() {
+		var texts []string
+		// Reads in bursts at the emitter's pace: a burst of k events is
+		// read once step says k.
+		for k := range step {
+			for range k {
+				texts = append(texts, (<-tu.Events()).Text)
+			}
+		}
+		for e := range tu.Events() {
+			if e.Kind == EventResult {
+				texts = append(texts, "result:"+e.Result.Text)
+				continue
+			}
+			texts = append(texts, e.Text)
+		}
+		got <- texts
+	}()
+	i := 0
+	next := func(k int) {
+		for range k {
+			emit(Event{Kind: EventText, Text: strconv.Itoa(i)})
+			i++
+		}
+	}
+	next(3) // read at once: the direct path
+	step <- 3
+	next(3 * outBuffer) // the buffer full: pending behind it
+	step <- outBuffer
+	next(5)
+	step <- 2*outBuffer + 5
+	next(n - i) // the rest, read after the result
+	close(step)
+	finish(Result{Text: "done"})
+	texts := <-got
+	if len(texts) != n+1 || texts[n] != "result:done" {
+		t.Fatalf("%d events, last %q; want %d and the result last", len(texts), texts[len(texts)-1], n+1)
+	}
+	for k := range n {
+		if texts[k] != strconv.Itoa(k) {
+			t.Fatalf("event %d is %q: out of order", k, texts[k])
+		}
 	}
 }

@@ -191,7 +191,7 @@ type rendering struct {
 // measured so (markup.Split), so that is a text longer than declared.
 func renderings(text string, format channel.Format, limit int) (out []rendering, ok bool) {
 	if format == channel.FormatMarkdown {
-		html, vis := markup.Render(text, markup.HTMLSubset), markup.Visible(text, markup.HTMLSubset)
+		html, vis := markup.RenderVisible(text, markup.HTMLSubset)
 		if strings.TrimSpace(vis) != "" {
 			if channel.TextLen(vis, channel.LengthUTF16) > limit {
 				return nil, false

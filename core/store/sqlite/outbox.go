@@ -83,23 +83,46 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 				return err
 			}
 		}
-		if u := r.Session; u != nil {
-			if u.Key == "" {
-				return errors.New("session update: empty key")
-			}
-			if _, err := t.updateSession(u.Key, u.Fn, now); err != nil {
-				return err
-			}
-		}
-		if c := r.ClaudeCost; c != nil {
-			if err := t.setClaudeCost(*c); err != nil {
-				return err
-			}
+		if err := t.replySession(r, now); err != nil {
+			return err
 		}
 		return t.insertChunks(r, now)
 	})
 	if err != nil {
 		return fmt.Errorf("record reply to %d: %w", r.JournalID, err)
+	}
+	return nil
+}
+
+// replySession writes the reply's session bookkeeping and claude's
+// running total. Of one session they are one write of its row: the total
+// goes in the update's, on setClaudeCost's terms (the row, written by the
+// update, is of the total's claude session).
+func (t *wtx) replySession(r store.Reply, now time.Time) error {
+	cost := r.ClaudeCost
+	if u := r.Session; u != nil {
+		if u.Key == "" {
+			return errors.New("session update: empty key")
+		}
+		fn := u.Fn
+		if c := cost; c != nil && c.Key == u.Key {
+			cost = nil
+			fn = func(s *store.Session, found bool) error {
+				if err := u.Fn(s, found); err != nil {
+					return err
+				}
+				if s.ClaudeSessionID == c.Of {
+					s.ClaudeCostUSD, s.ClaudeCostOf = c.USD, c.Of
+				}
+				return nil
+			}
+		}
+		if _, err := t.updateSession(u.Key, fn, now); err != nil {
+			return err
+		}
+	}
+	if cost != nil {
+		return t.setClaudeCost(*cost)
 	}
 	return nil
 }

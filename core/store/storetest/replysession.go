@@ -12,7 +12,8 @@ import (
 // transaction, as UpdateSession would make it (a stored row changed, a
 // missing one created), before its ClaudeCost; an error of its function,
 // or a reply the journal refuses, writes neither the reply nor the
-// session; the update survives a restart with the reply.
+// session; a ClaudeCost of another claude session than the updated row's
+// is left out; the update survives a restart with the reply.
 func testReplySession(t *testing.T, e *env) {
 	ctx := context.Background()
 	s := e.open()
@@ -86,9 +87,19 @@ func testReplySession(t *testing.T, e *env) {
 	if err := s.RecordReply(ctx, store.Reply{JournalID: c, Text: "r", Session: &store.SessionUpdate{Fn: turn}}); err == nil {
 		t.Fatal("a session update without a key was taken")
 	}
+	// claude's total of another claude session than the one the update
+	// leaves the row with is not written; the update is.
+	d := started(4)
+	if err := s.RecordReply(ctx, store.Reply{JournalID: d, Text: "r", Chunks: []string{"r"},
+		Session: &store.SessionUpdate{Key: "k", Fn: turn}, ClaudeCost: &store.ClaudeCost{Key: "k", Of: "c0", USD: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	if x, err := s.Session(ctx, "k"); err != nil || x.Turns != 3 || x.ClaudeCostUSD != 0.5 || x.ClaudeCostOf != "c1" {
+		t.Fatalf("session after a reply with another claude session's total: %+v, %v; want 3 turns, claude's total still 0.5 of c1", x, err)
+	}
 	s.Close()
 	s = e.open()
-	if x, err := s.Session(ctx, "k"); err != nil || x.Turns != 2 || x.Model != "m" {
+	if x, err := s.Session(ctx, "k"); err != nil || x.Turns != 3 || x.Model != "m" {
 		t.Fatalf("session after a restart: %+v, %v", x, err)
 	}
 }
