@@ -66,6 +66,9 @@ func (t *Turn) Done() <-chan struct{} { return t.done }
 func (t *Turn) emit(e Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.ended {
+		return // Events is closed, or about to be: a late event is dropped, not sent on a closed channel
+	}
 	if t.text.IsZero() && (e.Kind == EventText || e.Kind == EventTextDelta) {
 		t.text = e.At
 	}

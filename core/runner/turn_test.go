@@ -110,3 +110,20 @@ func TestTurnEventsInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnEventAfterItsEndIsDropped: an event that comes after the turn
+// ended (a reader still running when the turn gave up on it) is dropped;
+// with Events written straight into its buffer, it would be sent on the
+// closed channel and panic the host.
+func TestTurnEventAfterItsEndIsDropped(t *testing.T) {
+	tr := newTurn("k")
+	tr.finish(Result{})
+	tr.emit(Event{Kind: EventText, Text: "late"})
+	var kinds []EventKind
+	for e := range tr.Events() {
+		kinds = append(kinds, e.Kind)
+	}
+	if len(kinds) != 1 || kinds[0] != EventResult {
+		t.Fatalf("events %v, want the result alone", kinds)
+	}
+}
