@@ -195,8 +195,14 @@ func TestZygoteOneClaudeAtATime(t *testing.T) {
 		t.Fatalf("the helper is %s", after)
 	}
 	// claude's mount namespace lived on its process and the helper's discarded
-	// thread only: no task on the machine is left in it.
-	tasks, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/ns/mnt")
+	// thread only: no task of the helper is left in it. (Not every task on the
+	// machine: once freed, the namespace's number may be another's already, one
+	// made by a test beside this one.)
+	helper := strconv.Itoa(z.helperPID())
+	tasks, _ := filepath.Glob("/proc/" + helper + "/task/[0-9]*/ns/mnt")
+	if len(tasks) == 0 {
+		t.Fatalf("no tasks of the helper %s", helper)
+	}
 	for _, task := range tasks {
 		if l, _ := os.Readlink(task); l == mnt {
 			t.Errorf("%s is still in claude's mount namespace %s", task, mnt)

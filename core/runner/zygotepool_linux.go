@@ -265,7 +265,9 @@ func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
 	if tell != nil {
 		tell <- z
 	}
-	zp.log.Debug("claude's sandbox is empty again: it takes the agent's next start", "agent", k.agent, "helper", z.helperPID())
+	if zp.log.IsDebug() {
+		zp.log.Debug("claude's sandbox is empty again: it takes the agent's next start", "agent", k.agent, "helper", z.helperPID())
+	}
 }
 
 // close stops every idle sandbox; those in use stop when their claude has exited.
@@ -364,7 +366,9 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 	}()
 	p.run = &recycledProc{zygoteProc: run, release: func() { zp.giveBack(k, z) }}
 	p.pid = run.PID()
-	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", "recycled", "helper", z.helperPID())
+	if r.log.IsDebug() { // helperPID reads /proc the first time
+		r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", "recycled", "helper", z.helperPID())
+	}
 	readerDone := make(chan struct{})
 	dead := make(chan struct{})
 	go r.readStdout(p, outR, dead, readerDone)
