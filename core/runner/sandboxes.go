@@ -7,6 +7,11 @@ import (
 	"strings"
 )
 
+// ZygoteEnv, set to "1" in the host's environment, runs sandboxed claudes in recycled
+// sandboxes (zygote_linux.go, Linux only) instead of a bubblewrap per start. Off by default
+// while the recycling is new (issue 58); SandboxState says which one an agent uses and why.
+const ZygoteEnv = "CLAWHOST_SANDBOX_HELPER"
+
 // sandboxKey is what decides an agent's sandbox: its mode (Config.Sandbox) and the user
 // claude runs as (the probe runs as that user: bubblewrap may work for root and not for
 // another user, or the other way round).

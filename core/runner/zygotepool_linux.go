@@ -13,11 +13,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// ZygoteEnv, set to "1" in the host's environment, runs sandboxed claudes in recycled
-// sandboxes (zygote_linux.go) instead of a bubblewrap per start. Off by default while the
-// recycling is new (issue 58); SandboxState says which one an agent uses and why.
-const ZygoteEnv = "CLAWHOST_SANDBOX_HELPER"
-
 // zygoteSpares is the fewest idle sandboxes an agent keeps: one made off the turn's path
 // for the next start, and one more so a start right after an exit need not wait for the
 // recycled one. An agent keeps as many as turns may run at once (Config.MaxConcurrent)
