@@ -213,6 +213,32 @@ func TestZygoteOneClaudeAtATime(t *testing.T) {
 	}
 }
 
+// TestZygoteEnvLastWins: a variable named twice in a start's environment reaches claude
+// once, with its last value and in its last place, as os/exec gives it to bubblewrap per
+// start. The runner's
+// environment is the host's with the agent's after it (HOME among them): given both,
+// claude (node reads the first) ran with the operator's HOME, not the agent's.
+func TestZygoteEnvLastWins(t *testing.T) {
+	z := testZygote(t, "")
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	must(t, err)
+	defer out.Close()
+	devnull, err := os.Open(os.DevNull)
+	must(t, err)
+	defer devnull.Close()
+	p, err := z.run(zygoteRequest{Argv: []string{"/usr/bin/env"}, Env: []string{"HOME=/root", "A=1", "HOME=/agent", "B=2", "NOVALUE"}, Dir: "/"}, devnull, out, out)
+	must(t, err)
+	defer p.Release()
+	if code := p.Wait(); code != 0 {
+		t.Fatalf("env exited %d", code)
+	}
+	b, err := os.ReadFile(out.Name())
+	must(t, err)
+	if got, want := strings.Fields(string(b)), []string{"A=1", "HOME=/agent", "B=2", "NOVALUE"}; !slices.Equal(got, want) {
+		t.Fatalf("claude's environment %q, want %q", got, want)
+	}
+}
+
 // TestZygoteSignalAndDeath: Signal reaches claude and what it started; a helper that dies
 // fails its running claude's Wait as a crash does.
 func TestZygoteSignalAndDeath(t *testing.T) {
