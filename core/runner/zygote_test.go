@@ -392,6 +392,34 @@ exec `+real+` "$@"
 	}
 }
 
+// TestZygoteWanted: recycled sandboxes are tried by default in a binary that is a helper
+// (EnableSandboxHelper: clawhost's, this test binary), never by default in one that is
+// not; CLAWHOST_SANDBOX_HELPER=0 makes every sandbox per start and says so, =1 tries them
+// in any binary.
+func TestZygoteWanted(t *testing.T) {
+	defer helperBinary.Store(helperBinary.Load())
+	for _, tc := range []struct {
+		env     string
+		helper  bool
+		want    bool
+		why     string
+		comment string
+	}{
+		{"", true, true, "", "the default in clawhost"},
+		{"", false, false, "", "a binary that is no helper"},
+		{"0", true, true, "CLAWHOST_SANDBOX_HELPER=0", "the escape hatch"},
+		{"0", false, true, "CLAWHOST_SANDBOX_HELPER=0", "the escape hatch, said in any binary"},
+		{"1", false, true, "", "forced (tests)"},
+		{"yes", true, true, "", "anything else is the default"},
+	} {
+		t.Setenv(ZygoteEnv, tc.env)
+		helperBinary.Store(tc.helper)
+		if want, why := zygoteWanted(); want != tc.want || why != tc.why {
+			t.Errorf("%s (%q, helper %v): %v %q, want %v %q", tc.comment, tc.env, tc.helper, want, why, tc.want, tc.why)
+		}
+	}
+}
+
 // BenchmarkRecycledTurns: 200 turns, each starting a fake claude (a new session; 4 at
 // once over 40 chats, max_warm 2), with sandbox = "off", bubblewrap per start and recycled
 // sandboxes, rounds interleaved; reported: each one's wall time and the two sandboxed

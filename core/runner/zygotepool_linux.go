@@ -114,13 +114,29 @@ func probeZygote(bwrap, exe string) (*zygote, error) {
 	return z, nil
 }
 
-// setupZygotes decides, with ZygoteEnv set, whether each sandboxed agent's claudes start
-// in recycled sandboxes, and says so in its sandbox state.
+// zygoteWanted is whether New tries recycled sandboxes (ZygoteEnv), and, when it tries
+// though told not to (ZygoteEnv=0), why each sandbox is made per start.
+func zygoteWanted() (want bool, why string) {
+	switch os.Getenv(ZygoteEnv) {
+	case "0":
+		return true, ZygoteEnv + "=0"
+	case "1":
+		return true, ""
+	}
+	return helperBinary.Load(), ""
+}
+
+// setupZygotes decides whether each sandboxed agent's claudes start in recycled sandboxes
+// (zygoteWanted), and says so in its sandbox state.
 func (r *Runner) setupZygotes() {
-	if os.Getenv(ZygoteEnv) != "1" {
+	want, why := zygoteWanted()
+	if !want {
 		return
 	}
-	why := zygoteUnsupported()
+	if why == "" {
+		why = zygoteUnsupported()
+	}
+	forced := os.Getenv(ZygoteEnv) == "1"
 	exe, err := os.Executable()
 	if why == "" && err != nil {
 		why = "the host's executable: " + err.Error()
@@ -144,7 +160,11 @@ func (r *Runner) setupZygotes() {
 		}
 		if why != "" {
 			sb.helper, sb.state = "per start", "bubblewrap (per start: "+why+")"
-			r.log.Warn("claude's sandbox is made per start", "agent", c.Name, "why", why)
+			if forced {
+				r.log.Warn("claude's sandbox is made per start", "agent", c.Name, "why", why)
+			} else {
+				r.log.Info("claude's sandbox is made per start", "agent", c.Name, "why", why)
+			}
 		} else {
 			sb.helper, sb.state = "recycled", "bubblewrap (recycled)"
 		}
