@@ -420,6 +420,27 @@ func TestZygoteWanted(t *testing.T) {
 	}
 }
 
+// TestHelperExecutable: recycled sandboxes run clawhost-sandbox from beside the host's
+// executable when it is an executable file there, else the host's executable.
+func TestHelperExecutable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	host := filepath.Join(dir, "clawhost")
+	must(t, os.WriteFile(host, nil, 0o755))
+	if got := helperExecutable(host); got != host {
+		t.Errorf("without a helper beside it: %s", got)
+	}
+	helper := filepath.Join(dir, helperName)
+	must(t, os.WriteFile(helper, nil, 0o644))
+	if got := helperExecutable(host); got != host {
+		t.Errorf("with a helper that is not executable: %s", got)
+	}
+	must(t, os.Chmod(helper, 0o755))
+	if got := helperExecutable(host); got != helper {
+		t.Errorf("with the helper beside it: %s", got)
+	}
+}
+
 // BenchmarkRecycledTurns: 200 turns, each starting a fake claude (a new session; 4 at
 // once over 40 chats, max_warm 2), with sandbox = "off", bubblewrap per start and recycled
 // sandboxes, rounds interleaved; reported: each one's wall time and the two sandboxed
