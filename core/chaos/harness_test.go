@@ -520,12 +520,14 @@ func (e *env) pluginPID() int {
 }
 
 // claudeProcs are the running fake claude processes of the host: its children, or,
-// sandboxed (-chaos.sandbox), bubblewrap's or the sandbox helper's below it.
+// sandboxed (-chaos.sandbox), bubblewrap's or the sandbox helper's below it — never a
+// process a fake claude started (the same executable, one level down).
 func (e *env) claudeProcs() []int {
 	var out []int
 	all := procs()
+	fake := func(p proc) bool { return strings.HasPrefix(p.cmdline, e.exe+" ") }
 	for _, p := range all {
-		if p.pid != e.hostPID && descends(all, p.pid, e.hostPID) && p.state != "Z" && strings.HasPrefix(p.cmdline, e.exe+" ") {
+		if p.pid != e.hostPID && descends(all, p.pid, e.hostPID) && p.state != "Z" && fake(p) && !fake(all[p.ppid]) {
 			out = append(out, p.pid)
 		}
 	}
