@@ -46,9 +46,10 @@ MODULES := . sdk markup proto
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-build: ## build bin/clawhost and every plugin and example as bin/clawhost-<name>
+build: ## build bin/clawhost, its sandbox helper bin/clawhost-sandbox, and every plugin and example as bin/clawhost-<name>
 	@mkdir -p $(BIN)
 	$(BUILD) -o $(BIN)/clawhost ./core/cmd/clawhost
+	$(BUILD) -o $(BIN)/clawhost-sandbox ./core/cmd/clawhost-sandbox
 	@for d in $(PLUGIN_CMDS); do echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; $(BUILD) -o $(BIN)/$$(basename $$d) ./$$d || exit 1; done
 	@for d in $(GO_EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(BUILD) -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
 	@$(MAKE) --no-print-directory py-examples

@@ -28,6 +28,10 @@ var (
 	// (no fsync) must keep every count at zero across kill -9 as the
 	// default does (docs/guarantees.md).
 	flagDurability = flag.String("chaos.durability", "", `storage durability of the single-host scenarios ("full", the default, or "process")`)
+	// Sandboxed claudes: the campaign's claudes run in bubblewrap (recycled sandboxes
+	// where they work, CLAWHOST_SANDBOX_HELPER as the host reads it) instead of sandbox =
+	// "off"; the run log's directory is given to claude (add_dirs).
+	flagSandbox = flag.Bool("chaos.sandbox", false, `run claude sandboxed (agent.sandbox = "auto") instead of "off"`)
 )
 
 // The test binary doubles as the fake claude CLI.

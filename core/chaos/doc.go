@@ -163,5 +163,8 @@
 // their trials: each starts no trial after its share, so a short budget
 // runs fewer trials of every scenario, and the table says how many) and
 // -chaos.keep keeps the scenarios' directories (host logs, run logs,
-// databases) for a look afterwards.
+// databases) for a look afterwards, and -chaos.sandbox runs claude
+// sandboxed (agent.sandbox = "auto", the run log's directory in add_dirs)
+// instead of "off": recycled sandboxes where they work, bubblewrap per start
+// with CLAWHOST_SANDBOX_HELPER=0 in the environment.
 package chaos

@@ -183,6 +183,9 @@ func (e *env) hostConfig(dir, data string) e2e.Host {
 	if *flagDurability != "" {
 		h.Storage = e2e.Attrs{"durability": *flagDurability}
 	}
+	if *flagSandbox {
+		h.Agent.Attrs = e2e.Attrs{"sandbox": "auto", "add_dirs": []string{filepath.Dir(e.runLog)}}
+	}
 	if e.sc.sendingHook {
 		// The chat sees only what the hook returned: no live draft of
 		// claude's text before it.
@@ -560,11 +563,15 @@ func (e *env) pluginPID() int {
 	return 0
 }
 
-// claudeProcs are the running fake claude processes of the host.
+// claudeProcs are the running fake claude processes of the host: its children, or,
+// sandboxed (-chaos.sandbox), bubblewrap's or the sandbox helper's below it — never a
+// process a fake claude started (the same executable, one level down).
 func (e *env) claudeProcs() []int {
 	var out []int
-	for _, p := range procs() {
-		if p.ppid == e.hostPID && p.state != "Z" && strings.HasPrefix(p.cmdline, e.exe+" ") {
+	all := procs()
+	fake := func(p proc) bool { return strings.HasPrefix(p.cmdline, e.exe+" ") }
+	for _, p := range all {
+		if p.pid != e.hostPID && descends(all, p.pid, e.hostPID) && p.state != "Z" && fake(p) && !fake(all[p.ppid]) {
 			out = append(out, p.pid)
 		}
 	}

@@ -27,8 +27,8 @@ import (
 var sandboxOff = Attrs{"sandbox": "off"}
 
 // helperEnv is runner.ZygoteEnv: set to "1" in clawhost's environment, its sandboxed
-// claudes start in the agent's recycled sandboxes (the sandbox helper), else in a
-// bubblewrap each.
+// claudes start in the agent's recycled sandboxes (the sandbox helper; the default as
+// root), set to "0" in a bubblewrap each.
 const helperEnv = "CLAWHOST_SANDBOX_HELPER"
 
 // withHelper runs launch (which starts clawhost) with the sandbox helper on or off in

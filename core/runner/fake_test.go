@@ -56,6 +56,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("ZYGOTE_SPIKE") == "1" {
 		os.Exit(zygoteSpike())
 	}
+	// The test binary is a helper (above), as clawhost's is: recycled sandboxes are
+	// the default here as there.
+	EnableSandboxHelper()
 	os.Exit(m.Run())
 }
 

@@ -29,9 +29,10 @@ var SandboxModes = []string{SandboxAuto, SandboxOff}
 type sandbox struct {
 	bwrap string // "" without a sandbox
 	state string
-	// helper is how the sandbox is made with ZygoteEnv set: "recycled" (one of the
-	// agent's recycled sandboxes, zygotepool_linux.go) or "per start" (the helper could
-	// not run: bubblewrap per start); "" without ZygoteEnv.
+	// helper is how the sandbox is made where New tried recycled sandboxes (ZygoteEnv):
+	// "recycled" (one of the agent's recycled sandboxes, zygotepool_linux.go) or "per
+	// start" (the helper could not run, or ZygoteEnv=0: bubblewrap per start); "" where it
+	// did not (a binary that is no helper).
 	helper string
 }
 

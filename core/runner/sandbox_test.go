@@ -231,12 +231,14 @@ func TestFakeSandbox(t *testing.T) {
 
 func testFakeSandbox(t *testing.T, recycled bool) {
 	needBwrap(t)
-	want := "bubblewrap"
+	// Per start: the escape hatch. Recycled: the default where the host runs as root.
+	t.Setenv(ZygoteEnv, "0")
+	want := "bubblewrap (per start: CLAWHOST_SANDBOX_HELPER=0)"
 	if recycled {
 		if os.Geteuid() != 0 {
 			t.Skip("the sandbox helper needs root")
 		}
-		t.Setenv(ZygoteEnv, "1")
+		t.Setenv(ZygoteEnv, "")
 		want = "bubblewrap (recycled)"
 	}
 	home := t.TempDir()

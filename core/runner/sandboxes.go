@@ -5,7 +5,26 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
+
+// ZygoteEnv in the host's environment chooses how a sandboxed claude's sandbox is made
+// (issue 58): "0" a bubblewrap per start, the escape hatch; "1" the agent's recycled
+// sandboxes (zygote_linux.go, Linux only) whatever the binary, tests' way to use a test
+// binary as the helper; unset (or anything else), recycled sandboxes when the binary is a
+// helper (EnableSandboxHelper) and they work here (root, a bubblewrap with --as-pid-1, a
+// probe start that passes), else a bubblewrap per start. SandboxState says which an agent
+// gets and why.
+const ZygoteEnv = "CLAWHOST_SANDBOX_HELPER"
+
+// helperBinary is set by EnableSandboxHelper.
+var helperBinary atomic.Bool
+
+// EnableSandboxHelper declares that the process's executable, run with the single argument
+// ZygoteArg, runs ZygoteMain: clawhost's main calls it, and then the runner starts
+// sandboxed claudes in recycled sandboxes by default. Without it (a binary that embeds the
+// runner but is no helper, such as another package's test binary) only ZygoteEnv=1 does.
+func EnableSandboxHelper() { helperBinary.Store(true) }
 
 // sandboxKey is what decides an agent's sandbox: its mode (Config.Sandbox) and the user
 // claude runs as (the probe runs as that user: bubblewrap may work for root and not for
@@ -50,8 +69,10 @@ func (r *Runner) profiles() []*Config {
 
 // SandboxState is the sandbox claude runs in, as the status page says it: "bubblewrap",
 // "off" (agent.sandbox = "off"), or "unavailable (why)" — agent.sandbox = "auto" found no
-// working bubblewrap. With ZygoteEnv set, "bubblewrap (recycled)" (the agent's recycled
-// sandboxes) or "bubblewrap (per start: why)" (the sandbox helper cannot run here). When the agents' differ (their own sandbox or run_as), it says it
+// working bubblewrap. Where New tried recycled sandboxes (ZygoteEnv), "bubblewrap
+// (recycled)" (the agent's recycled sandboxes) or "bubblewrap (per start: why)" (the
+// sandbox helper cannot run here, or ZygoteEnv=0). When the agents' differ (their own
+// sandbox or run_as), it says it
 // per agent: "main: bubblewrap; public: off".
 func (r *Runner) SandboxState() string {
 	var parts []string

@@ -32,6 +32,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -373,13 +374,32 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	// clear) would close its number again later — by then another start's descriptor, a
 	// mount's source or the runtime's own (EBADF in fork/exec, claude's output lost).
 	// The caller closes them (closeAll), once.
-	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env,
+	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: lastWins(req.Env),
 		Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}, Sys: attr})
 	if err != nil {
 		return 0, 0, fmt.Errorf("start %s: fork/exec %s: %w", req.Argv[0], path, err)
 	}
 	// Reaped by the helper's own wait (reap).
 	return pid, pidfd, nil
+}
+
+// lastWins is env with each variable once, at its last place with its last value, as
+// os/exec hands an environment to bubblewrap per start (syscall.ForkExec passes it as it
+// is). The runner's is the host's with the agent's after it: given HOME twice, claude
+// (node reads the first) would run with the operator's.
+func lastWins(env []string) []string {
+	out := make([]string, 0, len(env))
+	saw := make(map[string]bool, len(env))
+	for i := len(env) - 1; i >= 0; i-- {
+		k, _, ok := strings.Cut(env[i], "=")
+		if ok && saw[k] {
+			continue
+		}
+		saw[k] = true
+		out = append(out, env[i])
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // zygoteRootCaps are the capabilities a claude that runs as root (no agent.run_as) keeps:

@@ -195,8 +195,14 @@ func TestZygoteOneClaudeAtATime(t *testing.T) {
 		t.Fatalf("the helper is %s", after)
 	}
 	// claude's mount namespace lived on its process and the helper's discarded
-	// thread only: no task on the machine is left in it.
-	tasks, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/ns/mnt")
+	// thread only: no task of the helper is left in it. (Not every task on the
+	// machine: once freed, the namespace's number may be another's already, one
+	// made by a test beside this one.)
+	helper := strconv.Itoa(z.helperPID())
+	tasks, _ := filepath.Glob("/proc/" + helper + "/task/[0-9]*/ns/mnt")
+	if len(tasks) == 0 {
+		t.Fatalf("no tasks of the helper %s", helper)
+	}
 	for _, task := range tasks {
 		if l, _ := os.Readlink(task); l == mnt {
 			t.Errorf("%s is still in claude's mount namespace %s", task, mnt)
@@ -204,6 +210,32 @@ func TestZygoteOneClaudeAtATime(t *testing.T) {
 	}
 	if out, code := zygoteSh(t, z, "echo again"); code != 0 || out != "again\n" {
 		t.Fatalf("the next start: %d %q", code, out)
+	}
+}
+
+// TestZygoteEnvLastWins: a variable named twice in a start's environment reaches claude
+// once, with its last value and in its last place, as os/exec gives it to bubblewrap per
+// start. The runner's
+// environment is the host's with the agent's after it (HOME among them): given both,
+// claude (node reads the first) ran with the operator's HOME, not the agent's.
+func TestZygoteEnvLastWins(t *testing.T) {
+	z := testZygote(t, "")
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	must(t, err)
+	defer out.Close()
+	devnull, err := os.Open(os.DevNull)
+	must(t, err)
+	defer devnull.Close()
+	p, err := z.run(zygoteRequest{Argv: []string{"/usr/bin/env"}, Env: []string{"HOME=/root", "A=1", "HOME=/agent", "B=2", "NOVALUE"}, Dir: "/"}, devnull, out, out)
+	must(t, err)
+	defer p.Release()
+	if code := p.Wait(); code != 0 {
+		t.Fatalf("env exited %d", code)
+	}
+	b, err := os.ReadFile(out.Name())
+	must(t, err)
+	if got, want := strings.Fields(string(b)), []string{"A=1", "HOME=/agent", "B=2", "NOVALUE"}; !slices.Equal(got, want) {
+		t.Fatalf("claude's environment %q, want %q", got, want)
 	}
 }
 
@@ -357,6 +389,55 @@ exec `+real+` "$@"
 	mustOK(t, res, "echo: hi")
 	if pp := parentCmdline(t, r.Warm()["k"]); strings.Contains(pp, ZygoteArg) {
 		t.Errorf("claude runs under the helper: %q", pp)
+	}
+}
+
+// TestZygoteWanted: recycled sandboxes are tried by default in a binary that is a helper
+// (EnableSandboxHelper: clawhost's, this test binary), never by default in one that is
+// not; CLAWHOST_SANDBOX_HELPER=0 makes every sandbox per start and says so, =1 tries them
+// in any binary.
+func TestZygoteWanted(t *testing.T) {
+	defer helperBinary.Store(helperBinary.Load())
+	for _, tc := range []struct {
+		env     string
+		helper  bool
+		want    bool
+		why     string
+		comment string
+	}{
+		{"", true, true, "", "the default in clawhost"},
+		{"", false, false, "", "a binary that is no helper"},
+		{"0", true, true, "CLAWHOST_SANDBOX_HELPER=0", "the escape hatch"},
+		{"0", false, true, "CLAWHOST_SANDBOX_HELPER=0", "the escape hatch, said in any binary"},
+		{"1", false, true, "", "forced (tests)"},
+		{"yes", true, true, "", "anything else is the default"},
+	} {
+		t.Setenv(ZygoteEnv, tc.env)
+		helperBinary.Store(tc.helper)
+		if want, why := zygoteWanted(); want != tc.want || why != tc.why {
+			t.Errorf("%s (%q, helper %v): %v %q, want %v %q", tc.comment, tc.env, tc.helper, want, why, tc.want, tc.why)
+		}
+	}
+}
+
+// TestHelperExecutable: recycled sandboxes run clawhost-sandbox from beside the host's
+// executable when it is an executable file there, else the host's executable.
+func TestHelperExecutable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	host := filepath.Join(dir, "clawhost")
+	must(t, os.WriteFile(host, nil, 0o755))
+	if got := helperExecutable(host); got != host {
+		t.Errorf("without a helper beside it: %s", got)
+	}
+	helper := filepath.Join(dir, helperName)
+	must(t, os.WriteFile(helper, nil, 0o644))
+	if got := helperExecutable(host); got != host {
+		t.Errorf("with a helper that is not executable: %s", got)
+	}
+	must(t, os.Chmod(helper, 0o755))
+	if got := helperExecutable(host); got != helper {
+		t.Errorf("with the helper beside it: %s", got)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,6 +41,7 @@ type zygote struct {
 	stderr  *tailBuffer
 	wmu     sync.Mutex
 	once    sync.Once
+	pid     atomic.Int64 // helperPID's answer, once it found the helper
 }
 
 type zygoteReplyFD struct {
@@ -156,12 +158,20 @@ func (z *zygote) alive() bool {
 }
 
 // helperPID is the helper's pid as the host sees it (bwrap's child): tests tell one
-// sandbox from another by it.
+// sandbox from another by it. Found once (a read of /proc per process of bwrap's): the
+// helper is bwrap's one child for the sandbox's life.
 func (z *zygote) helperPID() int {
+	if pid := z.pid.Load(); pid != 0 {
+		return int(pid)
+	}
 	if z.cmd.Process == nil {
 		return 0
 	}
-	return innerChild(z.cmd.Process.Pid)
+	pid := innerChild(z.cmd.Process.Pid)
+	if pid != z.cmd.Process.Pid { // bwrap's own until it started the helper
+		z.pid.Store(int64(pid))
+	}
+	return pid
 }
 
 // run starts claude in the helper's sandbox: req with stdin, stdout and stderr. The

@@ -6,17 +6,13 @@ import (
 	"cmp"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
-
-// ZygoteEnv, set to "1" in the host's environment, runs sandboxed claudes in recycled
-// sandboxes (zygote_linux.go) instead of a bubblewrap per start. Off by default while the
-// recycling is new (issue 58); SandboxState says which one an agent uses and why.
-const ZygoteEnv = "CLAWHOST_SANDBOX_HELPER"
 
 // zygoteSpares is the fewest idle sandboxes an agent keeps: one made off the turn's path
 // for the next start, and one more so a start right after an exit need not wait for the
@@ -119,16 +115,51 @@ func probeZygote(bwrap, exe string) (*zygote, error) {
 	return z, nil
 }
 
-// setupZygotes decides, with ZygoteEnv set, whether each sandboxed agent's claudes start
-// in recycled sandboxes, and says so in its sandbox state.
+// zygoteWanted is whether New tries recycled sandboxes (ZygoteEnv), and, when it tries
+// though told not to (ZygoteEnv=0), why each sandbox is made per start.
+func zygoteWanted() (want bool, why string) {
+	switch os.Getenv(ZygoteEnv) {
+	case "0":
+		return true, ZygoteEnv + "=0"
+	case "1":
+		return true, ""
+	}
+	return helperBinary.Load(), ""
+}
+
+// helperName is the sandbox helper's own binary (core/cmd/clawhost-sandbox), which make
+// build puts beside clawhost: where it is there, recycled sandboxes run it instead of the
+// clawhost binary, which is the helper too but costs a sandbox's start about 7 ms of CPU
+// initialising packages the helper never uses, against under 2 ms.
+const helperName = "clawhost-sandbox"
+
+// helperExecutable is the binary recycled sandboxes run: helperName beside exe (the host's
+// executable) when it is a regular executable file there, else exe itself.
+func helperExecutable(exe string) string {
+	p := filepath.Join(filepath.Dir(exe), helperName)
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return p
+	}
+	return exe
+}
+
+// setupZygotes decides whether each sandboxed agent's claudes start in recycled sandboxes
+// (zygoteWanted), and says so in its sandbox state.
 func (r *Runner) setupZygotes() {
-	if os.Getenv(ZygoteEnv) != "1" {
+	want, why := zygoteWanted()
+	if !want {
 		return
 	}
-	why := zygoteUnsupported()
+	if why == "" {
+		why = zygoteUnsupported()
+	}
+	forced := os.Getenv(ZygoteEnv) == "1"
 	exe, err := os.Executable()
 	if why == "" && err != nil {
 		why = "the host's executable: " + err.Error()
+	}
+	if err == nil {
+		exe = helperExecutable(exe)
 	}
 	var zp *zygotePool
 	for _, c := range r.profiles() {
@@ -149,7 +180,11 @@ func (r *Runner) setupZygotes() {
 		}
 		if why != "" {
 			sb.helper, sb.state = "per start", "bubblewrap (per start: "+why+")"
-			r.log.Warn("claude's sandbox is made per start", "agent", c.Name, "why", why)
+			if forced {
+				r.log.Warn("claude's sandbox is made per start", "agent", c.Name, "why", why)
+			} else {
+				r.log.Info("claude's sandbox is made per start", "agent", c.Name, "why", why)
+			}
 		} else {
 			sb.helper, sb.state = "recycled", "bubblewrap (recycled)"
 		}
@@ -265,7 +300,9 @@ func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
 	if tell != nil {
 		tell <- z
 	}
-	zp.log.Debug("claude's sandbox is empty again: it takes the agent's next start", "agent", k.agent, "helper", z.helperPID())
+	if zp.log.IsDebug() {
+		zp.log.Debug("claude's sandbox is empty again: it takes the agent's next start", "agent", k.agent, "helper", z.helperPID())
+	}
 }
 
 // close stops every idle sandbox; those in use stop when their claude has exited.
@@ -364,7 +401,9 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 	}()
 	p.run = &recycledProc{zygoteProc: run, release: func() { zp.giveBack(k, z) }}
 	p.pid = run.PID()
-	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", "recycled", "helper", z.helperPID())
+	if r.log.IsDebug() { // helperPID reads /proc the first time
+		r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", "recycled", "helper", z.helperPID())
+	}
 	readerDone := make(chan struct{})
 	dead := make(chan struct{})
 	go r.readStdout(p, outR, dead, readerDone)

@@ -218,8 +218,8 @@ var figures = []figure{
 	{Name: "first turn of a chat (starts claude), sandboxed − sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "first-turn-delta-ms", Goal: 2, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "first turn of a chat: update → claude's stdin, sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "off-first-turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "first turn of a chat: update → claude's stdin, sandboxed, p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "sandboxed-first-turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
-	// The same with recycled sandboxes (the sandbox helper, CLAWHOST_SANDBOX_HELPER=1; off
-	// by default), in the same runs.
+	// The same with recycled sandboxes (the sandbox helper: the default as root;
+	// "sandboxed" above is bubblewrap per start, CLAWHOST_SANDBOX_HELPER=0), in the same runs.
 	{Name: "2,000 msgs / 200 chats, recycled sandboxes ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkLoadTelegramSandbox", Metric: "recycled-ratio-%", Goal: 90, Scale: 100, Unit: ""},
 	{Name: "2,000 msgs / 200 chats, recycled sandboxes", Bench: "BenchmarkLoadTelegramSandbox", Metric: "recycled-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
 	{Name: "first turn of a chat, recycled sandbox − sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "recycled-first-turn-delta-ms", Goal: 2, Max: true, Scale: 1, Unit: "ms"},

@@ -45,6 +45,7 @@ func main() {
 		// started by the host inside bubblewrap; none of the CLI's start.
 		os.Exit(runner.ZygoteMain())
 	}
+	runner.EnableSandboxHelper() // this binary is the helper: recycled sandboxes by default
 	// Before anything reads a secret: other processes of clawhost's user
 	// (the tools claude runs) cannot read its environment or memory.
 	if err := nodump.Set(); err != nil {
