@@ -1,6 +1,7 @@
 // Command dist builds clawhost's release archives (make dist): for each
 // platform, the host and the first-party plugins (plugins/*/cmd/clawhost-*)
-// as static binaries, packed with LICENSE, README.md, CHANGELOG.md and the
+// as static binaries (on Linux also clawhost-sandbox, the recycled
+// sandboxes' helper), packed with LICENSE, README.md, CHANGELOG.md and the
 // annotated config.hcl (and clawhost.binpb, the protocol's descriptor set
 // for plugin authors) into dist/clawhost_<version>_<os>_<arch>.tar.gz, and
 // dist/SHA256SUMS over the archives.
@@ -23,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/clawhost/clawhost/core/cli"
@@ -115,6 +117,11 @@ func (r release) build(ctx context.Context, targets []platform) error {
 	}
 	var names []string
 	for _, t := range targets {
+		pkgs := pkgs
+		if t.goos == "linux" {
+			// The recycled sandboxes' helper (core/runner's zygote): bubblewrap, and so the helper, is Linux's.
+			pkgs = append(slices.Clone(pkgs), "./core/cmd/clawhost-sandbox")
+		}
 		name, err := r.archive(ctx, t, pkgs)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t, err)
