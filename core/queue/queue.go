@@ -146,6 +146,12 @@ type lane struct {
 	// removed.
 	stale  int
 	adding int
+	// unrouted holds entries an Enqueue could not queue (a store failure
+	// part-way): still accepted in the journal, oldest first. The drain
+	// queues them, retrying the store, before it reads the queue again:
+	// nothing newer of the session runs ahead of them, and they do not
+	// wait for a restart. A lane with unrouted entries is not removed.
+	unrouted []int64
 }
 
 // New returns a Queue; lanes start on Enqueue or Kick.
@@ -271,8 +277,10 @@ func (q *Queue) Enqueue(key string, items []Item) {
 	ids := make([]int64, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
-		if err := q.journal.Enqueue(q.ctx, it.ID, key); err != nil {
-			q.log.Error("enqueue failed; the message stays in the journal for the next start", "id", it.ID, "error", err)
+	}
+	for i, id := range ids {
+		if err := q.journal.Enqueue(q.ctx, id, key); err != nil {
+			q.failed(l, ids, i, err)
 			return
 		}
 	}
@@ -280,11 +288,7 @@ func (q *Queue) Enqueue(key string, items []Item) {
 	pol := q.currentPolicy()
 	instance := items[len(items)-1].Message.Instance
 	q.mu.Lock()
-	if len(items) > 1 {
-		for _, id := range ids {
-			l.batch[id] = ids[0]
-		}
-	}
+	l.merge(ids)
 	run := l.active
 	q.mu.Unlock()
 	var mode Mode
@@ -313,6 +317,39 @@ func (q *Queue) Enqueue(key string, items []Item) {
 		q.seen(key, items, max(n-len(items), 0))
 	}
 	q.kick(key, false)
+}
+
+// failed hands the lane what an Enqueue could not queue: ids[:i] are
+// queued in the journal, ids[i:] still accepted (the store failed on
+// ids[i]). The lane queues the rest, retrying the store, then runs them
+// all in order, a debounced burst still as one turn; the mode (interrupt,
+// steer) does not apply to them. Only a queue closing leaves them in the
+// journal, accepted, for the next start to route.
+func (q *Queue) failed(l *lane, ids []int64, i int, err error) {
+	q.add(i)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l.merge(ids)
+	l.unrouted = append(l.unrouted, ids[i:]...)
+	l.forget() // the entries queued so far are not in the mirror
+	l.dirty = true
+	q.log.Error("enqueue failed; the session's lane queues the message once the store works", "session", l.key, "id", ids[i], "error", err)
+	if l.running || q.ctx.Err() != nil {
+		return
+	}
+	l.running = true
+	q.wg.Add(1)
+	go q.drain(l, nil)
+}
+
+// merge records the entries of a debounced burst as one turn (q.mu held).
+func (l *lane) merge(ids []int64) {
+	if len(ids) < 2 {
+		return
+	}
+	for _, id := range ids {
+		l.batch[id] = ids[0]
+	}
 }
 
 // wait adds items, just queued in the journal, to the mirror of the
