@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -399,14 +400,41 @@ func (q *Queue) steer(key string, run *Batch, items []Item, ids []int64) bool {
 		return false
 	}
 	if err := q.journal.Start(q.ctx, ids...); err != nil {
-		q.log.Error("journal start of steered messages failed", "error", err)
+		// Left queued they would wait, out of the mirror, for a restart
+		// that runs them again: they are started once the store works.
+		q.log.Error("journal start of steered messages failed; trying again", "session", key, "ids", ids, "error", err)
+		q.wg.Add(1)
+		go q.startSteered(key, ids)
+	} else {
+		q.add(-len(ids))
 	}
-	q.add(-len(ids))
 	run.mu.Lock()
 	run.steered = append(run.steered, ids...)
 	run.mu.Unlock()
 	q.log.Debug("message steered into the running turn", "session", key, "ids", ids)
 	return true
+}
+
+// startSteered starts steered entries whose start failed, retrying the
+// store until it works or the queue closes (they then stay queued for the
+// next start). Ones a lane started meanwhile are left as they are.
+func (q *Queue) startSteered(key string, ids []int64) {
+	defer q.wg.Done()
+	for {
+		q.wait()
+		if q.ctx.Err() != nil {
+			return
+		}
+		err := q.journal.Start(q.ctx, ids...)
+		switch {
+		case err == nil:
+			q.add(-len(ids))
+			return
+		case errors.Is(err, store.ErrBadTransition) || errors.Is(err, store.ErrNotFound):
+			return
+		}
+		q.log.Error("journal start of steered messages failed; trying again", "session", key, "ids", ids, "error", err)
+	}
 }
 
 // Abort ends the session's running turn, if any, recording why.

@@ -958,23 +958,30 @@ func TestRetryReadsTheJournalAgain(t *testing.T) {
 var errDiskFull = errors.New("database or disk is full")
 
 // failJournal fails the writes and reads a test names until the test lets
-// them through: Enqueue of the ids in failing (until that id's gate is
-// closed), and the next listFails reads of a session queue.
+// them through: Enqueue (Start) of the ids in failing (starting), until
+// that id's gate is closed, and the next listFails reads of a session
+// queue.
 type failJournal struct {
 	store.Journal
 	mu        sync.Mutex
 	failing   map[int64]chan struct{}
+	starting  map[int64]chan struct{}
 	listFails int
 }
 
 // fail makes Enqueue of id fail until the returned func is called.
-func (j *failJournal) fail(id int64) (heal func()) {
+func (j *failJournal) fail(id int64) (heal func()) { return j.gate(&j.failing, id) }
+
+// failStart makes Start of id fail until the returned func is called.
+func (j *failJournal) failStart(id int64) (heal func()) { return j.gate(&j.starting, id) }
+
+func (j *failJournal) gate(m *map[int64]chan struct{}, id int64) func() {
 	gate := make(chan struct{})
 	j.mu.Lock()
-	if j.failing == nil {
-		j.failing = map[int64]chan struct{}{}
+	if *m == nil {
+		*m = map[int64]chan struct{}{}
 	}
-	j.failing[id] = gate
+	(*m)[id] = gate
 	j.mu.Unlock()
 	return func() { close(gate) }
 }
@@ -991,6 +998,25 @@ func (j *failJournal) Enqueue(ctx context.Context, id int64, key string) error {
 		}
 	}
 	return j.Journal.Enqueue(ctx, id, key)
+}
+
+func (j *failJournal) Start(ctx context.Context, ids ...int64) error {
+	j.mu.Lock()
+	var gates []chan struct{}
+	for _, id := range ids {
+		if g := j.starting[id]; g != nil {
+			gates = append(gates, g)
+		}
+	}
+	j.mu.Unlock()
+	for _, g := range gates {
+		select {
+		case <-g:
+		default:
+			return errDiskFull
+		}
+	}
+	return j.Journal.Start(ctx, ids...)
 }
 
 func (j *failJournal) ListPending(ctx context.Context, key string, limit int) ([]store.Entry, error) {
@@ -1131,4 +1157,36 @@ func TestKickedLaneRetriesAFailedRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.done <- Ran
+}
+
+// TestSteeredStartRetried: a message steered into the running turn whose
+// journal start fails is started once the store works: it neither waits
+// queued in the journal, out of the lane's sight, for a restart that
+// would run it again, nor runs twice now.
+func TestSteeredStartRetried(t *testing.T) {
+	t.Parallel()
+	f, j := newFailFixture(t, Policy{Mode: Steer})
+	f.run.steer = true
+	f.q.Enqueue("k", []Item{f.direct("first")})
+	c := f.run.begin(t)
+	s := f.direct("more")
+	heal := j.failStart(s.ID)
+	f.q.Enqueue("k", []Item{s})
+	if cov := c.b.Covers(); len(cov) != 1 || cov[0] != s.ID {
+		t.Fatalf("covers %v, want the steered %d", cov, s.ID)
+	}
+	heal()
+	c.done <- Ran
+	select {
+	case c := <-f.run.turns:
+		c.done <- Halt
+		t.Fatalf("the steered message ran again: %v", bodies(t, c.b))
+	case <-drained(f.q):
+	}
+	if st := f.state(s.ID); st != store.StateProcessing {
+		t.Fatalf("the steered entry is %s, want processing", st)
+	}
+	if f.q.Depth() != 0 {
+		t.Errorf("depth %d", f.q.Depth())
+	}
 }
