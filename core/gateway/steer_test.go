@@ -16,7 +16,7 @@ import (
 // second time.
 func TestSteeredMessageEndsWithTheReply(t *testing.T) {
 	t.Parallel()
-	g, ports, agent := inproc(t, func(s *Settings) { s.Queue.Mode = queue.Steer })
+	g, ports, agent := inproc(t, func(s *Settings) { s.QueuedNotice, s.Queue.Mode = true, queue.Steer })
 	agent.mu.Lock()
 	agent.steer = true
 	agent.mu.Unlock()
@@ -28,8 +28,11 @@ func TestSteeredMessageEndsWithTheReply(t *testing.T) {
 	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "also this")}); err != nil {
 		t.Fatal(err)
 	}
-	close(agent.release)
 	seen := 0
+	if got := ports.next(t, "5", &seen); got != "Seen: added to the answer being written." {
+		t.Fatalf("notice %q, want the message steered", got)
+	}
+	close(agent.release)
 	if got := ports.next(t, "5", &seen); !strings.Contains(got, "first hold") {
 		t.Fatalf("reply %q", got)
 	}
