@@ -206,13 +206,12 @@ func (q *Queue) drain(l *lane, first *Batch) {
 		b := q.pick(l, pending)
 		q.mu.Lock()
 		l.active = b
+		l.took(b) // handed out: no longer waiting (the cap, "N ahead")
 		q.mu.Unlock()
 		st := q.runner.RunTurn(q.ctx, b)
 		q.mu.Lock()
 		l.active = nil
 		switch st {
-		case Ran:
-			l.took(b)
 		case Halt, Retry:
 			// After a failure the journal says what still waits: a
 			// mirror that went wrong (an entry in it no longer queued,

@@ -129,7 +129,7 @@ type lane struct {
 	// waiting mirrors the session's queued journal entries, oldest first,
 	// while known is set: the lane, the cap and the fast path read it
 	// instead of the journal. It holds what Enqueue queued and drops what
-	// a turn took; anything else that changes the session's queue (entries
+	// the lane hands to a turn (a running entry is not waiting); anything else that changes the session's queue (entries
 	// recovered or handed over, a direct turn put back, /stop, the cap, a
 	// halted lane, a failed read) clears known, and the next look reads
 	// the journal again. A lane is created known and empty: every queued
@@ -384,7 +384,7 @@ func (l *lane) forget() {
 	l.stale++
 }
 
-// took removes the entries of a batch a turn took from the mirror.
+// took removes the entries of a batch handed to a turn from the mirror.
 func (l *lane) took(b *Batch) {
 	if !l.known {
 		return

@@ -1190,3 +1190,31 @@ func TestSteeredStartRetried(t *testing.T) {
 		t.Errorf("depth %d", f.q.Depth())
 	}
 }
+
+// TestRunningEntryIsNotCountedWaiting: the entry a turn runs is no longer
+// in the lane's mirror of what waits, so the cap does not count it: with
+// a cap of 1 and drop "new", one message queued behind the running turn
+// is kept (it was dropped: the mirror still held the running entry, the
+// gateway's TestQueueDropNew lost "after the drop" so under load).
+func TestRunningEntryIsNotCountedWaiting(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{Cap: 1, Drop: DropNew})
+	f.q.Enqueue("k", []Item{f.direct("a")})
+	c := f.run.begin(t)
+	f.q.Enqueue("k", []Item{f.direct("b")})
+	c.done <- Ran
+	c = f.run.begin(t) // b runs, read from the mirror
+	if got := bodies(t, c.b); !equal(got, []string{"b"}) {
+		t.Fatalf("turn %v, want b", got)
+	}
+	it := f.direct("c")
+	f.q.Enqueue("k", []Item{it})
+	if st := f.state(it.ID); st != store.StateQueued || f.obs.dropped != 0 {
+		t.Fatalf("c is %s, %d dropped: the running b was counted as waiting", st, f.obs.dropped)
+	}
+	if n := f.q.Waiting("k"); n != 1 {
+		t.Errorf("%d waiting, want 1", n)
+	}
+	c.done <- Ran
+	f.runEach(t, "c")
+}
