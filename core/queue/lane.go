@@ -176,8 +176,27 @@ func (q *Queue) drain(l *lane, first *Batch) {
 	for {
 		q.mu.Lock()
 		l.dirty = false
+		unrouted := l.unrouted
+		l.unrouted = nil
 		q.mu.Unlock()
+		if len(unrouted) > 0 {
+			q.route(l, unrouted)
+			continue
+		}
 		pending, err := q.pending(l)
+		if err != nil && q.ctx.Err() == nil {
+			// The store failed: the lane reads again after the backoff
+			// rather than stop with entries queued and nothing to run
+			// them until the session's next message.
+			q.wait()
+			continue
+		}
+		q.mu.Lock()
+		late := len(l.unrouted) > 0
+		q.mu.Unlock()
+		if late {
+			continue // an Enqueue failed meanwhile: its entries come first
+		}
 		if len(pending) == 0 {
 			if q.idle(l, err) {
 				return
@@ -187,13 +206,12 @@ func (q *Queue) drain(l *lane, first *Batch) {
 		b := q.pick(l, pending)
 		q.mu.Lock()
 		l.active = b
+		l.took(b) // handed out: no longer waiting (the cap, "N ahead")
 		q.mu.Unlock()
 		st := q.runner.RunTurn(q.ctx, b)
 		q.mu.Lock()
 		l.active = nil
 		switch st {
-		case Ran:
-			l.took(b)
 		case Halt, Retry:
 			// After a failure the journal says what still waits: a
 			// mirror that went wrong (an entry in it no longer queued,
@@ -224,17 +242,8 @@ func (q *Queue) drain(l *lane, first *Batch) {
 // is not moved back: the journal refuses it, and a restart recovers it.
 func (q *Queue) requeue(b *Batch) {
 	for _, e := range b.Entries {
-		for q.ctx.Err() == nil {
-			err := q.journal.Enqueue(q.ctx, e.ID, b.Key)
-			if err == nil {
-				q.add(1)
-				break
-			}
-			if errors.Is(err, store.ErrBadTransition) || errors.Is(err, store.ErrNotFound) {
-				break
-			}
-			q.log.Error("enqueue failed; trying again", "id", e.ID, "error", err)
-			q.wait()
+		if q.enqueue(b.Key, e.ID) {
+			q.add(1)
 		}
 	}
 	q.mu.Lock()
@@ -244,6 +253,44 @@ func (q *Queue) requeue(b *Batch) {
 		l.forget()
 	}
 	q.mu.Unlock()
+}
+
+// enqueue queues an accepted entry in session key's queue, retrying a
+// failing store until it works or the queue closes (the entry then stays
+// accepted: the next start routes it). It reports whether it queued the
+// entry; one that started or ended meanwhile is not moved back.
+func (q *Queue) enqueue(key string, id int64) bool {
+	for q.ctx.Err() == nil {
+		err := q.journal.Enqueue(q.ctx, id, key)
+		if err == nil {
+			return true
+		}
+		if errors.Is(err, store.ErrBadTransition) || errors.Is(err, store.ErrNotFound) {
+			return false
+		}
+		q.log.Error("enqueue failed; trying again", "session", key, "id", id, "error", err)
+		q.wait()
+	}
+	return false
+}
+
+// route queues, in order, the entries an Enqueue could not (see
+// Queue.failed); the lane then reads its queue from the journal. Once the
+// queue closes the rest stay accepted, for the next start to route.
+func (q *Queue) route(l *lane, ids []int64) {
+	q.wait() // the store failed a moment ago
+	for _, id := range ids {
+		ok := q.enqueue(l.key, id)
+		if ok {
+			q.add(1)
+		}
+		q.mu.Lock()
+		if !ok {
+			delete(l.batch, id)
+		}
+		l.forget()
+		q.mu.Unlock()
+	}
 }
 
 // pending lists the session's queue, from the lane's mirror when it is
@@ -291,10 +338,11 @@ func (q *Queue) count(l *lane) (int, error) {
 }
 
 // idle ends the lane when nothing was added meanwhile; it reports whether
-// the drain goroutine should return. A lane whose queue could not be read
+// the drain goroutine should return. A lane stopped by the queue closing
 // stays (not known), so that a new lane never hides entries the journal
-// still holds for the session; so does one whose queue was not seen
-// empty (the read that found nothing was not kept: an Enqueue overtook
+// still holds for the session (a failed read is retried: see drain); so
+// does one whose queue was not seen empty (the read that found nothing
+// was not kept: an Enqueue overtook
 // it, its entry may be queued in the journal and its kick still to come,
 // and the kick's drain reads the journal again; a new lane would start
 // known and empty, and the entry stayed queued with no lane to run it,
@@ -305,7 +353,7 @@ func (q *Queue) idle(l *lane, err error) bool {
 	// An Enqueue may have added to the mirror after the drain looked and
 	// before its kick marks the lane dirty: the lane goes on rather than
 	// being removed with them (a new lane would start known and empty).
-	if (l.dirty || l.known && len(l.waiting) > 0) && q.ctx.Err() == nil && err == nil {
+	if (l.dirty || l.known && len(l.waiting) > 0 || len(l.unrouted) > 0) && q.ctx.Err() == nil && err == nil {
 		return false
 	}
 	l.running = false
@@ -313,7 +361,7 @@ func (q *Queue) idle(l *lane, err error) bool {
 		l.forget()
 		return true
 	}
-	if l.known && l.adding == 0 && l.active == nil && len(l.batch) == 0 {
+	if l.known && l.adding == 0 && l.active == nil && len(l.batch) == 0 && len(l.unrouted) == 0 {
 		delete(q.lanes, l.key)
 	}
 	return true

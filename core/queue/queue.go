@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -128,7 +129,7 @@ type lane struct {
 	// waiting mirrors the session's queued journal entries, oldest first,
 	// while known is set: the lane, the cap and the fast path read it
 	// instead of the journal. It holds what Enqueue queued and drops what
-	// a turn took; anything else that changes the session's queue (entries
+	// the lane hands to a turn (a running entry is not waiting); anything else that changes the session's queue (entries
 	// recovered or handed over, a direct turn put back, /stop, the cap, a
 	// halted lane, a failed read) clears known, and the next look reads
 	// the journal again. A lane is created known and empty: every queued
@@ -146,6 +147,12 @@ type lane struct {
 	// removed.
 	stale  int
 	adding int
+	// unrouted holds entries an Enqueue could not queue (a store failure
+	// part-way): still accepted in the journal, oldest first. The drain
+	// queues them, retrying the store, before it reads the queue again:
+	// nothing newer of the session runs ahead of them, and they do not
+	// wait for a restart. A lane with unrouted entries is not removed.
+	unrouted []int64
 }
 
 // New returns a Queue; lanes start on Enqueue or Kick.
@@ -271,8 +278,10 @@ func (q *Queue) Enqueue(key string, items []Item) {
 	ids := make([]int64, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
-		if err := q.journal.Enqueue(q.ctx, it.ID, key); err != nil {
-			q.log.Error("enqueue failed; the message stays in the journal for the next start", "id", it.ID, "error", err)
+	}
+	for i, id := range ids {
+		if err := q.journal.Enqueue(q.ctx, id, key); err != nil {
+			q.failed(l, ids, i, err)
 			return
 		}
 	}
@@ -280,11 +289,7 @@ func (q *Queue) Enqueue(key string, items []Item) {
 	pol := q.currentPolicy()
 	instance := items[len(items)-1].Message.Instance
 	q.mu.Lock()
-	if len(items) > 1 {
-		for _, id := range ids {
-			l.batch[id] = ids[0]
-		}
-	}
+	l.merge(ids)
 	run := l.active
 	q.mu.Unlock()
 	var mode Mode
@@ -313,6 +318,39 @@ func (q *Queue) Enqueue(key string, items []Item) {
 		q.seen(key, items, max(n-len(items), 0))
 	}
 	q.kick(key, false)
+}
+
+// failed hands the lane what an Enqueue could not queue: ids[:i] are
+// queued in the journal, ids[i:] still accepted (the store failed on
+// ids[i]). The lane queues the rest, retrying the store, then runs them
+// all in order, a debounced burst still as one turn; the mode (interrupt,
+// steer) does not apply to them. Only a queue closing leaves them in the
+// journal, accepted, for the next start to route.
+func (q *Queue) failed(l *lane, ids []int64, i int, err error) {
+	q.add(i)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l.merge(ids)
+	l.unrouted = append(l.unrouted, ids[i:]...)
+	l.forget() // the entries queued so far are not in the mirror
+	l.dirty = true
+	q.log.Error("enqueue failed; the session's lane queues the message once the store works", "session", l.key, "id", ids[i], "error", err)
+	if l.running || q.ctx.Err() != nil {
+		return
+	}
+	l.running = true
+	q.wg.Add(1)
+	go q.drain(l, nil)
+}
+
+// merge records the entries of a debounced burst as one turn (q.mu held).
+func (l *lane) merge(ids []int64) {
+	if len(ids) < 2 {
+		return
+	}
+	for _, id := range ids {
+		l.batch[id] = ids[0]
+	}
 }
 
 // wait adds items, just queued in the journal, to the mirror of the
@@ -346,7 +384,7 @@ func (l *lane) forget() {
 	l.stale++
 }
 
-// took removes the entries of a batch a turn took from the mirror.
+// took removes the entries of a batch handed to a turn from the mirror.
 func (l *lane) took(b *Batch) {
 	if !l.known {
 		return
@@ -362,14 +400,41 @@ func (q *Queue) steer(key string, run *Batch, items []Item, ids []int64) bool {
 		return false
 	}
 	if err := q.journal.Start(q.ctx, ids...); err != nil {
-		q.log.Error("journal start of steered messages failed", "error", err)
+		// Left queued they would wait, out of the mirror, for a restart
+		// that runs them again: they are started once the store works.
+		q.log.Error("journal start of steered messages failed; trying again", "session", key, "ids", ids, "error", err)
+		q.wg.Add(1)
+		go q.startSteered(key, ids)
+	} else {
+		q.add(-len(ids))
 	}
-	q.add(-len(ids))
 	run.mu.Lock()
 	run.steered = append(run.steered, ids...)
 	run.mu.Unlock()
 	q.log.Debug("message steered into the running turn", "session", key, "ids", ids)
 	return true
+}
+
+// startSteered starts steered entries whose start failed, retrying the
+// store until it works or the queue closes (they then stay queued for the
+// next start). Ones a lane started meanwhile are left as they are.
+func (q *Queue) startSteered(key string, ids []int64) {
+	defer q.wg.Done()
+	for {
+		q.wait()
+		if q.ctx.Err() != nil {
+			return
+		}
+		err := q.journal.Start(q.ctx, ids...)
+		switch {
+		case err == nil:
+			q.add(-len(ids))
+			return
+		case errors.Is(err, store.ErrBadTransition) || errors.Is(err, store.ErrNotFound):
+			return
+		}
+		q.log.Error("journal start of steered messages failed; trying again", "session", key, "ids", ids, "error", err)
+	}
 }
 
 // Abort ends the session's running turn, if any, recording why.

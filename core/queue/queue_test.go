@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -951,4 +952,269 @@ func TestRetryReadsTheJournalAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.done <- Ran
+}
+
+// errDiskFull is the store failure failJournal answers with.
+var errDiskFull = errors.New("database or disk is full")
+
+// failJournal fails the writes and reads a test names until the test lets
+// them through: Enqueue (Start) of the ids in failing (starting), until
+// that id's gate is closed, and the next listFails reads of a session
+// queue.
+type failJournal struct {
+	store.Journal
+	mu        sync.Mutex
+	failing   map[int64]chan struct{}
+	starting  map[int64]chan struct{}
+	listFails int
+}
+
+// fail makes Enqueue of id fail until the returned func is called.
+func (j *failJournal) fail(id int64) (heal func()) { return j.gate(&j.failing, id) }
+
+// failStart makes Start of id fail until the returned func is called.
+func (j *failJournal) failStart(id int64) (heal func()) { return j.gate(&j.starting, id) }
+
+func (j *failJournal) gate(m *map[int64]chan struct{}, id int64) func() {
+	gate := make(chan struct{})
+	j.mu.Lock()
+	if *m == nil {
+		*m = map[int64]chan struct{}{}
+	}
+	(*m)[id] = gate
+	j.mu.Unlock()
+	return func() { close(gate) }
+}
+
+func (j *failJournal) Enqueue(ctx context.Context, id int64, key string) error {
+	j.mu.Lock()
+	gate := j.failing[id]
+	j.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		default:
+			return errDiskFull
+		}
+	}
+	return j.Journal.Enqueue(ctx, id, key)
+}
+
+func (j *failJournal) Start(ctx context.Context, ids ...int64) error {
+	j.mu.Lock()
+	var gates []chan struct{}
+	for _, id := range ids {
+		if g := j.starting[id]; g != nil {
+			gates = append(gates, g)
+		}
+	}
+	j.mu.Unlock()
+	for _, g := range gates {
+		select {
+		case <-g:
+		default:
+			return errDiskFull
+		}
+	}
+	return j.Journal.Start(ctx, ids...)
+}
+
+func (j *failJournal) ListPending(ctx context.Context, key string, limit int) ([]store.Entry, error) {
+	j.mu.Lock()
+	fail := j.listFails > 0
+	if fail {
+		j.listFails--
+	}
+	j.mu.Unlock()
+	if fail {
+		return nil, errDiskFull
+	}
+	return j.Journal.ListPending(ctx, key, limit)
+}
+
+func newFailFixture(t *testing.T, pol Policy) (*fixture, *failJournal) {
+	t.Helper()
+	var j *failJournal
+	f := newFixtureWith(t, pol, func(o *Options) { j = &failJournal{Journal: o.Journal}; o.Journal = j })
+	return f, j
+}
+
+// turnOrStop waits for the next turn, or fails the test when every lane
+// stopped first (what was queued then waits for a restart). No lane may
+// start before the call (see drained).
+func (f *fixture) turnOrStop(t *testing.T, what string) turnCall {
+	t.Helper()
+	stopped := drained(f.q)
+	select {
+	case c := <-f.run.turns:
+		return c
+	case <-stopped:
+		t.Fatalf("no lane runs %s", what)
+	case <-time.After(10 * time.Second): // a bound on a failing test
+		t.Fatalf("no turn for %s", what)
+	}
+	return turnCall{}
+}
+
+// TestEnqueueFailingPartWayLosesNothing: a debounced burst whose Enqueue
+// fails on its second entry (the first queued in the journal, the rest
+// still accepted) runs, whole and once, when the store works again; it
+// does not wait in the journal for a restart with no lane to run it.
+func TestEnqueueFailingPartWayLosesNothing(t *testing.T) {
+	t.Parallel()
+	f, j := newFailFixture(t, Policy{})
+	f.q.Enqueue("k", []Item{f.direct("busy")})
+	c := f.run.begin(t)
+	one, two, three := f.item("one"), f.item("two"), f.item("three")
+	heal := j.fail(two.ID)
+	f.q.Enqueue("k", []Item{one, two, three})
+	heal()
+	c.done <- Ran
+	c = f.turnOrStop(t, "one, two, three")
+	if err := c.b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := bodies(t, c.b); !equal(got, []string{"one", "two", "three"}) {
+		t.Fatalf("turn %v, want the burst", got)
+	}
+	c.done <- Ran
+	if f.q.Depth() != 0 {
+		t.Errorf("depth %d after the burst ran", f.q.Depth())
+	}
+}
+
+// TestEnqueueFailureKeepsTheOrder: while the store refuses an entry of a
+// burst, a newer message of the session neither overtakes it (it started
+// at once: the queue counted nothing waiting) nor is lost; the lane runs
+// them in order once the store works.
+func TestEnqueueFailureKeepsTheOrder(t *testing.T) {
+	t.Parallel()
+	f, j := newFailFixture(t, Policy{})
+	a, b := f.item("a"), f.item("b")
+	heal := j.fail(b.ID)
+	f.q.Enqueue("k", []Item{a, b})
+	f.q.Enqueue("k", []Item{f.direct("c")})
+	heal()
+	c := f.turnOrStop(t, "a, b")
+	if got := bodies(t, c.b); !equal(got, []string{"a", "b"}) {
+		c.done <- Halt
+		t.Fatalf("first turn %v, want a b", got)
+	}
+	if err := c.b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.done <- Ran
+	f.runEach(t, "c")
+	if e := f.entry(b.ID); e.State != store.StateDone && e.State != store.StateProcessing {
+		t.Errorf("b is %s", e.State)
+	}
+}
+
+// TestEnqueueOfOneFailing: a single message that cannot take the fast
+// path (its session busy) and whose Enqueue fails runs once the store
+// works, after the running turn.
+func TestEnqueueOfOneFailing(t *testing.T) {
+	t.Parallel()
+	f, j := newFailFixture(t, Policy{})
+	f.q.Enqueue("k", []Item{f.direct("busy")})
+	c := f.run.begin(t)
+	late := f.direct("late")
+	heal := j.fail(late.ID)
+	f.q.Enqueue("k", []Item{late})
+	heal()
+	c.done <- Ran
+	c = f.turnOrStop(t, "late")
+	if got := bodies(t, c.b); !equal(got, []string{"late"}) {
+		t.Fatalf("turn %v, want late", got)
+	}
+	if err := c.b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.done <- Ran
+}
+
+// TestKickedLaneRetriesAFailedRead: a lane kicked for entries queued
+// behind its back (recovered, handed over) whose read of the journal
+// fails reads again after the backoff; it does not stop and leave them
+// queued until the session's next message or a restart.
+func TestKickedLaneRetriesAFailedRead(t *testing.T) {
+	t.Parallel()
+	f, j := newFailFixture(t, Policy{})
+	it := f.item("recovered")
+	if err := f.db.Enqueue(context.Background(), it.ID, "k"); err != nil {
+		t.Fatal(err)
+	}
+	j.mu.Lock()
+	j.listFails = 2
+	j.mu.Unlock()
+	f.q.Recovered(1)
+	f.q.Kick("k")
+	c := f.turnOrStop(t, "recovered")
+	if got := bodies(t, c.b); !equal(got, []string{"recovered"}) {
+		t.Fatalf("turn %v", got)
+	}
+	if err := c.b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.done <- Ran
+}
+
+// TestSteeredStartRetried: a message steered into the running turn whose
+// journal start fails is started once the store works: it neither waits
+// queued in the journal, out of the lane's sight, for a restart that
+// would run it again, nor runs twice now.
+func TestSteeredStartRetried(t *testing.T) {
+	t.Parallel()
+	f, j := newFailFixture(t, Policy{Mode: Steer})
+	f.run.steer = true
+	f.q.Enqueue("k", []Item{f.direct("first")})
+	c := f.run.begin(t)
+	s := f.direct("more")
+	heal := j.failStart(s.ID)
+	f.q.Enqueue("k", []Item{s})
+	if cov := c.b.Covers(); len(cov) != 1 || cov[0] != s.ID {
+		t.Fatalf("covers %v, want the steered %d", cov, s.ID)
+	}
+	heal()
+	c.done <- Ran
+	select {
+	case c := <-f.run.turns:
+		c.done <- Halt
+		t.Fatalf("the steered message ran again: %v", bodies(t, c.b))
+	case <-drained(f.q):
+	}
+	if st := f.state(s.ID); st != store.StateProcessing {
+		t.Fatalf("the steered entry is %s, want processing", st)
+	}
+	if f.q.Depth() != 0 {
+		t.Errorf("depth %d", f.q.Depth())
+	}
+}
+
+// TestRunningEntryIsNotCountedWaiting: the entry a turn runs is no longer
+// in the lane's mirror of what waits, so the cap does not count it: with
+// a cap of 1 and drop "new", one message queued behind the running turn
+// is kept (it was dropped: the mirror still held the running entry, the
+// gateway's TestQueueDropNew lost "after the drop" so under load).
+func TestRunningEntryIsNotCountedWaiting(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Policy{Cap: 1, Drop: DropNew})
+	f.q.Enqueue("k", []Item{f.direct("a")})
+	c := f.run.begin(t)
+	f.q.Enqueue("k", []Item{f.direct("b")})
+	c.done <- Ran
+	c = f.run.begin(t) // b runs, read from the mirror
+	if got := bodies(t, c.b); !equal(got, []string{"b"}) {
+		t.Fatalf("turn %v, want b", got)
+	}
+	it := f.direct("c")
+	f.q.Enqueue("k", []Item{it})
+	if st := f.state(it.ID); st != store.StateQueued || f.obs.dropped != 0 {
+		t.Fatalf("c is %s, %d dropped: the running b was counted as waiting", st, f.obs.dropped)
+	}
+	if n := f.q.Waiting("k"); n != 1 {
+		t.Errorf("%d waiting, want 1", n)
+	}
+	c.done <- Ran
+	f.runEach(t, "c")
 }

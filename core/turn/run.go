@@ -23,9 +23,10 @@ type Request struct {
 	// (Turns.Profile); nil: Run resolves them from Key.Agent.
 	Profile *Settings
 	Entries []store.Entry
-	// Covers are the entries the reply answers besides the first (those a
-	// collected batch merged).
-	Covers []int64
+	// Covers returns the entries the reply answers besides the first (those
+	// a collected batch merged, and those steered into the running turn);
+	// read when the reply is recorded. Nil: none.
+	Covers func() []int64
 	// Messages are the entries' messages when the caller has them decoded
 	// (one per entry); else the entries' are decoded.
 	Messages []message.Message
@@ -140,7 +141,11 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	if o.Deliver {
 		// Like the streamed blocks, through the Output port; typing
 		// stops once the reply is handed over.
-		r := Reply{Key: req.Key, Workspace: set.Workspace, ID: req.Entries[0].ID, Covers: req.Covers, Target: o.Target, Text: o.Text,
+		var covers []int64
+		if req.Covers != nil {
+			covers = req.Covers()
+		}
+		r := Reply{Key: req.Key, Workspace: set.Workspace, ID: req.Entries[0].ID, Covers: covers, Target: o.Target, Text: o.Text,
 			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, ClaudeCost: o.claudeCost, Session: o.bookkeeping,
 			Sender: last.Sender, Steps: o.steps, SessionID: o.sessionID, Aborted: stopped}
 		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {
