@@ -263,27 +263,65 @@ func under(p, dir string) bool {
 // ~/.claude.json are hidden. Without it (agent.settings = "user") claude
 // uses those two, and replaces ~/.claude.json by writing a new file next
 // to it, so the whole home directory stays writable.
+//
+// The environment may name HOME more than once — the host's (the
+// operator's), then run_as's or agent.env's — and claude gets the last:
+// the .claude of every HOME named is hidden, not only of claude's own
+// (with agent.env setting HOME, a tool read the operator's ~/.claude.json,
+// TestSandboxHidesTheOperatorsClaude).
 func claudeDirs(env []string) (rw, hide []string) {
 	home, dir := lookupEnv(env, "HOME"), lookupEnv(env, "CLAUDE_CONFIG_DIR")
 	var personal []string
-	if home != "" {
-		personal = []string{filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json")}
+	for _, h := range lookupEnvAll(env, "HOME") {
+		if dir == "" && h == home {
+			continue // claude's own, below
+		}
+		for _, p := range []string{filepath.Join(h, ".claude"), filepath.Join(h, ".claude.json")} {
+			if !slices.Contains(personal, p) {
+				personal = append(personal, p)
+			}
+		}
 	}
 	if dir == "" {
 		if home == "" {
-			return nil, nil
+			return nil, personal
 		}
-		return []string{home}, nil
+		return []string{home}, without(personal, home)
 	}
 	dir = filepath.Clean(dir)
 	for _, p := range personal {
 		if p == dir || strings.HasPrefix(dir, p+string(filepath.Separator)) {
-			// The config directory is (inside) the personal one: hiding
-			// it would hide claude's own.
-			return []string{dir}, nil
+			// The config directory is (inside) a personal one: hiding
+			// it would hide claude's own; that home's pair stays shown.
+			h := filepath.Dir(p)
+			return []string{dir}, without(without(personal, filepath.Join(h, ".claude")), filepath.Join(h, ".claude.json"))
 		}
 	}
 	return []string{dir}, personal
+}
+
+// without is paths less p and what p holds or is held in (hiding either
+// would hide p).
+func without(paths []string, p string) []string {
+	var out []string
+	for _, q := range paths {
+		if q == p || strings.HasPrefix(q, p+string(filepath.Separator)) || strings.HasPrefix(p, q+string(filepath.Separator)) {
+			continue
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// lookupEnvAll is every value of key in env, in order.
+func lookupEnvAll(env []string, key string) []string {
+	var out []string
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // lookupEnv is the last value of key in env ("" when absent), as exec uses it.

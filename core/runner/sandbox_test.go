@@ -200,6 +200,13 @@ func TestClaudeDirs(t *testing.T) {
 		{nil, "", "", "no home"},
 		{[]string{"HOME=/root", "CLAUDE_CONFIG_DIR=/root/.claude/bot"}, "/root/.claude/bot", "", "inside the operator's"},
 		{[]string{"HOME=/root", "CLAUDE_CONFIG_DIR=/x", "CLAUDE_CONFIG_DIR=/y"}, "/y", "/root/.claude /root/.claude.json", "last wins"},
+		// HOME twice (the host's, then agent.env's or run_as's): the
+		// operator's pair is hidden too.
+		{[]string{"HOME=/root", "HOME=/srv/agent", "CLAUDE_CONFIG_DIR=/srv/data/claude"}, "/srv/data/claude",
+			"/root/.claude /root/.claude.json /srv/agent/.claude /srv/agent/.claude.json", "both homes"},
+		{[]string{"HOME=/root", "HOME=/srv/agent"}, "/srv/agent", "/root/.claude /root/.claude.json", "settings user, another home"},
+		{[]string{"HOME=/root", "HOME=/srv/agent", "CLAUDE_CONFIG_DIR=/srv/agent/.claude/bot"}, "/srv/agent/.claude/bot", "/root/.claude /root/.claude.json", "inside the agent's"},
+		{[]string{"HOME=/root", "HOME=/root"}, "/root", "", "the same home twice"},
 	} {
 		rw, hide := claudeDirs(tc.env)
 		if strings.Join(rw, " ") != tc.rw || strings.Join(hide, " ") != tc.hide {
