@@ -25,6 +25,16 @@
 // separate pool of query-only connections and, thanks to WAL, never wait for
 // the writer; a read issued after a write returned sees that write.
 //
+// # Memory when idle
+//
+// Each connection holds its schema, its prepared statements and its page
+// cache in SQLite's C heap (modernc's libc). After [Options.IdleRelease]
+// (a minute) without a statement the store closes its idle readers,
+// empties the writer's page cache and hands libc's freed regions back to
+// the kernel; the first read after that opens a reader again (about
+// 0.4 ms, once per idle period). A store that runs a statement every
+// minute never does it. WAL and the synchronous settings are untouched.
+//
 // That is how the contract's context rule holds here: a caller's context
 // is honoured until its operation starts executing inside a batch. Once
 // started, the operation commits or fails with its batch even if the

@@ -73,6 +73,11 @@ type Options struct {
 	// Host is this host's id, stamped as the owner of the entries it
 	// writes (store.Entry.Owner); "" for none.
 	Host string
+	// IdleRelease is how long the store runs no statement before it
+	// gives its idle memory back (closes the idle readers, empties the
+	// writer's page cache; see releaseIdle). Zero means
+	// DefaultIdleRelease; negative never.
+	IdleRelease time.Duration
 }
 
 // DB is the SQLite implementation of [store.Store]. Create it with [Open].
@@ -94,6 +99,12 @@ type DB struct {
 	reads atomic.Int64
 
 	sessions *sessionCache
+
+	// idleDone stops releaseIdle, idleWG waits for it; released, when
+	// set (tests), is called after each release.
+	idleDone chan struct{}
+	idleWG   sync.WaitGroup
+	released func()
 
 	closeOnce sync.Once
 	closeErr  error
@@ -137,6 +148,9 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if opts.Readers <= 0 {
 		opts.Readers = min(runtime.GOMAXPROCS(0), 4)
 	}
+	if opts.IdleRelease == 0 {
+		opts.IdleRelease = DefaultIdleRelease
+	}
 	if opts.MaxPendingPairings <= 0 {
 		opts.MaxPendingPairings = store.DefaultMaxPendingPairings
 	}
@@ -153,6 +167,10 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if err := d.open(ctx); err != nil {
 		d.release()
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	d.idleDone = make(chan struct{})
+	if opts.IdleRelease > 0 {
+		d.idleWG.Go(func() { d.releaseIdle(opts.IdleRelease, d.idleDone) })
 	}
 	return d, nil
 }
@@ -237,6 +255,10 @@ func (d *DB) open(ctx context.Context) error {
 // connections and releases the directory lock.
 func (d *DB) Close() error {
 	d.closeOnce.Do(func() {
+		if d.idleDone != nil {
+			close(d.idleDone)
+			d.idleWG.Wait()
+		}
 		if d.w != nil {
 			d.w.close()
 		}

@@ -58,7 +58,8 @@ type writer struct {
 type op struct {
 	ctx     context.Context
 	fn      func(*wtx) error
-	durable bool // see writer.durable
+	raw     func(*sql.Conn) error // instead of fn: runs on the connection outside any transaction (writer.raw)
+	durable bool                  // see writer.durable
 	err     error
 	done    chan struct{}
 }
@@ -149,11 +150,22 @@ func (w *writer) durable(ctx context.Context, fn func(*wtx) error) error {
 	return w.submit(ctx, fn, true)
 }
 
+// raw runs fn on the writer's connection outside any transaction (before
+// the transaction of the batch it joins) and waits for it: for what a
+// transaction must not hold (PRAGMA shrink_memory). Its statements are
+// not counted (ran).
+func (w *writer) raw(ctx context.Context, fn func(*sql.Conn) error) error {
+	return w.queue(ctx, &op{ctx: ctx, raw: fn, done: make(chan struct{})})
+}
+
 func (w *writer) submit(ctx context.Context, fn func(*wtx) error, durable bool) error {
+	return w.queue(ctx, &op{ctx: ctx, fn: fn, durable: durable, done: make(chan struct{})})
+}
+
+func (w *writer) queue(ctx context.Context, o *op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	o := &op{ctx: ctx, fn: fn, durable: durable, done: make(chan struct{})}
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -287,6 +299,10 @@ func (w *writer) run(batch []*op) {
 	for _, o := range batch {
 		if err := o.ctx.Err(); err != nil {
 			o.err = err
+			continue
+		}
+		if o.raw != nil {
+			o.err = o.raw(w.conn) // before the transaction, outside it
 			continue
 		}
 		live = append(live, o)
