@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -66,4 +67,27 @@ func rssAnonKB(t *testing.T) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestCHeapLinkedLibcVersion: trimCHeap reaches two unexported variables of
+// modernc.org/libc by name, which the linker checks only for their names,
+// not their types. Upgrading libc must come with a look at them: in its
+// libc_musl.go, `allocator memory.Allocator` and `allocatorMu sync.Mutex`,
+// the lock its malloc and free take (mem_musl.go). Then update the version
+// here.
+func TestCHeapLinkedLibcVersion(t *testing.T) {
+	const checked = "v1.77.1"
+	mod, err := os.ReadFile(filepath.Join("..", "..", "..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "modernc.org/libc" {
+			if f[1] != checked {
+				t.Fatalf("go.mod requires modernc.org/libc %s; trimCHeap's linknames were checked against %s (see this test's doc)", f[1], checked)
+			}
+			return
+		}
+	}
+	t.Fatal("go.mod does not require modernc.org/libc: trimCHeap's linknames name nothing")
 }
