@@ -638,3 +638,26 @@ func TestZygoteSignalAfterRelease(t *testing.T) {
 		t.Fatalf("the next start's claude exited %d: the released one's signal reached it", code)
 	}
 }
+
+// TestZygoteCloseWaitsForTheSandboxes: when the runner's Close returns, the sandboxes are
+// gone — the helpers of the claudes it stopped and the spares — not on their way out: a
+// host exits right after, and a sandbox still tearing down could write to a chat's state
+// as its directory is removed (make test saw TestAgentEndAcrossKill9's data/claude not
+// empty at its cleanup once recycled sandboxes were the default).
+func TestZygoteCloseWaitsForTheSandboxes(t *testing.T) {
+	r, _ := newRecycled(t, nil)
+	mustOK(t, runTurn(t, r, TurnRequest{Key: "a", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"}), "echo: hi")
+	mustOK(t, runTurn(t, r, TurnRequest{Key: "b", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"}), "echo: hi")
+	warm := r.Warm()
+	pids := []int{warm["a"], warm["b"], helperOf(t, warm["a"]), helperOf(t, warm["b"])}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+			t.Errorf("process %d outlived the runner's Close: %s", pid, b)
+		}
+	}
+}

@@ -135,17 +135,32 @@ func (z *zygote) send(req zygoteRequest, fds ...int) error {
 }
 
 // stop ends the helper: the socket's end makes it exit, and with it, as the namespace's
-// init, everything inside.
+// init, everything inside. It returns once bwrap exited, which is after the helper's exit
+// is complete and so after the kernel killed what was left in the sandbox (the socket
+// ends earlier, as the helper starts to exit): a host that stops its runner and exits
+// leaves no process of a sandbox still writing to the chat's state. A helper that does
+// not go within zygoteStopWait is killed.
 func (z *zygote) stop() {
 	z.once.Do(func() {
 		_ = unix.Shutdown(z.fd, unix.SHUT_RDWR)
 		<-z.dead
 		_ = unix.Close(z.fd)
+		t := time.NewTimer(zygoteStopWait)
+		defer t.Stop()
+		select {
+		case <-z.exited:
+			return
+		case <-t.C:
+		}
 		if z.cmd.Process != nil {
 			_ = z.cmd.Process.Kill()
 		}
+		<-z.exited
 	})
 }
+
+// zygoteStopWait bounds the wait for a stopped helper's bwrap to exit before it is killed.
+const zygoteStopWait = 5 * time.Second
 
 // alive reports whether the helper's socket is still open.
 func (z *zygote) alive() bool {

@@ -52,6 +52,12 @@ type zygotePool struct {
 	// back is closed (and replaced) each time a sandbox comes back or is given up.
 	back   chan struct{}
 	closed bool
+	// working counts the pool's goroutines (refills, recycles): close waits (workDone,
+	// on mu) until none runs, so that every helper they start or give up has stopped
+	// when the runner's Close returns. A counter, not a WaitGroup: a sandbox may be given
+	// back while close waits.
+	working  int
+	workDone sync.Cond
 	// started counts the helpers started (tests: a start that reused one started none).
 	started int
 	// recycled, when set (tests), is told each sandbox that went back to its pool.
@@ -239,7 +245,7 @@ func (zp *zygotePool) get(k zygoteKey) (*zygote, error) {
 			return nil, err
 		}
 	}
-	go zp.refill(k)
+	zp.goWork(func() { zp.refill(k) })
 	return z, nil
 }
 
@@ -255,16 +261,18 @@ func (zp *zygotePool) refill(k zygoteKey) {
 	zp.mu.Unlock()
 	z, err := startZygote(zp.bwrap, zp.exe)
 	zp.mu.Lock()
-	defer zp.mu.Unlock()
 	zp.filling[k] = false
 	if err != nil {
+		zp.mu.Unlock()
 		return
 	}
 	if zp.closed {
-		go z.stop()
+		zp.mu.Unlock()
+		z.stop()
 		return
 	}
 	zp.idle[k] = append(zp.idle[k], z)
+	zp.mu.Unlock()
 }
 
 // giveBack hands z, whose claude exited, back to k's pool once it is
@@ -273,7 +281,7 @@ func (zp *zygotePool) giveBack(k zygoteKey, z *zygote) {
 	zp.mu.Lock()
 	zp.emptying[k]++
 	zp.mu.Unlock()
-	go zp.recycle(k, z)
+	zp.goWork(func() { zp.recycle(k, z) })
 }
 
 // recycle waits until z's sandbox is empty again (its claude exited and the helper killed
@@ -305,7 +313,8 @@ func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
 	}
 }
 
-// close stops every idle sandbox; those in use stop when their claude has exited.
+// close stops every idle sandbox and waits for those being emptied or started; those in
+// use stop when their claude has exited.
 func (zp *zygotePool) close() {
 	zp.mu.Lock()
 	zp.closed = true
@@ -318,6 +327,37 @@ func (zp *zygotePool) close() {
 	for _, z := range all {
 		z.stop()
 	}
+	// The sandboxes given back or being started meanwhile: each stops on its own once it
+	// is empty (closed), and the runner's Close returns after them.
+	zp.mu.Lock()
+	for zp.working > 0 {
+		zp.cond().Wait()
+	}
+	zp.mu.Unlock()
+}
+
+// goWork runs f in a goroutine that close waits for.
+func (zp *zygotePool) goWork(f func()) {
+	zp.mu.Lock()
+	zp.working++
+	zp.mu.Unlock()
+	go func() {
+		defer func() {
+			zp.mu.Lock()
+			zp.working--
+			zp.cond().Broadcast()
+			zp.mu.Unlock()
+		}()
+		f()
+	}()
+}
+
+// cond is workDone, bound to mu on first use. mu is held.
+func (zp *zygotePool) cond() *sync.Cond {
+	if zp.workDone.L == nil {
+		zp.workDone.L = &zp.mu
+	}
+	return &zp.workDone
 }
 
 // spawnRecycled starts the claude of l in one of c's recycled sandboxes: what spawn does
