@@ -378,7 +378,14 @@ type sandboxLaunch struct {
 // sandboxSpecFor is what the process l describes may see: the list
 // docs/security.md ("What a sandboxed claude sees") writes down.
 func (c Config) sandboxSpecFor(l sandboxLaunch) sandboxSpec {
-	rw, hide := claudeDirs(l.env)
+	env := l.env
+	if c.RunAs != nil {
+		// claude runs as another user: the operator's own files are that user's to
+		// be refused (their home is not theirs), and bubblewrap, run as that user,
+		// could not make a mount point inside it. claude's own HOME is the last.
+		env = append([]string{"HOME=" + lookupEnv(env, "HOME")}, slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "HOME=") })...)
+	}
+	rw, hide := claudeDirs(env)
 	tmps, keep := systemTempDirs()
 	s := sandboxSpec{workspace: c.Workspace, worktree: l.worktree,
 		rw:       append([]string{l.tmp}, c.AddDirs...),
