@@ -283,11 +283,7 @@ func TestSendFileAcrossKill9(t *testing.T) {
 // took this path and counted only the messages with text.)
 func TestSendFileDiscordAfterTheCard(t *testing.T) {
 	t.Parallel()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, _ := realClaudeIn(t, fake)
-	e := startDiscordDaemon(t, true, nil, mod)
-	e.live(t, 1)
+	fake, e, _ := discordWithRealClaude(t)
 	// The answer comes 4 s after the tool's result: the card (3 s) shows.
 	fake.Enqueue(sendFile("report.txt", ""), anthropictest.Reply{Text: "Here it is.", HeaderDelay: 4 * time.Second})
 	e.pushDM(dcAlice, "send me the report")
@@ -299,6 +295,18 @@ func TestSendFileDiscordAfterTheCard(t *testing.T) {
 	if n := e.attached(e.dm[dcAlice.ID].ID, "report.txt", len("quarterly numbers")); n != 1 {
 		t.Errorf("report.txt attached %d times (answer %+v)", n, m)
 	}
+}
+
+// discordWithRealClaude starts a Discord daemon whose agent is the real
+// claude CLI against a new fake API, in a workspace holding report.txt;
+// it returns the fake, the daemon (its bot live) and the workspace.
+func discordWithRealClaude(t *testing.T) (*anthropictest.Server, *dcEnv, string) {
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, ws := realClaudeIn(t, fake)
+	e := startDiscordDaemon(t, true, nil, mod)
+	e.live(t, 1)
+	return fake, e, ws
 }
 
 // realClaudeIn makes a host's agent the real claude CLI against fake, in a
@@ -325,11 +333,7 @@ func realClaudeIn(t *testing.T, fake *anthropictest.Server) (func(*Host), string
 // tool's error and nothing is attached.
 func TestSendFileDiscord(t *testing.T) {
 	t.Parallel()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, ws := realClaudeIn(t, fake)
-	e := startDiscordDaemon(t, true, nil, mod)
-	e.live(t, 1)
+	fake, e, ws := discordWithRealClaude(t)
 	fake.Enqueue(sendFile("report.txt", ""), anthropictest.Reply{Text: "Here it is."})
 	e.pushDM(dcAlice, "send me the report")
 	m := e.waitMessage(t, e.dm[dcAlice.ID].ID, "Here it is.")
