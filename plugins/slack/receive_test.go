@@ -91,10 +91,25 @@ func TestReplyInThread(t *testing.T) {
 		t.Fatalf("the answer is not in the thread: %+v", srv.Messages(general.ID))
 	}
 	srv.Post(slacktest.Message{Channel: general.ID, User: bob.ID, Text: "follow-up", ThreadTS: ts})
-	msgs := inbox.Wait(t, 3)
-	last := msgs[len(msgs)-1]
-	if last.Text != "follow-up" || !last.WasMentioned || last.ThreadID != ts {
+	// The mention came as a message and an app_mention event (the host
+	// keeps one by MessageID): wait for the follow-up by its text.
+	last := waitText(t, inbox, "follow-up")
+	if !last.WasMentioned || last.ThreadID != ts {
 		t.Errorf("follow-up in the bot's thread: %+v", last)
+	}
+}
+
+// waitText waits for the first delivered message with this text.
+func waitText(t *testing.T, inbox *sdktest.Inbox, text string) channel.InboundMessage {
+	t.Helper()
+	for n := 1; ; n++ {
+		msgs := inbox.Wait(t, n)
+		for _, m := range msgs {
+			if m.Text == text {
+				return m
+			}
+		}
+		n = len(msgs)
 	}
 }
 

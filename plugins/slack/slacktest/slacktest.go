@@ -169,6 +169,7 @@ type Server struct {
 	appToken string
 
 	mu       sync.Mutex
+	flushMu  sync.Mutex // held by flush from picking envelopes to sending them
 	changed  chan struct{}
 	seq      int
 	users    map[string]User

@@ -66,9 +66,18 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &wsConn{ws: ws, done: make(chan struct{})}
+	// No connection while the hello goes out: an envelope enqueued
+	// meanwhile waits for the flush below instead of going out before
+	// the hello or being marked unsent again after it went out (it was
+	// sent twice: TestReplyInThread saw the mention three times).
 	s.mu.Lock()
 	old := s.conn
-	s.conn = c
+	s.conn = nil
+	for _, e := range s.envs {
+		if !e.Acked {
+			e.sent = false
+		}
+	}
 	s.mu.Unlock()
 	if old != nil {
 		old.close()
@@ -80,12 +89,8 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	s.conn = c
 	s.hellos++
-	for _, e := range s.envs {
-		if !e.Acked {
-			e.sent = false
-		}
-	}
 	s.notifyLocked()
 	s.mu.Unlock()
 	s.flush()
@@ -141,6 +146,8 @@ func (s *Server) ping(c *wsConn) {
 
 // flush sends the envelopes not sent on the current connection, in order.
 func (s *Server) flush() {
+	s.flushMu.Lock() // two flushes at once would interleave their envelopes
+	defer s.flushMu.Unlock()
 	s.mu.Lock()
 	c := s.conn
 	var out []*envelope
