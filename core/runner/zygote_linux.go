@@ -37,6 +37,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -94,6 +95,18 @@ var zygoteWeaken string
 var zygoteTestEnv []string
 
 func weakened(what string) bool { return strings.Contains(zygoteWeaken, what) }
+
+// A start runs on a thread locked for it and never unlocked, so that the thread, in
+// claude's mount namespace, ends with the start. The main thread cannot end: a locked
+// goroutine that exits on it leaves it parked for good, still in that namespace
+// (TestZygoteOneClaudeAtATime saw the helper's main thread in claude's namespace about
+// once in a hundred starts on a busy machine). Locked to the main goroutine from init,
+// the main thread never runs a start.
+func init() {
+	if len(os.Args) == 2 && os.Args[1] == ZygoteArg {
+		runtime.LockOSThread()
+	}
+}
 
 // ZygoteMain is the sandbox helper; it returns the process's exit status. It must run as
 // the init of bubblewrap's pid namespace with the host's socket at descriptor 3.
@@ -216,16 +229,17 @@ func (z *zygoteServer) start(req zygoteRequest, fds []int) {
 		return
 	}
 	type started struct {
-		pid, pidfd int
-		err        error
+		pid, pidfd, tid int
+		err             error
 	}
 	done := make(chan started, 1)
 	go func() {
 		// Never unlocked: the thread, with its mount namespace and its dropped
 		// capabilities, ends with this goroutine.
 		runtime.LockOSThread()
+		tid := unix.Gettid()
 		pid, pidfd, err := zygoteStart(req, fds)
-		done <- started{pid, pidfd, err}
+		done <- started{pid, pidfd, tid, err}
 	}()
 	s := <-done
 	if s.err != nil {
@@ -237,12 +251,12 @@ func (z *zygoteServer) start(req zygoteRequest, fds []int) {
 	z.mu.Unlock()
 	_ = z.reply(zygoteReply{PID: s.pid}, s.pidfd)
 	_ = unix.Close(s.pidfd)
-	go z.reap(s.pid)
+	go z.reap(s.pid, s.tid)
 }
 
 // reap waits for claude, reports its exit, then, as init, kills everything left in the
 // namespace, reaps it, and reports the sandbox clean.
-func (z *zygoteServer) reap(pid int) {
+func (z *zygoteServer) reap(pid, tid int) {
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(-1, &ws, 0, nil)
@@ -274,6 +288,7 @@ func (z *zygoteServer) reap(pid int) {
 			break // ECHILD: none left
 		}
 	}
+	threadGone(tid)
 	z.mu.Lock()
 	z.running = 0
 	z.mu.Unlock()
@@ -453,5 +468,19 @@ func receivedFDs(oob []byte) []int {
 func closeAll(fds []int) {
 	for _, fd := range fds {
 		_ = unix.Close(fd)
+	}
+}
+
+// threadGone waits, up to a second, until the helper's thread tid ended: the thread a
+// start ran on ends after it handed claude's pid over, and until then it holds claude's
+// mount namespace. Clean is reported once nothing of the helper is left in it. The
+// kernel tells no one of a thread's end; /proc/self/task is polled.
+func threadGone(tid int) {
+	path := "/proc/self/task/" + strconv.Itoa(tid)
+	for range 2000 {
+		if _, err := os.Stat(path); err != nil {
+			return
+		}
+		time.Sleep(500 * time.Microsecond)
 	}
 }
