@@ -68,7 +68,7 @@ func SplitRendered(src string, f Flavour, limit int, unit channel.LengthUnit) []
 	if channel.TextLen(vis, unit) <= limit {
 		return []Piece{{Src: src, Rendered: true, Out: out, Visible: vis}}
 	}
-	pieces := newSplitter(src, f, limit, unit).run()
+	pieces := Split(src, f, limit, unit) // measures src once more: a cut reply is measured piece by piece anyway
 	ps := make([]Piece, len(pieces))
 	for i, p := range pieces {
 		ps[i] = Piece{Src: p}
