@@ -116,7 +116,7 @@ func RenderVisibleFrom(pre *channel.Rendered, src string, f Flavour) (out, visib
 	if pre != nil && For(pre.Markup) == f {
 		return pre.Text, pre.Visible
 	}
-	return render(src, f)
+	return RenderVisible(src, f)
 }
 
 // Len is the length of Visible(src, f) in unit: what a channel's limit is
