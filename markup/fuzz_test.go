@@ -28,6 +28,7 @@ func FuzzSplit(f *testing.F) {
 		for _, fl := range []Flavour{Plain, HTMLSubset, Lightweight, Mrkdwn, Markdown} {
 			for _, unit := range units {
 				pieces := Split(src, fl, limit, unit)
+				checkSplitRendered(t, src, fl, limit, unit, pieces)
 				if Len(src, fl, unit) <= limit && strings.TrimSpace(src) != "" {
 					if len(pieces) != 1 || pieces[0] != src {
 						t.Fatalf("%s/%s: fitting text split: %q", fl, unit, pieces)
@@ -46,6 +47,24 @@ func FuzzSplit(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkSplitRendered: SplitRendered's pieces are Split's, and a piece it
+// gives with its rendering is rendered as Render and Visible render it.
+func checkSplitRendered(t *testing.T, src string, fl Flavour, limit int, unit channel.LengthUnit, pieces []string) {
+	t.Helper()
+	got := SplitRendered(src, fl, limit, unit)
+	if len(got) != len(pieces) {
+		t.Fatalf("%s/%s: SplitRendered gives %d pieces, Split %d", fl, unit, len(got), len(pieces))
+	}
+	for i, p := range got {
+		if p.Src != pieces[i] {
+			t.Fatalf("%s/%s: piece %d: SplitRendered %q, Split %q", fl, unit, i, p.Src, pieces[i])
+		}
+		if p.Rendered && (p.Out != Render(p.Src, fl) || p.Visible != Visible(p.Src, fl)) {
+			t.Fatalf("%s/%s: piece %q rendered as %q / %q", fl, unit, p.Src, p.Out, p.Visible)
+		}
+	}
 }
 
 // alnum keeps the letters and digits of s.

@@ -108,6 +108,17 @@ func Visible(src string, f Flavour) string {
 // falls back to it), at half the cost of calling both.
 func RenderVisible(src string, f Flavour) (out, visible string) { return render(src, f) }
 
+// RenderVisibleFrom is RenderVisible(src, f), taken from pre when that is
+// the host's rendering of src for f (channel.SendRequest.Rendered, with
+// src the request's Text) instead of parsing src again. pre of another
+// markup, or nil, renders src.
+func RenderVisibleFrom(pre *channel.Rendered, src string, f Flavour) (out, visible string) {
+	if pre != nil && For(pre.Markup) == f {
+		return pre.Text, pre.Visible
+	}
+	return RenderVisible(src, f)
+}
+
 // Len is the length of Visible(src, f) in unit: what a channel's limit is
 // compared with.
 func Len(src string, f Flavour, unit channel.LengthUnit) int {

@@ -69,6 +69,46 @@ func TestRenderVisible(t *testing.T) {
 	}
 }
 
+// TestSplitRendered: a reply that fits comes with the rendering its
+// measure made; pieces of a cut reply, and an unlimited split, without
+// one; and RenderVisibleFrom takes the host's rendering only for its own
+// flavour.
+func TestSplitRendered(t *testing.T) {
+	t.Parallel()
+	src := readInput(t, "reply")
+	for _, f := range flavours {
+		whole := SplitRendered(src, f, 1<<20, channel.LengthUTF16)
+		out, vis := RenderVisible(src, f)
+		if len(whole) != 1 || !whole[0].Rendered || whole[0].Src != src || whole[0].Out != out || whole[0].Visible != vis {
+			t.Errorf("%s: a reply that fits: %+v", f, whole)
+		}
+		cut := SplitRendered(src, f, 120, channel.LengthUTF16)
+		if len(cut) < 2 {
+			t.Fatalf("%s: the reply is not cut at 120", f)
+		}
+		for _, p := range cut {
+			if p.Rendered {
+				t.Errorf("%s: a piece of a cut reply carries a rendering", f)
+			}
+		}
+		if p := SplitRendered(src, f, 0, channel.LengthUTF16); len(p) != 1 || p[0].Rendered {
+			t.Errorf("%s: no limit: %+v", f, p)
+		}
+		pre := &channel.Rendered{Markup: channel.MarkupHTMLSubset, Text: "<b>pre</b>", Visible: "pre"}
+		gotOut, gotVis := RenderVisibleFrom(pre, src, f)
+		if f == HTMLSubset {
+			if gotOut != pre.Text || gotVis != pre.Visible {
+				t.Errorf("%s: the host's rendering is not taken", f)
+			}
+		} else if gotOut != out || gotVis != vis {
+			t.Errorf("%s: a rendering for html-subset is taken", f)
+		}
+		if o, v := RenderVisibleFrom(nil, src, f); o != out || v != vis {
+			t.Errorf("%s: no rendering given: %q", f, o)
+		}
+	}
+}
+
 // TestSplitGolden: the pieces of a reply split at 120 UTF-16 units in
 // each flavour, each rendered (emoji across a split, a fence closed and
 // reopened, a table's header repeated).

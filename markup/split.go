@@ -42,6 +42,40 @@ func Split(src string, f Flavour, limit int, unit channel.LengthUnit) []string {
 	return s.run()
 }
 
+// Piece is one message of [SplitRendered]: its markdown and, when the
+// split had it at hand, its rendering.
+type Piece struct {
+	// Src is the markdown of the piece, as Split gives it.
+	Src string
+	// Rendered says Out and Visible are set: Out is Render(Src, f) and
+	// Visible is Visible(Src, f).
+	Rendered     bool
+	Out, Visible string
+}
+
+// SplitRendered is Split, with the rendering of a src that fits whole
+// (the one the measure made, so it costs nothing more): a caller that
+// sends what it measured need not parse it again. Pieces of a src that
+// is cut, and a limit <= 0 (nothing measured), carry no rendering.
+func SplitRendered(src string, f Flavour, limit int, unit channel.LengthUnit) []Piece {
+	if strings.TrimSpace(src) == "" {
+		return nil
+	}
+	if limit <= 0 {
+		return []Piece{{Src: src}}
+	}
+	out, vis := render(src, f)
+	if channel.TextLen(vis, unit) <= limit {
+		return []Piece{{Src: src, Rendered: true, Out: out, Visible: vis}}
+	}
+	pieces := Split(src, f, limit, unit) // measures src once more: a cut reply is measured piece by piece anyway
+	ps := make([]Piece, len(pieces))
+	for i, p := range pieces {
+		ps[i] = Piece{Src: p}
+	}
+	return ps
+}
+
 type splitter struct {
 	src     string
 	f       Flavour

@@ -27,6 +27,7 @@ type sent struct {
 	msgID             string
 	buttons           string   // the buttons' ids, "|" between them
 	media             []string // the paths of the files attached
+	rendered          *channel.Rendered
 }
 
 // fakeChannel records calls in order and fails Send as scripted.
@@ -96,7 +97,7 @@ func (f *fakeChannel) Send(_ context.Context, _ string, req channel.SendRequest)
 		err := f.sendErrs[0]
 		f.sendErrs = f.sendErrs[1:]
 		if err != nil {
-			f.calls = append(f.calls, sent{op: "send-failed", text: req.Text, format: req.Format})
+			f.calls = append(f.calls, sent{op: "send-failed", text: req.Text, format: req.Format, rendered: req.Rendered})
 			return channel.SendResponse{}, err
 		}
 	}
@@ -106,7 +107,7 @@ func (f *fakeChannel) Send(_ context.Context, _ string, req channel.SendRequest)
 	for _, m := range req.Media {
 		media = append(media, m.Path)
 	}
-	f.calls = append(f.calls, sent{op: "send", text: req.Text, format: req.Format, replyTo: req.ReplyToMessageID, msgID: id, media: media, buttons: buttonIDs(req.Buttons)})
+	f.calls = append(f.calls, sent{op: "send", text: req.Text, format: req.Format, replyTo: req.ReplyToMessageID, msgID: id, media: media, buttons: buttonIDs(req.Buttons), rendered: req.Rendered})
 	if f.answersLost > 0 {
 		f.answersLost--
 		return channel.SendResponse{}, &channel.Error{Code: channel.CodeUncertain, Message: "connection reset after the request was written"}
@@ -306,6 +307,55 @@ func TestFormattingRejectedFallsBackToPlainAtOnce(t *testing.T) {
 	}
 	if w := f.clock.recorded(); len(w) != 0 {
 		t.Errorf("the plain retry waits for nothing: %v", w)
+	}
+}
+
+// A reply that fits one message is sent with the rendering its measure
+// made (SendRequest.Rendered), for the channel's markup, so the plugin
+// need not parse it again; the pieces of a cut reply, a plain retry and a
+// channel that shows no markup carry none.
+func TestSendCarriesTheMeasuredRendering(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 100)
+	f.ch.desc.Capabilities.Markup = channel.MarkupHTMLSubset
+	f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: "**bold** & `x`", Format: channel.FormatMarkdown})
+	f.d.Send("k", tgt, "_also_ here", channel.FormatMarkdown)
+	want := []channel.Rendered{
+		{Markup: channel.MarkupHTMLSubset, Text: "<b>bold</b> &amp; <code>x</code>", Visible: "bold & x"},
+		{Markup: channel.MarkupHTMLSubset, Text: "<i>also</i> here", Visible: "also here"},
+	}
+	calls := f.ch.log()
+	if len(calls) != len(want) {
+		t.Fatalf("calls %+v", calls)
+	}
+	for i, c := range calls {
+		if c.rendered == nil || *c.rendered != want[i] {
+			t.Errorf("send %d (%q) carries %+v, want %+v", i, c.text, c.rendered, want[i])
+		}
+	}
+
+	cut := newFixture(t, 20)
+	cut.ch.desc.Capabilities.Markup = channel.MarkupHTMLSubset
+	cut.d.Deliver(Reply{Key: "k", ID: cut.entry(), Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
+	for i, c := range cut.ch.log() {
+		if c.rendered != nil {
+			t.Errorf("piece %d of a cut reply carries a rendering: %+v", i, c.rendered)
+		}
+	}
+
+	plain := newFixture(t, 100)
+	plain.ch.desc.Capabilities.Markup = channel.MarkupHTMLSubset
+	plain.ch.sendErrs = []error{&channel.Error{Code: channel.CodeFormattingRejected}}
+	plain.d.Deliver(Reply{Key: "k", ID: plain.entry(), Target: tgt, Text: "*bold*", Format: channel.FormatMarkdown})
+	if calls := plain.ch.log(); len(calls) != 2 || calls[0].rendered == nil || calls[1].format != channel.FormatPlain || calls[1].rendered != nil {
+		t.Errorf("the plain retry: %+v", calls)
+	}
+
+	none := newFixture(t, 100)
+	none.ch.desc.Capabilities.Markup = channel.MarkupNone
+	none.d.Deliver(Reply{Key: "k", ID: none.entry(), Target: tgt, Text: "**bold** & `x`", Format: channel.FormatMarkdown})
+	if calls := none.ch.log(); len(calls) != 1 || calls[0].text != "bold & x" || calls[0].format != channel.FormatPlain || calls[0].rendered != nil {
+		t.Errorf("a channel without markup: %+v", calls)
 	}
 }
 

@@ -95,7 +95,7 @@ func (d *Dispatcher) DeliverAnswer(a Answer) {
 	for i := range chunks {
 		stored[i] = store.Chunk{Index: i, Text: chunks[i], Part: parts[i]}
 	}
-	d.sendChunksLocked(a.ID, a.Target, stored, format, "", "", nil, rec.AttemptFirst)
+	d.sendChunksLocked(a.ID, a.Target, stored, nil, format, "", "", nil, rec.AttemptFirst)
 }
 
 // withNotes appends the notes to text, a paragraph each.

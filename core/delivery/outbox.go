@@ -82,7 +82,7 @@ const (
 // order.
 func (d *Dispatcher) Deliver(r Reply) {
 	text, media := d.extractMedia(r.Key, r.Workspace, r.Target.Instance, r.Text)
-	parts, format := d.prepare(d.ctx, r.Target.Instance, text, r.Format)
+	parts, rendered, format := d.prepareRendered(d.ctx, r.Target.Instance, text, r.Format)
 	if len(parts) == 0 && len(media) > 0 {
 		parts = []string{""}
 	}
@@ -96,7 +96,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 		// below it as a message of their own with their captions, so that
 		// the answer shows once (issue 56). Files with no text before them
 		// go as before, and the turn collapses the draft (core/turn).
-		draftID = ""
+		draftID, rendered = "", nil
 		if head, tail := splitFiles(r.Text); head != "" {
 			tailText, _ := d.extractMedia(r.Key, r.Workspace, r.Target.Instance, tail)
 			parts, format = d.prepare(d.ctx, r.Target.Instance, head, r.Format)
@@ -112,7 +112,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 		// The draft may show, cut off, and cannot become the reply: the
 		// user is told before it, in the recorded reply (sent once).
 		notice, _ := d.prepare(d.ctx, r.Target.Instance, noticeDraftUncertain, r.Format)
-		parts = append(notice, parts...)
+		parts, rendered = append(notice, parts...), nil
 	}
 	// Text is the reply as produced, its MEDIA: lines included: a delivery
 	// resumed after a restart finds the files there again (DeliverPending).
@@ -163,7 +163,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 	if unlock == nil {
 		unlock = d.serialize(r.Key)
 	}
-	d.sendChunksLocked(r.ID, r.Target, chunks, format, r.ReplyTo, draftID, media, rec.AttemptFirst)
+	d.sendChunksLocked(r.ID, r.Target, chunks, rendered, format, r.ReplyTo, draftID, media, rec.AttemptFirst)
 	unlock()
 	if r.Ping != "" && draftID != "" && len(parts) == 1 && !d.halted() {
 		d.ping(r.Key, r.Target, draftID, r.Ping)
@@ -221,7 +221,7 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 	}
 	unlock := d.serialize(key)
 	defer unlock()
-	d.sendChunksLocked(p.Entry.ID, tgt, p.Chunks, format, p.Reply.ReplyTo, p.Reply.DraftID, media, false)
+	d.sendChunksLocked(p.Entry.ID, tgt, p.Chunks, nil, format, p.Reply.ReplyTo, p.Reply.DraftID, media, false)
 }
 
 // sendChunksLocked sends the unsent chunks in order; the caller holds the
@@ -237,7 +237,9 @@ func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback m
 // cannot be delivered ends the reply: the entry fails and the user is told,
 // when that is possible, rather than left waiting. Once the dispatcher
 // drains, the chunks left stay in the outbox for the next start.
-func (d *Dispatcher) sendChunksLocked(id int64, tgt message.Target, chunks []store.Chunk, format channel.Format, replyTo, draftID string, media []channel.OutboundMedia, attempted0 bool) {
+// rendered, by chunk index (nil: none), is what prepareRendered rendered
+// of a chunk: its send carries it.
+func (d *Dispatcher) sendChunksLocked(id int64, tgt message.Target, chunks []store.Chunk, rendered []*channel.Rendered, format channel.Format, replyTo, draftID string, media []channel.OutboundMedia, attempted0 bool) {
 	told := false
 	tell := func() {
 		if !told {
@@ -271,6 +273,9 @@ func (d *Dispatcher) sendChunksLocked(id int64, tgt message.Target, chunks []sto
 			d.log.Warn("the draft could not be edited to the reply; sending it as a new message", "id", id, "error", err)
 		}
 		req := d.chunkRequest(tgt, c, format)
+		if c.Index < len(rendered) && req.Format == channel.FormatMarkdown && req.Text == c.Text {
+			req.Rendered = rendered[c.Index]
+		}
 		if i == 0 {
 			req.ReplyToMessageID = replyTo
 		}

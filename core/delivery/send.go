@@ -56,7 +56,7 @@ func (d *Dispatcher) sendMessage(key string, tgt message.Target, m Message) ([]s
 	defer unlock()
 	media, notes := d.checkFiles(tgt.Instance, m.Media)
 	text := withNotes(m.Text, notes)
-	parts, format := d.prepare(d.ctx, tgt.Instance, text, m.Format)
+	parts, rendered, format := d.prepareRendered(d.ctx, tgt.Instance, text, m.Format)
 	if len(parts) == 0 && len(media) > 0 {
 		parts = []string{""}
 	}
@@ -67,6 +67,9 @@ func (d *Dispatcher) sendMessage(key string, tgt message.Target, m Message) ([]s
 	var all []string
 	for i, part := range parts {
 		req := channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: part, Format: format}
+		if i < len(rendered) {
+			req.Rendered = rendered[i]
+		}
 		if i == len(parts)-1 {
 			req.Buttons, req.Media = buttons, media
 		}
@@ -165,7 +168,7 @@ func (d *Dispatcher) sendOneAfter(tgt message.Target, req channel.SendRequest, c
 		switch {
 		case code == channel.CodeFormattingRejected && req.Format != channel.FormatPlain:
 			d.log.Debug("channel rejected the formatting; sending as plain text", "instance", tgt.Instance)
-			req.Format = channel.FormatPlain
+			req.Format, req.Rendered = channel.FormatPlain, nil
 			continue
 		case errors.As(err, &ce) && !code.Retryable():
 			return nil, err

@@ -3,6 +3,7 @@ package delivery
 import (
 	"cmp"
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/clawhost/clawhost/core/chunk"
@@ -24,6 +25,9 @@ type shape struct {
 	// Capabilities.Markup): markup.Plain for a channel that shows none,
 	// whose markdown the core renders to plain text.
 	flavour markup.Flavour
+	// markup is the channel's declared markup, which flavour is of (what
+	// a rendering sent with the text says it is for).
+	markup channel.Markup
 }
 
 // shapeOf reads the instance's capabilities: from the instance when it is
@@ -46,10 +50,10 @@ func (d *Dispatcher) shapeOf(ctx context.Context, instance string) shape {
 		capability = caps.MaxTextLength
 		sh.unit = cmp.Or(caps.LengthUnit, channel.LengthUTF16)
 		sh.maxLines = max(caps.MaxLines, 0)
-		sh.flavour = markup.For(caps.Markup)
+		sh.flavour, sh.markup = markup.For(caps.Markup), caps.Markup
 	} else {
 		// Never seen ready: the configured limit, and markdown as before.
-		sh.flavour = markup.Markdown
+		sh.flavour, sh.markup = markup.Markdown, channel.MarkupMarkdown
 	}
 	sh.limit = chunk.CapLimit(configured, capability)
 	return sh
@@ -137,23 +141,35 @@ func (sh shape) render(text string, format channel.Format) (string, channel.Form
 // limit; both keep code fences balanced. Plain text is cut by
 // chunk.Markdown in UTF-16 units (a third of the limit for a channel
 // counting bytes: UTF-8 needs up to 3 bytes per UTF-16 unit).
-func (sh shape) split(text string, format channel.Format, mode chunk.Mode) []string {
+//
+// For markdown, rendered (nil when none) holds beside each part the
+// rendering its measure made (markup.SplitRendered: a part that fit
+// whole), so that it is not parsed again to be sent.
+func (sh shape) split(text string, format channel.Format, mode chunk.Mode) (parts []string, rendered []markup.Piece) {
 	if strings.TrimSpace(text) == "" {
-		return nil
+		return nil, nil
 	}
 	if format != channel.FormatMarkdown {
 		limit := sh.utf16Limit()
-		return chunk.Lines(chunk.MarkdownWithMode(text, limit, mode), limit, sh.maxLines)
+		return chunk.Lines(chunk.MarkdownWithMode(text, limit, mode), limit, sh.maxLines), nil
 	}
-	var pieces []string
+	var pieces []markup.Piece
 	paragraphs := []string{text}
 	if mode == chunk.ModeNewline {
 		paragraphs = chunk.MarkdownWithMode(text, sh.limit, mode)
 	}
 	for _, p := range paragraphs {
-		pieces = append(pieces, markup.Split(p, sh.flavour, sh.limit, sh.unit)...)
+		pieces = append(pieces, markup.SplitRendered(p, sh.flavour, sh.limit, sh.unit)...)
 	}
-	return chunk.Lines(pieces, 0, sh.maxLines)
+	srcs := make([]string, len(pieces))
+	for i, p := range pieces {
+		srcs[i] = p.Src
+	}
+	parts = chunk.Lines(srcs, 0, sh.maxLines)
+	if !slices.Equal(parts, srcs) {
+		return parts, nil // cut at the line limit: the renderings are of other texts
+	}
+	return parts, pieces
 }
 
 // prepare splits text into the messages to send to the instance and
@@ -161,15 +177,41 @@ func (sh shape) split(text string, format channel.Format, mode chunk.Mode) []str
 // markdown is split by its rendered length, then rendered to plain text
 // for a channel that shows no markup.
 func (d *Dispatcher) prepare(ctx context.Context, instance, text string, format channel.Format) ([]string, channel.Format) {
+	parts, _, format := d.prepareRendered(ctx, instance, text, format)
+	return parts, format
+}
+
+// prepareRendered is prepare with, beside each markdown part the channel
+// renders, the rendering the measure made (nil where none; rendered is nil
+// when there is none at all): the send carries it (SendRequest.Rendered),
+// so the plugin does not parse the part again.
+func (d *Dispatcher) prepareRendered(ctx context.Context, instance, text string, format channel.Format) ([]string, []*channel.Rendered, channel.Format) {
 	sh := d.shapeOf(ctx, instance)
-	parts := sh.split(text, format, d.settings().ChunkMode)
-	if format != channel.FormatMarkdown || !sh.plain() {
-		return parts, format
+	parts, pieces := sh.split(text, format, d.settings().ChunkMode)
+	if format != channel.FormatMarkdown {
+		return parts, nil, format
 	}
-	for i, p := range parts {
-		parts[i] = markup.Render(p, markup.Plain)
+	if sh.plain() {
+		for i, p := range parts {
+			if pieces != nil && pieces[i].Rendered {
+				parts[i] = pieces[i].Out
+				continue
+			}
+			parts[i] = markup.Render(p, markup.Plain)
+		}
+		return parts, nil, channel.FormatPlain
 	}
-	return parts, channel.FormatPlain
+	var rendered []*channel.Rendered
+	for i, p := range pieces {
+		if !p.Rendered {
+			continue
+		}
+		if rendered == nil {
+			rendered = make([]*channel.Rendered, len(parts))
+		}
+		rendered[i] = &channel.Rendered{Markup: sh.markup, Text: p.Out, Visible: p.Visible}
+	}
+	return parts, rendered, format
 }
 
 // fits reports whether text, in the format the channel is sent (format),

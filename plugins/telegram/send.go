@@ -90,7 +90,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		if keyboard != "" && len(req.Media) == 0 {
 			p["reply_markup"] = keyboard
 		}
-		id, err := a.sendText(ctx, "sendMessage", p, req.Text, req.Format)
+		id, err := a.sendText(ctx, "sendMessage", p, req.Text, req.Format, req.Rendered)
 		if err != nil {
 			return resp, err
 		}
@@ -189,9 +189,11 @@ type rendering struct {
 // markup, should Telegram refuse the HTML; plain text as it is. ok is
 // false when the text does not fit: the host split it to the limit
 // measured so (markup.Split), so that is a text longer than declared.
-func renderings(text string, format channel.Format, limit int) (out []rendering, ok bool) {
+// pre is the host's rendering of text (SendRequest.Rendered), taken
+// instead of parsing text again when it is HTMLSubset's; nil: none.
+func renderings(text string, format channel.Format, limit int, pre *channel.Rendered) (out []rendering, ok bool) {
 	if format == channel.FormatMarkdown {
-		html, vis := markup.RenderVisible(text, markup.HTMLSubset)
+		html, vis := markup.RenderVisibleFrom(pre, text, markup.HTMLSubset)
 		if strings.TrimSpace(vis) != "" {
 			if channel.TextLen(vis, channel.LengthUTF16) > limit {
 				return nil, false
@@ -207,16 +209,17 @@ func renderings(text string, format channel.Format, limit int) (out []rendering,
 
 // fitsCaption reports whether text can be sent as a media caption.
 func fitsCaption(text string, format channel.Format) bool {
-	_, ok := renderings(strings.TrimSpace(text), format, maxCaptionLength)
+	_, ok := renderings(strings.TrimSpace(text), format, maxCaptionLength, nil)
 	return ok
 }
 
 // sendText posts text with method (sendMessage or editMessageText) and
 // returns the message id. It tries HTML first for markdown and falls back
-// to plain text when Telegram refuses the HTML.
-func (a *Adapter) sendText(ctx context.Context, method string, p tgbotapi.Params, text string, format channel.Format) (string, error) {
+// to plain text when Telegram refuses the HTML. pre, when not nil, is the
+// host's rendering of text (see renderings).
+func (a *Adapter) sendText(ctx context.Context, method string, p tgbotapi.Params, text string, format channel.Format, pre *channel.Rendered) (string, error) {
 	limit := a.textLimit()
-	rs, ok := renderings(text, format, limit)
+	rs, ok := renderings(text, format, limit, pre)
 	if !ok {
 		return "", channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units once rendered, the limit is %d", markup.Len(text, markup.HTMLSubset, channel.LengthUTF16), limit)
 	}
@@ -304,7 +307,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if keyboard != "" {
 		p["reply_markup"] = keyboard
 	}
-	_, err = a.sendText(ctx, "editMessageText", p, req.Text, req.Format)
+	_, err = a.sendText(ctx, "editMessageText", p, req.Text, req.Format, nil)
 	var ce *channel.Error
 	if errors.As(err, &ce) && ce.Code == channel.CodeInvalidRequest && strings.Contains(ce.Message, "message is not modified") {
 		return nil

@@ -45,6 +45,34 @@ func TestSendMarkdownAsHTML(t *testing.T) {
 	}
 }
 
+// The host's rendering of the text (SendRequest.Rendered) is sent as it
+// is, not parsed again, when it is Telegram's HTML subset; one for another
+// markup is ignored and the text rendered; the visible text it carries is
+// what the plain fallback sends.
+func TestSendTakesTheHostsRendering(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.Fail("sendMessage", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0"})
+	a := newTestAdapter(t, srv, nil)
+	// Unlike the text's own rendering, so that the test tells which was sent.
+	pre := &channel.Rendered{Markup: channel.MarkupHTMLSubset, Text: "<i>from the host</i>", Visible: "from the host"}
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "**done**", Format: channel.FormatMarkdown, Rendered: pre}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests("sendMessage")
+	if len(reqs) != 2 || reqs[0].Params.Get("text") != pre.Text || reqs[0].Params.Get("parse_mode") != "HTML" ||
+		reqs[1].Params.Get("text") != pre.Visible || reqs[1].Params.Get("parse_mode") != "" {
+		t.Fatalf("requests %+v", reqs)
+	}
+	other := &channel.Rendered{Markup: channel.MarkupMarkdown, Text: "**done**", Visible: "**done**"}
+	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "**done**", Format: channel.FormatMarkdown, Rendered: other}); err != nil {
+		t.Fatal(err)
+	}
+	if s := srv.Sent(); len(s) != 2 || s[1].Text != "<b>done</b>" {
+		t.Fatalf("a rendering for another markup: sent %+v", s)
+	}
+}
+
 func TestSendFallsBackToPlainWhenHTMLRefused(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)

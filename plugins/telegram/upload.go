@@ -55,7 +55,7 @@ func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.Ou
 	late := ""
 	if caption != "" {
 		var ok bool
-		if rs, ok = renderings(caption, format, maxCaptionLength); !ok {
+		if rs, ok = renderings(caption, format, maxCaptionLength, nil); !ok {
 			late = caption
 		}
 	}
@@ -122,7 +122,7 @@ func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.Ou
 		if markup != "" {
 			tp["reply_markup"] = markup
 		}
-		id, err := a.sendText(ctx, "sendMessage", tp, late, format)
+		id, err := a.sendText(ctx, "sendMessage", tp, late, format, nil)
 		if err != nil {
 			return ids, err
 		}

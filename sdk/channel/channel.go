@@ -413,6 +413,24 @@ type SendRequest struct {
 	// row; when the text is sent as more than one message they go under
 	// the last one.
 	Buttons [][]Button
+	// Rendered, when not nil (Format markdown only), is Text as the host
+	// rendered it for the channel while measuring it: a plugin that
+	// renders with the markup module takes it (markup.RenderVisibleFrom)
+	// instead of parsing Text again. Nil: render Text as always.
+	Rendered *Rendered
+}
+
+// Rendered is a markdown text rendered by the host with the markup module
+// for a channel's declared markup (SendRequest.Rendered).
+type Rendered struct {
+	// Markup is the kind it is rendered for (the channel's
+	// Capabilities.Markup); a plugin uses the rendering only when it is
+	// the one it would make itself.
+	Markup Markup
+	// Text is the rendering (markup.Render); Visible is what a reader sees
+	// of it (markup.Visible: for MarkupHTMLSubset without tags, entities
+	// decoded; else Text), the measure of the length limit.
+	Text, Visible string
 }
 
 // SendResponse is the result of a successful Send.

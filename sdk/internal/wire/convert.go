@@ -318,12 +318,28 @@ func MediaFromProto(ms []*pb.OutboundMedia) []channel.OutboundMedia {
 
 // SendToProto converts a send request.
 func SendToProto(r channel.SendRequest) *pb.SendRequest {
-	return &pb.SendRequest{ChatId: r.ChatID, ThreadId: r.ThreadID, ReplyToMessageId: r.ReplyToMessageID, Text: r.Text, Format: string(r.Format), Media: MediaToProto(r.Media), DisableLinkPreview: r.DisableLinkPreview, Silent: r.Silent, Buttons: ButtonsToProto(r.Buttons)}
+	return &pb.SendRequest{ChatId: r.ChatID, ThreadId: r.ThreadID, ReplyToMessageId: r.ReplyToMessageID, Text: r.Text, Format: string(r.Format), Media: MediaToProto(r.Media), DisableLinkPreview: r.DisableLinkPreview, Silent: r.Silent, Buttons: ButtonsToProto(r.Buttons), Rendered: RenderedToProto(r.Rendered)}
 }
 
 // SendFromProto converts a send request.
 func SendFromProto(r *pb.SendRequest) channel.SendRequest {
-	return channel.SendRequest{ChatID: r.GetChatId(), ThreadID: r.GetThreadId(), ReplyToMessageID: r.GetReplyToMessageId(), Text: r.GetText(), Format: channel.Format(r.GetFormat()), Media: MediaFromProto(r.GetMedia()), DisableLinkPreview: r.GetDisableLinkPreview(), Silent: r.GetSilent(), Buttons: ButtonsFromProto(r.GetButtons())}
+	return channel.SendRequest{ChatID: r.GetChatId(), ThreadID: r.GetThreadId(), ReplyToMessageID: r.GetReplyToMessageId(), Text: r.GetText(), Format: channel.Format(r.GetFormat()), Media: MediaFromProto(r.GetMedia()), DisableLinkPreview: r.GetDisableLinkPreview(), Silent: r.GetSilent(), Buttons: ButtonsFromProto(r.GetButtons()), Rendered: RenderedFromProto(r.GetRendered())}
+}
+
+// RenderedToProto converts a send's rendering; nil stays nil.
+func RenderedToProto(r *channel.Rendered) *pb.RenderedText {
+	if r == nil {
+		return nil
+	}
+	return &pb.RenderedText{Markup: string(r.Markup), Text: r.Text, Visible: r.Visible}
+}
+
+// RenderedFromProto converts a send's rendering; nil stays nil.
+func RenderedFromProto(r *pb.RenderedText) *channel.Rendered {
+	if r == nil {
+		return nil
+	}
+	return &channel.Rendered{Markup: channel.Markup(r.GetMarkup()), Text: r.GetText(), Visible: r.GetVisible()}
 }
 
 // ButtonsToProto converts rows of buttons.

@@ -2,8 +2,15 @@ package wire
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -71,5 +78,46 @@ func TestForward(t *testing.T) {
 	}
 	if got := InboundFromProto(&pb.InboundMessage{ChatId: "c"}); got.Forward != nil {
 		t.Errorf("older message: forward %+v", got.Forward)
+	}
+}
+
+// TestSendRendered: the host's rendering of a send crosses the wire; a
+// send without one has none; and a plugin built before the field (its
+// SendRequest has no field 10) reads the same send, rendering and all, as
+// the text and format it always rendered itself.
+func TestSendRendered(t *testing.T) {
+	t.Parallel()
+	req := channel.SendRequest{ChatID: "c", Text: "**hi**", Format: channel.FormatMarkdown,
+		Rendered: &channel.Rendered{Markup: channel.MarkupHTMLSubset, Text: "<b>hi</b>", Visible: "hi"}}
+	if got := SendFromProto(SendToProto(req)); !reflect.DeepEqual(got, req) {
+		t.Errorf("send: %+v, want %+v", got, req)
+	}
+	if got := SendFromProto(SendToProto(channel.SendRequest{ChatID: "c"})); got.Rendered != nil {
+		t.Errorf("send without a rendering: %+v", got.Rendered)
+	}
+	b, err := proto.Marshal(SendToProto(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The message as an older plugin's generated code describes it.
+	fd := protodesc.ToFileDescriptorProto(pb.File_clawhost_v1_plugin_proto)
+	var old *descriptorpb.DescriptorProto
+	for _, m := range fd.MessageType {
+		if m.GetName() == "SendRequest" {
+			old = m
+		}
+	}
+	old.Field = slices.DeleteFunc(old.Field, func(f *descriptorpb.FieldDescriptorProto) bool { return f.GetName() == "rendered" })
+	file, err := protodesc.NewFile(fd, protoregistry.GlobalFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := dynamicpb.NewMessage(file.Messages().ByName("SendRequest"))
+	if err := proto.Unmarshal(b, msg); err != nil {
+		t.Fatalf("an older plugin cannot read the send: %v", err)
+	}
+	fields := msg.Descriptor().Fields()
+	if msg.Get(fields.ByName("text")).String() != req.Text || msg.Get(fields.ByName("format")).String() != string(req.Format) || len(msg.GetUnknown()) == 0 {
+		t.Errorf("an older plugin reads %v", msg)
 	}
 }

@@ -2589,7 +2589,11 @@ type SendRequest struct {
 	Silent bool `protobuf:"varint,8,opt,name=silent,proto3" json:"silent,omitempty"`
 	// buttons (capability "buttons") are shown under the message, row by row;
 	// when the text is sent as more than one message they go under the last.
-	Buttons       []*ButtonRow `protobuf:"bytes,9,rep,name=buttons,proto3" json:"buttons,omitempty"`
+	Buttons []*ButtonRow `protobuf:"bytes,9,rep,name=buttons,proto3" json:"buttons,omitempty"`
+	// rendered, when set (format markdown only), is text as the host already
+	// rendered it for the channel while measuring it: the plugin may send it
+	// instead of parsing text again. Unset: render text as always.
+	Rendered      *RenderedText `protobuf:"bytes,10,opt,name=rendered,proto3" json:"rendered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2687,6 +2691,82 @@ func (x *SendRequest) GetButtons() []*ButtonRow {
 	return nil
 }
 
+func (x *SendRequest) GetRendered() *RenderedText {
+	if x != nil {
+		return x.Rendered
+	}
+	return nil
+}
+
+// RenderedText is a markdown text rendered by the host with the markup
+// module (github.com/clawhost/clawhost/markup) in the flavour of the
+// channel's declared markup.
+type RenderedText struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// markup is the ChannelCapabilities.markdown value it is rendered for
+	// (html-subset, markdown, lightweight, mrkdwn); a plugin uses the
+	// rendering only when it is the one it would make itself.
+	Markup string `protobuf:"bytes,1,opt,name=markup,proto3" json:"markup,omitempty"`
+	// text is the rendering (markup.Render); visible is what a reader sees
+	// of it (markup.Visible: without tags, entities decoded), the measure
+	// of the channel's length limit.
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	Visible       string `protobuf:"bytes,3,opt,name=visible,proto3" json:"visible,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenderedText) Reset() {
+	*x = RenderedText{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenderedText) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenderedText) ProtoMessage() {}
+
+func (x *RenderedText) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenderedText.ProtoReflect.Descriptor instead.
+func (*RenderedText) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *RenderedText) GetMarkup() string {
+	if x != nil {
+		return x.Markup
+	}
+	return ""
+}
+
+func (x *RenderedText) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *RenderedText) GetVisible() string {
+	if x != nil {
+		return x.Visible
+	}
+	return ""
+}
+
 type SendResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	MessageIds    []string               `protobuf:"bytes,1,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
@@ -2697,7 +2777,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2709,7 +2789,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2722,7 +2802,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SendResponse) GetMessageIds() []string {
@@ -2750,7 +2830,7 @@ type SetTypingRequest struct {
 
 func (x *SetTypingRequest) Reset() {
 	*x = SetTypingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2762,7 +2842,7 @@ func (x *SetTypingRequest) String() string {
 func (*SetTypingRequest) ProtoMessage() {}
 
 func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2775,7 +2855,7 @@ func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingRequest.ProtoReflect.Descriptor instead.
 func (*SetTypingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetTypingRequest) GetChatId() string {
@@ -2808,7 +2888,7 @@ type SetTypingResponse struct {
 
 func (x *SetTypingResponse) Reset() {
 	*x = SetTypingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2820,7 +2900,7 @@ func (x *SetTypingResponse) String() string {
 func (*SetTypingResponse) ProtoMessage() {}
 
 func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2833,7 +2913,7 @@ func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingResponse.ProtoReflect.Descriptor instead.
 func (*SetTypingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SetTypingResponse) GetError() *PluginError {
@@ -2861,7 +2941,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2873,7 +2953,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2886,7 +2966,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *EditRequest) GetChatId() string {
@@ -2940,7 +3020,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2952,7 +3032,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2965,7 +3045,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *EditResponse) GetError() *PluginError {
@@ -2990,7 +3070,7 @@ type ReactRequest struct {
 
 func (x *ReactRequest) Reset() {
 	*x = ReactRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3002,7 +3082,7 @@ func (x *ReactRequest) String() string {
 func (*ReactRequest) ProtoMessage() {}
 
 func (x *ReactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3015,7 +3095,7 @@ func (x *ReactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactRequest.ProtoReflect.Descriptor instead.
 func (*ReactRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReactRequest) GetChatId() string {
@@ -3062,7 +3142,7 @@ type ReactResponse struct {
 
 func (x *ReactResponse) Reset() {
 	*x = ReactResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3074,7 +3154,7 @@ func (x *ReactResponse) String() string {
 func (*ReactResponse) ProtoMessage() {}
 
 func (x *ReactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3087,7 +3167,7 @@ func (x *ReactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactResponse.ProtoReflect.Descriptor instead.
 func (*ReactResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ReactResponse) GetError() *PluginError {
@@ -3123,7 +3203,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3135,7 +3215,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3148,7 +3228,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Call) GetId() uint64 {
@@ -3294,7 +3374,7 @@ type CallResult struct {
 
 func (x *CallResult) Reset() {
 	*x = CallResult{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3306,7 +3386,7 @@ func (x *CallResult) String() string {
 func (*CallResult) ProtoMessage() {}
 
 func (x *CallResult) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3319,7 +3399,7 @@ func (x *CallResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResult.ProtoReflect.Descriptor instead.
 func (*CallResult) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CallResult) GetId() uint64 {
@@ -3439,7 +3519,7 @@ type DownloadMediaRequest struct {
 
 func (x *DownloadMediaRequest) Reset() {
 	*x = DownloadMediaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3451,7 +3531,7 @@ func (x *DownloadMediaRequest) String() string {
 func (*DownloadMediaRequest) ProtoMessage() {}
 
 func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3464,7 +3544,7 @@ func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadMediaRequest.ProtoReflect.Descriptor instead.
 func (*DownloadMediaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *DownloadMediaRequest) GetRef() string {
@@ -3495,7 +3575,7 @@ type MediaChunk struct {
 
 func (x *MediaChunk) Reset() {
 	*x = MediaChunk{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3507,7 +3587,7 @@ func (x *MediaChunk) String() string {
 func (*MediaChunk) ProtoMessage() {}
 
 func (x *MediaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3520,7 +3600,7 @@ func (x *MediaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaChunk.ProtoReflect.Descriptor instead.
 func (*MediaChunk) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *MediaChunk) GetData() []byte {
@@ -3565,7 +3645,7 @@ type CommandSpec struct {
 
 func (x *CommandSpec) Reset() {
 	*x = CommandSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3577,7 +3657,7 @@ func (x *CommandSpec) String() string {
 func (*CommandSpec) ProtoMessage() {}
 
 func (x *CommandSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3590,7 +3670,7 @@ func (x *CommandSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandSpec.ProtoReflect.Descriptor instead.
 func (*CommandSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CommandSpec) GetName() string {
@@ -3637,7 +3717,7 @@ type SetCommandsRequest struct {
 
 func (x *SetCommandsRequest) Reset() {
 	*x = SetCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3649,7 +3729,7 @@ func (x *SetCommandsRequest) String() string {
 func (*SetCommandsRequest) ProtoMessage() {}
 
 func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3662,7 +3742,7 @@ func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsRequest.ProtoReflect.Descriptor instead.
 func (*SetCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SetCommandsRequest) GetCommands() []*CommandSpec {
@@ -3681,7 +3761,7 @@ type SetCommandsResponse struct {
 
 func (x *SetCommandsResponse) Reset() {
 	*x = SetCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3693,7 +3773,7 @@ func (x *SetCommandsResponse) String() string {
 func (*SetCommandsResponse) ProtoMessage() {}
 
 func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3706,7 +3786,7 @@ func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsResponse.ProtoReflect.Descriptor instead.
 func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SetCommandsResponse) GetError() *PluginError {
@@ -3724,7 +3804,7 @@ type ListCommandsRequest struct {
 
 func (x *ListCommandsRequest) Reset() {
 	*x = ListCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3736,7 +3816,7 @@ func (x *ListCommandsRequest) String() string {
 func (*ListCommandsRequest) ProtoMessage() {}
 
 func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3749,7 +3829,7 @@ func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsRequest.ProtoReflect.Descriptor instead.
 func (*ListCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 type ListCommandsResponse struct {
@@ -3761,7 +3841,7 @@ type ListCommandsResponse struct {
 
 func (x *ListCommandsResponse) Reset() {
 	*x = ListCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3773,7 +3853,7 @@ func (x *ListCommandsResponse) String() string {
 func (*ListCommandsResponse) ProtoMessage() {}
 
 func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3786,7 +3866,7 @@ func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsResponse.ProtoReflect.Descriptor instead.
 func (*ListCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListCommandsResponse) GetCommands() []*CommandSpec {
@@ -3811,7 +3891,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3823,7 +3903,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3836,7 +3916,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *Conversation) GetSessionKey() string {
@@ -3908,7 +3988,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3920,7 +4000,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3933,7 +4013,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ExecuteRequest) GetCommand() string {
@@ -4016,7 +4096,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4028,7 +4108,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4041,7 +4121,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Reply) GetText() string {
@@ -4082,7 +4162,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4094,7 +4174,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4107,7 +4187,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ExecuteResponse) GetReplies() []*Reply {
@@ -4143,7 +4223,7 @@ type BeforeAgentStartRequest struct {
 
 func (x *BeforeAgentStartRequest) Reset() {
 	*x = BeforeAgentStartRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4155,7 +4235,7 @@ func (x *BeforeAgentStartRequest) String() string {
 func (*BeforeAgentStartRequest) ProtoMessage() {}
 
 func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4168,7 +4248,7 @@ func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartRequest.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *BeforeAgentStartRequest) GetConversation() *Conversation {
@@ -4236,7 +4316,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4248,7 +4328,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4261,7 +4341,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{58}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *Attachment) GetKind() string {
@@ -4310,7 +4390,7 @@ type BeforeAgentStartResponse struct {
 
 func (x *BeforeAgentStartResponse) Reset() {
 	*x = BeforeAgentStartResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4322,7 +4402,7 @@ func (x *BeforeAgentStartResponse) String() string {
 func (*BeforeAgentStartResponse) ProtoMessage() {}
 
 func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4335,7 +4415,7 @@ func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartResponse.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{59}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *BeforeAgentStartResponse) GetPrependContext() string {
@@ -4377,7 +4457,7 @@ type MessageReceivedRequest struct {
 
 func (x *MessageReceivedRequest) Reset() {
 	*x = MessageReceivedRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4389,7 +4469,7 @@ func (x *MessageReceivedRequest) String() string {
 func (*MessageReceivedRequest) ProtoMessage() {}
 
 func (x *MessageReceivedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4402,7 +4482,7 @@ func (x *MessageReceivedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageReceivedRequest.ProtoReflect.Descriptor instead.
 func (*MessageReceivedRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{60}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *MessageReceivedRequest) GetCallId() string {
@@ -4472,7 +4552,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4484,7 +4564,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4497,7 +4577,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{61}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *Note) GetAttachment() string {
@@ -4550,7 +4630,7 @@ type MessageReceivedResponse struct {
 
 func (x *MessageReceivedResponse) Reset() {
 	*x = MessageReceivedResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4562,7 +4642,7 @@ func (x *MessageReceivedResponse) String() string {
 func (*MessageReceivedResponse) ProtoMessage() {}
 
 func (x *MessageReceivedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4575,7 +4655,7 @@ func (x *MessageReceivedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageReceivedResponse.ProtoReflect.Descriptor instead.
 func (*MessageReceivedResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{62}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *MessageReceivedResponse) GetRewrite() bool {
@@ -4643,7 +4723,7 @@ type MessageSendingRequest struct {
 
 func (x *MessageSendingRequest) Reset() {
 	*x = MessageSendingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4655,7 +4735,7 @@ func (x *MessageSendingRequest) String() string {
 func (*MessageSendingRequest) ProtoMessage() {}
 
 func (x *MessageSendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4668,7 +4748,7 @@ func (x *MessageSendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageSendingRequest.ProtoReflect.Descriptor instead.
 func (*MessageSendingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{63}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *MessageSendingRequest) GetCallId() string {
@@ -4721,7 +4801,7 @@ type MediaFile struct {
 
 func (x *MediaFile) Reset() {
 	*x = MediaFile{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4733,7 +4813,7 @@ func (x *MediaFile) String() string {
 func (*MediaFile) ProtoMessage() {}
 
 func (x *MediaFile) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4746,7 +4826,7 @@ func (x *MediaFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaFile.ProtoReflect.Descriptor instead.
 func (*MediaFile) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{64}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *MediaFile) GetFilename() string {
@@ -4796,7 +4876,7 @@ type MessageSendingResponse struct {
 
 func (x *MessageSendingResponse) Reset() {
 	*x = MessageSendingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4808,7 +4888,7 @@ func (x *MessageSendingResponse) String() string {
 func (*MessageSendingResponse) ProtoMessage() {}
 
 func (x *MessageSendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4821,7 +4901,7 @@ func (x *MessageSendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageSendingResponse.ProtoReflect.Descriptor instead.
 func (*MessageSendingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{65}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *MessageSendingResponse) GetRewrite() bool {
@@ -4880,7 +4960,7 @@ type ToolStep struct {
 
 func (x *ToolStep) Reset() {
 	*x = ToolStep{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4892,7 +4972,7 @@ func (x *ToolStep) String() string {
 func (*ToolStep) ProtoMessage() {}
 
 func (x *ToolStep) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4905,7 +4985,7 @@ func (x *ToolStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolStep.ProtoReflect.Descriptor instead.
 func (*ToolStep) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{66}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ToolStep) GetName() string {
@@ -4946,7 +5026,7 @@ type AgentEndRequest struct {
 
 func (x *AgentEndRequest) Reset() {
 	*x = AgentEndRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4958,7 +5038,7 @@ func (x *AgentEndRequest) String() string {
 func (*AgentEndRequest) ProtoMessage() {}
 
 func (x *AgentEndRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4971,7 +5051,7 @@ func (x *AgentEndRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEndRequest.ProtoReflect.Descriptor instead.
 func (*AgentEndRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{67}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *AgentEndRequest) GetCallId() string {
@@ -5067,7 +5147,7 @@ type AgentEndResponse struct {
 
 func (x *AgentEndResponse) Reset() {
 	*x = AgentEndResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5079,7 +5159,7 @@ func (x *AgentEndResponse) String() string {
 func (*AgentEndResponse) ProtoMessage() {}
 
 func (x *AgentEndResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5092,7 +5172,7 @@ func (x *AgentEndResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEndResponse.ProtoReflect.Descriptor instead.
 func (*AgentEndResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{68}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *AgentEndResponse) GetError() *PluginError {
@@ -5110,7 +5190,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5122,7 +5202,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5135,7 +5215,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{69}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{70}
 }
 
 // ToolSpec is one tool a plugin offers.
@@ -5154,7 +5234,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5166,7 +5246,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5179,7 +5259,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{70}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -5212,7 +5292,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5224,7 +5304,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5237,7 +5317,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{71}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListToolsResponse) GetTools() []*ToolSpec {
@@ -5275,7 +5355,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5287,7 +5367,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5300,7 +5380,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{72}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *CallToolRequest) GetCallId() string {
@@ -5373,7 +5453,7 @@ type ToolFile struct {
 
 func (x *ToolFile) Reset() {
 	*x = ToolFile{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[73]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5385,7 +5465,7 @@ func (x *ToolFile) String() string {
 func (*ToolFile) ProtoMessage() {}
 
 func (x *ToolFile) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[73]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5398,7 +5478,7 @@ func (x *ToolFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolFile.ProtoReflect.Descriptor instead.
 func (*ToolFile) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{73}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ToolFile) GetPath() string {
@@ -5429,7 +5509,7 @@ type CallToolResponse struct {
 
 func (x *CallToolResponse) Reset() {
 	*x = CallToolResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[74]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5441,7 +5521,7 @@ func (x *CallToolResponse) String() string {
 func (*CallToolResponse) ProtoMessage() {}
 
 func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[74]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5454,7 +5534,7 @@ func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
 func (*CallToolResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{74}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *CallToolResponse) GetText() string {
@@ -5668,7 +5748,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x18\n" +
 	"\acaption\x18\x04 \x01(\tR\acaption\x12\x14\n" +
-	"\x05grant\x18\x05 \x01(\fR\x05grant\"\xcc\x02\n" +
+	"\x05grant\x18\x05 \x01(\fR\x05grant\"\x83\x03\n" +
 	"\vSendRequest\x12\x17\n" +
 	"\achat_id\x18\x01 \x01(\tR\x06chatId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12-\n" +
@@ -5678,7 +5758,13 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x05media\x18\x06 \x03(\v2\x1a.clawhost.v1.OutboundMediaR\x05media\x120\n" +
 	"\x14disable_link_preview\x18\a \x01(\bR\x12disableLinkPreview\x12\x16\n" +
 	"\x06silent\x18\b \x01(\bR\x06silent\x120\n" +
-	"\abuttons\x18\t \x03(\v2\x16.clawhost.v1.ButtonRowR\abuttons\"_\n" +
+	"\abuttons\x18\t \x03(\v2\x16.clawhost.v1.ButtonRowR\abuttons\x125\n" +
+	"\brendered\x18\n" +
+	" \x01(\v2\x19.clawhost.v1.RenderedTextR\brendered\"T\n" +
+	"\fRenderedText\x12\x16\n" +
+	"\x06markup\x18\x01 \x01(\tR\x06markup\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x18\n" +
+	"\avisible\x18\x03 \x01(\tR\avisible\"_\n" +
 	"\fSendResponse\x12\x1f\n" +
 	"\vmessage_ids\x18\x01 \x03(\tR\n" +
 	"messageIds\x12.\n" +
@@ -5948,7 +6034,7 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
@@ -5988,44 +6074,45 @@ var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(*NackResponse)(nil),             // 35: clawhost.v1.NackResponse
 	(*OutboundMedia)(nil),            // 36: clawhost.v1.OutboundMedia
 	(*SendRequest)(nil),              // 37: clawhost.v1.SendRequest
-	(*SendResponse)(nil),             // 38: clawhost.v1.SendResponse
-	(*SetTypingRequest)(nil),         // 39: clawhost.v1.SetTypingRequest
-	(*SetTypingResponse)(nil),        // 40: clawhost.v1.SetTypingResponse
-	(*EditRequest)(nil),              // 41: clawhost.v1.EditRequest
-	(*EditResponse)(nil),             // 42: clawhost.v1.EditResponse
-	(*ReactRequest)(nil),             // 43: clawhost.v1.ReactRequest
-	(*ReactResponse)(nil),            // 44: clawhost.v1.ReactResponse
-	(*Call)(nil),                     // 45: clawhost.v1.Call
-	(*CallResult)(nil),               // 46: clawhost.v1.CallResult
-	(*DownloadMediaRequest)(nil),     // 47: clawhost.v1.DownloadMediaRequest
-	(*MediaChunk)(nil),               // 48: clawhost.v1.MediaChunk
-	(*CommandSpec)(nil),              // 49: clawhost.v1.CommandSpec
-	(*SetCommandsRequest)(nil),       // 50: clawhost.v1.SetCommandsRequest
-	(*SetCommandsResponse)(nil),      // 51: clawhost.v1.SetCommandsResponse
-	(*ListCommandsRequest)(nil),      // 52: clawhost.v1.ListCommandsRequest
-	(*ListCommandsResponse)(nil),     // 53: clawhost.v1.ListCommandsResponse
-	(*Conversation)(nil),             // 54: clawhost.v1.Conversation
-	(*ExecuteRequest)(nil),           // 55: clawhost.v1.ExecuteRequest
-	(*Reply)(nil),                    // 56: clawhost.v1.Reply
-	(*ExecuteResponse)(nil),          // 57: clawhost.v1.ExecuteResponse
-	(*BeforeAgentStartRequest)(nil),  // 58: clawhost.v1.BeforeAgentStartRequest
-	(*Attachment)(nil),               // 59: clawhost.v1.Attachment
-	(*BeforeAgentStartResponse)(nil), // 60: clawhost.v1.BeforeAgentStartResponse
-	(*MessageReceivedRequest)(nil),   // 61: clawhost.v1.MessageReceivedRequest
-	(*Note)(nil),                     // 62: clawhost.v1.Note
-	(*MessageReceivedResponse)(nil),  // 63: clawhost.v1.MessageReceivedResponse
-	(*MessageSendingRequest)(nil),    // 64: clawhost.v1.MessageSendingRequest
-	(*MediaFile)(nil),                // 65: clawhost.v1.MediaFile
-	(*MessageSendingResponse)(nil),   // 66: clawhost.v1.MessageSendingResponse
-	(*ToolStep)(nil),                 // 67: clawhost.v1.ToolStep
-	(*AgentEndRequest)(nil),          // 68: clawhost.v1.AgentEndRequest
-	(*AgentEndResponse)(nil),         // 69: clawhost.v1.AgentEndResponse
-	(*ListToolsRequest)(nil),         // 70: clawhost.v1.ListToolsRequest
-	(*ToolSpec)(nil),                 // 71: clawhost.v1.ToolSpec
-	(*ListToolsResponse)(nil),        // 72: clawhost.v1.ListToolsResponse
-	(*CallToolRequest)(nil),          // 73: clawhost.v1.CallToolRequest
-	(*ToolFile)(nil),                 // 74: clawhost.v1.ToolFile
-	(*CallToolResponse)(nil),         // 75: clawhost.v1.CallToolResponse
+	(*RenderedText)(nil),             // 38: clawhost.v1.RenderedText
+	(*SendResponse)(nil),             // 39: clawhost.v1.SendResponse
+	(*SetTypingRequest)(nil),         // 40: clawhost.v1.SetTypingRequest
+	(*SetTypingResponse)(nil),        // 41: clawhost.v1.SetTypingResponse
+	(*EditRequest)(nil),              // 42: clawhost.v1.EditRequest
+	(*EditResponse)(nil),             // 43: clawhost.v1.EditResponse
+	(*ReactRequest)(nil),             // 44: clawhost.v1.ReactRequest
+	(*ReactResponse)(nil),            // 45: clawhost.v1.ReactResponse
+	(*Call)(nil),                     // 46: clawhost.v1.Call
+	(*CallResult)(nil),               // 47: clawhost.v1.CallResult
+	(*DownloadMediaRequest)(nil),     // 48: clawhost.v1.DownloadMediaRequest
+	(*MediaChunk)(nil),               // 49: clawhost.v1.MediaChunk
+	(*CommandSpec)(nil),              // 50: clawhost.v1.CommandSpec
+	(*SetCommandsRequest)(nil),       // 51: clawhost.v1.SetCommandsRequest
+	(*SetCommandsResponse)(nil),      // 52: clawhost.v1.SetCommandsResponse
+	(*ListCommandsRequest)(nil),      // 53: clawhost.v1.ListCommandsRequest
+	(*ListCommandsResponse)(nil),     // 54: clawhost.v1.ListCommandsResponse
+	(*Conversation)(nil),             // 55: clawhost.v1.Conversation
+	(*ExecuteRequest)(nil),           // 56: clawhost.v1.ExecuteRequest
+	(*Reply)(nil),                    // 57: clawhost.v1.Reply
+	(*ExecuteResponse)(nil),          // 58: clawhost.v1.ExecuteResponse
+	(*BeforeAgentStartRequest)(nil),  // 59: clawhost.v1.BeforeAgentStartRequest
+	(*Attachment)(nil),               // 60: clawhost.v1.Attachment
+	(*BeforeAgentStartResponse)(nil), // 61: clawhost.v1.BeforeAgentStartResponse
+	(*MessageReceivedRequest)(nil),   // 62: clawhost.v1.MessageReceivedRequest
+	(*Note)(nil),                     // 63: clawhost.v1.Note
+	(*MessageReceivedResponse)(nil),  // 64: clawhost.v1.MessageReceivedResponse
+	(*MessageSendingRequest)(nil),    // 65: clawhost.v1.MessageSendingRequest
+	(*MediaFile)(nil),                // 66: clawhost.v1.MediaFile
+	(*MessageSendingResponse)(nil),   // 67: clawhost.v1.MessageSendingResponse
+	(*ToolStep)(nil),                 // 68: clawhost.v1.ToolStep
+	(*AgentEndRequest)(nil),          // 69: clawhost.v1.AgentEndRequest
+	(*AgentEndResponse)(nil),         // 70: clawhost.v1.AgentEndResponse
+	(*ListToolsRequest)(nil),         // 71: clawhost.v1.ListToolsRequest
+	(*ToolSpec)(nil),                 // 72: clawhost.v1.ToolSpec
+	(*ListToolsResponse)(nil),        // 73: clawhost.v1.ListToolsResponse
+	(*CallToolRequest)(nil),          // 74: clawhost.v1.CallToolRequest
+	(*ToolFile)(nil),                 // 75: clawhost.v1.ToolFile
+	(*CallToolResponse)(nil),         // 76: clawhost.v1.CallToolResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
@@ -6047,107 +6134,108 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	30, // 16: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
 	36, // 17: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
 	31, // 18: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	1,  // 19: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 20: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
-	31, // 21: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	1,  // 22: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 23: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	37, // 24: clawhost.v1.Call.send:type_name -> clawhost.v1.SendRequest
-	32, // 25: clawhost.v1.Call.ack:type_name -> clawhost.v1.AckRequest
-	39, // 26: clawhost.v1.Call.set_typing:type_name -> clawhost.v1.SetTypingRequest
-	41, // 27: clawhost.v1.Call.edit:type_name -> clawhost.v1.EditRequest
-	43, // 28: clawhost.v1.Call.react:type_name -> clawhost.v1.ReactRequest
-	38, // 29: clawhost.v1.CallResult.send:type_name -> clawhost.v1.SendResponse
-	33, // 30: clawhost.v1.CallResult.ack:type_name -> clawhost.v1.AckResponse
-	40, // 31: clawhost.v1.CallResult.set_typing:type_name -> clawhost.v1.SetTypingResponse
-	42, // 32: clawhost.v1.CallResult.edit:type_name -> clawhost.v1.EditResponse
-	44, // 33: clawhost.v1.CallResult.react:type_name -> clawhost.v1.ReactResponse
-	1,  // 34: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	49, // 35: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 36: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	49, // 37: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	54, // 38: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 39: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	36, // 40: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	31, // 41: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
-	56, // 42: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 43: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	54, // 44: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 45: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	59, // 46: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
-	1,  // 47: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	54, // 48: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 49: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
-	59, // 50: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
-	62, // 51: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
-	1,  // 52: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
-	54, // 53: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
-	65, // 54: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
-	1,  // 55: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
-	54, // 56: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 57: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
-	67, // 58: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
-	1,  // 59: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
-	71, // 60: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
-	54, // 61: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 62: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
-	74, // 63: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
-	1,  // 64: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 65: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	7,  // 66: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	9,  // 67: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	11, // 68: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	14, // 69: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	21, // 70: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	17, // 71: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
-	23, // 72: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	32, // 73: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	34, // 74: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	37, // 75: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	39, // 76: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	41, // 77: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	43, // 78: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	47, // 79: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	50, // 80: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	45, // 81: clawhost.v1.ChannelService.Calls:input_type -> clawhost.v1.Call
-	52, // 82: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	55, // 83: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	58, // 84: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	61, // 85: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
-	64, // 86: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
-	68, // 87: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
-	70, // 88: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
-	73, // 89: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
-	3,  // 90: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	8,  // 91: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	10, // 92: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	13, // 93: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	15, // 94: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	22, // 95: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	18, // 96: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
-	27, // 97: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	33, // 98: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	35, // 99: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	38, // 100: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	40, // 101: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	42, // 102: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	44, // 103: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	48, // 104: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	51, // 105: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	46, // 106: clawhost.v1.ChannelService.Calls:output_type -> clawhost.v1.CallResult
-	53, // 107: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	57, // 108: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	60, // 109: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	63, // 110: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
-	66, // 111: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
-	69, // 112: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
-	72, // 113: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
-	75, // 114: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
-	90, // [90:115] is the sub-list for method output_type
-	65, // [65:90] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	38, // 19: clawhost.v1.SendRequest.rendered:type_name -> clawhost.v1.RenderedText
+	1,  // 20: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 21: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
+	31, // 22: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	1,  // 23: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 24: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
+	37, // 25: clawhost.v1.Call.send:type_name -> clawhost.v1.SendRequest
+	32, // 26: clawhost.v1.Call.ack:type_name -> clawhost.v1.AckRequest
+	40, // 27: clawhost.v1.Call.set_typing:type_name -> clawhost.v1.SetTypingRequest
+	42, // 28: clawhost.v1.Call.edit:type_name -> clawhost.v1.EditRequest
+	44, // 29: clawhost.v1.Call.react:type_name -> clawhost.v1.ReactRequest
+	39, // 30: clawhost.v1.CallResult.send:type_name -> clawhost.v1.SendResponse
+	33, // 31: clawhost.v1.CallResult.ack:type_name -> clawhost.v1.AckResponse
+	41, // 32: clawhost.v1.CallResult.set_typing:type_name -> clawhost.v1.SetTypingResponse
+	43, // 33: clawhost.v1.CallResult.edit:type_name -> clawhost.v1.EditResponse
+	45, // 34: clawhost.v1.CallResult.react:type_name -> clawhost.v1.ReactResponse
+	1,  // 35: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	50, // 36: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 37: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	50, // 38: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	55, // 39: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 40: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	36, // 41: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	31, // 42: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
+	57, // 43: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 44: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 45: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 46: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	60, // 47: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 48: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 49: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 50: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
+	60, // 51: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
+	63, // 52: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
+	1,  // 53: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 54: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
+	66, // 55: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
+	1,  // 56: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 57: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 58: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
+	68, // 59: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
+	1,  // 60: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
+	72, // 61: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
+	55, // 62: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 63: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
+	75, // 64: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
+	1,  // 65: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 66: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	7,  // 67: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	9,  // 68: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	11, // 69: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	14, // 70: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	21, // 71: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	17, // 72: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
+	23, // 73: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	32, // 74: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	34, // 75: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	37, // 76: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	40, // 77: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	42, // 78: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	44, // 79: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	48, // 80: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	51, // 81: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	46, // 82: clawhost.v1.ChannelService.Calls:input_type -> clawhost.v1.Call
+	53, // 83: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	56, // 84: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	59, // 85: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	62, // 86: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
+	65, // 87: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
+	69, // 88: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
+	71, // 89: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
+	74, // 90: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
+	3,  // 91: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	8,  // 92: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	10, // 93: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	13, // 94: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	15, // 95: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	22, // 96: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	18, // 97: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
+	27, // 98: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	33, // 99: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	35, // 100: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	39, // 101: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	41, // 102: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	43, // 103: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	45, // 104: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	49, // 105: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	52, // 106: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	47, // 107: clawhost.v1.ChannelService.Calls:output_type -> clawhost.v1.CallResult
+	54, // 108: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	58, // 109: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	61, // 110: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	64, // 111: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
+	67, // 112: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
+	70, // 113: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
+	73, // 114: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
+	76, // 115: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
+	91, // [91:116] is the sub-list for method output_type
+	66, // [66:91] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
@@ -6155,7 +6243,7 @@ func file_clawhost_v1_plugin_proto_init() {
 	if File_clawhost_v1_plugin_proto != nil {
 		return
 	}
-	file_clawhost_v1_plugin_proto_msgTypes[44].OneofWrappers = []any{
+	file_clawhost_v1_plugin_proto_msgTypes[45].OneofWrappers = []any{
 		(*Call_Send)(nil),
 		(*Call_Ack)(nil),
 		(*Call_SetTyping)(nil),
@@ -6163,7 +6251,7 @@ func file_clawhost_v1_plugin_proto_init() {
 		(*Call_React)(nil),
 		(*Call_Cancel)(nil),
 	}
-	file_clawhost_v1_plugin_proto_msgTypes[45].OneofWrappers = []any{
+	file_clawhost_v1_plugin_proto_msgTypes[46].OneofWrappers = []any{
 		(*CallResult_Send)(nil),
 		(*CallResult_Ack)(nil),
 		(*CallResult_SetTyping)(nil),
@@ -6176,7 +6264,7 @@ func file_clawhost_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   75,
+			NumMessages:   76,
 			NumExtensions: 0,
 			NumServices:   8,
 		},
