@@ -280,8 +280,9 @@ plugin "tg" {
   #   idle_minutes = 60
   # }
   # A plugin does not inherit clawhost's environment: it sees PATH, HOME,
-  # TMPDIR, USER, LOGNAME, LANG, LC_*, TZ and what env names (values may be
-  # secrets: they are never printed; changing one restarts the plugin).
+  # TMPDIR, USER, LOGNAME, LANG, LC_*, TZ, GOMAXPROCS=1 and what env names
+  # (values may be secrets: they are never printed; changing one restarts
+  # the plugin).
   # Secrets the plugin declares go in config {} below.
   # env = { HTTPS_PROXY = env("HTTPS_PROXY", "") }
   # A token Telegram rejects shows as needs_attention ("get a new token from

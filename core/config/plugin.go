@@ -61,8 +61,10 @@ type Plugin struct {
 	// Env is extra environment for the plugin process (env), e.g.
 	// { HTTPS_PROXY = env("HTTPS_PROXY", "") }. A plugin does not inherit the
 	// host's environment: it gets PATH, HOME, TMPDIR, USER, LOGNAME, LANG,
-	// LC_* and TZ from it, these variables (which may replace those), and
-	// the host's own handshake variables (which nothing replaces). Names are
+	// LC_* and TZ from it, GOMAXPROCS=1 (a Go plugin runs on one processor,
+	// which keeps its idle memory small; set GOMAXPROCS here for more),
+	// these variables (which may replace those), and the host's own
+	// handshake variables (which nothing replaces). Names are
 	// letters, digits and "_", not starting with a digit. The values may be
 	// secrets: they are part of the fingerprint (a change restarts the
 	// plugin) but never shown in diagnostics or logs. A plugin's own secrets

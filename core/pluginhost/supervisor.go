@@ -16,9 +16,9 @@
 // when the parent process is gone.
 //
 // A plugin does not inherit the host's environment: it gets PATH, HOME,
-// TMPDIR, USER, LOGNAME, LANG, LC_* and TZ, the variables its plugin block
-// names (Spec.Env) and the host's own (the go-plugin handshake,
-// sdk.EnvLogLevel); see pluginEnv.
+// TMPDIR, USER, LOGNAME, LANG, LC_* and TZ, GOMAXPROCS=1 (pluginDefaults),
+// the variables its plugin block names (Spec.Env) and the host's own (the
+// go-plugin handshake, sdk.EnvLogLevel); see pluginEnv.
 //
 // Inbound messages of channel plugins are handed to the Inbound function;
 // they are acked to the plugin only after it returned nil (the message is

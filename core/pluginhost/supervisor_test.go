@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -706,7 +707,7 @@ func TestPluginEnvironment(t *testing.T) {
 			t.Errorf("the plugin sees the host's secret in %s", name)
 		}
 		own := name == pluginclient.Handshake.MagicCookieKey || name == sdk.EnvLogLevel || name == pluginclient.EnvSecret || strings.HasPrefix(name, "PLUGIN_")
-		if !envfilter.Allowed(name, inheritedEnv...) && !own {
+		if !envfilter.Allowed(name, inheritedEnv...) && !own && !slices.Contains(pluginDefaults, kv) {
 			t.Errorf("the plugin inherited %s, which is neither allowed nor configured", name)
 		}
 	}
@@ -715,6 +716,7 @@ func TestPluginEnvironment(t *testing.T) {
 		"HOME":                                "/plugin/home", // the block overrides an inherited variable
 		"LC_TIME":                             "C.UTF-8",
 		"PATH":                                os.Getenv("PATH"),
+		"GOMAXPROCS":                          "1",
 		pluginclient.Handshake.MagicCookieKey: pluginclient.Handshake.MagicCookieValue,
 	} {
 		if got, ok := env[name]; !ok || got != want {
@@ -736,9 +738,14 @@ func TestPluginEnv(t *testing.T) {
 	t.Parallel()
 	hostEnv := []string{"PATH=/bin", "HOME=/h", "TELEGRAM_BOT_TOKEN=secret", "LC_ALL=C", "LCX=no", "TZ=UTC", "AWS_SECRET_ACCESS_KEY=x", "MALFORMED"}
 	got := pluginEnv(hostEnv, []string{"HOME=/p", "EXTRA=1", "PLUGIN_PROTOCOL_VERSIONS=9"}, []string{"PLUGIN_PROTOCOL_VERSIONS=1", "CLAWHOST_LOG_LEVEL=info"})
-	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "TZ=UTC", "HOME=/p", "EXTRA=1", "PLUGIN_PROTOCOL_VERSIONS=9", "PLUGIN_PROTOCOL_VERSIONS=1", "CLAWHOST_LOG_LEVEL=info"}
+	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "TZ=UTC", "GOMAXPROCS=1", "HOME=/p", "EXTRA=1", "PLUGIN_PROTOCOL_VERSIONS=9", "PLUGIN_PROTOCOL_VERSIONS=1", "CLAWHOST_LOG_LEVEL=info"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("pluginEnv =\n%q\nwant (exec keeps the last of a duplicated name)\n%q", got, want)
+	}
+	// The block's env replaces a default; the host's own variable does not reach the plugin.
+	got = pluginEnv([]string{"GOMAXPROCS=8"}, []string{"GOMAXPROCS=4"}, nil)
+	if want := []string{"GOMAXPROCS=1", "GOMAXPROCS=4"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("pluginEnv with GOMAXPROCS in the block's env = %q, want %q", got, want)
 	}
 }
 

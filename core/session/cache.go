@@ -41,7 +41,9 @@ func NewCache(max int) *Cache {
 	if max <= 0 {
 		max = DefaultCacheSize
 	}
-	return &Cache{max: max, m: make(map[string]decoded, max)}
+	// The map grows with use: room for max sessions from the start was
+	// 53 KB of an idle host's heap that a host with a few chats never fills.
+	return &Cache{max: max, m: make(map[string]decoded)}
 }
 
 // Decode decodes session key's metadata raw, as json.Unmarshal into a zero

@@ -3,6 +3,7 @@ package webchat
 import (
 	"html"
 	"regexp"
+	"sync"
 
 	"github.com/microcosm-cc/bluemonday"
 
@@ -22,16 +23,26 @@ import (
 // produced. Plain text and user messages are escaped, never parsed. The
 // page's Content-Security-Policy (no inline script, images only from the
 // page's own origin) is a second wall behind this one.
+//
+// The policy is built when the first markdown text is rendered: its
+// expressions and element tables are about 80 KB of the heap that an idle
+// plugin, or one that only shows plain text, does not need.
 type renderer struct {
-	policy *bluemonday.Policy
+	policy func() *bluemonday.Policy
 }
 
 func newRenderer() *renderer {
+	return &renderer{policy: sync.OnceValue(ugcPolicy)}
+}
+
+// ugcPolicy is bluemonday's UGC policy with code blocks' language class,
+// no referrer on links and a new tab for links that leave the page.
+func ugcPolicy() *bluemonday.Policy {
 	p := bluemonday.UGCPolicy()
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[\w.+-]+$`)).OnElements("code")
 	p.RequireNoReferrerOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
-	return &renderer{policy: p}
+	return p
 }
 
 // render returns the HTML of text in format (channel.FormatMarkdown or
@@ -40,7 +51,7 @@ func (r *renderer) render(text string, format channel.Format) string {
 	if format != channel.FormatMarkdown {
 		return plainHTML(text)
 	}
-	return r.policy.Sanitize(markup.Render(text, markup.HTML))
+	return r.policy().Sanitize(markup.Render(text, markup.HTML))
 }
 
 // plainHTML is text escaped, in a block the page shows with its line breaks.
