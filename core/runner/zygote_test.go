@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -352,6 +353,73 @@ func TestZygotePool(t *testing.T) {
 	}
 }
 
+// TestZygoteNextChatAfterEviction: a warm claude evicted to make room gives its sandbox back
+// to the agent's pool, and the next chat's claude that starts in it meets nothing the
+// evicted one left: not a process it left running in the background (in a session of its
+// own, out of claude's process group), not a file in any place it could write outside the
+// agent's workspace (/dev/shm, its TMPDIR, the hidden trees' tmpfs). The attack runs
+// against the helper and against one built without the defences it meets (zygoteWeaken
+// "reap,dev"), where chat C must meet both: the test can fail.
+func TestZygoteNextChatAfterEviction(t *testing.T) {
+	for _, weaken := range []string{"", "reap,dev"} {
+		t.Run("weaken="+weaken, func(t *testing.T) {
+			zygoteTestEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
+			t.Cleanup(func() { zygoteTestEnv = nil })
+			// The agent's own state (its workspace, claude's config directory) is
+			// every chat's: not what this test looks for. With no config directory
+			// claude's would be the host's HOME, writable.
+			shared := t.TempDir()
+			r, recycled := newRecycled(t, func(c *Config) { c.MaxWarm, c.ConfigDir = 1, shared })
+			ws := r.cfg.Workspace
+			marker := "left-" + strconv.Itoa(os.Getpid())
+			split := func(s string) string { return s[:3] + `""` + s[3:] } // a script's own command line never matches
+			// Every place chat A can write: the top of each writable mount (the
+			// hidden trees' tmpfs, /dev/shm, its TMPDIR's, the workspace) and its TMPDIR.
+			plant := `sh:n=0; for d in $(awk '$6 ~ /^rw/ {print $5}' /proc/self/mountinfo) "$TMPDIR"; do touch "$d/.` + split(marker) + `" 2>/dev/null && n=$((n+1)); done
+setsid sh -c 'sleep 1000; true "$0"' ` + split(marker) + ` </dev/null >/dev/null 2>&1 &
+echo "planted $n tmpdir $TMPDIR"`
+			res := runTurn(t, r, TurnRequest{Key: "a", SessionID: uuid.NewString(), NewSession: true, Prompt: plant})
+			if res.Err != nil || !regexp.MustCompile(`planted [1-9]`).MatchString(res.Text) {
+				t.Fatalf("chat A's plant: %v %q", res.Err, res.Text)
+			}
+			ha := helperOf(t, r.Warm()["a"])
+			// B's start evicts A's warm claude (max_warm 1); A's sandbox, emptied, goes
+			// back to the pool.
+			mustOK(t, runTurn(t, r, TurnRequest{Key: "b", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"}), "echo: hi")
+			for z := range recycled {
+				if z.helperPID() == ha {
+					break
+				}
+			}
+			tmpA := regexp.MustCompile(`tmpdir (\S+)`).FindStringSubmatch(res.Text)[1]
+			look := `sh:find $(awk '{print $5}' /proc/self/mountinfo) ` + tmpA + ` -maxdepth 2 -name ".` + split(marker) + `" 2>/dev/null | grep -v -e "^` + ws + `/" -e "^` + shared + `/" | sed 's/^/F /'
+for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done > "$TMPDIR/ps"
+grep -F ` + split(marker) + ` "$TMPDIR/ps" | sed 's/^/P /'
+echo looked`
+			res = runTurn(t, r, TurnRequest{Key: "c", SessionID: uuid.NewString(), NewSession: true, Prompt: look})
+			if res.Err != nil || !strings.Contains(res.Text, "looked") {
+				t.Fatalf("chat C's look: %v %q", res.Err, res.Text)
+			}
+			if hc := helperOf(t, r.Warm()["c"]); hc != ha {
+				t.Fatalf("chat C's claude runs under helper %d, not chat A's evicted %d: the reuse was not tested", hc, ha)
+			}
+			var met []string
+			for _, l := range strings.Split(res.Text, "\n") {
+				if strings.HasPrefix(l, "F ") || strings.HasPrefix(l, "P ") {
+					met = append(met, l)
+				}
+			}
+			files, procs := slices.ContainsFunc(met, func(l string) bool { return l[0] == 'F' }), slices.ContainsFunc(met, func(l string) bool { return l[0] == 'P' })
+			switch {
+			case weaken == "" && len(met) > 0:
+				t.Errorf("chat C met what chat A left in the sandbox:\n%s", strings.Join(met, "\n"))
+			case weaken != "" && !(files && procs):
+				t.Errorf("against a helper without %q chat C met only %q: the test cannot fail", weaken, met)
+			}
+		})
+	}
+}
+
 // TestZygoteFallback: a bubblewrap without --as-pid-1 cannot run the helper; claude then
 // gets a bubblewrap per start, and the sandbox state says so and why.
 func TestZygoteFallback(t *testing.T) {
@@ -453,6 +521,7 @@ func BenchmarkRecycledTurns(b *testing.B) {
 	if why := zygoteUnsupported(); why != "" {
 		b.Skip(why)
 	}
+	helpers := 0 // helpers the recycled runs started
 	run := func(helper, mode string) time.Duration {
 		b.Setenv(ZygoteEnv, helper)
 		ws := b.TempDir()
@@ -464,6 +533,13 @@ func BenchmarkRecycledTurns(b *testing.B) {
 			Sandbox: mode, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}, nil)
 		must(b, err)
 		defer func() { _ = r.Close(context.Background()) }()
+		if zp := r.zygotes; zp != nil {
+			defer func() {
+				zp.mu.Lock()
+				helpers += zp.started
+				zp.mu.Unlock()
+			}()
+		}
 		start := time.Now()
 		var wg sync.WaitGroup
 		for w := range 4 {
@@ -494,6 +570,7 @@ func BenchmarkRecycledTurns(b *testing.B) {
 	b.ReportMetric(float64(c.Milliseconds()), "recycled-ms")
 	b.ReportMetric(100*float64(o)/float64(p), "per-start-ratio-%")
 	b.ReportMetric(100*float64(o)/float64(c), "recycled-ratio-%")
+	b.ReportMetric(float64(helpers)/float64(b.N), "helpers-started/run")
 }
 
 // TestZygoteManyStarts: many starts, in several helpers at once, of a short process each,
