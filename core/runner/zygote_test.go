@@ -354,7 +354,8 @@ func TestZygotePool(t *testing.T) {
 }
 
 // TestZygoteNextChatAfterEviction: a warm claude evicted to make room gives its sandbox back
-// to the agent's pool, and the next chat's claude that starts in it meets nothing the
+// to the agent's pool (no spare is started meanwhile: the evicted one's comes back), and
+// the next chat's claude that starts in it meets nothing the
 // evicted one left: not a process it left running in the background (in a session of its
 // own, out of claude's process group), not a file in any place it could write outside the
 // agent's workspace (/dev/shm, its TMPDIR, the hidden trees' tmpfs). The attack runs
@@ -383,6 +384,26 @@ echo "planted $n tmpdir $TMPDIR"`
 				t.Fatalf("chat A's plant: %v %q", res.Err, res.Text)
 			}
 			ha := helperOf(t, r.Warm()["a"])
+			started := func() int {
+				r.zygotes.mu.Lock()
+				defer r.zygotes.mu.Unlock()
+				return r.zygotes.started
+			}
+			// The spare A's start made for the next one is there (started off A's
+			// path): from here on, none is needed.
+			k := zygoteKeyOf(r.profile(""))
+			for deadline := time.Now().Add(zygoteTimeout); ; time.Sleep(5 * time.Millisecond) {
+				r.zygotes.mu.Lock()
+				ready := !r.zygotes.filling[k] && len(r.zygotes.idle[k]) == 1
+				r.zygotes.mu.Unlock()
+				if ready {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("A's start made no spare")
+				}
+			}
+			before := started()
 			// B's start evicts A's warm claude (max_warm 1); A's sandbox, emptied, goes
 			// back to the pool.
 			mustOK(t, runTurn(t, r, TurnRequest{Key: "b", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"}), "echo: hi")
@@ -396,12 +417,23 @@ echo "planted $n tmpdir $TMPDIR"`
 for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done > "$TMPDIR/ps"
 grep -F ` + split(marker) + ` "$TMPDIR/ps" | sed 's/^/P /'
 echo looked`
+			hb := helperOf(t, r.Warm()["b"])
 			res = runTurn(t, r, TurnRequest{Key: "c", SessionID: uuid.NewString(), NewSession: true, Prompt: look})
 			if res.Err != nil || !strings.Contains(res.Text, "looked") {
 				t.Fatalf("chat C's look: %v %q", res.Err, res.Text)
 			}
 			if hc := helperOf(t, r.Warm()["c"]); hc != ha {
 				t.Fatalf("chat C's claude runs under helper %d, not chat A's evicted %d: the reuse was not tested", hc, ha)
+			}
+			// B's start evicted A's claude, C's B's: their sandboxes, not new spares,
+			// are the next starts'.
+			for z := range recycled {
+				if z.helperPID() == hb {
+					break
+				}
+			}
+			if n := started() - before; n != 0 {
+				t.Errorf("B's and C's starts, each evicting a warm claude, started %d helpers: the evicted one's sandbox comes back", n)
 			}
 			var met []string
 			for _, l := range strings.Split(res.Text, "\n") {
