@@ -87,7 +87,7 @@ type zygoteReply struct {
 
 // zygoteWeaken, set only by tests (a deliberately broken helper, to show the boundary
 // tests fail without each defence), names the defences the helper leaves out:
-// "signals", "dumpable", "caps", "cloexec", "dev", "reap".
+// "signals", "dumpable", "caps", "cloexec", "dev", "reap", "ipc".
 var zygoteWeaken string
 
 // zygoteTestEnv is added to the helper's environment (tests: ZYGOTE_WEAKEN); nil otherwise.
@@ -285,7 +285,14 @@ func (z *zygoteServer) reap(pid int) {
 // dropped (bounding set, no new privileges, and — as root — none effective: the command
 // this thread execs has none); then the fork and exec. It returns claude's pid and pidfd.
 func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
-	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+	// A System V IPC namespace of the start's own too: a shared memory segment, message
+	// queue or semaphore set outlives the process that made it, and the next chat's
+	// claude in this sandbox would find it.
+	flags := unix.CLONE_NEWNS | unix.CLONE_FS
+	if !weakened("ipc") {
+		flags |= unix.CLONE_NEWIPC
+	}
+	if err := unix.Unshare(flags); err != nil {
 		return 0, 0, fmt.Errorf("unshare: %w", err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {

@@ -358,11 +358,21 @@ func TestZygotePool(t *testing.T) {
 // the next chat's claude that starts in it meets nothing the
 // evicted one left: not a process it left running in the background (in a session of its
 // own, out of claude's process group), not a file in any place it could write outside the
-// agent's workspace (/dev/shm, its TMPDIR, the hidden trees' tmpfs). The attack runs
-// against the helper and against one built without the defences it meets (zygoteWeaken
-// "reap,dev"), where chat C must meet both: the test can fail.
+// agent's workspace (/dev/shm, its TMPDIR, the hidden trees' tmpfs), not a System V shared
+// memory segment it made. The attack runs against the helper and against one built without
+// the defences it meets (zygoteWeaken "reap,dev,ipc"), where chat C must meet all three:
+// the test can fail.
 func TestZygoteNextChatAfterEviction(t *testing.T) {
-	for _, weaken := range []string{"", "reap,dev"} {
+	// A's System V shared memory segment, by a key of this test's; without the helper's
+	// IPC namespace per start it is the host's: removed at the end.
+	shmKey := fmt.Sprintf("0x7c%06x", os.Getpid()&0xffffff)
+	t.Cleanup(func() { _ = exec.Command("ipcrm", "-M", shmKey).Run() })
+	for _, tool := range []string{"ipcs", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("no " + tool)
+		}
+	}
+	for _, weaken := range []string{"", "reap,dev,ipc"} {
 		t.Run("weaken="+weaken, func(t *testing.T) {
 			zygoteTestEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
 			t.Cleanup(func() { zygoteTestEnv = nil })
@@ -378,6 +388,7 @@ func TestZygoteNextChatAfterEviction(t *testing.T) {
 			// hidden trees' tmpfs, /dev/shm, its TMPDIR's, the workspace) and its TMPDIR.
 			plant := `sh:n=0; for d in $(awk '$6 ~ /^rw/ {print $5}' /proc/self/mountinfo) "$TMPDIR"; do touch "$d/.` + split(marker) + `" 2>/dev/null && n=$((n+1)); done
 setsid sh -c 'sleep 1000; true "$0"' ` + split(marker) + ` </dev/null >/dev/null 2>&1 &
+python3 -c 'import ctypes; ctypes.CDLL(None).shmget(` + shmKey + `, 4096, 0o1666)' && ipcs -m | grep -qi ` + shmKey + ` && n=$((n+1))
 echo "planted $n tmpdir $TMPDIR"`
 			res := runTurn(t, r, TurnRequest{Key: "a", SessionID: uuid.NewString(), NewSession: true, Prompt: plant})
 			if res.Err != nil || !regexp.MustCompile(`planted [1-9]`).MatchString(res.Text) {
@@ -416,6 +427,7 @@ echo "planted $n tmpdir $TMPDIR"`
 			look := `sh:find $(awk '{print $5}' /proc/self/mountinfo) ` + tmpA + ` -maxdepth 2 -name ".` + split(marker) + `" 2>/dev/null | grep -v -e "^` + ws + `/" -e "^` + shared + `/" | sed 's/^/F /'
 for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done > "$TMPDIR/ps"
 grep -F ` + split(marker) + ` "$TMPDIR/ps" | sed 's/^/P /'
+ipcs -m | grep -i ` + shmKey + ` | sed 's/^/I /'
 echo looked`
 			hb := helperOf(t, r.Warm()["b"])
 			res = runTurn(t, r, TurnRequest{Key: "c", SessionID: uuid.NewString(), NewSession: true, Prompt: look})
@@ -437,15 +449,18 @@ echo looked`
 			}
 			var met []string
 			for _, l := range strings.Split(res.Text, "\n") {
-				if strings.HasPrefix(l, "F ") || strings.HasPrefix(l, "P ") {
+				if strings.HasPrefix(l, "F ") || strings.HasPrefix(l, "P ") || strings.HasPrefix(l, "I ") {
 					met = append(met, l)
 				}
 			}
-			files, procs := slices.ContainsFunc(met, func(l string) bool { return l[0] == 'F' }), slices.ContainsFunc(met, func(l string) bool { return l[0] == 'P' })
+			kinds := map[byte]bool{}
+			for _, l := range met {
+				kinds[l[0]] = true
+			}
 			switch {
 			case weaken == "" && len(met) > 0:
 				t.Errorf("chat C met what chat A left in the sandbox:\n%s", strings.Join(met, "\n"))
-			case weaken != "" && !(files && procs):
+			case weaken != "" && !(kinds['F'] && kinds['P'] && kinds['I']):
 				t.Errorf("against a helper without %q chat C met only %q: the test cannot fail", weaken, met)
 			}
 		})
