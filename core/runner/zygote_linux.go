@@ -285,18 +285,8 @@ func (z *zygoteServer) reap(pid int) {
 // dropped (bounding set, no new privileges, and — as root — none effective: the command
 // this thread execs has none); then the fork and exec. It returns claude's pid and pidfd.
 func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
-	// A System V IPC namespace of the start's own too: a shared memory segment, message
-	// queue or semaphore set outlives the process that made it, and the next chat's
-	// claude in this sandbox would find it.
-	flags := unix.CLONE_NEWNS | unix.CLONE_FS
-	if !weakened("ipc") {
-		flags |= unix.CLONE_NEWIPC
-	}
-	if err := unix.Unshare(flags); err != nil {
-		return 0, 0, fmt.Errorf("unshare: %w", err)
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return 0, 0, fmt.Errorf("private: %w", err)
+	if err := zygoteUnshare(); err != nil {
+		return 0, 0, err
 	}
 	// The sources, opened before anything is mounted (a hidden tree may hold them, as
 	// bwrap reads them from the old root).
@@ -407,6 +397,24 @@ func lastWins(env []string) []string {
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// zygoteUnshare gives the calling, locked thread the start's own namespaces: a mount
+// namespace, private (nothing mounted in it reaches the helper's), and a System V IPC one —
+// a shared memory segment, message queue or semaphore set outlives the process that made
+// it, and the next chat's claude in this sandbox would find it.
+func zygoteUnshare() error {
+	flags := unix.CLONE_NEWNS | unix.CLONE_FS
+	if !weakened("ipc") {
+		flags |= unix.CLONE_NEWIPC
+	}
+	if err := unix.Unshare(flags); err != nil {
+		return fmt.Errorf("unshare: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("private: %w", err)
+	}
+	return nil
 }
 
 // zygoteRootCaps are the capabilities a claude that runs as root (no agent.run_as) keeps:
