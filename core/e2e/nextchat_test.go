@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,11 +16,12 @@ import (
 // chat's claude of the same agent never meets — through the real binary and the real CLI,
 // one-shot (each turn's claude exits), the chats one after the other. Chat A's claude
 // leaves a file in every directory it can write (TMPDIR, /tmp, /dev, /dev/shm, its claude
-// state, the root's writable places), a background process in its own session, and reads
-// its MCP tool file's name; after it ended, nothing of it may still run on the host, and
+// state, the root's writable places), a background process in its own session, a System V
+// shared memory segment (it outlives its maker), and reads its MCP tool file's name; after
+// it ended, nothing of it may still run on the host, and
 // chat B's claude must find none of A's files outside the agent's workspace (shared by
 // every chat of the agent by design, docs/security.md), no process of A's and not A's
-// agent tool token file.
+// agent tool token file nor its shared memory segment.
 //
 // Today every start is a new bubblewrap; the test is the contract a sandbox reused for
 // the next chat (issue 58, "the sandbox paid once") must keep. It fails against a broken
@@ -52,12 +54,20 @@ func testBoundaryNextChat(t *testing.T, recycled bool) {
 	})
 	nonce := fmt.Sprintf("%d", os.Getpid())
 	left, sleeper := "left-"+nonce, "sleeper-"+nonce
+	// The segment's key, this test's; were it made in the host's IPC namespace, removed
+	// at the end.
+	shmKey := fmt.Sprintf("0x7d%06x", os.Getpid()&0xffffff)
+	if recycled {
+		shmKey = fmt.Sprintf("0x7e%06x", os.Getpid()&0xffffff)
+	}
+	t.Cleanup(func() { _ = exec.Command("ipcrm", "-M", shmKey).Run() })
 	// The scripts spell the markers split ("lef""t-"), so a script's own command line
 	// never matches what it looks for.
 	split := func(s string) string { return s[:3] + `""` + s[3:] }
 	plant := strings.Join([]string{
 		`n=0; for d in $(find / \( -path /proc -o -path /sys \) -prune -o -type d -writable -print 2>/dev/null) "$TMPDIR" /dev /dev/shm; do touch "$d/.` + split(left) + `" 2>/dev/null && n=$((n+1)); done; echo "planted $n"`,
 		`setsid sh -c 'sleep 600; true "$0"' ` + split(sleeper) + ` </dev/null >/dev/null 2>&1 &`,
+		`python3 -c 'import ctypes; ctypes.CDLL(None).shmget(` + shmKey + `, 4096, 0o1666)' && ipcs -m | grep -qi ` + shmKey + ` && echo shm-made`,
 		`echo tmpdir "$TMPDIR"`,
 		`echo "pidns $(readlink /proc/self/ns/pid)"`,
 		`echo started-background`,
@@ -66,7 +76,8 @@ func testBoundaryNextChat(t *testing.T, recycled bool) {
 	h.say("u1", "leave something behind")
 	planted := lpToolResult(t, h, 2)
 	t.Logf("chat A planted:\n%s", planted)
-	if !regexp.MustCompile(`(?m)^planted [1-9]`).MatchString(planted) || !regexp.MustCompile(`(?m)^started-background$`).MatchString(planted) {
+	if !regexp.MustCompile(`(?m)^planted [1-9]`).MatchString(planted) || !regexp.MustCompile(`(?m)^started-background$`).MatchString(planted) ||
+		!regexp.MustCompile(`(?m)^shm-made$`).MatchString(planted) {
 		t.Fatalf("chat A's script did not run as meant:\n%s", planted)
 	}
 
@@ -89,6 +100,7 @@ func testBoundaryNextChat(t *testing.T, recycled bool) {
 		`for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done > "$TMPDIR/ps"`,
 		`grep -F ` + split(sleeper) + ` "$TMPDIR/ps" | sed 's/^/P /'`,
 		`cat ` + filepath.Join(data, "run", "agent") + `/*.json 2>/dev/null | grep -o 'lo:chat-u[0-9]*' | sort -u | sed 's/^/T /'`,
+		`ipcs -m | grep -i ` + shmKey + ` | sed 's/^/I /'`,
 		`echo "pidns $(readlink /proc/self/ns/pid)"`,
 		`echo looked`,
 	}, "\n")
@@ -105,6 +117,8 @@ func testBoundaryNextChat(t *testing.T, recycled bool) {
 			t.Errorf("chat B found a file chat A left: %s", l[2:])
 		case strings.HasPrefix(l, "P "):
 			t.Errorf("chat B sees a process chat A left: %s", l[2:])
+		case strings.HasPrefix(l, "I "):
+			t.Errorf("chat B sees chat A's shared memory segment: %s", l[2:])
 		case strings.HasPrefix(l, "T ") && strings.Contains(l, "chat-u1"):
 			t.Errorf("chat B reads chat A's agent tool token file: %s", l[2:])
 		}

@@ -57,9 +57,10 @@
 // Sandbox (sandbox.go): with Config.Sandbox = SandboxAuto and bubblewrap installed, claude
 // runs as `bwrap ... -- claude ...`:
 //
-//	--die-with-parent --unshare-pid --ro-bind / / --dev /dev --proc /proc
+//	--die-with-parent --unshare-pid --unshare-ipc --ro-bind / / --dev /dev --proc /proc
 //	  the whole filesystem read-only; its own pid namespace and /proc, so no
-//	  /proc/<host pid>/environ; the network is shared (claude talks to its API)
+//	  /proc/<host pid>/environ; its own System V IPC namespace, so no shared memory
+//	  another chat's claude left; the network is shared (claude talks to its API)
 //	--tmpfs /tmp, /var/tmp, /dev/shm, /run, the host's TMPDIR
 //	                                  no host or plugin socket (clawhost-sock-*)
 //	--tmpfs <each Config.Hide>        data_dir, the config file's directory, other

@@ -90,6 +90,11 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 			w.Evicted = evicted[0].key
 		}
 		r.mu.Unlock()
+		for _, e := range evicted {
+			// Said before the start: a recycled sandbox's pool starts no spare for
+			// the one an evicted claude gives back right after.
+			ending(e)
+		}
 		for _, s := range stale {
 			r.stopAsync(s)
 		}

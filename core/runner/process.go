@@ -366,6 +366,7 @@ func (c *Config) systemPrompt(extra string) (string, error) {
 // stopAsync ends p in the background: close stdin (claude exits at EOF), SIGTERM to the
 // group after KillGrace, SIGKILL after another.
 func (r *Runner) stopAsync(p *proc) {
+	stopping(p)
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -384,6 +385,7 @@ func (r *Runner) stopAsync(p *proc) {
 // kill sends SIGTERM to p and what it started, SIGKILL after KillGrace, waits for p, and
 // ends what outlived it.
 func (r *Runner) kill(p *proc) {
+	stopping(p)
 	p.run.Signal(syscall.SIGTERM)
 	t := time.NewTimer(r.cfg.KillGrace)
 	defer t.Stop()
@@ -395,6 +397,31 @@ func (r *Runner) kill(p *proc) {
 		<-p.exited
 	}
 	p.run.KillLeftovers()
+}
+
+// ender is a process that is told when the runner decides to end it and when it asks it
+// to (a claude in a recycled sandbox: its pool counts the sandbox as coming back). Neither
+// blocks; either may come more than once, and after the process exited.
+type ender interface {
+	// Ending: the runner has decided to end the process (evicted to make room), and
+	// will ask it to later.
+	Ending()
+	// Stopping: the runner asks the process to end now (stop or kill).
+	Stopping()
+}
+
+// ending tells p's process, when it is an ender, that the runner will end it.
+func ending(p *proc) {
+	if e, ok := p.run.(ender); ok {
+		e.Ending()
+	}
+}
+
+// stopping tells p's process, when it is an ender, that the runner ends it now.
+func stopping(p *proc) {
+	if e, ok := p.run.(ender); ok {
+		e.Stopping()
+	}
 }
 
 // process is one started claude as the runner drives it, whatever started it: reap, kill,

@@ -83,7 +83,7 @@ const (
 // nothing a process inside sees are left out (needless): each costs bwrap a
 // mount and a read of the mount table at every start.
 func bwrapArgs(s sandboxSpec, fsys pathInfo) []string {
-	a := []string{"--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
+	a := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
 	for _, m := range prune(mountOrder(s, fsys), fsys) {
 		switch {
 		case m.op == opBind:

@@ -55,7 +55,7 @@ func TestBwrapArgs(t *testing.T) {
 		stat: func(p string) (bool, bool) { d, ok := exists[p]; return d, ok },
 		real: func(p string) string { return cmp.Or(links[p], p) },
 	}
-	head := "--die-with-parent --unshare-pid --ro-bind / / --dev /dev --proc /proc "
+	head := "--die-with-parent --unshare-pid --unshare-ipc --ro-bind / / --dev /dev --proc /proc "
 	for _, tc := range []struct {
 		name string
 		spec sandboxSpec

@@ -88,7 +88,7 @@ type zygoteReply struct {
 
 // zygoteWeaken, set only by tests (a deliberately broken helper, to show the boundary
 // tests fail without each defence), names the defences the helper leaves out:
-// "signals", "dumpable", "caps", "cloexec", "dev", "reap".
+// "signals", "dumpable", "caps", "cloexec", "dev", "reap", "ipc".
 var zygoteWeaken string
 
 // zygoteTestEnv is added to the helper's environment (tests: ZYGOTE_WEAKEN); nil otherwise.
@@ -300,11 +300,8 @@ func (z *zygoteServer) reap(pid, tid int) {
 // dropped (bounding set, no new privileges, and — as root — none effective: the command
 // this thread execs has none); then the fork and exec. It returns claude's pid and pidfd.
 func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
-	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
-		return 0, 0, fmt.Errorf("unshare: %w", err)
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return 0, 0, fmt.Errorf("private: %w", err)
+	if err := zygoteUnshare(); err != nil {
+		return 0, 0, err
 	}
 	// The sources, opened before anything is mounted (a hidden tree may hold them, as
 	// bwrap reads them from the old root).
@@ -415,6 +412,24 @@ func lastWins(env []string) []string {
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// zygoteUnshare gives the calling, locked thread the start's own namespaces: a mount
+// namespace, private (nothing mounted in it reaches the helper's), and a System V IPC one —
+// a shared memory segment, message queue or semaphore set outlives the process that made
+// it, and the next chat's claude in this sandbox would find it.
+func zygoteUnshare() error {
+	flags := unix.CLONE_NEWNS | unix.CLONE_FS
+	if !weakened("ipc") {
+		flags |= unix.CLONE_NEWIPC
+	}
+	if err := unix.Unshare(flags); err != nil {
+		return fmt.Errorf("unshare: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("private: %w", err)
+	}
+	return nil
 }
 
 // zygoteRootCaps are the capabilities a claude that runs as root (no agent.run_as) keeps:

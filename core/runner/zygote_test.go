@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -352,6 +353,120 @@ func TestZygotePool(t *testing.T) {
 	}
 }
 
+// TestZygoteNextChatAfterEviction: a warm claude evicted to make room gives its sandbox back
+// to the agent's pool (no spare is started meanwhile: the evicted one's comes back), and
+// the next chat's claude that starts in it meets nothing the
+// evicted one left: not a process it left running in the background (in a session of its
+// own, out of claude's process group), not a file in any place it could write outside the
+// agent's workspace (/dev/shm, its TMPDIR, the hidden trees' tmpfs), not a System V shared
+// memory segment it made. The attack runs against the helper and against one built without
+// the defences it meets (zygoteWeaken "reap,dev,ipc"), where chat C must meet all three:
+// the test can fail.
+func TestZygoteNextChatAfterEviction(t *testing.T) {
+	// A's System V shared memory segment, by a key of this test's; without the helper's
+	// IPC namespace per start it is the host's: removed at the end.
+	shmKey := fmt.Sprintf("0x7c%06x", os.Getpid()&0xffffff)
+	t.Cleanup(func() { _ = exec.Command("ipcrm", "-M", shmKey).Run() })
+	for _, tool := range []string{"ipcs", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("no " + tool)
+		}
+	}
+	for _, weaken := range []string{"", "reap,dev,ipc"} {
+		t.Run("weaken="+weaken, func(t *testing.T) {
+			zygoteTestEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
+			t.Cleanup(func() { zygoteTestEnv = nil })
+			// The agent's own state (its workspace, claude's config directory) is
+			// every chat's: not what this test looks for. With no config directory
+			// claude's would be the host's HOME, writable.
+			shared := t.TempDir()
+			r, recycled := newRecycled(t, func(c *Config) { c.MaxWarm, c.ConfigDir = 1, shared })
+			ws := r.cfg.Workspace
+			marker := "left-" + strconv.Itoa(os.Getpid())
+			split := func(s string) string { return s[:3] + `""` + s[3:] } // a script's own command line never matches
+			// Every place chat A can write: the top of each writable mount (the
+			// hidden trees' tmpfs, /dev/shm, its TMPDIR's, the workspace) and its TMPDIR.
+			plant := `sh:n=0; for d in $(awk '$6 ~ /^rw/ {print $5}' /proc/self/mountinfo) "$TMPDIR"; do touch "$d/.` + split(marker) + `" 2>/dev/null && n=$((n+1)); done
+setsid sh -c 'sleep 1000; true "$0"' ` + split(marker) + ` </dev/null >/dev/null 2>&1 &
+python3 -c 'import ctypes; ctypes.CDLL(None).shmget(` + shmKey + `, 4096, 0o1666)' && ipcs -m | grep -qi ` + shmKey + ` && n=$((n+1))
+echo "planted $n tmpdir $TMPDIR"`
+			res := runTurn(t, r, TurnRequest{Key: "a", SessionID: uuid.NewString(), NewSession: true, Prompt: plant})
+			if res.Err != nil || !regexp.MustCompile(`planted [1-9]`).MatchString(res.Text) {
+				t.Fatalf("chat A's plant: %v %q", res.Err, res.Text)
+			}
+			ha := helperOf(t, r.Warm()["a"])
+			started := func() int {
+				r.zygotes.mu.Lock()
+				defer r.zygotes.mu.Unlock()
+				return r.zygotes.started
+			}
+			// The spare A's start made for the next one is there (started off A's
+			// path): from here on, none is needed.
+			k := zygoteKeyOf(r.profile(""))
+			for deadline := time.Now().Add(zygoteTimeout); ; time.Sleep(5 * time.Millisecond) {
+				r.zygotes.mu.Lock()
+				ready := !r.zygotes.filling[k] && len(r.zygotes.idle[k]) == 1
+				r.zygotes.mu.Unlock()
+				if ready {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("A's start made no spare")
+				}
+			}
+			before := started()
+			// B's start evicts A's warm claude (max_warm 1); A's sandbox, emptied, goes
+			// back to the pool.
+			mustOK(t, runTurn(t, r, TurnRequest{Key: "b", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"}), "echo: hi")
+			for z := range recycled {
+				if z.helperPID() == ha {
+					break
+				}
+			}
+			tmpA := regexp.MustCompile(`tmpdir (\S+)`).FindStringSubmatch(res.Text)[1]
+			look := `sh:find $(awk '{print $5}' /proc/self/mountinfo) ` + tmpA + ` -maxdepth 2 -name ".` + split(marker) + `" 2>/dev/null | grep -v -e "^` + ws + `/" -e "^` + shared + `/" | sed 's/^/F /'
+for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done > "$TMPDIR/ps"
+grep -F ` + split(marker) + ` "$TMPDIR/ps" | sed 's/^/P /'
+ipcs -m | grep -i ` + shmKey + ` | sed 's/^/I /'
+echo looked`
+			hb := helperOf(t, r.Warm()["b"])
+			res = runTurn(t, r, TurnRequest{Key: "c", SessionID: uuid.NewString(), NewSession: true, Prompt: look})
+			if res.Err != nil || !strings.Contains(res.Text, "looked") {
+				t.Fatalf("chat C's look: %v %q", res.Err, res.Text)
+			}
+			if hc := helperOf(t, r.Warm()["c"]); hc != ha {
+				t.Fatalf("chat C's claude runs under helper %d, not chat A's evicted %d: the reuse was not tested", hc, ha)
+			}
+			// B's start evicted A's claude, C's B's: their sandboxes, not new spares,
+			// are the next starts'.
+			for z := range recycled {
+				if z.helperPID() == hb {
+					break
+				}
+			}
+			if n := started() - before; n != 0 {
+				t.Errorf("B's and C's starts, each evicting a warm claude, started %d helpers: the evicted one's sandbox comes back", n)
+			}
+			var met []string
+			for _, l := range strings.Split(res.Text, "\n") {
+				if strings.HasPrefix(l, "F ") || strings.HasPrefix(l, "P ") || strings.HasPrefix(l, "I ") {
+					met = append(met, l)
+				}
+			}
+			kinds := map[byte]bool{}
+			for _, l := range met {
+				kinds[l[0]] = true
+			}
+			switch {
+			case weaken == "" && len(met) > 0:
+				t.Errorf("chat C met what chat A left in the sandbox:\n%s", strings.Join(met, "\n"))
+			case weaken != "" && !(kinds['F'] && kinds['P'] && kinds['I']):
+				t.Errorf("against a helper without %q chat C met only %q: the test cannot fail", weaken, met)
+			}
+		})
+	}
+}
+
 // TestZygoteFallback: a bubblewrap without --as-pid-1 cannot run the helper; claude then
 // gets a bubblewrap per start, and the sandbox state says so and why.
 func TestZygoteFallback(t *testing.T) {
@@ -453,6 +568,7 @@ func BenchmarkRecycledTurns(b *testing.B) {
 	if why := zygoteUnsupported(); why != "" {
 		b.Skip(why)
 	}
+	helpers := 0 // helpers the recycled runs started
 	run := func(helper, mode string) time.Duration {
 		b.Setenv(ZygoteEnv, helper)
 		ws := b.TempDir()
@@ -464,6 +580,13 @@ func BenchmarkRecycledTurns(b *testing.B) {
 			Sandbox: mode, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}, nil)
 		must(b, err)
 		defer func() { _ = r.Close(context.Background()) }()
+		if zp := r.zygotes; zp != nil {
+			defer func() {
+				zp.mu.Lock()
+				helpers += zp.started
+				zp.mu.Unlock()
+			}()
+		}
 		start := time.Now()
 		var wg sync.WaitGroup
 		for w := range 4 {
@@ -494,6 +617,7 @@ func BenchmarkRecycledTurns(b *testing.B) {
 	b.ReportMetric(float64(c.Milliseconds()), "recycled-ms")
 	b.ReportMetric(100*float64(o)/float64(p), "per-start-ratio-%")
 	b.ReportMetric(100*float64(o)/float64(c), "recycled-ratio-%")
+	b.ReportMetric(float64(helpers)/float64(b.N), "helpers-started/run")
 }
 
 // TestZygoteManyStarts: many starts, in several helpers at once, of a short process each,

@@ -49,6 +49,14 @@ type zygotePool struct {
 	// emptying counts k's sandboxes whose claude exited and whose helper is killing and
 	// reaping what it left: each is back in a moment, sooner than a new one starts.
 	emptying map[zygoteKey]int
+	// returning counts k's sandboxes whose claude the runner is ending (evicted to make
+	// room, idle, replaced): each comes back once claude exited and it is empty again,
+	// so no spare is started for k meanwhile — it would be one sandbox too many, stopped
+	// when the returning one comes back to a full pool. stopping counts those of them
+	// whose claude has been asked to end already: a start with none idle waits for one
+	// (bounded) rather than starting a helper. (An evicted claude is asked to end after
+	// the start that evicted it: that start does not wait for its sandbox.)
+	returning, stopping map[zygoteKey]int
 	// back is closed (and replaced) each time a sandbox comes back or is given up.
 	back   chan struct{}
 	closed bool
@@ -180,7 +188,7 @@ func (r *Runner) setupZygotes() {
 				why = "the sandbox helper failed: " + truncate(err.Error(), 200)
 			} else {
 				zp = &zygotePool{bwrap: sb.bwrap, exe: exe, log: r.log.Named("sandbox"), spares: max(zygoteSpares, r.cfg.MaxConcurrent), idle: map[zygoteKey][]*zygote{},
-					filling: map[zygoteKey]bool{}, emptying: map[zygoteKey]int{}, back: make(chan struct{}), started: 1}
+					filling: map[zygoteKey]bool{}, emptying: map[zygoteKey]int{}, returning: map[zygoteKey]int{}, stopping: map[zygoteKey]int{}, back: make(chan struct{}), started: 1}
 				zp.idle[zygoteKeyOf(c)] = []*zygote{z}
 			}
 		}
@@ -222,10 +230,11 @@ func (zp *zygotePool) get(k zygoteKey) (*zygote, error) {
 				z = nil
 			}
 		}
-		if z != nil || waited || zp.emptying[k] == 0 {
+		if z != nil || waited || zp.emptying[k]+zp.stopping[k] == 0 {
 			break
 		}
-		// One is being emptied: it is back sooner than a new one starts.
+		// One is being emptied, or its claude is ending: it is back sooner than a new
+		// one starts, and costs no helper's start.
 		back := zp.back
 		zp.mu.Unlock()
 		select {
@@ -249,10 +258,10 @@ func (zp *zygotePool) get(k zygoteKey) (*zygote, error) {
 	return z, nil
 }
 
-// refill starts a spare for k when k has none idle.
+// refill starts a spare for k when k has none idle and none coming back.
 func (zp *zygotePool) refill(k zygoteKey) {
 	zp.mu.Lock()
-	if zp.closed || zp.filling[k] || len(zp.idle[k]) > 0 || zp.emptying[k] > 0 {
+	if zp.closed || zp.filling[k] || len(zp.idle[k]) > 0 || zp.emptying[k] > 0 || zp.returning[k] > 0 {
 		zp.mu.Unlock()
 		return
 	}
@@ -276,9 +285,16 @@ func (zp *zygotePool) refill(k zygoteKey) {
 }
 
 // giveBack hands z, whose claude exited, back to k's pool once it is
-// empty again; until then it counts as emptying.
-func (zp *zygotePool) giveBack(k zygoteKey, z *zygote) {
+// empty again; until then it counts as emptying (no longer as returning or stopping, as
+// it was).
+func (zp *zygotePool) giveBack(k zygoteKey, z *zygote, was endState) {
 	zp.mu.Lock()
+	if was >= endDecided {
+		zp.returning[k]--
+	}
+	if was == endStopping {
+		zp.stopping[k]--
+	}
 	zp.emptying[k]++
 	zp.mu.Unlock()
 	zp.goWork(func() { zp.recycle(k, z) })
@@ -439,7 +455,7 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 			}
 		}
 	}()
-	p.run = &recycledProc{zygoteProc: run, release: func() { zp.giveBack(k, z) }}
+	p.run = &recycledProc{zygoteProc: run, zp: zp, k: k, z: z}
 	p.pid = run.PID()
 	if r.log.IsDebug() { // helperPID reads /proc the first time
 		r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", "recycled", "helper", z.helperPID())
@@ -454,10 +470,54 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 // recycledProc is a zygoteProc whose sandbox goes back to its pool when released.
 type recycledProc struct {
 	*zygoteProc
-	release func()
+	zp *zygotePool
+	k  zygoteKey
+	z  *zygote
+
+	mu       sync.Mutex
+	end      endState
+	released bool
+}
+
+// endState is how far the runner is in ending a recycled claude: its pool counts the
+// sandbox as returning from endDecided on, as stopping from endStopping on.
+type endState int
+
+const (
+	endRunning endState = iota
+	endDecided
+	endStopping
+)
+
+var _ ender = (*recycledProc)(nil)
+
+func (p *recycledProc) Ending()   { p.advance(endDecided) }
+func (p *recycledProc) Stopping() { p.advance(endStopping) }
+
+// advance moves p's end state on to to, and its pool's counts with it; after Release
+// (the sandbox is back already) it does nothing.
+func (p *recycledProc) advance(to endState) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released || p.end >= to {
+		return
+	}
+	p.zp.mu.Lock()
+	if p.end < endDecided {
+		p.zp.returning[p.k]++
+	}
+	if to == endStopping {
+		p.zp.stopping[p.k]++
+	}
+	p.zp.mu.Unlock()
+	p.end = to
 }
 
 func (p *recycledProc) Release() {
 	p.zygoteProc.Release()
-	p.release()
+	p.mu.Lock()
+	p.released = true
+	was := p.end
+	p.mu.Unlock()
+	p.zp.giveBack(p.k, p.z, was)
 }
