@@ -151,3 +151,48 @@ func TestOwnMCPConfig(t *testing.T) {
 		t.Errorf("the copy: %v %v, want 0600 nobody's", fi, err)
 	}
 }
+
+// TestFakeRunAsWarmWithHostsMCPConfig: a claude running as a user that does
+// not own the session's MCP config file runs with a copy of it, and its next
+// turn with the same file is still its own: the warm process is matched by
+// the file the turn names, not by the copy (it was restarted at every turn).
+func TestFakeRunAsWarmWithHostsMCPConfig(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run claude as another user")
+	}
+	nobody, err := runas.Lookup("nobody")
+	if err != nil {
+		t.Skip(err)
+	}
+	// nobody must reach the fake (this test binary) and its own directories.
+	open, err := os.MkdirTemp("", "runas-warm-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(open) })
+	must(t, os.Chmod(open, 0o755))
+	exe, err := os.Executable()
+	must(t, err)
+	b, err := os.ReadFile(exe)
+	must(t, err)
+	fake := filepath.Join(open, "claude")
+	must(t, os.WriteFile(fake, b, 0o755))
+	state, ws := filepath.Join(open, "state"), filepath.Join(open, "ws")
+	for _, d := range []string{state, ws} {
+		must(t, os.Mkdir(d, 0o700))
+		must(t, nobody.Chown(d))
+	}
+	mcp := filepath.Join(t.TempDir(), "session-mcp.json") // the host's, 0600
+	must(t, os.WriteFile(mcp, []byte(`{"mcpServers":{}}`), 0o600))
+	f := newFake(t, func(c *Config) {
+		c.Command, c.Workspace, c.RunAs, c.StateDir = fake, ws, nobody, filepath.Join(open, "runner")
+		c.Env["FAKE_CLAUDE_STATE"] = state
+	})
+	sid := uuid.NewString()
+	a := runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "hi", MCPConfig: mcp})
+	mustOK(t, a, "echo: hi")
+	c := runTurn(t, f.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "again", MCPConfig: mcp})
+	mustOK(t, c, "echo: again")
+	if c.NewProcess || a.PID != c.PID {
+		t.Fatalf("the second turn started claude again (pids %d, %d)", a.PID, c.PID)
+	}
+}

@@ -345,6 +345,9 @@ type launch struct {
 	// and tools the tools it allows without asking.
 	mcp   string
 	tools []string
+	// mcpAsked is the MCP config the turn named: mcp may be a copy of it the process's
+	// user can read; a warm process is matched by the one named.
+	mcpAsked string
 	// ask routes permission prompts to the host (--permission-prompt-tool
 	// stdio): EventPermission.
 	ask bool

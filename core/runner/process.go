@@ -179,6 +179,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 			}
 		}
 	}
+	l.mcpAsked = l.mcp
 	if l.mcp, err = r.ownMCPConfig(c, l.mcp, tmp); err != nil {
 		return nil, newError(KindCrash, err.Error())
 	}
@@ -206,7 +207,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
 	}
 	cmd.Stdout = pw
-	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, stdin: stdin,
+	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcpAsked, media: l.media, ask: l.ask, stdin: stdin,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	cmd.Stderr = p.stderr
 	p.spawned = time.Now()

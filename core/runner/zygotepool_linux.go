@@ -422,7 +422,7 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 		z.stop() // idle, but no clean will say so: no claude ran
 		return nil, newError(KindCrash, "claude's pipes: too many open files")
 	}
-	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcp, media: l.media, ask: l.ask, stdin: inW,
+	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcpAsked, media: l.media, ask: l.ask, stdin: inW,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
 	p.spawned = time.Now()
 	run, serr := z.run(req, inR, outW, errW)
