@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"math/rand/v2"
 	"os"
@@ -551,4 +552,28 @@ func bwrapMounts(argv []string) int {
 		}
 	}
 	return max(0, n-1)
+}
+
+// BenchmarkDecodeResultLine: claude 2.1.330's result line on the reply's path, decoded
+// once (decodeLine) against as a message and then again as a result (before).
+func BenchmarkDecodeResultLine(b *testing.B) {
+	raw := []byte(`{"duration_api_ms":25,"stop_reason":"end_turn","session_id":"ef493ad6-9ada-4b0c-8210-8b2c62bc3304","total_cost_usd":0.017744,"usage":{"input_tokens":4426,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":2,"output_tokens_details":{"thinking_tokens":0},"server_tool_use":{"web_search_requests":0,"web_fetch_requests":0},"service_tier":"standard","cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"inference_geo":"","iterations":[],"speed":"standard","fallback_credit":null},"modelUsage":{"claude-opus-5-5":{"inputTokens":4426,"outputTokens":2,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"webSearchRequests":0,"costUSD":0.017744,"contextWindow":1000000,"maxOutputTokens":128000,"thinkingTokens":0,"cacheCreationEphemeral5mInputTokens":0,"cacheCreationEphemeral1hInputTokens":0,"canonicalModel":"claude-opus-5-5","provider":"firstParty","costBasis":"list"}},"permission_denials":[],"terminal_reason":"completed","fast_mode_state":"off","fast_mode_disabled_reason":"sdk_opt_in_required","subagent_stats":{"spawned":0,"requested":{"background":0,"foreground":0,"unset":0},"started_in_background":0,"max_depth":0,"spawned_by_subagents":0,"completed":0,"failed":0,"killed":{"parent":0,"user":0,"system":0},"refused":{"depth_limit":0,"concurrency_limit":0,"budget":0},"by_type":{}},"safety_stops":0,"is_error":false,"num_turns":1,"subtype":"success","api_error_status":null,"result":"echo: hello","ttft_ms":146,"type":"result","duration_ms":157,"uuid":"91202160-9369-43de-a29b-5f9bf1fcd52c","begun_message_ids":["msg_fake_1b2f05205a1a49debf4a"],"ttft_stream_ms":144,"time_to_request_ms":132,"first_content_frame_ms":145,"queued_turn_count":0,"result_index":0,"model_usage_since_last_result":{"claude-opus-5-5":{"inputTokens":4426,"outputTokens":2,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"webSearchRequests":0,"costUSD":0.017744,"contextWindow":1000000,"maxOutputTokens":128000,"thinkingTokens":0,"cacheCreationEphemeral5mInputTokens":0,"cacheCreationEphemeral1hInputTokens":0,"canonicalModel":"claude-opus-5-5","provider":"firstParty","costBasis":"list"}}}`)
+	b.Run("once", func(b *testing.B) {
+		for b.Loop() {
+			ln, _ := decodeLine(raw)
+			var wr wireResult
+			if ln.res != nil {
+				wr = *ln.res
+			}
+			_ = wr
+		}
+	})
+	b.Run("twice", func(b *testing.B) {
+		for b.Loop() {
+			var m wireMsg
+			_ = json.Unmarshal(raw, &m)
+			var wr wireResult
+			_ = json.Unmarshal(raw, &wr)
+		}
+	})
 }

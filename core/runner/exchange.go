@@ -332,16 +332,18 @@ func (x *reading) read(ln line) (done bool) {
 			x.limit = &ev.Info
 		}
 	case "result":
-		return x.result(ln.raw)
+		return x.result(ln)
 	}
 	return false
 }
 
 // result handles a result line. When a steered message is still queued behind it, its
 // usage is kept for the final result and reading goes on (done false).
-func (x *reading) result(raw []byte) (done bool) {
+func (x *reading) result(ln line) (done bool) {
 	var wr wireResult
-	if err := json.Unmarshal(raw, &wr); err != nil {
+	if ln.res != nil {
+		wr = *ln.res
+	} else if err := json.Unmarshal(ln.raw, &wr); err != nil {
 		x.res.Err = newError(KindCrash, fmt.Sprintf("unreadable result line: %v", err))
 		return true
 	}

@@ -68,6 +68,8 @@ type line struct {
 	msg wireMsg
 	raw []byte
 	at  time.Time
+	// res is a result line decoded (readStdout decodes it once, as a result), or nil.
+	res *wireResult
 }
 
 func (p *proc) isDead() bool {
@@ -284,12 +286,12 @@ func (r *Runner) readStdout(p *proc, stdout io.Reader, dead <-chan struct{}, don
 				p.startup.Store(int64(time.Since(p.spawned)))
 			}
 			p.stdoutBytes += len(b)
-			var m wireMsg
-			if jerr := json.Unmarshal(trimmed, &m); jerr != nil {
+			if ln, ok := decodeLine(trimmed); !ok {
 				r.log.Debug("non-JSON line from claude", "pid", p.pid, "line", truncate(string(trimmed), 200))
 			} else {
+				ln.at = time.Now()
 				select {
-				case p.msgs <- line{msg: m, raw: trimmed, at: time.Now()}:
+				case p.msgs <- ln:
 				case <-dead:
 					return
 				}
@@ -299,6 +301,27 @@ func (r *Runner) readStdout(p *proc, stdout io.Reader, dead <-chan struct{}, don
 			return
 		}
 	}
+}
+
+// resultType is in every result line (claude 2.1.330 writes "type" late in it): a line
+// holding it is decoded as a result first, once, instead of as a message and then again
+// as a result on the reply's path. Only a line whose own type is "result" is taken so
+// ("type":"result" may also stand in an object nested in another line).
+var resultType = []byte(`"type":"result"`)
+
+// decodeLine decodes one line of claude's stdout; false when it is not JSON.
+func decodeLine(b []byte) (line, bool) {
+	if bytes.Contains(b, resultType) {
+		var wr wireResult
+		if json.Unmarshal(b, &wr) == nil && wr.Type == "result" {
+			return line{msg: wireMsg{Type: "result", Subtype: wr.Subtype, SessionID: wr.SessionID}, raw: b, res: &wr}, true
+		}
+	}
+	var m wireMsg
+	if json.Unmarshal(b, &m) != nil {
+		return line{}, false
+	}
+	return line{msg: m, raw: b}, true
 }
 
 // reap waits for p to exit and for its stdout reader (closing stdout after KillGrace when

@@ -218,6 +218,7 @@ type wireRateLimit struct {
 
 // wireResult is the "result" line.
 type wireResult struct {
+	Type           string   `json:"type"`
 	Subtype        string   `json:"subtype"`
 	IsError        bool     `json:"is_error"`
 	Result         *string  `json:"result"`
