@@ -218,17 +218,7 @@ func BenchmarkRecordReplyLedger(b *testing.B) {
 			}
 			defer d.Close()
 			ctx := context.Background()
-			ids := make([]int64, b.N)
-			for i := range ids {
-				res, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "5", MessageID: strconv.Itoa(i), Message: payload})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := d.Begin(ctx, "k", res.ID); err != nil {
-					b.Fatal(err)
-				}
-				ids[i] = res.ID
-			}
+			ids := begunTurns(b, d, b.N)
 			var u *store.TurnUsage
 			if withUsage {
 				u = &store.TurnUsage{Agent: "main", Instance: "tg", ChatID: "5", Sender: "tg:5", Model: "claude-opus-5-5",
@@ -243,4 +233,23 @@ func BenchmarkRecordReplyLedger(b *testing.B) {
 			}
 		})
 	}
+}
+
+// begunTurns accepts n messages of chat tg:5 and begins each one's turn, as a warm
+// turn's reply finds them; it returns their ids.
+func begunTurns(b *testing.B, d *DB, n int) []int64 {
+	b.Helper()
+	ctx := context.Background()
+	ids := make([]int64, n)
+	for i := range ids {
+		res, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "5", MessageID: strconv.Itoa(i), Message: payload})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Begin(ctx, "k", res.ID); err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = res.ID
+	}
+	return ids
 }

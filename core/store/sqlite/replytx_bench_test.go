@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -24,17 +23,7 @@ func BenchmarkRecordReplyWarmTurn(b *testing.B) {
 	if _, err := d.UpdateSession(ctx, "k", func(s *store.Session, _ bool) error { s.ClaudeSessionID = "c1"; return nil }); err != nil {
 		b.Fatal(err)
 	}
-	ids := make([]int64, b.N)
-	for i := range ids {
-		res, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "5", MessageID: strconv.Itoa(i), Message: payload})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Begin(ctx, "k", res.ID); err != nil {
-			b.Fatal(err)
-		}
-		ids[i] = res.ID
-	}
+	ids := begunTurns(b, d, b.N)
 	u := &store.TurnUsage{Agent: "main", Instance: "tg", ChatID: "5", Sender: "tg:5", Model: "claude-opus-5-5",
 		InputTokens: 4426, OutputTokens: 2, CostUSD: 0.017744, Duration: 220 * time.Millisecond, Outcome: "ok"}
 	b.ReportAllocs()
