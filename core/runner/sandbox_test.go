@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
 // needBwrap skips a test that needs bubblewrap when it is missing, unless
@@ -440,14 +438,8 @@ func TestRealNotLoggedIn(t *testing.T) {
 // stays the host's (0711), a link in the directory is left alone and what
 // it points to is not given away.
 func TestShareMedia(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("giving files to another user needs root")
-	}
 	t.Parallel()
-	u, err := runas.Lookup("nobody")
-	if err != nil {
-		t.Skip(err)
-	}
+	u := needNobody(t, "give files to another user")
 	ws, outside := t.TempDir(), filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(outside, nil, 0o600); err != nil {
 		t.Fatal(err)
