@@ -88,7 +88,8 @@ type zygoteReply struct {
 
 // zygoteWeaken, set only by tests (a deliberately broken helper, to show the boundary
 // tests fail without each defence), names the defences the helper leaves out:
-// "signals", "dumpable", "caps", "cloexec", "dev", "reap", "ipc".
+// "signals", "dumpable", "caps", "cloexec", "dev", "reap", "ipc", "userns" (claude of a
+// host not run as root started as the helper's root, in its user namespace).
 var zygoteWeaken string
 
 // zygoteTestEnv is added to the helper's environment (tests: ZYGOTE_WEAKEN); nil otherwise.
@@ -151,6 +152,12 @@ func ZygoteMain() int {
 			return 2
 		}
 	}
+	ids, err := readHostIDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper: its user namespace:", err)
+		return 2
+	}
+	zygoteIDs = ids
 	z := &zygoteServer{fd: zygoteSocketFD}
 	if err := z.serve(); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
@@ -334,7 +341,7 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 			return 0, 0, fmt.Errorf("/dev/shm: %w", err)
 		}
-		if err := unix.Mount("", "/dev", "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID, ""); err != nil {
+		if err := unix.Mount("", "/dev", "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|mountFlagsKept("/dev"), ""); err != nil {
 			return 0, 0, fmt.Errorf("/dev read-only: %w", err)
 		}
 	}
@@ -343,33 +350,9 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 			return 0, 0, fmt.Errorf("mount %s: %w", m.Path, err)
 		}
 	}
-	if !weakened("caps") {
-		for c := 0; ; c++ {
-			if req.User == nil && zygoteRootCaps&(1<<c) != 0 {
-				continue
-			}
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-				if err == unix.EINVAL {
-					break // past the last capability
-				}
-				return 0, 0, fmt.Errorf("drop capability %d: %w", c, err)
-			}
-		}
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return 0, 0, fmt.Errorf("no new privileges: %w", err)
-		}
-	}
-	attr := &syscall.SysProcAttr{Setpgid: true}
-	if u := req.User; u != nil {
-		// setuid from root to another user clears the permitted and effective sets.
-		attr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
-	} else if !weakened("caps") {
-		// A root claude keeps the file-permission capabilities, no other.
-		var only [2]unix.CapUserData // version 3: two words of each set
-		only[0].Effective, only[0].Permitted = zygoteRootCaps, zygoteRootCaps
-		if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &only[0]); err != nil {
-			return 0, 0, fmt.Errorf("capset: %w", err)
-		}
+	attr, err := zygoteLimit(req)
+	if err != nil {
+		return 0, 0, err
 	}
 	pidfd := -1
 	attr.PidFD = &pidfd
@@ -393,6 +376,65 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	}
 	// Reaped by the helper's own wait (reap).
 	return pid, pidfd, nil
+}
+
+// zygoteLimit takes from the calling start thread what claude must not inherit — the
+// capabilities it does not keep, from the bounding set and the thread's own sets, and new
+// privileges — and returns claude's start attributes: its user (run_as), or its own user
+// namespace in a helper of a host not run as root (asHostUser).
+func zygoteLimit(req zygoteRequest) (*syscall.SysProcAttr, error) {
+	// What claude keeps: run as root (no run_as, the host run as root), the file
+	// permissions' capabilities; as any other user, none. In a helper of a host not run
+	// as root the start's thread keeps CAP_SETFCAP, which mapping its root into claude's
+	// user namespace takes; claude, in that namespace, has none of the thread's.
+	var keep uint32
+	switch {
+	case zygoteIDs != nil:
+		keep = 1 << unix.CAP_SETFCAP
+	case req.User == nil:
+		keep = zygoteRootCaps
+	}
+	if !weakened("caps") {
+		for c := 0; ; c++ {
+			if c < 32 && keep&(1<<c) != 0 {
+				continue
+			}
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+				if err == unix.EINVAL {
+					break // past the last capability
+				}
+				return nil, fmt.Errorf("drop capability %d: %w", c, err)
+			}
+		}
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return nil, fmt.Errorf("no new privileges: %w", err)
+		}
+	}
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	switch {
+	case zygoteIDs != nil && !weakened("userns"):
+		if err := asHostUser(attr, zygoteIDs, req); err != nil {
+			return nil, err
+		}
+	case req.User != nil:
+		// setuid from root to another user clears the permitted and effective sets.
+		u := req.User
+		attr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
+		return attr, nil
+	}
+	if !weakened("caps") {
+		var only [2]unix.CapUserData // version 3: two words of each set
+		only[0].Effective, only[0].Permitted = keep, keep
+		if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &only[0]); err != nil {
+			return nil, fmt.Errorf("capset: %w", err)
+		}
+		// Lowering the permitted set lowered the ambient one (bwrap gives an
+		// unprivileged helper its capabilities as ambient ones); cleared, to say so.
+		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+			return nil, fmt.Errorf("clear the ambient capabilities: %w", err)
+		}
+	}
+	return attr, nil
 }
 
 // lastWins is env with each variable once, at its last place with its last value, as
@@ -458,7 +500,7 @@ func zygoteMountOne(m zygoteMount, src int) error {
 	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(src), m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return err
 	}
-	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT)
+	flags := uintptr(unix.MS_BIND|unix.MS_REMOUNT) | mountFlagsKept(m.Path)
 	if m.Op != opBind {
 		flags |= unix.MS_RDONLY
 	}

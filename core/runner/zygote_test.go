@@ -43,6 +43,11 @@ func testZygote(t *testing.T, weaken string) *zygote {
 	bwrap := needZygote(t)
 	exe, err := os.Executable()
 	must(t, err)
+	if weaken != "" && os.Geteuid() != 0 {
+		// As any other user claude's own user namespace stands in the way of each
+		// attack too: the weakened helper leaves it out as well.
+		weaken += ",userns"
+	}
 	zygoteTestEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
 	t.Cleanup(func() { zygoteTestEnv = nil })
 	z, err := startZygote(bwrap, exe)
@@ -127,7 +132,14 @@ true`)
 			return strings.TrimSpace(out)
 		}},
 		{"keep a capability beyond the file permissions' (root)", "caps", func(t *testing.T, z *zygote) string {
-			out, _ := zygoteSh(t, z, `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status | grep -Ev '00000000000000(00|1f)$'; true`)
+			script := `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status | grep -Ev '00000000000000(00|1f)$'; true`
+			if os.Geteuid() != 0 {
+				// As another user: none at all, and no new privileges. The bounding set
+				// of claude's own user namespace is the kernel's full one: with no new
+				// privileges and no id of root there, no exec can raise a capability in it.
+				script = `grep -E '^Cap(Inh|Prm|Eff|Amb):' /proc/self/status | grep -Ev '0000000000000000$'; grep -q '^NoNewPrivs:.*1' /proc/self/status || echo NEW-PRIVILEGES; true`
+			}
+			out, _ := zygoteSh(t, z, script)
 			zygoteAfter(t, z)
 			return strings.TrimSpace(out)
 		}},
@@ -374,6 +386,11 @@ func TestZygoteNextChatAfterEviction(t *testing.T) {
 	}
 	for _, weaken := range []string{"", "reap,dev,ipc"} {
 		t.Run("weaken="+weaken, func(t *testing.T) {
+			if weaken != "" && os.Geteuid() != 0 {
+				// As any other user claude's own user namespace stands in the way of each
+				// attack too: the weakened helper leaves it out as well.
+				weaken += ",userns"
+			}
 			zygoteTestEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
 			t.Cleanup(func() { zygoteTestEnv = nil })
 			// The agent's own state (its workspace, claude's config directory) is

@@ -22,13 +22,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// zygoteBwrap is bubblewrap's argv for the helper, before the helper's own: the pid
-// namespace with the helper as its init, the read-only root, /dev and /proc as bwrap per
-// start makes them, and the capabilities the helper's per-start threads use and drop (and
-// a root claude's, zygoteRootCaps).
+// zygoteBwrap is bubblewrap's argv for the helper of a host run as root, before the
+// helper's own: the pid namespace with the helper as its init, the read-only root, /dev
+// and /proc as bwrap per start makes them, and the capabilities the helper's per-start
+// threads use and drop (and a root claude's, zygoteRootCaps).
 var zygoteBwrap = []string{"--die-with-parent", "--unshare-pid", "--as-pid-1", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
 	"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
 	"--cap-add", "CAP_CHOWN", "--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_DAC_READ_SEARCH", "--cap-add", "CAP_FOWNER", "--cap-add", "CAP_FSETID", "--"}
+
+// zygoteBwrapUser is the same for a host run as any other user: bwrap's own user
+// namespace, the host's user its root, in which the helper holds the capabilities its
+// per-start threads use — CAP_SYS_ADMIN for the start's namespaces and mounts, CAP_SETPCAP
+// to empty the bounding set, CAP_SETFCAP to map its root into claude's user namespace —
+// and claude none, in a user namespace of its own (zygoteuser_linux.go).
+var zygoteBwrapUser = []string{"--unshare-user", "--uid", "0", "--gid", "0", "--die-with-parent", "--unshare-pid", "--as-pid-1", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+	"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_SETFCAP", "--"}
+
+// zygoteBwrapArgs is zygoteBwrap or zygoteBwrapUser, by the user the host runs as.
+func zygoteBwrapArgs() []string {
+	if os.Geteuid() == 0 {
+		return zygoteBwrap
+	}
+	return zygoteBwrapUser
+}
 
 // zygote is the host's side of one helper.
 type zygote struct {
@@ -58,7 +74,7 @@ func startZygote(bwrap, exe string) (*zygote, error) {
 	}
 	theirs := os.NewFile(uintptr(pair[1]), "sandbox-helper")
 	defer theirs.Close()
-	args := append(append([]string{}, zygoteBwrap...), exe, ZygoteArg)
+	args := append(append([]string{}, zygoteBwrapArgs()...), exe, ZygoteArg)
 	cmd := exec.Command(bwrap, args...)
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, zygoteTestEnv...)
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3

@@ -73,12 +73,15 @@ type zygotePool struct {
 }
 
 // zygoteUnsupported is why the helper cannot give claude the sandbox bubblewrap per start
-// gives it, or "".
+// gives it, or "". As root the helper keeps the capabilities it uses; as any other user it
+// holds them in bwrap's user namespace (zygoteBwrapUser), which needs the kernel to allow
+// user namespaces to unprivileged users (bubblewrap per start needs the same). Whether
+// it works on this machine is the probe's to say (probeZygote).
 func zygoteUnsupported() string {
 	if os.Geteuid() != 0 {
-		// In bwrap's own user namespace a bind from the read-only root cannot be made
-		// writable again (its mounts are locked).
-		return "the sandbox helper needs the host to run as root"
+		if b, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil && strings.TrimSpace(string(b)) == "0" {
+			return "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0)"
+		}
 	}
 	return ""
 }

@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The sandbox helper of a host not run as root.
+//
+// bwrap run by an unprivileged user makes its sandbox in a user namespace of its own. Per
+// start, bwrap maps the user to root there while it mounts, then enters a second user
+// namespace that maps root back to the user, and runs claude in it; the mounts it made
+// belong to the first one. A helper run that way could not mount per start: a mount
+// namespace made in the second user namespace copies the first's mounts locked, and a
+// bind from the read-only root cannot be made writable again. So the helper stays root in
+// bwrap's one user namespace (zygoteBwrapUser: --uid 0, CAP_SYS_ADMIN and CAP_SETPCAP
+// there, nothing outside it), makes each start's mount and IPC namespaces there, and starts
+// claude in a user namespace of its own that maps the host's user back, as bwrap per
+// start does: claude runs as the host's user, with no capability (zygoteStart), and sees
+// its own uid and gid, not root.
+
+// zygoteIDs is the host's user and group, read in the helper from its user namespace's
+// maps (their root's); nil in a helper of a host run as root.
+var zygoteIDs *hostIDs
+
+// hostIDs is a uid and a gid outside the helper's user namespace.
+type hostIDs struct{ uid, gid int }
+
+// readHostIDs is the user and group the helper's root is outside its user namespace; nil
+// when the helper's namespace is the host's (uid 0 is 0 there: the host runs as root).
+func readHostIDs() (*hostIDs, error) {
+	uid, err := rootMappedTo("/proc/self/uid_map")
+	if err != nil || uid == 0 {
+		return nil, err
+	}
+	gid, err := rootMappedTo("/proc/self/gid_map")
+	if err != nil {
+		return nil, err
+	}
+	return &hostIDs{uid: uid, gid: gid}, nil
+}
+
+// rootMappedTo is what id 0 is outside the user namespace whose map file is path.
+func rootMappedTo(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "0" {
+			continue
+		}
+		return strconv.Atoi(f[1])
+	}
+	return 0, fmt.Errorf("%s: the namespace's root is not mapped", path)
+}
+
+// asHostUser makes attr start claude in a user namespace of its own that maps the host's
+// user and group (ids) to the helper's root: claude runs as that user with no capability,
+// as in bwrap per start. The helper's start thread writes the maps, one id each, its own:
+// mapping the helper's root takes CAP_SETFCAP in the helper's namespace (the kernel's
+// guard on file capabilities), which the thread alone keeps; setgroups is denied there
+// first. In its namespace claude is not root: its exec leaves it no capability, and with
+// no new privileges it gains none.
+func asHostUser(attr *syscall.SysProcAttr, ids *hostIDs, req zygoteRequest) error {
+	if req.User != nil {
+		return errors.New("agent.run_as needs clawhost to run as root")
+	}
+	attr.Cloneflags |= unix.CLONE_NEWUSER
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: ids.uid, HostID: 0, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: ids.gid, HostID: 0, Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+	return nil
+}
+
+// mountFlagsKept are the flags of the mount at path that a bind remount of it keeps. In a
+// user namespace the kernel refuses a remount that would change nosuid, nodev, noexec or
+// the atime mode of a mount copied from the host's namespace (they are locked); bwrap asks
+// for them again when it remounts too. None of them makes a mount less restricted.
+func mountFlagsKept(path string) uintptr {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return 0
+	}
+	var f uintptr
+	for _, m := range [...]struct{ st, ms uintptr }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if uintptr(st.Flags)&m.st != 0 {
+			f |= m.ms
+		}
+	}
+	return f
+}

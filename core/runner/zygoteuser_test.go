@@ -1,0 +1,51 @@
+package runner
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// zygoteAsUserEnv marks the run of the helper's tests as another user (TestZygoteUnprivileged).
+const zygoteAsUserEnv = "CLAWHOST_ZYGOTE_AS_USER"
+
+// TestZygoteUnprivileged: a host not run as root gets recycled sandboxes too
+// (zygoteBwrapUser, zygoteuser_linux.go). The helper's tests — each attack on it and the
+// weakened helper each one beats, the pool, the next chat after an eviction, a thousand
+// starts — run again as nobody, from a copy of this test binary, and must pass there, not
+// skip.
+func TestZygoteUnprivileged(t *testing.T) {
+	if os.Getenv(zygoteAsUserEnv) == "1" {
+		t.Skip("this is the run as another user")
+	}
+	needBwrap(t)
+	u := needNobody(t, "run the sandbox helper's tests as nobody")
+	dir, err := os.MkdirTemp("", "zygote-user-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	self, err := os.Executable()
+	must(t, err)
+	bin := filepath.Join(dir, "runner.test")
+	must(t, copyFile(self, bin))
+	must(t, os.Chmod(bin, 0o755))
+	tmp := filepath.Join(dir, "tmp")
+	must(t, os.Mkdir(tmp, 0o700))
+	must(t, os.Chown(tmp, int(u.UID), int(u.GID)))
+	cmd := exec.Command(bin, "-test.run", "^TestZygote", "-test.count=1", "-test.v")
+	cmd.Dir = tmp
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp, zygoteAsUserEnv + "=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the helper's tests as nobody: %v\n%s", err, out)
+	}
+	for _, name := range []string{"TestZygoteBoundary", "TestZygoteOneClaudeAtATime", "TestZygotePool", "TestZygoteNextChatAfterEviction", "TestZygoteManyStarts", "TestZygoteCloseWaitsForTheSandboxes"} {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Errorf("%s did not pass as nobody:\n%s", name, out)
+		}
+	}
+}
