@@ -3,12 +3,16 @@ package discord_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/plugins/discord"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
+	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -99,4 +103,56 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	}
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkSendMarkdown measures Send of a markdown reply of about 1,700
+// characters (headings, emphasis, links, a list, a table, a code block)
+// against the fake's REST API, until Discord's answer: rendered by the
+// plugin ("own", as a host without SendRequest.Rendered has it) or taken
+// from the host's rendering ("host").
+//
+// Figures (2 shared cores, load 2.2, medians of `go test -run '^$' -bench
+// BenchmarkSendMarkdown -benchtime 1000x -count 5 -benchmem
+// ./plugins/discord/`): own 338 µs, 88.6 kB, 592 allocs; host 175 µs,
+// 29.6 kB, 177 allocs per Send.
+func BenchmarkSendMarkdown(b *testing.B) {
+	srv := discordtest.NewServer("BENCH.token.x")
+	defer srv.Close()
+	ch := srv.AddChannel(discordtest.Channel{Type: discordtest.ChannelGuildText, GuildID: "300000000000000001", Name: "general"})
+	a := discord.New()
+	cfg, _ := json.Marshal(map[string]any{"token": srv.Token(), "api_endpoint": srv.Endpoint()})
+	if err := a.Configure(context.Background(), schema.Config{Instance: "bench", JSON: cfg, DataDir: b.TempDir()}); err != nil {
+		b.Fatal(err)
+	}
+	md := benchReply()
+	out, vis := markup.RenderVisible(md, markup.Markdown)
+	for _, c := range []struct {
+		name string
+		pre  *channel.Rendered
+	}{{"own", nil}, {"host", &channel.Rendered{Markup: channel.MarkupMarkdown, Text: out, Visible: vis}}} {
+		b.Run(c.name, func(b *testing.B) {
+			req := channel.SendRequest{ChatID: ch.ID, Text: md, Format: channel.FormatMarkdown, Rendered: c.pre}
+			for b.Loop() {
+				if _, err := a.Send(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// benchReply is a markdown reply as an agent writes one.
+func benchReply() string {
+	var s strings.Builder
+	s.WriteString("## What changed\n\nThe **send step** now takes the host's rendering; see [the design](https://example.com/design) and `markup.RenderVisibleFrom`.\n\n")
+	for i := range 8 {
+		fmt.Fprintf(&s, "- item %d: *emphasis*, a [link](https://example.com/%d) and `code %d`\n", i, i, i)
+	}
+	s.WriteString("\n| step | before | after |\n|---|---|---|\n| parse | 100 | 0 |\n| request | 30 | 30 |\n\n")
+	s.WriteString("```go\nfunc render(text string) string {\n\treturn markup.Render(text, markup.Markdown)\n}\n```\n\n")
+	s.WriteString("> A quoted line with **bold** and _italic_ text.\n\n")
+	for i := range 6 {
+		fmt.Fprintf(&s, "%d. Step %d explains ~~nothing~~ something about the ***reply*** path.\n", i+1, i+1)
+	}
+	return s.String()
 }

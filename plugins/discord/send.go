@@ -54,7 +54,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	if err != nil {
 		return channel.SendResponse{}, err
 	}
-	content := a.render(req.Text, req.Format)
+	content := a.render(req.Text, req.Format, req.Rendered)
 	files, closeFiles, err := openMedia(req.Media)
 	if err != nil {
 		return channel.SendResponse{}, err
@@ -67,7 +67,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 				caps = append(caps, m.Caption)
 			}
 		}
-		content = a.render(strings.Join(caps, "\n"), req.Format)
+		content = a.render(strings.Join(caps, "\n"), req.Format, nil)
 	}
 	d := callTimeout
 	if len(files) > 0 {
@@ -146,7 +146,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if err != nil {
 		return err
 	}
-	content := a.render(req.Text, req.Format)
+	content := a.render(req.Text, req.Format, nil)
 	opt, cancel := a.call(ctx, callTimeout)
 	defer cancel()
 	// An edit sets the message's buttons: without any (an answered
@@ -290,10 +290,13 @@ func openMedia(media []channel.OutboundMedia) ([]*discordgo.File, func(), error)
 // render turns the host's text into Discord's markup: markdown with its
 // tables as code blocks (markup.Markdown; the host split the reply by that
 // rendering's length); plain text with markdown characters escaped when
-// that still fits the limit.
-func (a *Adapter) render(text string, format channel.Format) string {
+// that still fits the limit. pre is the host's rendering of text
+// (SendRequest.Rendered), taken instead of parsing text again when it is
+// markup.Markdown's; nil: none.
+func (a *Adapter) render(text string, format channel.Format, pre *channel.Rendered) string {
 	if format == channel.FormatMarkdown {
-		return markup.Render(text, markup.Markdown)
+		out, _ := markup.RenderVisibleFrom(pre, text, markup.Markdown)
+		return out
 	}
 	if out := escapeMarkdown(text); channel.TextLen(out, channel.LengthUTF16) <= MaxTextLength {
 		return out

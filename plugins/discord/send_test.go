@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/sdktest"
@@ -264,5 +265,38 @@ func TestSendAnswerLost(t *testing.T) {
 	srv.Fail(discordtest.RouteCreate, 1, discordtest.Failure{Status: 500, Message: "boom"})
 	if _, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "not posted"}); channel.CodeOf(err) != channel.CodeUnavailable {
 		t.Fatalf("500: %v, want unavailable", err)
+	}
+}
+
+// The host's rendering of a markdown send (SendRequest.Rendered) is what
+// Discord receives when it was made for markup.Markdown, so the host's
+// own rendering sends the same bytes as the text rendered here; one for
+// another markup is ignored.
+func TestSendTakesTheHostsRendering(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	general := guildChannel(srv, "general")
+	a := newAdapter(t, srv, "", nil)
+	ctx := context.Background()
+	const md = "**done**: see [the docs](https://e.com) & <b>\n\n| a | bb |\n|---|---|\n| 1 | 2 |\n\n- one\n- two\n\n```go\nx := 1\n```"
+	send := func(pre *channel.Rendered) string {
+		t.Helper()
+		n := len(srv.Sent())
+		if _, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: md, Format: channel.FormatMarkdown, Rendered: pre}); err != nil {
+			t.Fatal(err)
+		}
+		return srv.Sent()[n].Content
+	}
+	own := send(nil)
+	out, vis := markup.RenderVisible(md, markup.Markdown)
+	if got := send(&channel.Rendered{Markup: channel.MarkupMarkdown, Text: out, Visible: vis}); got != own {
+		t.Errorf("with the host's rendering Discord got %q, without %q", got, own)
+	}
+	// Unlike the text's own rendering, so that the test tells which was sent.
+	if got := send(&channel.Rendered{Markup: channel.MarkupMarkdown, Text: "from the host", Visible: "from the host"}); got != "from the host" {
+		t.Errorf("a rendering for markdown not taken: sent %q", got)
+	}
+	if got := send(&channel.Rendered{Markup: channel.MarkupMrkdwn, Text: "from the host", Visible: "from the host"}); got != own {
+		t.Errorf("a rendering for another markup: sent %q, want %q", got, own)
 	}
 }

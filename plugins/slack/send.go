@@ -38,7 +38,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	if req.ChatID == "" {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeInvalidRequest, "no chat")
 	}
-	text := render(req.Text, req.Format)
+	text := render(req.Text, req.Format, req.Rendered)
 	if err := fits(text); err != nil {
 		return channel.SendResponse{}, err
 	}
@@ -62,7 +62,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 				caps = append(caps, m.Caption)
 			}
 		}
-		comment = render(strings.Join(caps, "\n"), req.Format)
+		comment = render(strings.Join(caps, "\n"), req.Format, nil)
 	}
 	for i, m := range req.Media {
 		c := ""
@@ -195,7 +195,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if a.api == nil {
 		return channel.Errorf(channel.CodeInternal, "edit before configure")
 	}
-	text := render(req.Text, req.Format)
+	text := render(req.Text, req.Format, nil)
 	if err := fits(text); err != nil {
 		return err
 	}
@@ -386,10 +386,13 @@ func (p *peekReader) Close() error {
 
 // render turns the host's text into mrkdwn (markup.Mrkdwn; the host split
 // the reply by that rendering's length); plain text is escaped (&, <, >)
-// so it shows as written.
-func render(text string, format channel.Format) string {
+// so it shows as written. pre is the host's rendering of text
+// (SendRequest.Rendered), taken instead of parsing text again when it is
+// markup.Mrkdwn's; nil: none.
+func render(text string, format channel.Format, pre *channel.Rendered) string {
 	if format == channel.FormatMarkdown {
-		return markup.Render(text, markup.Mrkdwn)
+		out, _ := markup.RenderVisibleFrom(pre, text, markup.Mrkdwn)
+		return out
 	}
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(text)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/sdktest"
@@ -304,4 +305,43 @@ func TestMissingScopeAtRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, a.reports, status.Ready)
+}
+
+// The host's rendering of a markdown send (SendRequest.Rendered) is what
+// Slack receives when it was made for mrkdwn, so the host's own rendering
+// posts the same text as the text rendered here; one for another markup
+// is ignored.
+func TestSendTakesTheHostsRendering(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	general := srv.AddChannel(slacktest.Channel{Name: "general"})
+	a := newAdapter(t, srv, nil)
+	ctx := context.Background()
+	const md = "**done**: see [the docs](https://e.com) & <@U1>\n\n| a | bb |\n|---|---|\n| 1 | 2 |\n\n- one\n- two\n\n```go\nx := 1\n```"
+	send := func(pre *channel.Rendered) string {
+		t.Helper()
+		r, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: md, Format: channel.FormatMarkdown, Rendered: pre})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range srv.BotMessages(general.ID, "") {
+			if m.TS == r.MessageIDs[0] {
+				return m.Text
+			}
+		}
+		t.Fatalf("message %s not at the fake", r.MessageIDs[0])
+		return ""
+	}
+	own := send(nil)
+	out, vis := markup.RenderVisible(md, markup.Mrkdwn)
+	if got := send(&channel.Rendered{Markup: channel.MarkupMrkdwn, Text: out, Visible: vis}); got != own {
+		t.Errorf("with the host's rendering Slack got %q, without %q", got, own)
+	}
+	// Unlike the text's own rendering, so that the test tells which was sent.
+	if got := send(&channel.Rendered{Markup: channel.MarkupMrkdwn, Text: "from the host", Visible: "from the host"}); got != "from the host" {
+		t.Errorf("a rendering for mrkdwn not taken: posted %q", got)
+	}
+	if got := send(&channel.Rendered{Markup: channel.MarkupLightweight, Text: "from the host", Visible: "from the host"}); got != own {
+		t.Errorf("a rendering for another markup: posted %q, want %q", got, own)
+	}
 }

@@ -46,7 +46,10 @@ func ugcPolicy() *bluemonday.Policy {
 }
 
 // render returns the HTML of text in format (channel.FormatMarkdown or
-// plain).
+// plain). The host's rendering of a send (SendRequest.Rendered) is not
+// taken: it is made for the declared markup (markdown, tables as code
+// blocks), not this HTML (tables as tables), and parsing here is what
+// the sanitiser checks.
 func (r *renderer) render(text string, format channel.Format) string {
 	if format != channel.FormatMarkdown {
 		return plainHTML(text)

@@ -583,3 +583,28 @@ func TestCorruptHistoryIsMovedAside(t *testing.T) {
 		t.Errorf("corrupt history not moved aside: %v", err)
 	}
 }
+
+// The web chat renders markdown to sanitised HTML (markup.HTML), not in
+// the markup it declares (markdown, which the host renders for it): the
+// host's rendering (SendRequest.Rendered) is ignored and the page gets the
+// same HTML with it as without.
+func TestSendIgnoresTheHostsRendering(t *testing.T) {
+	t.Parallel()
+	r := start(t, setup{})
+	ctx := testCtx(t)
+	tab, _ := connect(t, ctx, r.Link())
+	const md = "**done**: see [the docs](https://e.com)\n\n| a | bb |\n|---|---|\n| 1 | 2 |"
+	send := func(pre *channel.Rendered) string {
+		t.Helper()
+		if _, err := r.Send(ctx, channel.SendRequest{ChatID: tab.SenderID(), Text: md, Format: channel.FormatMarkdown, Rendered: pre}); err != nil {
+			t.Fatal(err)
+		}
+		return nextOf(t, ctx, tab, webchat.EventMessage).Message.HTML
+	}
+	own := send(nil)
+	for _, m := range []channel.Markup{channel.MarkupMarkdown, channel.MarkupHTMLSubset} {
+		if got := send(&channel.Rendered{Markup: m, Text: "from the host", Visible: "from the host"}); got != own {
+			t.Errorf("with a rendering for %s the page got %q, without %q", m, got, own)
+		}
+	}
+}

@@ -60,6 +60,8 @@ func parseChat(id string) (types.JID, error) {
 // MaxTextLength once rendered is refused with message_too_long before
 // anything is sent: the host splits by that measure. The first message
 // quotes ReplyToMessageID. Each message waits its turn in the pacing.
+// The host's rendering of the text (SendRequest.Rendered) is taken instead
+// of parsing it again when it is markup.Lightweight's.
 func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
 	to, err := parseChat(req.ChatID)
 	if err != nil {
@@ -67,7 +69,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	}
 	text := req.Text
 	if req.Format == channel.FormatMarkdown {
-		text = markup.Render(text, markup.Lightweight)
+		text, _ = markup.RenderVisibleFrom(req.Rendered, text, markup.Lightweight)
 	}
 	if n := channel.TextLen(text, channel.LengthUTF16); n > MaxTextLength {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units once rendered, the limit is %d", n, MaxTextLength)

@@ -8,6 +8,8 @@ import (
 
 	"go.mau.fi/whatsmeow"
 
+	"github.com/clawhost/clawhost/markup"
+	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -59,5 +61,43 @@ func TestSendNotConnected(t *testing.T) {
 	}
 	if _, _, err := a.DownloadMedia(t.Context(), channel.DownloadRequest{Ref: "nope"}); channel.CodeOf(err) != channel.CodeInvalidRequest {
 		t.Errorf("bad ref: %v", err)
+	}
+}
+
+// The host's rendering of a markdown send (SendRequest.Rendered) is what
+// the fake WhatsApp receives when it was made for markup.Lightweight, so
+// the host's own rendering sends the same text as the text rendered here;
+// one for another markup is ignored.
+func TestSendTakesTheHostsRendering(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t)
+	r := start(t, srv, t.TempDir(), nil)
+	r.link(t)
+	contact(t, srv, "15550003333", "200000000000003", "Cy")
+	ctx := ctxLong(t)
+	const md = "**done**: see [the docs](https://e.com) & ~~not~~ _this_\n\n| a | bb |\n|---|---|\n| 1 | 2 |\n\n- one\n- two\n\n```go\nx := 1\n```"
+	send := func(pre *channel.Rendered) string {
+		t.Helper()
+		resp, err := r.a.Send(ctx, channel.SendRequest{ChatID: "+15550003333", Text: md, Format: channel.FormatMarkdown, Rendered: pre})
+		if err != nil || len(resp.MessageIDs) != 1 {
+			t.Fatalf("send: %v %v", resp, err)
+		}
+		sent, err := srv.WaitSent(ctx, func(s whatsapptest.SentMessage) bool { return s.ID == resp.MessageIDs[0] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sent.Text()
+	}
+	own := send(nil)
+	out, vis := markup.RenderVisible(md, markup.Lightweight)
+	if got := send(&channel.Rendered{Markup: channel.MarkupLightweight, Text: out, Visible: vis}); got != own {
+		t.Errorf("with the host's rendering WhatsApp got %q, without %q", got, own)
+	}
+	// Unlike the text's own rendering, so that the test tells which was sent.
+	if got := send(&channel.Rendered{Markup: channel.MarkupLightweight, Text: "from the host", Visible: "from the host"}); got != "from the host" {
+		t.Errorf("a rendering for lightweight not taken: sent %q", got)
+	}
+	if got := send(&channel.Rendered{Markup: channel.MarkupMrkdwn, Text: "from the host", Visible: "from the host"}); got != own {
+		t.Errorf("a rendering for another markup: sent %q, want %q", got, own)
 	}
 }
