@@ -233,6 +233,11 @@ var manifestEnvPrefixes = []string{"LC_", "CLAUDE", "COREPACK_", "GIT_EDITOR", "
 // not on the list.
 func TestSandboxManifest(t *testing.T) {
 	t.Parallel()
+	testSandboxManifest(t)
+}
+
+// testSandboxManifest is TestSandboxManifest's walk.
+func testSandboxManifest(t *testing.T) {
 	lpNeedBwrap(t)
 	const hostSecret = "HOST-SECRET-TOKEN-5150"
 	h := startClaudeHost(t, clOptions{
