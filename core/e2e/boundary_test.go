@@ -8,7 +8,9 @@ package e2e
 // what a sandboxed claude may see; TestSandboxManifest walks it.
 
 import (
+	"cmp"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,6 +200,9 @@ func manifestScript(nonce string, roots ...string) string {
 		// tried in a copy of the sandbox's mount namespace, so that the
 		// attack, when it works, leaves this view as it was.
 		"echo \"K $(grep '^CapEff:' /proc/self/status | cut -f2)\" >> $out",
+		// What the tool's shell and its ancestors in the sandbox's pid
+		// namespace (claude, then the sandbox's init) hold.
+		"p=$$; while [ \"${p:-0}\" -gt 0 ] && [ -r /proc/$p/status ]; do echo \"S $p $(readlink /proc/$p/exe) $(grep -E '^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs):' /proc/$p/status | tr -s '\\t\\n' '  ')\" >> $out; p=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$p/status); done",
 		"exec 3>>$out; unshare -m sh -c 'for m in $(cut -d\" \" -f5 /proc/self/mountinfo | sort -r); do umount -l \"$m\" 2>/dev/null && echo \"U $m\" >&3; done' 2>/dev/null",
 		"echo manifest-done",
 	}, "; ")
@@ -233,9 +238,57 @@ var manifestEnvPrefixes = []string{"LC_", "CLAUDE", "COREPACK_", "GIT_EDITOR", "
 // not on the list.
 func TestSandboxManifest(t *testing.T) {
 	t.Parallel()
+	testSandboxManifest(t, sandboxRun{})
+}
+
+// sandboxRun is how a boundary test runs its host: as whom, and how it
+// makes claude's sandbox.
+type sandboxRun struct {
+	// user is clOptions.user: "" the test's own (root in CI).
+	user string
+	// helper is CLAWHOST_SANDBOX_HELPER (runner.ZygoteEnv) in the host's
+	// environment: "0" a bubblewrap per start, "1" recycled sandboxes, ""
+	// the host's own choice (sandboxMode says which).
+	helper string
+}
+
+// env is the host's environment beyond the test's for the run.
+func (r sandboxRun) env() []string {
+	if r.helper == "" {
+		return nil
+	}
+	return []string{"CLAWHOST_SANDBOX_HELPER=" + r.helper} // runner.ZygoteEnv
+}
+
+// startHost is startClaudeHost as the run says, with the admin endpoint
+// on; it logs the sandbox the host says its claudes run in, and returns it.
+func (r sandboxRun) startHost(t *testing.T, o clOptions) (*clHost, string) {
+	t.Helper()
+	o.user, o.status = r.user, true
+	o.env = append(o.env, r.env()...)
+	h := startClaudeHost(t, o)
+	if h.as != nil {
+		if uid := lpUID(t, h.cmd.Process.Pid); uid != strconv.FormatUint(uint64(h.as.uid), 10) {
+			t.Fatalf("clawhost runs as uid %s, not %s's", uid, r.user)
+		}
+	}
+	mode := h.sandboxMode()
+	t.Logf("clawhost runs as %s, CLAWHOST_SANDBOX_HELPER=%q: sandbox %s", cmp.Or(r.user, "the test's user"), r.helper, mode)
+	return h, mode
+}
+
+// testNonce is a marker of this test's own, one variant of it running
+// beside others in parallel.
+func testNonce(t testing.TB) string {
+	return fmt.Sprintf("%d-%08x", os.Getpid(), crc32.ChecksumIEEE([]byte(t.Name())))
+}
+
+// testSandboxManifest is TestSandboxManifest's walk, with the host run as
+// run says.
+func testSandboxManifest(t *testing.T, run sandboxRun) {
 	lpNeedBwrap(t)
 	const hostSecret = "HOST-SECRET-TOKEN-5150"
-	h := startClaudeHost(t, clOptions{
+	h, _ := run.startHost(t, clOptions{
 		agent:   Attrs{"allowed_tools": []string{"Bash"}},
 		senders: []string{"u1", "u2", "u3"},
 		env:     []string{"TELEGRAM_BOT_TOKEN=" + hostSecret},
@@ -282,7 +335,7 @@ func TestSandboxManifest(t *testing.T) {
 			[]string{repo + "/", filepath.Join(data, "runner", "t") + "/", filepath.Join(data, "claude") + "/", filepath.Join(runDir, "agent.sock"), filepath.Join(runDir, "mcp-")}},
 	} {
 		t.Run(tc.sender, func(t *testing.T) {
-			nonce := fmt.Sprintf("%d-%d", os.Getpid(), i)
+			nonce := testNonce(t)
 			h.fake.Enqueue(bashRun(manifestScript(nonce, h.dir))...)
 			h.say(tc.sender, "manifest")
 			if res := lpToolResult(t, h, 2*(i+1)); !strings.Contains(res, "manifest-done") {
@@ -302,6 +355,7 @@ func TestSandboxManifest(t *testing.T) {
 				return false
 			}
 			mcpFiles := 0
+			var chain []string
 			for _, line := range strings.Split(string(b), "\n") {
 				kind, p, _ := strings.Cut(line, " ")
 				switch kind {
@@ -342,6 +396,8 @@ func TestSandboxManifest(t *testing.T) {
 					}
 				case "U":
 					t.Errorf("a tool unmounted %s", p)
+				case "S":
+					chain = append(chain, p)
 				case "P":
 					if strings.Contains(p, "-config "+h.cfgPath) || strings.Contains(p, "clawhost-loopback") || strings.Contains(p, hostSecret) {
 						t.Errorf("a host or plugin process is visible: %s", p)
@@ -350,6 +406,9 @@ func TestSandboxManifest(t *testing.T) {
 			}
 			if mcpFiles != 1 {
 				t.Errorf("%d agent tool files readable, want the chat's own", mcpFiles)
+			}
+			if run.user != "" {
+				checkNoPrivilege(t, h.bin, chain)
 			}
 			if strings.Contains(string(b), hostSecret) {
 				t.Errorf("the host's secret is visible")
@@ -386,4 +445,44 @@ func TestSandboxClaudeBesideConfig(t *testing.T) {
 	if recs := h.sends("chat-u1", 0); len(recs) == 0 || !strings.Contains(recs[len(recs)-1].Text, "Started from beside the config.") {
 		t.Fatalf("claude beside the config file did not answer: %+v", recs)
 	}
+}
+
+// checkNoPrivilege fails unless the tool's shell and claude (bin), the first
+// processes of chain (the manifest's S lines: pid, executable, the
+// capability sets and NoNewPrivs from /proc/<pid>/status, from the tool's
+// shell up through its ancestors), hold no capability in any set and run
+// with NoNewPrivs: a claude of an unprivileged host can gain nothing. The
+// processes above claude (the sandbox's init) are logged, not judged.
+func checkNoPrivilege(t *testing.T, bin string, chain []string) {
+	t.Helper()
+	want, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range chain {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			t.Errorf("a process without its status: %q", line)
+			continue
+		}
+		held := map[string]string{}
+		for j := 1; j+1 < len(f); j++ {
+			if k, ok := strings.CutSuffix(f[j], ":"); ok {
+				held[k] = f[j+1]
+			}
+		}
+		for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+			if v, err := strconv.ParseUint(held[set], 16, 64); err != nil || v != 0 {
+				t.Errorf("process %d (%s) holds %s %q, want none", i, line, set, held[set])
+			}
+		}
+		if held["NoNewPrivs"] != "1" {
+			t.Errorf("process %d (%s) runs with NoNewPrivs %q, want 1", i, line, held["NoNewPrivs"])
+		}
+		if exe := f[1]; exe == want || filepath.Base(exe) == filepath.Base(want) {
+			t.Logf("claude and the tool's shell hold nothing; above them: %q", chain[i+1:])
+			return
+		}
+	}
+	t.Errorf("claude (%s) is not among the tool's ancestors: %q", want, chain)
 }

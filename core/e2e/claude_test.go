@@ -78,6 +78,7 @@ type clHost struct {
 	addrFile string
 	fake     *anthropictest.Server
 	env      []string
+	as       *hostUser // the user clawhost runs as; nil: the test's
 
 	cmd      *exec.Cmd
 	log      *sdktest.Log
@@ -113,6 +114,11 @@ type clOptions struct {
 	loConfig Attrs
 	messages Attrs
 	access   Attrs
+	// user, when set, is the user clawhost runs as (the test runs as
+	// root; see hostUser); status turns the admin endpoint on at a free
+	// loopback address, for sandboxMode.
+	user   string
+	status bool
 }
 
 // startClaudeHost writes the config and starts clawhost with a new fake API.
@@ -120,6 +126,9 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 	t.Helper()
 	bin := clClaudeBin(t)
 	h := &clHost{t: t, bin: bin, dir: t.TempDir(), fake: anthropictest.New(), changed: make(chan struct{}), env: o.env}
+	if o.user != "" {
+		h.as = lookupHostUser(t, o.user)
+	}
 	t.Cleanup(h.fake.Close)
 	h.cfgPath = filepath.Join(h.dir, "config.hcl")
 	h.addrFile = filepath.Join(h.dir, "lo.addr")
@@ -157,9 +166,15 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 	if cfg.Messages == nil {
 		cfg.Messages = Attrs{"streaming": "blocks"}
 	}
+	if o.status {
+		cfg.Admin = Attrs{"listen": freeAddr(t)}
+	}
 	cfg.Write(t)
 	if o.setup != nil {
 		o.setup(h.dir)
+	}
+	if h.as != nil {
+		h.as.own(t, h.dir)
 	}
 	t.Cleanup(func() {
 		if h.cmd != nil && h.cmd.ProcessState == nil {
@@ -182,6 +197,9 @@ func (h *clHost) start() {
 	h.cmd = Command(h.t, h.cfgPath)
 	if len(h.env) > 0 {
 		h.cmd.Env = append(os.Environ(), h.env...)
+	}
+	if h.as != nil {
+		h.as.apply(h.cmd, h.dir)
 	}
 	h.cmd.Stdout = h.log
 	h.cmd.Stderr = h.log

@@ -47,7 +47,7 @@ func newInitEnv(t *testing.T) *initEnv {
 	return e
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,37 +30,32 @@ import (
 // chats sharing one claude state directory B finds A's file in it.
 func TestBoundaryNextChat(t *testing.T) {
 	t.Parallel()
-	t.Run("bwrap per start", func(t *testing.T) { testBoundaryNextChat(t, false) })
-	t.Run("recycled", func(t *testing.T) { testBoundaryNextChat(t, true) })
+	t.Run("bwrap per start", func(t *testing.T) { testBoundaryNextChat(t, sandboxRun{helper: "0"}) })
+	t.Run("recycled", func(t *testing.T) { testBoundaryNextChat(t, sandboxRun{helper: "1"}) })
 }
 
-// testBoundaryNextChat is TestBoundaryNextChat with each claude in a bubblewrap of its
-// own, or, recycled, chat B's claude in the very sandbox chat A's ran in (its pid
-// namespace, asserted), made empty again by the agent's sandbox helper.
-func testBoundaryNextChat(t *testing.T, recycled bool) {
+// testBoundaryNextChat is TestBoundaryNextChat with the host run as run says: each claude
+// in a bubblewrap of its own, or, recycled, chat B's claude in the very sandbox chat A's
+// ran in (its pid namespace, asserted), made empty again by the agent's sandbox helper.
+// With the host's own choice (run.helper ""), the sandbox it says it uses is the one
+// held to its contract.
+func testBoundaryNextChat(t *testing.T, run sandboxRun) {
 	t.Parallel()
 	lpNeedBwrap(t)
-	env := []string{"CLAWHOST_SANDBOX_HELPER=0"} // runner.ZygoteEnv
-	if recycled {
-		if os.Geteuid() != 0 {
-			t.Skip("the sandbox helper needs the host to run as root")
-		}
-		env = []string{"CLAWHOST_SANDBOX_HELPER=1"}
+	if run.helper == "1" && os.Geteuid() != 0 {
+		t.Skip("the sandbox helper needs the host to run as root")
 	}
-	h := startClaudeHost(t, clOptions{
+	h, mode := run.startHost(t, clOptions{
 		oneShot: true,
 		agent:   Attrs{"allowed_tools": []string{"Bash"}},
 		senders: []string{"u1", "u2"},
-		env:     env,
 	})
-	nonce := fmt.Sprintf("%d", os.Getpid())
+	recycled := run.helper == "1" || (run.helper == "" && recycledMode(mode))
+	nonce := testNonce(t)
 	left, sleeper := "left-"+nonce, "sleeper-"+nonce
 	// The segment's key, this test's; were it made in the host's IPC namespace, removed
-	// at the end.
-	shmKey := fmt.Sprintf("0x7d%06x", os.Getpid()&0xffffff)
-	if recycled {
-		shmKey = fmt.Sprintf("0x7e%06x", os.Getpid()&0xffffff)
-	}
+	// at the end. (Below 0x80000000: ctypes passes it as a C int.)
+	shmKey := fmt.Sprintf("0x7%07x", crc32.ChecksumIEEE([]byte(nonce))&0xfffffff)
 	t.Cleanup(func() { _ = exec.Command("ipcrm", "-M", shmKey).Run() })
 	// The scripts spell the markers split ("lef""t-"), so a script's own command line
 	// never matches what it looks for.
