@@ -330,3 +330,84 @@ func zygoteSpikeSameView(t *testing.T, r *Runner, c Config, l sandboxLaunch) {
 	}
 	t.Logf("%d paths, %d mounts:\n%s", len(paths), len(mounts), want)
 }
+
+// BenchmarkZygoteHelperCPU: the sandbox helper's own CPU per start (user and system time of
+// its process, all its threads, from /proc), b.N starts of /bin/true with a direct chat's
+// mount list, one after the other, each waited for until the helper is clean again;
+// with-children-cpu-us/start adds what the starts' processes used (their fork and exec
+// are theirs).
+//
+//	go test ./core/runner -run '^$' -bench ZygoteHelperCPU -benchtime 500x
+func BenchmarkZygoteHelperCPU(b *testing.B) {
+	needBwrap(b)
+	if why := zygoteUnsupported(); why != "" {
+		b.Skip(why)
+	}
+	bwrap, err := exec.LookPath(bwrapCommand)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, c, l := zygoteSpikeSetup(b)
+	mounts := zygoteMounts(c, l, "/bin/true")
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	z, err := startZygote(bwrap, exe)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer z.stop()
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devnull.Close()
+	start := func() {
+		p, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: c.Workspace, Mounts: mounts}, devnull, devnull, devnull)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if code := p.Wait(); code != 0 {
+			b.Fatalf("a start exited %d", code)
+		}
+		p.Release()
+		select {
+		case <-z.clean:
+		case <-z.dead:
+			b.Fatalf("the helper ended: %s", z.stderr.String())
+		}
+	}
+	start() // the helper's own start-up is not counted
+	self0, all0 := procCPU(b, z.helperPID())
+	b.ResetTimer()
+	for range b.N {
+		start()
+	}
+	b.StopTimer()
+	self1, all1 := procCPU(b, z.helperPID())
+	b.ReportMetric(float64((self1-self0).Microseconds())/float64(b.N), "helper-cpu-us/start")
+	b.ReportMetric(float64((all1-all0).Microseconds())/float64(b.N), "with-children-cpu-us/start")
+	b.ReportMetric(float64(len(mounts)), "mounts")
+}
+
+// procCPU is pid's CPU time (user and system, every thread's) and that plus its reaped
+// children's, from /proc/<pid>/stat.
+func procCPU(tb testing.TB, pid int) (self, withChildren time.Duration) {
+	tb.Helper()
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // from field 3, the state
+	tick := func(i int) time.Duration {
+		n, err := strconv.ParseInt(f[i-3], 10, 64)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return time.Duration(n) * 10 * time.Millisecond // USER_HZ 100
+	}
+	self = tick(14) + tick(15)
+	return self, self + tick(16) + tick(17)
+}

@@ -152,6 +152,7 @@ func ZygoteMain() int {
 			return 2
 		}
 	}
+	zygoteBounding = boundingSet()
 	ids, err := readHostIDs()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: its user namespace:", err)
@@ -337,11 +338,12 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 		}
 		srcs[i] = fd
 	}
+	devFlags, _ := mountFlagsKept("/dev")
 	if !weakened("dev") {
 		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 			return 0, 0, fmt.Errorf("/dev/shm: %w", err)
 		}
-		if err := unix.Mount("", "/dev", "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|mountFlagsKept("/dev"), ""); err != nil {
+		if err := unix.Mount("", "/dev", "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|devFlags, ""); err != nil {
 			return 0, 0, fmt.Errorf("/dev read-only: %w", err)
 		}
 	}
@@ -395,9 +397,9 @@ func zygoteLimit(req zygoteRequest) (*syscall.SysProcAttr, error) {
 		keep = zygoteRootCaps
 	}
 	if !weakened("caps") {
-		for c := 0; ; c++ {
-			if c < 32 && keep&(1<<c) != 0 {
-				continue
+		for c := 0; c < 64; c++ {
+			if c < 32 && keep&(1<<c) != 0 || zygoteBounding&(1<<c) == 0 {
+				continue // kept, or not in the helper's bounding set
 			}
 			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
 				if err == unix.EINVAL {
@@ -500,11 +502,14 @@ func zygoteMountOne(m zygoteMount, src int) error {
 	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(src), m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return err
 	}
-	flags := uintptr(unix.MS_BIND|unix.MS_REMOUNT) | mountFlagsKept(m.Path)
+	kept, ro := mountFlagsKept(m.Path)
 	if m.Op != opBind {
-		flags |= unix.MS_RDONLY
+		if ro {
+			return nil // its source, in the helper's read-only view, was read-only already
+		}
+		kept |= unix.MS_RDONLY
 	}
-	return unix.Mount("", m.Path, "", flags, "")
+	return unix.Mount("", m.Path, "", unix.MS_BIND|unix.MS_REMOUNT|kept, "")
 }
 
 // receivedFDs are the descriptors an SCM_RIGHTS message carried.

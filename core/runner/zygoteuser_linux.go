@@ -80,14 +80,15 @@ func asHostUser(attr *syscall.SysProcAttr, ids *hostIDs, req zygoteRequest) erro
 	return nil
 }
 
-// mountFlagsKept are the flags of the mount at path that a bind remount of it keeps. In a
-// user namespace the kernel refuses a remount that would change nosuid, nodev, noexec or
-// the atime mode of a mount copied from the host's namespace (they are locked); bwrap asks
-// for them again when it remounts too. None of them makes a mount less restricted.
-func mountFlagsKept(path string) uintptr {
+// mountFlagsKept are the flags of the mount at path that a bind remount of it keeps, and
+// whether it is read-only. In a user namespace the kernel refuses a remount that would
+// change nosuid, nodev, noexec or the atime mode of a mount copied from the host's
+// namespace (they are locked); bwrap asks for them again when it remounts too. None of
+// them makes a mount less restricted.
+func mountFlagsKept(path string) (flags uintptr, readOnly bool) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
-		return 0
+		return 0, false
 	}
 	var f uintptr
 	for _, m := range [...]struct{ st, ms uintptr }{
@@ -98,5 +99,26 @@ func mountFlagsKept(path string) uintptr {
 			f |= m.ms
 		}
 	}
-	return f
+	return f, st.Flags&unix.ST_RDONLY != 0
+}
+
+// zygoteBounding is the helper's capability bounding set (bwrap's --cap-add ones), read
+// once: a start thread drops those of them claude does not keep, not all 64 one by one.
+// All set when it cannot be read.
+var zygoteBounding uint64 = ^uint64(0)
+
+// boundingSet is the calling thread's capability bounding set, from /proc.
+func boundingSet() uint64 {
+	b, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		return ^uint64(0)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "CapBnd:"); ok {
+			if n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil {
+				return n
+			}
+		}
+	}
+	return ^uint64(0)
 }
