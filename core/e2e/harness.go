@@ -301,6 +301,7 @@ type Daemon struct {
 	addrFile string // the loopback plugin's address file, when it has one
 	log      *sdktest.Log
 	after    int
+	as       *hostUser // the user clawhost runs as (LaunchAs); nil: the test's
 }
 
 // Dir is the directory of the daemon's config.hcl.
@@ -315,9 +316,6 @@ func (d *Daemon) Log() string { return d.log.String() }
 // Process is the running process (nil before the first start).
 func (d *Daemon) Process() *os.Process { return d.cmd.Process }
 
-// Launch runs clawhost on cfgPath. At the end of the test it is stopped
-// with SIGTERM (SIGKILL after 10 s) and, when the test failed, its log is
-// printed.
 // Visible is a path the default agent's claude can see from inside its
 // sandbox, in its workspace (./workspace beside the config): a file the
 // test creates there to release a fake claude waiting with #wait= (the
@@ -330,9 +328,24 @@ func (d *Daemon) Visible(name string) string {
 	return filepath.Join(dir, name)
 }
 
+// Launch runs clawhost on cfgPath. At the end of the test it is stopped
+// with SIGTERM (SIGKILL after 10 s) and, when the test failed, its log is
+// printed.
 func Launch(tb testing.TB, cfgPath string) *Daemon {
 	tb.Helper()
-	d := &Daemon{t: tb, dir: filepath.Dir(cfgPath), cfgPath: cfgPath}
+	return LaunchAs(tb, cfgPath, nil)
+}
+
+// LaunchAs is Launch with clawhost run as the user as (see hostUser; nil
+// is the test's user): the config's directory becomes the user's first
+// (hostUser.own), so it must be a t.TempDir of its own, and every start
+// of the daemon runs with the user's credentials and HOME.
+func LaunchAs(tb testing.TB, cfgPath string, as *hostUser) *Daemon {
+	tb.Helper()
+	d := &Daemon{t: tb, dir: filepath.Dir(cfgPath), cfgPath: cfgPath, as: as}
+	if as != nil {
+		as.own(tb, d.dir)
+	}
 	registerAdmin(cfgPath)
 	d.spawn()
 	tb.Cleanup(func() {
@@ -359,6 +372,9 @@ func (d *Daemon) spawn() {
 	d.t.Helper()
 	d.log = &sdktest.Log{}
 	d.cmd = Command(d.t, d.cfgPath)
+	if d.as != nil {
+		d.as.apply(d.cmd, d.dir)
+	}
 	d.cmd.Stderr = d.log
 	d.cmd.Stdout = d.log
 	if err := d.cmd.Start(); err != nil {

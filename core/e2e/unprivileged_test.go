@@ -17,14 +17,21 @@ import (
 
 // sandboxMode is the sandbox the host says its claudes run in, as
 // `clawhost status` prints it: "bubblewrap (recycled)", "bubblewrap (per
-// start: why)", "bubblewrap", … The host must run with clOptions.status;
-// its admin endpoint comes up after its plugins, so this waits for it.
+// start: why)", "bubblewrap", … The host must run with clOptions.status.
 func (h *clHost) sandboxMode() string {
 	h.t.Helper()
+	return statusSandbox(h.t, h.cfgPath)
+}
+
+// statusSandbox is the sandbox `clawhost status` names for the host
+// configured at cfgPath, which has an admin endpoint; the endpoint comes up
+// after the host's plugins, so this waits for it.
+func statusSandbox(t testing.TB, cfgPath string) string {
+	t.Helper()
 	var mode string
-	sdktest.WaitFor(h.t, "clawhost status to name the sandbox", func() error {
+	sdktest.WaitFor(t, "clawhost status to name the sandbox", func() error {
 		var out, errb bytes.Buffer
-		rc := run([]string{"status", "-config", h.cfgPath}, &out, &errb)
+		rc := run([]string{"status", "-config", cfgPath}, &out, &errb)
 		for _, line := range strings.Split(out.String(), "\n") {
 			if m, ok := strings.CutPrefix(line, "sandbox: "); ok {
 				mode = m
