@@ -206,6 +206,7 @@ func loadClawhostRoundWith(b *testing.B, round int, claude string, agent Attrs, 
 	}
 	d := LaunchAs(b, h.Write(b), o.as)
 	defer loadStop(d)
+	assertRunsAs(b, d, o.as)
 	// Ready: the plugin polls and the host has published the command menu.
 	deadline := time.Now().Add(tgWait)
 	for len(srv.Requests("getUpdates")) == 0 || len(srv.Commands()) == 0 {

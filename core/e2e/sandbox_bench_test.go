@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -156,6 +157,7 @@ func BenchmarkFirstTurnSandbox(b *testing.B) {
 			h.Admin = Attrs{"listen": freeAddr(b)} // for statusSandbox
 			// The third host's sandboxes are recycled.
 			d := withHelper(b, i == 2, func() *Daemon { return LaunchAs(b, h.Write(b), as) })
+			assertRunsAs(b, d, as)
 			b.Cleanup(func() { loadStop(d) })
 			hosts[i] = &host{srv: srv, d: d, runLog: runLog, ids: map[string]int{}}
 		}
@@ -206,6 +208,18 @@ func BenchmarkFirstTurnSandbox(b *testing.B) {
 		b.ReportMetric(msOf(on-off), "first-turn-delta-ms")
 		b.ReportMetric(msOf(rec), "recycled-first-turn-p50-ms")
 		b.ReportMetric(msOf(rec-off), "recycled-first-turn-delta-ms")
+	}
+}
+
+// assertRunsAs fails the benchmark unless clawhost d runs as as (nil: the
+// test's user, not checked).
+func assertRunsAs(b *testing.B, d *Daemon, as *hostUser) {
+	b.Helper()
+	if as == nil {
+		return
+	}
+	if uid := lpUID(b, d.cmd.Process.Pid); uid != strconv.FormatUint(uint64(as.uid), 10) {
+		b.Fatalf("clawhost runs as uid %s, not %s's", uid, as.name)
 	}
 }
 
