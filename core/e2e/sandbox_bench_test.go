@@ -101,7 +101,8 @@ func needBwrapBench(b *testing.B) {
 // messages in 200 chats, the default max_warm, so nearly every turn starts
 // claude) run loadRounds times with sandbox = "off" and as often
 // sandboxed, alternating; it reports the medians and their ratio
-// (sandboxed-ratio-%, the goal: ≥ 90).
+// (sandboxed-ratio-%, the goal: ≥ 90). -sandbox.user=nobody runs its
+// hosts as nobody, under the same metric names.
 func BenchmarkLoadTelegramSandbox(b *testing.B) {
 	as, claude := sandboxBench(b)
 	o := loadRoundOptions{as: as, sandbox: true}
@@ -135,7 +136,8 @@ func BenchmarkLoadTelegramSandbox(b *testing.B) {
 // update out → the fake claude has read the prompt from its stdin (the
 // run log's "start"): the host's work, the process start and, sandboxed,
 // bubblewrap's. Reported: the p50 of each and first-turn-delta-ms, the
-// sandboxed p50 minus the unsandboxed (the goal: ≤ 2 ms).
+// sandboxed p50 minus the unsandboxed (the goal: ≤ 2 ms). -sandbox.user=nobody
+// runs its hosts as nobody, under the same metric names.
 func BenchmarkFirstTurnSandbox(b *testing.B) {
 	as, claude := sandboxBench(b)
 	for b.Loop() {
