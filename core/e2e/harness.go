@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -299,6 +301,7 @@ type Daemon struct {
 	addrFile string // the loopback plugin's address file, when it has one
 	log      *sdktest.Log
 	after    int
+	as       *hostUser // the user clawhost runs as (LaunchAs); nil: the test's
 }
 
 // Dir is the directory of the daemon's config.hcl.
@@ -313,9 +316,6 @@ func (d *Daemon) Log() string { return d.log.String() }
 // Process is the running process (nil before the first start).
 func (d *Daemon) Process() *os.Process { return d.cmd.Process }
 
-// Launch runs clawhost on cfgPath. At the end of the test it is stopped
-// with SIGTERM (SIGKILL after 10 s) and, when the test failed, its log is
-// printed.
 // Visible is a path the default agent's claude can see from inside its
 // sandbox, in its workspace (./workspace beside the config): a file the
 // test creates there to release a fake claude waiting with #wait= (the
@@ -328,9 +328,24 @@ func (d *Daemon) Visible(name string) string {
 	return filepath.Join(dir, name)
 }
 
+// Launch runs clawhost on cfgPath. At the end of the test it is stopped
+// with SIGTERM (SIGKILL after 10 s) and, when the test failed, its log is
+// printed.
 func Launch(tb testing.TB, cfgPath string) *Daemon {
 	tb.Helper()
-	d := &Daemon{t: tb, dir: filepath.Dir(cfgPath), cfgPath: cfgPath}
+	return LaunchAs(tb, cfgPath, nil)
+}
+
+// LaunchAs is Launch with clawhost run as the user as (see hostUser; nil
+// is the test's user): the config's directory becomes the user's first
+// (hostUser.own), so it must be a t.TempDir of its own, and every start
+// of the daemon runs with the user's credentials and HOME.
+func LaunchAs(tb testing.TB, cfgPath string, as *hostUser) *Daemon {
+	tb.Helper()
+	d := &Daemon{t: tb, dir: filepath.Dir(cfgPath), cfgPath: cfgPath, as: as}
+	if as != nil {
+		as.own(tb, d.dir)
+	}
 	registerAdmin(cfgPath)
 	d.spawn()
 	tb.Cleanup(func() {
@@ -357,6 +372,9 @@ func (d *Daemon) spawn() {
 	d.t.Helper()
 	d.log = &sdktest.Log{}
 	d.cmd = Command(d.t, d.cfgPath)
+	if d.as != nil {
+		d.as.apply(d.cmd, d.dir)
+	}
 	d.cmd.Stderr = d.log
 	d.cmd.Stdout = d.log
 	if err := d.cmd.Start(); err != nil {
@@ -440,4 +458,91 @@ func AdminToken(hostport string) string {
 	}
 	tok, _ := admin.ReadToken(path.(string))
 	return tok
+}
+
+// hostUser is the user a test's clawhost runs as (clOptions.user).
+type hostUser struct {
+	name     string
+	uid, gid uint32
+}
+
+// lookupHostUser is the user name, for a test running as root; it skips
+// when the test is not root (only root can start a process as another
+// user) or name does not exist — unless CLAWHOST_REQUIRE_CLAUDE=1, where a
+// missing user fails.
+func lookupHostUser(t testing.TB, name string) *hostUser {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skipf("running clawhost as %s needs the test to run as root", name)
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		if os.Getenv("CLAWHOST_REQUIRE_CLAUDE") == "1" {
+			t.Fatalf("no user %s to run clawhost as: %v", name, err)
+		}
+		t.Skipf("no user %s to run clawhost as (%v); set CLAWHOST_REQUIRE_CLAUDE=1 to fail instead", name, err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil || uid == 0 {
+		t.Fatalf("user %s: uid %q gid %q is no unprivileged user", name, u.Uid, u.Gid)
+	}
+	return &hostUser{name: name, uid: uint32(uid), gid: uint32(gid)}
+}
+
+// own makes dir the user's as an operator's own directory is: dir and
+// everything in it (the config, the workspaces, a home at dir/home) the
+// user's, and the directories above it passable. t.TempDir's parent, made
+// 0700 for root, becomes 0711; any other directory above that the user
+// cannot pass fails the test rather than being opened up.
+func (u *hostUser) own(t testing.TB, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "home"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			t.Fatalf("%s (%v) is not passable for %s: clawhost could not reach its config", d, fi.Mode().Perm(), u.name)
+		}
+		if d == "/" {
+			break
+		}
+	}
+	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			err = os.Lchown(p, int(u.uid), int(u.gid))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// apply makes cmd run as the user, with no supplementary groups, and with
+// the user's HOME (dir/home, see own), USER and LOGNAME in place of the
+// test's.
+func (u *hostUser) apply(cmd *exec.Cmd, dir string) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: u.uid, Gid: u.gid, Groups: []uint32{}}
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	var out []string
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && k != "USER" && k != "LOGNAME" {
+			out = append(out, kv)
+		}
+	}
+	cmd.Env = append(out, "HOME="+filepath.Join(dir, "home"), "USER="+u.name, "LOGNAME="+u.name)
 }

@@ -404,7 +404,7 @@ func lpToolResultWith(t *testing.T, h *clHost, marker string) string {
 }
 
 // lpUID is the real uid of pid, from /proc/<pid>/status.
-func lpUID(t *testing.T, pid int) string {
+func lpUID(t testing.TB, pid int) string {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

@@ -140,7 +140,8 @@ func benchLoad(b *testing.B, agent Attrs) {
 type loadResult struct {
 	elapsed       time.Duration
 	lost, doubled int
-	starts        int // claude processes started (clawhost rounds)
+	starts        int    // claude processes started (clawhost rounds)
+	sandbox       string // the sandbox the host reported (loadRoundOptions.sandbox)
 }
 
 func (r loadResult) rate() float64 {
@@ -170,9 +171,28 @@ func loadEchoRound(b *testing.B) loadResult {
 // loadClawhostRound runs a round against a fresh clawhost, with agent
 // added to its agent block.
 func loadClawhostRound(b *testing.B, round int, claude string, agent Attrs) loadResult {
+	return loadClawhostRoundWith(b, round, claude, agent, loadRoundOptions{})
+}
+
+// loadRoundOptions are a clawhost round's settings beyond its agent's.
+type loadRoundOptions struct {
+	// as is the user clawhost runs as (LaunchAs); nil: the test's.
+	as *hostUser
+	// sandbox turns the host's admin endpoint on and asks it, after the
+	// round, which sandbox its claudes ran in (loadResult.sandbox).
+	sandbox bool
+}
+
+// loadClawhostRoundWith is loadClawhostRound with o.
+func loadClawhostRoundWith(b *testing.B, round int, claude string, agent Attrs, o loadRoundOptions) loadResult {
 	srv := telegramtest.NewServer(tgToken)
 	defer srv.Close()
 	dir := filepath.Join(b.TempDir(), fmt.Sprintf("round%d", round))
+	if o.as != nil {
+		// hostUser.own opens the one directory above the host's to the
+		// user, t.TempDir's own: the host's is a t.TempDir.
+		dir = b.TempDir()
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -181,8 +201,12 @@ func loadClawhostRound(b *testing.B, round int, claude string, agent Attrs) load
 	// starts.
 	runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
 	h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
-	d := Launch(b, h.Write(b))
+	if o.sandbox {
+		h.Admin = Attrs{"listen": freeAddr(b)}
+	}
+	d := LaunchAs(b, h.Write(b), o.as)
 	defer loadStop(d)
+	assertRunsAs(b, d, o.as)
 	// Ready: the plugin polls and the host has published the command menu.
 	deadline := time.Now().Add(tgWait)
 	for len(srv.Requests("getUpdates")) == 0 || len(srv.Commands()) == 0 {
@@ -193,6 +217,9 @@ func loadClawhostRound(b *testing.B, round int, claude string, agent Attrs) load
 	}
 	res := loadRun(b, srv, "clawhost")
 	res.starts = loadClaudeStarts(runLog)
+	if o.sandbox {
+		res.sandbox = statusSandbox(b, d.cfgPath)
+	}
 	return res
 }
 

@@ -10,18 +10,54 @@ package e2e
 // A host with dm_policy = "open" refuses to start when bubblewrap does not
 // work, so the sandboxed rounds are sandboxed: without bwrap the benchmarks
 // skip.
+//
+// -sandbox.user=NAME (e.g. -args -sandbox.user=nobody; the benchmark runs
+// as root) runs every clawhost they start as that user, as
+// docs/security.md's "As a user other than root" has it; the metrics keep
+// their names and each host's sandbox is logged ("bubblewrap (recycled)"
+// for the third).
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 )
+
+// sandboxUser is the user the sandbox benchmarks run clawhost as; "": the
+// test's.
+var sandboxUser = flag.String("sandbox.user", "", "the user BenchmarkLoadTelegramSandbox and BenchmarkFirstTurnSandbox run clawhost as, e.g. nobody (the benchmark runs as root); empty: the test's user")
+
+// sandboxBench is what the sandbox benchmarks share: the user clawhost runs
+// as (-sandbox.user; nil: the test's) and the fake claude, built where that
+// user can run it.
+func sandboxBench(b *testing.B) (*hostUser, string) {
+	b.Helper()
+	needBwrapBench(b)
+	var as *hostUser
+	if *sandboxUser != "" {
+		as = lookupHostUser(b, *sandboxUser)
+	}
+	dir := b.TempDir()
+	claude := fakeClaudeBin(b, dir)
+	if as != nil {
+		// The binary is 0755; the temporary directories above it are
+		// root's 0700.
+		for _, d := range []string{dir, filepath.Dir(dir)} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return as, claude
+}
 
 // sandboxOff is the agent setting of the unsandboxed rounds.
 var sandboxOff = Attrs{"sandbox": "off"}
@@ -65,18 +101,21 @@ func needBwrapBench(b *testing.B) {
 // messages in 200 chats, the default max_warm, so nearly every turn starts
 // claude) run loadRounds times with sandbox = "off" and as often
 // sandboxed, alternating; it reports the medians and their ratio
-// (sandboxed-ratio-%, the goal: ≥ 90).
+// (sandboxed-ratio-%, the goal: ≥ 90). -sandbox.user=nobody runs its
+// hosts as nobody, under the same metric names.
 func BenchmarkLoadTelegramSandbox(b *testing.B) {
-	needBwrapBench(b)
-	claude := fakeClaudeBin(b, b.TempDir())
+	as, claude := sandboxBench(b)
+	o := loadRoundOptions{as: as, sandbox: true}
 	for b.Loop() {
 		var off, on, rec []loadResult
 		for r := range loadRounds {
-			off = append(off, withHelper(b, false, func() loadResult { return loadClawhostRound(b, 3*r, claude, sandboxOff) }))
-			on = append(on, withHelper(b, false, func() loadResult { return loadClawhostRound(b, 3*r+1, claude, nil) }))
-			rec = append(rec, withHelper(b, true, func() loadResult { return loadClawhostRound(b, 3*r+2, claude, nil) }))
+			off = append(off, withHelper(b, false, func() loadResult { return loadClawhostRoundWith(b, 3*r, claude, sandboxOff, o) }))
+			on = append(on, withHelper(b, false, func() loadResult { return loadClawhostRoundWith(b, 3*r+1, claude, nil, o) }))
+			rec = append(rec, withHelper(b, true, func() loadResult { return loadClawhostRoundWith(b, 3*r+2, claude, nil, o) }))
 			b.Logf("round %d: sandbox off %.0f msg/s, sandboxed %.0f msg/s, recycled sandboxes %.0f msg/s (%d, %d, %d claude starts)",
 				r+1, off[r].rate(), on[r].rate(), rec[r].rate(), off[r].starts, on[r].starts, rec[r].starts)
+			b.Logf("round %d, clawhost as %s: sandbox %q, %q, %q",
+				r+1, hostUserName(as), off[r].sandbox, on[r].sandbox, rec[r].sandbox)
 		}
 		o, s, c := loadMedian(off), loadMedian(on), loadMedian(rec)
 		b.ReportMetric(o.rate(), "off-msgs/s")
@@ -97,10 +136,10 @@ func BenchmarkLoadTelegramSandbox(b *testing.B) {
 // update out → the fake claude has read the prompt from its stdin (the
 // run log's "start"): the host's work, the process start and, sandboxed,
 // bubblewrap's. Reported: the p50 of each and first-turn-delta-ms, the
-// sandboxed p50 minus the unsandboxed (the goal: ≤ 2 ms).
+// sandboxed p50 minus the unsandboxed (the goal: ≤ 2 ms). -sandbox.user=nobody
+// runs its hosts as nobody, under the same metric names.
 func BenchmarkFirstTurnSandbox(b *testing.B) {
-	needBwrapBench(b)
-	claude := fakeClaudeBin(b, b.TempDir())
+	as, claude := sandboxBench(b)
 	for b.Loop() {
 		type host struct {
 			srv    *telegramtest.Server
@@ -117,12 +156,14 @@ func BenchmarkFirstTurnSandbox(b *testing.B) {
 			dir := b.TempDir()
 			runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
 			h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
+			h.Admin = Attrs{"listen": freeAddr(b)} // for statusSandbox
 			// The third host's sandboxes are recycled.
-			d := withHelper(b, i == 2, func() *Daemon { return Launch(b, h.Write(b)) })
+			d := withHelper(b, i == 2, func() *Daemon { return LaunchAs(b, h.Write(b), as) })
+			assertRunsAs(b, d, as)
 			b.Cleanup(func() { loadStop(d) })
 			hosts[i] = &host{srv: srv, d: d, runLog: runLog, ids: map[string]int{}}
 		}
-		for _, h := range hosts {
+		for i, h := range hosts {
 			deadline := time.Now().Add(tgWait)
 			for len(h.srv.Requests("getUpdates")) == 0 || len(h.srv.Commands()) == 0 {
 				if time.Now().After(deadline) {
@@ -130,6 +171,7 @@ func BenchmarkFirstTurnSandbox(b *testing.B) {
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
+			b.Logf("host %d, clawhost as %s: sandbox %q", i+1, hostUserName(as), statusSandbox(b, h.d.cfgPath))
 		}
 		for k := range firstTurnChats {
 			for _, h := range hosts {
@@ -169,4 +211,24 @@ func BenchmarkFirstTurnSandbox(b *testing.B) {
 		b.ReportMetric(msOf(rec), "recycled-first-turn-p50-ms")
 		b.ReportMetric(msOf(rec-off), "recycled-first-turn-delta-ms")
 	}
+}
+
+// assertRunsAs fails the benchmark unless clawhost d runs as as (nil: the
+// test's user, not checked).
+func assertRunsAs(b *testing.B, d *Daemon, as *hostUser) {
+	b.Helper()
+	if as == nil {
+		return
+	}
+	if uid := lpUID(b, d.cmd.Process.Pid); uid != strconv.FormatUint(uint64(as.uid), 10) {
+		b.Fatalf("clawhost runs as uid %s, not %s's", uid, as.name)
+	}
+}
+
+// hostUserName names the user clawhost runs as, for a log line.
+func hostUserName(u *hostUser) string {
+	if u == nil {
+		return "the test's user"
+	}
+	return u.name
 }
