@@ -153,9 +153,9 @@ func ZygoteMain() int {
 		}
 	}
 	zygoteBounding = boundingSet()
-	ids, err := readHostIDs()
+	ids, err := parseHostIDs(os.Getenv(zygoteIDsEnv))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sandbox helper: its user namespace:", err)
+		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return 2
 	}
 	zygoteIDs = ids

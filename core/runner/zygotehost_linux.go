@@ -76,7 +76,7 @@ func startZygote(bwrap, exe string) (*zygote, error) {
 	defer theirs.Close()
 	args := append(append([]string{}, zygoteBwrapArgs()...), exe, ZygoteArg)
 	cmd := exec.Command(bwrap, args...)
-	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, zygoteTestEnv...)
+	cmd.Env = append(append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, hostIDsEnv()...), zygoteTestEnv...)
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	z := &zygote{fd: pair[0], cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1),

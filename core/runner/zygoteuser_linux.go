@@ -25,41 +25,39 @@ import (
 // start does: claude runs as the host's user, with no capability (zygoteStart), and sees
 // its own uid and gid, not root.
 
-// zygoteIDs is the host's user and group, read in the helper from its user namespace's
-// maps (their root's); nil in a helper of a host run as root.
+// zygoteIDs is the host's user and group in a helper of a host not run as root (the host
+// says so, zygoteIDsEnv); nil in a helper of a host run as root — in a container's user
+// namespace too, where root is mapped to some other id outside: the host is root there.
 var zygoteIDs *hostIDs
+
+// zygoteIDsEnv carries the host's uid and gid ("uid:gid") to a helper of a host not run as
+// root (startZygote); the helper does not pass its environment on.
+const zygoteIDsEnv = "CLAWHOST_SANDBOX_HOST_IDS"
 
 // hostIDs is a uid and a gid outside the helper's user namespace.
 type hostIDs struct{ uid, gid int }
 
-// readHostIDs is the user and group the helper's root is outside its user namespace; nil
-// when the helper's namespace is the host's (uid 0 is 0 there: the host runs as root).
-func readHostIDs() (*hostIDs, error) {
-	uid, err := rootMappedTo("/proc/self/uid_map")
-	if err != nil || uid == 0 {
-		return nil, err
+// parseHostIDs reads zygoteIDsEnv's value; nil for "" (a host run as root).
+func parseHostIDs(v string) (*hostIDs, error) {
+	if v == "" {
+		return nil, nil
 	}
-	gid, err := rootMappedTo("/proc/self/gid_map")
-	if err != nil {
-		return nil, err
+	u, g, ok := strings.Cut(v, ":")
+	uid, err1 := strconv.Atoi(u)
+	gid, err2 := strconv.Atoi(g)
+	if !ok || err1 != nil || err2 != nil || uid <= 0 || gid < 0 {
+		return nil, fmt.Errorf("%s=%q is no uid:gid of a user other than root", zygoteIDsEnv, v)
 	}
 	return &hostIDs{uid: uid, gid: gid}, nil
 }
 
-// rootMappedTo is what id 0 is outside the user namespace whose map file is path.
-func rootMappedTo(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
+// hostIDsEnv is zygoteIDsEnv for a helper of this process: its uid and gid when it is not
+// root, nothing when it is.
+func hostIDsEnv() []string {
+	if os.Geteuid() == 0 {
+		return nil
 	}
-	for line := range strings.Lines(string(b)) {
-		f := strings.Fields(line)
-		if len(f) != 3 || f[0] != "0" {
-			continue
-		}
-		return strconv.Atoi(f[1])
-	}
-	return 0, fmt.Errorf("%s: the namespace's root is not mapped", path)
+	return []string{zygoteIDsEnv + "=" + strconv.Itoa(os.Geteuid()) + ":" + strconv.Itoa(os.Getegid())}
 }
 
 // asHostUser makes attr start claude in a user namespace of its own that maps the host's
