@@ -49,3 +49,19 @@ func TestZygoteUnprivileged(t *testing.T) {
 		}
 	}
 }
+
+// TestParseHostIDs: a helper is a non-root host's only when told its uid and gid, never
+// for root (a root host in a container's user namespace is root's).
+func TestParseHostIDs(t *testing.T) {
+	if ids, err := parseHostIDs(""); ids != nil || err != nil {
+		t.Errorf(`"": %v, %v; want a root host's helper`, ids, err)
+	}
+	if ids, err := parseHostIDs("1000:1001"); err != nil || *ids != (hostIDs{uid: 1000, gid: 1001}) {
+		t.Errorf(`"1000:1001": %v, %v`, ids, err)
+	}
+	for _, bad := range []string{"0:0", "1000", "a:b", ":", "-1:5"} {
+		if ids, err := parseHostIDs(bad); err == nil {
+			t.Errorf("%q: %v, no error", bad, ids)
+		}
+	}
+}
