@@ -212,14 +212,17 @@ var figures = []figure{
 	// Issue 58: the sandbox's cost end to end, sandbox = "off" beside
 	// bubblewrap in one run (core/e2e/sandbox_bench_test.go):
 	//   make build && go test ./core/e2e -run '^$' -bench 'LoadTelegramSandbox|FirstTurnSandbox' -benchtime 1x
-	{Name: "2,000 msgs / 200 chats, sandboxed ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkLoadTelegramSandbox", Metric: "sandboxed-ratio-%", Goal: 90, Scale: 100, Unit: ""},
+	// "sandboxed" is bubblewrap per start (CLAWHOST_SANDBOX_HELPER=0): since
+	// 2026-11-26 only the fallback where recycled sandboxes do not work, as
+	// root or not; the goals are the recycled rows below, what every host gets.
+	{Name: "2,000 msgs / 200 chats, bubblewrap per start ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkLoadTelegramSandbox", Metric: "sandboxed-ratio-%", Info: true, Scale: 100, Unit: ""},
 	{Name: "2,000 msgs / 200 chats, sandbox = \"off\"", Bench: "BenchmarkLoadTelegramSandbox", Metric: "off-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
 	{Name: "2,000 msgs / 200 chats, sandboxed", Bench: "BenchmarkLoadTelegramSandbox", Metric: "sandboxed-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
-	{Name: "first turn of a chat (starts claude), sandboxed − sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "first-turn-delta-ms", Goal: 2, Max: true, Scale: 1, Unit: "ms"},
+	{Name: "first turn of a chat (starts claude), bubblewrap per start − sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "first-turn-delta-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "first turn of a chat: update → claude's stdin, sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "off-first-turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "first turn of a chat: update → claude's stdin, sandboxed, p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "sandboxed-first-turn-p50-ms", Info: true, Scale: 1, Unit: "ms"},
-	// The same with recycled sandboxes (the sandbox helper: the default as root;
-	// "sandboxed" above is bubblewrap per start, CLAWHOST_SANDBOX_HELPER=0), in the same runs.
+	// The same with recycled sandboxes (the sandbox helper: the default, as root and as any
+	// other user), in the same runs.
 	{Name: "2,000 msgs / 200 chats, recycled sandboxes ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkLoadTelegramSandbox", Metric: "recycled-ratio-%", Goal: 90, Scale: 100, Unit: ""},
 	{Name: "2,000 msgs / 200 chats, recycled sandboxes", Bench: "BenchmarkLoadTelegramSandbox", Metric: "recycled-msgs/s", Info: true, Scale: 1, Unit: "msg/s"},
 	{Name: "first turn of a chat, recycled sandbox − sandbox = \"off\", p50", Bench: "BenchmarkFirstTurnSandbox", Metric: "recycled-first-turn-delta-ms", Goal: 2, Max: true, Scale: 1, Unit: "ms"},
@@ -228,6 +231,10 @@ var figures = []figure{
 	// turns each starting a fake claude, off / bwrap per start / recycled interleaved).
 	{Name: "runner, 200 claude starts: bwrap per start ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkRecycledTurns", Metric: "per-start-ratio-%", Info: true, Scale: 100, Unit: ""},
 	{Name: "runner, 200 claude starts: recycled sandboxes ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkRecycledTurns", Metric: "recycled-ratio-%", Info: true, Scale: 100, Unit: ""},
+	// The sandbox helper alone (core/runner BenchmarkZygoteHelperCPU: starts of /bin/true
+	// with a direct chat's mounts, one after the other).
+	{Name: "sandbox helper: its CPU per start", Bench: "BenchmarkZygoteHelperCPU", Metric: "helper-cpu-us/start", Info: true, Scale: 1, Unit: "µs"},
+	{Name: "sandbox helper: a start's wait (request → claude's pid), p50", Bench: "BenchmarkZygoteHelperCPU", Metric: "start-p50-us", Info: true, Scale: 1, Unit: "µs"},
 	{Name: "RecordReply, one chunk (sync=FULL)", Bench: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "RecordReply with the turn's usage ledger row", Bench: "BenchmarkRecordReplyLedger/usage=true", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "the usage ledger row: added to RecordReply", Bench: "BenchmarkRecordReplyLedger/usage=true", Base: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
