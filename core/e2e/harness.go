@@ -487,7 +487,29 @@ func lookupHostUser(t testing.TB, name string) *hostUser {
 	if err1 != nil || err2 != nil || uid == 0 {
 		t.Fatalf("user %s: uid %q gid %q is no unprivileged user", name, u.Uid, u.Gid)
 	}
-	return &hostUser{name: name, uid: uint32(uid), gid: uint32(gid)}
+	u2 := &hostUser{name: name, uid: uint32(uid), gid: uint32(gid)}
+	if err := u2.userNamespaces(); err != nil {
+		// A property of the kernel, not of what the machine installed: bubblewrap
+		// as this user, per start or recycled, needs it either way.
+		t.Skipf("%s cannot make a user namespace on this machine (bubblewrap as %s: %v)", name, name, err)
+	}
+	return u2
+}
+
+// userNamespaces is nil when the user can make a user namespace, which bubblewrap run by
+// a user other than root needs; a machine without bubblewrap has nothing to check.
+func (u *hostUser) userNamespaces() error {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil
+	}
+	cmd := exec.Command(bwrap, "--unshare-user", "--ro-bind", "/", "/", "/bin/true")
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: u.uid, Gid: u.gid, Groups: []uint32{}}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // own makes dir the user's as an operator's own directory is: dir and
