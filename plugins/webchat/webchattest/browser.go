@@ -231,12 +231,25 @@ func Eval[T any](b *Browser, expr string) (T, error) {
 // WaitJS waits until the JavaScript expression is true.
 func (b *Browser) WaitJS(expr string) error {
 	err := b.poll(func() (bool, error) {
-		return chromedp.Run(b.Ctx, chromedp.Evaluate[bool](`!!(`+expr+`)`))
+		ok, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](`!!(`+expr+`)`))
+		if err != nil && navigating(err) {
+			return false, nil // the page is being replaced (what a wait after a click may await): ask the next one
+		}
+		return ok, err
 	})
 	if err != nil {
 		return fmt.Errorf("wait for %s: %w", expr, err)
 	}
 	return nil
+}
+
+// navigating reports whether err is an evaluation lost to a navigation: the page it ran
+// in went away (a form's submit, a redirect) before it answered.
+func navigating(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Inspected target navigated or closed") ||
+		strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Cannot find context with specified id")
 }
 
 // poll calls f every 50ms until it returns true, an error, or the
