@@ -274,8 +274,10 @@ func (r sandboxRun) startHost(t *testing.T, o clOptions) (*clHost, string) {
 	}
 	mode := h.sandboxMode()
 	t.Logf("clawhost runs as %s, CLAWHOST_SANDBOX_HELPER=%q: sandbox %s", cmp.Or(r.user, "the test's user"), r.helper, mode)
-	if r.helper == "" && r.user != "" && !recycledMode(mode) {
-		// A host not run as root gets recycled sandboxes too (docs/security.md).
+	if r.helper == "" && r.user != "" && os.Getenv("CLAWHOST_SANDBOX_HELPER") == "" && !recycledMode(mode) {
+		// A host not run as root gets recycled sandboxes too (docs/security.md), unless
+		// the whole run was told otherwise (CLAWHOST_SANDBOX_HELPER in the test's
+		// environment, which every host inherits).
 		t.Fatalf("clawhost as %s picked %q, not recycled sandboxes", r.user, mode)
 	}
 	return h, mode
