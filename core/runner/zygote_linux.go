@@ -338,8 +338,8 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 		}
 		srcs[i] = fd
 	}
-	devFlags, _ := mountFlagsKept("/dev")
 	if !weakened("dev") {
+		devFlags, _ := mountFlagsKept("/dev")
 		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 			return 0, 0, fmt.Errorf("/dev/shm: %w", err)
 		}

@@ -38,14 +38,6 @@ var zygoteBwrap = []string{"--die-with-parent", "--unshare-pid", "--as-pid-1", "
 var zygoteBwrapUser = []string{"--unshare-user", "--uid", "0", "--gid", "0", "--die-with-parent", "--unshare-pid", "--as-pid-1", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
 	"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_SETFCAP", "--"}
 
-// zygoteBwrapArgs is zygoteBwrap or zygoteBwrapUser, by the user the host runs as.
-func zygoteBwrapArgs() []string {
-	if os.Geteuid() == 0 {
-		return zygoteBwrap
-	}
-	return zygoteBwrapUser
-}
-
 // zygote is the host's side of one helper.
 type zygote struct {
 	fd      int // the host's end of the socket
@@ -74,9 +66,15 @@ func startZygote(bwrap, exe string) (*zygote, error) {
 	}
 	theirs := os.NewFile(uintptr(pair[1]), "sandbox-helper")
 	defer theirs.Close()
-	args := append(append([]string{}, zygoteBwrapArgs()...), exe, ZygoteArg)
+	// A host not run as root tells its helper so (hostIDsEnv), and runs it in bwrap's
+	// user namespace (zygoteBwrapUser).
+	ids, bw := hostIDsEnv(), zygoteBwrap
+	if ids != nil {
+		bw = zygoteBwrapUser
+	}
+	args := append(append([]string{}, bw...), exe, ZygoteArg)
 	cmd := exec.Command(bwrap, args...)
-	cmd.Env = append(append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, hostIDsEnv()...), zygoteTestEnv...)
+	cmd.Env = append(append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, ids...), zygoteTestEnv...)
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	z := &zygote{fd: pair[0], cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1),

@@ -19,8 +19,8 @@ import (
 // belong to the first one. A helper run that way could not mount per start: a mount
 // namespace made in the second user namespace copies the first's mounts locked, and a
 // bind from the read-only root cannot be made writable again. So the helper stays root in
-// bwrap's one user namespace (zygoteBwrapUser: --uid 0, CAP_SYS_ADMIN and CAP_SETPCAP
-// there, nothing outside it), makes each start's mount and IPC namespaces there, and starts
+// bwrap's one user namespace (zygoteBwrapUser: --uid 0, CAP_SYS_ADMIN, CAP_SETPCAP and
+// CAP_SETFCAP there, nothing outside it), makes each start's mount and IPC namespaces there, and starts
 // claude in a user namespace of its own that maps the host's user back, as bwrap per
 // start does: claude runs as the host's user, with no capability (zygoteStart), and sees
 // its own uid and gid, not root.
