@@ -109,8 +109,9 @@ func zygoteSpikeStart(ms []zygoteMount, dir string, argv []string) error {
 		defer unix.Close(fd)
 		srcs[i] = fd
 	}
+	mps := mountPoints{}
 	for i, m := range ms {
-		if err := zygoteMountOne(m, srcs[i]); err != nil {
+		if err := zygoteMountOne(m, srcs[i], mps); err != nil {
 			return fmt.Errorf("%s: %w", m.Path, err)
 		}
 	}

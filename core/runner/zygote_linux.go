@@ -51,30 +51,31 @@ const zygoteSocketFD = 3
 
 // zygoteMount is one mount of a start, as the host sends it (mount).
 type zygoteMount struct {
-	Path string `json:"path"`
-	Src  string `json:"src,omitempty"`
-	Op   int    `json:"op"`
-	Dir  bool   `json:"dir,omitempty"`
+	Path string
+	Src  string
+	Op   int
+	Dir  bool
 }
 
 // zygoteRequest is one message from the host: a start (Argv set, with claude's stdin,
-// stdout and stderr as descriptors) or a signal for the running claude and its group.
+// stdout and stderr as descriptors) or a signal for the running claude and its group. Its
+// wire form: zygotewire_linux.go.
 type zygoteRequest struct {
-	Argv   []string      `json:"argv,omitempty"`
-	Env    []string      `json:"env,omitempty"`
-	Dir    string        `json:"dir,omitempty"`
-	Mounts []zygoteMount `json:"mounts,omitempty"`
+	Argv   []string
+	Env    []string
+	Dir    string
+	Mounts []zygoteMount
 	// User, when set, is the user claude runs as (agent.run_as).
-	User *zygoteUser `json:"user,omitempty"`
+	User *zygoteUser
 	// Signal, without Argv, is sent to the running claude's process group.
-	Signal int `json:"signal,omitempty"`
+	Signal int
 }
 
 // zygoteUser is agent.run_as's credential.
 type zygoteUser struct {
-	UID    uint32   `json:"uid"`
-	GID    uint32   `json:"gid"`
-	Groups []uint32 `json:"groups,omitempty"`
+	UID    uint32
+	GID    uint32
+	Groups []uint32
 }
 
 // zygoteReply is one message from the helper: a start's result (PID, with a pidfd; or
@@ -152,6 +153,9 @@ func ZygoteMain() int {
 			return 2
 		}
 	}
+	if !weakened("caps") {
+		narrowBounding()
+	}
 	zygoteBounding = boundingSet()
 	ids, err := parseHostIDs(os.Getenv(zygoteIDsEnv))
 	if err != nil {
@@ -159,8 +163,17 @@ func ZygoteMain() int {
 		return 2
 	}
 	zygoteIDs = ids
-	z := &zygoteServer{fd: zygoteSocketFD}
-	if err := z.serve(); err != nil {
+	conn, err := newSeqConn(zygoteSocketFD, "host")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper: the host's socket:", err)
+		return 2
+	}
+	z := &zygoteServer{conn: conn, child: make(chan os.Signal, 1)}
+	signal.Notify(z.child, syscall.SIGCHLD)
+	// Served off the main thread, which stays parked here (see init).
+	served := make(chan error, 1)
+	go func() { served <- z.serve() }()
+	if err := <-served; err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return 1
 	}
@@ -169,8 +182,9 @@ func ZygoteMain() int {
 
 // zygoteServer is the helper's side of the socket.
 type zygoteServer struct {
-	fd  int
-	wmu sync.Mutex // one reply at a time
+	conn  *seqConn
+	wmu   sync.Mutex     // one reply at a time
+	child chan os.Signal // SIGCHLD: a process of the namespace ended (exitOf)
 
 	mu      sync.Mutex
 	running int // claude's pid while it runs or its leftovers are being ended; 0 when clean
@@ -184,7 +198,7 @@ func (z *zygoteServer) reply(r zygoteReply, fds ...int) error {
 	}
 	z.wmu.Lock()
 	defer z.wmu.Unlock()
-	return unix.Sendmsg(z.fd, b, oob, nil, 0)
+	return z.conn.send(b, oob)
 }
 
 // serve handles requests until the host closes the socket.
@@ -192,10 +206,7 @@ func (z *zygoteServer) serve() error {
 	buf := make([]byte, 1<<20)
 	oob := make([]byte, unix.CmsgSpace(3*4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(z.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
-			continue
-		}
+		n, oobn, err := z.conn.recv(buf, oob)
 		if err != nil {
 			return fmt.Errorf("read: %w", err)
 		}
@@ -203,8 +214,8 @@ func (z *zygoteServer) serve() error {
 			return nil // the host closed its end
 		}
 		fds := receivedFDs(oob[:oobn])
-		var req zygoteRequest
-		if err := json.Unmarshal(buf[:n], &req); err != nil {
+		req, err := decodeZygoteRequest(buf[:n])
+		if err != nil {
 			closeAll(fds)
 			return fmt.Errorf("request: %w", err)
 		}
@@ -265,25 +276,8 @@ func (z *zygoteServer) start(req zygoteRequest, fds []int) {
 // reap waits for claude, reports its exit, then, as init, kills everything left in the
 // namespace, reaps it, and reports the sandbox clean.
 func (z *zygoteServer) reap(pid, tid int) {
-	for {
-		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, 0, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			break // ECHILD: claude is gone already (cannot happen: it is ours)
-		}
-		if got != pid {
-			continue // an orphan claude left
-		}
-		code := ws.ExitStatus()
-		if ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-		_ = z.reply(zygoteReply{Exit: &code})
-		break
-	}
+	code := z.exitOf(pid)
+	_ = z.reply(zygoteReply{Exit: &code})
 	// Whatever claude left: kill(-1) from init reaches every process of the namespace
 	// but init itself.
 	for !weakened("reap") {
@@ -339,7 +333,7 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 		srcs[i] = fd
 	}
 	if !weakened("dev") {
-		devFlags, _ := mountFlagsKept("/dev")
+		devFlags, _ := mountFlagsKeptAt("/dev")
 		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 			return 0, 0, fmt.Errorf("/dev/shm: %w", err)
 		}
@@ -347,8 +341,9 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 			return 0, 0, fmt.Errorf("/dev read-only: %w", err)
 		}
 	}
+	mps := make(mountPoints, 2*len(req.Mounts))
 	for i, m := range req.Mounts {
-		if err := zygoteMountOne(m, srcs[i]); err != nil {
+		if err := zygoteMountOne(m, srcs[i], mps); err != nil {
 			return 0, 0, fmt.Errorf("mount %s: %w", m.Path, err)
 		}
 	}
@@ -485,24 +480,25 @@ func zygoteUnshare() error {
 const zygoteRootCaps = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
 
 // zygoteMountOne makes one mount as bwrapArgs would ask bwrap to, from the source opened
-// as src.
-func zygoteMountOne(m zygoteMount, src int) error {
+// as src, its mount point made as mps says.
+func zygoteMountOne(m zygoteMount, src int, mps mountPoints) error {
 	if m.Op == opHide && m.Dir {
-		return unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755")
-	}
-	// The mount point, in a tmpfs made above when its tree is hidden.
-	if m.Dir {
-		_ = os.MkdirAll(m.Path, 0o755)
-	} else if _, err := os.Lstat(m.Path); err != nil {
-		_ = os.MkdirAll(filepath.Dir(m.Path), 0o755)
-		if f, err := os.OpenFile(m.Path, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			f.Close()
+		if err := unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+			return err
 		}
+		mps[m.Path] = true
+		return nil
+	}
+	if m.Dir {
+		mps.dir(m.Path)
+	} else {
+		mps.file(m.Path)
 	}
 	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(src), m.Path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return err
 	}
-	kept, ro := mountFlagsKept(m.Path)
+	mps[m.Path] = false
+	kept, ro := mountFlagsKept(src)
 	if m.Op != opBind {
 		if ro {
 			return nil // its source, in the helper's read-only view, was read-only already
@@ -510,6 +506,88 @@ func zygoteMountOne(m zygoteMount, src int) error {
 		kept |= unix.MS_RDONLY
 	}
 	return unix.Mount("", m.Path, "", unix.MS_BIND|unix.MS_REMOUNT|kept, "")
+}
+
+// mountPoints is what one start knows of the directories its mounts go on: true for a
+// tmpfs it mounted (a hidden tree) and each directory it made in one — nothing is in
+// such a directory but what the start made, so a mount point below it is made without
+// looking first (a start's fstatat and mkdirat calls were a tenth of its helper CPU);
+// false for a path it bound something onto, whose content is the source's. Elsewhere
+// (the read-only view, a bound tree) a mount point is looked for and made as
+// os.MkdirAll does.
+type mountPoints map[string]bool
+
+// fresh reports whether p lies in a tmpfs of this start, no bind between.
+func (mps mountPoints) fresh(p string) bool {
+	for {
+		if v, ok := mps[p]; ok {
+			return v
+		}
+		q := filepath.Dir(p)
+		if q == p {
+			return false
+		}
+		p = q
+	}
+}
+
+// dir makes directory p, and its parents, where missing.
+func (mps mountPoints) dir(p string) {
+	if mps[p] {
+		return
+	}
+	parent := filepath.Dir(p)
+	if parent == p || !mps.fresh(parent) {
+		_ = os.MkdirAll(p, 0o755)
+		return
+	}
+	mps.dir(parent)
+	_ = unix.Mkdir(p, 0o755)
+	mps[p] = true
+}
+
+// file makes p an empty file where missing (a file's mount point), and its parents.
+func (mps mountPoints) file(p string) {
+	parent := filepath.Dir(p)
+	if !mps.fresh(parent) {
+		if _, err := os.Lstat(p); err == nil {
+			return
+		}
+	}
+	mps.dir(parent)
+	if fd, err := unix.Open(p, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644); err == nil {
+		_ = unix.Close(fd)
+	}
+}
+
+// exitOf waits until claude (pid) has exited and is reaped, reaping whatever else of the
+// namespace ended meanwhile (orphans claude left), and returns its exit status (-1 if it
+// was gone already: cannot happen, it is the helper's child). It waits for SIGCHLD on a
+// channel rather than in wait4, for the reason seqConn reads through the poller: a
+// goroutine parked for a claude's whole life leaves the runtime nothing to take back.
+func (z *zygoteServer) exitOf(pid int) int {
+	for {
+		for {
+			var ws unix.WaitStatus
+			got, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return -1 // ECHILD
+			}
+			if got <= 0 {
+				break // none of them ended: wait for the next SIGCHLD
+			}
+			if got == pid {
+				if ws.Signaled() {
+					return 128 + int(ws.Signal())
+				}
+				return ws.ExitStatus()
+			}
+		}
+		<-z.child
+	}
 }
 
 // receivedFDs are the descriptors an SCM_RIGHTS message carried.

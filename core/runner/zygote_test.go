@@ -802,3 +802,54 @@ func TestZygoteCloseWaitsForTheSandboxes(t *testing.T) {
 		}
 	}
 }
+
+// TestZygoteRealHelperCaps: the helper as clawhost ships it (built without cgo, where
+// narrowBounding drops the capabilities no start keeps from every thread once, at the
+// helper's start; the test binary, with cgo, cannot and drops them per start): claude
+// holds none beyond a root claude's file permissions, its bounding set included, and has
+// no new privileges. CLAWHOST_BIN_DIR's clawhost-sandbox (make test) or one built here.
+func TestZygoteRealHelperCaps(t *testing.T) {
+	bwrap := needZygote(t)
+	exe := filepath.Join(os.Getenv("CLAWHOST_BIN_DIR"), "clawhost-sandbox")
+	if os.Getenv("CLAWHOST_BIN_DIR") == "" {
+		exe = filepath.Join(t.TempDir(), "clawhost-sandbox")
+		build := exec.Command("go", "build", "-o", exe, "github.com/clawhost/clawhost/core/cmd/clawhost-sandbox")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+	}
+	z, err := startZygote(bwrap, exe)
+	must(t, err)
+	t.Cleanup(z.stop)
+	// Bnd: as root the five file-permission capabilities at most (0x1f); as any other
+	// user claude's own user namespace has the kernel's full set, which no exec can use
+	// (TestZygoteBoundary's "caps").
+	script := `grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status | grep -Ev '00000000000000(00|1f)$'; grep -q '^NoNewPrivs:.*1' /proc/self/status || echo NEW-PRIVILEGES; true`
+	if os.Geteuid() != 0 {
+		script = `grep -E '^Cap(Inh|Prm|Eff|Amb):' /proc/self/status | grep -Ev '0000000000000000$'; grep -q '^NoNewPrivs:.*1' /proc/self/status || echo NEW-PRIVILEGES; true`
+	}
+	for i := range 3 { // the start threads after the first: made by the runtime later
+		out, code := zygoteSh(t, z, script)
+		if code != 0 || strings.TrimSpace(out) != "" {
+			t.Fatalf("start %d: claude holds (exit %d):\n%s", i+1, code, out)
+		}
+		if after := zygoteAfter(t, z); after != "clean" {
+			t.Fatalf("start %d: the helper is %s", i+1, after)
+		}
+	}
+	// The helper's own bounding set, narrowed: its threads keep what starts may keep.
+	if os.Geteuid() == 0 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", z.helperPID()))
+		must(t, err)
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "CapBnd:"); ok {
+				n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				must(t, err)
+				if n&^uint64(zygoteMayKeep) != 0 {
+					t.Errorf("the helper's bounding set is %x, more than %x: narrowBounding did nothing", n, uint64(zygoteMayKeep))
+				}
+			}
+		}
+	}
+}

@@ -40,7 +40,7 @@ var zygoteBwrapUser = []string{"--unshare-user", "--uid", "0", "--gid", "0", "--
 
 // zygote is the host's side of one helper.
 type zygote struct {
-	fd      int // the host's end of the socket
+	conn    *seqConn // the host's end of the socket
 	cmd     *exec.Cmd
 	replies chan zygoteReplyFD // start replies and exits, in order
 	clean   chan struct{}      // one value each time the sandbox is empty again
@@ -77,11 +77,16 @@ func startZygote(bwrap, exe string) (*zygote, error) {
 	cmd.Env = append(append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, ids...), zygoteTestEnv...)
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	z := &zygote{fd: pair[0], cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1),
+	conn, err := newSeqConn(pair[0], "sandbox-helper")
+	if err != nil {
+		_ = unix.Close(pair[0])
+		return nil, fmt.Errorf("sandbox helper socket: %w", err)
+	}
+	z := &zygote{conn: conn, cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1),
 		dead: make(chan struct{}), exited: make(chan struct{}), stderr: &tailBuffer{max: 4 << 10}}
 	cmd.Stderr = z.stderr
 	if err := cmd.Start(); err != nil {
-		_ = unix.Close(pair[0])
+		conn.close()
 		return nil, fmt.Errorf("start the sandbox helper: %w", err)
 	}
 	go func() {
@@ -98,10 +103,7 @@ func (z *zygote) read() {
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, unix.CmsgSpace(4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(z.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
-			continue
-		}
+		n, oobn, err := z.conn.recv(buf, oob)
 		if err != nil || n == 0 {
 			return
 		}
@@ -135,17 +137,14 @@ func (z *zygote) read() {
 }
 
 func (z *zygote) send(req zygoteRequest, fds ...int) error {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
+	b := appendZygoteRequest(nil, &req)
 	var oob []byte
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
 	z.wmu.Lock()
 	defer z.wmu.Unlock()
-	return unix.Sendmsg(z.fd, b, oob, nil, 0)
+	return z.conn.send(b, oob)
 }
 
 // stop ends the helper: the socket's end makes it exit, and with it, as the namespace's
@@ -156,9 +155,9 @@ func (z *zygote) send(req zygoteRequest, fds ...int) error {
 // not go within zygoteStopWait is killed.
 func (z *zygote) stop() {
 	z.once.Do(func() {
-		_ = unix.Shutdown(z.fd, unix.SHUT_RDWR)
+		z.conn.shutdown()
 		<-z.dead
-		_ = unix.Close(z.fd)
+		z.conn.close()
 		t := time.NewTimer(zygoteStopWait)
 		defer t.Stop()
 		select {

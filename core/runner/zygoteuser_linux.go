@@ -78,16 +78,29 @@ func asHostUser(attr *syscall.SysProcAttr, ids *hostIDs, req zygoteRequest) erro
 	return nil
 }
 
-// mountFlagsKept are the flags of the mount at path that a bind remount of it keeps, and
+// mountFlagsKeptAt are the flags of the mount at path that a bind remount of it keeps, and
 // whether it is read-only. In a user namespace the kernel refuses a remount that would
 // change nosuid, nodev, noexec or the atime mode of a mount copied from the host's
 // namespace (they are locked); bwrap asks for them again when it remounts too. None of
 // them makes a mount less restricted.
-func mountFlagsKept(path string) (flags uintptr, readOnly bool) {
+func mountFlagsKeptAt(path string) (flags uintptr, readOnly bool) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
 		return 0, false
 	}
+	return keptFlags(&st)
+}
+
+// mountFlagsKept is mountFlagsKeptAt for the mount of fd (a bind of it has its flags).
+func mountFlagsKept(fd int) (flags uintptr, readOnly bool) {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(fd, &st); err != nil {
+		return 0, false
+	}
+	return keptFlags(&st)
+}
+
+func keptFlags(st *unix.Statfs_t) (flags uintptr, readOnly bool) {
 	var f uintptr
 	for _, m := range [...]struct{ st, ms uintptr }{
 		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
@@ -100,10 +113,34 @@ func mountFlagsKept(path string) (flags uintptr, readOnly bool) {
 	return f, st.Flags&unix.ST_RDONLY != 0
 }
 
-// zygoteBounding is the helper's capability bounding set (bwrap's --cap-add ones), read
-// once: a start thread drops those of them claude does not keep, not all 64 one by one.
-// All set when it cannot be read.
+// zygoteBounding is the helper's capability bounding set, read once (after
+// narrowBounding): a start thread drops those of them claude does not keep, not all 64
+// one by one. All set when it cannot be read.
 var zygoteBounding uint64 = ^uint64(0)
+
+// zygoteMayKeep is every capability a start may leave claude or its own thread
+// (zygoteLimit's keep): a root claude's (zygoteRootCaps) and CAP_SETFCAP, which the start
+// thread of a helper not run as root keeps to map claude's user namespace.
+const zygoteMayKeep = zygoteRootCaps | 1<<unix.CAP_SETFCAP
+
+// narrowBounding drops from the bounding set of every thread of the helper, once at its
+// start, each capability no start keeps (zygoteMayKeep): bwrap leaves a helper run as
+// root the full set, and each start would drop forty of them one system call at a time.
+// The bounding set only limits what an exec may gain, and the helper execs nothing but
+// claude; its threads keep their effective capabilities. Threads made later inherit the
+// set. Not done (each start still drops them all) where the runtime cannot reach every
+// thread: a binary built with cgo (tests).
+func narrowBounding() {
+	have := boundingSet()
+	for c := 0; c < 64; c++ {
+		if c < 32 && zygoteMayKeep&(1<<c) != 0 || have&(1<<c) == 0 {
+			continue
+		}
+		if _, _, errno := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0); errno != 0 {
+			return // ENOTSUP (cgo) or EINVAL past the last capability
+		}
+	}
+}
 
 // boundingSet is the calling thread's capability bounding set, from /proc.
 func boundingSet() uint64 {
