@@ -807,19 +807,10 @@ func TestZygoteCloseWaitsForTheSandboxes(t *testing.T) {
 // narrowBounding drops the capabilities no start keeps from every thread once, at the
 // helper's start; the test binary, with cgo, cannot and drops them per start): claude
 // holds none beyond a root claude's file permissions, its bounding set included, and has
-// no new privileges. CLAWHOST_BIN_DIR's clawhost-sandbox (make test) or one built here.
+// no new privileges.
 func TestZygoteRealHelperCaps(t *testing.T) {
 	bwrap := needZygote(t)
-	exe := filepath.Join(os.Getenv("CLAWHOST_BIN_DIR"), "clawhost-sandbox")
-	if os.Getenv("CLAWHOST_BIN_DIR") == "" {
-		exe = filepath.Join(t.TempDir(), "clawhost-sandbox")
-		build := exec.Command("go", "build", "-o", exe, "github.com/clawhost/clawhost/core/cmd/clawhost-sandbox")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
-	z, err := startZygote(bwrap, exe)
+	z, err := startZygote(bwrap, shippedHelper(t))
 	must(t, err)
 	t.Cleanup(z.stop)
 	// Bnd: as root the five file-permission capabilities at most (0x1f); as any other
@@ -852,4 +843,28 @@ func TestZygoteRealHelperCaps(t *testing.T) {
 			}
 		}
 	}
+}
+
+// zygoteShippedEnv names, in TestZygoteUnprivileged's run as nobody, the copy of the
+// shipped helper the root run made for it.
+const zygoteShippedEnv = "CLAWHOST_ZYGOTE_SHIPPED"
+
+// shippedHelper is the helper as clawhost ships it: CLAWHOST_BIN_DIR's clawhost-sandbox
+// (make test), the copy TestZygoteUnprivileged hands its run as nobody, or one built here
+// without cgo.
+func shippedHelper(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv(zygoteShippedEnv); p != "" {
+		return p
+	}
+	if dir := os.Getenv("CLAWHOST_BIN_DIR"); dir != "" {
+		return filepath.Join(dir, "clawhost-sandbox")
+	}
+	exe := filepath.Join(t.TempDir(), "clawhost-sandbox")
+	build := exec.Command("go", "build", "-o", exe, "github.com/clawhost/clawhost/core/cmd/clawhost-sandbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return exe
 }

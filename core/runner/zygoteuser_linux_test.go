@@ -15,7 +15,7 @@ const zygoteAsUserEnv = "CLAWHOST_ZYGOTE_AS_USER"
 // TestZygoteUnprivileged: a host not run as root gets recycled sandboxes too
 // (zygoteBwrapUser, zygoteuser_linux.go). The helper's tests — each attack on it and the
 // weakened helper each one beats, the pool, the next chat after an eviction, a thousand
-// starts — run again as nobody, from a copy of this test binary, and must pass there, not
+// starts, the shipped helper's capabilities — run again as nobody, from a copy of this test binary, and must pass there, not
 // skip.
 func TestZygoteUnprivileged(t *testing.T) {
 	if os.Getenv(zygoteAsUserEnv) == "1" {
@@ -39,18 +39,23 @@ func TestZygoteUnprivileged(t *testing.T) {
 	bin := filepath.Join(dir, "runner.test")
 	must(t, copyFile(self, bin))
 	must(t, os.Chmod(bin, 0o755))
+	// Not beside the test binary under helperName: the runner would take it for the
+	// tests' helper, which the weakened ones must be.
+	shipped := filepath.Join(dir, "shipped-helper")
+	must(t, copyFile(shippedHelper(t), shipped))
+	must(t, os.Chmod(shipped, 0o755))
 	tmp := filepath.Join(dir, "tmp")
 	must(t, os.Mkdir(tmp, 0o700))
 	must(t, os.Chown(tmp, int(u.UID), int(u.GID)))
 	cmd := exec.Command(bin, "-test.run", "^TestZygote", "-test.count=1", "-test.v")
 	cmd.Dir = tmp
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp, zygoteAsUserEnv + "=1"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp, zygoteAsUserEnv + "=1", zygoteShippedEnv + "=" + shipped}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: []uint32{}}}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the helper's tests as nobody: %v\n%s", err, out)
 	}
-	for _, name := range []string{"TestZygoteBoundary", "TestZygoteOneClaudeAtATime", "TestZygotePool", "TestZygoteNextChatAfterEviction", "TestZygoteManyStarts", "TestZygoteCloseWaitsForTheSandboxes"} {
+	for _, name := range []string{"TestZygoteBoundary", "TestZygoteOneClaudeAtATime", "TestZygotePool", "TestZygoteNextChatAfterEviction", "TestZygoteManyStarts", "TestZygoteCloseWaitsForTheSandboxes", "TestZygoteRealHelperCaps"} {
 		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
 			t.Errorf("%s did not pass as nobody:\n%s", name, out)
 		}
