@@ -173,8 +173,15 @@ func statPath(p string) (dir, ok bool) {
 	return fi.IsDir(), true
 }
 
-// realPath is pathInfo.real on the real filesystem.
+// realPath is pathInfo.real on the real filesystem: the kernel's name for p opened
+// (resolvedPath: one path walk, where filepath.EvalSymlinks takes an lstat per element, a
+// deep chat path's dozen, on every start), else filepath.EvalSymlinks'.
 func realPath(p string) string {
+	if filepath.IsAbs(p) {
+		if r, ok := resolvedPath(p); ok {
+			return r
+		}
+	}
 	r, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return ""
@@ -503,7 +510,7 @@ func executableDirs(exe string) []string {
 	// The package as exec names it (a link inside it, ../pkg/bin/x,
 	// resolves within it) and as it really is.
 	out := []string{packageDir(exe)}
-	if real, err := filepath.EvalSymlinks(exe); err == nil {
+	if real := realPath(exe); real != "" {
 		out = append(out, packageDir(real))
 	}
 	return out

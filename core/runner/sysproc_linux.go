@@ -3,6 +3,8 @@
 package runner
 
 import (
+	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -46,4 +48,25 @@ func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
 // credentialAttr runs a process as u (nil: as the host).
 func credentialAttr(u *runas.User) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Credential: u.Credential()}
+}
+
+// resolvedPath is the absolute path p resolves to, every link followed, as the kernel
+// names what it opened (one path walk); false when p cannot be opened or the kernel's
+// name is not a plain path.
+func resolvedPath(p string) (string, bool) {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(fd)
+	var buf [unix.PathMax]byte
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
+	if err != nil || n == 0 || n == len(buf) || buf[0] != '/' {
+		return "", false
+	}
+	r := string(buf[:n])
+	if strings.HasSuffix(r, " (deleted)") {
+		return "", false
+	}
+	return r, true
 }

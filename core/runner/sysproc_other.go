@@ -31,3 +31,6 @@ func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
 func credentialAttr(u *runas.User) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Credential: u.Credential()}
 }
+
+// resolvedPath: only Linux names an opened file's path (/proc/self/fd); realPath walks.
+func resolvedPath(string) (string, bool) { return "", false }

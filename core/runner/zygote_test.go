@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
 )
 
 // zygoteTimeout bounds each wait on a helper in these tests.
@@ -867,4 +868,24 @@ func shippedHelper(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return exe
+}
+
+// pidOfPidfd asks the kernel, pidFromFdinfo reads /proc: both name the process the pidfd
+// refers to.
+func TestPidOfPidfd(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	must(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	fd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
+	must(t, err)
+	defer unix.Close(fd)
+	if got := pidOfPidfd(fd); got != cmd.Process.Pid {
+		t.Errorf("pidOfPidfd = %d, want %d", got, cmd.Process.Pid)
+	}
+	if got := pidFromFdinfo(fd); got != cmd.Process.Pid {
+		t.Errorf("pidFromFdinfo = %d, want %d", got, cmd.Process.Pid)
+	}
+	if got := pidOfPidfd(-1); got != 0 {
+		t.Errorf("pidOfPidfd(-1) = %d", got)
+	}
 }

@@ -1,0 +1,34 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// realPath names what filepath.EvalSymlinks names: links to directories and files,
+// nested, relative and absolute, a missing path and a dangling link ("").
+func TestRealPathMatchesEvalSymlinks(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	mk := func(p string) string { p = filepath.Join(dir, p); must(t, os.MkdirAll(p, 0o755)); return p }
+	a := mk("a/b/c")
+	must(t, os.WriteFile(filepath.Join(a, "f"), nil, 0o644))
+	must(t, os.Symlink(a, filepath.Join(dir, "abs")))
+	must(t, os.Symlink("a/b", filepath.Join(dir, "rel")))
+	must(t, os.Symlink("../rel/c/f", filepath.Join(a, "up")))
+	must(t, os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling")))
+	for _, p := range []string{
+		dir, a, filepath.Join(a, "f"), filepath.Join(dir, "abs"), filepath.Join(dir, "abs/f"),
+		filepath.Join(dir, "rel"), filepath.Join(dir, "rel/c/f"), filepath.Join(a, "up"),
+		filepath.Join(dir, "missing"), filepath.Join(dir, "dangling"), filepath.Join(dir, "abs/../b"), "/",
+	} {
+		want, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			want = ""
+		}
+		if got := realPath(p); got != want {
+			t.Errorf("realPath(%q) = %q, EvalSymlinks says %q", p, got, want)
+		}
+	}
+}
