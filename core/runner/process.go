@@ -131,12 +131,14 @@ func (r *Runner) start(key, sessionID string, resume bool, extra string, l launc
 	if err != nil {
 		return nil, errNotFound(l.cfg.Command, err)
 	}
+	l.sessionID, l.resume, l.warm = sessionID, resume, !r.cfg.OneShot
+	prep := r.prepareEarly(key, l)
 	tmp, serr := r.newTmpdir(l.cfg)
 	if serr != nil {
+		_ = prep.wait()
 		return nil, serr
 	}
-	l.sessionID, l.resume, l.warm = sessionID, resume, !r.cfg.OneShot
-	p, serr := r.spawn(path, l, key, extra, tmp)
+	p, serr := r.spawn(path, l, key, extra, tmp, prep)
 	if serr != nil {
 		_ = os.RemoveAll(tmp)
 		return nil, serr
@@ -163,8 +165,10 @@ func (r *Runner) newTmpdir(c *Config) (string, *Error) {
 	return tmp, nil
 }
 
-// spawn starts the process described by l; the caller removes tmp when it fails.
-func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *Error) {
+// spawn starts the process described by l, its sandbox's preparation begun as prep (nil:
+// none); the caller removes tmp when it fails.
+func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *preparing) (*proc, *Error) {
+	defer func() { _ = prep.wait() }() // none of it outlives a start that failed before it
 	c := l.cfg
 	sys, err := c.systemPrompt(extra)
 	if err != nil {
@@ -187,7 +191,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string) (*proc, *E
 	}
 	env := c.env(os.Environ(), tmp)
 	sl := sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
-		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume}
+		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume, prep: prep}
 	if zp := r.zygoteFor(c); zp != nil {
 		return r.spawnRecycled(zp, c, l, key, extra, tmp, append([]string{path}, c.args(l)...), env, sl)
 	}

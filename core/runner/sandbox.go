@@ -380,6 +380,8 @@ type sandboxLaunch struct {
 	// (a resumed transcript may still be in the shared directory).
 	sessionID string
 	resume    bool
+	// prep is the sandbox's preparation begun early (prepareEarly); nil: made when used.
+	prep *preparing
 }
 
 // sandboxSpecFor is what the process l describes may see: the list
@@ -534,11 +536,55 @@ func (r *Runner) sandboxed(c *Config, path string, args []string, l sandboxLaunc
 		return path, args, nil
 	}
 	l.exe = path
-	if err := r.prepareSandbox(c, l); err != nil {
+	if err := r.prepared(c, l); err != nil {
 		return "", nil, err
 	}
 	argv := append(rootCapArgs(c.RunAs), bwrapArgs(c.sandboxSpecFor(l), hostPaths)...)
 	return sb.bwrap, append(append(argv, path), args...), nil
+}
+
+// preparing is a sandbox's preparation (prepareSandbox) begun at the start of a claude's
+// start, on a goroutine of its own: the chat's state and media directories and files are
+// made on the disk while the host makes the TMPDIR and the system prompt file, not after
+// them (traced, a first turn at load 5 on ext4: the TMPDIR 0.41 ms, the prompt file 0.42,
+// the chat's directories 0.84).
+type preparing struct {
+	done chan struct{}
+	err  error
+}
+
+// wait is the preparation's outcome, once it is done; nil for none.
+func (p *preparing) wait() error {
+	if p == nil {
+		return nil
+	}
+	<-p.done
+	return p.err
+}
+
+// prepareEarly begins the preparation of the sandbox of key's claude described by l,
+// which starts next; nil when c's claudes run unsandboxed.
+func (r *Runner) prepareEarly(key string, l launch) *preparing {
+	c := l.cfg
+	if r.sandboxOf(c).bwrap == "" {
+		return nil
+	}
+	sl := sandboxLaunch{env: c.env(os.Environ(), ""), media: l.media, worktree: l.dir,
+		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume}
+	p := &preparing{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.err = r.prepareSandbox(c, sl)
+	}()
+	return p
+}
+
+// prepared is l's sandbox prepared: what prepareEarly began, waited for, else made now.
+func (r *Runner) prepared(c *Config, l sandboxLaunch) error {
+	if l.prep != nil {
+		return l.prep.wait()
+	}
+	return r.prepareSandbox(c, l)
 }
 
 // prepareSandbox makes what the sandbox of l binds and must exist: the chat's media

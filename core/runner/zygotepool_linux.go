@@ -383,7 +383,7 @@ func (zp *zygotePool) cond() *sync.Cond {
 // with hostChild, with a zygoteProc. argv is claude's (path and its arguments).
 func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, tmp string, argv, env []string, sl sandboxLaunch) (*proc, *Error) {
 	sl.exe = argv[0]
-	if err := r.prepareSandbox(c, sl); err != nil {
+	if err := r.prepared(c, sl); err != nil {
 		return nil, newError(KindCrash, err.Error())
 	}
 	s := c.sandboxSpecFor(sl)
