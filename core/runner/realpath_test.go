@@ -7,7 +7,8 @@ import (
 )
 
 // realPath names what filepath.EvalSymlinks names: links to directories and files,
-// nested, relative and absolute, a missing path and a dangling link ("").
+// nested, relative and absolute, a path with none, missing paths (past a link or not, or
+// below a file) and a dangling link ("").
 func TestRealPathMatchesEvalSymlinks(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	must(t, err)
@@ -22,6 +23,7 @@ func TestRealPathMatchesEvalSymlinks(t *testing.T) {
 		dir, a, filepath.Join(a, "f"), filepath.Join(dir, "abs"), filepath.Join(dir, "abs/f"),
 		filepath.Join(dir, "rel"), filepath.Join(dir, "rel/c/f"), filepath.Join(a, "up"),
 		filepath.Join(dir, "missing"), filepath.Join(dir, "dangling"), filepath.Join(dir, "abs/../b"), "/",
+		filepath.Join(dir, "abs/missing"), filepath.Join(dir, "missing/x"), filepath.Join(a, "f/x"),
 	} {
 		want, err := filepath.EvalSymlinks(p)
 		if err != nil {

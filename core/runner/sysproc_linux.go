@@ -3,6 +3,7 @@
 package runner
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,12 +51,25 @@ func credentialAttr(u *runas.User) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Credential: u.Credential()}
 }
 
-// resolvedPath is the absolute path p resolves to, every link followed, as the kernel
-// names what it opened (one path walk); false when p cannot be opened or the kernel's
-// name is not a plain path.
+// resolvedPath is the absolute path p resolves to, every link followed; ok is false when
+// it cannot tell (realPath then asks filepath.EvalSymlinks), true with "" when p does not
+// exist. Most paths hold no link: opened refusing every link (openat2's
+// RESOLVE_NO_SYMLINKS, one path walk) p is its own answer. Otherwise the kernel names what
+// it opened (/proc/self/fd): one walk again, and a read of /proc.
 func resolvedPath(p string) (string, bool) {
-	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	fd, err := unix.Openat2(unix.AT_FDCWD, p, &how)
+	switch err {
+	case nil:
+		_ = unix.Close(fd)
+		return filepath.Clean(p), true
+	case unix.ENOENT, unix.ENOTDIR:
+		return "", true
+	case unix.ELOOP:
+	default:
+		return "", false // ENOSYS (before Linux 5.6), EACCES, ...
+	}
+	if fd, err = unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
 		return "", false
 	}
 	defer unix.Close(fd)
