@@ -127,8 +127,8 @@ func ZygoteMain() int {
 		// Every signal a process inside could send: the kernel drops only those init
 		// leaves at their default, and Go's runtime handles (and dies of) most. Caught
 		// and dropped, not ignored: an ignored signal stays ignored across exec, and
-		// claude would inherit it (SIGTERM, SIGINT, SIGPIPE...). SIGCHLD stays the
-		// runtime's (set to ignore, the kernel would reap for the helper).
+		// claude would inherit it (SIGTERM, SIGINT, SIGPIPE...). SIGCHLD is exitOf's
+		// (below; set to ignore, the kernel would reap for the helper).
 		var sigs []os.Signal
 		for s := syscall.Signal(1); s <= 64; s++ {
 			switch s {
