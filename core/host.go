@@ -248,6 +248,9 @@ func (h *Host) provision() error {
 	}
 	h.log.Debug("storage open", "storage", settings.StorageName(h.cfg))
 	h.db = db
+	// The data directory is this host's now (the store's lock): what a run killed with -9
+	// left of its claudes' TMPDIRs goes.
+	h.agent.RemoveLeftovers()
 	h.metrics = metrics.New()
 	h.agentHealth = newAgentHealth(h.cfg, h.agent.Config())
 	warnWarmMemory(h.cfg, h.log)

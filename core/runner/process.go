@@ -147,15 +147,25 @@ func (r *Runner) start(key, sessionID string, resume bool, extra string, l launc
 }
 
 // newTmpdir creates the next process's TMPDIR under Config.StateDir, owned by the user
-// c's claude runs as.
+// c's claude runs as: a directory of its own, never one that exists. The names repeat
+// across runs (the host's pid and a count: a container's host is pid 1 at every start),
+// and a host killed with -9 leaves its claudes' TMPDIRs behind — another chat's files and
+// system prompt — until RemoveLeftovers has removed them.
 func (r *Runner) newTmpdir(c *Config) (string, *Error) {
-	r.mu.Lock()
-	r.seq++
-	n := r.seq
-	r.mu.Unlock()
-	tmp := filepath.Join(r.cfg.StateDir, "t", strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(n))
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return "", newError(KindCrash, fmt.Sprintf("create TMPDIR: %v", err))
+	var tmp string
+	for {
+		r.mu.Lock()
+		r.seq++
+		n := r.seq
+		r.mu.Unlock()
+		tmp = filepath.Join(r.cfg.StateDir, "t", strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(n))
+		err := os.Mkdir(tmp, 0o700)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", newError(KindCrash, fmt.Sprintf("create TMPDIR: %v", err))
+		}
 	}
 	if u := c.RunAs; u != nil {
 		if err := u.Chown(tmp); err != nil {

@@ -61,6 +61,9 @@ type Runner struct {
 	active  map[string]*Turn // the current (waiting or running) turn by key, for Abort and Steer
 	seq     int
 	wg      sync.WaitGroup
+	// started is when New made the runner: a TMPDIR older is an earlier run's
+	// (RemoveLeftovers).
+	started time.Time
 
 	// lifeline lists the unsandboxed claude processes' groups for the watcher that kills
 	// them when the host dies (lifeline.go).
@@ -114,6 +117,7 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		procs:      map[string]*proc{},
 		lanes:      map[string][]*ticket{},
 		active:     map[string]*Turn{},
+		started:    time.Now(),
 	}
 	r.probeSandboxes()
 	r.setupZygotes()
@@ -121,6 +125,40 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		r.log.Warn("claude CLI not found; turns will fail", "error", errNotFound(cfg.Command, err).Detail)
 	}
 	return r, nil
+}
+
+// RemoveLeftovers removes, in the background, the TMPDIRs an earlier run of the host left
+// under <state>/t — a host killed with -9 leaves its claudes' (the files they wrote, their
+// system prompt files) — and returns a channel closed once it is done: those last changed
+// before New was called (newTmpdir never takes one over). The host calls it
+// once it holds its data directory (the store's lock): a second host started on the same
+// directory by mistake, refused there, must not have removed the first's.
+func (r *Runner) RemoveLeftovers() <-chan struct{} {
+	done := make(chan struct{})
+	dir := filepath.Join(r.cfg.StateDir, "t")
+	go func() {
+		defer close(done)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		n := 0
+		for _, e := range entries {
+			fi, err := e.Info()
+			// A second of margin: a file's times come from the kernel's coarse clock, a
+			// tick behind time.Now.
+			if err != nil || !fi.ModTime().Before(r.started.Add(-time.Second)) {
+				continue
+			}
+			if os.RemoveAll(filepath.Join(dir, e.Name())) == nil {
+				n++
+			}
+		}
+		if n > 0 {
+			r.log.Info("removed the TMPDIRs of claude processes an earlier run left", "dir", dir, "count", n)
+		}
+	}()
+	return done
 }
 
 // checkWorkspace returns ws made absolute, or why it cannot be a workspace.
