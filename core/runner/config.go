@@ -354,6 +354,8 @@ type launch struct {
 	// media is the directory under <workspace>/media the sandbox leaves
 	// visible ("" none).
 	media string
+	// env is claude's environment but its TMPDIR (Config.baseEnv), made once per start.
+	env []string
 }
 
 // args builds claude's argv (without the command) for one process start.
@@ -454,6 +456,17 @@ var claudeEnv = []string{
 // CLAUDE_CONFIG_DIR, Config.Env, then TMPDIR (exec keeps the last value of a duplicated
 // name).
 func (c Config) env(host []string, tmpdir string) []string {
+	return withTmpdir(c.baseEnv(host), tmpdir)
+}
+
+// withTmpdir is base, claude's environment without TMPDIR (baseEnv), with it.
+func withTmpdir(base []string, tmpdir string) []string {
+	// exec uses the last value of a duplicated key.
+	return append(slices.Clip(base), "TMPDIR="+tmpdir)
+}
+
+// baseEnv is env without TMPDIR: a start computes it once, before its TMPDIR is made.
+func (c Config) baseEnv(host []string) []string {
 	e := envfilter.Keep(host, append(slices.Clone(inheritedEnv), claudeEnv...)...)
 	if u := c.RunAs; u != nil {
 		e = append(e, u.Env()...)
@@ -487,8 +500,7 @@ func (c Config) env(host []string, tmpdir string) []string {
 	for _, k := range keys {
 		e = append(e, k+"="+c.Env[k])
 	}
-	// exec uses the last value of a duplicated key.
-	return append(e, "TMPDIR="+tmpdir)
+	return e
 }
 
 // DefaultDisallowedTools are claude's tools that produce output after the

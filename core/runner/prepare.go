@@ -36,7 +36,7 @@ func (r *Runner) prepareEarly(key string, l launch) *preparing {
 	if r.sandboxOf(c).bwrap == "" {
 		return nil
 	}
-	sl := sandboxLaunch{env: c.env(os.Environ(), ""), media: l.media, worktree: l.dir,
+	sl := sandboxLaunch{env: l.env, media: l.media, worktree: l.dir,
 		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume}
 	p := &preparing{done: make(chan struct{})}
 	go func() {

@@ -132,6 +132,7 @@ func (r *Runner) start(key, sessionID string, resume bool, extra string, l launc
 		return nil, errNotFound(l.cfg.Command, err)
 	}
 	l.sessionID, l.resume, l.warm = sessionID, resume, !r.cfg.OneShot
+	l.env = l.cfg.baseEnv(os.Environ())
 	prep := r.prepareEarly(key, l)
 	tmp, serr := r.newTmpdir(l.cfg)
 	if serr != nil {
@@ -199,7 +200,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 	if l.mcp, err = r.ownMCPConfig(c, l.mcp, tmp); err != nil {
 		return nil, newError(KindCrash, err.Error())
 	}
-	env := c.env(os.Environ(), tmp)
+	env := withTmpdir(l.env, tmp)
 	sl := sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
 		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume, prep: prep}
 	if zp := r.zygoteFor(c); zp != nil {

@@ -157,6 +157,7 @@ func ZygoteMain() int {
 		narrowBounding()
 	}
 	zygoteBounding = boundingSet()
+	zygoteDevFlags = devFlags()
 	ids, err := parseHostIDs(os.Getenv(zygoteIDsEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
@@ -333,11 +334,10 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 		srcs[i] = fd
 	}
 	if !weakened("dev") {
-		devFlags, _ := mountFlagsKeptAt("/dev")
 		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 			return 0, 0, fmt.Errorf("/dev/shm: %w", err)
 		}
-		if err := unix.Mount("", "/dev", "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|devFlags, ""); err != nil {
+		if err := unix.Mount("", "/dev", "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|zygoteDevFlags, ""); err != nil {
 			return 0, 0, fmt.Errorf("/dev read-only: %w", err)
 		}
 	}
@@ -392,16 +392,10 @@ func zygoteLimit(req zygoteRequest) (*syscall.SysProcAttr, error) {
 		keep = zygoteRootCaps
 	}
 	if !weakened("caps") {
-		for c := 0; c < 64; c++ {
-			if c < 32 && keep&(1<<c) != 0 || zygoteBounding&(1<<c) == 0 {
-				continue // kept, or not in the helper's bounding set
-			}
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-				if err == unix.EINVAL {
-					break // past the last capability
-				}
-				return nil, fmt.Errorf("drop capability %d: %w", c, err)
-			}
+		if err := dropBounding(keep, zygoteBounding, func(c uintptr) error {
+			return unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0)
+		}); err != nil {
+			return nil, err
 		}
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return nil, fmt.Errorf("no new privileges: %w", err)

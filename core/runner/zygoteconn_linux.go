@@ -5,6 +5,7 @@ package runner
 import (
 	"errors"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,7 +17,8 @@ import (
 // while after each such wait (a tenth of a helper's CPU per start, perf on
 // BenchmarkLoadTelegramSandbox), goes to sleep with the process.
 type seqConn struct {
-	f *os.File
+	f  *os.File
+	rc syscall.RawConn
 }
 
 // newSeqConn takes fd over (made non-blocking; closed by close).
@@ -24,18 +26,20 @@ func newSeqConn(fd int, name string) (*seqConn, error) {
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return nil, err
 	}
-	return &seqConn{f: os.NewFile(uintptr(fd), name)}, nil
+	f := os.NewFile(uintptr(fd), name)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &seqConn{f: f, rc: rc}, nil
 }
 
 // recv reads one message into buf and its descriptors' control message into oob; n is 0
 // once the other end closed (or shut down) its end. Descriptors arrive close-on-exec.
 func (c *seqConn) recv(buf, oob []byte) (n, oobn int, err error) {
-	rc, err := c.f.SyscallConn()
-	if err != nil {
-		return 0, 0, err
-	}
 	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
+	err = c.rc.Read(func(fd uintptr) bool {
 		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
 		return rerr != unix.EAGAIN && rerr != unix.EINTR
 	})
@@ -45,12 +49,8 @@ func (c *seqConn) recv(buf, oob []byte) (n, oobn int, err error) {
 // send writes one message with oob (descriptors, or nil), waiting while the socket's
 // buffer is full.
 func (c *seqConn) send(b, oob []byte) error {
-	rc, err := c.f.SyscallConn()
-	if err != nil {
-		return err
-	}
 	var serr error
-	err = rc.Write(func(fd uintptr) bool {
+	err := c.rc.Write(func(fd uintptr) bool {
 		serr = unix.Sendmsg(int(fd), b, oob, nil, unix.MSG_DONTWAIT)
 		return serr != unix.EAGAIN && serr != unix.EINTR
 	})
@@ -60,9 +60,7 @@ func (c *seqConn) send(b, oob []byte) error {
 // shutdown ends both directions: the other end reads its end, and so does a recv waiting
 // here.
 func (c *seqConn) shutdown() {
-	if rc, err := c.f.SyscallConn(); err == nil {
-		_ = rc.Control(func(fd uintptr) { _ = unix.Shutdown(int(fd), unix.SHUT_RDWR) })
-	}
+	_ = c.rc.Control(func(fd uintptr) { _ = unix.Shutdown(int(fd), unix.SHUT_RDWR) })
 }
 
 func (c *seqConn) close() { _ = c.f.Close() }

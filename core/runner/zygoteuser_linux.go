@@ -78,29 +78,16 @@ func asHostUser(attr *syscall.SysProcAttr, ids *hostIDs, req zygoteRequest) erro
 	return nil
 }
 
-// mountFlagsKeptAt are the flags of the mount at path that a bind remount of it keeps, and
-// whether it is read-only. In a user namespace the kernel refuses a remount that would
-// change nosuid, nodev, noexec or the atime mode of a mount copied from the host's
-// namespace (they are locked); bwrap asks for them again when it remounts too. None of
-// them makes a mount less restricted.
-func mountFlagsKeptAt(path string) (flags uintptr, readOnly bool) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(path, &st); err != nil {
-		return 0, false
-	}
-	return keptFlags(&st)
-}
-
-// mountFlagsKept is mountFlagsKeptAt for the mount of fd (a bind of it has its flags).
+// mountFlagsKept are the flags of the mount fd is on that a bind remount of it (or of a
+// bind of it, which has its flags) keeps, and whether it is read-only. In a user namespace
+// the kernel refuses a remount that would change nosuid, nodev, noexec or the atime mode of
+// a mount copied from the host's namespace (they are locked); bwrap asks for them again
+// when it remounts too. None of them makes a mount less restricted.
 func mountFlagsKept(fd int) (flags uintptr, readOnly bool) {
 	var st unix.Statfs_t
 	if err := unix.Fstatfs(fd, &st); err != nil {
 		return 0, false
 	}
-	return keptFlags(&st)
-}
-
-func keptFlags(st *unix.Statfs_t) (flags uintptr, readOnly bool) {
 	var f uintptr
 	for _, m := range [...]struct{ st, ms uintptr }{
 		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
@@ -111,6 +98,21 @@ func keptFlags(st *unix.Statfs_t) (flags uintptr, readOnly bool) {
 		}
 	}
 	return f, st.Flags&unix.ST_RDONLY != 0
+}
+
+// zygoteDevFlags are the flags /dev's read-only remount keeps (mountFlagsKept), read once:
+// the helper's /dev, which every start's mount namespace copies, does not change.
+var zygoteDevFlags uintptr
+
+// devFlags reads zygoteDevFlags.
+func devFlags() uintptr {
+	fd, err := unix.Open("/dev", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	f, _ := mountFlagsKept(fd)
+	return f
 }
 
 // zygoteBounding is the helper's capability bounding set, read once (after
@@ -131,15 +133,29 @@ const zygoteMayKeep = zygoteRootCaps | 1<<unix.CAP_SETFCAP
 // set. Not done (each start still drops them all) where the runtime cannot reach every
 // thread: a binary built with cgo (tests).
 func narrowBounding() {
-	have := boundingSet()
-	for c := 0; c < 64; c++ {
-		if c < 32 && zygoteMayKeep&(1<<c) != 0 || have&(1<<c) == 0 {
-			continue
+	_ = dropBounding(zygoteMayKeep, boundingSet(), func(c uintptr) error {
+		if _, _, errno := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0); errno != 0 {
+			return errno // ENOTSUP (cgo): each start drops them all
 		}
-		if _, _, errno := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0); errno != 0 {
-			return // ENOTSUP (cgo) or EINVAL past the last capability
+		return nil
+	})
+}
+
+// dropBounding calls drop for each capability in the bounding set have that keep does
+// not hold, until one fails; EINVAL (past the kernel's last capability) ends it quietly.
+func dropBounding(keep uint32, have uint64, drop func(c uintptr) error) error {
+	for c := 0; c < 64; c++ {
+		if c < 32 && keep&(1<<c) != 0 || have&(1<<c) == 0 {
+			continue // kept, or not in the set
+		}
+		if err := drop(uintptr(c)); err != nil {
+			if err == unix.EINVAL {
+				return nil
+			}
+			return fmt.Errorf("drop capability %d: %w", c, err)
 		}
 	}
+	return nil
 }
 
 // boundingSet is the calling thread's capability bounding set, from /proc.
