@@ -134,3 +134,68 @@ func TestTemplateFile(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestDefaultKeptForTheDay: the built-in section is rendered once a day
+// per chat: another time of the same day gives the same text as a
+// rendering of its own, the next day or any other field a new one; a
+// template of the operator's that reads the clock is rendered every time.
+func TestDefaultKeptForTheDay(t *testing.T) {
+	for name, c := range goldenCases() {
+		fresh := func(c Chat) string {
+			t.Helper()
+			s, err := Default.render(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		for _, at := range []time.Time{day, day.Add(14 * time.Hour), day.Add(-9*time.Hour - 30*time.Minute), day.Add(24 * time.Hour), day.Add(14*time.Hour + 31*time.Minute)} {
+			c.Date = at
+			for _, title := range []string{c.Title, c.Title + " (renamed)"} {
+				c.Title = title
+				got, err := Default.Render(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := fresh(c); got != want {
+					t.Errorf("%s at %v: kept\n%s\nwant\n%s", name, at, got, want)
+				}
+			}
+		}
+	}
+	clock, err := Parse("clock", `at {{.Date.Format "15:04"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Time{day, day.Add(time.Minute)} {
+		got, _ := clock.Render(Chat{Date: at})
+		if want := "at " + at.Format("15:04"); got != want {
+			t.Errorf("an operator's template at %v: %q, want %q", at, got, want)
+		}
+	}
+}
+
+// BenchmarkRender: the built-in section of a Telegram group, as a warm
+// turn asks for it, kept for the day and rendered anew.
+//
+//	go test ./core/chatprompt -run '^$' -bench Render
+func BenchmarkRender(b *testing.B) {
+	c := goldenCases()["telegram_group"]
+	b.Run("kept", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Date = c.Date.Add(time.Millisecond)
+			if _, err := Default.Render(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("rendered", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Default.render(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -123,6 +123,8 @@ type Dispatcher struct {
 	draining  chan struct{}
 	drainOnce sync.Once
 	serialize func(key string) (unlock func())
+	// warm runs the typing indicator's calls (see warmCalls).
+	warm *warmCalls
 
 	mu  sync.Mutex
 	set Settings
@@ -144,7 +146,7 @@ func New(opts Options) *Dispatcher {
 		opts.Serialize = func(string) func() { mu.Lock(); return mu.Unlock }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Dispatcher{log: opts.Logger.Named("delivery"), ch: opts.Channels, store: opts.Store, obs: opts.Observer, clock: opts.Clock, ctx: ctx, cancel: cancel, draining: make(chan struct{}), serialize: opts.Serialize, set: withDefaults(opts.Settings)}
+	return &Dispatcher{log: opts.Logger.Named("delivery"), ch: opts.Channels, store: opts.Store, obs: opts.Observer, clock: opts.Clock, ctx: ctx, cancel: cancel, draining: make(chan struct{}), serialize: opts.Serialize, warm: newWarmCalls(ctx), set: withDefaults(opts.Settings)}
 }
 
 func withDefaults(s Settings) Settings {

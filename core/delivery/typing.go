@@ -31,9 +31,11 @@ func (d *Dispatcher) Typing(tgt message.Target, max time.Duration) (seal func())
 		if !on && lapses {
 			return
 		}
-		c, cc := context.WithTimeout(ctx, 5*time.Second)
-		defer cc()
-		_ = d.ch.SetTyping(c, tgt.Instance, channel.TypingRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, On: on})
+		d.warm.do(func() {
+			c, cc := context.WithTimeout(ctx, 5*time.Second)
+			defer cc()
+			_ = d.ch.SetTyping(c, tgt.Instance, channel.TypingRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, On: on})
+		})
 	}
 	go func() {
 		defer close(done)

@@ -1,0 +1,81 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// warmWorkers bounds the goroutines a warmCalls keeps.
+const warmWorkers = 4
+
+// warmCalls runs plugin calls on a few goroutines that live as long as the
+// dispatcher, instead of on a goroutine started for one turn. A call to a
+// plugin goes deep (gRPC, the message's reflective marshalling) and a new
+// goroutine starts with a small stack: the turn's typing goroutine grew
+// its stack two or three times at every turn's first SetTyping, each time
+// copying it frame by frame (runtime.copystack, about 0.1 ms of the host's
+// CPU a warm turn in a profile of BenchmarkOutboundTelegram). A worker's
+// stack, once grown, stays grown.
+//
+// A call finds an idle worker, or starts one while fewer than warmWorkers
+// run, or else runs on its caller's goroutine as before: never queued
+// behind another chat's call. The workers end with ctx.
+type warmCalls struct {
+	ctx  context.Context
+	jobs chan *warmJob
+	n    atomic.Int32
+	wg   sync.WaitGroup // the workers
+}
+
+// warmJob is one call handed to a worker; done is closed when it returned.
+type warmJob struct {
+	f    func()
+	done chan struct{}
+}
+
+var warmJobs = sync.Pool{New: func() any { return &warmJob{done: make(chan struct{}, 1)} }}
+
+func newWarmCalls(ctx context.Context) *warmCalls {
+	return &warmCalls{ctx: ctx, jobs: make(chan *warmJob)}
+}
+
+// do runs f and returns when it has returned.
+func (w *warmCalls) do(f func()) {
+	if w.ctx.Err() != nil {
+		f()
+		return
+	}
+	j := warmJobs.Get().(*warmJob)
+	j.f = f
+	select {
+	case w.jobs <- j:
+	default:
+		if w.n.Add(1) > warmWorkers {
+			w.n.Add(-1)
+			warmJobs.Put(j)
+			f()
+			return
+		}
+		w.wg.Add(1)
+		go w.work(j)
+	}
+	<-j.done
+	j.f = nil
+	warmJobs.Put(j)
+}
+
+// work runs first, then every job handed to it until ctx ends.
+func (w *warmCalls) work(first *warmJob) {
+	defer w.wg.Done()
+	defer w.n.Add(-1)
+	for j := first; ; {
+		j.f()
+		j.done <- struct{}{}
+		select {
+		case j = <-w.jobs:
+		case <-w.ctx.Done():
+			return
+		}
+	}
+}
