@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,6 +90,53 @@ func BenchmarkLifecycleParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+}
+
+// BenchmarkLifecycleSerial is one chat's messages one after another, as a
+// warm turn writes them: Accept, Enqueue, Start, RecordReply (one chunk),
+// MarkSent, each its own transaction, at durability "process" (no fsync:
+// what is measured is the store's own work). cpu-us/msg is the process's
+// CPU (user and system) per message.
+//
+//	go test ./core/store/sqlite -run '^$' -bench LifecycleSerial
+func BenchmarkLifecycleSerial(b *testing.B) {
+	d, err := Open(context.Background(), b.TempDir(), Options{Synchronous: "NORMAL"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	cpu0 := processCPU(b)
+	n := 0
+	for b.Loop() {
+		n++
+		r, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "1", MessageID: strconv.Itoa(n), Message: payload})
+		if err == nil {
+			err = d.Enqueue(ctx, r.ID, "s1")
+		}
+		if err == nil {
+			err = d.Start(ctx, r.ID)
+		}
+		if err == nil {
+			err = d.RecordReply(ctx, store.Reply{JournalID: r.ID, Text: "ok", Chunks: []string{"ok"}})
+		}
+		if err == nil {
+			_, err = d.MarkSent(ctx, store.ChunkSent{JournalID: r.ID, Index: 0, PlatformIDs: []string{"1"}})
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(n), "cpu-us/msg")
+}
+
+// processCPU is the process's user and system CPU so far.
+func processCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func benchSession(i int) store.Session {
