@@ -19,7 +19,8 @@ import (
 // Calls implements ChannelService: the host's Send, Ack, SetTyping, Edit
 // and React on one stream (proto/PROTOCOL.md, "The call stream"). Each
 // call runs as its unary twin would, concurrently with the others (Ack,
-// which only marks deliveries done, inline), with a context that ends at
+// which only marks deliveries done, inline; the others on warm goroutines,
+// see warmPool), with a context that ends at
 // the call's timeout, at the host's cancel of it, or with the stream; its
 // result is written as soon as it is ready. When the stream ends the calls
 // still running are canceled, and the handler returns once they have.
@@ -33,6 +34,7 @@ func (srv *Server) Calls(stream grpc.BidiStreamingServer[pb.Call, pb.CallResult]
 		mu      sync.Mutex
 		running = make(map[uint64]context.CancelFunc)
 		wg      sync.WaitGroup
+		workers = newWarmPool(ctx)
 	)
 	reply := func(r *pb.CallResult) {
 		wmu.Lock()
@@ -81,7 +83,7 @@ func (srv *Server) Calls(stream grpc.BidiStreamingServer[pb.Call, pb.CallResult]
 		running[id] = cancel
 		mu.Unlock()
 		wg.Add(1)
-		go func() {
+		workers.Go(func() {
 			defer wg.Done()
 			r := srv.call(cctx, c)
 			mu.Lock()
@@ -89,7 +91,7 @@ func (srv *Server) Calls(stream grpc.BidiStreamingServer[pb.Call, pb.CallResult]
 			mu.Unlock()
 			cancel()
 			reply(r)
-		}()
+		})
 	}
 }
 
