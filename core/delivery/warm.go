@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 )
 
@@ -23,9 +22,8 @@ const warmWorkers = 4
 // behind another chat's call. The workers end with ctx.
 type warmCalls struct {
 	ctx  context.Context
-	jobs chan *warmJob
-	n    atomic.Int32
-	wg   sync.WaitGroup // the workers
+	jobs chan warmJob
+	n    atomic.Int32 // workers running
 }
 
 // warmJob is one call handed to a worker; done is closed when it returned.
@@ -34,10 +32,8 @@ type warmJob struct {
 	done chan struct{}
 }
 
-var warmJobs = sync.Pool{New: func() any { return &warmJob{done: make(chan struct{}, 1)} }}
-
 func newWarmCalls(ctx context.Context) *warmCalls {
-	return &warmCalls{ctx: ctx, jobs: make(chan *warmJob)}
+	return &warmCalls{ctx: ctx, jobs: make(chan warmJob)}
 }
 
 // do runs f and returns when it has returned.
@@ -46,32 +42,26 @@ func (w *warmCalls) do(f func()) {
 		f()
 		return
 	}
-	j := warmJobs.Get().(*warmJob)
-	j.f = f
+	j := warmJob{f: f, done: make(chan struct{})}
 	select {
 	case w.jobs <- j:
 	default:
 		if w.n.Add(1) > warmWorkers {
 			w.n.Add(-1)
-			warmJobs.Put(j)
 			f()
 			return
 		}
-		w.wg.Add(1)
 		go w.work(j)
 	}
 	<-j.done
-	j.f = nil
-	warmJobs.Put(j)
 }
 
 // work runs first, then every job handed to it until ctx ends.
-func (w *warmCalls) work(first *warmJob) {
-	defer w.wg.Done()
+func (w *warmCalls) work(first warmJob) {
 	defer w.n.Add(-1)
 	for j := first; ; {
 		j.f()
-		j.done <- struct{}{}
+		close(j.done)
 		select {
 		case j = <-w.jobs:
 		case <-w.ctx.Done():

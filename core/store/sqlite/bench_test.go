@@ -70,20 +70,7 @@ func BenchmarkLifecycleParallel(b *testing.B) {
 		for pb.Next() {
 			n := seq.Add(1)
 			chat := strconv.FormatInt(n%1000, 10)
-			r, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: chat, MessageID: strconv.FormatInt(n, 10), Message: payload})
-			if err == nil {
-				err = d.Enqueue(ctx, r.ID, "s"+chat)
-			}
-			if err == nil {
-				err = d.Start(ctx, r.ID)
-			}
-			if err == nil {
-				err = d.RecordReply(ctx, store.Reply{JournalID: r.ID, Text: "ok", Chunks: []string{"ok"}})
-			}
-			if err == nil {
-				_, err = d.MarkSent(ctx, store.ChunkSent{JournalID: r.ID, Index: 0, PlatformIDs: []string{"1"}})
-			}
-			if err != nil {
+			if err := journalLife(ctx, d, chat, strconv.FormatInt(n, 10)); err != nil {
 				b.Error(err)
 				return
 			}
@@ -110,24 +97,30 @@ func BenchmarkLifecycleSerial(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		n++
-		r, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "1", MessageID: strconv.Itoa(n), Message: payload})
-		if err == nil {
-			err = d.Enqueue(ctx, r.ID, "s1")
-		}
-		if err == nil {
-			err = d.Start(ctx, r.ID)
-		}
-		if err == nil {
-			err = d.RecordReply(ctx, store.Reply{JournalID: r.ID, Text: "ok", Chunks: []string{"ok"}})
-		}
-		if err == nil {
-			_, err = d.MarkSent(ctx, store.ChunkSent{JournalID: r.ID, Index: 0, PlatformIDs: []string{"1"}})
-		}
-		if err != nil {
+		if err := journalLife(ctx, d, "1", strconv.Itoa(n)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(n), "cpu-us/msg")
+}
+
+// journalLife is one message's life in the journal, each step its own
+// write: Accept, Enqueue, Start, RecordReply (one chunk), MarkSent.
+func journalLife(ctx context.Context, d *DB, chat, msgID string) error {
+	r, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: chat, MessageID: msgID, Message: payload})
+	if err == nil {
+		err = d.Enqueue(ctx, r.ID, "s"+chat)
+	}
+	if err == nil {
+		err = d.Start(ctx, r.ID)
+	}
+	if err == nil {
+		err = d.RecordReply(ctx, store.Reply{JournalID: r.ID, Text: "ok", Chunks: []string{"ok"}})
+	}
+	if err == nil {
+		_, err = d.MarkSent(ctx, store.ChunkSent{JournalID: r.ID, Index: 0, PlatformIDs: []string{"1"}})
+	}
+	return err
 }
 
 // processCPU is the process's user and system CPU so far.
