@@ -5,7 +5,6 @@ package fakeclaude
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -17,8 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // EnvVar, when set in the environment, makes a test binary act as claude.
@@ -539,19 +536,91 @@ func callTool(name string, args map[string]any) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Stderr = os.Stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "fakeclaude", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "fakeclaude: %s: %v\n", name, err)
-		return
-	}
-	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := mcpCall(cmd, name, args)
 	switch {
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "fakeclaude: %s: %v\n", name, err)
 	case res.IsError:
-		fmt.Fprintf(os.Stderr, "fakeclaude: %s refused: %+v\n", name, res.Content)
+		fmt.Fprintf(os.Stderr, "fakeclaude: %s refused: %s\n", name, res.Content)
 	}
+}
+
+// toolResult is what callTool reads of a tools/call result.
+type toolResult struct {
+	IsError bool            `json:"isError"`
+	Content json.RawMessage `json:"content"`
+}
+
+// mcpCall starts cmd, an MCP server on stdio, and makes one tool call as
+// an MCP client does (claude's order: initialize, the initialized
+// notification, tools/call; newline-delimited JSON-RPC 2.0), then closes
+// its stdin and waits for it. A hand-written client, not the MCP SDK's:
+// the SDK's package initialisation (JSON schema, gob) took about 2 ms of
+// every fake claude's start, which the first-turn benchmarks counted as
+// the host's work.
+func mcpCall(cmd *exec.Cmd, name string, args map[string]any) (toolResult, error) {
+	var res toolResult
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return res, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return res, err
+	}
+	if err := cmd.Start(); err != nil {
+		return res, err
+	}
+	done := make(chan struct{})
+	defer func() {
+		_ = stdin.Close()
+		close(done)
+		_ = cmd.Wait()
+	}()
+	go func() { // a server that hangs is killed, as claude's tool timeout would
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	}()
+	enc, dec := json.NewEncoder(stdin), json.NewDecoder(stdout)
+	call := func(id int, method string, params any) (json.RawMessage, error) {
+		if err := enc.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+			return nil, err
+		}
+		for {
+			var m struct {
+				ID     *int            `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+				Error  *struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := dec.Decode(&m); err != nil {
+				return nil, fmt.Errorf("%s: %w", method, err)
+			}
+			switch {
+			case m.ID == nil || *m.ID != id || m.Method != "":
+				continue // a notification, or the server's own request: not asked for here
+			case m.Error != nil:
+				return nil, fmt.Errorf("%s: error %d: %s", method, m.Error.Code, m.Error.Message)
+			}
+			return m.Result, nil
+		}
+	}
+	if _, err := call(1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "fakeclaude", "version": "1"}}); err != nil {
+		return res, err
+	}
+	if err := enc.Encode(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized", "params": map[string]any{}}); err != nil {
+		return res, err
+	}
+	raw, err := call(2, "tools/call", map[string]any{"name": name, "arguments": args})
+	if err == nil {
+		err = json.Unmarshal(raw, &res)
+	}
+	return res, err
 }
