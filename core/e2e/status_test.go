@@ -71,6 +71,21 @@ func TestHostsStatus(t *testing.T) {
 	_ = hosts["h1"].cmd.Process.Kill()
 	_ = hosts["h1"].cmd.Wait()
 	hosts["h2"].waitFor(func() bool { h, ok := hostsSeen("h2")["h1"]; return ok && !h.Live }, "h2 to see h1's lease expire")
+	// h2 then takes the channel h1 held over: it is "starting" for a moment,
+	// when clawhost status rightly exits 1.
+	hosts["h2"].waitFor(func() bool {
+		cfg, _ := config.Load(hosts["h2"].cfgPath)
+		snap, err := fetchStatus(cfg)
+		if err != nil {
+			return false
+		}
+		for _, p := range snap.Plugins {
+			if !p.Ready {
+				return false
+			}
+		}
+		return len(snap.Plugins) > 0
+	}, "h2 to serve the channel h1 held")
 	var out, errb bytes.Buffer
 	if rc := run([]string{"status", "-config", hosts["h2"].cfgPath}, &out, &errb); rc != 0 {
 		t.Errorf("clawhost status on h2: exit %d, %s", rc, errb.String())

@@ -555,7 +555,7 @@ type toolResult struct {
 // an MCP client does (claude's order: initialize, the initialized
 // notification, tools/call; newline-delimited JSON-RPC 2.0), then closes
 // its stdin and waits for it. A hand-written client, not the MCP SDK's:
-// the SDK's package initialisation (JSON schema, gob) took about 2 ms of
+// the SDK's package initialisation (JSON schema, gob) took about 1 ms of
 // every fake claude's start, which the first-turn benchmarks counted as
 // the host's work.
 func mcpCall(cmd *exec.Cmd, name string, args map[string]any) (toolResult, error) {
