@@ -20,6 +20,12 @@ const warmWorkers = 4
 // A call finds an idle worker, or starts one while fewer than warmWorkers
 // run, or else runs on its caller's goroutine as before: never queued
 // behind another chat's call. The workers end with ctx.
+//
+// sdk/internal/wire's warmPool is its twin on the plugins' side (there a
+// call is handed off, here the caller waits for it). The sdk is a module
+// of its own whose internal packages the core cannot import, and a worker
+// pool is not the sdk's to export to plugin authors, so each keeps its
+// own 50 lines.
 type warmCalls struct {
 	ctx  context.Context
 	jobs chan warmJob

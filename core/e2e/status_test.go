@@ -36,11 +36,16 @@ func TestHostsStatus(t *testing.T) {
 	listen := map[string]string{"h1": wcFreeAddr(t), "h2": wcFreeAddr(t)}
 	hosts := map[string]*daemon{"h1": startAdminHost(t, url, "h1", listen["h1"]), "h2": startAdminHost(t, url, "h2", listen["h2"])}
 
-	// hostsSeen is the hosts id's status lists, by id.
-	hostsSeen := func(id string) map[string]admin.ClusterHost {
+	// status is host id's /status.json; ok is false while it cannot be read.
+	status := func(id string) (admin.Snapshot, bool) {
 		cfg, _ := config.Load(hosts[id].cfgPath)
 		snap, err := fetchStatus(cfg)
-		if err != nil || snap.Cluster == nil {
+		return snap, err == nil
+	}
+	// hostsSeen is the hosts id's status lists, by id.
+	hostsSeen := func(id string) map[string]admin.ClusterHost {
+		snap, ok := status(id)
+		if !ok || snap.Cluster == nil {
 			return nil
 		}
 		seen := make(map[string]admin.ClusterHost)
@@ -74,9 +79,8 @@ func TestHostsStatus(t *testing.T) {
 	// h2 then takes the channel h1 held over: it is "starting" for a moment,
 	// when clawhost status rightly exits 1.
 	hosts["h2"].waitFor(func() bool {
-		cfg, _ := config.Load(hosts["h2"].cfgPath)
-		snap, err := fetchStatus(cfg)
-		if err != nil {
+		snap, ok := status("h2")
+		if !ok {
 			return false
 		}
 		for _, p := range snap.Plugins {

@@ -16,6 +16,8 @@ const warmWorkers = 4
 // warmWorkers run, or else to a goroutine of its own as before: never
 // queued behind another call. Go is called only by the stream's receive
 // loop; the workers end with ctx (the stream's).
+//
+// core/delivery's warmCalls is its twin in the host (see there why two).
 type warmPool struct {
 	ctx  context.Context
 	jobs chan func()
