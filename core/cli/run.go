@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/internal/gcpace"
 	"github.com/clawhost/clawhost/core/internal/memtrim"
+	"github.com/clawhost/clawhost/core/internal/procpace"
 	"github.com/clawhost/clawhost/core/setup"
 )
 
@@ -48,6 +49,8 @@ func serve(path string, stderr io.Writer) int {
 		return 1
 	}
 	log := h.Logger()
+	// After core.New: the store sized its readers by every processor.
+	procpace.Start()
 	// The plugins are starting; once the host is up, what only its start
 	// touched (configuration, migrations, launching plugins) leaves the
 	// resident set.

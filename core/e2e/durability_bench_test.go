@@ -40,6 +40,7 @@ func BenchmarkOutboundDurability(b *testing.B) {
 		b.ReportMetric(msOf(fo-po), "fsync-out-ms")
 		b.ReportMetric(msOf(fio-pio), "fsync-inout-ms")
 		b.ReportMetric(msOf(roundsMedian(process, func(r outResult) time.Duration { return r.hostCPU })), "process-host-cpu-ms/turn")
+		b.ReportMetric(msOf(roundsMedian(full, func(r outResult) time.Duration { return r.hostCPU })), "full-host-cpu-ms/turn")
 	}
 }
 

@@ -42,6 +42,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,8 @@ func BenchmarkOutboundTelegram(b *testing.B) {
 		b.ReportMetric(msOf(r.pluginCPU), "plugin-cpu-ms/turn")
 		b.ReportMetric(r.hostFaults, "host-faults/turn")
 		b.ReportMetric(r.pluginFaults, "plugin-faults/turn")
+		b.ReportMetric(r.hostSwitches, "host-switches/turn")
+		b.ReportMetric(r.pluginSwitches, "plugin-switches/turn")
 	}
 }
 
@@ -85,6 +88,9 @@ type outResult struct {
 	hostCPU, pluginCPU time.Duration
 	// hostFaults and pluginFaults are minor page faults per warm turn.
 	hostFaults, pluginFaults float64
+	// hostSwitches and pluginSwitches are context switches per warm turn
+	// (procSwitches).
+	hostSwitches, pluginSwitches float64
 }
 
 // outHost starts a host with the defaults on a fresh fake Bot API and
@@ -133,6 +139,7 @@ func outRound(b *testing.B, claude string, storage ...Attrs) outResult {
 	}
 	hostCPU0, pluginCPU0 := cpuTime(host), cpuTime(plugin)
 	hostFaults0, pluginFaults0 := procFaults(host), procFaults(plugin)
+	hostSwitches0, pluginSwitches0 := procSwitches(host), procSwitches(plugin)
 	updates := map[string]int{}
 	for k := range outTurns {
 		mark := fmt.Sprintf("q%dz%dq", outChat, k)
@@ -140,7 +147,8 @@ func outRound(b *testing.B, claude string, storage ...Attrs) outResult {
 		time.Sleep(outPace)
 	}
 	res := outResult{hostCPU: (cpuTime(host) - hostCPU0) / outTurns, pluginCPU: (cpuTime(plugin) - pluginCPU0) / outTurns,
-		hostFaults: float64(procFaults(host)-hostFaults0) / outTurns, pluginFaults: float64(procFaults(plugin)-pluginFaults0) / outTurns}
+		hostFaults: float64(procFaults(host)-hostFaults0) / outTurns, pluginFaults: float64(procFaults(plugin)-pluginFaults0) / outTurns,
+		hostSwitches: float64(procSwitches(host)-hostSwitches0) / outTurns, pluginSwitches: float64(procSwitches(plugin)-pluginSwitches0) / outTurns}
 	if prof != nil {
 		if err := os.WriteFile(*outPprof, <-prof, 0o600); err != nil {
 			b.Fatal(err)
@@ -294,6 +302,29 @@ func freeLoopback(tb testing.TB) string {
 // cannot be read): memory touched for the first time, or given back to
 // the kernel and touched again.
 func procFaults(pid int) int64 { return procStat(pid, 7)[0] }
+
+// procSwitches is how many times the threads of pid alive now gave up
+// their processor, to wait or to another thread (the voluntary and
+// involuntary context switches of /proc/PID/task/*/status). On a
+// virtual machine each wait and wake-up of a thread costs tens of
+// microseconds of CPU, so this count explains much of a turn's CPU.
+func procSwitches(pid int) int64 {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var n int64
+	for _, t := range tasks {
+		raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		for line := range strings.SplitSeq(string(raw), "\n") {
+			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+				k, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += k
+			} else if v, ok := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); ok {
+				k, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += k
+			}
+		}
+	}
+	return n
+}
 
 // runEvents reads the fake claude's run log.
 func runEvents(path string) []fakeclaude.RunEvent {

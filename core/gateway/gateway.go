@@ -42,6 +42,7 @@ import (
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
+	"github.com/clawhost/clawhost/core/internal/procpace"
 	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/message"
@@ -397,6 +398,7 @@ func (g *Gateway) settings() Settings {
 // acks them. Messages of one conversation are stored in order; different
 // conversations are stored concurrently, so one group commit covers them.
 func (g *Gateway) Inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
+	procpace.Busy()
 	select {
 	case <-g.ready:
 	case <-ctx.Done():
