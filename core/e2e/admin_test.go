@@ -108,6 +108,15 @@ func TestAdminAndPairingCLI(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
+	// Lightly loaded, the host runs its Go code on one processor
+	// (core/internal/procpace); a burst at its start may have moved it to
+	// all, and two quiet seconds bring it back.
+	if os.Getenv("GOMAXPROCS") == "" {
+		sdktest.WaitFor(t, "the idle host on one processor", func() error {
+			_, m := get(t, base+"/metrics")
+			return sdktest.Saw(strings.Contains(m, "\ngo_sched_gomaxprocs_threads 1\n"), "go_sched_gomaxprocs_threads is not 1")
+		})
+	}
 	// The plugin dies: /healthz goes 503 until the host restarted it.
 	pids := pluginPIDs(d, 1)
 	_ = syscall.Kill(pids[0], syscall.SIGKILL)

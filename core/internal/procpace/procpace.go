@@ -8,12 +8,14 @@
 // puts it back to sleep, and its monitor thread polls every 20 µs while
 // any processor is out of its idle list. On a virtual machine every such
 // sleep and wake-up costs tens of microseconds of CPU. On one processor
-// a warm turn made 38 context switches instead of 63 and cost a quarter
-// less CPU (BenchmarkOutboundTelegram, 4 alternating rounds: 3.1–3.4
-// against 3.6–4.6 ms a turn), and it was no slower. Under a heavy load
-// one processor is a ceiling (BenchmarkLoadTelegramWarm: 340 against 400
-// messages a second), so the host goes back to all of them while its
-// Go code is busy.
+// a warm turn made 37–39 context switches instead of 61–66 and cost a
+// fifth less CPU (BenchmarkOutboundTelegram, 7 alternating rounds: a
+// median of 3.3 against 4.2 ms a turn), and it was no slower. Under a
+// heavy load one processor costs throughput even before the host uses a
+// whole core: goroutines of many chats wait for it (with GOMAXPROCS=1,
+// BenchmarkLoadTelegramWarm went from 388–410 to 334–343 messages a
+// second while the host used 0.35–0.5 cores), so the host goes back to
+// all of them at a quarter of a core.
 //
 // The measure is the process's CPU time (user and system, all threads)
 // over the wall time since the last look, in cores. Looks cost nothing
@@ -85,8 +87,8 @@ type procs interface {
 	// One puts Go code on one processor.
 	One()
 	// All gives it back what Go would give it (the machine's processors,
-	// or the container's CPU limit), and says how many that is.
-	All() int
+	// or the container's CPU limit).
+	All()
 	// Default is how many All gives.
 	Default() int
 }
@@ -96,10 +98,7 @@ type runtimeProcs struct{}
 
 func (runtimeProcs) One() { runtime.GOMAXPROCS(1) }
 
-func (runtimeProcs) All() int {
-	runtime.SetDefaultGOMAXPROCS()
-	return runtime.GOMAXPROCS(0)
-}
+func (runtimeProcs) All() { runtime.SetDefaultGOMAXPROCS() }
 
 // Default is read at the start, before One, when GOMAXPROCS is Go's
 // default.
@@ -120,7 +119,6 @@ type pacer struct {
 	lastAt     time.Time
 	quietSince time.Time   // on all processors: since when every look measured under Lower; zero when the last did not
 	timer      *time.Timer // the next look while on all processors
-	changes    int         // for tests and the log: how often it moved
 	stopped    bool        // for tests: no more looks
 }
 
@@ -185,7 +183,6 @@ func (pc *pacer) look() bool {
 		pc.procs.All()
 		pc.all = true
 		pc.quietSince = time.Time{}
-		pc.changes++
 	case pc.all && load >= Lower:
 		pc.quietSince = time.Time{}
 	case pc.all:
@@ -195,7 +192,6 @@ func (pc *pacer) look() bool {
 		if now.Sub(pc.quietSince) >= Quiet {
 			pc.procs.One()
 			pc.all = false
-			pc.changes++
 		}
 	}
 	if pc.all && pc.timer == nil {

@@ -15,7 +15,7 @@ type fakeProcs struct {
 }
 
 func (f *fakeProcs) One()         { f.set = append(f.set, 1); f.procs = 1 }
-func (f *fakeProcs) All() int     { f.set = append(f.set, f.def); f.procs = f.def; return f.def }
+func (f *fakeProcs) All()         { f.set = append(f.set, f.def); f.procs = f.def }
 func (f *fakeProcs) Default() int { return f.def }
 
 // rig is a pacer on a fake clock, a fake CPU clock and a fake timer.
