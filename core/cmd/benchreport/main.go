@@ -77,6 +77,9 @@ var figures = []figure{
 	{Name: "in: getUpdates → claude's stdin, real binary, p50", Bench: "BenchmarkOutboundTelegram", Metric: "in-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "host CPU per warm turn", Bench: "BenchmarkOutboundTelegram", Metric: "host-cpu-ms/turn", Goal: 3.4, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "Telegram plugin CPU per warm turn", Bench: "BenchmarkOutboundTelegram", Metric: "plugin-cpu-ms/turn", Info: true, Scale: 1, Unit: "ms"},
+	// Each sleep and wake-up of a thread costs a virtual machine tens of
+	// µs of CPU: most of a warm turn's (core/internal/procpace).
+	{Name: "host context switches per warm turn", Bench: "BenchmarkOutboundTelegram", Metric: "host-switches/turn", Info: true, Scale: 1, Unit: ""},
 	// The same turns with storage { durability = "process" } (no fsync)
 	// and the default ("full") in alternate rounds of one run
 	// (core/e2e/durability_bench_test.go): the reply path at the peers'
@@ -84,6 +87,7 @@ var figures = []figure{
 	{Name: "out, durability \"process\" (survives kill -9), p50", Bench: "BenchmarkOutboundDurability", Metric: "process-out-p50-ms", Goal: 0.5, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "in + out, durability \"process\", p50", Bench: "BenchmarkOutboundDurability", Metric: "process-inout-p50-ms", Goal: 3, Max: true, Scale: 1, Unit: "ms"},
 	{Name: "host CPU per warm turn, durability \"process\"", Bench: "BenchmarkOutboundDurability", Metric: "process-host-cpu-ms/turn", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "host CPU per warm turn, durability \"full\", same run", Bench: "BenchmarkOutboundDurability", Metric: "full-host-cpu-ms/turn", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "out, durability \"full\" (default: survives power loss too), same run, p50", Bench: "BenchmarkOutboundDurability", Metric: "full-out-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "what the fsync costs the reply: out full − process", Bench: "BenchmarkOutboundDurability", Metric: "fsync-out-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "what the fsyncs cost a warm turn: in + out full − process", Bench: "BenchmarkOutboundDurability", Metric: "fsync-inout-ms", Info: true, Scale: 1, Unit: "ms"},
