@@ -12,6 +12,7 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/procmem"
+	"github.com/clawhost/clawhost/core/internal/procpace"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/runner"
@@ -83,6 +84,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	var u procmem.Usage
 	u, snap.Host.Heap = procmem.Self()
 	snap.Host.RSS, snap.Host.Private = u.RSS, u.Private
+	snap.Host.Procs, snap.Host.BusyProcs = procpace.Procs()
 	if h.cluster != nil {
 		snap.Cluster = h.cluster.Status(ctx, engineName(h.cfg))
 	}

@@ -305,18 +305,6 @@ type Warm struct {
 	Private int64 `json:"private_bytes,omitempty"`
 }
 
-// Process is the host process's memory.
-type Process struct {
-	PID int `json:"pid"`
-	// RSS is its resident set in bytes (its private memory and the pages
-	// of its binary it mapped); 0 when unknown.
-	RSS int64 `json:"rss_bytes,omitempty"`
-	// Private is the part of RSS only this process holds; 0 when unknown.
-	Private int64 `json:"private_bytes,omitempty"`
-	// Heap is the Go heap in use, in bytes.
-	Heap int64 `json:"heap_bytes"`
-}
-
 // ErrorEntry is one recent warning or error.
 type ErrorEntry struct {
 	// At is when it was logged.

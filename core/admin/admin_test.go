@@ -742,3 +742,19 @@ func TestStatusPageWarmPool(t *testing.T) {
 		t.Errorf("no turns: %q", got)
 	}
 }
+
+func TestProcsText(t *testing.T) {
+	for _, c := range []struct {
+		p    Process
+		want string
+	}{
+		{Process{}, ""},
+		{Process{Procs: 4}, "4"},
+		{Process{Procs: 1, BusyProcs: 4}, "1 (all 4 while busy)"},
+		{Process{Procs: 4, BusyProcs: 4}, "4 (all 4 while busy)"},
+	} {
+		if got := c.p.ProcsText(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.p, got, c.want)
+		}
+	}
+}

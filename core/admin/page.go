@@ -159,7 +159,8 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 <li>queued messages: <b>{{.Snap.QueueDepth}}</b></li>
 <li>warm processes: <b>{{len .Snap.Warm}}</b></li>
 <li>host memory: <b>{{mb .Snap.Host.RSS}}</b> resident, {{mb .Snap.Host.Private}} of it private, Go heap {{mb .Snap.Host.Heap}} (pid {{.Snap.Host.PID}})</li>
-{{with .Snap.Cluster}}{{if not .Error}}<li>hosts live: <b class="{{if eq .LiveHosts (len .Hosts)}}ok{{else}}bad{{end}}">{{.LiveHosts}}/{{len .Hosts}}</b></li>
+{{with .Snap.Host.ProcsText}}<li>host processors: <b>{{.}}</b></li>
+{{end}}{{with .Snap.Cluster}}{{if not .Error}}<li>hosts live: <b class="{{if eq .LiveHosts (len .Hosts)}}ok{{else}}bad{{end}}">{{.LiveHosts}}/{{len .Hosts}}</b></li>
 {{end}}{{end}}</ul>
 
 {{with .Snap.Cluster}}<h2>Hosts</h2>

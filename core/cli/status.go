@@ -227,6 +227,9 @@ func writeMemory(b *strings.Builder, s admin.Snapshot) {
 		}
 		fmt.Fprintf(b, "; with plugins and %d warm claude processes %s resident, %s private\n", len(s.Warm), admin.MB(total), admin.MB(private))
 	}
+	if t := s.Host.ProcsText(); t != "" {
+		fmt.Fprintf(b, "host processors: %s\n", t)
+	}
 	if w := s.WarmPool; w != nil {
 		fmt.Fprintf(b, "warm claude: %d holding %s, limit %s\n", w.Warm, admin.MB(w.Memory), w.Limits())
 		fmt.Fprintf(b, "first answer of a returning chat: warm %s; cold %s\n", w.FirstAnswerWarm, w.FirstAnswerCold)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -116,6 +117,15 @@ func TestAdminAndPairingCLI(t *testing.T) {
 			_, m := get(t, base+"/metrics")
 			return sdktest.Saw(strings.Contains(m, "\ngo_sched_gomaxprocs_threads 1\n"), "go_sched_gomaxprocs_threads is not 1")
 		})
+		// The status page says so, and what the host takes while busy.
+		if _, page := get(t, base+"/"); runtime.GOMAXPROCS(0) > 1 && !strings.Contains(page, fmt.Sprintf("host processors: <b>1 (all %d while busy)</b>", runtime.GOMAXPROCS(0))) {
+			t.Errorf("the status page does not show the host on one processor of %d", runtime.GOMAXPROCS(0))
+		}
+		out.Reset()
+		run([]string{"status", "-config", d.cfgPath}, &out, &errb)
+		if want := fmt.Sprintf("host processors: 1 (all %d while busy)\n", runtime.GOMAXPROCS(0)); runtime.GOMAXPROCS(0) > 1 && !strings.Contains(out.String(), want) {
+			t.Errorf("clawhost status lacks %q:\n%s", want, out.String())
+		}
 	}
 	// The plugin dies: /healthz goes 503 until the host restarted it.
 	pids := pluginPIDs(d, 1)

@@ -70,6 +70,16 @@ func Busy() {
 	}
 }
 
+// Procs is how many processors the host's Go code runs on now and, when
+// the pacer runs, how many it takes while busy (0 when it does not run),
+// for the status page.
+func Procs() (now, busy int) {
+	if p := active.Load(); p != nil {
+		busy = p.busyProcs
+	}
+	return runtime.GOMAXPROCS(0), busy
+}
+
 // Start applies the pacing to this process, unless GOMAXPROCS is set in
 // its environment or the process has one processor. It is idempotent.
 // Call it after what sizes itself by runtime.GOMAXPROCS(0) at its start
@@ -110,6 +120,7 @@ type pacer struct {
 	cpu       func() (time.Duration, bool)
 	now       func() time.Time
 	afterFunc func(time.Duration, func()) *time.Timer
+	busyProcs int // what procs.All gives, read at the start
 
 	lastNano atomic.Int64 // lastAt in Unix nanoseconds, for busy's check without the lock
 
@@ -133,7 +144,7 @@ func start(getenv func(string) string, p procs, cpu func() (time.Duration, bool)
 	if !ok {
 		return nil
 	}
-	pc := &pacer{procs: p, cpu: cpu, now: now, afterFunc: afterFunc, lastCPU: c, lastAt: now()}
+	pc := &pacer{procs: p, cpu: cpu, now: now, afterFunc: afterFunc, busyProcs: p.Default(), lastCPU: c, lastAt: now()}
 	pc.lastNano.Store(pc.lastAt.UnixNano())
 	p.One()
 	pc.armGC()
