@@ -122,7 +122,8 @@ type pacer struct {
 	afterFunc func(time.Duration, func()) *time.Timer
 	busyProcs int // what procs.All gives, read at the start
 
-	lastNano atomic.Int64 // lastAt in Unix nanoseconds, for busy's check without the lock
+	epoch    time.Time    // the start: lastNano counts from it on the monotonic clock
+	lastNano atomic.Int64 // lastAt − epoch in nanoseconds, for busy's check without the lock
 
 	mu         sync.Mutex
 	all        bool // on every processor
@@ -144,8 +145,8 @@ func start(getenv func(string) string, p procs, cpu func() (time.Duration, bool)
 	if !ok {
 		return nil
 	}
-	pc := &pacer{procs: p, cpu: cpu, now: now, afterFunc: afterFunc, busyProcs: p.Default(), lastCPU: c, lastAt: now()}
-	pc.lastNano.Store(pc.lastAt.UnixNano())
+	at := now()
+	pc := &pacer{procs: p, cpu: cpu, now: now, afterFunc: afterFunc, busyProcs: p.Default(), epoch: at, lastCPU: c, lastAt: at}
 	p.One()
 	pc.armGC()
 	return pc
@@ -164,7 +165,7 @@ func (pc *pacer) armGC() {
 
 // busy is Busy: a look when the last is MinWindow old.
 func (pc *pacer) busy() {
-	if pc.now().UnixNano()-pc.lastNano.Load() >= int64(MinWindow) {
+	if int64(pc.now().Sub(pc.epoch))-pc.lastNano.Load() >= int64(MinWindow) {
 		pc.look()
 	}
 }
@@ -188,7 +189,7 @@ func (pc *pacer) look() bool {
 	}
 	load := float64(c-pc.lastCPU) / float64(window)
 	pc.lastCPU, pc.lastAt = c, now
-	pc.lastNano.Store(now.UnixNano())
+	pc.lastNano.Store(int64(now.Sub(pc.epoch)))
 	switch {
 	case !pc.all && load >= Raise:
 		pc.procs.All()
