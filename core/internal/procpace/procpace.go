@@ -138,7 +138,8 @@ type pacer struct {
 // the environment or the machine decides.
 func start(getenv func(string) string, p procs, cpu func() (time.Duration, bool), now func() time.Time,
 	afterFunc func(time.Duration, func()) *time.Timer) *pacer {
-	if getenv("GOMAXPROCS") != "" || p.Default() <= 1 {
+	busy := p.Default()
+	if getenv("GOMAXPROCS") != "" || busy <= 1 {
 		return nil
 	}
 	c, ok := cpu()
@@ -146,7 +147,7 @@ func start(getenv func(string) string, p procs, cpu func() (time.Duration, bool)
 		return nil
 	}
 	at := now()
-	pc := &pacer{procs: p, cpu: cpu, now: now, afterFunc: afterFunc, busyProcs: p.Default(), epoch: at, lastCPU: c, lastAt: at}
+	pc := &pacer{procs: p, cpu: cpu, now: now, afterFunc: afterFunc, busyProcs: busy, epoch: at, lastCPU: c, lastAt: at}
 	p.One()
 	pc.armGC()
 	return pc
