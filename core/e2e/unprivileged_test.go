@@ -34,7 +34,11 @@ func statusSandbox(t testing.TB, cfgPath string) string {
 		rc := run([]string{"status", "-config", cfgPath}, &out, &errb)
 		for _, line := range strings.Split(out.String(), "\n") {
 			if m, ok := strings.CutPrefix(line, "sandbox: "); ok {
-				mode = m
+				// In the host's first moments the sandbox helper may still be
+				// starting (runner's zygoteStarting): what the host picked comes after.
+				if mode = m; strings.Contains(m, "helper is starting") {
+					return fmt.Errorf("sandbox: %s", m)
+				}
 				return nil
 			}
 		}

@@ -73,6 +73,7 @@ func TestFakeAgentSandbox(t *testing.T) {
 		c.Agents = map[string]Config{"open": open}
 	})
 	// main's bubblewrap is recycled or per start as this machine allows (the default).
+	f.r.waitZygotes()
 	if got, want := f.r.SandboxState(), regexp.MustCompile(`^main: bubblewrap( \((recycled|per start: .+)\))?; open: off$`); !want.MatchString(got) {
 		t.Errorf("SandboxState %q, want %s", got, want)
 	}

@@ -373,7 +373,8 @@ func BenchmarkSandboxStart(b *testing.B) {
 		b.Fatal(err)
 	}
 	c := Config{Workspace: ws, Hide: []string{data}}
-	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults(), sandboxes: map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}}}
+	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults()}
+	r.sandboxes.Store(&map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}})
 	env := []string{"HOME=" + data, "CLAUDE_CONFIG_DIR=" + cfgDir}
 	run := func(b *testing.B, exe string, argv []string) {
 		b.ReportMetric(float64(bwrapMounts(argv)), "mounts")

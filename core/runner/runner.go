@@ -39,11 +39,15 @@ type Runner struct {
 	// answers are the times to first answer of returning chats (answers.go).
 	answers answerTimes
 	// sandboxes are what the probe found for each sandbox mode and user the
-	// agents' claude runs with (sandboxes.go).
-	sandboxes map[sandboxKey]sandbox
+	// agents' claude runs with (sandboxes.go); replaced whole, never changed in place.
+	sandboxes atomic.Pointer[map[sandboxKey]sandbox]
 	// zygotes are the agents' recycled sandboxes (zygotepool_linux.go); nil when every
-	// sandboxed claude gets a bubblewrap of its own.
+	// sandboxed claude gets a bubblewrap of its own. Set before zygoteDone closes, and
+	// read only after it (waitZygotes).
 	zygotes *zygotePool
+	// zygoteDone is closed once setupZygotes has decided, in the background, whether
+	// the agents' claudes start in recycled sandboxes; nil where nothing is decided.
+	zygoteDone chan struct{}
 
 	mu     sync.Mutex
 	closed bool
@@ -447,6 +451,7 @@ func (r *Runner) Close(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		r.wg.Wait()
+		r.waitZygotes()
 		if r.zygotes != nil {
 			r.zygotes.close()
 		}

@@ -270,6 +270,7 @@ func testFakeSandbox(t *testing.T, recycled bool) {
 		defer cancel()
 		_ = r.Close(ctx)
 	})
+	r.waitZygotes()
 	if r.SandboxState() != want {
 		t.Fatalf("sandbox %q", r.SandboxState())
 	}

@@ -39,13 +39,13 @@ func sandboxKeyOf(c *Config) sandboxKey { return sandboxKey{mode: c.Sandbox, uid
 // probeSandboxes probes the sandbox once for each distinct sandbox mode and user among the
 // runner's own configuration and its agents', and logs what each agent gets.
 func (r *Runner) probeSandboxes() {
-	r.sandboxes = map[sandboxKey]sandbox{}
+	sbs := map[sandboxKey]sandbox{}
 	for _, c := range r.profiles() {
 		k := sandboxKeyOf(c)
-		sb, ok := r.sandboxes[k]
+		sb, ok := sbs[k]
 		if !ok {
 			sb = probeSandbox(*c)
-			r.sandboxes[k] = sb
+			sbs[k] = sb
 		}
 		if sb.bwrap == "" && c.Sandbox != SandboxOff {
 			r.log.Warn("claude runs without a sandbox: its tools can read everything its user can", "agent", c.Name, "sandbox", sb.state)
@@ -53,10 +53,21 @@ func (r *Runner) probeSandboxes() {
 			r.log.Debug("claude sandbox", "agent", c.Name, "sandbox", sb.state)
 		}
 	}
+	r.sandboxes.Store(&sbs)
 }
 
-// sandboxOf is the sandbox the processes of the agent configured by c run in.
-func (r *Runner) sandboxOf(c *Config) sandbox { return r.sandboxes[sandboxKeyOf(c)] }
+// sandboxOf is the sandbox the processes of the agent configured by c run in. Whether it
+// is recycled (its helper field) is decided once waitZygotes returns.
+func (r *Runner) sandboxOf(c *Config) sandbox { return (*r.sandboxes.Load())[sandboxKeyOf(c)] }
+
+// waitZygotes returns once setupZygotes has decided which agents' claudes start in
+// recycled sandboxes: at once, but in a host's first moments, while the sandbox helper's
+// probe start runs (bounded by zygoteProbeTimeout).
+func (r *Runner) waitZygotes() {
+	if r.zygoteDone != nil {
+		<-r.zygoteDone
+	}
+}
 
 // profiles are the runner's own configuration, then its agents' by id.
 func (r *Runner) profiles() []*Config {
@@ -71,7 +82,8 @@ func (r *Runner) profiles() []*Config {
 // "off" (agent.sandbox = "off"), or "unavailable (why)" — agent.sandbox = "auto" found no
 // working bubblewrap. Where New tried recycled sandboxes (ZygoteEnv), "bubblewrap
 // (recycled)" (the agent's recycled sandboxes) or "bubblewrap (per start: why)" (the
-// sandbox helper cannot run here, or ZygoteEnv=0). When the agents' differ (their own
+// sandbox helper cannot run here, or ZygoteEnv=0), and in the host's first moments, while
+// the helper's probe start runs, zygoteStarting. When the agents' differ (their own
 // sandbox or run_as), it says it
 // per agent: "main: bubblewrap; public: off".
 func (r *Runner) SandboxState() string {

@@ -151,7 +151,8 @@ func zygoteSpikeSetup(tb testing.TB) (*Runner, Config, sandboxLaunch) {
 		}
 	}
 	c := Config{Workspace: ws, Hide: []string{data}}
-	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults(), sandboxes: map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}}}
+	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults()}
+	r.sandboxes.Store(&map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}})
 	l := sandboxLaunch{tmp: filepath.Join(data, "runner", "t", "1"), env: []string{"HOME=" + data, "CLAUDE_CONFIG_DIR=" + cfgDir},
 		chatState: chatStateDir(r.cfg.StateDir, "agent:main:tg:direct:1"), sessionID: uuid.NewString(), resume: true}
 	return r, c, l

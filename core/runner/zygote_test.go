@@ -302,6 +302,7 @@ func newRecycled(t *testing.T, mut func(*Config)) (*Runner, chan *zygote) {
 		defer cancel()
 		_ = r.Close(ctx)
 	})
+	r.waitZygotes()
 	if r.SandboxState() != "bubblewrap (recycled)" || r.zygotes == nil {
 		t.Fatalf("sandbox %q", r.SandboxState())
 	}
@@ -321,6 +322,63 @@ func helperOf(t *testing.T, pid int) int {
 	ppid, err := strconv.Atoi(f[1])
 	must(t, err)
 	return ppid
+}
+
+// TestZygoteProbeOffTheStart: New does not wait for the sandbox helper's probe start (it
+// ran before the host's plugins could start: about 40 ms of every start); meanwhile the
+// status says so, and a claude started meanwhile waits for it and runs in the recycled
+// sandbox the probe left.
+func TestZygoteProbeOffTheStart(t *testing.T) {
+	needZygote(t)
+	probing, release := make(chan struct{}), make(chan struct{})
+	var probed *zygote
+	probeHelper = func(bwrap, exe string) (*zygote, error) {
+		close(probing)
+		<-release
+		z, err := probeZygote(bwrap, exe)
+		probed = z
+		return z, err
+	}
+	t.Cleanup(func() { probeHelper = probeZygote })
+	t.Setenv(ZygoteEnv, "1")
+	ws := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, "state"), 0o700))
+	exe, err := os.Executable()
+	must(t, err)
+	r, err := New(Config{Command: exe, Workspace: ws, StateDir: t.TempDir(),
+		Env:     map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
+		Sandbox: SandboxAuto, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}, nil)
+	must(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.Close(ctx)
+	})
+	<-probing // New returned with the probe held back
+	if st := r.SandboxState(); st != zygoteStarting {
+		t.Fatalf("sandbox %q while the helper's probe runs, want %q", st, zygoteStarting)
+	}
+	if _, unavailable := SandboxUnavailable(zygoteStarting); unavailable {
+		t.Fatalf("%q reads as no sandbox", zygoteStarting)
+	}
+	done := make(chan Result, 1)
+	go func() {
+		turn, err := r.Run(context.Background(), TurnRequest{Key: "a", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
+		if err != nil {
+			done <- Result{Err: &Error{Kind: KindCrash, Detail: err.Error()}}
+			return
+		}
+		done <- turn.Wait()
+	}()
+	close(release)
+	mustOK(t, <-done, "echo: hi")
+	if st := r.SandboxState(); st != "bubblewrap (recycled)" {
+		t.Fatalf("sandbox %q after the probe", st)
+	}
+	// probed was set before the decision that the turn waited for.
+	if h := helperOf(t, r.Warm()["a"]); probed == nil || h != probed.helperPID() {
+		t.Errorf("claude runs under %d: not in the probe's recycled sandbox", h)
+	}
 }
 
 // TestZygotePool: the next start of an agent's claude runs in the sandbox the last one
@@ -511,6 +569,7 @@ exec `+real+` "$@"
 		defer cancel()
 		_ = r.Close(ctx)
 	})
+	r.waitZygotes()
 	st := r.SandboxState()
 	if !strings.HasPrefix(st, "bubblewrap (per start: the sandbox helper failed") || !strings.Contains(st, "--as-pid-1") {
 		t.Fatalf("sandbox %q", st)

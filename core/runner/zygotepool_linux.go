@@ -5,6 +5,7 @@ package runner
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,8 +161,18 @@ func helperExecutable(exe string) string {
 	return exe
 }
 
+// probeHelper is probeZygote; tests hold it back.
+var probeHelper = probeZygote
+
+// zygoteStarting is an agent's sandbox state while the sandbox helper's probe start runs.
+const zygoteStarting = "bubblewrap (recycled: its sandbox helper is starting)"
+
 // setupZygotes decides whether each sandboxed agent's claudes start in recycled sandboxes
-// (zygoteWanted), and says so in its sandbox state.
+// (zygoteWanted), and says so in its sandbox state. Where that takes the helper's probe
+// start (a bubblewrap, the helper and one start of true in it: 30–45 ms on the 2-core
+// development machine, more under load) it runs in the background, so that the host's
+// plugins start meanwhile; a claude's start waits for it (waitZygotes). Both ways claude
+// is sandboxed: only how its sandbox is made waits.
 func (r *Runner) setupZygotes() {
 	want, why := zygoteWanted()
 	if !want {
@@ -170,7 +181,6 @@ func (r *Runner) setupZygotes() {
 	if why == "" {
 		why = zygoteUnsupported()
 	}
-	forced := os.Getenv(ZygoteEnv) == "1"
 	exe, err := os.Executable()
 	if why == "" && err != nil {
 		why = "the host's executable: " + err.Error()
@@ -178,15 +188,41 @@ func (r *Runner) setupZygotes() {
 	if err == nil {
 		exe = helperExecutable(exe)
 	}
+	sbs := maps.Clone(*r.sandboxes.Load())
+	probe := false
+	for k, sb := range sbs {
+		if sb.bwrap != "" && sb.helper == "" && why == "" {
+			sb.state, probe = zygoteStarting, true
+			sbs[k] = sb
+		}
+	}
+	if !probe {
+		r.decideZygotes(why, exe)
+		return
+	}
+	r.sandboxes.Store(&sbs)
+	r.zygoteDone = make(chan struct{})
+	go func() {
+		defer close(r.zygoteDone)
+		r.decideZygotes(why, exe)
+	}()
+}
+
+// decideZygotes is setupZygotes' decision for each agent, with the helper's probe start
+// where why is "" (nothing stands in the way yet); it stores the agents' sandboxes and
+// the pool.
+func (r *Runner) decideZygotes(why, exe string) {
+	forced := os.Getenv(ZygoteEnv) == "1"
+	sbs := maps.Clone(*r.sandboxes.Load())
 	var zp *zygotePool
 	for _, c := range r.profiles() {
 		k := sandboxKeyOf(c)
-		sb := r.sandboxes[k]
+		sb := sbs[k]
 		if sb.bwrap == "" || sb.helper != "" {
 			continue
 		}
 		if why == "" && zp == nil {
-			z, err := probeZygote(sb.bwrap, exe)
+			z, err := probeHelper(sb.bwrap, exe)
 			if err != nil {
 				why = "the sandbox helper failed: " + truncate(err.Error(), 200)
 			} else {
@@ -205,13 +241,15 @@ func (r *Runner) setupZygotes() {
 		} else {
 			sb.helper, sb.state = "recycled", "bubblewrap (recycled)"
 		}
-		r.sandboxes[k] = sb
+		sbs[k] = sb
 	}
 	r.zygotes = zp
+	r.sandboxes.Store(&sbs)
 }
 
 // zygoteFor is the pool c's claudes start in, nil when they start in a bubblewrap each.
 func (r *Runner) zygoteFor(c *Config) *zygotePool {
+	r.waitZygotes()
 	if r.zygotes == nil || r.sandboxOf(c).helper != "recycled" {
 		return nil
 	}
