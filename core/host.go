@@ -225,18 +225,29 @@ func (h *Host) provision() error {
 	if h.agent, err = runner.New(rc, h.log); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
-	if err := h.normalizeIDs(h.cfg, nil, nil); err != nil {
-		return err
-	}
-	set, err := settings.Pipeline(h.cfg)
-	if err != nil {
-		return err
-	}
 	h.sandbox = h.agent.SandboxState()
-	if err := sandboxreach.Check(h.cfg, set.Access, h.sandbox, sandboxreach.Probe(nil)); err != nil {
-		return err
-	}
-	if err := h.startPlugins(); err != nil {
+	var set gateway.Settings
+	_, unsandboxed := runner.SandboxUnavailable(h.sandbox)
+	if unsandboxed {
+		// Who can reach the agent decides whether the host may start at
+		// all: the ids are written in their plugins' forms (a probe process
+		// of each) and the refusal, if any, comes before any plugin starts.
+		if err := h.normalizeIDs(h.cfg, nil, nil); err != nil {
+			return err
+		}
+		if set, err = settings.Pipeline(h.cfg); err != nil {
+			return err
+		}
+		if err := sandboxreach.Check(h.cfg, set.Access, h.sandbox, sandboxreach.Probe(nil)); err != nil {
+			return err
+		}
+		if err := h.startPlugins(); err != nil {
+			return err
+		}
+	} else if err := h.startPlugins(); err != nil {
+		// Sandboxed, the refusal cannot come: the plugins start at once, and
+		// the forms of the ids are read from them once the store is open
+		// (normalizeDeclaredIDs), each plugin's binary run once.
 		return err
 	}
 
@@ -248,6 +259,16 @@ func (h *Host) provision() error {
 	}
 	h.log.Debug("storage open", "storage", settings.StorageName(h.cfg))
 	h.db = db
+	if !unsandboxed {
+		// Sandboxed: the ids are written in the forms the plugins, started
+		// above, declared of themselves (no probe process beside them).
+		if err := h.normalizeDeclaredIDs(); err != nil {
+			return err
+		}
+		if set, err = settings.Pipeline(h.cfg); err != nil {
+			return err
+		}
+	}
 	// The data directory is this host's now (the store's lock): what a run killed with -9
 	// left of its claudes' TMPDIRs goes.
 	h.agent.RemoveLeftovers()

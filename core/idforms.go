@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"github.com/clawhost/clawhost/core/config"
@@ -33,4 +34,24 @@ func (h *Host) runningCapabilities(instance, fingerprint string) (channel.Capabi
 		return channel.Capabilities{}, false
 	}
 	return h.plugins.Ports().Capabilities(instance)
+}
+
+// normalizeDeclaredIDs is normalizeIDs at a sandboxed start, after the
+// plugins started: each instance ids are written for is asked nothing more,
+// the forms are what its process declared of itself before its
+// configuration (pluginhost.Supervisor.Declared), waited for up to its start
+// timeout; one that declared nothing (its binary missing, its start failed)
+// keeps its ids as written, and its status says why.
+func (h *Host) normalizeDeclaredIDs() error {
+	return h.normalizeIDs(h.cfg, nil, func(instance, _ string) (channel.Capabilities, bool) {
+		p := h.cfg.Plugin(instance)
+		if p == nil {
+			return channel.Capabilities{}, false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), p.StartTimeout.Duration())
+		defer cancel()
+		d, _ := h.plugins.Declared(ctx, instance)
+		// Declared or not, answered: no probe process is asked.
+		return d.Capabilities, true
+	})
 }

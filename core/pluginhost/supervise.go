@@ -22,6 +22,7 @@ func (i *Instance) supervise() {
 	for {
 		started := i.h.opts.Clock.Now()
 		err := i.runOnce()
+		i.undeclared() // the first run declared, or none will: as a probe process's would
 		i.mu.Lock()
 		if i.probeErr != nil {
 			err, i.probeErr = i.probeErr, nil
@@ -86,6 +87,7 @@ func (i *Instance) runOnce() error {
 
 	ctx, cancel := context.WithCancel(i.ctx)
 	defer cancel()
+	i.declare(ctx, plug)
 	sch, cfgJSON, err := i.prepare(ctx, plug)
 	if err != nil {
 		return err

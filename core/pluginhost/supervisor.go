@@ -315,11 +315,15 @@ type Instance struct {
 	gen    int
 	up     bool
 	report status.Status
+
+	// decl is its first declaration (declared.go), on mu.
+	decl declaration
 }
 
 func newInstance(h *Supervisor, s Spec) *Instance {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Instance{h: h, spec: s, log: h.opts.Logger.Named(s.Instance), ctx: ctx, cancel: cancel, done: make(chan struct{}), state: StateStarting, since: h.opts.Clock.Now(), readyCh: make(chan struct{})}
+	return &Instance{h: h, spec: s, log: h.opts.Logger.Named(s.Instance), ctx: ctx, cancel: cancel, done: make(chan struct{}), state: StateStarting, since: h.opts.Clock.Now(), readyCh: make(chan struct{}),
+		decl: declaration{done: make(chan struct{})}}
 }
 
 // Name returns the instance name.
