@@ -210,9 +210,6 @@ func (h *Host) provision() error {
 	if err := h.prepareWorkspaces(); err != nil {
 		return err
 	}
-	// The runner before the plugins: it probes the sandbox, and without
-	// one a configuration that lets strangers reach the agent is refused
-	// before any plugin starts.
 	rc, err := settings.Runner(h.cfg)
 	if err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
@@ -221,35 +218,33 @@ func (h *Host) provision() error {
 		return fmt.Errorf("agent configuration: %w", err)
 	}
 	logClaudeCommands(h.cfg, h.log)
-	// runner.New names its logger "runner" itself.
+	// runner.New names its logger "runner" itself; it probes the sandbox in
+	// the background.
 	if h.agent, err = runner.New(rc, h.log); err != nil {
 		return fmt.Errorf("agent configuration: %w", err)
+	}
+	// The plugins start meanwhile, held before their configuration (none
+	// reaches its platform or takes a message) until the host knows it may
+	// start: without a sandbox, a configuration that lets strangers reach
+	// the agent is refused. Each plugin's binary runs once: the forms of the
+	// configuration's ids are what its process declares of itself
+	// (normalizeDeclaredIDs), not a probe process's.
+	hold := make(chan struct{})
+	if err := h.startPlugins(hold); err != nil {
+		return err
 	}
 	h.sandbox = h.agent.SandboxState()
 	var set gateway.Settings
 	_, unsandboxed := runner.SandboxUnavailable(h.sandbox)
 	if unsandboxed {
-		// Who can reach the agent decides whether the host may start at
-		// all: the ids are written in their plugins' forms (a probe process
-		// of each) and the refusal, if any, comes before any plugin starts.
-		if err := h.normalizeIDs(h.cfg, nil, nil); err != nil {
-			return err
-		}
-		if set, err = settings.Pipeline(h.cfg); err != nil {
+		if set, err = h.pipelineSettings(); err != nil {
 			return err
 		}
 		if err := sandboxreach.Check(h.cfg, set.Access, h.sandbox, sandboxreach.Probe(nil)); err != nil {
 			return err
 		}
-		if err := h.startPlugins(); err != nil {
-			return err
-		}
-	} else if err := h.startPlugins(); err != nil {
-		// Sandboxed, the refusal cannot come: the plugins start at once, and
-		// the forms of the ids are read from them once the store is open
-		// (normalizeDeclaredIDs), each plugin's binary run once.
-		return err
 	}
+	close(hold)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -260,12 +255,7 @@ func (h *Host) provision() error {
 	h.log.Debug("storage open", "storage", settings.StorageName(h.cfg))
 	h.db = db
 	if !unsandboxed {
-		// Sandboxed: the ids are written in the forms the plugins, started
-		// above, declared of themselves (no probe process beside them).
-		if err := h.normalizeDeclaredIDs(); err != nil {
-			return err
-		}
-		if set, err = settings.Pipeline(h.cfg); err != nil {
+		if set, err = h.pipelineSettings(); err != nil {
 			return err
 		}
 	}
@@ -338,7 +328,7 @@ func (h *Host) prepareWorkspaces() error {
 // startPlugins starts the plugin host with the configured instances
 // (attached to processes started by hand in debug mode), on a cluster's
 // gate when several hosts share the database.
-func (h *Host) startPlugins() error {
+func (h *Host) startPlugins(hold <-chan struct{}) error {
 	// The plugins start first: their processes start, handshake and
 	// connect (Telegram's first long poll) while the database opens and
 	// the journal recovers; their messages wait for the pipeline (inbound).
@@ -351,7 +341,7 @@ func (h *Host) startPlugins() error {
 		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", pluginclient.EnvReattach)
 	}
 	h.ready = make(chan struct{})
-	popts := pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach}
+	popts := pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach, Hold: hold}
 	if h.cfg.Storage.Engine == config.EnginePostgres {
 		// Several hosts may share the database: each channel instance
 		// runs on the one holding its lease.
@@ -456,6 +446,9 @@ func (h *Host) Start(ctx context.Context) error {
 		}
 	}
 	h.log.Info("clawhost started", "version", h.opts.Version, "config", h.cfg.Path(), "plugins", len(h.cfg.EnabledPlugins()), "startup", time.Since(h.started))
+	// Now, not beside the plugins' starts: the sandbox helper's probe start
+	// (a first claude start begins it sooner).
+	h.agent.StartSandboxHelpers()
 	h.offerOwnerCode()
 	go h.reportStart()
 	return nil

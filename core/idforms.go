@@ -6,8 +6,10 @@ import (
 	"fmt"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/gateway"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/pluginprobe"
+	"github.com/clawhost/clawhost/core/settings"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -36,12 +38,21 @@ func (h *Host) runningCapabilities(instance, fingerprint string) (channel.Capabi
 	return h.plugins.Ports().Capabilities(instance)
 }
 
-// normalizeDeclaredIDs is normalizeIDs at a sandboxed start, after the
-// plugins started: each instance ids are written for is asked nothing more,
-// the forms are what its process declared of itself before its
-// configuration (pluginhost.Supervisor.Declared), waited for up to its start
-// timeout; one that declared nothing (its binary missing, its start failed)
-// keeps its ids as written, and its status says why.
+// pipelineSettings are the pipeline's settings at the start, the ids of the
+// configuration written in their plugins' forms (normalizeDeclaredIDs).
+func (h *Host) pipelineSettings() (gateway.Settings, error) {
+	if err := h.normalizeDeclaredIDs(); err != nil {
+		return gateway.Settings{}, err
+	}
+	return settings.Pipeline(h.cfg)
+}
+
+// normalizeDeclaredIDs is normalizeIDs at the start, once the plugins
+// started: each instance ids are written for is asked nothing more, the
+// forms are what its process declared of itself before its configuration
+// (pluginhost.Supervisor.Declared), waited for up to its start timeout; one
+// that declared nothing (its binary missing, its first run failed) keeps its
+// ids as written, and its status says why.
 func (h *Host) normalizeDeclaredIDs() error {
 	return h.normalizeIDs(h.cfg, nil, func(instance, _ string) (channel.Capabilities, bool) {
 		p := h.cfg.Plugin(instance)

@@ -13,7 +13,9 @@ import (
 // TestNoSandboxNoStrangers: on a machine where bubblewrap is not found
 // (the host's PATH holds no bwrap), the real binary refuses to start when
 // people besides the owners can reach the agent (pairing on Telegram) —
-// one error naming who and the two ways out, no plugin started — and
+// one error naming who and the two ways out, no plugin configured (their
+// processes start beside the sandbox's probe, held before their
+// configuration: the Bot API sees no request) — and
 // `clawhost validate` says the same; it starts when only the owners can,
 // and when the agent block says sandbox = "off".
 func TestNoSandboxNoStrangers(t *testing.T) {

@@ -92,6 +92,13 @@ func (i *Instance) runOnce() error {
 	if err != nil {
 		return err
 	}
+	if hold := i.h.opts.Hold; hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	if release, err = i.waitGate(ctx, cancel, plug); err != nil {
 		return err
 	}

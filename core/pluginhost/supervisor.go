@@ -130,6 +130,12 @@ type Options struct {
 	// while it holds the gate, and waits in StateStandby before. Nil:
 	// every instance runs.
 	Gate Gate
+	// Hold, when set, keeps every instance from being configured until it
+	// is closed: its process starts, hands shake and declares (Declared)
+	// meanwhile. The host's start holds its plugins while it learns whether
+	// claude can be sandboxed here, which decides whether it may start at
+	// all; it never closes Hold when it refuses. Nil: no hold.
+	Hold <-chan struct{}
 
 	// afterVerify, when set (tests), runs between a binary's checksum and
 	// its exec.

@@ -45,9 +45,18 @@ type Runner struct {
 	// sandboxed claude gets a bubblewrap of its own. Set before zygoteDone closes, and
 	// read only after it (waitZygotes).
 	zygotes *zygotePool
-	// zygoteDone is closed once setupZygotes has decided, in the background, whether
-	// the agents' claudes start in recycled sandboxes; nil where nothing is decided.
-	zygoteDone chan struct{}
+	// sandboxDone is closed once probeSandboxes stored what it found (New starts it in
+	// the background: a bubblewrap run, about 10 ms of the host's start on the
+	// development machine), and sandboxOf waits for it. zygoteDone is closed once
+	// setupZygotes decided whether the agents' claudes start in recycled sandboxes (the
+	// sandbox helper's probe start, 30–45 ms of CPU beside the plugins' starts), which
+	// StartSandboxHelpers begins; waitZygotes waits for it. Nil (tests' runners made by
+	// hand): nothing to wait for.
+	sandboxDone, zygoteDone chan struct{}
+	// helpers begins setupZygotes once (StartSandboxHelpers); zygotePlan is what
+	// planZygotes found for it, set before sandboxDone closes.
+	helpers    sync.Once
+	zygotePlan zygotePlan
 
 	mu     sync.Mutex
 	closed bool
@@ -123,8 +132,12 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		active:     map[string]*Turn{},
 		started:    time.Now(),
 	}
-	r.probeSandboxes()
-	r.setupZygotes()
+	r.sandboxDone, r.zygoteDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		r.probeSandboxes()
+		r.planZygotes()
+		close(r.sandboxDone)
+	}()
 	if _, err := exec.LookPath(cfg.Command); err != nil {
 		r.log.Warn("claude CLI not found; turns will fail", "error", errNotFound(cfg.Command, err).Detail)
 	}
@@ -451,6 +464,7 @@ func (r *Runner) Close(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		r.wg.Wait()
+		r.helpers.Do(func() { close(r.zygoteDone) }) // never begun: none to stop
 		r.waitZygotes()
 		if r.zygotes != nil {
 			r.zygotes.close()

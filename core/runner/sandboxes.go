@@ -56,15 +56,41 @@ func (r *Runner) probeSandboxes() {
 	r.sandboxes.Store(&sbs)
 }
 
-// sandboxOf is the sandbox the processes of the agent configured by c run in. Whether it
-// is recycled (its helper field) is decided once waitZygotes returns.
-func (r *Runner) sandboxOf(c *Config) sandbox { return (*r.sandboxes.Load())[sandboxKeyOf(c)] }
+// sandboxOf is the sandbox the processes of the agent configured by c run in, once the
+// probe found it (bounded by probeTimeout). Whether it is recycled (its helper field) is
+// decided once waitZygotes returns.
+func (r *Runner) sandboxOf(c *Config) sandbox {
+	if r.sandboxDone != nil {
+		<-r.sandboxDone
+	}
+	return (*r.sandboxes.Load())[sandboxKeyOf(c)]
+}
+
+// StartSandboxHelpers begins deciding, in the background, whether the agents' claudes start
+// in recycled sandboxes: where they may, the sandbox helper's probe start (a bubblewrap, the
+// helper and one start of true in it), whose helper is the first spare sandbox. The host
+// calls it once its start is done, so that the probe's processes do not compete with the
+// plugins' for the machine; the first claude start begins it if nothing did. Calling it
+// again does nothing.
+func (r *Runner) StartSandboxHelpers() {
+	if r.zygoteDone == nil {
+		return
+	}
+	r.helpers.Do(func() {
+		go func() {
+			defer close(r.zygoteDone)
+			<-r.sandboxDone
+			r.setupZygotes()
+		}()
+	})
+}
 
 // waitZygotes returns once setupZygotes has decided which agents' claudes start in
-// recycled sandboxes: at once, but in a host's first moments, while the sandbox helper's
-// probe start runs (bounded by zygoteProbeTimeout).
+// recycled sandboxes, beginning it if nothing did (StartSandboxHelpers); at once but in a
+// host's first moments (bounded by probeTimeout and zygoteProbeTimeout).
 func (r *Runner) waitZygotes() {
 	if r.zygoteDone != nil {
+		r.StartSandboxHelpers()
 		<-r.zygoteDone
 	}
 }
@@ -78,7 +104,8 @@ func (r *Runner) profiles() []*Config {
 	return out
 }
 
-// SandboxState is the sandbox claude runs in, as the status page says it: "bubblewrap",
+// SandboxState is the sandbox claude runs in, as the status page says it, once the
+// probe found it (New started it; this waits for it): "bubblewrap",
 // "off" (agent.sandbox = "off"), or "unavailable (why)" — agent.sandbox = "auto" found no
 // working bubblewrap. Where New tried recycled sandboxes (ZygoteEnv), "bubblewrap
 // (recycled)" (the agent's recycled sandboxes) or "bubblewrap (per start: why)" (the

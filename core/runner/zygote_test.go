@@ -325,9 +325,9 @@ func helperOf(t *testing.T, pid int) int {
 }
 
 // TestZygoteProbeOffTheStart: New does not wait for the sandbox helper's probe start (it
-// ran before the host's plugins could start: about 40 ms of every start); meanwhile the
-// status says so, and a claude started meanwhile waits for it and runs in the recycled
-// sandbox the probe left.
+// ran before the host's plugins could start: about 40 ms of every start), nor begins it:
+// StartSandboxHelpers does (the host, once started). Meanwhile the status says so, and a
+// claude started meanwhile waits for it and runs in the recycled sandbox the probe left.
 func TestZygoteProbeOffTheStart(t *testing.T) {
 	needZygote(t)
 	probing, release := make(chan struct{}), make(chan struct{})
@@ -354,7 +354,12 @@ func TestZygoteProbeOffTheStart(t *testing.T) {
 		defer cancel()
 		_ = r.Close(ctx)
 	})
-	<-probing // New returned with the probe held back
+	// New started nothing of it: the host begins it once its own start is done.
+	if st := r.SandboxState(); st != zygoteStarting {
+		t.Fatalf("sandbox %q before the helper's probe began, want %q", st, zygoteStarting)
+	}
+	r.StartSandboxHelpers()
+	<-probing // begun, and held back
 	if st := r.SandboxState(); st != zygoteStarting {
 		t.Fatalf("sandbox %q while the helper's probe runs, want %q", st, zygoteStarting)
 	}

@@ -167,13 +167,18 @@ var probeHelper = probeZygote
 // zygoteStarting is an agent's sandbox state while the sandbox helper's probe start runs.
 const zygoteStarting = "bubblewrap (recycled: its sandbox helper is starting)"
 
-// setupZygotes decides whether each sandboxed agent's claudes start in recycled sandboxes
-// (zygoteWanted), and says so in its sandbox state. Where that takes the helper's probe
-// start (a bubblewrap, the helper and one start of true in it: 30–45 ms on the 2-core
-// development machine, more under load) it runs in the background, so that the host's
-// plugins start meanwhile; a claude's start waits for it (waitZygotes). Both ways claude
-// is sandboxed: only how its sandbox is made waits.
-func (r *Runner) setupZygotes() {
+// zygotePlan is what planZygotes left setupZygotes: whether the helper's probe start
+// decides, and the helper's executable.
+type zygotePlan struct {
+	tried bool
+	exe   string
+}
+
+// planZygotes finds, without starting anything, whether recycled sandboxes will be tried
+// (zygoteWanted): where they cannot (ZygoteEnv=0, no user namespaces…) it decides "per
+// start" at once; where the helper's probe start decides, the agents' sandbox state says
+// zygoteStarting until setupZygotes did.
+func (r *Runner) planZygotes() {
 	want, why := zygoteWanted()
 	if !want {
 		return
@@ -188,24 +193,30 @@ func (r *Runner) setupZygotes() {
 	if err == nil {
 		exe = helperExecutable(exe)
 	}
+	if why != "" {
+		r.decideZygotes(why, exe) // per start: nothing to start for it
+		return
+	}
+	r.zygotePlan = zygotePlan{tried: true, exe: exe}
 	sbs := maps.Clone(*r.sandboxes.Load())
-	probe := false
 	for k, sb := range sbs {
-		if sb.bwrap != "" && sb.helper == "" && why == "" {
-			sb.state, probe = zygoteStarting, true
+		if sb.bwrap != "" && sb.helper == "" {
+			sb.state = zygoteStarting
 			sbs[k] = sb
 		}
 	}
-	if !probe {
-		r.decideZygotes(why, exe)
-		return
-	}
 	r.sandboxes.Store(&sbs)
-	r.zygoteDone = make(chan struct{})
-	go func() {
-		defer close(r.zygoteDone)
-		r.decideZygotes(why, exe)
-	}()
+}
+
+// setupZygotes decides whether each sandboxed agent's claudes start in recycled sandboxes
+// (planZygotes), and says so in its sandbox state; StartSandboxHelpers runs it in the
+// background. Where that takes the helper's probe start (30–45 ms on the 2-core
+// development machine, more under load), a claude's start waits for it (waitZygotes).
+// Both ways claude is sandboxed: only how its sandbox is made waits.
+func (r *Runner) setupZygotes() {
+	if p := r.zygotePlan; p.tried {
+		r.decideZygotes("", p.exe)
+	}
 }
 
 // decideZygotes is setupZygotes' decision for each agent, with the helper's probe start
