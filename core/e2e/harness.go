@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -397,15 +398,26 @@ func Run(tb testing.TB, cmd *exec.Cmd) *sdktest.Log {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
+	// A host that ends before the test stops it fails the test at once, with
+	// its log: the test's waits (sdktest.WaitFor) give up then, instead of
+	// waiting for the binary's deadline on a message no host will answer.
+	var stopping atomic.Bool
+	exited := make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		if !stopping.Load() {
+			tb.Errorf("clawhost (%s) ended while the test still needed it: %v\n%s", strings.Join(cmd.Args, " "), err, log.String())
+		}
+		close(exited)
+	}()
 	tb.Cleanup(func() {
+		stopping.Store(true)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
-			<-done
+			<-exited
 		}
 		if tb.Failed() {
 			tb.Logf("clawhost log (%s):\n%s", strings.Join(cmd.Args, " "), log.String())

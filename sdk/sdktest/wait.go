@@ -23,7 +23,9 @@ var errNotYet = errors.New("the condition was still false")
 // a time a fast machine needs: the bound is the test binary's own deadline
 // (go test -timeout) less a minute to report what was awaited and stop
 // what the test started, so a machine busy with other work only makes it
-// slower. On the bound it fails tb with what and what cond last saw.
+// slower. On the bound it fails tb with what and what cond last saw; it
+// gives up sooner, the same way, once tb has failed (another goroutine
+// reported that something the wait depends on ended).
 func WaitFor[C Condition](tb testing.TB, what string, cond C) {
 	tb.Helper()
 	check := asCheck(cond)
@@ -36,6 +38,11 @@ func WaitFor[C Condition](tb testing.TB, what string, cond C) {
 		}
 		if time.Now().After(deadline) {
 			tb.Fatalf("timed out waiting for %s: %v", what, err)
+		}
+		if tb.Failed() {
+			// Failed from another goroutine (a process the test needs
+			// ended): what it waits for may never come.
+			tb.Fatalf("gave up waiting for %s: the test failed meanwhile (last seen: %v)", what, err)
 		}
 		// The interval between checks, not a wait for the event: it grows
 		// to 50 ms so a long wait does not burn a CPU the host needs.

@@ -21,11 +21,24 @@ type boundTB struct {
 	deadline time.Time
 	mu       sync.Mutex
 	fatal    string
+	failed   bool // set by fail: another goroutine's Errorf
 }
 
 func (b *boundTB) Helper()                           {}
 func (b *boundTB) Deadline() (time.Time, bool)       { return b.deadline, true }
 func (b *boundTB) Fatalf(format string, args ...any) { b.record(fmt.Sprintf(format, args...)) }
+
+func (b *boundTB) Failed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.failed
+}
+
+func (b *boundTB) fail() {
+	b.mu.Lock()
+	b.failed = true
+	b.mu.Unlock()
+}
 
 func (b *boundTB) record(msg string) {
 	b.mu.Lock()
@@ -77,6 +90,21 @@ func TestWaitFor(t *testing.T) {
 	past = &boundTB{deadline: time.Now().Add(time.Minute - time.Second)}
 	if msg := past.run(func(tb testing.TB) { Receive(tb, "a value", make(chan int)) }); !strings.Contains(msg, "a value") {
 		t.Errorf("Receive on a silent channel at the bound failed with %q", msg)
+	}
+	// Failed meanwhile (a process the wait depends on ended, said by
+	// another goroutine): the wait gives up long before its bound.
+	failing := &boundTB{deadline: time.Now().Add(time.Hour)}
+	checks := 0
+	msg = failing.run(func(tb testing.TB) {
+		WaitFor(tb, "a reply", func() error {
+			if checks++; checks == 3 {
+				failing.fail()
+			}
+			return errors.New("no reply yet")
+		})
+	})
+	if !strings.Contains(msg, "a reply") || !strings.Contains(msg, "failed meanwhile") || checks != 3 {
+		t.Errorf("a wait in a test that failed meanwhile ended with %q after %d checks", msg, checks)
 	}
 	ch := make(chan int, 1)
 	ch <- 7
