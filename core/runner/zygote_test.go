@@ -280,10 +280,10 @@ func TestZygoteSignalAndDeath(t *testing.T) {
 	}
 }
 
-// newRecycled is a runner whose sandboxed fake claudes start in recycled sandboxes.
-func newRecycled(t *testing.T, mut func(*Config)) (*Runner, chan *zygote) {
+// newZygoteRunner is a runner of sandboxed fake claudes that tries recycled sandboxes
+// (ZygoteEnv=1), closed at the test's end; mut, when set, changes its configuration.
+func newZygoteRunner(t *testing.T, mut func(*Config)) *Runner {
 	t.Helper()
-	needZygote(t)
 	t.Setenv(ZygoteEnv, "1")
 	ws := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(ws, "state"), 0o700))
@@ -302,6 +302,14 @@ func newRecycled(t *testing.T, mut func(*Config)) (*Runner, chan *zygote) {
 		defer cancel()
 		_ = r.Close(ctx)
 	})
+	return r
+}
+
+// newRecycled is a runner whose sandboxed fake claudes start in recycled sandboxes.
+func newRecycled(t *testing.T, mut func(*Config)) (*Runner, chan *zygote) {
+	t.Helper()
+	needZygote(t)
+	r := newZygoteRunner(t, mut)
 	r.waitZygotes()
 	if r.SandboxState() != "bubblewrap (recycled)" || r.zygotes == nil {
 		t.Fatalf("sandbox %q", r.SandboxState())
@@ -340,20 +348,7 @@ func TestZygoteProbeOffTheStart(t *testing.T) {
 		return z, err
 	}
 	t.Cleanup(func() { probeHelper = probeZygote })
-	t.Setenv(ZygoteEnv, "1")
-	ws := t.TempDir()
-	must(t, os.MkdirAll(filepath.Join(ws, "state"), 0o700))
-	exe, err := os.Executable()
-	must(t, err)
-	r, err := New(Config{Command: exe, Workspace: ws, StateDir: t.TempDir(),
-		Env:     map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
-		Sandbox: SandboxAuto, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}, nil)
-	must(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = r.Close(ctx)
-	})
+	r := newZygoteRunner(t, nil)
 	// New started nothing of it: the host begins it once its own start is done.
 	if st := r.SandboxState(); st != zygoteStarting {
 		t.Fatalf("sandbox %q before the helper's probe began, want %q", st, zygoteStarting)
@@ -560,20 +555,7 @@ for a in "$@"; do [ "$a" = --as-pid-1 ] && { echo "bwrap: Unknown option --as-pi
 exec `+real+` "$@"
 `), 0o755))
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	t.Setenv(ZygoteEnv, "1")
-	ws := t.TempDir()
-	must(t, os.MkdirAll(filepath.Join(ws, "state"), 0o700))
-	exe, err := os.Executable()
-	must(t, err)
-	r, err := New(Config{Command: exe, Workspace: ws, StateDir: t.TempDir(),
-		Env:     map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
-		Sandbox: SandboxAuto, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond}, nil)
-	must(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = r.Close(ctx)
-	})
+	r := newZygoteRunner(t, nil)
 	r.waitZygotes()
 	st := r.SandboxState()
 	if !strings.HasPrefix(st, "bubblewrap (per start: the sandbox helper failed") || !strings.Contains(st, "--as-pid-1") {
