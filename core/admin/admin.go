@@ -129,8 +129,9 @@ type Snapshot struct {
 	// Version is clawhost's version string.
 	Version string `json:"version"`
 	// Sandbox is the sandbox claude runs in: "bubblewrap", "bubblewrap (recycled)"
-	// or "bubblewrap (per start: why)" (the sandbox helper on or failed), "off", or
-	// "unavailable (why)" (runner.Runner.SandboxState); "" when unknown.
+	// or "bubblewrap (per start: why)" (the sandbox helper on or failed; in the first
+	// moments after the start "bubblewrap (recycled: its sandbox helper is starting)"),
+	// "off", or "unavailable (why)" (runner.Runner.SandboxState); "" when unknown.
 	Sandbox string `json:"sandbox,omitempty"`
 	// Paused, when set, is claude's usage-limit pause: no turn starts
 	// until it ends (core/usagelimit).
