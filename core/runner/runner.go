@@ -53,10 +53,11 @@ type Runner struct {
 	// StartSandboxHelpers begins; waitZygotes waits for it. Nil (tests' runners made by
 	// hand): nothing to wait for.
 	sandboxDone, zygoteDone chan struct{}
-	// helpers begins setupZygotes once (StartSandboxHelpers); zygotePlan is what
-	// planZygotes found for it, set before sandboxDone closes.
-	helpers    sync.Once
-	zygotePlan zygotePlan
+	// helpers begins setupZygotes once (StartSandboxHelpers); helperExe is the helper
+	// whose probe start decides there, "" where planZygotes decided already (set before
+	// sandboxDone closes).
+	helpers   sync.Once
+	helperExe string
 
 	mu     sync.Mutex
 	closed bool

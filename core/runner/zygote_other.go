@@ -22,9 +22,6 @@ type zygotePool struct{}
 func (r *Runner) setupZygotes() {}
 func (r *Runner) planZygotes()  {}
 
-// zygotePlan is Linux-only.
-type zygotePlan struct{}
-
 func (r *Runner) zygoteFor(c *Config) *zygotePool { return nil }
 func (zp *zygotePool) close()                     {}
 func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, tmp string, argv, env []string, sl sandboxLaunch) (*proc, *Error) {

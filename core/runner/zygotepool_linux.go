@@ -167,13 +167,6 @@ var probeHelper = probeZygote
 // zygoteStarting is an agent's sandbox state while the sandbox helper's probe start runs.
 const zygoteStarting = "bubblewrap (recycled: its sandbox helper is starting)"
 
-// zygotePlan is what planZygotes left setupZygotes: whether the helper's probe start
-// decides, and the helper's executable.
-type zygotePlan struct {
-	tried bool
-	exe   string
-}
-
 // planZygotes finds, without starting anything, whether recycled sandboxes will be tried
 // (zygoteWanted): where they cannot (ZygoteEnv=0, no user namespaces…) it decides "per
 // start" at once; where the helper's probe start decides, the agents' sandbox state says
@@ -197,7 +190,7 @@ func (r *Runner) planZygotes() {
 		r.decideZygotes(why, exe) // per start: nothing to start for it
 		return
 	}
-	r.zygotePlan = zygotePlan{tried: true, exe: exe}
+	r.helperExe = exe
 	sbs := maps.Clone(*r.sandboxes.Load())
 	for k, sb := range sbs {
 		if sb.bwrap != "" && sb.helper == "" {
@@ -214,8 +207,8 @@ func (r *Runner) planZygotes() {
 // development machine, more under load), a claude's start waits for it (waitZygotes).
 // Both ways claude is sandboxed: only how its sandbox is made waits.
 func (r *Runner) setupZygotes() {
-	if p := r.zygotePlan; p.tried {
-		r.decideZygotes("", p.exe)
+	if r.helperExe != "" {
+		r.decideZygotes("", r.helperExe)
 	}
 }
 
