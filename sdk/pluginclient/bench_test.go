@@ -139,21 +139,25 @@ func (benchChannel) SetTyping(context.Context, channel.TypingRequest) error { re
 // reports each one's p50 and p99 in µs and the host's allocations per
 // call.
 //
-// The calls run twice: first with the benchmark's Go code on one
-// processor, as clawhost's host runs it while lightly loaded
-// (core/internal/procpace; a warm turn at a time is light), which gives
-// the figures without a suffix, then on the processors the benchmark was
-// given (-cpu), as the host runs once busy: the "-allprocs" figures. On
-// the 2-core development VM most of a call's time is waking threads that
-// sleep on the other, idle processor: with two processors the host's
-// runtime hands the call between its threads, and each hand-over can cost
-// such a wake (2026-11-27, 5 runs alternating: stream p50 64–84 µs on one
-// processor, 96–152 µs on two; the bare socket 33–63 µs either way).
+// The plugin runs on one processor, as clawhost launches plugins. The
+// calls run twice: first with the benchmark's Go code on one processor,
+// as clawhost's host runs it while lightly loaded (core/internal/procpace;
+// a warm turn at a time is light), which gives the figures without a
+// suffix, then on the processors the benchmark was given (-cpu), as the
+// host runs once busy: the "-allprocs" figures. On the 2-core development
+// VM most of a call's time is waking threads that sleep on the other,
+// idle processor: on two processors the runtime hands a call between its
+// threads, and each hand-over can cost such a wake (2026-11-27, 4 runs
+// alternating: on the call stream, p50 39–46 µs with the host and the
+// plugin on one processor each, 67–103 µs with the plugin on two, 76–96
+// µs with the host on two; the bare socket 26–67 µs).
 //
 //	go test ./sdk/pluginclient -run '^$' -bench HostCall -benchtime 4000x
 func BenchmarkHostCall(b *testing.B) {
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = []string{envBenchPlugin + "=1"}
+	// GOMAXPROCS=1 as clawhost launches every plugin unless its block's
+	// env says otherwise (core/pluginhost/env.go, pluginDefaults).
+	cmd.Env = []string{envBenchPlugin + "=1", "GOMAXPROCS=1"}
 	client := NewClient(Launch{Cmd: cmd, StartTimeout: 30 * time.Second, Logger: hclog.NewNullLogger()})
 	defer client.Kill()
 	rpc, err := client.Client()
