@@ -150,7 +150,12 @@ func (benchChannel) SetTyping(context.Context, channel.TypingRequest) error { re
 // threads, and each hand-over can cost such a wake (2026-11-27, 4 runs
 // alternating: on the call stream, p50 39–46 µs with the host and the
 // plugin on one processor each, 67–103 µs with the plugin on two, 76–96
-// µs with the host on two; the bare socket 26–67 µs).
+// µs with the host on two; the bare socket 26–67 µs). A third pass, as
+// the first, leaves both processes idle for 10 ms before each call (the
+// "-idle" figures): the processors of a virtual machine idle that long
+// sleep deeper, and waking them costs more (the bare socket's round trip
+// 15 µs back to back, 60–120 µs after 50 µs–1 ms of idle, about 340 µs
+// after 10 ms, measured between two small Go processes).
 //
 //	go test ./sdk/pluginclient -run '^$' -bench HostCall -benchtime 4000x
 func BenchmarkHostCall(b *testing.B) {
@@ -194,7 +199,9 @@ func BenchmarkHostCall(b *testing.B) {
 	passes := []struct {
 		procs  int
 		suffix string
-	}{{1, ""}, {procs, "-allprocs"}}
+		gap    time.Duration // idle before each call
+		most   int           // calls at most, of every kind together; 0: b.N
+	}{{1, "", 0, 0}, {procs, "-allprocs", 0, 0}, {1, "-idle", idleGap, 3 * idleCalls}}
 	b.ResetTimer()
 	for _, pass := range passes {
 		b.StopTimer()
@@ -204,9 +211,16 @@ func BenchmarkHostCall(b *testing.B) {
 				k.run()
 			}
 		}
+		n := b.N
+		if pass.most > 0 {
+			n = min(n, pass.most)
+		}
 		lat := make([][]time.Duration, len(kinds))
 		b.StartTimer()
-		for i := range b.N {
+		for i := range n {
+			if pass.gap > 0 {
+				time.Sleep(pass.gap)
+			}
 			k := i % len(kinds)
 			t0 := time.Now()
 			kinds[k].run()
@@ -236,6 +250,14 @@ func BenchmarkHostCall(b *testing.B) {
 		}
 	}
 }
+
+// idleGap is the idle time before each call of BenchmarkHostCall's
+// "-idle" figures, idleCalls how many of each kind it makes: calls spaced
+// as a chat's turns are, not back to back.
+const (
+	idleGap   = 10 * time.Millisecond
+	idleCalls = 150
+)
 
 // hostCall makes one SetTyping call to p, unary or on the call stream.
 func hostCall(b *testing.B, p *Plugin, mode int32) {

@@ -104,14 +104,17 @@ var figures = []figure{
 	// The same hop unary and on the call stream in alternation, to one
 	// plugin process (sdk/pluginclient/bench_test.go), with the host's Go
 	// code on one processor as the daemon runs it while light
-	// (core/internal/procpace), then on all (busy); beside them a bare
-	// Unix socket's round trip to an echo process in the same
-	// alternation: the machine's floor under any call between processes.
+	// (core/internal/procpace), then on all (busy), then each call after
+	// 10 ms of idle; beside them a bare Unix socket's round trip to an
+	// echo process in the same alternation: the machine's floor under any
+	// call between processes.
 	{Name: "host → plugin call, stream, p50", Bench: "BenchmarkHostCall", Metric: "stream-p50-µs", Goal: 100, Max: true, Scale: 1, Unit: "µs"},
 	{Name: "host → plugin call, unary (plugins without the stream), same run, p50", Bench: "BenchmarkHostCall", Metric: "unary-p50-µs", Info: true, Scale: 1, Unit: "µs"},
 	{Name: "a bare Unix socket's round trip between two processes (the floor), same run, p50", Bench: "BenchmarkHostCall", Metric: "bare-p50-µs", Info: true, Scale: 1, Unit: "µs"},
 	{Name: "host → plugin call, stream, the host on all processors (busy), p50", Bench: "BenchmarkHostCall", Metric: "stream-allprocs-p50-µs", Info: true, Scale: 1, Unit: "µs"},
 	{Name: "a bare Unix socket's round trip, the host on all processors, p50", Bench: "BenchmarkHostCall", Metric: "bare-allprocs-p50-µs", Info: true, Scale: 1, Unit: "µs"},
+	{Name: "host → plugin call, stream, each after 10 ms idle (spaced as turns), p50", Bench: "BenchmarkHostCall", Metric: "stream-idle-p50-µs", Info: true, Scale: 1, Unit: "µs"},
+	{Name: "a bare Unix socket's round trip, each after 10 ms idle, p50", Bench: "BenchmarkHostCall", Metric: "bare-idle-p50-µs", Info: true, Scale: 1, Unit: "µs"},
 	{Name: "host allocations per call, stream", Bench: "BenchmarkHostCall", Metric: "stream-allocs/call", Info: true, Scale: 1, Unit: ""},
 	{Name: "host allocations per call, unary", Bench: "BenchmarkHostCall", Metric: "unary-allocs/call", Info: true, Scale: 1, Unit: ""},
 	{Name: "first visible text: claude's first delta → the chat, p50", Bench: "BenchmarkFirstTextTelegram", Metric: "first-text-p50-ms", Goal: 250, Max: true, Scale: 1, Unit: "ms"},
