@@ -140,7 +140,7 @@ func (benchChannel) SetTyping(context.Context, channel.TypingRequest) error { re
 // call.
 //
 // The plugin runs on one processor, as clawhost launches plugins. The
-// calls run twice: first with the benchmark's Go code on one processor,
+// calls run in three passes: first with the benchmark's Go code on one processor,
 // as clawhost's host runs it while lightly loaded (core/internal/procpace;
 // a warm turn at a time is light), which gives the figures without a
 // suffix, then on the processors the benchmark was given (-cpu), as the
