@@ -165,7 +165,8 @@ test-go: build ## run the tests that need only Go (real-CLI and browser tests sk
 # tree: it is checked out in a temporary worktree (bin/bench-base, removed
 # at the end) and built there, and the two run the same benchmarks in
 # BENCH_ROUNDS interleaved rounds (base, tree, base, tree, …: the machine's
-# drift falls on both alike); the table shows both medians and the change.
+# drift falls on both alike); the table shows both medians and the change,
+# marked "*" where the benchmark's own code differs between the two.
 # The base's raw output is bin/bench-base.txt.
 BENCH_ARGS ?=
 BENCH_BASE ?=
@@ -188,7 +189,7 @@ else
 	      (cd $$root/$$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$$root/$(BIN) \
 	      $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(BENCH_ARGS) ./...) | tee -a $$out; done; \
 	  done; done
-	@echo; $(GO) run ./core/cmd/benchreport -base $(BIN)/bench-base.txt -base-name '$(BENCH_BASE)' $(BIN)/bench.txt
+	@echo; $(GO) run ./core/cmd/benchreport -base $(BIN)/bench-base.txt -base-name '$(BENCH_BASE)' -base-rev '$(BENCH_BASE)' $(BIN)/bench.txt
 endif
 
 # The chaos campaign (core/chaos): the real clawhost and telegram plugin

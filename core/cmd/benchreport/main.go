@@ -355,8 +355,12 @@ func report(w io.Writer, res map[string]map[string][]float64) (failed, judged in
 // reportBeside writes the table of figs, the tree's results res beside
 // the base build's (named name), and returns how many of the tree's judged
 // figures failed and how many were judged. CHANGE is the tree's median
-// against the base's, in percent; "—" where either did not run.
-func reportBeside(w io.Writer, figs []figure, base, res map[string]map[string][]float64, name string) (failed, judged int) {
+// against the base's, in percent; "—" where either did not run. A figure
+// whose benchmark function is in changed (its code differs between the
+// builds, see changedBenchmarks) has its CHANGE marked with "*", and a
+// note under the table says what the mark means.
+func reportBeside(w io.Writer, figs []figure, base, res map[string]map[string][]float64, name string, changed map[string]bool) (failed, judged int) {
+	marked := false
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "FIGURE\tGOAL\t%s\tTREE\tCHANGE\tRESULT\n", strings.ToUpper(name))
 	for _, f := range figs {
@@ -390,10 +394,17 @@ func reportBeside(w io.Writer, figs []figure, base, res map[string]map[string][]
 		}
 		if len(bv) > 0 && len(tv) > 0 {
 			change = percent(b, t)
+			if fn, _, _ := strings.Cut(f.Bench, "/"); changed[fn] {
+				change += " *"
+				marked = true
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, goal, bs, ts, change, verdict)
 	}
 	tw.Flush()
+	if marked {
+		fmt.Fprintf(w, "\n* the benchmark's own code differs between %s and the tree: the change is partly the measurement's\n", name)
+	}
 	return failed, judged
 }
 
@@ -437,6 +448,7 @@ func num(v float64, unit string) string {
 func main() {
 	basePath := flag.String("base", "", "the output of the same benchmarks on an earlier build: shown beside the tree's")
 	baseName := flag.String("base-name", "base", "what the earlier build is (a tag or a commit), the column's title")
+	baseRev := flag.String("base-rev", "", "the earlier build's revision in this repository: figures whose benchmark's code differs from the tree's are marked")
 	flag.Parse()
 	res, err := parseFiles(flag.Args())
 	if err != nil {
@@ -450,11 +462,31 @@ func main() {
 			fmt.Fprintln(os.Stderr, "benchreport:", err)
 			os.Exit(2)
 		}
-		failed, judged = reportBeside(os.Stdout, figures, base, res, *baseName)
+		var changed map[string]bool
+		if *baseRev != "" {
+			if changed, err = changedBenchmarks(".", *baseRev, benchNames(figures)); err != nil {
+				fmt.Fprintln(os.Stderr, "benchreport: comparing the benchmarks' code:", err)
+			}
+		}
+		failed, judged = reportBeside(os.Stdout, figures, base, res, *baseName, changed)
 	} else {
 		failed, judged = report(os.Stdout, res)
 	}
 	fmt.Printf("\n%d of %d goals met (medians; figures not run are not counted)\n", judged-failed, judged)
+}
+
+// benchNames are the benchmark functions figs are measured by, each once.
+func benchNames(figs []figure) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, f := range figs {
+		fn, _, _ := strings.Cut(f.Bench, "/")
+		if !seen[fn] {
+			seen[fn] = true
+			names = append(names, fn)
+		}
+	}
+	return names
 }
 
 // parseFiles parses the files named, or standard input when none is.

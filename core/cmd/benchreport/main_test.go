@@ -94,7 +94,7 @@ func TestReportBeside(t *testing.T) {
 		{Name: "idle anonymous memory, host + Telegram", Bench: "BenchmarkIdleRSS", Metric: "host-tg-anon-MB", Goal: 8, Max: true, Scale: 1, Unit: "MB"},
 	}
 	var b strings.Builder
-	failed, judged := reportBeside(&b, figs, read("base.txt"), read("tree.txt"), "v0.1.0")
+	failed, judged := reportBeside(&b, figs, read("base.txt"), read("tree.txt"), "v0.1.0", nil)
 	got := b.String()
 	golden := filepath.Join("testdata", "beside.golden")
 	if *update {
