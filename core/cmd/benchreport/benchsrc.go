@@ -28,8 +28,8 @@ func changedBenchmarks(dir, rev string, names []string) (map[string]bool, error)
 	root = strings.TrimSpace(root)
 	changed := map[string]bool{}
 	for _, name := range names {
-		path, err := benchFile(root, "", name)
-		if err != nil || path == "" {
+		path := benchFile(root, "", name)
+		if path == "" {
 			continue // not in the tree: nothing to compare
 		}
 		src, err := os.ReadFile(filepath.Join(root, path))
@@ -59,8 +59,8 @@ func funcAt(root, rev, path, name string) (string, bool) {
 			return text, true
 		}
 	}
-	p, err := benchFile(root, rev, name)
-	if err != nil || p == "" || p == path {
+	p := benchFile(root, rev, name)
+	if p == "" || p == path {
 		return "", false
 	}
 	src, err := git(root, "show", rev+":"+p)
@@ -72,20 +72,20 @@ func funcAt(root, rev, path, name string) (string, bool) {
 
 // benchFile is the path, relative to root, of the test file that defines
 // func name at rev ("" for the work tree); "" when none does.
-func benchFile(root, rev, name string) (string, error) {
+func benchFile(root, rev, name string) string {
 	args := []string{"grep", "-l", "-e", "^func " + name + "("}
 	if rev != "" {
 		args = append(args, rev)
 	}
 	out, err := git(root, append(args, "--", "*_test.go")...)
 	if err != nil {
-		return "", nil // git grep exits 1 when nothing matches
+		return "" // git grep exits 1 when nothing matches
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
 	if rev != "" {
 		first = strings.TrimPrefix(first, rev+":")
 	}
-	return first, nil
+	return first
 }
 
 // funcText is the code of the top-level function name in the Go source

@@ -394,7 +394,7 @@ func reportBeside(w io.Writer, figs []figure, base, res map[string]map[string][]
 		}
 		if len(bv) > 0 && len(tv) > 0 {
 			change = percent(b, t)
-			if fn, _, _ := strings.Cut(f.Bench, "/"); changed[fn] {
+			if changed[f.benchFunc()] {
 				change += " *"
 				marked = true
 			}
@@ -475,13 +475,19 @@ func main() {
 	fmt.Printf("\n%d of %d goals met (medians; figures not run are not counted)\n", judged-failed, judged)
 }
 
+// benchFunc is the benchmark function f is measured by: its Bench without
+// a sub-benchmark's name.
+func (f figure) benchFunc() string {
+	fn, _, _ := strings.Cut(f.Bench, "/")
+	return fn
+}
+
 // benchNames are the benchmark functions figs are measured by, each once.
 func benchNames(figs []figure) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, f := range figs {
-		fn, _, _ := strings.Cut(f.Bench, "/")
-		if !seen[fn] {
+		if fn := f.benchFunc(); !seen[fn] {
 			seen[fn] = true
 			names = append(names, fn)
 		}
