@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/config/configtest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/config/configtest"
 	"github.com/clawhost/clawhost/core/doctor"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestAgentHealth: a missing command makes the agent not ready with what
@@ -114,9 +115,7 @@ func TestAgentHealthProbeStops(t *testing.T) {
 	dir := t.TempDir()
 	started := filepath.Join(dir, "started")
 	claude := filepath.Join(dir, "claude")
-	if err := os.WriteFile(claude, []byte("#!/bin/sh\necho $$ > "+started+"\nexec sleep 60\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, claude, []byte("#!/bin/sh\necho $$ > "+started+"\nexec sleep 60\n"), 0o755)
 	cfg := configtest.Load(t, "agent {\n  command = \""+claude+"\"\n}\n")
 	a := newAgentHealth(cfg, runner.Config{Command: claude, Workspace: dir})
 	var pid int

@@ -20,6 +20,7 @@ import (
 	"github.com/clawhost/clawhost/core/e2e"
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 
 	_ "modernc.org/sqlite" // the journal is read with the driver the store uses
 )
@@ -103,9 +104,7 @@ func newEnv(t testing.TB, sc scenario, dir string) *env {
 		}
 	}
 	if sc.sendingHook {
-		if err := os.WriteFile(filepath.Join(dir, "sign.py"), []byte(signScript), 0o700); err != nil {
-			t.Fatal(err)
-		}
+		sdktest.WriteExecutable(t, filepath.Join(dir, "sign.py"), []byte(signScript), 0o700)
 	}
 	e.plat = newPlatform(sc.platform)
 	h := e.hostConfig(dir, e.data)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/service"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // callLog is a service.Runner that records the command lines and answers
@@ -64,9 +65,7 @@ func newServiceFixture(t *testing.T, uid int, binary string) *serviceFixture {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(f.claude, "claude"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, filepath.Join(f.claude, "claude"), []byte("#!/bin/sh\n"), 0o755)
 	if err := os.WriteFile(f.config, []byte("agent {\n  command = \"claude\"\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +102,7 @@ func (f *serviceFixture) reachable(t *testing.T) string {
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, bin, []byte("#!/bin/sh\n"), 0o755)
 	for d := root; d != "/" && d != "."; d = filepath.Dir(d) {
 		if strings.HasPrefix(d, os.TempDir()+"/") {
 			if err := os.Chmod(d, 0o755); err != nil {

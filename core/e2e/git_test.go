@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // gitOut runs a git the test trusts (no planted configuration reaches it:
@@ -156,9 +157,7 @@ func plantGit(t *testing.T, r, markers string) {
 	}
 	script := func(name, tail string) string {
 		p := filepath.Join(evil, name)
-		if err := os.WriteFile(p, []byte("#!/bin/sh\ntouch '"+filepath.Join(markers, filepath.Base(r)+"-"+name)+"'\n"+tail+"\n"), 0o700); err != nil {
-			t.Fatal(err)
-		}
+		sdktest.WriteExecutable(t, p, []byte("#!/bin/sh\ntouch '"+filepath.Join(markers, filepath.Base(r)+"-"+name)+"'\n"+tail+"\n"), 0o700)
 		return p
 	}
 	for _, hook := range []string{"pre-commit", "post-commit", "pre-push", "reference-transaction", "post-checkout"} {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"github.com/clawhost/clawhost/sdk/sdktest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // gateScript is a message_received program for the exec-hook plugin: it
@@ -48,9 +49,7 @@ func hookHost(t *testing.T, lo Attrs) (*clHost, string) {
 	t.Helper()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "gate.py")
-	if err := os.WriteFile(script, []byte(gateScript), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, script, []byte(gateScript), 0o700)
 	calls := filepath.Join(dir, "calls.log")
 	hookPlugin := func(name, role, onError string) Plugin {
 		return Plugin{Name: name, Source: "exec-hook", Attrs: Attrs{"on_error": onError},
@@ -254,9 +253,7 @@ func TestMessageSendingHooks(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	script, calls, file := filepath.Join(dir, "sign.py"), filepath.Join(dir, "calls.log"), filepath.Join(dir, "table.txt")
-	if err := os.WriteFile(script, []byte(signScript), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, script, []byte(signScript), 0o700)
 	if err := os.WriteFile(file, []byte("a | b\n1 | 2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -339,9 +336,7 @@ func TestPluginTestLifecycleHooks(t *testing.T) {
 	dir := t.TempDir()
 	flaky := filepath.Join(dir, "flaky.sh")
 	script := "#!/bin/sh\ncat >/dev/null\nprintf '{\"rewrite\": true, \"text\": \"%s\"}' \"$(date +%N)\"\n"
-	if err := os.WriteFile(flaky, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, flaky, []byte(script), 0o700)
 	code, out, _ = runPluginTest(t, "-config-json", `{"message_received":["`+flaky+`"]}`, path)
 	if code == 0 || !strings.Contains(out, "a repeated call id got another answer") {
 		t.Fatalf("a hook that answers a repeated call id differently passed (exit %d):\n%s", code, out)
@@ -364,9 +359,7 @@ func TestAgentEndAcrossKill9(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	script, calls, ready := filepath.Join(dir, "end.sh"), filepath.Join(dir, "calls.log"), filepath.Join(dir, "ready")
-	if err := os.WriteFile(script, []byte(endScript), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, script, []byte(endScript), 0o700)
 	h := startClaudeHost(t, clOptions{
 		messages: Attrs{"streaming": "off", "turn_card": "off", "hook_timeout": "5s"},
 		plugins: []Plugin{{Name: "log", Source: "exec-hook",

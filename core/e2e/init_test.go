@@ -416,9 +416,7 @@ func TestInitSubscriptionInTerminal(t *testing.T) {
 	stub := filepath.Join(t.TempDir(), "claude")
 	script := "#!/bin/sh\nif [ \"$1\" = setup-token ]; then\n  echo 'Open this link to log in: https://claude.ai/oauth/authorize?code=true'\n" +
 		"  echo 'Your OAuth token (valid for one year):'\n  echo '" + token + "'\n  exit 0\nfi\nexec '" + e.claude + "' \"$@\"\n"
-	if err := os.WriteFile(stub, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, stub, []byte(script), 0o755)
 	args := append(e.initArgs(t), "-claude", stub)
 	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
 	term.waitFor("Channels to set up", 0)

@@ -20,6 +20,7 @@ import (
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	sdkcommand "github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // The test binary doubles as the helpers `clawhost plugin test` runs:
@@ -164,9 +165,7 @@ func wrapper(t *testing.T, env string) string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "plugin.sh")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf("#!/bin/sh\n%s exec '%s'\n", env, exe)), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, path, []byte(fmt.Sprintf("#!/bin/sh\n%s exec '%s'\n", env, exe)), 0o700)
 	return path
 }
 
@@ -210,9 +209,7 @@ func TestPluginTestGo(t *testing.T) {
 	t.Parallel()
 	bin := binDir(t)
 	garbage := filepath.Join(t.TempDir(), "garbage.sh")
-	if err := os.WriteFile(garbage, []byte("#!/bin/sh\necho hello\n"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, garbage, []byte("#!/bin/sh\necho hello\n"), 0o700)
 	// The git plugin's chat directory: a repository with a change.
 	gitWorkdir := filepath.Join(t.TempDir(), "repo")
 	gitRepo(t, gitWorkdir)

@@ -25,9 +25,7 @@ func TestStartRunsEachPluginOnce(t *testing.T) {
 	count := filepath.Join(dir, "execs")
 	wrapper := filepath.Join(dir, "clawhost-telegram")
 	script := "#!/bin/sh\necho exec >> " + count + "\nexec " + filepath.Join(binDir(t), "clawhost-telegram") + " \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, wrapper, []byte(script), 0o700)
 	tg := tgPlugin(srv.APIEndpoint())
 	tg.Attrs = Attrs{"path": wrapper}
 	d := Start(t, Host{Dir: dir, Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}}, Plugins: []Plugin{tg}})

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestVoiceNoteTranscript: a voice note's audio reaches the
@@ -16,9 +18,7 @@ func TestVoiceNoteTranscript(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	transcriber := filepath.Join(dir, "transcribe.sh")
-	if err := os.WriteFile(transcriber, []byte("#!/bin/sh\nprintf 'transcript of %s: ' \"$(basename \"$1\")\"; cat \"$1\"\n"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, transcriber, []byte("#!/bin/sh\nprintf 'transcript of %s: ' \"$(basename \"$1\")\"; cat \"$1\"\n"), 0o700)
 	// The loopback channel, the fake claude (it echoes its prompt) and the
 	// transcription hook running the script.
 	d := Start(t, Host{

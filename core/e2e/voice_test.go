@@ -102,9 +102,7 @@ func voicePlugin(t *testing.T, dir string) (p Plugin, ttsCalls, fail string) {
 		tts: "#!/bin/sh\necho call >> '" + ttsCalls + "'\n[ -e '" + fail + "' ] && { echo 'engine down' >&2; exit 3; }\nexec espeak-ng --stdin -w \"$1\"\n",
 	}
 	for p, body := range scripts {
-		if err := os.WriteFile(p, []byte(body), 0o700); err != nil {
-			t.Fatal(err)
-		}
+		sdktest.WriteExecutable(t, p, []byte(body), 0o700)
 	}
 	return Plugin{Name: "voice", Source: "voice",
 		Config: Attrs{"stt_command": []string{stt, "{wav}"}, "tts_command": []string{tts, "{out}"}, "stt_timeout": "20s", "tts_timeout": "20s"}}, ttsCalls, fail

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 func TestDirectMessageReachesAgentInEnvelope(t *testing.T) {
@@ -81,9 +81,7 @@ func TestTurnWaitsForAStartingHook(t *testing.T) {
 	dir := t.TempDir()
 	slow := filepath.Join(dir, "slow-clock-hook")
 	script := "#!/bin/sh\nsleep 1.5\nexec " + filepath.Join(filepath.Dir(loopbackBin), "clawhost-clock-hook") + " \"$@\"\n"
-	if err := os.WriteFile(slow, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, slow, []byte(script), 0o700)
 	e := newEnv(t, envOptions{
 		settings: func(s *Settings) { s.Turn.HookOrder = []string{"lo", "clock"} },
 		extra: []pluginhost.Spec{{Instance: "clock", Source: "clock-hook", Path: slow, DataDir: filepath.Join(dir, "clock"), Fingerprint: "clock",
@@ -102,9 +100,7 @@ func TestCommandWaitsForAStartingCommandPlugin(t *testing.T) {
 	dir := t.TempDir()
 	slow := filepath.Join(dir, "slow-ping")
 	script := "#!/bin/sh\nsleep 1.5\nexec " + filepath.Join(filepath.Dir(loopbackBin), "clawhost-ping") + " \"$@\"\n"
-	if err := os.WriteFile(slow, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, slow, []byte(script), 0o700)
 	e := newEnv(t, envOptions{
 		extra: []pluginhost.Spec{
 			{Instance: "ping", Source: "ping", Path: slow, DataDir: filepath.Join(dir, "ping"), Fingerprint: "ping"},

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestRunAs: as root, a plugin with RunAs runs as that user, in a data
@@ -34,9 +35,7 @@ func TestRunAs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(exe, bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, exe, bin, 0o755)
 	rec := newRecorder()
 	h := newHost(t, rec)
 	data := filepath.Join(base, "plugins", "lo")

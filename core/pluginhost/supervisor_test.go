@@ -365,9 +365,7 @@ func TestMissingBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, b, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, path, b, 0o700)
 	h.Apply([]Spec{spec, crashing})
 	waitState(t, h.Instance("lo"), StateReady)
 	if err := post(addrFile, "after install"); err != nil {
@@ -495,9 +493,7 @@ func TestChecksumIsOfTheBytesThatRun(t *testing.T) {
 	sum := sha256.Sum256(b)
 	dir := t.TempDir()
 	spec.Path = filepath.Join(dir, "clawhost-loopback")
-	if err := os.WriteFile(spec.Path, b, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, spec.Path, b, 0o700)
 	spec.SHA256 = hex.EncodeToString(sum[:])
 	marker := filepath.Join(dir, "unverified-ran")
 	swapped := make(chan struct{})

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestForAgent: a named agent's configuration is its own — run_as, sandbox,
@@ -164,7 +165,7 @@ func TestFakeRunAsWarmWithHostsMCPConfig(t *testing.T) {
 	b, err := os.ReadFile(exe)
 	must(t, err)
 	fake := filepath.Join(open, "claude")
-	must(t, os.WriteFile(fake, b, 0o755))
+	sdktest.WriteExecutable(t, fake, b, 0o755)
 	state, ws := filepath.Join(open, "state"), filepath.Join(open, "ws")
 	for _, d := range []string{state, ws} {
 		must(t, os.Mkdir(d, 0o700))

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // needBwrap skips a test that needs bubblewrap when it is missing, unless
@@ -383,7 +385,7 @@ func must(t testing.TB, err error) {
 // can be found or not.
 func TestProbeSandbox(t *testing.T) {
 	failing := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(failing, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"), 0o755))
+	sdktest.WriteExecutable(t, filepath.Join(failing, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"), 0o755)
 	real, _ := exec.LookPath(bwrapCommand)
 	for _, tc := range []struct {
 		name, sandbox, path, want string

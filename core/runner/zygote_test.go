@@ -20,6 +20,8 @@ import (
 
 	"github.com/google/uuid"
 	"golang.org/x/sys/unix"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // zygoteTimeout bounds each wait on a helper in these tests.
@@ -605,7 +607,7 @@ func TestHelperExecutable(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	host := filepath.Join(dir, "clawhost")
-	must(t, os.WriteFile(host, nil, 0o755))
+	sdktest.WriteExecutable(t, host, nil, 0o755)
 	if got := helperExecutable(host); got != host {
 		t.Errorf("without a helper beside it: %s", got)
 	}

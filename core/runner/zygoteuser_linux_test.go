@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // zygoteAsUserEnv marks the run of the helper's tests as another user (TestZygoteUnprivileged).
@@ -37,13 +39,11 @@ func TestZygoteUnprivileged(t *testing.T) {
 	self, err := os.Executable()
 	must(t, err)
 	bin := filepath.Join(dir, "runner.test")
-	must(t, copyFile(self, bin))
-	must(t, os.Chmod(bin, 0o755))
+	copyExecutable(t, self, bin)
 	// Not beside the test binary under helperName: the runner would take it for the
 	// tests' helper, which the weakened ones must be.
 	shipped := filepath.Join(dir, "shipped-helper")
-	must(t, copyFile(shippedHelper(t), shipped))
-	must(t, os.Chmod(shipped, 0o755))
+	copyExecutable(t, shippedHelper(t), shipped)
 	tmp := filepath.Join(dir, "tmp")
 	must(t, os.Mkdir(tmp, 0o700))
 	must(t, os.Chown(tmp, int(u.UID), int(u.GID)))
@@ -76,4 +76,14 @@ func TestParseHostIDs(t *testing.T) {
 			t.Errorf("%q: %v, no error", bad, ids)
 		}
 	}
+}
+
+// copyExecutable copies the program src to dst, mode 0755, for another user
+// to run (sdktest.WriteExecutable: not "text file busy" beside tests that
+// start processes).
+func copyExecutable(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	must(t, err)
+	sdktest.WriteExecutable(t, dst, b, 0o755)
 }

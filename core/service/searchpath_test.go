@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestSearchPath: the directory of each program found comes first (not
@@ -20,9 +22,7 @@ func TestSearchPath(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		sdktest.WriteExecutable(t, p, []byte(content), 0o755)
 		return p
 	}
 	npm := write("npm/lib/claude-code/cli.js", "#!/usr/bin/env node\nconsole.log(1)\n")
@@ -73,9 +73,7 @@ func TestEnvInterpreter(t *testing.T) {
 		{"", ""},
 	} {
 		p := filepath.Join(dir, "s")
-		if err := os.WriteFile(p, []byte(tc.first+"\nrest\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		sdktest.WriteExecutable(t, p, []byte(tc.first+"\nrest\n"), 0o755)
 		if got := envInterpreter(p); got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.first, got, tc.want)
 		}

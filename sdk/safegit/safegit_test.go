@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/sdk/safegit"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // Hostile is a repository whose configuration, hooks and attributes name
@@ -285,9 +286,7 @@ func TestProcessFilter(t *testing.T) {
 	}{{"naive", naive, true}, {"safegit", safe, false}} {
 		h := NewHostile(t)
 		evil := filepath.Join(filepath.Dir(h.Dir), "evil", "filter-process")
-		if err := os.WriteFile(evil, []byte("#!/bin/sh\ntouch '"+filepath.Join(h.Markers, "filter-process")+"'\n"), 0o700); err != nil {
-			t.Fatal(err)
-		}
+		sdktest.WriteExecutable(t, evil, []byte("#!/bin/sh\ntouch '"+filepath.Join(h.Markers, "filter-process")+"'\n"), 0o700)
 		if err := os.WriteFile(filepath.Join(h.Dir, ".gitattributes"), []byte("*.txt filter=proc\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}

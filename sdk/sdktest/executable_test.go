@@ -1,0 +1,47 @@
+package sdktest
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// TestWriteExecutableNotBusy writes and at once runs scripts while other
+// goroutines start processes without pause: the race that made a parallel
+// test's freshly written hook fail with "text file busy". Each script is
+// tried once, so a busy machine changes only how often the race is run.
+func TestWriteExecutableNotBusy(t *testing.T) {
+	dir := t.TempDir()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = exec.Command("/bin/true").Run()
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for i := range 300 {
+		p := filepath.Join(dir, "s"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+		WriteExecutable(t, p, []byte("#!/bin/sh\nexit 0\n"), 0o700)
+		if err := exec.Command(p).Run(); err != nil {
+			if errors.Is(err, syscall.ETXTBSY) {
+				t.Fatalf("script %d: %v", i, err)
+			}
+			t.Fatal(err)
+		}
+		_ = os.Remove(p)
+	}
+}
