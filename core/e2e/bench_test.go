@@ -87,9 +87,7 @@ func BenchmarkValidateManyPlugins(b *testing.B) {
 				b.Fatal(err)
 			}
 			for _, s := range []string{"telegram", "webchat", "loopback", "ping", "clock-hook"} {
-				if err := os.WriteFile(filepath.Join(bin, "clawhost-"+s), nil, 0o755); err != nil {
-					b.Fatal(err)
-				}
+				sdktest.WriteExecutable(b, filepath.Join(bin, "clawhost-"+s), nil, 0o755)
 			}
 			var src strings.Builder
 			fmt.Fprintf(&src, "plugin_dir = %q\n", bin)

@@ -496,10 +496,10 @@ func TestChecksumIsOfTheBytesThatRun(t *testing.T) {
 	sdktest.WriteExecutable(t, spec.Path, b, 0o700)
 	spec.SHA256 = hex.EncodeToString(sum[:])
 	marker := filepath.Join(dir, "unverified-ran")
+	evil := spec.Path + ".new"
+	sdktest.WriteExecutable(t, evil, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o700)
 	swapped := make(chan struct{})
 	h.opts.afterVerify = func(path string) {
-		evil := path + ".new"
-		_ = os.WriteFile(evil, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o700)
 		if err := os.Rename(evil, path); err != nil {
 			t.Errorf("swap: %v", err)
 		}

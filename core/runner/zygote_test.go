@@ -552,10 +552,10 @@ func TestZygoteFallback(t *testing.T) {
 	real, err := exec.LookPath(bwrapCommand)
 	must(t, err)
 	bin := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(bin, "bwrap"), []byte(`#!/bin/sh
+	sdktest.WriteExecutable(t, filepath.Join(bin, "bwrap"), []byte(`#!/bin/sh
 for a in "$@"; do [ "$a" = --as-pid-1 ] && { echo "bwrap: Unknown option --as-pid-1" >&2; exit 1; }; done
 exec `+real+` "$@"
-`), 0o755))
+`), 0o755)
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 	r := newZygoteRunner(t, nil)
 	r.waitZygotes()
