@@ -41,9 +41,7 @@ func write(t *testing.T, path, body string, mode os.FileMode) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte(body), mode); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, path, []byte(body), mode) // the scripts among them run at once
 }
 
 func newRepo(t *testing.T) repo {

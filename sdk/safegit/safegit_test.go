@@ -58,9 +58,7 @@ func NewHostile(t *testing.T) Hostile {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, []byte(body), mode); err != nil {
-			t.Fatal(err)
-		}
+		sdktest.WriteExecutable(t, path, []byte(body), mode) // the scripts among them run at once
 	}
 	// script writes a program that leaves the marker name and then does
 	// what tail says (pass data through, succeed, fail).
@@ -113,9 +111,15 @@ func NewHostile(t *testing.T) Hostile {
 	for _, k := range keys {
 		clean("-C", h.Dir, "config", k, cfg[k])
 	}
-	write(filepath.Join(h.Dir, "a.txt"), "two\n", 0o600)
-	write(filepath.Join(h.Dir, "b.txt"), "two\n", 0o600)
-	write(filepath.Join(h.Dir, "c.txt"), "two\n", 0o600)
+	// Changed to another size: git compares the files' times in whole
+	// seconds, and an index written since by a git whose working tree was
+	// elsewhere (TestWorktreePinned's naive one) no longer counts an entry
+	// of the same second as one to check by its content (git's "racy
+	// clean" files): a rewrite of the same size within that second would
+	// look unchanged.
+	write(filepath.Join(h.Dir, "a.txt"), "second\n", 0o600)
+	write(filepath.Join(h.Dir, "b.txt"), "second\n", 0o600)
+	write(filepath.Join(h.Dir, "c.txt"), "second\n", 0o600)
 	write(filepath.Join(h.Dir, "new.txt"), "new\n", 0o600)
 	return h
 }
