@@ -14,8 +14,8 @@
 // the smallest tool plugin (examples/whoami-tool) 7.8 MB; a program that
 // only builds a bleve v2.6.3 in-memory index is 14.5 MB on its own, brings
 // some 25 modules, and its default analyzer does not stem. The index of a
-// workspace is rebuilt when one of its files changes (name, size or
-// modification time), at the next search.
+// workspace is rebuilt when one of its files changes (its name or its
+// text), at the next search.
 //
 // The plugin runs outside the agent's sandbox, while the agent writes its
 // memory files: the files are opened through an os.Root on the workspace,
@@ -26,6 +26,7 @@ package memory
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -223,8 +224,6 @@ func (s *Searcher) index(ctx context.Context, workspace string) error {
 // memoryFile is one memory file read.
 type memoryFile struct {
 	name, text string
-	size       int64
-	mod        int64
 }
 
 // memoryFiles reads MEMORY.md and memory/*.md of workspace through an
@@ -260,17 +259,22 @@ func memoryFiles(workspace string) ([]memoryFile, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, memoryFile{name: name, text: string(b), size: fi.Size(), mod: fi.ModTime().UnixNano()})
+		out = append(out, memoryFile{name: name, text: string(b)})
 	}
 	return out, nil
 }
 
+// fingerprint is what the index of files was made from: each file's name
+// and a hash of its text, which is read at every search anyway. (Not the
+// size and modification time: a rewrite of the same size within one tick
+// of the file system's clock kept the old index.)
 func fingerprint(files []memoryFile) string {
-	var b strings.Builder
+	h := sha256.New()
 	for _, f := range files {
-		fmt.Fprintf(&b, "%s|%d|%d\n", f.name, f.size, f.mod)
+		fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.text))
+		io.WriteString(h, f.text)
 	}
-	return b.String()
+	return string(h.Sum(nil))
 }
 
 // passage is a block of a memory file and its first line.
