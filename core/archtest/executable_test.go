@@ -4,9 +4,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,31 +20,18 @@ import (
 // holds syscall.ForkLock while the file is open.
 func TestTestsWriteProgramsWithWriteExecutable(t *testing.T) {
 	checked := 0
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != "../.." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") {
-				return filepath.SkipDir
+	for _, p := range goPackages(t) {
+		for _, f := range append(slices.Clone(p.TestGoFiles), p.XTestGoFiles...) {
+			checked++
+			path := filepath.Join(p.Dir, f)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
 			}
-			return nil
+			for _, pos := range executableWrites(t, path, src) {
+				t.Errorf("%s: a test writes a program with os.WriteFile; use sdktest.WriteExecutable", pos)
+			}
 		}
-		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		checked++
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, pos := range executableWrites(t, path, src) {
-			t.Errorf("%s: a test writes a program with os.WriteFile; use sdktest.WriteExecutable", pos)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if checked < 100 {
 		t.Fatalf("checked only %d test files", checked)

@@ -37,15 +37,17 @@ func TestOnlyMainExits(t *testing.T) {
 // goPackage is a package of the repository's modules as go list -json
 // tells it.
 type goPackage struct {
-	ImportPath, Name, Dir   string
-	GoFiles, IgnoredGoFiles []string
+	ImportPath, Name, Dir     string
+	GoFiles, IgnoredGoFiles   []string
+	TestGoFiles, XTestGoFiles []string
 }
 
 // goPackages lists every package of the repository's modules with its
-// files (IgnoredGoFiles: those the build constraints leave out here).
+// files (IgnoredGoFiles: those the build constraints leave out here) and
+// its test files.
 func goPackages(t *testing.T) []goPackage {
 	t.Helper()
-	return goList[goPackage](t, "ImportPath,Name,Dir,GoFiles,IgnoredGoFiles", module+"/...")
+	return goList[goPackage](t, "ImportPath,Name,Dir,GoFiles,IgnoredGoFiles,TestGoFiles,XTestGoFiles", module+"/...")
 }
 
 // exits returns the positions of the os.Exit calls in the file at path,
