@@ -405,6 +405,11 @@ func TestDiffSummaryTool(t *testing.T) {
 			t.Errorf("the summary lacks %q:\n%s", want, res.Text)
 		}
 	}
+	// The commit's own date, not its age: a call the host repeats (same
+	// call id) is answered the same, whenever it comes.
+	if date := strings.TrimSpace(run(t, r.dir, "log", "-1", "--format=%ci")); !strings.Contains(res.Text, "first ("+date+")") {
+		t.Errorf("the summary does not date the commit %s:\n%s", date, res.Text)
+	}
 	if ran := r.ran(t); len(ran) > 0 {
 		t.Errorf("diff_summary ran planted programs: %v", ran)
 	}

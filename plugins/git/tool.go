@@ -97,7 +97,9 @@ func summary(ctx context.Context, r safegit.Runner, n int) (string, error) {
 		fmt.Fprintf(&b, "  %s\n", u)
 	}
 	if n > 0 {
-		out, err := r.Run(ctx, "log", fmt.Sprintf("-%d", n), "--format=%h %s (%cr)")
+		// The commit's date, not its age ("%cr"): a call repeated with its call id
+		// (the host's retry) gets the same answer a second later too.
+		out, err := r.Run(ctx, "log", fmt.Sprintf("-%d", n), "--format=%h %s (%ci)")
 		if err == nil {
 			fmt.Fprintf(&b, "Last commits:\n%s", indent(strings.TrimSpace(string(out))))
 		}
